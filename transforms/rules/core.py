@@ -1,0 +1,229 @@
+"""Derivative rules written as templates, and the registry that holds them.
+
+An adjoint rule is a small Python function that is never called. Its first parameter names the
+primal result, the others mirror the differentiated function's signature, and its body says how
+the gradient of the result flows to each argument:
+
+    @adjoint(np.sin)
+    def sin(y, x):
+        d[x] = d[y] * np.cos(x)
+
+`d[name]` is the gradient of `name`. The reverse-mode transform inlines the body at every call
+site, with the parameters replaced by the call's arguments, so generated source reads like the
+rule. Names assigned in a template (other than `d[...]`) are temporaries and get fresh names.
+A parameter written `*name` collects the remaining positional arguments as a tuple, and
+`d[name]` must then be a sequence with one gradient per collected argument.
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import gast
+
+
+class _GradientOf:
+    """`d` in rule templates; `d[x]` reads as "the gradient of x". Templates are never run."""
+
+    def __getitem__(self, name):
+        raise RuntimeError("rule templates are parsed, never run")
+
+
+d = _GradientOf()
+
+# The registries, filled at import by the rule modules (and by users through autotrace).
+adjoint_rules: dict[Any, "Rule"] = {}
+tangent_rules: dict[Any, "Rule"] = {}
+# Functions whose value is piecewise constant or not numeric: constants to the gradient.
+constant_functions: set[Any] = set()
+
+
+class RuleError(Exception):
+    """A rule template that cannot be used as written, or a call it cannot bind."""
+
+
+@dataclass
+class Rule:
+    """A parsed template: its signature (without the result parameter) and its body."""
+
+    template: Callable
+    result_name: str = field(init=False)
+    signature: inspect.Signature = field(init=False)
+    _body: list | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self):
+        parameters = list(inspect.signature(self.template).parameters.values())
+        if not parameters:
+            raise RuleError(f"rule template {self.template.__name__} needs a result parameter")
+        self.result_name = parameters[0].name
+        self.signature = inspect.Signature(parameters[1:])
+
+    @property
+    def body(self) -> list:
+        """The template's statements as gast nodes, parsed once."""
+        if self._body is None:
+            source = textwrap.dedent(inspect.getsource(self.template))
+            tree = gast.parse(source)
+            self._body = tree.body[0].body
+            if (self._body and isinstance(self._body[0], gast.Expr)
+                    and isinstance(self._body[0].value, gast.Constant)
+                    and isinstance(self._body[0].value.value, str)):
+                self._body = self._body[1:]  # a docstring
+        return self._body
+
+    @property
+    def namespace(self) -> dict:
+        """What the template's names mean: the globals of the module that wrote it."""
+        return self.template.__globals__
+
+
+def _register(registry: dict, funcs) -> Callable:
+    def register(template):
+        rule = Rule(template)
+        for func in funcs:
+            registry[func] = rule
+        return template
+    return register
+
+
+def adjoint(*funcs) -> Callable:
+    """Register the decorated template as the adjoint rule of each function in `funcs`."""
+    return _register(adjoint_rules, funcs)
+
+
+def tangent(*funcs) -> Callable:
+    """Register the decorated template as the tangent (forward-mode) rule of `funcs`."""
+    return _register(tangent_rules, funcs)
+
+
+def constant(*funcs) -> None:
+    """Declare functions whose outputs carry no gradient (piecewise constant, non-numeric)."""
+    constant_functions.update(funcs)
+
+
+def literal(value) -> gast.expr:
+    """A gast expression for a default value written in a template signature."""
+    if isinstance(value, tuple):
+        return gast.Tuple(elts=[literal(v) for v in value], ctx=gast.Load())
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+            return gast.UnaryOp(op=gast.USub(), operand=gast.Constant(value=-value, kind=None))
+        return gast.Constant(value=value, kind=None)
+    raise RuleError(f"a template default must be a literal, not {value!r}")
+
+
+def _gradient_target(node) -> str | None:
+    """The parameter name in `d[name]`, or None when `node` is something else."""
+    if (isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name)
+            and node.value.id == "d" and isinstance(node.slice, gast.Name)):
+        return node.slice.id
+    return None
+
+
+class _Substitute(gast.NodeTransformer):
+    """Replace parameters by argument expressions, temporaries by fresh names, and `d[...]`."""
+
+    def __init__(self, bindings: dict, gradients: dict, result_name: str, gradient_of_result):
+        self.bindings = bindings
+        self.gradients = gradients
+        self.result_name = result_name
+        self.gradient_of_result = gradient_of_result
+
+    def visit_Subscript(self, node):
+        target = _gradient_target(node)
+        if target is None:
+            return self.generic_visit(node)
+        if target == self.result_name:
+            return copy.deepcopy(self.gradient_of_result)
+        if target not in self.gradients:
+            raise RuleError(f"d[{target}] is read in a template before it is assigned")
+        return gast.Name(id=self.gradients[target], ctx=node.ctx, annotation=None,
+                         type_comment=None)
+
+    def visit_Name(self, node):
+        if node.id in self.bindings:
+            replacement = self.bindings[node.id]
+            if isinstance(node.ctx, gast.Store):
+                return gast.Name(id=replacement, ctx=node.ctx, annotation=None,
+                                 type_comment=None)
+            if isinstance(replacement, str):
+                return gast.Name(id=replacement, ctx=node.ctx, annotation=None,
+                                 type_comment=None)
+            return copy.deepcopy(replacement)
+        return node
+
+
+@dataclass
+class Instance:
+    """A rule inlined at one call site.
+
+    statements: the template body with names replaced; a statement that assigns `d[p]` for a
+        parameter `p` now assigns `gradients[p]`.
+    gradients: parameter name -> the fresh name that holds that parameter's gradient.
+    arguments: parameter name -> the call's argument expression bound to it (a gast.Tuple for
+        a `*name` parameter).
+    """
+
+    statements: list
+    gradients: dict
+    arguments: dict
+
+
+def instantiate(rule: Rule, result, args: list, kwargs: dict, fresh_name: Callable[[str], str],
+                gradient_of_result, wanted: set | None = None) -> Instance:
+    """Inline `rule` for the call `func(*args, **kwargs)` whose result is `result`.
+
+    result, gradient_of_result: gast expressions for the primal result and its gradient.
+    args, kwargs: the call's arguments as gast expressions.
+    fresh_name(hint): returns a name unused in the surrounding code.
+    wanted: the parameters whose gradients are needed; statements assigning other parameters'
+        gradients are left out (None keeps all).
+    """
+    try:
+        bound = rule.signature.bind(*args, **kwargs)
+    except TypeError as error:
+        raise RuleError(f"the derivative rule cannot take this call: {error}") from None
+    bound.apply_defaults()
+    bindings = {rule.result_name: result}
+    for name, value in bound.arguments.items():
+        parameter = rule.signature.parameters[name]
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            value = gast.Tuple(elts=list(value), ctx=gast.Load())
+        elif parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            raise RuleError(f"rule template {rule.template.__name__} may not take **{name}")
+        elif not isinstance(value, gast.AST):
+            value = literal(value)
+        bindings[name] = value
+    arguments = {name: bindings[name] for name in bound.arguments}
+
+    body = copy.deepcopy(rule.body)
+    temporaries = {}
+    gradients = {}
+    statements = []
+    for statement in body:
+        target = None
+        if isinstance(statement, gast.Assign) and len(statement.targets) == 1:
+            target = _gradient_target(statement.targets[0])
+        if target is not None:
+            if target not in rule.signature.parameters:
+                raise RuleError(f"rule template {rule.template.__name__} assigns d[{target}], "
+                                f"but {target} is not one of its parameters")
+            if wanted is not None and target not in wanted:
+                continue
+            if target in gradients:
+                raise RuleError(f"rule template {rule.template.__name__} assigns d[{target}] "
+                                "twice; assign it once")
+            gradients[target] = fresh_name("grad_" + target)
+        for node in gast.walk(statement):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                if node.id not in temporaries:
+                    temporaries[node.id] = fresh_name(node.id)
+        statements.append(statement)
+
+    bindings.update(temporaries)
+    substitute = _Substitute(bindings, gradients, rule.result_name, gradient_of_result)
+    statements = [substitute.visit(statement) for statement in statements]
+    return Instance(statements, gradients, arguments)
