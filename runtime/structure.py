@@ -104,3 +104,211 @@ def array_module(value):
         import cupy
         return cupy
     return np
+
+
+def _sum_to(gradient, value):
+    """`gradient` summed over the axes that broadcasting added to `value`'s shape."""
+    shape = getattr(value, "shape", ())
+    if getattr(gradient, "shape", ()) == shape:
+        return gradient
+    gradient = array_module(gradient).asarray(gradient)
+    extra = gradient.ndim - len(shape)
+    if extra > 0:
+        gradient = gradient.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and gradient.shape[i] != 1)
+    if axes:
+        gradient = gradient.sum(axis=axes, keepdims=True)
+    if not hasattr(value, "shape"):
+        return float(gradient) if isinstance(value, (float, int)) else gradient
+    return gradient
+
+
+def _basic_index(index) -> bool:
+    """True for indices that select each element at most once (ints, slices, None, ...)."""
+    if isinstance(index, tuple):
+        return all(_basic_index(i) for i in index)
+    if isinstance(index, (int, slice, type(None), type(Ellipsis))):
+        return True
+    return getattr(index, "dtype", None) == bool
+
+
+def _copy(container):
+    if isinstance(container, (list, dict)):
+        return type(container)(container.copy()) if isinstance(container, dict) else list(
+            container)
+    if isinstance(container, tuple):
+        return list(container)
+    return container.copy()
+
+
+def _finish(copied, original):
+    if isinstance(original, tuple):
+        return _rebuild(original, copied)
+    return copied
+
+
+def accumulate_item(gradient, index, value):
+    """The gradient of a container or array, with `value` added at `index` (a new object)."""
+    out = _copy(gradient)
+    if isinstance(gradient, (list, tuple, dict)):
+        out[index] = add(out[index], value)
+        return _finish(out, gradient)
+    if _basic_index(index):
+        out[index] += value
+    else:
+        array_module(out).add.at(out, index, value)
+    return out
+
+
+def accumulate_attribute(gradient, attribute: str, value):
+    """The gradient of a namedtuple with `value` added to the field `attribute`."""
+    if not _is_namedtuple(gradient):
+        raise TypeError(f"cannot take a gradient through attribute {attribute!r} of a "
+                        f"{type(gradient).__name__}; pass arrays, or a namedtuple/dict of "
+                        "arrays, as the differentiated argument")
+    return gradient._replace(**{attribute: add(getattr(gradient, attribute), value)})
+
+
+def item_gradient(gradient, index, value):
+    """The gradient for `value` of the assignment `x[index] = value`, given x's gradient."""
+    return _sum_to(gradient[index], value)
+
+
+def clear_item(gradient, index):
+    """`gradient` with its slot at `index` set to zero (a new object)."""
+    out = _copy(gradient)
+    out[index] = zeros_like(out[index])
+    return _finish(out, gradient)
+
+
+class _Absent:
+    def __repr__(self):
+        return "<absent>"
+
+
+ABSENT = _Absent()
+
+
+def read_item(container, index):
+    """A copy of `container[index]`, saved before an assignment overwrites it."""
+    if isinstance(container, dict):
+        return container.get(index, ABSENT)
+    item = container[index]
+    return item.copy() if hasattr(item, "copy") and hasattr(item, "shape") else item
+
+
+def restore_item(container, index, saved) -> None:
+    """Undo `container[index] = ...` with the value `read_item` saved."""
+    if saved is ABSENT:
+        del container[index]
+    else:
+        container[index] = saved
+
+
+def sequence(iterable):
+    """Something indexable that iterates like `iterable` (arrays, lists, tuples as they are)."""
+    if isinstance(iterable, (list, tuple, range)) or hasattr(iterable, "shape"):
+        return iterable
+    return list(iterable)
+
+
+def dict_items(mapping):
+    return list(mapping.items())
+
+
+def dict_keys(mapping):
+    return list(mapping)
+
+
+def dict_values(mapping):
+    return list(mapping.values())
+
+
+def astype(value, dtype):
+    """`value.astype(dtype)`, as a function."""
+    return value.astype(dtype)
+
+
+def item(value):
+    """`value.item()`, as a function."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def place_item(like, index, gradient):
+    """Zeros shaped like `like`, with `gradient` (broadcast) at `index`: the adjoint of
+    `item_gradient`."""
+    out = _copy(zeros_like(like))
+    if isinstance(out, (list, dict)):
+        out[index] = gradient
+        return _finish(out, like)
+    out[index] = gradient
+    return out
+
+
+def sequence_gradient(gradient, iterable):
+    """The gradient of `iterable` given the gradient of `sequence(iterable)`."""
+    if isinstance(iterable, dict):
+        return zeros_like(iterable)
+    return like_container(gradient, iterable)
+
+
+def like_container(gradient, value):
+    """`gradient` (a sequence of gradients) in the container kind of `value`."""
+    if isinstance(value, (tuple, list)):
+        return _rebuild(value, list(gradient))
+    if hasattr(value, "shape") and isinstance(gradient, (list, tuple)):
+        return array_module(value).stack(gradient) if len(gradient) else zeros_like(value)
+    return gradient
+
+
+def values_gradient(gradient, mapping):
+    """The gradient of a dict given the gradient of `list(mapping.values())`."""
+    return type(mapping)(zip(mapping.keys(), gradient))
+
+
+def items_gradient(gradient, mapping):
+    """The gradient of a dict given the gradient of `list(mapping.items())`."""
+    return type(mapping)((key, pair[1]) for key, pair in zip(mapping.keys(), gradient))
+
+
+def cast_like(gradient, value):
+    """`gradient` in the floating dtype of `value`."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or not hasattr(gradient, "astype"):
+        return gradient
+    return gradient.astype(_float_dtype(dtype))
+
+
+def read_attribute(value, attribute: str):
+    """`getattr(value, attribute)`, as a function with a gradient."""
+    return getattr(value, attribute)
+
+
+def extremum_gradient(gradient, result, args):
+    """Per-argument gradients of the builtin max/min: all to the first argument chosen."""
+    if len(args) == 1:
+        items = list(args[0])
+        grads, given = [], False
+        for item in items:
+            chosen = not given and _same(item, result)
+            given = given or chosen
+            grads.append(gradient if chosen else zeros_like(item))
+        return [like_container(grads, args[0])]
+    grads, given = [], False
+    for item in args:
+        chosen = not given and _same(item, result)
+        given = given or chosen
+        grads.append(gradient if chosen else zeros_like(item))
+    return grads
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a is b or a == b)
+    except ValueError:
+        return False
+
+
+def sum_gradient(gradient, iterable):
+    """Per-item gradients of the builtin sum over `iterable`."""
+    return like_container([_sum_to(gradient, item) for item in iterable], iterable)

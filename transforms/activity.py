@@ -1,0 +1,94 @@
+"""Which variables carry gradient: those that depend on a differentiated argument and that the
+returned value depends on. Integer bookkeeping, shapes and comparisons never do.
+
+The analysis is per name and flow-insensitive: a name is active if any of its assignments is.
+"""
+from __future__ import annotations
+
+import gast
+
+# Attributes of arrays that describe them rather than hold their values.
+DESCRIPTIVE_ATTRIBUTES = {"shape", "ndim", "dtype", "size", "itemsize", "nbytes"}
+
+
+def _reads(node) -> set:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)}
+
+
+def value_sources(value, is_constant_call) -> set:
+    """The names whose values flow into the expression `value` (one ANF operation)."""
+    if isinstance(value, (gast.Compare, gast.JoinedStr)):
+        return set()
+    if isinstance(value, gast.UnaryOp) and isinstance(value.op, (gast.Not, gast.Invert)):
+        return set()
+    if isinstance(value, gast.Attribute) and value.attr in DESCRIPTIVE_ATTRIBUTES:
+        return set()
+    if isinstance(value, gast.Call):
+        if is_constant_call(value):
+            return set()
+        sources = set()
+        for argument in value.args + [k.value for k in value.keywords]:
+            sources |= _reads(argument)
+        if not isinstance(value.func, gast.Attribute):
+            sources |= _reads(value.func)
+        else:
+            sources |= _reads(value.func.value)
+        return sources
+    if isinstance(value, gast.Subscript):
+        return _reads(value.value)
+    return _reads(value)
+
+
+def flows(body, is_constant_call) -> tuple[dict, set]:
+    """(target -> names flowing into it, names returned) for an ANF body."""
+    edges: dict[str, set] = {}
+    returned: set = set()
+
+    def add(target, sources):
+        edges.setdefault(target, set()).update(sources)
+
+    def visit(statements):
+        for node in statements:
+            if isinstance(node, gast.Assign):
+                target = node.targets[0]
+                if isinstance(target, gast.Name):
+                    add(target.id, value_sources(node.value, is_constant_call))
+                elif isinstance(target, gast.Subscript):
+                    add(target.value.id, _reads(node.value) | {target.value.id})
+            elif isinstance(node, gast.Expr) and isinstance(node.value, gast.Call):
+                func = node.value.func
+                if (isinstance(func, gast.Attribute) and func.attr == "append"
+                        and isinstance(func.value, gast.Name)):
+                    add(func.value.id, value_sources(node.value, is_constant_call))
+            elif isinstance(node, gast.Return):
+                returned.update(_reads(node.value))
+            elif isinstance(node, (gast.If, gast.For, gast.While)):
+                visit(node.body)
+                visit(node.orelse)
+    visit(body)
+    return edges, returned
+
+
+def _closure(start: set, edges: dict) -> set:
+    reached = set(start)
+    frontier = list(start)
+    while frontier:
+        current = frontier.pop()
+        for nxt in edges.get(current, ()):
+            if nxt not in reached:
+                reached.add(nxt)
+                frontier.append(nxt)
+    return reached
+
+
+def active_names(body, wrt: set, is_constant_call) -> set:
+    """Names that depend on `wrt` and that the returned value depends on."""
+    edges, returned = flows(body, is_constant_call)
+    forward_edges: dict[str, set] = {}
+    for target, sources in edges.items():
+        for source in sources:
+            forward_edges.setdefault(source, set()).add(target)
+    depends_on_wrt = _closure(set(wrt), forward_edges)
+    reaches_output = _closure(returned, edges)
+    return depends_on_wrt & reaches_output

@@ -1,0 +1,82 @@
+"""What a call in user code means to the gradient: a rule, a constant, or a function to derive."""
+from __future__ import annotations
+
+import builtins
+import inspect
+from dataclasses import dataclass
+
+import gast
+import numpy as np
+
+from transforms.parsing import MISSING, resolve
+from transforms.rules.core import adjoint_rules, constant_functions
+
+# Python operators and the NumPy functions whose rules they use.
+BINARY_OPERATORS = {
+    gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply, gast.Div: np.true_divide,
+    gast.Pow: np.power, gast.MatMult: np.matmul, gast.Mod: np.mod,
+    gast.FloorDiv: np.floor_divide,
+}
+UNARY_OPERATORS = {gast.USub: np.negative, gast.UAdd: np.positive}
+
+# Builtins whose results carry no gradient.
+CONSTANT_BUILTINS = {
+    len, range, int, bool, str, isinstance, type, print, repr, id, hash, enumerate, zip,
+    round, divmod, any, all, callable, hasattr, getattr, sorted, set, frozenset, ord, chr,
+    format, issubclass, iter, next, reversed, slice, object,
+}
+
+
+@dataclass
+class Call:
+    """kind: "rule", "constant", "user" (a Python function to derive), "dynamic" (known only
+    when it runs), or "unknown" (a callable with no rule). `value` is the resolved callable."""
+
+    kind: str
+    value: object = None
+
+
+def classify(func_node, namespace: dict) -> Call:
+    """What the callee expression `func_node` of a call is."""
+    if isinstance(func_node, gast.Attribute) and func_node.attr in ("append", "pop"):
+        if resolve(func_node, namespace) is MISSING:
+            return Call("list_" + func_node.attr)
+    value = resolve(func_node, namespace)
+    if value is MISSING:
+        return Call("dynamic")
+    return classify_value(value)
+
+
+def classify_value(value) -> Call:
+    try:
+        if value in adjoint_rules:
+            return Call("rule", value)
+        if value in constant_functions or value in CONSTANT_BUILTINS:
+            return Call("constant", value)
+    except TypeError:  # unhashable callables
+        pass
+    if inspect.ismethod(value) or inspect.isfunction(value):
+        return Call("user", value)
+    if isinstance(value, type) and not issubclass(value, (int, float, complex, bool)):
+        if value.__module__ == "builtins" or value.__module__.startswith("numpy"):
+            return Call("unknown", value)
+        return Call("constant", value)  # constructing a user's object: its fields are constants
+    return Call("unknown", value)
+
+
+def describe(value) -> str:
+    """`numpy.linalg.qr` for a function, for error messages."""
+    module = getattr(value, "__module__", None) or ""
+    qualified = getattr(value, "__qualname__", None) or getattr(value, "__name__", repr(value))
+    if isinstance(value, np.ufunc):
+        return f"numpy.{value.__name__}"
+    if module in ("builtins", ""):
+        return qualified
+    if module.startswith("numpy"):
+        module = "numpy" + ("." + module.split(".")[1] if module.count(".") and
+                            module.split(".")[1] in ("linalg", "fft", "random") else "")
+    return f"{module}.{qualified}"
+
+
+def is_builtin(value) -> bool:
+    return getattr(builtins, getattr(value, "__name__", ""), None) is value

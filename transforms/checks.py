@@ -1,0 +1,105 @@
+"""Reject, with the user's file and line, the constructs the transforms do not handle."""
+from __future__ import annotations
+
+import gast
+
+from transforms.errors import Location
+
+_UNSUPPORTED = {
+    gast.Try: ("try", "a try statement; move the error handling outside the differentiated "
+                      "function"),
+    gast.With: ("with", "a with statement; call the function inside the with block instead"),
+    gast.AsyncWith: ("async with", "an async with statement"),
+    gast.AsyncFor: ("async for", "an async for loop"),
+    gast.AsyncFunctionDef: ("async def", "an async function"),
+    gast.Await: ("await", "await"),
+    gast.Yield: ("yield", "yield (generators cannot be differentiated; return a list)"),
+    gast.YieldFrom: ("yield from", "yield from (generators cannot be differentiated)"),
+    gast.Global: ("global", "a global statement (assigning globals is a side effect the "
+                            "gradient cannot see; pass the value as an argument)"),
+    gast.Nonlocal: ("nonlocal", "a nonlocal statement (assigning an enclosing function's "
+                                "variable); return the value instead"),
+    gast.ClassDef: ("class", "a class definition inside the function; define it at module "
+                             "level"),
+    gast.Delete: ("del", "a del statement"),
+    gast.Import: ("import", "an import inside the function; import at module level"),
+    gast.ImportFrom: ("import", "an import inside the function; import at module level"),
+    gast.NamedExpr: (":=", "an assignment expression (:=); assign on its own line"),
+    gast.SetComp: ("set comprehension", "a set comprehension"),
+    gast.GeneratorExp: None,  # handled as a list comprehension where it is an argument
+    gast.Match: ("match", "a match statement; use if/elif"),
+}
+
+
+def check_supported(function: gast.FunctionDef, location: Location) -> None:
+    """Raise TransformError at the first construct that cannot be differentiated."""
+    arguments = function.args
+    if arguments.vararg is not None or arguments.kwarg is not None:
+        raise location.error(function, f"function {function.name!r} takes *args or **kwargs; "
+                             "autotrace differentiates functions with named parameters only",
+                             "*args")
+    parameters = {a.id for a in arguments.args + arguments.kwonlyargs + arguments.posonlyargs}
+    rebound = set()
+    for node in gast.walk(function):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            rebound.add(node.id)
+    for node in gast.walk(function):
+        kind = type(node)
+        if kind in _UNSUPPORTED and _UNSUPPORTED[kind] is not None:
+            construct, what = _UNSUPPORTED[kind]
+            raise location.error(node, f"autotrace cannot differentiate {what}", construct)
+        if isinstance(node, (gast.For, gast.While)) and node.orelse:
+            raise location.error(node, "autotrace cannot differentiate a loop with an else "
+                                       "clause; use a flag variable", "loop else")
+        if isinstance(node, gast.Starred) and not isinstance(node.ctx, gast.Store):
+            raise location.error(node, "autotrace cannot differentiate a call with *args "
+                                       "unpacking; pass the arguments one by one", "*args")
+        if isinstance(node, gast.Starred):
+            raise location.error(node, "autotrace cannot differentiate starred assignment "
+                                       "(a, *rest = ...); index the sequence instead",
+                                 "starred assignment")
+        if isinstance(node, gast.keyword) and node.arg is None:
+            raise location.error(node.value, "autotrace cannot differentiate a call with "
+                                 "**kwargs unpacking; pass keywords one by one", "**kwargs")
+        if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            for target in targets:
+                _check_target(target, parameters, rebound, location)
+        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                and node.func.attr in ("append", "extend", "insert", "pop", "sort", "fill",
+                                       "update", "clear", "remove", "setdefault")
+                and isinstance(node.func.value, gast.Name)
+                and node.func.value.id in parameters and node.func.value.id not in rebound):
+            raise location.error(
+                node, f"the function changes its argument {node.func.value.id!r} in place "
+                f"(.{node.func.attr}); work on a copy, e.g. {node.func.value.id} = "
+                f"list({node.func.value.id})", "mutation of an argument")
+
+
+def _check_target(target, parameters, rebound, location):
+    if isinstance(target, (gast.Tuple, gast.List)):
+        for element in target.elts:
+            _check_target(element, parameters, rebound, location)
+        return
+    if isinstance(target, gast.Attribute):
+        raise location.error(target, "autotrace cannot differentiate assignment to an "
+                             f"attribute ({_text(target)} = ...): it changes an object the "
+                             "gradient cannot see; return the value instead",
+                             "attribute assignment")
+    if isinstance(target, gast.Subscript):
+        base = target.value
+        while isinstance(base, gast.Subscript):
+            base = base.value
+        if not isinstance(base, gast.Name):
+            raise location.error(target, "autotrace can assign into subscripts of local "
+                                 "variables only", "subscript assignment")
+        if base.id in parameters and base.id not in rebound:
+            raise location.error(
+                target, f"the function changes its argument {base.id!r} in place "
+                f"({_text(target)} = ...); work on a copy, e.g. {base.id} = "
+                f"np.copy({base.id})", "mutation of an argument")
+
+
+def _text(node) -> str:
+    from transforms.codegen import to_source
+    return to_source(node).strip()

@@ -1,0 +1,243 @@
+"""Passes that make generated code short enough to read, in the order `optimize` runs them:
+
+1. unneeded saves: a value pushed before it is overwritten, and popped back in the adjoint
+   sweep, is kept only if the adjoint sweep reads it;
+2. constant folding: `2 * 3.0` becomes `6.0`;
+3. dead code: assignments of pure expressions to names nobody reads;
+4. single-use temporaries: a temporary read once, by the next statement, is written into it;
+5. empty control flow: an if or loop left with nothing to do.
+"""
+from __future__ import annotations
+
+import collections
+import operator
+
+import gast
+
+from transforms.reverse import COMMENT, SAVE
+
+_FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+             gast.Div: operator.truediv, gast.Pow: operator.pow}
+
+
+def _loads(nodes) -> collections.Counter:
+    counts = collections.Counter()
+    for statement in nodes:
+        for node in gast.walk(statement):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                counts[node.id] += 1
+    return counts
+
+
+def _stores(nodes) -> collections.Counter:
+    counts = collections.Counter()
+    for statement in nodes:
+        for node in gast.walk(statement):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                counts[node.id] += 1
+    return counts
+
+
+def _statements(body):
+    """Every statement in `body`, nested ones included, outermost first."""
+    for statement in body:
+        yield statement
+        for field in ("body", "orelse"):
+            yield from _statements(getattr(statement, field, []) or [])
+
+
+def _map_blocks(body, function):
+    """Apply `function` to every statement list, innermost first; returns the new body."""
+    for statement in body:
+        for field in ("body", "orelse"):
+            block = getattr(statement, field, None)
+            if isinstance(block, list) and block:
+                setattr(statement, field, _map_blocks(block, function))
+    return function(body)
+
+
+def is_comment(statement) -> bool:
+    return (isinstance(statement, gast.Expr) and isinstance(statement.value, gast.Call)
+            and isinstance(statement.value.func, gast.Name)
+            and statement.value.func.id == COMMENT)
+
+
+def remove_unneeded_saves(body, adjoint) -> set:
+    """Drop save/restore statements of names the adjoint sweep never reads.
+
+    Returns the names whose kept pushes may run before the name is first assigned.
+    """
+    marked = [s for s in _statements(body) if hasattr(s, SAVE)]
+    unmarked_adjoint = [s for s in _statements(adjoint) if not hasattr(s, SAVE)]
+    needed = set()
+    for statement in unmarked_adjoint:
+        for field in ("test", "iter", "value", "targets"):
+            part = getattr(statement, field, None)
+            for node in (part if isinstance(part, list) else [part]):
+                if node is not None:
+                    needed |= set(_loads([node]))
+    changed = True
+    while changed:  # a kept restore reads its index: that must be restored too
+        changed = False
+        for statement in marked:
+            saved, kind, _ = getattr(statement, SAVE)
+            if saved in needed and kind in ("pop", "restore"):
+                reads = set(_loads([statement])) - {saved}
+                if not reads <= needed:
+                    needed |= reads
+                    changed = True
+    undefined = {getattr(s, SAVE)[0] for s in marked
+                 if getattr(s, SAVE)[0] in needed and getattr(s, SAVE)[2]}
+
+    def keep(block):
+        return [s for s in block if not hasattr(s, SAVE) or getattr(s, SAVE)[0] in needed]
+    _map_blocks(body, keep)
+    return undefined
+
+
+def fold_constants(body, namer=None):
+    class Fold(gast.NodeTransformer):
+        def visit_BinOp(self, node):
+            self.generic_visit(node)
+            if (isinstance(node.left, gast.Constant) and isinstance(node.right, gast.Constant)
+                    and type(node.op) in _FOLDABLE
+                    and all(isinstance(c.value, (int, float)) and not isinstance(c.value, bool)
+                            for c in (node.left, node.right))):
+                try:
+                    value = _FOLDABLE[type(node.op)](node.left.value, node.right.value)
+                except (ArithmeticError, ValueError):
+                    return node
+                if isinstance(value, (int, float)) and abs(value) < 1e15:
+                    return _number(value)
+            return node
+
+        def visit_UnaryOp(self, node):
+            self.generic_visit(node)
+            if (isinstance(node.op, gast.USub) and isinstance(node.operand, gast.UnaryOp)
+                    and isinstance(node.operand.op, gast.USub)):
+                return node.operand.operand
+            return node
+    for statement in body:
+        Fold().visit(statement)
+
+
+def _number(value):
+    if value < 0:
+        return gast.UnaryOp(op=gast.USub(), operand=gast.Constant(value=-value, kind=None))
+    return gast.Constant(value=value, kind=None)
+
+
+def remove_dead_code(body, is_pure, keep_names=()):
+    """Remove assignments of pure expressions to names that are never read."""
+    while True:
+        loads = _loads(body)
+        removed = False
+
+        def prune(block):
+            nonlocal removed
+            out = []
+            for statement in block:
+                if (isinstance(statement, gast.Assign) and not hasattr(statement, SAVE)
+                        and isinstance(statement.targets[0], gast.Name)
+                        and statement.targets[0].id not in loads
+                        and statement.targets[0].id not in keep_names
+                        and is_pure(statement.value)):
+                    removed = True
+                    continue
+                out.append(statement)
+            return out
+        _map_blocks(body, prune)
+        if not removed:
+            return
+
+
+def inline_temporaries(body, temporaries, is_pure):
+    """Write each temporary that is read once, later in its block, into the statement that
+    reads it, when nothing between them changes what the temporary's expression reads."""
+    while True:
+        loads = _loads(body)
+        stores = _stores(body)
+        changed = False
+
+        def inline(block):
+            nonlocal changed
+            out = list(block)
+            position = 0
+            while position < len(out):
+                statement = out[position]
+                use = None
+                if (isinstance(statement, gast.Assign) and not hasattr(statement, SAVE)
+                        and isinstance(statement.targets[0], gast.Name)
+                        and statement.targets[0].id in temporaries
+                        and loads[statement.targets[0].id] == 1
+                        and stores[statement.targets[0].id] == 1
+                        and is_pure(statement.value)):
+                    use = _single_use(out, position, is_pure)
+                if use is not None:
+                    _Substitute(statement.targets[0].id, statement.value).visit(out[use])
+                    del out[position]
+                    changed = True
+                    continue
+                position += 1
+            return out
+        body[:] = _map_blocks(body, inline)
+        if not changed:
+            return
+
+
+def _single_use(block, position, is_pure):
+    """The index of the statement after `position` that reads its temporary, if the
+    temporary's value can move there."""
+    definition = block[position]
+    temporary = definition.targets[0].id
+    reads = set(_loads([definition.value]))
+    for index in range(position + 1, len(block)):
+        statement = block[index]
+        if is_comment(statement):
+            continue
+        if _loads([statement])[temporary]:
+            if (isinstance(statement, (gast.Assign, gast.Expr, gast.Return))
+                    and not hasattr(statement, SAVE)):
+                return index
+            return None
+        simple = (isinstance(statement, gast.Assign) and not hasattr(statement, SAVE)
+                  and is_pure(statement.value))
+        if not simple or reads & set(_stores([statement])):
+            return None
+    return None
+
+
+class _Substitute(gast.NodeTransformer):
+    def __init__(self, identifier, value):
+        self.identifier = identifier
+        self.value = value
+
+    def visit_Name(self, node):
+        if node.id == self.identifier and isinstance(node.ctx, gast.Load):
+            return self.value
+        return node
+
+
+def remove_empty_control_flow(body):
+    def prune(block):
+        out = []
+        for statement in block:
+            if isinstance(statement, gast.If):
+                body_empty = all(isinstance(s, gast.Pass) or is_comment(s)
+                                 for s in statement.body)
+                if body_empty and not statement.orelse:
+                    continue
+                if not statement.body:
+                    statement.body = [gast.Pass()]
+            if isinstance(statement, (gast.For, gast.While)) and all(
+                    isinstance(s, gast.Pass) or is_comment(s) for s in statement.body):
+                if isinstance(statement, gast.For) and _is_plain_range(statement.iter):
+                    continue
+            out.append(statement)
+        return out
+    body[:] = _map_blocks(body, prune)
+
+
+def _is_plain_range(node) -> bool:
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and node.func.id == "range")

@@ -1,0 +1,32 @@
+"""Errors that name the user's file and line."""
+from __future__ import annotations
+
+
+class TransformError(Exception):
+    """Raised when a function cannot be transformed: names the file, line and construct."""
+
+    def __init__(self, message: str, filename: str | None = None, lineno: int | None = None,
+                 construct: str | None = None):
+        self.filename = filename
+        self.lineno = lineno
+        self.construct = construct
+        self.message = message
+        where = f'File "{filename}", line {lineno}: ' if filename and lineno else ""
+        super().__init__(where + message)
+
+
+class Location:
+    """Where a parsed function came from: maps its tree's line numbers to the user's file."""
+
+    def __init__(self, filename: str, first_line: int, name: str):
+        self.filename = filename
+        self.first_line = first_line
+        self.name = name
+
+    def line_of(self, node) -> int | None:
+        lineno = getattr(node, "lineno", None)
+        return None if lineno is None else lineno + self.first_line - 1
+
+    def error(self, node, message: str, construct: str | None = None) -> TransformError:
+        """A TransformError pointing at `node` in the user's source."""
+        return TransformError(message, self.filename, self.line_of(node), construct)

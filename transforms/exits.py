@@ -1,0 +1,133 @@
+"""`break`, `continue` and early `return` become flags, so every block runs to its end.
+
+The adjoint sweep replays blocks backwards; it can only do that when it knows which statements
+of a block ran. After this pass a jump only sets flags, and the statements after it are guarded:
+
+    for x in xs:                         for _i1 in range(_n):
+        if x > 3:                            _skip1 = False
+            break                            ...
+        s = s + x                            if _t1:
+                                                 _skip1 = True
+                                                 _break1 = True
+                                             if not _skip1:
+                                                 s = s + x
+                                             if _break1:
+                                                 break
+
+The trailing `if _break1: break` leaves the loop early; the statements it skips ran nowhere
+and have no adjoint. A `return` inside a loop sets the flags of every enclosing loop, stores
+its value in `_return` and the function ends with `return _return`.
+"""
+from __future__ import annotations
+
+import gast
+
+from transforms.naming import Namer
+from transforms.templates import name
+
+
+def _assign(target: str, value) -> gast.Assign:
+    if not isinstance(value, gast.AST):
+        value = gast.Constant(value=value, kind=None)
+    return gast.Assign(targets=[name(target, store=True)], value=value, type_comment=None)
+
+
+def _not(flag: str) -> gast.expr:
+    return gast.UnaryOp(op=gast.Not(), operand=name(flag))
+
+
+class _Loop:
+    def __init__(self, namer: Namer):
+        self.skip = namer.temporary("skip")
+        self.stop = namer.temporary("break")
+        self.skip_used = False
+        self.stop_used = False
+
+
+def _contains(nodes, kinds) -> bool:
+    return any(isinstance(n, kinds) for s in nodes for n in gast.walk(s))
+
+
+class ExitsToFlags:
+    def __init__(self, namer: Namer):
+        self.namer = namer
+        self.returned = None
+        self.result = None
+
+    def function(self, function: gast.FunctionDef) -> gast.FunctionDef:
+        body = function.body
+        returns = [n for s in body for n in gast.walk(s) if isinstance(n, gast.Return)]
+        simple_return = (len(returns) <= 1 and (not returns or body[-1] is returns[0]))
+        if simple_return:
+            new_body, _ = self.block(body, [])
+            function.body = new_body
+            return function
+        self.returned = self.namer.temporary("returned")
+        self.result = self.namer.temporary("return")
+        new_body, _ = self.block(body, [])
+        function.body = ([_assign(self.result, None), _assign(self.returned, False)] + new_body
+                         + [gast.Return(value=name(self.result))])
+        return function
+
+    def block(self, statements, loops) -> tuple[list, bool]:
+        out = []
+        for position, statement in enumerate(statements):
+            new, may_exit = self.statement(statement, loops)
+            out.extend(new)
+            if may_exit:
+                rest, _ = self.block(statements[position + 1:], loops)
+                if rest:
+                    guard = loops[-1].skip if loops else self.returned
+                    if guard is None:  # the tail return of a function with no other return
+                        return out + rest, True
+                    out.append(gast.If(test=_not(guard), body=rest, orelse=[]))
+                return out, True
+        return out, False
+
+    def statement(self, node, loops) -> tuple[list, bool]:
+        if isinstance(node, gast.Return):
+            if self.result is None:  # the function's only return, at its end
+                return [node], False
+            out = [_assign(self.result, node.value), _assign(self.returned, True)]
+            for loop in loops:
+                out += [_assign(loop.skip, True), _assign(loop.stop, True)]
+                loop.skip_used = loop.stop_used = True
+            return out, True
+        if isinstance(node, gast.Break):
+            loop = loops[-1]
+            loop.skip_used = loop.stop_used = True
+            return [_assign(loop.skip, True), _assign(loop.stop, True)], True
+        if isinstance(node, gast.Continue):
+            loops[-1].skip_used = True
+            return [_assign(loops[-1].skip, True)], True
+        if isinstance(node, gast.If):
+            body, exits_body = self.block(node.body, loops)
+            orelse, exits_orelse = self.block(node.orelse, loops)
+            node.body, node.orelse = body or [gast.Pass()], orelse
+            return [node], exits_body or exits_orelse
+        if isinstance(node, (gast.For, gast.While)):
+            return self.loop(node, loops)
+        return [node], False
+
+    def loop(self, node, loops) -> tuple[list, bool]:
+        loop = _Loop(self.namer)
+        body, _ = self.block(node.body, loops + [loop])
+        recompute = getattr(node, "recompute", [])
+        new_body = []
+        if loop.skip_used:
+            new_body.append(_assign(loop.skip, False))
+        new_body += body
+        if loop.stop_used:
+            new_body.append(gast.If(test=name(loop.stop), body=[gast.Break()], orelse=[]))
+        node.body = new_body + recompute
+        node.recompute = []
+        before = [_assign(loop.stop, False)] if loop.stop_used else []
+        returns = self.returned is not None and any(
+            isinstance(n, gast.Name) and n.id == self.returned for s in body
+            for n in gast.walk(s))
+        return before + [node], returns
+
+
+def exits_to_flags(function: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
+    """`function` with break, continue and early return turned into flags."""
+    return ExitsToFlags(namer).function(function)

@@ -1,0 +1,131 @@
+"""Nested functions become module-level functions that take their free variables as arguments.
+
+    def f(x):                                  def f__scale(t, *, x):
+        def scale(t):                              return t * x
+            return t * x
+        return scale(x) + 1                    def f(x):
+                                                   return f__scale(x, x=x) + 1
+
+Once lifted, a nested function is an ordinary user function: the gradient flows into `x`
+through the call's arguments, which it could not through a closure cell.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from transforms.codegen import load_function, to_source
+from transforms.errors import Location
+from transforms.naming import Namer
+from transforms.templates import name
+
+
+def _stored(nodes) -> set:
+    return {n.id for s in nodes for n in gast.walk(s)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))}
+
+
+def _loaded(nodes) -> set:
+    return {n.id for s in nodes for n in gast.walk(s)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def _parameters(arguments) -> list:
+    return [a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+
+
+def _nested_definitions(body):
+    """(statement, name, FunctionDef) for each def or `name = lambda ...` in `body`."""
+    found = []
+    for statement in body:
+        for node in gast.walk(statement):
+            if isinstance(node, gast.FunctionDef):
+                found.append((node, node.name, node))
+            elif (isinstance(node, gast.Assign) and isinstance(node.value, gast.Lambda)
+                  and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)):
+                lam = node.value
+                definition = gast.FunctionDef(
+                    name=node.targets[0].id, args=lam.args,
+                    body=[gast.copy_location(gast.Return(value=lam.body), node)],
+                    decorator_list=[], returns=None, type_comment=None, type_params=[])
+                found.append((node, node.targets[0].id, gast.copy_location(definition, node)))
+    return found
+
+
+class _RewriteCalls(gast.NodeTransformer):
+    def __init__(self, lifted: dict, location: Location):
+        self.lifted = lifted  # nested name -> (new name, free variables)
+        self.location = location
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id in self.lifted:
+            new_name, free = self.lifted[node.func.id]
+            node.func = name(new_name)
+            node.keywords = node.keywords + [gast.keyword(arg=v, value=name(v)) for v in free]
+        return node
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id in self.lifted:
+            raise self.location.error(
+                node, f"the nested function {node.id!r} is used as a value; autotrace "
+                "differentiates nested functions only where they are called directly",
+                "nested function as a value")
+        return node
+
+
+def lift_nested_functions(function: gast.FunctionDef, location: Location, namer: Namer,
+                          namespace: dict) -> None:
+    """Replace each nested def/lambda in `function` by a lifted function bound in `namespace`."""
+    definitions = _nested_definitions(function.body)
+    if not definitions:
+        return
+    statements = {id(statement) for statement, _, _ in definitions}
+    nested_names = {nested_name for _, nested_name, _ in definitions}
+    outer_locals = (set(_parameters(function.args)) | _stored(function.body)) - nested_names
+
+    free = {}
+    for _, nested_name, definition in definitions:
+        own = set(_parameters(definition.args)) | _stored(definition.body)
+        free[nested_name] = (_loaded(definition.body) - own) & outer_locals
+    calls = {n: _loaded(d.body) & nested_names for _, n, d in definitions}
+    changed = True
+    while changed:  # a nested function that calls another needs that one's free variables
+        changed = False
+        for nested_name, callees in calls.items():
+            for callee in callees:
+                if not free[callee] <= free[nested_name]:
+                    free[nested_name] |= free[callee]
+                    changed = True
+
+    lifted = {n: (namer.fresh(f"{function.name}__{n}"), sorted(free[n])) for n in free}
+    rewrite = _RewriteCalls(lifted, location)
+    for _, nested_name, definition in definitions:
+        new_name, free_variables = lifted[nested_name]
+        definition = copy.deepcopy(definition)
+        definition.name = new_name
+        definition.decorator_list = []
+        definition.args.kwonlyargs = definition.args.kwonlyargs + [
+            gast.Name(id=v, ctx=gast.Param(), annotation=None, type_comment=None)
+            for v in free_variables]
+        definition.args.kw_defaults = definition.args.kw_defaults + [None] * len(free_variables)
+        definition.body = [rewrite.visit(s) for s in definition.body]
+        source = to_source(definition)
+        lifted_function = load_function(source, new_name, namespace, hint=new_name)
+        lifted_function.__autotrace_origin__ = Location(
+            location.filename, location.line_of(definition) or 1, nested_name)
+        namespace[new_name] = lifted_function
+
+    def strip(body):
+        out = []
+        for statement in body:
+            if id(statement) in statements:
+                continue
+            for field in ("body", "orelse"):
+                if hasattr(statement, field) and isinstance(getattr(statement, field), list):
+                    setattr(statement, field, strip(getattr(statement, field)))
+            out.append(statement)
+        return out
+
+    function.body = [rewrite.visit(s) for s in strip(function.body)] or [gast.Pass()]

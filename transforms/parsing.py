@@ -1,0 +1,134 @@
+"""Reading a Python function back as a gast tree, with what its names mean."""
+from __future__ import annotations
+
+import builtins
+import inspect
+import textwrap
+from dataclasses import dataclass
+
+import gast
+
+from transforms.errors import Location, TransformError
+
+
+@dataclass
+class ParsedFunction:
+    """A function's tree (always a FunctionDef; a lambda becomes `def <name>(...): return ...`),
+    where it came from, and the namespace its free names resolve in."""
+
+    node: gast.FunctionDef
+    location: Location
+    namespace: dict
+    function: object
+
+
+def _unwrap(func):
+    if inspect.ismethod(func):
+        return func.__func__
+    return func
+
+
+def namespace_of(func) -> dict:
+    """What the free names of `func` mean: its globals, then its closure cells' current values."""
+    namespace = dict(func.__globals__)
+    code = func.__code__
+    if func.__closure__:
+        for name, cell in zip(code.co_freevars, func.__closure__):
+            try:
+                namespace[name] = cell.cell_contents
+            except ValueError:  # an empty cell: the enclosing variable is not assigned yet
+                pass
+    return namespace
+
+
+def _find_lambda(tree, func):
+    """The lambda node in `tree` that compiled to `func`'s code object."""
+    code = func.__code__
+    parameters = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    candidates = []
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Lambda):
+            names = [a.id for a in node.args.args] + [a.id for a in node.args.kwonlyargs]
+            if names == parameters:
+                candidates.append(node)
+    if len(candidates) == 1:
+        return candidates[0]
+    # Several lambdas with the same parameters on one line: match the column where possible.
+    positions = list(code.co_positions()) if hasattr(code, "co_positions") else []
+    columns = {p[2] for p in positions if p[2] is not None}
+    for node in candidates:
+        if getattr(node.body, "col_offset", None) in columns:
+            return node
+    return None
+
+
+def parse_function(func) -> ParsedFunction:
+    """The gast tree of `func`'s source. Raises TransformError when the source is unavailable."""
+    func = _unwrap(func)
+    name = getattr(func, "__name__", repr(func))
+    if not inspect.isfunction(func):
+        raise TransformError(
+            f"cannot read the source of {name!r} ({type(func).__name__}): autotrace "
+            "differentiates Python functions written in source files. For a built-in or "
+            "compiled function, register a rule with @autotrace.register_adjoint.")
+    try:
+        lines, first_line = inspect.getsourcelines(func)
+    except (OSError, TypeError):
+        raise TransformError(
+            f"the source of function {name!r} is not available (it was defined in an "
+            "interactive session or with exec). Define it in a .py file, or register a rule "
+            "for it with @autotrace.register_adjoint.") from None
+    filename = inspect.getsourcefile(func) or func.__code__.co_filename
+    source = textwrap.dedent("".join(lines))
+    first_line = max(first_line, 1)
+    try:
+        tree = gast.parse(source)
+    except SyntaxError:
+        # A lambda inside a larger expression: its lines may not parse alone.
+        tree = gast.parse("(\n" + source + "\n)") if name == "<lambda>" else None
+        first_line -= 1
+        if tree is None:
+            raise TransformError(f"cannot parse the source of {name!r}", filename,
+                                 first_line) from None
+    location = Location(filename, first_line, name)
+    origin = getattr(func, "__autotrace_origin__", None)
+    if origin is not None:  # generated from the user's code: point errors at the user's file
+        location = origin
+    if name == "<lambda>":
+        lam = _find_lambda(tree, func)
+        if lam is None:
+            raise TransformError(
+                "cannot tell which lambda on this line to differentiate; assign it to a "
+                "name with def", filename, first_line, "lambda")
+        node = gast.FunctionDef(
+            name="lambda_", args=lam.args, body=[gast.Return(value=lam.body)],
+            decorator_list=[], returns=None, type_comment=None, type_params=[])
+        gast.copy_location(node, lam)
+        node.body[0].lineno = lam.lineno
+    else:
+        node = tree.body[0]
+        if not isinstance(node, gast.FunctionDef):
+            raise TransformError(f"expected a function definition for {name!r}",
+                                 filename, first_line)
+        node.decorator_list = []
+    return ParsedFunction(node, location, namespace_of(func), func)
+
+
+_MISSING = object()
+
+
+def resolve(node, namespace: dict):
+    """The value a Name or attribute chain (`np.linalg.norm`) has in `namespace`, or _MISSING."""
+    if isinstance(node, gast.Name):
+        if node.id in namespace:
+            return namespace[node.id]
+        return getattr(builtins, node.id, _MISSING)
+    if isinstance(node, gast.Attribute):
+        base = resolve(node.value, namespace)
+        if base is _MISSING or not inspect.ismodule(base) and not isinstance(base, type):
+            return _MISSING
+        return getattr(base, node.attr, _MISSING)
+    return _MISSING
+
+
+MISSING = _MISSING

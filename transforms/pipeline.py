@@ -1,0 +1,389 @@
+"""From a Python function to its generated derivative: the passes, in order.
+
+    parse -> check supported -> lift nested functions -> A-normal form -> exits to flags
+          -> activity -> reverse mode -> cleanup (when optimized) -> print -> load
+
+Set the environment variable AUTOTRACE_DEBUG to a pass name (or "all") to print the source
+after that pass.
+"""
+from __future__ import annotations
+
+import collections
+import copy
+import inspect
+import os
+import re
+import weakref
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+import runtime.structure as structure
+from transforms import cleanup
+from transforms.activity import active_names
+from transforms.anf import normalize
+from transforms.calls import classify
+from transforms.checks import check_supported
+from transforms.codegen import load_function, to_source
+from transforms.errors import TransformError
+from transforms.exits import exits_to_flags
+from transforms.naming import Namer, names_in
+from transforms.nested import lift_nested_functions
+from transforms.parsing import parse_function
+from transforms.reverse import COMMENT, SAVE, ReverseMode
+from transforms.rules.core import adjoint_rules, constant_functions
+from transforms.templates import name, replace
+import transforms.rules  # noqa: F401  (fills the rule registries)
+
+# The runtime helpers generated code may call, by the name it calls them.
+HELPERS = {
+    "zeros_like": structure.zeros_like, "add": structure.add, "seed": structure.seed,
+    "match": structure.match, "accumulate_item": structure.accumulate_item,
+    "accumulate_attribute": structure.accumulate_attribute,
+    "item_gradient": structure.item_gradient, "clear_item": structure.clear_item,
+    "read_item": structure.read_item, "restore_item": structure.restore_item,
+    "sequence": structure.sequence, "dict_items": structure.dict_items,
+    "dict_keys": structure.dict_keys, "dict_values": structure.dict_values,
+    "astype": structure.astype, "item": structure.item,
+}
+PURE_HELPERS = set(HELPERS) - {"restore_item"}
+IMPURE_BUILTINS = {print, input, open, next, iter}
+
+
+def _debug(pass_name: str, function) -> None:
+    wanted = os.environ.get("AUTOTRACE_DEBUG", "")
+    if wanted and (wanted == "all" or pass_name in wanted.split(",")):
+        print(f"# ---- after {pass_name} ----")
+        print(to_source(function))
+
+
+@dataclass
+class Context:
+    """What the reverse-mode pass needs to know about the function being transformed."""
+
+    session: "Session"
+    namer: Namer
+    namespace: dict
+    location: object
+    numpy_name: str
+    bound: dict = field(default_factory=dict)
+
+    def import_value(self, hint: str, value) -> str:
+        """The identifier under which `value` is visible to generated code."""
+        key = id(value)
+        if key in self.bound:
+            return self.bound[key]
+        if self.namespace.get(hint, _ABSENT) is value and hint not in self.namer.locals:
+            identifier = hint
+        else:
+            identifier = self.namer.fresh(hint)
+            self.namespace[identifier] = value
+        self.bound[key] = identifier
+        return identifier
+
+    def helper(self, helper_name: str) -> str:
+        if helper_name == "vjp_call":
+            return self.import_value("vjp_call", self.session.vjp_call)
+        return self.import_value(helper_name, HELPERS[helper_name])
+
+    def derive(self, func, wrt: tuple) -> str:
+        key = ("derivative", func, wrt)
+        if key in self.bound:
+            return self.bound[key]
+        identifier = self.namer.fresh("d" + getattr(func, "__name__", "f").strip("_<>"))
+        self.bound[key] = identifier
+        self.session.bind_derivative(func, wrt, self.namespace, identifier)
+        return identifier
+
+
+_ABSENT = object()
+
+
+class Session:
+    """One top-level transform, and the derivatives of the user functions it calls."""
+
+    def __init__(self, optimized: bool):
+        self.optimized = optimized
+        self.done: dict = {}
+        self.pending: dict = collections.defaultdict(list)
+        self.runtime_cache = weakref.WeakKeyDictionary()
+
+    def bind_derivative(self, func, wrt, namespace, identifier):
+        key = (func, wrt)
+        if key in self.done:
+            namespace[identifier] = self.done[key]
+            return
+        self.pending[key].append((namespace, identifier))
+        if len(self.pending[key]) == 1:  # not already being built (recursion)
+            derivative = reverse_function(func, wrt, session=self)
+            self.done[key] = derivative
+            for waiting_namespace, waiting_identifier in self.pending.pop(key):
+                waiting_namespace[waiting_identifier] = derivative
+
+    def vjp_call(self, func, args, kwargs, dy, wrt):
+        """The gradients of `func(*args, **kwargs)` for the arguments in `wrt`, given `dy`.
+
+        Generated code calls this where it could not tell, before running, which function a
+        call meant (a method of an argument, a function held in a variable).
+        """
+        if inspect.ismethod(func):
+            args = (func.__self__,) + tuple(args)
+            wrt = tuple(w + 1 if isinstance(w, int) else w for w in wrt)
+            func = func.__func__
+        kind = classify_value_safely(func)
+        if kind == "rule":
+            from transforms.rules.evaluate import rule_vjp
+            parameters = list(adjoint_rules[func].signature.parameters)
+            _, vjp = rule_vjp(func, *args, **kwargs)
+            gradients = vjp(dy)
+            return tuple(gradients.get(parameters[w] if isinstance(w, int) else w,
+                                       structure.zeros_like(args[w] if isinstance(w, int)
+                                                            else kwargs[w]))
+                         for w in wrt)
+        if kind != "user":
+            raise TransformError(f"no derivative rule for {getattr(func, '__name__', func)!r};"
+                                 " register one with @autotrace.register_adjoint")
+        cache = self.runtime_cache.setdefault(func, {})
+        if wrt not in cache:
+            cache[wrt] = reverse_function(func, wrt, session=Session(self.optimized))
+        return cache[wrt](*args, dy=dy, **kwargs)
+
+
+def classify_value_safely(func) -> str:
+    from transforms.calls import classify_value
+    return classify_value(func).kind
+
+
+def _parameter_names(arguments) -> list:
+    return [a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+
+
+def resolve_wrt(wrt, parameters: list, function_name: str) -> tuple:
+    """`wrt` (an index, a name, or a tuple of those) as a tuple of parameter names."""
+    items = wrt if isinstance(wrt, tuple) else (wrt,)
+    names = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise TypeError(f"wrt must be a parameter index or name, or a tuple of those; "
+                            f"got {item!r}")
+        if isinstance(item, int):
+            if not -len(parameters) <= item < len(parameters):
+                raise ValueError(f"wrt={item} is out of range: {function_name} has "
+                                 f"{len(parameters)} parameters {tuple(parameters)}")
+            names.append(parameters[item])
+        else:
+            if item not in parameters:
+                raise ValueError(f"wrt={item!r} is not a parameter of {function_name}; its "
+                                 f"parameters are {tuple(parameters)}")
+            names.append(item)
+    return tuple(names)
+
+
+def _is_constant_call(namespace):
+    def is_constant(call) -> bool:
+        return classify(call.func, namespace).kind == "constant"
+    return is_constant
+
+
+def _is_pure(namespace, helper_identifiers):
+    def pure(value) -> bool:
+        for node in gast.walk(value):
+            if isinstance(node, gast.Call):
+                if isinstance(node.func, gast.Name) and node.func.id in helper_identifiers:
+                    continue
+                resolved = classify(node.func, namespace)
+                if resolved.kind not in ("rule", "constant"):
+                    return False
+                if resolved.value in IMPURE_BUILTINS:
+                    return False
+        return True
+    return pure
+
+
+def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
+    """Generate and load the reverse-mode derivative of `func` (see the module docstring).
+
+    wrt: a parameter index or name, or a tuple of those. The generated function takes func's
+    parameters plus a keyword `dy` and returns the gradient (a tuple for a tuple `wrt`), or
+    `(value, gradient)` when with_value.
+    """
+    parsed = parse_function(func)
+    function = parsed.node
+    location = parsed.location
+    check_supported(function, location)
+    parameters = _parameter_names(function.args)
+    if "dy" in parameters:
+        raise location.error(function, f"{location.name} has a parameter named 'dy', which "
+                             "the derivative uses for the output's gradient; rename it", "dy")
+    wrt_names = resolve_wrt(wrt, parameters, location.name)
+
+    namespace = dict(parsed.namespace)
+    namer = Namer(names_in(function) | {"dy"})
+    namer.locals = set()
+    numpy_name = next((k for k in ("np", "numpy", "onp") if namespace.get(k) is np), None)
+    if numpy_name is None:
+        numpy_name = namer.fresh("np")
+        namespace[numpy_name] = np
+    context = Context(session, namer, namespace, location, numpy_name)
+
+    lift_nested_functions(function, location, namer, namespace)
+    _debug("lift", function)
+    normalize(function, location, namer, namespace, numpy_name, context.helper)
+    _debug("anf", function)
+    exits_to_flags(function, namer)
+    _debug("exits", function)
+
+    body = function.body
+    result = None
+    if body and isinstance(body[-1], gast.Return):
+        result = body[-1].value
+        body = body[:-1]
+    local_names = set(parameters) | {n.id for s in body for n in gast.walk(s)
+                                     if isinstance(n, gast.Name)}
+    namer.locals = local_names
+    is_constant_call = _is_constant_call(namespace)
+    returned = [gast.Return(value=result)] if result is not None else []
+    active = active_names(body + returned, set(wrt_names), is_constant_call)
+    references = collections.Counter(n.id for s in body for n in gast.walk(s)
+                                     if isinstance(n, gast.Name))
+    reverse = ReverseMode(context, active, parameters, local_names, references)
+    reverse.array_names = _array_names(body, namespace)
+    sweep = reverse.block(body)
+
+    primal = list(sweep.primal)
+    state = set()
+    adjoint = []
+    value_name = None
+    if with_value:
+        value_name = reverse.temporary("value")
+        primal += [gast.Assign(targets=[name(value_name, store=True)],
+                               value=copy.deepcopy(result) if result is not None
+                               else gast.Constant(value=None, kind=None), type_comment=None)]
+    if isinstance(result, gast.Name) and result.id in active:
+        adjoint += replace("gradient = seed(result, dy)", gradient=reverse.gradient(result.id),
+                           seed=context.helper("seed"), result=result.id)
+        state.add(result.id)
+    adjoint += sweep.adjoint(state)
+    for parameter in wrt_names:
+        if parameter not in state:
+            adjoint += reverse.zeros(parameter)
+    match = context.helper("match")
+    gradients = [gast.Call(func=name(match), args=[name(reverse.gradient(p)), name(p)],
+                           keywords=[]) for p in wrt_names]
+    returned_gradient = (gradients[0] if not isinstance(wrt, tuple)
+                         else gast.Tuple(elts=gradients, ctx=gast.Load()))
+    if with_value:
+        returned_gradient = gast.Tuple(elts=[name(value_name), returned_gradient],
+                                       ctx=gast.Load())
+    adjoint.append(gast.Return(value=returned_gradient))
+
+    uses_stack = any(hasattr(s, SAVE) for s in primal + adjoint for s in gast.walk(s))
+    undefined = set()
+    helper_identifiers = {v for k, v in context.bound.items() if isinstance(k, int)}
+    pure = _is_pure(namespace, helper_identifiers | {COMMENT})
+    if session.optimized:
+        everything = primal + adjoint
+        undefined = cleanup.remove_unneeded_saves(everything, adjoint)
+        primal = _without_removed(primal, everything)
+        adjoint = _without_removed(adjoint, everything)
+    else:
+        undefined = {getattr(s, SAVE)[0] for s in _walk_statements(primal)
+                     if hasattr(s, SAVE) and getattr(s, SAVE)[2]}
+    uses_stack = any(hasattr(s, SAVE) for s in _walk_statements(primal + adjoint))
+    prologue = []
+    if uses_stack:
+        prologue += replace("stack = []", stack=reverse.stack)
+    for undefined_name in sorted(undefined - set(parameters)):
+        prologue += replace("name = None", name=undefined_name)
+    new_body = prologue + [cleanup_comment("Primal sweep")] + primal + [
+        cleanup_comment("Adjoint sweep")] + adjoint
+    if session.optimized:
+        temporaries = reverse.temporaries | {n for n in local_names if re.fullmatch(
+            r"_(t|cond|list|dict|i|n)\d+", n)}
+        temporaries |= {reverse.gradient_names[n] for n in reverse.gradient_names
+                        if n in temporaries}
+        cleanup.fold_constants(new_body)
+        cleanup.remove_dead_code(new_body, pure, keep_names=set(parameters))
+        cleanup.inline_temporaries(new_body, temporaries, pure)
+        cleanup.remove_empty_control_flow(new_body)
+        cleanup.remove_dead_code(new_body, pure, keep_names=set(parameters))
+
+    generated_name = namer.fresh("d" + location.name.strip("<>_").replace("lambda", "f"))
+    arguments = copy.deepcopy(function.args)
+    arguments.kwonlyargs = arguments.kwonlyargs + [
+        gast.Name(id="dy", ctx=gast.Param(), annotation=None, type_comment=None)]
+    arguments.kw_defaults = arguments.kw_defaults + [gast.Constant(value=None, kind=None)]
+    for argument in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
+        argument.annotation = None
+    definition = gast.FunctionDef(name=generated_name, args=arguments, body=new_body,
+                                  decorator_list=[], returns=None, type_comment=None,
+                                  type_params=[])
+    source = _with_comments(to_source(definition))
+    derivative = load_function(source, generated_name, namespace, hint=generated_name)
+    derivative.__autotrace_source__ = source
+    derivative.__autotrace_primal__ = func
+    derivative.__doc__ = (f"Gradient of {location.name} with respect to "
+                          f"{', '.join(wrt_names)} (generated by autotrace).")
+    return derivative
+
+
+def cleanup_comment(text):
+    from transforms.reverse import comment
+    return comment(text)
+
+
+def _walk_statements(body):
+    return list(cleanup._statements(body))
+
+
+def _without_removed(part, everything):
+    kept = {id(s) for s in everything}
+    return [s for s in part if id(s) in kept]
+
+
+_COMMENT_LINE = re.compile(r"^(\s*)" + COMMENT + r"\((['\"])(.*)\2\)$")
+
+
+def _with_comments(source: str) -> str:
+    """Turn comment statements into `# ...` lines; a comment repeating the one before it at
+    the same depth (the same user line again) is dropped."""
+    lines = []
+    last_comment = {}
+    for line in source.splitlines():
+        match = _COMMENT_LINE.match(line)
+        indent = len(line) - len(line.lstrip())
+        if match:
+            text = match.group(3).encode().decode("unicode_escape")
+            if last_comment.get(indent) == text:
+                continue
+            last_comment[indent] = text
+            lines.append(match.group(1) + "# " + text)
+        else:
+            for deeper in [k for k in last_comment if k > indent]:
+                del last_comment[deeper]
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def _array_names(body, namespace) -> set:
+    """Names every assignment of which is an arithmetic operation or an array-valued rule."""
+    verdict: dict[str, bool] = {}
+    for statement in cleanup._statements(body):
+        if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name):
+            value = statement.value
+            is_array = isinstance(value, (gast.BinOp, gast.UnaryOp))
+            if isinstance(value, gast.Call):
+                resolved = classify(value.func, namespace)
+                is_array = (resolved.kind == "rule"
+                            and getattr(resolved.value, "__name__", "") not in _CONTAINERS)
+            target = statement.targets[0].id
+            verdict[target] = verdict.get(target, True) and is_array
+        elif isinstance(statement, gast.For):
+            verdict[statement.target.id] = False
+    return {n for n, is_array in verdict.items() if is_array}
+
+
+# Rule functions whose results are tuples or lists of arrays.
+_CONTAINERS = {"eigh", "slogdet", "split", "array_split", "broadcast_arrays", "svd", "qr",
+               "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid", "list", "tuple"}

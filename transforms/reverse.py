@@ -1,0 +1,517 @@
+"""Reverse mode: an A-normal-form function becomes a primal sweep followed by an adjoint sweep.
+
+The primal sweep is the function itself, plus what the adjoint sweep will need: values about to
+be overwritten are pushed on `_stack` (and popped back, in reverse, by the adjoint sweep), each
+loop counts its iterations, and each branch condition is kept in a name.
+
+The adjoint sweep visits the statements backwards. For `y = f(a, b)` it inlines f's rule with
+`d[y]` read from `by` and adds the contributions into `ba` and `bb`. The transform tracks which
+gradient variables hold a value at each point ("initialized"); the first contribution to an
+uninitialized one is a plain assignment, later ones add. A gradient is consumed where its
+variable is assigned (the old value of `y` has its own, fresh gradient), and where two paths
+join (the branches of an if, the iterations of a loop) the transform writes zeros into the
+paths that lack a gradient the others have.
+"""
+from __future__ import annotations
+
+import collections
+import copy
+import linecache
+from dataclasses import dataclass, field
+from typing import Callable
+
+import gast
+
+from transforms.activity import DESCRIPTIVE_ATTRIBUTES
+from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify, describe
+from transforms.errors import TransformError
+from transforms.rules.core import RuleError, adjoint_rules, instantiate
+from transforms.templates import name, replace, replace_expression
+
+SAVE = "_autotrace_save"  # attribute on generated save/restore statements: the saved name
+COMMENT = "__autotrace_comment__"
+
+
+def comment(text: str) -> gast.stmt:
+    """A statement that prints as `# text`."""
+    return gast.Expr(value=gast.Call(func=name(COMMENT),
+                                     args=[gast.Constant(value=text, kind=None)], keywords=[]))
+
+
+def _marked(statements: list, saved: str, kind: str, undefined: bool = False) -> list:
+    for statement in statements:
+        setattr(statement, SAVE, (saved, kind, undefined))
+    return statements
+
+
+@dataclass
+class Sweep:
+    """The primal statements of a piece of code, and how to make its adjoint."""
+
+    primal: list
+    adjoint: Callable[[set], list] = field(default=lambda state: [])
+
+
+class ReverseMode:
+    """Generates the primal and adjoint sweeps of one function body (see the module docstring).
+
+    context provides: namer, namespace, location, helper(name) -> bound identifier,
+    derive(func, wrt) -> identifier of the bound derivative function, import_value(hint, value)
+    -> identifier, numpy_name.
+    """
+
+    def __init__(self, context, active: set, parameters: list, local_names: set,
+                 references: collections.Counter):
+        self.context = context
+        self.namer = context.namer
+        self.location = context.location
+        self.active = active
+        self.parameters = parameters
+        self.defined = set(parameters)
+        self.loop_depth = 0
+        self.gradient_names: dict[str, str] = {}
+        self.temporaries: set[str] = set()
+        self.stack = context.namer.temporary("stack")
+        self.array_names = set()
+        self.local_names = local_names
+        self.references = references
+
+    # ---- names -----------------------------------------------------------------------------
+
+    def gradient(self, primal: str) -> str:
+        if primal not in self.gradient_names:
+            self.gradient_names[primal] = self.namer.gradient(primal)
+            if primal.startswith("_"):
+                self.temporaries.add(self.gradient_names[primal])
+        return self.gradient_names[primal]
+
+    def temporary(self, hint: str) -> str:
+        fresh = self.namer.temporary(hint)
+        self.temporaries.add(fresh)
+        return fresh
+
+    def helper(self, helper_name: str) -> str:
+        return self.context.helper(helper_name)
+
+    def is_active(self, node) -> bool:
+        return isinstance(node, gast.Name) and node.id in self.active
+
+    # ---- gradient bookkeeping --------------------------------------------------------------
+
+    def zeros(self, primal: str) -> list:
+        return replace("gradient = zeros_like(value)", gradient=self.gradient(primal),
+                       zeros_like=self.helper("zeros_like"), value=primal)
+
+    def accumulate(self, primal: str, contribution, state: set) -> list:
+        """Statements adding `contribution` into the gradient of `primal`."""
+        gradient = self.gradient(primal)
+        if primal not in state:
+            state.add(primal)
+            return replace("gradient = contribution", gradient=gradient,
+                           contribution=contribution)
+        if primal in self.array_names:
+            return replace("gradient = gradient + contribution", gradient=gradient,
+                           contribution=contribution)
+        return replace("gradient = add(gradient, contribution)", gradient=gradient,
+                       add=self.helper("add"), contribution=contribution)
+
+    def ensure(self, primal: str, state: set) -> list:
+        """Zeros for the gradient of `primal` unless it holds a value already."""
+        if primal in state:
+            return []
+        state.add(primal)
+        return self.zeros(primal)
+
+    def save(self, primal: str) -> tuple[list, list]:
+        """(push before the assignment, pop after its adjoint) for a value about to change."""
+        undefined = primal not in self.defined
+        push = replace("stack.append(value)", stack=self.stack, value=primal)
+        pop = replace("value = stack.pop()", stack=self.stack, value=primal)
+        return _marked(push, primal, "push", undefined), _marked(pop, primal, "pop")
+
+    def assignment_site(self, primal: str) -> tuple[list, list]:
+        """Save/restore statements for assigning `primal` here, when it may overwrite a value."""
+        overwrites = self.loop_depth > 0 or primal in self.defined
+        result = self.save(primal) if overwrites else ([], [])
+        self.defined.add(primal)
+        return result
+
+    # ---- blocks ------------------------------------------------------------------------------
+
+    def block(self, statements) -> Sweep:
+        sweeps = [self.statement(s) for s in statements]
+
+        def adjoint(state):
+            out = []
+            for sweep in reversed(sweeps):
+                out.extend(sweep.adjoint(state))
+            return out
+        return Sweep([s for sweep in sweeps for s in sweep.primal], adjoint)
+
+    def statement(self, node) -> Sweep:
+        method = getattr(self, "visit_" + type(node).__name__, None)
+        if method is None:
+            raise self.location.error(node, f"autotrace cannot differentiate a "
+                                      f"{type(node).__name__} statement", type(node).__name__)
+        sweep = method(node)
+        line = self.location.line_of(node)
+        inner = sweep.adjoint
+
+        def commented(state):
+            statements = inner(state)
+            if statements and line is not None:
+                text = linecache.getline(self.location.filename, line).strip()
+                return [comment(f"Grad of line {line}: {text}" if text else
+                                f"Grad of line {line}")] + statements
+            return statements
+        return Sweep(sweep.primal, commented)
+
+    # ---- simple statements -------------------------------------------------------------------
+
+    def visit_Pass(self, node):
+        return Sweep([])
+
+    def visit_Break(self, node):
+        return Sweep([node])
+
+    def visit_Raise(self, node):
+        return Sweep([node])
+
+    visit_Assert = visit_Raise
+
+    def visit_Return(self, node):
+        raise self.location.error(node, "internal: a return statement should have been moved "
+                                  "to the end of the function", "return")
+
+    def visit_Expr(self, node):
+        call = node.value
+        if not isinstance(call, gast.Call):
+            return Sweep([node])
+        kind = classify(call.func, self.context.namespace).kind
+        if kind == "list_append":
+            return self.list_append(node, call)
+        if kind == "list_pop":
+            return self.visit_Assign(gast.copy_location(gast.Assign(
+                targets=[name(self.temporary("t"), store=True)], value=call,
+                type_comment=None), node))
+        return Sweep([node])
+
+    def visit_Assign(self, node):
+        target = node.targets[0]
+        if isinstance(target, gast.Subscript):
+            return self.subscript_assignment(node, target)
+        primal = target.id
+        push, pop = self.assignment_site(primal)
+
+        def adjoint(state):
+            out = []
+            if primal in self.active and primal in state:
+                out += self.adjoint_of_value(primal, node.value, state, node)
+            elif isinstance(node.value, gast.Call) and classify(
+                    node.value.func, self.context.namespace).kind == "list_pop":
+                out += self.list_pop_restore(primal, node.value, state)
+            return out + pop
+        return Sweep(push + [node], adjoint)
+
+    def subscript_assignment(self, node, target) -> Sweep:
+        container = target.value.id
+        index = target.slice
+        undefined = container not in self.defined
+        push = _marked(replace("stack.append(read_item(x, index))", stack=self.stack,
+                               read_item=self.helper("read_item"), x=container, index=index),
+                       container, "push", undefined)
+        pop = _marked(replace("restore_item(x, index, stack.pop())", stack=self.stack,
+                              restore_item=self.helper("restore_item"), x=container,
+                              index=index), container, "pop")
+
+        def adjoint(state):
+            out = []
+            if container in self.active and container in state:
+                gradient = self.gradient(container)
+                if self.is_active(node.value):
+                    contribution = replace_expression(
+                        "item_gradient(gradient, index, value)",
+                        item_gradient=self.helper("item_gradient"), gradient=gradient,
+                        index=index, value=node.value)
+                    out += self.accumulate(node.value.id, contribution, state)
+                out += replace("gradient = clear_item(gradient, index)", gradient=gradient,
+                               clear_item=self.helper("clear_item"), index=index)
+            return out + pop
+        return Sweep(push + [node], adjoint)
+
+    def list_append(self, node, call) -> Sweep:
+        container = call.func.value.id
+        value = call.args[0]
+        restore = _marked(replace("x.pop()", x=container), container, "restore")
+
+        def adjoint(state):
+            out = []
+            if container in self.active and container in state:
+                gradient = self.gradient(container)
+                if self.is_active(value):
+                    last = replace_expression("gradient[-1]", gradient=gradient)
+                    out += self.accumulate(value.id, last, state)
+                out += replace("gradient = gradient[:-1]", gradient=gradient)
+            return out + restore
+        return Sweep([node], adjoint)
+
+    def list_pop_restore(self, primal, call, state, gradient_flows=False) -> list:
+        container = call.func.value.id
+        out = []
+        if container in self.active and (container in state or gradient_flows):
+            gradient = self.gradient(container)
+            if gradient_flows:
+                item = self.gradient(primal)
+            else:
+                item = replace_expression("zeros_like(v)", zeros_like=self.helper("zeros_like"),
+                                          v=primal)
+            out += self.ensure(container, state)
+            out += replace("gradient = gradient + [item]", gradient=gradient, item=item)
+        return out + replace("x.append(v)", x=container, v=primal)
+
+    # ---- the adjoint of one operation ----------------------------------------------------------
+
+    def adjoint_of_value(self, primal: str, value, state: set, node) -> list:
+        """Statements sending the gradient of `primal = value` to value's active names."""
+        gradient = name(self.gradient(primal))
+        out = []
+        if isinstance(value, gast.Call) and classify(
+                value.func, self.context.namespace).kind == "list_pop":
+            state.discard(primal)
+            return self.list_pop_restore(primal, value, state, gradient_flows=True)
+        state.discard(primal)
+        if isinstance(value, gast.Name):
+            if value.id in self.active:
+                out += self.accumulate(value.id, gradient, state)
+        elif isinstance(value, gast.BinOp):
+            function = BINARY_OPERATORS[type(value.op)]
+            out += self.apply_rule(function, primal, [value.left, value.right], [], gradient,
+                                   state, node)
+        elif isinstance(value, gast.UnaryOp) and type(value.op) in UNARY_OPERATORS:
+            out += self.apply_rule(UNARY_OPERATORS[type(value.op)], primal, [value.operand],
+                                   [], gradient, state, node)
+        elif isinstance(value, gast.Call):
+            out += self.call_adjoint(primal, value, gradient, state, node)
+        elif isinstance(value, gast.Subscript):
+            base = value.value
+            if self.is_active(base):
+                out += self.ensure(base.id, state)
+                contribution = replace_expression(
+                    "accumulate_item(gradient, index, value)",
+                    accumulate_item=self.helper("accumulate_item"),
+                    gradient=self.gradient(base.id), index=value.slice, value=gradient)
+                out += replace("target = contribution", target=self.gradient(base.id),
+                               contribution=contribution)
+        elif isinstance(value, gast.Attribute):
+            base = value.value
+            if self.is_active(base) and value.attr not in DESCRIPTIVE_ATTRIBUTES:
+                out += self.ensure(base.id, state)
+                out += replace("target = accumulate_attribute(target, attribute, value)",
+                               target=self.gradient(base.id),
+                               accumulate_attribute=self.helper("accumulate_attribute"),
+                               attribute=gast.Constant(value=value.attr, kind=None),
+                               value=gradient)
+        elif isinstance(value, (gast.Tuple, gast.List)):
+            for position, element in enumerate(value.elts):
+                if self.is_active(element):
+                    item = replace_expression("gradient[i]", gradient=gradient,
+                                              i=gast.Constant(value=position, kind=None))
+                    out += self.accumulate(element.id, item, state)
+        elif isinstance(value, gast.Dict):
+            for key, element in zip(value.keys, value.values):
+                if self.is_active(element):
+                    item = replace_expression("gradient[key]", gradient=gradient, key=key)
+                    out += self.accumulate(element.id, item, state)
+        return out
+
+    def apply_rule(self, function, primal, args, keywords, gradient, state, node) -> list:
+        rule = adjoint_rules.get(function)
+        if rule is None:
+            raise self.no_rule(function, node)
+        kwargs = {k.arg: k.value for k in keywords}
+        wanted = set()
+        try:
+            bound = rule.signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise self.location.error(node, f"the derivative rule of {describe(function)} "
+                                      f"cannot take this call: {error}", describe(function))
+        for parameter, argument in bound.arguments.items():
+            elements = argument if isinstance(argument, tuple) else [argument]
+            if any(self.is_active(e) for e in elements):
+                wanted.add(parameter)
+        if not wanted:
+            return []
+        try:
+            instance = instantiate(rule, name(primal), args, kwargs, self.temporary, gradient,
+                                   wanted)
+        except RuleError as error:
+            raise self.location.error(node, f"{describe(function)}: {error}",
+                                      describe(function)) from None
+        out = self.import_template_names(instance.statements, rule.namespace)
+        for parameter, gradient_name in instance.gradients.items():
+            argument = instance.arguments[parameter]
+            if isinstance(argument, gast.Tuple):
+                for position, element in enumerate(argument.elts):
+                    if self.is_active(element):
+                        item = replace_expression("g[i]", g=gradient_name,
+                                                  i=gast.Constant(value=position, kind=None))
+                        out += self.accumulate(element.id, item, state)
+            elif self.is_active(argument):
+                out += self.accumulate(argument.id, name(gradient_name), state)
+        return out
+
+    def import_template_names(self, statements, namespace) -> list:
+        """Bind the globals a rule body uses in the generated namespace, renaming on clashes."""
+        assigned = {n.id for s in statements for n in gast.walk(s)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        renames = {}
+        for statement in statements:
+            for node in gast.walk(statement):
+                if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load)
+                        and node.id not in assigned and node.id in namespace
+                        and node.id not in self.local_names):
+                    if node.id not in renames:
+                        renames[node.id] = self.context.import_value(node.id,
+                                                                     namespace[node.id])
+                    node.id = renames[node.id]
+        return statements
+
+    def call_adjoint(self, primal, call, gradient, state, node) -> list:
+        active_positions = [i for i, a in enumerate(call.args) if self.is_active(a)]
+        active_keywords = [k.arg for k in call.keywords if self.is_active(k.value)]
+        if not active_positions and not active_keywords:
+            return []
+        resolved = classify(call.func, self.context.namespace)
+        if resolved.kind == "rule":
+            return self.apply_rule(resolved.value, primal, call.args, call.keywords, gradient,
+                                   state, node)
+        if resolved.kind == "constant":
+            return []
+        if resolved.kind == "unknown":
+            raise self.no_rule(resolved.value, node)
+        wrt = tuple(active_positions) + tuple(active_keywords)
+        results = self.temporary("grads")
+        if resolved.kind == "user":
+            derivative = self.context.derive(resolved.value, wrt)
+            out = [gast.Assign(
+                targets=[name(results, store=True)],
+                value=gast.Call(func=name(derivative), args=copy.deepcopy(call.args),
+                                keywords=copy.deepcopy(call.keywords)
+                                + [gast.keyword(arg="dy", value=gradient)]),
+                type_comment=None)]
+        else:
+            arguments = gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load())
+            keywords = gast.Dict(keys=[gast.Constant(value=k.arg, kind=None)
+                                       for k in call.keywords],
+                                 values=[copy.deepcopy(k.value) for k in call.keywords])
+            out = replace("results = vjp_call(function, arguments, keywords, gradient, wrt)",
+                          results=results, vjp_call=self.helper("vjp_call"),
+                          function=call.func, arguments=arguments, keywords=keywords,
+                          gradient=gradient, wrt=repr(wrt))
+        for position, argument in enumerate(
+                [call.args[i] for i in active_positions]
+                + [k.value for k in call.keywords if k.arg in active_keywords]):
+            item = replace_expression("results[i]", results=results,
+                                      i=gast.Constant(value=position, kind=None))
+            out += self.accumulate(argument.id, item, state)
+        return out
+
+    def no_rule(self, function, node) -> TransformError:
+        label = describe(function)
+        short = label.rsplit(".", 1)[-1]
+        return self.location.error(
+            node, f"no derivative rule for {label}. Register one:\n\n"
+            f"    @autotrace.register_adjoint({label})\n"
+            f"    def {short}_adjoint(y, x):\n"
+            f"        d[x] = d[y] * ...   # the gradient of x, given d[y], the gradient of y\n",
+            label)
+
+    # ---- control flow ----------------------------------------------------------------------
+
+    def visit_If(self, node):
+        test = node.test
+        primal = []
+        if not isinstance(test, (gast.Name, gast.Constant)):
+            condition = self.temporary("cond")
+            condition_site = self.visit_Assign(gast.copy_location(gast.Assign(
+                targets=[name(condition, store=True)], value=test, type_comment=None), node))
+            primal += condition_site.primal
+            test = name(condition)
+        else:
+            condition_site = None
+        body = self.block(node.body)
+        orelse = self.block(node.orelse)
+        primal.append(gast.If(test=test, body=body.primal or [gast.Pass()],
+                              orelse=orelse.primal))
+
+        def adjoint(state):
+            body_state, orelse_state = set(state), set(state)
+            body_adjoint = body.adjoint(body_state)
+            orelse_adjoint = orelse.adjoint(orelse_state)
+            for missing in sorted(body_state - orelse_state):
+                orelse_adjoint += self.zeros(missing)
+            for missing in sorted(orelse_state - body_state):
+                body_adjoint += self.zeros(missing)
+            state.clear()
+            state.update(body_state | orelse_state)
+            out = []
+            if body_adjoint or orelse_adjoint:
+                out.append(gast.If(test=copy.deepcopy(test), body=body_adjoint or [gast.Pass()],
+                                   orelse=orelse_adjoint))
+            if condition_site is not None:
+                out += condition_site.adjoint(state)
+            return out
+        return Sweep(primal, adjoint)
+
+    def visit_For(self, node):
+        return self.loop(node, node.target.id)
+
+    def visit_While(self, node):
+        return self.loop(node, None)
+
+    def loop(self, node, target) -> Sweep:
+        counter = self.temporary("n")
+        counter_site = self.visit_Assign(gast.copy_location(gast.Assign(
+            targets=[name(counter, store=True)], value=gast.Constant(value=0, kind=None),
+            type_comment=None), node))
+        target_push, target_pop = [], []
+        if target is not None:
+            if target in self.defined:  # the loop variable overwrites an earlier value
+                before_push, before_pop = self.save(target)
+            else:
+                before_push, before_pop = [], []
+            self.defined.add(target)
+            target_push, target_pop = self.save(target)
+            for statement in target_push + target_pop:
+                setattr(statement, SAVE, (target, getattr(statement, SAVE)[1], False))
+        self.loop_depth += 1
+        body = self.block(node.body)
+        self.loop_depth -= 1
+        count = replace("counter = counter + 1", counter=counter)
+        loop = copy.copy(node)
+        loop.body = count + target_push + body.primal
+        primal = counter_site.primal + (before_push if target else []) + [loop]
+        inside = collections.Counter(n.id for n in gast.walk(node) if isinstance(n, gast.Name))
+        # Names used only inside the loop start every iteration afresh: their gradients are
+        # not carried from one iteration to the one before it.
+        local = {n for n, count in inside.items() if count >= self.references[n]}
+
+        def adjoint(state):
+            carried = sorted((set(inside) & self.active) - local)
+            before = []
+            for primal_name in carried:
+                before += self.ensure(primal_name, state)
+            body_state = set(state)
+            body_adjoint = body.adjoint(body_state)
+            for missing in carried:
+                if missing not in body_state:
+                    body_adjoint += self.zeros(missing)
+            reverse_index = self.namer.fresh("_")
+            out = before
+            if body_adjoint or target_pop:
+                out += replace("for index in range(counter):\n    body", index=reverse_index,
+                               counter=counter, body=target_pop + body_adjoint)
+            if target is not None:
+                out += before_pop
+            return out + counter_site.adjoint(state)
+        return Sweep(primal, adjoint)

@@ -1,0 +1,141 @@
+"""Rules for the helpers generated code calls and for Python builtins.
+
+Generated code is differentiated again for higher derivatives, so every helper it calls has a
+rule here; most are linear and their rules are one line.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.structure import (accumulate_attribute, accumulate_item, add, astype, cast_like,
+                               clear_item, dict_items, dict_keys, dict_values,
+                               extremum_gradient, item, item_gradient, items_gradient,
+                               like_container, match, place_item, read_attribute, read_item,
+                               seed, sequence, sequence_gradient, sum_gradient, values_gradient,
+                               zeros_like, ones_like)
+from transforms.rules.core import adjoint, constant, d
+
+constant(zeros_like, ones_like, dict_keys)
+
+
+@adjoint(seed)
+def _seed(y, value, dy):
+    d[dy] = d[y]
+
+
+@adjoint(match)
+def _match(y, gradient, value):
+    d[gradient] = d[y]
+
+
+@adjoint(add)
+def _add(y, a, b):
+    d[a] = d[y]
+    d[b] = d[y]
+
+
+@adjoint(accumulate_item)
+def _accumulate_item(y, gradient, index, value):
+    d[gradient] = d[y]
+    d[value] = d[y][index]
+
+
+@adjoint(accumulate_attribute)
+def _accumulate_attribute(y, gradient, attribute, value):
+    d[gradient] = d[y]
+    d[value] = read_attribute(d[y], attribute)
+
+
+@adjoint(read_attribute)
+def _read_attribute(y, value, attribute):
+    d[value] = accumulate_attribute(zeros_like(value), attribute, d[y])
+
+
+@adjoint(item_gradient)
+def _item_gradient(y, gradient, index, value):
+    d[gradient] = place_item(gradient, index, d[y])
+
+
+@adjoint(place_item)
+def _place_item(y, like, index, gradient):
+    d[gradient] = item_gradient(d[y], index, gradient)
+
+
+@adjoint(clear_item)
+def _clear_item(y, gradient, index):
+    d[gradient] = clear_item(d[y], index)
+
+
+@adjoint(read_item)
+def _read_item(y, container, index):
+    d[container] = accumulate_item(zeros_like(container), index, d[y])
+
+
+@adjoint(sequence)
+def _sequence(y, iterable):
+    d[iterable] = sequence_gradient(d[y], iterable)
+
+
+@adjoint(sequence_gradient, like_container)
+def _sequence_gradient(y, gradient, iterable):
+    d[gradient] = d[y]
+
+
+@adjoint(dict_values)
+def _dict_values(y, mapping):
+    d[mapping] = values_gradient(d[y], mapping)
+
+
+@adjoint(dict_items)
+def _dict_items(y, mapping):
+    d[mapping] = items_gradient(d[y], mapping)
+
+
+@adjoint(values_gradient)
+def _values_gradient(y, gradient, mapping):
+    d[gradient] = dict_values(d[y])
+
+
+@adjoint(astype)
+def _astype(y, value, dtype):
+    d[value] = cast_like(d[y], value)
+
+
+@adjoint(cast_like)
+def _cast_like(y, gradient, value):
+    d[gradient] = cast_like(d[y], gradient)
+
+
+@adjoint(item)
+def _item(y, value):
+    d[value] = match(d[y], value)
+
+
+@adjoint(float)
+def _float(y, x=0.0):
+    d[x] = match(d[y], x)
+
+
+@adjoint(abs)
+def _abs(y, x):
+    d[x] = d[y] * np.sign(x)
+
+
+@adjoint(max, min)
+def _extremum(y, *args):
+    d[args] = extremum_gradient(d[y], y, args)
+
+
+@adjoint(sum)
+def _sum(y, iterable, start=0):
+    d[iterable] = sum_gradient(d[y], iterable)
+
+
+@adjoint(sum_gradient)
+def _sum_gradient(y, gradient, iterable):
+    d[gradient] = sum(d[y])
+
+
+@adjoint(list, tuple)
+def _list(y, iterable=()):
+    d[iterable] = like_container(d[y], iterable)
