@@ -62,37 +62,50 @@ def is_comment(statement) -> bool:
             and statement.value.func.id == COMMENT)
 
 
-def remove_unneeded_saves(body, adjoint) -> set:
-    """Drop save/restore statements of names the adjoint sweep never reads.
+def remove_unneeded_saves(primal: list, adjoint: list) -> set:
+    """Drop save/restore statements of names the adjoint sweep never reads (both lists are
+    edited in place), and control flow left empty in the adjoint sweep.
 
     Returns the names whose kept pushes may run before the name is first assigned.
     """
-    marked = [s for s in _statements(body) if hasattr(s, SAVE)]
-    unmarked_adjoint = [s for s in _statements(adjoint) if not hasattr(s, SAVE)]
+    while True:
+        needed = _needed(adjoint)
+
+        def keep(block):
+            return [s for s in block if not hasattr(s, SAVE) or getattr(s, SAVE)[0] in needed]
+        before = sum(1 for _ in _statements(primal + adjoint))
+        primal[:] = _map_blocks(primal, keep)
+        adjoint[:] = _map_blocks(adjoint, keep)
+        remove_empty_control_flow(adjoint)
+        if sum(1 for _ in _statements(primal + adjoint)) == before:
+            break
+    return {getattr(s, SAVE)[0] for s in _statements(primal)
+            if hasattr(s, SAVE) and getattr(s, SAVE)[2]}
+
+
+def _needed(adjoint) -> set:
+    """Primal names the adjoint sweep reads (restores count only for names that are read)."""
     needed = set()
-    for statement in unmarked_adjoint:
+    for statement in _statements(adjoint):
+        if hasattr(statement, SAVE):
+            continue
         for field in ("test", "iter", "value", "targets"):
             part = getattr(statement, field, None)
             for node in (part if isinstance(part, list) else [part]):
                 if node is not None:
                     needed |= set(_loads([node]))
+    marked = [s for s in _statements(adjoint) if hasattr(s, SAVE)]
     changed = True
     while changed:  # a kept restore reads its index: that must be restored too
         changed = False
         for statement in marked:
-            saved, kind, _ = getattr(statement, SAVE)
-            if saved in needed and kind in ("pop", "restore"):
+            saved = getattr(statement, SAVE)[0]
+            if saved in needed:
                 reads = set(_loads([statement])) - {saved}
                 if not reads <= needed:
                     needed |= reads
                     changed = True
-    undefined = {getattr(s, SAVE)[0] for s in marked
-                 if getattr(s, SAVE)[0] in needed and getattr(s, SAVE)[2]}
-
-    def keep(block):
-        return [s for s in block if not hasattr(s, SAVE) or getattr(s, SAVE)[0] in needed]
-    _map_blocks(body, keep)
-    return undefined
+    return needed
 
 
 def fold_constants(body, namer=None):

@@ -59,7 +59,10 @@ class _RewriteCalls(gast.NodeTransformer):
         self.location = location
 
     def visit_Call(self, node):
-        self.generic_visit(node)
+        node.args = [self.visit(a) for a in node.args]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        if not isinstance(node.func, gast.Name):
+            node.func = self.visit(node.func)
         if isinstance(node.func, gast.Name) and node.func.id in self.lifted:
             new_name, free = self.lifted[node.func.id]
             node.func = name(new_name)

@@ -283,10 +283,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
     helper_identifiers = {v for k, v in context.bound.items() if isinstance(k, int)}
     pure = _is_pure(namespace, helper_identifiers | {COMMENT})
     if session.optimized:
-        everything = primal + adjoint
-        undefined = cleanup.remove_unneeded_saves(everything, adjoint)
-        primal = _without_removed(primal, everything)
-        adjoint = _without_removed(adjoint, everything)
+        undefined = cleanup.remove_unneeded_saves(primal, adjoint)
     else:
         undefined = {getattr(s, SAVE)[0] for s in _walk_statements(primal)
                      if hasattr(s, SAVE) and getattr(s, SAVE)[2]}
@@ -335,11 +332,6 @@ def cleanup_comment(text):
 
 def _walk_statements(body):
     return list(cleanup._statements(body))
-
-
-def _without_removed(part, everything):
-    kept = {id(s) for s in everything}
-    return [s for s in part if id(s) in kept]
 
 
 _COMMENT_LINE = re.compile(r"^(\s*)" + COMMENT + r"\((['\"])(.*)\2\)$")

@@ -44,6 +44,11 @@ def _marked(statements: list, saved: str, kind: str, undefined: bool = False) ->
     return statements
 
 
+def _is_terminal_break(statement) -> bool:
+    return (isinstance(statement, gast.If) and len(statement.body) == 1
+            and isinstance(statement.body[0], gast.Break) and not statement.orelse)
+
+
 @dataclass
 class Sweep:
     """The primal statements of a piece of code, and how to make its adjoint."""
@@ -439,8 +444,11 @@ class ReverseMode:
             test = name(condition)
         else:
             condition_site = None
+        defined = set(self.defined)  # each branch starts from what was defined before
         body = self.block(node.body)
+        defined_in_body, self.defined = self.defined, defined
         orelse = self.block(node.orelse)
+        self.defined |= defined_in_body
         primal.append(gast.If(test=test, body=body.primal or [gast.Pass()],
                               orelse=orelse.primal))
 
@@ -489,12 +497,22 @@ class ReverseMode:
         self.loop_depth -= 1
         count = replace("counter = counter + 1", counter=counter)
         loop = copy.copy(node)
-        loop.body = count + target_push + body.primal
+        # The loop variable is pushed as the iteration ends (before a terminal break) and
+        # popped as the reversed iteration begins, so pops mirror pushes.
+        inner = body.primal
+        if inner and _is_terminal_break(inner[-1]):
+            inner = inner[:-1] + target_push + inner[-1:]
+        else:
+            inner = inner + target_push
+        loop.body = count + inner
         primal = counter_site.primal + (before_push if target else []) + [loop]
         inside = collections.Counter(n.id for n in gast.walk(node) if isinstance(n, gast.Name))
         # Names used only inside the loop start every iteration afresh: their gradients are
         # not carried from one iteration to the one before it.
-        local = {n for n, count in inside.items() if count >= self.references[n]}
+        assigned = {n.id for n in gast.walk(node)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        local = {n for n, count in inside.items()
+                 if count >= self.references[n] and n in assigned and n not in self.parameters}
 
         def adjoint(state):
             carried = sorted((set(inside) & self.active) - local)
