@@ -1,7 +1,6 @@
 """The gradient functions users call."""
 from __future__ import annotations
 
-import functools
 from typing import Callable
 
 from transforms.errors import TransformError
@@ -12,7 +11,7 @@ def _derivative(f: Callable, wrt, optimized: bool, with_value: bool) -> Callable
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {type(f).__name__}")
     derivative = reverse_function(f, wrt, session=Session(optimized), with_value=with_value)
-    functools.update_wrapper(derivative, f, assigned=("__module__",), updated=())
+    derivative.__module__ = getattr(f, "__module__", None)
     return derivative
 
 

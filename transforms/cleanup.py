@@ -254,3 +254,17 @@ def remove_empty_control_flow(body):
 def _is_plain_range(node) -> bool:
     return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
             and node.func.id == "range")
+
+
+def remove_orphan_comments(body):
+    """Drop comments whose block of code was optimized away."""
+    def prune(block):
+        out = []
+        for position, statement in enumerate(block):
+            if is_comment(statement):
+                following = block[position + 1] if position + 1 < len(block) else None
+                if following is None or is_comment(following):
+                    continue
+            out.append(statement)
+        return out
+    body[:] = _map_blocks(body, prune)

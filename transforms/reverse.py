@@ -44,6 +44,19 @@ def _marked(statements: list, saved: str, kind: str, undefined: bool = False) ->
     return statements
 
 
+def index_value(node):
+    """An index as an expression that can be passed to a function: `1:3` -> `slice(1, 3)`."""
+    if isinstance(node, gast.Slice):
+        parts = [gast.Constant(value=None, kind=None) if p is None else copy.deepcopy(p)
+                 for p in (node.lower, node.upper, node.step)]
+        while len(parts) > 2 and isinstance(parts[-1], gast.Constant) and parts[-1].value is None:
+            parts.pop()
+        return gast.Call(func=name("slice"), args=parts, keywords=[])
+    if isinstance(node, gast.Tuple):
+        return gast.Tuple(elts=[index_value(e) for e in node.elts], ctx=gast.Load())
+    return copy.deepcopy(node)
+
+
 def _is_terminal_break(statement) -> bool:
     return (isinstance(statement, gast.If) and len(statement.body) == 1
             and isinstance(statement.body[0], gast.Break) and not statement.orelse)
@@ -220,7 +233,7 @@ class ReverseMode:
 
     def subscript_assignment(self, node, target) -> Sweep:
         container = target.value.id
-        index = target.slice
+        index = index_value(target.slice)
         undefined = container not in self.defined
         push = _marked(replace("stack.append(read_item(x, index))", stack=self.stack,
                                read_item=self.helper("read_item"), x=container, index=index),
@@ -304,7 +317,8 @@ class ReverseMode:
                 contribution = replace_expression(
                     "accumulate_item(gradient, index, value)",
                     accumulate_item=self.helper("accumulate_item"),
-                    gradient=self.gradient(base.id), index=value.slice, value=gradient)
+                    gradient=self.gradient(base.id), index=index_value(value.slice),
+                    value=gradient)
                 out += replace("target = contribution", target=self.gradient(base.id),
                                contribution=contribution)
         elif isinstance(value, gast.Attribute):
@@ -402,7 +416,8 @@ class ReverseMode:
                 targets=[name(results, store=True)],
                 value=gast.Call(func=name(derivative), args=copy.deepcopy(call.args),
                                 keywords=copy.deepcopy(call.keywords)
-                                + [gast.keyword(arg="dy", value=gradient)]),
+                                + [gast.keyword(arg=self.context.seed_keyword(
+                                    resolved.value), value=gradient)]),
                 type_comment=None)]
         else:
             arguments = gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load())
