@@ -1,6 +1,8 @@
 """The gradient functions users call."""
 from __future__ import annotations
 
+import inspect
+import types
 from typing import Callable
 
 from transforms.errors import TransformError
@@ -10,6 +12,14 @@ from transforms.pipeline import Session, reverse_function
 def _derivative(f: Callable, wrt, optimized: bool, with_value: bool) -> Callable:
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {type(f).__name__}")
+    if inspect.ismethod(f):
+        # A bound method: differentiate its function, with `self` bound and not differentiated.
+        shifted = tuple(w + 1 if isinstance(w, int) and w >= 0 else w
+                        for w in (wrt if isinstance(wrt, tuple) else (wrt,)))
+        inner = reverse_function(f.__func__, shifted if isinstance(wrt, tuple) else shifted[0],
+                                 session=Session(optimized), with_value=with_value)
+        inner.__module__ = getattr(f, "__module__", None)
+        return types.MethodType(inner, f.__self__)
     derivative = reverse_function(f, wrt, session=Session(optimized), with_value=with_value)
     derivative.__module__ = getattr(f, "__module__", None)
     return derivative

@@ -150,7 +150,10 @@ def _finish(copied, original):
 def accumulate_item(gradient, index, value):
     """The gradient of a container or array, with `value` added at `index` (a new object)."""
     out = _copy(gradient)
-    if isinstance(gradient, (list, tuple, dict)):
+    if isinstance(gradient, dict):
+        out[index] = add(out.get(index), value)  # a key added after the zeros were made
+        return out
+    if isinstance(gradient, (list, tuple)):
         out[index] = add(out[index], value)
         return _finish(out, gradient)
     if _basic_index(index):
@@ -171,12 +174,16 @@ def accumulate_attribute(gradient, attribute: str, value):
 
 def item_gradient(gradient, index, value):
     """The gradient for `value` of the assignment `x[index] = value`, given x's gradient."""
+    if isinstance(gradient, dict) and index not in gradient:
+        return zeros_like(value)
     return _sum_to(gradient[index], value)
 
 
 def clear_item(gradient, index):
     """`gradient` with its slot at `index` set to zero (a new object)."""
     out = _copy(gradient)
+    if isinstance(out, dict) and index not in out:
+        return out
     out[index] = zeros_like(out[index])
     return _finish(out, gradient)
 
@@ -312,3 +319,23 @@ def _same(a, b) -> bool:
 def sum_gradient(gradient, iterable):
     """Per-item gradients of the builtin sum over `iterable`."""
     return like_container([_sum_to(gradient, item) for item in iterable], iterable)
+
+
+def gradient_item(gradient, index, like):
+    """`gradient[index]`, or zeros like `like` where a dict gradient lacks the key."""
+    if isinstance(gradient, dict) and index not in gradient:
+        return zeros_like(like)
+    return gradient[index]
+
+
+def pairs_gradient(gradient):
+    """The gradient of `list(mapping.items())` given the gradient of the dict it rebuilds."""
+    return [(None, value) for value in gradient.values()]
+
+
+def carries_gradient(value) -> bool:
+    """Whether `value` is something gradients are taken of: numbers, arrays, and containers."""
+    if isinstance(value, (tuple, list, dict, float, complex)) or (
+            isinstance(value, numbers.Number) and not isinstance(value, bool)):
+        return True
+    return hasattr(value, "dtype") and hasattr(value, "shape")

@@ -61,6 +61,11 @@ def flows(body, is_constant_call) -> tuple[dict, set]:
                 if (isinstance(func, gast.Attribute) and func.attr == "append"
                         and isinstance(func.value, gast.Name)):
                     add(func.value.id, value_sources(node.value, is_constant_call))
+                elif (isinstance(func, gast.Name) and func.id.startswith("restore_item")
+                        and len(node.value.args) == 3 and isinstance(node.value.args[0],
+                                                                      gast.Name)):
+                    container = node.value.args[0].id
+                    add(container, _reads(node.value.args[2]) | {container})
             elif isinstance(node, gast.Return):
                 returned.update(_reads(node.value))
             elif isinstance(node, (gast.If, gast.For, gast.While)):

@@ -159,7 +159,7 @@ def remove_dead_code(body, is_pure, keep_names=()):
                     continue
                 out.append(statement)
             return out
-        _map_blocks(body, prune)
+        body[:] = _map_blocks(body, prune)
         if not removed:
             return
 
@@ -261,10 +261,14 @@ def remove_orphan_comments(body):
     def prune(block):
         out = []
         for position, statement in enumerate(block):
-            if is_comment(statement):
+            if is_comment(statement) and not _is_heading(statement):
                 following = block[position + 1] if position + 1 < len(block) else None
                 if following is None or is_comment(following):
                     continue
             out.append(statement)
         return out
     body[:] = _map_blocks(body, prune)
+
+
+def _is_heading(statement) -> bool:
+    return statement.value.args[0].value.endswith("sweep")

@@ -71,16 +71,58 @@ class _RewriteCalls(gast.NodeTransformer):
 
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and node.id in self.lifted:
+            new_name, free = self.lifted[node.id]
+            if not free:  # reads nothing of the enclosing function: a plain function value
+                return name(new_name)
             raise self.location.error(
-                node, f"the nested function {node.id!r} is used as a value; autotrace "
-                "differentiates nested functions only where they are called directly",
-                "nested function as a value")
+                node, f"the nested function {node.id!r} reads the enclosing function's "
+                f"variables {', '.join(free)} and is used as a value; autotrace "
+                "differentiates such functions only where they are called directly. Pass "
+                "those variables as arguments instead", "nested function as a value")
         return node
+
+
+class _NameLambdas(gast.NodeTransformer):
+    """`f(lambda z: z * 2)` becomes `_lambda1 = lambda z: z * 2` then `f(_lambda1)`, so that
+    every lambda is a named nested function."""
+
+    def __init__(self, namer: Namer):
+        self.namer = namer
+        self.hoisted = []
+
+    def visit_Assign(self, node):
+        if isinstance(node.value, gast.Lambda) and len(node.targets) == 1 and isinstance(
+                node.targets[0], gast.Name):
+            node.value.body = self.visit(node.value.body)
+            return node
+        return self.generic_visit(node)
+
+    def visit_Lambda(self, node):
+        node.body = self.visit(node.body)
+        identifier = self.namer.temporary("lambda")
+        self.hoisted.append(gast.copy_location(gast.Assign(
+            targets=[name(identifier, store=True)], value=node, type_comment=None), node))
+        return name(identifier)
+
+
+def _name_lambdas(body, namer):
+    out = []
+    for statement in body:
+        for field in ("body", "orelse"):
+            if isinstance(getattr(statement, field, None), list) and not isinstance(
+                    statement, gast.FunctionDef):
+                setattr(statement, field, _name_lambdas(getattr(statement, field), namer))
+        namer_pass = _NameLambdas(namer)
+        statement = namer_pass.visit(statement)
+        out += namer_pass.hoisted + [statement]
+    return out
 
 
 def lift_nested_functions(function: gast.FunctionDef, location: Location, namer: Namer,
                           namespace: dict) -> None:
     """Replace each nested def/lambda in `function` by a lifted function bound in `namespace`."""
+    if any(isinstance(n, gast.Lambda) for n in gast.walk(function)):
+        function.body = _name_lambdas(function.body, namer)
     definitions = _nested_definitions(function.body)
     if not definitions:
         return

@@ -13,6 +13,7 @@ import copy
 import inspect
 import os
 import re
+import types
 import weakref
 from dataclasses import dataclass, field
 
@@ -32,7 +33,7 @@ from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
 from transforms.parsing import parse_function
 from transforms.reverse import COMMENT, SAVE, ReverseMode
-from transforms.rules.core import adjoint_rules, constant_functions
+from transforms.rules.core import adjoint, adjoint_rules, d
 from transforms.templates import name, replace
 import transforms.rules  # noqa: F401  (fills the rule registries)
 
@@ -84,7 +85,7 @@ class Context:
 
     def helper(self, helper_name: str) -> str:
         if helper_name == "vjp_call":
-            return self.import_value("vjp_call", self.session.vjp_call)
+            return self.import_value("vjp_call", vjp_call)
         return self.import_value(helper_name, HELPERS[helper_name])
 
     @staticmethod
@@ -111,7 +112,6 @@ class Session:
         self.optimized = optimized
         self.done: dict = {}
         self.pending: dict = collections.defaultdict(list)
-        self.runtime_cache = weakref.WeakKeyDictionary()
 
     def bind_derivative(self, func, wrt, namespace, identifier):
         key = (func, wrt)
@@ -120,38 +120,77 @@ class Session:
             return
         self.pending[key].append((namespace, identifier))
         if len(self.pending[key]) == 1:  # not already being built (recursion)
-            derivative = reverse_function(func, wrt, session=self)
+            if inspect.ismethod(func):  # a bound method: derive its function, bind it again
+                _, _, shifted = _unbind(func, (), wrt)
+                derivative = types.MethodType(
+                    reverse_function(func.__func__, shifted, session=self), func.__self__)
+            else:
+                derivative = reverse_function(func, wrt, session=self)
             self.done[key] = derivative
             for waiting_namespace, waiting_identifier in self.pending.pop(key):
                 waiting_namespace[waiting_identifier] = derivative
 
-    def vjp_call(self, func, args, kwargs, dy, wrt):
-        """The gradients of `func(*args, **kwargs)` for the arguments in `wrt`, given `dy`.
 
-        Generated code calls this where it could not tell, before running, which function a
-        call meant (a method of an argument, a function held in a variable).
-        """
-        if inspect.ismethod(func):
-            args = (func.__self__,) + tuple(args)
-            wrt = tuple(w + 1 if isinstance(w, int) else w for w in wrt)
-            func = func.__func__
-        kind = classify_value_safely(func)
-        if kind == "rule":
-            from transforms.rules.evaluate import rule_vjp
-            parameters = list(adjoint_rules[func].signature.parameters)
-            _, vjp = rule_vjp(func, *args, **kwargs)
-            gradients = vjp(dy)
-            return tuple(gradients.get(parameters[w] if isinstance(w, int) else w,
-                                       structure.zeros_like(args[w] if isinstance(w, int)
-                                                            else kwargs[w]))
-                         for w in wrt)
-        if kind != "user":
-            raise TransformError(f"no derivative rule for {getattr(func, '__name__', func)!r};"
-                                 " register one with @autotrace.register_adjoint")
-        cache = self.runtime_cache.setdefault(func, {})
-        if wrt not in cache:
-            cache[wrt] = reverse_function(func, wrt, session=Session(self.optimized))
-        return cache[wrt](*args, **{seed_keyword(func): dy}, **kwargs)
+# Derivatives built while generated code runs (for calls resolved only then), per function.
+_runtime_derivatives: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def derivative_of(func, wrt: tuple):
+    """The reverse-mode derivative of the Python function `func`, built once per `wrt`."""
+    cache = _runtime_derivatives.setdefault(func, {})
+    if wrt not in cache:
+        cache[wrt] = reverse_function(func, wrt, session=Session(optimized=True))
+    return cache[wrt]
+
+
+def _unbind(func, args, wrt):
+    if inspect.ismethod(func):
+        args = (func.__self__,) + tuple(args)
+        wrt = tuple(w + 1 if isinstance(w, int) else w for w in wrt)
+        func = func.__func__
+    return func, tuple(args), wrt
+
+
+def vjp_call(func, args, kwargs, dy, wrt):
+    """The gradients of `func(*args, **kwargs)` for the arguments in `wrt`, given `dy`.
+
+    Generated code calls this where it could not tell, before running, which function a call
+    meant (a method of an argument, a function held in a variable).
+    """
+    func, args, wrt = _unbind(func, args, wrt)
+    kind = classify_value_safely(func)
+    if kind == "rule":
+        from transforms.rules.evaluate import rule_vjp
+        parameters = list(adjoint_rules[func].signature.parameters)
+        gradients = rule_vjp(func, *args, **kwargs)[1](dy)
+        return tuple(gradients[parameters[w] if isinstance(w, int) else w] for w in wrt)
+    if kind != "user":
+        raise TransformError(
+            f"no derivative rule for {getattr(func, '__name__', func)!r}, called at run time "
+            "with arguments that carry gradient; register one with "
+            "@autotrace.register_adjoint")
+    derivative = derivative_of(func, wrt)
+    return derivative(*args, **{seed_keyword(func): dy}, **kwargs)
+
+
+def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
+    """The gradients of `vjp_call(func, args, kwargs, dy, wrt)` for `args` and `dy`."""
+    bound = inspect.ismethod(func)
+    func, args, wrt = _unbind(func, args, wrt)
+    derivative = derivative_of(func, wrt)
+    seed = seed_keyword(func)
+    numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a))
+    grads = vjp_call(derivative, args, {**kwargs, seed: dy}, gradient, numeric + (seed,))
+    by_position = dict(zip(numeric, grads[:-1]))
+    first = 1 if bound else 0  # the gradients of the call's own arguments, not of `self`
+    return tuple(by_position.get(i) for i in range(first, len(args))), grads[-1]
+
+
+@adjoint(vjp_call)
+def _vjp_call(y, function, arguments, keywords, dy, wrt):
+    transposed = vjp_call_transpose(function, arguments, keywords, dy, wrt, d[y])
+    d[arguments] = transposed[0]
+    d[dy] = transposed[1]
 
 
 def classify_value_safely(func) -> str:

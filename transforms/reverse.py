@@ -86,6 +86,7 @@ class ReverseMode:
         self.active = active
         self.parameters = parameters
         self.defined = set(parameters)
+        self.definite = set(parameters)
         self.loop_depth = 0
         self.gradient_names: dict[str, str] = {}
         self.temporaries: set[str] = set()
@@ -152,6 +153,7 @@ class ReverseMode:
         overwrites = self.loop_depth > 0 or primal in self.defined
         result = self.save(primal) if overwrites else ([], [])
         self.defined.add(primal)
+        self.definite.add(primal)
         return result
 
     # ---- blocks ------------------------------------------------------------------------------
@@ -208,6 +210,11 @@ class ReverseMode:
         kind = classify(call.func, self.context.namespace).kind
         if kind == "list_append":
             return self.list_append(node, call)
+        if call.func.id == self.context.helper("restore_item") if isinstance(
+                call.func, gast.Name) else False:
+            # Generated code undoing `x[i] = ...`: to a second derivative, an assignment.
+            container, index, value = call.args
+            return self.subscript_assignment(node, container.id, index_value(index), value)
         if kind == "list_pop":
             return self.visit_Assign(gast.copy_location(gast.Assign(
                 targets=[name(self.temporary("t"), store=True)], value=call,
@@ -217,7 +224,8 @@ class ReverseMode:
     def visit_Assign(self, node):
         target = node.targets[0]
         if isinstance(target, gast.Subscript):
-            return self.subscript_assignment(node, target)
+            return self.subscript_assignment(node, target.value.id, index_value(target.slice),
+                                             node.value)
         primal = target.id
         push, pop = self.assignment_site(primal)
 
@@ -231,9 +239,8 @@ class ReverseMode:
             return out + pop
         return Sweep(push + [node], adjoint)
 
-    def subscript_assignment(self, node, target) -> Sweep:
-        container = target.value.id
-        index = index_value(target.slice)
+    def subscript_assignment(self, node, container: str, index, value) -> Sweep:
+        """`container[index] = value` (node is that statement, or a `restore_item` call)."""
         undefined = container not in self.defined
         push = _marked(replace("stack.append(read_item(x, index))", stack=self.stack,
                                read_item=self.helper("read_item"), x=container, index=index),
@@ -246,12 +253,12 @@ class ReverseMode:
             out = []
             if container in self.active and container in state:
                 gradient = self.gradient(container)
-                if self.is_active(node.value):
+                if self.is_active(value):
                     contribution = replace_expression(
                         "item_gradient(gradient, index, value)",
                         item_gradient=self.helper("item_gradient"), gradient=gradient,
-                        index=index, value=node.value)
-                    out += self.accumulate(node.value.id, contribution, state)
+                        index=index, value=value)
+                    out += self.accumulate(value.id, contribution, state)
                 out += replace("gradient = clear_item(gradient, index)", gradient=gradient,
                                clear_item=self.helper("clear_item"), index=index)
             return out + pop
@@ -459,11 +466,16 @@ class ReverseMode:
             test = name(condition)
         else:
             condition_site = None
-        defined = set(self.defined)  # each branch starts from what was defined before
+        # Each branch starts from what was defined before it. `defined` holds names that may
+        # be defined (for saves), `definite` names that are defined on every path.
+        defined, definite = set(self.defined), set(self.definite)
         body = self.block(node.body)
-        defined_in_body, self.defined = self.defined, defined
+        defined_in_body, definite_in_body = self.defined, self.definite
+        self.defined, self.definite = set(defined), set(definite)
         orelse = self.block(node.orelse)
+        definite_in_orelse = self.definite
         self.defined |= defined_in_body
+        self.definite = definite_in_body & definite_in_orelse
         primal.append(gast.If(test=test, body=body.primal or [gast.Pass()],
                               orelse=orelse.primal))
 
@@ -471,10 +483,14 @@ class ReverseMode:
             body_state, orelse_state = set(state), set(state)
             body_adjoint = body.adjoint(body_state)
             orelse_adjoint = orelse.adjoint(orelse_state)
+            # A gradient one branch has and the other lacks is zero on the other path; but
+            # where the variable itself does not exist on that path, nothing will read it.
             for missing in sorted(body_state - orelse_state):
-                orelse_adjoint += self.zeros(missing)
+                if missing in definite_in_orelse:
+                    orelse_adjoint += self.zeros(missing)
             for missing in sorted(orelse_state - body_state):
-                body_adjoint += self.zeros(missing)
+                if missing in definite_in_body:
+                    body_adjoint += self.zeros(missing)
             state.clear()
             state.update(body_state | orelse_state)
             out = []
@@ -508,7 +524,9 @@ class ReverseMode:
             for statement in target_push + target_pop:
                 setattr(statement, SAVE, (target, getattr(statement, SAVE)[1], False))
         self.loop_depth += 1
+        definite = set(self.definite)
         body = self.block(node.body)
+        self.definite = definite | {counter}  # the body may not run at all
         self.loop_depth -= 1
         count = replace("counter = counter + 1", counter=counter)
         loop = copy.copy(node)

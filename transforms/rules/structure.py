@@ -9,7 +9,7 @@ import numpy as np
 
 from runtime.structure import (accumulate_attribute, accumulate_item, add, astype, cast_like,
                                clear_item, dict_items, dict_keys, dict_values,
-                               extremum_gradient, item, item_gradient, items_gradient,
+                               extremum_gradient, gradient_item, item, pairs_gradient, item_gradient, items_gradient,
                                like_container, match, place_item, read_attribute, read_item,
                                seed, sequence, sequence_gradient, sum_gradient, values_gradient,
                                zeros_like, ones_like)
@@ -37,7 +37,12 @@ def _add(y, a, b):
 @adjoint(accumulate_item)
 def _accumulate_item(y, gradient, index, value):
     d[gradient] = d[y]
-    d[value] = d[y][index]
+    d[value] = gradient_item(d[y], index, value)
+
+
+@adjoint(gradient_item)
+def _gradient_item(y, gradient, index, like):
+    d[gradient] = accumulate_item(zeros_like(gradient), index, d[y])
 
 
 @adjoint(accumulate_attribute)
@@ -89,6 +94,16 @@ def _dict_values(y, mapping):
 @adjoint(dict_items)
 def _dict_items(y, mapping):
     d[mapping] = items_gradient(d[y], mapping)
+
+
+@adjoint(items_gradient)
+def _items_gradient(y, gradient, mapping):
+    d[gradient] = pairs_gradient(d[y])
+
+
+@adjoint(pairs_gradient)
+def _pairs_gradient(y, gradient):
+    d[gradient] = items_gradient(d[y], gradient)
 
 
 @adjoint(values_gradient)

@@ -1,0 +1,738 @@
+"""Array helpers that derivative rules call: undoing broadcasts and reductions, and the adjoints
+of structural functions (sort, tile, pad, take, einsum, ...).
+
+Each helper works on the array module of its input (NumPy or CuPy). The common cases (a Python
+float, an array already of the wanted shape) return at once: these run in hot loops. A helper
+that is differentiable has its own adjoint rule (transforms/rules/helpers.py), so generated
+derivative code stays differentiable; the ones that return masks, sizes or axes are declared
+constant there.
+
+Integer and boolean values carry no gradient: `unbroadcast` and `unreduce` return a float zero of
+their shape. A result may be an input returned as it is, or (for large arrays) a read-only
+broadcast view: gradients are never written in place.
+"""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from runtime.structure import array_module
+
+_FLOAT_KINDS = "fc"
+
+
+def _float_zeros(x):
+    return array_module(x).zeros(np.shape(x))
+
+
+# Up to this many elements, writing a broadcast into a new array beats np.broadcast_to's
+# Python overhead (microseconds); larger results stay read-only broadcast views.
+_SMALL = 1 << 14
+
+
+def _broadcast(g, shape):
+    """`g` broadcast to `shape` (a new array when small, else a read-only view)."""
+    xp = array_module(g)
+    if xp is np and getattr(g, "size", 1) <= _SMALL and _size(shape) <= _SMALL:
+        out = np.empty(shape, dtype=getattr(g, "dtype", np.float64))
+        out[...] = g
+        return out
+    return xp.broadcast_to(g, shape)
+
+
+def _size(shape) -> int:
+    size = 1
+    for n in shape:
+        size *= n
+    return size
+
+
+def _sum_to_shape(g, shape):
+    """Sum `g` over the axes that broadcasting added or stretched, so it has `shape`."""
+    xp = array_module(g)
+    g = xp.asarray(g)
+    extra = g.ndim - len(shape)
+    if extra > 0:
+        g = g.sum(axis=tuple(range(extra)))
+    stretched = tuple(i for i, (n, m) in enumerate(zip(g.shape, shape)) if m == 1 and n != 1)
+    if stretched:
+        g = g.sum(axis=stretched, keepdims=True)
+    if g.shape != tuple(shape):
+        g = _broadcast(g, shape)
+    return g
+
+
+def _to_structure(g, x):
+    """`g` (an array shaped like `np.asarray(x)`) as the nested lists, tuples and floats of `x`."""
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_structure(g[i], item) for i, item in enumerate(x))
+    if isinstance(x, (bool, int, np.integer, np.bool_)):
+        return 0.0
+    if type(x) is float:
+        return float(g)
+    return g
+
+
+def _gradient_like(g, x, to_shape):
+    """The slow path of unbroadcast/unreduce for values that are not arrays or floats."""
+    if x is None:
+        return None
+    if isinstance(x, (bool, int)):
+        return 0.0
+    if isinstance(x, complex):
+        return complex(array_module(g).sum(g))
+    array = np.asarray(x)
+    if array.dtype.kind not in _FLOAT_KINDS:
+        return _to_structure(np.zeros(array.shape), x)
+    return _to_structure(to_shape(g, array.shape), x)
+
+
+def unbroadcast(g, x):
+    """Sum `g` over the dimensions that broadcasting gave it, so it is shaped like `x`.
+
+    A Python float `x` gets a Python float; an integer or boolean `x` gets a float zero.
+    """
+    kind = type(x)
+    if kind is float:
+        return g if type(g) is float else float(array_module(g).sum(g))
+    if kind is np.ndarray:  # the hot path: no work when the shapes already agree
+        if x.dtype.kind not in _FLOAT_KINDS:
+            return _float_zeros(x)
+        if type(g) is np.ndarray and g.shape == x.shape:
+            return g
+        return _sum_to_shape(g, x.shape)
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        return _gradient_like(g, x, _sum_to_shape)
+    if x.dtype.kind not in _FLOAT_KINDS:
+        return _float_zeros(x)
+    if getattr(g, "shape", ()) == shape:
+        return g
+    return _sum_to_shape(g, shape)
+
+
+def broadcast_like(v, g):
+    """`v` broadcast to the shape of `g` (the adjoint of `unbroadcast(g, x)` in `g`)."""
+    if type(g) is float:
+        return v if type(v) is float else float(v)
+    shape = np.shape(g)
+    if getattr(v, "shape", ()) == shape:
+        return v
+    return _broadcast(v, shape)
+
+
+def unbroadcast_each(gs, xs):
+    """`unbroadcast` element by element: a list."""
+    return [unbroadcast(g, x) for g, x in zip(gs, xs)]
+
+
+def broadcast_each_like(vs, gs):
+    """`broadcast_like` element by element: a list."""
+    return [broadcast_like(v, g) for v, g in zip(vs, gs)]
+
+
+def _expand_to_shape(g, shape, axis=None, keepdims=False):
+    """`g`, the result of reducing over `axis`, broadcast back to `shape`."""
+    if axis is not None and not keepdims and getattr(g, "ndim", 0):
+        axes = _axes(axis, len(shape))
+        g = array_module(g).reshape(g, tuple(1 if i in axes else n for i, n in enumerate(shape)))
+    return _broadcast(g, shape)
+
+
+def unreduce(g, x, axis=None, keepdims=False):
+    """Put back the axes that a reduction of `x` over `axis` removed, and broadcast to x's shape."""
+    kind = type(x)
+    if kind is float:
+        return g if type(g) is float else float(g)
+    if kind is np.ndarray:
+        if x.dtype.kind not in _FLOAT_KINDS:
+            return _float_zeros(x)
+        if type(g) is np.ndarray and g.shape == x.shape:
+            return g
+        return _expand_to_shape(g, x.shape, axis, keepdims)
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        return _gradient_like(g, x, lambda g, s: _expand_to_shape(g, s, axis, keepdims))
+    if x.dtype.kind not in _FLOAT_KINDS:
+        return _float_zeros(x)
+    if getattr(g, "shape", ()) == shape:
+        return g
+    return _expand_to_shape(g, shape, axis, keepdims)
+
+
+# Constant helpers: masks, sizes and axes (declared constant in transforms/rules/helpers.py).
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axis = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    return tuple(a % ndim for a in axis)
+
+
+def reduced_size(a, axis):
+    """How many elements a reduction of `a` over `axis` combines into one."""
+    shape = np.shape(a)
+    return int(np.prod([shape[i] for i in _axes(axis, len(shape))], dtype=np.int64))
+
+
+def flat_axis(axis):
+    """The axis a cumulative function runs along once `axis=None` has flattened its input."""
+    return 0 if axis is None else axis
+
+
+def first_given(a, b):
+    """`a` unless it is None, else `b` (np.clip takes a_min or min)."""
+    return b if a is None else a
+
+
+def tie_weights(y, x, other):
+    """How much of the gradient of `y = maximum(x, other)` (or minimum) goes to `x`: 1 where x
+    was chosen, 1/2 where x and other tie, 0 elsewhere."""
+    xp = array_module(y)
+    return xp.equal(x, y) / (1.0 + xp.equal(other, y))
+
+
+def extremum_weights(a, y, axis=None, keepdims=False):
+    """Where `a` attains its max/min `y` over `axis`, 1/(number of ties); 0 elsewhere."""
+    xp = array_module(a)
+    a = xp.asarray(a)
+    mask = xp.equal(a, _expand_to_shape(y, a.shape, axis, keepdims))
+    return mask / mask.sum(axis=axis, keepdims=True)
+
+
+def clip_weights(y, a, lower, upper, which):
+    """Where the gradient of `y = clip(a, lower, upper)` goes: to "a" where a is inside (bounds
+    included), to "upper" where y is the upper bound, to "lower" where it is the lower bound."""
+    xp = array_module(y)
+    from_a = xp.equal(y, a)
+    if which == "a":
+        return 1.0 * from_a
+    if which == "upper":
+        bound = upper
+        mask = xp.logical_not(from_a)
+    else:
+        bound = lower
+        mask = xp.logical_not(from_a)
+        if upper is not None:
+            mask = xp.logical_and(mask, xp.not_equal(y, upper))
+    if bound is None:
+        return 0.0 * from_a
+    return 1.0 * xp.logical_and(mask, xp.equal(y, bound))
+
+
+def diff_pad_width(a, n, axis):
+    """np.pad widths that put `n` zeros on both ends of `axis` (the adjoint of np.diff)."""
+    ndim = np.ndim(a)
+    width = [(0, 0)] * ndim
+    width[axis % ndim] = (n, n)
+    return tuple(width)
+
+
+def inverse_permutation(axes, a):
+    """The axes that undo `np.transpose(a, axes)` (None undoes None)."""
+    if axes is None:
+        return None
+    ndim = np.ndim(a)
+    return tuple(int(i) for i in np.argsort([axis % ndim for axis in axes]))
+
+
+def negate_shift(shift):
+    """The shift that undoes np.roll by `shift` (an int or a tuple)."""
+    if np.ndim(shift) == 0:
+        return -shift
+    return tuple(-s for s in shift)
+
+
+def hstack_axis(tup):
+    """The axis np.hstack joins along: 0 for 1-d (and 0-d) pieces, else 1."""
+    return 0 if np.ndim(tup[0]) <= 1 else 1
+
+
+def eye_like(w):
+    """An identity matrix as wide as the last axis of `w`."""
+    return array_module(w).eye(np.shape(w)[-1])
+
+
+def norm_power(x, ord=None, axis=None):
+    """The p of the vector p-norm that np.linalg.norm(x, ord, axis) computes (Frobenius: 2)."""
+    ndim = np.ndim(x) if axis is None else (1 if np.ndim(axis) == 0 else len(axis))
+    if ord is None or (ord == "fro" and ndim == 2):
+        return 2.0
+    if ndim == 1 and not isinstance(ord, str) and np.isfinite(ord) and ord != 0:
+        return float(ord)
+    raise NotImplementedError(
+        f"np.linalg.norm with ord={ord!r} over {ndim} axes has no derivative rule; rules cover "
+        "ord=None, 'fro', and finite nonzero p for vectors")
+
+
+# Differentiable helpers: each has an adjoint rule in transforms/rules/helpers.py.
+
+def norm_direction(x, p):
+    """|x|^(p-1) sign(x): the direction of the gradient of a p-norm (x itself for p=2)."""
+    if p == 2:
+        return x
+    xp = array_module(x)
+    if p == 1:
+        return xp.sign(x)
+    return xp.abs(x) ** (p - 1) * xp.sign(x)
+
+
+def norm_slope(x, p):
+    """The derivative of `norm_direction(x, p)`: (p-1)|x|^(p-2), exactly 1 for p=2, 0 for p=1."""
+    xp = array_module(x)
+    if p == 2:
+        return xp.ones(np.shape(x))
+    if p == 1:
+        return xp.zeros(np.shape(x))
+    return (p - 1) * xp.abs(x) ** (p - 2)
+
+
+def sinc_slope(x):
+    """The derivative of np.sinc: (cos(pi x) - sinc(x)) / x, by its series near 0."""
+    xp = array_module(x)
+    small = xp.less(xp.abs(x), 1e-3)
+    safe = xp.where(small, 1.0, x)
+    series = x * (-xp.pi ** 2 / 3 + xp.pi ** 4 / 30 * x * x)
+    return xp.where(small, series, (xp.cos(xp.pi * safe) - xp.sinc(safe)) / safe)
+
+
+def tril_half_diagonal(x):
+    """The lower triangle of `x` with its diagonal halved (Murray's Phi, for cholesky)."""
+    xp = array_module(x)
+    return xp.tril(x) - 0.5 * x * xp.eye(x.shape[-1])
+
+
+def eigh_gap_inverse(w):
+    """F[..., i, j] = 1 / (w[..., j] - w[..., i]) off the diagonal, 0 on it."""
+    xp = array_module(w)
+    gaps = w[..., None, :] - w[..., :, None]
+    gaps = xp.where(xp.eye(w.shape[-1], dtype=bool), xp.inf, gaps)
+    return 1.0 / gaps
+
+
+# NumPy 2 reads b in solve(a, b) as a vector only when it is 1-d; NumPy 1 whenever it has one
+# dimension fewer than a.
+_NUMPY_2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+
+
+def _solve_is_vector(a, b):
+    return np.ndim(b) == 1 if _NUMPY_2 else np.ndim(b) == np.ndim(a) - 1
+
+
+def solve_as_matrix(v, a, b):
+    """`v` (shaped like b or like solve(a, b)) with a trailing axis when b is a vector."""
+    if _solve_is_vector(a, b):
+        return array_module(v).expand_dims(v, -1)
+    return v
+
+
+def prod_others(a, axis=None):
+    """For each element of `a`, the product of the other elements along `axis` (no division, so
+    zeros are handled)."""
+    xp = array_module(a)
+    a = xp.asarray(a)
+    axes = _axes(axis, a.ndim)
+    if not axes:
+        return xp.ones(a.shape)
+    k = len(axes)
+    moved = xp.moveaxis(a, axes, tuple(range(-k, 0)))
+    rows = moved.reshape(moved.shape[:a.ndim - k] + (-1,))
+    ones = xp.ones(rows.shape[:-1] + (1,), dtype=rows.dtype)
+    before = xp.concatenate([ones, xp.cumprod(rows, axis=-1)[..., :-1]], axis=-1)
+    after = xp.flip(xp.cumprod(xp.flip(rows, -1), axis=-1), -1)
+    after = xp.concatenate([after[..., 1:], ones], axis=-1)
+    others = (before * after).reshape(moved.shape)
+    return xp.moveaxis(others, tuple(range(-k, 0)), axes)
+
+
+def _sort_order(a, axis):
+    xp = array_module(a)
+    if axis is None:
+        return xp.argsort(xp.ravel(a), kind="stable")
+    return xp.argsort(a, axis=axis, kind="stable")
+
+
+def sort_like(v, a, axis=-1):
+    """`v` put in the order that sorts `a` along `axis` (None: flattened)."""
+    xp = array_module(v)
+    if axis is None:
+        return xp.ravel(v)[_sort_order(a, None)]
+    return xp.take_along_axis(v, _sort_order(a, axis), axis=axis)
+
+
+def unsort(g, a, axis=-1):
+    """The adjoint of `sort_like`: `g` (in sorted order) sent back to the positions in `a`."""
+    xp = array_module(g)
+    order = _sort_order(a, axis)
+    inverse = xp.argsort(order, axis=-1 if axis is None else axis)
+    if axis is None:
+        return xp.reshape(g[inverse], np.shape(a))
+    return xp.take_along_axis(g, inverse, axis=axis)
+
+
+def _promoted_shape(shape, ndmin):
+    if ndmin == 1 and len(shape) == 0:
+        return (1,)
+    if ndmin == 2 and len(shape) < 2:
+        return (1,) * (2 - len(shape)) + tuple(shape)
+    return tuple(shape)
+
+
+def split_like(g, arrays, axis=0, ndmin=0):
+    """`g` cut into pieces shaped like `arrays`, which were joined along `axis` after being
+    promoted to `ndmin` dimensions (0: concatenate, 1: hstack, 2: vstack)."""
+    xp = array_module(g)
+    shapes = [np.shape(x) for x in arrays]
+    if axis is None:
+        sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+        pieces = xp.split(xp.ravel(g), np.cumsum(sizes)[:-1].tolist())
+    else:
+        sizes = [_promoted_shape(s, ndmin)[axis] for s in shapes]
+        pieces = xp.split(g, np.cumsum(sizes)[:-1].tolist(), axis=axis)
+    return [xp.reshape(piece, shape) for piece, shape in zip(pieces, shapes)]
+
+
+def join(pieces, axis=0, ndmin=0):
+    """The adjoint of `split_like`: the pieces promoted to `ndmin` dimensions and joined."""
+    xp = array_module(pieces[0])
+    promoted = [xp.reshape(p, _promoted_shape(np.shape(p), ndmin)) for p in pieces]
+    return xp.concatenate(promoted, axis=axis)
+
+
+def unstack(g, axis=0):
+    """The adjoint of np.stack: `g` cut along `axis` into a list."""
+    return list(array_module(g).moveaxis(g, axis, 0))
+
+
+def reshape_each(g, arys):
+    """The adjoint of np.atleast_Nd(*arys): one gradient per argument (its result is one array
+    for one argument, a list for several)."""
+    xp = array_module(arys[0])
+    if len(arys) == 1:
+        return [xp.reshape(g, np.shape(arys[0]))]
+    return [xp.reshape(gi, np.shape(x)) for gi, x in zip(g, arys)]
+
+
+def reshape_each_back(v, g):
+    """The adjoint of `reshape_each(g, arys)` in g."""
+    if isinstance(g, (list, tuple)):
+        return [array_module(vi).reshape(vi, np.shape(gi)) for vi, gi in zip(v, g)]
+    return array_module(v[0]).reshape(v[0], np.shape(g))
+
+
+def unarray(g, obj):
+    """The adjoint of np.array(obj) / np.asarray(obj): `g` in the structure of `obj`."""
+    if type(obj) is float:
+        return float(g)
+    if hasattr(obj, "shape"):
+        if obj.dtype.kind not in _FLOAT_KINDS:
+            return _float_zeros(obj)
+        return g if getattr(g, "shape", ()) == obj.shape else array_module(g).reshape(g, obj.shape)
+    if isinstance(obj, (list, tuple)):
+        return [unarray(g[i], item) for i, item in enumerate(obj)]
+    return 0.0 if isinstance(obj, (bool, int)) else g
+
+
+def untile(g, A, reps):
+    """The adjoint of np.tile(A, reps): the tiles of `g` summed."""
+    xp = array_module(g)
+    shape = np.shape(A)
+    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    ndim = max(len(shape), len(reps))
+    full = (1,) * (ndim - len(shape)) + tuple(shape)
+    reps = (1,) * (ndim - len(reps)) + reps
+    interleaved = [n for pair in zip(reps, full) for n in pair]
+    summed = xp.reshape(g, interleaved).sum(axis=tuple(range(0, 2 * ndim, 2)))
+    return float(summed) if type(A) is float else xp.reshape(summed, shape)
+
+
+def unrepeat(g, a, repeats, axis=None):
+    """The adjoint of np.repeat(a, repeats, axis): each run of repeated copies summed."""
+    xp = array_module(g)
+    shape = np.shape(a)
+    if axis is None:
+        g, axis, length = xp.ravel(g), 0, int(np.prod(shape, dtype=np.int64))
+    else:
+        axis = axis % len(shape)
+        length = shape[axis]
+    counts = np.broadcast_to(np.asarray(repeats), (length,))
+    if np.all(counts == counts[0]) and length:
+        split = g.shape[:axis] + (length, int(counts[0])) + g.shape[axis + 1:]
+        summed = xp.reshape(g, split).sum(axis=axis + 1)
+    else:
+        ends = np.cumsum(counts)
+        padded = xp.concatenate([xp.zeros_like(xp.take(g, [0], axis=axis)),
+                                 xp.cumsum(g, axis=axis)], axis=axis)
+        summed = (xp.take(padded, xp.asarray(ends), axis=axis)
+                  - xp.take(padded, xp.asarray(ends - counts), axis=axis))
+    return float(summed) if type(a) is float else xp.reshape(summed, shape)
+
+
+def unpad(g, pad_width, mode="constant"):
+    """The adjoint of np.pad(array, pad_width) in constant mode: the middle of `g`."""
+    if mode != "constant":
+        raise NotImplementedError(f"np.pad with mode={mode!r} has no derivative rule; "
+                                  "only mode='constant' has one")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (np.ndim(g), 2))
+    return g[tuple(slice(int(before), n - int(after))
+                   for (before, after), n in zip(widths, np.shape(g)))]
+
+
+def diagonal_adjoint(g, a, offset=0, axis1=0, axis2=1):
+    """The adjoint of np.diagonal(a, offset, axis1, axis2): zeros shaped like `a` with `g`
+    (broadcast to the diagonal's shape) on that diagonal."""
+    xp = array_module(g)
+    shape = np.shape(a)
+    ndim = len(shape)
+    axis1, axis2 = axis1 % ndim, axis2 % ndim
+    n, m = shape[axis1], shape[axis2]
+    rest = tuple(s for i, s in enumerate(shape) if i not in (axis1, axis2))
+    length = max(0, min(n + min(offset, 0), m - max(offset, 0)))
+    rows = np.arange(length) + max(-offset, 0)
+    cols = np.arange(length) + max(offset, 0)
+    out = xp.zeros(rest + (n, m), dtype=xp.result_type(g, 1.0))
+    out[..., rows, cols] = xp.broadcast_to(g, rest + (length,))
+    return xp.moveaxis(out, (-2, -1), (axis1, axis2))
+
+
+def diag_adjoint(g, v, k=0):
+    """The adjoint of np.diag(v, k): extract a diagonal (v 1-d) or embed one (v 2-d)."""
+    if np.ndim(v) == 1:
+        return array_module(g).diag(g, k)
+    return diagonal_adjoint(g, v, k, 0, 1)
+
+
+def _scatter_add(xp, out, index, values):
+    if xp is np:
+        np.add.at(out, index, values)
+    else:  # CuPy
+        import cupyx
+        cupyx.scatter_add(out, index, values)
+
+
+def untake(g, a, indices, axis=None, mode="raise"):
+    """The adjoint of np.take(a, indices, axis, mode): `g` added back at the taken places."""
+    xp = array_module(g)
+    shape = np.shape(a)
+    taken_from = (int(np.prod(shape, dtype=np.int64)),) if axis is None else shape
+    axis = 0 if axis is None else axis % len(shape)
+    length = taken_from[axis]
+    index = xp.ravel(xp.asarray(indices))
+    index = xp.clip(index, 0, length - 1) if mode == "clip" else index % length
+    values = xp.reshape(g, taken_from[:axis] + (index.size,) + taken_from[axis + 1:])
+    out = xp.zeros((length,) + taken_from[:axis] + taken_from[axis + 1:],
+                   dtype=xp.result_type(g, 1.0))
+    _scatter_add(xp, out, index, xp.moveaxis(values, axis, 0))
+    out = xp.moveaxis(out, 0, axis)
+    return float(out.reshape(())) if type(a) is float else xp.reshape(out, shape)
+
+
+# Bilinear products. For y = B(a, b), `*_adjoint_a(g, a, b)` is the gradient of <g, B(a, b)> in
+# a, and `*_adjoint_b` in b; `a` (or `b`) there only supplies a shape.
+
+def matmul_adjoint_a(g, a, b):
+    """The gradient of <g, a @ b> with respect to a."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    if ndim_a == 2 and ndim_b == 2:
+        return xp.matmul(g, b.T)
+    if ndim_b == 1:
+        return g * b if ndim_a == 1 else _sum_to_shape(xp.expand_dims(g, -1) * b, np.shape(a))
+    if ndim_a == 1:
+        return _sum_to_shape(xp.matmul(b, xp.expand_dims(g, -1))[..., 0], np.shape(a))
+    return _sum_to_shape(xp.matmul(g, xp.swapaxes(b, -1, -2)), np.shape(a))
+
+
+def matmul_adjoint_b(g, a, b):
+    """The gradient of <g, a @ b> with respect to b."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    if ndim_a == 2 and ndim_b == 2:
+        return xp.matmul(a.T, g)
+    if ndim_a == 1:
+        if ndim_b == 1:
+            return g * a
+        return _sum_to_shape(xp.expand_dims(a, -1) * xp.expand_dims(g, -2), np.shape(b))
+    if ndim_b == 1:
+        return _sum_to_shape(xp.matmul(xp.swapaxes(a, -1, -2), xp.expand_dims(g, -1))[..., 0],
+                             np.shape(b))
+    return _sum_to_shape(xp.matmul(xp.swapaxes(a, -1, -2), g), np.shape(b))
+
+
+def dot_adjoint_a(g, a, b):
+    """The gradient of <g, np.dot(a, b)> with respect to a."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    if ndim_a == 0 or ndim_b == 0:
+        return unbroadcast(g * b, a)
+    if ndim_a == 2 and ndim_b == 2:
+        return xp.matmul(g, b.T)
+    if ndim_b == 1:
+        return xp.expand_dims(g, -1) * b
+    free_b = [i for i in range(ndim_b) if i != ndim_b - 2]
+    return xp.tensordot(g, b, axes=(list(range(ndim_a - 1, g.ndim)), free_b))
+
+
+def dot_adjoint_b(g, a, b):
+    """The gradient of <g, np.dot(a, b)> with respect to b."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    if ndim_a == 0 or ndim_b == 0:
+        return unbroadcast(g * a, b)
+    if ndim_a == 2 and ndim_b == 2:
+        return xp.matmul(a.T, g)
+    out = xp.tensordot(a, g, axes=(list(range(ndim_a - 1)), list(range(ndim_a - 1))))
+    return xp.moveaxis(out, 0, ndim_b - 2) if ndim_b >= 2 else out
+
+
+def inner_adjoint_a(g, a, b):
+    """The gradient of <g, np.inner(a, b)> with respect to a."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    if ndim_a == 0 or ndim_b == 0:
+        return unbroadcast(g * b, a)
+    return xp.tensordot(g, b, axes=(list(range(ndim_a - 1, ndim_a + ndim_b - 2)),
+                                    list(range(ndim_b - 1))))
+
+
+def inner_adjoint_b(g, a, b):
+    """The gradient of <g, np.inner(a, b)> with respect to b."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    if ndim_a == 0 or ndim_b == 0:
+        return unbroadcast(g * a, b)
+    return xp.tensordot(g, a, axes=(list(range(ndim_a - 1)), list(range(ndim_a - 1))))
+
+
+def _tensordot_axes(ndim_a, ndim_b, axes):
+    if np.ndim(axes) == 0:
+        return list(range(ndim_a - axes, ndim_a)), list(range(axes))
+    axes_a, axes_b = axes
+    axes_a = [axes_a] if np.ndim(axes_a) == 0 else list(axes_a)
+    axes_b = [axes_b] if np.ndim(axes_b) == 0 else list(axes_b)
+    return [i % ndim_a for i in axes_a], [i % ndim_b for i in axes_b]
+
+
+def tensordot_adjoint_a(g, a, b, axes=2):
+    """The gradient of <g, np.tensordot(a, b, axes)> with respect to a."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    summed_a, summed_b = _tensordot_axes(ndim_a, ndim_b, axes)
+    free_a = [i for i in range(ndim_a) if i not in summed_a]
+    free_b = [i for i in range(ndim_b) if i not in summed_b]
+    out = xp.tensordot(g, b, axes=(list(range(len(free_a), xp.ndim(g))), free_b))
+    # out's axes: a's free axes, then the partners of b's summed axes in b's order.
+    order = free_a + [summed_a[summed_b.index(j)] for j in sorted(summed_b)]
+    return xp.transpose(out, [order.index(i) for i in range(ndim_a)])
+
+
+def tensordot_adjoint_b(g, a, b, axes=2):
+    """The gradient of <g, np.tensordot(a, b, axes)> with respect to b."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    summed_a, summed_b = _tensordot_axes(ndim_a, ndim_b, axes)
+    free_a = [i for i in range(ndim_a) if i not in summed_a]
+    free_b = [i for i in range(ndim_b) if i not in summed_b]
+    out = xp.tensordot(a, g, axes=(free_a, list(range(len(free_a)))))
+    # out's axes: the partners of a's summed axes in a's order, then b's free axes.
+    order = [summed_b[summed_a.index(i)] for i in sorted(summed_a)] + free_b
+    return xp.transpose(out, [order.index(i) for i in range(ndim_b)])
+
+
+def _kron_adjoint(g, a, b, of_a):
+    xp = array_module(g)
+    shape_a, shape_b = np.shape(a), np.shape(b)
+    ndim = max(len(shape_a), len(shape_b))
+    full_a = (1,) * (ndim - len(shape_a)) + tuple(shape_a)
+    full_b = (1,) * (ndim - len(shape_b)) + tuple(shape_b)
+    blocks = xp.reshape(g, [n for pair in zip(full_a, full_b) for n in pair])
+    other = xp.reshape(xp.asarray(b if of_a else a), full_b if of_a else full_a)
+    summed = list(range(1, 2 * ndim, 2)) if of_a else list(range(0, 2 * ndim, 2))
+    out = xp.tensordot(blocks, other, axes=(summed, list(range(ndim))))
+    target = a if of_a else b
+    return float(out) if type(target) is float else xp.reshape(out, np.shape(target))
+
+
+def kron_adjoint_a(g, a, b):
+    """The gradient of <g, np.kron(a, b)> with respect to a."""
+    return _kron_adjoint(g, a, b, True)
+
+
+def kron_adjoint_b(g, a, b):
+    """The gradient of <g, np.kron(a, b)> with respect to b."""
+    return _kron_adjoint(g, a, b, False)
+
+
+# einsum: the gradient for one operand is another einsum, of the output gradient and the other
+# operands, written with explicit subscripts.
+
+def _einsum_subscripts(subscripts, operands):
+    """Input subscripts and output subscript, with '...' written out as letters."""
+    if not isinstance(subscripts, str):
+        raise NotImplementedError("np.einsum has a derivative rule only for its subscripts-string "
+                                  "form, np.einsum('ij,jk->ik', a, b)")
+    subscripts = subscripts.replace(" ", "")
+    inputs, arrow, output = subscripts.partition("->")
+    specs = inputs.split(",")
+    unused = [c for c in string.ascii_letters if c not in subscripts]
+    ellipsis_ndim = max((np.ndim(x) - len(s) + 3 for s, x in zip(specs, operands)
+                         if "..." in s), default=0)
+    broadcast = "".join(unused[:ellipsis_ndim])
+    explicit = [s.replace("...", broadcast[len(broadcast) - (np.ndim(x) - len(s) + 3):])
+                for s, x in zip(specs, operands)]
+    if not arrow:
+        letters = "".join(explicit)
+        output = ("..." if "..." in inputs else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1 and c not in broadcast))
+    return explicit, output.replace("...", broadcast), unused[ellipsis_ndim:]
+
+
+def _einsum_operand_gradient(g, specs, output, spare, operands, k):
+    xp = array_module(g)
+    target = specs[k]
+    terms = [(s, x) for i, (s, x) in enumerate(zip(specs, operands)) if i != k]
+    terms.append((output, g))
+    sizes = {}
+    for s, x in zip(specs, operands):
+        for c, n in zip(s, np.shape(x)):
+            sizes[c] = max(sizes.get(c, 1), n)
+    seen = "".join(s for s, _ in terms)
+    for c in dict.fromkeys(target):
+        if c not in seen:  # summed over in this operand alone: it comes back by broadcasting
+            terms.append((c, xp.ones(sizes[c])))
+    written, spare = "", list(spare)
+    for c in target:
+        if c in written:  # a repeated letter is a diagonal: put the gradient on it
+            fresh = spare.pop(0)
+            terms.append((c + fresh, xp.eye(sizes[c])))
+            c = fresh
+        written += c
+    out = xp.einsum(",".join(s for s, _ in terms) + "->" + written, *[x for _, x in terms])
+    return unbroadcast(out, operands[k])
+
+
+def einsum_adjoint(g, subscripts, operands):
+    """The gradients of <g, np.einsum(subscripts, *operands)> in each operand: a list."""
+    specs, output, spare = _einsum_subscripts(subscripts, operands)
+    return [_einsum_operand_gradient(g, specs, output, spare, operands, k)
+            for k in range(len(operands))]
+
+
+def _replaced(operands, k, value):
+    return tuple(value if i == k else x for i, x in enumerate(operands))
+
+
+def einsum_jvp(subscripts, tangents, operands):
+    """The derivative of np.einsum(subscripts, *operands) in the direction `tangents`."""
+    xp = array_module(operands[0])
+    return sum(xp.einsum(subscripts, *_replaced(operands, k, t)) for k, t in enumerate(tangents))
+
+
+def einsum_adjoint_cross(g, tangents, subscripts, operands):
+    """The gradients in the operands of <g, einsum_jvp(subscripts, tangents, operands)>."""
+    total = [0.0] * len(operands)
+    for j, t in enumerate(tangents):
+        grads = einsum_adjoint(g, subscripts, _replaced(operands, j, t))
+        total = [acc if k == j else acc + grad for k, (acc, grad) in enumerate(zip(total, grads))]
+    return [unbroadcast(t, x) for t, x in zip(total, operands)]

@@ -1,0 +1,510 @@
+"""The derivative-rule table as data: one `Entry` per call worth checking.
+
+    Entry(name, func, make_args, kwargs, note, wrt, direction, align, make_kwargs, order)
+
+name: the test id ("matmul/batched").
+func: the function whose adjoint rule is checked (a NumPy function or a runtime helper).
+make_args(rng): the positional arguments, drawn from a numpy Generator; deterministic for a
+    seeded rng. Inputs stay away from points where the function is not differentiable (ties,
+    kinks, the clip bounds, integer ratios of mod) and from domain edges.
+kwargs: fixed keyword arguments; make_kwargs(rng), when given, draws more (arrays passed by
+    keyword, like np.clip(a, min=lo)).
+wrt: the positions (ints) and keywords (strs) of the differentiable arguments; None means every
+    float argument (a Python float, a float array, or a list/tuple of those).
+direction(v): maps a random direction to an admissible one (symmetric for cholesky and eigh).
+align(y_perturbed, y): makes a perturbed output comparable to y before differencing
+    (eigenvectors are defined up to sign).
+order: the highest derivative order the rules get right at these inputs (1 where a second
+    derivative is not defined by the rule bodies, e.g. prod at an exact zero).
+
+tests/test_rules.py checks each entry's rule against central differences; the same table can
+run through autotrace.grad to second order, as f(*args, **kwargs) contracted with a fixed dy.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from runtime import adjoint_ops as ops
+
+
+class Entry(NamedTuple):
+    name: str
+    func: Callable
+    make_args: Callable[[np.random.Generator], tuple]
+    kwargs: dict = {}
+    note: str = ""
+    wrt: Any = None
+    direction: Callable | None = None
+    align: Callable | None = None
+    make_kwargs: Callable | None = None
+    order: int = 2
+
+    def arguments(self, rng):
+        """(args, kwargs) for one call, drawn from `rng`."""
+        kwargs = dict(self.kwargs)
+        args = self.make_args(rng)
+        if self.make_kwargs is not None:
+            kwargs.update(self.make_kwargs(rng))
+        return args, kwargs
+
+
+# Argument makers.
+
+def normal(*shapes):
+    """make_args: one standard-normal array per shape (a Python float for shape None)."""
+    return lambda rng: tuple(float(rng.standard_normal()) if s is None
+                             else rng.standard_normal(s) for s in shapes)
+
+
+def uniform(low, high, *shapes):
+    """make_args: one uniform array per shape (a Python float for shape None)."""
+    return lambda rng: tuple(float(rng.uniform(low, high)) if s is None
+                             else rng.uniform(low, high, s) for s in shapes)
+
+
+def away_from_zero(rng, shape):
+    return rng.choice([-1.0, 1.0], shape) * rng.uniform(0.3, 2.0, shape)
+
+
+def distinct(rng, shape):
+    """Values at least 0.1 apart: no ties for max, min and sort."""
+    size = int(np.prod(shape))
+    return (rng.permutation(size) * 0.3 + rng.uniform(0.0, 0.1, size) - 0.15 * size).reshape(shape)
+
+
+def spd(rng, n, batch=()):
+    a = rng.standard_normal(batch + (n, n))
+    return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+
+
+def well_conditioned(rng, n, batch=()):
+    return rng.standard_normal(batch + (n, n)) + 2.0 * n * np.eye(n)
+
+
+def symmetric_spread(rng, n):
+    """A symmetric matrix with eigenvalues at least 1 apart."""
+    q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    return (q * (np.arange(n) * 1.5 + rng.uniform(0, 0.5, n))) @ q.T
+
+
+def symmetrize(v):
+    return 0.5 * (v + np.swapaxes(v, -1, -2))
+
+
+def align_eigenvectors(y, reference):
+    w, v = y
+    signs = np.sign(np.sum(v * reference[1], axis=-2, keepdims=True))
+    return (w, v * signs)
+
+
+def ratio_args(rng, shape1=(3, 4), shape2=(4,)):
+    """(x1, x2) for mod/fmod: x2 > 0 and x1 / x2 away from integers."""
+    x2 = rng.uniform(0.5, 2.0, shape2)
+    quotient = rng.integers(-3, 3, np.broadcast_shapes(shape1, shape2))
+    return (x2 * (quotient + rng.uniform(0.2, 0.8, quotient.shape)), x2)
+
+
+def clip_args(rng, shape=(3, 4), bound_shape=None):
+    """(a, lower, upper) with every element of a clearly inside, below or above its bounds."""
+    lower = -0.5 if bound_shape is None else rng.uniform(-1.0, -0.4, bound_shape)
+    upper = 0.5 if bound_shape is None else rng.uniform(0.4, 1.0, bound_shape)
+    low, high = np.broadcast_to(lower, shape), np.broadcast_to(upper, shape)
+    where = rng.integers(0, 3, shape)
+    a = np.choose(where, [low - rng.uniform(0.1, 1.0, shape), (low + high) / 2
+                          + rng.uniform(-0.2, 0.2, shape), high + rng.uniform(0.1, 1.0, shape)])
+    return a, lower, upper
+
+
+E = Entry
+TABLE: list[Entry] = []
+
+# --- Elementwise: unary ---------------------------------------------------------------------
+
+_UNARY = [
+    (np.negative, normal((3, 4))), (np.positive, normal((3, 4))),
+    (np.exp, normal((3, 4))), (np.exp2, normal((3, 4))), (np.expm1, normal((3, 4))),
+    (np.log, uniform(0.3, 3.0, (3, 4))), (np.log2, uniform(0.3, 3.0, (3, 4))),
+    (np.log10, uniform(0.3, 3.0, (3, 4))), (np.log1p, uniform(-0.5, 3.0, (3, 4))),
+    (np.sqrt, uniform(0.3, 3.0, (3, 4))), (np.cbrt, uniform(0.3, 3.0, (3, 4))),
+    (np.square, normal((3, 4))), (np.reciprocal, uniform(0.3, 3.0, (3, 4))),
+    (np.sin, normal((3, 4))), (np.cos, normal((3, 4))), (np.tan, uniform(-1.2, 1.2, (3, 4))),
+    (np.arcsin, uniform(-0.8, 0.8, (3, 4))), (np.arccos, uniform(-0.8, 0.8, (3, 4))),
+    (np.arctan, normal((3, 4))), (np.sinh, normal((3, 4))), (np.cosh, normal((3, 4))),
+    (np.tanh, normal((3, 4))), (np.arcsinh, normal((3, 4))),
+    (np.arccosh, uniform(1.3, 3.0, (3, 4))), (np.arctanh, uniform(-0.8, 0.8, (3, 4))),
+    (np.sinc, normal((3, 4))), (np.deg2rad, normal((3, 4))), (np.rad2deg, normal((3, 4))),
+    (np.radians, normal((3, 4))), (np.degrees, normal((3, 4))),
+    (np.abs, lambda rng: (away_from_zero(rng, (3, 4)),)),
+    (np.fabs, lambda rng: (away_from_zero(rng, (3, 4)),)),
+]
+# np.abs is np.absolute, np.true_divide is np.divide: one entry each.
+TABLE += [E(f.__name__, f, make) for f, make in _UNARY]
+TABLE += [
+    E("sin/float", np.sin, normal(None), note="a Python float gets a float"),
+    E("exp/0d", np.exp, normal(())),
+    E("sqrt/float", np.sqrt, uniform(0.5, 2.0, None)),
+    E("sinc/at-zero", np.sinc, lambda rng: (np.array([0.0, 0.5, -1.5]),),
+      note="sinc'(0) = 0 and sinc''(0) = -pi**2 / 3 (exact to third order)"),
+]
+
+# --- Elementwise: binary, with broadcasting ---------------------------------------------------
+
+for _f in (np.add, np.subtract, np.multiply, np.divide, np.maximum, np.minimum,
+           np.fmax, np.fmin, np.arctan2, np.hypot, np.logaddexp, np.logaddexp2):
+    _make = normal if _f is not np.divide else (
+        lambda *shapes: lambda rng: tuple(
+            float(away_from_zero(rng, ())) if s is None else away_from_zero(rng, s)
+            for s in shapes))
+    TABLE += [
+        E(f"{_f.__name__}/same", _f, _make((3, 4), (3, 4))),
+        E(f"{_f.__name__}/broadcast", _f, _make((3, 1, 4), (2, 1))),
+        E(f"{_f.__name__}/float-array", _f, _make(None, (3,))),
+        E(f"{_f.__name__}/array-float", _f, _make((3,), None)),
+    ]
+TABLE += [
+    E("power/broadcast", np.power, lambda rng: (rng.uniform(0.5, 2.0, (3, 4)),
+                                                rng.standard_normal(4))),
+    E("power/int-exponent", np.power, lambda rng: (rng.standard_normal((3, 4)), 3),
+      note="x ** 3: the exponent is an int, not differentiated"),
+    E("power/float-base", np.power, lambda rng: (1.7, rng.standard_normal(3))),
+    E("power/square", np.power, lambda rng: (rng.standard_normal(5), 2.0), wrt=(0,),
+      note="a negative base: the exponent is not differentiable there"),
+    E("mod", np.mod, ratio_args), E("remainder", np.remainder, ratio_args),
+    E("fmod", np.fmod, ratio_args),
+    E("multiply/int-argument", np.multiply, lambda rng: (rng.standard_normal((2, 3)),
+                                                         np.arange(3)),
+      note="an integer array gets a zero gradient"),
+    E("where", np.where, lambda rng: (rng.standard_normal((3, 4)) > 0,
+                                      rng.standard_normal((3, 4)), rng.standard_normal(4))),
+    E("where/floats", np.where, lambda rng: (rng.standard_normal(5) > 0, 2.5,
+                                             rng.standard_normal(5))),
+    E("clip/float-bounds", np.clip, clip_args),
+    E("clip/array-bounds", np.clip, lambda rng: clip_args(rng, (3, 4), (4,))),
+    E("clip/keywords", np.clip, lambda rng: clip_args(rng, (3, 4), (4,))[:1],
+      make_kwargs=lambda rng: dict(zip(("min", "max"), clip_args(rng, (3, 4), (4,))[1:]))),
+]
+
+# --- Reductions -------------------------------------------------------------------------------
+
+for _f in (np.sum, np.mean):
+    TABLE += [
+        E(f"{_f.__name__}/all", _f, normal((3, 4))),
+        E(f"{_f.__name__}/axis0", _f, normal((3, 4)), dict(axis=0)),
+        E(f"{_f.__name__}/axis-neg-keepdims", _f, normal((2, 3, 4)), dict(axis=-1, keepdims=True)),
+        E(f"{_f.__name__}/axes-tuple", _f, normal((2, 3, 4)), dict(axis=(0, 2))),
+        E(f"{_f.__name__}/float", _f, normal(None)),
+        E(f"{_f.__name__}/list", _f, lambda rng: ([float(v) for v in rng.standard_normal(3)],),
+          note="a list of floats gets a list of floats"),
+    ]
+for _f in (np.max, np.min, np.amax, np.amin):
+    TABLE += [
+        E(f"{_f.__name__}/all", _f, lambda rng: (distinct(rng, (3, 4)),)),
+        E(f"{_f.__name__}/axis1", _f, lambda rng: (distinct(rng, (3, 4)),), dict(axis=1)),
+        E(f"{_f.__name__}/axes-keepdims", _f, lambda rng: (distinct(rng, (2, 3, 4)),),
+          dict(axis=(0, 2), keepdims=True)),
+    ]
+for _f in (np.var, np.std):
+    TABLE += [
+        E(f"{_f.__name__}/all", _f, normal((3, 4))),
+        E(f"{_f.__name__}/axis0-ddof1", _f, normal((3, 4)), dict(axis=0, ddof=1)),
+        E(f"{_f.__name__}/axes-keepdims", _f, normal((2, 3, 4)), dict(axis=(1, 2), keepdims=True)),
+    ]
+TABLE += [
+    E("prod/all", np.prod, uniform(0.5, 1.5, (3, 4))),
+    E("prod/axis1-negative", np.prod, normal((3, 4)), dict(axis=1)),
+    E("prod/with-zero", np.prod, lambda rng: (np.array([[0.0, 1.5, -2.0], [0.7, 0.0, 0.0]]),),
+      dict(axis=1, keepdims=True), order=1,
+      note="first order exact at zeros; the second derivative divides by the input"),
+    E("prod/axes", np.prod, normal((2, 3, 4)), dict(axis=(0, 2))),
+    E("cumsum/flat", np.cumsum, normal((3, 4))),
+    E("cumsum/axis1", np.cumsum, normal((3, 4)), dict(axis=1)),
+    E("cumprod/flat", np.cumprod, uniform(0.5, 1.5, (3, 4))),
+    E("cumprod/axis0", np.cumprod, lambda rng: (away_from_zero(rng, (3, 4)),), dict(axis=0)),
+    E("diff/last", np.diff, normal((3, 5))),
+    E("diff/n2-axis0", np.diff, normal((5, 3)), dict(n=2, axis=0)),
+    E("sort/last", np.sort, lambda rng: (distinct(rng, (3, 5)),)),
+    E("sort/axis0", np.sort, lambda rng: (distinct(rng, (4, 3)),), dict(axis=0)),
+    E("sort/flat", np.sort, lambda rng: (distinct(rng, (3, 4)),), dict(axis=None)),
+]
+
+# --- Products and linear algebra --------------------------------------------------------------
+
+TABLE += [
+    E("matmul/2d", np.matmul, normal((3, 4), (4, 5))),
+    E("matmul/batched", np.matmul, normal((2, 3, 4), (4, 5))),
+    E("matmul/broadcast-batch", np.matmul, normal((2, 1, 3, 4), (5, 4, 2))),
+    E("matmul/vector-matrix", np.matmul, normal((4,), (2, 4, 3))),
+    E("matmul/matrix-vector", np.matmul, normal((2, 3, 4), (4,))),
+    E("matmul/vector-vector", np.matmul, normal((4,), (4,))),
+    E("dot/2d", np.dot, normal((3, 4), (4, 2))),
+    E("dot/matrix-vector", np.dot, normal((3, 4), (4,))),
+    E("dot/vector-matrix", np.dot, normal((4,), (4, 3))),
+    E("dot/vector-vector", np.dot, normal((4,), (4,))),
+    E("dot/nd", np.dot, normal((2, 3, 4), (5, 4, 2))),
+    E("dot/float-array", np.dot, normal(None, (3, 2))),
+    E("dot/array-0d", np.dot, normal((3,), ())),
+    E("inner/2d", np.inner, normal((3, 4), (2, 4))),
+    E("inner/vectors", np.inner, normal((4,), (4,))),
+    E("inner/nd", np.inner, normal((2, 3, 4), (4,))),
+    E("inner/float", np.inner, normal(None, (2, 3))),
+    E("outer", np.outer, normal((3,), (4,))),
+    E("outer/flattens", np.outer, normal((2, 2), (3,))),
+    E("tensordot/default", np.tensordot, normal((2, 3, 4), (3, 4, 5))),
+    E("tensordot/axes1", np.tensordot, normal((2, 3), (3, 4)), dict(axes=1)),
+    E("tensordot/pairs", np.tensordot, normal((3, 2, 4), (2, 5, 3)),
+      dict(axes=([1, 0], [0, 2]))),
+    E("tensordot/outer", np.tensordot, normal((2,), (3,)), dict(axes=0)),
+    E("einsum/matmul", np.einsum, lambda rng: ("ij,jk->ik",) + normal((3, 4), (4, 2))(rng)),
+    E("einsum/trace", np.einsum, lambda rng: ("ii->", rng.standard_normal((3, 3)))),
+    E("einsum/diagonal", np.einsum, lambda rng: ("ii->i", rng.standard_normal((3, 3)))),
+    E("einsum/sum", np.einsum, lambda rng: ("ij->", rng.standard_normal((3, 4)))),
+    E("einsum/implicit", np.einsum, lambda rng: ("bij,bjk",) + normal((2, 3, 4), (2, 4, 2))(rng)),
+    E("einsum/ellipsis-broadcast", np.einsum,
+      lambda rng: ("...ij,...jk->...ik",) + normal((1, 3, 4), (2, 4, 2))(rng)),
+    E("einsum/three", np.einsum, lambda rng: ("ij,jk,kl->il",) + normal((2, 3), (3, 4),
+                                                                        (4, 2))(rng)),
+    E("einsum/repeated-operand-letter", np.einsum,
+      lambda rng: ("iij,j->i",) + normal((3, 3, 2), (2,))(rng)),
+    E("einsum/optimize", np.einsum, lambda rng: ("ij,j->i",) + normal((3, 4), (4,))(rng),
+      dict(optimize=True)),
+    E("kron/2d", np.kron, normal((2, 3), (3, 2))),
+    E("kron/mixed-ndim", np.kron, normal((3,), (2, 2))),
+    E("cross/broadcast", np.cross, normal((4, 3), (3,))),
+    E("cross/axis0", np.cross, normal((3, 4), (3, 4)), dict(axis=0)),
+    E("trace/2d", np.trace, normal((3, 4))),
+    E("trace/3d-offset", np.trace, normal((2, 4, 3)), dict(offset=-1, axis1=1, axis2=2)),
+    E("diagonal/offset", np.diagonal, normal((3, 4)), dict(offset=1)),
+    E("diagonal/axes", np.diagonal, normal((3, 2, 4)), dict(axis1=2, axis2=0)),
+    E("linalg.inv", np.linalg.inv, lambda rng: (well_conditioned(rng, 3),)),
+    E("linalg.inv/batched", np.linalg.inv, lambda rng: (well_conditioned(rng, 3, (2,)),)),
+    E("linalg.det", np.linalg.det, lambda rng: (well_conditioned(rng, 3),)),
+    E("linalg.det/batched", np.linalg.det, lambda rng: (well_conditioned(rng, 2, (3,)),)),
+    E("linalg.slogdet", np.linalg.slogdet, lambda rng: (well_conditioned(rng, 3),)),
+    E("linalg.slogdet/negative", np.linalg.slogdet,
+      lambda rng: (-well_conditioned(rng, 3, (2,)),)),
+    E("linalg.solve/vector", np.linalg.solve,
+      lambda rng: (well_conditioned(rng, 3), rng.standard_normal(3))),
+    E("linalg.solve/matrix", np.linalg.solve,
+      lambda rng: (well_conditioned(rng, 3), rng.standard_normal((3, 2)))),
+    E("linalg.solve/batched-a-vector", np.linalg.solve,
+      lambda rng: (well_conditioned(rng, 3, (2,)), rng.standard_normal(3))),
+    E("linalg.solve/broadcast-b", np.linalg.solve,
+      lambda rng: (well_conditioned(rng, 3), rng.standard_normal((2, 3, 2)))),
+    E("linalg.cholesky", np.linalg.cholesky, lambda rng: (spd(rng, 4),),
+      direction=symmetrize, note="symmetric perturbations"),
+    E("linalg.cholesky/batched", np.linalg.cholesky, lambda rng: (spd(rng, 3, (2,)),),
+      direction=symmetrize),
+    E("linalg.eigh", np.linalg.eigh, lambda rng: (symmetric_spread(rng, 4),),
+      direction=symmetrize, align=align_eigenvectors,
+      note="symmetric perturbations; eigenvector signs aligned"),
+    E("linalg.eigh/batched", np.linalg.eigh,
+      lambda rng: (np.stack([symmetric_spread(rng, 3), symmetric_spread(rng, 3)]),),
+      direction=symmetrize, align=align_eigenvectors),
+    E("linalg.pinv/tall", np.linalg.pinv, normal((5, 3))),
+    E("linalg.pinv/wide", np.linalg.pinv, normal((2, 4))),
+    E("linalg.norm/vector", np.linalg.norm, normal((5,))),
+    E("linalg.norm/matrix", np.linalg.norm, normal((3, 4))),
+    E("linalg.norm/fro", np.linalg.norm, normal((3, 4)), dict(ord="fro")),
+    E("linalg.norm/axis-keepdims", np.linalg.norm, normal((3, 4)), dict(axis=1, keepdims=True)),
+    E("linalg.norm/ord2-vector", np.linalg.norm, normal((3, 4)), dict(ord=2, axis=0)),
+    E("linalg.norm/ord1", np.linalg.norm, lambda rng: (away_from_zero(rng, (5,)),), dict(ord=1)),
+    E("linalg.norm/ord3", np.linalg.norm, normal((5,)), dict(ord=3)),
+    E("linalg.norm/matrix-axes", np.linalg.norm, normal((2, 3, 4)), dict(axis=(0, 2))),
+]
+
+# --- Shapes, joins, copies and selections -----------------------------------------------------
+
+TABLE += [
+    E("reshape", np.reshape, lambda rng: (rng.standard_normal((3, 4)), (2, 6))),
+    E("reshape/order-F", np.reshape, lambda rng: (rng.standard_normal((3, 4)), (6, -1)),
+      dict(order="F")),
+    E("ravel", np.ravel, normal((3, 4))),
+    E("expand_dims", np.expand_dims, normal((3, 4)), dict(axis=1)),
+    E("expand_dims/axes", np.expand_dims, normal((3,)), dict(axis=(0, 2))),
+    E("squeeze", np.squeeze, normal((1, 3, 1))),
+    E("squeeze/axis", np.squeeze, normal((1, 3, 1)), dict(axis=0)),
+    E("transpose", np.transpose, normal((2, 3, 4))),
+    E("transpose/axes", np.transpose, normal((2, 3, 4)), dict(axes=(1, -1, 0))),
+    E("swapaxes", np.swapaxes, normal((2, 3, 4)), dict(axis1=0, axis2=2)),
+    E("moveaxis", np.moveaxis, normal((2, 3, 4)), dict(source=0, destination=-1)),
+    E("moveaxis/several", np.moveaxis, normal((2, 3, 4)), dict(source=(0, 1), destination=(2, 0))),
+    E("flip/all", np.flip, normal((2, 3))),
+    E("flip/axis", np.flip, normal((2, 3)), dict(axis=1)),
+    E("roll/flat", np.roll, normal((3, 4)), dict(shift=5)),
+    E("roll/axes", np.roll, normal((3, 4)), dict(shift=(1, -2), axis=(0, 1))),
+    E("broadcast_to", np.broadcast_to, lambda rng: (rng.standard_normal((3, 1)), (2, 3, 4))),
+    E("broadcast_arrays", np.broadcast_arrays, normal((3, 1), (4,), None)),
+    E("atleast_1d/float", np.atleast_1d, normal(None)),
+    E("atleast_1d/several", np.atleast_1d, normal(None, (2, 3))),
+    E("atleast_2d", np.atleast_2d, normal((3,))),
+    E("atleast_3d", np.atleast_3d, normal((2, 3))),
+    E("array/list-of-floats", np.array, lambda rng: ([float(v) for v in rng.standard_normal(3)],)),
+    E("array/list-of-arrays", np.array, lambda rng: (list(rng.standard_normal((2, 3))),)),
+    E("array/ndmin", np.array, normal((3,)), dict(ndmin=2)),
+    E("asarray", np.asarray, normal((3, 4))),
+    E("asarray/tuple", np.asarray, lambda rng: (tuple(float(v) for v in rng.standard_normal(2)),)),
+    E("copy", np.copy, normal((3, 4))),
+    E("concatenate/axis0", np.concatenate, lambda rng: ([rng.standard_normal((2, 3)),
+                                                         rng.standard_normal((1, 3))],)),
+    E("concatenate/axis1", np.concatenate, lambda rng: ((rng.standard_normal((2, 3)),
+                                                         rng.standard_normal((2, 2))),),
+      dict(axis=1)),
+    E("concatenate/flat", np.concatenate, lambda rng: ([rng.standard_normal((2, 3)),
+                                                        rng.standard_normal(4)],),
+      dict(axis=None)),
+    E("hstack/1d", np.hstack, lambda rng: ([rng.standard_normal(2), 0.5,
+                                            rng.standard_normal(3)],)),
+    E("hstack/2d", np.hstack, lambda rng: ([rng.standard_normal((2, 3)),
+                                            rng.standard_normal((2, 1))],)),
+    E("vstack", np.vstack, lambda rng: ([rng.standard_normal(3), rng.standard_normal((2, 3))],)),
+    E("stack/axis1", np.stack, lambda rng: ([rng.standard_normal((2, 3)) for _ in range(3)],),
+      dict(axis=1)),
+    E("stack/floats", np.stack, lambda rng: ([1.5, -0.5],)),
+    E("split/sections", np.split, normal((6, 2)), dict(indices_or_sections=3)),
+    E("split/indices", np.split, normal((2, 5)), dict(indices_or_sections=[1, 3], axis=1)),
+    E("array_split", np.array_split, normal((7,)), dict(indices_or_sections=3)),
+    E("tile", np.tile, lambda rng: (rng.standard_normal((2, 3)), (2, 1, 2))),
+    E("tile/int", np.tile, lambda rng: (rng.standard_normal(2), 3)),
+    E("repeat/flat", np.repeat, lambda rng: (rng.standard_normal((2, 3)), 2)),
+    E("repeat/counts", np.repeat, lambda rng: (rng.standard_normal((3, 2)), [1, 0, 2]),
+      dict(axis=0)),
+    E("pad", np.pad, lambda rng: (rng.standard_normal((2, 3)), ((1, 2), (0, 1)))),
+    E("pad/fill", np.pad, lambda rng: (rng.standard_normal((2, 3)), 1),
+      make_kwargs=lambda rng: dict(constant_values=float(rng.standard_normal()))),
+    E("diag/embed", np.diag, normal((3,)), dict(k=1)),
+    E("diag/extract", np.diag, normal((3, 4)), dict(k=-1)),
+    E("tril", np.tril, normal((3, 4))),
+    E("triu/k", np.triu, normal((2, 3, 3)), dict(k=1)),
+    E("take/flat", np.take, lambda rng: (rng.standard_normal((3, 4)), [[0, 5], [5, 11]])),
+    E("take/axis", np.take, lambda rng: (rng.standard_normal((3, 4)), [2, 0, 2]), dict(axis=1)),
+    E("take/wrap", np.take, lambda rng: (rng.standard_normal(4), [5, -1]), dict(mode="wrap")),
+    E("take/clip", np.take, lambda rng: (rng.standard_normal((4, 2)), [7, 0]),
+      dict(axis=0, mode="clip")),
+]
+
+# --- Helpers that rule bodies call (their rules make second derivatives work) -----------------
+
+_G = 0  # the differentiated argument of a helper that is linear in its first argument
+
+
+def _with(*makers):
+    return lambda rng: tuple(m(rng) if callable(m) else m for m in makers)
+
+
+def _n(*shape):
+    return lambda rng: rng.standard_normal(shape)
+
+
+TABLE += [
+    E("helper:unbroadcast", ops.unbroadcast, normal((3, 4), (4,)), wrt=(_G,)),
+    E("helper:unbroadcast/float", ops.unbroadcast, normal((3,), None), wrt=(_G,)),
+    E("helper:unbroadcast/int", ops.unbroadcast, _with(_n(3, 2), np.arange(2)), wrt=(_G,)),
+    E("helper:broadcast_like", ops.broadcast_like, normal((1, 4), (3, 4)), wrt=(_G,)),
+    E("helper:unbroadcast_each", ops.unbroadcast_each,
+      _with(lambda rng: [rng.standard_normal((2, 3)), rng.standard_normal((2, 3))],
+            lambda rng: (rng.standard_normal(3), rng.standard_normal((2, 1)))), wrt=(_G,)),
+    E("helper:broadcast_each_like", ops.broadcast_each_like,
+      _with(lambda rng: [rng.standard_normal(3), rng.standard_normal((2, 1))],
+            lambda rng: [rng.standard_normal((2, 3)), rng.standard_normal((2, 3))]), wrt=(_G,)),
+    E("helper:unreduce", ops.unreduce, normal((3,), (3, 4)), dict(axis=1), wrt=(_G,)),
+    E("helper:unreduce/keepdims", ops.unreduce, normal((1, 4), (3, 4)),
+      dict(axis=0, keepdims=True), wrt=(_G,)),
+    E("helper:unreduce/all", ops.unreduce, normal((), (3, 4)), wrt=(_G,)),
+    E("helper:prod_others", ops.prod_others, uniform(0.5, 1.5, (3, 4)), dict(axis=1)),
+    E("helper:prod_others/all", ops.prod_others, uniform(-1.5, -0.5, (2, 3))),
+    E("helper:norm_direction/p2", ops.norm_direction, normal((4,)), dict(p=2.0), wrt=(0,)),
+    E("helper:norm_direction/p3", ops.norm_direction, lambda rng: (away_from_zero(rng, (4,)),),
+      dict(p=3.0), wrt=(0,)),
+    E("helper:norm_slope/p2.5", ops.norm_slope, lambda rng: (away_from_zero(rng, (4,)),),
+      dict(p=2.5), wrt=(0,)),
+    E("helper:norm_slope/p3", ops.norm_slope, lambda rng: (away_from_zero(rng, (4,)),),
+      dict(p=3.0), wrt=(0,)),
+    E("helper:sinc_slope", ops.sinc_slope, lambda rng: (np.array([0.0, 0.3, -1.7, 2.5]),)),
+    E("helper:tril_half_diagonal", ops.tril_half_diagonal, normal((2, 3, 3))),
+    E("helper:eigh_gap_inverse", ops.eigh_gap_inverse, lambda rng: (distinct(rng, (2, 4)),)),
+    E("helper:solve_as_matrix", ops.solve_as_matrix, normal((3,), (3, 3), (3,)), wrt=(_G,)),
+    E("helper:sort_like", ops.sort_like, _with(_n(3, 4), lambda rng: distinct(rng, (3, 4))),
+      wrt=(_G,)),
+    E("helper:sort_like/flat", ops.sort_like, _with(_n(3, 4), lambda rng: distinct(rng, (3, 4))),
+      dict(axis=None), wrt=(_G,)),
+    E("helper:unsort", ops.unsort, _with(_n(3, 4), lambda rng: distinct(rng, (3, 4))),
+      dict(axis=0), wrt=(_G,)),
+    E("helper:split_like", ops.split_like,
+      _with(_n(2, 5), lambda rng: [rng.standard_normal((2, 2)), rng.standard_normal((2, 3))]),
+      dict(axis=1), wrt=(_G,)),
+    E("helper:split_like/vstack", ops.split_like,
+      _with(_n(3, 2), lambda rng: [rng.standard_normal(2), rng.standard_normal((2, 2))]),
+      dict(axis=0, ndmin=2), wrt=(_G,)),
+    E("helper:join", ops.join, lambda rng: ([rng.standard_normal(2), rng.standard_normal(3)],)),
+    E("helper:join/hstack", ops.join, lambda rng: ([rng.standard_normal(2), 0.5],),
+      dict(ndmin=1)),
+    E("helper:unstack", ops.unstack, normal((2, 3)), dict(axis=1)),
+    E("helper:reshape_each", ops.reshape_each, _with(_n(1, 3), lambda rng: (np.ones(3),)),
+      wrt=(_G,)),
+    E("helper:reshape_each/several", ops.reshape_each,
+      _with(lambda rng: [rng.standard_normal(1), rng.standard_normal((1, 2))],
+            lambda rng: (1.0, rng.standard_normal(2))), wrt=(_G,)),
+    E("helper:reshape_each_back", ops.reshape_each_back,
+      _with(lambda rng: [rng.standard_normal(3)], _n(1, 3)), wrt=(_G,)),
+    E("helper:reshape_each_back/several", ops.reshape_each_back,
+      _with(lambda rng: [rng.standard_normal(1), rng.standard_normal(2)],
+            lambda rng: [rng.standard_normal((1, 1)), rng.standard_normal((1, 2))]), wrt=(_G,)),
+    E("helper:unarray", ops.unarray, _with(_n(3), [1.0, 2.0, 3.0]), wrt=(_G,)),
+    E("helper:unarray/array", ops.unarray, normal((1, 3), (3,)), wrt=(_G,)),
+    E("helper:untile", ops.untile, _with(_n(2, 2, 6), _n(2, 3), (2, 1, 2)), wrt=(_G,)),
+    E("helper:unrepeat", ops.unrepeat, _with(_n(3, 4), _n(3, 2), 2), dict(axis=1), wrt=(_G,)),
+    E("helper:unrepeat/counts", ops.unrepeat, _with(_n(3), _n(3), [2, 0, 1]), wrt=(_G,)),
+    E("helper:unpad", ops.unpad, _with(_n(4, 5), ((1, 1), (2, 0))), wrt=(_G,)),
+    E("helper:diagonal_adjoint", ops.diagonal_adjoint, normal((2, 2), (2, 4, 3)),
+      dict(offset=1, axis1=1, axis2=2), wrt=(_G,)),
+    E("helper:diagonal_adjoint/broadcast", ops.diagonal_adjoint, normal((1,), (3, 3)), wrt=(_G,)),
+    E("helper:diag_adjoint/extract", ops.diag_adjoint, normal((4, 4), (3,)), dict(k=1),
+      wrt=(_G,)),
+    E("helper:diag_adjoint/embed", ops.diag_adjoint, normal((2,), (3, 2)), dict(k=-1),
+      wrt=(_G,)),
+    E("helper:untake", ops.untake, _with(_n(2, 2), _n(3, 4), [[0, 5], [5, 11]]), wrt=(_G,)),
+    E("helper:untake/axis", ops.untake, _with(_n(3, 3), _n(3, 4), [2, 0, 2]), dict(axis=1),
+      wrt=(_G,)),
+]
+
+_BILINEAR = [
+    ("matmul", ops.matmul_adjoint_a, ops.matmul_adjoint_b, [
+        ("2d", (3, 4), (4, 5), (3, 5)), ("batched", (2, 3, 4), (4, 5), (2, 3, 5)),
+        ("vector-matrix", (4,), (2, 4, 3), (2, 3)), ("matrix-vector", (2, 3, 4), (4,), (2, 3)),
+        ("vectors", (4,), (4,), ())], {}),
+    ("dot", ops.dot_adjoint_a, ops.dot_adjoint_b, [
+        ("2d", (3, 4), (4, 2), (3, 2)), ("nd", (2, 3, 4), (5, 4, 2), (2, 3, 5, 2)),
+        ("vector-matrix", (4,), (4, 3), (3,)), ("scalar", (), (3,), (3,))], {}),
+    ("inner", ops.inner_adjoint_a, ops.inner_adjoint_b, [
+        ("2d", (3, 4), (2, 4), (3, 2)), ("nd", (2, 3, 4), (4,), (2, 3))], {}),
+    ("tensordot", ops.tensordot_adjoint_a, ops.tensordot_adjoint_b, [
+        ("pairs", (3, 2, 4), (2, 5, 3), (4, 5))], dict(axes=([1, 0], [0, 2]))),
+    ("kron", ops.kron_adjoint_a, ops.kron_adjoint_b, [
+        ("2d", (2, 3), (3, 2), (6, 6)), ("mixed", (3,), (2, 2), (2, 6))], {}),
+]
+for _name, _adjoint_a, _adjoint_b, _cases, _kwargs in _BILINEAR:
+    for _case, _a, _b, _y in _cases:
+        TABLE += [
+            E(f"helper:{_name}_adjoint_a/{_case}", _adjoint_a, normal(_y, _a, _b), _kwargs,
+              wrt=(0, 2)),
+            E(f"helper:{_name}_adjoint_b/{_case}", _adjoint_b, normal(_y, _a, _b), _kwargs,
+              wrt=(0, 1)),
+        ]
+TABLE += [
+    E("helper:einsum_adjoint", ops.einsum_adjoint,
+      lambda rng: (rng.standard_normal((3, 2)), "ij,jk->ik",
+                   (rng.standard_normal((3, 4)), rng.standard_normal((4, 2)))), wrt=(0, 2)),
+    E("helper:einsum_adjoint/three", ops.einsum_adjoint,
+      lambda rng: (rng.standard_normal(2), "ij,jk,k->i",
+                   (rng.standard_normal((2, 3)), rng.standard_normal((3, 4)),
+                    rng.standard_normal(4))), wrt=(0, 2)),
+    E("helper:einsum_jvp", ops.einsum_jvp,
+      lambda rng: ("ii,ij->j", [rng.standard_normal((3, 3)), rng.standard_normal((3, 2))],
+                   (rng.standard_normal((3, 3)), rng.standard_normal((3, 2)))), wrt=(1, 2)),
+]
+
+# Every entry's test id is unique.
+_names = [entry.name for entry in TABLE]
+assert len(set(_names)) == len(_names), sorted({n for n in _names if _names.count(n) > 1})

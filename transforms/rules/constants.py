@@ -1,0 +1,31 @@
+"""Functions whose outputs carry no gradient: piecewise constant, boolean, integer or shape-valued.
+
+A call to one of these is a constant to the gradient, whatever its arguments. Functions that
+build arrays from shapes or fill values (zeros, full, arange, linspace, ...) are listed here too:
+their values do not depend on differentiable inputs in the programs autotrace differentiates
+(full(shape, x) and linspace(a, b) with a differentiable x, a or b get no gradient).
+"""
+import numpy as np
+
+from transforms.rules.core import constant
+
+# Rounding and signs.
+constant(np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix, np.sign, np.signbit,
+         np.heaviside, np.floor_divide)
+
+# Comparisons, logic and tests.
+constant(np.greater, np.less, np.equal, np.not_equal, np.greater_equal, np.less_equal,
+         np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
+         np.isnan, np.isfinite, np.isinf, np.isclose, np.allclose, np.array_equal,
+         np.any, np.all, np.isscalar)
+
+# Indices and counts.
+constant(np.argmax, np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.argwhere,
+         np.count_nonzero, np.searchsorted, np.digitize)
+
+# Shapes, sizes and types.
+constant(np.shape, np.ndim, np.size, np.result_type, len, int, bool, isinstance, range)
+
+# Arrays built from shapes and fill values.
+constant(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+         np.full_like, np.arange, np.linspace, np.eye, np.identity, np.tri, np.indices)

@@ -1,0 +1,259 @@
+"""Adjoint rules of NumPy's elementwise functions (ufuncs and their friends).
+
+A unary rule keeps the input's shape. A binary rule undoes broadcasting with `unbroadcast`, which
+also gives integer arguments a zero gradient. Where a function is not differentiable the rules
+pick a subgradient: abs gives 0 at 0; maximum/minimum (and fmax/fmin) split the gradient evenly
+between tied arguments; clip gives the gradient to `a` where it lies inside the bounds, bounds
+included.
+"""
+import numpy as np
+
+from runtime.adjoint_ops import clip_weights, first_given, sinc_slope, tie_weights, unbroadcast
+from transforms.rules.core import adjoint, d
+
+# Arithmetic: what the operators +, -, *, /, **, unary - and + mean.
+
+
+@adjoint(np.add)
+def add_rule(y, x1, x2):
+    d[x1] = unbroadcast(d[y], x1)
+    d[x2] = unbroadcast(d[y], x2)
+
+
+@adjoint(np.subtract)
+def subtract_rule(y, x1, x2):
+    d[x1] = unbroadcast(d[y], x1)
+    d[x2] = unbroadcast(-d[y], x2)
+
+
+@adjoint(np.multiply)
+def multiply_rule(y, x1, x2):
+    d[x1] = unbroadcast(d[y] * x2, x1)
+    d[x2] = unbroadcast(d[y] * x1, x2)
+
+
+@adjoint(np.true_divide, np.divide)
+def divide_rule(y, x1, x2):
+    d[x1] = unbroadcast(d[y] / x2, x1)
+    d[x2] = unbroadcast(-d[y] * y / x2, x2)
+
+
+@adjoint(np.power)
+def power_rule(y, x1, x2):
+    d[x1] = unbroadcast(d[y] * x2 * x1 ** (x2 - 1), x1)
+    # The exponent's gradient is taken as 0 where the base is not positive.
+    d[x2] = unbroadcast(d[y] * y * np.log(np.where(np.greater(x1, 0), x1, 1.0)), x2)
+
+
+@adjoint(np.negative)
+def negative_rule(y, x):
+    d[x] = -d[y]
+
+
+@adjoint(np.positive)
+def positive_rule(y, x):
+    d[x] = d[y]
+
+
+@adjoint(np.mod, np.remainder)
+def mod_rule(y, x1, x2):
+    d[x1] = unbroadcast(d[y], x1)
+    d[x2] = unbroadcast(-d[y] * np.floor_divide(x1, x2), x2)
+
+
+@adjoint(np.fmod)
+def fmod_rule(y, x1, x2):
+    d[x1] = unbroadcast(d[y], x1)
+    d[x2] = unbroadcast(-d[y] * np.trunc(x1 / x2), x2)
+
+
+# Exponentials, logarithms, powers.
+
+
+@adjoint(np.exp)
+def exp_rule(y, x):
+    d[x] = d[y] * y
+
+
+@adjoint(np.exp2)
+def exp2_rule(y, x):
+    d[x] = d[y] * y * np.log(2.0)
+
+
+@adjoint(np.expm1)
+def expm1_rule(y, x):
+    d[x] = d[y] * (y + 1.0)
+
+
+@adjoint(np.log)
+def log_rule(y, x):
+    d[x] = d[y] / x
+
+
+@adjoint(np.log2)
+def log2_rule(y, x):
+    d[x] = d[y] / (x * np.log(2.0))
+
+
+@adjoint(np.log10)
+def log10_rule(y, x):
+    d[x] = d[y] / (x * np.log(10.0))
+
+
+@adjoint(np.log1p)
+def log1p_rule(y, x):
+    d[x] = d[y] / (x + 1.0)
+
+
+@adjoint(np.sqrt)
+def sqrt_rule(y, x):
+    d[x] = d[y] * 0.5 / y
+
+
+@adjoint(np.cbrt)
+def cbrt_rule(y, x):
+    d[x] = d[y] / (3.0 * y * y)
+
+
+@adjoint(np.square)
+def square_rule(y, x):
+    d[x] = d[y] * 2.0 * x
+
+
+@adjoint(np.reciprocal)
+def reciprocal_rule(y, x):
+    d[x] = -d[y] * y * y
+
+
+@adjoint(np.logaddexp)
+def logaddexp_rule(y, x1, x2):
+    d[x1] = unbroadcast(d[y] * np.exp(x1 - y), x1)
+    d[x2] = unbroadcast(d[y] * np.exp(x2 - y), x2)
+
+
+@adjoint(np.logaddexp2)
+def logaddexp2_rule(y, x1, x2):
+    d[x1] = unbroadcast(d[y] * np.exp2(x1 - y), x1)
+    d[x2] = unbroadcast(d[y] * np.exp2(x2 - y), x2)
+
+
+# Trigonometric and hyperbolic functions.
+
+
+@adjoint(np.sin)
+def sin_rule(y, x):
+    d[x] = d[y] * np.cos(x)
+
+
+@adjoint(np.cos)
+def cos_rule(y, x):
+    d[x] = -d[y] * np.sin(x)
+
+
+@adjoint(np.tan)
+def tan_rule(y, x):
+    d[x] = d[y] * (1.0 + y * y)
+
+
+@adjoint(np.arcsin)
+def arcsin_rule(y, x):
+    d[x] = d[y] / np.sqrt(1.0 - x * x)
+
+
+@adjoint(np.arccos)
+def arccos_rule(y, x):
+    d[x] = -d[y] / np.sqrt(1.0 - x * x)
+
+
+@adjoint(np.arctan)
+def arctan_rule(y, x):
+    d[x] = d[y] / (1.0 + x * x)
+
+
+@adjoint(np.arctan2)
+def arctan2_rule(y, x1, x2):
+    d[x1] = unbroadcast(d[y] * x2 / (x1 * x1 + x2 * x2), x1)
+    d[x2] = unbroadcast(-d[y] * x1 / (x1 * x1 + x2 * x2), x2)
+
+
+@adjoint(np.hypot)
+def hypot_rule(y, x1, x2):
+    d[x1] = unbroadcast(d[y] * x1 / y, x1)
+    d[x2] = unbroadcast(d[y] * x2 / y, x2)
+
+
+@adjoint(np.sinh)
+def sinh_rule(y, x):
+    d[x] = d[y] * np.cosh(x)
+
+
+@adjoint(np.cosh)
+def cosh_rule(y, x):
+    d[x] = d[y] * np.sinh(x)
+
+
+@adjoint(np.tanh)
+def tanh_rule(y, x):
+    d[x] = d[y] * (1.0 - y * y)
+
+
+@adjoint(np.arcsinh)
+def arcsinh_rule(y, x):
+    d[x] = d[y] / np.sqrt(x * x + 1.0)
+
+
+@adjoint(np.arccosh)
+def arccosh_rule(y, x):
+    d[x] = d[y] / np.sqrt(x * x - 1.0)
+
+
+@adjoint(np.arctanh)
+def arctanh_rule(y, x):
+    d[x] = d[y] / (1.0 - x * x)
+
+
+@adjoint(np.sinc)
+def sinc_rule(y, x):
+    d[x] = d[y] * sinc_slope(x)
+
+
+@adjoint(np.deg2rad, np.radians)
+def deg2rad_rule(y, x):
+    d[x] = d[y] * (np.pi / 180.0)
+
+
+@adjoint(np.rad2deg, np.degrees)
+def rad2deg_rule(y, x):
+    d[x] = d[y] * (180.0 / np.pi)
+
+
+# Piecewise functions.
+
+
+@adjoint(np.absolute, np.abs, np.fabs)
+def abs_rule(y, x):
+    d[x] = d[y] * np.sign(x)
+
+
+@adjoint(np.maximum, np.minimum, np.fmax, np.fmin)
+def maximum_rule(y, x1, x2):
+    d[x1] = unbroadcast(d[y] * tie_weights(y, x1, x2), x1)
+    d[x2] = unbroadcast(d[y] * tie_weights(y, x2, x1), x2)
+
+
+@adjoint(np.clip)
+def clip_rule(y, a, a_min=None, a_max=None, *, min=None, max=None):
+    lower = first_given(a_min, min)
+    upper = first_given(a_max, max)
+    d[a] = unbroadcast(d[y] * clip_weights(y, a, lower, upper, "a"), a)
+    d[a_min] = unbroadcast(d[y] * clip_weights(y, a, lower, upper, "lower"), a_min)
+    d[a_max] = unbroadcast(d[y] * clip_weights(y, a, lower, upper, "upper"), a_max)
+    d[min] = unbroadcast(d[y] * clip_weights(y, a, lower, upper, "lower"), min)
+    d[max] = unbroadcast(d[y] * clip_weights(y, a, lower, upper, "upper"), max)
+
+
+@adjoint(np.where)
+def where_rule(z, condition, x, y):
+    d[x] = unbroadcast(np.where(condition, d[z], 0.0), x)
+    d[y] = unbroadcast(np.where(condition, 0.0, d[z]), y)
+

@@ -1,0 +1,255 @@
+"""Rules for the helpers in runtime/adjoint_ops.py that rule bodies call.
+
+Second derivatives differentiate generated code, which holds the inlined rule bodies, so every
+helper those bodies call needs a rule of its own. Most helpers come in adjoint pairs (unbroadcast
+and broadcast_like, split_like and join, sort_like and unsort, ...): each one's rule calls the
+other. Helpers that compute masks, sizes or axes are constants.
+
+Not closed: `einsum_adjoint_cross` (only third derivatives of einsum reach it) has no rule.
+"""
+import numpy as np
+
+from runtime.adjoint_ops import (broadcast_each_like, broadcast_like, clip_weights,
+                                 diag_adjoint, diagonal_adjoint, diff_pad_width, dot_adjoint_a,
+                                 dot_adjoint_b, eigh_gap_inverse, einsum_adjoint,
+                                 einsum_adjoint_cross, einsum_jvp, extremum_weights, eye_like,
+                                 first_given, flat_axis, hstack_axis, inner_adjoint_a,
+                                 inner_adjoint_b, inverse_permutation, join, kron_adjoint_a,
+                                 kron_adjoint_b, matmul_adjoint_a, matmul_adjoint_b, negate_shift,
+                                 norm_direction, norm_power, norm_slope, prod_others,
+                                 reduced_size, reshape_each, reshape_each_back, sinc_slope,
+                                 solve_as_matrix,
+                                 sort_like, split_like, tensordot_adjoint_a, tensordot_adjoint_b,
+                                 tie_weights, tril_half_diagonal, unarray, unbroadcast,
+                                 unbroadcast_each, unpad, unreduce, unrepeat, unsort, unstack,
+                                 untake, untile)
+from transforms.rules.core import adjoint, constant, d
+
+constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, clip_weights,
+         diff_pad_width, inverse_permutation, negate_shift, hstack_axis, eye_like, norm_power)
+
+# Broadcasting and reductions. unbroadcast(g, x) is zero for an integer x, so its adjoint passes
+# the incoming gradient through unbroadcast again before broadcasting it back.
+
+
+@adjoint(unbroadcast)
+def unbroadcast_rule(z, g, x):
+    d[g] = broadcast_like(unbroadcast(d[z], x), g)
+
+
+@adjoint(broadcast_like)
+def broadcast_like_rule(z, v, g):
+    d[v] = unbroadcast(d[z], v)
+
+
+@adjoint(unbroadcast_each)
+def unbroadcast_each_rule(z, gs, xs):
+    d[gs] = broadcast_each_like(unbroadcast_each(d[z], xs), gs)
+
+
+@adjoint(broadcast_each_like)
+def broadcast_each_like_rule(z, vs, gs):
+    d[vs] = unbroadcast_each(d[z], vs)
+
+
+@adjoint(unreduce)
+def unreduce_rule(z, g, x, axis=None, keepdims=False):
+    d[g] = np.sum(unbroadcast(d[z], x), axis=axis, keepdims=keepdims)
+
+
+@adjoint(prod_others)
+def prod_others_rule(z, a, axis=None):
+    # d/da_k of prod_{j != i} a_j is z_i / a_k for k != i: not defined at a_k = 0.
+    weighted = d[z] * z
+    d[a] = (unreduce(np.sum(weighted, axis=axis, keepdims=True), a, axis, True) - weighted) / a
+
+
+# Elementwise pieces of the norm, cholesky and eigh rules.
+
+
+@adjoint(norm_direction)
+def norm_direction_rule(z, x, p):
+    d[x] = d[z] * norm_slope(x, p)
+
+
+@adjoint(norm_slope)
+def norm_slope_rule(z, x, p):
+    d[x] = d[z] * (p - 1.0) * norm_slope(x, p - 1.0) * np.sign(x)
+
+
+@adjoint(sinc_slope)
+def sinc_slope_rule(z, x):
+    # x sinc(x) solves f'' = -pi^2 f, so sinc'' = -pi^2 sinc - 2 sinc' / x; at 0 it is -pi^2 / 3.
+    nonzero = np.where(np.equal(x, 0.0), 1.0, x)
+    curvature = -np.pi ** 2 * np.sinc(x) - 2.0 * z / nonzero
+    d[x] = d[z] * np.where(np.equal(x, 0.0), np.pi ** 2 / -3.0, curvature)
+
+
+@adjoint(tril_half_diagonal)
+def tril_half_diagonal_rule(z, x):
+    d[x] = tril_half_diagonal(d[z])
+
+
+@adjoint(eigh_gap_inverse)
+def eigh_gap_inverse_rule(z, w):
+    # z_ij = 1 / (w_j - w_i), so dz_ij/dw_k = -z_ij^2 (delta_jk - delta_ik).
+    weighted = -d[z] * z * z
+    d[w] = np.sum(weighted, axis=-2) - np.sum(weighted, axis=-1)
+
+
+@adjoint(solve_as_matrix)
+def solve_as_matrix_rule(z, v, a, b):
+    d[v] = np.reshape(d[z], np.shape(v))
+
+
+# Structural adjoints: each is linear in its first argument.
+
+
+@adjoint(sort_like)
+def sort_like_rule(z, v, a, axis=-1):
+    d[v] = unsort(d[z], a, axis)
+
+
+@adjoint(unsort)
+def unsort_rule(z, g, a, axis=-1):
+    d[g] = sort_like(d[z], a, axis)
+
+
+@adjoint(split_like)
+def split_like_rule(z, g, arrays, axis=0, ndmin=0):
+    d[g] = join(d[z], axis, ndmin)
+
+
+@adjoint(join)
+def join_rule(z, pieces, axis=0, ndmin=0):
+    d[pieces] = split_like(d[z], pieces, axis, ndmin)
+
+
+@adjoint(unstack)
+def unstack_rule(z, g, axis=0):
+    d[g] = np.stack(d[z], axis)
+
+
+@adjoint(reshape_each)
+def reshape_each_rule(z, g, arys):
+    d[g] = reshape_each_back(d[z], g)
+
+
+@adjoint(reshape_each_back)
+def reshape_each_back_rule(z, v, g):
+    d[v] = reshape_each(d[z], v)
+
+
+@adjoint(unarray)
+def unarray_rule(z, g, obj):
+    d[g] = np.reshape(np.asarray(d[z]), np.shape(g))
+
+
+@adjoint(untile)
+def untile_rule(z, g, A, reps):
+    d[g] = np.tile(d[z], reps)
+
+
+@adjoint(unrepeat)
+def unrepeat_rule(z, g, a, repeats, axis=None):
+    d[g] = np.repeat(d[z], repeats, axis)
+
+
+@adjoint(unpad)
+def unpad_rule(z, g, pad_width, mode="constant"):
+    d[g] = np.pad(d[z], pad_width)
+
+
+@adjoint(diagonal_adjoint)
+def diagonal_adjoint_rule(z, g, a, offset=0, axis1=0, axis2=1):
+    d[g] = unbroadcast(np.diagonal(d[z], offset, axis1, axis2), g)
+
+
+@adjoint(diag_adjoint)
+def diag_adjoint_rule(z, g, v, k=0):
+    d[g] = np.diag(d[z], k)
+
+
+@adjoint(untake)
+def untake_rule(z, g, a, indices, axis=None, mode="raise"):
+    d[g] = np.take(d[z], indices, axis, mode=mode)
+
+
+# Bilinear adjoints. For A(g, a, b) = d<g, B(a, b)>/da:  <dz, A(g, a, b)> = <g, B(dz, b)>, so
+# its gradient in g is B(dz, b) and in b is the b-adjoint of B at (g, dz); likewise for b.
+
+
+@adjoint(matmul_adjoint_a)
+def matmul_adjoint_a_rule(z, g, a, b):
+    d[g] = np.matmul(d[z], b)
+    d[b] = matmul_adjoint_b(g, d[z], b)
+
+
+@adjoint(matmul_adjoint_b)
+def matmul_adjoint_b_rule(z, g, a, b):
+    d[g] = np.matmul(a, d[z])
+    d[a] = matmul_adjoint_a(g, a, d[z])
+
+
+@adjoint(dot_adjoint_a)
+def dot_adjoint_a_rule(z, g, a, b):
+    d[g] = np.dot(d[z], b)
+    d[b] = dot_adjoint_b(g, d[z], b)
+
+
+@adjoint(dot_adjoint_b)
+def dot_adjoint_b_rule(z, g, a, b):
+    d[g] = np.dot(a, d[z])
+    d[a] = dot_adjoint_a(g, a, d[z])
+
+
+@adjoint(inner_adjoint_a)
+def inner_adjoint_a_rule(z, g, a, b):
+    d[g] = np.inner(d[z], b)
+    d[b] = inner_adjoint_b(g, d[z], b)
+
+
+@adjoint(inner_adjoint_b)
+def inner_adjoint_b_rule(z, g, a, b):
+    d[g] = np.inner(a, d[z])
+    d[a] = inner_adjoint_a(g, a, d[z])
+
+
+@adjoint(tensordot_adjoint_a)
+def tensordot_adjoint_a_rule(z, g, a, b, axes=2):
+    d[g] = np.tensordot(d[z], b, axes)
+    d[b] = tensordot_adjoint_b(g, d[z], b, axes)
+
+
+@adjoint(tensordot_adjoint_b)
+def tensordot_adjoint_b_rule(z, g, a, b, axes=2):
+    d[g] = np.tensordot(a, d[z], axes)
+    d[a] = tensordot_adjoint_a(g, a, d[z], axes)
+
+
+@adjoint(kron_adjoint_a)
+def kron_adjoint_a_rule(z, g, a, b):
+    d[g] = np.kron(d[z], b)
+    d[b] = kron_adjoint_b(g, d[z], b)
+
+
+@adjoint(kron_adjoint_b)
+def kron_adjoint_b_rule(z, g, a, b):
+    d[g] = np.kron(a, d[z])
+    d[a] = kron_adjoint_a(g, a, d[z])
+
+
+# einsum is multilinear: the adjoint's gradient in g is the derivative of the einsum in the
+# direction d[z]; in the operands, the adjoint taken with one operand replaced by its tangent.
+
+
+@adjoint(einsum_adjoint)
+def einsum_adjoint_rule(z, g, subscripts, operands):
+    d[g] = einsum_jvp(subscripts, d[z], operands)
+    d[operands] = einsum_adjoint_cross(g, d[z], subscripts, operands)
+
+
+@adjoint(einsum_jvp)
+def einsum_jvp_rule(z, subscripts, tangents, operands):
+    d[tangents] = einsum_adjoint(d[z], subscripts, operands)
+    d[operands] = einsum_adjoint_cross(d[z], tangents, subscripts, operands)

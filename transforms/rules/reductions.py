@@ -1,0 +1,73 @@
+"""Adjoint rules of reductions and cumulative functions.
+
+Parameters that follow `out` in NumPy's signature are keyword-only here, so a call that passes
+`out` (which no rule supports) fails to bind instead of binding `out` to `keepdims`.
+
+Ties: max/min/amax/amin split the gradient evenly among the elements that attain the extremum
+(the same convention as maximum/minimum). sort sends each sorted gradient back to the element
+that landed there (a stable order among ties).
+Zeros: prod is exact at zeros (it multiplies the other elements, never divides); its second
+derivative, and cumprod's first, divide by the input and are not defined where it is 0.
+"""
+import numpy as np
+
+from runtime.adjoint_ops import (diff_pad_width, extremum_weights, flat_axis, prod_others,
+                                 reduced_size, unreduce, unsort)
+from transforms.rules.core import adjoint, d
+
+
+@adjoint(np.sum)
+def sum_rule(y, a, axis=None, dtype=None, *, keepdims=False):
+    d[a] = unreduce(d[y], a, axis, keepdims)
+
+
+@adjoint(np.mean)
+def mean_rule(y, a, axis=None, dtype=None, *, keepdims=False):
+    d[a] = unreduce(d[y] / reduced_size(a, axis), a, axis, keepdims)
+
+
+@adjoint(np.prod)
+def prod_rule(y, a, axis=None, dtype=None, *, keepdims=False):
+    d[a] = unreduce(d[y], a, axis, keepdims) * prod_others(a, axis)
+
+
+@adjoint(np.max, np.amax, np.min, np.amin)
+def max_rule(y, a, axis=None, *, keepdims=False):
+    d[a] = unreduce(d[y], a, axis, keepdims) * extremum_weights(a, y, axis, keepdims)
+
+
+@adjoint(np.var)
+def var_rule(y, a, axis=None, dtype=None, *, ddof=0, keepdims=False):
+    centered = a - np.mean(a, axis=axis, keepdims=True)
+    d[a] = unreduce(d[y] * (2.0 / (reduced_size(a, axis) - ddof)), a, axis, keepdims) * centered
+
+
+@adjoint(np.std)
+def std_rule(y, a, axis=None, dtype=None, *, ddof=0, keepdims=False):
+    centered = a - np.mean(a, axis=axis, keepdims=True)
+    d[a] = unreduce(d[y] / (y * (reduced_size(a, axis) - ddof)), a, axis, keepdims) * centered
+
+
+@adjoint(np.cumsum)
+def cumsum_rule(y, a, axis=None, dtype=None):
+    # A cumulative sum read backwards; with axis=None the input was flattened.
+    along = flat_axis(axis)
+    d[a] = np.reshape(np.flip(np.cumsum(np.flip(d[y], along), along), along), np.shape(a))
+
+
+@adjoint(np.cumprod)
+def cumprod_rule(y, a, axis=None, dtype=None):
+    along = flat_axis(axis)
+    reversed_sum = np.flip(np.cumsum(np.flip(d[y] * y, along), along), along)
+    d[a] = np.reshape(reversed_sum, np.shape(a)) / a
+
+
+@adjoint(np.diff)
+def diff_rule(y, a, n=1, axis=-1):
+    # The adjoint of one difference is minus a difference of the zero-padded gradient.
+    d[a] = np.diff(np.pad(d[y], diff_pad_width(a, n, axis)), n, axis) * (-1.0) ** n
+
+
+@adjoint(np.sort)
+def sort_rule(y, a, axis=-1, kind=None, order=None, *, stable=None):
+    d[a] = unsort(d[y], a, axis)

@@ -1,0 +1,156 @@
+"""Adjoint rules of functions that move, copy or select elements without arithmetic.
+
+Each adjoint is the structural inverse: a reshape is undone by a reshape, a transpose by the
+inverse transpose, a concatenation by a split, a broadcast or a repeat by a sum, a pad by a slice.
+Functions that take a sequence of arrays (concatenate, stack, hstack, vstack) give a list with
+one gradient per element; variadic ones (atleast_1d, broadcast_arrays) one per argument.
+"""
+import numpy as np
+
+from runtime.adjoint_ops import (diag_adjoint, hstack_axis, inverse_permutation, negate_shift,
+                                 reshape_each, split_like, unarray, unbroadcast,
+                                 unbroadcast_each, unpad, unrepeat, unstack, untake, untile)
+from transforms.rules.core import adjoint, d
+
+
+@adjoint(np.reshape)
+def reshape_rule(y, a, shape=None, order="C", *, newshape=None, copy=None):  # newshape: NumPy 1
+    d[a] = np.reshape(d[y], np.shape(a), order=order)
+
+
+@adjoint(np.ravel)
+def ravel_rule(y, a, order="C"):
+    d[a] = np.reshape(d[y], np.shape(a), order=order)
+
+
+@adjoint(np.expand_dims)
+def expand_dims_rule(y, a, axis):
+    d[a] = np.reshape(d[y], np.shape(a))
+
+
+@adjoint(np.squeeze)
+def squeeze_rule(y, a, axis=None):
+    d[a] = np.reshape(d[y], np.shape(a))
+
+
+@adjoint(np.transpose)
+def transpose_rule(y, a, axes=None):
+    d[a] = np.transpose(d[y], inverse_permutation(axes, a))
+
+
+@adjoint(np.swapaxes)
+def swapaxes_rule(y, a, axis1, axis2):
+    d[a] = np.swapaxes(d[y], axis1, axis2)
+
+
+@adjoint(np.moveaxis)
+def moveaxis_rule(y, a, source, destination):
+    d[a] = np.moveaxis(d[y], destination, source)
+
+
+@adjoint(np.flip)
+def flip_rule(y, m, axis=None):
+    d[m] = np.flip(d[y], axis)
+
+
+@adjoint(np.roll)
+def roll_rule(y, a, shift, axis=None):
+    d[a] = np.roll(d[y], negate_shift(shift), axis)
+
+
+@adjoint(np.broadcast_to)
+def broadcast_to_rule(y, array, shape, subok=False):
+    d[array] = unbroadcast(d[y], array)
+
+
+@adjoint(np.broadcast_arrays)
+def broadcast_arrays_rule(y, *args, subok=False):
+    d[args] = unbroadcast_each(d[y], args)
+
+
+@adjoint(np.atleast_1d, np.atleast_2d, np.atleast_3d)
+def atleast_nd_rule(y, *arys):
+    d[arys] = reshape_each(d[y], arys)
+
+
+@adjoint(np.array)
+def array_rule(y, object, dtype=None, *, copy=True, order="K", ndmin=0):
+    d[object] = unarray(d[y], object)
+
+
+@adjoint(np.asarray)
+def asarray_rule(y, a, dtype=None, order=None, *, copy=None):
+    d[a] = unarray(d[y], a)
+
+
+@adjoint(np.copy)
+def copy_rule(y, a, order="K"):
+    d[a] = unarray(d[y], a)
+
+
+# Joining and splitting.
+
+
+@adjoint(np.concatenate)
+def concatenate_rule(y, arrays, axis=0, *, dtype=None, casting="same_kind"):
+    d[arrays] = split_like(d[y], arrays, axis, 0)
+
+
+@adjoint(np.hstack)
+def hstack_rule(y, tup, *, dtype=None, casting="same_kind"):
+    d[tup] = split_like(d[y], tup, hstack_axis(tup), 1)
+
+
+@adjoint(np.vstack)
+def vstack_rule(y, tup, *, dtype=None, casting="same_kind"):
+    d[tup] = split_like(d[y], tup, 0, 2)
+
+
+@adjoint(np.stack)
+def stack_rule(y, arrays, axis=0, *, dtype=None, casting="same_kind"):
+    d[arrays] = unstack(d[y], axis)
+
+
+@adjoint(np.split, np.array_split)
+def split_rule(y, ary, indices_or_sections, axis=0):
+    d[ary] = np.concatenate(d[y], axis=axis)
+
+
+# Copies and selections.
+
+
+@adjoint(np.tile)
+def tile_rule(y, A, reps):
+    d[A] = untile(d[y], A, reps)
+
+
+@adjoint(np.repeat)
+def repeat_rule(y, a, repeats, axis=None):
+    d[a] = unrepeat(d[y], a, repeats, axis)
+
+
+@adjoint(np.pad)
+def pad_rule(y, array, pad_width, mode="constant", constant_values=0):
+    d[array] = unpad(d[y], pad_width, mode)
+    # A scalar fill value gets the gradient of every padded element.
+    d[constant_values] = np.sum(d[y]) - np.sum(unpad(d[y], pad_width, mode))
+
+
+@adjoint(np.diag)
+def diag_rule(y, v, k=0):
+    d[v] = diag_adjoint(d[y], v, k)
+
+
+@adjoint(np.tril)
+def tril_rule(y, m, k=0):
+    d[m] = np.tril(d[y], k)
+
+
+@adjoint(np.triu)
+def triu_rule(y, m, k=0):
+    d[m] = np.triu(d[y], k)
+
+
+@adjoint(np.take)
+def take_rule(y, a, indices, axis=None, *, mode="raise"):
+    d[a] = untake(d[y], a, indices, axis, mode)
