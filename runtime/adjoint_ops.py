@@ -88,6 +88,9 @@ def _gradient_like(g, x, to_shape):
     return _to_structure(to_shape(g, array.shape), x)
 
 
+_SCALARS = (float, np.float64)
+
+
 def unbroadcast(g, x):
     """Sum `g` over the dimensions that broadcasting gave it, so it is shaped like `x`.
 
@@ -96,6 +99,8 @@ def unbroadcast(g, x):
     kind = type(x)
     if kind is float:
         return g if type(g) is float else float(array_module(g).sum(g))
+    if kind is np.float64 and type(g) in _SCALARS:  # scalar code: np.sin(x) gives np.float64
+        return g
     if kind is np.ndarray:  # the hot path: no work when the shapes already agree
         if x.dtype.kind not in _FLOAT_KINDS:
             return _float_zeros(x)
@@ -172,8 +177,10 @@ def _axes(axis, ndim):
 
 def reduced_size(a, axis):
     """How many elements a reduction of `a` over `axis` combines into one."""
+    if axis is None:
+        return int(np.size(a))
     shape = np.shape(a)
-    return int(np.prod([shape[i] for i in _axes(axis, len(shape))], dtype=np.int64))
+    return _size(shape[i] for i in _axes(axis, len(shape)))
 
 
 def flat_axis(axis):
@@ -535,9 +542,11 @@ def matmul_adjoint_a(g, a, b):
     """The gradient of <g, a @ b> with respect to a."""
     xp = array_module(g)
     ndim_a, ndim_b = np.ndim(a), np.ndim(b)
-    if ndim_a == 2 and ndim_b == 2:
+    if ndim_b == 2 and ndim_a <= 2:  # the common cases: matrix or vector times matrix
         return xp.matmul(g, b.T)
     if ndim_b == 1:
+        if ndim_a == 2:
+            return xp.multiply.outer(g, b)
         return g * b if ndim_a == 1 else _sum_to_shape(xp.expand_dims(g, -1) * b, np.shape(a))
     if ndim_a == 1:
         return _sum_to_shape(xp.matmul(b, xp.expand_dims(g, -1))[..., 0], np.shape(a))
@@ -548,7 +557,7 @@ def matmul_adjoint_b(g, a, b):
     """The gradient of <g, a @ b> with respect to b."""
     xp = array_module(g)
     ndim_a, ndim_b = np.ndim(a), np.ndim(b)
-    if ndim_a == 2 and ndim_b == 2:
+    if ndim_a == 2 and ndim_b <= 2:  # the common cases: matrix times matrix or vector
         return xp.matmul(a.T, g)
     if ndim_a == 1:
         if ndim_b == 1:

@@ -122,6 +122,12 @@ def fold_constants(body, namer=None):
                     return node
                 if isinstance(value, (int, float)) and abs(value) < 1e15:
                     return _number(value)
+            # x ** 1 and x * 1 are x (what a rule like power's gives for a constant exponent)
+            if (isinstance(node.op, (gast.Pow, gast.Mult, gast.Div))
+                    and _is_one(node.right)):
+                return node.left
+            if isinstance(node.op, gast.Mult) and _is_one(node.left):
+                return node.right
             return node
 
         def visit_UnaryOp(self, node):
@@ -132,6 +138,11 @@ def fold_constants(body, namer=None):
             return node
     for statement in body:
         Fold().visit(statement)
+
+
+def _is_one(node) -> bool:
+    return (isinstance(node, gast.Constant) and not isinstance(node.value, bool)
+            and isinstance(node.value, (int, float)) and node.value == 1)
 
 
 def _number(value):

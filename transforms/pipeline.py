@@ -33,6 +33,7 @@ from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
 from transforms.parsing import parse_function
 from transforms.reverse import COMMENT, SAVE, ReverseMode
+from transforms.shapes import ShapeClasses
 from transforms.rules.core import adjoint, adjoint_rules, d
 from transforms.templates import name, replace
 import transforms.rules  # noqa: F401  (fills the rule registries)
@@ -302,6 +303,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
                                      if isinstance(n, gast.Name))
     reverse = ReverseMode(context, active, parameters, local_names, references)
     reverse.array_names = _array_names(body, namespace)
+    reverse.shapes = ShapeClasses(body, namespace)
     sweep = reverse.block(body)
 
     primal = list(sweep.primal)

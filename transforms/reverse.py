@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import gast
+import numpy as np
 
+import runtime.adjoint_ops as adjoint_ops
 from transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify, describe
 from transforms.errors import TransformError
@@ -92,6 +94,7 @@ class ReverseMode:
         self.temporaries: set[str] = set()
         self.stack = context.namer.temporary("stack")
         self.array_names = set()
+        self.shapes = None  # a transforms.shapes.ShapeClasses, when known
         self.local_names = local_names
         self.references = references
 
@@ -373,6 +376,8 @@ class ReverseMode:
         except RuleError as error:
             raise self.location.error(node, f"{describe(function)}: {error}",
                                       describe(function)) from None
+        if isinstance(function, np.ufunc) and self.shapes is not None:
+            self.drop_unbroadcast(instance.statements, primal, rule.namespace)
         out = self.import_template_names(instance.statements, rule.namespace)
         for parameter, gradient_name in instance.gradients.items():
             argument = instance.arguments[parameter]
@@ -385,6 +390,23 @@ class ReverseMode:
             elif self.is_active(argument):
                 out += self.accumulate(argument.id, name(gradient_name), state)
         return out
+
+    def drop_unbroadcast(self, statements, primal: str, namespace: dict) -> None:
+        """`unbroadcast(g, x)` is `g` where x provably has the shape of the result."""
+        unbroadcast = adjoint_ops.unbroadcast
+        shapes = self.shapes
+
+        class Drop(gast.NodeTransformer):
+            def visit_Call(self, node):
+                self.generic_visit(node)
+                if (isinstance(node.func, gast.Name) and namespace.get(node.func.id)
+                        is unbroadcast and len(node.args) == 2
+                        and isinstance(node.args[1], gast.Name)
+                        and shapes.same(node.args[1].id, primal)):
+                    return node.args[0]
+                return node
+        for statement in statements:
+            Drop().visit(statement)
 
     def import_template_names(self, statements, namespace) -> list:
         """Bind the globals a rule body uses in the generated namespace, renaming on clashes."""
