@@ -27,21 +27,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from runtime.structure import _is_namedtuple, _rebuild
+
 ALLOWED_MODES = ("reverse",)
 
 
 # Structure helpers: values are arrays, floats, or tuples/lists/dicts/namedtuples of them.
-
-def _is_namedtuple(value) -> bool:
-    return isinstance(value, tuple) and hasattr(type(value), "_fields")
-
-
-def _rebuild(value, items):
-    """A container of the same kind as `value` (tuple, list, namedtuple) holding `items`."""
-    if _is_namedtuple(value):
-        return type(value)(*items)
-    return type(value)(items)
-
 
 def _is_float_array(value) -> bool:
     return (hasattr(value, "dtype") and hasattr(value, "shape")

@@ -27,6 +27,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from runtime import adjoint_ops as ops
+from runtime import adjoint_products as products
 
 
 class Entry(NamedTuple):
@@ -470,18 +471,18 @@ TABLE += [
 ]
 
 _BILINEAR = [
-    ("matmul", ops.matmul_adjoint_a, ops.matmul_adjoint_b, [
+    ("matmul", products.matmul_adjoint_a, products.matmul_adjoint_b, [
         ("2d", (3, 4), (4, 5), (3, 5)), ("batched", (2, 3, 4), (4, 5), (2, 3, 5)),
         ("vector-matrix", (4,), (2, 4, 3), (2, 3)), ("matrix-vector", (2, 3, 4), (4,), (2, 3)),
         ("vectors", (4,), (4,), ())], {}),
-    ("dot", ops.dot_adjoint_a, ops.dot_adjoint_b, [
+    ("dot", products.dot_adjoint_a, products.dot_adjoint_b, [
         ("2d", (3, 4), (4, 2), (3, 2)), ("nd", (2, 3, 4), (5, 4, 2), (2, 3, 5, 2)),
         ("vector-matrix", (4,), (4, 3), (3,)), ("scalar", (), (3,), (3,))], {}),
-    ("inner", ops.inner_adjoint_a, ops.inner_adjoint_b, [
+    ("inner", products.inner_adjoint_a, products.inner_adjoint_b, [
         ("2d", (3, 4), (2, 4), (3, 2)), ("nd", (2, 3, 4), (4,), (2, 3))], {}),
-    ("tensordot", ops.tensordot_adjoint_a, ops.tensordot_adjoint_b, [
+    ("tensordot", products.tensordot_adjoint_a, products.tensordot_adjoint_b, [
         ("pairs", (3, 2, 4), (2, 5, 3), (4, 5))], dict(axes=([1, 0], [0, 2]))),
-    ("kron", ops.kron_adjoint_a, ops.kron_adjoint_b, [
+    ("kron", products.kron_adjoint_a, products.kron_adjoint_b, [
         ("2d", (2, 3), (3, 2), (6, 6)), ("mixed", (3,), (2, 2), (2, 6))], {}),
 ]
 for _name, _adjoint_a, _adjoint_b, _cases, _kwargs in _BILINEAR:
@@ -493,14 +494,14 @@ for _name, _adjoint_a, _adjoint_b, _cases, _kwargs in _BILINEAR:
               wrt=(0, 1)),
         ]
 TABLE += [
-    E("helper:einsum_adjoint", ops.einsum_adjoint,
+    E("helper:einsum_adjoint", products.einsum_adjoint,
       lambda rng: (rng.standard_normal((3, 2)), "ij,jk->ik",
                    (rng.standard_normal((3, 4)), rng.standard_normal((4, 2)))), wrt=(0, 2)),
-    E("helper:einsum_adjoint/three", ops.einsum_adjoint,
+    E("helper:einsum_adjoint/three", products.einsum_adjoint,
       lambda rng: (rng.standard_normal(2), "ij,jk,k->i",
                    (rng.standard_normal((2, 3)), rng.standard_normal((3, 4)),
                     rng.standard_normal(4))), wrt=(0, 2)),
-    E("helper:einsum_jvp", ops.einsum_jvp,
+    E("helper:einsum_jvp", products.einsum_jvp,
       lambda rng: ("ii,ij->j", [rng.standard_normal((3, 3)), rng.standard_normal((3, 2))],
                    (rng.standard_normal((3, 3)), rng.standard_normal((3, 2)))), wrt=(1, 2)),
 ]

@@ -20,22 +20,18 @@ _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator
              gast.Div: operator.truediv, gast.Pow: operator.pow}
 
 
+def _names(nodes, context) -> collections.Counter:
+    """How often each name is used in `context` (gast.Load or gast.Store) within `nodes`."""
+    return collections.Counter(node.id for statement in nodes for node in gast.walk(statement)
+                               if isinstance(node, gast.Name) and isinstance(node.ctx, context))
+
+
 def _loads(nodes) -> collections.Counter:
-    counts = collections.Counter()
-    for statement in nodes:
-        for node in gast.walk(statement):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-                counts[node.id] += 1
-    return counts
+    return _names(nodes, gast.Load)
 
 
 def _stores(nodes) -> collections.Counter:
-    counts = collections.Counter()
-    for statement in nodes:
-        for node in gast.walk(statement):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                counts[node.id] += 1
-    return counts
+    return _names(nodes, gast.Store)
 
 
 def _statements(body):

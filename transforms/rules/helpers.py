@@ -9,20 +9,20 @@ Not closed: `einsum_adjoint_cross` (only third derivatives of einsum reach it) h
 """
 import numpy as np
 
-from runtime.adjoint_ops import (broadcast_each_like, broadcast_like, clip_weights,
-                                 diag_adjoint, diagonal_adjoint, diff_pad_width, dot_adjoint_a,
-                                 dot_adjoint_b, eigh_gap_inverse, einsum_adjoint,
-                                 einsum_adjoint_cross, einsum_jvp, extremum_weights, eye_like,
-                                 first_given, flat_axis, hstack_axis, inner_adjoint_a,
-                                 inner_adjoint_b, inverse_permutation, join, kron_adjoint_a,
-                                 kron_adjoint_b, matmul_adjoint_a, matmul_adjoint_b, negate_shift,
-                                 norm_direction, norm_power, norm_slope, prod_others,
-                                 reduced_size, reshape_each, reshape_each_back, sinc_slope,
-                                 solve_as_matrix,
-                                 sort_like, split_like, tensordot_adjoint_a, tensordot_adjoint_b,
-                                 tie_weights, tril_half_diagonal, unarray, unbroadcast,
-                                 unbroadcast_each, unpad, unreduce, unrepeat, unsort, unstack,
-                                 untake, untile)
+from runtime.adjoint_ops import (broadcast_each_like, broadcast_like, clip_weights, diag_adjoint,
+                                 diagonal_adjoint, diff_pad_width, eigh_gap_inverse,
+                                 extremum_weights, eye_like, first_given, flat_axis, hstack_axis,
+                                 inverse_permutation, join, negate_shift, norm_direction,
+                                 norm_power, norm_slope, prod_others, reduced_size, reshape_each,
+                                 reshape_each_back, sinc_slope, solve_as_matrix, sort_like,
+                                 split_like, tie_weights, tril_half_diagonal, unarray,
+                                 unbroadcast, unbroadcast_each, unpad, unreduce, unrepeat, unsort,
+                                 unstack, untake, untile)
+from runtime.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
+                                      einsum_adjoint_cross, einsum_jvp, inner_adjoint_a,
+                                      inner_adjoint_b, kron_adjoint_a, kron_adjoint_b,
+                                      matmul_adjoint_a, matmul_adjoint_b, tensordot_adjoint_a,
+                                      tensordot_adjoint_b)
 from transforms.rules.core import adjoint, constant, d
 
 constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, clip_weights,

@@ -1,7 +1,7 @@
 """Adjoint rules of products and linear algebra.
 
 Products are bilinear: their rules call `*_adjoint_a` / `*_adjoint_b` helpers (runtime/
-adjoint_ops.py) that handle NumPy's 1-d and batched cases, and whose own rules are again those
+adjoint_products.py) that handle NumPy's 1-d and batched cases, and whose own rules are again those
 products, so derivatives of any order stay closed.
 
 Matrix functions assume what their derivatives need: inv, det, slogdet, solve and cholesky a
@@ -11,12 +11,13 @@ perturbation sees). norm covers ord=None, 'fro' and finite nonzero p for vectors
 """
 import numpy as np
 
-from runtime.adjoint_ops import (diagonal_adjoint, dot_adjoint_a, dot_adjoint_b, eigh_gap_inverse,
-                                 einsum_adjoint, eye_like, inner_adjoint_a, inner_adjoint_b,
-                                 kron_adjoint_a, kron_adjoint_b, matmul_adjoint_a,
-                                 matmul_adjoint_b, norm_direction, norm_power, solve_as_matrix,
-                                 tensordot_adjoint_a, tensordot_adjoint_b, tril_half_diagonal,
-                                 unbroadcast, unreduce)
+from runtime.adjoint_ops import (diagonal_adjoint, eigh_gap_inverse, eye_like, norm_direction,
+                                 norm_power, solve_as_matrix, tril_half_diagonal, unbroadcast,
+                                 unreduce)
+from runtime.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
+                                      inner_adjoint_a, inner_adjoint_b, kron_adjoint_a,
+                                      kron_adjoint_b, matmul_adjoint_a, matmul_adjoint_b,
+                                      tensordot_adjoint_a, tensordot_adjoint_b)
 from transforms.rules.core import adjoint, d
 
 # Products.

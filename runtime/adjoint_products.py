@@ -1,0 +1,225 @@
+"""Adjoint helpers for products: matmul, dot, inner, tensordot, kron and einsum.
+
+Each `*_adjoint_a(g, a, b)` is the gradient of <g, B(a, b)> with respect to a (and `_b` with
+respect to b), written once here so rules stay one line.
+"""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from runtime.adjoint_ops import _sum_to_shape, unbroadcast
+from runtime.structure import array_module
+
+
+# Bilinear products. For y = B(a, b), `*_adjoint_a(g, a, b)` is the gradient of <g, B(a, b)> in
+# a, and `*_adjoint_b` in b; `a` (or `b`) there only supplies a shape.
+
+def matmul_adjoint_a(g, a, b):
+    """The gradient of <g, a @ b> with respect to a."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    if ndim_b == 2 and ndim_a <= 2:  # the common cases: matrix or vector times matrix
+        return xp.matmul(g, b.T)
+    if ndim_b == 1:
+        if ndim_a == 2:
+            return xp.multiply.outer(g, b)
+        return g * b if ndim_a == 1 else _sum_to_shape(xp.expand_dims(g, -1) * b, np.shape(a))
+    if ndim_a == 1:
+        return _sum_to_shape(xp.matmul(b, xp.expand_dims(g, -1))[..., 0], np.shape(a))
+    return _sum_to_shape(xp.matmul(g, xp.swapaxes(b, -1, -2)), np.shape(a))
+
+
+def matmul_adjoint_b(g, a, b):
+    """The gradient of <g, a @ b> with respect to b."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    if ndim_a == 2 and ndim_b <= 2:  # the common cases: matrix times matrix or vector
+        return xp.matmul(a.T, g)
+    if ndim_a == 1:
+        if ndim_b == 1:
+            return g * a
+        return _sum_to_shape(xp.expand_dims(a, -1) * xp.expand_dims(g, -2), np.shape(b))
+    if ndim_b == 1:
+        return _sum_to_shape(xp.matmul(xp.swapaxes(a, -1, -2), xp.expand_dims(g, -1))[..., 0],
+                             np.shape(b))
+    return _sum_to_shape(xp.matmul(xp.swapaxes(a, -1, -2), g), np.shape(b))
+
+
+def dot_adjoint_a(g, a, b):
+    """The gradient of <g, np.dot(a, b)> with respect to a."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    if ndim_a == 0 or ndim_b == 0:
+        return unbroadcast(g * b, a)
+    if ndim_a == 2 and ndim_b == 2:
+        return xp.matmul(g, b.T)
+    if ndim_b == 1:
+        return xp.expand_dims(g, -1) * b
+    free_b = [i for i in range(ndim_b) if i != ndim_b - 2]
+    return xp.tensordot(g, b, axes=(list(range(ndim_a - 1, g.ndim)), free_b))
+
+
+def dot_adjoint_b(g, a, b):
+    """The gradient of <g, np.dot(a, b)> with respect to b."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    if ndim_a == 0 or ndim_b == 0:
+        return unbroadcast(g * a, b)
+    if ndim_a == 2 and ndim_b == 2:
+        return xp.matmul(a.T, g)
+    out = xp.tensordot(a, g, axes=(list(range(ndim_a - 1)), list(range(ndim_a - 1))))
+    return xp.moveaxis(out, 0, ndim_b - 2) if ndim_b >= 2 else out
+
+
+def inner_adjoint_a(g, a, b):
+    """The gradient of <g, np.inner(a, b)> with respect to a."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    if ndim_a == 0 or ndim_b == 0:
+        return unbroadcast(g * b, a)
+    return xp.tensordot(g, b, axes=(list(range(ndim_a - 1, ndim_a + ndim_b - 2)),
+                                    list(range(ndim_b - 1))))
+
+
+def inner_adjoint_b(g, a, b):
+    """The gradient of <g, np.inner(a, b)> with respect to b."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    if ndim_a == 0 or ndim_b == 0:
+        return unbroadcast(g * a, b)
+    return xp.tensordot(g, a, axes=(list(range(ndim_a - 1)), list(range(ndim_a - 1))))
+
+
+def _tensordot_axes(ndim_a, ndim_b, axes):
+    if np.ndim(axes) == 0:
+        return list(range(ndim_a - axes, ndim_a)), list(range(axes))
+    axes_a, axes_b = axes
+    axes_a = [axes_a] if np.ndim(axes_a) == 0 else list(axes_a)
+    axes_b = [axes_b] if np.ndim(axes_b) == 0 else list(axes_b)
+    return [i % ndim_a for i in axes_a], [i % ndim_b for i in axes_b]
+
+
+def tensordot_adjoint_a(g, a, b, axes=2):
+    """The gradient of <g, np.tensordot(a, b, axes)> with respect to a."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    summed_a, summed_b = _tensordot_axes(ndim_a, ndim_b, axes)
+    free_a = [i for i in range(ndim_a) if i not in summed_a]
+    free_b = [i for i in range(ndim_b) if i not in summed_b]
+    out = xp.tensordot(g, b, axes=(list(range(len(free_a), xp.ndim(g))), free_b))
+    # out's axes: a's free axes, then the partners of b's summed axes in b's order.
+    order = free_a + [summed_a[summed_b.index(j)] for j in sorted(summed_b)]
+    return xp.transpose(out, [order.index(i) for i in range(ndim_a)])
+
+
+def tensordot_adjoint_b(g, a, b, axes=2):
+    """The gradient of <g, np.tensordot(a, b, axes)> with respect to b."""
+    xp = array_module(g)
+    ndim_a, ndim_b = np.ndim(a), np.ndim(b)
+    summed_a, summed_b = _tensordot_axes(ndim_a, ndim_b, axes)
+    free_a = [i for i in range(ndim_a) if i not in summed_a]
+    free_b = [i for i in range(ndim_b) if i not in summed_b]
+    out = xp.tensordot(a, g, axes=(free_a, list(range(len(free_a)))))
+    # out's axes: the partners of a's summed axes in a's order, then b's free axes.
+    order = [summed_b[summed_a.index(i)] for i in sorted(summed_a)] + free_b
+    return xp.transpose(out, [order.index(i) for i in range(ndim_b)])
+
+
+def _kron_adjoint(g, a, b, of_a):
+    xp = array_module(g)
+    shape_a, shape_b = np.shape(a), np.shape(b)
+    ndim = max(len(shape_a), len(shape_b))
+    full_a = (1,) * (ndim - len(shape_a)) + tuple(shape_a)
+    full_b = (1,) * (ndim - len(shape_b)) + tuple(shape_b)
+    blocks = xp.reshape(g, [n for pair in zip(full_a, full_b) for n in pair])
+    other = xp.reshape(xp.asarray(b if of_a else a), full_b if of_a else full_a)
+    summed = list(range(1, 2 * ndim, 2)) if of_a else list(range(0, 2 * ndim, 2))
+    out = xp.tensordot(blocks, other, axes=(summed, list(range(ndim))))
+    target = a if of_a else b
+    return float(out) if type(target) is float else xp.reshape(out, np.shape(target))
+
+
+def kron_adjoint_a(g, a, b):
+    """The gradient of <g, np.kron(a, b)> with respect to a."""
+    return _kron_adjoint(g, a, b, True)
+
+
+def kron_adjoint_b(g, a, b):
+    """The gradient of <g, np.kron(a, b)> with respect to b."""
+    return _kron_adjoint(g, a, b, False)
+
+
+# einsum: the gradient for one operand is another einsum, of the output gradient and the other
+# operands, written with explicit subscripts.
+
+def _einsum_subscripts(subscripts, operands):
+    """Input subscripts and output subscript, with '...' written out as letters."""
+    if not isinstance(subscripts, str):
+        raise NotImplementedError("np.einsum has a derivative rule only for its subscripts-string "
+                                  "form, np.einsum('ij,jk->ik', a, b)")
+    subscripts = subscripts.replace(" ", "")
+    inputs, arrow, output = subscripts.partition("->")
+    specs = inputs.split(",")
+    unused = [c for c in string.ascii_letters if c not in subscripts]
+    ellipsis_ndim = max((np.ndim(x) - len(s) + 3 for s, x in zip(specs, operands)
+                         if "..." in s), default=0)
+    broadcast = "".join(unused[:ellipsis_ndim])
+    explicit = [s.replace("...", broadcast[len(broadcast) - (np.ndim(x) - len(s) + 3):])
+                for s, x in zip(specs, operands)]
+    if not arrow:
+        letters = "".join(explicit)
+        output = ("..." if "..." in inputs else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1 and c not in broadcast))
+    return explicit, output.replace("...", broadcast), unused[ellipsis_ndim:]
+
+
+def _einsum_operand_gradient(g, specs, output, spare, operands, k):
+    xp = array_module(g)
+    target = specs[k]
+    terms = [(s, x) for i, (s, x) in enumerate(zip(specs, operands)) if i != k]
+    terms.append((output, g))
+    sizes = {}
+    for s, x in zip(specs, operands):
+        for c, n in zip(s, np.shape(x)):
+            sizes[c] = max(sizes.get(c, 1), n)
+    seen = "".join(s for s, _ in terms)
+    for c in dict.fromkeys(target):
+        if c not in seen:  # summed over in this operand alone: it comes back by broadcasting
+            terms.append((c, xp.ones(sizes[c])))
+    written, spare = "", list(spare)
+    for c in target:
+        if c in written:  # a repeated letter is a diagonal: put the gradient on it
+            fresh = spare.pop(0)
+            terms.append((c + fresh, xp.eye(sizes[c])))
+            c = fresh
+        written += c
+    out = xp.einsum(",".join(s for s, _ in terms) + "->" + written, *[x for _, x in terms])
+    return unbroadcast(out, operands[k])
+
+
+def einsum_adjoint(g, subscripts, operands):
+    """The gradients of <g, np.einsum(subscripts, *operands)> in each operand: a list."""
+    specs, output, spare = _einsum_subscripts(subscripts, operands)
+    return [_einsum_operand_gradient(g, specs, output, spare, operands, k)
+            for k in range(len(operands))]
+
+
+def _replaced(operands, k, value):
+    return tuple(value if i == k else x for i, x in enumerate(operands))
+
+
+def einsum_jvp(subscripts, tangents, operands):
+    """The derivative of np.einsum(subscripts, *operands) in the direction `tangents`."""
+    xp = array_module(operands[0])
+    return sum(xp.einsum(subscripts, *_replaced(operands, k, t)) for k, t in enumerate(tangents))
+
+
+def einsum_adjoint_cross(g, tangents, subscripts, operands):
+    """The gradients in the operands of <g, einsum_jvp(subscripts, tangents, operands)>."""
+    total = [0.0] * len(operands)
+    for j, t in enumerate(tangents):
+        grads = einsum_adjoint(g, subscripts, _replaced(operands, j, t))
+        total = [acc if k == j else acc + grad for k, (acc, grad) in enumerate(zip(total, grads))]
+    return [unbroadcast(t, x) for t, x in zip(total, operands)]

@@ -1,0 +1,10 @@
+def dcalls_user_function(x, y, *, dy=None):
+    # Primal sweep
+    z = scale_by_cosine(x, y)
+    # Adjoint sweep
+    # Grad of line 42: return np.sum(z)
+    bz = unreduce(seed(np.sum(z), dy), z, None, False)
+    # Grad of line 41: z = scale_by_cosine(x, y)
+    _grads1 = dscale_by_cosine(x, y, dy=bz)
+    bx = _grads1[0]
+    return match(bx, x)
