@@ -214,7 +214,7 @@ def load_autograd():
         import autograd.numpy
     except ImportError:
         print("autograd is not installed: its column is skipped. To compare with it:\n"
-              "    pip install -r benchmarks/requirements.txt\n")
+              "    pip install -r benchmarks/requirements.txt")
         return None, None
     return autograd, autograd.numpy
 

@@ -339,3 +339,14 @@ def carries_gradient(value) -> bool:
             isinstance(value, numbers.Number) and not isinstance(value, bool)):
         return True
     return hasattr(value, "dtype") and hasattr(value, "shape")
+
+
+def snapshot(value):
+    """A copy of `value` that later in-place changes to its arrays and lists do not reach."""
+    if isinstance(value, (tuple, list)):
+        return _rebuild(value, [snapshot(v) for v in value])
+    if isinstance(value, dict):
+        return type(value)((k, snapshot(v)) for k, v in value.items())
+    if hasattr(value, "copy") and hasattr(value, "shape"):
+        return value.copy()
+    return value

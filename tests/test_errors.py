@@ -4,9 +4,6 @@ Every unsupported construct has a function below that uses it. The tests check t
 message, and that the error points at this file and at the line of the construct. The line is
 found by searching the function's source for a marker, so moving the functions keeps the
 tests right.
-
-Tests marked xfail record messages that do not yet meet that standard (see each reason); they
-are strict, so a fix makes them fail until the mark is removed.
 """
 import inspect
 import math
@@ -305,24 +302,18 @@ def test_unsupported_construct_is_located(func, marker, construct):
     assert error.message.startswith("autotrace cannot differentiate ")
 
 
-@pytest.mark.xfail(strict=True, reason="'autotrace cannot differentiate a del statement' and "
-                   "'... an async function' say what is wrong but not what to do instead")
 @pytest.mark.parametrize("func", [uses_del, uses_async_def])
 def test_unsupported_construct_message_says_what_to_do(func):
     message = transform_error(func).message
     assert ";" in message  # "autotrace cannot differentiate X; do Y instead", like the others
 
 
-@pytest.mark.xfail(strict=True, reason="parse_function rejects an async def before the checks "
-                   "run: 'expected a function definition for ...', with no construct and no "
-                   "advice")
 def test_async_function_passed_to_grad():
     error = transform_error(async_function)
     assert_points_at(error, async_function, "async def async_function", "async def")
     assert "async" in error.message
 
 
-@pytest.mark.xfail(strict=True, reason="a **kwargs parameter is reported as construct '*args'")
 def test_kwargs_parameter_is_named_as_such():
     error = transform_error(takes_kwargs)
     assert_points_at(error, takes_kwargs, "def takes_kwargs", "**kwargs")
@@ -397,18 +388,12 @@ def test_suggested_registration_is_valid_python():
     compile(suggested_registration(message), "<message>", "exec")
 
 
-@pytest.mark.xfail(strict=True, reason="describe() calls every ufunc 'numpy.<name>', so a ufunc "
-                   "from elsewhere (scipy.special.erf, np.frompyfunc) is named as NumPy's and "
-                   "the suggested code is not valid Python")
 def test_missing_rule_for_a_foreign_ufunc():
     error = transform_error(calls_foreign_ufunc)
     assert "numpy.erf" not in error.message
     compile(suggested_registration(error.message), "<message>", "exec")
 
 
-@pytest.mark.xfail(strict=True, reason="a callable object is named by its repr "
-                   "('tests.test_errors.<tests.test_errors.Doubler object at 0x...>'): the "
-                   "suggested code is not valid Python")
 def test_missing_rule_for_a_callable_object():
     error = transform_error(calls_callable_object)
     assert " object at 0x" not in error.message
@@ -454,8 +439,6 @@ def calls_exec_function(x):
 EXEC_DEFINED = exec_function("exec_defined")
 
 
-@pytest.mark.xfail(strict=True, reason="reached through a call, the 'source is not available' "
-                   "error names neither the file nor the line of the call")
 def test_function_without_source_called_from_user_code_names_the_call():
     error = transform_error(calls_exec_function)
     assert_points_at(error, calls_exec_function, "EXEC_DEFINED(x)", None)
@@ -472,9 +455,6 @@ def test_builtin_passed_to_grad(func, label):
     assert error.filename is None and error.lineno is None
 
 
-@pytest.mark.xfail(strict=True, reason="grad(np.sin) advises registering a rule, which does "
-                   "not make grad(np.sin) work; the way out is to wrap it: "
-                   "grad(lambda x: np.sin(x))")
 def test_builtin_passed_to_grad_suggests_wrapping_it():
     assert "lambda" in transform_error(np.sin).message
 

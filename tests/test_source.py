@@ -188,9 +188,6 @@ def scatter(x):
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="the adjoint sweep restores out[i] in place "
-                   "(restore_item) after the value was taken, so value_and_grad returns the "
-                   "array as it was before the loop")
 def test_value_and_grad_of_a_function_returning_an_array_filled_in_a_loop():
     x = np.array([1.0, 2.0, 3.0])
     value, gradient = autotrace.value_and_grad(scatter)(x)
@@ -198,8 +195,6 @@ def test_value_and_grad_of_a_function_returning_an_array_filled_in_a_loop():
     np.testing.assert_array_equal(value, [2.0, 4.0, 6.0])
 
 
-@pytest.mark.xfail(strict=True, reason="read_item/restore_item are kept even when the adjoint "
-                   "sweep never reads the array: a push that is popped and not used")
 def test_no_restore_when_the_adjoint_does_not_read_the_array():
     source = autotrace.source(autotrace.grad(scatter))
     assert "read_item" not in source and "restore_item" not in source

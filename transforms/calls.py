@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import sys
 from dataclasses import dataclass
 
 import gast
@@ -64,18 +65,28 @@ def classify_value(value) -> Call:
     return Call("unknown", value)
 
 
-def describe(value) -> str:
-    """`numpy.linalg.qr` for a function, for error messages."""
-    module = getattr(value, "__module__", None) or ""
-    qualified = getattr(value, "__qualname__", None) or getattr(value, "__name__", repr(value))
-    if isinstance(value, np.ufunc):
-        return f"numpy.{value.__name__}"
-    if module in ("builtins", ""):
-        return qualified
-    if module.startswith("numpy"):
-        module = "numpy" + ("." + module.split(".")[1] if module.count(".") and
-                            module.split(".")[1] in ("linalg", "fft", "random") else "")
-    return f"{module}.{qualified}"
+def describe(value, fallback: str | None = None) -> str:
+    """A name people can import `value` by (`numpy.linalg.qr`), for error messages; else
+    `fallback` (the call's own text), else its bare name."""
+    return _importable_path(value) or fallback or getattr(value, "__name__", repr(value))
+
+
+def _importable_path(value) -> str | None:
+    """`module.qualified.name` if importing that really gives `value`, else None."""
+    short = getattr(value, "__name__", None)
+    if not isinstance(short, str):
+        return None
+    qualified = getattr(value, "__qualname__", short)
+    module = getattr(value, "__module__", None)
+    if module == "builtins" or (module is None and not isinstance(value, np.ufunc)):
+        return short if getattr(builtins, short, None) is value else None
+    for candidate in ("numpy", "numpy.linalg", "numpy.fft", module):
+        found = sys.modules.get(candidate) if candidate else None
+        for part in qualified.split("."):
+            found = getattr(found, part, None)
+        if found is value and found is not None:
+            return f"{candidate}.{qualified}"
+    return None
 
 
 def is_builtin(value) -> bool:

@@ -11,7 +11,7 @@ _UNSUPPORTED = {
     gast.With: ("with", "a with statement; call the function inside the with block instead"),
     gast.AsyncWith: ("async with", "an async with statement"),
     gast.AsyncFor: ("async for", "an async for loop"),
-    gast.AsyncFunctionDef: ("async def", "an async function"),
+    gast.AsyncFunctionDef: ("async def", "an async function; make it a plain def"),
     gast.Await: ("await", "await"),
     gast.Yield: ("yield", "yield (generators cannot be differentiated; return a list)"),
     gast.YieldFrom: ("yield from", "yield from (generators cannot be differentiated)"),
@@ -21,7 +21,8 @@ _UNSUPPORTED = {
                                 "variable); return the value instead"),
     gast.ClassDef: ("class", "a class definition inside the function; define it at module "
                              "level"),
-    gast.Delete: ("del", "a del statement"),
+    gast.Delete: ("del", "a del statement; assign the name a new value instead, or let it "
+                         "go out of scope"),
     gast.Import: ("import", "an import inside the function; import at module level"),
     gast.ImportFrom: ("import", "an import inside the function; import at module level"),
     gast.NamedExpr: (":=", "an assignment expression (:=); assign on its own line"),
@@ -37,7 +38,7 @@ def check_supported(function: gast.FunctionDef, location: Location) -> None:
     if arguments.vararg is not None or arguments.kwarg is not None:
         raise location.error(function, f"function {function.name!r} takes *args or **kwargs; "
                              "autotrace differentiates functions with named parameters only",
-                             "*args")
+                             "*args" if arguments.vararg is not None else "**kwargs")
     parameters = {a.id for a in arguments.args + arguments.kwonlyargs + arguments.posonlyargs}
     rebound = set()
     for node in gast.walk(function):

@@ -58,17 +58,25 @@ def is_comment(statement) -> bool:
             and statement.value.func.id == COMMENT)
 
 
-def remove_unneeded_saves(primal: list, adjoint: list) -> set:
+def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict) -> set:
     """Drop save/restore statements of names the adjoint sweep never reads (both lists are
     edited in place), and control flow left empty in the adjoint sweep.
 
+    shape_only: helper name -> positions of its arguments it reads only the shape of. An array
+    changed in place (`x[i] = v`) keeps its shape, so its items are restored only where the
+    adjoint sweep reads its values.
     Returns the names whose kept pushes may run before the name is first assigned.
     """
     while True:
         needed = _needed(adjoint)
+        values_needed = _needed(adjoint, shape_only)
+
+        def wanted(statement) -> bool:
+            saved, kind, _ = getattr(statement, SAVE)
+            return saved in (values_needed if kind.startswith("item") else needed)
 
         def keep(block):
-            return [s for s in block if not hasattr(s, SAVE) or getattr(s, SAVE)[0] in needed]
+            return [s for s in block if not hasattr(s, SAVE) or wanted(s)]
         before = sum(1 for _ in _statements(primal + adjoint))
         primal[:] = _map_blocks(primal, keep)
         adjoint[:] = _map_blocks(adjoint, keep)
@@ -79,8 +87,9 @@ def remove_unneeded_saves(primal: list, adjoint: list) -> set:
             if hasattr(s, SAVE) and getattr(s, SAVE)[2]}
 
 
-def _needed(adjoint) -> set:
-    """Primal names the adjoint sweep reads (restores count only for names that are read)."""
+def _needed(adjoint, shape_only=None) -> set:
+    """Primal names the adjoint sweep reads (restores count only for names that are read);
+    with `shape_only`, reads of an argument's shape alone do not count."""
     needed = set()
     for statement in _statements(adjoint):
         if hasattr(statement, SAVE):
@@ -89,7 +98,7 @@ def _needed(adjoint) -> set:
             part = getattr(statement, field, None)
             for node in (part if isinstance(part, list) else [part]):
                 if node is not None:
-                    needed |= set(_loads([node]))
+                    needed |= _value_reads(node, shape_only or {})
     marked = [s for s in _statements(adjoint) if hasattr(s, SAVE)]
     changed = True
     while changed:  # a kept restore reads its index: that must be restored too
@@ -102,6 +111,19 @@ def _needed(adjoint) -> set:
                     needed |= reads
                     changed = True
     return needed
+
+
+def _value_reads(node, shape_only: dict) -> set:
+    """Names read in `node`, leaving out arguments that `shape_only` helpers read the shape of."""
+    skipped = set()
+    for call in gast.walk(node):
+        if (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
+                and call.func.id in shape_only):
+            for position in shape_only[call.func.id]:
+                if position < len(call.args) and isinstance(call.args[position], gast.Name):
+                    skipped.add(id(call.args[position]))
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load) and id(n) not in skipped}
 
 
 def fold_constants(body, namer=None):

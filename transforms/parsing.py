@@ -69,8 +69,9 @@ def parse_function(func) -> ParsedFunction:
     if not inspect.isfunction(func):
         raise TransformError(
             f"cannot read the source of {name!r} ({type(func).__name__}): autotrace "
-            "differentiates Python functions written in source files. For a built-in or "
-            "compiled function, register a rule with @autotrace.register_adjoint.")
+            "differentiates Python functions written in source files. Wrap it in one, e.g. "
+            f"grad(lambda x: {name}(x)): inside a function, calls to it use its derivative "
+            "rule (register one with @autotrace.register_adjoint if it has none).")
     try:
         lines, first_line = inspect.getsourcelines(func)
     except (OSError, TypeError):
@@ -107,6 +108,9 @@ def parse_function(func) -> ParsedFunction:
         node.body[0].lineno = lam.lineno
     else:
         node = tree.body[0]
+        if isinstance(node, gast.AsyncFunctionDef):
+            raise location.error(node, "autotrace cannot differentiate an async function; "
+                                 "make it a plain def", "async def")
         if not isinstance(node, gast.FunctionDef):
             raise TransformError(f"expected a function definition for {name!r}",
                                  filename, first_line)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import copy
 import linecache
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -26,6 +27,7 @@ import numpy as np
 import runtime.adjoint_ops as adjoint_ops
 from transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify, describe
+from transforms.codegen import to_source
 from transforms.errors import TransformError
 from transforms.rules.core import RuleError, adjoint_rules, instantiate
 from transforms.templates import name, replace, replace_expression
@@ -247,10 +249,10 @@ class ReverseMode:
         undefined = container not in self.defined
         push = _marked(replace("stack.append(read_item(x, index))", stack=self.stack,
                                read_item=self.helper("read_item"), x=container, index=index),
-                       container, "push", undefined)
+                       container, "item_push", undefined)
         pop = _marked(replace("restore_item(x, index, stack.pop())", stack=self.stack,
                               restore_item=self.helper("restore_item"), x=container,
-                              index=index), container, "pop")
+                              index=index), container, "item_pop")
 
         def adjoint(state):
             out = []
@@ -436,11 +438,16 @@ class ReverseMode:
         if resolved.kind == "constant":
             return []
         if resolved.kind == "unknown":
-            raise self.no_rule(resolved.value, node)
+            raise self.no_rule(resolved.value, node, call.func)
         wrt = tuple(active_positions) + tuple(active_keywords)
         results = self.temporary("grads")
         if resolved.kind == "user":
-            derivative = self.context.derive(resolved.value, wrt)
+            try:
+                derivative = self.context.derive(resolved.value, wrt)
+            except TransformError as error:
+                if error.filename is not None:
+                    raise
+                raise self.location.error(node, error.message, error.construct) from None
             out = [gast.Assign(
                 targets=[name(results, store=True)],
                 value=gast.Call(func=name(derivative), args=copy.deepcopy(call.args),
@@ -465,9 +472,10 @@ class ReverseMode:
             out += self.accumulate(argument.id, item, state)
         return out
 
-    def no_rule(self, function, node) -> TransformError:
-        label = describe(function)
-        short = label.rsplit(".", 1)[-1]
+    def no_rule(self, function, node, callee=None) -> TransformError:
+        text = to_source(callee).strip() if callee is not None else None
+        label = describe(function, text)
+        short = re.sub(r"\W", "_", label.rsplit(".", 1)[-1]).strip("_") or "function"
         return self.location.error(
             node, f"no derivative rule for {label}. Register one:\n\n"
             f"    @autotrace.register_adjoint({label})\n"

@@ -227,3 +227,72 @@ def instantiate(rule: Rule, result, args: list, kwargs: dict, fresh_name: Callab
     substitute = _Substitute(bindings, gradients, rule.result_name, gradient_of_result)
     statements = [substitute.visit(statement) for statement in statements]
     return Instance(statements, gradients, arguments)
+
+
+def instantiate_tangent(rule: Rule, result, args: list, kwargs: dict,
+                        fresh_name: Callable[[str], str], tangent_of, output: str) -> list:
+    """Inline the tangent rule `rule` for `result = func(*args, **kwargs)`.
+
+    A tangent template assigns `d[y]` (y: its result parameter) once, from the tangents of its
+    inputs, `d[x]`. tangent_of(parameter name, bound argument expression) returns the gast
+    expression standing for `d[parameter]` (for a `*name` parameter, a tuple expression).
+    `output` is the name the tangent of the result is assigned to.
+    """
+    try:
+        bound = rule.signature.bind(*args, **kwargs)
+    except TypeError as error:
+        raise RuleError(f"the tangent rule cannot take this call: {error}") from None
+    bound.apply_defaults()
+    bindings = {rule.result_name: result}
+    tangents = {}
+    for parameter_name, value in bound.arguments.items():
+        parameter = rule.signature.parameters[parameter_name]
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            value = gast.Tuple(elts=list(value), ctx=gast.Load())
+        elif not isinstance(value, gast.AST):
+            value = literal(value)
+        bindings[parameter_name] = value
+        tangents[parameter_name] = tangent_of(parameter_name, value)
+
+    body = copy.deepcopy(rule.body)
+    temporaries = {}
+    statements = []
+    assigned_output = False
+    for statement in body:
+        target = None
+        if isinstance(statement, gast.Assign) and len(statement.targets) == 1:
+            target = _gradient_target(statement.targets[0])
+        if target is not None:
+            if target != rule.result_name or assigned_output:
+                raise RuleError(f"tangent template {rule.template.__name__} must assign "
+                                f"d[{rule.result_name}] once, and no other d[...]")
+            assigned_output = True
+            statement.targets[0] = gast.Name(id=output, ctx=gast.Store(), annotation=None,
+                                             type_comment=None)
+        for node in gast.walk(statement):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) \
+                    and node.id != output and node.id not in temporaries:
+                temporaries[node.id] = fresh_name(node.id)
+        statements.append(statement)
+    if not assigned_output:
+        raise RuleError(f"tangent template {rule.template.__name__} never assigns "
+                        f"d[{rule.result_name}]")
+    bindings.update(temporaries)
+    substitute = _TangentSubstitute(bindings, tangents)
+    return [substitute.visit(statement) for statement in statements]
+
+
+class _TangentSubstitute(_Substitute):
+    """Like _Substitute, with `d[x]` for an input x read as that input's tangent."""
+
+    def __init__(self, bindings: dict, tangents: dict):
+        super().__init__(bindings, {}, None, None)
+        self.tangents = tangents
+
+    def visit_Subscript(self, node):
+        target = _gradient_target(node)
+        if target is None:
+            return self.generic_visit(node)
+        if target not in self.tangents:
+            raise RuleError(f"d[{target}] in a tangent template must name an input parameter")
+        return copy.deepcopy(self.tangents[target])

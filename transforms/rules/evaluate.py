@@ -37,3 +37,49 @@ def rule_vjp(func, *args, **kwargs):
     if not values:
         values["_"] = None
     return y, lambda dy: function(y, dy, **values)
+
+
+def rule_jvp(func, args, tangents, **kwargs):
+    """Evaluate `func`'s tangent rule: returns `(y, tangent of y)`.
+
+    tangents: one tangent per positional argument (None for an argument with no tangent: it is
+    read as zeros like the argument).
+    """
+    from transforms.rules.core import instantiate_tangent, tangent_rules
+    from runtime.structure import zeros_like
+    rule = tangent_rules[func]
+    y = func(*args, **kwargs)
+    counter = itertools.count()
+    values = {}
+
+    def argument(value, prefix="arg"):
+        identifier = f"{prefix}{len(values)}"
+        values[identifier] = value
+        return name(identifier)
+
+    arg_nodes = [argument(a) for a in args]
+    kwarg_nodes = {k: argument(v) for k, v in kwargs.items()}
+    by_node = {}
+    for node, value, tangent_value in zip(arg_nodes, args, tangents):
+        by_node[node.id] = argument(zeros_like(value) if tangent_value is None
+                                    else tangent_value, "tangent")
+
+    def tangent_of(parameter, bound):
+        import gast
+        if isinstance(bound, gast.Tuple):
+            return gast.Tuple(elts=[tangent_of(parameter, e) for e in bound.elts],
+                              ctx=gast.Load())
+        if isinstance(bound, gast.Name) and bound.id in by_node:
+            return by_node[bound.id]
+        return name("_zero_tangent")  # a keyword or default: no tangent
+
+    statements = instantiate_tangent(rule, name("y"), arg_nodes, kwarg_nodes,
+                                     lambda hint: f"{hint}_{next(counter)}", tangent_of, "dy")
+    body = to_source(statements)
+    source = (f"def jvp(y, {', '.join(values) or '_'}):\n"
+              + "".join("    " + line + "\n" for line in body.splitlines())
+              + "    return dy\n")
+    namespace = dict(rule.namespace)
+    namespace["_zero_tangent"] = 0.0
+    function = load_function(source, "jvp", namespace, hint="tangent rule")
+    return y, function(y, **values)
