@@ -5,11 +5,15 @@
     print(at.source(df))
 """
 from autotrace.api import grad, source, value_and_grad
-from autotrace.rules import d, register_adjoint
+from autotrace.custom import custom_gradient, stop_gradient
+from autotrace.operators import (elementwise_grad, forward, hessian, hvp, jacobian, jvp,
+                                 vjp)
+from autotrace.rules import d, register_adjoint, register_tangent
 from transforms.errors import TransformError
 from autotrace import testing
 
 __version__ = "0.1.0"
 
-__all__ = ["grad", "value_and_grad", "source", "register_adjoint", "d", "TransformError",
-           "testing"]
+__all__ = ["grad", "value_and_grad", "source", "forward", "jvp", "vjp", "jacobian", "hessian",
+           "hvp", "elementwise_grad", "custom_gradient", "stop_gradient", "register_adjoint",
+           "register_tangent", "d", "TransformError", "testing"]

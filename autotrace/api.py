@@ -1,28 +1,10 @@
 """The gradient functions users call."""
 from __future__ import annotations
 
-import inspect
-import types
 from typing import Callable
 
+from autotrace.operators import reverse
 from transforms.errors import TransformError
-from transforms.pipeline import Session, reverse_function
-
-
-def _derivative(f: Callable, wrt, optimized: bool, with_value: bool) -> Callable:
-    if not callable(f):
-        raise TypeError(f"expected a function to differentiate, got {type(f).__name__}")
-    if inspect.ismethod(f):
-        # A bound method: differentiate its function, with `self` bound and not differentiated.
-        shifted = tuple(w + 1 if isinstance(w, int) and w >= 0 else w
-                        for w in (wrt if isinstance(wrt, tuple) else (wrt,)))
-        inner = reverse_function(f.__func__, shifted if isinstance(wrt, tuple) else shifted[0],
-                                 session=Session(optimized), with_value=with_value)
-        inner.__module__ = getattr(f, "__module__", None)
-        return types.MethodType(inner, f.__self__)
-    derivative = reverse_function(f, wrt, session=Session(optimized), with_value=with_value)
-    derivative.__module__ = getattr(f, "__module__", None)
-    return derivative
 
 
 def grad(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
@@ -47,12 +29,12 @@ def grad(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
         >>> grad(f, wrt=(0, 1))(2.0, 1.0)
         (2.0, -1.0)
     """
-    return _derivative(f, wrt, optimized, with_value=False)
+    return reverse(f, wrt, optimized)
 
 
 def value_and_grad(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
     """Like `grad`, but the generated function returns `(f's value, gradient)`."""
-    return _derivative(f, wrt, optimized, with_value=True)
+    return reverse(f, wrt, optimized, with_value=True)
 
 
 def source(derivative: Callable) -> str:

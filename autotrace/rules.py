@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from transforms.rules.core import adjoint, d
+from transforms.rules.core import adjoint, d, tangent
 
-__all__ = ["register_adjoint", "d"]
+__all__ = ["register_adjoint", "register_tangent", "d"]
 
 
 def register_adjoint(*functions) -> Callable:
@@ -21,3 +21,16 @@ def register_adjoint(*functions) -> Callable:
     Generated code shows the body inlined where the function is called.
     """
     return adjoint(*functions)
+
+
+def register_tangent(*functions) -> Callable:
+    """Register the decorated template as the tangent (forward-mode) rule of `functions`.
+
+    Parameters as for register_adjoint; the body assigns `d[result]`, the tangent of the
+    result, from the tangents `d[arg]` of the arguments (zeros for arguments with none):
+
+        @autotrace.register_tangent(scipy.special.erf)
+        def erf_tangent(y, x):
+            d[y] = d[x] * 2 / np.sqrt(np.pi) * np.exp(-x * x)
+    """
+    return tangent(*functions)

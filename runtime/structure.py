@@ -42,9 +42,8 @@ def zeros_like(value):
         if isinstance(value, np.generic):
             return np.dtype(_float_dtype(value.dtype)).type(0)
         return array_module(value).zeros(value.shape, dtype=_float_dtype(value.dtype))
-    if value is None or isinstance(value, str):
-        return None
-    raise TypeError(f"cannot make a gradient for a value of type {type(value).__name__}")
+    # None, strings, functions and other objects carry no gradient.
+    return None
 
 
 def ones_like(value):
@@ -350,3 +349,9 @@ def snapshot(value):
     if hasattr(value, "copy") and hasattr(value, "shape"):
         return value.copy()
     return value
+
+
+def tangent_seed(value, tangent):
+    """The tangent a forward derivative starts from: `tangent` if given, else ones like
+    `value` (a tuple of values takes a tuple of tangents)."""
+    return ones_like(value) if tangent is None else tangent

@@ -48,7 +48,22 @@ def classify(func_node, namespace: dict) -> Call:
     return classify_value(value)
 
 
+class CustomGradient:
+    """A function whose gradient its author gives (see autotrace.custom_gradient).
+
+    `function` returns `(value, grad_fn)`; calling the object returns the value alone.
+    """
+
+    def __init__(self, function):
+        self.function = function
+
+    def __call__(self, *args, **kwargs):
+        return self.function(*args, **kwargs)[0]
+
+
 def classify_value(value) -> Call:
+    if isinstance(value, CustomGradient):
+        return Call("custom", value)
     try:
         if value in adjoint_rules:
             return Call("rule", value)

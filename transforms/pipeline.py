@@ -35,7 +35,7 @@ from transforms.nested import lift_nested_functions
 from transforms.parsing import parse_function
 from transforms.reverse import COMMENT, SAVE, ReverseMode
 from transforms.shapes import ShapeClasses
-from transforms.rules.core import adjoint, adjoint_rules, d
+from transforms.rules.core import adjoint, adjoint_rules, d, tangent_rules
 from transforms.templates import name, replace
 import transforms.rules  # noqa: F401  (fills the rule registries)
 
@@ -49,6 +49,7 @@ HELPERS = {
     "sequence": structure.sequence, "dict_items": structure.dict_items,
     "dict_keys": structure.dict_keys, "dict_values": structure.dict_values,
     "astype": structure.astype, "item": structure.item, "snapshot": structure.snapshot,
+    "tangent_seed": structure.tangent_seed,
 }
 PURE_HELPERS = set(HELPERS) - {"restore_item"}
 IMPURE_BUILTINS = {print, input, open, next, iter}
@@ -88,19 +89,23 @@ class Context:
     def helper(self, helper_name: str) -> str:
         if helper_name == "vjp_call":
             return self.import_value("vjp_call", vjp_call)
+        if helper_name == "jvp_call":
+            return self.import_value("jvp_call", jvp_call)
         return self.import_value(helper_name, HELPERS[helper_name])
 
     @staticmethod
-    def seed_keyword(func) -> str:
-        return seed_keyword(func)
+    def seed_keyword(func, keyword: str = "dy") -> str:
+        return seed_keyword(func, keyword)
 
-    def derive(self, func, wrt: tuple) -> str:
-        key = ("derivative", func, wrt)
+    def derive(self, func, wrt: tuple, mode: str = "reverse") -> str:
+        """The identifier bound to func's derivative (`mode` "reverse" or "forward")."""
+        key = (mode, func, wrt)
         if key in self.bound:
             return self.bound[key]
-        identifier = self.namer.fresh("d" + getattr(func, "__name__", "f").strip("_<>"))
+        prefix = "d" if mode == "reverse" else "f"
+        identifier = self.namer.fresh(prefix + getattr(func, "__name__", "f").strip("_<>"))
         self.bound[key] = identifier
-        self.session.bind_derivative(func, wrt, self.namespace, identifier)
+        self.session.bind_derivative(func, wrt, self.namespace, identifier, mode)
         return identifier
 
 
@@ -115,8 +120,12 @@ class Session:
         self.done: dict = {}
         self.pending: dict = collections.defaultdict(list)
 
-    def bind_derivative(self, func, wrt, namespace, identifier):
-        key = (func, wrt)
+    def bind_derivative(self, func, wrt, namespace, identifier, mode="reverse"):
+        key = (mode, func, wrt)
+        if mode == "forward":
+            from transforms.forward import forward_function as build
+        else:
+            build = reverse_function
         if key in self.done:
             namespace[identifier] = self.done[key]
             return
@@ -125,9 +134,9 @@ class Session:
             if inspect.ismethod(func):  # a bound method: derive its function, bind it again
                 _, _, shifted = _unbind(func, (), wrt)
                 derivative = types.MethodType(
-                    reverse_function(func.__func__, shifted, session=self), func.__self__)
+                    build(func.__func__, shifted, session=self), func.__self__)
             else:
-                derivative = reverse_function(func, wrt, session=self)
+                derivative = build(func, wrt, session=self)
             self.done[key] = derivative
             for waiting_namespace, waiting_identifier in self.pending.pop(key):
                 waiting_namespace[waiting_identifier] = derivative
@@ -188,6 +197,27 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
     return tuple(by_position.get(i) for i in range(first, len(args))), grads[-1]
 
 
+def jvp_call(func, args, kwargs, tangents, wrt):
+    """`(value, tangent)` of `func(*args, **kwargs)` for tangents of the arguments in `wrt`;
+    the forward-mode twin of `vjp_call`."""
+    func, args, wrt = _unbind(func, args, wrt)
+    kind = classify_value_safely(func)
+    if kind == "rule" and func in tangent_rules:
+        from transforms.rules.evaluate import rule_jvp
+        by_position = dict(zip(wrt, tangents))
+        return rule_jvp(func, args, [by_position.get(i) for i in range(len(args))], **kwargs)
+    if kind != "user":
+        raise TransformError(
+            f"no tangent rule for {getattr(func, '__name__', func)!r}, called at run time with "
+            "arguments that carry a tangent; register one with @autotrace.register_tangent")
+    cache = _runtime_derivatives.setdefault(func, {})
+    if ("forward", wrt) not in cache:
+        from transforms.forward import forward_function
+        cache[("forward", wrt)] = forward_function(func, wrt, session=Session(optimized=True))
+    return cache[("forward", wrt)](*args, **{seed_keyword(func, "tangent"): tangents},
+                                   **kwargs)
+
+
 @adjoint(vjp_call)
 def _vjp_call(y, function, arguments, keywords, dy, wrt):
     transposed = vjp_call_transpose(function, arguments, keywords, dy, wrt, d[y])
@@ -200,12 +230,11 @@ def classify_value_safely(func) -> str:
     return classify_value(func).kind
 
 
-def seed_keyword(func) -> str:
-    """The keyword a derivative of `func` takes the output gradient by: `dy`, unless func
+def seed_keyword(func, keyword: str = "dy") -> str:
+    """The keyword a derivative of `func` takes its seed by: `dy` (or `tangent`), unless func
     already uses that name (a derivative of a derivative takes `dy_`)."""
     code = getattr(func, "__func__", func).__code__
     taken = set(code.co_varnames) | set(code.co_freevars) | set(code.co_names)
-    keyword = "dy"
     while keyword in taken:
         keyword += "_"
     return keyword
@@ -257,23 +286,40 @@ def _is_pure(namespace, helper_identifiers):
     return pure
 
 
-def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
-    """Generate and load the reverse-mode derivative of `func` (see the module docstring).
+@dataclass
+class Prepared:
+    """A function through the front end: parsed, checked, lifted, in A-normal form."""
 
-    wrt: a parameter index or name, or a tuple of those. The generated function takes func's
-    parameters plus a keyword `dy` and returns the gradient (a tuple for a tuple `wrt`), or
-    `(value, gradient)` when with_value.
+    function: gast.FunctionDef
+    location: object
+    parameters: list
+    wrt_names: tuple
+    keyword: str
+    namer: Namer
+    namespace: dict
+    context: Context
+    body: list
+    result: object
+    local_names: set
+    active: set
+
+
+def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
+    """Run the passes every transform shares, up to activity analysis.
+
+    keyword: the base name of the generated function's extra keyword (`dy`, `tangent`).
+    exits: turn break/continue/early return into flags (reverse mode needs it).
     """
     parsed = parse_function(func)
     function = parsed.node
     location = parsed.location
     check_supported(function, location)
     parameters = _parameter_names(function.args)
-    seed_name = seed_keyword(parsed.function)
+    keyword = seed_keyword(parsed.function, keyword)
     wrt_names = resolve_wrt(wrt, parameters, location.name)
 
     namespace = dict(parsed.namespace)
-    namer = Namer(names_in(function) | {seed_name})
+    namer = Namer(names_in(function) | {keyword})
     namer.locals = set()
     numpy_name = next((k for k in ("np", "numpy", "onp") if namespace.get(k) is np), None)
     if numpy_name is None:
@@ -285,21 +331,63 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
     _debug("lift", function)
     normalize(function, location, namer, namespace, numpy_name, context.helper)
     _debug("anf", function)
-    exits_to_flags(function, namer)
-    _debug("exits", function)
+    if exits:
+        exits_to_flags(function, namer)
+        _debug("exits", function)
+    else:
+        _attach_loop_tests(function.body)
 
     body = function.body
     result = None
-    if body and isinstance(body[-1], gast.Return):
+    if exits and body and isinstance(body[-1], gast.Return):
         result = body[-1].value
         body = body[:-1]
     local_names = set(parameters) | {n.id for s in body for n in gast.walk(s)
                                      if isinstance(n, gast.Name)
                                      and isinstance(n.ctx, gast.Store)}
     namer.locals = local_names
-    is_constant_call = _is_constant_call(namespace)
     returned = [gast.Return(value=result)] if result is not None else []
-    active = active_names(body + returned, set(wrt_names), is_constant_call)
+    active = active_names(body + returned, set(wrt_names), _is_constant_call(namespace))
+    return Prepared(function, location, parameters, wrt_names, keyword, namer, namespace,
+                    context, body, result, local_names, active)
+
+
+def _attach_loop_tests(body) -> None:
+    """Put each while loop's test back at the end of its body (exits_to_flags does this when
+    it runs; a `continue` there would skip it, but forward mode keeps jumps as they are)."""
+    for statement in cleanup._statements(body):
+        if isinstance(statement, gast.While) and getattr(statement, "recompute", None):
+            recompute = statement.recompute
+            statement.body = _test_before_continue(statement.body, recompute) + recompute
+            statement.recompute = []
+
+
+def _test_before_continue(body, recompute) -> list:
+    """`body` with the loop test recomputed before each of its own `continue`s."""
+    out = []
+    for statement in body:
+        if isinstance(statement, gast.Continue):
+            out += copy.deepcopy(recompute)
+        elif isinstance(statement, gast.If):
+            statement.body = _test_before_continue(statement.body, recompute)
+            statement.orelse = _test_before_continue(statement.orelse, recompute)
+        out.append(statement)
+    return out
+
+
+def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
+    """Generate and load the reverse-mode derivative of `func` (see the module docstring).
+
+    wrt: a parameter index or name, or a tuple of those. The generated function takes func's
+    parameters plus a keyword `dy` and returns the gradient (a tuple for a tuple `wrt`), or
+    `(value, gradient)` when with_value.
+    """
+    prepared = prepare(func, wrt, session, "dy", exits=True)
+    (function, location, parameters, wrt_names, seed_name, namer, namespace, context, body,
+     result, local_names, active) = (
+        prepared.function, prepared.location, prepared.parameters, prepared.wrt_names,
+        prepared.keyword, prepared.namer, prepared.namespace, prepared.context, prepared.body,
+        prepared.result, prepared.local_names, prepared.active)
     references = collections.Counter(n.id for s in body for n in gast.walk(s)
                                      if isinstance(n, gast.Name))
     reverse = ReverseMode(context, active, parameters, local_names, references)
@@ -367,24 +455,31 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
         cleanup.remove_dead_code(new_body, pure, keep_names=set(parameters))
     cleanup.remove_orphan_comments(new_body)
 
-    generated_name = namer.fresh("d" + location.name.strip("<>_").replace("lambda", "f"))
-    arguments = copy.deepcopy(function.args)
+    return load_generated(prepared, func, new_body, "d",
+                          f"Gradient of {location.name} with respect to "
+                          f"{', '.join(wrt_names)} (generated by autotrace).")
+
+
+def load_generated(prepared: Prepared, func, body: list, prefix: str, doc: str):
+    """Define, print and load the generated function: func's parameters plus the keyword."""
+    generated_name = prepared.namer.fresh(
+        prefix + prepared.location.name.strip("<>_").replace("lambda", "f"))
+    arguments = copy.deepcopy(prepared.function.args)
     arguments.kwonlyargs = arguments.kwonlyargs + [
-        gast.Name(id=seed_name, ctx=gast.Param(), annotation=None, type_comment=None)]
+        gast.Name(id=prepared.keyword, ctx=gast.Param(), annotation=None, type_comment=None)]
     arguments.kw_defaults = arguments.kw_defaults + [gast.Constant(value=None, kind=None)]
     for argument in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
         argument.annotation = None
-    definition = gast.FunctionDef(name=generated_name, args=arguments, body=new_body,
+    definition = gast.FunctionDef(name=generated_name, args=arguments, body=body,
                                   decorator_list=[], returns=None, type_comment=None,
                                   type_params=[])
     source = _with_comments(to_source(definition))
-    derivative = load_function(source, generated_name, namespace, hint=generated_name)
-    derivative.__autotrace_source__ = source
-    derivative.__autotrace_seed__ = seed_name
-    derivative.__autotrace_primal__ = func
-    derivative.__doc__ = (f"Gradient of {location.name} with respect to "
-                          f"{', '.join(wrt_names)} (generated by autotrace).")
-    return derivative
+    generated = load_function(source, generated_name, prepared.namespace, hint=generated_name)
+    generated.__autotrace_source__ = source
+    generated.__autotrace_seed__ = prepared.keyword
+    generated.__autotrace_primal__ = func
+    generated.__doc__ = doc
+    return generated
 
 
 def _shape_only(context) -> dict:

@@ -232,6 +232,10 @@ class ReverseMode:
             return self.subscript_assignment(node, target.value.id, index_value(target.slice),
                                              node.value)
         primal = target.id
+        if isinstance(node.value, gast.Call):
+            resolved = classify(node.value.func, self.context.namespace)
+            if resolved.kind == "custom":
+                return self.custom_gradient(node, primal, resolved.value)
         push, pop = self.assignment_site(primal)
 
         def adjoint(state):
@@ -243,6 +247,40 @@ class ReverseMode:
                 out += self.list_pop_restore(primal, node.value, state)
             return out + pop
         return Sweep(push + [node], adjoint)
+
+    def custom_gradient(self, node, primal: str, custom) -> Sweep:
+        """`y = f(a, b)` for an f with a custom gradient: the primal sweep keeps f's grad_fn,
+        the adjoint sweep calls it."""
+        call = node.value
+        grad_fn = self.temporary("grad_fn")
+        function = self.context.import_value(getattr(custom, "__name__", "custom") + "_with_grad",
+                                             custom.function)
+        value_push, value_pop = self.assignment_site(primal)
+        grad_fn_push, grad_fn_pop = self.assignment_site(grad_fn)
+        pair = gast.Tuple(elts=[name(primal, store=True), name(grad_fn, store=True)],
+                          ctx=gast.Store())
+        primal_call = gast.Call(func=name(function), args=copy.deepcopy(call.args),
+                                keywords=copy.deepcopy(call.keywords))
+        statement = gast.copy_location(gast.Assign(targets=[pair], value=primal_call,
+                                                   type_comment=None), node)
+        active = [a for a in call.args if self.is_active(a)]
+
+        def adjoint(state):
+            out = []
+            if primal in self.active and primal in state and active:
+                state.discard(primal)
+                results = self.temporary("grads")
+                out += replace("results = grad_fn(gradient)", results=results, grad_fn=grad_fn,
+                               gradient=self.gradient(primal))
+                for position, argument in enumerate(call.args):
+                    if not self.is_active(argument):
+                        continue
+                    item = (name(results) if len(call.args) == 1 else replace_expression(
+                        "results[i]", results=results,
+                        i=gast.Constant(value=position, kind=None)))
+                    out += self.accumulate(argument.id, item, state)
+            return out + grad_fn_pop + value_pop
+        return Sweep(value_push + grad_fn_push + [statement], adjoint)
 
     def subscript_assignment(self, node, container: str, index, value) -> Sweep:
         """`container[index] = value` (node is that statement, or a `restore_item` call)."""

@@ -12,7 +12,7 @@ from runtime.structure import (accumulate_attribute, accumulate_item, add, astyp
                                extremum_gradient, gradient_item, item, pairs_gradient, item_gradient, items_gradient,
                                like_container, match, place_item, read_attribute, read_item,
                                seed, sequence, sequence_gradient, sum_gradient, values_gradient,
-                               zeros_like, ones_like)
+                               zeros_like, ones_like, tangent_seed)
 from transforms.rules.core import adjoint, constant, d
 
 constant(zeros_like, ones_like, dict_keys)
@@ -154,3 +154,8 @@ def _sum_gradient(y, gradient, iterable):
 @adjoint(list, tuple)
 def _list(y, iterable=()):
     d[iterable] = like_container(d[y], iterable)
+
+
+@adjoint(tangent_seed)
+def _tangent_seed(y, value, tangent):
+    d[tangent] = d[y]

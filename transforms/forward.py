@@ -1,0 +1,374 @@
+"""Forward mode: each statement is followed by the statement computing its tangent.
+
+    y = np.sin(x) * w          becomes      _t1 = np.sin(x)
+                                            d_t1 = dx * np.cos(x)
+                                            y = _t1 * w
+                                            dy = d_t1 * w + _t1 * dw
+
+Control flow stays as written (tangents ride along the path the primal takes), so loops,
+breaks and early returns need no bookkeeping. A `return v` returns `(v, dv)`. Calls to other
+user functions call their forward derivatives, which return `(value, tangent)` too.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from transforms.activity import DESCRIPTIVE_ATTRIBUTES
+from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify, describe
+from transforms.codegen import to_source
+from transforms.errors import TransformError
+from transforms.reverse import index_value
+from transforms.rules.core import RuleError, instantiate_tangent, tangent_rules
+from transforms.templates import name, replace, replace_expression
+
+
+class ForwardMode:
+    """Generates the tangent statements of one function body (see the module docstring).
+
+    context: as for reverse mode (namer, namespace, location, helper, derive, import_value).
+    """
+
+    def __init__(self, context, active: set):
+        self.context = context
+        self.namer = context.namer
+        self.location = context.location
+        self.active = active
+        self.tangent_names: dict[str, str] = {}
+        self.temporaries: set[str] = set()
+        self.reverse_helper = None  # set by the driver: ReverseMode-like import of rule names
+        self.zero_names = set()
+
+    def tangent(self, primal: str) -> str:
+        if primal not in self.tangent_names:
+            self.tangent_names[primal] = self.namer.fresh("d" + primal)
+            if primal.startswith("_"):
+                self.temporaries.add(self.tangent_names[primal])
+        return self.tangent_names[primal]
+
+    def helper(self, helper_name: str) -> str:
+        return self.context.helper(helper_name)
+
+    def is_active(self, node) -> bool:
+        return isinstance(node, gast.Name) and node.id in self.active
+
+    def tangent_of(self, node):
+        """The tangent of an atom: its tangent variable, or zeros like it."""
+        if self.is_active(node):
+            return name(self.tangent(node.id))
+        if isinstance(node, gast.Tuple):
+            return gast.Tuple(elts=[self.tangent_of(e) for e in node.elts], ctx=gast.Load())
+        if isinstance(node, gast.Constant) and isinstance(node.value, (int, float)):
+            zero = gast.Constant(value=0.0, kind=None)
+            zero.symbolic_zero = True  # a number's tangent: terms it multiplies vanish
+            return zero
+        return replace_expression("zeros_like(value)", zeros_like=self.helper("zeros_like"),
+                                  value=copy.deepcopy(node))
+
+    # ---- blocks and statements -------------------------------------------------------------
+
+    def block(self, statements) -> list:
+        out = []
+        for statement in statements:
+            out += self.statement(statement)
+        return out
+
+    def statement(self, node) -> list:
+        method = getattr(self, "visit_" + type(node).__name__, None)
+        if method is None:
+            raise self.location.error(node, f"autotrace cannot differentiate a "
+                                      f"{type(node).__name__} statement", type(node).__name__)
+        return method(node)
+
+    def visit_Pass(self, node):
+        return []
+
+    def visit_Break(self, node):
+        return [node]
+
+    visit_Continue = visit_Raise = visit_Assert = visit_Break
+
+    def visit_Return(self, node):
+        value = node.value
+        return [gast.Return(value=gast.Tuple(elts=[value, self.tangent_of(value)],
+                                             ctx=gast.Load()))]
+
+    def visit_If(self, node):
+        node.body = self.block(node.body) or [gast.Pass()]
+        node.orelse = self.block(node.orelse)
+        return [node]
+
+    def visit_For(self, node):
+        node.body = self.block(node.body) or [gast.Pass()]
+        return [node]
+
+    def visit_While(self, node):
+        node.body = self.block(node.body) or [gast.Pass()]
+        return [node]
+
+    def visit_Expr(self, node):
+        call = node.value
+        if not isinstance(call, gast.Call):
+            return [node]
+        kind = classify(call.func, self.context.namespace).kind
+        if kind == "list_append" and self.is_active(call.func.value):
+            container = call.func.value.id
+            return [node] + replace("tangent.append(value)", tangent=self.tangent(container),
+                                    value=self.tangent_of(call.args[0]))
+        if kind == "list_pop" and self.is_active(call.func.value):
+            return [node] + replace("tangent.pop()", tangent=self.tangent(call.func.value.id))
+        if (isinstance(call.func, gast.Name)
+                and call.func.id == self.context.helper("restore_item")):
+            container, index, value = call.args
+            if self.is_active(container):
+                return [node] + replace(
+                    "restore_item(tangent, index, value)", restore_item=call.func.id,
+                    tangent=self.tangent(container.id), index=index,
+                    value=self.tangent_of(value))
+        return [node]
+
+    def visit_Assign(self, node):
+        target = node.targets[0]
+        if isinstance(target, gast.Subscript):
+            container = target.value.id
+            if container not in self.active:
+                return [node]
+            tangent_target = gast.Subscript(value=name(self.tangent(container)),
+                                            slice=copy.deepcopy(target.slice),
+                                            ctx=gast.Store())
+            return [node, gast.Assign(targets=[tangent_target],
+                                      value=self.tangent_of(node.value), type_comment=None)]
+        primal = target.id
+        if primal not in self.active:
+            return [node]
+        value = node.value
+        if isinstance(value, gast.Call):
+            resolved = classify(value.func, self.context.namespace)
+            if resolved.kind in ("user", "dynamic") and self.call_is_active(value):
+                return self.call(primal, value, resolved, node)
+            if resolved.kind == "custom" and self.call_is_active(value):
+                return self.custom_call(primal, value, resolved.value, node)
+        tangent = self.tangent_of_value(primal, value, node)
+        if tangent is None:
+            tangent = [gast.Assign(targets=[name(self.tangent(primal), store=True)],
+                                   value=replace_expression(
+                                       "zeros_like(value)",
+                                       zeros_like=self.helper("zeros_like"), value=primal),
+                                   type_comment=None)]
+        return [node] + tangent
+
+    def call_is_active(self, call) -> bool:
+        return any(self.is_active(a) for a in call.args + [k.value for k in call.keywords])
+
+    # ---- the tangent of one operation -------------------------------------------------------
+
+    def assign_tangent(self, primal: str, value) -> list:
+        return [gast.Assign(targets=[name(self.tangent(primal), store=True)], value=value,
+                            type_comment=None)]
+
+    def tangent_of_value(self, primal, value, node):
+        """Statements assigning the tangent of `primal = value`, or None if it is zero."""
+        if isinstance(value, gast.Name):
+            return self.assign_tangent(primal, self.tangent_of(value)) if self.is_active(
+                value) else None
+        if isinstance(value, gast.BinOp):
+            return self.apply_rule(BINARY_OPERATORS[type(value.op)], primal,
+                                   [value.left, value.right], [], node)
+        if isinstance(value, gast.UnaryOp) and type(value.op) in UNARY_OPERATORS:
+            return self.apply_rule(UNARY_OPERATORS[type(value.op)], primal, [value.operand],
+                                   [], node)
+        if isinstance(value, gast.Call):
+            if not self.call_is_active(value):
+                return None
+            resolved = classify(value.func, self.context.namespace)
+            if resolved.kind == "rule":
+                return self.apply_rule(resolved.value, primal, value.args, value.keywords,
+                                       node)
+            if resolved.kind == "list_pop":
+                return self.assign_tangent(primal, replace_expression(
+                    "tangent.pop()", tangent=self.tangent(value.func.value.id)))
+            if resolved.kind == "constant":
+                return None
+            raise self.no_rule(resolved.value, node, value.func)
+        if isinstance(value, gast.Subscript):
+            if not self.is_active(value.value):
+                return None
+            return self.assign_tangent(primal, gast.Subscript(
+                value=self.tangent_of(value.value), slice=copy.deepcopy(value.slice),
+                ctx=gast.Load()))
+        if isinstance(value, gast.Attribute):
+            if not self.is_active(value.value) or value.attr in DESCRIPTIVE_ATTRIBUTES:
+                return None
+            return self.assign_tangent(primal, gast.Attribute(
+                value=self.tangent_of(value.value), attr=value.attr, ctx=gast.Load()))
+        if isinstance(value, (gast.Tuple, gast.List)):
+            if not any(self.is_active(e) for e in value.elts):
+                return None
+            return self.assign_tangent(primal, type(value)(
+                elts=[self.tangent_of(e) for e in value.elts], ctx=gast.Load()))
+        if isinstance(value, gast.Dict):
+            if not any(self.is_active(v) for v in value.values):
+                return None
+            return self.assign_tangent(primal, gast.Dict(
+                keys=copy.deepcopy(value.keys), values=[self.tangent_of(v)
+                                                        for v in value.values]))
+        return None
+
+    def apply_rule(self, function, primal, args, keywords, node):
+        rule = tangent_rules.get(function)
+        if rule is None:
+            raise self.no_rule(function, node)
+        if not any(self.is_active(a) or isinstance(a, gast.Tuple) and any(
+                self.is_active(e) for e in a.elts) for a in args + [k.value for k in keywords]):
+            return None
+        kwargs = {k.arg: k.value for k in keywords}
+        try:
+            statements = instantiate_tangent(
+                rule, name(primal), list(args), kwargs, self.temporary,
+                lambda parameter, bound: self.tangent_of(bound), self.tangent(primal))
+        except RuleError as error:
+            raise self.location.error(node, f"{describe(function)}: {error}",
+                                      describe(function)) from None
+        statements = [_ZeroTerms(self.zero_names).visit(s) for s in statements]
+        for statement in statements:
+            if isinstance(statement, gast.Assign) and _is_zero(statement.value):
+                statement.value = replace_expression(
+                    "zeros_like(value)", zeros_like=self.helper("zeros_like"), value=primal)
+        return self.reverse_helper.import_template_names(statements, rule.namespace)
+
+    def temporary(self, hint: str) -> str:
+        fresh = self.namer.temporary(hint)
+        self.temporaries.add(fresh)
+        return fresh
+
+    def call(self, primal, call, resolved, node) -> list:
+        """`primal = g(...)` for a user function g: one call to g's forward derivative."""
+        positions = [i for i, a in enumerate(call.args) if self.is_active(a)]
+        keywords = [k.arg for k in call.keywords if self.is_active(k.value)]
+        wrt = tuple(positions) + tuple(keywords)
+        tangents = gast.Tuple(elts=[self.tangent_of(call.args[i]) for i in positions]
+                              + [self.tangent_of(k.value) for k in call.keywords
+                                 if k.arg in keywords], ctx=gast.Load())
+        pair = gast.Tuple(elts=[name(primal, store=True),
+                                name(self.tangent(primal), store=True)], ctx=gast.Store())
+        if resolved.kind == "user":
+            try:
+                derivative = self.context.derive(resolved.value, wrt, "forward")
+            except TransformError as error:
+                if error.filename is not None:
+                    raise
+                raise self.location.error(node, error.message, error.construct) from None
+            keyword = self.context.seed_keyword(resolved.value, "tangent")
+            value = gast.Call(func=name(derivative), args=copy.deepcopy(call.args),
+                              keywords=copy.deepcopy(call.keywords)
+                              + [gast.keyword(arg=keyword, value=tangents)])
+        else:
+            arguments = gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load())
+            keyword_values = gast.Dict(keys=[gast.Constant(value=k.arg, kind=None)
+                                             for k in call.keywords],
+                                       values=[copy.deepcopy(k.value) for k in call.keywords])
+            value = replace_expression(
+                "jvp_call(function, arguments, keywords, tangents, wrt)",
+                jvp_call=self.helper("jvp_call"), function=call.func, arguments=arguments,
+                keywords=keyword_values, tangents=tangents, wrt=repr(wrt))
+        return [gast.copy_location(gast.Assign(targets=[pair], value=value, type_comment=None),
+                                   node)]
+
+    def custom_call(self, primal, call, custom, node) -> list:
+        """A function with a custom gradient, in forward mode: the tangent of its value."""
+        function = self.context.import_value(
+            getattr(custom, "__name__", "custom") + "_with_grad", custom.function)
+        pair, tangent_pair = self.temporary("pair"), self.temporary("tangent_pair")
+        raw = gast.Call(func=name(function), args=call.args, keywords=call.keywords)
+        statements = self.call(pair, raw, classify(name(function), self.context.namespace),
+                               node)
+        statements[0].targets[0].elts[1].id = tangent_pair
+        return statements + replace("primal = pair[0]\ntangent = tangent_pair[0]",
+                                    primal=primal, pair=pair, tangent=self.tangent(primal),
+                                    tangent_pair=tangent_pair)
+
+    def no_rule(self, function, node, callee=None) -> TransformError:
+        text = to_source(callee).strip() if callee is not None else None
+        label = describe(function, text)
+        return self.location.error(
+            node, f"no tangent (forward-mode) rule for {label}. Register one:\n\n"
+            f"    @autotrace.register_tangent({label})\n"
+            f"    def tangent_rule(y, x):\n"
+            f"        d[y] = d[x] * ...   # the tangent of y, given d[x], the tangent of x\n",
+            label)
+
+
+def forward_function(func, wrt, *, session):
+    """Generate and load the forward-mode derivative of `func`.
+
+    The generated function takes func's parameters plus a keyword `tangent` (the tangent of the
+    `wrt` argument, a tuple of them for a tuple `wrt`; default ones) and returns
+    `(value, tangent of the value)`.
+    """
+    from transforms import cleanup
+    from transforms.pipeline import _is_pure, load_generated, prepare
+    from transforms.reverse import ReverseMode
+
+    prepared = prepare(func, wrt, session, "tangent", exits=False)
+    context, namer = prepared.context, prepared.namer
+    body = prepared.body
+    if not body or not isinstance(body[-1], gast.Return):
+        body = body + [gast.Return(value=gast.Constant(value=None, kind=None))]
+    forward = ForwardMode(context, prepared.active | set(prepared.wrt_names))
+    forward.reverse_helper = ReverseMode(context, prepared.active, prepared.parameters,
+                                         prepared.local_names, None)
+    seeds = [name(forward.tangent(p), store=True) for p in prepared.wrt_names]
+    values = [name(p) for p in prepared.wrt_names]
+    single = not isinstance(wrt, tuple)
+    prologue = replace("tangents = tangent_seed(values, tangent)",
+                       tangents=seeds[0] if single else gast.Tuple(elts=seeds, ctx=gast.Store()),
+                       tangent_seed=context.helper("tangent_seed"),
+                       values=values[0] if single else gast.Tuple(elts=values, ctx=gast.Load()),
+                       tangent=prepared.keyword)
+    new_body = prologue + forward.block(body)
+    if session.optimized:
+        pure = _is_pure(prepared.namespace, set(context.bound.values()))
+        temporaries = forward.temporaries | {n for n in prepared.local_names
+                                             if n.startswith("_t")}
+        cleanup.fold_constants(new_body)
+        cleanup.remove_dead_code(new_body, pure, keep_names=set(prepared.parameters))
+        cleanup.inline_temporaries(new_body, temporaries, pure)
+        cleanup.remove_dead_code(new_body, pure, keep_names=set(prepared.parameters))
+    return load_generated(prepared, func, new_body, "f",
+                          f"Forward derivative of {prepared.location.name} along "
+                          f"{', '.join(prepared.wrt_names)} (generated by autotrace).")
+
+
+def _is_zero(node) -> bool:
+    return getattr(node, "symbolic_zero", False)
+
+
+class _ZeroTerms(gast.NodeTransformer):
+    """Drop the terms a number's zero tangent multiplies: `0 * x + c * dx` is `c * dx`.
+
+    Only numbers (Python scalars) give symbolic zeros, so every term left still has the
+    shape of the active input, which is the result's.
+    """
+
+    def __init__(self, zero_names):
+        self.zero_names = zero_names
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        left, right = _is_zero(node.left), _is_zero(node.right)
+        if isinstance(node.op, (gast.Mult, gast.MatMult)) and (left or right):
+            return node.left if left else node.right
+        if isinstance(node.op, (gast.Div, gast.FloorDiv, gast.Mod)) and left:
+            return node.left
+        if isinstance(node.op, gast.Add) and (left or right):
+            return node.right if left else node.left
+        if isinstance(node.op, gast.Sub) and right:
+            return node.left
+        if isinstance(node.op, gast.Sub) and left:
+            return gast.UnaryOp(op=gast.USub(), operand=node.right)
+        return node
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        return node.operand if _is_zero(node.operand) else node

@@ -1,0 +1,136 @@
+"""Tangent rules of products and linear algebra.
+
+Products are bilinear: a tangent is the product with one factor replaced by its tangent, summed
+over the factors (einsum's, over any number of operands, is `einsum_jvp`).
+
+Matrix functions carry the adjoint rules' assumptions (linalg.py). cholesky and eigh read one
+triangle of a symmetric matrix; their rules use the symmetric part of the tangent, which makes
+them the exact transposes of the adjoint rules' symmetrized gradients.
+"""
+import numpy as np
+
+from runtime.adjoint_ops import (eigh_gap_inverse, norm_direction, norm_power, solve_as_matrix,
+                                 tril_half_diagonal)
+from runtime.adjoint_products import einsum_jvp
+from runtime.structure import zeros_like
+from transforms.rules.core import d, tangent
+
+# Products.
+
+
+@tangent(np.matmul)
+def matmul_tangent(y, x1, x2):
+    d[y] = np.matmul(d[x1], x2) + np.matmul(x1, d[x2])
+
+
+@tangent(np.dot)
+def dot_tangent(y, a, b):
+    d[y] = np.dot(d[a], b) + np.dot(a, d[b])
+
+
+@tangent(np.inner)
+def inner_tangent(y, a, b):
+    d[y] = np.inner(d[a], b) + np.inner(a, d[b])
+
+
+@tangent(np.outer)
+def outer_tangent(y, a, b):
+    d[y] = np.outer(d[a], b) + np.outer(a, d[b])
+
+
+@tangent(np.tensordot)
+def tensordot_tangent(y, a, b, axes=2):
+    d[y] = np.tensordot(d[a], b, axes) + np.tensordot(a, d[b], axes)
+
+
+@tangent(np.einsum)
+def einsum_tangent(y, subscripts, *operands, optimize=False):
+    d[y] = einsum_jvp(subscripts, d[operands], operands)
+
+
+@tangent(np.kron)
+def kron_tangent(y, a, b):
+    d[y] = np.kron(d[a], b) + np.kron(a, d[b])
+
+
+@tangent(np.cross)
+def cross_tangent(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    d[y] = (np.cross(d[a], b, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
+            + np.cross(a, d[b], axisa=axisa, axisb=axisb, axisc=axisc, axis=axis))
+
+
+@tangent(np.trace)
+def trace_tangent(y, a, offset=0, axis1=0, axis2=1, dtype=None):
+    d[y] = np.trace(d[a], offset, axis1, axis2)
+
+
+@tangent(np.diagonal)
+def diagonal_tangent(y, a, offset=0, axis1=0, axis2=1):
+    d[y] = np.diagonal(d[a], offset, axis1, axis2)
+
+
+# numpy.linalg.
+
+
+@tangent(np.linalg.inv)
+def inv_tangent(y, a):
+    d[y] = -np.matmul(y, np.matmul(d[a], y))
+
+
+@tangent(np.linalg.det)
+def det_tangent(y, a):
+    # d det(a) = det(a) tr(a^-1 da).
+    d[y] = y * np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * d[a], axis=(-2, -1))
+
+
+@tangent(np.linalg.slogdet)
+def slogdet_tangent(y, a):
+    # y = (sign, logabsdet); the sign is piecewise constant.
+    logdet_tangent = np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * d[a], axis=(-2, -1))
+    d[y] = (zeros_like(y[0]), logdet_tangent)
+
+
+@tangent(np.linalg.solve)
+def solve_tangent(y, a, b):
+    # With x = solve(a, b): dx = solve(a, db - da x), done on matrices (a vector b gets a
+    # trailing axis); broadcasting makes dx as wide as x.
+    rhs = solve_as_matrix(d[b], a, b) - np.matmul(d[a], solve_as_matrix(y, a, b))
+    d[y] = np.reshape(np.linalg.solve(a, rhs), np.shape(y))
+
+
+@tangent(np.linalg.cholesky)
+def cholesky_tangent(y, a):
+    # Murray (2016), arXiv:1602.07527: dL = L Phi(L^-1 dA L^-T), dA symmetrized.
+    y_inv = np.linalg.inv(y)
+    symmetric = 0.5 * (d[a] + np.swapaxes(d[a], -1, -2))
+    middle = np.matmul(y_inv, np.matmul(symmetric, np.swapaxes(y_inv, -1, -2)))
+    d[y] = np.matmul(y, tril_half_diagonal(middle))
+
+
+@tangent(np.linalg.eigh)
+def eigh_tangent(y, a, UPLO="L"):
+    # a = V diag(w) V^T, M = V^T sym(da) V: dw = diag(M), dV = V (F * M), F_ij = 1/(w_j - w_i).
+    vectors = y[1]
+    symmetric = 0.5 * (d[a] + np.swapaxes(d[a], -1, -2))
+    middle = np.matmul(np.swapaxes(vectors, -1, -2), np.matmul(symmetric, vectors))
+    d[y] = (np.diagonal(middle, 0, -2, -1),
+            np.matmul(vectors, eigh_gap_inverse(y[0]) * middle))
+
+
+@tangent(np.linalg.pinv)
+def pinv_tangent(y, a, rcond=None, hermitian=False, *, rtol=None):
+    # Golub & Pereyra (1973) for a matrix of constant rank, y = a^+:
+    # dy = -y da y + y y^T da^T (1 - a y) + (1 - y a) da^T y^T y.
+    da_t = np.swapaxes(d[a], -1, -2)
+    left = np.matmul(np.matmul(y, np.swapaxes(y, -1, -2)), da_t)
+    right = np.matmul(da_t, np.matmul(np.swapaxes(y, -1, -2), y))
+    d[y] = (-np.matmul(y, np.matmul(d[a], y))
+            + left - np.matmul(left, np.matmul(a, y))
+            + right - np.matmul(y, np.matmul(a, right)))
+
+
+@tangent(np.linalg.norm)
+def norm_tangent(y, x, ord=None, axis=None, keepdims=False):
+    # A p-norm: dy = sum(|x|^(p-1) sign(x) dx) / y^(p-1); Frobenius and the default are p = 2.
+    p = norm_power(x, ord, axis)
+    d[y] = np.sum(norm_direction(x, p) * d[x], axis=axis, keepdims=keepdims) / y ** (p - 1.0)

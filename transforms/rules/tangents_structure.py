@@ -1,0 +1,213 @@
+"""Tangent rules of the helpers generated code calls (runtime/structure.py) and of builtins.
+
+A tangent has the structure of its value: a container's tangent is the same container of tangents,
+a namedtuple's a namedtuple. Most helpers are linear in the gradient they move and are their own
+tangent. The helpers of runtime/tangent_ops.py, which these rules call, get both rules here, so
+derivative code stays differentiable in either mode.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.adjoint_ops import unbroadcast
+from runtime.structure import (accumulate_attribute, accumulate_item, add, astype, cast_like,
+                               clear_item, dict_items, dict_values, extremum_gradient,
+                               gradient_item, item, item_gradient, items_gradient, like_container,
+                               match, pairs_gradient, place_item, read_attribute, read_item, seed,
+                               sequence, sequence_gradient, sum_gradient, tangent_seed,
+                               values_gradient)
+from runtime.tangent_ops import extremum_tangent, iteration_tangent, seed_tangent
+from transforms.rules.core import adjoint, d, tangent
+
+
+@tangent(seed)
+def _seed(y, value, dy):
+    d[y] = seed_tangent(d[dy], value, dy)
+
+
+@tangent(tangent_seed)
+def _tangent_seed(y, value, tangent):
+    d[y] = seed_tangent(d[tangent], value, tangent)
+
+
+@tangent(match)
+def _match(y, gradient, value):
+    d[y] = match(d[gradient], value)
+
+
+@tangent(add)
+def _add(y, a, b):
+    d[y] = add(d[a], d[b])
+
+
+@tangent(accumulate_item)
+def _accumulate_item(y, gradient, index, value):
+    d[y] = accumulate_item(d[gradient], index, d[value])
+
+
+@tangent(gradient_item)
+def _gradient_item(y, gradient, index, like):
+    d[y] = gradient_item(d[gradient], index, like)
+
+
+@tangent(accumulate_attribute)
+def _accumulate_attribute(y, gradient, attribute, value):
+    d[y] = accumulate_attribute(d[gradient], attribute, d[value])
+
+
+@tangent(read_attribute)
+def _read_attribute(y, value, attribute):
+    d[y] = read_attribute(d[value], attribute)
+
+
+@tangent(item_gradient)
+def _item_gradient(y, gradient, index, value):
+    d[y] = item_gradient(d[gradient], index, value)
+
+
+@tangent(place_item)
+def _place_item(y, like, index, gradient):
+    d[y] = place_item(like, index, d[gradient])
+
+
+@tangent(clear_item)
+def _clear_item(y, gradient, index):
+    d[y] = clear_item(d[gradient], index)
+
+
+@tangent(read_item)
+def _read_item(y, container, index):
+    d[y] = read_item(d[container], index)
+
+
+@tangent(sequence)
+def _sequence(y, iterable):
+    d[y] = iteration_tangent(d[iterable], iterable, y)
+
+
+@tangent(sequence_gradient)
+def _sequence_gradient(y, gradient, iterable):
+    d[y] = sequence_gradient(d[gradient], iterable)
+
+
+@tangent(like_container)
+def _like_container(y, gradient, iterable):
+    d[y] = like_container(d[gradient], iterable)
+
+
+@tangent(dict_values)
+def _dict_values(y, mapping):
+    d[y] = dict_values(d[mapping])
+
+
+@tangent(dict_items)
+def _dict_items(y, mapping):
+    # (key, value) pairs: the keys carry no tangent (None, as in pairs_gradient).
+    d[y] = pairs_gradient(d[mapping])
+
+
+@tangent(items_gradient)
+def _items_gradient(y, gradient, mapping):
+    d[y] = items_gradient(d[gradient], mapping)
+
+
+@tangent(pairs_gradient)
+def _pairs_gradient(y, gradient):
+    d[y] = pairs_gradient(d[gradient])
+
+
+@tangent(values_gradient)
+def _values_gradient(y, gradient, mapping):
+    d[y] = values_gradient(d[gradient], mapping)
+
+
+@tangent(astype)
+def _astype(y, value, dtype):
+    # In y's floating dtype; unbroadcast gives an integer result a zero tangent.
+    d[y] = unbroadcast(cast_like(d[value], y), y)
+
+
+@tangent(cast_like)
+def _cast_like(y, gradient, value):
+    d[y] = cast_like(d[gradient], value)
+
+
+@tangent(item)
+def _item(y, value):
+    d[y] = item(d[value])
+
+
+# Builtins.
+
+
+@tangent(float)
+def _float(y, x=0.0):
+    d[y] = float(d[x])
+
+
+@tangent(abs)
+def _abs(y, x):
+    d[y] = d[x] * np.sign(x)
+
+
+@tangent(max, min)
+def _extremum(y, *args):
+    d[y] = extremum_tangent(d[args], y, args)
+
+
+@tangent(sum)
+def _sum(y, iterable, start=0):
+    d[y] = sum(d[iterable], d[start])
+
+
+@tangent(sum_gradient)
+def _sum_gradient(y, gradient, iterable):
+    d[y] = sum_gradient(d[gradient], iterable)
+
+
+@tangent(list, tuple)
+def _list(y, iterable=()):
+    d[y] = iteration_tangent(d[iterable], iterable, y)
+
+
+# The helpers these rules call: each is linear in its first argument.
+
+
+@tangent(seed_tangent)
+def _seed_tangent(z, tangent, value, dy):
+    d[z] = seed_tangent(d[tangent], value, dy)
+
+
+@adjoint(seed_tangent)
+def _seed_tangent_adjoint(z, tangent, value, dy):
+    d[tangent] = seed_tangent(d[z], tangent, dy)
+
+
+@tangent(extremum_tangent)
+def _extremum_tangent(z, tangents, result, args):
+    d[z] = extremum_tangent(d[tangents], result, args)
+
+
+@adjoint(extremum_tangent)
+def _extremum_tangent_adjoint(z, tangents, result, args):
+    d[tangents] = extremum_gradient(d[z], result, args)
+
+
+@tangent(extremum_gradient)
+def _extremum_gradient(z, gradient, result, args):
+    d[z] = extremum_gradient(d[gradient], result, args)
+
+
+@adjoint(extremum_gradient)
+def _extremum_gradient_adjoint(z, gradient, result, args):
+    d[gradient] = extremum_tangent(d[z], result, args)
+
+
+@tangent(iteration_tangent)
+def _iteration_tangent(z, tangent, iterable, result):
+    d[z] = iteration_tangent(d[tangent], iterable, result)
+
+
+@adjoint(iteration_tangent)
+def _iteration_tangent_adjoint(z, tangent, iterable, result):
+    d[tangent] = sequence_gradient(d[z], iterable)
