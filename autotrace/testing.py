@@ -12,12 +12,19 @@ One random direction checks the whole Jacobian at once (a wrong entry shows up w
 probability one), whatever the structure of the arguments and of the output: arrays, floats,
 and tuples, lists, dicts and namedtuples of them. Integer values are never perturbed.
 
+Forward mode rests on the twin identity that defines a Jacobian-vector product:
+
+    <forward(f)(x, tangent=v)[1], u>  ==  d/dt <f(x + t v), u>  at t = 0,
+
+checked along the same random directions with the same central differences.
+
 Higher orders differentiate generated derivative code: the gradient of
 `x -> <grad(f)(x, dy=u), w>` for a fixed random `w` is checked against finite differences of
-`grad(f)` itself, which is how `grad(grad(f))` is tested.
+`grad(f)` itself, which is how `grad(grad(f))` is tested. In forward mode the same objective
+is differentiated by `forward`, which checks `forward(grad(f))`: the tangent of the gradient.
 
-The structure helpers (`random_like`, `inner`, `axpy`) and the core comparison `check_vjp`,
-which takes any claimed gradient function, do not depend on the transform.
+The structure helpers (`random_like`, `inner`, `axpy`) and the core comparisons `check_vjp`
+and `check_jvp`, which take any claimed derivative function, do not depend on the transform.
 """
 from __future__ import annotations
 
@@ -27,9 +34,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from runtime.structure import _is_namedtuple, _rebuild
+from runtime.structure import _is_namedtuple, _rebuild, zeros_like
 
-ALLOWED_MODES = ("reverse",)
+ALLOWED_MODES = ("reverse", "forward")
 
 
 # Structure helpers: values are arrays, floats, or tuples/lists/dicts/namedtuples of them.
@@ -273,6 +280,94 @@ def check_vjp(f: Callable, grad_f: Callable, args: Sequence, wrt=0, *, rtol: flo
                 dict(zip(positions, directions)), list(zip(gradients, directions)))
 
 
+def _tangent_for(direction, value):
+    """The tangent to pass for `value` along `direction`: zeros where `direction` has None
+    (integer leaves and arguments not moved), so generated tangent code gets numbers."""
+    if direction is None:
+        return zeros_like(value)
+    if isinstance(value, (tuple, list)):
+        return _rebuild(value, [_tangent_for(step, item)
+                                for step, item in zip(direction, value)])
+    if isinstance(value, dict):
+        return type(value)((key, _tangent_for(direction[key], item))
+                           for key, item in value.items())
+    return direction
+
+
+def check_jvp(f: Callable, forward_f: Callable, args: Sequence, wrt=0, *, rtol: float = 1e-5,
+              atol: float = 1e-6, eps: float = 1e-6, seed: int = 0,
+              description: str | None = None) -> None:
+    """Check that `forward_f` is the forward-mode derivative of `f` at `args`, by finite
+    differences.
+
+    Arguments:
+        f: the function.
+        forward_f: the claimed forward derivative, called like autotrace.forward(f, wrt):
+            `forward_f(*args, tangent=v)` returns `(f(*args), the output's tangent)`, where `v`
+            is the tangent of the `wrt` argument (a tuple of tangents for a tuple `wrt`). The
+            keyword is `forward_f.__autotrace_seed__` where that is set (autotrace renames it
+            when f already uses `tangent`).
+        args, wrt, rtol, atol, eps, seed: as for `check_grads`.
+        description: what `forward_f` is, for error messages (default: "the forward-mode
+            derivative of f").
+
+    For each argument in `wrt` (the others' tangents zero), and for all of them together, a
+    random tangent `v` is pushed through `forward_f` and `<output tangent, u>`, for a random
+    output cotangent `u`, is compared with the central difference of `t -> <f(args + t v), u>`.
+    Raises AssertionError naming the function, the argument, and the expected (finite
+    differences) and actual (forward mode) values when they differ by more than
+    `atol + rtol * max(|expected|, |actual|)`, when the output tangent does not have the
+    structure of the output, or when the value forward_f returns is not f's.
+    """
+    description = description or f"the forward-mode derivative of {_name(f)}"
+    args = _to_float64(tuple(args))
+    positions, labels = _wrt_positions(f, wrt, len(args))
+    tuple_wrt = isinstance(wrt, (tuple, list))
+    keyword = getattr(forward_f, "__autotrace_seed__", "tangent")
+    rng = np.random.default_rng(seed)
+
+    output = f(*_copy(args))
+    cotangent = random_like(output, rng)
+    directions = [random_like(args[position], rng) for position in positions]
+
+    def push(moved: dict):
+        """forward_f's output tangent with the tangents of `moved` (position -> direction)."""
+        tangents = [_tangent_for(moved.get(position), args[position])
+                    for position in positions]
+        result = forward_f(*_copy(args), **{keyword: tuple(tangents) if tuple_wrt
+                                             else tangents[0]})
+        if not isinstance(result, tuple) or len(result) != 2:
+            raise AssertionError(f"{description} should return a pair (value, tangent), got "
+                                 f"{_describe(result)}")
+        value, tangent = result
+        problem = _structure_mismatch(value, output, "the value")
+        if problem is None:
+            expected, actual = inner(output, cotangent), inner(value, cotangent)
+            if not abs(expected - actual) <= atol + rtol * max(abs(expected), abs(actual)):
+                problem = f"the value is not f's: <value, u> is {actual!r}, not {expected!r}"
+        problem = problem or _structure_mismatch(tangent, output, "the output tangent")
+        if problem:
+            raise AssertionError(f"{description}: {problem}")
+        return tangent
+
+    def compare(label, moved):
+        expected = _directional_derivative(f, args, moved, cotangent, eps)
+        actual = inner(push(moved), cotangent)
+        tolerance = atol + rtol * max(abs(expected), abs(actual))
+        if not abs(expected - actual) <= tolerance:  # also catches NaN
+            raise AssertionError(
+                f"{description} along {label} does not match finite differences.\n"
+                f"  along a random tangent v, <output tangent, u> should be {expected!r} "
+                f"(central differences, eps={eps}),\n"
+                f"  but forward mode gives {actual!r}: off by {abs(expected - actual):.3g}, "
+                f"more than the tolerance {tolerance:.3g} (rtol={rtol}, atol={atol}).")
+
+    for position, label, v in zip(positions, labels, directions):
+        compare(label, {position: v})
+    if len(positions) > 1:
+        compare("all of " + ", ".join(labels) + " together", dict(zip(positions, directions)))
+
+
 def _gradient_dot_weights(f: Callable, grad_f: Callable, args: Sequence, tuple_wrt: bool,
                           cotangent, weights: list, name: str):
     """A function `(*args) -> <grad_f(*args, dy=cotangent), weights>`, as plain source.
@@ -338,12 +433,14 @@ def check_grads(f: Callable, args: Sequence, wrt: Any = 0, order: int = 1, *,
             dict of those.
         args: the positional arguments to check at (a tuple).
         wrt: a parameter index or name, or a tuple of those, as for `autotrace.grad`.
-        order: 1 checks `grad(f)`; 2 also checks the gradient of `grad(f)`, i.e. second
-            derivatives of generated code; higher orders continue the same way.
+        order: 1 checks `grad(f)` (and `forward(f)`); 2 also checks the gradient of
+            `grad(f)` (and its tangent, `forward(grad(f))`), i.e. second derivatives of
+            generated code; higher orders continue the same way.
         rtol, atol: tolerances on each inner product, `atol + rtol * max(|expected|, |actual|)`.
         eps: the finite-difference step.
         seed: seeds the random directions and cotangents.
-        modes: which derivative modes to check; only "reverse" for now.
+        modes: which derivative modes to check: "reverse" (autotrace.grad) and "forward"
+            (autotrace.forward, along random tangents of the `wrt` arguments).
 
     Returns None; raises AssertionError naming the function, the argument, and the expected
     and actual values when a derivative is wrong or has the wrong structure.
@@ -354,6 +451,7 @@ def check_grads(f: Callable, args: Sequence, wrt: Any = 0, order: int = 1, *,
         >>> def f(x, y):
         ...     return np.sum(np.sin(x) * y)
         >>> check_grads(f, (np.ones(3), 2.0), wrt=(0, 1), order=2)
+        >>> check_grads(f, (np.ones(3), 2.0), wrt=(0, 1), order=2, modes=("reverse", "forward"))
     """
     modes = (modes,) if isinstance(modes, str) else tuple(modes)
     unknown = [mode for mode in modes if mode not in ALLOWED_MODES]
@@ -362,8 +460,12 @@ def check_grads(f: Callable, args: Sequence, wrt: Any = 0, order: int = 1, *,
                          + ", ".join(repr(mode) for mode in ALLOWED_MODES))
     if order < 1:
         raise ValueError(f"order must be at least 1, got {order}")
-    _check_reverse(f, tuple(args), wrt, order, _name(f), rtol=rtol, atol=atol, eps=eps,
-                   seed=seed)
+    if "reverse" in modes:
+        _check_reverse(f, tuple(args), wrt, order, _name(f), rtol=rtol, atol=atol, eps=eps,
+                       seed=seed)
+    if "forward" in modes:
+        _check_forward(f, tuple(args), wrt, order, _name(f), rtol=rtol, atol=atol, eps=eps,
+                       seed=seed)
 
 
 def _check_reverse(f, args, wrt, order, label, *, rtol, atol, eps, seed, level=1):
@@ -386,4 +488,30 @@ def _check_reverse(f, args, wrt, order, label, *, rtol, atol, eps, seed, level=1
     if objective is None:
         return  # nothing in wrt is differentiable
     _check_reverse(objective, args, tuple(positions), order, label, rtol=rtol, atol=atol,
+                   eps=eps, seed=seed, level=level + 1)
+
+
+def _check_forward(f, args, wrt, order, label, *, rtol, atol, eps, seed, level=1):
+    """Forward mode at level 1; at level k > 1, forward mode over the reverse-mode objective
+    `<grad(previous)(x, dy=u), w>`, so level 2 checks `forward(grad(f))`."""
+    import autotrace
+
+    args = _to_float64(args)
+    description = ("the forward-mode derivative of " if level == 1 else
+                   f"the order-{level} derivative (forward over reverse) of ")
+    check_jvp(f, autotrace.forward(f, wrt), args, wrt, rtol=rtol, atol=atol, eps=eps,
+              seed=seed, description=description + label)
+    if level >= order:
+        return
+
+    positions, _ = _wrt_positions(f, wrt, len(args))
+    rng = np.random.default_rng([seed, level])
+    cotangent = random_like(f(*_copy(args)), rng)
+    weights = [random_like(args[position], rng) for position in positions]
+    objective = _gradient_dot_weights(f, autotrace.grad(f, wrt), args,
+                                      isinstance(wrt, (tuple, list)), cotangent, weights,
+                                      f"gradient_dot_weights_{level}")
+    if objective is None:
+        return  # nothing in wrt is differentiable
+    _check_forward(objective, args, tuple(positions), order, label, rtol=rtol, atol=atol,
                    eps=eps, seed=seed, level=level + 1)

@@ -355,3 +355,12 @@ def tangent_seed(value, tangent):
     """The tangent a forward derivative starts from: `tangent` if given, else ones like
     `value` (a tuple of values takes a tuple of tangents)."""
     return ones_like(value) if tangent is None else tangent
+
+
+def tangent_like(tangent, value):
+    """`tangent` broadcast to `value`'s shape (after forward mode dropped a zero term that
+    would have broadcast it)."""
+    shape = getattr(value, "shape", None)
+    if shape is None or getattr(tangent, "shape", None) == shape:
+        return tangent
+    return array_module(value).broadcast_to(tangent, shape).copy()

@@ -38,7 +38,7 @@ class ForwardMode:
         self.tangent_names: dict[str, str] = {}
         self.temporaries: set[str] = set()
         self.reverse_helper = None  # set by the driver: ReverseMode-like import of rule names
-        self.zero_names = set()
+        self._linear = None
 
     def tangent(self, primal: str) -> str:
         if primal not in self.tangent_names:
@@ -61,10 +61,12 @@ class ForwardMode:
             return gast.Tuple(elts=[self.tangent_of(e) for e in node.elts], ctx=gast.Load())
         if isinstance(node, gast.Constant) and isinstance(node.value, (int, float)):
             zero = gast.Constant(value=0.0, kind=None)
-            zero.symbolic_zero = True  # a number's tangent: terms it multiplies vanish
+            zero.symbolic_zero = "number"  # a number's tangent: terms it multiplies vanish
             return zero
-        return replace_expression("zeros_like(value)", zeros_like=self.helper("zeros_like"),
+        zero = replace_expression("zeros_like(value)", zeros_like=self.helper("zeros_like"),
                                   value=copy.deepcopy(node))
+        zero.symbolic_zero = "array"  # vanishes too, but may carry a broadcast shape
+        return zero
 
     # ---- blocks and statements -------------------------------------------------------------
 
@@ -230,12 +232,39 @@ class ForwardMode:
         except RuleError as error:
             raise self.location.error(node, f"{describe(function)}: {error}",
                                       describe(function)) from None
-        statements = [_ZeroTerms(self.zero_names).visit(s) for s in statements]
+        zero_terms = _ZeroTerms(self.linear_functions())
+        statements = [zero_terms.visit(s) for s in statements]
         for statement in statements:
-            if isinstance(statement, gast.Assign) and _is_zero(statement.value):
+            if not isinstance(statement, gast.Assign):
+                continue
+            if _is_zero(statement.value):
                 statement.value = replace_expression(
                     "zeros_like(value)", zeros_like=self.helper("zeros_like"), value=primal)
+            elif zero_terms.dropped_array_zero and statement.targets[0].id == self.tangent(
+                    primal):
+                # A dropped zero term may have carried the result's broadcast shape.
+                statement.value = replace_expression(
+                    "tangent_like(tangent, value)", tangent_like=self.helper("tangent_like"),
+                    tangent=statement.value, value=primal)
         return self.reverse_helper.import_template_names(statements, rule.namespace)
+
+    def linear_functions(self) -> dict:
+        """Names (as generated code spells them) of functions that are zero when the given
+        argument positions are zero: products in any factor, linear maps in their first."""
+        if self._linear is None:
+            import numpy as np
+            products = (np.matmul, np.dot, np.multiply, np.outer, np.inner, np.kron,
+                        np.tensordot)
+            maps = (np.sum, np.mean, np.transpose, np.reshape, np.swapaxes, np.moveaxis,
+                    np.squeeze, np.expand_dims, np.ravel, np.negative, np.cumsum,
+                    np.broadcast_to, np.real, np.conj, np.trace, np.diagonal, np.flip,
+                    np.roll, np.tile, np.repeat)
+            self._linear = {}
+            for function in products + maps:
+                positions = (0, 1) if function in products else (0,)
+                for spelling in _spellings(function, self.context):
+                    self._linear[spelling] = positions
+        return self._linear
 
     def temporary(self, hint: str) -> str:
         fresh = self.namer.temporary(hint)
@@ -344,15 +373,36 @@ def _is_zero(node) -> bool:
     return getattr(node, "symbolic_zero", False)
 
 
-class _ZeroTerms(gast.NodeTransformer):
-    """Drop the terms a number's zero tangent multiplies: `0 * x + c * dx` is `c * dx`.
+def _spellings(function, context) -> list:
+    """How generated code may name `function`: `np.sum` (numpy as bound there)."""
+    return [f"{context.numpy_name}.{function.__name__}", f"np.{function.__name__}"]
 
-    Only numbers (Python scalars) give symbolic zeros, so every term left still has the
-    shape of the active input, which is the result's.
+
+class _ZeroTerms(gast.NodeTransformer):
+    """Drop the terms a zero tangent makes vanish: `0 * x + c * dx` is `c * dx`.
+
+    A zero from a number has no shape to lose. One from an array may broadcast the sum it is
+    dropped from; `dropped_array_zero` then tells the caller to restore the result's shape.
     """
 
-    def __init__(self, zero_names):
-        self.zero_names = zero_names
+    def __init__(self, linear: dict):
+        self.linear = linear
+        self.dropped_array_zero = False
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        spelling = to_source(node.func).strip()
+        positions = self.linear.get(spelling)
+        if positions and any(p < len(node.args) and _is_zero(node.args[p]) for p in positions):
+            zero = next(node.args[p] for p in positions
+                        if p < len(node.args) and _is_zero(node.args[p]))
+            return zero
+        return node
+
+    def drop(self, zero, kept):
+        if getattr(zero, "symbolic_zero", None) == "array":
+            self.dropped_array_zero = True
+        return kept
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
@@ -362,11 +412,12 @@ class _ZeroTerms(gast.NodeTransformer):
         if isinstance(node.op, (gast.Div, gast.FloorDiv, gast.Mod)) and left:
             return node.left
         if isinstance(node.op, gast.Add) and (left or right):
-            return node.right if left else node.left
+            return self.drop(node.left, node.right) if left else self.drop(node.right,
+                                                                           node.left)
         if isinstance(node.op, gast.Sub) and right:
-            return node.left
+            return self.drop(node.right, node.left)
         if isinstance(node.op, gast.Sub) and left:
-            return gast.UnaryOp(op=gast.USub(), operand=node.right)
+            return self.drop(node.left, gast.UnaryOp(op=gast.USub(), operand=node.right))
         return node
 
     def visit_UnaryOp(self, node):

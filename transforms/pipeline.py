@@ -49,7 +49,7 @@ HELPERS = {
     "sequence": structure.sequence, "dict_items": structure.dict_items,
     "dict_keys": structure.dict_keys, "dict_values": structure.dict_values,
     "astype": structure.astype, "item": structure.item, "snapshot": structure.snapshot,
-    "tangent_seed": structure.tangent_seed,
+    "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
 }
 PURE_HELPERS = set(HELPERS) - {"restore_item"}
 IMPURE_BUILTINS = {print, input, open, next, iter}

@@ -12,7 +12,8 @@ from runtime.structure import (accumulate_attribute, accumulate_item, add, astyp
                                extremum_gradient, gradient_item, item, pairs_gradient, item_gradient, items_gradient,
                                like_container, match, place_item, read_attribute, read_item,
                                seed, sequence, sequence_gradient, sum_gradient, values_gradient,
-                               zeros_like, ones_like, tangent_seed)
+                               zeros_like, ones_like, tangent_like, tangent_seed)
+from runtime.adjoint_ops import unbroadcast
 from transforms.rules.core import adjoint, constant, d
 
 constant(zeros_like, ones_like, dict_keys)
@@ -159,3 +160,8 @@ def _list(y, iterable=()):
 @adjoint(tangent_seed)
 def _tangent_seed(y, value, tangent):
     d[tangent] = d[y]
+
+
+@adjoint(tangent_like)
+def _tangent_like(y, tangent, value):
+    d[tangent] = unbroadcast(d[y], tangent)

@@ -14,8 +14,8 @@ from runtime.structure import (accumulate_attribute, accumulate_item, add, astyp
                                clear_item, dict_items, dict_values, extremum_gradient,
                                gradient_item, item, item_gradient, items_gradient, like_container,
                                match, pairs_gradient, place_item, read_attribute, read_item, seed,
-                               sequence, sequence_gradient, sum_gradient, tangent_seed,
-                               values_gradient)
+                               sequence, sequence_gradient, sum_gradient, tangent_like,
+                               tangent_seed, values_gradient)
 from runtime.tangent_ops import extremum_tangent, iteration_tangent, seed_tangent
 from transforms.rules.core import adjoint, d, tangent
 
@@ -28,6 +28,11 @@ def _seed(y, value, dy):
 @tangent(tangent_seed)
 def _tangent_seed(y, value, tangent):
     d[y] = seed_tangent(d[tangent], value, tangent)
+
+
+@tangent(tangent_like)
+def _tangent_like(y, tangent, value):
+    d[y] = tangent_like(d[tangent], value)
 
 
 @tangent(match)
