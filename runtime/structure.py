@@ -32,11 +32,9 @@ def zeros_like(value):
         return _rebuild(value, [zeros_like(v) for v in value])
     if isinstance(value, dict):
         return type(value)((k, zeros_like(v)) for k, v in value.items())
-    if isinstance(value, (bool, numbers.Integral)) and not hasattr(value, "dtype"):
+    if isinstance(value, (bool, numbers.Integral, float)) and not hasattr(value, "dtype"):
         return 0.0
-    if isinstance(value, float):
-        return 0.0
-    if isinstance(value, complex):
+    if isinstance(value, complex) and not hasattr(value, "dtype"):
         return 0j
     if hasattr(value, "dtype") and hasattr(value, "shape"):
         if isinstance(value, np.generic):

@@ -34,7 +34,7 @@ from transforms.rules.evaluate import rule_jvp, rule_vjp
 from transforms.templates import name
 
 EPS = 1e-6
-FINITE_DIFFERENCE_TOLERANCE = 1e-6  # relative to the size of the derivative
+FINITE_DIFFERENCE_TOLERANCE = 1e-7  # relative to the size of the derivative
 ADJOINT_TOLERANCE = 1e-10  # relative to the size of the products' terms
 
 # Functions with an adjoint rule but no tangent rule, each with the reason. (None today.)
@@ -365,20 +365,27 @@ def label(func) -> str:
     return getattr(func, "__name__", repr(func))
 
 
+def ours(rules: dict) -> dict:
+    """The rules written in transforms/rules/ (not those that importing autotrace adds for its
+    run-time helpers, nor a user's), so these tests do not depend on what else was imported."""
+    return {f: rule for f, rule in rules.items()
+            if rule.template.__module__.startswith("transforms.rules.")}
+
+
 def test_every_adjoint_rule_has_a_tangent_rule():
-    missing = [label(f) for f in adjoint_rules if f not in tangent_rules
+    missing = [label(f) for f in ours(adjoint_rules) if f not in tangent_rules
                and f not in NO_TANGENT_RULE]
     assert not missing, f"no tangent rule for {missing}"
 
 
 def test_every_tangent_rule_is_checked():
     checked = {entry.func for entry in ALL_ENTRIES}
-    unchecked = [label(f) for f in tangent_rules if f not in checked]
+    unchecked = [label(f) for f in ours(tangent_rules) if f not in checked]
     assert not unchecked, unchecked
 
 
 def test_tangent_signatures_mirror_adjoint_signatures():
-    differ = [label(f) for f, rule in tangent_rules.items()
+    differ = [label(f) for f, rule in ours(tangent_rules).items()
               if f in adjoint_rules and rule.signature != adjoint_rules[f].signature]
     assert not differ, differ
 
@@ -412,7 +419,7 @@ def calls_in(rule):
 def test_functions_called_in_tangent_bodies_have_both_rules():
     """Forward over forward needs their tangent rules, reverse over forward their adjoints."""
     problems = []
-    for func, rule in tangent_rules.items():
+    for func, rule in ours(tangent_rules).items():
         for node, target in calls_in(rule):
             if target is None:
                 problems.append((rule.template.__name__, gast.dump(node)))
@@ -425,7 +432,7 @@ def test_functions_called_in_tangent_bodies_have_both_rules():
 def test_functions_called_in_adjoint_bodies_have_tangent_rules():
     """Forward over reverse (a Hessian) differentiates adjoint bodies in forward mode."""
     problems = []
-    for func, rule in adjoint_rules.items():
+    for func, rule in ours(adjoint_rules).items():
         for node, target in calls_in(rule):
             if target is None:
                 problems.append((rule.template.__name__, gast.dump(node)))
@@ -437,7 +444,7 @@ def test_functions_called_in_adjoint_bodies_have_tangent_rules():
 
 def test_every_tangent_body_inlines():
     """Each template instantiates with every parameter bound to a name."""
-    for func, rule in tangent_rules.items():
+    for func, rule in ours(tangent_rules).items():
         args = [name(p) for p, parameter in rule.signature.parameters.items()
                 if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)]
         instantiate_tangent(rule, name("y"), args, {}, lambda hint: hint + "_0",

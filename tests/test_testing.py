@@ -1,10 +1,14 @@
-"""The gradient checker itself, tested with hand-written gradients (no transform involved)."""
+"""The gradient checker itself: check_vjp and check_jvp with hand-written derivatives (no
+transform involved), and check_grads in forward mode with rules registered to be wrong."""
+import math
 from collections import namedtuple
 
 import numpy as np
 import pytest
 
-from autotrace.testing import axpy, check_grads, check_vjp, inner, random_like
+import autotrace
+from autotrace import d
+from autotrace.testing import axpy, check_grads, check_jvp, check_vjp, inner, random_like
 
 Params = namedtuple("Params", ["W", "b"])
 
@@ -142,5 +146,174 @@ def test_wrt_errors():
 
 
 def test_check_grads_rejects_unknown_modes():
-    with pytest.raises(ValueError, match="allowed modes are 'reverse'"):
-        check_grads(f_array, (np.ones(3), np.ones((3, 2))), modes=("forward",))
+    with pytest.raises(ValueError, match="allowed modes are 'reverse', 'forward'"):
+        check_grads(f_array, (np.ones(3), np.ones((3, 2))), modes=("sideways",))
+    with pytest.raises(ValueError, match="unknown mode 'Forward'"):
+        check_grads(f_array, (np.ones(3), np.ones((3, 2))), modes="Forward")
+
+
+# --- check_jvp: forward mode, with hand-written tangents ------------------------------------
+
+def forward_f_array(x, W, tangent=None):
+    dx, dW = tangent
+    y = np.tanh(x @ W)
+    return y, (1 - y ** 2) * (dx @ W + x @ dW)
+
+
+def forward_f_array_wrong(x, W, tangent=None):
+    dx, dW = tangent
+    y = np.tanh(x @ W)
+    return y, (1 - y ** 2) * (dx @ W + 1.001 * x @ dW)  # a small error in W's share
+
+
+def test_check_jvp_accepts_a_correct_tangent():
+    rng = np.random.default_rng(1)
+    args = (rng.standard_normal(3), rng.standard_normal((3, 2)))
+    check_jvp(f_array, forward_f_array, args, wrt=(0, 1))
+    check_jvp(f_array, forward_f_array, args, wrt=("x", "W"))
+
+
+def test_check_jvp_rejects_a_wrong_tangent_and_names_the_argument():
+    rng = np.random.default_rng(1)
+    args = (rng.standard_normal(3), rng.standard_normal((3, 2)))
+    with pytest.raises(AssertionError, match=r"f_array along 'W' \(argument 1\) does not "
+                                             r"match finite differences"):
+        check_jvp(f_array, forward_f_array_wrong, args, wrt=(0, 1))
+
+
+def test_check_jvp_checks_each_argument_with_the_others_tangents_zero():
+    seen = []
+
+    def forward_recording(x, W, tangent=None):
+        seen.append(tangent)
+        return forward_f_array(x, W, tangent)
+
+    check_jvp(f_array, forward_recording, (np.ones(3), np.ones((3, 2))), wrt=(0, 1))
+    assert len(seen) == 3  # x alone, W alone, both together
+    assert not np.any(seen[0][1]) and np.any(seen[0][0])
+    assert not np.any(seen[1][0]) and np.any(seen[1][1])
+    assert np.any(seen[2][0]) and np.any(seen[2][1])
+
+
+def test_check_jvp_rejects_a_tangent_of_the_wrong_structure_or_a_wrong_value():
+    args = (np.ones(3), np.ones((3, 2)))
+
+    def summed(x, W, tangent=None):
+        y, dy = forward_f_array(x, W, tangent)
+        return y, np.sum(dy)
+
+    with pytest.raises(AssertionError, match=r"output tangent should be an array of shape \(2,\)"):
+        check_jvp(f_array, summed, args, wrt=(0, 1))
+
+    def wrong_value(x, W, tangent=None):
+        y, dy = forward_f_array(x, W, tangent)
+        return y + 1.0, dy
+
+    with pytest.raises(AssertionError, match="the value is not f's"):
+        check_jvp(f_array, wrong_value, args, wrt=(0, 1))
+    with pytest.raises(AssertionError, match=r"should return a pair \(value, tangent\)"):
+        check_jvp(f_array, lambda x, W, tangent=None: f_array(x, W), args, wrt=(0, 1))
+
+
+def test_check_jvp_with_floats_containers_and_integers():
+    check_jvp(scalar_product, lambda a, b, tangent=None: (a * a * b, 2 * a * b * tangent),
+              (1.5, -0.5))
+    with pytest.raises(AssertionError, match="should be a float"):
+        check_jvp(scalar_product,
+                  lambda a, b, tangent=None: (a * a * b, np.array(2 * a * b * tangent)),
+                  (1.5, -0.5))
+
+    def forward_dict_loss(params, x, n, tangent=None):
+        assert tangent["k"] == 0.0  # an integer leaf gets a zero tangent, never None
+        return dict_loss(params, x, n), {"y": tangent["w"] * x ** n,
+                                         "z": [tangent["c"] * x]}
+
+    args = ({"w": 0.7, "c": -1.2, "k": 3}, np.linspace(0.5, 1.5, 4), 3)
+    check_jvp(dict_loss, forward_dict_loss, args, wrt="params")
+
+
+# --- check_grads in forward mode --------------------------------------------------------------
+
+def sine_layer(x, W):
+    return np.sin(x) @ W
+
+
+def test_check_grads_forward_mode_passes_for_correct_code():
+    rng = np.random.default_rng(2)
+    args = (rng.standard_normal(3), rng.standard_normal((3, 2)))
+    check_grads(sine_layer, args, wrt=(0, 1), order=2, modes="forward")
+    check_grads(sine_layer, args, wrt="W", order=2, modes=("reverse", "forward"))
+    check_grads(dict_loss, ({"w": 0.7, "c": -1.2}, np.linspace(0.5, 1.5, 4), 3),
+                wrt="params", order=2, modes=("forward",))
+
+
+# Rules registered to be wrong, on function objects private to this module (registering
+# mutates the global registries). Both compute sin and cos with no Python source to read.
+badly_tangent_sine = np.vectorize(math.sin, otypes=[float])
+
+
+@autotrace.register_adjoint(badly_tangent_sine)
+def badly_tangent_sine_adjoint(y, x):
+    d[x] = d[y] * np.cos(x)
+
+
+@autotrace.register_tangent(badly_tangent_sine)
+def badly_tangent_sine_tangent(y, x):
+    d[y] = d[x] * np.cos(x) * 1.001  # wrong
+
+
+def uses_badly_tangent_sine(x, W):
+    return badly_tangent_sine(x) @ W
+
+
+def test_check_grads_forward_mode_raises_for_a_wrong_tangent_rule():
+    rng = np.random.default_rng(3)
+    args = (rng.standard_normal(3), rng.standard_normal((3, 2)))
+    check_grads(uses_badly_tangent_sine, args, wrt=(0, 1), order=2)  # reverse mode is right
+    check_grads(uses_badly_tangent_sine, args, wrt="W", modes="forward")  # sine not moved
+    with pytest.raises(AssertionError,
+                       match=r"forward-mode derivative of uses_badly_tangent_sine along 'x' "
+                             r"\(argument 0\) does not match finite differences"):
+        check_grads(uses_badly_tangent_sine, args, wrt=(0, 1), modes="forward")
+    with pytest.raises(AssertionError, match="forward-mode derivative"):
+        check_grads(uses_badly_tangent_sine, args, wrt=(0, 1), modes=("reverse", "forward"))
+
+
+# Right to first order in both modes, but the adjoint of `sine_via_helper` calls a cosine
+# whose tangent rule has the wrong sign: only forward over reverse (order 2) goes through it.
+badly_tangent_cosine = np.vectorize(math.cos, otypes=[float])
+sine_via_helper = np.vectorize(math.sin, otypes=[float])
+
+
+@autotrace.register_adjoint(badly_tangent_cosine)
+def badly_tangent_cosine_adjoint(y, x):
+    d[x] = -d[y] * np.sin(x)
+
+
+@autotrace.register_tangent(badly_tangent_cosine)
+def badly_tangent_cosine_tangent(y, x):
+    d[y] = d[x] * np.sin(x)  # wrong: the sign
+
+
+@autotrace.register_adjoint(sine_via_helper)
+def sine_via_helper_adjoint(y, x):
+    d[x] = d[y] * badly_tangent_cosine(x)
+
+
+@autotrace.register_tangent(sine_via_helper)
+def sine_via_helper_tangent(y, x):
+    d[y] = d[x] * np.cos(x)
+
+
+def uses_sine_via_helper(x):
+    return np.sum(sine_via_helper(x) * x)
+
+
+def test_check_grads_forward_over_reverse_raises_for_a_wrong_second_order_tangent():
+    args = (np.array([0.3, -1.1, 2.0]),)
+    check_grads(uses_sine_via_helper, args, order=2)  # reverse over reverse is right
+    check_grads(uses_sine_via_helper, args, order=1, modes="forward")
+    with pytest.raises(AssertionError,
+                       match=r"order-2 derivative \(forward over reverse\) of "
+                             r"uses_sine_via_helper along 'x' \(argument 0\)"):
+        check_grads(uses_sine_via_helper, args, order=2, modes="forward")

@@ -18,7 +18,9 @@ import gast
 from transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify, describe
 from transforms.codegen import to_source
+from transforms.custom import custom_functions
 from transforms.errors import TransformError
+from transforms.pipeline_names import CONTAINER_RESULTS
 from transforms.reverse import index_value
 from transforms.rules.core import RuleError, instantiate_tangent, tangent_rules
 from transforms.templates import name, replace, replace_expression
@@ -102,7 +104,12 @@ class ForwardMode:
         return [node]
 
     def visit_For(self, node):
-        node.body = self.block(node.body) or [gast.Pass()]
+        body = self.block(node.body) or [gast.Pass()]
+        target = node.target.id
+        if target in self.active:  # a loop counter is a constant: its tangent is zero
+            body = self.assign_tangent(target, replace_expression(
+                "zeros_like(value)", zeros_like=self.helper("zeros_like"), value=target)) + body
+        node.body = body
         return [node]
 
     def visit_While(self, node):
@@ -181,15 +188,17 @@ class ForwardMode:
             return self.apply_rule(UNARY_OPERATORS[type(value.op)], primal, [value.operand],
                                    [], node)
         if isinstance(value, gast.Call):
+            resolved = classify(value.func, self.context.namespace)
+            if resolved.kind == "list_pop":
+                if not self.is_active(value.func.value):
+                    return None
+                return self.assign_tangent(primal, replace_expression(
+                    "tangent.pop()", tangent=self.tangent(value.func.value.id)))
             if not self.call_is_active(value):
                 return None
-            resolved = classify(value.func, self.context.namespace)
             if resolved.kind == "rule":
                 return self.apply_rule(resolved.value, primal, value.args, value.keywords,
                                        node)
-            if resolved.kind == "list_pop":
-                return self.assign_tangent(primal, replace_expression(
-                    "tangent.pop()", tangent=self.tangent(value.func.value.id)))
             if resolved.kind == "constant":
                 return None
             raise self.no_rule(resolved.value, node, value.func)
@@ -234,9 +243,16 @@ class ForwardMode:
                                       describe(function)) from None
         zero_terms = _ZeroTerms(self.linear_functions())
         statements = [zero_terms.visit(s) for s in statements]
+        container = getattr(function, "__name__", "") in CONTAINER_RESULTS
         for statement in statements:
             if not isinstance(statement, gast.Assign):
                 continue
+            if container and statement.targets[0].id == self.tangent(primal):
+                # A tuple or namedtuple result gets a tangent of the very same kind.
+                statement.value = replace_expression(
+                    "like_container(tangent, value)",
+                    like_container=self.helper("like_container"), tangent=statement.value,
+                    value=primal)
             if _is_zero(statement.value):
                 statement.value = replace_expression(
                     "zeros_like(value)", zeros_like=self.helper("zeros_like"), value=primal)
@@ -305,17 +321,13 @@ class ForwardMode:
                                    node)]
 
     def custom_call(self, primal, call, custom, node) -> list:
-        """A function with a custom gradient, in forward mode: the tangent of its value."""
-        function = self.context.import_value(
-            getattr(custom, "__name__", "custom") + "_with_grad", custom.function)
-        pair, tangent_pair = self.temporary("pair"), self.temporary("tangent_pair")
-        raw = gast.Call(func=name(function), args=call.args, keywords=call.keywords)
-        statements = self.call(pair, raw, classify(name(function), self.context.namespace),
-                               node)
-        statements[0].targets[0].elts[1].id = tangent_pair
-        return statements + replace("primal = pair[0]\ntangent = tangent_pair[0]",
-                                    primal=primal, pair=pair, tangent=self.tangent(primal),
-                                    tangent_pair=tangent_pair)
+        """A function with a custom gradient, in forward mode: the tangent of its value, from
+        its value-only twin (see transforms/custom.py)."""
+        value_function, _ = custom_functions(custom)
+        function = self.context.import_value(value_function.__name__, value_function)
+        plain = gast.Call(func=name(function), args=call.args, keywords=call.keywords)
+        return self.call(primal, plain, classify(name(function), self.context.namespace),
+                         node)
 
     def no_rule(self, function, node, callee=None) -> TransformError:
         text = to_source(callee).strip() if callee is not None else None

@@ -33,9 +33,10 @@ from transforms.exits import exits_to_flags
 from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
 from transforms.parsing import parse_function
+from transforms.pipeline_names import CONTAINER_RESULTS
 from transforms.reverse import COMMENT, SAVE, ReverseMode
 from transforms.shapes import ShapeClasses
-from transforms.rules.core import adjoint, adjoint_rules, d, tangent_rules
+from transforms.rules.core import adjoint, adjoint_rules, d, tangent, tangent_rules
 from transforms.templates import name, replace
 import transforms.rules  # noqa: F401  (fills the rule registries)
 
@@ -50,6 +51,7 @@ HELPERS = {
     "dict_keys": structure.dict_keys, "dict_values": structure.dict_values,
     "astype": structure.astype, "item": structure.item, "snapshot": structure.snapshot,
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
+    "like_container": structure.like_container,
 }
 PURE_HELPERS = set(HELPERS) - {"restore_item"}
 IMPURE_BUILTINS = {print, input, open, next, iter}
@@ -216,6 +218,24 @@ def jvp_call(func, args, kwargs, tangents, wrt):
         cache[("forward", wrt)] = forward_function(func, wrt, session=Session(optimized=True))
     return cache[("forward", wrt)](*args, **{seed_keyword(func, "tangent"): tangents},
                                    **kwargs)
+
+
+def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent):
+    """The tangent of `vjp_call(func, args, kwargs, dy, wrt)` given tangents of args and dy."""
+    bound = inspect.ismethod(func)
+    func, args, wrt = _unbind(func, args, wrt)
+    if bound:
+        arguments_tangent = (None,) + tuple(arguments_tangent)
+    derivative = derivative_of(func, wrt)
+    seed = seed_keyword(func)
+    numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a))
+    tangents = tuple(arguments_tangent[i] for i in numeric) + (dy_tangent,)
+    return jvp_call(derivative, args, {**kwargs, seed: dy}, tangents, numeric + (seed,))[1]
+
+
+@tangent(vjp_call)
+def _vjp_call_tangent(y, function, arguments, keywords, dy, wrt):
+    d[y] = vjp_call_tangent(function, arguments, keywords, dy, wrt, d[arguments], d[dy])
 
 
 @adjoint(vjp_call)
@@ -533,14 +553,9 @@ def _array_names(body, namespace) -> set:
             if isinstance(value, gast.Call):
                 resolved = classify(value.func, namespace)
                 is_array = (resolved.kind == "rule"
-                            and getattr(resolved.value, "__name__", "") not in _CONTAINERS)
+                            and getattr(resolved.value, "__name__", "") not in CONTAINER_RESULTS)
             target = statement.targets[0].id
             verdict[target] = verdict.get(target, True) and is_array
         elif isinstance(statement, gast.For):
             verdict[statement.target.id] = False
     return {n for n, is_array in verdict.items() if is_array}
-
-
-# Rule functions whose results are tuples or lists of arrays.
-_CONTAINERS = {"eigh", "slogdet", "split", "array_split", "broadcast_arrays", "svd", "qr",
-               "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid", "list", "tuple"}

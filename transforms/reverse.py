@@ -28,6 +28,7 @@ import runtime.adjoint_ops as adjoint_ops
 from transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify, describe
 from transforms.codegen import to_source
+from transforms.custom import custom_functions
 from transforms.errors import TransformError
 from transforms.rules.core import RuleError, adjoint_rules, instantiate
 from transforms.templates import name, replace, replace_expression
@@ -249,20 +250,17 @@ class ReverseMode:
         return Sweep(push + [node], adjoint)
 
     def custom_gradient(self, node, primal: str, custom) -> Sweep:
-        """`y = f(a, b)` for an f with a custom gradient: the primal sweep keeps f's grad_fn,
-        the adjoint sweep calls it."""
+        """`y = f(a, b)` for an f with a custom gradient: the primal sweep computes f's value,
+        the adjoint sweep calls f's grad_fn (see transforms/custom.py)."""
+        value_function, vjp_function = custom_functions(custom)
         call = node.value
-        grad_fn = self.temporary("grad_fn")
-        function = self.context.import_value(getattr(custom, "__name__", "custom") + "_with_grad",
-                                             custom.function)
-        value_push, value_pop = self.assignment_site(primal)
-        grad_fn_push, grad_fn_pop = self.assignment_site(grad_fn)
-        pair = gast.Tuple(elts=[name(primal, store=True), name(grad_fn, store=True)],
-                          ctx=gast.Store())
-        primal_call = gast.Call(func=name(function), args=copy.deepcopy(call.args),
-                                keywords=copy.deepcopy(call.keywords))
-        statement = gast.copy_location(gast.Assign(targets=[pair], value=primal_call,
-                                                   type_comment=None), node)
+        value_name = self.context.import_value(value_function.__name__, value_function)
+        vjp_name = self.context.import_value(vjp_function.__name__, vjp_function)
+        push, pop = self.assignment_site(primal)
+        statement = gast.copy_location(gast.Assign(
+            targets=[name(primal, store=True)],
+            value=gast.Call(func=name(value_name), args=copy.deepcopy(call.args),
+                            keywords=copy.deepcopy(call.keywords)), type_comment=None), node)
         active = [a for a in call.args if self.is_active(a)]
 
         def adjoint(state):
@@ -270,8 +268,10 @@ class ReverseMode:
             if primal in self.active and primal in state and active:
                 state.discard(primal)
                 results = self.temporary("grads")
-                out += replace("results = grad_fn(gradient)", results=results, grad_fn=grad_fn,
-                               gradient=self.gradient(primal))
+                out.append(gast.Assign(targets=[name(results, store=True)], value=gast.Call(
+                    func=name(vjp_name),
+                    args=copy.deepcopy(call.args) + [name(self.gradient(primal))],
+                    keywords=copy.deepcopy(call.keywords)), type_comment=None))
                 for position, argument in enumerate(call.args):
                     if not self.is_active(argument):
                         continue
@@ -279,8 +279,8 @@ class ReverseMode:
                         "results[i]", results=results,
                         i=gast.Constant(value=position, kind=None)))
                     out += self.accumulate(argument.id, item, state)
-            return out + grad_fn_pop + value_pop
-        return Sweep(value_push + grad_fn_push + [statement], adjoint)
+            return out + pop
+        return Sweep(push + [statement], adjoint)
 
     def subscript_assignment(self, node, container: str, index, value) -> Sweep:
         """`container[index] = value` (node is that statement, or a `restore_item` call)."""

@@ -267,32 +267,35 @@ def instantiate_tangent(rule: Rule, result, args: list, kwargs: dict,
                 raise RuleError(f"tangent template {rule.template.__name__} must assign "
                                 f"d[{rule.result_name}] once, and no other d[...]")
             assigned_output = True
-            statement.targets[0] = gast.Name(id=output, ctx=gast.Store(), annotation=None,
-                                             type_comment=None)
         for node in gast.walk(statement):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) \
-                    and node.id != output and node.id not in temporaries:
+                    and node.id not in temporaries:
                 temporaries[node.id] = fresh_name(node.id)
         statements.append(statement)
     if not assigned_output:
         raise RuleError(f"tangent template {rule.template.__name__} never assigns "
                         f"d[{rule.result_name}]")
     bindings.update(temporaries)
-    substitute = _TangentSubstitute(bindings, tangents)
+    substitute = _TangentSubstitute(bindings, tangents, rule.result_name, output)
     return [substitute.visit(statement) for statement in statements]
 
 
 class _TangentSubstitute(_Substitute):
     """Like _Substitute, with `d[x]` for an input x read as that input's tangent."""
 
-    def __init__(self, bindings: dict, tangents: dict):
+    def __init__(self, bindings: dict, tangents: dict, result_name: str, output: str):
         super().__init__(bindings, {}, None, None)
         self.tangents = tangents
+        self.result = result_name
+        self.output = output
 
     def visit_Subscript(self, node):
         target = _gradient_target(node)
         if target is None:
             return self.generic_visit(node)
+        if target == self.result and isinstance(node.ctx, gast.Store):
+            return gast.Name(id=self.output, ctx=gast.Store(), annotation=None,
+                             type_comment=None)
         if target not in self.tangents:
             raise RuleError(f"d[{target}] in a tangent template must name an input parameter")
         return copy.deepcopy(self.tangents[target])

@@ -1,0 +1,192 @@
+"""The graph IR: inputs, a flat list of equations, outputs.
+
+A `Graph` is what a trace records and what the passes and the executor work on:
+
+    { lambda a:f64[3] b:f64[3] ;
+      c:f64[3] = multiply a b
+      d:f64[] = reduce_sum[axes=(0,)] c
+      in (d) }
+
+- A `Var` is a value the graph computes or takes as input. It holds only its AbstractArray;
+  names (a, b, ..., z, ba, bb, ...) are given when a graph is printed, in order of appearance,
+  so the same graph always prints the same way.
+- An equation input is a `Var`, a `Literal` (a Python scalar or None, kept as it is so that
+  NumPy 2's weak-scalar promotion applies: python float * f32 array -> f32) or a `Constant`
+  (a concrete array or NumPy scalar captured while tracing; printed `const0:f64[3]`).
+- Attributes are a dict of hashable Python values (ints, tuples, dtypes, `StaticSlice`...).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from runtime.abstract import AbstractArray, abstractify, short_dtype
+
+
+class Var:
+    """A value in a graph: an input or the output of one equation. Compared by identity."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: AbstractArray):
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"Var({self.aval})"
+
+
+class Literal:
+    """A Python scalar (bool, int, float, complex) or None written into an equation as is."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class Constant:
+    """A concrete array or NumPy scalar captured while tracing."""
+
+    __slots__ = ("value", "aval")
+
+    def __init__(self, value):
+        self.value = value
+        self.aval = abstractify(value)
+
+    def __repr__(self) -> str:
+        return f"Constant({self.aval})"
+
+
+@dataclass(frozen=True)
+class StaticSlice:
+    """A slice that can be hashed (Python 3.11's `slice` cannot), for index attributes."""
+
+    start: int | None
+    stop: int | None
+    step: int | None
+
+    @classmethod
+    def of(cls, value: slice) -> StaticSlice:
+        return cls(value.start, value.stop, value.step)
+
+    def to_slice(self) -> slice:
+        return slice(self.start, self.stop, self.step)
+
+    def __str__(self) -> str:
+        def text(bound):
+            return "" if bound is None else str(bound)
+        body = f"{text(self.start)}:{text(self.stop)}"
+        return body if self.step is None else f"{body}:{self.step}"
+
+
+class Equation:
+    """`outputs = primitive(inputs, **attrs)`; `primitive` is a `runtime.ops.Primitive`."""
+
+    __slots__ = ("primitive", "inputs", "attrs", "outputs")
+
+    def __init__(self, primitive, inputs, attrs: dict, outputs):
+        self.primitive = primitive
+        self.inputs = tuple(inputs)
+        self.attrs = attrs
+        self.outputs = tuple(outputs)
+
+    def replace(self, **changes) -> Equation:
+        """A copy with some fields changed."""
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields.update(changes)
+        return Equation(**fields)
+
+    def __repr__(self) -> str:
+        return f"Equation({self.primitive.name}, {len(self.inputs)} inputs)"
+
+
+class Graph:
+    """A function as a flat graph: `inputs` (Vars), `equations` in order, `outputs`.
+
+    Outputs are Vars or Constants. `str(graph)` prints one equation a line (see the module
+    docstring); the format is deterministic, for people and for golden tests.
+    """
+
+    __slots__ = ("inputs", "equations", "outputs")
+
+    def __init__(self, inputs, equations, outputs):
+        self.inputs = tuple(inputs)
+        self.equations = list(equations)
+        self.outputs = tuple(outputs)
+
+    def __str__(self) -> str:
+        names = _Names()
+        header = " ".join(f"{names.of(v)}:{v.aval}" for v in self.inputs)
+        lines = [f"{{ lambda {header} ;" if header else "{ lambda ;"]
+        for equation in self.equations:
+            lines.append("  " + format_equation(equation, names))
+        outputs = ", ".join(names.use(v) for v in self.outputs)
+        lines.append(f"  in ({outputs}) }}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def format_equation(equation: Equation, names: _Names) -> str:
+    """`c:f64[3] = multiply a b`, with attributes in brackets sorted by name."""
+    outputs = " ".join(f"{names.of(v)}:{v.aval}" for v in equation.outputs)
+    attrs = " ".join(f"{key}={format_value(equation.attrs[key])}"
+                     for key in sorted(equation.attrs))
+    head = f"{equation.primitive.name}[{attrs}]" if attrs else equation.primitive.name
+    inputs = " ".join(names.use(value) for value in equation.inputs)
+    return f"{outputs} = {head} {inputs}".rstrip()
+
+
+def format_value(value) -> str:
+    """An attribute value as people read it: `float32`, `1:3`, `...`, `(0, 1)`."""
+    if isinstance(value, np.dtype):
+        return str(value)
+    if isinstance(value, StaticSlice):
+        return str(value)
+    if value is Ellipsis:
+        return "..."
+    if isinstance(value, tuple):
+        items = [format_value(item) for item in value]
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    return repr(value)
+
+
+def short_name(number: int) -> str:
+    """0 -> a, 25 -> z, 26 -> ba, 27 -> bb: base 26 with the letters as digits."""
+    letters = ""
+    while True:
+        number, digit = divmod(number, 26)
+        letters = chr(ord("a") + digit) + letters
+        if number == 0:
+            return letters
+
+
+class _Names:
+    """Short names for Vars and Constants, given in order of first appearance."""
+
+    def __init__(self):
+        self.names: dict[int, str] = {}
+        self.constants = 0
+
+    def of(self, var: Var) -> str:
+        name = self.names.get(id(var))
+        if name is None:
+            name = self.names[id(var)] = short_name(len(self.names) - self.constants)
+        return name
+
+    def use(self, value) -> str:
+        if isinstance(value, Literal):
+            return repr(value.value)
+        if isinstance(value, Constant):
+            if value.aval.shape == ():
+                return f"{value.value.item()!r}:{short_dtype(value.aval.dtype)}[]"
+            name = self.names.get(id(value))
+            if name is None:
+                name = self.names[id(value)] = f"const{self.constants}"
+                self.constants += 1
+            return f"{name}:{value.aval}"
+        return self.of(value)

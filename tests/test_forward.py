@@ -1,0 +1,142 @@
+"""Forward mode: the corpus and the rule table through autotrace.forward, checked by finite
+differences, and the behaviour of forward derivatives users rely on.
+
+The corpus (tests/corpus.py) runs at first order, `forward(f)`, and where a case asks for it at
+second order, `forward(grad(f))`: check_grads differentiates, in forward mode, generated source
+that calls the reverse-mode gradient. The rule table (tests/rule_table.py) runs through the
+same wrapper functions tests/test_rule_table_grad.py writes, so each tangent rule is inlined,
+cleaned up and run as generated code. Checking each tangent rule alone is
+tests/test_tangent_rules.py's job.
+"""
+import numpy as np
+import pytest
+
+import autotrace
+from autotrace.testing import check_grads
+from tests import corpus
+from tests.corpus import CASES
+from tests.rule_table import TABLE
+from tests.test_corpus import SECOND_ORDER, arguments, case_id
+from tests.test_rule_table_grad import build_wrappers
+
+
+# --- The corpus ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_corpus_first_order(case):
+    check_grads(case.function, arguments(case), wrt=case.wrt, order=1, modes="forward")
+
+
+@pytest.mark.parametrize("case", SECOND_ORDER, ids=case_id)
+def test_corpus_forward_over_reverse(case):
+    check_grads(case.function, arguments(case), wrt=case.wrt, order=2, modes="forward")
+
+
+# --- The rule table -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def wrappers(tmp_path_factory):
+    return build_wrappers(tmp_path_factory.mktemp("rule_table_forward"))
+
+
+@pytest.mark.parametrize("entry", TABLE, ids=[entry.name for entry in TABLE])
+def test_rule_through_forward(entry, wrappers):
+    wrapper, function = wrappers[entry.name]
+    check_grads(function, wrapper.args, wrt=wrapper.wrt, order=1, modes="forward")
+
+
+def test_rule_table_source_shows_the_tangent_rule_inlined(wrappers):
+    _, function = wrappers["sin"]
+    text = autotrace.source(autotrace.forward(function))
+    assert "np.cos(a0)" in text and "tangent" in text
+
+
+# --- What users see ---------------------------------------------------------------------------
+
+def sine_product(x, y):
+    return np.sum(np.sin(x) * y)
+
+
+def test_forward_returns_value_and_directional_derivative():
+    x, y = np.array([0.1, 0.5, -1.0]), 2.0
+    v = np.array([1.0, -1.0, 0.5])
+    value, tangent = autotrace.forward(sine_product)(x, y, tangent=v)
+    assert value == pytest.approx(sine_product(x, y))
+    assert tangent == pytest.approx(np.sum(np.cos(x) * v) * y)
+
+
+def test_default_tangent_is_ones():
+    x, y = np.array([0.1, 0.5, -1.0]), 2.0
+    derivative = autotrace.forward(sine_product)
+    assert derivative(x, y) == derivative(x, y, tangent=np.ones(3))
+    assert derivative(x, y)[1] == pytest.approx(np.sum(np.cos(x)) * y)
+    both = autotrace.forward(sine_product, wrt=(0, 1))
+    assert both(x, y)[1] == pytest.approx(both(x, y, tangent=(np.ones(3), 1.0))[1])
+
+
+def test_tuple_wrt_takes_a_tuple_of_tangents():
+    x, y = np.array([0.1, 0.5, -1.0]), 2.0
+    dx, dy = np.array([0.3, 0.0, -2.0]), -1.5
+    _, tangent = autotrace.forward(sine_product, wrt=(0, 1))(x, y, tangent=(dx, dy))
+    expected = np.sum(np.cos(x) * dx) * y + np.sum(np.sin(x)) * dy
+    assert tangent == pytest.approx(expected)
+    _, by_name = autotrace.forward(sine_product, wrt=("x", "y"))(x, y, tangent=(dx, dy))
+    assert by_name == pytest.approx(expected)
+    _, only_y = autotrace.forward(sine_product, wrt="y")(x, y, tangent=dy)
+    assert only_y == pytest.approx(np.sum(np.sin(x)) * dy)
+
+
+def square(x):
+    return x * x
+
+
+def test_tangent_has_the_type_of_the_output():
+    value, tangent = autotrace.forward(square)(3.0)
+    assert (value, tangent) == (9.0, 6.0) and type(tangent) is float
+    value, tangent = autotrace.forward(square)(np.float32(3.0))
+    assert tangent == 6.0 and tangent.dtype == np.float32
+    value, tangent = autotrace.forward(square)(np.ones((2, 3), dtype=np.float32))
+    assert tangent.shape == (2, 3) and tangent.dtype == np.float32
+
+
+def scaled_outputs(params, xs):
+    return {"a": params["u"] * xs[0], "b": [np.sin(params["v"]), xs[1] * 2.0]}
+
+
+def test_containers_in_and_out():
+    params, xs = {"u": np.ones(2), "v": 0.3}, [2.0, np.arange(2.0)]
+    value, tangent = autotrace.forward(scaled_outputs, wrt="params")(
+        params, xs, tangent={"u": np.array([1.0, -1.0]), "v": 2.0})
+    assert set(tangent) == {"a", "b"} and isinstance(tangent["b"], list)
+    np.testing.assert_allclose(tangent["a"], [2.0, -2.0])
+    assert tangent["b"][0] == pytest.approx(2.0 * np.cos(0.3))
+    np.testing.assert_array_equal(tangent["b"][1], [0.0, 0.0])
+    _, joint = autotrace.forward(scaled_outputs, wrt=(0, 1))(params, xs)
+    np.testing.assert_allclose(joint["a"], [3.0, 3.0])
+    np.testing.assert_allclose(joint["b"][1], [2.0, 2.0])
+
+
+def power_of(x, n):
+    return x ** n
+
+
+def test_integer_arguments_are_not_differentiated():
+    assert autotrace.forward(power_of)(2.0, 3) == (8.0, 12.0)
+
+
+def test_generated_forward_source_is_readable():
+    text = autotrace.source(autotrace.forward(sine_product, wrt=(0, 1)))
+    assert text.startswith("def ")
+    assert "tangent=None" in text
+    assert "np.cos(x)" in text
+    compile(text, "<forward source>", "exec")
+
+
+def test_forward_of_a_corpus_function_with_a_loop_matches_reverse():
+    """One random check of <J v, u> = <v, J^T u> with the two modes against each other."""
+    rng = np.random.default_rng(0)
+    X, w = rng.standard_normal((4, 3)), rng.standard_normal(3)
+    v = rng.standard_normal((4, 3))
+    _, tangent = autotrace.forward(corpus.loop_over_rows)(X, w, tangent=v)
+    gradient = autotrace.grad(corpus.loop_over_rows)(X, w)
+    assert tangent == pytest.approx(np.sum(gradient * v))

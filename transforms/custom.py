@@ -1,0 +1,82 @@
+"""Functions with custom gradients, rewritten into two plain functions the transforms can read.
+
+A custom-gradient function ends with `return value, grad_fn`, where grad_fn is a nested def or
+lambda that may read the function's other variables. From its source this module makes
+
+    def log1pexp__value(x):            def log1pexp__vjp(x, dy):
+        e = np.exp(x)                      e = np.exp(x)
+        ...                                def grad_fn(dy): ...
+        return np.log(1 + e)               return grad_fn(dy)
+
+The first is what forward mode differentiates; reverse mode calls the second for the
+gradient. Both are ordinary source, so derivatives of any order go through them: grad_fn is
+called directly, and the variables it reads become its arguments when it is lifted.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from transforms.codegen import load_function, to_source
+from transforms.errors import Location
+from transforms.parsing import parse_function
+
+
+def _split_return(definition: gast.FunctionDef, location: Location):
+    last = definition.body[-1] if definition.body else None
+    returns = [n for n in gast.walk(definition) if isinstance(n, gast.Return)
+               and n is not last and not _inside_nested(definition, n)]
+    if (not isinstance(last, gast.Return) or not isinstance(last.value, gast.Tuple)
+            or len(last.value.elts) != 2 or returns):
+        raise location.error(
+            last or definition, "a custom_gradient function must end with a single "
+            "`return value, grad_fn`", "custom_gradient")
+    return last.value.elts
+
+
+def _inside_nested(definition, node) -> bool:
+    for inner in gast.walk(definition):
+        if inner is not definition and isinstance(inner, (gast.FunctionDef, gast.Lambda)):
+            if any(n is node for n in gast.walk(inner)):
+                return True
+    return False
+
+
+def custom_functions(custom):
+    """`(value_function, vjp_function)` for a CustomGradient object (made once, then kept)."""
+    made = getattr(custom, "_autotrace_functions", None)
+    if made is not None:
+        return made
+    parsed = parse_function(custom.function)
+    definition, location = parsed.node, parsed.location
+    value, grad_fn = _split_return(definition, location)
+    namespace = dict(parsed.namespace)
+    base = definition.name
+
+    value_definition = copy.deepcopy(definition)
+    value_definition.name = f"{base}__value"
+    value_definition.body[-1] = gast.copy_location(gast.Return(value=copy.deepcopy(value)),
+                                                   definition.body[-1])
+
+    vjp_definition = copy.deepcopy(definition)
+    vjp_definition.name = f"{base}__vjp"
+    seed = "dy"
+    taken = {n.id for n in gast.walk(definition) if isinstance(n, gast.Name)}
+    while seed in taken:
+        seed += "_"
+    vjp_definition.args.args = vjp_definition.args.args + [
+        gast.Name(id=seed, ctx=gast.Param(), annotation=None, type_comment=None)]
+    call = gast.Call(func=copy.deepcopy(grad_fn),
+                     args=[gast.Name(id=seed, ctx=gast.Load(), annotation=None,
+                                     type_comment=None)], keywords=[])
+    vjp_definition.body[-1] = gast.copy_location(gast.Return(value=call), definition.body[-1])
+
+    made = []
+    for generated in (value_definition, vjp_definition):
+        function = load_function(to_source(generated), generated.name, namespace,
+                                 hint=generated.name)
+        function.__autotrace_origin__ = location
+        made.append(function)
+    custom._autotrace_functions = tuple(made)
+    return custom._autotrace_functions
