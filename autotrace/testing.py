@@ -220,6 +220,17 @@ def _directional_derivative(f, args, directions: dict, cotangent, eps: float) ->
     return (objective(eps) - objective(-eps)) / (2 * eps)
 
 
+def _assert_close(expected, actual, what, quantity, method, *, rtol, atol, eps) -> None:
+    """Raise, saying what was compared and by how much it is off, unless the two agree."""
+    tolerance = atol + rtol * max(abs(expected), abs(actual))
+    if not abs(expected - actual) <= tolerance:  # also catches NaN
+        raise AssertionError(
+            f"{what} does not match finite differences.\n"
+            f"  {quantity} should be {expected!r} (central differences, eps={eps}),\n"
+            f"  but {method} gives {actual!r}: off by {abs(expected - actual):.3g}, "
+            f"more than the tolerance {tolerance:.3g} (rtol={rtol}, atol={atol}).")
+
+
 def check_vjp(f: Callable, grad_f: Callable, args: Sequence, wrt=0, *, rtol: float = 1e-5,
               atol: float = 1e-6, eps: float = 1e-6, seed: int = 0,
               description: str | None = None) -> None:
@@ -264,14 +275,9 @@ def check_vjp(f: Callable, grad_f: Callable, args: Sequence, wrt=0, *, rtol: flo
     def compare(label, moved, expected_from):
         expected = _directional_derivative(f, args, moved, cotangent, eps)
         actual = sum((inner(g, v) for g, v in expected_from), 0.0)
-        tolerance = atol + rtol * max(abs(expected), abs(actual))
-        if not abs(expected - actual) <= tolerance:  # also catches NaN
-            raise AssertionError(
-                f"{description} with respect to {label} does not match finite differences.\n"
-                f"  along a random direction v, <gradient, v> should be {expected!r} "
-                f"(central differences, eps={eps}),\n"
-                f"  but the gradient gives {actual!r}: off by {abs(expected - actual):.3g}, "
-                f"more than the tolerance {tolerance:.3g} (rtol={rtol}, atol={atol}).")
+        _assert_close(expected, actual, f"{description} with respect to {label}",
+                      "along a random direction v, <gradient, v>", "the gradient",
+                      rtol=rtol, atol=atol, eps=eps)
 
     for position, label, g, v in zip(positions, labels, gradients, directions):
         compare(label, {position: v}, [(g, v)])
@@ -353,14 +359,9 @@ def check_jvp(f: Callable, forward_f: Callable, args: Sequence, wrt=0, *, rtol: 
     def compare(label, moved):
         expected = _directional_derivative(f, args, moved, cotangent, eps)
         actual = inner(push(moved), cotangent)
-        tolerance = atol + rtol * max(abs(expected), abs(actual))
-        if not abs(expected - actual) <= tolerance:  # also catches NaN
-            raise AssertionError(
-                f"{description} along {label} does not match finite differences.\n"
-                f"  along a random tangent v, <output tangent, u> should be {expected!r} "
-                f"(central differences, eps={eps}),\n"
-                f"  but forward mode gives {actual!r}: off by {abs(expected - actual):.3g}, "
-                f"more than the tolerance {tolerance:.3g} (rtol={rtol}, atol={atol}).")
+        _assert_close(expected, actual, f"{description} along {label}",
+                      "along a random tangent v, <output tangent, u>", "forward mode",
+                      rtol=rtol, atol=atol, eps=eps)
 
     for position, label, v in zip(positions, labels, directions):
         compare(label, {position: v})

@@ -1,0 +1,249 @@
+"""The op registry: every primitive a graph can hold, and how NumPy calls map onto them.
+
+- `primitives` maps a name to a `Primitive`: its NumPy implementation, its shape/dtype rule
+  (`abstract_eval`) and the Python source the executor writes for it.
+- `numpy_functions` maps a NumPy callable (np.sum, np.reshape, np.linalg.inv, ...) to a binding:
+  a function with NumPy's signature that checks and normalizes the arguments, then calls `bind`
+  to record the right primitive with hashable attributes. Ufuncs need no entry: every NumPy ufunc
+  is a primitive of its own name (`add`, `sin`, `logaddexp`, ...), see runtime/ops_elementwise.py.
+
+The families live beside this file, each registering its primitives at import:
+ops_elementwise (ufuncs, where, clip, astype, ...), ops_reduce (sum, mean, argmax, cumsum, ...),
+ops_shape (reshape, transpose, indexing, concatenate, creation, ...), ops_linalg (matmul, dot,
+einsum, np.linalg). Anything else raises `UntraceableError` naming the NumPy function.
+
+A rule for abstract evaluation receives, for each input, its AbstractArray, or the Python
+value itself for a literal (so NumPy's weak-scalar promotion can see it), plus the attributes.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from runtime.abstract import AbstractArray, abstractify
+from runtime.graph import StaticSlice
+
+LITERAL_TYPES = (bool, int, float, complex)
+
+
+class UntraceableError(NotImplementedError):
+    """A NumPy function or argument that autotrace has no op for."""
+
+
+@dataclass(frozen=True)
+class Primitive:
+    """One op a graph can hold.
+
+    Attributes:
+        name: how graphs print it (`multiply`, `reduce_sum`, `getitem`).
+        impl: `impl(*inputs, **attrs)` computes it on NumPy arrays (constant folding uses it).
+        abstract_eval: `abstract_eval(*avals, **attrs)` -> AbstractArray (a tuple of them when
+            `multiple_results`); a literal input arrives as its Python value.
+        source: `source(args, attrs)` -> a Python expression computing it from the argument
+            names, e.g. `np.multiply(a, b)`; `statements(outputs, args, attrs)` -> lines, where
+            one expression cannot say it (subscript assignment).
+        fresh: its output is a new buffer, not a view of an input (buffer reuse relies on it).
+        writes_into: input positions whose buffer it can write its output into (attr `out`).
+    """
+
+    name: str
+    impl: Callable
+    abstract_eval: Callable
+    source: Callable | None = None
+    statements: Callable | None = None
+    multiple_results: bool = False
+    fresh: bool = True
+    writes_into: tuple = ()
+
+
+primitives: dict[str, Primitive] = {}
+numpy_functions: dict[Callable, Callable] = {}
+
+
+def register(primitive: Primitive) -> Primitive:
+    primitives[primitive.name] = primitive
+    return primitive
+
+
+def traces(*functions):
+    """Decorator: the binding traces calls of each NumPy function in `functions`."""
+    def register_binding(binding):
+        for function in functions:
+            numpy_functions[function] = binding
+        return binding
+    return register_binding
+
+
+def bind(name: str, *inputs, **attrs):
+    """Apply primitive `name` to `inputs`: recorded in the trace of a traced input, if any.
+
+    A traced value is any object with a `_builder` (runtime.tracer.Tracer); without one the
+    primitive is evaluated now, so a binding may mix traced and concrete pieces freely.
+    """
+    primitive = primitives[name]
+    for value in inputs:
+        builder = getattr(value, "_builder", None)
+        if builder is not None:
+            return builder.record(primitive, inputs, attrs)
+    return primitive.impl(*inputs, **attrs)
+
+
+def is_traced(value) -> bool:
+    return getattr(value, "_builder", None) is not None
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+def qualified_name(function) -> str:
+    """`numpy.fft.fft`, `numpy.sum`, `numpy.add.reduce`."""
+    if isinstance(function, np.ufunc):
+        return f"numpy.{function.__name__}"
+    module = getattr(function, "__module__", None) or "numpy"
+    return f"{module}.{getattr(function, '__qualname__', function.__name__)}"
+
+
+def untraceable(function) -> UntraceableError:
+    name = function if isinstance(function, str) else qualified_name(function)
+    return UntraceableError(
+        f"autotrace cannot trace {name} yet: it has no op; call it outside the traced function")
+
+
+def reject_arguments(function_name: str, **arguments) -> None:
+    """Raise for each argument given a value autotrace cannot trace (anything but None)."""
+    for argument, value in arguments.items():
+        if value is not None and value is not np._NoValue:
+            raise UntraceableError(
+                f"autotrace cannot trace {function_name} with {argument}= yet; "
+                f"call it outside the traced function")
+
+
+def static(value, what: str):
+    """A value that must be known while tracing, made hashable (lists and arrays -> tuples)."""
+    if is_traced(value):
+        raise UntraceableError(
+            f"{what} must be known while tracing, but it is a traced array; "
+            f"pass it as a Python value or compute it outside the traced function")
+    if isinstance(value, (list, tuple)):
+        return tuple(static(item, what) for item in value)
+    if isinstance(value, np.ndarray):
+        return static(value.tolist(), what)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, slice):
+        return StaticSlice.of(value)
+    return value
+
+
+def static_dtype(dtype):
+    return None if dtype is None else np.dtype(dtype)
+
+
+# --- helpers for shape and dtype rules ----------------------------------------------------------
+
+def shape_of(aval) -> tuple:
+    return aval.shape if isinstance(aval, AbstractArray) else ()
+
+
+def ndim_of(aval) -> int:
+    return len(shape_of(aval))
+
+
+def device_of_inputs(avals) -> str:
+    for aval in avals:
+        if isinstance(aval, AbstractArray):
+            return aval.device
+    return "cpu"
+
+
+def example(aval):
+    """A stand-in with the aval's shape and dtype that costs no memory (zero strides)."""
+    if not isinstance(aval, AbstractArray):
+        return aval
+    return np.broadcast_to(np.zeros((), aval.dtype), aval.shape)
+
+
+def by_example(function: Callable) -> Callable:
+    """A shape/dtype rule that runs `function` on zero-strided stand-ins of the inputs."""
+    def abstract_eval(*avals, **attrs):
+        with np.errstate(all="ignore"):
+            result = function(*[example(aval) for aval in avals], **attrs)
+        device = device_of_inputs(avals)
+        if isinstance(result, tuple):
+            return tuple(_with_device(abstractify(np.asarray(r)), device) for r in result)
+        return _with_device(abstractify(np.asarray(result)), device)
+    return abstract_eval
+
+
+def _with_device(aval: AbstractArray, device: str) -> AbstractArray:
+    return aval if device == "cpu" else AbstractArray(aval.shape, aval.dtype, device)
+
+
+def normalize_axes(axis, ndim: int, name: str) -> tuple:
+    """`axis` (None, an int or a tuple) as a sorted tuple of non-negative axes."""
+    axis = static(axis, f"the axis of {name}")
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return tuple(sorted(normalize_axis(a, ndim, name) for a in axes))
+
+
+def normalize_axis(axis: int, ndim: int, name: str) -> int:
+    if not -ndim <= axis < max(ndim, 1):
+        raise np.exceptions.AxisError(axis, ndim, f"in {name}")
+    return axis % ndim if ndim else 0
+
+
+def size_of(shape) -> int:
+    return math.prod(shape)
+
+
+# --- source text for the executor ---------------------------------------------------------------
+
+def literal_source(value) -> str:
+    """Python source that evaluates to an attribute value (inside the executor's namespace)."""
+    if isinstance(value, np.dtype):
+        name = value.type.__name__
+        return f"np.{name}" if np.dtype(getattr(np, name, None) or "O") == value else \
+            f"np.dtype({value.str!r})"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "np.nan" if math.isnan(value) else ("np.inf" if value > 0 else "-np.inf")
+    if isinstance(value, StaticSlice):
+        return f"slice({value.start!r}, {value.stop!r}, {value.step!r})"
+    if value is Ellipsis:
+        return "..."
+    if isinstance(value, tuple):
+        items = [literal_source(item) for item in value]
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    return repr(value)
+
+
+def call_source(path: str, args, attrs: dict) -> str:
+    """`np.sum(a, axis=(0,))`: positional arguments, then the attributes as keywords."""
+    keywords = [f"{key}={literal_source(value)}" for key, value in sorted(attrs.items())]
+    return f"{path}({', '.join([*args, *keywords])})"
+
+
+def source_path(function) -> str:
+    """`np.linalg.inv` for numpy.linalg.inv: where the executor's namespace finds it."""
+    module = function.__module__ or "numpy"
+    module = "np" + module[len("numpy"):] if module.startswith("numpy") else module
+    module = module.replace("np.linalg._linalg", "np.linalg")
+    return f"{module}.{function.__name__}"
+
+
+def define_function(name: str, function: Callable, *, abstract_eval=None,
+                    multiple_results: bool = False, fresh: bool = True,
+                    path: str | None = None) -> Primitive:
+    """Register a primitive that is `function(*arrays, **attrs)`, its rule by example if none."""
+    path = path or source_path(function)
+    return register(Primitive(
+        name, function, abstract_eval or by_example(function),
+        source=lambda args, attrs: call_source(path, args, attrs),
+        multiple_results=multiple_results, fresh=fresh))
+
+
+# The families register their primitives and bindings when imported.
+from runtime import ops_elementwise, ops_linalg, ops_reduce, ops_shape  # noqa: E402,F401
