@@ -17,6 +17,7 @@ value itself for a literal (so NumPy's weak-scalar promotion can see it), plus t
 """
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -89,6 +90,11 @@ def bind(name: str, *inputs, **attrs):
         if builder is not None:
             return builder.record(primitive, inputs, attrs)
     return primitive.impl(*inputs, **attrs)
+
+
+def bind_like(like, name: str, **attrs):
+    """Apply primitive `name`, which takes no inputs, in the trace of `like` (np.zeros_like)."""
+    return like._builder.record(primitives[name], (), attrs)
 
 
 def is_traced(value) -> bool:
@@ -206,8 +212,9 @@ def literal_source(value) -> str:
     """Python source that evaluates to an attribute value (inside the executor's namespace)."""
     if isinstance(value, np.dtype):
         name = value.type.__name__
-        return f"np.{name}" if np.dtype(getattr(np, name, None) or "O") == value else \
-            f"np.dtype({value.str!r})"
+        if getattr(np, name, None) is value.type and value.isnative:
+            return f"np.{name}"
+        return f"np.dtype({value.str!r})"
     if isinstance(value, float) and not math.isfinite(value):
         return "np.nan" if math.isnan(value) else ("np.inf" if value > 0 else "-np.inf")
     if isinstance(value, StaticSlice):
@@ -243,6 +250,34 @@ def define_function(name: str, function: Callable, *, abstract_eval=None,
         name, function, abstract_eval or by_example(function),
         source=lambda args, attrs: call_source(path, args, attrs),
         multiple_results=multiple_results, fresh=fresh))
+
+
+def define_traced_function(function: Callable, arrays: int = 1, *, name: str | None = None,
+                           abstract_eval=None, multiple_results: bool = False,
+                           fresh: bool = True, result_type=None) -> Primitive:
+    """Register `function` as a primitive and bind calls of it: its first `arrays` parameters
+    are the inputs, the arguments given for the others are static attributes by name.
+
+    `result_type` wraps multiple results the way NumPy does (np.linalg.eigh's EighResult).
+    """
+    name = name or function.__name__
+    primitive = define_function(name, function, abstract_eval=abstract_eval,
+                                multiple_results=multiple_results, fresh=fresh)
+    signature = inspect.signature(function)
+    array_names = list(signature.parameters)[:arrays]
+    numpy_name = qualified_name(function)
+
+    def binding(*args, **kwargs):
+        arguments = signature.bind(*args, **kwargs).arguments
+        reject_arguments(numpy_name, out=arguments.pop("out", None))
+        inputs = [arguments.pop(parameter, None) for parameter in array_names]
+        attrs = {key: static(value, f"the argument {key} of {numpy_name}")
+                 for key, value in arguments.items()}
+        result = bind(name, *inputs, **attrs)
+        return result_type(*result) if result_type is not None else result
+
+    traces(function)(binding)
+    return primitive
 
 
 # The families register their primitives and bindings when imported.

@@ -236,6 +236,10 @@ class Normalizer:
     def is_atom(self, node) -> bool:
         if isinstance(node, (gast.Name, gast.Constant)):
             return True
+        if (isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub)
+                and isinstance(node.operand, gast.Constant)
+                and isinstance(node.operand.value, (int, float))):
+            return True  # a negative number: -1 stays -1
         return isinstance(node, gast.Attribute) and self.is_static(node)
 
     def is_static(self, node) -> bool:

@@ -21,6 +21,7 @@ from transforms.codegen import to_source
 from transforms.custom import custom_functions
 from transforms.errors import TransformError
 from transforms.pipeline_names import CONTAINER_RESULTS
+from transforms.shapes import is_number
 from transforms.reverse import index_value
 from transforms.rules.core import RuleError, instantiate_tangent, tangent_rules
 from transforms.templates import name, replace, replace_expression
@@ -61,7 +62,7 @@ class ForwardMode:
             return name(self.tangent(node.id))
         if isinstance(node, gast.Tuple):
             return gast.Tuple(elts=[self.tangent_of(e) for e in node.elts], ctx=gast.Load())
-        if isinstance(node, gast.Constant) and isinstance(node.value, (int, float)):
+        if is_number(node):
             zero = gast.Constant(value=0.0, kind=None)
             zero.symbolic_zero = "number"  # a number's tangent: terms it multiplies vanish
             return zero

@@ -17,7 +17,10 @@ from transforms.parsing import resolve
 _ELEMENTWISE_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.Mod)
 
 
-def _is_number(node) -> bool:
+def is_number(node) -> bool:
+    """A numeric literal: `2.0`, or `-1` (which A-normal form keeps as written)."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
     return (isinstance(node, gast.Constant) and isinstance(node.value, (int, float))
             and not isinstance(node.value, bool))
 
@@ -87,7 +90,7 @@ def _names(operands):
     for operand in operands:
         if isinstance(operand, gast.Name):
             out.append(operand.id)
-        elif not _is_number(operand):
+        elif not is_number(operand):
             return None
     return out or None
 

@@ -1,0 +1,266 @@
+"""Elementwise ops: every NumPy ufunc, plus where, clip, astype, copy, round and friends.
+
+Every ufunc with its own loop (`add`, `sin`, `logaddexp`, `greater`, `divmod`, ...) is one
+primitive named after it, from one generic rule: the shape broadcasts, the dtype is what the
+ufunc's own type resolution says (`ufunc.resolve_dtypes`, which follows NumPy 2's weak-scalar
+promotion: a Python float literal times an f32 array is f32). The executor writes
+`np.add(a, b)`, or `np.add(a, b, out=a)` once buffer reuse has marked it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.abstract import AbstractArray
+from runtime.ops import (
+    Primitive, UntraceableError, bind, bind_like, device_of_inputs, define_function,
+    literal_source, primitives, register, reject_arguments, shape_of, static, static_dtype,
+    traces, untraceable,
+)
+
+
+def _resolution_type(aval):
+    """What `ufunc.resolve_dtypes` takes for an input: a dtype, or a Python scalar's type."""
+    if isinstance(aval, AbstractArray):
+        return aval.dtype
+    if isinstance(aval, bool):
+        return np.dtype(bool)
+    return type(aval)
+
+
+def _zero_example(aval):
+    """A 0-d stand-in with the input's dtype (or the literal itself), for dtype rules."""
+    return np.zeros((), aval.dtype) if isinstance(aval, AbstractArray) else aval
+
+
+def elementwise_dtypes(function, avals, attrs=None) -> list:
+    """The dtypes `function` gives for inputs of these dtypes, by running it on 0-d examples."""
+    with np.errstate(all="ignore"):
+        result = function(*[_zero_example(aval) for aval in avals], **(attrs or {}))
+    results = result if isinstance(result, tuple) else (result,)
+    return [np.asarray(r).dtype for r in results]
+
+
+def _ufunc_rule(ufunc: np.ufunc):
+    def abstract_eval(*avals):
+        shape = np.broadcast_shapes(*[shape_of(aval) for aval in avals])
+        try:
+            signature = (*[_resolution_type(aval) for aval in avals], *[None] * ufunc.nout)
+            dtypes = ufunc.resolve_dtypes(signature)[ufunc.nin:]
+        except (TypeError, ValueError):
+            dtypes = elementwise_dtypes(ufunc, avals)
+        device = device_of_inputs(avals)
+        outputs = tuple(AbstractArray(shape, dtype, device) for dtype in dtypes)
+        return outputs[0] if ufunc.nout == 1 else outputs
+    return abstract_eval
+
+
+def _ufunc_source(name: str):
+    def source(args, attrs):
+        if "out" in attrs:
+            return f"np.{name}({', '.join(args)}, out={args[attrs['out']]})"
+        return f"np.{name}({', '.join(args)})"
+    return source
+
+
+def _register_ufuncs() -> None:
+    for attribute in dir(np):
+        ufunc = getattr(np, attribute)
+        if not isinstance(ufunc, np.ufunc) or ufunc.signature is not None:
+            continue  # matmul and the other generalized ufuncs are in ops_linalg
+        if ufunc.__name__ in primitives:
+            continue  # an alias: np.abs is np.absolute
+        register(Primitive(
+            ufunc.__name__, ufunc, _ufunc_rule(ufunc), source=_ufunc_source(ufunc.__name__),
+            multiple_results=ufunc.nout > 1,
+            writes_into=tuple(range(ufunc.nin)) if ufunc.nout == 1 else ()))
+
+
+_register_ufuncs()
+
+_UFUNC_METHODS = {  # ufunc.method -> the NumPy function that does the same
+    ("add", "reduce"): np.sum, ("multiply", "reduce"): np.prod,
+    ("maximum", "reduce"): np.max, ("minimum", "reduce"): np.min,
+    ("logical_and", "reduce"): np.all, ("logical_or", "reduce"): np.any,
+    ("add", "accumulate"): np.cumsum, ("multiply", "accumulate"): np.cumprod,
+}
+
+
+def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
+    """What a tracer's `__array_ufunc__` does: bind the ufunc (or its method) as a primitive."""
+    reject_arguments(f"numpy.{ufunc.__name__}", where=kwargs.pop("where", None),
+                     dtype=kwargs.pop("dtype", None), casting=kwargs.pop("casting", None),
+                     order=kwargs.pop("order", None), subok=kwargs.pop("subok", None))
+    if method == "__call__" and not kwargs:
+        if ufunc.__name__ not in primitives:
+            raise untraceable(f"numpy.{ufunc.__name__}")
+        return bind(ufunc.__name__, *inputs)
+    if method == "outer" and not kwargs:
+        a, b = inputs
+        a_ndim, b_ndim = np.ndim(a), np.ndim(b)
+        return bind(ufunc.__name__, np.reshape(a, np.shape(a) + (1,) * b_ndim), b)
+    function = _UFUNC_METHODS.get((ufunc.__name__, method))
+    if function is None or "out" in kwargs:
+        raise untraceable(f"numpy.{ufunc.__name__}.{method}" if method != "__call__"
+                          else f"numpy.{ufunc.__name__} with out=")
+    return function(*inputs, **kwargs)
+
+
+# --- where, clip, astype, copy, round -----------------------------------------------------------
+
+def elementwise_rule(function):
+    """Shapes broadcast; the dtype is what `function` gives on 0-d examples."""
+    def abstract_eval(*avals, **attrs):
+        shape = np.broadcast_shapes(*[shape_of(aval) for aval in avals])
+        device = device_of_inputs(avals)
+        dtypes = elementwise_dtypes(function, avals, attrs)
+        outputs = tuple(AbstractArray(shape, dtype, device) for dtype in dtypes)
+        return outputs[0] if len(outputs) == 1 else outputs
+    return abstract_eval
+
+
+register(Primitive("where", np.where, elementwise_rule(np.where),
+                   source=lambda args, attrs: f"np.where({', '.join(args)})"))
+
+
+@traces(np.where)
+def bind_where(condition, x=None, y=None):
+    if x is None and y is None:
+        raise untraceable_shape("numpy.where with one argument")
+    return bind("where", condition, x, y)
+
+
+def untraceable_shape(name: str) -> UntraceableError:
+    return UntraceableError(
+        f"autotrace cannot trace {name}: its result's shape depends on the values of a traced "
+        f"array; compute it outside the traced function, or use np.where(condition, x, y)")
+
+
+def _clip_source(args, attrs):
+    out = f", out={args[0]}" if "out" in attrs else ""
+    return f"np.clip({', '.join(args)}{out})"
+
+
+register(Primitive("clip", np.clip, elementwise_rule(np.clip), source=_clip_source,
+                   writes_into=(0,)))
+
+
+@traces(np.clip)
+def bind_clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
+              max=np._NoValue, **kwargs):
+    reject_arguments("numpy.clip", out=out, **{key: value for key, value in kwargs.items()})
+    lower = a_min if a_min is not np._NoValue else min
+    upper = a_max if a_max is not np._NoValue else max
+    lower = None if lower is np._NoValue else lower
+    upper = None if upper is np._NoValue else upper
+    return bind("clip", a, lower, upper)
+
+
+def _astype(x, dtype):
+    return x.astype(dtype)
+
+
+register(Primitive(
+    "astype", _astype,
+    lambda aval, dtype: AbstractArray(aval.shape, dtype, aval.device),
+    source=lambda args, attrs: f"{args[0]}.astype({literal_source(attrs['dtype'])})"))
+
+
+def astype(x, dtype, copy=True):
+    """`x.astype(dtype)` as an op (a same-dtype astype still copies, as NumPy's does)."""
+    return bind("astype", x, dtype=static_dtype(dtype))
+
+
+@traces(getattr(np, "astype", astype))
+def bind_astype(x, dtype, /, *, copy=True, device=None):
+    return astype(x, dtype)
+
+
+register(Primitive("copy", np.copy, lambda aval: aval,
+                   source=lambda args, attrs: f"np.copy({args[0]})"))
+
+
+@traces(np.copy)
+def bind_copy(a, order="K", subok=False):
+    return bind("copy", a)
+
+
+define_function("round", np.round, abstract_eval=elementwise_rule(np.round))
+
+
+@traces(np.round, np.around)
+def bind_round(a, decimals=0, out=None):
+    reject_arguments("numpy.round", out=out)
+    return bind("round", a, decimals=static(decimals, "the decimals of numpy.round"))
+
+
+for _function in (np.real, np.imag, np.angle, np.nan_to_num, np.isclose, np.sinc,
+                  np.isreal, np.iscomplex):
+    define_function(_function.__name__, _function, abstract_eval=elementwise_rule(_function),
+                    fresh=_function not in (np.real, np.imag))
+
+
+for _function in (np.real, np.imag, np.isreal, np.iscomplex, np.sinc):
+    traces(_function)(lambda x, _name=_function.__name__: bind(_name, x))
+
+
+@traces(np.angle)
+def bind_angle(z, deg=False):
+    return bind("angle", z, deg=bool(static(deg, "deg of numpy.angle")))
+
+
+@traces(np.nan_to_num)
+def bind_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    return bind("nan_to_num", x, nan=static(nan, "nan"), posinf=static(posinf, "posinf"),
+                neginf=static(neginf, "neginf"))
+
+
+@traces(np.isclose)
+def bind_isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bind("isclose", a, b, rtol=static(rtol, "rtol"), atol=static(atol, "atol"),
+                equal_nan=bool(equal_nan))
+
+
+# --- creation from a traced value: zeros_like and friends ---------------------------------------
+
+def _full(shape, fill_value, dtype):
+    return np.full(shape, fill_value, dtype)
+
+
+def _full_source(args, attrs):
+    shape, value, dtype = attrs["shape"], attrs["fill_value"], attrs["dtype"]
+    if value == 0 and not isinstance(value, bool):
+        return f"np.zeros({literal_source(shape)}, {literal_source(dtype)})"
+    if value == 1 and not isinstance(value, bool):
+        return f"np.ones({literal_source(shape)}, {literal_source(dtype)})"
+    return f"np.full({literal_source(shape)}, {literal_source(value)}, {literal_source(dtype)})"
+
+
+register(Primitive("full", _full,
+                   lambda shape, fill_value, dtype: AbstractArray(shape, dtype),
+                   source=_full_source))
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    """An array like `a` (or of `shape`) filled with `fill_value`, as an op of a's trace."""
+    shape = a.shape if shape is None else static(
+        shape if isinstance(shape, (tuple, list)) else (shape,), "the shape of numpy.full_like")
+    dtype = np.dtype(dtype) if dtype is not None else a.dtype
+    if getattr(fill_value, "_builder", None) is not None:
+        return astype(np.broadcast_to(fill_value, shape), dtype)
+    fill_value = static(fill_value, "the fill value of numpy.full_like")
+    return bind_like(a, "full", shape=shape, fill_value=fill_value, dtype=dtype)
+
+
+@traces(np.zeros_like, np.empty_like)
+def bind_zeros_like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    return full_like(a, 0, dtype, shape)
+
+
+@traces(np.ones_like)
+def bind_ones_like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    return full_like(a, 1, dtype, shape)
+
+
+@traces(np.full_like)
+def bind_full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    return full_like(a, fill_value, dtype, shape)

@@ -1,0 +1,146 @@
+"""Indexing: reading `x[index]` and writing `x[index] = value`, both as ops.
+
+An index is split into a static template and index arrays. The template holds what is known
+while tracing (ints, `StaticSlice`s, None, Ellipsis) and, where an index array goes, an
+`IndexInput` naming which of the op's index inputs it is. So there are four primitives:
+
+    getitem[index=(0, 1:3)] x            basic indexing: a view of x
+    gather[index=(#0, ::2)] x i          integer-array indexing: a copy
+    setitem[index=(0,)] x v              x with x[0] replaced by v (a copy, or x itself
+    scatter[index=(#0,)] x v i           when buffer reuse marks `out=0`)
+
+A boolean mask known while tracing becomes its `np.nonzero` index arrays; a traced boolean mask
+has a data-dependent shape and cannot be traced.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from runtime.abstract import AbstractArray
+from runtime.graph import StaticSlice
+from runtime.ops import Primitive, UntraceableError, bind, example, is_traced, register, static
+
+
+@dataclass(frozen=True)
+class IndexInput:
+    """In an index template: the place of the op's index input number `position`."""
+
+    position: int
+
+    def __repr__(self) -> str:
+        return f"#{self.position}"
+
+
+def split_index(index) -> tuple[tuple, list]:
+    """`x[index]`'s index as (static template, index arrays)."""
+    template, arrays = [], []
+
+    def add_array(array):
+        template.append(IndexInput(len(arrays)))
+        arrays.append(array)
+
+    for item in index if isinstance(index, tuple) else (index,):
+        if is_traced(item):
+            if item.dtype == np.bool_:
+                raise UntraceableError(
+                    "autotrace cannot trace indexing with a traced boolean mask: its result's "
+                    "shape depends on the mask's values; use np.where(mask, x, 0) instead")
+            add_array(item)
+        elif isinstance(item, (list, np.ndarray)):
+            array = np.asarray(item)
+            for part in np.nonzero(array) if array.dtype == np.bool_ else (array,):
+                add_array(part)
+        elif isinstance(item, slice):
+            bounds = static((item.start, item.stop, item.step), "a slice bound")
+            template.append(StaticSlice(*bounds))
+        elif item is None or item is Ellipsis or isinstance(item, bool):
+            template.append(item)
+        elif isinstance(item, (int, np.integer)):
+            template.append(int(item))
+        else:
+            raise IndexError(f"autotrace cannot index with {type(item).__name__} {item!r}")
+    return tuple(template), arrays
+
+
+def build_index(template: tuple, arrays) -> tuple:
+    """The NumPy index a template stands for, given its index arrays."""
+    return tuple(arrays[item.position] if isinstance(item, IndexInput)
+                 else item.to_slice() if isinstance(item, StaticSlice) else item
+                 for item in template)
+
+
+def index_source(template: tuple, arrays) -> str:
+    """`0, 1:3, None, ...`: the index as it is written inside brackets."""
+    if not template:
+        return "()"
+    items = [arrays[item.position] if isinstance(item, IndexInput)
+             else str(item) if isinstance(item, StaticSlice)
+             else "..." if item is Ellipsis else repr(item)
+             for item in template]
+    return ", ".join(items)
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+def _getitem(x, *arrays, index):
+    return x[build_index(index, arrays)]
+
+
+def _getitem_rule(aval, *index_avals, index):
+    result = example(aval)[build_index(index, [example(a) for a in index_avals])]
+    return AbstractArray(np.shape(result), aval.dtype, aval.device)
+
+
+def _getitem_source(args, attrs):
+    return f"{args[0]}[{index_source(attrs['index'], args[1:])}]"
+
+
+register(Primitive("getitem", _getitem, _getitem_rule, source=_getitem_source, fresh=False))
+register(Primitive("gather", _getitem, _getitem_rule, source=_getitem_source))
+
+
+def getitem(x, index):
+    """`x[index]` as an op: `getitem` for basic indexing, `gather` with index arrays."""
+    template, arrays = split_index(index)
+    return bind("gather" if arrays else "getitem", x, *arrays, index=template)
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+def _setitem(x, value, *arrays, index, out=None):
+    target = x if out is not None else np.array(x)
+    target[build_index(index, arrays)] = value
+    return target
+
+
+def _setitem_rule(aval, value, *index_avals, index):
+    target = example(aval)[build_index(index, [example(a) for a in index_avals])]
+    value_shape = np.shape(example(value))
+    while len(value_shape) > target.ndim and value_shape[0] == 1:
+        value_shape = value_shape[1:]  # NumPy drops leading length-1 axes of the value
+    if np.broadcast_shapes(value_shape, target.shape) != target.shape:
+        raise ValueError(f"could not broadcast a value of shape {np.shape(example(value))} "
+                         f"into x[index] of shape {target.shape}")
+    return aval
+
+
+def _setitem_statements(outputs, args, attrs):
+    x, value, target = args[0], args[1], outputs[0]
+    index = index_source(attrs["index"], args[2:])
+    if "out" in attrs:
+        return [f"{x}[{index}] = {value}", f"{target} = {x}"]
+    return [f"{target} = np.array({x})", f"{target}[{index}] = {value}"]
+
+
+register(Primitive("setitem", _setitem, _setitem_rule, statements=_setitem_statements,
+                   writes_into=(0,)))
+register(Primitive("scatter", _setitem, _setitem_rule, statements=_setitem_statements,
+                   writes_into=(0,)))
+
+
+def setitem(x, index, value):
+    """`x` with `x[index] = value` applied, as a new value (x itself is not changed)."""
+    template, arrays = split_index(index)
+    return bind("scatter" if arrays else "setitem", x, value, *arrays, index=template)
