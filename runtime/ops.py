@@ -41,8 +41,8 @@ class Primitive:
     Attributes:
         name: how graphs print it (`multiply`, `reduce_sum`, `getitem`).
         impl: `impl(*inputs, **attrs)` computes it on NumPy arrays (constant folding uses it).
-        abstract_eval: `abstract_eval(*avals, **attrs)` -> AbstractArray (a tuple of them when
-            `multiple_results`); a literal input arrives as its Python value.
+        abstract_eval: `abstract_eval(*avals, **attrs)` -> AbstractArray, or a tuple of them for
+            an op with several results; a literal input arrives as its Python value.
         source: `source(args, attrs)` -> a Python expression computing it from the argument
             names, e.g. `np.multiply(a, b)`; `statements(outputs, args, attrs)` -> lines, where
             one expression cannot say it (subscript assignment).
@@ -55,7 +55,6 @@ class Primitive:
     abstract_eval: Callable
     source: Callable | None = None
     statements: Callable | None = None
-    multiple_results: bool = False
     fresh: bool = True
     writes_into: tuple = ()
 
@@ -241,28 +240,30 @@ def source_path(function) -> str:
     return f"{module}.{function.__name__}"
 
 
-def define_function(name: str, function: Callable, *, abstract_eval=None,
-                    multiple_results: bool = False, fresh: bool = True,
-                    path: str | None = None) -> Primitive:
-    """Register a primitive that is `function(*arrays, **attrs)`, its rule by example if none."""
-    path = path or source_path(function)
+def define_function(name: str, function: Callable, *, abstract_eval=None, fresh: bool = True,
+                    source: Callable | None = None) -> Primitive:
+    """Register a primitive that is `function(*arrays, **attrs)`, its rule by example if none.
+
+    The executor writes it as a call of the NumPy function by its path (`np.linalg.inv(a)`)
+    with the attributes as keywords, unless `source` says otherwise.
+    """
+    if source is None:
+        path = source_path(function)
+        source = lambda args, attrs: call_source(path, args, attrs)  # noqa: E731
     return register(Primitive(
-        name, function, abstract_eval or by_example(function),
-        source=lambda args, attrs: call_source(path, args, attrs),
-        multiple_results=multiple_results, fresh=fresh))
+        name, function, abstract_eval or by_example(function), source=source, fresh=fresh))
 
 
 def define_traced_function(function: Callable, arrays: int = 1, *, name: str | None = None,
-                           abstract_eval=None, multiple_results: bool = False,
-                           fresh: bool = True, result_type=None) -> Primitive:
+                           abstract_eval=None, fresh: bool = True,
+                           result_type=None) -> Primitive:
     """Register `function` as a primitive and bind calls of it: its first `arrays` parameters
     are the inputs, the arguments given for the others are static attributes by name.
 
-    `result_type` wraps multiple results the way NumPy does (np.linalg.eigh's EighResult).
+    `result_type` wraps several results the way NumPy does (np.linalg.eigh's EighResult).
     """
     name = name or function.__name__
-    primitive = define_function(name, function, abstract_eval=abstract_eval,
-                                multiple_results=multiple_results, fresh=fresh)
+    primitive = define_function(name, function, abstract_eval=abstract_eval, fresh=fresh)
     signature = inspect.signature(function)
     array_names = list(signature.parameters)[:arrays]
     numpy_name = qualified_name(function)
@@ -274,11 +275,15 @@ def define_traced_function(function: Callable, arrays: int = 1, *, name: str | N
         attrs = {key: static(value, f"the argument {key} of {numpy_name}")
                  for key, value in arguments.items()}
         result = bind(name, *inputs, **attrs)
-        return result_type(*result) if result_type is not None else result
+        if result_type is not None and isinstance(result, tuple):
+            return result_type(*result)
+        return result
 
     traces(function)(binding)
     return primitive
 
 
 # The families register their primitives and bindings when imported.
-from runtime import ops_elementwise, ops_linalg, ops_reduce, ops_shape  # noqa: E402,F401
+from runtime import (  # noqa: E402,F401
+    ops_elementwise, ops_index, ops_linalg, ops_reduce, ops_shape,
+)

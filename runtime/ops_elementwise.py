@@ -71,7 +71,6 @@ def _register_ufuncs() -> None:
             continue  # an alias: np.abs is np.absolute
         register(Primitive(
             ufunc.__name__, ufunc, _ufunc_rule(ufunc), source=_ufunc_source(ufunc.__name__),
-            multiple_results=ufunc.nout > 1,
             writes_into=tuple(range(ufunc.nin)) if ufunc.nout == 1 else ()))
 
 

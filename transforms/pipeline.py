@@ -322,6 +322,7 @@ class Prepared:
     result: object
     local_names: set
     active: set
+    return_node: object = None
 
 
 def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
@@ -358,9 +359,10 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
         _attach_loop_tests(function.body)
 
     body = function.body
-    result = None
+    result = return_node = None
     if exits and body and isinstance(body[-1], gast.Return):
-        result = body[-1].value
+        return_node = body[-1]
+        result = return_node.value
         body = body[:-1]
     local_names = set(parameters) | {n.id for s in body for n in gast.walk(s)
                                      if isinstance(n, gast.Name)
@@ -369,7 +371,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     returned = [gast.Return(value=result)] if result is not None else []
     active = active_names(body + returned, set(wrt_names), _is_constant_call(namespace))
     return Prepared(function, location, parameters, wrt_names, keyword, namer, namespace,
-                    context, body, result, local_names, active)
+                    context, body, result, local_names, active, return_node)
 
 
 def _attach_loop_tests(body) -> None:
@@ -429,6 +431,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
         primal += [gast.Assign(targets=[name(value_name, store=True)], value=value,
                                type_comment=None)]
     if isinstance(result, gast.Name) and result.id in active:
+        adjoint += reverse.line_comment(prepared.return_node)
         adjoint += replace("gradient = seed(result, dy)", gradient=reverse.gradient(result.id),
                            seed=context.helper("seed"), result=result.id, dy=seed_name)
         state.add(result.id)

@@ -180,17 +180,20 @@ class ReverseMode:
             raise self.location.error(node, f"autotrace cannot differentiate a "
                                       f"{type(node).__name__} statement", type(node).__name__)
         sweep = method(node)
-        line = self.location.line_of(node)
         inner = sweep.adjoint
 
         def commented(state):
             statements = inner(state)
-            if statements and line is not None:
-                text = linecache.getline(self.location.filename, line).strip()
-                return [comment(f"Grad of line {line}: {text}" if text else
-                                f"Grad of line {line}")] + statements
-            return statements
+            return self.line_comment(node) + statements if statements else statements
         return Sweep(sweep.primal, commented)
+
+    def line_comment(self, node) -> list:
+        """`# Grad of line N: <the user's line>` for the line `node` came from."""
+        line = self.location.line_of(node) if node is not None else None
+        if line is None:
+            return []
+        text = linecache.getline(self.location.filename, line).strip()
+        return [comment(f"Grad of line {line}: {text}" if text else f"Grad of line {line}")]
 
     # ---- simple statements -------------------------------------------------------------------
 

@@ -10,8 +10,8 @@ def dslices(x, *, dy=None):
     _t5 = c * c
     _t6 = np.sum(_t5)
     # Adjoint sweep
-    b_t7 = seed(_t4 + _t6, dy)
     # Grad of line 56: return np.sum(a) + np.sum(b * 2.0) + np.sum(c * c)
+    b_t7 = seed(_t4 + _t6, dy)
     b_t4 = unbroadcast(b_t7, _t4)
     b_t5 = unreduce(unbroadcast(b_t7, _t6), _t5, None, False)
     bc = unbroadcast(b_t5 * c, c)

@@ -6,8 +6,8 @@ def dstraight_line(x, y, *, dy=None):
     _t3 = z * z
     _t4 = np.sum(_t3)
     # Adjoint sweep
-    b_t4 = seed(_t4, dy)
     # Grad of line 11: return np.sum(z * z)
+    b_t4 = seed(_t4, dy)
     _grad_a1 = unreduce(b_t4, _t3, None, False)
     b_t3 = _grad_a1
     _grad_x11 = unbroadcast(b_t3 * z, z)

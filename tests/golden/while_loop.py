@@ -20,6 +20,7 @@ def dwhile_loop(x, *, dy=None):
         x = _t4
         _cond1 = s < 10.0
     # Adjoint sweep
+    # Grad of line 33: return s
     bs = seed(s, dy)
     # Grad of line 30: while s < 10.0:
     bx = zeros_like(x)

@@ -1,0 +1,306 @@
+"""Shape ops: reshape, transpose, broadcast_to, concatenate, stack, and what NumPy builds from
+them (squeeze, expand_dims, ravel, swapaxes, moveaxis, split, flip, hstack, vstack, ...), plus
+roll, tile, repeat, pad, diag, diagonal, tril, triu, trace, sort, argsort, take, diff.
+
+Questions about a traced array's shape (np.shape, np.ndim, np.size, np.result_type) are
+answered while tracing and record nothing.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.abstract import AbstractArray
+from runtime.ops import (
+    UntraceableError, bind, define_function, define_traced_function, normalize_axes, normalize_axis, reject_arguments, shape_of, size_of, static, traces,
+)
+from runtime.ops_index import getitem
+
+
+def _dtype(value) -> np.dtype:
+    """The dtype of a traced or concrete array (not a Python scalar: those are weak)."""
+    dtype = getattr(value, "dtype", None)
+    return dtype if dtype is not None else np.asarray(value).dtype
+
+
+# --- questions answered while tracing -----------------------------------------------------------
+
+traces(np.shape)(lambda a: tuple(a.shape))
+traces(np.ndim)(lambda a: len(a.shape))
+traces(np.iscomplexobj)(lambda x: _dtype(x).kind == "c")
+traces(np.isrealobj)(lambda x: _dtype(x).kind != "c")
+
+
+@traces(np.size)
+def bind_size(a, axis=None):
+    return size_of(a.shape) if axis is None else a.shape[axis]
+
+
+@traces(np.result_type)
+def bind_result_type(*arrays_and_dtypes):
+    return np.result_type(*[np.zeros((), value.dtype) if hasattr(value, "_builder") else value
+                            for value in arrays_and_dtypes])
+
+
+# --- reshape and its relatives ------------------------------------------------------------------
+
+define_function("reshape", np.reshape, fresh=False,
+                abstract_eval=lambda aval, shape: AbstractArray(shape, aval.dtype, aval.device))
+
+
+def reshape(a, shape):
+    """`np.reshape(a, shape)` with -1 resolved, as a `reshape[shape=...]` op."""
+    shape = static(shape if isinstance(shape, (tuple, list)) else (shape,), "a shape")
+    size = size_of(np.shape(a))
+    if -1 in shape:
+        known = size_of(n for n in shape if n != -1)
+        shape = tuple(size // known if known and n == -1 else n for n in shape)
+    if size_of(shape) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+    return bind("reshape", a, shape=tuple(int(n) for n in shape))
+
+
+@traces(np.reshape)
+def bind_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    if order != "C":
+        raise UntraceableError("autotrace cannot trace numpy.reshape with order= yet")
+    return reshape(a, newshape if shape is None else shape)
+
+
+@traces(np.ravel)
+def bind_ravel(a, order="C"):
+    return reshape(a, (-1,))
+
+
+@traces(np.squeeze)
+def bind_squeeze(a, axis=None):
+    shape = np.shape(a)
+    axes = (tuple(i for i, n in enumerate(shape) if n == 1) if axis is None
+            else normalize_axes(axis, len(shape), "numpy.squeeze"))
+    if any(shape[i] != 1 for i in axes):
+        raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+    return reshape(a, tuple(n for i, n in enumerate(shape) if i not in axes))
+
+
+@traces(np.expand_dims)
+def bind_expand_dims(a, axis):
+    ndim = np.ndim(a) + (len(axis) if isinstance(axis, (tuple, list)) else 1)
+    axes = normalize_axes(axis, ndim, "numpy.expand_dims")
+    dims = iter(np.shape(a))
+    return reshape(a, tuple(1 if i in axes else next(dims) for i in range(ndim)))
+
+
+def _atleast(ndim: int, array):
+    shape = np.shape(array)
+    if len(shape) >= ndim:
+        return array
+    if ndim == 3 and len(shape) == 2:
+        return reshape(array, shape + (1,))
+    if ndim == 3 and len(shape) == 1:
+        return reshape(array, (1,) + shape + (1,))
+    return reshape(array, (1,) * (ndim - len(shape)) + shape)
+
+
+for _ndim, _function in ((1, np.atleast_1d), (2, np.atleast_2d), (3, np.atleast_3d)):
+    traces(_function)(lambda *arys, _ndim=_ndim: (
+        _atleast(_ndim, arys[0]) if len(arys) == 1 else tuple(_atleast(_ndim, a) for a in arys)))
+
+
+# --- transpose and its relatives ----------------------------------------------------------------
+
+define_function("transpose", np.transpose, fresh=False, abstract_eval=lambda aval, axes:
+                AbstractArray(tuple(aval.shape[i] for i in axes), aval.dtype, aval.device))
+
+
+def transpose(a, axes=None):
+    ndim = np.ndim(a)
+    axes = tuple(reversed(range(ndim))) if axes is None else tuple(
+        normalize_axis(i, ndim, "numpy.transpose") for i in static(axes, "transpose's axes"))
+    if sorted(axes) != list(range(ndim)):
+        raise ValueError(f"axes {axes} don't match an array of {ndim} dimensions")
+    return bind("transpose", a, axes=axes)
+
+
+traces(np.transpose, np.permute_dims)(lambda a, axes=None: transpose(a, axes))
+traces(np.matrix_transpose)(lambda x: transpose(x, (*range(np.ndim(x) - 2), -1, -2)))
+
+
+@traces(np.swapaxes)
+def bind_swapaxes(a, axis1, axis2):
+    axes = list(range(np.ndim(a)))
+    i, j = (normalize_axis(axis, len(axes), "numpy.swapaxes") for axis in (axis1, axis2))
+    axes[i], axes[j] = axes[j], axes[i]
+    return transpose(a, axes)
+
+
+@traces(np.moveaxis)
+def bind_moveaxis(a, source, destination):
+    ndim = np.ndim(a)
+    source = normalize_axes_in_order(source, ndim)
+    destination = normalize_axes_in_order(destination, ndim)
+    order = [i for i in range(ndim) if i not in source]
+    for axis_to, axis_from in sorted(zip(destination, source)):
+        order.insert(axis_to, axis_from)
+    return transpose(a, order)
+
+
+def normalize_axes_in_order(axis, ndim: int) -> tuple:
+    axes = static(axis, "an axis")
+    axes = axes if isinstance(axes, tuple) else (axes,)
+    return tuple(normalize_axis(i, ndim, "numpy.moveaxis") for i in axes)
+
+
+# --- broadcast_to -------------------------------------------------------------------------------
+
+define_function("broadcast_to", np.broadcast_to, fresh=False, abstract_eval=lambda aval, shape:
+                AbstractArray(shape, aval.dtype, aval.device))
+
+
+@traces(np.broadcast_to)
+def bind_broadcast_to(array, shape, subok=False):
+    shape = static(shape if isinstance(shape, (tuple, list)) else (shape,), "a shape")
+    if np.broadcast_shapes(np.shape(array), shape) != shape:
+        raise ValueError(f"cannot broadcast an array of shape {np.shape(array)} to {shape}")
+    return bind("broadcast_to", array, shape=shape)
+
+
+@traces(np.broadcast_arrays)
+def bind_broadcast_arrays(*args, subok=False):
+    shape = np.broadcast_shapes(*[np.shape(a) for a in args])
+    return tuple(np.broadcast_to(a, shape) for a in args)
+
+
+# --- joining and splitting ----------------------------------------------------------------------
+
+def _concatenate_rule(*avals, axis):
+    first = shape_of(avals[0])
+    if any(len(shape_of(a)) != len(first) for a in avals):
+        raise ValueError("all the input arrays to concatenate must have the same number of "
+                         "dimensions")
+    total = sum(shape_of(a)[axis] for a in avals)
+    dtype = np.result_type(*[a.dtype for a in avals])
+    return AbstractArray(first[:axis] + (total,) + first[axis + 1:], dtype, avals[0].device)
+
+
+def _stack_rule(*avals, axis):
+    shape = shape_of(avals[0])
+    if any(shape_of(a) != shape for a in avals):
+        raise ValueError("all input arrays to stack must have the same shape")
+    dtype = np.result_type(*[a.dtype for a in avals])
+    return AbstractArray(shape[:axis] + (len(avals),) + shape[axis:], dtype, avals[0].device)
+
+
+def _join_source(path):
+    return lambda args, attrs: f"{path}(({', '.join(args)},), axis={attrs['axis']})"
+
+
+define_function("concatenate", lambda *arrays, axis: np.concatenate(arrays, axis=axis),
+                abstract_eval=_concatenate_rule, source=_join_source("np.concatenate"))
+define_function("stack", lambda *arrays, axis: np.stack(arrays, axis=axis),
+                abstract_eval=_stack_rule, source=_join_source("np.stack"))
+
+
+@traces(np.concatenate)
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    reject_arguments("numpy.concatenate", out=out, dtype=dtype)
+    arrays = list(arrays)
+    if axis is None:
+        arrays, axis = [reshape(a, (-1,)) for a in arrays], 0
+    axis = normalize_axis(static(axis, "the axis"), np.ndim(arrays[0]), "numpy.concatenate")
+    return bind("concatenate", *arrays, axis=axis)
+
+
+@traces(np.stack)
+def bind_stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    reject_arguments("numpy.stack", out=out, dtype=dtype)
+    arrays = list(arrays)
+    axis = normalize_axis(static(axis, "the axis"), np.ndim(arrays[0]) + 1, "numpy.stack")
+    return bind("stack", *arrays, axis=axis)
+
+
+traces(np.vstack)(
+    lambda tup, *, dtype=None, casting="same_kind": concatenate(
+        [_atleast(2, a) for a in tup], 0, dtype=dtype))
+
+
+@traces(np.hstack)
+def bind_hstack(tup, *, dtype=None, casting="same_kind"):
+    arrays = [_atleast(1, a) for a in tup]
+    return concatenate(arrays, 0 if np.ndim(arrays[0]) == 1 else 1, dtype=dtype)
+
+
+@traces(np.column_stack)
+def bind_column_stack(tup):
+    arrays = [reshape(a, (-1, 1)) if np.ndim(a) < 2 else a for a in tup]
+    return concatenate(arrays, 1)
+
+
+def _split(ary, indices_or_sections, axis, even: bool):
+    shape = np.shape(ary)
+    axis = normalize_axis(static(axis, "the axis"), len(shape), "numpy.split")
+    length = shape[axis]
+    sections = static(indices_or_sections, "indices_or_sections of numpy.split")
+    if isinstance(sections, int):
+        if even and length % sections:
+            raise ValueError("array split does not result in an equal division")
+        small, extra = divmod(length, sections)
+        sizes = [small + 1] * extra + [small] * (sections - extra)
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    else:
+        bounds = [0, *sections, length]
+    prefix = (slice(None),) * axis
+    return [getitem(ary, prefix + (slice(start, stop),))
+            for start, stop in zip(bounds[:-1], bounds[1:])]
+
+
+traces(np.split)(lambda ary, indices_or_sections, axis=0:
+                 _split(ary, indices_or_sections, axis, even=True))
+traces(np.array_split)(lambda ary, indices_or_sections, axis=0:
+                       _split(ary, indices_or_sections, axis, even=False))
+traces(np.hsplit)(lambda ary, indices_or_sections:
+                  _split(ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0, even=True))
+traces(np.vsplit)(lambda ary, indices_or_sections:
+                  _split(ary, indices_or_sections, 0, even=True))
+
+
+@traces(np.flip)
+def bind_flip(m, axis=None):
+    ndim = np.ndim(m)
+    axes = normalize_axes(axis, ndim, "numpy.flip")
+    return getitem(m, tuple(slice(None, None, -1) if i in axes else slice(None)
+                            for i in range(ndim)))
+
+
+traces(np.fliplr)(lambda m: bind_flip(m, 1))
+traces(np.flipud)(lambda m: bind_flip(m, 0))
+
+
+# --- functions kept whole: NumPy computes them, the rule runs them on stand-ins ----------------
+
+for _function in (np.roll, np.tile, np.repeat, np.diag, np.tril, np.triu, np.trace,
+                  np.sort, np.argsort, np.diff):
+    define_traced_function(_function)
+define_traced_function(np.diagonal, fresh=False)
+define_traced_function(np.take, 2)
+define_traced_function(np.take_along_axis, 2)
+define_function("pad", np.pad)
+
+
+@traces(np.pad)
+def bind_pad(array, pad_width, mode="constant", **kwargs):
+    attrs = {key: static(value, f"the argument {key} of numpy.pad")
+             for key, value in kwargs.items()}
+    return bind("pad", array, pad_width=static(pad_width, "pad_width"), mode=mode, **attrs)
+
+
+
+def _data_dependent(function):
+    def binding(*args, **kwargs):
+        raise UntraceableError(
+            f"autotrace cannot trace numpy.{function.__name__}: its result's shape depends on "
+            f"the values of a traced array; compute it outside the traced function, or use "
+            f"np.where(condition, x, y)")
+    return binding
+
+
+for _function in (np.nonzero, np.argwhere, np.flatnonzero, np.unique, np.compress, np.extract):
+    traces(_function)(_data_dependent(_function))

@@ -1,0 +1,404 @@
+"""Tracing: run a Python function on `Tracer`s and record the NumPy calls it makes as a Graph.
+
+    graph, structure = trace(lambda x, y: np.sum(x * y), (x, y))
+
+A `Tracer` stands for one graph value while the function runs. NumPy hands it every ufunc
+(`__array_ufunc__`) and every function with a dispatcher (`__array_function__`), and Python its
+operators, `x[i]` and methods like `.sum()`; each records equations through the op registry
+(runtime/ops.py). What is known while tracing is answered at once and records nothing:
+`.shape`, `.ndim`, `.dtype`, `.size`, `len(x)`, `np.shape(x)`.
+
+Decisions, and what they mean for the traced function:
+- Arguments: array leaves of the argument pytrees (tuples, lists, dicts; NumPy arrays and NumPy
+  scalars) become graph inputs; every other leaf (Python numbers, strings, None, objects) is
+  passed as it is, so Python control flow on it is unrolled into the trace.
+- Concrete values met while tracing become constants: Python scalars are kept as literals in the
+  equation (NumPy 2 weak promotion: `x * 2.0` stays f32 for an f32 x); arrays and NumPy scalars
+  are copied into the graph (baked in at trace time, as in JAX: changing a global array later
+  does not change a cached graph).
+- A traced value has no Python value: `bool(t)`, `float(t)`, `int(t)`, `np.asarray(t)` raise
+  `TracerConversionError`; `if t > 0:` must become autotrace.cond, or move out of the trace.
+- `t[index] = value` works on a tracer, functionally: it records a `setitem` (or `scatter`) op and
+  rebinds that Tracer object to the new value. Names bound to the same Tracer object see the
+  change; a view taken earlier (`v = t[0:2]`) does not, unlike NumPy. Buffer reuse later turns
+  the copy into an in-place write where nothing else reads the old value.
+- A concrete array made inside the function (`h = np.zeros(3)`) stays a NumPy array: NumPy
+  never shows its creation to the tracer, and `h[i] = t` converts t with `float()`, which raises
+  TracerConversionError. Make such buffers from a traced value so they are traced too
+  (`np.zeros_like(x, shape=(3,))`), or write `h = set_item(h, i, t)`, which also accepts a
+  concrete `h` (the hook for a source transform that rewrites subscript assignment).
+- Python side effects (print, appending to a list) happen while tracing only, not on cached calls.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.abstract import AbstractArray, abstractify
+from runtime.graph import Constant, Equation, Graph, Literal, Var
+from runtime.ops import LITERAL_TYPES, numpy_functions, untraceable
+from runtime.ops_elementwise import apply_ufunc, astype
+from runtime.ops_index import getitem, setitem
+
+
+class TracerConversionError(TypeError):
+    """A traced value was asked for a Python value (bool, float, int, index, NumPy array)."""
+
+
+_BOOL_MESSAGE = (
+    "cannot convert a traced value to a Python bool: this is control flow on a traced array "
+    "value; use autotrace.cond/while_loop or compute it outside the traced function")
+
+_VALUE_MESSAGE = (
+    "cannot convert a traced value to {what}: its value is not known while tracing. If it is "
+    "being written into a NumPy array made inside the traced function (buffer[i] = value), "
+    "make that array from a traced one so it is traced too: np.zeros_like(x, shape=...)")
+
+
+class GraphBuilder:
+    """The equations recorded so far by one trace, and the Tracers that refer to them."""
+
+    def __init__(self):
+        self.inputs: list[Var] = []
+        self.equations: list[Equation] = []
+        self.constants: dict[int, tuple] = {}  # id(array) -> (array, Constant)
+        self.finished = False
+
+    def new_input(self, aval: AbstractArray) -> Tracer:
+        var = Var(aval)
+        self.inputs.append(var)
+        return Tracer(self, var)
+
+    def record(self, primitive, inputs, attrs: dict):
+        """Append `primitive(inputs, **attrs)`; its result as a Tracer (a tuple, for several)."""
+        values = [self.graph_value(value) for value in inputs]
+        avals = [value.value if isinstance(value, Literal) else value.aval for value in values]
+        result = primitive.abstract_eval(*avals, **attrs)
+        several = isinstance(result, tuple)
+        outputs = tuple(Var(aval) for aval in (result if several else (result,)))
+        self.equations.append(Equation(primitive, values, attrs, outputs))
+        tracers = tuple(Tracer(self, var) for var in outputs)
+        return tracers if several else tracers[0]
+
+    def graph_value(self, value):
+        """What an equation input refers to: a Var, a Literal or a Constant."""
+        if isinstance(value, Tracer):
+            return self.own_var(value)
+        if value is None or type(value) in LITERAL_TYPES:
+            return Literal(value)
+        if isinstance(value, (np.ndarray, np.generic, list, tuple)):
+            return self.constant(value)
+        raise TypeError(f"autotrace cannot use a {type(value).__name__} as an array in a "
+                        f"traced NumPy call")
+
+    def own_var(self, tracer: Tracer) -> Var:
+        if tracer._builder is not self:
+            raise TracerConversionError(
+                "a traced value from another trace was used here (a closure over a traced "
+                "value of an enclosing function?); pass it in as an argument instead")
+        if self.finished:
+            raise TracerConversionError(
+                "a traced value was used after its trace ended (kept in a global or an "
+                "attribute?); return it from the traced function instead")
+        return tracer.var
+
+    def constant(self, value) -> Constant:
+        known = self.constants.get(id(value))
+        if known is not None:
+            return known[1]
+        array = np.asarray(value) if isinstance(value, (list, tuple)) else value
+        if array.dtype == object:
+            raise TracerConversionError(
+                "cannot make an array from a list holding traced values; use np.stack(list)")
+        if isinstance(array, np.ndarray):
+            array = array.copy()
+            array.flags.writeable = False
+        constant = Constant(array)
+        self.constants[id(value)] = (value, constant)
+        return constant
+
+
+def _forward(function):
+    """A Tracer method that is the NumPy function of the same name."""
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+    method.__name__ = function.__name__
+    return method
+
+
+def _operator(ufunc, reflected=False):
+    if reflected:
+        return lambda self, other: apply_ufunc(ufunc, "__call__", other, self)
+    return lambda self, other: apply_ufunc(ufunc, "__call__", self, other)
+
+
+class Tracer:
+    """A traced array: an abstract value (shape, dtype, device) that records what is done to it.
+
+    Attributes:
+        var: the graph Var it stands for now (`t[i] = v` rebinds it to a new Var).
+    """
+
+    __slots__ = ("_builder", "var")
+    __array_priority__ = 1000
+    __hash__ = None  # like ndarray: == is elementwise
+
+    def __init__(self, builder: GraphBuilder, var: Var):
+        self._builder = builder
+        self.var = var
+
+    # --- what is known while tracing ---------------------------------------------------------
+    aval = property(lambda self: self.var.aval)
+    shape = property(lambda self: self.var.aval.shape)
+    dtype = property(lambda self: self.var.aval.dtype)
+    ndim = property(lambda self: self.var.aval.ndim)
+    size = property(lambda self: self.var.aval.size)
+    device = property(lambda self: self.var.aval.device)
+    itemsize = property(lambda self: self.var.aval.dtype.itemsize)
+    nbytes = property(lambda self: self.var.aval.dtype.itemsize * self.var.aval.size)
+    T = property(lambda self: np.transpose(self))
+    mT = property(lambda self: np.matrix_transpose(self))
+    real = property(lambda self: np.real(self))
+    imag = property(lambda self: np.imag(self))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self) -> str:
+        return f"Tracer<{self.var.aval}>"
+
+    # --- NumPy's dispatch protocols ----------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        out = kwargs.pop("out", None)
+        result = apply_ufunc(ufunc, method, *inputs, **kwargs)
+        if out is None:
+            return result
+        if not all(isinstance(target, Tracer) for target in out):
+            raise TracerConversionError(_VALUE_MESSAGE.format(what="a NumPy array (out=)"))
+        for target, value in zip(out, result if isinstance(result, tuple) else (result,)):
+            target.var = astype(value, target.dtype).var if value.dtype != target.dtype \
+                else value.var
+        return out[0] if len(out) == 1 else out
+
+    def __array_function__(self, func, types, args, kwargs):
+        binding = numpy_functions.get(func)
+        if binding is None:
+            raise untraceable(func)
+        return binding(*args, **kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TracerConversionError(_VALUE_MESSAGE.format(
+            what="a NumPy array (np.asarray, np.array, or a function autotrace has no op for)"))
+
+    # --- conversions to Python values --------------------------------------------------------
+    def __bool__(self):
+        raise TracerConversionError(_BOOL_MESSAGE)
+
+    def __float__(self):
+        raise TracerConversionError(_VALUE_MESSAGE.format(what="a Python float"))
+
+    def __int__(self):
+        raise TracerConversionError(_VALUE_MESSAGE.format(what="a Python int"))
+
+    def __complex__(self):
+        raise TracerConversionError(_VALUE_MESSAGE.format(what="a Python complex"))
+
+    def __index__(self):
+        raise TracerConversionError(_VALUE_MESSAGE.format(what="a Python int (an index)"))
+
+    def item(self, *args):
+        raise TracerConversionError(_VALUE_MESSAGE.format(what="a Python scalar (.item())"))
+
+    def tolist(self):
+        raise TracerConversionError(_VALUE_MESSAGE.format(what="a Python list (.tolist())"))
+
+    # --- indexing ----------------------------------------------------------------------------
+    def __getitem__(self, index):
+        return getitem(self, index)
+
+    def __setitem__(self, index, value):
+        self.var = self._builder.own_var(setitem(self, index, value))
+
+    # --- methods -----------------------------------------------------------------------------
+    def reshape(self, *shape, order="C"):
+        return np.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
+
+    def transpose(self, *axes):
+        return np.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        return astype(self, dtype)
+
+    def copy(self, order="C"):
+        return np.copy(self)
+
+    def flatten(self, order="C"):
+        return np.copy(np.reshape(self, (-1,)))
+
+    def ravel(self, order="C"):
+        return np.reshape(self, (-1,))
+
+    def conjugate(self):
+        return np.conjugate(self)
+
+    def fill(self, value):
+        self.var = np.full_like(self, value).var
+
+    def sort(self, axis=-1, kind=None, order=None):
+        self.var = np.sort(self, axis=axis, kind=kind).var
+
+
+for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "any", "all", "argmax",
+              "argmin", "cumsum", "cumprod", "clip", "round", "squeeze", "dot", "swapaxes",
+              "diagonal", "trace", "take", "repeat", "argsort", "conj", "nonzero"):
+    setattr(Tracer, _name, _forward(getattr(np, _name)))
+
+for _dunder, _ufunc in (
+        ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.divide),
+        ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power),
+        ("matmul", np.matmul), ("and", np.bitwise_and), ("or", np.bitwise_or),
+        ("xor", np.bitwise_xor), ("lshift", np.left_shift), ("rshift", np.right_shift),
+        ("divmod", np.divmod)):
+    setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
+    setattr(Tracer, f"__r{_dunder}__", _operator(_ufunc, reflected=True))
+
+for _dunder, _ufunc in (("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
+                        ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)):
+    setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
+
+for _dunder, _ufunc in (("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
+                        ("invert", np.invert)):
+    setattr(Tracer, f"__{_dunder}__", lambda self, _ufunc=_ufunc: apply_ufunc(_ufunc, "__call__",
+                                                                             self))
+
+
+# --- argument and result trees ------------------------------------------------------------------
+
+def is_array(value) -> bool:
+    """Whether a leaf of an argument tree becomes a graph input."""
+    return isinstance(value, (np.ndarray, np.generic, Tracer))
+
+
+def sorted_keys(mapping: dict) -> list:
+    """A dict's keys in the one order signatures and traces both use."""
+    try:
+        return sorted(mapping)
+    except TypeError:
+        return sorted(mapping, key=repr)
+
+
+def map_arrays(tree, function):
+    """`tree` with each array leaf replaced by `function(leaf)`, called in canonical order:
+    sequences in order, dicts by sorted key (the rebuilt dict keeps its own order)."""
+    if isinstance(tree, (tuple, list)):
+        items = [map_arrays(item, function) for item in tree]
+        if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
+            return type(tree)(*items)
+        return type(tree)(items)
+    if isinstance(tree, dict):
+        mapped = {key: map_arrays(tree[key], function) for key in sorted_keys(tree)}
+        return {key: mapped[key] for key in tree} if type(tree) is dict else \
+            type(tree)((key, mapped[key]) for key in tree)
+    return function(tree) if is_array(tree) else tree
+
+
+class OutputStructure:
+    """Where a trace's graph outputs go in the function's result, and its static leaves."""
+
+    def __init__(self, template, count: int):
+        self.template = template  # the result with each graph output replaced by _Slot(i)
+        self.single = isinstance(template, _Slot)
+
+    def unflatten(self, outputs: tuple):
+        """The function's result, from the compiled graph's flat tuple of outputs."""
+        if self.single:
+            return outputs[0]
+        return _fill(self.template, outputs)
+
+    def __repr__(self) -> str:
+        return f"OutputStructure({self.template!r})"
+
+
+class _Slot:
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"<output {self.index}>"
+
+
+def _fill(template, outputs):
+    if isinstance(template, _Slot):
+        return outputs[template.index]
+    if isinstance(template, (tuple, list, dict)):
+        return map_arrays(template, None) if False else _rebuild(template, outputs)
+    return template
+
+
+def _rebuild(template, outputs):
+    if isinstance(template, dict):
+        return type(template)((key, _fill(value, outputs)) for key, value in template.items())
+    items = [_fill(item, outputs) for item in template]
+    if isinstance(template, tuple) and hasattr(type(template), "_fields"):
+        return type(template)(*items)
+    return type(template)(items)
+
+
+def trace(function, args: tuple = (), kwargs: dict | None = None):
+    """Run `function(*args, **kwargs)` on abstract values; the graph it records.
+
+    Array leaves of `args` and `kwargs` (see `map_arrays` for their order) become the graph's
+    inputs, in that order; other leaves are passed as they are.
+
+    Returns:
+        (graph, structure): `structure.unflatten(outputs)` rebuilds the function's result
+        from the graph's flat outputs.
+
+    Example:
+        >>> graph, structure = trace(lambda x: np.sin(x) * 2.0, (np.ones(3),))
+        >>> print(graph)
+        { lambda a:f64[3] ;
+          b:f64[3] = sin a
+          c:f64[3] = multiply b 2.0
+          in (c) }
+    """
+    builder = GraphBuilder()
+    traced_args, traced_kwargs = map_arrays(
+        (tuple(args), dict(kwargs or {})), lambda leaf: builder.new_input(_aval_of(leaf)))
+    result = function(*traced_args, **traced_kwargs)
+    outputs: list = []
+
+    def output_slot(leaf):
+        outputs.append(builder.own_var(leaf) if isinstance(leaf, Tracer)
+                       else builder.constant(leaf))
+        return _Slot(len(outputs) - 1)
+
+    template = map_arrays(result, output_slot)
+    builder.finished = True
+    return Graph(builder.inputs, builder.equations, outputs), OutputStructure(template, 0)
+
+
+def _aval_of(leaf) -> AbstractArray:
+    return leaf.aval if isinstance(leaf, Tracer) else abstractify(leaf)
+
+
+def set_item(target, index, value):
+    """`target[index] = value`, returning the result: also when `target` is a concrete array
+    and `value` or `index` is traced (then the result is a new traced value).
+
+    Example: `h = set_item(h, t + 1, np.tanh(h[t] @ W))` in a traced loop.
+    """
+    if isinstance(target, Tracer):
+        target[index] = value
+        return target
+    pieces = index if isinstance(index, tuple) else (index,)
+    if isinstance(value, Tracer) or any(isinstance(piece, Tracer) for piece in pieces):
+        return setitem(target, index, value)
+    target[index] = value
+    return target
