@@ -99,7 +99,7 @@ class GraphBuilder:
             raise TracerConversionError(
                 "a traced value was used after its trace ended (kept in a global or an "
                 "attribute?); return it from the traced function instead")
-        return tracer.var
+        return tracer.graph_var
 
     def constant(self, value) -> Constant:
         known = self.constants.get(id(value))
@@ -135,26 +135,26 @@ class Tracer:
     """A traced array: an abstract value (shape, dtype, device) that records what is done to it.
 
     Attributes:
-        var: the graph Var it stands for now (`t[i] = v` rebinds it to a new Var).
+        graph_var: the graph Var it stands for now (`t[i] = v` rebinds it to a new Var).
     """
 
-    __slots__ = ("_builder", "var")
+    __slots__ = ("_builder", "graph_var")
     __array_priority__ = 1000
     __hash__ = None  # like ndarray: == is elementwise
 
     def __init__(self, builder: GraphBuilder, var: Var):
         self._builder = builder
-        self.var = var
+        self.graph_var = var
 
     # --- what is known while tracing ---------------------------------------------------------
-    aval = property(lambda self: self.var.aval)
-    shape = property(lambda self: self.var.aval.shape)
-    dtype = property(lambda self: self.var.aval.dtype)
-    ndim = property(lambda self: self.var.aval.ndim)
-    size = property(lambda self: self.var.aval.size)
-    device = property(lambda self: self.var.aval.device)
-    itemsize = property(lambda self: self.var.aval.dtype.itemsize)
-    nbytes = property(lambda self: self.var.aval.dtype.itemsize * self.var.aval.size)
+    aval = property(lambda self: self.graph_var.aval)
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    device = property(lambda self: self.aval.device)
+    itemsize = property(lambda self: self.aval.dtype.itemsize)
+    nbytes = property(lambda self: self.aval.dtype.itemsize * self.aval.size)
     T = property(lambda self: np.transpose(self))
     mT = property(lambda self: np.matrix_transpose(self))
     real = property(lambda self: np.real(self))
@@ -169,7 +169,7 @@ class Tracer:
         return (self[i] for i in range(len(self)))
 
     def __repr__(self) -> str:
-        return f"Tracer<{self.var.aval}>"
+        return f"Tracer<{self.graph_var.aval}>"
 
     # --- NumPy's dispatch protocols ----------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -180,8 +180,9 @@ class Tracer:
         if not all(isinstance(target, Tracer) for target in out):
             raise TracerConversionError(_VALUE_MESSAGE.format(what="a NumPy array (out=)"))
         for target, value in zip(out, result if isinstance(result, tuple) else (result,)):
-            target.var = astype(value, target.dtype).var if value.dtype != target.dtype \
-                else value.var
+            if value.dtype != target.dtype:
+                value = astype(value, target.dtype)
+            target.graph_var = value.graph_var
         return out[0] if len(out) == 1 else out
 
     def __array_function__(self, func, types, args, kwargs):
@@ -221,7 +222,7 @@ class Tracer:
         return getitem(self, index)
 
     def __setitem__(self, index, value):
-        self.var = self._builder.own_var(setitem(self, index, value))
+        self.graph_var = self._builder.own_var(setitem(self, index, value))
 
     # --- methods -----------------------------------------------------------------------------
     def reshape(self, *shape, order="C"):
@@ -246,10 +247,10 @@ class Tracer:
         return np.conjugate(self)
 
     def fill(self, value):
-        self.var = np.full_like(self, value).var
+        self.graph_var = np.full_like(self, value).graph_var
 
     def sort(self, axis=-1, kind=None, order=None):
-        self.var = np.sort(self, axis=axis, kind=kind).var
+        self.graph_var = np.sort(self, axis=axis, kind=kind).graph_var
 
 
 for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "any", "all", "argmax",
@@ -309,7 +310,7 @@ def map_arrays(tree, function):
 class OutputStructure:
     """Where a trace's graph outputs go in the function's result, and its static leaves."""
 
-    def __init__(self, template, count: int):
+    def __init__(self, template):
         self.template = template  # the result with each graph output replaced by _Slot(i)
         self.single = isinstance(template, _Slot)
 
@@ -336,18 +337,14 @@ class _Slot:
 def _fill(template, outputs):
     if isinstance(template, _Slot):
         return outputs[template.index]
-    if isinstance(template, (tuple, list, dict)):
-        return map_arrays(template, None) if False else _rebuild(template, outputs)
-    return template
-
-
-def _rebuild(template, outputs):
     if isinstance(template, dict):
         return type(template)((key, _fill(value, outputs)) for key, value in template.items())
-    items = [_fill(item, outputs) for item in template]
-    if isinstance(template, tuple) and hasattr(type(template), "_fields"):
-        return type(template)(*items)
-    return type(template)(items)
+    if isinstance(template, (tuple, list)):
+        items = [_fill(item, outputs) for item in template]
+        if isinstance(template, tuple) and hasattr(type(template), "_fields"):
+            return type(template)(*items)
+        return type(template)(items)
+    return template
 
 
 def trace(function, args: tuple = (), kwargs: dict | None = None):
@@ -381,7 +378,7 @@ def trace(function, args: tuple = (), kwargs: dict | None = None):
 
     template = map_arrays(result, output_slot)
     builder.finished = True
-    return Graph(builder.inputs, builder.equations, outputs), OutputStructure(template, 0)
+    return Graph(builder.inputs, builder.equations, outputs), OutputStructure(template)
 
 
 def _aval_of(leaf) -> AbstractArray:

@@ -1,0 +1,38 @@
+"""The graph passes, in the order they run on every new trace.
+
+    optimize(graph)                               # all of PASSES, in order
+    optimize(graph, show_after=("DeadCode",))     # and print the graph after a named pass
+
+1. ConstantFolding         equations of constants only are evaluated once, at trace time
+2. AlgebraicSimplification x*1, x+0, --x, transpose of transpose, reshape of reshape, ...
+3. CommonSubexpressions    one equation per (primitive, inputs, attributes)
+4. DeadCode                equations whose results reach no output are dropped
+5. BufferReuse             results written into dying inputs' buffers (`out=`)
+Each pass is a class in its own module with `run(graph) -> graph`.
+"""
+from __future__ import annotations
+
+from runtime.graph import Graph
+from runtime.passes_algebra import AlgebraicSimplification
+from runtime.passes_buffers import BufferReuse
+from runtime.passes_cleanup import CommonSubexpressions, ConstantFolding, DeadCode
+
+PASSES = [ConstantFolding(), AlgebraicSimplification(), CommonSubexpressions(), DeadCode(),
+          BufferReuse()]
+
+
+def optimize(graph: Graph, passes=None, show_after=()) -> Graph:
+    """Run `passes` (by default PASSES) on `graph`, in order; the original is left alone.
+
+    Arguments:
+        graph: a traced graph.
+        passes: the passes to run instead of PASSES.
+        show_after: names of passes (`"DeadCode"`) after which to print the graph, to debug.
+    Returns:
+        the optimized graph.
+    """
+    for graph_pass in PASSES if passes is None else passes:
+        graph = graph_pass.run(graph)
+        if type(graph_pass).__name__ in show_after:
+            print(f"# after {type(graph_pass).__name__}\n{graph}")
+    return graph

@@ -1,0 +1,70 @@
+"""Buffer reuse: write an elementwise result into the buffer of an input nobody reads again.
+
+`c = np.add(a, b)` becomes `c = np.add(a, b, out=a)` (attribute `out=0`) when:
+- the op can write into that input (`Primitive.writes_into`: ufuncs, clip, setitem, scatter),
+- the input has exactly the output's type (shape, dtype, device) and at least one dimension
+  (a 0-d NumPy result is an immutable scalar),
+- the input owns its buffer: it was made by an op that returns new memory (`Primitive.fresh`),
+  not a graph input, a constant, or a view such as reshape, transpose or basic indexing,
+- and this equation is the last to read that buffer through any name: the input itself, a view
+  of it, or an earlier result written into it; graph outputs are read "forever".
+For `setitem` this turns the copy that keeps values immutable into an in-place write.
+"""
+from __future__ import annotations
+
+import math
+
+from runtime.graph import Graph, Var
+
+
+class BufferReuse:
+    """Mark equations that may write their result into a dying input's buffer (attr `out`)."""
+
+    def run(self, graph: Graph) -> Graph:
+        last_read = {}
+        for index, equation in enumerate(graph.equations):
+            for value in equation.inputs:
+                if isinstance(value, Var):
+                    last_read[value] = index
+        for value in graph.outputs:
+            last_read[value] = math.inf
+
+        buffers: dict[Var, frozenset] = {}   # var -> the fresh buffers (by first owner) it may see
+        owners: set[Var] = set()             # vars that are a whole buffer of their own
+        buffer_last_read: dict[Var, float] = {}
+        equations = []
+        for index, equation in enumerate(graph.equations):
+            target = self.target(equation, index, owners, buffers, buffer_last_read)
+            if target is not None:
+                equation = equation.replace(attrs={**equation.attrs, "out": target})
+            for var in equation.outputs:
+                if target is not None:
+                    buffers[var] = buffers[equation.inputs[target]]
+                    owners.add(var)
+                elif equation.primitive.fresh:
+                    buffers[var] = frozenset([var])
+                    owners.add(var)
+                else:  # a view, possibly of any of its inputs
+                    buffers[var] = frozenset().union(*[
+                        buffers.get(value, ()) for value in equation.inputs
+                        if isinstance(value, Var)])
+                for buffer in buffers[var]:
+                    buffer_last_read[buffer] = max(buffer_last_read.get(buffer, -1),
+                                                   last_read.get(var, -1))
+            equations.append(equation)
+        return Graph(graph.inputs, equations, graph.outputs)
+
+    @staticmethod
+    def target(equation, index, owners, buffers, buffer_last_read):
+        """The input position whose buffer this equation may write into, or None."""
+        if "out" in equation.attrs or len(equation.outputs) != 1:
+            return None
+        output = equation.outputs[0].aval
+        for position in equation.primitive.writes_into:
+            value = equation.inputs[position]
+            if (isinstance(value, Var) and value in owners and value.aval == output
+                    and output.ndim >= 1):
+                (buffer,) = buffers[value]
+                if buffer_last_read[buffer] == index:
+                    return position
+        return None
