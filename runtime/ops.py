@@ -116,6 +116,13 @@ def untraceable(function) -> UntraceableError:
         f"autotrace cannot trace {name} yet: it has no op; call it outside the traced function")
 
 
+def untraceable_shape(name: str) -> UntraceableError:
+    """For functions whose result's shape depends on array values (np.nonzero, x[mask])."""
+    return UntraceableError(
+        f"autotrace cannot trace {name}: its result's shape depends on the values of a traced "
+        f"array; compute it outside the traced function, or use np.where(condition, x, y)")
+
+
 def reject_arguments(function_name: str, **arguments) -> None:
     """Raise for each argument given a value autotrace cannot trace (anything but None)."""
     for argument, value in arguments.items():

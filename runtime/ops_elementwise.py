@@ -14,7 +14,7 @@ from runtime.abstract import AbstractArray
 from runtime.ops import (
     Primitive, UntraceableError, bind, bind_like, device_of_inputs, define_function,
     literal_source, primitives, register, reject_arguments, shape_of, static, static_dtype,
-    traces, untraceable,
+    traces, untraceable, untraceable_shape,
 )
 
 
@@ -126,12 +126,6 @@ def bind_where(condition, x=None, y=None):
     if x is None and y is None:
         raise untraceable_shape("numpy.where with one argument")
     return bind("where", condition, x, y)
-
-
-def untraceable_shape(name: str) -> UntraceableError:
-    return UntraceableError(
-        f"autotrace cannot trace {name}: its result's shape depends on the values of a traced "
-        f"array; compute it outside the traced function, or use np.where(condition, x, y)")
 
 
 def _clip_source(args, attrs):

@@ -20,7 +20,9 @@ import numpy as np
 
 from runtime.abstract import AbstractArray
 from runtime.graph import StaticSlice
-from runtime.ops import Primitive, UntraceableError, bind, example, is_traced, register, static
+from runtime.ops import (
+    Primitive, bind, example, is_traced, register, static, untraceable_shape,
+)
 
 
 @dataclass(frozen=True)
@@ -44,9 +46,7 @@ def split_index(index) -> tuple[tuple, list]:
     for item in index if isinstance(index, tuple) else (index,):
         if is_traced(item):
             if item.dtype == np.bool_:
-                raise UntraceableError(
-                    "autotrace cannot trace indexing with a traced boolean mask: its result's "
-                    "shape depends on the mask's values; use np.where(mask, x, 0) instead")
+                raise untraceable_shape("indexing with a traced boolean mask")
             add_array(item)
         elif isinstance(item, (list, np.ndarray)):
             array = np.asarray(item)
@@ -120,7 +120,11 @@ def _setitem_rule(aval, value, *index_avals, index):
     value_shape = np.shape(example(value))
     while len(value_shape) > target.ndim and value_shape[0] == 1:
         value_shape = value_shape[1:]  # NumPy drops leading length-1 axes of the value
-    if np.broadcast_shapes(value_shape, target.shape) != target.shape:
+    try:
+        fits = np.broadcast_shapes(value_shape, target.shape) == target.shape
+    except ValueError:
+        fits = False
+    if not fits:
         raise ValueError(f"could not broadcast a value of shape {np.shape(example(value))} "
                          f"into x[index] of shape {target.shape}")
     return aval

@@ -24,8 +24,8 @@ def _reduced_shape(shape: tuple, axis: tuple, keepdims: bool) -> tuple:
 
 
 def _reduction_rule(function):
-    def abstract_eval(aval, axis, **attrs):
-        tiny = np.zeros((1,) * aval.ndim, aval.dtype)
+    def abstract_eval(aval, axis, ddof=0, **attrs):
+        tiny = np.zeros((1,) * aval.ndim, aval.dtype)  # every axis of length 1: cheap, exact
         dtype = np.asarray(function(tiny, axis=axis, **attrs)).dtype
         shape = _reduced_shape(aval.shape, axis, attrs.get("keepdims", False))
         return AbstractArray(shape, dtype, aval.device)

@@ -12,6 +12,7 @@ import numpy as np
 from runtime.abstract import AbstractArray
 from runtime.ops import (
     UntraceableError, bind, define_function, define_traced_function, normalize_axes, normalize_axis, reject_arguments, shape_of, size_of, static, traces,
+    untraceable_shape,
 )
 from runtime.ops_index import getitem
 
@@ -295,10 +296,7 @@ def bind_pad(array, pad_width, mode="constant", **kwargs):
 
 def _data_dependent(function):
     def binding(*args, **kwargs):
-        raise UntraceableError(
-            f"autotrace cannot trace numpy.{function.__name__}: its result's shape depends on "
-            f"the values of a traced array; compute it outside the traced function, or use "
-            f"np.where(condition, x, y)")
+        raise untraceable_shape(f"numpy.{function.__name__}")
     return binding
 
 

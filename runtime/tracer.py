@@ -91,14 +91,14 @@ class GraphBuilder:
                         f"traced NumPy call")
 
     def own_var(self, tracer: Tracer) -> Var:
+        if tracer._builder.finished:
+            raise TracerConversionError(
+                "a traced value was used after its trace ended (kept in a global or an "
+                "attribute?); return it from the traced function instead")
         if tracer._builder is not self:
             raise TracerConversionError(
                 "a traced value from another trace was used here (a closure over a traced "
                 "value of an enclosing function?); pass it in as an argument instead")
-        if self.finished:
-            raise TracerConversionError(
-                "a traced value was used after its trace ended (kept in a global or an "
-                "attribute?); return it from the traced function instead")
         return tracer.graph_var
 
     def constant(self, value) -> Constant:

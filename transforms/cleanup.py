@@ -14,7 +14,7 @@ import operator
 
 import gast
 
-from transforms.reverse import COMMENT, SAVE
+from transforms.sweeps import COMMENT, SAVE
 
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
              gast.Div: operator.truediv, gast.Pow: operator.pow}

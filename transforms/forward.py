@@ -22,7 +22,6 @@ from transforms.custom import custom_functions
 from transforms.errors import TransformError
 from transforms.pipeline_names import CONTAINER_RESULTS
 from transforms.shapes import is_number
-from transforms.reverse import index_value
 from transforms.rules.core import RuleError, instantiate_tangent, tangent_rules
 from transforms.templates import name, replace, replace_expression
 
@@ -353,7 +352,7 @@ def forward_function(func, wrt, *, session):
     from transforms.reverse import ReverseMode
 
     prepared = prepare(func, wrt, session, "tangent", exits=False)
-    context, namer = prepared.context, prepared.namer
+    context = prepared.context
     body = prepared.body
     if not body or not isinstance(body[-1], gast.Return):
         body = body + [gast.Return(value=gast.Constant(value=None, kind=None))]

@@ -34,7 +34,8 @@ from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
 from transforms.parsing import parse_function
 from transforms.pipeline_names import CONTAINER_RESULTS
-from transforms.reverse import COMMENT, SAVE, ReverseMode
+from transforms.reverse import ReverseMode
+from transforms.sweeps import COMMENT, SAVE, comment
 from transforms.shapes import ShapeClasses
 from transforms.rules.core import adjoint, adjoint_rules, d, tangent, tangent_rules
 from transforms.templates import name, replace
@@ -405,11 +406,10 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
     `(value, gradient)` when with_value.
     """
     prepared = prepare(func, wrt, session, "dy", exits=True)
-    (function, location, parameters, wrt_names, seed_name, namer, namespace, context, body,
-     result, local_names, active) = (
-        prepared.function, prepared.location, prepared.parameters, prepared.wrt_names,
-        prepared.keyword, prepared.namer, prepared.namespace, prepared.context, prepared.body,
-        prepared.result, prepared.local_names, prepared.active)
+    location, parameters, wrt_names = prepared.location, prepared.parameters, prepared.wrt_names
+    seed_name, namespace, context = prepared.keyword, prepared.namespace, prepared.context
+    body, result, active = prepared.body, prepared.result, prepared.active
+    local_names = prepared.local_names
     references = collections.Counter(n.id for s in body for n in gast.walk(s)
                                      if isinstance(n, gast.Name))
     reverse = ReverseMode(context, active, parameters, local_names, references)
@@ -464,8 +464,8 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
         prologue += replace("stack = []", stack=reverse.stack)
     for undefined_name in sorted(undefined - set(parameters)):
         prologue += replace("name = None", name=undefined_name)
-    new_body = prologue + [cleanup_comment("Primal sweep")] + primal + [
-        cleanup_comment("Adjoint sweep")] + adjoint
+    new_body = prologue + [comment("Primal sweep")] + primal + [
+        comment("Adjoint sweep")] + adjoint
     if session.optimized:
         temporaries = reverse.temporaries | {n for n in local_names if re.fullmatch(
             r"_(t|cond|list|dict|i|n)\d+", n)}
@@ -511,11 +511,6 @@ def _shape_only(context) -> dict:
                  structure.item_gradient: (2,), adjoint_ops.unbroadcast: (1,),
                  adjoint_ops.unreduce: (1,), adjoint_ops.reduced_size: (0,)}
     return {context.bound[id(f)]: p for f, p in positions.items() if id(f) in context.bound}
-
-
-def cleanup_comment(text):
-    from transforms.reverse import comment
-    return comment(text)
 
 
 def _walk_statements(body):

@@ -1,0 +1,143 @@
+"""Abstract values and graphs as people read them: `f64[3,4]`, one equation a line, and golden
+graphs of a few functions before and after optimize()."""
+import textwrap
+
+import numpy as np
+
+from runtime.abstract import AbstractArray
+from runtime.graph import Equation, Graph, Var, short_name
+from runtime.ops import primitives
+from runtime.passes import optimize
+from runtime.tracer import trace
+
+
+def golden(text: str) -> str:
+    return textwrap.dedent(text).strip("\n")
+
+
+def test_abstract_arrays_print_like_jax():
+    assert str(AbstractArray((3, 4), np.float64)) == "f64[3,4]"
+    assert str(AbstractArray((), np.dtype("int64"))) == "i64[]"
+    assert str(AbstractArray((5,), bool)) == "bool[5]"
+    assert str(AbstractArray((2,), np.complex64)) == "c64[2]"
+    assert str(AbstractArray((2,), np.uint8, "cuda:0")) == "u8[2]@cuda:0"
+
+
+def test_abstract_arrays_are_frozen_and_hashable():
+    a = AbstractArray([3, 4], "float32")
+    assert a == AbstractArray((3, 4), np.float32) and hash(a) == hash(AbstractArray((3, 4), "f4"))
+    assert a.shape == (3, 4) and a.ndim == 2 and a.size == 12
+    assert a != AbstractArray((3, 4), np.float64)
+
+
+def test_short_names_count_in_base_26():
+    assert [short_name(n) for n in (0, 1, 25, 26, 27, 51, 52, 675, 676)] == [
+        "a", "b", "z", "ba", "bb", "bz", "ca", "zz", "baa"]
+
+
+def test_graph_built_by_hand_prints_one_equation_a_line():
+    f64 = AbstractArray((3,), np.float64)
+    a, b, c, d = Var(f64), Var(f64), Var(f64), Var(AbstractArray((), np.float64))
+    graph = Graph([a, b], [
+        Equation(primitives["multiply"], [a, b], {}, [c]),
+        Equation(primitives["reduce_sum"], [c], {"axis": (0,)}, [d]),
+    ], [d])
+    assert str(graph) == golden("""
+        { lambda a:f64[3] b:f64[3] ;
+          c:f64[3] = multiply a b
+          d:f64[] = reduce_sum[axis=(0,)] c
+          in (d) }
+    """)
+
+
+def layer(x, w, b):
+    return np.tanh(x @ w + b) * 1.0
+
+
+def softmax(z):
+    e = np.exp(z - np.max(z, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def redundant(x):
+    y = np.sin(x) + np.sin(x)
+    shift = np.eye(3)[0] * 2.0 + 1.0  # concrete: NumPy computes it, the graph sees a constant
+    return (-(-y)).T.T + 0.0 + shift, x.reshape(6).reshape(2, 3)
+
+
+def indexing(x, i):
+    h = np.zeros_like(x)
+    h[0, ::2] = x[1, ::2] * 2
+    return h[i], x[..., None]
+
+
+def test_golden_layer():
+    graph, _ = trace(layer, (np.ones((2, 3)), np.ones((3, 4)), np.ones(4)))
+    assert str(graph) == golden("""
+        { lambda a:f64[2,3] b:f64[3,4] c:f64[4] ;
+          d:f64[2,4] = matmul a b
+          e:f64[2,4] = add d c
+          f:f64[2,4] = tanh e
+          g:f64[2,4] = multiply f 1.0
+          in (g) }
+    """)
+    assert str(optimize(graph)) == golden("""
+        { lambda a:f64[2,3] b:f64[3,4] c:f64[4] ;
+          d:f64[2,4] = matmul a b
+          e:f64[2,4] = add[out=0] d c
+          f:f64[2,4] = tanh[out=0] e
+          in (f) }
+    """)
+
+
+def test_golden_softmax_float32():
+    graph, _ = trace(softmax, (np.ones((2, 3), np.float32),))
+    assert str(optimize(graph)) == golden("""
+        { lambda a:f32[2,3] ;
+          b:f32[2,1] = reduce_max[axis=(1,) keepdims=True] a
+          c:f32[2,3] = subtract a b
+          d:f32[2,3] = exp[out=0] c
+          e:f32[2,1] = reduce_sum[axis=(1,) keepdims=True] d
+          f:f32[2,3] = divide[out=0] d e
+          in (f) }
+    """)
+
+
+def test_golden_redundant():
+    graph, _ = trace(redundant, (np.ones((2, 3)),))
+    assert str(graph) == golden("""
+        { lambda a:f64[2,3] ;
+          b:f64[2,3] = sin a
+          c:f64[2,3] = sin a
+          d:f64[2,3] = add b c
+          e:f64[2,3] = negative d
+          f:f64[2,3] = negative e
+          g:f64[3,2] = transpose[axes=(1, 0)] f
+          h:f64[2,3] = transpose[axes=(1, 0)] g
+          i:f64[2,3] = add h 0.0
+          j:f64[2,3] = add i const0:f64[3]
+          k:f64[6] = reshape[shape=(6,)] a
+          l:f64[2,3] = reshape[shape=(2, 3)] k
+          in (j, l) }
+    """)
+    assert str(optimize(graph)) == golden("""
+        { lambda a:f64[2,3] ;
+          b:f64[2,3] = sin a
+          c:f64[2,3] = add[out=0] b b
+          d:f64[2,3] = add[out=0] c const0:f64[3]
+          in (d, a) }
+    """)
+
+
+def test_golden_indexing():
+    graph, _ = trace(indexing, (np.ones((2, 4)), np.array([1, 0])))
+    assert str(optimize(graph)) == golden("""
+        { lambda a:f64[2,4] b:i64[2] ;
+          c:f64[2,4] = full[dtype=float64 fill_value=0 shape=(2, 4)]
+          d:f64[2] = getitem[index=(1, ::2)] a
+          e:f64[2] = multiply d 2
+          f:f64[2,4] = setitem[index=(0, ::2) out=0] c e
+          g:f64[2,4] = gather[index=(#0,)] f b
+          h:f64[2,4,1] = getitem[index=(..., None)] a
+          in (g, h) }
+    """)

@@ -1,0 +1,186 @@
+"""Reverse mode for calls: inlined rules, derivatives of user functions, custom gradients.
+
+These are the methods of transforms.reverse.ReverseMode that turn `y = f(...)` into adjoint
+statements; they live here to keep each module to one idea.
+"""
+from __future__ import annotations
+
+import copy
+import re
+
+import gast
+import numpy as np
+
+import runtime.adjoint_ops as adjoint_ops
+from transforms.calls import classify, describe
+from transforms.codegen import to_source
+from transforms.custom import custom_functions
+from transforms.errors import TransformError
+from transforms.rules.core import RuleError, adjoint_rules, instantiate
+from transforms.sweeps import Sweep
+from transforms.templates import name, replace, replace_expression
+
+
+class CallAdjoints:
+    """Mixed into ReverseMode: the adjoints of calls (see the module docstring)."""
+
+    def custom_gradient(self, node, primal: str, custom) -> Sweep:
+        """`y = f(a, b)` for an f with a custom gradient: the primal sweep computes f's value,
+        the adjoint sweep calls f's grad_fn (see transforms/custom.py)."""
+        value_function, vjp_function = custom_functions(custom)
+        call = node.value
+        value_name = self.context.import_value(value_function.__name__, value_function)
+        vjp_name = self.context.import_value(vjp_function.__name__, vjp_function)
+        push, pop = self.assignment_site(primal)
+        statement = gast.copy_location(gast.Assign(
+            targets=[name(primal, store=True)],
+            value=gast.Call(func=name(value_name), args=copy.deepcopy(call.args),
+                            keywords=copy.deepcopy(call.keywords)), type_comment=None), node)
+        active = [a for a in call.args if self.is_active(a)]
+
+        def adjoint(state):
+            out = []
+            if primal in self.active and primal in state and active:
+                state.discard(primal)
+                results = self.temporary("grads")
+                out.append(gast.Assign(targets=[name(results, store=True)], value=gast.Call(
+                    func=name(vjp_name),
+                    args=copy.deepcopy(call.args) + [name(self.gradient(primal))],
+                    keywords=copy.deepcopy(call.keywords)), type_comment=None))
+                for position, argument in enumerate(call.args):
+                    if not self.is_active(argument):
+                        continue
+                    item = (name(results) if len(call.args) == 1 else replace_expression(
+                        "results[i]", results=results,
+                        i=gast.Constant(value=position, kind=None)))
+                    out += self.accumulate(argument.id, item, state)
+            return out + pop
+        return Sweep(push + [statement], adjoint)
+
+    def apply_rule(self, function, primal, args, keywords, gradient, state, node) -> list:
+        rule = adjoint_rules.get(function)
+        if rule is None:
+            raise self.no_rule(function, node)
+        kwargs = {k.arg: k.value for k in keywords}
+        wanted = set()
+        try:
+            bound = rule.signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise self.location.error(node, f"the derivative rule of {describe(function)} "
+                                      f"cannot take this call: {error}", describe(function))
+        for parameter, argument in bound.arguments.items():
+            elements = argument if isinstance(argument, tuple) else [argument]
+            if any(self.is_active(e) for e in elements):
+                wanted.add(parameter)
+        if not wanted:
+            return []
+        try:
+            instance = instantiate(rule, name(primal), args, kwargs, self.temporary, gradient,
+                                   wanted)
+        except RuleError as error:
+            raise self.location.error(node, f"{describe(function)}: {error}",
+                                      describe(function)) from None
+        if isinstance(function, np.ufunc) and self.shapes is not None:
+            self.drop_unbroadcast(instance.statements, primal, rule.namespace)
+        out = self.import_template_names(instance.statements, rule.namespace)
+        for parameter, gradient_name in instance.gradients.items():
+            argument = instance.arguments[parameter]
+            if isinstance(argument, gast.Tuple):
+                for position, element in enumerate(argument.elts):
+                    if self.is_active(element):
+                        item = replace_expression("g[i]", g=gradient_name,
+                                                  i=gast.Constant(value=position, kind=None))
+                        out += self.accumulate(element.id, item, state)
+            elif self.is_active(argument):
+                out += self.accumulate(argument.id, name(gradient_name), state)
+        return out
+
+    def drop_unbroadcast(self, statements, primal: str, namespace: dict) -> None:
+        """`unbroadcast(g, x)` is `g` where x provably has the shape of the result."""
+        unbroadcast = adjoint_ops.unbroadcast
+        shapes = self.shapes
+
+        class Drop(gast.NodeTransformer):
+            def visit_Call(self, node):
+                self.generic_visit(node)
+                if (isinstance(node.func, gast.Name) and namespace.get(node.func.id)
+                        is unbroadcast and len(node.args) == 2
+                        and isinstance(node.args[1], gast.Name)
+                        and shapes.same(node.args[1].id, primal)):
+                    return node.args[0]
+                return node
+        for statement in statements:
+            Drop().visit(statement)
+
+    def import_template_names(self, statements, namespace) -> list:
+        """Bind the globals a rule body uses in the generated namespace, renaming on clashes."""
+        assigned = {n.id for s in statements for n in gast.walk(s)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        renames = {}
+        for statement in statements:
+            for node in gast.walk(statement):
+                if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load)
+                        and node.id not in assigned and node.id in namespace
+                        and node.id not in self.local_names):
+                    if node.id not in renames:
+                        renames[node.id] = self.context.import_value(node.id,
+                                                                     namespace[node.id])
+                    node.id = renames[node.id]
+        return statements
+
+    def call_adjoint(self, primal, call, gradient, state, node) -> list:
+        active_positions = [i for i, a in enumerate(call.args) if self.is_active(a)]
+        active_keywords = [k.arg for k in call.keywords if self.is_active(k.value)]
+        if not active_positions and not active_keywords:
+            return []
+        resolved = classify(call.func, self.context.namespace)
+        if resolved.kind == "rule":
+            return self.apply_rule(resolved.value, primal, call.args, call.keywords, gradient,
+                                   state, node)
+        if resolved.kind == "constant":
+            return []
+        if resolved.kind == "unknown":
+            raise self.no_rule(resolved.value, node, call.func)
+        wrt = tuple(active_positions) + tuple(active_keywords)
+        results = self.temporary("grads")
+        if resolved.kind == "user":
+            try:
+                derivative = self.context.derive(resolved.value, wrt)
+            except TransformError as error:
+                if error.filename is not None:
+                    raise
+                raise self.location.error(node, error.message, error.construct) from None
+            out = [gast.Assign(
+                targets=[name(results, store=True)],
+                value=gast.Call(func=name(derivative), args=copy.deepcopy(call.args),
+                                keywords=copy.deepcopy(call.keywords)
+                                + [gast.keyword(arg=self.context.seed_keyword(
+                                    resolved.value), value=gradient)]),
+                type_comment=None)]
+        else:
+            arguments = gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load())
+            keywords = gast.Dict(keys=[gast.Constant(value=k.arg, kind=None)
+                                       for k in call.keywords],
+                                 values=[copy.deepcopy(k.value) for k in call.keywords])
+            out = replace("results = vjp_call(function, arguments, keywords, gradient, wrt)",
+                          results=results, vjp_call=self.helper("vjp_call"),
+                          function=call.func, arguments=arguments, keywords=keywords,
+                          gradient=gradient, wrt=repr(wrt))
+        for position, argument in enumerate(
+                [call.args[i] for i in active_positions]
+                + [k.value for k in call.keywords if k.arg in active_keywords]):
+            item = replace_expression("results[i]", results=results,
+                                      i=gast.Constant(value=position, kind=None))
+            out += self.accumulate(argument.id, item, state)
+        return out
+
+    def no_rule(self, function, node, callee=None) -> TransformError:
+        text = to_source(callee).strip() if callee is not None else None
+        label = describe(function, text)
+        short = re.sub(r"\W", "_", label.rsplit(".", 1)[-1]).strip("_") or "function"
+        return self.location.error(
+            node, f"no derivative rule for {label}. Register one:\n\n"
+            f"    @autotrace.register_adjoint({label})\n"
+            f"    def {short}_adjoint(y, x):\n"
+            f"        d[x] = d[y] * ...   # the gradient of x, given d[y], the gradient of y\n",
+            label)
