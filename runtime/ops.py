@@ -46,7 +46,8 @@ class Primitive:
         source: `source(args, attrs)` -> a Python expression computing it from the argument
             names, e.g. `np.multiply(a, b)`; `statements(outputs, args, attrs)` -> lines, where
             one expression cannot say it (subscript assignment).
-        fresh: its output is a new buffer, not a view of an input (buffer reuse relies on it).
+        fresh: its output is always a new, writable buffer, never a view of an input nor an
+            input itself. Buffer reuse writes into such outputs, so it is claimed per op.
         writes_into: input positions whose buffer it can write its output into (attr `out`).
     """
 
@@ -55,7 +56,7 @@ class Primitive:
     abstract_eval: Callable
     source: Callable | None = None
     statements: Callable | None = None
-    fresh: bool = True
+    fresh: bool = False
     writes_into: tuple = ()
 
 
@@ -247,7 +248,7 @@ def source_path(function) -> str:
     return f"{module}.{function.__name__}"
 
 
-def define_function(name: str, function: Callable, *, abstract_eval=None, fresh: bool = True,
+def define_function(name: str, function: Callable, *, abstract_eval=None, fresh: bool = False,
                     source: Callable | None = None) -> Primitive:
     """Register a primitive that is `function(*arrays, **attrs)`, its rule by example if none.
 
@@ -262,7 +263,7 @@ def define_function(name: str, function: Callable, *, abstract_eval=None, fresh:
 
 
 def define_traced_function(function: Callable, arrays: int = 1, *, name: str | None = None,
-                           abstract_eval=None, fresh: bool = True,
+                           abstract_eval=None, fresh: bool = False,
                            result_type=None) -> Primitive:
     """Register `function` as a primitive and bind calls of it: its first `arrays` parameters
     are the inputs, the arguments given for the others are static attributes by name.

@@ -12,8 +12,8 @@ import numpy as np
 
 from runtime.abstract import AbstractArray
 from runtime.ops import (
-    Primitive, UntraceableError, bind, bind_like, device_of_inputs, define_function,
-    literal_source, primitives, register, reject_arguments, shape_of, static, static_dtype,
+    Primitive, bind, bind_like, define_function, device_of_inputs, literal_source,
+    numpy_functions, primitives, register, reject_arguments, shape_of, static, static_dtype,
     traces, untraceable, untraceable_shape,
 )
 
@@ -71,10 +71,8 @@ def _register_ufuncs() -> None:
             continue  # an alias: np.abs is np.absolute
         register(Primitive(
             ufunc.__name__, ufunc, _ufunc_rule(ufunc), source=_ufunc_source(ufunc.__name__),
-            writes_into=tuple(range(ufunc.nin)) if ufunc.nout == 1 else ()))
+            fresh=True, writes_into=tuple(range(ufunc.nin)) if ufunc.nout == 1 else ()))
 
-
-_register_ufuncs()
 
 _UFUNC_METHODS = {  # ufunc.method -> the NumPy function that does the same
     ("add", "reduce"): np.sum, ("multiply", "reduce"): np.prod,
@@ -95,13 +93,23 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
         return bind(ufunc.__name__, *inputs)
     if method == "outer" and not kwargs:
         a, b = inputs
-        a_ndim, b_ndim = np.ndim(a), np.ndim(b)
-        return bind(ufunc.__name__, np.reshape(a, np.shape(a) + (1,) * b_ndim), b)
+        return bind(ufunc.__name__, np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b)
     function = _UFUNC_METHODS.get((ufunc.__name__, method))
     if function is None or "out" in kwargs:
         raise untraceable(f"numpy.{ufunc.__name__}.{method}" if method != "__call__"
                           else f"numpy.{ufunc.__name__} with out=")
+    kwargs.setdefault("axis", 0)  # ufunc.reduce and .accumulate default to the first axis
     return function(*inputs, **kwargs)
+
+
+def _ufunc_binding(ufunc):
+    return lambda *inputs, **kwargs: apply_ufunc(ufunc, "__call__", *inputs, **kwargs)
+
+
+_register_ufuncs()
+for _ufunc in [getattr(np, name) for name in dir(np)]:
+    if isinstance(_ufunc, np.ufunc):  # a tracer's __array_ufunc__ needs no entry; callers might
+        numpy_functions.setdefault(_ufunc, _ufunc_binding(_ufunc))
 
 
 # --- where, clip, astype, copy, round -----------------------------------------------------------
@@ -118,13 +126,15 @@ def elementwise_rule(function):
 
 
 register(Primitive("where", np.where, elementwise_rule(np.where),
-                   source=lambda args, attrs: f"np.where({', '.join(args)})"))
+                   source=lambda args, attrs: f"np.where({', '.join(args)})", fresh=True))
 
 
 @traces(np.where)
 def bind_where(condition, x=None, y=None):
     if x is None and y is None:
         raise untraceable_shape("numpy.where with one argument")
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
     return bind("where", condition, x, y)
 
 
@@ -134,7 +144,7 @@ def _clip_source(args, attrs):
 
 
 register(Primitive("clip", np.clip, elementwise_rule(np.clip), source=_clip_source,
-                   writes_into=(0,)))
+                   fresh=True, writes_into=(0,)))
 
 
 @traces(np.clip)
@@ -155,7 +165,8 @@ def _astype(x, dtype):
 register(Primitive(
     "astype", _astype,
     lambda aval, dtype: AbstractArray(aval.shape, dtype, aval.device),
-    source=lambda args, attrs: f"{args[0]}.astype({literal_source(attrs['dtype'])})"))
+    source=lambda args, attrs: f"{args[0]}.astype({literal_source(attrs['dtype'])})",
+    fresh=True))
 
 
 def astype(x, dtype, copy=True):
@@ -169,7 +180,7 @@ def bind_astype(x, dtype, /, *, copy=True, device=None):
 
 
 register(Primitive("copy", np.copy, lambda aval: aval,
-                   source=lambda args, attrs: f"np.copy({args[0]})"))
+                   source=lambda args, attrs: f"np.copy({args[0]})", fresh=True))
 
 
 @traces(np.copy)
@@ -177,7 +188,7 @@ def bind_copy(a, order="K", subok=False):
     return bind("copy", a)
 
 
-define_function("round", np.round, abstract_eval=elementwise_rule(np.round))
+define_function("round", np.round, abstract_eval=elementwise_rule(np.round), fresh=True)
 
 
 @traces(np.round, np.around)
@@ -230,7 +241,7 @@ def _full_source(args, attrs):
 
 register(Primitive("full", _full,
                    lambda shape, fill_value, dtype: AbstractArray(shape, dtype),
-                   source=_full_source))
+                   source=_full_source, fresh=True))
 
 
 def full_like(a, fill_value, dtype=None, shape=None):

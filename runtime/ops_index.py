@@ -97,8 +97,8 @@ def _getitem_source(args, attrs):
     return f"{args[0]}[{index_source(attrs['index'], args[1:])}]"
 
 
-register(Primitive("getitem", _getitem, _getitem_rule, source=_getitem_source, fresh=False))
-register(Primitive("gather", _getitem, _getitem_rule, source=_getitem_source))
+register(Primitive("getitem", _getitem, _getitem_rule, source=_getitem_source))
+register(Primitive("gather", _getitem, _getitem_rule, source=_getitem_source, fresh=True))
 
 
 def getitem(x, index):
@@ -138,10 +138,9 @@ def _setitem_statements(outputs, args, attrs):
     return [f"{target} = np.array({x})", f"{target}[{index}] = {value}"]
 
 
-register(Primitive("setitem", _setitem, _setitem_rule, statements=_setitem_statements,
-                   writes_into=(0,)))
-register(Primitive("scatter", _setitem, _setitem_rule, statements=_setitem_statements,
-                   writes_into=(0,)))
+for _name in ("setitem", "scatter"):
+    register(Primitive(_name, _setitem, _setitem_rule, statements=_setitem_statements,
+                       fresh=True, writes_into=(0,)))
 
 
 def setitem(x, index, value):

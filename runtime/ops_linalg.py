@@ -38,7 +38,7 @@ def _matmul_rule(a, b):
     return AbstractArray(shape, np.result_type(a.dtype, b.dtype), a.device)
 
 
-register(Primitive("matmul", np.matmul, _matmul_rule,
+register(Primitive("matmul", np.matmul, _matmul_rule, fresh=True,
                    source=lambda args, attrs: f"np.matmul({args[0]}, {args[1]})"))
 
 
@@ -54,7 +54,7 @@ def _dot_rule(a, b):
     return AbstractArray(a_shape[:-1] + b_shape[:-2] + b_shape[-1:] * (len(b_shape) > 1), dtype)
 
 
-register(Primitive("dot", np.dot, _dot_rule,
+register(Primitive("dot", np.dot, _dot_rule, fresh=True,
                    source=lambda args, attrs: f"np.dot({args[0]}, {args[1]})"))
 
 
@@ -65,9 +65,9 @@ def bind_dot(a, b, out=None):
 
 
 for _function in (np.tensordot, np.outer, np.inner, np.vdot, np.kron, np.cross):
-    define_traced_function(_function, 2)
+    define_traced_function(_function, 2, fresh=True)
 for _function in (np.vecdot, np.linalg.vecdot):
-    define_traced_function(_function, 2, name="vecdot")
+    define_traced_function(_function, 2, name="vecdot", fresh=True)
 
 
 def _einsum(*operands, subscripts, optimize=False):
@@ -84,6 +84,7 @@ def _einsum_rule(*avals, subscripts, optimize=False):
     return by_example(_einsum)(*avals, subscripts=subscripts)
 
 
+# Not fresh: einsum may return a view of an operand ('ij->ji', 'ii->i').
 register(Primitive("einsum", _einsum, _einsum_rule, source=_einsum_source))
 
 
@@ -122,15 +123,16 @@ def _matrix_power_rule(a, n):
     return AbstractArray(a.shape, dtype, a.device)
 
 
-define_traced_function(np.linalg.inv, abstract_eval=_square_rule)
-define_traced_function(np.linalg.cholesky, abstract_eval=_square_rule)
-define_traced_function(np.linalg.det, abstract_eval=_det_rule)
-define_traced_function(np.linalg.solve, 2, abstract_eval=_solve_rule)
+define_traced_function(np.linalg.inv, abstract_eval=_square_rule, fresh=True)
+define_traced_function(np.linalg.cholesky, abstract_eval=_square_rule, fresh=True)
+define_traced_function(np.linalg.det, abstract_eval=_det_rule, fresh=True)
+define_traced_function(np.linalg.solve, 2, abstract_eval=_solve_rule, fresh=True)
+# Not fresh: matrix_power(a, 1) returns a itself.
 define_traced_function(np.linalg.matrix_power, abstract_eval=_matrix_power_rule)
 for _function in (np.linalg.eigvalsh, np.linalg.pinv, np.linalg.norm, np.linalg.vector_norm,
                   np.linalg.matrix_norm, np.linalg.svdvals):
-    define_traced_function(_function)
+    define_traced_function(_function, fresh=True)
 
 _one = np.eye(1)
 for _function in (np.linalg.slogdet, np.linalg.eigh, np.linalg.svd, np.linalg.qr):
-    define_traced_function(_function, result_type=type(_function(_one)))
+    define_traced_function(_function, result_type=type(_function(_one)), fresh=True)

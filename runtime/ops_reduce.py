@@ -85,7 +85,7 @@ def _make_binding(name: str, kind: str, numpy_name: str):
 
 
 for _name, (_function, _kind, _callables) in _REDUCTIONS.items():
-    define_function(_name, _function, abstract_eval=_reduction_rule(_function))
+    define_function(_name, _function, abstract_eval=_reduction_rule(_function), fresh=True)
     traces(*_callables)(_make_binding(_name, _kind, f"numpy.{_callables[0].__name__}"))
 
 
@@ -113,7 +113,8 @@ def _make_arg_binding(name: str):
 
 
 for _function in (np.argmax, np.argmin):
-    define_function(_function.__name__, _function, abstract_eval=_arg_rule(_function))
+    define_function(_function.__name__, _function, abstract_eval=_arg_rule(_function),
+                    fresh=True)
     traces(_function)(_make_arg_binding(_function.__name__))
 
 
@@ -140,5 +141,6 @@ def _make_scan_binding(name: str):
 
 
 for _function in (np.cumsum, np.cumprod):
-    define_function(_function.__name__, _function, abstract_eval=_scan_rule(_function))
+    define_function(_function.__name__, _function, abstract_eval=_scan_rule(_function),
+                    fresh=True)
     traces(_function)(_make_scan_binding(_function.__name__))

@@ -11,8 +11,8 @@ import numpy as np
 
 from runtime.abstract import AbstractArray
 from runtime.ops import (
-    UntraceableError, bind, define_function, define_traced_function, normalize_axes, normalize_axis, reject_arguments, shape_of, size_of, static, traces,
-    untraceable_shape,
+    UntraceableError, bind, define_function, define_traced_function, normalize_axes,
+    normalize_axis, reject_arguments, shape_of, size_of, static, traces, untraceable_shape,
 )
 from runtime.ops_index import getitem
 
@@ -44,7 +44,7 @@ def bind_result_type(*arrays_and_dtypes):
 
 # --- reshape and its relatives ------------------------------------------------------------------
 
-define_function("reshape", np.reshape, fresh=False,
+define_function("reshape", np.reshape,
                 abstract_eval=lambda aval, shape: AbstractArray(shape, aval.dtype, aval.device))
 
 
@@ -108,7 +108,7 @@ for _ndim, _function in ((1, np.atleast_1d), (2, np.atleast_2d), (3, np.atleast_
 
 # --- transpose and its relatives ----------------------------------------------------------------
 
-define_function("transpose", np.transpose, fresh=False, abstract_eval=lambda aval, axes:
+define_function("transpose", np.transpose, abstract_eval=lambda aval, axes:
                 AbstractArray(tuple(aval.shape[i] for i in axes), aval.dtype, aval.device))
 
 
@@ -152,7 +152,7 @@ def normalize_axes_in_order(axis, ndim: int) -> tuple:
 
 # --- broadcast_to -------------------------------------------------------------------------------
 
-define_function("broadcast_to", np.broadcast_to, fresh=False, abstract_eval=lambda aval, shape:
+define_function("broadcast_to", np.broadcast_to, abstract_eval=lambda aval, shape:
                 AbstractArray(shape, aval.dtype, aval.device))
 
 
@@ -195,9 +195,10 @@ def _join_source(path):
 
 
 define_function("concatenate", lambda *arrays, axis: np.concatenate(arrays, axis=axis),
-                abstract_eval=_concatenate_rule, source=_join_source("np.concatenate"))
+                abstract_eval=_concatenate_rule, source=_join_source("np.concatenate"),
+                fresh=True)
 define_function("stack", lambda *arrays, axis: np.stack(arrays, axis=axis),
-                abstract_eval=_stack_rule, source=_join_source("np.stack"))
+                abstract_eval=_stack_rule, source=_join_source("np.stack"), fresh=True)
 
 
 @traces(np.concatenate)
@@ -277,13 +278,13 @@ traces(np.flipud)(lambda m: bind_flip(m, 0))
 
 # --- functions kept whole: NumPy computes them, the rule runs them on stand-ins ----------------
 
-for _function in (np.roll, np.tile, np.repeat, np.diag, np.tril, np.triu, np.trace,
-                  np.sort, np.argsort, np.diff):
+for _function in (np.roll, np.tile, np.repeat, np.tril, np.triu, np.trace, np.sort, np.argsort):
+    define_traced_function(_function, fresh=True)
+for _function in (np.diagonal, np.diag, np.diff):  # a view, or (np.diff with n=0) the input
     define_traced_function(_function)
-define_traced_function(np.diagonal, fresh=False)
-define_traced_function(np.take, 2)
-define_traced_function(np.take_along_axis, 2)
-define_function("pad", np.pad)
+define_traced_function(np.take, 2, fresh=True)
+define_traced_function(np.take_along_axis, 2, fresh=True)
+define_function("pad", np.pad, fresh=True)
 
 
 @traces(np.pad)

@@ -23,10 +23,13 @@ Decisions, and what they mean for the traced function:
   change; a view taken earlier (`v = t[0:2]`) does not, unlike NumPy. Buffer reuse later turns
   the copy into an in-place write where nothing else reads the old value.
 - A concrete array made inside the function (`h = np.zeros(3)`) stays a NumPy array: NumPy
-  never shows its creation to the tracer, and `h[i] = t` converts t with `float()`, which raises
-  TracerConversionError. Make such buffers from a traced value so they are traced too
-  (`np.zeros_like(x, shape=(3,))`), or write `h = set_item(h, i, t)`, which also accepts a
-  concrete `h` (the hook for a source transform that rewrites subscript assignment).
+  never shows its creation to the tracer, and no protocol lets a tracer intercept `h[i] = t`.
+  NumPy converts t instead, which raises TracerConversionError (for a single element NumPy
+  raises "ValueError: setting an array element with a sequence" from it, as `__cause__`).
+  Make such buffers from a traced value so they are traced too (`np.zeros_like(x, shape=(3,))`),
+  or write `h = set_item(h, i, t)`, which also accepts a concrete `h` (the hook for a source
+  transform that rewrites subscript assignment). `np.asarray(t)` and `np.array(t)` cannot be
+  intercepted either: code meant to be traced must leave traced values as they are.
 - Python side effects (print, appending to a list) happen while tracing only, not on cached calls.
 """
 from __future__ import annotations
@@ -368,7 +371,6 @@ def trace(function, args: tuple = (), kwargs: dict | None = None):
     builder = GraphBuilder()
     traced_args, traced_kwargs = map_arrays(
         (tuple(args), dict(kwargs or {})), lambda leaf: builder.new_input(_aval_of(leaf)))
-    result = function(*traced_args, **traced_kwargs)
     outputs: list = []
 
     def output_slot(leaf):
@@ -376,8 +378,10 @@ def trace(function, args: tuple = (), kwargs: dict | None = None):
                        else builder.constant(leaf))
         return _Slot(len(outputs) - 1)
 
-    template = map_arrays(result, output_slot)
-    builder.finished = True
+    try:
+        template = map_arrays(function(*traced_args, **traced_kwargs), output_slot)
+    finally:
+        builder.finished = True
     return Graph(builder.inputs, builder.equations, outputs), OutputStructure(template)
 
 

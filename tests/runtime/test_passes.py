@@ -115,8 +115,8 @@ def test_different_attributes_or_literals_are_not_merged():
 
 def test_dead_code_is_dropped():
     def function(x):
-        np.exp(x)  # unused
-        unused = np.cos(x) * 2
+        np.exp(x)
+        np.cos(x) * 2
         return np.sin(x)
     assert primitive_names(DeadCode().run(traced(function, x3))) == ["sin"]
 

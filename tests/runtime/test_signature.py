@@ -1,0 +1,122 @@
+"""Trace signatures, one rule a test, and the text that explains a retrace."""
+import collections
+import gc
+
+import numpy as np
+
+from runtime.signature import (
+    StrongIdentity, WeakIdentity, describe_difference, is_alive, signature_and_arrays,
+    signature_of, with_release_hook,
+)
+from runtime.tracer import trace
+
+Pair = collections.namedtuple("Pair", "first second")
+
+
+class Thing:
+    """Any object; all things are equal, so only identity can tell them apart."""
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+def key(*args, **kwargs):
+    return signature_of(args, kwargs)
+
+
+def test_arrays_by_shape_dtype_and_device_not_values():
+    assert key(np.zeros(3)) == key(np.ones(3))
+    assert key(np.zeros(3)) != key(np.zeros(4))
+    assert key(np.zeros(3)) != key(np.zeros(3, np.float32))
+    assert key(np.zeros(3)) == (((("array", (3,), np.dtype("float64"), "cpu"),)), ())
+
+
+def test_numpy_scalars_are_arrays():
+    assert key(np.float64(1.0)) == key(np.float64(2.0)) == key(np.zeros(()))
+    assert key(np.float32(1.0)) != key(np.float64(1.0))
+
+
+def test_python_scalars_by_type_and_value():
+    assert key(1) == key(1) and key(1.5) == key(1.5)
+    assert len({key(1), key(1.0), key(True)}) == 3
+    assert key(1) != key(2)
+
+
+def test_nan_and_negative_zero():
+    assert key(float("nan")) == key(float("nan"))
+    assert key(0.0) != key(-0.0)
+
+
+def test_strings_and_none_by_value():
+    assert key("relu") == key("re" + "lu") and key("relu") != key("tanh")
+    assert key(None) == key(None) != key("None")
+
+
+def test_containers_recursively():
+    assert key((np.zeros(2), 1)) == key((np.ones(2), 1))
+    assert key((np.zeros(2), 1)) != key([np.zeros(2), 1])
+    assert key(Pair(1, 2)) != key((1, 2))
+    assert key({"a": [1, (2.0, None)]}) != key({"a": [1, (2.0, "x")]})
+
+
+def test_dict_keys_not_their_order():
+    assert key({"a": 1, "b": 2.0}) == key({"b": 2.0, "a": 1})
+    assert key(x=1, y=2) == key(y=2, x=1)
+
+
+def test_other_objects_by_identity():
+    first, second = Thing(), Thing()
+    assert first == second
+    assert key(first) == key(first) and key(first) != key(second)
+    assert isinstance(key(first)[0][0], WeakIdentity)
+
+
+def test_objects_are_held_weakly_and_release_runs_a_hook():
+    thing = Thing()
+    released = []
+    stored = with_release_hook(key(thing), released.append)
+    assert is_alive(stored)
+    del thing
+    gc.collect()
+    assert len(released) == 1 and not is_alive(stored)
+
+
+def test_objects_without_weak_references_are_held_strongly():
+    token = object()
+    stored = key(token)
+    assert isinstance(stored[0][0], StrongIdentity) and stored[0][0].value is token
+    assert stored == key(token) and stored != key(object())
+
+
+def test_arrays_come_in_graph_input_order():
+    a, b, c, d = (np.full(1, i) for i in range(4))
+    args, kwargs = ({"z": a, "y": b}, [c]), {"w": d}
+    _, arrays = signature_and_arrays(args, kwargs)
+    assert [array[0] for array in arrays] == [1, 0, 2, 3]  # dict keys sorted, then kwargs
+    graph, _ = trace(lambda p, l, w: p["z"] * 10 + p["y"] * 100 + l[0] + w * 1000, args, kwargs)
+    inputs = {id(var): position for position, var in enumerate(graph.inputs)}
+    first = graph.equations[0].inputs[0]  # p["z"], the second input
+    assert inputs[id(first)] == 1
+
+
+def test_describe_difference():
+    names = ("x", "params")
+    old = key(np.zeros(3), {"w": np.zeros((2, 2))})
+    assert describe_difference(old, key(np.zeros(4), {"w": np.zeros((2, 2))}), names) == (
+        "argument 'x': shape (3,) -> (4,)")
+    assert describe_difference(old, key(np.zeros(3, np.float32), {"w": np.zeros((2, 2))}),
+                               names) == "argument 'x': dtype float64 -> float32"
+    assert describe_difference(old, key(np.zeros(3), {"w": np.zeros(2)}), names) == (
+        "argument 'params'['w']: shape (2, 2) -> (2,)")
+    assert describe_difference(old, key(np.zeros(3), {"v": np.zeros(2)}), names) == (
+        "argument 'params': keys ['w'] -> ['v']")
+    assert describe_difference(key(1), key(2), names) == "argument 'x': int 1 -> int 2"
+    assert describe_difference(key(1), key(1.0), names) == "argument 'x': int 1 -> float 1.0"
+    assert describe_difference(key(np.zeros(3)), key(3.0), names) == (
+        "argument 'x': an array f64[3] -> float 3.0")
+    assert describe_difference(key(1, scale=1), key(1, scale=2), names) == (
+        "argument 'scale': int 1 -> int 2")
+    assert describe_difference(key(1), key(1, 2), names) == (
+        "number of positional arguments: 1 -> 2")
