@@ -6,6 +6,7 @@
 """
 from autotrace.api import grad, source, value_and_grad
 from autotrace.custom import custom_gradient, stop_gradient
+from autotrace.function import Function, function
 from autotrace.operators import (elementwise_grad, forward, hessian, hvp, jacobian, jvp,
                                  vjp)
 from autotrace.rules import d, register_adjoint, register_tangent
@@ -16,4 +17,4 @@ __version__ = "0.1.0"
 
 __all__ = ["grad", "value_and_grad", "source", "forward", "jvp", "vjp", "jacobian", "hessian",
            "hvp", "elementwise_grad", "custom_gradient", "stop_gradient", "register_adjoint",
-           "register_tangent", "d", "TransformError", "testing"]
+           "register_tangent", "d", "TransformError", "testing", "function", "Function"]

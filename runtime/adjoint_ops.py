@@ -33,7 +33,8 @@ _SMALL = 1 << 14
 def _broadcast(g, shape):
     """`g` broadcast to `shape` (a new array when small, else a read-only view)."""
     xp = array_module(g)
-    if xp is np and getattr(g, "size", 1) <= _SMALL and _size(shape) <= _SMALL:
+    if (isinstance(g, (np.ndarray, np.generic, float, int)) and getattr(g, "size", 1) <= _SMALL
+            and _size(shape) <= _SMALL):
         out = np.empty(shape, dtype=getattr(g, "dtype", np.float64))
         out[...] = g
         return out
@@ -50,7 +51,8 @@ def _size(shape) -> int:
 def _sum_to_shape(g, shape):
     """Sum `g` over the axes that broadcasting added or stretched, so it has `shape`."""
     xp = array_module(g)
-    g = xp.asarray(g)
+    if not hasattr(g, "ndim"):  # a Python number (traced values and arrays have ndim)
+        g = xp.asarray(g)
     extra = g.ndim - len(shape)
     if extra > 0:
         g = g.sum(axis=tuple(range(extra)))

@@ -39,7 +39,9 @@ def zeros_like(value):
     if hasattr(value, "dtype") and hasattr(value, "shape"):
         if isinstance(value, np.generic):
             return np.dtype(_float_dtype(value.dtype)).type(0)
-        return array_module(value).zeros(value.shape, dtype=_float_dtype(value.dtype))
+        if type(value) is not np.ndarray:  # a CuPy array or a traced value: its own zeros
+            return array_module(value).zeros_like(value, dtype=_float_dtype(value.dtype))
+        return np.zeros(value.shape, dtype=_float_dtype(value.dtype))
     # None, strings, functions and other objects carry no gradient.
     return None
 
@@ -89,7 +91,7 @@ def match(gradient, value):
         return _rebuild(value, [match(g, v) for g, v in zip(gradient, value)])
     if isinstance(value, dict):
         return type(value)((k, match(gradient[k], v)) for k, v in value.items())
-    if isinstance(value, np.ndarray) and not isinstance(gradient, np.ndarray):
+    if isinstance(value, np.ndarray) and isinstance(gradient, (float, int, np.generic)):
         return np.asarray(gradient, dtype=_float_dtype(value.dtype)).reshape(value.shape)
     return gradient
 
@@ -108,7 +110,8 @@ def _sum_to(gradient, value):
     shape = getattr(value, "shape", ())
     if getattr(gradient, "shape", ()) == shape:
         return gradient
-    gradient = array_module(gradient).asarray(gradient)
+    if not hasattr(gradient, "ndim"):
+        gradient = array_module(gradient).asarray(gradient)
     extra = gradient.ndim - len(shape)
     if extra > 0:
         gradient = gradient.sum(axis=tuple(range(extra)))
@@ -153,6 +156,10 @@ def accumulate_item(gradient, index, value):
     if isinstance(gradient, (list, tuple)):
         out[index] = add(out[index], value)
         return _finish(out, gradient)
+    if type(out) is np.ndarray and not isinstance(value, (np.ndarray, np.generic, float, int)):
+        # A traced value added into concrete zeros (inside autotrace.function).
+        from runtime.tracer import set_item
+        return set_item(out, index, out[index] + value)
     if _basic_index(index):
         out[index] += value
     else:

@@ -64,6 +64,9 @@ class CustomGradient:
 def classify_value(value) -> Call:
     if isinstance(value, CustomGradient):
         return Call("custom", value)
+    wrapped = getattr(value, "__autotrace_python_function__", None)
+    if wrapped is not None:  # a traced function: differentiate the Python function inside
+        return Call("user", wrapped)
     try:
         if value in adjoint_rules:
             return Call("rule", value)

@@ -23,6 +23,9 @@ class ParsedFunction:
 
 
 def _unwrap(func):
+    wrapped = getattr(func, "__autotrace_python_function__", None)
+    if wrapped is not None:  # a traced function (autotrace.function): its Python function
+        func = wrapped
     if inspect.ismethod(func):
         return func.__func__
     return func
