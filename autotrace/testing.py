@@ -480,16 +480,23 @@ def _check_reverse(f, args, wrt, order, label, *, rtol, atol, eps, seed, level=1
     if level >= order:
         return
 
+    positions, objective = _next_objective(f, grad_f, args, wrt, seed, level)
+    if objective is None:
+        return  # nothing in wrt is differentiable
+    _check_reverse(objective, args, tuple(positions), order, label, rtol=rtol, atol=atol,
+                   eps=eps, seed=seed, level=level + 1)
+
+
+def _next_objective(f, grad_f, args, wrt, seed, level):
+    """(positions, `<grad_f(x, dy=u), w>` as generated code) for checking the next order; the
+    objective is None when nothing in wrt is differentiable."""
     positions, _ = _wrt_positions(f, wrt, len(args))
     rng = np.random.default_rng([seed, level])
     cotangent = random_like(f(*_copy(args)), rng)
     weights = [random_like(args[position], rng) for position in positions]
     objective = _gradient_dot_weights(f, grad_f, args, isinstance(wrt, (tuple, list)),
                                       cotangent, weights, f"gradient_dot_weights_{level}")
-    if objective is None:
-        return  # nothing in wrt is differentiable
-    _check_reverse(objective, args, tuple(positions), order, label, rtol=rtol, atol=atol,
-                   eps=eps, seed=seed, level=level + 1)
+    return positions, objective
 
 
 def _check_forward(f, args, wrt, order, label, *, rtol, atol, eps, seed, level=1):
@@ -505,13 +512,7 @@ def _check_forward(f, args, wrt, order, label, *, rtol, atol, eps, seed, level=1
     if level >= order:
         return
 
-    positions, _ = _wrt_positions(f, wrt, len(args))
-    rng = np.random.default_rng([seed, level])
-    cotangent = random_like(f(*_copy(args)), rng)
-    weights = [random_like(args[position], rng) for position in positions]
-    objective = _gradient_dot_weights(f, autotrace.grad(f, wrt), args,
-                                      isinstance(wrt, (tuple, list)), cotangent, weights,
-                                      f"gradient_dot_weights_{level}")
+    positions, objective = _next_objective(f, autotrace.grad(f, wrt), args, wrt, seed, level)
     if objective is None:
         return  # nothing in wrt is differentiable
     _check_forward(objective, args, tuple(positions), order, label, rtol=rtol, atol=atol,
