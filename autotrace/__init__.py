@@ -5,6 +5,8 @@
     print(at.source(df))
 """
 from autotrace.api import grad, source, value_and_grad
+from autotrace.control import cond, while_loop
+from autotrace.control import print_ as print  # noqa: A001 - autotrace.print, by design
 from autotrace.custom import custom_gradient, stop_gradient
 from autotrace.function import Function, function
 from autotrace.operators import (elementwise_grad, forward, hessian, hvp, jacobian, jvp,
@@ -17,4 +19,5 @@ __version__ = "0.1.0"
 
 __all__ = ["grad", "value_and_grad", "source", "forward", "jvp", "vjp", "jacobian", "hessian",
            "hvp", "elementwise_grad", "custom_gradient", "stop_gradient", "register_adjoint",
-           "register_tangent", "d", "TransformError", "testing", "function", "Function"]
+           "register_tangent", "d", "TransformError", "testing", "function", "Function",
+           "cond", "while_loop", "print"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.structure import array_module
+from runtime.structure import _is_traced, array_module
 
 _FLOAT_KINDS = "fc"
 
@@ -71,7 +71,7 @@ def _to_structure(g, x):
     if isinstance(x, (bool, int, np.integer, np.bool_)):
         return 0.0
     if type(x) is float:
-        return float(g)
+        return _as_float(g)
     return g
 
 
@@ -92,6 +92,12 @@ def _gradient_like(g, x, to_shape):
 _SCALARS = (float, np.float64)
 
 
+def _as_float(g):
+    """`g` (0-d) as the Python float a float argument's gradient is; inside autotrace.function,
+    where float arguments are constants, a traced `g` stays as it is."""
+    return g if _is_traced(g) else float(g)
+
+
 def unbroadcast(g, x):
     """Sum `g` over the dimensions that broadcasting gave it, so it is shaped like `x`.
 
@@ -99,7 +105,10 @@ def unbroadcast(g, x):
     """
     kind = type(x)
     if kind is float:
-        return g if type(g) is float else float(array_module(g).sum(g))
+        if type(g) is float:
+            return g
+        total = array_module(g).sum(g)
+        return float(total) if type(total) is np.float64 else _as_float(total)
     if kind is np.float64 and type(g) in _SCALARS:  # scalar code: np.sin(x) gives np.float64
         return g
     if kind is np.ndarray:  # the hot path: no work when the shapes already agree
@@ -150,7 +159,7 @@ def unreduce(g, x, axis=None, keepdims=False):
     """Put back the axes that a reduction of `x` over `axis` removed, and broadcast to x's shape."""
     kind = type(x)
     if kind is float:
-        return g if type(g) is float else float(g)
+        return g if type(g) is float else _as_float(g)
     if kind is np.ndarray:
         if x.dtype.kind not in _FLOAT_KINDS:
             return _float_zeros(x)
@@ -204,9 +213,10 @@ def tie_weights(y, x, other):
 def extremum_weights(a, y, axis=None, keepdims=False):
     """Where `a` attains its max/min `y` over `axis`, 1/(number of ties); 0 elsewhere."""
     xp = array_module(a)
-    a = xp.asarray(a)
+    if not hasattr(a, "ndim"):  # a Python number (traced values and arrays have ndim)
+        a = xp.asarray(a)
     mask = xp.equal(a, _expand_to_shape(y, a.shape, axis, keepdims))
-    return mask / mask.sum(axis=axis, keepdims=True)
+    return mask / xp.sum(mask, axis=axis, keepdims=True)
 
 
 def clip_weights(y, a, lower, upper, which):
@@ -339,18 +349,19 @@ def prod_others(a, axis=None):
     """For each element of `a`, the product of the other elements along `axis` (no division, so
     zeros are handled)."""
     xp = array_module(a)
-    a = xp.asarray(a)
+    if not hasattr(a, "ndim"):
+        a = xp.asarray(a)
     axes = _axes(axis, a.ndim)
     if not axes:
         return xp.ones(a.shape)
     k = len(axes)
     moved = xp.moveaxis(a, axes, tuple(range(-k, 0)))
-    rows = moved.reshape(moved.shape[:a.ndim - k] + (-1,))
+    rows = xp.reshape(moved, moved.shape[:a.ndim - k] + (-1,))
     ones = xp.ones(rows.shape[:-1] + (1,), dtype=rows.dtype)
     before = xp.concatenate([ones, xp.cumprod(rows, axis=-1)[..., :-1]], axis=-1)
     after = xp.flip(xp.cumprod(xp.flip(rows, -1), axis=-1), -1)
     after = xp.concatenate([after[..., 1:], ones], axis=-1)
-    others = (before * after).reshape(moved.shape)
+    others = xp.reshape(before * after, moved.shape)
     return xp.moveaxis(others, tuple(range(-k, 0)), axes)
 
 
@@ -451,8 +462,8 @@ def untile(g, A, reps):
     full = (1,) * (ndim - len(shape)) + tuple(shape)
     reps = (1,) * (ndim - len(reps)) + reps
     interleaved = [n for pair in zip(reps, full) for n in pair]
-    summed = xp.reshape(g, interleaved).sum(axis=tuple(range(0, 2 * ndim, 2)))
-    return float(summed) if type(A) is float else xp.reshape(summed, shape)
+    summed = xp.sum(xp.reshape(g, interleaved), axis=tuple(range(0, 2 * ndim, 2)))
+    return _as_float(summed) if type(A) is float else xp.reshape(summed, shape)
 
 
 def unrepeat(g, a, repeats, axis=None):
@@ -467,14 +478,14 @@ def unrepeat(g, a, repeats, axis=None):
     counts = np.broadcast_to(np.asarray(repeats), (length,))
     if np.all(counts == counts[0]) and length:
         split = g.shape[:axis] + (length, int(counts[0])) + g.shape[axis + 1:]
-        summed = xp.reshape(g, split).sum(axis=axis + 1)
+        summed = xp.sum(xp.reshape(g, split), axis=axis + 1)
     else:
         ends = np.cumsum(counts)
         padded = xp.concatenate([xp.zeros_like(xp.take(g, [0], axis=axis)),
                                  xp.cumsum(g, axis=axis)], axis=axis)
         summed = (xp.take(padded, xp.asarray(ends), axis=axis)
                   - xp.take(padded, xp.asarray(ends - counts), axis=axis))
-    return float(summed) if type(a) is float else xp.reshape(summed, shape)
+    return _as_float(summed) if type(a) is float else xp.reshape(summed, shape)
 
 
 def unpad(g, pad_width, mode="constant"):
@@ -512,11 +523,17 @@ def diag_adjoint(g, v, k=0):
 
 
 def _scatter_add(xp, out, index, values):
+    """`out` with `values` added at `index` (repeated indices add up): `out` itself, or a new
+    traced value inside autotrace.function."""
+    if _is_traced(values) or _is_traced(index):
+        from runtime.ops_index import add_at
+        return add_at(out, index, values)
     if xp is np:
         np.add.at(out, index, values)
     else:  # CuPy
         import cupyx
         cupyx.scatter_add(out, index, values)
+    return out
 
 
 def untake(g, a, indices, axis=None, mode="raise"):
@@ -531,6 +548,6 @@ def untake(g, a, indices, axis=None, mode="raise"):
     values = xp.reshape(g, taken_from[:axis] + (index.size,) + taken_from[axis + 1:])
     out = xp.zeros((length,) + taken_from[:axis] + taken_from[axis + 1:],
                    dtype=xp.result_type(g, 1.0))
-    _scatter_add(xp, out, index, xp.moveaxis(values, axis, 0))
+    out = _scatter_add(xp, out, index, xp.moveaxis(values, axis, 0))
     out = xp.moveaxis(out, 0, axis)
-    return float(out.reshape(())) if type(a) is float else xp.reshape(out, shape)
+    return _as_float(xp.reshape(out, ())) if type(a) is float else xp.reshape(out, shape)

@@ -9,7 +9,7 @@ import string
 
 import numpy as np
 
-from runtime.adjoint_ops import _sum_to_shape, unbroadcast
+from runtime.adjoint_ops import _as_float, _sum_to_shape, unbroadcast
 from runtime.structure import array_module
 
 
@@ -134,11 +134,11 @@ def _kron_adjoint(g, a, b, of_a):
     full_a = (1,) * (ndim - len(shape_a)) + tuple(shape_a)
     full_b = (1,) * (ndim - len(shape_b)) + tuple(shape_b)
     blocks = xp.reshape(g, [n for pair in zip(full_a, full_b) for n in pair])
-    other = xp.reshape(xp.asarray(b if of_a else a), full_b if of_a else full_a)
+    other = xp.reshape(b if of_a else a, full_b if of_a else full_a)
     summed = list(range(1, 2 * ndim, 2)) if of_a else list(range(0, 2 * ndim, 2))
     out = xp.tensordot(blocks, other, axes=(summed, list(range(ndim))))
     target = a if of_a else b
-    return float(out) if type(target) is float else xp.reshape(out, np.shape(target))
+    return _as_float(out) if type(target) is float else xp.reshape(out, np.shape(target))
 
 
 def kron_adjoint_a(g, a, b):

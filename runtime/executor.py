@@ -28,10 +28,14 @@ _graph_numbers = itertools.count(1)
 
 
 class _SourceNames:
-    """Python names for a graph's values: the names it prints with, made safe to assign."""
+    """Python names for a graph's values: the names it prints with, made safe to assign.
 
-    def __init__(self, namespace: dict):
+    Constants are numbered by `constant_numbers`, shared by the functions of one source.
+    """
+
+    def __init__(self, namespace: dict, constant_numbers):
         self.namespace = namespace
+        self.constant_numbers = constant_numbers
         self.names: dict[int, str] = {}
         self.constants = 0
 
@@ -50,7 +54,7 @@ class _SourceNames:
         if isinstance(value, Constant):
             name = self.names.get(id(value))
             if name is None:
-                name = self.names[id(value)] = f"const{self.constants}"
+                name = self.names[id(value)] = f"const{next(self.constant_numbers)}"
                 self.constants += 1
                 self.namespace[name] = value.value
             return name
@@ -58,24 +62,45 @@ class _SourceNames:
 
 
 def graph_source(graph: Graph, function_name: str, namespace: dict) -> str:
-    """The Python source of `graph` as a function; constants are put in `namespace`."""
-    names = _SourceNames(namespace)
+    """The Python source of `graph` as a function; constants are put in `namespace`.
+
+    The subgraphs of control ops (cond, while) become functions of their own, defined first
+    and named after this one (`graph_3_true_1`).
+    """
+    blocks: list[str] = []
+    _function_source(graph, function_name, namespace, blocks, itertools.count(),
+                     itertools.count(1))
+    return "\n".join(blocks)
+
+
+def _function_source(graph, function_name, namespace, blocks, constant_numbers,
+                     subgraph_numbers) -> None:
+    names = _SourceNames(namespace, constant_numbers)
+
+    def define(subgraph: Graph, label: str) -> str:
+        name = f"{function_name}_{label}_{next(subgraph_numbers)}"
+        _function_source(subgraph, name, namespace, blocks, constant_numbers, subgraph_numbers)
+        return name
+
     parameters = ", ".join(names.of(var) for var in graph.inputs)
     lines = [f"def {function_name}({parameters}):"]
     for equation in graph.equations:
         args = [names.use(value) for value in equation.inputs]
         outputs = [names.of(var) for var in equation.outputs]
         primitive = equation.primitive
-        if primitive.statements is not None:
+        subgraph_statements = getattr(primitive, "subgraph_statements", None)
+        if subgraph_statements is not None:
+            statements = subgraph_statements(outputs, args, equation.attrs, define)
+        elif primitive.statements is not None:
             statements = primitive.statements(outputs, args, equation.attrs)
         else:
             statements = [f"{', '.join(outputs)} = {primitive.source(args, equation.attrs)}"]
         types = " ".join(str(var.aval) for var in equation.outputs)
-        lines.append(f"    {statements[0]}  # {types}")
+        lines.append(f"    {statements[0]}  # {types}" if types else f"    {statements[0]}")
         lines.extend(f"    {statement}" for statement in statements[1:])
     results = [_result(names.use(value), value) for value in graph.outputs]
     lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''})")
-    return "\n".join(lines) + "\n"
+    blocks.append("\n".join(lines) + "\n")
 
 
 def _result(name: str, value) -> str:

@@ -147,3 +147,35 @@ def setitem(x, index, value):
     """`x` with `x[index] = value` applied, as a new value (x itself is not changed)."""
     template, arrays = split_index(index)
     return bind("scatter" if arrays else "setitem", x, value, *arrays, index=template)
+
+
+# --- adding into ------------------------------------------------------------------------------
+
+def _scatter_add(x, value, *arrays, index):
+    target = np.array(x, dtype=np.result_type(x, value))
+    np.add.at(target, build_index(index, arrays), value)
+    return target
+
+
+def _scatter_add_rule(aval, value, *index_avals, index):
+    _setitem_rule(aval, value, *index_avals, index=index)
+    dtype = np.result_type(example(aval), example(value))
+    return AbstractArray(aval.shape, dtype, aval.device)
+
+
+def _scatter_add_statements(outputs, args, attrs):
+    # np.s_ turns the bracketed index (slices included) into the tuple np.add.at takes.
+    index = index_source(attrs["index"], args[2:])
+    return [f"{outputs[0]} = np.array({args[0]})",
+            f"np.add.at({outputs[0]}, np.s_[{index}], {args[1]})"]
+
+
+register(Primitive("scatter_add", _scatter_add, _scatter_add_rule,
+                   statements=_scatter_add_statements, fresh=True))
+
+
+def add_at(x, index, value):
+    """`x` with `np.add.at(x, index, value)` applied, as a new value: repeated indices add up.
+    `x` itself is not changed."""
+    template, arrays = split_index(index)
+    return bind("scatter_add", x, value, *arrays, index=template)

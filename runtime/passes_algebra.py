@@ -64,6 +64,8 @@ class AlgebraicSimplification:
     @staticmethod
     def simplify(equation, producers):
         """A value equal to the equation's result, a simpler equation, or None."""
+        if len(equation.outputs) != 1:
+            return None
         name, inputs, output = equation.primitive.name, equation.inputs, equation.outputs[0]
         source = producers.get(inputs[0]) if inputs else None
         source_name = source.primitive.name if source is not None else None

@@ -1,13 +1,21 @@
 """Passes that remove work: constant folding, common subexpressions, dead code.
 
 Each is a class with `run(graph) -> graph` that leaves its argument alone. `Renames` is the
-bookkeeping they share: which Var now stands for which value.
+bookkeeping they share: which Var now stands for which value. An equation with a side effect
+(`has_side_effect`: print, or a cond/while whose subgraphs print) is kept as it is: never
+folded, merged or dropped.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from runtime.graph import Constant, Graph, Literal, Var
+
+
+def has_side_effect(equation) -> bool:
+    """Whether running `equation` does more than compute its outputs (it prints)."""
+    side_effect = getattr(equation.primitive, "side_effect", None)
+    return side_effect is not None and side_effect(equation.attrs)
 
 
 class Renames:
@@ -54,6 +62,8 @@ class ConstantFolding:
         # No inputs: a creation op (np.zeros_like) makes a fresh buffer on every call on purpose.
         if not inputs or not all(isinstance(value, (Constant, Literal)) for value in inputs):
             return None
+        if has_side_effect(equation):
+            return None
         try:
             with np.errstate(all="ignore"):
                 result = equation.primitive.impl(*[value.value for value in inputs],
@@ -90,6 +100,9 @@ class CommonSubexpressions:
         renames, seen, equations = Renames(), {}, []
         for equation in graph.equations:
             equation = renames.inputs(equation)
+            if has_side_effect(equation):
+                equations.append(equation)
+                continue
             key = (equation.primitive.name, tuple(map(_value_key, equation.inputs)),
                    _attrs_key(equation.attrs))
             first = seen.get(key)
@@ -109,7 +122,7 @@ class DeadCode:
         live = {value for value in graph.outputs if isinstance(value, Var)}
         kept = []
         for equation in reversed(graph.equations):
-            if any(var in live for var in equation.outputs):
+            if any(var in live for var in equation.outputs) or has_side_effect(equation):
                 kept.append(equation)
                 live.update(value for value in equation.inputs if isinstance(value, Var))
         return Graph(graph.inputs, reversed(kept), graph.outputs)

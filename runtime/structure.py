@@ -86,7 +86,8 @@ def match(gradient, value):
     expect the gradient of a float to be a float.
     """
     if isinstance(value, float) and not hasattr(value, "dtype"):
-        return float(gradient)
+        # Inside a trace a float argument is a constant; its gradient stays traced.
+        return gradient if _is_traced(gradient) else float(gradient)
     if isinstance(value, (tuple, list)):
         return _rebuild(value, [match(g, v) for g, v in zip(gradient, value)])
     if isinstance(value, dict):
@@ -94,6 +95,11 @@ def match(gradient, value):
     if isinstance(value, np.ndarray) and isinstance(gradient, (float, int, np.generic)):
         return np.asarray(gradient, dtype=_float_dtype(value.dtype)).reshape(value.shape)
     return gradient
+
+
+def _is_traced(value) -> bool:
+    """True for a value being traced (runtime.tracer.Tracer), which has no concrete value."""
+    return getattr(value, "_builder", None) is not None
 
 
 def array_module(value):
@@ -119,7 +125,9 @@ def _sum_to(gradient, value):
     if axes:
         gradient = gradient.sum(axis=axes, keepdims=True)
     if not hasattr(value, "shape"):
-        return float(gradient) if isinstance(value, (float, int)) else gradient
+        if isinstance(value, (float, int)) and not _is_traced(gradient):
+            return float(gradient)
+        return gradient
     return gradient
 
 
@@ -156,12 +164,16 @@ def accumulate_item(gradient, index, value):
     if isinstance(gradient, (list, tuple)):
         out[index] = add(out[index], value)
         return _finish(out, gradient)
-    if type(out) is np.ndarray and not isinstance(value, (np.ndarray, np.generic, float, int)):
-        # A traced value added into concrete zeros (inside autotrace.function).
-        from runtime.tracer import set_item
-        return set_item(out, index, out[index] + value)
+    traced_into_concrete = type(out) is np.ndarray and not isinstance(
+        value, (np.ndarray, np.generic, float, int))  # inside autotrace.function
     if _basic_index(index):
+        if traced_into_concrete:
+            from runtime.tracer import set_item
+            return set_item(out, index, out[index] + value)
         out[index] += value
+    elif traced_into_concrete or _is_traced(out):
+        from runtime.ops_index import add_at  # repeated indices add up, as in np.add.at
+        return add_at(out, index, value)
     else:
         array_module(out).add.at(out, index, value)
     return out

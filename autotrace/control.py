@@ -1,0 +1,109 @@
+"""`autotrace.cond`, `autotrace.while_loop` and `autotrace.print`: control flow and printing
+that one trace of an `autotrace.function` serves for every value.
+
+Python's `if`, `while` and `print` run while tracing only: an `if` on a traced array raises, and
+a `print` shows the tracer once. These run on every call of the traced graph instead. On
+concrete values (outside any trace) they are the plain Python statements.
+
+Gradients through them are not supported yet: `autotrace.grad` of a function calling one
+raises "no derivative rule for autotrace.control.cond" (they are callable objects, not Python
+functions, so the transforms do not try to differentiate their source).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+from runtime import control
+
+
+class _WithoutDerivative:
+    """A function the AD transforms see as a callable with no derivative rule."""
+
+    def __init__(self, function: Callable):
+        functools.update_wrapper(self, function)
+        self._function = function
+
+    def __call__(self, *args, **kwargs):
+        return self._function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<autotrace.{self.__name__}>"
+
+
+def cond(predicate, true_fn: Callable, false_fn: Callable, *operands):
+    """`true_fn(*operands)` if `predicate` is true, else `false_fn(*operands)`.
+
+    When `predicate` is traced, both branches are traced over `operands` and recorded as one
+    graph-level `cond` op, so the same trace serves calls that take either branch.
+
+    Arguments:
+        predicate: a Python or NumPy bool, or a traced scalar (`x.sum() > 0`).
+        true_fn, false_fn: functions of `*operands`; when traced, they must return the same
+            structure (tuples, lists, dicts) of arrays with the same shapes and dtypes. They may
+            use other traced values of the enclosing function; those become inputs of the op.
+        operands: pytrees of arrays passed to the branch taken.
+    Returns:
+        what the branch taken returns.
+    Example:
+        >>> @autotrace.function
+        ... def relu_or_square(x):
+        ...     return autotrace.cond(x.sum() > 0, lambda x: x, lambda x: x * x, x)
+        >>> relu_or_square(np.ones(3)), relu_or_square(-np.ones(3))   # traced once
+        (array([1., 1., 1.]), array([1., 1., 1.]))
+    """
+    return control.cond(predicate, true_fn, false_fn, *operands)
+
+
+def while_loop(cond_fn: Callable, body_fn: Callable, init_vals):
+    """`vals = init_vals; while cond_fn(vals): vals = body_fn(vals)`, returning `vals`.
+
+    When a loop value or the condition is traced, `cond_fn` and `body_fn` are traced once over
+    the loop values and recorded as one graph-level `while` op: the trip count may depend on
+    the data. Python numbers among `init_vals` become 0-d NumPy arrays there.
+
+    Arguments:
+        cond_fn: loop values -> a scalar bool (traced or not).
+        body_fn: loop values -> new loop values, with the same structure, shapes and dtypes.
+        init_vals: the first loop values: an array or a pytree of arrays and numbers.
+    Returns:
+        the loop values once `cond_fn` is false.
+    Example:
+        >>> @autotrace.function
+        ... def halvings(x):      # how many halvings bring max|x| below 1
+        ...     return autotrace.while_loop(lambda s: np.max(np.abs(s[1])) >= 1.0,
+        ...                                 lambda s: (s[0] + 1, s[1] / 2.0), (0, x))[0]
+        >>> halvings(np.array([3.0])), halvings(np.array([100.0]))      # traced once
+        (np.int64(2), np.int64(7))
+    """
+    return control.while_loop(cond_fn, body_fn, init_vals)
+
+
+def print_(*values, sep: str = " ", end: str = "\n") -> None:
+    """Print `values` like Python's `print`, on every call of a traced function.
+
+    Inside `autotrace.function`, Python's print runs only while tracing (and shows tracers);
+    this one becomes a `print` op of the graph that prints the runtime values on every call.
+    Outside a trace it prints at once. At least one value must be traced for it to be
+    recorded: with only Python values it prints while tracing, as Python's print does.
+
+    Arguments:
+        values: arrays (traced or not) and other objects, printed with `str`.
+        sep, end: as for Python's print.
+    Returns:
+        None.
+    Example:
+        >>> @autotrace.function
+        ... def total(x):
+        ...     s = x.sum()
+        ...     autotrace.print("total:", s)
+        ...     return s
+        >>> total(np.ones(3)); total(np.ones(3))       # prints "total: 3.0" twice
+    """
+    control.print_values(*values, sep=sep, end=end)
+
+
+print_.__name__ = print_.__qualname__ = "print"
+cond = _WithoutDerivative(cond)
+while_loop = _WithoutDerivative(while_loop)
+print_ = _WithoutDerivative(print_)

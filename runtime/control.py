@@ -1,0 +1,464 @@
+"""Control flow and printing on traced values: the graph-level `cond`, `while` and `print` ops.
+
+    y = cond(x.sum() > 0, lambda x: x * 2.0, lambda x: -x, x)
+    n, x = while_loop(lambda s: s[1].sum() < 100.0, lambda s: (s[0] + 1, s[1] * 2.0), (0, x))
+    print_values("doubled", n, "times:", x)
+
+On concrete values each is plain Python (an `if`, a `while`, `print`). When the predicate or a
+loop value is traced, the branches (or the loop's cond and body) are traced as subgraphs over
+the operands and recorded as one equation, so one trace serves every value:
+
+    d:f64[3] = cond[branches=(
+      true={ lambda a:f64[3] ;
+        b:f64[3] = multiply a 2.0
+        in (b) }
+      false={ lambda a:f64[3] ;
+        b:f64[3] = negative a
+        in (b) }
+    )] c a
+
+Decisions:
+- A subgraph is traced with a builder of its own. Tracers of an enclosing trace that a branch
+  uses (closed over, not passed as operands) are captured: they become extra inputs of the
+  subgraph and of the equation. While a subgraph traces, the enclosing builders record into it,
+  so `outer * 2.0` inside a branch runs in the branch, not before it.
+- Subgraphs are optimized when recorded (the passes see the control equations as opaque).
+- Branch outputs and loop values may be Python numbers; they become 0-d NumPy arrays, so a
+  loop counter `0` is an i64[] loop value.
+- `print` has a side effect: the passes keep it, in order, and never fold or merge it.
+"""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from runtime.abstract import abstractify
+from runtime.graph import Graph, Var
+from runtime.ops import LITERAL_TYPES, Primitive, primitives, register
+from runtime.passes import optimize
+from runtime.passes_cleanup import has_side_effect
+from runtime.tracer import (GraphBuilder, OutputStructure, Tracer, _Slot, is_array, map_arrays,
+                            sorted_keys)
+
+# The subgraph builders now tracing in this thread, innermost last.
+_ACTIVE = threading.local()
+
+
+class ControlFlowError(TypeError):
+    """The branches of a cond, or the body of a while_loop, do not fit together."""
+
+
+# --- subgraph attributes ------------------------------------------------------------------------
+
+def _indented(graph: Graph, key: str) -> str:
+    return "\n    " + f"{key}={graph}".replace("\n", "\n    ")
+
+
+@dataclass(frozen=True, eq=False)
+class Branches:
+    """The attribute of a `cond` equation: a subgraph for each branch (same inputs, outputs)."""
+
+    true: Graph
+    false: Graph
+
+    @property
+    def graphs(self) -> tuple:
+        return (self.true, self.false)
+
+    def __repr__(self) -> str:
+        return f"({_indented(self.true, 'true')}{_indented(self.false, 'false')}\n  )"
+
+
+@dataclass(frozen=True, eq=False)
+class Loop:
+    """The attribute of a `while` equation: `cond` (loop values -> bool[]) and `body`
+    (loop values -> loop values); both also take the captured values after the loop values."""
+
+    cond: Graph
+    body: Graph
+
+    @property
+    def graphs(self) -> tuple:
+        return (self.cond, self.body)
+
+    def __repr__(self) -> str:
+        return f"({_indented(self.cond, 'cond')}{_indented(self.body, 'body')}\n  )"
+
+
+@dataclass(frozen=True)
+class ControlPrimitive(Primitive):
+    """A primitive holding subgraphs or having a side effect.
+
+    Attributes:
+        subgraph_statements: `(outputs, args, attrs, define) -> lines` for the executor, where
+            `define(graph, label)` compiles a subgraph into a function and returns its name.
+        side_effect: `side_effect(attrs) -> bool`: whether the passes must keep it as it is.
+    """
+
+    subgraph_statements: Callable | None = None
+    side_effect: Callable | None = None
+
+
+def _evaluate(graph: Graph, values) -> tuple:
+    from runtime.executor import compile_graph  # the executor compiles these ops: import late
+    return compile_graph(graph, name="subgraph")[0](*values)
+
+
+def _single_or_tuple(results: tuple):
+    return results[0] if len(results) == 1 else results
+
+
+def _cond_impl(predicate, *values, branches: Branches):
+    return _single_or_tuple(_evaluate(branches.true if predicate else branches.false, values))
+
+
+def _while_impl(*values, loop: Loop):
+    carried, captured = values[:len(loop.body.outputs)], values[len(loop.body.outputs):]
+    while bool(_evaluate(loop.cond, (*carried, *captured))[0]):
+        carried = _evaluate(loop.body, (*carried, *captured))
+    return _single_or_tuple(tuple(carried))
+
+
+def _tuple_source(names) -> str:
+    return f"({', '.join(names)}{',' if len(names) == 1 else ''})"
+
+
+def _cond_statements(outputs, args, attrs, define):
+    true_name = define(attrs["branches"].true, "true")
+    false_name = define(attrs["branches"].false, "false")
+    call = ", ".join(args[1:])
+    return [f"if bool({args[0]}):",
+            f"    {_tuple_source(outputs)} = {true_name}({call})",
+            "else:",
+            f"    {_tuple_source(outputs)} = {false_name}({call})"]
+
+
+def _while_statements(outputs, args, attrs, define):
+    cond_name = define(attrs["loop"].cond, "cond")
+    body_name = define(attrs["loop"].body, "body")
+    carried = _tuple_source(outputs)
+    call = ", ".join([*outputs, *args[len(outputs):]])
+    return [f"{carried} = {_tuple_source(args[:len(outputs)])}",
+            f"while bool({cond_name}({call})[0]):",
+            f"    {carried} = {body_name}({call})"]
+
+
+def _subgraphs_have_effects(attrs) -> bool:
+    return any(has_side_effect(equation) for value in attrs.values()
+               for graph in getattr(value, "graphs", ()) for equation in graph.equations)
+
+
+def _print_impl(*values, texts, sep, end):
+    values = iter(values)
+    print(*[next(values) if text is None else text for text in texts], sep=sep, end=end)
+    return ()
+
+
+def _print_statements(outputs, args, attrs, define):
+    args = iter(args)
+    items = [next(args) if text is None else repr(text) for text in attrs["texts"]]
+    return [f"print({', '.join(items)}, sep={attrs['sep']!r}, end={attrs['end']!r})"]
+
+
+register(ControlPrimitive(
+    "cond", _cond_impl,
+    lambda *avals, branches: tuple(value.aval for value in branches.true.outputs),
+    subgraph_statements=_cond_statements, side_effect=_subgraphs_have_effects))
+register(ControlPrimitive(
+    "while", _while_impl,
+    lambda *avals, loop: tuple(value.aval for value in loop.body.outputs),
+    subgraph_statements=_while_statements, side_effect=_subgraphs_have_effects))
+register(ControlPrimitive(
+    "print", _print_impl, lambda *avals, texts, sep, end: (),
+    subgraph_statements=_print_statements, side_effect=lambda attrs: True))
+
+
+# --- tracing subgraphs --------------------------------------------------------------------------
+
+class SubgraphBuilder(GraphBuilder):
+    """Records one subgraph; captures the tracers of enclosing traces it is given."""
+
+    def __init__(self, parent: GraphBuilder):
+        super().__init__()
+        self.parent = parent
+        self.captures: dict[Var, tuple] = {}  # enclosing Var -> (enclosing Tracer, inner Var)
+
+    def enclosing(self):
+        """The builders of the traces this subgraph is traced inside, innermost first."""
+        builder = self.parent
+        while builder is not None:
+            yield builder
+            builder = getattr(builder, "parent", None)
+
+    def own_var(self, tracer: Tracer) -> Var:
+        if tracer._builder is not self and not tracer._builder.finished and \
+                any(tracer._builder is builder for builder in self.enclosing()):
+            known = self.captures.get(tracer.graph_var)
+            if known is None:
+                inner = Var(tracer.aval)
+                known = self.captures[tracer.graph_var] = (
+                    Tracer(tracer._builder, tracer.graph_var), inner)
+            return known[1]
+        return super().own_var(tracer)
+
+
+def current_builder(tracer: Tracer) -> GraphBuilder:
+    """The builder that records now what is done to `tracer`: the innermost subgraph being
+    traced, if `tracer` belongs to it or to a trace enclosing it; else its own."""
+    active = getattr(_ACTIVE, "builders", [])
+    if active:
+        innermost = active[-1]
+        if tracer._builder is innermost or any(
+                tracer._builder is builder for builder in innermost.enclosing()):
+            return innermost
+    return tracer._builder
+
+
+@contextmanager
+def _recording_into(builder: SubgraphBuilder):
+    """While tracing a subgraph, the enclosing builders record into it: `bind` picks the
+    builder of an op's first traced input, which may be a closed-over enclosing tracer."""
+    enclosing = list(builder.enclosing())
+    saved = [outer.__dict__.get("record") for outer in enclosing]
+    for outer in enclosing:
+        outer.record = builder.record
+    active = _ACTIVE.__dict__.setdefault("builders", [])
+    active.append(builder)
+    try:
+        yield
+    finally:
+        active.pop()
+        builder.finished = True
+        for outer, record in zip(enclosing, saved):
+            if record is None:
+                del outer.record
+            else:
+                outer.record = record
+
+
+def _numbers_to_arrays(tree):
+    """`tree` with Python numbers as 0-d NumPy arrays (loop values and branch outputs)."""
+    if isinstance(tree, (tuple, list)):
+        items = [_numbers_to_arrays(item) for item in tree]
+        if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
+            return type(tree)(*items)
+        return type(tree)(items)
+    if isinstance(tree, dict):
+        return type(tree)((key, _numbers_to_arrays(value)) for key, value in tree.items())
+    if type(tree) in LITERAL_TYPES:
+        return np.asarray(tree)
+    return tree
+
+
+def _leaves_with_paths(tree, path: str = "") -> list:
+    """The array leaves of `tree` with their paths (`[1]`, `['w']`), in map_arrays' order."""
+    if isinstance(tree, (tuple, list)):
+        return [leaf for index, item in enumerate(tree)
+                for leaf in _leaves_with_paths(item, f"{path}[{index}]")]
+    if isinstance(tree, dict):
+        return [leaf for key in sorted_keys(tree)
+                for leaf in _leaves_with_paths(tree[key], f"{path}[{key!r}]")]
+    return [(path, tree)] if is_array(tree) else []
+
+
+def _describe(tree) -> str:
+    """A tree's structure with its array leaves as their types: `(f64[3], {'n': i64[]})`."""
+    return str(map_arrays(tree, lambda leaf: _Type(_aval(leaf))))
+
+
+class _Type:
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return str(self.aval)
+
+
+def _aval(leaf):
+    return leaf.aval if isinstance(leaf, Tracer) else abstractify(leaf)
+
+
+def _same_structure(a, b) -> bool:
+    if isinstance(a, _Slot) or isinstance(b, _Slot):
+        return isinstance(a, _Slot) and isinstance(b, _Slot)
+    if isinstance(a, (tuple, list, dict)) or isinstance(b, (tuple, list, dict)):
+        if type(a) is not type(b) or len(a) != len(b):
+            return False
+        if isinstance(a, dict):
+            return a.keys() == b.keys() and all(_same_structure(a[k], b[k]) for k in a)
+        return all(_same_structure(x, y) for x, y in zip(a, b))
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - an object without a usable ==: compare identity
+        return a is b
+
+
+class TracedSubgraph(NamedTuple):
+    """One function traced as a subgraph, before its captured values become inputs."""
+
+    builder: SubgraphBuilder
+    operand_vars: list   # the inputs for the operands' array leaves
+    outputs: list        # the graph values of the result's array leaves
+    result: object       # what the function returned (Tracers of `builder` among it)
+    structure: OutputStructure
+
+
+def _trace_subgraph(parent: GraphBuilder, function, operands: tuple) -> TracedSubgraph:
+    """Trace `function(*operands)` as a subgraph inside `parent`'s trace; Python numbers it
+    returns become 0-d arrays."""
+    builder = SubgraphBuilder(parent)
+    with _recording_into(builder):
+        inner = map_arrays(operands, lambda leaf: builder.new_input(_aval(leaf)))
+        operand_vars = list(builder.inputs)
+        result = _numbers_to_arrays(function(*inner))
+        outputs: list = []
+
+        def output_slot(leaf):
+            outputs.append(builder.own_var(leaf) if isinstance(leaf, Tracer)
+                           else builder.constant(leaf))
+            return _Slot(len(outputs) - 1)
+
+        structure = OutputStructure(map_arrays(result, output_slot))
+    return TracedSubgraph(builder, operand_vars, outputs, result, structure)
+
+
+def _finish(traced: list, captured: list) -> list:
+    """The optimized subgraphs, each taking its operands, then every value in `captured`
+    (a placeholder input for those only another subgraph uses)."""
+    graphs = []
+    for subgraph in traced:
+        captures = subgraph.builder.captures
+        capture_vars = [captures[tracer.graph_var][1] if tracer.graph_var in captures
+                        else Var(tracer.aval) for tracer in captured]
+        graphs.append(optimize(Graph([*subgraph.operand_vars, *capture_vars],
+                                     subgraph.builder.equations, subgraph.outputs)))
+    return graphs
+
+
+def _union_of_captures(*builders) -> list:
+    captured, seen = [], set()
+    for builder in builders:
+        for var, (tracer, _) in builder.captures.items():
+            if var not in seen:
+                seen.add(var)
+                captured.append(tracer)
+    return captured
+
+
+def _first_tracer(tree):
+    found = []
+    map_arrays(tree, lambda leaf: found.append(leaf) if isinstance(leaf, Tracer) else None)
+    return found[0] if found else None
+
+
+# --- the public operations ----------------------------------------------------------------------
+
+def cond(predicate, true_fn: Callable, false_fn: Callable, *operands):
+    """`true_fn(*operands)` if `predicate` else `false_fn(*operands)`.
+
+    A concrete predicate picks a branch now. A traced one records a `cond` op holding both
+    branches, traced over `operands` (pytrees of arrays); they must return the same structure
+    of arrays with the same shapes and dtypes.
+    """
+    if not isinstance(predicate, Tracer):
+        return true_fn(*operands) if predicate else false_fn(*operands)
+    if predicate.shape != ():
+        raise ControlFlowError(
+            f"autotrace.cond: the predicate must be a scalar, but it is {predicate.aval}; "
+            f"reduce it first, e.g. np.all(predicate) or np.any(predicate)")
+    parent = current_builder(predicate)
+    true_branch = _trace_subgraph(parent, true_fn, operands)
+    false_branch = _trace_subgraph(parent, false_fn, operands)
+    _check_branches(true_branch, false_branch)
+    captured = _union_of_captures(true_branch.builder, false_branch.builder)
+    true_graph, false_graph = _finish([true_branch, false_branch], captured)
+    leaves = [leaf for _, leaf in _leaves_with_paths(operands)]
+    results = parent.record(primitives["cond"], [predicate, *leaves, *captured],
+                            {"branches": Branches(true_graph, false_graph)})
+    return true_branch.structure.unflatten(results)
+
+
+def _check_branches(true_branch: TracedSubgraph, false_branch: TracedSubgraph) -> None:
+    true_result, false_result = true_branch.result, false_branch.result
+    if not _same_structure(true_branch.structure.template, false_branch.structure.template):
+        raise ControlFlowError(
+            f"autotrace.cond: true_fn and false_fn must return the same structure, but "
+            f"true_fn returned {_describe(true_result)} and false_fn returned "
+            f"{_describe(false_result)}")
+    for (path, true_leaf), (_, false_leaf) in zip(_leaves_with_paths(true_result),
+                                                  _leaves_with_paths(false_result)):
+        if _aval(true_leaf) != _aval(false_leaf):
+            raise ControlFlowError(
+                f"autotrace.cond: true_fn and false_fn must return arrays of the same shape "
+                f"and dtype, but output{path} is {_aval(true_leaf)} in true_fn and "
+                f"{_aval(false_leaf)} in false_fn")
+
+
+def while_loop(cond_fn: Callable, body_fn: Callable, init_vals):
+    """`vals = init_vals; while cond_fn(vals): vals = body_fn(vals)`; returns `vals`.
+
+    On concrete values it is that Python loop. Once a loop value or the condition is traced,
+    it records one `while` op: `cond_fn` and `body_fn` traced over the loop values, where
+    `body_fn` must return them with the same structure, shapes and dtypes.
+    """
+    values = init_vals
+    while True:
+        tracer = _first_tracer(values)
+        if tracer is not None:
+            return _traced_while(current_builder(tracer), cond_fn, body_fn, values)
+        keep_going = cond_fn(values)
+        if isinstance(keep_going, Tracer):
+            return _traced_while(current_builder(keep_going), cond_fn, body_fn, values)
+        if not keep_going:
+            return values
+        values = body_fn(values)
+
+
+def _traced_while(parent: GraphBuilder, cond_fn, body_fn, init_vals):
+    init_vals = _numbers_to_arrays(init_vals)
+    condition = _trace_subgraph(parent, cond_fn, (init_vals,))
+    predicate = condition.result
+    if not is_array(predicate) or _aval(predicate).shape != ():
+        what = _describe(predicate) if is_array(predicate) else type(predicate).__name__
+        raise ControlFlowError(
+            f"autotrace.while_loop: cond_fn must return a scalar (a bool array of shape ()), "
+            f"but it returned {what}")
+    body = _trace_subgraph(parent, body_fn, (init_vals,))
+    _check_body(init_vals, body.result)
+    captured = _union_of_captures(condition.builder, body.builder)
+    cond_graph, body_graph = _finish([condition, body], captured)
+    leaves = [leaf for _, leaf in _leaves_with_paths(init_vals)]
+    results = parent.record(primitives["while"], [*leaves, *captured],
+                            {"loop": Loop(cond_graph, body_graph)})
+    return body.structure.unflatten(results)
+
+
+def _check_body(init_vals, result) -> None:
+    before = OutputStructure(map_arrays(init_vals, lambda leaf: _Slot(0))).template
+    after = OutputStructure(map_arrays(result, lambda leaf: _Slot(0))).template
+    if not _same_structure(before, after):
+        raise ControlFlowError(
+            f"autotrace.while_loop: body_fn must return the loop values in the structure it "
+            f"takes them, but it takes {_describe(init_vals)} and returns {_describe(result)}")
+    for (path, old), (_, new) in zip(_leaves_with_paths(init_vals), _leaves_with_paths(result)):
+        if _aval(old) != _aval(new):
+            raise ControlFlowError(
+                f"autotrace.while_loop: body_fn must keep the shape and dtype of each loop "
+                f"value, but loop value{path} goes in as {_aval(old)} and comes out as "
+                f"{_aval(new)}")
+
+
+def print_values(*values, sep: str = " ", end: str = "\n") -> None:
+    """Print `values` like Python's print: now when none is traced, else on every run of the
+    traced graph (a `print` op, kept by the passes in program order)."""
+    tracers = [value for value in values if isinstance(value, Tracer)]
+    if not tracers:
+        print(*values, sep=sep, end=end)
+        return
+    texts = tuple(None if isinstance(value, Tracer) else str(value) for value in values)
+    current_builder(tracers[0]).record(primitives["print"], tracers,
+                                       {"texts": texts, "sep": sep, "end": end})
