@@ -219,20 +219,30 @@ def load_autograd():
     return autograd, autograd.numpy
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_options(doc: str, argv=None):
+    """`--repeat` and `--only` for a benchmark over WORKLOADS: (options, chosen workloads)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="timing repeats (best is kept)")
     parser.add_argument("--only", nargs="*", choices=[w.name for w in WORKLOADS],
                         help="run only these workloads")
     options = parser.parse_args(argv)
-    workloads = [w for w in WORKLOADS if not options.only or w.name in options.only]
+    return options, [w for w in WORKLOADS if not options.only or w.name in options.only]
 
+
+def describe_environment():
+    """Print the machine and library versions; returns (autograd, autograd.numpy) or Nones."""
     print(f"python {platform.python_version()}, numpy {numpy.__version__}, "
           f"{os.cpu_count()} CPUs, {platform.machine()}, "
           f"BLAS threads {os.environ['OPENBLAS_NUM_THREADS']}")
     autograd, autograd_numpy = load_autograd()
     if autograd is not None:
         print(f"autograd {importlib.metadata.version('autograd')}")
+    return autograd, autograd_numpy
+
+
+def main(argv=None) -> int:
+    options, workloads = parse_options(__doc__, argv)
+    autograd, autograd_numpy = describe_environment()
 
     rng = numpy.random.default_rng(0)
     failed = False

@@ -20,9 +20,6 @@ import os
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")  # before NumPy loads its BLAS
 
-import argparse
-import importlib.metadata
-import platform
 import sys
 import time
 import traceback
@@ -33,7 +30,7 @@ import autotrace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from grad_speed import (  # noqa: E402
-    WORKLOADS, best_time, load_autograd, same_gradients,
+    best_time, describe_environment, parse_options, same_gradients,
 )
 
 MAX_TRACED_RATIO = 2.5
@@ -87,19 +84,8 @@ def check(name, column, gradient, args, expected, wrt, rows) -> bool:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=5, help="timing repeats (best is kept)")
-    parser.add_argument("--only", nargs="*", choices=[w.name for w in WORKLOADS],
-                        help="run only these workloads")
-    options = parser.parse_args(argv)
-    workloads = [w for w in WORKLOADS if not options.only or w.name in options.only]
-
-    print(f"python {platform.python_version()}, numpy {numpy.__version__}, "
-          f"{os.cpu_count()} CPUs, {platform.machine()}, "
-          f"BLAS threads {os.environ['OPENBLAS_NUM_THREADS']}")
-    autograd, autograd_numpy = load_autograd()
-    if autograd is not None:
-        print(f"autograd {importlib.metadata.version('autograd')}")
+    options, workloads = parse_options(__doc__, argv)
+    autograd, autograd_numpy = describe_environment()
     jax, jax_numpy = load_jax()
     if jax is not None:
         print(f"jax {jax.__version__}")
