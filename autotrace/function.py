@@ -13,21 +13,38 @@ The signature of a call is its arrays' (shape, dtype, device), Python scalars, s
 None by value, containers recursively, other objects by identity (see runtime/signature.py).
 Python side effects run only while tracing. Control flow on Python values is unrolled into
 the graph; control flow on traced array values is an error that says so.
+
+Two ways trace once for many sizes (runtime/spec.py): `input_signature=[Spec((None, 3))]`
+traces once with the sizes it leaves unknown, and checks every call against it;
+`reduce_retracing=True` traces again with a dimension made unknown once it has been seen with
+two sizes. Inside such a trace an unknown size is None (`x.shape == (None, 3)`), as in
+TensorFlow.
 """
 from __future__ import annotations
 
 import functools
 import inspect
+import os
 import re
 import threading
+import traceback
 import warnings
 from typing import Callable
 
+import numpy as np
+
+import runtime
+import transforms
+from autotrace.conversion import for_tracing
+from runtime.abstract import UnknownDimensionError, device_of, is_unknown
 from runtime.cache import TraceCache
+from runtime.control import ControlFlowError
 from runtime.executor import compile_graph
+from runtime.ops import UntraceableError
 from runtime.passes import optimize
 from runtime.signature import signature_and_arrays
-from runtime.tracer import trace
+from runtime.spec import InputSignature, RetracingReducer, placeholders_for
+from runtime.tracer import TracerConversionError, is_array, map_arrays, trace
 
 # After this many traces within the last RETRACE_WINDOW calls, one warning says why.
 RETRACE_LIMIT = 5
@@ -38,60 +55,135 @@ _TRACING = threading.local()
 
 
 class _Entry:
-    """One trace: the optimized graph, the code that runs it, and the output's structure."""
+    """One trace: the graph before and after the passes, the code that runs the optimized one,
+    the output's structure, and whether it serves many sizes (a reduce_retracing trace)."""
 
-    def __init__(self, graph, run, source, structure):
+    def __init__(self, graph, unoptimized, run, source, structure, general=False):
         self.graph = graph
+        self.unoptimized = unoptimized
         self.run = run
         self.source = source
         self.structure = structure
+        self.general = general
 
 
 class Function:
     """A function traced per input signature; calls with a known signature run its graph.
 
+    Made by `autotrace.function`, whose docstring says what the arguments do.
+
     Attributes:
         trace_count: how many times the Python function has been traced.
+        cache_size: how many traces are kept now (at most `max_traces`).
+        input_signature: the InputSignature every call is checked against, or None.
+        reduce_retracing: whether dimensions seen with several sizes are traced as unknown.
     """
 
-    def __init__(self, python_function: Callable, max_traces: int = 64):
+    def __init__(self, python_function: Callable, input_signature=None,
+                 reduce_retracing: bool = False, max_traces: int = 64):
         if not callable(python_function):
             raise TypeError(f"autotrace.function expects a function, got "
                             f"{type(python_function).__name__}")
+        if not isinstance(max_traces, int) or max_traces < 1:
+            raise ValueError(f"autotrace.function: max_traces must be a positive int, "
+                             f"not {max_traces!r}")
         self.python_function = python_function
         # grad(function(f)) differentiates f's source: the transforms look for this.
         self.__autotrace_python_function__ = python_function
         self._cache = TraceCache(maxsize=max_traces)
         self._warned = False
         self._parameters = tuple(_parameter_names(python_function))
+        self.input_signature = (None if input_signature is None
+                                else InputSignature(input_signature, python_function))
+        self.reduce_retracing = bool(reduce_retracing)
+        self._reducer = RetracingReducer(4 * max_traces) if reduce_retracing else None
         functools.update_wrapper(self, python_function)
 
     @property
     def trace_count(self) -> int:
         return self._cache.trace_count
 
+    @property
+    def cache_size(self) -> int:
+        return len(self._cache)
+
     def __call__(self, *args, **kwargs):
         if getattr(_TRACING, "depth", 0):
             # Called while tracing (by itself or by another traced function): inline it.
-            return self.python_function(*args, **kwargs)
+            return for_tracing(self.python_function)(*args, **kwargs)
+        if self.input_signature is not None:
+            entry, arrays = self._signature_entry(args, kwargs)
+            return entry.structure.unflatten(entry.run(*arrays))
         key, arrays = signature_and_arrays(args, kwargs)
-        entry = self._cache.get(key)
-        if entry is None:
-            reason = self._cache.explain(key, self._parameters)
-            entry = self._cache.get_or_build(key, lambda: self._build(args, kwargs))
-            self._warn_about_retracing(reason)
+        entry = self._cache.get(key) or self._missed(key, args, kwargs, warn=True)
+        if entry.general:
+            return self._run_general(entry, key, args, kwargs, arrays)
         return entry.structure.unflatten(entry.run(*arrays))
 
-    def _build(self, args, kwargs) -> _Entry:
+    def _build(self, args, kwargs, general: bool = False) -> _Entry:
         _TRACING.depth = getattr(_TRACING, "depth", 0) + 1
         try:
-            graph, structure = trace(self.python_function, args, kwargs)
+            graph, structure = trace(for_tracing(self.python_function), args, kwargs)
+        except Exception as error:
+            _explain_trace_error(error, args, kwargs)
+            raise
         finally:
             _TRACING.depth -= 1
-        graph = optimize(graph)
+        return self._compile(graph, structure, general)
+
+    def _compile(self, unoptimized, structure, general: bool) -> _Entry:
+        graph = optimize(unoptimized)
         label = re.sub(r"\W", "_", getattr(self.python_function, "__name__", "graph"))
         run, source = compile_graph(graph, name=label.strip("_") or "graph")
-        return _Entry(graph, run, source, structure)
+        return _Entry(graph, unoptimized, run, source, structure, general)
+
+    # --- finding the trace for a call --------------------------------------------------------
+
+    def _signature_entry(self, args, kwargs):
+        """The input_signature's trace (one a device) and the call's arrays, checked."""
+        arrays = self.input_signature.arrays(args, kwargs)
+        devices = tuple(device_of(array) for array in arrays)
+        key = ("input_signature", devices)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache.get_or_build(key, lambda: self._build(
+                self.input_signature.placeholders(devices), {}))
+        return entry, arrays
+
+    def _missed(self, key, args, kwargs, warn: bool = False) -> _Entry:
+        """The trace for a signature not in the cache: reduce_retracing's widened one if it is
+        there, else a new trace (with a warning, once, if `warn` and traces are frequent)."""
+        general = self._reducer.generalize(key) if self._reducer is not None else None
+        entry = self._cache.get(general) if general is not None else None
+        if entry is None:
+            reason = self._cache.explain(key, self._parameters) if warn else ""
+            entry = self._trace_for(key, general, args, kwargs)
+            if warn:
+                self._warn_about_retracing(reason)
+        return entry
+
+    def _trace_for(self, key, general, args, kwargs) -> _Entry:
+        """Trace for a signature not in the cache: for `general`, reduce_retracing's widened
+        signature, if there is one (and it traces), else for `key`."""
+        if general is not None:
+            traced_args, traced_kwargs = placeholders_for(args, kwargs, general)
+            try:
+                return self._cache.get_or_build(general, lambda: self._build(
+                    traced_args, traced_kwargs, general=True))
+            except Exception:  # noqa: BLE001 - it traces with concrete sizes instead, below
+                self._reducer.give_up(key)
+        return self._cache.get_or_build(key, lambda: self._build(args, kwargs))
+
+    def _run_general(self, entry, key, args, kwargs, arrays):
+        """Run a trace for many sizes; should it fail for these (unknown sizes it took to be
+        equal are not), trace for this call's own sizes, which raises a clear error if the
+        function cannot run on them at all."""
+        try:
+            outputs = entry.run(*arrays)
+        except Exception:  # noqa: BLE001 - traced again below, with this call's sizes
+            entry = self._cache.get_or_build(key, lambda: self._build(args, kwargs))
+            outputs = entry.run(*arrays)
+        return entry.structure.unflatten(outputs)
 
     def _warn_about_retracing(self, reason: str) -> None:
         if self._warned or self._cache.retrace_count() < RETRACE_LIMIT:
@@ -101,28 +193,47 @@ class Function:
             f"{self.__name__} was traced {self._cache.retrace_count()} times in its last "
             f"{len(self._cache.recent_calls())} calls; the latest because "
             f"{reason}. Each new signature traces again: "
-            "pass arrays rather than changing Python numbers, and keep shapes fixed.",
+            "pass arrays rather than changing Python numbers, and keep shapes fixed "
+            "(or use input_signature or reduce_retracing=True).",
             RuntimeWarning, stacklevel=3)
 
     def _entry(self, args, kwargs) -> _Entry:
+        if self.input_signature is not None:
+            return self._signature_entry(args, kwargs)[0]
         key, _ = signature_and_arrays(args, kwargs)
-        entry = self._cache.get(key)
-        if entry is None:
-            entry = self._cache.get_or_build(key, lambda: self._build(args, kwargs))
-        return entry
+        return self._cache.get(key) or self._missed(key, args, kwargs)
 
-    def graph(self, *args, **kwargs):
-        """The optimized graph traced for these arguments' signature (tracing if needed);
-        `str()` of it prints one operation a line."""
-        return self._entry(args, kwargs).graph
+    # --- what users look at ------------------------------------------------------------------
+
+    def graph(self, *args, optimized: bool = True, **kwargs):
+        """The graph a call with these arguments runs (tracing it if there is none yet).
+
+        Arguments:
+            args, kwargs: arguments as for a call (only their signature matters).
+            optimized: False for the graph as traced, before the passes (constant folding,
+                algebraic simplification, common subexpressions, dead code, buffer reuse).
+        Returns:
+            a runtime.graph.Graph; `str()` of it prints one operation a line.
+
+        Example:
+            >>> print(double.graph(np.ones(2), optimized=False))
+            { lambda a:f64[2] ;
+              b:f64[2] = add a a
+              in (b) }
+        """
+        entry = self._entry(args, kwargs)
+        return entry.graph if optimized else entry.unoptimized
 
     def source(self, *args, **kwargs) -> str:
         """The Python source the executor runs for these arguments' signature."""
         return self._entry(args, kwargs).source
 
     def clear_cache(self) -> None:
-        """Forget every trace; the next call traces again."""
+        """Forget every trace (and what reduce_retracing has seen); the next call traces
+        again."""
         self._cache.clear()
+        if self._reducer is not None:
+            self._reducer.clear()
 
     def __get__(self, instance, owner=None):
         if instance is None:
@@ -140,19 +251,87 @@ def _parameter_names(function) -> list:
         return []
 
 
-def function(python_function: Callable | None = None, *, max_traces: int = 64):
+# --- errors while tracing -----------------------------------------------------------------------
+
+# Errors that a line of the user's code caused: they get that line appended.
+_LOCATED_ERRORS = (UntraceableError, TracerConversionError, UnknownDimensionError,
+                   ControlFlowError)
+_LIBRARY_DIRS = tuple(os.path.dirname(os.path.abspath(path)) + os.sep
+                      for path in (np.__file__, runtime.__file__, transforms.__file__, __file__))
+
+
+def _user_frame(error: BaseException):
+    """The innermost frame of the error's traceback in the user's code (not in NumPy or
+    autotrace), or None."""
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        if not os.path.abspath(frame.filename).startswith(_LIBRARY_DIRS):
+            return frame
+    return None
+
+
+def _explain_trace_error(error: Exception, args, kwargs) -> None:
+    """Add to the message of an error raised while tracing: where in the user's code it was
+    raised, and, for a trace with unknown sizes that asked for one, what to do."""
+    if getattr(error, "_autotrace_explained", False) or len(error.args) != 1 or \
+            not isinstance(error.args[0], str):
+        return
+    message = error.args[0]
+    if isinstance(error, TypeError) and "NoneType" in message and _has_unknown_sizes(
+            args, kwargs):
+        message += ("\n  (traced with dimensions of unknown size, None in the Spec: code that "
+                    "needs their size, like len(x) or x.shape[0] * 2, cannot trace; give "
+                    "them a size in the Spec)")
+    if isinstance(error, _LOCATED_ERRORS):
+        frame = _user_frame(error)
+        if frame is not None:
+            message += f'\n  File "{frame.filename}", line {frame.lineno}, in {frame.name}'
+            if frame.line:
+                message += f"\n    {frame.line}"
+    error.args = (message,)
+    error._autotrace_explained = True
+
+
+def _has_unknown_sizes(args, kwargs) -> bool:
+    found = []
+    map_arrays((args, kwargs), lambda leaf: found.append(is_array(leaf) and is_unknown(
+        getattr(leaf, "aval", None))))
+    return any(found)
+
+
+def function(python_function: Callable | None = None, *, input_signature=None,
+             reduce_retracing: bool = False, max_traces: int = 64):
     """Trace `python_function` per input signature into cached, optimized graphs.
 
-    Use as `@autotrace.function`, `@autotrace.function(max_traces=...)` or
-    `autotrace.function(f)`. The result is called like f; its `trace_count`, `graph(*args)`,
-    `source(*args)` and `clear_cache()` show and reset what was traced. At most `max_traces`
-    traces are kept (least recently used out).
+    Use as `@autotrace.function`, `@autotrace.function(input_signature=..., ...)` or
+    `autotrace.function(f, ...)`. The result is called like f; its `trace_count`,
+    `graph(*args)` (`optimized=False` for the graph as traced), `source(*args)` and
+    `clear_cache()` show and reset what was traced.
+
+    Arguments:
+        python_function: the function to trace.
+        input_signature: a list with an `autotrace.Spec` (or a tuple, list or dict of Specs)
+            for each leading positional parameter. The function is traced once, with None
+            dimensions of unknown size, and every call is checked against it: a call that
+            does not fit raises TypeError naming the argument. Python numbers become arrays
+            of their Spec's dtype. Ops whose result needs an unknown size raise an error that
+            says to give that dimension a size. Unknown dimensions that meet in broadcasting
+            are taken to be equal (the graph checks it when it runs).
+        reduce_retracing: once an array argument's dimension has been seen with two sizes,
+            trace again with it unknown, so that later sizes reuse that trace. Where the
+            function cannot trace (or run) with an unknown size, it is traced per size as
+            without this option. Ignored with an input_signature.
+        max_traces: how many traces to keep; the least recently used goes first.
+    Returns:
+        a `Function`, or, without `python_function`, a decorator that makes one.
 
     Example:
-        >>> step = autotrace.function(autotrace.grad(loss))
-        >>> step(w, X, y); step.trace_count
+        >>> @autotrace.function(input_signature=[autotrace.Spec((None, 3))])
+        ... def double(x):
+        ...     return x + x
+        >>> double(np.ones((2, 3))); double(np.ones((5, 3))); double.trace_count
         1
     """
-    if python_function is None:
-        return lambda f: Function(f, max_traces=max_traces)
-    return Function(python_function, max_traces=max_traces)
+    def make(f):
+        return Function(f, input_signature=input_signature, reduce_retracing=reduce_retracing,
+                        max_traces=max_traces)
+    return make if python_function is None else make(python_function)

@@ -4,10 +4,12 @@ benchmarks/grad_speed.py, against the eager `autotrace.grad(f)`, autograd and `j
     python benchmarks/traced_speed.py
 
 Each gradient is timed against the loss itself (the "primal", plain NumPy) in the same run and
-printed as a ratio to it, as grad_speed.py does. autograd and JAX columns appear when those are
-installed (a message says when one is skipped). Before timing, the traced gradient is checked
-against the hand-written NumPy one; a workload that cannot be traced is reported with its error
-instead of stopping the run, and the script exits with status 1.
+printed as a ratio to it, as grad_speed.py does. The columns of a workload are timed in turns,
+one repeat of each at a time, each keeping its best: a burst of load from elsewhere on a shared
+machine then slows every column alike, not only the one being timed. autograd and JAX columns
+appear when those are installed (a message says when one is skipped). Before timing, the traced
+gradient is checked against the hand-written NumPy one; a workload that cannot be traced is
+reported with its error instead of stopping the run, and the script exits with status 1.
 
 Targets, printed as PASS or MISS (a MISS does not change the exit status): the traced gradient
 costs at most 2.5 primals on every workload, it beats the eager gradient on every one, and tracing,
@@ -22,6 +24,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import sys
 import time
+import timeit
 import traceback
 
 import numpy
@@ -30,7 +33,7 @@ import autotrace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from grad_speed import (  # noqa: E402
-    best_time, describe_environment, parse_options, same_gradients,
+    describe_environment, parse_options, same_gradients,
 )
 
 MAX_TRACED_RATIO = 2.5
@@ -46,6 +49,18 @@ def load_jax():
         return None, None
     jax.config.update("jax_enable_x64", True)  # the workloads are float64
     return jax, jax.numpy
+
+
+def best_times_in_turns(calls: dict, repeat: int) -> dict:
+    """Seconds per call of each of `calls` (name -> function of no arguments): the best of
+    `repeat` runs, each long enough to time (>= 0.2 s), the calls taking turns run by run."""
+    timers = {name: timeit.Timer(call) for name, call in calls.items()}
+    numbers = {name: timer.autorange()[0] for name, timer in timers.items()}
+    best = dict.fromkeys(calls, float("inf"))
+    for _ in range(repeat):
+        for name, timer in timers.items():
+            best[name] = min(best[name], timer.timeit(numbers[name]) / numbers[name])
+    return best
 
 
 def first_line(error: BaseException) -> str:
@@ -127,11 +142,13 @@ def main(argv=None) -> int:
     within_all, faster_all = True, True
     for row in table:
         workload, args = row["workload"], row["args"]
-        primal_s = best_time(lambda: row["primal"](*args), options.repeat)
-        ratios = {}
+        calls = {"primal": lambda primal=row["primal"], args=args: primal(*args)}
         for name, gradient in row["columns"].items():
             inputs = row["traced_args"] if name == "traced" else args
-            ratios[name] = best_time(lambda: gradient(*inputs), options.repeat) / primal_s
+            calls[name] = lambda gradient=gradient, inputs=inputs: gradient(*inputs)
+        seconds = best_times_in_turns(calls, options.repeat)
+        primal_s = seconds.pop("primal")
+        ratios = {name: time_s / primal_s for name, time_s in seconds.items()}
         cells = " ".join(f"{ratios[n]:>8.2f}x" if n in ratios else f"{'-':>9}" for n in names)
         if "traced" not in ratios:
             within = faster = "UNTRACED"

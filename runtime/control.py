@@ -370,10 +370,16 @@ def cond(predicate, true_fn: Callable, false_fn: Callable, *operands):
         raise ControlFlowError(
             f"autotrace.cond: the predicate must be a scalar, but it is {predicate.aval}; "
             f"reduce it first, e.g. np.all(predicate) or np.any(predicate)")
+    return traced_cond(predicate, true_fn, false_fn, operands, _check_branches)
+
+
+def traced_cond(predicate: Tracer, true_fn, false_fn, operands: tuple, check: Callable):
+    """Record a `cond` op on the traced scalar `predicate`; `check(true_branch,
+    false_branch)` (TracedSubgraphs) raises when the branches do not fit together."""
     parent = current_builder(predicate)
     true_branch = _trace_subgraph(parent, true_fn, operands)
     false_branch = _trace_subgraph(parent, false_fn, operands)
-    _check_branches(true_branch, false_branch)
+    check(true_branch, false_branch)
     captured = _union_of_captures(true_branch.builder, false_branch.builder)
     true_graph, false_graph = _finish([true_branch, false_branch], captured)
     leaves = [leaf for _, leaf in _leaves_with_paths(operands)]
@@ -409,16 +415,19 @@ def while_loop(cond_fn: Callable, body_fn: Callable, init_vals):
     while True:
         tracer = _first_tracer(values)
         if tracer is not None:
-            return _traced_while(current_builder(tracer), cond_fn, body_fn, values)
+            return traced_while(current_builder(tracer), cond_fn, body_fn, values)
         keep_going = cond_fn(values)
         if isinstance(keep_going, Tracer):
-            return _traced_while(current_builder(keep_going), cond_fn, body_fn, values)
+            return traced_while(current_builder(keep_going), cond_fn, body_fn, values)
         if not keep_going:
             return values
         values = body_fn(values)
 
 
-def _traced_while(parent: GraphBuilder, cond_fn, body_fn, init_vals):
+def traced_while(parent: GraphBuilder, cond_fn, body_fn, init_vals,
+                 check: Callable | None = None):
+    """Record a `while` op in `parent`'s trace; `check(init_vals, result)` (the loop values
+    before and after one traced iteration) raises when the body changes them."""
     init_vals = _numbers_to_arrays(init_vals)
     condition = _trace_subgraph(parent, cond_fn, (init_vals,))
     predicate = condition.result
@@ -428,7 +437,7 @@ def _traced_while(parent: GraphBuilder, cond_fn, body_fn, init_vals):
             f"autotrace.while_loop: cond_fn must return a scalar (a bool array of shape ()), "
             f"but it returned {what}")
     body = _trace_subgraph(parent, body_fn, (init_vals,))
-    _check_body(init_vals, body.result)
+    (check or _check_body)(init_vals, body.result)
     captured = _union_of_captures(condition.builder, body.builder)
     cond_graph, body_graph = _finish([condition, body], captured)
     leaves = [leaf for _, leaf in _leaves_with_paths(init_vals)]

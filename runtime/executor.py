@@ -3,28 +3,41 @@
     def graph_1(a, b):
         c = np.multiply(a, b)  # f64[3]
         d = np.sum(c, axis=(0,))  # f64[]
+        del c
         return (d,)
 
 Calling it costs the NumPy calls and nothing else: no interpreter loop over ops, no dispatch.
-Variables keep the names the graph prints with (a Python keyword gets a trailing underscore),
-constants are globals of the function (`const0`), and the source is registered with linecache
-under `<autotrace graph #N>`, so tracebacks, `inspect.getsource` and pdb show it.
+Variables keep the names the graph prints with (a Python keyword, or a name the code uses such
+as `np`, gets a trailing underscore), constants are globals of the function (`const0`), and the
+source is registered with linecache under `<autotrace graph #N>`, so tracebacks,
+`inspect.getsource` and pdb show it.
+
+An array is deleted (`del c`) after the last equation that reads it, as eager code drops it when
+a name is rebound: otherwise every intermediate would live until the function returns, which
+costs memory and, once it is all freed at once, page faults as the allocator hands it back to
+the system and takes it again on the next call. A graph of float64 scalars is also written as
+Python float arithmetic (runtime/passes_floats.py), which falls back on the NumPy version.
 """
 from __future__ import annotations
 
 import itertools
 import keyword
 import linecache
+import math
 import weakref
 from typing import Callable
 
 import numpy as np
 
-from runtime.graph import Constant, Graph, Literal, short_name
+from runtime.graph import Constant, Graph, Literal, Var, short_name
 from runtime.ops import literal_source
+from runtime.passes_floats import float_function_source, lowerable
 
 # Numbers the generated files; the only state here, and only so that file names are unique.
 _graph_numbers = itertools.count(1)
+
+# Globals the generated code reads: a variable of the graph must not hide them.
+_RESERVED_NAMES = frozenset(["np", "math"])
 
 
 class _SourceNames:
@@ -43,7 +56,7 @@ class _SourceNames:
         name = self.names.get(id(var))
         if name is None:
             name = short_name(len(self.names) - self.constants)
-            if keyword.iskeyword(name) or name == "np":
+            if keyword.iskeyword(name) or name in _RESERVED_NAMES:
                 name += "_"
             self.names[id(var)] = name
         return name
@@ -60,12 +73,24 @@ class _SourceNames:
             return name
         return self.of(value)
 
+    def literal(self, value) -> str:
+        return literal_source(value)
+
+    def result(self, value) -> str:
+        """`value` as the function returns it: a constant array is copied on every call, as
+        eager code would make a new array."""
+        name = self.use(value)
+        if isinstance(value, Constant) and isinstance(value.value, np.ndarray):
+            return f"{name}.copy()"
+        return name
+
 
 def graph_source(graph: Graph, function_name: str, namespace: dict) -> str:
     """The Python source of `graph` as a function; constants are put in `namespace`.
 
     The subgraphs of control ops (cond, while) become functions of their own, defined first
-    and named after this one (`graph_3_true_1`).
+    and named after this one (`graph_3_true_1`). A graph of float64 scalars is written twice:
+    `graph_3_numpy` and the float version `graph_3`, which runs the other where they may differ.
     """
     blocks: list[str] = []
     _function_source(graph, function_name, namespace, blocks, itertools.count(),
@@ -75,6 +100,19 @@ def graph_source(graph: Graph, function_name: str, namespace: dict) -> str:
 
 def _function_source(graph, function_name, namespace, blocks, constant_numbers,
                      subgraph_numbers) -> None:
+    if lowerable(graph):
+        exact_name = f"{function_name}_numpy"
+        _numpy_function_source(graph, exact_name, namespace, blocks, constant_numbers,
+                               subgraph_numbers)
+        names = _SourceNames(namespace, constant_numbers)
+        blocks.append(float_function_source(graph, function_name, exact_name, names))
+    else:
+        _numpy_function_source(graph, function_name, namespace, blocks, constant_numbers,
+                               subgraph_numbers)
+
+
+def _numpy_function_source(graph, function_name, namespace, blocks, constant_numbers,
+                           subgraph_numbers) -> None:
     names = _SourceNames(namespace, constant_numbers)
 
     def define(subgraph: Graph, label: str) -> str:
@@ -84,7 +122,8 @@ def _function_source(graph, function_name, namespace, blocks, constant_numbers,
 
     parameters = ", ".join(names.of(var) for var in graph.inputs)
     lines = [f"def {function_name}({parameters}):"]
-    for equation in graph.equations:
+    deletions = _deletions(graph)
+    for index, equation in enumerate(graph.equations):
         args = [names.use(value) for value in equation.inputs]
         outputs = [names.of(var) for var in equation.outputs]
         primitive = equation.primitive
@@ -98,16 +137,52 @@ def _function_source(graph, function_name, namespace, blocks, constant_numbers,
         types = " ".join(str(var.aval) for var in equation.outputs)
         lines.append(f"    {statements[0]}  # {types}" if types else f"    {statements[0]}")
         lines.extend(f"    {statement}" for statement in statements[1:])
-    results = [_result(names.use(value), value) for value in graph.outputs]
+        if index in deletions:
+            lines.append(f"    del {', '.join(names.of(var) for var in deletions[index])}")
+    results = [names.result(value) for value in graph.outputs]
     lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''})")
     blocks.append("\n".join(lines) + "\n")
 
 
-def _result(name: str, value) -> str:
-    # A constant output is copied on every call, as eager code would make a new array.
-    if isinstance(value, Constant) and isinstance(value.value, np.ndarray):
-        return f"{name}.copy()"
-    return name
+def _deletions(graph: Graph) -> dict:
+    """Equation index -> the Vars to delete after it: all the names of one buffer (an array,
+    the results written into it with `out=`, views of it), once the last of them is read.
+    Buffers that hold only 0-d values, and those of the graph's inputs and outputs, are left."""
+    parent: dict[Var, Var] = {}
+
+    def root(var: Var) -> Var:
+        while parent[var] is not var:
+            var = parent[var]
+        return var
+
+    last_read: dict[Var, int] = {}
+    for var in graph.inputs:
+        parent[var] = var
+    for index, equation in enumerate(graph.equations):
+        sources = [value for value in equation.inputs if isinstance(value, Var)]
+        if "out" in equation.attrs:
+            sources = [equation.inputs[equation.attrs["out"]]]
+        elif equation.primitive.fresh:
+            sources = []
+        for var in equation.outputs:
+            parent[var] = var
+            last_read[var] = index
+            for source in sources:  # the same array, or possibly a view of it
+                parent[root(source)] = root(var)
+        for value in equation.inputs:
+            if isinstance(value, Var):
+                last_read[value] = index
+
+    buffers: dict[Var, list] = {}
+    for var in parent:
+        buffers.setdefault(root(var), []).append(var)
+    kept = {root(value) for value in (*graph.inputs, *graph.outputs) if isinstance(value, Var)}
+    deletions: dict[int, list] = {}
+    for buffer, members in buffers.items():
+        if buffer in kept or all(var.aval.shape == () for var in members):
+            continue
+        deletions.setdefault(max(last_read[var] for var in members), []).extend(members)
+    return deletions
 
 
 def compile_graph(graph: Graph, name: str = "graph") -> tuple[Callable, str]:
@@ -129,7 +204,7 @@ def compile_graph(graph: Graph, name: str = "graph") -> tuple[Callable, str]:
     number = next(_graph_numbers)
     function_name = f"{name}_{number}"
     filename = f"<autotrace graph #{number}>"
-    namespace = {"np": np, "__name__": "autotrace_graph"}
+    namespace = {"np": np, "math": math, "__name__": "autotrace_graph"}
     source = graph_source(graph, function_name, namespace)
     exec(compile(source, filename, "exec"), namespace)
     function = namespace[function_name]

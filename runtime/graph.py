@@ -7,6 +7,8 @@ A `Graph` is what a trace records and what the passes and the executor work on:
       d:f64[] = reduce_sum[axes=(0,)] c
       in (d) }
 
+- An equation without results (`print`, a `same_sizes` check) prints as `print[...] a b`.
+- A dimension of unknown size prints as `?` (`f64[?,3]`; see runtime/abstract.py).
 - A `Var` is a value the graph computes or takes as input. It holds only its AbstractArray;
   names (a, b, ..., z, ba, bb, ...) are given when a graph is printed, in order of appearance,
   so the same graph always prints the same way.
@@ -111,7 +113,7 @@ class Graph:
     docstring); the format is deterministic, for people and for golden tests.
     """
 
-    __slots__ = ("inputs", "equations", "outputs")
+    __slots__ = ("inputs", "equations", "outputs", "__weakref__")
 
     def __init__(self, inputs, equations, outputs):
         self.inputs = tuple(inputs)
@@ -132,13 +134,15 @@ class Graph:
 
 
 def format_equation(equation: Equation, names: _Names) -> str:
-    """`c:f64[3] = multiply a b`, with attributes in brackets sorted by name."""
+    """`c:f64[3] = multiply a b`, with attributes in brackets sorted by name; an equation
+    without results (`print`) is just `print[...] a b`."""
     outputs = " ".join(f"{names.of(v)}:{v.aval}" for v in equation.outputs)
     attrs = " ".join(f"{key}={format_value(equation.attrs[key])}"
                      for key in sorted(equation.attrs))
     head = f"{equation.primitive.name}[{attrs}]" if attrs else equation.primitive.name
     inputs = " ".join(names.use(value) for value in equation.inputs)
-    return f"{outputs} = {head} {inputs}".rstrip()
+    line = f"{head} {inputs}".rstrip()
+    return f"{outputs} = {line}" if outputs else line  # print and checks have no results
 
 
 def format_value(value) -> str:

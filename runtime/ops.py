@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from runtime.abstract import AbstractArray, abstractify
+from runtime.abstract import AbstractArray, abstractify, is_unknown, unknown_dimension_error
 from runtime.graph import StaticSlice
 
 LITERAL_TYPES = (bool, int, float, complex)
@@ -178,9 +178,15 @@ def example(aval):
     return np.broadcast_to(np.zeros((), aval.dtype), aval.shape)
 
 
-def by_example(function: Callable) -> Callable:
-    """A shape/dtype rule that runs `function` on zero-strided stand-ins of the inputs."""
+def by_example(function: Callable, name: str | None = None) -> Callable:
+    """A shape/dtype rule that runs `function` on zero-strided stand-ins of the inputs.
+
+    Stand-ins need every size, so an input with an unknown dimension raises
+    UnknownDimensionError naming the op (`name`, or the function's qualified name).
+    """
     def abstract_eval(*avals, **attrs):
+        if any(is_unknown(aval) for aval in avals):
+            raise unknown_dimension_error(name or qualified_name(function), *avals)
         with np.errstate(all="ignore"):
             result = function(*[example(aval) for aval in avals], **attrs)
         device = device_of_inputs(avals)

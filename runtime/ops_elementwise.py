@@ -8,9 +8,14 @@ promotion: a Python float literal times an f32 array is f32). The executor write
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 
-from runtime.abstract import AbstractArray
+from runtime.abstract import (
+    AbstractArray, broadcast_origins, broadcast_shapes, unknown_dimension_error,
+)
 from runtime.ops import (
     Primitive, bind, bind_like, define_function, device_of_inputs, literal_source,
     numpy_functions, primitives, register, reject_arguments, shape_of, static, static_dtype,
@@ -42,14 +47,14 @@ def elementwise_dtypes(function, avals, attrs=None) -> list:
 
 def _ufunc_rule(ufunc: np.ufunc):
     def abstract_eval(*avals):
-        shape = np.broadcast_shapes(*[shape_of(aval) for aval in avals])
+        shape = broadcast_shapes(*[shape_of(aval) for aval in avals])
         try:
             signature = (*[_resolution_type(aval) for aval in avals], *[None] * ufunc.nout)
             dtypes = ufunc.resolve_dtypes(signature)[ufunc.nin:]
         except (TypeError, ValueError):
             dtypes = elementwise_dtypes(ufunc, avals)
-        device = device_of_inputs(avals)
-        outputs = tuple(AbstractArray(shape, dtype, device) for dtype in dtypes)
+        device, origins = device_of_inputs(avals), broadcast_origins(avals, shape)
+        outputs = tuple(AbstractArray(shape, dtype, device, origins) for dtype in dtypes)
         return outputs[0] if ufunc.nout == 1 else outputs
     return abstract_eval
 
@@ -90,6 +95,7 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
     if method == "__call__" and not kwargs:
         if ufunc.__name__ not in primitives:
             raise untraceable(f"numpy.{ufunc.__name__}")
+        check_unknown_sizes(ufunc.__name__, inputs, core=2 if ufunc is np.matmul else 0)
         return bind(ufunc.__name__, *inputs)
     if method == "outer" and not kwargs:
         a, b = inputs
@@ -125,15 +131,87 @@ for _ufunc in [getattr(np, name) for name in dir(np)]:
         numpy_functions.setdefault(_ufunc, _ufunc_binding(_ufunc))
 
 
+# --- dimensions of unknown size that meet in broadcasting ---------------------------------------
+
+@dataclass(frozen=True)
+class CheckPrimitive(Primitive):
+    """A primitive without results that checks its inputs when the graph runs; the passes keep
+    it in place, as they keep a print (runtime.passes_cleanup.has_side_effect)."""
+
+    side_effect: Callable = lambda attrs: True
+
+
+def _same_sizes_message(op: str) -> str:
+    return (f"{op}: shapes {{}} and {{}} differ in dimensions of unknown size (None in a Spec) "
+            f"that the trace takes to be equal; give them the same size")
+
+
+def _same_sizes(a, b, axes, op):
+    if tuple(a.shape[i] for i, _ in axes) != tuple(b.shape[j] for _, j in axes):
+        raise ValueError(_same_sizes_message(op).format(a.shape, b.shape))
+    return ()
+
+
+def _same_sizes_statements(outputs, args, attrs):
+    a, b = args
+    left = "".join(f"{a}.shape[{i}], " for i, _ in attrs["axes"])
+    right = "".join(f"{b}.shape[{j}], " for _, j in attrs["axes"])
+    message = _same_sizes_message(attrs["op"])
+    return [f"if ({left.rstrip(' ')}) != ({right.rstrip(' ')}):",
+            f"    raise ValueError({message!r}.format({a}.shape, {b}.shape))"]
+
+
+register(CheckPrimitive("same_sizes", _same_sizes, lambda a, b, axes, op: (),
+                        statements=_same_sizes_statements))
+
+
+def check_unknown_sizes(op: str, inputs, core: int = 0) -> None:
+    """Record a `same_sizes` check for each two traced inputs with unknown dimensions that
+    meet in broadcasting (leaving out the last `core` dimensions, for matmul).
+
+    Shape rules take two unknown dimensions that meet to be equal; NumPy would broadcast one of
+    size 1 instead, so the graph checks, when it runs, that they are equal.
+    """
+    traced = []
+    for value in inputs:
+        if is_traced(value) and None in value.shape and not any(
+                value.graph_var is other.graph_var for other in traced):
+            traced.append(value)
+    if len(traced) < 2:
+        return
+    first: dict = {}  # aligned position -> (the first input with it unknown, its axis)
+    pairs: dict = {}  # (input i, input j) -> [(axis of i, axis of j), ...]
+    for index, value in enumerate(traced):
+        ndim = len(value.shape) - core
+        for axis in range(max(ndim, 0)):
+            if value.shape[axis] is None:
+                position = axis - ndim
+                if position in first:
+                    other, other_axis = first[position]
+                    if not _same_origin(traced[other], other_axis, value, axis):
+                        pairs.setdefault((other, index), []).append((other_axis, axis))
+                else:
+                    first[position] = (index, axis)
+    for (i, j), axes in pairs.items():
+        bind("same_sizes", traced[i], traced[j], axes=tuple(axes), op=op)
+
+
+def _same_origin(a, a_axis: int, b, b_axis: int) -> bool:
+    """Whether two unknown dimensions are known to be equal: they have one origin."""
+    a_origins, b_origins = a.aval.origins, b.aval.origins
+    return (a_origins is not None and b_origins is not None
+            and a_origins[a_axis] is not None and a_origins[a_axis] == b_origins[b_axis])
+
+
 # --- where, clip, astype, copy, round -----------------------------------------------------------
 
 def elementwise_rule(function):
     """Shapes broadcast; the dtype is what `function` gives on 0-d examples."""
     def abstract_eval(*avals, **attrs):
-        shape = np.broadcast_shapes(*[shape_of(aval) for aval in avals])
-        device = device_of_inputs(avals)
+        shape = broadcast_shapes(*[shape_of(aval) for aval in avals])
+        device, origins = device_of_inputs(avals), broadcast_origins(avals, shape)
         dtypes = elementwise_dtypes(function, avals, attrs)
-        outputs = tuple(AbstractArray(shape, dtype, device) for dtype in dtypes)
+        outputs = tuple(AbstractArray(shape, dtype, device, origins) for dtype in dtypes)
         return outputs[0] if len(outputs) == 1 else outputs
     return abstract_eval
 
@@ -148,6 +226,7 @@ def bind_where(condition, x=None, y=None):
         raise untraceable_shape("numpy.where with one argument")
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
+    check_unknown_sizes("numpy.where", (condition, x, y))
     return bind("where", condition, x, y)
 
 
@@ -168,6 +247,7 @@ def bind_clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoVa
     upper = a_max if a_max is not np._NoValue else max
     lower = None if lower is np._NoValue else lower
     upper = None if upper is np._NoValue else upper
+    check_unknown_sizes("numpy.clip", (a, lower, upper))
     return bind("clip", a, lower, upper)
 
 
@@ -177,7 +257,7 @@ def _astype(x, dtype):
 
 register(Primitive(
     "astype", _astype,
-    lambda aval, dtype: AbstractArray(aval.shape, dtype, aval.device),
+    lambda aval, dtype: AbstractArray(aval.shape, dtype, aval.device, aval.origins),
     source=lambda args, attrs: f"{args[0]}.astype({literal_source(attrs['dtype'])})",
     fresh=True))
 
@@ -257,6 +337,20 @@ register(Primitive("full", _full,
                    source=_full_source, fresh=True))
 
 
+def _full_like_source(args, attrs):
+    value, dtype = attrs["fill_value"], literal_source(attrs["dtype"])
+    if value in (0, 1) and not isinstance(value, bool):
+        return f"np.{'zeros' if value == 0 else 'ones'}_like({args[0]}, {dtype})"
+    return f"np.full_like({args[0]}, {literal_source(value)}, {dtype})"
+
+
+# With a dimension of unknown size, `np.zeros_like(x)` cannot be `full[shape=...]`: it takes x.
+register(Primitive(
+    "full_like", lambda a, fill_value, dtype: np.full_like(a, fill_value, dtype),
+    lambda aval, fill_value, dtype: AbstractArray(aval.shape, dtype, aval.device, aval.origins),
+    source=_full_like_source, fresh=True))
+
+
 def full_like(a, fill_value, dtype=None, shape=None):
     """An array like `a` (or of `shape`) filled with `fill_value`, as an op of a's trace."""
     shape = a.shape if shape is None else static(
@@ -265,6 +359,10 @@ def full_like(a, fill_value, dtype=None, shape=None):
     if getattr(fill_value, "_builder", None) is not None:
         return astype(np.broadcast_to(fill_value, shape), dtype)
     fill_value = static(fill_value, "the fill value of numpy.full_like")
+    if None in shape:
+        if shape != a.shape:
+            raise unknown_dimension_error(f"numpy.full_like with shape={shape}", a.aval)
+        return bind("full_like", a, fill_value=fill_value, dtype=dtype)
     return bind_like(a, "full", shape=shape, fill_value=fill_value, dtype=dtype)
 
 

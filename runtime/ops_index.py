@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.abstract import AbstractArray
+from runtime.abstract import AbstractArray, broadcast_shapes, is_unknown, unknown_dimension_error
 from runtime.graph import StaticSlice
 from runtime.ops import (
     Primitive, bind, example, is_traced, register, static, untraceable_shape,
@@ -88,9 +88,49 @@ def _getitem(x, *arrays, index):
     return x[build_index(index, arrays)]
 
 
+def _indexed_shape(aval, index_avals, index) -> tuple:
+    """The shape of `x[index]`, with None where it depends on a dimension of unknown size."""
+    if not any(is_unknown(a) for a in (aval, *index_avals)):
+        return np.shape(example(aval)[build_index(index, [example(a) for a in index_avals])])
+    # NumPy indexes stand-ins twice, each unknown size replaced by `probe` then `probe + 1`:
+    # a dimension of the result that differs between the two is unknown. A slice of an unknown
+    # dimension is unknown however it is bounded, so it is probed as a whole slice.
+    template = _whole_slices_on_unknown(index, aval.shape)
+    probe = 2 + max([abs(item) for item in index if type(item) is int], default=0)
+    shapes = []
+    for size in (probe, probe + 1):
+        def stand_in(a):
+            return example(AbstractArray([size if n is None else n for n in a.shape], a.dtype))
+        try:
+            shapes.append(np.shape(stand_in(aval)[build_index(
+                template, [stand_in(a) for a in index_avals])]))
+        except ValueError as error:  # index arrays of unknown size that broadcast
+            raise unknown_dimension_error("x[index] with this index", aval,
+                                          *index_avals) from error
+    return tuple(n if n == m else None for n, m in zip(*shapes))
+
+
+def _whole_slices_on_unknown(index: tuple, shape: tuple) -> tuple:
+    """`index` with each slice of a dimension of unknown size made `:`."""
+    consumed = sum(isinstance(item, (int, StaticSlice, IndexInput)) and item is not True
+                   and item is not False for item in index)
+    template, dim = [], 0
+    for item in index:
+        if item is Ellipsis:
+            dim += len(shape) - consumed
+        elif isinstance(item, StaticSlice):
+            unknown = dim < len(shape) and shape[dim] is None
+            template.append(StaticSlice(None, None, None) if unknown else item)
+            dim += 1
+            continue
+        elif isinstance(item, (int, IndexInput)) and not isinstance(item, bool):
+            dim += 1
+        template.append(item)
+    return tuple(template)
+
+
 def _getitem_rule(aval, *index_avals, index):
-    result = example(aval)[build_index(index, [example(a) for a in index_avals])]
-    return AbstractArray(np.shape(result), aval.dtype, aval.device)
+    return AbstractArray(_indexed_shape(aval, index_avals, index), aval.dtype, aval.device)
 
 
 def _getitem_source(args, attrs):
@@ -99,12 +139,18 @@ def _getitem_source(args, attrs):
 
 register(Primitive("getitem", _getitem, _getitem_rule, source=_getitem_source))
 register(Primitive("gather", _getitem, _getitem_rule, source=_getitem_source, fresh=True))
+# Indexing with 0-d integer arrays only (a traced loop counter) is NumPy's basic indexing:
+# its result may be a view of x, so it is not fresh (buffer reuse must not write into it).
+register(Primitive("index_at", _getitem, _getitem_rule, source=_getitem_source))
 
 
 def getitem(x, index):
     """`x[index]` as an op: `getitem` for basic indexing, `gather` with index arrays."""
     template, arrays = split_index(index)
-    return bind("gather" if arrays else "getitem", x, *arrays, index=template)
+    if not arrays:
+        return bind("getitem", x, index=template)
+    scalar_indices = all(np.ndim(array) == 0 for array in arrays)
+    return bind("index_at" if scalar_indices else "gather", x, *arrays, index=template)
 
 
 # --- writing ------------------------------------------------------------------------------------
@@ -116,17 +162,18 @@ def _setitem(x, value, *arrays, index, out=None):
 
 
 def _setitem_rule(aval, value, *index_avals, index):
-    target = example(aval)[build_index(index, [example(a) for a in index_avals])]
-    value_shape = np.shape(example(value))
-    while len(value_shape) > target.ndim and value_shape[0] == 1:
+    target = _indexed_shape(aval, index_avals, index)
+    value_shape = shape = tuple(value.shape) if isinstance(value, AbstractArray) else ()
+    while len(value_shape) > len(target) and value_shape[0] == 1:
         value_shape = value_shape[1:]  # NumPy drops leading length-1 axes of the value
-    try:
-        fits = np.broadcast_shapes(value_shape, target.shape) == target.shape
+    try:  # an unknown dimension fits any size (NumPy checks when the graph runs)
+        fits = all(v is None or t is None or v == t for v, t in zip(
+            broadcast_shapes(value_shape, target), target)) and len(value_shape) <= len(target)
     except ValueError:
         fits = False
     if not fits:
-        raise ValueError(f"could not broadcast a value of shape {np.shape(example(value))} "
-                         f"into x[index] of shape {target.shape}")
+        raise ValueError(f"could not broadcast a value of shape {shape} "
+                         f"into x[index] of shape {target}")
     return aval
 
 
@@ -159,7 +206,8 @@ def _scatter_add(x, value, *arrays, index):
 
 def _scatter_add_rule(aval, value, *index_avals, index):
     _setitem_rule(aval, value, *index_avals, index=index)
-    dtype = np.result_type(example(aval), example(value))
+    dtype = np.result_type(aval.dtype, value.dtype if isinstance(value, AbstractArray)
+                           else value)
     return AbstractArray(aval.shape, dtype, aval.device)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.abstract import AbstractArray
+from runtime.abstract import AbstractArray, broadcast_shapes
 from runtime.ops import (
     Primitive, bind, by_example, define_traced_function, literal_source, register,
     reject_arguments, shape_of, static, traces,
@@ -30,10 +30,10 @@ def _matmul_rule(a, b):
         raise ValueError("matmul: an input is a scalar; use * to multiply by a scalar")
     a_matrix = a_shape if len(a_shape) > 1 else (1,) + a_shape
     b_matrix = b_shape if len(b_shape) > 1 else b_shape + (1,)
-    if a_matrix[-1] != b_matrix[-2]:
+    if a_matrix[-1] != b_matrix[-2] and None not in (a_matrix[-1], b_matrix[-2]):
         raise ValueError(f"matmul: shapes {a_shape} and {b_shape} do not match in their "
                          f"core dimension ({a_matrix[-1]} != {b_matrix[-2]})")
-    shape = (np.broadcast_shapes(a_matrix[:-2], b_matrix[:-2])
+    shape = (broadcast_shapes(a_matrix[:-2], b_matrix[:-2])
              + a_shape[-2:-1] * (len(a_shape) > 1) + b_shape[-1:] * (len(b_shape) > 1))
     return AbstractArray(shape, np.result_type(a.dtype, b.dtype), a.device)
 
@@ -46,9 +46,9 @@ def _dot_rule(a, b):
     a_shape, b_shape = shape_of(a), shape_of(b)
     dtype = np.result_type(*[getattr(x, "dtype", x) for x in (a, b)])
     if not a_shape or not b_shape:
-        return AbstractArray(np.broadcast_shapes(a_shape, b_shape), dtype)
+        return AbstractArray(broadcast_shapes(a_shape, b_shape), dtype)
     inner = b_shape[-2] if len(b_shape) > 1 else b_shape[0]
-    if a_shape[-1] != inner:
+    if a_shape[-1] != inner and None not in (a_shape[-1], inner):
         raise ValueError(f"dot: shapes {a_shape} and {b_shape} not aligned "
                          f"({a_shape[-1]} != {inner})")
     return AbstractArray(a_shape[:-1] + b_shape[:-2] + b_shape[-1:] * (len(b_shape) > 1), dtype)
@@ -81,7 +81,7 @@ def _einsum_source(args, attrs):
 
 
 def _einsum_rule(*avals, subscripts, optimize=False):
-    return by_example(_einsum)(*avals, subscripts=subscripts)
+    return by_example(_einsum, "numpy.einsum")(*avals, subscripts=subscripts)
 
 
 # Not fresh: einsum may return a view of an operand ('ij->ji', 'ii->i').
@@ -114,7 +114,7 @@ def _solve_rule(a, b):
     dtype = _inexact(np.result_type(a.dtype, b.dtype))
     if len(b_shape) == 1:
         return AbstractArray(a.shape[:-1], dtype, a.device)
-    batch = np.broadcast_shapes(a.shape[:-2], b_shape[:-2])
+    batch = broadcast_shapes(a.shape[:-2], b_shape[:-2])
     return AbstractArray(batch + b_shape[-2:], dtype, a.device)
 
 

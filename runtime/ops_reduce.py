@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.abstract import AbstractArray
+from runtime.abstract import AbstractArray, carried_origins
 from runtime.ops import (
     bind, define_function, normalize_axes, normalize_axis, reject_arguments, static,
     static_dtype, traces,
@@ -27,8 +27,12 @@ def _reduction_rule(function):
     def abstract_eval(aval, axis, ddof=0, **attrs):
         tiny = np.zeros((1,) * aval.ndim, aval.dtype)  # every axis of length 1: cheap, exact
         dtype = np.asarray(function(tiny, axis=axis, **attrs)).dtype
-        shape = _reduced_shape(aval.shape, axis, attrs.get("keepdims", False))
-        return AbstractArray(shape, dtype, aval.device)
+        keepdims = attrs.get("keepdims", False)
+        shape = _reduced_shape(aval.shape, axis, keepdims)
+        kept = _reduced_shape(tuple(range(aval.ndim)), axis, False)
+        origins = carried_origins(aval, [i if i in kept else None for i in range(aval.ndim)]
+                                  if keepdims else kept)
+        return AbstractArray(shape, dtype, aval.device, origins)
     return abstract_eval
 
 
@@ -124,7 +128,8 @@ def _scan_rule(function):
     def abstract_eval(aval, axis=None, dtype=None):
         tiny = np.zeros((1,) * aval.ndim, aval.dtype)
         result_dtype = function(tiny, axis=axis, dtype=dtype).dtype
-        shape = (aval.size,) if axis is None else aval.shape
+        flat = aval.size if aval.known else None
+        shape = (flat,) if axis is None else aval.shape
         return AbstractArray(shape, result_dtype, aval.device)
     return abstract_eval
 

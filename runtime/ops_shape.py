@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.abstract import AbstractArray
+from runtime.abstract import (
+    AbstractArray, broadcast_shapes, carried_origins, unknown_dimension_error,
+)
 from runtime.ops import (
     UntraceableError, bind, define_function, define_traced_function, normalize_axes,
     normalize_axis, reject_arguments, shape_of, size_of, static, traces, untraceable_shape,
 )
+from runtime.ops_elementwise import check_unknown_sizes
 from runtime.ops_index import getitem
 
 
@@ -33,7 +36,10 @@ traces(np.isrealobj)(lambda x: _dtype(x).kind != "c")
 
 @traces(np.size)
 def bind_size(a, axis=None):
-    return size_of(a.shape) if axis is None else a.shape[axis]
+    size = (None if None in a.shape else size_of(a.shape)) if axis is None else a.shape[axis]
+    if size is None:
+        raise unknown_dimension_error("numpy.size", a.aval)
+    return size
 
 
 @traces(np.result_type)
@@ -44,13 +50,18 @@ def bind_result_type(*arrays_and_dtypes):
 
 # --- reshape and its relatives ------------------------------------------------------------------
 
-define_function("reshape", np.reshape,
-                abstract_eval=lambda aval, shape: AbstractArray(shape, aval.dtype, aval.device))
+# A -1 stays in the attribute only where `a` has a dimension of unknown size: then it is `?`.
+define_function("reshape", np.reshape, abstract_eval=lambda aval, shape: AbstractArray(
+    tuple(None if n == -1 else n for n in shape), aval.dtype, aval.device))
 
 
 def reshape(a, shape):
     """`np.reshape(a, shape)` with -1 resolved, as a `reshape[shape=...]` op."""
     shape = static(shape if isinstance(shape, (tuple, list)) else (shape,), "a shape")
+    if None in np.shape(a):
+        return _reshape_unknown(a, shape)
+    if None in shape and shape.count(None) + shape.count(-1) == 1:
+        shape = tuple(-1 if n is None else n for n in shape)  # `a` is known: resolve it
     size = size_of(np.shape(a))
     if -1 in shape:
         known = size_of(n for n in shape if n != -1)
@@ -58,6 +69,15 @@ def reshape(a, shape):
     if size_of(shape) != size:
         raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
     return bind("reshape", a, shape=tuple(int(n) for n in shape))
+
+
+def _reshape_unknown(a, shape):
+    """reshape where `a` has a dimension of unknown size: the one dimension of the new shape
+    that is not known (given as -1, or as None from `a.shape`) is written -1."""
+    if sum(n is None or n == -1 for n in shape) != 1:
+        raise unknown_dimension_error(
+            f"numpy.reshape to shape {shape} (one dimension must be -1 or unknown)", a.aval)
+    return bind("reshape", a, shape=tuple(-1 if n is None else int(n) for n in shape))
 
 
 @traces(np.reshape)
@@ -75,9 +95,11 @@ def bind_ravel(a, order="C"):
 @traces(np.squeeze)
 def bind_squeeze(a, axis=None):
     shape = np.shape(a)
+    if axis is None and None in shape:  # whether an unknown dimension is 1 shows only later
+        raise unknown_dimension_error("numpy.squeeze without axis=", a.aval)
     axes = (tuple(i for i, n in enumerate(shape) if n == 1) if axis is None
             else normalize_axes(axis, len(shape), "numpy.squeeze"))
-    if any(shape[i] != 1 for i in axes):
+    if any(shape[i] not in (1, None) for i in axes):
         raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
     return reshape(a, tuple(n for i, n in enumerate(shape) if i not in axes))
 
@@ -108,8 +130,8 @@ for _ndim, _function in ((1, np.atleast_1d), (2, np.atleast_2d), (3, np.atleast_
 
 # --- transpose and its relatives ----------------------------------------------------------------
 
-define_function("transpose", np.transpose, abstract_eval=lambda aval, axes:
-                AbstractArray(tuple(aval.shape[i] for i in axes), aval.dtype, aval.device))
+define_function("transpose", np.transpose, abstract_eval=lambda aval, axes: AbstractArray(
+    tuple(aval.shape[i] for i in axes), aval.dtype, aval.device, carried_origins(aval, axes)))
 
 
 def transpose(a, axes=None):
@@ -159,14 +181,21 @@ define_function("broadcast_to", np.broadcast_to, abstract_eval=lambda aval, shap
 @traces(np.broadcast_to)
 def bind_broadcast_to(array, shape, subok=False):
     shape = static(shape if isinstance(shape, (tuple, list)) else (shape,), "a shape")
-    if np.broadcast_shapes(np.shape(array), shape) != shape:
+    if None in shape:
+        raise unknown_dimension_error(f"numpy.broadcast_to to shape {shape}",
+                                      getattr(array, "aval", None))
+    if broadcast_shapes(np.shape(array), shape) != shape:
         raise ValueError(f"cannot broadcast an array of shape {np.shape(array)} to {shape}")
     return bind("broadcast_to", array, shape=shape)
 
 
 @traces(np.broadcast_arrays)
 def bind_broadcast_arrays(*args, subok=False):
-    shape = np.broadcast_shapes(*[np.shape(a) for a in args])
+    shape = broadcast_shapes(*[np.shape(a) for a in args])
+    if None in shape:  # those already of that shape stay: their unknown sizes are checked equal
+        check_unknown_sizes("numpy.broadcast_arrays", args)
+        return tuple(a if tuple(np.shape(a)) == shape else np.broadcast_to(a, shape)
+                     for a in args)
     return tuple(np.broadcast_to(a, shape) for a in args)
 
 
@@ -177,7 +206,8 @@ def _concatenate_rule(*avals, axis):
     if any(len(shape_of(a)) != len(first) for a in avals):
         raise ValueError("all the input arrays to concatenate must have the same number of "
                          "dimensions")
-    total = sum(shape_of(a)[axis] for a in avals)
+    sizes = [shape_of(a)[axis] for a in avals]
+    total = None if None in sizes else sum(sizes)
     dtype = np.result_type(*[a.dtype for a in avals])
     return AbstractArray(first[:axis] + (total,) + first[axis + 1:], dtype, avals[0].device)
 
@@ -241,6 +271,8 @@ def _split(ary, indices_or_sections, axis, even: bool):
     axis = normalize_axis(static(axis, "the axis"), len(shape), "numpy.split")
     length = shape[axis]
     sections = static(indices_or_sections, "indices_or_sections of numpy.split")
+    if isinstance(sections, int) and length is None:
+        raise unknown_dimension_error("numpy.split into sections along it", ary.aval)
     if isinstance(sections, int):
         if even and length % sections:
             raise ValueError("array split does not result in an equal division")

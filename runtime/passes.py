@@ -9,6 +9,10 @@
 4. DeadCode                equations whose results reach no output are dropped
 5. BufferReuse             results written into dying inputs' buffers (`out=`)
 Each pass is a class in its own module with `run(graph) -> graph`.
+
+When the executor writes the optimized graph as Python, it lowers a graph of float64 scalars to
+Python float arithmetic guarded by its NumPy version (passes_floats), and deletes each array
+once its buffer is dead (runtime/executor.py).
 """
 from __future__ import annotations
 

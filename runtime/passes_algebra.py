@@ -1,5 +1,7 @@
 """Algebraic simplification: x*1, 1*x, x+0, 0+x, x-0, x/1, x**1, +x, --x, transposes and
-reshapes of transposes and reshapes.
+reshapes of transposes and reshapes, and broadcasts that an elementwise op does itself
+(`multiply(broadcast_to(s, (64, 10)), n)` with n:f64[64,10] is `multiply(s, n)`: gradients are
+full of them, and np.broadcast_to costs several microseconds a call).
 
 A rule may only drop an equation whose result has exactly the type of the value that replaces
 it: `x * 1` with x:f64[3] is x, but `x * ones((2, 3))` broadcasts x to a new shape and
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime.abstract import broadcast_shapes
 from runtime.graph import Constant, Graph, Literal, Var
 from runtime.passes_cleanup import Renames
 
@@ -42,6 +45,27 @@ def _neutral_operand(equation):
         if _is_scalar(equation.inputs[position], neutral):
             return equation.inputs[1 - position]
     return None
+
+
+def _without_broadcasts(equation, producers):
+    """An elementwise ufunc reading `broadcast_to(x, shape)` as one that reads x, where the
+    ufunc's own broadcasting gives the same shape; None if there is none."""
+    impl = equation.primitive.impl
+    if not isinstance(impl, np.ufunc) or impl.signature is not None or "out" in equation.attrs:
+        return None
+    inputs, shape = list(equation.inputs), equation.outputs[0].aval.shape
+    for position, value in enumerate(equation.inputs):
+        source = producers.get(value) if isinstance(value, Var) else None
+        if (source is None or source.primitive.name != "broadcast_to"
+                or isinstance(source.inputs[0], Literal)):  # a Python number promotes weakly
+            continue
+        candidate = [*inputs[:position], source.inputs[0], *inputs[position + 1:]]
+        shapes = [getattr(getattr(item, "aval", None), "shape", ()) for item in candidate]
+        if broadcast_shapes(*shapes) == shape:
+            inputs = candidate
+    if all(new is old for new, old in zip(inputs, equation.inputs)):
+        return None
+    return equation.replace(inputs=tuple(inputs))
 
 
 class AlgebraicSimplification:
@@ -90,5 +114,5 @@ class AlgebraicSimplification:
             candidate = _neutral_operand(equation)
         if isinstance(candidate, (Var, Constant)) and candidate.aval == output.aval:
             return candidate
-        return None
+        return _without_broadcasts(equation, producers)
 

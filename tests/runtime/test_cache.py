@@ -115,3 +115,15 @@ def test_retrace_bookkeeping_and_explanation():
     assert cache.retrace_count() == 4 and cache.trace_count == 6
     assert last == "argument 'x': shape (4,) -> (5,)"
     assert cache.explain(key(1)) == "argument 0: an array f64[5] -> int 1"
+
+
+def test_a_widened_signature_is_an_entry_of_its_own():
+    cache = TraceCache()
+    concrete = key(np.zeros((2, 3)))
+    widened = ((("array", (None, 3), np.dtype("float64"), "cpu"),), ())
+    cache.get_or_build(concrete, lambda: "for two rows")
+    cache.get_or_build(widened, lambda: "for any rows")
+    assert cache.get(concrete) == "for two rows" and cache.get(widened) == "for any rows"
+    assert cache.trace_count == 2
+    assert cache.explain(key(np.zeros((5, 3))), ("x",)) == (
+        "argument 'x': shape (None, 3) -> (5, 3)")

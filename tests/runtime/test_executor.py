@@ -5,6 +5,10 @@ buffers are reused, registered with linecache.
 """
 import inspect
 import linecache
+import math
+import re
+import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -130,6 +134,7 @@ def test_source_is_one_line_per_equation_with_names_of_the_graph():
     assert source.splitlines()[1:] == [
         "    c = np.multiply(a, b)  # f64[3,4]",
         "    d = np.sum(c, axis=(0,))  # f64[4]",
+        "    del c",
         "    return (d,)",
     ]
 
@@ -192,3 +197,156 @@ def test_keywords_are_not_used_as_names():
     _, source = compile_graph(trace(long, (v3,))[0])
     assert "    if_ = np.sin(ie)" in source and "    ig = np.sin(if_)" in source
     assert "    np_ = np.sin(no)" in source
+
+
+def test_dead_arrays_are_deleted_once_every_name_of_their_buffer_is_read():
+    def function(x):
+        y = np.exp(x)             # a fresh buffer: y, then z written into it
+        z = np.add(y, 1.0)
+        w = np.concatenate([z, x])
+        return w * 2.0
+    _, source = compiled(function, v3)
+    assert "    del b, c\n" in source  # after its last reader, concatenate
+    assert "del a" not in source  # the caller's array: deleting it frees nothing
+
+
+def test_intermediates_do_not_all_live_until_the_return():
+    def chain(x):
+        for _ in range(8):
+            x = np.concatenate([x[1:], x[:1]])  # a new 1 MB array each time, no out=
+        return x
+    x = np.arange(125_000.0)
+    call, _ = compiled(chain, x)
+    tracemalloc.start()
+    try:
+        call(x)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 3.5e6  # two or three arrays at a time, not eight
+
+
+# --- float64 scalar graphs as Python floats (runtime/passes_floats.py) -------------------------
+
+SCALAR_CASES = [
+    ("polynomial", lambda x: np.sin(x) * 0.9 + 0.1 * x ** 2),
+    ("division", lambda x: 1.0 / x + x / 3 - 2 / (x * x)),
+    ("logarithms", lambda x: np.log(x) * 2.0 - np.sqrt(x) + np.log1p(x) + np.log10(x)),
+    ("exponentials", lambda x: np.exp(x) * x - np.tanh(x) + np.expm1(x) / 7.0),
+    ("overflowing", lambda x: np.square(x) * 1e300),
+    ("signs", lambda x: -np.abs(x) * np.cos(x) + np.arctan(x) - (+x)),
+    ("trigonometry", lambda x: np.tan(x) + np.arcsin(x / 4.0) * np.arccos(x / 5.0)),
+    ("hyperbolic", lambda x: np.sinh(x) - np.cosh(x) * np.log2(x)),
+]
+EDGE_VALUES = [0.5, -1.0, 0.0, -0.0, 2.5, 1e-200, 1e-320, 1e308, 800.0, -800.0,
+               np.inf, -np.inf, np.nan]
+
+
+def _exact_and_fast(function, *args):
+    graph = optimize(trace(function, args)[0])
+    run, source = compile_graph(graph)
+    return run.__globals__[f"{run.__name__}_numpy"], run, source
+
+
+def _run_recording_warnings(function, *args):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = function(*args)
+    return result, [(w.category, str(w.message)) for w in caught]
+
+
+def _bits(values):
+    return [(type(value), np.asarray(value).tobytes()) for value in values]
+
+
+@pytest.mark.parametrize("name, function", SCALAR_CASES, ids=[case[0] for case in SCALAR_CASES])
+def test_scalar_graphs_give_numpys_bits_and_warnings(name, function):
+    exact, fast, source = _exact_and_fast(function, np.asarray(0.5))
+    assert "    try:\n" in source
+    values = [*EDGE_VALUES, *np.random.default_rng(1).standard_normal(200) * 3.0]
+    for value in values:
+        expected, expected_warnings = _run_recording_warnings(exact, np.asarray(value))
+        got, got_warnings = _run_recording_warnings(fast, np.asarray(value))
+        assert _bits(got) == _bits(expected), value
+        assert got_warnings == expected_warnings, value
+
+
+def test_scalar_graph_source_reads_like_its_numpy_version():
+    graph, _ = trace(lambda x, y: np.sin(x) * y + 2.0 * x, (np.asarray(1.0), np.asarray(2.0)))
+    _, source = compile_graph(optimize(graph), name="scalar")
+    assert re.sub(r"scalar_\d+", "scalar", source) == (
+        "def scalar_numpy(a, b):\n"
+        "    c = np.sin(a)  # f64[]\n"
+        "    d = np.multiply(c, b)  # f64[]\n"
+        "    e = np.multiply(2.0, a)  # f64[]\n"
+        "    f = np.add(d, e)  # f64[]\n"
+        "    return (f,)\n"
+        "\n"
+        "def scalar(a, b):\n"
+        '    if np.geterr()["under"] != "ignore":\n'
+        "        return scalar_numpy(a, b)\n"
+        "    try:\n"
+        "        a_float = float(a)\n"
+        "        b_float = float(b)\n"
+        "        c = math.sin(a_float)  # f64[]\n"
+        "        d = c * b_float  # f64[]\n"
+        "        e = 2.0 * a_float  # f64[]\n"
+        "        f = d + e  # f64[]\n"
+        "    except (ArithmeticError, ValueError):\n"
+        "        return scalar_numpy(a, b)\n"
+        "    if not math.isfinite(f):\n"
+        "        return scalar_numpy(a, b)\n"
+        "    return (np.float64(f),)\n")
+
+
+def test_scalar_graphs_raise_where_numpy_raises():
+    call, _ = compiled(lambda x: x / 0.0 + 1.0, np.asarray(2.0))
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            call(np.asarray(2.0))
+    tiny, _ = compiled(lambda x: x * 1e-300 + 0.0 * x, np.asarray(1e-10))
+    assert tiny(np.asarray(1e-10)) == np.asarray(1e-10) * 1e-300
+    with np.errstate(under="raise"):  # Python floats never report underflow: NumPy runs
+        with pytest.raises(FloatingPointError):
+            tiny(np.asarray(1e-10))
+
+
+def test_scalar_graph_results_are_numpy_scalars_and_inputs_pass_through():
+    x = np.asarray(1.5)
+    call, _ = compiled(lambda x: (x * 2.0, x), x)
+    doubled, same = call(x)
+    assert type(doubled) is np.float64 and doubled == 3.0
+    assert same is x
+
+
+@pytest.mark.parametrize("function, args", [
+    (lambda x: x * 2.0 + 1.0, (np.asarray(1.5, np.float32),)),  # f32 rounds differently
+    (lambda x: x * 2 + 1, (np.asarray(3),)),                    # ints wrap, floats do not
+    (lambda x: np.maximum(x, 0.0) * 2.0, (np.asarray(-1.5),)),  # no float version of maximum
+    (lambda x: x * 2.0 + 1.0, (v3,)),                           # arrays
+    (lambda x: np.sin(x), (np.asarray(0.5),)),  # one NumPy call costs what the checks cost
+], ids=["float32", "int64", "maximum", "array", "one_op"])
+def test_other_graphs_stay_numpy(function, args):
+    call, source = compiled(function, *args)
+    assert "math." not in source and "_numpy" not in source
+    assert_same(call(*args), function(*args))
+
+
+def test_functions_math_computes_differently_stay_numpy(monkeypatch):
+    from runtime import passes_floats
+    monkeypatch.setattr(passes_floats, "math_matches_numpy", lambda name: False)
+    _, sine = compiled(lambda x: np.sin(x) * 2.0, np.asarray(0.5))
+    assert "math.sin" not in sine and "_numpy" not in sine
+    _, tanh = compiled(lambda x: np.tanh(x) * 2.0, np.asarray(0.5))
+    assert "float(np.tanh(a_float))" in tanh  # it sets no flag: NumPy computes it on the float
+    _, square = compiled(lambda x: x ** 2 - x, np.asarray(0.5))
+    assert "_numpy" not in square
+
+
+def test_the_probe_notices_a_function_that_rounds_differently(monkeypatch):
+    from runtime import passes_floats
+    probe = passes_floats.math_matches_numpy.__wrapped__  # not its answer cached per process
+    monkeypatch.setitem(passes_floats._MATH, "sin", lambda x: math.sin(x) * (1.0 + 2.0 ** -52))
+    assert not probe("sin")
+    monkeypatch.setitem(passes_floats._MATH, "sin", lambda x: float(np.sin(x)))
+    assert probe("sin")

@@ -1,10 +1,16 @@
 """Abstract values and graphs as people read them: `f64[3,4]`, one equation a line, and golden
 graphs of a few functions before and after optimize()."""
+import re
 import textwrap
 
 import numpy as np
+import pytest
 
-from runtime.abstract import AbstractArray
+import runtime.control  # noqa: F401 - registers the print primitive
+from runtime.abstract import (
+    AbstractArray, UnknownDimensionError, broadcast_origins, broadcast_shapes, carried_origins,
+    unknown_origins,
+)
 from runtime.graph import Equation, Graph, Var, short_name
 from runtime.ops import primitives
 from runtime.passes import optimize
@@ -140,4 +146,55 @@ def test_golden_indexing():
           g:f64[2,4] = gather[index=(#0,)] f b
           h:f64[2,4,1] = getitem[index=(..., None)] a
           in (g, h) }
+    """)
+
+
+# --- dimensions of unknown size -----------------------------------------------------------------
+
+def test_unknown_dimensions_print_as_question_marks():
+    aval = AbstractArray((None, 3), np.float32)
+    assert str(aval) == "f32[?,3]" and aval.shape == (None, 3) and not aval.known
+    assert AbstractArray([None], "float64") == AbstractArray((None,), np.float64)
+    with pytest.raises(UnknownDimensionError, match=re.escape(
+            "autotrace cannot trace the size (.size, np.size) on an array with a dimension of "
+            "unknown size (f32[?,3]; ? is None in the Spec)")):
+        aval.size
+
+
+@pytest.mark.parametrize("shapes, expected", [
+    (((None, 3), (3,)), (None, 3)),
+    (((None, 3), (4, 1)), (4, 3)),
+    (((None, 1), (1, None)), (None, None)),
+    (((None,), (None,)), (None,)),
+    (((2, None), (5, 1, 1)), (5, 2, None)),
+    (((1,), ()), (1,)),
+])
+def test_broadcast_shapes_with_unknown_dimensions(shapes, expected):
+    assert broadcast_shapes(*shapes) == expected
+
+
+def test_broadcasting_different_known_sizes_is_an_error():
+    with pytest.raises(ValueError, match="objects cannot be broadcast to a single shape"):
+        broadcast_shapes((None, 3), (4,))
+
+
+def test_origins_follow_unknown_dimensions_and_are_not_part_of_equality():
+    x = unknown_origins(AbstractArray((None, 3), np.float64), "x")
+    assert x.origins == (("x", 0), None) and x == AbstractArray((None, 3), np.float64)
+    y = unknown_origins(AbstractArray((None, 1), np.float64), "y")
+    assert broadcast_origins([x, y], (None, 3)) == (("x", 0), None)
+    assert broadcast_origins([y, x], (None, 3)) == (("y", 0), None)
+    assert broadcast_origins([AbstractArray((3,), np.float64), x], (None, 3)) == (("x", 0), None)
+    assert carried_origins(x, (1, 0)) == (None, ("x", 0)) and carried_origins(x, (1,)) is None
+
+
+def test_an_equation_without_results_prints_without_an_equals_sign():
+    f64 = AbstractArray((3,), np.float64)
+    a = Var(f64)
+    equation = Equation(primitives["print"], [a], {"texts": ("x:", None), "sep": " ",
+                                                    "end": "\n"}, [])
+    assert str(Graph([a], [equation], [a])) == golden("""
+        { lambda a:f64[3] ;
+          print[end='\\n' sep=' ' texts=('x:', None)] a
+          in (a) }
     """)

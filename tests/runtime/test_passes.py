@@ -178,3 +178,28 @@ def test_optimize_runs_every_pass_and_can_show_one(capsys):
     graph = optimize(traced(lambda x: np.exp(x) * 1.0 + 1.0, x3), show_after=("DeadCode",))
     assert primitive_names(graph) == ["exp", "add"]
     assert capsys.readouterr().out.startswith("# after DeadCode\n{ lambda a:f64[3] ;")
+
+
+# --- broadcasts an elementwise op does itself --------------------------------------------------
+
+def test_broadcast_into_an_elementwise_op_is_left_to_the_op():
+    column = np.arange(2.0).reshape(2, 1)
+    graph = traced(lambda c, m: np.broadcast_to(c, (2, 3)) * m, column, m23)
+    simplified = DeadCode().run(AlgebraicSimplification().run(graph))
+    assert primitive_names(simplified) == ["multiply"]
+    assert simplified.equations[0].inputs[0] is simplified.inputs[0]
+    same_results(graph, simplified, column, m23)
+
+
+@pytest.mark.parametrize("function, args", [
+    # the op alone would not make the broadcast shape
+    (lambda c, m: np.broadcast_to(c, (2, 3)) * 2.0, (np.arange(2.0).reshape(2, 1), m23)),
+    # the view is an output itself (the add may still read c)
+    (lambda c, m: (np.broadcast_to(c, (2, 3)), np.broadcast_to(c, (2, 3)) + m),
+     (np.arange(2.0).reshape(2, 1), m23)),
+])
+def test_broadcasts_that_shape_the_result_stay(function, args):
+    graph = traced(function, *args)
+    simplified = DeadCode().run(AlgebraicSimplification().run(graph))
+    assert "broadcast_to" in primitive_names(simplified)
+    same_results(graph, simplified, *args)

@@ -1,4 +1,5 @@
-"""Trace signatures, one rule a test, and the text that explains a retrace."""
+"""Trace signatures, one rule a test, the text that explains a retrace, and how
+reduce_retracing widens a signature."""
 import collections
 import gc
 
@@ -8,6 +9,7 @@ from runtime.signature import (
     StrongIdentity, WeakIdentity, describe_difference, is_alive, signature_and_arrays,
     signature_of, with_release_hook,
 )
+from runtime.spec import RetracingReducer, general_avals, placeholders_for
 from runtime.tracer import trace
 
 Pair = collections.namedtuple("Pair", "first second")
@@ -120,3 +122,53 @@ def test_describe_difference():
         "argument 'scale': int 1 -> int 2")
     assert describe_difference(key(1), key(1, 2), names) == (
         "number of positional arguments: 1 -> 2")
+
+
+# --- reduce_retracing: widening a signature ----------------------------------------------------
+
+def test_a_dimension_seen_with_two_sizes_becomes_unknown():
+    reducer = RetracingReducer()
+    assert reducer.generalize(key(np.zeros((2, 3)), 1)) is None      # first: as it is
+    assert reducer.generalize(key(np.zeros((2, 3)), 1)) is None      # the same sizes
+    general = reducer.generalize(key(np.zeros((5, 3)), 1))
+    assert general == ((("array", (None, 3), np.dtype("float64"), "cpu"), (int, 1)), ())
+    assert reducer.generalize(key(np.zeros((7, 3)), 1)) == general  # later sizes: the same
+    assert reducer.generalize(key(np.zeros((7, 4)), 1)) == (
+        (("array", (None, None), np.dtype("float64"), "cpu"), (int, 1)), ())
+
+
+def test_families_are_apart_by_everything_but_sizes():
+    reducer = RetracingReducer()
+    reducer.generalize(key(np.zeros(2), "relu"))
+    assert reducer.generalize(key(np.zeros(3), "tanh")) is None       # another string
+    assert reducer.generalize(key(np.zeros((3, 1)), "relu")) is None  # another rank
+    assert reducer.generalize(key(np.zeros(3, np.float32), "relu")) is None  # another dtype
+    assert reducer.generalize(key(np.zeros(3), "relu")) is not None
+
+
+def test_a_family_given_up_is_traced_with_its_sizes():
+    reducer = RetracingReducer()
+    reducer.generalize(key(np.zeros(2)))
+    reducer.give_up(key(np.zeros(3)))
+    assert reducer.generalize(key(np.zeros(4))) is None
+
+
+def test_the_families_remembered_are_bounded():
+    reducer = RetracingReducer(maxsize=2)
+    for n in range(3):
+        reducer.generalize(key(np.zeros(2), n))
+    assert reducer.generalize(key(np.zeros(3), 0)) is None            # forgotten: first again
+    assert reducer.generalize(key(np.zeros(3), 2)) is not None
+
+
+def test_placeholders_take_the_widened_types_in_graph_input_order():
+    args, kwargs = ({"z": np.zeros((2, 3)), "y": np.zeros(4, np.int32)}, 1.5), {"w": np.zeros(2)}
+    general = (((("dict", ("y", ("array", (None,), np.dtype("int32"), "cpu")),
+                  ("z", ("array", (None, 3), np.dtype("float64"), "cpu"))), (float, 1.5)),
+                (("w", ("array", (2,), np.dtype("float64"), "cpu")),)))
+    assert [str(aval) for aval in general_avals(general)] == ["i32[?]", "f64[?,3]", "f64[2]"]
+    traced_args, traced_kwargs = placeholders_for(args, kwargs, general)
+    assert str(traced_args[0]["z"].aval) == "f64[?,3]" and traced_args[1] == 1.5
+    assert str(traced_args[0]["y"].aval) == "i32[?]" and str(traced_kwargs["w"].aval) == "f64[2]"
+    graph, _ = trace(lambda p, s, w: p["z"] * s, traced_args, traced_kwargs)
+    assert str(graph).startswith("{ lambda a:i32[?] b:f64[?,3] c:f64[2] ;")

@@ -1,0 +1,67 @@
+"""Control-flow conversion for tracing: where transforms/ (the rewrite) meets runtime/ (the
+helpers converted code calls).
+
+`for_tracing(f)` is what `autotrace.function` traces: f with its `if`, `while` and `for`
+statements on traced values turned into graph `cond` and `while` ops. Functions that converted
+code calls are converted when called (`converted(g)`), so control flow in a helper function
+converts too. Conversions are cached per function.
+"""
+from __future__ import annotations
+
+import inspect
+import sysconfig
+import types
+import weakref
+
+from runtime.control_statements import HELPERS as STATEMENT_HELPERS, NUMPY_REPLACEMENTS
+from transforms.control_flow import convert
+
+# Code that is never converted: libraries (their control flow is on Python values) and ours.
+_LIBRARY_MODULES = {"numpy", "scipy", "cupy", "runtime", "transforms", "autotrace"}
+_LIBRARY_PATHS = tuple({sysconfig.get_paths()[key] for key in
+                        ("stdlib", "platstdlib", "purelib", "platlib")})
+
+_CONVERTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _is_user_function(function) -> bool:
+    module = (getattr(function, "__module__", None) or "").split(".")[0]
+    if module in _LIBRARY_MODULES:
+        return False
+    return not function.__code__.co_filename.startswith(_LIBRARY_PATHS)
+
+
+def for_tracing(function):
+    """`function` with its control flow converted (itself when there is nothing to convert or
+    its source cannot be read)."""
+    if inspect.ismethod(function):
+        return types.MethodType(for_tracing(function.__func__), function.__self__)
+    if not inspect.isfunction(function):
+        return function
+    known = _CONVERTED.get(function)
+    if known is None:
+        known = _CONVERTED[function] = convert(function, HELPERS)
+    return known
+
+
+def converted(callee):
+    """What converted code calls for `callee(...)`: the converted version of a user function
+    (an autotrace.function's Python function, a method's function), else `callee` itself."""
+    try:
+        replacement = NUMPY_REPLACEMENTS.get(callee)
+    except TypeError:  # unhashable
+        replacement = None
+    if replacement is not None:
+        return replacement
+    inner = getattr(callee, "__autotrace_python_function__", None)
+    if inner is not None and not inspect.isfunction(callee):
+        return for_tracing(inner)
+    if inspect.ismethod(callee) and inspect.isfunction(callee.__func__) and \
+            _is_user_function(callee.__func__):
+        return for_tracing(callee)
+    if inspect.isfunction(callee) and _is_user_function(callee):
+        return for_tracing(callee)
+    return callee
+
+
+HELPERS = {**STATEMENT_HELPERS, "converted": converted}

@@ -1,0 +1,473 @@
+"""The helpers that converted `if`, `while` and `for` statements call (transforms/control_flow.py).
+
+Each runs the plain Python statement when its condition is a Python value, so control flow on
+Python values unrolls into the trace as before. When the condition is traced it records one
+graph-level `cond` or `while` op (runtime/control.py) over the statement's variables:
+
+    (y,) = if_stmt(x.sum() > 0, if_true, if_false, (y,), names=("y",), live=("y",),
+                   where="model.py:12: if x.sum() > 0:")
+
+`names` are the statement's variables (the values tuple, in order), `live` those read after
+it, `where` the user's file, line and statement, for errors. A variable that has not been
+assigned yet arrives as `Undefined(name)`.
+
+Decisions:
+- A traced `if` keeps the live variables both branches assign; one assigned in a single branch
+  is an error (the graph runs both paths). Dead ones come back `Undefined`.
+- A traced loop carries the variables assigned before it. One first assigned inside the loop
+  is an error only when it is read after the loop.
+- A loop variable that starts as a Python number and becomes a float (`n = 0`, `n = n + 0.5`)
+  is carried as the float: the body is traced again from the promoted start.
+- `for` over a traced array loops over its first axis in a graph `while` op, unless a variable
+  is a list, set or other object, which cannot be a loop value: then the loop is unrolled (its
+  length is known while tracing, so the trace still serves every value).
+- `for i in range(n)` with a traced bound is a graph `while` op over `i`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.control import (ControlFlowError, _aval, _describe, _leaves_with_paths,
+                             _same_structure, current_builder, traced_cond, traced_while, cond)
+from runtime.tracer import Tracer, is_array, map_arrays, set_item as _set_array_item
+
+
+class Undefined:
+    """A variable not assigned yet; any use of it says so."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def _unassigned(self, *args, **kwargs):
+        raise UnboundLocalError(
+            f"cannot access local variable {self.name!r} where it is not associated with a "
+            f"value")
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Undefined) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("Undefined", self.name))
+
+    def __repr__(self) -> str:
+        return f"<undefined {self.name}>"
+
+    def __getattr__(self, attribute):
+        if attribute.startswith("__") and attribute.endswith("__"):
+            raise AttributeError(attribute)
+        self._unassigned()
+
+    __bool__ = __len__ = __iter__ = __call__ = __getitem__ = __setitem__ = _unassigned
+    __float__ = __int__ = __index__ = __array__ = __neg__ = __pos__ = __abs__ = _unassigned
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unassigned
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _unassigned
+    __pow__ = __rpow__ = __matmul__ = __rmatmul__ = __lt__ = __le__ = __gt__ = _unassigned
+    __ge__ = __and__ = __rand__ = __or__ = __ror__ = __xor__ = __invert__ = _unassigned
+    __array_ufunc__ = __array_function__ = _unassigned
+
+
+def _is_defined(value) -> bool:
+    return not isinstance(value, Undefined)
+
+
+def _error(where: str, message: str) -> ControlFlowError:
+    return ControlFlowError(f"{where}\n  {message}")
+
+
+def _scalar_condition(test: Tracer, where: str, statement: str) -> None:
+    if test.shape != ():
+        raise _error(where, f"the condition of this `{statement}` is a traced array of type "
+                            f"{test.aval}, not a scalar; reduce it first, e.g. with np.any(...) "
+                            f"or np.all(...)")
+
+
+# --- if -----------------------------------------------------------------------------------------
+
+def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple, where: str,
+            placeholders=False):
+    """`true_fn(*values)` if `test` else `false_fn(*values)`: the new values of `names`.
+
+    With `placeholders` (True for code autotrace generated, which reads a variable assigned
+    in one branch only under the same condition; or the names of such variables, the flags
+    that break, continue and return became), such a variable gets zeros of its shape on the
+    other path instead of being an error.
+    """
+    if not isinstance(test, Tracer):
+        return true_fn(*values) if test else false_fn(*values)
+    _scalar_condition(test, where, "if")
+    keep = [variable in live for variable in names]
+    fixes: dict = {}  # (branch, index) -> what makes that result fit the other branch's
+
+    def branch(function, side):
+        def run(*operands):
+            results = function(*operands)
+            return tuple(fixes[side, index](value) if (side, index) in fixes
+                         else value if kept else None
+                         for index, (value, kept) in enumerate(zip(results, keep)))
+        return run
+
+    def check(true_branch, false_branch):
+        needed = {}
+        for index, variable in enumerate(names):
+            in_true, in_false = true_branch.result[index], false_branch.result[index]
+            if not keep[index]:
+                continue
+            if placeholders is True or variable in (placeholders or ()):
+                needed.update(_placeholders(index, values[index], in_true, in_false))
+                if any(key[1] == index for key in needed):
+                    continue
+            _check_variable(where, variable, in_true, in_false)
+        if needed:
+            fixes.update(needed)
+            raise _Retry()
+
+    for _ in range(2):
+        try:
+            results = traced_cond(test, branch(true_fn, True), branch(false_fn, False),
+                                  tuple(values), check)
+            break
+        except _Retry:
+            continue
+    return tuple(value if kept else Undefined(variable)
+                 for value, kept, variable in zip(results, keep, names))
+
+
+def _zeros_like_tree(tree):
+    return map_arrays(tree, lambda leaf: np.zeros(_aval(leaf).shape, _aval(leaf).dtype))
+
+
+def _is_set(value) -> bool:
+    """Defined and not None (generated code starts a variable as None before a branch sets it)."""
+    return value is not None and _is_defined(value)
+
+
+def _placeholders(index: int, before, in_true, in_false) -> dict:
+    """For generated code: make a variable one branch leaves unassigned (or None) zeros
+    there, and a stack (list) one branch pushes onto longer by zeros, or one it pops from
+    shorter; items of a stack unset on one side become zeros there."""
+    true_set, false_set = _is_set(in_true), _is_set(in_false)
+    if true_set != false_set:
+        side = not true_set
+        filler = _zeros_like_tree(in_true if true_set else in_false)
+        return {(side, index): lambda value: filler}
+    if not (isinstance(before, list) and isinstance(in_true, list)
+            and isinstance(in_false, list)):
+        return {}
+    fixes = {True: [], False: []}
+    if len(in_true) != len(in_false):
+        longer = len(in_true) > len(in_false)
+        long_list, short_list = (in_true, in_false) if longer else (in_false, in_true)
+        if len(short_list) >= len(before):
+            # Pushes: zeros go under the shorter side's own pushes, so that its pops (the
+            # adjoint of that branch) still find its items on top.
+            bottom = len(before)
+            padding = _zeros_like_tree(long_list[bottom:bottom + len(long_list)
+                                                 - len(short_list)])
+            fixes[not longer].append(lambda value: value[:bottom] + padding + value[bottom:])
+            padded = short_list[:bottom] + padding + short_list[bottom:]
+            in_true, in_false = (in_true, padded) if longer else (padded, in_false)
+        elif len(long_list) <= len(before):  # pops: the longer one drops what the other popped
+            size = len(short_list)
+            fixes[longer].append(lambda value: value[:size])
+            in_true, in_false = in_true[:size], in_false[:size]
+        else:
+            return {}
+    for side, mine, other in ((True, in_true, in_false), (False, in_false, in_true)):
+        unset = {i: _zeros_like_tree(b) for i, (a, b) in enumerate(zip(mine, other))
+                 if not _is_set(a) and _is_set(b)}
+        if unset:
+            fixes[side].append(lambda value, unset=unset: [unset.get(i, item)
+                                                           for i, item in enumerate(value)])
+
+    def compose(steps):
+        def fix(value):
+            for step in steps:
+                value = step(value)
+            return value
+        return fix
+    return {(side, index): compose(steps) for side, steps in fixes.items() if steps}
+
+
+class _Retry(Exception):
+    """The branches are traced again (with placeholders, or from promoted loop values)."""
+
+
+def _check_variable(where: str, variable: str, in_true, in_false) -> None:
+    true_defined, false_defined = _is_defined(in_true), _is_defined(in_false)
+    if true_defined != false_defined:
+        branch = "true" if true_defined else "false"
+        raise _error(where, f"variable {variable!r} is assigned in the {branch} branch only, "
+                            f"and used after the if. A traced condition runs both branches in "
+                            f"the graph: assign {variable!r} in both branches, or before the if")
+    shapes = (map_arrays(in_true, lambda leaf: 0), map_arrays(in_false, lambda leaf: 0))
+    if not _same_structure(*shapes):
+        raise _error(where, f"variable {variable!r} is {_describe(in_true)} after the true "
+                            f"branch and {_describe(in_false)} after the false branch; a traced "
+                            f"condition can only choose between arrays of one shape and dtype")
+    for (path, true_leaf), (_, false_leaf) in zip(_leaves_with_paths(in_true),
+                                                  _leaves_with_paths(in_false)):
+        if _aval(true_leaf) != _aval(false_leaf):
+            raise _error(where, f"variable {variable!r}{path} is {_aval(true_leaf)} after the "
+                                f"true branch and {_aval(false_leaf)} after the false branch; "
+                                f"both branches must give it the same shape and dtype")
+
+
+def if_exp(test, true_thunk, false_thunk):
+    """`true_thunk() if test else false_thunk()`; a traced `test` records a `cond`."""
+    if not isinstance(test, Tracer):
+        return true_thunk() if test else false_thunk()
+    return cond(test, lambda: true_thunk(), lambda: false_thunk())
+
+
+def and_(left, right_thunk):
+    """`left and right_thunk()`, elementwise (np.logical_and) when `left` is traced."""
+    if isinstance(left, Tracer):
+        return np.logical_and(left, right_thunk())
+    return left and right_thunk()
+
+
+def or_(left, right_thunk):
+    """`left or right_thunk()`, elementwise (np.logical_or) when `left` is traced."""
+    if isinstance(left, Tracer):
+        return np.logical_or(left, right_thunk())
+    return left or right_thunk()
+
+
+def not_(value):
+    """`not value`, elementwise (np.logical_not) when `value` is traced."""
+    if isinstance(value, Tracer):
+        return np.logical_not(value)
+    return not value
+
+
+# --- loops --------------------------------------------------------------------------------------
+
+def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, where: str,
+               placeholders=()):
+    """`while test_fn(*values): values = body_fn(*values)`, recorded as a graph `while` op
+    from the first iteration whose test is traced."""
+    values = tuple(values)
+    while True:
+        test = test_fn(*values)
+        if isinstance(test, Tracer):
+            _scalar_condition(test, where, "while")
+            return _graph_loop(current_builder(test), test_fn, body_fn, values, names, live,
+                               where, "while loop", placeholders)
+        if not test:
+            return values
+        values = tuple(body_fn(*values))
+
+
+class TracedRange:
+    """`range(start, stop, step)` where a bound is traced: a loop over it is a graph op."""
+
+    def __init__(self, start, stop, step):
+        if isinstance(step, Tracer):
+            raise ControlFlowError("range(): the step of a range over traced bounds must be a "
+                                   "Python int, not a traced value")
+        if step == 0:
+            raise ValueError("range() arg 3 must not be zero")
+        self.start, self.stop, self.step = start, stop, step
+
+    def __repr__(self) -> str:
+        return f"range({self.start}, {self.stop}, {self.step})"
+
+
+def range_(*bounds):
+    """`range(*bounds)`; a `TracedRange` when a bound is traced."""
+    if not any(isinstance(bound, Tracer) for bound in bounds):
+        return range(*bounds)
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
+    return TracedRange(start, stop, step)
+
+
+def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, live: tuple,
+             where: str, placeholders=(), stop: str | None = None):
+    """`for item in iterable: values = body_fn(item, *values)`: a graph `while` op over a
+    traced array's first axis or a traced range, else a Python loop (unrolled when traced).
+    `stop` names the flag a `break` sets: the loop ends once it is true."""
+    values = tuple(values)
+    stop_index = names.index(stop) if stop is not None else None
+    options = (names, targets, live, where, placeholders, stop_index)
+    if isinstance(iterable, TracedRange):
+        return _range_loop(iterable, body_fn, values, *options)
+    if isinstance(iterable, Tracer) and all(_loopable(value) for value in values):
+        if iterable.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return _range_loop(TracedRange(0, iterable.shape[0], 1), lambda i, *state: body_fn(
+            iterable[i], *state), values, *options, over=iterable)
+    for item in iterable:
+        stopped = values[stop_index] if stop_index is not None else False
+        if isinstance(stopped, Tracer):
+            # A break on a traced value: the iterations after it do nothing, in the graph.
+            values = if_stmt(stopped, lambda *state: state,
+                             lambda *state, item=item: tuple(body_fn(item, *state)), values,
+                             names=names, live=names, where=where,
+                             placeholders=placeholders)
+            continue
+        if stopped:
+            break
+        values = tuple(body_fn(item, *values))
+    return values
+
+
+def _loopable(value) -> bool:
+    """Whether `value` can be a loop value of a graph op (not a list, set or object)."""
+    if value is None or isinstance(value, (Tracer, np.ndarray, np.generic, int, float, complex,
+                                           str, Undefined)):
+        return True
+    if isinstance(value, tuple):
+        return all(_loopable(item) for item in value)
+    if isinstance(value, dict):
+        return all(_loopable(item) for item in value.values())
+    return False
+
+
+def _range_loop(bounds: TracedRange, body_fn, values, names, targets, live, where,
+                placeholders, stop_index, over=None):
+    # Not carried: the loop's own target (it is rebound from the counter each iteration).
+    values = tuple(Undefined(n) if n in targets else v for n, v in zip(names, values))
+    tracer = next(b for b in (over, bounds.start, bounds.stop) if isinstance(b, Tracer))
+    step = bounds.step
+
+    def test(i, *state):
+        going = i < bounds.stop if step > 0 else i > bounds.stop
+        if stop_index is None:
+            return going
+        return np.logical_and(going, np.logical_not(state[stop_index]))
+
+    def body(i, *state):
+        return (i + step, *body_fn(i, *state))
+
+    results = _graph_loop(current_builder(tracer), test, body, (bounds.start, *values),
+                          ("<counter>", *names), live, where, "for loop", placeholders)
+    return results[1:]
+
+
+def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
+                placeholders=()):
+    """Record the loop as a `while` op carrying the variables assigned before it."""
+    # A flag first set inside the loop starts as None: the body's first trace gives its type.
+    values = tuple(None if not _is_defined(value) and (placeholders is True
+                                                       or variable in (placeholders or ()))
+                   else value for variable, value in zip(names, values))
+    for variable, value in zip(names, values):
+        if not _is_defined(value) and variable in live:
+            raise _error(where, f"variable {variable!r} is first assigned inside this "
+                                f"{statement} on a traced value, and used after it. Assign it "
+                                f"before the loop (e.g. {variable} = np.zeros_like(...)), so it "
+                                f"has a shape and dtype before any iteration")
+    carried = [index for index, value in enumerate(values) if _is_defined(value)]
+
+    def full(state):
+        merged = list(values)
+        for index, value in zip(carried, state):
+            merged[index] = value
+        return merged
+
+    def loop_test(state):
+        return test_fn(*full(state))
+
+    def loop_body(state):
+        results = body_fn(*full(state))
+        return tuple(results[index] for index in carried)
+
+    init = tuple(values[index] for index in carried)
+    carried_names = [names[index] for index in carried]
+    for _ in range(2):
+        promote = {}
+
+        def check(before, after):
+            _check_loop_values(where, statement, carried_names, init, before, after, promote,
+                               placeholders)
+
+        try:
+            state = traced_while(parent, loop_test, loop_body, init, check)
+            break
+        except _Retry:
+            init = tuple(promote[index] if index in promote else value
+                         for index, value in enumerate(init))
+    return tuple(full(state))
+
+
+def _check_loop_values(where, statement, names, init, before, after, promote,
+                       placeholders) -> None:
+    for index, variable in enumerate(names):
+        old, new = before[index], after[index]
+        if old is None and new is not None and (placeholders is True
+                                                or variable in (placeholders or ())):
+            promote[index] = _zeros_like_tree(new)  # a flag's value, set by the body
+            continue
+        if not _same_structure(map_arrays(old, lambda leaf: 0), map_arrays(new, lambda leaf: 0)):
+            raise _error(where, f"variable {variable!r} changes from {_describe(old)} to "
+                                f"{_describe(new)} in one iteration of this {statement} on a "
+                                f"traced value; a traced loop must keep each variable's "
+                                f"structure, shape and dtype")
+        for (path, old_leaf), (_, new_leaf) in zip(_leaves_with_paths(old),
+                                                   _leaves_with_paths(new)):
+            old_aval, new_aval = _aval(old_leaf), _aval(new_leaf)
+            if old_aval == new_aval:
+                continue
+            number = isinstance(init[index], (int, float, complex)) and not is_array(init[index])
+            if number and old_aval.shape == new_aval.shape:
+                promote[index] = np.asarray(init[index], np.result_type(old_aval.dtype,
+                                                                         new_aval.dtype))
+                continue
+            raise _error(where, f"variable {variable!r}{path} changes from {old_aval} to "
+                                f"{new_aval} in one iteration of this {statement} on a traced "
+                                f"value; a traced loop must keep each variable's shape and "
+                                f"dtype (the loop runs in the graph, one trace for every trip "
+                                f"count)")
+    if promote:
+        raise _Retry()
+
+
+def set_item(target, index, value):
+    """`target[index] = value` for converted code, returning the target's new value: an
+    array written with traced values (or at traced indices) becomes traced; a traced boolean
+    mask of the target's shape writes through np.where. Containers are written as they are."""
+    if not isinstance(target, (np.ndarray, Tracer)):
+        target[index] = value
+        return target
+    if isinstance(index, Tracer) and index.dtype == np.bool_ and index.shape == np.shape(target):
+        return np.where(index, value, target)
+    return _set_array_item(target, index, value)
+
+
+def _holds_tracer(value) -> bool:
+    if isinstance(value, Tracer):
+        return True
+    return isinstance(value, (list, tuple)) and any(_holds_tracer(item) for item in value)
+
+
+def array(value, dtype=None, *, copy=True, **options):
+    """`np.array(value, dtype)` for converted code: a (nested) list of traced values becomes
+    `np.stack`s of them, a traced value a copy (cast to `dtype`)."""
+    if not _holds_tracer(value):
+        return np.array(value, dtype=dtype, copy=copy, **options)
+    if isinstance(value, Tracer):
+        result = value.copy()
+    else:
+        result = np.stack([array(item) if _holds_tracer(item) else np.asarray(item)
+                           for item in value])
+    return result if dtype is None else result.astype(dtype)
+
+
+def asarray(value, dtype=None, **options):
+    """`np.asarray(value, dtype)` for converted code (see `array`): a traced value as is."""
+    if isinstance(value, Tracer):
+        return value if dtype is None else value.astype(dtype)
+    if _holds_tracer(value):
+        return array(value, dtype)
+    return np.asarray(value, dtype=dtype, **options)
+
+
+# What converted code calls, by the names transforms/control_flow.py gives them.
+HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "if_exp": if_exp,
+           "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
+           "set_item": set_item}
+
+# NumPy functions that cannot see traced values in a list: converted code calls these instead.
+NUMPY_REPLACEMENTS = {np.array: array, np.asarray: asarray}

@@ -1,0 +1,282 @@
+"""Control flow on traced values, converted before tracing: `if`, `while` and `for` on arrays
+become graph `cond` and `while` ops, so one trace serves inputs that take different paths."""
+import re
+import traceback
+
+import numpy as np
+import pytest
+
+import autotrace
+from runtime.control import ControlFlowError
+
+positive = np.array([1.0, 2.0, 3.0])
+negative = -positive
+
+
+def central_difference(f, x, eps=1e-6):
+    gradient = np.zeros_like(x)
+    for i in range(x.size):
+        step = np.zeros_like(x)
+        step.flat[i] = eps
+        gradient.flat[i] = (f(x + step) - f(x - step)) / (2 * eps)
+    return gradient
+
+
+def data_dependent_if(x):
+    if np.sum(x) > 0:
+        y = np.sin(x) * 2.0
+    else:
+        y = x ** 3
+    return np.sum(y * y)
+
+
+def data_dependent_while(x):
+    y = x
+    while np.sum(y * y) < 100.0:
+        y = y * 1.5 + 0.25
+    return np.sum(y ** 2)
+
+
+def data_dependent_for(x):
+    total = 0.0
+    for row in x:
+        if np.max(row) > 0.5:
+            total = total + np.sum(np.tanh(row))
+        else:
+            total = total - np.sum(row * row)
+    return total
+
+
+def test_if_traces_once_and_takes_either_path():
+    traced = autotrace.function(data_dependent_if)
+    for x in (positive, negative, positive * 0.5, negative * 2.0):
+        np.testing.assert_allclose(traced(x), data_dependent_if(x), rtol=1e-12)
+    assert traced.trace_count == 1
+    assert "cond[branches=(" in str(traced.graph(positive))
+
+
+def test_gradient_of_if_traces_once_and_matches_finite_differences():
+    traced = autotrace.function(autotrace.grad(data_dependent_if))
+    for x in (positive, negative):
+        np.testing.assert_allclose(traced(x), central_difference(data_dependent_if, x),
+                                   rtol=1e-6)
+    assert traced.trace_count == 1
+
+
+def test_while_traces_once_for_every_trip_count():
+    traced = autotrace.function(data_dependent_while)
+    small, large = np.array([0.1, 0.2]), np.array([3.0, 4.0])
+    for x in (small, large, np.array([-1.0, 0.5])):
+        np.testing.assert_allclose(traced(x), data_dependent_while(x), rtol=1e-12)
+    assert traced.trace_count == 1
+    assert "while[loop=(" in str(traced.graph(small))
+
+
+def test_gradient_of_while_matches_finite_differences_for_different_trip_counts():
+    gradient = autotrace.grad(autotrace.function(data_dependent_while))
+    for x in (np.array([0.1, 0.2]), np.array([3.0, 4.0])):
+        np.testing.assert_allclose(gradient(x), central_difference(data_dependent_while, x),
+                                   rtol=1e-6)
+
+
+def test_for_over_a_traced_array_is_one_loop_op_with_a_cond_inside():
+    traced = autotrace.function(data_dependent_for)
+    x = np.array([[1.0, 0.2], [0.1, 0.3], [0.9, -2.0]])
+    for value in (x, -x, x * 0.1):
+        np.testing.assert_allclose(traced(value), data_dependent_for(value), rtol=1e-12)
+    assert traced.trace_count == 1
+    graph = str(traced.graph(x))
+    assert graph.count("while[loop=(") == 1 and graph.count("cond[branches=(") == 1
+
+
+def test_gradient_of_for_with_a_branch_traces_once():
+    traced = autotrace.function(autotrace.grad(data_dependent_for))
+    x = np.array([[1.0, 0.2], [0.1, 0.3], [0.9, -2.0]])
+    for value in (x, -x):
+        np.testing.assert_allclose(traced(value), central_difference(data_dependent_for, value),
+                                   rtol=1e-6)
+    assert traced.trace_count == 1
+
+
+def test_python_conditions_still_unroll():
+    @autotrace.function
+    def power(x, n):
+        result = np.ones_like(x)
+        while n > 0:
+            result = result * x
+            n -= 1
+        return result
+    np.testing.assert_allclose(power(positive, 3), positive ** 3)
+    assert "while" not in str(power.graph(positive, 3))
+
+
+def test_range_with_a_traced_bound_is_a_loop_op():
+    @autotrace.function
+    def partial_sums(x, n):
+        total = np.zeros_like(x)
+        for i in range(n):
+            total = total + x * i
+        return total
+    for n in (0, 3, 5):
+        np.testing.assert_allclose(partial_sums(positive, np.array(n)),
+                                   positive * sum(range(n)))
+    assert partial_sums.trace_count == 1
+
+
+def test_early_return_break_and_continue_on_traced_values():
+    @autotrace.function
+    def clipped_norm(x):
+        if np.sum(x * x) > 4.0:
+            return x / np.sqrt(np.sum(x * x)) * 2.0
+        return x
+
+    @autotrace.function
+    def sum_until_large(x):
+        total = 0.0
+        for value in x:
+            if value < 0:
+                continue
+            total = total + value
+            if total > 3.0:
+                break
+        return total
+    for x in (np.array([0.5, 0.5]), np.array([3.0, 4.0])):
+        expected = x / np.linalg.norm(x) * 2.0 if np.sum(x * x) > 4.0 else x
+        np.testing.assert_allclose(clipped_norm(x), expected)
+    for x, expected in ((np.array([1.0, -5.0, 1.5]), 2.5),
+                        (np.array([2.0, 2.0, 7.0]), 4.0), (np.array([-1.0, 9.0, 1.0]), 9.0)):
+        assert sum_until_large(x) == expected
+    assert clipped_norm.trace_count == 1 and sum_until_large.trace_count == 1
+
+
+def test_boolean_operators_and_conditional_expressions():
+    @autotrace.function
+    def f(x):
+        inside = np.min(x) > -1.0 and not np.max(x) > 1.0
+        return x * 2.0 if inside or np.sum(x) > 100.0 else -x
+    for x in (np.array([0.5, -0.5]), np.array([2.0, 0.0]), np.array([200.0, 0.0])):
+        inside = np.min(x) > -1.0 and not np.max(x) > 1.0
+        expected = x * 2.0 if inside or np.sum(x) > 100.0 else -x
+        np.testing.assert_allclose(f(x), expected)
+    assert f.trace_count == 1
+
+
+def helper_with_branch(x):
+    if np.mean(x) > 0:
+        return x + 1.0
+    return x - 1.0
+
+
+def test_functions_called_from_a_traced_function_are_converted_too():
+    traced = autotrace.function(lambda x: helper_with_branch(x) * 2.0)
+    np.testing.assert_allclose(traced(positive), (positive + 1.0) * 2.0)
+    np.testing.assert_allclose(traced(negative), (negative - 1.0) * 2.0)
+    assert traced.trace_count == 1
+
+
+def test_arrays_made_inside_and_filled_with_traced_values():
+    @autotrace.function
+    def hidden_states(x, W):
+        h = np.zeros((x.shape[0] + 1, W.shape[0]))
+        for t in range(x.shape[0]):
+            h[t + 1] = np.tanh(h[t] @ W + x[t])
+        return np.array([h[-1], h[1]])
+    rng = np.random.default_rng(0)
+    x, W = rng.normal(size=(4, 3)), rng.normal(size=(3, 3)) * 0.5
+    h = np.zeros((5, 3))
+    for t in range(4):
+        h[t + 1] = np.tanh(h[t] @ W + x[t])
+    np.testing.assert_allclose(hidden_states(x, W), np.array([h[-1], h[1]]))
+
+
+def test_mask_assignment_of_the_whole_array_is_a_where():
+    @autotrace.function
+    def relu(x):
+        y = x.copy()
+        y[y < 0] = 0.0
+        return y
+    np.testing.assert_array_equal(relu(np.array([-1.0, 2.0, -3.0])), [0.0, 2.0, 0.0])
+
+
+# --- what cannot be converted: errors that name the line and the variable ----------------------
+
+def defined_in_one_branch(x):
+    if np.sum(x) > 0:
+        y = x * 2.0
+    return y
+
+
+def loop_variable_changes_shape(x):
+    while np.sum(x) < 100.0:
+        x = np.concatenate([x, x])
+    return x
+
+
+def first_assigned_in_loop(x):
+    while np.sum(x) < 100.0:
+        x = x * 2.0
+        last = x
+    return last
+
+
+def branches_disagree(x):
+    if np.sum(x) > 0:
+        y = x
+    else:
+        y = np.sum(x)
+    return y
+
+
+def line_of(function, text):
+    import inspect
+    lines, first = inspect.getsourcelines(function)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize("function, header, message", [
+    (defined_in_one_branch, "if np.sum(x) > 0:",
+     "variable 'y' is assigned in the true branch only, and used after the if. A traced "
+     "condition runs both branches in the graph: assign 'y' in both branches, or before the if"),
+    (loop_variable_changes_shape, "while np.sum(x) < 100.0:",
+     "variable 'x' changes from f64[3] to f64[6] in one iteration of this while loop on a "
+     "traced value; a traced loop must keep each variable's shape and dtype"),
+    (first_assigned_in_loop, "while np.sum(x) < 100.0:",
+     "variable 'last' is first assigned inside this while loop on a traced value, and used "
+     "after it. Assign it before the loop (e.g. last = np.zeros_like(...))"),
+    (branches_disagree, "if np.sum(x) > 0:",
+     "variable 'y' is f64[3] after the true branch and f64[] after the false branch; both "
+     "branches must give it the same shape and dtype"),
+])
+def test_unconvertible_control_flow_names_the_line_and_the_variable(function, header, message):
+    where = f"{__file__}:{line_of(function, header)}: {header}"
+    with pytest.raises(ControlFlowError) as raised:
+        autotrace.function(function)(positive)
+    text = str(raised.value)
+    assert text.startswith(where + "\n  "), text
+    assert message in text
+
+
+def test_an_undefined_variable_read_in_a_branch_says_so():
+    def reads_before_assignment(x):
+        if np.sum(x) > 0:
+            y = x
+        else:
+            y = z * 2.0  # noqa: F821 - read before any assignment
+        z = y
+        return z
+    with pytest.raises(NameError, match="cannot access (local|free) variable 'z' where it is "
+                                        "not associated with a value"):
+        autotrace.function(reads_before_assignment)(positive)
+
+
+def test_tracebacks_point_at_the_users_lines():
+    def fails_in_branch(x):
+        if np.sum(x) > 0:
+            y = x @ np.ones((5, 5))
+        else:
+            y = x
+        return y
+    with pytest.raises(ValueError) as raised:
+        autotrace.function(fails_in_branch)(positive)
+    frames = [(frame.filename, frame.lineno) for frame in traceback.extract_tb(raised.tb)]
+    assert (__file__, line_of(fails_in_branch, "x @ np.ones")) in frames

@@ -1,0 +1,706 @@
+"""Control flow on traced values, converted before tracing (the way AutoGraph does it).
+
+A traced value has no Python truth value, so `if x.sum() > 0:` cannot run while tracing. This
+pass rewrites a function's `if`, `while` and `for` statements, conditional expressions, and the
+`and`/`or`/`not` in their conditions into calls of runtime helpers. Each helper runs the plain
+Python statement when its condition is a Python value, and records a graph-level `cond` or
+`while` op when it is traced, so one trace serves every value:
+
+    if x.sum() > 0:                  def _if_true1(y):
+        y = x * 2.0                      y = x * 2.0
+    else:                                return (y,)
+        y = -x                       def _if_false1(y):
+                                         y = -x
+                                         return (y,)
+                                     (y,) = _autotrace_if_stmt(x.sum() > 0, _if_true1,
+                                         _if_false1, (y,), names=('y',), live=('y',),
+                                         where='f.py:2: if x.sum() > 0:')
+
+A statement's variables are those its body assigns (or mutates: `a[i] = v`, `l.append(v)`).
+They go into the branch or loop-body functions as arguments and come back as results, so the
+helpers see them as values. `live` names the variables read after the statement (anywhere
+later in the function, and in the whole loop around it): a variable assigned in one branch
+only, or only inside a traced loop, is an error only when it is live. Variables that may be
+unassigned start as `Undefined(name)`, whose every use raises a clear error.
+
+Early returns are folded first: `if c: return a` followed by more statements becomes an
+if/else whose branches both end in a return, then both returns assign `_retval` and the
+function returns it once. Statements that still hold a `return`, `break` or `continue` (of
+their own loop), a `while`/`for` with an `else:`, or a `global`/`nonlocal` variable are left as
+they are: their Python condition must then not be traced.
+
+The converted function is compiled with the user's file name and line numbers, so tracebacks
+and the helpers' errors point at the user's lines. AUTOTRACE_DEBUG=control_flow prints it.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import collections
+import copy
+import inspect
+import os
+import types
+
+import gast
+
+from transforms.codegen import to_source
+from transforms.exits import exits_to_flags
+from transforms.naming import Namer, names_in
+from transforms.parsing import parse_function, resolve
+from transforms.templates import name, replace, replace_expression
+
+# The runtime helpers converted code calls, each bound to `_autotrace_<name>`.
+HELPER_NAMES = ("if_stmt", "while_stmt", "for_stmt", "if_exp", "and_", "or_", "not_",
+                "range_", "Undefined", "converted", "set_item")
+
+# Methods that change the container they are called on (`l.append(v)` assigns `l`).
+MUTATING_METHODS = frozenset({
+    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
+    "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put"})
+
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
+           gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+_LOOPS = (gast.For, gast.While, gast.AsyncFor)
+
+
+def helper(helper_name: str) -> str:
+    """The name converted code calls a runtime helper by."""
+    return f"_autotrace_{helper_name}"
+
+
+# --- what statements read and write -------------------------------------------------------------
+
+def _walk_scope(node):
+    """`node` and what it contains, not descending into nested scopes (functions, lambdas,
+    classes, comprehensions), whose names are their own."""
+    yield node
+    if isinstance(node, _SCOPES):
+        return  # its name (a def) belongs here; its body does not
+    for child in gast.iter_child_nodes(node):
+        yield from _walk_scope(child)
+
+
+def _base_name(node):
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+def assigned_names(statements) -> list:
+    """The variables `statements` assign or mutate, in order of first appearance."""
+    found: dict[str, None] = {}
+    for statement in statements:
+        for node in _walk_scope(statement):
+            if isinstance(node, (gast.FunctionDef, gast.ClassDef)):
+                found[node.name] = None
+            elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                found[node.id] = None
+            elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
+                base = _base_name(node)
+                if base is not None:
+                    found[base] = None
+            elif (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                  and node.func.attr in MUTATING_METHODS):
+                base = _base_name(node.func.value)
+                if base is not None:
+                    found[base] = None
+            elif isinstance(node, (gast.Import, gast.ImportFrom)):
+                for alias in node.names:
+                    found[(alias.asname or alias.name).split(".")[0]] = None
+    return list(found)
+
+
+def _load_counts(nodes) -> collections.Counter:
+    return collections.Counter(node.id for root in nodes for node in gast.walk(root)
+                               if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load))
+
+
+def loaded_names(nodes) -> set:
+    """Every variable read in `nodes`, nested scopes included (closures read them too)."""
+    return {node.id for root in nodes for node in gast.walk(root)
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load)}
+
+
+def _jumps(statements, loop_level: bool = True) -> bool:
+    """Whether `statements` hold a return, or a break/continue of the loop they are in."""
+    for statement in statements:
+        for node in _walk_scope(statement):
+            if isinstance(node, gast.Return):
+                return True
+            if loop_level and isinstance(node, (gast.Break, gast.Continue)):
+                if _jump_outside_inner_loops(statement, node):
+                    return True
+    return False
+
+
+def _jump_outside_inner_loops(root, target) -> bool:
+    """Whether `target` (a break/continue under `root`) is not inside a loop under `root`."""
+    def search(node, in_loop):
+        if node is target:
+            return not in_loop
+        for child in gast.iter_child_nodes(node):
+            if isinstance(child, _SCOPES):
+                continue
+            found = search(child, in_loop or isinstance(child, _LOOPS))
+            if found is not None:
+                return found
+        return None
+    return bool(search(root, isinstance(root, _LOOPS) and root is not target))
+
+
+# --- early returns ------------------------------------------------------------------------------
+
+def _always_returns(statements) -> bool:
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, (gast.Return, gast.Raise)):
+        return True
+    return isinstance(last, gast.If) and _always_returns(last.body) and \
+        _always_returns(last.orelse)
+
+
+def fold_early_returns(statements: list) -> list:
+    """`if c: ...return a` followed by more statements -> `if c: ...return a else: more`."""
+    out = []
+    for index, statement in enumerate(statements):
+        if isinstance(statement, gast.If):
+            statement.body = fold_early_returns(statement.body)
+            statement.orelse = fold_early_returns(statement.orelse)
+            rest = statements[index + 1:]
+            if rest and _always_returns(statement.body) and not _always_returns(
+                    statement.orelse):
+                statement.orelse = fold_early_returns(statement.orelse + rest)
+                out.append(statement)
+                return out
+            if rest and _always_returns(statement.orelse) and not _always_returns(
+                    statement.body) and statement.orelse:
+                statement.body = fold_early_returns(statement.body + rest)
+                out.append(statement)
+                return out
+        elif isinstance(statement, (gast.For, gast.While, gast.With)):
+            statement.body = fold_early_returns(statement.body)
+        out.append(statement)
+    return out
+
+
+def _tail_returns_only(statements) -> bool:
+    """Whether every return in `statements` ends a path (so it can become an assignment)."""
+    for index, statement in enumerate(statements):
+        last = index == len(statements) - 1
+        if isinstance(statement, gast.Return):
+            if not last:
+                return False
+        elif isinstance(statement, gast.If):
+            if not (_tail_returns_only(statement.body) and _tail_returns_only(statement.orelse)):
+                return False
+            if not last and (_jumps(statement.body, False) or _jumps(statement.orelse, False)):
+                return False
+        elif _jumps([statement], False):
+            return False
+    return True
+
+
+def _returns_to_assignments(statements, target: str) -> list:
+    out = []
+    for statement in statements:
+        if isinstance(statement, gast.Return):
+            value = statement.value or gast.Constant(value=None, kind=None)
+            assign = gast.Assign(targets=[name(target, store=True)], value=value,
+                                 type_comment=None)
+            out.append(gast.copy_location(assign, statement))
+        elif isinstance(statement, gast.If):
+            statement.body = _returns_to_assignments(statement.body, target)
+            statement.orelse = _returns_to_assignments(statement.orelse, target)
+            out.append(statement)
+        else:
+            out.append(statement)
+    return out
+
+
+def single_return(body: list, namer: Namer) -> list:
+    """A function body ending in an if/else whose paths all return: the returns assign one
+    variable, returned once at the end (so the if can become a `cond`)."""
+    body = fold_early_returns(body)
+    last = body[-1] if body else None
+    if (isinstance(last, gast.If) and _always_returns(last.body)
+            and _always_returns(last.orelse) and _tail_returns_only([last])
+            and not any(isinstance(n, gast.Raise) for n in gast.walk(last))):
+        result = namer.temporary("retval")
+        body[-1:] = _returns_to_assignments([last], result)
+        body.append(gast.copy_location(gast.Return(value=name(result)), last))
+    return body
+
+
+# --- the conversion -----------------------------------------------------------------------------
+
+class ControlFlowConverter:
+    """Rewrites one function's control flow into helper calls (see the module docstring)."""
+
+    def __init__(self, namer: Namer, filename: str, namespace: dict):
+        self.namer = namer
+        self.filename = filename
+        self.namespace = namespace
+        self.generated: set = set()  # names of the branch and loop functions made here
+        self.outputs: set = set()    # variables of converted statements (may be unassigned)
+        self.fixed: set = set()      # global and nonlocal names: never statement variables
+        # Code autotrace generated reads a variable assigned in one branch only under the
+        # same condition: there it is not an error (see if_stmt's placeholders).
+        self.generated_code = False
+        self.flags: set = set()  # the break/continue/return flags this pass introduced
+        self.loads: collections.Counter = collections.Counter()  # reads of each variable
+
+    def function(self, node: gast.FunctionDef) -> gast.FunctionDef:
+        self.fixed = {n for statement in node.body for s in _walk_scope(statement)
+                      if isinstance(s, (gast.Global, gast.Nonlocal)) for n in s.names}
+        outer_outputs, self.outputs = self.outputs, set()
+        if _jumps_in_loops(node.body):
+            before = names_in(node)
+            node = exits_to_flags(node, self.namer)
+            _fill_locations(node)
+            self.flags |= names_in(node) - before
+        body = single_return(node.body, self.namer)
+        self.loads = _load_counts(body)
+        body = self.block(body, after=set())
+        parameters = {a.id for a in node.args.posonlyargs + node.args.args
+                      + node.args.kwonlyargs}
+        for extra in (node.args.vararg, node.args.kwarg):
+            if extra is not None:
+                parameters.add(extra.id)
+        undefined = [replace(f"{n} = {helper('Undefined')}({n!r})")[0]
+                     for n in sorted(self.outputs - parameters)]
+        for statement in undefined:
+            _locate(statement, node)
+        node.body = undefined + body
+        self.outputs = outer_outputs
+        return node
+
+    def block(self, statements: list, after: set) -> list:
+        """Convert `statements`; `after` holds the variables read after this block."""
+        out = []
+        for index, statement in enumerate(statements):
+            later = after | loaded_names(statements[index + 1:])
+            out.extend(self.statement(statement, later))
+        return out
+
+    def statement(self, node, after: set) -> list:
+        if isinstance(node, gast.If):
+            return self.if_statement(node, after)
+        if isinstance(node, gast.While):
+            return self.while_statement(node, after)
+        if isinstance(node, gast.For):
+            return self.for_statement(node, after)
+        if isinstance(node, gast.FunctionDef):
+            inner = ControlFlowConverter(self.namer, self.filename, self.namespace)
+            inner.generated_code = self.generated_code
+            inner.flags = self.flags
+            inner.loads = self.loads
+            inner.function(node)
+            return [node]
+        if isinstance(node, (gast.With, gast.Try)):
+            for field in ("body", "orelse", "finalbody"):
+                if getattr(node, field, None):
+                    setattr(node, field, self.block(getattr(node, field), after))
+            for handler in getattr(node, "handlers", ()):
+                handler.body = self.block(handler.body, after)
+        if isinstance(node, (gast.Assign, gast.AugAssign)):
+            node = _subscript_assignment(node)
+        return [self.expressions(node)]
+
+    def expressions(self, node):
+        """Conditional expressions in `node` become `if_exp` calls; a call `g(x)` becomes
+        `converted(g)(x)`, so a function it calls is converted too."""
+        return _ConditionalExpressions(self).visit(node)
+
+    def _variables(self, statements) -> list:
+        return [n for n in assigned_names(statements)
+                if n not in self.generated and n not in self.fixed]
+
+    def _where(self, node, header: str) -> str:
+        return f"{self.filename}:{node.lineno}: {header}"
+
+    def _function(self, hint: str, parameters: list, body: list, results: list, node):
+        function_name = self.namer.temporary(hint)
+        self.generated.add(function_name)
+        returned = "(" + "".join(f"{r}, " for r in results) + ")"
+        definition = replace(f"def {function_name}({', '.join(parameters)}):\n"
+                             f"    body\n    return {returned}", body=body or [gast.Pass()])[0]
+        _locate(definition, node)
+        return function_name, definition
+
+    def _call(self, node, variables, call) -> list:
+        self.outputs.update(variables)
+        if variables:
+            targets = "(" + "".join(f"{v}, " for v in variables) + ")"
+            statement = replace(f"{targets} = call", call=call)[0]
+        else:
+            statement = gast.Expr(value=call)
+        return [_locate(statement, node)]
+
+    @staticmethod
+    def _names_tuple(values) -> str:
+        return "(" + "".join(f"{v!r}, " for v in values) + ")"
+
+    def if_statement(self, node: gast.If, after: set) -> list:
+        inside = _load_counts([node])
+        node.body = self.block(node.body, after)
+        node.orelse = self.block(node.orelse, after)
+        if _jumps(node.body) or _jumps(node.orelse) or \
+                self._touches_fixed([node]):
+            node.test = self.expressions(node.test)
+            return [node]
+        header = "if " + to_source(node.test).strip() + ":"
+        variables = self._variables(node.body + node.orelse)
+        true_name, true_def = self._function("if_true", variables, node.body, variables, node)
+        false_name, false_def = self._function("if_false", variables, node.orelse, variables,
+                                               node)
+        test = _Conditions(self).visit(self.expressions(node.test))
+        call = replace_expression(
+            f"{helper('if_stmt')}(test, {true_name}, {false_name}, values, "
+            f"names={self._names_tuple(variables)}, "
+            f"live={self._names_tuple(self._live(variables, after, inside))}, where=where"
+            f"{self._placeholders(variables)})",
+            test=test, values=_tuple_of(variables),
+            where=gast.Constant(value=self._where(node, header), kind=None))
+        return [true_def, false_def] + self._call(node, variables, call)
+
+    def _live(self, variables, after: set, inside, targets=()) -> list:
+        """The variables read after the statement (`after`); a `for` loop's target counts
+        only when read outside the loop (inside, each iteration assigns it before reading)."""
+        return sorted(v for v in set(variables) & after
+                      if v not in targets or self.loads[v] > inside[v])
+
+    def _placeholders(self, variables) -> str:
+        """The keyword naming the variables that may be placeholders (see if_stmt)."""
+        if self.generated_code:
+            return ", placeholders=True"
+        flags = [v for v in variables if v in self.flags]
+        return f", placeholders={self._names_tuple(flags)}" if flags else ""
+
+    def _loop_after(self, node, after: set) -> set:
+        """A loop's body reads its own variables again in the next iteration."""
+        return after | loaded_names([node])
+
+    def _touches_fixed(self, statements) -> bool:
+        return bool(set(assigned_names(statements)) & self.fixed)
+
+    def while_statement(self, node: gast.While, after: set) -> list:
+        inside = _load_counts([node])
+        header = "while " + to_source(node.test).strip() + ":"
+        node.body = self.block(node.body, self._loop_after(node, after))
+        stop = _trailing_stop(node)
+        if stop is not None:
+            node.test = gast.BoolOp(op=gast.And(), values=[
+                node.test, gast.UnaryOp(op=gast.Not(), operand=name(stop))])
+        if node.orelse or _jumps(node.body) or self._touches_fixed(node.body):
+            if stop is not None:
+                node.body.append(_stop_statement(stop))
+            node.test = self.expressions(node.test)
+            node.orelse = self.block(node.orelse, after)
+            return [node]
+        variables = self._variables(node.body)
+        test = _Conditions(self).visit(self.expressions(node.test))
+        test_name, test_def = self._function("loop_test", variables, [], [], node)
+        test_def.body = [_locate(gast.Return(value=test), node)]
+        body_name, body_def = self._function("loop_body", variables, node.body, variables,
+                                             node)
+        call = replace_expression(
+            f"{helper('while_stmt')}({test_name}, {body_name}, values, "
+            f"names={self._names_tuple(variables)}, "
+            f"live={self._names_tuple(self._live(variables, after, inside))}, where=where"
+            f"{self._placeholders(variables)})",
+            values=_tuple_of(variables),
+            where=gast.Constant(value=self._where(node, header), kind=None))
+        return [test_def, body_def] + self._call(node, variables, call)
+
+    def for_statement(self, node: gast.For, after: set) -> list:
+        inside = _load_counts([node])
+        header = f"for {to_source(node.target).strip()} in {to_source(node.iter).strip()}:"
+        node.body = self.block(node.body, self._loop_after(node, after))
+        node.iter = self.expressions(node.iter)
+        stop = _trailing_stop(node)
+        if node.orelse or _jumps(node.body) or self._touches_fixed([node]):
+            if stop is not None:
+                node.body.append(_stop_statement(stop))
+            node.orelse = self.block(node.orelse, after)
+            return [node]
+        item = self.namer.temporary("item")
+        bind = _locate(gast.Assign(targets=[node.target], value=name(item), type_comment=None),
+                       node)
+        variables = self._variables([bind] + node.body)
+        targets = self._variables([bind])
+        body_name, body_def = self._function("loop_body", [item] + variables,
+                                             [bind] + node.body, variables, node)
+        iterable = node.iter
+        if (isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name)
+                and resolve(iterable.func, self.namespace) is builtins.range
+                and not iterable.keywords):
+            iterable = gast.Call(func=name(helper("range_")), args=iterable.args, keywords=[])
+        call = replace_expression(
+            f"{helper('for_stmt')}(iterable, {body_name}, values, "
+            f"names={self._names_tuple(variables)}, targets={self._names_tuple(targets)}, "
+            f"live={self._names_tuple(self._live(variables, after, inside, targets))}, where=where"
+            f"{self._placeholders(variables)}{f', stop={stop!r}' if stop else ''})",
+            iterable=iterable, values=_tuple_of(variables),
+            where=gast.Constant(value=self._where(node, header), kind=None))
+        return [body_def] + self._call(node, variables, call)
+
+
+def _subscript_assignment(node):
+    """`a[i] = v` -> `a = set_item(a, i, v)` (and `a[i] += v` likewise): a concrete array made
+    in the function and written with traced values becomes a traced one."""
+    targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+    if len(targets) != 1 or not isinstance(targets[0], gast.Subscript) or \
+            not isinstance(targets[0].value, gast.Name):
+        return node
+    target = targets[0]
+    value = node.value
+    if isinstance(node, gast.AugAssign):
+        read = gast.Subscript(value=name(target.value.id), slice=copy.deepcopy(target.slice),
+                              ctx=gast.Load())
+        value = gast.BinOp(left=read, op=node.op, right=value)
+    call = gast.Call(func=name(helper("set_item")),
+                     args=[name(target.value.id), target.slice, value], keywords=[])
+    assign = gast.Assign(targets=[name(target.value.id, store=True)], value=call,
+                         type_comment=None)
+    return _locate(assign, node)
+
+
+def _jumps_in_loops(statements) -> bool:
+    """Whether a loop in `statements` (this scope) holds a break, continue or return."""
+    return any(isinstance(n, _LOOPS) and any(isinstance(m, (gast.Break, gast.Continue,
+                                                             gast.Return))
+                                             for b in n.body for m in _walk_scope(b))
+               for statement in statements for n in _walk_scope(statement))
+
+
+def _fill_locations(node, parent=None) -> None:
+    """Give nodes without a line (the flags exits_to_flags adds) their parent's."""
+    if "lineno" in getattr(node, "_attributes", ()):
+        if getattr(node, "lineno", None) is None and parent is not None:
+            gast.copy_location(node, parent)
+        parent = node
+    for child in gast.iter_child_nodes(node):
+        _fill_locations(child, parent)
+
+
+def _trailing_stop(loop):
+    """The flag of the `if <flag>: break` that exits_to_flags ends a loop body with (removed
+    from the body), or None."""
+    last = loop.body[-1] if loop.body else None
+    if (isinstance(last, gast.If) and isinstance(last.test, gast.Name) and not last.orelse
+            and len(last.body) == 1 and isinstance(last.body[0], gast.Break)):
+        loop.body.pop()
+        return last.test.id
+    return None
+
+
+def _stop_statement(stop: str) -> gast.If:
+    return gast.If(test=name(stop), body=[gast.Break()], orelse=[])
+
+
+def _tuple_of(variables) -> gast.Tuple:
+    return gast.Tuple(elts=[name(v) for v in variables], ctx=gast.Load())
+
+
+def _locate(node, origin):
+    """Give the generated nodes in `node` `origin`'s line; the user's own nodes (marked by
+    `convert`) keep theirs."""
+    for child in gast.walk(node):
+        if "lineno" in getattr(child, "_attributes", ()) and not getattr(child, _USER, False):
+            gast.copy_location(child, origin)
+    return node
+
+
+# The attribute that marks the nodes of the user's own source.
+_USER = "_autotrace_user_node"
+
+
+def _lazy(expression) -> gast.Lambda:
+    arguments = gast.arguments(args=[], posonlyargs=[], vararg=None, kwonlyargs=[],
+                               kw_defaults=[], kwarg=None, defaults=[])
+    return gast.Lambda(args=arguments, body=expression)
+
+
+class _ConditionalExpressions(gast.NodeTransformer):
+    """`a if c else b` -> `if_exp(c, lambda: a, lambda: b)`, in this scope only."""
+
+    def __init__(self, converter: ControlFlowConverter):
+        self.converter = converter
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        test = _Conditions(self.converter).visit(node.test)
+        call = gast.Call(func=name(helper("if_exp")),
+                         args=[test, _lazy(node.body), _lazy(node.orelse)], keywords=[])
+        return gast.copy_location(call, node)
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        callee = node.func
+        if isinstance(callee, gast.Name) and (callee.id.startswith("_autotrace_")
+                                              or callee.id in self.converter.generated
+                                              or hasattr(builtins, callee.id)
+                                              and callee.id not in self.converter.namespace):
+            return node
+        if isinstance(callee, gast.Attribute) and callee.attr in MUTATING_METHODS:
+            return node  # a container's method (and how `assigned_names` sees a mutation)
+        node.func = gast.copy_location(
+            gast.Call(func=name(helper("converted")), args=[callee], keywords=[]), callee)
+        return node
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        return _Conditions(self.converter).visit_BoolOp(node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        return _Conditions(self.converter).visit_UnaryOp(node)
+
+    def visit_FunctionDef(self, node):
+        return node  # converted on its own
+
+    def visit_Lambda(self, node):
+        self.generic_visit(node)
+        return node
+
+
+class _Conditions(gast.NodeTransformer):
+    """In a condition: `a and b` -> `and_(a, lambda: b)`, `not a` -> `not_(a)`."""
+
+    def __init__(self, converter: ControlFlowConverter):
+        self.converter = converter
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        kind = helper("and_" if isinstance(node.op, gast.And) else "or_")
+        result = node.values[0]
+        for value in node.values[1:]:
+            result = gast.Call(func=name(kind), args=[result, _lazy(value)], keywords=[])
+        return gast.copy_location(result, node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, gast.Not):
+            return node
+        call = gast.Call(func=name(helper("not_")), args=[node.operand], keywords=[])
+        return gast.copy_location(call, node)
+
+    def visit_Lambda(self, node):
+        return node
+
+    def visit_Call(self, node):
+        return node  # a call's arguments are not conditions
+
+
+# --- building the converted function ------------------------------------------------------------
+
+def _has_control_flow(node) -> bool:
+    """Whether `node` has control flow to convert, or calls a function that may have some."""
+    return any(isinstance(n, (gast.If, gast.While, gast.For, gast.IfExp, gast.BoolOp,
+                              gast.Call)) for n in gast.walk(node))
+
+
+def convert(function, helpers: dict):
+    """`function` with its control flow converted to `helpers` calls; `function` itself when
+    it has none, or when its source cannot be read (it is then traced as it is).
+
+    Arguments:
+        function: a Python function (or one that autotrace generated).
+        helpers: HELPER_NAMES -> the runtime functions to call.
+    """
+    original = getattr(function, "__autotrace_python_function__", function)
+    if inspect.ismethod(original):
+        return types.MethodType(convert(original.__func__, helpers), original.__self__)
+    if not inspect.isfunction(original) or _FACTORY in getattr(
+            original.__code__, "co_qualname", original.__qualname__):
+        return function  # not Python, or defined inside converted code (converted already)
+    tree = _parse(original)
+    if tree is None or not _has_control_flow(tree):
+        return original
+    code = original.__code__
+    for node in gast.walk(tree):
+        setattr(node, _USER, True)
+    namer = Namer(names_in(tree))
+    converter = ControlFlowConverter(namer, code.co_filename, _namespace(original))
+    converter.generated_code = hasattr(original, "__autotrace_source__")
+    tree = converter.function(tree)
+    if os.environ.get("AUTOTRACE_DEBUG", "") in ("all", "control_flow") or "control_flow" in \
+            os.environ.get("AUTOTRACE_DEBUG", "").split(","):
+        print("# ---- after control_flow ----")
+        print(to_source(tree))
+    return _compile(tree, original, helpers)
+
+
+def _parse(function):
+    source = getattr(function, "__autotrace_source__", None)
+    try:
+        if source is not None:
+            tree = gast.parse(source).body[0]
+            tree.decorator_list = []
+            return tree
+        parsed = parse_function(function)
+        if getattr(function, "__autotrace_origin__", None) is None:
+            first_line = parsed.location.first_line
+        else:
+            first_line = inspect.getsourcelines(function)[1]
+    except Exception:  # noqa: BLE001 - no readable source: the function is traced as it is
+        return None
+    tree = parsed.node
+    offset = first_line - 1
+    for node in gast.walk(tree):
+        if getattr(node, "lineno", None) is not None:
+            node.lineno += offset
+            if getattr(node, "end_lineno", None) is not None:
+                node.end_lineno += offset
+    return tree
+
+
+def _namespace(function) -> dict:
+    namespace = dict(function.__globals__)
+    for variable, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
+        try:
+            namespace[variable] = cell.cell_contents
+        except ValueError:
+            pass
+    return namespace
+
+
+_FACTORY = "_autotrace_factory"
+
+
+def _compile(tree: gast.FunctionDef, original, helpers: dict):
+    """Compile `tree` with the user's file name and lines; globals stay the function's own
+    (live), closure cells are the original ones, helpers come in through cells of their own."""
+    code = original.__code__
+    # Named apart, so that the function's own name (recursion) still means the global.
+    tree.name = "_autotrace_converted"
+    free = list(code.co_freevars) + [helper(h) for h in HELPER_NAMES]
+    factory = gast.FunctionDef(
+        name=_FACTORY,
+        args=gast.arguments(args=[name(v) for v in free], posonlyargs=[], vararg=None,
+                            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        body=[tree, gast.Return(value=name(tree.name))], decorator_list=[], returns=None,
+        type_comment=None, type_params=[])
+    for argument in factory.args.args:
+        argument.ctx = gast.Param()
+    module = gast.gast_to_ast(gast.Module(body=[factory], type_ignores=[]))
+    ast.fix_missing_locations(module)
+    compiled = compile(module, code.co_filename, "exec")
+    factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
+    function_code = next(c for c in factory_code.co_consts
+                         if isinstance(c, types.CodeType) and c.co_name == tree.name)
+    cells = dict(zip(code.co_freevars, original.__closure__ or ()))
+    for helper_name in HELPER_NAMES:
+        cells[helper(helper_name)] = types.CellType(helpers[helper_name])
+    closure = tuple(cells.get(v) or types.CellType() for v in function_code.co_freevars)
+    function_code = function_code.replace(co_name=code.co_name)
+    converted = types.FunctionType(function_code, original.__globals__, original.__name__,
+                                   original.__defaults__, closure)
+    converted.__kwdefaults__ = copy.copy(original.__kwdefaults__)
+    converted.__qualname__ = original.__qualname__
+    converted.__module__ = original.__module__
+    converted.__doc__ = original.__doc__
+    converted.__autotrace_converted_from__ = original
+    return converted
