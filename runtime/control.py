@@ -97,10 +97,12 @@ class ControlPrimitive(Primitive):
         subgraph_statements: `(outputs, args, attrs, define) -> lines` for the executor, where
             `define(graph, label)` compiles a subgraph into a function and returns its name.
         side_effect: `side_effect(attrs) -> bool`: whether the passes must keep it as it is.
+        retains_inputs: it keeps its array inputs (buffer reuse must never write into them).
     """
 
     subgraph_statements: Callable | None = None
     side_effect: Callable | None = None
+    retains_inputs: bool = False  # keeps references to its array inputs (a stack push)
 
 
 def _evaluate(graph: Graph, values) -> tuple:

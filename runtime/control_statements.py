@@ -29,6 +29,7 @@ import numpy as np
 
 from runtime.control import (ControlFlowError, _aval, _describe, _leaves_with_paths,
                              _same_structure, current_builder, traced_cond, traced_while, cond)
+from runtime.stacks import TracedStack, end_loop, new_stack, restore, snapshot
 from runtime.tracer import Tracer, is_array, map_arrays, set_item as _set_array_item
 
 
@@ -359,6 +360,12 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
                                 f"{statement} on a traced value, and used after it. Assign it "
                                 f"before the loop (e.g. {variable} = np.zeros_like(...)), so it "
                                 f"has a shape and dtype before any iteration")
+    if placeholders is True:
+        # Generated code: a list is a stack of saved values, pushed or popped every iteration.
+        values = tuple(new_stack(parent, value) if isinstance(value, list) else value
+                       for value in values)
+    stacks = [value for value in values if isinstance(value, TracedStack)]
+    before_loop = snapshot(stacks)
     carried = [index for index, value in enumerate(values) if _is_defined(value)]
 
     def full(state):
@@ -383,8 +390,10 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
             _check_loop_values(where, statement, carried_names, init, before, after, promote,
                                placeholders)
 
+        restore(before_loop)
         try:
             state = traced_while(parent, loop_test, loop_body, init, check)
+            end_loop(stacks)
             break
         except _Retry:
             init = tuple(promote[index] if index in promote else value

@@ -152,7 +152,7 @@ def _deletions(graph: Graph) -> dict:
 
     def root(var: Var) -> Var:
         while parent[var] is not var:
-            var = parent[var]
+            parent[var] = var = parent[parent[var]]  # halving the path keeps chains short
         return var
 
     last_read: dict[Var, int] = {}

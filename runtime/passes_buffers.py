@@ -23,9 +23,11 @@ class BufferReuse:
     def run(self, graph: Graph) -> Graph:
         last_read = {}
         for index, equation in enumerate(graph.equations):
+            retains = getattr(equation.primitive, "retains_inputs", False)
             for value in equation.inputs:
                 if isinstance(value, Var):
-                    last_read[value] = index
+                    last_read[value] = math.inf if retains else max(
+                        index, last_read.get(value, -1))
         for value in graph.outputs:
             last_read[value] = math.inf
 

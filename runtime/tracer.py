@@ -134,6 +134,11 @@ def _operator(ufunc, reflected=False):
     return lambda self, other: apply_ufunc(ufunc, "__call__", self, other)
 
 
+# Abstract value types other than arrays -> the Tracer subclass that stands for them (filled
+# at import by the modules defining them, e.g. runtime/stacks.py).
+tracer_kinds: dict = {}
+
+
 class Tracer:
     """A traced array: an abstract value (shape, dtype, device) that records what is done to it.
 
@@ -144,6 +149,10 @@ class Tracer:
     __slots__ = ("_builder", "graph_var")
     __array_priority__ = 1000
     __hash__ = None  # like ndarray: == is elementwise
+
+    def __new__(cls, builder: GraphBuilder = None, var: Var = None):
+        kind = tracer_kinds.get(type(var.aval)) if cls is Tracer and var is not None else None
+        return object.__new__(kind or cls)
 
     def __init__(self, builder: GraphBuilder, var: Var):
         self._builder = builder

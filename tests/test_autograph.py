@@ -1,6 +1,5 @@
 """Control flow on traced values, converted before tracing: `if`, `while` and `for` on arrays
 become graph `cond` and `while` ops, so one trace serves inputs that take different paths."""
-import re
 import traceback
 
 import numpy as np
@@ -72,11 +71,43 @@ def test_while_traces_once_for_every_trip_count():
     assert "while[loop=(" in str(traced.graph(small))
 
 
-def test_gradient_of_while_matches_finite_differences_for_different_trip_counts():
+def test_gradient_of_while_traces_once_for_every_trip_count():
+    traced = autotrace.function(autotrace.grad(data_dependent_while))
+    for x in (np.array([0.1, 0.2]), np.array([3.0, 4.0]), np.array([0.01, -0.02])):
+        np.testing.assert_allclose(traced(x), central_difference(data_dependent_while, x),
+                                   rtol=1e-6)
+    assert traced.trace_count == 1
+    graph = str(traced.graph(np.array([0.1, 0.2])))
+    # The forward loop saves each iteration's value on a stack the adjoint loop pops.
+    assert graph.count("while[loop=(") == 2
+    assert "stack_push" in graph and "stack_pop" in graph
+
+
+def test_gradient_of_a_traced_function_differentiates_its_source():
     gradient = autotrace.grad(autotrace.function(data_dependent_while))
     for x in (np.array([0.1, 0.2]), np.array([3.0, 4.0])):
         np.testing.assert_allclose(gradient(x), central_difference(data_dependent_while, x),
                                    rtol=1e-6)
+
+
+def test_graphs_with_stacks_run_from_several_threads_at_once():
+    import threading
+    traced = autotrace.function(autotrace.grad(data_dependent_while))
+    inputs = [np.array([0.1, 0.2]) * (k + 1) for k in range(8)]
+    expected = [autotrace.grad(data_dependent_while)(x) for x in inputs]
+    results = [None] * len(inputs)
+
+    def run(k):
+        for _ in range(20):
+            results[k] = traced(inputs[k])
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(inputs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for got, want in zip(results, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert traced.trace_count == 1
 
 
 def test_for_over_a_traced_array_is_one_loop_op_with_a_cond_inside():
