@@ -1,13 +1,14 @@
 """`autotrace.cond`, `autotrace.while_loop` and `autotrace.print`: control flow and printing
 that one trace of an `autotrace.function` serves for every value.
 
-Python's `if`, `while` and `print` run while tracing only: an `if` on a traced array raises, and
-a `print` shows the tracer once. These run on every call of the traced graph instead. On
-concrete values (outside any trace) they are the plain Python statements.
+`autotrace.function` converts a Python `if`, `while` or `for` on a traced value into these ops
+by itself; they are here to call directly too. Python's `print` runs while tracing only (and
+shows the tracer); `autotrace.print` prints on every call of the traced graph. On concrete
+values (outside any trace) they are the plain Python statements.
 
-Gradients through them are not supported yet: `autotrace.grad` of a function calling one
-raises "no derivative rule for autotrace.control.cond" (they are callable objects, not Python
-functions, so the transforms do not try to differentiate their source).
+`autotrace.grad` of a function that calls `cond` or `while_loop` directly is not supported:
+it raises "no derivative rule for autotrace.control.cond". Write the Python `if` or `while`
+instead: the gradient transforms differentiate it, and tracing converts it.
 """
 from __future__ import annotations
 
