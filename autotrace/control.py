@@ -24,6 +24,9 @@ class _WithoutDerivative:
     def __init__(self, function: Callable):
         functools.update_wrapper(self, function)
         self._function = function
+        self.__autotrace_no_rule_hint__ = (
+            "it has no gradient. Write a Python `if` or `while` instead: autotrace.grad "
+            "differentiates it, and autotrace.function converts it into the same graph op")
 
     def __call__(self, *args, **kwargs):
         return self._function(*args, **kwargs)

@@ -178,6 +178,9 @@ class CallAdjoints:
         text = to_source(callee).strip() if callee is not None else None
         label = describe(function, text)
         short = re.sub(r"\W", "_", label.rsplit(".", 1)[-1]).strip("_") or "function"
+        hint = getattr(function, "__autotrace_no_rule_hint__", None)
+        if hint is not None:  # a function that says what to do instead of registering a rule
+            return self.location.error(node, f"no derivative rule for {label}: {hint}", label)
         return self.location.error(
             node, f"no derivative rule for {label}. Register one:\n\n"
             f"    @autotrace.register_adjoint({label})\n"
