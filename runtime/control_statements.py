@@ -249,16 +249,35 @@ def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, wh
                placeholders=()):
     """`while test_fn(*values): values = body_fn(*values)`, recorded as a graph `while` op
     from the first iteration whose test is traced."""
-    values = tuple(values)
+    values = first = tuple(values)
+    saved = _save_lists(values, placeholders)
     while True:
         test = test_fn(*values)
         if isinstance(test, Tracer):
             _scalar_condition(test, where, "while")
+            if values is not first and saved:
+                # Generated code: iterations already run pushed onto stacks at trace time,
+                # which a traced adjoint loop could not pop; run the whole loop in the graph.
+                values = _restore_lists(first, saved)
             return _graph_loop(current_builder(test), test_fn, body_fn, values, names, live,
                                where, "while loop", placeholders)
         if not test:
             return values
         values = tuple(body_fn(*values))
+
+
+def _save_lists(values, placeholders) -> dict:
+    """For generated code (`placeholders` True): a copy of each list (a stack) in `values`."""
+    if placeholders is not True:
+        return {}
+    return {index: list(value) for index, value in enumerate(values)
+            if isinstance(value, list)}
+
+
+def _restore_lists(values, saved: dict) -> tuple:
+    for index, items in saved.items():
+        values[index][:] = items
+    return values
 
 
 class TracedRange:
@@ -299,8 +318,15 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
             raise TypeError("iteration over a 0-d array")
         return _range_loop(TracedRange(0, iterable.shape[0], 1), lambda i, *state: body_fn(
             iterable[i], *state), values, *options, over=iterable)
+    first, saved = values, _save_lists(values, placeholders)
     for item in iterable:
         stopped = values[stop_index] if stop_index is not None else False
+        if isinstance(stopped, Tracer) and saved and isinstance(iterable, range):
+            # Generated code with a break on a traced value: the whole loop runs in the graph,
+            # so that what it pushes onto stacks is saved in the graph too (see while_stmt).
+            return _range_loop(TracedRange(iterable.start, iterable.stop, iterable.step),
+                               body_fn, _restore_lists(first, saved), *options[:-1],
+                               stop_index, anchor=stopped)
         if isinstance(stopped, Tracer):
             # A break on a traced value: the iterations after it do nothing, in the graph.
             values = if_stmt(stopped, lambda *state: state,
@@ -327,10 +353,11 @@ def _loopable(value) -> bool:
 
 
 def _range_loop(bounds: TracedRange, body_fn, values, names, targets, live, where,
-                placeholders, stop_index, over=None):
+                placeholders, stop_index, over=None, anchor=None):
     # Not carried: the loop's own target (it is rebound from the counter each iteration).
     values = tuple(Undefined(n) if n in targets else v for n, v in zip(names, values))
-    tracer = next(b for b in (over, bounds.start, bounds.stop) if isinstance(b, Tracer))
+    tracer = next(b for b in (over, anchor, bounds.start, bounds.stop)
+                  if isinstance(b, Tracer))
     step = bounds.step
 
     def test(i, *state):

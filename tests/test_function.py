@@ -117,12 +117,11 @@ UNTRACEABLE = {
     "index_boolean_mask": "indexing with a traced boolean mask",
     "index_mask_from_other": "indexing with a traced boolean mask",
 }
-# Gradients whose generated code does not trace yet: the adjoint pops, inside a loop on a
-# traced value, values the forward pass saved in an unrolled loop (a break on a traced value
-# there); or two branches on a traced value save values of different shapes.
+# Gradients whose generated code does not trace yet: a traced loop saves values inside a
+# branch on a traced value (an early return or an inner loop's break), or two branches save
+# values of different shapes; the mask gradient needs boolean-mask indexing.
 SAVED_WHILE_TRACING = "it pops values that were saved while tracing"
 GRADIENT_UNTRACEABLE = {
-    "break_on_data": SAVED_WHILE_TRACING,
     "return_inside_loop": SAVED_WHILE_TRACING,
     "return_inside_nested_loop": SAVED_WHILE_TRACING,
     "break_out_of_inner_loop": SAVED_WHILE_TRACING,
