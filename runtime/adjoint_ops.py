@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime.abstract import UnknownDimensionError
 from runtime.structure import _is_traced, array_module
 
 _FLOAT_KINDS = "fc"
@@ -32,6 +33,12 @@ _SMALL = 1 << 14
 
 def _broadcast(g, shape):
     """`g` broadcast to `shape` (a new array when small, else a read-only view)."""
+    if None in shape:  # traced, with a size known only at run time
+        raise UnknownDimensionError(
+            f"autotrace cannot trace this gradient yet: it broadcasts a gradient back to shape "
+            f"{shape}, whose None is a size known only at run time (a traced boolean mask "
+            f"x[mask], or None in an input_signature). Take the gradient of the traced "
+            f"function instead, autotrace.grad(autotrace.function(f)), or compute it eagerly")
     xp = array_module(g)
     if (isinstance(g, (np.ndarray, np.generic, float, int)) and getattr(g, "size", 1) <= _SMALL
             and _size(shape) <= _SMALL):

@@ -144,8 +144,24 @@ register(Primitive("gather", _getitem, _getitem_rule, source=_getitem_source, fr
 register(Primitive("index_at", _getitem, _getitem_rule, source=_getitem_source))
 
 
+def _mask_select_rule(aval, mask):
+    if mask.ndim == 0 or mask.shape != aval.shape[:mask.ndim]:
+        raise IndexError(f"a boolean mask of shape {mask.shape} does not match the array it "
+                         f"indexes, of shape {aval.shape}")
+    return AbstractArray((None, *aval.shape[mask.ndim:]), aval.dtype, aval.device)
+
+
+# `x[mask]` with a traced boolean mask: as many rows as the mask has true elements, a number
+# known only at run time (a dimension of unknown size, `?`).
+register(Primitive("mask_select", lambda x, mask: x[mask], _mask_select_rule,
+                   source=lambda args, attrs: f"{args[0]}[{args[1]}]", fresh=True))
+
+
 def getitem(x, index):
-    """`x[index]` as an op: `getitem` for basic indexing, `gather` with index arrays."""
+    """`x[index]` as an op: `getitem` for basic indexing, `gather` with index arrays,
+    `mask_select` with one traced boolean mask."""
+    if is_traced(index) and index.dtype == np.bool_:
+        return bind("mask_select", x, index)
     template, arrays = split_index(index)
     if not arrays:
         return bind("getitem", x, index=template)

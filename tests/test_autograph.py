@@ -229,6 +229,17 @@ def test_mask_assignment_of_the_whole_array_is_a_where():
     np.testing.assert_array_equal(relu(np.array([-1.0, 2.0, -3.0])), [0.0, 2.0, 0.0])
 
 
+def test_a_traced_boolean_mask_selects_a_number_of_elements_known_at_run_time():
+    @autotrace.function
+    def positive_energy(x):
+        return np.sum(x[x > 0] ** 2)
+    for x in (np.array([1.0, -2.0, 3.0]), np.array([-1.0, -2.0, -3.0]), positive):
+        assert positive_energy(x) == np.sum(x[x > 0] ** 2)
+    assert positive_energy.trace_count == 1
+    assert "mask_select" in str(positive_energy.graph(positive))
+    assert "f64[?]" in str(positive_energy.graph(positive))
+
+
 # --- what cannot be converted: errors that name the line and the variable ----------------------
 
 def defined_in_one_branch(x):
