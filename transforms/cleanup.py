@@ -14,24 +14,19 @@ import operator
 
 import gast
 
+from transforms.naming import name_counts
 from transforms.sweeps import COMMENT, SAVE
 
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
              gast.Div: operator.truediv, gast.Pow: operator.pow}
 
 
-def _names(nodes, context) -> collections.Counter:
-    """How often each name is used in `context` (gast.Load or gast.Store) within `nodes`."""
-    return collections.Counter(node.id for statement in nodes for node in gast.walk(statement)
-                               if isinstance(node, gast.Name) and isinstance(node.ctx, context))
-
-
 def _loads(nodes) -> collections.Counter:
-    return _names(nodes, gast.Load)
+    return name_counts(nodes, gast.Load)
 
 
 def _stores(nodes) -> collections.Counter:
-    return _names(nodes, gast.Store)
+    return name_counts(nodes, gast.Store)
 
 
 def _statements(body):

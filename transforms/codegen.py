@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import itertools
 import linecache
+import os
 
 import gast
 
@@ -23,6 +24,14 @@ def to_source(node) -> str:
         node = gast.gast_to_ast(node)
     node = ast.fix_missing_locations(node)
     return ast.unparse(node).rstrip("\n") + "\n"
+
+
+def debug_source(pass_name: str, node) -> None:
+    """Print `node`'s source when AUTOTRACE_DEBUG names `pass_name` (or is "all")."""
+    wanted = os.environ.get("AUTOTRACE_DEBUG", "")
+    if wanted and (wanted == "all" or pass_name in wanted.split(",")):
+        print(f"# ---- after {pass_name} ----")
+        print(to_source(node))
 
 
 def register_source(source: str, hint: str) -> str:

@@ -23,11 +23,13 @@ later in the function, and in the whole loop around it): a variable assigned in 
 only, or only inside a traced loop, is an error only when it is live. Variables that may be
 unassigned start as `Undefined(name)`, whose every use raises a clear error.
 
-Early returns are folded first: `if c: return a` followed by more statements becomes an
-if/else whose branches both end in a return, then both returns assign `_retval` and the
-function returns it once. Statements that still hold a `return`, `break` or `continue` (of
-their own loop), a `while`/`for` with an `else:`, or a `global`/`nonlocal` variable are left as
-they are: their Python condition must then not be traced.
+Early returns are folded first (`single_return` in transforms/exits.py): `if c: return a`
+followed by more statements becomes an if/else whose branches both end in a return, then both
+returns assign `_retval` and the function returns it once. `break`, `continue` and a return
+inside a loop become flags (transforms/exits.py). Statements that still hold a `return`,
+`break` or `continue` (of their own loop), a `while`/`for` with an `else:`, or a
+`global`/`nonlocal` variable are left as they are: their Python condition must then not be
+traced.
 
 The converted function is compiled with the user's file name and line numbers, so tracebacks
 and the helpers' errors point at the user's lines. AUTOTRACE_DEBUG=control_flow prints it.
@@ -39,15 +41,14 @@ import builtins
 import collections
 import copy
 import inspect
-import os
 import types
 
 import gast
 
-from transforms.codegen import to_source
-from transforms.exits import exits_to_flags
-from transforms.naming import Namer, names_in
-from transforms.parsing import parse_function, resolve
+from transforms.codegen import debug_source, to_source
+from transforms.exits import exits_to_flags, single_return
+from transforms.naming import SCOPES, Namer, name_counts, names_in, walk_scope
+from transforms.parsing import namespace_of, parse_function, resolve
 from transforms.templates import name, replace, replace_expression
 
 # The runtime helpers converted code calls, each bound to `_autotrace_<name>`.
@@ -59,8 +60,6 @@ MUTATING_METHODS = frozenset({
     "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
     "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put"})
 
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
-           gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 _LOOPS = (gast.For, gast.While, gast.AsyncFor)
 
 
@@ -70,16 +69,6 @@ def helper(helper_name: str) -> str:
 
 
 # --- what statements read and write -------------------------------------------------------------
-
-def _walk_scope(node):
-    """`node` and what it contains, not descending into nested scopes (functions, lambdas,
-    classes, comprehensions), whose names are their own."""
-    yield node
-    if isinstance(node, _SCOPES):
-        return  # its name (a def) belongs here; its body does not
-    for child in gast.iter_child_nodes(node):
-        yield from _walk_scope(child)
-
 
 def _base_name(node):
     while isinstance(node, (gast.Subscript, gast.Attribute)):
@@ -91,7 +80,7 @@ def assigned_names(statements) -> list:
     """The variables `statements` assign or mutate, in order of first appearance."""
     found: dict[str, None] = {}
     for statement in statements:
-        for node in _walk_scope(statement):
+        for node in walk_scope(statement):
             if isinstance(node, (gast.FunctionDef, gast.ClassDef)):
                 found[node.name] = None
             elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
@@ -111,21 +100,15 @@ def assigned_names(statements) -> list:
     return list(found)
 
 
-def _load_counts(nodes) -> collections.Counter:
-    return collections.Counter(node.id for root in nodes for node in gast.walk(root)
-                               if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load))
-
-
 def loaded_names(nodes) -> set:
     """Every variable read in `nodes`, nested scopes included (closures read them too)."""
-    return {node.id for root in nodes for node in gast.walk(root)
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load)}
+    return set(name_counts(nodes))
 
 
 def _jumps(statements, loop_level: bool = True) -> bool:
     """Whether `statements` hold a return, or a break/continue of the loop they are in."""
     for statement in statements:
-        for node in _walk_scope(statement):
+        for node in walk_scope(statement):
             if isinstance(node, gast.Return):
                 return True
             if loop_level and isinstance(node, (gast.Break, gast.Continue)):
@@ -140,97 +123,13 @@ def _jump_outside_inner_loops(root, target) -> bool:
         if node is target:
             return not in_loop
         for child in gast.iter_child_nodes(node):
-            if isinstance(child, _SCOPES):
+            if isinstance(child, SCOPES):
                 continue
             found = search(child, in_loop or isinstance(child, _LOOPS))
             if found is not None:
                 return found
         return None
     return bool(search(root, isinstance(root, _LOOPS) and root is not target))
-
-
-# --- early returns ------------------------------------------------------------------------------
-
-def _always_returns(statements) -> bool:
-    if not statements:
-        return False
-    last = statements[-1]
-    if isinstance(last, (gast.Return, gast.Raise)):
-        return True
-    return isinstance(last, gast.If) and _always_returns(last.body) and \
-        _always_returns(last.orelse)
-
-
-def fold_early_returns(statements: list) -> list:
-    """`if c: ...return a` followed by more statements -> `if c: ...return a else: more`."""
-    out = []
-    for index, statement in enumerate(statements):
-        if isinstance(statement, gast.If):
-            statement.body = fold_early_returns(statement.body)
-            statement.orelse = fold_early_returns(statement.orelse)
-            rest = statements[index + 1:]
-            if rest and _always_returns(statement.body) and not _always_returns(
-                    statement.orelse):
-                statement.orelse = fold_early_returns(statement.orelse + rest)
-                out.append(statement)
-                return out
-            if rest and _always_returns(statement.orelse) and not _always_returns(
-                    statement.body) and statement.orelse:
-                statement.body = fold_early_returns(statement.body + rest)
-                out.append(statement)
-                return out
-        elif isinstance(statement, (gast.For, gast.While, gast.With)):
-            statement.body = fold_early_returns(statement.body)
-        out.append(statement)
-    return out
-
-
-def _tail_returns_only(statements) -> bool:
-    """Whether every return in `statements` ends a path (so it can become an assignment)."""
-    for index, statement in enumerate(statements):
-        last = index == len(statements) - 1
-        if isinstance(statement, gast.Return):
-            if not last:
-                return False
-        elif isinstance(statement, gast.If):
-            if not (_tail_returns_only(statement.body) and _tail_returns_only(statement.orelse)):
-                return False
-            if not last and (_jumps(statement.body, False) or _jumps(statement.orelse, False)):
-                return False
-        elif _jumps([statement], False):
-            return False
-    return True
-
-
-def _returns_to_assignments(statements, target: str) -> list:
-    out = []
-    for statement in statements:
-        if isinstance(statement, gast.Return):
-            value = statement.value or gast.Constant(value=None, kind=None)
-            assign = gast.Assign(targets=[name(target, store=True)], value=value,
-                                 type_comment=None)
-            out.append(gast.copy_location(assign, statement))
-        elif isinstance(statement, gast.If):
-            statement.body = _returns_to_assignments(statement.body, target)
-            statement.orelse = _returns_to_assignments(statement.orelse, target)
-            out.append(statement)
-        else:
-            out.append(statement)
-    return out
-
-
-def single_return(body: list, namer: Namer) -> list:
-    """A function body ending in an if/else whose paths all return: the returns assign one
-    variable, returned once at the end (so the if can become a `cond`)."""
-    body = fold_early_returns(body)
-    last = body[-1] if body else None
-    if (isinstance(last, gast.If) and _always_returns(last.body)
-            and _always_returns(last.orelse) and _tail_returns_only([last])
-            and not any(isinstance(n, gast.Raise) for n in gast.walk(last))):
-        result = namer.temporary("retval")
-        body[-1:] = _returns_to_assignments([last], result)
-        body.append(gast.copy_location(gast.Return(value=name(result)), last))
-    return body
 
 
 # --- the conversion -----------------------------------------------------------------------------
@@ -249,10 +148,10 @@ class ControlFlowConverter:
         # same condition: there it is not an error (see if_stmt's placeholders).
         self.generated_code = False
         self.flags: set = set()  # the break/continue/return flags this pass introduced
-        self.loads: collections.Counter = collections.Counter()  # reads of each variable
+        self.loads = collections.Counter()  # reads of each variable
 
     def function(self, node: gast.FunctionDef) -> gast.FunctionDef:
-        self.fixed = {n for statement in node.body for s in _walk_scope(statement)
+        self.fixed = {n for statement in node.body for s in walk_scope(statement)
                       if isinstance(s, (gast.Global, gast.Nonlocal)) for n in s.names}
         outer_outputs, self.outputs = self.outputs, set()
         if _jumps_in_loops(node.body):
@@ -261,7 +160,7 @@ class ControlFlowConverter:
             _fill_locations(node)
             self.flags |= names_in(node) - before
         body = single_return(node.body, self.namer)
-        self.loads = _load_counts(body)
+        self.loads = name_counts(body)
         body = self.block(body, after=set())
         parameters = {a.id for a in node.args.posonlyargs + node.args.args
                       + node.args.kwonlyargs}
@@ -278,10 +177,12 @@ class ControlFlowConverter:
 
     def block(self, statements: list, after: set) -> list:
         """Convert `statements`; `after` holds the variables read after this block."""
+        later = [after]  # what is read after each statement, from the last one back
+        for statement in reversed(statements[1:]):
+            later.append(later[-1] | loaded_names([statement]))
         out = []
-        for index, statement in enumerate(statements):
-            later = after | loaded_names(statements[index + 1:])
-            out.extend(self.statement(statement, later))
+        for statement, read_after in zip(statements, reversed(later)):
+            out.extend(self.statement(statement, read_after))
         return out
 
     def statement(self, node, after: set) -> list:
@@ -329,6 +230,18 @@ class ControlFlowConverter:
         _locate(definition, node)
         return function_name, definition
 
+    def _helper_call(self, node, kind: str, header: str, leading: str, variables, live,
+                     keywords: str = "", **holes) -> list:
+        """`(variables) = helper(leading, values, names=..., keywords, live=..., where=...)`,
+        the statement `node` becomes; `holes` fill names in `leading`."""
+        call = replace_expression(
+            f"{helper(kind)}({leading}, values, names={self._names_tuple(variables)}, "
+            f"{keywords}live={self._names_tuple(live)}, where=where"
+            f"{self._placeholders(variables)})",
+            values=_tuple_of(variables),
+            where=gast.Constant(value=self._where(node, header), kind=None), **holes)
+        return self._call(node, variables, call)
+
     def _call(self, node, variables, call) -> list:
         self.outputs.update(variables)
         if variables:
@@ -343,7 +256,7 @@ class ControlFlowConverter:
         return "(" + "".join(f"{v!r}, " for v in values) + ")"
 
     def if_statement(self, node: gast.If, after: set) -> list:
-        inside = _load_counts([node])
+        inside = name_counts([node])
         node.body = self.block(node.body, after)
         node.orelse = self.block(node.orelse, after)
         if _jumps(node.body) or _jumps(node.orelse) or \
@@ -356,14 +269,9 @@ class ControlFlowConverter:
         false_name, false_def = self._function("if_false", variables, node.orelse, variables,
                                                node)
         test = _Conditions(self).visit(self.expressions(node.test))
-        call = replace_expression(
-            f"{helper('if_stmt')}(test, {true_name}, {false_name}, values, "
-            f"names={self._names_tuple(variables)}, "
-            f"live={self._names_tuple(self._live(variables, after, inside))}, where=where"
-            f"{self._placeholders(variables)})",
-            test=test, values=_tuple_of(variables),
-            where=gast.Constant(value=self._where(node, header), kind=None))
-        return [true_def, false_def] + self._call(node, variables, call)
+        return [true_def, false_def] + self._helper_call(
+            node, "if_stmt", header, f"test, {true_name}, {false_name}", variables,
+            self._live(variables, after, inside), test=test)
 
     def _live(self, variables, after: set, inside, targets=()) -> list:
         """The variables read after the statement (`after`); a `for` loop's target counts
@@ -386,7 +294,7 @@ class ControlFlowConverter:
         return bool(set(assigned_names(statements)) & self.fixed)
 
     def while_statement(self, node: gast.While, after: set) -> list:
-        inside = _load_counts([node])
+        inside = name_counts([node])
         header = "while " + to_source(node.test).strip() + ":"
         node.body = self.block(node.body, self._loop_after(node, after))
         stop = _trailing_stop(node)
@@ -405,17 +313,12 @@ class ControlFlowConverter:
         test_def.body = [_locate(gast.Return(value=test), node)]
         body_name, body_def = self._function("loop_body", variables, node.body, variables,
                                              node)
-        call = replace_expression(
-            f"{helper('while_stmt')}({test_name}, {body_name}, values, "
-            f"names={self._names_tuple(variables)}, "
-            f"live={self._names_tuple(self._live(variables, after, inside))}, where=where"
-            f"{self._placeholders(variables)})",
-            values=_tuple_of(variables),
-            where=gast.Constant(value=self._where(node, header), kind=None))
-        return [test_def, body_def] + self._call(node, variables, call)
+        return [test_def, body_def] + self._helper_call(
+            node, "while_stmt", header, f"{test_name}, {body_name}", variables,
+            self._live(variables, after, inside))
 
     def for_statement(self, node: gast.For, after: set) -> list:
-        inside = _load_counts([node])
+        inside = name_counts([node])
         header = f"for {to_source(node.target).strip()} in {to_source(node.iter).strip()}:"
         node.body = self.block(node.body, self._loop_after(node, after))
         node.iter = self.expressions(node.iter)
@@ -437,14 +340,10 @@ class ControlFlowConverter:
                 and resolve(iterable.func, self.namespace) is builtins.range
                 and not iterable.keywords):
             iterable = gast.Call(func=name(helper("range_")), args=iterable.args, keywords=[])
-        call = replace_expression(
-            f"{helper('for_stmt')}(iterable, {body_name}, values, "
-            f"names={self._names_tuple(variables)}, targets={self._names_tuple(targets)}, "
-            f"live={self._names_tuple(self._live(variables, after, inside, targets))}, where=where"
-            f"{self._placeholders(variables)}{f', stop={stop!r}' if stop else ''})",
-            iterable=iterable, values=_tuple_of(variables),
-            where=gast.Constant(value=self._where(node, header), kind=None))
-        return [body_def] + self._call(node, variables, call)
+        keywords = f"targets={self._names_tuple(targets)}, " + (f"stop={stop!r}, " if stop else "")
+        return [body_def] + self._helper_call(
+            node, "for_stmt", header, f"iterable, {body_name}", variables,
+            self._live(variables, after, inside, targets), keywords, iterable=iterable)
 
 
 def _subscript_assignment(node):
@@ -471,8 +370,8 @@ def _jumps_in_loops(statements) -> bool:
     """Whether a loop in `statements` (this scope) holds a break, continue or return."""
     return any(isinstance(n, _LOOPS) and any(isinstance(m, (gast.Break, gast.Continue,
                                                              gast.Return))
-                                             for b in n.body for m in _walk_scope(b))
-               for statement in statements for n in _walk_scope(statement))
+                                             for b in n.body for m in walk_scope(b))
+               for statement in statements for n in walk_scope(statement))
 
 
 def _fill_locations(node, parent=None) -> None:
@@ -623,13 +522,10 @@ def convert(function, helpers: dict):
     for node in gast.walk(tree):
         setattr(node, _USER, True)
     namer = Namer(names_in(tree))
-    converter = ControlFlowConverter(namer, code.co_filename, _namespace(original))
+    converter = ControlFlowConverter(namer, code.co_filename, namespace_of(original))
     converter.generated_code = hasattr(original, "__autotrace_source__")
     tree = converter.function(tree)
-    if os.environ.get("AUTOTRACE_DEBUG", "") in ("all", "control_flow") or "control_flow" in \
-            os.environ.get("AUTOTRACE_DEBUG", "").split(","):
-        print("# ---- after control_flow ----")
-        print(to_source(tree))
+    debug_source("control_flow", tree)
     return _compile(tree, original, helpers)
 
 
@@ -655,16 +551,6 @@ def _parse(function):
             if getattr(node, "end_lineno", None) is not None:
                 node.end_lineno += offset
     return tree
-
-
-def _namespace(function) -> dict:
-    namespace = dict(function.__globals__)
-    for variable, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
-        try:
-            namespace[variable] = cell.cell_contents
-        except ValueError:
-            pass
-    return namespace
 
 
 _FACTORY = "_autotrace_factory"

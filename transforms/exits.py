@@ -17,12 +17,16 @@ of a block ran. After this pass a jump only sets flags, and the statements after
 The trailing `if _break1: break` leaves the loop early; the statements it skips ran nowhere
 and have no adjoint. A `return` inside a loop sets the flags of every enclosing loop, stores
 its value in `_return` and the function ends with `return _return`.
+
+For the control-flow conversion (transforms/control_flow.py), `single_return` first folds early
+returns instead: `if c: return a` followed by more statements becomes an if/else whose paths
+all return, and those returns assign one variable, returned once at the end.
 """
 from __future__ import annotations
 
 import gast
 
-from transforms.naming import Namer
+from transforms.naming import Namer, walk_scope
 from transforms.templates import name
 
 
@@ -131,3 +135,93 @@ class ExitsToFlags:
 def exits_to_flags(function: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     """`function` with break, continue and early return turned into flags."""
     return ExitsToFlags(namer).function(function)
+
+
+# --- early returns ------------------------------------------------------------------------------
+
+def _always_returns(statements) -> bool:
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, (gast.Return, gast.Raise)):
+        return True
+    return isinstance(last, gast.If) and _always_returns(last.body) and \
+        _always_returns(last.orelse)
+
+
+def fold_early_returns(statements: list) -> list:
+    """`if c: ...return a` followed by more statements -> `if c: ...return a else: more`."""
+    out = []
+    for index, statement in enumerate(statements):
+        if isinstance(statement, gast.If):
+            statement.body = fold_early_returns(statement.body)
+            statement.orelse = fold_early_returns(statement.orelse)
+            rest = statements[index + 1:]
+            if rest and _always_returns(statement.body) and not _always_returns(
+                    statement.orelse):
+                statement.orelse = fold_early_returns(statement.orelse + rest)
+                out.append(statement)
+                return out
+            if rest and _always_returns(statement.orelse) and not _always_returns(
+                    statement.body) and statement.orelse:
+                statement.body = fold_early_returns(statement.body + rest)
+                out.append(statement)
+                return out
+        elif isinstance(statement, (gast.For, gast.While, gast.With)):
+            statement.body = fold_early_returns(statement.body)
+        out.append(statement)
+    return out
+
+
+def _has_return(statements) -> bool:
+    """Whether `statements` hold a return of this function (not of a nested one)."""
+    return any(isinstance(node, gast.Return) for statement in statements
+               for node in walk_scope(statement))
+
+
+def _tail_returns_only(statements) -> bool:
+    """Whether every return in `statements` ends a path (so it can become an assignment)."""
+    for index, statement in enumerate(statements):
+        last = index == len(statements) - 1
+        if isinstance(statement, gast.Return):
+            if not last:
+                return False
+        elif isinstance(statement, gast.If):
+            if not (_tail_returns_only(statement.body) and _tail_returns_only(statement.orelse)):
+                return False
+            if not last and (_has_return(statement.body) or _has_return(statement.orelse)):
+                return False
+        elif _has_return([statement]):
+            return False
+    return True
+
+
+def _returns_to_assignments(statements, target: str) -> list:
+    out = []
+    for statement in statements:
+        if isinstance(statement, gast.Return):
+            value = statement.value or gast.Constant(value=None, kind=None)
+            assign = gast.Assign(targets=[name(target, store=True)], value=value,
+                                 type_comment=None)
+            out.append(gast.copy_location(assign, statement))
+        elif isinstance(statement, gast.If):
+            statement.body = _returns_to_assignments(statement.body, target)
+            statement.orelse = _returns_to_assignments(statement.orelse, target)
+            out.append(statement)
+        else:
+            out.append(statement)
+    return out
+
+
+def single_return(body: list, namer: Namer) -> list:
+    """A function body ending in an if/else whose paths all return: the returns assign one
+    variable, returned once at the end (so the if can become a `cond`)."""
+    body = fold_early_returns(body)
+    last = body[-1] if body else None
+    if (isinstance(last, gast.If) and _always_returns(last.body)
+            and _always_returns(last.orelse) and _tail_returns_only([last])
+            and not any(isinstance(n, gast.Raise) for n in gast.walk(last))):
+        result = namer.temporary("retval")
+        body[-1:] = _returns_to_assignments([last], result)
+        body.append(gast.copy_location(gast.Return(value=name(result)), last))
+    return body

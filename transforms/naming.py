@@ -1,6 +1,8 @@
 """Fresh names that never clash with the names a function already uses."""
 from __future__ import annotations
 
+import collections
+
 import gast
 
 
@@ -13,6 +15,28 @@ def names_in(tree) -> set:
         elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
             found.add(node.name)
     return found
+
+
+# Nodes whose names are their own: a walk of one scope does not enter them.
+SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
+          gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def walk_scope(node):
+    """`node` and what it contains, not descending into nested scopes (functions, lambdas,
+    classes, comprehensions), whose names are their own."""
+    yield node
+    if isinstance(node, SCOPES):
+        return  # its name (a def) belongs here; its body does not
+    for child in gast.iter_child_nodes(node):
+        yield from walk_scope(child)
+
+
+def name_counts(nodes, context=gast.Load) -> collections.Counter:
+    """How often each name is used in `context` (gast.Load or gast.Store) within `nodes`,
+    nested scopes included."""
+    return collections.Counter(node.id for root in nodes for node in gast.walk(root)
+                               if isinstance(node, gast.Name) and isinstance(node.ctx, context))
 
 
 class Namer:

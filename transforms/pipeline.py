@@ -11,7 +11,6 @@ from __future__ import annotations
 import collections
 import copy
 import inspect
-import os
 import re
 import types
 import weakref
@@ -27,7 +26,7 @@ from transforms.activity import active_names
 from transforms.anf import normalize
 from transforms.calls import classify
 from transforms.checks import check_supported
-from transforms.codegen import load_function, to_source
+from transforms.codegen import debug_source, load_function, to_source
 from transforms.errors import TransformError
 from transforms.exits import exits_to_flags
 from transforms.naming import Namer, names_in
@@ -56,13 +55,6 @@ HELPERS = {
 }
 PURE_HELPERS = set(HELPERS) - {"restore_item"}
 IMPURE_BUILTINS = {print, input, open, next, iter}
-
-
-def _debug(pass_name: str, function) -> None:
-    wanted = os.environ.get("AUTOTRACE_DEBUG", "")
-    if wanted and (wanted == "all" or pass_name in wanted.split(",")):
-        print(f"# ---- after {pass_name} ----")
-        print(to_source(function))
 
 
 @dataclass
@@ -350,12 +342,12 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     context = Context(session, namer, namespace, location, numpy_name)
 
     lift_nested_functions(function, location, namer, namespace)
-    _debug("lift", function)
+    debug_source("lift", function)
     normalize(function, location, namer, namespace, numpy_name, context.helper)
-    _debug("anf", function)
+    debug_source("anf", function)
     if exits:
         exits_to_flags(function, namer)
-        _debug("exits", function)
+        debug_source("exits", function)
     else:
         _attach_loop_tests(function.body)
 
