@@ -115,7 +115,7 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
             in_true, in_false = true_branch.result[index], false_branch.result[index]
             if not keep[index]:
                 continue
-            if placeholders is True or variable in (placeholders or ()):
+            if _may_be_placeholder(placeholders, variable):
                 needed.update(_placeholders(index, values[index], in_true, in_false))
                 if any(key[1] == index for key in needed):
                     continue
@@ -124,13 +124,8 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
             fixes.update(needed)
             raise _Retry()
 
-    for _ in range(2):
-        try:
-            results = traced_cond(test, branch(true_fn, True), branch(false_fn, False),
-                                  tuple(values), check)
-            break
-        except _Retry:
-            continue
+    results = _until_settled(where, len(names), lambda: traced_cond(
+        test, branch(true_fn, True), branch(false_fn, False), tuple(values), check))
     return tuple(value if kept else Undefined(variable)
                  for value, kept, variable in zip(results, keep, names))
 
@@ -193,6 +188,23 @@ def _placeholders(index: int, before, in_true, in_false) -> dict:
 
 class _Retry(Exception):
     """The branches are traced again (with placeholders, or from promoted loop values)."""
+
+
+def _until_settled(where: str, variables: int, attempt):
+    """`attempt()`, again after each `_Retry` (each settles at least one more variable)."""
+    for _ in range(variables + 1):
+        try:
+            return attempt()
+        except _Retry:
+            continue
+    raise _error(where, "the shapes and dtypes of this statement's variables did not settle "
+                        "after tracing it once per variable; give them their final dtype "
+                        "before the statement")
+
+
+def _may_be_placeholder(placeholders, variable: str) -> bool:
+    """Whether `variable` may be given zeros where it is unset (see if_stmt)."""
+    return placeholders is True or variable in (placeholders or ())
 
 
 def _check_variable(where: str, variable: str, in_true, in_false) -> None:
@@ -378,8 +390,7 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
                 placeholders=()):
     """Record the loop as a `while` op carrying the variables assigned before it."""
     # A flag first set inside the loop starts as None: the body's first trace gives its type.
-    values = tuple(None if not _is_defined(value) and (placeholders is True
-                                                       or variable in (placeholders or ()))
+    values = tuple(None if not _is_defined(value) and _may_be_placeholder(placeholders, variable)
                    else value for variable, value in zip(names, values))
     for variable, value in zip(names, values):
         if not _is_defined(value) and variable in live:
@@ -410,7 +421,9 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
 
     init = tuple(values[index] for index in carried)
     carried_names = [names[index] for index in carried]
-    for _ in range(2):
+
+    def attempt():
+        nonlocal init
         promote = {}
 
         def check(before, after):
@@ -420,20 +433,20 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
         restore(before_loop)
         try:
             state = traced_while(parent, loop_test, loop_body, init, check)
-            end_loop(stacks)
-            break
         except _Retry:
-            init = tuple(promote[index] if index in promote else value
-                         for index, value in enumerate(init))
-    return tuple(full(state))
+            init = tuple(promote.get(index, value) for index, value in enumerate(init))
+            raise
+        end_loop(stacks)
+        return state
+
+    return tuple(full(_until_settled(where, len(carried), attempt)))
 
 
 def _check_loop_values(where, statement, names, init, before, after, promote,
                        placeholders) -> None:
     for index, variable in enumerate(names):
         old, new = before[index], after[index]
-        if old is None and new is not None and (placeholders is True
-                                                or variable in (placeholders or ())):
+        if old is None and new is not None and _may_be_placeholder(placeholders, variable):
             promote[index] = _zeros_like_tree(new)  # a flag's value, set by the body
             continue
         if not _same_structure(map_arrays(old, lambda leaf: 0), map_arrays(new, lambda leaf: 0)):

@@ -141,6 +141,27 @@ def test_python_conditions_still_unroll():
     assert "while" not in str(power.graph(positive, 3))
 
 
+def test_python_numbers_in_a_traced_loop_widen_until_their_dtypes_settle():
+    @autotrace.function
+    def f(x):
+        a = 0
+        b = 0
+        while np.sum(x) < 10.0:
+            x = x * 2.0
+            b = b + a      # becomes a float only once `a` is traced as one
+            a = a + 0.5
+        return x, a, b
+    for x in (np.array([1.0, 2.0]), np.array([0.1, 0.2])):
+        steps = 0
+        while np.sum(x * 2.0 ** steps) < 10.0:
+            steps += 1
+        got_x, got_a, got_b = f(x)
+        np.testing.assert_allclose(got_x, x * 2.0 ** steps)
+        assert got_a == 0.5 * steps and got_b == 0.25 * steps * (steps - 1)
+        assert got_a.dtype == got_b.dtype == np.float64
+    assert f.trace_count == 1
+
+
 def test_range_with_a_traced_bound_is_a_loop_op():
     @autotrace.function
     def partial_sums(x, n):
