@@ -272,13 +272,22 @@ def bind_astype(x, dtype, /, *, copy=True, device=None):
     return astype(x, dtype)
 
 
-register(Primitive("copy", np.copy, lambda aval: aval,
-                   source=lambda args, attrs: f"np.copy({args[0]})", fresh=True))
+def _copy_source(args, attrs) -> str:
+    order = attrs.get("order", "K")
+    return f"np.copy({args[0]})" if order == "K" else f"np.copy({args[0]}, order={order!r})"
+
+
+# `order="C"` makes a row-major copy of a view (runtime/passes_layout.py asks for one).
+register(Primitive("copy", np.copy, lambda aval, order="K": aval, source=_copy_source,
+                   fresh=True))
 
 
 @traces(np.copy)
 def bind_copy(a, order="K", subok=False):
-    return bind("copy", a)
+    order = static(order, "np.copy's order")
+    if order not in ("K", "A", "C", "F"):
+        raise ValueError(f"np.copy: order must be 'K', 'A', 'C' or 'F', not {order!r}")
+    return bind("copy", a) if order == "K" else bind("copy", a, order=order)
 
 
 define_function("round", np.round, abstract_eval=elementwise_rule(np.round), fresh=True)

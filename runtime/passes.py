@@ -7,7 +7,8 @@
 2. AlgebraicSimplification x*1, x+0, --x, transpose of transpose, reshape of reshape, ...
 3. CommonSubexpressions    one equation per (primitive, inputs, attributes)
 4. DeadCode                equations whose results reach no output are dropped
-5. BufferReuse             results written into dying inputs' buffers (`out=`)
+5. MatmulLayout            a transpose that several matmuls read on the right is copied once
+6. BufferReuse             results written into dying inputs' buffers (`out=`)
 Each pass is a class in its own module with `run(graph) -> graph`.
 
 When the executor writes the optimized graph as Python, it lowers a graph of float64 scalars to
@@ -20,9 +21,10 @@ from runtime.graph import Graph
 from runtime.passes_algebra import AlgebraicSimplification
 from runtime.passes_buffers import BufferReuse
 from runtime.passes_cleanup import CommonSubexpressions, ConstantFolding, DeadCode
+from runtime.passes_layout import MatmulLayout
 
 PASSES = [ConstantFolding(), AlgebraicSimplification(), CommonSubexpressions(), DeadCode(),
-          BufferReuse()]
+          MatmulLayout(), BufferReuse()]
 
 
 def optimize(graph: Graph, passes=None, show_after=()) -> Graph:

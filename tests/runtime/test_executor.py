@@ -45,7 +45,8 @@ CASES = [
      (m34, m34.T.copy().T)),
     ("clip", lambda x: (np.clip(x, -0.5, 0.5), x.clip(0.0), np.clip(x, None, 1)), (m34,)),
     ("int_array", lambda x: (x * 2, x / 2, x // 2, x ** 2, -x), (i34,)),
-    ("astype_copy", lambda x: (x.astype(np.float32) * 2, np.copy(x), x.copy()), (m34,)),
+    ("astype_copy", lambda x: (x.astype(np.float32) * 2, np.copy(x), x.copy(),
+                               np.copy(x.T, order="C"), np.copy(x, order="F")), (m34,)),
     # float32 and NumPy 2 weak scalars
     ("f32_python_scalar", lambda x: x * 2.0 + 1, (f32,)),
     ("f32_numpy_scalar", lambda x: x * np.float64(2.0), (f32,)),
@@ -138,6 +139,31 @@ def test_source_is_one_line_per_equation_with_names_of_the_graph():
         "    del c",
         "    return (d,)",
     ]
+
+
+def test_transposes_are_written_as_methods_and_copies_keep_their_order():
+    graph, _ = trace(lambda x: (x.T, np.transpose(x[None], (1, 0, 2)), np.copy(x.T, order="C"),
+                                np.copy(x.T, order="F"), np.copy(x.T)), (m34,))
+    run, source = compile_graph(optimize(graph))
+    assert source.splitlines()[1:] == [
+        "    b = a.T  # f64[4,3]",
+        "    c = a[None]  # f64[1,3,4]",
+        "    d = c.transpose((1, 0, 2))  # f64[3,1,4]",
+        "    e = np.copy(b, order='C')  # f64[4,3]",
+        "    f = np.copy(b, order='F')  # f64[4,3]",
+        "    g = np.copy(b)  # f64[4,3]",
+        "    return (b, d, e, f, g)",
+    ]
+    results = run(m34)
+    assert results[2].flags.c_contiguous and results[3].flags.f_contiguous
+    assert results[4].flags.f_contiguous  # order "K" keeps the layout of the view
+    for result in results:
+        np.testing.assert_array_equal(result, m34.T if result.ndim == 2 else m34[:, None])
+
+
+def test_copy_rejects_an_unknown_order():
+    with pytest.raises(ValueError, match="np.copy: order must be 'K', 'A', 'C' or 'F', not 'X'"):
+        trace(lambda x: np.copy(x, order="X"), (m34,))
 
 
 def test_buffer_reuse_passes_out_and_gives_the_same_values():

@@ -8,7 +8,7 @@ from runtime.graph import Constant, Equation, Graph, Literal, Var
 from runtime.ops import primitives
 from runtime.passes import (
     AlgebraicSimplification, BufferReuse, CommonSubexpressions, ConstantFolding, DeadCode,
-    optimize,
+    MatmulLayout, optimize,
 )
 from runtime.tracer import trace
 
@@ -172,6 +172,41 @@ def test_buffer_reuse_respects_views_read_later():
 
 def test_buffer_reuse_never_writes_into_an_output():
     assert reused(lambda x: (lambda e: (e, e + 1.0))(np.exp(x)), x3) == [None, None]
+
+
+# --- matmul layout ------------------------------------------------------------------------------
+
+def test_a_transpose_shared_by_matmuls_on_the_right_is_copied_once():
+    def steps(w, h):
+        for _ in range(3):
+            h = np.tanh(h @ w.T)
+        return h, w.T + 1.0
+    w, h = np.arange(16.0).reshape(4, 4) / 20, np.ones((2, 4))
+    graph = CommonSubexpressions().run(traced(steps, w, h))
+    result = MatmulLayout().run(graph)
+    lines = str(result).splitlines()
+    assert lines[1:3] == ["  c:f64[4,4] = transpose[axes=(1, 0)] a",
+                          "  d:f64[4,4] = copy[order='C'] c"]
+    products = [equation for equation in result.equations
+                if equation.primitive.name == "matmul"]
+    assert len(products) == 3 and all(
+        equation.inputs[1] is result.equations[1].outputs[0] for equation in products)
+    add = [equation for equation in result.equations if equation.primitive.name == "add"]
+    assert add[0].inputs[0] is result.equations[0].outputs[0]  # other readers keep the view
+    same_results(graph, result, w, h)
+    assert "d = np.copy(c, order='C')" in compile_graph(result)[1]
+    row_major = primitives["copy"].impl(w.T, order="C")
+    assert row_major.flags.c_contiguous and np.array_equal(row_major, w.T)
+
+
+@pytest.mark.parametrize("function", [
+    lambda w, h: np.tanh(h @ w.T) @ w,       # the transpose is read by one matmul only
+    lambda w, h: w.T @ (w.T @ h.T),          # read on the left, where BLAS is as fast
+    lambda w, h: np.tanh(h @ w) @ w,         # no transpose at all
+])
+def test_matmul_layout_leaves_other_products_alone(function):
+    graph = traced(function, np.eye(4), np.ones((2, 4)))
+    assert str(MatmulLayout().run(graph)) == str(graph)
 
 
 def test_optimize_runs_every_pass_and_can_show_one(capsys):
