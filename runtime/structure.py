@@ -6,6 +6,7 @@ Integer and boolean values carry no gradient; their gradient is a zero of float 
 """
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -250,6 +251,21 @@ def read_item(container, index):
         return container.get(index, ABSENT)
     item = container[index]
     return item.copy() if hasattr(item, "copy") and hasattr(item, "shape") else item
+
+
+def shape_only(value):
+    """What the primal sweep saves of a value the adjoint sweep reads only the shape and dtype of
+    (`unbroadcast(g, x)`): a NumPy array becomes a read-only view of a single zero, broadcast to
+    its shape, so that a loop does not keep every iteration's array alive; any other value is
+    saved as it is."""
+    if type(value) is np.ndarray and value.size > 1:
+        return _zero_view(value.shape, value.dtype)
+    return value
+
+
+@functools.lru_cache(maxsize=256)
+def _zero_view(shape: tuple, dtype):
+    return np.broadcast_to(np.zeros((), dtype), shape)  # read-only, so shared safely
 
 
 def restore_item(container, index, saved) -> None:

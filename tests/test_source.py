@@ -210,3 +210,45 @@ def test_lambdas_inside_multi_line_expressions_are_found():
     largest = max(0.0,
                   autotrace.grad(lambda y: y * y * y)(3.0))
     assert largest == 27.0
+
+
+# --- Values the adjoint sweep reads only the shape of -------------------------------------------
+
+def recurrence(W, b, xs):
+    # The adjoint sweep reads `pre` (and `h @ W`) only through unbroadcast, for their shapes;
+    # it reads h's values (in tanh's rule and the product's). b broadcasts h from (4,) to (2, 4)
+    # in the first step, so the gradients of `pre` and `b` are sums over broadcast rows.
+    h = np.zeros(W.shape[0])
+    for x in xs:
+        pre = h @ W + x
+        h = np.tanh(pre + b)
+    return np.sum(h ** 2)
+
+
+def test_values_read_only_for_their_shape_are_pushed_as_shape_only():
+    source = autotrace.source(autotrace.grad(recurrence))
+    pushes = re.findall(r"_stack1\.append\((.*)\)", source)
+    assert pushes == ["shape_only(_t5)", "shape_only(pre)", "h"]
+
+
+def test_shape_only_pushes_give_the_gradients_of_full_pushes():
+    rng = np.random.default_rng(3)
+    W, xs = 0.3 * rng.standard_normal((4, 4)), rng.standard_normal((6, 4))
+    b = 0.1 * rng.standard_normal((2, 4))       # makes h (and `pre`) 2x4 after the first step
+    for wrt in (0, 1, 2):
+        optimized = autotrace.grad(recurrence, wrt=wrt)(W, b, xs)
+        unoptimized = autotrace.grad(recurrence, wrt=wrt, optimized=False)(W, b, xs)
+        np.testing.assert_allclose(optimized, unoptimized, rtol=1e-12)
+    check_grads(recurrence, (W, b, xs), wrt=(0, 1, 2), order=2, modes=("reverse", "forward"))
+
+
+def test_shape_only_keeps_no_array_alive():
+    from runtime.structure import shape_only
+    x = np.arange(12.0).reshape(3, 4)
+    stand_in = shape_only(x)
+    assert stand_in.shape == (3, 4) and stand_in.dtype == np.float64
+    assert stand_in.strides == (0, 0) and not stand_in.flags.writeable
+    assert not np.shares_memory(stand_in, x) and np.all(stand_in == 0)
+    assert shape_only(np.ones((3, 4), np.float32)).dtype == np.float32
+    for kept in (2.5, [1.0, 2.0], np.ones(1), np.float64(3.0), np.ones((2, 2), bool)[:0]):
+        assert shape_only(kept) is kept

@@ -53,13 +53,16 @@ def is_comment(statement) -> bool:
             and statement.value.func.id == COMMENT)
 
 
-def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict) -> set:
+def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict,
+                          shape_only_helper: str | None = None) -> set:
     """Drop save/restore statements of names the adjoint sweep never reads (both lists are
     edited in place), and control flow left empty in the adjoint sweep.
 
     shape_only: helper name -> positions of its arguments it reads only the shape of. An array
     changed in place (`x[i] = v`) keeps its shape, so its items are restored only where the
     adjoint sweep reads its values.
+    shape_only_helper: the name of runtime.structure.shape_only, if given: a name the adjoint
+    sweep reads only the shape of is pushed as `shape_only(x)`, which keeps no array alive.
     Returns the names whose kept pushes may run before the name is first assigned.
     """
     while True:
@@ -78,8 +81,21 @@ def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict) -> set:
         remove_empty_control_flow(adjoint)
         if sum(1 for _ in _statements(primal + adjoint)) == before:
             break
+    if shape_only_helper is not None:
+        _push_shapes_only(primal, needed - values_needed, shape_only_helper)
     return {getattr(s, SAVE)[0] for s in _statements(primal)
             if hasattr(s, SAVE) and getattr(s, SAVE)[2]}
+
+
+def _push_shapes_only(primal: list, names: set, helper: str) -> None:
+    """`stack.append(x)` becomes `stack.append(shape_only(x))` for each x in `names`."""
+    for statement in _statements(primal):
+        saved, kind, _ = getattr(statement, SAVE, (None, None, None))
+        if kind == "push" and saved in names:
+            call = statement.value
+            call.args = [gast.Call(func=gast.Name(id=helper, ctx=gast.Load(), annotation=None,
+                                                  type_comment=None),
+                                   args=call.args, keywords=[])]
 
 
 def _needed(adjoint, shape_only=None) -> set:

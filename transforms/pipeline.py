@@ -46,6 +46,7 @@ HELPERS = {
     "accumulate_attribute": structure.accumulate_attribute,
     "item_gradient": structure.item_gradient, "clear_item": structure.clear_item,
     "read_item": structure.read_item, "restore_item": structure.restore_item,
+    "shape_only": structure.shape_only,
     "sequence": structure.sequence, "dict_items": structure.dict_items,
     "dict_keys": structure.dict_keys, "dict_values": structure.dict_values,
     "astype": structure.astype, "item": structure.item, "snapshot": structure.snapshot,
@@ -372,7 +373,8 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
     pure = _is_pure(namespace, helper_identifiers | {COMMENT},
                     {v for k, v in context.bound.items() if k in impure})
     if session.optimized:
-        undefined = cleanup.remove_unneeded_saves(primal, adjoint, _shape_only(context))
+        undefined = cleanup.remove_unneeded_saves(primal, adjoint, _shape_only(context),
+                                                  context.helper("shape_only"))
     else:
         undefined = {getattr(s, SAVE)[0] for s in _walk_statements(primal)
                      if hasattr(s, SAVE) and getattr(s, SAVE)[2]}

@@ -7,9 +7,9 @@ def dfill_from_dot(x, *, dy=None):
     _n1 = 0
     for i in range(3):
         _n1 = _n1 + 1
-        _stack1.append(_t1)
+        _stack1.append(shape_only(_t1))
         _t1 = v * x
-        _stack1.append(_t2)
+        _stack1.append(shape_only(_t2))
         _t2 = np.sum(_t1)
         _stack1.append(read_item(v, i))
         v[i] = _t2

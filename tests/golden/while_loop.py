@@ -8,12 +8,12 @@ def dwhile_loop(x, *, dy=None):
     _n1 = 0
     while _cond1:
         _n1 = _n1 + 1
-        _stack1.append(_t1)
+        _stack1.append(shape_only(_t1))
         _t1 = x * x
-        _stack1.append(_t2)
+        _stack1.append(shape_only(_t2))
         _t2 = np.sum(_t1)
         _t3 = s + _t2
-        _stack1.append(s)
+        _stack1.append(shape_only(s))
         s = _t3
         _t4 = x * 1.5
         _stack1.append(x)

@@ -13,13 +13,15 @@ from runtime.structure import (accumulate_attribute, attribute_gradient, accumul
                                extremum_gradient, gradient_item, item, pairs_gradient,
                                item_gradient, items_gradient,
                                like_container, match, place_item, read_attribute, read_item,
-                               seed, sequence, sequence_gradient, sum_gradient, values_gradient,
-                               zeros_like, ones_like, tangent_like, tangent_seed)
+                               seed, sequence, sequence_gradient, shape_only, sum_gradient,
+                               values_gradient, zeros_like, ones_like, tangent_like,
+                               tangent_seed)
 from runtime.adjoint_ops import unbroadcast
 from runtime.random import draw
 from transforms.rules.core import adjoint, constant, d
 
-constant(zeros_like, ones_like, dict_keys, draw)
+# shape_only's result is read for its shape alone (transforms/cleanup.py).
+constant(zeros_like, ones_like, dict_keys, draw, shape_only)
 
 
 @adjoint(seed)
