@@ -38,7 +38,18 @@ def value_and_grad(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
 
 
 def source(derivative: Callable) -> str:
-    """The generated Python source of a function made by autotrace (grad, value_and_grad)."""
+    """The generated Python source of a function made by autotrace (grad, value_and_grad,
+    implicit_grad: the derivatives its calls so far generated, one per set of arguments that
+    hold Variables)."""
+    implicit = getattr(derivative, "__autotrace_implicit__", None)
+    if implicit is not None:
+        generated = implicit.values()
+        if not generated:
+            raise TypeError(
+                f"{getattr(derivative, '__name__', derivative)!r} has not been called yet: "
+                "implicit_grad generates its derivative on the first call, for the arguments "
+                "that hold Variables; call it once, then ask for its source")
+        return "\n".join(source(function) for function in generated)
     text = getattr(derivative, "__autotrace_source__", None)
     if text is None:
         raise TypeError(f"{getattr(derivative, '__name__', derivative)!r} was not generated "

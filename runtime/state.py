@@ -17,11 +17,20 @@ the sink that gathers gradients for the cells a function reads.
   outside it, a gradient that reaches a cell this way is an error, since nothing would
   receive it.
 - Writes while gradients are collected are held back and made when collecting ends (the
-  last write to a cell wins); reading a cell in the forward pass after writing it is an
-  error, since the read would see the old value. The adjoint sweep recomputes the primal of
-  each function it differentiates, so the function runs twice: held back, its writes (a
-  batch-norm layer's moving averages, a random generator's key) happen once, and both runs
-  read the same values (the same random numbers).
+  last write to a cell wins). Meanwhile reads see them: a cell read after it was written
+  gives the value written, as in plain Python (and TensorFlow's GradientTape, which also
+  sends that read's gradient to the cell).
+- The adjoint sweep recomputes the primal of each function it calls, after the forward pass
+  is over. So that a recomputation sees what the call saw (the same random key, the same
+  moving averages), generated code takes `state_version()` before such a call and recomputes
+  it inside `with state_as_of(version):`. Each run of a function, the forward pass or one
+  recomputation, is an `Epoch`: the writes made before it began, and its own, which are
+  dropped when a recomputation ends. Held back, a batch-norm layer's or a random
+  generator's writes happen once, however often the adjoint sweep recomputes the call.
+- A function's adjoint sweep reads cells again (`bx = by * w` reads w). It sees the value
+  the function's forward pass saw: the old one if the forward pass read the cell only before
+  writing it, the new one if only after. A cell the forward pass read both before and after
+  writing it is ambiguous there, and an error.
 """
 from __future__ import annotations
 
@@ -50,12 +59,10 @@ class StateCell:
     def read(self):
         """The current value: an array, or while tracing, the graph value that stands for it."""
         sink = current_sink()
-        if sink is not None and not sink.forward_done and id(self) in sink.pending:
-            raise StateError(
-                f"{self.state_label()} is read after being assigned inside a function "
-                "implicit_grad differentiates, where assignments take effect only when the "
-                "gradient is done (so that recomputing parts of the function sees the values "
-                "it saw); compute with the new value directly instead of reading it back")
+        if sink is not None:
+            held = sink.epochs[-1].read(self)
+            if held is not None:
+                return held[1]
         scope = current_scope()
         return self._value if scope is None else scope.read(self)
 
@@ -64,7 +71,7 @@ class StateCell:
         hold it back until they are; see the module docstring)."""
         sink = current_sink()
         if sink is not None:
-            sink.pending[id(self)] = (self, value)
+            sink.epochs[-1].writes[id(self)] = (self, value)
             return
         if _inside_reverse_derivative():
             raise StateError(
@@ -176,13 +183,52 @@ def capturing(new_input, owner, allow_creation: bool = True):
 
 # --- gradients of the cells a function reads ----------------------------------------------------
 
+class Epoch:
+    """One run of a function while gradients are collected: the forward pass, or one
+    recomputation of a call by the adjoint sweep (see the module docstring)."""
+
+    def __init__(self, before: dict):
+        self.before = before  # id(cell) -> (cell, value): writes made before this run began
+        self.writes: dict[int, tuple] = {}  # the writes of this run
+        self.forward_done = False  # set as its adjoint sweep starts (runtime.structure.seed)
+        self.read_before_write: set[int] = set()
+        self.read_after_write: set[int] = set()
+
+    def read(self, cell: StateCell):
+        """(cell, value) for a cell this run sees a held-back value of; None for its own."""
+        key = id(cell)
+        written = self.writes.get(key)
+        if not self.forward_done:
+            (self.read_before_write if written is None else self.read_after_write).add(key)
+        elif written is not None and key in self.read_before_write:
+            if key in self.read_after_write:
+                raise StateError(
+                    f"{cell.state_label()} is read both before and after it is assigned in "
+                    "a function implicit_grad differentiates, and that function's adjoint "
+                    "sweep reads it again, so it cannot tell which value to use; read it once "
+                    "into a name and use that name, before or after the assignment")
+            written = None  # the forward pass read it only before writing it
+        return written if written is not None else self.before.get(key)
+
+    def state(self) -> dict:
+        """What this run sees now: the writes before it, then its own."""
+        return {**self.before, **self.writes}
+
+
 class GradientSink:
-    """Gradients of trainable cells, summed per cell, in the order cells first got one."""
+    """Gradients of trainable cells, summed per cell, in the order cells first got one; and
+    the writes held back meanwhile, by run (`epochs`: the forward pass first, then the
+    recomputations in progress, innermost last)."""
 
     def __init__(self):
         self.gradients: dict[int, list] = {}  # id(cell) -> [cell, gradient]
-        self.pending: dict[int, tuple] = {}  # id(cell) -> (cell, value written meanwhile)
-        self.forward_done = False  # set as the adjoint sweep starts (runtime.structure.seed)
+        self.epochs: list[Epoch] = [Epoch({})]
+        self.versions: list[dict] = []  # states calls began with, for their recomputations
+
+    @property
+    def pending(self) -> dict:
+        """The writes of the forward pass: made when collecting ends."""
+        return self.epochs[0].writes
 
     def add(self, cell: StateCell, gradient) -> None:
         entry = self.gradients.get(id(cell))
@@ -204,6 +250,34 @@ def collecting():
         yield sink
     for cell, value in sink.pending.values():
         cell.write(value)
+
+
+def state_version():
+    """A token for the state the code running now sees, for `state_as_of` to bring back when
+    the adjoint sweep recomputes the call that comes next (None: no held-back writes)."""
+    sink = current_sink()
+    if sink is None:
+        return None
+    state = sink.epochs[-1].state()
+    if not state:
+        return None
+    sink.versions.append(state)
+    return len(sink.versions) - 1
+
+
+@contextmanager
+def state_as_of(version):
+    """Recompute a call, inside it, with the state `state_version()` gave `version` for; the
+    call's writes are dropped at the end (its forward pass made them already)."""
+    sink = current_sink()
+    if sink is None:
+        yield
+        return
+    sink.epochs.append(Epoch({} if version is None else sink.versions[version]))
+    try:
+        yield
+    finally:
+        sink.epochs.pop()
 
 
 def deposit(value, gradient) -> None:

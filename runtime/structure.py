@@ -80,8 +80,8 @@ def add(a, b):
 def seed(value, dy):
     """The gradient that starts the adjoint sweep: `dy` if given, else ones like `value`."""
     sink = current_sink()
-    if sink is not None:  # implicit_grad's forward pass is over: recomputations come next
-        sink.forward_done = True
+    if sink is not None:  # this run's forward pass is over: its adjoint sweep comes next
+        sink.epochs[-1].forward_done = True
     return ones_like(value) if dy is None else dy
 
 

@@ -296,18 +296,70 @@ def test_keyword_arguments_and_getattr_reach_variables():
     np.testing.assert_allclose(direct[1][0], x)
 
 
-def test_reading_a_variable_after_assigning_it_in_the_loss_is_an_error():
+def test_a_variable_read_after_its_assignment_gives_the_new_value():
     w = autotrace.Variable(np.array([1.0, 2.0]), name="doubled")
+    x = np.array([3.0, -1.0])
 
     def loss(x):
         w.assign(w * 2.0)
-        return np.sum(w * x)
+        return np.sum(w * x)  # reads [2, 4]; its gradient goes to w, as with GradientTape
+
+    value, [(gradient, variable)] = autotrace.implicit_value_and_grad(loss)(x)
+    assert variable is w and value == 2.0
+    np.testing.assert_array_equal(gradient, x)
+    np.testing.assert_array_equal(w.numpy(), [2.0, 4.0])  # assigned once, when it returned
+
+
+def test_a_variable_read_only_before_its_assignment_keeps_its_old_value_in_the_adjoint():
+    w = autotrace.Variable(np.array([1.0, 2.0]), name="w")
+    x = np.array([3.0, -1.0])
+
+    def loss(x):
+        value = np.sum(np.sin(w * x))  # the adjoint sweep reads w again: the old value
+        w.assign(w + 10.0)
+        return value
+
+    [(gradient, _)] = autotrace.implicit_grad(loss)(x)
+    np.testing.assert_allclose(gradient, np.cos(np.array([1.0, 2.0]) * x) * x)
+    np.testing.assert_array_equal(w.numpy(), [11.0, 12.0])
+
+
+def test_a_variable_read_before_and_after_its_assignment_and_in_the_adjoint_is_an_error():
+    # Reads in the forward pass alone are fine: the gradient of `w * x` does not read w.
+    w = autotrace.Variable(np.array([1.0, 2.0]), name="twice_read")
+
+    def loss(x):
+        before = np.sum(w ** 2)  # power's rule reads w in the adjoint sweep
+        w.assign(w * 2.0)
+        return before + np.sum(w * x)
 
     with pytest.raises(StateError, match=re.escape(
-            "Variable 'doubled' is read after being assigned inside a function implicit_grad "
-            "differentiates")):
+            "Variable 'twice_read' is read both before and after it is assigned in a function "
+            "implicit_grad differentiates, and that function's adjoint sweep reads it again, "
+            "so it cannot tell which value to use; read it once into a name and use that "
+            "name, before or after the assignment")):
         autotrace.implicit_grad(loss)(np.ones(2))
     np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])  # nothing was half done
+
+
+def test_random_numbers_drawn_twice_in_a_loss_are_the_same_in_the_recomputations():
+    generator = autotrace.random.Generator(seed=11)
+    w = autotrace.Variable(np.array([0.5, -1.0, 2.0]), name="w")
+
+    def noisy(v):
+        return v + 0.1 * generator.normal(v.shape)
+
+    def loss(x):
+        return np.sum(np.sin(noisy(w * x)) * noisy(x))
+
+    x = np.array([1.0, 2.0, -0.5])
+    gradients = autotrace.implicit_grad(loss)
+    [(gradient, _)] = gradients(x)
+    assert int(generator.key) == 13
+    generator.key.assign(np.uint64(11))
+    first, second = generator.normal((3,)), generator.normal((3,))
+    expected = np.cos(w.numpy() * x + 0.1 * first) * x * (x + 0.1 * second)
+    np.testing.assert_allclose(gradient, expected)
 
 
 def test_differentiating_implicit_gradients_again_is_an_error_naming_the_line():
@@ -343,3 +395,27 @@ def test_a_traced_implicit_gradient_converts_control_flow():
         expected = autotrace.implicit_grad(lambda x: branching_loss(w, x))(x)[0][0]
         np.testing.assert_allclose(traced(x), expected, rtol=1e-12)
     assert traced.trace_count == 1
+
+
+def test_source_of_implicit_gradients_shows_recomputations_as_of_their_calls():
+    dropout = autotrace.layers.Dropout(0.5, seed=1)
+    w = autotrace.Variable(np.ones(3), name="w")
+
+    def loss(x):
+        return np.sum(dropout(w * x, training=True) * dropout(x, training=True))
+
+    gradients = autotrace.implicit_grad(loss)
+    with pytest.raises(TypeError, match=re.escape(
+            "'loss' has not been called yet: implicit_grad generates its derivative on the "
+            "first call")):
+        autotrace.source(gradients)
+    gradients(np.ones(3))
+    lines = [line.strip() for line in autotrace.source(gradients).splitlines()]
+    assert lines[lines.index("_t1 = w * x") + 1:][:4] == [
+        "_state1 = state_version()", "_t2 = dropout(_t1, training=True)",
+        "_state2 = state_version()", "_t3 = dropout(x, training=True)"]
+    assert lines[lines.index("with state_as_of(_state2):") + 1].startswith(
+        "_grads1 = vjp_call(dropout, (x,)")
+    assert lines[lines.index("with state_as_of(_state1):") + 1].startswith(
+        "_grads2 = vjp_call(dropout, (_t1,)")
+    assert "deposit(w, bw)" in lines

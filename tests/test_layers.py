@@ -304,6 +304,29 @@ def test_batch_normalization_updates_once_per_gradient_step():
         np.testing.assert_allclose(norm.moving_variance.numpy(), 0.25 + 0.75 * x.var(0))
 
 
+def test_one_batch_normalization_called_twice_in_a_loss():
+    # The second call reads the moving statistics the first one assigned, as plain calls do;
+    # each recomputation by the adjoint sweep sees what its call saw, and updates nothing.
+    first, second = random(8, 3, seed=60), 2.0 + random(8, 3, seed=61)
+    plain = layers.BatchNormalization(momentum=0.5)
+    layer = layers.BatchNormalization(momentum=0.5)
+    plain(first, training=True), plain(second, training=True)
+    layer(first)  # builds it; outside training nothing moves
+    for traced in (False, True):
+        layer.moving_mean.assign(np.zeros(3)), layer.moving_variance.assign(np.ones(3))
+        layer.gamma.assign(np.array([1.0, 2.0, 0.5]))
+
+        def loss(a, b):
+            return np.sum(np.tanh(layer(a, training=True)) * layer(b, training=True) ** 2)
+        gradients = at.implicit_grad(loss)
+        [(d_gamma, gamma), (d_beta, beta)] = (at.function(gradients) if traced else gradients)(
+            first, second)
+        np.testing.assert_allclose(layer.moving_mean.numpy(), plain.moving_mean.numpy())
+        np.testing.assert_allclose(layer.moving_variance.numpy(), plain.moving_variance.numpy())
+        check_variable_gradients(loss, first, second)  # training: the statistics are the batch's
+        assert gamma is layer.gamma and beta is layer.beta
+
+
 # --- Dropout -------------------------------------------------------------------------------------
 
 def test_dropout_statistics_and_identity():
@@ -335,6 +358,29 @@ def test_dropout_gradient_is_that_of_the_value_returned():
         assert variable is kernel
         np.testing.assert_allclose(value, np.sum(gradient * kernel.numpy()))
     check_grads(lambda x: model(x), (x,))  # training=False: the identity
+
+
+def test_one_dropout_called_twice_in_a_loss_draws_two_masks():
+    dense, dropout = layers.Dense(40, use_bias=False), layers.Dropout(0.5, seed=5)
+    x = random(4, 3, seed=51)
+    dense(x)
+
+    def loss(x):  # linear in the kernel: loss == <gradient, kernel> for the masks used
+        h = dense(x)
+        return np.sum(dropout(h, training=True)) + 3.0 * np.sum(dropout(h, training=True))
+
+    masks = [dropout(np.ones((4, 40)), training=True) for _ in range(2)]
+    assert not np.array_equal(*masks)
+    for traced in (False, True):
+        gradients = at.implicit_value_and_grad(loss)
+        gradients = at.function(gradients) if traced else gradients
+        for _ in range(2):
+            dropout.generator.key.assign(np.uint64(5))
+            value, [(gradient, _)] = gradients(x)
+            assert int(dropout.generator.key) == 7  # two draws, once each
+            np.testing.assert_allclose(value, np.sum(gradient * dense.kernel.numpy()))
+            h = x @ dense.kernel.numpy()
+            np.testing.assert_allclose(value, np.sum(h * masks[0]) + 3 * np.sum(h * masks[1]))
 
 
 def test_dropout_draws_a_new_mask_on_every_call_of_a_traced_step():

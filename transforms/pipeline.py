@@ -21,7 +21,9 @@ import numpy as np
 import runtime.adjoint_ops as adjoint_ops
 import runtime.structure as structure
 from transforms import cleanup
-from runtime.state import deposit, holds_state, reverse_derivative_code
+from runtime.state import (
+    deposit, holds_state, reverse_derivative_code, state_as_of, state_version,
+)
 from transforms.activity import STATE, active_names
 from transforms.anf import normalize
 from transforms.calls import classify
@@ -52,6 +54,7 @@ HELPERS = {
     "astype": structure.astype, "item": structure.item, "snapshot": structure.snapshot,
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
     "like_container": structure.like_container, "deposit": deposit,
+    "state_version": state_version, "state_as_of": state_as_of,
 }
 IMPURE_BUILTINS = {print, input, open, next, iter}
 

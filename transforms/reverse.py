@@ -69,6 +69,7 @@ class ReverseMode(CallAdjoints):
         self.shapes = None  # a transforms.shapes.ShapeClasses, when known
         self.local_names = local_names
         self.references = references
+        self.state_versions: dict[int, str] = {}  # id(call) -> the name of its state version
 
     # ---- names -----------------------------------------------------------------------------
 
@@ -205,10 +206,14 @@ class ReverseMode(CallAdjoints):
             return self.subscript_assignment(node, target.value.id, index_value(target.slice),
                                              node.value)
         primal = target.id
+        version = ([], [], [])
         if isinstance(node.value, gast.Call):
             resolved = classify(node.value.func, self.context.namespace)
             if resolved.kind == "custom":
                 return self.custom_gradient(node, primal, resolved.value)
+            if self.context.session.implicit and resolved.kind in ("user", "dynamic"):
+                version = self.state_version(node.value)
+        version_push, version_statement, version_pop = version
         push, pop = self.assignment_site(primal)
 
         def adjoint(state):
@@ -218,8 +223,19 @@ class ReverseMode(CallAdjoints):
             elif isinstance(node.value, gast.Call) and classify(
                     node.value.func, self.context.namespace).kind == "list_pop":
                 out += self.list_pop_restore(primal, node.value, state)
-            return out + pop
-        return Sweep(push + [node], adjoint)
+            return out + pop + version_pop
+        return Sweep(version_push + version_statement + push + [node], adjoint)
+
+    def state_version(self, call) -> tuple[list, list, list]:
+        """(push, `_state1 = state_version()`, pop) before a call whose derivative recomputes
+        it: the recomputation runs `with state_as_of(_state1):`, seeing the Variables the call
+        saw (implicit mode; see runtime/state.py)."""
+        version = self.namer.temporary("state")
+        self.state_versions[id(call)] = version
+        push, pop = self.assignment_site(version)
+        statement = replace("version = state_version()", version=version,
+                            state_version=self.helper("state_version"))
+        return push, statement, pop
 
     def subscript_assignment(self, node, container: str, index, value) -> Sweep:
         """`container[index] = value` (node is that statement, or a `restore_item` call)."""
