@@ -7,8 +7,10 @@ restore them, also into variables that are made later.
     ckpt.restore(autotrace.latest_checkpoint("runs")).assert_consumed()
 
 A Variable is saved under its path from `autotrace.tracking.tracked_variables`, starting with
-the keyword it was given under: `model/dense1/kernel`, `optimizer/slots/dense1/kernel/m`,
-`step` for `Checkpoint(step=step_variable)`. The files and how they are written safely are
+the keyword it was given under: `model/dense1/kernel`, `step` for
+`Checkpoint(step=step_variable)`. An optimizer's slot is saved under the path of its variable:
+`optimizer/slots/model/dense1/kernel/m`, so that paths follow attribute names alone, never the
+numbers a process gave layers in the order it made them. The files and how they are written safely are
 described in autotrace/checkpoint_files.py.
 
 Restoring checks every value first (the files' checksums, and each variable's shape and dtype)
@@ -20,6 +22,8 @@ makes its slots on its first step) wait: they are assigned when the variable is 
 from __future__ import annotations
 
 import os
+import weakref
+from typing import Callable
 
 import numpy as np
 
@@ -192,21 +196,35 @@ class RestoreStatus:
 
 
 class _WaitingValues:
-    """Values restored before their Variables exist; assigned as tracking reports new ones."""
+    """Values restored before their Variables exist; assigned as tracking reports new ones.
+
+    It holds the checkpointed objects weakly (where they can be): values waiting for the
+    variables of a model that is gone wait no more, and do not keep it alive.
+    """
 
     def __init__(self, objects: dict, values: dict, save_path: str):
-        self.objects = objects
+        self._objects = {name: _weakly(value) for name, value in objects.items()}
         self.values = values
         self.save_path = save_path
         self.rejected: list = []  # the errors of values that did not fit their Variable
         if values:
             tracking.add_listener(self.attribute_set)
 
+    @property
+    def objects(self) -> dict:
+        """The checkpointed objects still alive, by keyword."""
+        alive = {name: held() for name, held in self._objects.items()}
+        return {name: value for name, value in alive.items() if value is not None}
+
     def attribute_set(self, owner, attribute: str, value) -> None:
         if not self.values or not holds_state(value):
             return
+        objects = self.objects
+        if not objects:
+            self.stop()
+            return
         try:
-            for path, variable in _variables_of(self.objects).items():
+            for path, variable in _variables_of(objects).items():
                 if path in self.values:
                     array = self.values.pop(path)  # once only, also if it does not fit
                     _check_fits(path, variable, array, self.save_path)
@@ -239,8 +257,25 @@ def latest_checkpoint(directory) -> str | None:
 # --- helpers ------------------------------------------------------------------------------------
 
 def _variables_of(objects: dict) -> dict:
-    return {path: variable for name, value in objects.items()
-            for path, variable in tracking.tracked_variables(value, name)}
+    """{path: Variable} for every Variable `objects` hold (see the module docstring)."""
+    found = [(path, variable) for name, value in objects.items()
+             for path, variable in tracking.tracked_variables(value, name)]
+    path_of = {id(variable): path for path, variable in found}
+    named = {}
+    for path, variable in found:
+        owner, suffix, slot = getattr(variable, "_slot_of", (None, "", ""))
+        if owner is not None and id(owner) in path_of and path.endswith(suffix):
+            path = f"{path[:-len(suffix)]}slots/{path_of[id(owner)]}/{slot}"
+        named[path] = variable
+    return named
+
+
+def _weakly(value) -> Callable:
+    """A function returning `value`, or None once it is gone, where it can be held weakly."""
+    try:
+        return weakref.ref(value)
+    except TypeError:  # a list, dict or tuple of Variables
+        return lambda: value
 
 
 def _check_fits(path: str, variable: Variable, array: np.ndarray, save_path: str) -> None:

@@ -9,7 +9,10 @@ An optimizer's state is Variables: `iterations` (the number of steps applied), t
 rate (when it is a number), and per variable its slots (Adam's `m` and `v`, momentum's
 `momentum`, ...), made the first time the variable gets a gradient. Slots are kept in the
 `slots` dict under the variable's name (made unique, in the order variables were first
-seen), so `autotrace.Checkpoint` saves them as `optimizer/slots/<variable name>/m`.
+seen). `autotrace.Checkpoint` saves them under the path of their variable in the same
+checkpoint (`optimizer/slots/model/layers/0/kernel/m`), which does not depend on the order in
+which a process made its layers; a slot of a variable the checkpoint does not hold is saved
+under its name (`optimizer/slots/dense_1/kernel/m`).
 
 Updates are Variable assigns of NumPy expressions and nothing else, so an optimizer step runs
 the same eagerly and inside `autotrace.function`: there the slots and counters are graph
@@ -151,6 +154,10 @@ class Optimizer:
         slots = {slot: Variable(np.full(variable.shape, initial, variable.dtype),
                                 name=f"{self.name}/{key}/{slot}", trainable=False)
                  for slot, initial in self._slot_names()}
+        for slot, slot_variable in slots.items():
+            # What Checkpoint names the slot by: f"slots/{key}/{slot}" becomes the path of
+            # `variable`, where the checkpoint holds it.
+            slot_variable._slot_of = (variable, f"slots/{key}/{slot}", slot)
         self._slot_keys[variable.ref()] = key
         self.slots[key] = slots
         # A checkpoint waiting to restore these slots hears of them here.

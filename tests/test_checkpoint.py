@@ -103,7 +103,32 @@ def test_optimizer_slots_round_trip_and_training_continues_the_same(tmp_path):
     assert_values(model.variables + optimizer.variables, after_one_more)
     assert [name for name in json.loads((tmp_path / "ckpt-1.index.json").read_text())[
         "variables"]] == ["model/kernel", "optimizer/iterations", "optimizer/learning_rate",
-                          "optimizer/slots/net/kernel/m", "optimizer/slots/net/kernel/v"]
+                          "optimizer/slots/model/kernel/m", "optimizer/slots/model/kernel/v"]
+
+
+def test_slots_follow_attribute_paths_not_the_numbers_layers_were_made_with(tmp_path):
+    def make():
+        model = autotrace.layers.Sequential([autotrace.layers.Dense(3), autotrace.layers.Dense(2)])
+        model(X)
+        return model, optimizers.Adam(0.1)
+    trained, optimizer = make()
+    train(trained, optimizer, 2)
+    path = Checkpoint(model=trained, optimizer=optimizer).save(tmp_path / "ckpt")
+    expected = {name: variable.numpy() for name, variable in zip(
+        ["first_m", "second_m"], [optimizer.get_slot(trained.layers[0].kernel, "m"),
+                                  optimizer.get_slot(trained.layers[1].kernel, "m")])}
+    autotrace.layers.Dense(5)  # a fresh process may number its layers differently
+    fresh, fresh_optimizer = make()
+    assert fresh.layers[0].name != trained.layers[0].name
+    status = Checkpoint(model=fresh, optimizer=fresh_optimizer).restore(path)
+    assert "optimizer/slots/model/layers/0/kernel/m" in status.waiting
+    fresh_optimizer.apply_gradients([(np.zeros(v.shape), v) for v in fresh.trainable_variables])
+    status.assert_consumed()
+    # One step with zero gradients: m decays by beta_1 from the restored value.
+    np.testing.assert_allclose(fresh_optimizer.get_slot(fresh.layers[0].kernel, "m").numpy(),
+                               0.9 * expected["first_m"])
+    np.testing.assert_allclose(fresh_optimizer.get_slot(fresh.layers[1].kernel, "m").numpy(),
+                               0.9 * expected["second_m"])
 
 
 @pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
@@ -115,10 +140,10 @@ def test_slots_restored_before_the_first_step_wait_for_it(tmp_path, traced):
     velocity = optimizer.slots["net/kernel"]["momentum"].numpy()
     fresh = optimizers.SGD(0.1, momentum=0.9)
     status = Checkpoint(model=model, optimizer=fresh).restore(path)
-    assert status.waiting == ["optimizer/slots/net/kernel/momentum"]
+    assert status.waiting == ["optimizer/slots/model/kernel/momentum"]
     with pytest.raises(AssertionError, match=re.escape(
             f"checkpoint {path}: values not restored, since no Variable exists at their "
-            "paths: 'optimizer/slots/net/kernel/momentum'. Build the objects")):
+            "paths: 'optimizer/slots/model/kernel/momentum'. Build the objects")):
         status.assert_consumed()
     before = model.kernel.numpy()
 
@@ -167,6 +192,26 @@ def test_a_waiting_value_of_another_shape_is_an_error_when_the_variable_is_made(
     with pytest.raises(AssertionError, match=re.escape(message)):
         status.assert_consumed()
     Linear(3, name="net")(X)  # the error is raised once, not at every later attribute set
+
+
+def test_values_waiting_for_a_model_that_is_gone_do_not_keep_it_alive(tmp_path):
+    import gc
+    import weakref
+    from autotrace import tracking
+    trained = Linear(3, name="net")
+    trained(X)
+    path = Checkpoint(model=trained).save(tmp_path / "ckpt")
+    listening = len(tracking._listeners)
+    fresh = Linear(3, name="net")
+    status = Checkpoint(model=fresh).restore(path)
+    assert status.waiting == ["model/kernel"] and len(tracking._listeners) == listening + 1
+    gone = weakref.ref(fresh)
+    del fresh
+    gc.collect()
+    assert gone() is None
+    Linear(3, name="other")(X)  # an attribute set: the restore finds its model gone, stops
+    assert len(tracking._listeners) == listening
+    assert status.waiting == ["model/kernel"]
 
 
 def test_values_no_object_makes_are_reported(tmp_path):
