@@ -79,10 +79,17 @@ def add(a, b):
 
 def seed(value, dy):
     """The gradient that starts the adjoint sweep: `dy` if given, else ones like `value`."""
-    sink = current_sink()
-    if sink is not None:  # this run's forward pass is over: its adjoint sweep comes next
-        sink.epochs[-1].forward_done = True
     return ones_like(value) if dy is None else dy
+
+
+def implicit_seed(value, dy):
+    """`seed`, in the derivatives implicit_grad generates: it also says that the forward pass
+    of the run in progress is over (runtime/state.py; a plain `grad` called inside the loss
+    must not say so)."""
+    sink = current_sink()
+    if sink is not None:
+        sink.epochs[-1].forward_done = True
+    return seed(value, dy)
 
 
 def match(gradient, value):

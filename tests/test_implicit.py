@@ -324,6 +324,25 @@ def test_a_variable_read_only_before_its_assignment_keeps_its_old_value_in_the_a
     np.testing.assert_array_equal(w.numpy(), [11.0, 12.0])
 
 
+def test_a_plain_gradient_inside_the_loss_does_not_end_its_forward_pass():
+    w = autotrace.Variable(np.array([1.0, 2.0]), name="w")
+    x = np.array([3.0, -1.0])
+
+    def cube_sum(z):
+        return np.sum(z ** 3)
+
+    def loss(x):
+        before = np.sum(w * x)                # w read before its assignment...
+        w.assign(w * 2.0)
+        inner = autotrace.grad(cube_sum)(x)   # (its adjoint sweep starts and ends here)
+        return before + np.sum(w * x) + np.sum(inner)  # ...and after it: the new value
+
+    value, [(gradient, _)] = autotrace.implicit_value_and_grad(loss)(x)
+    assert value == np.sum(np.array([1.0, 2.0]) * x) + np.sum(np.array([2.0, 4.0]) * x) + \
+        np.sum(3 * x ** 2)
+    np.testing.assert_allclose(gradient, 2 * x)
+
+
 def test_a_variable_read_before_and_after_its_assignment_and_in_the_adjoint_is_an_error():
     # Reads in the forward pass alone are fine: the gradient of `w * x` does not read w.
     w = autotrace.Variable(np.array([1.0, 2.0]), name="twice_read")

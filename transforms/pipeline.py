@@ -44,6 +44,7 @@ import transforms.rules  # noqa: F401  (fills the rule registries)
 # The runtime helpers generated code may call, by the name it calls them.
 HELPERS = {
     "zeros_like": structure.zeros_like, "add": structure.add, "seed": structure.seed,
+    "implicit_seed": structure.implicit_seed,
     "match": structure.match, "accumulate_item": structure.accumulate_item,
     "accumulate_attribute": structure.accumulate_attribute,
     "item_gradient": structure.item_gradient, "clear_item": structure.clear_item,
@@ -346,7 +347,8 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
     if isinstance(result, gast.Name) and result.id in active:
         adjoint += reverse.line_comment(prepared.return_node)
         adjoint += replace("gradient = seed(result, dy)", gradient=reverse.gradient(result.id),
-                           seed=context.helper("seed"), result=result.id, dy=seed_name)
+                           seed=context.helper("implicit_seed" if session.implicit else "seed"),
+                           result=result.id, dy=seed_name)
         state.add(result.id)
     adjoint += sweep.adjoint(state)
     for state_name in prepared.state_names:
@@ -433,7 +435,8 @@ def load_generated(prepared: Prepared, func, body: list, prefix: str, doc: str,
 
 def _shape_only(context) -> dict:
     """Helpers bound in generated code -> the argument positions they read only the shape of."""
-    positions = {structure.zeros_like: (0,), structure.seed: (0,), structure.match: (1,),
+    positions = {structure.zeros_like: (0,), structure.seed: (0,),
+                 structure.implicit_seed: (0,), structure.match: (1,),
                  structure.item_gradient: (2,), adjoint_ops.unbroadcast: (1,),
                  adjoint_ops.unreduce: (1,), adjoint_ops.reduced_size: (0,)}
     return {context.bound[id(f)]: p for f, p in positions.items() if id(f) in context.bound}
