@@ -70,6 +70,8 @@ STRUCTURE_TABLE = [
     E("match", structure.match, lambda rng: (np.float64(rng.standard_normal()), 1.5), wrt=(0,)),
     E("add", structure.add, lambda rng: ([rng.standard_normal(2), None],
                                          [rng.standard_normal(2), _float(rng)])),
+    E("accumulate", structure.accumulate, normal((2, 3), (2, 3))),
+    E("accumulate/broadcast", structure.accumulate, normal((2, 3), (3,))),
     E("accumulate_item", structure.accumulate_item, _with(_n(3, 4), 1, _n(4))),
     E("accumulate_item/new-key", structure.accumulate_item,
       _with(lambda rng: {"a": rng.standard_normal(2)}, "b", _n(2))),

@@ -43,7 +43,8 @@ import transforms.rules  # noqa: F401  (fills the rule registries)
 
 # The runtime helpers generated code may call, by the name it calls them.
 HELPERS = {
-    "zeros_like": structure.zeros_like, "add": structure.add, "seed": structure.seed,
+    "zeros_like": structure.zeros_like, "add": structure.add,
+    "accumulate": structure.accumulate, "seed": structure.seed,
     "implicit_seed": structure.implicit_seed,
     "match": structure.match, "accumulate_item": structure.accumulate_item,
     "accumulate_attribute": structure.accumulate_attribute,

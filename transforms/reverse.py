@@ -107,8 +107,8 @@ class ReverseMode(CallAdjoints):
         if primal in self.array_names:
             return replace("gradient = gradient + contribution", gradient=gradient,
                            contribution=contribution)
-        return replace("gradient = add(gradient, contribution)", gradient=gradient,
-                       add=self.helper("add"), contribution=contribution)
+        return replace("gradient = accumulate(gradient, contribution)", gradient=gradient,
+                       accumulate=self.helper("accumulate"), contribution=contribution)
 
     def ensure(self, primal: str, state: set) -> list:
         """Zeros for the gradient of `primal` unless it holds a value already."""

@@ -19,6 +19,6 @@ def dloop(x, n, *, dy=None):
         b_t2 = bx
         x = _stack1.pop()
         bx = b_t2 * _t1
-        bx = add(bx, b_t2 * x * np.cos(x))
+        bx = accumulate(bx, b_t2 * x * np.cos(x))
         _t1 = _stack1.pop()
     return match(bx, x)

@@ -11,5 +11,5 @@ def dstraight_line(x, y, *, dy=None):
     bz = bz + unbroadcast(b_t3 * z, z)
     # Grad of line 10: z = x * y + np.sin(x)
     bx = unbroadcast(bz, _t2) * np.cos(x)
-    bx = add(bx, unbroadcast(unbroadcast(bz, _t1) * y, x))
+    bx = accumulate(bx, unbroadcast(unbroadcast(bz, _t1) * y, x))
     return match(bx, x)

@@ -22,5 +22,5 @@ def dstraight_line(x, y, *, dy=None):
     _grad_x1 = b_t2 * np.cos(x)
     bx = _grad_x1
     _grad_x13 = unbroadcast(b_t1 * y, x)
-    bx = add(bx, _grad_x13)
+    bx = accumulate(bx, _grad_x13)
     return match(bx, x)

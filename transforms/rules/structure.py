@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.structure import (accumulate_attribute, attribute_gradient, accumulate_item, add,
+from runtime.structure import (accumulate, accumulate_attribute, attribute_gradient,
+                               accumulate_item, add,
                                astype, cast_like,
                                clear_item, dict_items, dict_keys, dict_values,
                                extremum_gradient, gradient_item, item, pairs_gradient,
@@ -38,6 +39,12 @@ def _match(y, gradient, value):
 def _add(y, a, b):
     d[a] = d[y]
     d[b] = d[y]
+
+
+@adjoint(accumulate)
+def _accumulate(y, gradient, contribution):
+    d[gradient] = d[y]
+    d[contribution] = d[y]
 
 
 @adjoint(accumulate_item)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.adjoint_ops import unbroadcast
-from runtime.structure import (accumulate_attribute, attribute_gradient, accumulate_item, add,
+from runtime.structure import (accumulate, accumulate_attribute, attribute_gradient,
+                               accumulate_item, add,
                                astype, cast_like,
                                clear_item, dict_items, dict_values, extremum_gradient,
                                gradient_item, item, item_gradient, items_gradient, like_container,
@@ -44,6 +45,11 @@ def _match(y, gradient, value):
 @tangent(add)
 def _add(y, a, b):
     d[y] = add(d[a], d[b])
+
+
+@tangent(accumulate)
+def _accumulate(y, gradient, contribution):
+    d[y] = add(d[gradient], d[contribution])
 
 
 @tangent(accumulate_item)
