@@ -448,8 +448,13 @@ def test_input_errors(layer, inputs, error, message):
     assert str(raised.value) == message
 
 
-def test_docstring_examples():
-    assert doctest.testmod(layers).failed == 0
+@pytest.mark.parametrize("family", ["core", "convolutional", "normalization",
+                                    "regularization"])
+def test_docstring_examples(family):
+    import importlib
+    module = importlib.import_module(f"autotrace.layers.{family}")
+    results = doctest.testmod(module, extraglobs={"np": np})
+    assert results.attempted > 0 and results.failed == 0
 
 
 @pytest.mark.parametrize("make, shape", [

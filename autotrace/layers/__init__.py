@@ -1,0 +1,40 @@
+"""Keras-like layers on `autotrace.Module`: Dense, Conv2D, pooling, Flatten, Dropout,
+BatchNormalization, Embedding, and the Sequential container.
+
+    import autotrace as at
+    from autotrace import layers
+
+    model = layers.Sequential([
+        layers.Conv2D(8, 3, activation="relu"), layers.MaxPool2D(), layers.Flatten(),
+        layers.Dropout(0.25), layers.Dense(10)])
+    def loss(images, labels):
+        logits = model(images, training=True)
+        return at.losses.sparse_softmax_cross_entropy(labels, logits)
+    value, grads_and_vars = at.implicit_value_and_grad(loss)(images, labels)
+
+Each layer makes its Variables on its first call (`build`), named like Keras' (`dense/kernel`,
+`conv2d/bias`, `batch_normalization/moving_mean`, ...). Each `call` is ordinary NumPy code, which
+the gradient transforms differentiate from its source.
+
+State changed while a gradient is taken: the adjoint code autotrace generates runs a called
+module's `call` again to recompute the values its gradient needs. `implicit_grad` holds
+assignments to Variables back until the gradient is done, and each recomputation sees the
+Variables as they were when its call ran (runtime/state.py). So BatchNormalization moves its
+statistics once per call, and Dropout's generator, whose key is a Variable, draws the same
+mask in the recomputation as in the forward pass.
+
+The layers live by family: base (Layer and its argument checks), core (Dense, Flatten,
+Embedding, Sequential), convolutional (Conv2D, pooling), normalization (BatchNormalization)
+and regularization (Dropout).
+"""
+from autotrace.layers.base import Layer
+from autotrace.layers.convolutional import (
+    AveragePool2D, AveragePooling2D, Conv2D, MaxPool2D, MaxPooling2D,
+)
+from autotrace.layers.core import Dense, Embedding, Flatten, Sequential
+from autotrace.layers.normalization import BatchNormalization
+from autotrace.layers.regularization import Dropout
+
+__all__ = ["Layer", "Dense", "Conv2D", "MaxPool2D", "MaxPooling2D", "AveragePool2D",
+           "AveragePooling2D", "Flatten", "Dropout", "BatchNormalization", "Embedding",
+           "Sequential"]

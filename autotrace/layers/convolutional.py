@@ -1,0 +1,122 @@
+"""Convolution and pooling layers: Conv2D, MaxPool2D and AveragePool2D."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from autotrace.layers.base import (
+    _DATA_FORMATS, _IMAGES, _PADDINGS, Layer, _choice, _pair, _positive_int,
+)
+from autotrace.nn import avg_pool2d, conv2d, get_activation, max_pool2d
+
+
+class Conv2D(Layer):
+    """A 2-d convolution layer: `activation(conv2d(inputs, kernel) + bias)`.
+
+    Arguments:
+        filters: the number of output channels (a positive integer).
+        kernel_size: the window's (height, width), or one int for both.
+        strides: the step between windows, an int or a pair.
+        padding: "valid" or "same" (as in `autotrace.nn.conv2d`).
+        data_format: "channels_last" (batch, height, width, channels) or "channels_first".
+        activation, use_bias, kernel_initializer, bias_initializer, name: as for Dense.
+    Returns (when called on a batch of images): the convolved batch, in `data_format`. Its
+    Variables are `<name>/kernel` (kernel height, kernel width, in channels, filters) and
+    `<name>/bias` (filters,).
+
+    Example:
+        >>> Conv2D(4, 3, padding="same")(np.ones((2, 8, 8, 3))).shape
+        (2, 8, 8, 4)
+    """
+
+    default_name = "conv2d"
+    input_rank = _IMAGES
+
+    def __init__(self, filters: int, kernel_size, strides=(1, 1), padding: str = "valid",
+                 data_format: str = "channels_last", activation: str | Callable | None = None,
+                 use_bias: bool = True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", name: str | None = None):
+        super().__init__(name)
+        self.filters = _positive_int("Conv2D", "filters", filters)
+        self.kernel_size = _pair("Conv2D", "kernel_size", kernel_size)
+        self.strides = _pair("Conv2D", "strides", strides)
+        self.padding = _choice("Conv2D", "padding", padding, _PADDINGS)
+        self.data_format = _choice("Conv2D", "data_format", data_format, _DATA_FORMATS)
+        self.activation = get_activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+
+    def build(self, input_shape) -> None:
+        channels = input_shape[-1] if self.data_format == "channels_last" else input_shape[1]
+        self.add_weight("kernel", self.kernel_size + (channels, self.filters),
+                        self.kernel_initializer)
+        if self.use_bias:
+            self.add_weight("bias", (self.filters,), self.bias_initializer)
+
+    def call(self, inputs):
+        outputs = conv2d(inputs, self.kernel, strides=self.strides, padding=self.padding,
+                         data_format=self.data_format)
+        if self.use_bias:
+            if self.data_format == "channels_last":
+                outputs = outputs + self.bias
+            else:
+                outputs = outputs + np.reshape(self.bias, (-1, 1, 1))
+        return self.activation(outputs)
+
+
+class _Pool2D(Layer):
+    input_rank = _IMAGES
+    pool = None  # the autotrace.nn function
+
+    def __init__(self, pool_size=(2, 2), strides=None, padding: str = "valid",
+                 data_format: str = "channels_last", name: str | None = None):
+        super().__init__(name)
+        layer = type(self).__name__
+        self.pool_size = _pair(layer, "pool_size", pool_size)
+        self.strides = self.pool_size if strides is None else _pair(layer, "strides", strides)
+        self.padding = _choice(layer, "padding", padding, _PADDINGS)
+        self.data_format = _choice(layer, "data_format", data_format, _DATA_FORMATS)
+
+    def call(self, inputs):
+        return type(self).pool(inputs, pool_size=self.pool_size, strides=self.strides,
+                               padding=self.padding, data_format=self.data_format)
+
+
+class MaxPool2D(_Pool2D):
+    """2-d max pooling (`autotrace.nn.max_pool2d`) as a layer; alias MaxPooling2D.
+
+    Arguments:
+        pool_size: the window's (height, width), or one int for both.
+        strides: the step between windows (default: pool_size).
+        padding: "valid" or "same"; data_format: "channels_last" or "channels_first".
+    Returns (when called on a batch of images): the pooled batch.
+
+    Example:
+        >>> MaxPool2D()(np.arange(16.0).reshape(1, 4, 4, 1))[0, :, :, 0]
+        array([[ 5.,  7.],
+               [13., 15.]])
+    """
+
+    default_name = "max_pooling2d"
+    pool = staticmethod(max_pool2d)
+
+
+class AveragePool2D(_Pool2D):
+    """2-d average pooling (`autotrace.nn.avg_pool2d`) as a layer; alias AveragePooling2D.
+
+    Arguments and returns as for MaxPool2D.
+
+    Example:
+        >>> AveragePool2D()(np.arange(16.0).reshape(1, 4, 4, 1))[0, :, :, 0]
+        array([[ 2.5,  4.5],
+               [10.5, 12.5]])
+    """
+
+    default_name = "average_pooling2d"
+    pool = staticmethod(avg_pool2d)
+
+
+MaxPooling2D = MaxPool2D
+AveragePooling2D = AveragePool2D

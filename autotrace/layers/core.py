@@ -1,0 +1,178 @@
+"""Core layers: Dense, Flatten, Embedding, and the Sequential container."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from autotrace.layers.base import (
+    _DATA_FORMATS, _FEATURES, Layer, _choice, _positive_int, _takes_training,
+)
+from autotrace.nn import get_activation
+from runtime.tracer import Tracer
+
+
+class Dense(Layer):
+    """A fully connected layer: `activation(inputs @ kernel + bias)`.
+
+    Arguments:
+        units: the number of outputs (a positive integer).
+        activation: an activation's name ("relu", "sigmoid", "tanh", "softmax", "gelu",
+            "linear"), a function, or None (linear).
+        use_bias: whether to add a bias.
+        kernel_initializer, bias_initializer: as for `Module.add_weight`.
+        name: the layer's name (default dense, dense_1, ...).
+    Returns (when called on (batch, ..., features)): (batch, ..., units). Its Variables are
+    `<name>/kernel` (features, units) and `<name>/bias` (units,), made on the first call.
+
+    Example:
+        >>> layer = Dense(3, activation="relu", name="dense")
+        >>> layer(np.ones((2, 4))).shape, [v.name for v in layer.variables]
+        ((2, 3), ['dense/kernel', 'dense/bias'])
+    """
+
+    default_name = "dense"
+    input_rank = _FEATURES
+
+    def __init__(self, units: int, activation: str | Callable | None = None,
+                 use_bias: bool = True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", name: str | None = None):
+        super().__init__(name)
+        self.units = _positive_int("Dense", "units", units)
+        self.activation = get_activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+
+    def build(self, input_shape) -> None:
+        self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
+        if self.use_bias:
+            self.add_weight("bias", (self.units,), self.bias_initializer)
+
+    def call(self, inputs):
+        outputs = inputs @ self.kernel
+        if self.use_bias:
+            outputs = outputs + self.bias
+        return self.activation(outputs)
+
+
+class Flatten(Layer):
+    """Reshapes (batch, ...) to (batch, product of the rest).
+
+    Arguments:
+        data_format: "channels_last", or "channels_first", which moves the channels (axis 1)
+            last before flattening, as Keras does, so that a Dense layer after it sees the
+            features in the same order in both formats.
+    Returns: (batch, features).
+
+    Example:
+        >>> Flatten()(np.ones((2, 3, 4))).shape
+        (2, 12)
+    """
+
+    default_name = "flatten"
+    input_rank = ("at least 1 (batch, ...)", lambda rank: rank >= 1)
+
+    def __init__(self, data_format: str = "channels_last", name: str | None = None):
+        super().__init__(name)
+        self.data_format = _choice("Flatten", "data_format", data_format, _DATA_FORMATS)
+
+    def call(self, inputs):
+        if self.data_format == "channels_first" and inputs.ndim > 2:
+            inputs = np.transpose(inputs, (0,) + tuple(range(2, inputs.ndim)) + (1,))
+        return np.reshape(inputs, (inputs.shape[0], -1))
+
+
+class Embedding(Layer):
+    """Looks up rows of a trainable table: integer indices of any shape -> vectors.
+
+    Arguments:
+        input_dim: the number of rows (indices are in [0, input_dim)).
+        output_dim: the length of each row.
+        embeddings_initializer: as for `Module.add_weight` (default: uniform in
+            [-0.05, 0.05], as Keras').
+        name: default embedding, embedding_1, ...
+    Returns: an array of shape indices.shape + (output_dim,). The gradient of
+    `<name>/embeddings` sums the output's gradient into the rows looked up.
+
+    Example:
+        >>> layer = Embedding(10, 3)
+        >>> layer(np.array([[1, 2], [3, 1]])).shape
+        (2, 2, 3)
+    """
+
+    default_name = "embedding"
+
+    def __init__(self, input_dim: int, output_dim: int, embeddings_initializer=None,
+                 name: str | None = None):
+        super().__init__(name)
+        self.input_dim = _positive_int("Embedding", "input_dim", input_dim)
+        self.output_dim = _positive_int("Embedding", "output_dim", output_dim)
+        self.embeddings_initializer = embeddings_initializer or _uniform_005
+
+    def build(self, input_shape) -> None:
+        self.add_weight("embeddings", (self.input_dim, self.output_dim),
+                        self.embeddings_initializer)
+
+    def __call__(self, inputs, *args, **kwargs):
+        dtype = np.dtype(inputs.dtype if hasattr(inputs, "dtype") else np.asarray(inputs).dtype)
+        if dtype.kind not in "iu":
+            raise TypeError(f"Embedding {self.name!r}: argument `inputs` must hold integer "
+                            f"indices, got dtype {dtype}")
+        if not isinstance(inputs, Tracer) and np.size(inputs) and not (
+                0 <= np.min(inputs) and np.max(inputs) < self.input_dim):
+            raise ValueError(f"Embedding {self.name!r}: argument `inputs` must be in "
+                             f"[0, {self.input_dim}) (input_dim), got values from "
+                             f"{np.min(inputs)} to {np.max(inputs)}")
+        return super().__call__(inputs, *args, **kwargs)
+
+    def call(self, inputs):
+        return np.take(self.embeddings, inputs, axis=0)
+
+
+def _uniform_005(shape, dtype, rng):
+    return rng.uniform(-0.05, 0.05, size=shape).astype(dtype)
+
+
+class Sequential(Layer):
+    """Layers (or any Modules) applied one after another.
+
+    Arguments:
+        layers: the layers, in order (more can be appended with `add`).
+        name: default sequential, sequential_1, ...
+    Call as `model(inputs, training=False)`; `training` is passed on to the layers whose
+    `call` takes it (Dropout, BatchNormalization, Sequential, and Modules of your own).
+
+    Example:
+        >>> model = Sequential([Dense(4, activation="relu")])
+        >>> model.add(Dense(2))
+        >>> model(np.ones((3, 5))).shape, len(model.variables)
+        ((3, 2), 4)
+    """
+
+    default_name = "sequential"
+    takes_training = True
+
+    def __init__(self, layers=None, name: str | None = None):
+        super().__init__(name)
+        self.layers = []
+        self.passes_training = ()
+        for layer in layers or ():
+            self.add(layer)
+
+    def add(self, layer) -> None:
+        """Appends `layer` (a Module, or any function of one array)."""
+        if not callable(layer):
+            raise TypeError(f"Sequential.add: argument `layer` must be a layer or a function, "
+                            f"got {type(layer).__name__}")
+        self.layers = self.layers + [layer]
+        self.passes_training = self.passes_training + (_takes_training(layer),)
+
+    def call(self, inputs, training=False):
+        outputs = inputs
+        for layer, passes_training in zip(self.layers, self.passes_training):
+            if passes_training:
+                outputs = layer(outputs, training=training)
+            else:
+                outputs = layer(outputs)
+        return outputs

@@ -1,0 +1,101 @@
+"""BatchNormalization: normalizes per feature, and keeps moving statistics."""
+from __future__ import annotations
+
+import numpy as np
+
+from autotrace.layers.base import Layer
+from transforms.rules.core import constant
+
+
+class BatchNormalization(Layer):
+    """Normalizes its inputs per feature: `gamma * (x - mean) / sqrt(variance + epsilon) + beta`.
+
+    Arguments:
+        axis: the feature axis (default -1, the last).
+        momentum: the moving statistics' decay: moving = moving * momentum + batch * (1 -
+            momentum).
+        epsilon: added to the variance.
+        center: whether to add the trainable offset beta; scale: whether to multiply by the
+            trainable gamma.
+        name: default batch_normalization, batch_normalization_1, ...
+    Call as `layer(inputs, training=False)`. With training=True it normalizes with the batch's
+    mean and (biased) variance over every axis but `axis`, and updates the non-trainable
+    Variables `<name>/moving_mean` and `<name>/moving_variance` by assign; with training=False
+    it normalizes with the moving statistics. Returns an array shaped like inputs.
+
+    Under `autotrace.implicit_grad` the moving statistics are updated once per call of the
+    layer, as without it: the runs of `call` that the adjoint sweep makes to recompute values
+    leave them alone (a layer called on two batches in one loss updates from both, in order).
+    Inside `autotrace.function` the update is a graph output, written back on every call.
+
+    Example:
+        >>> layer = BatchNormalization(momentum=0.5)
+        >>> layer(np.array([[0.0], [2.0]]), training=True).round(4)[:, 0]
+        array([-0.9995,  0.9995])
+        >>> layer.moving_mean.numpy(), layer.moving_variance.numpy()
+        (array([0.5]), array([1.]))
+    """
+
+    default_name = "batch_normalization"
+    takes_training = True
+
+    def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3,
+                 center: bool = True, scale: bool = True, name: str | None = None):
+        super().__init__(name)
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise ValueError(f"BatchNormalization: argument `axis` must be an integer, got "
+                             f"{axis!r}")
+        if not 0.0 <= momentum <= 1.0:
+            raise ValueError(f"BatchNormalization: argument `momentum` must be in [0, 1], got "
+                             f"{momentum!r}")
+        if not epsilon > 0.0:
+            raise ValueError(f"BatchNormalization: argument `epsilon` must be positive, got "
+                             f"{epsilon!r}")
+        self.axis, self.momentum, self.epsilon = int(axis), float(momentum), float(epsilon)
+        self.center, self.scale = bool(center), bool(scale)
+
+    def build(self, input_shape) -> None:
+        rank = len(input_shape)
+        if not -rank <= self.axis < rank:
+            raise ValueError(f"BatchNormalization {self.name!r}: argument `axis` must be an "
+                             f"axis of the inputs, of rank {rank}, got {self.axis}")
+        axis = self.axis % rank
+        features = (input_shape[axis],)
+        self.reduction_axes = tuple(a for a in range(rank) if a != axis)
+        self.broadcast_shape = tuple(-1 if a == axis else 1 for a in range(rank))
+        if self.scale:
+            self.add_weight("gamma", features, "ones")
+        if self.center:
+            self.add_weight("beta", features, "zeros")
+        self.add_weight("moving_mean", features, "zeros", trainable=False)
+        self.add_weight("moving_variance", features, "ones", trainable=False)
+
+    def call(self, inputs, training=False):
+        if training:
+            mean = np.mean(inputs, axis=self.reduction_axes, keepdims=True)
+            variance = np.mean((inputs - mean) ** 2, axis=self.reduction_axes, keepdims=True)
+            _update_moving_statistics(self, mean, variance)
+        else:
+            mean = np.reshape(self.moving_mean, self.broadcast_shape)
+            variance = np.reshape(self.moving_variance, self.broadcast_shape)
+        outputs = (inputs - mean) / np.sqrt(variance + self.epsilon)
+        if self.scale:
+            outputs = outputs * np.reshape(self.gamma, self.broadcast_shape)
+        if self.center:
+            outputs = outputs + np.reshape(self.beta, self.broadcast_shape)
+        return outputs
+
+
+def _update_moving_statistics(layer: BatchNormalization, mean, variance) -> None:
+    """Moves the layer's moving statistics toward a batch's (a constant to the gradient).
+    Under implicit_grad the assignments wait until the gradient is done, so the adjoint
+    sweep's recomputations of the layer do not move them again."""
+    decay = layer.momentum
+    layer.moving_mean.assign(layer.moving_mean * decay + np.reshape(mean, (-1,)) * (1 - decay))
+    layer.moving_variance.assign(layer.moving_variance * decay +
+                                 np.reshape(variance, (-1,)) * (1 - decay))
+
+
+# Updating statistics changes state and carries no gradient: the transforms call it in the
+# primal sweep only, and never differentiate its source.
+constant(_update_moving_statistics)
