@@ -10,8 +10,8 @@ A Variable is saved under its path from `autotrace.tracking.tracked_variables`, 
 the keyword it was given under: `model/dense1/kernel`, `step` for
 `Checkpoint(step=step_variable)`. An optimizer's slot is saved under the path of its variable:
 `optimizer/slots/model/dense1/kernel/m`, so that paths follow attribute names alone, never the
-numbers a process gave layers in the order it made them. The files and how they are written safely are
-described in autotrace/checkpoint_files.py.
+numbers a process gave layers in the order it made them. The files and how they are written
+safely are described in autotrace/checkpoint_files.py.
 
 Restoring checks every value first (the files' checksums, and each variable's shape and dtype)
 and assigns only when all are fine, so an error leaves every variable as it was. Values whose
