@@ -244,6 +244,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
 
     lift_nested_functions(function, location, namer, namespace)
     debug_source("lift", function)
+    _accumulate_as_add(function, namespace, context.helper)
     normalize(function, location, namer, namespace, numpy_name, context.helper)
     debug_source("anf", function)
     if exits:
@@ -272,6 +273,17 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
                           _is_constant_call(namespace, session.implicit), reads_state)
     return Prepared(function, location, parameters, wrt_names, keyword, namer, namespace,
                     context, body, result, local_names, active, return_node, state_names)
+
+
+def _accumulate_as_add(function, namespace: dict, helper) -> None:
+    """In generated code being differentiated again, `b = accumulate(b, c)` becomes
+    `b = add(b, c)`: normalizing splits the statement (`_t1 = accumulate(b, c)`, then
+    `b = _t1`), and the derivative may save or read b's old value in between, which an
+    in-place sum would have changed."""
+    for node in gast.walk(function):
+        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+                and namespace.get(node.func.id) is structure.accumulate):
+            node.func = name(helper("add"))
 
 
 def _state_names(body, local_names: set, namespace: dict) -> tuple:

@@ -5,6 +5,7 @@ import weakref
 import numpy as np
 
 import autotrace
+from autotrace.testing import check_grads
 from runtime.structure import accumulate
 
 
@@ -58,3 +59,20 @@ def test_gradients_that_share_arrays_in_generated_code_stay_right():
     gx, gw = autotrace.grad(aliased, wrt=(0, 1))(x, w)
     np.testing.assert_allclose(gx, 8 * x * w)
     np.testing.assert_allclose(gw, 4 * x * x)
+
+
+def halves_and_logs(x):
+    return np.sum(x / 2.0 + np.log(x))
+
+
+def hypotenuse_angle(x):
+    return np.sum(np.hypot(x, 2.0 * x + 1.0) + np.arctan2(x, x + 2.0))
+
+
+def test_second_derivatives_of_code_that_accumulates_are_right():
+    # grad's code accumulates bx in place; differentiating that code again splits
+    # `bx = accumulate(bx, c)` into two statements and saves the old bx between them.
+    x = np.array([0.5, 1.2, 0.8])
+    second = autotrace.grad(lambda x: np.sum(autotrace.grad(halves_and_logs)(x)))(x)
+    np.testing.assert_allclose(second, -1.0 / x ** 2)
+    check_grads(hypotenuse_angle, (x,), order=2, modes=("reverse", "forward"))
