@@ -31,7 +31,7 @@ from autotrace import tracking
 from autotrace.checkpoint_files import (INDEX_SUFFIX, CheckpointError, read_checkpoint,
                                         read_state, record_latest, write_checkpoint)
 from autotrace.variables import Variable
-from runtime.state import StateError, current_scope, holds_state
+from runtime.state import StateError, current_scope, current_sink, holds_state
 from runtime.structure import array_module
 
 __all__ = ["Checkpoint", "CheckpointError", "RestoreStatus", "latest_checkpoint"]
@@ -290,13 +290,15 @@ def _check_fits(path: str, variable: Variable, array: np.ndarray, save_path: str
 
 
 def _store(variable: Variable, array: np.ndarray) -> None:
-    if current_scope() is None:
+    if current_scope() is None and current_sink() is None:
         variable.assign(array)
     else:
-        # The Variable was made while a function is traced for the first time (a layer built
-        # or a slot made on its first call), and not read yet. Its value is what the trace
-        # feeds in as a graph input on every call; an assign would instead be recorded into
-        # the graph, writing this value back on every call.
+        # The Variable was made just now, and not read yet, while a function is traced for
+        # the first time or differentiated by implicit_grad (a layer built or a slot made on
+        # its first call). Its value is where it starts: while tracing, what the trace feeds
+        # in as a graph input on every call (an assign would be recorded into the graph and
+        # write this value back on every call); under implicit_grad, what every recomputation
+        # of the call must see too (an assign would be held back until the gradient is done).
         variable._value = array_module(variable._value).array(array, copy=True)
 
 

@@ -289,6 +289,13 @@ def deposit(value, gradient) -> None:
     if isinstance(value, StateCell):
         if not value.trainable:
             return
+        from runtime.control import _ACTIVE as subgraphs  # imported late: control imports us
+        if getattr(subgraphs, "builders", None) and getattr(gradient, "_builder", None):
+            raise StateError(
+                f"{value.state_label()} is read inside a traced `if` or loop only, so its "
+                "gradient is made inside it, where a traced implicit gradient cannot hand it "
+                "out; read the Variable into a name before the statement (w = model.w) and use "
+                "the name inside")
         sink = current_sink()
         if sink is None:
             raise StateError(

@@ -214,6 +214,28 @@ def test_values_waiting_for_a_model_that_is_gone_do_not_keep_it_alive(tmp_path):
     assert status.waiting == ["model/kernel"]
 
 
+def test_a_model_built_inside_implicit_grad_starts_from_the_restored_values(tmp_path):
+    def make(initializer):
+        return autotrace.layers.Sequential([
+            autotrace.layers.Dense(1, use_bias=False, kernel_initializer=initializer),
+            autotrace.layers.Dense(1, use_bias=False, kernel_initializer=initializer)])
+
+    def loss(model, x):
+        return np.sum(model(x))
+
+    x = np.array([[1.0]])
+    trained = make("ones")
+    trained(x)
+    path = Checkpoint(model=trained).save(tmp_path / "ckpt")
+    fresh = make("zeros")
+    Checkpoint(model=fresh).restore(path).expect_partial()
+    # The layers are built, and restored, inside the loss: the adjoint sweep's recomputation
+    # of each layer must see the restored kernels too (d loss / d kernel = the other kernel).
+    gradients = autotrace.implicit_grad(loss)(fresh, x)
+    assert [float(g.item()) for g, _ in gradients] == [1.0, 1.0]
+    assert [float(v.numpy().item()) for v in fresh.variables] == [1.0, 1.0]
+
+
 def test_values_no_object_makes_are_reported(tmp_path):
     x, y = Variable(1.0), Variable(2.0)
     path = Checkpoint(x=x, y=y).save(tmp_path / "ckpt")

@@ -438,3 +438,60 @@ def test_source_of_implicit_gradients_shows_recomputations_as_of_their_calls():
     assert lines[lines.index("with state_as_of(_state1):") + 1].startswith(
         "_grads2 = vjp_call(dropout, (_t1,)")
     assert "deposit(w, bw)" in lines
+
+
+BRANCH_SCALE = autotrace.Variable(0.5, name="branch_scale")
+
+
+class BranchModel:
+    def __init__(self):
+        self.b = autotrace.Variable(0.5, name="b")
+        self.w = autotrace.Variable(np.array([1.0, 2.0]), name="w")
+
+
+BRANCH_MODEL = BranchModel()
+
+
+def scaled_when_large(x):
+    h = x
+    if h > 1.0:
+        h = h * BRANCH_SCALE
+    return h
+
+
+def test_a_global_variable_read_in_a_branch_not_taken_gets_no_gradient():
+    [(gradient, variable)] = autotrace.implicit_grad(scaled_when_large)(2.0)
+    assert variable is BRANCH_SCALE and gradient == 2.0
+    [(gradient, _)] = autotrace.implicit_grad(scaled_when_large)(0.5)  # was an UnboundLocalError
+    assert gradient == 0.0
+
+
+def attribute_in_branch(x):
+    h = np.sum(BRANCH_MODEL.w * x)
+    if h > 10.0:
+        h = h * BRANCH_MODEL.b
+    return h
+
+
+def attribute_read_before_branch(x):
+    b = BRANCH_MODEL.b
+    h = np.sum(BRANCH_MODEL.w * x)
+    if h > 10.0:
+        h = h * b
+    return h
+
+
+def test_traced_implicit_gradients_through_a_data_dependent_branch():
+    with pytest.raises(StateError, match=re.escape(
+            "Variable 'b' is read inside a traced `if` or loop only, so its gradient is made "
+            "inside it, where a traced implicit gradient cannot hand it out; read the Variable "
+            "into a name before the statement (w = model.w) and use the name inside")):
+        autotrace.function(autotrace.implicit_grad(attribute_in_branch))(np.ones(2))
+    step = autotrace.function(autotrace.implicit_grad(attribute_read_before_branch))
+    for x, expected_b in ((np.ones(2), 0.0), (10 * np.ones(2), 30.0)):
+        eager = autotrace.implicit_grad(attribute_read_before_branch)(x)
+        traced = step(x)
+        assert [v for _, v in traced] == [BRANCH_MODEL.b, BRANCH_MODEL.w]
+        assert float(traced[0][0]) == float(eager[0][0]) == expected_b
+        np.testing.assert_allclose(traced[1][0], eager[1][0])
+    assert step.trace_count == 1

@@ -380,11 +380,12 @@ class ReverseMode(CallAdjoints):
             orelse_adjoint = orelse.adjoint(orelse_state)
             # A gradient one branch has and the other lacks is zero on the other path; but
             # where the variable itself does not exist on that path, nothing will read it.
+            # (A global or closure variable, in implicit mode, exists on every path.)
             for missing in sorted(body_state - orelse_state):
-                if missing in definite_in_orelse:
+                if missing in definite_in_orelse or missing not in self.local_names:
                     orelse_adjoint += self.zeros(missing)
             for missing in sorted(orelse_state - body_state):
-                if missing in definite_in_body:
+                if missing in definite_in_body or missing not in self.local_names:
                     body_adjoint += self.zeros(missing)
             state.clear()
             state.update(body_state | orelse_state)
