@@ -123,18 +123,50 @@ def implicit_seed(value, dy):
 
 
 def match(gradient, value):
-    """`gradient` in the form of `value`: a float for a Python float, a 0-d result for a scalar.
+    """`gradient` in the form of `value`, the argument it is the gradient of: a float for a
+    Python float, a 0-d result for a scalar (arithmetic on a Python float argument often yields
+    a NumPy scalar or a 0-d array; users expect the gradient of a float to be a float).
 
-    Arithmetic on a Python float argument often yields a NumPy scalar or a 0-d array; users
-    expect the gradient of a float to be a float.
+    Raises TypeError for an integer or boolean argument, which has no gradient (as in JAX:
+    `x * x` would give one, `x + 1` none). Inside a container such values get a zero.
     """
+    if _is_integral(value):
+        parameter = _parameter_holding(value, sys._getframe(1))
+        if not hasattr(value, "dtype") or isinstance(value, np.generic):
+            given, instead = f"the {type(value).__name__} {value}", f"{float(value)!r}"
+        else:
+            given, instead = f"an array of {value.dtype}", f"{parameter}.astype(float)"
+        raise TypeError(
+            f"argument {parameter!r} is {given}: gradients are taken with respect to "
+            f"floating-point values; pass {instead} instead, or leave {parameter!r} out of "
+            "`wrt`")
+    return _match(gradient, value)
+
+
+def _is_integral(value) -> bool:
+    if isinstance(value, (bool, int, np.integer, np.bool_)):
+        return True
+    dtype = getattr(value, "dtype", None)
+    return (dtype is not None and not isinstance(value, StateCell)
+            and np.dtype(dtype).kind in "biu")
+
+
+def _parameter_holding(value, frame) -> str:
+    """The name of the parameter of the generated function (frame) that holds `value`."""
+    code = frame.f_code
+    count = code.co_argcount + code.co_kwonlyargcount
+    names = [n for n in code.co_varnames[:count] if frame.f_locals.get(n) is value]
+    return names[0] if names else "?"
+
+
+def _match(gradient, value):
     if isinstance(value, float) and not hasattr(value, "dtype"):
         # Inside a trace a float argument is a constant; its gradient stays traced.
         return gradient if _is_traced(gradient) else float(gradient)
     if isinstance(value, (tuple, list)):
-        return _rebuild(value, [match(g, v) for g, v in zip(gradient, value)])
+        return _rebuild(value, [_match(g, v) for g, v in zip(gradient, value)])
     if isinstance(value, dict):
-        return type(value)((k, match(gradient[k], v)) for k, v in value.items())
+        return type(value)((k, _match(gradient[k], v)) for k, v in value.items())
     if isinstance(value, np.ndarray) and isinstance(gradient, (float, int, np.generic)):
         return np.asarray(gradient, dtype=_float_dtype(value.dtype)).reshape(value.shape)
     if gradient is None and current_sink() is None and not isinstance(value, StateCell) \

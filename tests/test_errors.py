@@ -489,3 +489,37 @@ def test_wrt_of_the_wrong_type(wrt):
 
 def test_negative_wrt_counts_from_the_end():
     assert autotrace.grad(two_parameters, wrt=-1)(2.0, 3.0) == 2.0
+
+
+# --- integer arguments ----------------------------------------------------------------------------
+
+def square(x):
+    return x * x
+
+
+def plus(x, y):
+    return x + y
+
+
+def test_an_integer_argument_differentiated_with_respect_to_is_refused():
+    # Whatever the code does with it: `x * x` would give a gradient, `x + y` none.
+    for function, args, message in [
+        (square, (3,), "argument 'x' is the int 3: gradients are taken with respect to "
+                       "floating-point values; pass 3.0 instead, or leave 'x' out of `wrt`"),
+        (plus, (1, 2.0), "argument 'x' is the int 1: gradients are taken with respect to "
+                         "floating-point values; pass 1.0 instead, or leave 'x' out of `wrt`"),
+        (square, (np.arange(3),), "argument 'x' is an array of int64: gradients are taken "
+                                  "with respect to floating-point values; pass "
+                                  "x.astype(float) instead, or leave 'x' out of `wrt`"),
+        (square, (np.int32(2),), "argument 'x' is the int32 2: gradients are taken with "
+                                 "respect to floating-point values; pass 2.0 instead, or "
+                                 "leave 'x' out of `wrt`"),
+    ]:
+        with pytest.raises(TypeError) as raised:
+            autotrace.grad(function)(*args)
+        assert str(raised.value) == message
+    with pytest.raises(TypeError, match="argument 'x' is an array of int64"):
+        autotrace.function(autotrace.grad(square))(np.arange(3))
+    # Integers inside a differentiated container get a zero, and other arguments are free.
+    assert autotrace.grad(lambda p: p[0] * p[1])((2.0, 3)) == (3.0, 0.0)
+    assert autotrace.grad(plus, wrt=1)(1, 2.0) == 1.0
