@@ -38,6 +38,12 @@ def _leaves(structure, path: str = "x") -> list[tuple[str, object]]:
     return [(path, structure)]
 
 
+def _frozen_copy(value) -> np.ndarray:
+    array = np.array(value, copy=True)
+    array.flags.writeable = False
+    return array
+
+
 def _map_structure(function: Callable, *structures):
     """`function` of the leaves at the same place in each structure, in that structure."""
     first = structures[0]
@@ -99,14 +105,16 @@ class Dataset:
             tensors: an array (or list, number list, anything np.asarray takes), or a tuple or
                 dict of them, nested. Every array must have the same first dimension.
         Returns:
-            a Dataset of len(first axis) elements of the same structure as `tensors`.
+            a Dataset of len(first axis) elements of the same structure as `tensors`. It
+            holds a read-only copy of the arrays: changing them later does not change the
+            dataset, and its elements cannot be changed in place.
 
         Example:
             >>> ds = Dataset.from_tensor_slices(({"a": [1, 2]}, np.eye(2)))
             >>> list(ds)[1]
             ({'a': np.int64(2)}, array([0., 1.]))
         """
-        arrays = _map_structure(np.asarray, tensors)
+        arrays = _map_structure(_frozen_copy, tensors)
         leaves = _leaves(arrays, "tensors")
         if not leaves:
             raise ValueError("Dataset.from_tensor_slices: tensors must hold at least one "

@@ -203,3 +203,14 @@ def test_docstring_examples_hold():
     import autotrace.data
     results = doctest.testmod(autotrace.data, extraglobs={"Dataset": Dataset, "np": np})
     assert results.attempted >= 10 and results.failed == 0
+
+
+def test_from_tensor_slices_keeps_a_read_only_copy():
+    source = np.arange(6.0).reshape(3, 2)
+    dataset = Dataset.from_tensor_slices(source)
+    source[0, 0] = 100.0
+    first = next(iter(dataset))
+    np.testing.assert_array_equal(first, [0.0, 1.0])
+    with pytest.raises(ValueError, match="read-only"):
+        first[0] = 5.0
+    np.testing.assert_array_equal(next(iter(dataset)), [0.0, 1.0])
