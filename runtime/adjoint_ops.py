@@ -567,7 +567,7 @@ def untake(g, a, indices, axis=None, mode="raise"):
     taken_from = (int(np.prod(shape, dtype=np.int64)),) if axis is None else shape
     axis = 0 if axis is None else axis % len(shape)
     length = taken_from[axis]
-    index = xp.ravel(xp.asarray(indices))
+    index = xp.ravel(indices if _is_traced(indices) else xp.asarray(indices))
     index = xp.clip(index, 0, length - 1) if mode == "clip" else index % length
     values = xp.reshape(g, taken_from[:axis] + (index.size,) + taken_from[axis + 1:])
     out = xp.zeros((length,) + taken_from[:axis] + taken_from[axis + 1:],
