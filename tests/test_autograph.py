@@ -253,6 +253,42 @@ def test_a_traced_boolean_mask_selects_a_number_of_elements_known_at_run_time():
     assert "f64[?]" in str(positive_energy.graph(positive))
 
 
+# Containers of the module or of a closure, changed while tracing: Python side effects.
+lazy_constants = {}
+calls_traced = []
+
+
+def scaled_by_lazy_constant(x):
+    if "scale" not in lazy_constants:  # set up on first use
+        lazy_constants["scale"] = 2.0
+    for i in range(2):
+        calls_traced.append(i)
+    lazy_constants["last"] = len(calls_traced)  # outside control flow, in a converted function
+    return np.sum(x) * lazy_constants["scale"]
+
+
+def test_global_and_closure_containers_change_in_python_control_flow():
+    traced = autotrace.function(scaled_by_lazy_constant)
+    assert traced(positive) == 12.0 and traced(negative) == -12.0
+    assert lazy_constants == {"scale": 2.0, "last": 2} and calls_traced == [0, 1]  # one trace
+
+    def make():
+        log = []
+
+        def f(x):
+            for i in range(2):
+                log.append(i)
+            if np.sum(x) > 0:  # a traced condition: its branch runs once, while tracing
+                log.append("branch")
+            return x * len(log)
+        return f, log
+    f, log = make()
+    traced = autotrace.function(f)
+    np.testing.assert_array_equal(traced(positive), positive * 3)
+    np.testing.assert_array_equal(traced(negative), negative * 3)
+    assert log == [0, 1, "branch"]
+
+
 # --- what cannot be converted: errors that name the line and the variable ----------------------
 
 def defined_in_one_branch(x):
