@@ -372,8 +372,11 @@ def _loopable(value) -> bool:
 
 def _range_loop(bounds: TracedRange, body_fn, values, names, targets, live, where,
                 placeholders, stop_index, over=None, anchor=None):
-    # Not carried: the loop's own target (it is rebound from the counter each iteration).
-    values = tuple(Undefined(n) if n in targets else v for n, v in zip(names, values))
+    # The loop's own target is rebound from the counter each iteration: it is carried only when
+    # read after the loop, which leaves it at the last item (or, after no iteration, at its
+    # value before the loop, as in Python).
+    values = tuple(Undefined(n) if n in targets and n not in live else v
+                   for n, v in zip(names, values))
     tracer = next(b for b in (over, anchor, bounds.start, bounds.stop)
                   if isinstance(b, Tracer))
     step = bounds.step
@@ -388,17 +391,25 @@ def _range_loop(bounds: TracedRange, body_fn, values, names, targets, live, wher
         return (i + step, *body_fn(i, *state))
 
     results = _graph_loop(current_builder(tracer), test, body, (bounds.start, *values),
-                          ("<counter>", *names), live, where, "for loop", placeholders)
+                          ("<counter>", *names), live, where, "for loop", placeholders,
+                          {target: "0" if over is None else "np.zeros_like(...), shaped like "
+                           "one item" for target in targets})
     return results[1:]
 
 
 def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
-                placeholders=()):
-    """Record the loop as a `while` op carrying the variables assigned before it."""
+                placeholders=(), targets=None):
+    """Record the loop as a `while` op carrying the variables assigned before it. `targets`
+    maps a for loop's own variables to an example of a value to give them before it."""
     # A flag first set inside the loop starts as None: the body's first trace gives its type.
     values = tuple(None if not _is_defined(value) and _may_be_placeholder(placeholders, variable)
                    else value for variable, value in zip(names, values))
     for variable, value in zip(names, values):
+        if not _is_defined(value) and variable in live and variable in (targets or ()):
+            raise _error(where, f"the loop variable {variable!r} is used after this {statement} "
+                                f"on a traced value, which may run no iteration: assign it "
+                                f"before the loop (e.g. {variable} = {targets[variable]}), so "
+                                f"it has a value then")
         if not _is_defined(value) and variable in live:
             raise _error(where, f"variable {variable!r} is first assigned inside this "
                                 f"{statement} on a traced value, and used after it. Assign it "
