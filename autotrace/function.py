@@ -293,6 +293,16 @@ def _user_frame(error: BaseException):
     return None
 
 
+def _autotrace_frame(error: BaseException):
+    """The innermost frame of the error's traceback outside NumPy, if it is autotrace's own
+    (then autotrace, not the user's code, failed), else None."""
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        path = os.path.abspath(frame.filename)
+        if not path.startswith(_LIBRARY_DIRS[0]):
+            return frame if path.startswith(_LIBRARY_DIRS[1:]) else None
+    return None
+
+
 def _explain_trace_error(error: Exception, args, kwargs) -> None:
     """Add to the message of an error raised while tracing: where in the user's code it was
     raised, and, for a trace with unknown sizes that asked for one, what to do."""
@@ -300,12 +310,17 @@ def _explain_trace_error(error: Exception, args, kwargs) -> None:
             not isinstance(error.args[0], str):
         return
     message = error.args[0]
-    if isinstance(error, TypeError) and "NoneType" in message and _has_unknown_sizes(
-            args, kwargs):
-        message += ("\n  (traced with dimensions of unknown size, None in the Spec: code that "
-                    "needs their size, like len(x) or x.shape[0] * 2, cannot trace; give "
-                    "them a size in the Spec)")
-    if isinstance(error, _LOCATED_ERRORS):
+    unknown_size = isinstance(error, TypeError) and "NoneType" in message and \
+        _has_unknown_sizes(args, kwargs)
+    if unknown_size:
+        inside = _autotrace_frame(error)
+        needs = ("code that needs their size, like len(x) or x.shape[0] * 2, cannot trace"
+                 if inside is None else
+                 f"autotrace's own {inside.name} ({inside.filename}, line {inside.lineno}) "
+                 f"needs their size, and cannot trace them")
+        message += (f"\n  (traced with dimensions of unknown size, None in the Spec: {needs}; "
+                    f"give them a size in the Spec)")
+    if isinstance(error, _LOCATED_ERRORS) or unknown_size:
         frame = _user_frame(error)
         if frame is not None:
             message += f'\n  File "{frame.filename}", line {frame.lineno}, in {frame.name}'

@@ -535,7 +535,11 @@ def diagonal_adjoint(g, a, offset=0, axis1=0, axis2=1):
     rows = np.arange(length) + max(-offset, 0)
     cols = np.arange(length) + max(offset, 0)
     out = xp.zeros(rest + (n, m), dtype=xp.result_type(g, 1.0))
-    out[..., rows, cols] = xp.broadcast_to(g, rest + (length,))
+    if _is_traced(g):  # inside autotrace.function: the result is a new traced value
+        from runtime.tracer import set_item
+        out = set_item(out, (Ellipsis, rows, cols), xp.broadcast_to(g, rest + (length,)))
+    else:
+        out[..., rows, cols] = xp.broadcast_to(g, rest + (length,))
     return xp.moveaxis(out, (-2, -1), (axis1, axis2))
 
 

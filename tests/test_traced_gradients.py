@@ -153,3 +153,15 @@ def test_gradient_of_take_by_traced_indices_adds_up_repeated_indices():
         np.testing.assert_array_equal(flat(W, ids, mode).ravel(), expected)
         np.testing.assert_array_equal(autotrace.grad(take_flat_loss)(W, ids, mode).ravel(),
                                       expected)
+
+
+def trace_times_sum(x):
+    return np.trace(x) * np.sum(np.diagonal(x, 1))
+
+
+def test_gradient_of_a_diagonal_scaled_by_a_traced_value():
+    x = np.arange(9.0).reshape(3, 3)
+    traced = autotrace.function(autotrace.grad(trace_times_sum))
+    # d/dx: sum(diagonal(x, 1)) = 6 on the diagonal, trace(x) = 12 on the first superdiagonal
+    np.testing.assert_array_equal(traced(x), [[6, 12, 0], [0, 6, 12], [0, 0, 6]])
+    np.testing.assert_array_equal(autotrace.grad(trace_times_sum)(x), traced(x))
