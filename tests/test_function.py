@@ -1,4 +1,5 @@
 """autotrace.function: tracing per signature, cached graphs, and composition with grad."""
+import inspect
 import warnings
 
 import numpy as np
@@ -108,6 +109,56 @@ def test_traced_functions_called_inside_are_inlined_and_differentiated():
     assert outer(x) == 15.0
     assert "multiply" in str(outer.graph(x)) and traced_square.trace_count == 0
     np.testing.assert_allclose(autotrace.grad(uses_traced_helper)(x), 6.0 * x)
+
+
+class Scaler:
+    def __init__(self, scale):
+        self.scale = scale
+
+    @autotrace.function
+    def apply(self, x):
+        return np.sum(x * self.scale)
+
+    def plain(self, x):
+        return np.sum(x * x * self.scale)
+
+
+def test_a_traced_method_read_from_an_instance_is_a_bound_traced_function():
+    small, large = Scaler(2.0), Scaler(3.0)
+    x = np.array([1.0, 2.0])
+    assert small.apply(x) == 6.0 and large.apply(x) == 9.0
+    assert small.apply.trace_count == large.apply.trace_count == Scaler.apply.trace_count == 2
+    assert str(small.apply.graph(x)) == str(Scaler.apply.graph(small, x))
+    assert "multiply a 2.0" in str(small.apply.graph(x)) and "3.0" in large.apply.source(x)
+    assert small.apply.__name__ == "apply" and small.apply.__self__ is small
+    assert list(inspect.signature(small.apply).parameters) == ["x"]
+    np.testing.assert_array_equal(autotrace.grad(small.apply)(x), [2.0, 2.0])
+    np.testing.assert_array_equal(autotrace.grad(large.apply)(x), [3.0, 3.0])
+    # autotrace.function of a bound method: differentiated as that method
+    traced = autotrace.function(large.plain)
+    assert traced(x) == 15.0
+    np.testing.assert_array_equal(autotrace.grad(traced)(x), [6.0, 12.0])
+    np.testing.assert_array_equal(autotrace.function(autotrace.grad(traced))(x), [6.0, 12.0])
+    small.apply.clear_cache()
+    assert Scaler.apply.cache_size == 0
+
+
+class Weighted:
+    def __init__(self):
+        self.w = autotrace.Variable(np.array([1.0, 3.0]), name="w")
+
+    @autotrace.function
+    def loss(self, x):
+        return np.sum(x * self.w * self.w)
+
+
+def test_implicit_grad_of_a_traced_method_finds_the_instances_variables():
+    model, x = Weighted(), np.array([1.0, 2.0])
+    for derivative in (autotrace.implicit_grad(model.loss),
+                       autotrace.function(autotrace.implicit_grad(model.loss))):
+        [(gradient, variable)] = derivative(x)
+        assert variable is model.w
+        np.testing.assert_array_equal(gradient, [2.0, 12.0])
 
 
 # Every corpus function traces, values and gradients alike (tests/test_traced_gradients.py
