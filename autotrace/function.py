@@ -49,7 +49,8 @@ from runtime.passes import optimize
 from runtime.signature import signature_and_arrays
 from runtime.state import StateError
 from runtime.spec import InputSignature, RetracingReducer, placeholders_for
-from runtime.tracer import TracerConversionError, is_array, map_arrays, trace
+from runtime.tracer import (ArgumentChangedError, TracerConversionError, is_array, map_arrays,
+                            trace)
 
 # After this many traces within the last RETRACE_WINDOW calls, one warning says why.
 RETRACE_LIMIT = 5
@@ -98,6 +99,7 @@ class Function:
         self._cache = TraceCache(maxsize=max_traces)
         self._warned = False
         self._parameters = tuple(_parameter_names(python_function))
+        self._positional = _positional_names(python_function)
         self.input_signature = (None if input_signature is None
                                 else InputSignature(input_signature, python_function))
         self.reduce_retracing = bool(reduce_retracing)
@@ -129,7 +131,8 @@ class Function:
         _TRACING.depth = getattr(_TRACING, "depth", 0) + 1
         try:
             graph, structure = trace(for_tracing(self.python_function), args, kwargs,
-                                     allow_state_creation=self.trace_count == 0)
+                                     allow_state_creation=self.trace_count == 0,
+                                     protect_arguments=True, parameters=self._positional)
         except Exception as error:
             _explain_trace_error(error, args, kwargs)
             raise
@@ -318,6 +321,16 @@ def _log_placement(function: Function, graph) -> None:
           f"{', '.join(devices)}; it moves no data between devices", file=sys.stderr)
 
 
+def _positional_names(function) -> tuple:
+    """The names positional arguments fill, in order, with `*args` as "*args"."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    return tuple(("*" if p.kind is p.VAR_POSITIONAL else "") + p.name for p in parameters
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL))
+
+
 def _parameter_names(function) -> list:
     try:
         return list(inspect.signature(function).parameters)
@@ -329,7 +342,7 @@ def _parameter_names(function) -> list:
 
 # Errors that a line of the user's code caused: they get that line appended.
 _LOCATED_ERRORS = (UntraceableError, TracerConversionError, UnknownDimensionError,
-                   ControlFlowError, StateError)
+                   ControlFlowError, StateError, ArgumentChangedError)
 _LIBRARY_DIRS = tuple(os.path.dirname(os.path.abspath(path)) + os.sep
                       for path in (np.__file__, runtime.__file__, transforms.__file__, __file__))
 

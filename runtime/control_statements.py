@@ -34,7 +34,7 @@ import numpy as np
 from runtime.control import (ControlFlowError, _aval, _describe, _leaves_with_paths,
                              _same_structure, current_builder, traced_cond, traced_while, cond)
 from runtime.stacks import TracedStack, new_stack, restore, snapshot
-from runtime.tracer import Tracer, is_array, map_arrays, set_item as _set_array_item
+from runtime.tracer import Tracer, is_array, map_arrays, mark_view, set_item as _set_array_item
 
 
 class Undefined:
@@ -335,7 +335,7 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
         if iterable.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         return _range_loop(TracedRange(0, iterable.shape[0], 1), lambda i, *state: body_fn(
-            iterable[i], *state), values, *options, over=iterable)
+            _item(iterable, i), *state), values, *options, over=iterable)
     first, saved = values, _save_stacks(values, placeholders)
     for item in iterable:
         stopped = values[stop_index] if stop_index is not None else False
@@ -356,6 +356,13 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
             break
         values = tuple(body_fn(item, *values))
     return values
+
+
+def _item(iterable, i):
+    """`iterable[i]`, a view of it in NumPy: part of an array argument if `iterable` is one."""
+    item = iterable[i]
+    mark_view(item, iterable, "...")
+    return item
 
 
 def _loopable(value) -> bool:

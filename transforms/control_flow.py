@@ -20,10 +20,11 @@ A statement's variables are those its body assigns (or mutates: `a[i] = v`, `l.a
 They go into the branch or loop-body functions as arguments and come back as results, so the
 helpers see them as values. A global or closure container that the function mutates but never
 assigns (`cache[k] = v`, `log.append(v)`) is no variable of the function: it is changed in place
-while tracing, a Python side effect, as in tf.function. `live` names the variables read after the statement (anywhere
-later in the function, and in the whole loop around it): a variable assigned in one branch
-only, or only inside a traced loop, is an error only when it is live. Variables that may be
-unassigned start as `Undefined(name)`, whose every use raises a clear error.
+while tracing, a Python side effect, as in tf.function. `live` names the variables read after
+the statement (anywhere later in the function, and in the whole loop around it): a variable
+assigned in one branch only, or only inside a traced loop, is an error only when it is live.
+Variables that may be unassigned start as `Undefined(name)`, whose every use raises a clear
+error.
 
 Early returns are folded first (`single_return` in transforms/exits.py): `if c: return a`
 followed by more statements becomes an if/else whose branches both end in a return, then both
@@ -385,7 +386,9 @@ def _subscript_assignment(node, local: set):
                      args=[name(target.value.id), target.slice, value], keywords=[])
     assign = gast.Assign(targets=[name(target.value.id, store=True)], value=call,
                          type_comment=None)
-    return _locate(assign, node)
+    for child in gast.walk(_locate(assign, node)):
+        setattr(child, _USER, True)  # keeps its line inside a branch or loop function
+    return assign
 
 
 def _jumps_in_loops(statements) -> bool:
