@@ -46,7 +46,7 @@ from runtime.control import ControlFlowError
 from runtime.executor import compile_graph
 from runtime.ops import UntraceableError
 from runtime.passes import optimize
-from runtime.signature import signature_and_arrays
+from runtime.signature import ParameterBinding, signature_and_arrays
 from runtime.state import StateError
 from runtime.spec import InputSignature, RetracingReducer, placeholders_for
 from runtime.tracer import (ArgumentChangedError, TracerConversionError, is_array, map_arrays,
@@ -100,6 +100,8 @@ class Function:
         self._warned = False
         self._parameters = tuple(_parameter_names(python_function))
         self._positional = _positional_names(python_function)
+        # Calls are bound to the parameters (defaults filled in) before they are keyed.
+        self._binding = ParameterBinding(python_function)
         self.input_signature = (None if input_signature is None
                                 else InputSignature(input_signature, python_function))
         self.reduce_retracing = bool(reduce_retracing)
@@ -121,6 +123,7 @@ class Function:
         if self.input_signature is not None:
             entry, arrays = self._signature_entry(args, kwargs)
             return entry.structure.run(entry.run, arrays)
+        args, kwargs = self._binding.bind(args, kwargs)
         key, arrays = signature_and_arrays(args, kwargs)
         entry = self._cache.get(key) or self._missed(key, args, kwargs, warn=True)
         if entry.general:
@@ -219,6 +222,7 @@ class Function:
     def _entry(self, args, kwargs) -> _Entry:
         if self.input_signature is not None:
             return self._signature_entry(args, kwargs)[0]
+        args, kwargs = self._binding.bind(args, kwargs)
         key, _ = signature_and_arrays(args, kwargs)
         return self._cache.get(key) or self._missed(key, args, kwargs)
 

@@ -480,6 +480,30 @@ def test_arrays_by_device():
                                                ()))
 
 
+def scaled(x, s=1.0, *extra, shift=0.0, **more):
+    return x * s + shift + sum(extra) + sum(more.values())
+
+
+def test_arguments_are_bound_to_parameters_with_their_defaults_first():
+    traced = autotrace.function(scaled)
+    x = np.ones(2)
+    equivalent_calls = [
+        [((x,), {}), ((x, 1.0), {}), ((x,), {"s": 1.0}), ((), {"x": x, "s": 1.0}),
+         ((x,), {"shift": 0.0})],
+        [((x, 2.0), {}), ((x,), {"s": 2.0}), ((x, 2.0), {"shift": 0.0})],
+        [((x, 2.0, 1.0), {}), ((x, 2.0, 1.0), {"shift": 0.0})],
+        [((x,), {"shift": 3.0, "z": 1.0}), ((x, 1.0), {"z": 1.0, "shift": 3.0})],
+    ]
+    for traces, calls in enumerate(equivalent_calls, start=1):
+        for args, kwargs in calls:
+            np.testing.assert_array_equal(traced(*args, **kwargs), scaled(*args, **kwargs))
+            assert traced.trace_count == traces, (args, kwargs)
+    assert str(traced.graph(x, s=2.0)) == str(traced.graph(x, 2.0))
+    with pytest.raises(TypeError, match=r"^scaled\(\) missing 1 required positional argument: "
+                                        r"'x'$"):
+        traced(s=1.0)
+
+
 def test_python_scalars_by_type_and_value():
     calls = [(np.ones(2), 1), (np.ones(2), 1.0), (np.ones(2), True), (np.ones(2), 2),
              (np.ones(2), 1)]
