@@ -30,6 +30,7 @@ import re
 import sys
 import threading
 import traceback
+import types
 import warnings
 from typing import Callable
 
@@ -45,10 +46,11 @@ from runtime.control import ControlFlowError
 from runtime.executor import compile_graph
 from runtime.ops import UntraceableError
 from runtime.passes import optimize
-from runtime.signature import signature_and_arrays
+from runtime.signature import ParameterBinding, signature_and_arrays
 from runtime.state import StateError
 from runtime.spec import InputSignature, RetracingReducer, placeholders_for
-from runtime.tracer import TracerConversionError, is_array, map_arrays, trace
+from runtime.tracer import (ArgumentChangedError, TracerConversionError, is_array, map_arrays,
+                            trace)
 
 # After this many traces within the last RETRACE_WINDOW calls, one warning says why.
 RETRACE_LIMIT = 5
@@ -97,6 +99,9 @@ class Function:
         self._cache = TraceCache(maxsize=max_traces)
         self._warned = False
         self._parameters = tuple(_parameter_names(python_function))
+        self._positional = _positional_names(python_function)
+        # Calls are bound to the parameters (defaults filled in) before they are keyed.
+        self._binding = ParameterBinding(python_function)
         self.input_signature = (None if input_signature is None
                                 else InputSignature(input_signature, python_function))
         self.reduce_retracing = bool(reduce_retracing)
@@ -118,6 +123,7 @@ class Function:
         if self.input_signature is not None:
             entry, arrays = self._signature_entry(args, kwargs)
             return entry.structure.run(entry.run, arrays)
+        args, kwargs = self._binding.bind(args, kwargs)
         key, arrays = signature_and_arrays(args, kwargs)
         entry = self._cache.get(key) or self._missed(key, args, kwargs, warn=True)
         if entry.general:
@@ -128,7 +134,8 @@ class Function:
         _TRACING.depth = getattr(_TRACING, "depth", 0) + 1
         try:
             graph, structure = trace(for_tracing(self.python_function), args, kwargs,
-                                     allow_state_creation=self.trace_count == 0)
+                                     allow_state_creation=self.trace_count == 0,
+                                     protect_arguments=True, parameters=self._positional)
         except Exception as error:
             _explain_trace_error(error, args, kwargs)
             raise
@@ -215,6 +222,7 @@ class Function:
     def _entry(self, args, kwargs) -> _Entry:
         if self.input_signature is not None:
             return self._signature_entry(args, kwargs)[0]
+        args, kwargs = self._binding.bind(args, kwargs)
         key, _ = signature_and_arrays(args, kwargs)
         return self._cache.get(key) or self._missed(key, args, kwargs)
 
@@ -253,10 +261,59 @@ class Function:
     def __get__(self, instance, owner=None):
         if instance is None:
             return self
-        return functools.partial(self, instance)
+        return BoundFunction(self, instance)
 
     def __repr__(self) -> str:
         return f"<autotrace.function {getattr(self, '__qualname__', self.__name__)}>"
+
+
+class BoundFunction:
+    """A traced method read from an instance (`obj.step`), as a bound method is: calls,
+    `graph(...)` and `source(...)` pass the instance first; `trace_count` and the other
+    attributes are the traced function's (its traces serve every instance, each keyed by
+    identity). `autotrace.grad(obj.step)` differentiates the method's source with `obj`
+    bound, as for a plain method."""
+
+    def __init__(self, function: Function, instance):
+        functools.update_wrapper(self, function.python_function)
+        self.__func__ = function
+        self.__self__ = instance
+        # What the transforms differentiate and convert: the Python method, bound (its
+        # signature, without self, is the one inspect.signature gives).
+        self.__autotrace_python_function__ = self.__wrapped__ = types.MethodType(
+            function.python_function, instance)
+
+    @property
+    def python_function(self):
+        return self.__autotrace_python_function__
+
+    def __call__(self, *args, **kwargs):
+        return self.__func__(self.__self__, *args, **kwargs)
+
+    def graph(self, *args, optimized: bool = True, **kwargs):
+        """The graph a call with these arguments runs (see Function.graph)."""
+        return self.__func__.graph(self.__self__, *args, optimized=optimized, **kwargs)
+
+    def source(self, *args, **kwargs) -> str:
+        """The Python source the executor runs for these arguments' signature."""
+        return self.__func__.source(self.__self__, *args, **kwargs)
+
+    def __getattr__(self, attribute):
+        # trace_count, cache_size, input_signature, reduce_retracing, clear_cache, ...
+        if attribute in ("__func__", "__self__"):  # not set yet (a copy being made)
+            raise AttributeError(attribute)
+        return getattr(self.__func__, attribute)
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, BoundFunction) and other.__func__ is self.__func__
+                and other.__self__ is self.__self__)
+
+    def __hash__(self) -> int:
+        return hash((id(self.__func__), id(self.__self__)))
+
+    def __repr__(self) -> str:
+        return (f"<bound autotrace.function {getattr(self, '__qualname__', self.__name__)} "
+                f"of {self.__self__!r}>")
 
 
 def _log_placement(function: Function, graph) -> None:
@@ -266,6 +323,16 @@ def _log_placement(function: Function, graph) -> None:
     devices = sorted({value.aval.device for value in graph.inputs}) or ["cpu"]
     print(f"autotrace: {function.__name__} ({len(graph.equations)} ops) runs on "
           f"{', '.join(devices)}; it moves no data between devices", file=sys.stderr)
+
+
+def _positional_names(function) -> tuple:
+    """The names positional arguments fill, in order, with `*args` as "*args"."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    return tuple(("*" if p.kind is p.VAR_POSITIONAL else "") + p.name for p in parameters
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL))
 
 
 def _parameter_names(function) -> list:
@@ -279,7 +346,7 @@ def _parameter_names(function) -> list:
 
 # Errors that a line of the user's code caused: they get that line appended.
 _LOCATED_ERRORS = (UntraceableError, TracerConversionError, UnknownDimensionError,
-                   ControlFlowError, StateError)
+                   ControlFlowError, StateError, ArgumentChangedError)
 _LIBRARY_DIRS = tuple(os.path.dirname(os.path.abspath(path)) + os.sep
                       for path in (np.__file__, runtime.__file__, transforms.__file__, __file__))
 
@@ -293,6 +360,16 @@ def _user_frame(error: BaseException):
     return None
 
 
+def _autotrace_frame(error: BaseException):
+    """The innermost frame of the error's traceback outside NumPy, if it is autotrace's own
+    (then autotrace, not the user's code, failed), else None."""
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        path = os.path.abspath(frame.filename)
+        if not path.startswith(_LIBRARY_DIRS[0]):
+            return frame if path.startswith(_LIBRARY_DIRS[1:]) else None
+    return None
+
+
 def _explain_trace_error(error: Exception, args, kwargs) -> None:
     """Add to the message of an error raised while tracing: where in the user's code it was
     raised, and, for a trace with unknown sizes that asked for one, what to do."""
@@ -300,12 +377,17 @@ def _explain_trace_error(error: Exception, args, kwargs) -> None:
             not isinstance(error.args[0], str):
         return
     message = error.args[0]
-    if isinstance(error, TypeError) and "NoneType" in message and _has_unknown_sizes(
-            args, kwargs):
-        message += ("\n  (traced with dimensions of unknown size, None in the Spec: code that "
-                    "needs their size, like len(x) or x.shape[0] * 2, cannot trace; give "
-                    "them a size in the Spec)")
-    if isinstance(error, _LOCATED_ERRORS):
+    unknown_size = isinstance(error, TypeError) and "NoneType" in message and \
+        _has_unknown_sizes(args, kwargs)
+    if unknown_size:
+        inside = _autotrace_frame(error)
+        needs = ("code that needs their size, like len(x) or x.shape[0] * 2, cannot trace"
+                 if inside is None else
+                 f"autotrace's own {inside.name} ({inside.filename}, line {inside.lineno}) "
+                 f"needs their size, and cannot trace them")
+        message += (f"\n  (traced with dimensions of unknown size, None in the Spec: {needs}; "
+                    f"give them a size in the Spec)")
+    if isinstance(error, _LOCATED_ERRORS) or unknown_size:
         frame = _user_frame(error)
         if frame is not None:
             message += f'\n  File "{frame.filename}", line {frame.lineno}, in {frame.name}'

@@ -36,6 +36,9 @@ def _derived_function(f):
     None): a module's `call`, a bound method's function, or `f` itself."""
     if hasattr(type(f), "__autotrace_call__"):
         f = f.__autotrace_call__
+    traced = getattr(f, "__autotrace_python_function__", None)
+    if inspect.ismethod(traced):  # autotrace.function of a method: the method, bound
+        f = traced
     return (f.__func__, f.__self__) if inspect.ismethod(f) else (f, None)
 
 

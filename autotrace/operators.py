@@ -21,6 +21,9 @@ def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = 
               **options) -> Callable:
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {type(f).__name__}")
+    traced = getattr(f, "__autotrace_python_function__", None)
+    if inspect.ismethod(traced):  # autotrace.function of a method: the method, bound
+        f = traced
     if inspect.ismethod(f):
         # A bound method: transform its function, with `self` bound and not differentiated.
         shifted = tuple(w + 1 if isinstance(w, int) and w >= 0 else w

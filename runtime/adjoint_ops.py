@@ -535,7 +535,11 @@ def diagonal_adjoint(g, a, offset=0, axis1=0, axis2=1):
     rows = np.arange(length) + max(-offset, 0)
     cols = np.arange(length) + max(offset, 0)
     out = xp.zeros(rest + (n, m), dtype=xp.result_type(g, 1.0))
-    out[..., rows, cols] = xp.broadcast_to(g, rest + (length,))
+    if _is_traced(g):  # inside autotrace.function: the result is a new traced value
+        from runtime.tracer import set_item
+        out = set_item(out, (Ellipsis, rows, cols), xp.broadcast_to(g, rest + (length,)))
+    else:
+        out[..., rows, cols] = xp.broadcast_to(g, rest + (length,))
     return xp.moveaxis(out, (-2, -1), (axis1, axis2))
 
 
@@ -567,7 +571,7 @@ def untake(g, a, indices, axis=None, mode="raise"):
     taken_from = (int(np.prod(shape, dtype=np.int64)),) if axis is None else shape
     axis = 0 if axis is None else axis % len(shape)
     length = taken_from[axis]
-    index = xp.ravel(xp.asarray(indices))
+    index = xp.ravel(indices if _is_traced(indices) else xp.asarray(indices))
     index = xp.clip(index, 0, length - 1) if mode == "clip" else index % length
     values = xp.reshape(g, taken_from[:axis] + (index.size,) + taken_from[axis + 1:])
     out = xp.zeros((length,) + taken_from[:axis] + taken_from[axis + 1:],

@@ -41,8 +41,8 @@ from runtime.graph import Graph, Var
 from runtime.ops import LITERAL_TYPES, Primitive, primitives, register
 from runtime.passes import optimize
 from runtime.passes_cleanup import has_side_effect
-from runtime.tracer import (GraphBuilder, OutputStructure, Tracer, _Slot, is_array, map_arrays,
-                            sorted_keys)
+from runtime.tracer import (GraphBuilder, OutputStructure, Tracer, _Slot, inherit_arguments,
+                            is_array, map_arrays, sorted_keys)
 
 # The subgraph builders now tracing in this thread, innermost last.
 _ACTIVE = threading.local()
@@ -322,6 +322,7 @@ def _trace_subgraph(parent: GraphBuilder, function, operands: tuple,
     builder = SubgraphBuilder(parent, role)
     with _recording_into(builder):
         inner = map_arrays(operands, lambda leaf: builder.new_input(_aval(leaf)))
+        inherit_arguments(builder, operands, inner)
         operand_vars = list(builder.inputs)
         result = _numbers_to_arrays(function(*inner))
         outputs: list = []

@@ -34,7 +34,7 @@ import numpy as np
 from runtime.control import (ControlFlowError, _aval, _describe, _leaves_with_paths,
                              _same_structure, current_builder, traced_cond, traced_while, cond)
 from runtime.stacks import TracedStack, new_stack, restore, snapshot
-from runtime.tracer import Tracer, is_array, map_arrays, set_item as _set_array_item
+from runtime.tracer import Tracer, is_array, map_arrays, mark_view, set_item as _set_array_item
 
 
 class Undefined:
@@ -335,7 +335,7 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
         if iterable.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         return _range_loop(TracedRange(0, iterable.shape[0], 1), lambda i, *state: body_fn(
-            iterable[i], *state), values, *options, over=iterable)
+            _item(iterable, i), *state), values, *options, over=iterable)
     first, saved = values, _save_stacks(values, placeholders)
     for item in iterable:
         stopped = values[stop_index] if stop_index is not None else False
@@ -358,6 +358,13 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
     return values
 
 
+def _item(iterable, i):
+    """`iterable[i]`, a view of it in NumPy: part of an array argument if `iterable` is one."""
+    item = iterable[i]
+    mark_view(item, iterable, "...")
+    return item
+
+
 def _loopable(value) -> bool:
     """Whether `value` can be a loop value of a graph op (not a list, set or object)."""
     if value is None or isinstance(value, (Tracer, np.ndarray, np.generic, int, float, complex,
@@ -372,8 +379,11 @@ def _loopable(value) -> bool:
 
 def _range_loop(bounds: TracedRange, body_fn, values, names, targets, live, where,
                 placeholders, stop_index, over=None, anchor=None):
-    # Not carried: the loop's own target (it is rebound from the counter each iteration).
-    values = tuple(Undefined(n) if n in targets else v for n, v in zip(names, values))
+    # The loop's own target is rebound from the counter each iteration: it is carried only when
+    # read after the loop, which leaves it at the last item (or, after no iteration, at its
+    # value before the loop, as in Python).
+    values = tuple(Undefined(n) if n in targets and n not in live else v
+                   for n, v in zip(names, values))
     tracer = next(b for b in (over, anchor, bounds.start, bounds.stop)
                   if isinstance(b, Tracer))
     step = bounds.step
@@ -388,17 +398,25 @@ def _range_loop(bounds: TracedRange, body_fn, values, names, targets, live, wher
         return (i + step, *body_fn(i, *state))
 
     results = _graph_loop(current_builder(tracer), test, body, (bounds.start, *values),
-                          ("<counter>", *names), live, where, "for loop", placeholders)
+                          ("<counter>", *names), live, where, "for loop", placeholders,
+                          {target: "0" if over is None else "np.zeros_like(...), shaped like "
+                           "one item" for target in targets})
     return results[1:]
 
 
 def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
-                placeholders=()):
-    """Record the loop as a `while` op carrying the variables assigned before it."""
+                placeholders=(), targets=None):
+    """Record the loop as a `while` op carrying the variables assigned before it. `targets`
+    maps a for loop's own variables to an example of a value to give them before it."""
     # A flag first set inside the loop starts as None: the body's first trace gives its type.
     values = tuple(None if not _is_defined(value) and _may_be_placeholder(placeholders, variable)
                    else value for variable, value in zip(names, values))
     for variable, value in zip(names, values):
+        if not _is_defined(value) and variable in live and variable in (targets or ()):
+            raise _error(where, f"the loop variable {variable!r} is used after this {statement} "
+                                f"on a traced value, which may run no iteration: assign it "
+                                f"before the loop (e.g. {variable} = {targets[variable]}), so "
+                                f"it has a value then")
         if not _is_defined(value) and variable in live:
             raise _error(where, f"variable {variable!r} is first assigned inside this "
                                 f"{statement} on a traced value, and used after it. Assign it "

@@ -23,6 +23,7 @@ makes them graph inputs), in one walk.
 """
 from __future__ import annotations
 
+import inspect
 import weakref
 
 import numpy as np
@@ -145,6 +146,49 @@ def signature_and_arrays(args: tuple, kwargs: dict) -> tuple[tuple, list]:
         return (key, tuple([(name, _key(kwargs[name], arrays))
                             for name in sorted(kwargs)])), arrays
     return (key, ()), arrays
+
+
+class ParameterBinding:
+    """A call's arguments bound to a function's parameters, as tf.function binds them before it
+    keys a trace: for `def f(x, s=1.0)`, `f(x, 2.0)` and `f(x, s=2.0)` are both the call
+    `(x, 2.0), {}`, and `f(x)` is `(x, 1.0), {}`. Keyword-only parameters (their defaults
+    filled in) and **kwargs stay keywords; *args stay positional.
+
+    Example:
+        >>> ParameterBinding(lambda x, s=1.0, *, k=2: x).bind((3,), {"s": 4.0})
+        ((3, 4.0), {'k': 2})
+    """
+
+    def __init__(self, function):
+        try:
+            self.signature = inspect.signature(function)
+        except (TypeError, ValueError):  # no signature to bind to: calls are keyed as made
+            self.signature = None
+            return
+        kinds = [parameter.kind for parameter in self.signature.parameters.values()]
+        self.positional = sum(kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                       inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                              for kind in kinds)
+        self.varargs = inspect.Parameter.VAR_POSITIONAL in kinds
+        # A call with all positional arguments and no keywords is bound as it is (the usual
+        # call, kept cheap), unless keyword-only defaults are to be filled in.
+        self.keywords = inspect.Parameter.KEYWORD_ONLY in kinds or \
+            inspect.Parameter.VAR_KEYWORD in kinds
+
+    def bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """(positional arguments, keyword arguments) of the call, defaults filled in; the call
+        as it is where it does not fit the parameters (calling the function then says why)."""
+        if self.signature is None:
+            return args, kwargs
+        if not kwargs and not self.keywords and (
+                len(args) == self.positional or self.varargs and len(args) > self.positional):
+            return args, kwargs
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError:
+            return args, kwargs
+        bound.apply_defaults()
+        return bound.args, bound.kwargs
 
 
 def signature_of(args: tuple, kwargs: dict | None = None) -> tuple:

@@ -61,6 +61,8 @@ def ones_like(value):
     if hasattr(value, "dtype") and hasattr(value, "shape"):
         if isinstance(value, np.generic):
             return np.dtype(_float_dtype(value.dtype)).type(1)
+        if None in value.shape:  # traced, with sizes known only at run time
+            return np.ones_like(value, dtype=_float_dtype(value.dtype))
         return array_module(value).ones(value.shape, dtype=_float_dtype(value.dtype))
     raise TypeError(f"cannot make a seed gradient for a value of type {type(value).__name__}")
 

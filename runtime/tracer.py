@@ -31,6 +31,10 @@ Decisions, and what they mean for the traced function:
   transform that rewrites subscript assignment). `np.asarray(t)` and `np.array(t)` cannot be
   intercepted either: code meant to be traced must leave traced values as they are.
 - Python side effects (print, appending to a list) happen while tracing only, not on cached calls.
+- A graph cannot write into the caller's arrays: with `protect_arguments` (autotrace.function),
+  changing an array argument in place (`x += 1`, `x[0] = v`, `np.add(x, 1, out=x)`, also through
+  a view `x[0]` or a loop's row) raises ArgumentChangedError naming it. `x += 1` on any other
+  traced value is `x = x + 1`: a traced value may stand for an immutable NumPy scalar.
 """
 from __future__ import annotations
 
@@ -58,6 +62,11 @@ _VALUE_MESSAGE = (
     "make that array from a traced one so it is traced too: np.zeros_like(x, shape=...)")
 
 
+class ArgumentChangedError(TypeError):
+    """A traced function changed an array argument in place, which only an eager call can do:
+    the graph cannot write into the caller's array."""
+
+
 class GraphBuilder:
     """The equations recorded so far by one trace, and the Tracers that refer to them."""
 
@@ -66,6 +75,9 @@ class GraphBuilder:
         self.equations: list[Equation] = []
         self.constants: dict[int, tuple] = {}  # id(array) -> (array, Constant)
         self.finished = False
+        # The Tracers that are the caller's (mutable) arrays:
+        # id -> (Tracer, the parameter's name, the path in it: "['w']" or "").
+        self.arguments: dict[int, tuple] = {}
 
     def new_input(self, aval: AbstractArray) -> Tracer:
         var = Var(aval)
@@ -119,6 +131,70 @@ class GraphBuilder:
         constant = Constant(array)
         self.constants[id(value)] = (value, constant)
         return constant
+
+
+def refuse_change_of_argument(tracer, operation: str) -> None:
+    """Raise ArgumentChangedError if `tracer` is an array argument of the traced function (or
+    stands for one in a branch or loop): `operation` (e.g. "{} += ...", `{}` for the
+    argument) would change it in place."""
+    known = tracer._builder.arguments.get(id(tracer))
+    if known is None or known[0] is not tracer:
+        return
+    _, parameter, path = known
+    shown = f"{parameter}{path}" if parameter.isidentifier() else "x"
+    name = f"{parameter!r}{path}" if parameter.isidentifier() else f"{parameter}{path}"
+    raise ArgumentChangedError(
+        f"the traced function changes argument {name} in place ({operation.format(shown)}): "
+        f"called eagerly, that changes the caller's array, but a traced call cannot, so the "
+        f"change would be lost. Make a new array and return it instead ({shown} = {shown} + "
+        f"... rather than +=, or y = {shown}.copy() and change y); arrays made inside the "
+        f"function may be changed in place")
+
+
+def mark_view(view, base, index) -> None:
+    """Mark `view` (`base[index]`, a NumPy view when `base` is an array) as part of the array
+    argument `base` stands for, if it stands for one: changing it changes the caller's array."""
+    known = base._builder.arguments.get(id(base))
+    if known is not None and known[0] is base and isinstance(view, Tracer):
+        view._builder.arguments[id(view)] = (view, known[1], f"{known[2]}[{_index_text(index)}]")
+
+
+def _basic_index(index) -> bool:
+    """Whether `array[index]` is a view in NumPy (integers, slices, ..., None)."""
+    pieces = index if isinstance(index, tuple) else (index,)
+    return all(piece is None or piece is Ellipsis or isinstance(piece, slice)
+               or isinstance(piece, (int, np.integer)) and not isinstance(piece, bool)
+               for piece in pieces)
+
+
+def _index_text(index) -> str:
+    """`index` as it is written inside brackets: `0, 1:3`."""
+    def piece_text(piece):
+        if piece is Ellipsis:
+            return "..."
+        if isinstance(piece, slice):
+            text = ":".join("" if part is None else str(part)
+                            for part in (piece.start, piece.stop, piece.step))
+            return text[:-1] if piece.step is None else text
+        return str(piece)
+    if isinstance(index, str):
+        return index
+    return ", ".join(piece_text(piece) for piece in (index if isinstance(index, tuple)
+                                                     else (index,)))
+
+
+def inherit_arguments(builder: GraphBuilder, operands, inner) -> None:
+    """Mark the inputs `inner` of a subgraph (a branch, a loop body) that stand for array
+    arguments among `operands` as those arguments, so that changing them in place is refused
+    there too."""
+    outer_leaves, inner_leaves = [], []
+    map_arrays(operands, outer_leaves.append)
+    map_arrays(inner, inner_leaves.append)
+    for outer, leaf in zip(outer_leaves, inner_leaves):
+        if isinstance(outer, Tracer) and isinstance(leaf, Tracer):
+            known = outer._builder.arguments.get(id(outer))
+            if known is not None and known[0] is outer:
+                builder.arguments[id(leaf)] = (leaf, *known[1:])
 
 
 def _forward(function):
@@ -205,6 +281,8 @@ class Tracer:
             return result
         if not all(isinstance(target, Tracer) for target in out):
             raise TracerConversionError(_VALUE_MESSAGE.format(what="a NumPy array (out=)"))
+        for target in out:
+            refuse_change_of_argument(target, f"np.{ufunc.__name__}(..., out={{}})")
         for target, value in zip(out, result if isinstance(result, tuple) else (result,)):
             if value.dtype != target.dtype:
                 value = astype(value, target.dtype)
@@ -245,9 +323,13 @@ class Tracer:
 
     # --- indexing ----------------------------------------------------------------------------
     def __getitem__(self, index):
-        return getitem(self, index)
+        result = getitem(self, index)
+        if self._builder.arguments and _basic_index(index):
+            mark_view(result, self, index)
+        return result
 
     def __setitem__(self, index, value):
+        refuse_change_of_argument(self, "{}[...] = ...")
         self.graph_var = self._builder.own_var(setitem(self, index, value))
 
     # --- methods -----------------------------------------------------------------------------
@@ -273,9 +355,11 @@ class Tracer:
         return np.conjugate(self)
 
     def fill(self, value):
+        refuse_change_of_argument(self, "{}.fill(...)")
         self.graph_var = np.full_like(self, value).graph_var
 
     def sort(self, axis=-1, kind=None, order=None):
+        refuse_change_of_argument(self, "{}.sort()")
         self.graph_var = np.sort(self, axis=axis, kind=kind).graph_var
 
 
@@ -299,6 +383,21 @@ UNARY_OPERATORS = (("neg", np.negative), ("pos", np.positive), ("abs", np.absolu
 for _dunder, _ufunc in BINARY_OPERATORS:
     setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
     setattr(Tracer, f"__r{_dunder}__", _operator(_ufunc, reflected=True))
+
+def _in_place_operator(symbol: str):
+    """`t += v` and the like: refused on an array argument; otherwise `t = t + v` (a traced
+    value may stand for an immutable NumPy scalar, so it is never changed in place)."""
+    def method(self, other):
+        refuse_change_of_argument(self, "{} " + symbol + "= ...")
+        return NotImplemented
+    return method
+
+
+_OPERATOR_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
+                     "mod": "%", "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^",
+                     "lshift": "<<", "rshift": ">>"}
+for _dunder, _symbol in _OPERATOR_SYMBOLS.items():
+    setattr(Tracer, f"__i{_dunder}__", _in_place_operator(_symbol))
 
 for _dunder, _ufunc in COMPARISON_OPERATORS:
     setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
@@ -394,11 +493,15 @@ def _fill(template, outputs):
 
 
 def trace(function, args: tuple = (), kwargs: dict | None = None,
-          allow_state_creation: bool = True):
+          allow_state_creation: bool = True, protect_arguments: bool = False,
+          parameters: tuple = ()):
     """Run `function(*args, **kwargs)` on abstract values; the graph it records.
 
     Array leaves of `args` and `kwargs` (see `map_arrays` for their order) become the graph's
-    inputs, in that order; other leaves are passed as they are. State cells the function reads
+    inputs, in that order; other leaves are passed as they are. With `protect_arguments`,
+    changing an array argument in place (`x += 1`, `x[0] = v`) raises ArgumentChangedError,
+    naming it by `parameters` (the names positional arguments fill, "*args" last). State
+    cells the function reads
     (runtime/state.py) are further inputs, in the order first read, and the last values of
     those it writes further outputs, after the result's: `structure.captured` and
     `structure.written` list them, and `structure.run(compiled, arrays)` feeds and stores them.
@@ -416,8 +519,15 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
           in (c) }
     """
     builder = GraphBuilder()
-    traced_args, traced_kwargs = map_arrays(
-        (tuple(args), dict(kwargs or {})), lambda leaf: builder.new_input(_aval_of(leaf)))
+    names = iter(_argument_paths(tuple(args), dict(kwargs or {}), parameters))
+
+    def new_argument(leaf):
+        tracer = builder.new_input(_aval_of(leaf))
+        parameter, path = next(names)
+        if protect_arguments and not isinstance(leaf, (np.generic, Tracer)):  # not a scalar
+            builder.arguments[id(tracer)] = (tracer, parameter, path)
+        return tracer
+    traced_args, traced_kwargs = map_arrays((tuple(args), dict(kwargs or {})), new_argument)
     outputs: list = []
 
     def output_slot(leaf):
@@ -434,6 +544,31 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
         builder.finished = True
     structure = OutputStructure(template, scope.captured_cells, scope.written_cells)
     return Graph(builder.inputs, builder.equations, outputs), structure
+
+
+def _argument_paths(args: tuple, kwargs: dict, parameters: tuple) -> list:
+    """(parameter, path) for each array leaf of a call's arguments, in map_arrays' order:
+    ("x", ""), ("params", "['W']"), ("args", "[0]") for *args, ("argument 2", "") past the
+    named parameters (`parameters`, the names positional arguments fill, "*args" last)."""
+    def paths(tree, path):
+        if isinstance(tree, (tuple, list)):
+            return [leaf for index, item in enumerate(tree)
+                    for leaf in paths(item, f"{path}[{index}]")]
+        if isinstance(tree, dict):
+            return [leaf for key in sorted_keys(tree)
+                    for leaf in paths(tree[key], f"{path}[{key!r}]")]
+        return [path] if is_array(tree) else []
+    positional = []
+    for index in range(len(args)):
+        named = parameters[min(index, len(parameters) - 1)] if parameters else ""
+        if named.startswith("*"):  # *args: its items
+            positional.append((named[1:], f"[{index - len(parameters) + 1}]"))
+        else:
+            positional.append((named, "") if index < len(parameters) else
+                              (f"argument {index}", ""))
+    return ([(name, prefix + path) for (name, prefix), arg in zip(positional, args)
+             for path in paths(arg, "")]
+            + [(key, path) for key in sorted_keys(kwargs) for path in paths(kwargs[key], "")])
 
 
 def _aval_of(leaf) -> AbstractArray:

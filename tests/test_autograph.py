@@ -253,6 +253,81 @@ def test_a_traced_boolean_mask_selects_a_number_of_elements_known_at_run_time():
     assert "f64[?]" in str(positive_energy.graph(positive))
 
 
+def count_down_by_two(x, n):
+    i = -1
+    for i in range(n, 0, -2):
+        x = x + i
+    return x, i
+
+
+def last_row(x):
+    row = np.zeros(2)
+    for row in x:
+        pass
+    return row
+
+
+def test_a_loop_variable_assigned_before_a_traced_loop_keeps_its_last_value():
+    traced = autotrace.function(count_down_by_two)
+    for n, expected_x, expected_i in ((5, 10.0, 1), (4, 7.0, 2), (0, 1.0, -1)):  # last item, or
+        x, i = traced(np.ones(2), np.int64(n))                                   # the value before
+        np.testing.assert_array_equal(x, [expected_x] * 2)
+        assert i == expected_i == count_down_by_two(np.ones(2), n)[1]
+    assert traced.trace_count == 1
+    rows = np.arange(6.0).reshape(3, 2)
+    np.testing.assert_array_equal(autotrace.function(last_row)(rows), [4.0, 5.0])
+
+
+def test_a_loop_variable_used_after_a_traced_loop_needs_a_value_before_it():
+    def no_value_before(x, n):
+        for i in range(n):
+            x = x + 1
+        return x, i
+    header = "for i in range(n):"
+    with pytest.raises(ControlFlowError) as raised:
+        autotrace.function(no_value_before)(positive, np.int64(3))
+    assert str(raised.value).startswith(
+        f"{__file__}:{line_of(no_value_before, header)}: {header}\n  the loop variable 'i' is "
+        f"used after this for loop on a traced value, which may run no iteration: assign it "
+        f"before the loop (e.g. i = 0), so it has a value then\n")
+
+
+# Containers of the module or of a closure, changed while tracing: Python side effects.
+lazy_constants = {}
+calls_traced = []
+
+
+def scaled_by_lazy_constant(x):
+    if "scale" not in lazy_constants:  # set up on first use
+        lazy_constants["scale"] = 2.0
+    for i in range(2):
+        calls_traced.append(i)
+    lazy_constants["last"] = len(calls_traced)  # outside control flow, in a converted function
+    return np.sum(x) * lazy_constants["scale"]
+
+
+def test_global_and_closure_containers_change_in_python_control_flow():
+    traced = autotrace.function(scaled_by_lazy_constant)
+    assert traced(positive) == 12.0 and traced(negative) == -12.0
+    assert lazy_constants == {"scale": 2.0, "last": 2} and calls_traced == [0, 1]  # one trace
+
+    def make():
+        log = []
+
+        def f(x):
+            for i in range(2):
+                log.append(i)
+            if np.sum(x) > 0:  # a traced condition: its branch runs once, while tracing
+                log.append("branch")
+            return x * len(log)
+        return f, log
+    f, log = make()
+    traced = autotrace.function(f)
+    np.testing.assert_array_equal(traced(positive), positive * 3)
+    np.testing.assert_array_equal(traced(negative), negative * 3)
+    assert log == [0, 1, "branch"]
+
+
 # --- what cannot be converted: errors that name the line and the variable ----------------------
 
 def defined_in_one_branch(x):

@@ -1,4 +1,5 @@
 """autotrace.function: tracing per signature, cached graphs, and composition with grad."""
+import inspect
 import warnings
 
 import numpy as np
@@ -108,6 +109,135 @@ def test_traced_functions_called_inside_are_inlined_and_differentiated():
     assert outer(x) == 15.0
     assert "multiply" in str(outer.graph(x)) and traced_square.trace_count == 0
     np.testing.assert_allclose(autotrace.grad(uses_traced_helper)(x), 6.0 * x)
+
+
+class Scaler:
+    def __init__(self, scale):
+        self.scale = scale
+
+    @autotrace.function
+    def apply(self, x):
+        return np.sum(x * self.scale)
+
+    def plain(self, x):
+        return np.sum(x * x * self.scale)
+
+
+def test_a_traced_method_read_from_an_instance_is_a_bound_traced_function():
+    small, large = Scaler(2.0), Scaler(3.0)
+    x = np.array([1.0, 2.0])
+    assert small.apply(x) == 6.0 and large.apply(x) == 9.0
+    assert small.apply.trace_count == large.apply.trace_count == Scaler.apply.trace_count == 2
+    assert str(small.apply.graph(x)) == str(Scaler.apply.graph(small, x))
+    assert "multiply a 2.0" in str(small.apply.graph(x)) and "3.0" in large.apply.source(x)
+    assert small.apply.__name__ == "apply" and small.apply.__self__ is small
+    assert list(inspect.signature(small.apply).parameters) == ["x"]
+    np.testing.assert_array_equal(autotrace.grad(small.apply)(x), [2.0, 2.0])
+    np.testing.assert_array_equal(autotrace.grad(large.apply)(x), [3.0, 3.0])
+    # autotrace.function of a bound method: differentiated as that method
+    traced = autotrace.function(large.plain)
+    assert traced(x) == 15.0
+    np.testing.assert_array_equal(autotrace.grad(traced)(x), [6.0, 12.0])
+    np.testing.assert_array_equal(autotrace.function(autotrace.grad(traced))(x), [6.0, 12.0])
+    small.apply.clear_cache()
+    assert Scaler.apply.cache_size == 0
+
+
+class Weighted:
+    def __init__(self):
+        self.w = autotrace.Variable(np.array([1.0, 3.0]), name="w")
+
+    @autotrace.function
+    def loss(self, x):
+        return np.sum(x * self.w * self.w)
+
+
+def test_implicit_grad_of_a_traced_method_finds_the_instances_variables():
+    model, x = Weighted(), np.array([1.0, 2.0])
+    for derivative in (autotrace.implicit_grad(model.loss),
+                       autotrace.function(autotrace.implicit_grad(model.loss))):
+        [(gradient, variable)] = derivative(x)
+        assert variable is model.w
+        np.testing.assert_array_equal(gradient, [2.0, 12.0])
+
+
+# --- in-place changes of arguments -----------------------------------------------------------
+
+def add_one_in_place(x):
+    x += 1
+    return x
+
+
+def set_first(x):
+    x[0] = 1.0
+    return x
+
+
+def step_weights(params, gradient):
+    params["W"] -= 0.1 * gradient
+    return params
+
+
+def double_rows(x):
+    for row in x:
+        row *= 2.0
+    return x
+
+
+def set_first_if_positive(x):
+    if np.sum(x) > 0:
+        x[0] = 5.0
+    return x
+
+
+def bump_first_row(x):
+    first = x[0]
+    first += 1.0
+    return x
+
+
+@pytest.mark.parametrize("function, args, argument, shown, operation, line", [
+    (add_one_in_place, (np.zeros(2),), "'x'", "x", "x += ...", "x += 1"),
+    (set_first, (np.zeros(2),), "'x'", "x", "x[...] = ...", "x[0] = 1.0"),
+    (step_weights, ({"W": np.ones(2)}, np.ones(2)), "'params'['W']", "params['W']",
+     "params['W'] -= ...", 'params["W"] -= 0.1 * gradient'),
+    (double_rows, (np.ones((2, 2)),), "'x'[...]", "x[...]", "x[...] *= ...", "row *= 2.0"),
+    (set_first_if_positive, (np.ones(2),), "'x'", "x", "x[...] = ...", "x[0] = 5.0"),
+    (bump_first_row, (np.ones((2, 2)),), "'x'[0]", "x[0]", "x[0] += ...", "first += 1.0"),
+])
+def test_changing_an_array_argument_in_place_is_an_error(function, args, argument, shown,
+                                                         operation, line):
+    before = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+    with pytest.raises(TypeError) as error:
+        autotrace.function(function)(*args)
+    lines, first = inspect.getsourcelines(function)
+    number = first + next(i for i, text in enumerate(lines) if line in text)
+    assert str(error.value).startswith(
+        f"the traced function changes argument {argument} in place ({operation}): called "
+        f"eagerly, that changes the caller's array, but a traced call cannot, so the change "
+        f"would be lost. Make a new array and return it instead ({shown} = {shown} + ... "
+        f"rather than +=, or y = {shown}.copy() and change y); arrays made inside the "
+        f"function may be changed in place\n  File \"{__file__}\", line {number}, in ")
+    assert str(error.value).endswith(f"\n    {line}")
+    np.testing.assert_equal(args, before)  # nothing was changed
+
+
+def change_what_the_function_made(x, s):
+    y = x.copy()
+    y[0] = 1.0
+    y += 1.0
+    s += 1.0  # a NumPy scalar is not changed in place
+    x = x * 2.0
+    x += 1.0  # x is a new array now
+    return y, s, x
+
+
+def test_arrays_made_inside_may_be_changed_in_place():
+    traced = autotrace.function(change_what_the_function_made)
+    x = np.zeros(2)
+    for result in (traced(x, np.float64(1.0)), change_what_the_function_made(x, np.float64(1.0))):
+        np.testing.assert_equal(result, ([2.0, 1.0], 2.0, [1.0, 1.0]))
+    np.testing.assert_array_equal(x, [0.0, 0.0])
 
 
 # Every corpus function traces, values and gradients alike (tests/test_traced_gradients.py

@@ -367,14 +367,59 @@ def test_an_op_that_needs_an_unknown_size_says_which():
         "    return np.roll(x, 1)")
 
 
+def scaled_by_length(x):
+    return x * len(x)
+
+
 def test_python_code_that_needs_an_unknown_size_gets_a_hint():
-    traced = autotrace.function(lambda x: x * len(x), input_signature=[Spec((None,))])
+    traced = autotrace.function(scaled_by_length, input_signature=[Spec((None,))])
+    line = inspect.getsourcelines(scaled_by_length)[1] + 1
     with pytest.raises(TypeError) as error:
         traced(np.ones(3))
     assert str(error.value) == (
         "'NoneType' object cannot be interpreted as an integer\n"
         "  (traced with dimensions of unknown size, None in the Spec: code that needs their "
-        "size, like len(x) or x.shape[0] * 2, cannot trace; give them a size in the Spec)")
+        "size, like len(x) or x.shape[0] * 2, cannot trace; give them a size in the Spec)\n"
+        f'  File "{__file__}", line {line}, in scaled_by_length\n'
+        "    return x * len(x)")
+
+
+def sparse_loss(logits, labels):
+    return autotrace.losses.sparse_softmax_cross_entropy(labels, logits)
+
+
+def test_autotrace_code_that_needs_an_unknown_size_is_not_blamed_on_the_user():
+    traced = autotrace.function(sparse_loss, input_signature=[Spec((None, 3)),
+                                                              Spec((None,), np.int64)])
+    line = inspect.getsourcelines(sparse_loss)[1] + 1
+    with pytest.raises(TypeError) as error:
+        traced(np.ones((2, 3)), np.array([0, 2]))
+    losses = autotrace.losses.__file__
+    failing_line = inspect.getsource(autotrace.losses).splitlines().index(
+        "    picked = log_probabilities[np.arange(np.shape(logits)[0]), labels]") + 1
+    assert str(error.value) == (
+        "unsupported operand type(s) for -: 'NoneType' and 'int'\n"
+        "  (traced with dimensions of unknown size, None in the Spec: autotrace's own "
+        f"sparse_softmax_cross_entropy ({losses}, line {failing_line}) needs their size, and "
+        "cannot trace them; give them a size in the Spec)\n"
+        f'  File "{__file__}", line {line}, in sparse_loss\n'
+        "    return autotrace.losses.sparse_softmax_cross_entropy(labels, logits)")
+
+
+def squares(x):
+    return x * x
+
+
+def test_gradient_of_a_non_scalar_output_traces_with_unknown_sizes():
+    traced = autotrace.function(autotrace.grad(squares), input_signature=[Spec((None,))])
+    np.testing.assert_array_equal(traced(np.arange(3.0)), [0.0, 2.0, 4.0])
+    np.testing.assert_array_equal(traced(np.arange(5.0)), [0.0, 2.0, 4.0, 6.0, 8.0])
+    assert traced.trace_count == 1
+    # reduce_retracing: the gradient's trace with an unknown size serves every later size.
+    calls = [(np.ones((rows, 3)),) for rows in (2, 3, 4, 9)]
+    traced, counts = traced_count(autotrace.grad(column_means), calls, reduce_retracing=True)
+    assert counts == [1, 2, 2, 2]
+    np.testing.assert_array_equal(traced(np.ones((7, 3))), np.full((7, 3), 2.0 / 7))
 
 
 # --- reduce_retracing ---------------------------------------------------------------------------
@@ -433,6 +478,30 @@ def test_arrays_by_device():
     assert key[0][0] == ("array", (3,), np.dtype("float64"), "cpu")
     assert signature_of((np.zeros(3),)) != (((("array", (3,), np.dtype("float64"), "cuda:0"),),
                                                ()))
+
+
+def scaled(x, s=1.0, *extra, shift=0.0, **more):
+    return x * s + shift + sum(extra) + sum(more.values())
+
+
+def test_arguments_are_bound_to_parameters_with_their_defaults_first():
+    traced = autotrace.function(scaled)
+    x = np.ones(2)
+    equivalent_calls = [
+        [((x,), {}), ((x, 1.0), {}), ((x,), {"s": 1.0}), ((), {"x": x, "s": 1.0}),
+         ((x,), {"shift": 0.0})],
+        [((x, 2.0), {}), ((x,), {"s": 2.0}), ((x, 2.0), {"shift": 0.0})],
+        [((x, 2.0, 1.0), {}), ((x, 2.0, 1.0), {"shift": 0.0})],
+        [((x,), {"shift": 3.0, "z": 1.0}), ((x, 1.0), {"z": 1.0, "shift": 3.0})],
+    ]
+    for traces, calls in enumerate(equivalent_calls, start=1):
+        for args, kwargs in calls:
+            np.testing.assert_array_equal(traced(*args, **kwargs), scaled(*args, **kwargs))
+            assert traced.trace_count == traces, (args, kwargs)
+    assert str(traced.graph(x, s=2.0)) == str(traced.graph(x, 2.0))
+    with pytest.raises(TypeError, match=r"^scaled\(\) missing 1 required positional argument: "
+                                        r"'x'$"):
+        traced(s=1.0)
 
 
 def test_python_scalars_by_type_and_value():

@@ -269,6 +269,36 @@ def test_training_step_traced_matches_eager():
         np.testing.assert_allclose(traced.numpy(), eager.numpy(), rtol=1e-10, err_msg=eager.name)
 
 
+def embedding_training_step(seed):
+    embedding, dense = layers.Embedding(6, 3), layers.Dense(1)
+    dense(embedding(np.zeros(1, dtype=int)))  # builds both
+    for variable in embedding.trainable_variables + dense.trainable_variables:
+        variable.assign(random(*variable.shape, seed=seed + variable.size))
+    optimizer = at.optimizers.Adam(0.1)
+
+    def loss(ids, y):
+        return np.mean((dense(np.mean(embedding(ids), axis=1))[:, 0] - y) ** 2)
+
+    def step(ids, y):
+        value, grads_and_vars = at.implicit_value_and_grad(loss)(ids, y)
+        optimizer.apply_gradients(grads_and_vars)
+        return value
+    return step, embedding.variables + dense.variables
+
+
+def test_embedding_training_step_traced_matches_eager():
+    (eager_step, eager_variables), (traced_step, traced_variables) = (
+        embedding_training_step(1), embedding_training_step(1))
+    traced_step = at.function(traced_step)
+    y = np.array([1.0, -1.0])
+    for ids in ([[1, 2], [3, 3]], [[0, 0], [0, 5]], [[4, 1], [1, 1]]):  # indices repeat
+        ids = np.array(ids)
+        np.testing.assert_allclose(traced_step(ids, y), eager_step(ids, y), rtol=1e-12)
+    assert traced_step.trace_count == 1
+    for eager, traced in zip(eager_variables, traced_variables):
+        np.testing.assert_allclose(traced.numpy(), eager.numpy(), rtol=1e-12, err_msg=eager.name)
+
+
 # --- BatchNormalization's moving statistics -------------------------------------------------------
 
 def test_batch_normalization_moving_statistics():

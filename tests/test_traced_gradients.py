@@ -126,3 +126,42 @@ def test_gradient_traced_once_for_every_number_of_rows(f):
         np.testing.assert_allclose(traced(X, w), gradient(X, w), rtol=1e-12)
     assert traced.trace_count == 1
     assert "dimension_size[axis=0]" in str(traced.graph(X, w))
+
+
+# --- gathers by traced indices --------------------------------------------------------------------
+
+def take_rows_loss(W, ids):
+    return np.sum(np.take(W, ids, axis=0) ** 2)
+
+
+def take_flat_loss(W, ids, mode):
+    return np.sum(np.take(W, ids, mode=mode) * np.arange(1.0, 5.0))
+
+
+def test_gradient_of_take_by_traced_indices_adds_up_repeated_indices():
+    W = np.arange(10.0).reshape(5, 2)
+    traced = autotrace.function(autotrace.grad(take_rows_loss))
+    expected = np.array([[0, 0], [12, 18], [0, 0], [12, 14], [0, 0]])  # row 1 taken three times
+    np.testing.assert_array_equal(traced(W, np.array([[1, 1], [3, 1]])), expected)
+    np.testing.assert_array_equal(traced(W, np.array([[0, 0], [0, 4]])),
+                                  [[0, 6], [0, 0], [0, 0], [0, 0], [16, 18]])
+    assert traced.trace_count == 1
+    ids = np.array([7, -1, 2, 2])  # out of range: clipped, or wrapped around
+    for mode, expected in [("clip", [2, 0, 7, 0, 0, 0, 0, 1, 0, 0]),
+                           ("wrap", [0, 0, 7, 0, 0, 0, 0, 1, 0, 2])]:
+        flat = autotrace.function(autotrace.grad(take_flat_loss))
+        np.testing.assert_array_equal(flat(W, ids, mode).ravel(), expected)
+        np.testing.assert_array_equal(autotrace.grad(take_flat_loss)(W, ids, mode).ravel(),
+                                      expected)
+
+
+def trace_times_sum(x):
+    return np.trace(x) * np.sum(np.diagonal(x, 1))
+
+
+def test_gradient_of_a_diagonal_scaled_by_a_traced_value():
+    x = np.arange(9.0).reshape(3, 3)
+    traced = autotrace.function(autotrace.grad(trace_times_sum))
+    # d/dx: sum(diagonal(x, 1)) = 6 on the diagonal, trace(x) = 12 on the first superdiagonal
+    np.testing.assert_array_equal(traced(x), [[6, 12, 0], [0, 6, 12], [0, 0, 6]])
+    np.testing.assert_array_equal(autotrace.grad(trace_times_sum)(x), traced(x))

@@ -18,10 +18,13 @@ Python statement when its condition is a Python value, and records a graph-level
 
 A statement's variables are those its body assigns (or mutates: `a[i] = v`, `l.append(v)`).
 They go into the branch or loop-body functions as arguments and come back as results, so the
-helpers see them as values. `live` names the variables read after the statement (anywhere
-later in the function, and in the whole loop around it): a variable assigned in one branch
-only, or only inside a traced loop, is an error only when it is live. Variables that may be
-unassigned start as `Undefined(name)`, whose every use raises a clear error.
+helpers see them as values. A global or closure container that the function mutates but never
+assigns (`cache[k] = v`, `log.append(v)`) is no variable of the function: it is changed in place
+while tracing, a Python side effect, as in tf.function. `live` names the variables read after
+the statement (anywhere later in the function, and in the whole loop around it): a variable
+assigned in one branch only, or only inside a traced loop, is an error only when it is live.
+Variables that may be unassigned start as `Undefined(name)`, whose every use raises a clear
+error.
 
 Early returns are folded first (`single_return` in transforms/exits.py): `if c: return a`
 followed by more statements becomes an if/else whose branches both end in a return, then both
@@ -100,6 +103,23 @@ def assigned_names(statements) -> list:
     return list(found)
 
 
+def local_names(arguments: gast.arguments, body: list) -> set:
+    """A function's local variables, by Python's rule: its parameters and the names its body
+    binds (assignment targets, loop and `with` targets, imports, nested defs), nested scopes
+    apart. A name that is only subscripted or mutated is not one."""
+    found = {a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    found.update(a.id for a in (arguments.vararg, arguments.kwarg) if a is not None)
+    for statement in body:
+        for node in walk_scope(statement):
+            if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+                found.add(node.name)
+            elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+                found.add(node.id)
+            elif isinstance(node, (gast.Import, gast.ImportFrom)):
+                found.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return found
+
+
 def loaded_names(nodes) -> set:
     """Every variable read in `nodes`, nested scopes included (closures read them too)."""
     return set(name_counts(nodes))
@@ -144,6 +164,7 @@ class ControlFlowConverter:
         self.generated: set = set()  # names of the branch and loop functions made here
         self.outputs: set = set()    # variables of converted statements (may be unassigned)
         self.fixed: set = set()      # global and nonlocal names: never statement variables
+        self.local: set = set()      # the function's local variables (Python's rule)
         # Code autotrace generated reads a variable assigned in one branch only under the
         # same condition: there it is not an error (see if_stmt's placeholders).
         self.generated_code = False
@@ -160,6 +181,7 @@ class ControlFlowConverter:
             _fill_locations(node)
             self.flags |= names_in(node) - before
         body = single_return(node.body, self.namer)
+        self.local = local_names(node.args, body) - self.fixed
         self.loads = name_counts(body)
         body = self.block(body, after=set())
         parameters = {a.id for a in node.args.posonlyargs + node.args.args
@@ -206,7 +228,7 @@ class ControlFlowConverter:
             for handler in getattr(node, "handlers", ()):
                 handler.body = self.block(handler.body, after)
         if isinstance(node, (gast.Assign, gast.AugAssign)):
-            node = _subscript_assignment(node)
+            node = _subscript_assignment(node, self.local)
         return [self.expressions(node)]
 
     def expressions(self, node):
@@ -216,7 +238,7 @@ class ControlFlowConverter:
 
     def _variables(self, statements) -> list:
         return [n for n in assigned_names(statements)
-                if n not in self.generated and n not in self.fixed]
+                if n not in self.generated and n in self.local]
 
     def _where(self, node, header: str) -> str:
         return f"{self.filename}:{node.lineno}: {header}"
@@ -346,12 +368,13 @@ class ControlFlowConverter:
             self._live(variables, after, inside, targets), keywords, iterable=iterable)
 
 
-def _subscript_assignment(node):
-    """`a[i] = v` -> `a = set_item(a, i, v)` (and `a[i] += v` likewise): a concrete array made
-    in the function and written with traced values becomes a traced one."""
+def _subscript_assignment(node, local: set):
+    """`a[i] = v` -> `a = set_item(a, i, v)` (and `a[i] += v` likewise), for a local variable
+    `a`: a concrete array made in the function and written with traced values becomes a traced
+    one. A global or closure container is written as it is (assigning it would make it local)."""
     targets = node.targets if isinstance(node, gast.Assign) else [node.target]
     if len(targets) != 1 or not isinstance(targets[0], gast.Subscript) or \
-            not isinstance(targets[0].value, gast.Name):
+            not isinstance(targets[0].value, gast.Name) or targets[0].value.id not in local:
         return node
     target = targets[0]
     value = node.value
@@ -363,7 +386,9 @@ def _subscript_assignment(node):
                      args=[name(target.value.id), target.slice, value], keywords=[])
     assign = gast.Assign(targets=[name(target.value.id, store=True)], value=call,
                          type_comment=None)
-    return _locate(assign, node)
+    for child in gast.walk(_locate(assign, node)):
+        setattr(child, _USER, True)  # keeps its line inside a branch or loop function
+    return assign
 
 
 def _jumps_in_loops(statements) -> bool:
