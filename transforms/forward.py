@@ -146,8 +146,11 @@ class ForwardMode:
             tangent_target = gast.Subscript(value=name(self.tangent(container)),
                                             slice=copy.deepcopy(target.slice),
                                             ctx=gast.Store())
-            return [node, gast.Assign(targets=[tangent_target],
-                                      value=self.tangent_of(node.value), type_comment=None)]
+            # The tangent goes first: `A[0:2] = A[0:2] * s` changes the array that the view
+            # `A[0:2]` in the tangent's expression reads, and cleanup may write that
+            # expression into the tangent's statement. Primal values never read tangents.
+            return [gast.Assign(targets=[tangent_target], value=self.tangent_of(node.value),
+                                type_comment=None), node]
         primal = target.id
         if primal not in self.active:
             return [node]
