@@ -14,7 +14,9 @@ from __future__ import annotations
 import copy
 
 import gast
+import numpy as np
 
+from transforms import cleanup
 from transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify, describe
 from transforms.codegen import to_source
@@ -265,13 +267,31 @@ class ForwardMode:
                 statement.value = replace_expression(
                     "tangent_like(tangent, value)", tangent_like=self.helper("tangent_like"),
                     tangent=statement.value, value=primal)
+            if isinstance(function, np.ufunc) and statement.targets[0].id == self.tangent(
+                    primal):
+                self.keep_apart(statement)
         return self.reverse_helper.import_template_names(statements, rule.namespace)
+
+    def keep_apart(self, statement) -> None:
+        """A ufunc's result is a new array (`+x`, `x - 0.0`, `x * 1.0`), so its tangent must
+        not be an input's tangent itself, which a later `y[i] = ...` would write into: where
+        the rule (its zero terms dropped, its constants folded) gives one through, copy it."""
+        folded = copy.deepcopy(statement)
+        cleanup.fold_constants([folded])
+        value = folded.value
+        passed = value
+        if (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
+                and value.func.id == self.helper("tangent_like")):
+            passed = value.args[0]  # the tangent itself where no broadcasting was needed
+        if isinstance(passed, gast.Name):
+            statement.value = replace_expression("snapshot(tangent)",
+                                                 snapshot=self.helper("snapshot"),
+                                                 tangent=value)
 
     def linear_functions(self) -> dict:
         """Names (as generated code spells them) of functions that are zero when the given
         argument positions are zero: products in any factor, linear maps in their first."""
         if self._linear is None:
-            import numpy as np
             products = (np.matmul, np.dot, np.multiply, np.outer, np.inner, np.kron,
                         np.tensordot)
             maps = (np.sum, np.mean, np.transpose, np.reshape, np.swapaxes, np.moveaxis,
@@ -350,7 +370,6 @@ def forward_function(func, wrt, *, session):
     `wrt` argument, a tuple of them for a tuple `wrt`; default ones) and returns
     `(value, tangent of the value)`.
     """
-    from transforms import cleanup
     from transforms.pipeline import _is_pure, load_generated, prepare
     from transforms.reverse import ReverseMode
 
