@@ -151,6 +151,42 @@ def layer(x, W):
     return np.tanh(W @ x)
 
 
+def two_outputs(x):
+    return x * 2.0, np.sum(x ** 2)
+
+
+def named_outputs(x):
+    return {"double": x * 2.0, "parts": [np.sin(x[0]), x[:2] * x[1:]]}
+
+
+def twice_and_thrice(x):
+    return x * 2.0, x * 3.0
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_jacobian_of_a_structured_output_has_its_structure(mode):
+    x = np.array([0.3, -1.2, 0.8])
+    double, squares = autotrace.jacobian(two_outputs, mode=mode)(x)
+    np.testing.assert_allclose(double, 2.0 * np.eye(3))
+    np.testing.assert_allclose(squares, 2.0 * x)
+    named = autotrace.jacobian(named_outputs, mode=mode)(x)
+    assert set(named) == {"double", "parts"} and isinstance(named["parts"], list)
+    np.testing.assert_allclose(named["double"], 2.0 * np.eye(3))
+    np.testing.assert_allclose(named["parts"][0], [np.cos(x[0]), 0.0, 0.0])
+    products = named["parts"][1]  # x[:2] * x[1:]: rows (x1, x0, 0) and (0, x2, x1)
+    assert products.shape == (2, 3)
+    np.testing.assert_allclose(products, [[x[1], x[0], 0.0], [0.0, x[2], x[1]]])
+    # Outputs of one shape are two Jacobians, not one array stacked from them.
+    same = autotrace.jacobian(twice_and_thrice, mode=mode)(x)
+    assert isinstance(same, tuple) and len(same) == 2
+    np.testing.assert_allclose(same[1], 3.0 * np.eye(3))
+
+
+def test_jacobian_with_respect_to_a_container_says_what_to_do():
+    with pytest.raises(TypeError, match="that argument is a dict, and jacobian takes one array"):
+        autotrace.jacobian(named_outputs)({"w": np.ones(3)})
+
+
 def test_jacobian_rejects_bad_modes_and_tuple_wrt():
     with pytest.raises(ValueError, match="mode must be"):
         autotrace.jacobian(layer, mode="sideways")
