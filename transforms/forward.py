@@ -12,6 +12,7 @@ user functions call their forward derivatives, which return `(value, tangent)` t
 from __future__ import annotations
 
 import copy
+import inspect
 
 import gast
 import numpy as np
@@ -344,13 +345,39 @@ class ForwardMode:
                                    node)]
 
     def custom_call(self, primal, call, custom, node) -> list:
-        """A function with a custom gradient, in forward mode: the tangent of its value, from
-        its value-only twin (see transforms/custom.py)."""
-        value_function, _ = custom_functions(custom)
-        function = self.context.import_value(value_function.__name__, value_function)
-        plain = gast.Call(func=name(function), args=call.args, keywords=call.keywords)
-        return self.call(primal, plain, classify(name(function), self.context.namespace),
-                         node)
+        """`y = f(...)` for an f with a custom gradient (see transforms/custom.py): y from f's
+        value-only twin, and its tangent from the user's grad_fn, so that forward mode agrees
+        with reverse mode. grad_fn is linear in dy, dy -> J^T dy, so J v is the gradient in dy
+        of <grad_fn(dy), v>: one reverse-mode derivative of f's vjp twin, seeded with v."""
+        value_function, vjp_function = custom_functions(custom)
+        value_name = self.context.import_value(value_function.__name__, value_function)
+        arguments = inspect.signature(vjp_function).parameters
+        seed_parameter = list(arguments)[-1]  # the twin's last parameter: dy
+        try:
+            transposed = self.context.derive(vjp_function, (seed_parameter,), "reverse")
+        except TransformError as error:
+            message = (f"forward mode takes the tangent of {describe(custom)} (called on line "
+                       f"{self.location.line_of(node)} of {self.location.filename}) from its "
+                       f"grad_fn, and cannot differentiate it in dy: {error.message}")
+            if error.filename is None:
+                raise self.location.error(node, message, describe(custom)) from None
+            raise TransformError(message, error.filename, error.lineno,
+                                 error.construct) from None
+        tangents = [self.tangent_of(argument) for argument in call.args]
+        seed = tangents[0] if len(tangents) == 1 else gast.Tuple(elts=tangents,
+                                                                 ctx=gast.Load())
+        zero = replace_expression("zeros_like(value)", zeros_like=self.helper("zeros_like"),
+                                  value=primal)
+        keywords = copy.deepcopy(call.keywords) + [
+            gast.keyword(arg=seed_parameter, value=zero),
+            gast.keyword(arg=self.context.seed_keyword(vjp_function), value=seed)]
+        value = gast.Assign(targets=[name(primal, store=True)], value=gast.Call(
+            func=name(value_name), args=copy.deepcopy(call.args),
+            keywords=copy.deepcopy(call.keywords)), type_comment=None)
+        gradients = gast.Call(func=name(transposed), args=copy.deepcopy(call.args),
+                              keywords=keywords)
+        tangent = replace_expression("gradients[0]", gradients=gradients)
+        return [gast.copy_location(value, node)] + self.assign_tangent(primal, tangent)
 
     def no_rule(self, function, node, callee=None) -> TransformError:
         text = to_source(callee).strip() if callee is not None else None
