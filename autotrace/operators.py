@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from runtime.structure import array_module
+from runtime.structure import _rebuild, array_module, zeros_like
 from transforms.forward import forward_function
 from transforms.pipeline import Session, reverse_function
 
@@ -94,9 +94,16 @@ def _unit_vectors(value):
 def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable:
     """The Jacobian of f with respect to one array or float argument.
 
-    The returned function gives an array of shape `output.shape + input.shape`.
+    The returned function gives an array of shape `output.shape + input.shape`; where f
+    returns a tuple, list, dict or namedtuple (nested or not), a container of the same kind
+    holding one such array per output, as jax.jacobian does.
     mode="reverse" runs the gradient once per output element; mode="forward" runs the tangent
     code once per input element (cheaper when the input is smaller than the output).
+
+    Example:
+        >>> jacobian(lambda x: (x * 2.0, np.sum(x ** 2)))(np.array([1.0, 2.0]))
+        (array([[2., 0.],
+               [0., 2.]]), array([2., 4.]))
     """
     if mode not in ("reverse", "forward"):
         raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
@@ -105,26 +112,70 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
     derivative = (reverse(f, wrt, with_value=True) if mode == "reverse"
                   else forward(f, wrt))
     position = _position(f, wrt)
+    name = getattr(f, "__name__", "f")
 
     def jacobian_fn(*args, **kwargs):
         x = args[position] if isinstance(position, int) else kwargs[position]
+        if isinstance(x, (tuple, list, dict)):
+            raise TypeError(
+                f"jacobian of {name} with respect to {wrt!r}: that argument is a "
+                f"{type(x).__name__}, and jacobian takes one array or float argument; take "
+                "the Jacobian with respect to each array in it (wrap f in a function of that "
+                "array), or use autotrace.grad / autotrace.forward, which take containers")
         xp = array_module(x)
         if mode == "reverse":
             value, _ = derivative(*args, **kwargs)
-            rows = [derivative(*args, **kwargs, **{derivative.__autotrace_seed__: e})[1]
-                    for e in _unit_vectors(value)]
-            out_shape = np.shape(value)
-            return xp.stack([xp.asarray(r, dtype=float) for r in rows]).reshape(
-                out_shape + np.shape(x))
-        columns = []
-        value = None
+            outputs, rebuild = _flatten(value)
+            zeros = [zeros_like(output) for output in outputs]
+            blocks = []
+            for index, output in enumerate(outputs):
+                rows = []
+                for e in _unit_vectors(output):
+                    seed = rebuild(zeros[:index] + [e] + zeros[index + 1:])
+                    gradient = derivative(*args, **kwargs,
+                                          **{derivative.__autotrace_seed__: seed})[1]
+                    rows.append(xp.asarray(gradient, dtype=float))
+                blocks.append(xp.stack(rows).reshape(np.shape(output) + np.shape(x)) if rows
+                              else xp.zeros(np.shape(output) + np.shape(x)))
+            return rebuild(blocks)
+        columns, value = [], None
         for e in _unit_vectors(x):
-            value, column = derivative(*args, **kwargs, tangent=e)
-            columns.append(xp.asarray(column, dtype=float))
-        stacked = xp.stack(columns, axis=-1)
-        return stacked.reshape(np.shape(value) + np.shape(x))
-    jacobian_fn.__name__ = f"jacobian_{getattr(f, '__name__', 'f')}"
+            value, tangent = derivative(*args, **kwargs, tangent=e)
+            columns.append(_flatten(tangent)[0])
+        if value is None:  # an empty x: run f for the shape of its value
+            value = derivative(*args, **kwargs)[0]
+        outputs, rebuild = _flatten(value)
+        blocks = []
+        for index, output in enumerate(outputs):
+            shape = np.shape(output)
+            pieces = [xp.broadcast_to(xp.asarray(column[index], dtype=float), shape)
+                      for column in columns]
+            blocks.append(xp.stack(pieces, axis=-1).reshape(shape + np.shape(x)) if pieces
+                          else xp.zeros(shape + np.shape(x)))
+        return rebuild(blocks)
+    jacobian_fn.__name__ = f"jacobian_{name}"
     return jacobian_fn
+
+
+def _flatten(value):
+    """The arrays and numbers in `value`, through nested tuples, lists, dicts and namedtuples,
+    in order; and a function that builds a container of value's structure from a list of
+    replacements for them."""
+    if not isinstance(value, (tuple, list, dict)):
+        return [value], lambda leaves: leaves[0]
+    items = list(value.values()) if isinstance(value, dict) else list(value)
+    parts = [_flatten(item) for item in items]
+    leaves = [leaf for part_leaves, _ in parts for leaf in part_leaves]
+
+    def rebuild(replacements):
+        rebuilt, start = [], 0
+        for part_leaves, rebuild_part in parts:
+            rebuilt.append(rebuild_part(replacements[start:start + len(part_leaves)]))
+            start += len(part_leaves)
+        if isinstance(value, dict):
+            return type(value)(zip(value.keys(), rebuilt))
+        return _rebuild(value, rebuilt)
+    return leaves, rebuild
 
 
 def _position(f, wrt):

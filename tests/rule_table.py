@@ -28,6 +28,7 @@ import numpy as np
 
 from runtime import adjoint_ops as ops
 from runtime import adjoint_products as products
+from runtime import scans
 from tests.rule_table_nn import nn_table
 
 
@@ -68,6 +69,17 @@ def uniform(low, high, *shapes):
 
 def away_from_zero(rng, shape):
     return rng.choice([-1.0, 1.0], shape) * rng.uniform(0.3, 2.0, shape)
+
+
+def with_zeros(rng, shape):
+    """Values away from zero, but with zeros at the first and a middle place of the last axis
+    (two zeros in each line along it) and, in 1-d, the last place too."""
+    a = away_from_zero(rng, shape)
+    a[..., 0] = 0.0
+    a[..., shape[-1] // 2] = 0.0
+    if len(shape) == 1:
+        a[-1] = 0.0
+    return a
 
 
 def distinct(rng, shape):
@@ -224,6 +236,11 @@ TABLE += [
     E("cumsum/axis1", np.cumsum, normal((3, 4)), dict(axis=1)),
     E("cumprod/flat", np.cumprod, uniform(0.5, 1.5, (3, 4))),
     E("cumprod/axis0", np.cumprod, lambda rng: (away_from_zero(rng, (3, 4)),), dict(axis=0)),
+    E("cumprod/zeros", np.cumprod, lambda rng: (with_zeros(rng, (7,)),),
+      note="exact at zeros: no division"),
+    E("cumprod/zeros-axis1", np.cumprod, lambda rng: (with_zeros(rng, (3, 5)),), dict(axis=1)),
+    E("cumprod/zeros-axis0", np.cumprod, lambda rng: (with_zeros(rng, (2, 5)).T,), dict(axis=0)),
+    E("cumprod/zeros-flat", np.cumprod, lambda rng: (with_zeros(rng, (2, 3)),)),
     E("diff/last", np.diff, normal((3, 5))),
     E("diff/n2-axis0", np.diff, normal((5, 3)), dict(n=2, axis=0)),
     E("sort/last", np.sort, lambda rng: (distinct(rng, (3, 5)),)),
@@ -466,6 +483,15 @@ TABLE += [
       wrt=(_G,)),
     E("helper:diag_adjoint/embed", ops.diag_adjoint, normal((2,), (3, 2)), dict(k=-1),
       wrt=(_G,)),
+    E("helper:shift", scans.shift, normal((3, 4)), dict(axis=1, step=1, fill=1.0), wrt=(_G,),
+      note="the fill value is a constant (1.0 in cumprod's rules)"),
+    E("helper:shift/back", scans.shift, normal((3, 4)), dict(axis=0, step=-1)),
+    E("helper:forward_scan", scans.forward_scan, normal((3, 5), (3, 5)), dict(axis=1)),
+    E("helper:forward_scan/zeros", scans.forward_scan,
+      lambda rng: (rng.standard_normal((5, 3)), with_zeros(rng, (3, 5)).T), dict(axis=0)),
+    E("helper:reverse_scan", scans.reverse_scan, normal((3, 5), (3, 5)), dict(axis=-1)),
+    E("helper:reverse_scan/zeros", scans.reverse_scan,
+      lambda rng: (rng.standard_normal(6), with_zeros(rng, (6,))), dict(axis=0)),
     E("helper:untake", ops.untake, _with(_n(2, 2), _n(3, 4), [[0, 5], [5, 11]]), wrt=(_G,)),
     E("helper:untake/axis", ops.untake, _with(_n(3, 3), _n(3, 4), [2, 0, 2]), dict(axis=1),
       wrt=(_G,)),

@@ -5,6 +5,7 @@ Expected values are finite differences (`numerical_jacobian`) or derivatives wor
 hand; every function differentiated here is a module-level function whose source autotrace
 reads.
 """
+import inspect
 import math
 
 import numpy as np
@@ -149,6 +150,42 @@ def test_jacobian_modes_agree_and_take_wrt_by_name():
 
 def layer(x, W):
     return np.tanh(W @ x)
+
+
+def two_outputs(x):
+    return x * 2.0, np.sum(x ** 2)
+
+
+def named_outputs(x):
+    return {"double": x * 2.0, "parts": [np.sin(x[0]), x[:2] * x[1:]]}
+
+
+def twice_and_thrice(x):
+    return x * 2.0, x * 3.0
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_jacobian_of_a_structured_output_has_its_structure(mode):
+    x = np.array([0.3, -1.2, 0.8])
+    double, squares = autotrace.jacobian(two_outputs, mode=mode)(x)
+    np.testing.assert_allclose(double, 2.0 * np.eye(3))
+    np.testing.assert_allclose(squares, 2.0 * x)
+    named = autotrace.jacobian(named_outputs, mode=mode)(x)
+    assert set(named) == {"double", "parts"} and isinstance(named["parts"], list)
+    np.testing.assert_allclose(named["double"], 2.0 * np.eye(3))
+    np.testing.assert_allclose(named["parts"][0], [np.cos(x[0]), 0.0, 0.0])
+    products = named["parts"][1]  # x[:2] * x[1:]: rows (x1, x0, 0) and (0, x2, x1)
+    assert products.shape == (2, 3)
+    np.testing.assert_allclose(products, [[x[1], x[0], 0.0], [0.0, x[2], x[1]]])
+    # Outputs of one shape are two Jacobians, not one array stacked from them.
+    same = autotrace.jacobian(twice_and_thrice, mode=mode)(x)
+    assert isinstance(same, tuple) and len(same) == 2
+    np.testing.assert_allclose(same[1], 3.0 * np.eye(3))
+
+
+def test_jacobian_with_respect_to_a_container_says_what_to_do():
+    with pytest.raises(TypeError, match="that argument is a dict, and jacobian takes one array"):
+        autotrace.jacobian(named_outputs)({"w": np.ones(3)})
 
 
 def test_jacobian_rejects_bad_modes_and_tuple_wrt():
@@ -432,10 +469,69 @@ def test_second_derivative_through_a_custom_gradient():
         assert second(x) == pytest.approx(e / (1 + e) ** 2, rel=1e-12)
 
 
-def test_forward_mode_through_a_custom_gradient_differentiates_the_value():
+def test_forward_mode_through_a_custom_gradient_uses_its_grad_fn():
     value, tangent = autotrace.forward(log1pexp_user)(0.0)
     assert value == pytest.approx(math.log(2.0))
     assert tangent == pytest.approx(0.5)
+
+
+@autotrace.custom_gradient
+def tripled_halved_gradient(x):
+    """3 x, with a gradient of dy / 2 instead of 3 dy (as a clipped or straight-through
+    gradient differs from the derivative of the value)."""
+    def grad_fn(dy):
+        return dy * 0.5
+    return x * 3.0, grad_fn
+
+
+def square_of_tripled(x):
+    return np.sum(tripled_halved_gradient(x) ** 2)
+
+
+def test_forward_and_reverse_agree_on_a_custom_gradient():
+    x = np.array([1.0, 2.0, 3.0])
+    expected = 2.0 * (3.0 * x) * 0.5  # d sum(y^2) = 2 y dy, sent back through grad_fn
+    np.testing.assert_allclose(autotrace.grad(square_of_tripled)(x), expected)
+    np.testing.assert_allclose(autotrace.jacobian(square_of_tripled, mode="forward")(x),
+                               expected)
+    _, tangent = autotrace.forward(square_of_tripled)(x, tangent=np.array([1.0, -1.0, 2.0]))
+    assert tangent == pytest.approx(np.dot(expected, [1.0, -1.0, 2.0]))
+    # Second order: forward over the custom gradient, and reverse over forward.
+    np.testing.assert_allclose(autotrace.hessian(square_of_tripled)(x), 3.0 * np.eye(3))
+    tangent_sum = autotrace.grad(lambda x: autotrace.forward(square_of_tripled)(x)[1])
+    np.testing.assert_allclose(tangent_sum(x), [3.0, 3.0, 3.0])
+
+
+def test_forward_mode_uses_each_argument_of_a_custom_gradient():
+    x, y = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    for wrt in (0, 1):
+        np.testing.assert_allclose(
+            autotrace.jacobian(uses_scaled_product, wrt=wrt, mode="forward")(x, y),
+            autotrace.jacobian(uses_scaled_product, wrt=wrt, mode="reverse")(x, y))
+
+
+@autotrace.custom_gradient
+def gradient_without_rule(x):
+    def grad_fn(dy):
+        return np.nan_to_num(dy) * 2.0
+    return x * 3.0, grad_fn
+
+
+def calls_gradient_without_rule(x):
+    return np.sum(gradient_without_rule(x))
+
+
+def test_forward_mode_names_a_grad_fn_it_cannot_differentiate():
+    lines, first = inspect.getsourcelines(gradient_without_rule.function)
+    line = first + next(i for i, text in enumerate(lines) if "nan_to_num" in text)
+    call = inspect.getsourcelines(calls_gradient_without_rule)[1] + 1
+    with pytest.raises(autotrace.TransformError) as caught:
+        autotrace.forward(calls_gradient_without_rule)(np.ones(2))
+    assert str(caught.value).startswith(
+        f'File "{__file__}", line {line}: forward mode takes the tangent of '
+        f"tests.test_operators.gradient_without_rule (called on line {call} of {__file__}) "
+        "from its grad_fn, and cannot differentiate it in dy: no derivative rule for "
+        "numpy.nan_to_num")
 
 
 # --- Rules users register for functions autotrace cannot read ------------------------------------

@@ -259,6 +259,31 @@ def test_clip_bounds_and_where_condition():
     assert "condition" not in vjp(np.ones(5))
 
 
+def cumprod_sum(x):
+    return np.sum(np.cumprod(x))
+
+
+def cumprod_along(x, axis):
+    return np.cumprod(x, axis=axis)
+
+
+def test_cumprod_is_exact_at_zeros_in_both_modes():
+    import autotrace
+    x = np.array([2.0, 0.0, 3.0])
+    # sum(cumprod(x)) = x0 + x0 x1 + x0 x1 x2: the gradient is (1 + x1 + x1 x2, x0 + x0 x2, x0 x1).
+    np.testing.assert_array_equal(autotrace.grad(cumprod_sum)(x), [1.0, 8.0, 0.0])
+    tangents = [autotrace.forward(cumprod_sum)(x, tangent=e)[1] for e in np.eye(3)]
+    np.testing.assert_array_equal(tangents, [1.0, 8.0, 0.0])
+    traced = autotrace.function(autotrace.grad(cumprod_sum))  # the scans on traced values
+    np.testing.assert_array_equal(traced(x), [1.0, 8.0, 0.0])
+    X = np.array([[0.0, 2.0, 0.0], [1.5, 0.0, 3.0]])
+    for axis in (0, 1, None):
+        reverse = autotrace.jacobian(cumprod_along, mode="reverse")(X, axis)
+        forward = autotrace.jacobian(cumprod_along, mode="forward")(X, axis)
+        np.testing.assert_allclose(reverse, forward)
+        assert np.all(np.isfinite(reverse))
+
+
 def test_integer_and_float_arguments():
     assert ops.unbroadcast(np.ones((2, 3)), 2) == 0.0
     assert type(ops.unbroadcast(np.ones((2, 3)), 2.0)) is float

@@ -115,6 +115,8 @@ STRUCTURE_TABLE = [
       _with(lambda rng: {"a": rng.standard_normal(2), "b": _float(rng)})),
     E("values_gradient", structure.values_gradient,
       _with(lambda rng: [rng.standard_normal(2), _float(rng)], {"a": 1.0, "b": 2.0}), wrt=(0,)),
+    E("snapshot", structure.snapshot, normal((2, 3))),
+    E("snapshot/float", structure.snapshot, lambda rng: (_float(rng),)),
     E("astype", structure.astype, normal((3,)), dict(dtype=np.float64)),
     E("astype/int", structure.astype, lambda rng: (rng.uniform(0.2, 0.8, 3) + np.arange(3),),
       dict(dtype=np.int64), note="an integer result has a zero tangent"),

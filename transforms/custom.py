@@ -8,9 +8,11 @@ lambda that may read the function's other variables. From its source this module
         ...                                def grad_fn(dy): ...
         return np.log(1 + e)               return grad_fn(dy)
 
-The first is what forward mode differentiates; reverse mode calls the second for the
-gradient. Both are ordinary source, so derivatives of any order go through them: grad_fn is
-called directly, and the variables it reads become its arguments when it is lifted.
+Both modes run the first for the value. Reverse mode calls the second for the gradient;
+forward mode takes the gradient of the second in dy, seeded with the tangents (grad_fn is
+linear in dy, so that is the Jacobian times the tangents), and so agrees with reverse mode.
+Both are ordinary source, so derivatives of any order go through them: grad_fn is called
+directly, and the variables it reads become its arguments when it is lifted.
 """
 from __future__ import annotations
 

@@ -12,9 +12,12 @@ user functions call their forward derivatives, which return `(value, tangent)` t
 from __future__ import annotations
 
 import copy
+import inspect
 
 import gast
+import numpy as np
 
+from transforms import cleanup
 from transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify, describe
 from transforms.codegen import to_source
@@ -146,8 +149,11 @@ class ForwardMode:
             tangent_target = gast.Subscript(value=name(self.tangent(container)),
                                             slice=copy.deepcopy(target.slice),
                                             ctx=gast.Store())
-            return [node, gast.Assign(targets=[tangent_target],
-                                      value=self.tangent_of(node.value), type_comment=None)]
+            # The tangent goes first: `A[0:2] = A[0:2] * s` changes the array that the view
+            # `A[0:2]` in the tangent's expression reads, and cleanup may write that
+            # expression into the tangent's statement. Primal values never read tangents.
+            return [gast.Assign(targets=[tangent_target], value=self.tangent_of(node.value),
+                                type_comment=None), node]
         primal = target.id
         if primal not in self.active:
             return [node]
@@ -262,13 +268,31 @@ class ForwardMode:
                 statement.value = replace_expression(
                     "tangent_like(tangent, value)", tangent_like=self.helper("tangent_like"),
                     tangent=statement.value, value=primal)
+            if isinstance(function, np.ufunc) and statement.targets[0].id == self.tangent(
+                    primal):
+                self.keep_apart(statement)
         return self.reverse_helper.import_template_names(statements, rule.namespace)
+
+    def keep_apart(self, statement) -> None:
+        """A ufunc's result is a new array (`+x`, `x - 0.0`, `x * 1.0`), so its tangent must
+        not be an input's tangent itself, which a later `y[i] = ...` would write into: where
+        the rule (its zero terms dropped, its constants folded) gives one through, copy it."""
+        folded = copy.deepcopy(statement)
+        cleanup.fold_constants([folded])
+        value = folded.value
+        passed = value
+        if (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
+                and value.func.id == self.helper("tangent_like")):
+            passed = value.args[0]  # the tangent itself where no broadcasting was needed
+        if isinstance(passed, gast.Name):
+            statement.value = replace_expression("snapshot(tangent)",
+                                                 snapshot=self.helper("snapshot"),
+                                                 tangent=value)
 
     def linear_functions(self) -> dict:
         """Names (as generated code spells them) of functions that are zero when the given
         argument positions are zero: products in any factor, linear maps in their first."""
         if self._linear is None:
-            import numpy as np
             products = (np.matmul, np.dot, np.multiply, np.outer, np.inner, np.kron,
                         np.tensordot)
             maps = (np.sum, np.mean, np.transpose, np.reshape, np.swapaxes, np.moveaxis,
@@ -321,13 +345,39 @@ class ForwardMode:
                                    node)]
 
     def custom_call(self, primal, call, custom, node) -> list:
-        """A function with a custom gradient, in forward mode: the tangent of its value, from
-        its value-only twin (see transforms/custom.py)."""
-        value_function, _ = custom_functions(custom)
-        function = self.context.import_value(value_function.__name__, value_function)
-        plain = gast.Call(func=name(function), args=call.args, keywords=call.keywords)
-        return self.call(primal, plain, classify(name(function), self.context.namespace),
-                         node)
+        """`y = f(...)` for an f with a custom gradient (see transforms/custom.py): y from f's
+        value-only twin, and its tangent from the user's grad_fn, so that forward mode agrees
+        with reverse mode. grad_fn is linear in dy, dy -> J^T dy, so J v is the gradient in dy
+        of <grad_fn(dy), v>: one reverse-mode derivative of f's vjp twin, seeded with v."""
+        value_function, vjp_function = custom_functions(custom)
+        value_name = self.context.import_value(value_function.__name__, value_function)
+        arguments = inspect.signature(vjp_function).parameters
+        seed_parameter = list(arguments)[-1]  # the twin's last parameter: dy
+        try:
+            transposed = self.context.derive(vjp_function, (seed_parameter,), "reverse")
+        except TransformError as error:
+            message = (f"forward mode takes the tangent of {describe(custom)} (called on line "
+                       f"{self.location.line_of(node)} of {self.location.filename}) from its "
+                       f"grad_fn, and cannot differentiate it in dy: {error.message}")
+            if error.filename is None:
+                raise self.location.error(node, message, describe(custom)) from None
+            raise TransformError(message, error.filename, error.lineno,
+                                 error.construct) from None
+        tangents = [self.tangent_of(argument) for argument in call.args]
+        seed = tangents[0] if len(tangents) == 1 else gast.Tuple(elts=tangents,
+                                                                 ctx=gast.Load())
+        zero = replace_expression("zeros_like(value)", zeros_like=self.helper("zeros_like"),
+                                  value=primal)
+        keywords = copy.deepcopy(call.keywords) + [
+            gast.keyword(arg=seed_parameter, value=zero),
+            gast.keyword(arg=self.context.seed_keyword(vjp_function), value=seed)]
+        value = gast.Assign(targets=[name(primal, store=True)], value=gast.Call(
+            func=name(value_name), args=copy.deepcopy(call.args),
+            keywords=copy.deepcopy(call.keywords)), type_comment=None)
+        gradients = gast.Call(func=name(transposed), args=copy.deepcopy(call.args),
+                              keywords=keywords)
+        tangent = replace_expression("gradients[0]", gradients=gradients)
+        return [gast.copy_location(value, node)] + self.assign_tangent(primal, tangent)
 
     def no_rule(self, function, node, callee=None) -> TransformError:
         text = to_source(callee).strip() if callee is not None else None
@@ -347,7 +397,6 @@ def forward_function(func, wrt, *, session):
     `wrt` argument, a tuple of them for a tuple `wrt`; default ones) and returns
     `(value, tangent of the value)`.
     """
-    from transforms import cleanup
     from transforms.pipeline import _is_pure, load_generated, prepare
     from transforms.reverse import ReverseMode
 

@@ -23,6 +23,7 @@ from runtime.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoi
                                       inner_adjoint_b, kron_adjoint_a, kron_adjoint_b,
                                       matmul_adjoint_a, matmul_adjoint_b, tensordot_adjoint_a,
                                       tensordot_adjoint_b)
+from runtime.scans import forward_scan, reverse_scan, shift
 from transforms.rules.core import adjoint, constant, d
 
 constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, clip_weights,
@@ -253,3 +254,27 @@ def einsum_adjoint_rule(z, g, subscripts, operands):
 def einsum_jvp_rule(z, subscripts, tangents, operands):
     d[tangents] = einsum_adjoint(d[z], subscripts, operands)
     d[operands] = einsum_adjoint_cross(d[z], tangents, subscripts, operands)
+
+
+# The recurrences of cumprod's rules (runtime/scans.py). forward_scan and reverse_scan are each
+# other's transpose in their first argument; t = forward_scan(b, a) reads a[k] times t[k - 1],
+# s = reverse_scan(c, a) reads a[k + 1] times s[k + 1].
+
+
+@adjoint(shift)
+def shift_rule(z, x, axis, step, fill=0.0):
+    d[x] = shift(d[z], axis, -step)
+
+
+@adjoint(forward_scan)
+def forward_scan_rule(t, b, a, axis):
+    carried = reverse_scan(d[t], a, axis)
+    d[b] = carried
+    d[a] = carried * shift(t, axis, 1)
+
+
+@adjoint(reverse_scan)
+def reverse_scan_rule(s, c, a, axis):
+    carried = forward_scan(d[s], a, axis)
+    d[c] = carried
+    d[a] = shift(carried, axis, 1) * s

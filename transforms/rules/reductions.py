@@ -6,13 +6,14 @@ Parameters that follow `out` in NumPy's signature are keyword-only here, so a ca
 Ties: max/min/amax/amin split the gradient evenly among the elements that attain the extremum
 (the same convention as maximum/minimum). sort sends each sorted gradient back to the element
 that landed there (a stable order among ties).
-Zeros: prod is exact at zeros (it multiplies the other elements, never divides); its second
-derivative, and cumprod's first, divide by the input and are not defined where it is 0.
+Zeros: prod and cumprod are exact at zeros (they multiply the other elements, never divide);
+prod's second derivative divides by the input and is not defined where it is 0.
 """
 import numpy as np
 
 from runtime.adjoint_ops import (diff_pad_width, extremum_weights, flat_axis, prod_others,
                                  reduced_size, unreduce, unsort)
+from runtime.scans import reverse_scan, shift
 from transforms.rules.core import adjoint, d
 
 
@@ -57,9 +58,11 @@ def cumsum_rule(y, a, axis=None, dtype=None):
 
 @adjoint(np.cumprod)
 def cumprod_rule(y, a, axis=None, dtype=None):
+    # d y_i / d a_k = (a_0 ... a_{k-1}) (a_{k+1} ... a_i) for k <= i: the exclusive product
+    # times a recurrence over the later gradients, with no division (exact at zeros).
     along = flat_axis(axis)
-    reversed_sum = np.flip(np.cumsum(np.flip(d[y] * y, along), along), along)
-    d[a] = np.reshape(reversed_sum, np.shape(a)) / a
+    line = np.reshape(a, np.shape(y))  # flattened when axis is None
+    d[a] = np.reshape(shift(y, along, 1, 1.0) * reverse_scan(d[y], line, along), np.shape(a))
 
 
 @adjoint(np.diff)

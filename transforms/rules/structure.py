@@ -14,7 +14,8 @@ from runtime.structure import (accumulate, accumulate_attribute, attribute_gradi
                                extremum_gradient, gradient_item, item, pairs_gradient,
                                item_gradient, items_gradient,
                                like_container, match, place_item, read_attribute, read_item,
-                               seed, sequence, sequence_gradient, shape_only, sum_gradient,
+                               seed, sequence, sequence_gradient, shape_only, snapshot,
+                               sum_gradient,
                                values_gradient, zeros_like, ones_like, tangent_like,
                                tangent_seed)
 from runtime.adjoint_ops import unbroadcast
@@ -132,6 +133,11 @@ def _pairs_gradient(y, gradient):
 @adjoint(values_gradient)
 def _values_gradient(y, gradient, mapping):
     d[gradient] = dict_values(d[y])
+
+
+@adjoint(snapshot)
+def _snapshot(y, value):
+    d[value] = d[y]
 
 
 @adjoint(astype)

@@ -19,6 +19,7 @@ from runtime.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoi
                                       inner_adjoint_b, kron_adjoint_a, kron_adjoint_b,
                                       matmul_adjoint_a, matmul_adjoint_b, tensordot_adjoint_a,
                                       tensordot_adjoint_b)
+from runtime.scans import forward_scan, reverse_scan, shift
 from runtime.structure import add
 from runtime.tangent_ops import einsum_jvp_cross
 from transforms.rules.core import d, tangent
@@ -236,3 +237,22 @@ def einsum_adjoint_tangent(z, g, subscripts, operands):
 def einsum_jvp_tangent(z, subscripts, tangents, operands):
     d[z] = (einsum_jvp(subscripts, d[tangents], operands)
             + einsum_jvp_cross(subscripts, tangents, d[operands], operands))
+
+
+# The recurrences of cumprod's rules (runtime/scans.py): each is linear in its first argument,
+# and its tangent in `a` is the same recurrence run on the terms that a's tangent adds.
+
+
+@tangent(shift)
+def shift_tangent(z, x, axis, step, fill=0.0):
+    d[z] = shift(d[x], axis, step)
+
+
+@tangent(forward_scan)
+def forward_scan_tangent(t, b, a, axis):
+    d[t] = forward_scan(d[b] + d[a] * shift(t, axis, 1), a, axis)
+
+
+@tangent(reverse_scan)
+def reverse_scan_tangent(s, c, a, axis):
+    d[s] = reverse_scan(d[c] + shift(d[a] * s, axis, -1), a, axis)

@@ -1,13 +1,15 @@
 """Tangent rules of reductions and cumulative functions.
 
 Signatures are the adjoint rules' (reductions.py), conventions too: tied extrema share the tangent
-evenly, sort carries each tangent along with its element (a stable order among ties), prod is exact
-at zeros while cumprod divides by its input. A `dtype` argument is not applied to tangents.
+evenly, sort carries each tangent along with its element (a stable order among ties), prod and
+cumprod are exact at zeros. A `dtype` argument is not applied to tangents.
 Inputs may be lists of floats, so divisions are written as np.divide (a list has no `/`).
 """
 import numpy as np
 
-from runtime.adjoint_ops import extremum_weights, prod_others, reduced_size, sort_like
+from runtime.adjoint_ops import (extremum_weights, flat_axis, prod_others, reduced_size,
+                                 sort_like)
+from runtime.scans import forward_scan, shift
 from transforms.rules.core import d, tangent
 
 
@@ -53,8 +55,10 @@ def cumsum_tangent(y, a, axis=None, dtype=None):
 
 @tangent(np.cumprod)
 def cumprod_tangent(y, a, axis=None, dtype=None):
-    # d(a_0 ... a_i) = (a_0 ... a_i) * sum_{j <= i} da_j / a_j: not defined where a is 0.
-    d[y] = y * np.cumsum(np.divide(d[a], a), axis)
+    # dy_i = a_i dy_{i-1} + y_{i-1} da_i, run as a recurrence: no division (exact at zeros).
+    along = flat_axis(axis)
+    line = np.reshape(a, np.shape(y))  # flattened when axis is None
+    d[y] = forward_scan(shift(y, along, 1, 1.0) * np.reshape(d[a], np.shape(y)), line, along)
 
 
 @tangent(np.diff)

@@ -73,11 +73,13 @@ def atleast_nd_tangent(y, *arys):
 
 
 # array and asarray may change the dtype: unbroadcast gives an integer result a zero tangent.
+# np.array copies (unless told not to), so the tangent is copied too: y[i] = ... must not write
+# into the input's tangent. asarray copies only where NumPy must, for its tangent too.
 
 
 @tangent(np.array)
 def array_tangent(y, object, dtype=None, *, copy=True, order="K", ndmin=0):
-    d[y] = unbroadcast(np.reshape(np.asarray(d[object]), np.shape(y)), y)
+    d[y] = unbroadcast(np.reshape(np.array(d[object], copy=copy), np.shape(y)), y)
 
 
 @tangent(np.asarray)

@@ -16,7 +16,8 @@ from runtime.structure import (accumulate, accumulate_attribute, attribute_gradi
                                clear_item, dict_items, dict_values, extremum_gradient,
                                gradient_item, item, item_gradient, items_gradient, like_container,
                                match, pairs_gradient, place_item, read_attribute, read_item, seed,
-                               sequence, sequence_gradient, sum_gradient, tangent_like,
+                               sequence, sequence_gradient, snapshot, sum_gradient,
+                               tangent_like,
                                tangent_seed, values_gradient)
 from runtime.tangent_ops import extremum_tangent, iteration_tangent, seed_tangent
 from transforms.rules.core import adjoint, d, tangent
@@ -141,6 +142,11 @@ def _pairs_gradient(y, gradient):
 @tangent(values_gradient)
 def _values_gradient(y, gradient, mapping):
     d[y] = values_gradient(d[gradient], mapping)
+
+
+@tangent(snapshot)
+def _snapshot(y, value):
+    d[y] = snapshot(d[value])
 
 
 @tangent(astype)
