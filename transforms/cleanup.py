@@ -138,35 +138,78 @@ def _value_reads(node, shape_only: dict) -> set:
 
 
 def fold_constants(body, namer=None):
-    class Fold(gast.NodeTransformer):
-        def visit_BinOp(self, node):
-            self.generic_visit(node)
-            if (isinstance(node.left, gast.Constant) and isinstance(node.right, gast.Constant)
-                    and type(node.op) in _FOLDABLE
-                    and all(isinstance(c.value, (int, float)) and not isinstance(c.value, bool)
-                            for c in (node.left, node.right))):
-                try:
-                    value = _FOLDABLE[type(node.op)](node.left.value, node.right.value)
-                except (ArithmeticError, ValueError):
-                    return node
-                if isinstance(value, (int, float)) and abs(value) < 1e15:
-                    return _number(value)
-            # x ** 1 and x * 1 are x (what a rule like power's gives for a constant exponent)
-            if (isinstance(node.op, (gast.Pow, gast.Mult, gast.Div))
-                    and _is_one(node.right)):
-                return node.left
-            if isinstance(node.op, gast.Mult) and _is_one(node.left):
-                return node.right
-            return node
+    """Fold arithmetic on numbers (`2 * 3.0` is `6.0`) and drop identities (`x * 1`, `1 * x`,
+    `x / 1`, `x ** 1`, `-(-x)`) where what they compute feeds another operator.
 
-        def visit_UnaryOp(self, node):
-            self.generic_visit(node)
-            if (isinstance(node.op, gast.USub) and isinstance(node.operand, gast.UnaryOp)
-                    and isinstance(node.operand.op, gast.USub)):
-                return node.operand.operand
-            return node
+    Elsewhere an identity stays: `A = x * 1.0` makes a new array, and folding it into `A = x`
+    would let a later `A[0] = ...` (or a view of A) write into x.
+    """
     for statement in body:
-        Fold().visit(statement)
+        _FoldNumbers().visit(statement)
+        _DropIdentities().visit(statement)
+
+
+class _FoldNumbers(gast.NodeTransformer):
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if (isinstance(node.left, gast.Constant) and isinstance(node.right, gast.Constant)
+                and type(node.op) in _FOLDABLE
+                and all(isinstance(c.value, (int, float)) and not isinstance(c.value, bool)
+                        for c in (node.left, node.right))):
+            try:
+                value = _FOLDABLE[type(node.op)](node.left.value, node.right.value)
+            except (ArithmeticError, ValueError):
+                return node
+            if isinstance(value, (int, float)) and abs(value) < 1e15:
+                return _number(value)
+        return node
+
+
+class _DropIdentities(gast.NodeTransformer):
+    """Top down: `fresh` says whether the value of the node visited is read only by an
+    arithmetic operator, which makes a new value of it (so it may as well be the operand)."""
+
+    def __init__(self):
+        self.fresh = False
+
+    def generic_visit(self, node):
+        fresh, self.fresh = self.fresh, False
+        node = super().generic_visit(node)
+        self.fresh = fresh
+        return node
+
+    def operands(self, node):
+        fresh, self.fresh = self.fresh, True
+        node = super().generic_visit(node)
+        self.fresh = fresh
+        return node
+
+    def visit_BinOp(self, node):
+        operand = _identity_operand(node)
+        if operand is not None and self.fresh:
+            return self.visit(operand)
+        return self.operands(node)
+
+    def visit_UnaryOp(self, node):
+        operand = _identity_operand(node)
+        if operand is not None and self.fresh:
+            return self.visit(operand)
+        return self.operands(node)
+
+
+def _identity_operand(node):
+    """`x` for `x * 1`, `1 * x`, `x / 1`, `x ** 1` and `-(-x)` (what rules like power's give
+    for a constant exponent); else None."""
+    if isinstance(node, gast.UnaryOp):
+        if (isinstance(node.op, gast.USub) and isinstance(node.operand, gast.UnaryOp)
+                and isinstance(node.operand.op, gast.USub)):
+            return node.operand.operand
+        return None
+    if isinstance(node.op, (gast.Pow, gast.Mult, gast.Div)) and _is_one(node.right):
+        return node.left
+    if isinstance(node.op, gast.Mult) and _is_one(node.left):
+        return node.right
+    return None
 
 
 def _is_one(node) -> bool:

@@ -1,0 +1,80 @@
+"""Python's value semantics under the transforms: a new array stays a new array.
+
+Each function below writes into an array it computed; the derivatives must neither change the
+caller's arrays nor read values that a write through another name has changed.
+"""
+import numpy as np
+import pytest
+
+import autotrace
+
+
+def times_one_then_write(x):
+    A = x * 1.0
+    A[0] = 0.0
+    return np.sum(A) * x[0]
+
+
+def one_times_then_write(x):
+    A = 1.0 * x
+    A[0] = 0.0
+    return np.sum(A) * x[0]
+
+
+def divided_by_one_then_write(x):
+    A = x / 1.0
+    A[0] = 0.0
+    return np.sum(A) * x[0]
+
+
+def power_one_then_write(x):
+    A = x ** 1
+    A[0] = 0.0
+    return np.sum(A) * x[0]
+
+
+def negated_twice_then_write(x):
+    A = -(-x)
+    A[0] = 0.0
+    return np.sum(A) * x[0]
+
+
+def reshaped_times_one_then_write(x):
+    A = x.reshape(3) * 1.0
+    A[0] = 0.0
+    return np.sum(A) * x[0]
+
+
+COPIES_THEN_WRITE = [times_one_then_write, one_times_then_write, divided_by_one_then_write,
+                     power_one_then_write, negated_twice_then_write,
+                     reshaped_times_one_then_write]
+
+
+@pytest.mark.parametrize("function", COPIES_THEN_WRITE, ids=lambda f: f.__name__)
+def test_an_identity_operation_makes_a_new_array(function):
+    # f = (x1 + x2) * x0: the gradient is (x1 + x2, x0, x0)
+    x = np.array([1.0, 2.0, 3.0])
+    value, gradient = autotrace.value_and_grad(function)(x)
+    assert value == 5.0
+    np.testing.assert_allclose(gradient, [5.0, 1.0, 1.0])
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("function", COPIES_THEN_WRITE, ids=lambda f: f.__name__)
+def test_an_identity_operation_makes_a_new_tangent(function):
+    x = np.array([1.0, 2.0, 3.0])
+    tangent = np.array([1.0, 1.0, 0.0])
+    value, derivative = autotrace.forward(function)(x, tangent=tangent)
+    assert (value, derivative) == (5.0, 6.0)
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(tangent, [1.0, 1.0, 0.0])
+
+
+def square_sum(x):
+    return np.sum(x ** 2)
+
+
+def test_identities_inside_arithmetic_are_still_folded():
+    # power's rule gives `2 * x ** (2 - 1)`: the `** 1` feeds a product, and goes
+    assert "* 2 * x\n" in autotrace.source(autotrace.grad(square_sum))
+    assert "dx * 2 * x," in autotrace.source(autotrace.forward(square_sum))
