@@ -292,6 +292,26 @@ def test_a_loop_variable_used_after_a_traced_loop_needs_a_value_before_it():
         f"before the loop (e.g. i = 0), so it has a value then\n")
 
 
+def grow_until_large(x):
+    steps = 0
+    while steps < 10:
+        x = x * 1.5
+        if np.sum(x) > 20.0:
+            break
+        steps += 1
+    return x, steps
+
+
+def test_a_counter_from_a_traced_loop_is_a_numpy_scalar_whichever_path_gave_it():
+    traced = autotrace.function(grow_until_large)
+    for x, expected in ((np.array([1.0, 2.0]), 4), (np.array([6.0, 7.0]), 1),
+                        (np.array([100.0, 1.0]), 0)):
+        _, steps = traced(x)
+        assert type(steps) is np.int64 and steps == expected == grow_until_large(x)[1]
+        assert {steps: "hashable"}  # as the int eager code returns is
+    assert traced.trace_count == 1
+
+
 # Containers of the module or of a closure, changed while tracing: Python side effects.
 lazy_constants = {}
 calls_traced = []
