@@ -394,6 +394,7 @@ for _dunder, _ufunc in BINARY_OPERATORS:
     setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
     setattr(Tracer, f"__r{_dunder}__", _operator(_ufunc, reflected=True))
 
+
 def _in_place_operator(symbol: str):
     """`t += v` and the like: refused on an array argument; otherwise `t = t + v` (a traced
     value may stand for an immutable NumPy scalar, so it is never changed in place)."""
