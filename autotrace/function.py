@@ -217,7 +217,7 @@ class Function:
             f"{reason}. Each new signature traces again: "
             "pass arrays rather than changing Python numbers, and keep shapes fixed "
             "(or use input_signature or reduce_retracing=True).",
-            RuntimeWarning, stacklevel=3)
+            RuntimeWarning, stacklevel=_caller_level())
 
     def _entry(self, args, kwargs) -> _Entry:
         if self.input_signature is not None:
@@ -314,6 +314,15 @@ class BoundFunction:
     def __repr__(self) -> str:
         return (f"<bound autotrace.function {getattr(self, '__qualname__', self.__name__)} "
                 f"of {self.__self__!r}>")
+
+
+def _caller_level() -> int:
+    """The stacklevel of a warning raised in this file that points at the line which called
+    into it (a traced function, or a method bound to one)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _log_placement(function: Function, graph) -> None:

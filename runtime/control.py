@@ -249,7 +249,8 @@ def _recording_into(builder: SubgraphBuilder):
 
 
 def _numbers_to_arrays(tree):
-    """`tree` with Python numbers as 0-d NumPy arrays (loop values and branch outputs)."""
+    """`tree` with Python numbers as NumPy scalars (loop values and branch outputs): a result
+    is then a NumPy scalar whichever path gave it, as the result of NumPy arithmetic on one."""
     if isinstance(tree, (tuple, list)):
         items = [_numbers_to_arrays(item) for item in tree]
         if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
@@ -258,7 +259,7 @@ def _numbers_to_arrays(tree):
     if isinstance(tree, dict):
         return type(tree)((key, _numbers_to_arrays(value)) for key, value in tree.items())
     if type(tree) in LITERAL_TYPES:
-        return np.asarray(tree)
+        return np.asarray(tree)[()]
     return tree
 
 

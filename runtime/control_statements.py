@@ -34,7 +34,8 @@ import numpy as np
 from runtime.control import (ControlFlowError, _aval, _describe, _leaves_with_paths,
                              _same_structure, current_builder, traced_cond, traced_while, cond)
 from runtime.stacks import TracedStack, new_stack, restore, snapshot
-from runtime.tracer import Tracer, is_array, map_arrays, mark_view, set_item as _set_array_item
+from runtime.tracer import (Tracer, TracerConversionError, is_array, map_arrays, mark_view,
+                            set_item as _set_array_item)
 
 
 class Undefined:
@@ -536,10 +537,37 @@ def asarray(value, dtype=None, **options):
     return np.asarray(value, dtype=dtype, **options)
 
 
+def _compare_builtin(builtin, elementwise: str, reduction: str):
+    """The builtin max or min for converted code: it compares Python values, which traced ones
+    have none of; say which NumPy function does it instead."""
+    def compare(*args, **kwargs):
+        try:
+            return builtin(*args, **kwargs)
+        except TracerConversionError:
+            raise TracerConversionError(
+                f"built-in {builtin.__name__}() compares values as Python values, and a traced "
+                f"value has none while tracing: use np.{elementwise}(a, b) for two values, or "
+                f"np.{reduction}(x) over an array's elements") from None
+    compare.__name__ = builtin.__name__
+    return compare
+
+
+def python_test(value, *, where: str, reason: str, iterable: bool = False):
+    """The condition (or, for a for loop, the `iterable`) of a statement left as Python code
+    (see transforms/control_flow.py): as it is, unless it is traced, which `reason` says cannot
+    be. A traced array is iterable in Python: its length is known while tracing."""
+    if isinstance(value, TracedRange) or isinstance(value, Tracer) and not iterable:
+        raise _error(where, reason)
+    return value
+
+
 # What converted code calls, by the names transforms/control_flow.py gives them.
 HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "if_exp": if_exp,
            "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
-           "set_item": set_item}
+           "set_item": set_item, "python_test": python_test}
 
-# NumPy functions that cannot see traced values in a list: converted code calls these instead.
-NUMPY_REPLACEMENTS = {np.array: array, np.asarray: asarray}
+# NumPy functions that cannot see traced values in a list, and builtins that compare Python
+# values: converted code calls these instead.
+NUMPY_REPLACEMENTS = {np.array: array, np.asarray: asarray,
+                      max: _compare_builtin(max, "maximum", "max"),
+                      min: _compare_builtin(min, "minimum", "min")}

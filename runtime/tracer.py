@@ -56,10 +56,20 @@ _BOOL_MESSAGE = (
     "cannot convert a traced value to a Python bool: this is control flow on a traced array "
     "value; use autotrace.cond/while_loop or compute it outside the traced function")
 
+_PYTHON_VALUE_MESSAGE = (
+    "cannot convert a traced value to {what}: a traced value has no Python value while "
+    "tracing (it has one only when the graph runs). Keep it an array: compute with NumPy "
+    "functions (np.where to choose between values, autotrace.cond for a branch) and return "
+    "it, or leave this function untraced")
+
 _VALUE_MESSAGE = (
     "cannot convert a traced value to {what}: its value is not known while tracing. If it is "
     "being written into a NumPy array made inside the traced function (buffer[i] = value), "
     "make that array from a traced one so it is traced too: np.zeros_like(x, shape=...)")
+
+
+def _no_python_value(what: str) -> TracerConversionError:
+    return TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what=what))
 
 
 class ArgumentChangedError(TypeError):
@@ -304,22 +314,22 @@ class Tracer:
         raise TracerConversionError(_BOOL_MESSAGE)
 
     def __float__(self):
-        raise TracerConversionError(_VALUE_MESSAGE.format(what="a Python float"))
+        raise _no_python_value("a Python float")
 
     def __int__(self):
-        raise TracerConversionError(_VALUE_MESSAGE.format(what="a Python int"))
+        raise _no_python_value("a Python int")
 
     def __complex__(self):
-        raise TracerConversionError(_VALUE_MESSAGE.format(what="a Python complex"))
+        raise _no_python_value("a Python complex")
 
     def __index__(self):
-        raise TracerConversionError(_VALUE_MESSAGE.format(what="a Python int (an index)"))
+        raise _no_python_value("a Python int (an index)")
 
     def item(self, *args):
-        raise TracerConversionError(_VALUE_MESSAGE.format(what="a Python scalar (.item())"))
+        raise _no_python_value("a Python scalar (.item())")
 
     def tolist(self):
-        raise TracerConversionError(_VALUE_MESSAGE.format(what="a Python list (.tolist())"))
+        raise _no_python_value("a Python list (.tolist())")
 
     # --- indexing ----------------------------------------------------------------------------
     def __getitem__(self, index):
@@ -383,6 +393,7 @@ UNARY_OPERATORS = (("neg", np.negative), ("pos", np.positive), ("abs", np.absolu
 for _dunder, _ufunc in BINARY_OPERATORS:
     setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
     setattr(Tracer, f"__r{_dunder}__", _operator(_ufunc, reflected=True))
+
 
 def _in_place_operator(symbol: str):
     """`t += v` and the like: refused on an array argument; otherwise `t = t + v` (a traced

@@ -292,6 +292,26 @@ def test_a_loop_variable_used_after_a_traced_loop_needs_a_value_before_it():
         f"before the loop (e.g. i = 0), so it has a value then\n")
 
 
+def grow_until_large(x):
+    steps = 0
+    while steps < 10:
+        x = x * 1.5
+        if np.sum(x) > 20.0:
+            break
+        steps += 1
+    return x, steps
+
+
+def test_a_counter_from_a_traced_loop_is_a_numpy_scalar_whichever_path_gave_it():
+    traced = autotrace.function(grow_until_large)
+    for x, expected in ((np.array([1.0, 2.0]), 4), (np.array([6.0, 7.0]), 1),
+                        (np.array([100.0, 1.0]), 0)):
+        _, steps = traced(x)
+        assert type(steps) is np.int64 and steps == expected == grow_until_large(x)[1]
+        assert {steps: "hashable"}  # as the int eager code returns is
+    assert traced.trace_count == 1
+
+
 # Containers of the module or of a closure, changed while tracing: Python side effects.
 lazy_constants = {}
 calls_traced = []
@@ -408,5 +428,103 @@ def test_tracebacks_point_at_the_users_lines():
         return y
     with pytest.raises(ValueError) as raised:
         autotrace.function(fails_in_branch)(positive)
-    frames = [(frame.filename, frame.lineno) for frame in traceback.extract_tb(raised.tb)]
-    assert (__file__, line_of(fails_in_branch, "x @ np.ones")) in frames
+    frames = [(frame.filename, frame.lineno, frame.name)
+              for frame in traceback.extract_tb(raised.tb)]
+    # named as the user's function, not as the branch function it became (_if_true1)
+    assert (__file__, line_of(fails_in_branch, "x @ np.ones"), "fails_in_branch") in frames
+
+
+def loop_with_else(x):
+    while np.sum(x) < 10.0:
+        x = x * 2.0
+    else:
+        x = x + 1.0
+    return x
+
+
+def range_loop_with_else(x, n):
+    for i in range(n):
+        x = x * 2.0
+    else:
+        x = x + 1.0
+    return x
+
+
+def larger_of(x):
+    return max(np.sum(x), 1.0)
+
+
+def smaller_of(x):
+    return min(np.sum(x), 1.0)
+
+
+def as_float(x):
+    return float(np.sum(x))
+
+
+def as_item(x):
+    return np.sum(x).item()
+
+
+positive_calls = 0
+
+
+def count_positive(x):
+    global positive_calls
+    if np.sum(x) > 0:
+        positive_calls = positive_calls + 1
+    return x
+
+
+def in_a_loop(x, n):
+    for i in range(n):
+        x = x + float(x[0])
+    return x
+
+
+@pytest.mark.parametrize("function, args, kind, message, line", [
+    (loop_with_else, (positive,), ControlFlowError,
+     f"{__file__}:{line_of(loop_with_else, 'while')}: while np.sum(x) < 10.0:\n  this while "
+     f"loop has an else: block, which cannot be converted to a graph loop when its condition "
+     f"is traced; remove the else and run its statements after the loop (with a flag where a "
+     f"break skips them)", "while np.sum(x) < 10.0:"),
+    (range_loop_with_else, (positive, np.int64(2)), ControlFlowError,
+     f"{__file__}:{line_of(range_loop_with_else, 'for i')}: for i in range(n):\n  this for "
+     f"loop has an else: block, which cannot be converted to a graph loop when its range is "
+     f"traced; remove the else and run its statements after the loop (with a flag where a "
+     f"break skips them)", "for i in range(n):"),
+    (count_positive, (positive,), ControlFlowError,
+     f"{__file__}:{line_of(count_positive, 'if np')}: if np.sum(x) > 0:\n  this if statement "
+     f"assigns the global or nonlocal variable 'positive_calls', which cannot be converted to "
+     f"a graph cond when its condition is traced; pass the value in and return the new one "
+     f"instead", "if np.sum(x) > 0:"),
+    (larger_of, (positive,), TypeError,
+     "built-in max() compares values as Python values, and a traced value has none while "
+     "tracing: use np.maximum(a, b) for two values, or np.max(x) over an array's elements",
+     "return max(np.sum(x), 1.0)"),
+    (smaller_of, (positive,), TypeError,
+     "built-in min() compares values as Python values, and a traced value has none while "
+     "tracing: use np.minimum(a, b) for two values, or np.min(x) over an array's elements",
+     "return min(np.sum(x), 1.0)"),
+    (as_float, (positive,), TypeError,
+     "cannot convert a traced value to a Python float: a traced value has no Python value "
+     "while tracing (it has one only when the graph runs). Keep it an array: compute with "
+     "NumPy functions (np.where to choose between values, autotrace.cond for a branch) and "
+     "return it, or leave this function untraced", "return float(np.sum(x))"),
+    (as_item, (positive,), TypeError,
+     "cannot convert a traced value to a Python scalar (.item()): a traced value has no Python "
+     "value while tracing (it has one only when the graph runs). Keep it an array: compute "
+     "with NumPy functions (np.where to choose between values, autotrace.cond for a branch) "
+     "and return it, or leave this function untraced", "return np.sum(x).item()"),
+    (in_a_loop, (positive, np.int64(2)), TypeError,
+     "cannot convert a traced value to a Python float: a traced value has no Python value "
+     "while tracing (it has one only when the graph runs). Keep it an array: compute with "
+     "NumPy functions (np.where to choose between values, autotrace.cond for a branch) and "
+     "return it, or leave this function untraced", "x = x + float(x[0])"),
+])
+def test_what_cannot_trace_says_why_and_names_the_users_line(function, args, kind, message,
+                                                              line):
+    with pytest.raises(kind) as raised:
+        autotrace.function(function)(*args)
+    assert str(raised.value) == (f"{message}\n  File \"{__file__}\", line "
+                                 f"{line_of(function, line)}, in {function.__name__}\n    {line}")

@@ -73,6 +73,22 @@ def test_retracing_warns_once_naming_the_argument():
     assert "argument 'x': shape (4,) -> (5,)" in messages[0]
 
 
+def test_the_retrace_warning_points_at_the_calling_line():
+    class Summer:
+        @autotrace.function
+        def apply(self, x):
+            return np.sum(x)
+    traced = autotrace.function(lambda x: np.sum(x))
+    for call in (traced, Summer().apply):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            line = inspect.currentframe().f_lineno + 2
+            for size in range(1, 7):
+                call(np.ones(size))
+        [warning] = [w for w in caught if issubclass(w.category, RuntimeWarning)]
+        assert (warning.filename, warning.lineno) == (__file__, line)
+
+
 def loss(w, X, y):
     z = X @ w
     return np.mean(np.logaddexp(0.0, z) - y * z)

@@ -32,7 +32,11 @@ returns assign `_retval` and the function returns it once. `break`, `continue` a
 inside a loop become flags (transforms/exits.py). Statements that still hold a `return`,
 `break` or `continue` (of their own loop), a `while`/`for` with an `else:`, or a
 `global`/`nonlocal` variable are left as they are: their Python condition must then not be
-traced.
+traced, which `python_test` checks, saying why.
+
+The branch and loop functions made here are named as the user's function in the compiled code,
+so tracebacks say `in f`, not `in _if_true1`. Calls of the builtins `max` and `min` are
+converted too: on traced values they say to use np.maximum or np.minimum.
 
 The converted function is compiled with the user's file name and line numbers, so tracebacks
 and the helpers' errors point at the user's lines. AUTOTRACE_DEBUG=control_flow prints it.
@@ -56,7 +60,7 @@ from transforms.templates import name, replace, replace_expression
 
 # The runtime helpers converted code calls, each bound to `_autotrace_<name>`.
 HELPER_NAMES = ("if_stmt", "while_stmt", "for_stmt", "if_exp", "and_", "or_", "not_",
-                "range_", "Undefined", "converted", "set_item")
+                "range_", "Undefined", "converted", "set_item", "python_test")
 
 # Methods that change the container they are called on (`l.append(v)` assigns `l`).
 MUTATING_METHODS = frozenset({
@@ -64,6 +68,10 @@ MUTATING_METHODS = frozenset({
     "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put"})
 
 _LOOPS = (gast.For, gast.While, gast.AsyncFor)
+
+# Builtins whose calls go through `converted` all the same: they compare values as Python
+# values, and the runtime's versions say what to use for traced ones.
+_COMPARING_BUILTINS = frozenset({"max", "min"})
 
 
 def helper(helper_name: str) -> str:
@@ -220,6 +228,7 @@ class ControlFlowConverter:
             inner.flags = self.flags
             inner.loads = self.loads
             inner.function(node)
+            self.generated |= inner.generated
             return [node]
         if isinstance(node, (gast.With, gast.Try)):
             for field in ("body", "orelse", "finalbody"):
@@ -281,11 +290,15 @@ class ControlFlowConverter:
         inside = name_counts([node])
         node.body = self.block(node.body, after)
         node.orelse = self.block(node.orelse, after)
+        header = "if " + to_source(node.test).strip() + ":"
         if _jumps(node.body) or _jumps(node.orelse) or \
                 self._touches_fixed([node]):
             node.test = self.expressions(node.test)
+            if not (isinstance(node.test, gast.Name) and node.test.id in self.flags):
+                # (a loop's break flag is a traced loop's business: see `_trailing_stop`)
+                node.test = self._python_test(node, header, node.test,
+                                              self._why_python([node], "if statement"))
             return [node]
-        header = "if " + to_source(node.test).strip() + ":"
         variables = self._variables(node.body + node.orelse)
         true_name, true_def = self._function("if_true", variables, node.body, variables, node)
         false_name, false_def = self._function("if_false", variables, node.orelse, variables,
@@ -326,7 +339,8 @@ class ControlFlowConverter:
         if node.orelse or _jumps(node.body) or self._touches_fixed(node.body):
             if stop is not None:
                 node.body.append(_stop_statement(stop))
-            node.test = self.expressions(node.test)
+            node.test = self._python_test(node, header, self.expressions(node.test),
+                                          self._why_python(node.body, "while loop", node.orelse))
             node.orelse = self.block(node.orelse, after)
             return [node]
         variables = self._variables(node.body)
@@ -348,6 +362,9 @@ class ControlFlowConverter:
         if node.orelse or _jumps(node.body) or self._touches_fixed([node]):
             if stop is not None:
                 node.body.append(_stop_statement(stop))
+            node.iter = self._python_test(node, header, self._range(node.iter),
+                                          self._why_python([node], "for loop", node.orelse),
+                                          iterable=True)
             node.orelse = self.block(node.orelse, after)
             return [node]
         item = self.namer.temporary("item")
@@ -357,15 +374,48 @@ class ControlFlowConverter:
         targets = self._variables([bind])
         body_name, body_def = self._function("loop_body", [item] + variables,
                                              [bind] + node.body, variables, node)
-        iterable = node.iter
-        if (isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name)
-                and resolve(iterable.func, self.namespace) is builtins.range
-                and not iterable.keywords):
-            iterable = gast.Call(func=name(helper("range_")), args=iterable.args, keywords=[])
+        iterable = self._range(node.iter)
         keywords = f"targets={self._names_tuple(targets)}, " + (f"stop={stop!r}, " if stop else "")
         return [body_def] + self._helper_call(
             node, "for_stmt", header, f"iterable, {body_name}", variables,
             self._live(variables, after, inside, targets), keywords, iterable=iterable)
+
+
+    def _range(self, iterable):
+        """`range(...)` -> `range_(...)`, which is a graph loop's range when a bound is traced."""
+        if (isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name)
+                and resolve(iterable.func, self.namespace) is builtins.range
+                and not iterable.keywords):
+            return gast.Call(func=name(helper("range_")), args=iterable.args, keywords=[])
+        return iterable
+
+    def _why_python(self, statements, statement: str, orelse=()) -> str:
+        """Why a statement stays Python code, for the error if its condition is traced."""
+        graph = "graph cond" if statement.startswith("if") else "graph loop"
+        traced = "its range is" if statement.startswith("for") else "its condition is"
+        if orelse:
+            return (f"this {statement} has an else: block, which cannot be converted to a "
+                    f"{graph} when {traced} traced; remove the else and run its statements "
+                    f"after the loop (with a flag where a break skips them)")
+        fixed = sorted(set(assigned_names(statements)) & self.fixed)
+        if fixed:
+            return (f"this {statement} assigns the global or nonlocal variable {fixed[0]!r}, "
+                    f"which cannot be converted to a {graph} when {traced} traced; pass the "
+                    f"value in and return the new one instead")
+        return (f"this {statement} holds a return, break or continue that cannot be converted "
+                f"to a {graph} when {traced} traced; compute the value with autotrace.cond or "
+                f"np.where instead")
+
+    def _python_test(self, node, header: str, test, reason: str, iterable: bool = False):
+        """`python_test(test, ...)`: the test (or iterable) of a statement left as Python code,
+        which raises `reason` if it is traced."""
+        keywords = {"where": self._where(node, header), "reason": reason}
+        if iterable:
+            keywords["iterable"] = True
+        call = gast.Call(func=name(helper("python_test")), args=[test], keywords=[
+            gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))
+            for key, value in keywords.items()])
+        return _locate(call, node)
 
 
 def _subscript_assignment(node, local: set):
@@ -466,7 +516,8 @@ class _ConditionalExpressions(gast.NodeTransformer):
         if isinstance(callee, gast.Name) and (callee.id.startswith("_autotrace_")
                                               or callee.id in self.converter.generated
                                               or hasattr(builtins, callee.id)
-                                              and callee.id not in self.converter.namespace):
+                                              and callee.id not in self.converter.namespace
+                                              and callee.id not in _COMPARING_BUILTINS):
             return node
         if isinstance(callee, gast.Attribute) and callee.attr in MUTATING_METHODS:
             return node  # a container's method (and how `assigned_names` sees a mutation)
@@ -551,7 +602,7 @@ def convert(function, helpers: dict):
     converter.generated_code = hasattr(original, "__autotrace_source__")
     tree = converter.function(tree)
     debug_source("control_flow", tree)
-    return _compile(tree, original, helpers)
+    return _compile(tree, original, helpers, converter.generated)
 
 
 def _parse(function):
@@ -581,9 +632,11 @@ def _parse(function):
 _FACTORY = "_autotrace_factory"
 
 
-def _compile(tree: gast.FunctionDef, original, helpers: dict):
+def _compile(tree: gast.FunctionDef, original, helpers: dict, generated=frozenset()):
     """Compile `tree` with the user's file name and lines; globals stay the function's own
-    (live), closure cells are the original ones, helpers come in through cells of their own."""
+    (live), closure cells are the original ones, helpers come in through cells of their own.
+    The branch and loop functions of `generated` take the name of the function they are in,
+    so that tracebacks name the user's function."""
     code = original.__code__
     # Named apart, so that the function's own name (recursion) still means the global.
     tree.name = "_autotrace_converted"
@@ -606,7 +659,7 @@ def _compile(tree: gast.FunctionDef, original, helpers: dict):
     for helper_name in HELPER_NAMES:
         cells[helper(helper_name)] = types.CellType(helpers[helper_name])
     closure = tuple(cells.get(v) or types.CellType() for v in function_code.co_freevars)
-    function_code = function_code.replace(co_name=code.co_name)
+    function_code = _named_as_user_code(function_code.replace(co_name=code.co_name), generated)
     converted = types.FunctionType(function_code, original.__globals__, original.__name__,
                                    original.__defaults__, closure)
     converted.__kwdefaults__ = copy.copy(original.__kwdefaults__)
@@ -615,3 +668,12 @@ def _compile(tree: gast.FunctionDef, original, helpers: dict):
     converted.__doc__ = original.__doc__
     converted.__autotrace_converted_from__ = original
     return converted
+
+
+def _named_as_user_code(code: types.CodeType, generated, name: str | None = None):
+    """`code` with the functions of `generated` inside it named `name` (that of the user's
+    function they are in) instead of `_if_true1` or `_loop_body2`."""
+    own = code.co_name if code.co_name not in generated else name
+    constants = tuple(_named_as_user_code(c, generated, own) if isinstance(c, types.CodeType)
+                      else c for c in code.co_consts)
+    return code.replace(co_consts=constants, co_name=own)

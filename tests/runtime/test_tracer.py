@@ -137,14 +137,26 @@ def test_bool_of_a_tracer():
 
 @pytest.mark.parametrize("convert, what", [
     (float, "a Python float"), (int, "a Python int"), (range, "a Python int (an index)"),
-    (np.asarray, "a NumPy array (np.asarray, np.array, or a function autotrace has no op for)"),
+    (lambda t: t.item(), "a Python scalar (.item())"),
 ])
 def test_python_values_of_a_tracer(convert, what):
     with pytest.raises(TracerConversionError) as error:
         trace(lambda x: convert(x.sum()), (x3,))
-    assert str(error.value).startswith(f"cannot convert a traced value to {what}: its value is "
-                                       f"not known while tracing.")
-    assert "np.zeros_like(x, shape=...)" in str(error.value)
+    assert str(error.value) == (
+        f"cannot convert a traced value to {what}: a traced value has no Python value while "
+        f"tracing (it has one only when the graph runs). Keep it an array: compute with NumPy "
+        f"functions (np.where to choose between values, autotrace.cond for a branch) and "
+        f"return it, or leave this function untraced")
+
+
+def test_a_numpy_array_of_a_tracer():
+    with pytest.raises(TracerConversionError) as error:
+        trace(lambda x: np.asarray(x.sum()), (x3,))
+    assert str(error.value) == (
+        "cannot convert a traced value to a NumPy array (np.asarray, np.array, or a function "
+        "autotrace has no op for): its value is not known while tracing. If it is being "
+        "written into a NumPy array made inside the traced function (buffer[i] = value), make "
+        "that array from a traced one so it is traced too: np.zeros_like(x, shape=...)")
 
 
 def test_writing_a_tracer_into_a_concrete_array_names_the_conversion():
