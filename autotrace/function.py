@@ -40,6 +40,7 @@ import runtime
 import transforms
 from autotrace.conversion import for_tracing
 from autotrace.device import config
+from autotrace.variables import next_variable_number
 from runtime.abstract import UnknownDimensionError, device_of, is_unknown
 from runtime.cache import TraceCache
 from runtime.control import ControlFlowError
@@ -133,9 +134,26 @@ class Function:
     def _build(self, args, kwargs, general: bool = False) -> _Entry:
         _TRACING.depth = getattr(_TRACING, "depth", 0) + 1
         try:
-            graph, structure = trace(for_tracing(self.python_function), args, kwargs,
-                                     allow_state_creation=self.trace_count == 0,
-                                     protect_arguments=True, parameters=self._positional)
+            first = self.trace_count == 0
+            before = next_variable_number()
+            graph, structure = self._trace(args, kwargs, allow_state_creation=first)
+            if first and next_variable_number() > before + 1:
+                # Variables were made while tracing. As tf.function does, trace once more,
+                # now refusing new ones: made once (a layer built lazily), they exist now;
+                # made on every call, the Python function would have a new one each time,
+                # where the graph would keep one for all calls.
+                try:
+                    graph, structure = self._trace(args, kwargs, allow_state_creation=False)
+                except StateError as error:
+                    made = getattr(error, "variable_name", None)
+                    if made is None:
+                        raise
+                    raise StateError(
+                        f"{self.__name__} makes a new Variable ({made!r}) on every call: a "
+                        "traced function may make Variables on its first call only, and "
+                        "traced again it made this one again. Make it outside the function, "
+                        "or keep it in an object that makes it once (as layers do: "
+                        "self.v = ... only if not made yet)") from None
         except Exception as error:
             _explain_trace_error(error, args, kwargs)
             raise
@@ -145,6 +163,11 @@ class Function:
         if config.log_placement():
             _log_placement(self, graph)
         return entry
+
+    def _trace(self, args, kwargs, allow_state_creation: bool):
+        return trace(for_tracing(self.python_function), args, kwargs,
+                     allow_state_creation=allow_state_creation, protect_arguments=True,
+                     parameters=self._positional)
 
     def _compile(self, unoptimized, structure, general: bool) -> _Entry:
         graph = optimize(unoptimized)

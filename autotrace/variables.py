@@ -30,6 +30,12 @@ from runtime.tracer import (BINARY_OPERATORS, COMPARISON_OPERATORS, UNARY_OPERAT
 _UIDS = itertools.count()
 
 
+def next_variable_number() -> int:
+    """The number the next Variable made will get (taking one up): compare two to tell
+    whether Variables were made in between."""
+    return next(_UIDS)
+
+
 class VariableReference:
     """A hashable handle of one Variable (`v.ref()`), equal only to handles of the same one."""
 
@@ -102,11 +108,13 @@ class Variable(StateCell):
         self.name = str(name) if name is not None else "Variable"
         scope = current_scope()
         if scope is not None and not scope.allow_creation:
-            raise StateError(
+            error = StateError(
                 f"Variable {self.name!r} is created inside a traced function on a later "
                 "trace than its first; a cached graph cannot create it again. Create "
                 "Variables outside the traced function, or only on its first call "
                 "(layers built lazily and optimizer slots are)")
+            error.variable_name = self.name
+            raise error
         if callable(initial_value) and not isinstance(initial_value, Variable):
             initial_value = initial_value()
         super().__init__(_initial_array(_unwrap(initial_value), dtype, self.name))

@@ -148,11 +148,30 @@ def test_variables_are_graph_inputs_and_their_new_values_outputs():
 def test_variables_made_on_the_first_trace_only():
     @autotrace.function
     def scaled(x):
-        return autotrace.Variable(np.full(x.shape, 2.0)) * x
+        return autotrace.Variable(np.full(x.shape, 2.0), name="scale") * x
 
-    assert np.array_equal(scaled(np.ones(2)), [2.0, 2.0])
+    with pytest.raises(StateError) as raised:  # eagerly each call would make a new one
+        scaled(np.ones(2))
+    assert str(raised.value) == (
+        "scaled makes a new Variable ('scale') on every call: a traced function may make "
+        "Variables on its first call only, and traced again it made this one again. Make it "
+        "outside the function, or keep it in an object that makes it once (as layers do: "
+        "self.v = ... only if not made yet)")
+
+    made = {}
+
+    @autotrace.function
+    def counted(x):
+        if x.shape not in made:
+            made[x.shape] = autotrace.Variable(np.zeros(x.shape), name="count")
+        made[x.shape].assign_add(x)
+        return made[x.shape] * 1.0
+
+    assert np.array_equal(counted(np.ones(2)), [1.0, 1.0])
+    assert np.array_equal(counted(np.ones(2)), [2.0, 2.0])  # one Variable, kept and updated
+    assert counted.trace_count == 1 and len(made) == 1
     with pytest.raises(StateError, match="created inside a traced function on a later trace"):
-        scaled(np.ones(3))
+        counted(np.ones(3))
 
 
 def test_a_variable_initialized_from_a_traced_value_is_an_error():
