@@ -68,11 +68,12 @@ def classify_value(value) -> Call:
     if wrapped is not None:  # a traced function: differentiate the Python function inside
         return Call("user", wrapped)
     try:
-        if value in adjoint_rules:
-            return Call("rule", value)
+        # Constants first: floor_divide has rules too, for `a // b` (see rules/elementwise.py).
         if value in constant_functions or value in CONSTANT_BUILTINS or (
                 inspect.ismethod(value) and value.__func__ in constant_functions):
             return Call("constant", value)
+        if value in adjoint_rules:
+            return Call("rule", value)
     except TypeError:  # unhashable callables
         pass
     if inspect.ismethod(value) or inspect.isfunction(value):
