@@ -170,6 +170,16 @@ def mutates_argument(x):
     return np.sum(x * x)
 
 
+def changes_a_dict_argument(p):
+    p["w"] = p["w"] * 2.0
+    return np.sum(p["w"])
+
+
+def updates_a_dict_argument(p):
+    p.update(w=1.0)
+    return p["w"]
+
+
 def appends_to_argument(xs):
     xs.append(1.0)
     return xs[0] * 2.0
@@ -255,7 +265,13 @@ UNSUPPORTED = [
      "instead"),
     (mutates_argument, "x[0] = 1.0", "mutation of an argument",
      "the function changes its argument 'x' in place (x[0] = ...); work on a copy, e.g. "
-     "x = np.copy(x)"),
+     "x = np.copy(x) (list(x) for a list, dict(x) for a dict)"),
+    (changes_a_dict_argument, 'p["w"] =', "mutation of an argument",
+     "the function changes its argument 'p' in place (p['w'] = ...); work on a copy, e.g. "
+     "p = dict(p)"),
+    (updates_a_dict_argument, "p.update", "mutation of an argument",
+     "the function changes its argument 'p' in place (.update); work on a copy, e.g. "
+     "p = dict(p)"),
     (appends_to_argument, "xs.append", "mutation of an argument",
      "the function changes its argument 'xs' in place (.append); work on a copy, e.g. "
      "xs = list(xs)"),
