@@ -350,16 +350,22 @@ def test_error_is_raised_when_grad_is_called_not_when_the_gradient_runs():
 
 # --- Calls without a derivative rule ---------------------------------------------------------
 
-def no_rule_message(label: str, short: str) -> str:
+def no_rule_message(label: str, short: str, parameters: str = "x") -> str:
+    """The message for a function whose first parameter is `parameters`' first."""
+    first = parameters.split(",")[0]
     return (f"no derivative rule for {label}. Register one:\n\n"
             f"    @autotrace.register_adjoint({label})\n"
-            f"    def {short}_adjoint(y, x):\n"
-            f"        d[x] = d[y] * ...   # the gradient of x, given d[y], the gradient of y\n")
+            f"    def {short}_adjoint(y, {parameters}):\n"
+            f"        d[{first}] = d[y] * ...   # the gradient of {first}, given d[y], the "
+            f"gradient of y\n")
+
+
+FFT_PARAMETERS = "a, n=None, axis=-1, norm=None, out=None"  # numpy.fft.fft's own
 
 
 def test_numpy_function_without_rule():
     error = transform_error(calls_fft)
-    assert error.message == no_rule_message("numpy.fft.fft", "fft")
+    assert error.message == no_rule_message("numpy.fft.fft", "fft", FFT_PARAMETERS)
     assert_points_at(error, calls_fft, "np.fft.fft(x)", "numpy.fft.fft")
 
 
@@ -371,8 +377,44 @@ def test_builtin_c_function_without_rule():
 
 def test_missing_rule_in_a_called_function_points_at_that_function():
     error = transform_error(calls_fft_helper)
-    assert error.message == no_rule_message("numpy.fft.fft", "fft")
+    assert error.message == no_rule_message("numpy.fft.fft", "fft", FFT_PARAMETERS)
     assert_points_at(error, fft_helper, "np.fft.fft(y)", "numpy.fft.fft")
+
+
+def calls_polyval(x):
+    return np.sum(np.polyval(np.array([1.0, 2.0]), x))
+
+
+def test_suggested_rules_take_the_function_s_own_parameters():
+    error = transform_error(calls_polyval)
+    assert error.message == (
+        "no derivative rule for numpy.polyval. Register one:\n\n"
+        "    @autotrace.register_adjoint(numpy.polyval)\n"
+        "    def polyval_adjoint(y, p, x):\n"
+        "        d[p] = d[y] * ...   # the gradient of p, given d[y], the gradient of y\n"
+        "        d[x] = d[y] * ...\n")
+    with pytest.raises(TransformError) as caught:
+        autotrace.forward(calls_polyval)
+    assert caught.value.message == (
+        "no tangent (forward-mode) rule for numpy.polyval. Register one:\n\n"
+        "    @autotrace.register_tangent(numpy.polyval)\n"
+        "    def polyval_tangent(y, p, x):\n"
+        "        d[y] = d[p] * ... + d[x] * ...   # the tangent of y, given d[p], d[x], the "
+        "tangents of p, x\n")
+    assert_points_at(caught.value, calls_polyval, "np.polyval", "numpy.polyval")
+    compile(suggested_registration(error.message), "<message>", "exec")
+    compile(suggested_registration(caught.value.message), "<message>", "exec")
+
+
+def nanmax_unless_empty(x):
+    return np.nanmax(x) if x.shape[0] > 1 else 0.0
+
+
+@pytest.mark.parametrize("transform", [autotrace.grad, autotrace.forward])
+def test_missing_rule_inside_a_conditional_expression_is_located(transform):
+    with pytest.raises(TransformError) as caught:
+        transform(nanmax_unless_empty)
+    assert_points_at(caught.value, nanmax_unless_empty, "np.nanmax(x) if", "numpy.nanmax")
 
 
 erf = np.frompyfunc(math.erf, 1, 1)  # a ufunc from outside NumPy, like scipy.special.erf
@@ -407,6 +449,21 @@ def test_suggested_registration_is_valid_python():
 def test_missing_rule_for_a_foreign_ufunc():
     error = transform_error(calls_foreign_ufunc)
     assert "numpy.erf" not in error.message
+    compile(suggested_registration(error.message), "<message>", "exec")
+
+
+twice_each = np.vectorize(lambda v: v * 2.0)
+
+
+def calls_vectorized(x):
+    return np.sum(twice_each(x))
+
+
+def test_missing_rule_for_a_vectorized_function():
+    error = transform_error(calls_vectorized)
+    assert " object at 0x" not in error.message
+    assert "def twice_each_adjoint(y, v):" in error.message  # the parameters of its function
+    assert_points_at(error, calls_vectorized, "twice_each(x)", "twice_each")
     compile(suggested_registration(error.message), "<message>", "exec")
 
 

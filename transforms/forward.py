@@ -19,7 +19,8 @@ import numpy as np
 
 from transforms import cleanup
 from transforms.activity import DESCRIPTIVE_ATTRIBUTES
-from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify, describe
+from transforms.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, describe,
+                             rule_template)
 from transforms.codegen import to_source
 from transforms.custom import custom_functions
 from transforms.errors import TransformError
@@ -394,12 +395,12 @@ class ForwardMode:
     def no_rule(self, function, node, callee=None) -> TransformError:
         text = to_source(callee).strip() if callee is not None else None
         label = describe(function, text)
+        hint = getattr(function, "__autotrace_no_rule_hint__", None)
+        if hint is not None:  # a function that says what to do instead of registering a rule
+            return self.location.error(node, f"no tangent rule for {label}: {hint}", label)
         return self.location.error(
             node, f"no tangent (forward-mode) rule for {label}. Register one:\n\n"
-            f"    @autotrace.register_tangent({label})\n"
-            f"    def tangent_rule(y, x):\n"
-            f"        d[y] = d[x] * ...   # the tangent of y, given d[x], the tangent of x\n",
-            label)
+            + rule_template(function, label, "tangent"), label)
 
 
 def forward_function(func, wrt, *, session):
