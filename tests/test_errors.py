@@ -467,10 +467,16 @@ def test_missing_rule_for_a_vectorized_function():
     compile(suggested_registration(error.message), "<message>", "exec")
 
 
-def test_missing_rule_for_a_callable_object():
-    error = transform_error(calls_callable_object)
-    assert " object at 0x" not in error.message
-    compile(suggested_registration(error.message), "<message>", "exec")
+def calls_a_new_callable_object(x):
+    return np.sum(Doubler()(x) * x)
+
+
+@pytest.mark.parametrize("function", [calls_callable_object, calls_a_new_callable_object])
+def test_a_callable_object_is_differentiated_through_its_call_method(function):
+    """Its class's __call__ is differentiated from its source, as a method is."""
+    from autotrace.testing import check_grads
+    x = np.array([0.5, -1.0, 2.0])
+    check_grads(function, (x,), order=2, modes=("reverse", "forward"))
 
 
 # --- Functions autotrace cannot read -----------------------------------------------------------

@@ -83,11 +83,29 @@ def classify_value(value) -> Call:
         # An object that says which method a call of it runs (autotrace.Module: `call`, after
         # building itself on the first call): resolved when the derivative runs.
         return Call("dynamic", value)
+    if runs_own_call(value):  # an instance of a class with __call__: derive that method
+        return Call("user", value.__call__)
     if isinstance(value, type) and not issubclass(value, (int, float, complex, bool)):
         if value.__module__ == "builtins" or value.__module__.startswith("numpy"):
             return Call("unknown", value)
         return Call("constant", value)  # constructing a user's object: its fields are constants
     return Call("unknown", value)
+
+
+# Packages whose callable objects are not differentiated from the source of their __call__:
+# NumPy's (np.vectorize, np.poly1d) run code that is no differentiable NumPy; autotrace's own
+# have rules, or say why they have none.
+_LIBRARY_PACKAGES = {"numpy", "cupy", "autotrace", "runtime", "transforms"}
+
+
+def runs_own_call(value) -> bool:
+    """Whether calling `value` runs a `__call__` method written in Python by the author of its
+    class (not NumPy's or autotrace's): autotrace differentiates such a call as that method."""
+    if isinstance(value, type) or hasattr(value, "__autotrace_no_rule_hint__"):
+        return False
+    method = getattr(type(value), "__call__", None)
+    package = (getattr(type(value), "__module__", None) or "").split(".")[0]
+    return inspect.isfunction(method) and package not in _LIBRARY_PACKAGES
 
 
 def rule_template(function, label: str, mode: str) -> str:
