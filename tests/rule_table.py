@@ -187,6 +187,7 @@ TABLE += [
       note="a negative base: the exponent is not differentiable there"),
     E("mod", np.mod, ratio_args), E("remainder", np.remainder, ratio_args),
     E("fmod", np.fmod, ratio_args),
+    E("floor_divide", np.floor_divide, ratio_args, note="piecewise constant: zero derivative"),
     E("multiply/int-argument", np.multiply, lambda rng: (rng.standard_normal((2, 3)),
                                                          np.arange(3)),
       note="an integer array gets a zero gradient"),

@@ -170,6 +170,16 @@ def mutates_argument(x):
     return np.sum(x * x)
 
 
+def changes_a_dict_argument(p):
+    p["w"] = p["w"] * 2.0
+    return np.sum(p["w"])
+
+
+def updates_a_dict_argument(p):
+    p.update(w=1.0)
+    return p["w"]
+
+
 def appends_to_argument(xs):
     xs.append(1.0)
     return xs[0] * 2.0
@@ -255,7 +265,13 @@ UNSUPPORTED = [
      "instead"),
     (mutates_argument, "x[0] = 1.0", "mutation of an argument",
      "the function changes its argument 'x' in place (x[0] = ...); work on a copy, e.g. "
-     "x = np.copy(x)"),
+     "x = np.copy(x) (list(x) for a list, dict(x) for a dict)"),
+    (changes_a_dict_argument, 'p["w"] =', "mutation of an argument",
+     "the function changes its argument 'p' in place (p['w'] = ...); work on a copy, e.g. "
+     "p = dict(p)"),
+    (updates_a_dict_argument, "p.update", "mutation of an argument",
+     "the function changes its argument 'p' in place (.update); work on a copy, e.g. "
+     "p = dict(p)"),
     (appends_to_argument, "xs.append", "mutation of an argument",
      "the function changes its argument 'xs' in place (.append); work on a copy, e.g. "
      "xs = list(xs)"),
@@ -334,16 +350,22 @@ def test_error_is_raised_when_grad_is_called_not_when_the_gradient_runs():
 
 # --- Calls without a derivative rule ---------------------------------------------------------
 
-def no_rule_message(label: str, short: str) -> str:
+def no_rule_message(label: str, short: str, parameters: str = "x") -> str:
+    """The message for a function whose first parameter is `parameters`' first."""
+    first = parameters.split(",")[0]
     return (f"no derivative rule for {label}. Register one:\n\n"
             f"    @autotrace.register_adjoint({label})\n"
-            f"    def {short}_adjoint(y, x):\n"
-            f"        d[x] = d[y] * ...   # the gradient of x, given d[y], the gradient of y\n")
+            f"    def {short}_adjoint(y, {parameters}):\n"
+            f"        d[{first}] = d[y] * ...   # the gradient of {first}, given d[y], the "
+            f"gradient of y\n")
+
+
+FFT_PARAMETERS = "a, n=None, axis=-1, norm=None, out=None"  # numpy.fft.fft's own
 
 
 def test_numpy_function_without_rule():
     error = transform_error(calls_fft)
-    assert error.message == no_rule_message("numpy.fft.fft", "fft")
+    assert error.message == no_rule_message("numpy.fft.fft", "fft", FFT_PARAMETERS)
     assert_points_at(error, calls_fft, "np.fft.fft(x)", "numpy.fft.fft")
 
 
@@ -355,8 +377,44 @@ def test_builtin_c_function_without_rule():
 
 def test_missing_rule_in_a_called_function_points_at_that_function():
     error = transform_error(calls_fft_helper)
-    assert error.message == no_rule_message("numpy.fft.fft", "fft")
+    assert error.message == no_rule_message("numpy.fft.fft", "fft", FFT_PARAMETERS)
     assert_points_at(error, fft_helper, "np.fft.fft(y)", "numpy.fft.fft")
+
+
+def calls_polyval(x):
+    return np.sum(np.polyval(np.array([1.0, 2.0]), x))
+
+
+def test_suggested_rules_take_the_function_s_own_parameters():
+    error = transform_error(calls_polyval)
+    assert error.message == (
+        "no derivative rule for numpy.polyval. Register one:\n\n"
+        "    @autotrace.register_adjoint(numpy.polyval)\n"
+        "    def polyval_adjoint(y, p, x):\n"
+        "        d[p] = d[y] * ...   # the gradient of p, given d[y], the gradient of y\n"
+        "        d[x] = d[y] * ...\n")
+    with pytest.raises(TransformError) as caught:
+        autotrace.forward(calls_polyval)
+    assert caught.value.message == (
+        "no tangent (forward-mode) rule for numpy.polyval. Register one:\n\n"
+        "    @autotrace.register_tangent(numpy.polyval)\n"
+        "    def polyval_tangent(y, p, x):\n"
+        "        d[y] = d[p] * ... + d[x] * ...   # the tangent of y, given d[p], d[x], the "
+        "tangents of p, x\n")
+    assert_points_at(caught.value, calls_polyval, "np.polyval", "numpy.polyval")
+    compile(suggested_registration(error.message), "<message>", "exec")
+    compile(suggested_registration(caught.value.message), "<message>", "exec")
+
+
+def nanmax_unless_empty(x):
+    return np.nanmax(x) if x.shape[0] > 1 else 0.0
+
+
+@pytest.mark.parametrize("transform", [autotrace.grad, autotrace.forward])
+def test_missing_rule_inside_a_conditional_expression_is_located(transform):
+    with pytest.raises(TransformError) as caught:
+        transform(nanmax_unless_empty)
+    assert_points_at(caught.value, nanmax_unless_empty, "np.nanmax(x) if", "numpy.nanmax")
 
 
 erf = np.frompyfunc(math.erf, 1, 1)  # a ufunc from outside NumPy, like scipy.special.erf
@@ -394,10 +452,31 @@ def test_missing_rule_for_a_foreign_ufunc():
     compile(suggested_registration(error.message), "<message>", "exec")
 
 
-def test_missing_rule_for_a_callable_object():
-    error = transform_error(calls_callable_object)
+twice_each = np.vectorize(lambda v: v * 2.0)
+
+
+def calls_vectorized(x):
+    return np.sum(twice_each(x))
+
+
+def test_missing_rule_for_a_vectorized_function():
+    error = transform_error(calls_vectorized)
     assert " object at 0x" not in error.message
+    assert "def twice_each_adjoint(y, v):" in error.message  # the parameters of its function
+    assert_points_at(error, calls_vectorized, "twice_each(x)", "twice_each")
     compile(suggested_registration(error.message), "<message>", "exec")
+
+
+def calls_a_new_callable_object(x):
+    return np.sum(Doubler()(x) * x)
+
+
+@pytest.mark.parametrize("function", [calls_callable_object, calls_a_new_callable_object])
+def test_a_callable_object_is_differentiated_through_its_call_method(function):
+    """Its class's __call__ is differentiated from its source, as a method is."""
+    from autotrace.testing import check_grads
+    x = np.array([0.5, -1.0, 2.0])
+    check_grads(function, (x,), order=2, modes=("reverse", "forward"))
 
 
 # --- Functions autotrace cannot read -----------------------------------------------------------

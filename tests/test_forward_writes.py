@@ -77,9 +77,22 @@ def overwrite_sum_with_zeros(x):
     return np.sum(y * x)
 
 
+def overwrite_a_shifted_slice(x):
+    y = x[0:2] + 0.0  # x[0:2]'s tangent is a view of x's
+    y[0] = 5.0
+    return np.sum(y * x[1:])
+
+
+def overwrite_either_branch(x):
+    y = (x if x[0] > 0 else x * 2.0) + 0.0
+    y[1] = 0.0
+    return np.sum(y * x)
+
+
 @pytest.mark.parametrize("function", [overwrite_an_array_copy, overwrite_unary_plus,
                                       overwrite_minus_zero, overwrite_plus_constant,
-                                      overwrite_sum_with_zeros])
+                                      overwrite_sum_with_zeros, overwrite_a_shifted_slice,
+                                      overwrite_either_branch])
 def test_a_new_array_gets_a_tangent_of_its_own(function):
     x = np.array([1.0, 2.0, 3.0])
     tangent = np.ones(3)
@@ -103,3 +116,12 @@ def test_an_array_copy_has_the_tangent_of_its_value():
 def test_new_array_tangents_are_copied_in_the_generated_source():
     text = autotrace.source(autotrace.forward(overwrite_unary_plus))
     assert "dy = snapshot(dx)" in text
+
+
+def shifted_exponential(x, c):
+    return np.sum(np.exp(x) + c)
+
+
+def test_a_temporary_with_an_array_of_its_own_is_not_copied():
+    text = autotrace.source(autotrace.forward(shifted_exponential))
+    assert "snapshot" not in text

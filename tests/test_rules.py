@@ -284,6 +284,34 @@ def test_cumprod_is_exact_at_zeros_in_both_modes():
         assert np.all(np.isfinite(reverse))
 
 
+def floor_divided(x):
+    return np.sum(x // 2.0 * x)
+
+
+def floor_divided_in_place(x):
+    x //= 0.5  # x carries gradient, and is reassigned from a piecewise constant
+    return np.sum(x)
+
+
+def rounded_down_and_added(x):
+    x = x // 2.0 + x
+    return np.sum(x * x)
+
+
+def test_floor_division_is_a_constant_to_the_gradient():
+    import autotrace
+    x = np.array([0.7, 2.3, -3.1])
+    # x // 2 is piecewise constant: d/dx ((x // 2) x) = x // 2, d (x // 2 + x)^2 = 2 (x // 2 + x).
+    np.testing.assert_allclose(autotrace.grad(floor_divided)(x), x // 2.0)
+    tangents = [autotrace.forward(floor_divided)(x, tangent=e)[1] for e in np.eye(3)]
+    np.testing.assert_allclose(tangents, x // 2.0)
+    np.testing.assert_allclose(autotrace.grad(floor_divided_in_place)(x), np.zeros(3))
+    assert autotrace.forward(floor_divided_in_place)(x)[1] == 0.0
+    np.testing.assert_allclose(autotrace.grad(rounded_down_and_added)(x), 2 * (x // 2.0 + x))
+    assert autotrace.forward(rounded_down_and_added)(x)[1] == pytest.approx(
+        np.sum(2 * (x // 2.0 + x)))
+
+
 def test_integer_and_float_arguments():
     assert ops.unbroadcast(np.ones((2, 3)), 2) == 0.0
     assert type(ops.unbroadcast(np.ones((2, 3)), 2.0)) is float

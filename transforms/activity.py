@@ -27,6 +27,8 @@ def value_sources(value, is_constant_call, reads_state=None) -> set:
         return set()
     if isinstance(value, gast.UnaryOp) and isinstance(value.op, (gast.Not, gast.Invert)):
         return set()
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.FloorDiv):
+        return set()  # piecewise constant, as np.floor_divide is
     if isinstance(value, gast.Attribute) and value.attr in DESCRIPTIVE_ATTRIBUTES:
         return set()
     if isinstance(value, gast.Call):

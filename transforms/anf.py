@@ -73,6 +73,8 @@ class Normalizer:
         self.out.append(statement)
 
     def statement(self, node):
+        if getattr(node, "lineno", None) is None and getattr(self, "current", None) is not None:
+            gast.copy_location(node, self.current)  # made here (`a if c else b`): its line
         self.current = node
         method = getattr(self, "visit_" + type(node).__name__, None)
         if method is None:

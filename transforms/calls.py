@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import re
 import sys
 from dataclasses import dataclass
 
@@ -68,11 +69,12 @@ def classify_value(value) -> Call:
     if wrapped is not None:  # a traced function: differentiate the Python function inside
         return Call("user", wrapped)
     try:
-        if value in adjoint_rules:
-            return Call("rule", value)
+        # Constants first: floor_divide has rules too, for `a // b` (see rules/elementwise.py).
         if value in constant_functions or value in CONSTANT_BUILTINS or (
                 inspect.ismethod(value) and value.__func__ in constant_functions):
             return Call("constant", value)
+        if value in adjoint_rules:
+            return Call("rule", value)
     except TypeError:  # unhashable callables
         pass
     if inspect.ismethod(value) or inspect.isfunction(value):
@@ -81,11 +83,92 @@ def classify_value(value) -> Call:
         # An object that says which method a call of it runs (autotrace.Module: `call`, after
         # building itself on the first call): resolved when the derivative runs.
         return Call("dynamic", value)
+    if runs_own_call(value):  # an instance of a class with __call__: derive that method
+        return Call("user", value.__call__)
     if isinstance(value, type) and not issubclass(value, (int, float, complex, bool)):
         if value.__module__ == "builtins" or value.__module__.startswith("numpy"):
             return Call("unknown", value)
         return Call("constant", value)  # constructing a user's object: its fields are constants
     return Call("unknown", value)
+
+
+# Packages whose callable objects are not differentiated from the source of their __call__:
+# NumPy's (np.vectorize, np.poly1d) run code that is no differentiable NumPy; autotrace's own
+# have rules, or say why they have none.
+_LIBRARY_PACKAGES = {"numpy", "cupy", "autotrace", "runtime", "transforms"}
+
+
+def runs_own_call(value) -> bool:
+    """Whether calling `value` runs a `__call__` method written in Python by the author of its
+    class (not NumPy's or autotrace's): autotrace differentiates such a call as that method."""
+    if isinstance(value, type) or hasattr(value, "__autotrace_no_rule_hint__"):
+        return False
+    method = getattr(type(value), "__call__", None)
+    package = (getattr(type(value), "__module__", None) or "").split(".")[0]
+    return inspect.isfunction(method) and package not in _LIBRARY_PACKAGES
+
+
+def rule_template(function, label: str, mode: str) -> str:
+    """The registration a no-rule error suggests for `function` (mode "adjoint" or
+    "tangent"): a template with the function's own parameters where inspect finds them."""
+    parameters = _template_parameters(function)
+    inputs = [parameter for parameter, _ in parameters if parameter != "*"]
+    result = next(n for n in ("y", "out", "result", "y_") if n not in inputs)
+    signature = ", ".join([result] + [text for _, text in parameters])
+    short = re.sub(r"\W", "_", label.rsplit(".", 1)[-1]).strip("_") or "function"
+    required = [p for p, text in parameters if "=" not in text and "*" not in text]
+    differentiable = required or inputs[:1]
+    lines = [f"    @autotrace.register_{mode}({label})", f"    def {short}_{mode}({signature}):"]
+    if mode == "adjoint":
+        for position, parameter in enumerate(differentiable):
+            lines.append(f"        d[{parameter}] = d[{result}] * ..." + (
+                f"   # the gradient of {parameter}, given d[{result}], the gradient of "
+                f"{result}" if position == 0 else ""))
+    else:
+        terms = " + ".join(f"d[{parameter}] * ..." for parameter in differentiable)
+        given = ", ".join(f"d[{parameter}]" for parameter in differentiable)
+        lines.append(f"        d[{result}] = {terms}   # the tangent of {result}, given {given}, "
+                     f"the tangent{'s' if len(differentiable) > 1 else ''} of "
+                     f"{', '.join(differentiable)}")
+    return "\n".join(lines) + "\n"
+
+
+def _template_parameters(function) -> list:
+    """(name, how the template writes it) for each parameter of `function`; one, x, where
+    inspect finds none. A ufunc's inputs are x (or x1, x2, ...), as NumPy names them."""
+    if isinstance(function, np.ufunc):
+        names = ["x"] if function.nin == 1 else [f"x{i + 1}" for i in range(function.nin)]
+        return [(n, n) for n in names]
+    if isinstance(function, np.vectorize):
+        function = function.pyfunc  # vectorize(f) takes f's parameters
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return [("x", "x")]
+    kinds = inspect.Parameter
+    parameters, starred = [], False
+    for parameter in signature.parameters.values():
+        if parameter.kind is kinds.VAR_KEYWORD:
+            continue  # a template may not take **kwargs
+        if parameter.kind is kinds.VAR_POSITIONAL:
+            parameters.append((parameter.name, "*" + parameter.name))
+            starred = True
+            continue
+        if parameter.kind is kinds.KEYWORD_ONLY and not starred:
+            parameters.append(("*", "*"))
+            starred = True
+        text = parameter.name
+        if parameter.default is not kinds.empty:
+            text += "=" + (repr(parameter.default) if _is_literal(parameter.default)
+                           else "None")
+        parameters.append((parameter.name, text))
+    return parameters or [("x", "x")]
+
+
+def _is_literal(value) -> bool:
+    if isinstance(value, tuple):
+        return all(_is_literal(v) for v in value)
+    return value is None or type(value) in (bool, int, float, str)
 
 
 def describe(value, fallback: str | None = None) -> str:

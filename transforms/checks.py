@@ -71,10 +71,12 @@ def check_supported(function: gast.FunctionDef, location: Location) -> None:
                                        "update", "clear", "remove", "setdefault")
                 and isinstance(node.func.value, gast.Name)
                 and node.func.value.id in parameters and node.func.value.id not in rebound):
+            argument = node.func.value.id
             raise location.error(
-                node, f"the function changes its argument {node.func.value.id!r} in place "
-                f"(.{node.func.attr}); work on a copy, e.g. {node.func.value.id} = "
-                f"list({node.func.value.id})", "mutation of an argument")
+                node, f"the function changes its argument {argument!r} in place "
+                f"(.{node.func.attr}); work on a copy, e.g. "
+                f"{_copy_advice(argument, _METHOD_CONTAINERS[node.func.attr])}",
+                "mutation of an argument")
 
 
 def _check_target(target, parameters, rebound, location):
@@ -95,10 +97,33 @@ def _check_target(target, parameters, rebound, location):
             raise location.error(target, "autotrace can assign into subscripts of local "
                                  "variables only", "subscript assignment")
         if base.id in parameters and base.id not in rebound:
+            keyed = (isinstance(target.slice, gast.Constant)
+                     and isinstance(target.slice.value, str))  # p["w"]: a dict
             raise location.error(
                 target, f"the function changes its argument {base.id!r} in place "
-                f"({_text(target)} = ...); work on a copy, e.g. {base.id} = "
-                f"np.copy({base.id})", "mutation of an argument")
+                f"({_text(target)} = ...); work on a copy, e.g. "
+                f"{_copy_advice(base.id, ('dict',) if keyed else ('array', 'list', 'dict'))}",
+                "mutation of an argument")
+
+
+# What each method that changes its object in place may be called on.
+_METHOD_CONTAINERS = {
+    "append": ("list",), "extend": ("list",), "insert": ("list",), "remove": ("list",),
+    "update": ("dict",), "setdefault": ("dict",), "fill": ("array",),
+    "sort": ("array", "list"), "pop": ("list", "dict"), "clear": ("list", "dict"),
+}
+_COPIES = {"array": "np.copy", "list": "list", "dict": "dict"}
+
+
+def _copy_advice(name: str, kinds: tuple) -> str:
+    """`x = np.copy(x)`, and for a value that may be of several kinds, the copies of the
+    others: a dict copied with np.copy would become a 0-d object array."""
+    first, *others = kinds
+    advice = f"{name} = {_COPIES[first]}({name})"
+    if others:
+        advice += " (" + ", ".join(f"{_COPIES[kind]}({name}) for a {kind}"
+                                   for kind in others) + ")"
+    return advice
 
 
 def _text(node) -> str:

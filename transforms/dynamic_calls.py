@@ -13,6 +13,7 @@ import weakref
 
 import runtime.structure as structure
 from runtime.state import current_sink, holds_state
+from transforms.calls import runs_own_call
 from transforms.errors import TransformError
 from transforms.rules.core import adjoint, adjoint_rules, d, tangent, tangent_rules
 
@@ -37,6 +38,8 @@ def unbind_method(func, args, wrt):
     method = getattr(type(func), "__autotrace_call__", None)
     if method is not None:  # an object whose calls run one of its methods (a Module)
         func = func.__autotrace_call__
+    elif runs_own_call(func):  # an instance of a class with __call__: that method
+        func = func.__call__
     if inspect.ismethod(func):
         args = (func.__self__,) + tuple(args)
         wrt = tuple(w + 1 if isinstance(w, int) else w for w in wrt)
@@ -77,7 +80,7 @@ def vjp_call(func, args, kwargs, dy, wrt):
 
 def _bound_self(func):
     """The object a call of `func` runs a method of, if any."""
-    if getattr(type(func), "__autotrace_call__", None) is not None:
+    if getattr(type(func), "__autotrace_call__", None) is not None or runs_own_call(func):
         return func
     return func.__self__ if inspect.ismethod(func) else None
 

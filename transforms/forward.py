@@ -19,7 +19,8 @@ import numpy as np
 
 from transforms import cleanup
 from transforms.activity import DESCRIPTIVE_ATTRIBUTES
-from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify, describe
+from transforms.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, describe,
+                             rule_template)
 from transforms.codegen import to_source
 from transforms.custom import custom_functions
 from transforms.errors import TransformError
@@ -42,6 +43,9 @@ class ForwardMode:
         self.active = active
         self.tangent_names: dict[str, str] = {}
         self.temporaries: set[str] = set()
+        # Tangents of temporaries that hold arrays of their own, and tangents that may not.
+        self.own_arrays: set[str] = set()
+        self.shared: set[str] = set()
         self.reverse_helper = None  # set by the driver: ReverseMode-like import of rule names
         self._linear = None
 
@@ -179,6 +183,7 @@ class ForwardMode:
     # ---- the tangent of one operation -------------------------------------------------------
 
     def assign_tangent(self, primal: str, value) -> list:
+        self.shared.add(self.tangent(primal))  # a name's, an item's: maybe another's array
         return [gast.Assign(targets=[name(self.tangent(primal), store=True)], value=value,
                             type_comment=None)]
 
@@ -268,15 +273,20 @@ class ForwardMode:
                 statement.value = replace_expression(
                     "tangent_like(tangent, value)", tangent_like=self.helper("tangent_like"),
                     tangent=statement.value, value=primal)
-            if isinstance(function, np.ufunc) and statement.targets[0].id == self.tangent(
-                    primal):
-                self.keep_apart(statement)
+            if statement.targets[0].id == self.tangent(primal):
+                if isinstance(function, np.ufunc):
+                    self.keep_apart(statement)
+                if isinstance(function, np.ufunc) or function in _NEW_ARRAYS:
+                    self.own_arrays.add(self.tangent(primal))
+                else:
+                    self.shared.add(self.tangent(primal))
         return self.reverse_helper.import_template_names(statements, rule.namespace)
 
     def keep_apart(self, statement) -> None:
         """A ufunc's result is a new array (`+x`, `x - 0.0`, `x * 1.0`), so its tangent must
         not be an input's tangent itself, which a later `y[i] = ...` would write into: where
-        the rule (its zero terms dropped, its constants folded) gives one through, copy it."""
+        the rule (its zero terms dropped, its constants folded) gives one through, copy it,
+        unless it is a temporary's (read once, here) that holds an array of its own."""
         folded = copy.deepcopy(statement)
         cleanup.fold_constants([folded])
         value = folded.value
@@ -284,7 +294,9 @@ class ForwardMode:
         if (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
                 and value.func.id == self.helper("tangent_like")):
             passed = value.args[0]  # the tangent itself where no broadcasting was needed
-        if isinstance(passed, gast.Name):
+        if isinstance(passed, gast.Name) and not (
+                passed.id in self.temporaries and passed.id in self.own_arrays
+                and passed.id not in self.shared):
             statement.value = replace_expression("snapshot(tangent)",
                                                  snapshot=self.helper("snapshot"),
                                                  tangent=value)
@@ -321,6 +333,7 @@ class ForwardMode:
                                  if k.arg in keywords], ctx=gast.Load())
         pair = gast.Tuple(elts=[name(primal, store=True),
                                 name(self.tangent(primal), store=True)], ctx=gast.Store())
+        self.shared.add(self.tangent(primal))  # g may return its argument's tangent
         if resolved.kind == "user":
             try:
                 derivative = self.context.derive(resolved.value, wrt, "forward")
@@ -382,12 +395,12 @@ class ForwardMode:
     def no_rule(self, function, node, callee=None) -> TransformError:
         text = to_source(callee).strip() if callee is not None else None
         label = describe(function, text)
+        hint = getattr(function, "__autotrace_no_rule_hint__", None)
+        if hint is not None:  # a function that says what to do instead of registering a rule
+            return self.location.error(node, f"no tangent rule for {label}: {hint}", label)
         return self.location.error(
             node, f"no tangent (forward-mode) rule for {label}. Register one:\n\n"
-            f"    @autotrace.register_tangent({label})\n"
-            f"    def tangent_rule(y, x):\n"
-            f"        d[y] = d[x] * ...   # the tangent of y, given d[x], the tangent of x\n",
-            label)
+            + rule_template(function, label, "tangent"), label)
 
 
 def forward_function(func, wrt, *, session):
@@ -428,6 +441,11 @@ def forward_function(func, wrt, *, session):
     return load_generated(prepared, func, new_body, "f",
                           f"Forward derivative of {prepared.location.name} along "
                           f"{', '.join(prepared.wrt_names)} (generated by autotrace).")
+
+
+# Functions whose tangent rules compute new arrays (as ufuncs' do, once keep_apart has run).
+_NEW_ARRAYS = {np.dot, np.inner, np.outer, np.tensordot, np.einsum, np.kron, np.sum, np.mean,
+               np.where, np.clip}
 
 
 def _is_zero(node) -> bool:

@@ -6,13 +6,12 @@ statements; they live here to keep each module to one idea.
 from __future__ import annotations
 
 import copy
-import re
 
 import gast
 import numpy as np
 
 import runtime.adjoint_ops as adjoint_ops
-from transforms.calls import classify, describe
+from transforms.calls import classify, describe, rule_template
 from transforms.codegen import to_source
 from transforms.custom import custom_functions
 from transforms.errors import TransformError
@@ -186,13 +185,9 @@ class CallAdjoints:
     def no_rule(self, function, node, callee=None) -> TransformError:
         text = to_source(callee).strip() if callee is not None else None
         label = describe(function, text)
-        short = re.sub(r"\W", "_", label.rsplit(".", 1)[-1]).strip("_") or "function"
         hint = getattr(function, "__autotrace_no_rule_hint__", None)
         if hint is not None:  # a function that says what to do instead of registering a rule
             return self.location.error(node, f"no derivative rule for {label}: {hint}", label)
         return self.location.error(
             node, f"no derivative rule for {label}. Register one:\n\n"
-            f"    @autotrace.register_adjoint({label})\n"
-            f"    def {short}_adjoint(y, x):\n"
-            f"        d[x] = d[y] * ...   # the gradient of x, given d[y], the gradient of y\n",
-            label)
+            + rule_template(function, label, "adjoint"), label)

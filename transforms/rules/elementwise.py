@@ -9,6 +9,7 @@ included.
 import numpy as np
 
 from runtime.adjoint_ops import clip_weights, first_given, sinc_slope, tie_weights, unbroadcast
+from runtime.structure import zeros_like
 from transforms.rules.core import adjoint, d
 
 # Arithmetic: what the operators +, -, *, /, **, unary - and + mean.
@@ -59,6 +60,14 @@ def positive_rule(y, x):
 def mod_rule(y, x1, x2):
     d[x1] = unbroadcast(d[y], x1)
     d[x2] = unbroadcast(-d[y] * np.floor_divide(x1, x2), x2)
+
+
+@adjoint(np.floor_divide)
+def floor_divide_rule(y, x1, x2):
+    # Piecewise constant: zero almost everywhere. A call of it is a constant, and so is `a // b`
+    # (transforms/activity.py); this rule serves `x = x // b` where x carries gradient.
+    d[x1] = zeros_like(x1)
+    d[x2] = zeros_like(x2)
 
 
 @adjoint(np.fmod)

@@ -8,7 +8,7 @@ tangent evenly; clip follows `a` inside its bounds (bounds included) and a bound
 import numpy as np
 
 from runtime.adjoint_ops import clip_weights, first_given, sinc_slope, tie_weights
-from runtime.structure import add
+from runtime.structure import add, zeros_like
 from transforms.rules.core import d, tangent
 
 # Arithmetic.
@@ -54,6 +54,11 @@ def positive_tangent(y, x):
 @tangent(np.mod, np.remainder)
 def mod_tangent(y, x1, x2):
     d[y] = d[x1] - d[x2] * np.floor_divide(x1, x2)
+
+
+@tangent(np.floor_divide)
+def floor_divide_tangent(y, x1, x2):
+    d[y] = zeros_like(y)  # piecewise constant, as elementwise.py's rule
 
 
 @tangent(np.fmod)
