@@ -252,3 +252,33 @@ def test_shape_only_keeps_no_array_alive():
     assert shape_only(np.ones((3, 4), np.float32)).dtype == np.float32
     for kept in (2.5, [1.0, 2.0], np.ones(1), np.float64(3.0), np.ones((2, 2), bool)[:0]):
         assert shape_only(kept) is kept
+
+
+# --- Local names shadow globals -----------------------------------------------------------------
+
+def _doubled(z):
+    return 2.0 * z
+
+
+def _hundredfold(z):
+    return 100.0 * z
+
+
+apply_scale = _hundredfold  # a global that the local name below shadows
+
+
+def shadowed_call(x):
+    apply_scale = _doubled
+    return apply_scale(x) * 1.0
+
+
+def parameter_call(apply_scale, x):
+    return apply_scale(x) * x
+
+
+def test_a_local_name_is_not_resolved_as_the_global_it_shadows():
+    assert shadowed_call(3.0) == 6.0
+    assert autotrace.grad(shadowed_call)(3.0) == 2.0
+    value, tangent = autotrace.jvp(shadowed_call, (3.0,), (1.0,))
+    assert (value, tangent) == (6.0, 2.0)
+    assert autotrace.grad(parameter_call, wrt=1)(_doubled, 3.0) == 12.0

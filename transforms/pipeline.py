@@ -234,6 +234,8 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     wrt_names = resolve_wrt(wrt, parameters, location.name)
 
     namespace = dict(parsed.namespace)
+    for local in _own_local_names(function):  # a local shadows the global of its name
+        namespace.pop(local, None)
     namer = Namer(names_in(function) | {keyword})
     namer.locals = set()
     numpy_name = next((k for k in ("np", "numpy", "onp") if namespace.get(k) is np), None)
@@ -273,6 +275,24 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
                           _is_constant_call(namespace, session.implicit), reads_state)
     return Prepared(function, location, parameters, wrt_names, keyword, namer, namespace,
                     context, body, result, local_names, active, return_node, state_names)
+
+
+def _own_local_names(function) -> set:
+    """The parameters of `function` and the names it assigns, leaving out those of functions
+    and lambdas defined inside it (their own scopes)."""
+    names = set(_parameter_names(function.args))
+    pending = list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, gast.Lambda):
+            continue
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            names.add(node.id)
+        pending.extend(gast.iter_child_nodes(node))
+    return names
 
 
 def _accumulate_as_add(function, namespace: dict, helper) -> None:
