@@ -324,6 +324,17 @@ def read_item(container, index):
     return item.copy() if hasattr(item, "copy") and hasattr(item, "shape") else item
 
 
+def build_namedtuple(cls, values):
+    """`cls(*values)`: a namedtuple built in differentiated code (`P(a, b)` is written
+    `build_namedtuple(P, (a, b))`, so that its fields carry gradient)."""
+    return cls(*values)
+
+
+def namedtuple_fields(gradient) -> tuple:
+    """The gradients of a namedtuple's fields, given the namedtuple's gradient."""
+    return tuple(gradient)
+
+
 def shape_only(value):
     """What the primal sweep saves of a value the adjoint sweep reads only the shape and dtype of
     (`unbroadcast(g, x)`): a NumPy array becomes a read-only view of a single zero, broadcast to

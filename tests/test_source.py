@@ -11,6 +11,7 @@ goldens with
 
 and review the diff of tests/golden/ like any other code change.
 """
+import collections
 import inspect
 import linecache
 import os
@@ -282,3 +283,23 @@ def test_a_local_name_is_not_resolved_as_the_global_it_shadows():
     value, tangent = autotrace.jvp(shadowed_call, (3.0,), (1.0,))
     assert (value, tangent) == (6.0, 2.0)
     assert autotrace.grad(parameter_call, wrt=1)(_doubled, 3.0) == 12.0
+
+
+# --- Namedtuples built inside the function ------------------------------------------------------
+
+Point = collections.namedtuple("Point", "a b c", defaults=(1.0,))
+
+
+def through_points(x):
+    p = Point(x * 3.0, b=x * x)          # keyword and default fields too
+    q = Point(p.a * 2.0, p.b, c=p.c)
+    return np.sum(q.a + q.b * p.c + np.sin(p.a))
+
+
+def test_a_namedtuple_built_inside_carries_its_fields_gradients():
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(autotrace.grad(through_points)(x), 6 + 2 * x + 3 * np.cos(3 * x))
+    assert "build_namedtuple(Point, (" in autotrace.source(autotrace.grad(through_points))
+    check_grads(through_points, (x,), order=2, modes=("reverse", "forward"))
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(through_points))(x),
+                               autotrace.grad(through_points)(x))

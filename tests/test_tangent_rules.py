@@ -61,6 +61,8 @@ def _float(rng):
     return float(rng.standard_normal())
 
 
+_PAIR = namedtuple("_PAIR", "first second")
+
 STRUCTURE_TABLE = [
     E("seed", structure.seed, normal((3,), (3,))),
     E("seed/default", structure.seed, _with(_n(3), None)),
@@ -70,6 +72,10 @@ STRUCTURE_TABLE = [
     E("match", structure.match, lambda rng: (np.float64(rng.standard_normal()), 1.5), wrt=(0,)),
     E("add", structure.add, lambda rng: ([rng.standard_normal(2), None],
                                          [rng.standard_normal(2), _float(rng)])),
+    E("build_namedtuple", structure.build_namedtuple,
+      lambda rng: (_PAIR, (rng.standard_normal(3), rng.standard_normal(2))), wrt=(1,)),
+    E("namedtuple_fields", structure.namedtuple_fields,
+      lambda rng: (_PAIR(rng.standard_normal(3), rng.standard_normal(2)),)),
     E("accumulate", structure.accumulate, normal((2, 3), (2, 3))),
     E("accumulate/broadcast", structure.accumulate, normal((2, 3), (3,))),
     E("accumulate_item", structure.accumulate_item, _with(_n(3, 4), 1, _n(4))),

@@ -50,7 +50,7 @@ HELPERS = {
     "accumulate_attribute": structure.accumulate_attribute,
     "item_gradient": structure.item_gradient, "clear_item": structure.clear_item,
     "read_item": structure.read_item, "restore_item": structure.restore_item,
-    "shape_only": structure.shape_only,
+    "shape_only": structure.shape_only, "build_namedtuple": structure.build_namedtuple,
     "sequence": structure.sequence, "dict_items": structure.dict_items,
     "dict_keys": structure.dict_keys, "dict_values": structure.dict_values,
     "astype": structure.astype, "item": structure.item, "snapshot": structure.snapshot,
@@ -247,6 +247,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     lift_nested_functions(function, location, namer, namespace)
     debug_source("lift", function)
     _accumulate_as_add(function, namespace, context.helper)
+    _namedtuples_built(function, namespace, context.helper)
     normalize(function, location, namer, namespace, numpy_name, context.helper)
     debug_source("anf", function)
     if exits:
@@ -275,6 +276,46 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
                           _is_constant_call(namespace, session.implicit), reads_state)
     return Prepared(function, location, parameters, wrt_names, keyword, namer, namespace,
                     context, body, result, local_names, active, return_node, state_names)
+
+
+def _namedtuples_built(function, namespace: dict, helper) -> None:
+    """`P(a, b=c)` with P a namedtuple class becomes `build_namedtuple(P, (a, c))`, the values
+    in field order (defaults filled in), so that its fields carry gradient."""
+    for node in gast.walk(function):
+        if not isinstance(node, gast.Call) or any(
+                isinstance(a, gast.Starred) for a in node.args) or any(
+                k.arg is None for k in node.keywords):
+            continue
+        cls = _resolve(node.func, namespace)
+        if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")):
+            continue
+        given = dict(zip(cls._fields, node.args))
+        given.update((k.arg, k.value) for k in node.keywords)
+        defaults = getattr(cls, "_field_defaults", {})
+        if len(node.args) > len(cls._fields) or set(given) - set(cls._fields) or any(
+                field not in given and field not in defaults for field in cls._fields):
+            continue  # a call Python would refuse: leave it to raise as it does
+        values = [given[field] if field in given else gast.Attribute(
+            value=copy.deepcopy(node.func), attr="_field_defaults", ctx=gast.Load())
+            for field in cls._fields]
+        for position, field in enumerate(cls._fields):
+            if field not in given:
+                values[position] = gast.Subscript(
+                    value=values[position], slice=gast.Constant(value=field, kind=None),
+                    ctx=gast.Load())
+        node.args = [node.func, gast.Tuple(elts=values, ctx=gast.Load())]
+        node.keywords = []
+        node.func = name(helper("build_namedtuple"))
+
+
+def _resolve(node, namespace: dict):
+    """The value a Name or a dotted name (`module.P`) refers to in `namespace`, or None."""
+    if isinstance(node, gast.Name):
+        return namespace.get(node.id)
+    if isinstance(node, gast.Attribute):
+        owner = _resolve(node.value, namespace)
+        return getattr(owner, node.attr, None) if owner is not None else None
+    return None
 
 
 def _own_local_names(function) -> set:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.structure import (accumulate, accumulate_attribute, attribute_gradient,
-                               accumulate_item, add,
+                               accumulate_item, add, build_namedtuple, namedtuple_fields,
                                astype, cast_like,
                                clear_item, dict_items, dict_keys, dict_values,
                                extremum_gradient, gradient_item, item, pairs_gradient,
@@ -40,6 +40,16 @@ def _match(y, gradient, value):
 def _add(y, a, b):
     d[a] = d[y]
     d[b] = d[y]
+
+
+@adjoint(build_namedtuple)
+def _build_namedtuple(y, cls, values):
+    d[values] = namedtuple_fields(d[y])
+
+
+@adjoint(namedtuple_fields)
+def _namedtuple_fields(y, gradient):
+    d[gradient] = like_container(d[y], gradient)
 
 
 @adjoint(accumulate)

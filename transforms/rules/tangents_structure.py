@@ -11,7 +11,7 @@ import numpy as np
 
 from runtime.adjoint_ops import unbroadcast
 from runtime.structure import (accumulate, accumulate_attribute, attribute_gradient,
-                               accumulate_item, add,
+                               accumulate_item, add, build_namedtuple, namedtuple_fields,
                                astype, cast_like,
                                clear_item, dict_items, dict_values, extremum_gradient,
                                gradient_item, item, item_gradient, items_gradient, like_container,
@@ -46,6 +46,16 @@ def _match(y, gradient, value):
 @tangent(add)
 def _add(y, a, b):
     d[y] = add(d[a], d[b])
+
+
+@tangent(build_namedtuple)
+def _build_namedtuple(y, cls, values):
+    d[y] = build_namedtuple(cls, d[values])
+
+
+@tangent(namedtuple_fields)
+def _namedtuple_fields(y, gradient):
+    d[y] = namedtuple_fields(d[gradient])
 
 
 @tangent(accumulate)
