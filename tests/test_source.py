@@ -303,3 +303,20 @@ def test_a_namedtuple_built_inside_carries_its_fields_gradients():
     check_grads(through_points, (x,), order=2, modes=("reverse", "forward"))
     np.testing.assert_allclose(autotrace.function(autotrace.grad(through_points))(x),
                                autotrace.grad(through_points)(x))
+
+
+def flattened_then_written(x):
+    y = x.flatten()
+    y[0] = 0.0      # flatten copies: x keeps its values
+    return np.sum(y * x.flatten())
+
+
+def test_flatten_is_a_copy_that_may_be_written():
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    expected = 2 * x
+    expected[0, 0] = 0.0
+    for gradient in (autotrace.grad(flattened_then_written),
+                     autotrace.function(autotrace.grad(flattened_then_written))):
+        np.testing.assert_allclose(gradient(x), expected)
+        np.testing.assert_array_equal(x, np.arange(1.0, 7.0).reshape(2, 3))
+    check_grads(flattened_then_written, (x,), modes=("reverse", "forward"))
