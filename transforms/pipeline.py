@@ -19,6 +19,7 @@ import gast
 import numpy as np
 
 import runtime.adjoint_ops as adjoint_ops
+import runtime.sequences as sequences
 import runtime.structure as structure
 from transforms import cleanup
 from runtime.state import (
@@ -34,9 +35,9 @@ from transforms.exits import exits_to_flags
 from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
 from transforms.parsing import parse_function
-from transforms.pipeline_names import CONTAINER_RESULTS
 from transforms.reverse import ReverseMode
 from transforms.sweeps import COMMENT, SAVE, comment
+from transforms.sequences import SequenceKinds
 from transforms.shapes import ShapeClasses
 from transforms.templates import name, replace
 import transforms.rules  # noqa: F401  (fills the rule registries)
@@ -340,8 +341,9 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
     references = collections.Counter(n.id for s in body for n in gast.walk(s)
                                      if isinstance(n, gast.Name))
     reverse = ReverseMode(context, active, parameters, local_names, references)
-    reverse.array_names = _array_names(body, namespace)
-    reverse.shapes = ShapeClasses(body, namespace)
+    reverse.sequences = SequenceKinds(body, parameters, namespace, active)
+    reverse.array_names = reverse.sequences.array_names(body)
+    reverse.shapes = ShapeClasses(body, namespace, reverse.sequences)
     sweep = reverse.block(body)
 
     primal = list(sweep.primal)
@@ -414,6 +416,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
         cleanup.inline_temporaries(new_body, temporaries, pure)
         cleanup.remove_empty_control_flow(new_body)
         cleanup.remove_dead_code(new_body, pure, keep_names=set(parameters))
+        cleanup.remove_empty_control_flow(new_body)  # what dead code left empty
     cleanup.remove_orphan_comments(new_body)
 
     return load_generated(prepared, func, new_body, "d",
@@ -451,7 +454,11 @@ def _shape_only(context) -> dict:
     positions = {structure.zeros_like: (0,), structure.seed: (0,),
                  structure.implicit_seed: (0,), structure.match: (1,),
                  structure.item_gradient: (2,), adjoint_ops.unbroadcast: (1,),
-                 adjoint_ops.unreduce: (1,), adjoint_ops.reduced_size: (0,)}
+                 adjoint_ops.unreduce: (1,), adjoint_ops.reduced_size: (0,),
+                 sequences.concatenates: (0, 1), sequences.repeats: (0, 1),
+                 sequences.first_items: (1,), sequences.last_items: (1,),
+                 sequences.sum_copies: (1,), sequences.place_first: (1,),
+                 sequences.place_last: (1,), sequences.copies: (1, 2)}
     return {context.bound[id(f)]: p for f, p in positions.items() if id(f) in context.bound}
 
 
@@ -481,21 +488,3 @@ def _with_comments(source: str) -> str:
                 del last_comment[deeper]
             lines.append(line)
     return "\n".join(lines) + "\n"
-
-
-def _array_names(body, namespace) -> set:
-    """Names every assignment of which is an arithmetic operation or an array-valued rule."""
-    verdict: dict[str, bool] = {}
-    for statement in cleanup._statements(body):
-        if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name):
-            value = statement.value
-            is_array = isinstance(value, (gast.BinOp, gast.UnaryOp))
-            if isinstance(value, gast.Call):
-                resolved = classify(value.func, namespace)
-                is_array = (resolved.kind == "rule"
-                            and getattr(resolved.value, "__name__", "") not in CONTAINER_RESULTS)
-            target = statement.targets[0].id
-            verdict[target] = verdict.get(target, True) and is_array
-        elif isinstance(statement, gast.For):
-            verdict[statement.target.id] = False
-    return {n for n, is_array in verdict.items() if is_array}

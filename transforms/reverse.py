@@ -20,11 +20,22 @@ import linecache
 
 import gast
 
+from runtime import sequences
 from transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify
 from transforms.reverse_calls import CallAdjoints
+from transforms.sequences import SEQUENCE, UNKNOWN
 from transforms.sweeps import SAVE, Sweep, comment, marked
 from transforms.templates import name, replace, replace_expression
+
+# The functions whose rules `a + b` and `a * b` take when an operand is, or may be, a list.
+_SEQUENCE_OPERATORS = {
+    (gast.Add, SEQUENCE): sequences.concatenate,
+    (gast.Add, UNKNOWN): sequences.add_or_concatenate,
+    (gast.Mult, SEQUENCE): sequences.repeat,
+    (gast.Mult, UNKNOWN): sequences.multiply_or_repeat,
+}
+
 
 def index_value(node):
     """An index as an expression that can be passed to a function: `1:3` -> `slice(1, 3)`."""
@@ -67,6 +78,7 @@ class ReverseMode(CallAdjoints):
         self.stack = context.namer.temporary("stack")
         self.array_names = set()
         self.shapes = None  # a transforms.shapes.ShapeClasses, when known
+        self.sequences = None  # a transforms.sequences.SequenceKinds, when known
         self.local_names = local_names
         self.references = references
         self.state_versions: dict[int, str] = {}  # id(call) -> the name of its state version
@@ -308,6 +320,10 @@ class ReverseMode(CallAdjoints):
                 out += self.accumulate(value.id, gradient, state)
         elif isinstance(value, gast.BinOp):
             function = BINARY_OPERATORS[type(value.op)]
+            if isinstance(value.op, (gast.Add, gast.Mult)) and self.sequences is not None:
+                # `+` and `*` on lists and tuples concatenate and repeat
+                kind = self.sequences.operation(primal, value)
+                function = _SEQUENCE_OPERATORS.get((type(value.op), kind), function)
             out += self.apply_rule(function, primal, [value.left, value.right], [], gradient,
                                    state, node)
         elif isinstance(value, gast.UnaryOp) and type(value.op) in UNARY_OPERATORS:
