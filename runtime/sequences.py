@@ -83,7 +83,14 @@ def sum_copies(gradient, like):
     return _like(like, total)
 
 
-# The adjoints of the three above (second derivatives differentiate generated code).
+def append_zeros_like(gradient, value):
+    """`gradient` (of a list) with a zero gradient for `value` after its items: the gradient
+    of the list before `pop` took `value` off it, where nothing read `value`."""
+    return _like(gradient, list(gradient) + [zeros_like(value)])
+
+
+# The adjoints of first_items, last_items and sum_copies (second derivatives differentiate
+# generated code).
 
 def place_first(gradient, like):
     """Zeros shaped like `like` (a list or tuple), with `gradient`'s items first: the adjoint of

@@ -212,6 +212,12 @@ def two_parameters(x, y):
 
 # --- Unsupported constructs --------------------------------------------------------------------
 
+def extends_as_a_value(x):
+    items = [x]
+    nothing = items.extend([x * 2.0])
+    return items[1] * (nothing is None)
+
+
 UNSUPPORTED = [
     (uses_try, "try:", "try",
      "autotrace cannot differentiate a try statement; move the error handling outside the "
@@ -267,6 +273,9 @@ UNSUPPORTED = [
      "the nested function 'scale' reads the enclosing function's variables y and is used as "
      "a value; autotrace differentiates such functions only where they are called directly. "
      "Pass those variables as arguments instead"),
+    (extends_as_a_value, "items.extend", ".extend",
+     "autotrace follows .extend(...) only as a statement of its own (it returns None); call "
+     "it on its own line"),
 ]
 
 

@@ -1,8 +1,9 @@
-"""`+` and `*` on lists and tuples: concatenation and repetition, in reverse mode.
+"""Lists and tuples under the transforms: concatenation, repetition and growing in place.
 
 A concatenation's gradient splits into its operands' lengths; a repetition's sums the copies.
 Where the transform cannot tell a list from an array (a parameter, an item of a list), the
-generated code decides when it runs, so one derivative serves both.
+generated code decides when it runs, so one derivative serves both. `extend` and `insert`
+are followed as the appends and pops they are made of.
 """
 import numpy as np
 import pytest
@@ -181,3 +182,82 @@ def test_variables_named_like_the_helpers_rules_call():
     # the rules of `*` call `unbroadcast` and `sum_copies`' adjoint calls `copies`: the
     # generated code must call those, not the variables
     check_grads(variables_named_like_helpers, (X,), order=2)
+
+
+# --- Growing a list in place -------------------------------------------------------------------
+
+def extend_then_add(x):
+    items = [x]
+    items.extend([x * 2])
+    return items[0] + items[1]
+
+
+def insert_then_multiply(x):
+    items = [x]
+    items.insert(0, x * 3)
+    return items[0] * items[1]
+
+
+def insert_anywhere(x):
+    items = [x, 2.0 * x, 3.0 * x]
+    items.insert(-1, x ** 2)        # before the last
+    items.insert(10, np.sin(x))     # past the end: appended
+    items.insert(-10, 5.0 * x)      # before the start: first
+    return np.sum(np.stack(items) * np.arange(1.0, 7.0)[:, None])
+
+
+def extend_with_itself(x):
+    items = [x, x * x]
+    items.extend(items)
+    items.extend((x,))
+    return np.sum(np.stack(items) * np.arange(1.0, 6.0)[:, None])
+
+
+GROWING_FUNCTIONS = [extend_then_add, insert_then_multiply, insert_anywhere,
+                     extend_with_itself]
+
+
+def test_extend_and_insert_carry_gradient():
+    np.testing.assert_allclose(autotrace.grad(extend_then_add)(X), [3.0, 3.0, 3.0])
+    np.testing.assert_allclose(autotrace.grad(insert_then_multiply)(X), 6 * X)
+    # items: 5x, x, 2x, x**2, 3x, sin x, weighted 1 to 6
+    expected = 5 + 2 + 6 + 8 * X + 15 + 6 * np.cos(X)
+    np.testing.assert_allclose(autotrace.grad(insert_anywhere)(X), expected)
+    value, tangent = autotrace.forward(extend_then_add)(X, tangent=np.ones(3))
+    np.testing.assert_allclose(value, 3 * X)
+    np.testing.assert_allclose(tangent, [3.0, 3.0, 3.0])
+
+
+@pytest.mark.parametrize("function", GROWING_FUNCTIONS, ids=lambda f: f.__name__)
+def test_extend_and_insert_to_higher_orders(function):
+    check_grads(function, (X,), order=2, modes=("reverse", "forward"))
+    check_grads(function, (X,), order=3)
+
+
+def pop_unread(x):
+    items = [x * x, 2.0 * x]
+    items.append(x ** 3)
+    items.pop()
+    return np.sum(items[0] * items[-1])
+
+
+def test_hessian_through_a_pop_whose_value_is_unread():
+    # 2 x ** 3: the Hessian is diagonal, 12 x
+    np.testing.assert_allclose(np.diag(autotrace.hessian(pop_unread)(X)), 12 * X)
+
+
+def one_loop_then_another(x, n):
+    items = [x]
+    for i in range(n):
+        items.append(x * 2.0)
+    for i in range(len(items)):
+        x = x * items[i]
+    return np.sum(x)
+
+
+def test_a_loop_that_never_ran_leaves_its_variable_unbound():
+    # with n = 0 the first loop never binds i: the gradient must not read it
+    np.testing.assert_allclose(autotrace.grad(one_loop_then_another)(X, 0), 2 * X)
+    check_grads(one_loop_then_another, (X, 0), order=2)
+    check_grads(one_loop_then_another, (X, 2), order=2)
+

@@ -143,6 +143,8 @@ STRUCTURE_TABLE = [
     E("sequences:sum_copies/count", sequences.sum_copies,
       _with(lambda rng: [rng.standard_normal(2), _float(rng)], 2), wrt=(0,),
       note="the count of a repetition has a zero gradient"),
+    E("sequences:append_zeros_like", sequences.append_zeros_like,
+      _with(lambda rng: (rng.standard_normal(2), _float(rng)), _n(3)), wrt=(0,)),
     E("sequences:place_first", sequences.place_first,
       _with(lambda rng: (rng.standard_normal(2),), (np.ones(2), 1.0)), wrt=(0,)),
     E("sequences:place_last", sequences.place_last,

@@ -32,6 +32,7 @@ from transforms.checks import check_supported
 from transforms.codegen import debug_source, load_function, to_source
 from transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
 from transforms.exits import exits_to_flags
+from transforms.list_methods import rewrite_list_methods
 from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
 from transforms.parsing import parse_function
@@ -246,6 +247,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     lift_nested_functions(function, location, namer, namespace)
     debug_source("lift", function)
     _accumulate_as_add(function, namespace, context.helper)
+    rewrite_list_methods(function, location, namer, namespace)
     normalize(function, location, namer, namespace, numpy_name, context.helper)
     debug_source("anf", function)
     if exits:
@@ -402,7 +404,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
     prologue = []
     if uses_stack:
         prologue += replace("stack = []", stack=reverse.stack)
-    for undefined_name in sorted(undefined - set(parameters)):
+    for undefined_name in sorted((undefined | reverse.maybe_unassigned) - set(parameters)):
         prologue += replace("name = None", name=undefined_name)
     new_body = prologue + [comment("Primal sweep")] + primal + [
         comment("Adjoint sweep")] + adjoint
@@ -458,7 +460,8 @@ def _shape_only(context) -> dict:
                  sequences.concatenates: (0, 1), sequences.repeats: (0, 1),
                  sequences.first_items: (1,), sequences.last_items: (1,),
                  sequences.sum_copies: (1,), sequences.place_first: (1,),
-                 sequences.place_last: (1,), sequences.copies: (1, 2)}
+                 sequences.place_last: (1,), sequences.copies: (1, 2),
+                 sequences.append_zeros_like: (1,)}
     return {context.bound[id(f)]: p for f, p in positions.items() if id(f) in context.bound}
 
 

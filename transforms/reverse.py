@@ -82,6 +82,7 @@ class ReverseMode(CallAdjoints):
         self.local_names = local_names
         self.references = references
         self.state_versions: dict[int, str] = {}  # id(call) -> the name of its state version
+        self.maybe_unassigned: set[str] = set()  # names the adjoint reads that may be unbound
 
     # ---- names -----------------------------------------------------------------------------
 
@@ -131,7 +132,7 @@ class ReverseMode(CallAdjoints):
 
     def save(self, primal: str) -> tuple[list, list]:
         """(push before the assignment, pop after its adjoint) for a value about to change."""
-        undefined = primal not in self.defined
+        undefined = primal not in self.definite  # may be unbound: the prologue binds None
         push = replace("stack.append(value)", stack=self.stack, value=primal)
         pop = replace("value = stack.pop()", stack=self.stack, value=primal)
         return marked(push, primal, "push", undefined), marked(pop, primal, "pop")
@@ -295,13 +296,14 @@ class ReverseMode(CallAdjoints):
         out = []
         if container in self.active and (container in state or gradient_flows):
             gradient = self.gradient(container)
-            if gradient_flows:
-                item = self.gradient(primal)
-            else:
-                item = replace_expression("zeros_like(v)", zeros_like=self.helper("zeros_like"),
-                                          v=primal)
             out += self.ensure(container, state)
-            out += replace("gradient = gradient + [item]", gradient=gradient, item=item)
+            if gradient_flows:
+                out += replace("gradient = gradient + [item]", gradient=gradient,
+                               item=self.gradient(primal))
+            else:
+                out += replace("gradient = append_zeros_like(gradient, v)", gradient=gradient,
+                               append_zeros_like=self.context.import_value(
+                                   "append_zeros_like", sequences.append_zeros_like), v=primal)
         return out + replace("x.append(v)", x=container, v=primal)
 
     # ---- the adjoint of one operation ----------------------------------------------------------
@@ -462,7 +464,11 @@ class ReverseMode(CallAdjoints):
             carried = sorted((set(inside) & self.active) - local)
             before = []
             for primal_name in carried:
-                before += self.ensure(primal_name, state)
+                zeros = self.ensure(primal_name, state)
+                if zeros and primal_name in self.local_names and primal_name not in definite:
+                    # unassigned where the loop never ran: None, whose zeros_like is None
+                    self.maybe_unassigned.add(primal_name)
+                before += zeros
             body_state = set(state)
             body_adjoint = body.adjoint(body_state)
             for missing in carried:

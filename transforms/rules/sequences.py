@@ -5,9 +5,10 @@ and `add_or_concatenate`'s where it cannot tell (transforms/sequences.py): that 
 when it runs. `*` has the same pair, for repetition.
 """
 from runtime.adjoint_ops import unbroadcast
-from runtime.sequences import (add_or_concatenate, concatenate, concatenates, copies,
-                               first_items, last_items, multiply_or_repeat, place_first,
-                               place_last, repeat, repeats, sum_copies)
+from runtime.sequences import (add_or_concatenate, append_zeros_like, concatenate,
+                               concatenates, copies, first_items, last_items,
+                               multiply_or_repeat, place_first, place_last, repeat, repeats,
+                               sum_copies)
 from transforms.rules.core import adjoint, constant, d, tangent
 
 constant(concatenates, repeats)
@@ -69,6 +70,11 @@ def copies_rule(y, gradient, like, repeated):
     d[gradient] = sum_copies(d[y], gradient)
 
 
+@adjoint(append_zeros_like)
+def append_zeros_like_rule(y, gradient, value):
+    d[gradient] = first_items(d[y], gradient)
+
+
 @tangent(first_items)
 def first_items_tangent(y, gradient, like):
     d[y] = first_items(d[gradient], like)
@@ -97,3 +103,8 @@ def place_last_tangent(y, gradient, like):
 @tangent(copies)
 def copies_tangent(y, gradient, like, repeated):
     d[y] = copies(d[gradient], like, repeated)
+
+
+@tangent(append_zeros_like)
+def append_zeros_like_tangent(y, gradient, value):
+    d[y] = append_zeros_like(d[gradient], value)
