@@ -78,3 +78,32 @@ def test_identities_inside_arithmetic_are_still_folded():
     # power's rule gives `2 * x ** (2 - 1)`: the `** 1` feeds a product, and goes
     assert "* 2 * x\n" in autotrace.source(autotrace.grad(square_sum))
     assert "dx * 2 * x," in autotrace.source(autotrace.forward(square_sum))
+
+
+# Writes that NumPy makes through other names are refused (tests/test_errors.py); these,
+# which change nothing another name sees, are differentiated.
+
+def adds_to_a_float_alias(a, b):
+    s = a
+    s += b
+    return s * s
+
+
+def extends_a_slice_of_a_list(x):
+    items = [x, 2.0 * x]
+    head = items[:1]
+    head += [x]
+    return np.sum(head[0] * head[1])
+
+
+def accumulates_from_an_item(x):
+    total = x[0]
+    total += x[1]
+    return total * x[2]
+
+
+def test_writes_that_no_other_name_sees():
+    assert autotrace.grad(adds_to_a_float_alias, wrt=(0, 1))(1.5, 2.0) == (7.0, 7.0)
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(autotrace.grad(extends_a_slice_of_a_list)(x), 2 * x)
+    np.testing.assert_allclose(autotrace.grad(accumulates_from_an_item)(x), [3.0, 3.0, 3.0])

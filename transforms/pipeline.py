@@ -32,6 +32,7 @@ from transforms.checks import check_supported
 from transforms.codegen import debug_source, load_function, to_source
 from transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
 from transforms.exits import exits_to_flags
+from transforms.inplace import check_writes
 from transforms.list_methods import rewrite_list_methods
 from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
@@ -231,6 +232,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     function = parsed.node
     location = parsed.location
     check_supported(function, location)
+    check_writes(function, location, parsed.namespace)
     parameters = _parameter_names(function.args)
     keyword = seed_keyword(parsed.function, keyword)
     wrt_names = resolve_wrt(wrt, parameters, location.name)
