@@ -259,10 +259,31 @@ def attribute_gradient(value, attribute: str, gradient):
 
 
 def item_gradient(gradient, index, value):
-    """The gradient for `value` of the assignment `x[index] = value`, given x's gradient."""
+    """The gradient for `value` of the assignment `x[index] = value`, given x's gradient.
+
+    Where an integer-array index names one element of x more than once, x keeps the last
+    write (as NumPy does), so the values written before it get no gradient."""
     if isinstance(gradient, dict) and index not in gradient:
         return zeros_like(value)
-    return _sum_to(gradient[index], value)
+    selected = gradient[index]
+    if not _basic_index(index) and hasattr(gradient, "shape") and not _is_traced(gradient) \
+            and not any(_is_traced(part) for part in _index_parts(index)):
+        selected = selected * _kept_writes(gradient, index, selected.shape)
+    return _sum_to(selected, value)
+
+
+def _index_parts(index):
+    return index if isinstance(index, tuple) else (index,)
+
+
+def _kept_writes(gradient, index, shape):
+    """A mask shaped like `x[index]`: True where the write `x[index] = ...` of that element
+    is the one x keeps (the last one to each element)."""
+    xp = array_module(gradient)
+    positions = xp.arange(int(np.prod(shape)), dtype=np.intp).reshape(shape)
+    written = xp.full(gradient.shape, -1, dtype=np.intp)
+    written[index] = positions
+    return written[index] == positions
 
 
 def clear_item(gradient, index):
