@@ -108,8 +108,53 @@ def add(a, b):
 
 
 def seed(value, dy):
-    """The gradient that starts the adjoint sweep: `dy` if given, else ones like `value`."""
-    return ones_like(value) if dy is None else dy
+    """The gradient that starts the adjoint sweep: `dy` if given (it must have the structure
+    and shapes of `value`, the function's output), else ones like `value`."""
+    if dy is None:
+        return ones_like(value)
+    _check_seed(value, dy, "")
+    return dy
+
+
+def _check_seed(value, dy, path: str) -> None:
+    """`dy` against the output `value`; `path` leads to both from the top (`[0]['w']`)."""
+    if dy is None or _is_traced(value) or _is_traced(dy):
+        return  # no gradient here, or shapes known only when the trace runs
+    output = f"output{path}" if path else "the output"
+    if isinstance(value, (tuple, list, dict)):
+        if isinstance(value, dict):
+            same = isinstance(dy, dict) and set(dy) == set(value)
+        else:
+            same = isinstance(dy, (tuple, list)) and len(dy) == len(value)
+        if not same:
+            raise TypeError(f"dy{path} must have the structure of {output}, "
+                            f"{_described(value)}; got {_described(dy)}")
+        for key in (value if isinstance(value, dict) else range(len(value))):
+            _check_seed(value[key], dy[key], f"{path}[{key!r}]")
+        return
+    if not carries_gradient(value):
+        return
+    if isinstance(dy, (tuple, list, dict)) or not carries_gradient(dy):
+        raise TypeError(f"dy{path} must have the structure of {output}, {_described(value)}; "
+                        f"got {_described(dy)}")
+    if _shape(dy) != _shape(value):
+        raise ValueError(f"dy{path} has shape {_shape(dy)}, but {output} has shape "
+                         f"{_shape(value)}: dy{path} is its gradient, shaped like it")
+
+
+def _shape(value) -> tuple:
+    return tuple(getattr(value, "shape", ()))
+
+
+def _described(value) -> str:
+    if isinstance(value, dict):
+        return f"a dict with keys {', '.join(repr(k) for k in value)}"
+    if isinstance(value, (tuple, list)):
+        kind = type(value).__name__
+        return f"a {kind} of {len(value)}"
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return f"an array of shape {_shape(value)}"
+    return f"a {type(value).__name__}"
 
 
 def implicit_seed(value, dy):

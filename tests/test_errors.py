@@ -624,3 +624,45 @@ def test_augmented_assignment_to_an_array_another_name_shares():
         "Write A = A + ... if 'B' should keep the old value, or update 'B' too")
     assert_points_at(error, adds_to_an_aliased_array, "A += x",
                      "augmented assignment to a shared array")
+
+
+# --- The seed dy ---------------------------------------------------------------------------------
+
+def doubles(x):
+    return x * 2
+
+
+def doubles_and_squares(x):
+    return x * 2, np.sum(x ** 2)
+
+
+def keyed(x):
+    return {"twice": x * 2, "total": np.sum(x)}
+
+
+@pytest.mark.parametrize("func, dy, error, message", [
+    (doubles, np.ones(4), ValueError,
+     "dy has shape (4,), but the output has shape (3,): dy is its gradient, shaped like it"),
+    (doubles, np.ones((2, 3)), ValueError,
+     "dy has shape (2, 3), but the output has shape (3,): dy is its gradient, shaped like it"),
+    (doubles, [1.0, 1.0, 1.0], TypeError,
+     "dy must have the structure of the output, an array of shape (3,); got a list of 3"),
+    (doubles_and_squares, np.ones(3), TypeError,
+     "dy must have the structure of the output, a tuple of 2; got an array of shape (3,)"),
+    (doubles_and_squares, (np.ones(3), np.ones(2)), ValueError,
+     "dy[1] has shape (2,), but output[1] has shape (): dy[1] is its gradient, shaped like it"),
+    (keyed, {"twice": np.ones(3)}, TypeError,
+     "dy must have the structure of the output, a dict with keys 'twice', 'total'; got a dict "
+     "with keys 'twice'"),
+], ids=["longer", "more-axes", "list-for-array", "array-for-tuple", "tuple-item", "dict-keys"])
+def test_a_seed_of_the_wrong_shape_or_structure(func, dy, error, message):
+    with pytest.raises(error) as caught:
+        autotrace.grad(func)(np.ones(3), dy=dy)
+    assert str(caught.value) == message
+
+
+def test_a_seed_of_the_right_shape_scales_the_gradient():
+    np.testing.assert_allclose(autotrace.grad(doubles)(np.ones(3), dy=np.arange(3.0)),
+                               [0.0, 2.0, 4.0])
+    gradient = autotrace.grad(doubles_and_squares)(np.ones(3), dy=(np.ones(3), 2.0))
+    np.testing.assert_allclose(gradient, [6.0, 6.0, 6.0])
