@@ -1,7 +1,8 @@
 """From a Python function to its generated derivative: the passes, in order.
 
-    parse -> check supported -> lift nested functions -> A-normal form -> exits to flags
-          -> activity -> reverse mode -> cleanup (when optimized) -> print -> load
+    parse -> check supported (and writes) -> lift nested functions -> list methods
+          -> A-normal form -> exits to flags -> activity -> reverse mode
+          -> cleanup (when optimized) -> print -> load
 
 Set the environment variable AUTOTRACE_DEBUG to a pass name (or "all") to print the source
 after that pass.
@@ -250,6 +251,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     debug_source("lift", function)
     _accumulate_as_add(function, namespace, context.helper)
     rewrite_list_methods(function, location, namer, namespace)
+    debug_source("lists", function)
     normalize(function, location, namer, namespace, numpy_name, context.helper)
     debug_source("anf", function)
     if exits:
