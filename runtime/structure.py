@@ -110,8 +110,53 @@ def add(a, b):
 
 
 def seed(value, dy):
-    """The gradient that starts the adjoint sweep: `dy` if given, else ones like `value`."""
-    return ones_like(value) if dy is None else dy
+    """The gradient that starts the adjoint sweep: `dy` if given (it must have the structure
+    and shapes of `value`, the function's output), else ones like `value`."""
+    if dy is None:
+        return ones_like(value)
+    _check_seed(value, dy, "")
+    return dy
+
+
+def _check_seed(value, dy, path: str) -> None:
+    """`dy` against the output `value`; `path` leads to both from the top (`[0]['w']`)."""
+    if dy is None or _is_traced(value) or _is_traced(dy):
+        return  # no gradient here, or shapes known only when the trace runs
+    output = f"output{path}" if path else "the output"
+    if isinstance(value, (tuple, list, dict)):
+        if isinstance(value, dict):
+            same = isinstance(dy, dict) and set(dy) == set(value)
+        else:
+            same = isinstance(dy, (tuple, list)) and len(dy) == len(value)
+        if not same:
+            raise TypeError(f"dy{path} must have the structure of {output}, "
+                            f"{_described(value)}; got {_described(dy)}")
+        for key in (value if isinstance(value, dict) else range(len(value))):
+            _check_seed(value[key], dy[key], f"{path}[{key!r}]")
+        return
+    if not carries_gradient(value):
+        return
+    if isinstance(dy, (tuple, list, dict)) or not carries_gradient(dy):
+        raise TypeError(f"dy{path} must have the structure of {output}, {_described(value)}; "
+                        f"got {_described(dy)}")
+    if _shape(dy) != _shape(value):
+        raise ValueError(f"dy{path} has shape {_shape(dy)}, but {output} has shape "
+                         f"{_shape(value)}: dy{path} is its gradient, shaped like it")
+
+
+def _shape(value) -> tuple:
+    return tuple(getattr(value, "shape", ()))
+
+
+def _described(value) -> str:
+    if isinstance(value, dict):
+        return f"a dict with keys {', '.join(repr(k) for k in value)}"
+    if isinstance(value, (tuple, list)):
+        kind = type(value).__name__
+        return f"a {kind} of {len(value)}"
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return f"an array of shape {_shape(value)}"
+    return f"a {type(value).__name__}"
 
 
 def implicit_seed(value, dy):
@@ -293,10 +338,31 @@ def attribute_gradient(value, attribute: str, gradient):
 
 
 def item_gradient(gradient, index, value):
-    """The gradient for `value` of the assignment `x[index] = value`, given x's gradient."""
+    """The gradient for `value` of the assignment `x[index] = value`, given x's gradient.
+
+    Where an integer-array index names one element of x more than once, x keeps the last
+    write (as NumPy does), so the values written before it get no gradient."""
     if isinstance(gradient, dict) and index not in gradient:
         return zeros_like(value)
-    return _sum_to(gradient[index], value)
+    selected = gradient[index]
+    if not _basic_index(index) and hasattr(gradient, "shape") and not _is_traced(gradient) \
+            and not any(_is_traced(part) for part in _index_parts(index)):
+        selected = selected * _kept_writes(gradient, index, selected.shape)
+    return _sum_to(selected, value)
+
+
+def _index_parts(index):
+    return index if isinstance(index, tuple) else (index,)
+
+
+def _kept_writes(gradient, index, shape):
+    """A mask shaped like `x[index]`: True where the write `x[index] = ...` of that element
+    is the one x keeps (the last one to each element)."""
+    xp = array_module(gradient)
+    positions = xp.arange(int(np.prod(shape)), dtype=np.intp).reshape(shape)
+    written = xp.full(gradient.shape, -1, dtype=np.intp)
+    written[index] = positions
+    return written[index] == positions
 
 
 def clear_item(gradient, index):

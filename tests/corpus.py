@@ -732,6 +732,10 @@ def lambda_passed_to_helper(x):
     return np.sum(apply_twice(lambda z: np.sin(z) * 1.5, x))
 
 
+def ufunc_passed_to_helper(x):
+    return np.sum(apply_twice(np.sin, x))
+
+
 def nested_def_reads_computed_value(x):
     total = np.sum(x ** 2)
 
@@ -746,6 +750,7 @@ NESTED = [
     Case(nested_def_in_loop, normal(3)),
     Case(nested_def_with_default, normal(3, 3), wrt=(0, 1)),
     Case(lambda_passed_to_helper, normal(4)),
+    Case(ufunc_passed_to_helper, normal(4)),
     Case(nested_def_reads_computed_value, normal(4)),
 ]
 

@@ -121,3 +121,12 @@ def test_integer_argument_in_a_dict_gets_a_zero_gradient():
     assert set(gradient) == {"scale", "power"}
     assert type(gradient["scale"]) is float and gradient["scale"] == pytest.approx(4.0)
     assert not gradient["power"]
+
+
+def test_hessian_of_a_ufunc_passed_as_an_argument():
+    # forward mode over the gradient's call of np.sin, known only when it runs
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(autotrace.hessian(corpus.ufunc_passed_to_helper)(x),
+                               np.diag(-np.sin(np.sin(x)) * np.cos(x) ** 2
+                                       - np.cos(np.sin(x)) * np.sin(x)))
+

@@ -222,6 +222,12 @@ def two_parameters(x, y):
 
 # --- Unsupported constructs --------------------------------------------------------------------
 
+def extends_as_a_value(x):
+    items = [x]
+    nothing = items.extend([x * 2.0])
+    return items[1] * (nothing is None)
+
+
 UNSUPPORTED = [
     (uses_try, "try:", "try",
      "autotrace cannot differentiate a try statement; move the error handling outside the "
@@ -283,6 +289,9 @@ UNSUPPORTED = [
      "the nested function 'scale' reads the enclosing function's variables y and is used as "
      "a value; autotrace differentiates such functions only where they are called directly. "
      "Pass those variables as arguments instead"),
+    (extends_as_a_value, "items.extend", ".extend",
+     "autotrace follows .extend(...) only as a statement of its own (it returns None); call "
+     "it on its own line"),
 ]
 
 
@@ -602,3 +611,171 @@ def test_an_integer_argument_differentiated_with_respect_to_is_refused():
     # Integers inside a differentiated container get a zero, and other arguments are free.
     assert autotrace.grad(lambda p: p[0] * p[1])((2.0, 3)) == (3.0, 0.0)
     assert autotrace.grad(plus, wrt=1)(1, 2.0) == 1.0
+
+
+# --- Writes autotrace does not follow --------------------------------------------------------
+
+def sine_into_out(x):
+    out = np.empty(3)
+    np.sin(x, out=out)
+    return np.sum(out)
+
+
+def doubles_argument_into_itself(x):
+    np.multiply(x, 2.0, out=x)
+    return np.sum(x)
+
+
+def clips_into_out(x):
+    y = np.empty(3)
+    x.clip(0.0, 1.0, out=y)
+    return np.sum(y)
+
+
+def sorts_in_place(x):
+    A = x * 2.0
+    A.sort()
+    return A[0]
+
+
+OUT_AND_IN_PLACE_METHODS = [
+    (sine_into_out, "np.sin(x, out=out)", "out=",
+     "autotrace cannot differentiate a call that writes its result into its out= argument "
+     "(np.sin(x, out=out)); assign the result instead: out = np.sin(x)"),
+    (doubles_argument_into_itself, "out=x", "out=",
+     "autotrace cannot differentiate a call that writes its result into its out= argument "
+     "(np.multiply(x, 2.0, out=x)); assign the result instead: x = np.multiply(x, 2.0)"),
+    (clips_into_out, "out=y", "out=",
+     "autotrace cannot differentiate a call that writes its result into its out= argument "
+     "(x.clip(0.0, 1.0, out=y)); assign the result instead: y = x.clip(0.0, 1.0)"),
+    (sorts_in_place, "A.sort()", ".sort",
+     "autotrace cannot differentiate .sort(), which changes 'A' in place; compute a new value "
+     "instead (for an array, e.g. A = np.sort(A); for a list, build a new list)"),
+]
+
+
+@pytest.mark.parametrize("func, marker, construct, message", OUT_AND_IN_PLACE_METHODS,
+                         ids=[case[0].__name__ for case in OUT_AND_IN_PLACE_METHODS])
+def test_writes_into_out_and_in_place_methods(func, marker, construct, message):
+    error = transform_error(func)
+    assert error.message == message
+    assert_points_at(error, func, marker, construct)
+
+
+def doubles_a_view_of_its_argument(x):
+    y = x[:2]
+    y *= 2
+    return np.sum(x)
+
+
+def writes_a_view_of_a_local(x):
+    A = x * 2
+    v = A[:2]
+    v[0] = 100.0
+    return np.sum(A)
+
+
+def fills_a_row(x):
+    A = np.zeros((2, 3))
+    row = A[0]
+    row[:] = x
+    return np.sum(A * x)
+
+
+def adds_to_each_row(x):
+    A = np.zeros((2, 3))
+    for r in A:
+        r += x
+    return np.sum(A ** 2)
+
+
+def writes_a_transpose(x):
+    A = np.outer(x, x)
+    At = A.T
+    At[0, 1] = 0.0
+    return np.sum(A)
+
+
+WRITES_THROUGH_VIEWS = [
+    (doubles_a_view_of_its_argument, "y *= 2", "y = x[:2]", "y *= ...", "y", "x",
+     "y = x[:2].copy()"),
+    (writes_a_view_of_a_local, "v[0] = 100.0", "v = A[:2]", "v[0] = ...", "v", "A",
+     "v = A[:2].copy()"),
+    (fills_a_row, "row[:] = x", "row = A[0]", "row[:] = ...", "row", "A", "row = A[0].copy()"),
+    (adds_to_each_row, "r += x", "for r in A", "r += ...", "r", "A",
+     "r = r.copy() (first thing in the loop)"),
+    (writes_a_transpose, "At[0, 1] = 0.0", "At = A.T", "At[0, 1] = ...", "At", "A",
+     "At = A.T.copy()"),
+]
+
+
+@pytest.mark.parametrize("func, marker, bound, write, view, base, copy", WRITES_THROUGH_VIEWS,
+                         ids=[case[0].__name__ for case in WRITES_THROUGH_VIEWS])
+def test_writes_through_a_view(func, marker, bound, write, view, base, copy):
+    error = transform_error(func)
+    shown = bound + ":" if bound.startswith("for") else bound
+    assert error.message == (
+        f"{write} writes into {view!r}, which may share its memory with {base!r} "
+        f"({shown}, line {line_of(func, bound)}): "
+        f"the write changes {base!r} too, which autotrace does not follow; work on a copy, "
+        f"e.g. {copy}")
+    assert_points_at(error, func, marker, "write through a view")
+
+
+def adds_to_an_aliased_array(x):
+    A = np.zeros(3)
+    B = A
+    A += x
+    return np.sum(B * x)
+
+
+def test_augmented_assignment_to_an_array_another_name_shares():
+    error = transform_error(adds_to_an_aliased_array)
+    assert error.message == (
+        "A += ... changes the array 'A' in place, and 'B' shares its memory (B = A, line "
+        f"{line_of(adds_to_an_aliased_array, 'B = A')}); autotrace gives 'A' alone a new value. "
+        "Write A = A + ... if 'B' should keep the old value, or update 'B' too")
+    assert_points_at(error, adds_to_an_aliased_array, "A += x",
+                     "augmented assignment to a shared array")
+
+
+# --- The seed dy ---------------------------------------------------------------------------------
+
+def doubles(x):
+    return x * 2
+
+
+def doubles_and_squares(x):
+    return x * 2, np.sum(x ** 2)
+
+
+def keyed(x):
+    return {"twice": x * 2, "total": np.sum(x)}
+
+
+@pytest.mark.parametrize("func, dy, error, message", [
+    (doubles, np.ones(4), ValueError,
+     "dy has shape (4,), but the output has shape (3,): dy is its gradient, shaped like it"),
+    (doubles, np.ones((2, 3)), ValueError,
+     "dy has shape (2, 3), but the output has shape (3,): dy is its gradient, shaped like it"),
+    (doubles, [1.0, 1.0, 1.0], TypeError,
+     "dy must have the structure of the output, an array of shape (3,); got a list of 3"),
+    (doubles_and_squares, np.ones(3), TypeError,
+     "dy must have the structure of the output, a tuple of 2; got an array of shape (3,)"),
+    (doubles_and_squares, (np.ones(3), np.ones(2)), ValueError,
+     "dy[1] has shape (2,), but output[1] has shape (): dy[1] is its gradient, shaped like it"),
+    (keyed, {"twice": np.ones(3)}, TypeError,
+     "dy must have the structure of the output, a dict with keys 'twice', 'total'; got a dict "
+     "with keys 'twice'"),
+], ids=["longer", "more-axes", "list-for-array", "array-for-tuple", "tuple-item", "dict-keys"])
+def test_a_seed_of_the_wrong_shape_or_structure(func, dy, error, message):
+    with pytest.raises(error) as caught:
+        autotrace.grad(func)(np.ones(3), dy=dy)
+    assert str(caught.value) == message
+
+
+def test_a_seed_of_the_right_shape_scales_the_gradient():
+    np.testing.assert_allclose(autotrace.grad(doubles)(np.ones(3), dy=np.arange(3.0)),
+                               [0.0, 2.0, 4.0])
+    gradient = autotrace.grad(doubles_and_squares)(np.ones(3), dy=(np.ones(3), 2.0))
+    np.testing.assert_allclose(gradient, [6.0, 6.0, 6.0])

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import transforms.rules  # noqa: F401  (fills the registries)
-from runtime import structure
+from runtime import sequences, structure
 from runtime import tangent_ops
 from runtime.adjoint_products import einsum_adjoint_cross
 from runtime.structure import zeros_like
@@ -37,8 +37,15 @@ EPS = 1e-6
 FINITE_DIFFERENCE_TOLERANCE = 1e-7  # relative to the size of the derivative
 ADJOINT_TOLERANCE = 1e-10  # relative to the size of the products' terms
 
-# Functions with an adjoint rule but no tangent rule, each with the reason. (None today.)
-NO_TANGENT_RULE: dict = {}
+# Functions with an adjoint rule but no tangent rule, each with the reason.
+_KEYS_A_BINARY_OPERATOR = ("keys reverse mode's rule for `+` or `*` on operands that may be "
+                           "lists; never called, and forward mode differentiates the operator")
+NO_TANGENT_RULE: dict = {
+    sequences.concatenate: _KEYS_A_BINARY_OPERATOR,
+    sequences.add_or_concatenate: _KEYS_A_BINARY_OPERATOR,
+    sequences.repeat: _KEYS_A_BINARY_OPERATOR,
+    sequences.multiply_or_repeat: _KEYS_A_BINARY_OPERATOR,
+}
 # Functions tangent or adjoint bodies call that have no rules: only third derivatives of einsum
 # reach them.
 NOT_CLOSED = {einsum_adjoint_cross, tangent_ops.einsum_jvp_cross}
@@ -132,6 +139,28 @@ STRUCTURE_TABLE = [
       _with(_float, 2.5, (1.0, 2.5, 0.3)), wrt=(0,)),
     E("sum_gradient", structure.sum_gradient,
       _with(_n(3), lambda rng: [rng.standard_normal((2, 3)), 1.5]), wrt=(0,)),
+    E("sequences:first_items", sequences.first_items,
+      _with(lambda rng: [rng.standard_normal(2), _float(rng), rng.standard_normal(3)],
+            (1.0, 2.0)), wrt=(0,)),
+    E("sequences:last_items", sequences.last_items,
+      _with(lambda rng: (rng.standard_normal(2), _float(rng), rng.standard_normal(3)),
+            [1.0, np.ones(3)]), wrt=(0,)),
+    E("sequences:sum_copies", sequences.sum_copies,
+      _with(lambda rng: [rng.standard_normal(2), _float(rng)] * 3, [np.ones(2), 1.0]),
+      wrt=(0,)),
+    E("sequences:sum_copies/count", sequences.sum_copies,
+      _with(lambda rng: [rng.standard_normal(2), _float(rng)], 2), wrt=(0,),
+      note="the count of a repetition has a zero gradient"),
+    E("sequences:append_zeros_like", sequences.append_zeros_like,
+      _with(lambda rng: (rng.standard_normal(2), _float(rng)), _n(3)), wrt=(0,)),
+    E("sequences:place_first", sequences.place_first,
+      _with(lambda rng: (rng.standard_normal(2),), (np.ones(2), 1.0)), wrt=(0,)),
+    E("sequences:place_last", sequences.place_last,
+      _with(lambda rng: [_float(rng)], [np.ones(2), 1.0]), wrt=(0,)),
+    E("sequences:copies", sequences.copies,
+      _with(lambda rng: [rng.standard_normal(2)], [np.ones(2)] * 3, [np.ones(2)]), wrt=(0,)),
+    E("sequences:copies/count", sequences.copies, _with(_float, [np.ones(2)] * 2, 2),
+      wrt=(0,), note="the count of a repetition has a zero gradient"),
     E("builtin:float", float, normal(())),
     E("builtin:abs", abs, lambda rng: (float(away_from_zero(rng, ())),)),
     E("builtin:max", max, lambda rng: (1.5, float(rng.uniform(2.0, 3.0)), -0.5)),

@@ -241,7 +241,7 @@ def remove_dead_code(body, is_pure, keep_names=()):
                     removed = True
                     continue
                 out.append(statement)
-            return out
+            return out or [gast.Pass()]  # a block stays a block
         body[:] = _map_blocks(body, prune)
         if not removed:
             return
@@ -269,6 +269,10 @@ def inline_temporaries(body, temporaries, is_pure):
                         and stores[statement.targets[0].id] == 1
                         and is_pure(statement.value)):
                     use = _single_use(out, position, is_pure)
+                if use is not None and isinstance(statement.value, gast.IfExp) and not (
+                        isinstance(out[use], gast.Assign)
+                        and isinstance(out[use].value, gast.Name)):
+                    use = None  # `a if c else b` reads best as a statement's whole value
                 if use is not None:
                     _Substitute(statement.targets[0].id, statement.value).visit(out[use])
                     del out[position]
@@ -349,7 +353,7 @@ def remove_orphan_comments(body):
                 if following is None or is_comment(following):
                     continue
             out.append(statement)
-        return out
+        return out or [gast.Pass()]  # a block stays a block
     body[:] = _map_blocks(body, prune)
 
 

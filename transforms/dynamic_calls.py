@@ -9,6 +9,7 @@ differentiated too, so the Variables it reads get their gradients.
 from __future__ import annotations
 
 import inspect
+import re
 import weakref
 
 import runtime.structure as structure
@@ -18,14 +19,45 @@ from transforms.errors import TransformError
 from transforms.rules.core import adjoint, adjoint_rules, d, tangent, tangent_rules
 
 
-# Derivatives built while generated code runs (for calls resolved only then), per function.
+# Derivatives built while generated code runs (for calls resolved only then), per function;
+# held weakly, but for callables that cannot be (NumPy's ufuncs, which live as long as NumPy).
 _runtime_derivatives: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_lasting_derivatives: dict = {}
+
+
+def _cache_of(func) -> dict:
+    """The derivatives (and callers) built for `func` so far, by key."""
+    try:
+        return _runtime_derivatives.setdefault(func, {})
+    except TypeError:  # cannot create a weak reference to it
+        return _lasting_derivatives.setdefault(func, {})
+
+
+def caller_of(func, args, kwargs):
+    """For a function with a rule but no source (`np.sin`), a Python function that calls it
+    with these arguments (`def call_sin(x0): return sin(x0)`), whose source derivatives of
+    derivatives can read; any other function as it is."""
+    if classify_value_safely(func) != "rule":
+        return func
+    cache = _cache_of(func)
+    key = ("caller", len(args), tuple(kwargs))
+    if key not in cache:
+        from transforms.codegen import load_function
+        label = re.sub(r"\W", "_", getattr(func, "__name__", "function")).strip("_") or "f"
+        positional = [f"x{i}" for i in range(len(args))]
+        parameters = positional + (["*"] + list(kwargs) if kwargs else [])
+        passed = positional + [f"{k}={k}" for k in kwargs]
+        source = (f"def call_{label}({', '.join(parameters)}):\n"
+                  f"    return {label}({', '.join(passed)})\n")
+        cache[key] = load_function(source, f"call_{label}", {label: func},
+                                   hint=f"call_{label}")
+    return cache[key]
 
 
 def derivative_of(func, wrt: tuple, implicit: bool = False):
     """The reverse-mode derivative of the Python function `func`, built once per `wrt` (and
     mode: implicit derivatives hand the gradients of Variables they reach to the sink)."""
-    cache = _runtime_derivatives.setdefault(func, {})
+    cache = _cache_of(func)
     key = ("implicit", wrt) if implicit else wrt
     if key not in cache:
         from transforms.pipeline import Session, reverse_function  # pipeline imports us
@@ -89,6 +121,7 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
     """The gradients of `vjp_call(func, args, kwargs, dy, wrt)` for `args` and `dy`."""
     bound = _bound_self(func) is not None  # a method, or a module's call: `self` first
     func, args, wrt = unbind_method(func, args, wrt)
+    func = caller_of(func, args, kwargs)
     derivative = derivative_of(func, wrt)
     seed = seed_keyword(func)
     numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a))
@@ -111,7 +144,7 @@ def jvp_call(func, args, kwargs, tangents, wrt):
         raise TransformError(
             f"no tangent rule for {getattr(func, '__name__', func)!r}, called at run time with "
             "arguments that carry a tangent; register one with @autotrace.register_tangent")
-    cache = _runtime_derivatives.setdefault(func, {})
+    cache = _cache_of(func)
     if ("forward", wrt) not in cache:
         from transforms.forward import forward_function
         from transforms.pipeline import Session
@@ -126,6 +159,7 @@ def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent)
     func, args, wrt = unbind_method(func, args, wrt)
     if bound:
         arguments_tangent = (None,) + tuple(arguments_tangent)
+    func = caller_of(func, args, kwargs)
     derivative = derivative_of(func, wrt)
     seed = seed_keyword(func)
     numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a))

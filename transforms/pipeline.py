@@ -1,7 +1,8 @@
 """From a Python function to its generated derivative: the passes, in order.
 
-    parse -> check supported -> lift nested functions -> A-normal form -> exits to flags
-          -> activity -> reverse mode -> cleanup (when optimized) -> print -> load
+    parse -> check supported (and writes) -> lift nested functions -> list methods
+          -> A-normal form -> exits to flags -> activity -> reverse mode
+          -> cleanup (when optimized) -> print -> load
 
 Set the environment variable AUTOTRACE_DEBUG to a pass name (or "all") to print the source
 after that pass.
@@ -19,6 +20,7 @@ import gast
 import numpy as np
 
 import runtime.adjoint_ops as adjoint_ops
+import runtime.sequences as sequences
 import runtime.structure as structure
 from transforms import cleanup
 from runtime.state import (
@@ -31,12 +33,14 @@ from transforms.checks import check_supported
 from transforms.codegen import debug_source, load_function, to_source
 from transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
 from transforms.exits import exits_to_flags
+from transforms.inplace import check_writes
+from transforms.list_methods import rewrite_list_methods
 from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
 from transforms.parsing import parse_function
-from transforms.pipeline_names import CONTAINER_RESULTS
 from transforms.reverse import ReverseMode
 from transforms.sweeps import COMMENT, SAVE, comment
+from transforms.sequences import SequenceKinds
 from transforms.shapes import ShapeClasses
 from transforms.templates import name, replace
 import transforms.rules  # noqa: F401  (fills the rule registries)
@@ -229,6 +233,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     function = parsed.node
     location = parsed.location
     check_supported(function, location)
+    check_writes(function, location, parsed.namespace)
     parameters = _parameter_names(function.args)
     keyword = seed_keyword(parsed.function, keyword)
     wrt_names = resolve_wrt(wrt, parameters, location.name)
@@ -248,6 +253,8 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     debug_source("lift", function)
     _accumulate_as_add(function, namespace, context.helper)
     _namedtuples_built(function, namespace, context.helper)
+    rewrite_list_methods(function, location, namer, namespace)
+    debug_source("lists", function)
     normalize(function, location, namer, namespace, numpy_name, context.helper)
     debug_source("anf", function)
     if exits:
@@ -293,15 +300,15 @@ def _namedtuples_built(function, namespace: dict, helper) -> None:
         given.update((k.arg, k.value) for k in node.keywords)
         defaults = getattr(cls, "_field_defaults", {})
         if len(node.args) > len(cls._fields) or set(given) - set(cls._fields) or any(
-                field not in given and field not in defaults for field in cls._fields):
+                slot not in given and slot not in defaults for slot in cls._fields):
             continue  # a call Python would refuse: leave it to raise as it does
-        values = [given[field] if field in given else gast.Attribute(
+        values = [given[slot] if slot in given else gast.Attribute(
             value=copy.deepcopy(node.func), attr="_field_defaults", ctx=gast.Load())
-            for field in cls._fields]
-        for position, field in enumerate(cls._fields):
-            if field not in given:
+            for slot in cls._fields]
+        for position, slot in enumerate(cls._fields):
+            if slot not in given:
                 values[position] = gast.Subscript(
-                    value=values[position], slice=gast.Constant(value=field, kind=None),
+                    value=values[position], slice=gast.Constant(value=slot, kind=None),
                     ctx=gast.Load())
         node.args = [node.func, gast.Tuple(elts=values, ctx=gast.Load())]
         node.keywords = []
@@ -401,8 +408,9 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
     references = collections.Counter(n.id for s in body for n in gast.walk(s)
                                      if isinstance(n, gast.Name))
     reverse = ReverseMode(context, active, parameters, local_names, references)
-    reverse.array_names = _array_names(body, namespace)
-    reverse.shapes = ShapeClasses(body, namespace)
+    reverse.sequences = SequenceKinds(body, parameters, namespace, active)
+    reverse.array_names = reverse.sequences.array_names(body)
+    reverse.shapes = ShapeClasses(body, namespace, reverse.sequences)
     sweep = reverse.block(body)
 
     primal = list(sweep.primal)
@@ -461,7 +469,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
     prologue = []
     if uses_stack:
         prologue += replace("stack = []", stack=reverse.stack)
-    for undefined_name in sorted(undefined - set(parameters)):
+    for undefined_name in sorted((undefined | reverse.maybe_unassigned) - set(parameters)):
         prologue += replace("name = None", name=undefined_name)
     new_body = prologue + [comment("Primal sweep")] + primal + [
         comment("Adjoint sweep")] + adjoint
@@ -475,6 +483,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
         cleanup.inline_temporaries(new_body, temporaries, pure)
         cleanup.remove_empty_control_flow(new_body)
         cleanup.remove_dead_code(new_body, pure, keep_names=set(parameters))
+        cleanup.remove_empty_control_flow(new_body)  # what dead code left empty
     cleanup.remove_orphan_comments(new_body)
 
     return load_generated(prepared, func, new_body, "d",
@@ -512,7 +521,12 @@ def _shape_only(context) -> dict:
     positions = {structure.zeros_like: (0,), structure.seed: (0,),
                  structure.implicit_seed: (0,), structure.match: (1,),
                  structure.item_gradient: (2,), adjoint_ops.unbroadcast: (1,),
-                 adjoint_ops.unreduce: (1,), adjoint_ops.reduced_size: (0,)}
+                 adjoint_ops.unreduce: (1,), adjoint_ops.reduced_size: (0,),
+                 sequences.concatenates: (0, 1), sequences.repeats: (0, 1),
+                 sequences.first_items: (1,), sequences.last_items: (1,),
+                 sequences.sum_copies: (1,), sequences.place_first: (1,),
+                 sequences.place_last: (1,), sequences.copies: (1, 2),
+                 sequences.append_zeros_like: (1,)}
     return {context.bound[id(f)]: p for f, p in positions.items() if id(f) in context.bound}
 
 
@@ -542,21 +556,3 @@ def _with_comments(source: str) -> str:
                 del last_comment[deeper]
             lines.append(line)
     return "\n".join(lines) + "\n"
-
-
-def _array_names(body, namespace) -> set:
-    """Names every assignment of which is an arithmetic operation or an array-valued rule."""
-    verdict: dict[str, bool] = {}
-    for statement in cleanup._statements(body):
-        if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name):
-            value = statement.value
-            is_array = isinstance(value, (gast.BinOp, gast.UnaryOp))
-            if isinstance(value, gast.Call):
-                resolved = classify(value.func, namespace)
-                is_array = (resolved.kind == "rule"
-                            and getattr(resolved.value, "__name__", "") not in CONTAINER_RESULTS)
-            target = statement.targets[0].id
-            verdict[target] = verdict.get(target, True) and is_array
-        elif isinstance(statement, gast.For):
-            verdict[statement.target.id] = False
-    return {n for n, is_array in verdict.items() if is_array}

@@ -20,11 +20,22 @@ import linecache
 
 import gast
 
+from runtime import sequences
 from transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify
 from transforms.reverse_calls import CallAdjoints
+from transforms.sequences import SEQUENCE, UNKNOWN
 from transforms.sweeps import SAVE, Sweep, comment, marked
 from transforms.templates import name, replace, replace_expression
+
+# The functions whose rules `a + b` and `a * b` take when an operand is, or may be, a list.
+_SEQUENCE_OPERATORS = {
+    (gast.Add, SEQUENCE): sequences.concatenate,
+    (gast.Add, UNKNOWN): sequences.add_or_concatenate,
+    (gast.Mult, SEQUENCE): sequences.repeat,
+    (gast.Mult, UNKNOWN): sequences.multiply_or_repeat,
+}
+
 
 def index_value(node):
     """An index as an expression that can be passed to a function: `1:3` -> `slice(1, 3)`."""
@@ -67,9 +78,11 @@ class ReverseMode(CallAdjoints):
         self.stack = context.namer.temporary("stack")
         self.array_names = set()
         self.shapes = None  # a transforms.shapes.ShapeClasses, when known
+        self.sequences = None  # a transforms.sequences.SequenceKinds, when known
         self.local_names = local_names
         self.references = references
         self.state_versions: dict[int, str] = {}  # id(call) -> the name of its state version
+        self.maybe_unassigned: set[str] = set()  # names the adjoint reads that may be unbound
 
     # ---- names -----------------------------------------------------------------------------
 
@@ -119,7 +132,7 @@ class ReverseMode(CallAdjoints):
 
     def save(self, primal: str) -> tuple[list, list]:
         """(push before the assignment, pop after its adjoint) for a value about to change."""
-        undefined = primal not in self.defined
+        undefined = primal not in self.definite  # may be unbound: the prologue binds None
         push = replace("stack.append(value)", stack=self.stack, value=primal)
         pop = replace("value = stack.pop()", stack=self.stack, value=primal)
         return marked(push, primal, "push", undefined), marked(pop, primal, "pop")
@@ -283,13 +296,14 @@ class ReverseMode(CallAdjoints):
         out = []
         if container in self.active and (container in state or gradient_flows):
             gradient = self.gradient(container)
-            if gradient_flows:
-                item = self.gradient(primal)
-            else:
-                item = replace_expression("zeros_like(v)", zeros_like=self.helper("zeros_like"),
-                                          v=primal)
             out += self.ensure(container, state)
-            out += replace("gradient = gradient + [item]", gradient=gradient, item=item)
+            if gradient_flows:
+                out += replace("gradient = gradient + [item]", gradient=gradient,
+                               item=self.gradient(primal))
+            else:
+                out += replace("gradient = append_zeros_like(gradient, v)", gradient=gradient,
+                               append_zeros_like=self.context.import_value(
+                                   "append_zeros_like", sequences.append_zeros_like), v=primal)
         return out + replace("x.append(v)", x=container, v=primal)
 
     # ---- the adjoint of one operation ----------------------------------------------------------
@@ -308,6 +322,10 @@ class ReverseMode(CallAdjoints):
                 out += self.accumulate(value.id, gradient, state)
         elif isinstance(value, gast.BinOp):
             function = BINARY_OPERATORS[type(value.op)]
+            if isinstance(value.op, (gast.Add, gast.Mult)) and self.sequences is not None:
+                # `+` and `*` on lists and tuples concatenate and repeat
+                kind = self.sequences.operation(primal, value)
+                function = _SEQUENCE_OPERATORS.get((type(value.op), kind), function)
             out += self.apply_rule(function, primal, [value.left, value.right], [], gradient,
                                    state, node)
         elif isinstance(value, gast.UnaryOp) and type(value.op) in UNARY_OPERATORS:
@@ -447,7 +465,11 @@ class ReverseMode(CallAdjoints):
             carried = sorted((set(inside) & self.active) - local)
             before = []
             for primal_name in carried:
-                before += self.ensure(primal_name, state)
+                zeros = self.ensure(primal_name, state)
+                if zeros and primal_name in self.local_names and primal_name not in definite:
+                    # unassigned where the loop never ran: None, whose zeros_like is None
+                    self.maybe_unassigned.add(primal_name)
+                before += zeros
             body_state = set(state)
             body_adjoint = body.adjoint(body_state)
             for missing in carried:

@@ -15,7 +15,7 @@ from transforms.calls import classify, describe, rule_template
 from transforms.codegen import to_source
 from transforms.custom import custom_functions
 from transforms.errors import TransformError
-from transforms.rules.core import RuleError, adjoint_rules, instantiate
+from transforms.rules.core import CALL_SITE_NAME, RuleError, adjoint_rules, instantiate
 from transforms.sweeps import Sweep
 from transforms.templates import name, replace, replace_expression
 
@@ -73,8 +73,18 @@ class CallAdjoints:
                 wanted.add(parameter)
         if not wanted:
             return []
+
+        def fresh_name(hint: str) -> str:
+            # A gradient the rule computes for an argument `x` is `bx_term`: a term of bx
+            argument = bound.arguments.get(hint[len("grad_"):]) if hint.startswith(
+                "grad_") else None
+            if isinstance(argument, gast.Name):
+                term = self.namer.fresh(self.gradient(argument.id) + "_term")
+                self.temporaries.add(term)
+                return term
+            return self.temporary(hint)
         try:
-            instance = instantiate(rule, name(primal), args, kwargs, self.temporary, gradient,
+            instance = instantiate(rule, name(primal), args, kwargs, fresh_name, gradient,
                                    wanted)
         except RuleError as error:
             raise self.location.error(node, f"{describe(function)}: {error}",
@@ -112,7 +122,8 @@ class CallAdjoints:
             Drop().visit(statement)
 
     def import_template_names(self, statements, namespace) -> list:
-        """Bind the globals a rule body uses in the generated namespace, renaming on clashes."""
+        """Bind the globals a rule body uses in the generated namespace, renaming on clashes
+        (a helper `copies` is not the user's variable `copies`)."""
         assigned = {n.id for s in statements for n in gast.walk(s)
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         renames = {}
@@ -120,7 +131,7 @@ class CallAdjoints:
             for node in gast.walk(statement):
                 if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load)
                         and node.id not in assigned and node.id in namespace
-                        and node.id not in self.local_names):
+                        and not getattr(node, CALL_SITE_NAME, False)):
                     if node.id not in renames:
                         renames[node.id] = self.context.import_value(node.id,
                                                                      namespace[node.id])

@@ -13,6 +13,7 @@ import gast
 import numpy as np
 
 from transforms.parsing import resolve
+from transforms.sequences import ARRAY
 
 _ELEMENTWISE_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.Mod)
 
@@ -28,13 +29,18 @@ def is_number(node) -> bool:
 class ShapeClasses:
     """Union-find over names; `same(a, b)` is True when a and b provably share one shape."""
 
-    def __init__(self, body, namespace: dict):
+    def __init__(self, body, namespace: dict, sequences=None):
+        """sequences: a transforms.sequences.SequenceKinds; `a + b` and `a * n` keep no shape
+        where they may join or repeat lists."""
         self.parent: dict[str, str] = {}
         self.unknown: set[str] = set()
         assignments = []
         for node in _assignments(body):
             target, value = node
             operands = self._operands(value, namespace)
+            if (sequences is not None and isinstance(value, gast.BinOp)
+                    and sequences.operation(target, value) != ARRAY):
+                operands = None
             if operands is None:
                 self.unknown.add(target)
             else:

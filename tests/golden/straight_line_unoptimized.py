@@ -8,19 +8,19 @@ def dstraight_line(x, y, *, dy=None):
     # Adjoint sweep
     # Grad of line 11: return np.sum(z * z)
     b_t4 = seed(_t4, dy)
-    _grad_a1 = unreduce(b_t4, _t3, None, False)
-    b_t3 = _grad_a1
-    _grad_x11 = unbroadcast(b_t3 * z, z)
-    _grad_x21 = unbroadcast(b_t3 * z, z)
-    bz = _grad_x11
-    bz = bz + _grad_x21
+    b_t3_term = unreduce(b_t4, _t3, None, False)
+    b_t3 = b_t3_term
+    bz_term = unbroadcast(b_t3 * z, z)
+    bz_term_1 = unbroadcast(b_t3 * z, z)
+    bz = bz_term
+    bz = bz + bz_term_1
     # Grad of line 10: z = x * y + np.sin(x)
-    _grad_x12 = unbroadcast(bz, _t1)
-    _grad_x22 = unbroadcast(bz, _t2)
-    b_t1 = _grad_x12
-    b_t2 = _grad_x22
-    _grad_x1 = b_t2 * np.cos(x)
-    bx = _grad_x1
-    _grad_x13 = unbroadcast(b_t1 * y, x)
-    bx = accumulate(bx, _grad_x13)
+    b_t1_term = unbroadcast(bz, _t1)
+    b_t2_term = unbroadcast(bz, _t2)
+    b_t1 = b_t1_term
+    b_t2 = b_t2_term
+    bx_term = b_t2 * np.cos(x)
+    bx = bx_term
+    bx_term_1 = sum_copies(b_t1, x) if repeats(x, y) else unbroadcast(b_t1 * y, x)
+    bx = accumulate(bx, bx_term_1)
     return match(bx, x)

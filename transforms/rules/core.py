@@ -123,6 +123,18 @@ def _gradient_target(node) -> str | None:
     return None
 
 
+# The attribute marking the names a rule instance holds that are the call site's, not the
+# template's globals: arguments, gradients and temporaries.
+CALL_SITE_NAME = "call_site_name"
+
+
+def _call_site(node):
+    for child in gast.walk(node):
+        if isinstance(child, gast.Name):
+            setattr(child, CALL_SITE_NAME, True)
+    return node
+
+
 class _Substitute(gast.NodeTransformer):
     """Replace parameters by argument expressions, temporaries by fresh names, and `d[...]`."""
 
@@ -137,22 +149,19 @@ class _Substitute(gast.NodeTransformer):
         if target is None:
             return self.generic_visit(node)
         if target == self.result_name:
-            return copy.deepcopy(self.gradient_of_result)
+            return _call_site(copy.deepcopy(self.gradient_of_result))
         if target not in self.gradients:
             raise RuleError(f"d[{target}] is read in a template before it is assigned")
-        return gast.Name(id=self.gradients[target], ctx=node.ctx, annotation=None,
-                         type_comment=None)
+        return _call_site(gast.Name(id=self.gradients[target], ctx=node.ctx, annotation=None,
+                                    type_comment=None))
 
     def visit_Name(self, node):
         if node.id in self.bindings:
             replacement = self.bindings[node.id]
-            if isinstance(node.ctx, gast.Store):
-                return gast.Name(id=replacement, ctx=node.ctx, annotation=None,
-                                 type_comment=None)
-            if isinstance(replacement, str):
-                return gast.Name(id=replacement, ctx=node.ctx, annotation=None,
-                                 type_comment=None)
-            return copy.deepcopy(replacement)
+            if isinstance(node.ctx, gast.Store) or isinstance(replacement, str):
+                return _call_site(gast.Name(id=replacement, ctx=node.ctx, annotation=None,
+                                            type_comment=None))
+            return _call_site(copy.deepcopy(replacement))
         return node
 
 

@@ -1,0 +1,263 @@
+"""Lists and tuples under the transforms: concatenation, repetition and growing in place.
+
+A concatenation's gradient splits into its operands' lengths; a repetition's sums the copies.
+Where the transform cannot tell a list from an array (a parameter, an item of a list), the
+generated code decides when it runs, so one derivative serves both. `extend` and `insert`
+are followed as the appends and pops they are made of.
+"""
+import numpy as np
+import pytest
+
+import autotrace
+from autotrace.testing import check_grads
+
+X = np.array([0.5, -1.0, 2.0])
+
+
+def list_concatenation(x):
+    pair = [x] + [x * 2]
+    return pair[0] + pair[1]
+
+
+def tuple_concatenation(x):
+    pair = (x,) + (x * 2,)
+    return pair[0] * pair[1]
+
+
+def list_repetition(x):
+    copies = [x] * 3
+    return np.sum(np.stack(copies) * np.arange(3)[:, None])
+
+
+def repetition_from_the_left(x):
+    copies = 2 * [x, x * 3.0]
+    return np.sum(np.stack(copies) * np.arange(4.0)[:, None])
+
+
+def tuple_repetition(x):
+    copies = (x,) * 3
+    return np.sum(copies[0] * copies[1] * copies[2])
+
+
+def augmented_concatenation(x):
+    items = [x]
+    for i in range(3):
+        items += [x * (i + 1.0)]
+    return np.sum(np.stack(items) ** 2)
+
+
+def concatenation_of_lists_of_lists(x):
+    nested = [[x]] + [[x * 2.0]]
+    pair = nested[0] + nested[1]
+    return np.sum(pair[0] * pair[1])
+
+
+def pop_then_multiply(x):
+    items = [x, 2 * x]
+    last = items.pop()
+    return last * items[0]
+
+
+def square_three_times(x):
+    for i in range(3):
+        x = x * x
+    return x
+
+
+SEQUENCE_FUNCTIONS = [list_concatenation, tuple_concatenation, list_repetition,
+                      repetition_from_the_left, tuple_repetition, augmented_concatenation,
+                      concatenation_of_lists_of_lists, pop_then_multiply]
+
+
+def test_a_concatenation_splits_its_gradient_between_the_operands():
+    np.testing.assert_allclose(autotrace.grad(list_concatenation)(X), [3.0, 3.0, 3.0])
+    np.testing.assert_allclose(autotrace.grad(tuple_concatenation)(X), 4 * X)
+
+
+def test_a_repetition_sums_the_gradients_of_its_copies():
+    np.testing.assert_allclose(autotrace.grad(list_repetition)(X), [3.0, 3.0, 3.0])
+    # copies: x, 3x, x, 3x, weighted 0, 1, 2, 3
+    np.testing.assert_allclose(autotrace.grad(repetition_from_the_left)(X), [14.0] * 3)
+    np.testing.assert_allclose(autotrace.grad(tuple_repetition)(X), 3 * X ** 2)
+
+
+def test_augmented_concatenation_appends():
+    # items: x, x, 2x, 3x; the sum of their squares is 15 x**2
+    np.testing.assert_allclose(autotrace.grad(augmented_concatenation)(X), 30 * X)
+
+
+@pytest.mark.parametrize("function", SEQUENCE_FUNCTIONS, ids=lambda f: f.__name__)
+def test_second_and_third_derivatives(function):
+    check_grads(function, (X,), order=2, modes=("reverse", "forward"))
+    check_grads(function, (X,), order=3)
+
+
+def test_third_derivative_of_a_loop():
+    # the adjoint of a loop concatenates the gradients it pops; x ** 8 has third derivative
+    # 336 x ** 5
+    third = autotrace.grad(autotrace.grad(autotrace.grad(square_three_times)))(0.7)
+    assert third == pytest.approx(336 * 0.7 ** 5)
+
+
+def test_second_derivative_of_list_pop():
+    # x * 2x: the Hessian of its sum is 4 I
+    def first_entry_of_gradient(x):
+        return autotrace.grad(pop_then_multiply)(x)[0]
+    np.testing.assert_allclose(autotrace.grad(first_entry_of_gradient)(X), [4.0, 0.0, 0.0])
+
+
+def test_traced_gradient_of_augmented_concatenation():
+    traced = autotrace.function(autotrace.grad(augmented_concatenation))
+    np.testing.assert_allclose(traced(X), 30 * X)
+
+
+def weigh(items):
+    """The sum of the items (the rows of an array), the first weighted 1, the next 2, ..."""
+    total = 0.0
+    for i in range(len(items)):
+        total = total + (i + 1.0) * np.sum(items[i])
+    return total
+
+
+def join_and_weigh(a, b):
+    joined = a + b
+    return weigh(joined)
+
+
+def repeat_and_weigh(a, n):
+    copies = a * n
+    return weigh(copies)
+
+
+def test_one_derivative_serves_lists_and_arrays():
+    gradient = autotrace.grad(join_and_weigh, wrt=(0, 1))
+    rows = np.ones((3, 2))
+    # lists: joined is [a0, b0, b1], weighted 1, 2, 3
+    ga, gb = gradient([X], [X, X])
+    np.testing.assert_allclose(np.stack(ga), [[1.0] * 3])
+    np.testing.assert_allclose(np.stack(gb), [[2.0] * 3, [3.0] * 3])
+    assert type(ga) is list and type(gb) is list
+    # arrays: joined is a + b, each row weighted 1, 2, 3
+    ga, gb = gradient(rows, rows)
+    np.testing.assert_allclose(ga, [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
+    np.testing.assert_allclose(gb, ga)
+    check_grads(join_and_weigh, ([X, 2 * X], [3 * X]), wrt=(0, 1), order=2)
+
+
+def test_one_derivative_serves_repetition_and_scaling():
+    gradient = autotrace.grad(repeat_and_weigh)
+    # a list repeated twice: copies weighted 1, 2, 3, 4
+    result = gradient([X, 2 * X], 2)
+    np.testing.assert_allclose(np.stack(result), [[4.0] * 3, [6.0] * 3])
+    # an array scaled by 2: its rows weighted 1, 2
+    np.testing.assert_allclose(gradient(np.ones((2, 3)), 2), [[2.0] * 3, [4.0] * 3])
+    check_grads(repeat_and_weigh, ([X, 2 * X], 3), order=2)
+
+
+def concatenated_literals(x):
+    pair = [x] + [2.0 * x]
+    return np.sum(np.stack(pair * 2))
+
+
+def arithmetic_only(x, y):
+    return np.sum(x ** 2 - 2 * x * y)
+
+
+def test_generated_code_decides_only_where_the_transform_cannot():
+    known_lists = autotrace.source(autotrace.grad(concatenated_literals))
+    assert "first_items(" in known_lists and "sum_copies(" in known_lists
+    assert "concatenates(" not in known_lists and "repeats(" not in known_lists
+    known_arrays = autotrace.source(autotrace.grad(arithmetic_only, wrt=(0, 1)))
+    for helper in ("concatenates(", "repeats(", "first_items(", "sum_copies("):
+        assert helper not in known_arrays
+
+
+def variables_named_like_helpers(x):
+    copies = [x] * 2
+    unbroadcast = copies[0] * 2.0
+    return np.sum(unbroadcast * x[0] + copies[1])
+
+
+def test_variables_named_like_the_helpers_rules_call():
+    # the rules of `*` call `unbroadcast` and `sum_copies`' adjoint calls `copies`: the
+    # generated code must call those, not the variables
+    check_grads(variables_named_like_helpers, (X,), order=2)
+
+
+# --- Growing a list in place -------------------------------------------------------------------
+
+def extend_then_add(x):
+    items = [x]
+    items.extend([x * 2])
+    return items[0] + items[1]
+
+
+def insert_then_multiply(x):
+    items = [x]
+    items.insert(0, x * 3)
+    return items[0] * items[1]
+
+
+def insert_anywhere(x):
+    items = [x, 2.0 * x, 3.0 * x]
+    items.insert(-1, x ** 2)        # before the last
+    items.insert(10, np.sin(x))     # past the end: appended
+    items.insert(-10, 5.0 * x)      # before the start: first
+    return np.sum(np.stack(items) * np.arange(1.0, 7.0)[:, None])
+
+
+def extend_with_itself(x):
+    items = [x, x * x]
+    items.extend(items)
+    items.extend((x,))
+    return np.sum(np.stack(items) * np.arange(1.0, 6.0)[:, None])
+
+
+GROWING_FUNCTIONS = [extend_then_add, insert_then_multiply, insert_anywhere,
+                     extend_with_itself]
+
+
+def test_extend_and_insert_carry_gradient():
+    np.testing.assert_allclose(autotrace.grad(extend_then_add)(X), [3.0, 3.0, 3.0])
+    np.testing.assert_allclose(autotrace.grad(insert_then_multiply)(X), 6 * X)
+    # items: 5x, x, 2x, x**2, 3x, sin x, weighted 1 to 6
+    expected = 5 + 2 + 6 + 8 * X + 15 + 6 * np.cos(X)
+    np.testing.assert_allclose(autotrace.grad(insert_anywhere)(X), expected)
+    value, tangent = autotrace.forward(extend_then_add)(X, tangent=np.ones(3))
+    np.testing.assert_allclose(value, 3 * X)
+    np.testing.assert_allclose(tangent, [3.0, 3.0, 3.0])
+
+
+@pytest.mark.parametrize("function", GROWING_FUNCTIONS, ids=lambda f: f.__name__)
+def test_extend_and_insert_to_higher_orders(function):
+    check_grads(function, (X,), order=2, modes=("reverse", "forward"))
+    check_grads(function, (X,), order=3)
+
+
+def pop_unread(x):
+    items = [x * x, 2.0 * x]
+    items.append(x ** 3)
+    items.pop()
+    return np.sum(items[0] * items[-1])
+
+
+def test_hessian_through_a_pop_whose_value_is_unread():
+    # 2 x ** 3: the Hessian is diagonal, 12 x
+    np.testing.assert_allclose(np.diag(autotrace.hessian(pop_unread)(X)), 12 * X)
+
+
+def one_loop_then_another(x, n):
+    items = [x]
+    for i in range(n):
+        items.append(x * 2.0)
+    for i in range(len(items)):
+        x = x * items[i]
+    return np.sum(x)
+
+
+def test_a_loop_that_never_ran_leaves_its_variable_unbound():
+    # with n = 0 the first loop never binds i: the gradient must not read it
+    np.testing.assert_allclose(autotrace.grad(one_loop_then_another)(X, 0), 2 * X)
+    check_grads(one_loop_then_another, (X, 0), order=2)
+    check_grads(one_loop_then_another, (X, 2), order=2)
+

@@ -1,0 +1,105 @@
+"""`items.extend(more)` and `items.insert(i, item)` in terms of `append` and `pop`.
+
+The transforms follow a list through `append` and `pop` (reverse mode undoes them in its
+adjoint sweep, forward mode repeats them on the tangent list). The other two methods that
+grow a list become those, in place, before A-normal form:
+
+    items.extend(more)          for _item in more:
+                                    items.append(_item)
+
+    items.insert(i, item)       _item = item
+                                _tail = items[i:]
+                                for _ in range(len(_tail)):
+                                    items.pop()
+                                items.append(_item)
+                                for _item in _tail:
+                                    items.append(_item)
+
+(`items[i:]` is what follows position i as `insert` reads it, negative or past the end.)
+"""
+from __future__ import annotations
+
+import gast
+
+from transforms.errors import Location
+from transforms.naming import Namer
+from transforms.parsing import MISSING, resolve
+from transforms.templates import replace
+
+_EXTEND = """
+for item in more:
+    items.append(item)
+"""
+_INSERT = """
+value = item
+tail = items[index:]
+for _ in range(len(tail)):
+    items.pop()
+items.append(value)
+for each in tail:
+    items.append(each)
+"""
+GROWING_METHODS = ("extend", "insert")
+
+
+def rewrite_list_methods(function: gast.FunctionDef, location: Location, namer: Namer,
+                         namespace: dict) -> None:
+    """Rewrite each `x.extend(...)` and `x.insert(...)` statement of `function` in place."""
+    function.body = _block(function.body, location, namer, namespace)
+
+
+def _block(statements, location, namer, namespace) -> list:
+    out = []
+    for statement in statements:
+        for field in ("body", "orelse"):
+            block = getattr(statement, field, None)
+            if isinstance(block, list) and not isinstance(statement, gast.FunctionDef):
+                setattr(statement, field, _block(block, location, namer, namespace))
+        call = statement.value if isinstance(statement, gast.Expr) else None
+        method = _growing_method(call, namespace)
+        if method is None:
+            _refuse_as_value(statement, location, namespace)
+            out.append(statement)
+            continue
+        items = call.func.value
+        if method == "extend" and len(call.args) == 1 and not call.keywords:
+            new = replace(_EXTEND, item=namer.temporary("item"), more=call.args[0],
+                          items=items)
+        elif method == "insert" and len(call.args) == 2 and not call.keywords:
+            new = replace(_INSERT, value=namer.temporary("item"), item=call.args[1],
+                          tail=namer.temporary("tail"), items=items, index=call.args[0],
+                          _=namer.temporary("i"), each=namer.temporary("item"))
+        else:
+            out.append(statement)  # a wrong call: Python says so when it runs
+            continue
+        for node in new:
+            _locate(node, statement)
+        out.extend(new)
+    return out
+
+
+def _growing_method(call, namespace) -> str | None:
+    """"extend" or "insert" for a call of that method on a value (not a module function)."""
+    if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and call.func.attr in GROWING_METHODS
+            and resolve(call.func, namespace) is MISSING
+            and not (isinstance(call.func.value, gast.Name)
+                     and call.func.value.id in ("self", "cls"))):
+        return call.func.attr
+    return None
+
+
+def _refuse_as_value(statement, location: Location, namespace: dict) -> None:
+    """`y = x.extend(...)` (None) is no growing of a list the transforms can follow."""
+    for node in gast.walk(statement):
+        method = _growing_method(node, namespace)
+        if method is not None:
+            raise location.error(
+                node, f"autotrace follows .{method}(...) only as a statement of its own "
+                f"(it returns None); call it on its own line", f".{method}")
+
+
+def _locate(node, like) -> None:
+    for child in gast.walk(node):
+        if hasattr(child, "lineno") or isinstance(child, (gast.stmt, gast.expr)):
+            gast.copy_location(child, like)
