@@ -174,15 +174,27 @@ class ParameterBinding:
         # call, kept cheap), unless keyword-only defaults are to be filled in.
         self.keywords = inspect.Parameter.KEYWORD_ONLY in kinds or \
             inspect.Parameter.VAR_KEYWORD in kinds
+        # Keyword-only parameters that all have defaults (a gradient's `dy=None`): a call that
+        # passes none of them binds to those defaults without inspect's binding (~8 us).
+        keyword_only = [parameter for parameter in self.signature.parameters.values()
+                        if parameter.kind is inspect.Parameter.KEYWORD_ONLY]
+        self.keyword_defaults = None
+        if inspect.Parameter.VAR_KEYWORD not in kinds and all(
+                parameter.default is not inspect.Parameter.empty for parameter in keyword_only):
+            self.keyword_defaults = {parameter.name: parameter.default
+                                     for parameter in keyword_only}
 
     def bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         """(positional arguments, keyword arguments) of the call, defaults filled in; the call
         as it is where it does not fit the parameters (calling the function then says why)."""
         if self.signature is None:
             return args, kwargs
-        if not kwargs and not self.keywords and (
-                len(args) == self.positional or self.varargs and len(args) > self.positional):
-            return args, kwargs
+        if not kwargs and (len(args) == self.positional
+                           or self.varargs and len(args) > self.positional):
+            if not self.keywords:
+                return args, kwargs
+            if self.keyword_defaults is not None:
+                return args, dict(self.keyword_defaults)
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError:

@@ -504,6 +504,16 @@ def test_arguments_are_bound_to_parameters_with_their_defaults_first():
         traced(s=1.0)
 
 
+def test_keyword_only_defaults_bind_without_being_passed():
+    gradient = autotrace.function(autotrace.grad(lambda x: np.sum(x ** 2)))
+    x = np.array([1.0, -2.0])
+    for kwargs in ({}, {"dy": None}, {}):
+        np.testing.assert_array_equal(gradient(x, **kwargs), 2 * x)
+    assert gradient.trace_count == 1
+    np.testing.assert_array_equal(gradient(x, dy=3.0), 6 * x)
+    assert gradient.trace_count == 2
+
+
 def test_python_scalars_by_type_and_value():
     calls = [(np.ones(2), 1), (np.ones(2), 1.0), (np.ones(2), True), (np.ones(2), 2),
              (np.ones(2), 1)]
