@@ -42,7 +42,7 @@ from runtime.ops import LITERAL_TYPES, Primitive, primitives, register
 from runtime.passes import optimize
 from runtime.passes_cleanup import has_side_effect
 from runtime.tracer import (GraphBuilder, OutputStructure, Tracer, _Slot, inherit_arguments,
-                            is_array, map_arrays, sorted_keys)
+                            is_array, leaves_with_paths, map_arrays)
 
 # The subgraph builders now tracing in this thread, innermost last.
 _ACTIVE = threading.local()
@@ -263,17 +263,6 @@ def _numbers_to_arrays(tree):
     return tree
 
 
-def _leaves_with_paths(tree, path: str = "") -> list:
-    """The array leaves of `tree` with their paths (`[1]`, `['w']`), in map_arrays' order."""
-    if isinstance(tree, (tuple, list)):
-        return [leaf for index, item in enumerate(tree)
-                for leaf in _leaves_with_paths(item, f"{path}[{index}]")]
-    if isinstance(tree, dict):
-        return [leaf for key in sorted_keys(tree)
-                for leaf in _leaves_with_paths(tree[key], f"{path}[{key!r}]")]
-    return [(path, tree)] if is_array(tree) else []
-
-
 def _describe(tree) -> str:
     """A tree's structure with its array leaves as their types: `(f64[3], {'n': i64[]})`."""
     return str(map_arrays(tree, lambda leaf: _Type(_aval(leaf))))
@@ -394,7 +383,7 @@ def traced_cond(predicate: Tracer, true_fn, false_fn, operands: tuple, check: Ca
     check(true_branch, false_branch)
     captured = _union_of_captures(true_branch.builder, false_branch.builder)
     true_graph, false_graph = _finish([true_branch, false_branch], captured)
-    leaves = [leaf for _, leaf in _leaves_with_paths(operands)]
+    leaves = [leaf for _, leaf in leaves_with_paths(operands)]
     results = parent.record(primitives["cond"], [predicate, *leaves, *captured],
                             {"branches": Branches(true_graph, false_graph)})
     return true_branch.structure.unflatten(results)
@@ -407,8 +396,8 @@ def _check_branches(true_branch: TracedSubgraph, false_branch: TracedSubgraph) -
             f"autotrace.cond: true_fn and false_fn must return the same structure, but "
             f"true_fn returned {_describe(true_result)} and false_fn returned "
             f"{_describe(false_result)}")
-    for (path, true_leaf), (_, false_leaf) in zip(_leaves_with_paths(true_result),
-                                                  _leaves_with_paths(false_result)):
+    for (path, true_leaf), (_, false_leaf) in zip(leaves_with_paths(true_result),
+                                                  leaves_with_paths(false_result)):
         if _aval(true_leaf) != _aval(false_leaf):
             raise ControlFlowError(
                 f"autotrace.cond: true_fn and false_fn must return arrays of the same shape "
@@ -453,7 +442,7 @@ def traced_while(parent: GraphBuilder, cond_fn, body_fn, init_vals,
     (check or _check_body)(init_vals, body.result)
     captured = _union_of_captures(condition.builder, body.builder)
     cond_graph, body_graph = _finish([condition, body], captured)
-    leaves = [leaf for _, leaf in _leaves_with_paths(init_vals)]
+    leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
     results = parent.record(primitives["while"], [*leaves, *captured],
                             {"loop": Loop(cond_graph, body_graph)})
     return body.structure.unflatten(results)
@@ -466,7 +455,7 @@ def _check_body(init_vals, result) -> None:
         raise ControlFlowError(
             f"autotrace.while_loop: body_fn must return the loop values in the structure it "
             f"takes them, but it takes {_describe(init_vals)} and returns {_describe(result)}")
-    for (path, old), (_, new) in zip(_leaves_with_paths(init_vals), _leaves_with_paths(result)):
+    for (path, old), (_, new) in zip(leaves_with_paths(init_vals), leaves_with_paths(result)):
         if _aval(old) != _aval(new):
             raise ControlFlowError(
                 f"autotrace.while_loop: body_fn must keep the shape and dtype of each loop "

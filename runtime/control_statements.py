@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.control import (ControlFlowError, _aval, _describe, _leaves_with_paths,
+from runtime.control import (ControlFlowError, _aval, _describe,
                              _same_structure, current_builder, traced_cond, traced_while, cond)
 from runtime.stacks import TracedStack, new_stack, restore, snapshot
-from runtime.tracer import (Tracer, TracerConversionError, is_array, map_arrays, mark_view,
-                            set_item as _set_array_item)
+from runtime.tracer import (Tracer, TracerConversionError, is_array, leaves_with_paths,
+                            map_arrays, mark_view, set_item as _set_array_item)
 
 
 class Undefined:
@@ -220,8 +220,8 @@ def _check_variable(where: str, variable: str, in_true, in_false) -> None:
         raise _error(where, f"variable {variable!r} is {_describe(in_true)} after the true "
                             f"branch and {_describe(in_false)} after the false branch; a traced "
                             f"condition can only choose between arrays of one shape and dtype")
-    for (path, true_leaf), (_, false_leaf) in zip(_leaves_with_paths(in_true),
-                                                  _leaves_with_paths(in_false)):
+    for (path, true_leaf), (_, false_leaf) in zip(leaves_with_paths(in_true),
+                                                  leaves_with_paths(in_false)):
         if _aval(true_leaf) != _aval(false_leaf):
             raise _error(where, f"variable {variable!r}{path} is {_aval(true_leaf)} after the "
                                 f"true branch and {_aval(false_leaf)} after the false branch; "
@@ -478,8 +478,8 @@ def _check_loop_values(where, statement, names, init, before, after, promote,
                                 f"{_describe(new)} in one iteration of this {statement} on a "
                                 f"traced value; a traced loop must keep each variable's "
                                 f"structure, shape and dtype")
-        for (path, old_leaf), (_, new_leaf) in zip(_leaves_with_paths(old),
-                                                   _leaves_with_paths(new)):
+        for (path, old_leaf), (_, new_leaf) in zip(leaves_with_paths(old),
+                                                   leaves_with_paths(new)):
             old_aval, new_aval = _aval(old_leaf), _aval(new_leaf)
             if old_aval == new_aval:
                 continue

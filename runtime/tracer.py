@@ -562,13 +562,7 @@ def _argument_paths(args: tuple, kwargs: dict, parameters: tuple) -> list:
     ("x", ""), ("params", "['W']"), ("args", "[0]") for *args, ("argument 2", "") past the
     named parameters (`parameters`, the names positional arguments fill, "*args" last)."""
     def paths(tree, path):
-        if isinstance(tree, (tuple, list)):
-            return [leaf for index, item in enumerate(tree)
-                    for leaf in paths(item, f"{path}[{index}]")]
-        if isinstance(tree, dict):
-            return [leaf for key in sorted_keys(tree)
-                    for leaf in paths(tree[key], f"{path}[{key!r}]")]
-        return [path] if is_array(tree) else []
+        return [leaf_path for leaf_path, _ in leaves_with_paths(tree, path)]
     positional = []
     for index in range(len(args)):
         named = parameters[min(index, len(parameters) - 1)] if parameters else ""
@@ -580,6 +574,17 @@ def _argument_paths(args: tuple, kwargs: dict, parameters: tuple) -> list:
     return ([(name, prefix + path) for (name, prefix), arg in zip(positional, args)
              for path in paths(arg, "")]
             + [(key, path) for key in sorted_keys(kwargs) for path in paths(kwargs[key], "")])
+
+
+def leaves_with_paths(tree, path: str = "") -> list:
+    """The array leaves of `tree` with their paths (`[1]`, `['w']`), in map_arrays' order."""
+    if isinstance(tree, (tuple, list)):
+        return [leaf for index, item in enumerate(tree)
+                for leaf in leaves_with_paths(item, f"{path}[{index}]")]
+    if isinstance(tree, dict):
+        return [leaf for key in sorted_keys(tree)
+                for leaf in leaves_with_paths(tree[key], f"{path}[{key!r}]")]
+    return [(path, tree)] if is_array(tree) else []
 
 
 def _aval_of(leaf) -> AbstractArray:
