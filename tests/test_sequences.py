@@ -261,3 +261,23 @@ def test_a_loop_that_never_ran_leaves_its_variable_unbound():
     check_grads(one_loop_then_another, (X, 0), order=2)
     check_grads(one_loop_then_another, (X, 2), order=2)
 
+
+
+def constant_first(x):
+    items = [x * 2.0, x * 3.0]
+    items = [1.0] + items
+    return items[0] + items[-1] + items[1]
+
+
+def appended_constant(x):
+    items = [x]
+    items = items + [1.0]
+    items = [2.0] + items
+    return items[0] * items[1] + items[-1] * x
+
+
+def test_forward_mode_keeps_the_places_of_joined_items():
+    # The tangent of [1.0] + items is [0.0] + d_items: dropping the zero would shift them.
+    assert autotrace.jvp(constant_first, (3.0,), (1.0,)) == (16.0, 5.0)
+    assert autotrace.jvp(appended_constant, (3.0,), (1.0,)) == (9.0, 3.0)
+    assert autotrace.grad(appended_constant)(3.0) == 3.0

@@ -25,6 +25,7 @@ from transforms.codegen import to_source
 from transforms.custom import custom_functions
 from transforms.errors import TransformError
 from transforms.pipeline_names import CONTAINER_RESULTS
+from transforms.sequences import ARRAY, SequenceKinds
 from transforms.shapes import is_number
 from transforms.rules.core import RuleError, instantiate_tangent, tangent_rules
 from transforms.templates import name, replace, replace_expression
@@ -47,6 +48,7 @@ class ForwardMode:
         self.own_arrays: set[str] = set()
         self.shared: set[str] = set()
         self.reverse_helper = None  # set by the driver: ReverseMode-like import of rule names
+        self.sequences = None  # a transforms.sequences.SequenceKinds, set by the driver
         self._linear = None
 
     def tangent(self, primal: str) -> str:
@@ -193,6 +195,9 @@ class ForwardMode:
             return self.assign_tangent(primal, self.tangent_of(value)) if self.is_active(
                 value) else None
         if isinstance(value, gast.BinOp):
+            if (isinstance(value.op, gast.Add) and self.sequences is not None
+                    and self.sequences.operation(primal, value) != ARRAY):
+                return self.concatenation_tangent(primal, value)
             return self.apply_rule(BINARY_OPERATORS[type(value.op)], primal,
                                    [value.left, value.right], [], node)
         if isinstance(value, gast.UnaryOp) and type(value.op) in UNARY_OPERATORS:
@@ -236,6 +241,24 @@ class ForwardMode:
                 keys=copy.deepcopy(value.keys), values=[self.tangent_of(v)
                                                         for v in value.values]))
         return None
+
+    def concatenation_tangent(self, primal, value):
+        """`a + b` that joins lists or tuples (or may): the tangent joins the operands'
+        tangents, an operand without one giving zeros of its own length, so that the items
+        keep their places (for arrays the same code adds)."""
+        def part(operand):
+            if isinstance(operand, (gast.List, gast.Tuple)):
+                return type(operand)(elts=[part(e) for e in operand.elts], ctx=gast.Load())
+            if self.is_active(operand):
+                return self.tangent_of(operand)
+            return replace_expression("zeros_like(value)", value=copy.deepcopy(operand),
+                                      zeros_like=self.helper("zeros_like"))
+        operands = (value.left, value.right)
+        if not any(self.is_active(e) for operand in operands for e in getattr(
+                operand, "elts", [operand])):
+            return None
+        return self.assign_tangent(primal, gast.BinOp(left=part(value.left), op=gast.Add(),
+                                                      right=part(value.right)))
 
     def apply_rule(self, function, primal, args, keywords, node):
         rule = tangent_rules.get(function)
@@ -419,6 +442,8 @@ def forward_function(func, wrt, *, session):
     if not body or not isinstance(body[-1], gast.Return):
         body = body + [gast.Return(value=gast.Constant(value=None, kind=None))]
     forward = ForwardMode(context, prepared.active | set(prepared.wrt_names))
+    forward.sequences = SequenceKinds(prepared.body, prepared.parameters, prepared.namespace,
+                                      prepared.active)
     forward.reverse_helper = ReverseMode(context, prepared.active, prepared.parameters,
                                          prepared.local_names, None)
     seeds = [name(forward.tangent(p), store=True) for p in prepared.wrt_names]
