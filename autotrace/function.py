@@ -402,6 +402,12 @@ def _autotrace_frame(error: BaseException):
     return None
 
 
+def _raised_by_an_op(error: BaseException) -> bool:
+    """Whether the error was raised in runtime/, where the ops check their inputs."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and os.path.abspath(frames[-1].filename).startswith(_LIBRARY_DIRS[1])
+
+
 def _explain_trace_error(error: Exception, args, kwargs) -> None:
     """Add to the message of an error raised while tracing: where in the user's code it was
     raised, and, for a trace with unknown sizes that asked for one, what to do."""
@@ -419,7 +425,10 @@ def _explain_trace_error(error: Exception, args, kwargs) -> None:
                  f"needs their size, and cannot trace them")
         message += (f"\n  (traced with dimensions of unknown size, None in the Spec: {needs}; "
                     f"give them a size in the Spec)")
-    if isinstance(error, _LOCATED_ERRORS) or unknown_size:
+    # A shape or index rule of an op (`matmul: shapes (2, 3) and (2, 3) do not match`) says
+    # what is wrong but not where: the user's line is added, as for autotrace's own errors.
+    op_rule = isinstance(error, (ValueError, IndexError)) and _raised_by_an_op(error)
+    if isinstance(error, _LOCATED_ERRORS) or unknown_size or op_rule:
         frame = _user_frame(error)
         if frame is not None:
             message += f'\n  File "{frame.filename}", line {frame.lineno}, in {frame.name}'

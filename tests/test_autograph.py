@@ -482,6 +482,11 @@ def in_a_loop(x, n):
     return x
 
 
+def mismatched_product(x):
+    y = np.sin(x)
+    return y @ x
+
+
 @pytest.mark.parametrize("function, args, kind, message, line", [
     (loop_with_else, (positive,), ControlFlowError,
      f"{__file__}:{line_of(loop_with_else, 'while')}: while np.sum(x) < 10.0:\n  this while "
@@ -521,6 +526,9 @@ def in_a_loop(x, n):
      "while tracing (it has one only when the graph runs). Keep it an array: compute with "
      "NumPy functions (np.where to choose between values, autotrace.cond for a branch) and "
      "return it, or leave this function untraced", "x = x + float(x[0])"),
+    (mismatched_product, (np.ones((2, 3)),), ValueError,
+     "matmul: shapes (2, 3) and (2, 3) do not match in their core dimension (3 != 2)",
+     "return y @ x"),
 ])
 def test_what_cannot_trace_says_why_and_names_the_users_line(function, args, kind, message,
                                                               line):
