@@ -37,7 +37,7 @@ from transforms.inplace import check_writes
 from transforms.list_methods import rewrite_list_methods
 from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
-from transforms.parsing import parse_function
+from transforms.parsing import parse_function, resolve
 from transforms.reverse import ReverseMode
 from transforms.sweeps import COMMENT, SAVE, comment
 from transforms.sequences import SequenceKinds
@@ -293,7 +293,7 @@ def _namedtuples_built(function, namespace: dict, helper) -> None:
                 isinstance(a, gast.Starred) for a in node.args) or any(
                 k.arg is None for k in node.keywords):
             continue
-        cls = _resolve(node.func, namespace)
+        cls = resolve(node.func, namespace)
         if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")):
             continue
         given = dict(zip(cls._fields, node.args))
@@ -302,27 +302,14 @@ def _namedtuples_built(function, namespace: dict, helper) -> None:
         if len(node.args) > len(cls._fields) or set(given) - set(cls._fields) or any(
                 slot not in given and slot not in defaults for slot in cls._fields):
             continue  # a call Python would refuse: leave it to raise as it does
-        values = [given[slot] if slot in given else gast.Attribute(
-            value=copy.deepcopy(node.func), attr="_field_defaults", ctx=gast.Load())
+        values = [given[slot] if slot in given else gast.Subscript(
+            value=gast.Attribute(value=copy.deepcopy(node.func), attr="_field_defaults",
+                                 ctx=gast.Load()),
+            slice=gast.Constant(value=slot, kind=None), ctx=gast.Load())
             for slot in cls._fields]
-        for position, slot in enumerate(cls._fields):
-            if slot not in given:
-                values[position] = gast.Subscript(
-                    value=values[position], slice=gast.Constant(value=slot, kind=None),
-                    ctx=gast.Load())
         node.args = [node.func, gast.Tuple(elts=values, ctx=gast.Load())]
         node.keywords = []
         node.func = name(helper("build_namedtuple"))
-
-
-def _resolve(node, namespace: dict):
-    """The value a Name or a dotted name (`module.P`) refers to in `namespace`, or None."""
-    if isinstance(node, gast.Name):
-        return namespace.get(node.id)
-    if isinstance(node, gast.Attribute):
-        owner = _resolve(node.value, namespace)
-        return getattr(owner, node.attr, None) if owner is not None else None
-    return None
 
 
 def _own_local_names(function) -> set:

@@ -36,7 +36,7 @@ def _match(y, gradient, value):
     d[gradient] = d[y]
 
 
-@adjoint(add)
+@adjoint(add, accumulate)
 def _add(y, a, b):
     d[a] = d[y]
     d[b] = d[y]
@@ -50,12 +50,6 @@ def _build_namedtuple(y, cls, values):
 @adjoint(namedtuple_fields)
 def _namedtuple_fields(y, gradient):
     d[gradient] = like_container(d[y], gradient)
-
-
-@adjoint(accumulate)
-def _accumulate(y, gradient, contribution):
-    d[gradient] = d[y]
-    d[contribution] = d[y]
 
 
 @adjoint(accumulate_item)

@@ -43,7 +43,7 @@ def _match(y, gradient, value):
     d[y] = match(d[gradient], value)
 
 
-@tangent(add)
+@tangent(add, accumulate)
 def _add(y, a, b):
     d[y] = add(d[a], d[b])
 
@@ -56,11 +56,6 @@ def _build_namedtuple(y, cls, values):
 @tangent(namedtuple_fields)
 def _namedtuple_fields(y, gradient):
     d[y] = namedtuple_fields(d[gradient])
-
-
-@tangent(accumulate)
-def _accumulate(y, gradient, contribution):
-    d[y] = add(d[gradient], d[contribution])
 
 
 @tangent(accumulate_item)
