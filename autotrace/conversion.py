@@ -18,7 +18,7 @@ import autotrace
 import runtime
 import transforms
 from runtime.control_statements import HELPERS as STATEMENT_HELPERS, NUMPY_REPLACEMENTS
-from transforms.control_flow import convert
+from transforms.control_flow_build import convert
 
 # Code that is never converted: libraries (their control flow is on Python values) and ours.
 _LIBRARY_MODULES = {"numpy", "scipy", "cupy", "runtime", "transforms", "autotrace"}

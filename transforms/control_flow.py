@@ -38,24 +38,22 @@ The branch and loop functions made here are named as the user's function in the 
 so tracebacks say `in f`, not `in _if_true1`. Calls of the builtins `max` and `min` are
 converted too: on traced values they say to use np.maximum or np.minimum.
 
-The converted function is compiled with the user's file name and line numbers, so tracebacks
+transforms/control_flow_build.py `convert` reads a function's source, runs this converter and
+compiles the converted function with the user's file name and line numbers, so tracebacks
 and the helpers' errors point at the user's lines. AUTOTRACE_DEBUG=control_flow prints it.
 """
 from __future__ import annotations
 
-import ast
 import builtins
 import collections
 import copy
-import inspect
-import types
 
 import gast
 
-from transforms.codegen import debug_source, to_source
+from transforms.codegen import to_source
 from transforms.exits import exits_to_flags, single_return
 from transforms.naming import SCOPES, Namer, name_counts, names_in, walk_scope
-from transforms.parsing import namespace_of, parse_function, resolve
+from transforms.parsing import resolve
 from transforms.templates import name, replace, replace_expression
 
 # The runtime helpers converted code calls, each bound to `_autotrace_<name>`.
@@ -567,113 +565,3 @@ class _Conditions(gast.NodeTransformer):
 
     def visit_Call(self, node):
         return node  # a call's arguments are not conditions
-
-
-# --- building the converted function ------------------------------------------------------------
-
-def _has_control_flow(node) -> bool:
-    """Whether `node` has control flow to convert, or calls a function that may have some."""
-    return any(isinstance(n, (gast.If, gast.While, gast.For, gast.IfExp, gast.BoolOp,
-                              gast.Call)) for n in gast.walk(node))
-
-
-def convert(function, helpers: dict):
-    """`function` with its control flow converted to `helpers` calls; `function` itself when
-    it has none, or when its source cannot be read (it is then traced as it is).
-
-    Arguments:
-        function: a Python function (or one that autotrace generated).
-        helpers: HELPER_NAMES -> the runtime functions to call.
-    """
-    original = getattr(function, "__autotrace_python_function__", function)
-    if inspect.ismethod(original):
-        return types.MethodType(convert(original.__func__, helpers), original.__self__)
-    if not inspect.isfunction(original) or _FACTORY in getattr(
-            original.__code__, "co_qualname", original.__qualname__):
-        return function  # not Python, or defined inside converted code (converted already)
-    tree = _parse(original)
-    if tree is None or not _has_control_flow(tree):
-        return original
-    code = original.__code__
-    for node in gast.walk(tree):
-        setattr(node, _USER, True)
-    namer = Namer(names_in(tree))
-    converter = ControlFlowConverter(namer, code.co_filename, namespace_of(original))
-    converter.generated_code = hasattr(original, "__autotrace_source__")
-    tree = converter.function(tree)
-    debug_source("control_flow", tree)
-    return _compile(tree, original, helpers, converter.generated)
-
-
-def _parse(function):
-    source = getattr(function, "__autotrace_source__", None)
-    try:
-        if source is not None:
-            tree = gast.parse(source).body[0]
-            tree.decorator_list = []
-            return tree
-        parsed = parse_function(function)
-        if getattr(function, "__autotrace_origin__", None) is None:
-            first_line = parsed.location.first_line
-        else:
-            first_line = inspect.getsourcelines(function)[1]
-    except Exception:  # noqa: BLE001 - no readable source: the function is traced as it is
-        return None
-    tree = parsed.node
-    offset = first_line - 1
-    for node in gast.walk(tree):
-        if getattr(node, "lineno", None) is not None:
-            node.lineno += offset
-            if getattr(node, "end_lineno", None) is not None:
-                node.end_lineno += offset
-    return tree
-
-
-_FACTORY = "_autotrace_factory"
-
-
-def _compile(tree: gast.FunctionDef, original, helpers: dict, generated=frozenset()):
-    """Compile `tree` with the user's file name and lines; globals stay the function's own
-    (live), closure cells are the original ones, helpers come in through cells of their own.
-    The branch and loop functions of `generated` take the name of the function they are in,
-    so that tracebacks name the user's function."""
-    code = original.__code__
-    # Named apart, so that the function's own name (recursion) still means the global.
-    tree.name = "_autotrace_converted"
-    free = list(code.co_freevars) + [helper(h) for h in HELPER_NAMES]
-    factory = gast.FunctionDef(
-        name=_FACTORY,
-        args=gast.arguments(args=[name(v) for v in free], posonlyargs=[], vararg=None,
-                            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-        body=[tree, gast.Return(value=name(tree.name))], decorator_list=[], returns=None,
-        type_comment=None, type_params=[])
-    for argument in factory.args.args:
-        argument.ctx = gast.Param()
-    module = gast.gast_to_ast(gast.Module(body=[factory], type_ignores=[]))
-    ast.fix_missing_locations(module)
-    compiled = compile(module, code.co_filename, "exec")
-    factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
-    function_code = next(c for c in factory_code.co_consts
-                         if isinstance(c, types.CodeType) and c.co_name == tree.name)
-    cells = dict(zip(code.co_freevars, original.__closure__ or ()))
-    for helper_name in HELPER_NAMES:
-        cells[helper(helper_name)] = types.CellType(helpers[helper_name])
-    closure = tuple(cells.get(v) or types.CellType() for v in function_code.co_freevars)
-    function_code = _named_as_user_code(function_code.replace(co_name=code.co_name), generated)
-    converted = types.FunctionType(function_code, original.__globals__, original.__name__,
-                                   original.__defaults__, closure)
-    converted.__kwdefaults__ = copy.copy(original.__kwdefaults__)
-    converted.__qualname__ = original.__qualname__
-    converted.__module__ = original.__module__
-    converted.__doc__ = original.__doc__
-    converted.__autotrace_converted_from__ = original
-    return converted
-
-
-def _named_as_user_code(code: types.CodeType, generated, name: str | None = None):
-    """`code` with the functions of `generated` inside it named `name` (that of the user's
-    function they are in) instead of `_if_true1` or `_loop_body2`."""
-    own = code.co_name if code.co_name not in generated else name
-    constants = tuple(_named_as_user_code(c, generated, own) if isinstance(c, types.CodeType)
-                      else c for c in code.co_consts)
-    return code.replace(co_consts=constants, co_name=own)
