@@ -255,8 +255,9 @@ def read_checkpoint(path: str) -> tuple[dict, int]:
                               "array, not named arrays)")
     arrays = {}
     with archive:
+        members = set(archive.zip.namelist())
         for name, entry in index["variables"].items():
-            if name not in archive.files:
+            if name + ".npy" not in members:
                 raise CheckpointError(f"{name!r} is listed in {index_path} but missing from "
                                       f"{data_path}")
             try:
@@ -264,7 +265,10 @@ def read_checkpoint(path: str) -> tuple[dict, int]:
                 # header would ask for terabytes (MemoryError, or the machine's memory spent).
                 claimed, file_size = _claimed_bytes(archive, name), os.path.getsize(data_path)
                 if claimed <= file_size:
-                    array = archive[name]
+                    # By the member's own name: archive[name] reads the member `name` itself
+                    # where there is one (the value of "x" for a variable named "x.npy").
+                    with archive.zip.open(name + ".npy") as member:
+                        array = np.lib.format.read_array(member, allow_pickle=False)
             except _CORRUPT_DATA_ERRORS as error:
                 raise CheckpointError(f"{name!r} in {data_path} is corrupt ({error})") from None
             if claimed > file_size:

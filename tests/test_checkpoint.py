@@ -557,3 +557,13 @@ def test_a_save_removes_the_temporary_files_a_killed_save_left(tmp_path):
     assert sorted(os.listdir(tmp_path)) == sorted(
         kept + ["checkpoint", "ckpt-1.index.json", "ckpt-1.npz", "ckpt-2.index.json",
                 "ckpt-2.npz"])
+
+
+def test_a_variable_named_like_a_data_member_reads_its_own_value(tmp_path):
+    x, x_npy = Variable(np.ones(2)), Variable(np.full(3, 2.0))
+    ckpt = Checkpoint(a={"x": x, "x.npy": x_npy})
+    path = ckpt.save(tmp_path / "ckpt")
+    x.assign(np.zeros(2))
+    x_npy.assign(np.zeros(3))
+    ckpt.restore(path)
+    assert x.numpy().tolist() == [1.0, 1.0] and x_npy.numpy().tolist() == [2.0, 2.0, 2.0]
