@@ -17,6 +17,7 @@ from autotrace.module import Module
 from autotrace.implicit import implicit_grad, implicit_value_and_grad
 from autotrace import optimizers
 from autotrace.checkpoint import Checkpoint, latest_checkpoint
+from autotrace.checkpoint_manager import CheckpointManager
 from autotrace.device import (DeviceError, config, current_device, device, list_devices,
                               num_gpus, to_device, to_numpy)
 from runtime.spec import Spec
@@ -33,4 +34,4 @@ __all__ = ["grad", "value_and_grad", "source", "forward", "jvp", "vjp", "jacobia
            "implicit_value_and_grad", "nn", "losses", "random", "optimizers", "Checkpoint",
            "latest_checkpoint", "metrics", "summary", "data", "layers", "StateError", "device",
            "current_device", "to_device", "to_numpy", "num_gpus", "list_devices", "config",
-           "DeviceError"]
+           "DeviceError", "CheckpointManager"]

@@ -28,8 +28,9 @@ from typing import Callable
 import numpy as np
 
 from autotrace import tracking
-from autotrace.checkpoint_files import (INDEX_SUFFIX, CheckpointError, read_checkpoint,
-                                        read_state, record_latest, write_checkpoint)
+from autotrace.checkpoint_files import (INDEX_SUFFIX, CheckpointError, checkpoint_in,
+                                        read_checkpoint, read_state, record_latest,
+                                        remove_temporaries, write_checkpoint)
 from autotrace.variables import Variable
 from runtime.state import StateError, current_scope, current_sink, holds_state
 from runtime.structure import array_module
@@ -77,21 +78,30 @@ class Checkpoint:
         Writes `<file_prefix>-<N>.npz` and `<file_prefix>-<N>.index.json` (making the
         directory if needed) and names it the latest in the directory's `checkpoint` file.
         Each file is written under a temporary name and renamed when complete, so a crash
-        leaves earlier checkpoints intact. Values restored but still waiting for their
-        variables are saved too, under their names, so a save right after a restore loses
+        leaves earlier checkpoints intact (and the temporary files of a save that was killed
+        are removed by the next save of the same prefix). Values restored but still waiting for
+        their variables are saved too, under their names, so a save right after a restore loses
         nothing.
 
         Returns:
             the checkpoint's path, `<file_prefix>-<N>` (what `restore` takes).
+        Raises:
+            CheckpointError: two Variables would be saved under one path (a dict key holding
+                "/", say); the message names how each is reached.
         """
+        return self._save(file_prefix, None)
+
+    def _save(self, file_prefix, number: int | None) -> str:
+        """`save`, as checkpoint `<file_prefix>-<number>` where a number is given."""
         _not_while_tracing("save")
         arrays = {}
         if self._waiting is not None:
             arrays.update(self._waiting.values)
         arrays.update((path, variable.numpy()) for path, variable in self._variables().items())
         counter = self.save_counter + 1
-        path = f"{os.fspath(file_prefix)}-{counter}"
+        path = f"{os.fspath(file_prefix)}-{counter if number is None else number}"
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        remove_temporaries(os.fspath(file_prefix))
         write_checkpoint(path, arrays, counter)
         record_latest(path)
         self.save_counter = counter
@@ -243,6 +253,9 @@ class _WaitingValues:
 def latest_checkpoint(directory) -> str | None:
     """The path of the checkpoint saved last in `directory`, or None if there is none.
 
+    Raises CheckpointError if the directory's state file is damaged, or names a checkpoint
+    outside the directory (a path, or a file that is a link leading out).
+
     Example:
         >>> ckpt.restore(autotrace.latest_checkpoint("runs"))
     """
@@ -250,23 +263,33 @@ def latest_checkpoint(directory) -> str | None:
     state = read_state(directory)
     if state is None:
         return None
-    path = os.path.join(directory, state["latest"])
-    return path if os.path.exists(path + INDEX_SUFFIX) else None
+    return checkpoint_in(directory, state["latest"])
 
 
 # --- helpers ------------------------------------------------------------------------------------
 
 def _variables_of(objects: dict) -> dict:
-    """{path: Variable} for every Variable `objects` hold (see the module docstring)."""
-    found = [(path, variable) for name, value in objects.items()
-             for path, variable in tracking.tracked_variables(value, name)]
-    path_of = {id(variable): path for path, variable in found}
-    named = {}
-    for path, variable in found:
+    """{path: Variable} for every Variable `objects` hold (see the module docstring).
+
+    Raises CheckpointError where two Variables get one path (a dict key holding "/", a key 1
+    beside a key "1", a Variable named like an optimizer's slot path): the checkpoint would
+    hold one value for both, and restoring would leave the other as it was.
+    """
+    found = [found for name, value in objects.items()
+             for found in tracking.tracked_variable_routes(value, name)]
+    path_of = {id(variable): path for path, _, variable in found}
+    named, route_of = {}, {}
+    for path, route, variable in found:
         owner, suffix, slot = getattr(variable, "_slot_of", (None, "", ""))
         if owner is not None and id(owner) in path_of and path.endswith(suffix):
             path = f"{path[:-len(suffix)]}slots/{path_of[id(owner)]}/{slot}"
-        named[path] = variable
+            route = f"{route} (the slot {slot!r} of {path_of[id(owner)]})"
+        if path in named and named[path] is not variable:
+            raise CheckpointError(
+                f"two Variables would be saved under one path {path!r}: {route_of[path]} and "
+                f"{route}; rename a dict key or attribute so that their paths differ ('/' "
+                "separates the parts of a path, and keys are written with str())")
+        named[path], route_of[path] = variable, route
     return named
 
 

@@ -13,14 +13,21 @@ Every file is written to a temporary file in the same directory, flushed to disk
 over its final name (os.replace, atomic on POSIX and Windows), so a crash while saving leaves
 the files of earlier checkpoints as they were. The index goes last: a data file without an
 index, or with an index of an earlier save, is never taken for a checkpoint (its checksums
-would not match).
+would not match). A temporary file is named `.<final name>.<12 hex digits>.tmp`; those a killed
+save left behind are removed by the next save of the same prefix (`remove_temporaries`).
+
+Reading trusts nothing in the files: the names in the state file must be files of its own
+directory (no path, no symlink out of it), and an array's header must not claim more bytes than
+the whole data file holds (checked before anything is allocated).
 """
 from __future__ import annotations
 
 import contextlib
 import hashlib
 import json
+import math
 import os
+import re
 import secrets
 import zipfile
 import zlib
@@ -53,7 +60,8 @@ def write_atomically(path: str, write) -> None:
     directory = os.path.dirname(path) or "."
     # Beside the target (os.replace cannot cross file systems); opened with "x" rather than by
     # tempfile.mkstemp so that the file gets the usual permissions (0666 less the umask).
-    temporary = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    temporary = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}"
+                                        f"{_TEMPORARY_SUFFIX}")
     file = open(temporary, "xb")
     try:
         with file:
@@ -66,6 +74,35 @@ def write_atomically(path: str, write) -> None:
             os.remove(temporary)
         raise
     _sync_directory(directory)
+
+
+_TEMPORARY_SUFFIX = ".tmp"
+
+
+def remove_temporaries(file_prefix: str) -> None:
+    """Remove the temporary files that saves of `<file_prefix>-<N>` left when they were killed
+    midway (a save that fails by an exception removes its own). Only names that
+    `write_atomically` makes for this prefix's data and index files are touched."""
+    directory = os.path.dirname(file_prefix) or "."
+    suffixes = "|".join(re.escape(suffix) for suffix in (DATA_SUFFIX, INDEX_SUFFIX))
+    temporary = re.compile(rf"\.{re.escape(os.path.basename(file_prefix))}-[0-9]+(?:{suffixes})"
+                           rf"\.[0-9a-f]{{12}}{re.escape(_TEMPORARY_SUFFIX)}")
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return
+    for name in names:
+        if temporary.fullmatch(name):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(directory, name))
+
+
+def remove_checkpoint(path: str) -> None:
+    """Remove the files of checkpoint `path`, its index first (so that what is left of a
+    removal cut short is never taken for a checkpoint)."""
+    for suffix in (INDEX_SUFFIX, DATA_SUFFIX):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path + suffix)
 
 
 def _sync_directory(directory: str) -> None:
@@ -111,8 +148,13 @@ def record_latest(path: str) -> None:
         state = None  # a damaged state file: this save starts it again
     paths = state["all"] if state else []
     name = os.path.basename(path)
-    state = {"latest": name, "all": [other for other in paths if other != name] + [name]}
-    text = json.dumps(state, indent=1) + "\n"
+    write_state(directory, name, [other for other in paths if other != name] + [name])
+
+
+def write_state(directory: str, latest: str, names: list) -> None:
+    """Write the state file of `directory`: checkpoint `latest` is the newest, `names` all the
+    checkpoints kept there (file names in the directory, oldest first)."""
+    text = json.dumps({"latest": latest, "all": list(names)}, indent=1) + "\n"
     write_atomically(os.path.join(directory, STATE_FILE), lambda file: file.write(text.encode()))
 
 
@@ -132,7 +174,35 @@ def read_state(directory: str) -> dict | None:
             isinstance(state.get("all"), list)):
         raise CheckpointError(f"{state_path} is not a valid checkpoint state file: it needs "
                               "'latest' (a name) and 'all' (a list of names)")
+    for name in [state["latest"], *state["all"]]:
+        if not _is_file_name(name):
+            raise CheckpointError(
+                f"{state_path} is not a valid checkpoint state file: it names {name!r}, which "
+                "is not the name of a checkpoint in its directory (the state file holds names "
+                "alone, no paths)")
     return state
+
+
+def _is_file_name(name) -> bool:
+    separators = {os.sep, os.altsep, "/", "\\"} - {None}
+    return (isinstance(name, str) and name not in ("", ".", "..") and "\0" not in name and
+            not any(separator in name for separator in separators))
+
+
+def checkpoint_in(directory: str, name: str) -> str | None:
+    """The path of checkpoint `name` (from the state file of `directory`), or None if its
+    index does not exist. Raises CheckpointError if one of its files is a link that leads out
+    of the directory: a state file is no licence to read files elsewhere."""
+    path = os.path.join(directory, name)
+    if not os.path.exists(path + INDEX_SUFFIX):
+        return None
+    inside = os.path.realpath(directory)
+    for file_path in (path + INDEX_SUFFIX, path + DATA_SUFFIX):
+        if os.path.dirname(os.path.realpath(file_path)) != inside:
+            raise CheckpointError(
+                f"{file_path} leads out of {directory} (to {os.path.realpath(file_path)}); "
+                "autotrace reads only checkpoints in the directory of their state file")
+    return path
 
 
 def read_index(path: str) -> dict:
@@ -185,17 +255,39 @@ def read_checkpoint(path: str) -> tuple[dict, int]:
                               "array, not named arrays)")
     arrays = {}
     with archive:
+        members = set(archive.zip.namelist())
         for name, entry in index["variables"].items():
-            if name not in archive.files:
+            if name + ".npy" not in members:
                 raise CheckpointError(f"{name!r} is listed in {index_path} but missing from "
                                       f"{data_path}")
             try:
-                array = archive[name]
+                # NumPy allocates what the header claims before reading: a damaged or hostile
+                # header would ask for terabytes (MemoryError, or the machine's memory spent).
+                claimed, file_size = _claimed_bytes(archive, name), os.path.getsize(data_path)
+                if claimed <= file_size:
+                    # By the member's own name: archive[name] reads the member `name` itself
+                    # where there is one (the value of "x" for a variable named "x.npy").
+                    with archive.zip.open(name + ".npy") as member:
+                        array = np.lib.format.read_array(member, allow_pickle=False)
             except _CORRUPT_DATA_ERRORS as error:
                 raise CheckpointError(f"{name!r} in {data_path} is corrupt ({error})") from None
+            if claimed > file_size:
+                raise CheckpointError(
+                    f"{name!r} in {data_path} is corrupt: its header claims {claimed} bytes of "
+                    f"data, more than the whole file holds ({file_size} bytes)")
             if (list(array.shape) != entry["shape"] or str(array.dtype) != entry["dtype"] or
                     checksum(array) != entry["sha256"]):
                 raise CheckpointError(f"{name!r} in {data_path} is corrupt: it does not match "
                                       f"its shape, dtype and checksum in {index_path}")
             arrays[name] = array
     return arrays, index["save_counter"]
+
+
+def _claimed_bytes(archive, name: str) -> int:
+    """How many bytes the header of array `name` says its data has."""
+    with archive.zip.open(name + ".npy") as member:
+        version = np.lib.format.read_magic(member)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0) else
+                       np.lib.format.read_array_header_2_0)
+        shape, _, dtype = read_header(member)
+    return math.prod(shape) * dtype.itemsize

@@ -272,7 +272,8 @@ class Dataset:
 
     def repeat(self, count: int | None = None) -> "Dataset":
         """The dataset `count` times over (forever for None or -1), starting over (and
-        reshuffling) each time.
+        reshuffling) each time. As in tf.data, repeating forever ends where an epoch yields
+        nothing (an empty dataset, a filter that keeps nothing), rather than looping for ever.
 
         Example:
             >>> list(Dataset.range(2).repeat(2))
@@ -284,8 +285,9 @@ class Dataset:
         forever = count is None or count == -1
 
         def repeated():
-            epochs = itertools.count() if forever else builtins.range(count)
-            return itertools.chain.from_iterable(self for _ in epochs)
+            if not forever:
+                return itertools.chain.from_iterable(self for _ in builtins.range(count))
+            return _until_an_epoch_is_empty(self)
         return Dataset(repeated, f"{self._description}.repeat({count})")
 
     def take(self, count: int) -> "Dataset":
@@ -318,7 +320,9 @@ class Dataset:
 
         An error in the pipeline is raised in the consumer, at the element where it happened.
         The thread starts on the first element asked for and stops when the iteration ends,
-        is closed, or is dropped, so a loop left with `break` leaves no thread running.
+        is closed, or is dropped, so a loop left with `break` leaves no thread running. Closing
+        returns at once; a thread inside a slow element (a generator that waits) ends as soon
+        as that element is done, and does not start the next.
         """
         if buffer_size != AUTOTUNE:
             _check_positive("prefetch", "buffer_size", buffer_size)
@@ -330,6 +334,17 @@ class Dataset:
 # --- helpers --------------------------------------------------------------------------------------
 
 _END = object()
+
+
+def _until_an_epoch_is_empty(dataset: Dataset) -> Iterator:
+    """The elements of `dataset` over and over, ending after an epoch that yields none."""
+    while True:
+        empty = True
+        for element in dataset:
+            empty = False
+            yield element
+        if empty:
+            return
 
 
 def _prefetched(elements: Iterator, size: int) -> Iterator:
@@ -370,8 +385,9 @@ def _prefetched(elements: Iterator, size: int) -> Iterator:
                 return
             yield element
     finally:
+        # No join: the producer may be inside the pipeline (a generator that sleeps, a slow
+        # map), and cannot be interrupted there; it sees `stop` and ends when that returns.
         stop.set()
-        producer.join()
 
 
 def _stack(group: list):

@@ -134,7 +134,7 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
                     seed = rebuild(zeros[:index] + [e] + zeros[index + 1:])
                     gradient = derivative(*args, **kwargs,
                                           **{derivative.__autotrace_seed__: seed})[1]
-                    rows.append(xp.asarray(gradient, dtype=float))
+                    rows.append(_inexact(xp.asarray(gradient)))  # in the dtype of x
                 blocks.append(xp.stack(rows).reshape(np.shape(output) + np.shape(x)) if rows
                               else xp.zeros(np.shape(output) + np.shape(x)))
             return rebuild(blocks)
@@ -148,13 +148,19 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
         blocks = []
         for index, output in enumerate(outputs):
             shape = np.shape(output)
-            pieces = [xp.broadcast_to(xp.asarray(column[index], dtype=float), shape)
+            pieces = [xp.broadcast_to(_inexact(xp.asarray(column[index])), shape)
                       for column in columns]
             blocks.append(xp.stack(pieces, axis=-1).reshape(shape + np.shape(x)) if pieces
                           else xp.zeros(shape + np.shape(x)))
         return rebuild(blocks)
     jacobian_fn.__name__ = f"jacobian_{name}"
     return jacobian_fn
+
+
+def _inexact(array):
+    """`array` where it is floating or complex (a Jacobian keeps the dtype of the gradients
+    or tangents it is made of, as in JAX), else as float64."""
+    return array if array.dtype.kind in "fc" else array.astype(float)
 
 
 def _flatten(value):

@@ -295,7 +295,13 @@ def _step(step) -> int:
     if isinstance(step, bool) or not isinstance(step, (int, np.integer)) and not (
             isinstance(step, np.ndarray) and step.shape == () and step.dtype.kind in "iu"):
         raise TypeError(f"summary: step must be an int; got {step!r}")
-    return int(step)
+    step = int(step)
+    if not -2**63 <= step < 2**63:
+        # An Event's step is an int64 (as in TensorFlow, negative steps included); a larger
+        # one would be written wrapped, as another step.
+        raise ValueError(f"summary: step {step} is out of range; an event's step is an int64, "
+                         f"from {-2**63} to {2**63 - 1}")
+    return step
 
 
 def _as_array(value, kind: str, name: str):

@@ -31,8 +31,16 @@ _listeners: list = []
 def tracked_variables(root, prefix: str = "") -> list[tuple[str, Variable]]:
     """(path, Variable) for every Variable `root` holds, in a stable order (see the module
     docstring); `prefix` starts every path."""
+    return [(path, variable) for path, _, variable in tracked_variable_routes(root, prefix)]
+
+
+def tracked_variable_routes(root, prefix: str = "") -> list[tuple[str, str, Variable]]:
+    """(path, route, Variable) as `tracked_variables` finds them, where the route is the Python
+    expression that reaches the Variable from `prefix` (`model.layers[0].kernel`,
+    `extra['a/b']`): two Variables can share a path (`{"a/b": v}` and `{"a": {"b": w}}`), never
+    a route, so the route tells them apart."""
     found: list = []
-    _walk(root, prefix, set(), found)
+    _walk(root, prefix, prefix, set(), found)
     return found
 
 
@@ -40,27 +48,28 @@ def _join(prefix: str, part) -> str:
     return f"{prefix}/{part}" if prefix else str(part)
 
 
-def _walk(value, path: str, seen: set, found: list) -> None:
+def _walk(value, path: str, route: str, seen: set, found: list) -> None:
     if isinstance(value, Variable):
         if id(value) not in seen:
             seen.add(id(value))
-            found.append((path, value))
+            found.append((path, route, value))
         return
     if isinstance(value, _LEAVES) or id(value) in seen:
         return
     seen.add(id(value))
     if isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
-            _walk(item, _join(path, index), seen, found)
+            _walk(item, _join(path, index), f"{route}[{index}]", seen, found)
     elif isinstance(value, dict):
         for key, item in value.items():
-            _walk(item, _join(path, key), seen, found)
+            _walk(item, _join(path, key), f"{route}[{key!r}]", seen, found)
     else:
         attributes = getattr(value, "__dict__", None)
         if isinstance(attributes, dict):
             for key, item in list(attributes.items()):
                 if key not in getattr(type(value), "_untracked_attributes", ()):
-                    _walk(item, _join(path, key), seen, found)
+                    _walk(item, _join(path, key), f"{route}.{key}" if route else key, seen,
+                          found)
 
 
 def add_listener(listener: Callable) -> None:

@@ -222,7 +222,25 @@ def _match(gradient, value):
             f"autotrace.grad cannot differentiate with respect to a {type(value).__name__} "
             "that holds Variables (it has no gradient of its own); use "
             "autotrace.implicit_grad(f) for the gradients of its Variables")
-    return gradient
+    return in_dtype_of(gradient, value)
+
+
+def in_dtype_of(gradient, value):
+    """`gradient` (or a tangent) in the dtype of `value` where both are floating or complex,
+    containers item by item: as in JAX, a float32 argument of a function that computes in
+    float64 gets a float32 gradient, and a float64 one of a float32 computation a float64 one.
+    A complex gradient of a real value is left as it is (its imaginary part is no rounding)."""
+    if isinstance(value, (tuple, list)) and isinstance(gradient, (tuple, list)) \
+            and len(value) == len(gradient):
+        return _rebuild(gradient, [in_dtype_of(g, v) for g, v in zip(gradient, value)])
+    if isinstance(value, dict) and isinstance(gradient, dict) and gradient.keys() == value.keys():
+        return type(gradient)((k, in_dtype_of(g, value[k])) for k, g in gradient.items())
+    dtype, given = getattr(value, "dtype", None), getattr(gradient, "dtype", None)
+    if dtype is None or given is None or given == dtype or not hasattr(gradient, "astype"):
+        return gradient
+    if np.dtype(dtype).kind + np.dtype(given).kind not in ("ff", "cc", "cf"):
+        return gradient
+    return gradient.astype(dtype)
 
 
 def _is_traced(value) -> bool:
@@ -566,8 +584,8 @@ def snapshot(value):
 
 def tangent_seed(value, tangent):
     """The tangent a forward derivative starts from: `tangent` if given, else ones like
-    `value` (a tuple of values takes a tuple of tangents)."""
-    return ones_like(value) if tangent is None else tangent
+    `value` (a tuple of values takes a tuple of tangents), in the dtype of its value."""
+    return ones_like(value) if tangent is None else in_dtype_of(tangent, value)
 
 
 def tangent_like(tangent, value):

@@ -1,8 +1,10 @@
 """Checkpoints: round trips, values waiting for lazily made variables, every damaged file with
 its message (and nothing assigned), atomic saves, latest_checkpoint and the save counter."""
+import io
 import json
 import os
 import re
+import zipfile
 
 import numpy as np
 import pytest
@@ -421,3 +423,147 @@ def test_saving_or_restoring_inside_a_traced_function_is_an_error(tmp_path):
     step = autotrace.function(lambda: ckpt.save(tmp_path / "ckpt"))
     with pytest.raises(TypeError, match="Checkpoint.save cannot run inside autotrace.function"):
         step()
+
+
+# --- two Variables under one path are refused ---------------------------------------------------
+
+class Holder:
+    """A plain object whose attribute names are set freely (setattr allows any string)."""
+
+
+def holder_with_attributes(**attributes):
+    holder = Holder()
+    for name, value in attributes.items():
+        setattr(holder, name, value)
+    return holder
+
+
+# objects -> how the two Variables are reached, in the message
+COLLIDING = {
+    "key with a slash beside nested dicts": (
+        lambda v, w: {"a": {"a/b": v, "a": {"b": w}}}, "'a/a/b': a['a/b'] and a['a']['b']"),
+    "int key beside str key": (lambda v, w: {"a": {1: v, "1": w}}, "'a/1': a[1] and a['1']"),
+    "list index beside dict key": (lambda v, w: {"a": [v], "b": w, "a/0": Variable(3.0)},
+                                   "'a/0': a[0] and a/0"),
+    "attribute with a slash beside a dict": (
+        lambda v, w: {"m": holder_with_attributes(**{"x/y": v, "x": {"y": w}})},
+        "'m/x/y': m.x/y and m.x['y']"),
+}
+
+
+@pytest.mark.parametrize("objects, routes", COLLIDING.values(), ids=COLLIDING.keys())
+def test_two_variables_under_one_path_are_refused(tmp_path, objects, routes):
+    v, w = Variable(1.0), Variable(2.0)
+    ckpt = Checkpoint(**objects(v, w))
+    with pytest.raises(CheckpointError) as error:
+        ckpt.save(tmp_path / "ckpt")
+    assert str(error.value) == (
+        f"two Variables would be saved under one path {routes}; rename a dict key or attribute "
+        "so that their paths differ ('/' separates the parts of a path, and keys are written "
+        "with str())")
+    assert not os.listdir(tmp_path)
+
+
+def test_restoring_into_two_variables_under_one_path_is_refused(tmp_path):
+    path = Checkpoint(a={"a": {"b": Variable(5.0)}}).save(tmp_path / "ckpt")
+    v, w = Variable(1.0), Variable(2.0)
+    with pytest.raises(CheckpointError, match=re.escape("one path 'a/a/b': a['a/b'] and a[")):
+        Checkpoint(a={"a/b": v, "a": {"b": w}}).restore(path)
+    assert (float(v), float(w)) == (1.0, 2.0)
+
+
+def test_one_variable_reached_twice_is_saved_once(tmp_path):
+    v = Variable(1.0)
+    path = Checkpoint(a={"x": v, "y": [v]}).save(tmp_path / "ckpt")
+    assert list(json.loads(open(path + ".index.json").read())["variables"]) == ["a/x"]
+
+
+def test_a_variable_at_an_optimizer_slot_path_is_refused(tmp_path):
+    kernel = Variable(np.ones(2), name="kernel")
+    optimizer = optimizers.Adam(0.1)
+    optimizer.apply_gradients([(np.ones(2), kernel)])
+    ckpt = Checkpoint(model={"kernel": kernel}, optimizer=optimizer,
+                      **{"optimizer/slots/model/kernel/m": Variable(np.zeros(2))})
+    with pytest.raises(CheckpointError, match=re.escape(
+            "one path 'optimizer/slots/model/kernel/m': ")):
+        ckpt.save(tmp_path / "ckpt")
+
+
+# --- files that lie: sizes, names out of the directory, temporaries ------------------------------
+
+def npy_claiming(shape, data: bytes) -> bytes:
+    """An npy file whose header claims float64s of `shape`, followed by `data`."""
+    file = io.BytesIO()
+    np.lib.format.write_array_header_1_0(file, {"descr": "<f8", "fortran_order": False,
+                                                "shape": shape})
+    return file.getvalue() + data
+
+
+def test_a_header_claiming_more_bytes_than_the_file_is_an_error_not_an_allocation(saved):
+    ckpt, path, a, b = saved
+    with zipfile.ZipFile(path + ".npz", "w") as archive:  # 800 GB of float64 for a
+        archive.writestr("a.npy", npy_claiming((10**11,), np.ones(3).tobytes()))
+        archive.writestr("b.npy", npy_claiming((2, 2), np.full(4, 2.0).tobytes()))
+    assert restore_error(ckpt, path, a, b) == (
+        f"'a' in {path}.npz is corrupt: its header claims 800000000000 bytes of data, more "
+        f"than the whole file holds ({os.path.getsize(path + '.npz')} bytes)")
+
+
+@pytest.mark.parametrize("latest", ["../outside-1", "/tmp/outside-1", "sub/ckpt-1", ".."])
+def test_a_state_file_naming_a_checkpoint_out_of_its_directory_is_refused(tmp_path, latest):
+    directory = tmp_path / "runs"
+    Checkpoint(x=Variable(1.0)).save(directory / "ckpt")
+    Checkpoint(x=Variable(2.0)).save(tmp_path / "outside")  # a real checkpoint there
+    (directory / "checkpoint").write_text(json.dumps({"latest": latest, "all": []}))
+    with pytest.raises(CheckpointError) as error:
+        latest_checkpoint(directory)
+    assert str(error.value) == (
+        f"{directory}/checkpoint is not a valid checkpoint state file: it names {latest!r}, "
+        "which is not the name of a checkpoint in its directory (the state file holds names "
+        "alone, no paths)")
+
+
+def test_a_checkpoint_whose_files_link_out_of_the_directory_is_refused(tmp_path):
+    directory = tmp_path / "runs"
+    directory.mkdir()
+    elsewhere = Checkpoint(x=Variable(2.0)).save(tmp_path / "elsewhere")
+    for suffix in (".index.json", ".npz"):
+        os.symlink(elsewhere + suffix, directory / f"ckpt-1{suffix}")
+    (directory / "checkpoint").write_text(json.dumps({"latest": "ckpt-1", "all": ["ckpt-1"]}))
+    with pytest.raises(CheckpointError) as error:
+        latest_checkpoint(directory)
+    assert str(error.value) == (
+        f"{directory}/ckpt-1.index.json leads out of {directory} (to {elsewhere}.index.json); "
+        "autotrace reads only checkpoints in the directory of their state file")
+
+
+def test_a_directory_that_is_a_link_is_fine(tmp_path):
+    path = Checkpoint(x=Variable(2.0)).save(tmp_path / "real" / "ckpt")
+    os.symlink(tmp_path / "real", tmp_path / "link")
+    assert latest_checkpoint(tmp_path / "link") == str(tmp_path / "link" / "ckpt-1")
+    assert path == str(tmp_path / "real" / "ckpt-1")
+
+
+def test_a_save_removes_the_temporary_files_a_killed_save_left(tmp_path):
+    ckpt = Checkpoint(x=Variable(1.0))
+    ckpt.save(tmp_path / "ckpt")
+    left = [".ckpt-2.npz.0123456789ab.tmp", ".ckpt-2.index.json.ba9876543210.tmp"]
+    kept = [".other-2.npz.0123456789ab.tmp",     # another prefix's
+            ".ckpt-2.npz.tmp", "ckpt-2.npz.0123456789ab.tmp", ".ckpt-x.npz.0123456789ab.tmp",
+            ".ckpt-2.npz.0123456789ab.tmp.keep", "notes.tmp"]  # not names autotrace makes
+    for name in left + kept:
+        (tmp_path / name).write_bytes(b"partial")
+    ckpt.save(tmp_path / "ckpt")
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        kept + ["checkpoint", "ckpt-1.index.json", "ckpt-1.npz", "ckpt-2.index.json",
+                "ckpt-2.npz"])
+
+
+def test_a_variable_named_like_a_data_member_reads_its_own_value(tmp_path):
+    x, x_npy = Variable(np.ones(2)), Variable(np.full(3, 2.0))
+    ckpt = Checkpoint(a={"x": x, "x.npy": x_npy})
+    path = ckpt.save(tmp_path / "ckpt")
+    x.assign(np.zeros(2))
+    x_npy.assign(np.zeros(3))
+    ckpt.restore(path)
+    assert x.numpy().tolist() == [1.0, 1.0] and x_npy.numpy().tolist() == [2.0, 2.0, 2.0]

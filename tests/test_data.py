@@ -3,6 +3,8 @@ prefetch's thread (errors, early exits), and errors that name the argument."""
 import collections
 import gc
 import threading
+import time
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -10,8 +12,25 @@ import pytest
 from autotrace.data import AUTOTUNE, Dataset
 
 
-def _prefetch_threads() -> list:
-    return [t for t in threading.enumerate() if t.name == "autotrace-data-prefetch"]
+def _prefetch_threads(wait: float = 0.0) -> list:
+    """The prefetch threads alive, after waiting up to `wait` seconds for them to end (closing
+    an iteration does not wait for its thread, which ends once its current element is done)."""
+    deadline = time.monotonic() + wait
+    while True:
+        alive = [t for t in threading.enumerate() if t.name == "autotrace-data-prefetch"]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.01)
+
+
+def _finishes_within(seconds: float, function: Callable):
+    """function()'s result; fails (rather than hangs) if it takes longer than `seconds`."""
+    result: list = []
+    worker = threading.Thread(target=lambda: result.append(function()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"still running after {seconds} s (an endless loop?)"
+    return result[0]
 
 
 def test_reference_example():
@@ -118,7 +137,7 @@ def test_prefetch_gives_the_same_elements_and_raises_errors_where_they_happened(
         for n in Dataset.range(10).map(fail_at_three).prefetch(2):
             seen.append(int(n))
     assert seen == [0, 1, 2]
-    assert _prefetch_threads() == []
+    assert _prefetch_threads(wait=5.0) == []
 
 
 def test_prefetch_leaves_no_thread_behind():
@@ -131,8 +150,61 @@ def test_prefetch_leaves_no_thread_behind():
     del iterator
     gc.collect()
     unstarted = iter(Dataset.range(3).prefetch(1))      # no element asked: no thread yet
-    assert len(_prefetch_threads()) == before == 0
+    assert len(_prefetch_threads(wait=5.0)) == before == 0
     del unstarted
+
+
+@pytest.mark.parametrize("how", ["close", "del", "break"])
+def test_leaving_a_prefetch_over_a_slow_source_returns_at_once_and_its_thread_ends(how):
+    release = threading.Event()
+
+    def slow():
+        yield 0
+        release.wait(60.0)  # the producer waits here when the consumer leaves
+        yield 1
+    dataset = Dataset.from_generator(slow).prefetch(1)
+
+    def leave():
+        started = time.monotonic()
+        if how == "break":
+            for _ in dataset:
+                started = time.monotonic()
+                break
+        else:
+            iterator = iter(dataset)
+            next(iterator)
+            started = time.monotonic()
+            if how == "close":
+                iterator.close()
+            else:
+                del iterator
+                gc.collect()
+        return time.monotonic() - started
+    try:
+        assert _finishes_within(10.0, leave) < 2.0  # a hang check, not a benchmark
+    finally:
+        release.set()
+    assert _prefetch_threads(wait=5.0) == []  # it ends once the element it waits for is done
+
+
+EMPTY_EPOCHS = {
+    "empty range": lambda: Dataset.range(0).repeat().take(1),
+    "filter keeps nothing": lambda: Dataset.range(5).filter(lambda n: n > 10).repeat(),
+    "take(0)": lambda: Dataset.range(5).take(0).repeat(-1).batch(2),
+    "empty generator": lambda: Dataset.from_generator(lambda: iter(())).repeat(),
+}
+
+
+@pytest.mark.parametrize("make", EMPTY_EPOCHS.values(), ids=EMPTY_EPOCHS.keys())
+def test_repeating_an_epoch_that_yields_nothing_ends_as_in_tf_data(make):
+    assert _finishes_within(10.0, lambda: list(make())) == []
+
+
+def test_repeating_forever_goes_on_while_epochs_yield():
+    epochs = iter([[1, 2], [3], [], [4]])  # a source that runs dry on the third epoch
+    dataset = Dataset.from_generator(lambda: next(epochs)).repeat()
+    assert _finishes_within(10.0, lambda: [int(n) for n in dataset]) == [1, 2, 3]
+    assert [int(n) for n in Dataset.range(2).repeat().take(5)] == [0, 1, 0, 1, 0]
 
 
 def test_from_generator_calls_the_function_on_each_iteration():

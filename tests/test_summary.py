@@ -130,6 +130,30 @@ def test_a_corrupt_file_is_an_error(tmp_path):
         summary.read_events(writer.path)
 
 
+def test_steps_span_int64_negative_ones_included_as_in_tensorflow(tmp_path):
+    writer = summary.create_file_writer(tmp_path)
+    steps = [-2**63, -5, 0, 2**63 - 1, np.uint64(2**63 - 1), np.int64(-1)]
+    for step in steps:
+        writer.scalar("x", 1.0, step=step)
+    writer.close()
+    assert [event["step"] for event in summary.read_events(writer.path)[1:]] == [
+        int(step) for step in steps]
+
+
+@pytest.mark.parametrize("step", [2**63, -2**63 - 1, 2**64 + 3, np.uint64(2**63)])
+def test_a_step_out_of_int64_is_an_error_not_a_wrapped_step(tmp_path, step):
+    writer = summary.create_file_writer(tmp_path)
+    with pytest.raises(ValueError) as error:
+        writer.scalar("x", 1.0, step=step)
+    assert str(error.value) == (
+        f"summary: step {int(step)} is out of range; an event's step is an int64, from "
+        "-9223372036854775808 to 9223372036854775807")
+    with writer.as_default(step=step), pytest.raises(ValueError, match="is out of range"):
+        summary.histogram("h", [1.0])
+    writer.close()
+    assert len(summary.read_events(writer.path)) == 1  # the file version alone
+
+
 def test_errors_name_the_argument_the_expectation_and_what_was_passed(tmp_path):
     writer = summary.create_file_writer(tmp_path)
     cases = [
