@@ -155,3 +155,82 @@ def test_nested_default_reading_a_local_is_an_error():
     assert error.message == (
         "a default of a lambda reads the enclosing function's variable k; autotrace evaluates "
         "the defaults of nested functions once. Pass k as an argument instead")
+
+
+# 3. Transforms of a custom-gradient function itself.
+
+@autotrace.custom_gradient
+def log1pexp(x):
+    e = np.exp(x)
+
+    def grad_fn(dy):
+        return dy * (1 - 1 / (1 + e))
+    return np.log(1 + e), grad_fn
+
+
+@autotrace.custom_gradient
+def scaled_product(x, y=3.0):
+    def grad_fn(dy):
+        return dy * y, dy * x
+    return x * y, grad_fn
+
+
+traced_log1pexp = autotrace.function(log1pexp)
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+@pytest.mark.parametrize("x", [0.0, 1.5, 100.0])
+def test_grad_of_custom_gradient_function_itself(x):
+    assert autotrace.grad(log1pexp)(x) == pytest.approx(sigmoid(x))
+    value, gradient = autotrace.value_and_grad(log1pexp)(x)
+    assert (value, gradient) == pytest.approx((np.log1p(np.exp(x)), sigmoid(x)))
+    assert autotrace.forward(log1pexp)(x)[1] == pytest.approx(sigmoid(x))
+    second = sigmoid(x) * (1 - sigmoid(x))
+    assert autotrace.grad(autotrace.grad(log1pexp))(x) == pytest.approx(second, abs=1e-12)
+    assert autotrace.hessian(log1pexp)(np.array(x)) == pytest.approx(second, abs=1e-12)
+    traced = autotrace.function(autotrace.grad(log1pexp))(np.float64(x))
+    assert float(traced) == pytest.approx(sigmoid(x))
+    assert autotrace.grad(traced_log1pexp)(x) == pytest.approx(sigmoid(x))
+
+
+def test_grad_of_custom_gradient_function_uses_its_grad_fn():
+    assert autotrace.grad(log1pexp)(100.0) == 1.0  # the naive gradient gives nan here
+    assert autotrace.grad(scaled_product, wrt=(0, 1))(2.0, 5.0) == (5.0, 2.0)
+    assert autotrace.grad(scaled_product)(2.0) == 3.0  # y's default
+
+
+def times_custom(x, fn):
+    return fn(x) * x
+
+
+def times_traced_custom(x):
+    return traced_log1pexp(x) * x
+
+
+def test_custom_gradient_function_called_through_a_value():
+    check_scalar(lambda x: times_custom(x, log1pexp), 0.3, traced=False)
+    check_scalar(times_traced_custom, 0.3)
+    expected = np.log(2.0)
+    assert autotrace.grad(times_custom)(0.0, log1pexp) == pytest.approx(expected)
+    assert autotrace.forward(times_custom)(0.0, log1pexp)[1] == pytest.approx(expected)
+
+
+# 4. The math module, functools.partial and *args.
+
+def math_mix(x):
+    return (math.exp(x) * math.cos(x) + math.sqrt(x) + math.pow(x, 3.0)
+            + math.hypot(x, 4.0) + math.atan2(x, 2.0) + math.log(x) * math.tanh(x))
+
+
+def test_math_functions():
+    # Not traced: math functions take Python floats, which a traced value does not have
+    # (autotrace.function says so, naming the line).
+    check_scalar(math_mix, 0.7, traced=False)
+    assert autotrace.grad(lambda x: math.exp(x))(0.0) == 1.0
+    assert autotrace.grad(lambda x: math.pow(x, 3.0))(2.0) == 12.0
+    assert autotrace.grad(lambda x: math.hypot(x, 4.0))(3.0) == pytest.approx(0.6)
+    assert autotrace.grad(lambda y: math.atan2(y, 4.0), wrt=0)(3.0) == pytest.approx(0.16)
+    assert autotrace.grad(lambda x: float(math.floor(x)) * x)(2.5) == 2.0

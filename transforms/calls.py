@@ -67,7 +67,7 @@ def classify_value(value) -> Call:
         return Call("custom", value)
     wrapped = getattr(value, "__autotrace_python_function__", None)
     if wrapped is not None:  # a traced function: differentiate the Python function inside
-        return Call("user", wrapped)
+        return Call("custom" if isinstance(wrapped, CustomGradient) else "user", wrapped)
     try:
         # Constants first: floor_divide has rules too, for `a // b` (see rules/elementwise.py).
         if value in constant_functions or value in CONSTANT_BUILTINS or (

@@ -82,3 +82,39 @@ def custom_functions(custom):
         made.append(function)
     custom._autotrace_functions = tuple(made)
     return custom._autotrace_functions
+
+
+def custom_caller(custom):
+    """A plain function with the parameters of `custom`'s function that calls `custom` with
+    them (made once, then kept), so that `grad(log1pexp)` and the other transforms of a
+    custom-gradient function itself derive that call, through the function's grad_fn."""
+    made = getattr(custom, "_autotrace_caller", None)
+    if made is not None:
+        return made
+    parsed = parse_function(custom.function)
+    arguments = copy.deepcopy(parsed.node.args)
+    if arguments.vararg is not None or arguments.kwarg is not None:
+        raise parsed.location.error(
+            parsed.node, "a custom_gradient function takes named parameters only; its "
+            "grad_fn returns one gradient per parameter", "custom_gradient")
+    namespace = dict(parsed.namespace)
+    base = parsed.node.name
+    callee = f"{base}__custom"
+    namespace[callee] = custom
+
+    def loaded(parameter):
+        return gast.Name(id=parameter.id, ctx=gast.Load(), annotation=None, type_comment=None)
+    call = gast.Call(
+        func=gast.Name(id=callee, ctx=gast.Load(), annotation=None, type_comment=None),
+        args=[loaded(p) for p in arguments.posonlyargs + arguments.args],
+        keywords=[gast.keyword(arg=p.id, value=loaded(p)) for p in arguments.kwonlyargs])
+    for parameter in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
+        parameter.annotation = None
+    definition = gast.FunctionDef(name=base, args=arguments, body=[gast.Return(value=call)],
+                                  decorator_list=[], returns=None, type_comment=None,
+                                  type_params=[])
+    gast.copy_location(definition, parsed.node)
+    function = load_function(to_source(definition), base, namespace, hint=f"{base}__caller")
+    function.__autotrace_origin__ = parsed.location
+    custom._autotrace_caller = function
+    return function

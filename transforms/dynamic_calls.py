@@ -14,7 +14,8 @@ import weakref
 
 import runtime.structure as structure
 from runtime.state import current_sink, holds_state
-from transforms.calls import runs_own_call
+from transforms.calls import CustomGradient, runs_own_call
+from transforms.custom import custom_caller
 from transforms.errors import TransformError
 from transforms.rules.core import adjoint, adjoint_rules, d, tangent, tangent_rules
 
@@ -72,6 +73,8 @@ def unbind_method(func, args, wrt):
         func = func.__autotrace_call__
     elif runs_own_call(func):  # an instance of a class with __call__: that method
         func = func.__call__
+    if isinstance(func, CustomGradient):  # derived as a call of it, through its grad_fn
+        func = custom_caller(func)
     if inspect.ismethod(func):
         args = (func.__self__,) + tuple(args)
         wrt = tuple(w + 1 if isinstance(w, int) else w for w in wrt)

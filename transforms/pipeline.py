@@ -28,8 +28,9 @@ from runtime.state import (
 )
 from transforms.activity import STATE, active_names
 from transforms.anf import normalize
-from transforms.calls import classify
+from transforms.calls import CustomGradient, classify
 from transforms.checks import check_supported
+from transforms.custom import custom_caller
 from transforms.codegen import debug_source, load_function, to_source
 from transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
 from transforms.exits import exits_to_flags
@@ -229,6 +230,9 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     keyword: the base name of the generated function's extra keyword (`dy`, `tangent`).
     exits: turn break/continue/early return into flags (reverse mode needs it).
     """
+    custom = getattr(func, "__autotrace_python_function__", func)  # through a traced one
+    if isinstance(custom, CustomGradient):  # grad(log1pexp) itself: derive a call of it
+        func = custom_caller(custom)
     parsed = parse_function(func)
     function = parsed.node
     location = parsed.location
