@@ -234,3 +234,65 @@ def test_math_functions():
     assert autotrace.grad(lambda x: math.hypot(x, 4.0))(3.0) == pytest.approx(0.6)
     assert autotrace.grad(lambda y: math.atan2(y, 4.0), wrt=0)(3.0) == pytest.approx(0.16)
     assert autotrace.grad(lambda x: float(math.floor(x)) * x)(2.5) == 2.0
+
+
+def power_sum(x, y=1.0, *, p=2.0):
+    return x ** p * y + np.sin(y)
+
+
+twice_y = functools.partial(power_sum, y=2.0)
+
+
+def calls_partials(x):
+    local = functools.partial(power_sum, y=2.0)
+    return local(x) + twice_y(x) + functools.partial(power_sum, 3.0)(y=x)
+
+
+def binds_active_value(x):
+    scale = functools.partial(power_sum, y=x)  # marker: binds x
+    return scale(2.0)
+
+
+def test_grad_of_a_partial():
+    # power_sum(x, 2.0) = 2 x**2 + sin(2): 4 x
+    assert autotrace.grad(twice_y)(3.0) == 12.0
+    assert autotrace.grad(twice_y, wrt="y")(3.0) == pytest.approx(9.0 + np.cos(2.0))
+    assert autotrace.grad(twice_y, wrt=(0, "p"))(3.0) == pytest.approx((12.0,
+                                                                       18.0 * np.log(3.0)))
+    check_scalar(twice_y, 1.3)
+    cubed = functools.partial(functools.partial(power_sum, p=3.0), y=0.5)  # of a partial
+    assert autotrace.grad(cubed)(2.0) == pytest.approx(6.0)
+    check_scalar(cubed, 1.3)
+    check_scalar(functools.partial(power_sum, 1.5), 0.4)  # with respect to y
+
+
+def test_partials_called_inside_a_function():
+    # 4 x + 4 x + (9 + cos(x))
+    assert autotrace.grad(calls_partials)(1.0) == pytest.approx(17.0 + np.cos(1.0))
+    check_scalar(calls_partials, 0.8)
+
+
+def test_partial_binding_a_value_with_gradient_is_an_error():
+    with pytest.raises(TransformError) as caught:
+        autotrace.grad(binds_active_value)(1.0)
+    error = caught.value
+    assert os.path.abspath(error.filename) == THIS_FILE
+    assert error.construct == "functools.partial"
+    assert error.message == (
+        "functools.partial binds an argument that carries gradient, and autotrace passes no "
+        "gradient through the arguments a partial binds; use a lambda instead "
+        "(lambda t: f(t, y=x) for partial(f, y=x))")
+
+
+def calls_by_keyword(x, fn):
+    return fn(3.0, y=x)
+
+
+def test_second_order_through_a_keyword_argument_of_a_call_known_when_it_runs():
+    # fn(3.0, y=x) = 9 x + sin(x): the second derivative, -sin(x), was lost (0.0)
+    second = autotrace.grad(autotrace.grad(calls_by_keyword))(0.8, power_sum)
+    assert second == pytest.approx(-np.sin(0.8))
+    assert autotrace.forward(autotrace.grad(calls_by_keyword))(0.8, power_sum)[1] == \
+        pytest.approx(-np.sin(0.8))
+    assert autotrace.hessian(calls_by_keyword)(np.array(0.8), power_sum) == \
+        pytest.approx(-np.sin(0.8))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import re
 import sys
@@ -79,6 +80,8 @@ def classify_value(value) -> Call:
         pass
     if inspect.ismethod(value) or inspect.isfunction(value):
         return Call("user", value)
+    if isinstance(value, functools.partial):  # its function is known when the call runs
+        return Call("dynamic", value)
     if hasattr(type(value), "__autotrace_call__"):
         # An object that says which method a call of it runs (autotrace.Module: `call`, after
         # building itself on the first call): resolved when the derivative runs.

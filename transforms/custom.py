@@ -23,6 +23,7 @@ import gast
 from transforms.codegen import load_function, to_source
 from transforms.errors import Location
 from transforms.parsing import parse_function
+from transforms.partials import caller_location
 
 
 def _split_return(definition: gast.FunctionDef, location: Location):
@@ -115,6 +116,6 @@ def custom_caller(custom):
                                   type_params=[])
     gast.copy_location(definition, parsed.node)
     function = load_function(to_source(definition), base, namespace, hint=f"{base}__caller")
-    function.__autotrace_origin__ = parsed.location
+    function.__autotrace_origin__ = caller_location(parsed)
     custom._autotrace_caller = function
     return function

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import functools
 import inspect
 import re
 import types
@@ -39,6 +40,7 @@ from transforms.list_methods import rewrite_list_methods
 from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
 from transforms.parsing import parse_function, resolve
+from transforms.partials import check_partials, partial_caller
 from transforms.reverse import ReverseMode
 from transforms.sweeps import COMMENT, SAVE, comment
 from transforms.sequences import SequenceKinds
@@ -233,6 +235,8 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     custom = getattr(func, "__autotrace_python_function__", func)  # through a traced one
     if isinstance(custom, CustomGradient):  # grad(log1pexp) itself: derive a call of it
         func = custom_caller(custom)
+    elif isinstance(func, functools.partial):  # its function, with the bound arguments
+        func = partial_caller(func)
     parsed = parse_function(func)
     function = parsed.node
     location = parsed.location
@@ -283,8 +287,10 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
         state_names = _state_names(body + returned, local_names, namespace)
         seeds |= set(state_names) | {STATE}
         reads_state = _may_read_state(namespace)
-    active = active_names(body + returned, seeds,
-                          _is_constant_call(namespace, session.implicit), reads_state)
+    is_constant = _is_constant_call(namespace, session.implicit)
+    active = active_names(body + returned, seeds, is_constant, reads_state)
+    check_partials(body + returned, location, namespace, lambda constant: active_names(
+        body + returned, seeds, constant, reads_state), is_constant)
     return Prepared(function, location, parameters, wrt_names, keyword, namer, namespace,
                     context, body, result, local_names, active, return_node, state_names)
 
