@@ -2,6 +2,7 @@
 and the math module, each checked against finite differences in reverse mode, forward mode,
 second order and traced (autotrace.function of the gradient)."""
 import functools
+import inspect
 import math
 import os
 
@@ -10,6 +11,7 @@ import pytest
 
 import autotrace
 from autotrace import TransformError
+from tests.test_operators import log1pexp  # the TensorFlow eager guide's custom gradient
 
 THIS_FILE = os.path.abspath(__file__)
 
@@ -160,15 +162,6 @@ def test_nested_default_reading_a_local_is_an_error():
 # 3. Transforms of a custom-gradient function itself.
 
 @autotrace.custom_gradient
-def log1pexp(x):
-    e = np.exp(x)
-
-    def grad_fn(dy):
-        return dy * (1 - 1 / (1 + e))
-    return np.log(1 + e), grad_fn
-
-
-@autotrace.custom_gradient
 def scaled_product(x, y=3.0):
     def grad_fn(dy):
         return dy * y, dy * x
@@ -296,3 +289,97 @@ def test_second_order_through_a_keyword_argument_of_a_call_known_when_it_runs():
         pytest.approx(-np.sin(0.8))
     assert autotrace.hessian(calls_by_keyword)(np.array(0.8), power_sum) == \
         pytest.approx(-np.sin(0.8))
+
+
+def product_and_sine(*args):
+    return args[0] * args[1] + np.sin(args[-1])
+
+
+def spreads_a_tuple(x):
+    xs = (x, 2.0)
+    return product_and_sine(*xs) + product_and_sine(x, x, 3.0)
+
+
+def passes_through(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return 3.0 * fn(*args, **kwargs)
+    return wrapper
+
+
+@passes_through
+def weighted_square(x, y=2.0):
+    return x * x * y
+
+
+def calls_weighted_square(x):
+    return weighted_square(x) + weighted_square(x, y=x)
+
+
+def test_star_args_parameter_with_wrt_by_index():
+    args = (2.0, 3.0, 0.5)
+    assert autotrace.grad(product_and_sine, wrt=1)(*args) == 2.0
+    assert autotrace.grad(product_and_sine, wrt=(0, 2))(*args) == pytest.approx(
+        (3.0, np.cos(0.5)))
+    assert autotrace.forward(product_and_sine, wrt=2)(*args)[1] == pytest.approx(np.cos(0.5))
+    assert autotrace.grad(autotrace.grad(product_and_sine, wrt=2), wrt=2)(*args) == \
+        pytest.approx(-np.sin(0.5))
+    assert autotrace.grad(product_and_sine)(*args, dy=2.0) == 6.0
+    assert autotrace.vjp(product_and_sine, *args)[1](1.0) == pytest.approx(
+        (3.0, 2.0, np.cos(0.5)))
+    traced = autotrace.function(autotrace.grad(product_and_sine, wrt=1))
+    assert traced(*map(np.float64, args)) == 2.0
+    check_scalar(lambda x: product_and_sine(x, 2.0 * x, x), 0.6)
+
+
+def test_star_args_in_calls():
+    # 2 x + sin(2) + x * x + sin(3)
+    assert autotrace.grad(spreads_a_tuple)(3.0) == 8.0
+    check_scalar(spreads_a_tuple, 0.9)
+
+
+def test_decorator_passing_star_args_and_kwargs():
+    assert autotrace.grad(weighted_square)(3.0) == 36.0
+    assert autotrace.grad(weighted_square, wrt="y")(3.0, y=1.0) == 27.0
+    check_scalar(weighted_square, 1.1)
+    # 6 x**2 + 3 x**3: 12 x + 9 x**2
+    assert autotrace.grad(calls_weighted_square)(3.0) == 117.0
+    check_scalar(calls_weighted_square, 1.1)
+
+
+def calls_through_a_value(x, fn):
+    return fn(x, 2.0) + fn(x, y=x)
+
+
+class Scales:
+    def product(self, *factors):
+        return factors[0] * factors[1]
+
+
+def test_star_args_function_called_through_a_value_or_bound():
+    # weighted_square(x, 2.0) + weighted_square(x, y=x) = 6 x**2 + 3 x**3
+    assert autotrace.grad(calls_through_a_value)(3.0, weighted_square) == 117.0
+    assert autotrace.grad(autotrace.grad(calls_through_a_value))(3.0, weighted_square) == 66.0
+    assert autotrace.forward(calls_through_a_value)(3.0, weighted_square)[1] == 117.0
+    assert autotrace.grad(Scales().product, wrt=1)(2.0, 5.0) == 2.0
+    traced = autotrace.function(product_and_sine)
+    assert autotrace.grad(traced, wrt=1)(2.0, 3.0, 0.5) == 2.0
+
+
+def star_args_with_try(*args):
+    y = args[0] * 2.0
+    try:  # marker: try
+        y = y + 1.0
+    except ValueError:
+        y = 0.0
+    return y
+
+
+def test_error_in_a_star_args_function_names_the_users_line():
+    with pytest.raises(TransformError) as caught:
+        autotrace.grad(star_args_with_try)(1.0)
+    error = caught.value
+    assert os.path.abspath(error.filename) == THIS_FILE
+    lines, first = inspect.getsourcelines(star_args_with_try)
+    assert error.lineno == first + next(i for i, line in enumerate(lines) if "marker: try" in line)
+    assert error.construct == "try"

@@ -19,6 +19,7 @@ from transforms.calls import CustomGradient, runs_own_call
 from transforms.custom import custom_caller
 from transforms.errors import TransformError
 from transforms.partials import partial_caller
+from transforms.varargs import for_call
 from transforms.rules.core import adjoint, adjoint_rules, d, tangent, tangent_rules
 
 
@@ -96,6 +97,7 @@ def vjp_call(func, args, kwargs, dy, wrt):
         return tuple(None for _ in wrt)
     bound_self = _bound_self(func)
     func, args, wrt = unbind_method(func, args, wrt)
+    func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     implicit = current_sink() is not None
     if implicit and bound_self is not None and holds_state(bound_self):
         # The method may read Variables through `self`: differentiate for it too; its own
@@ -128,6 +130,7 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
     """The gradients of `vjp_call(func, args, kwargs, dy, wrt)` for `args` and `dy`."""
     bound = _bound_self(func) is not None  # a method, or a module's call: `self` first
     func, args, wrt = unbind_method(func, args, wrt)
+    func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     func = caller_of(func, args, kwargs)
     derivative = derivative_of(func, wrt)
     seed = seed_keyword(func)
@@ -145,6 +148,7 @@ def jvp_call(func, args, kwargs, tangents, wrt):
     """`(value, tangent)` of `func(*args, **kwargs)` for tangents of the arguments in `wrt`;
     the forward-mode twin of `vjp_call`."""
     func, args, wrt = unbind_method(func, args, wrt)
+    func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     kind = classify_value_safely(func)
     if kind == "rule" and func in tangent_rules:
         from transforms.rules.evaluate import rule_jvp
@@ -169,6 +173,7 @@ def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
     the keyword arguments (a dict, or None where none has one)."""
     bound = _bound_self(func) is not None  # a method, or a module's call: `self` first
     func, args, wrt = unbind_method(func, args, wrt)
+    func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     if bound:
         arguments_tangent = (None,) + tuple(arguments_tangent)
     func = caller_of(func, args, kwargs)

@@ -46,6 +46,7 @@ from transforms.sweeps import COMMENT, SAVE, comment
 from transforms.sequences import SequenceKinds
 from transforms.shapes import ShapeClasses
 from transforms.templates import name, replace
+from transforms.varargs import calls_written_out, specialize_calls, spell_out_starred
 import transforms.rules  # noqa: F401  (fills the rule registries)
 
 # The runtime helpers generated code may call, by the name it calls them.
@@ -240,6 +241,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     parsed = parse_function(func)
     function = parsed.node
     location = parsed.location
+    spell_out_starred(function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
     check_supported(function, location)
     check_writes(function, location, parsed.namespace)
     parameters = _parameter_names(function.args)
@@ -257,6 +259,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
         namespace[numpy_name] = np
     context = Context(session, namer, namespace, location, numpy_name)
 
+    specialize_calls(function, namespace, resolve, namer)  # calls of f(*args, **kwargs)
     lift_nested_functions(function, location, namer, namespace)
     debug_source("lift", function)
     _accumulate_as_add(function, namespace, context.helper)
@@ -298,11 +301,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
 def _namedtuples_built(function, namespace: dict, helper) -> None:
     """`P(a, b=c)` with P a namedtuple class becomes `build_namedtuple(P, (a, c))`, the values
     in field order (defaults filled in), so that its fields carry gradient."""
-    for node in gast.walk(function):
-        if not isinstance(node, gast.Call) or any(
-                isinstance(a, gast.Starred) for a in node.args) or any(
-                k.arg is None for k in node.keywords):
-            continue
+    for node in calls_written_out(function):
         cls = resolve(node.func, namespace)
         if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")):
             continue
