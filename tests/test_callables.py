@@ -37,6 +37,18 @@ def check_scalar(f, x: float, second_order: bool = True, traced: bool = True):
                                                                      abs=1e-6)
 
 
+def error_at_marker(f, marker: str) -> TransformError:
+    """The TransformError that grad(f)(1.0) raises, checked to name this file and the line of
+    f's source where `marker` is."""
+    with pytest.raises(TransformError) as caught:
+        autotrace.grad(f)(1.0)
+    error = caught.value
+    lines, first = inspect.getsourcelines(f)
+    assert os.path.abspath(error.filename) == THIS_FILE
+    assert error.lineno == first + next(i for i, line in enumerate(lines) if marker in line)
+    return error
+
+
 # 1. Decorators: the decorated function is differentiated as it is called.
 
 def doubles(fn):
@@ -92,7 +104,8 @@ def calls_decorated(x):
     return doubled_square(x) + stacked(x) * x
 
 
-@pytest.mark.parametrize("f", [doubled_square, cube_plus_sine, stacked, kept, calls_decorated])
+@pytest.mark.parametrize("f", [doubled_square, cube_plus_sine, stacked, kept, calls_decorated],
+                         ids=["wraps", "no-wraps", "stacked", "unchanged", "called-inside"])
 def test_decorated_function_is_differentiated_as_called(f):
     check_scalar(f, 0.7)
 
@@ -149,10 +162,7 @@ def nested_default_reads_local(x):
 
 
 def test_nested_default_reading_a_local_is_an_error():
-    with pytest.raises(TransformError) as caught:
-        autotrace.grad(nested_default_reads_local)(1.0)
-    error = caught.value
-    assert os.path.abspath(error.filename) == THIS_FILE
+    error = error_at_marker(nested_default_reads_local, "marker: nested default")
     assert error.construct == "nested function default"
     assert error.message == (
         "a default of a lambda reads the enclosing function's variable k; autotrace evaluates "
@@ -266,10 +276,7 @@ def test_partials_called_inside_a_function():
 
 
 def test_partial_binding_a_value_with_gradient_is_an_error():
-    with pytest.raises(TransformError) as caught:
-        autotrace.grad(binds_active_value)(1.0)
-    error = caught.value
-    assert os.path.abspath(error.filename) == THIS_FILE
+    error = error_at_marker(binds_active_value, "marker: binds x")
     assert error.construct == "functools.partial"
     assert error.message == (
         "functools.partial binds an argument that carries gradient, and autotrace passes no "
@@ -376,10 +383,32 @@ def star_args_with_try(*args):
 
 
 def test_error_in_a_star_args_function_names_the_users_line():
+    assert error_at_marker(star_args_with_try, "marker: try").construct == "try"
+
+
+@autotrace.custom_gradient
+def keyword_only_product(x, *, s):  # marker: keyword-only
+    def grad_fn(dy):
+        return dy * s, dy * x
+    return x * s, grad_fn
+
+
+def passes_by_keyword(x):
+    return scaled_product(x, y=x)  # marker: by keyword
+
+
+def test_custom_gradient_keyword_parameters_and_arguments_are_errors():
+    # Their gradients were lost (grad with respect to s gave 0.0) or the call raised TypeError
     with pytest.raises(TransformError) as caught:
-        autotrace.grad(star_args_with_try)(1.0)
-    error = caught.value
-    assert os.path.abspath(error.filename) == THIS_FILE
-    lines, first = inspect.getsourcelines(star_args_with_try)
-    assert error.lineno == first + next(i for i, line in enumerate(lines) if "marker: try" in line)
-    assert error.construct == "try"
+        autotrace.grad(keyword_only_product, wrt="s")(2.0, s=5.0)
+    lines, first = inspect.getsourcelines(keyword_only_product)
+    assert caught.value.lineno == first + 1
+    assert caught.value.message == (
+        "a custom_gradient function takes positional parameters only (no *args, keyword-only "
+        "parameters or **kwargs): its grad_fn returns one gradient per parameter, in order")
+    error = error_at_marker(passes_by_keyword, "marker: by keyword")
+    assert error.message == (
+        "pass y to scaled_product by position: the grad_fn of a custom_gradient function "
+        "returns the gradients of its parameters in order")
+    with pytest.raises(TransformError):
+        autotrace.forward(passes_by_keyword)(1.0)

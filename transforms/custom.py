@@ -46,6 +46,27 @@ def _inside_nested(definition, node) -> bool:
     return False
 
 
+def _check_parameters(parsed) -> None:
+    arguments = parsed.node.args
+    if arguments.vararg is not None or arguments.kwarg is not None or arguments.kwonlyargs:
+        raise parsed.location.error(
+            parsed.node, "a custom_gradient function takes positional parameters only (no "
+            "*args, keyword-only parameters or **kwargs): its grad_fn returns one gradient "
+            "per parameter, in order", "custom_gradient")
+
+
+def check_call(custom, call, location, node) -> None:
+    """Refuse a call of a custom-gradient function with keyword arguments: its derivatives
+    pass the arguments and the seed by position, and grad_fn's gradients come in the
+    parameters' order."""
+    if call.keywords:
+        passed = ", ".join(k.arg or "**" + to_source(k.value).strip() for k in call.keywords)
+        label = getattr(custom, "__name__", "the custom_gradient function")
+        raise location.error(
+            node, f"pass {passed} to {label} by position: the grad_fn of a custom_gradient "
+            "function returns the gradients of its parameters in order", "custom_gradient")
+
+
 def custom_functions(custom):
     """`(value_function, vjp_function)` for a CustomGradient object (made once, then kept)."""
     made = getattr(custom, "_autotrace_functions", None)
@@ -53,6 +74,7 @@ def custom_functions(custom):
         return made
     parsed = parse_function(custom.function)
     definition, location = parsed.node, parsed.location
+    _check_parameters(parsed)
     value, grad_fn = _split_return(definition, location)
     namespace = dict(parsed.namespace)
     base = definition.name
@@ -93,11 +115,8 @@ def custom_caller(custom):
     if made is not None:
         return made
     parsed = parse_function(custom.function)
+    _check_parameters(parsed)
     arguments = copy.deepcopy(parsed.node.args)
-    if arguments.vararg is not None or arguments.kwarg is not None:
-        raise parsed.location.error(
-            parsed.node, "a custom_gradient function takes named parameters only; its "
-            "grad_fn returns one gradient per parameter", "custom_gradient")
     namespace = dict(parsed.namespace)
     base = parsed.node.name
     callee = f"{base}__custom"
