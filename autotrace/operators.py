@@ -15,6 +15,7 @@ import numpy as np
 from runtime.structure import _rebuild, array_module, zeros_like
 from transforms.forward import forward_function
 from transforms.pipeline import Session, reverse_function
+from transforms.varargs import by_arguments, takes_varargs
 
 
 def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = False,
@@ -24,15 +25,21 @@ def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = 
     traced = getattr(f, "__autotrace_python_function__", None)
     if inspect.ismethod(traced):  # autotrace.function of a method: the method, bound
         f = traced
+    def derive(function, wrt):
+        if takes_varargs(function):  # specialized to the arguments of each call, when it runs
+            return by_arguments(lambda g: build(g, wrt, session=Session(optimized, implicit),
+                                                **options), function,
+                                "tangent" if build is forward_function else "dy")
+        return build(function, wrt, session=Session(optimized, implicit), **options)
+
     if inspect.ismethod(f):
         # A bound method: transform its function, with `self` bound and not differentiated.
         shifted = tuple(w + 1 if isinstance(w, int) and w >= 0 else w
                         for w in (wrt if isinstance(wrt, tuple) else (wrt,)))
-        inner = build(f.__func__, shifted if isinstance(wrt, tuple) else shifted[0],
-                      session=Session(optimized, implicit), **options)
+        inner = derive(f.__func__, shifted if isinstance(wrt, tuple) else shifted[0])
         inner.__module__ = getattr(f, "__module__", None)
         return types.MethodType(inner, f.__self__)
-    generated = build(f, wrt, session=Session(optimized, implicit), **options)
+    generated = derive(f, wrt)
     generated.__module__ = getattr(f, "__module__", None)
     return generated
 

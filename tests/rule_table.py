@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple
 
+import math
+
 import numpy as np
 
 from runtime import adjoint_ops as ops
@@ -200,6 +202,23 @@ TABLE += [
     E("clip/keywords", np.clip, lambda rng: clip_args(rng, (3, 4), (4,))[:1],
       make_kwargs=lambda rng: dict(zip(("min", "max"), clip_args(rng, (3, 4), (4,))[1:]))),
 ]
+
+# --- The math module: functions of floats, with the rules of their NumPy twins ---------------
+
+_MATH = [
+    (math.exp, normal(None)), (math.expm1, normal(None)), (math.log, uniform(0.3, 3.0, None)),
+    (math.log2, uniform(0.3, 3.0, None)), (math.log10, uniform(0.3, 3.0, None)),
+    (math.log1p, uniform(-0.5, 3.0, None)), (math.sqrt, uniform(0.3, 3.0, None)),
+    (math.sin, normal(None)), (math.cos, normal(None)), (math.tan, uniform(-1.2, 1.2, None)),
+    (math.asin, uniform(-0.8, 0.8, None)), (math.acos, uniform(-0.8, 0.8, None)),
+    (math.atan, normal(None)), (math.sinh, normal(None)), (math.cosh, normal(None)),
+    (math.tanh, normal(None)), (math.asinh, normal(None)), (math.acosh, uniform(1.3, 3.0, None)),
+    (math.atanh, uniform(-0.8, 0.8, None)), (math.radians, normal(None)),
+    (math.degrees, normal(None)), (math.fabs, lambda rng: (float(away_from_zero(rng, ())),)),
+    (math.atan2, normal(None, None)), (math.hypot, normal(None, None)),
+    (math.pow, uniform(0.5, 2.0, None, None)),
+]
+TABLE += [E(f"math.{f.__name__}", f, make, note="a float gets a float") for f, make in _MATH]
 
 # --- Reductions -------------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import re
 import sys
@@ -67,7 +68,7 @@ def classify_value(value) -> Call:
         return Call("custom", value)
     wrapped = getattr(value, "__autotrace_python_function__", None)
     if wrapped is not None:  # a traced function: differentiate the Python function inside
-        return Call("user", wrapped)
+        return Call("custom" if isinstance(wrapped, CustomGradient) else "user", wrapped)
     try:
         # Constants first: floor_divide has rules too, for `a // b` (see rules/elementwise.py).
         if value in constant_functions or value in CONSTANT_BUILTINS or (
@@ -79,6 +80,8 @@ def classify_value(value) -> Call:
         pass
     if inspect.ismethod(value) or inspect.isfunction(value):
         return Call("user", value)
+    if isinstance(value, functools.partial):  # its function is known when the call runs
+        return Call("dynamic", value)
     if hasattr(type(value), "__autotrace_call__"):
         # An object that says which method a call of it runs (autotrace.Module: `call`, after
         # building itself on the first call): resolved when the derivative runs.

@@ -23,6 +23,7 @@ import gast
 from transforms.codegen import load_function, to_source
 from transforms.errors import Location
 from transforms.parsing import parse_function
+from transforms.partials import caller_location
 
 
 def _split_return(definition: gast.FunctionDef, location: Location):
@@ -45,6 +46,27 @@ def _inside_nested(definition, node) -> bool:
     return False
 
 
+def _check_parameters(parsed) -> None:
+    arguments = parsed.node.args
+    if arguments.vararg is not None or arguments.kwarg is not None or arguments.kwonlyargs:
+        raise parsed.location.error(
+            parsed.node, "a custom_gradient function takes positional parameters only (no "
+            "*args, keyword-only parameters or **kwargs): its grad_fn returns one gradient "
+            "per parameter, in order", "custom_gradient")
+
+
+def check_call(custom, call, location, node) -> None:
+    """Refuse a call of a custom-gradient function with keyword arguments: its derivatives
+    pass the arguments and the seed by position, and grad_fn's gradients come in the
+    parameters' order."""
+    if call.keywords:
+        passed = ", ".join(k.arg or "**" + to_source(k.value).strip() for k in call.keywords)
+        label = getattr(custom, "__name__", "the custom_gradient function")
+        raise location.error(
+            node, f"pass {passed} to {label} by position: the grad_fn of a custom_gradient "
+            "function returns the gradients of its parameters in order", "custom_gradient")
+
+
 def custom_functions(custom):
     """`(value_function, vjp_function)` for a CustomGradient object (made once, then kept)."""
     made = getattr(custom, "_autotrace_functions", None)
@@ -52,6 +74,7 @@ def custom_functions(custom):
         return made
     parsed = parse_function(custom.function)
     definition, location = parsed.node, parsed.location
+    _check_parameters(parsed)
     value, grad_fn = _split_return(definition, location)
     namespace = dict(parsed.namespace)
     base = definition.name
@@ -82,3 +105,36 @@ def custom_functions(custom):
         made.append(function)
     custom._autotrace_functions = tuple(made)
     return custom._autotrace_functions
+
+
+def custom_caller(custom):
+    """A plain function with the parameters of `custom`'s function that calls `custom` with
+    them (made once, then kept), so that `grad(log1pexp)` and the other transforms of a
+    custom-gradient function itself derive that call, through the function's grad_fn."""
+    made = getattr(custom, "_autotrace_caller", None)
+    if made is not None:
+        return made
+    parsed = parse_function(custom.function)
+    _check_parameters(parsed)
+    arguments = copy.deepcopy(parsed.node.args)
+    namespace = dict(parsed.namespace)
+    base = parsed.node.name
+    callee = f"{base}__custom"
+    namespace[callee] = custom
+
+    def loaded(parameter):
+        return gast.Name(id=parameter.id, ctx=gast.Load(), annotation=None, type_comment=None)
+    call = gast.Call(
+        func=gast.Name(id=callee, ctx=gast.Load(), annotation=None, type_comment=None),
+        args=[loaded(p) for p in arguments.posonlyargs + arguments.args],
+        keywords=[gast.keyword(arg=p.id, value=loaded(p)) for p in arguments.kwonlyargs])
+    for parameter in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
+        parameter.annotation = None
+    definition = gast.FunctionDef(name=base, args=arguments, body=[gast.Return(value=call)],
+                                  decorator_list=[], returns=None, type_comment=None,
+                                  type_params=[])
+    gast.copy_location(definition, parsed.node)
+    function = load_function(to_source(definition), base, namespace, hint=f"{base}__caller")
+    function.__autotrace_origin__ = caller_location(parsed)
+    custom._autotrace_caller = function
+    return function

@@ -8,14 +8,18 @@ differentiated too, so the Variables it reads get their gradients.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import weakref
 
 import runtime.structure as structure
 from runtime.state import current_sink, holds_state
-from transforms.calls import runs_own_call
+from transforms.calls import CustomGradient, runs_own_call
+from transforms.custom import custom_caller
 from transforms.errors import TransformError
+from transforms.partials import partial_caller
+from transforms.varargs import for_call
 from transforms.rules.core import adjoint, adjoint_rules, d, tangent, tangent_rules
 
 
@@ -72,6 +76,10 @@ def unbind_method(func, args, wrt):
         func = func.__autotrace_call__
     elif runs_own_call(func):  # an instance of a class with __call__: that method
         func = func.__call__
+    if isinstance(func, CustomGradient):  # derived as a call of it, through its grad_fn
+        func = custom_caller(func)
+    elif isinstance(func, functools.partial):  # its function, with the bound arguments
+        func = partial_caller(func)
     if inspect.ismethod(func):
         args = (func.__self__,) + tuple(args)
         wrt = tuple(w + 1 if isinstance(w, int) else w for w in wrt)
@@ -89,6 +97,7 @@ def vjp_call(func, args, kwargs, dy, wrt):
         return tuple(None for _ in wrt)
     bound_self = _bound_self(func)
     func, args, wrt = unbind_method(func, args, wrt)
+    func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     implicit = current_sink() is not None
     if implicit and bound_self is not None and holds_state(bound_self):
         # The method may read Variables through `self`: differentiate for it too; its own
@@ -121,20 +130,25 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
     """The gradients of `vjp_call(func, args, kwargs, dy, wrt)` for `args` and `dy`."""
     bound = _bound_self(func) is not None  # a method, or a module's call: `self` first
     func, args, wrt = unbind_method(func, args, wrt)
+    func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     func = caller_of(func, args, kwargs)
     derivative = derivative_of(func, wrt)
     seed = seed_keyword(func)
     numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a))
-    grads = vjp_call(derivative, args, {**kwargs, seed: dy}, gradient, numeric + (seed,))
-    by_position = dict(zip(numeric, grads[:-1]))
+    named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v))
+    grads = vjp_call(derivative, args, {**kwargs, seed: dy}, gradient, numeric + named + (seed,))
+    by_position = dict(zip(numeric, grads[:len(numeric)]))
+    by_keyword = dict(zip(named, grads[len(numeric):-1]))
     first = 1 if bound else 0  # the gradients of the call's own arguments, not of `self`
-    return tuple(by_position.get(i) for i in range(first, len(args))), grads[-1]
+    return (tuple(by_position.get(i) for i in range(first, len(args))), grads[-1],
+            {k: by_keyword.get(k) for k in kwargs})
 
 
 def jvp_call(func, args, kwargs, tangents, wrt):
     """`(value, tangent)` of `func(*args, **kwargs)` for tangents of the arguments in `wrt`;
     the forward-mode twin of `vjp_call`."""
     func, args, wrt = unbind_method(func, args, wrt)
+    func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     kind = classify_value_safely(func)
     if kind == "rule" and func in tangent_rules:
         from transforms.rules.evaluate import rule_jvp
@@ -153,23 +167,31 @@ def jvp_call(func, args, kwargs, tangents, wrt):
                                    **kwargs)
 
 
-def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent):
-    """The tangent of `vjp_call(func, args, kwargs, dy, wrt)` given tangents of args and dy."""
+def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
+                     keywords_tangent=None):
+    """The tangent of `vjp_call(func, args, kwargs, dy, wrt)` given tangents of args, dy and
+    the keyword arguments (a dict, or None where none has one)."""
     bound = _bound_self(func) is not None  # a method, or a module's call: `self` first
     func, args, wrt = unbind_method(func, args, wrt)
+    func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     if bound:
         arguments_tangent = (None,) + tuple(arguments_tangent)
     func = caller_of(func, args, kwargs)
     derivative = derivative_of(func, wrt)
     seed = seed_keyword(func)
     numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a))
-    tangents = tuple(arguments_tangent[i] for i in numeric) + (dy_tangent,)
-    return jvp_call(derivative, args, {**kwargs, seed: dy}, tangents, numeric + (seed,))[1]
+    named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v)
+                  and keywords_tangent is not None and keywords_tangent.get(k) is not None)
+    tangents = (tuple(arguments_tangent[i] for i in numeric)
+                + tuple(keywords_tangent[k] for k in named) + (dy_tangent,))
+    return jvp_call(derivative, args, {**kwargs, seed: dy}, tangents,
+                    numeric + named + (seed,))[1]
 
 
 @tangent(vjp_call)
 def _vjp_call_tangent(y, function, arguments, keywords, dy, wrt):
-    d[y] = vjp_call_tangent(function, arguments, keywords, dy, wrt, d[arguments], d[dy])
+    d[y] = vjp_call_tangent(function, arguments, keywords, dy, wrt, d[arguments], d[dy],
+                            d[keywords])
 
 
 @adjoint(vjp_call)
@@ -177,6 +199,7 @@ def _vjp_call(y, function, arguments, keywords, dy, wrt):
     transposed = vjp_call_transpose(function, arguments, keywords, dy, wrt, d[y])
     d[arguments] = transposed[0]
     d[dy] = transposed[1]
+    d[keywords] = transposed[2]
 
 
 def classify_value_safely(func) -> str:

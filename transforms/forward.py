@@ -22,7 +22,7 @@ from transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from transforms.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, describe,
                              rule_template)
 from transforms.codegen import to_source
-from transforms.custom import custom_functions
+from transforms.custom import check_call, custom_functions
 from transforms.errors import TransformError
 from transforms.pipeline_names import CONTAINER_RESULTS
 from transforms.sequences import ARRAY, SequenceKinds
@@ -386,6 +386,7 @@ class ForwardMode:
         with reverse mode. grad_fn is linear in dy, dy -> J^T dy, so J v is the gradient in dy
         of <grad_fn(dy), v>: one reverse-mode derivative of f's vjp twin, seeded with v."""
         value_function, vjp_function = custom_functions(custom)
+        check_call(custom, call, self.location, node)
         value_name = self.context.import_value(value_function.__name__, value_function)
         arguments = inspect.signature(vjp_function).parameters
         seed_parameter = list(arguments)[-1]  # the twin's last parameter: dy

@@ -118,9 +118,24 @@ def _name_lambdas(body, namer):
     return out
 
 
+def _check_defaults(definition, label: str, outer_locals: set, location: Location):
+    """A lifted function's defaults are evaluated once, where it is loaded: one that reads a
+    variable of the enclosing function (`lambda y, k=k: y * k` in a loop) cannot be."""
+    arguments = definition.args
+    defaults = [d for d in arguments.defaults + arguments.kw_defaults if d is not None]
+    read = sorted(_loaded(defaults) & outer_locals)
+    if read:
+        raise location.error(
+            defaults[0], f"a default of {label} reads the "
+            f"enclosing function's variable{'s' if len(read) > 1 else ''} {', '.join(read)}; "
+            "autotrace evaluates the defaults of nested functions once. Pass "
+            f"{', '.join(read)} as an argument instead", "nested function default")
+
+
 def lift_nested_functions(function: gast.FunctionDef, location: Location, namer: Namer,
                           namespace: dict) -> None:
     """Replace each nested def/lambda in `function` by a lifted function bound in `namespace`."""
+    names_in_source = {n.id for n in gast.walk(function) if isinstance(n, gast.Name)}
     if any(isinstance(n, gast.Lambda) for n in gast.walk(function)):
         function.body = _name_lambdas(function.body, namer)
     definitions = _nested_definitions(function.body)
@@ -144,6 +159,10 @@ def lift_nested_functions(function: gast.FunctionDef, location: Location, namer:
                     free[nested_name] |= free[callee]
                     changed = True
 
+    for statement, nested_name, definition in definitions:
+        hoisted = isinstance(statement, gast.Assign) and nested_name not in names_in_source
+        _check_defaults(definition, "a lambda" if hoisted else
+                        f"the nested function {nested_name!r}", outer_locals, location)
     lifted = {n: (namer.fresh(f"{function.name}__{n}"), sorted(free[n])) for n in free}
     rewrite = _RewriteCalls(lifted, location)
     for _, nested_name, definition in definitions:

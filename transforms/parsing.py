@@ -95,13 +95,16 @@ def parse_function(func) -> ParsedFunction:
             f"grad(lambda x: {name}(x)): inside a function, calls to it use its derivative "
             "rule (register one with @autotrace.register_adjoint if it has none).")
     try:
-        lines, first_line = inspect.getsourcelines(func)
+        # From the code object, which is what calling `func` runs: inspect would follow
+        # `__wrapped__` (functools.wraps) to the function a decorator wrapped, and so skip
+        # the decorator's own code.
+        lines, first_line = inspect.getsourcelines(func.__code__)
     except (OSError, TypeError):
         raise TransformError(
             f"the source of function {name!r} is not available (it was defined in an "
             "interactive session or with exec). Define it in a .py file, or register a rule "
             "for it with @autotrace.register_adjoint.") from None
-    filename = inspect.getsourcefile(func) or func.__code__.co_filename
+    filename = inspect.getsourcefile(func.__code__) or func.__code__.co_filename
     source = textwrap.dedent("".join(lines))
     first_line = max(first_line, 1)
     try:
@@ -136,7 +139,41 @@ def parse_function(func) -> ParsedFunction:
             raise TransformError(f"expected a function definition for {name!r}",
                                  filename, first_line)
         node.decorator_list = []
-    return ParsedFunction(node, location, namespace_of(func), func)
+    namespace = namespace_of(func)
+    _defaults_as_evaluated(node, func, namespace)
+    return ParsedFunction(node, location, namespace, func)
+
+
+_LITERALS = (bool, int, float, complex, str, type(None))
+
+
+def _defaults_as_evaluated(node: gast.FunctionDef, func, namespace: dict) -> None:
+    """Replace the default expressions in `node` by the values Python evaluated when it
+    defined `func` (`lambda x, k=k: ...` in a loop names a variable of the enclosing scope,
+    which need not exist, or hold that value, any more): a literal as itself, anything else
+    through a name bound to it in `namespace`."""
+    arguments = node.args
+    positional = arguments.posonlyargs + arguments.args
+    given = list(func.__defaults__ or ())
+    keyword_values = func.__kwdefaults__ or {}
+    taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(namespace)
+
+    def value_node(parameter: str, value):
+        if type(value) in _LITERALS:
+            return gast.Constant(value=value, kind=None)
+        identifier = f"_default_{parameter}"
+        while identifier in taken:
+            identifier += "_"
+        taken.add(identifier)
+        namespace[identifier] = value
+        return gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
+
+    defaulted = positional[len(positional) - len(given):] if given else []
+    arguments.defaults = [gast.copy_location(value_node(p.id, v), p)
+                          for p, v in zip(defaulted, given)]
+    arguments.kw_defaults = [
+        gast.copy_location(value_node(p.id, keyword_values[p.id]), p)
+        if p.id in keyword_values else None for p in arguments.kwonlyargs]
 
 
 _MISSING = object()

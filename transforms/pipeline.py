@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import functools
 import inspect
 import re
 import types
@@ -28,8 +29,9 @@ from runtime.state import (
 )
 from transforms.activity import STATE, active_names
 from transforms.anf import normalize
-from transforms.calls import classify
+from transforms.calls import CustomGradient, classify
 from transforms.checks import check_supported
+from transforms.custom import custom_caller
 from transforms.codegen import debug_source, load_function, to_source
 from transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
 from transforms.exits import exits_to_flags
@@ -38,11 +40,13 @@ from transforms.list_methods import rewrite_list_methods
 from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
 from transforms.parsing import parse_function, resolve
+from transforms.partials import check_partials, partial_caller
 from transforms.reverse import ReverseMode
 from transforms.sweeps import COMMENT, SAVE, comment
 from transforms.sequences import SequenceKinds
 from transforms.shapes import ShapeClasses
 from transforms.templates import name, replace
+from transforms.varargs import calls_written_out, specialize_calls, spell_out_starred
 import transforms.rules  # noqa: F401  (fills the rule registries)
 
 # The runtime helpers generated code may call, by the name it calls them.
@@ -229,9 +233,15 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     keyword: the base name of the generated function's extra keyword (`dy`, `tangent`).
     exits: turn break/continue/early return into flags (reverse mode needs it).
     """
+    custom = getattr(func, "__autotrace_python_function__", func)  # through a traced one
+    if isinstance(custom, CustomGradient):  # grad(log1pexp) itself: derive a call of it
+        func = custom_caller(custom)
+    elif isinstance(func, functools.partial):  # its function, with the bound arguments
+        func = partial_caller(func)
     parsed = parse_function(func)
     function = parsed.node
     location = parsed.location
+    spell_out_starred(function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
     check_supported(function, location)
     check_writes(function, location, parsed.namespace)
     parameters = _parameter_names(function.args)
@@ -249,6 +259,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
         namespace[numpy_name] = np
     context = Context(session, namer, namespace, location, numpy_name)
 
+    specialize_calls(function, namespace, resolve, namer)  # calls of f(*args, **kwargs)
     lift_nested_functions(function, location, namer, namespace)
     debug_source("lift", function)
     _accumulate_as_add(function, namespace, context.helper)
@@ -279,8 +290,10 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
         state_names = _state_names(body + returned, local_names, namespace)
         seeds |= set(state_names) | {STATE}
         reads_state = _may_read_state(namespace)
-    active = active_names(body + returned, seeds,
-                          _is_constant_call(namespace, session.implicit), reads_state)
+    is_constant = _is_constant_call(namespace, session.implicit)
+    active = active_names(body + returned, seeds, is_constant, reads_state)
+    check_partials(body + returned, location, namespace, lambda constant: active_names(
+        body + returned, seeds, constant, reads_state), is_constant)
     return Prepared(function, location, parameters, wrt_names, keyword, namer, namespace,
                     context, body, result, local_names, active, return_node, state_names)
 
@@ -288,11 +301,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
 def _namedtuples_built(function, namespace: dict, helper) -> None:
     """`P(a, b=c)` with P a namedtuple class becomes `build_namedtuple(P, (a, c))`, the values
     in field order (defaults filled in), so that its fields carry gradient."""
-    for node in gast.walk(function):
-        if not isinstance(node, gast.Call) or any(
-                isinstance(a, gast.Starred) for a in node.args) or any(
-                k.arg is None for k in node.keywords):
-            continue
+    for node in calls_written_out(function):
         cls = resolve(node.func, namespace)
         if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")):
             continue

@@ -13,7 +13,7 @@ import numpy as np
 import runtime.adjoint_ops as adjoint_ops
 from transforms.calls import classify, describe, rule_template
 from transforms.codegen import to_source
-from transforms.custom import custom_functions
+from transforms.custom import check_call, custom_functions
 from transforms.errors import TransformError
 from transforms.rules.core import CALL_SITE_NAME, RuleError, adjoint_rules, instantiate
 from transforms.sweeps import Sweep
@@ -28,6 +28,7 @@ class CallAdjoints:
         the adjoint sweep calls f's grad_fn (see transforms/custom.py)."""
         value_function, vjp_function = custom_functions(custom)
         call = node.value
+        check_call(custom, call, self.location, node)
         value_name = self.context.import_value(value_function.__name__, value_function)
         vjp_name = self.context.import_value(vjp_function.__name__, vjp_function)
         push, pop = self.assignment_site(primal)

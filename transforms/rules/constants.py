@@ -5,19 +5,21 @@ build arrays from shapes or fill values (zeros, full, arange, linspace, ...) are
 their values do not depend on differentiable inputs in the programs autotrace differentiates
 (full(shape, x) and linspace(a, b) with a differentiable x, a or b get no gradient).
 """
+import math
+
 import numpy as np
 
 from transforms.rules.core import constant
 
 # Rounding and signs.
 constant(np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix, np.sign, np.signbit,
-         np.heaviside, np.floor_divide)
+         np.heaviside, np.floor_divide, math.floor, math.ceil, math.trunc, math.copysign)
 
 # Comparisons, logic and tests.
 constant(np.greater, np.less, np.equal, np.not_equal, np.greater_equal, np.less_equal,
          np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
          np.isnan, np.isfinite, np.isinf, np.isclose, np.allclose, np.array_equal,
-         np.any, np.all, np.isscalar)
+         np.any, np.all, np.isscalar, math.isnan, math.isfinite, math.isinf, math.isclose)
 
 # Indices and counts.
 constant(np.argmax, np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.argwhere,

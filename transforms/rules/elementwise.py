@@ -5,7 +5,11 @@ also gives integer arguments a zero gradient. Where a function is not differenti
 pick a subgradient: abs gives 0 at 0; maximum/minimum (and fmax/fmin) split the gradient evenly
 between tied arguments; clip gives the gradient to `a` where it lies inside the bounds, bounds
 included.
+The math module's functions of floats (math.sin, math.pow, math.atan2, ...) share the rules of
+their NumPy twins.
 """
+import math
+
 import numpy as np
 
 from runtime.adjoint_ops import clip_weights, first_given, sinc_slope, tie_weights, unbroadcast
@@ -39,7 +43,7 @@ def divide_rule(y, x1, x2):
     d[x2] = unbroadcast(-d[y] * y / x2, x2)
 
 
-@adjoint(np.power)
+@adjoint(np.power, math.pow)
 def power_rule(y, x1, x2):
     d[x1] = unbroadcast(d[y] * x2 * x1 ** (x2 - 1), x1)
     # The exponent's gradient is taken as 0 where the base is not positive.
@@ -79,7 +83,7 @@ def fmod_rule(y, x1, x2):
 # Exponentials, logarithms, powers.
 
 
-@adjoint(np.exp)
+@adjoint(np.exp, math.exp)
 def exp_rule(y, x):
     d[x] = d[y] * y
 
@@ -89,32 +93,32 @@ def exp2_rule(y, x):
     d[x] = d[y] * y * np.log(2.0)
 
 
-@adjoint(np.expm1)
+@adjoint(np.expm1, math.expm1)
 def expm1_rule(y, x):
     d[x] = d[y] * (y + 1.0)
 
 
-@adjoint(np.log)
+@adjoint(np.log, math.log)
 def log_rule(y, x):
     d[x] = d[y] / x
 
 
-@adjoint(np.log2)
+@adjoint(np.log2, math.log2)
 def log2_rule(y, x):
     d[x] = d[y] / (x * np.log(2.0))
 
 
-@adjoint(np.log10)
+@adjoint(np.log10, math.log10)
 def log10_rule(y, x):
     d[x] = d[y] / (x * np.log(10.0))
 
 
-@adjoint(np.log1p)
+@adjoint(np.log1p, math.log1p)
 def log1p_rule(y, x):
     d[x] = d[y] / (x + 1.0)
 
 
-@adjoint(np.sqrt)
+@adjoint(np.sqrt, math.sqrt)
 def sqrt_rule(y, x):
     d[x] = d[y] * 0.5 / y
 
@@ -149,74 +153,74 @@ def logaddexp2_rule(y, x1, x2):
 # Trigonometric and hyperbolic functions.
 
 
-@adjoint(np.sin)
+@adjoint(np.sin, math.sin)
 def sin_rule(y, x):
     d[x] = d[y] * np.cos(x)
 
 
-@adjoint(np.cos)
+@adjoint(np.cos, math.cos)
 def cos_rule(y, x):
     d[x] = -d[y] * np.sin(x)
 
 
-@adjoint(np.tan)
+@adjoint(np.tan, math.tan)
 def tan_rule(y, x):
     d[x] = d[y] * (1.0 + y * y)
 
 
-@adjoint(np.arcsin)
+@adjoint(np.arcsin, math.asin)
 def arcsin_rule(y, x):
     d[x] = d[y] / np.sqrt(1.0 - x * x)
 
 
-@adjoint(np.arccos)
+@adjoint(np.arccos, math.acos)
 def arccos_rule(y, x):
     d[x] = -d[y] / np.sqrt(1.0 - x * x)
 
 
-@adjoint(np.arctan)
+@adjoint(np.arctan, math.atan)
 def arctan_rule(y, x):
     d[x] = d[y] / (1.0 + x * x)
 
 
-@adjoint(np.arctan2)
+@adjoint(np.arctan2, math.atan2)
 def arctan2_rule(y, x1, x2):
     d[x1] = unbroadcast(d[y] * x2 / (x1 * x1 + x2 * x2), x1)
     d[x2] = unbroadcast(-d[y] * x1 / (x1 * x1 + x2 * x2), x2)
 
 
-@adjoint(np.hypot)
+@adjoint(np.hypot, math.hypot)
 def hypot_rule(y, x1, x2):
     d[x1] = unbroadcast(d[y] * x1 / y, x1)
     d[x2] = unbroadcast(d[y] * x2 / y, x2)
 
 
-@adjoint(np.sinh)
+@adjoint(np.sinh, math.sinh)
 def sinh_rule(y, x):
     d[x] = d[y] * np.cosh(x)
 
 
-@adjoint(np.cosh)
+@adjoint(np.cosh, math.cosh)
 def cosh_rule(y, x):
     d[x] = d[y] * np.sinh(x)
 
 
-@adjoint(np.tanh)
+@adjoint(np.tanh, math.tanh)
 def tanh_rule(y, x):
     d[x] = d[y] * (1.0 - y * y)
 
 
-@adjoint(np.arcsinh)
+@adjoint(np.arcsinh, math.asinh)
 def arcsinh_rule(y, x):
     d[x] = d[y] / np.sqrt(x * x + 1.0)
 
 
-@adjoint(np.arccosh)
+@adjoint(np.arccosh, math.acosh)
 def arccosh_rule(y, x):
     d[x] = d[y] / np.sqrt(x * x - 1.0)
 
 
-@adjoint(np.arctanh)
+@adjoint(np.arctanh, math.atanh)
 def arctanh_rule(y, x):
     d[x] = d[y] / (1.0 - x * x)
 
@@ -226,12 +230,12 @@ def sinc_rule(y, x):
     d[x] = d[y] * sinc_slope(x)
 
 
-@adjoint(np.deg2rad, np.radians)
+@adjoint(np.deg2rad, np.radians, math.radians)
 def deg2rad_rule(y, x):
     d[x] = d[y] * (np.pi / 180.0)
 
 
-@adjoint(np.rad2deg, np.degrees)
+@adjoint(np.rad2deg, np.degrees, math.degrees)
 def rad2deg_rule(y, x):
     d[x] = d[y] * (180.0 / np.pi)
 
@@ -239,7 +243,7 @@ def rad2deg_rule(y, x):
 # Piecewise functions.
 
 
-@adjoint(np.absolute, np.abs, np.fabs)
+@adjoint(np.absolute, np.abs, np.fabs, math.fabs)
 def abs_rule(y, x):
     d[x] = d[y] * np.sign(x)
 

@@ -4,7 +4,11 @@ An input's tangent is shaped like the input, so the terms of a binary rule broad
 result's shape by themselves. Where a function is not differentiable the rules pick the adjoint
 rules' subgradients (elementwise.py): abs gives 0 at 0; tied maximum/minimum arguments share the
 tangent evenly; clip follows `a` inside its bounds (bounds included) and a bound where it binds.
+The math module's functions of floats (math.sin, math.pow, math.atan2, ...) share the rules of
+their NumPy twins.
 """
+import math
+
 import numpy as np
 
 from runtime.adjoint_ops import clip_weights, first_given, sinc_slope, tie_weights
@@ -34,7 +38,7 @@ def divide_tangent(y, x1, x2):
     d[y] = (d[x1] - d[x2] * y) / x2
 
 
-@tangent(np.power)
+@tangent(np.power, math.pow)
 def power_tangent(y, x1, x2):
     # The exponent's term is taken as 0 where the base is not positive (as in the adjoint rule).
     d[y] = (d[x1] * x2 * x1 ** (x2 - 1)
@@ -69,7 +73,7 @@ def fmod_tangent(y, x1, x2):
 # Exponentials, logarithms, powers.
 
 
-@tangent(np.exp)
+@tangent(np.exp, math.exp)
 def exp_tangent(y, x):
     d[y] = d[x] * y
 
@@ -79,32 +83,32 @@ def exp2_tangent(y, x):
     d[y] = d[x] * y * np.log(2.0)
 
 
-@tangent(np.expm1)
+@tangent(np.expm1, math.expm1)
 def expm1_tangent(y, x):
     d[y] = d[x] * (y + 1.0)
 
 
-@tangent(np.log)
+@tangent(np.log, math.log)
 def log_tangent(y, x):
     d[y] = d[x] / x
 
 
-@tangent(np.log2)
+@tangent(np.log2, math.log2)
 def log2_tangent(y, x):
     d[y] = d[x] / (x * np.log(2.0))
 
 
-@tangent(np.log10)
+@tangent(np.log10, math.log10)
 def log10_tangent(y, x):
     d[y] = d[x] / (x * np.log(10.0))
 
 
-@tangent(np.log1p)
+@tangent(np.log1p, math.log1p)
 def log1p_tangent(y, x):
     d[y] = d[x] / (x + 1.0)
 
 
-@tangent(np.sqrt)
+@tangent(np.sqrt, math.sqrt)
 def sqrt_tangent(y, x):
     d[y] = d[x] * 0.5 / y
 
@@ -137,72 +141,72 @@ def logaddexp2_tangent(y, x1, x2):
 # Trigonometric and hyperbolic functions.
 
 
-@tangent(np.sin)
+@tangent(np.sin, math.sin)
 def sin_tangent(y, x):
     d[y] = d[x] * np.cos(x)
 
 
-@tangent(np.cos)
+@tangent(np.cos, math.cos)
 def cos_tangent(y, x):
     d[y] = -d[x] * np.sin(x)
 
 
-@tangent(np.tan)
+@tangent(np.tan, math.tan)
 def tan_tangent(y, x):
     d[y] = d[x] * (1.0 + y * y)
 
 
-@tangent(np.arcsin)
+@tangent(np.arcsin, math.asin)
 def arcsin_tangent(y, x):
     d[y] = d[x] / np.sqrt(1.0 - x * x)
 
 
-@tangent(np.arccos)
+@tangent(np.arccos, math.acos)
 def arccos_tangent(y, x):
     d[y] = -d[x] / np.sqrt(1.0 - x * x)
 
 
-@tangent(np.arctan)
+@tangent(np.arctan, math.atan)
 def arctan_tangent(y, x):
     d[y] = d[x] / (1.0 + x * x)
 
 
-@tangent(np.arctan2)
+@tangent(np.arctan2, math.atan2)
 def arctan2_tangent(y, x1, x2):
     d[y] = (d[x1] * x2 - d[x2] * x1) / (x1 * x1 + x2 * x2)
 
 
-@tangent(np.hypot)
+@tangent(np.hypot, math.hypot)
 def hypot_tangent(y, x1, x2):
     d[y] = (d[x1] * x1 + d[x2] * x2) / y
 
 
-@tangent(np.sinh)
+@tangent(np.sinh, math.sinh)
 def sinh_tangent(y, x):
     d[y] = d[x] * np.cosh(x)
 
 
-@tangent(np.cosh)
+@tangent(np.cosh, math.cosh)
 def cosh_tangent(y, x):
     d[y] = d[x] * np.sinh(x)
 
 
-@tangent(np.tanh)
+@tangent(np.tanh, math.tanh)
 def tanh_tangent(y, x):
     d[y] = d[x] * (1.0 - y * y)
 
 
-@tangent(np.arcsinh)
+@tangent(np.arcsinh, math.asinh)
 def arcsinh_tangent(y, x):
     d[y] = d[x] / np.sqrt(x * x + 1.0)
 
 
-@tangent(np.arccosh)
+@tangent(np.arccosh, math.acosh)
 def arccosh_tangent(y, x):
     d[y] = d[x] / np.sqrt(x * x - 1.0)
 
 
-@tangent(np.arctanh)
+@tangent(np.arctanh, math.atanh)
 def arctanh_tangent(y, x):
     d[y] = d[x] / (1.0 - x * x)
 
@@ -212,12 +216,12 @@ def sinc_tangent(y, x):
     d[y] = d[x] * sinc_slope(x)
 
 
-@tangent(np.deg2rad, np.radians)
+@tangent(np.deg2rad, np.radians, math.radians)
 def deg2rad_tangent(y, x):
     d[y] = d[x] * (np.pi / 180.0)
 
 
-@tangent(np.rad2deg, np.degrees)
+@tangent(np.rad2deg, np.degrees, math.degrees)
 def rad2deg_tangent(y, x):
     d[y] = d[x] * (180.0 / np.pi)
 
@@ -225,7 +229,7 @@ def rad2deg_tangent(y, x):
 # Piecewise functions.
 
 
-@tangent(np.absolute, np.fabs)
+@tangent(np.absolute, np.fabs, math.fabs)
 def abs_tangent(y, x):
     d[y] = d[x] * np.sign(x)
 
