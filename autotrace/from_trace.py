@@ -41,7 +41,7 @@ from autotrace.function import _explain_trace_error, _positional_names
 from runtime.executor import source_globals
 from runtime.graph_python import UnprintableGraphError, graph_statements
 from runtime.signature import ParameterBinding
-from runtime.structure import _is_traced
+from runtime.structure import _is_traced, _rebuild
 from runtime.tracer import _Slot, leaves_with_paths, map_arrays, sorted_keys, trace
 from transforms.codegen import load_function
 from transforms.dynamic_calls import caller_of, classify_value_safely
@@ -121,12 +121,20 @@ class TracedDerivative:
         # NumPy functions take their arguments as given (binding would pass every default).
         self._binding = ParameterBinding(_root(function) if inspect.isfunction(_root(
             function)) else None)
+        # The seed keywords of the derivatives this one differentiates (`dy` for a Hessian's
+        # gradient): passed through, not bound to the function's parameters.
+        self._inner_seeds = []
+        while isinstance(function, TracedDerivative):
+            self._inner_seeds.append(function.__autotrace_seed__)
+            function = function.function
         self._built: OrderedDict = OrderedDict()  # printed source -> [(namespace, generated)]
         self._latest = None
 
     def __call__(self, *args, **kwargs):
         seed = kwargs.pop(self.__autotrace_seed__, None)
+        inner_seeds = {key: kwargs.pop(key) for key in self._inner_seeds if key in kwargs}
         args, kwargs = self._binding.bind(args, kwargs)
+        kwargs.update(inner_seeds)
         generated = self.generated_for(args, kwargs)
         if seed is not None:
             kwargs[generated.__autotrace_seed__] = seed
@@ -138,7 +146,9 @@ class TracedDerivative:
         """The derivative generated for this call's trace of the function (built if new)."""
         if isinstance(self.function, TracedDerivative):
             # A derivative built from traces: differentiate its generated source for the call.
-            primal = self.function.generated_for(args, kwargs)
+            inner_kwargs = {key: value for key, value in kwargs.items()
+                            if key != self.function.__autotrace_seed__}
+            primal = self.function.generated_for(args, inner_kwargs)
             key, namespace = ("derivative", id(primal)), {"": primal}
         elif not inspect.isfunction(self.function):  # np.sin: `def call_sin(x0): ...`
             primal = caller_of(self.function, args, kwargs)
@@ -152,6 +162,7 @@ class TracedDerivative:
                 self._built.move_to_end(key)
                 self._latest = generated
                 return generated
+        values = dict(namespace)  # before the printed function is defined in it
         if primal is None:
             primal = load_function(source, _identifier(self.__name__), namespace,
                                    hint=_identifier(self.__name__))
@@ -159,7 +170,9 @@ class TracedDerivative:
         generated = self.build(primal, self.wrt, session=Session(self.optimized),
                                **self.options)
         generated.__autotrace_traced_primal__ = primal
-        self._built.setdefault(key, []).append((dict(namespace), generated))
+        built = self._built.setdefault(key, [])
+        built.append((values, generated))
+        del built[:-MAX_TRACES]  # a function that draws random numbers traces anew each call
         self._built.move_to_end(key)
         while len(self._built) > MAX_TRACES:
             self._built.popitem(last=False)
@@ -353,10 +366,7 @@ def _floats_as_scalars(value):
     if isinstance(value, float):
         return np.float64(value)
     if isinstance(value, (tuple, list)):
-        items = [_floats_as_scalars(item) for item in value]
-        if isinstance(value, tuple) and hasattr(type(value), "_fields"):
-            return type(value)(*items)
-        return type(value)(items)
+        return _rebuild(value, [_floats_as_scalars(item) for item in value])
     if isinstance(value, dict):
         return type(value)((key, _floats_as_scalars(item)) for key, item in value.items())
     return value

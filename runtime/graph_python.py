@@ -94,6 +94,8 @@ def _statements(graph: Graph, names: _ReadableNames) -> list:
         else:
             statements = [f"{', '.join(outputs)} = {equation.primitive.source(args, attrs)}"]
         types = " ".join(str(var.aval) for var in equation.outputs)
+        if name in ("cond", "while"):  # each statement inside says its own types
+            types = ""
         lines.append(f"{statements[0]}  # {types}" if types else statements[0])
         lines.extend(statements[1:])
     return lines

@@ -151,6 +151,32 @@ class TestWithoutSource:
         namespace["W"] = np.array([-1.0, 0.0, 5.0])
         np.testing.assert_allclose(gradient(X), 2 * X * [-1.0, 0.0, 5.0])
 
+    def test_the_derivative_is_generated_once_per_distinct_trace(self):
+        gradient = autotrace.grad(SMOOTH["f"])
+        first = gradient.generated_for((X,), {"scale": 2.0})
+        gradient(X * 2.0)
+        assert gradient.generated_for((X,), {"scale": 2.0}) is first
+        assert gradient.generated_for((X[:2],), {"scale": 2.0}) is not first  # a new shape
+
+    def test_the_other_operators_and_traced_functions(self):
+        f = without_source("def f(x):\n    return np.sin(x) * x[0]\n")["f"]
+        expected = np.diag(np.cos(X) * X[0])
+        expected[:, 0] += np.sin(X)
+        np.testing.assert_allclose(autotrace.jacobian(f)(X), expected)
+        np.testing.assert_allclose(autotrace.jacobian(f, mode="forward")(X), expected)
+        value, vjp_fn = autotrace.vjp(f, X)
+        np.testing.assert_allclose(vjp_fn(np.ones(3))[0], expected.sum(axis=0))
+        g = without_source("def g(x):\n    return np.sum(np.sin(x) * x)\n")["g"]
+        v = np.array([1.0, -2.0, 0.5])
+        np.testing.assert_allclose(autotrace.hvp(g)(X, v),
+                                   (2 * np.cos(X) - X * np.sin(X)) * v)
+        step = autotrace.function(autotrace.grad(g))
+        np.testing.assert_allclose(step(X), np.sin(X) + X * np.cos(X))
+        np.testing.assert_allclose(step(-X), -np.sin(X) - X * np.cos(X))
+        assert step.trace_count == 1
+        np.testing.assert_allclose(autotrace.grad(autotrace.function(g))(X),
+                                   np.sin(X) + X * np.cos(X))
+
     def test_cond_becomes_if_else(self):
         namespace = without_source(
             "def f(x):\n"
