@@ -42,7 +42,8 @@ from runtime.executor import source_globals
 from runtime.graph_python import UnprintableGraphError, graph_statements
 from runtime.signature import ParameterBinding
 from runtime.structure import _is_traced, _rebuild
-from runtime.tracer import _Slot, leaves_with_paths, map_arrays, sorted_keys, trace
+from runtime.tracer import (TracerConversionError, _Slot, leaves_with_paths, map_arrays,
+                            sorted_keys, trace)
 from transforms.codegen import load_function
 from transforms.dynamic_calls import caller_of, classify_value_safely
 from transforms.errors import SourceUnavailableError, TransformError
@@ -282,12 +283,14 @@ def traced_source(function, args: tuple, kwargs: dict, wrt) -> tuple:
                                  parameters=_positional_names(function))
     except Exception as trace_error:  # noqa: BLE001 - re-raised, saying why it was traced
         _explain_trace_error(trace_error, traced_args, traced_kwargs)
+        advice = ("A trace cannot follow Python control flow (if, while, bool(), float()) on "
+                  "array values: use np.where, autotrace.cond or autotrace.while_loop there, "
+                  "or define the function in a .py file." if isinstance(
+                      trace_error, TracerConversionError) else
+                  "Define the function in a .py file to differentiate its source.")
         raise TransformError(
             f"{_cannot_read(function)}, and tracing it failed: "
-            f"{type(trace_error).__name__}: {trace_error}\n  A trace cannot follow Python "
-            f"control flow (if, while, bool(), float()) on array values: use np.where, "
-            f"autotrace.cond or autotrace.while_loop there, or define the function in a .py "
-            f"file.") from trace_error
+            f"{type(trace_error).__name__}: {trace_error}\n  {advice}") from trace_error
     if structure.captured or structure.written:
         raise TransformError(
             f"{_cannot_read(function)}, but it reads or "

@@ -26,6 +26,8 @@ import keyword
 from runtime.executor import _RESERVED_NAMES, _SourceNames
 from runtime.graph import Graph, short_name
 from runtime.ops import source_globals
+from runtime.ops_index import index_source
+from runtime.structure import accumulate_item
 
 
 class UnprintableGraphError(NotImplementedError):
@@ -39,7 +41,8 @@ class _ReadableNames(_SourceNames):
 
     def __init__(self, namespace: dict, reserved: set):
         super().__init__(namespace, itertools.count())
-        self.reserved = set(reserved) | _RESERVED_NAMES | set(source_globals)
+        self.reserved = set(reserved) | _RESERVED_NAMES | set(source_globals) | {
+            "accumulate_item"}
         self.numbers = itertools.count()
 
     def bind(self, var, expression: str) -> None:
@@ -85,6 +88,8 @@ def _statements(graph: Graph, names: _ReadableNames) -> list:
             statements = _cond(equation, args, outputs, names)
         elif name == "while":
             statements = _while(equation, args, outputs, names)
+        elif name == "scatter_add":
+            statements = _scatter_add(args, outputs, attrs, names.namespace)
         elif getattr(equation.primitive, "subgraph_statements", None) is not None:
             if name != "print":
                 raise UnprintableGraphError(f"a {name} op, which has no readable Python form")
@@ -99,6 +104,15 @@ def _statements(graph: Graph, names: _ReadableNames) -> list:
         lines.append(f"{statements[0]}  # {types}" if types else statements[0])
         lines.extend(statements[1:])
     return lines
+
+
+def _scatter_add(args, outputs, attrs, namespace) -> list:
+    """`x` with `value` added at `index` (repeated positions adding up), as a new array: the
+    executor writes `np.add.at` into a copy, which changes an array in place; readable code
+    calls the gradient helper that does the same and returns the result."""
+    namespace["accumulate_item"] = accumulate_item
+    index = index_source(attrs["index"], args[2:])
+    return [f"{outputs[0]} = accumulate_item({args[0]}, np.s_[{index}], {args[1]})"]
 
 
 def _assign(targets: list, values: list) -> list:

@@ -222,6 +222,13 @@ class TestWithoutSource:
             "values: use np.where, autotrace.cond or autotrace.while_loop there, or define "
             "the function in a .py file.")
 
+    def test_an_argument_changed_in_place_is_an_error(self):
+        f = without_source("def f(x):\n    x += 1.0\n    return np.sum(x)\n")["f"]
+        with pytest.raises(TransformError, match=(
+                r"(?s)tracing it failed: ArgumentChangedError: .*\n  Define the function in a "
+                r"\.py file to differentiate its source\.$")):
+            autotrace.grad(f)(X.copy())
+
     def test_builtins_that_cannot_be_traced_keep_the_source_error(self):
         import math
         with pytest.raises(TransformError, match="cannot read the source of 'sin'"):
@@ -245,6 +252,38 @@ class TestWithoutSource:
         model = namespace["Model"]()
         np.testing.assert_allclose(autotrace.grad(model.loss)(X),
                                    model.w * np.cos(X * model.w))
+
+
+# Each op family the tracer records, written back as Python and differentiated twice.
+OPS = {
+    "reshape_and_T": "return np.sum(np.sin(x.reshape(2, 3).T) * np.arange(6.0).reshape(3, 2))",
+    "setitem": "y = x.copy()\n    y[1] = x[0] * 3.0\n    y[2:] = np.sin(x[2:])\n"
+               "    return np.sum(y ** 2)",
+    # a gather's gradient, traced inside a caller's trace, is a scatter_add (np.add.at in
+    # place, which the transforms do not follow: its second derivative was zero)
+    "gather": "return np.sum(x[np.array([0, 2, 2])] ** 2)",
+    "scatter": "y = np.zeros_like(x)\n    y[np.array([0, 1])] = x[:2] * 2.0\n"
+               "    return np.sum(y * x)",
+    "where_and_max": "return np.sum(np.where(x > 0, x ** 2, -x)) + np.max(x)",
+    "concatenate_and_stack": "return np.sum(np.concatenate([x, x * 2]) ** 2) + "
+                             "np.sum(np.stack([x, np.exp(x)]) ** 2)",
+    "einsum_and_matmul": "A = x.reshape(2, 3)\n    return np.einsum('ij,ij->', A, A) + "
+                         "np.sum(A @ A.T)",
+    "clip": "return np.sum(np.clip(x, -0.5, 0.5).astype(np.float64) ** 2)",
+    "linalg": "A = x.reshape(2, 3) @ x.reshape(3, 2) + 3 * np.eye(2)\n"
+              "    return np.linalg.norm(np.linalg.inv(A)) + np.sum(np.linalg.solve(A, "
+              "np.ones(2)))",
+    "cumsum_and_prod": "return np.sum(np.cumsum(x) * np.prod(x[:3]))",
+    "broadcast_to": "return np.sum(np.broadcast_to(x, (2, 6)) * np.array([[1.0], [2.0]]))",
+}
+
+
+@pytest.mark.filterwarnings("ignore::autotrace.from_trace.TracedSourceWarning")
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_ops_differentiated_from_a_trace(name):
+    f = without_source(f"def f(x):\n    {OPS[name]}\n")["f"]
+    x = np.array([0.3, -0.7, 1.1, 0.4, -0.2, 0.9])
+    check_grads(f, (x,), order=2, modes=("reverse", "forward"))
 
 
 def test_a_python_session_prints_the_gradient():
