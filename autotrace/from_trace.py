@@ -82,7 +82,8 @@ def derivative_from_trace(build, function, wrt, optimized: bool, error: SourceUn
     if not isinstance(function, TracedDerivative):
         unreadable = re.search(r"'([^']*)'", error.message)  # the function named in it
         unreadable = unreadable.group(1) if unreadable else name
-        whose = "its" if unreadable == name else f"the derivative of {name!r}, which calls it,"
+        whose = ("its derivative" if unreadable == name
+                 else f"the derivative of {name!r}, which calls it,")
         warnings.warn(
             f"autotrace: the source of {unreadable!r} cannot be read (it was typed at an "
             f"interactive prompt or made by exec): {whose} is built from a trace, made on "
@@ -267,10 +268,10 @@ def _identifier(name: str) -> str:
 # --- printing a trace ---------------------------------------------------------------------------
 
 def traced_source(function, args: tuple, kwargs: dict, wrt) -> tuple:
-    """(source, namespace): `function` traced for this call, written as a Python function with
-    its parameters, one NumPy call a line."""
+    """(source, namespace): `function` traced for this call (its arguments bound to its
+    parameters, defaults filled in), written as a Python function with its parameters, one
+    NumPy call a line."""
     parameters = _parameters(function)
-    args, kwargs = ParameterBinding(function).bind(tuple(args), dict(kwargs))
     differentiated = _differentiated(parameters, wrt)
     names = _argument_names(parameters, len(args), kwargs)
     traced_args = tuple(_floats_as_scalars(value) if name in differentiated else value

@@ -500,7 +500,7 @@ def test_function_defined_with_exec_is_differentiated_from_a_trace():
     """Its source cannot be read: grad says so once, and differentiates a trace of it
     (tests/test_interactive.py tests this in depth)."""
     twice = exec_function("twice")
-    with pytest.warns(autotrace.from_trace.TracedSourceWarning,
+    with pytest.warns(autotrace.TracedSourceWarning,
                       match="the source of 'twice' cannot be read"):
         gradient = autotrace.grad(lambda x: np.sum(twice(x)))
     np.testing.assert_array_equal(gradient(np.ones(3)), [2.0, 2.0, 2.0])
@@ -528,7 +528,7 @@ EXEC_DEFINED = exec_function("exec_defined")
 
 
 def test_function_without_source_called_from_user_code_is_traced_with_its_caller():
-    with pytest.warns(autotrace.from_trace.TracedSourceWarning):
+    with pytest.warns(autotrace.TracedSourceWarning):
         gradient = autotrace.grad(calls_exec_function)
     np.testing.assert_array_equal(gradient(np.ones(3)), [2.0, 2.0, 2.0])
 
@@ -549,7 +549,7 @@ def test_builtin_passed_to_grad_suggests_wrapping_it():
 
 def test_numpy_function_passed_to_grad_is_traced():
     """A NumPy function autotrace traces needs no source: its trace is differentiated."""
-    with pytest.warns(autotrace.from_trace.TracedSourceWarning):
+    with pytest.warns(autotrace.TracedSourceWarning):
         assert autotrace.grad(np.sin)(0.0) == 1.0
 
 
