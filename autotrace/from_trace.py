@@ -123,6 +123,7 @@ class TracedDerivative:
         # NumPy functions take their arguments as given (binding would pass every default).
         self._binding = ParameterBinding(_root(function) if inspect.isfunction(_root(
             function)) else None)
+        self.__signature__ = _signature_with(function, self.__autotrace_seed__)
         # The seed keywords of the derivatives this one differentiates (`dy` for a Hessian's
         # gradient): passed through, not bound to the function's parameters.
         self._inner_seeds = []
@@ -228,6 +229,19 @@ def _same_values(known: dict, new: dict) -> bool:
 
 def _is_plain(value) -> bool:
     return value is None or isinstance(value, (bool, int, float, complex, str))
+
+
+def _signature_with(function, seed: str):
+    """The signature of a derivative of `function`: its parameters and the seed keyword."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # a NumPy function without one
+        return None
+    parameters = list(signature.parameters.values())
+    kinds = inspect.Parameter
+    at = len(parameters) - (1 if parameters and parameters[-1].kind is kinds.VAR_KEYWORD else 0)
+    parameters.insert(at, kinds(seed, kinds.KEYWORD_ONLY, default=None))
+    return signature.replace(parameters=parameters)
 
 
 def _traced(tree) -> bool:

@@ -131,6 +131,7 @@ class TestWithoutSource:
         expected = np.stack([finite_difference_gradient(
             lambda x, i=i: autotrace.grad(f)(x)[i], X) for i in range(3)])
         np.testing.assert_allclose(hessian, expected, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(autotrace.hessian(f, wrt="x")(X), hessian)
         g = without_source("def g(x):\n    return np.sin(x) * x ** 2\n")["g"]
         second = autotrace.grad(autotrace.grad(g))(0.7)
         assert second == pytest.approx(2 * np.sin(0.7) + 4 * 0.7 * np.cos(0.7)
