@@ -8,7 +8,9 @@ values (outside any trace) they are the plain Python statements.
 
 `autotrace.grad` of a function that calls `cond` or `while_loop` directly is not supported:
 it raises "no derivative rule for autotrace.control.cond". Write the Python `if` or `while`
-instead: the gradient transforms differentiate it, and tracing converts it.
+instead: the gradient transforms differentiate it, and tracing converts it. (A function whose
+source cannot be read is differentiated from a trace, where they are `if` and `while`
+statements again: see autotrace/from_trace.py.)
 """
 from __future__ import annotations
 

@@ -12,7 +12,9 @@ from typing import Callable
 
 import numpy as np
 
+from autotrace.from_trace import derivative_from_trace
 from runtime.structure import _rebuild, array_module, zeros_like
+from transforms.errors import SourceUnavailableError
 from transforms.forward import forward_function
 from transforms.pipeline import Session, reverse_function
 from transforms.varargs import by_arguments, takes_varargs
@@ -20,6 +22,17 @@ from transforms.varargs import by_arguments, takes_varargs
 
 def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = False,
               **options) -> Callable:
+    try:
+        return _generate_from_source(build, f, wrt, optimized, implicit, **options)
+    except SourceUnavailableError as error:
+        if implicit:
+            raise
+        # Typed at the prompt or made by exec: differentiate a trace of it instead.
+        return derivative_from_trace(build, f, wrt, optimized, error, **options)
+
+
+def _generate_from_source(build, f: Callable, wrt, optimized: bool = True,
+                          implicit: bool = False, **options) -> Callable:
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {type(f).__name__}")
     traced = getattr(f, "__autotrace_python_function__", None)

@@ -15,6 +15,12 @@ class TransformError(Exception):
         super().__init__(where + message)
 
 
+class SourceUnavailableError(TransformError):
+    """The source of a function to differentiate cannot be read (it was defined in an
+    interactive session or with exec, or is not Python). autotrace.grad and the other operators
+    then differentiate a trace of it, where it can be traced (autotrace/from_trace.py)."""
+
+
 class Location:
     """Where a parsed function came from: maps its tree's line numbers to the user's file."""
 
@@ -27,6 +33,7 @@ class Location:
         lineno = getattr(node, "lineno", None)
         return None if lineno is None else lineno + self.first_line - 1
 
-    def error(self, node, message: str, construct: str | None = None) -> TransformError:
-        """A TransformError pointing at `node` in the user's source."""
-        return TransformError(message, self.filename, self.line_of(node), construct)
+    def error(self, node, message: str, construct: str | None = None,
+              kind: type = TransformError) -> TransformError:
+        """A TransformError (or one of its `kind`) pointing at `node` in the user's source."""
+        return kind(message, self.filename, self.line_of(node), construct)

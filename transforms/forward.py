@@ -363,7 +363,8 @@ class ForwardMode:
             except TransformError as error:
                 if error.filename is not None:
                     raise
-                raise self.location.error(node, error.message, error.construct) from None
+                raise self.location.error(node, error.message, error.construct,
+                                          type(error)) from None
             keyword = self.context.seed_keyword(resolved.value, "tangent")
             value = gast.Call(func=name(derivative), args=copy.deepcopy(call.args),
                               keywords=copy.deepcopy(call.keywords)

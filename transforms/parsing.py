@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import gast
 
-from transforms.errors import Location, TransformError
+from transforms.errors import Location, SourceUnavailableError, TransformError
 
 
 @dataclass
@@ -89,7 +89,7 @@ def parse_function(func) -> ParsedFunction:
     func = _unwrap(func)
     name = getattr(func, "__name__", repr(func))
     if not inspect.isfunction(func):
-        raise TransformError(
+        raise SourceUnavailableError(
             f"cannot read the source of {name!r} ({type(func).__name__}): autotrace "
             "differentiates Python functions written in source files. Wrap it in one, e.g. "
             f"grad(lambda x: {name}(x)): inside a function, calls to it use its derivative "
@@ -100,7 +100,7 @@ def parse_function(func) -> ParsedFunction:
         # the decorator's own code.
         lines, first_line = inspect.getsourcelines(func.__code__)
     except (OSError, TypeError):
-        raise TransformError(
+        raise SourceUnavailableError(
             f"the source of function {name!r} is not available (it was defined in an "
             "interactive session or with exec). Define it in a .py file, or register a rule "
             "for it with @autotrace.register_adjoint.") from None

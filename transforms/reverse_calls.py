@@ -165,7 +165,8 @@ class CallAdjoints:
             except TransformError as error:
                 if error.filename is not None:
                     raise
-                raise self.location.error(node, error.message, error.construct) from None
+                raise self.location.error(node, error.message, error.construct,
+                                          type(error)) from None
             out = [gast.Assign(
                 targets=[name(results, store=True)],
                 value=gast.Call(func=name(derivative), args=copy.deepcopy(call.args),
