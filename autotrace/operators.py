@@ -12,6 +12,7 @@ from typing import Callable
 
 import numpy as np
 
+from autotrace.derivative_cache import cached_derivative
 from runtime.structure import _rebuild, array_module, zeros_like
 from transforms.forward import forward_function
 from transforms.pipeline import Session, reverse_function
@@ -28,13 +29,27 @@ def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = 
         # A bound method: transform its function, with `self` bound and not differentiated.
         shifted = tuple(w + 1 if isinstance(w, int) and w >= 0 else w
                         for w in (wrt if isinstance(wrt, tuple) else (wrt,)))
-        inner = build(f.__func__, shifted if isinstance(wrt, tuple) else shifted[0],
-                      session=Session(optimized, implicit), **options)
-        inner.__module__ = getattr(f, "__module__", None)
+        inner = _cached(build, f.__func__, shifted if isinstance(wrt, tuple) else shifted[0],
+                        optimized, implicit, options)
         return types.MethodType(inner, f.__self__)
-    generated = build(f, wrt, session=Session(optimized, implicit), **options)
-    generated.__module__ = getattr(f, "__module__", None)
-    return generated
+    return _cached(build, f, wrt, optimized, implicit, options)
+
+
+def _cached(build, f: Callable, wrt, optimized: bool, implicit: bool, options: dict):
+    """f's derivative, made once per transform and options (see autotrace/derivative_cache)."""
+    def make():
+        session = Session(optimized, implicit)
+        generated = build(f, wrt, session=session, **options)
+        generated.__module__ = getattr(f, "__module__", None)
+        # What it reads when it runs, checked before the cache hands it out again.
+        generated.__autotrace_namespaces__ = tuple(session.namespaces)
+        return generated
+    key = (build, wrt, optimized, implicit, tuple(sorted(options.items())))
+    try:
+        hash(key)
+    except TypeError:  # an invalid wrt: the transform says what is wrong with it
+        return make()
+    return cached_derivative(f, key, make)
 
 
 def reverse(f: Callable, wrt, optimized: bool = True, with_value: bool = False,

@@ -22,6 +22,7 @@ import gast
 
 from transforms.codegen import load_function, to_source
 from transforms.errors import Location
+from transforms.live_names import LiveNamespace
 from transforms.parsing import parse_function
 
 
@@ -53,7 +54,7 @@ def custom_functions(custom):
     parsed = parse_function(custom.function)
     definition, location = parsed.node, parsed.location
     value, grad_fn = _split_return(definition, location)
-    namespace = dict(parsed.namespace)
+    namespace = LiveNamespace(parsed)
     base = definition.name
 
     value_definition = copy.deepcopy(definition)
@@ -80,5 +81,6 @@ def custom_functions(custom):
                                  hint=generated.name)
         function.__autotrace_origin__ = location
         made.append(function)
+    namespace.read_live()  # globals and closure variables: read when they run
     custom._autotrace_functions = tuple(made)
     return custom._autotrace_functions
