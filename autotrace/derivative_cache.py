@@ -2,27 +2,27 @@
 
 A derivative is kept on the function it was made from (in its `__dict__`), so it lives as long
 as the function and no longer; other callables (traced functions, objects) are kept in a small
-table of the most recent ones. The key is what the transform depends on: the function's code object (a
-reassigned `f.__code__` is a new function), the transform and its options. The derivative reads
+table of the most recent ones. The key is what the transform depends on: the function's code
+object (a reassigned `f.__code__` is a new function), the transform and its options. The derivative reads
 globals, closure variables and defaults when it runs (transforms/live_names.py), so a cached one
 stays right while they change; one whose namespace now holds what it was not generated for (a
 rebound function) is made again.
 
-Transforms run one at a time (a lock): parsing and code generation share state (the standard
-library's parser among it, which fails under concurrent use).
+Transforms run one at a time (transforms/live_names.py `transform_lock`).
 """
 from __future__ import annotations
 
 import collections
-import threading
 import types
 from typing import Callable
 
+from transforms.live_names import is_current, transform_lock
+
 _ATTRIBUTE = "__autotrace_derivatives__"
 _RECENT_LIMIT = 64
-# Other callables (traced functions, callable objects): id -> (the callable, its derivatives), the most recent last.
+# Other callables (traced functions, callable objects): id -> (the callable, its derivatives),
+# the most recent last.
 _recent: "collections.OrderedDict" = collections.OrderedDict()
-transform_lock = threading.RLock()
 
 
 def _derivatives_of(f) -> dict:
@@ -40,11 +40,6 @@ def _derivatives_of(f) -> dict:
     return entry[1]
 
 
-def _is_current(derivative) -> bool:
-    return all(namespace.is_current()
-               for namespace in getattr(derivative, "__autotrace_namespaces__", ()))
-
-
 def cached_derivative(f, key: tuple, make: Callable[[], Callable]) -> Callable:
     """The derivative of `f` for `key` (the transform and its options), made by `make()` once
     and again only when `f`'s code changed or its namespace holds what it was not made for."""
@@ -52,6 +47,6 @@ def cached_derivative(f, key: tuple, make: Callable[[], Callable]) -> Callable:
     with transform_lock:
         derivatives = _derivatives_of(f)
         derivative = derivatives.get((code,) + key)
-        if derivative is None or not _is_current(derivative):
+        if derivative is None or not is_current(derivative):
             derivative = derivatives[(code,) + key] = make()
         return derivative

@@ -38,11 +38,8 @@ def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = 
 def _cached(build, f: Callable, wrt, optimized: bool, implicit: bool, options: dict):
     """f's derivative, made once per transform and options (see autotrace/derivative_cache)."""
     def make():
-        session = Session(optimized, implicit)
-        generated = build(f, wrt, session=session, **options)
+        generated = build(f, wrt, session=Session(optimized, implicit), **options)
         generated.__module__ = getattr(f, "__module__", None)
-        # What it reads when it runs, checked before the cache hands it out again.
-        generated.__autotrace_namespaces__ = tuple(session.namespaces)
         return generated
     key = (build, wrt, optimized, implicit, tuple(sorted(options.items())))
     try:

@@ -170,6 +170,28 @@ def test_a_global_list_becoming_a_number_is_refused(tmp_path):
         gradient(1.0)
 
 
+def test_an_integer_global_may_become_a_float_not_the_other_way(tmp_path):
+    module = load_module(tmp_path, """
+        SCALE = 2
+
+        def f(x):
+            return SCALE * x * x
+    """)
+    gradient = at.grad(module.f)
+    module.SCALE = 0.5
+    assert gradient(2.0) == 2.0
+    module = load_module(tmp_path, """
+        SCALE = 0.5
+
+        def f(x):
+            return SCALE * x * x
+    """)
+    inexact = at.grad(module.f)
+    module.SCALE = 3  # `SCALE * x` may repeat a list now: the code for a float cannot say
+    with pytest.raises(StaleDerivativeError, match="'SCALE' was 0.5 .* and is now 3;"):
+        inexact(2.0)
+
+
 def test_traced_functions_keep_the_values_of_trace_time(tmp_path):
     # autotrace.function follows tf.function: Python values are constants of the traced graph.
     module = load_module(tmp_path, LOSS)
@@ -254,3 +276,130 @@ def test_generated_code_shows_in_inspect_and_tracebacks():
         gradient("text")
     lines = "".join(traceback.format_exception(error.value))
     assert re.search(r'File "<autotrace df #\d+>", line \d+, in df\n    \S', lines), lines
+
+
+# --- transforms from several threads ------------------------------------------------------------
+
+def test_grad_of_many_functions_from_eight_threads(tmp_path):
+    import threading
+    count = 48
+    module = load_module(tmp_path, "import numpy as np\n" + "".join(
+        f"def f{k}(x):\n    y = np.sin(x) * {k}.0 + x * x\n    return np.sum(y * x)\n"
+        for k in range(count)))
+    x = np.array([0.5, 1.5])
+    results, errors = {}, []
+
+    def work(first: int):
+        for k in range(first, count, 8):
+            try:
+                results[k] = at.grad(getattr(module, f"f{k}"))(x)
+            except Exception as error:  # collected, and the test fails naming it
+                errors.append(error)
+    threads = [threading.Thread(target=work, args=(first,)) for first in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    for k in range(count):  # d/dx (k sin(x) x + x^3) = k (cos(x) x + sin(x)) + 3 x^2
+        assert np.allclose(results[k], k * (np.cos(x) * x + np.sin(x)) + 3 * x ** 2)
+
+
+def test_a_derivative_made_while_running_is_made_again_after_a_rebinding(tmp_path):
+    # Calls resolved only when the derivative runs (a function passed as an argument) are
+    # differentiated then, and kept: a kept one must not outlive what it was made for.
+    module = load_module(tmp_path, """
+        import numpy as np
+
+        def activation(x):
+            return np.tanh(x)
+
+        def inner(x):
+            return activation(x)
+
+        def apply(g, x):
+            return g(x) * 1.0
+    """)
+    gradient = at.grad(module.apply, wrt=1)
+    assert np.isclose(gradient(module.inner, 0.5), 1 - np.tanh(0.5) ** 2)
+    module.activation = np.sin
+    assert np.isclose(gradient(module.inner, 0.5), np.cos(0.5))
+
+
+# --- a source file edited after import ------------------------------------------------------------
+
+EDITED = """
+    import numpy as np
+
+    def loss(w):
+        return np.sum(w ** 2)
+
+    def unchanged(w):
+        return np.sum(w ** 3)
+"""
+
+
+@pytest.mark.parametrize("edit, changed", [
+    (lambda text: text.replace("w ** 2", "w ** 4"), True),  # a constant
+    (lambda text: text.replace("np.sum(w ** 2)", "np.sum(w * 2)"), True),  # an operator
+    (lambda text: text.replace("import numpy as np\n", "import numpy as np\n\n\n"), True),
+    (lambda text: text + "\n\ndef added(w):\n    return w\n", False),  # below: still the same
+])
+def test_a_source_file_edited_after_import_is_refused(tmp_path, edit, changed):
+    module = load_module(tmp_path, EDITED)
+    path = tmp_path / f"{module.__name__}.py"
+    path.write_text(edit(path.read_text()))
+    w = np.array([1.0, 2.0])
+    if not changed:
+        assert np.allclose(at.grad(module.loss)(w), 2 * w)
+        return
+    with pytest.raises(TransformError) as error:
+        at.grad(module.loss)
+    message = str(error.value)
+    assert message.startswith(f'File "{path}", line ') and (
+        f"the source of 'loss' in {path} has changed since it was imported" in message)
+    assert "Reload the module (importlib.reload) or restart Python" in message
+    reloaded = load_module(tmp_path, edit(textwrap.dedent(EDITED)))  # as after a restart
+    assert np.allclose(at.grad(reloaded.loss)(w), 2 * w if "w ** 2" in path.read_text()
+                       else 4 * w ** 3 if "w ** 4" in path.read_text() else 2.0)
+
+
+def test_closures_methods_and_lambdas_match_their_source():
+    scale = 2.0
+
+    def closure(x):
+        return scale * x * x
+
+    class Model:
+        def __init__(self):
+            self.w = 3.0
+
+        def predict(self, x):
+            return self.w * x * x
+
+    def counter(x):
+        total = x
+        add = lambda y: total * y  # noqa: E731
+        return sum(add(v) for v in [x, x])
+    lam = lambda x: (lambda y: y * scale)(x) * x  # noqa: E731
+    assert at.grad(closure)(1.0) == 4.0
+    assert at.grad(Model().predict)(1.0) == 6.0
+    assert at.grad(lam)(1.0) == 4.0
+    assert at.grad(counter)(1.0) == 4.0
+
+
+def test_implicit_grad_is_made_again_after_a_rebinding(tmp_path):
+    module = load_module(tmp_path, """
+        import numpy as np
+        import autotrace
+        W = autotrace.Variable(np.array([1.0, 2.0]))
+
+        def activation(x):
+            return x * x
+
+        def loss():
+            return np.sum(activation(W))
+    """)
+    assert np.allclose(at.implicit_grad(module.loss)()[0][0], [2.0, 4.0])
+    module.activation = np.sin
+    assert np.allclose(at.implicit_grad(module.loss)()[0][0], np.cos([1.0, 2.0]))

@@ -81,6 +81,6 @@ def custom_functions(custom):
                                  hint=generated.name)
         function.__autotrace_origin__ = location
         made.append(function)
-    namespace.read_live()  # globals and closure variables: read when they run
+    namespace.read_live(*(f.__code__ for f in made))  # globals, closure variables: live
     custom._autotrace_functions = tuple(made)
     return custom._autotrace_functions

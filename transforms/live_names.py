@@ -8,17 +8,30 @@ rebinding, reaches the derivative exactly as it reaches the primal.
 
 The transform itself looked at some of those values: which function a call runs (and so which
 derivative rule applies), whether a name holds a module, a class, a list or a number. Each such
-value is recorded (`expect`); a value read later that would have been transformed differently
+value is recorded (`seen`); a value read later that would have been transformed differently
 (another function, a list where a number was) raises `StaleDerivativeError` instead of giving a
 gradient of code that no longer runs.
 """
 from __future__ import annotations
 
+import threading
 import types
 
 from transforms.errors import Location, TransformError
 from transforms.rules.core import constant
-from transforms.sequences import UNKNOWN, _value_kind
+from transforms.sequences import INEXACT, NUMBER, UNKNOWN, _value_kind
+
+
+# Transforms run one at a time: parsing and code generation share state (the standard
+# library's parser among it, which fails under concurrent use from threads).
+transform_lock = threading.RLock()
+
+
+def is_current(derivative) -> bool:
+    """Whether every namespace a generated derivative reads (its own and those of the
+    derivatives it calls) holds what it was generated for (see `LiveNamespace.is_current`)."""
+    return all(namespace.is_current()
+               for namespace in getattr(derivative, "__autotrace_namespaces__", ()))
 
 
 class StaleDerivativeError(TransformError):
@@ -32,6 +45,14 @@ def transform_token(value):
         return ("is", id(value))
     kind = _value_kind(value)
     return ("kind", kind) if kind != UNKNOWN else ("type", type(value))
+
+
+def _same_to_the_transform(seen, value) -> bool:
+    """Whether code generated when a name held `seen` is right for `value`. Code for a number
+    that may be an integer (`LR = 1`) also serves a float: it leaves to the run whether
+    `x * LR` repeats a list."""
+    token, was = transform_token(value), transform_token(seen)
+    return token == was or (was == ("kind", NUMBER) and token == ("kind", INEXACT))
 
 
 def _describe(value) -> str:
@@ -54,10 +75,11 @@ class LiveNamespace(dict):
         # closure variable name -> its cell
         self.cells = dict(zip(function.__code__.co_freevars, function.__closure__ or ()))
         self.location: Location = parsed.location
-        self.expected = {}  # name -> (transform_token, value) when the transform read it
+        self.seen = {}  # name -> its value when the transform read it
 
     def __missing__(self, key: str):
-        cell = self.cells.get(key)
+        # Generated code reads the user's names through here: kept short, it runs often.
+        cell = self.cells.get(key) if self.cells else None
         if cell is not None:
             try:
                 value = cell.cell_contents
@@ -66,26 +88,31 @@ class LiveNamespace(dict):
                                 "associated with a value in enclosing scope") from None
         else:
             value = self.live_globals[key]  # KeyError: Python goes on to the builtins
-        expected = self.expected.get(key)
-        if expected is not None and transform_token(value) != expected[0]:
+        seen = self.seen.get(key, value)
+        if seen is not value and not _same_to_the_transform(seen, value):
             raise StaleDerivativeError(
-                f"{key!r} was {_describe(expected[1])} when autotrace generated the derivative "
+                f"{key!r} was {_describe(seen)} when autotrace generated the derivative "
                 f"of {self.location.name}, and is now {_describe(value)}; the derivative "
                 "follows the old value. Call autotrace.grad (or the transform you used) again "
                 "after rebinding it.", self.location.filename, self.location.first_line, key)
         return value
 
-    def read_live(self) -> None:
+    def read_live(self, *generated_code) -> None:
         """Once the code is generated: leave the user's globals and closure values to be read
-        when it runs (entries still holding what the transform saw), recording what it saw."""
+        when it runs (entries still holding what the transform saw), recording what it saw of
+        the names the function or `generated_code` (code objects) read."""
+        read = set().union(*(_names_read(code) for code in
+                             (self.function.__code__,) + generated_code))
         for key, value in self.user_values.items():
             if key != "__builtins__" and dict.get(self, key, _ABSENT) is value:
                 del self[key]
-                self.expected[key] = (transform_token(value), value)
+                if key in read:
+                    self.seen[key] = value
+        self.user_values = {}
 
     def is_current(self) -> bool:
         """Whether every name the transform read holds what the code was generated for."""
-        for key in self.expected:
+        for key in self.seen:
             try:
                 self[key]  # a missing key: read through `__missing__`, which checks it
             except (KeyError, NameError, StaleDerivativeError):
@@ -106,6 +133,15 @@ class LiveNamespace(dict):
 
 
 _ABSENT = object()
+
+
+def _names_read(code) -> set:
+    """The global, free and attribute names `code` and the code objects inside it read."""
+    names = set(code.co_names) | set(code.co_freevars)
+    for constant in code.co_consts:
+        if hasattr(constant, "co_names"):
+            names |= _names_read(constant)
+    return names
 
 
 class _Default:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import gast
 
 from transforms.errors import Location, TransformError
+from transforms.source_check import check_source_matches, source_changed
 
 
 @dataclass
@@ -133,10 +134,14 @@ def parse_function(func) -> ParsedFunction:
         if isinstance(node, gast.AsyncFunctionDef):
             raise location.error(node, "autotrace cannot differentiate an async function; "
                                  "make it a plain def", "async def")
+        if not isinstance(node, gast.FunctionDef) and not filename.startswith("<"):
+            raise source_changed(func, filename, first_line)  # a def was compiled from there
         if not isinstance(node, gast.FunctionDef):
             raise TransformError(f"expected a function definition for {name!r}",
                                  filename, first_line)
         node.decorator_list = []
+    if not filename.startswith("<"):  # a file, which may have been edited since the import
+        check_source_matches(node, func, filename, first_line)
     return ParsedFunction(node, location, namespace_of(func), func)
 
 

@@ -498,10 +498,12 @@ def load_generated(prepared: Prepared, func, body: list, prefix: str, doc: str,
                                   type_params=[])
     source = _with_comments(to_source(definition))
     generated = load_function(source, generated_name, prepared.namespace, hint=generated_name)
-    prepared.namespace.read_live()  # globals and closure variables: read when it runs
+    prepared.namespace.read_live(generated.__code__)  # globals, closure variables: live
     generated.__autotrace_source__ = source
     generated.__autotrace_seed__ = prepared.keyword
     generated.__autotrace_primal__ = func
+    # What it reads when it runs, checked before a cache hands it out again.
+    generated.__autotrace_namespaces__ = prepared.context.session.namespaces
     generated.__doc__ = doc
     if reverse:  # its adjoint sweep recomputes: Variables may not be assigned under it
         reverse_derivative_code.add(generated.__code__)
