@@ -68,6 +68,19 @@ def test_every_transform_reads_globals_when_it_runs(tmp_path):
     assert np.allclose(of_caller(w), 12.0 * w)
 
 
+def test_grad_of_grad_reads_globals_when_it_runs(tmp_path):
+    module = load_module(tmp_path, """
+        LR = 1.0
+
+        def cubic(x):
+            return LR * x ** 3
+    """)
+    second = at.grad(at.grad(module.cubic))
+    assert second(2.0) == 12.0
+    module.LR = 2.0
+    assert second(2.0) == 24.0
+
+
 def test_implicit_grad_reads_globals_when_it_runs(tmp_path):
     module = load_module(tmp_path, """
         import numpy as np
