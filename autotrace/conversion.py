@@ -19,6 +19,7 @@ import runtime
 import transforms
 from runtime.control_statements import HELPERS as STATEMENT_HELPERS, NUMPY_REPLACEMENTS
 from transforms.control_flow_build import convert
+from transforms.live_names import transform_lock
 
 # Code that is never converted: libraries (their control flow is on Python values) and ours.
 _LIBRARY_MODULES = {"numpy", "scipy", "cupy", "runtime", "transforms", "autotrace"}
@@ -44,10 +45,11 @@ def for_tracing(function):
         return types.MethodType(for_tracing(function.__func__), function.__self__)
     if not inspect.isfunction(function):
         return function
-    known = _CONVERTED.get(function)
-    if known is None:
-        known = _CONVERTED[function] = convert(function, HELPERS)
-    return known
+    with transform_lock:  # converting parses source, which runs one thread at a time
+        known = _CONVERTED.get(function)
+        if known is None:
+            known = _CONVERTED[function] = convert(function, HELPERS)
+        return known
 
 
 def converted(callee):

@@ -24,6 +24,7 @@ from autotrace.operators import reverse
 from autotrace.conversion import for_tracing
 from runtime.state import collecting, current_scope, deposit, holds_state
 from runtime.structure import array_module
+from transforms.live_names import is_current
 
 
 # Each function's implicit derivatives, per (wrt, optimized): built once, however many
@@ -79,7 +80,7 @@ class ImplicitGradient:
             tuple(name for name, value in kwargs.items() if holds_state(value))
         derivatives = _derivatives.setdefault(function, {})
         derivative = derivatives.get((wrt, self.optimized))
-        if derivative is None:
+        if derivative is None or not is_current(derivative):  # made again after a rebinding
             derivative = derivatives[(wrt, self.optimized)] = reverse(
                 function, wrt, self.optimized, with_value=True, implicit=True)
         if current_scope() is not None:  # traced: convert its control flow, as for grad

@@ -12,6 +12,7 @@ from typing import Callable
 
 import numpy as np
 
+from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
 from runtime.structure import _rebuild, array_module, zeros_like
 from transforms.errors import SourceUnavailableError
@@ -38,23 +39,33 @@ def _generate_from_source(build, f: Callable, wrt, optimized: bool = True,
     traced = getattr(f, "__autotrace_python_function__", None)
     if inspect.ismethod(traced):  # autotrace.function of a method: the method, bound
         f = traced
-    def derive(function, wrt):
-        if takes_varargs(function):  # specialized to the arguments of each call, when it runs
-            return by_arguments(lambda g: build(g, wrt, session=Session(optimized, implicit),
-                                                **options), function,
-                                "tangent" if build is forward_function else "dy")
-        return build(function, wrt, session=Session(optimized, implicit), **options)
-
     if inspect.ismethod(f):
         # A bound method: transform its function, with `self` bound and not differentiated.
         shifted = tuple(w + 1 if isinstance(w, int) and w >= 0 else w
                         for w in (wrt if isinstance(wrt, tuple) else (wrt,)))
-        inner = derive(f.__func__, shifted if isinstance(wrt, tuple) else shifted[0])
-        inner.__module__ = getattr(f, "__module__", None)
+        inner = _cached(build, f.__func__, shifted if isinstance(wrt, tuple) else shifted[0],
+                        optimized, implicit, options)
         return types.MethodType(inner, f.__self__)
-    generated = derive(f, wrt)
-    generated.__module__ = getattr(f, "__module__", None)
-    return generated
+    return _cached(build, f, wrt, optimized, implicit, options)
+
+
+def _cached(build, f: Callable, wrt, optimized: bool, implicit: bool, options: dict):
+    """f's derivative, made once per transform and options (see autotrace/derivative_cache)."""
+    def make():
+        if takes_varargs(f):  # specialized to the arguments of each call, when it runs
+            generated = by_arguments(
+                lambda g: build(g, wrt, session=Session(optimized, implicit), **options), f,
+                "tangent" if build is forward_function else "dy")
+        else:
+            generated = build(f, wrt, session=Session(optimized, implicit), **options)
+        generated.__module__ = getattr(f, "__module__", None)
+        return generated
+    key = (build, wrt, optimized, implicit, tuple(sorted(options.items())))
+    try:
+        hash(key)
+    except TypeError:  # an invalid wrt: the transform says what is wrong with it
+        return make()
+    return cached_derivative(f, key, make)
 
 
 def reverse(f: Callable, wrt, optimized: bool = True, with_value: bool = False,

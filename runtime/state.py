@@ -37,6 +37,7 @@ from __future__ import annotations
 import sys
 import threading
 import types
+import weakref
 from contextlib import contextmanager
 
 import numpy as np
@@ -135,7 +136,8 @@ class CaptureScope:
 
 
 # The code objects of generated reverse-mode derivatives (registered as they are made).
-reverse_derivative_code: set = set()
+# Held weakly: a derivative no longer used takes its code with it.
+reverse_derivative_code: "weakref.WeakSet" = weakref.WeakSet()
 
 
 def _inside_reverse_derivative() -> bool:

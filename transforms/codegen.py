@@ -10,6 +10,7 @@ import ast
 import itertools
 import linecache
 import os
+import weakref
 
 import gast
 
@@ -48,7 +49,11 @@ def load_function(source: str, name: str, namespace: dict, hint: str | None = No
     filename = register_source(source, hint or name)
     code = compile(source, filename, "exec")
     exec(code, namespace)
-    return namespace[name]
+    function = namespace[name]
+    # Its lines are kept while it lives: a program that makes derivatives in a loop does not
+    # fill linecache.
+    weakref.finalize(function, linecache.cache.pop, filename, None)
+    return function
 
 
 def parse_expression(text: str) -> gast.expr:

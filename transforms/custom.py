@@ -22,6 +22,7 @@ import gast
 
 from transforms.codegen import load_function, to_source
 from transforms.errors import Location
+from transforms.live_names import LiveNamespace
 from transforms.parsing import parse_function
 from transforms.partials import caller_location
 
@@ -76,7 +77,7 @@ def custom_functions(custom):
     definition, location = parsed.node, parsed.location
     _check_parameters(parsed)
     value, grad_fn = _split_return(definition, location)
-    namespace = dict(parsed.namespace)
+    namespace = LiveNamespace(parsed)
     base = definition.name
 
     value_definition = copy.deepcopy(definition)
@@ -103,6 +104,7 @@ def custom_functions(custom):
                                  hint=generated.name)
         function.__autotrace_origin__ = location
         made.append(function)
+    namespace.read_live(*(f.__code__ for f in made))  # globals, closure variables: live
     custom._autotrace_functions = tuple(made)
     return custom._autotrace_functions
 

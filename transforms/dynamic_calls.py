@@ -20,6 +20,7 @@ from transforms.custom import custom_caller
 from transforms.errors import TransformError
 from transforms.partials import partial_caller
 from transforms.varargs import for_call
+from transforms.live_names import is_current, transform_lock
 from transforms.rules.core import adjoint, adjoint_rules, d, tangent, tangent_rules
 
 
@@ -63,11 +64,12 @@ def derivative_of(func, wrt: tuple, implicit: bool = False):
     mode: implicit derivatives hand the gradients of Variables they reach to the sink)."""
     cache = _cache_of(func)
     key = ("implicit", wrt) if implicit else wrt
-    if key not in cache:
-        from transforms.pipeline import Session, reverse_function  # pipeline imports us
-        cache[key] = reverse_function(func, wrt, session=Session(optimized=True,
-                                                                 implicit=implicit))
-    return cache[key]
+    with transform_lock:
+        if key not in cache or not is_current(cache[key]):  # made again after a rebinding
+            from transforms.pipeline import Session, reverse_function  # pipeline imports us
+            cache[key] = reverse_function(func, wrt, session=Session(optimized=True,
+                                                                     implicit=implicit))
+        return cache[key]
 
 
 def unbind_method(func, args, wrt):

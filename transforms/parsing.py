@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import gast
 
 from transforms.errors import Location, SourceUnavailableError, TransformError
+from transforms.source_check import check_source_matches, source_changed
 
 
 @dataclass
@@ -33,8 +34,9 @@ def _unwrap(func):
 
 
 def namespace_of(func) -> dict:
-    """What the free names of `func` mean: its globals, then its closure cells' current values."""
-    namespace = dict(func.__globals__)
+    """What the free names of `func` mean now: its globals, then its closure cells' values."""
+    live = getattr(func.__globals__, "snapshot", None)  # generated code's LiveNamespace
+    namespace = live() if live is not None else dict(func.__globals__)
     code = func.__code__
     if func.__closure__:
         for name, cell in zip(code.co_freevars, func.__closure__):
@@ -135,10 +137,14 @@ def parse_function(func) -> ParsedFunction:
         if isinstance(node, gast.AsyncFunctionDef):
             raise location.error(node, "autotrace cannot differentiate an async function; "
                                  "make it a plain def", "async def")
+        if not isinstance(node, gast.FunctionDef) and not filename.startswith("<"):
+            raise source_changed(func, filename, first_line)  # a def was compiled from there
         if not isinstance(node, gast.FunctionDef):
             raise TransformError(f"expected a function definition for {name!r}",
                                  filename, first_line)
         node.decorator_list = []
+    if not filename.startswith("<"):  # a file, which may have been edited since the import
+        check_source_matches(node, func, filename, first_line)
     namespace = namespace_of(func)
     _defaults_as_evaluated(node, func, namespace)
     return ParsedFunction(node, location, namespace, func)

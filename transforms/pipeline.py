@@ -37,6 +37,7 @@ from transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_
 from transforms.exits import exits_to_flags
 from transforms.inplace import check_writes
 from transforms.list_methods import rewrite_list_methods
+from transforms.live_names import DEFAULT, LiveNamespace, default_argument
 from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
 from transforms.parsing import parse_function, resolve
@@ -128,6 +129,7 @@ class Session:
         # closures, attributes and calls carry gradient too, handed to runtime/state's sink.
         self.implicit = implicit
         self.done: dict = {}
+        self.namespaces: list = []  # of every function transformed (see LiveNamespace)
         self.pending: dict = collections.defaultdict(list)
 
     def bind_derivative(self, func, wrt, namespace, identifier, mode="reverse"):
@@ -248,7 +250,8 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     keyword = seed_keyword(parsed.function, keyword)
     wrt_names = resolve_wrt(wrt, parameters, location.name)
 
-    namespace = dict(parsed.namespace)
+    namespace = LiveNamespace(parsed)
+    session.namespaces.append(namespace)
     for local in _own_local_names(function):  # a local shadows the global of its name
         namespace.pop(local, None)
     namer = Namer(names_in(function) | {keyword})
@@ -498,18 +501,45 @@ def load_generated(prepared: Prepared, func, body: list, prefix: str, doc: str,
     arguments.kw_defaults = arguments.kw_defaults + [gast.Constant(value=None, kind=None)]
     for argument in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
         argument.annotation = None
+    body = _defaults_read_when_run(arguments, prepared) + body
     definition = gast.FunctionDef(name=generated_name, args=arguments, body=body,
                                   decorator_list=[], returns=None, type_comment=None,
                                   type_params=[])
     source = _with_comments(to_source(definition))
     generated = load_function(source, generated_name, prepared.namespace, hint=generated_name)
+    prepared.namespace.read_live(generated.__code__)  # globals, closure variables: live
     generated.__autotrace_source__ = source
     generated.__autotrace_seed__ = prepared.keyword
     generated.__autotrace_primal__ = func
+    # What it reads when it runs, checked before a cache hands it out again.
+    generated.__autotrace_namespaces__ = prepared.context.session.namespaces
     generated.__doc__ = doc
     if reverse:  # its adjoint sweep recomputes: Variables may not be assigned under it
         reverse_derivative_code.add(generated.__code__)
     return generated
+
+
+def _defaults_read_when_run(arguments, prepared: Prepared) -> list:
+    """Give each parameter with a default the default DEFAULT, and statements that read the
+    primal's default when the derivative runs (a later `f.__defaults__ = ...` reaches it)."""
+    positional = arguments.posonlyargs + arguments.args
+    keywords = [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults)
+                if d is not None and a.id != prepared.keyword]
+    with_default = positional[len(positional) - len(arguments.defaults):] + [
+        a for a, _ in keywords]
+    if not with_default:
+        return []
+    context = prepared.context
+    default = context.import_value("DEFAULT", DEFAULT)
+    arguments.defaults = [name(default) for _ in arguments.defaults]
+    arguments.kw_defaults = [name(default) if (a, d) in keywords else d
+                             for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults)]
+    read, primal = (context.import_value("default_argument", default_argument),
+                    context.import_value("primal", prepared.namespace.function))
+    return [statement for parameter in with_default for statement in replace(
+        "if parameter is DEFAULT:\n    parameter = read(primal, text)",
+        parameter=parameter.id, DEFAULT=default, read=read, primal=primal,
+        text=gast.Constant(value=parameter.id, kind=None))]
 
 
 def _shape_only(context) -> dict:

@@ -1,0 +1,52 @@
+"""Derivatives made once per function: `grad(loss)` in a training loop transforms `loss` once.
+
+A derivative is kept on the function it was made from (in its `__dict__`), so it lives as long
+as the function and no longer; other callables (traced functions, objects) are kept in a small
+table of the most recent ones. The key is what the transform depends on: the function's code
+object (a reassigned `f.__code__` is a new function), the transform and its options. The derivative reads
+globals, closure variables and defaults when it runs (transforms/live_names.py), so a cached one
+stays right while they change; one whose namespace now holds what it was not generated for (a
+rebound function) is made again.
+
+Transforms run one at a time (transforms/live_names.py `transform_lock`).
+"""
+from __future__ import annotations
+
+import collections
+import types
+from typing import Callable
+
+from transforms.live_names import is_current, transform_lock
+
+_ATTRIBUTE = "__autotrace_derivatives__"
+_RECENT_LIMIT = 64
+# Other callables (traced functions, callable objects): id -> (the callable, its derivatives),
+# the most recent last.
+_recent: "collections.OrderedDict" = collections.OrderedDict()
+
+
+def _derivatives_of(f) -> dict:
+    if isinstance(f, types.FunctionType):  # other objects keep their attributes to themselves
+        derivatives = f.__dict__.get(_ATTRIBUTE)
+        if derivatives is None:
+            derivatives = f.__dict__[_ATTRIBUTE] = {}
+        return derivatives
+    entry = _recent.pop(id(f), None)
+    if entry is None or entry[0] is not f:
+        entry = (f, {})
+    _recent[id(f)] = entry
+    while len(_recent) > _RECENT_LIMIT:
+        _recent.popitem(last=False)
+    return entry[1]
+
+
+def cached_derivative(f, key: tuple, make: Callable[[], Callable]) -> Callable:
+    """The derivative of `f` for `key` (the transform and its options), made by `make()` once
+    and again only when `f`'s code changed or its namespace holds what it was not made for."""
+    code = getattr(getattr(f, "__autotrace_python_function__", f), "__code__", None)
+    with transform_lock:
+        derivatives = _derivatives_of(f)
+        derivative = derivatives.get((code,) + key)
+        if derivative is None or not is_current(derivative):
+            derivative = derivatives[(code,) + key] = make()
+        return derivative
