@@ -10,6 +10,7 @@ import ast
 import itertools
 import linecache
 import os
+import types
 import weakref
 
 import gast
@@ -53,6 +54,56 @@ def load_function(source: str, name: str, namespace: dict, hint: str | None = No
     # Its lines are kept while it lives: a program that makes derivatives in a loop does not
     # fill linecache.
     weakref.finalize(function, linecache.cache.pop, filename, None)
+    return function
+
+
+def compile_in_factory(definition: ast.FunctionDef, free_names, filename: str,
+                       factory_name: str = "_autotrace_factory") -> types.CodeType:
+    """The code object of `definition` compiled inside `def factory_name(*free_names)`: the
+    names of `free_names` it reads are its closure variables (its `co_freevars`, to be given
+    cells), every other name it reads is a global. Its lines are those of `definition`."""
+    factory = ast.parse(f"def {factory_name}({', '.join(free_names)}):\n"
+                        f"    return {definition.name}").body[0]
+    for node in ast.walk(factory):  # on the line of `definition`, which it encloses
+        if hasattr(node, "lineno"):
+            node.lineno = node.end_lineno = definition.lineno
+    factory.body.insert(0, definition)
+    module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
+    compiled = compile(module, filename, "exec")
+    factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
+    return next(c for c in factory_code.co_consts
+                if isinstance(c, types.CodeType) and c.co_name == definition.name)
+
+
+def load_closure(source: str, name: str, globals_: dict, cells: dict, hint: str,
+                 first: list = ()) -> types.FunctionType:
+    """The function `name` that `source` defines, reading the names of `cells` (name -> cell)
+    through those cells and every other name from `globals_` (then the builtins), as a nested
+    function reads its enclosing function's variables and its module's globals. `first`:
+    statements (ast) each call runs first, compiled in but not in the printed source."""
+    filename = register_source(source, hint)
+    definition = ast.parse(source, filename).body[0]
+    definition.body[:0] = [ast.copy_location(statement, definition) for statement in first]
+    code = compile_in_factory(definition, list(cells), filename)
+    code = code.replace(co_qualname=name)  # not the factory's: the function stands alone
+    values = {}
+    for key, cell in cells.items():
+        try:
+            values[key] = cell.cell_contents
+        except ValueError:  # filled later (a recursive derivative, a function lifted later)
+            pass
+
+    def evaluated(expression):  # a default, as the def evaluates it
+        compiled = compile(ast.Expression(body=expression), filename, "eval")
+        return eval(compiled, globals_, values)  # noqa: S307 - our own generated code
+    arguments = definition.args
+    function = types.FunctionType(
+        code, globals_, name, tuple(evaluated(d) for d in arguments.defaults) or None,
+        tuple(cells[free] for free in code.co_freevars))
+    function.__kwdefaults__ = {a.arg: evaluated(d) for a, d in
+                               zip(arguments.kwonlyargs, arguments.kw_defaults)
+                               if d is not None} or None
+    weakref.finalize(function, linecache.cache.pop, filename, None)  # as load_function
     return function
 
 

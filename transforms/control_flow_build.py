@@ -6,18 +6,17 @@ into a function with the user's file, lines, globals and closure.
 """
 from __future__ import annotations
 
-import ast
 import copy
 import inspect
 import types
 
 import gast
 
-from transforms.codegen import debug_source
+from transforms.codegen import compile_in_factory, debug_source
 from transforms.control_flow import _USER, HELPER_NAMES, ControlFlowConverter, helper
 from transforms.naming import Namer, names_in
 from transforms.parsing import namespace_of, parse_function
-from transforms.templates import name
+
 
 def _has_control_flow(node) -> bool:
     """Whether `node` has control flow to convert, or calls a function that may have some."""
@@ -89,20 +88,7 @@ def _compile(tree: gast.FunctionDef, original, helpers: dict, generated=frozense
     # Named apart, so that the function's own name (recursion) still means the global.
     tree.name = "_autotrace_converted"
     free = list(code.co_freevars) + [helper(h) for h in HELPER_NAMES]
-    factory = gast.FunctionDef(
-        name=_FACTORY,
-        args=gast.arguments(args=[name(v) for v in free], posonlyargs=[], vararg=None,
-                            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-        body=[tree, gast.Return(value=name(tree.name))], decorator_list=[], returns=None,
-        type_comment=None, type_params=[])
-    for argument in factory.args.args:
-        argument.ctx = gast.Param()
-    module = gast.gast_to_ast(gast.Module(body=[factory], type_ignores=[]))
-    ast.fix_missing_locations(module)
-    compiled = compile(module, code.co_filename, "exec")
-    factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
-    function_code = next(c for c in factory_code.co_consts
-                         if isinstance(c, types.CodeType) and c.co_name == tree.name)
+    function_code = compile_in_factory(gast.gast_to_ast(tree), free, code.co_filename, _FACTORY)
     cells = dict(zip(code.co_freevars, original.__closure__ or ()))
     for helper_name in HELPER_NAMES:
         cells[helper(helper_name)] = types.CellType(helpers[helper_name])

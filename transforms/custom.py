@@ -100,8 +100,8 @@ def custom_functions(custom):
 
     made = []
     for generated in (value_definition, vjp_definition):
-        function = load_function(to_source(generated), generated.name, namespace,
-                                 hint=generated.name)
+        function = namespace.load(to_source(generated), generated.name, generated.name,
+                                  checked=True)
         function.__autotrace_origin__ = location
         made.append(function)
     namespace.read_live(*(f.__code__ for f in made))  # globals, closure variables: live

@@ -1,23 +1,29 @@
-"""The globals of generated code: read when the code runs, as the user's function reads them.
+"""How generated code reads names: when it runs, as the user's function reads them.
 
-A derivative's own names (runtime helpers, the derivatives of the functions it calls, lifted
-nested functions) are entries of a `LiveNamespace`. The user function's globals and closure
-variables are not copied in: a lookup that misses the entries reads the closure cell, then the
-module's globals, at that moment. So `LR = 10.0` after `grad(loss)` was built, or a `nonlocal`
-rebinding, reaches the derivative exactly as it reaches the primal.
+A derivative is a function of the user's module: its globals are the module's own dict, so
+`LR = 10.0` after `grad(loss)` was built reaches it as it reaches the primal, at the cost of
+any global read. The closure variables of the user's function are its closure variables too,
+the same cells, so a `nonlocal` rebinding reaches it. autotrace's own names (runtime helpers,
+the derivatives of the functions it calls, lifted nested functions) are closure variables of
+cells of their own, so they never enter the user's module (see `LiveNamespace.load`).
 
 The transform itself looked at some of those values: which function a call runs (and so which
 derivative rule applies), whether a name holds a module, a class, a list or a number. Each such
-value is recorded (`seen`); a value read later that would have been transformed differently
-(another function, a list where a number was) raises `StaleDerivativeError` instead of giving a
-gradient of code that no longer runs.
+value is recorded (`seen`), and each call of the derivative first checks them (once per call,
+not once per read): a value that would have been transformed differently (another function, a
+list where a number was) raises `StaleDerivativeError` instead of giving a gradient of code
+that no longer runs.
 """
 from __future__ import annotations
 
+import ast
+import builtins
 import threading
 import types
 
+from transforms.codegen import load_closure
 from transforms.errors import Location, TransformError
+from transforms.naming import names_in
 from transforms.rules.core import constant
 from transforms.sequences import INEXACT, NUMBER, UNKNOWN, _value_kind
 
@@ -61,77 +67,115 @@ def _describe(value) -> str:
 
 
 class LiveNamespace(dict):
-    """Generated code's globals (see the module docstring); `snapshot()` is what the names
-    mean now, for transforming the generated code again (second derivatives)."""
+    """What the names of a function being transformed mean: while the transform runs, its
+    globals' and closure variables' values and the entries the transform adds (its own
+    names); then the loader of the code generated for it (`load`)."""
 
     def __init__(self, parsed):
-        """The namespace of `parsed` (a transforms.parsing.ParsedFunction): its globals and
-        closure values as entries while the transform reads them (see `read_live`)."""
+        """The namespace of `parsed` (a transforms.parsing.ParsedFunction)."""
         super().__init__(parsed.namespace)
         function = parsed.function
         self.function = function  # whose names these are
-        self.user_values = parsed.namespace
-        self.live_globals = function.__globals__  # the user's module dict (or a LiveNamespace)
+        self.live_globals = function.__globals__  # the user's module dict
         # closure variable name -> its cell
         self.cells = dict(zip(function.__code__.co_freevars, function.__closure__ or ()))
+        self.source_names = names_in(parsed.node)  # what the user wrote (not ours)
+        self.own_cells = {}  # own name -> the cell generated code reads it through
         self.location: Location = parsed.location
         self.seen = {}  # name -> its value when the transform read it
+        self.watched = ()  # (name, its cell or None for a global, value seen): see `check`
 
-    def __missing__(self, key: str):
-        # Generated code reads the user's names through here: kept short, it runs often.
-        cell = self.cells.get(key) if self.cells else None
+    def __setitem__(self, key: str, value) -> None:
+        # An own name filled after code reading it was loaded (the derivative of a recursive
+        # function, a nested function lifted later) reaches that code through its cell.
+        super().__setitem__(key, value)
+        cell = self.own_cells.get(key)
         if cell is not None:
-            try:
-                value = cell.cell_contents
-            except ValueError:
-                raise NameError(f"cannot access free variable {key!r} where it is not "
-                                "associated with a value in enclosing scope") from None
-        else:
-            value = self.live_globals[key]  # KeyError: Python goes on to the builtins
-        seen = self.seen.get(key, value)
-        if seen is not value and not _same_to_the_transform(seen, value):
-            raise StaleDerivativeError(
-                f"{key!r} was {_describe(seen)} when autotrace generated the derivative "
-                f"of {self.location.name}, and is now {_describe(value)}; the derivative "
-                "follows the old value. Call autotrace.grad (or the transform you used) again "
-                "after rebinding it.", self.location.filename, self.location.first_line, key)
-        return value
+            cell.cell_contents = value
+
+    def _holds_user_value(self, key: str, value) -> bool:
+        """Whether entry `key` holding `value` is the user's own name, to be read live."""
+        cell = self.cells.get(key)
+        if cell is None:
+            return self.live_globals.get(key, _ABSENT) is value
+        try:
+            return cell.cell_contents is value
+        except ValueError:  # not assigned yet
+            return False
+
+    def _cell_for(self, key: str):
+        """The cell through which generated code reads `key`: the user's closure cell, or one
+        of our own; None for a global of the user's module (or a builtin)."""
+        value = dict.get(self, key, _ABSENT)
+        if value is _ABSENT or self._holds_user_value(key, value):
+            if key in self.cells:
+                return self.cells[key]
+            if value is not _ABSENT or key in self.source_names or key in builtins.__dict__:
+                return None
+            # Neither the user's nor ours yet: a name the transform binds later.
+        cell = self.own_cells.get(key)
+        if cell is None:
+            cell = self.own_cells[key] = (types.CellType() if value is _ABSENT
+                                          else types.CellType(value))
+        return cell
+
+    def load(self, source: str, name: str, hint: str, checked: bool = False):
+        """The function `source` defines, as a function of the user's module (see the module
+        docstring). `checked`: each call first checks the names the transform read (`check`);
+        for the functions that the user, or other generated code, calls."""
+        read = {node.id for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Name)}
+        cells = {key: cell for key in sorted(read)
+                 if (cell := self._cell_for(key)) is not None}
+        first = []
+        if checked:
+            cells[_CHECK] = types.CellType(self.check)
+            first = [ast.Expr(value=ast.Call(func=ast.Name(id=_CHECK, ctx=ast.Load()),
+                                             args=[], keywords=[]))]
+        return load_closure(source, name, self.live_globals, cells, hint, first)
 
     def read_live(self, *generated_code) -> None:
         """Once the code is generated: leave the user's globals and closure values to be read
-        when it runs (entries still holding what the transform saw), recording what it saw of
-        the names the function or `generated_code` (code objects) read."""
+        when it runs, recording what the transform saw of the names the function or
+        `generated_code` (code objects) read."""
         read = set().union(*(_names_read(code) for code in
                              (self.function.__code__,) + generated_code))
-        for key, value in self.user_values.items():
-            if key != "__builtins__" and dict.get(self, key, _ABSENT) is value:
+        for key, value in list(self.items()):
+            if self._holds_user_value(key, value):
                 del self[key]
                 if key in read:
                     self.seen[key] = value
-        self.user_values = {}
+        self.watched = tuple((key, self.cells.get(key), value)
+                             for key, value in self.seen.items())
+
+    def check(self) -> None:
+        """Raise StaleDerivativeError if a name the transform read holds what the code was
+        not generated for. Run by each call of a checked function: kept short."""
+        live_globals = self.live_globals
+        for key, cell, seen in self.watched:
+            try:
+                value = live_globals[key] if cell is None else cell.cell_contents
+            except (KeyError, ValueError):
+                continue  # unbound: the code's own read raises NameError, as the primal's
+            if value is not seen and not _same_to_the_transform(seen, value):
+                raise StaleDerivativeError(
+                    f"{key!r} was {_describe(seen)} when autotrace generated the derivative "
+                    f"of {self.location.name}, and is now {_describe(value)}; the derivative "
+                    "follows the old value. Call autotrace.grad (or the transform you used) "
+                    "again after rebinding it.", self.location.filename,
+                    self.location.first_line, key)
 
     def is_current(self) -> bool:
         """Whether every name the transform read holds what the code was generated for."""
-        for key in self.seen:
-            try:
-                self[key]  # a missing key: read through `__missing__`, which checks it
-            except (KeyError, NameError, StaleDerivativeError):
-                return False
+        try:
+            self.check()
+        except StaleDerivativeError:
+            return False
         return True
 
-    def snapshot(self) -> dict:
-        """Every name's current value: the user's globals and cells, then own entries."""
-        live = self.live_globals
-        values = live.snapshot() if isinstance(live, LiveNamespace) else dict(live)
-        for key, cell in self.cells.items():
-            try:
-                values[key] = cell.cell_contents
-            except ValueError:  # not assigned yet
-                pass
-        values.update(self)
-        return values
 
-
+# The name under which checked generated code calls `LiveNamespace.check`: not an identifier
+# autotrace generates or users write.
+_CHECK = "__autotrace_check__"
 _ABSENT = object()
 
 

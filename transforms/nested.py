@@ -15,7 +15,7 @@ import copy
 
 import gast
 
-from transforms.codegen import load_function, to_source
+from transforms.codegen import to_source
 from transforms.errors import Location
 from transforms.naming import Namer
 from transforms.templates import name
@@ -176,7 +176,7 @@ def lift_nested_functions(function: gast.FunctionDef, location: Location, namer:
         definition.args.kw_defaults = definition.args.kw_defaults + [None] * len(free_variables)
         definition.body = [rewrite.visit(s) for s in definition.body]
         source = to_source(definition)
-        lifted_function = load_function(source, new_name, namespace, hint=new_name)
+        lifted_function = namespace.load(source, new_name, new_name)
         lifted_function.__autotrace_origin__ = Location(
             location.filename, location.line_of(definition) or 1, nested_name)
         namespace[new_name] = lifted_function

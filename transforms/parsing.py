@@ -35,8 +35,7 @@ def _unwrap(func):
 
 def namespace_of(func) -> dict:
     """What the free names of `func` mean now: its globals, then its closure cells' values."""
-    live = getattr(func.__globals__, "snapshot", None)  # generated code's LiveNamespace
-    namespace = live() if live is not None else dict(func.__globals__)
+    namespace = dict(func.__globals__)
     code = func.__code__
     if func.__closure__:
         for name, cell in zip(code.co_freevars, func.__closure__):

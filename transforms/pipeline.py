@@ -32,7 +32,7 @@ from transforms.anf import normalize
 from transforms.calls import CustomGradient, classify
 from transforms.checks import check_supported
 from transforms.custom import custom_caller
-from transforms.codegen import debug_source, load_function, to_source
+from transforms.codegen import debug_source, to_source
 from transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
 from transforms.exits import exits_to_flags
 from transforms.inplace import check_writes
@@ -506,7 +506,7 @@ def load_generated(prepared: Prepared, func, body: list, prefix: str, doc: str,
                                   decorator_list=[], returns=None, type_comment=None,
                                   type_params=[])
     source = _with_comments(to_source(definition))
-    generated = load_function(source, generated_name, prepared.namespace, hint=generated_name)
+    generated = prepared.namespace.load(source, generated_name, generated_name, checked=True)
     prepared.namespace.read_live(generated.__code__)  # globals, closure variables: live
     generated.__autotrace_source__ = source
     generated.__autotrace_seed__ = prepared.keyword
