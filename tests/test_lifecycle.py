@@ -115,6 +115,19 @@ def test_a_nonlocal_rebinding_reaches_the_derivative():
     assert gradient(2.0) == 12.0 == 3.0 * 2 * 2.0
 
 
+def test_a_function_taking_args_reads_globals_when_it_runs(tmp_path):
+    module = load_module(tmp_path, """
+        LR = 1.0
+
+        def f(*xs, **options):
+            return LR * options.get("scale", 1.0) * xs[0] ** 2
+    """)
+    gradient = at.grad(module.f)
+    assert gradient(2.0) == 4.0
+    module.LR = 10.0
+    assert gradient(2.0) == 40.0 and gradient(2.0, scale=0.5) == 20.0
+
+
 def test_defaults_are_the_functions_own_read_when_the_derivative_runs(tmp_path):
     module = load_module(tmp_path, """
         C = 1.0

@@ -133,8 +133,9 @@ def _check_defaults(definition, label: str, outer_locals: set, location: Locatio
 
 
 def lift_nested_functions(function: gast.FunctionDef, location: Location, namer: Namer,
-                          namespace: dict) -> None:
-    """Replace each nested def/lambda in `function` by a lifted function bound in `namespace`."""
+                          namespace: "LiveNamespace") -> None:
+    """Replace each nested def/lambda in `function` by a lifted function bound in `namespace`
+    (a transforms.live_names.LiveNamespace, which loads it)."""
     names_in_source = {n.id for n in gast.walk(function) if isinstance(n, gast.Name)}
     if any(isinstance(n, gast.Lambda) for n in gast.walk(function)):
         function.body = _name_lambdas(function.body, namer)

@@ -22,8 +22,9 @@ import weakref
 import gast
 
 from transforms.calls import classify_value
-from transforms.codegen import load_function, to_source
+from transforms.codegen import to_source
 from transforms.errors import Location
+from transforms.live_names import LiveNamespace
 from transforms.parsing import parse_function
 from transforms.templates import name
 
@@ -101,8 +102,10 @@ def specialize(func, positional: int, keywords: tuple):
     node.body = prologue + node.body
     spell_out_starred(node, sizes)
     source = to_source(node)
-    specialized = load_function(source, node.name, dict(parsed.namespace),
-                                hint=f"{node.name}__{positional}_args")
+    # A function of the user's module, as `func`: its globals and closure variables are read
+    # when it runs.
+    specialized = LiveNamespace(parsed).load(source, node.name,
+                                             f"{node.name}__{positional}_args")
     specialized.__autotrace_origin__ = Location(location.filename,
                                                 first - len(prologue) - 1, location.name)
     cache[key] = specialized
