@@ -94,6 +94,8 @@ def load_closure(source: str, name: str, globals_: dict, cells: dict, hint: str,
             pass
 
     def evaluated(expression):  # a default, as the def evaluates it
+        if isinstance(expression, ast.Constant):
+            return expression.value
         compiled = compile(ast.Expression(body=expression), filename, "eval")
         return eval(compiled, globals_, values)  # noqa: S307 - our own generated code
     arguments = definition.args
