@@ -75,14 +75,16 @@ def compile_in_factory(definition: ast.FunctionDef, free_names, filename: str,
                 if isinstance(c, types.CodeType) and c.co_name == definition.name)
 
 
-def load_closure(source: str, name: str, globals_: dict, cells: dict, hint: str,
+def load_closure(source: str, name: str, globals_: dict, cells_of, hint: str,
                  first: list = ()) -> types.FunctionType:
-    """The function `name` that `source` defines, reading the names of `cells` (name -> cell)
-    through those cells and every other name from `globals_` (then the builtins), as a nested
-    function reads its enclosing function's variables and its module's globals. `first`:
-    statements (ast) each call runs first, compiled in but not in the printed source."""
+    """The function `name` that `source` defines, reading some names through cells and every
+    other name from `globals_` (then the builtins), as a nested function reads its enclosing
+    function's variables and its module's globals. `cells_of(names)`: of the names the code
+    reads, those read through a cell, as a dict name -> cell. `first`: statements (ast) each
+    call runs first, compiled in but not in the printed source."""
     filename = register_source(source, hint)
     definition = ast.parse(source, filename).body[0]
+    cells = cells_of({node.id for node in ast.walk(definition) if isinstance(node, ast.Name)})
     definition.body[:0] = [ast.copy_location(statement, definition) for statement in first]
     code = compile_in_factory(definition, list(cells), filename)
     code = code.replace(co_qualname=name)  # not the factory's: the function stands alone

@@ -123,15 +123,15 @@ class LiveNamespace(dict):
         """The function `source` defines, as a function of the user's module (see the module
         docstring). `checked`: each call first checks the names the transform read (`check`);
         for the functions that the user, or other generated code, calls."""
-        read = {node.id for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Name)}
-        cells = {key: cell for key in sorted(read)
-                 if (cell := self._cell_for(key)) is not None}
-        first = []
-        if checked:
-            cells[_CHECK] = types.CellType(self.check)
-            first = [ast.Expr(value=ast.Call(func=ast.Name(id=_CHECK, ctx=ast.Load()),
-                                             args=[], keywords=[]))]
-        return load_closure(source, name, self.live_globals, cells, hint, first)
+        def cells_of(read: set) -> dict:
+            cells = {key: cell for key in sorted(read)
+                     if (cell := self._cell_for(key)) is not None}
+            if checked:
+                cells[_CHECK] = types.CellType(self.check)
+            return cells
+        first = [ast.Expr(value=ast.Call(func=ast.Name(id=_CHECK, ctx=ast.Load()), args=[],
+                                         keywords=[]))] if checked else []
+        return load_closure(source, name, self.live_globals, cells_of, hint, first)
 
     def read_live(self, *generated_code) -> None:
         """Once the code is generated: leave the user's globals and closure values to be read
