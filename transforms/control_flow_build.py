@@ -16,6 +16,7 @@ from transforms.codegen import compile_in_factory, debug_source
 from transforms.control_flow import _USER, HELPER_NAMES, ControlFlowConverter, helper
 from transforms.naming import Namer, names_in
 from transforms.parsing import namespace_of, parse_function
+from transforms.templates import name  # noqa: F401 - kept for the converters here
 
 
 def _has_control_flow(node) -> bool:
