@@ -15,14 +15,19 @@ import numpy as np
 from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
 from runtime.structure import _rebuild, array_module, zeros_like
+from transforms.dynamic_calls import rule_caller
 from transforms.errors import SourceUnavailableError
 from transforms.forward import forward_function
 from transforms.pipeline import Session, reverse_function
+from transforms.rules.core import adjoint_rules, tangent_rules
 from transforms.varargs import by_arguments, takes_varargs
 
 
 def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = False,
               **options) -> Callable:
+    rules = tangent_rules if build is forward_function else adjoint_rules
+    if _has_rule(f, rules):  # np.sin, math.exp: differentiated through their rules
+        f = rule_caller(f, rules)
     try:
         return _generate_from_source(build, f, wrt, optimized, implicit, **options)
     except SourceUnavailableError as error:
@@ -30,6 +35,13 @@ def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = 
             raise
         # Typed at the prompt or made by exec: differentiate a trace of it instead.
         return derivative_from_trace(build, f, wrt, optimized, error, **options)
+
+
+def _has_rule(f, rules: dict) -> bool:
+    try:
+        return f in rules
+    except TypeError:  # unhashable callables
+        return False
 
 
 def _generate_from_source(build, f: Callable, wrt, optimized: bool = True,
