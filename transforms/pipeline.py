@@ -1,6 +1,7 @@
 """From a Python function to its generated derivative: the passes, in order.
 
-    parse -> check supported (and writes) -> lift nested functions -> list methods
+    parse -> check supported -> dict methods -> check writes -> lift nested functions
+          -> list methods
           -> A-normal form -> exits to flags -> activity -> reverse mode
           -> cleanup (when optimized) -> print -> load
 
@@ -33,6 +34,7 @@ from transforms.calls import CustomGradient, classify
 from transforms.checks import check_supported
 from transforms.custom import custom_caller
 from transforms.codegen import debug_source, load_function, to_source
+from transforms.dict_methods import rewrite_dict_methods
 from transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
 from transforms.exits import exits_to_flags
 from transforms.inplace import check_writes
@@ -245,6 +247,8 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     location = parsed.location
     spell_out_starred(function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
     check_supported(function, location)
+    rewrite_dict_methods(function, location, Namer(names_in(function)), parsed.namespace)
+    debug_source("dicts", function)
     check_writes(function, location, parsed.namespace)
     parameters = _parameter_names(function.args)
     keyword = seed_keyword(parsed.function, keyword)
