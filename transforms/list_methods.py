@@ -15,7 +15,18 @@ grow a list become those, in place, before A-normal form:
                                 for _item in _tail:
                                     items.append(_item)
 
+    value = items.pop(i)        _position = i
+                                (an IndexError where i is out of range, as pop raises)
+                                _tail = items[_position:]
+                                for _ in range(len(_tail)):
+                                    items.pop()
+                                value = _tail[0]
+                                for _item in _tail[1:]:
+                                    items.append(_item)
+
 (`items[i:]` is what follows position i as `insert` reads it, negative or past the end.)
+`d.pop(key)` of a dict the function builds is transforms/dict_methods.py's; a dict that comes
+from elsewhere is refused when the call runs.
 """
 from __future__ import annotations
 
@@ -24,7 +35,8 @@ import gast
 from transforms.errors import Location
 from transforms.naming import Namer
 from transforms.parsing import MISSING, resolve
-from transforms.templates import replace
+from transforms.codegen import to_source
+from transforms.templates import name, replace
 
 _EXTEND = """
 for item in more:
@@ -39,12 +51,26 @@ items.append(value)
 for each in tail:
     items.append(each)
 """
-GROWING_METHODS = ("extend", "insert")
+_POP_AT = """
+position = index
+if isinstance(items, dict):
+    raise TypeError(not_followed)
+if not -len(items) <= position < len(items):
+    raise IndexError("pop index out of range")
+tail = items[position:]
+for _ in range(len(tail)):
+    items.pop()
+value = tail[0]
+for each in tail[1:]:
+    items.append(each)
+"""
+GROWING_METHODS = ("extend", "insert", "pop")
 
 
 def rewrite_list_methods(function: gast.FunctionDef, location: Location, namer: Namer,
                          namespace: dict) -> None:
-    """Rewrite each `x.extend(...)` and `x.insert(...)` statement of `function` in place."""
+    """Rewrite each `x.extend(...)`, `x.insert(...)` and `x.pop(i)` statement of `function` in
+    place."""
     function.body = _block(function.body, location, namer, namespace)
 
 
@@ -55,8 +81,17 @@ def _block(statements, location, namer, namespace) -> list:
             block = getattr(statement, field, None)
             if isinstance(block, list) and not isinstance(statement, gast.FunctionDef):
                 setattr(statement, field, _block(block, location, namer, namespace))
-        call = statement.value if isinstance(statement, gast.Expr) else None
+        call, target = None, None
+        if isinstance(statement, gast.Expr):
+            call = statement.value
+        elif (isinstance(statement, gast.Assign) and len(statement.targets) == 1
+              and isinstance(statement.targets[0], gast.Name)):
+            call, target = statement.value, statement.targets[0]
         method = _growing_method(call, namespace)
+        if method == "pop" and (len(call.args) != 1 or call.keywords):
+            method = None  # items.pop(): followed as it is
+        elif method != "pop" and target is not None:
+            method = None  # y = items.extend(...): refused below
         if method is None:
             _refuse_as_value(statement, location, namespace)
             out.append(statement)
@@ -69,6 +104,18 @@ def _block(statements, location, namer, namespace) -> list:
             new = replace(_INSERT, value=namer.temporary("item"), item=call.args[1],
                           tail=namer.temporary("tail"), items=items, index=call.args[0],
                           _=namer.temporary("i"), each=namer.temporary("item"))
+        elif method == "pop":
+            owner = to_source(items).strip()
+            not_followed = (f"File {location.filename!r}, line {location.line_of(statement)}: "
+                            f"autotrace cannot differentiate {owner}.pop(key) of a dict that the "
+                            "function does not build itself (with a literal, a comprehension or "
+                            f"dict(...)); change a copy with a name of its own, e.g. new = "
+                            f"dict({owner})")
+            new = replace(_POP_AT, position=namer.temporary("position"), index=call.args[0],
+                          items=items, not_followed=gast.Constant(value=not_followed, kind=None),
+                          tail=namer.temporary("tail"), _=namer.temporary("i"),
+                          value=target or name(namer.temporary("popped"), store=True),
+                          each=namer.temporary("item"))
         else:
             out.append(statement)  # a wrong call: Python says so when it runs
             continue
@@ -90,9 +137,16 @@ def _growing_method(call, namespace) -> str | None:
 
 
 def _refuse_as_value(statement, location: Location, namespace: dict) -> None:
-    """`y = x.extend(...)` (None) is no growing of a list the transforms can follow."""
+    """`y = x.extend(...)` (None) is no growing of a list the transforms can follow, nor is
+    `2 * x.pop(i)`."""
     for node in gast.walk(statement):
         method = _growing_method(node, namespace)
+        if method == "pop" and (len(node.args) != 1 or node.keywords):
+            continue  # items.pop(): followed anywhere
+        if method == "pop":
+            raise location.error(
+                node, "autotrace follows .pop(i) as a statement of its own, or assigned to a "
+                "name (value = items.pop(i)); call it on its own line", ".pop")
         if method is not None:
             raise location.error(
                 node, f"autotrace follows .{method}(...) only as a statement of its own "
