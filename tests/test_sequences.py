@@ -246,6 +246,67 @@ def test_hessian_through_a_pop_whose_value_is_unread():
     np.testing.assert_allclose(np.diag(autotrace.hessian(pop_unread)(X)), 12 * X)
 
 
+def pop_first(x):
+    """The first item popped: x * 2x + 3x / 2 = 2 x**2 + 1.5 x."""
+    items = [x, x * 2.0, x * 3.0]
+    first = items.pop(0)
+    return np.sum(first * items[0] + 0.5 * items[1])
+
+
+def pop_from_the_middle(x):
+    """2x popped (position -2), then what is at 1 (3x) popped unread: 2x * x * x = 2 x**3."""
+    items = [x, x * 2.0, x * 3.0]
+    middle = items.pop(-2)
+    items.pop(1)
+    return np.sum(middle * items[0] * x)
+
+
+def pop_a_queue(x):
+    """items x, x**2, x**3, x**4 taken from the front, each times the last, and the last
+    alone: x**5 + x**6 + x**7 + x**4."""
+    items = [x]
+    for i in range(3):
+        items.append(items[-1] * x)
+    total = 0.0
+    while len(items) > 1:
+        first = items.pop(0)
+        total = total + first * items[-1]
+    return np.sum(total + items[0])
+
+
+def test_pop_at_an_index_takes_that_item():
+    # reverse mode put an item popped by index back at the end of the list
+    np.testing.assert_allclose(autotrace.grad(pop_first)(X), 4 * X + 1.5)
+    np.testing.assert_allclose(autotrace.grad(pop_from_the_middle)(X), 6 * X ** 2)
+    expected = 5 * X ** 4 + 6 * X ** 5 + 7 * X ** 6 + 4 * X ** 3
+    np.testing.assert_allclose(autotrace.grad(pop_a_queue)(X), expected)
+    assert autotrace.forward(pop_a_queue)(X, tangent=np.ones(3))[1] == pytest.approx(
+        np.sum(expected))
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(pop_a_queue))(X), expected)
+    for function in (pop_first, pop_from_the_middle, pop_a_queue):
+        check_grads(function, (X,), order=2, modes=("reverse", "forward"))
+
+
+def pop_past_the_end(x):
+    items = [x, x]
+    last = items.pop(2)
+    return last
+
+
+def pop_in_an_expression(x):
+    items = [x, x]
+    return 2.0 * items.pop(0)
+
+
+def test_pop_at_an_index_out_of_range_or_in_an_expression():
+    with pytest.raises(IndexError, match="pop index out of range"):
+        autotrace.grad(pop_past_the_end)(1.0)
+    with pytest.raises(autotrace.TransformError, match=(
+            r"line \d+: autotrace follows \.pop\(i\) as a statement of its own, or assigned "
+            r"to a name \(value = items\.pop\(i\)\); call it on its own line$")):
+        autotrace.grad(pop_in_an_expression)(1.0)
+
+
 def one_loop_then_another(x, n):
     items = [x]
     for i in range(n):

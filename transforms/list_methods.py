@@ -106,7 +106,7 @@ def _block(statements, location, namer, namespace) -> list:
                           _=namer.temporary("i"), each=namer.temporary("item"))
         elif method == "pop":
             owner = to_source(items).strip()
-            not_followed = (f"File {location.filename!r}, line {location.line_of(statement)}: "
+            not_followed = (f'File "{location.filename}", line {location.line_of(statement)}: '
                             f"autotrace cannot differentiate {owner}.pop(key) of a dict that the "
                             "function does not build itself (with a literal, a comprehension or "
                             f"dict(...)); change a copy with a name of its own, e.g. new = "
