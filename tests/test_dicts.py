@@ -88,6 +88,16 @@ def in_a_loop(x):
     return np.sum(d["s"] * d["2"])
 
 
+def popped_in_a_loop(x):
+    """Items 0, x, 2x; the first two popped: 2x * x = 2 x**2."""
+    d = {}
+    for i in range(3):
+        d[str(i)] = x * i
+    for key in ["0", "1"]:
+        d.pop(key)
+    return np.sum(d["2"] * x) + len(d)
+
+
 def copied(x):
     """The copy is changed, the dict is not: x * x**2 = x**3."""
     d = {"a": x}
@@ -113,6 +123,7 @@ DICT_FUNCTIONS = [  # each with its derivative at a float x
     (updated, lambda x: 12 * x ** 3),
     (popped, lambda x: 4 * x ** 3),
     (in_a_loop, lambda x: 6 * x),
+    (popped_in_a_loop, lambda x: 4 * x),
     (copied, lambda x: 3 * x ** 2),
     (added_into, lambda x: 2 + 4 * x),
 ]
@@ -174,6 +185,12 @@ def comprehension_then_written(x):
     return built["a"] * built["b"]
 
 
+def list_comprehension_then_written(x):
+    built = [x for _ in range(2)]
+    built[0] = x * x
+    return built[0] * built[1]
+
+
 def test_second_derivatives_through_dicts_filled_and_written():
     # the sum of two gradients of a dict had the keys of the first alone: a second
     # derivative through a dict filled in a loop lost the term of its later keys
@@ -181,6 +198,8 @@ def test_second_derivatives_through_dicts_filled_and_written():
         pytest.approx(18.0)
     # grad of grad of a comprehension written into: no temporary sharing the dict
     assert autotrace.grad(autotrace.grad(comprehension_then_written))(3.0) == \
+        pytest.approx(18.0)
+    assert autotrace.grad(autotrace.grad(list_comprehension_then_written))(3.0) == \
         pytest.approx(18.0)
 
 
@@ -208,6 +227,16 @@ def changes_a_dict_in_a_list(x):
     d = {"a": x}
     held = [d]
     d.update(a=x * x)
+    return held[0]["a"]
+
+
+def changes_a_dict_a_loop_shares(x):
+    d = {"a": x}
+    held = []
+    for i in range(2):
+        d["a"] = d["a"] * x
+        for j in range(2):
+            held.append(d)
     return held[0]["a"]
 
 
@@ -248,7 +277,9 @@ def test_changes_autotrace_cannot_follow_are_refused_naming_the_line():
         "a comprehension or dict(...)); change a copy with a name of its own, e.g. new = "
         "dict(d)")
     for function, shared, changed in [(changes_a_shared_dict, "alias = d", 'd["a"] ='),
-                                      (changes_a_dict_in_a_list, "held = [d]", "update")]:
+                                      (changes_a_dict_in_a_list, "held = [d]", "update"),
+                                      (changes_a_dict_a_loop_shares, "held.append(d)",
+                                       'd["a"] =')]:
         assert refusal(function, 2.0) == (
             f'File "{here}", line {line_of(function, shared)}: the dict \'d\' is shared here, '
             f"and changed in place on line {line_of(function, changed)}: the change would "

@@ -114,8 +114,11 @@ class _DictRewriter:
         too (or in a loop that also shares it): the change would reach the other holder.
         (`d = {}; d[k] = v; e = d` shares it after the changes: that is no change to e.)"""
         order = {id(node): position for position, node in enumerate(self.nodes)}
-        loops = {id(n): loop for loop in self.nodes if isinstance(loop, (gast.For, gast.While))
-                 for n in _own_nodes(loop)}  # the innermost loop around each node
+        loops = collections.defaultdict(set)  # the loops around each node
+        for loop in self.nodes:
+            if isinstance(loop, (gast.For, gast.While)):
+                for inner in _own_nodes(loop):
+                    loops[id(inner)].add(id(loop))
         changes = collections.defaultdict(list)
         for node in self.nodes:
             owner = self.receiver(node, CHANGING_METHODS)
@@ -133,15 +136,25 @@ class _DictRewriter:
                 continue
             for shared in _shared_names(node):
                 for change in changes.get(shared.id, ()):
-                    loop = loops.get(id(change))
-                    if order[id(change)] > order[id(node)] or (
-                            loop is not None and loop is loops.get(id(node))):
+                    if order[id(change)] > order[id(node)] or self.changes_again(
+                            shared.id, change, node, order, loops):
                         raise self.location.error(
                             shared, f"the dict {shared.id!r} is shared here, and changed in "
                             f"place on line {self.location.line_of(change)}: the change would "
                             "reach the other holder, where autotrace cannot follow it; share a "
                             f"copy (dict({shared.id})), or make the change a new dict",
                             "shared dict")
+
+    def changes_again(self, owner: str, change, share, order: dict, loops: dict) -> bool:
+        """Whether a loop around both runs `change` after `share`, on the dict shared: no
+        new dict is bound to `owner` on the way from the share, around the loop, to the
+        change (`_pairs = {}` at the top of the loop gives each iteration its own)."""
+        common = loops[id(change)] & loops[id(share)]
+        return bool(common) and not any(
+            common <= loops[id(binding)]
+            and not order[id(change)] < order[id(binding)] < order[id(share)]
+            for binding in self.nodes if isinstance(binding, gast.Assign)
+            and any(isinstance(t, gast.Name) and t.id == owner for t in binding.targets))
 
     # ---- statements ------------------------------------------------------------------------------
 
@@ -210,7 +223,8 @@ class _DictRewriter:
         method = call.func.attr
         if owner in self.parameters:
             where = "an argument"
-            advice = f"copy it first, in the first statement that names it: {owner} = dict({owner})"
+            advice = (f"copy it first, in the first statement that names it: {owner} = "
+                      f"dict({owner})")
         else:
             where = "not built here"
             advice = f"change a copy with a name of its own, e.g. new = dict({owner})"
