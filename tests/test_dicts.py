@@ -294,3 +294,13 @@ def test_changes_autotrace_cannot_follow_are_refused_naming_the_line():
         "differentiate d.pop(key) of a dict that the function does not build itself (with a "
         "literal, a comprehension or dict(...)); change a copy with a name of its own, e.g. "
         "new = dict(d)")
+
+
+def with_an_unused_parameter(x, unused):
+    d = {"a": x}
+    d.update(b=x)
+    return d["a"] * d["b"]
+
+
+def test_a_parameter_never_named_is_no_dict_of_the_function():
+    assert autotrace.grad(with_an_unused_parameter)(3.0, None) == pytest.approx(6.0)

@@ -81,7 +81,7 @@ class _DictRewriter:
         self.local_names = {target for target, _ in bindings} | self.parameters
         # Names every assignment of which builds a new dict; a parameter too, where the first
         # statement that names it is one of those (`p = dict(p)`), at the top of the function.
-        self.dicts = self.local_names - {
+        self.dicts = {target for target, _ in bindings} - {
             target for target, value in bindings if value is None or not self.builds_dict(value)}
         for parameter in self.parameters & self.dicts:
             first = next(s for s in function.body if parameter in _names(s))
