@@ -307,6 +307,36 @@ def test_pop_at_an_index_out_of_range_or_in_an_expression():
         autotrace.grad(pop_in_an_expression)(1.0)
 
 
+def zip_kept_then_iterated(x):
+    """x * 1 + x**2 * 2."""
+    pairs = zip([x, x * x], [1.0, 2.0])
+    total = 0.0
+    for a, b in pairs:
+        total = total + a * b
+    return np.sum(total)
+
+
+def lazy_iterators_made_lists(x):
+    """zip: x * x**2; enumerate from 1: its x**2 times 2; reversed: x**2 * 3 + x:
+    x**3 + 2 x**2 + 3 x**2 + x = x**3 + 5 x**2 + x."""
+    pairs = list(zip([x], [x * x]))
+    counted = tuple(enumerate([x, x * x], start=1))
+    backwards = list(reversed([x, x * x]))
+    return np.sum(pairs[0][0] * pairs[0][1] + counted[1][1] * counted[1][0]
+                  + backwards[0] * 3.0 + backwards[1])
+
+
+def test_zip_enumerate_and_reversed_used_as_values_carry_gradient():
+    # they were constants to the gradient: a zip object's items got none
+    np.testing.assert_allclose(autotrace.grad(zip_kept_then_iterated)(X), 1 + 4 * X)
+    expected = 3 * X ** 2 + 10 * X + 1
+    np.testing.assert_allclose(autotrace.grad(lazy_iterators_made_lists)(X), expected)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(lazy_iterators_made_lists))(
+        X), expected)
+    for function in (zip_kept_then_iterated, lazy_iterators_made_lists):
+        check_grads(function, (X,), order=2, modes=("reverse", "forward"))
+
+
 def one_loop_then_another(x, n):
     items = [x]
     for i in range(n):
