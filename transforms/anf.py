@@ -411,9 +411,6 @@ class Normalizer:
     def expr_Call(self, node):
         func = node.func
         args, keywords = node.args, node.keywords
-        iterator = self.lazy_iterator(node)
-        if iterator is not None:
-            return self.expr_ListComp(iterator)
         # `self.flatten(x)` calls a method of the object (a layer), never ndarray.flatten.
         of_self = isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
             and func.value.id in ("self", "cls")
@@ -436,27 +433,6 @@ class Normalizer:
         if not (isinstance(func, gast.Name) or self.is_static(func)):
             func = self.atom(func)
         return self.call(func, args, keywords)
-
-    def lazy_iterator(self, node):
-        """`zip(a, b)` (enumerate, reversed) used as a value, not iterated by a loop, as the
-        list comprehension `[(i, j) for i, j in zip(a, b)]`: the loop reads the items by
-        index (see `iteration`), and the gradient reaches them; a zip object holds none."""
-        if self.is_call_to(node, reversed) and len(node.args) == 1 and not node.keywords:
-            width = 1
-        elif self.is_call_to(node, enumerate) and node.args:
-            width = 2
-        elif self.is_call_to(node, zip) and node.args and not node.keywords:
-            width = len(node.args)
-        else:
-            return None
-        items = [self.namer.temporary("item") for _ in range(width)]
-        if width == 1:
-            element, target = name(items[0]), name(items[0], store=True)
-        else:
-            element = gast.Tuple(elts=[name(i) for i in items], ctx=gast.Load())
-            target = gast.Tuple(elts=[name(i, store=True) for i in items], ctx=gast.Store())
-        return gast.ListComp(elt=element, generators=[gast.comprehension(
-            target=target, iter=node, ifs=[], is_async=0)])
 
     def call(self, func, args, keywords):
         return gast.Call(func=func, args=[self.atom(a) for a in args],

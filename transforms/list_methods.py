@@ -25,6 +25,10 @@ grow a list become those, in place, before A-normal form:
                                     items.append(_item)
 
 (`items[i:]` is what follows position i as `insert` reads it, negative or past the end.)
+
+A loop reads `zip(a, b)`, `enumerate(a)` and `reversed(a)` by index, so the gradient reaches
+the items (transforms/anf.py); one used as a value, kept in a name or passed to `list`, is made
+the list it iterates over, in the same way: `[(_i, _j) for _i, _j in zip(a, b)]`.
 `d.pop(key)` of a dict the function builds is transforms/dict_methods.py's; a dict that comes
 from elsewhere is refused when the call runs.
 """
@@ -69,9 +73,73 @@ GROWING_METHODS = ("extend", "insert", "pop")
 
 def rewrite_list_methods(function: gast.FunctionDef, location: Location, namer: Namer,
                          namespace: dict) -> None:
-    """Rewrite each `x.extend(...)`, `x.insert(...)` and `x.pop(i)` statement of `function` in
-    place."""
+    """Rewrite each `x.extend(...)`, `x.insert(...)` and `x.pop(i)` statement of `function`,
+    and each zip, enumerate and reversed used as a value, in place."""
     function.body = _block(function.body, location, namer, namespace)
+    as_lists = _IteratorsAsLists(namer, namespace)
+    function.body = [as_lists.visit(statement) for statement in function.body]
+
+
+class _IteratorsAsLists(gast.NodeTransformer):
+    """`zip(a, b)` used as a value becomes `[(_i, _j) for _i, _j in zip(a, b)]` (enumerate
+    and reversed too); where a loop iterates over it, it stays."""
+
+    def __init__(self, namer: Namer, namespace: dict):
+        self.namer = namer
+        self.namespace = namespace
+
+    def visit_FunctionDef(self, node):
+        return node  # a function defined inside: lifted, and rewritten as its own
+
+    visit_Lambda = visit_FunctionDef
+
+    def visit_For(self, node):
+        node.iter = self.iterated(node.iter)
+        node.target, node.body, node.orelse = (self.visit(node.target),
+                                               [self.visit(s) for s in node.body],
+                                               [self.visit(s) for s in node.orelse])
+        return node
+
+    def visit_comprehension(self, node):
+        node.iter = self.iterated(node.iter)
+        node.ifs = [self.visit(condition) for condition in node.ifs]
+        return node
+
+    def iterated(self, iterable):
+        """A loop's iterable: a lazy iterator there stays; its arguments are visited."""
+        if self.lazy_width(iterable) is None:
+            return self.visit(iterable)
+        iterable.args = [self.visit(a) for a in iterable.args]
+        return iterable
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        width = self.lazy_width(node)
+        if width is None:
+            return node
+        items = [self.namer.temporary("item") for _ in range(width)]
+        if width == 1:
+            element, target = name(items[0]), name(items[0], store=True)
+        else:
+            element = gast.Tuple(elts=[name(i) for i in items], ctx=gast.Load())
+            target = gast.Tuple(elts=[name(i, store=True) for i in items], ctx=gast.Store())
+        made = gast.ListComp(elt=element, generators=[gast.comprehension(
+            target=target, iter=node, ifs=[], is_async=0)])
+        _locate(made, node)
+        return made
+
+    def lazy_width(self, node) -> int | None:
+        """How many names an item of the lazy iterator `node` unpacks into, or None."""
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
+            return None
+        function = resolve(node.func, self.namespace)
+        if function is reversed and len(node.args) == 1 and not node.keywords:
+            return 1
+        if function is enumerate and node.args:
+            return 2
+        if function is zip and node.args and not node.keywords:
+            return len(node.args)
+        return None
 
 
 def _block(statements, location, namer, namespace) -> list:
