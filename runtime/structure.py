@@ -465,6 +465,13 @@ def dict_values(mapping):
     return list(mapping.values())
 
 
+def sort_order(items, key=None, reverse=False):
+    """The positions of `items` in the order `sorted(items, key=key, reverse=reverse)` puts
+    them (stable, as sorted is): `sorted(items)` is `[items[i] for i in sort_order(items)]`."""
+    return sorted(range(len(items)), key=lambda i: items[i] if key is None else key(items[i]),
+                  reverse=reverse)
+
+
 def astype(value, dtype):
     """`value.astype(dtype)`, as a function."""
     return value.astype(dtype)

@@ -337,6 +337,43 @@ def test_zip_enumerate_and_reversed_used_as_values_carry_gradient():
         check_grads(function, (X,), order=2, modes=("reverse", "forward"))
 
 
+def weigh_sorted(x):
+    """With x = 1.5 the items 3x, x**2, 2x sort as x**2, 2x, 3x (in reverse, 3x, 2x, x**2),
+    weighted 1, 10, 100."""
+    items = [x * 3.0, x * x, 2.0 * x]
+    ascending, descending = sorted(items), sorted(items, reverse=True)
+    return (ascending[0] + ascending[1] * 10.0 + ascending[2] * 100.0
+            + descending[0] + descending[1] * 10.0 + descending[2] * 100.0)
+
+
+def second_item(pair):
+    return pair[1]
+
+
+def sorted_by_key_and_a_dict_sorted(x):
+    """Pairs sorted by their second items: x**2 first, then x (weighted 10 and 1); the dict's
+    keys sorted: a (x**3) then b (x), weighted 1 and 2."""
+    pairs = sorted([(x, 3.0), (x * x, 1.0)], key=second_item)
+    table = {"b": x, "a": x ** 3}
+    total = pairs[0][0] * 10.0 + pairs[1][0]
+    for i, key in enumerate(sorted(table)):
+        total = total + table[key] * (i + 1.0)
+    return total
+
+
+def test_sorted_items_carry_their_gradients():
+    # sorted was a constant to the gradient: the items it returned got none
+    x = 1.5
+    assert autotrace.grad(weigh_sorted)(x) == pytest.approx(
+        (2 * x + 2.0 * 10.0 + 3.0 * 100.0) + (3.0 + 2.0 * 10.0 + 2 * x * 100.0))
+    assert autotrace.forward(weigh_sorted)(x)[1] == pytest.approx(autotrace.grad(weigh_sorted)(
+        x))
+    assert autotrace.grad(sorted_by_key_and_a_dict_sorted)(x) == pytest.approx(
+        20 * x + 1 + 3 * x ** 2 + 2)
+    for function in (weigh_sorted, sorted_by_key_and_a_dict_sorted):
+        check_grads(function, (x,), order=2, modes=("reverse", "forward"))
+
+
 def one_loop_then_another(x, n):
     items = [x]
     for i in range(n):

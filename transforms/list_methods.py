@@ -28,7 +28,8 @@ grow a list become those, in place, before A-normal form:
 
 A loop reads `zip(a, b)`, `enumerate(a)` and `reversed(a)` by index, so the gradient reaches
 the items (transforms/anf.py); one used as a value, kept in a name or passed to `list`, is made
-the list it iterates over, in the same way: `[(_i, _j) for _i, _j in zip(a, b)]`.
+the list it iterates over, in the same way: `[(_i, _j) for _i, _j in zip(a, b)]`. And
+`sorted(items)` reads the items by index, in the order `sort_order` finds.
 `d.pop(key)` of a dict the function builds is transforms/dict_methods.py's; a dict that comes
 from elsewhere is refused when the call runs.
 """
@@ -72,11 +73,12 @@ GROWING_METHODS = ("extend", "insert", "pop")
 
 
 def rewrite_list_methods(function: gast.FunctionDef, location: Location, namer: Namer,
-                         namespace: dict) -> None:
+                         namespace: dict, helper) -> None:
     """Rewrite each `x.extend(...)`, `x.insert(...)` and `x.pop(i)` statement of `function`,
-    and each zip, enumerate and reversed used as a value, in place."""
+    and each zip, enumerate, reversed used as a value and each sorted, in place.
+    helper(name): the name generated code calls a runtime helper by."""
     function.body = _block(function.body, location, namer, namespace)
-    as_lists = _IteratorsAsLists(namer, namespace)
+    as_lists = _IteratorsAsLists(namer, namespace, helper)
     function.body = [as_lists.visit(statement) for statement in function.body]
 
 
@@ -84,9 +86,10 @@ class _IteratorsAsLists(gast.NodeTransformer):
     """`zip(a, b)` used as a value becomes `[(_i, _j) for _i, _j in zip(a, b)]` (enumerate
     and reversed too); where a loop iterates over it, it stays."""
 
-    def __init__(self, namer: Namer, namespace: dict):
+    def __init__(self, namer: Namer, namespace: dict, helper):
         self.namer = namer
         self.namespace = namespace
+        self.helper = helper
 
     def visit_FunctionDef(self, node):
         return node  # a function defined inside: lifted, and rewritten as its own
@@ -114,6 +117,9 @@ class _IteratorsAsLists(gast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
+        if (isinstance(node.func, gast.Name) and resolve(node.func, self.namespace) is sorted
+                and len(node.args) == 1):
+            return self.sorted_by_index(node)
         width = self.lazy_width(node)
         if width is None:
             return node
@@ -125,6 +131,23 @@ class _IteratorsAsLists(gast.NodeTransformer):
             target = gast.Tuple(elts=[name(i, store=True) for i in items], ctx=gast.Store())
         made = gast.ListComp(elt=element, generators=[gast.comprehension(
             target=target, iter=node, ifs=[], is_async=0)])
+        _locate(made, node)
+        return made
+
+    def sorted_by_index(self, node):
+        """`sorted(items, ...)` as `[_x[_i] for _x in [sequence(items)] for _i in
+        sort_order(_x, ...)]`: the items, read by index in sorted order, carry their gradients
+        (sorted, a builtin without a rule, gave none). `sequence` makes a dict its keys."""
+        held, index = self.namer.temporary("items"), self.namer.temporary("index")
+        order = gast.Call(func=name(self.helper("sort_order")), args=[name(held)],
+                          keywords=node.keywords)
+        made = gast.ListComp(
+            elt=gast.Subscript(value=name(held), slice=name(index), ctx=gast.Load()),
+            generators=[gast.comprehension(target=name(held, store=True), iter=gast.List(
+                elts=[gast.Call(func=name(self.helper("sequence")), args=node.args,
+                                keywords=[])], ctx=gast.Load()), ifs=[], is_async=0),
+                gast.comprehension(target=name(index, store=True), iter=order, ifs=[],
+                                   is_async=0)])
         _locate(made, node)
         return made
 

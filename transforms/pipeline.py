@@ -62,7 +62,8 @@ HELPERS = {
     "item_gradient": structure.item_gradient, "clear_item": structure.clear_item,
     "read_item": structure.read_item, "restore_item": structure.restore_item,
     "shape_only": structure.shape_only, "build_namedtuple": structure.build_namedtuple,
-    "sequence": structure.sequence, "dict_items": structure.dict_items,
+    "sequence": structure.sequence, "sort_order": structure.sort_order,
+    "dict_items": structure.dict_items,
     "dict_keys": structure.dict_keys, "dict_values": structure.dict_values,
     "astype": structure.astype, "item": structure.item, "snapshot": structure.snapshot,
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
@@ -271,7 +272,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     debug_source("lift", function)
     _accumulate_as_add(function, namespace, context.helper)
     _namedtuples_built(function, namespace, context.helper)
-    rewrite_list_methods(function, location, namer, namespace)
+    rewrite_list_methods(function, location, namer, namespace, context.helper)
     debug_source("lists", function)
     normalize(function, location, namer, namespace, numpy_name, context.helper)
     debug_source("anf", function)
