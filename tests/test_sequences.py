@@ -374,6 +374,33 @@ def test_sorted_items_carry_their_gradients():
         check_grads(function, (x,), order=2, modes=("reverse", "forward"))
 
 
+def append_to_a_row(x):
+    rows = [[x], [2.0 * x]]
+    rows[0].append(x * x)
+    return rows[0][1]
+
+
+def copy_the_row_and_store_it_back(x):
+    rows = [[x], [2.0 * x]]
+    row = list(rows[0])
+    row.append(x * x)
+    rows[0] = row
+    return rows[0][1] * rows[1][0]
+
+
+def test_a_list_changed_inside_another_is_refused_with_what_to_do():
+    # the change went unseen: the gradient of x * x through rows[0] was zero
+    with pytest.raises(autotrace.TransformError) as caught:
+        autotrace.grad(append_to_a_row)(3.0)
+    assert caught.value.message == (
+        "autotrace cannot differentiate rows[0].append(...): it changes in place a value held "
+        "in a container, where the gradient cannot follow it; change a copy in a name of its "
+        "own and store it back, e.g. inner = list(rows[0]); inner.append(...); rows[0] = inner")
+    assert caught.value.lineno == append_to_a_row.__code__.co_firstlineno + 2
+    assert autotrace.grad(copy_the_row_and_store_it_back)(3.0) == pytest.approx(6.0 * 3.0 ** 2)
+    check_grads(copy_the_row_and_store_it_back, (3.0,), modes=("reverse", "forward"))
+
+
 def one_loop_then_another(x, n):
     items = [x]
     for i in range(n):

@@ -183,6 +183,8 @@ def _block(statements, location, namer, namespace) -> list:
             method = None  # items.pop(): followed as it is
         elif method != "pop" and target is not None:
             method = None  # y = items.extend(...): refused below
+        if not isinstance(statement, (gast.If, gast.For, gast.While)):  # (blocks: done)
+            _refuse_changes_inside(statement, location, namespace)
         if method is None:
             _refuse_as_value(statement, location, namespace)
             out.append(statement)
@@ -225,6 +227,27 @@ def _growing_method(call, namespace) -> str | None:
                      and call.func.value.id in ("self", "cls"))):
         return call.func.attr
     return None
+
+
+# Methods that change the list or dict they are called on.
+_CHANGING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+                     "update", "setdefault", "popitem"}
+
+
+def _refuse_changes_inside(statement, location: Location, namespace: dict) -> None:
+    """`d["a"].append(v)`: a change to a list or dict held in another container, which the
+    transforms would not see (they follow names; the gradient of d would miss it)."""
+    for node in gast.walk(statement):
+        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                and node.func.attr in _CHANGING_METHODS
+                and isinstance(node.func.value, gast.Subscript)):
+            held, method = to_source(node.func.value).strip(), node.func.attr
+            copy = "dict" if method in ("update", "setdefault", "popitem") else "list"
+            raise location.error(
+                node, f"autotrace cannot differentiate {held}.{method}(...): it changes in "
+                f"place a value held in a container, where the gradient cannot follow it; "
+                f"change a copy in a name of its own and store it back, e.g. inner = "
+                f"{copy}({held}); inner.{method}(...); {held} = inner", f".{method}")
 
 
 def _refuse_as_value(statement, location: Location, namespace: dict) -> None:
