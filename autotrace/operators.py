@@ -15,14 +15,19 @@ import numpy as np
 from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
 from runtime.structure import _rebuild, array_module, zeros_like
+from transforms.dynamic_calls import rule_caller
 from transforms.errors import SourceUnavailableError
 from transforms.forward import forward_function
 from transforms.pipeline import Session, reverse_function
+from transforms.rules.core import adjoint_rules, tangent_rules
 from transforms.varargs import by_arguments, takes_varargs
 
 
 def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = False,
               **options) -> Callable:
+    rules = tangent_rules if build is forward_function else adjoint_rules
+    if _has_rule(f, rules):  # np.sin, math.exp: differentiated through their rules
+        f = rule_caller(f, rules)
     try:
         return _generate_from_source(build, f, wrt, optimized, implicit, **options)
     except SourceUnavailableError as error:
@@ -30,6 +35,13 @@ def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = 
             raise
         # Typed at the prompt or made by exec: differentiate a trace of it instead.
         return derivative_from_trace(build, f, wrt, optimized, error, **options)
+
+
+def _has_rule(f, rules: dict) -> bool:
+    try:
+        return f in rules
+    except TypeError:  # unhashable callables
+        return False
 
 
 def _generate_from_source(build, f: Callable, wrt, optimized: bool = True,
@@ -115,11 +127,12 @@ def vjp(f: Callable, *args):
 
 
 def _unit_vectors(value):
-    """The standard basis of the space `value` (an array or float) lives in."""
-    xp = array_module(value)
-    array = xp.asarray(value, dtype=float)
-    basis = xp.eye(array.size, dtype=array.dtype).reshape((array.size,) + array.shape)
-    return [b if array.ndim else float(b) for b in basis]
+    """The standard basis of the space `value` (an array or float) lives in. It reads the
+    shape alone: under autotrace.function, `value` is traced and has no value yet."""
+    shape = tuple(value.shape) if hasattr(value, "shape") else np.shape(value)
+    size = int(np.prod(shape, dtype=int))
+    basis = array_module(value).eye(size, dtype=float).reshape((size,) + shape)
+    return [b if shape else float(b) for b in basis]
 
 
 def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable:
@@ -165,7 +178,7 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
                     seed = rebuild(zeros[:index] + [e] + zeros[index + 1:])
                     gradient = derivative(*args, **kwargs,
                                           **{derivative.__autotrace_seed__: seed})[1]
-                    rows.append(_inexact(xp.asarray(gradient)))  # in the dtype of x
+                    rows.append(_inexact(gradient))  # in the dtype of x
                 blocks.append(xp.stack(rows).reshape(np.shape(output) + np.shape(x)) if rows
                               else xp.zeros(np.shape(output) + np.shape(x)))
             return rebuild(blocks)
@@ -179,7 +192,7 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
         blocks = []
         for index, output in enumerate(outputs):
             shape = np.shape(output)
-            pieces = [xp.broadcast_to(_inexact(xp.asarray(column[index])), shape)
+            pieces = [xp.broadcast_to(_inexact(column[index]), shape)
                       for column in columns]
             blocks.append(xp.stack(pieces, axis=-1).reshape(shape + np.shape(x)) if pieces
                           else xp.zeros(shape + np.shape(x)))
@@ -188,9 +201,12 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
     return jacobian_fn
 
 
-def _inexact(array):
-    """`array` where it is floating or complex (a Jacobian keeps the dtype of the gradients
-    or tangents it is made of, as in JAX), else as float64."""
+def _inexact(value):
+    """`value` as an array, where it is floating or complex (a Jacobian keeps the dtype of
+    the gradients or tangents it is made of, as in JAX), else as float64. An array, or a value
+    traced by autotrace.function, is kept as it is: a traced one cannot be converted."""
+    array = value if hasattr(value, "dtype") and hasattr(value, "shape") else \
+        array_module(value).asarray(value)
     return array if array.dtype.kind in "fc" else array.astype(float)
 
 

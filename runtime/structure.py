@@ -100,8 +100,12 @@ def add(a, b):
     """The sum of two gradients of the same value (containers are summed element by element)."""
     if isinstance(a, (tuple, list)):
         return _rebuild(a, [add(x, y) for x, y in zip(a, b)])
-    if isinstance(a, dict):
-        return type(a)((k, add(v, b[k])) for k, v in a.items())
+    if isinstance(a, dict) and isinstance(b, dict):
+        # A key one of them lacks has no gradient there yet (a dict filled in a loop, read
+        # before and after the loop): the sum has the keys of both.
+        total = type(a)((k, add(v, b[k]) if k in b else v) for k, v in a.items())
+        total.update((k, v) for k, v in b.items() if k not in a)
+        return total
     if a is None:
         return b
     if b is None:
@@ -459,6 +463,13 @@ def dict_keys(mapping):
 
 def dict_values(mapping):
     return list(mapping.values())
+
+
+def sort_order(items, key=None, reverse=False):
+    """The positions of `items` in the order `sorted(items, key=key, reverse=reverse)` puts
+    them (stable, as sorted is): `sorted(items)` is `[items[i] for i in sort_order(items)]`."""
+    return sorted(range(len(items)), key=lambda i: items[i] if key is None else key(items[i]),
+                  reverse=reverse)
 
 
 def astype(value, dtype):

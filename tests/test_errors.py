@@ -9,6 +9,7 @@ import inspect
 import math
 import os
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -523,10 +524,44 @@ def test_builtin_passed_to_grad_suggests_wrapping_it():
     assert "lambda" in transform_error(math.gamma).message
 
 
-def test_numpy_function_passed_to_grad_is_traced():
-    """A NumPy function autotrace traces needs no source: its trace is differentiated."""
-    with pytest.warns(autotrace.TracedSourceWarning):
-        assert autotrace.grad(np.sin)(0.0) == 1.0
+RULE_FUNCTIONS = [  # a function with a derivative rule, its first and second derivative
+    (np.sin, np.cos, lambda x: -np.sin(x)),
+    (math.sin, math.cos, lambda x: -math.sin(x)),
+    (math.exp, math.exp, math.exp),
+    (np.tanh, lambda x: 1.0 - np.tanh(x) ** 2,
+     lambda x: -2.0 * np.tanh(x) * (1.0 - np.tanh(x) ** 2)),
+    (math.log, lambda x: 1.0 / x, lambda x: -1.0 / x ** 2),
+]
+
+
+@pytest.mark.parametrize("function, first, second", RULE_FUNCTIONS,
+                         ids=lambda f: getattr(f, "__qualname__", "").split(".")[-1])
+def test_a_function_with_a_rule_passed_to_grad_is_differentiated_by_its_rule(
+        function, first, second):
+    """np.sin has no source, and tracing it is not needed: its rule gives the derivative,
+    in every mode, with no warning about functions typed at a prompt."""
+    x = 0.7
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert autotrace.grad(function)(x) == pytest.approx(first(x), rel=1e-14)
+        assert autotrace.forward(function)(x)[1] == pytest.approx(first(x), rel=1e-14)
+        assert autotrace.grad(autotrace.grad(function))(x) == pytest.approx(second(x),
+                                                                             rel=1e-14)
+        assert autotrace.hessian(function)(x) == pytest.approx(second(x), rel=1e-14)
+        assert autotrace.function(autotrace.grad(function))(x) == pytest.approx(first(x),
+                                                                                rel=1e-14)
+    assert "np.cos(x)" in autotrace.source(autotrace.grad(np.sin))
+
+
+def test_numpy_functions_with_rules_take_their_arguments_by_the_rules_names():
+    x = np.array([0.3, -0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(autotrace.grad(np.prod)(x), [-0.5, 0.3])
+        np.testing.assert_allclose(autotrace.grad(np.sum, wrt="a")(x, keepdims=True), [1, 1])
+        assert autotrace.grad(np.arctan2, wrt=(0, 1))(0.3, 0.4) == pytest.approx((1.6, -1.2))
+        np.testing.assert_allclose(autotrace.grad(np.linalg.det)(2.0 * np.eye(2)),
+                                   2.0 * np.eye(2))
 
 
 def test_wrapping_a_builtin_works():

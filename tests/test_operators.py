@@ -183,6 +183,27 @@ def test_jacobian_of_a_structured_output_has_its_structure(mode):
     np.testing.assert_allclose(same[1], 3.0 * np.eye(3))
 
 
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_jacobian_traced_by_function_matches_the_eager_one(mode):
+    """autotrace.function traces the Jacobian's loops over unit vectors: the vectors are
+    built from the traced value's shape, not its value (which is unknown while tracing)."""
+    x = np.array([0.3, -1.2, 0.8])
+    traced = autotrace.function(autotrace.jacobian(lift_to_five, mode=mode))
+    np.testing.assert_allclose(traced(x), numerical_jacobian(lift_to_five, x), rtol=1e-6,
+                               atol=1e-8)
+    np.testing.assert_allclose(traced(x + 1.0), autotrace.jacobian(lift_to_five, mode=mode)(
+        x + 1.0), rtol=1e-12)
+    assert traced.trace_count == 1
+    double, squares = autotrace.function(autotrace.jacobian(two_outputs, mode=mode))(x)
+    np.testing.assert_allclose(double, 2.0 * np.eye(3))
+    np.testing.assert_allclose(squares, 2.0 * x)
+    A = np.random.default_rng(3).standard_normal((2, 3))
+    np.testing.assert_allclose(autotrace.function(autotrace.jacobian(matrix_to_four, mode=mode))(
+        A), numerical_jacobian(matrix_to_four, A), rtol=1e-6, atol=1e-8)
+    slope = autotrace.function(autotrace.jacobian(np.sin, mode=mode))(0.5)  # a float argument
+    np.testing.assert_allclose(slope, np.cos(0.5))
+
+
 def test_jacobian_with_respect_to_a_container_says_what_to_do():
     with pytest.raises(TypeError, match="that argument is a dict, and jacobian takes one array"):
         autotrace.jacobian(named_outputs)({"w": np.ones(3)})
@@ -232,6 +253,14 @@ def test_hessian_of_rosenbrock_is_the_analytic_hessian(function, x):
 def test_hessian_at_the_minimum_of_rosenbrock():
     np.testing.assert_allclose(autotrace.hessian(rosenbrock)(np.ones(2)),
                                [[802.0, -400.0], [-400.0, 200.0]])
+
+
+@pytest.mark.parametrize("x", ROSENBROCK_POINTS, ids=["n3", "n5"])
+def test_hessian_traced_by_function_is_the_analytic_hessian(x):
+    traced = autotrace.function(autotrace.hessian(rosenbrock_loop))
+    np.testing.assert_allclose(traced(x), rosenbrock_hessian(x), rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(autotrace.function(autotrace.hessian(weighted_energy))(
+        x, np.ones_like(x)), autotrace.hessian(weighted_energy)(x, np.ones_like(x)))
 
 
 @pytest.mark.parametrize("function", [rosenbrock, rosenbrock_loop])

@@ -246,6 +246,161 @@ def test_hessian_through_a_pop_whose_value_is_unread():
     np.testing.assert_allclose(np.diag(autotrace.hessian(pop_unread)(X)), 12 * X)
 
 
+def pop_first(x):
+    """The first item popped: x * 2x + 3x / 2 = 2 x**2 + 1.5 x."""
+    items = [x, x * 2.0, x * 3.0]
+    first = items.pop(0)
+    return np.sum(first * items[0] + 0.5 * items[1])
+
+
+def pop_from_the_middle(x):
+    """2x popped (position -2), then what is at 1 (3x) popped unread: 2x * x * x = 2 x**3."""
+    items = [x, x * 2.0, x * 3.0]
+    middle = items.pop(-2)
+    items.pop(1)
+    return np.sum(middle * items[0] * x)
+
+
+def pop_a_queue(x):
+    """items x, x**2, x**3, x**4 taken from the front, each times the last, and the last
+    alone: x**5 + x**6 + x**7 + x**4."""
+    items = [x]
+    for i in range(3):
+        items.append(items[-1] * x)
+    total = 0.0
+    while len(items) > 1:
+        first = items.pop(0)
+        total = total + first * items[-1]
+    return np.sum(total + items[0])
+
+
+def test_pop_at_an_index_takes_that_item():
+    # reverse mode put an item popped by index back at the end of the list
+    np.testing.assert_allclose(autotrace.grad(pop_first)(X), 4 * X + 1.5)
+    np.testing.assert_allclose(autotrace.grad(pop_from_the_middle)(X), 6 * X ** 2)
+    expected = 5 * X ** 4 + 6 * X ** 5 + 7 * X ** 6 + 4 * X ** 3
+    np.testing.assert_allclose(autotrace.grad(pop_a_queue)(X), expected)
+    assert autotrace.forward(pop_a_queue)(X, tangent=np.ones(3))[1] == pytest.approx(
+        np.sum(expected))
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(pop_a_queue))(X), expected)
+    for function in (pop_first, pop_from_the_middle, pop_a_queue):
+        check_grads(function, (X,), order=2, modes=("reverse", "forward"))
+
+
+def pop_past_the_end(x):
+    items = [x, x]
+    last = items.pop(2)
+    return last
+
+
+def pop_in_an_expression(x):
+    items = [x, x]
+    return 2.0 * items.pop(0)
+
+
+def test_pop_at_an_index_out_of_range_or_in_an_expression():
+    with pytest.raises(IndexError, match="pop index out of range"):
+        autotrace.grad(pop_past_the_end)(1.0)
+    with pytest.raises(autotrace.TransformError, match=(
+            r"line \d+: autotrace follows \.pop\(i\) as a statement of its own, or assigned "
+            r"to a name \(value = items\.pop\(i\)\); call it on its own line$")):
+        autotrace.grad(pop_in_an_expression)(1.0)
+
+
+def zip_kept_then_iterated(x):
+    """x * 1 + x**2 * 2."""
+    pairs = zip([x, x * x], [1.0, 2.0])
+    total = 0.0
+    for a, b in pairs:
+        total = total + a * b
+    return np.sum(total)
+
+
+def lazy_iterators_made_lists(x):
+    """zip: x * x**2; enumerate from 1: its x**2 times 2; reversed: x**2 * 3 + x:
+    x**3 + 2 x**2 + 3 x**2 + x = x**3 + 5 x**2 + x."""
+    pairs = list(zip([x], [x * x]))
+    counted = tuple(enumerate([x, x * x], start=1))
+    backwards = list(reversed([x, x * x]))
+    return np.sum(pairs[0][0] * pairs[0][1] + counted[1][1] * counted[1][0]
+                  + backwards[0] * 3.0 + backwards[1])
+
+
+def test_zip_enumerate_and_reversed_used_as_values_carry_gradient():
+    # they were constants to the gradient: a zip object's items got none
+    np.testing.assert_allclose(autotrace.grad(zip_kept_then_iterated)(X), 1 + 4 * X)
+    expected = 3 * X ** 2 + 10 * X + 1
+    np.testing.assert_allclose(autotrace.grad(lazy_iterators_made_lists)(X), expected)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(lazy_iterators_made_lists))(
+        X), expected)
+    for function in (zip_kept_then_iterated, lazy_iterators_made_lists):
+        check_grads(function, (X,), order=2, modes=("reverse", "forward"))
+
+
+def weigh_sorted(x):
+    """With x = 1.5 the items 3x, x**2, 2x sort as x**2, 2x, 3x (in reverse, 3x, 2x, x**2),
+    weighted 1, 10, 100."""
+    items = [x * 3.0, x * x, 2.0 * x]
+    ascending, descending = sorted(items), sorted(items, reverse=True)
+    return (ascending[0] + ascending[1] * 10.0 + ascending[2] * 100.0
+            + descending[0] + descending[1] * 10.0 + descending[2] * 100.0)
+
+
+def second_item(pair):
+    return pair[1]
+
+
+def sorted_by_key_and_a_dict_sorted(x):
+    """Pairs sorted by their second items: x**2 first, then x (weighted 10 and 1); the dict's
+    keys sorted: a (x**3) then b (x), weighted 1 and 2."""
+    pairs = sorted([(x, 3.0), (x * x, 1.0)], key=second_item)
+    table = {"b": x, "a": x ** 3}
+    total = pairs[0][0] * 10.0 + pairs[1][0]
+    for i, key in enumerate(sorted(table)):
+        total = total + table[key] * (i + 1.0)
+    return total
+
+
+def test_sorted_items_carry_their_gradients():
+    # sorted was a constant to the gradient: the items it returned got none
+    x = 1.5
+    assert autotrace.grad(weigh_sorted)(x) == pytest.approx(
+        (2 * x + 2.0 * 10.0 + 3.0 * 100.0) + (3.0 + 2.0 * 10.0 + 2 * x * 100.0))
+    assert autotrace.forward(weigh_sorted)(x)[1] == pytest.approx(autotrace.grad(weigh_sorted)(
+        x))
+    assert autotrace.grad(sorted_by_key_and_a_dict_sorted)(x) == pytest.approx(
+        20 * x + 1 + 3 * x ** 2 + 2)
+    for function in (weigh_sorted, sorted_by_key_and_a_dict_sorted):
+        check_grads(function, (x,), order=2, modes=("reverse", "forward"))
+
+
+def append_to_a_row(x):
+    rows = [[x], [2.0 * x]]
+    rows[0].append(x * x)
+    return rows[0][1]
+
+
+def copy_the_row_and_store_it_back(x):
+    rows = [[x], [2.0 * x]]
+    row = list(rows[0])
+    row.append(x * x)
+    rows[0] = row
+    return rows[0][1] * rows[1][0]
+
+
+def test_a_list_changed_inside_another_is_refused_with_what_to_do():
+    # the change went unseen: the gradient of x * x through rows[0] was zero
+    with pytest.raises(autotrace.TransformError) as caught:
+        autotrace.grad(append_to_a_row)(3.0)
+    assert caught.value.message == (
+        "autotrace cannot differentiate rows[0].append(...): it changes in place a value held "
+        "in a container, where the gradient cannot follow it; change a copy in a name of its "
+        "own and store it back, e.g. inner = list(rows[0]); inner.append(...); rows[0] = inner")
+    assert caught.value.lineno == append_to_a_row.__code__.co_firstlineno + 2
+    assert autotrace.grad(copy_the_row_and_store_it_back)(3.0) == pytest.approx(6.0 * 3.0 ** 2)
+    check_grads(copy_the_row_and_store_it_back, (3.0,), modes=("reverse", "forward"))
+
+
 def one_loop_then_another(x, n):
     items = [x]
     for i in range(n):

@@ -34,6 +34,7 @@ RENAMED_METHODS = {"flatten": "ravel"}
 # Methods that become helpers of runtime.structure.
 HELPER_METHODS = {"astype", "item"}
 LIST_METHODS = {"append", "pop"}
+_COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp)
 
 
 def _constant(value):
@@ -177,6 +178,12 @@ class Normalizer:
     # ---- assignment --------------------------------------------------------------------------
 
     def assign(self, target, value, like):
+        if (isinstance(target, gast.Name) and isinstance(value, _COMPREHENSIONS)
+                and target.id not in _reads(value)):
+            # Built in its own name: through a temporary, `d = _dict1` would share the
+            # temporary's dict, and a write `d[k] = v` would then be a write into it.
+            getattr(self, "expr_" + type(value).__name__)(value, target.id)
+            return
         if isinstance(target, gast.Name):
             rhs = value if self.is_atom(value) else self.simple(value)
             if not isinstance(rhs, gast.Name) and target.id in _reads(rhs):
@@ -349,8 +356,8 @@ class Normalizer:
         return gast.Dict(keys=[self.atom(k) for k in node.keys],
                          values=[self.atom(v) for v in node.values])
 
-    def expr_ListComp(self, node):
-        result = self.namer.temporary("list")
+    def expr_ListComp(self, node, result=None):
+        result = result or self.namer.temporary("list")
         self.emit(gast.Assign(targets=[name(result, store=True)],
                               value=gast.List(elts=[], ctx=gast.Load()), type_comment=None),
                   self.current)
@@ -362,8 +369,8 @@ class Normalizer:
 
     expr_GeneratorExp = expr_ListComp
 
-    def expr_DictComp(self, node):
-        result = self.namer.temporary("dict")
+    def expr_DictComp(self, node, result=None):
+        result = result or self.namer.temporary("dict")
         self.emit(gast.Assign(targets=[name(result, store=True)],
                               value=gast.Dict(keys=[], values=[]), type_comment=None),
                   self.current)

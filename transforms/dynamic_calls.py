@@ -11,11 +11,12 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import sys
 import weakref
 
 import runtime.structure as structure
 from runtime.state import current_sink, holds_state
-from transforms.calls import CustomGradient, runs_own_call
+from transforms.calls import CustomGradient, describe, runs_own_call
 from transforms.custom import custom_caller
 from transforms.errors import TransformError
 from transforms.partials import partial_caller
@@ -56,6 +57,43 @@ def caller_of(func, args, kwargs):
                   f"    return {label}({', '.join(passed)})\n")
         cache[key] = load_function(source, f"call_{label}", {label: func},
                                    hint=f"call_{label}")
+    return cache[key]
+
+
+def rule_caller(func, rules: dict):
+    """For a function with a rule in `rules` (adjoint_rules or tangent_rules), a Python
+    function with the parameters of that rule that calls it: `def sin(x): return
+    numpy.sin(x)`. `grad(np.sin)` differentiates it, so the rule gives the derivative (np.sin
+    has no Python source, and NumPy's Python functions are no NumPy code to differentiate)."""
+    cache = _cache_of(func)
+    key = ("rule caller", id(rules))
+    if key not in cache:
+        from transforms.codegen import load_function
+        path = describe(func)
+        if not re.fullmatch(r"[A-Za-z_][\w.]*", path):
+            path = "function"
+        module = path.split(".")[0]
+        namespace = {module: func if module == path else sys.modules.get(module)}
+        if namespace[module] is None:
+            namespace, path, module = {"function": func}, "function", "function"
+        signature = rules[func].signature
+        if module in signature.parameters:  # a parameter would hide the module
+            namespace, path, module = {"function": func}, "function", "function"
+        label = path.rsplit(".", 1)[-1]
+        if label == module or label in signature.parameters:
+            label = "call_" + label
+        kinds = inspect.Parameter
+        passed = []
+        for parameter in signature.parameters.values():
+            if parameter.kind is kinds.VAR_POSITIONAL:
+                passed.append("*" + parameter.name)
+            elif parameter.kind is kinds.KEYWORD_ONLY:
+                passed.append(f"{parameter.name}={parameter.name}")
+            else:
+                passed.append(parameter.name)
+        source = (f"def {label}{signature}:\n"
+                  f"    return {path}({', '.join(passed)})\n")
+        cache[key] = load_function(source, label, namespace, hint=label)
     return cache[key]
 
 

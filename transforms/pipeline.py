@@ -1,6 +1,7 @@
 """From a Python function to its generated derivative: the passes, in order.
 
-    parse -> check supported (and writes) -> lift nested functions -> list methods
+    parse -> check supported -> dict methods -> check writes -> lift nested functions
+          -> list methods
           -> A-normal form -> exits to flags -> activity -> reverse mode
           -> cleanup (when optimized) -> print -> load
 
@@ -33,6 +34,7 @@ from transforms.calls import CustomGradient, classify
 from transforms.checks import check_supported
 from transforms.custom import custom_caller
 from transforms.codegen import debug_source, to_source
+from transforms.dict_methods import rewrite_dict_methods
 from transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
 from transforms.exits import exits_to_flags
 from transforms.inplace import check_writes
@@ -60,7 +62,8 @@ HELPERS = {
     "item_gradient": structure.item_gradient, "clear_item": structure.clear_item,
     "read_item": structure.read_item, "restore_item": structure.restore_item,
     "shape_only": structure.shape_only, "build_namedtuple": structure.build_namedtuple,
-    "sequence": structure.sequence, "dict_items": structure.dict_items,
+    "sequence": structure.sequence, "sort_order": structure.sort_order,
+    "dict_items": structure.dict_items,
     "dict_keys": structure.dict_keys, "dict_values": structure.dict_values,
     "astype": structure.astype, "item": structure.item, "snapshot": structure.snapshot,
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
@@ -245,6 +248,8 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     location = parsed.location
     spell_out_starred(function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
     check_supported(function, location)
+    rewrite_dict_methods(function, location, Namer(names_in(function)), parsed.namespace)
+    debug_source("dicts", function)
     check_writes(function, location, parsed.namespace)
     parameters = _parameter_names(function.args)
     keyword = seed_keyword(parsed.function, keyword)
@@ -267,7 +272,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     debug_source("lift", function)
     _accumulate_as_add(function, namespace, context.helper)
     _namedtuples_built(function, namespace, context.helper)
-    rewrite_list_methods(function, location, namer, namespace)
+    rewrite_list_methods(function, location, namer, namespace, context.helper)
     debug_source("lists", function)
     normalize(function, location, namer, namespace, numpy_name, context.helper)
     debug_source("anf", function)

@@ -14,7 +14,7 @@ from runtime.structure import (accumulate, accumulate_attribute, attribute_gradi
                                extremum_gradient, gradient_item, item, pairs_gradient,
                                item_gradient, items_gradient,
                                like_container, match, place_item, read_attribute, read_item,
-                               seed, sequence, sequence_gradient, shape_only, snapshot,
+                               seed, sequence, sequence_gradient, shape_only, snapshot, sort_order,
                                sum_gradient,
                                values_gradient, zeros_like, ones_like, tangent_like,
                                tangent_seed)
@@ -23,7 +23,7 @@ from runtime.random import draw
 from transforms.rules.core import adjoint, constant, d
 
 # shape_only's result is read for its shape alone (transforms/cleanup.py).
-constant(zeros_like, ones_like, dict_keys, draw, shape_only)
+constant(zeros_like, ones_like, dict_keys, draw, shape_only, sort_order)
 
 
 @adjoint(seed)
