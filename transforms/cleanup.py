@@ -323,9 +323,8 @@ def remove_empty_control_flow(body):
         out = []
         for statement in block:
             if isinstance(statement, gast.If):
-                body_empty = all(isinstance(s, gast.Pass) or is_comment(s)
-                                 for s in statement.body)
-                if body_empty and not statement.orelse:
+                if all(isinstance(s, gast.Pass) or is_comment(s)
+                       for s in statement.body + statement.orelse):
                     continue
                 if not statement.body:
                     statement.body = [gast.Pass()]

@@ -55,6 +55,12 @@ def _is_terminal_break(statement) -> bool:
             and isinstance(statement.body[0], gast.Break) and not statement.orelse)
 
 
+def _assigns(node, identifier: str) -> bool:
+    """Whether `node` assigns `identifier` anywhere inside it."""
+    return any(isinstance(n, gast.Name) and n.id == identifier and isinstance(n.ctx, gast.Store)
+               for n in gast.walk(node))
+
+
 class ReverseMode(CallAdjoints):
     """Generates the primal and adjoint sweeps of one function body (see the module docstring).
 
@@ -73,6 +79,7 @@ class ReverseMode(CallAdjoints):
         self.defined = set(parameters)
         self.definite = set(parameters)
         self.loop_depth = 0
+        self.branch_depth = 0  # how many branches of an if enclose the statement being visited
         self.gradient_names: dict[str, str] = {}
         self.temporaries: set[str] = set()
         self.stack = context.namer.temporary("stack")
@@ -371,26 +378,42 @@ class ReverseMode(CallAdjoints):
     def visit_If(self, node):
         test = node.test
         primal = []
-        if not isinstance(test, (gast.Name, gast.Constant)):
+        condition_site, saved_condition = None, None
+        if isinstance(test, gast.Name) and (self.branch_depth > 0 or _assigns(node, test.id)) \
+                and not _is_terminal_break(node):
+            # The adjoint cannot read this condition back from its name: the branch reassigns
+            # it (`a and b` becomes `t = a; if t: t = b`), or it was set inside an enclosing
+            # branch, which on a traced condition leaves the name holding either branch's
+            # value. The condition is pushed after the if and popped before its adjoint.
+            saved_condition = self.temporary("cond")
+            primal += replace("condition = test", condition=saved_condition, test=test)
+            test = name(saved_condition)
+        elif not isinstance(test, (gast.Name, gast.Constant)):
             condition = self.temporary("cond")
             condition_site = self.visit_Assign(gast.copy_location(gast.Assign(
                 targets=[name(condition, store=True)], value=test, type_comment=None), node))
             primal += condition_site.primal
             test = name(condition)
-        else:
-            condition_site = None
         # Each branch starts from what was defined before it. `defined` holds names that may
         # be defined (for saves), `definite` names that are defined on every path.
         defined, definite = set(self.defined), set(self.definite)
+        self.branch_depth += 1
         body = self.block(node.body)
         defined_in_body, definite_in_body = self.defined, self.definite
         self.defined, self.definite = set(defined), set(definite)
         orelse = self.block(node.orelse)
+        self.branch_depth -= 1
         definite_in_orelse = self.definite
         self.defined |= defined_in_body
         self.definite = definite_in_body & definite_in_orelse
         primal.append(gast.If(test=test, body=body.primal or [gast.Pass()],
                               orelse=orelse.primal))
+        condition_pop = []
+        if saved_condition is not None:
+            primal += marked(replace("stack.append(condition)", stack=self.stack,
+                                     condition=saved_condition), saved_condition, "push")
+            condition_pop = marked(replace("condition = stack.pop()", stack=self.stack,
+                                           condition=saved_condition), saved_condition, "pop")
 
         def adjoint(state):
             body_state, orelse_state = set(state), set(state)
@@ -409,6 +432,7 @@ class ReverseMode(CallAdjoints):
             state.update(body_state | orelse_state)
             out = []
             if body_adjoint or orelse_adjoint:
+                out += condition_pop
                 out.append(gast.If(test=copy.deepcopy(test), body=body_adjoint or [gast.Pass()],
                                    orelse=orelse_adjoint))
             if condition_site is not None:

@@ -1,0 +1,159 @@
+"""Derivatives through control flow whose shape makes the sweeps easy to get out of step: `and`
+and `or` in the conditions of if and while (the second operand runs only sometimes), early
+exits, and arguments left out of `wrt` that become active. Each function is checked in every
+mode against finite differences: eager reverse and forward mode, grad of grad, forward over
+reverse, and the traced gradient (autotrace.function of autotrace.grad)."""
+import numpy as np
+import pytest
+
+import autotrace
+from autotrace.testing import check_grads, check_vjp
+
+
+def check_every_mode(f, args, wrt=0, order=2):
+    """Eager reverse and forward mode up to `order`, and the traced gradient, against finite
+    differences; the traced gradient is checked on a second call too, served by the cache."""
+    check_grads(f, args, wrt, order=order, modes=("reverse", "forward"))
+    traced = autotrace.function(autotrace.grad(f, wrt))
+    check_vjp(f, traced, args, wrt, description=f"the traced gradient of {f.__name__}")
+    check_vjp(f, traced, args, wrt, seed=1, description=f"the traced gradient of {f.__name__}")
+
+
+# --- `and` and `or` in conditions ---------------------------------------------------------------
+
+def and_in_loop(x):
+    y = 0.0
+    for i in range(4):
+        if x > 0.0 and i < 2:
+            y = y + x * x
+    return y
+
+
+def test_and_in_an_if_inside_a_loop_by_hand():
+    # Two of the four iterations add x * x: the derivative is 2 * 2 * x.
+    assert autotrace.grad(and_in_loop)(np.array(3.0)) == pytest.approx(12.0)
+    assert autotrace.function(autotrace.grad(and_in_loop))(np.array(3.0)) == pytest.approx(12.0)
+    assert autotrace.forward(and_in_loop)(np.array(3.0), tangent=np.array(1.0))[1] == \
+        pytest.approx(12.0)
+
+
+@pytest.mark.parametrize("x", [np.array(3.0), np.array(-2.0), 1.5])
+def test_and_in_an_if_inside_a_loop(x):
+    check_every_mode(and_in_loop, (x,))
+
+
+def scale_while_sum_large_and_few_steps(x, a):
+    k = 0
+    while np.sum(x) > 0.5 and k < 2:
+        x = x * a
+        k += 1
+    return np.sum(x * x)
+
+
+def scale_while_sum_large_or_few_steps(x, a):
+    k = 0
+    while np.sum(x) > 3.0 or k < 1:
+        x = x * a
+        k += 1
+    return np.sum(x * x)
+
+
+WHILE_INPUTS = [np.array([2.0, -0.4, 0.75, 1.1]), np.array([0.1, 0.2, -0.3, 0.1]),
+                np.array([5.0, 1.0, 2.0, 0.5])]
+
+
+@pytest.mark.parametrize("f", [scale_while_sum_large_and_few_steps,
+                               scale_while_sum_large_or_few_steps])
+@pytest.mark.parametrize("x", WHILE_INPUTS)
+@pytest.mark.parametrize("wrt", [0, 1, (0, 1)])
+def test_while_with_and_or_or_in_its_condition(f, x, wrt):
+    check_every_mode(f, (x, 0.9), wrt)
+
+
+def test_while_with_and_by_hand():
+    x = np.array([2.0, -0.4, 0.75, 1.1])
+    # Two steps: sum((x a^2)^2) = a^4 sum(x^2), whose derivative in a is 4 a^3 sum(x^2).
+    expected = 4 * 0.9 ** 3 * np.sum(x * x)
+    gradient = autotrace.grad(scale_while_sum_large_and_few_steps, wrt=1)
+    assert gradient(x, 0.9) == pytest.approx(expected)
+    assert autotrace.function(gradient)(x, 0.9) == pytest.approx(expected)
+
+
+def mixed_and_or_not(x, y):
+    total = 0.0
+    for i in range(5):
+        if not (x > 0.0 and i % 2 == 0) or y < -1.0 and i > 2:
+            total = total + x * y
+        elif x > 1.0 or not i < 3:
+            total = total + y * y * x
+        else:
+            total = total - x
+    return total
+
+
+@pytest.mark.parametrize("x, y", [(0.5, 2.0), (1.5, -2.0), (-0.7, 0.3), (2.0, -1.5)])
+def test_mixed_and_or_and_not_in_an_elif_chain_inside_a_loop(x, y):
+    check_every_mode(mixed_and_or_not, (np.array(x), np.array(y)), (0, 1))
+
+
+def nested_conditions(x):
+    y = x * 1.0
+    for i in range(3):
+        for j in range(3):
+            if np.sum(y) > 0.0 and (i < 2 or j == 0):
+                if j > 0 and np.max(y) < 10.0:
+                    y = y * x
+                else:
+                    y = y + 1.0
+            elif np.sum(y) < -1.0 or i == j:
+                y = np.sin(y)
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("x", [np.array([0.5, 0.6]), np.array([-0.8, -0.9]),
+                               np.array([1.2, -0.3])])
+def test_and_or_in_nested_ifs_in_nested_loops(x):
+    check_every_mode(nested_conditions, (x,))
+
+
+def flag_cleared_in_its_branch(x):
+    y = 0.0
+    running = True
+    for i in range(4):
+        if running:
+            y = y + x * x
+            running = x < 0.0 and i < 1
+    return y
+
+
+@pytest.mark.parametrize("x", [2.0, -2.0])
+def test_a_branch_that_reassigns_its_own_condition(x):
+    check_every_mode(flag_cleared_in_its_branch, (np.array(x),))
+
+
+def boolean_value_kept(x):
+    y = 0.0
+    for i in range(4):
+        keep = i < 1 or x > 1.0 and i < 3
+        if keep:
+            y = y + x * x * x
+    return y
+
+
+@pytest.mark.parametrize("x", [0.5, 2.0])
+def test_and_or_result_kept_in_a_name_then_tested(x):
+    check_every_mode(boolean_value_kept, (np.array(x),))
+
+
+def comprehension_with_and(x):
+    return np.sum(np.array([x * i for i in range(5) if x > 0.0 and i % 2 == 1]))
+
+
+def comprehension_with_or(x):
+    return sum([x * x * i for i in range(5) if x > 2.0 or i < 2])
+
+
+@pytest.mark.parametrize("f", [comprehension_with_and, comprehension_with_or])
+@pytest.mark.parametrize("x", [0.5, 3.0])
+def test_and_or_in_comprehension_conditions(f, x):
+    check_grads(f, (x,), order=2, modes=("reverse", "forward"))
