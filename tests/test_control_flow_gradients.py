@@ -221,3 +221,95 @@ def test_hessian_hvp_and_forward_jacobian_in_an_argument_that_others_depend_on(w
                                                                                    rel=1e-5)
     assert autotrace.jacobian(reassign_every_argument, wrt, mode="forward")(*args) == \
         pytest.approx(first, rel=1e-6)
+
+
+# --- early exits on traced values around lists of arrays ----------------------------------------
+
+def rotate_until_large(x):
+    for i in range(2):
+        x = np.concatenate([x[1:], x[:1]])
+        if np.sum(x) > 2.0:
+            break
+    return np.sum(x * np.arange(3.0))
+
+
+def stack_until_large(x):
+    for i in range(3):
+        x = np.stack([x[1], x[0] * x[1]])
+        if np.sum(x) > 2.0:
+            break
+    return np.sum(x * np.arange(2.0))
+
+
+def break_in_nested_ifs(x):
+    for i in range(4):
+        if np.sum(x) > 1.0:
+            if np.max(x) > 0.8:
+                break
+            x = x * 0.5
+        x = np.concatenate([x[1:], x[:1] * 2.0])
+    return np.sum(x * np.arange(3.0))
+
+
+def rotate_while_small(x):
+    while np.sum(x) < 3.0:
+        x = np.concatenate([x[1:] * 1.5, x[:1] + 0.1])
+    return np.sum(x * np.arange(3.0))
+
+
+def concatenate_a_tuple_until_large(x):
+    for i in range(3):
+        pair = (x * 2.0, x[::-1])
+        x = np.concatenate(pair)[:3] * 0.5
+        if np.sum(x) > 5.0:
+            break
+    return np.sum(x * x)
+
+
+def continue_or_rotate(x):
+    total = 0.0
+    for i in range(4):
+        if np.sum(x) > 1.0 and i % 2 == 0:
+            x = x * 0.5
+            continue
+        x = np.concatenate([x[1:], x[:1]])
+        total = total + np.sum(x * np.arange(3.0))
+    return total
+
+
+def return_from_a_rotating_loop(x):
+    for i in range(3):
+        x = np.concatenate([x[1:], x[:1]]) * 1.1
+        if np.sum(x * np.arange(3.0)) > 2.0:
+            return np.sum(x ** 2)
+    return np.sum(x)
+
+
+def break_on_either_condition(x):
+    for i in range(4):
+        x = np.sin(x) + 0.5
+        if np.sum(x) > 2.5 or np.min(x) < 0.0:
+            break
+    return np.sum(x)
+
+
+EXITS = [rotate_until_large, stack_until_large, break_in_nested_ifs, rotate_while_small,
+         concatenate_a_tuple_until_large, continue_or_rotate, return_from_a_rotating_loop,
+         break_on_either_condition]
+# Each function exits at the first iteration for some of these inputs, later or never for others.
+EXIT_INPUTS = [[1.0, 2.0, 3.0], [0.1, 0.2, 0.3], [-1.0, 1.0, 1.5], [0.5, 0.4, 0.3],
+               [0.9, 0.1, 0.3], [0.2, 0.3, 0.6], [3.0, 4.0, 5.0]]
+
+
+def test_rotation_with_a_traced_break_by_hand():
+    # [1, 2, 3] -> [2, 3, 1], whose sum passes 2.0: the loop breaks after one rotation,
+    # and sum(x * [0, 1, 2]) = x1 * 2 + x2 * 0 + x0 * 1 after it.
+    traced = autotrace.function(autotrace.grad(rotate_until_large))
+    np.testing.assert_allclose(traced(np.array([1.0, 2.0, 3.0])), [2.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("f", EXITS)
+def test_exits_on_traced_values_around_lists_of_arrays(f):
+    for x in EXIT_INPUTS:
+        x = np.array(x[:2]) / 2.0 if f is stack_until_large else np.array(x)
+        check_every_mode(f, (x,))

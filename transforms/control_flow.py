@@ -58,7 +58,7 @@ from transforms.templates import name, replace, replace_expression
 
 # The runtime helpers converted code calls, each bound to `_autotrace_<name>`.
 HELPER_NAMES = ("if_stmt", "while_stmt", "for_stmt", "if_exp", "and_", "or_", "not_",
-                "range_", "Undefined", "converted", "set_item", "python_test")
+                "range_", "Undefined", "converted", "set_item", "python_test", "SavedValues")
 
 # Methods that change the container they are called on (`l.append(v)` assigns `l`).
 MUTATING_METHODS = frozenset({

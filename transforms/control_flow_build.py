@@ -7,6 +7,7 @@ into a function with the user's file, lines, globals and closure.
 from __future__ import annotations
 
 import ast
+import collections
 import copy
 import inspect
 import types
@@ -48,9 +49,32 @@ def convert(function, helpers: dict):
     namer = Namer(names_in(tree))
     converter = ControlFlowConverter(namer, code.co_filename, namespace_of(original))
     converter.generated_code = hasattr(original, "__autotrace_source__")
+    if converter.generated_code:
+        _mark_stacks(tree)
     tree = converter.function(tree)
     debug_source("control_flow", tree)
     return _compile(tree, original, helpers, converter.generated)
+
+
+def _mark_stacks(tree) -> None:
+    """`stack = []` becomes `stack = SavedValues()` for each list that generated code only
+    pushes onto and pops from (see runtime.stacks.SavedValues)."""
+    uses, stack_uses = collections.Counter(), collections.Counter()
+    creations = []
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name):
+            uses[node.id] += 1
+        if (isinstance(node, gast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], gast.Name)
+                and isinstance(node.value, gast.List) and not node.value.elts):
+            creations.append(node)
+            stack_uses[node.targets[0].id] += 1
+        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                and node.func.attr in ("append", "pop") and isinstance(node.func.value, gast.Name)):
+            stack_uses[node.func.value.id] += 1
+    for node in creations:
+        if stack_uses[node.targets[0].id] == uses[node.targets[0].id]:
+            node.value = gast.Call(func=name(helper("SavedValues")), args=[], keywords=[])
 
 
 def _parse(function):
