@@ -313,3 +313,110 @@ def test_exits_on_traced_values_around_lists_of_arrays(f):
     for x in EXIT_INPUTS:
         x = np.array(x[:2]) / 2.0 if f is stack_until_large else np.array(x)
         check_every_mode(f, (x,))
+
+
+# --- early returns, to second and third order in a later argument -------------------------------
+
+def two_returns(x, a):
+    if a > 0:
+        return a * a * x
+    return a * a * a * x
+
+
+def returns_in_nested_ifs(x, a):
+    if x > 0:
+        if a > 1.0:
+            return a * a * x
+        y = a * x
+        if y > 2.0:
+            return np.sin(y) * a
+    return a * a * a * x
+
+
+def returns_in_a_loop(x, a):
+    s = x
+    for i in range(4):
+        s = s * a + x
+        if s > 3.0:
+            return s * a
+        if s < -3.0:
+            return s * s
+    return s
+
+
+def return_in_a_while_loop(x, a):
+    k = 0
+    while k < 5:
+        x = x * a
+        if x > 4.0 and k > 0:
+            return x * a
+        k += 1
+    return x
+
+
+def returns_in_nested_loops(x, a):
+    s = 0.0
+    for i in range(3):
+        for j in range(3):
+            s = s + a * x * (i - j)
+            if s > 2.0:
+                if a > 1.0:
+                    return s * a
+                return s * x
+    return s * s
+
+
+def return_or_break_on_arrays(x, a):
+    for i in range(3):
+        x = np.tanh(x * a)
+        if np.sum(x) > 1.0:
+            return np.sum(x * x) * a
+        if np.min(x) < -0.5:
+            break
+    return np.sum(x) * a
+
+
+EARLY_RETURNS = [
+    (two_returns, [(2.0, 3.0), (2.0, -3.0)]),
+    (returns_in_nested_ifs, [(2.0, 3.0), (2.0, 0.5), (3.0, 0.9), (-1.0, 2.0)]),
+    (returns_in_a_loop, [(1.0, 1.5), (0.1, 0.5), (-1.2, 2.0), (0.2, 1.1)]),
+    (return_in_a_while_loop, [(1.0, 1.5), (1.0, 0.5), (5.0, 1.2)]),
+    (returns_in_nested_loops, [(1.0, 1.5), (1.0, 0.5), (0.1, 0.2), (-1.0, 0.5)]),
+    (return_or_break_on_arrays, [(np.array([1.0, 2.0]), 1.5), (np.array([0.1, 0.2]), 0.5),
+                                 (np.array([-1.0, 0.2]), 1.5)]),
+]
+
+
+@pytest.mark.parametrize("f, inputs", EARLY_RETURNS, ids=[f.__name__ for f, _ in EARLY_RETURNS])
+@pytest.mark.parametrize("wrt", [1, (0, 1)])
+def test_early_returns_to_second_order(f, inputs, wrt):
+    for args in inputs:
+        check_every_mode(f, args, wrt)
+
+
+@pytest.mark.parametrize("args", [(2.0, 0.5), (3.0, 0.9)])
+def test_early_returns_in_nested_ifs_to_third_order(args):
+    check_grads(returns_in_nested_ifs, args, 1, order=3, modes=("reverse", "forward"))
+
+
+def test_grad_of_grad_in_a_later_argument_with_returns_in_nested_ifs_by_hand():
+    # x > 0, a <= 1, a x <= 2: the last return, a^3 x, whose second derivative in a is 6 a x.
+    second = autotrace.grad(autotrace.grad(returns_in_nested_ifs, wrt=1), wrt=1)
+    assert second(2.0, 0.5) == pytest.approx(6.0)
+
+
+def assigned_in_one_branch_read_in_others(x, a):
+    s = x * 1.0
+    if a > 0.0:
+        y = x * 2.0
+    if a > 1.0:
+        s = y * 3.0 + s
+    s = s * x
+    if a > 0.5:
+        s = s + y * x
+    return s
+
+
+@pytest.mark.parametrize("a", [2.0, 0.7, 0.2, -1.0])
+def test_a_variable_assigned_in_one_branch_and_read_in_later_ones(a):
+    check_every_mode(assigned_in_one_branch_read_in_others, (1.5, a), (0, 1))

@@ -130,6 +130,13 @@ class ReverseMode(CallAdjoints):
         return replace("gradient = accumulate(gradient, contribution)", gradient=gradient,
                        accumulate=self.helper("accumulate"), contribution=contribution)
 
+    def join_zeros(self, primal: str, definite: set) -> list:
+        """Zeros for the gradient of `primal` on a path joining one that has it, where
+        `definite` holds the names assigned on every way to the join."""
+        if primal in self.local_names and primal not in definite:
+            self.maybe_unassigned.add(primal)
+        return self.zeros(primal)
+
     def ensure(self, primal: str, state: set) -> list:
         """Zeros for the gradient of `primal` unless it holds a value already."""
         if primal in state:
@@ -419,15 +426,13 @@ class ReverseMode(CallAdjoints):
             body_state, orelse_state = set(state), set(state)
             body_adjoint = body.adjoint(body_state)
             orelse_adjoint = orelse.adjoint(orelse_state)
-            # A gradient one branch has and the other lacks is zero on the other path; but
-            # where the variable itself does not exist on that path, nothing will read it.
-            # (A global or closure variable, in implicit mode, exists on every path.)
+            # A gradient one branch has and the other lacks is zero on the other path. The
+            # variable may be unassigned there (`if c: y = ...` earlier, and this branch reads
+            # y): the prologue binds it to None, whose zeros_like is None.
             for missing in sorted(body_state - orelse_state):
-                if missing in definite_in_orelse or missing not in self.local_names:
-                    orelse_adjoint += self.zeros(missing)
+                orelse_adjoint += self.join_zeros(missing, definite_in_orelse)
             for missing in sorted(orelse_state - body_state):
-                if missing in definite_in_body or missing not in self.local_names:
-                    body_adjoint += self.zeros(missing)
+                body_adjoint += self.join_zeros(missing, definite_in_body)
             state.clear()
             state.update(body_state | orelse_state)
             out = []
