@@ -420,3 +420,41 @@ def assigned_in_one_branch_read_in_others(x, a):
 @pytest.mark.parametrize("a", [2.0, 0.7, 0.2, -1.0])
 def test_a_variable_assigned_in_one_branch_and_read_in_later_ones(a):
     check_every_mode(assigned_in_one_branch_read_in_others, (1.5, a), (0, 1))
+
+
+# --- chained comparisons: an `and` of their links -----------------------------------------------
+
+def chained_in_a_loop(x):
+    y = 0.0
+    for i in range(4):
+        if 0.0 < x * i < 3.0 and not i == 2:
+            y = y + x ** 3
+        if -1.0 < np.sin(x * i) <= 0.5 < 2.0:
+            y = y + x
+    return y
+
+
+@pytest.mark.parametrize("x", [0.5, 1.2, 4.0])
+def test_chained_comparisons_on_traced_values_in_a_loop(x):
+    check_every_mode(chained_in_a_loop, (np.array(x),))
+
+
+def test_chained_comparisons_in_a_traced_function():
+    evaluations = []
+
+    def middle(x):
+        evaluations.append(x)
+        return x * 2.0
+
+    def f(x, low):
+        y = np.zeros_like(x)
+        if low < middle(x) <= 4.0 < 5.0:
+            y = y + x
+        inside = -1.0 < x < low
+        return y + np.where(inside, x, 3.0)
+
+    traced = autotrace.function(f)
+    for x in (0.1, 1.2, 2.5, -2.0):
+        assert traced(np.array(x), 1.0) == f(np.array(x), 1.0)
+    # The middle operand is evaluated once per trace: one trace, one evaluation.
+    assert traced.trace_count == 1 and len(evaluations) == 1 + 4
