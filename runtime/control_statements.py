@@ -132,7 +132,7 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                 needed.update(_placeholders(index, values[index], in_true, in_false))
                 if any(key[1] == index for key in needed):
                     continue
-            _check_variable(where, variable, in_true, in_false)
+            _check_variable(where, variable, in_true, in_false, placeholders)
         if needed or converted:
             fixes.update(needed)
             raise _Retry()
@@ -211,7 +211,21 @@ def _may_be_placeholder(placeholders, variable: str) -> bool:
     return placeholders is True or variable in (placeholders or ())
 
 
-def _check_variable(where: str, variable: str, in_true, in_false) -> None:
+def _lengths_differ(a, b) -> bool:
+    return isinstance(a, list) and isinstance(b, list) and len(a) != len(b)
+
+
+def _list_length_error(where: str, variable: str, statement: str) -> ControlFlowError:
+    """For derivative code: a list it appends to or pops from on a traced condition."""
+    return _error(where, f"{variable!r} is a list whose length here depends on a traced value "
+                         f"(this derivative appends to or pops from it in this {statement}); a "
+                         f"trace needs its length. Compute this derivative eagerly; for a second "
+                         f"derivative (grad of grad), trace the first derivative only: "
+                         f"autotrace.function(autotrace.grad(f))")
+
+
+def _check_variable(where: str, variable: str, in_true, in_false,
+                    placeholders=False) -> None:
     true_defined, false_defined = _is_defined(in_true), _is_defined(in_false)
     if true_defined != false_defined:
         branch = "true" if true_defined else "false"
@@ -219,6 +233,8 @@ def _check_variable(where: str, variable: str, in_true, in_false) -> None:
                             f"and used after the if. A traced condition runs both branches in "
                             f"the graph: assign {variable!r} in both branches, or before the if")
     shapes = (map_arrays(in_true, lambda leaf: 0), map_arrays(in_false, lambda leaf: 0))
+    if placeholders is True and _lengths_differ(in_true, in_false):
+        raise _list_length_error(where, variable, "if")
     if not _same_structure(*shapes):
         raise _error(where, f"variable {variable!r} is {_describe(in_true)} after the true "
                             f"branch and {_describe(in_false)} after the false branch; a traced "
@@ -477,6 +493,8 @@ def _check_loop_values(where, statement, names, init, before, after, promote,
         if old is None and new is not None and _may_be_placeholder(placeholders, variable):
             promote[index] = _zeros_like_tree(new)  # a flag's value, set by the body
             continue
+        if placeholders is True and _lengths_differ(old, new):
+            raise _list_length_error(where, variable, statement)
         if not _same_structure(map_arrays(old, lambda leaf: 0), map_arrays(new, lambda leaf: 0)):
             raise _error(where, f"variable {variable!r} changes from {_describe(old)} to "
                                 f"{_describe(new)} in one iteration of this {statement} on a "

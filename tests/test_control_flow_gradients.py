@@ -8,6 +8,7 @@ import pytest
 
 import autotrace
 from autotrace.testing import check_grads, check_vjp
+from runtime.control import ControlFlowError
 
 
 def check_every_mode(f, args, wrt=0, order=2):
@@ -459,3 +460,28 @@ def test_chained_comparisons_in_a_traced_function():
         assert traced(np.array(x), 1.0) == f(np.array(x), 1.0)
     # The middle operand is evaluated once per trace: one trace, one evaluation.
     assert traced.trace_count == 1 and len(evaluations) == 1 + 4
+
+
+# --- what a trace cannot follow -----------------------------------------------------------------
+
+def scale_until_large(x):
+    while x < 2.0:
+        x = x * 1.5 + 0.1
+    return x * x
+
+
+def test_a_traced_second_derivative_through_a_traced_loop_is_refused_saying_what_to_do():
+    second = autotrace.grad(autotrace.grad(scale_until_large))
+    # Eagerly: four steps scale x by 1.5^4, so the second derivative of x^2 is 2 * 1.5^8.
+    assert second(np.array(0.3)) == pytest.approx(2 * 1.5 ** 8)
+    with pytest.raises(ControlFlowError) as raised:
+        autotrace.function(second)(np.array(0.3))
+    message = str(raised.value)
+    assert message.splitlines()[1].strip() == (
+        "'_stack1' is a list whose length here depends on a traced value (this derivative "
+        "appends to or pops from it in this while loop); a trace needs its length. Compute "
+        "this derivative eagerly; for a second derivative (grad of grad), trace the first "
+        "derivative only: autotrace.function(autotrace.grad(f))")
+    # The first derivative traces.
+    first = autotrace.function(autotrace.grad(scale_until_large))
+    assert first(np.array(0.3)) == pytest.approx(autotrace.grad(scale_until_large)(np.array(0.3)))
