@@ -462,6 +462,30 @@ def test_chained_comparisons_in_a_traced_function():
     assert traced.trace_count == 1 and len(evaluations) == 1 + 4
 
 
+
+# --- forward over reverse, traced ---------------------------------------------------------------
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (scale_while_sum_large_and_few_steps, (np.array([2.0, -0.4, 0.75, 1.1]), 0.9), 0),
+    (scale_while_sum_large_or_few_steps, (np.array([5.0, 1.0, 2.0, 0.5]), 0.9), 0),
+    (break_on_either_condition, (np.array([0.6, 0.4, 0.3]),), 0),
+    (rotate_until_large, (np.array([1.0, 2.0, 3.0]),), 0),
+])
+def test_traced_hessian_vector_products_through_traced_loops(f, args, wrt):
+    # The tangent code of the gradient pushes tangents beside the saved values, on a stack
+    # of its own that the trace keeps in the graph too.
+    v = np.linspace(0.5, -0.5, args[wrt].size)
+    expected = autotrace.hvp(f, wrt)(*args, v)
+    gradient = autotrace.grad(f, wrt)
+    eps = 1e-6
+    moved = [list(args), list(args)]
+    moved[0][wrt], moved[1][wrt] = args[wrt] + eps * v, args[wrt] - eps * v
+    np.testing.assert_allclose(expected, (gradient(*moved[0]) - gradient(*moved[1])) / (2 * eps),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(autotrace.function(autotrace.hvp(f, wrt))(*args, v), expected,
+                               rtol=1e-12, atol=1e-14)
+
+
 # --- what a trace cannot follow -----------------------------------------------------------------
 
 def scale_until_large(x):
