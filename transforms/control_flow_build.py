@@ -60,7 +60,8 @@ def convert(function, helpers: dict):
 def _mark_stacks(tree, namespace: dict) -> None:
     """`stack = []` becomes `stack = SavedValues()` for each list that generated code only
     pushes onto and pops from (see runtime.stacks.SavedValues); `tangents = zeros_like(stack)`
-    (forward mode over reverse-mode code) is a stack of the same kind."""
+    (forward mode over reverse-mode code) is a stack of the same kind. A stack whose zeros are
+    used otherwise (`b_stack1 + [g]` in a second derivative) is a list like any other."""
     uses, stack_uses = collections.Counter(), collections.Counter()
     creations, zeros_of = [], {}
     for node in gast.walk(tree):
@@ -82,8 +83,12 @@ def _mark_stacks(tree, namespace: dict) -> None:
                 and node.func.attr in ("append", "pop") and isinstance(node.func.value, gast.Name)):
             stack_uses[node.func.value.id] += 1
     stacks = {n for n, count in stack_uses.items() if count == uses[n]}
-    while any(zeros_of[n] not in stacks for n in stacks & set(zeros_of)):
-        stacks -= {n for n in stacks & set(zeros_of) if zeros_of[n] not in stacks}
+    while True:  # a list and the zeros made like it are stacks together, or neither is
+        apart = {n for target, source in zeros_of.items() if (target in stacks) != (
+            source in stacks) for n in (target, source)}
+        if not apart & stacks:
+            break
+        stacks -= apart
     for node in creations:
         if node.targets[0].id in stacks:
             node.value = gast.Call(func=name(helper("SavedValues")), args=[], keywords=[])
