@@ -33,7 +33,7 @@ import numpy as np
 
 from runtime.control import (ControlFlowError, _aval, _describe,
                              _same_structure, current_builder, traced_cond, traced_while, cond)
-from runtime.stacks import TracedStack, new_stack, restore, snapshot
+from runtime.stacks import SavedValues, TracedStack, new_stack, restore, snapshot
 from runtime.tracer import (Tracer, TracerConversionError, is_array, leaves_with_paths,
                             map_arrays, mark_view, set_item as _set_array_item)
 
@@ -120,7 +120,8 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
         needed, converted = {}, False
         for index, variable in enumerate(names):
             in_true, in_false = true_branch.result[index], false_branch.result[index]
-            if placeholders is True and _pushed_or_popped(values[index], in_true, in_false):
+            if placeholders is True and index not in stacks and _pushed_or_popped(
+                    values[index], in_true, in_false):
                 # Generated code: a stack of saved values. The branches may push different
                 # values, so it becomes a graph value that holds what the taken branch pushed.
                 stacks[index], converted = new_stack(current_builder(test), values[index]), True
@@ -131,7 +132,7 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                 needed.update(_placeholders(index, values[index], in_true, in_false))
                 if any(key[1] == index for key in needed):
                     continue
-            _check_variable(where, variable, in_true, in_false)
+            _check_variable(where, variable, in_true, in_false, placeholders)
         if needed or converted:
             fixes.update(needed)
             raise _Retry()
@@ -152,9 +153,11 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
 
 
 def _pushed_or_popped(before, in_true, in_false) -> bool:
-    """Whether a branch pushed onto or popped from the list `before`."""
-    return isinstance(before, list) and any(
-        isinstance(after, list) and len(after) != len(before) for after in (in_true, in_false))
+    """Whether a branch pushed onto or popped from the stack `before`, or made it a traced
+    stack (in a loop or branch of its own)."""
+    return isinstance(before, SavedValues) and any(
+        isinstance(after, TracedStack) or isinstance(after, list) and len(after) != len(before)
+        for after in (in_true, in_false))
 
 
 def _zeros_like_tree(tree):
@@ -208,7 +211,21 @@ def _may_be_placeholder(placeholders, variable: str) -> bool:
     return placeholders is True or variable in (placeholders or ())
 
 
-def _check_variable(where: str, variable: str, in_true, in_false) -> None:
+def _lengths_differ(a, b) -> bool:
+    return isinstance(a, list) and isinstance(b, list) and len(a) != len(b)
+
+
+def _list_length_error(where: str, variable: str, statement: str) -> ControlFlowError:
+    """For derivative code: a list it appends to or pops from on a traced condition."""
+    return _error(where, f"{variable!r} is a list whose length here depends on a traced value "
+                         f"(this derivative appends to or pops from it in this {statement}); a "
+                         f"trace needs its length. Compute this derivative eagerly; for a second "
+                         f"derivative (grad of grad), trace the first derivative only: "
+                         f"autotrace.function(autotrace.grad(f))")
+
+
+def _check_variable(where: str, variable: str, in_true, in_false,
+                    placeholders=False) -> None:
     true_defined, false_defined = _is_defined(in_true), _is_defined(in_false)
     if true_defined != false_defined:
         branch = "true" if true_defined else "false"
@@ -216,6 +233,8 @@ def _check_variable(where: str, variable: str, in_true, in_false) -> None:
                             f"and used after the if. A traced condition runs both branches in "
                             f"the graph: assign {variable!r} in both branches, or before the if")
     shapes = (map_arrays(in_true, lambda leaf: 0), map_arrays(in_false, lambda leaf: 0))
+    if placeholders is True and _lengths_differ(in_true, in_false):
+        raise _list_length_error(where, variable, "if")
     if not _same_structure(*shapes):
         raise _error(where, f"variable {variable!r} is {_describe(in_true)} after the true "
                             f"branch and {_describe(in_false)} after the false branch; a traced "
@@ -284,14 +303,15 @@ def _save_stacks(values, placeholders) -> dict:
     `values` holds now, so that a loop can start over in the graph (`_restore_stacks`)."""
     if placeholders is not True:
         return {}
-    return {index: list(value) if isinstance(value, list)
+    return {index: list(value) if isinstance(value, SavedValues)
             else (value._builder, value.graph_var, snapshot([value]))
-            for index, value in enumerate(values) if isinstance(value, (list, TracedStack))}
+            for index, value in enumerate(values)
+            if isinstance(value, (SavedValues, TracedStack))}
 
 
 def _restore_stacks(values, saved: dict) -> tuple:
     for index, state in saved.items():
-        if isinstance(values[index], list):
+        if isinstance(values[index], SavedValues):
             values[index][:] = state
         else:  # what the iterations run so far recorded is left to dead-code elimination
             values[index]._builder, values[index].graph_var, schema = state
@@ -424,8 +444,8 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
                                 f"before the loop (e.g. {variable} = np.zeros_like(...)), so it "
                                 f"has a shape and dtype before any iteration")
     if placeholders is True:
-        # Generated code: a list is a stack of saved values, pushed or popped every iteration.
-        values = tuple(new_stack(parent, value) if isinstance(value, list) else value
+        # Generated code: a stack of saved values, pushed or popped every iteration.
+        values = tuple(new_stack(parent, value) if isinstance(value, SavedValues) else value
                        for value in values)
     stacks = [value for value in values if isinstance(value, TracedStack)]
     before_loop = snapshot(stacks)
@@ -473,6 +493,8 @@ def _check_loop_values(where, statement, names, init, before, after, promote,
         if old is None and new is not None and _may_be_placeholder(placeholders, variable):
             promote[index] = _zeros_like_tree(new)  # a flag's value, set by the body
             continue
+        if placeholders is True and _lengths_differ(old, new):
+            raise _list_length_error(where, variable, statement)
         if not _same_structure(map_arrays(old, lambda leaf: 0), map_arrays(new, lambda leaf: 0)):
             raise _error(where, f"variable {variable!r} changes from {_describe(old)} to "
                                 f"{_describe(new)} in one iteration of this {statement} on a "
@@ -564,7 +586,7 @@ def python_test(value, *, where: str, reason: str, iterable: bool = False):
 # What converted code calls, by the names transforms/control_flow.py gives them.
 HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "if_exp": if_exp,
            "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
-           "set_item": set_item, "python_test": python_test}
+           "set_item": set_item, "python_test": python_test, "SavedValues": SavedValues}
 
 # NumPy functions that cannot see traced values in a list, and builtins that compare Python
 # values: converted code calls these instead.

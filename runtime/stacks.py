@@ -13,7 +13,8 @@ becomes a `TracedStack`: a graph value (a Python list at run time) with three op
 
 From then on every push is recorded, and the `StackSchema` describes what the run-time list
 holds, as a tree of `entries` in push order: an `Item` (an array, or a value that is not an
-array, such as None or a Python int, which is known while tracing and not stored), or a
+array, such as None or a Python int, which is known while tracing and not stored; a tuple,
+list or dict holding arrays is its arrays' Items, then an Item of its `Container`), or a
 `Nested` entry for the pushes inside a `while` op's body (its `block`, repeated a number of
 times known only at run time) or inside a `cond` op's branches (one list per side; at run time
 only the taken side's items are there). Where a push goes follows from the subgraph builders
@@ -44,7 +45,8 @@ import numpy as np
 from runtime.abstract import abstractify
 from runtime.control import ControlFlowError, ControlPrimitive, current_builder
 from runtime.ops import primitives, register
-from runtime.tracer import Tracer, tracer_kinds
+from runtime.tracer import (OutputStructure, Tracer, _Slot, is_array, leaves_with_paths,
+                            map_arrays, tracer_kinds)
 
 _TOP = "top"  # the reading key of the top-level entries
 
@@ -54,6 +56,14 @@ class Item(NamedTuple):
 
     stored: bool
     content: object
+
+
+class Container(NamedTuple):
+    """A pushed tuple, list or dict holding arrays (the list `np.concatenate` read): its
+    `count` arrays are the items pushed just before it, and `structure` rebuilds it."""
+
+    structure: OutputStructure
+    count: int
 
 
 class Nested:
@@ -111,6 +121,15 @@ def _mismatch(what: str) -> ControlFlowError:
         f"autotrace.grad(autotrace.function(f)), or compute it eagerly")
 
 
+class SavedValues(list):
+    """The list generated reverse-mode code saves values on, as converted code makes it
+    (`_stack1 = []` becomes `_stack1 = SavedValues()`): a loop or branch on a traced value
+    turns it, and no other list, into a TracedStack. A list the code computes with, such as
+    the one `np.concatenate` reads, stays a list."""
+
+    __slots__ = ()
+
+
 class TracedStack(Tracer):
     """A traced stack: `append` and `pop` record stack ops (see the module docstring)."""
 
@@ -145,12 +164,26 @@ class TracedStack(Tracer):
             if not (entries and isinstance(entries[-1], Nested) and entries[-1].token is token):
                 entries.append(Nested(kind, token))
             entries = entries[-1].parts.setdefault(part, [])
-        if isinstance(value, (Tracer, np.ndarray, np.generic)):
-            entries.append(Item(True, value.aval if isinstance(value, Tracer)
-                                else abstractify(value)))
-            self._rebind(builder, "stack_push", [self, value])
+        if is_array(value):
+            self._push_array(builder, entries, value)
+        elif leaves_with_paths(value):
+            # A container's arrays are graph values too (traced in this branch or loop body,
+            # they exist nowhere else): each is pushed, and the pop rebuilds the container.
+            arrays = []
+
+            def push(leaf):
+                self._push_array(builder, entries, leaf)
+                arrays.append(leaf)
+                return _Slot(len(arrays) - 1)
+            entries.append(Item(False, Container(OutputStructure(map_arrays(value, push)),
+                                                 len(arrays))))
         else:
             entries.append(Item(False, value))
+
+    def _push_array(self, builder, entries: list, value) -> None:
+        entries.append(Item(True, value.aval if isinstance(value, Tracer)
+                            else abstractify(value)))
+        self._rebind(builder, "stack_push", [self, value])
 
     def pop(self):
         schema = self.schema
@@ -164,13 +197,25 @@ class TracedStack(Tracer):
                     raise _mismatch(f"a {kind} on a traced value pops values that were not "
                                     f"pushed by a {kind} at the same place")
             entries, key = nested.parts.get(part, []), (token, part)
+        item = self._take_item(entries, key)
+        if not item.stored:
+            content = item.content
+            if isinstance(content, Container):
+                arrays = [self._pop_array(builder, self._take_item(entries, key))
+                          for _ in range(content.count)]
+                return content.structure.unflatten(tuple(reversed(arrays)))
+            return content
+        return self._pop_array(builder, item)
+
+    def _take_item(self, entries: list, key) -> Item:
         item = self._take(entries, key, "item")
         if not isinstance(item, Item):
             raise _mismatch(f"it pops a value where a {item.kind} on a traced value pushed "
                             f"values")
-        if not item.stored:
-            return item.content
-        schema.popping = item.content
+        return item
+
+    def _pop_array(self, builder, item: Item):
+        self.schema.popping = item.content
         (value,) = self._rebind(builder, "stack_pop", [self])
         return value
 

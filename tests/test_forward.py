@@ -1,5 +1,6 @@
 """Forward mode: the corpus and the rule table through autotrace.forward, checked by finite
-differences, and the behaviour of forward derivatives users rely on.
+differences, and the behaviour of forward derivatives users rely on, among them a tangent for
+each argument, also those left out of `wrt` that an assignment makes depend on one in it.
 
 The corpus (tests/corpus.py) runs at first order, `forward(f)`, and where a case asks for it at
 second order, `forward(grad(f))`: check_grads differentiates, in forward mode, generated source
@@ -140,3 +141,67 @@ def test_forward_of_a_corpus_function_with_a_loop_matches_reverse():
     _, tangent = autotrace.forward(corpus.loop_over_rows)(X, w, tangent=v)
     gradient = autotrace.grad(corpus.loop_over_rows)(X, w)
     assert tangent == pytest.approx(np.sum(gradient * v))
+
+
+# --- arguments outside wrt that become active ---------------------------------------------------
+
+def shift_by(x, a):
+    x = x - a
+    return np.sum(x)
+
+
+def test_forward_mode_in_an_argument_that_shifts_a_reassigned_one():
+    value, tangent = autotrace.forward(shift_by, wrt=1)(np.ones(3), 0.5)
+    assert (value, tangent) == (pytest.approx(1.5), pytest.approx(-3.0))
+    assert autotrace.hessian(shift_by, wrt=1)(np.ones(3), 0.5) == pytest.approx(0.0)
+    assert autotrace.hvp(shift_by, wrt=1)(np.ones(3), 0.5, 2.0) == pytest.approx(0.0)
+    assert autotrace.jacobian(shift_by, wrt=1, mode="forward")(np.ones(3), 0.5) == \
+        pytest.approx(-3.0)
+
+
+def reassign_every_argument(x, a, b):
+    x = x - a
+    a = a * b
+    b = np.sin(b) + np.sum(x * x)
+    return np.sum(x * a) + b * b
+
+
+def scale_in_a_loop_or_branch(total, x, a):
+    for i in range(3):
+        total = total * a + x * i
+    if a > 0.0:
+        x = x * a
+    return np.sum(total * x)
+
+
+@pytest.mark.parametrize("wrt", [0, 1, 2, (0, 1), (1, 2), (0, 2), "b", ("a", "x")])
+def test_every_argument_position_when_all_are_reassigned(wrt):
+    args = (np.array([0.3, -1.2, 0.8]), 0.7, np.array(-0.4))
+    check_grads(reassign_every_argument, args, wrt, order=2, modes=("reverse", "forward"))
+
+
+@pytest.mark.parametrize("wrt", [0, 1, 2, (0, 2)])
+@pytest.mark.parametrize("a", [0.6, -0.9])
+def test_arguments_reassigned_in_a_loop_or_a_branch(wrt, a):
+    args = (np.array([1.0, -2.0]), np.array([0.5, 0.25]), a)
+    check_grads(scale_in_a_loop_or_branch, args, wrt, order=2, modes=("reverse", "forward"))
+
+
+@pytest.mark.parametrize("wrt", [1, 2])
+def test_hessian_hvp_and_forward_jacobian_in_an_argument_that_others_depend_on(wrt):
+    args = (np.array([0.3, -1.2, 0.8]), 0.7, -0.4)
+
+    def objective(t):
+        moved = list(args)
+        moved[wrt] = t
+        return reassign_every_argument(*moved)
+    eps = 1e-4
+    t = args[wrt]
+    second = (objective(t + eps) - 2 * objective(t) + objective(t - eps)) / eps ** 2
+    first = (objective(t + 1e-6) - objective(t - 1e-6)) / 2e-6
+    assert autotrace.hessian(reassign_every_argument, wrt)(*args) == pytest.approx(second,
+                                                                                  rel=1e-5)
+    assert autotrace.hvp(reassign_every_argument, wrt)(*args, 2.0) == pytest.approx(2 * second,
+                                                                                   rel=1e-5)
+    assert autotrace.jacobian(reassign_every_argument, wrt, mode="forward")(*args) == \
+        pytest.approx(first, rel=1e-6)

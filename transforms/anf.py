@@ -295,6 +295,13 @@ class Normalizer:
         return gast.UnaryOp(op=node.op, operand=self.atom(node.operand))
 
     def expr_Compare(self, node):
+        if len(node.ops) > 1:
+            # `a < b < c` is `a < b and b < c` with b evaluated once: on arrays (traced ones
+            # too) Python's chaining asks for the truth of `a < b`, which `and` tests.
+            left, middle = self.atom(node.left), self.atom(node.comparators[0])
+            first = gast.Compare(left=left, ops=node.ops[:1], comparators=[middle])
+            rest = gast.Compare(left=middle, ops=node.ops[1:], comparators=node.comparators[1:])
+            return self.expr_BoolOp(gast.BoolOp(op=gast.And(), values=[first, rest]))
         return gast.Compare(left=self.atom(node.left), ops=node.ops,
                             comparators=[self.atom(c) for c in node.comparators])
 

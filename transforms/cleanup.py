@@ -323,10 +323,11 @@ def remove_empty_control_flow(body):
         out = []
         for statement in block:
             if isinstance(statement, gast.If):
-                body_empty = all(isinstance(s, gast.Pass) or is_comment(s)
-                                 for s in statement.body)
-                if body_empty and not statement.orelse:
-                    continue
+                empty = all(isinstance(s, gast.Pass) or is_comment(s)
+                            for s in statement.body + statement.orelse)
+                if empty and (not statement.orelse or isinstance(
+                        statement.test, (gast.Name, gast.Constant))):
+                    continue  # an empty else goes too where testing runs nothing
                 if not statement.body:
                     statement.body = [gast.Pass()]
             if isinstance(statement, (gast.For, gast.While)) and all(

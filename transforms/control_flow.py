@@ -58,7 +58,7 @@ from transforms.templates import name, replace, replace_expression
 
 # The runtime helpers converted code calls, each bound to `_autotrace_<name>`.
 HELPER_NAMES = ("if_stmt", "while_stmt", "for_stmt", "if_exp", "and_", "or_", "not_",
-                "range_", "Undefined", "converted", "set_item", "python_test")
+                "range_", "Undefined", "converted", "set_item", "python_test", "SavedValues")
 
 # Methods that change the container they are called on (`l.append(v)` assigns `l`).
 MUTATING_METHODS = frozenset({
@@ -526,6 +526,26 @@ class _ConditionalExpressions(gast.NodeTransformer):
     def visit_BoolOp(self, node):
         self.generic_visit(node)
         return _Conditions(self.converter).visit_BoolOp(node)
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        return gast.copy_location(self._chain(node.left, node.ops, node.comparators), node)
+
+    def _chain(self, left, ops, comparators):
+        """`a < b < c` -> `and_(a < (t := b), lambda: t < c)`: a chained comparison asks
+        for the truth of each link, which and_ gives for traced values too."""
+        if len(ops) == 1:
+            return gast.Compare(left=left, ops=ops, comparators=comparators)
+        middle = comparators[0]
+        if isinstance(middle, (gast.Name, gast.Constant)):
+            reused = copy.deepcopy(middle)
+        else:
+            temporary = self.converter.namer.temporary("compared")
+            middle = gast.NamedExpr(target=name(temporary, store=True), value=middle)
+            reused = name(temporary)
+        first = gast.Compare(left=left, ops=ops[:1], comparators=[middle])
+        rest = self._chain(reused, ops[1:], comparators[1:])
+        return gast.Call(func=name(helper("and_")), args=[first, _lazy(rest)], keywords=[])
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)

@@ -6,17 +6,19 @@ into a function with the user's file, lines, globals and closure.
 """
 from __future__ import annotations
 
+import collections
 import copy
 import inspect
 import types
 
 import gast
 
+from runtime.structure import zeros_like
 from transforms.codegen import compile_in_factory, debug_source
 from transforms.control_flow import _USER, HELPER_NAMES, ControlFlowConverter, helper
 from transforms.naming import Namer, names_in
-from transforms.parsing import namespace_of, parse_function
-from transforms.templates import name  # noqa: F401 - kept for the converters here
+from transforms.parsing import namespace_of, parse_function, resolve
+from transforms.templates import name
 
 
 def _has_control_flow(node) -> bool:
@@ -48,9 +50,48 @@ def convert(function, helpers: dict):
     namer = Namer(names_in(tree))
     converter = ControlFlowConverter(namer, code.co_filename, namespace_of(original))
     converter.generated_code = hasattr(original, "__autotrace_source__")
+    if converter.generated_code:
+        _mark_stacks(tree, namespace_of(original))
     tree = converter.function(tree)
     debug_source("control_flow", tree)
     return _compile(tree, original, helpers, converter.generated)
+
+
+def _mark_stacks(tree, namespace: dict) -> None:
+    """`stack = []` becomes `stack = SavedValues()` for each list that generated code only
+    pushes onto and pops from (see runtime.stacks.SavedValues); `tangents = zeros_like(stack)`
+    (forward mode over reverse-mode code) is a stack of the same kind. A stack whose zeros are
+    used otherwise (`b_stack1 + [g]` in a second derivative) is a list like any other."""
+    uses, stack_uses = collections.Counter(), collections.Counter()
+    creations, zeros_of = [], {}
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name):
+            uses[node.id] += 1
+        if (isinstance(node, gast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], gast.Name)):
+            target, value = node.targets[0].id, node.value
+            if isinstance(value, gast.List) and not value.elts:
+                creations.append(node)
+                stack_uses[target] += 1
+            elif (isinstance(value, gast.Call) and len(value.args) == 1
+                  and isinstance(value.args[0], gast.Name)
+                  and resolve(value.func, namespace) is zeros_like):
+                zeros_of[target] = value.args[0].id
+                stack_uses[target] += 1
+                stack_uses[value.args[0].id] += 1
+        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                and node.func.attr in ("append", "pop") and isinstance(node.func.value, gast.Name)):
+            stack_uses[node.func.value.id] += 1
+    stacks = {n for n, count in stack_uses.items() if count == uses[n]}
+    while True:  # a list and the zeros made like it are stacks together, or neither is
+        apart = {n for target, source in zeros_of.items() if (target in stacks) != (
+            source in stacks) for n in (target, source)}
+        if not apart & stacks:
+            break
+        stacks -= apart
+    for node in creations:
+        if node.targets[0].id in stacks:
+            node.value = gast.Call(func=name(helper("SavedValues")), args=[], keywords=[])
 
 
 def _parse(function):

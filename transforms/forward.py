@@ -456,6 +456,12 @@ def forward_function(func, wrt, *, session):
                        tangent_seed=context.helper("tangent_seed"),
                        values=values[0] if single else gast.Tuple(elts=values, ctx=gast.Load()),
                        tangent=prepared.keyword)
+    # An argument left out of wrt has a zero tangent, which it needs in a variable once an
+    # assignment (`x = x - a`, `x[0] = a`) makes it active.
+    for parameter in prepared.parameters:
+        if parameter in forward.active and parameter not in prepared.wrt_names:
+            prologue += replace("tangent = zeros_like(value)", tangent=forward.tangent(parameter),
+                                zeros_like=context.helper("zeros_like"), value=parameter)
     new_body = prologue + forward.block(body)
     if session.optimized:
         pure = _is_pure(prepared.namespace, set(context.bound.values()))

@@ -2,7 +2,8 @@
 
 The primal sweep is the function itself, plus what the adjoint sweep will need: values about to
 be overwritten are pushed on `_stack` (and popped back, in reverse, by the adjoint sweep), each
-loop counts its iterations, and each branch condition is kept in a name.
+loop counts its iterations, and each branch condition is kept in a name, or pushed where the
+name may change before the adjoint reads it (transforms/reverse_control.py: if and loops).
 
 The adjoint sweep visits the statements backwards. For `y = f(a, b)` it inlines f's rule with
 `d[y]` read from `by` and adds the contributions into `ba` and `bb`. The transform tracks which
@@ -24,8 +25,9 @@ from runtime import sequences
 from transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify
 from transforms.reverse_calls import CallAdjoints
+from transforms.reverse_control import ControlFlowAdjoints
 from transforms.sequences import SEQUENCE, UNKNOWN
-from transforms.sweeps import SAVE, Sweep, comment, marked
+from transforms.sweeps import Sweep, comment, marked
 from transforms.templates import name, replace, replace_expression
 
 # The functions whose rules `a + b` and `a * b` take when an operand is, or may be, a list.
@@ -50,12 +52,7 @@ def index_value(node):
     return copy.deepcopy(node)
 
 
-def _is_terminal_break(statement) -> bool:
-    return (isinstance(statement, gast.If) and len(statement.body) == 1
-            and isinstance(statement.body[0], gast.Break) and not statement.orelse)
-
-
-class ReverseMode(CallAdjoints):
+class ReverseMode(CallAdjoints, ControlFlowAdjoints):
     """Generates the primal and adjoint sweeps of one function body (see the module docstring).
 
     context provides: namer, namespace, location, helper(name) -> bound identifier,
@@ -73,6 +70,7 @@ class ReverseMode(CallAdjoints):
         self.defined = set(parameters)
         self.definite = set(parameters)
         self.loop_depth = 0
+        self.branch_depth = 0  # how many branches of an if enclose the statement being visited
         self.gradient_names: dict[str, str] = {}
         self.temporaries: set[str] = set()
         self.stack = context.namer.temporary("stack")
@@ -365,122 +363,3 @@ class ReverseMode(CallAdjoints):
                     item = replace_expression("gradient[key]", gradient=gradient, key=key)
                     out += self.accumulate(element.id, item, state)
         return out
-
-    # ---- control flow ----------------------------------------------------------------------
-
-    def visit_If(self, node):
-        test = node.test
-        primal = []
-        if not isinstance(test, (gast.Name, gast.Constant)):
-            condition = self.temporary("cond")
-            condition_site = self.visit_Assign(gast.copy_location(gast.Assign(
-                targets=[name(condition, store=True)], value=test, type_comment=None), node))
-            primal += condition_site.primal
-            test = name(condition)
-        else:
-            condition_site = None
-        # Each branch starts from what was defined before it. `defined` holds names that may
-        # be defined (for saves), `definite` names that are defined on every path.
-        defined, definite = set(self.defined), set(self.definite)
-        body = self.block(node.body)
-        defined_in_body, definite_in_body = self.defined, self.definite
-        self.defined, self.definite = set(defined), set(definite)
-        orelse = self.block(node.orelse)
-        definite_in_orelse = self.definite
-        self.defined |= defined_in_body
-        self.definite = definite_in_body & definite_in_orelse
-        primal.append(gast.If(test=test, body=body.primal or [gast.Pass()],
-                              orelse=orelse.primal))
-
-        def adjoint(state):
-            body_state, orelse_state = set(state), set(state)
-            body_adjoint = body.adjoint(body_state)
-            orelse_adjoint = orelse.adjoint(orelse_state)
-            # A gradient one branch has and the other lacks is zero on the other path; but
-            # where the variable itself does not exist on that path, nothing will read it.
-            # (A global or closure variable, in implicit mode, exists on every path.)
-            for missing in sorted(body_state - orelse_state):
-                if missing in definite_in_orelse or missing not in self.local_names:
-                    orelse_adjoint += self.zeros(missing)
-            for missing in sorted(orelse_state - body_state):
-                if missing in definite_in_body or missing not in self.local_names:
-                    body_adjoint += self.zeros(missing)
-            state.clear()
-            state.update(body_state | orelse_state)
-            out = []
-            if body_adjoint or orelse_adjoint:
-                out.append(gast.If(test=copy.deepcopy(test), body=body_adjoint or [gast.Pass()],
-                                   orelse=orelse_adjoint))
-            if condition_site is not None:
-                out += condition_site.adjoint(state)
-            return out
-        return Sweep(primal, adjoint)
-
-    def visit_For(self, node):
-        return self.loop(node, node.target.id)
-
-    def visit_While(self, node):
-        return self.loop(node, None)
-
-    def loop(self, node, target) -> Sweep:
-        counter = self.temporary("n")
-        counter_site = self.visit_Assign(gast.copy_location(gast.Assign(
-            targets=[name(counter, store=True)], value=gast.Constant(value=0, kind=None),
-            type_comment=None), node))
-        target_push, target_pop = [], []
-        if target is not None:
-            if target in self.defined:  # the loop variable overwrites an earlier value
-                before_push, before_pop = self.save(target)
-            else:
-                before_push, before_pop = [], []
-            self.defined.add(target)
-            target_push, target_pop = self.save(target)
-            for statement in target_push + target_pop:
-                setattr(statement, SAVE, (target, getattr(statement, SAVE)[1], False))
-        self.loop_depth += 1
-        definite = set(self.definite)
-        body = self.block(node.body)
-        self.definite = definite | {counter}  # the body may not run at all
-        self.loop_depth -= 1
-        count = replace("counter = counter + 1", counter=counter)
-        loop = copy.copy(node)
-        # The loop variable is pushed as the iteration ends (before a terminal break) and
-        # popped as the reversed iteration begins, so pops mirror pushes.
-        inner = body.primal
-        if inner and _is_terminal_break(inner[-1]):
-            inner = inner[:-1] + target_push + inner[-1:]
-        else:
-            inner = inner + target_push
-        loop.body = count + inner
-        primal = counter_site.primal + (before_push if target else []) + [loop]
-        inside = collections.Counter(n.id for n in gast.walk(node) if isinstance(n, gast.Name))
-        # Names used only inside the loop start every iteration afresh: their gradients are
-        # not carried from one iteration to the one before it.
-        assigned = {n.id for n in gast.walk(node)
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        local = {n for n, count in inside.items()
-                 if count >= self.references[n] and n in assigned and n not in self.parameters}
-
-        def adjoint(state):
-            carried = sorted((set(inside) & self.active) - local)
-            before = []
-            for primal_name in carried:
-                zeros = self.ensure(primal_name, state)
-                if zeros and primal_name in self.local_names and primal_name not in definite:
-                    # unassigned where the loop never ran: None, whose zeros_like is None
-                    self.maybe_unassigned.add(primal_name)
-                before += zeros
-            body_state = set(state)
-            body_adjoint = body.adjoint(body_state)
-            for missing in carried:
-                if missing not in body_state:
-                    body_adjoint += self.zeros(missing)
-            reverse_index = self.namer.fresh("_")
-            out = before
-            if body_adjoint or target_pop:
-                out += replace("for index in range(counter):\n    body", index=reverse_index,
-                               counter=counter, body=target_pop + body_adjoint)
-            if target is not None:
-                out += before_pop
-            return out + counter_site.adjoint(state)
-        return Sweep(primal, adjoint)
