@@ -15,6 +15,7 @@ import numpy as np
 from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
 from runtime.structure import _rebuild, array_module, zeros_like
+from transforms.calls import runs_own_call
 from transforms.errors import SourceUnavailableError
 from transforms.forward import forward_function
 from transforms.pipeline import Session, reverse_function
@@ -39,6 +40,8 @@ def _generate_from_source(build, f: Callable, wrt, optimized: bool = True,
     traced = getattr(f, "__autotrace_python_function__", None)
     if inspect.ismethod(traced):  # autotrace.function of a method: the method, bound
         f = traced
+    if runs_own_call(f):  # an instance of a class with __call__: that method, bound to it
+        f = types.MethodType(type(f).__call__, f)
     if inspect.ismethod(f):
         # A bound method: transform its function, with `self` bound and not differentiated.
         shifted = tuple(w + 1 if isinstance(w, int) and w >= 0 else w

@@ -40,6 +40,7 @@ from transforms.list_methods import rewrite_list_methods
 from transforms.live_names import DEFAULT, LiveNamespace, default_argument
 from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
+from transforms.objects import explicit_super
 from transforms.parsing import parse_function, resolve
 from transforms.partials import check_partials, partial_caller
 from transforms.reverse import ReverseMode
@@ -244,6 +245,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     function = parsed.node
     location = parsed.location
     spell_out_starred(function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
+    explicit_super(function, parsed.namespace)
     check_supported(function, location)
     check_writes(function, location, parsed.namespace)
     parameters = _parameter_names(function.args)
