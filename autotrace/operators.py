@@ -57,10 +57,12 @@ def _cached(build, f: Callable, wrt, optimized: bool, implicit: bool, options: d
     def make():
         if takes_varargs(f):  # specialized to the arguments of each call, when it runs
             generated = by_arguments(
-                lambda g: build(g, wrt, session=Session(optimized, implicit), **options), f,
+                lambda g: build(g, wrt, session=Session(optimized, implicit, outermost=True),
+                                **options), f,
                 "tangent" if build is forward_function else "dy")
         else:
-            generated = build(f, wrt, session=Session(optimized, implicit), **options)
+            generated = build(f, wrt, session=Session(optimized, implicit, outermost=True),
+                              **options)
         generated.__module__ = getattr(f, "__module__", None)
         return generated
     key = (build, wrt, optimized, implicit, tuple(sorted(options.items())))

@@ -9,9 +9,14 @@ from __future__ import annotations
 import functools
 import numbers
 import sys
+import types
 
 import numpy as np
 
+from runtime.objects import (
+    ObjectGradient, add_objects, is_dataclass_instance, is_plain_object, map_fields,
+    with_attribute,
+)
 from runtime.state import StateCell, StateError, current_sink, deposit, holds_state
 
 
@@ -46,6 +51,8 @@ def zeros_like(value):
         if type(value) is not np.ndarray:  # a CuPy array or a traced value: its own zeros
             return array_module(value).zeros_like(value, dtype=_float_dtype(value.dtype))
         return np.zeros(value.shape, dtype=_float_dtype(value.dtype))
+    if is_dataclass_instance(value) and not holds_state(value):
+        return map_fields(zeros_like, value)  # a dataclass gets a dataclass of gradients
     # None, strings, functions and other objects carry no gradient.
     return None
 
@@ -64,6 +71,8 @@ def ones_like(value):
         if None in value.shape:  # traced, with sizes known only at run time
             return np.ones_like(value, dtype=_float_dtype(value.dtype))
         return array_module(value).ones(value.shape, dtype=_float_dtype(value.dtype))
+    if is_dataclass_instance(value):
+        return map_fields(ones_like, value)
     raise TypeError(f"cannot make a seed gradient for a value of type {type(value).__name__}")
 
 
@@ -100,6 +109,9 @@ def add(a, b):
     """The sum of two gradients of the same value (containers are summed element by element)."""
     if isinstance(a, (tuple, list)):
         return _rebuild(a, [add(x, y) for x, y in zip(a, b)])
+    if isinstance(a, ObjectGradient) or isinstance(b, ObjectGradient) or \
+            is_dataclass_instance(a):
+        return add_objects(a, b, add)
     if isinstance(a, dict):
         return type(a)((k, add(v, b[k])) for k, v in a.items())
     if a is None:
@@ -169,13 +181,15 @@ def implicit_seed(value, dy):
     return seed(value, dy)
 
 
-def match(gradient, value):
+def match(gradient, value, outermost: bool = False):
     """`gradient` in the form of `value`, the argument it is the gradient of: a float for a
     Python float, a 0-d result for a scalar (arithmetic on a Python float argument often yields
     a NumPy scalar or a 0-d array; users expect the gradient of a float to be a float).
 
     Raises TypeError for an integer or boolean argument, which has no gradient (as in JAX:
     `x * x` would give one, `x + 1` none). Inside a container such values get a zero.
+    `outermost`: the gradient is returned to the user (not to generated code that called a
+    function it derives), who gets none for an object other than a dataclass.
     """
     if _is_integral(value):
         parameter = _parameter_holding(value, sys._getframe(1))
@@ -187,7 +201,26 @@ def match(gradient, value):
             f"argument {parameter!r} is {given}: gradients are taken with respect to "
             f"floating-point values; pass {instead} instead, or leave {parameter!r} out of "
             "`wrt`")
+    if outermost and isinstance(gradient, ObjectGradient):
+        if current_sink() is not None:  # implicit_grad: its Variables got their gradients
+            return None
+        if holds_state(value):
+            _raise_holds_state(value)
+        raise TypeError(f"cannot take a gradient through attribute {next(iter(gradient))!r} "
+                        f"of a {type(value).__name__}; {_ARGUMENT_KINDS}")
     return _match(gradient, value)
+
+
+# What a differentiated argument may be, for the errors that say so.
+_ARGUMENT_KINDS = ("pass arrays, or a namedtuple, dict or dataclass of arrays, as the "
+                   "differentiated argument (or Variables, with autotrace.implicit_grad)")
+
+
+def _raise_holds_state(value):
+    raise StateError(
+        f"autotrace.grad cannot differentiate with respect to a {type(value).__name__} "
+        "that holds Variables (it has no gradient of its own); use "
+        "autotrace.implicit_grad(f) for the gradients of its Variables")
 
 
 def _is_integral(value) -> bool:
@@ -218,10 +251,10 @@ def _match(gradient, value):
         return np.asarray(gradient, dtype=_float_dtype(value.dtype)).reshape(value.shape)
     if gradient is None and current_sink() is None and not isinstance(value, StateCell) \
             and holds_state(value):
-        raise StateError(
-            f"autotrace.grad cannot differentiate with respect to a {type(value).__name__} "
-            "that holds Variables (it has no gradient of its own); use "
-            "autotrace.implicit_grad(f) for the gradients of its Variables")
+        _raise_holds_state(value)
+    if is_dataclass_instance(value) and type(gradient) is type(value):
+        return map_fields(lambda g, v: _match(zeros_like(v) if g is None else g, v),
+                          gradient, value)
     return in_dtype_of(gradient, value)
 
 
@@ -326,27 +359,29 @@ def accumulate_item(gradient, index, value):
 
 
 def accumulate_attribute(gradient, attribute: str, value, owner=None):
-    """The gradient of a namedtuple with `value` added to the field `attribute`.
+    """The gradient of `owner` (a namedtuple, dataclass or other object; see runtime/objects)
+    with `value`, the gradient of `owner.<attribute>`, added.
 
-    For `owner.<attribute>` on any other object (`owner` given, `gradient` None: objects get
-    no gradient of their own), `value` goes to the Variables the attribute holds (runtime/state
-    `deposit`) and `gradient` stays None. Where it holds none, the gradient has nowhere to go:
-    under implicit_grad it is dropped (only Variables are asked about), else an error."""
+    Where the attribute holds Variables, `value` goes to them (runtime/state `deposit`), and
+    the object's gradient stays as it is. Where it is a method of `owner` (`owner.method`
+    read to be called), `value` is a gradient of `owner` itself."""
     if _is_namedtuple(gradient):
         return gradient._replace(**{attribute: add(getattr(gradient, attribute), value)})
     if value is None:
         return gradient
-    if owner is not None and gradient is None:
+    if owner is not None:
         held = getattr(owner, attribute)
-        if holds_state(held):
+        if holds_state(held) and not is_dataclass_instance(gradient):
             deposit(held, value)
-            return None
-        if current_sink() is not None:  # implicit_grad: only Variables are asked about
-            return None
+            return gradient
+        if isinstance(held, types.MethodType) and held.__self__ is owner:
+            return add(gradient, value)
+    if is_dataclass_instance(gradient) or isinstance(gradient, ObjectGradient) or (
+            gradient is None and is_plain_object(owner)):
+        return with_attribute(gradient, attribute, value, add)
     raise TypeError(f"cannot take a gradient through attribute {attribute!r} of a "
-                    f"{type(owner if owner is not None else gradient).__name__}; pass arrays, "
-                    "or a namedtuple/dict of arrays, as the differentiated argument (or "
-                    "Variables, with autotrace.implicit_grad)")
+                    f"{type(owner if owner is not None else gradient).__name__}; "
+                    + _ARGUMENT_KINDS)
 
 
 def attribute_gradient(value, attribute: str, gradient):
@@ -517,7 +552,10 @@ def cast_like(gradient, value):
 
 
 def read_attribute(value, attribute: str):
-    """`getattr(value, attribute)`, as a function with a gradient."""
+    """`getattr(value, attribute)`, as a function with a gradient (None for an attribute
+    that an ObjectGradient has no entry for: no gradient reached it)."""
+    if isinstance(value, ObjectGradient):
+        return value.get(attribute)
     return getattr(value, attribute)
 
 

@@ -124,8 +124,11 @@ _ABSENT = object()
 class Session:
     """One top-level transform, and the derivatives of the user functions it calls."""
 
-    def __init__(self, optimized: bool, implicit: bool = False):
+    def __init__(self, optimized: bool, implicit: bool = False, outermost: bool = False):
+        """outermost: the first function derived is the user's, whose gradients the user
+        gets (the others are called by generated code)."""
         self.optimized = optimized
+        self.outermost = outermost
         # Implicit mode (autotrace.implicit_grad): Variables reached through globals,
         # closures, attributes and calls carry gradient too, handed to runtime/state's sink.
         self.implicit = implicit
@@ -401,6 +404,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
     parameters plus a keyword `dy` and returns the gradient (a tuple for a tuple `wrt`), or
     `(value, gradient)` when with_value.
     """
+    outermost, session.outermost = session.outermost, False
     prepared = prepare(func, wrt, session, "dy", exits=True)
     location, parameters, wrt_names = prepared.location, prepared.parameters, prepared.wrt_names
     seed_name, namespace, context = prepared.keyword, prepared.namespace, prepared.context
@@ -442,8 +446,9 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
         if parameter not in state:
             adjoint += reverse.zeros(parameter)
     match = context.helper("match")
-    gradients = [gast.Call(func=name(match), args=[name(reverse.gradient(p)), name(p)],
-                           keywords=[]) for p in wrt_names]
+    gradients = [gast.Call(func=name(match), args=[name(reverse.gradient(p)), name(p)] + (
+        [gast.Constant(value=True, kind=None)] if outermost else []), keywords=[])
+        for p in wrt_names]
     returned_gradient = (gradients[0] if not isinstance(wrt, tuple)
                          else gast.Tuple(elts=gradients, ctx=gast.Load()))
     if with_value:

@@ -32,7 +32,7 @@ def _seed(y, value, dy):
 
 
 @adjoint(match)
-def _match(y, gradient, value):
+def _match(y, gradient, value, outermost=False):
     d[gradient] = d[y]
 
 

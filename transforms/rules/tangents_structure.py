@@ -39,7 +39,7 @@ def _tangent_like(y, tangent, value):
 
 
 @tangent(match)
-def _match(y, gradient, value):
+def _match(y, gradient, value, outermost=False):
     d[y] = match(d[gradient], value)
 
 

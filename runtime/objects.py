@@ -1,0 +1,135 @@
+"""Gradients of objects: dataclass instances, and objects a differentiated function builds.
+
+A dataclass gets a gradient of its own class, as a namedtuple does: an instance whose fields
+hold the gradients of the fields (made without running `__init__` or `__post_init__`, so a
+frozen dataclass works too). Any other object gets an `ObjectGradient`: a dict of the
+gradients of its attributes, by name, where an attribute no gradient reached is absent.
+
+An object is built in differentiated code as `build_object(cls, fields)`, the attributes its
+`__init__` sets given as a dict (transforms/objects.py writes the call), so that its fields
+carry gradient the way a dict's items do.
+"""
+from __future__ import annotations
+
+import dataclasses
+import numbers
+import types
+
+
+class ObjectGradient(dict):
+    """The gradient of an object that is no container, array or dataclass: attribute name ->
+    the gradient of that attribute. `gradient.w` reads the entry `w` (None where absent)."""
+
+    def __getattr__(self, attribute: str):
+        if attribute.startswith("__") and attribute.endswith("__"):
+            raise AttributeError(attribute)
+        return self.get(attribute)
+
+    def __repr__(self) -> str:
+        return f"ObjectGradient({dict.__repr__(self)})"
+
+
+_NOT_OBJECTS = (type(None), numbers.Number, str, bytes, tuple, list, dict, set, frozenset,
+                type, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                types.ModuleType, range, slice)
+
+
+def is_dataclass_instance(value) -> bool:
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+def is_plain_object(value) -> bool:
+    """An instance of a user's class that is neither a container, nor an array, nor a
+    dataclass: what gets an ObjectGradient."""
+    return not (isinstance(value, _NOT_OBJECTS) or hasattr(value, "dtype")
+                or is_dataclass_instance(value) or isinstance(value, ObjectGradient))
+
+
+def field_names(cls) -> tuple:
+    return tuple(field.name for field in dataclasses.fields(cls))
+
+
+def new_dataclass(cls, values: dict):
+    """An instance of the dataclass `cls` holding `values` by field name (None where a field
+    is not given), made without `__init__`, so that a frozen one and one whose
+    `__post_init__` checks its values can hold gradients."""
+    instance = cls.__new__(cls)
+    for field in field_names(cls):
+        object.__setattr__(instance, field, values.get(field))
+    return instance
+
+
+def map_fields(function, *instances):
+    """A dataclass like `instances[0]` whose fields are `function` of the instances' fields."""
+    cls = type(instances[0])
+    return new_dataclass(cls, {field: function(*(getattr(i, field) for i in instances))
+                               for field in field_names(cls)})
+
+
+def with_attribute(gradient, attribute: str, value, add):
+    """`gradient` (a dataclass gradient, an ObjectGradient, or None for none yet) with `value`
+    added to its entry `attribute` (a new object)."""
+    if is_dataclass_instance(gradient):
+        cls = type(gradient)
+        values = {field: getattr(gradient, field) for field in field_names(cls)}
+        values[attribute] = add(values[attribute], value)
+        return new_dataclass(cls, values)
+    out = ObjectGradient(gradient or {})
+    out[attribute] = add(out.get(attribute), value)
+    return out
+
+
+def add_objects(a, b, add):
+    """The sum of two gradients of one object (either may be None)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if is_dataclass_instance(a):
+        return map_fields(add, a, b)
+    out = ObjectGradient(a)
+    for attribute, value in b.items():
+        out[attribute] = add(out.get(attribute), value)
+    return out
+
+
+def build_object(cls, fields: dict):
+    """An instance of `cls` holding the attribute values `fields`, without running its
+    `__init__` (what it computes is `fields`; see transforms/objects.py). A dataclass field
+    that `fields` leaves out gets its default."""
+    instance = cls.__new__(cls)
+    if dataclasses.is_dataclass(cls):
+        for field in dataclasses.fields(cls):
+            if field.name in fields:
+                value = fields[field.name]
+            elif field.default is not dataclasses.MISSING:
+                value = field.default
+            else:
+                value = field.default_factory()
+            object.__setattr__(instance, field.name, value)
+        return instance
+    for attribute, value in fields.items():
+        object.__setattr__(instance, attribute, value)
+    return instance
+
+
+def field_gradients(gradient, fields: dict, cls, zeros_like) -> dict:
+    """The gradient of the dict `fields` that `build_object(cls, fields)` was given, from the
+    gradient of the object it built (a dataclass, an ObjectGradient, or None)."""
+    out = {}
+    for attribute, value in fields.items():
+        if gradient is None:
+            entry = None
+        elif is_dataclass_instance(gradient):
+            entry = getattr(gradient, attribute)
+        else:
+            entry = gradient.get(attribute)
+        out[attribute] = zeros_like(value) if entry is None else entry
+    return out
+
+
+def object_gradient(cls, gradients: dict):
+    """The gradient of an object of class `cls`, given the gradients of its fields."""
+    if dataclasses.is_dataclass(cls):
+        return new_dataclass(cls, gradients)
+    return ObjectGradient(gradients)
