@@ -113,9 +113,10 @@ def build_object(cls, fields: dict):
     return instance
 
 
-def field_gradients(gradient, fields: dict, cls, zeros_like) -> dict:
+def field_gradients(gradient, fields: dict, cls) -> dict:
     """The gradient of the dict `fields` that `build_object(cls, fields)` was given, from the
     gradient of the object it built (a dataclass, an ObjectGradient, or None)."""
+    from runtime.structure import zeros_like  # which imports this module
     out = {}
     for attribute, value in fields.items():
         if gradient is None:

@@ -1,9 +1,254 @@
-"""Objects in differentiated code: methods that call `super()`."""
+"""Objects in differentiated code: objects the function builds, and methods that call `super()`.
+
+An object built in differentiated code carries gradient through its attributes. The call
+`P(a, b)` of a user's class becomes
+
+    build_object(P, fields_of_P(a, b))
+
+where `fields_of_P(a, b)` runs `P.__init__` on a new object and returns the attributes it set,
+as a dict, and `build_object` makes the object holding them (runtime/objects.py). To
+differentiate `fields_of_P`, autotrace reads `P.__init__` as a function that builds that dict:
+
+    def __init__(self, w):                 def __init__(w):
+        self.w = w * 2.0          ->           self = {}
+        self.n = self.w.size                   self['w'] = w * 2.0
+                                               self['n'] = self['w'].size
+                                               return self
+
+so its attributes are differentiated as the items of a local dict are. A dataclass whose
+`__init__` the dataclass decorator wrote becomes `build_object(D, {'w': a, 'b': b})`.
+"""
 from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+import weakref
 
 import gast
 
+from transforms.parsing import parse_function, resolve
 from transforms.templates import name
+from transforms.varargs import calls_written_out
+
+# Packages whose classes are built as they are (their fields hold no gradient, or they hold
+# Variables, which implicit_grad reaches through their attributes).
+_LIBRARY_PACKAGES = {"numpy", "cupy", "autotrace", "runtime", "transforms", "builtins"}
+
+
+class FieldsOf:
+    """`FieldsOf(P)(*args)`: the attributes `P(*args)` would set, as a dict (what autotrace
+    differentiates of a constructor call; see the module docstring)."""
+
+    def __init__(self, cls):
+        self.cls = cls
+        self.__name__ = f"fields_of_{cls.__name__}"
+        self.__code__ = cls.__init__.__code__  # the names the derivative may not take
+
+    def __call__(self, *args, **kwargs):
+        instance = self.cls.__new__(self.cls)
+        self.cls.__init__(instance, *args, **kwargs)
+        return dict(vars(instance))
+
+    def __repr__(self) -> str:
+        return f"<fields of {self.cls.__qualname__}>"
+
+
+_fields_of: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def fields_of(cls) -> FieldsOf:
+    """The one FieldsOf of `cls` (so that its derivative is made once)."""
+    made = _fields_of.get(cls)
+    if made is None:
+        made = _fields_of[cls] = FieldsOf(cls)
+    return made
+
+
+def objects_built(function: gast.FunctionDef, namespace: dict, import_value) -> None:
+    """Write each call of a user's class in `function` as `build_object(...)` (see the module
+    docstring). import_value(hint, value): the name generated code reads `value` by."""
+    for node in calls_written_out(function):
+        cls = resolve(node.func, namespace)
+        if not _builds_by_fields(cls):
+            continue
+        if _generated_dataclass_init(cls):
+            fields = _dataclass_arguments(cls, node)
+            if fields is None:
+                continue  # a call Python would refuse: left to raise as it does
+        else:
+            fields = gast.Call(func=name(import_value(f"fields_of_{cls.__name__}",
+                                                      fields_of(cls))),
+                               args=node.args, keywords=node.keywords)
+        node.args = [node.func, fields]
+        node.keywords = []
+        node.func = name(import_value("build_object", build_object_helper()))
+
+
+def build_object_helper():
+    from runtime.objects import build_object
+    return build_object
+
+
+def unsupported_construction(cls) -> str | None:
+    """Why the gradient cannot pass through building an object of the user's class `cls`,
+    or None (also for classes that are not the user's)."""
+    if not isinstance(cls, type) or _library_class(cls) or issubclass(
+            cls, (int, float, complex, bool, tuple)):
+        return None
+    if _builds_by_fields(cls):
+        if _generated_dataclass_init(cls) and hasattr(cls, "__post_init__"):
+            return "its __post_init__ runs on the fields, and autotrace cannot read its " \
+                   "effect; build it from values that carry no gradient, or drop __post_init__"
+        return None
+    if cls.__new__ is not object.__new__ or type(cls).__call__ is not type.__call__:
+        return "it defines __new__ or a metaclass __call__"
+    if cls.__init__ is object.__init__:
+        return "it has no __init__ of its own that could store the values"
+    if not cls.__dictoffset__:
+        return "its instances keep their attributes in __slots__"
+    return "its __init__ is not a Python function"
+
+
+def _library_class(cls) -> bool:
+    return any((getattr(base, "__module__", None) or "").split(".")[0] in _LIBRARY_PACKAGES
+               for base in cls.__mro__[:-1]) or cls.__module__ == "builtins"
+
+
+def _builds_by_fields(cls) -> bool:
+    """Whether a call of `cls` is written as build_object (see the module docstring)."""
+    if not isinstance(cls, type) or _library_class(cls) or issubclass(cls, tuple):
+        return False
+    if cls.__new__ is not object.__new__ or type(cls).__call__ is not type.__call__:
+        return False
+    if not cls.__dictoffset__ and not dataclasses.is_dataclass(cls):
+        return False
+    if _generated_dataclass_init(cls):
+        return not hasattr(cls, "__post_init__")
+    return inspect.isfunction(cls.__init__)
+
+
+def _generated_dataclass_init(cls) -> bool:
+    """A dataclass whose __init__ the decorator wrote (it has no source to read)."""
+    if not dataclasses.is_dataclass(cls) or not inspect.isfunction(cls.__init__):
+        return False
+    try:
+        inspect.getsourcelines(cls.__init__.__code__)
+    except (OSError, TypeError):
+        return True
+    return cls.__init__.__code__.co_filename == "<string>"
+
+
+def _dataclass_arguments(cls, call):
+    """The dict literal `{field: value}` a call of dataclass `cls` gives its fields, or None
+    where Python would refuse the call."""
+    init_fields = [f for f in dataclasses.fields(cls) if f.init]
+    positional = [f.name for f in init_fields if not f.kw_only]
+    if len(call.args) > len(positional):
+        return None
+    given = dict(zip(positional, call.args))
+    for keyword in call.keywords:
+        if keyword.arg in given or keyword.arg not in {f.name for f in init_fields}:
+            return None
+        given[keyword.arg] = keyword.value
+    for field in init_fields:
+        if field.name not in given and field.default is dataclasses.MISSING \
+                and field.default_factory is dataclasses.MISSING:
+            return None
+    return gast.Dict(keys=[gast.Constant(value=k, kind=None) for k in given],
+                     values=list(given.values()))
+
+
+def parse_fields_function(fields: FieldsOf):
+    """`fields.cls.__init__`, parsed and rewritten as the function that returns the dict of
+    attributes it sets (see the module docstring)."""
+    cls = fields.cls
+    parsed = parse_function(cls.__init__)
+    function, location = parsed.node, parsed.location
+    arguments = function.args
+    positional = arguments.posonlyargs + arguments.args
+    if not positional:
+        raise location.error(function, f"{cls.__name__}.__init__ takes no self", "__init__")
+    own = positional[0].id
+    if arguments.posonlyargs:
+        arguments.posonlyargs = arguments.posonlyargs[1:]
+    else:
+        arguments.args = arguments.args[1:]
+    set_attributes = {node.attr for node in gast.walk(function)
+                      if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store)
+                      and isinstance(node.value, gast.Name) and node.value.id == own}
+    function.body = _without_object_init(function.body, cls, parsed.namespace, location)
+    rewrite = _AttributesAsItems(own, set_attributes, cls, parsed.namespace, location)
+    function.body = [rewrite.visit(statement) for statement in function.body]
+    start = gast.Assign(targets=[name(own, store=True)], value=gast.Dict(keys=[], values=[]),
+                        type_comment=None)
+    end = gast.Return(value=name(own))
+    gast.copy_location(start, function.body[0])
+    gast.copy_location(end, function.body[-1])
+    function.body = [start] + function.body + [end]
+    parsed.node = function
+    return parsed
+
+
+def _without_object_init(body: list, cls, namespace: dict, location) -> list:
+    """`body` without `super().__init__()` where the __init__ it reaches is object's, which
+    sets nothing."""
+    kept = []
+    for statement in body:
+        call = statement.value if isinstance(statement, gast.Expr) else None
+        if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                and call.func.attr == "__init__" and isinstance(call.func.value, gast.Call)
+                and isinstance(call.func.value.func, gast.Name)
+                and call.func.value.func.id == "super"):
+            owner = namespace.get("__class__", cls)
+            following = owner.__mro__[owner.__mro__.index(owner) + 1:]
+            reached = next(c.__dict__["__init__"] for c in following if "__init__" in c.__dict__)
+            if reached is object.__init__ and not call.args and not call.keywords:
+                continue
+            raise location.error(
+                statement, f"autotrace cannot differentiate building a {cls.__name__} here: "
+                "its __init__ calls the __init__ of a base class, which would set attributes "
+                "of self where autotrace cannot follow them; set them in this __init__ "
+                "instead", "super().__init__")
+        kept.append(statement)
+    return kept
+
+
+class _AttributesAsItems(gast.NodeTransformer):
+    """`self.w` as `self['w']` in an __init__ read as a dict builder."""
+
+    def __init__(self, own: str, set_attributes: set, cls, namespace: dict, location):
+        self.own, self.set_attributes, self.cls = own, set_attributes, cls
+        self.namespace, self.location = namespace, location
+
+    def visit_Attribute(self, node):
+        if not (isinstance(node.value, gast.Name) and node.value.id == self.own):
+            return self.generic_visit(node)
+        if isinstance(node.ctx, gast.Load) and node.attr not in self.set_attributes:
+            raise self.refused(node, f"it reads {self.own}.{node.attr}, which this __init__ "
+                               "does not set; compute the value here, or pass it in")
+        item = gast.Subscript(value=name(self.own), slice=gast.Constant(value=node.attr,
+                                                                        kind=None),
+                              ctx=copy.deepcopy(node.ctx))
+        return gast.copy_location(item, node)
+
+    def visit_Name(self, node):
+        if node.id == self.own:
+            raise self.refused(node, f"it uses {self.own} other than to set and read its "
+                               f"attributes (it calls a method of {self.own}, or passes it "
+                               "on); set and read attributes only, or build the object "
+                               "outside the differentiated function")
+        return node
+
+    def visit_Call(self, node):
+        if isinstance(node.func, gast.Name) and node.func.id == "super":
+            raise self.refused(node, "it calls super()")
+        return self.generic_visit(node)
+
+    def refused(self, node, why: str):
+        return self.location.error(
+            node, f"autotrace cannot differentiate building a {self.cls.__name__} from "
+            f"values that carry gradient: {why}", f"{self.cls.__name__}.__init__")
 
 
 def explicit_super(function: gast.FunctionDef, namespace: dict) -> None:

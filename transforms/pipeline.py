@@ -40,7 +40,9 @@ from transforms.list_methods import rewrite_list_methods
 from transforms.live_names import DEFAULT, LiveNamespace, default_argument
 from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
-from transforms.objects import explicit_super
+from transforms.objects import (
+    FieldsOf, explicit_super, objects_built, parse_fields_function, unsupported_construction,
+)
 from transforms.parsing import parse_function, resolve
 from transforms.partials import check_partials, partial_caller
 from transforms.reverse import ReverseMode
@@ -244,7 +246,10 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
         func = custom_caller(custom)
     elif isinstance(func, functools.partial):  # its function, with the bound arguments
         func = partial_caller(func)
-    parsed = parse_function(func)
+    if isinstance(func, FieldsOf):  # a constructor call: its __init__, building a dict
+        parsed = parse_fields_function(func)
+    else:
+        parsed = parse_function(func)
     function = parsed.node
     location = parsed.location
     spell_out_starred(function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
@@ -272,6 +277,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     debug_source("lift", function)
     _accumulate_as_add(function, namespace, context.helper)
     _namedtuples_built(function, namespace, context.helper)
+    objects_built(function, namespace, context.import_value)
     rewrite_list_methods(function, location, namer, namespace)
     debug_source("lists", function)
     normalize(function, location, namer, namespace, numpy_name, context.helper)
@@ -369,6 +375,8 @@ def _may_read_state(namespace):
     """Calls that may read Variables they are not passed: of user functions and objects."""
     def reads(call) -> bool:
         resolved = classify(call.func, namespace)
+        if isinstance(resolved.value, FieldsOf):
+            return False  # builds an object from its arguments alone
         return resolved.kind in ("user", "dynamic") or getattr(
             resolved.value, "__autotrace_reads_state__", False)
     return reads

@@ -15,6 +15,7 @@ from transforms.calls import classify, describe, rule_template
 from transforms.codegen import to_source
 from transforms.custom import check_call, custom_functions
 from transforms.errors import TransformError
+from transforms.objects import FieldsOf
 from transforms.rules.core import CALL_SITE_NAME, RuleError, adjoint_rules, instantiate
 from transforms.sweeps import Sweep
 from transforms.templates import name, replace, replace_expression
@@ -146,7 +147,8 @@ class CallAdjoints:
         if not active_positions and not active_keywords and not (
                 self.context.session.implicit and primal in self.active
                 and (resolved.kind in ("user", "dynamic")
-                     or getattr(resolved.value, "__autotrace_reads_state__", False))):
+                     or getattr(resolved.value, "__autotrace_reads_state__", False))
+                and not isinstance(resolved.value, FieldsOf)):
             # (In implicit mode a call passed no gradient-carrying argument still needs its
             # derivative run: it may read Variables, whose gradients it hands to the sink.)
             return []

@@ -19,6 +19,7 @@ from runtime.structure import (accumulate, accumulate_attribute, attribute_gradi
                                values_gradient, zeros_like, ones_like, tangent_like,
                                tangent_seed)
 from runtime.adjoint_ops import unbroadcast
+from runtime.objects import build_object, field_gradients, object_gradient
 from runtime.random import draw
 from transforms.rules.core import adjoint, constant, d
 
@@ -197,3 +198,18 @@ def _tangent_seed(y, value, tangent):
 @adjoint(tangent_like)
 def _tangent_like(y, tangent, value):
     d[tangent] = unbroadcast(d[y], tangent)
+
+
+@adjoint(build_object)
+def _build_object(y, cls, fields):
+    d[fields] = field_gradients(d[y], fields, cls)
+
+
+@adjoint(field_gradients)
+def _field_gradients(y, gradient, fields, cls):
+    d[gradient] = object_gradient(cls, d[y])
+
+
+@adjoint(object_gradient)
+def _object_gradient(y, cls, gradients):
+    d[gradients] = field_gradients(d[y], gradients, cls)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.adjoint_ops import unbroadcast
+from runtime.objects import build_object, field_gradients, object_gradient
 from runtime.structure import (accumulate, accumulate_attribute, attribute_gradient,
                                accumulate_item, add, build_namedtuple, namedtuple_fields,
                                astype, cast_like,
@@ -244,3 +245,18 @@ def _iteration_tangent(z, tangent, iterable, result):
 @adjoint(iteration_tangent)
 def _iteration_tangent_adjoint(z, tangent, iterable, result):
     d[tangent] = sequence_gradient(d[z], iterable)
+
+
+@tangent(build_object)
+def _build_object(y, cls, fields):
+    d[y] = object_gradient(cls, d[fields])
+
+
+@tangent(field_gradients)
+def _field_gradients(y, gradient, fields, cls):
+    d[y] = field_gradients(d[gradient], fields, cls)
+
+
+@tangent(object_gradient)
+def _object_gradient(y, cls, gradients):
+    d[y] = object_gradient(cls, d[gradients])
