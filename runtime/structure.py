@@ -127,6 +127,18 @@ def seed(value, dy):
     if dy is None:
         return ones_like(value)
     _check_seed(value, dy, "")
+    return _on_entries_of(value, dy)
+
+
+def _on_entries_of(value, dy):
+    """`dy` with the entries of `value`'s ObjectGradients alone (where `value` is a gradient
+    that a derivative returns, differentiated again: an attribute absent from it is a
+    constant zero, whatever gradient reaches it)."""
+    if isinstance(value, ObjectGradient):
+        return ObjectGradient((k, _on_entries_of(v, None if dy is None else dy.get(k)))
+                              for k, v in value.items())
+    if isinstance(value, (tuple, list)) and isinstance(dy, (tuple, list)):
+        return _rebuild(dy, [_on_entries_of(v, g) for v, g in zip(value, dy)])
     return dy
 
 
@@ -135,6 +147,8 @@ def _check_seed(value, dy, path: str) -> None:
     if dy is None or _is_traced(value) or _is_traced(dy):
         return  # no gradient here, or shapes known only when the trace runs
     output = f"output{path}" if path else "the output"
+    if isinstance(value, ObjectGradient) or isinstance(dy, ObjectGradient):
+        return  # attributes absent from either are zeros (see _on_entries_of)
     if isinstance(value, (tuple, list, dict)):
         if isinstance(value, dict):
             same = isinstance(dy, dict) and set(dy) == set(value)

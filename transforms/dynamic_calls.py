@@ -89,23 +89,50 @@ def unbind_method(func, args, wrt):
     return func, tuple(args), wrt
 
 
+# In `wrt` of vjp_call and jvp_call, first: the gradient (tangent) of the object whose method
+# the call runs (an object the function built, whose attributes carry gradient) is wanted too.
+SELF = "<self>"
+
+
+def _asks_for_self(func, wrt) -> tuple:
+    """(whether `wrt` asks for the gradient of the called object, wrt without it); an error
+    where the callee carries gradient but is no object's method."""
+    if not wrt or wrt[0] != SELF:
+        return False, wrt
+    if _bound_self(func) is None and classify_value_safely(func) != "constant":
+        owner = getattr(func, "__self__", None)
+        if owner is not None and not inspect.ismodule(owner):  # a method of a builtin type
+            raise TransformError(
+                f"no derivative rule for the method {type(owner).__name__}."
+                f"{getattr(func, '__name__', '?')} of a value that carries gradient; use a "
+                "NumPy function instead, or register a rule with @autotrace.register_adjoint")
+        raise TransformError(
+            f"{getattr(func, '__name__', func)!r} was made from values that carry gradient, "
+            "and autotrace cannot differentiate through a function made at run time; pass "
+            "those values to it as arguments instead")
+    return True, wrt[1:]
+
+
 def vjp_call(func, args, kwargs, dy, wrt):
-    """The gradients of `func(*args, **kwargs)` for the arguments in `wrt`, given `dy`.
+    """The gradients of `func(*args, **kwargs)` for the arguments in `wrt`, given `dy` (and
+    first, where `wrt` starts with SELF, the gradient of the object whose method it runs).
 
     Generated code calls this where it could not tell, before running, which function a call
     meant (a method of an argument, a function held in a variable).
     """
+    with_self, wrt = _asks_for_self(func, wrt)
     if classify_value_safely(func) == "constant":  # a bound method that draws random numbers
-        return tuple(None for _ in wrt)
+        return tuple(None for _ in range(len(wrt) + with_self))
     bound_self = _bound_self(func)
     func, args, wrt = unbind_method(func, args, wrt)
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     implicit = current_sink() is not None
-    if implicit and bound_self is not None and holds_state(bound_self):
+    if with_self or implicit and bound_self is not None and holds_state(bound_self):
         # The method may read Variables through `self`: differentiate for it too; its own
         # gradient went to the sink (the caller passed no `self` and expects none back).
-        return derivative_of(func, (0,) + wrt, implicit)(
-            *args, **{seed_keyword(func): dy}, **kwargs)[1:]
+        gradients = derivative_of(func, (0,) + wrt, implicit)(
+            *args, **{seed_keyword(func): dy}, **kwargs)
+        return gradients if with_self else gradients[1:]
     kind = classify_value_safely(func)
     if kind == "rule":
         from transforms.rules.evaluate import rule_vjp
@@ -129,27 +156,42 @@ def _bound_self(func):
 
 
 def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
-    """The gradients of `vjp_call(func, args, kwargs, dy, wrt)` for `args` and `dy`."""
+    """The gradients of `vjp_call(func, args, kwargs, dy, wrt)` for `args`, `dy`, the
+    keyword arguments and the object whose method `func` is (None where it is none)."""
+    with_self, wrt = _asks_for_self(func, wrt)
     bound = _bound_self(func) is not None  # a method, or a module's call: `self` first
     func, args, wrt = unbind_method(func, args, wrt)
+    if with_self:
+        wrt = (0,) + wrt
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     func = caller_of(func, args, kwargs)
     derivative = derivative_of(func, wrt)
     seed = seed_keyword(func)
-    numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a))
+    numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a)
+                    or bound and i == 0 and _object_with_gradient(a))
     named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v))
     grads = vjp_call(derivative, args, {**kwargs, seed: dy}, gradient, numeric + named + (seed,))
     by_position = dict(zip(numeric, grads[:len(numeric)]))
     by_keyword = dict(zip(named, grads[len(numeric):-1]))
     first = 1 if bound else 0  # the gradients of the call's own arguments, not of `self`
     return (tuple(by_position.get(i) for i in range(first, len(args))), grads[-1],
-            {k: by_keyword.get(k) for k in kwargs})
+            {k: by_keyword.get(k) for k in kwargs}, by_position.get(0) if bound else None)
+
+
+def _object_with_gradient(value) -> bool:
+    """An object whose attributes carry gradient: one the function built (a method's self)."""
+    from runtime.objects import is_dataclass_instance, is_plain_object
+    return (is_plain_object(value) or is_dataclass_instance(value)) and not holds_state(value)
 
 
 def jvp_call(func, args, kwargs, tangents, wrt):
     """`(value, tangent)` of `func(*args, **kwargs)` for tangents of the arguments in `wrt`;
-    the forward-mode twin of `vjp_call`."""
+    the forward-mode twin of `vjp_call` (SELF in `wrt`: the first tangent is that of the
+    object whose method `func` is)."""
+    with_self, wrt = _asks_for_self(func, wrt)
     func, args, wrt = unbind_method(func, args, wrt)
+    if with_self:
+        wrt = (0,) + wrt
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     kind = classify_value_safely(func)
     if kind == "rule" and func in tangent_rules:
@@ -170,14 +212,17 @@ def jvp_call(func, args, kwargs, tangents, wrt):
 
 
 def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
-                     keywords_tangent=None):
-    """The tangent of `vjp_call(func, args, kwargs, dy, wrt)` given tangents of args, dy and
-    the keyword arguments (a dict, or None where none has one)."""
+                     keywords_tangent=None, function_tangent=None):
+    """The tangent of `vjp_call(func, args, kwargs, dy, wrt)` given tangents of args, dy,
+    the keyword arguments (a dict, or None where none has one) and the called object."""
+    with_self, wrt = _asks_for_self(func, wrt)
     bound = _bound_self(func) is not None  # a method, or a module's call: `self` first
     func, args, wrt = unbind_method(func, args, wrt)
+    if with_self:
+        wrt = (0,) + wrt
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     if bound:
-        arguments_tangent = (None,) + tuple(arguments_tangent)
+        arguments_tangent = (function_tangent,) + tuple(arguments_tangent)
     func = caller_of(func, args, kwargs)
     derivative = derivative_of(func, wrt)
     seed = seed_keyword(func)
@@ -193,7 +238,7 @@ def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
 @tangent(vjp_call)
 def _vjp_call_tangent(y, function, arguments, keywords, dy, wrt):
     d[y] = vjp_call_tangent(function, arguments, keywords, dy, wrt, d[arguments], d[dy],
-                            d[keywords])
+                            d[keywords], d[function])
 
 
 @adjoint(vjp_call)
@@ -202,6 +247,7 @@ def _vjp_call(y, function, arguments, keywords, dy, wrt):
     d[arguments] = transposed[0]
     d[dy] = transposed[1]
     d[keywords] = transposed[2]
+    d[function] = transposed[3]
 
 
 def classify_value_safely(func) -> str:

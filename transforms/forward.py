@@ -23,6 +23,7 @@ from transforms.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, descr
                              rule_template)
 from transforms.codegen import to_source
 from transforms.custom import check_call, custom_functions
+from transforms.dynamic_calls import SELF
 from transforms.errors import TransformError
 from transforms.pipeline_names import CONTAINER_RESULTS
 from transforms.sequences import ARRAY, SequenceKinds
@@ -180,7 +181,17 @@ class ForwardMode:
         return [node] + tangent
 
     def call_is_active(self, call) -> bool:
-        return any(self.is_active(a) for a in call.args + [k.value for k in call.keywords])
+        return any(self.is_active(a) for a in call.args + [k.value for k in call.keywords]) \
+            or self.active_callee(call) is not None
+
+    def active_callee(self, call) -> str | None:
+        """The name of the object that carries a tangent and whose method a call resolved
+        only when it runs is (`p` of `p(x)` or `p.method(x)`), or None."""
+        func = call.func.value if isinstance(call.func, gast.Attribute) else call.func
+        if not (isinstance(func, gast.Name) and self.is_active(func)):
+            return None
+        return func.id if classify(call.func, self.context.namespace).kind == "dynamic" \
+            else None
 
     # ---- the tangent of one operation -------------------------------------------------------
 
@@ -350,8 +361,10 @@ class ForwardMode:
         """`primal = g(...)` for a user function g: one call to g's forward derivative."""
         positions = [i for i, a in enumerate(call.args) if self.is_active(a)]
         keywords = [k.arg for k in call.keywords if self.is_active(k.value)]
-        wrt = tuple(positions) + tuple(keywords)
-        tangents = gast.Tuple(elts=[self.tangent_of(call.args[i]) for i in positions]
+        owner = self.active_callee(call) if resolved.kind == "dynamic" else None
+        wrt = ((SELF,) if owner else ()) + tuple(positions) + tuple(keywords)
+        tangents = gast.Tuple(elts=([self.tangent_of(name(owner))] if owner else [])
+                              + [self.tangent_of(call.args[i]) for i in positions]
                               + [self.tangent_of(k.value) for k in call.keywords
                                  if k.arg in keywords], ctx=gast.Load())
         pair = gast.Tuple(elts=[name(primal, store=True),
