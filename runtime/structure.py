@@ -195,18 +195,38 @@ def implicit_seed(value, dy):
     return seed(value, dy)
 
 
-def match(gradient, value, outermost: bool = False):
+def match(gradient, value):
     """`gradient` in the form of `value`, the argument it is the gradient of: a float for a
     Python float, a 0-d result for a scalar (arithmetic on a Python float argument often yields
     a NumPy scalar or a 0-d array; users expect the gradient of a float to be a float).
 
     Raises TypeError for an integer or boolean argument, which has no gradient (as in JAX:
     `x * x` would give one, `x + 1` none). Inside a container such values get a zero.
-    `outermost`: the gradient is returned to the user (not to generated code that called a
-    function it derives), who gets none for an object other than a dataclass.
+    The gradient goes to the user, who gets none for an object other than a dataclass (see
+    `match_for_caller`).
     """
+    if isinstance(gradient, ObjectGradient):
+        if current_sink() is not None:  # implicit_grad: its Variables got their gradients
+            return None
+        if holds_state(value):
+            _raise_holds_state(value)
+        raise TypeError(f"cannot take a gradient through attribute {next(iter(gradient))!r} "
+                        f"of a {type(value).__name__}; {_ARGUMENT_KINDS}")
+    _refuse_integral(value, sys._getframe(1))
+    return _match(gradient, value)
+
+
+def match_for_caller(gradient, value):
+    """`match`, in a derivative that generated code calls: the gradient of an object the
+    caller built (an ObjectGradient) goes back to it."""
+    _refuse_integral(value, sys._getframe(1))
+    return _match(gradient, value)
+
+
+def _refuse_integral(value, frame) -> None:
+    """Raise for an integer or boolean argument (`frame`: the generated function's)."""
     if _is_integral(value):
-        parameter = _parameter_holding(value, sys._getframe(1))
+        parameter = _parameter_holding(value, frame)
         if not hasattr(value, "dtype") or isinstance(value, np.generic):
             given, instead = f"the {type(value).__name__} {value}", f"{float(value)!r}"
         else:
@@ -215,14 +235,6 @@ def match(gradient, value, outermost: bool = False):
             f"argument {parameter!r} is {given}: gradients are taken with respect to "
             f"floating-point values; pass {instead} instead, or leave {parameter!r} out of "
             "`wrt`")
-    if outermost and isinstance(gradient, ObjectGradient):
-        if current_sink() is not None:  # implicit_grad: its Variables got their gradients
-            return None
-        if holds_state(value):
-            _raise_holds_state(value)
-        raise TypeError(f"cannot take a gradient through attribute {next(iter(gradient))!r} "
-                        f"of a {type(value).__name__}; {_ARGUMENT_KINDS}")
-    return _match(gradient, value)
 
 
 # What a differentiated argument may be, for the errors that say so.
@@ -378,7 +390,8 @@ def accumulate_attribute(gradient, attribute: str, value, owner=None):
 
     Where the attribute holds Variables, `value` goes to them (runtime/state `deposit`), and
     the object's gradient stays as it is. Where it is a method of `owner` (`owner.method`
-    read to be called), `value` is a gradient of `owner` itself."""
+    read to be called; of `super()`, a method of its object), `value` is a gradient of
+    `owner` itself."""
     if _is_namedtuple(gradient):
         return gradient._replace(**{attribute: add(getattr(gradient, attribute), value)})
     if value is None:
@@ -388,7 +401,9 @@ def accumulate_attribute(gradient, attribute: str, value, owner=None):
         if holds_state(held) and not is_dataclass_instance(gradient):
             deposit(held, value)
             return gradient
-        if isinstance(held, types.MethodType) and held.__self__ is owner:
+        if isinstance(held, types.MethodType) and (
+                held.__self__ is owner or isinstance(owner, super)
+                and held.__self__ is owner.__self__):
             return add(gradient, value)
     if is_dataclass_instance(gradient) or isinstance(gradient, ObjectGradient) or (
             gradient is None and is_plain_object(owner)):
@@ -571,6 +586,17 @@ def read_attribute(value, attribute: str):
     if isinstance(value, ObjectGradient):
         return value.get(attribute)
     return getattr(value, attribute)
+
+
+def attribute_tangent(tangent, attribute: str, owner):
+    """The tangent of `owner.<attribute>`, given the tangent of `owner`: that of a method of
+    `owner` (read to be called) is `owner`'s own."""
+    held = getattr(owner, attribute)
+    if isinstance(held, types.MethodType) and (
+            held.__self__ is owner or isinstance(owner, super)
+            and held.__self__ is owner.__self__):
+        return tangent
+    return None if tangent is None else read_attribute(tangent, attribute)
 
 
 def extremum_gradient(gradient, result, args):

@@ -95,22 +95,24 @@ SELF = "<self>"
 
 
 def _asks_for_self(func, wrt) -> tuple:
-    """(whether `wrt` asks for the gradient of the called object, wrt without it); an error
-    where the callee carries gradient but is no object's method."""
+    """(whether `wrt` asks for the gradient of the called object, whether it has one, wrt
+    without it). The object of `p.f(x)` where `f` is no method of `p` (a function held in an
+    attribute) gets none from the call; a method of an array that carries gradient is an
+    error."""
     if not wrt or wrt[0] != SELF:
-        return False, wrt
-    if _bound_self(func) is None and classify_value_safely(func) != "constant":
+        return False, False, wrt
+    bound_self = _bound_self(func)
+    if bound_self is None or holds_state(bound_self):
+        # An object holding Variables has no gradient of its own: they get theirs (under
+        # implicit_grad, else an error says to use it).
         owner = getattr(func, "__self__", None)
-        if owner is not None and not inspect.ismodule(owner):  # a method of a builtin type
+        if structure.carries_gradient(owner) and classify_value_safely(func) != "constant":
             raise TransformError(
                 f"no derivative rule for the method {type(owner).__name__}."
                 f"{getattr(func, '__name__', '?')} of a value that carries gradient; use a "
                 "NumPy function instead, or register a rule with @autotrace.register_adjoint")
-        raise TransformError(
-            f"{getattr(func, '__name__', func)!r} was made from values that carry gradient, "
-            "and autotrace cannot differentiate through a function made at run time; pass "
-            "those values to it as arguments instead")
-    return True, wrt[1:]
+        return True, False, wrt[1:]
+    return True, True, wrt[1:]
 
 
 def vjp_call(func, args, kwargs, dy, wrt):
@@ -120,7 +122,9 @@ def vjp_call(func, args, kwargs, dy, wrt):
     Generated code calls this where it could not tell, before running, which function a call
     meant (a method of an argument, a function held in a variable).
     """
-    with_self, wrt = _asks_for_self(func, wrt)
+    asked, with_self, wrt = _asks_for_self(func, wrt)
+    if asked and not with_self:
+        return (None,) + tuple(vjp_call(func, args, kwargs, dy, wrt))
     if classify_value_safely(func) == "constant":  # a bound method that draws random numbers
         return tuple(None for _ in range(len(wrt) + with_self))
     bound_self = _bound_self(func)
@@ -138,7 +142,8 @@ def vjp_call(func, args, kwargs, dy, wrt):
         from transforms.rules.evaluate import rule_vjp
         parameters = list(adjoint_rules[func].signature.parameters)
         gradients = rule_vjp(func, *args, **kwargs)[1](dy)
-        return tuple(gradients[parameters[w] if isinstance(w, int) else w] for w in wrt)
+        # (None for an argument that the rule gives no gradient: a window's size)
+        return tuple(gradients.get(parameters[w] if isinstance(w, int) else w) for w in wrt)
     if kind != "user":
         raise TransformError(
             f"no derivative rule for {getattr(func, '__name__', func)!r}, called at run time "
@@ -158,7 +163,9 @@ def _bound_self(func):
 def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
     """The gradients of `vjp_call(func, args, kwargs, dy, wrt)` for `args`, `dy`, the
     keyword arguments and the object whose method `func` is (None where it is none)."""
-    with_self, wrt = _asks_for_self(func, wrt)
+    asked, with_self, wrt = _asks_for_self(func, wrt)
+    if asked and not with_self:  # the object's entry: None (see vjp_call)
+        gradient = tuple(gradient)[1:]
     bound = _bound_self(func) is not None  # a method, or a module's call: `self` first
     func, args, wrt = unbind_method(func, args, wrt)
     if with_self:
@@ -188,7 +195,9 @@ def jvp_call(func, args, kwargs, tangents, wrt):
     """`(value, tangent)` of `func(*args, **kwargs)` for tangents of the arguments in `wrt`;
     the forward-mode twin of `vjp_call` (SELF in `wrt`: the first tangent is that of the
     object whose method `func` is)."""
-    with_self, wrt = _asks_for_self(func, wrt)
+    asked, with_self, wrt = _asks_for_self(func, wrt)
+    if asked and not with_self:  # a function held in an attribute of the object
+        tangents = tuple(tangents)[1:]
     func, args, wrt = unbind_method(func, args, wrt)
     if with_self:
         wrt = (0,) + wrt
@@ -215,7 +224,11 @@ def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
                      keywords_tangent=None, function_tangent=None):
     """The tangent of `vjp_call(func, args, kwargs, dy, wrt)` given tangents of args, dy,
     the keyword arguments (a dict, or None where none has one) and the called object."""
-    with_self, wrt = _asks_for_self(func, wrt)
+    asked, with_self, wrt = _asks_for_self(func, wrt)
+    if asked and not with_self:  # the object's entry: None (see vjp_call)
+        return (None,) + tuple(vjp_call_tangent(func, args, kwargs, dy, wrt,
+                                                arguments_tangent, dy_tangent,
+                                                keywords_tangent))
     bound = _bound_self(func) is not None  # a method, or a module's call: `self` first
     func, args, wrt = unbind_method(func, args, wrt)
     if with_self:
@@ -226,7 +239,9 @@ def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
     func = caller_of(func, args, kwargs)
     derivative = derivative_of(func, wrt)
     seed = seed_keyword(func)
-    numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a))
+    numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a)
+                    or bound and i == 0 and function_tangent is not None
+                    and _object_with_gradient(a))
     named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v)
                   and keywords_tangent is not None and keywords_tangent.get(k) is not None)
     tangents = (tuple(arguments_tangent[i] for i in numeric)

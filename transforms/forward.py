@@ -238,8 +238,11 @@ class ForwardMode:
         if isinstance(value, gast.Attribute):
             if not self.is_active(value.value) or value.attr in DESCRIPTIVE_ATTRIBUTES:
                 return None
-            return self.assign_tangent(primal, gast.Attribute(
-                value=self.tangent_of(value.value), attr=value.attr, ctx=gast.Load()))
+            return self.assign_tangent(primal, replace_expression(
+                "attribute_tangent(tangent, attribute, owner)",
+                attribute_tangent=self.helper("attribute_tangent"),
+                tangent=self.tangent_of(value.value),
+                attribute=gast.Constant(value=value.attr, kind=None), owner=value.value))
         if isinstance(value, (gast.Tuple, gast.List)):
             if not any(self.is_active(e) for e in value.elts):
                 return None

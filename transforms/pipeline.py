@@ -58,8 +58,10 @@ HELPERS = {
     "zeros_like": structure.zeros_like, "add": structure.add,
     "accumulate": structure.accumulate, "seed": structure.seed,
     "implicit_seed": structure.implicit_seed,
-    "match": structure.match, "accumulate_item": structure.accumulate_item,
+    "match": structure.match, "match_for_caller": structure.match_for_caller,
+    "accumulate_item": structure.accumulate_item,
     "accumulate_attribute": structure.accumulate_attribute,
+    "attribute_tangent": structure.attribute_tangent,
     "item_gradient": structure.item_gradient, "clear_item": structure.clear_item,
     "read_item": structure.read_item, "restore_item": structure.restore_item,
     "shape_only": structure.shape_only, "build_namedtuple": structure.build_namedtuple,
@@ -233,6 +235,7 @@ class Prepared:
     active: set
     return_node: object = None
     state_names: tuple = ()  # free names holding Variables (implicit mode)
+    carrying: set = field(default_factory=set)  # names that carry gradient from values
 
 
 def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
@@ -306,10 +309,15 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
         reads_state = _may_read_state(namespace)
     is_constant = _is_constant_call(namespace, session.implicit)
     active = active_names(body + returned, seeds, is_constant, reads_state)
+    # Objects whose methods pass gradient to their self: built from values that carry it,
+    # not merely reached by calls that may read Variables (whose results are no such objects).
+    carrying = active if reads_state is None else active_names(
+        body + returned, set(wrt_names) | set(state_names), is_constant)
     check_partials(body + returned, location, namespace, lambda constant: active_names(
         body + returned, seeds, constant, reads_state), is_constant)
     return Prepared(function, location, parameters, wrt_names, keyword, namer, namespace,
-                    context, body, result, local_names, active, return_node, state_names)
+                    context, body, result, local_names, active, return_node, state_names,
+                    carrying)
 
 
 def _namedtuples_built(function, namespace: dict, helper) -> None:
@@ -421,6 +429,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
     references = collections.Counter(n.id for s in body for n in gast.walk(s)
                                      if isinstance(n, gast.Name))
     reverse = ReverseMode(context, active, parameters, local_names, references)
+    reverse.carrying = prepared.carrying
     reverse.sequences = SequenceKinds(body, parameters, namespace, active)
     reverse.array_names = reverse.sequences.array_names(body)
     reverse.shapes = ShapeClasses(body, namespace, reverse.sequences)
@@ -453,10 +462,9 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
     for parameter in wrt_names:
         if parameter not in state:
             adjoint += reverse.zeros(parameter)
-    match = context.helper("match")
-    gradients = [gast.Call(func=name(match), args=[name(reverse.gradient(p)), name(p)] + (
-        [gast.Constant(value=True, kind=None)] if outermost else []), keywords=[])
-        for p in wrt_names]
+    match = context.helper("match" if outermost else "match_for_caller")
+    gradients = [gast.Call(func=name(match), args=[name(reverse.gradient(p)), name(p)],
+                           keywords=[]) for p in wrt_names]
     returned_gradient = (gradients[0] if not isinstance(wrt, tuple)
                          else gast.Tuple(elts=gradients, ctx=gast.Load()))
     if with_value:
@@ -561,6 +569,7 @@ def _shape_only(context) -> dict:
     """Helpers bound in generated code -> the argument positions they read only the shape of."""
     positions = {structure.zeros_like: (0,), structure.seed: (0,),
                  structure.implicit_seed: (0,), structure.match: (1,),
+                 structure.match_for_caller: (1,),
                  structure.item_gradient: (2,), adjoint_ops.unbroadcast: (1,),
                  adjoint_ops.unreduce: (1,), adjoint_ops.reduced_size: (0,),
                  sequences.concatenates: (0, 1), sequences.repeats: (0, 1),

@@ -69,6 +69,7 @@ class ReverseMode(CallAdjoints):
         self.namer = context.namer
         self.location = context.location
         self.active = active
+        self.carrying = active  # see transforms/pipeline.py `prepare`
         self.parameters = parameters
         self.defined = set(parameters)
         self.definite = set(parameters)

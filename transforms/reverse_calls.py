@@ -204,7 +204,7 @@ class CallAdjoints:
         is (`p` of `p(x)` or `p.method(x)`), or None."""
         if isinstance(func, gast.Attribute):
             func = func.value
-        return func.id if isinstance(func, gast.Name) and self.is_active(func) else None
+        return func.id if isinstance(func, gast.Name) and func.id in self.carrying else None
 
     def no_rule(self, function, node, callee=None) -> TransformError:
         text = to_source(callee).strip() if callee is not None else None

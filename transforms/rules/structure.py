@@ -8,12 +8,13 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.structure import (accumulate, accumulate_attribute, attribute_gradient,
+                               attribute_tangent,
                                accumulate_item, add, build_namedtuple, namedtuple_fields,
                                astype, cast_like,
                                clear_item, dict_items, dict_keys, dict_values,
                                extremum_gradient, gradient_item, item, pairs_gradient,
                                item_gradient, items_gradient,
-                               like_container, match, place_item, read_attribute, read_item,
+                               like_container, match, match_for_caller, place_item, read_attribute, read_item,
                                seed, sequence, sequence_gradient, shape_only, snapshot,
                                sum_gradient,
                                values_gradient, zeros_like, ones_like, tangent_like,
@@ -32,8 +33,8 @@ def _seed(y, value, dy):
     d[dy] = d[y]
 
 
-@adjoint(match)
-def _match(y, gradient, value, outermost=False):
+@adjoint(match, match_for_caller)
+def _match(y, gradient, value):
     d[gradient] = d[y]
 
 
@@ -213,3 +214,15 @@ def _field_gradients(y, gradient, fields, cls):
 @adjoint(object_gradient)
 def _object_gradient(y, cls, gradients):
     d[gradients] = field_gradients(d[y], gradients, cls)
+
+
+# `super(C, self)` (zero-argument super() is written so: transforms/objects.py) stands for self
+# when its methods are called: the gradient of those calls' self is self's.
+@adjoint(super)
+def _super(y, cls, instance):
+    d[instance] = d[y]
+
+
+@adjoint(attribute_tangent)
+def _attribute_tangent(y, tangent, attribute, owner):
+    d[tangent] = attribute_gradient(owner, attribute, d[y])

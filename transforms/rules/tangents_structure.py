@@ -12,11 +12,12 @@ import numpy as np
 from runtime.adjoint_ops import unbroadcast
 from runtime.objects import build_object, field_gradients, object_gradient
 from runtime.structure import (accumulate, accumulate_attribute, attribute_gradient,
+                               attribute_tangent,
                                accumulate_item, add, build_namedtuple, namedtuple_fields,
                                astype, cast_like,
                                clear_item, dict_items, dict_values, extremum_gradient,
                                gradient_item, item, item_gradient, items_gradient, like_container,
-                               match, pairs_gradient, place_item, read_attribute, read_item, seed,
+                               match, match_for_caller, pairs_gradient, place_item, read_attribute, read_item, seed,
                                sequence, sequence_gradient, snapshot, sum_gradient,
                                tangent_like,
                                tangent_seed, values_gradient)
@@ -39,9 +40,9 @@ def _tangent_like(y, tangent, value):
     d[y] = tangent_like(d[tangent], value)
 
 
-@tangent(match)
-def _match(y, gradient, value, outermost=False):
-    d[y] = match(d[gradient], value)
+@tangent(match, match_for_caller)
+def _match(y, gradient, value):
+    d[y] = match_for_caller(d[gradient], value)
 
 
 @tangent(add, accumulate)
@@ -260,3 +261,13 @@ def _field_gradients(y, gradient, fields, cls):
 @tangent(object_gradient)
 def _object_gradient(y, cls, gradients):
     d[y] = object_gradient(cls, d[gradients])
+
+
+@tangent(super)
+def _super(y, cls, instance):
+    d[y] = d[instance]
+
+
+@tangent(attribute_tangent)
+def _attribute_tangent(y, tangent, attribute, owner):
+    d[y] = attribute_tangent(d[tangent], attribute, owner)
