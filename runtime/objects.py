@@ -12,6 +12,7 @@ carry gradient the way a dict's items do.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import numbers
 import types
 
@@ -113,10 +114,16 @@ def build_object(cls, fields: dict):
     return instance
 
 
-def field_gradients(gradient, fields: dict, cls) -> dict:
+def field_gradients(gradient, fields: dict, cls, built=None) -> dict:
     """The gradient of the dict `fields` that `build_object(cls, fields)` was given, from the
-    gradient of the object it built (a dataclass, an ObjectGradient, or None)."""
+    gradient of the object it built (a dataclass, an ObjectGradient, or None).
+
+    `built`: that object, checked to hold `fields` still: an attribute set again after it was
+    built (by a method called for its effect) would have changed values the gradient
+    follows without it seeing."""
     from runtime.structure import zeros_like  # which imports this module
+    if built is not None:
+        _check_unchanged(built, fields)
     out = {}
     for attribute, value in fields.items():
         if gradient is None:
@@ -127,6 +134,28 @@ def field_gradients(gradient, fields: dict, cls) -> dict:
             entry = gradient.get(attribute)
         out[attribute] = zeros_like(value) if entry is None else entry
     return out
+
+
+def _check_unchanged(built, fields: dict) -> None:
+    now = vars(built) if hasattr(built, "__dict__") else {}
+    if dataclasses.is_dataclass(built):
+        now = {name: getattr(built, name) for name in field_names(type(built))}
+        fields = {name: value for name, value in fields.items() if name in now}
+    changed = sorted(name for name in set(now) | set(fields)
+                     if name not in now or name not in fields or now[name] is not fields[name])
+    if changed:
+        cls = type(built)
+        try:
+            where = f" (defined at {inspect.getsourcefile(cls)}, line " \
+                    f"{inspect.getsourcelines(cls)[1]})"
+        except (OSError, TypeError):
+            where = ""
+        raise RuntimeError(
+            f"autotrace cannot differentiate through this {cls.__name__}{where}: its "
+            f"attribute {changed[0]!r} was set after the differentiated function built it "
+            "(by a method or function called on it), and the gradient follows the values it "
+            "was built with. Have the method return a new object instead of changing this "
+            "one")
 
 
 def object_gradient(cls, gradients: dict):

@@ -24,6 +24,7 @@ from transforms.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, descr
 from transforms.codegen import to_source
 from transforms.custom import check_call, custom_functions
 from transforms.dynamic_calls import SELF
+from transforms.objects import refuse_method_for_effect
 from transforms.errors import TransformError
 from transforms.pipeline_names import CONTAINER_RESULTS
 from transforms.sequences import ARRAY, SequenceKinds
@@ -145,6 +146,8 @@ class ForwardMode:
                     "restore_item(tangent, index, value)", restore_item=call.func.id,
                     tangent=self.tangent(container.id), index=index,
                     value=self.tangent_of(value))
+        if kind == "dynamic" and self.active_callee(call) is not None:
+            refuse_method_for_effect(self.location, node)
         return [node]
 
     def visit_Assign(self, node):

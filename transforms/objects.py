@@ -90,6 +90,30 @@ def build_object_helper():
     return build_object
 
 
+def check_constructions(body: list, namespace: dict, location, activity, is_constant) -> None:
+    """Refuse, at its line, a call that builds an object autotrace cannot build from its
+    fields (see `unsupported_construction`) from values that carry gradient to the result.
+    activity(is_constant): the active names, given which calls are constants."""
+    refused = {}
+    for statement in body:
+        for node in gast.walk(statement):
+            if isinstance(node, gast.Call):
+                reason = unsupported_construction(resolve(node.func, namespace))
+                if reason is not None:
+                    refused[id(node)] = (node, reason)
+    if not refused:
+        return
+    # Active names as if the object passed gradient from its arguments to its attributes.
+    active = activity(lambda call: id(call) not in refused and is_constant(call))
+    for node, reason in refused.values():
+        arguments = node.args + [k.value for k in node.keywords]
+        if any(isinstance(a, gast.Name) and a.id in active for a in arguments):
+            name_of_class = resolve(node.func, namespace).__name__
+            raise location.error(
+                node, f"autotrace cannot differentiate building a {name_of_class} from values "
+                f"that carry gradient: {reason}", name_of_class)
+
+
 def unsupported_construction(cls) -> str | None:
     """Why the gradient cannot pass through building an object of the user's class `cls`,
     or None (also for classes that are not the user's)."""
@@ -97,10 +121,10 @@ def unsupported_construction(cls) -> str | None:
             cls, (int, float, complex, bool, tuple)):
         return None
     if _builds_by_fields(cls):
-        if _generated_dataclass_init(cls) and hasattr(cls, "__post_init__"):
-            return "its __post_init__ runs on the fields, and autotrace cannot read its " \
-                   "effect; build it from values that carry no gradient, or drop __post_init__"
         return None
+    if _generated_dataclass_init(cls) and hasattr(cls, "__post_init__"):
+        return "autotrace does not differentiate __post_init__; write an __init__ that " \
+               "computes the fields instead"
     if cls.__new__ is not object.__new__ or type(cls).__call__ is not type.__call__:
         return "it defines __new__ or a metaclass __call__"
     if cls.__init__ is object.__init__:
@@ -249,6 +273,19 @@ class _AttributesAsItems(gast.NodeTransformer):
         return self.location.error(
             node, f"autotrace cannot differentiate building a {self.cls.__name__} from "
             f"values that carry gradient: {why}", f"{self.cls.__name__}.__init__")
+
+
+def refuse_method_for_effect(location, statement) -> None:
+    """Refuse the statement `p.method(...)` (or `p(...)`), its result unused, where `p`
+    carries gradient: called for what it does, it may set attributes of `p`, and the gradient
+    would not see the change."""
+    func = statement.value.func
+    what = f"the method {func.attr!r}" if isinstance(func, gast.Attribute) else "an object"
+    raise location.error(
+        statement, f"autotrace cannot differentiate a call of {what} whose result is unused: "
+        "it may change the object it is called on, which carries gradient, where the gradient "
+        "cannot see it; make the method return the new value (or a new object) and assign it",
+        "method call for its effect")
 
 
 def explicit_super(function: gast.FunctionDef, namespace: dict) -> None:

@@ -41,7 +41,7 @@ from transforms.live_names import DEFAULT, LiveNamespace, default_argument
 from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
 from transforms.objects import (
-    FieldsOf, explicit_super, objects_built, parse_fields_function, unsupported_construction,
+    FieldsOf, check_constructions, explicit_super, objects_built, parse_fields_function,
 )
 from transforms.parsing import parse_function, resolve
 from transforms.partials import check_partials, partial_caller
@@ -313,8 +313,10 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     # not merely reached by calls that may read Variables (whose results are no such objects).
     carrying = active if reads_state is None else active_names(
         body + returned, set(wrt_names) | set(state_names), is_constant)
-    check_partials(body + returned, location, namespace, lambda constant: active_names(
-        body + returned, seeds, constant, reads_state), is_constant)
+    def activity(constant):
+        return active_names(body + returned, seeds, constant, reads_state)
+    check_constructions(body + returned, namespace, location, activity, is_constant)
+    check_partials(body + returned, location, namespace, activity, is_constant)
     return Prepared(function, location, parameters, wrt_names, keyword, namer, namespace,
                     context, body, result, local_names, active, return_node, state_names,
                     carrying)

@@ -23,6 +23,7 @@ import gast
 from runtime import sequences
 from transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify
+from transforms.objects import refuse_method_for_effect
 from transforms.reverse_calls import CallAdjoints
 from transforms.sequences import SEQUENCE, UNKNOWN
 from transforms.sweeps import SAVE, Sweep, comment, marked
@@ -212,6 +213,8 @@ class ReverseMode(CallAdjoints):
             return self.visit_Assign(gast.copy_location(gast.Assign(
                 targets=[name(self.temporary("t"), store=True)], value=call,
                 type_comment=None), node))
+        if kind == "dynamic" and self.active_callee(call.func) is not None:
+            refuse_method_for_effect(self.location, node)
         return Sweep([node])
 
     def visit_Assign(self, node):

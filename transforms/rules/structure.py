@@ -203,11 +203,11 @@ def _tangent_like(y, tangent, value):
 
 @adjoint(build_object)
 def _build_object(y, cls, fields):
-    d[fields] = field_gradients(d[y], fields, cls)
+    d[fields] = field_gradients(d[y], fields, cls, y)
 
 
 @adjoint(field_gradients)
-def _field_gradients(y, gradient, fields, cls):
+def _field_gradients(y, gradient, fields, cls, built=None):
     d[gradient] = object_gradient(cls, d[y])
 
 

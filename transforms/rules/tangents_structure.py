@@ -254,7 +254,7 @@ def _build_object(y, cls, fields):
 
 
 @tangent(field_gradients)
-def _field_gradients(y, gradient, fields, cls):
+def _field_gradients(y, gradient, fields, cls, built=None):
     d[y] = field_gradients(d[gradient], fields, cls)
 
 
