@@ -137,11 +137,13 @@ def field_gradients(gradient, fields: dict, cls, built=None) -> dict:
 
 
 def _check_unchanged(built, fields: dict) -> None:
-    now = vars(built) if hasattr(built, "__dict__") else {}
-    if dataclasses.is_dataclass(built):
+    if dataclasses.is_dataclass(built):  # (fields left out took their defaults)
         now = {name: getattr(built, name) for name in field_names(type(built))}
-        fields = {name: value for name, value in fields.items() if name in now}
-    changed = sorted(name for name in set(now) | set(fields)
+        names = set(fields)
+    else:
+        now = vars(built)
+        names = set(now) | set(fields)
+    changed = sorted(name for name in names
                      if name not in now or name not in fields or now[name] is not fields[name])
     if changed:
         cls = type(built)
@@ -158,8 +160,13 @@ def _check_unchanged(built, fields: dict) -> None:
             "one")
 
 
-def object_gradient(cls, gradients: dict):
-    """The gradient of an object of class `cls`, given the gradients of its fields."""
+def object_gradient(cls, gradients: dict, like=None):
+    """The gradient of an object of class `cls`, given the gradients of its fields; a field of
+    the dataclass `like` that `gradients` leaves out (it took its default) gets zeros."""
     if dataclasses.is_dataclass(cls):
+        if like is not None:
+            from runtime.structure import zeros_like  # which imports this module
+            gradients = {name: gradients[name] if name in gradients
+                         else zeros_like(getattr(like, name)) for name in field_names(cls)}
         return new_dataclass(cls, gradients)
     return ObjectGradient(gradients)

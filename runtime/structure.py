@@ -590,13 +590,15 @@ def read_attribute(value, attribute: str):
 
 def attribute_tangent(tangent, attribute: str, owner):
     """The tangent of `owner.<attribute>`, given the tangent of `owner`: that of a method of
-    `owner` (read to be called) is `owner`'s own."""
-    held = getattr(owner, attribute)
+    `owner` (read to be called) is `owner`'s own. (Also the gradient of `owner.<attribute>`
+    given that of `owner`; `owner` None: a namedtuple's field.)"""
+    held = None if owner is None else getattr(owner, attribute)
     if isinstance(held, types.MethodType) and (
             held.__self__ is owner or isinstance(owner, super)
             and held.__self__ is owner.__self__):
         return tangent
-    return None if tangent is None else read_attribute(tangent, attribute)
+    read = None if tangent is None else read_attribute(tangent, attribute)
+    return zeros_like(held) if read is None and owner is not None else read
 
 
 def extremum_gradient(gradient, result, args):

@@ -213,7 +213,8 @@ class ReverseMode(CallAdjoints):
             return self.visit_Assign(gast.copy_location(gast.Assign(
                 targets=[name(self.temporary("t"), store=True)], value=call,
                 type_comment=None), node))
-        if kind == "dynamic" and self.active_callee(call.func) is not None:
+        if kind == "dynamic" and self.active_callee(call.func) is not None and \
+                not self.context.session.implicit:  # (a module's self: built, not followed)
             refuse_method_for_effect(self.location, node)
         return Sweep([node])
 

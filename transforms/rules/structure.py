@@ -68,7 +68,7 @@ def _gradient_item(y, gradient, index, like):
 @adjoint(accumulate_attribute)
 def _accumulate_attribute(y, gradient, attribute, value, owner=None):
     d[gradient] = d[y]
-    d[value] = read_attribute(d[y], attribute)
+    d[value] = attribute_tangent(d[y], attribute, owner)
 
 
 @adjoint(read_attribute)
@@ -83,7 +83,7 @@ def _getattr(y, value, attribute):
 
 @adjoint(attribute_gradient)
 def _attribute_gradient(y, value, attribute, gradient):
-    d[gradient] = read_attribute(d[y], attribute)
+    d[gradient] = attribute_tangent(d[y], attribute, value)
 
 
 @adjoint(item_gradient)
@@ -208,11 +208,11 @@ def _build_object(y, cls, fields):
 
 @adjoint(field_gradients)
 def _field_gradients(y, gradient, fields, cls, built=None):
-    d[gradient] = object_gradient(cls, d[y])
+    d[gradient] = object_gradient(cls, d[y], built)
 
 
 @adjoint(object_gradient)
-def _object_gradient(y, cls, gradients):
+def _object_gradient(y, cls, gradients, like=None):
     d[gradients] = field_gradients(d[y], gradients, cls)
 
 

@@ -250,7 +250,7 @@ def _iteration_tangent_adjoint(z, tangent, iterable, result):
 
 @tangent(build_object)
 def _build_object(y, cls, fields):
-    d[y] = object_gradient(cls, d[fields])
+    d[y] = object_gradient(cls, d[fields], y)
 
 
 @tangent(field_gradients)
@@ -259,8 +259,8 @@ def _field_gradients(y, gradient, fields, cls, built=None):
 
 
 @tangent(object_gradient)
-def _object_gradient(y, cls, gradients):
-    d[y] = object_gradient(cls, d[gradients])
+def _object_gradient(y, cls, gradients, like=None):
+    d[y] = object_gradient(cls, d[gradients], like)
 
 
 @tangent(super)
