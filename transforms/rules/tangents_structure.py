@@ -17,7 +17,8 @@ from runtime.structure import (accumulate, accumulate_attribute, attribute_gradi
                                astype, cast_like,
                                clear_item, dict_items, dict_values, extremum_gradient,
                                gradient_item, item, item_gradient, items_gradient, like_container,
-                               match, match_for_caller, pairs_gradient, place_item, read_attribute, read_item, seed,
+                               match, match_for_caller, pairs_gradient, place_item,
+                               read_attribute, read_item, seed,
                                sequence, sequence_gradient, snapshot, sum_gradient,
                                tangent_like,
                                tangent_seed, values_gradient)
@@ -82,12 +83,12 @@ def _attribute_gradient(y, value, attribute, gradient):
 
 @tangent(getattr)
 def _getattr(y, value, attribute):
-    d[y] = read_attribute(d[value], attribute)
+    d[y] = attribute_tangent(d[value], attribute, value)
 
 
 @tangent(read_attribute)
 def _read_attribute(y, value, attribute):
-    d[y] = read_attribute(d[value], attribute)
+    d[y] = attribute_tangent(d[value], attribute, value)
 
 
 @tangent(item_gradient)
