@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import sys
 import weakref
 
 import gast
@@ -135,8 +136,11 @@ def unsupported_construction(cls) -> str | None:
 
 
 def _library_class(cls) -> bool:
-    return any((getattr(base, "__module__", None) or "").split(".")[0] in _LIBRARY_PACKAGES
-               for base in cls.__mro__[:-1]) or cls.__module__ == "builtins"
+    """A class of NumPy's, autotrace's or the standard library's (functools.partial has its
+    own handling), or derived from one: not the user's."""
+    return any((getattr(base, "__module__", None) or "").split(".")[0]
+               in _LIBRARY_PACKAGES | sys.stdlib_module_names
+               for base in cls.__mro__[:-1])
 
 
 def _builds_by_fields(cls) -> bool:
