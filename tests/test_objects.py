@@ -132,6 +132,33 @@ def test_object_returned_by_a_function_and_passed_to_another():
     check_all_modes(lambda x: read(build(x)) + np.sum(build(x).w * x), X)
 
 
+class Scaled:
+    def __init__(self, w, k=2.0):
+        self.w = w * k
+        if k > 1.0:
+            self.first = w
+
+
+class Shifted(Scaled):
+    def __init__(self, w):
+        super().__init__(w, k=3.0)
+        self.v = self.w + self.first
+
+
+class Outer(Shifted):
+    def __init__(self, w, z):
+        super().__init__(w * z)
+        self.z = z
+
+    def out(self):
+        return np.sum(self.v * self.z + np.sin(self.w))
+
+
+def test_init_calling_the_init_of_its_base_classes():
+    assert autotrace.grad(lambda x: Shifted(x).v)(2.0) == 4.0
+    check_all_modes(lambda x: Outer(x[0], x[1]).out(), X)
+
+
 # 2. super() in a differentiated method (it raised "__class__ cell not found").
 
 class Base:
@@ -275,7 +302,7 @@ def test_frozen_dataclass_as_wrt():
 
 # 6. Refusals, each at the user's line: never a silent zero.
 
-class CallsBaseInit(Base):
+class CallsBaseInit(Pair):
     def __init__(self, w):
         super().__init__(w)  # refused: base __init__
 
@@ -325,7 +352,7 @@ def scale_and_keep_result(x):
 
 def test_objects_that_cannot_be_followed_are_refused_at_their_line():
     error = refusal(lambda x: CallsBaseInit(x).w, 1.0, marker="refused: base __init__")
-    assert "calls the __init__ of a base class" in error.message
+    assert "it calls the __init__ of Pair, which autotrace cannot read" in error.message
     error = refusal(lambda x: CallsMethodInInit(x).w, 1.0, marker="refused: method in __init__")
     assert "it reads self.halve" in error.message
     for cls, why in [(Slotted, "__slots__"), (PostInit, "__post_init__")]:

@@ -202,10 +202,10 @@ def parse_fields_function(fields: FieldsOf):
         arguments.posonlyargs = arguments.posonlyargs[1:]
     else:
         arguments.args = arguments.args[1:]
-    set_attributes = {node.attr for node in gast.walk(function)
-                      if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store)
-                      and isinstance(node.value, gast.Name) and node.value.id == own}
-    function.body = _without_object_init(function.body, cls, parsed.namespace, location)
+    set_attributes = _attributes_stored(function, own)
+    parsed.generated_names = {}  # bound in generated code's namespace (see pipeline.prepare)
+    function.body = _base_init_as_items(function, own, cls, parsed.namespace, location,
+                                        set_attributes, parsed.generated_names)
     rewrite = _AttributesAsItems(own, set_attributes, cls, parsed.namespace, location)
     function.body = [rewrite.visit(statement) for statement in function.body]
     start = gast.Assign(targets=[name(own, store=True)], value=gast.Dict(keys=[], values=[]),
@@ -218,28 +218,92 @@ def parse_fields_function(fields: FieldsOf):
     return parsed
 
 
-def _without_object_init(body: list, cls, namespace: dict, location) -> list:
-    """`body` without `super().__init__()` where the __init__ it reaches is object's, which
-    sets nothing."""
+def _attributes_stored(function: gast.FunctionDef, own: str) -> set:
+    return {node.attr for node in gast.walk(function)
+            if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store)
+            and isinstance(node.value, gast.Name) and node.value.id == own}
+
+
+# Marks the nodes that name the dict being built where _AttributesAsItems lets them be.
+_MERGE = "_autotrace_fields_merge"
+
+
+def _base_init_as_items(function, own: str, cls, namespace: dict, location,
+                        set_attributes: set, generated_names: dict) -> list:
+    """`function.body` with each `super().__init__(...)` statement as the items the base
+    class's __init__ sets, read from the dict its own fields function returns:
+
+        _base_fields = fields_of_Base(...)
+        if 'w' in _base_fields:
+            self['w'] = _base_fields['w']
+
+    (dropped where the __init__ reached is object's, which sets nothing). `set_attributes`
+    gains the base's attributes; `generated_names` the names the statements read."""
     kept = []
-    for statement in body:
+    for statement in function.body:
         call = statement.value if isinstance(statement, gast.Expr) else None
-        if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
                 and call.func.attr == "__init__" and isinstance(call.func.value, gast.Call)
                 and isinstance(call.func.value.func, gast.Name)
-                and call.func.value.func.id == "super"):
-            owner = namespace.get("__class__", cls)
-            following = owner.__mro__[owner.__mro__.index(owner) + 1:]
-            reached = next(c.__dict__["__init__"] for c in following if "__init__" in c.__dict__)
-            if reached is object.__init__ and not call.args and not call.keywords:
-                continue
+                and call.func.value.func.id == "super" and not call.func.value.args):
+            kept.append(statement)
+            continue
+        owner = namespace.get("__class__", cls)
+        following = cls.__mro__[cls.__mro__.index(owner) + 1:]
+        base = next(c for c in following if "__init__" in c.__dict__)
+        if base is object:
+            if call.args or call.keywords:
+                kept.append(statement)  # object.__init__ refuses arguments: let it raise
+            continue
+        if not _builds_by_fields(base) or _generated_dataclass_init(base) \
+                or cls.__mro__[cls.__mro__.index(base):] != base.__mro__:
             raise location.error(
                 statement, f"autotrace cannot differentiate building a {cls.__name__} here: "
-                "its __init__ calls the __init__ of a base class, which would set attributes "
-                "of self where autotrace cannot follow them; set them in this __init__ "
-                "instead", "super().__init__")
-        kept.append(statement)
+                f"it calls the __init__ of {base.__name__}, which autotrace cannot read as "
+                "the attributes it sets (no Python source, or a class hierarchy where super() "
+                "depends on the class built); set them in this __init__ instead",
+                "super().__init__")
+        identifier = _fresh(f"fields_of_{base.__name__}", namespace, generated_names,
+                            function)
+        generated_names[identifier] = fields_of(base)
+        merged = _fresh("_base_fields", namespace, generated_names, function)
+        attributes = _attributes_set_by(base)
+        set_attributes |= attributes
+        text = f"{merged} = {identifier}()\n" + "".join(
+            f"if {key!r} in {merged}:\n    {own}[{key!r}] = {merged}[{key!r}]\n"
+            for key in sorted(attributes))
+        statements = gast.parse(text).body
+        statements[0].value.args, statements[0].value.keywords = call.args, call.keywords
+        for node in statements:
+            for part in gast.walk(node):
+                gast.copy_location(part, statement)
+                if isinstance(part, gast.Name) and part.id == own:
+                    setattr(part, _MERGE, True)
+        kept += statements
     return kept
+
+
+def _fresh(hint: str, namespace: dict, generated_names: dict, function) -> str:
+    taken = set(namespace) | set(generated_names) | {
+        n.id for n in gast.walk(function) if isinstance(n, gast.Name)}
+    identifier = hint
+    while identifier in taken:
+        identifier += "_"
+    generated_names.setdefault(identifier, None)
+    return identifier
+
+
+def _attributes_set_by(cls) -> set:
+    """The attributes `cls.__init__` sets on self (through the __init__s of its bases too)."""
+    parsed = parse_function(cls.__init__)
+    positional = parsed.node.args.posonlyargs + parsed.node.args.args
+    if not positional:
+        return set()
+    own = positional[0].id
+    attributes = _attributes_stored(parsed.node, own)
+    _base_init_as_items(parsed.node, own, cls, parsed.namespace, parsed.location, attributes,
+                        {})  # (for the attributes the bases set)
+    return attributes
 
 
 class _AttributesAsItems(gast.NodeTransformer):
@@ -261,7 +325,7 @@ class _AttributesAsItems(gast.NodeTransformer):
         return gast.copy_location(item, node)
 
     def visit_Name(self, node):
-        if node.id == self.own:
+        if node.id == self.own and not getattr(node, _MERGE, False):
             raise self.refused(node, f"it uses {self.own} other than to set and read its "
                                f"attributes (it calls a method of {self.own}, or passes it "
                                "on); set and read attributes only, or build the object "

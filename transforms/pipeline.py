@@ -264,6 +264,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     wrt_names = resolve_wrt(wrt, parameters, location.name)
 
     namespace = LiveNamespace(parsed)
+    namespace.update(getattr(parsed, "generated_names", {}))  # of a fields function
     session.namespaces.append(namespace)
     for local in _own_local_names(function):  # a local shadows the global of its name
         namespace.pop(local, None)
