@@ -97,7 +97,11 @@ def add_objects(a, b, add):
 def build_object(cls, fields: dict):
     """An instance of `cls` holding the attribute values `fields`, without running its
     `__init__` (what it computes is `fields`; see transforms/objects.py). A dataclass field
-    that `fields` leaves out gets its default."""
+    that `fields` leaves out gets its default. Where `fields` holds the object its
+    `__init__` built (transforms/objects.py `Fields`), that object."""
+    built = getattr(fields, "instance", None)
+    if type(built) is cls:
+        return built
     instance = cls.__new__(cls)
     if dataclasses.is_dataclass(cls):
         for field in dataclasses.fields(cls):

@@ -49,10 +49,21 @@ class FieldsOf:
     def __call__(self, *args, **kwargs):
         instance = self.cls.__new__(self.cls)
         self.cls.__init__(instance, *args, **kwargs)
-        return dict(vars(instance))
+        return Fields(vars(instance), instance)
 
     def __repr__(self) -> str:
         return f"<fields of {self.cls.__qualname__}>"
+
+
+class Fields(dict):
+    """The attributes `__init__` set, and the object it set them on (what `build_object` then
+    returns, so that the object the function goes on with is the one `__init__` made)."""
+
+    __slots__ = ("instance",)
+
+    def __init__(self, attributes=(), instance=None):
+        super().__init__(attributes)
+        self.instance = instance
 
 
 _fields_of: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
