@@ -374,3 +374,42 @@ def test_plain_object_as_wrt_is_still_refused():
                                         "Holder; pass arrays, or a namedtuple, dict or "
                                         "dataclass of arrays"):
         autotrace.grad(lambda holder: np.sum(holder.w ** 2))(Holder(np.ones(2)))
+
+
+def test_objects_in_lists_and_dicts_and_chosen_by_a_branch():
+    def in_a_list(x):
+        holders = [Holder(x), Holder(x * 2.0)]
+        total = 0.0
+        for holder in holders:
+            total = total + np.sum(holder.w ** 2)
+        return total
+    check_all_modes(in_a_list, X)
+
+    def in_a_dict(x):
+        layers = {"a": Affine(W0 * x[0]), "b": Affine(W0 * x[1])}
+        return layers["a"](X) * layers["b"](X)
+    check_all_modes(in_a_dict, X)
+
+    def chosen(x):
+        first = Holder(x)
+        other = first if x[0] > 0 else Holder(x * 3.0)
+        return np.sum(other.w * first.w)
+    for point in (X, -X):
+        np.testing.assert_allclose(autotrace.grad(chosen)(point),
+                                   numeric_gradient(chosen, point), rtol=1e-6)
+
+
+REGISTRY = []
+
+
+class Registered:
+    def __init__(self, w):
+        self.w = w
+        REGISTRY.append(self)
+
+
+def test_the_object_built_is_the_one_its_init_made():
+    def f(x):
+        registered = Registered(2.0)
+        return registered.w * x * float(REGISTRY[-1] is registered)
+    assert autotrace.grad(f)(3.0) == 2.0
