@@ -2,6 +2,8 @@
 dataclasses), their methods, `super()`, callable objects, dataclasses as `wrt`, modules that
 define `__call__`; each against finite differences in reverse mode, forward mode, traced and
 second order, and the refusals for what autotrace cannot follow."""
+import abc
+import collections
 import dataclasses
 import inspect
 import os
@@ -367,6 +369,31 @@ def test_objects_that_cannot_be_followed_are_refused_at_their_line():
     assert re.search(r"its attribute 'w' was set after the differentiated function built it",
                      str(error))
     assert f"{THIS_FILE}, line {inspect.getsourcelines(Scales)[1]}" in str(error)
+
+
+class Scorer(abc.ABC):
+    def __init__(self, w):
+        self.w = w
+
+    @abc.abstractmethod
+    def score(self, x):
+        """The score of x."""
+
+
+class LinearScorer(Scorer):
+    def score(self, x):
+        return np.sum(self.w * x)
+
+
+class Settings(collections.UserDict):
+    pass
+
+
+def test_abstract_base_classes_are_the_users_and_standard_library_classes_are_refused():
+    check_all_modes(lambda x: LinearScorer(x ** 2).score(x), X)
+    f = lambda x: Settings(a=x)["a"] * 2.0  # noqa: E731 (refused: standard library)
+    error = refusal(f, 1.0, marker="refused: standard library")
+    assert "a class of the standard library" in error.message
 
 
 def test_plain_object_as_wrt_is_still_refused():

@@ -6,8 +6,9 @@ An object built in differentiated code carries gradient through its attributes. 
     build_object(P, fields_of_P(a, b))
 
 where `fields_of_P(a, b)` runs `P.__init__` on a new object and returns the attributes it set,
-as a dict, and `build_object` makes the object holding them (runtime/objects.py). To
-differentiate `fields_of_P`, autotrace reads `P.__init__` as a function that builds that dict:
+as a dict, and `build_object` hands back that object (runtime/objects.py): to the gradient,
+the object is the dict of its attributes. To differentiate `fields_of_P`, autotrace reads
+`P.__init__` as a function that builds that dict:
 
     def __init__(self, w):                 def __init__(w):
         self.w = w * 2.0          ->           self = {}
@@ -15,13 +16,15 @@ differentiate `fields_of_P`, autotrace reads `P.__init__` as a function that bui
                                                self['n'] = self['w'].size
                                                return self
 
-so its attributes are differentiated as the items of a local dict are. A dataclass whose
-`__init__` the dataclass decorator wrote becomes `build_object(D, {'w': a, 'b': b})`.
+so its attributes are differentiated as the items of a local dict are; `super().__init__(...)`
+becomes the items of the base class's fields function. A dataclass whose `__init__` the
+dataclass decorator wrote becomes `build_object(D, {'w': a, 'b': b})`.
 """
 from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import inspect
 import sys
 import weakref
@@ -127,11 +130,17 @@ def check_constructions(body: list, namespace: dict, location, activity, is_cons
 
 
 def unsupported_construction(cls) -> str | None:
-    """Why the gradient cannot pass through building an object of the user's class `cls`,
-    or None (also for classes that are not the user's)."""
-    if not isinstance(cls, type) or _library_class(cls) or issubclass(
-            cls, (int, float, complex, bool, tuple)):
+    """Why the gradient cannot pass through building an object of class `cls`, or None:
+    where it can, and for classes with rules or their own errors (builtins, NumPy's,
+    functools.partial) or whose objects hand gradients to the Variables they hold
+    (autotrace's)."""
+    if not isinstance(cls, type) or cls is functools.partial or cls.__module__ == "builtins" \
+            or issubclass(cls, (int, float, complex, bool, tuple)) \
+            or any(_package(base) in _LIBRARY_PACKAGES for base in cls.__mro__[:-1]):
         return None
+    if _library_class(cls):
+        return "autotrace has no derivative rule for building it (a class of the standard " \
+               "library, or with its __init__); use a dict, or a class of your own"
     if _builds_by_fields(cls):
         return None
     if _generated_dataclass_init(cls) and hasattr(cls, "__post_init__"):
@@ -147,11 +156,18 @@ def unsupported_construction(cls) -> str | None:
 
 
 def _library_class(cls) -> bool:
-    """A class of NumPy's, autotrace's or the standard library's (functools.partial has its
-    own handling), or derived from one: not the user's."""
-    return any((getattr(base, "__module__", None) or "").split(".")[0]
-               in _LIBRARY_PACKAGES | sys.stdlib_module_names
-               for base in cls.__mro__[:-1])
+    """A class of NumPy's or autotrace's, or derived from one; a class of the standard
+    library's (functools.partial has its own handling), or one whose __init__ is: not the
+    user's. (A user's class derived from abc.ABC is the user's.)"""
+    if any(_package(base) in _LIBRARY_PACKAGES for base in cls.__mro__[:-1]):
+        return True
+    initializer = next((c for c in cls.__mro__ if "__init__" in c.__dict__), object)
+    return _package(cls) in sys.stdlib_module_names or (
+        initializer is not object and _package(initializer) in sys.stdlib_module_names)
+
+
+def _package(cls) -> str:
+    return (getattr(cls, "__module__", None) or "").split(".")[0]
 
 
 def _builds_by_fields(cls) -> bool:
