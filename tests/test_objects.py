@@ -440,3 +440,22 @@ def test_the_object_built_is_the_one_its_init_made():
         registered = Registered(2.0)
         return registered.w * x * float(REGISTRY[-1] is registered)
     assert autotrace.grad(f)(3.0) == 2.0
+
+
+def test_dataclass_through_a_traced_gradient_is_read_on_every_call():
+    @dataclasses.dataclass
+    class Weights:
+        w: np.ndarray
+        b: float
+
+    def loss(p, x):
+        return np.sum(p.w * x) ** 2 + p.b * p.b
+    step = autotrace.function(autotrace.grad(loss))
+    p, x = Weights(np.array([1.0, 2.0]), 3.0), np.array([1.0, 1.0])
+    for _ in range(2):
+        gradient = step(p, x)
+        assert type(gradient) is Weights
+        np.testing.assert_allclose(gradient.w, autotrace.grad(loss)(p, x).w)
+        assert gradient.b == 2.0 * p.b
+        p.w, p.b = np.array([5.0, 5.0]), 1.0  # the next call reads the new fields
+    assert step.trace_count == 2  # one per value of the float field
