@@ -459,3 +459,12 @@ def test_dataclass_through_a_traced_gradient_is_read_on_every_call():
         assert gradient.b == 2.0 * p.b
         p.w, p.b = np.array([5.0, 5.0]), 1.0  # the next call reads the new fields
     assert step.trace_count == 2  # one per value of the float field
+
+
+def test_method_of_a_builtin_container_that_carries_gradient_is_an_error():
+    def f(x):
+        values = {"a": x}
+        return values.get("a") * 2.0   # was silently 0
+    with pytest.raises(TransformError, match=r"no derivative rule for the method dict\.get of a "
+                                             r"value that carries gradient; write it without"):
+        autotrace.grad(f)(3.0)
