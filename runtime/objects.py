@@ -19,12 +19,7 @@ import types
 
 class ObjectGradient(dict):
     """The gradient of an object that is no container, array or dataclass: attribute name ->
-    the gradient of that attribute. `gradient.w` reads the entry `w` (None where absent)."""
-
-    def __getattr__(self, attribute: str):
-        if attribute.startswith("__") and attribute.endswith("__"):
-            raise AttributeError(attribute)
-        return self.get(attribute)
+    the gradient of that attribute (read with runtime.structure.read_attribute)."""
 
     def __repr__(self) -> str:
         return f"ObjectGradient({dict.__repr__(self)})"
