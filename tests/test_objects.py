@@ -468,3 +468,12 @@ def test_method_of_a_builtin_container_that_carries_gradient_is_an_error():
     with pytest.raises(TransformError, match=r"no derivative rule for the method dict\.get of a "
                                              r"value that carries gradient; write it without"):
         autotrace.grad(f)(3.0)
+
+
+def test_assigning_an_attribute_of_a_built_object_in_the_function_is_refused():
+    def f(x):
+        holder = Holder(x)
+        holder.w = holder.w * 2.0  # refused: attribute assignment
+        return holder.w
+    error = refusal(f, 1.0, marker="refused: attribute assignment")
+    assert "assignment to an attribute (holder.w = ...)" in error.message

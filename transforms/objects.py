@@ -31,6 +31,7 @@ import weakref
 
 import gast
 
+from runtime.objects import build_object
 from transforms.parsing import parse_function, resolve
 from transforms.templates import name
 from transforms.varargs import calls_written_out
@@ -97,12 +98,7 @@ def objects_built(function: gast.FunctionDef, namespace: dict, import_value) -> 
                                args=node.args, keywords=node.keywords)
         node.args = [node.func, fields]
         node.keywords = []
-        node.func = name(import_value("build_object", build_object_helper()))
-
-
-def build_object_helper():
-    from runtime.objects import build_object
-    return build_object
+        node.func = name(import_value("build_object", build_object))
 
 
 def check_constructions(body: list, namespace: dict, location, activity, is_constant) -> None:
