@@ -12,6 +12,7 @@ carry gradient the way a dict's items do.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import numbers
 import types
@@ -64,15 +65,31 @@ def map_fields(function, *instances):
 
 def with_attribute(gradient, attribute: str, value, add):
     """`gradient` (a dataclass gradient, an ObjectGradient, or None for none yet) with `value`
-    added to its entry `attribute` (a new object)."""
+    added to its entry `attribute` (a new object). An attribute of a dataclass that is none
+    of its fields (a class attribute) is a constant: its gradient goes nowhere."""
     if is_dataclass_instance(gradient):
         cls = type(gradient)
+        if attribute not in field_names(cls):
+            return gradient
         values = {field: getattr(gradient, field) for field in field_names(cls)}
         values[attribute] = add(values[attribute], value)
         return new_dataclass(cls, values)
     out = ObjectGradient(gradient or {})
     out[attribute] = add(out.get(attribute), value)
     return out
+
+
+def check_stored(owner, attribute: str) -> None:
+    """Refuse a gradient through `owner.<attribute>` where the class computes it (a
+    property): autotrace would need to differentiate the getter, and it does not."""
+    if not (is_plain_object(owner) or is_dataclass_instance(owner)):
+        return
+    computed = inspect.getattr_static(type(owner), attribute, None)
+    if isinstance(computed, (property, functools.cached_property)):
+        raise TypeError(
+            f"autotrace cannot differentiate through the property {type(owner).__name__}."
+            f"{attribute} of an object whose attributes carry gradient; make it a method "
+            f"and call it ({attribute}() instead of .{attribute})")
 
 
 def add_objects(a, b, add):

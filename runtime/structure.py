@@ -14,8 +14,8 @@ import types
 import numpy as np
 
 from runtime.objects import (
-    ObjectGradient, add_objects, is_dataclass_instance, is_plain_object, map_fields,
-    with_attribute,
+    ObjectGradient, add_objects, check_stored, field_names, is_dataclass_instance,
+    is_plain_object, map_fields, with_attribute,
 )
 from runtime.state import StateCell, StateError, current_sink, deposit, holds_state
 
@@ -407,6 +407,8 @@ def accumulate_attribute(gradient, attribute: str, value, owner=None):
             return add(gradient, value)
     if is_dataclass_instance(gradient) or isinstance(gradient, ObjectGradient) or (
             gradient is None and is_plain_object(owner)):
+        if owner is not None:
+            check_stored(owner, attribute)
         return with_attribute(gradient, attribute, value, add)
     raise TypeError(f"cannot take a gradient through attribute {attribute!r} of a "
                     f"{type(owner if owner is not None else gradient).__name__}; "
@@ -597,6 +599,10 @@ def attribute_tangent(tangent, attribute: str, owner):
             held.__self__ is owner or isinstance(owner, super)
             and held.__self__ is owner.__self__):
         return tangent
+    if tangent is not None and owner is not None:
+        check_stored(owner, attribute)
+    if is_dataclass_instance(tangent) and attribute not in field_names(type(tangent)):
+        tangent = None  # a class attribute: a constant
     read = None if tangent is None else read_attribute(tangent, attribute)
     return zeros_like(held) if read is None and owner is not None else read
 

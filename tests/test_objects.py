@@ -477,3 +477,40 @@ def test_assigning_an_attribute_of_a_built_object_in_the_function_is_refused():
         return holder.w
     error = refusal(f, 1.0, marker="refused: attribute assignment")
     assert "assignment to an attribute (holder.w = ...)" in error.message
+
+
+@dataclasses.dataclass
+class WithClassConstant:
+    w: float
+    scale = 5.0
+
+    def times(self, x):
+        return self.w * self.scale * x
+
+
+class Rectangle:
+    factor = 5.0
+
+    def __init__(self, w, h):
+        self.w = w
+        self.h = h
+
+    @property
+    def area(self):
+        return self.w * self.h
+
+    def scaled_area(self, x):
+        return self.w * self.h * self.factor * x
+
+
+def test_class_attributes_are_constants_and_properties_are_refused():
+    check_all_modes(lambda x: WithClassConstant(x[0]).times(x[1]), X)
+    check_all_modes(lambda x: Rectangle(x[0], x[1]).scaled_area(x[0]), X)
+    assert autotrace.grad(lambda p, x: p.times(x))(WithClassConstant(2.0), 3.0) == \
+        WithClassConstant(w=15.0)
+    with pytest.raises(TypeError, match=r"cannot differentiate through the property "
+                                        r"Rectangle\.area of an object whose attributes carry "
+                                        r"gradient; make it a method"):
+        autotrace.grad(lambda x: Rectangle(x, 3.0).area)(2.0)
+    with pytest.raises(TypeError, match="the property Rectangle.area"):
+        autotrace.forward(lambda x: Rectangle(x, 3.0).area)(2.0)
