@@ -493,7 +493,7 @@ class Rectangle:
 
     def __init__(self, w, h):
         self.w = w
-        self.h = h
+        self.h = h * self.factor / 5.0  # a class attribute read in __init__
 
     @property
     def area(self):

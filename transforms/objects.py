@@ -229,7 +229,9 @@ def parse_fields_function(fields: FieldsOf):
     parsed.generated_names = {}  # bound in generated code's namespace (see pipeline.prepare)
     function.body = _base_init_as_items(function, own, cls, parsed.namespace, location,
                                         set_attributes, parsed.generated_names)
-    rewrite = _AttributesAsItems(own, set_attributes, cls, parsed.namespace, location)
+    class_name = _fresh(cls.__name__, parsed.namespace, parsed.generated_names, function)
+    parsed.generated_names[class_name] = cls  # for the class attributes it reads
+    rewrite = _AttributesAsItems(own, set_attributes, cls, class_name, location)
     function.body = [rewrite.visit(statement) for statement in function.body]
     start = gast.Assign(targets=[name(own, store=True)], value=gast.Dict(keys=[], values=[]),
                         type_comment=None)
@@ -246,6 +248,8 @@ def _attributes_stored(function: gast.FunctionDef, own: str) -> set:
             if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store)
             and isinstance(node.value, gast.Name) and node.value.id == own}
 
+
+_NOTHING = object()
 
 # Marks the nodes that name the dict being built where _AttributesAsItems lets them be.
 _MERGE = "_autotrace_fields_merge"
@@ -330,18 +334,24 @@ def _attributes_set_by(cls) -> set:
 
 
 class _AttributesAsItems(gast.NodeTransformer):
-    """`self.w` as `self['w']` in an __init__ read as a dict builder."""
+    """`self.w` as `self['w']` in an __init__ read as a dict builder; a class attribute it
+    reads (`self.scale`, never set here) as the class's (`Affine.scale`), a constant."""
 
-    def __init__(self, own: str, set_attributes: set, cls, namespace: dict, location):
+    def __init__(self, own: str, set_attributes: set, cls, class_name: str, location):
         self.own, self.set_attributes, self.cls = own, set_attributes, cls
-        self.namespace, self.location = namespace, location
+        self.class_name, self.location = class_name, location
 
     def visit_Attribute(self, node):
         if not (isinstance(node.value, gast.Name) and node.value.id == self.own):
             return self.generic_visit(node)
         if isinstance(node.ctx, gast.Load) and node.attr not in self.set_attributes:
-            raise self.refused(node, f"it reads {self.own}.{node.attr}, which this __init__ "
-                               "does not set; compute the value here, or pass it in")
+            value = inspect.getattr_static(self.cls, node.attr, _NOTHING)
+            if value is _NOTHING or hasattr(value, "__get__"):  # a method, a property
+                raise self.refused(node, f"it reads {self.own}.{node.attr}, which this "
+                                   "__init__ does not set (a method or property); compute "
+                                   "the value here, or pass it in")
+            return gast.copy_location(gast.Attribute(value=name(self.class_name),
+                                                     attr=node.attr, ctx=gast.Load()), node)
         item = gast.Subscript(value=name(self.own), slice=gast.Constant(value=node.attr,
                                                                         kind=None),
                               ctx=copy.deepcopy(node.ctx))
