@@ -170,7 +170,7 @@ class TracedDerivative:
             primal = load_function(source, _identifier(self.__name__), namespace,
                                    hint=_identifier(self.__name__))
             primal.__autotrace_source__ = source
-        generated = self.build(primal, self.wrt, session=Session(self.optimized),
+        generated = self.build(primal, self.wrt, session=Session(self.optimized, outermost=True),
                                **self.options)
         generated.__autotrace_traced_primal__ = primal
         built = self._built.setdefault(key, [])

@@ -117,7 +117,11 @@ class Module:
 
     @property
     def __autotrace_call__(self):
-        """What the gradient transforms differentiate when a module is called."""
+        """What the gradient transforms differentiate when a module is called: `call`, or
+        the `__call__` a subclass defines in its place (as a tf.Module does)."""
+        own_call = type(self).__call__
+        if (own_call.__module__ or "").split(".")[0] != __name__.split(".")[0]:
+            return self.__call__  # the user's own __call__, which may never run `call`
         return self.call
 
     def build(self, input_shape) -> None:

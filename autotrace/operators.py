@@ -16,6 +16,7 @@ from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
 from runtime.structure import _rebuild, array_module, zeros_like
 from transforms.dynamic_calls import rule_caller
+from transforms.calls import runs_own_call
 from transforms.errors import SourceUnavailableError
 from transforms.forward import forward_function
 from transforms.pipeline import Session, reverse_function
@@ -51,6 +52,8 @@ def _generate_from_source(build, f: Callable, wrt, optimized: bool = True,
     traced = getattr(f, "__autotrace_python_function__", None)
     if inspect.ismethod(traced):  # autotrace.function of a method: the method, bound
         f = traced
+    if runs_own_call(f):  # an instance of a class with __call__: that method, bound to it
+        f = types.MethodType(type(f).__call__, f)
     if inspect.ismethod(f):
         # A bound method: transform its function, with `self` bound and not differentiated.
         shifted = tuple(w + 1 if isinstance(w, int) and w >= 0 else w
@@ -66,10 +69,12 @@ def _cached(build, f: Callable, wrt, optimized: bool, implicit: bool, options: d
     def make():
         if takes_varargs(f):  # specialized to the arguments of each call, when it runs
             generated = by_arguments(
-                lambda g: build(g, wrt, session=Session(optimized, implicit), **options), f,
+                lambda g: build(g, wrt, session=Session(optimized, implicit, outermost=True),
+                                **options), f,
                 "tangent" if build is forward_function else "dy")
         else:
-            generated = build(f, wrt, session=Session(optimized, implicit), **options)
+            generated = build(f, wrt, session=Session(optimized, implicit, outermost=True),
+                              **options)
         generated.__module__ = getattr(f, "__module__", None)
         return generated
     key = (build, wrt, optimized, implicit, tuple(sorted(options.items())))

@@ -29,6 +29,7 @@ import weakref
 import numpy as np
 
 from runtime.abstract import device_of, short_dtype
+from runtime.objects import field_names, is_dataclass_instance
 from runtime.tracer import Tracer, sorted_keys
 
 
@@ -132,6 +133,9 @@ def _other_key(value, arrays: list):
         return (type(value), *[_key(item, arrays) for item in value])
     if isinstance(value, dict):
         return (type(value), *_dict_key(value, arrays)[1:])
+    if is_dataclass_instance(value):  # by its fields, as a namedtuple
+        return (type(value), *[_key(getattr(value, name), arrays)
+                               for name in field_names(type(value))])
     try:
         return WeakIdentity(value)
     except TypeError:

@@ -9,9 +9,14 @@ from __future__ import annotations
 import functools
 import numbers
 import sys
+import types
 
 import numpy as np
 
+from runtime.objects import (
+    ObjectGradient, add_objects, check_stored, field_names, is_dataclass_instance,
+    is_plain_object, map_fields, with_attribute,
+)
 from runtime.state import StateCell, StateError, current_sink, deposit, holds_state
 
 
@@ -46,6 +51,8 @@ def zeros_like(value):
         if type(value) is not np.ndarray:  # a CuPy array or a traced value: its own zeros
             return array_module(value).zeros_like(value, dtype=_float_dtype(value.dtype))
         return np.zeros(value.shape, dtype=_float_dtype(value.dtype))
+    if is_dataclass_instance(value) and not holds_state(value):
+        return map_fields(zeros_like, value)  # a dataclass gets a dataclass of gradients
     # None, strings, functions and other objects carry no gradient.
     return None
 
@@ -64,6 +71,8 @@ def ones_like(value):
         if None in value.shape:  # traced, with sizes known only at run time
             return np.ones_like(value, dtype=_float_dtype(value.dtype))
         return array_module(value).ones(value.shape, dtype=_float_dtype(value.dtype))
+    if is_dataclass_instance(value):
+        return map_fields(ones_like, value)
     raise TypeError(f"cannot make a seed gradient for a value of type {type(value).__name__}")
 
 
@@ -100,6 +109,9 @@ def add(a, b):
     """The sum of two gradients of the same value (containers are summed element by element)."""
     if isinstance(a, (tuple, list)):
         return _rebuild(a, [add(x, y) for x, y in zip(a, b)])
+    if isinstance(a, ObjectGradient) or isinstance(b, ObjectGradient) or \
+            is_dataclass_instance(a):
+        return add_objects(a, b, add)
     if isinstance(a, dict) and isinstance(b, dict):
         # A key one of them lacks has no gradient there yet (a dict filled in a loop, read
         # before and after the loop): the sum has the keys of both.
@@ -119,6 +131,18 @@ def seed(value, dy):
     if dy is None:
         return ones_like(value)
     _check_seed(value, dy, "")
+    return _on_entries_of(value, dy)
+
+
+def _on_entries_of(value, dy):
+    """`dy` with the entries of `value`'s ObjectGradients alone (where `value` is a gradient
+    that a derivative returns, differentiated again: an attribute absent from it is a
+    constant zero, whatever gradient reaches it)."""
+    if isinstance(value, ObjectGradient):
+        return ObjectGradient((k, _on_entries_of(v, None if dy is None else dy.get(k)))
+                              for k, v in value.items())
+    if isinstance(value, (tuple, list)) and isinstance(dy, (tuple, list)):
+        return _rebuild(dy, [_on_entries_of(v, g) for v, g in zip(value, dy)])
     return dy
 
 
@@ -127,6 +151,8 @@ def _check_seed(value, dy, path: str) -> None:
     if dy is None or _is_traced(value) or _is_traced(dy):
         return  # no gradient here, or shapes known only when the trace runs
     output = f"output{path}" if path else "the output"
+    if isinstance(value, ObjectGradient) or isinstance(dy, ObjectGradient):
+        return  # attributes absent from either are zeros (see _on_entries_of)
     if isinstance(value, (tuple, list, dict)):
         if isinstance(value, dict):
             same = isinstance(dy, dict) and set(dy) == set(value)
@@ -180,9 +206,31 @@ def match(gradient, value):
 
     Raises TypeError for an integer or boolean argument, which has no gradient (as in JAX:
     `x * x` would give one, `x + 1` none). Inside a container such values get a zero.
+    The gradient goes to the user, who gets none for an object other than a dataclass (see
+    `match_for_caller`).
     """
+    if isinstance(gradient, ObjectGradient):
+        if current_sink() is not None:  # implicit_grad: its Variables got their gradients
+            return None
+        if holds_state(value):
+            _raise_holds_state(value)
+        raise TypeError(f"cannot take a gradient through attribute {next(iter(gradient))!r} "
+                        f"of a {type(value).__name__}; {_ARGUMENT_KINDS}")
+    _refuse_integral(value, sys._getframe(1))
+    return _match(gradient, value)
+
+
+def match_for_caller(gradient, value):
+    """`match`, in a derivative that generated code calls: the gradient of an object the
+    caller built (an ObjectGradient) goes back to it."""
+    _refuse_integral(value, sys._getframe(1))
+    return _match(gradient, value)
+
+
+def _refuse_integral(value, frame) -> None:
+    """Raise for an integer or boolean argument (`frame`: the generated function's)."""
     if _is_integral(value):
-        parameter = _parameter_holding(value, sys._getframe(1))
+        parameter = _parameter_holding(value, frame)
         if not hasattr(value, "dtype") or isinstance(value, np.generic):
             given, instead = f"the {type(value).__name__} {value}", f"{float(value)!r}"
         else:
@@ -191,7 +239,18 @@ def match(gradient, value):
             f"argument {parameter!r} is {given}: gradients are taken with respect to "
             f"floating-point values; pass {instead} instead, or leave {parameter!r} out of "
             "`wrt`")
-    return _match(gradient, value)
+
+
+# What a differentiated argument may be, for the errors that say so.
+_ARGUMENT_KINDS = ("pass arrays, or a namedtuple, dict or dataclass of arrays, as the "
+                   "differentiated argument (or Variables, with autotrace.implicit_grad)")
+
+
+def _raise_holds_state(value):
+    raise StateError(
+        f"autotrace.grad cannot differentiate with respect to a {type(value).__name__} "
+        "that holds Variables (it has no gradient of its own); use "
+        "autotrace.implicit_grad(f) for the gradients of its Variables")
 
 
 def _is_integral(value) -> bool:
@@ -222,10 +281,10 @@ def _match(gradient, value):
         return np.asarray(gradient, dtype=_float_dtype(value.dtype)).reshape(value.shape)
     if gradient is None and current_sink() is None and not isinstance(value, StateCell) \
             and holds_state(value):
-        raise StateError(
-            f"autotrace.grad cannot differentiate with respect to a {type(value).__name__} "
-            "that holds Variables (it has no gradient of its own); use "
-            "autotrace.implicit_grad(f) for the gradients of its Variables")
+        _raise_holds_state(value)
+    if is_dataclass_instance(value) and type(gradient) is type(value):
+        return map_fields(lambda g, v: _match(zeros_like(v) if g is None else g, v),
+                          gradient, value)
     return in_dtype_of(gradient, value)
 
 
@@ -330,27 +389,34 @@ def accumulate_item(gradient, index, value):
 
 
 def accumulate_attribute(gradient, attribute: str, value, owner=None):
-    """The gradient of a namedtuple with `value` added to the field `attribute`.
+    """The gradient of `owner` (a namedtuple, dataclass or other object; see runtime/objects)
+    with `value`, the gradient of `owner.<attribute>`, added.
 
-    For `owner.<attribute>` on any other object (`owner` given, `gradient` None: objects get
-    no gradient of their own), `value` goes to the Variables the attribute holds (runtime/state
-    `deposit`) and `gradient` stays None. Where it holds none, the gradient has nowhere to go:
-    under implicit_grad it is dropped (only Variables are asked about), else an error."""
+    Where the attribute holds Variables, `value` goes to them (runtime/state `deposit`), and
+    the object's gradient stays as it is. Where it is a method of `owner` (`owner.method`
+    read to be called; of `super()`, a method of its object), `value` is a gradient of
+    `owner` itself."""
     if _is_namedtuple(gradient):
         return gradient._replace(**{attribute: add(getattr(gradient, attribute), value)})
     if value is None:
         return gradient
-    if owner is not None and gradient is None:
+    if owner is not None:
         held = getattr(owner, attribute)
-        if holds_state(held):
+        if holds_state(held) and not is_dataclass_instance(gradient):
             deposit(held, value)
-            return None
-        if current_sink() is not None:  # implicit_grad: only Variables are asked about
-            return None
+            return gradient
+        if isinstance(held, types.MethodType) and (
+                held.__self__ is owner or isinstance(owner, super)
+                and held.__self__ is owner.__self__):
+            return add(gradient, value)
+    if is_dataclass_instance(gradient) or isinstance(gradient, ObjectGradient) or (
+            gradient is None and is_plain_object(owner)):
+        if owner is not None:
+            check_stored(owner, attribute)
+        return with_attribute(gradient, attribute, value, add)
     raise TypeError(f"cannot take a gradient through attribute {attribute!r} of a "
-                    f"{type(owner if owner is not None else gradient).__name__}; pass arrays, "
-                    "or a namedtuple/dict of arrays, as the differentiated argument (or "
-                    "Variables, with autotrace.implicit_grad)")
+                    f"{type(owner if owner is not None else gradient).__name__}; "
+                    + _ARGUMENT_KINDS)
 
 
 def attribute_gradient(value, attribute: str, gradient):
@@ -528,8 +594,28 @@ def cast_like(gradient, value):
 
 
 def read_attribute(value, attribute: str):
-    """`getattr(value, attribute)`, as a function with a gradient."""
+    """`getattr(value, attribute)`, as a function with a gradient (None for an attribute
+    that an ObjectGradient has no entry for: no gradient reached it)."""
+    if isinstance(value, ObjectGradient):
+        return value.get(attribute)
     return getattr(value, attribute)
+
+
+def attribute_tangent(tangent, attribute: str, owner):
+    """The tangent of `owner.<attribute>`, given the tangent of `owner`: that of a method of
+    `owner` (read to be called) is `owner`'s own. (Also the gradient of `owner.<attribute>`
+    given that of `owner`; `owner` None: a namedtuple's field.)"""
+    held = None if owner is None else getattr(owner, attribute)
+    if isinstance(held, types.MethodType) and (
+            held.__self__ is owner or isinstance(owner, super)
+            and held.__self__ is owner.__self__):
+        return tangent
+    if tangent is not None and owner is not None:
+        check_stored(owner, attribute)
+    if is_dataclass_instance(tangent) and attribute not in field_names(type(tangent)):
+        tangent = None  # a class attribute: a constant
+    read = None if tangent is None else read_attribute(tangent, attribute)
+    return zeros_like(held) if read is None and owner is not None else read
 
 
 def extremum_gradient(gradient, result, args):

@@ -43,6 +43,7 @@ import numpy as np
 from runtime.abstract import AbstractArray, abstractify
 from runtime.graph import Constant, Equation, Graph, Literal, Var
 from runtime.ops import LITERAL_TYPES, numpy_functions, untraceable
+from runtime.objects import field_names, is_dataclass_instance, new_dataclass
 from runtime.ops_elementwise import apply_ufunc, astype
 from runtime.ops_index import getitem, setitem
 from runtime.state import StateCell, capturing
@@ -445,6 +446,12 @@ def map_arrays(tree, function):
         mapped = {key: map_arrays(tree[key], function) for key in sorted_keys(tree)}
         return {key: mapped[key] for key in tree} if type(tree) is dict else \
             type(tree)((key, mapped[key]) for key in tree)
+    if is_dataclass_instance(tree):  # its fields in order, as a namedtuple's
+        fields = {name: getattr(tree, name) for name in field_names(type(tree))}
+        mapped = {name: map_arrays(value, function) for name, value in fields.items()}
+        if all(mapped[name] is value for name, value in fields.items()):
+            return tree  # no array in it: the object itself
+        return new_dataclass(type(tree), mapped)
     return function(tree) if is_array(tree) else tree
 
 
@@ -500,6 +507,10 @@ def _fill(template, outputs):
         if isinstance(template, tuple) and hasattr(type(template), "_fields"):
             return type(template)(*items)
         return type(template)(items)
+    if is_dataclass_instance(template):
+        return new_dataclass(type(template), {
+            name: _fill(getattr(template, name), outputs)
+            for name in field_names(type(template))})
     return template
 
 
@@ -584,6 +595,9 @@ def leaves_with_paths(tree, path: str = "") -> list:
     if isinstance(tree, dict):
         return [leaf for key in sorted_keys(tree)
                 for leaf in leaves_with_paths(tree[key], f"{path}[{key!r}]")]
+    if is_dataclass_instance(tree):
+        return [leaf for name in field_names(type(tree))
+                for leaf in leaves_with_paths(getattr(tree, name), f"{path}.{name}")]
     return [(path, tree)] if is_array(tree) else []
 
 

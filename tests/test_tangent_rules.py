@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import transforms.rules  # noqa: F401  (fills the registries)
-from runtime import sequences, structure
+from runtime import objects, sequences, structure
 from runtime import tangent_ops
 from runtime.adjoint_products import einsum_adjoint_cross
 from runtime.structure import zeros_like
@@ -70,6 +70,25 @@ def _float(rng):
 
 _PAIR = namedtuple("_PAIR", "first second")
 
+
+class _Holder:
+    """An object a differentiated function builds (runtime/objects.py)."""
+
+
+def _holding(**attributes):
+    holder = _Holder()
+    holder.__dict__.update(attributes)
+    return holder
+
+
+def _fields(rng):
+    return {"w": rng.standard_normal(3), "b": _float(rng)}
+
+
+def _attributes(result, y):
+    """An object's attributes, which its tangent (an ObjectGradient) holds."""
+    return dict(vars(result))
+
 STRUCTURE_TABLE = [
     E("seed", structure.seed, normal((3,), (3,))),
     E("seed/default", structure.seed, _with(_n(3), None)),
@@ -77,6 +96,26 @@ STRUCTURE_TABLE = [
     E("tangent_like", structure.tangent_like, normal((1, 3), (2, 3)), wrt=(0,)),
     E("tangent_like/same-shape", structure.tangent_like, normal((2, 3), (2, 3)), wrt=(0,)),
     E("match", structure.match, lambda rng: (np.float64(rng.standard_normal()), 1.5), wrt=(0,)),
+    E("match_for_caller", structure.match_for_caller,
+      lambda rng: (np.float64(rng.standard_normal()), 1.5), wrt=(0,)),
+    E("build_object", objects.build_object, _with(lambda rng: _Holder, _fields), wrt=(1,),
+      align=_attributes, note="an object's attributes against finite differences"),
+    E("field_gradients", objects.field_gradients,
+      _with(lambda rng: objects.ObjectGradient(w=rng.standard_normal(3)), _fields,
+            lambda rng: _Holder),
+      wrt=(0,)),
+    E("object_gradient", objects.object_gradient, _with(lambda rng: _Holder, _fields),
+      wrt=(1,)),
+    E("attribute_tangent", structure.attribute_tangent,
+      _with(lambda rng: objects.ObjectGradient(w=rng.standard_normal(3)), "w",
+            _holding(w=np.ones(3))), wrt=(0,)),
+    E("attribute_tangent/method", structure.attribute_tangent,
+      _with(lambda rng: objects.ObjectGradient(w=rng.standard_normal(3)), "__dir__",
+            _holding(w=np.ones(3))), wrt=(0,),
+      note="the tangent of a method of an object is the object's"),
+    E("builtin:super", super, _with(lambda rng: dict, _fields), wrt=(1,),
+      align=lambda result, y: result.__self__,
+      note="super(C, obj) stands for obj when its methods are called"),
     E("add", structure.add, lambda rng: ([rng.standard_normal(2), None],
                                          [rng.standard_normal(2), _float(rng)])),
     E("build_namedtuple", structure.build_namedtuple,

@@ -437,7 +437,9 @@ class Normalizer:
                 return self.call(name(self.helper_name(method)), [func.value] + args, keywords)
             if method in ("items", "keys", "values") and not args:
                 return self.call(name(self.helper_name("dict_" + method)), [func.value], [])
-        if not (isinstance(func, gast.Name) or self.is_static(func)):
+        # `p.method(x)` keeps its callee: the gradient of `p` is that of the method's self.
+        method_of_name = isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
+        if not (isinstance(func, gast.Name) or self.is_static(func) or method_of_name):
             func = self.atom(func)
         return self.call(func, args, keywords)
 

@@ -64,6 +64,9 @@ class CustomGradient:
 
 
 def classify_value(value) -> Call:
+    from transforms.objects import FieldsOf  # it reads sources, as calls of it are derived
+    if isinstance(value, FieldsOf):
+        return Call("user", value)
     if isinstance(value, CustomGradient):
         return Call("custom", value)
     wrapped = getattr(value, "__autotrace_python_function__", None)

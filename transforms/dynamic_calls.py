@@ -127,29 +127,62 @@ def unbind_method(func, args, wrt):
     return func, tuple(args), wrt
 
 
+# In `wrt` of vjp_call and jvp_call, first: the gradient (tangent) of the object whose method
+# the call runs (an object the function built, whose attributes carry gradient) is wanted too.
+SELF = "<self>"
+
+
+def _asks_for_self(func, wrt) -> tuple:
+    """(whether `wrt` asks for the gradient of the called object, whether it has one, wrt
+    without it). The object of `p.f(x)` where `f` is no method of `p` (a function held in an
+    attribute) gets none from the call; a method of an array that carries gradient is an
+    error."""
+    if not wrt or wrt[0] != SELF:
+        return False, False, wrt
+    bound_self = _bound_self(func)
+    if bound_self is None or holds_state(bound_self):
+        # An object holding Variables has no gradient of its own: they get theirs (under
+        # implicit_grad, else an error says to use it).
+        owner = getattr(func, "__self__", None)
+        if structure.carries_gradient(owner) and classify_value_safely(func) != "constant":
+            raise TransformError(
+                f"no derivative rule for the method {type(owner).__name__}."
+                f"{getattr(func, '__name__', '?')} of a value that carries gradient; write it "
+                "without the method (d[key] for a dict's get, a NumPy function for an "
+                "array's), or register a rule with @autotrace.register_adjoint")
+        return True, False, wrt[1:]
+    return True, True, wrt[1:]
+
+
 def vjp_call(func, args, kwargs, dy, wrt):
-    """The gradients of `func(*args, **kwargs)` for the arguments in `wrt`, given `dy`.
+    """The gradients of `func(*args, **kwargs)` for the arguments in `wrt`, given `dy` (and
+    first, where `wrt` starts with SELF, the gradient of the object whose method it runs).
 
     Generated code calls this where it could not tell, before running, which function a call
     meant (a method of an argument, a function held in a variable).
     """
+    asked, with_self, wrt = _asks_for_self(func, wrt)
+    if asked and not with_self:
+        return (None,) + tuple(vjp_call(func, args, kwargs, dy, wrt))
     if classify_value_safely(func) == "constant":  # a bound method that draws random numbers
-        return tuple(None for _ in wrt)
+        return tuple(None for _ in range(len(wrt) + with_self))
     bound_self = _bound_self(func)
     func, args, wrt = unbind_method(func, args, wrt)
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     implicit = current_sink() is not None
-    if implicit and bound_self is not None and holds_state(bound_self):
+    if with_self or implicit and bound_self is not None and holds_state(bound_self):
         # The method may read Variables through `self`: differentiate for it too; its own
         # gradient went to the sink (the caller passed no `self` and expects none back).
-        return derivative_of(func, (0,) + wrt, implicit)(
-            *args, **{seed_keyword(func): dy}, **kwargs)[1:]
+        gradients = derivative_of(func, (0,) + wrt, implicit)(
+            *args, **{seed_keyword(func): dy}, **kwargs)
+        return gradients if with_self else gradients[1:]
     kind = classify_value_safely(func)
     if kind == "rule":
         from transforms.rules.evaluate import rule_vjp
         parameters = list(adjoint_rules[func].signature.parameters)
         gradients = rule_vjp(func, *args, **kwargs)[1](dy)
-        return tuple(gradients[parameters[w] if isinstance(w, int) else w] for w in wrt)
+        # (None for an argument that the rule gives no gradient: a window's size)
+        return tuple(gradients.get(parameters[w] if isinstance(w, int) else w) for w in wrt)
     if kind != "user":
         raise TransformError(
             f"no derivative rule for {getattr(func, '__name__', func)!r}, called at run time "
@@ -167,27 +200,46 @@ def _bound_self(func):
 
 
 def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
-    """The gradients of `vjp_call(func, args, kwargs, dy, wrt)` for `args` and `dy`."""
+    """The gradients of `vjp_call(func, args, kwargs, dy, wrt)` for `args`, `dy`, the
+    keyword arguments and the object whose method `func` is (None where it is none)."""
+    asked, with_self, wrt = _asks_for_self(func, wrt)
+    if asked and not with_self:  # the object's entry: None (see vjp_call)
+        gradient = tuple(gradient)[1:]
     bound = _bound_self(func) is not None  # a method, or a module's call: `self` first
     func, args, wrt = unbind_method(func, args, wrt)
+    if with_self:
+        wrt = (0,) + wrt
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     func = caller_of(func, args, kwargs)
     derivative = derivative_of(func, wrt)
     seed = seed_keyword(func)
-    numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a))
+    numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a)
+                    or bound and i == 0 and _object_with_gradient(a))
     named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v))
     grads = vjp_call(derivative, args, {**kwargs, seed: dy}, gradient, numeric + named + (seed,))
     by_position = dict(zip(numeric, grads[:len(numeric)]))
     by_keyword = dict(zip(named, grads[len(numeric):-1]))
     first = 1 if bound else 0  # the gradients of the call's own arguments, not of `self`
     return (tuple(by_position.get(i) for i in range(first, len(args))), grads[-1],
-            {k: by_keyword.get(k) for k in kwargs})
+            {k: by_keyword.get(k) for k in kwargs}, by_position.get(0) if bound else None)
+
+
+def _object_with_gradient(value) -> bool:
+    """An object whose attributes carry gradient: one the function built (a method's self)."""
+    from runtime.objects import is_dataclass_instance, is_plain_object
+    return (is_plain_object(value) or is_dataclass_instance(value)) and not holds_state(value)
 
 
 def jvp_call(func, args, kwargs, tangents, wrt):
     """`(value, tangent)` of `func(*args, **kwargs)` for tangents of the arguments in `wrt`;
-    the forward-mode twin of `vjp_call`."""
+    the forward-mode twin of `vjp_call` (SELF in `wrt`: the first tangent is that of the
+    object whose method `func` is)."""
+    asked, with_self, wrt = _asks_for_self(func, wrt)
+    if asked and not with_self:  # a function held in an attribute of the object
+        tangents = tuple(tangents)[1:]
     func, args, wrt = unbind_method(func, args, wrt)
+    if with_self:
+        wrt = (0,) + wrt
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     kind = classify_value_safely(func)
     if kind == "rule" and func in tangent_rules:
@@ -208,18 +260,27 @@ def jvp_call(func, args, kwargs, tangents, wrt):
 
 
 def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
-                     keywords_tangent=None):
-    """The tangent of `vjp_call(func, args, kwargs, dy, wrt)` given tangents of args, dy and
-    the keyword arguments (a dict, or None where none has one)."""
+                     keywords_tangent=None, function_tangent=None):
+    """The tangent of `vjp_call(func, args, kwargs, dy, wrt)` given tangents of args, dy,
+    the keyword arguments (a dict, or None where none has one) and the called object."""
+    asked, with_self, wrt = _asks_for_self(func, wrt)
+    if asked and not with_self:  # the object's entry: None (see vjp_call)
+        return (None,) + tuple(vjp_call_tangent(func, args, kwargs, dy, wrt,
+                                                arguments_tangent, dy_tangent,
+                                                keywords_tangent))
     bound = _bound_self(func) is not None  # a method, or a module's call: `self` first
     func, args, wrt = unbind_method(func, args, wrt)
+    if with_self:
+        wrt = (0,) + wrt
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     if bound:
-        arguments_tangent = (None,) + tuple(arguments_tangent)
+        arguments_tangent = (function_tangent,) + tuple(arguments_tangent)
     func = caller_of(func, args, kwargs)
     derivative = derivative_of(func, wrt)
     seed = seed_keyword(func)
-    numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a))
+    numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a)
+                    or bound and i == 0 and function_tangent is not None
+                    and _object_with_gradient(a))
     named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v)
                   and keywords_tangent is not None and keywords_tangent.get(k) is not None)
     tangents = (tuple(arguments_tangent[i] for i in numeric)
@@ -231,7 +292,7 @@ def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
 @tangent(vjp_call)
 def _vjp_call_tangent(y, function, arguments, keywords, dy, wrt):
     d[y] = vjp_call_tangent(function, arguments, keywords, dy, wrt, d[arguments], d[dy],
-                            d[keywords])
+                            d[keywords], d[function])
 
 
 @adjoint(vjp_call)
@@ -240,6 +301,7 @@ def _vjp_call(y, function, arguments, keywords, dy, wrt):
     d[arguments] = transposed[0]
     d[dy] = transposed[1]
     d[keywords] = transposed[2]
+    d[function] = transposed[3]
 
 
 def classify_value_safely(func) -> str:

@@ -23,6 +23,8 @@ from transforms.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, descr
                              rule_template)
 from transforms.codegen import to_source
 from transforms.custom import check_call, custom_functions
+from transforms.dynamic_calls import SELF
+from transforms.objects import refuse_method_for_effect
 from transforms.errors import TransformError
 from transforms.pipeline_names import CONTAINER_RESULTS
 from transforms.sequences import ARRAY, SequenceKinds
@@ -144,6 +146,8 @@ class ForwardMode:
                     "restore_item(tangent, index, value)", restore_item=call.func.id,
                     tangent=self.tangent(container.id), index=index,
                     value=self.tangent_of(value))
+        if kind == "dynamic" and self.active_callee(call) is not None:
+            refuse_method_for_effect(self.location, node)
         return [node]
 
     def visit_Assign(self, node):
@@ -180,7 +184,17 @@ class ForwardMode:
         return [node] + tangent
 
     def call_is_active(self, call) -> bool:
-        return any(self.is_active(a) for a in call.args + [k.value for k in call.keywords])
+        return any(self.is_active(a) for a in call.args + [k.value for k in call.keywords]) \
+            or self.active_callee(call) is not None
+
+    def active_callee(self, call) -> str | None:
+        """The name of the object that carries a tangent and whose method a call resolved
+        only when it runs is (`p` of `p(x)` or `p.method(x)`), or None."""
+        func = call.func.value if isinstance(call.func, gast.Attribute) else call.func
+        if not (isinstance(func, gast.Name) and self.is_active(func)):
+            return None
+        return func.id if classify(call.func, self.context.namespace).kind == "dynamic" \
+            else None
 
     # ---- the tangent of one operation -------------------------------------------------------
 
@@ -227,8 +241,11 @@ class ForwardMode:
         if isinstance(value, gast.Attribute):
             if not self.is_active(value.value) or value.attr in DESCRIPTIVE_ATTRIBUTES:
                 return None
-            return self.assign_tangent(primal, gast.Attribute(
-                value=self.tangent_of(value.value), attr=value.attr, ctx=gast.Load()))
+            return self.assign_tangent(primal, replace_expression(
+                "attribute_tangent(tangent, attribute, owner)",
+                attribute_tangent=self.helper("attribute_tangent"),
+                tangent=self.tangent_of(value.value),
+                attribute=gast.Constant(value=value.attr, kind=None), owner=value.value))
         if isinstance(value, (gast.Tuple, gast.List)):
             if not any(self.is_active(e) for e in value.elts):
                 return None
@@ -350,8 +367,10 @@ class ForwardMode:
         """`primal = g(...)` for a user function g: one call to g's forward derivative."""
         positions = [i for i, a in enumerate(call.args) if self.is_active(a)]
         keywords = [k.arg for k in call.keywords if self.is_active(k.value)]
-        wrt = tuple(positions) + tuple(keywords)
-        tangents = gast.Tuple(elts=[self.tangent_of(call.args[i]) for i in positions]
+        owner = self.active_callee(call) if resolved.kind == "dynamic" else None
+        wrt = ((SELF,) if owner else ()) + tuple(positions) + tuple(keywords)
+        tangents = gast.Tuple(elts=([self.tangent_of(name(owner))] if owner else [])
+                              + [self.tangent_of(call.args[i]) for i in positions]
                               + [self.tangent_of(k.value) for k in call.keywords
                                  if k.arg in keywords], ctx=gast.Load())
         pair = gast.Tuple(elts=[name(primal, store=True),

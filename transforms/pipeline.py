@@ -42,6 +42,9 @@ from transforms.list_methods import rewrite_list_methods
 from transforms.live_names import DEFAULT, LiveNamespace, default_argument
 from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
+from transforms.objects import (
+    FieldsOf, check_constructions, explicit_super, objects_built, parse_fields_function,
+)
 from transforms.parsing import parse_function, resolve
 from transforms.partials import check_partials, partial_caller
 from transforms.reverse import ReverseMode
@@ -57,8 +60,10 @@ HELPERS = {
     "zeros_like": structure.zeros_like, "add": structure.add,
     "accumulate": structure.accumulate, "seed": structure.seed,
     "implicit_seed": structure.implicit_seed,
-    "match": structure.match, "accumulate_item": structure.accumulate_item,
+    "match": structure.match, "match_for_caller": structure.match_for_caller,
+    "accumulate_item": structure.accumulate_item,
     "accumulate_attribute": structure.accumulate_attribute,
+    "attribute_tangent": structure.attribute_tangent,
     "item_gradient": structure.item_gradient, "clear_item": structure.clear_item,
     "read_item": structure.read_item, "restore_item": structure.restore_item,
     "shape_only": structure.shape_only, "build_namedtuple": structure.build_namedtuple,
@@ -126,8 +131,11 @@ _ABSENT = object()
 class Session:
     """One top-level transform, and the derivatives of the user functions it calls."""
 
-    def __init__(self, optimized: bool, implicit: bool = False):
+    def __init__(self, optimized: bool, implicit: bool = False, outermost: bool = False):
+        """outermost: the first function derived is the user's, whose gradients the user
+        gets (the others are called by generated code)."""
         self.optimized = optimized
+        self.outermost = outermost
         # Implicit mode (autotrace.implicit_grad): Variables reached through globals,
         # closures, attributes and calls carry gradient too, handed to runtime/state's sink.
         self.implicit = implicit
@@ -230,6 +238,7 @@ class Prepared:
     active: set
     return_node: object = None
     state_names: tuple = ()  # free names holding Variables (implicit mode)
+    carrying: set = field(default_factory=set)  # names that carry gradient from values
 
 
 def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
@@ -243,10 +252,14 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
         func = custom_caller(custom)
     elif isinstance(func, functools.partial):  # its function, with the bound arguments
         func = partial_caller(func)
-    parsed = parse_function(func)
+    if isinstance(func, FieldsOf):  # a constructor call: its __init__, building a dict
+        parsed = parse_fields_function(func)
+    else:
+        parsed = parse_function(func)
     function = parsed.node
     location = parsed.location
     spell_out_starred(function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
+    explicit_super(function, parsed.namespace)
     check_supported(function, location)
     rewrite_dict_methods(function, location, Namer(names_in(function)), parsed.namespace)
     debug_source("dicts", function)
@@ -256,6 +269,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     wrt_names = resolve_wrt(wrt, parameters, location.name)
 
     namespace = LiveNamespace(parsed)
+    namespace.update(getattr(parsed, "generated_names", {}))  # of a fields function
     session.namespaces.append(namespace)
     for local in _own_local_names(function):  # a local shadows the global of its name
         namespace.pop(local, None)
@@ -272,6 +286,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     debug_source("lift", function)
     _accumulate_as_add(function, namespace, context.helper)
     _namedtuples_built(function, namespace, context.helper)
+    objects_built(function, namespace, context.import_value)
     rewrite_list_methods(function, location, namer, namespace, context.helper)
     debug_source("lists", function)
     normalize(function, location, namer, namespace, numpy_name, context.helper)
@@ -300,10 +315,17 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
         reads_state = _may_read_state(namespace)
     is_constant = _is_constant_call(namespace, session.implicit)
     active = active_names(body + returned, seeds, is_constant, reads_state)
-    check_partials(body + returned, location, namespace, lambda constant: active_names(
-        body + returned, seeds, constant, reads_state), is_constant)
+    # Objects whose methods pass gradient to their self: built from values that carry it,
+    # not merely reached by calls that may read Variables (whose results are no such objects).
+    carrying = active if reads_state is None else active_names(
+        body + returned, set(wrt_names) | set(state_names), is_constant)
+    def activity(constant):
+        return active_names(body + returned, seeds, constant, reads_state)
+    check_constructions(body + returned, namespace, location, activity, is_constant)
+    check_partials(body + returned, location, namespace, activity, is_constant)
     return Prepared(function, location, parameters, wrt_names, keyword, namer, namespace,
-                    context, body, result, local_names, active, return_node, state_names)
+                    context, body, result, local_names, active, return_node, state_names,
+                    carrying)
 
 
 def _namedtuples_built(function, namespace: dict, helper) -> None:
@@ -369,6 +391,8 @@ def _may_read_state(namespace):
     """Calls that may read Variables they are not passed: of user functions and objects."""
     def reads(call) -> bool:
         resolved = classify(call.func, namespace)
+        if isinstance(resolved.value, FieldsOf):
+            return False  # builds an object from its arguments alone
         return resolved.kind in ("user", "dynamic") or getattr(
             resolved.value, "__autotrace_reads_state__", False)
     return reads
@@ -404,6 +428,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
     parameters plus a keyword `dy` and returns the gradient (a tuple for a tuple `wrt`), or
     `(value, gradient)` when with_value.
     """
+    outermost, session.outermost = session.outermost, False
     prepared = prepare(func, wrt, session, "dy", exits=True)
     location, parameters, wrt_names = prepared.location, prepared.parameters, prepared.wrt_names
     seed_name, namespace, context = prepared.keyword, prepared.namespace, prepared.context
@@ -412,6 +437,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
     references = collections.Counter(n.id for s in body for n in gast.walk(s)
                                      if isinstance(n, gast.Name))
     reverse = ReverseMode(context, active, parameters, local_names, references)
+    reverse.carrying = prepared.carrying
     reverse.sequences = SequenceKinds(body, parameters, namespace, active)
     reverse.array_names = reverse.sequences.array_names(body)
     reverse.shapes = ShapeClasses(body, namespace, reverse.sequences)
@@ -444,7 +470,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
     for parameter in wrt_names:
         if parameter not in state:
             adjoint += reverse.zeros(parameter)
-    match = context.helper("match")
+    match = context.helper("match" if outermost else "match_for_caller")
     gradients = [gast.Call(func=name(match), args=[name(reverse.gradient(p)), name(p)],
                            keywords=[]) for p in wrt_names]
     returned_gradient = (gradients[0] if not isinstance(wrt, tuple)
@@ -551,6 +577,7 @@ def _shape_only(context) -> dict:
     """Helpers bound in generated code -> the argument positions they read only the shape of."""
     positions = {structure.zeros_like: (0,), structure.seed: (0,),
                  structure.implicit_seed: (0,), structure.match: (1,),
+                 structure.match_for_caller: (1,),
                  structure.item_gradient: (2,), adjoint_ops.unbroadcast: (1,),
                  adjoint_ops.unreduce: (1,), adjoint_ops.reduced_size: (0,),
                  sequences.concatenates: (0, 1), sequences.repeats: (0, 1),

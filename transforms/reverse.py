@@ -24,6 +24,7 @@ import gast
 from runtime import sequences
 from transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify
+from transforms.objects import refuse_method_for_effect
 from transforms.reverse_calls import CallAdjoints
 from transforms.reverse_control import ControlFlowAdjoints
 from transforms.sequences import SEQUENCE, UNKNOWN
@@ -66,6 +67,7 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
         self.namer = context.namer
         self.location = context.location
         self.active = active
+        self.carrying = active  # see transforms/pipeline.py `prepare`
         self.parameters = parameters
         self.defined = set(parameters)
         self.definite = set(parameters)
@@ -209,6 +211,9 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
             return self.visit_Assign(gast.copy_location(gast.Assign(
                 targets=[name(self.temporary("t"), store=True)], value=call,
                 type_comment=None), node))
+        if kind == "dynamic" and self.active_callee(call.func) is not None and \
+                not self.context.session.implicit:  # (a module's self: built, not followed)
+            refuse_method_for_effect(self.location, node)
         return Sweep([node])
 
     def visit_Assign(self, node):

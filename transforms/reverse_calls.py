@@ -14,7 +14,9 @@ import runtime.adjoint_ops as adjoint_ops
 from transforms.calls import classify, describe, rule_template
 from transforms.codegen import to_source
 from transforms.custom import check_call, custom_functions
+from transforms.dynamic_calls import SELF
 from transforms.errors import TransformError
+from transforms.objects import FieldsOf
 from transforms.rules.core import CALL_SITE_NAME, RuleError, adjoint_rules, instantiate
 from transforms.sweeps import Sweep
 from transforms.templates import name, replace, replace_expression
@@ -143,10 +145,12 @@ class CallAdjoints:
         active_positions = [i for i, a in enumerate(call.args) if self.is_active(a)]
         active_keywords = [k.arg for k in call.keywords if self.is_active(k.value)]
         resolved = classify(call.func, self.context.namespace)
-        if not active_positions and not active_keywords and not (
+        owner = self.active_callee(call.func) if resolved.kind == "dynamic" else None
+        if not active_positions and not active_keywords and owner is None and not (
                 self.context.session.implicit and primal in self.active
                 and (resolved.kind in ("user", "dynamic")
-                     or getattr(resolved.value, "__autotrace_reads_state__", False))):
+                     or getattr(resolved.value, "__autotrace_reads_state__", False))
+                and not isinstance(resolved.value, FieldsOf)):
             # (In implicit mode a call passed no gradient-carrying argument still needs its
             # derivative run: it may read Variables, whose gradients it hands to the sink.)
             return []
@@ -157,7 +161,7 @@ class CallAdjoints:
             return []
         if resolved.kind == "unknown":
             raise self.no_rule(resolved.value, node, call.func)
-        wrt = tuple(active_positions) + tuple(active_keywords)
+        wrt = ((SELF,) if owner else ()) + tuple(active_positions) + tuple(active_keywords)
         results = self.temporary("grads")
         if resolved.kind == "user":
             try:
@@ -188,12 +192,19 @@ class CallAdjoints:
             out = replace("with state_as_of(version):\n    body", version=version,
                           state_as_of=self.helper("state_as_of"), body=out)
         for position, argument in enumerate(
-                [call.args[i] for i in active_positions]
+                ([name(owner)] if owner else []) + [call.args[i] for i in active_positions]
                 + [k.value for k in call.keywords if k.arg in active_keywords]):
             item = replace_expression("results[i]", results=results,
                                       i=gast.Constant(value=position, kind=None))
             out += self.accumulate(argument.id, item, state)
         return out
+
+    def active_callee(self, func) -> str | None:
+        """The name of the object that carries gradient and whose method the callee `func`
+        is (`p` of `p(x)` or `p.method(x)`), or None."""
+        if isinstance(func, gast.Attribute):
+            func = func.value
+        return func.id if isinstance(func, gast.Name) and func.id in self.carrying else None
 
     def no_rule(self, function, node, callee=None) -> TransformError:
         text = to_source(callee).strip() if callee is not None else None

@@ -8,17 +8,20 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.structure import (accumulate, accumulate_attribute, attribute_gradient,
+                               attribute_tangent,
                                accumulate_item, add, build_namedtuple, namedtuple_fields,
                                astype, cast_like,
                                clear_item, dict_items, dict_keys, dict_values,
                                extremum_gradient, gradient_item, item, pairs_gradient,
                                item_gradient, items_gradient,
-                               like_container, match, place_item, read_attribute, read_item,
-                               seed, sequence, sequence_gradient, shape_only, snapshot, sort_order,
+                               like_container, match, match_for_caller, place_item,
+                               read_attribute, read_item, seed, sequence, sequence_gradient,
+                               shape_only, snapshot, sort_order,
                                sum_gradient,
                                values_gradient, zeros_like, ones_like, tangent_like,
                                tangent_seed)
 from runtime.adjoint_ops import unbroadcast
+from runtime.objects import build_object, field_gradients, object_gradient
 from runtime.random import draw
 from transforms.rules.core import adjoint, constant, d
 
@@ -31,7 +34,7 @@ def _seed(y, value, dy):
     d[dy] = d[y]
 
 
-@adjoint(match)
+@adjoint(match, match_for_caller)
 def _match(y, gradient, value):
     d[gradient] = d[y]
 
@@ -66,7 +69,7 @@ def _gradient_item(y, gradient, index, like):
 @adjoint(accumulate_attribute)
 def _accumulate_attribute(y, gradient, attribute, value, owner=None):
     d[gradient] = d[y]
-    d[value] = read_attribute(d[y], attribute)
+    d[value] = attribute_tangent(d[y], attribute, owner)
 
 
 @adjoint(read_attribute)
@@ -81,7 +84,7 @@ def _getattr(y, value, attribute):
 
 @adjoint(attribute_gradient)
 def _attribute_gradient(y, value, attribute, gradient):
-    d[gradient] = read_attribute(d[y], attribute)
+    d[gradient] = attribute_tangent(d[y], attribute, value)
 
 
 @adjoint(item_gradient)
@@ -197,3 +200,30 @@ def _tangent_seed(y, value, tangent):
 @adjoint(tangent_like)
 def _tangent_like(y, tangent, value):
     d[tangent] = unbroadcast(d[y], tangent)
+
+
+@adjoint(build_object)
+def _build_object(y, cls, fields):
+    d[fields] = field_gradients(d[y], fields, cls, y)
+
+
+@adjoint(field_gradients)
+def _field_gradients(y, gradient, fields, cls, built=None):
+    d[gradient] = object_gradient(cls, d[y], built)
+
+
+@adjoint(object_gradient)
+def _object_gradient(y, cls, gradients, like=None):
+    d[gradients] = field_gradients(d[y], gradients, cls)
+
+
+# `super(C, self)` (zero-argument super() is written so: transforms/objects.py) stands for self
+# when its methods are called: the gradient of those calls' self is self's.
+@adjoint(super)
+def _super(y, cls, instance):
+    d[instance] = d[y]
+
+
+@adjoint(attribute_tangent)
+def _attribute_tangent(y, tangent, attribute, owner):
+    d[tangent] = attribute_gradient(owner, attribute, d[y])

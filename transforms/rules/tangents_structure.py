@@ -10,12 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.adjoint_ops import unbroadcast
+from runtime.objects import build_object, field_gradients, object_gradient
 from runtime.structure import (accumulate, accumulate_attribute, attribute_gradient,
+                               attribute_tangent,
                                accumulate_item, add, build_namedtuple, namedtuple_fields,
                                astype, cast_like,
                                clear_item, dict_items, dict_values, extremum_gradient,
                                gradient_item, item, item_gradient, items_gradient, like_container,
-                               match, pairs_gradient, place_item, read_attribute, read_item, seed,
+                               match, match_for_caller, pairs_gradient, place_item,
+                               read_attribute, read_item, seed,
                                sequence, sequence_gradient, snapshot, sum_gradient,
                                tangent_like,
                                tangent_seed, values_gradient)
@@ -38,9 +41,9 @@ def _tangent_like(y, tangent, value):
     d[y] = tangent_like(d[tangent], value)
 
 
-@tangent(match)
+@tangent(match, match_for_caller)
 def _match(y, gradient, value):
-    d[y] = match(d[gradient], value)
+    d[y] = match_for_caller(d[gradient], value)
 
 
 @tangent(add, accumulate)
@@ -80,12 +83,12 @@ def _attribute_gradient(y, value, attribute, gradient):
 
 @tangent(getattr)
 def _getattr(y, value, attribute):
-    d[y] = read_attribute(d[value], attribute)
+    d[y] = attribute_tangent(d[value], attribute, value)
 
 
 @tangent(read_attribute)
 def _read_attribute(y, value, attribute):
-    d[y] = read_attribute(d[value], attribute)
+    d[y] = attribute_tangent(d[value], attribute, value)
 
 
 @tangent(item_gradient)
@@ -244,3 +247,28 @@ def _iteration_tangent(z, tangent, iterable, result):
 @adjoint(iteration_tangent)
 def _iteration_tangent_adjoint(z, tangent, iterable, result):
     d[tangent] = sequence_gradient(d[z], iterable)
+
+
+@tangent(build_object)
+def _build_object(y, cls, fields):
+    d[y] = object_gradient(cls, d[fields], y)
+
+
+@tangent(field_gradients)
+def _field_gradients(y, gradient, fields, cls, built=None):
+    d[y] = field_gradients(d[gradient], fields, cls)
+
+
+@tangent(object_gradient)
+def _object_gradient(y, cls, gradients, like=None):
+    d[y] = object_gradient(cls, d[gradients], like)
+
+
+@tangent(super)
+def _super(y, cls, instance):
+    d[y] = d[instance]
+
+
+@tangent(attribute_tangent)
+def _attribute_tangent(y, tangent, attribute, owner):
+    d[y] = attribute_tangent(d[tangent], attribute, owner)
