@@ -148,8 +148,8 @@ def _asks_for_self(func, wrt) -> tuple:
             raise TransformError(
                 f"no derivative rule for the method {type(owner).__name__}."
                 f"{getattr(func, '__name__', '?')} of a value that carries gradient; write it "
-                "without the method (d[key] for a dict's get, a NumPy function for an "
-                "array's), or register a rule with @autotrace.register_adjoint")
+                "without the method (an operator or subscript for a container's, a NumPy "
+                "function for an array's), or register a rule with @autotrace.register_adjoint")
         return True, False, wrt[1:]
     return True, True, wrt[1:]
 
