@@ -456,6 +456,11 @@ def forward_function(func, wrt, *, session):
                        tangent_seed=context.helper("tangent_seed"),
                        values=values[0] if single else gast.Tuple(elts=values, ctx=gast.Load()),
                        tangent=prepared.keyword)
+    for parameter in prepared.parameters:  # made active later (`x[0] = a`): zero until then
+        if parameter in prepared.active and parameter not in prepared.wrt_names:
+            prologue += replace("tangent = zeros_like(value)", tangent=name(
+                forward.tangent(parameter), store=True), value=name(parameter),
+                zeros_like=context.helper("zeros_like"))
     new_body = prologue + forward.block(body)
     if session.optimized:
         pure = _is_pure(prepared.namespace, set(context.bound.values()))

@@ -35,7 +35,8 @@ from transforms.custom import custom_caller
 from transforms.codegen import debug_source, load_function, to_source
 from transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
 from transforms.exits import exits_to_flags
-from transforms.inplace import check_writes
+from transforms.aliases import refuse_shared_write
+from transforms.inplace import check_writes, follow_writes
 from transforms.list_methods import rewrite_list_methods
 from transforms.live_names import DEFAULT, LiveNamespace, default_argument
 from transforms.naming import Namer, names_in
@@ -66,6 +67,7 @@ HELPERS = {
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
     "like_container": structure.like_container, "deposit": deposit,
     "state_version": state_version, "state_as_of": state_as_of,
+    "refuse_shared_write": refuse_shared_write,
 }
 IMPURE_BUILTINS = {print, input, open, next, iter}
 
@@ -245,7 +247,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     location = parsed.location
     spell_out_starred(function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
     check_supported(function, location)
-    check_writes(function, location, parsed.namespace)
+    shared_writes = check_writes(function, location, parsed.namespace)
     parameters = _parameter_names(function.args)
     keyword = seed_keyword(parsed.function, keyword)
     wrt_names = resolve_wrt(wrt, parameters, location.name)
@@ -262,6 +264,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
         namespace[numpy_name] = np
     context = Context(session, namer, namespace, location, numpy_name)
 
+    follow_writes(function, namespace, context.helper, shared_writes, location)
     specialize_calls(function, namespace, resolve, namer)  # calls of f(*args, **kwargs)
     lift_nested_functions(function, location, namer, namespace)
     debug_source("lift", function)

@@ -1,0 +1,491 @@
+"""Writes into memory that another name reads afterwards are errors, not wrong gradients.
+
+autotrace follows values: `A[i] = v` gives A a new value, and `A += v` is read as `A = A + v`.
+NumPy writes into memory, which other names may share: `B = A`, a view (`A[1:]`, `A.T`,
+`A.reshape(...)`, `np.asarray(A)`, `for row in A`), a container or object holding A
+(`L = [A]`, `{"a": A}`, `L.append(A)`, `P(A)`), what a function returns. Where such a name
+is read after the write, NumPy's value and the one autotrace differentiates part ways and the
+gradient would be wrong, so the write is refused, naming both lines. A write that no other
+name reads afterwards is followed as it is, into an argument too.
+
+`A += v` changes A in place only where A is an array or a list (a number gets a new value), and
+the source does not say which. Unless A is surely an array (made by `np.zeros`, ...), such a
+write is checked when it runs: `check_writes` returns it with its message, and the function
+gets a call of `refuse_shared_write` before it.
+
+The analysis reads the function's own source, statement by statement. Each place where a value
+is made (an expression, a parameter) is one memory; a name holds the memories it may be or view
+(several after branches), and a memory may hold others (a list, a dict, an object). It is
+conservative: what a function returns may be or hold any of its arguments, unless the function
+is NumPy's and makes a new array.
+"""
+from __future__ import annotations
+
+import collections
+
+import gast
+import numpy as np
+
+from transforms.errors import Location, TransformError
+from transforms.naming import SCOPES
+from transforms.parsing import MISSING, resolve
+
+# NumPy functions and array methods whose result may be a view of their first argument.
+VIEW_FUNCTIONS = {"transpose", "reshape", "ravel", "squeeze", "expand_dims", "swapaxes",
+                  "moveaxis", "asarray", "asanyarray", "atleast_1d", "atleast_2d", "atleast_3d",
+                  "diagonal", "flip", "fliplr", "flipud", "rot90", "real", "imag", "view",
+                  "broadcast_to", "ascontiguousarray", "require"}
+VIEW_ATTRIBUTES = {"T", "mT", "real", "imag", "flat"}
+# NumPy functions whose result is a list of views of their first argument.
+_VIEWS_IN_A_LIST = {"split", "array_split", "hsplit", "vsplit", "dsplit", "broadcast_arrays",
+                    "unstack"}
+# NumPy functions whose result is surely a new array (not a number).
+ARRAY_MAKERS = {"zeros", "ones", "empty", "full", "array", "copy", "zeros_like", "ones_like",
+                "empty_like", "full_like", "arange", "linspace", "eye", "identity", "stack",
+                "concatenate", "vstack", "hstack", "tile"}
+# Array methods whose result is new (`copy` of a list or dict holds the same items).
+_NEW_VALUE_METHODS = {"astype", "sum", "mean", "prod", "std", "var", "max", "min", "cumsum",
+                      "cumprod", "dot", "clip", "round", "flatten", "tolist", "item", "all",
+                      "any", "argmax", "argmin", "argsort", "nonzero", "conj", "conjugate",
+                      "trace", "repeat", "take", "count", "index"}
+# Builtins whose result is a new value holding none of their arguments.
+_NEW_VALUE_BUILTINS = {len, range, float, int, bool, complex, abs, round, str, repr, isinstance,
+                       hash, id, print, any, all, divmod, pow, sum, type, format}
+# Builtins that make a new container of their arguments' items.
+_CONTAINER_BUILTINS = {list, tuple, dict, set, frozenset, sorted, reversed, zip, enumerate,
+                       iter, map, filter}
+# List methods that change the list in place and that the transforms follow (others are
+# refused wherever they are called: transforms/inplace.py).
+CONTAINER_WRITES = {"append", "extend", "insert", "pop"}
+
+
+def check_writes(function: gast.FunctionDef, location: Location, namespace: dict) -> list:
+    """Raise TransformError at the first write into memory that another name reads afterwards.
+
+    Returns the `A op= v` statements that may be such a write, where A is an array or a list
+    (not a number): a list of (statement, message) for `refuse_shared_write` to check."""
+    sharing = _Sharing(function, location, namespace)
+    sharing.block(function.body)
+    return list(sharing.guards.values())
+
+
+def refuse_shared_write(value, message: str, filename: str, line: int) -> None:
+    """Raise TransformError where `value`, about to be changed by `op=`, is changed in place: an
+    array (not a NumPy number) or a list. Generated code calls it before `A op= v` where another
+    name that is read afterwards may share A's memory."""
+    if isinstance(value, (list, dict, set, bytearray, np.ndarray)) or (
+            hasattr(value, "shape") and hasattr(value, "dtype")
+            and not isinstance(value, np.generic) and np.ndim(value) > 0):
+        raise TransformError(message, filename, line, "write into shared memory")
+
+
+class _Sharing:
+    """Which memories each name may share, statement by statement; refuses shared writes."""
+
+    def __init__(self, function, location, namespace):
+        self.location = location
+        self.namespace = namespace
+        parameters = [a.id for a in function.args.posonlyargs + function.args.args
+                      + function.args.kwonlyargs]
+        self.locals = set(parameters) | {
+            n.id for n in _walk(function.body)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        # name -> {memory: the statement that bound the name to it}; None where unreachable
+        self.env = {p: {("argument", p): function} for p in parameters}
+        self.holds = collections.defaultdict(set)  # memory -> memories it may hold
+        self.arrays = set()  # memories that are surely arrays
+        self.grown = 0  # how often `holds` grew (a loop runs again until it stops)
+        self.live_after = _live_after(function.body)
+        self.reads = sorted((n.lineno, n.id) for n in _walk(function.body)
+                            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+                            and getattr(n, "lineno", None) is not None)
+        self.loops = []  # per enclosing loop: [the envs at its continues, at its breaks]
+        self.statement = None
+        self.guards = {}
+
+    # --- values ---------------------------------------------------------------------------
+
+    def reach(self, memories) -> set:
+        """`memories` and every memory they hold, directly or through others."""
+        found, todo = set(memories), list(memories)
+        while todo:
+            for held in self.holds.get(todo.pop(), ()):
+                if held not in found:
+                    found.add(held)
+                    todo.append(held)
+        return found
+
+    def held(self, memories) -> set:
+        return self.reach(set().union(*(self.holds.get(m, ()) for m in memories)))
+
+    def new(self, node, holding=(), array=False) -> set:
+        memory = ("new", id(node))
+        self.hold(memory, holding)
+        if array:
+            self.arrays.add(memory)
+        return {memory}
+
+    def hold(self, memory, holding) -> None:
+        before = len(self.holds[memory])
+        self.holds[memory].update(holding)
+        self.grown += len(self.holds[memory]) - before
+
+    def name_value(self, identifier) -> set:
+        return set((self.env or {}).get(identifier, {}))
+
+    def value(self, node) -> set:
+        """The memories the value of expression `node` may be or view."""
+        if isinstance(node, gast.Name):
+            return self.name_value(node.id)
+        if isinstance(node, (gast.Constant, gast.JoinedStr, gast.Lambda)) or node is None:
+            return set()
+        if isinstance(node, (gast.Subscript, gast.Starred)):
+            self.value(getattr(node, "slice", None))
+            return self.reach(self.value(node.value))
+        if isinstance(node, gast.Attribute):
+            if node.value is not None and self.is_global(node):
+                return set()  # np.pi, a module's attribute
+            return self.reach(self.value(node.value))
+        if isinstance(node, (gast.List, gast.Tuple, gast.Set)):
+            return self.new(node, set().union(*(self.reach(self.value(e)) for e in node.elts)))
+        if isinstance(node, gast.Dict):
+            parts = [self.reach(self.value(e)) for e in node.keys + node.values if e is not None]
+            return self.new(node, set().union(*parts))
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
+            read = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+            return self.new(node, self.reach(set().union(*(self.name_value(r) for r in read))))
+        if isinstance(node, gast.BinOp):  # arrays: a new one; lists: a new one, same items
+            return self.new(node, self.held(self.value(node.left) | self.value(node.right)))
+        if isinstance(node, (gast.BoolOp, gast.IfExp)):  # one of its operands
+            parts = node.values if isinstance(node, gast.BoolOp) else [node.body, node.orelse]
+            if isinstance(node, gast.IfExp):
+                self.value(node.test)
+            return set().union(*(self.value(p) for p in parts))
+        if isinstance(node, gast.Call):
+            return self.call(node)
+        for child in gast.iter_child_nodes(node):  # unary operations, comparisons: new values
+            if isinstance(child, gast.expr):
+                self.value(child)
+        return self.new(node)
+
+    def is_global(self, node) -> bool:
+        base = node
+        while isinstance(base, gast.Attribute):
+            base = base.value
+        return not (isinstance(base, gast.Name) and base.id in self.locals) and \
+            resolve(node, self.namespace) is not MISSING
+
+    def call(self, node) -> set:
+        func = node.func
+        arguments = [self.value(a) for a in node.args + [k.value for k in node.keywords]]
+        reached = set().union(*(self.reach(a) for a in arguments))
+        if isinstance(func, gast.Attribute) and func.attr == "at" and node.args and isinstance(
+                resolve(func.value, self.namespace), np.ufunc):  # np.add.at(A, index, v)
+            self.write(node.args[0], arguments[0], node, f"{_text(func)}(...)", in_place=True)
+            return set()
+        numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
+        if numpy is not None:
+            if numpy in VIEW_FUNCTIONS:
+                return arguments[0] if arguments else set()
+            if numpy in _VIEWS_IN_A_LIST:
+                return self.new(node, arguments[0] if arguments else ())
+            return self.new(node, array=numpy in ARRAY_MAKERS)
+        if isinstance(func, gast.Attribute) and not self.is_global(func):  # a value's method
+            owner = self.value(func.value)
+            if func.attr in VIEW_FUNCTIONS:
+                return owner
+            if func.attr in CONTAINER_WRITES:
+                self.write(func.value, owner, node, f"{_text(func)}(...)", in_place=True)
+                for memory in owner:
+                    self.hold(memory, reached)
+            if func.attr == "copy":
+                return self.new(node, self.held(owner))
+            if func.attr in _NEW_VALUE_METHODS:
+                return self.new(node)
+            return self.new(node, self.reach(owner) | reached) | self.reach(owner) | reached
+        target = resolve(func, self.namespace) if self.is_global(func) else MISSING
+        if _is_one_of(target, _NEW_VALUE_BUILTINS):
+            return self.new(node)
+        if _is_one_of(target, _CONTAINER_BUILTINS):
+            return self.new(node, reached)
+        # A function of the user's, an object, a closure: its result may be or hold any of
+        # its arguments, or what the called value holds.
+        reached |= self.reach(self.value(func))
+        return self.new(node, reached) | reached
+
+    # --- statements ---------------------------------------------------------------------
+
+    def block(self, statements) -> None:
+        for statement in statements:
+            if self.env is None:
+                return  # after a return, break or continue
+            self.statement = statement
+            self.run(statement)
+
+    def run(self, node) -> None:
+        if isinstance(node, gast.Assign):
+            memories = self.value(node.value)
+            for target in node.targets:
+                self.bind(target, memories, node)
+        elif isinstance(node, gast.AnnAssign) and node.value is not None:
+            self.bind(node.target, self.value(node.value), node)
+        elif isinstance(node, gast.AugAssign):
+            self.augmented(node)
+        elif isinstance(node, gast.If):
+            self.value(node.test)
+            entry = _copy(self.env)
+            self.block(node.body)
+            after_body, self.env = self.env, entry
+            self.block(node.orelse)
+            self.env = _join(after_body, self.env)
+        elif isinstance(node, (gast.For, gast.While)):
+            self.loop(node)
+        elif isinstance(node, (gast.Break, gast.Continue)):
+            exits = self.loops[-1][isinstance(node, gast.Break)]
+            exits.append(self.env)
+            self.env = None
+        elif isinstance(node, gast.Return):
+            self.value(node.value)
+            self.env = None
+        elif isinstance(node, gast.Expr):
+            self.value(node.value)
+        elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
+            self.env[node.name] = {}
+
+    def loop(self, node) -> None:
+        if isinstance(node, gast.For):
+            items = self.reach(self.value(node.iter))
+        while True:
+            entry, grown = _copy(self.env), self.grown
+            self.loops.append(([], []))
+            self.statement = node
+            if isinstance(node, gast.While):
+                self.value(node.test)
+            else:
+                self.bind(node.target, items, node)
+            self.block(node.body)
+            continues, breaks = self.loops.pop()
+            self.env = _join(entry, *continues, self.env)
+            if _names(self.env) == _names(entry) and grown == self.grown:
+                break
+        self.env = _join(self.env, *breaks)
+
+    def bind(self, target, memories, statement) -> None:
+        if isinstance(target, gast.Name):
+            self.env[target.id] = {memory: statement for memory in memories}
+        elif isinstance(target, (gast.Tuple, gast.List)):  # `a, b = pair`: items of the pair
+            items = self.reach(memories)
+            for element in target.elts:
+                self.bind(element, items, statement)
+        elif isinstance(target, gast.Subscript):
+            base = base_name(target)
+            written = self.name_value(base.id) if base is not None else set()
+            if isinstance(target.value, gast.Subscript):  # x[i][j] = v writes into x[i]
+                written = self.reach(written)
+            self.value(target.slice)
+            self.write(target, written, statement, f"{_text(target)} = ...", in_place=True)
+            for memory in written:  # a container now holds the value; an array, a copy
+                self.hold(memory, self.reach(memories))
+
+    def augmented(self, node) -> None:
+        memories = self.value(node.value)
+        what = f"{_text(node.target)} {_op(node)} ..."
+        if isinstance(node.target, gast.Subscript):
+            self.bind(node.target, memories, node)
+            return
+        if not isinstance(node.target, gast.Name):
+            return
+        own = self.name_value(node.target.id)
+        surely_in_place = bool(own) and own <= self.arrays
+        self.write(node.target, own, node, what, in_place=surely_in_place)
+        for memory in own:  # `items += [A]`: the list now holds A
+            self.hold(memory, self.held(memories))
+
+    def write(self, target, written, node, what, in_place: bool) -> None:
+        """Refuse (or, where `in_place` is not sure, check when it runs) a write into the
+        memories `written`, at `node`, where another name read afterwards shares one."""
+        name = base_name(target).id if base_name(target) is not None else None
+        for other in sorted(self.live_after.get(id(self.statement), ())):
+            if other == name or other not in self.env:
+                continue
+            for memory, bound in self.env[other].items():
+                shared = self.reach({memory}) & written
+                if not shared:
+                    continue
+                message = self.message(name, other, bound, shared, node, what)
+                if in_place:
+                    raise self.location.error(node, message, "write into shared memory")
+                self.guards[id(node)] = (node, message)
+                return
+
+    def message(self, name, other, other_bound, shared, node, what) -> str:
+        own_bound = next((bound for memory, bound in self.env.get(name, {}).items()
+                          if self.reach({memory}) & shared), None)
+        read = self.read_line(other, node)
+        line = self.location.line_of
+        if own_bound is not None and not isinstance(own_bound, gast.FunctionDef) and (
+                isinstance(other_bound, gast.FunctionDef)
+                or (line(own_bound) or 0) > (line(other_bound) or 0)):
+            return (f"{what} writes into {name!r}, which may share its memory with {other!r} "
+                    f"({_shown(own_bound)}, line {line(own_bound)}), read after it on line "
+                    f"{read}: the write changes {other!r} too, which autotrace does not "
+                    f"follow; work on a copy, e.g. {name} = {_copy_of(own_bound)}")
+        advice = (f"Write {name} = {name} {what.split()[1][:-1]} ... if {other!r} should keep "
+                  f"the old value, or update {other!r} too"
+                  if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name)
+                  else f"Give {other!r} a copy if it should keep the old value "
+                  f"({name}.copy()), or write into {other!r} too")
+        return (f"{what} changes {name!r} in place, and {other!r} shares its memory "
+                f"({_shown(other_bound)}, line {line(other_bound)}), read after it on line "
+                f"{read}; autotrace gives {name!r} alone a new value. {advice}")
+
+    def read_line(self, identifier, node) -> int:
+        """The first line after `node` that reads `identifier` (in a loop, maybe one before)."""
+        here = getattr(node, "end_lineno", None) or node.lineno
+        lines = [line for line, read in self.reads if read == identifier]
+        later = [line for line in lines if line > here]
+        return (later or lines or [here])[0] + self.location.first_line - 1
+
+
+# --- which names are read after each statement -------------------------------------------
+
+def _live_after(body) -> dict:
+    """id(statement) -> the names that may be read after it before being bound again."""
+    found = collections.defaultdict(set)
+
+    def block(statements, live, loop):
+        for statement in reversed(statements):
+            found[id(statement)] |= live
+            live = before(statement, live, loop)
+        return live
+
+    def before(node, live, loop):
+        if isinstance(node, gast.If):
+            return _reads(node.test) | block(node.body, live, loop) | block(node.orelse, live,
+                                                                             loop)
+        if isinstance(node, (gast.For, gast.While)):
+            head = set(live)
+            while True:
+                inside = block(node.body, head, (head, live))
+                if isinstance(node, gast.For):
+                    inside = inside - _stored(node.target)
+                new_head = live | inside | (_reads(node.test) if isinstance(node, gast.While)
+                                            else set())
+                if new_head <= head:
+                    break
+                head |= new_head
+            return head | (_reads(node.iter) if isinstance(node, gast.For) else set())
+        if isinstance(node, gast.Break):
+            return set(loop[1]) if loop else set(live)
+        if isinstance(node, gast.Continue):
+            return set(loop[0]) if loop else set(live)
+        if isinstance(node, gast.Return):
+            return _reads(node.value)
+        if isinstance(node, gast.Assign):
+            stored = set().union(*(_stored(t) for t in node.targets))
+            return (live - stored) | _reads(node)
+        return live | _reads(node)
+
+    block(body, set(), None)
+    return found
+
+
+def _reads(node) -> set:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)} if node is not None else set()
+
+
+def _stored(target) -> set:
+    """The names an assignment to `target` binds (`x[i] = v` binds none)."""
+    if isinstance(target, gast.Name):
+        return {target.id}
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return set().union(*(_stored(e) for e in target.elts))
+    return set()
+
+
+# --- small pieces ---------------------------------------------------------------------------
+
+def _walk(statements):
+    """The nodes of `statements`, not entering nested functions, classes or comprehensions."""
+    todo = list(statements)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, SCOPES):
+            todo.extend(gast.iter_child_nodes(node))
+
+
+def _copy(env):
+    return None if env is None else {k: dict(v) for k, v in env.items()}
+
+
+def _join(*envs):
+    """Where paths meet: each name may hold what it holds on any of them."""
+    reached = [env for env in envs if env is not None]
+    if not reached:
+        return None
+    joined = _copy(reached[0])
+    for env in reached[1:]:
+        for identifier, memories in env.items():
+            slot = joined.setdefault(identifier, {})
+            for memory, bound in memories.items():
+                slot.setdefault(memory, bound)
+    return joined
+
+
+def _names(env):
+    return None if env is None else {k: set(v) for k, v in env.items()}
+
+
+def base_name(target):
+    """The Name node that `x[i].a[j]` writes into (x), or None."""
+    while isinstance(target, (gast.Subscript, gast.Attribute)):
+        target = target.value
+    return target if isinstance(target, gast.Name) else None
+
+
+def _is_one_of(value, group) -> bool:
+    try:
+        return value in group
+    except TypeError:  # unhashable
+        return False
+
+
+def numpy_name(func, namespace) -> str | None:
+    """The name of the NumPy function or ufunc `func` names, else None."""
+    value = resolve(func, namespace)
+    if value is MISSING:
+        return None
+    module = getattr(value, "__module__", None) or ""
+    if isinstance(value, np.ufunc) or module.startswith("numpy"):
+        return getattr(value, "__name__", None)
+    return None
+
+
+_OPERATORS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
+              gast.MatMult: "@", gast.Mod: "%", gast.FloorDiv: "//", gast.BitAnd: "&",
+              gast.BitOr: "|", gast.BitXor: "^", gast.LShift: "<<", gast.RShift: ">>"}
+
+
+def _op(node) -> str:
+    """`+=` for `a += b`."""
+    return _OPERATORS[type(node.op)] + "="
+
+
+def _shown(statement) -> str:
+    text = _text(statement).splitlines()[0]
+    return text if not isinstance(statement, gast.FunctionDef) else "an argument"
+
+
+def _copy_of(bound) -> str:
+    if isinstance(bound, gast.For):
+        return f"{_text(bound.target)}.copy() (first thing in the loop)"
+    if isinstance(bound, gast.Assign):
+        return f"{_text(bound.value)}.copy()"
+    return "a copy"
+
+
+def _text(node) -> str:
+    from transforms.codegen import to_source
+    return to_source(node).strip()
