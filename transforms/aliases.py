@@ -57,6 +57,9 @@ _CONTAINER_BUILTINS = {list, tuple, dict, set, frozenset, sorted, reversed, zip,
 # List methods that change the list in place and that the transforms follow (others are
 # refused wherever they are called: transforms/inplace.py).
 CONTAINER_WRITES = {"append", "extend", "insert", "pop"}
+# A loop's body is followed until what its names share stops growing; it stops within a few
+# runs, and this many is far more than enough.
+_MOST_LOOP_RUNS = 64
 
 
 def check_writes(function: gast.FunctionDef, location: Location, namespace: dict) -> list:
@@ -94,7 +97,6 @@ class _Sharing:
         self.env = {p: {("argument", p): function} for p in parameters}
         self.holds = collections.defaultdict(set)  # memory -> memories it may hold
         self.arrays = set()  # memories that are surely arrays
-        self.grown = 0  # how often `holds` grew (a loop runs again until it stops)
         self.live_after = _live_after(function.body)
         self.reads = sorted((n.lineno, n.id) for n in _walk(function.body)
                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
@@ -119,16 +121,36 @@ class _Sharing:
         return self.reach(set().union(*(self.holds.get(m, ()) for m in memories)))
 
     def new(self, node, holding=(), array=False) -> set:
+        """The memory made at `node`. In a loop, what the last run made there (held by a list
+        the loop appends to, say) becomes an older memory of its own: a write into the newest
+        does not reach the old ones."""
         memory = ("new", id(node))
+        if memory in self.holds or any(memory in held for held in self.holds.values()) or any(
+                memory in memories for memories in self.env.values()):
+            self.age(memory)
         self.hold(memory, holding)
         if array:
             self.arrays.add(memory)
         return {memory}
 
+    def age(self, memory) -> None:
+        old = ("old", memory[1])
+        rename = (lambda m: old if m == memory else m)
+        for memories in self.env.values():
+            if memory in memories:
+                memories.setdefault(old, memories.pop(memory))
+        for held in list(self.holds):
+            self.holds[held] = {rename(m) for m in self.holds[held]}
+        if memory in self.holds:
+            self.holds[old] |= self.holds.pop(memory)
+        if memory in self.arrays:
+            self.arrays.add(old)
+
     def hold(self, memory, holding) -> None:
-        before = len(self.holds[memory])
         self.holds[memory].update(holding)
-        self.grown += len(self.holds[memory]) - before
+
+    def held_now(self) -> dict:
+        return {memory: set(held) for memory, held in self.holds.items() if held}
 
     def name_value(self, identifier) -> set:
         return set((self.env or {}).get(identifier, {}))
@@ -255,8 +277,8 @@ class _Sharing:
     def loop(self, node) -> None:
         if isinstance(node, gast.For):
             items = self.reach(self.value(node.iter))
-        while True:
-            entry, grown = _copy(self.env), self.grown
+        for _ in range(_MOST_LOOP_RUNS):
+            entry, held = _copy(self.env), self.held_now()
             self.loops.append(([], []))
             self.statement = node
             if isinstance(node, gast.While):
@@ -266,7 +288,7 @@ class _Sharing:
             self.block(node.body)
             continues, breaks = self.loops.pop()
             self.env = _join(entry, *continues, self.env)
-            if _names(self.env) == _names(entry) and grown == self.grown:
+            if _names(self.env) == _names(entry) and held == self.held_now():
                 break
         self.env = _join(self.env, *breaks)
 
@@ -482,7 +504,8 @@ def _copy_of(bound) -> str:
     if isinstance(bound, gast.For):
         return f"{_text(bound.target)}.copy() (first thing in the loop)"
     if isinstance(bound, gast.Assign):
-        return f"{_text(bound.value)}.copy()"
+        atom = isinstance(bound.value, (gast.Name, gast.Attribute, gast.Subscript, gast.Call))
+        return f"{_text(bound.value)}.copy()" if atom else f"({_text(bound.value)}).copy()"
     return "a copy"
 
 
