@@ -22,13 +22,15 @@ is NumPy's and makes a new array.
 from __future__ import annotations
 
 import collections
+import functools
+import inspect
 
 import gast
 import numpy as np
 
 from transforms.errors import Location, TransformError
-from transforms.naming import SCOPES
-from transforms.parsing import MISSING, resolve
+from transforms.naming import SCOPES, walk_scope
+from transforms.parsing import MISSING, parse_function, resolve
 
 # NumPy functions and array methods whose result may be a view of their first argument.
 VIEW_FUNCTIONS = {"transpose", "reshape", "ravel", "squeeze", "expand_dims", "swapaxes",
@@ -62,14 +64,70 @@ CONTAINER_WRITES = {"append", "extend", "insert", "pop"}
 _MOST_LOOP_RUNS = 64
 
 
-def check_writes(function: gast.FunctionDef, location: Location, namespace: dict) -> list:
+def check_writes(function: gast.FunctionDef, location: Location, namespace: dict,
+                 checked_callees: set) -> list:
     """Raise TransformError at the first write into memory that another name reads afterwards.
 
     Returns the `A op= v` statements that may be such a write, where A is an array or a list
-    (not a number): a list of (statement, message) for `refuse_shared_write` to check."""
+    (not a number): a list of (statement, message) for `refuse_shared_write` to check. Adds
+    to `checked_callees` the code of the functions called here whose writes into their
+    arguments were checked."""
     sharing = _Sharing(function, location, namespace)
+    if location.filename.startswith("<autotrace "):
+        # A derivative autotrace generated: its function's writes, and the calls it makes
+        # again, were checked.
+        calls = [n for n in _walk(function.body) if isinstance(n, gast.Call)]
+        checked_callees |= {callee.__code__ for callee, _ in map(
+            sharing.python_callee, (call.func for call in calls)) if callee is not None}
+        return []
     sharing.block(function.body)
+    checked_callees |= sharing.callees
     return list(sharing.guards.values())
+
+
+def arguments_written_in_place(function: gast.FunctionDef) -> dict:
+    """The parameters that `function` writes into through a subscript, a list method the
+    transforms follow or np.add.at (`x[0] = v`, `xs.append(v)`): name -> the first such write,
+    in the order of the parameters."""
+    parameters = [a.id for a in function.args.posonlyargs + function.args.args
+                  + function.args.kwonlyargs]
+    written = {}
+    for node in (n for statement in function.body for n in walk_scope(statement)):
+        targets = (node.targets if isinstance(node, gast.Assign) else [node.target]
+                   if isinstance(node, gast.AugAssign) else [])
+        for target in targets:
+            if isinstance(target, gast.Subscript):
+                written.setdefault(getattr(base_name(target), "id", None), node)
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and (
+                node.func.attr in CONTAINER_WRITES and isinstance(node.func.value, gast.Name)):
+            written.setdefault(node.func.value.id, node)
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and (
+                node.func.attr == "at" and node.args and isinstance(node.args[0], gast.Name)):
+            written.setdefault(node.args[0].id, node)  # np.add.at(x, ...)
+    return {p: written[p] for p in parameters if p in written}
+
+
+@functools.lru_cache(maxsize=512)
+def _parameters_written(func) -> tuple:
+    """(position, parameter, what, file, line) for each parameter of the Python function `func`
+    that it writes into in place while the name still holds the argument; () where its source
+    cannot be read."""
+    try:
+        parsed = parse_function(func)
+    except Exception:  # noqa: BLE001 - no source: nothing known, as for any other call
+        return ()
+    function = parsed.node
+    parameters = [a.id for a in function.args.posonlyargs + function.args.args
+                  + function.args.kwonlyargs]
+    found = []
+    for parameter, write in arguments_written_in_place(function).items():
+        bindings = [n.lineno for statement in function.body for n in walk_scope(statement)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+                    and n.id == parameter]
+        if not bindings or min(bindings) >= write.lineno:
+            found.append((parameters.index(parameter), parameter, write_text(write),
+                          parsed.location.filename, parsed.location.line_of(write)))
+    return tuple(found)
 
 
 def refuse_shared_write(value, message: str, filename: str, line: int) -> None:
@@ -104,6 +162,7 @@ class _Sharing:
         self.loops = []  # per enclosing loop: [the envs at its continues, at its breaks]
         self.statement = None
         self.guards = {}
+        self.callees = set()  # the code of the Python functions whose calls were checked
 
     # --- values ---------------------------------------------------------------------------
 
@@ -205,6 +264,7 @@ class _Sharing:
                 resolve(func.value, self.namespace), np.ufunc):  # np.add.at(A, index, v)
             self.write(node.args[0], arguments[0], node, f"{_text(func)}(...)", in_place=True)
             return set()
+        self.writes_by_callee(node)
         numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
         if numpy is not None:
             if numpy in VIEW_FUNCTIONS:
@@ -234,6 +294,48 @@ class _Sharing:
         # its arguments, or what the called value holds.
         reached |= self.reach(self.value(func))
         return self.new(node, reached) | reached
+
+    def python_callee(self, func):
+        """(the Python function `func` calls, how many arguments come before the given ones:
+        1 for a method's self), or (None, 0) where the source does not say."""
+        if isinstance(func, gast.Name) and func.id in self.locals:
+            return None, 0
+        value = resolve(func, self.namespace)
+        if value is MISSING and isinstance(func, gast.Attribute) and isinstance(
+                func.value, gast.Name) and func.value.id not in self.locals:
+            owner = resolve(func.value, self.namespace)  # a method of a global object
+            value = MISSING if owner is MISSING else inspect.getattr_static(
+                owner, func.attr, MISSING)
+            if inspect.isfunction(value):
+                return value, 1
+        if inspect.ismethod(value) and inspect.isfunction(value.__func__):
+            return value.__func__, 1
+        return (value, 0) if inspect.isfunction(value) else (None, 0)
+
+    def writes_by_callee(self, node) -> None:
+        """Refuse a call of a function that writes into its argument, which autotrace does
+        not follow into the caller, where the argument's memory is read afterwards."""
+        callee, before = self.python_callee(node.func)
+        if callee is None:
+            return
+        self.callees.add(callee.__code__)
+        for position, parameter, what, filename, line in _parameters_written(callee):
+            position -= before
+            if position < 0:
+                continue  # the method's object
+            given = node.args[position] if position < len(node.args) else next(
+                (k.value for k in node.keywords if k.arg == parameter), None)
+            if given is None or any(isinstance(a, gast.Starred) for a in node.args):
+                continue  # f(*args): which argument is which, the source does not say
+            written = self.reach(self.value(given))
+            for other in sorted(self.live_after.get(id(self.statement), ())):
+                if other in self.env and self.reach(set(self.env[other])) & written:
+                    raise self.location.error(
+                        node, f"{_text(node)} changes its argument {parameter!r} in place "
+                        f"({what}, {filename}, line {line}), which autotrace does not follow "
+                        f"into this function, and {other!r}, which shares its memory, is read "
+                        f"after it on line {self.read_line(other, node)}; return the new "
+                        f"value from {callee.__name__} instead", "write into shared memory")
 
     # --- statements ---------------------------------------------------------------------
 
@@ -311,7 +413,7 @@ class _Sharing:
 
     def augmented(self, node) -> None:
         memories = self.value(node.value)
-        what = f"{_text(node.target)} {_op(node)} ..."
+        what = f"{_text(node.target)} {operator_text(node)} ..."
         if isinstance(node.target, gast.Subscript):
             self.bind(node.target, memories, node)
             return
@@ -490,9 +592,18 @@ _OPERATORS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.
               gast.BitOr: "|", gast.BitXor: "^", gast.LShift: "<<", gast.RShift: ">>"}
 
 
-def _op(node) -> str:
+def operator_text(node) -> str:
     """`+=` for `a += b`."""
     return _OPERATORS[type(node.op)] + "="
+
+
+def write_text(write) -> str:
+    """`x[0] = ...`, `x += ...` or `xs.append(...)`, for a write into `x`."""
+    if isinstance(write, gast.Call):
+        return f"{_text(write.func)}(...)"
+    target = write.targets[0] if isinstance(write, gast.Assign) else write.target
+    operator = "=" if isinstance(write, gast.Assign) else operator_text(write)
+    return f"{_text(target)} {operator} ..."
 
 
 def _shown(statement) -> str:

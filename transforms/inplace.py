@@ -19,7 +19,7 @@ import gast
 import numpy as np
 
 from transforms import aliases
-from transforms.aliases import CONTAINER_WRITES, base_name, numpy_name
+from transforms.aliases import arguments_written_in_place, numpy_name
 from transforms.errors import Location
 from transforms.naming import SCOPES, walk_scope
 from transforms.parsing import MISSING, resolve
@@ -36,10 +36,12 @@ _WRITING_FUNCTIONS = {
 }
 
 
-def check_writes(function: gast.FunctionDef, location: Location, namespace: dict) -> list:
+def check_writes(function: gast.FunctionDef, location: Location, namespace: dict,
+                 checked_callees: set) -> list:
     """Raise TransformError at the first write that the transforms would not follow.
 
-    Returns the `A op= v` statements to check when they run (aliases.check_writes)."""
+    Returns the `A op= v` statements to check when they run, and adds to `checked_callees`
+    the code of the functions whose calls were checked (aliases.check_writes)."""
     nodes = [n for statement in function.body for n in walk_scope(statement)]
     parameters = {a.id for a in function.args.args + function.args.posonlyargs
                   + function.args.kwonlyargs}
@@ -50,16 +52,21 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
         if isinstance(node, gast.Call):
             _check_call(node, location, namespace, variables)
             _check_writing_function(node, location, namespace, id(node) in statements)
-    if location.filename.startswith("<autotrace "):
-        return []  # a derivative autotrace generated: its function's writes were checked
-    return aliases.check_writes(function, location, namespace)
+    return aliases.check_writes(function, location, namespace, checked_callees)
 
 
 def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: list,
-                  location: Location) -> None:
+                  location: Location, called: bool) -> None:
     """Turn the writes the transforms follow into values: `np.add.at` becomes an assignment,
     arguments written in place are copied on entry, and `guards` (from check_writes) are
-    checked before they run."""
+    checked before they run.
+
+    called: the function is differentiated for a caller that did not check what its call
+    writes into (autotrace.grad checks the calls of the functions it can name). The caller
+    would not see a change to an argument, so that is refused."""
+    written = arguments_written_in_place(function)
+    if called:
+        _refuse_writes_into_arguments(function, written, location)
     guarded = {id(node): message for node, message in guards}
     for body in _bodies(function):
         for index, statement in reversed(list(enumerate(body))):
@@ -72,7 +79,7 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                     f"{location.line_of(statement)})", statement)
                 body.insert(index, check)
     copies = [_statement(f"{argument} = {helper('snapshot')}({argument})", function)
-              for argument in _arguments_written_in_place(function)]
+              for argument in written]
     function.body[:0] = copies
 
 
@@ -87,14 +94,13 @@ def _statement(text: str, at) -> gast.stmt:
 
 def _bodies(function):
     """Every list of statements in `function`'s own scope."""
-    for node in walk_scope(function):
-        if isinstance(node, SCOPES) and node is not function:
-            continue
-        for field in ("body", "orelse"):
-            statements = getattr(node, field, None)
-            if isinstance(statements, list) and statements and isinstance(
-                    statements[0], gast.stmt):
-                yield statements
+    yield function.body
+    for node in (n for statement in function.body for n in walk_scope(statement)):
+        if isinstance(node, gast.stmt) and not isinstance(node, SCOPES):
+            for field in ("body", "orelse"):
+                statements = getattr(node, field, None)
+                if isinstance(statements, list) and statements:
+                    yield statements
 
 
 def _is_add_at(statement, namespace) -> bool:
@@ -115,23 +121,19 @@ def _add_at_as_assignment(statement, helper) -> gast.stmt:
         f"{values}, {numpy}.shape({target}[{index}])))", statement)
 
 
-def _arguments_written_in_place(function) -> list:
-    """The parameters that the function writes into through a subscript or a list method the
-    transforms follow (`x[0] = v`, `xs.append(v)`), in order."""
-    parameters = [a.id for a in function.args.posonlyargs + function.args.args
-                  + function.args.kwonlyargs]
-    written = set()
-    for node in (n for statement in function.body for n in walk_scope(statement)):
-        targets = (node.targets if isinstance(node, gast.Assign) else [node.target]
-                   if isinstance(node, gast.AugAssign) else [])
-        for target in targets:
-            if isinstance(target, gast.Subscript):
-                written.add(getattr(base_name(target), "id", None))
-        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-                and node.func.attr in CONTAINER_WRITES
-                and isinstance(node.func.value, gast.Name)):
-            written.add(node.func.value.id)
-    return [p for p in parameters if p in written]
+def _refuse_writes_into_arguments(function, written: dict, location) -> None:
+    """Refuse the first write into an argument made while its name still holds the argument."""
+    for argument, write in written.items():
+        bindings = [n.lineno for statement in function.body for n in walk_scope(statement)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+                    and n.id == argument]
+        if bindings and min(bindings) < write.lineno:
+            continue  # it is another value by then (a copy, say)
+        what = aliases.write_text(write)
+        raise location.error(
+            write, f"the function changes its argument {argument!r} in place ({what}), and it "
+            f"is called by a function being differentiated, which would not see the change; "
+            f"return the new value instead, or work on a copy", "mutation of an argument")
 
 
 def _check_call(call, location, namespace, variables) -> None:

@@ -125,8 +125,10 @@ _ABSENT = object()
 class Session:
     """One top-level transform, and the derivatives of the user functions it calls."""
 
-    def __init__(self, optimized: bool, implicit: bool = False):
+    def __init__(self, optimized: bool, implicit: bool = False, called: bool = False):
         self.optimized = optimized
+        self.called = called  # its function is one a differentiated function calls
+        self.checked_callees: set = set()  # code of functions whose calls were checked
         # Implicit mode (autotrace.implicit_grad): Variables reached through globals,
         # closures, attributes and calls carry gradient too, handed to runtime/state's sink.
         self.implicit = implicit
@@ -247,7 +249,11 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     location = parsed.location
     spell_out_starred(function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
     check_supported(function, location)
-    shared_writes = check_writes(function, location, parsed.namespace)
+    # A caller that checked its call of this function, or none: writes into arguments are
+    # followed (its caller would not see them, and does not read them afterwards).
+    called = (session.called or bool(session.namespaces)) and getattr(
+        parsed.function, "__code__", None) not in session.checked_callees
+    shared_writes = check_writes(function, location, parsed.namespace, session.checked_callees)
     parameters = _parameter_names(function.args)
     keyword = seed_keyword(parsed.function, keyword)
     wrt_names = resolve_wrt(wrt, parameters, location.name)
@@ -264,7 +270,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
         namespace[numpy_name] = np
     context = Context(session, namer, namespace, location, numpy_name)
 
-    follow_writes(function, namespace, context.helper, shared_writes, location)
+    follow_writes(function, namespace, context.helper, shared_writes, location, called)
     specialize_calls(function, namespace, resolve, namer)  # calls of f(*args, **kwargs)
     lift_nested_functions(function, location, namer, namespace)
     debug_source("lift", function)
