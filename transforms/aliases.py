@@ -22,15 +22,17 @@ is NumPy's and makes a new array.
 from __future__ import annotations
 
 import collections
-import functools
 import inspect
 
 import gast
 import numpy as np
 
+from transforms.argument_writes import (CONTAINER_WRITES, base_name, operator_text,
+                                        parameters_written)
 from transforms.errors import Location, TransformError
-from transforms.naming import SCOPES, walk_scope
-from transforms.parsing import MISSING, parse_function, resolve
+from transforms.liveness import live_after
+from transforms.naming import SCOPES
+from transforms.parsing import MISSING, resolve
 
 # NumPy functions and array methods whose result may be a view of their first argument.
 VIEW_FUNCTIONS = {"transpose", "reshape", "ravel", "squeeze", "expand_dims", "swapaxes",
@@ -56,9 +58,6 @@ _NEW_VALUE_BUILTINS = {len, range, float, int, bool, complex, abs, round, str, r
 # Builtins that make a new container of their arguments' items.
 _CONTAINER_BUILTINS = {list, tuple, dict, set, frozenset, sorted, reversed, zip, enumerate,
                        iter, map, filter}
-# List methods that change the list in place and that the transforms follow (others are
-# refused wherever they are called: transforms/inplace.py).
-CONTAINER_WRITES = {"append", "extend", "insert", "pop"}
 # A loop's body is followed until what its names share stops growing; it stops within a few
 # runs, and this many is far more than enough.
 _MOST_LOOP_RUNS = 64
@@ -83,51 +82,6 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
     sharing.block(function.body)
     checked_callees |= sharing.callees
     return list(sharing.guards.values())
-
-
-def arguments_written_in_place(function: gast.FunctionDef) -> dict:
-    """The parameters that `function` writes into through a subscript, a list method the
-    transforms follow or np.add.at (`x[0] = v`, `xs.append(v)`): name -> the first such write,
-    in the order of the parameters."""
-    parameters = [a.id for a in function.args.posonlyargs + function.args.args
-                  + function.args.kwonlyargs]
-    written = {}
-    for node in (n for statement in function.body for n in walk_scope(statement)):
-        targets = (node.targets if isinstance(node, gast.Assign) else [node.target]
-                   if isinstance(node, gast.AugAssign) else [])
-        for target in targets:
-            if isinstance(target, gast.Subscript):
-                written.setdefault(getattr(base_name(target), "id", None), node)
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and (
-                node.func.attr in CONTAINER_WRITES and isinstance(node.func.value, gast.Name)):
-            written.setdefault(node.func.value.id, node)
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and (
-                node.func.attr == "at" and node.args and isinstance(node.args[0], gast.Name)):
-            written.setdefault(node.args[0].id, node)  # np.add.at(x, ...)
-    return {p: written[p] for p in parameters if p in written}
-
-
-@functools.lru_cache(maxsize=512)
-def _parameters_written(func) -> tuple:
-    """(position, parameter, what, file, line) for each parameter of the Python function `func`
-    that it writes into in place while the name still holds the argument; () where its source
-    cannot be read."""
-    try:
-        parsed = parse_function(func)
-    except Exception:  # noqa: BLE001 - no source: nothing known, as for any other call
-        return ()
-    function = parsed.node
-    parameters = [a.id for a in function.args.posonlyargs + function.args.args
-                  + function.args.kwonlyargs]
-    found = []
-    for parameter, write in arguments_written_in_place(function).items():
-        bindings = [n.lineno for statement in function.body for n in walk_scope(statement)
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-                    and n.id == parameter]
-        if not bindings or min(bindings) >= write.lineno:
-            found.append((parameters.index(parameter), parameter, write_text(write),
-                          parsed.location.filename, parsed.location.line_of(write)))
-    return tuple(found)
 
 
 def refuse_shared_write(value, message: str, filename: str, line: int) -> None:
@@ -155,7 +109,7 @@ class _Sharing:
         self.env = {p: {("argument", p): function} for p in parameters}
         self.holds = collections.defaultdict(set)  # memory -> memories it may hold
         self.arrays = set()  # memories that are surely arrays
-        self.live_after = _live_after(function.body)
+        self.live_after = live_after(function.body)
         self.reads = sorted((n.lineno, n.id) for n in _walk(function.body)
                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
                             and getattr(n, "lineno", None) is not None)
@@ -266,15 +220,17 @@ class _Sharing:
             return set()
         self.writes_by_callee(node)
         numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
+        uncopied = any(k.arg == "copy" and isinstance(k.value, gast.Constant)
+                       and k.value.value is False for k in node.keywords)  # may be its input
         if numpy is not None:
-            if numpy in VIEW_FUNCTIONS:
+            if numpy in VIEW_FUNCTIONS or uncopied:
                 return arguments[0] if arguments else set()
             if numpy in _VIEWS_IN_A_LIST:
                 return self.new(node, arguments[0] if arguments else ())
             return self.new(node, array=numpy in ARRAY_MAKERS)
         if isinstance(func, gast.Attribute) and not self.is_global(func):  # a value's method
             owner = self.value(func.value)
-            if func.attr in VIEW_FUNCTIONS:
+            if func.attr in VIEW_FUNCTIONS or uncopied:
                 return owner
             if func.attr in CONTAINER_WRITES:
                 self.write(func.value, owner, node, f"{_text(func)}(...)", in_place=True)
@@ -319,7 +275,7 @@ class _Sharing:
         if callee is None:
             return
         self.callees.add(callee.__code__)
-        for position, parameter, what, filename, line in _parameters_written(callee):
+        for position, parameter, what, filename, line in parameters_written(callee):
             position -= before
             if position < 0:
                 continue  # the method's object
@@ -471,63 +427,6 @@ class _Sharing:
         return (later or lines or [here])[0] + self.location.first_line - 1
 
 
-# --- which names are read after each statement -------------------------------------------
-
-def _live_after(body) -> dict:
-    """id(statement) -> the names that may be read after it before being bound again."""
-    found = collections.defaultdict(set)
-
-    def block(statements, live, loop):
-        for statement in reversed(statements):
-            found[id(statement)] |= live
-            live = before(statement, live, loop)
-        return live
-
-    def before(node, live, loop):
-        if isinstance(node, gast.If):
-            return _reads(node.test) | block(node.body, live, loop) | block(node.orelse, live,
-                                                                             loop)
-        if isinstance(node, (gast.For, gast.While)):
-            head = set(live)
-            while True:
-                inside = block(node.body, head, (head, live))
-                if isinstance(node, gast.For):
-                    inside = inside - _stored(node.target)
-                new_head = live | inside | (_reads(node.test) if isinstance(node, gast.While)
-                                            else set())
-                if new_head <= head:
-                    break
-                head |= new_head
-            return head | (_reads(node.iter) if isinstance(node, gast.For) else set())
-        if isinstance(node, gast.Break):
-            return set(loop[1]) if loop else set(live)
-        if isinstance(node, gast.Continue):
-            return set(loop[0]) if loop else set(live)
-        if isinstance(node, gast.Return):
-            return _reads(node.value)
-        if isinstance(node, gast.Assign):
-            stored = set().union(*(_stored(t) for t in node.targets))
-            return (live - stored) | _reads(node)
-        return live | _reads(node)
-
-    block(body, set(), None)
-    return found
-
-
-def _reads(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load)} if node is not None else set()
-
-
-def _stored(target) -> set:
-    """The names an assignment to `target` binds (`x[i] = v` binds none)."""
-    if isinstance(target, gast.Name):
-        return {target.id}
-    if isinstance(target, (gast.Tuple, gast.List)):
-        return set().union(*(_stored(e) for e in target.elts))
-    return set()
-
-
 # --- small pieces ---------------------------------------------------------------------------
 
 def _walk(statements):
@@ -562,13 +461,6 @@ def _names(env):
     return None if env is None else {k: set(v) for k, v in env.items()}
 
 
-def base_name(target):
-    """The Name node that `x[i].a[j]` writes into (x), or None."""
-    while isinstance(target, (gast.Subscript, gast.Attribute)):
-        target = target.value
-    return target if isinstance(target, gast.Name) else None
-
-
 def _is_one_of(value, group) -> bool:
     try:
         return value in group
@@ -585,25 +477,6 @@ def numpy_name(func, namespace) -> str | None:
     if isinstance(value, np.ufunc) or module.startswith("numpy"):
         return getattr(value, "__name__", None)
     return None
-
-
-_OPERATORS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
-              gast.MatMult: "@", gast.Mod: "%", gast.FloorDiv: "//", gast.BitAnd: "&",
-              gast.BitOr: "|", gast.BitXor: "^", gast.LShift: "<<", gast.RShift: ">>"}
-
-
-def operator_text(node) -> str:
-    """`+=` for `a += b`."""
-    return _OPERATORS[type(node.op)] + "="
-
-
-def write_text(write) -> str:
-    """`x[0] = ...`, `x += ...` or `xs.append(...)`, for a write into `x`."""
-    if isinstance(write, gast.Call):
-        return f"{_text(write.func)}(...)"
-    target = write.targets[0] if isinstance(write, gast.Assign) else write.target
-    operator = "=" if isinstance(write, gast.Assign) else operator_text(write)
-    return f"{_text(target)} {operator} ..."
 
 
 def _shown(statement) -> str:

@@ -65,7 +65,7 @@ def check_supported(function: gast.FunctionDef, location: Location) -> None:
         if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             for target in targets:
-                _check_target(target, parameters, rebound, location)
+                _check_target(target, location)
         if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
                 and node.func.attr in ("sort", "fill", "update", "clear", "remove",
                                        "setdefault")
@@ -79,10 +79,10 @@ def check_supported(function: gast.FunctionDef, location: Location) -> None:
                 "mutation of an argument")
 
 
-def _check_target(target, parameters, rebound, location):
+def _check_target(target, location):
     if isinstance(target, (gast.Tuple, gast.List)):
         for element in target.elts:
-            _check_target(element, parameters, rebound, location)
+            _check_target(element, location)
         return
     if isinstance(target, gast.Attribute):
         raise location.error(target, "autotrace cannot differentiate assignment to an "

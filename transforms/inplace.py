@@ -19,7 +19,9 @@ import gast
 import numpy as np
 
 from transforms import aliases
-from transforms.aliases import arguments_written_in_place, numpy_name
+from transforms.aliases import numpy_name
+from transforms.argument_writes import (arguments_written_in_place, write_text,
+                                        writes_into_arguments)
 from transforms.errors import Location
 from transforms.naming import SCOPES, walk_scope
 from transforms.parsing import MISSING, resolve
@@ -66,7 +68,7 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     would not see a change to an argument, so that is refused."""
     written = arguments_written_in_place(function)
     if called:
-        _refuse_writes_into_arguments(function, written, location)
+        _refuse_writes_into_arguments(function, location)
     guarded = {id(node): message for node, message in guards}
     for body in _bodies(function):
         for index, statement in reversed(list(enumerate(body))):
@@ -121,19 +123,14 @@ def _add_at_as_assignment(statement, helper) -> gast.stmt:
         f"{values}, {numpy}.shape({target}[{index}])))", statement)
 
 
-def _refuse_writes_into_arguments(function, written: dict, location) -> None:
+def _refuse_writes_into_arguments(function, location) -> None:
     """Refuse the first write into an argument made while its name still holds the argument."""
-    for argument, write in written.items():
-        bindings = [n.lineno for statement in function.body for n in walk_scope(statement)
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-                    and n.id == argument]
-        if bindings and min(bindings) < write.lineno:
-            continue  # it is another value by then (a copy, say)
-        what = aliases.write_text(write)
+    for argument, write in writes_into_arguments(function).items():
         raise location.error(
-            write, f"the function changes its argument {argument!r} in place ({what}), and it "
-            f"is called by a function being differentiated, which would not see the change; "
-            f"return the new value instead, or work on a copy", "mutation of an argument")
+            write, f"the function changes its argument {argument!r} in place "
+            f"({write_text(write)}), and it is called by a function being differentiated, "
+            f"which would not see the change; return the new value instead, or work on a copy",
+            "mutation of an argument")
 
 
 def _check_call(call, location, namespace, variables) -> None:
