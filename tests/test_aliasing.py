@@ -594,7 +594,7 @@ def test_a_call_that_writes_into_an_argument_read_afterwards_is_refused(func, ca
     assert caught.value.message == (
         f"{call} changes its argument 'A' in place (A[0] = ..., {os.path.abspath(__file__)}, "
         f"line {line_of(callee, 'A[0] = 10.0')}), which autotrace does not follow into this "
-        f"function, and 'A', which shares its memory, is read after it on line "
+        f"function, and 'A' is read after it on line "
         f"{line_of(func, 'return')}; return the new value from {name} instead")
     assert caught.value.lineno == line_of(func, call)
 

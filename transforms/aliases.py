@@ -286,12 +286,14 @@ class _Sharing:
             written = self.reach(self.value(given))
             for other in sorted(self.live_after.get(id(self.statement), ())):
                 if other in self.env and self.reach(set(self.env[other])) & written:
+                    passed = isinstance(given, gast.Name) and given.id == other
+                    reader = f"{other!r}" if passed else f"{other!r}, which shares its memory,"
                     raise self.location.error(
                         node, f"{_text(node)} changes its argument {parameter!r} in place "
                         f"({what}, {filename}, line {line}), which autotrace does not follow "
-                        f"into this function, and {other!r}, which shares its memory, is read "
-                        f"after it on line {self.read_line(other, node)}; return the new "
-                        f"value from {callee.__name__} instead", "write into shared memory")
+                        f"into this function, and {reader} is read after it on line "
+                        f"{self.read_line(other, node)}; return the new value from "
+                        f"{callee.__name__} instead", "write into shared memory")
 
     # --- statements ---------------------------------------------------------------------
 
