@@ -271,6 +271,36 @@ def writes_in_a_loop_what_was_shared(x):
     return total
 
 
+def extends_a_shared_list(x):
+    L = [x]
+    M = L
+    L += [x * 2.0]
+    return np.sum(M[-1])
+
+
+def shares_through_a_break(x):
+    A = x * 1.0
+    B = x * 2.0
+    for i in range(3):
+        B = A
+        if i == 0:
+            break
+        B = x * 3.0
+    A[0] = 0.0
+    return np.sum(B * x)
+
+
+def shares_in_a_while_loop(x):
+    A = x * 1.0
+    rows = []
+    k = 0
+    while k < 2:
+        rows.append(A)
+        k += 1
+    A[1] = 0.0
+    return np.sum(rows[0] * x)
+
+
 def shares(what, written, other, bound, read, advice, shown=None):
     return lambda func: (
         f"{what} changes {written!r} in place, and {other!r} shares its memory "
@@ -322,6 +352,13 @@ SHARED_WRITES = [
         "L.append(...)", "L", "M", "M = L", "return", copy_advice("L", "M"))),
     (adds_at_under_an_alias, "np.add.at", shares(
         "np.add.at(...)", "A", "B", "B = A", "return", copy_advice("A", "B"))),
+    (extends_a_shared_list, "L += [x * 2.0]", shares(
+        "L += ...", "L", "M", "M = L", "return", "Write L = L + ... if 'M' should keep the old "
+        "value, or update 'M' too")),
+    (shares_through_a_break, "A[0] = 0.0", shares(
+        "A[0] = ...", "A", "B", "B = A", "return", copy_advice("A", "B"))),
+    (shares_in_a_while_loop, "A[1] = 0.0", shares(
+        "A[1] = ...", "A", "rows", "rows = []", "return", copy_advice("A", "rows"))),
     (writes_in_a_loop_what_was_shared, "A[i] = 0.0", shares(
         "A[i] = ...", "A", "B", "B = A", "total = total +", copy_advice("A", "B"))),
 ]

@@ -58,11 +58,12 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
 
 
 def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: list,
-                  location: Location, called: bool) -> None:
+                  location: Location, called: bool, numpy: str) -> None:
     """Turn the writes the transforms follow into values: `np.add.at` becomes an assignment,
     arguments written in place are copied on entry, and `guards` (from check_writes) are
     checked before they run.
 
+    numpy: the name NumPy has in the function's namespace.
     called: the function is differentiated for a caller that did not check what its call
     writes into (autotrace.grad checks the calls of the functions it can name). The caller
     would not see a change to an argument, so that is refused."""
@@ -73,7 +74,7 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     for body in _bodies(function):
         for index, statement in reversed(list(enumerate(body))):
             if _is_add_at(statement, namespace):
-                body[index] = _add_at_as_assignment(statement, helper)
+                body[index] = _add_at_as_assignment(statement, helper, numpy)
             elif id(statement) in guarded:
                 check = _statement(
                     f"{helper('refuse_shared_write')}({statement.target.id}, "
@@ -113,11 +114,10 @@ def _is_add_at(statement, namespace) -> bool:
         func.value, namespace) is np.add
 
 
-def _add_at_as_assignment(statement, helper) -> gast.stmt:
+def _add_at_as_assignment(statement, helper, numpy: str) -> gast.stmt:
     """`np.add.at(A, index, v)` as `A = accumulate_item(A, index, v broadcast to A[index])`:
     a new value, whose gradient rules exist, with NumPy's sum over repeated indices."""
     target, index, values = (_text(a) for a in statement.value.args)
-    numpy = _text(statement.value.func.value).rsplit(".", 1)[0]  # `np` of `np.add`
     return _statement(
         f"{target} = {helper('accumulate_item')}({target}, {index}, {numpy}.broadcast_to("
         f"{values}, {numpy}.shape({target}[{index}])))", statement)

@@ -270,7 +270,8 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
         namespace[numpy_name] = np
     context = Context(session, namer, namespace, location, numpy_name)
 
-    follow_writes(function, namespace, context.helper, shared_writes, location, called)
+    follow_writes(function, namespace, context.helper, shared_writes, location, called,
+                  numpy_name)
     specialize_calls(function, namespace, resolve, namer)  # calls of f(*args, **kwargs)
     lift_nested_functions(function, location, namer, namespace)
     debug_source("lift", function)
