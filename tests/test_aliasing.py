@@ -358,7 +358,7 @@ SHARED_WRITES = [
     (shares_through_a_break, "A[0] = 0.0", shares(
         "A[0] = ...", "A", "B", "B = A", "return", copy_advice("A", "B"))),
     (shares_in_a_while_loop, "A[1] = 0.0", shares(
-        "A[1] = ...", "A", "rows", "rows = []", "return", copy_advice("A", "rows"))),
+        "A[1] = ...", "A", "rows", "rows.append(A)", "return", copy_advice("A", "rows"))),
     (writes_in_a_loop_what_was_shared, "A[i] = 0.0", shares(
         "A[i] = ...", "A", "B", "B = A", "total = total +", copy_advice("A", "B"))),
 ]

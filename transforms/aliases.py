@@ -90,7 +90,8 @@ def refuse_shared_write(value, message: str, filename: str, line: int) -> None:
     name that is read afterwards may share A's memory."""
     if isinstance(value, (list, dict, set, bytearray, np.ndarray)) or (
             hasattr(value, "shape") and hasattr(value, "dtype")
-            and not isinstance(value, np.generic) and np.ndim(value) > 0):
+            and not isinstance(value, np.generic)
+            and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy"))):
         raise TransformError(message, filename, line, "write into shared memory")
 
 
@@ -117,6 +118,7 @@ class _Sharing:
         self.statement = None
         self.guards = {}
         self.callees = set()  # the code of the Python functions whose calls were checked
+        self.taken_at = {}  # (container's site, held memory's site) -> the statement
 
     # --- values ---------------------------------------------------------------------------
 
@@ -160,7 +162,23 @@ class _Sharing:
             self.arrays.add(old)
 
     def hold(self, memory, holding) -> None:
+        for held in holding:  # where, for errors: `rows.append(A)`, more telling than `rows = []`
+            self.taken_at.setdefault((memory[1], held[1]), self.statement)
         self.holds[memory].update(holding)
+
+    def taking(self, memory, shared):
+        """The statement where `memory`, or a memory it holds, took hold of one of `shared`;
+        None where `memory` is one of them."""
+        todo, seen = [memory], set()
+        while todo:
+            container = todo.pop(0)
+            for held in self.holds.get(container, ()):
+                if held in shared:
+                    return self.taken_at.get((container[1], held[1]))
+                if held not in seen:
+                    seen.add(held)
+                    todo.append(held)
+        return None
 
     def held_now(self) -> dict:
         return {memory: set(held) for memory, held in self.holds.items() if held}
@@ -394,6 +412,8 @@ class _Sharing:
                 shared = self.reach({memory}) & written
                 if not shared:
                     continue
+                if memory not in shared:  # it holds what is written
+                    bound = self.taking(memory, shared) or bound
                 message = self.message(name, other, bound, shared, node, what)
                 if in_place:
                     raise self.location.error(node, message, "write into shared memory")
