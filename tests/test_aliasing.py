@@ -447,9 +447,22 @@ def fills_a_list_of_rows(x):
     return np.sum(np.stack(rows) ** 2)
 
 
+def softmax(z):
+    e = np.exp(z - np.max(z))
+    return e / np.sum(e)
+
+
+def writes_what_a_function_made(z):
+    # softmax returns a new array, not z: autotrace reads it to see so
+    p = softmax(z)
+    p[0] -= 1.0
+    return np.sum(p * z)
+
+
 @pytest.mark.parametrize("func", [writes_after_the_last_read_of_an_alias,
                                   rebinds_the_alias_before_reading_it,
-                                  writes_a_view_of_a_local_read_alone, fills_a_list_of_rows],
+                                  writes_a_view_of_a_local_read_alone, fills_a_list_of_rows,
+                                  writes_what_a_function_made],
                          ids=lambda f: f.__name__)
 def test_a_write_no_other_name_reads_afterwards_is_followed(func):
     x = np.array([1.5, -2.0, 0.5])

@@ -22,45 +22,25 @@ is NumPy's and makes a new array.
 from __future__ import annotations
 
 import collections
-import inspect
 
 import gast
 import numpy as np
 
 from transforms.argument_writes import (CONTAINER_WRITES, base_name, operator_text,
                                         parameters_written)
+from transforms.call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, NEW_VALUE_BUILTINS,
+                                     NEW_VALUE_METHODS, VIEW_FUNCTIONS, VIEWS_IN_A_LIST,
+                                     is_one_of, numpy_name, python_callee)
 from transforms.errors import Location, TransformError
 from transforms.liveness import live_after
 from transforms.naming import SCOPES
-from transforms.parsing import MISSING, resolve
+from transforms.parsing import MISSING, parse_function, resolve
 
-# NumPy functions and array methods whose result may be a view of their first argument.
-VIEW_FUNCTIONS = {"transpose", "reshape", "ravel", "squeeze", "expand_dims", "swapaxes",
-                  "moveaxis", "asarray", "asanyarray", "atleast_1d", "atleast_2d", "atleast_3d",
-                  "diagonal", "flip", "fliplr", "flipud", "rot90", "real", "imag", "view",
-                  "broadcast_to", "ascontiguousarray", "require"}
-VIEW_ATTRIBUTES = {"T", "mT", "real", "imag", "flat"}
-# NumPy functions whose result is a list of views of their first argument.
-_VIEWS_IN_A_LIST = {"split", "array_split", "hsplit", "vsplit", "dsplit", "broadcast_arrays",
-                    "unstack"}
-# NumPy functions whose result is surely a new array (not a number).
-ARRAY_MAKERS = {"zeros", "ones", "empty", "full", "array", "copy", "zeros_like", "ones_like",
-                "empty_like", "full_like", "arange", "linspace", "eye", "identity", "stack",
-                "concatenate", "vstack", "hstack", "tile"}
-# Array methods whose result is new (`copy` of a list or dict holds the same items).
-_NEW_VALUE_METHODS = {"astype", "sum", "mean", "prod", "std", "var", "max", "min", "cumsum",
-                      "cumprod", "dot", "clip", "round", "flatten", "tolist", "item", "all",
-                      "any", "argmax", "argmin", "argsort", "nonzero", "conj", "conjugate",
-                      "trace", "repeat", "take", "count", "index"}
-# Builtins whose result is a new value holding none of their arguments.
-_NEW_VALUE_BUILTINS = {len, range, float, int, bool, complex, abs, round, str, repr, isinstance,
-                       hash, id, print, any, all, divmod, pow, sum, type, format}
-# Builtins that make a new container of their arguments' items.
-_CONTAINER_BUILTINS = {list, tuple, dict, set, frozenset, sorted, reversed, zip, enumerate,
-                       iter, map, filter}
 # A loop's body is followed until what its names share stops growing; it stops within a few
 # runs, and this many is far more than enough.
 _MOST_LOOP_RUNS = 64
+# Functions called are read to see which arguments they may return, this many calls deep.
+_DEEPEST_CALLS = 3
 
 
 def check_writes(function: gast.FunctionDef, location: Location, namespace: dict,
@@ -76,8 +56,8 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
         # A derivative autotrace generated: its function's writes, and the calls it makes
         # again, were checked.
         calls = [n for n in _walk(function.body) if isinstance(n, gast.Call)]
-        checked_callees |= {callee.__code__ for callee, _ in map(
-            sharing.python_callee, (call.func for call in calls)) if callee is not None}
+        callees = [python_callee(call.func, sharing.locals, namespace)[0] for call in calls]
+        checked_callees |= {callee.__code__ for callee in callees if callee is not None}
         return []
     sharing.block(function.body)
     checked_callees |= sharing.callees
@@ -98,8 +78,10 @@ def refuse_shared_write(value, message: str, filename: str, line: int) -> None:
 class _Sharing:
     """Which memories each name may share, statement by statement; refuses shared writes."""
 
-    def __init__(self, function, location, namespace):
+    def __init__(self, function, location, namespace, depth=0):
         self.location = location
+        self.depth = depth  # how many calls deep, where a called function is read
+        self.returned = set()  # the memories the function's return values may be or hold
         self.namespace = namespace
         parameters = [a.id for a in function.args.posonlyargs + function.args.args
                       + function.args.kwonlyargs]
@@ -243,7 +225,7 @@ class _Sharing:
         if numpy is not None:
             if numpy in VIEW_FUNCTIONS or uncopied:
                 return arguments[0] if arguments else set()
-            if numpy in _VIEWS_IN_A_LIST:
+            if numpy in VIEWS_IN_A_LIST:
                 return self.new(node, arguments[0] if arguments else ())
             return self.new(node, array=numpy in ARRAY_MAKERS)
         if isinstance(func, gast.Attribute) and not self.is_global(func):  # a value's method
@@ -256,40 +238,54 @@ class _Sharing:
                     self.hold(memory, reached)
             if func.attr == "copy":
                 return self.new(node, self.held(owner))
-            if func.attr in _NEW_VALUE_METHODS:
+            if func.attr in NEW_VALUE_METHODS:
                 return self.new(node)
             return self.new(node, self.reach(owner) | reached) | self.reach(owner) | reached
         target = resolve(func, self.namespace) if self.is_global(func) else MISSING
-        if _is_one_of(target, _NEW_VALUE_BUILTINS):
+        if is_one_of(target, NEW_VALUE_BUILTINS):
             return self.new(node)
-        if _is_one_of(target, _CONTAINER_BUILTINS):
+        if is_one_of(target, CONTAINER_BUILTINS):
             return self.new(node, reached)
-        # A function of the user's, an object, a closure: its result may be or hold any of
-        # its arguments, or what the called value holds.
+        returned = self.returned_by(node)
+        if returned is not None:
+            return self.new(node, returned) | returned
+        # An object, a closure, a function autotrace cannot read: its result may be or hold
+        # any of its arguments, or what the called value holds.
         reached |= self.reach(self.value(func))
         return self.new(node, reached) | reached
 
-    def python_callee(self, func):
-        """(the Python function `func` calls, how many arguments come before the given ones:
-        1 for a method's self), or (None, 0) where the source does not say."""
-        if isinstance(func, gast.Name) and func.id in self.locals:
-            return None, 0
-        value = resolve(func, self.namespace)
-        if value is MISSING and isinstance(func, gast.Attribute) and isinstance(
-                func.value, gast.Name) and func.value.id not in self.locals:
-            owner = resolve(func.value, self.namespace)  # a method of a global object
-            value = MISSING if owner is MISSING else inspect.getattr_static(
-                owner, func.attr, MISSING)
-            if inspect.isfunction(value):
-                return value, 1
-        if inspect.ismethod(value) and inspect.isfunction(value.__func__):
-            return value.__func__, 1
-        return (value, 0) if inspect.isfunction(value) else (None, 0)
+    def returned_by(self, node):
+        """What a call of a Python function whose source autotrace reads may return of its
+        arguments (their memories), or None where that is not known."""
+        callee, before = python_callee(node.func, self.locals, self.namespace)
+        if callee is None or self.depth >= _DEEPEST_CALLS or any(
+                isinstance(a, gast.Starred) for a in node.args):
+            return None
+        try:
+            parsed = parse_function(callee)
+            sharing = _Sharing(parsed.node, parsed.location, parsed.namespace, self.depth + 1)
+            sharing.block(parsed.node.body)
+        except Exception:  # noqa: BLE001 - no source, or its own writes refused: not known
+            return None
+        parameters = [a.id for a in parsed.node.args.posonlyargs + parsed.node.args.args
+                      + parsed.node.args.kwonlyargs]
+        found = set()
+        for position, parameter in enumerate(parameters):
+            if ("argument", parameter) not in sharing.returned:
+                continue
+            position -= before
+            if position < 0 and not isinstance(node.func, gast.Attribute):
+                return None  # a bound method called by another name: its object unknown
+            given = (node.func.value if position < 0 else node.args[position]
+                     if position < len(node.args) else next(
+                         (k.value for k in node.keywords if k.arg == parameter), None))
+            found |= self.reach(self.value(given))  # none for a default value
+        return found
 
     def writes_by_callee(self, node) -> None:
         """Refuse a call of a function that writes into its argument, which autotrace does
         not follow into the caller, where the argument's memory is read afterwards."""
-        callee, before = self.python_callee(node.func)
+        callee, before = python_callee(node.func, self.locals, self.namespace)
         if callee is None:
             return
         self.callees.add(callee.__code__)
@@ -345,7 +341,7 @@ class _Sharing:
             exits.append(self.env)
             self.env = None
         elif isinstance(node, gast.Return):
-            self.value(node.value)
+            self.returned |= self.reach(self.value(node.value))
             self.env = None
         elif isinstance(node, gast.Expr):
             self.value(node.value)
@@ -481,24 +477,6 @@ def _join(*envs):
 
 def _names(env):
     return None if env is None else {k: set(v) for k, v in env.items()}
-
-
-def _is_one_of(value, group) -> bool:
-    try:
-        return value in group
-    except TypeError:  # unhashable
-        return False
-
-
-def numpy_name(func, namespace) -> str | None:
-    """The name of the NumPy function or ufunc `func` names, else None."""
-    value = resolve(func, namespace)
-    if value is MISSING:
-        return None
-    module = getattr(value, "__module__", None) or ""
-    if isinstance(value, np.ufunc) or module.startswith("numpy"):
-        return getattr(value, "__name__", None)
-    return None
 
 
 def _shown(statement) -> str:

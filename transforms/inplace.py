@@ -19,7 +19,7 @@ import gast
 import numpy as np
 
 from transforms import aliases
-from transforms.aliases import numpy_name
+from transforms.call_results import numpy_name
 from transforms.argument_writes import (arguments_written_in_place, write_text,
                                         writes_into_arguments)
 from transforms.errors import Location
