@@ -684,3 +684,47 @@ def test_a_called_function_that_writes_into_its_argument():
         "function being differentiated, which would not see the change; return the new value "
         "instead, or work on a copy")
     assert caught.value.lineno == line_of(sets_the_first_and_sums, "A[0] = 10.0")
+
+
+# Writes made where the function's own statements do not show them: in a function defined
+# inside it, in a comprehension.
+
+def writes_in_a_nested_function(x):
+    A = x * 1.0
+    B = A
+
+    def set_first():
+        A[0] = 5.0
+    set_first()
+    return np.sum(B * x)
+
+
+def appends_in_a_comprehension(x):
+    A = x * 1.0
+    rows = []
+    [rows.append(A) for _ in range(2)]
+    A[0] = 0.0
+    return np.sum(rows[0] * x)
+
+
+def test_writes_in_nested_functions_and_comprehensions():
+    # They gave [6, 4] (true [5, 4]) and [0, 2] (true [0, 4]).
+    x = np.array([1.0, 2.0])
+    with pytest.raises(TransformError) as caught:
+        autotrace.grad(writes_in_a_nested_function)(x)
+    assert caught.value.message == (
+        f"set_first() changes 'A' in place (A[0] = ..., line "
+        f"{line_of(writes_in_a_nested_function, 'A[0] = 5.0')}), which autotrace does not "
+        f"follow into this function, and 'B', which shares its memory, is read after it on "
+        f"line {line_of(writes_in_a_nested_function, 'return')}; return the new value from "
+        f"set_first instead")
+    assert caught.value.lineno == line_of(writes_in_a_nested_function, "set_first()\n")
+    with pytest.raises(TransformError) as caught:
+        autotrace.grad(appends_in_a_comprehension)(x)
+    assert caught.value.message == (
+        f"A[0] = ... changes 'A' in place, and 'rows' shares its memory "
+        f"([rows.append(A) for _ in range(2)], line "
+        f"{line_of(appends_in_a_comprehension, '[rows.append')}), read after it on line "
+        f"{line_of(appends_in_a_comprehension, 'return')}; autotrace gives 'A' alone a new "
+        f"value. Give 'rows' a copy if it should keep the old value (A.copy()), or write into "
+        f"'rows' too")

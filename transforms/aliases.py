@@ -26,8 +26,9 @@ import collections
 import gast
 import numpy as np
 
-from transforms.argument_writes import (CONTAINER_WRITES, base_name, operator_text,
-                                        parameters_written)
+from transforms.argument_writes import (CONTAINER_WRITES, base_name,
+                                        enclosing_names_written, operator_text,
+                                        parameters_written, write_text)
 from transforms.call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, NEW_VALUE_BUILTINS,
                                      NEW_VALUE_METHODS, VIEW_FUNCTIONS, VIEWS_IN_A_LIST,
                                      is_one_of, numpy_name, python_callee)
@@ -100,6 +101,7 @@ class _Sharing:
         self.statement = None
         self.guards = {}
         self.callees = set()  # the code of the Python functions whose calls were checked
+        self.nested = {}  # a function defined here -> the names of this one it writes into
         self.taken_at = {}  # (container's site, held memory's site) -> the statement
 
     # --- values ---------------------------------------------------------------------------
@@ -187,6 +189,9 @@ class _Sharing:
             parts = [self.reach(self.value(e)) for e in node.keys + node.values if e is not None]
             return self.new(node, set().union(*parts))
         if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
+            for call in [n for n in _walk([node.elt if hasattr(node, "elt") else node.value])
+                         if isinstance(n, gast.Call)]:
+                self.call(call)  # `[rows.append(A) for ...]` writes into rows
             read = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
             return self.new(node, self.reach(set().union(*(self.name_value(r) for r in read))))
         if isinstance(node, gast.BinOp):  # arrays: a new one; lists: a new one, same items
@@ -219,6 +224,12 @@ class _Sharing:
             self.write(node.args[0], arguments[0], node, f"{_text(func)}(...)", in_place=True)
             return set()
         self.writes_by_callee(node)
+        if isinstance(func, gast.Name) and func.id in self.nested:  # a function defined here
+            for written, write in self.nested[func.id].items():
+                self.refuse_call_writing(
+                    node, self.reach(self.name_value(written)), written,
+                    f"{written!r} in place ({write_text(write)}, line "
+                    f"{self.location.line_of(write)})", func.id)
         numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
         uncopied = any(k.arg == "copy" and isinstance(k.value, gast.Constant)
                        and k.value.value is False for k in node.keywords)  # may be its input
@@ -297,17 +308,24 @@ class _Sharing:
                 (k.value for k in node.keywords if k.arg == parameter), None)
             if given is None or any(isinstance(a, gast.Starred) for a in node.args):
                 continue  # f(*args): which argument is which, the source does not say
-            written = self.reach(self.value(given))
-            for other in sorted(self.live_after.get(id(self.statement), ())):
-                if other in self.env and self.reach(set(self.env[other])) & written:
-                    passed = isinstance(given, gast.Name) and given.id == other
-                    reader = f"{other!r}" if passed else f"{other!r}, which shares its memory,"
-                    raise self.location.error(
-                        node, f"{_text(node)} changes its argument {parameter!r} in place "
-                        f"({what}, {filename}, line {line}), which autotrace does not follow "
-                        f"into this function, and {reader} is read after it on line "
-                        f"{self.read_line(other, node)}; return the new value from "
-                        f"{callee.__name__} instead", "write into shared memory")
+            self.refuse_call_writing(
+                node, self.reach(self.value(given)), getattr(given, "id", None),
+                f"its argument {parameter!r} in place ({what}, {filename}, line {line})",
+                callee.__name__)
+
+    def refuse_call_writing(self, node, written, given, change, callee) -> None:
+        """Refuse the call `node`, which makes `change` to the memories `written` (of the name
+        `given`) that autotrace does not follow into this function, where a name that shares
+        them is read afterwards."""
+        for other in sorted(self.live_after.get(id(self.statement), ())):
+            if other in self.env and self.reach(set(self.env[other])) & written:
+                reader = f"{other!r}" if other == given else (
+                    f"{other!r}, which shares its memory,")
+                raise self.location.error(
+                    node, f"{_text(node)} changes {change}, which autotrace does not follow "
+                    f"into this function, and {reader} is read after it on line "
+                    f"{self.read_line(other, node)}; return the new value from {callee} "
+                    f"instead", "write into shared memory")
 
     # --- statements ---------------------------------------------------------------------
 
@@ -347,6 +365,8 @@ class _Sharing:
             self.value(node.value)
         elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
             self.env[node.name] = {}
+            if isinstance(node, gast.FunctionDef):
+                self.nested[node.name] = enclosing_names_written(node)
 
     def loop(self, node) -> None:
         if isinstance(node, gast.For):

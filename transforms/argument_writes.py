@@ -13,26 +13,45 @@ from transforms.parsing import parse_function
 CONTAINER_WRITES = {"append", "extend", "insert", "pop"}
 
 
-def arguments_written_in_place(function: gast.FunctionDef) -> dict:
-    """The parameters that `function` writes into through a subscript, a list method the
-    transforms follow or np.add.at (`x[0] = v`, `xs.append(v)`): name -> the first such write,
-    in the order of the parameters."""
-    parameters = [a.id for a in function.args.posonlyargs + function.args.args
-                  + function.args.kwonlyargs]
+def names_written_in_place(function: gast.FunctionDef) -> dict:
+    """The names that `function` writes into through a subscript, a list method the
+    transforms follow or np.add.at (`x[0] = v`, `xs.append(v)`): name -> the first such
+    write."""
     written = {}
     for node in (n for statement in function.body for n in walk_scope(statement)):
         targets = (node.targets if isinstance(node, gast.Assign) else [node.target]
                    if isinstance(node, gast.AugAssign) else [])
         for target in targets:
-            if isinstance(target, gast.Subscript):
-                written.setdefault(getattr(base_name(target), "id", None), node)
+            if isinstance(target, gast.Subscript) and base_name(target) is not None:
+                written.setdefault(base_name(target).id, node)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and (
                 node.func.attr in CONTAINER_WRITES and isinstance(node.func.value, gast.Name)):
             written.setdefault(node.func.value.id, node)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and (
                 node.func.attr == "at" and node.args and isinstance(node.args[0], gast.Name)):
             written.setdefault(node.args[0].id, node)  # np.add.at(x, ...)
-    return {p: written[p] for p in parameters if p in written}
+    return written
+
+
+def arguments_written_in_place(function: gast.FunctionDef) -> dict:
+    """Those of `names_written_in_place` that are parameters, in the order of the parameters."""
+    written = names_written_in_place(function)
+    return {p: written[p] for p in parameter_names(function) if p in written}
+
+
+def enclosing_names_written(function: gast.FunctionDef) -> dict:
+    """Those of `names_written_in_place` that are the enclosing function's (closure
+    variables): neither parameters nor bound in `function`."""
+    own = set(parameter_names(function)) | {
+        n.id for statement in function.body for n in walk_scope(statement)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return {name: write for name, write in names_written_in_place(function).items()
+            if name not in own}
+
+
+def parameter_names(function: gast.FunctionDef) -> list:
+    return [a.id for a in function.args.posonlyargs + function.args.args
+            + function.args.kwonlyargs]
 
 
 def writes_into_arguments(function: gast.FunctionDef) -> dict:
@@ -56,8 +75,7 @@ def parameters_written(func) -> list:
     except Exception:  # noqa: BLE001 - no source: nothing known, as for any other call
         return []
     function = parsed.node
-    parameters = [a.id for a in function.args.posonlyargs + function.args.args
-                  + function.args.kwonlyargs]
+    parameters = parameter_names(function)
     return [(parameters.index(parameter), parameter, write_text(write),
              parsed.location.filename, parsed.location.line_of(write))
             for parameter, write in writes_into_arguments(function).items()]

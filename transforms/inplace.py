@@ -44,7 +44,8 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
 
     Returns the `A op= v` statements to check when they run, and adds to `checked_callees`
     the code of the functions whose calls were checked (aliases.check_writes)."""
-    nodes = [n for statement in function.body for n in walk_scope(statement)]
+    # Nested functions and comprehensions included: what runs there writes too.
+    nodes = [n for statement in function.body for n in gast.walk(statement)]
     parameters = {a.id for a in function.args.args + function.args.posonlyargs
                   + function.args.kwonlyargs}
     variables = parameters | {n.id for n in nodes
