@@ -11,13 +11,13 @@ name reads afterwards is followed as it is, into an argument too.
 `A += v` changes A in place only where A is an array or a list (a number gets a new value), and
 the source does not say which. Unless A is surely an array (made by `np.zeros`, ...), such a
 write is checked when it runs: `check_writes` returns it with its message, and the function
-gets a call of `refuse_shared_write` before it.
+gets a call of `refuse_shared_write` before it (transforms/inplace.py).
 
 The analysis reads the function's own source, statement by statement. Each place where a value
 is made (an expression, a parameter) is one memory; a name holds the memories it may be or view
-(several after branches), and a memory may hold others (a list, a dict, an object). It is
-conservative: what a function returns may be or hold any of its arguments, unless the function
-is NumPy's and makes a new array.
+(several after branches), and a memory may hold others (a list, a dict, an object). A Python
+function called is read too, to see which of its arguments it may return; what any other call
+returns may be or hold any of its arguments, unless it is NumPy's and makes a new array.
 """
 from __future__ import annotations
 
@@ -28,11 +28,11 @@ import numpy as np
 
 from transforms.argument_writes import (CONTAINER_WRITES, base_name,
                                         enclosing_names_written, operator_text,
-                                        parameters_written, write_text)
+                                        parameter_names, parameters_written, write_text)
 from transforms.call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, NEW_VALUE_BUILTINS,
                                      NEW_VALUE_METHODS, VIEW_FUNCTIONS, VIEWS_IN_A_LIST,
                                      is_one_of, numpy_name, python_callee)
-from transforms.errors import Location, TransformError
+from transforms.errors import Location
 from transforms.liveness import live_after
 from transforms.naming import SCOPES
 from transforms.parsing import MISSING, parse_function, resolve
@@ -65,17 +65,6 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
     return list(sharing.guards.values())
 
 
-def refuse_shared_write(value, message: str, filename: str, line: int) -> None:
-    """Raise TransformError where `value`, about to be changed by `op=`, is changed in place: an
-    array (not a NumPy number) or a list. Generated code calls it before `A op= v` where another
-    name that is read afterwards may share A's memory."""
-    if isinstance(value, (list, dict, set, bytearray, np.ndarray)) or (
-            hasattr(value, "shape") and hasattr(value, "dtype")
-            and not isinstance(value, np.generic)
-            and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy"))):
-        raise TransformError(message, filename, line, "write into shared memory")
-
-
 class _Sharing:
     """Which memories each name may share, statement by statement; refuses shared writes."""
 
@@ -84,8 +73,7 @@ class _Sharing:
         self.depth = depth  # how many calls deep, where a called function is read
         self.returned = set()  # the memories the function's return values may be or hold
         self.namespace = namespace
-        parameters = [a.id for a in function.args.posonlyargs + function.args.args
-                      + function.args.kwonlyargs]
+        parameters = parameter_names(function)
         self.locals = set(parameters) | {
             n.id for n in _walk(function.body)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
@@ -278,8 +266,7 @@ class _Sharing:
             sharing.block(parsed.node.body)
         except Exception:  # noqa: BLE001 - no source, or its own writes refused: not known
             return None
-        parameters = [a.id for a in parsed.node.args.posonlyargs + parsed.node.args.args
-                      + parsed.node.args.kwonlyargs]
+        parameters = parameter_names(parsed.node)
         found = set()
         for position, parameter in enumerate(parameters):
             if ("argument", parameter) not in sharing.returned:

@@ -22,7 +22,7 @@ from transforms import aliases
 from transforms.call_results import numpy_name
 from transforms.argument_writes import (arguments_written_in_place, write_text,
                                         writes_into_arguments)
-from transforms.errors import Location
+from transforms.errors import Location, TransformError
 from transforms.naming import SCOPES, walk_scope
 from transforms.parsing import MISSING, resolve
 
@@ -85,6 +85,17 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     copies = [_statement(f"{argument} = {helper('snapshot')}({argument})", function)
               for argument in written]
     function.body[:0] = copies
+
+
+def refuse_shared_write(value, message: str, filename: str, line: int) -> None:
+    """Raise TransformError where `value`, about to be changed by `op=`, is changed in place: an
+    array (not a NumPy number) or a list. Generated code calls it before `A op= v` where another
+    name that is read afterwards may share A's memory."""
+    if isinstance(value, (list, dict, set, bytearray, np.ndarray)) or (
+            hasattr(value, "shape") and hasattr(value, "dtype")
+            and not isinstance(value, np.generic)
+            and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy"))):
+        raise TransformError(message, filename, line, "write into shared memory")
 
 
 def _statement(text: str, at) -> gast.stmt:

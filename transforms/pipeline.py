@@ -35,8 +35,7 @@ from transforms.custom import custom_caller
 from transforms.codegen import debug_source, load_function, to_source
 from transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
 from transforms.exits import exits_to_flags
-from transforms.aliases import refuse_shared_write
-from transforms.inplace import check_writes, follow_writes
+from transforms.inplace import check_writes, follow_writes, refuse_shared_write
 from transforms.list_methods import rewrite_list_methods
 from transforms.live_names import DEFAULT, LiveNamespace, default_argument
 from transforms.naming import Namer, names_in

@@ -20,7 +20,7 @@ from runtime.structure import (accumulate, accumulate_attribute, attribute_gradi
                                tangent_seed)
 from runtime.adjoint_ops import unbroadcast
 from runtime.random import draw
-from transforms.aliases import refuse_shared_write
+from transforms.inplace import refuse_shared_write
 from transforms.rules.core import adjoint, constant, d
 
 # shape_only's result is read for its shape alone (transforms/cleanup.py); refuse_shared_write
