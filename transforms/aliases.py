@@ -68,9 +68,10 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
 class _Sharing:
     """Which memories each name may share, statement by statement; refuses shared writes."""
 
-    def __init__(self, function, location, namespace, depth=0):
+    def __init__(self, function, location, namespace, depth=0, returns=None):
         self.location = location
         self.depth = depth  # how many calls deep, where a called function is read
+        self.returns = {} if returns is None else returns  # see returned_parameters
         self.returned = set()  # the memories the function's return values may be or hold
         self.namespace = namespace
         parameters = parameter_names(function)
@@ -260,17 +261,11 @@ class _Sharing:
         if callee is None or self.depth >= _DEEPEST_CALLS or any(
                 isinstance(a, gast.Starred) for a in node.args):
             return None
-        try:
-            parsed = parse_function(callee)
-            sharing = _Sharing(parsed.node, parsed.location, parsed.namespace, self.depth + 1)
-            sharing.block(parsed.node.body)
-        except Exception:  # noqa: BLE001 - no source, or its own writes refused: not known
+        parameters = self.returned_parameters(callee)
+        if parameters is None:
             return None
-        parameters = parameter_names(parsed.node)
         found = set()
-        for position, parameter in enumerate(parameters):
-            if ("argument", parameter) not in sharing.returned:
-                continue
+        for position, parameter in parameters:
             position -= before
             if position < 0 and not isinstance(node.func, gast.Attribute):
                 return None  # a bound method called by another name: its object unknown
@@ -279,6 +274,24 @@ class _Sharing:
                          (k.value for k in node.keywords if k.arg == parameter), None))
             found |= self.reach(self.value(given))  # none for a default value
         return found
+
+    def returned_parameters(self, callee):
+        """(position, name) of the parameters whose argument the Python function `callee` may
+        return (or hold in what it returns); None where that is not known."""
+        if callee.__code__ not in self.returns:
+            self.returns[callee.__code__] = None  # while it is read: a recursive call
+            try:
+                parsed = parse_function(callee)
+                sharing = _Sharing(parsed.node, parsed.location, parsed.namespace,
+                                   self.depth + 1, self.returns)
+                sharing.block(parsed.node.body)
+            except Exception:  # noqa: BLE001 - no source, or its own writes refused
+                return None
+            self.returns[callee.__code__] = [
+                (position, parameter)
+                for position, parameter in enumerate(parameter_names(parsed.node))
+                if ("argument", parameter) in sharing.returned]
+        return self.returns[callee.__code__]
 
     def writes_by_callee(self, node) -> None:
         """Refuse a call of a function that writes into its argument, which autotrace does
