@@ -459,10 +459,20 @@ def writes_what_a_function_made(z):
     return np.sum(p * z)
 
 
+def replaces_an_item_of_a_list_another_name_took(x):
+    # first holds the item, not the list: the list taking a new item leaves it as it was
+    items = [x * 2.0, x * 3.0]
+    first = items[0]
+    items[0] = x * x
+    last = items.pop()
+    return np.sum(first * items[0] * last)
+
+
 @pytest.mark.parametrize("func", [writes_after_the_last_read_of_an_alias,
                                   rebinds_the_alias_before_reading_it,
                                   writes_a_view_of_a_local_read_alone, fills_a_list_of_rows,
-                                  writes_what_a_function_made],
+                                  writes_what_a_function_made,
+                                  replaces_an_item_of_a_list_another_name_took],
                          ids=lambda f: f.__name__)
 def test_a_write_no_other_name_reads_afterwards_is_followed(func):
     x = np.array([1.5, -2.0, 0.5])

@@ -42,6 +42,10 @@ from transforms.parsing import MISSING, parse_function, resolve
 _MOST_LOOP_RUNS = 64
 # Functions called are read to see which arguments they may return, this many calls deep.
 _DEEPEST_CALLS = 3
+# Methods of a list or dict that give one of its items (or the default passed).
+_ITEM_METHODS = {"pop", "get", "setdefault", "popitem"}
+# Builtins whose result is surely a new list, tuple or dict.
+_CONTAINER_MAKERS = {list, tuple, dict, sorted}
 
 
 def check_writes(function: gast.FunctionDef, location: Location, namespace: dict,
@@ -82,6 +86,9 @@ class _Sharing:
         self.env = {p: {("argument", p): function} for p in parameters}
         self.holds = collections.defaultdict(set)  # memory -> memories it may hold
         self.arrays = set()  # memories that are surely arrays
+        # Memories that are surely lists, tuples or dicts: an item of one is not the container
+        # (changing the list leaves the item as it is), where an item of an array is a view.
+        self.containers = set()
         self.live_after = live_after(function.body)
         self.reads = sorted((n.lineno, n.id) for n in _walk(function.body)
                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
@@ -108,7 +115,13 @@ class _Sharing:
     def held(self, memories) -> set:
         return self.reach(set().union(*(self.holds.get(m, ()) for m in memories)))
 
-    def new(self, node, holding=(), array=False) -> set:
+    def item(self, memories) -> set:
+        """The memories an item of a value in `memories` may be or view: of a container, what
+        it holds; of an array (or what the source does not say), the array too."""
+        return set().union(*(self.held({m}) if m in self.containers else self.reach({m})
+                             for m in memories))
+
+    def new(self, node, holding=(), array=False, container=False) -> set:
         """The memory made at `node`. In a loop, what the last run made there (held by a list
         the loop appends to, say) becomes an older memory of its own: a write into the newest
         does not reach the old ones."""
@@ -119,6 +132,8 @@ class _Sharing:
         self.hold(memory, holding)
         if array:
             self.arrays.add(memory)
+        if container:
+            self.containers.add(memory)
         return {memory}
 
     def age(self, memory) -> None:
@@ -133,6 +148,8 @@ class _Sharing:
             self.holds[old] |= self.holds.pop(memory)
         if memory in self.arrays:
             self.arrays.add(old)
+        if memory in self.containers:
+            self.containers.add(old)
 
     def hold(self, memory, holding) -> None:
         for held in holding:  # where, for errors: `rows.append(A)`, more telling than `rows = []`
@@ -167,22 +184,24 @@ class _Sharing:
             return set()
         if isinstance(node, (gast.Subscript, gast.Starred)):
             self.value(getattr(node, "slice", None))
-            return self.reach(self.value(node.value))
+            return self.item(self.value(node.value))
         if isinstance(node, gast.Attribute):
             if node.value is not None and self.is_global(node):
                 return set()  # np.pi, a module's attribute
             return self.reach(self.value(node.value))
         if isinstance(node, (gast.List, gast.Tuple, gast.Set)):
-            return self.new(node, set().union(*(self.reach(self.value(e)) for e in node.elts)))
+            return self.new(node, set().union(*(self.reach(self.value(e)) for e in node.elts)),
+                            container=True)
         if isinstance(node, gast.Dict):
             parts = [self.reach(self.value(e)) for e in node.keys + node.values if e is not None]
-            return self.new(node, set().union(*parts))
+            return self.new(node, set().union(*parts), container=True)
         if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
             for call in [n for n in _walk([node.elt if hasattr(node, "elt") else node.value])
                          if isinstance(n, gast.Call)]:
                 self.call(call)  # `[rows.append(A) for ...]` writes into rows
             read = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
-            return self.new(node, self.reach(set().union(*(self.name_value(r) for r in read))))
+            return self.new(node, self.reach(set().union(*(self.name_value(r) for r in read))),
+                            container=True)
         if isinstance(node, gast.BinOp):  # arrays: a new one; lists: a new one, same items
             return self.new(node, self.held(self.value(node.left) | self.value(node.right)))
         if isinstance(node, (gast.BoolOp, gast.IfExp)):  # one of its operands
@@ -237,7 +256,9 @@ class _Sharing:
                 for memory in owner:
                     self.hold(memory, reached)
             if func.attr == "copy":
-                return self.new(node, self.held(owner))
+                return self.new(node, self.held(owner), container=owner <= self.containers)
+            if func.attr in _ITEM_METHODS and owner and owner <= self.containers:
+                return self.item(owner) | reached  # the item taken, or the default given
             if func.attr in NEW_VALUE_METHODS:
                 return self.new(node)
             return self.new(node, self.reach(owner) | reached) | self.reach(owner) | reached
@@ -245,7 +266,7 @@ class _Sharing:
         if is_one_of(target, NEW_VALUE_BUILTINS):
             return self.new(node)
         if is_one_of(target, CONTAINER_BUILTINS):
-            return self.new(node, reached)
+            return self.new(node, reached, container=is_one_of(target, _CONTAINER_MAKERS))
         returned = self.returned_by(node)
         if returned is not None:
             return self.new(node, returned) | returned
