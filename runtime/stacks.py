@@ -32,7 +32,13 @@ Decisions:
   Buffer reuse never writes into a pushed array (the stack still holds it), nor into an input of
   a loop or branch that pushes.
 - Tracing a branch or loop body again (after a retry) first restores the schema (`snapshot`,
-  `restore`): pushes only append to lists, so a snapshot is each list's length.
+  `restore`): a copy of each list of entries.
+- A push after pops at the same level (a second derivative pushes back, in its adjoint sweep,
+  what the first derivative popped) first drops the entries popped there: the list of entries
+  is then what the stack holds, as at run time.
+- The gradient of a stack (`b_stack1 = zeros_like(_stack1)` in a second derivative, or the
+  tangents beside it in forward over reverse) is a stack too (`SavedValues.zeros_like`): made
+  where the stack holds nothing, it is a new, empty one.
 - Pops that do not match the pushes (a branch's pops where the forward pushed outside one) are
   an error that says so: never a wrong value.
 """
@@ -45,6 +51,7 @@ import numpy as np
 from runtime.abstract import abstractify
 from runtime.control import ControlFlowError, ControlPrimitive, current_builder
 from runtime.ops import primitives, register
+from runtime.structure import zeros_like
 from runtime.tracer import (OutputStructure, Tracer, _Slot, is_array, leaves_with_paths,
                             map_arrays, tracer_kinds)
 
@@ -129,6 +136,17 @@ class SavedValues(list):
 
     __slots__ = ()
 
+    @staticmethod
+    def zeros_like(stack):
+        """The gradient or tangent of a stack of saved values, a stack of the same kind: the
+        zeros of what `stack` holds (`b_stack1 = zeros_like(_stack1)` in converted code)."""
+        if not isinstance(stack, TracedStack):
+            return SavedValues(zeros_like(item) for item in stack)
+        if stack.holds_values():
+            raise _mismatch("the gradient of a stack of saved values is made while the stack "
+                            "still holds values pushed in a loop or branch on a traced value")
+        return new_stack(current_builder(stack), [])
+
 
 class TracedStack(Tracer):
     """A traced stack: `append` and `pop` record stack ops (see the module docstring)."""
@@ -157,13 +175,20 @@ class TracedStack(Tracer):
             builder = builder.parent
         return roles[::-1]
 
+    def holds_values(self) -> bool:
+        """Whether the stack holds arrays at run time, as far as the pops so far tell."""
+        entries = self.schema.entries
+        left = self.schema.readings.get(_TOP, len(entries))
+        return any(entry.stored if isinstance(entry, Item) else entry.stores_anything()
+                   for entry in entries[:left])
+
     def append(self, value) -> None:
         builder = current_builder(self)
-        entries = self.schema.entries
+        entries = self._unpopped(self.schema.entries, _TOP)
         for kind, token, part in self._roles(builder):
             if not (entries and isinstance(entries[-1], Nested) and entries[-1].token is token):
                 entries.append(Nested(kind, token))
-            entries = entries[-1].parts.setdefault(part, [])
+            entries = self._unpopped(entries[-1].parts.setdefault(part, []), (token, part))
         if is_array(value):
             self._push_array(builder, entries, value)
         elif leaves_with_paths(value):
@@ -179,6 +204,13 @@ class TracedStack(Tracer):
                                                  len(arrays))))
         else:
             entries.append(Item(False, value))
+
+    def _unpopped(self, entries: list, key) -> list:
+        """`entries`, less those popped already: a push after pops (a second derivative
+        pushes again what its first derivative popped) goes on top of what is left."""
+        left = self.schema.readings.pop(key, len(entries))
+        del entries[left:]
+        return entries
 
     def _push_array(self, builder, entries: list, value) -> None:
         entries.append(Item(True, value.aval if isinstance(value, Tracer)
@@ -255,17 +287,29 @@ def _lists(entries: list):
                 yield from _lists(part)
 
 
+def _nested(entries: list):
+    for entry in entries:
+        if isinstance(entry, Nested):
+            yield entry
+            for part in entry.parts.values():
+                yield from _nested(part)
+
+
 def snapshot(stacks) -> list:
     """What is known of `stacks` now, for `restore` before a branch or loop is traced again."""
-    return [(stack.schema, [(entries, len(entries)) for entries in _lists(stack.schema.entries)],
+    return [(stack.schema, [(entries, list(entries)) for entries in _lists(stack.schema.entries)],
+             [(nested, dict(nested.parts)) for nested in _nested(stack.schema.entries)],
              dict(stack.schema.readings), dict(stack.schema.bindings)) for stack in stacks]
 
 
 def restore(saved: list) -> None:
-    """Forget what a failed trace of a branch or loop body pushed onto or popped from stacks."""
-    for schema, lengths, readings, bindings in saved:
-        for entries, length in lengths:
-            del entries[length:]
+    """Forget what a failed trace of a branch or loop body pushed onto or popped from stacks
+    (a push after pops also drops the popped entries, so each list is restored whole)."""
+    for schema, lists, parts, readings, bindings in saved:
+        for entries, contents in lists:
+            entries[:] = contents
+        for nested, nested_parts in parts:
+            nested.parts = dict(nested_parts)
         schema.readings, schema.bindings = dict(readings), dict(bindings)
 
 
