@@ -462,7 +462,8 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
 
     def loop_body(state):
         results = body_fn(*full(state))
-        return tuple(results[index] for index in carried)
+        return tuple(kept if _left_dead(placeholders, names[index], results[index], live)
+                     else results[index] for index, kept in zip(carried, state))
 
     init = tuple(values[index] for index in carried)
     carried_names = [names[index] for index in carried]
@@ -484,6 +485,13 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
         return state
 
     return tuple(full(_until_settled(where, len(carried), attempt)))
+
+
+def _left_dead(placeholders, variable: str, result, live) -> bool:
+    """Whether generated code's loop body left `variable` unset (an if in it came back with it
+    `Undefined`: read nowhere after the if, in the loop or after it); the loop then carries
+    its value on unchanged, which nothing reads."""
+    return placeholders is True and not _is_defined(result) and variable not in live
 
 
 def _check_loop_values(where, statement, names, init, before, after, promote,
