@@ -177,6 +177,9 @@ def _placeholders(index: int, before, in_true, in_false) -> dict:
         side = not true_set
         filler = _zeros_like_tree(in_true if true_set else in_false)
         return {(side, index): lambda value: filler}
+    if _is_defined(in_true) != _is_defined(in_false):
+        # None on one side (a value saved before anything set it), unassigned on the other.
+        return {(_is_defined(in_false), index): lambda value: None}
     if not (isinstance(before, list) and isinstance(in_true, list)
             and isinstance(in_false, list) and len(in_true) == len(in_false)):
         return {}
