@@ -53,6 +53,7 @@ def convert(function, helpers: dict):
     converter.generated_code = hasattr(original, "__autotrace_source__")
     if converter.generated_code:
         _mark_stacks(tree, namespace_of(original))
+        converter.user_lines = getattr(original, "__autotrace_lines__", {})
     tree = converter.function(tree)
     debug_source("control_flow", tree)
     return _compile(tree, original, helpers, converter.generated)
