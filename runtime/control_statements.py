@@ -29,6 +29,8 @@ Decisions:
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from runtime.control import (ControlFlowError, _aval, _describe,
@@ -220,11 +222,20 @@ def _lengths_differ(a, b) -> bool:
 
 def _list_length_error(where: str, variable: str, statement: str) -> ControlFlowError:
     """For derivative code: a list it appends to or pops from on a traced condition."""
+    if _SAVED_VALUES.match(variable):
+        return _error(where, f"{variable!r} holds the values this derivative saves, and it "
+                             f"appends to or pops from it in this {statement} on a traced "
+                             f"value, in a way a trace cannot follow (first and second "
+                             f"derivatives it can). Compute this derivative eagerly, or trace "
+                             f"one of lower order, e.g. autotrace.function(autotrace.grad(f))")
     return _error(where, f"{variable!r} is a list whose length here depends on a traced value "
                          f"(this derivative appends to or pops from it in this {statement}); a "
-                         f"trace needs its length. Compute this derivative eagerly; for a second "
-                         f"derivative (grad of grad), trace the first derivative only: "
-                         f"autotrace.function(autotrace.grad(f))")
+                         f"trace needs its length. Give the loop Python bounds (it then "
+                         f"unrolls), keep the values in an array of known shape instead of a "
+                         f"list, or compute this derivative eagerly")
+
+
+_SAVED_VALUES = re.compile(r"^[bd]*_stack\d+$")  # generated stacks, and their gradients
 
 
 def _check_variable(where: str, variable: str, in_true, in_false,
