@@ -455,3 +455,25 @@ def test_a_traced_third_derivative_through_a_traced_loop_is_refused_at_the_users
         "in this while loop on a traced value, in a way a trace cannot follow (first and "
         "second derivatives it can). Compute this derivative eagerly, or trace one of lower "
         "order, e.g. autotrace.function(autotrace.grad(f))")
+
+
+def keep_every_step(x):
+    steps = [x]
+    while x < 2.0:
+        x = x * 1.5 + 0.1
+        steps.append(x)
+    return steps[0] * x
+
+
+def test_a_list_grown_in_a_traced_loop_is_refused_at_the_users_line_saying_what_to_do():
+    with pytest.raises(ControlFlowError) as raised:
+        autotrace.function(autotrace.grad(keep_every_step))(np.array(0.3))
+    first_line, reason = str(raised.value).splitlines()[:2]
+    loop_line = keep_every_step.__code__.co_firstlineno + 2
+    assert first_line.startswith(f"{__file__}:{loop_line}: while x < 2.0: (derivative code "
+                                 f"<autotrace dkeep_every_step")
+    assert reason.strip() == (
+        "'steps' is a list whose length here depends on a traced value (this derivative "
+        "appends to or pops from it in this while loop); a trace needs its length. Give the "
+        "loop Python bounds (it then unrolls), keep the values in an array of known shape "
+        "instead of a list, or compute this derivative eagerly")
