@@ -157,8 +157,8 @@ class TracedStack(Tracer):
     def schema(self) -> StackSchema:
         return self.aval.schema
 
-    def _rebind(self, builder, primitive: str, inputs: list):
-        results = builder.record(primitives[primitive], inputs, {})
+    def _rebind(self, builder, primitive: str, inputs: list, **attrs):
+        results = builder.record(primitives[primitive], inputs, attrs)
         stack, *items = results if isinstance(results, tuple) else (results,)
         self._builder, self.graph_var = stack._builder, stack.graph_var
         return items
@@ -248,7 +248,8 @@ class TracedStack(Tracer):
 
     def _pop_array(self, builder, item: Item):
         self.schema.popping = item.content
-        (value,) = self._rebind(builder, "stack_pop", [self])
+        shape = tuple(None if size is None else int(size) for size in item.content.shape)
+        (value,) = self._rebind(builder, "stack_pop", [self], shape=shape)
         return value
 
     def _take(self, entries: list, key, wanted: str):
@@ -324,8 +325,32 @@ def _push_impl(stack, value):
     return stack
 
 
-def _pop_impl(stack):
-    return stack, stack.pop()
+def _pop_impl(stack, *, shape):
+    value = stack.pop()
+    if not _has_shape(value, shape):
+        raise RuntimeError(_POPPED_WRONG)
+    return stack, value
+
+
+def _has_shape(value, shape: tuple) -> bool:
+    actual = getattr(value, "shape", ())
+    return len(actual) == len(shape) and all(
+        expected is None or size == expected for size, expected in zip(actual, shape))
+
+
+# A pop checks what it took against what the trace expected, so that a mistake in following the
+# pushes is an error, never a wrong value.
+_POPPED_WRONG = ("autotrace internal error: a traced stack of saved values gave back a value "
+                 "of another shape than its trace expected; compute this derivative eagerly")
+
+
+def _pop_statements(outputs, args, attrs, define) -> list:
+    stack, value = outputs
+    shape = attrs["shape"]
+    wrong = [f"len(getattr({value}, 'shape', ())) != {len(shape)}"] + [
+        f"{value}.shape[{axis}] != {size}" for axis, size in enumerate(shape) if size is not None]
+    return [f"{stack} = {args[0]}", f"{value} = {stack}.pop()",
+            f"if {' or '.join(wrong)}: raise RuntimeError({_POPPED_WRONG!r})"]
 
 
 register(ControlPrimitive(
@@ -336,7 +361,6 @@ register(ControlPrimitive(
     subgraph_statements=lambda outputs, args, attrs, define: [
         f"{args[0]}.append({args[1]})", f"{outputs[0]} = {args[0]}"]))
 register(ControlPrimitive(
-    "stack_pop", _pop_impl, lambda stack: (stack, stack.schema.popping),
-    subgraph_statements=lambda outputs, args, attrs, define: [
-        f"{outputs[0]} = {args[0]}", f"{outputs[1]} = {outputs[0]}.pop()"]))
+    "stack_pop", _pop_impl, lambda stack, *, shape: (stack, stack.schema.popping),
+    subgraph_statements=_pop_statements))
 tracer_kinds[AbstractStack] = TracedStack
