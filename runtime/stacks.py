@@ -40,7 +40,8 @@ Decisions:
   tangents beside it in forward over reverse) is a stack too (`SavedValues.zeros_like`): made
   where the stack holds nothing, it is a new, empty one.
 - Pops that do not match the pushes (a branch's pops where the forward pushed outside one) are
-  an error that says so: never a wrong value.
+  an error that says so: never a wrong value. Each pop also checks, when it runs, that what it
+  took has the shape the trace expected.
 """
 from __future__ import annotations
 
