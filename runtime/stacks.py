@@ -138,14 +138,22 @@ class SavedValues(list):
     __slots__ = ()
 
     @staticmethod
-    def zeros_like(stack):
+    def zeros_like(stack, gradients=None):
         """The gradient or tangent of a stack of saved values, a stack of the same kind: the
-        zeros of what `stack` holds (`b_stack1 = zeros_like(_stack1)` in converted code)."""
+        zeros of what `stack` holds (`b_stack1 = zeros_like(_stack1)` in converted code
+        becomes `b_stack1 = SavedValues.zeros_like(_stack1, b_stack1)`).
+
+        A traced stack must hold nothing here. Its gradient is then `gradients`, the stack the
+        name held before, where that holds nothing either: made again in each branch of a
+        traced if, the gradient stays one graph value that the if passes on."""
         if not isinstance(stack, TracedStack):
             return SavedValues(zeros_like(item) for item in stack)
         if stack.holds_values():
             raise _mismatch("the gradient of a stack of saved values is made while the stack "
                             "still holds values pushed in a loop or branch on a traced value")
+        if isinstance(gradients, SavedValues) and not gradients or isinstance(
+                gradients, TracedStack) and not gradients.holds_values():
+            return gradients
         return new_stack(current_builder(stack), [])
 
 
@@ -177,11 +185,28 @@ class TracedStack(Tracer):
         return roles[::-1]
 
     def holds_values(self) -> bool:
-        """Whether the stack holds arrays at run time, as far as the pops so far tell."""
-        entries = self.schema.entries
-        left = self.schema.readings.get(_TOP, len(entries))
-        return any(entry.stored if isinstance(entry, Item) else entry.stores_anything()
-                   for entry in entries[:left])
+        """Whether the stack may hold arrays at run time on the path being traced, as far as
+        the pushes and pops so far tell: the other side of a branch being traced does not
+        count; earlier iterations of a loop being traced, and what a loop or branch popping
+        here has not popped yet, do."""
+        schema = self.schema
+        entries, key = schema.entries, _TOP
+        for kind, token, part in self._roles(current_builder(self)):
+            visible = entries[:schema.readings.get(key, len(entries))]
+            current = visible[-1] if visible and isinstance(visible[-1], Nested) and (
+                visible[-1].token is token) else None
+            if _stores(visible[:-1] if current else visible):
+                return True
+            bound = schema.bindings.get(token)  # the forward loop or branch popped here
+            if bound is not None and (kind != "cond" and bound.stores_anything() or _stores(
+                    bound.parts.get(part, [])[:schema.readings.get((token, part))])):
+                return True
+            if current is None:
+                return False
+            if kind != "cond" and current.stores_anything():
+                return True  # pushed by the iterations before this one
+            entries, key = current.parts.get(part, []), (token, part)
+        return _stores(entries[:schema.readings.get(key, len(entries))])
 
     def append(self, value) -> None:
         builder = current_builder(self)
@@ -271,6 +296,11 @@ class TracedStack(Tracer):
 
     def __repr__(self) -> str:
         return "TracedStack"
+
+
+def _stores(entries: list) -> bool:
+    return any(entry.stored if isinstance(entry, Item) else entry.stores_anything()
+               for entry in entries)
 
 
 def new_stack(builder, items: list) -> TracedStack:

@@ -99,14 +99,22 @@ def _mark_stacks(tree, namespace: dict) -> None:
         stacks -= apart
     stacks -= {n for n in gradient_edits.uses if n not in zeros_of}
     for node in creations:
-        if node.targets[0].id not in stacks:
+        target = node.targets[0].id
+        if target not in stacks:
             continue
         saved_values = name(helper("SavedValues"))
-        if node.targets[0].id in zeros_of:
+        if target in zeros_of:
             node.value.func = gast.Attribute(value=saved_values, attr="zeros_like",
                                              ctx=gast.Load())
+            node.value.args.append(name(target))
         else:
             node.value = gast.Call(func=saved_values, args=[], keywords=[])
+    # A gradient stack starts empty: made again in each branch of a traced if, it is then one
+    # value the if passes on (see SavedValues.zeros_like).
+    tree.body[:0] = [gast.copy_location(gast.Assign(
+        targets=[name(target, store=True)], value=gast.Call(
+            func=name(helper("SavedValues")), args=[], keywords=[]), type_comment=None),
+        tree.body[0]) for target in sorted(set(zeros_of) & stacks)]
     gradient_edits.apply(stacks)
 
 
