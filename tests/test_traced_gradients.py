@@ -291,7 +291,15 @@ def traced_trip_count(x):
     return np.sum(y * y)
 
 
-SECOND_ORDER_SHAPES = [sine_halving_in_a_loop, grow_with_a_counter, break_when_large,
+def if_without_else(x):
+    # The second derivative makes the gradient of the saved values inside each branch.
+    y = 2.0 * x
+    if np.max(x) > 0.5:
+        y = y * x * np.sin(x)
+    return np.sum(y)
+
+
+SECOND_ORDER_SHAPES = [if_without_else, sine_halving_in_a_loop, grow_with_a_counter, break_when_large,
                        return_early_when_large, nested_ifs, and_or_in_a_while, while_in_a_loop,
                        continue_when_large, elif_with_or, list_of_halvings, traced_trip_count]
 # Points away from each function's thresholds, which take different branches and trip counts.
