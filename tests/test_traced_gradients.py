@@ -299,9 +299,10 @@ def if_without_else(x):
     return np.sum(y)
 
 
-SECOND_ORDER_SHAPES = [if_without_else, sine_halving_in_a_loop, grow_with_a_counter, break_when_large,
-                       return_early_when_large, nested_ifs, and_or_in_a_while, while_in_a_loop,
-                       continue_when_large, elif_with_or, list_of_halvings, traced_trip_count]
+SECOND_ORDER_SHAPES = [if_without_else, sine_halving_in_a_loop, grow_with_a_counter,
+                       break_when_large, return_early_when_large, nested_ifs, and_or_in_a_while,
+                       while_in_a_loop, continue_when_large, elif_with_or, list_of_halvings,
+                       traced_trip_count]
 # Points away from each function's thresholds, which take different branches and trip counts.
 SCALAR_POINTS = [0.3, 0.9, 1.6, -0.4, 2.5, 3.5]
 VECTOR_POINTS = [np.array([0.3, 0.2, -0.1]) * scale for scale in (1.0, 3.0, -1.0, 0.5, 6.0)]
