@@ -37,8 +37,9 @@ Decisions:
   what the first derivative popped) first drops the entries popped there: the list of entries
   is then what the stack holds, as at run time.
 - The gradient of a stack (`b_stack1 = zeros_like(_stack1)` in a second derivative, or the
-  tangents beside it in forward over reverse) is a stack too (`SavedValues.zeros_like`): made
-  where the stack holds nothing, it is a new, empty one.
+  tangents beside it in forward over reverse) is a stack too (`SavedValues.zeros_like`), made
+  where the stack holds nothing on the path being traced: an empty one, the same graph value
+  in both branches of a traced if that each make it.
 - Pops that do not match the pushes (a branch's pops where the forward pushed outside one) are
   an error that says so: never a wrong value. Each pop also checks, when it runs, that what it
   took has the shape the trace expected.
@@ -195,7 +196,7 @@ class TracedStack(Tracer):
             visible = entries[:schema.readings.get(key, len(entries))]
             current = visible[-1] if visible and isinstance(visible[-1], Nested) and (
                 visible[-1].token is token) else None
-            if _stores(visible[:-1] if current else visible):
+            if _stores(visible if current is None else visible[:-1]):
                 return True
             bound = schema.bindings.get(token)  # the forward loop or branch popped here
             if bound is not None and (kind != "cond" and bound.stores_anything() or _stores(
