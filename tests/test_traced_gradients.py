@@ -353,3 +353,14 @@ def test_traced_hvp_and_hessian_through_traced_control_flow(f):
         np.testing.assert_allclose(hessian(x) @ DIRECTION, hvp(x, DIRECTION), rtol=1e-10,
                                    atol=1e-12)
     assert traced_hvp.trace_count == 1 and traced_hessian.trace_count == 1
+
+
+@pytest.mark.parametrize("f", SECOND_ORDER_SHAPES)
+def test_traced_reverse_mode_jacobian_of_the_gradient_through_traced_control_flow(f):
+    # Reverse over reverse, one row of the Hessian per pull-back.
+    hessian = autotrace.jacobian(autotrace.grad(f), mode="reverse")
+    traced = autotrace.function(hessian)
+    for x in VECTOR_POINTS:
+        np.testing.assert_allclose(hessian(x), autotrace.hessian(f)(x), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(traced(x), hessian(x), rtol=1e-12, atol=1e-14)
+    assert traced.trace_count == 1
