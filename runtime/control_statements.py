@@ -35,7 +35,8 @@ import numpy as np
 
 from runtime.control import (ControlFlowError, _aval, _describe,
                              _same_structure, current_builder, traced_cond, traced_while, cond)
-from runtime.stacks import SavedValues, TracedStack, new_stack, restore, snapshot
+from runtime.stacks import (SavedValues, StackMismatch, TracedStack, new_stack, restore,
+                            snapshot)
 from runtime.tracer import (Tracer, TracerConversionError, is_array, leaves_with_paths,
                             map_arrays, mark_view, set_item as _set_array_item)
 
@@ -206,6 +207,8 @@ def _until_settled(where: str, variables: int, attempt):
             return attempt()
         except _Retry:
             continue
+        except StackMismatch as mismatch:  # the innermost statement names the user's line
+            raise _error(where, str(mismatch)) from None
     raise _error(where, "the shapes and dtypes of this statement's variables did not settle "
                         "after tracing it once per variable; give them their final dtype "
                         "before the statement")

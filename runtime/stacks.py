@@ -123,8 +123,13 @@ class AbstractStack:
         return "stack"
 
 
-def _mismatch(what: str) -> ControlFlowError:
-    return ControlFlowError(
+class StackMismatch(ControlFlowError):
+    """Pushes and pops a trace cannot follow; the converted `if` or loop it happens in adds the
+    user's file and line (runtime/control_statements.py)."""
+
+
+def _mismatch(what: str) -> StackMismatch:
+    return StackMismatch(
         f"autotrace cannot trace this gradient: {what}, so the saved values it pops would not "
         f"be the ones it pushed. Take the gradient of the traced function instead, "
         f"autotrace.grad(autotrace.function(f)), or compute it eagerly")

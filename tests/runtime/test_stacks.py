@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from runtime.control import ControlFlowError, cond, while_loop
+from runtime.control_statements import if_stmt
 from runtime.executor import compile_graph
 from runtime.stacks import SavedValues, new_stack
 from runtime.tracer import trace
@@ -176,3 +177,21 @@ def _subgraphs(graph):
             for part in ("true", "false", "cond", "body"):
                 if hasattr(attribute, part):
                     yield from _subgraphs(getattr(attribute, part))
+
+
+def test_pops_a_converted_if_cannot_follow_are_an_error_at_the_users_line():
+    def popped_in_a_converted_if(x):
+        stack = new_stack(x._builder, [])
+
+        def take(stack):
+            stack.pop()
+            return (stack,)
+        return if_stmt(x.sum() > 0, take, lambda stack: (stack,), (stack,), names=("stack",),
+                       live=("stack",), where="model.py:3: if x.sum() > 0:", placeholders=True)
+    with pytest.raises(ControlFlowError) as error:
+        trace(popped_in_a_converted_if, (x3,))
+    assert str(error.value) == (
+        "model.py:3: if x.sum() > 0:\n  autotrace cannot trace this gradient: it pops more "
+        "values than were pushed, so the saved values it pops would not be the ones it pushed. "
+        "Take the gradient of the traced function instead, "
+        "autotrace.grad(autotrace.function(f)), or compute it eagerly")
