@@ -441,6 +441,16 @@ def test_a_traced_second_derivative_through_a_traced_loop_traces():
     assert traced.trace_count == 1
 
 
+def test_the_loops_of_derivatives_of_any_order_know_the_users_line():
+    loop_line = scale_until_large.__code__.co_firstlineno + 1
+    derivative = scale_until_large
+    for order in range(3):
+        derivative = autotrace.grad(derivative)
+        # The forward loop, its adjoint, and at higher orders their adjoints in turn.
+        assert set(derivative.__autotrace_lines__.values()) == {(__file__, loop_line)}
+        assert len(derivative.__autotrace_lines__) >= 2 ** (order + 1)
+
+
 def test_a_traced_third_derivative_through_a_traced_loop_is_refused_at_the_users_line():
     third = autotrace.grad(autotrace.grad(autotrace.grad(scale_until_large)))
     assert third(np.array(0.3)) == 0.0  # eagerly: the third derivative of 1.5^8 x^2 + ...
