@@ -29,11 +29,14 @@ Decisions:
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from runtime.control import (ControlFlowError, _aval, _describe,
                              _same_structure, current_builder, traced_cond, traced_while, cond)
-from runtime.stacks import SavedValues, TracedStack, new_stack, restore, snapshot
+from runtime.stacks import (SavedValues, StackMismatch, TracedStack, new_stack, restore,
+                            snapshot)
 from runtime.tracer import (Tracer, TracerConversionError, is_array, leaves_with_paths,
                             map_arrays, mark_view, set_item as _set_array_item)
 
@@ -177,6 +180,9 @@ def _placeholders(index: int, before, in_true, in_false) -> dict:
         side = not true_set
         filler = _zeros_like_tree(in_true if true_set else in_false)
         return {(side, index): lambda value: filler}
+    if _is_defined(in_true) != _is_defined(in_false):
+        # None on one side (a value saved before anything set it), unassigned on the other.
+        return {(_is_defined(in_false), index): lambda value: None}
     if not (isinstance(before, list) and isinstance(in_true, list)
             and isinstance(in_false, list) and len(in_true) == len(in_false)):
         return {}
@@ -201,6 +207,8 @@ def _until_settled(where: str, variables: int, attempt):
             return attempt()
         except _Retry:
             continue
+        except StackMismatch as mismatch:  # the innermost statement names the user's line
+            raise _error(where, str(mismatch)) from None
     raise _error(where, "the shapes and dtypes of this statement's variables did not settle "
                         "after tracing it once per variable; give them their final dtype "
                         "before the statement")
@@ -217,11 +225,20 @@ def _lengths_differ(a, b) -> bool:
 
 def _list_length_error(where: str, variable: str, statement: str) -> ControlFlowError:
     """For derivative code: a list it appends to or pops from on a traced condition."""
+    if _SAVED_VALUES.match(variable):
+        return _error(where, f"{variable!r} holds the values this derivative saves, and it "
+                             f"appends to or pops from it in this {statement} on a traced "
+                             f"value, in a way a trace cannot follow (first and second "
+                             f"derivatives it can). Compute this derivative eagerly, or trace "
+                             f"one of lower order, e.g. autotrace.function(autotrace.grad(f))")
     return _error(where, f"{variable!r} is a list whose length here depends on a traced value "
                          f"(this derivative appends to or pops from it in this {statement}); a "
-                         f"trace needs its length. Compute this derivative eagerly; for a second "
-                         f"derivative (grad of grad), trace the first derivative only: "
-                         f"autotrace.function(autotrace.grad(f))")
+                         f"trace needs its length. Give the loop Python bounds (it then "
+                         f"unrolls), keep the values in an array of known shape instead of a "
+                         f"list, or compute this derivative eagerly")
+
+
+_SAVED_VALUES = re.compile(r"^[bd]*_stack\d+$")  # generated stacks, and their gradients
 
 
 def _check_variable(where: str, variable: str, in_true, in_false,
@@ -462,7 +479,8 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
 
     def loop_body(state):
         results = body_fn(*full(state))
-        return tuple(results[index] for index in carried)
+        return tuple(kept if _left_dead(placeholders, names[index], results[index], live)
+                     else results[index] for index, kept in zip(carried, state))
 
     init = tuple(values[index] for index in carried)
     carried_names = [names[index] for index in carried]
@@ -484,6 +502,13 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
         return state
 
     return tuple(full(_until_settled(where, len(carried), attempt)))
+
+
+def _left_dead(placeholders, variable: str, result, live) -> bool:
+    """Whether generated code's loop body left `variable` unset (an if in it came back with it
+    `Undefined`: read nowhere after the if, in the loop or after it); the loop then carries
+    its value on unchanged, which nothing reads."""
+    return placeholders is True and not _is_defined(result) and variable not in live
 
 
 def _check_loop_values(where, statement, names, init, before, after, promote,

@@ -32,9 +32,17 @@ Decisions:
   Buffer reuse never writes into a pushed array (the stack still holds it), nor into an input of
   a loop or branch that pushes.
 - Tracing a branch or loop body again (after a retry) first restores the schema (`snapshot`,
-  `restore`): pushes only append to lists, so a snapshot is each list's length.
+  `restore`): a copy of each list of entries.
+- A push after pops at the same level (a second derivative pushes back, in its adjoint sweep,
+  what the first derivative popped) first drops the entries popped there: the list of entries
+  is then what the stack holds, as at run time.
+- The gradient of a stack (`b_stack1 = zeros_like(_stack1)` in a second derivative, or the
+  tangents beside it in forward over reverse) is a stack too (`SavedValues.zeros_like`), made
+  where the stack holds nothing on the path being traced: an empty one, the same graph value
+  in both branches of a traced if that each make it.
 - Pops that do not match the pushes (a branch's pops where the forward pushed outside one) are
-  an error that says so: never a wrong value.
+  an error that says so: never a wrong value. Each pop also checks, when it runs, that what it
+  took has the shape the trace expected.
 """
 from __future__ import annotations
 
@@ -45,6 +53,7 @@ import numpy as np
 from runtime.abstract import abstractify
 from runtime.control import ControlFlowError, ControlPrimitive, current_builder
 from runtime.ops import primitives, register
+from runtime.structure import zeros_like
 from runtime.tracer import (OutputStructure, Tracer, _Slot, is_array, leaves_with_paths,
                             map_arrays, tracer_kinds)
 
@@ -114,8 +123,13 @@ class AbstractStack:
         return "stack"
 
 
-def _mismatch(what: str) -> ControlFlowError:
-    return ControlFlowError(
+class StackMismatch(ControlFlowError):
+    """Pushes and pops a trace cannot follow; the converted `if` or loop it happens in adds the
+    user's file and line (runtime/control_statements.py)."""
+
+
+def _mismatch(what: str) -> StackMismatch:
+    return StackMismatch(
         f"autotrace cannot trace this gradient: {what}, so the saved values it pops would not "
         f"be the ones it pushed. Take the gradient of the traced function instead, "
         f"autotrace.grad(autotrace.function(f)), or compute it eagerly")
@@ -129,6 +143,25 @@ class SavedValues(list):
 
     __slots__ = ()
 
+    @staticmethod
+    def zeros_like(stack, gradients=None):
+        """The gradient or tangent of a stack of saved values, a stack of the same kind: the
+        zeros of what `stack` holds (`b_stack1 = zeros_like(_stack1)` in converted code
+        becomes `b_stack1 = SavedValues.zeros_like(_stack1, b_stack1)`).
+
+        A traced stack must hold nothing here. Its gradient is then `gradients`, the stack the
+        name held before, where that holds nothing either: made again in each branch of a
+        traced if, the gradient stays one graph value that the if passes on."""
+        if not isinstance(stack, TracedStack):
+            return SavedValues(zeros_like(item) for item in stack)
+        if stack.holds_values():
+            raise _mismatch("the gradient of a stack of saved values is made while the stack "
+                            "still holds values pushed in a loop or branch on a traced value")
+        if isinstance(gradients, SavedValues) and not gradients or isinstance(
+                gradients, TracedStack) and not gradients.holds_values():
+            return gradients
+        return new_stack(current_builder(stack), [])
+
 
 class TracedStack(Tracer):
     """A traced stack: `append` and `pop` record stack ops (see the module docstring)."""
@@ -139,8 +172,8 @@ class TracedStack(Tracer):
     def schema(self) -> StackSchema:
         return self.aval.schema
 
-    def _rebind(self, builder, primitive: str, inputs: list):
-        results = builder.record(primitives[primitive], inputs, {})
+    def _rebind(self, builder, primitive: str, inputs: list, **attrs):
+        results = builder.record(primitives[primitive], inputs, attrs)
         stack, *items = results if isinstance(results, tuple) else (results,)
         self._builder, self.graph_var = stack._builder, stack.graph_var
         return items
@@ -157,13 +190,37 @@ class TracedStack(Tracer):
             builder = builder.parent
         return roles[::-1]
 
+    def holds_values(self) -> bool:
+        """Whether the stack may hold arrays at run time on the path being traced, as far as
+        the pushes and pops so far tell: the other side of a branch being traced does not
+        count; earlier iterations of a loop being traced, and what a loop or branch popping
+        here has not popped yet, do."""
+        schema = self.schema
+        entries, key = schema.entries, _TOP
+        for kind, token, part in self._roles(current_builder(self)):
+            visible = entries[:schema.readings.get(key, len(entries))]
+            current = visible[-1] if visible and isinstance(visible[-1], Nested) and (
+                visible[-1].token is token) else None
+            if _stores(visible if current is None else visible[:-1]):
+                return True
+            bound = schema.bindings.get(token)  # the forward loop or branch popped here
+            if bound is not None and (kind != "cond" and bound.stores_anything() or _stores(
+                    bound.parts.get(part, [])[:schema.readings.get((token, part))])):
+                return True
+            if current is None:
+                return False
+            if kind != "cond" and current.stores_anything():
+                return True  # pushed by the iterations before this one
+            entries, key = current.parts.get(part, []), (token, part)
+        return _stores(entries[:schema.readings.get(key, len(entries))])
+
     def append(self, value) -> None:
         builder = current_builder(self)
-        entries = self.schema.entries
+        entries = self._unpopped(self.schema.entries, _TOP)
         for kind, token, part in self._roles(builder):
             if not (entries and isinstance(entries[-1], Nested) and entries[-1].token is token):
                 entries.append(Nested(kind, token))
-            entries = entries[-1].parts.setdefault(part, [])
+            entries = self._unpopped(entries[-1].parts.setdefault(part, []), (token, part))
         if is_array(value):
             self._push_array(builder, entries, value)
         elif leaves_with_paths(value):
@@ -179,6 +236,13 @@ class TracedStack(Tracer):
                                                  len(arrays))))
         else:
             entries.append(Item(False, value))
+
+    def _unpopped(self, entries: list, key) -> list:
+        """`entries`, less those popped already: a push after pops (a second derivative
+        pushes again what its first derivative popped) goes on top of what is left."""
+        left = self.schema.readings.pop(key, len(entries))
+        del entries[left:]
+        return entries
 
     def _push_array(self, builder, entries: list, value) -> None:
         entries.append(Item(True, value.aval if isinstance(value, Tracer)
@@ -216,7 +280,8 @@ class TracedStack(Tracer):
 
     def _pop_array(self, builder, item: Item):
         self.schema.popping = item.content
-        (value,) = self._rebind(builder, "stack_pop", [self])
+        shape = tuple(None if size is None else int(size) for size in item.content.shape)
+        (value,) = self._rebind(builder, "stack_pop", [self], shape=shape)
         return value
 
     def _take(self, entries: list, key, wanted: str):
@@ -239,6 +304,11 @@ class TracedStack(Tracer):
         return "TracedStack"
 
 
+def _stores(entries: list) -> bool:
+    return any(entry.stored if isinstance(entry, Item) else entry.stores_anything()
+               for entry in entries)
+
+
 def new_stack(builder, items: list) -> TracedStack:
     """A traced stack holding the Python list `items` (pushed onto it in the graph)."""
     stack = builder.record(primitives["stack_new"], [], {"schema": StackSchema(builder)})
@@ -255,17 +325,29 @@ def _lists(entries: list):
                 yield from _lists(part)
 
 
+def _nested(entries: list):
+    for entry in entries:
+        if isinstance(entry, Nested):
+            yield entry
+            for part in entry.parts.values():
+                yield from _nested(part)
+
+
 def snapshot(stacks) -> list:
     """What is known of `stacks` now, for `restore` before a branch or loop is traced again."""
-    return [(stack.schema, [(entries, len(entries)) for entries in _lists(stack.schema.entries)],
+    return [(stack.schema, [(entries, list(entries)) for entries in _lists(stack.schema.entries)],
+             [(nested, dict(nested.parts)) for nested in _nested(stack.schema.entries)],
              dict(stack.schema.readings), dict(stack.schema.bindings)) for stack in stacks]
 
 
 def restore(saved: list) -> None:
-    """Forget what a failed trace of a branch or loop body pushed onto or popped from stacks."""
-    for schema, lengths, readings, bindings in saved:
-        for entries, length in lengths:
-            del entries[length:]
+    """Forget what a failed trace of a branch or loop body pushed onto or popped from stacks
+    (a push after pops also drops the popped entries, so each list is restored whole)."""
+    for schema, lists, parts, readings, bindings in saved:
+        for entries, contents in lists:
+            entries[:] = contents
+        for nested, nested_parts in parts:
+            nested.parts = dict(nested_parts)
         schema.readings, schema.bindings = dict(readings), dict(bindings)
 
 
@@ -280,8 +362,32 @@ def _push_impl(stack, value):
     return stack
 
 
-def _pop_impl(stack):
-    return stack, stack.pop()
+def _pop_impl(stack, *, shape):
+    value = stack.pop()
+    if not _has_shape(value, shape):
+        raise RuntimeError(_POPPED_WRONG)
+    return stack, value
+
+
+def _has_shape(value, shape: tuple) -> bool:
+    actual = getattr(value, "shape", ())
+    return len(actual) == len(shape) and all(
+        expected is None or size == expected for size, expected in zip(actual, shape))
+
+
+# A pop checks what it took against what the trace expected, so that a mistake in following the
+# pushes is an error, never a wrong value.
+_POPPED_WRONG = ("autotrace internal error: a traced stack of saved values gave back a value "
+                 "of another shape than its trace expected; compute this derivative eagerly")
+
+
+def _pop_statements(outputs, args, attrs, define) -> list:
+    stack, value = outputs
+    shape = attrs["shape"]
+    wrong = [f"len(getattr({value}, 'shape', ())) != {len(shape)}"] + [
+        f"{value}.shape[{axis}] != {size}" for axis, size in enumerate(shape) if size is not None]
+    return [f"{stack} = {args[0]}", f"{value} = {stack}.pop()",
+            f"if {' or '.join(wrong)}: raise RuntimeError({_POPPED_WRONG!r})"]
 
 
 register(ControlPrimitive(
@@ -292,7 +398,6 @@ register(ControlPrimitive(
     subgraph_statements=lambda outputs, args, attrs, define: [
         f"{args[0]}.append({args[1]})", f"{outputs[0]} = {args[0]}"]))
 register(ControlPrimitive(
-    "stack_pop", _pop_impl, lambda stack: (stack, stack.schema.popping),
-    subgraph_statements=lambda outputs, args, attrs, define: [
-        f"{outputs[0]} = {args[0]}", f"{outputs[1]} = {outputs[0]}.pop()"]))
+    "stack_pop", _pop_impl, lambda stack, *, shape: (stack, stack.schema.popping),
+    subgraph_statements=_pop_statements))
 tracer_kinds[AbstractStack] = TracedStack

@@ -430,18 +430,60 @@ def scale_until_large(x):
     return x * x
 
 
-def test_a_traced_second_derivative_through_a_traced_loop_is_refused_saying_what_to_do():
+def test_a_traced_second_derivative_through_a_traced_loop_traces():
     second = autotrace.grad(autotrace.grad(scale_until_large))
-    # Eagerly: four steps scale x by 1.5^4, so the second derivative of x^2 is 2 * 1.5^8.
-    assert second(np.array(0.3)) == pytest.approx(2 * 1.5 ** 8)
+    traced = autotrace.function(second)
+    # Four steps scale x by 1.5^4, so the second derivative of x^2 is 2 * 1.5^8; from 0.5,
+    # three steps; from 2.5, none.
+    for x, steps in [(0.3, 4), (0.5, 3), (2.5, 0), (0.3, 4)]:
+        assert second(np.array(x)) == pytest.approx(2 * 1.5 ** (2 * steps))
+        assert traced(np.array(x)) == pytest.approx(2 * 1.5 ** (2 * steps), rel=1e-14)
+    assert traced.trace_count == 1
+
+
+def test_the_loops_of_derivatives_of_any_order_know_the_users_line():
+    loop_line = scale_until_large.__code__.co_firstlineno + 1
+    derivative = scale_until_large
+    for order in range(3):
+        derivative = autotrace.grad(derivative)
+        # The forward loop, its adjoint, and at higher orders their adjoints in turn.
+        assert set(derivative.__autotrace_lines__.values()) == {(__file__, loop_line)}
+        assert len(derivative.__autotrace_lines__) >= 2 ** (order + 1)
+
+
+def test_a_traced_third_derivative_through_a_traced_loop_is_refused_at_the_users_line():
+    third = autotrace.grad(autotrace.grad(autotrace.grad(scale_until_large)))
+    assert third(np.array(0.3)) == 0.0  # eagerly: the third derivative of 1.5^8 x^2 + ...
     with pytest.raises(ControlFlowError) as raised:
-        autotrace.function(second)(np.array(0.3))
-    message = str(raised.value)
-    assert message.splitlines()[1].strip() == (
-        "'_stack1' is a list whose length here depends on a traced value (this derivative "
-        "appends to or pops from it in this while loop); a trace needs its length. Compute "
-        "this derivative eagerly; for a second derivative (grad of grad), trace the first "
-        "derivative only: autotrace.function(autotrace.grad(f))")
-    # The first derivative traces.
-    first = autotrace.function(autotrace.grad(scale_until_large))
-    assert first(np.array(0.3)) == pytest.approx(autotrace.grad(scale_until_large)(np.array(0.3)))
+        autotrace.function(third)(np.array(0.3))
+    first_line, reason = str(raised.value).splitlines()[:2]
+    loop_line = scale_until_large.__code__.co_firstlineno + 1
+    assert first_line.startswith(f"{__file__}:{loop_line}: while x < 2.0: (derivative code "
+                                 f"<autotrace dddscale_until_large")
+    assert reason.strip() == (
+        "'_stack1' holds the values this derivative saves, and it appends to or pops from it "
+        "in this while loop on a traced value, in a way a trace cannot follow (first and "
+        "second derivatives it can). Compute this derivative eagerly, or trace one of lower "
+        "order, e.g. autotrace.function(autotrace.grad(f))")
+
+
+def keep_every_step(x):
+    steps = [x]
+    while x < 2.0:
+        x = x * 1.5 + 0.1
+        steps.append(x)
+    return steps[0] * x
+
+
+def test_a_list_grown_in_a_traced_loop_is_refused_at_the_users_line_saying_what_to_do():
+    with pytest.raises(ControlFlowError) as raised:
+        autotrace.function(autotrace.grad(keep_every_step))(np.array(0.3))
+    first_line, reason = str(raised.value).splitlines()[:2]
+    loop_line = keep_every_step.__code__.co_firstlineno + 2
+    assert first_line.startswith(f"{__file__}:{loop_line}: while x < 2.0: (derivative code "
+                                 f"<autotrace dkeep_every_step")
+    assert reason.strip() == (
+        "'steps' is a list whose length here depends on a traced value (this derivative "
+        "appends to or pops from it in this while loop); a trace needs its length. Give the "
+        "loop Python bounds (it then unrolls), keep the values in an array of known shape "
+        "instead of a list, or compute this derivative eagerly")

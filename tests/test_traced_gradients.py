@@ -165,3 +165,202 @@ def test_gradient_of_a_diagonal_scaled_by_a_traced_value():
     # d/dx: sum(diagonal(x, 1)) = 6 on the diagonal, trace(x) = 12 on the first superdiagonal
     np.testing.assert_array_equal(traced(x), [[6, 12, 0], [0, 6, 12], [0, 0, 6]])
     np.testing.assert_array_equal(autotrace.grad(trace_times_sum)(x), traced(x))
+
+
+# --- second derivatives through loops and branches on traced values -----------------------------
+# The first derivative saves values on a stack inside traced branches and loops; the second
+# derivative pushes them back and keeps their gradients on a stack of its own. Both stay in the
+# graph, so one trace serves inputs whose branches and trip counts differ.
+
+def halve_while_large(x):
+    for i in range(3):
+        if np.sum(x) > 1.0:
+            x = x * 0.5
+    return np.sum(x * x)
+
+
+def test_traced_second_derivative_through_an_if_in_a_loop_by_hand():
+    # x is halved until its sum is at most 1 (at most three times): f = x^2 / 4^k.
+    second = autotrace.function(autotrace.grad(autotrace.grad(halve_while_large)))
+    for x, halvings in [(3.0, 2), (1.5, 1), (0.5, 0), (10.0, 3), (0.9, 0), (2.5, 2)]:
+        assert second(np.array(x)) == pytest.approx(2.0 / 4 ** halvings, rel=1e-14)
+    assert second.trace_count == 1
+
+
+def sine_halving_in_a_loop(x):
+    for i in range(3):
+        if np.sum(x) > 1.0:
+            x = x * 0.5 + np.sin(x)
+    return np.sum(x * x * x)
+
+
+def grow_with_a_counter(x):
+    n = 0
+    while np.sum(x) < 2.0 and n < 5:
+        x = x * 1.5 + 0.1 * np.sin(x)
+        n = n + 1
+    return np.sum(x * x * x)
+
+
+def break_when_large(x):
+    for i in range(5):
+        x = np.sin(x) * 1.3 + x * x * 0.1
+        if np.sum(x) > 1.0:
+            break
+    return np.sum(x * x * x)
+
+
+def return_early_when_large(x):
+    for i in range(4):
+        if np.sum(x) > 3.0:
+            return np.sum(x * x * np.sin(x))
+        x = x * 1.7 + 0.2
+    return np.sum(np.sin(x) * x)
+
+
+def nested_ifs(x):
+    s = np.sum(x)
+    if s > 0.0:
+        if s > 1.0:
+            y = x * x * x
+        else:
+            y = x * x * 2.0
+    else:
+        y = -x * x * np.cos(x)
+    return np.sum(y)
+
+
+def and_or_in_a_while(x):
+    n = 0
+    while (np.sum(x) < 3.0 and np.sum(x) > -3.0) or n < 1:
+        x = x * 1.4 + 0.3 * np.cos(x)
+        n = n + 1
+        if n > 6:
+            break
+    return np.sum(x * x * x)
+
+
+def while_in_a_loop(x):
+    n = 0
+    while n < 3:
+        while np.sum(x) < 1.5:
+            x = x * 1.3 + 0.2
+        x = np.sin(x) * 0.7
+        n = n + 1
+    return np.sum(x * x * x)
+
+
+def continue_when_large(x):
+    y = x * 0.0
+    for i in range(4):
+        if np.sum(x) * i > 1.5:
+            continue
+        y = y + np.sin(x * i) * x
+    return np.sum(y * y)
+
+
+def elif_with_or(x):
+    s = np.sum(x)
+    y = x
+    for i in range(2):
+        if s > 2.0:
+            y = y * y
+        elif s > 0.5 or s < -1.0:
+            y = np.sin(y) * x
+        else:
+            y = y * 3.0
+        s = np.sum(y)
+    return np.sum(y * x)
+
+
+def list_of_halvings(x):
+    parts = []
+    for i in range(3):
+        if np.sum(x) > 0.5:
+            x = np.tanh(x) * 1.5
+        parts.append(x * x)
+    return np.sum(parts[0] * parts[2] + parts[1])
+
+
+def traced_trip_count(x):
+    n = 0
+    y = x
+    while n < np.sum(x) * 3.0 + 2.0:
+        y = np.sin(y) + x
+        n = n + 1
+    return np.sum(y * y)
+
+
+def if_without_else(x):
+    # The second derivative makes the gradient of the saved values inside each branch.
+    y = 2.0 * x
+    if np.max(x) > 0.5:
+        y = y * x * np.sin(x)
+    return np.sum(y)
+
+
+SECOND_ORDER_SHAPES = [if_without_else, sine_halving_in_a_loop, grow_with_a_counter,
+                       break_when_large, return_early_when_large, nested_ifs, and_or_in_a_while,
+                       while_in_a_loop, continue_when_large, elif_with_or, list_of_halvings,
+                       traced_trip_count]
+# Points away from each function's thresholds, which take different branches and trip counts.
+SCALAR_POINTS = [0.3, 0.9, 1.6, -0.4, 2.5, 3.5]
+VECTOR_POINTS = [np.array([0.3, 0.2, -0.1]) * scale for scale in (1.0, 3.0, -1.0, 0.5, 6.0)]
+DIRECTION = np.array([1.0, -0.5, 0.25])
+
+
+@pytest.mark.parametrize("f", SECOND_ORDER_SHAPES)
+def test_traced_grad_of_grad_through_traced_control_flow(f):
+    gradient = autotrace.grad(f)
+    second = autotrace.grad(gradient)
+    traced = autotrace.function(second)
+    for x in SCALAR_POINTS:
+        x = np.array(x)
+        np.testing.assert_allclose(second(x), central_difference(gradient, x), rtol=1e-5,
+                                   atol=1e-6)
+        np.testing.assert_allclose(traced(x), second(x), rtol=1e-12, atol=1e-14)
+    assert traced.trace_count == 1
+
+
+@pytest.mark.parametrize("f", SECOND_ORDER_SHAPES)
+def test_traced_reverse_over_reverse_on_arrays_through_traced_control_flow(f):
+    gradient = autotrace.grad(f)
+
+    def along_direction(x, v):
+        return np.sum(gradient(x) * v)
+    hessian_times = autotrace.grad(along_direction)
+    traced = autotrace.function(hessian_times)
+    for x in VECTOR_POINTS:
+        expected = central_difference(lambda x: along_direction(x, DIRECTION), x)
+        np.testing.assert_allclose(hessian_times(x, DIRECTION), expected, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(traced(x, DIRECTION), hessian_times(x, DIRECTION),
+                                   rtol=1e-12, atol=1e-14)
+    assert traced.trace_count == 1
+
+
+@pytest.mark.parametrize("f", SECOND_ORDER_SHAPES)
+def test_traced_hvp_and_hessian_through_traced_control_flow(f):
+    # Forward over reverse: the tangents of the saved values are a stack beside them.
+    hvp, hessian = autotrace.hvp(f), autotrace.hessian(f)
+    traced_hvp, traced_hessian = autotrace.function(hvp), autotrace.function(hessian)
+    gradient = autotrace.grad(f)
+    for x in VECTOR_POINTS:
+        expected = central_difference(lambda x: np.sum(gradient(x) * DIRECTION), x)
+        np.testing.assert_allclose(hvp(x, DIRECTION), expected, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(traced_hvp(x, DIRECTION), hvp(x, DIRECTION), rtol=1e-12,
+                                   atol=1e-14)
+        np.testing.assert_allclose(traced_hessian(x), hessian(x), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(hessian(x) @ DIRECTION, hvp(x, DIRECTION), rtol=1e-10,
+                                   atol=1e-12)
+    assert traced_hvp.trace_count == 1 and traced_hessian.trace_count == 1
+
+
+@pytest.mark.parametrize("f", SECOND_ORDER_SHAPES)
+def test_traced_reverse_mode_jacobian_of_the_gradient_through_traced_control_flow(f):
+    # Reverse over reverse, one row of the Hessian per pull-back.
+    hessian = autotrace.jacobian(autotrace.grad(f), mode="reverse")
+    traced = autotrace.function(hessian)
+    for x in VECTOR_POINTS:
+        np.testing.assert_allclose(hessian(x), autotrace.hessian(f)(x), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(traced(x), hessian(x), rtol=1e-12, atol=1e-14)
+    assert traced.trace_count == 1

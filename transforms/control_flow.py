@@ -47,6 +47,7 @@ from __future__ import annotations
 import builtins
 import collections
 import copy
+import linecache
 
 import gast
 
@@ -176,6 +177,8 @@ class ControlFlowConverter:
         self.generated_code = False
         self.flags: set = set()  # the break/continue/return flags this pass introduced
         self.loads = collections.Counter()  # reads of each variable
+        # Generated code: its line -> (file, line) of the user's statement it came from.
+        self.user_lines: dict = {}
 
     def function(self, node: gast.FunctionDef) -> gast.FunctionDef:
         self.fixed = {n for statement in node.body for s in walk_scope(statement)
@@ -223,6 +226,7 @@ class ControlFlowConverter:
         if isinstance(node, gast.FunctionDef):
             inner = ControlFlowConverter(self.namer, self.filename, self.namespace)
             inner.generated_code = self.generated_code
+            inner.user_lines = self.user_lines
             inner.flags = self.flags
             inner.loads = self.loads
             inner.function(node)
@@ -248,7 +252,14 @@ class ControlFlowConverter:
                 if n not in self.generated and n in self.local]
 
     def _where(self, node, header: str) -> str:
-        return f"{self.filename}:{node.lineno}: {header}"
+        """Where errors about `node` point: the user's line, for generated code too."""
+        user = self.user_lines.get(node.lineno)
+        if user is None:
+            return f"{self.filename}:{node.lineno}: {header}"
+        filename, line = user
+        text = linecache.getline(filename, line).strip()
+        return f"{filename}:{line}: {text} (derivative code {self.filename}:{node.lineno}: " \
+               f"{header})"
 
     def _function(self, hint: str, parameters: list, body: list, results: list, node):
         function_name = self.namer.temporary(hint)

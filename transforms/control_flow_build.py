@@ -13,6 +13,7 @@ import types
 
 import gast
 
+from runtime.sequences import append_zeros_like
 from runtime.structure import zeros_like
 from transforms.codegen import compile_in_factory, debug_source
 from transforms.control_flow import _USER, HELPER_NAMES, ControlFlowConverter, helper
@@ -52,6 +53,7 @@ def convert(function, helpers: dict):
     converter.generated_code = hasattr(original, "__autotrace_source__")
     if converter.generated_code:
         _mark_stacks(tree, namespace_of(original))
+        converter.user_lines = getattr(original, "__autotrace_lines__", {})
     tree = converter.function(tree)
     debug_source("control_flow", tree)
     return _compile(tree, original, helpers, converter.generated)
@@ -60,10 +62,15 @@ def convert(function, helpers: dict):
 def _mark_stacks(tree, namespace: dict) -> None:
     """`stack = []` becomes `stack = SavedValues()` for each list that generated code only
     pushes onto and pops from (see runtime.stacks.SavedValues); `tangents = zeros_like(stack)`
-    (forward mode over reverse-mode code) is a stack of the same kind. A stack whose zeros are
-    used otherwise (`b_stack1 + [g]` in a second derivative) is a list like any other."""
+    (forward mode over reverse-mode code) and `b_stack = zeros_like(stack)` (reverse over
+    reverse) are stacks of the same kind, made by `SavedValues.zeros_like`. The gradient of a
+    stack is pushed and popped as a value (`_GradientStackEdits`); those become `append` and
+    `pop` too. A list used otherwise is a list like any other."""
     uses, stack_uses = collections.Counter(), collections.Counter()
     creations, zeros_of = [], {}
+    gradient_edits = _GradientStackEdits(namespace)
+    gradient_edits.visit(tree)
+    stack_uses.update(gradient_edits.uses)
     for node in gast.walk(tree):
         if isinstance(node, gast.Name):
             uses[node.id] += 1
@@ -77,12 +84,15 @@ def _mark_stacks(tree, namespace: dict) -> None:
                   and isinstance(value.args[0], gast.Name)
                   and resolve(value.func, namespace) is zeros_like):
                 zeros_of[target] = value.args[0].id
+                creations.append(node)
                 stack_uses[target] += 1
                 stack_uses[value.args[0].id] += 1
         if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
                 and node.func.attr in ("append", "pop") and isinstance(node.func.value, gast.Name)):
             stack_uses[node.func.value.id] += 1
     stacks = {n for n, count in stack_uses.items() if count == uses[n]}
+    # Only the gradient of a stack is pushed and popped in those forms.
+    stacks -= {n for n in gradient_edits.uses if n not in zeros_of}
     while True:  # a list and the zeros made like it are stacks together, or neither is
         apart = {n for target, source in zeros_of.items() if (target in stacks) != (
             source in stacks) for n in (target, source)}
@@ -90,8 +100,143 @@ def _mark_stacks(tree, namespace: dict) -> None:
             break
         stacks -= apart
     for node in creations:
-        if node.targets[0].id in stacks:
-            node.value = gast.Call(func=name(helper("SavedValues")), args=[], keywords=[])
+        target = node.targets[0].id
+        if target not in stacks:
+            continue
+        saved_values = name(helper("SavedValues"))
+        if target in zeros_of:
+            node.value.func = gast.Attribute(value=saved_values, attr="zeros_like",
+                                             ctx=gast.Load())
+            node.value.args.append(name(target))
+        else:
+            node.value = gast.Call(func=saved_values, args=[], keywords=[])
+    # A gradient stack starts empty: made again in each branch of a traced if, it is then one
+    # value the if passes on (see SavedValues.zeros_like).
+    tree.body[:0] = [gast.copy_location(gast.Assign(
+        targets=[name(target, store=True)], value=gast.Call(
+            func=name(helper("SavedValues")), args=[], keywords=[]), type_comment=None),
+        tree.body[0]) for target in sorted(set(zeros_of) & stacks)]
+    gradient_edits.apply(stacks)
+
+
+class _GradientStackEdits(gast.NodeVisitor):
+    """Where generated code pushes and pops the gradient of a stack as a value, and what makes
+    those `append` and `pop` statements:
+
+        b_stack = b_stack + [g]                    b_stack.append(g)
+        b_stack = append_zeros_like(b_stack, v)    b_stack.append(zeros_like(v))
+        g = ... b_stack[-1] ...                    g = ... b_stack.pop() ...
+        b_stack = b_stack[:-1]                     (the pop above; alone, `b_stack.pop()`)
+
+    `uses` counts the names read or assigned in those forms, for `_mark_stacks` to compare
+    with all of their uses."""
+
+    def __init__(self, namespace: dict):
+        self.namespace = namespace
+        self.uses = collections.Counter()
+        self.edits = []  # (name, block, statement, what to do)
+
+    def generic_visit(self, node):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                self._block(block)
+        super().generic_visit(node)
+
+    def _block(self, block: list) -> None:
+        for index, statement in enumerate(block):
+            kind, target = self._kind(statement)
+            if kind is None:
+                continue
+            if kind == "drop_top":
+                # The read of the top just before, in a simple statement, takes it off.
+                before = block[index - 1] if index else None
+                simple = isinstance(before, (gast.Assign, gast.Expr))
+                tops = [node for node in gast.walk(before) if _is_top_of(node, target)
+                        ] if simple else []
+                if len(tops) == 1:
+                    self.uses[target] += 1
+                    self.edits.append((target, block, statement, ("pop_into", tops[0])))
+                else:
+                    self.edits.append((target, block, statement, ("pop", None)))
+            else:
+                self.edits.append((target, block, statement, (kind, None)))
+            self.uses[target] += 2
+
+    def _kind(self, statement):
+        """("push", name), ("push_zeros", name) or ("drop_top", name) for the forms above."""
+        if not (isinstance(statement, gast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], gast.Name)):
+            return None, None
+        target, value = statement.targets[0].id, statement.value
+        if (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)
+                and _is_name(value.left, target) and isinstance(value.right, gast.List)
+                and len(value.right.elts) == 1):
+            return "push", target
+        if (isinstance(value, gast.Call) and len(value.args) == 2 and not value.keywords
+                and _is_name(value.args[0], target)
+                and resolve(value.func, self.namespace) is append_zeros_like):
+            return "push_zeros", target
+        if (isinstance(value, gast.Subscript) and _is_name(value.value, target)
+                and isinstance(value.slice, gast.Slice) and value.slice.lower is None
+                and value.slice.step is None and _is_constant(value.slice.upper, -1)):
+            return "drop_top", target
+        return None, None
+
+    def apply(self, stacks: set) -> None:
+        """Rewrite the forms of the names in `stacks`."""
+        for target, block, statement, (kind, top) in self.edits:
+            if target not in stacks:
+                continue
+            value = statement.value
+            if kind == "push":
+                call = _method(target, "append", [value.right.elts[0]])
+            elif kind == "push_zeros":
+                call = _method(target, "append", [gast.Subscript(
+                    value=gast.Call(func=gast.Attribute(
+                        value=name(helper("SavedValues")), attr="zeros_like", ctx=gast.Load()),
+                        args=[gast.List(elts=[value.args[1]], ctx=gast.Load())], keywords=[]),
+                    slice=gast.Constant(value=0, kind=None), ctx=gast.Load())])
+            elif kind == "pop_into":
+                _replace_in(block[block.index(statement) - 1], top,
+                            _method(target, "pop", []))
+                block.remove(statement)
+                continue
+            else:
+                call = _method(target, "pop", [])
+            replacement = gast.Expr(value=call)
+            gast.copy_location(replacement, statement)
+            block[block.index(statement)] = replacement
+
+
+def _is_name(node, identifier: str) -> bool:
+    return isinstance(node, gast.Name) and node.id == identifier
+
+
+def _is_constant(node, number: int) -> bool:
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        return _is_constant(node.operand, -number)
+    return isinstance(node, gast.Constant) and node.value == number
+
+
+def _is_top_of(node, identifier: str) -> bool:
+    """Whether `node` is `identifier[-1]`."""
+    return (isinstance(node, gast.Subscript) and _is_name(node.value, identifier)
+            and _is_constant(node.slice, -1))
+
+
+def _method(identifier: str, method: str, args: list) -> gast.Call:
+    return gast.Call(func=gast.Attribute(value=name(identifier), attr=method, ctx=gast.Load()),
+                     args=args, keywords=[])
+
+
+def _replace_in(tree, old, new) -> None:
+    for node in gast.walk(tree):
+        for field, value in gast.iter_fields(node):
+            if value is old:
+                setattr(node, field, new)
+            elif isinstance(value, list) and any(item is old for item in value):
+                setattr(node, field, [new if item is old else item for item in value])
 
 
 def _parse(function):

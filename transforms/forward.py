@@ -26,6 +26,7 @@ from transforms.custom import check_call, custom_functions
 from transforms.dynamic_calls import SELF
 from transforms.objects import refuse_method_for_effect
 from transforms.errors import TransformError
+from transforms.line_map import mark
 from transforms.pipeline_names import CONTAINER_RESULTS
 from transforms.sequences import ARRAY, SequenceKinds
 from transforms.shapes import is_number
@@ -112,7 +113,7 @@ class ForwardMode:
     def visit_If(self, node):
         node.body = self.block(node.body) or [gast.Pass()]
         node.orelse = self.block(node.orelse)
-        return [node]
+        return [mark(node, self.location, node)]
 
     def visit_For(self, node):
         body = self.block(node.body) or [gast.Pass()]
@@ -121,11 +122,11 @@ class ForwardMode:
             body = self.assign_tangent(target, replace_expression(
                 "zeros_like(value)", zeros_like=self.helper("zeros_like"), value=target)) + body
         node.body = body
-        return [node]
+        return [mark(node, self.location, node)]
 
     def visit_While(self, node):
         node.body = self.block(node.body) or [gast.Pass()]
-        return [node]
+        return [mark(node, self.location, node)]
 
     def visit_Expr(self, node):
         call = node.value

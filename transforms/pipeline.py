@@ -39,6 +39,7 @@ from transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_
 from transforms.exits import exits_to_flags
 from transforms.inplace import check_writes, follow_writes, refuse_shared_write
 from transforms.list_methods import rewrite_list_methods
+from transforms.line_map import user_lines
 from transforms.live_names import DEFAULT, LiveNamespace, default_argument
 from transforms.naming import Namer, names_in
 from transforms.nested import lift_nested_functions
@@ -551,6 +552,8 @@ def load_generated(prepared: Prepared, func, body: list, prefix: str, doc: str,
     generated = prepared.namespace.load(source, generated_name, generated_name, checked=True)
     prepared.namespace.read_live(generated.__code__)  # globals, closure variables: live
     generated.__autotrace_source__ = source
+    generated.__autotrace_lines__ = user_lines(definition, source, prepared.location.filename,
+                                               func)
     generated.__autotrace_seed__ = prepared.keyword
     generated.__autotrace_primal__ = func
     # What it reads when it runs, checked before a cache hands it out again.

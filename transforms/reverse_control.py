@@ -12,6 +12,7 @@ import copy
 
 import gast
 
+from transforms.line_map import mark
 from transforms.sweeps import SAVE, Sweep, marked
 from transforms.templates import name, replace
 
@@ -68,8 +69,8 @@ class ControlFlowAdjoints:
         definite_in_orelse = self.definite
         self.defined |= defined_in_body
         self.definite = definite_in_body & definite_in_orelse
-        primal.append(gast.If(test=test, body=body.primal or [gast.Pass()],
-                              orelse=orelse.primal))
+        primal.append(mark(gast.If(test=test, body=body.primal or [gast.Pass()],
+                                   orelse=orelse.primal), self.location, node))
         condition_pop = []
         if saved_condition is not None:
             primal += marked(replace("stack.append(condition)", stack=self.stack,
@@ -93,8 +94,9 @@ class ControlFlowAdjoints:
             out = []
             if body_adjoint or orelse_adjoint:
                 out += condition_pop
-                out.append(gast.If(test=copy.deepcopy(test), body=body_adjoint or [gast.Pass()],
-                                   orelse=orelse_adjoint))
+                out.append(mark(gast.If(test=copy.deepcopy(test),
+                                        body=body_adjoint or [gast.Pass()],
+                                        orelse=orelse_adjoint), self.location, node))
             if condition_site is not None:
                 out += condition_site.adjoint(state)
             return out
@@ -127,7 +129,7 @@ class ControlFlowAdjoints:
         self.definite = definite | {counter}  # the body may not run at all
         self.loop_depth -= 1
         count = replace("counter = counter + 1", counter=counter)
-        loop = copy.copy(node)
+        loop = mark(copy.copy(node), self.location, node)
         # The loop variable is pushed as the iteration ends (before a terminal break) and
         # popped as the reversed iteration begins, so pops mirror pushes.
         inner = body.primal
@@ -162,8 +164,10 @@ class ControlFlowAdjoints:
             reverse_index = self.namer.fresh("_")
             out = before
             if body_adjoint or target_pop:
-                out += replace("for index in range(counter):\n    body", index=reverse_index,
-                               counter=counter, body=target_pop + body_adjoint)
+                reversed_loop = replace("for index in range(counter):\n    body",
+                                        index=reverse_index, counter=counter,
+                                        body=target_pop + body_adjoint)
+                out += [mark(reversed_loop[0], self.location, node)]
             if target is not None:
                 out += before_pop
             return out + counter_site.adjoint(state)

@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 from runtime.control import ControlFlowError, cond, while_loop
-from runtime.stacks import new_stack
+from runtime.control_statements import if_stmt
+from runtime.executor import compile_graph
+from runtime.stacks import SavedValues, new_stack
 from runtime.tracer import trace
 from tests.runtime.helpers import compiled
 
@@ -105,3 +107,91 @@ def test_pushes_nobody_pops_are_dead_code():
         return x + 1.0
     _, source = compiled(unused, x3)
     assert "append" not in source and "[]" not in source
+
+
+def pushed_again_after_its_pops(x):
+    """What a second derivative does: a branch pops what a branch pushed, then a branch pushes
+    again (the pops undone) and its mirror pops those."""
+    stack = new_stack(x._builder, [])
+    positive = x.sum() > 0
+    stack = cond(positive, lambda s: (s.append(x * 2.0), s)[1],
+                 lambda s: (s.append(x.sum()), s)[1], stack)
+    stack, first = cond(positive, lambda s: (s, s.pop()),
+                        lambda s: (s, np.ones(3) * s.pop()), stack)
+    stack = cond(positive, lambda s: (s.append(first + 1.0), s)[1],
+                 lambda s: (s.append(first[0] * 3.0), s)[1], stack)
+    return cond(positive, lambda s: (s, s.pop()), lambda s: (s, np.ones(3) * s.pop()), stack)[1]
+
+
+def test_a_push_after_pops_goes_on_top_of_what_is_left():
+    call, _ = compiled(pushed_again_after_its_pops, x3)
+    np.testing.assert_allclose(call(x3), x3 * 2.0 + 1.0)
+    np.testing.assert_allclose(call(-x3), np.full(3, -3.0 * 3.0))
+
+
+def test_the_gradient_of_a_stack_is_an_empty_stack_only_where_it_holds_nothing():
+    def gradient_after_pops(x):
+        stack = new_stack(x._builder, [])
+        stack = cond(x.sum() > 0, lambda s: (s.append(x), s)[1], lambda s: s, stack)
+        stack = cond(x.sum() > 0, lambda s: (s.pop(), s)[1], lambda s: s, stack)
+        gradients = SavedValues.zeros_like(stack)
+        gradients.append(x * 3.0)
+        return gradients.pop()
+    call, _ = compiled(gradient_after_pops, x3)
+    np.testing.assert_allclose(call(x3), x3 * 3.0)
+
+    def gradient_while_it_holds_values(x):
+        stack = new_stack(x._builder, [])
+        stack = cond(x.sum() > 0, lambda s: (s.append(x), s)[1], lambda s: s, stack)
+        return SavedValues.zeros_like(stack)
+    with pytest.raises(ControlFlowError, match="the gradient of a stack of saved values is "
+                                               "made while the stack still holds values"):
+        trace(gradient_while_it_holds_values, (x3,))
+    zeros = SavedValues.zeros_like(SavedValues([x3, None]))  # a stack not traced (yet)
+    assert type(zeros) is SavedValues and zeros[1] is None
+    np.testing.assert_array_equal(zeros[0], np.zeros(3))
+
+
+def test_a_pop_of_another_shape_than_traced_is_an_error_not_a_value():
+    def save_and_restore(x):
+        stack = new_stack(x._builder, [])
+        stack = cond(x.sum() > 0, lambda s: (s.append(x), s)[1],
+                     lambda s: (s.append(x * 2.0), s)[1], stack)
+        return cond(x.sum() > 0, lambda s: (s, s.pop()), lambda s: (s, s.pop()), stack)[1]
+    graph, _ = trace(save_and_restore, (x3,))
+    pops = [equation for subgraph in _subgraphs(graph) for equation in subgraph.equations
+            if equation.primitive.name == "stack_pop"]
+    assert pops and all(equation.attrs == {"shape": (3,)} for equation in pops)
+    run, _ = compile_graph(graph)
+    np.testing.assert_allclose(run(x3)[0], x3)
+    for equation in pops:  # as if the trace had followed the pushes wrongly
+        equation.attrs = {"shape": (2,)}
+    with pytest.raises(RuntimeError, match="gave back a value of another shape"):
+        compile_graph(graph)[0](x3)
+
+
+def _subgraphs(graph):
+    yield graph
+    for equation in graph.equations:
+        for attribute in equation.attrs.values():
+            for part in ("true", "false", "cond", "body"):
+                if hasattr(attribute, part):
+                    yield from _subgraphs(getattr(attribute, part))
+
+
+def test_pops_a_converted_if_cannot_follow_are_an_error_at_the_users_line():
+    def popped_in_a_converted_if(x):
+        stack = new_stack(x._builder, [])
+
+        def take(stack):
+            stack.pop()
+            return (stack,)
+        return if_stmt(x.sum() > 0, take, lambda stack: (stack,), (stack,), names=("stack",),
+                       live=("stack",), where="model.py:3: if x.sum() > 0:", placeholders=True)
+    with pytest.raises(ControlFlowError) as error:
+        trace(popped_in_a_converted_if, (x3,))
+    assert str(error.value) == (
+        "model.py:3: if x.sum() > 0:\n  autotrace cannot trace this gradient: it pops more "
+        "values than were pushed, so the saved values it pops would not be the ones it pushed. "
+        "Take the gradient of the traced function instead, "
+        "autotrace.grad(autotrace.function(f)), or compute it eagerly")
