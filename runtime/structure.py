@@ -453,12 +453,15 @@ def _kept_writes(gradient, index, shape):
     return written[index] == positions
 
 
-def clear_item(gradient, index):
-    """`gradient` with its slot at `index` set to zero (a new object)."""
+def clear_item(gradient, index, like=None):
+    """`gradient` with its slot at `index` set to zero (a new object): zeros like
+    `like[index]` where `like` is given (the adjoint of clearing a slot whose gradient has
+    another length or shape by then: a list grown and stored into the slot), else like the
+    slot's own."""
     out = _copy(gradient)
     if isinstance(out, dict) and index not in out:
         return out
-    out[index] = zeros_like(out[index])
+    out[index] = zeros_like((out if like is None else like)[index])
     return _finish(out, gradient)
 
 
@@ -541,6 +544,12 @@ def sort_order(items, key=None, reverse=False):
 def astype(value, dtype):
     """`value.astype(dtype)`, as a function."""
     return value.astype(dtype)
+
+
+def shallow_copy(value):
+    """`value.copy()`, as a function: a list or a dict stays one, with its items shared (an
+    array is copied as np.copy would)."""
+    return value.copy() if hasattr(value, "copy") else value
 
 
 def item(value):

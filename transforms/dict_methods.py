@@ -8,6 +8,9 @@ other ways of building and changing a dict become those, before A-normal form:
     dict(source)                {_key: _value for _key, _value in <the pairs of source>}
     dict(source, a=x)           the same over the pairs, then ("a", x)
     d.get(k, default)           d[k] if k in d else default
+    {...}.get(k, default)       the same, with the dict (a literal, a comprehension or a
+                                dict(...) call, which nothing else holds) read once;
+                                setdefault and pop on one are reads too
 
     d.setdefault(k, v)          _key = k
                                 _default = v
@@ -287,11 +290,34 @@ class _DictRewriter:
                     return _located(replace_expression(
                         "d[key] if key in d else default", d=owner, key=node.args[0],
                         default=default), node)
+                read = rewriter.read_of_built(node)
+                if read is not None:
+                    return _located(read, node)
                 owner = rewriter.receiver(node, ("copy",))
                 if owner in rewriter.dicts and not node.args and not node.keywords:
                     return _located(rewriter.dict_call(name(owner), []), node)
                 return node
         return [Rewrite().visit(statement) for statement in statements]
+
+    def read_of_built(self, call) -> gast.expr | None:
+        """`{...}.get(k, default)` (or `setdefault`, `pop`) on a dict built in the expression
+        itself, which nothing else holds: a read, with the dict held once by a one-item list."""
+        if not (isinstance(call.func, gast.Attribute) and self.builds_dict(call.func.value)
+                and call.func.attr in ("get",) + CHANGING_METHODS and not call.keywords
+                and 1 <= len(call.args) <= 2 and call.func.attr != "update"):
+            return None
+        held = self.namer.temporary("built")
+        if call.func.attr == "pop" and len(call.args) == 1:  # a missing key raises KeyError
+            read = replace_expression("held[key]", held=held, key=call.args[0])
+        else:
+            default = call.args[1] if len(call.args) == 2 else gast.Constant(value=None,
+                                                                               kind=None)
+            read = replace_expression("held[key] if key in held else default", held=held,
+                                      key=call.args[0], default=default)
+        return gast.Subscript(
+            value=gast.ListComp(elt=read, generators=[
+                _generator(name(held, True), gast.List(elts=[call.func.value], ctx=gast.Load()))]),
+            slice=gast.Constant(value=0, kind=None), ctx=gast.Load())
 
     def dict_call(self, source, keywords) -> gast.expr:
         """`dict(source, **keywords)` as a literal or a comprehension."""
