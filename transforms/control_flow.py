@@ -174,6 +174,7 @@ class ControlFlowConverter:
         # Code autotrace generated reads a variable assigned in one branch only under the
         # same condition: there it is not an error (see if_stmt's placeholders).
         self.generated_code = False
+        self.origin = None  # for generated code: the user's function it derives, and where
         self.flags: set = set()  # the break/continue/return flags this pass introduced
         self.loads = collections.Counter()  # reads of each variable
 
@@ -222,7 +223,7 @@ class ControlFlowConverter:
             return self.for_statement(node, after)
         if isinstance(node, gast.FunctionDef):
             inner = ControlFlowConverter(self.namer, self.filename, self.namespace)
-            inner.generated_code = self.generated_code
+            inner.generated_code, inner.origin = self.generated_code, self.origin
             inner.flags = self.flags
             inner.loads = self.loads
             inner.function(node)
@@ -248,7 +249,8 @@ class ControlFlowConverter:
                 if n not in self.generated and n in self.local]
 
     def _where(self, node, header: str) -> str:
-        return f"{self.filename}:{node.lineno}: {header}"
+        origin = f" (in the {self.origin})" if self.origin else ""
+        return f"{self.filename}:{node.lineno}{origin}: {header}"
 
     def _function(self, hint: str, parameters: list, body: list, results: list, node):
         function_name = self.namer.temporary(hint)

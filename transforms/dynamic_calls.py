@@ -8,6 +8,7 @@ differentiated too, so the Variables it reads get their gradients.
 """
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import re
@@ -29,6 +30,17 @@ from transforms.rules.core import adjoint, adjoint_rules, d, tangent, tangent_ru
 # held weakly, but for callables that cannot be (NumPy's ufuncs, which live as long as NumPy).
 _runtime_derivatives: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _lasting_derivatives: dict = {}
+
+
+# How a derivative built at run time is called: as it is, or, while code converted for
+# autotrace.function calls vjp_call or jvp_call, converted in its turn (autotrace/conversion.py
+# sets this), so that control flow on traced values in the function it derives converts too.
+derivative_conversion = contextvars.ContextVar("derivative_conversion", default=None)
+
+
+def _as_called(derivative):
+    convert = derivative_conversion.get()
+    return derivative if convert is None else convert(derivative)
 
 
 def _cache_of(func) -> dict:
@@ -173,7 +185,7 @@ def vjp_call(func, args, kwargs, dy, wrt):
     if with_self or implicit and bound_self is not None and holds_state(bound_self):
         # The method may read Variables through `self`: differentiate for it too; its own
         # gradient went to the sink (the caller passed no `self` and expects none back).
-        gradients = derivative_of(func, (0,) + wrt, implicit)(
+        gradients = _as_called(derivative_of(func, (0,) + wrt, implicit))(
             *args, **{seed_keyword(func): dy}, **kwargs)
         return gradients if with_self else gradients[1:]
     kind = classify_value_safely(func)
@@ -188,7 +200,7 @@ def vjp_call(func, args, kwargs, dy, wrt):
             f"no derivative rule for {getattr(func, '__name__', func)!r}, called at run time "
             "with arguments that carry gradient; register one with "
             "@autotrace.register_adjoint")
-    derivative = derivative_of(func, wrt, implicit)
+    derivative = _as_called(derivative_of(func, wrt, implicit))
     return derivative(*args, **{seed_keyword(func): dy}, **kwargs)
 
 
@@ -255,8 +267,8 @@ def jvp_call(func, args, kwargs, tangents, wrt):
         from transforms.forward import forward_function
         from transforms.pipeline import Session
         cache[("forward", wrt)] = forward_function(func, wrt, session=Session(optimized=True))
-    return cache[("forward", wrt)](*args, **{seed_keyword(func, "tangent"): tangents},
-                                   **kwargs)
+    return _as_called(cache[("forward", wrt)])(
+        *args, **{seed_keyword(func, "tangent"): tangents}, **kwargs)
 
 
 def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
