@@ -402,13 +402,15 @@ def accumulate_attribute(gradient, attribute: str, value, owner=None):
         return gradient
     if owner is not None:
         held = getattr(owner, attribute)
-        if holds_state(held) and not is_dataclass_instance(gradient):
-            deposit(held, value)
-            return gradient
+        # (A method first: one of an object that holds Variables holds them too, through
+        # its self, but its gradient is the object's own.)
         if isinstance(held, types.MethodType) and (
                 held.__self__ is owner or isinstance(owner, super)
                 and held.__self__ is owner.__self__):
             return add(gradient, value)
+        if holds_state(held) and not is_dataclass_instance(gradient):
+            deposit(held, value)
+            return gradient
     if is_dataclass_instance(gradient) or isinstance(gradient, ObjectGradient) or (
             gradient is None and is_plain_object(owner)):
         if owner is not None:

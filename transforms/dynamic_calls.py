@@ -152,8 +152,8 @@ def _asks_for_self(func, wrt) -> tuple:
     if not wrt or wrt[0] != SELF:
         return False, False, wrt
     bound_self = _bound_self(func)
-    if bound_self is None or holds_state(bound_self):
-        # An object holding Variables has no gradient of its own: they get theirs (under
+    if bound_self is None or holds_state(bound_self) and not _gradient_beside_state(bound_self):
+        # An object holding only Variables has no gradient of its own: they get theirs (under
         # implicit_grad, else an error says to use it).
         owner = getattr(func, "__self__", None)
         if structure.carries_gradient(owner) and classify_value_safely(func) != "constant":
@@ -164,6 +164,26 @@ def _asks_for_self(func, wrt) -> tuple:
                 "function for an array's), or register a rule with @autotrace.register_adjoint")
         return True, False, wrt[1:]
     return True, True, wrt[1:]
+
+
+def _gradient_beside_state(value) -> bool:
+    """Whether an object that holds Variables also holds floating values of its own (one the
+    function built of a Variable and an array computed from it): those get their gradient
+    through the object's, as in an object holding no Variable, and the Variables theirs."""
+    from runtime.objects import is_dataclass_instance, is_plain_object
+    if not (is_plain_object(value) or is_dataclass_instance(value)):
+        return False
+    return any(_floating(item) and not holds_state(item)
+               for item in (getattr(value, "__dict__", None) or {}).values())
+
+
+def _floating(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(_floating(item) for item in value)
+    if isinstance(value, dict):
+        return any(_floating(item) for item in value.values())
+    return isinstance(value, (float, complex)) or getattr(
+        getattr(value, "dtype", None), "kind", None) in ("f", "c")
 
 
 def vjp_call(func, args, kwargs, dy, wrt):
@@ -237,9 +257,11 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
 
 
 def _object_with_gradient(value) -> bool:
-    """An object whose attributes carry gradient: one the function built (a method's self)."""
+    """An object whose attributes carry gradient: one the function built (a method's self),
+    holding no Variables or floating values beside them."""
     from runtime.objects import is_dataclass_instance, is_plain_object
-    return (is_plain_object(value) or is_dataclass_instance(value)) and not holds_state(value)
+    return (is_plain_object(value) or is_dataclass_instance(value)) and (
+        not holds_state(value) or _gradient_beside_state(value))
 
 
 def jvp_call(func, args, kwargs, tangents, wrt):
