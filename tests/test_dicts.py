@@ -123,6 +123,26 @@ def methods_of_unnamed_dicts(x):
     return np.sum(first * second * third * fourth)
 
 
+def made(x):
+    return {"a": x, "b": 2.0 * x}
+
+
+class Scaled:
+    """Not a mapping, with a get method of its own."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def get(self, scale, offset=0.0):
+        return self.value * scale + offset
+
+
+def get_of_call_results(x):
+    """.get of a dict a call returns, and of an object that is no mapping: 2x * x * 3x =
+    6 x**3."""
+    return np.sum(made(x).get("b") * made(x).get("a", 0.0) * Scaled(x).get(3.0))
+
+
 DICT_FUNCTIONS = [  # each with its derivative at a float x
     (keywords, lambda x: 4 * x),
     (zipped, lambda x: 3 * x ** 2),
@@ -137,6 +157,7 @@ DICT_FUNCTIONS = [  # each with its derivative at a float x
     (copied, lambda x: 3 * x ** 2),
     (added_into, lambda x: 2 + 4 * x),
     (methods_of_unnamed_dicts, lambda x: 15 * x ** 4),
+    (get_of_call_results, lambda x: 18 * x ** 2),
 ]
 
 
