@@ -4,10 +4,14 @@ A new array stays a new array: the derivatives of functions that write into an a
 computed must neither change the caller's arrays nor read values that a write through
 another name has changed. And a write keeps what NumPy keeps.
 """
+import inspect
+import os
+
 import numpy as np
 import pytest
 
 import autotrace
+from autotrace import TransformError
 from autotrace.testing import check_grads
 
 
@@ -143,3 +147,594 @@ def test_repeated_indices_keep_the_last_write(function, expected):
     np.testing.assert_allclose(autotrace.grad(function)(x), expected)
     np.testing.assert_allclose(autotrace.function(autotrace.grad(function))(x), expected)
     check_grads(function, (x,), order=2, modes=("reverse", "forward"))
+
+
+# --- Writes into memory another name reads afterwards ------------------------------------------
+# NumPy changes every name that shares the memory; autotrace gives the written name alone a new
+# value. Where another name is read after the write, the write is refused in every mode.
+
+def line_of(func, marker: str) -> int:
+    """The line of this file where `marker` occurs in the source of `func` (exactly once)."""
+    lines, first = inspect.getsourcelines(func)
+    found = [first + i for i, line in enumerate(lines) if marker in line]
+    assert len(found) == 1, f"{marker!r} occurs {len(found)} times in {func.__name__}"
+    return found[0]
+
+
+class Box:
+    def __init__(self, w):
+        self.w = w
+
+
+def same(value):
+    return value
+
+
+def adds_through_an_alias(x):
+    A = x * 1.0
+    B = A
+    A += x
+    return np.sum(B * x)
+
+
+def assigns_through_an_alias(x):
+    A = x * 1.0
+    B = A
+    A[0] = 10.0
+    return np.sum(B * x)
+
+
+def doubles_an_array_a_list_holds(x):
+    A = x * 1.0
+    L = [A]
+    A *= 2.0
+    return np.sum(L[0] * x)
+
+
+def writes_under_a_slice(x):
+    A = x * 1.0
+    B = A[1:]
+    A[1] = 5.0
+    return np.sum(B * x[1:])
+
+
+def writes_under_a_transpose(x):
+    A = np.outer(x, x)
+    B = A.T
+    A[0, 1] = 0.0
+    return np.sum(B * 2.0)
+
+
+def writes_a_reshaped_view(x):
+    A = x * 1.0
+    B = A.reshape(2, 1)
+    B[0, 0] = 0.0
+    return np.sum(A * x)
+
+
+def writes_through_asarray(x):
+    A = x * 1.0
+    B = np.asarray(A)
+    B[0] = 0.0
+    return np.sum(A * x)
+
+
+def writes_an_array_a_dict_holds(x):
+    A = x * 1.0
+    d = {"a": A}
+    A[0] = 0.0
+    return np.sum(d["a"] * x)
+
+
+def writes_an_array_a_tuple_holds(x):
+    A = x * 1.0
+    pair = (A, x)
+    A[0] = 0.0
+    return np.sum(pair[0] * x)
+
+
+def writes_an_array_an_object_holds(x):
+    A = x * 1.0
+    box = Box(A)
+    A[0] = 0.0
+    return np.sum(box.w * x)
+
+
+def writes_what_a_function_returned(x):
+    A = x * 1.0
+    B = same(A)
+    A[0] = 0.0
+    return np.sum(B * x)
+
+
+def appends_to_a_shared_list(x):
+    L = [x]
+    M = L
+    L.append(x * 2.0)
+    return np.sum(M[-1])
+
+
+def adds_at_under_an_alias(x):
+    A = x * 1.0
+    B = A
+    np.add.at(A, np.array([0, 0]), 1.0)
+    return np.sum(B * x)
+
+
+def writes_in_a_loop_what_was_shared(x):
+    A = x * 1.0
+    B = A
+    total = 0.0
+    for i in range(2):
+        total = total + np.sum(B * x)
+        A[i] = 0.0
+    return total
+
+
+def extends_a_shared_list(x):
+    L = [x]
+    M = L
+    L += [x * 2.0]
+    return np.sum(M[-1])
+
+
+def shares_through_a_break(x):
+    A = x * 1.0
+    B = x * 2.0
+    for i in range(3):
+        B = A
+        if i == 0:
+            break
+        B = x * 3.0
+    A[0] = 0.0
+    return np.sum(B * x)
+
+
+def shares_in_a_while_loop(x):
+    A = x * 1.0
+    rows = []
+    k = 0
+    while k < 2:
+        rows.append(A)
+        k += 1
+    A[1] = 0.0
+    return np.sum(rows[0] * x)
+
+
+def shares(what, written, other, bound, read, advice, shown=None):
+    return lambda func: (
+        f"{what} changes {written!r} in place, and {other!r} shares its memory "
+        f"({shown or bound}, line {line_of(func, bound)}), read after it on line "
+        f"{line_of(func, read)}; autotrace "
+        f"gives {written!r} alone a new value. {advice}")
+
+
+def copy_advice(written, other):
+    return (f"Give {other!r} a copy if it should keep the old value ({written}.copy()), or "
+            f"write into {other!r} too")
+
+
+def views(what, written, other, bound, read, copy):
+    return lambda func: (
+        f"{what} writes into {written!r}, which may share its memory with {other!r} ({bound}, "
+        f"line {line_of(func, bound)}), read after it on line {line_of(func, read)}: the write "
+        f"changes {other!r} too, which autotrace does not follow; work on a copy, e.g. "
+        f"{written} = {copy}")
+
+
+SHARED_WRITES = [
+    (adds_through_an_alias, "A += x", shares(
+        "A += ...", "A", "B", "B = A", "return", "Write A = A + ... if 'B' should keep the old "
+        "value, or update 'B' too")),
+    (assigns_through_an_alias, "A[0] = 10.0", shares(
+        "A[0] = ...", "A", "B", "B = A", "return", copy_advice("A", "B"))),
+    (doubles_an_array_a_list_holds, "A *= 2.0", shares(
+        "A *= ...", "A", "L", "L = [A]", "return", "Write A = A * ... if 'L' should keep the "
+        "old value, or update 'L' too")),
+    (writes_under_a_slice, "A[1] = 5.0", shares(
+        "A[1] = ...", "A", "B", "B = A[1:]", "return", copy_advice("A", "B"))),
+    (writes_under_a_transpose, "A[0, 1] = 0.0", shares(
+        "A[0, 1] = ...", "A", "B", "B = A.T", "return", copy_advice("A", "B"))),
+    (writes_a_reshaped_view, "B[0, 0] = 0.0", views(
+        "B[0, 0] = ...", "B", "A", "B = A.reshape(2, 1)", "return", "A.reshape(2, 1).copy()")),
+    (writes_through_asarray, "B[0] = 0.0", views(
+        "B[0] = ...", "B", "A", "B = np.asarray(A)", "return", "np.asarray(A).copy()")),
+    (writes_an_array_a_dict_holds, "A[0] = 0.0", shares(
+        "A[0] = ...", "A", "d", 'd = {"a": A}', "return", copy_advice("A", "d"),
+        shown="d = {'a': A}")),
+    (writes_an_array_a_tuple_holds, "A[0] = 0.0", shares(
+        "A[0] = ...", "A", "pair", "pair = (A, x)", "return", copy_advice("A", "pair"))),
+    (writes_an_array_an_object_holds, "A[0] = 0.0", shares(
+        "A[0] = ...", "A", "box", "box = Box(A)", "return", copy_advice("A", "box"))),
+    (writes_what_a_function_returned, "A[0] = 0.0", shares(
+        "A[0] = ...", "A", "B", "B = same(A)", "return np.sum", copy_advice("A", "B"))),
+    (appends_to_a_shared_list, "L.append", shares(
+        "L.append(...)", "L", "M", "M = L", "return", copy_advice("L", "M"))),
+    (adds_at_under_an_alias, "np.add.at", shares(
+        "np.add.at(...)", "A", "B", "B = A", "return", copy_advice("A", "B"))),
+    (extends_a_shared_list, "L += [x * 2.0]", shares(
+        "L += ...", "L", "M", "M = L", "return", "Write L = L + ... if 'M' should keep the old "
+        "value, or update 'M' too")),
+    (shares_through_a_break, "A[0] = 0.0", shares(
+        "A[0] = ...", "A", "B", "B = A", "return", copy_advice("A", "B"))),
+    (shares_in_a_while_loop, "A[1] = 0.0", shares(
+        "A[1] = ...", "A", "rows", "rows.append(A)", "return", copy_advice("A", "rows"))),
+    (writes_in_a_loop_what_was_shared, "A[i] = 0.0", shares(
+        "A[i] = ...", "A", "B", "B = A", "total = total +", copy_advice("A", "B"))),
+]
+
+MODES = {
+    "reverse": lambda f, x: autotrace.grad(f)(x),
+    "forward": lambda f, x: autotrace.forward(f)(x),
+    "traced": lambda f, x: autotrace.function(autotrace.grad(f))(x),
+    "second-order": lambda f, x: autotrace.grad(lambda y: np.sum(autotrace.grad(f)(y)))(x),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("func, marker, message", SHARED_WRITES,
+                         ids=[case[0].__name__ for case in SHARED_WRITES])
+def test_a_write_another_name_reads_afterwards_is_refused(func, marker, message, mode):
+    with pytest.raises(TransformError) as caught:
+        MODES[mode](func, np.array([1.0, 2.0]))
+    error = caught.value
+    assert error.message == message(func)
+    assert error.lineno == line_of(func, marker)
+    assert os.path.abspath(error.filename) == os.path.abspath(__file__)
+    assert error.construct == "write into shared memory"
+
+
+def test_the_first_reproducers_are_refused_not_wrong():
+    # They gave [2, 4] (true [4, 8]) and [11, 4] (true [10, 4]).
+    for func in (adds_through_an_alias, assigns_through_an_alias,
+                 doubles_an_array_a_list_holds):
+        with pytest.raises(TransformError):
+            autotrace.grad(func)(np.array([1.0, 2.0]))
+
+
+def accumulates_rows(x):
+    total = x[0]
+    total += x[1]  # x[0] is a row of x where x has two axes, a number where it has one
+    return np.sum(total * x[1])
+
+
+def test_an_augmented_assignment_is_checked_where_it_runs_in_place():
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(autotrace.grad(accumulates_rows)(x), [2.0, 5.0, 0.0])
+    with pytest.raises(TransformError) as caught:
+        autotrace.grad(accumulates_rows)(np.ones((2, 3)))
+    assert caught.value.message == (
+        f"total += ... writes into 'total', which may share its memory with 'x' (total = x[0], "
+        f"line {line_of(accumulates_rows, 'total = x[0]')}), read after it on line "
+        f"{line_of(accumulates_rows, 'return')}: the write changes 'x' too, which autotrace "
+        f"does not follow; work on a copy, e.g. total = x[0].copy()")
+    assert caught.value.lineno == line_of(accumulates_rows, "total += x[1]")
+
+
+# Writes that no other name reads afterwards are followed.
+
+def writes_after_the_last_read_of_an_alias(x):
+    A = x * 1.0
+    B = A
+    s = np.sum(B * x)
+    A[0] = 10.0
+    A += x
+    return s + np.sum(A * x)
+
+
+def rebinds_the_alias_before_reading_it(x):
+    A = x * 1.0
+    B = A
+    A *= x
+    B = x * 3.0
+    return np.sum(A * B)
+
+
+def writes_a_view_of_a_local_read_alone(x):
+    A = x * 2.0
+    v = A[:2]
+    v[0] = 100.0
+    v *= x[:2]
+    return np.sum(v * x[:2])
+
+
+def fills_a_list_of_rows(x):
+    rows = []
+    for i in range(3):
+        row = x * float(i)
+        row[0] = x[1]
+        rows.append(row)
+    return np.sum(np.stack(rows) ** 2)
+
+
+def softmax(z):
+    e = np.exp(z - np.max(z))
+    return e / np.sum(e)
+
+
+def writes_what_a_function_made(z):
+    # softmax returns a new array, not z: autotrace reads it to see so
+    p = softmax(z)
+    p[0] -= 1.0
+    return np.sum(p * z)
+
+
+def replaces_an_item_of_a_list_another_name_took(x):
+    # first holds the item, not the list: the list taking a new item leaves it as it was
+    items = [x * 2.0, x * 3.0]
+    first = items[0]
+    items[0] = x * x
+    last = items.pop()
+    return np.sum(first * items[0] * last)
+
+
+@pytest.mark.parametrize("func", [writes_after_the_last_read_of_an_alias,
+                                  rebinds_the_alias_before_reading_it,
+                                  writes_a_view_of_a_local_read_alone, fills_a_list_of_rows,
+                                  writes_what_a_function_made,
+                                  replaces_an_item_of_a_list_another_name_took],
+                         ids=lambda f: f.__name__)
+def test_a_write_no_other_name_reads_afterwards_is_followed(func):
+    x = np.array([1.5, -2.0, 0.5])
+    check_grads(func, (x,), order=2, modes=("reverse", "forward"))
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(func))(x),
+                               autotrace.grad(func)(x))
+
+
+# --- np.add.at, and the other NumPy functions that write into an argument ----------------------
+
+def adds_at_repeated(x):
+    g = np.zeros(5)
+    np.add.at(g, np.array([0, 0, 1]), x[:3])  # g[0] = x0 + x1: repeated indices add up
+    np.add.at(g, np.array([4, 4]), x[3])  # one value, added twice
+    return np.sum(g * g)
+
+
+def test_add_at_adds_up_repeated_indices():
+    # It gave a zero gradient. sum(g**2) with g = (x0 + x1, x2, 0, 0, 2 x3).
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    expected = [6.0, 6.0, 6.0, 32.0]
+    np.testing.assert_allclose(autotrace.grad(adds_at_repeated)(x), expected)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(adds_at_repeated))(x),
+                               expected)
+    check_grads(adds_at_repeated, (x,), order=2, modes=("reverse", "forward"))
+
+
+def copies_into(x):
+    A = np.zeros(3)
+    np.copyto(A, x)
+    return np.sum(A)
+
+
+def multiplies_at(x):
+    A = x * 1.0
+    np.multiply.at(A, np.array([0, 0]), 2.0)
+    return np.sum(A)
+
+
+def adds_at_inside_an_expression(x):
+    A = x * 1.0
+    return np.add.at(A, np.array([0]), 1.0) or np.sum(A)
+
+
+@pytest.mark.parametrize("func, marker, construct, message", [
+    (copies_into, "np.copyto", "np.copyto",
+     "autotrace cannot differentiate np.copyto(...), which writes into its first argument in "
+     "place; assign instead: A[...] = x"),
+    (multiplies_at, "np.multiply.at", ".at",
+     "autotrace cannot differentiate np.multiply.at(A, np.array([0, 0]), 2.0), which changes "
+     "its first argument in place; it follows np.add.at(A, index, values) alone, as a "
+     "statement of its own with A a variable (np.subtract.at(A, index, values) is "
+     "np.add.at(A, index, -values))"),
+    (adds_at_inside_an_expression, "np.add.at", ".at",
+     "autotrace cannot differentiate np.add.at(A, np.array([0]), 1.0), which changes its "
+     "first argument in place; it follows np.add.at(A, index, values) alone, as a statement "
+     "of its own with A a variable (np.subtract.at(A, index, values) is "
+     "np.add.at(A, index, -values))"),
+], ids=["copyto", "multiply.at", "add.at-in-an-expression"])
+def test_numpy_functions_that_write_into_an_argument_are_refused(func, marker, construct,
+                                                                  message):
+    with pytest.raises(TransformError) as caught:
+        autotrace.grad(func)
+    assert caught.value.message == message
+    assert caught.value.lineno == line_of(func, marker)
+    assert caught.value.construct == construct
+
+
+# --- Arguments changed in place --------------------------------------------------------------
+# The gradient is with respect to the argument's value on entry; the derivative works on a copy.
+
+def sets_an_item_of_its_argument(x, a, b):
+    x[0] = a * b
+    return np.sum(x)
+
+
+def test_an_argument_written_in_place():
+    x = np.array([1.0, 2.0])
+    expected = (np.array([0.0, 1.0]), 3.0, 2.0)
+    for derivative in (autotrace.grad(sets_an_item_of_its_argument, wrt=(0, 1, 2)),
+                       autotrace.function(autotrace.grad(sets_an_item_of_its_argument,
+                                                         wrt=(0, 1, 2)))):
+        gradient = derivative(x, 2.0, 3.0)
+        for got, want in zip(gradient, expected):
+            np.testing.assert_allclose(got, want)
+    np.testing.assert_array_equal(x, [1.0, 2.0])
+    assert autotrace.forward(sets_an_item_of_its_argument, wrt=1)(x, 2.0, 3.0) == (8.0, 3.0)
+    tangent = np.array([1.0, 1.0])
+    assert autotrace.forward(sets_an_item_of_its_argument)(x, 2.0, 3.0, tangent=tangent) == (
+        8.0, 1.0)
+    np.testing.assert_array_equal(tangent, [1.0, 1.0])
+    # d/da of d/da of (a * a + x1) is 2, and d/db of d/da of (a * b + x1) is 1
+    second = autotrace.grad(autotrace.grad(
+        lambda a, x: sets_an_item_of_its_argument(x, a, a)), wrt=0)
+    assert second(2.0, x) == 2.0
+    assert autotrace.grad(autotrace.grad(sets_an_item_of_its_argument, wrt=1), wrt=2)(
+        x, 2.0, 3.0) == 1.0
+    check_grads(lambda x, a, b: sets_an_item_of_its_argument(x.copy(), a, b), (x, 2.0, 3.0),
+                wrt=(0, 1, 2), order=2, modes=("reverse", "forward"))
+
+
+def doubles_a_dict_entry(p):
+    p["w"] = p["w"] * 2.0
+    return np.sum(p["w"])
+
+
+def appends_to_its_argument(xs):
+    xs.append(xs[0] * 3.0)
+    return xs[0] * xs[-1]
+
+
+def test_containers_written_in_place():
+    p = {"w": np.array([1.0, 2.0])}
+    gradient = autotrace.grad(doubles_a_dict_entry)(p)
+    np.testing.assert_allclose(gradient["w"], [2.0, 2.0])
+    np.testing.assert_array_equal(p["w"], [1.0, 2.0])
+    xs = [2.0]
+    assert autotrace.grad(appends_to_its_argument)(xs) == [12.0]
+    assert xs == [2.0]
+
+
+def adds_at_in_a_loop_and_a_branch(x):
+    total = 0.0
+    for i in range(2):
+        A = np.zeros(3)
+        np.add.at(A, np.array([0, 0]), x[i])
+        if i > 0:
+            np.add.at(A, np.array([1]), x[i] * x[2])
+        total = total + np.sum(A * x)
+    return total
+
+
+def test_add_at_in_a_loop_and_a_branch():
+    # total = 2 x0 x0 + 2 x1 x0 + x1 x2 x1
+    x = np.array([1.0, 2.0, 3.0])
+    expected = [4.0 * 1.0 + 2.0 * 2.0, 2.0 * 1.0 + 2.0 * 2.0 * 3.0, 4.0]
+    np.testing.assert_allclose(autotrace.grad(adds_at_in_a_loop_and_a_branch)(x), expected)
+    np.testing.assert_allclose(
+        autotrace.function(autotrace.grad(adds_at_in_a_loop_and_a_branch))(x), expected)
+    check_grads(adds_at_in_a_loop_and_a_branch, (x,), order=2, modes=("reverse", "forward"))
+
+
+# A function that writes into its argument changes its caller's array, which the caller's
+# derivative would not see.
+
+def sets_the_first(A):
+    A[0] = 10.0
+
+
+class Setter:
+    def set_first(self, A):
+        A[0] = 10.0
+
+
+SETTER = Setter()
+
+
+def calls_a_function_that_writes(x):
+    A = x * 1.0
+    sets_the_first(A)
+    return np.sum(A * x)
+
+
+def calls_a_method_that_writes(x):
+    A = x * 1.0
+    SETTER.set_first(A)
+    return np.sum(A * x)
+
+
+@pytest.mark.parametrize("func, call, callee, name", [
+    (calls_a_function_that_writes, "sets_the_first(A)", sets_the_first, "sets_the_first"),
+    (calls_a_method_that_writes, "SETTER.set_first(A)", Setter.set_first, "set_first"),
+], ids=["function", "method"])
+def test_a_call_that_writes_into_an_argument_read_afterwards_is_refused(func, call, callee,
+                                                                        name):
+    # Each gave [11, 4] (true [10, 4]).
+    with pytest.raises(TransformError) as caught:
+        autotrace.grad(func)(np.array([1.0, 2.0]))
+    assert caught.value.message == (
+        f"{call} changes its argument 'A' in place (A[0] = ..., {os.path.abspath(__file__)}, "
+        f"line {line_of(callee, 'A[0] = 10.0')}), which autotrace does not follow into this "
+        f"function, and 'A' is read after it on line "
+        f"{line_of(func, 'return')}; return the new value from {name} instead")
+    assert caught.value.lineno == line_of(func, call)
+
+
+def sets_the_first_and_sums(A):
+    A[0] = 10.0
+    return np.sum(A)
+
+
+def calls_a_function_that_writes_a_dead_array(x):
+    return sets_the_first_and_sums(x * 1.0) * x[1]
+
+
+class Holder:
+    def __init__(self, write):
+        self.write = write
+
+
+HOLDER = Holder(sets_the_first_and_sums)
+
+
+def calls_through_an_attribute(x):
+    return HOLDER.write(x * 1.0) * x[1]
+
+
+def test_a_called_function_that_writes_into_its_argument():
+    # Where the caller's source names the function, its call is checked, and the write is
+    # followed when nothing reads the argument afterwards: (10 + x1 + x2) x1.
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(autotrace.grad(calls_a_function_that_writes_a_dead_array)(x),
+                               [0.0, 10.0 + 2 * 2.0 + 3.0, 2.0])
+    # Where it does not, the function refuses the write.
+    with pytest.raises(TransformError) as caught:
+        autotrace.grad(calls_through_an_attribute)(x)
+    assert caught.value.message == (
+        "the function changes its argument 'A' in place (A[0] = ...), and it is called by a "
+        "function being differentiated, which would not see the change; return the new value "
+        "instead, or work on a copy")
+    assert caught.value.lineno == line_of(sets_the_first_and_sums, "A[0] = 10.0")
+
+
+# Writes made where the function's own statements do not show them: in a function defined
+# inside it, in a comprehension.
+
+def writes_in_a_nested_function(x):
+    A = x * 1.0
+    B = A
+
+    def set_first():
+        A[0] = 5.0
+    set_first()
+    return np.sum(B * x)
+
+
+def appends_in_a_comprehension(x):
+    A = x * 1.0
+    rows = []
+    [rows.append(A) for _ in range(2)]
+    A[0] = 0.0
+    return np.sum(rows[0] * x)
+
+
+def test_writes_in_nested_functions_and_comprehensions():
+    # They gave [6, 4] (true [5, 4]) and [0, 2] (true [0, 4]).
+    x = np.array([1.0, 2.0])
+    with pytest.raises(TransformError) as caught:
+        autotrace.grad(writes_in_a_nested_function)(x)
+    assert caught.value.message == (
+        f"set_first() changes 'A' in place (A[0] = ..., line "
+        f"{line_of(writes_in_a_nested_function, 'A[0] = 5.0')}), which autotrace does not "
+        f"follow into this function, and 'B', which shares its memory, is read after it on "
+        f"line {line_of(writes_in_a_nested_function, 'return')}; return the new value from "
+        f"set_first instead")
+    assert caught.value.lineno == line_of(writes_in_a_nested_function, "set_first()\n")
+    with pytest.raises(TransformError) as caught:
+        autotrace.grad(appends_in_a_comprehension)(x)
+    assert caught.value.message == (
+        f"A[0] = ... changes 'A' in place, and 'rows' shares its memory "
+        f"([rows.append(A) for _ in range(2)], line "
+        f"{line_of(appends_in_a_comprehension, '[rows.append')}), read after it on line "
+        f"{line_of(appends_in_a_comprehension, 'return')}; autotrace gives 'A' alone a new "
+        f"value. Give 'rows' a copy if it should keep the old value (A.copy()), or write into "
+        f"'rows' too")

@@ -23,6 +23,7 @@ import autotrace
 from autotrace import TracedSourceWarning
 from autotrace.testing import check_grads
 from transforms.errors import TransformError
+from tests.numeric import central_difference
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -39,14 +40,6 @@ def without_source(source: str) -> dict:
     exec(compile(source, "<stdin>", "exec"), namespace)
     return namespace
 
-
-def finite_difference_gradient(f, x, eps=1e-6):
-    gradient = np.zeros_like(x)
-    for index in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[index] = eps
-        gradient[index] = (f(x + step) - f(x - step)) / (2 * eps)
-    return gradient
 
 
 X = np.array([0.3, -0.5, 1.2])
@@ -112,11 +105,11 @@ def test_function_without_source_warns_once_at_grad():
 class TestWithoutSource:
     def test_grad_and_value_and_grad_match_finite_differences(self):
         f = SMOOTH["f"]
-        expected = finite_difference_gradient(f, X)
+        expected = central_difference(f, X)
         np.testing.assert_allclose(autotrace.grad(f)(X), expected, rtol=1e-6)
         value, (dx, dscale) = autotrace.value_and_grad(f, wrt=(0, 1))(X, 3.0)
         assert value == pytest.approx(f(X, 3.0))
-        np.testing.assert_allclose(dx, finite_difference_gradient(lambda x: f(x, 3.0), X),
+        np.testing.assert_allclose(dx, central_difference(lambda x: f(x, 3.0), X),
                                    rtol=1e-6)
         assert isinstance(dscale, float)
         assert dscale == pytest.approx(f(X, 1.0) - f(X, 0.0))
@@ -126,9 +119,9 @@ class TestWithoutSource:
         tangent = np.array([0.2, -1.0, 0.5])
         value, derivative = autotrace.forward(f)(X, tangent=tangent)
         assert value == pytest.approx(f(X))
-        assert derivative == pytest.approx(finite_difference_gradient(f, X) @ tangent)
+        assert derivative == pytest.approx(central_difference(f, X) @ tangent)
         hessian = autotrace.hessian(f)(X)
-        expected = np.stack([finite_difference_gradient(
+        expected = np.stack([central_difference(
             lambda x, i=i: autotrace.grad(f)(x)[i], X) for i in range(3)])
         np.testing.assert_allclose(hessian, expected, rtol=1e-5, atol=1e-7)
         np.testing.assert_allclose(autotrace.hessian(f, wrt="x")(X), hessian)
@@ -191,7 +184,7 @@ class TestWithoutSource:
         f = namespace["f"]
         gradient = autotrace.grad(f)
         for x in (X, -X - 1.0):
-            np.testing.assert_allclose(gradient(x), finite_difference_gradient(f, x),
+            np.testing.assert_allclose(gradient(x), central_difference(f, x),
                                        rtol=1e-6)
         assert "    if " in autotrace.source(gradient)
         check_grads(f, (X,), order=2, modes=("reverse", "forward"))
@@ -204,7 +197,7 @@ class TestWithoutSource:
             "    return np.sum(np.sin(y))\n")
         f = namespace["f"]
         gradient = autotrace.grad(f)
-        np.testing.assert_allclose(gradient(X), finite_difference_gradient(f, X), rtol=1e-6)
+        np.testing.assert_allclose(gradient(X), central_difference(f, X), rtol=1e-6)
         assert "    while " in autotrace.source(gradient)
 
     def test_if_on_an_array_value_is_an_error_saying_what_to_do(self):

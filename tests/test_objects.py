@@ -14,24 +14,15 @@ import pytest
 
 import autotrace
 from autotrace import TransformError
+from tests.numeric import central_difference
 
 THIS_FILE = os.path.abspath(__file__)
-EPS = 1e-6
-
-
-def numeric_gradient(f, x: np.ndarray) -> np.ndarray:
-    gradient = np.zeros_like(x)
-    for index in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[index] = EPS
-        gradient[index] = (f(x + step) - f(x - step)) / (2 * EPS)
-    return gradient
 
 
 def check_all_modes(f, x: np.ndarray, second_order: bool = True) -> None:
     """f's gradient at x (f: array -> float) from grad, the traced gradient, forward mode
     along a random direction, and the gradient of <grad f, v>, against central differences."""
-    expected = numeric_gradient(f, x)
+    expected = central_difference(f, x)
     np.testing.assert_allclose(autotrace.grad(f)(x), expected, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(autotrace.function(autotrace.grad(f))(x), expected,
                                rtol=1e-6, atol=1e-8)
@@ -44,7 +35,7 @@ def check_all_modes(f, x: np.ndarray, second_order: bool = True) -> None:
             return np.sum(autotrace.grad(f)(point) * direction)
         np.testing.assert_allclose(
             autotrace.grad(lambda point: np.sum(autotrace.grad(f)(point) * direction))(x),
-            numeric_gradient(directional, x), rtol=1e-5, atol=1e-6)
+            central_difference(directional, x), rtol=1e-5, atol=1e-6)
 
 
 def refusal(f, *args, marker: str, error=TransformError) -> Exception:
@@ -109,7 +100,7 @@ def lin_of(W, x):
 
 def test_callable_object_built_from_the_differentiated_argument():
     gradient = autotrace.grad(lin_of)(W0, X)
-    np.testing.assert_allclose(gradient, numeric_gradient(lambda W: lin_of(W, X), W0),
+    np.testing.assert_allclose(gradient, central_difference(lambda W: lin_of(W, X), W0),
                                rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(autotrace.function(autotrace.grad(lin_of))(W0, X), gradient,
                                rtol=1e-12)
@@ -423,7 +414,7 @@ def test_objects_in_lists_and_dicts_and_chosen_by_a_branch():
         return np.sum(other.w * first.w)
     for point in (X, -X):
         np.testing.assert_allclose(autotrace.grad(chosen)(point),
-                                   numeric_gradient(chosen, point), rtol=1e-6)
+                                   central_difference(chosen, point), rtol=1e-6)
 
 
 REGISTRY = []

@@ -65,10 +65,10 @@ def check_supported(function: gast.FunctionDef, location: Location) -> None:
         if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             for target in targets:
-                _check_target(target, parameters, rebound, location)
+                _check_target(target, location)
         if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-                and node.func.attr in ("append", "extend", "insert", "pop", "sort", "fill",
-                                       "update", "clear", "remove", "setdefault")
+                and node.func.attr in ("sort", "fill", "update", "clear", "remove",
+                                       "setdefault")
                 and isinstance(node.func.value, gast.Name)
                 and node.func.value.id in parameters and node.func.value.id not in rebound):
             argument = node.func.value.id
@@ -79,10 +79,10 @@ def check_supported(function: gast.FunctionDef, location: Location) -> None:
                 "mutation of an argument")
 
 
-def _check_target(target, parameters, rebound, location):
+def _check_target(target, location):
     if isinstance(target, (gast.Tuple, gast.List)):
         for element in target.elts:
-            _check_target(element, parameters, rebound, location)
+            _check_target(element, location)
         return
     if isinstance(target, gast.Attribute):
         raise location.error(target, "autotrace cannot differentiate assignment to an "
@@ -96,21 +96,12 @@ def _check_target(target, parameters, rebound, location):
         if not isinstance(base, gast.Name):
             raise location.error(target, "autotrace can assign into subscripts of local "
                                  "variables only", "subscript assignment")
-        if base.id in parameters and base.id not in rebound:
-            keyed = (isinstance(target.slice, gast.Constant)
-                     and isinstance(target.slice.value, str))  # p["w"]: a dict
-            raise location.error(
-                target, f"the function changes its argument {base.id!r} in place "
-                f"({_text(target)} = ...); work on a copy, e.g. "
-                f"{_copy_advice(base.id, ('dict',) if keyed else ('array', 'list', 'dict'))}",
-                "mutation of an argument")
 
 
 # What each method that changes its object in place may be called on.
 _METHOD_CONTAINERS = {
-    "append": ("list",), "extend": ("list",), "insert": ("list",), "remove": ("list",),
-    "update": ("dict",), "setdefault": ("dict",), "fill": ("array",),
-    "sort": ("array", "list"), "pop": ("list", "dict"), "clear": ("list", "dict"),
+    "remove": ("list",), "update": ("dict",), "setdefault": ("dict",), "fill": ("array",),
+    "sort": ("array", "list"), "clear": ("list", "dict"),
 }
 _COPIES = {"array": "np.copy", "list": "list", "dict": "dict"}
 

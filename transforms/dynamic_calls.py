@@ -117,8 +117,8 @@ def derivative_of(func, wrt: tuple, implicit: bool = False):
     with transform_lock:
         if key not in cache or not is_current(cache[key]):  # made again after a rebinding
             from transforms.pipeline import Session, reverse_function  # pipeline imports us
-            cache[key] = reverse_function(func, wrt, session=Session(optimized=True,
-                                                                     implicit=implicit))
+            cache[key] = reverse_function(func, wrt, session=Session(
+                optimized=True, implicit=implicit, called=True))
         return cache[key]
 
 
@@ -288,7 +288,8 @@ def jvp_call(func, args, kwargs, tangents, wrt):
     if ("forward", wrt) not in cache:
         from transforms.forward import forward_function
         from transforms.pipeline import Session
-        cache[("forward", wrt)] = forward_function(func, wrt, session=Session(optimized=True))
+        cache[("forward", wrt)] = forward_function(
+            func, wrt, session=Session(optimized=True, called=True))
     return _as_called(cache[("forward", wrt)])(
         *args, **{seed_keyword(func, "tangent"): tangents}, **kwargs)
 

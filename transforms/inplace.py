@@ -1,169 +1,155 @@
-"""Writes the transforms do not follow are errors, not silently wrong gradients.
+"""Writes the transforms do not follow are refused; those they can follow become values.
 
-autotrace follows values: `A[i] = v` changes A, and `A += x` gives A a new value, `A + x`.
+autotrace follows values: `A[i] = v` gives A a new value, and `A += v` is read as `A = A + v`.
 NumPy also writes through other names, and a gradient taken as if those writes changed
-nothing would be wrong. So these are refused, naming the line:
+nothing would be wrong. So:
 
-- `out=` in a call of NumPy's (or of an array's method): assign the result instead;
-- methods that change an array, list or dict in place (`A.sort()`, `A.fill(0)`, ...);
-- a write (`y[i] = v`, or `y += v` on a view) into a name bound to a view of another
-  (`y = x[:2]`, `y = x.T`, `y = x.reshape(...)`, `for y in x`): the write changes x;
-- `A += v` on an array (made by a NumPy function) that another name aliases or views
-  (`B = A`, `B = A[1:]`): in place, the change reaches B, while autotrace would give A alone
-  a new value.
-
-The analysis reads the function's source, per name: a name counts as a view only where it is
-bound once (a name bound again may no longer be one), so writes through views that it cannot
-see (an item of a list, a view made in another function) are not caught.
+- `out=` in a call of NumPy's (or of an array's method) is refused: assign the result instead;
+- methods that change an array, list or dict in place (`A.sort()`, `A.fill(0)`, ...) and the
+  NumPy functions that write into an argument (`np.copyto`, `np.put`, `np.multiply.at`, ...)
+  are refused, saying what to write instead;
+- `np.add.at(A, index, v)` (repeated indices add up) becomes `A = accumulate_item(A, index, v)`;
+- an argument written in place (`x[0] = v`, `xs.append(v)`) is copied first, so that the
+  gradient is with respect to its value on entry;
+- a write into memory that another name reads afterwards is refused (transforms/aliases.py).
 """
 from __future__ import annotations
-
-import collections
 
 import gast
 import numpy as np
 
-from transforms.errors import Location
-from transforms.naming import walk_scope
+from transforms import aliases
+from transforms.call_results import numpy_name
+from transforms.argument_writes import (arguments_written_in_place, write_text,
+                                        writes_into_arguments)
+from transforms.errors import Location, TransformError
+from transforms.naming import SCOPES, walk_scope
 from transforms.parsing import MISSING, resolve
 
 # Methods that change their object in place (those of lists that the transforms follow,
 # append, extend, insert and pop, are not here).
 IN_PLACE_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "byteswap",
                     "reverse", "remove", "clear", "update", "setdefault", "popitem"}
-# NumPy functions and array methods whose result may be a view of their first argument.
-_VIEW_FUNCTIONS = {"transpose", "reshape", "ravel", "squeeze", "expand_dims", "swapaxes",
-                   "moveaxis", "asarray", "asanyarray", "atleast_1d", "atleast_2d",
-                   "atleast_3d", "diagonal", "flip", "fliplr", "flipud", "rot90", "real",
-                   "imag", "view", "broadcast_to"}
-_VIEW_ATTRIBUTES = {"T", "mT", "real", "imag", "flat"}
-# NumPy functions whose result is a new array.
-_ARRAY_MAKERS = {"zeros", "ones", "empty", "full", "array", "copy", "zeros_like", "ones_like",
-                 "empty_like", "full_like", "arange", "linspace", "eye", "identity", "stack",
-                 "concatenate", "vstack", "hstack", "tile"}
+# NumPy functions that write into their first argument, and what to write instead.
+_WRITING_FUNCTIONS = {
+    "copyto": "{0}[...] = {1}", "put": "{0}[np.unravel_index({1}, {0}.shape)] = {2}",
+    "place": "{0}[{1}] = {2}", "putmask": "{0} = np.where({1}, {2}, {0})",
+    "fill_diagonal": "{0}[np.diag_indices(min({0}.shape), {0}.ndim)] = {1}",
+}
 
 
-def check_writes(function: gast.FunctionDef, location: Location, namespace: dict) -> None:
-    """Raise TransformError at the first write that the transforms would not follow."""
-    nodes = [n for statement in function.body for n in walk_scope(statement)]
+def check_writes(function: gast.FunctionDef, location: Location, namespace: dict,
+                 checked_callees: set) -> list:
+    """Raise TransformError at the first write that the transforms would not follow.
+
+    Returns the `A op= v` statements to check when they run, and adds to `checked_callees`
+    the code of the functions whose calls were checked (aliases.check_writes)."""
+    # Nested functions and comprehensions included: what runs there writes too.
+    nodes = [n for statement in function.body for n in gast.walk(statement)]
     parameters = {a.id for a in function.args.args + function.args.posonlyargs
                   + function.args.kwonlyargs}
-    bindings = collections.Counter()
-    for node in nodes:
-        for target in _bound_names(node):
-            bindings[target.id] += 1
-    variables = set(bindings) | parameters
-    views = {}  # name bound once -> (the name it views, how, the binding statement)
-    arrays = collections.defaultdict(list)  # name -> is each of its bindings a new array?
-    lists = collections.defaultdict(list)  # name -> is each of its bindings a new list?
+    variables = parameters | {n.id for n in nodes
+                              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    statements = {id(n.value) for n in nodes if isinstance(n, gast.Expr)}
     for node in nodes:
         if isinstance(node, gast.Call):
             _check_call(node, location, namespace, variables)
-        for target, base, how in _derivations(node, namespace):
-            if bindings[target] == 1 and base != target:
-                views[target] = (base, how, node)
-        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
-            arrays[node.targets[0].id].append(_makes_array(node.value, namespace))
-            lists[node.targets[0].id].append(isinstance(node.value, (gast.List, gast.ListComp)))
-    for target, (base, how, bound) in list(views.items()):
-        if how == "slice" and lists.get(base) and all(lists[base]):
-            del views[target]  # a slice of a list is a new list
-    for node in nodes:
-        if isinstance(node, (gast.Assign, gast.AugAssign)):
-            _check_write(node, location, views, arrays, nodes)
+            _check_writing_function(node, location, namespace, id(node) in statements)
+    return aliases.check_writes(function, location, namespace, checked_callees)
 
 
-def _bound_names(node):
-    """The names `node` binds (an augmented assignment writes, it does not bind)."""
-    targets = []
-    if isinstance(node, gast.Assign):
-        targets = node.targets
-    elif isinstance(node, (gast.For, gast.AnnAssign)):
-        targets = [node.target]
-    for target in targets:
-        for name in gast.walk(target):
-            if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
-                yield name
+def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: list,
+                  location: Location, called: bool, numpy: str) -> None:
+    """Turn the writes the transforms follow into values: `np.add.at` becomes an assignment,
+    arguments written in place are copied on entry, and `guards` (from check_writes) are
+    checked before they run.
+
+    numpy: the name NumPy has in the function's namespace.
+    called: the function is differentiated for a caller that did not check what its call
+    writes into (autotrace.grad checks the calls of the functions it can name). The caller
+    would not see a change to an argument, so that is refused."""
+    written = arguments_written_in_place(function)
+    if called:
+        _refuse_writes_into_arguments(function, location)
+    guarded = {id(node): message for node, message in guards}
+    for body in _bodies(function):
+        for index, statement in reversed(list(enumerate(body))):
+            if _is_add_at(statement, namespace):
+                body[index] = _add_at_as_assignment(statement, helper, numpy)
+            elif id(statement) in guarded:
+                check = _statement(
+                    f"{helper('refuse_shared_write')}({statement.target.id}, "
+                    f"{guarded[id(statement)]!r}, {location.filename!r}, "
+                    f"{location.line_of(statement)})", statement)
+                body.insert(index, check)
+    copies = [_statement(f"{argument} = {helper('snapshot')}({argument})", function)
+              for argument in written]
+    function.body[:0] = copies
 
 
-def _derivations(node, namespace):
-    """(target, base, how) for each name `node` binds to something that may share the memory
-    of the name `base`: how is "alias" (`y = x`), "view" (a transpose, a loop's item: a view
-    whenever `y += v` runs in place), "slice" (a view of an array, a copy of a list) or
-    "item" (an integer subscript or an attribute: a view of a 2-d array, or a container's
-    item, or a number)."""
-    if isinstance(node, gast.For) and isinstance(node.target, gast.Name):
-        base = _iterated_name(node.iter, namespace)
-        if base is not None:
-            yield node.target.id, base, "view"
-    elif isinstance(node, gast.Assign) and len(node.targets) == 1:
-        target, value = node.targets[0], node.value
-        if isinstance(target, gast.Name):
-            found = _viewed(value, namespace)
-            if found is not None:
-                yield (target.id,) + found
-        elif isinstance(target, (gast.Tuple, gast.List)) and isinstance(value, gast.Name):
-            for element in target.elts:  # `a, b = x`: the items of x
-                if isinstance(element, gast.Name):
-                    yield element.id, value.id, "item"
+def refuse_shared_write(value, message: str, filename: str, line: int) -> None:
+    """Raise TransformError where `value`, about to be changed by `op=`, is changed in place: an
+    array (not a NumPy number) or a list. Generated code calls it before `A op= v` where another
+    name that is read afterwards may share A's memory."""
+    if isinstance(value, (list, dict, set, bytearray, np.ndarray)) or (
+            hasattr(value, "shape") and hasattr(value, "dtype")
+            and not isinstance(value, np.generic)
+            and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy"))):
+        raise TransformError(message, filename, line, "write into shared memory")
 
 
-def _viewed(value, namespace):
-    """(base, how) if `value` may be a view of the name `base`, else None."""
-    if isinstance(value, gast.Name):
-        return value.id, "alias"
-    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
-        parts = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
-        basic = any(isinstance(p, gast.Slice) or _is_constant(p, (None, Ellipsis))
-                    for p in parts)
-        return value.value.id, "slice" if basic else "item"
-    if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
-        if resolve(value, namespace) is not MISSING:
-            return None
-        return value.value.id, "view" if value.attr in _VIEW_ATTRIBUTES else "item"
-    if isinstance(value, gast.Call):
-        func = value.func
-        if (isinstance(func, gast.Attribute) and resolve(func, namespace) is MISSING
-                and isinstance(func.value, gast.Name) and func.attr in _VIEW_FUNCTIONS):
-            return func.value.id, "view"  # x.reshape(...)
-        if (_numpy_name(func, namespace) in _VIEW_FUNCTIONS and value.args
-                and isinstance(value.args[0], gast.Name)):
-            return value.args[0].id, "view"  # np.reshape(x, ...)
-    return None
+def _statement(text: str, at) -> gast.stmt:
+    """The statement `text`, placed at the line of `at` (errors in it name the user's line)."""
+    statement = gast.parse(text).body[0]
+    for node in gast.walk(statement):
+        if "lineno" in node._attributes:
+            gast.copy_location(node, at)
+    return statement
 
 
-def _iterated_name(node, namespace):
-    if isinstance(node, gast.Name):
-        return node.id
-    if (isinstance(node, gast.Call) and resolve(node.func, namespace) is reversed
-            and len(node.args) == 1 and isinstance(node.args[0], gast.Name)):
-        return node.args[0].id
-    return None
+def _bodies(function):
+    """Every list of statements in `function`'s own scope."""
+    yield function.body
+    for node in (n for statement in function.body for n in walk_scope(statement)):
+        if isinstance(node, gast.stmt) and not isinstance(node, SCOPES):
+            for field in ("body", "orelse"):
+                statements = getattr(node, field, None)
+                if isinstance(statements, list) and statements:
+                    yield statements
 
 
-def _is_constant(node, values) -> bool:
-    return isinstance(node, gast.Constant) and any(node.value is v for v in values)
+def _is_add_at(statement, namespace) -> bool:
+    if not (isinstance(statement, gast.Expr) and isinstance(statement.value, gast.Call)):
+        return False
+    func = statement.value.func
+    return isinstance(func, gast.Attribute) and func.attr == "at" and resolve(
+        func.value, namespace) is np.add
 
 
-def _numpy_name(func, namespace) -> str | None:
-    value = resolve(func, namespace)
-    if value is MISSING:
-        return None
-    module = getattr(value, "__module__", None) or ""
-    if isinstance(value, np.ufunc) or module.startswith("numpy"):
-        return getattr(value, "__name__", None)
-    return None
+def _add_at_as_assignment(statement, helper, numpy: str) -> gast.stmt:
+    """`np.add.at(A, index, v)` as `A = accumulate_item(A, index, v broadcast to A[index])`:
+    a new value, whose gradient rules exist, with NumPy's sum over repeated indices."""
+    target, index, values = (_text(a) for a in statement.value.args)
+    return _statement(
+        f"{target} = {helper('accumulate_item')}({target}, {index}, {numpy}.broadcast_to("
+        f"{values}, {numpy}.shape({target}[{index}])))", statement)
 
 
-def _makes_array(value, namespace) -> bool:
-    return isinstance(value, gast.Call) and _numpy_name(value.func, namespace) in _ARRAY_MAKERS
+def _refuse_writes_into_arguments(function, location) -> None:
+    """Refuse the first write into an argument made while its name still holds the argument."""
+    for argument, write in writes_into_arguments(function).items():
+        raise location.error(
+            write, f"the function changes its argument {argument!r} in place "
+            f"({write_text(write)}), and it is called by a function being differentiated, "
+            f"which would not see the change; return the new value instead, or work on a copy",
+            "mutation of an argument")
 
 
 def _check_call(call, location, namespace, variables) -> None:
     func = call.func
     method_of_value = isinstance(func, gast.Attribute) and resolve(func, namespace) is MISSING
     out = next((k for k in call.keywords if k.arg == "out"), None)
-    if out is not None and (method_of_value or _numpy_name(func, namespace) is not None):
+    if out is not None and (method_of_value or numpy_name(func, namespace) is not None):
         plain = gast.Call(func=func, args=call.args,
                           keywords=[k for k in call.keywords if k.arg != "out"])
         raise location.error(
@@ -179,58 +165,29 @@ def _check_call(call, location, namespace, variables) -> None:
             f"np.sort({owner}); for a list, build a new list)", f".{func.attr}")
 
 
-def _check_write(node, location, views, arrays, nodes) -> None:
-    target = node.targets[0] if isinstance(node, gast.Assign) else node.target
-    written = target
-    while isinstance(written, gast.Subscript):
-        written = written.value
-    if not isinstance(written, gast.Name) or (
-            isinstance(node, gast.Assign) and written is target):
-        return  # a plain assignment binds a name; it writes into nothing
-    name = written.id
-    base, how, bound = views.get(name, (None, None, None))
-    through_subscript = written is not target
-    if base is not None and (through_subscript or how in ("view", "slice") or how == "alias"
-                             and arrays.get(base) and all(arrays[base])):
-        what = f"{_text(target)} {'=' if isinstance(node, gast.Assign) else _op(node)} ..."
+
+def _check_writing_function(call, location, namespace, is_statement: bool) -> None:
+    """Refuse NumPy's functions that write into an argument, and the ufunc method `.at` but
+    for np.add.at on a variable, in a statement of its own (which the transforms follow)."""
+    func = call.func
+    owner = resolve(func.value, namespace) if isinstance(func, gast.Attribute) else MISSING
+    if isinstance(owner, np.ufunc) and func.attr == "at":
+        if owner is np.add and len(call.args) == 3 and isinstance(call.args[0], gast.Name) \
+                and not call.keywords and is_statement:
+            return
         raise location.error(
-            node, f"{what} writes into {name!r}, which may share its memory with {base!r} "
-            f"({_text(bound).splitlines()[0]}, line {location.line_of(bound)}): the write "
-            f"changes {base!r} too, which autotrace does not follow; work on a copy, e.g. "
-            f"{name} = {_copy_of(bound)}", "write through a view")
-    if isinstance(node, gast.AugAssign) and not through_subscript and arrays.get(name) and \
-            all(arrays[name]):
-        sharing = [(other, bound) for other, (base, how, bound) in views.items()
-                   if base == name and how != "item" and _is_read(other, nodes)]
-        if sharing:
-            other, bound = sharing[0]
-            raise location.error(
-                node, f"{_text(target)} {_op(node)} ... changes the array {name!r} in place, "
-                f"and {other!r} shares its memory ({_text(bound).splitlines()[0]}, line "
-                f"{location.line_of(bound)}); autotrace gives {name!r} alone a new value. Write "
-                f"{name} = {name} {_op(node)[:-1]} ... if {other!r} should keep the old value, "
-                f"or update {other!r} too", "augmented assignment to a shared array")
-
-
-_OPERATORS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
-              gast.MatMult: "@", gast.Mod: "%", gast.FloorDiv: "//", gast.BitAnd: "&",
-              gast.BitOr: "|", gast.BitXor: "^", gast.LShift: "<<", gast.RShift: ">>"}
-
-
-def _op(node) -> str:
-    """`+=` for `a += b`."""
-    return _OPERATORS[type(node.op)] + "="
-
-
-def _copy_of(bound) -> str:
-    if isinstance(bound, gast.For):
-        return f"{_text(bound.target)}.copy() (first thing in the loop)"
-    return f"{_text(bound.value)}.copy()"
-
-
-def _is_read(identifier, nodes) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == identifier and isinstance(n.ctx, gast.Load)
-               for n in nodes)
+            call, f"autotrace cannot differentiate {_text(call)}, which changes its first "
+            f"argument in place; it follows np.add.at(A, index, values) alone, as a statement "
+            f"of its own with A a variable (np.subtract.at(A, index, values) is "
+            f"np.add.at(A, index, -values))", ".at")
+    function_name = numpy_name(func, namespace)
+    if function_name in _WRITING_FUNCTIONS and resolve(func, namespace) is getattr(
+            np, function_name, None):
+        arguments = [_text(a) for a in call.args] + ["..."] * 3
+        raise location.error(
+            call, f"autotrace cannot differentiate np.{function_name}(...), which writes into "
+            f"its first argument in place; assign instead: "
+            f"{_WRITING_FUNCTIONS[function_name].format(*arguments)}", f"np.{function_name}")
 
 
 def _text(node) -> str:

@@ -37,7 +37,7 @@ from transforms.codegen import debug_source, to_source
 from transforms.dict_methods import rewrite_dict_methods
 from transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
 from transforms.exits import exits_to_flags
-from transforms.inplace import check_writes
+from transforms.inplace import check_writes, follow_writes, refuse_shared_write
 from transforms.list_methods import rewrite_list_methods
 from transforms.live_names import DEFAULT, LiveNamespace, default_argument
 from transforms.naming import Namer, names_in
@@ -75,6 +75,7 @@ HELPERS = {
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
     "like_container": structure.like_container, "deposit": deposit,
     "state_version": state_version, "state_as_of": state_as_of,
+    "refuse_shared_write": refuse_shared_write,
 }
 IMPURE_BUILTINS = {print, input, open, next, iter}
 
@@ -132,11 +133,15 @@ _ABSENT = object()
 class Session:
     """One top-level transform, and the derivatives of the user functions it calls."""
 
-    def __init__(self, optimized: bool, implicit: bool = False, outermost: bool = False):
+    def __init__(self, optimized: bool, implicit: bool = False, outermost: bool = False,
+                 called: bool = False):
         """outermost: the first function derived is the user's, whose gradients the user
-        gets (the others are called by generated code)."""
+        gets (the others are called by generated code); called: its function is one a
+        differentiated function calls."""
         self.optimized = optimized
         self.outermost = outermost
+        self.called = called
+        self.checked_callees: set = set()  # code of functions whose calls were checked
         # Implicit mode (autotrace.implicit_grad): Variables reached through globals,
         # closures, attributes and calls carry gradient too, handed to runtime/state's sink.
         self.implicit = implicit
@@ -264,7 +269,11 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     check_supported(function, location)
     rewrite_dict_methods(function, location, Namer(names_in(function)), parsed.namespace)
     debug_source("dicts", function)
-    check_writes(function, location, parsed.namespace)
+    # A caller that checked its call of this function, or none: writes into arguments are
+    # followed (its caller would not see them, and does not read them afterwards).
+    called = (session.called or bool(session.namespaces)) and getattr(
+        parsed.function, "__code__", None) not in session.checked_callees
+    shared_writes = check_writes(function, location, parsed.namespace, session.checked_callees)
     parameters = _parameter_names(function.args)
     keyword = seed_keyword(parsed.function, keyword)
     wrt_names = resolve_wrt(wrt, parameters, location.name)
@@ -282,6 +291,8 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
         namespace[numpy_name] = np
     context = Context(session, namer, namespace, location, numpy_name)
 
+    follow_writes(function, namespace, context.helper, shared_writes, location, called,
+                  numpy_name)
     specialize_calls(function, namespace, resolve, namer)  # calls of f(*args, **kwargs)
     lift_nested_functions(function, location, namer, namespace)
     debug_source("lift", function)

@@ -23,10 +23,12 @@ from runtime.structure import (accumulate, accumulate_attribute, attribute_gradi
 from runtime.adjoint_ops import unbroadcast
 from runtime.objects import build_object, field_gradients, object_gradient
 from runtime.random import draw
+from transforms.inplace import refuse_shared_write
 from transforms.rules.core import adjoint, constant, d
 
-# shape_only's result is read for its shape alone (transforms/cleanup.py).
-constant(zeros_like, ones_like, dict_keys, draw, shape_only, sort_order)
+# shape_only's result is read for its shape alone (transforms/cleanup.py); refuse_shared_write
+# checks a value and gives nothing.
+constant(zeros_like, ones_like, dict_keys, draw, shape_only, sort_order, refuse_shared_write)
 
 
 @adjoint(seed)

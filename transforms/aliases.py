@@ -1,0 +1,539 @@
+"""Writes into memory that another name reads afterwards are errors, not wrong gradients.
+
+autotrace follows values: `A[i] = v` gives A a new value, and `A += v` is read as `A = A + v`.
+NumPy writes into memory, which other names may share: `B = A`, a view (`A[1:]`, `A.T`,
+`A.reshape(...)`, `np.asarray(A)`, `for row in A`), a container or object holding A
+(`L = [A]`, `{"a": A}`, `L.append(A)`, `P(A)`), what a function returns. Where such a name
+is read after the write, NumPy's value and the one autotrace differentiates part ways and the
+gradient would be wrong, so the write is refused, naming both lines. A write that no other
+name reads afterwards is followed as it is, into an argument too.
+
+`A += v` changes A in place only where A is an array or a list (a number gets a new value), and
+the source does not say which. Unless A is surely an array (made by `np.zeros`, ...), such a
+write is checked when it runs: `check_writes` returns it with its message, and the function
+gets a call of `refuse_shared_write` before it (transforms/inplace.py).
+
+The analysis reads the function's own source, statement by statement. Each place where a value
+is made (an expression, a parameter) is one memory; a name holds the memories it may be or view
+(several after branches), and a memory may hold others (a list, a dict, an object). A Python
+function called is read too, to see which of its arguments it may return; what any other call
+returns may be or hold any of its arguments, unless it is NumPy's and makes a new array.
+"""
+from __future__ import annotations
+
+import collections
+
+import gast
+import numpy as np
+
+from transforms.argument_writes import (CONTAINER_WRITES, base_name,
+                                        enclosing_names_written, operator_text,
+                                        parameter_names, parameters_written, write_text)
+from transforms.call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, NEW_VALUE_BUILTINS,
+                                     NEW_VALUE_METHODS, VIEW_FUNCTIONS, VIEWS_IN_A_LIST,
+                                     is_one_of, numpy_name, python_callee)
+from transforms.errors import Location
+from transforms.liveness import live_after
+from transforms.naming import SCOPES
+from transforms.parsing import MISSING, parse_function, resolve
+
+# A loop's body is followed until what its names share stops growing; it stops within a few
+# runs, and this many is far more than enough.
+_MOST_LOOP_RUNS = 64
+# Functions called are read to see which arguments they may return, this many calls deep.
+_DEEPEST_CALLS = 3
+# Methods of a list or dict that give one of its items (or the default passed).
+_ITEM_METHODS = {"pop", "get", "setdefault", "popitem"}
+# Builtins whose result is surely a new list, tuple or dict.
+_CONTAINER_MAKERS = {list, tuple, dict, sorted}
+
+
+def check_writes(function: gast.FunctionDef, location: Location, namespace: dict,
+                 checked_callees: set) -> list:
+    """Raise TransformError at the first write into memory that another name reads afterwards.
+
+    Returns the `A op= v` statements that may be such a write, where A is an array or a list
+    (not a number): a list of (statement, message) for `refuse_shared_write` to check. Adds
+    to `checked_callees` the code of the functions called here whose writes into their
+    arguments were checked."""
+    sharing = _Sharing(function, location, namespace)
+    if location.filename.startswith("<autotrace "):
+        # A derivative autotrace generated: its function's writes, and the calls it makes
+        # again, were checked.
+        calls = [n for n in _walk(function.body) if isinstance(n, gast.Call)]
+        callees = [python_callee(call.func, sharing.locals, namespace)[0] for call in calls]
+        checked_callees |= {callee.__code__ for callee in callees if callee is not None}
+        return []
+    sharing.block(function.body)
+    checked_callees |= sharing.callees
+    return list(sharing.guards.values())
+
+
+class _Sharing:
+    """Which memories each name may share, statement by statement; refuses shared writes."""
+
+    def __init__(self, function, location, namespace, depth=0, returns=None):
+        self.location = location
+        self.depth = depth  # how many calls deep, where a called function is read
+        self.returns = {} if returns is None else returns  # see returned_parameters
+        self.returned = set()  # the memories the function's return values may be or hold
+        self.namespace = namespace
+        parameters = parameter_names(function)
+        self.locals = set(parameters) | {
+            n.id for n in _walk(function.body)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        # name -> {memory: the statement that bound the name to it}; None where unreachable
+        self.env = {p: {("argument", p): function} for p in parameters}
+        self.holds = collections.defaultdict(set)  # memory -> memories it may hold
+        self.arrays = set()  # memories that are surely arrays
+        # Memories that are surely lists, tuples or dicts: an item of one is not the container
+        # (changing the list leaves the item as it is), where an item of an array is a view.
+        self.containers = set()
+        self.live_after = live_after(function.body)
+        self.reads = sorted((n.lineno, n.id) for n in _walk(function.body)
+                            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+                            and getattr(n, "lineno", None) is not None)
+        self.loops = []  # per enclosing loop: [the envs at its continues, at its breaks]
+        self.statement = None
+        self.guards = {}
+        self.callees = set()  # the code of the Python functions whose calls were checked
+        self.nested = {}  # a function defined here -> the names of this one it writes into
+        self.taken_at = {}  # (container's site, held memory's site) -> the statement
+
+    # --- values ---------------------------------------------------------------------------
+
+    def reach(self, memories) -> set:
+        """`memories` and every memory they hold, directly or through others."""
+        found, todo = set(memories), list(memories)
+        while todo:
+            for held in self.holds.get(todo.pop(), ()):
+                if held not in found:
+                    found.add(held)
+                    todo.append(held)
+        return found
+
+    def held(self, memories) -> set:
+        return self.reach(set().union(*(self.holds.get(m, ()) for m in memories)))
+
+    def item(self, memories) -> set:
+        """The memories an item of a value in `memories` may be or view: of a container, what
+        it holds; of an array (or what the source does not say), the array too."""
+        return set().union(*(self.held({m}) if m in self.containers else self.reach({m})
+                             for m in memories))
+
+    def new(self, node, holding=(), array=False, container=False) -> set:
+        """The memory made at `node`. In a loop, what the last run made there (held by a list
+        the loop appends to, say) becomes an older memory of its own: a write into the newest
+        does not reach the old ones."""
+        memory = ("new", id(node))
+        if memory in self.holds or any(memory in held for held in self.holds.values()) or any(
+                memory in memories for memories in self.env.values()):
+            self.age(memory)
+        self.hold(memory, holding)
+        if array:
+            self.arrays.add(memory)
+        if container:
+            self.containers.add(memory)
+        return {memory}
+
+    def age(self, memory) -> None:
+        old = ("old", memory[1])
+        rename = (lambda m: old if m == memory else m)
+        for memories in self.env.values():
+            if memory in memories:
+                memories.setdefault(old, memories.pop(memory))
+        for held in list(self.holds):
+            self.holds[held] = {rename(m) for m in self.holds[held]}
+        if memory in self.holds:
+            self.holds[old] |= self.holds.pop(memory)
+        if memory in self.arrays:
+            self.arrays.add(old)
+        if memory in self.containers:
+            self.containers.add(old)
+
+    def hold(self, memory, holding) -> None:
+        for held in holding:  # where, for errors: `rows.append(A)`, more telling than `rows = []`
+            self.taken_at.setdefault((memory[1], held[1]), self.statement)
+        self.holds[memory].update(holding)
+
+    def taking(self, memory, shared):
+        """The statement where `memory`, or a memory it holds, took hold of one of `shared`;
+        None where `memory` is one of them."""
+        todo, seen = [memory], set()
+        while todo:
+            container = todo.pop(0)
+            for held in self.holds.get(container, ()):
+                if held in shared:
+                    return self.taken_at.get((container[1], held[1]))
+                if held not in seen:
+                    seen.add(held)
+                    todo.append(held)
+        return None
+
+    def held_now(self) -> dict:
+        return {memory: set(held) for memory, held in self.holds.items() if held}
+
+    def name_value(self, identifier) -> set:
+        return set((self.env or {}).get(identifier, {}))
+
+    def value(self, node) -> set:
+        """The memories the value of expression `node` may be or view."""
+        if isinstance(node, gast.Name):
+            return self.name_value(node.id)
+        if isinstance(node, (gast.Constant, gast.JoinedStr, gast.Lambda)) or node is None:
+            return set()
+        if isinstance(node, (gast.Subscript, gast.Starred)):
+            self.value(getattr(node, "slice", None))
+            return self.item(self.value(node.value))
+        if isinstance(node, gast.Attribute):
+            if node.value is not None and self.is_global(node):
+                return set()  # np.pi, a module's attribute
+            return self.reach(self.value(node.value))
+        if isinstance(node, (gast.List, gast.Tuple, gast.Set)):
+            return self.new(node, set().union(*(self.reach(self.value(e)) for e in node.elts)),
+                            container=True)
+        if isinstance(node, gast.Dict):
+            parts = [self.reach(self.value(e)) for e in node.keys + node.values if e is not None]
+            return self.new(node, set().union(*parts), container=True)
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
+            for call in [n for n in _walk([node.elt if hasattr(node, "elt") else node.value])
+                         if isinstance(n, gast.Call)]:
+                self.call(call)  # `[rows.append(A) for ...]` writes into rows
+            read = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+            return self.new(node, self.reach(set().union(*(self.name_value(r) for r in read))),
+                            container=True)
+        if isinstance(node, gast.BinOp):  # arrays: a new one; lists: a new one, same items
+            return self.new(node, self.held(self.value(node.left) | self.value(node.right)))
+        if isinstance(node, (gast.BoolOp, gast.IfExp)):  # one of its operands
+            parts = node.values if isinstance(node, gast.BoolOp) else [node.body, node.orelse]
+            if isinstance(node, gast.IfExp):
+                self.value(node.test)
+            return set().union(*(self.value(p) for p in parts))
+        if isinstance(node, gast.Call):
+            return self.call(node)
+        for child in gast.iter_child_nodes(node):  # unary operations, comparisons: new values
+            if isinstance(child, gast.expr):
+                self.value(child)
+        return self.new(node)
+
+    def is_global(self, node) -> bool:
+        base = node
+        while isinstance(base, gast.Attribute):
+            base = base.value
+        return not (isinstance(base, gast.Name) and base.id in self.locals) and \
+            resolve(node, self.namespace) is not MISSING
+
+    def call(self, node) -> set:
+        func = node.func
+        arguments = [self.value(a) for a in node.args + [k.value for k in node.keywords]]
+        reached = set().union(*(self.reach(a) for a in arguments))
+        if isinstance(func, gast.Attribute) and func.attr == "at" and node.args and isinstance(
+                resolve(func.value, self.namespace), np.ufunc):  # np.add.at(A, index, v)
+            self.write(node.args[0], arguments[0], node, f"{_text(func)}(...)", in_place=True)
+            return set()
+        self.writes_by_callee(node)
+        if isinstance(func, gast.Name) and func.id in self.nested:  # a function defined here
+            for written, write in self.nested[func.id].items():
+                self.refuse_call_writing(
+                    node, self.reach(self.name_value(written)), written,
+                    f"{written!r} in place ({write_text(write)}, line "
+                    f"{self.location.line_of(write)})", func.id)
+        numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
+        uncopied = any(k.arg == "copy" and isinstance(k.value, gast.Constant)
+                       and k.value.value is False for k in node.keywords)  # may be its input
+        if numpy is not None:
+            if numpy in VIEW_FUNCTIONS or uncopied:
+                return arguments[0] if arguments else set()
+            if numpy in VIEWS_IN_A_LIST:
+                return self.new(node, arguments[0] if arguments else ())
+            return self.new(node, array=numpy in ARRAY_MAKERS)
+        if isinstance(func, gast.Attribute) and not self.is_global(func):  # a value's method
+            owner = self.value(func.value)
+            if func.attr in VIEW_FUNCTIONS or uncopied:
+                return owner
+            if func.attr in CONTAINER_WRITES:
+                self.write(func.value, owner, node, f"{_text(func)}(...)", in_place=True)
+                for memory in owner:
+                    self.hold(memory, reached)
+            if func.attr == "copy":
+                return self.new(node, self.held(owner), container=owner <= self.containers)
+            if func.attr in _ITEM_METHODS and owner and owner <= self.containers:
+                return self.item(owner) | reached  # the item taken, or the default given
+            if func.attr in NEW_VALUE_METHODS:
+                return self.new(node)
+            return self.new(node, self.reach(owner) | reached) | self.reach(owner) | reached
+        target = resolve(func, self.namespace) if self.is_global(func) else MISSING
+        if is_one_of(target, NEW_VALUE_BUILTINS):
+            return self.new(node)
+        if is_one_of(target, CONTAINER_BUILTINS):
+            return self.new(node, reached, container=is_one_of(target, _CONTAINER_MAKERS))
+        returned = self.returned_by(node)
+        if returned is not None:
+            return self.new(node, returned) | returned
+        # An object, a closure, a function autotrace cannot read: its result may be or hold
+        # any of its arguments, or what the called value holds.
+        reached |= self.reach(self.value(func))
+        return self.new(node, reached) | reached
+
+    def returned_by(self, node):
+        """What a call of a Python function whose source autotrace reads may return of its
+        arguments (their memories), or None where that is not known."""
+        callee, before = python_callee(node.func, self.locals, self.namespace)
+        if callee is None or self.depth >= _DEEPEST_CALLS or any(
+                isinstance(a, gast.Starred) for a in node.args):
+            return None
+        parameters = self.returned_parameters(callee)
+        if parameters is None:
+            return None
+        found = set()
+        for position, parameter in parameters:
+            position -= before
+            if position < 0 and not isinstance(node.func, gast.Attribute):
+                return None  # a bound method called by another name: its object unknown
+            given = (node.func.value if position < 0 else node.args[position]
+                     if position < len(node.args) else next(
+                         (k.value for k in node.keywords if k.arg == parameter), None))
+            found |= self.reach(self.value(given))  # none for a default value
+        return found
+
+    def returned_parameters(self, callee):
+        """(position, name) of the parameters whose argument the Python function `callee` may
+        return (or hold in what it returns); None where that is not known."""
+        if callee.__code__ not in self.returns:
+            self.returns[callee.__code__] = None  # while it is read: a recursive call
+            try:
+                parsed = parse_function(callee)
+                sharing = _Sharing(parsed.node, parsed.location, parsed.namespace,
+                                   self.depth + 1, self.returns)
+                sharing.block(parsed.node.body)
+            except Exception:  # noqa: BLE001 - no source, or its own writes refused
+                return None
+            self.returns[callee.__code__] = [
+                (position, parameter)
+                for position, parameter in enumerate(parameter_names(parsed.node))
+                if ("argument", parameter) in sharing.returned]
+        return self.returns[callee.__code__]
+
+    def writes_by_callee(self, node) -> None:
+        """Refuse a call of a function that writes into its argument, which autotrace does
+        not follow into the caller, where the argument's memory is read afterwards."""
+        callee, before = python_callee(node.func, self.locals, self.namespace)
+        if callee is None:
+            return
+        self.callees.add(callee.__code__)
+        for position, parameter, what, filename, line in parameters_written(callee):
+            position -= before
+            if position < 0:
+                continue  # the method's object
+            given = node.args[position] if position < len(node.args) else next(
+                (k.value for k in node.keywords if k.arg == parameter), None)
+            if given is None or any(isinstance(a, gast.Starred) for a in node.args):
+                continue  # f(*args): which argument is which, the source does not say
+            self.refuse_call_writing(
+                node, self.reach(self.value(given)), getattr(given, "id", None),
+                f"its argument {parameter!r} in place ({what}, {filename}, line {line})",
+                callee.__name__)
+
+    def refuse_call_writing(self, node, written, given, change, callee) -> None:
+        """Refuse the call `node`, which makes `change` to the memories `written` (of the name
+        `given`) that autotrace does not follow into this function, where a name that shares
+        them is read afterwards."""
+        for other in sorted(self.live_after.get(id(self.statement), ())):
+            if other in self.env and self.reach(set(self.env[other])) & written:
+                reader = f"{other!r}" if other == given else (
+                    f"{other!r}, which shares its memory,")
+                raise self.location.error(
+                    node, f"{_text(node)} changes {change}, which autotrace does not follow "
+                    f"into this function, and {reader} is read after it on line "
+                    f"{self.read_line(other, node)}; return the new value from {callee} "
+                    f"instead", "write into shared memory")
+
+    # --- statements ---------------------------------------------------------------------
+
+    def block(self, statements) -> None:
+        for statement in statements:
+            if self.env is None:
+                return  # after a return, break or continue
+            self.statement = statement
+            self.run(statement)
+
+    def run(self, node) -> None:
+        if isinstance(node, gast.Assign):
+            memories = self.value(node.value)
+            for target in node.targets:
+                self.bind(target, memories, node)
+        elif isinstance(node, gast.AnnAssign) and node.value is not None:
+            self.bind(node.target, self.value(node.value), node)
+        elif isinstance(node, gast.AugAssign):
+            self.augmented(node)
+        elif isinstance(node, gast.If):
+            self.value(node.test)
+            entry = _copy(self.env)
+            self.block(node.body)
+            after_body, self.env = self.env, entry
+            self.block(node.orelse)
+            self.env = _join(after_body, self.env)
+        elif isinstance(node, (gast.For, gast.While)):
+            self.loop(node)
+        elif isinstance(node, (gast.Break, gast.Continue)):
+            exits = self.loops[-1][isinstance(node, gast.Break)]
+            exits.append(self.env)
+            self.env = None
+        elif isinstance(node, gast.Return):
+            self.returned |= self.reach(self.value(node.value))
+            self.env = None
+        elif isinstance(node, gast.Expr):
+            self.value(node.value)
+        elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
+            self.env[node.name] = {}
+            if isinstance(node, gast.FunctionDef):
+                self.nested[node.name] = enclosing_names_written(node)
+
+    def loop(self, node) -> None:
+        if isinstance(node, gast.For):
+            items = self.reach(self.value(node.iter))
+        for _ in range(_MOST_LOOP_RUNS):
+            entry, held = _copy(self.env), self.held_now()
+            self.loops.append(([], []))
+            self.statement = node
+            if isinstance(node, gast.While):
+                self.value(node.test)
+            else:
+                self.bind(node.target, items, node)
+            self.block(node.body)
+            continues, breaks = self.loops.pop()
+            self.env = _join(entry, *continues, self.env)
+            if _names(self.env) == _names(entry) and held == self.held_now():
+                break
+        self.env = _join(self.env, *breaks)
+
+    def bind(self, target, memories, statement) -> None:
+        if isinstance(target, gast.Name):
+            self.env[target.id] = {memory: statement for memory in memories}
+        elif isinstance(target, (gast.Tuple, gast.List)):  # `a, b = pair`: items of the pair
+            items = self.reach(memories)
+            for element in target.elts:
+                self.bind(element, items, statement)
+        elif isinstance(target, gast.Subscript):
+            base = base_name(target)
+            written = self.name_value(base.id) if base is not None else set()
+            if isinstance(target.value, gast.Subscript):  # x[i][j] = v writes into x[i]
+                written = self.reach(written)
+            self.value(target.slice)
+            self.write(target, written, statement, f"{_text(target)} = ...", in_place=True)
+            for memory in written:  # a container now holds the value; an array, a copy
+                self.hold(memory, self.reach(memories))
+
+    def augmented(self, node) -> None:
+        memories = self.value(node.value)
+        what = f"{_text(node.target)} {operator_text(node)} ..."
+        if isinstance(node.target, gast.Subscript):
+            self.bind(node.target, memories, node)
+            return
+        if not isinstance(node.target, gast.Name):
+            return
+        own = self.name_value(node.target.id)
+        surely_in_place = bool(own) and own <= self.arrays
+        self.write(node.target, own, node, what, in_place=surely_in_place)
+        for memory in own:  # `items += [A]`: the list now holds A
+            self.hold(memory, self.held(memories))
+
+    def write(self, target, written, node, what, in_place: bool) -> None:
+        """Refuse (or, where `in_place` is not sure, check when it runs) a write into the
+        memories `written`, at `node`, where another name read afterwards shares one."""
+        name = base_name(target).id if base_name(target) is not None else None
+        for other in sorted(self.live_after.get(id(self.statement), ())):
+            if other == name or other not in self.env:
+                continue
+            for memory, bound in self.env[other].items():
+                shared = self.reach({memory}) & written
+                if not shared:
+                    continue
+                if memory not in shared:  # it holds what is written
+                    bound = self.taking(memory, shared) or bound
+                message = self.message(name, other, bound, shared, node, what)
+                if in_place:
+                    raise self.location.error(node, message, "write into shared memory")
+                self.guards[id(node)] = (node, message)
+                return
+
+    def message(self, name, other, other_bound, shared, node, what) -> str:
+        own_bound = next((bound for memory, bound in self.env.get(name, {}).items()
+                          if self.reach({memory}) & shared), None)
+        read = self.read_line(other, node)
+        line = self.location.line_of
+        if own_bound is not None and not isinstance(own_bound, gast.FunctionDef) and (
+                isinstance(other_bound, gast.FunctionDef)
+                or (line(own_bound) or 0) > (line(other_bound) or 0)):
+            return (f"{what} writes into {name!r}, which may share its memory with {other!r} "
+                    f"({_shown(own_bound)}, line {line(own_bound)}), read after it on line "
+                    f"{read}: the write changes {other!r} too, which autotrace does not "
+                    f"follow; work on a copy, e.g. {name} = {_copy_of(own_bound)}")
+        advice = (f"Write {name} = {name} {what.split()[1][:-1]} ... if {other!r} should keep "
+                  f"the old value, or update {other!r} too"
+                  if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name)
+                  else f"Give {other!r} a copy if it should keep the old value "
+                  f"({name}.copy()), or write into {other!r} too")
+        return (f"{what} changes {name!r} in place, and {other!r} shares its memory "
+                f"({_shown(other_bound)}, line {line(other_bound)}), read after it on line "
+                f"{read}; autotrace gives {name!r} alone a new value. {advice}")
+
+    def read_line(self, identifier, node) -> int:
+        """The first line after `node` that reads `identifier` (in a loop, maybe one before)."""
+        here = getattr(node, "end_lineno", None) or node.lineno
+        lines = [line for line, read in self.reads if read == identifier]
+        later = [line for line in lines if line > here]
+        return (later or lines or [here])[0] + self.location.first_line - 1
+
+
+# --- small pieces ---------------------------------------------------------------------------
+
+def _walk(statements):
+    """The nodes of `statements`, not entering nested functions, classes or comprehensions."""
+    todo = list(statements)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, SCOPES):
+            todo.extend(gast.iter_child_nodes(node))
+
+
+def _copy(env):
+    return None if env is None else {k: dict(v) for k, v in env.items()}
+
+
+def _join(*envs):
+    """Where paths meet: each name may hold what it holds on any of them."""
+    reached = [env for env in envs if env is not None]
+    if not reached:
+        return None
+    joined = _copy(reached[0])
+    for env in reached[1:]:
+        for identifier, memories in env.items():
+            slot = joined.setdefault(identifier, {})
+            for memory, bound in memories.items():
+                slot.setdefault(memory, bound)
+    return joined
+
+
+def _names(env):
+    return None if env is None else {k: set(v) for k, v in env.items()}
+
+
+def _shown(statement) -> str:
+    text = _text(statement).splitlines()[0]
+    return text if not isinstance(statement, gast.FunctionDef) else "an argument"
+
+
+def _copy_of(bound) -> str:
+    if isinstance(bound, gast.For):
+        return f"{_text(bound.target)}.copy() (first thing in the loop)"
+    if isinstance(bound, gast.Assign):
+        atom = isinstance(bound.value, (gast.Name, gast.Attribute, gast.Subscript, gast.Call))
+        return f"{_text(bound.value)}.copy()" if atom else f"({_text(bound.value)}).copy()"
+    return "a copy"
+
+
+def _text(node) -> str:
+    from transforms.codegen import to_source
+    return to_source(node).strip()
