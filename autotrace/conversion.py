@@ -8,6 +8,7 @@ converts too. Conversions are cached per function.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import sysconfig
@@ -19,6 +20,8 @@ import runtime
 import transforms
 from runtime.control_statements import HELPERS as STATEMENT_HELPERS, NUMPY_REPLACEMENTS
 from transforms.control_flow_build import convert
+from transforms.dynamic_calls import (derivative_conversion, jvp_call, vjp_call,
+                                      vjp_call_tangent, vjp_call_transpose)
 from transforms.live_names import transform_lock
 
 # Code that is never converted: libraries (their control flow is on Python values) and ours.
@@ -56,7 +59,7 @@ def converted(callee):
     """What converted code calls for `callee(...)`: the converted version of a user function
     (an autotrace.function's Python function, a method's function), else `callee` itself."""
     try:
-        replacement = NUMPY_REPLACEMENTS.get(callee)
+        replacement = NUMPY_REPLACEMENTS.get(callee) or _CONVERTING_CALLERS.get(callee)
     except TypeError:  # unhashable
         replacement = None
     if replacement is not None:
@@ -72,4 +75,19 @@ def converted(callee):
     return callee
 
 
+def _converting_derivatives(caller):
+    """`caller` (vjp_call and its kin: they derive a function held in a variable when they run,
+    and call the derivative) calling that derivative converted as well."""
+    @functools.wraps(caller)
+    def call(*args, **kwargs):
+        token = derivative_conversion.set(for_tracing)
+        try:
+            return caller(*args, **kwargs)
+        finally:
+            derivative_conversion.reset(token)
+    return call
+
+
+_CONVERTING_CALLERS = {caller: _converting_derivatives(caller) for caller in (
+    vjp_call, jvp_call, vjp_call_tangent, vjp_call_transpose)}
 HELPERS = {**STATEMENT_HELPERS, "converted": converted}

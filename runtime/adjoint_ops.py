@@ -144,7 +144,7 @@ def unbroadcast(g, x):
 def broadcast_like(v, g):
     """`v` broadcast to the shape of `g` (the adjoint of `unbroadcast(g, x)` in `g`)."""
     if type(g) is float:
-        return v if type(v) is float else float(v)
+        return v if type(v) is float else _as_float(v)
     shape = np.shape(g)
     if getattr(v, "shape", ()) == shape:
         return v
@@ -467,7 +467,7 @@ def reshape_each_back(v, g):
 def unarray(g, obj):
     """The adjoint of np.array(obj) / np.asarray(obj): `g` in the structure of `obj`."""
     if type(obj) is float:
-        return float(g)
+        return _as_float(g)
     if hasattr(obj, "shape"):
         if obj.dtype.kind not in _FLOAT_KINDS:
             return _float_zeros(obj)

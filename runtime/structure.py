@@ -24,10 +24,20 @@ def _is_namedtuple(value) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
 
+class ClearedList(list):
+    """The zeros `clear_item` leaves in the slot of a list's gradient that an assignment
+    (`rows[0] = row`) cleared. The list the slot held before may have had another length than
+    the one assigned, so the gradient of the slot's earlier reads, of that other length, takes
+    the place of these zeros when added to them (they add nothing, whatever their length)."""
+
+
 def _rebuild(value, items):
-    """A container of the same kind as `value` holding `items`."""
+    """A container of the same kind as `value` holding `items` (a plain list for a
+    ClearedList: the items may be no zeros)."""
     if _is_namedtuple(value):
         return type(value)(*items)
+    if type(value) is ClearedList:
+        return list(items)
     return type(value)(items)
 
 
@@ -108,6 +118,8 @@ _ONLY_THE_CALLERS = _only_the_callers()
 def add(a, b):
     """The sum of two gradients of the same value (containers are summed element by element)."""
     if isinstance(a, (tuple, list)):
+        if isinstance(b, (tuple, list)) and len(a) != len(b):
+            return _add_lengths(a, b)
         return _rebuild(a, [add(x, y) for x, y in zip(a, b)])
     if isinstance(a, ObjectGradient) or isinstance(b, ObjectGradient) or \
             is_dataclass_instance(a):
@@ -123,6 +135,20 @@ def add(a, b):
     if b is None:
         return a
     return a + b
+
+
+def _add_lengths(a, b):
+    """The sum of two list gradients of different lengths: one of them the zeros of a cleared
+    slot (see ClearedList), else an error, never a sum that drops items."""
+    if type(a) is ClearedList:
+        return b
+    if type(b) is ClearedList:
+        return a
+    raise ValueError(
+        f"autotrace cannot add two gradients of one list that have {len(a)} and {len(b)} "
+        "items: the list changed its length where autotrace does not follow the change. Make "
+        "a new list where the function changes one's length (items = items + [value], "
+        "items = items[:-1]) and assign it to the name or slot that held the old one")
 
 
 def seed(value, dy):
@@ -402,13 +428,15 @@ def accumulate_attribute(gradient, attribute: str, value, owner=None):
         return gradient
     if owner is not None:
         held = getattr(owner, attribute)
-        if holds_state(held) and not is_dataclass_instance(gradient):
-            deposit(held, value)
-            return gradient
+        # (A method first: one of an object that holds Variables holds them too, through
+        # its self, but its gradient is the object's own.)
         if isinstance(held, types.MethodType) and (
                 held.__self__ is owner or isinstance(owner, super)
                 and held.__self__ is owner.__self__):
             return add(gradient, value)
+        if holds_state(held) and not is_dataclass_instance(gradient):
+            deposit(held, value)
+            return gradient
     if is_dataclass_instance(gradient) or isinstance(gradient, ObjectGradient) or (
             gradient is None and is_plain_object(owner)):
         if owner is not None:
@@ -453,12 +481,16 @@ def _kept_writes(gradient, index, shape):
     return written[index] == positions
 
 
-def clear_item(gradient, index):
-    """`gradient` with its slot at `index` set to zero (a new object)."""
+def clear_item(gradient, index, like=None):
+    """`gradient` with its slot at `index` set to zero (a new object): zeros like
+    `like[index]` where `like` is given (the adjoint of clearing a slot whose gradient has
+    another length or shape by then: a list grown and stored into the slot), else like the
+    slot's own."""
     out = _copy(gradient)
     if isinstance(out, dict) and index not in out:
         return out
-    out[index] = zeros_like(out[index])
+    zeros = zeros_like((out if like is None else like)[index])
+    out[index] = ClearedList(zeros) if type(zeros) is list else zeros
     return _finish(out, gradient)
 
 
@@ -513,8 +545,10 @@ def restore_item(container, index, saved) -> None:
 
 
 def sequence(iterable):
-    """Something indexable that iterates like `iterable` (arrays, lists, tuples as they are)."""
-    if isinstance(iterable, (list, tuple, range)) or hasattr(iterable, "shape"):
+    """Something indexable that iterates like `iterable` (arrays, tuples as they are; a list
+    copied, as it is when the loop starts: the function may append to it later, and the
+    adjoint sweep reads what the loop read)."""
+    if isinstance(iterable, (tuple, range)) or hasattr(iterable, "shape"):
         return iterable
     return list(iterable)
 
@@ -541,6 +575,12 @@ def sort_order(items, key=None, reverse=False):
 def astype(value, dtype):
     """`value.astype(dtype)`, as a function."""
     return value.astype(dtype)
+
+
+def shallow_copy(value):
+    """`value.copy()`, as a function: a list or a dict stays one, with its items shared (an
+    array is copied as np.copy would)."""
+    return value.copy() if hasattr(value, "copy") else value
 
 
 def item(value):

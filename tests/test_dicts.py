@@ -113,6 +113,36 @@ def added_into(x):
     return np.sum(d["a"] * 2.0)
 
 
+def methods_of_unnamed_dicts(x):
+    """.get, .setdefault, .pop and .copy of dicts that no name holds (a literal, a dict(...)
+    call): x * x**2 * 3x * x = 3 x**5."""
+    first = {"a": x}.get("a")
+    second = {"a": x}.setdefault("b", x * x)
+    third = dict(c=3.0 * x).pop("c")
+    fourth = {"e": x}.copy()["e"] * dict(e=1.0).copy().get("e", 2.0)
+    return np.sum(first * second * third * fourth)
+
+
+def made(x):
+    return {"a": x, "b": 2.0 * x}
+
+
+class Scaled:
+    """Not a mapping, with a get method of its own."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def get(self, scale, offset=0.0):
+        return self.value * scale + offset
+
+
+def get_of_call_results(x):
+    """.get of a dict a call returns, and of an object that is no mapping: 2x * x * 3x =
+    6 x**3."""
+    return np.sum(made(x).get("b") * made(x).get("a", 0.0) * Scaled(x).get(3.0))
+
+
 DICT_FUNCTIONS = [  # each with its derivative at a float x
     (keywords, lambda x: 4 * x),
     (zipped, lambda x: 3 * x ** 2),
@@ -126,6 +156,8 @@ DICT_FUNCTIONS = [  # each with its derivative at a float x
     (popped_in_a_loop, lambda x: 4 * x),
     (copied, lambda x: 3 * x ** 2),
     (added_into, lambda x: 2 + 4 * x),
+    (methods_of_unnamed_dicts, lambda x: 15 * x ** 4),
+    (get_of_call_results, lambda x: 18 * x ** 2),
 ]
 
 
@@ -140,6 +172,8 @@ def test_dict_building_and_methods_in_every_mode(function, derivative):
     assert autotrace.function(autotrace.forward(function))(x)[1] == pytest.approx(
         derivative(x), rel=1e-12)
     np.testing.assert_allclose(autotrace.grad(function)(X), derivative(X), rtol=1e-12)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(function))(X), derivative(X),
+                               rtol=1e-12)
     check_grads(function, (X,), order=2, modes=("reverse", "forward"))
 
 

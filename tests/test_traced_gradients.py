@@ -364,3 +364,34 @@ def test_traced_reverse_mode_jacobian_of_the_gradient_through_traced_control_flo
         np.testing.assert_allclose(hessian(x), autotrace.hessian(f)(x), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(traced(x), hessian(x), rtol=1e-12, atol=1e-14)
     assert traced.trace_count == 1
+
+
+# --- arrays built of Python floats and traced arrays ---------------------------------------------
+
+def built_by_array(a, x):
+    """sum((a x0)**2 + (3 x1)**2), the float a in np.array beside a constant."""
+    return np.sum((np.asarray([a, 3.0]) * x) ** 2) + np.sum(np.array([[a, 2.0 * a]]) @ x)
+
+
+def built_by_stack(a, x):
+    return np.sum((np.stack([a, a * 2.0]) * x) ** 2)
+
+
+@pytest.mark.parametrize("function", [built_by_array, built_by_stack])
+def test_traced_gradient_of_an_array_built_of_float_arguments(function):
+    """Inside autotrace.function a float argument is a constant and x is traced: the adjoint of
+    np.array/np.asarray/np.stack hands the float its traced gradient as it is."""
+    a, x = 1.5, np.array([1.0, 2.0])
+    wrt_a = central_difference(lambda v: function(float(v[0]), x), np.array([a]))[0]
+    wrt_x = central_difference(lambda v: function(a, v), x)
+    for gradient in (autotrace.grad(function, wrt=(0, 1)),
+                     autotrace.function(autotrace.grad(function, wrt=(0, 1)))):
+        got_a, got_x = gradient(a, x)
+        assert got_a == pytest.approx(wrt_a, rel=1e-6)
+        np.testing.assert_allclose(got_x, wrt_x, rtol=1e-6)
+    # the mixed second derivative: d/da of the x-gradient, against differences of the eager one
+    eager_x = autotrace.grad(function, wrt=1)
+    expected = (eager_x(a + 1e-6, x) - eager_x(a - 1e-6, x)) / 2e-6
+    mixed = autotrace.grad(autotrace.grad(function, wrt=1), wrt=0)
+    assert mixed(a, x) == pytest.approx(np.sum(expected), rel=1e-6)
+    assert autotrace.function(mixed)(a, x) == pytest.approx(np.sum(expected), rel=1e-6)

@@ -26,13 +26,14 @@ from transforms.templates import name
 ARRAY_METHODS = {
     "sum", "mean", "prod", "max", "min", "var", "std", "cumsum", "cumprod", "argmax",
     "argmin", "all", "any", "clip", "round", "repeat", "take", "squeeze", "swapaxes", "trace",
-    "diagonal", "nonzero", "ravel", "dot", "conj", "conjugate", "copy", "argsort",
+    "diagonal", "nonzero", "ravel", "dot", "conj", "conjugate", "argsort",
 }
 # Methods whose positional arguments form one shape or axes argument: `x.reshape(2, 3)`.
 PACKED_METHODS = {"reshape": "reshape", "transpose": "transpose"}
 RENAMED_METHODS = {"flatten": "ravel"}
-# Methods that become helpers of runtime.structure.
-HELPER_METHODS = {"astype", "item"}
+# Methods that become helpers of runtime.structure: `x.copy()` copies a list or dict as one,
+# where np.copy would make it an array.
+HELPER_METHODS = {"astype": "astype", "item": "item", "copy": "shallow_copy"}
 LIST_METHODS = {"append", "pop"}
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp)
 
@@ -434,7 +435,8 @@ class Normalizer:
                     args = [gast.Tuple(elts=args, ctx=gast.Load())]
                 return self.numpy_call(PACKED_METHODS[method], [func.value] + args, keywords)
             if method in HELPER_METHODS:
-                return self.call(name(self.helper_name(method)), [func.value] + args, keywords)
+                return self.call(name(self.helper_name(HELPER_METHODS[method])),
+                                 [func.value] + args, keywords)
             if method in ("items", "keys", "values") and not args:
                 return self.call(name(self.helper_name("dict_" + method)), [func.value], [])
         # `p.method(x)` keeps its callee: the gradient of `p` is that of the method's self.

@@ -175,6 +175,7 @@ class ControlFlowConverter:
         # Code autotrace generated reads a variable assigned in one branch only under the
         # same condition: there it is not an error (see if_stmt's placeholders).
         self.generated_code = False
+        self.origin = None  # for generated code: the user's function it derives, and where
         self.flags: set = set()  # the break/continue/return flags this pass introduced
         self.loads = collections.Counter()  # reads of each variable
         # Generated code: its line -> (file, line) of the user's statement it came from.
@@ -225,7 +226,7 @@ class ControlFlowConverter:
             return self.for_statement(node, after)
         if isinstance(node, gast.FunctionDef):
             inner = ControlFlowConverter(self.namer, self.filename, self.namespace)
-            inner.generated_code = self.generated_code
+            inner.generated_code, inner.origin = self.generated_code, self.origin
             inner.user_lines = self.user_lines
             inner.flags = self.flags
             inner.loads = self.loads
@@ -252,10 +253,12 @@ class ControlFlowConverter:
                 if n not in self.generated and n in self.local]
 
     def _where(self, node, header: str) -> str:
-        """Where errors about `node` point: the user's line, for generated code too."""
+        """Where errors about `node` point: the user's line, for generated code too (or, where
+        that is not known, the user's function the generated code derives)."""
         user = self.user_lines.get(node.lineno)
         if user is None:
-            return f"{self.filename}:{node.lineno}: {header}"
+            origin = f" (in the {self.origin})" if self.origin else ""
+            return f"{self.filename}:{node.lineno}{origin}: {header}"
         filename, line = user
         text = linecache.getline(filename, line).strip()
         return f"{filename}:{line}: {text} (derivative code {self.filename}:{node.lineno}: " \

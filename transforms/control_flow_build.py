@@ -52,11 +52,27 @@ def convert(function, helpers: dict):
     converter = ControlFlowConverter(namer, code.co_filename, namespace_of(original))
     converter.generated_code = hasattr(original, "__autotrace_source__")
     if converter.generated_code:
+        converter.origin = _user_origin(original)
         _mark_stacks(tree, namespace_of(original))
         converter.user_lines = getattr(original, "__autotrace_lines__", {})
     tree = converter.function(tree)
     debug_source("control_flow", tree)
     return _compile(tree, original, helpers, converter.generated)
+
+
+def _user_origin(derivative) -> str | None:
+    """`second derivative of f (file.py:12)` for code generated from the user's function f:
+    errors in it name the user's function, where the generated lines mean nothing to them."""
+    order, function = 0, derivative
+    while hasattr(function, "__autotrace_source__") and getattr(
+            function, "__autotrace_primal__", None) is not None:
+        order, function = order + 1, function.__autotrace_primal__
+    code = getattr(function, "__code__", None)
+    if order == 0 or code is None:
+        return None
+    kind = {1: "derivative", 2: "second derivative"}.get(order, f"derivative of order {order}")
+    return (f"{kind} of {getattr(function, '__qualname__', function.__name__)} "
+            f"({code.co_filename}:{code.co_firstlineno})")
 
 
 def _mark_stacks(tree, namespace: dict) -> None:

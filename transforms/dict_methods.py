@@ -7,7 +7,13 @@ other ways of building and changing a dict become those, before A-normal form:
     dict(a=x, b=y)              {"a": x, "b": y}
     dict(source)                {_key: _value for _key, _value in <the pairs of source>}
     dict(source, a=x)           the same over the pairs, then ("a", x)
-    d.get(k, default)           d[k] if k in d else default
+    d.get(k, default)           d[k] if k in d else default (where the function's source
+                                does not say d is a dict: if hasattr(d, "keys"), else
+                                d's own get)
+    {...}.get(k, default)       the same, with the dict (a literal, a comprehension or a
+                                dict(...) call, which nothing else holds) read once;
+                                setdefault and pop on one are reads too
+    make(x).get(k, default)     the same, the value held once
 
     d.setdefault(k, v)          _key = k
                                 _default = v
@@ -39,6 +45,7 @@ gradient: those are refused, as is a write `d[k] = v` into a shared one.
 from __future__ import annotations
 
 import collections
+import copy
 
 import gast
 
@@ -282,16 +289,49 @@ class _DictRewriter:
                                                        node.keywords), node)
                 owner = rewriter.receiver(node, ("get",))
                 if owner is not None and 1 <= len(node.args) <= 2 and not node.keywords:
-                    default = node.args[1] if len(node.args) == 2 else gast.Constant(
-                        value=None, kind=None)
-                    return _located(replace_expression(
-                        "d[key] if key in d else default", d=owner, key=node.args[0],
-                        default=default), node)
+                    return _located(rewriter.read(owner, node, owner in rewriter.dicts), node)
+                read = rewriter.read_of_unnamed(node)
+                if read is not None:
+                    return _located(read, node)
                 owner = rewriter.receiver(node, ("copy",))
                 if owner in rewriter.dicts and not node.args and not node.keywords:
                     return _located(rewriter.dict_call(name(owner), []), node)
                 return node
         return [Rewrite().visit(statement) for statement in statements]
+
+    def read_of_unnamed(self, call) -> gast.expr | None:
+        """`{...}.get(k, default)` (or `setdefault`, `pop`) on a dict built in the expression
+        itself, which nothing else holds, and `.get` on a value with no name (`make(x).get(k)`):
+        a read, with the receiver held once by a one-item list."""
+        if not (isinstance(call.func, gast.Attribute) and not call.keywords
+                and 1 <= len(call.args) <= 2 and not isinstance(call.func.value, gast.Name)):
+            return None
+        method, built = call.func.attr, self.builds_dict(call.func.value)
+        if not (method == "get" or built and method in ("setdefault", "pop")):
+            return None
+        held = self.namer.temporary("held")
+        return gast.Subscript(
+            value=gast.ListComp(elt=self.read(held, call, built), generators=[
+                _generator(name(held, True), gast.List(elts=[call.func.value], ctx=gast.Load()))]),
+            slice=gast.Constant(value=0, kind=None), ctx=gast.Load())
+
+    @staticmethod
+    def read(held: str, call, known_dict: bool) -> gast.expr:
+        """What `held.get(k, default)` reads (`held.pop(k)`: `held[k]`). Where the function's
+        source does not say `held` is a dict, the generated code asks (`hasattr(held,
+        "keys")`), and any other value's own `get` is called."""
+        key = call.args[0]
+        if call.func.attr == "pop" and len(call.args) == 1:  # a missing key raises KeyError
+            return replace_expression("held[key]", held=held, key=key)
+        default = call.args[1] if len(call.args) == 2 else gast.Constant(value=None, kind=None)
+        read = replace_expression("held[key] if key in held else default", held=held, key=key,
+                                  default=default)
+        if known_dict:
+            return read
+        own = gast.Call(func=gast.Attribute(value=name(held), attr="get", ctx=gast.Load()),
+                        args=[copy.deepcopy(a) for a in call.args], keywords=[])
+        return replace_expression("read if hasattr(held, 'keys') else own", read=read,
+                                  held=held, own=own)
 
     def dict_call(self, source, keywords) -> gast.expr:
         """`dict(source, **keywords)` as a literal or a comprehension."""

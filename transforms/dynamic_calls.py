@@ -8,6 +8,7 @@ differentiated too, so the Variables it reads get their gradients.
 """
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import re
@@ -29,6 +30,17 @@ from transforms.rules.core import adjoint, adjoint_rules, d, tangent, tangent_ru
 # held weakly, but for callables that cannot be (NumPy's ufuncs, which live as long as NumPy).
 _runtime_derivatives: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _lasting_derivatives: dict = {}
+
+
+# How a derivative built at run time is called: as it is, or, while code converted for
+# autotrace.function calls vjp_call or jvp_call, converted in its turn (autotrace/conversion.py
+# sets this), so that control flow on traced values in the function it derives converts too.
+derivative_conversion = contextvars.ContextVar("derivative_conversion", default=None)
+
+
+def _as_called(derivative):
+    convert = derivative_conversion.get()
+    return derivative if convert is None else convert(derivative)
 
 
 def _cache_of(func) -> dict:
@@ -140,8 +152,8 @@ def _asks_for_self(func, wrt) -> tuple:
     if not wrt or wrt[0] != SELF:
         return False, False, wrt
     bound_self = _bound_self(func)
-    if bound_self is None or holds_state(bound_self):
-        # An object holding Variables has no gradient of its own: they get theirs (under
+    if bound_self is None or holds_state(bound_self) and not _gradient_beside_state(bound_self):
+        # An object holding only Variables has no gradient of its own: they get theirs (under
         # implicit_grad, else an error says to use it).
         owner = getattr(func, "__self__", None)
         if structure.carries_gradient(owner) and classify_value_safely(func) != "constant":
@@ -152,6 +164,26 @@ def _asks_for_self(func, wrt) -> tuple:
                 "function for an array's), or register a rule with @autotrace.register_adjoint")
         return True, False, wrt[1:]
     return True, True, wrt[1:]
+
+
+def _gradient_beside_state(value) -> bool:
+    """Whether an object that holds Variables also holds floating values of its own (one the
+    function built of a Variable and an array computed from it): those get their gradient
+    through the object's, as in an object holding no Variable, and the Variables theirs."""
+    from runtime.objects import is_dataclass_instance, is_plain_object
+    if not (is_plain_object(value) or is_dataclass_instance(value)):
+        return False
+    return any(_floating(item) and not holds_state(item)
+               for item in (getattr(value, "__dict__", None) or {}).values())
+
+
+def _floating(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(_floating(item) for item in value)
+    if isinstance(value, dict):
+        return any(_floating(item) for item in value.values())
+    return isinstance(value, (float, complex)) or getattr(
+        getattr(value, "dtype", None), "kind", None) in ("f", "c")
 
 
 def vjp_call(func, args, kwargs, dy, wrt):
@@ -173,7 +205,7 @@ def vjp_call(func, args, kwargs, dy, wrt):
     if with_self or implicit and bound_self is not None and holds_state(bound_self):
         # The method may read Variables through `self`: differentiate for it too; its own
         # gradient went to the sink (the caller passed no `self` and expects none back).
-        gradients = derivative_of(func, (0,) + wrt, implicit)(
+        gradients = _as_called(derivative_of(func, (0,) + wrt, implicit))(
             *args, **{seed_keyword(func): dy}, **kwargs)
         return gradients if with_self else gradients[1:]
     kind = classify_value_safely(func)
@@ -188,7 +220,7 @@ def vjp_call(func, args, kwargs, dy, wrt):
             f"no derivative rule for {getattr(func, '__name__', func)!r}, called at run time "
             "with arguments that carry gradient; register one with "
             "@autotrace.register_adjoint")
-    derivative = derivative_of(func, wrt, implicit)
+    derivative = _as_called(derivative_of(func, wrt, implicit))
     return derivative(*args, **{seed_keyword(func): dy}, **kwargs)
 
 
@@ -225,9 +257,11 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
 
 
 def _object_with_gradient(value) -> bool:
-    """An object whose attributes carry gradient: one the function built (a method's self)."""
+    """An object whose attributes carry gradient: one the function built (a method's self),
+    holding no Variables or floating values beside them."""
     from runtime.objects import is_dataclass_instance, is_plain_object
-    return (is_plain_object(value) or is_dataclass_instance(value)) and not holds_state(value)
+    return (is_plain_object(value) or is_dataclass_instance(value)) and (
+        not holds_state(value) or _gradient_beside_state(value))
 
 
 def jvp_call(func, args, kwargs, tangents, wrt):
@@ -256,8 +290,8 @@ def jvp_call(func, args, kwargs, tangents, wrt):
         from transforms.pipeline import Session
         cache[("forward", wrt)] = forward_function(
             func, wrt, session=Session(optimized=True, called=True))
-    return cache[("forward", wrt)](*args, **{seed_keyword(func, "tangent"): tangents},
-                                   **kwargs)
+    return _as_called(cache[("forward", wrt)])(
+        *args, **{seed_keyword(func, "tangent"): tangents}, **kwargs)
 
 
 def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,

@@ -72,6 +72,7 @@ HELPERS = {
     "dict_items": structure.dict_items,
     "dict_keys": structure.dict_keys, "dict_values": structure.dict_values,
     "astype": structure.astype, "item": structure.item, "snapshot": structure.snapshot,
+    "shallow_copy": structure.shallow_copy,
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
     "like_container": structure.like_container, "deposit": deposit,
     "state_version": state_version, "state_as_of": state_as_of,

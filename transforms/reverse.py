@@ -281,7 +281,10 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
     def list_append(self, node, call) -> Sweep:
         container = call.func.value.id
         value = call.args[0]
-        restore = marked(replace("x.pop()", x=container), container, "restore")
+        # Undone by binding the name to a shorter list, not by x.pop(): the list may be held
+        # elsewhere too (stored into another, `rows[0] = x`, or read into a temporary), and
+        # what the sweeps saved of those holders must stay as it was.
+        restore = marked(replace("x = x[:-1]", x=container), container, "restore")
 
         def adjoint(state):
             out = []
@@ -307,7 +310,7 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
                 out += replace("gradient = append_zeros_like(gradient, v)", gradient=gradient,
                                append_zeros_like=self.context.import_value(
                                    "append_zeros_like", sequences.append_zeros_like), v=primal)
-        return out + replace("x.append(v)", x=container, v=primal)
+        return out + replace("x = x + [v]", x=container, v=primal)  # not in place: as above
 
     # ---- the adjoint of one operation ----------------------------------------------------------
 

@@ -16,7 +16,7 @@ from runtime.structure import (accumulate, accumulate_attribute, attribute_gradi
                                item_gradient, items_gradient,
                                like_container, match, match_for_caller, place_item,
                                read_attribute, read_item, seed, sequence, sequence_gradient,
-                               shape_only, snapshot, sort_order,
+                               shape_only, shallow_copy, snapshot, sort_order,
                                sum_gradient,
                                values_gradient, zeros_like, ones_like, tangent_like,
                                tangent_seed)
@@ -100,8 +100,8 @@ def _place_item(y, like, index, gradient):
 
 
 @adjoint(clear_item)
-def _clear_item(y, gradient, index):
-    d[gradient] = clear_item(d[y], index)
+def _clear_item(y, gradient, index, like=None):
+    d[gradient] = clear_item(d[y], index, gradient)
 
 
 @adjoint(read_item)
@@ -142,6 +142,11 @@ def _pairs_gradient(y, gradient):
 @adjoint(values_gradient)
 def _values_gradient(y, gradient, mapping):
     d[gradient] = dict_values(d[y])
+
+
+@adjoint(shallow_copy)
+def _shallow_copy(y, value):
+    d[value] = d[y]
 
 
 @adjoint(snapshot)

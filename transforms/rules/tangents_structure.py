@@ -19,7 +19,7 @@ from runtime.structure import (accumulate, accumulate_attribute, attribute_gradi
                                gradient_item, item, item_gradient, items_gradient, like_container,
                                match, match_for_caller, pairs_gradient, place_item,
                                read_attribute, read_item, seed,
-                               sequence, sequence_gradient, snapshot, sum_gradient,
+                               sequence, sequence_gradient, shallow_copy, snapshot, sum_gradient,
                                tangent_like,
                                tangent_seed, values_gradient)
 from runtime.tangent_ops import extremum_tangent, iteration_tangent, seed_tangent
@@ -102,8 +102,8 @@ def _place_item(y, like, index, gradient):
 
 
 @tangent(clear_item)
-def _clear_item(y, gradient, index):
-    d[y] = clear_item(d[gradient], index)
+def _clear_item(y, gradient, index, like=None):
+    d[y] = clear_item(d[gradient], index, y)
 
 
 @tangent(read_item)
@@ -150,6 +150,11 @@ def _pairs_gradient(y, gradient):
 @tangent(values_gradient)
 def _values_gradient(y, gradient, mapping):
     d[y] = values_gradient(d[gradient], mapping)
+
+
+@tangent(shallow_copy)
+def _shallow_copy(y, value):
+    d[y] = shallow_copy(d[value])
 
 
 @tangent(snapshot)
