@@ -107,8 +107,6 @@ def _mark_stacks(tree, namespace: dict) -> None:
                 and node.func.attr in ("append", "pop") and isinstance(node.func.value, gast.Name)):
             stack_uses[node.func.value.id] += 1
     stacks = {n for n, count in stack_uses.items() if count == uses[n]}
-    # Only the gradient of a stack is pushed and popped in those forms.
-    stacks -= {n for n in gradient_edits.uses if n not in zeros_of}
     while True:  # a list and the zeros made like it are stacks together, or neither is
         apart = {n for target, source in zeros_of.items() if (target in stacks) != (
             source in stacks) for n in (target, source)}
