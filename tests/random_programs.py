@@ -1,0 +1,670 @@
+"""Random differentiable NumPy programs, written as Python source, for tests/test_random_programs.py.
+
+`write_program(seed)` returns a `Program`: the source of a module that defines `f(x, a)` (x a
+float array of shape (4,), a a Python float) returning a scalar, together with the helpers,
+decorators, closure factories and classes it calls. The same seed always writes the same
+program, so a failure is reproduced by its seed alone:
+
+    python tests/random_programs.py 1234          # prints program 1234
+
+The programs use what users write: arithmetic and NumPy elementwise functions (on values kept
+where they are smooth: logarithms and square roots of positive values), reductions, indexing
+and slicing, subscript and augmented assignment on local arrays, `if`/`else` on array values
+with `and`/`or`/`not`, `for` over `range`, `while` with counters and on array values, `break`,
+`continue`, early returns, helper functions (decorated or not), closures, and lists, tuples,
+dicts and objects built inside the function.
+
+Constructs that autotrace does not differentiate correctly yet are features named in
+KNOWN_BROKEN and left out by default; `AUTOTRACE_RANDOM_FEATURES=+name,-other` switches
+features on and off (`+all` for every one).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+import re
+import sys
+
+SIZE = 4  # the length of x and of every array variable
+
+FEATURES = frozenset({
+    "elementwise",        # np.sin, np.exp, np.log of positive values, ...
+    "reductions",         # np.sum, np.mean, np.max, np.dot
+    "indexing",           # x[2], x[1:3], x[::-1], integer-array indices
+    "subscript_assignment",  # v[i] = ..., v[1:3] = ... on arrays the function made
+    "augmented_assignment",  # v += ..., v *= ...
+    "if_else",            # if/else on array values
+    "and_or_not",         # and, or, not in conditions outside loops
+    "for_range",          # for i in range(n)
+    "while_counter",      # while k < n with a Python counter
+    "while_traced",       # while t < c with t an array value
+    "break_continue",     # break and continue under conditions on array values
+    "early_return",       # return inside if and loops
+    "helper_calls",       # calls to module-level functions
+    "decorators",         # decorated helpers
+    "closures",           # nested functions and lambdas reading local variables; factories
+    "containers",         # lists, tuples and dicts built inside
+    "concatenate",        # np.concatenate
+    # Known broken: each is left out unless switched on (see KNOWN_BROKEN).
+    "and_or_in_loop",     # and/or in conditions inside loops, `while cond and k < n`
+    "objects_built_inside",  # instances of a module-level class made inside f
+    "super_call",         # super().__init__ in a class made inside f
+    "alias_writes",       # B = A; A += v; ... B
+    "dict_constructor",   # dict(w=..., b=...) and d.setdefault
+    "forward_wrt_skips_reassigned_argument",  # forward mode with wrt leaving out an argument
+                                              # the function reassigns (checked, not written)
+    "traced_break_concatenate",  # np.concatenate in a loop with a break, traced
+})
+
+# Constructs that give wrong derivatives or internal errors today (issue 12), so that the test
+# passes while they are fixed: remove a name when its fix lands.
+KNOWN_BROKEN = frozenset({
+    "and_or_in_loop",
+    "objects_built_inside",
+    "super_call",
+    "alias_writes",
+    "dict_constructor",
+    "forward_wrt_skips_reassigned_argument",
+    "traced_break_concatenate",
+})
+
+
+def enabled_features(spec: str | None = None) -> frozenset:
+    """The features in use: all but KNOWN_BROKEN, changed by `spec` ("+name,-name,+all")
+    or by the environment variable AUTOTRACE_RANDOM_FEATURES."""
+    spec = os.environ.get("AUTOTRACE_RANDOM_FEATURES", "") if spec is None else spec
+    features = set(FEATURES - KNOWN_BROKEN)
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        sign, name = item[0], item[1:]
+        if sign not in "+-":
+            raise ValueError(f"AUTOTRACE_RANDOM_FEATURES items are +name or -name, not {item!r}")
+        names = FEATURES if name == "all" else {name}
+        if not names <= FEATURES:
+            raise ValueError(f"unknown feature {name!r}; features: {sorted(FEATURES)}")
+        features = features | names if sign == "+" else features - names
+    return frozenset(features)
+
+
+@dataclasses.dataclass
+class Program:
+    seed: int
+    source: str
+    features: frozenset     # the features this program uses
+    reassigned: frozenset   # the parameters of f that its body assigns
+    wrt: object             # what first derivatives are taken with respect to: 0, 1 or (0, 1)
+
+
+IMPORTS = '''\
+import functools
+
+import numpy as np
+'''
+
+DECORATORS = '''
+
+def doubled(fn):
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return 2.0 * fn(*args)
+    return wrapper
+
+
+def shifted_by(c):
+    def decorate(fn):
+        def wrapper(u, s):
+            return fn(u, s) + c * s
+        return wrapper
+    return decorate
+'''
+
+FACTORIES = '''
+
+def make_scaler(c):
+    def scale(u):
+        return u * c + np.sin(u)
+    return scale
+
+
+SCALER = make_scaler(0.75)
+'''
+
+CLASSES = '''
+
+class Box:
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b
+
+    def value(self):
+        return self.w * self.b
+
+
+class ScaledBox(Box):
+    def __init__(self, w, b, c):
+        super().__init__(w * c, b)
+'''
+
+
+@dataclasses.dataclass
+class Scope:
+    """What a block of code may use: array and scalar variables, which arrays it owns (made
+    by it, shared with nothing, so they may be changed in place) and where it is."""
+    arrays: list
+    scalars: list
+    owned: set
+    scalar_parameter: str = "a"    # "s" in helpers
+    returns_array: bool = False    # helpers return arrays, f a scalar
+    loop_index: str | None = None
+    in_loop: bool = False
+    nested: bool = False           # inside an if or loop: no new sharing of owned arrays
+    no_concatenate: bool = False   # in a loop with a break, while traced_break_concatenate is off
+
+    def child(self, **changes) -> "Scope":
+        return dataclasses.replace(self, arrays=list(self.arrays), scalars=list(self.scalars),
+                                   owned=set(self.owned), nested=True, **changes)
+
+
+class Writer:
+    """Writes one program from a seeded random generator."""
+
+    def __init__(self, seed: int, features: frozenset):
+        self.rng = random.Random(seed)
+        self.features = features
+        self.used = set()
+        self.reassigned = set()
+        self.names = 0
+        self.helpers = []      # (name, kind) of module-level helpers: kind "array"
+        self.lines = []
+        self.indent = 1
+
+    # --- small pieces ----------------------------------------------------------------------
+
+    def has(self, feature: str) -> bool:
+        return feature in self.features
+
+    def use(self, feature: str) -> None:
+        self.used.add(feature)
+
+    def chance(self, p: float) -> bool:
+        return self.rng.random() < p
+
+    def new_name(self, prefix: str) -> str:
+        self.names += 1
+        return f"{prefix}{self.names}"
+
+    def constant(self, low=-1.0, high=1.0) -> str:
+        value = round(self.rng.uniform(low, high), 2)
+        return f"({value!r})" if value < 0 else repr(value)
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.indent + line)
+
+    # --- expressions -----------------------------------------------------------------------
+
+    def array(self, scope: Scope, depth: int) -> tuple[str, bool]:
+        """(an array expression of shape (SIZE,), whether it is a newly made array)."""
+        rng = self.rng
+        if depth <= 0 or self.chance(0.25):
+            return rng.choice(scope.arrays), False
+        choices = ["binary", "binary", "scalar_binary", "ratio", "power"]
+        if self.has("elementwise"):
+            choices += ["unary", "unary", "positive"]
+        if self.has("indexing"):
+            choices += ["reverse", "gather"]
+        if self.has("concatenate") and not scope.no_concatenate:
+            choices += ["roll"]
+        if self.has("reductions"):
+            choices += ["centered"]
+        if self.has("helper_calls") and self.helpers:
+            choices += ["helper"]
+        if self.has("closures"):
+            choices += ["scaler"]
+        kind = rng.choice(choices)
+        a = lambda: self.array(scope, depth - 1)[0]  # noqa: E731
+        s = lambda: self.scalar(scope, depth - 1)    # noqa: E731
+        if kind == "binary":
+            return f"({a()} {rng.choice('+-*')} {a()})", True
+        if kind == "scalar_binary":
+            if self.chance(0.5):
+                return f"({a()} {rng.choice('+-*')} {s()})", True
+            return f"({s()} {rng.choice('+-*')} {a()})", True
+        if kind == "ratio":
+            return f"({a()} / (1.5 + {a()} ** 2))", True
+        if kind == "power":
+            return f"({a()} ** {rng.choice([2, 3])})", True
+        if kind == "unary":
+            self.use("elementwise")
+            function = rng.choice(["np.sin", "np.cos", "np.tanh", "np.exp"])
+            if function == "np.exp":
+                return f"np.exp(0.5 * np.tanh({a()}))", True
+            return f"{function}({a()})", True
+        if kind == "positive":
+            self.use("elementwise")
+            return rng.choice([f"np.log(1.0 + {a()} ** 2)", f"np.sqrt({a()} ** 2 + 0.5)",
+                               f"np.log(np.exp({a()}) + 1.0)"]), True
+        if kind == "reverse":
+            self.use("indexing")
+            return f"{a()}[::-1]", False
+        if kind == "gather":
+            self.use("indexing")
+            order = list(range(SIZE))
+            rng.shuffle(order)
+            return f"{a()}[np.array({order})]", False
+        if kind == "roll":
+            self.use("concatenate")
+            cut = rng.randint(1, SIZE - 1)
+            value = a()
+            return f"np.concatenate([{value}[{cut}:], {value}[:{cut}]])", True
+        if kind == "centered":
+            self.use("reductions")
+            value = a()
+            return f"({value} - np.mean({value}))", True
+        if kind == "helper":
+            self.use("helper_calls")
+            name = rng.choice(self.helpers)
+            return f"{name}({a()}, {s()})", False
+        self.use("closures")
+        self.used.add("scaler")
+        return f"SCALER({a()})", False
+
+    def scalar(self, scope: Scope, depth: int) -> str:
+        """A scalar expression (a float or a 0-d value)."""
+        rng = self.rng
+        if depth <= 0 or self.chance(0.2):
+            leaves = scope.scalars + [scope.scalar_parameter] * 2 + [self.constant()]
+            return rng.choice(leaves)
+        choices = ["binary", "binary", "ratio"]
+        if self.has("reductions"):
+            choices += ["reduce", "reduce", "reduce"]
+        if self.has("indexing"):
+            choices += ["item"]
+        if self.has("elementwise"):
+            choices += ["unary", "positive"]
+        if scope.loop_index:
+            choices += ["index"]
+        kind = rng.choice(choices)
+        a = lambda: self.array(scope, depth - 1)[0]  # noqa: E731
+        s = lambda: self.scalar(scope, depth - 1)    # noqa: E731
+        if kind == "binary":
+            return f"({s()} {rng.choice('+-*')} {s()})"
+        if kind == "ratio":
+            return f"({s()} / (1.0 + {s()} ** 2))"
+        if kind == "reduce":
+            self.use("reductions")
+            form = rng.choice(["np.sum({})", "np.mean({})", "np.max({})", "np.dot({}, {})",
+                               "{}.sum()"])
+            return form.format(*[a() for _ in range(form.count("{}"))])
+        if kind == "item":
+            self.use("indexing")
+            if scope.loop_index and self.chance(0.5):
+                return f"{a()}[{scope.loop_index}]"
+            if self.chance(0.3):
+                start = rng.randint(0, SIZE - 2)
+                return f"np.sum({a()}[{start}:{start + 2}])"
+            return f"{a()}[{rng.randint(-SIZE, SIZE - 1)}]"
+        if kind == "unary":
+            self.use("elementwise")
+            function = rng.choice(["np.sin", "np.cos", "np.tanh"])
+            return f"{function}({s()})"
+        if kind == "positive":
+            self.use("elementwise")
+            return rng.choice([f"np.sqrt({s()} ** 2 + 1.0)", f"np.log(1.0 + {s()} ** 2)",
+                               f"np.exp(np.tanh({s()}))"])
+        return f"({scope.loop_index} * {s()})"
+
+    def condition(self, scope: Scope) -> str:
+        """A condition on array values, maybe combined with and/or/not."""
+        rng = self.rng
+        comparison = rng.choice(["<", ">"])
+        test = f"{self.scalar(scope, 2)} {comparison} {self.constant()}"
+        joins = ["and", "or"]
+        may_join = (self.has("and_or_in_loop") if scope.in_loop else self.has("and_or_not"))
+        if may_join and self.chance(0.4):
+            self.use("and_or_in_loop" if scope.in_loop else "and_or_not")
+            if scope.loop_index and self.chance(0.5):
+                other = f"{scope.loop_index} {rng.choice(['<', '>='])} {rng.randint(1, 2)}"
+            else:
+                other = f"{self.scalar(scope, 1)} {comparison} {self.constant()}"
+            first, second = (test, other) if self.chance(0.5) else (other, test)
+            return f"{first} {rng.choice(joins)} {second}"
+        if self.has("and_or_not") and self.chance(0.15):
+            self.use("and_or_not")
+            return f"not {test}"
+        return test
+
+    # --- statements ------------------------------------------------------------------------
+
+    def shared(self, scope: Scope, expression: str) -> str:
+        """`expression`, about to be kept where it may share memory with the arrays it names
+        (a view, an alias, an item of a container): those arrays are no longer owned. Inside
+        a branch or loop, where ownership must hold on every pass, it is copied instead."""
+        names = [name for name in scope.owned if re.search(rf"\b{name}\b", expression)]
+        if names and scope.nested:
+            return f"np.copy({expression})"
+        scope.owned.difference_update(names)
+        return expression
+
+    def assign_array(self, scope: Scope, depth: int = 3) -> None:
+        value, fresh = self.array(scope, depth)
+        if not fresh:
+            value = self.shared(scope, value)
+            fresh = value.startswith("np.copy(")
+        reuse = list(scope.arrays)
+        if scope.nested and not fresh:
+            # Rebinding an owned array to a shared value inside a branch or loop would leave
+            # it shared on the next pass; bind only names that are not owned.
+            reuse = [name for name in reuse if name not in scope.owned]
+        reuse = [name for name in reuse if name != value]
+        if reuse and self.chance(0.6):
+            name = self.rng.choice(reuse)
+        elif scope.nested:
+            name = self.new_name("t")
+        else:
+            name = self.new_name("v")
+        if name in ("x", "a"):
+            self.reassigned.add(name)
+        self.emit(f"{name} = {value}")
+        if name not in scope.arrays:
+            scope.arrays.append(name)
+        if fresh:
+            scope.owned.add(name)
+        else:
+            scope.owned.discard(name)
+
+    def assign_scalar(self, scope: Scope) -> None:
+        value = self.scalar(scope, 3)
+        candidates = [name for name in scope.scalars + [scope.scalar_parameter] if name != value]
+        if candidates and self.chance(0.5):
+            name = self.rng.choice(candidates)
+        else:
+            name = self.new_name("t" if scope.nested else "s")
+        if name == "a":
+            self.reassigned.add("a")
+        self.emit(f"{name} = {value}")
+        if name not in scope.scalars and name != scope.scalar_parameter:
+            scope.scalars.append(name)
+
+    def statement(self, scope: Scope, depth: int) -> None:
+        rng = self.rng
+        choices = ["array", "array", "array", "scalar", "scalar"]
+        owned = sorted(scope.owned)
+        if owned and self.has("subscript_assignment"):
+            choices += ["subscript"]
+        if owned and self.has("augmented_assignment"):
+            choices += ["augmented"]
+        if depth > 0:
+            if self.has("if_else"):
+                choices += ["if", "if"]
+            if self.has("for_range"):
+                choices += ["for"]
+            if self.has("while_counter"):
+                choices += ["while_counter"]
+            if self.has("while_traced"):
+                choices += ["while_traced"]
+        if scope.in_loop and self.has("break_continue"):
+            choices += ["jump"]
+        if self.has("early_return"):
+            choices += ["return"]
+        if not scope.nested:
+            if self.has("containers"):
+                choices += ["container"]
+            if self.has("closures"):
+                choices += ["closure"]
+            if self.has("objects_built_inside"):
+                choices += ["object"]
+            if self.has("alias_writes") and owned:
+                choices += ["alias"]
+            if self.has("dict_constructor"):
+                choices += ["dict"]
+        kind = rng.choice(choices)
+        getattr(self, "write_" + kind)(scope, depth)
+
+    def block(self, scope: Scope, depth: int, count: int) -> None:
+        self.indent += 1
+        for _ in range(count):
+            self.statement(scope, depth)
+        self.indent -= 1
+
+    def write_array(self, scope, depth):
+        self.assign_array(scope)
+
+    def write_scalar(self, scope, depth):
+        self.assign_scalar(scope)
+
+    def write_subscript(self, scope, depth):
+        self.use("subscript_assignment")
+        name = self.rng.choice(sorted(scope.owned))
+        if scope.loop_index and self.chance(0.5):
+            self.emit(f"{name}[{scope.loop_index}] = {self.scalar(scope, 2)}")
+        elif self.chance(0.5):
+            start = self.rng.randint(0, SIZE - 2)
+            self.emit(f"{name}[{start}:{start + 2}] = {self.array(scope, 2)[0]}[1:3]")
+        else:
+            operator = self.rng.choice(["=", "+=", "*="])
+            self.emit(f"{name}[{self.rng.randint(-SIZE, SIZE - 1)}] {operator} "
+                      f"{self.scalar(scope, 2)}")
+
+    def write_augmented(self, scope, depth):
+        self.use("augmented_assignment")
+        name = self.rng.choice(sorted(scope.owned))
+        operator = self.rng.choice(["+=", "-=", "*="])
+        value = self.array(scope, 2)[0] if self.chance(0.6) else self.scalar(scope, 2)
+        self.emit(f"{name} {operator} {value}")
+
+    def branch(self, scope: Scope, depth: int) -> Scope:
+        inner = scope.child()
+        self.block(inner, depth - 1, self.rng.randint(1, 2))
+        return inner
+
+    def write_if(self, scope, depth):
+        self.use("if_else")
+        self.emit(f"if {self.condition(scope)}:")
+        first = self.branch(scope, depth)
+        owned = first.owned
+        if self.chance(0.7):
+            self.emit("else:")
+            owned = owned & self.branch(scope, depth).owned
+        scope.owned &= owned
+
+    def loop_body(self, scope: Scope, depth: int, inner: Scope) -> None:
+        self.block(inner, depth - 1, self.rng.randint(1, 3))
+        scope.owned &= inner.owned
+
+    def loop_scope(self, scope: Scope, index: str | None) -> Scope:
+        breaks = self.has("break_continue")
+        no_concatenate = scope.no_concatenate or (
+            breaks and not self.has("traced_break_concatenate"))
+        return scope.child(loop_index=index or scope.loop_index, in_loop=True,
+                           no_concatenate=no_concatenate)
+
+    def write_for(self, scope, depth):
+        self.use("for_range")
+        index = self.new_name("i")
+        self.emit(f"for {index} in range({self.rng.randint(2, 4)}):")
+        self.loop_body(scope, depth, self.loop_scope(scope, index))
+
+    def write_while_counter(self, scope, depth):
+        self.use("while_counter")
+        counter = self.new_name("k")
+        self.emit(f"{counter} = 0")
+        test = f"{counter} < {self.rng.randint(2, 3)}"
+        if self.has("and_or_in_loop") and self.chance(0.3):
+            self.use("and_or_in_loop")
+            test = f"{self.condition(scope.child())} and {test}"
+        self.emit(f"while {test}:")
+        self.indent += 1
+        self.emit(f"{counter} += 1")
+        self.indent -= 1
+        self.loop_body(scope, depth, self.loop_scope(scope, None))
+
+    def write_while_traced(self, scope, depth):
+        # t rises by at least 0.5 a pass from below 1, so the loop ends within 6 passes.
+        self.use("while_traced")
+        level = self.new_name("w")
+        self.emit(f"{level} = np.tanh({self.scalar(scope, 2)})")
+        self.emit(f"while {level} < {self.constant(1.0, 2.0)}:")
+        self.indent += 1
+        self.emit(f"{level} = {level} + 0.5 + {self.scalar(scope, 1)} ** 2")
+        self.indent -= 1
+        self.loop_body(scope, depth, self.loop_scope(scope, None))
+
+    def write_jump(self, scope, depth):
+        self.use("break_continue")
+        self.emit(f"if {self.condition(scope)}:")
+        self.indent += 1
+        self.emit(self.rng.choice(["break", "continue"]))
+        self.indent -= 1
+
+    def write_return(self, scope, depth):
+        self.use("early_return")
+        self.emit(f"if {self.condition(scope)}:")
+        self.indent += 1
+        self.emit(f"return {self.result(scope)}")
+        self.indent -= 1
+
+    def write_container(self, scope, depth):
+        self.use("containers")
+        first, second = (self.shared(scope, self.array(scope, 2)[0]) for _ in range(2))
+        scalar = self.scalar(scope, 2)
+        kind = self.rng.choice(["list", "append", "tuple", "dict"])
+        target = self.new_name("v")
+        if kind == "list":
+            name = self.new_name("items")
+            self.emit(f"{name} = [{first}, {second}]")
+            self.emit(f"{target} = {name}[0] * {name}[-1] + {scalar}")
+        elif kind == "append":
+            name = self.new_name("items")
+            self.emit(f"{name} = []")
+            self.emit(f"for part in ({first}, {second}):")
+            self.indent += 1
+            self.emit(f"{name}.append(part * {scalar})")
+            self.indent -= 1
+            self.emit(f"{target} = {name}[0] - {name}[1]")
+        elif kind == "tuple":
+            name = self.new_name("pair")
+            self.emit(f"{name} = ({first}, {scalar})")
+            left, right = self.new_name("p"), self.new_name("q")
+            self.emit(f"{left}, {right} = {name}")
+            self.emit(f"{target} = {left} * {right} + {second}")
+        else:
+            name = self.new_name("table")
+            self.emit(f"{name} = {{'w': {first}, 'b': {scalar}}}")
+            self.emit(f"{target} = {name}['w'] * {name}['b'] + {second}")
+        scope.arrays.append(target)
+        scope.owned.add(target)
+
+    def write_closure(self, scope, depth):
+        self.use("closures")
+        name = self.new_name("inner")
+        captured_array = self.rng.choice(scope.arrays)
+        captured_scalar = self.rng.choice(scope.scalars + [scope.scalar_parameter])
+        if self.chance(0.5):
+            self.emit(f"def {name}(z):")
+            self.indent += 1
+            self.emit(f"return z * {captured_scalar} + np.tanh({captured_array})")
+            self.indent -= 1
+        else:
+            self.emit(f"{name} = lambda z: z * {captured_scalar} + {captured_array}")
+        target = self.new_name("v")
+        self.emit(f"{target} = {name}({self.array(scope, 2)[0]})")
+        scope.arrays.append(target)
+        scope.owned.add(target)
+
+    def write_object(self, scope, depth):
+        self.use("objects_built_inside")
+        name, target = self.new_name("box"), self.new_name("v")
+        value, scalar = self.shared(scope, self.array(scope, 2)[0]), self.scalar(scope, 2)
+        if self.has("super_call") and self.chance(0.5):
+            self.use("super_call")
+            self.emit(f"{name} = ScaledBox({value}, {scalar}, {self.constant(0.5, 1.5)})")
+        else:
+            self.emit(f"{name} = Box({value}, {scalar})")
+        self.emit(f"{target} = {name}.value() + {name}.w")
+        scope.arrays.append(target)
+        scope.owned.add(target)
+
+    def write_alias(self, scope, depth):
+        self.use("alias_writes")
+        original = self.rng.choice(sorted(scope.owned))
+        alias = self.new_name("v")
+        self.emit(f"{alias} = {original}")
+        self.emit(f"{original} += {self.array(scope, 2)[0]}")
+        scope.arrays.append(alias)
+        scope.owned.discard(original)
+
+    def write_dict(self, scope, depth):
+        self.use("dict_constructor")
+        name, target = self.new_name("table"), self.new_name("v")
+        value = self.shared(scope, self.array(scope, 2)[0])
+        self.emit(f"{name} = dict(w={value}, b={self.scalar(scope, 2)})")
+        self.emit(f"{name}.setdefault('c', {self.scalar(scope, 2)})")
+        self.emit(f"{target} = {name}['w'] * {name}['b'] + {name}['c']")
+        scope.arrays.append(target)
+        scope.owned.add(target)
+
+    def result(self, scope: Scope) -> str:
+        """A scalar that depends on x, a and some of the variables (in a helper, an array)."""
+        if scope.returns_array:
+            return self.array(scope, 2)[0]
+        arrays = self.rng.sample(scope.arrays, min(len(scope.arrays), 2))
+        terms = [f"np.sum({name} ** 2)" if self.chance(0.5) else f"np.sum(np.sin({name}))"
+                 for name in arrays]
+        terms.append(f"np.sum(x) * {self.rng.choice(scope.scalars + ['a'])}")
+        return " + ".join(terms)
+
+    # --- functions -------------------------------------------------------------------------
+
+    def helper(self, decorator: str | None) -> str:
+        name = self.new_name("helper")
+        head = [f"@{decorator}"] if decorator else []
+        saved_lines, saved_indent = self.lines, self.indent
+        self.lines, self.indent = [], 1
+        scope = Scope(arrays=["u"], scalars=[], owned=set(), scalar_parameter="s",
+                      returns_array=True)
+        for _ in range(self.rng.randint(1, 3)):
+            self.statement(scope, 1)
+        self.emit(f"return {self.result(scope)}")
+        body, self.lines, self.indent = self.lines, saved_lines, saved_indent
+        self.helpers.append(name)
+        return "\n".join(head + [f"def {name}(u, s):"] + body)
+
+    def program(self) -> str:
+        helpers = []
+        if self.has("helper_calls"):
+            for _ in range(self.rng.randint(0, 2)):
+                decorator = None
+                if self.has("decorators") and self.chance(0.4):
+                    self.use("decorators")
+                    decorator = self.rng.choice(["doubled", "shifted_by(0.5)"])
+                helpers.append(self.helper(decorator))
+        scope = Scope(arrays=["x"], scalars=[], owned=set())
+        self.lines, self.indent = [], 1
+        for _ in range(self.rng.randint(2, 5)):
+            self.statement(scope, 2)
+        self.emit(f"return {self.result(scope)}")
+        parts = [IMPORTS]
+        if "decorators" in self.used:
+            parts.append(DECORATORS)
+        if "scaler" in self.used:
+            parts.append(FACTORIES)
+        if {"objects_built_inside", "super_call"} & self.used:
+            parts.append(CLASSES)
+        parts += ["\n\n" + helper for helper in helpers]
+        parts.append("\n\ndef f(x, a):\n" + "\n".join(self.lines) + "\n")
+        return "".join(parts)
+
+
+def write_program(seed: int, features: frozenset | None = None) -> Program:
+    """The program of `seed` (the same seed always gives the same program)."""
+    features = enabled_features() if features is None else features
+    writer = Writer(seed, features)
+    source = writer.program()
+    wrt = writer.rng.choice([(0, 1), (0, 1), 0, 1])
+    return Program(seed, source, frozenset(writer.used & FEATURES),
+                   frozenset(writer.reassigned), wrt)
+
+
+if __name__ == "__main__":
+    for argument in sys.argv[1:] or ["0"]:
+        print(f"# program {argument}\n{write_program(int(argument)).source}")
