@@ -55,6 +55,10 @@ FEATURES = frozenset({
     "forward_wrt_skips_reassigned_argument",  # forward mode with wrt leaving out an argument
                                               # the function reassigns (checked, not written)
     "traced_break_concatenate",  # np.concatenate in a loop with a break, traced
+    "new_name_after_jump",  # a variable first assigned in a loop body that breaks, continues
+                            # or returns (after the jump), and nested loops there
+    "return_in_nested_if",  # return in an if inside another if (not in a loop)
+    "subscript_assignment_in_if",  # v[i] = ... in a branch of an if on an array value
 })
 
 # Constructs that give wrong derivatives or internal errors today (issue 12), so that the test
@@ -67,6 +71,9 @@ KNOWN_BROKEN = frozenset({
     "dict_constructor",
     "forward_wrt_skips_reassigned_argument",
     "traced_break_concatenate",
+    "new_name_after_jump",
+    "return_in_nested_if",
+    "subscript_assignment_in_if",
 })
 
 
@@ -157,6 +164,9 @@ class Scope:
     returns_array: bool = False    # helpers return arrays, f a scalar
     loop_index: str | None = None
     in_loop: bool = False
+    in_if: bool = False
+    may_jump: bool = False         # in a loop body that may break, continue or return
+    reuse_only: bool = False       # assign only to names that exist (new_name_after_jump)
     nested: bool = False           # inside an if or loop: no new sharing of owned arrays
     no_concatenate: bool = False   # in a loop with a break, while traced_break_concatenate is off
 
@@ -345,7 +355,7 @@ class Writer:
         scope.owned.difference_update(names)
         return expression
 
-    def assign_array(self, scope: Scope, depth: int = 3) -> None:
+    def assign_array(self, scope: Scope, depth: int = 2) -> None:
         value, fresh = self.array(scope, depth)
         if not fresh:
             value = self.shared(scope, value)
@@ -356,7 +366,9 @@ class Writer:
             # it shared on the next pass; bind only names that are not owned.
             reuse = [name for name in reuse if name not in scope.owned]
         reuse = [name for name in reuse if name != value]
-        if reuse and self.chance(0.6):
+        if scope.reuse_only and not reuse:
+            value, fresh, reuse = f"np.copy({value})", True, list(scope.arrays)
+        if reuse and (scope.reuse_only or self.chance(0.6)):
             name = self.rng.choice(reuse)
         elif scope.nested:
             name = self.new_name("t")
@@ -373,9 +385,11 @@ class Writer:
             scope.owned.discard(name)
 
     def assign_scalar(self, scope: Scope) -> None:
-        value = self.scalar(scope, 3)
+        value = self.scalar(scope, 2)
         candidates = [name for name in scope.scalars + [scope.scalar_parameter] if name != value]
-        if candidates and self.chance(0.5):
+        if scope.reuse_only and not candidates:
+            value, candidates = f"({value} + 0.5)", [scope.scalar_parameter]
+        if candidates and (scope.reuse_only or self.chance(0.5)):
             name = self.rng.choice(candidates)
         else:
             name = self.new_name("t" if scope.nested else "s")
@@ -389,7 +403,8 @@ class Writer:
         rng = self.rng
         choices = ["array", "array", "array", "scalar", "scalar"]
         owned = sorted(scope.owned)
-        if owned and self.has("subscript_assignment"):
+        if owned and self.has("subscript_assignment") and (
+                not scope.in_if or self.has("subscript_assignment_in_if")):
             choices += ["subscript"]
         if owned and self.has("augmented_assignment"):
             choices += ["augmented"]
@@ -402,10 +417,14 @@ class Writer:
                 choices += ["while_counter"]
             if self.has("while_traced"):
                 choices += ["while_traced"]
-        if scope.in_loop and self.has("break_continue"):
+        if scope.may_jump and self.has("break_continue"):
             choices += ["jump"]
-        if self.has("early_return"):
+        if self.has("early_return") and (scope.may_jump or not scope.in_loop) and (
+                not scope.in_if or scope.in_loop or self.has("return_in_nested_if")):
             choices += ["return"]
+        if scope.reuse_only:
+            choices = [kind for kind in choices
+                       if kind not in ("for", "while_counter", "while_traced")]
         if not scope.nested:
             if self.has("containers"):
                 choices += ["container"]
@@ -453,7 +472,7 @@ class Writer:
         self.emit(f"{name} {operator} {value}")
 
     def branch(self, scope: Scope, depth: int) -> Scope:
-        inner = scope.child()
+        inner = scope.child(in_if=True)
         self.block(inner, depth - 1, self.rng.randint(1, 2))
         return inner
 
@@ -468,15 +487,17 @@ class Writer:
         scope.owned &= owned
 
     def loop_body(self, scope: Scope, depth: int, inner: Scope) -> None:
-        self.block(inner, depth - 1, self.rng.randint(1, 3))
+        self.block(inner, depth - 1, self.rng.randint(1, 2))
         scope.owned &= inner.owned
 
     def loop_scope(self, scope: Scope, index: str | None) -> Scope:
-        breaks = self.has("break_continue")
+        jumps = (self.has("break_continue") or self.has("early_return")) and self.chance(0.6)
         no_concatenate = scope.no_concatenate or (
-            breaks and not self.has("traced_break_concatenate"))
+            jumps and not self.has("traced_break_concatenate"))
+        reuse_only = scope.reuse_only or (jumps and not self.has("new_name_after_jump"))
         return scope.child(loop_index=index or scope.loop_index, in_loop=True,
-                           no_concatenate=no_concatenate)
+                           no_concatenate=no_concatenate, may_jump=jumps,
+                           reuse_only=reuse_only)
 
     def write_for(self, scope, depth):
         self.use("for_range")
@@ -622,7 +643,7 @@ class Writer:
         self.lines, self.indent = [], 1
         scope = Scope(arrays=["u"], scalars=[], owned=set(), scalar_parameter="s",
                       returns_array=True)
-        for _ in range(self.rng.randint(1, 3)):
+        for _ in range(self.rng.randint(1, 2)):
             self.statement(scope, 1)
         self.emit(f"return {self.result(scope)}")
         body, self.lines, self.indent = self.lines, saved_lines, saved_indent
@@ -640,7 +661,7 @@ class Writer:
                 helpers.append(self.helper(decorator))
         scope = Scope(arrays=["x"], scalars=[], owned=set())
         self.lines, self.indent = [], 1
-        for _ in range(self.rng.randint(2, 5)):
+        for _ in range(self.rng.randint(2, 4)):
             self.statement(scope, 2)
         self.emit(f"return {self.result(scope)}")
         parts = [IMPORTS]
