@@ -35,7 +35,8 @@ FEATURES = frozenset({
     "subscript_assignment",  # v[i] = ..., v[1:3] = ... on arrays the function made
     "augmented_assignment",  # v += ..., v *= ...
     "if_else",            # if/else on array values
-    "and_or_not",         # and, or, not in conditions outside loops
+    "not",                # not in conditions
+    "and_or_outside_loops",  # and, or in conditions outside loops
     "for_range",          # for i in range(n)
     "while_counter",      # while k < n with a Python counter
     "while_traced",       # while t < c with t an array value
@@ -59,12 +60,15 @@ FEATURES = frozenset({
                             # or returns (after the jump), and nested loops there
     "return_in_nested_if",  # return in an if inside another if (not in a loop)
     "subscript_assignment_in_if",  # v[i] = ... in a branch of an if on an array value
+    "loop_in_if",         # a loop in a branch of an if, or after an early return (which
+                          # makes the rest of the function a branch)
 })
 
 # Constructs that give wrong derivatives or internal errors today (issue 12), so that the test
 # passes while they are fixed: remove a name when its fix lands.
 KNOWN_BROKEN = frozenset({
     "and_or_in_loop",
+    "and_or_outside_loops",
     "objects_built_inside",
     "super_call",
     "alias_writes",
@@ -74,6 +78,7 @@ KNOWN_BROKEN = frozenset({
     "new_name_after_jump",
     "return_in_nested_if",
     "subscript_assignment_in_if",
+    "loop_in_if",
 })
 
 
@@ -329,17 +334,17 @@ class Writer:
         comparison = rng.choice(["<", ">"])
         test = f"{self.scalar(scope, 2)} {comparison} {self.constant()}"
         joins = ["and", "or"]
-        may_join = (self.has("and_or_in_loop") if scope.in_loop else self.has("and_or_not"))
-        if may_join and self.chance(0.4):
-            self.use("and_or_in_loop" if scope.in_loop else "and_or_not")
+        joins_in = "and_or_in_loop" if scope.in_loop else "and_or_outside_loops"
+        if self.has(joins_in) and self.chance(0.4):
+            self.use(joins_in)
             if scope.loop_index and self.chance(0.5):
                 other = f"{scope.loop_index} {rng.choice(['<', '>='])} {rng.randint(1, 2)}"
             else:
                 other = f"{self.scalar(scope, 1)} {comparison} {self.constant()}"
             first, second = (test, other) if self.chance(0.5) else (other, test)
             return f"{first} {rng.choice(joins)} {second}"
-        if self.has("and_or_not") and self.chance(0.15):
-            self.use("and_or_not")
+        if self.has("not") and self.chance(0.15):
+            self.use("not")
             return f"not {test}"
         return test
 
@@ -422,7 +427,7 @@ class Writer:
         if self.has("early_return") and (scope.may_jump or not scope.in_loop) and (
                 not scope.in_if or scope.in_loop or self.has("return_in_nested_if")):
             choices += ["return"]
-        if scope.reuse_only:
+        if scope.reuse_only or (scope.in_if and not self.has("loop_in_if")):
             choices = [kind for kind in choices
                        if kind not in ("for", "while_counter", "while_traced")]
         if not scope.nested:
@@ -543,6 +548,8 @@ class Writer:
         self.indent += 1
         self.emit(f"return {self.result(scope)}")
         self.indent -= 1
+        if not scope.in_loop:
+            scope.in_if = True  # what follows runs in the else branch of this if
 
     def write_container(self, scope, depth):
         self.use("containers")
