@@ -292,6 +292,49 @@ def test_a_loop_variable_used_after_a_traced_loop_needs_a_value_before_it():
         f"before the loop (e.g. i = 0), so it has a value then\n")
 
 
+def assigned_and_read_in_one_branch(x, a):
+    for i in range(2):
+        if np.sum(x) > 0.0:
+            scaled = x * a
+            x = scaled + 1.0
+    return np.sum(x * x)
+
+
+def first_assigned_after_a_break(x, a):
+    for i in range(3):
+        if np.sum(x) > 5.0:
+            break
+        scaled = x * a
+        x = scaled + 1.0
+    return np.sum(x * x)
+
+
+def read_in_the_next_iteration(x, a):
+    previous = x
+    for i in range(2):
+        y = previous * a
+        if np.sum(x) > 0.0:
+            previous = x + 1.0
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("function", [assigned_and_read_in_one_branch,
+                                      first_assigned_after_a_break, read_in_the_next_iteration])
+def test_a_variable_a_loop_body_assigns_before_reading_is_not_carried(function):
+    # Each iteration assigns `scaled` before reading it, so a traced branch (or the guard after
+    # a break) may assign it alone; `previous` is read before it is assigned, and is carried.
+    traced, traced_gradient = autotrace.function(function), autotrace.function(
+        autotrace.grad(function, wrt=(0, 1)))
+    for x in (positive, negative, positive * 0.5):
+        assert np.isclose(traced(x, 0.75), function(x, 0.75))
+        gradient_x, gradient_a = traced_gradient(x, 0.75)
+        np.testing.assert_allclose(
+            gradient_x, central_difference(lambda v: function(v, 0.75), x), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(
+            gradient_a, (function(x, 0.75 + 1e-6) - function(x, 0.75 - 1e-6)) / 2e-6,
+            rtol=1e-6, atol=1e-8)
+
+
 def grow_until_large(x):
     steps = 0
     while steps < 10:
