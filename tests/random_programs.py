@@ -36,7 +36,6 @@ FEATURES = frozenset({
     "augmented_assignment",  # v += ..., v *= ...
     "if_else",            # if/else on array values
     "not",                # not in conditions
-    "and_or_outside_loops",  # and, or in conditions outside loops
     "for_range",          # for i in range(n)
     "while_counter",      # while k < n with a Python counter
     "while_traced",       # while t < c with t an array value
@@ -47,8 +46,11 @@ FEATURES = frozenset({
     "closures",           # nested functions and lambdas reading local variables; factories
     "containers",         # lists, tuples and dicts built inside
     "concatenate",        # np.concatenate
+    "new_name_after_jump",  # a variable first assigned in a loop body that breaks, continues
+                            # or returns (after the jump), and nested loops there
     # Known broken: each is left out unless switched on (see KNOWN_BROKEN).
     "and_or_in_loop",     # and/or in conditions inside loops, `while cond and k < n`
+    "and_or_outside_loops",  # and/or in conditions outside loops
     "objects_built_inside",  # instances of a module-level class made inside f
     "super_call",         # super().__init__ in a class made inside f
     "alias_writes",       # B = A; A += v; ... B
@@ -56,12 +58,11 @@ FEATURES = frozenset({
     "forward_wrt_skips_reassigned_argument",  # forward mode with wrt leaving out an argument
                                               # the function reassigns (checked, not written)
     "traced_break_concatenate",  # np.concatenate in a loop with a break, traced
-    "new_name_after_jump",  # a variable first assigned in a loop body that breaks, continues
-                            # or returns (after the jump), and nested loops there
     "return_in_nested_if",  # return in an if inside another if (not in a loop)
     "subscript_assignment_in_if",  # v[i] = ... in a branch of an if on an array value
-    "loop_in_if",         # a loop in a branch of an if, or after an early return (which
-                          # makes the rest of the function a branch)
+    "loop_in_if",         # a loop in a branch of an if, after an early return (which makes
+                          # the rest of the function a branch) or in a loop body that jumps
+    "if_in_if",           # an if in a branch of an if
 })
 
 # Constructs that give wrong derivatives or internal errors today (issue 12), so that the test
@@ -75,10 +76,10 @@ KNOWN_BROKEN = frozenset({
     "dict_constructor",
     "forward_wrt_skips_reassigned_argument",
     "traced_break_concatenate",
-    "new_name_after_jump",
     "return_in_nested_if",
     "subscript_assignment_in_if",
     "loop_in_if",
+    "if_in_if",
 })
 
 
@@ -414,7 +415,7 @@ class Writer:
         if owned and self.has("augmented_assignment"):
             choices += ["augmented"]
         if depth > 0:
-            if self.has("if_else"):
+            if self.has("if_else") and (not scope.in_if or self.has("if_in_if")):
                 choices += ["if", "if"]
             if self.has("for_range"):
                 choices += ["for"]
@@ -427,7 +428,8 @@ class Writer:
         if self.has("early_return") and (scope.may_jump or not scope.in_loop) and (
                 not scope.in_if or scope.in_loop or self.has("return_in_nested_if")):
             choices += ["return"]
-        if scope.reuse_only or (scope.in_if and not self.has("loop_in_if")):
+        if scope.reuse_only or ((scope.in_if or scope.may_jump)
+                                and not self.has("loop_in_if")):
             choices = [kind for kind in choices
                        if kind not in ("for", "while_counter", "while_traced")]
         if not scope.nested:
@@ -555,7 +557,10 @@ class Writer:
         self.use("containers")
         first, second = (self.shared(scope, self.array(scope, 2)[0]) for _ in range(2))
         scalar = self.scalar(scope, 2)
-        kind = self.rng.choice(["list", "append", "tuple", "dict"])
+        kinds = ["list", "append", "tuple", "dict"]
+        if (scope.in_if or scope.may_jump) and not self.has("loop_in_if"):
+            kinds.remove("append")  # written with a loop
+        kind = self.rng.choice(kinds)
         target = self.new_name("v")
         if kind == "list":
             name = self.new_name("items")

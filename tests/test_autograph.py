@@ -318,8 +318,21 @@ def read_in_the_next_iteration(x, a):
     return np.sum(y * y)
 
 
+def assigned_inside_an_inner_loop(x, a):
+    level = np.tanh(np.sum(x))
+    while level < 1.5:
+        level = level + 0.5
+        inner = np.tanh(np.mean(x))
+        while inner < 1.0:
+            inner = inner + 0.5
+            scaled = x * a
+            x = np.sin(scaled)
+    return np.sum(x * x)
+
+
 @pytest.mark.parametrize("function", [assigned_and_read_in_one_branch,
-                                      first_assigned_after_a_break, read_in_the_next_iteration])
+                                      first_assigned_after_a_break, read_in_the_next_iteration,
+                                      assigned_inside_an_inner_loop])
 def test_a_variable_a_loop_body_assigns_before_reading_is_not_carried(function):
     # Each iteration assigns `scaled` before reading it, so a traced branch (or the guard after
     # a break) may assign it alone; `previous` is read before it is assigned, and is carried.
@@ -333,6 +346,21 @@ def test_a_variable_a_loop_body_assigns_before_reading_is_not_carried(function):
         np.testing.assert_allclose(
             gradient_a, (function(x, 0.75 + 1e-6) - function(x, 0.75 - 1e-6)) / 2e-6,
             rtol=1e-6, atol=1e-8)
+
+
+def test_a_loop_after_a_return_in_a_loop_traces():
+    # The inner loop runs in the guard the return leaves behind, a traced if; its variable is
+    # assigned by each iteration, not carried from the one before.
+    def inner_loop_after_a_return(x, a):
+        for i in range(2):
+            if np.sum(x) > 5.0:
+                return np.sum(x * x)
+            for j in range(2):
+                x = x * a + x[j]
+        return np.sum(x * x)
+    for x in (positive, negative):
+        assert np.isclose(autotrace.function(inner_loop_after_a_return)(x, 0.75),
+                          inner_loop_after_a_return(x, 0.75))
 
 
 def grow_until_large(x):

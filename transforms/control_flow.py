@@ -148,7 +148,14 @@ def reads_before_writes(statements, assigned=frozenset()) -> tuple[set, set]:
                 isinstance(target, gast.Name) for target in statement.targets):
             exposed |= loaded_names([statement.value]) - assigned
             assigned |= {target.id for target in statement.targets}
-        else:  # loops may not run; `x += v` reads x; other statements assign nothing for sure
+        elif isinstance(statement, (gast.For, gast.While)):  # which may not run at all
+            header = statement.iter if isinstance(statement, gast.For) else statement.test
+            exposed |= loaded_names([header]) - assigned
+            targets = (set(name_counts([statement.target], gast.Store))
+                       if isinstance(statement, gast.For) else set())
+            exposed |= reads_before_writes(statement.body, assigned | targets)[0]
+            exposed |= reads_before_writes(statement.orelse, assigned)[0]
+        else:  # `x += v` reads x; other statements assign nothing for sure
             read = loaded_names([statement])
             if isinstance(statement, gast.AugAssign) and isinstance(statement.target, gast.Name):
                 read.add(statement.target.id)
