@@ -56,13 +56,19 @@ FEATURES = frozenset({
     "alias_writes",       # B = A; A += v; ... B
     "dict_constructor",   # dict(w=..., b=...) and d.setdefault
     "forward_wrt_skips_reassigned_argument",  # forward mode with wrt leaving out an argument
-                                              # the function reassigns (checked, not written)
+                                              # the function reassigns, and helpers that
+                                              # reassign a parameter given a constant
+    "traced_gradient_control_flow",  # function(grad(f)) of control flow that the cases
+                                     # above leave in; its errors from generated code are
+                                     # counted as known broken (checked, not written)
     "traced_break_concatenate",  # np.concatenate in a loop with a break, traced
     "return_in_nested_if",  # return in an if inside another if (not in a loop)
     "subscript_assignment_in_if",  # v[i] = ... in a branch of an if on an array value
     "loop_in_if",         # a loop in a branch of an if, after an early return (which makes
                           # the rest of the function a branch) or in a loop body that jumps
     "if_in_if",           # an if in a branch of an if
+    "return_in_loop",     # return inside a loop
+    "concatenate_in_loop",  # np.concatenate in a loop (whose test or branches are traced)
 })
 
 # Constructs that give wrong derivatives or internal errors today (issue 12), so that the test
@@ -80,6 +86,9 @@ KNOWN_BROKEN = frozenset({
     "subscript_assignment_in_if",
     "loop_in_if",
     "if_in_if",
+    "return_in_loop",
+    "concatenate_in_loop",
+    "traced_gradient_control_flow",
 })
 
 
@@ -168,6 +177,7 @@ class Scope:
     owned: set
     scalar_parameter: str = "a"    # "s" in helpers
     returns_array: bool = False    # helpers return arrays, f a scalar
+    fixed: frozenset = frozenset()  # parameters not to reassign
     loop_index: str | None = None
     in_loop: bool = False
     in_if: bool = False
@@ -371,7 +381,7 @@ class Writer:
             # Rebinding an owned array to a shared value inside a branch or loop would leave
             # it shared on the next pass; bind only names that are not owned.
             reuse = [name for name in reuse if name not in scope.owned]
-        reuse = [name for name in reuse if name != value]
+        reuse = [name for name in reuse if name != value and name not in scope.fixed]
         if scope.reuse_only and not reuse:
             value, fresh, reuse = f"np.copy({value})", True, list(scope.arrays)
         if reuse and (scope.reuse_only or self.chance(0.6)):
@@ -392,7 +402,8 @@ class Writer:
 
     def assign_scalar(self, scope: Scope) -> None:
         value = self.scalar(scope, 2)
-        candidates = [name for name in scope.scalars + [scope.scalar_parameter] if name != value]
+        candidates = [name for name in scope.scalars + [scope.scalar_parameter]
+                      if name != value and name not in scope.fixed]
         if scope.reuse_only and not candidates:
             value, candidates = f"({value} + 0.5)", [scope.scalar_parameter]
         if candidates and (scope.reuse_only or self.chance(0.5)):
@@ -423,9 +434,11 @@ class Writer:
                 choices += ["while_counter"]
             if self.has("while_traced"):
                 choices += ["while_traced"]
-        if scope.may_jump and self.has("break_continue"):
+        if scope.may_jump and self.has("break_continue") and (
+                not scope.in_if or self.has("if_in_if")):
             choices += ["jump"]
-        if self.has("early_return") and (scope.may_jump or not scope.in_loop) and (
+        in_loop_ok = scope.may_jump and self.has("return_in_loop")
+        if self.has("early_return") and (in_loop_ok or not scope.in_loop) and (
                 not scope.in_if or scope.in_loop or self.has("return_in_nested_if")):
             choices += ["return"]
         if scope.reuse_only or ((scope.in_if or scope.may_jump)
@@ -499,8 +512,8 @@ class Writer:
 
     def loop_scope(self, scope: Scope, index: str | None) -> Scope:
         jumps = (self.has("break_continue") or self.has("early_return")) and self.chance(0.6)
-        no_concatenate = scope.no_concatenate or (
-            jumps and not self.has("traced_break_concatenate"))
+        no_concatenate = (scope.no_concatenate or not self.has("concatenate_in_loop")
+                          or (jumps and not self.has("traced_break_concatenate")))
         reuse_only = scope.reuse_only or (jumps and not self.has("new_name_after_jump"))
         return scope.child(loop_index=index or scope.loop_index, in_loop=True,
                            no_concatenate=no_concatenate, may_jump=jumps,
@@ -653,8 +666,10 @@ class Writer:
         head = [f"@{decorator}"] if decorator else []
         saved_lines, saved_indent = self.lines, self.indent
         self.lines, self.indent = [], 1
+        fixed = (frozenset() if self.has("forward_wrt_skips_reassigned_argument")
+                 else frozenset({"u", "s"}))
         scope = Scope(arrays=["u"], scalars=[], owned=set(), scalar_parameter="s",
-                      returns_array=True)
+                      returns_array=True, fixed=fixed)
         for _ in range(self.rng.randint(1, 2)):
             self.statement(scope, 1)
         self.emit(f"return {self.result(scope)}")
