@@ -28,10 +28,11 @@ FEATURES = frozenset({
     "closures",           # nested functions and lambdas reading local variables; factories
     "containers",         # lists, tuples and dicts built inside
     "concatenate",        # np.concatenate
-    "new_name_after_jump",  # a variable first assigned in a loop body that breaks, continues
-                            # or returns (after the jump), and nested loops there
     # Known broken: each is left out unless switched on (see KNOWN_BROKEN).
     "and_or_in_loop",     # and/or in conditions inside loops, `while cond and k < n`
+    "new_name_in_loop",   # a variable first assigned inside a loop body, and loops in loop
+                          # bodies that may jump (traced: refused where it is assigned in one
+                          # branch, after a break, or in an inner loop)
     "and_or_outside_loops",  # and/or in conditions outside loops
     "objects_built_inside",  # instances of a module-level class made inside f
     "super_call",         # super().__init__ in a class made inside f
@@ -57,6 +58,7 @@ FEATURES = frozenset({
 # passes while they are fixed: remove a name when its fix lands.
 KNOWN_BROKEN = frozenset({
     "and_or_in_loop",
+    "new_name_in_loop",
     "and_or_outside_loops",
     "objects_built_inside",
     "super_call",
@@ -164,7 +166,7 @@ class Scope:
     in_loop: bool = False
     in_if: bool = False
     may_jump: bool = False         # in a loop body that may break, continue or return
-    reuse_only: bool = False       # assign only to names that exist (new_name_after_jump)
+    reuse_only: bool = False       # assign only to names that exist (new_name_in_loop)
     nested: bool = False           # inside an if or loop: no new sharing of owned arrays
     no_concatenate: bool = False   # in a loop with a break, while traced_break_concatenate is off
 

@@ -186,7 +186,7 @@ class Writer(ExpressionWriter):
         jumps = (self.has("break_continue") or self.has("early_return")) and self.chance(0.6)
         no_concatenate = (scope.no_concatenate or not self.has("concatenate_in_loop")
                           or (jumps and not self.has("traced_break_concatenate")))
-        reuse_only = scope.reuse_only or (jumps and not self.has("new_name_after_jump"))
+        reuse_only = scope.reuse_only or not self.has("new_name_in_loop")
         return scope.child(loop_index=index or scope.loop_index, in_loop=True,
                            no_concatenate=no_concatenate, may_jump=jumps,
                            reuse_only=reuse_only)

@@ -131,38 +131,6 @@ def loaded_names(nodes) -> set:
     return set(name_counts(nodes))
 
 
-def reads_before_writes(statements, assigned=frozenset()) -> tuple[set, set]:
-    """(the variables `statements` may read before assigning them, the variables they assign
-    on every path), given those `assigned` before them. A loop body's reads before its writes
-    are what one iteration hands the next: a variable assigned first and read after, as
-    `t = x * a; x = t` does with `t`, is not carried from one iteration to the next."""
-    exposed, assigned = set(), set(assigned)
-    for statement in statements:
-        if isinstance(statement, gast.If):
-            exposed |= loaded_names([statement.test]) - assigned
-            in_body, after_body = reads_before_writes(statement.body, assigned)
-            in_orelse, after_orelse = reads_before_writes(statement.orelse, assigned)
-            exposed |= in_body | in_orelse
-            assigned = after_body & after_orelse
-        elif isinstance(statement, gast.Assign) and all(
-                isinstance(target, gast.Name) for target in statement.targets):
-            exposed |= loaded_names([statement.value]) - assigned
-            assigned |= {target.id for target in statement.targets}
-        elif isinstance(statement, (gast.For, gast.While)):  # which may not run at all
-            header = statement.iter if isinstance(statement, gast.For) else statement.test
-            exposed |= loaded_names([header]) - assigned
-            targets = (set(name_counts([statement.target], gast.Store))
-                       if isinstance(statement, gast.For) else set())
-            exposed |= reads_before_writes(statement.body, assigned | targets)[0]
-            exposed |= reads_before_writes(statement.orelse, assigned)[0]
-        else:  # `x += v` reads x; other statements assign nothing for sure
-            read = loaded_names([statement])
-            if isinstance(statement, gast.AugAssign) and isinstance(statement.target, gast.Name):
-                read.add(statement.target.id)
-            exposed |= read - assigned
-    return exposed, assigned
-
-
 def _jumps(statements, loop_level: bool = True) -> bool:
     """Whether `statements` hold a return, or a break/continue of the loop they are in."""
     for statement in statements:
@@ -352,10 +320,8 @@ class ControlFlowConverter:
         return f", placeholders={self._names_tuple(flags)}" if flags else ""
 
     def _loop_after(self, node, after: set) -> set:
-        """What is read after a loop's body: what is read after the loop, and in the next
-        iteration, the test (or iterable) and what the body reads before it assigns it."""
-        header = node.test if isinstance(node, gast.While) else node.iter
-        return after | loaded_names([header]) | reads_before_writes(node.body)[0]
+        """A loop's body reads its own variables again in the next iteration."""
+        return after | loaded_names([node])
 
     def _touches_fixed(self, statements) -> bool:
         return bool(set(assigned_names(statements)) & self.fixed)
