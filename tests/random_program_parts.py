@@ -23,6 +23,7 @@ FEATURES = frozenset({
     "while_traced",       # while t < c with t an array value
     "break_continue",     # break and continue under conditions on array values
     "early_return",       # return inside if and loops
+    "return_in_loop",     # return inside a loop
     "helper_calls",       # calls to module-level functions
     "decorators",         # decorated helpers
     "closures",           # nested functions and lambdas reading local variables; factories
@@ -50,7 +51,6 @@ FEATURES = frozenset({
     "loop_in_if",         # a loop in a branch of an if, after an early return (which makes
                           # the rest of the function a branch) or in a loop body that jumps
     "if_in_if",           # an if in a branch of an if
-    "return_in_loop",     # return inside a loop
     "concatenate_in_loop",  # np.concatenate in a loop (whose test or branches are traced)
 })
 
@@ -70,7 +70,6 @@ KNOWN_BROKEN = frozenset({
     "subscript_assignment_in_if",
     "loop_in_if",
     "if_in_if",
-    "return_in_loop",
     "concatenate_in_loop",
     "traced_gradient_control_flow",
 })
