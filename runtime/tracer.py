@@ -19,9 +19,10 @@ Decisions, and what they mean for the traced function:
 - A traced value has no Python value: `bool(t)`, `float(t)`, `int(t)`, `np.asarray(t)` raise
   `TracerConversionError`; `if t > 0:` must become autotrace.cond, or move out of the trace.
 - `t[index] = value` works on a tracer, functionally: it records a `setitem` (or `scatter`) op and
-  rebinds that Tracer object to the new value. Names bound to the same Tracer object see the
-  change; a view taken earlier (`v = t[0:2]`) does not, unlike NumPy. Buffer reuse later turns
-  the copy into an in-place write where nothing else reads the old value.
+  rebinds that Tracer object to the new value, and so do `t += v`, `t.fill(v)`, `t.sort()` and
+  `out=t`. Views follow NumPy's (runtime/views.py): a write into `v = t[0:2]` is written back
+  into t, and a view taken earlier reads itself again after t changes. Buffer reuse later
+  turns the copy into an in-place write where nothing else reads the old value.
 - A concrete array made inside the function (`h = np.zeros(3)`) stays a NumPy array: NumPy
   never shows its creation to the tracer, and no protocol lets a tracer intercept `h[i] = t`.
   NumPy converts t instead, which raises TracerConversionError (for a single element NumPy
@@ -33,8 +34,8 @@ Decisions, and what they mean for the traced function:
 - Python side effects (print, appending to a list) happen while tracing only, not on cached calls.
 - A graph cannot write into the caller's arrays: with `protect_arguments` (autotrace.function),
   changing an array argument in place (`x += 1`, `x[0] = v`, `np.add(x, 1, out=x)`, also through
-  a view `x[0]` or a loop's row) raises ArgumentChangedError naming it. `x += 1` on any other
-  traced value is `x = x + 1`: a traced value may stand for an immutable NumPy scalar.
+  a view `x[0]` or a loop's row) raises ArgumentChangedError naming it. `s += 1` on a 0-d
+  traced value that is no view is `s = s + 1`: it may stand for an immutable NumPy scalar.
 """
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ from runtime.objects import field_names, is_dataclass_instance, new_dataclass
 from runtime.ops_elementwise import apply_ufunc, astype
 from runtime.ops_index import getitem, setitem
 from runtime.state import StateCell, capturing
+from runtime.views import (ViewAmbiguityError, check_output, current_var, function_view,
+                           index_view, write_into)
 
 
 class TracerConversionError(TypeError):
@@ -244,10 +247,14 @@ class Tracer:
     """A traced array: an abstract value (shape, dtype, device) that records what is done to it.
 
     Attributes:
-        graph_var: the graph Var it stands for now (`t[i] = v` rebinds it to a new Var).
+        graph_var: the graph Var it stands for now (`t[i] = v` rebinds it to a new Var; a
+            view reads itself again from its base after a write into their memory).
     """
 
-    __slots__ = ("_builder", "graph_var")
+    # _var: the Var last bound; _link: how it is a view of its base (runtime/views.py), or
+    # None; _memory: the writes into the memory it shares with views, None while it has none;
+    # _seen: how many of those writes _var has seen.
+    __slots__ = ("_builder", "_var", "_link", "_memory", "_seen")
     __array_priority__ = 1000
     __hash__ = None  # like ndarray: == is elementwise
 
@@ -257,10 +264,22 @@ class Tracer:
 
     def __init__(self, builder: GraphBuilder, var: Var):
         self._builder = builder
-        self.graph_var = var
+        self._var, self._link, self._memory, self._seen = var, None, None, 0
+
+    @property
+    def graph_var(self) -> Var:
+        return current_var(self)
+
+    @graph_var.setter
+    def graph_var(self, var: Var) -> None:
+        """Rebind to `var` as a value of its own (no longer a view; views of it read again)."""
+        self._var, self._link = var, None
+        if self._memory is not None:
+            self._memory.writes.append(frozenset())
+            self._memory = None
 
     # --- what is known while tracing ---------------------------------------------------------
-    aval = property(lambda self: self.graph_var.aval)
+    aval = property(lambda self: self._var.aval)  # writes keep shape and dtype
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
     ndim = property(lambda self: self.aval.ndim)
@@ -270,7 +289,7 @@ class Tracer:
     nbytes = property(lambda self: self.aval.dtype.itemsize * self.aval.size)
     T = property(lambda self: np.transpose(self))
     mT = property(lambda self: np.matrix_transpose(self))
-    real = property(lambda self: np.real(self))
+    real = property(lambda self: np.real(self) if np.iscomplexobj(self) else self)
     imag = property(lambda self: np.imag(self))
 
     def __len__(self) -> int:
@@ -295,16 +314,20 @@ class Tracer:
         for target in out:
             refuse_change_of_argument(target, f"np.{ufunc.__name__}(..., out={{}})")
         for target, value in zip(out, result if isinstance(result, tuple) else (result,)):
-            if value.dtype != target.dtype:
-                value = astype(value, target.dtype)
-            target.graph_var = value.graph_var
+            if method == "__call__":
+                check_output(ufunc, read_cells(inputs), target, value)
+            _write(target, value, f"np.{ufunc.__name__}(..., out={{}})",
+                   "output array is read-only")
         return out[0] if len(out) == 1 else out
 
     def __array_function__(self, func, types, args, kwargs):
         binding = numpy_functions.get(func)
         if binding is None:
             raise untraceable(func)
-        return binding(*read_cells(args), **read_cells(kwargs))
+        args, kwargs = read_cells(args), read_cells(kwargs)
+        result = binding(*args, **kwargs)
+        function_view(func, result, args, kwargs)
+        return result
 
     def __array__(self, dtype=None, copy=None):
         raise TracerConversionError(_VALUE_MESSAGE.format(
@@ -335,13 +358,16 @@ class Tracer:
     # --- indexing ----------------------------------------------------------------------------
     def __getitem__(self, index):
         result = getitem(self, index)
+        if isinstance(result, Tracer):
+            index_view(result, self, index)
         if self._builder.arguments and _basic_index(index):
             mark_view(result, self, index)
         return result
 
     def __setitem__(self, index, value):
         refuse_change_of_argument(self, "{}[...] = ...")
-        self.graph_var = self._builder.own_var(setitem(self, index, value))
+        _write(self, setitem(self, index, value), "{}[...] = ...",
+               "assignment destination is read-only")
 
     # --- methods -----------------------------------------------------------------------------
     def reshape(self, *shape, order="C"):
@@ -360,18 +386,29 @@ class Tracer:
         return np.copy(np.reshape(self, (-1,)))
 
     def ravel(self, order="C"):
-        return np.reshape(self, (-1,))
+        return np.ravel(self, order=order)
 
     def conjugate(self):
         return np.conjugate(self)
 
     def fill(self, value):
         refuse_change_of_argument(self, "{}.fill(...)")
-        self.graph_var = np.full_like(self, value).graph_var
+        _write(self, np.full_like(self, value), "{}.fill(...)",
+               "assignment destination is read-only")
 
     def sort(self, axis=-1, kind=None, order=None):
         refuse_change_of_argument(self, "{}.sort()")
-        self.graph_var = np.sort(self, axis=axis, kind=kind).graph_var
+        _write(self, np.sort(self, axis=axis, kind=kind), "{}.sort()",
+               "assignment destination is read-only")
+
+
+def _write(tracer: Tracer, value, operation: str, read_only_message: str) -> None:
+    """Change `tracer` in place to `value` (cast to its dtype), with the memory it shares with
+    its bases and views; refused (ArgumentChangedError) where that is an argument's."""
+    if value.dtype != tracer.dtype:
+        value = astype(value, tracer.dtype)
+    write_into(tracer, value, lambda member: refuse_change_of_argument(member, operation),
+               read_only_message)
 
 
 for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "any", "all", "argmax",
@@ -396,20 +433,31 @@ for _dunder, _ufunc in BINARY_OPERATORS:
     setattr(Tracer, f"__r{_dunder}__", _operator(_ufunc, reflected=True))
 
 
-def _in_place_operator(symbol: str):
-    """`t += v` and the like: refused on an array argument; otherwise `t = t + v` (a traced
-    value may stand for an immutable NumPy scalar, so it is never changed in place)."""
+def _in_place_operator(ufunc, symbol: str):
+    """`t += v` and the like: refused on an array argument; otherwise `t` changes in place,
+    as NumPy's `np.add(t, v, out=t)`, with its views. A 0-d traced value that is no view
+    becomes `t = t + v` instead: it may stand for an immutable NumPy scalar (np.sum's
+    result), which `+=` rebinds, and no name can tell the two apart."""
+    operation = "{} " + symbol + "= ..."
+
     def method(self, other):
-        refuse_change_of_argument(self, "{} " + symbol + "= ...")
-        return NotImplemented
+        refuse_change_of_argument(self, operation)
+        if not isinstance(self.aval, AbstractArray) or self.ndim == 0 and self._link is None:
+            return NotImplemented
+        other = read_cells(other)
+        result = apply_ufunc(ufunc, "__call__", self, other)
+        check_output(ufunc, (self, other), self, result)
+        _write(self, result, operation, "output array is read-only")
+        return self
     return method
 
 
 _OPERATOR_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
                      "mod": "%", "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^",
                      "lshift": "<<", "rshift": ">>"}
-for _dunder, _symbol in _OPERATOR_SYMBOLS.items():
-    setattr(Tracer, f"__i{_dunder}__", _in_place_operator(_symbol))
+for _dunder, _ufunc in BINARY_OPERATORS:
+    if _dunder in _OPERATOR_SYMBOLS:
+        setattr(Tracer, f"__i{_dunder}__", _in_place_operator(_ufunc, _OPERATOR_SYMBOLS[_dunder]))
 
 for _dunder, _ufunc in COMPARISON_OPERATORS:
     setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
