@@ -262,8 +262,14 @@ def check_output(ufunc, inputs, target, result) -> None:
     if ufunc is not np.matmul and ufunc.nout == 1:
         ufunc(*[_dummy(value) for value in inputs], out=np.empty((0,), target.dtype))
     if result.shape != target.shape:
-        raise ValueError(f"non-broadcastable output operand with shape {target.shape} doesn't "
-                         f"match the broadcast shape {result.shape}")
+        raise ValueError(f"non-broadcastable output operand with shape {_shape(target)} "
+                         f"doesn't match the broadcast shape {_shape(result)}")
     if not np.can_cast(result.dtype, target.dtype, casting="same_kind"):
         raise TypeError(f"Cannot cast ufunc '{ufunc.__name__}' output from {result.dtype!r} "
                         f"to {target.dtype!r} with casting rule 'same_kind'")
+
+
+def _shape(value) -> str:
+    """A shape as NumPy's errors write it: (2,3), (3,)."""
+    sizes = [str(size) for size in value.shape]
+    return f"({','.join(sizes)}{',' if len(sizes) == 1 else ''})"
