@@ -402,6 +402,12 @@ class Tracer:
                "assignment destination is read-only")
 
 
+def write_value(tracer: Tracer, value) -> None:
+    """Change `tracer` in place to `value`, as a traced branch or loop body that wrote into its
+    memory did (the body was refused already if that is an argument's)."""
+    _write(tracer, value, "{}[...] = ...", "assignment destination is read-only")
+
+
 def _write(tracer: Tracer, value, operation: str, read_only_message: str) -> None:
     """Change `tracer` in place to `value` (cast to its dtype), with the memory it shares with
     its bases and views; refused (ArgumentChangedError) where that is an argument's."""

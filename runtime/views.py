@@ -273,3 +273,55 @@ def _shape(value) -> str:
     """A shape as NumPy's errors write it: (2,3), (3,)."""
     sizes = [str(size) for size in value.shape]
     return f"({','.join(sizes)}{',' if len(sizes) == 1 else ''})"
+
+
+# --- memory shared across a subgraph's boundary (a traced branch or loop body) ------------------
+
+def share_operand_memory(outer_leaves: list, inner_leaves: list) -> list:
+    """The inputs of a subgraph for its operands' array leaves, sharing memory as the operands
+    do: an operand given twice is one inner value, and one that is a view of another operand
+    an inner view of it (its own input left unused), so that a write inside the subgraph
+    reaches every name for that memory."""
+    inner_of = {}
+    shared = []
+    for outer, inner in zip(outer_leaves, inner_leaves):
+        traced = getattr(outer, "_builder", None) is not None  # NumPy scalars may be shared
+        shared.append(inner_of.setdefault(id(outer), inner) if traced else inner)
+
+    def inner_view(outer):
+        if id(outer) in inner_of:
+            return inner_of[id(outer)]
+        link = getattr(outer, "_link", None)
+        base = inner_view(link.base) if link is not None else None
+        if base is None:
+            return None
+        view = take_view(link.read(base), base, link.read, link.write, link.how,
+                         certain=link not in link.ambiguous)
+        inner_of[id(outer)] = view
+        return view
+
+    for index, outer in enumerate(outer_leaves):
+        link = getattr(outer, "_link", None)
+        if link is not None and shared[index] is inner_leaves[index]:
+            del inner_of[id(outer)]
+            view = inner_view(outer)
+            shared[index] = inner_of.setdefault(id(outer), view or inner_leaves[index])
+    return shared
+
+
+def shares_memory_with_another(outer_leaves: list, index: int) -> bool:
+    """Whether operand leaf `index` is another operand leaf too, or a view of one or has one
+    as a view (through bases only: views of a common base are not found)."""
+    def bases(leaf):
+        while leaf is not None:
+            yield leaf
+            link = getattr(leaf, "_link", None)
+            leaf = link.base if link is not None else None
+    mine = {id(leaf) for leaf in bases(outer_leaves[index])}
+    for other_index, other in enumerate(outer_leaves):
+        if other_index == index or getattr(other, "_builder", None) is None:
+            continue
+        if other is outer_leaves[index] or id(other) in mine or any(
+                leaf is outer_leaves[index] for leaf in bases(other)):
+            return True
+    return False
