@@ -305,7 +305,8 @@ def share_operand_memory(outer_leaves: list, inner_leaves: list) -> list:
         if link is not None and shared[index] is inner_leaves[index]:
             del inner_of[id(outer)]
             view = inner_view(outer)
-            shared[index] = inner_of.setdefault(id(outer), view or inner_leaves[index])
+            shared[index] = inner_of.setdefault(
+                id(outer), inner_leaves[index] if view is None else view)
     return shared
 
 

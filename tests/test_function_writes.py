@@ -350,3 +350,69 @@ def test_in_place_operator_on_a_scalar_rebinds_it():
     x = np.array([1.0, 2.0])
     traced = at.function(scalar_in_place)(x)
     assert tuple(traced) == scalar_in_place(x) == (3.0, 4.0)
+
+
+# --- traced branches and loops (converted to graph ops) ---------------------------------------
+
+def loop_writes_an_aliased_array(x, n):
+    A = x * 1.0
+    B = A
+    C = A[1:]
+    i = 0
+    while i < n:
+        A[0] += x[0]
+        A[1:] *= 2.0
+        i += 1
+    return np.sum(B) + np.sum(C) * 10.0
+
+
+def branch_writes_or_rebinds(x):
+    A = x * 1.0
+    B = A
+    C = A[1:]
+    if np.sum(x) > 0:
+        A[1] = 5.0
+    else:
+        A = A + 1.0
+    return np.sum(B) + np.sum(C) * 10.0 + np.sum(A) * 100.0
+
+
+def branch_writes_through_an_operand_view(x):
+    A = x * 1.0
+    C = A[1:]
+    if np.sum(x) > 0:
+        C[0] = 5.0
+        A[0] = np.sum(C)
+    else:
+        C += 1.0
+    return np.sum(A) + np.sum(C) * 10.0
+
+
+@pytest.mark.parametrize("function, args", [
+    (loop_writes_an_aliased_array, (np.array([1.0, 2.0, 3.0]), np.array(3))),
+    (branch_writes_or_rebinds, (np.array([1.0, 2.0, 3.0]),)),
+    (branch_writes_or_rebinds, (np.array([-1.0, -2.0, 3.0]),)),
+    (branch_writes_through_an_operand_view, (np.array([1.0, 2.0, 3.0]),)),
+    (branch_writes_through_an_operand_view, (np.array([-1.0, -2.0, 3.0]),)),
+])
+def test_traced_branches_and_loops_write_into_shared_memory(function, args):
+    traced = at.function(function)
+    assert traced(*args) == function(*[arg.copy() for arg in args])
+    assert traced.trace_count == 1
+
+
+def loop_writes_one_of_two_aliased_loop_values(x, n):
+    A = x * 1.0
+    B = A
+    i = 0
+    while i < n:
+        A += 1.0
+        B *= 2.0
+        i += 1
+    return np.sum(A) + 10 * np.sum(B)
+
+
+def test_a_loop_changing_a_value_another_loop_value_shares_is_refused():
+    with pytest.raises(Exception, match="a traced loop changes a loop value in place "
+                                        r"\(f64\[3\]\) that shares its memory with another"):
+        at.function(loop_writes_one_of_two_aliased_loop_values)(np.ones(3), np.array(2))
