@@ -416,3 +416,18 @@ def test_a_loop_changing_a_value_another_loop_value_shares_is_refused():
     with pytest.raises(Exception, match="a traced loop changes a loop value in place "
                                         r"\(f64\[3\]\) that shares its memory with another"):
         at.function(loop_writes_one_of_two_aliased_loop_values)(np.ones(3), np.array(2))
+
+
+def write_through_asarray_of_the_same_dtype(x):
+    A = x * 1.0
+    B = np.asarray(A, dtype=np.float64)  # A itself, as NumPy gives it
+    B[0] = 7.0
+    C = np.asarray(A, dtype=np.float32)  # a copy
+    C[1] = 9.0
+    return A
+
+
+def test_asarray_of_a_traced_array_of_its_dtype_is_the_array():
+    x = np.ones(3)
+    np.testing.assert_array_equal(at.function(write_through_asarray_of_the_same_dtype)(x),
+                                  write_through_asarray_of_the_same_dtype(x.copy()))
