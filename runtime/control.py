@@ -42,8 +42,10 @@ from runtime.ops import LITERAL_TYPES, Primitive, primitives, register
 from runtime.passes import optimize
 from runtime.passes_cleanup import has_side_effect
 from runtime.tracer import (GraphBuilder, OutputStructure, Tracer, _Slot, inherit_arguments,
-                            is_array, leaves_with_paths, map_arrays, write_value)
-from runtime.views import share_operand_memory, shares_memory_with_another
+                            is_array, leaves_with_paths, map_arrays)
+from runtime.control_writes import (changed_in_place, loop_write_back, positions_of_operands,
+                                    write_back)
+from runtime.views import share_operand_memory
 
 # The subgraph builders now tracing in this thread, innermost last.
 _ACTIVE = threading.local()
@@ -341,36 +343,6 @@ def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple
                           written)
 
 
-def _changed_in_place(parent, operands, traced: list) -> list:
-    """The indices of `operands`' array leaves (Tracers of `parent`) that a subgraph in
-    `traced` changes in place: NumPy changes their memory, seen by every name for it."""
-    return [index for index, (_, leaf) in enumerate(leaves_with_paths(operands))
-            if isinstance(leaf, Tracer) and leaf._builder is parent and leaf.ndim >= 1
-            and any(subgraph.written[index] is not None for subgraph in traced)]
-
-
-def _positions(subgraph: TracedSubgraph, changed: list) -> list:
-    """For each array leaf of the subgraph's result, the index in `changed` of the operand
-    whose inner leaf it is (the name still holds that memory), else None."""
-    inner = {id(subgraph.inner[index]): index for index in reversed(changed)}
-    return [inner.get(id(leaf)) for _, leaf in leaves_with_paths(subgraph.result)]
-
-
-def _write_back(operands, changed: list, values: tuple, results, positions: list):
-    """Write `values`, the new values of the operand leaves at indices `changed`, into those
-    operands, and put each of them back in `results` where `positions` says the result is
-    that operand's memory (see _positions)."""
-    outer_leaves = [leaf for _, leaf in leaves_with_paths(operands)]
-    for index, value in zip(changed, values):
-        write_value(outer_leaves[index], value)
-    positions = iter(positions)
-
-    def operand_or_leaf(leaf):
-        index = next(positions)
-        return leaf if index is None else outer_leaves[index]
-    return map_arrays(results, operand_or_leaf)
-
-
 def _finish(traced: list, captured: list) -> list:
     """The optimized subgraphs, each taking its operands, then every value in `captured`
     (a placeholder input for those only another subgraph uses)."""
@@ -426,7 +398,7 @@ def traced_cond(predicate: Tracer, true_fn, false_fn, operands: tuple, check: Ca
     true_branch = _trace_subgraph(parent, true_fn, operands, ("cond", token, True))
     false_branch = _trace_subgraph(parent, false_fn, operands, ("cond", token, False))
     check(true_branch, false_branch)
-    changed = _changed_in_place(parent, operands, [true_branch, false_branch])
+    changed = changed_in_place(parent, operands, [true_branch, false_branch])
     for branch in (true_branch, false_branch):  # the changed operands' memory at the end
         branch.outputs.extend(branch.written[index] or branch.operand_vars[index]
                               for index in changed)
@@ -440,8 +412,8 @@ def traced_cond(predicate: Tracer, true_fn, false_fn, operands: tuple, check: Ca
     if not changed:
         return values
     positions = [true if true == false else None for true, false in zip(
-        _positions(true_branch, changed), _positions(false_branch, changed))]
-    return _write_back(operands, changed, results[count:], values, positions)
+        positions_of_operands(true_branch, changed), positions_of_operands(false_branch, changed))]
+    return write_back(operands, changed, results[count:], values, positions)
 
 
 def _check_branches(true_branch: TracedSubgraph, false_branch: TracedSubgraph) -> None:
@@ -502,27 +474,7 @@ def traced_while(parent: GraphBuilder, cond_fn, body_fn, init_vals,
     leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
     results = parent.record(primitives["while"], [*leaves, *captured],
                             {"loop": Loop(cond_graph, body_graph)})
-    values = body.structure.unflatten(results)
-    # A loop value the body changes in place and carries on as itself is the memory of the
-    # value before the loop, changed: that value is written, so its other names see it.
-    changed = _changed_in_place(parent, (init_vals,), [body])
-    outer_leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
-    for index in changed:
-        if shares_memory_with_another(outer_leaves, index):
-            raise ControlFlowError(
-                f"a traced loop changes a loop value in place ({outer_leaves[index].aval}) "
-                f"that shares its memory with another loop value (the same array, or a view "
-                f"of it): autotrace cannot follow that from one iteration to the next. Give "
-                f"the other name a copy before the loop (y = x.copy()), or write x = x + ... "
-                f"rather than in place")
-    positions = _positions(body, changed)
-    carried = [index for index, position in zip(range(len(positions)), positions)
-               if position == index]
-    if not carried:
-        return values
-    leaves_after = [leaf for _, leaf in leaves_with_paths(values)]
-    return _write_back((init_vals,), carried, [leaves_after[i] for i in carried], values,
-                       [index if index in carried else None for index in positions])
+    return loop_write_back(parent, init_vals, body, body.structure.unflatten(results))
 
 
 def _check_body(init_vals, result) -> None:

@@ -42,14 +42,17 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.abstract import AbstractArray, abstractify
+from runtime.arguments import (  # noqa: F401 - the argument checks, imported from here too
+    ArgumentChangedError, _basic_index, _index_text, inherit_arguments, mark_view,
+    refuse_change_of_argument)
 from runtime.graph import Constant, Equation, Graph, Literal, Var
 from runtime.ops import LITERAL_TYPES, numpy_functions, untraceable
-from runtime.objects import field_names, is_dataclass_instance, new_dataclass
 from runtime.ops_elementwise import apply_ufunc, astype
 from runtime.ops_index import getitem, setitem
 from runtime.state import StateCell, capturing
-from runtime.views import (ViewAmbiguityError, check_output, current_var, function_view,
-                           index_view, write_into)
+from runtime.trees import (  # noqa: F401 - the tree helpers, imported from here too
+    OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
+from runtime.views import check_output, current_var, function_view, index_view, write_into
 
 
 class TracerConversionError(TypeError):
@@ -74,11 +77,6 @@ _VALUE_MESSAGE = (
 
 def _no_python_value(what: str) -> TracerConversionError:
     return TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what=what))
-
-
-class ArgumentChangedError(TypeError):
-    """A traced function changed an array argument in place, which only an eager call can do:
-    the graph cannot write into the caller's array."""
 
 
 class GraphBuilder:
@@ -147,70 +145,6 @@ class GraphBuilder:
         return constant
 
 
-def refuse_change_of_argument(tracer, operation: str) -> None:
-    """Raise ArgumentChangedError if `tracer` is an array argument of the traced function (or
-    stands for one in a branch or loop): `operation` (e.g. "{} += ...", `{}` for the
-    argument) would change it in place."""
-    known = tracer._builder.arguments.get(id(tracer))
-    if known is None or known[0] is not tracer:
-        return
-    _, parameter, path = known
-    shown = f"{parameter}{path}" if parameter.isidentifier() else "x"
-    name = f"{parameter!r}{path}" if parameter.isidentifier() else f"{parameter}{path}"
-    raise ArgumentChangedError(
-        f"the traced function changes argument {name} in place ({operation.format(shown)}): "
-        f"called eagerly, that changes the caller's array, but a traced call cannot, so the "
-        f"change would be lost. Make a new array and return it instead ({shown} = {shown} + "
-        f"... rather than +=, or y = {shown}.copy() and change y); arrays made inside the "
-        f"function may be changed in place")
-
-
-def mark_view(view, base, index) -> None:
-    """Mark `view` (`base[index]`, a NumPy view when `base` is an array) as part of the array
-    argument `base` stands for, if it stands for one: changing it changes the caller's array."""
-    known = base._builder.arguments.get(id(base))
-    if known is not None and known[0] is base and isinstance(view, Tracer):
-        view._builder.arguments[id(view)] = (view, known[1], f"{known[2]}[{_index_text(index)}]")
-
-
-def _basic_index(index) -> bool:
-    """Whether `array[index]` is a view in NumPy (integers, slices, ..., None)."""
-    pieces = index if isinstance(index, tuple) else (index,)
-    return all(piece is None or piece is Ellipsis or isinstance(piece, slice)
-               or isinstance(piece, (int, np.integer)) and not isinstance(piece, bool)
-               for piece in pieces)
-
-
-def _index_text(index) -> str:
-    """`index` as it is written inside brackets: `0, 1:3`."""
-    def piece_text(piece):
-        if piece is Ellipsis:
-            return "..."
-        if isinstance(piece, slice):
-            text = ":".join("" if part is None else str(part)
-                            for part in (piece.start, piece.stop, piece.step))
-            return text[:-1] if piece.step is None else text
-        return str(piece)
-    if isinstance(index, str):
-        return index
-    return ", ".join(piece_text(piece) for piece in (index if isinstance(index, tuple)
-                                                     else (index,)))
-
-
-def inherit_arguments(builder: GraphBuilder, operands, inner) -> None:
-    """Mark the inputs `inner` of a subgraph (a branch, a loop body) that stand for array
-    arguments among `operands` as those arguments, so that changing them in place is refused
-    there too."""
-    outer_leaves, inner_leaves = [], []
-    map_arrays(operands, outer_leaves.append)
-    map_arrays(inner, inner_leaves.append)
-    for outer, leaf in zip(outer_leaves, inner_leaves):
-        if isinstance(outer, Tracer) and isinstance(leaf, Tracer):
-            known = outer._builder.arguments.get(id(outer))
-            if known is not None and known[0] is outer:
-                builder.arguments[id(leaf)] = (leaf, *known[1:])
-
-
 def _forward(function):
     """A Tracer method that is the NumPy function of the same name."""
     def method(self, *args, **kwargs):
@@ -256,6 +190,7 @@ class Tracer:
     # _seen: how many of those writes _var has seen.
     __slots__ = ("_builder", "_var", "_link", "_memory", "_seen")
     __array_priority__ = 1000
+    is_traced_array = True  # an array leaf of argument and result trees (runtime/trees.py)
     __hash__ = None  # like ndarray: == is elementwise
 
     def __new__(cls, builder: GraphBuilder = None, var: Var = None):
@@ -473,101 +408,6 @@ for _dunder, _ufunc in UNARY_OPERATORS:
                                                                              self))
 
 
-# --- argument and result trees ------------------------------------------------------------------
-
-def is_array(value) -> bool:
-    """Whether a leaf of an argument tree becomes a graph input."""
-    return isinstance(value, (np.ndarray, np.generic, Tracer))
-
-
-def sorted_keys(mapping: dict) -> list:
-    """A dict's keys in the one order signatures and traces both use."""
-    try:
-        return sorted(mapping)
-    except TypeError:
-        return sorted(mapping, key=repr)
-
-
-def map_arrays(tree, function):
-    """`tree` with each array leaf replaced by `function(leaf)`, called in canonical order:
-    sequences in order, dicts by sorted key (the rebuilt dict keeps its own order)."""
-    if isinstance(tree, (tuple, list)):
-        items = [map_arrays(item, function) for item in tree]
-        if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
-            return type(tree)(*items)
-        return type(tree)(items)
-    if isinstance(tree, dict):
-        mapped = {key: map_arrays(tree[key], function) for key in sorted_keys(tree)}
-        return {key: mapped[key] for key in tree} if type(tree) is dict else \
-            type(tree)((key, mapped[key]) for key in tree)
-    if is_dataclass_instance(tree):  # its fields in order, as a namedtuple's
-        fields = {name: getattr(tree, name) for name in field_names(type(tree))}
-        mapped = {name: map_arrays(value, function) for name, value in fields.items()}
-        if all(mapped[name] is value for name, value in fields.items()):
-            return tree  # no array in it: the object itself
-        return new_dataclass(type(tree), mapped)
-    return function(tree) if is_array(tree) else tree
-
-
-class OutputStructure:
-    """Where a trace's graph outputs go in the function's result, and its static leaves."""
-
-    def __init__(self, template, captured: list = (), written: list = ()):
-        self.template = template  # the result with each graph output replaced by _Slot(i)
-        self.single = isinstance(template, _Slot)
-        self.captured = list(captured)  # state cells read: inputs after the arguments' arrays
-        self.written = list(written)  # state cells written: outputs after the result's
-
-    def run(self, compiled, arrays) -> object:
-        """The function's result from running `compiled` (the graph) on the call's `arrays`,
-        with the state cells it reads fed in and those it writes stored back."""
-        if not self.captured and not self.written:
-            return self.unflatten(compiled(*arrays))
-        outputs = compiled(*arrays, *[cell._value for cell in self.captured])
-        if self.written:
-            count = len(outputs) - len(self.written)
-            for cell, value in zip(self.written, outputs[count:]):
-                cell._value = value
-            outputs = outputs[:count]
-        return self.unflatten(outputs)
-
-    def unflatten(self, outputs: tuple):
-        """The function's result, from the compiled graph's flat tuple of outputs."""
-        if self.single:
-            return outputs[0]
-        return _fill(self.template, outputs)
-
-    def __repr__(self) -> str:
-        return f"OutputStructure({self.template!r})"
-
-
-class _Slot:
-    __slots__ = ("index",)
-
-    def __init__(self, index: int):
-        self.index = index
-
-    def __repr__(self) -> str:
-        return f"<output {self.index}>"
-
-
-def _fill(template, outputs):
-    if isinstance(template, _Slot):
-        return outputs[template.index]
-    if isinstance(template, dict):
-        return type(template)((key, _fill(value, outputs)) for key, value in template.items())
-    if isinstance(template, (tuple, list)):
-        items = [_fill(item, outputs) for item in template]
-        if isinstance(template, tuple) and hasattr(type(template), "_fields"):
-            return type(template)(*items)
-        return type(template)(items)
-    if is_dataclass_instance(template):
-        return new_dataclass(type(template), {
-            name: _fill(getattr(template, name), outputs)
-            for name in field_names(type(template))})
-    return template
-
-
 def trace(function, args: tuple = (), kwargs: dict | None = None,
           allow_state_creation: bool = True, protect_arguments: bool = False,
           parameters: tuple = ()):
@@ -639,20 +479,6 @@ def _argument_paths(args: tuple, kwargs: dict, parameters: tuple) -> list:
     return ([(name, prefix + path) for (name, prefix), arg in zip(positional, args)
              for path in paths(arg, "")]
             + [(key, path) for key in sorted_keys(kwargs) for path in paths(kwargs[key], "")])
-
-
-def leaves_with_paths(tree, path: str = "") -> list:
-    """The array leaves of `tree` with their paths (`[1]`, `['w']`), in map_arrays' order."""
-    if isinstance(tree, (tuple, list)):
-        return [leaf for index, item in enumerate(tree)
-                for leaf in leaves_with_paths(item, f"{path}[{index}]")]
-    if isinstance(tree, dict):
-        return [leaf for key in sorted_keys(tree)
-                for leaf in leaves_with_paths(tree[key], f"{path}[{key!r}]")]
-    if is_dataclass_instance(tree):
-        return [leaf for name in field_names(type(tree))
-                for leaf in leaves_with_paths(getattr(tree, name), f"{path}.{name}")]
-    return [(path, tree)] if is_array(tree) else []
 
 
 def _aval_of(leaf) -> AbstractArray:
