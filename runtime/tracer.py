@@ -337,10 +337,10 @@ class Tracer:
                "assignment destination is read-only")
 
 
-def write_value(tracer: Tracer, value) -> None:
-    """Change `tracer` in place to `value`, as a traced branch or loop body that wrote into its
-    memory did (the body was refused already if that is an argument's)."""
-    _write(tracer, value, "{}[...] = ...", "assignment destination is read-only")
+def write_value(tracer: Tracer, value, operation: str = "{}[...] = ...") -> None:
+    """Change `tracer` in place to `value` (np.add.at; a traced branch or loop body that wrote
+    into its memory); refused where that is an argument's, `operation` naming the write."""
+    _write(tracer, value, operation, "assignment destination is read-only")
 
 
 def _write(tracer: Tracer, value, operation: str, read_only_message: str) -> None:

@@ -45,6 +45,14 @@ _AMBIGUOUS_MESSAGE = (
     "(y = x.reshape(...).copy()) or reshape after the writes")
 
 
+_ENCLOSING_WRITE_MESSAGE = (
+    "this changes in place, inside a loop or branch on traced values, an array from outside "
+    "it that the loop does not carry (e.g. `for row in H: row *= 2.0` over a traced H, where "
+    "row is a view of H): autotrace cannot take that change out of the graph op. Loop over "
+    "indices instead (`for i in range(len(H)): H[i] *= 2.0`), or assign the array in the "
+    "loop so it is carried")
+
+
 class Memory:
     """The memory a root and its views share: `writes[k]` is the set of ambiguous view links
     (reshapes) between the root and what write k was made through."""
@@ -124,6 +132,9 @@ def write_into(tracer, value, refuse, read_only_message: str) -> None:
             raise ValueError(read_only_message)
         chain.append(current)
         current = link.base if link is not None else None
+    if any(member._builder is not value._builder for member in chain):
+        from runtime.control import ControlFlowError  # control.py imports this module
+        raise ControlFlowError(_ENCLOSING_WRITE_MESSAGE)
     values = [value]
     for view in chain[:-1]:
         values.append(view._link.write(view._link.base, values[-1]))

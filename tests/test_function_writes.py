@@ -431,3 +431,46 @@ def test_asarray_of_a_traced_array_of_its_dtype_is_the_array():
     x = np.ones(3)
     np.testing.assert_array_equal(at.function(write_through_asarray_of_the_same_dtype)(x),
                                   write_through_asarray_of_the_same_dtype(x.copy()))
+
+
+def add_at_into_a_view(x):
+    A = x * 1.0
+    B = A[1:]
+    np.add.at(B, np.array([0, 0]), 1.0)
+    return A
+
+
+def add_at_into_an_argument(x):
+    np.add.at(x, np.array([0, 0]), 1.0)
+    return x
+
+
+def test_add_at_writes_into_a_view_and_is_refused_on_an_argument():
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(at.function(add_at_into_a_view)(x),
+                                  add_at_into_a_view(x.copy()))
+    with pytest.raises(ArgumentChangedError,
+                       match=r"changes argument 'x' in place \(np\.add\.at\(x, \.\.\.\)\)"):
+        at.function(add_at_into_an_argument)(x)
+
+
+def doubles_rows_in_a_traced_loop(x):
+    H = np.outer(x, x)
+    for row in H:  # a loop over a traced array: a graph op that does not carry H
+        row *= 2.0
+    return H
+
+
+def doubles_rows_by_index(x):
+    H = np.outer(x, x)
+    for i in range(len(H)):
+        H[i] *= 2.0
+    return H
+
+
+def test_a_write_into_a_view_of_an_array_a_traced_loop_does_not_carry_is_refused():
+    x = np.array([1.0, 2.0])
+    with pytest.raises(Exception, match=r"Loop over indices instead \(`for i in range\(len\(H\)"):
+        at.function(doubles_rows_in_a_traced_loop)(x)
+    np.testing.assert_array_equal(at.function(doubles_rows_by_index)(x),
+                                  doubles_rows_in_a_traced_loop(x))
