@@ -224,7 +224,7 @@ class Tracer:
     nbytes = property(lambda self: self.aval.dtype.itemsize * self.aval.size)
     T = property(lambda self: np.transpose(self))
     mT = property(lambda self: np.matrix_transpose(self))
-    real = property(lambda self: np.real(self) if np.iscomplexobj(self) else self)
+    real = property(lambda self: np.real(self))
     imag = property(lambda self: np.imag(self))
 
     def __len__(self) -> int:
@@ -260,6 +260,8 @@ class Tracer:
         if binding is None:
             raise untraceable(func)
         args, kwargs = read_cells(args), read_cells(kwargs)
+        if func is np.real and args[0] is self and not np.iscomplexobj(self):
+            return self  # as NumPy's: the same array, so writes into it change self
         result = binding(*args, **kwargs)
         function_view(func, result, args, kwargs)
         return result

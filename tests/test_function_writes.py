@@ -474,3 +474,16 @@ def test_a_write_into_a_view_of_an_array_a_traced_loop_does_not_carry_is_refused
         at.function(doubles_rows_in_a_traced_loop)(x)
     np.testing.assert_array_equal(at.function(doubles_rows_by_index)(x),
                                   doubles_rows_in_a_traced_loop(x))
+
+
+def write_real_part_of_reals(x):
+    A = x * 1.0
+    np.real(A)[0] = 5.0
+    A.real[1] = 6.0
+    return A
+
+
+def test_real_part_of_a_real_array_is_the_array():
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(at.function(write_real_part_of_reals)(x),
+                                  write_real_part_of_reals(x.copy()))
