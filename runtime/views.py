@@ -215,6 +215,18 @@ def _unit_axes(view, a, axis=None):
     return _reshape_back(), True, ""
 
 
+def _flip(view, m, axis=None):
+    return (lambda b, v: np.flip(v, axis)), True, ""
+
+
+def _flip_back(flip):
+    return lambda view, m: ((lambda b, v: flip(v)), True, "")
+
+
+def _at_least(view, *arrays):
+    return (_reshape_back(), True, "") if len(arrays) == 1 else None
+
+
 def _real(view, val):
     if not np.issubdtype(val.dtype, np.complexfloating):
         return None  # NumPy: the real array itself
@@ -237,7 +249,16 @@ _VIEW_FUNCTIONS = {
     np.reshape: _reshape, np.ravel: _ravel, np.transpose: _transpose,
     np.matrix_transpose: _matrix_transpose, np.swapaxes: _swapaxes, np.moveaxis: _moveaxis,
     np.squeeze: _unit_axes, np.expand_dims: _unit_axes, np.real: _real, np.imag: _imag,
-    np.broadcast_to: _read_only, np.diagonal: _read_only}
+    np.broadcast_to: _read_only, np.diagonal: _read_only, np.permute_dims: _transpose,
+    np.flip: _flip, np.fliplr: _flip_back(np.fliplr), np.flipud: _flip_back(np.flipud),
+    np.atleast_1d: _at_least, np.atleast_2d: _at_least, np.atleast_3d: _at_least}
+
+# NumPy function -> `(ary, *args, **kwargs) -> axis`: the axis it splits along, into views.
+_SPLIT_FUNCTIONS = {
+    np.split: lambda ary, indices_or_sections, axis=0: axis,
+    np.array_split: lambda ary, indices_or_sections, axis=0: axis,
+    np.hsplit: lambda ary, indices_or_sections: 1 if ary.ndim > 1 else 0,
+    np.vsplit: lambda ary, indices_or_sections: 0}
 
 
 def function_view(function, result, args: tuple, kwargs: dict) -> None:
@@ -245,6 +266,9 @@ def function_view(function, result, args: tuple, kwargs: dict) -> None:
     returns a view."""
     maker = _VIEW_FUNCTIONS.get(function)
     base = args[0] if args else None
+    if function in _SPLIT_FUNCTIONS and getattr(base, "_builder", None) is not None:
+        _split_views(result, base, _SPLIT_FUNCTIONS[function](*args, **kwargs))
+        return
     if maker is None or getattr(base, "_builder", None) is None or result is base or \
             getattr(result, "_builder", None) is None:
         return
@@ -255,6 +279,18 @@ def function_view(function, result, args: tuple, kwargs: dict) -> None:
     rest = args[1:]
     take_view(result, base, lambda b: function(b, *rest, **kwargs), write,
               how or f"np.{function.__name__}", certain)
+
+
+def _split_views(pieces, base, axis: int) -> None:
+    """Make each of `pieces` (np.split's list) the view of `base` it is in NumPy."""
+    axis, start = axis % base.ndim, 0
+    for piece in pieces:
+        size = piece.shape[axis]
+        index = (slice(None),) * axis + (slice(start, start + size),)
+        start += size
+        if getattr(piece, "_builder", None) is not None:
+            take_view(piece, base, lambda b, index=index: getitem(b, index),
+                      lambda b, v, index=index: setitem(b, index, v), "np.split")
 
 
 # --- in-place operators -------------------------------------------------------------------------

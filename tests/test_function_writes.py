@@ -487,3 +487,29 @@ def test_real_part_of_a_real_array_is_the_array():
     x = np.array([1.0, 2.0, 3.0])
     np.testing.assert_array_equal(at.function(write_real_part_of_reals)(x),
                                   write_real_part_of_reals(x.copy()))
+
+
+def write_into_flips_splits_and_promotions(x):
+    A = np.outer(x, np.arange(1.0, 4.0))
+    np.flip(A, 0)[0, 0] = 7.0
+    np.fliplr(A)[1] *= 2.0
+    np.flipud(A)[:, 1] += 1.0
+    np.permute_dims(A, (1, 0))[2, 0] = -1.0
+    first, second = np.split(A, [1], axis=1)
+    first *= 3.0
+    second[0] -= 5.0
+    left, right = np.hsplit(A, [2])
+    right += 10.0
+    top, bottom = np.array_split(A, 2)
+    bottom[0, 0] = 0.5
+    np.atleast_2d(x * 1.0)[0, 0] = 8.0
+    row = x * 1.0
+    np.atleast_3d(row)[0, 1, 0] = 9.0
+    return A, row
+
+
+def test_writes_into_flips_splits_and_promotions_reach_the_array():
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    for traced, eager in zip(at.function(write_into_flips_splits_and_promotions)(x),
+                             write_into_flips_splits_and_promotions(x.copy())):
+        np.testing.assert_array_equal(traced, eager)
