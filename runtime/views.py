@@ -132,7 +132,9 @@ def write_into(tracer, value, refuse, read_only_message: str) -> None:
             raise ValueError(read_only_message)
         chain.append(current)
         current = link.base if link is not None else None
-    if any(member._builder is not value._builder for member in chain):
+    if tracer._link is not None and any(member._builder is not value._builder
+                                        for member in chain):
+        # (An array itself from outside is refused by own_var: a closed-over traced value.)
         from runtime.control import ControlFlowError  # control.py imports this module
         raise ControlFlowError(_ENCLOSING_WRITE_MESSAGE)
     values = [value]
