@@ -255,12 +255,13 @@ _VIEW_FUNCTIONS = {
     np.flip: _flip, np.fliplr: _flip_back(np.fliplr), np.flipud: _flip_back(np.flipud),
     np.atleast_1d: _at_least, np.atleast_2d: _at_least, np.atleast_3d: _at_least}
 
-# NumPy function -> `(ary, *args, **kwargs) -> axis`: the axis it splits along, into views.
+# NumPy function -> `(ary, *args, **kwargs) -> (axis, indices_or_sections)`: how it splits
+# into views.
 _SPLIT_FUNCTIONS = {
-    np.split: lambda ary, indices_or_sections, axis=0: axis,
-    np.array_split: lambda ary, indices_or_sections, axis=0: axis,
-    np.hsplit: lambda ary, indices_or_sections: 1 if ary.ndim > 1 else 0,
-    np.vsplit: lambda ary, indices_or_sections: 0}
+    np.split: lambda ary, indices_or_sections, axis=0: (axis, indices_or_sections),
+    np.array_split: lambda ary, indices_or_sections, axis=0: (axis, indices_or_sections),
+    np.hsplit: lambda ary, indices_or_sections: (1 if ary.ndim > 1 else 0, indices_or_sections),
+    np.vsplit: lambda ary, indices_or_sections: (0, indices_or_sections)}
 
 
 def function_view(function, result, args: tuple, kwargs: dict) -> None:
@@ -269,7 +270,7 @@ def function_view(function, result, args: tuple, kwargs: dict) -> None:
     maker = _VIEW_FUNCTIONS.get(function)
     base = args[0] if args else None
     if function in _SPLIT_FUNCTIONS and getattr(base, "_builder", None) is not None:
-        _split_views(result, base, _SPLIT_FUNCTIONS[function](*args, **kwargs))
+        _split_views(result, base, *_SPLIT_FUNCTIONS[function](*args, **kwargs))
         return
     if maker is None or getattr(base, "_builder", None) is None or result is base or \
             getattr(result, "_builder", None) is None:
@@ -283,13 +284,18 @@ def function_view(function, result, args: tuple, kwargs: dict) -> None:
               how or f"np.{function.__name__}", certain)
 
 
-def _split_views(pieces, base, axis: int) -> None:
+def _split_views(pieces, base, axis: int, indices_or_sections) -> None:
     """Make each of `pieces` (np.split's list) the view of `base` it is in NumPy."""
-    axis, start = axis % base.ndim, 0
-    for piece in pieces:
-        size = piece.shape[axis]
-        index = (slice(None),) * axis + (slice(start, start + size),)
-        start += size
+    axis = axis % base.ndim
+    sizes = [piece.shape[axis] for piece in pieces]
+    if None not in sizes:
+        stops = list(np.cumsum(sizes))
+    elif not isinstance(indices_or_sections, (int, np.integer)):
+        stops = [*indices_or_sections, None]  # a dimension of unknown size: split indices
+    else:  # sections of a dimension of unknown size: where they start is not known here
+        return
+    for piece, start, stop in zip(pieces, [0, *stops[:-1]], stops):
+        index = (slice(None),) * axis + (slice(start, None if stop is None else int(stop)),)
         if getattr(piece, "_builder", None) is not None:
             take_view(piece, base, lambda b, index=index: getitem(b, index),
                       lambda b, v, index=index: setitem(b, index, v), "np.split")
