@@ -43,6 +43,9 @@ from runtime.passes import optimize
 from runtime.passes_cleanup import has_side_effect
 from runtime.tracer import (GraphBuilder, OutputStructure, Tracer, _Slot, inherit_arguments,
                             is_array, leaves_with_paths, map_arrays)
+from runtime.control_writes import (changed_in_place, loop_write_back, positions_of_operands,
+                                    write_back)
+from runtime.views import share_operand_memory
 
 # The subgraph builders now tracing in this thread, innermost last.
 _ACTIVE = threading.local()
@@ -303,18 +306,31 @@ class TracedSubgraph(NamedTuple):
     outputs: list        # the graph values of the result's array leaves
     result: object       # what the function returned (Tracers of `builder` among it)
     structure: OutputStructure
+    inner: list          # the operands' array leaves inside the subgraph
+    written: list        # for each, its graph value at the end if changed in place, else None
 
 
-def _trace_subgraph(parent: GraphBuilder, function, operands: tuple,
-                    role: tuple) -> TracedSubgraph:
+def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple,
+                    share: bool = True) -> TracedSubgraph:
     """Trace `function(*operands)` as a subgraph inside `parent`'s trace (as `role`, see
-    SubgraphBuilder); Python numbers it returns become 0-d arrays."""
+    SubgraphBuilder); Python numbers it returns become 0-d arrays. With `share`, operands that
+    share memory share it inside too (share_operand_memory): true for a branch, which runs
+    once, not for a loop body, whose next iteration may have rebound one of them."""
     builder = SubgraphBuilder(parent, role)
     with _recording_into(builder):
-        inner = map_arrays(operands, lambda leaf: builder.new_input(_aval(leaf)))
-        inherit_arguments(builder, operands, inner)
+        outer_leaves = [leaf for _, leaf in leaves_with_paths(operands)]
+        inner_leaves = [builder.new_input(_aval(leaf)) for leaf in outer_leaves]
+        if share:
+            inner_leaves = share_operand_memory(outer_leaves, inner_leaves)
         operand_vars = list(builder.inputs)
+        leaves = iter(inner_leaves)
+        inner = map_arrays(operands, lambda leaf: next(leaves))
+        inherit_arguments(builder, operands, inner)
+        entry_vars = [leaf.graph_var if isinstance(leaf, Tracer) else None
+                      for leaf in inner_leaves]
         result = _numbers_to_arrays(function(*inner))
+        written = [None if entry is None or leaf.graph_var is entry else leaf.graph_var
+                   for leaf, entry in zip(inner_leaves, entry_vars)]
         outputs: list = []
 
         def output_slot(leaf):
@@ -323,7 +339,8 @@ def _trace_subgraph(parent: GraphBuilder, function, operands: tuple,
             return _Slot(len(outputs) - 1)
 
         structure = OutputStructure(map_arrays(result, output_slot))
-    return TracedSubgraph(builder, operand_vars, outputs, result, structure)
+    return TracedSubgraph(builder, operand_vars, outputs, result, structure, inner_leaves,
+                          written)
 
 
 def _finish(traced: list, captured: list) -> list:
@@ -381,12 +398,22 @@ def traced_cond(predicate: Tracer, true_fn, false_fn, operands: tuple, check: Ca
     true_branch = _trace_subgraph(parent, true_fn, operands, ("cond", token, True))
     false_branch = _trace_subgraph(parent, false_fn, operands, ("cond", token, False))
     check(true_branch, false_branch)
+    changed = changed_in_place(parent, operands, [true_branch, false_branch])
+    for branch in (true_branch, false_branch):  # the changed operands' memory at the end
+        branch.outputs.extend(branch.written[index] or branch.operand_vars[index]
+                              for index in changed)
     captured = _union_of_captures(true_branch.builder, false_branch.builder)
     true_graph, false_graph = _finish([true_branch, false_branch], captured)
     leaves = [leaf for _, leaf in leaves_with_paths(operands)]
     results = parent.record(primitives["cond"], [predicate, *leaves, *captured],
                             {"branches": Branches(true_graph, false_graph)})
-    return true_branch.structure.unflatten(results)
+    count = len(results) - len(changed)
+    values = true_branch.structure.unflatten(results[:count])
+    if not changed:
+        return values
+    positions = [true if true == false else None for true, false in zip(
+        positions_of_operands(true_branch, changed), positions_of_operands(false_branch, changed))]
+    return write_back(operands, changed, results[count:], values, positions)
 
 
 def _check_branches(true_branch: TracedSubgraph, false_branch: TracedSubgraph) -> None:
@@ -431,21 +458,23 @@ def traced_while(parent: GraphBuilder, cond_fn, body_fn, init_vals,
     before and after one traced iteration) raises when the body changes them."""
     init_vals = _numbers_to_arrays(init_vals)
     token = object()
-    condition = _trace_subgraph(parent, cond_fn, (init_vals,), ("loop", token, "test"))
+    condition = _trace_subgraph(parent, cond_fn, (init_vals,), ("loop", token, "test"),
+                                share=False)
     predicate = condition.result
     if not is_array(predicate) or _aval(predicate).shape != ():
         what = _describe(predicate) if is_array(predicate) else type(predicate).__name__
         raise ControlFlowError(
             f"autotrace.while_loop: cond_fn must return a scalar (a bool array of shape ()), "
             f"but it returned {what}")
-    body = _trace_subgraph(parent, body_fn, (init_vals,), ("loop", token, "body"))
+    body = _trace_subgraph(parent, body_fn, (init_vals,), ("loop", token, "body"),
+                           share=False)
     (check or _check_body)(init_vals, body.result)
     captured = _union_of_captures(condition.builder, body.builder)
     cond_graph, body_graph = _finish([condition, body], captured)
     leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
     results = parent.record(primitives["while"], [*leaves, *captured],
                             {"loop": Loop(cond_graph, body_graph)})
-    return body.structure.unflatten(results)
+    return loop_write_back(parent, init_vals, body, body.structure.unflatten(results))
 
 
 def _check_body(init_vals, result) -> None:

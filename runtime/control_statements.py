@@ -577,8 +577,8 @@ def array(value, dtype=None, *, copy=True, **options):
 
 def asarray(value, dtype=None, **options):
     """`np.asarray(value, dtype)` for converted code (see `array`): a traced value as is."""
-    if isinstance(value, Tracer):
-        return value if dtype is None else value.astype(dtype)
+    if isinstance(value, Tracer):  # the same array, as NumPy's: it shares the memory
+        return value if dtype is None or np.dtype(dtype) == value.dtype else value.astype(dtype)
     if _holds_tracer(value):
         return array(value, dtype)
     return np.asarray(value, dtype=dtype, **options)

@@ -111,14 +111,15 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
 
 
 def _add_at(target, index, value):
-    """np.add.at(target, index, value) on a traced `target`: it is rebound to the sum, as
-    `target[index] = value` rebinds it (repeated indices add up)."""
+    """np.add.at(target, index, value) on a traced `target`: it changes in place to the sum,
+    as with `target[index] = value` (repeated indices add up)."""
     from runtime.ops_index import add_at
+    from runtime.tracer import write_value  # the tracer imports this module
     if not is_traced(target):
         raise UntraceableError(
             "autotrace cannot trace numpy.add.at into a concrete array with a traced value: "
             "make the array from a traced one (np.zeros_like(x, shape=...))")
-    target.graph_var = add_at(target, index, value).graph_var
+    write_value(target, add_at(target, index, value), "np.add.at({}, ...)")
 
 
 def _ufunc_binding(ufunc):

@@ -19,9 +19,10 @@ Decisions, and what they mean for the traced function:
 - A traced value has no Python value: `bool(t)`, `float(t)`, `int(t)`, `np.asarray(t)` raise
   `TracerConversionError`; `if t > 0:` must become autotrace.cond, or move out of the trace.
 - `t[index] = value` works on a tracer, functionally: it records a `setitem` (or `scatter`) op and
-  rebinds that Tracer object to the new value. Names bound to the same Tracer object see the
-  change; a view taken earlier (`v = t[0:2]`) does not, unlike NumPy. Buffer reuse later turns
-  the copy into an in-place write where nothing else reads the old value.
+  rebinds that Tracer object to the new value, and so do `t += v`, `t.fill(v)`, `t.sort()` and
+  `out=t`. Views follow NumPy's (runtime/views.py): a write into `v = t[0:2]` is written back
+  into t, and a view taken earlier reads itself again after t changes. Buffer reuse later
+  turns the copy into an in-place write where nothing else reads the old value.
 - A concrete array made inside the function (`h = np.zeros(3)`) stays a NumPy array: NumPy
   never shows its creation to the tracer, and no protocol lets a tracer intercept `h[i] = t`.
   NumPy converts t instead, which raises TracerConversionError (for a single element NumPy
@@ -33,20 +34,25 @@ Decisions, and what they mean for the traced function:
 - Python side effects (print, appending to a list) happen while tracing only, not on cached calls.
 - A graph cannot write into the caller's arrays: with `protect_arguments` (autotrace.function),
   changing an array argument in place (`x += 1`, `x[0] = v`, `np.add(x, 1, out=x)`, also through
-  a view `x[0]` or a loop's row) raises ArgumentChangedError naming it. `x += 1` on any other
-  traced value is `x = x + 1`: a traced value may stand for an immutable NumPy scalar.
+  a view `x[0]` or a loop's row) raises ArgumentChangedError naming it. `s += 1` on a 0-d
+  traced value that is no view is `s = s + 1`: it may stand for an immutable NumPy scalar.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from runtime.abstract import AbstractArray, abstractify
+from runtime.arguments import (  # noqa: F401 - the argument checks, imported from here too
+    ArgumentChangedError, _basic_index, _index_text, inherit_arguments, mark_view,
+    refuse_change_of_argument)
 from runtime.graph import Constant, Equation, Graph, Literal, Var
 from runtime.ops import LITERAL_TYPES, numpy_functions, untraceable
-from runtime.objects import field_names, is_dataclass_instance, new_dataclass
 from runtime.ops_elementwise import apply_ufunc, astype
 from runtime.ops_index import getitem, setitem
 from runtime.state import StateCell, capturing
+from runtime.trees import (  # noqa: F401 - the tree helpers, imported from here too
+    OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
+from runtime.views import check_output, current_var, function_view, index_view, write_into
 
 
 class TracerConversionError(TypeError):
@@ -71,11 +77,6 @@ _VALUE_MESSAGE = (
 
 def _no_python_value(what: str) -> TracerConversionError:
     return TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what=what))
-
-
-class ArgumentChangedError(TypeError):
-    """A traced function changed an array argument in place, which only an eager call can do:
-    the graph cannot write into the caller's array."""
 
 
 class GraphBuilder:
@@ -144,70 +145,6 @@ class GraphBuilder:
         return constant
 
 
-def refuse_change_of_argument(tracer, operation: str) -> None:
-    """Raise ArgumentChangedError if `tracer` is an array argument of the traced function (or
-    stands for one in a branch or loop): `operation` (e.g. "{} += ...", `{}` for the
-    argument) would change it in place."""
-    known = tracer._builder.arguments.get(id(tracer))
-    if known is None or known[0] is not tracer:
-        return
-    _, parameter, path = known
-    shown = f"{parameter}{path}" if parameter.isidentifier() else "x"
-    name = f"{parameter!r}{path}" if parameter.isidentifier() else f"{parameter}{path}"
-    raise ArgumentChangedError(
-        f"the traced function changes argument {name} in place ({operation.format(shown)}): "
-        f"called eagerly, that changes the caller's array, but a traced call cannot, so the "
-        f"change would be lost. Make a new array and return it instead ({shown} = {shown} + "
-        f"... rather than +=, or y = {shown}.copy() and change y); arrays made inside the "
-        f"function may be changed in place")
-
-
-def mark_view(view, base, index) -> None:
-    """Mark `view` (`base[index]`, a NumPy view when `base` is an array) as part of the array
-    argument `base` stands for, if it stands for one: changing it changes the caller's array."""
-    known = base._builder.arguments.get(id(base))
-    if known is not None and known[0] is base and isinstance(view, Tracer):
-        view._builder.arguments[id(view)] = (view, known[1], f"{known[2]}[{_index_text(index)}]")
-
-
-def _basic_index(index) -> bool:
-    """Whether `array[index]` is a view in NumPy (integers, slices, ..., None)."""
-    pieces = index if isinstance(index, tuple) else (index,)
-    return all(piece is None or piece is Ellipsis or isinstance(piece, slice)
-               or isinstance(piece, (int, np.integer)) and not isinstance(piece, bool)
-               for piece in pieces)
-
-
-def _index_text(index) -> str:
-    """`index` as it is written inside brackets: `0, 1:3`."""
-    def piece_text(piece):
-        if piece is Ellipsis:
-            return "..."
-        if isinstance(piece, slice):
-            text = ":".join("" if part is None else str(part)
-                            for part in (piece.start, piece.stop, piece.step))
-            return text[:-1] if piece.step is None else text
-        return str(piece)
-    if isinstance(index, str):
-        return index
-    return ", ".join(piece_text(piece) for piece in (index if isinstance(index, tuple)
-                                                     else (index,)))
-
-
-def inherit_arguments(builder: GraphBuilder, operands, inner) -> None:
-    """Mark the inputs `inner` of a subgraph (a branch, a loop body) that stand for array
-    arguments among `operands` as those arguments, so that changing them in place is refused
-    there too."""
-    outer_leaves, inner_leaves = [], []
-    map_arrays(operands, outer_leaves.append)
-    map_arrays(inner, inner_leaves.append)
-    for outer, leaf in zip(outer_leaves, inner_leaves):
-        if isinstance(outer, Tracer) and isinstance(leaf, Tracer):
-            known = outer._builder.arguments.get(id(outer))
-            if known is not None and known[0] is outer:
-                builder.arguments[id(leaf)] = (leaf, *known[1:])
-
-
 def _forward(function):
     """A Tracer method that is the NumPy function of the same name."""
     def method(self, *args, **kwargs):
@@ -244,11 +181,16 @@ class Tracer:
     """A traced array: an abstract value (shape, dtype, device) that records what is done to it.
 
     Attributes:
-        graph_var: the graph Var it stands for now (`t[i] = v` rebinds it to a new Var).
+        graph_var: the graph Var it stands for now (`t[i] = v` rebinds it to a new Var; a
+            view reads itself again from its base after a write into their memory).
     """
 
-    __slots__ = ("_builder", "graph_var")
+    # _var: the Var last bound; _link: how it is a view of its base (runtime/views.py), or
+    # None; _memory: the writes into the memory it shares with views, None while it has none;
+    # _seen: how many of those writes _var has seen.
+    __slots__ = ("_builder", "_var", "_link", "_memory", "_seen")
     __array_priority__ = 1000
+    is_traced_array = True  # an array leaf of argument and result trees (runtime/trees.py)
     __hash__ = None  # like ndarray: == is elementwise
 
     def __new__(cls, builder: GraphBuilder = None, var: Var = None):
@@ -257,10 +199,22 @@ class Tracer:
 
     def __init__(self, builder: GraphBuilder, var: Var):
         self._builder = builder
-        self.graph_var = var
+        self._var, self._link, self._memory, self._seen = var, None, None, 0
+
+    @property
+    def graph_var(self) -> Var:
+        return current_var(self)
+
+    @graph_var.setter
+    def graph_var(self, var: Var) -> None:
+        """Rebind to `var` as a value of its own (no longer a view; views of it read again)."""
+        self._var, self._link = var, None
+        if self._memory is not None:
+            self._memory.writes.append(frozenset())
+            self._memory = None
 
     # --- what is known while tracing ---------------------------------------------------------
-    aval = property(lambda self: self.graph_var.aval)
+    aval = property(lambda self: self._var.aval)  # writes keep shape and dtype
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
     ndim = property(lambda self: self.aval.ndim)
@@ -295,16 +249,22 @@ class Tracer:
         for target in out:
             refuse_change_of_argument(target, f"np.{ufunc.__name__}(..., out={{}})")
         for target, value in zip(out, result if isinstance(result, tuple) else (result,)):
-            if value.dtype != target.dtype:
-                value = astype(value, target.dtype)
-            target.graph_var = value.graph_var
+            if method == "__call__":
+                check_output(ufunc, read_cells(inputs), target, value)
+            _write(target, value, f"np.{ufunc.__name__}(..., out={{}})",
+                   "output array is read-only")
         return out[0] if len(out) == 1 else out
 
     def __array_function__(self, func, types, args, kwargs):
         binding = numpy_functions.get(func)
         if binding is None:
             raise untraceable(func)
-        return binding(*read_cells(args), **read_cells(kwargs))
+        args, kwargs = read_cells(args), read_cells(kwargs)
+        if func is np.real and args[0] is self and not np.iscomplexobj(self):
+            return self  # as NumPy's: the same array, so writes into it change self
+        result = binding(*args, **kwargs)
+        function_view(func, result, args, kwargs)
+        return result
 
     def __array__(self, dtype=None, copy=None):
         raise TracerConversionError(_VALUE_MESSAGE.format(
@@ -335,13 +295,16 @@ class Tracer:
     # --- indexing ----------------------------------------------------------------------------
     def __getitem__(self, index):
         result = getitem(self, index)
+        if isinstance(result, Tracer):
+            index_view(result, self, index)
         if self._builder.arguments and _basic_index(index):
             mark_view(result, self, index)
         return result
 
     def __setitem__(self, index, value):
         refuse_change_of_argument(self, "{}[...] = ...")
-        self.graph_var = self._builder.own_var(setitem(self, index, value))
+        _write(self, setitem(self, index, value), "{}[...] = ...",
+               "assignment destination is read-only")
 
     # --- methods -----------------------------------------------------------------------------
     def reshape(self, *shape, order="C"):
@@ -360,18 +323,35 @@ class Tracer:
         return np.copy(np.reshape(self, (-1,)))
 
     def ravel(self, order="C"):
-        return np.reshape(self, (-1,))
+        return np.ravel(self, order=order)
 
     def conjugate(self):
         return np.conjugate(self)
 
     def fill(self, value):
         refuse_change_of_argument(self, "{}.fill(...)")
-        self.graph_var = np.full_like(self, value).graph_var
+        _write(self, np.full_like(self, value), "{}.fill(...)",
+               "assignment destination is read-only")
 
     def sort(self, axis=-1, kind=None, order=None):
         refuse_change_of_argument(self, "{}.sort()")
-        self.graph_var = np.sort(self, axis=axis, kind=kind).graph_var
+        _write(self, np.sort(self, axis=axis, kind=kind), "{}.sort()",
+               "assignment destination is read-only")
+
+
+def write_value(tracer: Tracer, value, operation: str = "{}[...] = ...") -> None:
+    """Change `tracer` in place to `value` (np.add.at; a traced branch or loop body that wrote
+    into its memory); refused where that is an argument's, `operation` naming the write."""
+    _write(tracer, value, operation, "assignment destination is read-only")
+
+
+def _write(tracer: Tracer, value, operation: str, read_only_message: str) -> None:
+    """Change `tracer` in place to `value` (cast to its dtype), with the memory it shares with
+    its bases and views; refused (ArgumentChangedError) where that is an argument's."""
+    if value.dtype != tracer.dtype:
+        value = astype(value, tracer.dtype)
+    write_into(tracer, value, lambda member: refuse_change_of_argument(member, operation),
+               read_only_message)
 
 
 for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "any", "all", "argmax",
@@ -396,20 +376,31 @@ for _dunder, _ufunc in BINARY_OPERATORS:
     setattr(Tracer, f"__r{_dunder}__", _operator(_ufunc, reflected=True))
 
 
-def _in_place_operator(symbol: str):
-    """`t += v` and the like: refused on an array argument; otherwise `t = t + v` (a traced
-    value may stand for an immutable NumPy scalar, so it is never changed in place)."""
+def _in_place_operator(ufunc, symbol: str):
+    """`t += v` and the like: refused on an array argument; otherwise `t` changes in place,
+    as NumPy's `np.add(t, v, out=t)`, with its views. A 0-d traced value that is no view
+    becomes `t = t + v` instead: it may stand for an immutable NumPy scalar (np.sum's
+    result), which `+=` rebinds, and no name can tell the two apart."""
+    operation = "{} " + symbol + "= ..."
+
     def method(self, other):
-        refuse_change_of_argument(self, "{} " + symbol + "= ...")
-        return NotImplemented
+        refuse_change_of_argument(self, operation)
+        if not isinstance(self.aval, AbstractArray) or self.ndim == 0 and self._link is None:
+            return NotImplemented
+        other = read_cells(other)
+        result = apply_ufunc(ufunc, "__call__", self, other)
+        check_output(ufunc, (self, other), self, result)
+        _write(self, result, operation, "output array is read-only")
+        return self
     return method
 
 
 _OPERATOR_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
                      "mod": "%", "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^",
                      "lshift": "<<", "rshift": ">>"}
-for _dunder, _symbol in _OPERATOR_SYMBOLS.items():
-    setattr(Tracer, f"__i{_dunder}__", _in_place_operator(_symbol))
+for _dunder, _ufunc in BINARY_OPERATORS:
+    if _dunder in _OPERATOR_SYMBOLS:
+        setattr(Tracer, f"__i{_dunder}__", _in_place_operator(_ufunc, _OPERATOR_SYMBOLS[_dunder]))
 
 for _dunder, _ufunc in COMPARISON_OPERATORS:
     setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
@@ -417,101 +408,6 @@ for _dunder, _ufunc in COMPARISON_OPERATORS:
 for _dunder, _ufunc in UNARY_OPERATORS:
     setattr(Tracer, f"__{_dunder}__", lambda self, _ufunc=_ufunc: apply_ufunc(_ufunc, "__call__",
                                                                              self))
-
-
-# --- argument and result trees ------------------------------------------------------------------
-
-def is_array(value) -> bool:
-    """Whether a leaf of an argument tree becomes a graph input."""
-    return isinstance(value, (np.ndarray, np.generic, Tracer))
-
-
-def sorted_keys(mapping: dict) -> list:
-    """A dict's keys in the one order signatures and traces both use."""
-    try:
-        return sorted(mapping)
-    except TypeError:
-        return sorted(mapping, key=repr)
-
-
-def map_arrays(tree, function):
-    """`tree` with each array leaf replaced by `function(leaf)`, called in canonical order:
-    sequences in order, dicts by sorted key (the rebuilt dict keeps its own order)."""
-    if isinstance(tree, (tuple, list)):
-        items = [map_arrays(item, function) for item in tree]
-        if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
-            return type(tree)(*items)
-        return type(tree)(items)
-    if isinstance(tree, dict):
-        mapped = {key: map_arrays(tree[key], function) for key in sorted_keys(tree)}
-        return {key: mapped[key] for key in tree} if type(tree) is dict else \
-            type(tree)((key, mapped[key]) for key in tree)
-    if is_dataclass_instance(tree):  # its fields in order, as a namedtuple's
-        fields = {name: getattr(tree, name) for name in field_names(type(tree))}
-        mapped = {name: map_arrays(value, function) for name, value in fields.items()}
-        if all(mapped[name] is value for name, value in fields.items()):
-            return tree  # no array in it: the object itself
-        return new_dataclass(type(tree), mapped)
-    return function(tree) if is_array(tree) else tree
-
-
-class OutputStructure:
-    """Where a trace's graph outputs go in the function's result, and its static leaves."""
-
-    def __init__(self, template, captured: list = (), written: list = ()):
-        self.template = template  # the result with each graph output replaced by _Slot(i)
-        self.single = isinstance(template, _Slot)
-        self.captured = list(captured)  # state cells read: inputs after the arguments' arrays
-        self.written = list(written)  # state cells written: outputs after the result's
-
-    def run(self, compiled, arrays) -> object:
-        """The function's result from running `compiled` (the graph) on the call's `arrays`,
-        with the state cells it reads fed in and those it writes stored back."""
-        if not self.captured and not self.written:
-            return self.unflatten(compiled(*arrays))
-        outputs = compiled(*arrays, *[cell._value for cell in self.captured])
-        if self.written:
-            count = len(outputs) - len(self.written)
-            for cell, value in zip(self.written, outputs[count:]):
-                cell._value = value
-            outputs = outputs[:count]
-        return self.unflatten(outputs)
-
-    def unflatten(self, outputs: tuple):
-        """The function's result, from the compiled graph's flat tuple of outputs."""
-        if self.single:
-            return outputs[0]
-        return _fill(self.template, outputs)
-
-    def __repr__(self) -> str:
-        return f"OutputStructure({self.template!r})"
-
-
-class _Slot:
-    __slots__ = ("index",)
-
-    def __init__(self, index: int):
-        self.index = index
-
-    def __repr__(self) -> str:
-        return f"<output {self.index}>"
-
-
-def _fill(template, outputs):
-    if isinstance(template, _Slot):
-        return outputs[template.index]
-    if isinstance(template, dict):
-        return type(template)((key, _fill(value, outputs)) for key, value in template.items())
-    if isinstance(template, (tuple, list)):
-        items = [_fill(item, outputs) for item in template]
-        if isinstance(template, tuple) and hasattr(type(template), "_fields"):
-            return type(template)(*items)
-        return type(template)(items)
-    if is_dataclass_instance(template):
-        return new_dataclass(type(template), {
-            name: _fill(getattr(template, name), outputs)
-            for name in field_names(type(template))})
-    return template
 
 
 def trace(function, args: tuple = (), kwargs: dict | None = None,
@@ -585,20 +481,6 @@ def _argument_paths(args: tuple, kwargs: dict, parameters: tuple) -> list:
     return ([(name, prefix + path) for (name, prefix), arg in zip(positional, args)
              for path in paths(arg, "")]
             + [(key, path) for key in sorted_keys(kwargs) for path in paths(kwargs[key], "")])
-
-
-def leaves_with_paths(tree, path: str = "") -> list:
-    """The array leaves of `tree` with their paths (`[1]`, `['w']`), in map_arrays' order."""
-    if isinstance(tree, (tuple, list)):
-        return [leaf for index, item in enumerate(tree)
-                for leaf in leaves_with_paths(item, f"{path}[{index}]")]
-    if isinstance(tree, dict):
-        return [leaf for key in sorted_keys(tree)
-                for leaf in leaves_with_paths(tree[key], f"{path}[{key!r}]")]
-    if is_dataclass_instance(tree):
-        return [leaf for name in field_names(type(tree))
-                for leaf in leaves_with_paths(getattr(tree, name), f"{path}.{name}")]
-    return [(path, tree)] if is_array(tree) else []
 
 
 def _aval_of(leaf) -> AbstractArray:

@@ -322,3 +322,22 @@ def test_flatten_is_a_copy_that_may_be_written():
         np.testing.assert_allclose(gradient(x), expected)
         np.testing.assert_array_equal(x, np.arange(1.0, 7.0).reshape(2, 3))
     check_grads(flattened_then_written, (x,), modes=("reverse", "forward"))
+
+
+def flattened_then_written_then_flattened_again(x):
+    y = x.flatten()
+    y[0] = 100.0  # the copy only: x.flatten() below still starts with x[0, 0]
+    return np.sum(y * x.flatten())
+
+
+def test_flatten_copies_in_the_derivative_too():
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    expected = 2 * x
+    expected[0, 0] = 100.0
+    for transformed in (autotrace.value_and_grad(flattened_then_written_then_flattened_again),
+                        autotrace.function(autotrace.value_and_grad(
+                            flattened_then_written_then_flattened_again))):
+        value, gradient = transformed(x)
+        assert value == flattened_then_written_then_flattened_again(x) == 190.0
+        np.testing.assert_allclose(gradient, expected)
+        np.testing.assert_array_equal(x, np.arange(1.0, 7.0).reshape(2, 3))

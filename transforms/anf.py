@@ -30,7 +30,6 @@ ARRAY_METHODS = {
 }
 # Methods whose positional arguments form one shape or axes argument: `x.reshape(2, 3)`.
 PACKED_METHODS = {"reshape": "reshape", "transpose": "transpose"}
-RENAMED_METHODS = {"flatten": "ravel"}
 # Methods that become helpers of runtime.structure: `x.copy()` copies a list or dict as one,
 # where np.copy would make it an array.
 HELPER_METHODS = {"astype": "astype", "item": "item", "copy": "shallow_copy"}
@@ -427,9 +426,11 @@ class Normalizer:
             if method in LIST_METHODS:
                 return self.call(gast.Attribute(value=self.atom(func.value), attr=method,
                                                 ctx=gast.Load()), args, keywords)
-            if method in ARRAY_METHODS or method in RENAMED_METHODS:
-                function = RENAMED_METHODS.get(method, method)
-                return self.numpy_call(function, [func.value] + args, keywords)
+            if method == "flatten":  # a copy always; np.ravel is a view where it can be
+                return self.numpy_call("copy", [self.numpy_call(
+                    "ravel", [func.value] + args, keywords)], [])
+            if method in ARRAY_METHODS:
+                return self.numpy_call(method, [func.value] + args, keywords)
             if method in PACKED_METHODS:
                 if len(args) > 1:
                     args = [gast.Tuple(elts=args, ctx=gast.Load())]
