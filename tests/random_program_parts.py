@@ -29,23 +29,18 @@ FEATURES = frozenset({
     "closures",           # nested functions and lambdas reading local variables; factories
     "containers",         # lists, tuples and dicts built inside
     "concatenate",        # np.concatenate
-    # Known broken: each is left out unless switched on (see KNOWN_BROKEN).
-    "and_or_in_loop",     # and/or in conditions inside loops, `while cond and k < n`
+    "and_or_in_loop",     # and/or in conditions inside loops, `while (cond) and k < n`
     "new_name_in_loop",   # a variable first assigned inside a loop body, and loops in loop
-                          # bodies that may jump (traced: refused where it is assigned in one
-                          # branch, after a break, or in an inner loop)
+                          # bodies that may jump
     "and_or_outside_loops",  # and/or in conditions outside loops
     "objects_built_inside",  # instances of a module-level class made inside f
     "super_call",         # super().__init__ in a class made inside f
-    "alias_writes",       # B = A; A += v; ... B
+    "alias_writes",       # a write into an array another name shares (a copy, or read before)
     "dict_constructor",   # dict(w=..., b=...) and d.setdefault
     "forward_wrt_skips_reassigned_argument",  # forward mode with wrt leaving out an argument
                                               # the function reassigns, and helpers that
                                               # reassign a parameter given a constant
-    "traced_gradient_control_flow",  # function(grad(f)) of control flow that the cases
-                                     # above leave in; its errors from generated code are
-                                     # counted as known broken (checked, not written)
-    "traced_break_concatenate",  # np.concatenate in a loop with a break, traced
+    "traced_break_concatenate",  # np.concatenate in a loop with a break
     "return_in_nested_if",  # return in an if inside another if (not in a loop)
     "subscript_assignment_in_if",  # v[i] = ... in a branch of an if on an array value
     "loop_in_if",         # a loop in a branch of an if, after an early return (which makes
@@ -54,24 +49,10 @@ FEATURES = frozenset({
     "concatenate_in_loop",  # np.concatenate in a loop (whose test or branches are traced)
 })
 
-# Constructs that give wrong derivatives or internal errors today (issue 12), so that the test
+# Constructs that give wrong derivatives or internal errors today, left out so that the test
 # passes while they are fixed: remove a name when its fix lands.
 KNOWN_BROKEN = frozenset({
-    "and_or_in_loop",
-    "new_name_in_loop",
-    "and_or_outside_loops",
-    "objects_built_inside",
-    "super_call",
-    "alias_writes",
-    "dict_constructor",
-    "forward_wrt_skips_reassigned_argument",
-    "traced_break_concatenate",
-    "return_in_nested_if",
     "subscript_assignment_in_if",
-    "loop_in_if",
-    "if_in_if",
-    "concatenate_in_loop",
-    "traced_gradient_control_flow",
 })
 
 

@@ -204,7 +204,8 @@ class Writer(ExpressionWriter):
         test = f"{counter} < {self.rng.randint(2, 3)}"
         if self.has("and_or_in_loop") and self.chance(0.3):
             self.use("and_or_in_loop")
-            test = f"{self.condition(scope.child())} and {test}"
+            # parenthesized: `a or b and k < n` would be `a or (b and k < n)`, endless
+            test = f"({self.condition(scope.child())}) and {test}"
         self.emit(f"while {test}:")
         self.indent += 1
         self.emit(f"{counter} += 1")
@@ -303,13 +304,24 @@ class Writer(ExpressionWriter):
         scope.owned.add(target)
 
     def write_alias(self, scope, depth):
+        """A write into an array another name shares, in the forms autotrace follows: the
+        other name holds a copy, or is read before the write and never after it. (Reading it
+        after the write is refused, naming both lines: tests/test_aliasing.py.)"""
         self.use("alias_writes")
         original = self.rng.choice(sorted(scope.owned))
         alias = self.new_name("v")
-        self.emit(f"{alias} = {original}")
-        self.emit(f"{original} += {self.array(scope, 2)[0]}")
-        scope.arrays.append(alias)
-        scope.owned.discard(original)
+        if self.chance(0.5):
+            self.emit(f"{alias} = {original}.copy()")
+            self.emit(f"{original} += {self.array(scope, 2)[0]}")
+            scope.arrays.append(alias)
+            scope.owned.add(alias)
+        else:
+            early = self.new_name("v")
+            self.emit(f"{alias} = {original}")
+            self.emit(f"{early} = {alias} * {self.constant(0.5, 1.5)}")
+            self.emit(f"{original} *= {self.array(scope, 2)[0]}")
+            scope.arrays.append(early)
+            scope.owned.add(early)
 
     def write_dict(self, scope, depth):
         self.use("dict_constructor")

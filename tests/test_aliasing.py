@@ -247,6 +247,25 @@ def writes_what_a_function_returned(x):
     return np.sum(B * x)
 
 
+def writes_what_a_local_lambda_returned(x):
+    # autotrace reads the lambda: it returns its argument, so B is A
+    same_here = lambda z: z  # noqa: E731
+    A = x * 1.0
+    B = same_here(A)
+    A[0] = 0.0
+    return np.sum(B * x)
+
+
+def writes_a_name_a_local_function_returned(x):
+    # the function returns y of the enclosing function: v is y
+    def get():
+        return y
+    y = x * 2.0
+    v = get()
+    v += x
+    return np.sum(y * x)
+
+
 def appends_to_a_shared_list(x):
     L = [x]
     M = L
@@ -348,6 +367,10 @@ SHARED_WRITES = [
         "A[0] = ...", "A", "box", "box = Box(A)", "return", copy_advice("A", "box"))),
     (writes_what_a_function_returned, "A[0] = 0.0", shares(
         "A[0] = ...", "A", "B", "B = same(A)", "return np.sum", copy_advice("A", "B"))),
+    (writes_what_a_local_lambda_returned, "A[0] = 0.0", shares(
+        "A[0] = ...", "A", "B", "B = same_here(A)", "return np.sum", copy_advice("A", "B"))),
+    (writes_a_name_a_local_function_returned, "v += x", views(
+        "v += ...", "v", "y", "v = get()", "return np.sum", "get().copy()")),
     (appends_to_a_shared_list, "L.append", shares(
         "L.append(...)", "L", "M", "M = L", "return", copy_advice("L", "M"))),
     (adds_at_under_an_alias, "np.add.at", shares(
@@ -459,6 +482,21 @@ def writes_what_a_function_made(z):
     return np.sum(p * z)
 
 
+def writes_what_local_functions_made(x):
+    # a def and a lambda defined here return new arrays: writing them leaves x as it was
+    a = 0.5
+
+    def scaled(z):
+        return z * a + np.tanh(x)
+    shifted = lambda z: z * a + x  # noqa: E731
+    v = scaled(x)
+    v *= v
+    w = shifted(x)
+    kept = w.copy()
+    w += x
+    return np.sum(v ** 2) + np.sum(np.sin(x)) + np.sum(kept * w)
+
+
 def replaces_an_item_of_a_list_another_name_took(x):
     # first holds the item, not the list: the list taking a new item leaves it as it was
     items = [x * 2.0, x * 3.0]
@@ -472,7 +510,8 @@ def replaces_an_item_of_a_list_another_name_took(x):
                                   rebinds_the_alias_before_reading_it,
                                   writes_a_view_of_a_local_read_alone, fills_a_list_of_rows,
                                   writes_what_a_function_made,
-                                  replaces_an_item_of_a_list_another_name_took],
+                                  replaces_an_item_of_a_list_another_name_took,
+                                  writes_what_local_functions_made],
                          ids=lambda f: f.__name__)
 def test_a_write_no_other_name_reads_afterwards_is_followed(func):
     x = np.array([1.5, -2.0, 0.5])

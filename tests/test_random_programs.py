@@ -40,7 +40,8 @@ def summary(tally: dict, programs: int, rejected: collections.Counter, seconds: 
     return (f"random programs: {programs} programs ({sum(rejected.values())} rejected as not "
             f"smooth), {runs} runs in {seconds:.0f} s: {kinds['pass']} pass, "
             f"{kinds['wrong']} wrong, {kinds['internal']} internal errors, "
-            f"{kinds['refusal']} refusals, {kinds['skipped']} skipped as known broken "
+            f"{kinds['refusal']} refusals, {kinds['traced_limit']} traced limits, "
+            f"{kinds['skipped']} skipped as known broken "
             f"({', '.join(f'{reason} {count}' for reason, count in sorted(skipped.items()))}) | "
             f"passed per mode: {per_mode} | known broken, left out: "
             f"{', '.join(sorted(KNOWN_BROKEN - enabled_features()))}")

@@ -98,6 +98,7 @@ class _Sharing:
         self.guards = {}
         self.callees = set()  # the code of the Python functions whose calls were checked
         self.nested = {}  # a function defined here -> the names of this one it writes into
+        self.local_functions = _functions_defined_once(function.body)
         self.taken_at = {}  # (container's site, held memory's site) -> the statement
 
     # --- values ---------------------------------------------------------------------------
@@ -267,7 +268,9 @@ class _Sharing:
             return self.new(node)
         if is_one_of(target, CONTAINER_BUILTINS):
             return self.new(node, reached, container=is_one_of(target, _CONTAINER_MAKERS))
-        returned = self.returned_by(node)
+        returned = self.local_function_result(node)
+        if returned is None:
+            returned = self.returned_by(node)
         if returned is not None:
             return self.new(node, returned) | returned
         # An object, a closure, a function autotrace cannot read: its result may be or hold
@@ -294,6 +297,41 @@ class _Sharing:
                      if position < len(node.args) else next(
                          (k.value for k in node.keywords if k.arg == parameter), None))
             found |= self.reach(self.value(given))  # none for a default value
+        return found
+
+    def local_function_result(self, node):
+        """What a call of a function defined here (a def or a lambda, bound once) may return
+        of its arguments and of the names of this function it reads (their memories), or None
+        where that is not known."""
+        definition = self.local_functions.get(getattr(node.func, "id", None))
+        if definition is None or self.depth >= _DEEPEST_CALLS or any(
+                isinstance(a, gast.Starred) for a in node.args) or node.keywords:
+            return None
+        body = definition.body if isinstance(definition, gast.FunctionDef) else [
+            gast.Return(value=definition.body)]
+        function = gast.FunctionDef(name="<local>", args=definition.args, body=body,
+                                    decorator_list=[], returns=None, type_comment=None,
+                                    type_params=[])
+        parameters = parameter_names(function)
+        try:
+            sharing = _Sharing(function, self.location, self.namespace, self.depth + 1,
+                               self.returns)
+            read_here = {n.id for n in _walk(body) if isinstance(n, gast.Name)
+                         and n.id in (self.env or {}) and n.id not in sharing.locals}
+            for name in read_here:  # a name of this function: a memory standing for it
+                sharing.env[name] = {("enclosing", name): function}
+            sharing.block(body)
+        except Exception:  # noqa: BLE001 - its own writes refused: nothing known here
+            return None
+        found = set()
+        for memory in sharing.returned:
+            if memory[0] == "enclosing":
+                found |= self.reach(self.name_value(memory[1]))
+            elif memory[0] == "argument":
+                position = parameters.index(memory[1])
+                if position >= len(node.args):
+                    return None  # a default value: not followed here
+                found |= self.reach(self.value(node.args[position]))
         return found
 
     def returned_parameters(self, callee):
@@ -496,6 +534,28 @@ def _walk(statements):
         yield node
         if not isinstance(node, SCOPES):
             todo.extend(gast.iter_child_nodes(node))
+
+
+def _functions_defined_once(statements) -> dict:
+    """name -> its def or lambda, for the names the function binds once, to one of those."""
+    bindings = collections.defaultdict(list)
+    for node in _walk(statements):
+        if isinstance(node, gast.FunctionDef):
+            bindings[node.name].append(node)
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            bindings[node.id].append(node)
+        elif isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], gast.Name) and isinstance(node.value, gast.Lambda):
+            bindings[node.targets[0].id].append(node.value)
+    found = {}
+    for name, bound in bindings.items():
+        # `g = lambda ...` binds g twice here: its Name and its lambda
+        definitions = [b for b in bound if isinstance(b, (gast.FunctionDef, gast.Lambda))]
+        names = [b for b in bound if isinstance(b, gast.Name)]
+        if len(definitions) == 1 and len(names) == (
+                1 if isinstance(definitions[0], gast.Lambda) else 0):
+            found[name] = definitions[0]
+    return found
 
 
 def _copy(env):
