@@ -395,3 +395,31 @@ def test_traced_gradient_of_an_array_built_of_float_arguments(function):
     mixed = autotrace.grad(autotrace.grad(function, wrt=1), wrt=0)
     assert mixed(a, x) == pytest.approx(np.sum(expected), rel=1e-6)
     assert autotrace.function(mixed)(a, x) == pytest.approx(np.sum(expected), rel=1e-6)
+
+
+# --- Python loops inside branches on traced values ----------------------------------------------
+
+def loop_inside_a_traced_if(x, a):
+    y = x * 1.0
+    if np.sum(x) < 10:
+        for _ in range(2):
+            y = y * a
+    return np.sum(y ** 2)
+
+
+def loop_after_an_early_return(x, a):
+    if np.mean(x) > 1.0:
+        return np.sum(np.sin(x)) * a
+    k = 0
+    while k < 3:
+        k += 1
+        x = np.tanh(x) * a
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("function", [loop_inside_a_traced_if, loop_after_an_early_return])
+def test_python_loop_inside_a_traced_branch(function):
+    """The loop's trip count, set in one branch only, stays a Python int: the adjoint loop is
+    unrolled inside the adjoint branch and pops what the forward branch pushed."""
+    small, large = np.array([0.3, -0.7, 0.5]), np.array([4.0, 5.0, 6.0])
+    assert_one_trace_serves(function, [small, large, small * 0.5], 1.3)
