@@ -423,3 +423,19 @@ def test_python_loop_inside_a_traced_branch(function):
     unrolled inside the adjoint branch and pops what the forward branch pushed."""
     small, large = np.array([0.3, -0.7, 0.5]), np.array([4.0, 5.0, 6.0])
     assert_one_trace_serves(function, [small, large, small * 0.5], 1.3)
+
+
+def return_under_an_or(x, a):
+    if np.sin(a) < -0.3 or np.sum(x) < 0.35:
+        return np.sum(np.sin(x)) + np.sum(x) * a
+    a = np.mean(x + x)
+    return np.sum(np.sin(x)) + np.sum(x) * a
+
+
+@pytest.mark.parametrize("a", [1.5, -1.5, np.float64(1.5)],
+                         ids=["constant-false", "constant-true", "traced"])
+def test_or_of_a_constant_and_a_traced_condition(a):
+    """Inside autotrace.function a float argument is a constant: `np.sin(a) < -0.3` is a
+    Python bool, saved and popped as one, so the adjoint of its `if` is a Python `if` too."""
+    assert_one_trace_serves(return_under_an_or, [np.array([1.0, 2.0]), np.array([-1.0, 0.5])],
+                            a)
