@@ -439,3 +439,19 @@ def test_or_of_a_constant_and_a_traced_condition(a):
     Python bool, saved and popped as one, so the adjoint of its `if` is a Python `if` too."""
     assert_one_trace_serves(return_under_an_or, [np.array([1.0, 2.0]), np.array([-1.0, 0.5])],
                             a)
+
+
+def item_written_in_a_traced_branch(x, a):
+    v = x * a
+    if np.sum(v) > 0:
+        v[0] = x[1]
+    return np.sum(v ** 2)
+
+
+def test_item_written_in_a_traced_branch():
+    """The adjoint branch restores `v[0]` from the saved values: `v` is a variable of the
+    converted adjoint `if`, as it is of the forward one."""
+    traced = assert_one_trace_serves(item_written_in_a_traced_branch,
+                                     [np.array([1.0, 2.0, 3.0]), np.array([-1.0, -2.0, 0.5])],
+                                     1.5)
+    np.testing.assert_allclose(traced(np.array([1.0, 2.0, 3.0]), 1.5), [0.0, 13.0, 13.5])
