@@ -110,11 +110,16 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
     fixes: dict = {}  # (branch, index) -> what makes that result fit the other branch's
     stacks: dict = {}  # index -> the TracedStack a list pushed onto or popped in a branch became
     saved: dict = {}  # index -> the snapshot of a TracedStack before the branches are traced
+    counts: dict = {}  # index -> a trip count both branches leave the same Python int
+    numbers: dict = {}  # side -> {index: a Python int the branch left}
 
     def branch(function, side):
         def run(*operands):
             results = function(*operands)
-            return tuple(fixes[side, index](value) if (side, index) in fixes
+            numbers[side] = {index: value for index, value in enumerate(results)
+                             if _is_trip_count(value)}  # before they become arrays
+            return tuple(None if index in counts
+                         else fixes[side, index](value) if (side, index) in fixes
                          else value if kept else None
                          for index, (value, kept) in enumerate(zip(results, keep)))
         return run
@@ -129,7 +134,13 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                 # values, so it becomes a graph value that holds what the taken branch pushed.
                 stacks[index], converted = new_stack(current_builder(test), values[index]), True
                 continue
-            if not keep[index]:
+            if not keep[index] or index in counts:
+                continue
+            count = _same_trip_count(numbers, index, in_true, in_false)
+            if placeholders is True and count is not None:
+                # A loop's trip count in generated code stays a Python int, so that the
+                # adjoint loop is unrolled too and pops, one by one, what the branch pushed.
+                counts[index], converted = count, True
                 continue
             if _may_be_placeholder(placeholders, variable):
                 needed.update(_placeholders(index, values[index], in_true, in_false))
@@ -151,8 +162,8 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
         return traced_cond(test, branch(true_fn, True), branch(false_fn, False), operands, check)
 
     results = _until_settled(where, len(names) + 1, attempt)
-    return tuple(value if kept else Undefined(variable)
-                 for value, kept, variable in zip(results, keep, names))
+    return tuple(counts[index] if index in counts else value if kept else Undefined(variable)
+                 for index, (value, kept, variable) in enumerate(zip(results, keep, names)))
 
 
 def _pushed_or_popped(before, in_true, in_false) -> bool:
@@ -165,6 +176,21 @@ def _pushed_or_popped(before, in_true, in_false) -> bool:
 
 def _zeros_like_tree(tree):
     return map_arrays(tree, lambda leaf: np.zeros(_aval(leaf).shape, _aval(leaf).dtype))
+
+
+def _is_trip_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _same_trip_count(numbers: dict, index: int, in_true, in_false):
+    """The Python int both branches leave in variable `index`, or one leaves where the other
+    leaves it unset (generated code reads it only under the same condition); else None."""
+    true_count, false_count = numbers[True].get(index), numbers[False].get(index)
+    if true_count is None and not _is_set(in_true):
+        true_count = false_count
+    if false_count is None and not _is_set(in_false):
+        false_count = true_count
+    return true_count if true_count is not None and true_count == false_count else None
 
 
 def _is_set(value) -> bool:

@@ -12,8 +12,8 @@ becomes a `TracedStack`: a graph value (a Python list at run time) with three op
     d:stack e:f64[3] = stack_pop c # e = c.pop()
 
 From then on every push is recorded, and the `StackSchema` describes what the run-time list
-holds, as a tree of `entries` in push order: an `Item` (an array, or a value that is not an
-array, such as None or a Python int, which is known while tracing and not stored; a tuple,
+holds, as a tree of `entries` in push order: an `Item` (a traced array, or a value known while
+tracing, such as None, a Python int or a constant array, which is not stored; a tuple,
 list or dict holding arrays is its arrays' Items, then an Item of its `Container`), or a
 `Nested` entry for the pushes inside a `while` op's body (its `block`, repeated a number of
 times known only at run time) or inside a `cond` op's branches (one list per side; at run time
@@ -221,8 +221,12 @@ class TracedStack(Tracer):
             if not (entries and isinstance(entries[-1], Nested) and entries[-1].token is token):
                 entries.append(Nested(kind, token))
             entries = self._unpopped(entries[-1].parts.setdefault(part, []), (token, part))
-        if is_array(value):
+        if isinstance(value, Tracer):
             self._push_array(builder, entries, value)
+        elif is_array(value):
+            # A constant of the trace (the same on every run): the pop gives it back as it was,
+            # so that a Python `if` on it stays a Python `if` in the adjoint sweep too.
+            entries.append(Item(False, value.copy() if isinstance(value, np.ndarray) else value))
         elif leaves_with_paths(value):
             # A container's arrays are graph values too (traced in this branch or loop body,
             # they exist nowhere else): each is pushed, and the pop rebuilds the container.

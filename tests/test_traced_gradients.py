@@ -395,3 +395,63 @@ def test_traced_gradient_of_an_array_built_of_float_arguments(function):
     mixed = autotrace.grad(autotrace.grad(function, wrt=1), wrt=0)
     assert mixed(a, x) == pytest.approx(np.sum(expected), rel=1e-6)
     assert autotrace.function(mixed)(a, x) == pytest.approx(np.sum(expected), rel=1e-6)
+
+
+# --- Python loops inside branches on traced values ----------------------------------------------
+
+def loop_inside_a_traced_if(x, a):
+    y = x * 1.0
+    if np.sum(x) < 10:
+        for _ in range(2):
+            y = y * a
+    return np.sum(y ** 2)
+
+
+def loop_after_an_early_return(x, a):
+    if np.mean(x) > 1.0:
+        return np.sum(np.sin(x)) * a
+    k = 0
+    while k < 3:
+        k += 1
+        x = np.tanh(x) * a
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("function", [loop_inside_a_traced_if, loop_after_an_early_return])
+def test_python_loop_inside_a_traced_branch(function):
+    """The loop's trip count, set in one branch only, stays a Python int: the adjoint loop is
+    unrolled inside the adjoint branch and pops what the forward branch pushed."""
+    small, large = np.array([0.3, -0.7, 0.5]), np.array([4.0, 5.0, 6.0])
+    assert_one_trace_serves(function, [small, large, small * 0.5], 1.3)
+
+
+def return_under_an_or(x, a):
+    if np.sin(a) < -0.3 or np.sum(x) < 0.35:
+        return np.sum(np.sin(x)) + np.sum(x) * a
+    a = np.mean(x + x)
+    return np.sum(np.sin(x)) + np.sum(x) * a
+
+
+@pytest.mark.parametrize("a", [1.5, -1.5, np.float64(1.5)],
+                         ids=["constant-false", "constant-true", "traced"])
+def test_or_of_a_constant_and_a_traced_condition(a):
+    """Inside autotrace.function a float argument is a constant: `np.sin(a) < -0.3` is a
+    Python bool, saved and popped as one, so the adjoint of its `if` is a Python `if` too."""
+    assert_one_trace_serves(return_under_an_or, [np.array([1.0, 2.0]), np.array([-1.0, 0.5])],
+                            a)
+
+
+def item_written_in_a_traced_branch(x, a):
+    v = x * a
+    if np.sum(v) > 0:
+        v[0] = x[1]
+    return np.sum(v ** 2)
+
+
+def test_item_written_in_a_traced_branch():
+    """The adjoint branch restores `v[0]` from the saved values: `v` is a variable of the
+    converted adjoint `if`, as it is of the forward one."""
+    traced = assert_one_trace_serves(item_written_in_a_traced_branch,
+                                     [np.array([1.0, 2.0, 3.0]), np.array([-1.0, -2.0, 0.5])],
+                                     1.5)
+    np.testing.assert_allclose(traced(np.array([1.0, 2.0, 3.0]), 1.5), [0.0, 13.0, 13.5])

@@ -104,10 +104,25 @@ def assigned_names(statements) -> list:
                 base = _base_name(node.func.value)
                 if base is not None:
                     found[base] = None
+            elif _restores_item(node):
+                # Derivative code's `restore_item(v, i, saved)` writes `v[i] = saved`: in a
+                # branch or loop on a traced value, `v` is one of its variables, as it is
+                # where the forward sweep wrote `v[i] = ...`.
+                found[node.args[0].id] = None
             elif isinstance(node, (gast.Import, gast.ImportFrom)):
                 for alias in node.names:
                     found[(alias.asname or alias.name).split(".")[0]] = None
     return list(found)
+
+
+def _restores_item(node) -> bool:
+    if not isinstance(node, gast.Call):
+        return False
+    function = node.func
+    if isinstance(function, gast.Call) and function.args:  # converted(restore_item)
+        function = function.args[0]
+    return (isinstance(function, gast.Name) and function.id.startswith("restore_item")
+            and len(node.args) == 3 and isinstance(node.args[0], gast.Name))
 
 
 def local_names(arguments: gast.arguments, body: list) -> set:
