@@ -51,9 +51,7 @@ FEATURES = frozenset({
 
 # Constructs that give wrong derivatives or internal errors today, left out so that the test
 # passes while they are fixed: remove a name when its fix lands.
-KNOWN_BROKEN = frozenset({
-    "subscript_assignment_in_if",
-})
+KNOWN_BROKEN = frozenset()
 
 
 def enabled_features(spec: str | None = None) -> frozenset:

@@ -19,7 +19,7 @@ import pytest
 from tests.random_program_checks import MODES, check_program
 from tests.random_programs import KNOWN_BROKEN, enabled_features, write_program
 
-PROGRAMS = int(os.environ.get("AUTOTRACE_RANDOM_PROGRAMS", "360"))
+PROGRAMS = int(os.environ.get("AUTOTRACE_RANDOM_PROGRAMS", "300"))
 FIRST_SEED = int(os.environ.get("AUTOTRACE_RANDOM_START", "0"))
 ONE_SEED = os.environ.get("AUTOTRACE_RANDOM_SEED")
 SECOND_ORDER_EVERY = 4
@@ -82,6 +82,6 @@ def test_random_programs_in_nine_modes(tmp_path, capsys):
                    f"AUTOTRACE_RANDOM_SEED={program.seed}:\n{outcome.detail}\n{program.source}"
                    for program, outcome in failures[:3]]
         pytest.fail("\n".join([line, ""] + listing + [""] + sources), pytrace=False)
-    if not ONE_SEED and PROGRAMS >= 360:
+    if not ONE_SEED and PROGRAMS >= 300:
         runs = sum(sum(counts.values()) - counts["skipped"] for counts in tally.values())
         assert runs >= MINIMUM_RUNS, line
