@@ -181,7 +181,8 @@ class ControlFlowConverter:
         self.loads = collections.Counter()  # reads of each variable
         # id(statement) -> the variables that may be read after it before being bound again
         self.live_after: dict = {}
-        # Variables nested functions read: a closure reads them whenever it is called.
+        # Variables nested functions read: a closure reads them whenever it is called, so a
+        # loop carries them on.
         self.closure_reads: set = set()
         # Generated code: its line -> (file, line) of the user's statement it came from.
         self.user_lines: dict = {}
@@ -226,7 +227,7 @@ class ControlFlowConverter:
             # The liveness analysis knows what an assignment binds again: a variable a loop
             # body assigns before reading it is not read by the next iteration.
             if id(statement) in self.live_after:
-                read_after = self.live_after[id(statement)] | self.closure_reads
+                read_after = self.live_after[id(statement)]
             out.extend(self.statement(statement, read_after))
         return out
 
