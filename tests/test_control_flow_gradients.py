@@ -533,8 +533,17 @@ def return_in_a_traced_while_in_a_loop(x, a):
     return np.sum(np.sin(x)) + np.sum(x) * a
 
 
+def counter_read_by_its_own_increment(x, a):
+    k = 0
+    while np.sum(x) < 3:
+        k += 1  # read by the increment alone: still carried from one iteration to the next
+        x = x * a + 0.5
+    return np.sum(np.sin(x))
+
+
 @pytest.mark.parametrize("f", [temporary_in_a_branch, temporary_after_a_break,
-                               temporary_in_a_traced_while, return_in_a_traced_while_in_a_loop])
+                               temporary_in_a_traced_while, return_in_a_traced_while_in_a_loop,
+                               counter_read_by_its_own_increment])
 @pytest.mark.parametrize("x, a", [(np.array([0.3, -0.2, 0.5]), 1.3),
                                   (np.array([-0.4, 0.1, -0.9]), 2.0),
                                   (np.array([0.2, 0.1, 0.3]), 3.0)])
