@@ -487,3 +487,66 @@ def test_a_list_grown_in_a_traced_loop_is_refused_at_the_users_line_saying_what_
         "appends to or pops from it in this while loop); a trace needs its length. Give the "
         "loop Python bounds (it then unrolls), keep the values in an array of known shape "
         "instead of a list, or compute this derivative eagerly")
+
+
+# --- variables a loop body assigns before reading them ------------------------------------------
+# Each iteration assigns `t` (or a generated continue flag) before it reads it, so the loop does
+# not carry it: a traced if that assigns it in one branch, and reads it only there, is valid.
+
+def temporary_in_a_branch(x, a):
+    for i in range(2):
+        if np.sum(x) > 0:
+            t = x * a
+            x = t
+    return np.sum(np.sin(x))
+
+
+def temporary_after_a_break(x, a):
+    for i in range(3):
+        if np.sum(x) > 5:
+            break
+        t = x * a
+        x = t + 1
+    return np.sum(np.sin(x))
+
+
+def temporary_in_a_traced_while(x, a):
+    k = 0
+    while np.sum(x) < 3 and k < 2:
+        k += 1
+        if np.sum(x) > 0:
+            t = x * a
+            x = t + 0.5
+        else:
+            x = x + 1.0
+    return np.sum(np.sin(x))
+
+
+def return_in_a_traced_while_in_a_loop(x, a):
+    for i in range(3):
+        k = 0
+        while a / (1.0 + np.max(x) ** 2) > 0.94 and k < 2:
+            k += 1
+            if np.mean(x) < 0.56:
+                return np.sum(x ** 2) + np.sum(x) * a
+            x = x * 0.5
+    return np.sum(np.sin(x)) + np.sum(x) * a
+
+
+def counter_read_by_its_own_increment(x, a):
+    k = 0
+    while np.sum(x) < 3:
+        k += 1  # read by the increment alone: still carried from one iteration to the next
+        x = x * a + 0.5
+    return np.sum(np.sin(x))
+
+
+@pytest.mark.parametrize("f", [temporary_in_a_branch, temporary_after_a_break,
+                               temporary_in_a_traced_while, return_in_a_traced_while_in_a_loop,
+                               counter_read_by_its_own_increment])
+@pytest.mark.parametrize("x, a", [(np.array([0.3, -0.2, 0.5]), 1.3),
+                                  (np.array([-0.4, 0.1, -0.9]), 2.0),
+                                  (np.array([0.2, 0.1, 0.3]), 3.0)])
+def test_loop_temporaries_assigned_in_one_branch(f, x, a):
+    assert autotrace.function(f)(x, a) == pytest.approx(f(x, a))
+    check_every_mode(f, (x, a), wrt=(0, 1))

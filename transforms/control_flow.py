@@ -53,6 +53,7 @@ import gast
 
 from transforms.codegen import to_source
 from transforms.exits import exits_to_flags, single_return
+from transforms.liveness import live_after
 from transforms.naming import SCOPES, Namer, name_counts, names_in, walk_scope
 from transforms.parsing import resolve
 from transforms.templates import name, replace, replace_expression
@@ -193,6 +194,11 @@ class ControlFlowConverter:
         self.origin = None  # for generated code: the user's function it derives, and where
         self.flags: set = set()  # the break/continue/return flags this pass introduced
         self.loads = collections.Counter()  # reads of each variable
+        # id(statement) -> the variables that may be read after it before being bound again
+        self.live_after: dict = {}
+        # Variables nested functions read: a closure reads them whenever it is called, so a
+        # loop carries them on.
+        self.closure_reads: set = set()
         # Generated code: its line -> (file, line) of the user's statement it came from.
         self.user_lines: dict = {}
 
@@ -208,6 +214,10 @@ class ControlFlowConverter:
         body = single_return(node.body, self.namer)
         self.local = local_names(node.args, body) - self.fixed
         self.loads = name_counts(body)
+        self.live_after = live_after(body)
+        self.closure_reads = {n for statement in body for scope in walk_scope(statement)
+                              if isinstance(scope, (gast.FunctionDef, gast.Lambda))
+                              for n in loaded_names([scope])}
         body = self.block(body, after=set())
         parameters = {a.id for a in node.args.posonlyargs + node.args.args
                       + node.args.kwonlyargs}
@@ -229,6 +239,10 @@ class ControlFlowConverter:
             later.append(later[-1] | loaded_names([statement]))
         out = []
         for statement, read_after in zip(statements, reversed(later)):
+            # The liveness analysis knows what an assignment binds again: a variable a loop
+            # body assigns before reading it is not read by the next iteration.
+            if id(statement) in self.live_after:
+                read_after = self.live_after[id(statement)]
             out.extend(self.statement(statement, read_after))
         return out
 
@@ -352,12 +366,26 @@ class ControlFlowConverter:
         """A loop's body reads its own variables again in the next iteration."""
         return after | loaded_names([node])
 
+    def _carried(self, node, variables, head, keep=()) -> tuple:
+        """The variables a converted loop carries from one iteration to the next, and the
+        statements that start its body: `head` (None where unknown) holds the variables read at
+        the loop's head, after it or by an iteration before assigning them. Any other variable
+        the body assigns is the body's own: it starts each iteration undefined, so a traced loop
+        never carries a value that an if in it assigns on one path only."""
+        if head is None:
+            return variables, []
+        carried = [v for v in variables if v in head or v in keep or v in self.closure_reads]
+        local = [_locate(replace(f"{v} = {helper('Undefined')}({v!r})")[0], node)
+                 for v in variables if v not in carried]
+        return carried, local
+
     def _touches_fixed(self, statements) -> bool:
         return bool(set(assigned_names(statements)) & self.fixed)
 
     def while_statement(self, node: gast.While, after: set) -> list:
         inside = name_counts([node])
         header = "while " + to_source(node.test).strip() + ":"
+        head = self.live_after.get(id(node.body[-1]))
         node.body = self.block(node.body, self._loop_after(node, after))
         stop = _trailing_stop(node)
         if stop is not None:
@@ -370,12 +398,12 @@ class ControlFlowConverter:
                                           self._why_python(node.body, "while loop", node.orelse))
             node.orelse = self.block(node.orelse, after)
             return [node]
-        variables = self._variables(node.body)
+        variables, local = self._carried(node, self._variables(node.body), head)
         test = _Conditions(self).visit(self.expressions(node.test))
         test_name, test_def = self._function("loop_test", variables, [], [], node)
         test_def.body = [_locate(gast.Return(value=test), node)]
-        body_name, body_def = self._function("loop_body", variables, node.body, variables,
-                                             node)
+        body_name, body_def = self._function("loop_body", variables, local + node.body,
+                                             variables, node)
         return [test_def, body_def] + self._helper_call(
             node, "while_stmt", header, f"{test_name}, {body_name}", variables,
             self._live(variables, after, inside))
@@ -383,6 +411,7 @@ class ControlFlowConverter:
     def for_statement(self, node: gast.For, after: set) -> list:
         inside = name_counts([node])
         header = f"for {to_source(node.target).strip()} in {to_source(node.iter).strip()}:"
+        head = self.live_after.get(id(node.body[-1]))
         node.body = self.block(node.body, self._loop_after(node, after))
         node.iter = self.expressions(node.iter)
         stop = _trailing_stop(node)
@@ -397,10 +426,11 @@ class ControlFlowConverter:
         item = self.namer.temporary("item")
         bind = _locate(gast.Assign(targets=[node.target], value=name(item), type_comment=None),
                        node)
-        variables = self._variables([bind] + node.body)
         targets = self._variables([bind])
+        variables, local = self._carried(node, self._variables([bind] + node.body), head,
+                                         keep=targets + [stop])
         body_name, body_def = self._function("loop_body", [item] + variables,
-                                             [bind] + node.body, variables, node)
+                                             [bind] + local + node.body, variables, node)
         iterable = self._range(node.iter)
         keywords = f"targets={self._names_tuple(targets)}, " + (f"stop={stop!r}, " if stop else "")
         return [body_def] + self._helper_call(

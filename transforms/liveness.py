@@ -47,6 +47,8 @@ def live_after(body) -> dict:
         if isinstance(node, gast.Assign):
             stored = set().union(*(_stored(t) for t in node.targets))
             return (live - stored) | _reads(node)
+        if isinstance(node, gast.AugAssign):
+            return live | _reads(node) | _stored(node.target)  # `k += 1` reads k first
         return live | _reads(node)
 
     block(body, set(), None)
