@@ -207,11 +207,13 @@ class ControlFlowConverter:
                       if isinstance(s, (gast.Global, gast.Nonlocal)) for n in s.names}
         outer_outputs, self.outputs = self.outputs, set()
         if _jumps_in_loops(node.body):
-            before = names_in(node)
-            node = exits_to_flags(node, self.namer)
-            _fill_locations(node)
-            self.flags |= names_in(node) - before
-        body = single_return(node.body, self.namer)
+            node = self._exits_to_flags(node)
+        node.body = single_return(node.body, self.namer)
+        if _early_returns(node.body):
+            # A return folding could not move to the end (under ifs nested in ifs followed
+            # by more statements) becomes flags too, so its if can still be a graph cond.
+            node = self._exits_to_flags(node)
+        body = node.body
         self.local = local_names(node.args, body) - self.fixed
         self.loads = name_counts(body)
         self.live_after = live_after(body)
@@ -230,6 +232,13 @@ class ControlFlowConverter:
             _locate(statement, node)
         node.body = undefined + body
         self.outputs = outer_outputs
+        return node
+
+    def _exits_to_flags(self, node: gast.FunctionDef) -> gast.FunctionDef:
+        before = names_in(node)
+        node = exits_to_flags(node, self.namer)
+        _fill_locations(node)
+        self.flags |= names_in(node) - before
         return node
 
     def block(self, statements: list, after: set) -> list:
@@ -473,6 +482,13 @@ class ControlFlowConverter:
             gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))
             for key, value in keywords.items()])
         return _locate(call, node)
+
+
+def _early_returns(body: list) -> bool:
+    """Whether a return of the function's `body` is not its last statement."""
+    tail = body[-1:] if body and isinstance(body[-1], gast.Return) else []
+    return any(isinstance(node, gast.Return) for statement in body
+               if statement not in tail for node in walk_scope(statement))
 
 
 def _subscript_assignment(node, local: set):
