@@ -50,7 +50,6 @@ def loop_write_back(parent, init_vals, body, values):
     _refuse_shared_change(init_vals, changed)
     positions = positions_of_operands(body, changed)
     carried = [index for index, position in enumerate(positions) if position == index]
-    _refuse_change_then_rebinding(init_vals, changed, carried)
     if not carried:
         return values
     leaves_after = [leaf for _, leaf in leaves_with_paths(values)]
@@ -72,19 +71,3 @@ def _refuse_shared_change(init_vals, changed: list) -> None:
                 f"of it): autotrace cannot follow that from one iteration to the next. Give "
                 f"the other name a copy before the loop (y = x.copy()), or write x = x + ... "
                 f"rather than in place")
-
-
-def _refuse_change_then_rebinding(init_vals, changed: list, carried: list) -> None:
-    """Raise where a loop changes a loop value in place and then binds its name to another
-    array: in NumPy only the first iteration writes into the array from before the loop (every
-    name for it sees that write), which a loop traced once cannot say."""
-    from runtime.control import ControlFlowError  # control.py imports this module
-    outer_leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
-    for index in changed:
-        if index not in carried:
-            raise ControlFlowError(
-                f"a traced loop changes a loop value in place ({outer_leaves[index].aval}) "
-                f"and then gives it a new array: NumPy's first iteration writes into the array "
-                f"from before the loop, which other names may hold, and the later ones do "
-                f"not, which autotrace cannot follow. Write x = x + ... rather than in place, "
-                f"or copy the value before the loop (x = x.copy())")

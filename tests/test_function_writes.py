@@ -418,24 +418,6 @@ def test_a_loop_changing_a_value_another_loop_value_shares_is_refused():
         at.function(loop_writes_one_of_two_aliased_loop_values)(np.ones(3), np.array(2))
 
 
-def loop_writes_in_place_then_rebinds(x):
-    A = x * 1.0
-    B = A
-    while np.sum(A) < 10.0:
-        A += 1.0  # the first iteration writes into B's memory, later ones into new arrays
-        A = A * 2.0
-    return np.sum(B * x) + np.sum(A)
-
-
-def test_a_loop_changing_a_value_in_place_then_rebinding_it_is_refused():
-    x = np.array([1.0, 2.0])
-    assert loop_writes_in_place_then_rebinds(x.copy()) == 18.0  # B is [2, 3] after one write
-    with pytest.raises(Exception, match=r"a traced loop changes a loop value in place "
-                                        r"\(f64\[2\]\) and then gives it a new array") as raised:
-        at.function(loop_writes_in_place_then_rebinds)(x)
-    assert "while np.sum(A) < 10.0:" in str(raised.value)
-
-
 def write_through_asarray_of_the_same_dtype(x):
     A = x * 1.0
     B = np.asarray(A, dtype=np.float64)  # A itself, as NumPy gives it
