@@ -127,6 +127,8 @@ def _numpy_function_source(graph, function_name, namespace, blocks, constant_num
         args = [names.use(value) for value in equation.inputs]
         outputs = [names.of(var) for var in equation.outputs]
         primitive = equation.primitive
+        if primitive.globals is not None:
+            namespace.update(primitive.globals(equation.attrs))
         subgraph_statements = getattr(primitive, "subgraph_statements", None)
         if subgraph_statements is not None:
             statements = subgraph_statements(outputs, args, equation.attrs, define)

@@ -52,6 +52,8 @@ class Primitive:
         fresh: its output is always a new, writable buffer, never a view of an input nor an
             input itself. Buffer reuse writes into such outputs, so it is claimed per op.
         writes_into: input positions whose buffer it can write its output into (attr `out`).
+        globals: `globals(attrs)` -> {name: object} that the generated code must see for this
+            equation (a compiled kernel its `source` calls by name); None when it needs none.
     """
 
     name: str
@@ -61,6 +63,7 @@ class Primitive:
     statements: Callable | None = None
     fresh: bool = False
     writes_into: tuple = ()
+    globals: Callable | None = None
 
 
 primitives: dict[str, Primitive] = {}
