@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 from contextlib import contextmanager
 
+from runtime import backends
 from runtime.devices import (CPU, Device, DeviceError, check_available, cupy_module,
                              gpu_count, parse_device)
 from runtime.devices import to_device as _to_device
@@ -47,6 +48,14 @@ class _Config:
         if enabled is not None:
             self._log_placement = bool(enabled)
         return self._log_placement
+
+    def cpu_backend(self, name: str | None = None) -> str:
+        """Set (with a name) or read what traced functions on the CPU compile to: "auto" (the
+        default: "llvm" when the `cpu` extra, llvmlite, is installed, else "numpy"), "llvm"
+        (elementwise regions fused into compiled loops; an error if it cannot run here) or
+        "numpy" (one NumPy call per op). Functions traced afterwards use it; graphs already
+        compiled keep theirs. The environment variable AUTOTRACE_CPU_BACKEND sets it too."""
+        return backends.cpu_backend(name)
 
     def gpu_memory(self, growth: bool = True, limit_bytes: int | None = None) -> dict:
         """How GPU memory is taken, through CuPy's memory pool.

@@ -38,7 +38,7 @@ import numpy as np
 
 from autotrace.conversion import for_tracing
 from autotrace.function import _explain_trace_error, _positional_names
-from runtime.executor import source_globals
+from runtime.ops import source_globals
 from runtime.graph_python import UnprintableGraphError, graph_statements
 from runtime.signature import ParameterBinding
 from runtime.structure import _is_traced, _rebuild

@@ -41,9 +41,11 @@ import transforms
 from autotrace.conversion import for_tracing
 from autotrace.device import config
 from autotrace.variables import next_variable_number
-from runtime.abstract import UnknownDimensionError, device_of, is_unknown
+from runtime.abstract import UnknownDimensionError, is_unknown
+from runtime.devices import device_of
 from runtime.cache import TraceCache
 from runtime.control import ControlFlowError
+from runtime.backends import backend_for
 from runtime.executor import compile_graph
 from runtime.ops import UntraceableError
 from runtime.passes import optimize
@@ -170,9 +172,10 @@ class Function:
                      parameters=self._positional)
 
     def _compile(self, unoptimized, structure, general: bool) -> _Entry:
-        graph = optimize(unoptimized)
+        backend = backend_for(var.aval.device for var in unoptimized.inputs)
+        graph = optimize(unoptimized, backend=backend)
         label = re.sub(r"\W", "_", getattr(self.python_function, "__name__", "graph"))
-        run, source = compile_graph(graph, name=label.strip("_") or "graph")
+        run, source = compile_graph(graph, name=label.strip("_") or "graph", backend=backend)
         return _Entry(graph, unoptimized, run, source, structure, general)
 
     # --- finding the trace for a call --------------------------------------------------------

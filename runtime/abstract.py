@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from runtime.devices import device_of
+
 _KIND_PREFIX = {"f": "f", "i": "i", "u": "u", "c": "c"}
 
 
@@ -54,7 +56,7 @@ class AbstractArray:
     Arguments:
         shape: a tuple of ints, with None for a dimension whose size is not known.
         dtype: a NumPy dtype (anything `np.dtype` accepts is normalized to one).
-        device: "cpu" for NumPy arrays, "cuda:N" for CuPy arrays on GPU N.
+        device: "cpu" for NumPy arrays, "gpu:N" for CuPy arrays on GPU N (runtime/devices.py).
         origins: for each dimension, where an unknown size comes from (a hashable token, the
             same for dimensions known to be equal), or None. Not part of equality.
     """
@@ -94,14 +96,6 @@ class AbstractArray:
         return text if self.device == "cpu" else f"{text}@{self.device}"
 
     __repr__ = __str__
-
-
-def device_of(value) -> str:
-    """"cpu" for NumPy arrays and scalars; "cuda:N" for a CuPy array on GPU N."""
-    device = getattr(value, "device", "cpu")  # NumPy 2 arrays and scalars say "cpu"
-    if isinstance(device, str):
-        return device
-    return f"cuda:{getattr(device, 'id', 0)}"
 
 
 def abstractify(value) -> AbstractArray:

@@ -7,9 +7,9 @@
 CuPy is optional: nothing here imports it until a GPU is asked for, and without it (or without a
 CUDA device) `gpu_count()` is 0 and asking for a GPU raises `DeviceError` saying so.
 
-Names: "cpu"; "gpu", "gpu:N", "cuda" and "cuda:N" (the same GPU N, 0 when omitted). An array's
-device is what `runtime.abstract.device_of` says ("cpu", "cuda:N"); `Device.name` prints as
-"cpu" or "gpu:N".
+Names: "cpu"; "gpu", "gpu:N", "cuda" and "cuda:N" (the same GPU N, 0 when omitted) are
+accepted; autotrace itself spells a device one way only, "cpu" or "gpu:N": that is what
+`device_of(array)`, `Device.name`, abstract values (`f64[3]@gpu:0`) and signatures say.
 """
 from __future__ import annotations
 
@@ -56,11 +56,12 @@ def parse_device(name) -> Device:
     return Device("gpu", int(index or 0))
 
 
-def device_of_array(value) -> Device:
-    """The Device holding a NumPy or CuPy array (the CPU for anything else)."""
+def device_of(value) -> str:
+    """Where an array lives: "gpu:N" for a CuPy array on GPU N, "cpu" for anything else (NumPy
+    arrays and scalars, Python numbers, arrays of other CPU array libraries)."""
     if type(value).__module__.startswith("cupy"):
-        return Device("gpu", int(value.device.id))
-    return CPU
+        return f"gpu:{int(value.device.id)}"
+    return "cpu"
 
 
 def cupy_module():
@@ -110,7 +111,7 @@ def to_device(value, device):
     if not isinstance(value, np.ndarray | np.generic) and not \
             type(value).__module__.startswith("cupy"):
         return value
-    if device_of_array(value) == target:
+    if parse_device(device_of(value)) == target:
         return value
     if target.kind == "cpu":
         return value.get()

@@ -15,29 +15,31 @@ source is registered with linecache under `<autotrace graph #N>`, so tracebacks,
 An array is deleted (`del c`) after the last equation that reads it, as eager code drops it when
 a name is rebound: otherwise every intermediate would live until the function returns, which
 costs memory and, once it is all freed at once, page faults as the allocator hands it back to
-the system and takes it again on the next call. A graph of float64 scalars is also written as
-Python float arithmetic (runtime/passes_floats.py), which falls back on the NumPy version.
+the system and takes it again on the next call. On a backend that allows it (the CPU's), a
+graph of float64 scalars is also written as Python float arithmetic (runtime/passes_floats.py),
+which falls back on the NumPy version.
+
+What the names of the generated code mean is the backend's to say (runtime/backends/): `np` is
+its array module (NumPy, CuPy), and equations its passes made (a fused kernel) bring their own
+globals.
 """
 from __future__ import annotations
 
 import itertools
 import keyword
 import linecache
-import math
 import weakref
 from typing import Callable
 
 import numpy as np
 
+from runtime.backends import Backend, backend_for
 from runtime.graph import Constant, Graph, Literal, Var, short_name
-from runtime.ops import literal_source, source_globals
+from runtime.ops import literal_source
 from runtime.passes_floats import float_function_source, lowerable
 
 # Numbers the generated files; the only state here, and only so that file names are unique.
 _graph_numbers = itertools.count(1)
-
-# Globals the generated code reads: a variable of the graph must not hide them.
-_RESERVED_NAMES = frozenset(["np", "math"])
 
 
 class _SourceNames:
@@ -56,7 +58,7 @@ class _SourceNames:
         name = self.names.get(id(var))
         if name is None:
             name = short_name(len(self.names) - self.constants)
-            if keyword.iskeyword(name) or name in _RESERVED_NAMES or name in source_globals:
+            if keyword.iskeyword(name) or name in self.namespace:  # np, math, conv2d...
                 name += "_"
             self.names[id(var)] = name
         return name
@@ -80,44 +82,45 @@ class _SourceNames:
         """`value` as the function returns it: a constant array is copied on every call, as
         eager code would make a new array."""
         name = self.use(value)
-        if isinstance(value, Constant) and isinstance(value.value, np.ndarray):
+        if isinstance(value, Constant) and not isinstance(value.value, np.generic):
             return f"{name}.copy()"
         return name
 
 
-def graph_source(graph: Graph, function_name: str, namespace: dict) -> str:
+def graph_source(graph: Graph, function_name: str, namespace: dict,
+                 lower_scalars: bool = True) -> str:
     """The Python source of `graph` as a function; constants are put in `namespace`.
 
     The subgraphs of control ops (cond, while) become functions of their own, defined first
     and named after this one (`graph_3_true_1`). A graph of float64 scalars is written twice:
-    `graph_3_numpy` and the float version `graph_3`, which runs the other where they may differ.
+    `graph_3_numpy` and the float version `graph_3`, which runs the other where they may differ,
+    unless `lower_scalars` is false (a backend whose values stay on a device).
     """
     blocks: list[str] = []
-    _function_source(graph, function_name, namespace, blocks, itertools.count(),
-                     itertools.count(1))
+    numbers = (itertools.count(), itertools.count(1))
+    _function_source(graph, function_name, namespace, blocks, numbers, lower_scalars)
     return "\n".join(blocks)
 
 
-def _function_source(graph, function_name, namespace, blocks, constant_numbers,
-                     subgraph_numbers) -> None:
-    if lowerable(graph):
+def _function_source(graph, function_name, namespace, blocks, numbers, lower_scalars) -> None:
+    constant_numbers, subgraph_numbers = numbers
+    if lower_scalars and lowerable(graph):
         exact_name = f"{function_name}_numpy"
-        _numpy_function_source(graph, exact_name, namespace, blocks, constant_numbers,
-                               subgraph_numbers)
+        _array_function_source(graph, exact_name, namespace, blocks, numbers, lower_scalars)
         names = _SourceNames(namespace, constant_numbers)
         blocks.append(float_function_source(graph, function_name, exact_name, names))
     else:
-        _numpy_function_source(graph, function_name, namespace, blocks, constant_numbers,
-                               subgraph_numbers)
+        _array_function_source(graph, function_name, namespace, blocks, numbers, lower_scalars)
 
 
-def _numpy_function_source(graph, function_name, namespace, blocks, constant_numbers,
-                           subgraph_numbers) -> None:
+def _array_function_source(graph, function_name, namespace, blocks, numbers,
+                           lower_scalars) -> None:
+    constant_numbers, subgraph_numbers = numbers
     names = _SourceNames(namespace, constant_numbers)
 
     def define(subgraph: Graph, label: str) -> str:
         name = f"{function_name}_{label}_{next(subgraph_numbers)}"
-        _function_source(subgraph, name, namespace, blocks, constant_numbers, subgraph_numbers)
+        _function_source(subgraph, name, namespace, blocks, numbers, lower_scalars)
         return name
 
     parameters = ", ".join(names.of(var) for var in graph.inputs)
@@ -187,12 +190,15 @@ def _deletions(graph: Graph) -> dict:
     return deletions
 
 
-def compile_graph(graph: Graph, name: str = "graph") -> tuple[Callable, str]:
+def compile_graph(graph: Graph, name: str = "graph",
+                  backend: Backend | None = None) -> tuple[Callable, str]:
     """Compile `graph` into a Python function taking its inputs, returning a flat tuple.
 
     Arguments:
         graph: the (usually optimized) graph.
         name: a prefix for the function's name, shown in tracebacks.
+        backend: what the function runs on (runtime/backends/); by default the one for the
+            devices of the graph's inputs (`backend_for`).
     Returns:
         (function, source). `function(*arrays)` returns a tuple of the graph's outputs;
         runtime.tracer.OutputStructure.unflatten rebuilds the traced function's result.
@@ -206,8 +212,10 @@ def compile_graph(graph: Graph, name: str = "graph") -> tuple[Callable, str]:
     number = next(_graph_numbers)
     function_name = f"{name}_{number}"
     filename = f"<autotrace graph #{number}>"
-    namespace = {"np": np, "math": math, **source_globals, "__name__": "autotrace_graph"}
-    source = graph_source(graph, function_name, namespace)
+    if backend is None:
+        backend = backend_for(var.aval.device for var in graph.inputs)
+    namespace = backend.namespace()
+    source = graph_source(graph, function_name, namespace, backend.lowers_scalars)
     exec(compile(source, filename, "exec"), namespace)
     function = namespace[function_name]
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)

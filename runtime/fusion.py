@@ -105,6 +105,9 @@ class FusedKernel:
     inputs: tuple
     outputs: tuple
 
+    def __repr__(self) -> str:  # graphs print the equation that calls it as kernel=fused_...
+        return self.name
+
 
 def fuse(graph: Graph) -> list[FusedKernel]:
     """The fusable groups of `graph` (best after `runtime.passes.optimize`), in graph order.

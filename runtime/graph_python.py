@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import keyword
 
-from runtime.executor import _RESERVED_NAMES, _SourceNames
+from runtime.executor import _SourceNames
 from runtime.graph import Graph, short_name
 from runtime.ops import source_globals
 from runtime.ops_index import index_source
@@ -41,7 +41,7 @@ class _ReadableNames(_SourceNames):
 
     def __init__(self, namespace: dict, reserved: set):
         super().__init__(namespace, itertools.count())
-        self.reserved = set(reserved) | _RESERVED_NAMES | set(source_globals) | {
+        self.reserved = set(reserved) | {"np", "math"} | set(source_globals) | {
             "accumulate_item"}
         self.numbers = itertools.count()
 

@@ -9,7 +9,9 @@
 4. DeadCode                equations whose results reach no output are dropped
 5. MatmulLayout            a transpose that several matmuls read on the right is copied once
 6. BufferReuse             results written into dying inputs' buffers (`out=`)
-Each pass is a class in its own module with `run(graph) -> graph`.
+Each pass is a class in its own module with `run(graph) -> graph`. A backend's own passes
+(runtime/backends/: fusion into compiled kernels) run before BufferReuse, which then reuses
+the buffers the fused kernels leave.
 
 When the executor writes the optimized graph as Python, it lowers a graph of float64 scalars to
 Python float arithmetic guarded by its NumPy version (passes_floats), and deletes each array
@@ -27,17 +29,22 @@ PASSES = [ConstantFolding(), AlgebraicSimplification(), CommonSubexpressions(), 
           MatmulLayout(), BufferReuse()]
 
 
-def optimize(graph: Graph, passes=None, show_after=()) -> Graph:
+def optimize(graph: Graph, passes=None, show_after=(), backend=None) -> Graph:
     """Run `passes` (by default PASSES) on `graph`, in order; the original is left alone.
 
     Arguments:
         graph: a traced graph.
         passes: the passes to run instead of PASSES.
         show_after: names of passes (`"DeadCode"`) after which to print the graph, to debug.
+        backend: a runtime.backends.Backend whose own passes run before BufferReuse.
     Returns:
         the optimized graph.
     """
-    for graph_pass in PASSES if passes is None else passes:
+    if passes is None:
+        passes = PASSES
+        if backend is not None and backend.passes():
+            passes = [*PASSES[:-1], *backend.passes(), PASSES[-1]]
+    for graph_pass in passes:
         graph = graph_pass.run(graph)
         if type(graph_pass).__name__ in show_after:
             print(f"# after {type(graph_pass).__name__}\n{graph}")

@@ -28,7 +28,8 @@ import weakref
 
 import numpy as np
 
-from runtime.abstract import device_of, short_dtype
+from runtime.abstract import short_dtype
+from runtime.devices import device_of
 from runtime.objects import field_names, is_dataclass_instance
 from runtime.tracer import Tracer, sorted_keys
 

@@ -476,7 +476,7 @@ def test_arrays_by_device():
     from runtime.signature import signature_of
     key = signature_of((np.zeros(3),))
     assert key[0][0] == ("array", (3,), np.dtype("float64"), "cpu")
-    assert signature_of((np.zeros(3),)) != (((("array", (3,), np.dtype("float64"), "cuda:0"),),
+    assert signature_of((np.zeros(3),)) != (((("array", (3,), np.dtype("float64"), "gpu:0"),),
                                                ()))
 
 

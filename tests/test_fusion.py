@@ -8,6 +8,9 @@ import re
 import numpy as np
 import pytest
 
+from runtime.backends import cupy_backend
+from runtime.backends.cupy_backend import GpuFusion
+from runtime.backends.numpy_backend import NumpyBackend
 from runtime.executor import compile_graph
 from runtime.fusion import c_literal, fuse, kernel_source
 from runtime.graph import Constant, Literal
@@ -34,6 +37,8 @@ def operations(function, *args):
 
 def test_tanh_of_affine_is_one_kernel():
     graph = optimized(lambda x, w, b: np.tanh(x * w + b), v3, v3, v3)
+    assert str(GpuFusion().run(graph)).splitlines()[1:] == [
+        "  d:f64[3] = fused_gpu[kernel=fused_85c48f973088] a b c", "  in (d) }"]
     [kernel] = fuse(graph)
     assert kernel.in_params == "float64 x0, float64 x1, float64 x2"
     assert kernel.out_params == "float64 y0"
@@ -247,34 +252,44 @@ class _Parser:
         return self.variables[token]
 
 
-def _value(value, env):
-    if isinstance(value, Literal):
-        return value.value
-    if isinstance(value, Constant):
-        return value.value
-    return env[id(value)]
+class _InterpretedKernel:
+    """Stands for cupy.ElementwiseKernel without a GPU: runs the kernel's C on NumPy arrays."""
+
+    def __init__(self, in_params, out_params, operation, name):
+        self.in_params, self.operation = in_params, operation
+
+    def __call__(self, *arrays):
+        shape = np.broadcast_shapes(*(np.shape(array) for array in arrays))
+        arguments = {f"x{i}": np.broadcast_to(array, shape) for i, array in enumerate(arrays)}
+        with np.errstate(all="ignore"):
+            return run_kernel(self.operation, arguments)
+
+
+class _InterpretedGpu(NumpyBackend):
+    """The CuPy backend's passes with NumPy's array module and interpreted kernels."""
+    name = "interpreted_gpu"
+    lowers_scalars = False
+
+    def passes(self):
+        return [GpuFusion()]
 
 
 def run_fused(graph, *args):
-    """The graph on NumPy with each kernel run by `run_kernel` in place of its equations; the
-    equations a kernel replaces are never run, so nothing outside may read their results."""
-    kernels = {id(kernel.equations[-1]): kernel for kernel in fuse(graph)}
-    replaced = {id(e) for kernel in kernels.values() for e in kernel.equations}
-    env = {id(var): arg for var, arg in zip(graph.inputs, args)}
-    for equation in graph.equations:
-        kernel = kernels.get(id(equation))
-        if kernel is not None:
-            shape = kernel.outputs[0].aval.shape
-            arguments = {f"x{i}": np.broadcast_to(_value(value, env), shape)
-                         for i, value in enumerate(kernel.inputs)}
-            with np.errstate(all="ignore"):
-                env[id(kernel.outputs[0])] = run_kernel(kernel.operation, arguments)
-        elif id(equation) not in replaced:
-            attrs = {k: v for k, v in equation.attrs.items() if k != "out"}
-            results = equation.primitive.impl(*[_value(v, env) for v in equation.inputs], **attrs)
-            results = results if len(equation.outputs) > 1 else (results,)
-            env.update({id(var): result for var, result in zip(equation.outputs, results)})
-    return [_value(value, env) for value in graph.outputs]
+    """The graph with each group replaced by one `fused_gpu` equation (the CuPy backend's own
+    pass) and compiled by the executor, kernels run by `run_kernel`; the equations a kernel
+    replaces are gone, so nothing outside may read their results."""
+    backend = _InterpretedGpu()
+    fused = GpuFusion().run(graph)
+    assert len(fused.equations) == len(graph.equations) - sum(
+        len(kernel.equations) - 1 for kernel in fuse(graph))
+    original = cupy_backend._elementwise_kernel
+    cupy_backend._elementwise_kernel = _InterpretedKernel
+    try:
+        function, _ = compile_graph(fused, backend=backend)
+    finally:
+        cupy_backend._elementwise_kernel = original
+    with np.errstate(all="ignore"):
+        return function(*args)
 
 
 def softplus_layer(x, w, b):

@@ -26,7 +26,7 @@ def test_abstract_arrays_print_like_jax():
     assert str(AbstractArray((), np.dtype("int64"))) == "i64[]"
     assert str(AbstractArray((5,), bool)) == "bool[5]"
     assert str(AbstractArray((2,), np.complex64)) == "c64[2]"
-    assert str(AbstractArray((2,), np.uint8, "cuda:0")) == "u8[2]@cuda:0"
+    assert str(AbstractArray((2,), np.uint8, "gpu:0")) == "u8[2]@gpu:0"
 
 
 def test_abstract_arrays_are_frozen_and_hashable():

@@ -1,0 +1,132 @@
+"""Backends: what a traced graph runs on, behind one small protocol.
+
+The executor (runtime/executor.py) writes a graph as a Python function; a backend says what
+that function's names mean and how some equations are written:
+
+    backend = backend_for(("cpu",))          # the CPU backend the configuration picks
+    graph = optimize(graph, backend=backend)  # the common passes, then the backend's own
+    function, source = compile_graph(graph, backend=backend)
+
+Three backends, one module each beside this file:
+- numpy   (numpy_backend.py)  NumPy's functions, one call per equation; always there.
+- llvm    (llvm_backend.py)   the NumPy backend, plus regions of elementwise equations fused
+                              into one compiled loop each (llvmlite, glibc's vector math);
+                              needs the `cpu` extra, and falls back to numpy without it.
+- cupy    (cupy_backend.py)   CuPy's functions on a GPU, elementwise regions fused into CuPy
+                              ElementwiseKernels (runtime/fusion.py); needs the `gpu` extra.
+
+The protocol (`Backend`; a new backend is one module with one instance, passed to `register`):
+- `name`: how configuration and errors name it.
+- `device_kind`: "cpu" or "gpu", the devices (runtime/devices.py) whose arrays it runs on.
+- `available()`: whether it can run here (its library imports); a reason when it cannot.
+- `array_module()`: the module generated code calls as `np` (numpy, cupy).
+- `namespace()`: the globals generated code runs in: `np`, `math`, and autotrace's own array
+  functions (runtime/ops.source_globals); an equation's primitive may add its own (a compiled
+  kernel, `Primitive.globals`).
+- `passes()`: graph passes of its own, run after the common passes and before buffer reuse
+  (fusion replaces regions of equations by one equation calling a kernel).
+- `lowers_scalars`: whether a graph of float64 scalars may be written as Python floats
+  (runtime/passes_floats.py): true on the CPU, false where values must stay on a device.
+
+A primitive says how it is written (`Primitive.source`/`statements`, in terms of `np`), so a
+backend whose array module has NumPy's functions needs no table of its own; what it does
+differently it does as a pass, whose equations carry their own source.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+from runtime.devices import DeviceError, parse_device
+
+
+class Backend:
+    """The protocol, with the parts every backend shares; see the module docstring."""
+
+    name = "backend"
+    device_kind = "cpu"
+    lowers_scalars = False
+
+    def available(self) -> str | None:
+        """None when this backend can run here, else why not (what to install)."""
+        return None
+
+    def array_module(self):
+        raise NotImplementedError
+
+    def namespace(self) -> dict:
+        from runtime.ops import source_globals  # the op registry imports late: it is big
+        return {"np": self.array_module(), "math": math, **source_globals,
+                "__name__": "autotrace_graph"}
+
+    def passes(self) -> list:
+        return []
+
+    def __repr__(self) -> str:
+        return f"<autotrace backend {self.name}>"
+
+
+_BACKENDS: dict[str, Backend] = {}
+
+# The CPU backend asked for: "auto" (llvm where it is available, else numpy), "llvm" or "numpy".
+# AUTOTRACE_CPU_BACKEND sets it for a whole process (the tests run both ways with it).
+CPU_CHOICES = ("auto", "llvm", "numpy")
+_settings = {"cpu": os.environ.get("AUTOTRACE_CPU_BACKEND", "auto")}
+
+
+def register(backend: Backend) -> Backend:
+    _BACKENDS[backend.name] = backend
+    return backend
+
+
+def backend_named(name: str) -> Backend:
+    """The registered backend called `name`; ValueError naming those there are otherwise."""
+    _load()
+    if name not in _BACKENDS:
+        raise ValueError(f"unknown backend {name!r}: expected one of "
+                         f"{', '.join(repr(known) for known in sorted(_BACKENDS))}")
+    return _BACKENDS[name]
+
+
+def cpu_backend(name: str | None = None) -> str:
+    """Set (with a name) or read the CPU backend: "auto" (the default: "llvm" when llvmlite is
+    installed, else "numpy"), "llvm" (an error when it cannot run) or "numpy". Functions traced
+    afterwards use it; graphs already compiled keep theirs."""
+    if name is not None:
+        if name not in CPU_CHOICES:
+            raise ValueError(f"unknown CPU backend {name!r}: expected one of "
+                             f"{', '.join(repr(choice) for choice in CPU_CHOICES)}")
+        if name == "llvm":
+            reason = backend_named("llvm").available()
+            if reason is not None:
+                raise RuntimeError(f"the llvm backend cannot run here: {reason}")
+        _settings["cpu"] = name
+    return _settings["cpu"]
+
+
+def backend_for(devices) -> Backend:
+    """The backend for a graph whose inputs live on `devices` ("cpu", "gpu:0", ...).
+
+    A graph of CPU inputs (or of none) runs on the configured CPU backend, one of GPU inputs
+    on CuPy. Inputs on two devices raise DeviceError naming both: autotrace never copies
+    between devices behind a user's back (`autotrace.to_device` does it when asked)."""
+    _load()
+    found = sorted(set(devices))
+    if len(found) > 1:
+        raise DeviceError(f"the inputs are on {' and '.join(found)}: a traced function runs on "
+                          "one device; move them with autotrace.to_device(x, "
+                          f"{found[0]!r}) first")
+    if found and parse_device(found[0]).kind == "gpu":
+        return _BACKENDS["cupy"]
+    choice = _settings["cpu"]
+    if choice == "auto":
+        llvm = _BACKENDS.get("llvm")
+        choice = "llvm" if llvm is not None and llvm.available() is None else "numpy"
+    return _BACKENDS[choice]
+
+
+def _load() -> None:
+    """Register the backends beside this module (on first use, to keep imports light)."""
+    if not _settings.get("loaded"):
+        from runtime.backends import cupy_backend, numpy_backend  # noqa: F401
+        _settings["loaded"] = True

@@ -1,0 +1,107 @@
+"""The CuPy backend: graphs of GPU arrays run as CuPy calls, with each group of elementwise
+equations (runtime/fusion.py) one CuPy ElementwiseKernel instead of one launch per equation.
+
+    d = fused_85c48f973088(a, b, c)  # f64[3]@gpu:0
+
+The `GpuFusion` pass replaces each group by one `fused_gpu` equation at the group's last
+equation (its inputs are all computed before it: each was read by an equation of the group).
+The kernel is built the first time generated code needs it (`Primitive.globals`) and CuPy caches
+its compilation by the kernel's text. Constant folding and graphs that never reach a GPU
+compute the group with the equations it replaced, so the pass needs no GPU to be tested.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from runtime.backends import Backend, register
+from runtime.devices import cupy_module
+from runtime.fusion import FusedKernel, fuse
+from runtime.graph import Equation, Graph, Literal
+from runtime.ops import Primitive
+
+
+def run_equations(equations, inputs, values):
+    """Compute `equations` with their primitives' NumPy implementations, `inputs` (graph values)
+    given as `values`: what a fused kernel computes, one equation at a time. Returns the
+    environment, graph value id -> value."""
+    environment = {id(value): given for value, given in zip(inputs, values)}
+
+    def read(value):
+        if isinstance(value, Literal):
+            return value.value
+        return environment[id(value)] if id(value) in environment else value.value
+
+    for equation in equations:
+        attrs = {key: item for key, item in equation.attrs.items() if key != "out"}
+        results = equation.primitive.impl(*map(read, equation.inputs), **attrs)
+        results = results if len(equation.outputs) > 1 else (results,)
+        for var, result in zip(equation.outputs, results):
+            environment[id(var)] = result
+    return environment
+
+
+def _impl(*values, kernel: FusedKernel):
+    environment = run_equations(kernel.equations, kernel.inputs, values)
+    return environment[id(kernel.outputs[0])]
+
+
+@lru_cache(maxsize=None)
+def _elementwise_kernel(in_params: str, out_params: str, operation: str, name: str):
+    return cupy_module().ElementwiseKernel(in_params, out_params, operation, name)
+
+
+def _kernel_globals(attrs) -> dict:
+    kernel = attrs["kernel"]
+    return {kernel.name: _elementwise_kernel(kernel.in_params, kernel.out_params,
+                                             kernel.operation, kernel.name)}
+
+
+FUSED_GPU = Primitive(
+    "fused_gpu", _impl,
+    abstract_eval=lambda *avals, kernel: kernel.outputs[0].aval,
+    source=lambda args, attrs: f"{attrs['kernel'].name}({', '.join(args)})",
+    fresh=True,
+    globals=_kernel_globals)
+
+
+class GpuFusion:
+    """Each fusable group (runtime/fusion.fuse) becomes one `fused_gpu` equation."""
+
+    def run(self, graph: Graph) -> Graph:
+        kernels = fuse(graph)
+        if not kernels:
+            return graph
+        replaced = {id(equation) for kernel in kernels for equation in kernel.equations}
+        at_root = {id(kernel.equations[-1]): kernel for kernel in kernels}
+        equations = []
+        for equation in graph.equations:
+            kernel = at_root.get(id(equation))
+            if kernel is not None:
+                equations.append(Equation(FUSED_GPU, kernel.inputs, {"kernel": kernel},
+                                          kernel.outputs))
+            elif id(equation) not in replaced:
+                equations.append(equation)
+        return Graph(graph.inputs, equations, graph.outputs)
+
+
+class CupyBackend(Backend):
+    name = "cupy"
+    device_kind = "gpu"
+    lowers_scalars = False  # a 0-d GPU value stays on the GPU
+
+    def available(self) -> str | None:
+        if cupy_module() is None:
+            return "CuPy is not installed (pip install 'autotrace[gpu]') or cannot start"
+        return None
+
+    def array_module(self):
+        cupy = cupy_module()
+        if cupy is None:
+            raise RuntimeError(f"the cupy backend cannot run here: {self.available()}")
+        return cupy
+
+    def passes(self) -> list:
+        return [GpuFusion()]
+
+
+BACKEND = register(CupyBackend())

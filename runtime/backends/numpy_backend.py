@@ -1,0 +1,19 @@
+"""The NumPy backend: every equation one NumPy call (or Python float arithmetic for a graph of
+float64 scalars); always available, and what the other CPU backend falls back on."""
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.backends import Backend, register
+
+
+class NumpyBackend(Backend):
+    name = "numpy"
+    device_kind = "cpu"
+    lowers_scalars = True
+
+    def array_module(self):
+        return np
+
+
+BACKEND = register(NumpyBackend())
