@@ -1,4 +1,4 @@
-"""How fast are autotrace's gradients? Four workloads, three ways to get their gradients.
+"""How fast are autotrace's gradients? Five workloads, three ways to get their gradients.
 
     pip install -r benchmarks/requirements.txt    # autograd, for the comparison column
     python benchmarks/grad_speed.py
@@ -166,6 +166,26 @@ def rnn_inputs(rng):
     return Wx, Wh, b, xs, h0
 
 
+# -- (e) an elementwise chain: GELU over a million values ---------------------------------------
+
+def make_gelu_loss(np: ModuleType) -> Callable:
+    def gelu_loss(x):
+        # GELU's tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), summed.
+        return np.sum(0.5 * x * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3))))
+    return gelu_loss
+
+
+def gelu_grad(x):
+    inner = 0.7978845608028654 * (x + 0.044715 * x ** 3)
+    t = numpy.tanh(inner)
+    d_inner = 0.7978845608028654 * (1.0 + 3 * 0.044715 * x ** 2)
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * d_inner
+
+
+def gelu_inputs(rng):
+    return (rng.standard_normal(1_000_000),)
+
+
 # -- the harness ----------------------------------------------------------------------------------
 
 @dataclass
@@ -187,6 +207,8 @@ WORKLOADS = [
              scalar_loop_grad, scalar_loop_inputs, 0),
     Workload("rnn", "RNN 50 steps, batch 32, input 32, hidden 128, d/d(Wx,Wh)", make_rnn_loss,
              rnn_grad, rnn_inputs, (0, 1)),
+    Workload("gelu", "sum(gelu(x)), x of 1e6 float64, d/dx", make_gelu_loss, gelu_grad,
+             gelu_inputs, 0),
 ]
 
 
