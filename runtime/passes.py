@@ -4,11 +4,14 @@
     optimize(graph, show_after=("DeadCode",))     # and print the graph after a named pass
 
 1. ConstantFolding         equations of constants only are evaluated once, at trace time
-2. AlgebraicSimplification x*1, x+0, --x, transpose of transpose, reshape of reshape, ...
-3. CommonSubexpressions    one equation per (primitive, inputs, attributes)
-4. DeadCode                equations whose results reach no output are dropped
-5. MatmulLayout            a transpose that several matmuls read on the right is copied once
-6. BufferReuse             results written into dying inputs' buffers (`out=`)
+2. UniformConstants        an array constant of one repeated value (a seed of ones) read by an
+                           elementwise op is read as that scalar
+3. IntegerPowers           x ** 3 as x * x * x, x ** -1 as 1 / x, x ** 0.5 as sqrt(x)
+4. AlgebraicSimplification x*1, x+0, --x, transpose of transpose, reshape of reshape, ...
+5. CommonSubexpressions    one equation per (primitive, inputs, attributes)
+6. DeadCode                equations whose results reach no output are dropped
+7. MatmulLayout            a transpose that several matmuls read on the right is copied once
+8. BufferReuse             results written into dying inputs' buffers (`out=`)
 Each pass is a class in its own module with `run(graph) -> graph`. A backend's own passes
 (runtime/backends/: fusion into compiled kernels) run before BufferReuse, which then reuses
 the buffers the fused kernels leave.
@@ -24,9 +27,10 @@ from runtime.passes_algebra import AlgebraicSimplification
 from runtime.passes_buffers import BufferReuse
 from runtime.passes_cleanup import CommonSubexpressions, ConstantFolding, DeadCode
 from runtime.passes_layout import MatmulLayout
+from runtime.passes_scalars import IntegerPowers, UniformConstants
 
-PASSES = [ConstantFolding(), AlgebraicSimplification(), CommonSubexpressions(), DeadCode(),
-          MatmulLayout(), BufferReuse()]
+PASSES = [ConstantFolding(), UniformConstants(), IntegerPowers(), AlgebraicSimplification(),
+          CommonSubexpressions(), DeadCode(), MatmulLayout(), BufferReuse()]
 
 
 def optimize(graph: Graph, passes=None, show_after=(), backend=None) -> Graph:

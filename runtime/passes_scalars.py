@@ -1,0 +1,217 @@
+"""Passes that make elementwise work cheaper: uniform constants as scalars, integer powers.
+
+UniformConstants: an array constant all of whose elements are one value (the seed of a gradient,
+`ones_like(y)` broadcast to y's shape; a folded `np.full`) read by an elementwise op is read
+as that value alone, where the op then gives the same shape and dtype:
+
+    i:f64[1000000] = multiply const0:f64[1000000] b     ->     i:f64[1000000] = multiply 1.0 b
+
+The multiply read 8 MB to multiply by one; AlgebraicSimplification then drops it. The value is
+a Python scalar (a Literal) where NumPy 2's weak promotion of a Python scalar gives the op's
+dtype, and otherwise a 0-d constant of the array's dtype (f32 array * f64 array is f64, as is
+f32 array * f64 scalar, but f32 array * Python float is f32). A constant that makes the result's
+shape (x:f64[] * ones(3)) stays.
+
+IntegerPowers: `power x n` becomes multiplies, as JAX's integer_pow does. NumPy computes it
+with the C library's pow, tens of nanoseconds an element (most of the gradient of a GELU);
+`x * x * x` costs a memory pass or two:
+
+    c:f64[1000000] = power a 3      ->      c:f64[1000000] = square a
+                                            d:f64[1000000] = multiply a c
+
+- n from 2 to 16 by repeated squaring; -1 to -16, for floats, as (1 / x) ** -n (NumPy raises
+  for integer arrays to negative powers, so those stay); 0.5 as sqrt where NumPy's power loop
+  computes it so. Only where the result has the power's shape and dtype (an int array to the
+  power 3.0 is a float array, and stays).
+- Integer arrays give exactly NumPy's results (both wrap around alike). float32 and float64
+  give results within (|n| + 1) / 2 units in the last place of NumPy's, about 1e-15 relative for
+  float64, where the result is a normal number; inf, nan and signed zeros come out as NumPy's.
+  A result below the smallest normal number (2.2e-308 for float64) may differ from pow's in the
+  last subnormal digits, as XLA's integer_pow does. float16 and longdouble powers stay.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from runtime.graph import Constant, Equation, Graph, Literal, Var
+from runtime.ops import primitives
+
+# Dtypes whose values a Python scalar holds exactly (`.item()` of a longdouble rounds).
+_LITERAL_DTYPES = frozenset(np.dtype(name) for name in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128"))
+
+_LARGEST_EXPONENT = 16  # x**16 is 4 squarings, 1.6e-15 from pow; pow costs 40 multiplies
+
+# Values NumPy's power loop may treat apart when the exponent is one scalar (NumPy 2 computes
+# x ** 0.5 as sqrt(x): -0.0 for -0.0 where pow gives 0.0, nan for -inf where pow gives inf).
+_PROBE = [-0.0, 0.0, -np.inf, np.inf, np.nan, -2.0, -1.0, -0.5, 0.5, 1.0, 2.5, 3.0, 1e-30, 7e25]
+
+
+def uniform_value(constant: Constant):
+    """The one value every element of `constant` holds, bit for bit (so nan, and the sign of
+    zero, count), as a NumPy scalar of its dtype; None if it holds several, or none."""
+    value = constant.value
+    if (not isinstance(value, (np.ndarray, np.generic)) or value.size == 0
+            or constant.aval.device != "cpu" or value.dtype.kind not in "biufc"):
+        return None
+    flat = np.ascontiguousarray(value).reshape(-1)
+    if flat.size > 1:
+        bits = flat.view(np.uint8).reshape(flat.size, flat.dtype.itemsize)
+        if not (np.array_equal(bits[-1], bits[0]) and np.all(bits == bits[0])):
+            return None
+    return flat[0]
+
+
+@functools.cache
+def scalar_exponent_agrees(dtype: np.dtype, exponent) -> bool:
+    """Whether NumPy's power, computed in `dtype`, gives the same bits for one scalar
+    `exponent` as for an array of it. It depends only on the NumPy build: worked out once."""
+    with np.errstate(all="ignore"):
+        try:
+            base = np.array(_PROBE).astype(dtype)
+            by_scalar = np.power(base, np.asarray(exponent, dtype)[()])
+            by_array = np.power(base, np.full(base.shape, exponent, dtype))
+        except (TypeError, ValueError, ArithmeticError):
+            return False
+    return by_scalar.tobytes() == by_array.tobytes()
+
+
+@functools.cache
+def power_is_sqrt(dtype: np.dtype) -> bool:
+    """Whether NumPy's power loop computes `x ** 0.5` in `dtype` as `sqrt(x)`, bit for bit."""
+    with np.errstate(all="ignore"):
+        base = np.array(_PROBE, dtype)
+        return np.power(base, 0.5).tobytes() == np.sqrt(base).tobytes()
+
+
+def _input_aval(value):
+    """What a shape/dtype rule takes for an input: a literal's value, else its aval."""
+    return value.value if isinstance(value, Literal) else value.aval
+
+
+def _same_types(equation, inputs) -> bool:
+    """Whether `equation` reading `inputs` gives results of exactly its results' types."""
+    try:
+        results = equation.primitive.abstract_eval(*map(_input_aval, inputs), **equation.attrs)
+    except (TypeError, ValueError):
+        return False
+    results = results if isinstance(results, tuple) else (results,)
+    return len(results) == len(equation.outputs) and all(
+        result == var.aval for result, var in zip(results, equation.outputs))
+
+
+def _is_elementwise(equation) -> bool:
+    impl = equation.primitive.impl
+    return isinstance(impl, np.ufunc) and impl.signature is None and not equation.attrs
+
+
+class UniformConstants:
+    """Read an array constant of one repeated value as that value, in elementwise ops."""
+
+    def run(self, graph: Graph) -> Graph:
+        scalars: dict[int, tuple] = {}  # id(constant) -> (its value, a 0-d constant of it)
+        equations = []
+        for equation in graph.equations:
+            if _is_elementwise(equation):
+                equation = self.with_scalars(equation, scalars)
+            equations.append(equation)
+        return Graph(graph.inputs, equations, graph.outputs)
+
+    @staticmethod
+    def with_scalars(equation, scalars):
+        """`equation` reading its uniform constants as scalars where that changes no type."""
+        inputs = list(equation.inputs)
+        for position, value in enumerate(inputs):
+            if not isinstance(value, Constant):
+                continue
+            if id(value) not in scalars:
+                scalar = uniform_value(value)
+                scalars[id(value)] = (scalar, None if scalar is None else Constant(scalar))
+            scalar, zero_d = scalars[id(value)]
+            if scalar is None or (
+                    equation.primitive.name in ("power", "float_power") and position == 1
+                    and not scalar_exponent_agrees(equation.outputs[0].aval.dtype, scalar)):
+                continue
+            candidates = [zero_d] if value.aval.shape != () else []
+            if scalar.dtype in _LITERAL_DTYPES:
+                candidates.insert(0, Literal(scalar.item()))
+            for candidate in candidates:
+                trial = [*inputs[:position], candidate, *inputs[position + 1:]]
+                if _same_types(equation, trial):
+                    inputs = trial
+                    break
+        if all(new is old for new, old in zip(inputs, equation.inputs)):
+            return equation
+        return equation.replace(inputs=tuple(inputs))
+
+
+def _exponent(value):
+    """A power's exponent as a Python number, if it is a literal or 0-d real constant."""
+    if isinstance(value, Literal):
+        return value.value if type(value.value) in (int, float) else None
+    if isinstance(value, Constant) and value.aval.shape == () and value.aval.device == "cpu" \
+            and value.aval.dtype.kind in "iuf":
+        return value.value.item()
+    return None
+
+
+class IntegerPowers:
+    """`power x n` for small integers n (and 0.5) as multiplies (and sqrt)."""
+
+    def run(self, graph: Graph) -> Graph:
+        equations = []
+        for equation in graph.equations:
+            equations.extend(self.rewrite(equation) or [equation])
+        return Graph(graph.inputs, equations, graph.outputs)
+
+    @staticmethod
+    def rewrite(equation):
+        """The equations that compute the power's result with multiplies, or None."""
+        if equation.primitive.name != "power" or equation.attrs:
+            return None
+        base, exponent = equation.inputs[0], _exponent(equation.inputs[1])
+        (output,) = equation.outputs
+        dtype = output.aval.dtype
+        if not isinstance(base, Var) or exponent is None or base.aval.dtype != dtype:
+            return None
+        floats = dtype in (np.dtype(np.float32), np.dtype(np.float64))
+        if not floats and dtype.kind not in "iu":
+            return None
+        equations = []
+
+        def emit(name, *inputs):
+            aval = primitives[name].abstract_eval(*map(_input_aval, inputs))
+            equations.append(Equation(primitives[name], inputs, {}, [Var(aval)]))
+            return equations[-1].outputs[0]
+
+        if exponent == 0.5 and floats and power_is_sqrt(dtype):
+            emit("sqrt", base)
+        elif float(exponent).is_integer() and 2 <= abs(exponent) <= _LARGEST_EXPONENT and (
+                exponent > 0 or floats):
+            if exponent < 0:
+                base = emit("divide", Literal(1.0), base)  # NumPy's power of -1 is 1 / x too
+            _repeated_squares(base, int(abs(exponent)), emit)
+        elif exponent == -1 and floats:
+            emit("divide", Literal(1.0), base)
+        else:
+            return None
+        last = equations[-1]
+        if last.outputs[0].aval != output.aval:
+            return None
+        equations[-1] = last.replace(outputs=(output,))
+        return equations
+
+
+def _repeated_squares(base: Var, exponent: int, emit) -> Var:
+    """base ** exponent (>= 2) with squarings and multiplies: x**6 is x**2 * (x**2)**2."""
+    result, power = None, base
+    while True:
+        if exponent & 1:
+            result = power if result is None else emit("multiply", result, power)
+        exponent >>= 1
+        if not exponent:
+            return result
+        power = emit("square", power)
