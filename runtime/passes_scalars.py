@@ -43,6 +43,8 @@ _LITERAL_DTYPES = frozenset(np.dtype(name) for name in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128"))
 
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # bits by item size
+
 _LARGEST_EXPONENT = 16  # x**16 is 4 squarings, 1.6e-15 from pow; pow costs 40 multiplies
 
 # Values NumPy's power loop may treat apart when the exponent is one scalar (NumPy 2 computes
@@ -59,7 +61,9 @@ def uniform_value(constant: Constant):
         return None
     flat = np.ascontiguousarray(value).reshape(-1)
     if flat.size > 1:
-        bits = flat.view(np.uint8).reshape(flat.size, flat.dtype.itemsize)
+        itemsize = flat.dtype.itemsize
+        unsigned = _UNSIGNED.get(itemsize)
+        bits = flat.view(unsigned) if unsigned else flat.view(np.uint8).reshape(-1, itemsize)
         if not (np.array_equal(bits[-1], bits[0]) and np.all(bits == bits[0])):
             return None
     return flat[0]
