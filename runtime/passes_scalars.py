@@ -10,7 +10,10 @@ The multiply read 8 MB to multiply by one; AlgebraicSimplification then drops it
 a Python scalar (a Literal) where NumPy 2's weak promotion of a Python scalar gives the op's
 dtype, and otherwise a 0-d constant of the array's dtype (f32 array * f64 array is f64, as is
 f32 array * f64 scalar, but f32 array * Python float is f32). A constant that makes the result's
-shape (x:f64[] * ones(3)) stays.
+shape (x:f64[] * ones(3)) stays. So does the exponent of a power where NumPy computes one scalar
+exponent apart from an array of it: NumPy 2 takes x ** 0.5 as sqrt(x), -0.0 for -0.0 and nan for
+-inf where pow gives 0.0 and inf (`scalar_exponent_agrees` asks NumPy once). Of NumPy's ufuncs
+of two inputs, power is the only one whose results differ so (nan payloads aside).
 
 IntegerPowers: `power x n` becomes multiplies, as JAX's integer_pow does. NumPy computes it
 with the C library's pow, tens of nanoseconds an element (most of the gradient of a GELU);
@@ -24,10 +27,14 @@ with the C library's pow, tens of nanoseconds an element (most of the gradient o
   computes it so. Only where the result has the power's shape and dtype (an int array to the
   power 3.0 is a float array, and stays).
 - Integer arrays give exactly NumPy's results (both wrap around alike). float32 and float64
-  give results within (|n| + 1) / 2 units in the last place of NumPy's, about 1e-15 relative for
-  float64, where the result is a normal number; inf, nan and signed zeros come out as NumPy's.
-  A result below the smallest normal number (2.2e-308 for float64) may differ from pow's in the
-  last subnormal digits, as XLA's integer_pow does. float16 and longdouble powers stay.
+  give results within 2|n| units in the last place of NumPy's (measured: 1.6e-15 relative for
+  float64 x ** 16, 3.1e-15 for x ** -16) where the result is a normal number; inf, nan and
+  signed zeros come out as NumPy's. A result below the smallest normal number (2.2e-308 for
+  float64) may differ from pow's in its last subnormal digits, as XLA's integer_pow does.
+  float16 (rounded at every multiply) and longdouble powers stay.
+
+UniformConstants fires only under NumPy 2's promotion rules, which the graph's dtypes follow:
+NumPy 1 promoted a 0-d array by its value, so `f32 array * f64 0-d array` was f32 there.
 """
 from __future__ import annotations
 
@@ -45,7 +52,10 @@ _LITERAL_DTYPES = frozenset(np.dtype(name) for name in (
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # bits by item size
 
-_LARGEST_EXPONENT = 16  # x**16 is 4 squarings, 1.6e-15 from pow; pow costs 40 multiplies
+# x ** 16 is 4 squarings; one pow over an array costs about as much as 40 multiplies over it.
+_LARGEST_EXPONENT = 16
+
+_NUMPY_2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
 # Values NumPy's power loop may treat apart when the exponent is one scalar (NumPy 2 computes
 # x ** 0.5 as sqrt(x): -0.0 for -0.0 where pow gives 0.0, nan for -inf where pow gives inf).
@@ -70,17 +80,27 @@ def uniform_value(constant: Constant):
 
 
 @functools.cache
-def scalar_exponent_agrees(dtype: np.dtype, exponent) -> bool:
-    """Whether NumPy's power, computed in `dtype`, gives the same bits for one scalar
-    `exponent` as for an array of it. It depends only on the NumPy build: worked out once."""
+def scalar_exponent_agrees(name: str, dtype: np.dtype, exponent) -> bool:
+    """Whether NumPy's `name` (power, float_power), computed in `dtype`, gives what it gives for
+    an array of `exponent` for one scalar `exponent`: the same infs, nans and signs, and finite
+    values within a few units in the last place (NumPy's pow on arrays is not always rounded
+    as its scalar shortcuts x * x and 1 / x are). It depends only on the NumPy build and the
+    CPU: worked out once."""
     with np.errstate(all="ignore"):
         try:
             base = np.array(_PROBE).astype(dtype)
-            by_scalar = np.power(base, np.asarray(exponent, dtype)[()])
-            by_array = np.power(base, np.full(base.shape, exponent, dtype))
+            by_scalar = getattr(np, name)(base, np.asarray(exponent, dtype)[()])
+            by_array = getattr(np, name)(base, np.full(base.shape, exponent, dtype))
         except (TypeError, ValueError, ArithmeticError):
             return False
-    return by_scalar.tobytes() == by_array.tobytes()
+    if by_scalar.dtype.kind != "f":
+        return by_scalar.tobytes() == by_array.tobytes()
+    finite = np.isfinite(by_array)
+    return bool(np.array_equal(np.isnan(by_scalar), np.isnan(by_array))
+                and np.array_equal(np.isinf(by_scalar), np.isinf(by_array))
+                and np.array_equal(np.signbit(by_scalar), np.signbit(by_array))
+                and np.allclose(by_scalar[finite], by_array[finite], atol=0,
+                                rtol=8 * np.finfo(by_scalar.dtype).eps))
 
 
 @functools.cache
@@ -116,6 +136,8 @@ class UniformConstants:
     """Read an array constant of one repeated value as that value, in elementwise ops."""
 
     def run(self, graph: Graph) -> Graph:
+        if not _NUMPY_2:
+            return graph
         scalars: dict[int, tuple] = {}  # id(constant) -> (its value, a 0-d constant of it)
         equations = []
         for equation in graph.equations:
@@ -137,7 +159,8 @@ class UniformConstants:
             scalar, zero_d = scalars[id(value)]
             if scalar is None or (
                     equation.primitive.name in ("power", "float_power") and position == 1
-                    and not scalar_exponent_agrees(equation.outputs[0].aval.dtype, scalar)):
+                    and not scalar_exponent_agrees(equation.primitive.name,
+                                                   equation.outputs[0].aval.dtype, scalar)):
                 continue
             candidates = [zero_d] if value.aval.shape != () else []
             if scalar.dtype in _LITERAL_DTYPES:

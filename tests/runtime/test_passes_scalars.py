@@ -77,7 +77,7 @@ EXPONENTS = [2, 3, 4, 5, 6, 7, 8, 11, 16, -1, -2, -3, -5, -8, -16, 2.0, 3.0, -1.
 
 
 @pytest.mark.parametrize("exponent", EXPONENTS)
-@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-13), (np.float32, 2e-6)])
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-13), (np.float32, 4e-6)])
 def test_powers_as_multiplies_agree_with_numpy(exponent, dtype, rtol):
     x = VALUES.astype(dtype)
     if abs(exponent) > 8:
@@ -178,7 +178,7 @@ def test_a_uniform_exponent_stays_an_array_where_numpy_computes_a_scalar_one_apa
     x = np.array([-0.0, -np.inf, 4.0, np.inf])
     function = power_of(np.full(4, 0.5))
     kept = "const0:f64[4]" in optimized_text(function, x)
-    assert kept == (not scalar_exponent_agrees(np.dtype(np.float64), np.float64(0.5)))
+    assert kept == (not scalar_exponent_agrees("power", np.dtype(np.float64), np.float64(0.5)))
     call, _ = compiled(function, x)
     with np.errstate(all="ignore"):
         assert_like_numpy(call(x), function(x), 0)
