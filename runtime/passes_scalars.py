@@ -132,6 +132,13 @@ def _is_elementwise(equation) -> bool:
     return isinstance(impl, np.ufunc) and impl.signature is None and not equation.attrs
 
 
+def _exponent_apart(equation, position: int, scalar) -> bool:
+    """Whether `scalar` is a power's exponent that NumPy computes apart as one scalar."""
+    name = equation.primitive.name
+    return name in ("power", "float_power") and position == 1 and not scalar_exponent_agrees(
+        name, equation.outputs[0].aval.dtype, scalar)
+
+
 class UniformConstants:
     """Read an array constant of one repeated value as that value, in elementwise ops."""
 
@@ -157,15 +164,14 @@ class UniformConstants:
                 scalar = uniform_value(value)
                 scalars[id(value)] = (scalar, None if scalar is None else Constant(scalar))
             scalar, zero_d = scalars[id(value)]
-            if scalar is None or (
-                    equation.primitive.name in ("power", "float_power") and position == 1
-                    and not scalar_exponent_agrees(equation.primitive.name,
-                                                   equation.outputs[0].aval.dtype, scalar)):
+            if scalar is None or _exponent_apart(equation, position, scalar):
                 continue
             candidates = [zero_d] if value.aval.shape != () else []
-            if scalar.dtype in _LITERAL_DTYPES:
+            # The executor writes a complex literal by its repr, which has no name for inf or nan.
+            if scalar.dtype in _LITERAL_DTYPES and (
+                    scalar.dtype.kind != "c" or np.isfinite(scalar)):
                 candidates.insert(0, Literal(scalar.item()))
-            for candidate in candidates:
+            for candidate in candidates:  # a Python scalar where it gives the same types
                 trial = [*inputs[:position], candidate, *inputs[position + 1:]]
                 if _same_types(equation, trial):
                     inputs = trial

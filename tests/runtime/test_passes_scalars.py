@@ -165,6 +165,9 @@ x3 = np.array([1.5, -2.0, 0.25])
     (lambda x: x * np.ones(3), np.float64(2.0), ["b:f64[3] = multiply a const0:f64[3]"]),
     (lambda x: np.maximum(x, np.zeros(3)), x3, ["b:f64[3] = maximum a 0.0"]),
     (lambda x: np.divmod(x, np.full(3, 2.0))[1], x3, ["b:f64[3] c:f64[3] = divmod a 2.0"]),
+    (lambda x: x * np.full(3, 2 - 1j), x3 + 0j, ["b:c128[3] = multiply a (2-1j)"]),
+    (lambda x: x * np.full(3, complex(np.nan, 1.0)), x3 + 0j,
+     ["b:c128[3] = multiply a (nan+1j):c128[]"]),
 ])
 def test_uniform_constants_as_scalars(function, x, equations):
     assert body(function, x) == equations
