@@ -192,7 +192,8 @@ class Epoch:
     def __init__(self, before: dict):
         self.before = before  # id(cell) -> (cell, value): writes made before this run began
         self.writes: dict[int, tuple] = {}  # the writes of this run
-        self.forward_done = False  # set as its adjoint sweep starts (runtime.structure.seed)
+        # set as its adjoint sweep starts (runtime.derivatives.structure.seed)
+        self.forward_done = False
         self.read_before_write: set[int] = set()
         self.read_after_write: set[int] = set()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.objects import field_names, is_dataclass_instance, new_dataclass
+from runtime.derivatives.objects import field_names, is_dataclass_instance, new_dataclass
 
 
 def is_array(value) -> bool:

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 import transforms.rules  # noqa: F401  (fills the registries)
-from runtime import objects, sequences, structure
-from runtime import tangent_ops
-from runtime.adjoint_products import einsum_adjoint_cross
-from runtime.structure import zeros_like
+from runtime.derivatives import objects, sequences, structure
+from runtime.derivatives import tangent_ops
+from runtime.derivatives.adjoint_products import einsum_adjoint_cross
+from runtime.derivatives.structure import zeros_like
 from tests.rule_table import TABLE, Entry, away_from_zero, normal
 from tests.test_rules import parameter_of
 from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS
@@ -72,7 +72,7 @@ _PAIR = namedtuple("_PAIR", "first second")
 
 
 class _Holder:
-    """An object a differentiated function builds (runtime/objects.py)."""
+    """An object a differentiated function builds (runtime/derivatives/objects.py)."""
 
 
 def _holding(**attributes):

@@ -20,7 +20,7 @@ import types
 
 class ObjectGradient(dict):
     """The gradient of an object that is no container, array or dataclass: attribute name ->
-    the gradient of that attribute (read with runtime.structure.read_attribute)."""
+    the gradient of that attribute (read with runtime.derivatives.structure.read_attribute)."""
 
     def __repr__(self) -> str:
         return f"ObjectGradient({dict.__repr__(self)})"
@@ -137,7 +137,7 @@ def field_gradients(gradient, fields: dict, cls, built=None) -> dict:
     `built`: that object, checked to hold `fields` still: an attribute set again after it was
     built (by a method called for its effect) would have changed values the gradient
     follows without it seeing."""
-    from runtime.structure import zeros_like  # which imports this module
+    from runtime.derivatives.structure import zeros_like  # which imports this module
     if built is not None:
         _check_unchanged(built, fields)
     out = {}
@@ -181,7 +181,7 @@ def object_gradient(cls, gradients: dict, like=None):
     the dataclass `like` that `gradients` leaves out (it took its default) gets zeros."""
     if dataclasses.is_dataclass(cls):
         if like is not None:
-            from runtime.structure import zeros_like  # which imports this module
+            from runtime.derivatives.structure import zeros_like  # which imports this module
             gradients = {name: gradients[name] if name in gradients
                          else zeros_like(getattr(like, name)) for name in field_names(cls)}
         return new_dataclass(cls, gradients)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.abstract import UnknownDimensionError
-from runtime.structure import _is_traced, array_module
+from runtime.derivatives.structure import _is_traced, array_module
 
 _FLOAT_KINDS = "fc"
 

@@ -13,7 +13,7 @@ import types
 
 import numpy as np
 
-from runtime.objects import (
+from runtime.derivatives.objects import (
     ObjectGradient, add_objects, check_stored, field_names, is_dataclass_instance,
     is_plain_object, map_fields, with_attribute,
 )
