@@ -56,9 +56,10 @@ _COMPARISONS = {  # NumPy's comparisons are false with a nan, except not_equal
     "less": "olt", "less_equal": "ole", "greater": "ogt", "greater_equal": "oge",
     "equal": "oeq", "not_equal": "une",
 }
-_LOGICAL = {"logical_and": "and", "logical_or": "or", "logical_xor": "xor"}
+_LOGICAL = {"logical_and": "and", "logical_or": "or", "logical_xor": "xor",  # on bools only
+            "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor"}
 _OTHER = {"negative", "positive", "square", "reciprocal", "maximum", "minimum", "where",
-          "logical_not"}
+          "logical_not", "invert"}
 SUPPORTED = frozenset([*_FLOAT_OPS, *_INTRINSICS, *_LIBM, *_LIBM2, *_COMPARISONS, *_LOGICAL,
                        *_OTHER])
 
@@ -108,7 +109,7 @@ def accepts(graph: Graph) -> bool:
 def _result_type(name: str, types: list) -> str | None:
     if name in _COMPARISONS:
         return "i1" if len(types) == 2 else None
-    if name in _LOGICAL or name == "logical_not":
+    if name in _LOGICAL or name in ("logical_not", "invert"):
         return "i1" if all(kind == "i1" for kind in types) else None
     if name == "where":
         return "double" if len(types) == 3 and types[0] == "i1" else None
@@ -183,7 +184,7 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
     arguments = [f"{'bool' if kind == 'i1' else 'float'}({name})"
                  for name, kind in zip(names, parameters)]
     namespace = {"kernel": kernel, "fallback": fallback, "float64": np.float64,
-                 "bool_": np.bool_, "underflow_ignored": underflow_ignored,
+                 "bool_": np.bool_, "asarray": np.asarray, "underflow_ignored": underflow_ignored,
                  "c_double": ctypes.c_double}
     lines = [f"def run({', '.join(names)}):"]
     call = ", ".join(names)
@@ -196,6 +197,7 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
     lines.append(f"    first = kernel({', '.join([*arguments, rest])})")
     if fallback is not None:
         lines += ["    if first != first:", f"        return fallback({call})"]
+    producers = {equation.outputs[0]: equation.primitive.name for equation in graph.equations}
     results = []
     for value in graph.outputs:
         if isinstance(value, Var) and value in graph.inputs:
@@ -204,7 +206,9 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
             slot = computed.index(value)
             text = "first" if slot == 0 else f"rest[{slot - 1}]"
             is_bool = _scalar_type(value.aval) == "i1"
-            results.append(f"{'bool_' if is_bool else 'float64'}({text})")
+            text = f"{'bool_' if is_bool else 'float64'}({text})"
+            # Ufuncs give NumPy scalars for 0-d arrays; np.where gives a 0-d array.
+            results.append(f"asarray({text})" if producers[value] == "where" else text)
         else:
             constant = f"constant{len(namespace)}"
             namespace[constant] = value.value
