@@ -103,7 +103,7 @@ def write_equation(writer: _Writer, equation, operands: list) -> str:
         writer.emit(f"{result} = fcmp {_COMPARISONS[name]} double {a}, {b}")
     elif name in _LOGICAL:
         writer.emit(f"{result} = {_LOGICAL[name]} i1 {a}, {b}")
-    elif name == "logical_not":
+    elif name in ("logical_not", "invert"):
         writer.emit(f"{result} = xor i1 {a}, true")
     elif name == "where":
         writer.emit(f"{result} = select i1 {a}, double {b}, double {operands[2]}")
