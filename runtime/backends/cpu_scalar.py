@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -141,15 +142,22 @@ def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
         return None
     name = f"autotrace_scalar_{next(_kernel_numbers)}"
     ir, parameters = scalar_kernel_ir(graph, name, roll, signal=fallback is not None)
-    address = llvm.compile_module(ir, [name])[name]
-    argument_types = [ctypes.c_bool if kind == "i1" else ctypes.c_double for kind in parameters]
+    try:
+        address = llvm.compile_module(ir, [name])[name]
+    except RuntimeError as error:  # a bug here: the graph still runs, in Python
+        warnings.warn(f"autotrace could not compile a scalar graph ({error}); it runs as "
+                      f"Python instead", RuntimeWarning, stacklevel=2)
+        return None
+    argument_types = [ctypes.c_bool if kind == "i1" else ctypes.c_double
+                      for _, kind in parameters]
     kernel = ctypes.CFUNCTYPE(ctypes.c_double, *argument_types, ctypes.c_void_p)(address)
     return _wrapper(graph, kernel, parameters, computed, fallback)
 
 
 def scalar_kernel_ir(graph: Graph, name: str, roll: bool, signal: bool) -> tuple[str, list]:
-    """The kernel's IR (see runtime/backends/cpu_scalar_ir.py) and its parameters' types;
-    rolled where `roll` and the tapes fit on the stack."""
+    """The kernel's IR (see runtime/backends/cpu_scalar_ir.py) and its parameters: (position
+    among the graph's inputs, LLVM type) of each scalar input. Rolled where `roll` and the
+    tapes fit on the stack."""
     from runtime.backends.cpu_scalar_ir import TapeTooLarge, kernel_ir
     if roll:
         loops = find_loops(graph, taped_ok=lambda var: _scalar_type(var.aval) == "double")
@@ -181,15 +189,18 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
     """A Python function around the kernel: its source is written for the graph, so that a
     call converts each argument and result once and does nothing else."""
     names = [f"a{number}" for number in range(len(graph.inputs))]
-    arguments = [f"{'bool' if kind == 'i1' else 'float'}({name})"
-                 for name, kind in zip(names, parameters)]
+    arguments = [f"{'bool' if kind == 'i1' else 'float'}({names[position]})"
+                 for position, kind in parameters]
     namespace = {"kernel": kernel, "fallback": fallback, "float64": np.float64,
                  "bool_": np.bool_, "asarray": np.asarray, "underflow_ignored": underflow_ignored,
-                 "c_double": ctypes.c_double}
+                 "c_double": ctypes.c_double, "error_state": _numpy_error_state,
+                 "default_error_state": _default_error_state}
     lines = [f"def run({', '.join(names)}):"]
     call = ", ".join(names)
     if fallback is not None:
-        lines += ["    if not underflow_ignored():", f"        return fallback({call})"]
+        usual = "error_state.get() is not default_error_state and " \
+            if _numpy_error_state is not None and _underflow_ignored_by_default else ""
+        lines += [f"    if {usual}not underflow_ignored():", f"        return fallback({call})"]
     rest = "None"
     if len(computed) > 1:
         lines.append(f"    rest = (c_double * {len(computed) - 1})()")

@@ -126,7 +126,7 @@ def _kind(value) -> str:
 
 def kernel_ir(graph: Graph, name: str, loops: list[Loop], checked: set,
               signal: bool) -> tuple[str, list]:
-    """(IR text of the kernel `name`, the LLVM types of its parameters but `rest`)."""
+    """(IR text of the kernel `name`, its parameters but `rest`: (input position, type))."""
     if sum(loop.count * len(loop.taped) for loop in loops) > MAX_TAPE_DOUBLES:
         raise TapeTooLarge()
     writer = _Writer()
@@ -134,11 +134,12 @@ def kernel_ir(graph: Graph, name: str, loops: list[Loop], checked: set,
     located: dict = {}  # Var -> (loop number, iteration, offset, position) of loop values
     tapes: dict = {}  # (loop number, offset, position) -> the tape's pointer
 
-    parameters = []
+    parameters = []  # (position among the graph's inputs, LLVM type); others are not read
     for number, var in enumerate(graph.inputs):
-        kind = _scalar_type_of(var) or "double"
-        parameters.append(kind)
-        values[var] = f"%in{number}"
+        kind = _scalar_type_of(var)
+        if kind is not None:
+            parameters.append((number, kind))
+            values[var] = f"%in{number}"
     flag = "false"
 
     def check(var, ssa: str) -> None:
@@ -158,7 +159,7 @@ def kernel_ir(graph: Graph, name: str, loops: list[Loop], checked: set,
         loop_number, iteration, offset, position = located[value]
         return _load(writer, tapes[(loop_number, offset, position)], str(iteration))
 
-    for var in graph.inputs:
+    for var in values:
         if var in checked:
             check(var, values[var])
     loop_at = {loop.start: (number, loop) for number, loop in enumerate(loops, 1)}
@@ -203,7 +204,7 @@ def kernel_ir(graph: Graph, name: str, loops: list[Loop], checked: set,
         result = signalled
     writer.emit(f"ret double {result}")
 
-    header = ", ".join(f"{kind} %in{n}" for n, kind in enumerate(parameters))
+    header = ", ".join(f"{kind} %in{number}" for number, kind in parameters)
     header = f"{header}, ptr %rest" if header else "ptr %rest"
     declarations = [_DECLARE.format(function, ", ".join(["double"] * arity))
                     for function, arity in sorted(writer.declared.items())]

@@ -60,20 +60,24 @@ class Loop:
 
 def equation_key(equation) -> tuple:
     """What must be equal for two equations to be the same step of a block: the primitive,
-    attributes, literal and constant inputs by value, and which inputs are values."""
+    attributes, literal and constant inputs by value, and the types of the others."""
     inputs = []
     for value in equation.inputs:
         if isinstance(value, Literal):
-            inputs.append(("literal", type(value.value), repr(value.value)))
+            inputs.append((type(value.value), repr(value.value)))
         elif isinstance(value, Constant) and np.size(value.value) == 1:
             inputs.append(("constant", repr(np.asarray(value.value).item())))
         elif isinstance(value, Constant):
             inputs.append(("constant", id(value)))
         else:
-            inputs.append(("var", str(value.aval)))
-    outputs = tuple(str(var.aval) for var in equation.outputs)
+            inputs.append(_type_of(value))
     return (equation.primitive.name, tuple(sorted(equation.attrs.items())), tuple(inputs),
-            outputs)
+            tuple(map(_type_of, equation.outputs)))
+
+
+def _type_of(var) -> tuple:
+    aval = var.aval
+    return (aval.shape, aval.dtype, aval.device)
 
 
 def find_loops(graph: Graph, taped_ok=lambda var: True) -> list[Loop]:
@@ -117,14 +121,13 @@ def _repeat_runs(keys: np.ndarray) -> dict:
     """period -> run[i], how many equations from i on equal the one `period` later."""
     runs = {}
     size = len(keys)
+    positions = np.arange(size)
     for period in range(1, min(MAX_PERIOD, size // MIN_REPEATS) + 1):
-        same = np.zeros(size + 1, dtype=np.int64)
-        same[:size - period] = keys[:size - period] == keys[period:]
-        # Lengths of runs of True read backwards: run[i] = same[i] * (run[i + 1] + 1).
-        breaks = np.flatnonzero(same[::-1] == 0)
-        distance = np.arange(size + 1) - breaks[np.searchsorted(breaks, np.arange(size + 1),
-                                                                side="right") - 1]
-        runs[period] = distance[::-1][:size]
+        different = np.ones(size, dtype=bool)
+        different[:size - period] = keys[:size - period] != keys[period:]
+        # The first position at or after i where the run breaks, minus i.
+        breaks = np.where(different, positions, size)
+        runs[period] = np.minimum.accumulate(breaks[::-1])[::-1] - positions
     return runs
 
 

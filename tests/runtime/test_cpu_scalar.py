@@ -296,3 +296,15 @@ def test_outputs_that_are_inputs_constants_and_several_values():
     result = run(x, y)
     assert result[0] is x
     assert_close(result[1:], (np.float64(1.5), np.sin(y), np.True_))
+
+
+def test_inputs_the_equations_do_not_read_pass_through():
+    def function(x, table, flag):
+        return np.cos(x) * 3.0, table, np.logical_not(flag)
+
+    x, table, flag = np.asarray(0.5), np.arange(3.0), np.asarray(True)
+    graph = graph_of(function, x, table, flag)
+    run = cpu_scalar.compile_scalar_graph(graph)
+    cosine, same_table, negated = run(x, table, flag)
+    assert same_table is table and negated == np.False_ and type(negated) is np.bool_
+    assert abs(cosine - np.cos(0.5) * 3.0) <= 1e-15
