@@ -61,7 +61,8 @@ _LOGICAL = {"logical_and": "and", "logical_or": "or", "logical_xor": "xor",  # o
             "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor"}
 _OTHER = {"negative", "positive", "square", "reciprocal", "maximum", "minimum", "where",
           "logical_not", "invert"}
-SUPPORTED = frozenset([*_FLOAT_OPS, *_INTRINSICS, *_LIBM, *_LIBM2, *_COMPARISONS, *_LOGICAL,
+_FILLS = {"full"}  # a scalar of one value (zeros, ones): a constant
+SUPPORTED = frozenset([*_FILLS, *_FLOAT_OPS, *_INTRINSICS, *_LIBM, *_LIBM2, *_COMPARISONS, *_LOGICAL,
                        *_OTHER])
 
 # Ops whose result is inf or nan whenever a float input is: a value read only by these needs
@@ -98,6 +99,10 @@ def accepts(graph: Graph) -> bool:
         return False
     for equation in graph.equations:
         name = equation.primitive.name
+        if name in _FILLS:
+            if not _is_scalar_fill(equation):
+                return False
+            continue
         if name not in SUPPORTED or equation.attrs or len(equation.outputs) != 1:
             return False
         types = [_operand_type(value) for value in equation.inputs]
@@ -107,6 +112,13 @@ def accepts(graph: Graph) -> bool:
     return True
 
 
+def _is_scalar_fill(equation) -> bool:
+    """`np.zeros(())` and friends: one f64 or bool scalar of a fixed value."""
+    value = equation.attrs.get("fill_value")
+    return (len(equation.outputs) == 1 and _scalar_type(equation.outputs[0].aval) is not None
+            and type(value) in (bool, int, float) and not equation.inputs)
+
+
 def _result_type(name: str, types: list) -> str | None:
     if name in _COMPARISONS:
         return "i1" if len(types) == 2 else None
@@ -114,7 +126,9 @@ def _result_type(name: str, types: list) -> str | None:
         return "i1" if all(kind == "i1" for kind in types) else None
     if name == "where":
         return "double" if len(types) == 3 and types[0] == "i1" else None
-    arity = 2 if name in _FLOAT_OPS or name in _LIBM2 or name in ("maximum", "minimum") else 1
+    if name in _FLOAT_OPS:  # a bool counts as 0.0 or 1.0 (the gradient of maximum has them)
+        return "double" if len(types) == 2 else None
+    arity = 2 if name in _LIBM2 or name in ("maximum", "minimum") else 1
     return "double" if len(types) == arity and "i1" not in types else None
 
 
@@ -218,8 +232,9 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
             text = "first" if slot == 0 else f"rest[{slot - 1}]"
             is_bool = _scalar_type(value.aval) == "i1"
             text = f"{'bool_' if is_bool else 'float64'}({text})"
-            # Ufuncs give NumPy scalars for 0-d arrays; np.where gives a 0-d array.
-            results.append(f"asarray({text})" if producers[value] == "where" else text)
+            # Ufuncs give NumPy scalars for 0-d arrays; np.where and np.zeros give 0-d arrays.
+            array = producers[value] in ("where", *_FILLS)
+            results.append(f"asarray({text})" if array else text)
         else:
             constant = f"constant{len(namespace)}"
             namespace[constant] = value.value

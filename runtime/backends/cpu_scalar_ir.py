@@ -73,9 +73,10 @@ def write_equation(writer: _Writer, equation, operands: list) -> str:
                                              _LIBM2, _LOGICAL, _squares)
     name = equation.primitive.name
     result = writer.temporary()
-    a = operands[0]
+    a = operands[0] if operands else None
     b = operands[1] if len(operands) > 1 else None
     if name in _FLOAT_OPS:
+        a, b = [_as_double(writer, value, text) for value, text in zip(equation.inputs, operands)]
         writer.emit(f"{result} = {_FLOAT_OPS[name]} double {a}, {b}")
     elif name == "power" and _squares(equation):  # NumPy's fast path: x * x
         writer.emit(f"{result} = fmul double {a}, {a}")
@@ -105,11 +106,26 @@ def write_equation(writer: _Writer, equation, operands: list) -> str:
         writer.emit(f"{result} = {_LOGICAL[name]} i1 {a}, {b}")
     elif name in ("logical_not", "invert"):
         writer.emit(f"{result} = xor i1 {a}, true")
+    elif name == "full":
+        fill = equation.attrs["fill_value"]
+        if _kind(equation.outputs[0]) == "i1":
+            writer.emit(f"{result} = or i1 {'true' if fill else 'false'}, false")
+        else:
+            writer.emit(f"{result} = fadd double {double_text(fill)}, -0.0")
     elif name == "where":
         writer.emit(f"{result} = select i1 {a}, double {b}, double {operands[2]}")
     else:
         raise ValueError(f"no LLVM lowering for {name}")
     return result
+
+
+def _as_double(writer: _Writer, value, text: str) -> str:
+    """A bool operand as 0.0 or 1.0, as NumPy casts it for float arithmetic."""
+    if _kind(value) != "i1":
+        return text
+    converted = writer.temporary()
+    writer.emit(f"{converted} = uitofp i1 {text} to double")
+    return converted
 
 
 def _constant_text(value, kind: str) -> str:

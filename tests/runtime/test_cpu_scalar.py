@@ -228,7 +228,7 @@ def test_every_supported_op_is_in_the_random_table_or_tested_elsewhere():
     rest = cpu_scalar.SUPPORTED - tested
     assert rest <= {"true_divide", "positive", "fabs", "arcsin", "arccos", "arccosh",
                     "arctanh", "logical_and", "logical_xor", "logical_not", "bitwise_and",
-                    "bitwise_xor", "invert", "logical_or"}
+                    "bitwise_xor", "invert", "logical_or", "full"}
 
 
 def test_less_common_ops_match_numpy():
@@ -308,3 +308,71 @@ def test_inputs_the_equations_do_not_read_pass_through():
     cosine, same_table, negated = run(x, table, flag)
     assert same_table is table and negated == np.False_ and type(negated) is np.bool_
     assert abs(cosine - np.cos(0.5) * 3.0) <= 1e-15
+
+
+# --- random loops: gradients rolled, straight-line and NumPy agree -------------------------------
+
+STEPS = [  # contracting maps of (x, y), so that 30 iterations stay well conditioned
+    lambda x, y: 0.5 * np.sin(x) + 0.25 * y,
+    lambda x, y: 0.5 * np.tanh(x * y) + 0.1,
+    lambda x, y: np.where(x > y, 0.5 * x, 0.25 * y * y),
+    lambda x, y: 0.3 * np.cos(y) - 0.2 * x / (1.0 + x * x),
+    lambda x, y: 0.5 * np.exp(-x * x) + 0.1 * np.maximum(x, y),
+    lambda x, y: 0.25 * np.sqrt(x * x + 1.0) - 0.1 * np.log1p(y * y),
+]
+
+
+def random_loop(rng):
+    first, second = rng.choice(len(STEPS), 2)
+    steps = int(rng.integers(8, 30))
+    f, g = STEPS[first], STEPS[second]
+
+    def loop(x, y):
+        for _ in range(steps):
+            x, y = f(x, y), g(x, y)
+        return x * y + x
+    return loop, f"steps {first}, {second} x{steps}"
+
+
+def test_random_loop_gradients_rolled_straight_and_numpy_agree():
+    rng = np.random.default_rng(3)
+    rolled_loops = 0
+    for _ in range(12):
+        loop, text = random_loop(rng)
+        gradient = autotrace.function(autotrace.grad(loop, wrt=(0, 1)))
+        arguments = (np.asarray(0.3), np.asarray(-0.4))
+        graph = gradient.graph(*arguments)
+        numpy_version, _ = compile_graph(graph)
+        rolled_loops += len(find_loops(graph)) > 0
+        rolled = cpu_scalar.compile_scalar_graph(graph, roll=True)
+        straight = cpu_scalar.compile_scalar_graph(graph, roll=False)
+        for values in ((0.3, -0.4), (1.1, 0.7), (-2.0, 0.05)):
+            arguments = tuple(map(np.asarray, values))
+            expected = numpy_version(*arguments)
+            try:
+                assert_close(rolled(*arguments), expected, rtol=1e-13)
+                assert_close(straight(*arguments), expected, rtol=1e-13)
+            except AssertionError as error:
+                raise AssertionError(f"{text} at {values}: {error}") from None
+    assert rolled_loops >= 8
+
+
+def scaled_loop(x, w):
+    for _ in range(30):
+        x = np.sin(x) * w + 0.1
+    return x
+
+
+def test_a_value_from_before_the_loop_read_by_every_iteration():
+    gradient = autotrace.function(autotrace.grad(scaled_loop, wrt=(0, 1)))
+    arguments = (np.asarray(0.4), np.asarray(0.8))
+    graph = gradient.graph(*arguments)
+    kinds = {source[0] for loop in find_loops(graph) for sources in loop.sources
+             for source in sources}
+    assert {"outer", "carried", "tape"} <= kinds
+    assert "full" in {equation.primitive.name for equation in graph.equations}
+    run = cpu_scalar.compile_scalar_graph(graph, roll=True)
+    numpy_version, _ = compile_graph(graph)
+    for values in ((0.4, 0.8), (-1.0, 0.3), (2.0, -0.9)):
+        arguments = tuple(map(np.asarray, values))
+        assert_close(run(*arguments), numpy_version(*arguments))
