@@ -26,44 +26,24 @@ None and the caller keeps its Python version.
 from __future__ import annotations
 
 import ctypes
-import itertools
+import hashlib
 import warnings
 from typing import Callable
 
 import numpy as np
 
 from runtime.backends import llvm
+from runtime.backends.cpu_scalar_ir import (
+    COMPARISONS, FILLS, FLOAT_OPS, LIBM2, LOGICAL, SUPPORTED, TapeTooLarge, kernel_ir,
+    operand_type, scalar_type, squares,
+)
 from runtime.backends.scalar_loops import find_loops
-from runtime.graph import Constant, Graph, Literal, Var
+from runtime.graph import Graph, Var
 
 # Graphs longer than this are compiled with their repeated blocks rolled into loops; shorter
 # ones straight-line, which runs faster (sin and cos of one value share a call) and compiles in
 # about 20 ms per 1,200 equations.
 ROLL_ABOVE = 2000
-
-_FLOAT_OPS = {  # NumPy ufunc -> LLVM instruction on doubles
-    "add": "fadd", "subtract": "fsub", "multiply": "fmul", "divide": "fdiv",
-    "true_divide": "fdiv",
-}
-_INTRINSICS = {"sqrt": "llvm.sqrt.f64", "absolute": "llvm.fabs.f64", "fabs": "llvm.fabs.f64"}
-_LIBM = {  # NumPy ufunc -> C library function of one double
-    "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
-    "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh",
-    "arccosh": "acosh", "arctanh": "atanh", "exp": "exp", "exp2": "exp2", "expm1": "expm1",
-    "log": "log", "log2": "log2", "log10": "log10", "log1p": "log1p", "cbrt": "cbrt",
-}
-_LIBM2 = {"power": "pow", "arctan2": "atan2", "hypot": "hypot"}
-_COMPARISONS = {  # NumPy's comparisons are false with a nan, except not_equal
-    "less": "olt", "less_equal": "ole", "greater": "ogt", "greater_equal": "oge",
-    "equal": "oeq", "not_equal": "une",
-}
-_LOGICAL = {"logical_and": "and", "logical_or": "or", "logical_xor": "xor",  # on bools only
-            "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor"}
-_OTHER = {"negative", "positive", "square", "reciprocal", "maximum", "minimum", "where",
-          "logical_not", "invert"}
-_FILLS = {"full"}  # a scalar of one value (zeros, ones): a constant
-SUPPORTED = frozenset([*_FILLS, *_FLOAT_OPS, *_INTRINSICS, *_LIBM, *_LIBM2, *_COMPARISONS, *_LOGICAL,
-                       *_OTHER])
 
 # Ops whose result is inf or nan whenever a float input is: a value read only by these needs
 # no check, its readers show it (as in runtime/passes_floats.py). Divide: the numerator only.
@@ -71,25 +51,6 @@ _PROPAGATING = frozenset([
     "add", "subtract", "multiply", "negative", "positive", "absolute", "fabs", "square", "sqrt",
     "sin", "cos", "tan", "arcsin", "arccos", "sinh", "cosh", "log", "log1p", "log2", "log10",
     "arcsinh", "arccosh", "arctanh", "cbrt"])
-
-_kernel_numbers = itertools.count(1)
-
-
-def _scalar_type(aval) -> str | None:
-    if aval.shape != () or aval.device != "cpu":
-        return None
-    return {np.dtype(np.float64): "double", np.dtype(bool): "i1"}.get(aval.dtype)
-
-
-def _operand_type(value) -> str | None:
-    if isinstance(value, Literal):
-        kind = type(value.value)
-        if kind is bool:
-            return "i1"
-        if kind is float or (kind is int and abs(value.value) <= 2 ** 53):
-            return "double"
-        return None
-    return _scalar_type(value.aval)
 
 
 def accepts(graph: Graph) -> bool:
@@ -99,14 +60,14 @@ def accepts(graph: Graph) -> bool:
         return False
     for equation in graph.equations:
         name = equation.primitive.name
-        if name in _FILLS:
+        if name in FILLS:
             if not _is_scalar_fill(equation):
                 return False
             continue
         if name not in SUPPORTED or equation.attrs or len(equation.outputs) != 1:
             return False
-        types = [_operand_type(value) for value in equation.inputs]
-        result = _scalar_type(equation.outputs[0].aval)
+        types = [operand_type(value) for value in equation.inputs]
+        result = scalar_type(equation.outputs[0].aval)
         if None in types or result != _result_type(name, types):
             return False
     return True
@@ -115,20 +76,20 @@ def accepts(graph: Graph) -> bool:
 def _is_scalar_fill(equation) -> bool:
     """`np.zeros(())` and friends: one f64 or bool scalar of a fixed value."""
     value = equation.attrs.get("fill_value")
-    return (len(equation.outputs) == 1 and _scalar_type(equation.outputs[0].aval) is not None
+    return (len(equation.outputs) == 1 and scalar_type(equation.outputs[0].aval) is not None
             and type(value) in (bool, int, float) and not equation.inputs)
 
 
 def _result_type(name: str, types: list) -> str | None:
-    if name in _COMPARISONS:
+    if name in COMPARISONS:
         return "i1" if len(types) == 2 else None
-    if name in _LOGICAL or name in ("logical_not", "invert"):
+    if name in LOGICAL or name in ("logical_not", "invert"):
         return "i1" if all(kind == "i1" for kind in types) else None
     if name == "where":
         return "double" if len(types) == 3 and types[0] == "i1" else None
-    if name in _FLOAT_OPS:  # a bool counts as 0.0 or 1.0 (the gradient of maximum has them)
+    if name in FLOAT_OPS:  # a bool counts as 0.0 or 1.0 (the gradient of maximum has them)
         return "double" if len(types) == 2 else None
-    arity = 2 if name in _LIBM2 or name in ("maximum", "minimum") else 1
+    arity = 2 if name in LIBM2 or name in ("maximum", "minimum") else 1
     return "double" if len(types) == arity and "i1" not in types else None
 
 
@@ -154,8 +115,12 @@ def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
                 if isinstance(value, Var) and value not in graph.inputs]
     if not computed:
         return None
-    name = f"autotrace_scalar_{next(_kernel_numbers)}"
-    ir, parameters = scalar_kernel_ir(graph, name, roll, signal=fallback is not None)
+    # Named by its content, so that the same graph is the same IR text in every process, and the
+    # disk cache of object code finds it.
+    ir, parameters = scalar_kernel_ir(graph, "autotrace_scalar", roll,
+                                      signal=fallback is not None)
+    name = f"autotrace_scalar_{hashlib.sha256(ir.encode()).hexdigest()[:20]}"
+    ir = ir.replace("@autotrace_scalar(", f"@{name}(", 1)
     try:
         address = llvm.compile_module(ir, [name])[name]
     except RuntimeError as error:  # a bug here: the graph still runs, in Python
@@ -172,9 +137,8 @@ def scalar_kernel_ir(graph: Graph, name: str, roll: bool, signal: bool) -> tuple
     """The kernel's IR (see runtime/backends/cpu_scalar_ir.py) and its parameters: (position
     among the graph's inputs, LLVM type) of each scalar input. Rolled where `roll` and the
     tapes fit on the stack."""
-    from runtime.backends.cpu_scalar_ir import TapeTooLarge, kernel_ir
     if roll:
-        loops = find_loops(graph, taped_ok=lambda var: _scalar_type(var.aval) == "double")
+        loops = find_loops(graph, taped_ok=lambda var: scalar_type(var.aval) == "double")
         try:
             return kernel_ir(graph, name, loops, _checked(graph), signal)
         except TapeTooLarge:
@@ -222,7 +186,9 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
     lines.append(f"    first = kernel({', '.join([*arguments, rest])})")
     if fallback is not None:
         lines += ["    if first != first:", f"        return fallback({call})"]
-    producers = {equation.outputs[0]: equation.primitive.name for equation in graph.equations}
+    wanted = set(computed)
+    producers = {equation.outputs[0]: equation.primitive.name
+                 for equation in graph.equations if equation.outputs[0] in wanted}
     results = []
     for value in graph.outputs:
         if isinstance(value, Var) and value in graph.inputs:
@@ -230,10 +196,10 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
         elif isinstance(value, Var):
             slot = computed.index(value)
             text = "first" if slot == 0 else f"rest[{slot - 1}]"
-            is_bool = _scalar_type(value.aval) == "i1"
+            is_bool = scalar_type(value.aval) == "i1"
             text = f"{'bool_' if is_bool else 'float64'}({text})"
             # Ufuncs give NumPy scalars for 0-d arrays; np.where and np.zeros give 0-d arrays.
-            array = producers[value] in ("where", *_FILLS)
+            array = producers[value] in ("where", *FILLS)
             results.append(f"asarray({text})" if array else text)
         else:
             constant = f"constant{len(namespace)}"
@@ -245,14 +211,6 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
     return namespace["run"]
 
 
-def _squares(equation) -> bool:
-    """Whether `equation` is power(x, 2), which NumPy and the kernel compute as x * x."""
-    exponent = equation.inputs[1]
-    if isinstance(exponent, Literal):
-        return type(exponent.value) in (int, float) and exponent.value == 2
-    return isinstance(exponent, Constant) and float(exponent.value) == 2.0
-
-
 def _checked(graph: Graph) -> set:
     """The float Vars whose finiteness shows that every value of the graph was finite."""
     checked = {value for value in graph.outputs if isinstance(value, Var)}
@@ -260,8 +218,8 @@ def _checked(graph: Graph) -> set:
         name = equation.primitive.name
         for position, value in enumerate(equation.inputs):
             propagating = name in _PROPAGATING or (
-                name == "power" and position == 0 and _squares(equation))
+                name == "power" and position == 0 and squares(equation))
             if isinstance(value, Var) and (
                     not propagating or (name == "divide" and position == 1)):
                 checked.add(value)
-    return {var for var in checked if _scalar_type(var.aval) == "double"}
+    return {var for var in checked if scalar_type(var.aval) == "double"}

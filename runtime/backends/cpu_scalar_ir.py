@@ -19,13 +19,72 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
+
 from runtime.backends.scalar_loops import Loop
 from runtime.graph import Constant, Graph, Literal, Var
+
+FLOAT_OPS = {  # NumPy ufunc -> LLVM instruction on doubles
+    "add": "fadd", "subtract": "fsub", "multiply": "fmul", "divide": "fdiv",
+    "true_divide": "fdiv",
+}
+INTRINSICS = {"sqrt": "llvm.sqrt.f64", "absolute": "llvm.fabs.f64", "fabs": "llvm.fabs.f64"}
+LIBM = {  # NumPy ufunc -> C library function of one double
+    "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
+    "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh",
+    "arccosh": "acosh", "arctanh": "atanh", "exp": "exp", "exp2": "exp2", "expm1": "expm1",
+    "log": "log", "log2": "log2", "log10": "log10", "log1p": "log1p", "cbrt": "cbrt",
+}
+LIBM2 = {"power": "pow", "arctan2": "atan2", "hypot": "hypot"}
+COMPARISONS = {  # NumPy's comparisons are false with a nan, except not_equal
+    "less": "olt", "less_equal": "ole", "greater": "ogt", "greater_equal": "oge",
+    "equal": "oeq", "not_equal": "une",
+}
+LOGICAL = {"logical_and": "and", "logical_or": "or", "logical_xor": "xor",  # on bools only
+           "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor"}
+OTHER = {"negative", "positive", "square", "reciprocal", "maximum", "minimum", "where",
+         "logical_not", "invert"}
+FILLS = {"full"}  # a scalar of one value (zeros, ones): a constant
+SUPPORTED = frozenset([*FILLS, *FLOAT_OPS, *INTRINSICS, *LIBM, *LIBM2, *COMPARISONS,
+                       *LOGICAL, *OTHER])
+
+
+_LLVM_TYPES = {np.dtype(np.float64): "double", np.dtype(bool): "i1"}
+
+
+def scalar_type(aval) -> str | None:
+    """The LLVM type of a value of this AbstractArray (f64[] or bool[] on the CPU), or None."""
+    if aval.shape != () or aval.device != "cpu":
+        return None
+    return _LLVM_TYPES.get(aval.dtype)
+
+
+def operand_type(value) -> str | None:
+    """The LLVM type of an equation's input (a Var, Constant or Literal), or None."""
+    if isinstance(value, Literal):
+        kind = type(value.value)
+        if kind is bool:
+            return "i1"
+        if kind is float or (kind is int and abs(value.value) <= 2 ** 53):
+            return "double"
+        return None
+    return scalar_type(value.aval)
+
+
+def squares(equation) -> bool:
+    """Whether `equation` is power(x, 2), which NumPy and the kernel compute as x * x."""
+    exponent = equation.inputs[1]
+    if isinstance(exponent, Literal):
+        return type(exponent.value) in (int, float) and exponent.value == 2
+    return isinstance(exponent, Constant) and float(exponent.value) == 2.0
+
 
 # Tapes live on the stack: a graph whose loops would need more than this many doubles on them
 # is compiled straight-line instead.
 MAX_TAPE_DOUBLES = 1 << 16
 
+# The C library's functions read no memory for us (errno is never read): so declared, LLVM may
+# merge sin and cos of one value into one sincos call.
 _DECLARE = "declare double @{0}({1}) #0"
 _ATTRIBUTES = "attributes #0 = { nounwind willreturn memory(none) }"
 
@@ -69,25 +128,23 @@ class _Writer:
 
 def write_equation(writer: _Writer, equation, operands: list) -> str:
     """Emit `equation` on these operand texts; the SSA name of its result."""
-    from runtime.backends.cpu_scalar import (_COMPARISONS, _FLOAT_OPS, _INTRINSICS, _LIBM,
-                                             _LIBM2, _LOGICAL, _squares)
     name = equation.primitive.name
     result = writer.temporary()
     a = operands[0] if operands else None
     b = operands[1] if len(operands) > 1 else None
-    if name in _FLOAT_OPS:
+    if name in FLOAT_OPS:
         a, b = [_as_double(writer, value, text) for value, text in zip(equation.inputs, operands)]
-        writer.emit(f"{result} = {_FLOAT_OPS[name]} double {a}, {b}")
-    elif name == "power" and _squares(equation):  # NumPy's fast path: x * x
+        writer.emit(f"{result} = {FLOAT_OPS[name]} double {a}, {b}")
+    elif name == "power" and squares(equation):  # NumPy's fast path: x * x
         writer.emit(f"{result} = fmul double {a}, {a}")
     elif name in ("square",):
         writer.emit(f"{result} = fmul double {a}, {a}")
-    elif name in _INTRINSICS:
-        return writer.call(_INTRINSICS[name], [a])
-    elif name in _LIBM:
-        return writer.call(_LIBM[name], [a])
-    elif name in _LIBM2:
-        return writer.call(_LIBM2[name], [a, b])
+    elif name in INTRINSICS:
+        return writer.call(INTRINSICS[name], [a])
+    elif name in LIBM:
+        return writer.call(LIBM[name], [a])
+    elif name in LIBM2:
+        return writer.call(LIBM2[name], [a, b])
     elif name == "negative":
         writer.emit(f"{result} = fneg double {a}")
     elif name == "positive":
@@ -100,10 +157,10 @@ def write_equation(writer: _Writer, equation, operands: list) -> str:
         writer.emit(f"{nan} = fcmp uno double {a}, 0.0")
         writer.emit(f"{first} = or i1 {order}, {nan}")
         writer.emit(f"{result} = select i1 {first}, double {a}, double {b}")
-    elif name in _COMPARISONS:
-        writer.emit(f"{result} = fcmp {_COMPARISONS[name]} double {a}, {b}")
-    elif name in _LOGICAL:
-        writer.emit(f"{result} = {_LOGICAL[name]} i1 {a}, {b}")
+    elif name in COMPARISONS:
+        writer.emit(f"{result} = fcmp {COMPARISONS[name]} double {a}, {b}")
+    elif name in LOGICAL:
+        writer.emit(f"{result} = {LOGICAL[name]} i1 {a}, {b}")
     elif name in ("logical_not", "invert"):
         writer.emit(f"{result} = xor i1 {a}, true")
     elif name == "full":
@@ -136,8 +193,7 @@ def _constant_text(value, kind: str) -> str:
 
 
 def _kind(value) -> str:
-    from runtime.backends.cpu_scalar import _operand_type
-    return _operand_type(value)
+    return operand_type(value)
 
 
 def kernel_ir(graph: Graph, name: str, loops: list[Loop], checked: set,
@@ -229,8 +285,7 @@ def kernel_ir(graph: Graph, name: str, loops: list[Loop], checked: set,
 
 
 def _scalar_type_of(var) -> str | None:
-    from runtime.backends.cpu_scalar import _scalar_type
-    return _scalar_type(var.aval)
+    return scalar_type(var.aval)
 
 
 def _load(writer: _Writer, tape: str, index: str) -> str:
