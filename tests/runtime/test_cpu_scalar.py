@@ -376,3 +376,25 @@ def test_a_value_from_before_the_loop_read_by_every_iteration():
     for values in ((0.4, 0.8), (-1.0, 0.3), (2.0, -0.9)):
         arguments = tuple(map(np.asarray, values))
         assert_close(run(*arguments), numpy_version(*arguments))
+
+
+def growing(x):
+    for _ in range(40):
+        x = np.exp(x * 0.5) * 0.5 - 1.0
+    return x
+
+
+def test_an_overflow_inside_a_rolled_loop_runs_numpy_which_warns():
+    x = np.asarray(0.1)
+    graph = graph_of(growing, x)
+    assert find_loops(graph)
+    numpy_version, _ = compile_graph(graph)
+    run = cpu_scalar.compile_scalar_graph(graph, fallback=numpy_version, roll=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_close(run(x), numpy_version(x))
+    with np.errstate(all="ignore"):
+        expected = numpy_version(np.asarray(2000.0))
+    with pytest.warns(RuntimeWarning, match="overflow encountered in exp"):
+        result = run(np.asarray(2000.0))
+    assert result == expected == (np.inf,)
