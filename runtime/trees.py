@@ -58,7 +58,8 @@ class OutputStructure:
         """The function's result from running `compiled` (the graph) on the call's `arrays`,
         with the state cells it reads fed in and those it writes stored back."""
         if not self.captured and not self.written:
-            return self.unflatten(compiled(*arrays))
+            outputs = compiled(*arrays)
+            return outputs[0] if self.single else self.unflatten(outputs)
         outputs = compiled(*arrays, *[cell._value for cell in self.captured])
         if self.written:
             count = len(outputs) - len(self.written)
