@@ -27,6 +27,9 @@ The protocol (`Backend`; a new backend is one module with one instance, passed t
   (fusion replaces regions of equations by one equation calling a kernel).
 - `lowers_scalars`: whether a graph of float64 scalars may be written as Python floats
   (runtime/passes_floats.py): true on the CPU, false where values must stay on a device.
+- `compile_whole(graph, python_version)`: the whole graph as one native function (a graph of
+  scalars as one compiled loop), or None to run the executor's Python; `python_version` is
+  that Python, which a native function may fall back on (to give NumPy's warnings).
 
 A primitive says how it is written (`Primitive.source`/`statements`, in terms of `np`), so a
 backend whose array module has NumPy's functions needs no table of its own; what it does
@@ -61,6 +64,9 @@ class Backend:
 
     def passes(self) -> list:
         return []
+
+    def compile_whole(self, graph, python_version):
+        return None
 
     def __repr__(self) -> str:
         return f"<autotrace backend {self.name}>"
