@@ -24,7 +24,8 @@ TRANSFORMS_MAY_IMPORT = ("runtime.derivatives", "runtime.convolution", "runtime.
                          "runtime.special", "runtime.random", "runtime.state")
 # The tracing compiler, which nothing transforms/ imports loads. (The graph IR is loaded all the
 # same: the op registry that the derivative helpers call NumPy through names its StaticSlice.)
-COMPILER = ("runtime.tracer", "runtime.passes", "runtime.executor", "runtime.backends")
+COMPILER = ("runtime.tracer", "runtime.passes", "runtime.passes_", "runtime.executor",
+            "runtime.backends")
 # Where runtime/ may import runtime/ inside a function: the backends load on first use.
 LATE_IMPORTS_ALLOWED_IN = ("runtime.backends",)
 
@@ -78,7 +79,9 @@ def _imports(tree, module: str, modules: dict) -> tuple[list, list]:
 
 
 def _within(name: str, prefixes) -> bool:
-    return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+    """`name` is one of `prefixes` or inside it (a prefix ending in _ names a family)."""
+    return any(name == prefix or name.startswith(prefix if prefix.endswith("_") else prefix + ".")
+               for prefix in prefixes)
 
 
 def _import_graph(modules: dict) -> dict:
