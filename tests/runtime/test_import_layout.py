@@ -9,7 +9,7 @@
   (runtime/derivatives/), the custom ops it writes calls of, and state cells; and what those
   import in turn never reaches the tracing compiler (tracer, passes, executor, backends).
 
-The imports are read with `ast` (nothing is imported), so this runs in milliseconds.
+The imports are read with `ast` (nothing is imported), so this runs in a fraction of a second.
 """
 from __future__ import annotations
 
