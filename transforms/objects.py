@@ -31,7 +31,7 @@ import weakref
 
 import gast
 
-from runtime.derivatives.objects import build_object
+from runtime.derivatives.built_objects import build_object
 from transforms.parsing import parse_function, resolve
 from transforms.templates import name
 from transforms.varargs import calls_written_out

@@ -21,7 +21,7 @@ from runtime.derivatives.structure import (accumulate, accumulate_attribute, att
                                values_gradient, zeros_like, ones_like, tangent_like,
                                tangent_seed)
 from runtime.derivatives.adjoint_ops import unbroadcast
-from runtime.derivatives.objects import build_object, field_gradients, object_gradient
+from runtime.derivatives.built_objects import build_object, field_gradients, object_gradient
 from runtime.random import draw
 from transforms.inplace import refuse_shared_write
 from transforms.rules.core import adjoint, constant, d

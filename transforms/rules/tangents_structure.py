@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.derivatives.adjoint_ops import unbroadcast
-from runtime.derivatives.objects import build_object, field_gradients, object_gradient
+from runtime.derivatives.built_objects import build_object, field_gradients, object_gradient
 from runtime.derivatives.structure import (accumulate, accumulate_attribute, attribute_gradient,
                                attribute_tangent,
                                accumulate_item, add, build_namedtuple, namedtuple_fields,
