@@ -41,6 +41,7 @@ import math
 import os
 
 from runtime.devices import DeviceError, parse_device
+from runtime.ops import source_globals
 
 
 class Backend:
@@ -58,7 +59,6 @@ class Backend:
         raise NotImplementedError
 
     def namespace(self) -> dict:
-        from runtime.ops import source_globals  # the op registry imports late: it is big
         return {"np": self.array_module(), "math": math, **source_globals,
                 "__name__": "autotrace_graph"}
 
