@@ -33,7 +33,7 @@ from autotrace.checkpoint_files import (INDEX_SUFFIX, CheckpointError, checkpoin
                                         remove_temporaries, write_checkpoint)
 from autotrace.variables import Variable
 from runtime.state import StateError, current_scope, current_sink, holds_state
-from runtime.structure import array_module
+from runtime.derivatives.structure import array_module
 
 __all__ = ["Checkpoint", "CheckpointError", "RestoreStatus", "latest_checkpoint"]
 

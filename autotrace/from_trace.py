@@ -41,7 +41,7 @@ from autotrace.function import _explain_trace_error, _positional_names
 from runtime.ops import source_globals
 from runtime.graph_python import UnprintableGraphError, graph_statements
 from runtime.signature import ParameterBinding
-from runtime.structure import _is_traced, _rebuild
+from runtime.derivatives.structure import _is_traced, _rebuild
 from runtime.tracer import (TracerConversionError, _Slot, leaves_with_paths, map_arrays,
                             sorted_keys, trace)
 from transforms.codegen import load_function

@@ -99,7 +99,7 @@ class Function:
         self.python_function = python_function
         # grad(function(f)) differentiates f's source: the transforms look for this.
         self.__autotrace_python_function__ = python_function
-        self._cache = TraceCache(maxsize=max_traces)
+        self._cache = TraceCache(maxsize=max_traces, on_evict=self._forget_array_calls)
         self._warned = False
         self._parameters = tuple(_parameter_names(python_function))
         self._positional = _positional_names(python_function)
@@ -109,6 +109,12 @@ class Function:
                                 else InputSignature(input_signature, python_function))
         self.reduce_retracing = bool(reduce_retracing)
         self._reducer = RetracingReducer(4 * max_traces) if reduce_retracing else None
+        # Calls of NumPy arrays alone, by position, skip binding and keying: their key follows
+        # from the arrays' shapes and dtypes (`_array_calls` maps those to the key and the
+        # entry). Not for functions whose binding adds anything but fixed Python values.
+        self._array_calls: dict = {}
+        self._array_call_arity = _array_call_arity(self._binding) \
+            if input_signature is None and not reduce_retracing else -1
         functools.update_wrapper(self, python_function)
 
     @property
@@ -123,6 +129,18 @@ class Function:
         if getattr(_TRACING, "depth", 0):
             # Called while tracing (by itself or by another traced function): inline it.
             return for_tracing(self.python_function)(*args, **kwargs)
+        array_call = None
+        if not kwargs and len(args) == self._array_call_arity:
+            if len(args) == 1:  # the usual call, spelled out: this path is the cache hit's cost
+                array_call = (args[0].shape, args[0].dtype) if type(args[0]) is np.ndarray \
+                    else None
+            else:
+                array_call = _shapes_and_dtypes(args)
+            found = self._array_calls.get(array_call)
+            if found is not None:
+                key, entry = found
+                self._cache.touch(key, entry)
+                return entry.structure.run(entry.run, args)
         if self.input_signature is not None:
             entry, arrays = self._signature_entry(args, kwargs)
             return entry.structure.run(entry.run, arrays)
@@ -131,7 +149,14 @@ class Function:
         entry = self._cache.get(key) or self._missed(key, args, kwargs, warn=True)
         if entry.general:
             return self._run_general(entry, key, args, kwargs, arrays)
+        if array_call is not None:
+            self._array_calls[array_call] = (key, entry)
         return entry.structure.run(entry.run, arrays)
+
+    def _forget_array_calls(self, key, entry) -> None:
+        """An entry left the cache: calls of arrays stop finding it (all are forgotten; the
+        next call of each kind finds its entry the long way)."""
+        self._array_calls.clear()
 
     def _build(self, args, kwargs, general: bool = False) -> _Entry:
         _TRACING.depth = getattr(_TRACING, "depth", 0) + 1
@@ -281,6 +306,7 @@ class Function:
         """Forget every trace (and what reduce_retracing has seen); the next call traces
         again."""
         self._cache.clear()
+        self._array_calls.clear()
         if self._reducer is not None:
             self._reducer.clear()
 
@@ -340,6 +366,31 @@ class BoundFunction:
     def __repr__(self) -> str:
         return (f"<bound autotrace.function {getattr(self, '__qualname__', self.__name__)} "
                 f"of {self.__self__!r}>")
+
+
+def _array_call_arity(binding: ParameterBinding) -> int:
+    """How many positional arguments a call has that is keyed by its arrays alone: all the
+    positional parameters (none of *args), with keyword-only ones left to defaults that are
+    fixed Python values (a gradient's `dy=None`); -1 where calls cannot be keyed so."""
+    if binding.signature is None or binding.varargs:
+        return -1
+    if binding.keywords and (binding.keyword_defaults is None or not all(
+            type(value) in (type(None), bool, int, float, str)
+            for value in binding.keyword_defaults.values())):
+        return -1
+    return binding.positional
+
+
+def _shapes_and_dtypes(args: tuple) -> tuple | None:
+    """The shapes and dtypes of a call's arguments if all are NumPy arrays (each keyed by
+    shape and dtype alone, runtime/signature.py), else None."""
+    described = []
+    for value in args:
+        if type(value) is not np.ndarray:
+            return None
+        described.append(value.shape)
+        described.append(value.dtype)
+    return tuple(described)
 
 
 def _caller_level() -> int:

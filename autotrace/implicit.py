@@ -23,7 +23,7 @@ from typing import Callable
 from autotrace.operators import reverse
 from autotrace.conversion import for_tracing
 from runtime.state import collecting, current_scope, deposit, holds_state
-from runtime.structure import array_module
+from runtime.derivatives.structure import array_module
 from transforms.live_names import is_current
 
 

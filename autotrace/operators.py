@@ -14,7 +14,7 @@ import numpy as np
 
 from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
-from runtime.structure import _rebuild, array_module, zeros_like
+from runtime.derivatives.structure import _rebuild, array_module, zeros_like
 from transforms.dynamic_calls import rule_caller
 from transforms.calls import runs_own_call
 from transforms.errors import SourceUnavailableError

@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from runtime.structure import _rebuild, zeros_like
+from runtime.derivatives.structure import _rebuild, zeros_like
 
 ALLOWED_MODES = ("reverse", "forward")
 

@@ -23,7 +23,7 @@ import itertools
 import numpy as np
 
 from runtime.state import StateCell, StateError, current_scope
-from runtime.structure import array_module
+from runtime.derivatives.structure import array_module
 from runtime.tracer import (BINARY_OPERATORS, COMPARISON_OPERATORS, UNARY_OPERATORS,
                             Tracer)
 

@@ -1,0 +1,38 @@
+"""autotrace's runtime: arrays, shapes, devices and graphs, and nothing about Python syntax.
+
+Two parts, kept apart:
+
+- runtime/derivatives/: the helpers that generated derivative code calls (adjoint_ops,
+  adjoint_products, tangent_ops, structure, objects, built_objects, scans, sequences).
+  transforms/ imports these and only these (plus the op registry's custom ops it writes calls
+  of: convolution, pooling, special, random, and state cells and stacks, which user code and
+  derivatives share).
+- the tracing compiler, the rest of runtime/: abstract values (abstract), the op registry
+  (registry: how an op is defined and bound; its families ops_*, convolution, pooling,
+  special and random; ops: all of them), the tracer (tracer, arguments, trees, views), the
+  graph IR (graph), passes (passes, passes_*), traced control flow (control_scope, control,
+  control_statements, control_writes, stacks), signatures and their cache (signature, spec,
+  cache), the executor (executor, passes_floats, graph_python), devices (devices) and the
+  backends behind one protocol (backends/: numpy, llvm, cupy; see runtime/backends/__init__.py).
+
+Imports inside runtime/ point one way, down this list (tests/runtime/test_import_layout.py
+fails on a cycle): devices, control_scope and derivatives/objects import nothing of runtime/;
+abstract, graph and state build on them; registry on those; the op families on the registry,
+and ops on every family; the derivative helpers on the families; the tracer on ops; passes,
+backends and the executor on the graph and ops; traced control flow, signatures and
+graph_python on all of these. A module imports another inside a function only for an optional
+dependency (CuPy) or to load it when first needed (the backends).
+
+The contract between transforms/ and runtime/:
+- Generated code names the helper modules it calls (`adjoint_ops.unbroadcast(...)`,
+  `structure.add(...)`); transforms/pipeline.py binds those names in the namespace the code
+  runs in. The helpers take and return arrays (NumPy or CuPy) and containers of them, and call
+  NumPy functions through the op registry's bindings, so the same derivative runs eagerly on
+  arrays and, under `autotrace.function`, on traced values that record a graph.
+- runtime/ never imports transforms/ or autotrace/; transforms/ never imports the compiler
+  (tracer, graph, passes, executor, backends). `autotrace.function` is where the two meet: it
+  asks transforms/ to convert control flow, then runtime/ to trace, optimize and compile.
+- A primitive says how it is written as Python in terms of `np`; a backend says what `np` is
+  and may replace regions of a graph by its own equations (fused kernels), so adding a
+  backend is one module in backends/ plus its tests.
+"""

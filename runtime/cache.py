@@ -59,6 +59,7 @@ class TraceCache:
         self._recent = deque(maxlen=window)  # True for a call that traced
         self._released = False               # an object in a key died; purge when we can
         self._last_key = None
+        self._most_recent = None  # the entry last found or inserted: already at the LRU end
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -70,12 +71,19 @@ class TraceCache:
         """The entry for `key` (marked most recently used), or None. Records a call if found."""
         entry = self._entries.get(key)
         if entry is not None:
+            self.touch(key, entry)
+        return entry
+
+    def touch(self, key, entry) -> None:
+        """Record a call that runs `entry`, found under `key` by the caller's own index of this
+        cache (kept in step through `on_evict`): it becomes the most recently used."""
+        if entry is not self._most_recent:  # a run of calls to one trace moves it once
             try:
                 self._entries.move_to_end(key)
             except KeyError:  # evicted by another thread since; the entry still works
                 pass
-            self._recent.append(False)
-        return entry
+            self._most_recent = entry
+        self._recent.append(False)
 
     def get_or_build(self, key, build: Callable):
         """The entry for `key`, calling `build()` to make it if there is none (once, even when
@@ -116,6 +124,7 @@ class TraceCache:
         evicted = []
         with self._lock:
             self._entries[stored_key] = entry
+            self._most_recent = entry
             self.trace_count += 1
             self._recent.append(True)
             self._last_key = stored_key
@@ -150,6 +159,7 @@ class TraceCache:
         with self._lock:
             self._entries.clear()
             self._recent.clear()
+            self._most_recent = None
 
     # --- retrace bookkeeping ------------------------------------------------------------------
 

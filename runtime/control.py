@@ -29,7 +29,6 @@ Decisions:
 """
 from __future__ import annotations
 
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
@@ -37,6 +36,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from runtime.abstract import abstractify
+from runtime.control_scope import ControlFlowError, active_subgraphs
+from runtime.executor import compile_graph
 from runtime.graph import Graph, Var
 from runtime.ops import LITERAL_TYPES, Primitive, primitives, register
 from runtime.passes import optimize
@@ -46,14 +47,6 @@ from runtime.tracer import (GraphBuilder, OutputStructure, Tracer, _Slot, inheri
 from runtime.control_writes import (changed_in_place, loop_write_back, positions_of_operands,
                                     write_back)
 from runtime.views import share_operand_memory
-
-# The subgraph builders now tracing in this thread, innermost last.
-_ACTIVE = threading.local()
-
-
-class ControlFlowError(TypeError):
-    """The branches of a cond, or the body of a while_loop, do not fit together."""
-
 
 # --- subgraph attributes ------------------------------------------------------------------------
 
@@ -109,7 +102,6 @@ class ControlPrimitive(Primitive):
 
 
 def _evaluate(graph: Graph, values) -> tuple:
-    from runtime.executor import compile_graph  # the executor compiles these ops: import late
     return compile_graph(graph, name="subgraph")[0](*values)
 
 
@@ -220,7 +212,7 @@ class SubgraphBuilder(GraphBuilder):
 def current_builder(tracer: Tracer) -> GraphBuilder:
     """The builder that records now what is done to `tracer`: the innermost subgraph being
     traced, if `tracer` belongs to it or to a trace enclosing it; else its own."""
-    active = getattr(_ACTIVE, "builders", [])
+    active = active_subgraphs()
     if active:
         innermost = active[-1]
         if tracer._builder is innermost or any(
@@ -237,7 +229,7 @@ def _recording_into(builder: SubgraphBuilder):
     saved = [outer.__dict__.get("record") for outer in enclosing]
     for outer in enclosing:
         outer.record = builder.record
-    active = _ACTIVE.__dict__.setdefault("builders", [])
+    active = active_subgraphs()
     active.append(builder)
     try:
         yield

@@ -7,6 +7,7 @@ and a result that is that operand's memory is the operand itself again.
 """
 from __future__ import annotations
 
+from runtime.control_scope import ControlFlowError
 from runtime.tracer import Tracer, write_value
 from runtime.trees import leaves_with_paths, map_arrays
 from runtime.views import shares_memory_with_another
@@ -61,7 +62,6 @@ def _refuse_shared_change(init_vals, changed: list) -> None:
     """Raise where a loop changes in place (`changed`: indices of `init_vals`' array leaves) a
     value another loop value shares memory with: the body, traced once, reads each from an
     input of its own, which the next iteration could not keep in step."""
-    from runtime.control import ControlFlowError  # control.py imports this module
     outer_leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
     for index in changed:
         if shares_memory_with_another(outer_leaves, index):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.abstract import AbstractArray
-from runtime.ops import bind, define_runtime_function
+from runtime.registry import bind, define_runtime_function
 from runtime.windows import (DATA_FORMATS, check_choice, check_image_batch, check_window_options,
                              extract_patches, fold_patches, from_channels_last, output_length,
                              shape_from_channels_last, shape_to_channels_last, to_channels_last,

@@ -64,6 +64,15 @@ def device_of(value) -> str:
     return "cpu"
 
 
+def array_module(value):
+    """numpy, or cupy for a CuPy array."""
+    module = type(value).__module__
+    if module.startswith("cupy"):
+        import cupy  # only a CuPy array gets here, so CuPy is installed
+        return cupy
+    return np
+
+
 def cupy_module():
     """CuPy, or None when it is not installed or cannot start (no CUDA driver)."""
     try:

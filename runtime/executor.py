@@ -218,6 +218,12 @@ def compile_graph(graph: Graph, name: str = "graph",
     source = graph_source(graph, function_name, namespace, backend.lowers_scalars)
     exec(compile(source, filename, "exec"), namespace)
     function = namespace[function_name]
+    native = backend.compile_whole(graph, function)
+    if native is not None:
+        function = native
+        source += (f"\n# {function_name} runs as native code compiled by the {backend.name} "
+                   "backend; the Python above\n# computes the same, and runs where NumPy "
+                   "must warn.\n")
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     weakref.finalize(function, linecache.cache.pop, filename, None)
     return function, source

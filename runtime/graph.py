@@ -86,7 +86,7 @@ class StaticSlice:
 
 
 class Equation:
-    """`outputs = primitive(inputs, **attrs)`; `primitive` is a `runtime.ops.Primitive`."""
+    """`outputs = primitive(inputs, **attrs)`; `primitive` is a `runtime.registry.Primitive`."""
 
     __slots__ = ("primitive", "inputs", "attrs", "outputs")
 

@@ -16,10 +16,10 @@ import numpy as np
 from runtime.abstract import (
     AbstractArray, broadcast_origins, broadcast_shapes, unknown_dimension_error,
 )
-from runtime.ops import (
+from runtime.registry import (
     Primitive, bind, bind_like, define_function, device_of_inputs, literal_source,
     numpy_functions, primitives, register, reject_arguments, shape_of, static, static_dtype,
-    UntraceableError, is_traced, traces, untraceable, untraceable_shape,
+    is_traced, traces, untraceable, untraceable_shape,
 )
 
 
@@ -100,26 +100,12 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
     if method == "outer" and not kwargs:
         a, b = inputs
         return bind(ufunc.__name__, np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b)
-    if ufunc is np.add and method == "at" and not kwargs:
-        return _add_at(*inputs)
     function = _UFUNC_METHODS.get((ufunc.__name__, method))
     if function is None or "out" in kwargs:
         raise untraceable(f"numpy.{ufunc.__name__}.{method}" if method != "__call__"
                           else f"numpy.{ufunc.__name__} with out=")
     kwargs.setdefault("axis", 0)  # ufunc.reduce and .accumulate default to the first axis
     return function(*inputs, **kwargs)
-
-
-def _add_at(target, index, value):
-    """np.add.at(target, index, value) on a traced `target`: it changes in place to the sum,
-    as with `target[index] = value` (repeated indices add up)."""
-    from runtime.ops_index import add_at
-    from runtime.tracer import write_value  # the tracer imports this module
-    if not is_traced(target):
-        raise UntraceableError(
-            "autotrace cannot trace numpy.add.at into a concrete array with a traced value: "
-            "make the array from a traced one (np.zeros_like(x, shape=...))")
-    write_value(target, add_at(target, index, value), "np.add.at({}, ...)")
 
 
 def _ufunc_binding(ufunc):

@@ -22,7 +22,7 @@ from runtime.abstract import (
     AbstractArray, broadcast_shapes, is_unknown, unknown_dimension_error, unknown_origins,
 )
 from runtime.graph import StaticSlice
-from runtime.ops import (
+from runtime.registry import (
     Primitive, bind, example, is_traced, register, static, untraceable_shape,
 )
 
@@ -273,3 +273,20 @@ def add_at(x, index, value):
         return setitem(x, index, getitem(x, index) + value)
     template, arrays = split_index(index)
     return bind("scatter_add", x, value, *arrays, index=template)
+
+
+def set_item(target, index, value):
+    """`target[index] = value`, returning the result: also when `target` is a concrete array
+    and `value` or `index` is traced (then the result is a new traced value). A traced
+    `target` is changed in place by its own `__setitem__` (runtime/tracer.py).
+
+    Example: `h = set_item(h, t + 1, np.tanh(h[t] @ W))` in a traced loop.
+    """
+    if is_traced(target):
+        target[index] = value
+        return target
+    pieces = index if isinstance(index, tuple) else (index,)
+    if is_traced(value) or any(is_traced(piece) for piece in pieces):
+        return setitem(target, index, value)
+    target[index] = value
+    return target

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.abstract import AbstractArray, broadcast_shapes
-from runtime.ops import (
+from runtime.registry import (
     Primitive, bind, by_example, define_traced_function, literal_source, register,
     reject_arguments, shape_of, static, traces,
 )

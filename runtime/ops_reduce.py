@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.abstract import AbstractArray, carried_origins
-from runtime.ops import (
+from runtime.registry import (
     bind, define_function, normalize_axes, normalize_axis, reject_arguments, static,
     static_dtype, traces,
 )

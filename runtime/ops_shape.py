@@ -12,7 +12,7 @@ import numpy as np
 from runtime.abstract import (
     AbstractArray, broadcast_shapes, carried_origins, unknown_dimension_error,
 )
-from runtime.ops import (
+from runtime.registry import (
     UntraceableError, bind, define_function, define_traced_function, normalize_axes,
     normalize_axis, reject_arguments, shape_of, size_of, static, traces, untraceable_shape,
 )

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.abstract import AbstractArray
-from runtime.ops import bind, define_runtime_function
-from runtime.structure import array_module
+from runtime.devices import array_module
+from runtime.registry import bind, define_runtime_function
 from runtime.windows import (check_pair, check_window_options, extract_patches, fold_patches,
                              from_channels_last, output_length, shape_from_channels_last,
                              shape_to_channels_last, to_channels_last, window_geometry)

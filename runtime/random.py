@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.abstract import AbstractArray
-from runtime.ops import bind, define_runtime_function
+from runtime.registry import bind, define_runtime_function
 
 _DISTRIBUTIONS = ("uniform", "normal")
 

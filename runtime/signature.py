@@ -30,7 +30,7 @@ import numpy as np
 
 from runtime.abstract import short_dtype
 from runtime.devices import device_of
-from runtime.objects import field_names, is_dataclass_instance
+from runtime.derivatives.objects import field_names, is_dataclass_instance
 from runtime.tracer import Tracer, sorted_keys
 
 

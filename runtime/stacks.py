@@ -53,7 +53,7 @@ import numpy as np
 from runtime.abstract import abstractify
 from runtime.control import ControlFlowError, ControlPrimitive, current_builder
 from runtime.ops import primitives, register
-from runtime.structure import zeros_like
+from runtime.derivatives.structure import zeros_like
 from runtime.tracer import (OutputStructure, Tracer, _Slot, is_array, leaves_with_paths,
                             map_arrays, tracer_kinds)
 

@@ -43,6 +43,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from runtime.abstract import abstractify
+from runtime.control_scope import active_subgraphs
 
 
 class StateError(TypeError):
@@ -112,9 +113,8 @@ class CaptureScope:
         return self.current[key]
 
     def write(self, cell: StateCell, value) -> None:
-        from runtime.control import _ACTIVE as subgraphs  # imported late: control imports us
         builder = getattr(value, "_builder", None)
-        if getattr(subgraphs, "builders", None) or (
+        if active_subgraphs() or (
                 builder is not None and builder is not self.owner):
             raise StateError(
                 f"{cell.state_label()} is assigned inside a traced `if` or loop; compute the "
@@ -192,7 +192,8 @@ class Epoch:
     def __init__(self, before: dict):
         self.before = before  # id(cell) -> (cell, value): writes made before this run began
         self.writes: dict[int, tuple] = {}  # the writes of this run
-        self.forward_done = False  # set as its adjoint sweep starts (runtime.structure.seed)
+        # set as its adjoint sweep starts (runtime.derivatives.structure.seed)
+        self.forward_done = False
         self.read_before_write: set[int] = set()
         self.read_after_write: set[int] = set()
 
@@ -291,8 +292,7 @@ def deposit(value, gradient) -> None:
     if isinstance(value, StateCell):
         if not value.trainable:
             return
-        from runtime.control import _ACTIVE as subgraphs  # imported late: control imports us
-        if getattr(subgraphs, "builders", None) and getattr(gradient, "_builder", None):
+        if active_subgraphs() and getattr(gradient, "_builder", None):
             raise StateError(
                 f"{value.state_label()} is read inside a traced `if` or loop only, so its "
                 "gradient is made inside it, where a traced implicit gradient cannot hand it "

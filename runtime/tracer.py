@@ -46,9 +46,10 @@ from runtime.arguments import (  # noqa: F401 - the argument checks, imported fr
     ArgumentChangedError, _basic_index, _index_text, inherit_arguments, mark_view,
     refuse_change_of_argument)
 from runtime.graph import Constant, Equation, Graph, Literal, Var
-from runtime.ops import LITERAL_TYPES, numpy_functions, untraceable
+from runtime.ops import LITERAL_TYPES, UntraceableError, numpy_functions, untraceable
 from runtime.ops_elementwise import apply_ufunc, astype
-from runtime.ops_index import getitem, setitem
+from runtime.ops_index import (  # noqa: F401 - set_item, imported from here too
+    add_at, getitem, set_item, setitem)
 from runtime.state import StateCell, capturing
 from runtime.trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
@@ -240,6 +241,8 @@ class Tracer:
 
     # --- NumPy's dispatch protocols ----------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if ufunc is np.add and method == "at" and not kwargs:
+            return _add_at(*read_cells(inputs))
         out = kwargs.pop("out", None)
         result = apply_ufunc(ufunc, method, *read_cells(inputs), **kwargs)
         if out is None:
@@ -343,6 +346,16 @@ def write_value(tracer: Tracer, value, operation: str = "{}[...] = ...") -> None
     """Change `tracer` in place to `value` (np.add.at; a traced branch or loop body that wrote
     into its memory); refused where that is an argument's, `operation` naming the write."""
     _write(tracer, value, operation, "assignment destination is read-only")
+
+
+def _add_at(target, index, value) -> None:
+    """np.add.at(target, index, value) on a traced `target`: it changes in place to the sum,
+    as with `target[index] = value` (repeated indices add up)."""
+    if not isinstance(target, Tracer):
+        raise UntraceableError(
+            "autotrace cannot trace numpy.add.at into a concrete array with a traced value: "
+            "make the array from a traced one (np.zeros_like(x, shape=...))")
+    write_value(target, add_at(target, index, value), "np.add.at({}, ...)")
 
 
 def _write(tracer: Tracer, value, operation: str, read_only_message: str) -> None:
@@ -485,19 +498,3 @@ def _argument_paths(args: tuple, kwargs: dict, parameters: tuple) -> list:
 
 def _aval_of(leaf) -> AbstractArray:
     return leaf.aval if isinstance(leaf, Tracer) else abstractify(leaf)
-
-
-def set_item(target, index, value):
-    """`target[index] = value`, returning the result: also when `target` is a concrete array
-    and `value` or `index` is traced (then the result is a new traced value).
-
-    Example: `h = set_item(h, t + 1, np.tanh(h[t] @ W))` in a traced loop.
-    """
-    if isinstance(target, Tracer):
-        target[index] = value
-        return target
-    pieces = index if isinstance(index, tuple) else (index,)
-    if isinstance(value, Tracer) or any(isinstance(piece, Tracer) for piece in pieces):
-        return setitem(target, index, value)
-    target[index] = value
-    return target

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.objects import field_names, is_dataclass_instance, new_dataclass
+from runtime.derivatives.objects import field_names, is_dataclass_instance, new_dataclass
 
 
 def is_array(value) -> bool:
@@ -48,6 +48,9 @@ class OutputStructure:
     def __init__(self, template, captured: list = (), written: list = ()):
         self.template = template  # the result with each graph output replaced by _Slot(i)
         self.single = isinstance(template, _Slot)
+        # A result that is one Python value (`return 1.0`) is returned as it is, as _fill would.
+        self.constant = not self.single and not isinstance(template, (dict, tuple, list)) \
+            and not is_dataclass_instance(template)
         self.captured = list(captured)  # state cells read: inputs after the arguments' arrays
         self.written = list(written)  # state cells written: outputs after the result's
 
@@ -55,7 +58,8 @@ class OutputStructure:
         """The function's result from running `compiled` (the graph) on the call's `arrays`,
         with the state cells it reads fed in and those it writes stored back."""
         if not self.captured and not self.written:
-            return self.unflatten(compiled(*arrays))
+            outputs = compiled(*arrays)
+            return outputs[0] if self.single else self.unflatten(outputs)
         outputs = compiled(*arrays, *[cell._value for cell in self.captured])
         if self.written:
             count = len(outputs) - len(self.written)
@@ -68,6 +72,8 @@ class OutputStructure:
         """The function's result, from the compiled graph's flat tuple of outputs."""
         if self.single:
             return outputs[0]
+        if self.constant:
+            return self.template
         return _fill(self.template, outputs)
 
     def __repr__(self) -> str:

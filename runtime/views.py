@@ -30,6 +30,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from runtime.control_scope import ControlFlowError
 from runtime.ops_index import getitem, setitem
 
 
@@ -135,7 +136,6 @@ def write_into(tracer, value, refuse, read_only_message: str) -> None:
     if tracer._link is not None and any(member._builder is not value._builder
                                         for member in chain):
         # (An array itself from outside is refused by own_var: a closed-over traced value.)
-        from runtime.control import ControlFlowError  # control.py imports this module
         raise ControlFlowError(_ENCLOSING_WRITE_MESSAGE)
     values = [value]
     for view in chain[:-1]:

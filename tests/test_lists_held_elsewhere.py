@@ -4,11 +4,11 @@ The adjoint sweep undoes `items.append(v)` by binding `items` to the shorter lis
 popping in place: the grown list may be held elsewhere too (stored into another list, or
 returned), and what holds it must keep what the function made. The adjoint of
 `rows[0] = row` leaves zeros in the slot that the gradient of the list the slot held before,
-of another length, replaces (runtime.structure.ClearedList); two gradients of one list that
-differ in length otherwise are an error, never a sum that drops items. A loop reads a copy of
-the list it runs over, as it was when the loop began. `.copy()` of a list or dict keeps it one
-(np.copy would make it an array). Second derivatives are checked against finite differences of the
-first derivative, eager and traced.
+of another length, replaces (runtime.derivatives.structure.ClearedList); two gradients of one
+list that differ in length otherwise are an error, never a sum that drops items. A loop reads a
+copy of the list it runs over, as it was when the loop began. `.copy()` of a list or dict keeps it
+one (np.copy would make it an array). Second derivatives are checked against finite differences of
+the first derivative, eager and traced.
 """
 import numpy as np
 import pytest
@@ -128,7 +128,7 @@ def test_the_adjoint_sweep_leaves_a_returned_list_as_the_function_made_it():
 
 
 def test_list_gradients_of_different_lengths_never_add_by_dropping_items():
-    from runtime.structure import ClearedList, add
+    from runtime.derivatives.structure import ClearedList, add
     assert add(ClearedList([0.0, 0.0]), [3.0]) == [3.0]
     assert add([3.0, 1.0, 2.0], ClearedList([0.0])) == [3.0, 1.0, 2.0]
     total = add(ClearedList([0.0]), [2.0])

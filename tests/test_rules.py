@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import transforms.rules  # noqa: F401  (fills the registries)
-from runtime import adjoint_ops as ops
-from runtime import adjoint_products as products
+from runtime.derivatives import adjoint_ops as ops
+from runtime.derivatives import adjoint_products as products
 from tests.rule_table import TABLE
 from transforms.rules.core import adjoint_rules, constant_functions, instantiate
 from transforms.rules.evaluate import rule_vjp

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 import transforms.rules  # noqa: F401  (fills the registries)
-from runtime import objects, sequences, structure
-from runtime import tangent_ops
-from runtime.adjoint_products import einsum_adjoint_cross
-from runtime.structure import zeros_like
+from runtime.derivatives import built_objects, objects, sequences, structure
+from runtime.derivatives import tangent_ops
+from runtime.derivatives.adjoint_products import einsum_adjoint_cross
+from runtime.derivatives.structure import zeros_like
 from tests.rule_table import TABLE, Entry, away_from_zero, normal
 from tests.test_rules import parameter_of
 from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS
@@ -72,7 +72,7 @@ _PAIR = namedtuple("_PAIR", "first second")
 
 
 class _Holder:
-    """An object a differentiated function builds (runtime/objects.py)."""
+    """An object a differentiated function builds (runtime/derivatives/built_objects.py)."""
 
 
 def _holding(**attributes):
@@ -98,13 +98,13 @@ STRUCTURE_TABLE = [
     E("match", structure.match, lambda rng: (np.float64(rng.standard_normal()), 1.5), wrt=(0,)),
     E("match_for_caller", structure.match_for_caller,
       lambda rng: (np.float64(rng.standard_normal()), 1.5), wrt=(0,)),
-    E("build_object", objects.build_object, _with(lambda rng: _Holder, _fields), wrt=(1,),
+    E("build_object", built_objects.build_object, _with(lambda rng: _Holder, _fields), wrt=(1,),
       align=_attributes, note="an object's attributes against finite differences"),
-    E("field_gradients", objects.field_gradients,
+    E("field_gradients", built_objects.field_gradients,
       _with(lambda rng: objects.ObjectGradient(w=rng.standard_normal(3)), _fields,
             lambda rng: _Holder),
       wrt=(0,)),
-    E("object_gradient", objects.object_gradient, _with(lambda rng: _Holder, _fields),
+    E("object_gradient", built_objects.object_gradient, _with(lambda rng: _Holder, _fields),
       wrt=(1,)),
     E("attribute_tangent", structure.attribute_tangent,
       _with(lambda rng: objects.ObjectGradient(w=rng.standard_normal(3)), "w",

@@ -30,8 +30,8 @@ ARRAY_METHODS = {
 }
 # Methods whose positional arguments form one shape or axes argument: `x.reshape(2, 3)`.
 PACKED_METHODS = {"reshape": "reshape", "transpose": "transpose"}
-# Methods that become helpers of runtime.structure: `x.copy()` copies a list or dict as one,
-# where np.copy would make it an array.
+# Methods that become helpers of runtime.derivatives.structure: `x.copy()` copies a list or dict
+# as one, where np.copy would make it an array.
 HELPER_METHODS = {"astype": "astype", "item": "item", "copy": "shallow_copy"}
 LIST_METHODS = {"append", "pop"}
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp)

@@ -13,8 +13,8 @@ import types
 
 import gast
 
-from runtime.sequences import append_zeros_like
-from runtime.structure import zeros_like
+from runtime.derivatives.sequences import append_zeros_like
+from runtime.derivatives.structure import zeros_like
 from transforms.codegen import compile_in_factory, debug_source
 from transforms.control_flow import _USER, HELPER_NAMES, ControlFlowConverter, helper
 from transforms.naming import Namer, names_in

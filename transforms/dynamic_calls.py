@@ -15,7 +15,7 @@ import re
 import sys
 import weakref
 
-import runtime.structure as structure
+import runtime.derivatives.structure as structure
 from runtime.state import current_sink, holds_state
 from transforms.calls import CustomGradient, describe, runs_own_call
 from transforms.custom import custom_caller
@@ -170,7 +170,7 @@ def _gradient_beside_state(value) -> bool:
     """Whether an object that holds Variables also holds floating values of its own (one the
     function built of a Variable and an array computed from it): those get their gradient
     through the object's, as in an object holding no Variable, and the Variables theirs."""
-    from runtime.objects import is_dataclass_instance, is_plain_object
+    from runtime.derivatives.objects import is_dataclass_instance, is_plain_object
     if not (is_plain_object(value) or is_dataclass_instance(value)):
         return False
     return any(_floating(item) and not holds_state(item)
@@ -259,7 +259,7 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
 def _object_with_gradient(value) -> bool:
     """An object whose attributes carry gradient: one the function built (a method's self),
     holding no Variables or floating values beside them."""
-    from runtime.objects import is_dataclass_instance, is_plain_object
+    from runtime.derivatives.objects import is_dataclass_instance, is_plain_object
     return (is_plain_object(value) or is_dataclass_instance(value)) and (
         not holds_state(value) or _gradient_beside_state(value))
 

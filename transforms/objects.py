@@ -6,8 +6,8 @@ An object built in differentiated code carries gradient through its attributes. 
     build_object(P, fields_of_P(a, b))
 
 where `fields_of_P(a, b)` runs `P.__init__` on a new object and returns the attributes it set,
-as a dict, and `build_object` hands back that object (runtime/objects.py): to the gradient,
-the object is the dict of its attributes. To differentiate `fields_of_P`, autotrace reads
+as a dict, and `build_object` hands back that object (runtime/derivatives/objects.py): to the
+gradient, the object is the dict of its attributes. To differentiate `fields_of_P`, autotrace reads
 `P.__init__` as a function that builds that dict:
 
     def __init__(self, w):                 def __init__(w):
@@ -31,7 +31,7 @@ import weakref
 
 import gast
 
-from runtime.objects import build_object
+from runtime.derivatives.built_objects import build_object
 from transforms.parsing import parse_function, resolve
 from transforms.templates import name
 from transforms.varargs import calls_written_out

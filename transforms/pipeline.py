@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-import runtime.adjoint_ops as adjoint_ops
-import runtime.sequences as sequences
-import runtime.structure as structure
+import runtime.derivatives.adjoint_ops as adjoint_ops
+import runtime.derivatives.sequences as sequences
+import runtime.derivatives.structure as structure
 from transforms import cleanup
 from runtime.state import (
     deposit, holds_state, reverse_derivative_code, state_as_of, state_version,

@@ -21,7 +21,7 @@ import linecache
 
 import gast
 
-from runtime import sequences
+from runtime.derivatives import sequences
 from transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify
 from transforms.objects import refuse_method_for_effect

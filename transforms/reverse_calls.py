@@ -10,7 +10,7 @@ import copy
 import gast
 import numpy as np
 
-import runtime.adjoint_ops as adjoint_ops
+import runtime.derivatives.adjoint_ops as adjoint_ops
 from transforms.calls import classify, describe, rule_template
 from transforms.codegen import to_source
 from transforms.custom import check_call, custom_functions

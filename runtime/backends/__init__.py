@@ -27,6 +27,9 @@ The protocol (`Backend`; a new backend is one module with one instance, passed t
   (fusion replaces regions of equations by one equation calling a kernel).
 - `lowers_scalars`: whether a graph of float64 scalars may be written as Python floats
   (runtime/passes_floats.py): true on the CPU, false where values must stay on a device.
+- `compile_whole(graph, python_version)`: the whole graph as one native function (a graph of
+  scalars as one compiled loop), or None to run the executor's Python; `python_version` is
+  that Python, which a native function may fall back on (to give NumPy's warnings).
 
 A primitive says how it is written (`Primitive.source`/`statements`, in terms of `np`), so a
 backend whose array module has NumPy's functions needs no table of its own; what it does
@@ -38,6 +41,7 @@ import math
 import os
 
 from runtime.devices import DeviceError, parse_device
+from runtime.ops import source_globals
 
 
 class Backend:
@@ -55,12 +59,14 @@ class Backend:
         raise NotImplementedError
 
     def namespace(self) -> dict:
-        from runtime.ops import source_globals  # the op registry imports late: it is big
         return {"np": self.array_module(), "math": math, **source_globals,
                 "__name__": "autotrace_graph"}
 
     def passes(self) -> list:
         return []
+
+    def compile_whole(self, graph, python_version):
+        return None
 
     def __repr__(self) -> str:
         return f"<autotrace backend {self.name}>"

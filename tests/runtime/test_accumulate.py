@@ -1,12 +1,12 @@
-"""runtime.structure.accumulate: `b = accumulate(b, c)` writes into b's buffer only where no
-other name, container or view can see it, and otherwise adds as `add` does."""
+"""runtime.derivatives.structure.accumulate: `b = accumulate(b, c)` writes into b's buffer only
+where no other name, container or view can see it, and otherwise adds as `add` does."""
 import weakref
 
 import numpy as np
 
 import autotrace
 from autotrace.testing import check_grads
-from runtime.structure import accumulate
+from runtime.derivatives.structure import accumulate
 
 
 def test_a_gradient_only_its_name_holds_is_written_in_place():

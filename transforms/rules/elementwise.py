@@ -12,8 +12,9 @@ import math
 
 import numpy as np
 
-from runtime.adjoint_ops import clip_weights, first_given, sinc_slope, tie_weights, unbroadcast
-from runtime.structure import zeros_like
+from runtime.derivatives.adjoint_ops import (clip_weights, first_given, sinc_slope, tie_weights,
+                                             unbroadcast)
+from runtime.derivatives.structure import zeros_like
 from transforms.rules.core import adjoint, d
 
 # Arithmetic: what the operators +, -, *, /, **, unary - and + mean.

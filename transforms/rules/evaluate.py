@@ -46,7 +46,7 @@ def rule_jvp(func, args, tangents, **kwargs):
     read as zeros like the argument).
     """
     from transforms.rules.core import instantiate_tangent, tangent_rules
-    from runtime.structure import zeros_like
+    from runtime.derivatives.structure import zeros_like
     rule = tangent_rules[func]
     y = func(*args, **kwargs)
     counter = itertools.count()

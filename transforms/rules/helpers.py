@@ -1,4 +1,4 @@
-"""Rules for the helpers in runtime/adjoint_ops.py that rule bodies call.
+"""Rules for the helpers in runtime/derivatives/adjoint_ops.py that rule bodies call.
 
 Second derivatives differentiate generated code, which holds the inlined rule bodies, so every
 helper those bodies call needs a rule of its own. Most helpers come in adjoint pairs (unbroadcast
@@ -9,21 +9,23 @@ Not closed: `einsum_adjoint_cross` (only third derivatives of einsum reach it) h
 """
 import numpy as np
 
-from runtime.adjoint_ops import (broadcast_each_like, broadcast_like, clip_weights, diag_adjoint,
-                                 diagonal_adjoint, diff_pad_width, eigh_gap_inverse,
-                                 extremum_weights, eye_like, first_given, flat_axis, hstack_axis,
-                                 inverse_permutation, join, negate_shift, norm_direction,
-                                 norm_power, norm_slope, prod_others, reduced_size, reshape_each,
-                                 reshape_each_back, sinc_slope, solve_as_matrix, sort_like,
-                                 split_like, tie_weights, tril_half_diagonal, unarray,
-                                 unbroadcast, unbroadcast_each, unpad, unreduce, unrepeat, unsort,
-                                 unstack, untake, untile)
-from runtime.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
+from runtime.derivatives.adjoint_ops import (broadcast_each_like, broadcast_like, clip_weights,
+                                             diag_adjoint, diagonal_adjoint, diff_pad_width,
+                                             eigh_gap_inverse, extremum_weights, eye_like,
+                                             first_given, flat_axis, hstack_axis,
+                                             inverse_permutation, join, negate_shift,
+                                             norm_direction, norm_power, norm_slope, prod_others,
+                                             reduced_size, reshape_each, reshape_each_back,
+                                             sinc_slope, solve_as_matrix, sort_like, split_like,
+                                             tie_weights, tril_half_diagonal, unarray, unbroadcast,
+                                             unbroadcast_each, unpad, unreduce, unrepeat, unsort,
+                                             unstack, untake, untile)
+from runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
                                       einsum_adjoint_cross, einsum_jvp, inner_adjoint_a,
                                       inner_adjoint_b, kron_adjoint_a, kron_adjoint_b,
                                       matmul_adjoint_a, matmul_adjoint_b, tensordot_adjoint_a,
                                       tensordot_adjoint_b)
-from runtime.scans import forward_scan, reverse_scan, shift
+from runtime.derivatives.scans import forward_scan, reverse_scan, shift
 from transforms.rules.core import adjoint, constant, d
 
 constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, clip_weights,
@@ -256,9 +258,9 @@ def einsum_jvp_rule(z, subscripts, tangents, operands):
     d[operands] = einsum_adjoint_cross(d[z], tangents, subscripts, operands)
 
 
-# The recurrences of cumprod's rules (runtime/scans.py). forward_scan and reverse_scan are each
-# other's transpose in their first argument; t = forward_scan(b, a) reads a[k] times t[k - 1],
-# s = reverse_scan(c, a) reads a[k + 1] times s[k + 1].
+# The recurrences of cumprod's rules (runtime/derivatives/scans.py). forward_scan and reverse_scan
+# are each other's transpose in their first argument; t = forward_scan(b, a) reads a[k] times
+# t[k - 1], s = reverse_scan(c, a) reads a[k + 1] times s[k + 1].
 
 
 @adjoint(shift)

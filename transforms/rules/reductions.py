@@ -11,9 +11,9 @@ prod's second derivative divides by the input and is not defined where it is 0.
 """
 import numpy as np
 
-from runtime.adjoint_ops import (diff_pad_width, extremum_weights, flat_axis, prod_others,
-                                 reduced_size, unreduce, unsort)
-from runtime.scans import reverse_scan, shift
+from runtime.derivatives.adjoint_ops import (diff_pad_width, extremum_weights, flat_axis,
+                                             prod_others, reduced_size, unreduce, unsort)
+from runtime.derivatives.scans import reverse_scan, shift
 from transforms.rules.core import adjoint, d
 
 

@@ -4,8 +4,8 @@ Reverse mode inlines `concatenate`'s rule for `a + b` on operands it knows are l
 and `add_or_concatenate`'s where it cannot tell (transforms/sequences.py): that one decides
 when it runs. `*` has the same pair, for repetition.
 """
-from runtime.adjoint_ops import unbroadcast
-from runtime.sequences import (add_or_concatenate, append_zeros_like, concatenate,
+from runtime.derivatives.adjoint_ops import unbroadcast
+from runtime.derivatives.sequences import (add_or_concatenate, append_zeros_like, concatenate,
                                concatenates, copies, first_items, last_items,
                                multiply_or_repeat, place_first, place_last, repeat, repeats,
                                sum_copies)

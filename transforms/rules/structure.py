@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.structure import (accumulate, accumulate_attribute, attribute_gradient,
+from runtime.derivatives.structure import (accumulate, accumulate_attribute, attribute_gradient,
                                attribute_tangent,
                                accumulate_item, add, build_namedtuple, namedtuple_fields,
                                astype, cast_like,
@@ -20,8 +20,8 @@ from runtime.structure import (accumulate, accumulate_attribute, attribute_gradi
                                sum_gradient,
                                values_gradient, zeros_like, ones_like, tangent_like,
                                tangent_seed)
-from runtime.adjoint_ops import unbroadcast
-from runtime.objects import build_object, field_gradients, object_gradient
+from runtime.derivatives.adjoint_ops import unbroadcast
+from runtime.derivatives.built_objects import build_object, field_gradients, object_gradient
 from runtime.random import draw
 from transforms.inplace import refuse_shared_write
 from transforms.rules.core import adjoint, constant, d

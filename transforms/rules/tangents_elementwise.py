@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from runtime.adjoint_ops import clip_weights, first_given, sinc_slope, tie_weights
-from runtime.structure import add, zeros_like
+from runtime.derivatives.adjoint_ops import clip_weights, first_given, sinc_slope, tie_weights
+from runtime.derivatives.structure import add, zeros_like
 from transforms.rules.core import d, tangent
 
 # Arithmetic.

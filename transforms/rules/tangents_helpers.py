@@ -1,4 +1,5 @@
-"""Tangent rules of the helpers in runtime/adjoint_ops.py and runtime/adjoint_products.py.
+"""Tangent rules of the helpers in runtime/derivatives/adjoint_ops.py and
+runtime/derivatives/adjoint_products.py.
 
 Forward mode over reverse mode (a Hessian) differentiates generated adjoint code, which calls these
 helpers, so each needs a tangent rule. Most are linear in their first argument and are their own
@@ -8,20 +9,20 @@ third derivatives of einsum reach them) have no rules.
 """
 import numpy as np
 
-from runtime.adjoint_ops import (broadcast_each_like, broadcast_like, diag_adjoint,
+from runtime.derivatives.adjoint_ops import (broadcast_each_like, broadcast_like, diag_adjoint,
                                  diagonal_adjoint, eigh_gap_inverse, join, norm_direction,
                                  norm_slope, prod_others, reshape_each, reshape_each_back,
                                  sinc_slope, solve_as_matrix, sort_like, split_like,
                                  tril_half_diagonal, unarray, unbroadcast, unbroadcast_each, unpad,
                                  unreduce, unrepeat, unsort, unstack, untake, untile)
-from runtime.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
+from runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
                                       einsum_adjoint_cross, einsum_jvp, inner_adjoint_a,
                                       inner_adjoint_b, kron_adjoint_a, kron_adjoint_b,
                                       matmul_adjoint_a, matmul_adjoint_b, tensordot_adjoint_a,
                                       tensordot_adjoint_b)
-from runtime.scans import forward_scan, reverse_scan, shift
-from runtime.structure import add
-from runtime.tangent_ops import einsum_jvp_cross
+from runtime.derivatives.scans import forward_scan, reverse_scan, shift
+from runtime.derivatives.structure import add
+from runtime.derivatives.tangent_ops import einsum_jvp_cross
 from transforms.rules.core import d, tangent
 
 # Broadcasting and reductions.
@@ -239,8 +240,8 @@ def einsum_jvp_tangent(z, subscripts, tangents, operands):
             + einsum_jvp_cross(subscripts, tangents, d[operands], operands))
 
 
-# The recurrences of cumprod's rules (runtime/scans.py): each is linear in its first argument,
-# and its tangent in `a` is the same recurrence run on the terms that a's tangent adds.
+# The recurrences of cumprod's rules (runtime/derivatives/scans.py): each is linear in its first
+# argument, and its tangent in `a` is the same recurrence run on the terms that a's tangent adds.
 
 
 @tangent(shift)

@@ -7,9 +7,9 @@ Inputs may be lists of floats, so divisions are written as np.divide (a list has
 """
 import numpy as np
 
-from runtime.adjoint_ops import (extremum_weights, flat_axis, prod_others, reduced_size,
+from runtime.derivatives.adjoint_ops import (extremum_weights, flat_axis, prod_others, reduced_size,
                                  sort_like)
-from runtime.scans import forward_scan, shift
+from runtime.derivatives.scans import forward_scan, shift
 from transforms.rules.core import d, tangent
 
 

@@ -7,7 +7,7 @@ several arguments) give a list of tangents.
 """
 import numpy as np
 
-from runtime.adjoint_ops import broadcast_each_like, reshape_each_back, unbroadcast
+from runtime.derivatives.adjoint_ops import broadcast_each_like, reshape_each_back, unbroadcast
 from transforms.rules.core import d, tangent
 
 

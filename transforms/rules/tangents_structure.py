@@ -1,17 +1,18 @@
-"""Tangent rules of the helpers generated code calls (runtime/structure.py) and of builtins.
+"""Tangent rules of the helpers generated code calls (runtime/derivatives/structure.py) and of
+builtins.
 
 A tangent has the structure of its value: a container's tangent is the same container of tangents,
 a namedtuple's a namedtuple. Most helpers are linear in the gradient they move and are their own
-tangent. The helpers of runtime/tangent_ops.py, which these rules call, get both rules here, so
-derivative code stays differentiable in either mode.
+tangent. The helpers of runtime/derivatives/tangent_ops.py, which these rules call, get both
+rules here, so derivative code stays differentiable in either mode.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from runtime.adjoint_ops import unbroadcast
-from runtime.objects import build_object, field_gradients, object_gradient
-from runtime.structure import (accumulate, accumulate_attribute, attribute_gradient,
+from runtime.derivatives.adjoint_ops import unbroadcast
+from runtime.derivatives.built_objects import build_object, field_gradients, object_gradient
+from runtime.derivatives.structure import (accumulate, accumulate_attribute, attribute_gradient,
                                attribute_tangent,
                                accumulate_item, add, build_namedtuple, namedtuple_fields,
                                astype, cast_like,
@@ -22,7 +23,7 @@ from runtime.structure import (accumulate, accumulate_attribute, attribute_gradi
                                sequence, sequence_gradient, shallow_copy, snapshot, sum_gradient,
                                tangent_like,
                                tangent_seed, values_gradient)
-from runtime.tangent_ops import extremum_tangent, iteration_tangent, seed_tangent
+from runtime.derivatives.tangent_ops import extremum_tangent, iteration_tangent, seed_tangent
 from transforms.rules.core import adjoint, d, tangent
 
 

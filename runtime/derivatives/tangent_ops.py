@@ -1,4 +1,5 @@
-"""Helpers that tangent (forward-mode) rules call, beside those in runtime/adjoint_ops.py.
+"""Helpers that tangent (forward-mode) rules call, beside those in
+runtime/derivatives/adjoint_ops.py.
 
 Each is linear in its first argument, a tangent; the other arguments only say where that tangent
 goes. Their own rules (transforms/rules/tangents_structure.py) keep derivative code closed under
@@ -6,8 +7,9 @@ further differentiation; `einsum_jvp_cross`, reached only by third derivatives o
 """
 from __future__ import annotations
 
-from runtime.adjoint_products import _replaced
-from runtime.structure import _same, array_module, like_container, zeros_like
+from runtime.derivatives.adjoint_products import _replaced
+from runtime.derivatives.structure import _same, like_container, zeros_like
+from runtime.devices import array_module
 
 
 def seed_tangent(tangent, value, dy):

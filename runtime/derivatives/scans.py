@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.structure import _is_traced, array_module
+from runtime.derivatives.structure import _is_traced
+from runtime.devices import array_module
 
 
 def _array(xp, x):

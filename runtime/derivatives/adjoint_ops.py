@@ -21,7 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.abstract import UnknownDimensionError
-from runtime.structure import _is_traced, array_module
+from runtime.derivatives.structure import _is_traced
+from runtime.devices import array_module
+from runtime.ops_index import add_at, set_item
+from runtime.ops_shape import broadcast_like as broadcast_to_shape_of, dimension_size
 
 _FLOAT_KINDS = "fc"
 
@@ -43,7 +46,6 @@ def _broadcast(g, shape, like=None):
             raise UnknownDimensionError(
                 f"autotrace cannot broadcast a gradient to shape {shape}: its None is a size "
                 f"known only at run time; pass the traced array of that shape (like=) instead")
-        from runtime.ops_shape import broadcast_like as broadcast_to_shape_of
         return broadcast_to_shape_of(g, like)
     xp = array_module(g)
     if (isinstance(g, (np.ndarray, np.generic, float, int)) and getattr(g, "size", 1) <= _SMALL
@@ -210,7 +212,6 @@ def reduced_size(a, axis):
     size = 1
     for i in range(len(shape)) if axis is None else _axes(axis, len(shape)):
         if shape[i] is None:
-            from runtime.ops_shape import dimension_size
             size = size * dimension_size(a, i)
         else:
             size *= shape[i]
@@ -536,7 +537,6 @@ def diagonal_adjoint(g, a, offset=0, axis1=0, axis2=1):
     cols = np.arange(length) + max(offset, 0)
     out = xp.zeros(rest + (n, m), dtype=xp.result_type(g, 1.0))
     if _is_traced(g):  # inside autotrace.function: the result is a new traced value
-        from runtime.tracer import set_item
         out = set_item(out, (Ellipsis, rows, cols), xp.broadcast_to(g, rest + (length,)))
     else:
         out[..., rows, cols] = xp.broadcast_to(g, rest + (length,))
@@ -554,7 +554,6 @@ def _scatter_add(xp, out, index, values):
     """`out` with `values` added at `index` (repeated indices add up): `out` itself, or a new
     traced value inside autotrace.function."""
     if _is_traced(values) or _is_traced(index):
-        from runtime.ops_index import add_at
         return add_at(out, index, values)
     if xp is np:
         np.add.at(out, index, values)

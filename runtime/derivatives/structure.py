@@ -13,10 +13,12 @@ import types
 
 import numpy as np
 
-from runtime.objects import (
+from runtime.derivatives.objects import (
     ObjectGradient, add_objects, check_stored, field_names, is_dataclass_instance,
     is_plain_object, map_fields, with_attribute,
 )
+from runtime.devices import array_module
+from runtime.ops_index import add_at, set_item
 from runtime.state import StateCell, StateError, current_sink, deposit, holds_state
 
 
@@ -337,15 +339,6 @@ def _is_traced(value) -> bool:
     return getattr(value, "_builder", None) is not None
 
 
-def array_module(value):
-    """numpy, or cupy for a CuPy array."""
-    module = type(value).__module__
-    if module.startswith("cupy"):
-        import cupy
-        return cupy
-    return np
-
-
 def _sum_to(gradient, value):
     """`gradient` summed over the axes that broadcasting added to `value`'s shape."""
     shape = getattr(value, "shape", ())
@@ -403,12 +396,10 @@ def accumulate_item(gradient, index, value):
         value, (np.ndarray, np.generic, float, int))  # inside autotrace.function
     if _basic_index(index):
         if traced_into_concrete:
-            from runtime.tracer import set_item
             return set_item(out, index, out[index] + value)
         out[index] += value
     elif traced_into_concrete or _is_traced(out):
-        from runtime.ops_index import add_at  # repeated indices add up, as in np.add.at
-        return add_at(out, index, value)
+        return add_at(out, index, value)  # repeated indices add up, as in np.add.at
     else:
         array_module(out).add.at(out, index, value)
     return out

@@ -1,0 +1,225 @@
+"""Compiled scalar graphs: a graph of float64 (and bool) scalars as one native function.
+
+A traced loop on scalars is a long chain of 0-d ops: NumPy spends about a microsecond of
+dispatch on each, Python floats a few tens of nanoseconds (runtime/passes_floats.py), machine
+code a few nanoseconds. `compile_scalar_graph(graph)` writes the graph as LLVM IR, compiles it
+with llvmlite (runtime/backends/llvm.py, which caches the object code on disk) and returns a
+Python function that calls it:
+
+    run = compile_scalar_graph(graph, fallback=numpy_version)
+    run(np.asarray(0.5))          # (np.float64(4.44e-05),), as the NumPy version returns
+
+- Arithmetic is IEEE, as NumPy's loops: no fast-math flags. sin, cos, exp, ... are the C
+  library's (NumPy's own SIMD versions may differ in the last bit). sin and cos of one value
+  become one `sincos` call.
+- A block of equations repeated many times (a loop unrolled by tracing, and its adjoint) is
+  compiled as a loop again, with the values it leaves for later code in a buffer of doubles
+  (runtime/backends/scalar_loops.py): a large graph compiles in a fraction of the time.
+- With `fallback` (the graph's NumPy version), a call where a value that could hide it is inf
+  or nan, or where NumPy does not ignore underflow, runs the fallback instead, so NumPy gives
+  its warnings (or raises under np.errstate) and its exact results; the native code only
+  reports which happened.
+
+llvmlite is optional: without it (or for a graph with other ops) compile_scalar_graph returns
+None and the caller keeps its Python version.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import warnings
+from typing import Callable
+
+import numpy as np
+
+from runtime.backends import llvm
+from runtime.backends.cpu_scalar_ir import (
+    COMPARISONS, FILLS, FLOAT_OPS, LIBM2, LOGICAL, SUPPORTED, TapeTooLarge, kernel_ir,
+    operand_type, scalar_type, squares,
+)
+from runtime.backends.scalar_loops import find_loops
+from runtime.graph import Graph, Var
+
+# Graphs longer than this are compiled with their repeated blocks rolled into loops; shorter
+# ones straight-line, which runs faster (sin and cos of one value share a call) and compiles in
+# about 20 ms per 1,200 equations.
+ROLL_ABOVE = 2000
+
+# Ops whose result is inf or nan whenever a float input is: a value read only by these needs
+# no check, its readers show it (as in runtime/passes_floats.py). Divide: the numerator only.
+_PROPAGATING = frozenset([
+    "add", "subtract", "multiply", "negative", "positive", "absolute", "fabs", "square", "sqrt",
+    "sin", "cos", "tan", "arcsin", "arccos", "sinh", "cosh", "log", "log1p", "log2", "log10",
+    "arcsinh", "arccosh", "arctanh", "cbrt"])
+
+
+def accepts(graph: Graph) -> bool:
+    """Whether every equation of `graph` is an op of SUPPORTED on f64 or bool scalars, with
+    float results for float ops and bool results for comparisons."""
+    if not graph.equations:
+        return False
+    for equation in graph.equations:
+        name = equation.primitive.name
+        if name in FILLS:
+            if not _is_scalar_fill(equation):
+                return False
+            continue
+        if name not in SUPPORTED or equation.attrs or len(equation.outputs) != 1:
+            return False
+        types = [operand_type(value) for value in equation.inputs]
+        result = scalar_type(equation.outputs[0].aval)
+        if None in types or result != _result_type(name, types):
+            return False
+    return True
+
+
+def _is_scalar_fill(equation) -> bool:
+    """`np.zeros(())` and friends: one f64 or bool scalar of a fixed value."""
+    value = equation.attrs.get("fill_value")
+    return (len(equation.outputs) == 1 and scalar_type(equation.outputs[0].aval) is not None
+            and type(value) in (bool, int, float) and not equation.inputs)
+
+
+def _result_type(name: str, types: list) -> str | None:
+    if name in COMPARISONS:
+        return "i1" if len(types) == 2 else None
+    if name in LOGICAL or name in ("logical_not", "invert"):
+        return "i1" if all(kind == "i1" for kind in types) else None
+    if name == "where":
+        return "double" if len(types) == 3 and types[0] == "i1" else None
+    if name in FLOAT_OPS:  # a bool counts as 0.0 or 1.0 (the gradient of maximum has them)
+        return "double" if len(types) == 2 else None
+    arity = 2 if name in LIBM2 or name in ("maximum", "minimum") else 1
+    return "double" if len(types) == arity and "i1" not in types else None
+
+
+def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
+                         roll: bool | None = None) -> Callable | None:
+    """A native version of `graph`, or None where there is none (no llvmlite, other ops).
+
+    Arguments:
+        graph: an optimized graph; all its equations f64[] or bool[] ops of SUPPORTED.
+        fallback: the graph's NumPy version, run instead when a value is inf or nan (so that
+            NumPy warns as it would) or NumPy does not ignore underflow.
+        roll: compile repeated blocks as loops (True), straight-line (False), or by size
+            (None: above ROLL_ABOVE equations).
+    Returns:
+        a function taking the graph's inputs and returning the tuple of its outputs
+        (np.float64 and np.bool_ values for computed ones), as runtime.executor's do.
+    """
+    if not accepts(graph) or not llvm.available():
+        return None
+    if roll is None:
+        roll = len(graph.equations) > ROLL_ABOVE
+    computed = [value for value in graph.outputs
+                if isinstance(value, Var) and value not in graph.inputs]
+    if not computed:
+        return None
+    # Named by its content, so that the same graph is the same IR text in every process, and the
+    # disk cache of object code finds it.
+    ir, parameters = scalar_kernel_ir(graph, "autotrace_scalar", roll,
+                                      signal=fallback is not None)
+    name = f"autotrace_scalar_{hashlib.sha256(ir.encode()).hexdigest()[:20]}"
+    ir = ir.replace("@autotrace_scalar(", f"@{name}(", 1)
+    try:
+        address = llvm.compile_module(ir, [name])[name]
+    except RuntimeError as error:  # a bug here: the graph still runs, in Python
+        warnings.warn(f"autotrace could not compile a scalar graph ({error}); it runs as "
+                      f"Python instead", RuntimeWarning, stacklevel=2)
+        return None
+    argument_types = [ctypes.c_bool if kind == "i1" else ctypes.c_double
+                      for _, kind in parameters]
+    kernel = ctypes.CFUNCTYPE(ctypes.c_double, *argument_types, ctypes.c_void_p)(address)
+    return _wrapper(graph, kernel, parameters, computed, fallback)
+
+
+def scalar_kernel_ir(graph: Graph, name: str, roll: bool, signal: bool) -> tuple[str, list]:
+    """The kernel's IR (see runtime/backends/cpu_scalar_ir.py) and its parameters: (position
+    among the graph's inputs, LLVM type) of each scalar input. Rolled where `roll` and the
+    tapes fit on the stack."""
+    if roll:
+        loops = find_loops(graph, taped_ok=lambda var: scalar_type(var.aval) == "double")
+        try:
+            return kernel_ir(graph, name, loops, _checked(graph), signal)
+        except TapeTooLarge:
+            pass
+    return kernel_ir(graph, name, [], _checked(graph), signal)
+
+
+# NumPy keeps its error state (np.errstate, np.seterr) in a context variable; while it holds the
+# object it held at import, underflow is ignored as then, and np.geterr (0.5 us) need not run.
+try:
+    from numpy._core._multiarray_umath import _extobj_contextvar as _numpy_error_state
+except ImportError:  # another NumPy: ask np.geterr on every call
+    _numpy_error_state = None
+_default_error_state = None if _numpy_error_state is None else _numpy_error_state.get()
+_underflow_ignored_by_default = np.geterr()["under"] == "ignore"
+
+
+def underflow_ignored() -> bool:
+    """Whether NumPy ignores underflow now (its default), cheaply in the usual case."""
+    if _numpy_error_state is not None and _numpy_error_state.get() is _default_error_state:
+        return _underflow_ignored_by_default
+    return np.geterr()["under"] == "ignore"
+
+
+def _wrapper(graph, kernel, parameters, computed, fallback):
+    """A Python function around the kernel: its source is written for the graph, so that a
+    call converts each argument and result once and does nothing else."""
+    names = [f"a{number}" for number in range(len(graph.inputs))]
+    arguments = [f"{'bool' if kind == 'i1' else 'float'}({names[position]})"
+                 for position, kind in parameters]
+    namespace = {"kernel": kernel, "fallback": fallback, "float64": np.float64,
+                 "bool_": np.bool_, "asarray": np.asarray, "underflow_ignored": underflow_ignored,
+                 "c_double": ctypes.c_double, "error_state": _numpy_error_state,
+                 "default_error_state": _default_error_state}
+    lines = [f"def run({', '.join(names)}):"]
+    call = ", ".join(names)
+    if fallback is not None:
+        usual = "error_state.get() is not default_error_state and " \
+            if _numpy_error_state is not None and _underflow_ignored_by_default else ""
+        lines += [f"    if {usual}not underflow_ignored():", f"        return fallback({call})"]
+    rest = "None"
+    if len(computed) > 1:
+        lines.append(f"    rest = (c_double * {len(computed) - 1})()")
+        rest = "rest"
+    lines.append(f"    first = kernel({', '.join([*arguments, rest])})")
+    if fallback is not None:
+        lines += ["    if first != first:", f"        return fallback({call})"]
+    wanted = set(computed)
+    producers = {equation.outputs[0]: equation.primitive.name
+                 for equation in graph.equations if equation.outputs[0] in wanted}
+    results = []
+    for value in graph.outputs:
+        if isinstance(value, Var) and value in graph.inputs:
+            results.append(names[graph.inputs.index(value)])
+        elif isinstance(value, Var):
+            slot = computed.index(value)
+            text = "first" if slot == 0 else f"rest[{slot - 1}]"
+            is_bool = scalar_type(value.aval) == "i1"
+            text = f"{'bool_' if is_bool else 'float64'}({text})"
+            # Ufuncs give NumPy scalars for 0-d arrays; np.where and np.zeros give 0-d arrays.
+            array = producers[value] in ("where", *FILLS)
+            results.append(f"asarray({text})" if array else text)
+        else:
+            constant = f"constant{len(namespace)}"
+            namespace[constant] = value.value
+            copy = ".copy()" if isinstance(value.value, np.ndarray) else ""
+            results.append(f"{constant}{copy}")
+    lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+    exec("\n".join(lines) + "\n", namespace)
+    return namespace["run"]
+
+
+def _checked(graph: Graph) -> set:
+    """The float Vars whose finiteness shows that every value of the graph was finite."""
+    checked = {value for value in graph.outputs if isinstance(value, Var)}
+    for equation in graph.equations:
+        name = equation.primitive.name
+        for position, value in enumerate(equation.inputs):
+            propagating = name in _PROPAGATING or (
+                name == "power" and position == 0 and squares(equation))
+            if isinstance(value, Var) and (
+                    not propagating or (name == "divide" and position == 1)):
+                checked.add(value)
+    return {var for var in checked if scalar_type(var.aval) == "double"}

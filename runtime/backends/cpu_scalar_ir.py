@@ -1,0 +1,414 @@
+"""LLVM IR for a scalar graph (runtime/backends/cpu_scalar.py): straight-line code, and loops
+where runtime/backends/scalar_loops.py found repeated blocks.
+
+The kernel of a graph with inputs a (f64) and c (bool) and outputs (x, y):
+
+    define double @autotrace_scalar_1(double %in0, i1 %in1, ptr %rest) {
+    entry:
+      %tape1_4_0 = alloca [99 x double]      ; a loop's value read after it, one per iteration
+      ...                                    ; straight-line code, loops (loop1: ... br)
+      store double %y, ptr %rest             ; outputs after the first
+      ret double %x                          ; the first output (nan: a value was not finite)
+    }
+
+Bool outputs come back as 0.0 or 1.0. Where the caller asked (`signal`), a float value that
+may hide an inf or nan (runtime/backends/cpu_scalar._checked) is tested as it is made, and the
+kernel returns nan instead of its first output if one was not finite.
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from runtime.backends.scalar_loops import Loop
+from runtime.graph import Constant, Graph, Literal, Var
+
+FLOAT_OPS = {  # NumPy ufunc -> LLVM instruction on doubles
+    "add": "fadd", "subtract": "fsub", "multiply": "fmul", "divide": "fdiv",
+    "true_divide": "fdiv",
+}
+INTRINSICS = {"sqrt": "llvm.sqrt.f64", "absolute": "llvm.fabs.f64", "fabs": "llvm.fabs.f64"}
+LIBM = {  # NumPy ufunc -> C library function of one double
+    "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
+    "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh",
+    "arccosh": "acosh", "arctanh": "atanh", "exp": "exp", "exp2": "exp2", "expm1": "expm1",
+    "log": "log", "log2": "log2", "log10": "log10", "log1p": "log1p", "cbrt": "cbrt",
+}
+LIBM2 = {"power": "pow", "arctan2": "atan2", "hypot": "hypot"}
+COMPARISONS = {  # NumPy's comparisons are false with a nan, except not_equal
+    "less": "olt", "less_equal": "ole", "greater": "ogt", "greater_equal": "oge",
+    "equal": "oeq", "not_equal": "une",
+}
+LOGICAL = {"logical_and": "and", "logical_or": "or", "logical_xor": "xor",  # on bools only
+           "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor"}
+OTHER = {"negative", "positive", "square", "reciprocal", "maximum", "minimum", "where",
+         "logical_not", "invert"}
+FILLS = {"full"}  # a scalar of one value (zeros, ones): a constant
+SUPPORTED = frozenset([*FILLS, *FLOAT_OPS, *INTRINSICS, *LIBM, *LIBM2, *COMPARISONS,
+                       *LOGICAL, *OTHER])
+
+
+_LLVM_TYPES = {np.dtype(np.float64): "double", np.dtype(bool): "i1"}
+
+
+def scalar_type(aval) -> str | None:
+    """The LLVM type of a value of this AbstractArray (f64[] or bool[] on the CPU), or None."""
+    if aval.shape != () or aval.device != "cpu":
+        return None
+    return _LLVM_TYPES.get(aval.dtype)
+
+
+def operand_type(value) -> str | None:
+    """The LLVM type of an equation's input (a Var, Constant or Literal), or None."""
+    if isinstance(value, Literal):
+        kind = type(value.value)
+        if kind is bool:
+            return "i1"
+        if kind is float or (kind is int and abs(value.value) <= 2 ** 53):
+            return "double"
+        return None
+    return scalar_type(value.aval)
+
+
+def squares(equation) -> bool:
+    """Whether `equation` is power(x, 2), which NumPy and the kernel compute as x * x."""
+    exponent = equation.inputs[1]
+    if isinstance(exponent, Literal):
+        return type(exponent.value) in (int, float) and exponent.value == 2
+    return isinstance(exponent, Constant) and float(exponent.value) == 2.0
+
+
+# Tapes live on the stack: a graph whose loops would need more than this many doubles on them
+# is compiled straight-line instead.
+MAX_TAPE_DOUBLES = 1 << 16
+
+# The C library's functions read no memory for us (errno is never read): so declared, LLVM may
+# merge sin and cos of one value into one sincos call.
+_DECLARE = "declare double @{0}({1}) #0"
+_ATTRIBUTES = "attributes #0 = { nounwind willreturn memory(none) }"
+
+
+class TapeTooLarge(Exception):
+    """The loops' tapes would not fit on the stack."""
+
+
+def double_text(value: float) -> str:
+    """A double as LLVM writes it exactly: its bits in hex."""
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", float(value)))[0]
+
+
+class _Writer:
+    """The lines of one function, SSA names, and the external functions it calls."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self.allocas: list[str] = []
+        self.declared: dict[str, int] = {}
+        self.numbers = iter(range(1, 1 << 62))
+        self.block = "entry"
+
+    def temporary(self) -> str:
+        return f"%t{next(self.numbers)}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append(f"  {line}")
+
+    def label(self, name: str) -> None:
+        self.lines.append(f"{name}:")
+        self.block = name
+
+    def call(self, function: str, arguments: list) -> str:
+        self.declared[function] = len(arguments)
+        result = self.temporary()
+        text = ", ".join(f"double {argument}" for argument in arguments)
+        self.emit(f"{result} = call double @{function}({text})")
+        return result
+
+
+def write_equation(writer: _Writer, equation, operands: list) -> str:
+    """Emit `equation` on these operand texts; the SSA name of its result."""
+    name = equation.primitive.name
+    result = writer.temporary()
+    a = operands[0] if operands else None
+    b = operands[1] if len(operands) > 1 else None
+    if name in FLOAT_OPS:
+        a, b = [_as_double(writer, value, text) for value, text in zip(equation.inputs, operands)]
+        writer.emit(f"{result} = {FLOAT_OPS[name]} double {a}, {b}")
+    elif name == "power" and squares(equation):  # NumPy's fast path: x * x
+        writer.emit(f"{result} = fmul double {a}, {a}")
+    elif name in ("square",):
+        writer.emit(f"{result} = fmul double {a}, {a}")
+    elif name in INTRINSICS:
+        return writer.call(INTRINSICS[name], [a])
+    elif name in LIBM:
+        return writer.call(LIBM[name], [a])
+    elif name in LIBM2:
+        return writer.call(LIBM2[name], [a, b])
+    elif name == "negative":
+        writer.emit(f"{result} = fneg double {a}")
+    elif name == "positive":
+        writer.emit(f"{result} = fadd double {a}, -0.0")  # x + -0 is x, -0 and nan too
+    elif name == "reciprocal":
+        writer.emit(f"{result} = fdiv double 1.0, {a}")
+    elif name in ("maximum", "minimum"):  # NumPy: (a >= b || isnan(a)) ? a : b
+        order, first, nan = writer.temporary(), writer.temporary(), writer.temporary()
+        writer.emit(f"{order} = fcmp {'oge' if name == 'maximum' else 'ole'} double {a}, {b}")
+        writer.emit(f"{nan} = fcmp uno double {a}, 0.0")
+        writer.emit(f"{first} = or i1 {order}, {nan}")
+        writer.emit(f"{result} = select i1 {first}, double {a}, double {b}")
+    elif name in COMPARISONS:
+        writer.emit(f"{result} = fcmp {COMPARISONS[name]} double {a}, {b}")
+    elif name in LOGICAL:
+        writer.emit(f"{result} = {LOGICAL[name]} i1 {a}, {b}")
+    elif name in ("logical_not", "invert"):
+        writer.emit(f"{result} = xor i1 {a}, true")
+    elif name == "full":
+        fill = equation.attrs["fill_value"]
+        if _kind(equation.outputs[0]) == "i1":
+            writer.emit(f"{result} = or i1 {'true' if fill else 'false'}, false")
+        else:
+            writer.emit(f"{result} = fadd double {double_text(fill)}, -0.0")
+    elif name == "where":
+        writer.emit(f"{result} = select i1 {a}, double {b}, double {operands[2]}")
+    else:
+        raise ValueError(f"no LLVM lowering for {name}")
+    return result
+
+
+def _as_double(writer: _Writer, value, text: str) -> str:
+    """A bool operand as 0.0 or 1.0, as NumPy casts it for float arithmetic."""
+    if _kind(value) != "i1":
+        return text
+    converted = writer.temporary()
+    writer.emit(f"{converted} = uitofp i1 {text} to double")
+    return converted
+
+
+def _constant_text(value, kind: str) -> str:
+    raw = value.value
+    if kind == "i1":
+        return "true" if bool(raw) else "false"
+    return double_text(raw)
+
+
+def _kind(value) -> str:
+    return operand_type(value)
+
+
+def kernel_ir(graph: Graph, name: str, loops: list[Loop], checked: set,
+              signal: bool) -> tuple[str, list]:
+    """(IR text of the kernel `name`, its parameters but `rest`: (input position, type))."""
+    if sum(loop.count * len(loop.taped) for loop in loops) > MAX_TAPE_DOUBLES:
+        raise TapeTooLarge()
+    writer = _Writer()
+    values: dict = {}  # Var -> SSA text, for values of straight-line code and inputs
+    located: dict = {}  # Var -> (loop number, iteration, offset, position) of loop values
+    tapes: dict = {}  # (loop number, offset, position) -> the tape's pointer
+
+    parameters = []  # (position among the graph's inputs, LLVM type); others are not read
+    for number, var in enumerate(graph.inputs):
+        kind = _scalar_type_of(var)
+        if kind is not None:
+            parameters.append((number, kind))
+            values[var] = f"%in{number}"
+    flag = "false"
+
+    def check(var, ssa: str) -> None:
+        nonlocal flag
+        if signal and var in checked:
+            magnitude = writer.call("llvm.fabs.f64", [ssa])
+            bad, merged = writer.temporary(), writer.temporary()
+            writer.emit(f"{bad} = fcmp ueq double {magnitude}, 0x7FF0000000000000")
+            writer.emit(f"{merged} = or i1 {flag}, {bad}")
+            flag = merged
+
+    def operand(value) -> str:
+        if not isinstance(value, Var):
+            return _constant_text(value, _kind(value))
+        if value in values:
+            return values[value]
+        loop_number, iteration, offset, position = located[value]
+        return _load(writer, tapes[(loop_number, offset, position)], str(iteration))
+
+    for var in values:
+        if var in checked:
+            check(var, values[var])
+    loop_at = {loop.start: (number, loop) for number, loop in enumerate(loops, 1)}
+    numbers = {id(loop): number for number, loop in enumerate(loops, 1)}
+    index = 0
+    while index < len(graph.equations):
+        if index in loop_at:
+            number, loop = loop_at[index]
+            flag = _write_loop(writer, graph, loop, number, numbers, operand, tapes, check,
+                               lambda: flag, signal, checked)
+            for k in range(loop.count):
+                for j in range(loop.period):
+                    equation = graph.equations[loop.start + k * loop.period + j]
+                    for position, var in enumerate(equation.outputs):
+                        located[var] = (number, k, j, position)
+            index = loop.stop
+            continue
+        equation = graph.equations[index]
+        (output,) = equation.outputs
+        values[output] = write_equation(writer, equation, [operand(v) for v in equation.inputs])
+        check(output, values[output])
+        index += 1
+
+    computed = [value for value in graph.outputs
+                if isinstance(value, Var) and value not in graph.inputs]
+    texts = []
+    for value in computed:
+        text = operand(value)
+        if _scalar_type_of(value) == "i1":
+            converted = writer.temporary()
+            writer.emit(f"{converted} = uitofp i1 {text} to double")
+            text = converted
+        texts.append(text)
+    for slot, text in enumerate(texts[1:]):
+        pointer = writer.temporary()
+        writer.emit(f"{pointer} = getelementptr double, ptr %rest, i64 {slot}")
+        writer.emit(f"store double {text}, ptr {pointer}")
+    result = texts[0] if texts else "0.0"
+    if signal:
+        signalled = writer.temporary()
+        writer.emit(f"{signalled} = select i1 {flag}, double 0x7FF8000000000000, double {result}")
+        result = signalled
+    writer.emit(f"ret double {result}")
+
+    header = ", ".join(f"{kind} %in{number}" for number, kind in parameters)
+    header = f"{header}, ptr %rest" if header else "ptr %rest"
+    declarations = [_DECLARE.format(function, ", ".join(["double"] * arity))
+                    for function, arity in sorted(writer.declared.items())]
+    body = [f"define double @{name}({header}) {{", "entry:", *writer.allocas, *writer.lines, "}"]
+    return "\n".join([*declarations, _ATTRIBUTES, *body]) + "\n", parameters
+
+
+def _scalar_type_of(var) -> str | None:
+    return scalar_type(var.aval)
+
+
+def _load(writer: _Writer, tape: str, index: str) -> str:
+    pointer, value = writer.temporary(), writer.temporary()
+    writer.emit(f"{pointer} = getelementptr double, ptr {tape}, i64 {index}")
+    writer.emit(f"{value} = load double, ptr {pointer}")
+    return value
+
+
+def _write_loop(writer, graph, loop: Loop, number: int, numbers: dict, operand, tapes, check,
+                current_flag, signal: bool, checked: set) -> str:
+    """Emit `loop`; returns the flag after it. Its taped outputs get tapes in `tapes`."""
+    for offset, position in sorted(loop.taped):
+        tape = f"%tape{number}_{offset}_{position}"
+        writer.allocas.append(f"  {tape} = alloca double, i64 {loop.count}")
+        tapes[(number, offset, position)] = tape
+
+    def tape_operand(source, counter: str) -> str:
+        _, source_loop, offset, position, first, step = source
+        tape = tapes[(numbers[id(source_loop)], offset, position)]
+        if step is None or counter is None:
+            return _load(writer, tape, str(first))
+        scaled, index = writer.temporary(), writer.temporary()
+        writer.emit(f"{scaled} = mul i64 {counter}, {step}")
+        writer.emit(f"{index} = add i64 {scaled}, {first}")
+        return _load(writer, tape, index)
+
+    def outside(source) -> str:  # an initial or outer value, read before the loop
+        if source[0] == "outer":
+            return operand(source[1])
+        return tape_operand(source, None)
+
+    # Before the loop: initial values of the carried ones, and the values every iteration reads.
+    initial: dict = {}  # (offset, position, key of the initial value) -> phi name and text
+    invariant: dict = {}
+    for j, sources in enumerate(loop.sources):
+        for p, source in enumerate(sources):
+            if source[0] == "carried":
+                key = (source[1], source[2], _source_key(source[3]))
+                if key not in initial:
+                    initial[key] = (f"%carried{number}_{len(initial)}", outside(source[3]))
+            elif source[0] == "outer":
+                invariant[(j, p)] = operand(source[1])
+    before = writer.block
+    head = f"loop{number}"
+    writer.emit(f"br label %{head}")
+    writer.label(head)
+    counter = f"%k{number}"
+    writer.emit(f"{counter} = phi i64 [ 0, %{before} ], [ %k{number}.next, %{head} ]")
+    kinds = {}
+    for (offset, position, _), (phi, start) in initial.items():
+        kind = _scalar_type_of(graph.equations[loop.start + offset].outputs[position])
+        kinds[phi] = kind
+        writer.emit(f"{phi} = phi {kind} [ {start}, %{before} ], [ %PENDING{phi}, %{head} ]")
+    flag_phi = None
+    outer_flag = current_flag()
+    body_flag_start = len(writer.lines)
+    if signal:
+        flag_phi = f"%flag{number}"
+        writer.emit(f"{flag_phi} = phi i1 [ {outer_flag}, %{before} ], [ %PENDINGFLAG, %{head} ]")
+
+    body: dict = {}  # (offset, position) -> SSA of this iteration
+    flag = flag_phi or outer_flag
+    for j, sources in enumerate(loop.sources):
+        equation = graph.equations[loop.start + j]
+        texts = []
+        for p, source in enumerate(sources):
+            kind = source[0]
+            if kind == "literal":
+                texts.append(operand(source[1]))
+            elif kind == "inside":
+                texts.append(body[(source[1], source[2])])
+            elif kind == "carried":
+                texts.append(initial[(source[1], source[2], _source_key(source[3]))][0])
+            elif kind == "outer":
+                texts.append(invariant[(j, p)])
+            else:
+                texts.append(tape_operand(source, counter))
+        result = write_equation(writer, equation, texts)
+        body[(j, 0)] = result
+        if signal and equation.outputs[0] in _checked_in_loop(graph, loop, j, checked):
+            magnitude = writer.call("llvm.fabs.f64", [result])
+            bad, merged = writer.temporary(), writer.temporary()
+            writer.emit(f"{bad} = fcmp ueq double {magnitude}, 0x7FF0000000000000")
+            writer.emit(f"{merged} = or i1 {flag}, {bad}")
+            flag = merged
+    for offset, position in sorted(loop.taped):
+        pointer = writer.temporary()
+        tape = tapes[(number, offset, position)]
+        writer.emit(f"{pointer} = getelementptr double, ptr {tape}, i64 {counter}")
+        writer.emit(f"store double {body[(offset, position)]}, ptr {pointer}")
+    done = writer.temporary()
+    writer.emit(f"%k{number}.next = add i64 {counter}, 1")
+    writer.emit(f"{done} = icmp eq i64 %k{number}.next, {loop.count}")
+    writer.emit(f"br i1 {done}, label %after{number}, label %{head}")
+    writer.label(f"after{number}")
+    # The phis' values from the loop's end are known only now.
+    for (offset, position, _), (phi, _start) in initial.items():
+        _replace(writer, f"%PENDING{phi}", body[(offset, position)])
+    if flag_phi is not None:
+        _replace(writer, "%PENDINGFLAG", flag, start=body_flag_start)
+    return flag if flag_phi is not None else outer_flag
+
+
+def _replace(writer: _Writer, placeholder: str, text: str, start: int = 0) -> None:
+    for number in range(start, len(writer.lines)):
+        if placeholder in writer.lines[number]:
+            writer.lines[number] = writer.lines[number].replace(placeholder, text)
+
+
+def _checked_in_loop(graph, loop: Loop, j: int, checked: set) -> set:
+    """The outputs of the block's equation j that are checked in some iteration."""
+    found = set()
+    for k in range(loop.count):
+        var = graph.equations[loop.start + k * loop.period + j].outputs[0]
+        if var in checked:
+            found.add(graph.equations[loop.start + j].outputs[0])
+            break
+    return found
+
+
+def _source_key(source) -> tuple:
+    if source[0] == "outer":
+        return ("outer", id(source[1]))
+    _, loop, offset, position, first, _ = source
+    return ("tape", id(loop), offset, position, first)

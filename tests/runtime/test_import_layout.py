@@ -1,0 +1,188 @@
+"""The import layout that runtime/__init__.py and the design notes promise, read from the source.
+
+- Inside runtime/, module-level imports form no cycle: each module can be read, and imported,
+  after the ones it imports.
+- A module of runtime/ imports another inside a function only where that is the design: the
+  backends' lazy loading (runtime/backends/). A late import that hides a cycle is refused.
+- runtime/ never imports transforms/ or autotrace/.
+- transforms/ imports from runtime/ only the helpers that generated code calls
+  (runtime/derivatives/), the custom ops it writes calls of, and state cells; and what those
+  import in turn never reaches the tracing compiler (tracer, passes, executor, backends).
+
+The imports are read with `ast` (nothing is imported), so this runs in a fraction of a second.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# What transforms/ may import from runtime/: the helpers generated code calls, the custom ops
+# it writes calls of, and state cells (user code and derivatives share them).
+TRANSFORMS_MAY_IMPORT = ("runtime.derivatives", "runtime.convolution", "runtime.pooling",
+                         "runtime.special", "runtime.random", "runtime.state")
+# The tracing compiler, which nothing transforms/ imports loads. (The graph IR is loaded all the
+# same: the op registry that the derivative helpers call NumPy through names its StaticSlice.)
+COMPILER = ("runtime.tracer", "runtime.passes", "runtime.passes_", "runtime.executor",
+            "runtime.backends")
+# Where runtime/ may import runtime/ inside a function: the backends load on first use.
+LATE_IMPORTS_ALLOWED_IN = ("runtime.backends",)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _sources(package: str) -> dict:
+    """Module name -> parsed source, for every module of `package` (a top-level folder)."""
+    return {_module_name(path): ast.parse(path.read_text(), str(path))
+            for path in sorted((ROOT / package).rglob("*.py"))}
+
+
+def _is_package(module: str) -> bool:
+    return (ROOT / module.replace(".", "/") / "__init__.py").exists()
+
+
+def _imported(node, module: str, modules: dict) -> list:
+    """The modules an import statement in `module` imports (a name imported from a package
+    counts as its submodule where there is one)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level:  # relative: from the package of `module`
+        package = module if _is_package(module) else module.rpartition(".")[0]
+        base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1])
+        source = f"{base}.{node.module}" if node.module else base
+    else:
+        source = node.module
+    return [f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else source
+            for alias in node.names]
+
+
+def _imports(tree, module: str, modules: dict) -> tuple[list, list]:
+    """(module-level imports, imports inside functions) of a module, as (line, module) pairs.
+    A class body runs at import, so its imports count as module-level."""
+    at_import, late = [], []
+
+    def visit(node, inside_function: bool):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                for name in _imported(child, module, modules):
+                    (late if inside_function else at_import).append((child.lineno, name))
+            visit(child, inside_function or isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+    visit(tree, False)
+    return at_import, late
+
+
+def _within(name: str, prefixes) -> bool:
+    """`name` is one of `prefixes` or inside it (a prefix ending in _ names a family)."""
+    return any(name == prefix or name.startswith(prefix if prefix.endswith("_") else prefix + ".")
+               for prefix in prefixes)
+
+
+def _import_graph(modules: dict) -> dict:
+    """Module -> the runtime modules it imports when it is imported (its packages too)."""
+    graph = {}
+    for module in modules:
+        edges = {name for _, name in IMPORTS[module][0] if name in modules}
+        parts = module.split(".")
+        edges.update(".".join(parts[:end]) for end in range(1, len(parts)))
+        graph[module] = edges - {module}
+    return graph
+
+
+def find_cycle(graph: dict) -> list | None:
+    """A cycle of `graph` (node -> successors) as [a, b, ..., a], or None."""
+    state, path = {}, []  # state: 1 on the current path, 2 done
+
+    def visit(node):
+        state[node] = 1
+        path.append(node)
+        for successor in sorted(graph.get(node, ())):
+            if state.get(successor) == 1:
+                return path[path.index(successor):] + [successor]
+            if successor not in state:
+                cycle = visit(successor)
+                if cycle:
+                    return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def _closure(graph: dict, start) -> set:
+    seen, todo = set(), list(start)
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph.get(module, ()))
+    return seen
+
+
+RUNTIME = _sources("runtime")
+TRANSFORMS = _sources("transforms")
+# Module -> (module-level imports, imports inside functions), as (line, module) pairs.
+IMPORTS = {module: _imports(tree, module, RUNTIME)
+           for modules in (RUNTIME, TRANSFORMS) for module, tree in modules.items()}
+
+
+def test_find_cycle_names_a_cycle_and_accepts_a_dag():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_runtime_has_no_module_level_import_cycle():
+    cycle = find_cycle(_import_graph(RUNTIME))
+    assert cycle is None, (
+        "runtime/ imports in a ring: " + " -> ".join(cycle) + ". Move what the lower module "
+        "needs from the higher one down (into it, or into a small module both import).")
+
+
+def test_runtime_imports_runtime_inside_functions_only_where_the_design_says():
+    late = [f"{module} line {line}: {name}" for module in RUNTIME
+            if not _within(module, LATE_IMPORTS_ALLOWED_IN)
+            for line, name in IMPORTS[module][1] if _within(name, ("runtime",))]
+    assert late == [], (
+        "imports of runtime/ inside functions (they hide import cycles; import at the top, "
+        "or move the shared piece into a lower module): " + "; ".join(late))
+
+
+def test_runtime_never_imports_transforms_or_autotrace():
+    found = [f"{module} line {line}: {name}" for module in RUNTIME
+             for line, name in sum(IMPORTS[module], [])
+             if _within(name, ("transforms", "autotrace"))]
+    assert found == [], "runtime/ imports transforms/ or autotrace/: " + "; ".join(found)
+
+
+def test_transforms_imports_from_runtime_only_the_derivative_helpers_and_custom_ops():
+    found = [f"{module} line {line}: {name}" for module in TRANSFORMS
+             for line, name in sum(IMPORTS[module], [])
+             if _within(name, ("runtime",)) and not _within(name, TRANSFORMS_MAY_IMPORT)]
+    assert found == [], (
+        f"transforms/ may import from runtime/ only {', '.join(TRANSFORMS_MAY_IMPORT)}; "
+        "it imports " + "; ".join(found))
+
+
+def test_what_transforms_imports_from_runtime_never_loads_the_compiler():
+    imported = {name for module in TRANSFORMS for _, name in sum(IMPORTS[module], [])
+                if _within(name, ("runtime",))}
+    assert imported and all(_within(name, TRANSFORMS_MAY_IMPORT) for name in imported)
+    graph = _import_graph(RUNTIME)
+    may_import = {module for module in RUNTIME if _within(module, TRANSFORMS_MAY_IMPORT)}
+    loaded = _closure(graph, imported | may_import)
+    compiler = sorted(module for module in loaded if _within(module, COMPILER))
+    assert compiler == [], (
+        "importing what transforms/ imports from runtime/ loads the tracing compiler: "
+        + ", ".join(compiler))
