@@ -1,0 +1,94 @@
+"""The compiled CPU backend computes what the NumPy backend computes.
+
+Every corpus function's traced gradient, and every rule table entry's (each entry's call as a
+small function, tests/test_rule_table_grad.py), is traced twice: once for the NumPy backend and
+once for the llvm backend with every elementwise region fused however small it is (the backend
+normally fuses only regions of 1,024 elements or more), and graphs of scalars compiled whole.
+The two must agree to 1e-13 relative, with NaN and inf where NumPy has them.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autotrace
+from runtime.backends import backend_named, cpu_backend
+from tests import corpus
+from tests.test_rule_table_grad import build_wrappers
+
+llvm = backend_named("llvm")
+if llvm.available() is not None:
+    pytest.skip(f"the llvm backend cannot run here: {llvm.available()}", allow_module_level=True)
+
+CASES = {case.function.__name__: case for case in corpus.CASES}
+
+
+def assert_agree(fused, reference, where=""):
+    """Containers of the same structure whose arrays agree to 1e-13 relative (NaN where NaN)."""
+    if isinstance(reference, dict):
+        assert fused.keys() == reference.keys(), where
+        for key in reference:
+            assert_agree(fused[key], reference[key], f"{where}[{key!r}]")
+    elif isinstance(reference, (tuple, list)):
+        assert len(fused) == len(reference), where
+        for index, (a, b) in enumerate(zip(fused, reference)):
+            assert_agree(a, b, f"{where}[{index}]")
+    else:
+        assert np.shape(fused) == np.shape(reference), where
+        assert np.asarray(fused).dtype == np.asarray(reference).dtype, where
+        np.testing.assert_allclose(fused, reference, rtol=1e-13, atol=1e-300, equal_nan=True,
+                                   err_msg=where)
+
+
+def on_both_backends(make_traced, args):
+    """(llvm result with every region fused, NumPy backend result) of a fresh trace each."""
+    before, threshold = cpu_backend(), llvm.min_elements
+    try:
+        cpu_backend("numpy")
+        reference = make_traced()(*args)
+        cpu_backend("llvm")
+        llvm.min_elements = 1
+        fused = make_traced()
+        return fused(*args), reference, fused
+    finally:
+        llvm.min_elements = threshold
+        cpu_backend(before)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_corpus_gradients_agree(name):
+    case = CASES[name]
+    args = case.make_args(np.random.default_rng(0))
+    fused, reference, _ = on_both_backends(
+        lambda: autotrace.function(autotrace.grad(case.function, wrt=case.wrt)), args)
+    assert_agree(fused, reference, name)
+
+
+@pytest.fixture(scope="module")
+def wrappers(tmp_path_factory):
+    return build_wrappers(tmp_path_factory.mktemp("rule_table_backends"))
+
+
+def test_rule_table_gradients_agree(wrappers):
+    """One test for the whole table (its entries compile hundreds of small kernels): every
+    entry's traced gradient, fused, against the NumPy backend's."""
+    fused_graphs = 0
+    for name, (wrapper, function) in wrappers.items():
+        fused, reference, traced = on_both_backends(
+            lambda: autotrace.function(autotrace.grad(function, wrt=wrapper.wrt)), wrapper.args)
+        assert_agree(fused, reference, name)
+        fused_graphs += "fused_cpu" in str(traced.graph(*wrapper.args))
+    assert fused_graphs > 100, "most entries have an elementwise region to fuse"
+
+
+def test_nan_and_inf_propagate_as_in_numpy():
+    def f(x):
+        return np.sum(np.log(x) * np.tanh(x) + np.sqrt(x) / x)
+
+    x = np.array([0.0, -1.0, np.inf, np.nan, 1e-310, 2.0] * 300)
+    with np.errstate(all="ignore"):
+        fused, reference, traced = on_both_backends(
+            lambda: autotrace.function(autotrace.grad(f)), (x,))
+    assert "fused_cpu" in str(traced.graph(x))
+    assert_agree(fused, reference)
+    assert np.isnan(reference).any() and np.isinf(reference).any()
