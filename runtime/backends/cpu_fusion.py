@@ -1,0 +1,331 @@
+"""CPU fusion: each large region of elementwise equations becomes one compiled loop.
+
+NumPy runs `0.5 * x * (1.0 + np.tanh(...))` one ufunc at a time, each reading its inputs from
+memory and writing a temporary back: a gelu gradient on 1e6 doubles is 20 calls and ~450 MB of
+memory traffic. Fused, it reads x once and writes the result once:
+
+    b:f64[1000000] = multiply 0.5 a                 b:f64[1000000] = fused_cpu[kernel=fused_3a9c...] a
+    c:f64[1000000] = power a 3                ->
+    ...
+    u:f64[1000000] = add s t
+
+A region is a maximal set of equations that the kernels can compute (runtime/backends/
+cpu_kernels.py: arithmetic, libm functions, comparisons, where, maximum..., in float64, float32
+and bool) with one output shape, whose inputs are arrays of that shape or 0-d values. It is
+built in graph order: an equation joins the regions that compute its inputs or read the same
+array it reads, merging them, unless one of those regions is closed. A region closes when an
+equation outside it reads one of its values, because the fused equation takes the place of the
+region's last equation and every reader must come after it. The fused equation's outputs are
+the region values read outside it or returned by the graph.
+
+Only regions of at least `MIN_FUSED_ELEMENTS` elements and two equations are fused: below that
+the call's fixed cost is not won back. A region the compiler refuses stays as NumPy calls, with
+a warning. Runs after DeadCode and MatmulLayout, before BufferReuse (which may then write into
+the fused equation's fresh outputs).
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from runtime.abstract import AbstractArray
+from runtime.backends import llvm
+from runtime.backends.cpu_kernels import (
+    BOOL, BOOL_OPERATIONS, FLOAT_OPERATIONS, REGISTER_TYPES, KernelSpec, Step, kernel_ir,
+)
+from runtime.fusion import loop_dtypes
+from runtime.graph import Constant, Equation, Graph, Literal, Var
+from runtime.ops import Primitive, register
+
+# Below this many elements a fused call saves less than it costs (see the README's table).
+MIN_FUSED_ELEMENTS = 16_384
+# A region grows no longer than this many equations, to bound a kernel's compile time.
+MAX_REGION_EQUATIONS = 256
+
+KERNEL_DTYPES = frozenset(REGISTER_TYPES)
+
+
+class CpuFusion:
+    """Replace each large elementwise region by one `fused_cpu` equation (a compiled loop)."""
+
+    def __init__(self, min_elements: int = MIN_FUSED_ELEMENTS):
+        self.min_elements = min_elements
+
+    def run(self, graph: Graph) -> Graph:
+        if not llvm.available():
+            return graph
+        regions = [region for region in find_regions(graph)
+                   if len(region.equations) >= 2 and region.size >= self.min_elements]
+        if not regions:
+            return graph
+        read_outside = _values_read_outside(graph, regions)
+        fused_at: dict[int, Equation] = {}
+        replaced: set[int] = set()
+        for region in regions:
+            equation = _fused_equation(region, read_outside)
+            if equation is None:
+                continue
+            replaced.update(id(member) for member in region.equations)
+            fused_at[id(region.equations[-1])] = equation
+        equations = []
+        for equation in graph.equations:
+            if id(equation) in fused_at:
+                equations.append(fused_at[id(equation)])
+            elif id(equation) not in replaced:
+                equations.append(equation)
+        return Graph(graph.inputs, equations, graph.outputs)
+
+
+# --- which equations fuse, and into which regions -----------------------------------------------
+
+@dataclass(eq=False)
+class Region:
+    """Equations (in graph order) that become one kernel, all with results of `shape`."""
+
+    shape: tuple
+    equations: list = field(default_factory=list)
+    closed: bool = False
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+def step_dtypes(equation: Equation) -> list | None:
+    """The dtypes a kernel computes `equation`'s operands in, or None if no kernel can."""
+    name = equation.primitive.name
+    if name == "astype":
+        return [equation.attrs["dtype"]]
+    if set(equation.attrs) - {"out"}:
+        return None
+    impl = equation.primitive.impl
+    if name != "where" and not (isinstance(impl, np.ufunc) and impl.nout == 1):
+        return None
+    if name not in FLOAT_OPERATIONS | BOOL_OPERATIONS:
+        return None
+    try:
+        dtypes = loop_dtypes(equation)
+    except (TypeError, ValueError):
+        return None
+    if any(dtype not in KERNEL_DTYPES for dtype in dtypes):
+        return None
+    operands = dtypes[1:] if name == "where" else dtypes
+    kinds = {dtype.kind for dtype in operands}
+    if name in BOOL_OPERATIONS and name != "where":
+        return dtypes if kinds == {"b"} else None
+    return dtypes if name == "where" or kinds == {"f"} else None
+
+
+def fusable_shape(equation: Equation) -> tuple | None:
+    """The shape of `equation`'s result if a kernel can compute it, else None."""
+    if len(equation.outputs) != 1:
+        return None
+    result = equation.outputs[0].aval
+    if (result.dtype not in KERNEL_DTYPES or result.device != "cpu" or None in result.shape
+            or result.shape == ()):
+        return None
+    for value in equation.inputs:
+        if isinstance(value, Literal):
+            if isinstance(value.value, complex) or value.value is None:
+                return None
+            continue
+        aval = value.aval
+        if (aval.dtype not in KERNEL_DTYPES or aval.device != "cpu"
+                or aval.shape not in (result.shape, ())):
+            return None
+    if step_dtypes(equation) is None:
+        return None
+    return result.shape
+
+
+def find_regions(graph: Graph) -> list[Region]:
+    """The maximal regions of `graph`, in the order of their last equations."""
+    region_of: dict[int, Region] = {}      # id of a Var -> the region that computes it
+    readers: dict[int, list] = {}          # id of an array Var -> open regions that read it
+    merged_into: dict[int, Region] = {}    # id of a region merged into another -> that one
+
+    def current(region: Region) -> Region:
+        while id(region) in merged_into:
+            region = merged_into[id(region)]
+        return region
+
+    regions: list[Region] = []
+    for equation in graph.equations:
+        shape = fusable_shape(equation)
+        region = None
+        if shape is not None:
+            arrays = [value for value in equation.inputs
+                      if isinstance(value, Var) and value.aval.shape == shape]
+            candidates = []
+            for value in arrays:
+                for found in [region_of.get(id(value)), *readers.get(id(value), [])]:
+                    if found is None:
+                        continue
+                    found = current(found)
+                    if (not found.closed and found.shape == shape and found not in candidates
+                            and len(found.equations) < MAX_REGION_EQUATIONS):
+                        candidates.append(found)
+            if candidates:
+                region = candidates[0]
+                for other in candidates[1:]:
+                    region.equations = sorted(
+                        region.equations + other.equations,
+                        key=_position_in(graph))
+                    merged_into[id(other)] = region
+                    regions.remove(other)
+            else:
+                region = Region(shape)
+                regions.append(region)
+            region.equations.append(equation)
+            region_of[id(equation.outputs[0])] = region
+            for value in arrays:
+                readers.setdefault(id(value), []).append(region)
+        for value in equation.inputs:
+            producer = region_of.get(id(value)) if isinstance(value, Var) else None
+            if producer is not None and current(producer) is not region:
+                current(producer).closed = True
+    return regions
+
+
+def _position_in(graph: Graph):
+    positions = {id(equation): index for index, equation in enumerate(graph.equations)}
+    return lambda equation: positions[id(equation)]
+
+
+def _values_read_outside(graph: Graph, regions: list[Region]) -> set[int]:
+    """ids of the Vars that an equation outside their region reads, or that the graph returns."""
+    member_of = {id(equation): region for region in regions for equation in region.equations}
+    produced_by = {id(var): member_of.get(id(equation))
+                   for equation in graph.equations for var in equation.outputs}
+    outside = {id(value) for value in graph.outputs if isinstance(value, Var)}
+    for equation in graph.equations:
+        for value in equation.inputs:
+            if isinstance(value, Var) and produced_by.get(id(value)) is not member_of.get(
+                    id(equation)):
+                outside.add(id(value))
+    return outside
+
+
+# --- one region as a kernel ---------------------------------------------------------------------
+
+def _fused_equation(region: Region, read_outside: set) -> Equation | None:
+    inputs: list = []                 # the graph values the kernel reads, in argument order
+    argument_of: dict[int, int] = {}  # id of a graph value -> its argument position
+    step_of: dict[int, int] = {}      # id of a Var computed in the region -> its step
+    steps = []
+    for equation in region.equations:
+        operands = []
+        for value in equation.inputs:
+            if isinstance(value, Literal):
+                operands.append(("literal", value.value))
+            elif isinstance(value, Constant) and value.aval.shape == ():
+                operands.append(("literal", value.value.item()))
+            elif id(value) in step_of:
+                operands.append(("step", step_of[id(value)]))
+            else:
+                if id(value) not in argument_of:
+                    argument_of[id(value)] = len(inputs)
+                    inputs.append(value)
+                operands.append(("input", argument_of[id(value)]))
+        step_of[id(equation.outputs[0])] = len(steps)
+        steps.append(Step(equation.primitive.name, tuple(operands),
+                          tuple(step_dtypes(equation)), equation.outputs[0].aval.dtype))
+    outputs = [equation.outputs[0] for equation in region.equations
+               if id(equation.outputs[0]) in read_outside]
+    spec = KernelSpec(tuple((value.aval.dtype, value.aval.shape == ()) for value in inputs),
+                      tuple(steps), tuple(step_of[id(var)] for var in outputs))
+    try:
+        kernel = compiled_kernel(spec, region.shape)
+    except RuntimeError as error:
+        warnings.warn(f"autotrace could not compile a fused CPU kernel ({error}); "
+                      f"its {len(steps)} equations run as NumPy calls", RuntimeWarning)
+        return None
+    return Equation(fused_cpu, inputs, {"kernel": kernel}, outputs)
+
+
+class CompiledKernel:
+    """A fused kernel for one shape, called like the equations it replaces:
+    `kernel(*inputs)` returns its output array, or a tuple of them."""
+
+    def __init__(self, name: str, spec: KernelSpec, shape: tuple, address: int):
+        self.name = name
+        self.spec = spec
+        self.shape = shape
+        self.size = math.prod(shape)
+        self.avals = tuple(AbstractArray(shape, spec.steps[index].dtype)
+                           for index in spec.outputs)
+        self.call = _wrapper(self, address)
+
+    def __call__(self, *inputs):
+        return self.call(*inputs)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def compiled_kernel(spec: KernelSpec, shape: tuple) -> CompiledKernel:
+    """Compile (or load from the caches) the kernel of `spec`, wrapped for arrays of `shape`."""
+    ir = kernel_ir(spec, "kernel")
+    digest = hashlib.sha256(ir.encode()).hexdigest()[:12]
+    function = f"fused_{digest}"
+    ir = kernel_ir(spec, function)
+    address = llvm.compile_module(ir, [function])[function]
+    shaped = hashlib.sha256(f"{digest}{shape}".encode()).hexdigest()[:12]
+    return CompiledKernel(f"fused_{shaped}", spec, shape, address)
+
+
+def _wrapper(kernel: CompiledKernel, address: int):
+    """A small Python function that allocates the outputs and calls the kernel through ctypes
+    (the array objects themselves are passed; the kernel reads their data pointers)."""
+    import ctypes
+    argument_types = [ctypes.c_int64]
+    parameters, prologue = [], []
+    for index, (dtype, is_scalar) in enumerate(kernel.spec.inputs):
+        name = f"x{index}"
+        parameters.append(name)
+        if is_scalar:
+            argument_types.append({np.dtype(np.float64): ctypes.c_double,
+                                   np.dtype(np.float32): ctypes.c_float,
+                                   BOOL: ctypes.c_bool}[dtype])
+        else:
+            argument_types.append(ctypes.py_object)
+            prologue.append(f"    {name} = ascontiguousarray({name})")
+    results = [f"y{index}" for index in range(len(kernel.spec.outputs))]
+    namespace = {"ascontiguousarray": np.ascontiguousarray, "empty": np.empty}
+    for result, aval in zip(results, kernel.avals):
+        namespace[f"{result}_dtype"] = aval.dtype
+        prologue.append(f"    {result} = empty({kernel.shape!r}, {result}_dtype)")
+        argument_types.append(ctypes.py_object)
+    namespace["compiled"] = ctypes.CFUNCTYPE(None, *argument_types)(address)
+    returned = results[0] if len(results) == 1 else ", ".join(results)
+    source = "\n".join([
+        f"def {kernel.name}({', '.join(parameters)}):",
+        *prologue,
+        f"    compiled({kernel.size}, {', '.join(parameters + results)})",
+        f"    return {returned}",
+    ])
+    exec(compile(source, f"<autotrace kernel {kernel.name}>", "exec"), namespace)
+    function = namespace[kernel.name]
+    function.source = source
+    return function
+
+
+def _fused_impl(*inputs, kernel: CompiledKernel):
+    return kernel(*inputs)
+
+
+def _fused_abstract_eval(*avals, kernel: CompiledKernel):
+    return kernel.avals if len(kernel.avals) > 1 else kernel.avals[0]
+
+
+def _fused_source(args, attrs) -> str:
+    return f"{attrs['kernel'].name}({', '.join(args)})"
+
+
+fused_cpu = register(Primitive(
+    "fused_cpu", _fused_impl, _fused_abstract_eval, source=_fused_source, fresh=True,
+    globals=lambda attrs: {attrs["kernel"].name: attrs["kernel"].call}))

@@ -1,0 +1,369 @@
+"""LLVM IR for fused elementwise kernels: one loop that reads each input once and writes each
+output once, `width` elements at a time, for runtime/backends/cpu_fusion.py.
+
+A kernel is described by a `KernelSpec` (no graph, no NumPy calls): its inputs (arrays of the
+loop's length, or scalars), its steps (one NumPy operation each, on inputs, earlier steps or
+literals, in the dtypes NumPy computes it in) and which steps it writes out. `kernel_ir(spec,
+name)` writes it as a function
+
+    void name(i64 n, ptr array0, ..., double scalar0, ..., ptr output0, ...)
+
+where an array argument is the NumPy array object itself (its data pointer is read at
+`ARRAY_DATA_OFFSET`, which saves the microsecond `array.ctypes.data` costs per argument).
+The body runs on `<width x double>` vectors; the last `n % width` elements are copied into
+vector-sized stack buffers and run through the same body, so every element is computed by the
+same instructions. Transcendental functions call glibc's vector math library (libmvec) where
+it has them and libm once per lane where it does not; NumPy's NaN rules for maximum, minimum,
+fmax and fmin are written as compares and selects. No fast-math flags: the results are IEEE
+arithmetic, as NumPy's.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from runtime.backends import llvm
+from runtime.fusion import LIBM_NAMES
+
+FLOAT64, FLOAT32, BOOL = np.dtype(np.float64), np.dtype(np.float32), np.dtype(bool)
+# NumPy dtype -> LLVM type of one value in registers, and in memory.
+REGISTER_TYPES = {FLOAT64: "double", FLOAT32: "float", BOOL: "i1"}
+MEMORY_TYPES = {FLOAT64: "double", FLOAT32: "float", BOOL: "i8"}
+
+# Where a NumPy array object keeps its data pointer: right after the object header
+# (PyArrayObject_fields: PyObject_HEAD; char *data; ...).
+ARRAY_DATA_OFFSET = object.__basicsize__
+
+_ARITHMETIC = {"add": "fadd", "subtract": "fsub", "multiply": "fmul", "divide": "fdiv"}
+_INTRINSICS = {"absolute": "fabs", "sqrt": "sqrt", "floor": "floor", "ceil": "ceil",
+               "trunc": "trunc", "rint": "rint"}
+_COMPARISONS = {"greater": "ogt", "greater_equal": "oge", "less": "olt", "less_equal": "ole",
+                "equal": "oeq", "not_equal": "une"}
+# NumPy's rules as `(a <compare> b || isnan(<operand>)) ? a : b`: maximum and minimum return
+# NaN if either is NaN (and b when they are equal: maximum(-0.0, 0.0) is 0.0); fmax and fmin
+# return the other operand when one is NaN.
+_SELECTS = {"maximum": ("ogt", 0), "minimum": ("olt", 0), "fmax": ("oge", 1),
+            "fmin": ("ole", 1)}
+_LOGICAL = {"logical_and": "and", "logical_or": "or"}
+_BINARY_LIBM = {"arctan2": "atan2", "hypot": "hypot", "power": "pow"}
+UNARY_LIBM = {name: libm for name, libm in LIBM_NAMES.items() if name not in _INTRINSICS}
+
+FLOAT_OPERATIONS = frozenset([*_ARITHMETIC, *_INTRINSICS, *_COMPARISONS, *_SELECTS,
+                              *_BINARY_LIBM, *UNARY_LIBM, "negative", "square", "where"])
+BOOL_OPERATIONS = frozenset([*_LOGICAL, "logical_not", "where"])
+# Integer exponents of `power` written as multiplies (np.power(x, 3) -> x * x * x).
+MAX_INTEGER_EXPONENT = 8
+
+
+@dataclass(frozen=True)
+class Step:
+    """One operation: `operation` (a NumPy name, or `astype`) on `operands`, each ("input", i),
+    ("step", j) or ("literal", value), computed in `loop_dtypes` (one per operand), giving
+    `dtype`."""
+
+    operation: str
+    operands: tuple
+    loop_dtypes: tuple
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A fused kernel: `inputs` as (dtype, is_scalar) pairs, `steps` in order, and `outputs`,
+    the indices of the steps it writes to memory."""
+
+    inputs: tuple
+    steps: tuple
+    outputs: tuple
+
+    def dtypes(self) -> set:
+        return {dtype for dtype, _ in self.inputs} | {step.dtype for step in self.steps}
+
+
+def kernel_width(spec: KernelSpec) -> int:
+    """Lanes per vector: as many float64 as a register holds if the kernel computes any float64
+    (float32 values then fill half a register), else as many float32."""
+    floats = spec.dtypes() - {BOOL}
+    return llvm.vector_width(FLOAT64 if FLOAT64 in floats or not floats else FLOAT32)
+
+
+def float_constant(value, dtype: np.dtype) -> str:
+    """`value` as an LLVM constant of `dtype`: the exact bits, as hex of the double."""
+    if dtype == BOOL:
+        return "true" if value else "false"
+    converted = float(dtype.type(value))
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", converted))[0]
+
+
+class _Body:
+    """Writes SSA instructions on vectors of `width` lanes into `lines`."""
+
+    def __init__(self, width: int, lines: list, declarations: dict, prefix: str):
+        self.width = width
+        self.lines = lines
+        self.declarations = declarations
+        self.prefix = prefix
+        self.count = 0
+
+    def vector(self, dtype) -> str:
+        return f"<{self.width} x {REGISTER_TYPES[dtype]}>"
+
+    def suffix(self, dtype) -> str:
+        return f"v{self.width}{'f64' if dtype == FLOAT64 else 'f32'}"
+
+    def emit(self, instruction: str) -> str:
+        name = f"%{self.prefix}{self.count}"
+        self.count += 1
+        self.lines.append(f"  {name} = {instruction}")
+        return name
+
+    def declare(self, name: str, signature: str) -> None:
+        self.declarations[name] = signature
+
+    def splat(self, value, dtype) -> str:
+        return f"splat ({REGISTER_TYPES[dtype]} {float_constant(value, dtype)})"
+
+    def call(self, function: str, result_type: str, arguments) -> str:
+        self.declare(function, f"declare {result_type} @{function}("
+                               f"{', '.join(t for t, _ in arguments)})")
+        return self.emit(f"call {result_type} @{function}("
+                         f"{', '.join(f'{t} {v}' for t, v in arguments)})")
+
+    def convert(self, value: str, source, target) -> str:
+        """`value` of dtype `source` as `target`, as NumPy casts it."""
+        if source == target:
+            return value
+        vector_source, vector_target = self.vector(source), self.vector(target)
+        if source == BOOL:
+            return self.emit(f"uitofp {vector_source} {value} to {vector_target}")
+        if target == BOOL:
+            return self.emit(f"fcmp une {vector_source} {value}, zeroinitializer")
+        operation = "fpext" if target == FLOAT64 else "fptrunc"
+        return self.emit(f"{operation} {vector_source} {value} to {vector_target}")
+
+    def libm(self, function: str, dtype, values) -> str:
+        """libm's `function` on each lane: one libmvec call, or one scalar call a lane."""
+        vector = self.vector(dtype)
+        symbol = llvm.vector_math(function, dtype, self.width, len(values))
+        if symbol is not None:
+            return self.call(symbol, vector, [(vector, value) for value in values])
+        scalar = REGISTER_TYPES[dtype]
+        name = function + ("f" if dtype == FLOAT32 else "")
+        result = "poison"
+        for lane in range(self.width):
+            lanes = [self.emit(f"extractelement {vector} {value}, i32 {lane}")
+                     for value in values]
+            computed = self.call(name, scalar, [(scalar, item) for item in lanes])
+            result = self.emit(f"insertelement {vector} {result}, {scalar} {computed}, "
+                               f"i32 {lane}")
+        return result
+
+    def step(self, step: Step, operands: list) -> str:
+        """The instructions of one step on operands already cast to its loop dtypes."""
+        operation, dtype = step.operation, step.loop_dtypes[0]
+        vector = self.vector(dtype)
+        if operation in _ARITHMETIC:
+            return self.emit(f"{_ARITHMETIC[operation]} {vector} {operands[0]}, {operands[1]}")
+        if operation == "negative":
+            return self.emit(f"fneg {vector} {operands[0]}")
+        if operation == "square":
+            return self.emit(f"fmul {vector} {operands[0]}, {operands[0]}")
+        if operation in _INTRINSICS:
+            intrinsic = f"llvm.{_INTRINSICS[operation]}.{self.suffix(dtype)}"
+            return self.call(intrinsic, vector, [(vector, operands[0])])
+        if operation in _COMPARISONS:
+            return self.emit(f"fcmp {_COMPARISONS[operation]} {vector} "
+                             f"{operands[0]}, {operands[1]}")
+        if operation in _SELECTS:
+            compare, nan_operand = _SELECTS[operation]
+            ordered = self.emit(f"fcmp {compare} {vector} {operands[0]}, {operands[1]}")
+            nan = self.emit(f"fcmp uno {vector} {operands[nan_operand]}, zeroinitializer")
+            first = self.emit(f"or <{self.width} x i1> {ordered}, {nan}")
+            return self.emit(f"select <{self.width} x i1> {first}, {vector} {operands[0]}, "
+                             f"{vector} {operands[1]}")
+        if operation == "where":
+            result = self.vector(step.loop_dtypes[1])
+            return self.emit(f"select <{self.width} x i1> {operands[0]}, "
+                             f"{result} {operands[1]}, {result} {operands[2]}")
+        if operation in _LOGICAL:
+            return self.emit(f"{_LOGICAL[operation]} {vector} {operands[0]}, {operands[1]}")
+        if operation == "logical_not":
+            return self.emit(f"xor {vector} {operands[0]}, splat (i1 true)")
+        if operation == "astype":
+            return operands[0]  # the cast to the loop dtype (the target) did it
+        exponent = integer_exponent(step)
+        if exponent is not None:
+            return self.integer_power(operands[0], exponent, dtype)
+        if operation in _BINARY_LIBM:
+            return self.libm(_BINARY_LIBM[operation], dtype, operands)
+        return self.libm(UNARY_LIBM[operation], dtype, operands)
+
+    def integer_power(self, base: str, exponent: int, dtype) -> str:
+        """base ** exponent by squaring; a negative exponent divides 1 by the power."""
+        vector = self.vector(dtype)
+        if exponent == 0:
+            return self.splat(1.0, dtype)  # pow(x, 0) is 1, NaN included
+        result, square, remaining = None, base, abs(exponent)
+        while remaining:
+            if remaining & 1:
+                result = square if result is None else self.emit(
+                    f"fmul {vector} {result}, {square}")
+            remaining >>= 1
+            if remaining:
+                square = self.emit(f"fmul {vector} {square}, {square}")
+        if exponent < 0:
+            result = self.emit(f"fdiv {vector} {self.splat(1.0, dtype)}, {result}")
+        return result
+
+
+def integer_exponent(step: Step) -> int | None:
+    """The exponent of `power(x, k)` for a literal integer k small enough to multiply out."""
+    if step.operation != "power" or step.operands[1][0] != "literal":
+        return None
+    value = step.operands[1][1]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not (math.isfinite(value) and value == int(value)
+            and abs(value) <= MAX_INTEGER_EXPONENT):
+        return None
+    return int(value)
+
+
+def _write_body(spec: KernelSpec, body: _Body, loaded: list) -> list:
+    """The steps on the loaded inputs; returns each output's value."""
+    values = []
+    for step in spec.steps:
+        operands = []
+        for (kind, item), loop_dtype in zip(step.operands, step.loop_dtypes):
+            if kind == "literal":
+                operands.append(body.splat(item, loop_dtype))
+                continue
+            value, dtype = (loaded[item], spec.inputs[item][0]) if kind == "input" else (
+                values[item], spec.steps[item].dtype)
+            operands.append(body.convert(value, dtype, loop_dtype))
+        result = body.step(step, operands)
+        # a comparison's loop dtype is its operands', its result is bool
+        values.append(result)
+    return [values[index] for index in spec.outputs]
+
+
+def kernel_ir(spec: KernelSpec, name: str) -> str:
+    """The LLVM module of one fused kernel named `name` (see the module docstring)."""
+    width = kernel_width(spec)
+    declarations: dict[str, str] = {}
+    parameters, entry, arrays = ["i64 %n"], [], []
+    for index, (dtype, is_scalar) in enumerate(spec.inputs):
+        if is_scalar:
+            parameters.append(f"{REGISTER_TYPES[dtype]} %s{index}")
+        else:
+            parameters.append(f"ptr %object{index}")
+            arrays.append((f"%object{index}", f"%data{index}", dtype))
+    outputs = []
+    for index, step_index in enumerate(spec.outputs):
+        parameters.append(f"ptr %result{index}")
+        dtype = spec.steps[step_index].dtype
+        outputs.append((f"%result{index}", f"%out{index}", dtype))
+        arrays.append(outputs[-1])
+    for array_object, data, _ in arrays:
+        entry.append(f"  {data}.field = getelementptr i8, ptr {array_object}, "
+                     f"i64 {ARRAY_DATA_OFFSET}")
+        entry.append(f"  {data} = load ptr, ptr {data}.field, align 8")
+
+    def scalars(body: _Body) -> dict:
+        splats = {}
+        for index, (dtype, is_scalar) in enumerate(spec.inputs):
+            if is_scalar:
+                vector = body.vector(dtype)
+                one = body.emit(f"insertelement {vector} poison, {REGISTER_TYPES[dtype]} "
+                                f"%s{index}, i32 0")
+                splats[index] = body.emit(f"shufflevector {vector} {one}, {vector} poison, "
+                                          f"<{width} x i32> zeroinitializer")
+        return splats
+
+    def load(body: _Body, address: str, dtype) -> str:
+        memory = f"<{width} x {MEMORY_TYPES[dtype]}>"
+        value = body.emit(f"load {memory}, ptr {address}, align {dtype.itemsize}")
+        return body.emit(f"icmp ne {memory} {value}, zeroinitializer") if dtype == BOOL else value
+
+    def store(body: _Body, value: str, address: str, dtype) -> None:
+        memory = f"<{width} x {MEMORY_TYPES[dtype]}>"
+        if dtype == BOOL:
+            value = body.emit(f"zext <{width} x i1> {value} to {memory}")
+        body.lines.append(f"  store {memory} {value}, ptr {address}, align {dtype.itemsize}")
+
+    # the vector loop over the first n - n % width elements
+    loop: list[str] = []
+    body = _Body(width, loop, declarations, "v")
+    splats = scalars(body)
+    loaded = {}
+    for index, (dtype, is_scalar) in enumerate(spec.inputs):
+        if not is_scalar:
+            address = body.emit(f"getelementptr {MEMORY_TYPES[dtype]}, ptr %data{index}, i64 %i")
+            loaded[index] = load(body, address, dtype)
+    results = _write_body(spec, body, {**loaded, **splats})
+    for value, (_, data, dtype) in zip(results, outputs):
+        address = body.emit(f"getelementptr {MEMORY_TYPES[dtype]}, ptr {data}, i64 %i")
+        store(body, value, address, dtype)
+
+    # the rest, through stack buffers of one vector each
+    tail: list[str] = []
+    rest = _Body(width, tail, declarations, "t")
+    buffers = []
+    splats = scalars(rest)
+    loaded = {}
+    for index, (dtype, is_scalar) in enumerate(spec.inputs):
+        if is_scalar:
+            continue
+        memory = f"<{width} x {MEMORY_TYPES[dtype]}>"
+        buffer, source = f"%buffer_in{index}", f"%data{index}"
+        buffers.append(f"  {buffer} = alloca {memory}, align 64")
+        address = rest.emit(f"getelementptr {MEMORY_TYPES[dtype]}, ptr {source}, i64 %main")
+        tail.append(f"  store {memory} zeroinitializer, ptr {buffer}, align 64")
+        bytes_ = rest.emit(f"mul i64 %rest, {dtype.itemsize}")
+        tail.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {buffer}, ptr {address}, "
+                    f"i64 {bytes_}, i1 false)")
+        loaded[index] = load(rest, buffer, dtype)
+    results = _write_body(spec, rest, {**loaded, **splats})
+    for index, (value, (_, data, dtype)) in enumerate(zip(results, outputs)):
+        memory = f"<{width} x {MEMORY_TYPES[dtype]}>"
+        buffer = f"%buffer_out{index}"
+        buffers.append(f"  {buffer} = alloca {memory}, align 64")
+        store(rest, value, buffer, dtype)
+        address = rest.emit(f"getelementptr {MEMORY_TYPES[dtype]}, ptr {data}, i64 %main")
+        bytes_ = rest.emit(f"mul i64 %rest, {dtype.itemsize}")
+        tail.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {address}, ptr {buffer}, "
+                    f"i64 {bytes_}, i1 false)")
+    declarations["llvm.memcpy.p0.p0.i64"] = (
+        "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
+
+    vector_bits = width * max(dtype.itemsize for dtype in spec.dtypes()) * 8
+    lines = [
+        *sorted(declarations.values()), "",
+        f"define void @{name}({', '.join(parameters)}) #0 {{",
+        "entry:", *buffers, *entry,
+        f"  %main = and i64 %n, {-width}",
+        "  %rest = sub i64 %n, %main",
+        "  %any = icmp sgt i64 %main, 0",
+        "  br i1 %any, label %loop, label %after",
+        "loop:",
+        "  %i = phi i64 [ 0, %entry ], [ %next, %loop ]",
+        *loop,
+        f"  %next = add nuw nsw i64 %i, {width}",
+        "  %more = icmp slt i64 %next, %main",
+        "  br i1 %more, label %loop, label %after",
+        "after:",
+        "  %partial = icmp sgt i64 %rest, 0",
+        "  br i1 %partial, label %tail, label %done",
+        "tail:",
+        *tail,
+        "  br label %done",
+        "done:",
+        "  ret void",
+        "}",
+        "",
+        f'attributes #0 = {{ nounwind "min-legal-vector-width"="{vector_bits}" }}',
+    ]
+    return "\n".join(lines) + "\n"
