@@ -197,15 +197,22 @@ class _Body:
         exponent = integer_exponent(step)
         if exponent is not None:
             return self.integer_power(operands[0], exponent, dtype)
+        if operation == "power" and step.operands[1] == ("literal", 0.5):
+            # NumPy computes x ** 0.5 as sqrt(x): (-inf) ** 0.5 is NaN, not pow's inf
+            return self.call(f"llvm.sqrt.{self.suffix(dtype)}", vector, [(vector, operands[0])])
         if operation in _BINARY_LIBM:
             return self.libm(_BINARY_LIBM[operation], dtype, operands)
         return self.libm(UNARY_LIBM[operation], dtype, operands)
 
     def integer_power(self, base: str, exponent: int, dtype) -> str:
-        """base ** exponent by squaring; a negative exponent divides 1 by the power."""
+        """base ** exponent by squaring. A negative exponent takes the reciprocal first, as
+        NumPy's power(x, -1) does, so that no intermediate power overflows where the result
+        does not (1e80 ** -4 is 1e-320, not 1 / inf)."""
         vector = self.vector(dtype)
         if exponent == 0:
             return self.splat(1.0, dtype)  # pow(x, 0) is 1, NaN included
+        if exponent < 0:
+            base = self.emit(f"fdiv {vector} {self.splat(1.0, dtype)}, {base}")
         result, square, remaining = None, base, abs(exponent)
         while remaining:
             if remaining & 1:
@@ -214,8 +221,6 @@ class _Body:
             remaining >>= 1
             if remaining:
                 square = self.emit(f"fmul {vector} {square}, {square}")
-        if exponent < 0:
-            result = self.emit(f"fdiv {vector} {self.splat(1.0, dtype)}, {result}")
         return result
 
 
