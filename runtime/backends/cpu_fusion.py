@@ -142,6 +142,18 @@ def fusable_shape(equation: Equation) -> tuple | None:
     return result.shape
 
 
+def summed_shape(equation: Equation) -> tuple | None:
+    """The shape of the array that `equation` sums, if it is a sum of all its elements (float64
+    or float32, no keepdims, no dtype) that a kernel can add up as it computes them."""
+    if equation.primitive.name != "reduce_sum" or not isinstance(equation.inputs[0], Var):
+        return None
+    aval = equation.inputs[0].aval
+    if (equation.attrs != {"axis": tuple(range(aval.ndim))} or aval.dtype.kind != "f"
+            or aval.dtype not in KERNEL_DTYPES or equation.outputs[0].aval.dtype != aval.dtype):
+        return None
+    return aval.shape
+
+
 def find_regions(graph: Graph) -> list[Region]:
     """The maximal regions of `graph`, in the order of their last equations."""
     region_of: dict[int, Region] = {}      # id of a Var -> the region that computes it
@@ -156,8 +168,10 @@ def find_regions(graph: Graph) -> list[Region]:
     regions: list[Region] = []
     for equation in graph.equations:
         shape = fusable_shape(equation)
+        summed = summed_shape(equation) if shape is None else None
         region = None
-        if shape is not None:
+        if shape is not None or summed is not None:
+            shape = shape or summed
             arrays = [value for value in equation.inputs
                       if isinstance(value, Var) and value.aval.shape == shape]
             candidates = []
@@ -169,7 +183,9 @@ def find_regions(graph: Graph) -> list[Region]:
                     if (not found.closed and found.shape == shape and found not in candidates
                             and len(found.equations) < MAX_REGION_EQUATIONS):
                         candidates.append(found)
-            if candidates:
+            if summed is not None and not candidates:
+                pass  # a sum of an array no region computes or reads: NumPy's np.sum
+            elif candidates:
                 region = candidates[0]
                 for other in candidates[1:]:
                     region.equations = sorted(
@@ -180,10 +196,11 @@ def find_regions(graph: Graph) -> list[Region]:
             else:
                 region = Region(shape)
                 regions.append(region)
-            region.equations.append(equation)
-            region_of[id(equation.outputs[0])] = region
-            for value in arrays:
-                readers.setdefault(id(value), []).append(region)
+            if region is not None:
+                region.equations.append(equation)
+                region_of[id(equation.outputs[0])] = region
+                for value in arrays:
+                    readers.setdefault(id(value), []).append(region)
         for value in equation.inputs:
             producer = region_of.get(id(value)) if isinstance(value, Var) else None
             if producer is not None and current(producer) is not region:
@@ -232,19 +249,24 @@ def _fused_equation(region: Region, read_outside: set) -> Equation | None:
                     inputs.append(value)
                 operands.append(("input", argument_of[id(value)]))
         step_of[id(equation.outputs[0])] = len(steps)
-        steps.append(Step(equation.primitive.name, tuple(operands),
-                          tuple(step_dtypes(equation)), equation.outputs[0].aval.dtype))
-    outputs = [equation.outputs[0] for equation in region.equations
+        dtypes = ([equation.inputs[0].aval.dtype] if equation.primitive.name == "reduce_sum"
+                  else step_dtypes(equation))
+        steps.append(Step(equation.primitive.name, tuple(operands), tuple(dtypes),
+                          equation.outputs[0].aval.dtype))
+    results = [equation.outputs[0] for equation in region.equations
                if id(equation.outputs[0]) in read_outside]
+    outputs = [var for var in results if var.aval.shape != ()]
+    totals = [var for var in results if var.aval.shape == ()]
     spec = KernelSpec(tuple((value.aval.dtype, value.aval.shape == ()) for value in inputs),
-                      tuple(steps), tuple(step_of[id(var)] for var in outputs))
+                      tuple(steps), tuple(step_of[id(var)] for var in outputs),
+                      tuple(step_of[id(var)] for var in totals))
     try:
         kernel = compiled_kernel(spec, region.shape)
     except RuntimeError as error:
         warnings.warn(f"autotrace could not compile a fused CPU kernel ({error}); "
                       f"its {len(steps)} equations run as NumPy calls", RuntimeWarning)
         return None
-    return Equation(fused_cpu, inputs, {"kernel": kernel}, outputs)
+    return Equation(fused_cpu, inputs, {"kernel": kernel}, outputs + totals)
 
 
 class CompiledKernel:
@@ -256,8 +278,9 @@ class CompiledKernel:
         self.spec = spec
         self.shape = shape
         self.size = math.prod(shape)
-        self.avals = tuple(AbstractArray(shape, spec.steps[index].dtype)
-                           for index in spec.outputs)
+        self.avals = tuple([AbstractArray(shape, spec.steps[index].dtype)
+                            for index in spec.outputs]
+                           + [AbstractArray((), spec.steps[index].dtype) for index in spec.sums])
         self.call = _wrapper(self, address)
 
     def __call__(self, *inputs):
@@ -295,13 +318,16 @@ def _wrapper(kernel: CompiledKernel, address: int):
             argument_types.append(ctypes.py_object)
             prologue.append(f"    {name} = ascontiguousarray({name})")
     results = [f"y{index}" for index in range(len(kernel.spec.outputs))]
+    results += [f"total{index}" for index in range(len(kernel.spec.sums))]
     namespace = {"ascontiguousarray": np.ascontiguousarray, "empty": np.empty}
     for result, aval in zip(results, kernel.avals):
         namespace[f"{result}_dtype"] = aval.dtype
-        prologue.append(f"    {result} = empty({kernel.shape!r}, {result}_dtype)")
+        prologue.append(f"    {result} = empty({aval.shape!r}, {result}_dtype)")
         argument_types.append(ctypes.py_object)
     namespace["compiled"] = ctypes.CFUNCTYPE(None, *argument_types)(address)
-    returned = results[0] if len(results) == 1 else ", ".join(results)
+    # a sum is a NumPy scalar, as np.sum returns it
+    returned = [f"{result}[()]" if result.startswith("total") else result for result in results]
+    returned = returned[0] if len(returned) == 1 else ", ".join(returned)
     source = "\n".join([
         f"def {kernel.name}({', '.join(parameters)}):",
         *prologue,

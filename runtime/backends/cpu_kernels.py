@@ -72,12 +72,14 @@ class Step:
 
 @dataclass(frozen=True)
 class KernelSpec:
-    """A fused kernel: `inputs` as (dtype, is_scalar) pairs, `steps` in order, and `outputs`,
-    the indices of the steps it writes to memory."""
+    """A fused kernel: `inputs` as (dtype, is_scalar) pairs, `steps` in order, `outputs`, the
+    indices of the steps it writes to memory, and `sums`, those of the `reduce_sum` steps (a sum
+    of all elements) whose totals it returns."""
 
     inputs: tuple
     steps: tuple
     outputs: tuple
+    sums: tuple = ()
 
     def dtypes(self) -> set:
         return {dtype for dtype, _ in self.inputs} | {step.dtype for step in self.steps}
@@ -237,8 +239,9 @@ def integer_exponent(step: Step) -> int | None:
     return int(value)
 
 
-def _write_body(spec: KernelSpec, body: _Body, loaded: list) -> list:
-    """The steps on the loaded inputs; returns each output's value."""
+def _write_body(spec: KernelSpec, body: _Body, loaded: dict) -> tuple[list, list]:
+    """The steps on the loaded inputs: (each array output's value, each summed value in
+    float64)."""
     values = []
     for step in spec.steps:
         operands = []
@@ -249,10 +252,80 @@ def _write_body(spec: KernelSpec, body: _Body, loaded: list) -> list:
             value, dtype = (loaded[item], spec.inputs[item][0]) if kind == "input" else (
                 values[item], spec.steps[item].dtype)
             operands.append(body.convert(value, dtype, loop_dtype))
-        result = body.step(step, operands)
-        # a comparison's loop dtype is its operands', its result is bool
-        values.append(result)
-    return [values[index] for index in spec.outputs]
+        values.append(operands[0] if step.operation == "reduce_sum" else body.step(step, operands))
+    summed = [body.convert(values[index], spec.steps[index].dtype, FLOAT64)
+              for index in spec.sums]
+    return [values[index] for index in spec.outputs], summed
+
+
+class _Sums:
+    """The accumulators of the kernel's sums, all in float64 whatever the summed dtype.
+
+    Each lane adds its values plainly into a block sum `b`; every `SUM_BLOCK` vectors the block
+    sum is added into `s` with Kahan's compensation `c`, and plainly into `p`. The error is
+    that of summing SUM_BLOCK values plus a few roundings, as NumPy's pairwise sum, and
+    the loop-carried chain is one add per vector. Kahan's `c` turns inf into NaN, so where the
+    plain total `p` is inf or NaN, it is the result, as NumPy's would be.
+    """
+
+    NAMES = ("b", "s", "c", "p")
+
+    def __init__(self, count: int, width: int):
+        self.count = count
+        self.vector = f"<{width} x double>"
+        # NumPy's sums start from +0.0: a sum of -0.0s is 0.0
+        self.initial = {name: "zeroinitializer" for name in self.NAMES}
+
+    def names(self, suffix: str) -> list:
+        return [f"%{name}{index}{suffix}" for index in range(self.count) for name in self.NAMES]
+
+    def phis(self, suffix: str, incoming: list) -> list:
+        """One phi per accumulator: incoming is [(value suffix or None for the initial value,
+        block)]."""
+        lines = []
+        for index in range(self.count):
+            for name in self.NAMES:
+                sources = ", ".join(
+                    f"[ {self.initial[name] if source is None else f'%{name}{index}{source}'}"
+                    f", %{block} ]" for source, block in incoming)
+                lines.append(f"  %{name}{index}{suffix} = phi {self.vector} {sources}")
+        return lines
+
+    def flush(self, source: str, target: str, block_sum: str | None = None) -> list:
+        """Add the block sums (`b<source>`, or `block_sum` formatted with the index) into
+        s, c and p, giving the accumulators `<target>`; `b<target>` starts over."""
+        lines, v = [], self.vector
+        for k in range(self.count):
+            b = block_sum.format(k) if block_sum else f"%b{k}{source}"
+            lines += [f"  %y{k}{target} = fsub {v} {b}, %c{k}{source}",
+                      f"  %s{k}{target} = fadd {v} %s{k}{source}, %y{k}{target}",
+                      f"  %d{k}{target} = fsub {v} %s{k}{target}, %s{k}{source}",
+                      f"  %c{k}{target} = fsub {v} %d{k}{target}, %y{k}{target}",
+                      f"  %p{k}{target} = fadd {v} %p{k}{source}, {b}"]
+        return lines
+
+    def results(self, source: str, width: int, dtypes: list, addresses: list) -> list:
+        """Reduce the lanes and store each sum."""
+        lines, v = [], self.vector
+        reduce = f"llvm.vector.reduce.fadd.v{width}f64"
+        for k, (dtype, address) in enumerate(zip(dtypes, addresses)):
+            for name in ("s", "c", "p"):
+                lines.append(f"  %{name}{k}.total = call double @{reduce}(double 0.0, "
+                             f"{v} %{name}{k}{source})")
+            lines += [f"  %kahan{k} = fsub double %s{k}.total, %c{k}.total",
+                      f"  %spread{k} = fsub double %p{k}.total, %p{k}.total",
+                      f"  %finite{k} = fcmp oeq double %spread{k}, 0.0",
+                      f"  %sum{k} = select i1 %finite{k}, double %kahan{k}, double %p{k}.total"]
+            value = f"%sum{k}"
+            if dtype == FLOAT32:
+                lines.append(f"  %sum{k}.f32 = fptrunc double %sum{k} to float")
+                value = f"%sum{k}.f32"
+            lines.append(f"  store {REGISTER_TYPES[dtype]} {value}, ptr {address}, "
+                         f"align {dtype.itemsize}")
+        return lines
+
+
+SUM_BLOCK = 32  # vectors added plainly before a compensated add into the total
 
 
 def kernel_ir(spec: KernelSpec, name: str) -> str:
@@ -269,13 +342,18 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
     outputs = []
     for index, step_index in enumerate(spec.outputs):
         parameters.append(f"ptr %result{index}")
-        dtype = spec.steps[step_index].dtype
-        outputs.append((f"%result{index}", f"%out{index}", dtype))
+        outputs.append((f"%result{index}", f"%out{index}", spec.steps[step_index].dtype))
         arrays.append(outputs[-1])
+    sum_dtypes = [spec.steps[index].dtype for index in spec.sums]
+    for index, dtype in enumerate(sum_dtypes):
+        parameters.append(f"ptr %total{index}")
+        arrays.append((f"%total{index}", f"%sum_out{index}", dtype))
     for array_object, data, _ in arrays:
         entry.append(f"  {data}.field = getelementptr i8, ptr {array_object}, "
                      f"i64 {ARRAY_DATA_OFFSET}")
         entry.append(f"  {data} = load ptr, ptr {data}.field, align 8")
+    sums = _Sums(len(spec.sums), width)
+    accumulator = f"<{width} x double>"
 
     def scalars(body: _Body) -> dict:
         splats = {}
@@ -302,22 +380,22 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
     # the vector loop over the first n - n % width elements
     loop: list[str] = []
     body = _Body(width, loop, declarations, "v")
-    splats = scalars(body)
     loaded = {}
     for index, (dtype, is_scalar) in enumerate(spec.inputs):
         if not is_scalar:
             address = body.emit(f"getelementptr {MEMORY_TYPES[dtype]}, ptr %data{index}, i64 %i")
             loaded[index] = load(body, address, dtype)
-    results = _write_body(spec, body, {**loaded, **splats})
+    results, summed = _write_body(spec, body, {**loaded, **scalars(body)})
     for value, (_, data, dtype) in zip(results, outputs):
         address = body.emit(f"getelementptr {MEMORY_TYPES[dtype]}, ptr {data}, i64 %i")
         store(body, value, address, dtype)
+    for k, value in enumerate(summed):
+        loop.append(f"  %b{k}.add = fadd {accumulator} %b{k}, {value}")
 
     # the rest, through stack buffers of one vector each
     tail: list[str] = []
     rest = _Body(width, tail, declarations, "t")
     buffers = []
-    splats = scalars(rest)
     loaded = {}
     for index, (dtype, is_scalar) in enumerate(spec.inputs):
         if is_scalar:
@@ -331,7 +409,7 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
         tail.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {buffer}, ptr {address}, "
                     f"i64 {bytes_}, i1 false)")
         loaded[index] = load(rest, buffer, dtype)
-    results = _write_body(spec, rest, {**loaded, **splats})
+    results, summed = _write_body(spec, rest, {**loaded, **scalars(rest)})
     for index, (value, (_, data, dtype)) in enumerate(zip(results, outputs)):
         memory = f"<{width} x {MEMORY_TYPES[dtype]}>"
         buffer = f"%buffer_out{index}"
@@ -341,10 +419,40 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
         bytes_ = rest.emit(f"mul i64 %rest, {dtype.itemsize}")
         tail.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {address}, ptr {buffer}, "
                     f"i64 {bytes_}, i1 false)")
+    if summed:
+        lanes = ", ".join(f"i64 {lane}" for lane in range(width))
+        count = rest.emit(f"insertelement <{width} x i64> poison, i64 %rest, i32 0")
+        counts = rest.emit(f"shufflevector <{width} x i64> {count}, <{width} x i64> poison, "
+                           f"<{width} x i32> zeroinitializer")
+        mask = rest.emit(f"icmp slt <{width} x i64> <{lanes}>, {counts}")
+        for k, value in enumerate(summed):
+            kept = rest.emit(f"select <{width} x i1> {mask}, {accumulator} {value}, "
+                             f"{accumulator} zeroinitializer")
+            tail.append(f"  %b{k}.tail = fadd {accumulator} %b{k}.after, {kept}")
+            for total in ("s", "c", "p"):
+                tail.append(f"  %{total}{k}.tail = fadd {accumulator} %{total}{k}.after, "
+                            f"splat (double -0.0)")
+        declarations["reduce"] = (f"declare double @llvm.vector.reduce.fadd.v{width}f64("
+                                  f"double, {accumulator})")
     declarations["llvm.memcpy.p0.p0.i64"] = (
         "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
 
-    vector_bits = width * max(dtype.itemsize for dtype in spec.dtypes()) * 8
+    flush = []
+    if summed:
+        flush = ["  %position = and i64 %next, " + str(SUM_BLOCK * width - 1),
+                 "  %full = icmp eq i64 %position, 0",
+                 "  br i1 %full, label %flush, label %latch",
+                 "flush:", *sums.flush("", ".flushed", "%b{}.add"),
+                 "  br label %latch"]
+    latch_phis = []
+    for k in range(sums.count):
+        latch_phis += [f"  %b{k}.latch = phi {accumulator} [ %b{k}.add, %loop ], "
+                       f"[ zeroinitializer, %flush ]"]
+        for total in ("s", "c", "p"):
+            latch_phis.append(f"  %{total}{k}.latch = phi {accumulator} [ %{total}{k}, %loop ], "
+                              f"[ %{total}{k}.flushed, %flush ]")
+    widest = FLOAT64 if summed else max(spec.dtypes(), key=lambda dtype: dtype.itemsize)
+    vector_bits = width * widest.itemsize * 8
     lines = [
         *sorted(declarations.values()), "",
         f"define void @{name}({', '.join(parameters)}) #0 {{",
@@ -354,18 +462,26 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
         "  %any = icmp sgt i64 %main, 0",
         "  br i1 %any, label %loop, label %after",
         "loop:",
-        "  %i = phi i64 [ 0, %entry ], [ %next, %loop ]",
+        "  %i = phi i64 [ 0, %entry ], [ %next, %latch ]",
+        *sums.phis("", [(None, "entry"), (".latch", "latch")]),
         *loop,
         f"  %next = add nuw nsw i64 %i, {width}",
+        *(flush or ["  br label %latch"]),
+        "latch:",
+        *latch_phis,
         "  %more = icmp slt i64 %next, %main",
         "  br i1 %more, label %loop, label %after",
         "after:",
+        *sums.phis(".after", [(None, "entry"), (".latch", "latch")]),
         "  %partial = icmp sgt i64 %rest, 0",
         "  br i1 %partial, label %tail, label %done",
         "tail:",
         *tail,
         "  br label %done",
         "done:",
+        *sums.phis(".done", [(".after", "after"), (".tail", "tail")]),
+        *sums.flush(".done", ".final"),
+        *sums.results(".final", width, sum_dtypes, [f"%sum_out{k}" for k in range(sums.count)]),
         "  ret void",
         "}",
         "",

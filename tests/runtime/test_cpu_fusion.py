@@ -32,7 +32,8 @@ def sample(size=1003, dtype=np.float64, seed=0):
     of any vector width, so the tail runs too)."""
     generator = np.random.default_rng(seed)
     values = generator.standard_normal(size) * generator.choice([0.1, 1.0, 10.0], size)
-    values[:len(SPECIAL)] = generator.permutation(SPECIAL)
+    if size >= len(SPECIAL):
+        values[:len(SPECIAL)] = generator.permutation(SPECIAL)
     with np.errstate(over="ignore"):  # 1e300 is inf in float32
         return values.astype(dtype)
 
@@ -175,6 +176,60 @@ def test_input_that_is_not_contiguous():
     graph = fused_graph(lambda a: np.tanh(a * 2.0) + 1.0, x.T)
     run, _ = compile_graph(graph)
     np.testing.assert_allclose(run(x.T)[0], np.tanh(x.T * 2.0) + 1.0, rtol=1e-13)
+
+
+@pytest.mark.parametrize("size", [3, 8, 1003, 100_000])
+def test_sum_of_a_region_value_is_added_in_the_loop(size):
+    import math
+    x, y = (np.where(np.isfinite(v) & (np.abs(v) < 1e10), v, 0.5)
+            for v in (sample(size, seed=1), sample(size, seed=2)))
+
+    def function(a, b):
+        t = np.tanh(a * 0.5) * b
+        return np.sum(t), t + 1.0
+
+    (total, array), graph = run_fused(function, x, np.cos(y))
+    [equation] = fused_equations(graph)
+    assert [var.aval.shape for var in equation.outputs] == [(size,), ()]
+    assert type(total) is np.float64 and array.shape == (size,)
+    values = np.tanh(x * 0.5) * np.cos(y)
+    exact = math.fsum(values.tolist())
+    assert abs(total - exact) <= 1e-15 * np.abs(values).sum() + 1e-300
+    np.testing.assert_allclose(array, values + 1.0, rtol=1e-13)
+
+
+@pytest.mark.parametrize("special, expected", [
+    ([np.inf], np.inf), ([-np.inf], -np.inf), ([np.inf, -np.inf], np.nan), ([np.nan], np.nan),
+    ([1e308, 1e308], np.inf), ([-0.0], 0.0)])
+def test_sum_of_special_values_is_numpys(special, expected):
+    x = np.full(1003, 0.25)
+    x[[17 * i for i in range(len(special))]] = special
+    if special == [-0.0]:
+        x[:] = -0.0
+    with np.errstate(all="ignore"):
+        total, graph = run_fused(lambda a: np.sum(a * 2.0), x)
+    assert fused_equations(graph)
+    with np.errstate(all="ignore"):
+        wanted = np.sum(x * 2.0)
+    assert np.array_equal(total[0], wanted, equal_nan=True)
+    if not np.isfinite(expected):
+        assert np.array_equal(total[0], expected, equal_nan=True)
+    assert np.signbit(total[0]) == np.signbit(wanted)
+
+
+def test_sum_in_float32_and_sums_that_stay_numpy():
+    x = sample(1003, dtype=np.float32, seed=3)
+    x = np.where(np.isfinite(x), x, np.float32(1.5))
+    (total,), graph = run_fused(lambda a: np.sum(np.sin(a) * 2.0), x)
+    assert fused_equations(graph) and total.dtype == np.float32
+    np.testing.assert_allclose(total, np.sum(np.sin(x.astype(np.float64)) * 2.0), rtol=1e-6)
+    # a sum over one axis, with keepdims, or of an input alone is left to NumPy
+    m = rng.standard_normal((40, 30))
+    for function in [lambda a: np.sum(np.exp(a) * 2.0, axis=0),
+                     lambda a: np.sum(np.exp(a) * 2.0, keepdims=True),
+                     lambda a: np.sum(a) + np.exp(a) * 2.0]:
+        graph = fused_graph(function, m)
+        assert "reduce_sum" in [equation.primitive.name for equation in graph.equations]
 
 
 def test_only_regions_of_two_equations_and_enough_elements_fuse():
