@@ -35,14 +35,19 @@ import numpy as np
 from runtime.abstract import AbstractArray
 from runtime.backends import llvm
 from runtime.backends.cpu_kernels import (
-    BOOL, BOOL_OPERATIONS, FLOAT_OPERATIONS, REGISTER_TYPES, KernelSpec, Step, kernel_ir,
+    BOOL, BOOL_OPERATIONS, FLOAT_OPERATIONS, REGISTER_TYPES, KernelSpec, Step,
+    array_layout_known, kernel_ir,
 )
 from runtime.fusion import loop_dtypes
 from runtime.graph import Constant, Equation, Graph, Literal, Var
 from runtime.ops import Primitive, register
 
-# Below this many elements a fused call saves less than it costs (see the README's table).
-MIN_FUSED_ELEMENTS = 16_384
+# Below this many elements a fused call saves less than it costs. A call costs ~0.8 us (ctypes,
+# np.empty per output), a NumPy ufunc call ~0.3 us; measured (2 cores, AVX-512) on tanh(x*y)+1:
+# 1.3 -> 1.1 us at 256 elements, 2.1 -> 2.0 us at 1,024, 3.1 -> 3.1 us at 2,048 (libmvec's tanh
+# is as fast as NumPy's, so fusing it wins only memory traffic); on the gelu gradient 19x at 256
+# and 30x at 2,048 (NumPy's power(x, 3) is slow). Regions of cheap ops break even near 1,000.
+MIN_FUSED_ELEMENTS = 1024
 # A region grows no longer than this many equations, to bound a kernel's compile time.
 MAX_REGION_EQUATIONS = 256
 
@@ -56,7 +61,7 @@ class CpuFusion:
         self.min_elements = min_elements
 
     def run(self, graph: Graph) -> Graph:
-        if not llvm.available():
+        if not (llvm.available() and array_layout_known()):
             return graph
         regions = [region for region in find_regions(graph)
                    if len(region.equations) >= 2 and region.size >= self.min_elements]
@@ -174,6 +179,9 @@ def find_regions(graph: Graph) -> list[Region]:
             shape = shape or summed
             arrays = [value for value in equation.inputs
                       if isinstance(value, Var) and value.aval.shape == shape]
+            # a region's sum is known only after its loop: who reads it comes after the region
+            totals_of = {id(current(region_of[id(value)])) for value in equation.inputs
+                         if id(value) in region_of and value.aval.shape == ()}
             candidates = []
             for value in arrays:
                 for found in [region_of.get(id(value)), *readers.get(id(value), [])]:
@@ -181,6 +189,7 @@ def find_regions(graph: Graph) -> list[Region]:
                         continue
                     found = current(found)
                     if (not found.closed and found.shape == shape and found not in candidates
+                            and id(found) not in totals_of
                             and len(found.equations) < MAX_REGION_EQUATIONS):
                         candidates.append(found)
             if summed is not None and not candidates:

@@ -19,6 +19,8 @@ arithmetic, as NumPy's.
 """
 from __future__ import annotations
 
+import ctypes
+import functools
 import math
 import struct
 from dataclasses import dataclass
@@ -36,6 +38,15 @@ MEMORY_TYPES = {FLOAT64: "double", FLOAT32: "float", BOOL: "i8"}
 # Where a NumPy array object keeps its data pointer: right after the object header
 # (PyArrayObject_fields: PyObject_HEAD; char *data; ...).
 ARRAY_DATA_OFFSET = object.__basicsize__
+
+
+@functools.cache
+def array_layout_known() -> bool:
+    """Whether NumPy arrays keep their data pointer at ARRAY_DATA_OFFSET in this interpreter
+    (a free-threaded or debug build has a larger object header): kernels rely on it."""
+    probe = np.arange(3.0)
+    return ctypes.c_void_p.from_address(id(probe) + ARRAY_DATA_OFFSET).value == (
+        probe.ctypes.data)
 
 _ARITHMETIC = {"add": "fadd", "subtract": "fsub", "multiply": "fmul", "divide": "fdiv"}
 _INTRINSICS = {"absolute": "fabs", "sqrt": "sqrt", "floor": "floor", "ceil": "ceil",

@@ -217,6 +217,23 @@ def test_sum_of_special_values_is_numpys(special, expected):
     assert np.signbit(total[0]) == np.signbit(wanted)
 
 
+def test_a_sum_is_read_only_after_its_loop():
+    """softmax: the division by the sum is a second loop, never the loop that adds it up."""
+    x = sample(1003, seed=4)
+    x = np.where(np.isfinite(x) & (np.abs(x) < 100), x, 0.5)
+
+    def softmax_and_log(a):
+        e = np.exp(a - 3.0)
+        p = e / np.sum(e)
+        return p * 2.0, np.log(np.sum(np.exp(a))) + a * 0.5
+
+    expected = softmax_and_log(x)
+    results, graph = run_fused(softmax_and_log, x)
+    assert len(fused_equations(graph)) >= 2
+    for result, wanted in zip(results, expected):
+        np.testing.assert_allclose(result, wanted, rtol=1e-13)
+
+
 def test_sum_in_float32_and_sums_that_stay_numpy():
     x = sample(1003, dtype=np.float32, seed=3)
     x = np.where(np.isfinite(x), x, np.float32(1.5))
