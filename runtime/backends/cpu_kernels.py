@@ -6,10 +6,11 @@ loop's length, or scalars), its steps (one NumPy operation each, on inputs, earl
 literals, in the dtypes NumPy computes it in) and which steps it writes out. `kernel_ir(spec,
 name)` writes it as a function
 
-    void name(i64 n, ptr array0, ..., double scalar0, ..., ptr output0, ...)
+    void name(i64 n, ptr array0, ..., double scalar0, ..., ptr output0, ..., ptr total0, ...)
 
 where an array argument is the NumPy array object itself (its data pointer is read at
-`ARRAY_DATA_OFFSET`, which saves the microsecond `array.ctypes.data` costs per argument).
+`ARRAY_DATA_OFFSET`, which saves the microsecond `array.ctypes.data` costs per argument), and a
+total is a 0-d array that receives a sum of all elements of a step (see `_Sums`).
 The body runs on `<width x double>` vectors; the last `n % width` elements are copied into
 vector-sized stack buffers and run through the same body, so every element is computed by the
 same instructions. Transcendental functions call glibc's vector math library (libmvec) where

@@ -159,7 +159,8 @@ def compile_module(ir: str, names: list[str]) -> dict[str, int]:
     Raises:
         RuntimeError: the IR does not parse or verify, or a name is not defined in it.
     Example:
-        >>> ir = "define double @twice(double %x) {\\n  %y = fadd double %x, %x\\n  ret double %y\\n}"
+        >>> ir = ("define double @twice(double %x) {\\n"
+        ...       "  %y = fadd double %x, %x\\n  ret double %y\\n}")
         >>> address = compile_module(ir, ["twice"])["twice"]
         >>> ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(address)(2.5)
         5.0

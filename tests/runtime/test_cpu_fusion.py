@@ -15,7 +15,9 @@ if not llvm.available():
     pytest.skip("llvmlite is not installed (pip install llvmlite): the compiled CPU backend "
                 "is not available", allow_module_level=True)
 
-from runtime.backends.cpu_fusion import CpuFusion, MIN_FUSED_ELEMENTS  # noqa: E402
+from runtime.backends.cpu_fusion import (  # noqa: E402
+    MIN_FUSED_ELEMENTS, CpuFusion, with_cpu_fusion,
+)
 from runtime.executor import compile_graph  # noqa: E402
 from runtime.passes import PASSES, optimize  # noqa: E402
 from runtime.passes_buffers import BufferReuse  # noqa: E402
@@ -23,6 +25,19 @@ from runtime.signature import signature_and_arrays  # noqa: E402
 from runtime.tracer import trace  # noqa: E402
 
 rng = np.random.default_rng(0)
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def kernel_cache(tmp_path_factory):
+    """Kernels compiled here are cached in a directory of the test run, not the user's."""
+    before = os.environ.get("AUTOTRACE_CACHE_DIR")
+    os.environ["AUTOTRACE_CACHE_DIR"] = str(tmp_path_factory.mktemp("kernels"))
+    yield
+    if before is None:
+        del os.environ["AUTOTRACE_CACHE_DIR"]
+    else:
+        os.environ["AUTOTRACE_CACHE_DIR"] = before
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-310,
                     -1e-310, 5e-324, 1e300, -1e300, 700.0, -745.0, 1e6, 3.0, -3.0])
 
@@ -39,9 +54,9 @@ def sample(size=1003, dtype=np.float64, seed=0):
 
 
 def fused_graph(function, *args, min_elements=1):
-    passes = [p for p in PASSES if not isinstance(p, BufferReuse)]
-    graph = optimize(trace(function, args)[0], passes=passes)
-    return BufferReuse().run(CpuFusion(min_elements).run(graph))
+    passes = with_cpu_fusion(PASSES, min_elements)
+    assert [type(p) for p in passes[-2:]] == [CpuFusion, BufferReuse]
+    return optimize(trace(function, args)[0], passes=passes)
 
 
 def run_fused(function, *args, min_elements=1):
@@ -279,9 +294,10 @@ def test_gelu_gradient_end_to_end():
     x = rng.standard_normal(100_000)
     traced = autotrace.function(autotrace.grad(gelu_loss))
     expected = traced(x)
-    graph = BufferReuse().run(CpuFusion().run(
-        optimize(traced.graph(x, optimized=False),
-                 passes=[p for p in PASSES if not isinstance(p, BufferReuse)])))
+    start = time.perf_counter()
+    graph = optimize(traced.graph(x, optimized=False), passes=with_cpu_fusion(PASSES))
+    print(f"passes with the gelu gradient's kernel compiled or loaded: "
+          f"{(time.perf_counter() - start) * 1e3:.1f} ms")
     assert [eq.primitive.name for eq in graph.equations] == ["fused_cpu"]
     run, _ = compile_graph(graph)
     (result,) = run(x)
@@ -362,6 +378,23 @@ def test_disk_cache_is_read_and_a_corrupt_entry_recompiled(tmp_path, monkeypatch
     assert llvm.read_cached_object(third / "missing.o") is None
 
 
+def test_without_llvmlite_autotrace_imports_and_nothing_fuses():
+    import subprocess
+    import sys
+    program = (
+        "import sys; sys.modules['llvmlite'] = None\n"
+        "import numpy as np, autotrace\n"
+        "from runtime.backends import llvm\n"
+        "from runtime.backends.cpu_fusion import CpuFusion\n"
+        "from runtime.tracer import trace\n"
+        "graph = trace(lambda x: np.tanh(x * 2.0), (np.ones(5000),))[0]\n"
+        "assert not llvm.available() and CpuFusion().run(graph) is graph\n"
+        "print('ok')\n")
+    completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                               env={**os.environ, "PYTHONPATH": str(REPOSITORY)}, timeout=120)
+    assert completed.stdout.strip() == "ok", completed.stderr
+
+
 def test_cache_key_depends_on_the_ir():
     assert llvm.cache_key(TWICE_IR) != llvm.cache_key(TWICE_IR + "; another\n")
     assert len(llvm.cache_key(TWICE_IR)) == 64
@@ -393,4 +426,5 @@ def test_call_overhead_is_printed():
     print(f"fused call on 1,000 elements: {seconds * 1e6:.2f} us "
           f"(np.empty alone {empty * 1e6:.2f} us)")
     print(kernel.call.source)
+    assert "define void @fused_" in kernel.ir
     assert os.environ.get("AUTOTRACE_CACHE_DIR", "") != "/"
