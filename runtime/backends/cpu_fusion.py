@@ -107,10 +107,17 @@ class Region:
     shape: tuple
     equations: list = field(default_factory=list)
     closed: bool = False
+    merged_into: Region | None = None  # the region that took this one's equations
 
     @property
     def size(self) -> int:
         return math.prod(self.shape)
+
+    def current(self) -> Region:
+        region = self
+        while region.merged_into is not None:
+            region = region.merged_into
+        return region
 
 
 def step_dtypes(equation: Equation) -> list | None:
@@ -174,15 +181,9 @@ def summed_shape(equation: Equation) -> tuple | None:
 
 def find_regions(graph: Graph) -> list[Region]:
     """The maximal regions of `graph`, in the order of their last equations."""
-    region_of: dict[int, Region] = {}      # id of a Var -> the region that computes it
-    readers: dict[int, list] = {}          # id of an array Var -> open regions that read it
-    merged_into: dict[int, Region] = {}    # id of a region merged into another -> that one
-
-    def current(region: Region) -> Region:
-        while id(region) in merged_into:
-            region = merged_into[id(region)]
-        return region
-
+    region_of: dict[int, Region] = {}  # id of a Var -> the region that computes it
+    readers: dict[int, list] = {}      # id of an array Var -> the regions that read it
+    position = {id(equation): index for index, equation in enumerate(graph.equations)}
     regions: list[Region] = []
     for equation in graph.equations:
         shape = fusable_shape(equation)
@@ -193,29 +194,24 @@ def find_regions(graph: Graph) -> list[Region]:
             arrays = [value for value in equation.inputs
                       if isinstance(value, Var) and value.aval.shape == shape]
             # a region's sum is known only after its loop: who reads it comes after the region
-            totals_of = {id(current(region_of[id(value)])) for value in equation.inputs
-                         if id(value) in region_of and value.aval.shape == ()}
+            totals_of = [region_of[id(value)].current() for value in equation.inputs
+                         if id(value) in region_of and value.aval.shape == ()]
             candidates = []
             for value in arrays:
                 for found in [region_of.get(id(value)), *readers.get(id(value), [])]:
-                    if found is None:
-                        continue
-                    found = current(found)
-                    if (not found.closed and found.shape == shape and found not in candidates
-                            and id(found) not in totals_of
+                    found = found and found.current()
+                    if (found is not None and not found.closed and found.shape == shape
+                            and all(found is not other for other in candidates + totals_of)
                             and len(found.equations) < MAX_REGION_EQUATIONS):
                         candidates.append(found)
-            if summed is not None and not candidates:
-                pass  # a sum of an array no region computes or reads: NumPy's np.sum
-            elif candidates:
+            if candidates:
                 region = candidates[0]
                 for other in candidates[1:]:
-                    region.equations = sorted(
-                        region.equations + other.equations,
-                        key=_position_in(graph))
-                    merged_into[id(other)] = region
+                    region.equations = sorted(region.equations + other.equations,
+                                              key=lambda member: position[id(member)])
+                    other.merged_into = region
                     regions.remove(other)
-            else:
+            elif summed is None:  # a sum of an array no region computes or reads stays np.sum
                 region = Region(shape)
                 regions.append(region)
             if region is not None:
@@ -225,14 +221,9 @@ def find_regions(graph: Graph) -> list[Region]:
                     readers.setdefault(id(value), []).append(region)
         for value in equation.inputs:
             producer = region_of.get(id(value)) if isinstance(value, Var) else None
-            if producer is not None and current(producer) is not region:
-                current(producer).closed = True
+            if producer is not None and producer.current() is not region:
+                producer.current().closed = True
     return regions
-
-
-def _position_in(graph: Graph):
-    positions = {id(equation): index for index, equation in enumerate(graph.equations)}
-    return lambda equation: positions[id(equation)]
 
 
 def _values_read_outside(graph: Graph, regions: list[Region]) -> set[int]:
