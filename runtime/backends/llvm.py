@@ -33,6 +33,7 @@ import functools
 import hashlib
 import os
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 
@@ -47,6 +48,8 @@ _CACHE_MAGIC = b"autotrace-kernel-object 1\n"
 _engines: list = []
 # Cache file path -> {function name: address}, for modules already loaded in this process.
 _loaded: dict[Path, dict[str, int]] = {}
+# LLVM's context is shared: two threads tracing at once compile one at a time.
+_compiling = threading.Lock()
 
 
 @functools.cache
@@ -166,13 +169,14 @@ def compile_module(ir: str, names: list[str]) -> dict[str, int]:
         5.0
     """
     path = cache_directory() / f"{cache_key(ir)}.o"
-    addresses = _loaded.get(path)
-    if addresses is None or not set(names) <= set(addresses):
-        code = read_cached_object(path)
-        if code is None:
-            code = _compile_object(ir)
-            write_cached_object(path, code)
-        addresses = _loaded[path] = _load_object(code, names)
+    with _compiling:
+        addresses = _loaded.get(path)
+        if addresses is None or not set(names) <= set(addresses):
+            code = read_cached_object(path)
+            if code is None:
+                code = _compile_object(ir)
+                write_cached_object(path, code)
+            addresses = _loaded[path] = _load_object(code, names)
     return {name: addresses[name] for name in names}
 
 
