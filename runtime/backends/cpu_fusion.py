@@ -44,7 +44,7 @@ from runtime.backends.cpu_kernels import (
 )
 from runtime.fusion import loop_dtypes
 from runtime.graph import Constant, Equation, Graph, Literal, Var
-from runtime.ops import Primitive, register
+from runtime.ops import Primitive, bind, is_traced, register
 
 # Below this many elements a fused call saves less than it costs. A call costs ~0.8 us (ctypes,
 # np.empty per output), a NumPy ufunc call ~0.3 us; measured (2 cores, AVX-512) on tanh(x*y)+1:
@@ -318,10 +318,14 @@ def compiled_kernel(spec: KernelSpec, shape: tuple) -> CompiledKernel:
 
 def _wrapper(kernel: CompiledKernel, address: int):
     """A small Python function that allocates the outputs and calls the kernel through ctypes
-    (the array objects themselves are passed; the kernel reads their data pointers)."""
+    (the array objects themselves are passed; the kernel reads their data pointers).
+
+    Called with traced values (a compiled graph inlined into another trace), it records the
+    fused equation instead: converting a tracer to an array raises a TypeError first.
+    """
     import ctypes
     argument_types = [ctypes.c_int64]
-    parameters, prologue = [], []
+    parameters, prologue, dtypes = [], [], {}
     for index, (dtype, is_scalar) in enumerate(kernel.spec.inputs):
         name = f"x{index}"
         parameters.append(name)
@@ -331,28 +335,55 @@ def _wrapper(kernel: CompiledKernel, address: int):
                                    BOOL: ctypes.c_bool}[dtype])
         else:
             argument_types.append(ctypes.py_object)
-            prologue.append(f"    {name} = ascontiguousarray({name})")
+            # the kernel reads `size` elements of this dtype: anything else would read past
+            # the array's memory, so it is checked, not assumed
+            prologue += [f"        {name} = ascontiguousarray({name}, {name}_dtype)",
+                         f"        if {name}.shape != shape:",
+                         f"            raise TypeError",
+                         ]
+            dtypes[f"{name}_dtype"] = dtype
     results = [f"y{index}" for index in range(len(kernel.spec.outputs))]
     results += [f"total{index}" for index in range(len(kernel.spec.sums))]
-    namespace = {"ascontiguousarray": np.ascontiguousarray, "empty": np.empty}
+    namespace = {"ascontiguousarray": np.ascontiguousarray, "empty": np.empty,
+                 "ArgumentError": ctypes.ArgumentError, "record": _recorder(kernel),
+                 "shape": kernel.shape, **dtypes}
     for result, aval in zip(results, kernel.avals):
         namespace[f"{result}_dtype"] = aval.dtype
-        prologue.append(f"    {result} = empty({aval.shape!r}, {result}_dtype)")
+        prologue.append(f"        {result} = empty({aval.shape!r}, {result}_dtype)")
         argument_types.append(ctypes.py_object)
     namespace["compiled"] = ctypes.CFUNCTYPE(None, *argument_types)(address)
     # a sum is a NumPy scalar, as np.sum returns it
     returned = [f"{result}[()]" if result.startswith("total") else result for result in results]
     returned = returned[0] if len(returned) == 1 else ", ".join(returned)
+    arguments = ", ".join(parameters)
     source = "\n".join([
-        f"def {kernel.name}({', '.join(parameters)}):",
+        f"def {kernel.name}({arguments}):",
+        "    try:",
         *prologue,
-        f"    compiled({kernel.size}, {', '.join(parameters + results)})",
+        f"        compiled({kernel.size}, {', '.join(parameters + results)})",
+        "    except (TypeError, ValueError, ArgumentError) as error:",
+        f"        return record(error, {arguments})",
         f"    return {returned}",
     ])
     exec(compile(source, f"<autotrace kernel {kernel.name}>", "exec"), namespace)
     function = namespace[kernel.name]
     function.source = source
     return function
+
+
+def _recorder(kernel: CompiledKernel):
+    def record(error, *inputs):
+        if not any(is_traced(value) for value in inputs):
+            raise TypeError(
+                f"{kernel.name} takes arrays of shape {kernel.shape} and 0-d values of the "
+                f"dtypes it was compiled for, not {', '.join(map(_describe, inputs))}") from error
+        return bind("fused_cpu", *inputs, kernel=kernel)
+    return record
+
+
+def _describe(value) -> str:
+    shape = getattr(value, "shape", None)
+    return type(value).__name__ if shape is None else f"{type(value).__name__} of shape {shape}"
 
 
 def _fused_impl(*inputs, kernel: CompiledKernel):

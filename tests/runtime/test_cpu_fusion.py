@@ -264,6 +264,18 @@ def test_sum_in_float32_and_sums_that_stay_numpy():
         assert "reduce_sum" in [equation.primitive.name for equation in graph.equations]
 
 
+def test_a_compiled_graph_with_a_kernel_inlined_into_a_trace_records_the_kernel():
+    x = sample()
+    inner, _ = compile_graph(fused_graph(lambda a: np.tanh(a * 2.0) + a, x))
+    outer, _ = trace(lambda a: inner(a * 3.0)[0], (x,))
+    assert [eq.primitive.name for eq in outer.equations] == ["multiply", "fused_cpu"]
+    run, _ = compile_graph(outer)
+    np.testing.assert_allclose(run(x)[0], np.tanh(x * 6.0) + x * 3.0, rtol=1e-13)
+    for wrong in [np.ones(1002), "not an array"]:
+        with pytest.raises(TypeError, match=r"fused_\w+ takes arrays of shape \(1003,\)"):
+            inner(wrong)
+
+
 def test_only_regions_of_two_equations_and_enough_elements_fuse():
     def function(x):
         return np.tanh(x * 2.0)
