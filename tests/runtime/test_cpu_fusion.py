@@ -276,6 +276,47 @@ def test_a_compiled_graph_with_a_kernel_inlined_into_a_trace_records_the_kernel(
             inner(wrong)
 
 
+def random_program(seed):
+    """A random chain of elementwise ops on three (30, 40) arrays, with ops between them that
+    no kernel computes (a matmul, a transpose round trip, sums over an axis and over all): the
+    regions must close, merge and order themselves so that every reader comes after its value.
+    """
+    generator = np.random.default_rng(seed)
+    unary = [np.tanh, np.sin, np.exp, lambda v: v * 0.5, np.negative, lambda v: v ** 2]
+    binary = [np.add, np.subtract, np.multiply, np.maximum, lambda a, b: np.where(a > b, a, b)]
+    steps = [(generator.integers(10), generator.integers(1000), generator.integers(1000))
+             for _ in range(12)]
+
+    def program(x, y, z):
+        values = [x, y, z]
+        for kind, first, second in steps:
+            a, b = values[first % len(values)], values[second % len(values)]
+            if kind < 4:
+                values.append(unary[(first + second) % len(unary)](np.tanh(a)))
+            elif kind < 7:
+                values.append(binary[(first + second) % len(binary)](a, b))
+            elif kind == 7:
+                values.append(np.tanh(a @ np.eye(40) * 0.1))
+            elif kind == 8:
+                values.append(np.sum(a, axis=0) * 0.01 + b)
+            else:
+                values.append(np.tanh(b * np.sum(a)) + a.T.T)
+        return values[-1], values[-3] * 2.0, np.sum(values[-2])
+    return program
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_programs_give_numpys_results(seed):
+    program = random_program(seed)
+    arrays = [rng.standard_normal((30, 40)) for _ in range(3)]
+    with np.errstate(all="ignore"):
+        expected = program(*arrays)
+        results, graph = run_fused(program, *arrays)
+    assert fused_equations(graph)
+    for result, wanted in zip(results, expected):
+        np.testing.assert_allclose(result, wanted, rtol=1e-12, atol=1e-12)
+
+
 def test_only_regions_of_two_equations_and_enough_elements_fuse():
     def function(x):
         return np.tanh(x * 2.0)
