@@ -13,7 +13,8 @@ and the graph's code calls the kernel by name: `b = fused_d4bfd66c818e(a, const0
 
 A region is a maximal set of equations that the kernels can compute (runtime/backends/
 cpu_kernels.py: arithmetic, libm functions, comparisons, where, maximum..., in float64, float32
-and bool) with one output shape, whose inputs are arrays of that shape or 0-d values; a sum of
+and bool) with one output shape, whose inputs are arrays of that shape, 0-d values, or rows that
+broadcast along its leading axes (a bias of a multiple of 16 elements); a sum of
 all elements of a region value (`np.sum(y)`) is added up in the same loop, so `y` need not be
 written at all. It is built in graph order: an equation joins the regions that compute its
 inputs or read the same array it reads, merging them, unless one of those regions is closed or
@@ -39,8 +40,8 @@ import numpy as np
 from runtime.abstract import AbstractArray
 from runtime.backends import llvm
 from runtime.backends.cpu_kernels import (
-    BOOL, BOOL_OPERATIONS, FLOAT_OPERATIONS, REGISTER_TYPES, KernelSpec, Step,
-    array_layout_known, kernel_ir,
+    ARRAY, BOOL, BOOL_OPERATIONS, FLOAT_OPERATIONS, MAX_WIDTH, REGISTER_TYPES, SCALAR,
+    KernelSpec, Step, array_layout_known, kernel_ir,
 )
 from runtime.fusion import loop_dtypes
 from runtime.graph import Constant, Equation, Graph, Literal, Var
@@ -160,11 +161,29 @@ def fusable_shape(equation: Equation) -> tuple | None:
             continue
         aval = value.aval
         if (aval.dtype not in KERNEL_DTYPES or aval.device != "cpu"
-                or aval.shape not in (result.shape, ())):
+                or input_period(aval.shape, result.shape) is None):
             return None
     if step_dtypes(equation) is None:
         return None
     return result.shape
+
+
+def input_period(shape: tuple, result_shape: tuple) -> int | None:
+    """How a kernel computing `result_shape` reads an input of `shape`: ARRAY (the same shape),
+    SCALAR (0-d), a period P (a row that broadcasts along leading axes, P elements, a multiple
+    of MAX_WIDTH), or None if it cannot."""
+    if shape == result_shape:
+        return ARRAY
+    if shape == ():
+        return SCALAR
+    row = shape
+    while row and row[0] == 1:
+        row = row[1:]
+    size = math.prod(row)
+    if (row and len(row) < len(result_shape) and result_shape[-len(row):] == row
+            and None not in row and size % MAX_WIDTH == 0):
+        return size
+    return None
 
 
 def summed_shape(equation: Equation) -> tuple | None:
@@ -270,11 +289,13 @@ def _fused_equation(region: Region, read_outside: set) -> Equation | None:
                if id(equation.outputs[0]) in read_outside]
     outputs = [var for var in results if var.aval.shape != ()]
     totals = [var for var in results if var.aval.shape == ()]
-    spec = KernelSpec(tuple((value.aval.dtype, value.aval.shape == ()) for value in inputs),
+    spec = KernelSpec(tuple((value.aval.dtype, input_period(value.aval.shape, region.shape))
+                            for value in inputs),
                       tuple(steps), tuple(step_of[id(var)] for var in outputs),
                       tuple(step_of[id(var)] for var in totals))
     try:
-        kernel = compiled_kernel(spec, region.shape)
+        kernel = compiled_kernel(spec, region.shape,
+                                 tuple(value.aval.shape for value in inputs))
     except RuntimeError as error:
         warnings.warn(f"autotrace could not compile a fused CPU kernel ({error}); "
                       f"its {len(steps)} equations run as NumPy calls", RuntimeWarning)
@@ -287,10 +308,12 @@ class CompiledKernel:
     `kernel(*inputs)` returns its output array, or a tuple of them. `kernel.ir` is its LLVM
     IR and `kernel.call.source` the Python that calls it, for people to read."""
 
-    def __init__(self, name: str, spec: KernelSpec, shape: tuple, address: int, ir: str):
+    def __init__(self, name: str, spec: KernelSpec, shape: tuple, input_shapes: tuple,
+                 address: int, ir: str):
         self.name = name
         self.ir = ir
         self.spec = spec
+        self.input_shapes = input_shapes
         self.shape = shape
         self.size = math.prod(shape)
         self.avals = tuple([AbstractArray(shape, spec.steps[index].dtype)
@@ -305,15 +328,16 @@ class CompiledKernel:
         return self.name
 
 
-def compiled_kernel(spec: KernelSpec, shape: tuple) -> CompiledKernel:
-    """Compile (or load from the caches) the kernel of `spec`, wrapped for arrays of `shape`."""
+def compiled_kernel(spec: KernelSpec, shape: tuple, input_shapes: tuple) -> CompiledKernel:
+    """Compile (or load from the caches) the kernel of `spec`, wrapped for results of `shape`
+    and inputs of `input_shapes`."""
     ir = kernel_ir(spec, "kernel")
     digest = hashlib.sha256(ir.encode()).hexdigest()[:12]
     function = f"fused_{digest}"
     ir = kernel_ir(spec, function)
     address = llvm.compile_module(ir, [function])[function]
-    shaped = hashlib.sha256(f"{digest}{shape}".encode()).hexdigest()[:12]
-    return CompiledKernel(f"fused_{shaped}", spec, shape, address, ir)
+    shaped = hashlib.sha256(f"{digest}{shape}{input_shapes}".encode()).hexdigest()[:12]
+    return CompiledKernel(f"fused_{shaped}", spec, shape, input_shapes, address, ir)
 
 
 def _wrapper(kernel: CompiledKernel, address: int):
@@ -326,10 +350,11 @@ def _wrapper(kernel: CompiledKernel, address: int):
     import ctypes
     argument_types = [ctypes.c_int64]
     parameters, prologue, dtypes = [], [], {}
-    for index, (dtype, is_scalar) in enumerate(kernel.spec.inputs):
+    for index, ((dtype, period), value_shape) in enumerate(zip(kernel.spec.inputs,
+                                                                kernel.input_shapes)):
         name = f"x{index}"
         parameters.append(name)
-        if is_scalar:
+        if period == SCALAR:
             argument_types.append({np.dtype(np.float64): ctypes.c_double,
                                    np.dtype(np.float32): ctypes.c_float,
                                    BOOL: ctypes.c_bool}[dtype])
@@ -338,15 +363,14 @@ def _wrapper(kernel: CompiledKernel, address: int):
             # the kernel reads `size` elements of this dtype: anything else would read past
             # the array's memory, so it is checked, not assumed
             prologue += [f"        {name} = ascontiguousarray({name}, {name}_dtype)",
-                         f"        if {name}.shape != shape:",
-                         f"            raise TypeError",
-                         ]
+                         f"        if {name}.shape != {value_shape!r}:",
+                         "            raise TypeError"]
             dtypes[f"{name}_dtype"] = dtype
     results = [f"y{index}" for index in range(len(kernel.spec.outputs))]
     results += [f"total{index}" for index in range(len(kernel.spec.sums))]
     namespace = {"ascontiguousarray": np.ascontiguousarray, "empty": np.empty,
                  "ArgumentError": ctypes.ArgumentError, "record": _recorder(kernel),
-                 "shape": kernel.shape, **dtypes}
+                 **dtypes}
     for result, aval in zip(results, kernel.avals):
         namespace[f"{result}_dtype"] = aval.dtype
         prologue.append(f"        {result} = empty({aval.shape!r}, {result}_dtype)")

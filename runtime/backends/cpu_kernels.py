@@ -84,9 +84,14 @@ class Step:
 
 @dataclass(frozen=True)
 class KernelSpec:
-    """A fused kernel: `inputs` as (dtype, is_scalar) pairs, `steps` in order, `outputs`, the
+    """A fused kernel: `inputs` as (dtype, period) pairs, `steps` in order, `outputs`, the
     indices of the steps it writes to memory, and `sums`, those of the `reduce_sum` steps (a sum
-    of all elements) whose totals it returns."""
+    of all elements) whose totals it returns.
+
+    An input's period is ARRAY for an array of the loop's length, SCALAR for a 0-d value passed
+    by value, or P > 0 for an array of P elements read over and over (a row broadcast along
+    leading axes, a bias); P is a multiple of MAX_WIDTH, so a vector never wraps around it.
+    """
 
     inputs: tuple
     steps: tuple
@@ -95,6 +100,10 @@ class KernelSpec:
 
     def dtypes(self) -> set:
         return {dtype for dtype, _ in self.inputs} | {step.dtype for step in self.steps}
+
+
+ARRAY, SCALAR = -1, 0
+MAX_WIDTH = 16  # float32 lanes in an AVX-512 register: periods are multiples of it
 
 
 def kernel_width(spec: KernelSpec) -> int:
@@ -345,8 +354,8 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
     width = kernel_width(spec)
     declarations: dict[str, str] = {}
     parameters, entry, arrays = ["i64 %n"], [], []
-    for index, (dtype, is_scalar) in enumerate(spec.inputs):
-        if is_scalar:
+    for index, (dtype, period) in enumerate(spec.inputs):
+        if period == SCALAR:
             parameters.append(f"{REGISTER_TYPES[dtype]} %s{index}")
         else:
             parameters.append(f"ptr %object{index}")
@@ -369,8 +378,8 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
 
     def scalars(body: _Body) -> dict:
         splats = {}
-        for index, (dtype, is_scalar) in enumerate(spec.inputs):
-            if is_scalar:
+        for index, (dtype, period) in enumerate(spec.inputs):
+            if period == SCALAR:
                 vector = body.vector(dtype)
                 one = body.emit(f"insertelement {vector} poison, {REGISTER_TYPES[dtype]} "
                                 f"%s{index}, i32 0")
@@ -393,9 +402,11 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
     loop: list[str] = []
     body = _Body(width, loop, declarations, "v")
     loaded = {}
-    for index, (dtype, is_scalar) in enumerate(spec.inputs):
-        if not is_scalar:
-            address = body.emit(f"getelementptr {MEMORY_TYPES[dtype]}, ptr %data{index}, i64 %i")
+    for index, (dtype, period) in enumerate(spec.inputs):
+        if period != SCALAR:
+            position = "%i" if period == ARRAY else f"%j{period}"
+            address = body.emit(f"getelementptr {MEMORY_TYPES[dtype]}, ptr %data{index}, "
+                                f"i64 {position}")
             loaded[index] = load(body, address, dtype)
     results, summed = _write_body(spec, body, {**loaded, **scalars(body)})
     for value, (_, data, dtype) in zip(results, outputs):
@@ -409,13 +420,16 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
     rest = _Body(width, tail, declarations, "t")
     buffers = []
     loaded = {}
-    for index, (dtype, is_scalar) in enumerate(spec.inputs):
-        if is_scalar:
+    for index, (dtype, period) in enumerate(spec.inputs):
+        if period == SCALAR:
             continue
         memory = f"<{width} x {MEMORY_TYPES[dtype]}>"
         buffer, source = f"%buffer_in{index}", f"%data{index}"
         buffers.append(f"  {buffer} = alloca {memory}, align 64")
-        address = rest.emit(f"getelementptr {MEMORY_TYPES[dtype]}, ptr {source}, i64 %main")
+        # with a periodic input n is a multiple of the width: this never runs for it
+        position = "%main" if period == ARRAY else "0"
+        address = rest.emit(f"getelementptr {MEMORY_TYPES[dtype]}, ptr {source}, "
+                            f"i64 {position}")
         tail.append(f"  store {memory} zeroinitializer, ptr {buffer}, align 64")
         bytes_ = rest.emit(f"mul i64 %rest, {dtype.itemsize}")
         tail.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {buffer}, ptr {address}, "
@@ -463,6 +477,7 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
         for total in ("s", "c", "p"):
             latch_phis.append(f"  %{total}{k}.latch = phi {accumulator} [ %{total}{k}, %loop ], "
                               f"[ %{total}{k}.flushed, %flush ]")
+    periods = sorted({period for _, period in spec.inputs if period > 0})
     widest = FLOAT64 if summed else max(spec.dtypes(), key=lambda dtype: dtype.itemsize)
     vector_bits = width * widest.itemsize * 8
     lines = [
@@ -475,9 +490,15 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
         "  br i1 %any, label %loop, label %after",
         "loop:",
         "  %i = phi i64 [ 0, %entry ], [ %next, %latch ]",
+        *[f"  %j{period} = phi i64 [ 0, %entry ], [ %j{period}.next, %latch ]"
+          for period in periods],
         *sums.phis("", [(None, "entry"), (".latch", "latch")]),
         *loop,
         f"  %next = add nuw nsw i64 %i, {width}",
+        *[line for period in periods for line in (
+            f"  %j{period}.step = add nuw nsw i64 %j{period}, {width}",
+            f"  %j{period}.wraps = icmp eq i64 %j{period}.step, {period}",
+            f"  %j{period}.next = select i1 %j{period}.wraps, i64 0, i64 %j{period}.step")],
         *(flush or ["  br label %latch"]),
         "latch:",
         *latch_phis,

@@ -185,6 +185,23 @@ def test_scalar_inputs_and_constants():
     assert_matches_numpy(lambda a, b: np.tanh(a * scale) - np.array(2.5) * b, x, np.array(-1.5))
 
 
+def test_rows_broadcast_along_leading_axes():
+    x, bias, row32 = sample(64 * 48 * 3).reshape(3, 64, 48), sample(48, seed=5), sample(
+        32, dtype=np.float32, seed=6)
+    assert_matches_numpy(lambda a, b: np.tanh(a + b) * b, x, bias)
+    assert_matches_numpy(lambda a, b: np.exp(a * 0.5) * b, x, bias.reshape(1, 48))
+    assert_matches_numpy(lambda a, b: np.maximum(a, b) * 2.0, x, x[0])
+    y32 = sample(32 * 7, dtype=np.float32).reshape(7, 32)
+    assert_matches_numpy(lambda a, b: np.sin(a) * b + 1.0, y32, row32, rtol=2e-6)
+    (result,), graph = run_fused(lambda a, b, c: np.sum(np.tanh(a * b) + c), x, bias, x[0])
+    assert fused_equations(graph)
+    np.testing.assert_allclose(result, np.sum(np.tanh(x * bias) + x[0]), rtol=1e-13)
+    # a row whose length is no multiple of every vector width, or a column, stays NumPy's
+    for a, b in [(np.ones((3, 47)), np.ones(47)), (np.ones((64, 48)), np.ones((64, 1)))]:
+        graph = fused_graph(lambda a, b: np.tanh(a + b) * 2.0, a, b)
+        assert [eq.primitive.name for eq in graph.equations] == ["add", "fused_cpu"]
+
+
 def test_input_that_is_not_contiguous():
     x = rng.standard_normal((50, 40))
     assert_matches_numpy(lambda a: np.tanh(a.T * 2.0) + a.T, x)
@@ -277,17 +294,18 @@ def test_a_compiled_graph_with_a_kernel_inlined_into_a_trace_records_the_kernel(
 
 
 def random_program(seed):
-    """A random chain of elementwise ops on three (30, 40) arrays, with ops between them that
-    no kernel computes (a matmul, a transpose round trip, sums over an axis and over all): the
-    regions must close, merge and order themselves so that every reader comes after its value.
+    """A random chain of elementwise ops on three (30, 48) arrays and a row of 48 that
+    broadcasts, with ops between them that no kernel computes (a matmul, a transpose round trip,
+    sums over an axis and over all): the regions must close, merge and order themselves so that
+    every reader comes after its value.
     """
     generator = np.random.default_rng(seed)
     unary = [np.tanh, np.sin, np.exp, lambda v: v * 0.5, np.negative, lambda v: v ** 2]
     binary = [np.add, np.subtract, np.multiply, np.maximum, lambda a, b: np.where(a > b, a, b)]
-    steps = [(generator.integers(10), generator.integers(1000), generator.integers(1000))
+    steps = [(generator.integers(11), generator.integers(1000), generator.integers(1000))
              for _ in range(12)]
 
-    def program(x, y, z):
+    def program(x, y, z, row):
         values = [x, y, z]
         for kind, first, second in steps:
             a, b = values[first % len(values)], values[second % len(values)]
@@ -296,11 +314,13 @@ def random_program(seed):
             elif kind < 7:
                 values.append(binary[(first + second) % len(binary)](a, b))
             elif kind == 7:
-                values.append(np.tanh(a @ np.eye(40) * 0.1))
+                values.append(np.tanh(a @ np.eye(48) * 0.1))
             elif kind == 8:
                 values.append(np.sum(a, axis=0) * 0.01 + b)
-            else:
+            elif kind == 9:
                 values.append(np.tanh(b * np.sum(a)) + a.T.T)
+            else:
+                values.append(binary[(first + second) % len(binary)](a, row))
         return values[-1], values[-3] * 2.0, np.sum(values[-2])
     return program
 
@@ -308,7 +328,7 @@ def random_program(seed):
 @pytest.mark.parametrize("seed", range(12))
 def test_random_programs_give_numpys_results(seed):
     program = random_program(seed)
-    arrays = [rng.standard_normal((30, 40)) for _ in range(3)]
+    arrays = [rng.standard_normal((30, 48)) for _ in range(3)] + [rng.standard_normal(48)]
     with np.errstate(all="ignore"):
         expected = program(*arrays)
         results, graph = run_fused(program, *arrays)
