@@ -50,7 +50,8 @@ C_TYPES = {
 # A dict keyed by dtype kind ("f" float, "i" signed int, "b" bool) where the forms differ or
 # where a kind has no form: an equation computed in a kind that is not there ends the group.
 _ARITHMETIC = ("f", "i")
-_FLOAT_FUNCTIONS = {
+# NumPy name -> the C library's (libm) name of the same function; the CPU backend's too.
+LIBM_NAMES = {
     "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2",
     "log10": "log10", "log1p": "log1p", "sqrt": "sqrt", "cbrt": "cbrt", "sin": "sin",
     "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
@@ -62,7 +63,7 @@ C_TEMPLATES: dict[str, dict[str, str]] = {
     **{name: {kind: template for kind in _ARITHMETIC} for name, template in [
         ("add", "{0} + {1}"), ("subtract", "{0} - {1}"), ("multiply", "{0} * {1}"),
         ("negative", "-{0}"), ("square", "{0} * {0}")]},
-    **{name: {"f": f"{function}({{0}})"} for name, function in _FLOAT_FUNCTIONS.items()},
+    **{name: {"f": f"{function}({{0}})"} for name, function in LIBM_NAMES.items()},
     "divide": {"f": "{0} / {1}"},
     "power": {"f": "pow({0}, {1})"},
     "arctan2": {"f": "atan2({0}, {1})"},
@@ -172,10 +173,10 @@ def is_elementwise(equation: Equation) -> bool:
             return False
         if isinstance(value, Literal) and not isinstance(value.value, (bool, int, float)):
             return False
-    return all(dtype.kind in C_TEMPLATES[name] for dtype in _loop_dtypes(equation))
+    return all(dtype.kind in C_TEMPLATES[name] for dtype in loop_dtypes(equation))
 
 
-def _loop_dtypes(equation: Equation) -> list:
+def loop_dtypes(equation: Equation) -> list:
     """The dtypes NumPy computes each input in (after its type resolution casts them)."""
     if equation.primitive.name == "where":
         return [np.dtype(bool)] + [equation.outputs[0].aval.dtype] * 2
@@ -223,7 +224,7 @@ def _kernel(group: list[Equation]) -> FusedKernel:
     root = group[-1]
     for equation in group:
         operands = []
-        for value, loop_dtype in zip(equation.inputs, _loop_dtypes(equation)):
+        for value, loop_dtype in zip(equation.inputs, loop_dtypes(equation)):
             if isinstance(value, Literal):
                 operands.append(c_literal(value.value, loop_dtype))
                 continue
@@ -237,7 +238,7 @@ def _kernel(group: list[Equation]) -> FusedKernel:
                 text, dtype = names[id(value)], types[id(value)]
             operands.append(text if dtype == loop_dtype else f"({C_TYPES[loop_dtype]}){text}")
         result = equation.outputs[0]
-        kind = _loop_dtypes(equation)[-1].kind
+        kind = loop_dtypes(equation)[-1].kind
         expression = C_TEMPLATES[equation.primitive.name][kind].format(*operands)
         if equation is root:
             statements.append(f"y0 = {expression};")

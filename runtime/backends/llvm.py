@@ -19,7 +19,8 @@
   once, under the names of the x86 vector function ABI (`_ZGVeN8v_tanh`: AVX-512, 8 lanes).
   `vector_math` says whether this process has one; without libmvec (musl, macOS) callers use
   the scalar libm function per element.
-- Compiled engines are kept for the life of the process: the addresses point into them.
+- Compiled engines are kept for the life of the process: the addresses point into them. A
+  module compiled or loaded once is not loaded again by this process.
 
 llvmlite is optional: importing this module does not import it; `available()` says whether it
 is there and the native target initialises.
@@ -32,6 +33,7 @@ import functools
 import hashlib
 import os
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 
@@ -44,6 +46,10 @@ KERNEL_FORMAT = 1
 _CACHE_MAGIC = b"autotrace-kernel-object 1\n"
 # Engines stay alive as long as the process: compiled functions' addresses point into them.
 _engines: list = []
+# Cache file path -> {function name: address}, for modules already loaded in this process.
+_loaded: dict[Path, dict[str, int]] = {}
+# LLVM's context is shared: two threads tracing at once compile one at a time.
+_compiling = threading.Lock()
 
 
 @functools.cache
@@ -156,17 +162,22 @@ def compile_module(ir: str, names: list[str]) -> dict[str, int]:
     Raises:
         RuntimeError: the IR does not parse or verify, or a name is not defined in it.
     Example:
-        >>> ir = "define double @twice(double %x) {\\n  %y = fadd double %x, %x\\n  ret double %y\\n}"
+        >>> ir = ("define double @twice(double %x) {\\n"
+        ...       "  %y = fadd double %x, %x\\n  ret double %y\\n}")
         >>> address = compile_module(ir, ["twice"])["twice"]
         >>> ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(address)(2.5)
         5.0
     """
     path = cache_directory() / f"{cache_key(ir)}.o"
-    code = read_cached_object(path)
-    if code is None:
-        code = _compile_object(ir)
-        write_cached_object(path, code)
-    return _load_object(code, names)
+    with _compiling:
+        addresses = _loaded.get(path)
+        if addresses is None or not set(names) <= set(addresses):
+            code = read_cached_object(path)
+            if code is None:
+                code = _compile_object(ir)
+                write_cached_object(path, code)
+            addresses = _loaded[path] = _load_object(code, names)
+    return {name: addresses[name] for name in names}
 
 
 def _target_machine():
