@@ -134,5 +134,5 @@ def backend_for(devices) -> Backend:
 def _load() -> None:
     """Register the backends beside this module (on first use, to keep imports light)."""
     if not _settings.get("loaded"):
-        from runtime.backends import cupy_backend, numpy_backend  # noqa: F401
+        from runtime.backends import cupy_backend, llvm_backend, numpy_backend  # noqa: F401
         _settings["loaded"] = True

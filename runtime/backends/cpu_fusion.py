@@ -45,7 +45,7 @@ from runtime.backends.cpu_kernels import (
 )
 from runtime.fusion import loop_dtypes
 from runtime.graph import Constant, Equation, Graph, Literal, Var
-from runtime.ops import Primitive, bind, is_traced, register
+from runtime.registry import Primitive, bind, is_traced, register
 
 # Below this many elements a fused call saves less than it costs. A call costs ~0.8 us (ctypes,
 # np.empty per output), a NumPy ufunc call ~0.3 us; measured (2 cores, AVX-512) on tanh(x*y)+1:

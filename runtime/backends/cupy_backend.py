@@ -17,7 +17,7 @@ from runtime.backends import Backend, register
 from runtime.devices import cupy_module
 from runtime.fusion import FusedKernel, fuse
 from runtime.graph import Equation, Graph, Literal
-from runtime.ops import Primitive
+from runtime.registry import Primitive
 
 
 def run_equations(equations, inputs, values):

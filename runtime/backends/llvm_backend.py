@@ -1,0 +1,39 @@
+"""The compiled CPU backend: the NumPy backend, with each region of elementwise equations that is
+large enough to pay fused into one loop compiled by LLVM (runtime/backends/cpu_fusion.py), which
+reads each input once and writes each output once, calling glibc's vector math (libmvec) for
+tanh, exp, log and the like; and a graph of scalars compiled whole into one native function,
+its repeated blocks rolled back into loops (runtime/backends/cpu_scalar.py).
+
+It needs llvmlite (`pip install 'autotrace[cpu]'`). Without it, `backend_for` gives the NumPy
+backend instead (`config.cpu_backend("auto")`); a kernel that fails to build leaves its region
+to NumPy with one warning.
+"""
+from __future__ import annotations
+
+from runtime.backends import register
+from runtime.backends.numpy_backend import NumpyBackend
+
+
+class LlvmBackend(NumpyBackend):
+    name = "llvm"
+    # Regions smaller than this stay NumPy calls (runtime/backends/cpu_fusion.py says why);
+    # None: CpuFusion's measured MIN_FUSED_ELEMENTS.
+    min_elements: int | None = None
+
+    def available(self) -> str | None:
+        from runtime.backends import llvm
+        if not llvm.available():
+            return ("llvmlite is not installed (pip install 'autotrace[cpu]') or cannot "
+                    "compile for this CPU")
+        return None
+
+    def passes(self) -> list:
+        from runtime.backends.cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion
+        return [CpuFusion(self.min_elements or MIN_FUSED_ELEMENTS)]
+
+    def compile_whole(self, graph, python_version):
+        from runtime.backends.cpu_scalar import compile_scalar_graph
+        return compile_scalar_graph(graph, fallback=python_version)
+
+
+BACKEND = register(LlvmBackend())
