@@ -513,4 +513,4 @@ def test_call_overhead_is_printed():
           f"(np.empty alone {empty * 1e6:.2f} us)")
     print(kernel.call.source)
     assert "define void @fused_" in kernel.ir
-    assert os.environ.get("AUTOTRACE_CACHE_DIR", "") != "/"
+    np.testing.assert_allclose(kernel(x), np.tanh(x) * 2.0, rtol=1e-13)
