@@ -2,7 +2,7 @@
 output once, `width` elements at a time, for runtime/backends/cpu_fusion.py.
 
 A kernel is described by a `KernelSpec` (no graph, no NumPy calls): its inputs (arrays of the
-loop's length, or scalars), its steps (one NumPy operation each, on inputs, earlier steps or
+loop's length, scalars, or rows that repeat), its steps (one NumPy operation each, on inputs, earlier steps or
 literals, in the dtypes NumPy computes it in) and which steps it writes out. `kernel_ir(spec,
 name)` writes it as a function
 
@@ -11,6 +11,7 @@ name)` writes it as a function
 where an array argument is the NumPy array object itself (its data pointer is read at
 `ARRAY_DATA_OFFSET`, which saves the microsecond `array.ctypes.data` costs per argument), and a
 total is a 0-d array that receives a sum of all elements of a step (see `_Sums`).
+
 The body runs on `<width x double>` vectors; the last `n % width` elements are copied into
 vector-sized stack buffers and run through the same body, so every element is computed by the
 same instructions. Transcendental functions call glibc's vector math library (libmvec) where
@@ -49,6 +50,7 @@ def array_layout_known() -> bool:
     return ctypes.c_void_p.from_address(id(probe) + ARRAY_DATA_OFFSET).value == (
         probe.ctypes.data)
 
+
 _ARITHMETIC = {"add": "fadd", "subtract": "fsub", "multiply": "fmul", "divide": "fdiv"}
 _INTRINSICS = {"absolute": "fabs", "sqrt": "sqrt", "floor": "floor", "ceil": "ceil",
                "trunc": "trunc", "rint": "rint"}
@@ -68,6 +70,10 @@ FLOAT_OPERATIONS = frozenset([*_ARITHMETIC, *_INTRINSICS, *_COMPARISONS, *_SELEC
 BOOL_OPERATIONS = frozenset([*_LOGICAL, "logical_not", "where"])
 # Integer exponents of `power` written as multiplies (np.power(x, 3) -> x * x * x).
 MAX_INTEGER_EXPONENT = 8
+# How an input is read (KernelSpec): an array of the loop's length, a 0-d value, or (a positive
+# number) a row of that many elements read over and over.
+ARRAY, SCALAR = -1, 0
+MAX_WIDTH = 16  # float32 lanes in an AVX-512 register: periods are multiples of it
 
 
 @dataclass(frozen=True)
@@ -100,10 +106,6 @@ class KernelSpec:
 
     def dtypes(self) -> set:
         return {dtype for dtype, _ in self.inputs} | {step.dtype for step in self.steps}
-
-
-ARRAY, SCALAR = -1, 0
-MAX_WIDTH = 16  # float32 lanes in an AVX-512 register: periods are multiples of it
 
 
 def kernel_width(spec: KernelSpec) -> int:
