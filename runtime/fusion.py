@@ -124,6 +124,19 @@ def fuse(graph: Graph) -> list[FusedKernel]:
     return [_kernel(group) for group in _groups(graph) if len(group) > 1]
 
 
+def replace_regions(graph: Graph, fused_at: dict, replaced: set) -> Graph:
+    """`graph` with the equations of each fused region (their ids in `replaced`) taken out and
+    the region's one equation (`fused_at[id(its last equation)]`) in the last one's place: its
+    inputs are all computed before that, each being read by an equation of the region."""
+    equations = []
+    for equation in graph.equations:
+        if id(equation) in fused_at:
+            equations.append(fused_at[id(equation)])
+        elif id(equation) not in replaced:
+            equations.append(equation)
+    return Graph(graph.inputs, equations, graph.outputs)
+
+
 def kernel_source(graph: Graph) -> str:
     """Every fused kernel of `graph` as readable Python that builds and calls it with CuPy:
     the equations it replaces (as the graph prints them), the kernel, and its call."""

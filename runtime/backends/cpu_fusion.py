@@ -43,7 +43,7 @@ from runtime.backends.cpu_kernels import (
     ARRAY, BOOL, BOOL_OPERATIONS, FLOAT_OPERATIONS, MAX_WIDTH, REGISTER_TYPES, SCALAR,
     KernelSpec, Step, array_layout_known, kernel_ir,
 )
-from runtime.fusion import loop_dtypes
+from runtime.fusion import loop_dtypes, replace_regions
 from runtime.graph import Constant, Equation, Graph, Literal, Var
 from runtime.registry import Primitive, bind, is_traced, register
 
@@ -57,15 +57,6 @@ MIN_FUSED_ELEMENTS = 1024
 MAX_REGION_EQUATIONS = 256
 
 KERNEL_DTYPES = frozenset(REGISTER_TYPES)
-
-
-def with_cpu_fusion(passes: list, min_elements: int = MIN_FUSED_ELEMENTS) -> list:
-    """`passes` (runtime.passes.PASSES) with CpuFusion inserted before BufferReuse, the place
-    it needs: after DeadCode and MatmulLayout, before any `out=` is chosen."""
-    from runtime.passes_buffers import BufferReuse
-    position = next((index for index, graph_pass in enumerate(passes)
-                     if isinstance(graph_pass, BufferReuse)), len(passes))
-    return [*passes[:position], CpuFusion(min_elements), *passes[position:]]
 
 
 class CpuFusion:
@@ -90,13 +81,7 @@ class CpuFusion:
                 continue
             replaced.update(id(member) for member in region.equations)
             fused_at[id(region.equations[-1])] = equation
-        equations = []
-        for equation in graph.equations:
-            if id(equation) in fused_at:
-                equations.append(fused_at[id(equation)])
-            elif id(equation) not in replaced:
-                equations.append(equation)
-        return Graph(graph.inputs, equations, graph.outputs)
+        return replace_regions(graph, fused_at, replaced)
 
 
 # --- which equations fuse, and into which regions -----------------------------------------------
@@ -179,11 +164,11 @@ def input_period(shape: tuple, result_shape: tuple) -> int | None:
     row = shape
     while row and row[0] == 1:
         row = row[1:]
+    if not row or None in row or len(row) >= len(result_shape) \
+            or result_shape[-len(row):] != row:
+        return None
     size = math.prod(row)
-    if (row and len(row) < len(result_shape) and result_shape[-len(row):] == row
-            and None not in row and size % MAX_WIDTH == 0):
-        return size
-    return None
+    return size if size % MAX_WIDTH == 0 else None
 
 
 def summed_shape(equation: Equation) -> tuple | None:

@@ -358,7 +358,7 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
     parameters, entry, arrays = ["i64 %n"], [], []
     for index, (dtype, period) in enumerate(spec.inputs):
         if period == SCALAR:
-            parameters.append(f"{REGISTER_TYPES[dtype]} %s{index}")
+            parameters.append(f"{REGISTER_TYPES[dtype]} %scalar{index}")  # %s<k>: a sum
         else:
             parameters.append(f"ptr %object{index}")
             arrays.append((f"%object{index}", f"%data{index}", dtype))
@@ -384,7 +384,7 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
             if period == SCALAR:
                 vector = body.vector(dtype)
                 one = body.emit(f"insertelement {vector} poison, {REGISTER_TYPES[dtype]} "
-                                f"%s{index}, i32 0")
+                                f"%scalar{index}, i32 0")
                 splats[index] = body.emit(f"shufflevector {vector} {one}, {vector} poison, "
                                           f"<{width} x i32> zeroinitializer")
         return splats

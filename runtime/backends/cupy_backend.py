@@ -4,7 +4,7 @@ equations (runtime/fusion.py) one CuPy ElementwiseKernel instead of one launch p
     d = fused_85c48f973088(a, b, c)  # f64[3]@gpu:0
 
 The `GpuFusion` pass replaces each group by one `fused_gpu` equation at the group's last
-equation (its inputs are all computed before it: each was read by an equation of the group).
+equation (runtime/fusion.replace_regions).
 The kernel is built the first time generated code needs it (`Primitive.globals`) and CuPy caches
 its compilation by the kernel's text. Constant folding and graphs that never reach a GPU
 compute the group with the equations it replaced, so the pass needs no GPU to be tested.
@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from runtime.backends import Backend, register
 from runtime.devices import cupy_module
-from runtime.fusion import FusedKernel, fuse
+from runtime.fusion import FusedKernel, fuse, replace_regions
 from runtime.graph import Equation, Graph, Literal
 from runtime.registry import Primitive
 
@@ -72,16 +72,10 @@ class GpuFusion:
         if not kernels:
             return graph
         replaced = {id(equation) for kernel in kernels for equation in kernel.equations}
-        at_root = {id(kernel.equations[-1]): kernel for kernel in kernels}
-        equations = []
-        for equation in graph.equations:
-            kernel = at_root.get(id(equation))
-            if kernel is not None:
-                equations.append(Equation(FUSED_GPU, kernel.inputs, {"kernel": kernel},
-                                          kernel.outputs))
-            elif id(equation) not in replaced:
-                equations.append(equation)
-        return Graph(graph.inputs, equations, graph.outputs)
+        fused_at = {id(kernel.equations[-1]): Equation(FUSED_GPU, kernel.inputs,
+                                                       {"kernel": kernel}, kernel.outputs)
+                    for kernel in kernels}
+        return replace_regions(graph, fused_at, replaced)
 
 
 class CupyBackend(Backend):

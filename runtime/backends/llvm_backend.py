@@ -10,6 +10,8 @@ to NumPy with one warning.
 """
 from __future__ import annotations
 
+import os
+
 from runtime.backends import register
 from runtime.backends.numpy_backend import NumpyBackend
 
@@ -17,8 +19,9 @@ from runtime.backends.numpy_backend import NumpyBackend
 class LlvmBackend(NumpyBackend):
     name = "llvm"
     # Regions smaller than this stay NumPy calls (runtime/backends/cpu_fusion.py says why);
-    # None: CpuFusion's measured MIN_FUSED_ELEMENTS.
-    min_elements: int | None = None
+    # None: CpuFusion's measured MIN_FUSED_ELEMENTS. AUTOTRACE_FUSION_MIN_ELEMENTS=1 fuses every
+    # region, to test the kernels on programs of small arrays.
+    min_elements: int | None = int(os.environ.get("AUTOTRACE_FUSION_MIN_ELEMENTS", 0)) or None
 
     def available(self) -> str | None:
         from runtime.backends import llvm

@@ -5,6 +5,7 @@ temporaries; the size threshold; the disk cache of object code; denormals surviv
 import os
 import time
 import timeit
+import warnings
 
 import numpy as np
 import pytest
@@ -15,12 +16,10 @@ if not llvm.available():
     pytest.skip("llvmlite is not installed (pip install llvmlite): the compiled CPU backend "
                 "is not available", allow_module_level=True)
 
-from runtime.backends.cpu_fusion import (  # noqa: E402
-    MIN_FUSED_ELEMENTS, CpuFusion, with_cpu_fusion,
-)
+from runtime.backends.cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion  # noqa: E402
+from runtime.backends.llvm_backend import LlvmBackend  # noqa: E402
 from runtime.executor import compile_graph  # noqa: E402
-from runtime.passes import PASSES, optimize  # noqa: E402
-from runtime.passes_buffers import BufferReuse  # noqa: E402
+from runtime.passes import optimize  # noqa: E402
 from runtime.signature import signature_and_arrays  # noqa: E402
 from runtime.tracer import trace  # noqa: E402
 
@@ -53,16 +52,21 @@ def sample(size=1003, dtype=np.float64, seed=0):
         return values.astype(dtype)
 
 
+def fusing_backend(min_elements=None) -> LlvmBackend:
+    """The llvm backend, fusing regions of at least `min_elements` (its default if None)."""
+    backend = LlvmBackend()
+    backend.min_elements = min_elements
+    return backend
+
+
 def fused_graph(function, *args, min_elements=1):
-    passes = with_cpu_fusion(PASSES, min_elements)
-    assert [type(p) for p in passes[-2:]] == [CpuFusion, BufferReuse]
-    return optimize(trace(function, args)[0], passes=passes)
+    return optimize(trace(function, args)[0], backend=fusing_backend(min_elements))
 
 
 def run_fused(function, *args, min_elements=1):
     """(the fused graph's results, the graph)."""
     graph = fused_graph(function, *args, min_elements=min_elements)
-    run, _ = compile_graph(graph)
+    run, _ = compile_graph(graph, backend=fusing_backend())
     return run(*signature_and_arrays(args, {})[1]), graph
 
 
@@ -279,6 +283,32 @@ def test_a_sum_is_read_only_after_its_loop():
         np.testing.assert_allclose(result, wanted, rtol=1e-13)
 
 
+def test_a_scalar_input_and_a_sum_in_one_kernel():
+    """Scalar parameters and the sums' accumulators are named apart in the kernel's IR."""
+    def f(scale, x):
+        y = np.exp(scale * x * 0.01)  # scale is the kernel's first input
+        return y, np.sum(y)
+
+    x, scale = sample(), np.array(1.5)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")  # a kernel that fails to build warns and runs NumPy
+        (y, total), graph = run_fused(f, scale, x)
+        wanted_y, wanted_total = f(scale, x)
+    assert len(fused_equations(graph)) == 1, graph
+    np.testing.assert_allclose(y, wanted_y, rtol=1e-13)
+    np.testing.assert_allclose(total, wanted_total, rtol=1e-13)
+
+
+def test_values_of_unknown_size_stay_numpy():
+    import autotrace
+
+    traced = autotrace.function(lambda x: np.tanh(x * 2.0) + x,
+                                input_signature=[autotrace.Spec((None,))])
+    graph = optimize(traced.graph(sample(), optimized=False), backend=fusing_backend(1))
+    assert not fused_equations(graph)
+    np.testing.assert_allclose(traced(sample(5)), np.tanh(sample(5) * 2.0) + sample(5))
+
+
 def test_sum_in_float32_and_sums_that_stay_numpy():
     x = sample(1003, dtype=np.float32, seed=3)
     x = np.where(np.isfinite(x), x, np.float32(1.5))
@@ -381,7 +411,7 @@ def test_gelu_gradient_end_to_end():
     traced = autotrace.function(autotrace.grad(gelu_loss))
     expected = traced(x)
     start = time.perf_counter()
-    graph = optimize(traced.graph(x, optimized=False), passes=with_cpu_fusion(PASSES))
+    graph = optimize(traced.graph(x, optimized=False), backend=fusing_backend())
     print(f"passes with the gelu gradient's kernel compiled or loaded: "
           f"{(time.perf_counter() - start) * 1e3:.1f} ms")
     assert [eq.primitive.name for eq in graph.equations] == ["fused_cpu"]

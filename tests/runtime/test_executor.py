@@ -13,11 +13,18 @@ import warnings
 import numpy as np
 import pytest
 
-from runtime.executor import compile_graph
+from runtime.backends import backend_named
+from runtime.executor import compile_graph as compile_for
 from runtime.passes_floats import float_template, math_matches_numpy
 from runtime.passes import optimize
 from runtime.tracer import trace
 from tests.runtime.helpers import assert_same, compiled
+
+
+def compile_graph(graph, name="graph"):
+    """The executor's Python as the NumPy backend has it (the llvm backend runs a graph of
+    scalars as native code; tests/runtime/test_cpu_scalar.py tests that)."""
+    return compile_for(graph, name, backend=backend_named("numpy"))
 
 rng = np.random.default_rng(0)
 v3 = rng.standard_normal(3)
