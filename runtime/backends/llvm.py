@@ -34,6 +34,7 @@ import hashlib
 import os
 import tempfile
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -50,6 +51,8 @@ _engines: list = []
 _loaded: dict[Path, dict[str, int]] = {}
 # LLVM's context is shared: two threads tracing at once compile one at a time.
 _compiling = threading.Lock()
+# Milliseconds per module compiled from IR or read from the disk cache (`statistics`).
+_timings: dict[str, list] = {"compile_ms": [], "load_ms": []}
 
 
 @functools.cache
@@ -172,12 +175,32 @@ def compile_module(ir: str, names: list[str]) -> dict[str, int]:
     with _compiling:
         addresses = _loaded.get(path)
         if addresses is None or not set(names) <= set(addresses):
+            start = time.perf_counter()
             code = read_cached_object(path)
+            kind = "load_ms"
             if code is None:
-                code = _compile_object(ir)
+                code, kind = _compile_object(ir), "compile_ms"
                 write_cached_object(path, code)
             addresses = _loaded[path] = _load_object(code, names)
+            _timings[kind].append(1e3 * (time.perf_counter() - start))
     return {name: addresses[name] for name in names}
+
+
+def statistics() -> dict:
+    """Milliseconds spent on each module this process compiled ("compile_ms": from IR, with
+    the disk write) or read from the disk cache ("load_ms"), in order, since the start or the
+    last `forget_compiled()`."""
+    return {kind: list(times) for kind, times in _timings.items()}
+
+
+def forget_compiled() -> None:
+    """Forget which modules this process has loaded and their timings, so that the next
+    compile_module of each reads the disk cache as a new process would (for benchmarks and
+    tests). Code already loaded stays: kernels made before keep calling it."""
+    with _compiling:
+        _loaded.clear()
+        for times in _timings.values():
+            times.clear()
 
 
 def _target_machine():
