@@ -256,6 +256,11 @@ def describe_environment():
     print(f"python {platform.python_version()}, numpy {numpy.__version__}, "
           f"{os.cpu_count()} CPUs, {platform.machine()}, "
           f"BLAS threads {os.environ['OPENBLAS_NUM_THREADS']}")
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        # A machine may pin OpenBLAS to an older CPU's kernels (Haswell's AVX2 on an AVX-512
+        # CPU multiplies matrices half as fast); JAX brings its own, so say which is in use.
+        print(f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} (OpenBLAS's kernels are "
+              "that CPU's, whatever this one is)")
     autograd, autograd_numpy = load_autograd()
     if autograd is not None:
         print(f"autograd {importlib.metadata.version('autograd')}")
