@@ -27,16 +27,6 @@ rng = np.random.default_rng(0)
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-@pytest.fixture(autouse=True, scope="module")
-def kernel_cache(tmp_path_factory):
-    """Kernels compiled here are cached in a directory of the test run, not the user's."""
-    before = os.environ.get("AUTOTRACE_CACHE_DIR")
-    os.environ["AUTOTRACE_CACHE_DIR"] = str(tmp_path_factory.mktemp("kernels"))
-    yield
-    if before is None:
-        del os.environ["AUTOTRACE_CACHE_DIR"]
-    else:
-        os.environ["AUTOTRACE_CACHE_DIR"] = before
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-310,
                     -1e-310, 5e-324, 1e300, -1e300, 700.0, -745.0, 1e6, 3.0, -3.0])
 
