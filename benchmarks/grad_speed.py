@@ -247,7 +247,13 @@ def parse_options(doc: str, argv=None):
     parser.add_argument("--repeat", type=int, default=5, help="timing repeats (best is kept)")
     parser.add_argument("--only", nargs="*", choices=[w.name for w in WORKLOADS],
                         help="run only these workloads")
+    parser.add_argument("--one-core", action="store_true",
+                        help="run the whole process on one CPU core: JAX (XLA) otherwise "
+                             "spreads large elementwise loops over every core, which BLAS "
+                             "pinned to one thread and autotrace's kernels do not")
     options = parser.parse_args(argv)
+    if options.one_core:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     return options, [w for w in WORKLOADS if not options.only or w.name in options.only]
 
 
@@ -255,7 +261,8 @@ def describe_environment():
     """Print the machine and library versions; returns (autograd, autograd.numpy) or Nones."""
     print(f"python {platform.python_version()}, numpy {numpy.__version__}, "
           f"{os.cpu_count()} CPUs, {platform.machine()}, "
-          f"BLAS threads {os.environ['OPENBLAS_NUM_THREADS']}")
+          f"BLAS threads {os.environ['OPENBLAS_NUM_THREADS']}, "
+          f"running on {len(os.sched_getaffinity(0))} of them")
     if os.environ.get("OPENBLAS_CORETYPE"):
         # A machine may pin OpenBLAS to an older CPU's kernels (Haswell's AVX2 on an AVX-512
         # CPU multiplies matrices half as fast); JAX brings its own, so say which is in use.
