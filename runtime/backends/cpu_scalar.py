@@ -44,6 +44,9 @@ from runtime.graph import Graph, Var
 # ones straight-line, which runs faster (sin and cos of one value share a call) and compiles in
 # about 20 ms per 1,200 equations.
 ROLL_ABOVE = 2000
+# Straight-line code compiles in time that grows faster than its length (12,000 equations: up
+# to 0.6 s); past this many equations outside loops a graph keeps its Python version.
+MAX_STRAIGHT_LINE = 12000
 
 # Ops whose result is inf or nan whenever a float input is: a value read only by these needs
 # no check, its readers show it (as in runtime/passes_floats.py). Divide: the numerator only.
@@ -117,8 +120,10 @@ def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
         return None
     # Named by its content, so that the same graph is the same IR text in every process, and the
     # disk cache of object code finds it.
-    ir, parameters = scalar_kernel_ir(graph, "autotrace_scalar", roll,
-                                      signal=fallback is not None)
+    written = scalar_kernel_ir(graph, "autotrace_scalar", roll, signal=fallback is not None)
+    if written is None:
+        return None
+    ir, parameters = written
     name = f"autotrace_scalar_{hashlib.sha256(ir.encode()).hexdigest()[:20]}"
     ir = ir.replace("@autotrace_scalar(", f"@{name}(", 1)
     try:
@@ -133,16 +138,24 @@ def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
     return _wrapper(graph, kernel, parameters, computed, fallback)
 
 
-def scalar_kernel_ir(graph: Graph, name: str, roll: bool, signal: bool) -> tuple[str, list]:
+def scalar_kernel_ir(graph: Graph, name: str, roll: bool,
+                     signal: bool) -> tuple[str, list] | None:
     """The kernel's IR (see runtime/backends/cpu_scalar_ir.py) and its parameters: (position
     among the graph's inputs, LLVM type) of each scalar input. Rolled where `roll` and the
-    tapes fit on the stack."""
+    tapes fit on the stack. None where more than MAX_STRAIGHT_LINE equations would be
+    straight-line code, which LLVM compiles in more time than Python floats take to run."""
+    loops = []
     if roll:
         loops = find_loops(graph, taped_ok=lambda var: scalar_type(var.aval) == "double")
+    if len(graph.equations) - sum(loop.count * loop.period for loop in loops) \
+            > MAX_STRAIGHT_LINE:
+        return None
+    if loops:
         try:
             return kernel_ir(graph, name, loops, _checked(graph), signal)
         except TapeTooLarge:
-            pass
+            if len(graph.equations) > MAX_STRAIGHT_LINE:
+                return None
     return kernel_ir(graph, name, [], _checked(graph), signal)
 
 

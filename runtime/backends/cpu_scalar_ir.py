@@ -151,9 +151,10 @@ def write_equation(writer: _Writer, equation, operands: list) -> str:
         writer.emit(f"{result} = fadd double {a}, -0.0")  # x + -0 is x, -0 and nan too
     elif name == "reciprocal":
         writer.emit(f"{result} = fdiv double 1.0, {a}")
-    elif name in ("maximum", "minimum"):  # NumPy: (a >= b || isnan(a)) ? a : b
+    elif name in ("maximum", "minimum"):  # NumPy: (a > b || isnan(a)) ? a : b, so that of
+        # two equal values (0.0 and -0.0) it gives the second, as its loops do
         order, first, nan = writer.temporary(), writer.temporary(), writer.temporary()
-        writer.emit(f"{order} = fcmp {'oge' if name == 'maximum' else 'ole'} double {a}, {b}")
+        writer.emit(f"{order} = fcmp {'ogt' if name == 'maximum' else 'olt'} double {a}, {b}")
         writer.emit(f"{nan} = fcmp uno double {a}, 0.0")
         writer.emit(f"{first} = or i1 {order}, {nan}")
         writer.emit(f"{result} = select i1 {first}, double {a}, double {b}")

@@ -34,6 +34,8 @@ MIN_REPEATS = 4
 MIN_EQUATIONS = 32
 # The longest block looked for.
 MAX_PERIOD = 256
+# The search for loops walks at most this many equations per equation of the graph.
+SEARCH_BUDGET = 8
 
 
 @dataclass
@@ -97,11 +99,18 @@ def find_loops(graph: Graph, taped_ok=lambda var: True) -> list[Loop]:
 
     loops: list[Loop] = []
     owner = {}  # equation index -> its loop
+    # Equations the search may walk while verifying candidates: keys that repeat where the data
+    # flow does not would otherwise cost a walk from every equation. Past it, the rest of the
+    # graph stays straight-line, which is always right.
+    budget = [SEARCH_BUDGET * len(equations)]
     index = 0
-    while index < len(equations):
-        loop = _best_loop(index, runs, equations, definitions, owner, last_read, taped_ok)
+    while index < len(equations) and budget[0] > 0:
+        loop, rejected_stop = _best_loop(index, runs, equations, definitions, owner, last_read,
+                                         taped_ok, budget)
         if loop is None:
-            index += 1
+            # A loop verified but refused (a value it would tape may not be taped) is refused
+            # from every start inside it too: skip it, or the search re-walks it per equation.
+            index = max(index + 1, rejected_stop)
             continue
         loops.append(loop)
         for covered in range(loop.start, loop.stop):
@@ -143,25 +152,33 @@ def _last_reads(graph: Graph) -> dict:
     return last
 
 
-def _best_loop(index, runs, equations, definitions, owner, last_read, taped_ok):
-    """The loop starting at `index` covering the most equations, or None."""
+def _best_loop(index, runs, equations, definitions, owner, last_read, taped_ok, budget):
+    """(the loop starting at `index` covering the most equations, or None; the end of the
+    longest loop verified here but refused for its tapes, or 0)."""
     candidates = []
     for period, run in runs.items():
         repeats = 1 + int(run[index]) // period
         if repeats >= MIN_REPEATS and repeats * period >= MIN_EQUATIONS:
             candidates.append((-repeats * period, period, repeats))
+    rejected_stop = 0
     for _, period, repeats in sorted(candidates)[:4]:
-        loop = _verified(index, period, repeats, equations, definitions, owner)
-        if loop is not None and _tapes_allowed(loop, equations, last_read, taped_ok):
-            return loop
-    return None
+        loop = _verified(index, period, repeats, equations, definitions, owner, budget)
+        if loop is None:
+            continue
+        if _tapes_allowed(loop, equations, last_read, taped_ok):
+            return loop, 0
+        rejected_stop = max(rejected_stop, loop.stop)
+    return None, rejected_stop
 
 
-def _verified(start, period, repeats, equations, definitions, owner) -> Loop | None:
-    """The loop of `repeats` iterations at most whose data flow repeats too, or None."""
+def _verified(start, period, repeats, equations, definitions, owner,
+              budget) -> Loop | None:
+    """The loop of `repeats` iterations at most whose data flow repeats too, or None; the
+    equations walked are taken from `budget[0]`."""
     sources = [[None] * len(equations[start + j].inputs) for j in range(period)]
     count = repeats
     for k in range(repeats):
+        budget[0] -= period
         if not all(_fits(sources, start, period, k, j, equations, definitions, owner)
                    for j in range(period)):
             count = k

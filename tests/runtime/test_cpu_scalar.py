@@ -12,6 +12,7 @@ import pytest
 
 import autotrace
 from runtime.backends import cpu_scalar, llvm
+from runtime.backends import scalar_loops
 from runtime.backends.scalar_loops import find_loops
 from runtime.executor import compile_graph
 from runtime.passes import optimize
@@ -398,3 +399,47 @@ def test_an_overflow_inside_a_rolled_loop_runs_numpy_which_warns():
     with pytest.warns(RuntimeWarning, match="overflow encountered in exp"):
         result = run(np.asarray(2000.0))
     assert result == expected == (np.inf,)
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_maximum_and_minimum_of_signed_zeros_are_numpys(name):
+    """Of two equal values NumPy's maximum and minimum give the second: -0.0 for (0.0, -0.0)."""
+    function = getattr(np, name)
+
+    def f(x, y):
+        return function(x * 1.0, y * 1.0)
+
+    graph = optimize(trace(f, (np.asarray(0.0), np.asarray(-0.0)))[0])
+    run = cpu_scalar.compile_scalar_graph(graph)
+    for x, y in [(0.0, -0.0), (-0.0, 0.0), (1.0, 1.0), (np.nan, 0.0), (0.0, np.nan)]:
+        [got] = run(np.asarray(x), np.asarray(y))
+        wanted = function(np.float64(x), np.float64(y))
+        assert np.array_equal(got, wanted, equal_nan=True) and \
+            np.signbit(got) == np.signbit(wanted), (x, y, got, wanted)
+
+
+def where_loop(a):
+    s = a
+    for _ in range(300):
+        s = np.where(s > 0.3, np.sin(s * 1.01) + 0.2, np.cos(s) * 1.5)
+    return s
+
+
+def test_the_search_for_loops_walks_a_bounded_number_of_equations(monkeypatch):
+    """Blocks whose keys repeat but whose loops are refused (a bool value read after the loop
+    cannot be taped) must not be walked again from every equation."""
+    traced = autotrace.function(autotrace.grad(where_loop))
+    x = np.array(0.7)
+    graph = traced.graph(x)
+    walked = [0]
+    fits = scalar_loops._fits
+
+    def counting(*args):
+        walked[0] += 1
+        return fits(*args)
+
+    monkeypatch.setattr(scalar_loops, "_fits", counting)
+    find_loops(graph, taped_ok=lambda var: var.aval.dtype == np.float64)
+    assert walked[0] <= scalar_loops.SEARCH_BUDGET * len(graph.equations) + \
+        scalar_loops.MAX_PERIOD, (walked[0], len(graph.equations))
+    np.testing.assert_allclose(traced(x), autotrace.grad(where_loop)(x), rtol=1e-13)
