@@ -2,8 +2,8 @@
 output once, `width` elements at a time, for runtime/backends/cpu_fusion.py.
 
 A kernel is described by a `KernelSpec` (no graph, no NumPy calls): its inputs (arrays of the
-loop's length, scalars, or rows that repeat), its steps (one NumPy operation each, on inputs, earlier steps or
-literals, in the dtypes NumPy computes it in) and which steps it writes out. `kernel_ir(spec,
+loop's length, scalars, or rows that repeat), its steps (one NumPy operation each, on inputs,
+earlier steps or literals, in the dtypes NumPy computes it in) and which steps it writes out. `kernel_ir(spec,
 name)` writes it as a function
 
     void name(i64 n, ptr array0, ..., double scalar0, ..., ptr output0, ..., ptr total0, ...)
@@ -16,8 +16,13 @@ The body runs on `<width x double>` vectors; the last `n % width` elements are c
 vector-sized stack buffers and run through the same body, so every element is computed by the
 same instructions. Transcendental functions call glibc's vector math library (libmvec) where
 it has them and libm once per lane where it does not; NumPy's NaN rules for maximum, minimum,
-fmax and fmin are written as compares and selects. No fast-math flags: the results are IEEE
-arithmetic, as NumPy's.
+fmax and fmin are written as compares and selects. No fast-math flags: arithmetic is IEEE,
+as NumPy's, bit for bit; transcendental functions are glibc's, which differ from NumPy's own
+by an ulp or two (NumPy brings its own SIMD versions of some), and a float32 sum is added in
+float64 (NumPy adds float32 pairwise in float32), so it is the more accurate of the two.
+Kernels neither warn as NumPy does on an invalid value, a division by zero or an overflow, nor
+raise under `np.errstate(all="raise")`: where those matter, trace with
+`autotrace.config.cpu_backend("numpy")`.
 """
 from __future__ import annotations
 
