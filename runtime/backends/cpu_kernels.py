@@ -3,8 +3,8 @@ output once, `width` elements at a time, for runtime/backends/cpu_fusion.py.
 
 A kernel is described by a `KernelSpec` (no graph, no NumPy calls): its inputs (arrays of the
 loop's length, scalars, or rows that repeat), its steps (one NumPy operation each, on inputs,
-earlier steps or literals, in the dtypes NumPy computes it in) and which steps it writes out. `kernel_ir(spec,
-name)` writes it as a function
+earlier steps or literals, in the dtypes NumPy computes it in) and which steps it writes out.
+`kernel_ir(spec, name)` writes it as a function
 
     void name(i64 n, ptr array0, ..., double scalar0, ..., ptr output0, ..., ptr total0, ...)
 
