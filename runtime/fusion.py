@@ -137,6 +137,26 @@ def replace_regions(graph: Graph, fused_at: dict, replaced: set) -> Graph:
     return Graph(graph.inputs, equations, graph.outputs)
 
 
+def run_equations(equations, inputs, values):
+    """Compute `equations` with their primitives' NumPy implementations, `inputs` (graph values)
+    given as `values`: what a fused kernel computes, one equation at a time. Returns the
+    environment, graph value id -> value."""
+    environment = {id(value): given for value, given in zip(inputs, values)}
+
+    def read(value):
+        if isinstance(value, Literal):
+            return value.value
+        return environment[id(value)] if id(value) in environment else value.value
+
+    for equation in equations:
+        attrs = {key: item for key, item in equation.attrs.items() if key != "out"}
+        results = equation.primitive.impl(*map(read, equation.inputs), **attrs)
+        results = results if len(equation.outputs) > 1 else (results,)
+        for var, result in zip(equation.outputs, results):
+            environment[id(var)] = result
+    return environment
+
+
 def kernel_source(graph: Graph) -> str:
     """Every fused kernel of `graph` as readable Python that builds and calls it with CuPy:
     the equations it replaces (as the graph prints them), the kernel, and its call."""

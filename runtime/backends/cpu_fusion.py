@@ -39,11 +39,12 @@ import numpy as np
 
 from runtime.abstract import AbstractArray
 from runtime.backends import llvm
+from runtime.backends.cpu_scalar import numpy_errors_default
 from runtime.backends.cpu_kernels import (
     ARRAY, BOOL, BOOL_OPERATIONS, FLOAT_OPERATIONS, MAX_WIDTH, REGISTER_TYPES, SCALAR,
     KernelSpec, Step, array_layout_known, kernel_ir,
 )
-from runtime.fusion import loop_dtypes, replace_regions
+from runtime.fusion import loop_dtypes, replace_regions, run_equations
 from runtime.graph import Constant, Equation, Graph, Literal, Var
 from runtime.registry import Primitive, bind, is_traced, register
 
@@ -280,7 +281,8 @@ def _fused_equation(region: Region, read_outside: set) -> Equation | None:
                       tuple(step_of[id(var)] for var in totals))
     try:
         kernel = compiled_kernel(spec, region.shape,
-                                 tuple(value.aval.shape for value in inputs))
+                                 tuple(value.aval.shape for value in inputs),
+                                 _numpy_version(region.equations, inputs, outputs + totals))
     except RuntimeError as error:
         warnings.warn(f"autotrace could not compile a fused CPU kernel ({error}); "
                       f"its {len(steps)} equations run as NumPy calls", RuntimeWarning)
@@ -294,8 +296,9 @@ class CompiledKernel:
     IR and `kernel.call.source` the Python that calls it, for people to read."""
 
     def __init__(self, name: str, spec: KernelSpec, shape: tuple, input_shapes: tuple,
-                 address: int, ir: str):
+                 address: int, ir: str, numpy_version=None):
         self.name = name
+        self.numpy_version = numpy_version  # what runs under a non-default np.errstate
         self.ir = ir
         self.spec = spec
         self.input_shapes = input_shapes
@@ -313,16 +316,29 @@ class CompiledKernel:
         return self.name
 
 
-def compiled_kernel(spec: KernelSpec, shape: tuple, input_shapes: tuple) -> CompiledKernel:
+def _numpy_version(equations, inputs, results):
+    """The region as NumPy calls: run where NumPy's error state is not its default, so that
+    np.errstate(all="raise") raises and np.seterr's warnings come, as they would unfused."""
+    def run(*values):
+        environment = run_equations(equations, inputs, values)
+        computed = tuple(environment[id(var)] for var in results)
+        return computed[0] if len(computed) == 1 else computed
+    return run
+
+
+def compiled_kernel(spec: KernelSpec, shape: tuple, input_shapes: tuple,
+                    numpy_version=None) -> CompiledKernel:
     """Compile (or load from the caches) the kernel of `spec`, wrapped for results of `shape`
-    and inputs of `input_shapes`."""
+    and inputs of `input_shapes`, running `numpy_version` instead under a non-default NumPy
+    error state."""
     ir = kernel_ir(spec, "kernel")
     digest = hashlib.sha256(ir.encode()).hexdigest()[:12]
     function = f"fused_{digest}"
     ir = kernel_ir(spec, function)
     address = llvm.compile_module(ir, [function])[function]
     shaped = hashlib.sha256(f"{digest}{shape}{input_shapes}".encode()).hexdigest()[:12]
-    return CompiledKernel(f"fused_{shaped}", spec, shape, input_shapes, address, ir)
+    return CompiledKernel(f"fused_{shaped}", spec, shape, input_shapes, address, ir,
+                          numpy_version)
 
 
 def _wrapper(kernel: CompiledKernel, address: int):
@@ -355,6 +371,7 @@ def _wrapper(kernel: CompiledKernel, address: int):
     results += [f"total{index}" for index in range(len(kernel.spec.sums))]
     namespace = {"ascontiguousarray": np.ascontiguousarray, "empty": np.empty,
                  "ArgumentError": ctypes.ArgumentError, "record": _recorder(kernel),
+                 "errors_default": numpy_errors_default, "numpy_version": kernel.numpy_version,
                  **dtypes}
     for result, aval in zip(results, kernel.avals):
         namespace[f"{result}_dtype"] = aval.dtype
@@ -365,8 +382,11 @@ def _wrapper(kernel: CompiledKernel, address: int):
     returned = [f"{result}[()]" if result.startswith("total") else result for result in results]
     returned = returned[0] if len(returned) == 1 else ", ".join(returned)
     arguments = ", ".join(parameters)
+    unless = ([] if kernel.numpy_version is None else
+              ["    if not errors_default():", f"        return numpy_version({arguments})"])
     source = "\n".join([
         f"def {kernel.name}({arguments}):",
+        *unless,
         "    try:",
         *prologue,
         f"        compiled({kernel.size}, {', '.join(parameters + results)})",

@@ -20,9 +20,9 @@ fmax and fmin are written as compares and selects. No fast-math flags: arithmeti
 as NumPy's, bit for bit; transcendental functions are glibc's, which differ from NumPy's own
 by an ulp or two (NumPy brings its own SIMD versions of some), and a float32 sum is added in
 float64 (NumPy adds float32 pairwise in float32), so it is the more accurate of the two.
-Kernels neither warn as NumPy does on an invalid value, a division by zero or an overflow, nor
-raise under `np.errstate(all="raise")`: where those matter, trace with
-`autotrace.config.cpu_backend("numpy")`.
+Kernels do not warn as NumPy does on an invalid value, a division by zero or an overflow; under
+any other NumPy error state (`np.errstate(all="raise")`, `np.seterr`) the region runs as the
+NumPy calls it replaced (runtime/backends/cpu_fusion.py), which warn or raise as NumPy does.
 """
 from __future__ import annotations
 

@@ -169,6 +169,19 @@ _default_error_state = None if _numpy_error_state is None else _numpy_error_stat
 _underflow_ignored_by_default = np.geterr()["under"] == "ignore"
 
 
+# NumPy's own error state (np.geterr() in a new process): warn, but ignore underflow.
+_NUMPY_DEFAULT_ERRORS = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
+_default_is_numpys = np.geterr() == _NUMPY_DEFAULT_ERRORS
+
+
+def numpy_errors_default() -> bool:
+    """Whether NumPy's error state is its default one (no np.errstate or np.seterr in force),
+    cheaply in the usual case."""
+    if _numpy_error_state is not None and _numpy_error_state.get() is _default_error_state:
+        return _default_is_numpys
+    return np.geterr() == _NUMPY_DEFAULT_ERRORS
+
+
 def underflow_ignored() -> bool:
     """Whether NumPy ignores underflow now (its default), cheaply in the usual case."""
     if _numpy_error_state is not None and _numpy_error_state.get() is _default_error_state:

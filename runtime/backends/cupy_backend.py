@@ -15,29 +15,9 @@ from functools import lru_cache
 
 from runtime.backends import Backend, register
 from runtime.devices import cupy_module
-from runtime.fusion import FusedKernel, fuse, replace_regions
-from runtime.graph import Equation, Graph, Literal
+from runtime.fusion import FusedKernel, fuse, replace_regions, run_equations
+from runtime.graph import Equation, Graph
 from runtime.registry import Primitive
-
-
-def run_equations(equations, inputs, values):
-    """Compute `equations` with their primitives' NumPy implementations, `inputs` (graph values)
-    given as `values`: what a fused kernel computes, one equation at a time. Returns the
-    environment, graph value id -> value."""
-    environment = {id(value): given for value, given in zip(inputs, values)}
-
-    def read(value):
-        if isinstance(value, Literal):
-            return value.value
-        return environment[id(value)] if id(value) in environment else value.value
-
-    for equation in equations:
-        attrs = {key: item for key, item in equation.attrs.items() if key != "out"}
-        results = equation.primitive.impl(*map(read, equation.inputs), **attrs)
-        results = results if len(equation.outputs) > 1 else (results,)
-        for var, result in zip(equation.outputs, results):
-            environment[id(var)] = result
-    return environment
 
 
 def _impl(*values, kernel: FusedKernel):

@@ -289,6 +289,25 @@ def test_a_scalar_input_and_a_sum_in_one_kernel():
     np.testing.assert_allclose(total, wanted_total, rtol=1e-13)
 
 
+def test_under_a_numpy_error_state_a_region_runs_as_numpy():
+    """np.errstate(all="raise") raises as unfused NumPy would; the kernel runs otherwise."""
+    x = np.linspace(-1.0, 1.0, 1003)
+    graph = fused_graph(lambda a: np.log(a * 2.0) * 3.0, x)
+    assert len(fused_equations(graph)) == 1
+    run, _ = compile_graph(graph, backend=fusing_backend())
+    with np.errstate(all="raise"), pytest.raises(FloatingPointError,
+                                                 match="invalid value encountered in log"):
+        run(x)
+    with np.errstate(all="ignore"):
+        [ignored] = run(x)
+        expected = np.log(x * 2.0) * 3.0
+    assert np.array_equal(ignored, expected, equal_nan=True)  # NumPy's own calls, bit for bit
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the default state: the kernel runs, and cannot warn
+        [fused] = run(x)
+    np.testing.assert_allclose(fused, expected, rtol=1e-13, equal_nan=True)
+
+
 def test_values_of_unknown_size_stay_numpy():
     import autotrace
 
