@@ -113,6 +113,9 @@ class Function:
         # from the arrays' shapes and dtypes (`_array_calls` maps those to the key and the
         # entry). Not for functions whose binding adds anything but fixed Python values.
         self._array_calls: dict = {}
+        # Counts evictions and clears: a call that found its entry before one of them (in
+        # another thread) must not put that entry back among `_array_calls`.
+        self._array_generation = 0
         self._array_call_arity = _array_call_arity(self._binding) \
             if input_signature is None and not reduce_retracing else -1
         functools.update_wrapper(self, python_function)
@@ -144,6 +147,7 @@ class Function:
         if self.input_signature is not None:
             entry, arrays = self._signature_entry(args, kwargs)
             return entry.structure.run(entry.run, arrays)
+        generation = self._array_generation
         args, kwargs = self._binding.bind(args, kwargs)
         key, arrays = signature_and_arrays(args, kwargs)
         entry = self._cache.get(key) or self._missed(key, args, kwargs, warn=True)
@@ -151,11 +155,14 @@ class Function:
             return self._run_general(entry, key, args, kwargs, arrays)
         if array_call is not None:
             self._array_calls[array_call] = (key, entry)
+            if generation != self._array_generation:  # evicted meanwhile: it may be this one
+                self._array_calls.pop(array_call, None)
         return entry.structure.run(entry.run, arrays)
 
-    def _forget_array_calls(self, key, entry) -> None:
+    def _forget_array_calls(self, key=None, entry=None) -> None:
         """An entry left the cache: calls of arrays stop finding it (all are forgotten; the
         next call of each kind finds its entry the long way)."""
+        self._array_generation += 1
         self._array_calls.clear()
 
     def _build(self, args, kwargs, general: bool = False) -> _Entry:
@@ -306,7 +313,7 @@ class Function:
         """Forget every trace (and what reduce_retracing has seen); the next call traces
         again."""
         self._cache.clear()
-        self._array_calls.clear()
+        self._forget_array_calls()
         if self._reducer is not None:
             self._reducer.clear()
 

@@ -104,3 +104,22 @@ def test_a_constant_result_is_returned_as_is():
     constant = autotrace.function(lambda x: 1.5)
     assert constant(np.ones(2)) == 1.5
     assert constant(np.ones(2)) == 1.5
+
+
+def test_an_entry_evicted_while_a_call_finds_it_is_not_kept_for_array_calls(monkeypatch):
+    """Another thread may evict the entry a call has just found: the call still runs it, but
+    later calls of arrays must not find it outside the cache."""
+    traced = autotrace.function(lambda x: x * 2.0)
+    x = np.arange(3.0)
+    traced(x)  # traced and cached
+    traced.clear_cache()
+    original_get = traced._cache.get
+
+    def get_then_evicted(key):
+        entry = original_get(key)
+        traced._forget_array_calls(key, entry)  # as an eviction in another thread would
+        return entry
+
+    monkeypatch.setattr(traced._cache, "get", get_then_evicted)
+    np.testing.assert_array_equal(traced(x), [0.0, 2.0, 4.0])
+    assert traced._array_calls == {}
