@@ -27,7 +27,6 @@ import shutil
 import sys
 import tempfile
 import time
-import timeit
 import traceback
 
 import numpy
@@ -36,6 +35,7 @@ import autotrace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from grad_speed import describe_environment, parse_options, same_gradients  # noqa: E402
+from trace_overhead import function_hit_us  # noqa: E402
 from traced_speed import best_times_in_turns, load_jax  # noqa: E402
 
 TARGETS = {"gelu": 1.3, "scalar_loop": 0.5}  # llvm time / jax time, at most
@@ -162,18 +162,9 @@ def compile_figures() -> None:
             os.environ["AUTOTRACE_CACHE_DIR"] = previous
 
 
-def call_overhead(repeat: int = 7) -> None:
-    """What a cached traced call adds to the work it does: `lambda x: x + 1.0` on 3 elements
-    through autotrace.function, minus `x + 1.0` called directly."""
-    x = numpy.ones(3)
-    traced = autotrace.function(lambda x: x + 1.0)
-    traced(x)
-    timer_traced = timeit.Timer(lambda: traced(x))
-    timer_direct = timeit.Timer(lambda: x + 1.0)
-    number = 20000
-    traced_s = min(timer_traced.repeat(repeat, number)) / number
-    direct_s = min(timer_direct.repeat(repeat, number)) / number
-    overhead_us = 1e6 * (traced_s - direct_s)
+def call_overhead() -> None:
+    """What a cached traced call adds to the work it does (benchmarks/trace_overhead.py)."""
+    overhead_us = function_hit_us(number=20000)
     print(f"A cached traced call adds {overhead_us:.2f} us (target <= {MAX_CALL_OVERHEAD_US:g}: "
           f"{'PASS' if overhead_us <= MAX_CALL_OVERHEAD_US else 'MISS'})")
 
