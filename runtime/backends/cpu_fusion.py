@@ -331,10 +331,10 @@ def compiled_kernel(spec: KernelSpec, shape: tuple, input_shapes: tuple,
     """Compile (or load from the caches) the kernel of `spec`, wrapped for results of `shape`
     and inputs of `input_shapes`, running `numpy_version` instead under a non-default NumPy
     error state."""
-    ir = kernel_ir(spec, "kernel")
+    ir = kernel_ir(spec, "kernel")  # named by its content, so written once, then renamed
     digest = hashlib.sha256(ir.encode()).hexdigest()[:12]
     function = f"fused_{digest}"
-    ir = kernel_ir(spec, function)
+    ir = ir.replace("@kernel(", f"@{function}(", 1)
     address = llvm.compile_module(ir, [function])[function]
     shaped = hashlib.sha256(f"{digest}{shape}{input_shapes}".encode()).hexdigest()[:12]
     return CompiledKernel(f"fused_{shaped}", spec, shape, input_shapes, address, ir,
