@@ -40,19 +40,26 @@ def assert_agree(fused, reference, where=""):
                                    err_msg=where)
 
 
-def on_both_backends(make_traced, args):
-    """(llvm result with every region fused, NumPy backend result) of a fresh trace each."""
+def run_traced(backend: str, make_traced, args):
+    """(result, traced function) of a fresh trace of `make_traced()` for `backend` ("numpy", or
+    "llvm" with every region fused)."""
     before, threshold = cpu_backend(), llvm.min_elements
     try:
-        cpu_backend("numpy")
-        reference = make_traced()(*args)
-        cpu_backend("llvm")
-        llvm.min_elements = 1
-        fused = make_traced()
-        return fused(*args), reference, fused
+        cpu_backend(backend)
+        if backend == "llvm":
+            llvm.min_elements = 1
+        traced = make_traced()
+        return traced(*args), traced
     finally:
         llvm.min_elements = threshold
         cpu_backend(before)
+
+
+def on_both_backends(make_traced, args):
+    """(llvm result with every region fused, NumPy backend result, the llvm traced function)."""
+    reference, _ = run_traced("numpy", make_traced, args)
+    fused, traced = run_traced("llvm", make_traced, args)
+    return fused, reference, traced
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -69,20 +76,6 @@ def wrappers(tmp_path_factory):
     return build_wrappers(tmp_path_factory.mktemp("rule_table_backends"))
 
 
-def traces_on_numpy(function, args) -> bool:
-    """Whether `function`'s traced gradient runs on the NumPy backend (a few rule helpers
-    take values that are not known while tracing, such as np.sort's order for unsort)."""
-    before = cpu_backend()
-    try:
-        cpu_backend("numpy")
-        function(*args)
-        return True
-    except Exception:  # noqa: BLE001 - counted below; the eager tests cover those entries
-        return False
-    finally:
-        cpu_backend(before)
-
-
 def test_rule_table_gradients_agree(wrappers):
     """One test for the whole table (its entries compile hundreds of small kernels): every
     entry whose gradient traces, fused, against the NumPy backend's."""
@@ -90,9 +83,11 @@ def test_rule_table_gradients_agree(wrappers):
     for name, (wrapper, function) in wrappers.items():
         def make_traced():
             return autotrace.function(autotrace.grad(function, wrt=wrapper.wrt))
-        if not traces_on_numpy(make_traced(), wrapper.args):
-            continue
-        fused, reference, traced = on_both_backends(make_traced, wrapper.args)
+        try:
+            reference, _ = run_traced("numpy", make_traced, wrapper.args)
+        except Exception:  # noqa: BLE001 - a few rule helpers take values not known while
+            continue       # tracing (np.sort's order for unsort): counted below, tested eagerly
+        fused, traced = run_traced("llvm", make_traced, wrapper.args)
         assert_agree(fused, reference, name)
         compared += 1
         fused_graphs += "fused_cpu" in str(traced.graph(*wrapper.args))
