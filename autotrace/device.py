@@ -107,8 +107,10 @@ def _placed(device: Device) -> Device:
 def device(name):
     """Within it, `current_device()` is `name` ("cpu", "gpu", "gpu:N"), checked to exist (or
     the CPU, under soft placement). Contexts nest; leaving one restores the outer device.
-    (Placing the arrays autotrace makes itself on that device is not done yet: today they are
-    NumPy arrays, and arrays you pass keep their own device.)
+    Arrays autotrace makes inside it go on that device: Variables made from NumPy values or
+    numbers (layers' weights, metrics' state), random draws of generators made there, and
+    optimizer slots (which go where their Variable is, wherever they are made). Arrays you
+    pass keep their own device, and a GPU gradient stays on the GPU.
 
     Example:
         >>> with autotrace.device("cpu"):
@@ -122,6 +124,15 @@ def device(name):
 def current_device() -> str:
     """The name of the device autotrace places new arrays on here ("cpu" by default)."""
     return (_current.top() or CPU).name
+
+
+def placed(array):
+    """`array`, a NumPy array autotrace made (a Variable's initial value, an optimizer slot, a
+    random draw), on the current device: copied to the GPU inside `device("gpu:N")`."""
+    device = _current.top()
+    if device is None or device.kind == "cpu":
+        return array
+    return _to_device(array, device)
 
 
 def to_device(value, name):

@@ -27,6 +27,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from autotrace import tracking
+from autotrace.device import device
 from autotrace.variables import Variable
 
 __all__ = ["Optimizer", "SGD", "Adam", "RMSprop", "RMSProp", "Adagrad"]
@@ -151,9 +152,10 @@ class Optimizer:
         if key is not None:
             return self.slots[key]
         key = _unique_key(variable.name, self.slots)
-        slots = {slot: Variable(np.full(variable.shape, initial, variable.dtype),
-                                name=f"{self.name}/{key}/{slot}", trainable=False)
-                 for slot, initial in self._slot_names()}
+        with device(variable.device):  # a slot is where its Variable is
+            slots = {slot: Variable(np.full(variable.shape, initial, variable.dtype),
+                                    name=f"{self.name}/{key}/{slot}", trainable=False)
+                     for slot, initial in self._slot_names()}
         for slot, slot_variable in slots.items():
             # What Checkpoint names the slot by: f"slots/{key}/{slot}" becomes the path of
             # `variable`, where the checkpoint holds it.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autotrace.device import current_device, to_device
 from autotrace.initializers import reseed
 from autotrace.variables import Variable
 from runtime.random import draw
@@ -49,19 +50,27 @@ class Generator:
 
 constant(Generator.uniform, Generator.normal)  # draws carry no gradient
 
-_default: list = []
+_default: dict = {}  # device name -> that device's default generator
+_default_seed: list = []  # the seed set_seed gave, for generators of devices seen later
 
 
 def default_generator() -> Generator:
-    if not _default:
-        _default.append(Generator())
-    return _default[0]
+    """The current device's default generator (its draws are made there)."""
+    device = current_device()
+    if device not in _default:
+        seed = _default_seed[0] if _default_seed else None
+        name = "random_key" if device == "cpu" else f"random_key_{device.replace(':', '')}"
+        _default[device] = Generator(seed, name=name)
+    return _default[device]
 
 
 def set_seed(seed: int) -> None:
-    """Restart the default generator at `seed`, and the one weight initializers draw from
-    when given none (so a model built after this starts the same way each run)."""
-    default_generator().key.assign(np.uint64(seed))
+    """Restart the default generators at `seed` (one per device, each starting at the same
+    place), and the one weight initializers draw from when given none (so a model built after
+    this starts the same way each run)."""
+    _default_seed[:] = [seed]
+    for generator in _default.values():
+        generator.key.assign(to_device(np.asarray(np.uint64(seed)), generator.key.device))
     reseed(seed)
 
 

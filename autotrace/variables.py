@@ -22,6 +22,8 @@ import itertools
 
 import numpy as np
 
+from autotrace.device import placed
+from runtime.devices import DeviceError, device_of, is_gpu_array
 from runtime.state import StateCell, StateError, current_scope
 from runtime.derivatives.structure import array_module
 from runtime.tracer import (BINARY_OPERATORS, COMPARISON_OPERATORS, UNARY_OPERATORS,
@@ -81,7 +83,7 @@ def _initial_array(value, dtype, name: str):
     if array.dtype == object:
         raise TypeError(f"Variable {name!r}: the initial value must be numeric, got "
                         f"{type(value).__name__}")
-    return array
+    return placed(array) if module is np else array  # a GPU array stays on its GPU
 
 
 class Variable(StateCell):
@@ -158,6 +160,13 @@ class Variable(StateCell):
                 value = np.broadcast_to(value, shape)
             self.write(value)
         else:
+            # NumPy values and numbers are copied to a GPU Variable's device (a restored
+            # checkpoint, a reset metric); a GPU value is never copied behind the user's back.
+            if is_gpu_array(value) and device_of(value) != device_of(self._value):
+                raise DeviceError(
+                    f"Variable {self.name!r} is on {device_of(self._value)}; cannot assign a "
+                    f"value on {device_of(value)}: move it with autotrace.to_device(value, "
+                    f"{device_of(self._value)!r}) first")
             module = array_module(self._value)
             self.write(module.array(module.broadcast_to(module.asarray(value, dtype=dtype),
                                                         shape), copy=True))
@@ -180,7 +189,7 @@ class Variable(StateCell):
     dtype = property(lambda self: self._value.dtype)
     ndim = property(lambda self: self._value.ndim)
     size = property(lambda self: self._value.size)
-    device = property(lambda self: getattr(self._value, "device", "cpu"))
+    device = property(lambda self: device_of(self._value))  # "cpu" or "gpu:N"
     T = property(lambda self: self.read().T)
 
     def state_label(self) -> str:

@@ -30,7 +30,7 @@ Decisions:
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -275,6 +275,25 @@ def _aval(leaf):
     return leaf.aval if isinstance(leaf, Tracer) else abstractify(leaf)
 
 
+def _same_aval(a, b) -> bool:
+    """Whether two leaves have one shape and dtype, and one device where both are traced: a
+    concrete value is a constant, which goes to whatever device the graph runs on."""
+    a_aval, b_aval = _aval(a), _aval(b)
+    if isinstance(a, Tracer) and isinstance(b, Tracer):
+        return a_aval == b_aval
+    return (a_aval.shape, a_aval.dtype) == (b_aval.shape, b_aval.dtype)
+
+
+def _input_aval(leaf, builder):
+    """The aval of a subgraph input standing for `leaf`: a concrete leaf is on the device of
+    the trace (the graph's)."""
+    if isinstance(leaf, Tracer):
+        return leaf.aval
+    aval = abstractify(leaf)
+    device = builder.device()
+    return aval if aval.device == device else replace(aval, device=device)
+
+
 def _same_structure(a, b) -> bool:
     if isinstance(a, _Slot) or isinstance(b, _Slot):
         return isinstance(a, _Slot) and isinstance(b, _Slot)
@@ -311,7 +330,7 @@ def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple
     builder = SubgraphBuilder(parent, role)
     with _recording_into(builder):
         outer_leaves = [leaf for _, leaf in leaves_with_paths(operands)]
-        inner_leaves = [builder.new_input(_aval(leaf)) for leaf in outer_leaves]
+        inner_leaves = [builder.new_input(_input_aval(leaf, parent)) for leaf in outer_leaves]
         if share:
             inner_leaves = share_operand_memory(outer_leaves, inner_leaves)
         operand_vars = list(builder.inputs)
@@ -417,7 +436,7 @@ def _check_branches(true_branch: TracedSubgraph, false_branch: TracedSubgraph) -
             f"{_describe(false_result)}")
     for (path, true_leaf), (_, false_leaf) in zip(leaves_with_paths(true_result),
                                                   leaves_with_paths(false_result)):
-        if _aval(true_leaf) != _aval(false_leaf):
+        if not _same_aval(true_leaf, false_leaf):
             raise ControlFlowError(
                 f"autotrace.cond: true_fn and false_fn must return arrays of the same shape "
                 f"and dtype, but output{path} is {_aval(true_leaf)} in true_fn and "
@@ -477,7 +496,7 @@ def _check_body(init_vals, result) -> None:
             f"autotrace.while_loop: body_fn must return the loop values in the structure it "
             f"takes them, but it takes {_describe(init_vals)} and returns {_describe(result)}")
     for (path, old), (_, new) in zip(leaves_with_paths(init_vals), leaves_with_paths(result)):
-        if _aval(old) != _aval(new):
+        if not _same_aval(old, new):
             raise ControlFlowError(
                 f"autotrace.while_loop: body_fn must keep the shape and dtype of each loop "
                 f"value, but loop value{path} goes in as {_aval(old)} and comes out as "

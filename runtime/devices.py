@@ -56,6 +56,11 @@ def parse_device(name) -> Device:
     return Device("gpu", int(index or 0))
 
 
+def is_gpu_array(value) -> bool:
+    """Whether `value` is a CuPy array (without importing CuPy)."""
+    return type(value).__module__.startswith("cupy") and hasattr(value, "shape")
+
+
 def device_of(value) -> str:
     """Where an array lives: "gpu:N" for a CuPy array on GPU N, "cpu" for anything else (NumPy
     arrays and scalars, Python numbers, arrays of other CPU array libraries)."""
@@ -71,6 +76,20 @@ def array_module(value):
         import cupy  # only a CuPy array gets here, so CuPy is installed
         return cupy
     return np
+
+
+def add_at(out, index, value) -> None:
+    """`np.add.at(out, index, value)` on `out`'s device (repeated indices add up): on a GPU,
+    NumPy arrays in `index` (np.arange(n) in the user's subscript) are copied there first, as
+    CuPy takes none in place of its own arrays."""
+    module = array_module(out)
+    if module is not np:
+        if isinstance(index, np.ndarray):
+            index = module.asarray(index)
+        elif isinstance(index, tuple):
+            index = tuple(module.asarray(item) if isinstance(item, np.ndarray) else item
+                          for item in index)
+    module.add.at(out, index, value)
 
 
 def cupy_module():

@@ -33,6 +33,7 @@ from typing import Callable
 
 import numpy as np
 
+from runtime.abstract import AbstractArray
 from runtime.backends import Backend, backend_for
 from runtime.graph import Constant, Graph, Literal, Var, short_name
 from runtime.ops import literal_source
@@ -48,9 +49,10 @@ class _SourceNames:
     Constants are numbered by `constant_numbers`, shared by the functions of one source.
     """
 
-    def __init__(self, namespace: dict, constant_numbers):
+    def __init__(self, namespace: dict, constant_numbers, place_constant=None):
         self.namespace = namespace
         self.constant_numbers = constant_numbers
+        self.place_constant = place_constant  # a constant's value where the function runs
         self.names: dict[int, str] = {}
         self.constants = 0
 
@@ -71,7 +73,8 @@ class _SourceNames:
             if name is None:
                 name = self.names[id(value)] = f"const{next(self.constant_numbers)}"
                 self.constants += 1
-                self.namespace[name] = value.value
+                self.namespace[name] = value.value if self.place_constant is None else \
+                    self.place_constant(value.value)
             return name
         return self.of(value)
 
@@ -82,32 +85,33 @@ class _SourceNames:
         """`value` as the function returns it: a constant array is copied on every call, as
         eager code would make a new array."""
         name = self.use(value)
-        if isinstance(value, Constant) and not isinstance(value.value, np.generic):
+        if isinstance(value, Constant) and not isinstance(self.namespace[name], np.generic):
             return f"{name}.copy()"
         return name
 
 
 def graph_source(graph: Graph, function_name: str, namespace: dict,
-                 lower_scalars: bool = True) -> str:
+                 lower_scalars: bool = True, place_constant=None) -> str:
     """The Python source of `graph` as a function; constants are put in `namespace`.
 
     The subgraphs of control ops (cond, while) become functions of their own, defined first
     and named after this one (`graph_3_true_1`). A graph of float64 scalars is written twice:
     `graph_3_numpy` and the float version `graph_3`, which runs the other where they may differ,
     unless `lower_scalars` is false (a backend whose values stay on a device).
+    `place_constant(value)` gives a constant's value as the function uses it (on a device).
     """
     blocks: list[str] = []
-    numbers = (itertools.count(), itertools.count(1))
+    numbers = (itertools.count(), itertools.count(1), place_constant)
     _function_source(graph, function_name, namespace, blocks, numbers, lower_scalars)
     return "\n".join(blocks)
 
 
 def _function_source(graph, function_name, namespace, blocks, numbers, lower_scalars) -> None:
-    constant_numbers, subgraph_numbers = numbers
+    constant_numbers, subgraph_numbers, place_constant = numbers
     if lower_scalars and lowerable(graph):
         exact_name = f"{function_name}_numpy"
         _array_function_source(graph, exact_name, namespace, blocks, numbers, lower_scalars)
-        names = _SourceNames(namespace, constant_numbers)
+        names = _SourceNames(namespace, constant_numbers, place_constant)
         blocks.append(float_function_source(graph, function_name, exact_name, names))
     else:
         _array_function_source(graph, function_name, namespace, blocks, numbers, lower_scalars)
@@ -115,8 +119,8 @@ def _function_source(graph, function_name, namespace, blocks, numbers, lower_sca
 
 def _array_function_source(graph, function_name, namespace, blocks, numbers,
                            lower_scalars) -> None:
-    constant_numbers, subgraph_numbers = numbers
-    names = _SourceNames(namespace, constant_numbers)
+    constant_numbers, subgraph_numbers, place_constant = numbers
+    names = _SourceNames(namespace, constant_numbers, place_constant)
 
     def define(subgraph: Graph, label: str) -> str:
         name = f"{function_name}_{label}_{next(subgraph_numbers)}"
@@ -215,7 +219,10 @@ def compile_graph(graph: Graph, name: str = "graph",
     if backend is None:
         backend = backend_for(var.aval.device for var in graph.inputs)
     namespace = backend.namespace()
-    source = graph_source(graph, function_name, namespace, backend.lowers_scalars)
+    devices = sorted({var.aval.device for var in graph.inputs
+                      if isinstance(var.aval, AbstractArray)}) or ["cpu"]
+    source = graph_source(graph, function_name, namespace, backend.lowers_scalars,
+                          lambda value: backend.place_constant(value, devices[0]))
     exec(compile(source, filename, "exec"), namespace)
     function = namespace[function_name]
     native = backend.compile_whole(graph, function)

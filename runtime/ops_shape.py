@@ -63,8 +63,12 @@ def bind_result_type(*arrays_and_dtypes):
 # --- reshape and its relatives ------------------------------------------------------------------
 
 # A -1 stays in the attribute only where `a` has a dimension of unknown size: then it is `?`.
-define_function("reshape", np.reshape, abstract_eval=lambda aval, shape: AbstractArray(
-    tuple(None if n == -1 else n for n in shape), aval.dtype, aval.device))
+# Written with the shape positional: NumPy before 2.1 calls that parameter `newshape`, and
+# CuPy still does.
+define_function("reshape", lambda a, shape: np.reshape(a, shape),
+                abstract_eval=lambda aval, shape: AbstractArray(
+                    tuple(None if n == -1 else n for n in shape), aval.dtype, aval.device),
+                source=lambda args, attrs: f"np.reshape({args[0]}, {attrs['shape']!r})")
 
 
 def reshape(a, shape):

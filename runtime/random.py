@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.abstract import AbstractArray
+from runtime.devices import device_of, to_device
 from runtime.registry import bind, define_runtime_function
 
 _DISTRIBUTIONS = ("uniform", "normal")
@@ -22,7 +23,7 @@ def _draw(key, *, shape: tuple, dtype, distribution: str):
     generator = np.random.Generator(np.random.Philox(key=int(key)))
     values = generator.random(shape) if distribution == "uniform" else \
         generator.standard_normal(shape)
-    return values.astype(dtype, copy=False)
+    return to_device(values.astype(dtype, copy=False), device_of(key))  # where the key is
 
 
 def _draw_shape(key, *, shape: tuple, dtype, distribution: str):

@@ -29,7 +29,7 @@ import weakref
 import numpy as np
 
 from runtime.abstract import short_dtype
-from runtime.devices import device_of
+from runtime.devices import device_of, is_gpu_array
 from runtime.derivatives.objects import field_names, is_dataclass_instance
 from runtime.tracer import Tracer, sorted_keys
 
@@ -122,7 +122,7 @@ def _key(value, arrays: list):
 
 
 def _other_key(value, arrays: list):
-    if isinstance(value, (np.ndarray, np.generic)):
+    if isinstance(value, (np.ndarray, np.generic)) or is_gpu_array(value):
         arrays.append(value)
         return ("array", value.shape, value.dtype, device_of(value))
     if isinstance(value, Tracer):

@@ -41,7 +41,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import replace
+
 from runtime.abstract import AbstractArray, abstractify
+from runtime.devices import DeviceError, is_gpu_array
 from runtime.arguments import (  # noqa: F401 - the argument checks, imported from here too
     ArgumentChangedError, _basic_index, _index_text, inherit_arguments, mark_view,
     refuse_change_of_argument)
@@ -92,6 +95,16 @@ class GraphBuilder:
         # id -> (Tracer, the parameter's name, the path in it: "['w']" or "").
         self.arguments: dict[int, tuple] = {}
 
+    def device(self) -> str:
+        """Where the trace's inputs are (what an op with no graph-value input makes goes
+        there too: np.zeros_like(x) of a traced x): "cpu" without GPU inputs. A subgraph's
+        (a branch, a loop body) is its whole trace's."""
+        root = self
+        while getattr(root, "parent", None) is not None:
+            root = root.parent
+        devices = {var.aval.device for var in root.inputs if isinstance(var.aval, AbstractArray)}
+        return devices.pop() if len(devices) == 1 else "cpu"
+
     def new_input(self, aval: AbstractArray) -> Tracer:
         var = Var(aval)
         self.inputs.append(var)
@@ -103,7 +116,12 @@ class GraphBuilder:
         avals = [value.value if isinstance(value, Literal) else value.aval for value in values]
         result = primitive.abstract_eval(*avals, **attrs)
         several = isinstance(result, tuple)
-        outputs = tuple(Var(aval) for aval in (result if several else (result,)))
+        results = result if several else (result,)
+        device = _device_of_inputs(values, primitive) or self.device()
+        if device != "cpu":  # a primitive's result is where its inputs are
+            results = tuple(replace(aval, device=device) if isinstance(aval, AbstractArray)
+                            and aval.device == "cpu" else aval for aval in results)
+        outputs = tuple(Var(aval) for aval in results)
         self.equations.append(Equation(primitive, values, attrs, outputs))
         tracers = tuple(Tracer(self, var) for var in outputs)
         return tracers if several else tracers[0]
@@ -114,7 +132,7 @@ class GraphBuilder:
             return self.own_var(value)
         if value is None or type(value) in LITERAL_TYPES:
             return Literal(value)
-        if isinstance(value, (np.ndarray, np.generic, list, tuple)):
+        if isinstance(value, (np.ndarray, np.generic, list, tuple)) or is_gpu_array(value):
             return self.constant(value)
         raise TypeError(f"autotrace cannot use a {type(value).__name__} as an array in a "
                         f"traced NumPy call")
@@ -141,9 +159,26 @@ class GraphBuilder:
         if isinstance(array, np.ndarray):
             array = array.copy()
             array.flags.writeable = False
+        elif is_gpu_array(array):  # kept on its GPU: a copy, as the user may change theirs
+            array = array.copy()
         constant = Constant(array)
         self.constants[id(value)] = (value, constant)
         return constant
+
+
+def _device_of_inputs(values, primitive) -> str:
+    """The device of an equation's array inputs (None without any); DeviceError for two.
+    Constants go wherever the graph runs, and stacks of saved values hold arrays of any
+    device, so neither counts."""
+    devices = {value.aval.device for value in values
+               if isinstance(value, Var) and isinstance(value.aval, AbstractArray)}
+    if len(devices) <= 1:
+        return devices.pop() if devices else None
+    found = sorted(devices)
+    raise DeviceError(f"{primitive.name} got arrays on {' and '.join(found)}: an operation "
+                      f"runs on one device; move them with autotrace.to_device(x, "
+                      f"{found[-1]!r}) first (a Variable is where it was made: make it under "
+                      f"autotrace.device({found[-1]!r}))")
 
 
 def _forward(function):

@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.derivatives.objects import field_names, is_dataclass_instance, new_dataclass
+from runtime.devices import is_gpu_array
 
 
 def is_array(value) -> bool:
-    """Whether a leaf of an argument tree becomes a graph input."""
+    """Whether a leaf of an argument tree becomes a graph input (NumPy arrays and scalars,
+    CuPy arrays, Tracers)."""
     return isinstance(value, (np.ndarray, np.generic)) or \
-        getattr(type(value), "is_traced_array", False)
+        getattr(type(value), "is_traced_array", False) or is_gpu_array(value)
 
 
 def sorted_keys(mapping: dict) -> list:

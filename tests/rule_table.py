@@ -492,6 +492,7 @@ TABLE += [
             lambda rng: [rng.standard_normal((1, 1)), rng.standard_normal((1, 2))]), wrt=(_G,)),
     E("helper:unarray", ops.unarray, _with(_n(3), [1.0, 2.0, 3.0]), wrt=(_G,)),
     E("helper:unarray/array", ops.unarray, normal((1, 3), (3,)), wrt=(_G,)),
+    E("helper:array_like", ops.array_like, normal((6,), (2, 3)), wrt=(_G,)),
     E("helper:untile", ops.untile, _with(_n(2, 2, 6), _n(2, 3), (2, 1, 2)), wrt=(_G,)),
     E("helper:unrepeat", ops.unrepeat, _with(_n(3, 4), _n(3, 2), 2), dict(axis=1), wrt=(_G,)),
     E("helper:unrepeat/counts", ops.unrepeat, _with(_n(3), _n(3), [2, 0, 1]), wrt=(_G,)),
@@ -513,6 +514,8 @@ TABLE += [
     E("helper:reverse_scan/zeros", scans.reverse_scan,
       lambda rng: (rng.standard_normal(6), with_zeros(rng, (6,))), dict(axis=0)),
     E("helper:untake", ops.untake, _with(_n(2, 2), _n(3, 4), [[0, 5], [5, 11]]), wrt=(_G,)),
+    E("helper:take_at", ops.take_at, _with(_n(3, 4), [[0, 5], [-1, 11]])),
+    E("helper:take_at/axis-clip", ops.take_at, _with(_n(3, 4), [0, 7, 2]), dict(axis=1, mode="clip")),
     E("helper:untake/axis", ops.untake, _with(_n(3, 3), _n(3, 4), [2, 0, 2]), dict(axis=1),
       wrt=(_G,)),
 ]

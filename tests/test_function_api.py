@@ -133,7 +133,7 @@ def test_input_signature_trace_bakes_no_unknown_size_into_the_source():
     traced = autotrace.function(lambda x: (np.zeros_like(x) + x[::-1]).reshape(-1),
                                 input_signature=[Spec((None, 3))])
     source = traced.source(np.ones((5, 3)))
-    assert "np.zeros_like(a, np.float64)" in source and "shape=(-1,)" in source
+    assert "np.zeros_like(a, np.float64)" in source and "np.reshape(d, (-1,))" in source
     assert not re.search(r"\b5\b", source), source
     for rows in (2, 5):
         x = np.arange(rows * 3.0).reshape(rows, 3)

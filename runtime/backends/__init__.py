@@ -23,6 +23,9 @@ The protocol (`Backend`; a new backend is one module with one instance, passed t
 - `namespace()`: the globals generated code runs in: `np`, `math`, and autotrace's own array
   functions (runtime/ops.source_globals); an equation's primitive may add its own (a compiled
   kernel, `Primitive.globals`).
+- `place_constant(value, device)`: a graph constant (a NumPy array or scalar folded while
+  tracing) as the generated code uses it: as it is on the CPU, copied once to the graph's
+  `device` ("gpu:N") on a GPU.
 - `passes()`: graph passes of its own, run after the common passes and before buffer reuse
   (fusion replaces regions of equations by one equation calling a kernel).
 - `lowers_scalars`: whether a graph of float64 scalars may be written as Python floats
@@ -61,6 +64,9 @@ class Backend:
     def namespace(self) -> dict:
         return {"np": self.array_module(), "math": math, **source_globals,
                 "__name__": "autotrace_graph"}
+
+    def place_constant(self, value, device: str):
+        return value
 
     def passes(self) -> list:
         return []

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import numpy as np
+
 from runtime.backends import Backend, register
-from runtime.devices import cupy_module
+from runtime.devices import cupy_module, parse_device
 from runtime.fusion import FusedKernel, fuse, replace_regions, run_equations
 from runtime.graph import Equation, Graph
 from runtime.registry import Primitive
@@ -25,9 +27,22 @@ def _impl(*values, kernel: FusedKernel):
     return environment[id(kernel.outputs[0])]
 
 
+# NVRTC's headers do not define C's INFINITY and NAN, which kernels' literals use
+# (runtime/fusion.c_literal): as float constants, they convert to double exactly.
+_PREAMBLE = """
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+#ifndef NAN
+#define NAN __int_as_float(0x7fc00000)
+#endif
+"""
+
+
 @lru_cache(maxsize=None)
 def _elementwise_kernel(in_params: str, out_params: str, operation: str, name: str):
-    return cupy_module().ElementwiseKernel(in_params, out_params, operation, name)
+    return cupy_module().ElementwiseKernel(in_params, out_params, operation, name,
+                                           preamble=_PREAMBLE)
 
 
 def _kernel_globals(attrs) -> dict:
@@ -73,6 +88,15 @@ class CupyBackend(Backend):
         if cupy is None:
             raise RuntimeError(f"the cupy backend cannot run here: {self.available()}")
         return cupy
+
+    def place_constant(self, value, device: str):
+        """A NumPy array or scalar, copied to the graph's GPU once, when the graph is compiled
+        (CuPy refuses NumPy arrays as arguments); other constants (dtypes, shapes) as they are."""
+        if isinstance(value, (np.ndarray, np.generic)):
+            cupy = self.array_module()
+            with cupy.cuda.Device(parse_device(device).index):
+                return cupy.asarray(value)
+        return value
 
     def passes(self) -> list:
         return [GpuFusion()]

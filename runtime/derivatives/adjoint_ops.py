@@ -22,7 +22,7 @@ import numpy as np
 
 from runtime.abstract import UnknownDimensionError
 from runtime.derivatives.structure import _is_traced
-from runtime.devices import array_module
+from runtime.devices import add_at as add_at_in_place, array_module
 from runtime.ops_index import add_at, set_item
 from runtime.ops_shape import broadcast_like as broadcast_to_shape_of, dimension_size
 
@@ -47,13 +47,13 @@ def _broadcast(g, shape, like=None):
                 f"autotrace cannot broadcast a gradient to shape {shape}: its None is a size "
                 f"known only at run time; pass the traced array of that shape (like=) instead")
         return broadcast_to_shape_of(g, like)
-    xp = array_module(g)
-    if (isinstance(g, (np.ndarray, np.generic, float, int)) and getattr(g, "size", 1) <= _SMALL
-            and _size(shape) <= _SMALL):
+    xp = array_module(g if like is None else like)  # on the device of the value it is like
+    if (xp is np and isinstance(g, (np.ndarray, np.generic, float, int))
+            and getattr(g, "size", 1) <= _SMALL and _size(shape) <= _SMALL):
         out = np.empty(shape, dtype=getattr(g, "dtype", np.float64))
         out[...] = g
         return out
-    return xp.broadcast_to(g, shape)
+    return xp.broadcast_to(g if hasattr(g, "shape") else xp.asarray(g), shape)
 
 
 def _size(shape) -> int:
@@ -440,7 +440,8 @@ def split_like(g, arrays, axis=0, ndmin=0):
 def join(pieces, axis=0, ndmin=0):
     """The adjoint of `split_like`: the pieces promoted to `ndmin` dimensions and joined."""
     xp = array_module(pieces[0])
-    promoted = [xp.reshape(p, _promoted_shape(np.shape(p), ndmin)) for p in pieces]
+    promoted = [xp.reshape(p if hasattr(p, "shape") else xp.asarray(p),  # floats too
+                           _promoted_shape(np.shape(p), ndmin)) for p in pieces]
     return xp.concatenate(promoted, axis=axis)
 
 
@@ -476,6 +477,15 @@ def unarray(g, obj):
     if isinstance(obj, (list, tuple)):
         return [unarray(g[i], item) for i, item in enumerate(obj)]
     return 0.0 if isinstance(obj, (bool, int)) else g
+
+
+def array_like(v, like):
+    """`v` (an array, or a nested list of numbers and arrays: the gradient of `unarray`'s
+    result) as one array of `like`'s shape, on `like`'s device (the adjoint of unarray)."""
+    if _is_traced(v):
+        return np.reshape(v, np.shape(like))
+    xp = array_module(like)
+    return xp.reshape(xp.asarray(v), np.shape(like))
 
 
 def untile(g, A, reps):
@@ -550,17 +560,26 @@ def diag_adjoint(g, v, k=0):
     return diagonal_adjoint(g, v, k, 0, 1)
 
 
-def _scatter_add(xp, out, index, values):
+def _scatter_add(out, index, values):
     """`out` with `values` added at `index` (repeated indices add up): `out` itself, or a new
     traced value inside autotrace.function."""
     if _is_traced(values) or _is_traced(index):
         return add_at(out, index, values)
-    if xp is np:
-        np.add.at(out, index, values)
-    else:  # CuPy
-        import cupyx
-        cupyx.scatter_add(out, index, values)
+    add_at_in_place(out, index, values)
     return out
+
+
+def take_at(a, indices, axis=None, mode="raise"):
+    """`np.take(a, indices, axis, mode=mode)` on `a`'s device (the adjoint of untake): CuPy's
+    take has no `mode`, so on a GPU the indices are clipped or wrapped here first (an index out
+    of range under "raise" wraps there: a GPU kernel cannot raise)."""
+    xp = array_module(a)
+    if xp is np or _is_traced(a) or _is_traced(indices):
+        return np.take(a, indices, axis, mode=mode)
+    length = a.size if axis is None else a.shape[axis]
+    index = xp.asarray(indices)
+    index = xp.clip(index, 0, length - 1) if mode == "clip" else index % length
+    return xp.take(a, index, axis)
 
 
 def untake(g, a, indices, axis=None, mode="raise"):
@@ -575,6 +594,6 @@ def untake(g, a, indices, axis=None, mode="raise"):
     values = xp.reshape(g, taken_from[:axis] + (index.size,) + taken_from[axis + 1:])
     out = xp.zeros((length,) + taken_from[:axis] + taken_from[axis + 1:],
                    dtype=xp.result_type(g, 1.0))
-    out = _scatter_add(xp, out, index, xp.moveaxis(values, axis, 0))
+    out = _scatter_add(out, index, xp.moveaxis(values, axis, 0))
     out = xp.moveaxis(out, 0, axis)
     return _as_float(xp.reshape(out, ())) if type(a) is float else xp.reshape(out, shape)

@@ -47,6 +47,12 @@ def matmul_adjoint_b(g, a, b):
     return _sum_to_shape(xp.matmul(xp.swapaxes(a, -1, -2), g), np.shape(b))
 
 
+def _tensordot(xp, a, b, axes):
+    """`xp.tensordot(a, b, axes)` with the axes as tuples: CuPy takes ((), ()) for a 0-d
+    operand, not ([], [])."""
+    return xp.tensordot(a, b, axes=(tuple(axes[0]), tuple(axes[1])))
+
+
 def dot_adjoint_a(g, a, b):
     """The gradient of <g, np.dot(a, b)> with respect to a."""
     xp = array_module(g)
@@ -58,7 +64,7 @@ def dot_adjoint_a(g, a, b):
     if ndim_b == 1:
         return xp.expand_dims(g, -1) * b
     free_b = [i for i in range(ndim_b) if i != ndim_b - 2]
-    return xp.tensordot(g, b, axes=(list(range(ndim_a - 1, g.ndim)), free_b))
+    return _tensordot(xp, g, b, (list(range(ndim_a - 1, g.ndim)), free_b))
 
 
 def dot_adjoint_b(g, a, b):
@@ -69,7 +75,7 @@ def dot_adjoint_b(g, a, b):
         return unbroadcast(g * a, b)
     if ndim_a == 2 and ndim_b == 2:
         return xp.matmul(a.T, g)
-    out = xp.tensordot(a, g, axes=(list(range(ndim_a - 1)), list(range(ndim_a - 1))))
+    out = _tensordot(xp, a, g, (list(range(ndim_a - 1)), list(range(ndim_a - 1))))
     return xp.moveaxis(out, 0, ndim_b - 2) if ndim_b >= 2 else out
 
 
@@ -79,7 +85,7 @@ def inner_adjoint_a(g, a, b):
     ndim_a, ndim_b = np.ndim(a), np.ndim(b)
     if ndim_a == 0 or ndim_b == 0:
         return unbroadcast(g * b, a)
-    return xp.tensordot(g, b, axes=(list(range(ndim_a - 1, ndim_a + ndim_b - 2)),
+    return _tensordot(xp, g, b, (list(range(ndim_a - 1, ndim_a + ndim_b - 2)),
                                     list(range(ndim_b - 1))))
 
 
@@ -89,7 +95,7 @@ def inner_adjoint_b(g, a, b):
     ndim_a, ndim_b = np.ndim(a), np.ndim(b)
     if ndim_a == 0 or ndim_b == 0:
         return unbroadcast(g * a, b)
-    return xp.tensordot(g, a, axes=(list(range(ndim_a - 1)), list(range(ndim_a - 1))))
+    return _tensordot(xp, g, a, (list(range(ndim_a - 1)), list(range(ndim_a - 1))))
 
 
 def _tensordot_axes(ndim_a, ndim_b, axes):
@@ -108,7 +114,7 @@ def tensordot_adjoint_a(g, a, b, axes=2):
     summed_a, summed_b = _tensordot_axes(ndim_a, ndim_b, axes)
     free_a = [i for i in range(ndim_a) if i not in summed_a]
     free_b = [i for i in range(ndim_b) if i not in summed_b]
-    out = xp.tensordot(g, b, axes=(list(range(len(free_a), xp.ndim(g))), free_b))
+    out = _tensordot(xp, g, b, (list(range(len(free_a), xp.ndim(g))), free_b))
     # out's axes: a's free axes, then the partners of b's summed axes in b's order.
     order = free_a + [summed_a[summed_b.index(j)] for j in sorted(summed_b)]
     return xp.transpose(out, [order.index(i) for i in range(ndim_a)])
@@ -121,7 +127,7 @@ def tensordot_adjoint_b(g, a, b, axes=2):
     summed_a, summed_b = _tensordot_axes(ndim_a, ndim_b, axes)
     free_a = [i for i in range(ndim_a) if i not in summed_a]
     free_b = [i for i in range(ndim_b) if i not in summed_b]
-    out = xp.tensordot(a, g, axes=(free_a, list(range(len(free_a)))))
+    out = _tensordot(xp, a, g, (free_a, list(range(len(free_a)))))
     # out's axes: the partners of a's summed axes in a's order, then b's free axes.
     order = [summed_b[summed_a.index(i)] for i in sorted(summed_a)] + free_b
     return xp.transpose(out, [order.index(i) for i in range(ndim_b)])
@@ -136,7 +142,7 @@ def _kron_adjoint(g, a, b, of_a):
     blocks = xp.reshape(g, [n for pair in zip(full_a, full_b) for n in pair])
     other = xp.reshape(b if of_a else a, full_b if of_a else full_a)
     summed = list(range(1, 2 * ndim, 2)) if of_a else list(range(0, 2 * ndim, 2))
-    out = xp.tensordot(blocks, other, axes=(summed, list(range(ndim))))
+    out = _tensordot(xp, blocks, other, (summed, list(range(ndim))))
     target = a if of_a else b
     return _as_float(out) if type(target) is float else xp.reshape(out, np.shape(target))
 

@@ -17,7 +17,7 @@ from runtime.derivatives.objects import (
     ObjectGradient, add_objects, check_stored, field_names, is_dataclass_instance,
     is_plain_object, map_fields, with_attribute,
 )
-from runtime.devices import array_module
+from runtime.devices import add_at as add_at_in_place, array_module
 from runtime.ops_index import add_at, set_item
 from runtime.state import StateCell, StateError, current_sink, deposit, holds_state
 
@@ -401,7 +401,7 @@ def accumulate_item(gradient, index, value):
     elif traced_into_concrete or _is_traced(out):
         return add_at(out, index, value)  # repeated indices add up, as in np.add.at
     else:
-        array_module(out).add.at(out, index, value)
+        add_at_in_place(out, index, value)
     return out
 
 

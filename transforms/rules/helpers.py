@@ -9,8 +9,9 @@ Not closed: `einsum_adjoint_cross` (only third derivatives of einsum reach it) h
 """
 import numpy as np
 
-from runtime.derivatives.adjoint_ops import (broadcast_each_like, broadcast_like, clip_weights,
-                                             diag_adjoint, diagonal_adjoint, diff_pad_width,
+from runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like, broadcast_like,
+                                             clip_weights, diag_adjoint, diagonal_adjoint,
+                                             diff_pad_width,
                                              eigh_gap_inverse, extremum_weights, eye_like,
                                              first_given, flat_axis, hstack_axis,
                                              inverse_permutation, join, negate_shift,
@@ -19,7 +20,7 @@ from runtime.derivatives.adjoint_ops import (broadcast_each_like, broadcast_like
                                              sinc_slope, solve_as_matrix, sort_like, split_like,
                                              tie_weights, tril_half_diagonal, unarray, unbroadcast,
                                              unbroadcast_each, unpad, unreduce, unrepeat, unsort,
-                                             unstack, untake, untile)
+                                             take_at, unstack, untake, untile)
 from runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
                                       einsum_adjoint_cross, einsum_jvp, inner_adjoint_a,
                                       inner_adjoint_b, kron_adjoint_a, kron_adjoint_b,
@@ -145,7 +146,12 @@ def reshape_each_back_rule(z, v, g):
 
 @adjoint(unarray)
 def unarray_rule(z, g, obj):
-    d[g] = np.reshape(np.asarray(d[z]), np.shape(g))
+    d[g] = array_like(d[z], g)
+
+
+@adjoint(array_like)
+def array_like_rule(z, v, like):
+    d[v] = unarray(d[z], v)
 
 
 @adjoint(untile)
@@ -175,7 +181,12 @@ def diag_adjoint_rule(z, g, v, k=0):
 
 @adjoint(untake)
 def untake_rule(z, g, a, indices, axis=None, mode="raise"):
-    d[g] = np.take(d[z], indices, axis, mode=mode)
+    d[g] = take_at(d[z], indices, axis, mode)
+
+
+@adjoint(take_at)
+def take_at_rule(z, a, indices, axis=None, mode="raise"):
+    d[a] = untake(d[z], a, indices, axis, mode)
 
 
 # Bilinear adjoints. For A(g, a, b) = d<g, B(a, b)>/da:  <dz, A(g, a, b)> = <g, B(dz, b)>, so

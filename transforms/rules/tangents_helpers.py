@@ -9,12 +9,13 @@ third derivatives of einsum reach them) have no rules.
 """
 import numpy as np
 
-from runtime.derivatives.adjoint_ops import (broadcast_each_like, broadcast_like, diag_adjoint,
-                                 diagonal_adjoint, eigh_gap_inverse, join, norm_direction,
+from runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like, broadcast_like,
+                                 diag_adjoint, diagonal_adjoint, eigh_gap_inverse, join, norm_direction,
                                  norm_slope, prod_others, reshape_each, reshape_each_back,
                                  sinc_slope, solve_as_matrix, sort_like, split_like,
                                  tril_half_diagonal, unarray, unbroadcast, unbroadcast_each, unpad,
-                                 unreduce, unrepeat, unsort, unstack, untake, untile)
+                                 take_at, unreduce, unrepeat, unsort, unstack, untake,
+                                 untile)
 from runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
                                       einsum_adjoint_cross, einsum_jvp, inner_adjoint_a,
                                       inner_adjoint_b, kron_adjoint_a, kron_adjoint_b,
@@ -140,6 +141,11 @@ def unarray_tangent(z, g, obj):
     d[z] = unarray(d[g], obj)
 
 
+@tangent(array_like)
+def array_like_tangent(z, v, like):
+    d[z] = array_like(d[v], like)
+
+
 @tangent(untile)
 def untile_tangent(z, g, A, reps):
     d[z] = untile(d[g], A, reps)
@@ -168,6 +174,11 @@ def diag_adjoint_tangent(z, g, v, k=0):
 @tangent(untake)
 def untake_tangent(z, g, a, indices, axis=None, mode="raise"):
     d[z] = untake(d[g], a, indices, axis, mode)
+
+
+@tangent(take_at)
+def take_at_tangent(z, a, indices, axis=None, mode="raise"):
+    d[z] = take_at(d[a], indices, axis, mode)
 
 
 # Bilinear adjoints: `*_adjoint_a(g, a, b)` is linear in g and in b (a supplies a shape only),

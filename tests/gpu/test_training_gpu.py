@@ -1,0 +1,156 @@
+"""Training on a GPU: what autotrace makes inside `autotrace.device("gpu:0")` lives there
+(Variables, layers' weights, optimizer slots, metrics, random draws), a traced training step
+runs there without copying to the CPU, and it computes what the same training on the CPU does.
+
+Skipped, with the reason printed, without a GPU.
+"""
+import numpy as np
+import pytest
+
+import autotrace
+from autotrace import layers
+
+if autotrace.num_gpus() == 0:
+    pytest.skip("no CUDA GPU (or CuPy) on this machine: the GPU tests need one",
+                allow_module_level=True)
+
+import cupy  # noqa: E402
+
+
+def on_gpu0(value) -> bool:
+    return isinstance(value, cupy.ndarray) and value.device.id == 0
+
+
+def test_variables_and_draws_made_inside_a_gpu_device_live_there():
+    host = np.arange(3.0)
+    with autotrace.device("gpu:0"):
+        made_here = autotrace.Variable(host, name="w")
+        number = autotrace.Variable(2.0, name="s")
+        generator = autotrace.random.Generator(seed=7)
+        draws = generator.normal((2, 3))
+        default_draws = autotrace.random.uniform((4,))
+    outside = autotrace.Variable(np.zeros(2))
+    kept = autotrace.Variable(cupy.ones(2))  # a GPU value stays on its GPU
+    assert on_gpu0(made_here.value()) and made_here.device == "gpu:0"
+    assert on_gpu0(number.value()) and on_gpu0(kept.value())
+    assert outside.device == "cpu" and isinstance(outside.value(), np.ndarray)
+    assert on_gpu0(draws) and on_gpu0(default_draws)
+    np.testing.assert_array_equal(cupy.asnumpy(draws),
+                                  autotrace.random.Generator(seed=7).normal((2, 3)))
+    made_here.assign(np.ones(3))  # NumPy values are copied to the Variable's device
+    assert on_gpu0(made_here.value())
+    np.testing.assert_array_equal(made_here.numpy(), np.ones(3))
+
+
+def test_a_gpu_value_is_not_assigned_to_a_cpu_variable():
+    variable = autotrace.Variable(np.zeros(2), name="host")
+    with pytest.raises(autotrace.DeviceError) as error:
+        variable.assign(cupy.ones(2))
+    assert str(error.value) == (
+        "Variable 'host' is on cpu; cannot assign a value on gpu:0: move it with "
+        "autotrace.to_device(value, 'cpu') first")
+    np.testing.assert_array_equal(variable.numpy(), np.zeros(2))
+
+
+def test_a_traced_op_of_two_devices_names_both():
+    with autotrace.device("gpu:0"):
+        weights = autotrace.Variable(np.ones((3, 2)), name="weights")
+
+    @autotrace.function
+    def affine(x):
+        return x @ weights
+
+    with pytest.raises(autotrace.DeviceError, match=r"got arrays on cpu and gpu:0"):
+        affine(np.ones((4, 3)))
+
+
+class Classifier(autotrace.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = layers.Dense(32, activation="relu")
+        self.dropout = layers.Dropout(0.25, seed=1)
+        self.logits = layers.Dense(4)
+
+    def call(self, x, training=False):
+        return self.logits(self.dropout(self.hidden(x), training=training))
+
+
+def train(device: str, images, labels, steps: int = 6):
+    """(losses, final weights as NumPy, model, optimizer, the traced step) of `steps` Adam steps
+    with everything made inside `autotrace.device(device)`."""
+    autotrace.random.set_seed(0)
+    with autotrace.device(device):
+        images, labels = autotrace.to_device((images, labels), device)
+        model = Classifier()
+        optimizer = autotrace.optimizers.Adam(learning_rate=1e-2)
+        mean_loss = autotrace.metrics.Mean(name="loss")
+        gradients = autotrace.implicit_value_and_grad(
+            lambda x, y: autotrace.losses.sparse_softmax_cross_entropy(y, model(x, True)))
+
+        @autotrace.function
+        def step(x, y):
+            value, grads_and_vars = gradients(x, y)
+            optimizer.apply_gradients(grads_and_vars)
+            mean_loss(value)
+            return value
+
+        losses = [float(step(images, labels)) for _ in range(steps)]
+    weights = [variable.numpy() for variable in model.variables]
+    return losses, weights, model, optimizer, mean_loss, step
+
+
+def test_a_model_trains_on_the_gpu_as_on_the_cpu():
+    rng = np.random.default_rng(0)
+    images, labels = rng.standard_normal((64, 10)), rng.integers(0, 4, 64)
+    cpu_losses, cpu_weights, *_ = train("cpu", images, labels)
+    gpu_losses, gpu_weights, model, optimizer, mean_loss, step = train("gpu:0", images, labels)
+    assert step.trace_count == 1
+    assert {var.aval.device for var in step.graph(*autotrace.to_device(
+        (images, labels), "gpu:0")).inputs} == {"gpu:0"}
+    assert all(on_gpu0(variable.value()) for variable in model.variables)
+    assert all(on_gpu0(slot.value()) for slots in optimizer.slots.values()
+               for slot in slots.values())
+    assert on_gpu0(mean_loss.result())
+    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-9)
+    assert gpu_losses[-1] < 0.8 * gpu_losses[0]
+    for gpu, cpu in zip(gpu_weights, cpu_weights):
+        np.testing.assert_allclose(gpu, cpu, rtol=1e-9, atol=1e-12)
+
+
+def test_a_checkpoint_of_gpu_variables_restores_onto_the_gpu(tmp_path):
+    with autotrace.device("gpu:0"):
+        weights = autotrace.Variable(np.arange(4.0), name="weights")
+    path = autotrace.Checkpoint(weights=weights).save(str(tmp_path / "ckpt"))
+    weights.assign(np.zeros(4))
+    autotrace.Checkpoint(weights=weights).restore(path)
+    assert on_gpu0(weights.value())
+    np.testing.assert_array_equal(weights.numpy(), np.arange(4.0))
+
+
+def test_the_mnist_example_model_trains_on_the_gpu_as_on_the_cpu():
+    """examples/mnist_cnn.py's ConvNet (Conv2D, MaxPool2D, Flatten, Dense, Dropout), a few
+    traced Adam steps on 8x8 images, on each device."""
+    from examples.mnist_cnn import ConvNet
+
+    rng = np.random.default_rng(1)
+    images, labels = rng.uniform(0.0, 1.0, (16, 8, 8, 1)), rng.integers(0, 10, 16)
+    losses = {}
+    for device in ("cpu", "gpu:0"):
+        autotrace.random.set_seed(0)
+        with autotrace.device(device):
+            x, y = autotrace.to_device((images, labels), device)
+            model = ConvNet()
+            optimizer = autotrace.optimizers.Adam(learning_rate=1e-3)
+            gradients = autotrace.implicit_value_and_grad(
+                lambda x, y: autotrace.losses.sparse_softmax_cross_entropy(y, model(x, True)))
+
+            @autotrace.function
+            def step(x, y):
+                value, grads_and_vars = gradients(x, y)
+                optimizer.apply_gradients(grads_and_vars)
+                return value
+
+            losses[device] = [float(step(x, y)) for _ in range(3)]
+        if device != "cpu":
+            assert all(on_gpu0(variable.value()) for variable in model.variables)
+    np.testing.assert_allclose(losses["gpu:0"], losses["cpu"], rtol=1e-9)
