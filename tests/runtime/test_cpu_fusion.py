@@ -324,12 +324,16 @@ def test_sum_in_float32_and_sums_that_stay_numpy():
     (total,), graph = run_fused(lambda a: np.sum(np.sin(a) * 2.0), x)
     assert fused_equations(graph) and total.dtype == np.float32
     np.testing.assert_allclose(total, np.sum(np.sin(x.astype(np.float64)) * 2.0), rtol=1e-6)
-    # a sum over one axis, with keepdims, or of an input alone is left to NumPy
-    m = rng.standard_normal((40, 30))
-    for function in [lambda a: np.sum(np.exp(a) * 2.0, axis=0),
-                     lambda a: np.sum(np.exp(a) * 2.0, keepdims=True),
-                     lambda a: np.sum(a) + np.exp(a) * 2.0]:
-        graph = fused_graph(function, m)
+    # rows of no multiple of 16 elements, a middle axis, rows longer than NumPy's pairwise
+    # block, a dtype argument, or a sum of an input alone are left to NumPy
+    m, cube = rng.standard_normal((40, 30)), rng.standard_normal((4, 16, 144))
+    for function, value in [(lambda a: np.sum(np.exp(a) * 2.0, axis=0), m),
+                            (lambda a: np.sum(np.exp(a) * 2.0, axis=-1), m),
+                            (lambda a: np.sum(np.exp(a) * 2.0, axis=1), cube),
+                            (lambda a: np.sum(np.exp(a) * 2.0, axis=-1), cube),
+                            (lambda a: np.sum(np.exp(a) * 2.0, dtype=np.float32), m),
+                            (lambda a: np.sum(a) + np.exp(a) * 2.0, m)]:
+        graph = fused_graph(function, value)
         assert "reduce_sum" in [equation.primitive.name for equation in graph.equations]
 
 
