@@ -33,6 +33,7 @@ the fused equation's fresh outputs).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import warnings
@@ -331,7 +332,7 @@ class CompiledKernel:
     def __init__(self, name: str, spec: KernelSpec, shape: tuple, input_shapes: tuple,
                  address: int, ir: str, numpy_version=None, sum_shapes: tuple = ()):
         self.name = name
-        self.numpy_version = numpy_version  # what runs under a non-default np.errstate
+        self.numpy_version = numpy_version  # what runs where NumPy might warn or raise
         self.ir = ir
         self.spec = spec
         self.input_shapes = input_shapes
@@ -343,7 +344,14 @@ class CompiledKernel:
                             for index in spec.outputs]
                            + [AbstractArray(sum_shape, spec.steps[index].dtype)
                               for index, sum_shape in zip(summed, sum_shapes)])
+        self.address = address
         self.call = _wrapper(self, address)
+
+    @functools.cached_property
+    def unchecked(self):
+        """`call` without the NumPy calls: the kernel's own results, under any NumPy error
+        state and whatever values it computes (for tests)."""
+        return _wrapper(self, self.address, as_numpy=False)
 
     def __call__(self, *inputs):
         return self.call(*inputs)
@@ -354,7 +362,8 @@ class CompiledKernel:
 
 def _numpy_version(equations, inputs, results):
     """The region as NumPy calls: run where NumPy's error state is not its default, so that
-    np.errstate(all="raise") raises and np.seterr's warnings come, as they would unfused."""
+    np.errstate(all="raise") raises and np.seterr's warnings come, as they would unfused, and
+    where the kernel raised an exception that NumPy warns on, so that NumPy's warnings come."""
     def run(*values):
         environment = run_equations(equations, inputs, values)
         computed = tuple(environment[id(var)] for var in results)
@@ -377,9 +386,15 @@ def compiled_kernel(spec: KernelSpec, shape: tuple, input_shapes: tuple,
                           numpy_version, sum_shapes)
 
 
-def _wrapper(kernel: CompiledKernel, address: int):
+def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
     """A small Python function that allocates the outputs and calls the kernel through ctypes
     (the array objects themselves are passed; the kernel reads their data pointers).
+
+    With `as_numpy` (and a NumPy version of the kernel), it runs the region's NumPy calls
+    instead under a non-default NumPy error state, and after the kernel where it raised an
+    invalid value, division by zero or overflow exception (the kernel returns whether it did:
+    runtime/backends/cpu_loop.py), so that NumPy warns or raises as it would unfused; the
+    kernel's results are NumPy's anyway, to an ulp or two.
 
     Called with traced values (a compiled graph inlined into another trace), it records the
     fused equation instead: converting a tracer to an array raises a TypeError first.
@@ -418,22 +433,24 @@ def _wrapper(kernel: CompiledKernel, address: int):
         allocate = "zeros" if result in zeroed else "empty"
         prologue.append(f"        {result} = {allocate}({aval.shape!r}, {result}_dtype)")
         argument_types.append(ctypes.py_object)
-    namespace["compiled"] = ctypes.CFUNCTYPE(None, *argument_types)(address)
+    namespace["compiled"] = ctypes.CFUNCTYPE(ctypes.c_uint8, *argument_types)(address)
     # a sum of all elements is a NumPy scalar, as np.sum returns it
     returned = [f"{result}[()]" if aval.shape == () else result
                 for result, aval in zip(results, kernel.avals)]
     returned = returned[0] if len(returned) == 1 else ", ".join(returned)
     arguments = ", ".join(parameters)
-    unless = ([] if kernel.numpy_version is None else
-              ["    if not errors_default():", f"        return numpy_version({arguments})"])
+    as_numpy = as_numpy and kernel.numpy_version is not None
+    unless = ["    if not errors_default():", f"        return numpy_version({arguments})"]
     source = "\n".join([
         f"def {kernel.name}({arguments}):",
-        *unless,
+        *(unless if as_numpy else []),
         "    try:",
         *prologue,
-        f"        compiled({kernel.size}, {', '.join(parameters + results)})",
+        f"        nonfinite = compiled({kernel.size}, {', '.join(parameters + results)})",
         "    except (TypeError, ValueError, ArgumentError) as error:",
         f"        return record(error, {arguments})",
+        *(["    if nonfinite:", f"        return numpy_version({arguments})"] if as_numpy
+          else []),
         f"    return {returned}",
     ])
     exec(compile(source, f"<autotrace kernel {kernel.name}>", "exec"), namespace)

@@ -12,9 +12,11 @@ once per lane where it does not; NumPy's NaN rules for maximum, minimum, fmax an
 written as compares and selects. No fast-math flags: arithmetic is IEEE, as NumPy's, bit for
 bit; transcendental functions are glibc's, which differ from NumPy's own by an ulp or two
 (NumPy brings its own SIMD versions of some).
-Kernels do not warn as NumPy does on an invalid value, a division by zero or an overflow; under
-any other NumPy error state (`np.errstate(all="raise")`, `np.seterr`) the region runs as the
-NumPy calls it replaced (runtime/backends/cpu_fusion.py), which warn or raise as NumPy does.
+NumPy's warnings (an invalid value, a division by zero, an overflow): a kernel returns whether
+it raised one of those floating-point exceptions (runtime/backends/cpu_loop.py), and the fused
+call then runs the NumPy calls the region replaced (runtime/backends/cpu_fusion.py), as it does
+under any other NumPy error state (`np.errstate(all="raise")`, `np.seterr`), so NumPy warns or
+raises as it would unfused.
 """
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ same instructions.
 """
 from __future__ import annotations
 
+from runtime.backends import llvm
 from runtime.backends.cpu_kernels import (
     ARRAY, ARRAY_DATA_OFFSET, BOOL, FLOAT64, MEMORY_TYPES, REGISTER_TYPES, SCALAR, KernelSpec,
     VectorBody, kernel_width, write_steps,
@@ -122,7 +123,13 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
         position = "%main" if period == ARRAY else "0"
         address = rest.emit(f"getelementptr {MEMORY_TYPES[dtype]}, ptr {source}, "
                             f"i64 {position}")
-        tail.append(f"  store {memory} zeroinitializer, ptr {buffer}, align 64")
+        # the lanes past the values repeat the first one: they raise no exception flag that
+        # it does not (zeros would: log(0) divides by zero)
+        first = rest.emit(f"load {MEMORY_TYPES[dtype]}, ptr {address}, align {dtype.itemsize}")
+        one = rest.emit(f"insertelement {memory} poison, {MEMORY_TYPES[dtype]} {first}, i32 0")
+        repeated = rest.emit(f"shufflevector {memory} {one}, {memory} poison, "
+                             f"<{width} x i32> zeroinitializer")
+        tail.append(f"  store {memory} {repeated}, ptr {buffer}, align 64")
         bytes_ = rest.emit(f"mul i64 %rest, {dtype.itemsize}")
         tail.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {buffer}, ptr {address}, "
                     f"i64 {bytes_}, i1 false)")
@@ -171,14 +178,15 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
         for total in ("s", "c", "p"):
             latch_phis.append(f"  %{total}{k}.latch = phi {accumulator} [ %{total}{k}, %loop ], "
                               f"[ %{total}{k}.flushed, %flush ]")
+    on_entry, on_exit = watch_exceptions(declarations)
     periods = sorted({period for _, period in spec.inputs if period > 0}
                      | {length for *_, length, _ in row_sums})
     widest = FLOAT64 if summed else max(spec.dtypes(), key=lambda dtype: dtype.itemsize)
     vector_bits = width * widest.itemsize * 8
     lines = [
         *sorted(declarations.values()), "",
-        f"define void @{name}({', '.join(parameters)}) #0 {{",
-        "entry:", *buffers, *entry,
+        f"define i8 @{name}({', '.join(parameters)}) #0 {{",
+        "entry:", *buffers, *entry, *on_entry,
         f"  %main = and i64 %n, {-width}",
         "  %rest = sub i64 %n, %main",
         "  %any = icmp sgt i64 %main, 0",
@@ -212,7 +220,7 @@ def kernel_ir(spec: KernelSpec, name: str) -> str:
         *sums.phis(".done", [(".after", "after"), (".tail", "tail")]),
         *sums.flush(".done", ".final"),
         *sums.results(".final", width, sum_dtypes, [f"%sum_out{k}" for k in range(sums.count)]),
-        "  ret void",
+        *on_exit,
         "}",
         "",
         f'attributes #0 = {{ nounwind "min-legal-vector-width"="{vector_bits}" }}',
@@ -225,3 +233,58 @@ def outputs_and_totals(spec: KernelSpec, body: VectorBody, values: list) -> tupl
     summed = [body.convert(values[index], spec.steps[index].dtype, FLOAT64)
               for index in spec.sums]
     return [values[index] for index in spec.outputs], summed
+
+
+def watch_exceptions(declarations: dict) -> tuple[list, list]:
+    """(the kernel's first instructions, its last): it returns 1 if it raised a floating-point
+    exception that NumPy warns on (invalid value, division by zero, overflow), else 0, and
+    leaves the exception flags as it found them. Where the flags are not known, it returns 0.
+
+    The processor raises these flags as it computes, at no cost; NumPy reads the same flags
+    after each call to warn. Where a kernel raised one, the fused call runs the region's NumPy
+    calls instead (runtime/backends/cpu_fusion.py), and NumPy decides whether to warn.
+
+    On x86-64 the flags are bits of MXCSR, read and written in place (no cost measured): no
+    computation escapes the watch, as every step reads an array element (a step of 0-d values
+    alone is a NumPy call outside the region), so none is moved before the loop, and every
+    value is stored to memory before the flags are read back. Elsewhere, by <fenv.h>'s
+    functions (0.3 us a call on x86-64): LLVM moves no instruction across a call.
+    """
+    flags = llvm.exception_flags()
+    if flags is None:
+        return [], ["  ret i8 0"]
+    warned, every = flags
+    returned = ["  %raised = icmp ne i32 %exceptions, 0",
+                "  %raised.byte = zext i1 %raised to i8",
+                "  ret i8 %raised.byte"]
+    if llvm.has_mxcsr():
+        for name in ("stmxcsr", "ldmxcsr"):
+            declarations[name] = f"declare void @llvm.x86.sse.{name}(ptr)"
+        return [
+            "  %mxcsr = alloca i32, align 4",
+            "  call void @llvm.x86.sse.stmxcsr(ptr %mxcsr)",
+            "  %mxcsr.saved = load i32, ptr %mxcsr, align 4",
+            f"  %mxcsr.cleared = and i32 %mxcsr.saved, {~every}",
+            "  store i32 %mxcsr.cleared, ptr %mxcsr, align 4",
+            "  call void @llvm.x86.sse.ldmxcsr(ptr %mxcsr)",
+        ], [
+            "  call void @llvm.x86.sse.stmxcsr(ptr %mxcsr)",
+            "  %mxcsr.raised = load i32, ptr %mxcsr, align 4",
+            f"  %exceptions = and i32 %mxcsr.raised, {warned}",
+            "  store i32 %mxcsr.saved, ptr %mxcsr, align 4",
+            "  call void @llvm.x86.sse.ldmxcsr(ptr %mxcsr)",
+            *returned,
+        ]
+    for name, signature in [("fegetexceptflag", "ptr, i32"), ("fesetexceptflag", "ptr, i32"),
+                            ("feclearexcept", "i32"), ("fetestexcept", "i32")]:
+        declarations[name] = f"declare i32 @{name}({signature})"
+    return [
+        "  %exceptions.saved = alloca i64, align 8",  # a fexcept_t
+        f"  %exceptions.got = call i32 @fegetexceptflag(ptr %exceptions.saved, i32 {every})",
+        f"  %exceptions.cleared = call i32 @feclearexcept(i32 {every})",
+    ], [
+        f"  %exceptions = call i32 @fetestexcept(i32 {warned})",
+        f"  %exceptions.restored = call i32 @fesetexceptflag(ptr %exceptions.saved, "
+        f"i32 {every})",
+        *returned,
+    ]
