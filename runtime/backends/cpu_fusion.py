@@ -14,14 +14,17 @@ and the graph's code calls the kernel by name: `b = fused_d4bfd66c818e(a, const0
 A region is a maximal set of equations that the kernels can compute (runtime/backends/
 cpu_kernels.py: arithmetic, libm functions, comparisons, where, maximum..., in float64, float32
 and bool) with one output shape, whose inputs are arrays of that shape, 0-d values, or rows that
-broadcast along its leading axes (a bias of a multiple of 16 elements); a sum of
-all elements of a region value (`np.sum(y)`) is added up in the same loop, so `y` need not be
-written at all. It is built in graph order: an equation joins the regions that compute its
-inputs or read the same array it reads, merging them, unless one of those regions is closed or
-its sum is an input. A region closes when an equation outside it reads one of its values,
-because the fused equation takes the place of the region's last equation and every reader must
-come after it. The fused equation's outputs are
-the region values read outside it or returned by the graph.
+broadcast along its leading axes (a bias of a multiple of 16 elements). A sum of a region
+value `y` is added up in the same loop, so `y` need not be written at all: of all its elements
+(`np.sum(y)`), over its leading axes into a row of a multiple of 16 elements (the bias gradient
+`y.sum(axis=0)`), or over its trailing axes, rows of 16 to 128 elements (`np.sum(y, axis=-1)`;
+`summed_layout`, runtime/backends/cpu_reductions.py).
+
+A region is built in graph order: an equation joins the regions that compute its inputs or read
+the same array it reads, merging them, unless one of those regions is closed or one of its sums
+is an input. A region closes when an equation outside it reads one of its values, because the
+fused equation takes the place of the region's last equation and every reader must come after
+it. The fused equation's outputs are the region values read outside it or returned by the graph.
 
 Only regions of at least `MIN_FUSED_ELEMENTS` elements and two equations are fused: below that
 the call's fixed cost is not won back. A region the compiler refuses stays as NumPy calls, with
@@ -30,6 +33,7 @@ the fused equation's fresh outputs).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import warnings
@@ -39,11 +43,13 @@ import numpy as np
 
 from runtime.abstract import AbstractArray
 from runtime.backends import llvm
-from runtime.backends.cpu_scalar import numpy_errors_default
 from runtime.backends.cpu_kernels import (
     ARRAY, BOOL, BOOL_OPERATIONS, FLOAT_OPERATIONS, MAX_WIDTH, REGISTER_TYPES, SCALAR,
-    KernelSpec, Step, array_layout_known, kernel_ir,
+    KernelSpec, Step, array_layout_known,
 )
+from runtime.backends.cpu_loop import kernel_ir
+from runtime.backends.cpu_reductions import PAIRWISE_BLOCK
+from runtime.backends.cpu_scalar import numpy_errors_default
 from runtime.fusion import loop_dtypes, replace_regions, run_equations
 from runtime.graph import Constant, Equation, Graph, Literal, Var
 from runtime.registry import Primitive, bind, is_traced, register
@@ -172,27 +178,45 @@ def input_period(shape: tuple, result_shape: tuple) -> int | None:
     return size if size % MAX_WIDTH == 0 else None
 
 
-def summed_shape(equation: Equation) -> tuple | None:
-    """The shape of the array that `equation` sums, if it is a sum of all its elements (float64
-    or float32, no keepdims, no dtype) that a kernel can add up as it computes them."""
+ALL, LEADING, TRAILING = "all", "leading", "trailing"
+
+
+def summed_layout(equation: Equation) -> tuple | None:
+    """How a kernel adds up `equation`'s sum as it computes the array it sums (float64 or
+    float32, keepdims or not, no dtype), or None if it cannot: (ALL, 0) for a sum of all
+    elements, (LEADING, R) for a sum over the leading axes into a row of R elements, (TRAILING,
+    L) for one sum per row of L elements (the trailing axes); R and L are multiples of
+    MAX_WIDTH, and L at most PAIRWISE_BLOCK (runtime/backends/cpu_reductions.py says why)."""
     if equation.primitive.name != "reduce_sum" or not isinstance(equation.inputs[0], Var):
         return None
     aval = equation.inputs[0].aval
-    if (equation.attrs != {"axis": tuple(range(aval.ndim))} or aval.dtype.kind != "f"
-            or aval.dtype not in KERNEL_DTYPES or equation.outputs[0].aval.dtype != aval.dtype):
+    if (set(equation.attrs) - {"axis", "keepdims"} or aval.dtype.kind != "f"
+            or aval.dtype not in KERNEL_DTYPES or equation.outputs[0].aval.dtype != aval.dtype
+            or aval.ndim == 0 or None in aval.shape):
         return None
-    return aval.shape
+    axes, ndim = equation.attrs["axis"], aval.ndim
+    if axes == tuple(range(ndim)):
+        return ALL, 0
+    if axes == tuple(range(len(axes))):
+        row = math.prod(aval.shape[len(axes):])
+        return (LEADING, row) if row % MAX_WIDTH == 0 else None
+    if axes == tuple(range(ndim - len(axes), ndim)):
+        row = math.prod(aval.shape[ndim - len(axes):])
+        return (TRAILING, row) if row % MAX_WIDTH == 0 and row <= PAIRWISE_BLOCK else None
+    return None
 
 
 def find_regions(graph: Graph) -> list[Region]:
     """The maximal regions of `graph`, in the order of their last equations."""
     region_of: dict[int, Region] = {}  # id of a Var -> the region that computes it
+    sums: set[int] = set()              # ids of the Vars that are a region's sums
     readers: dict[int, list] = {}      # id of an array Var -> the regions that read it
     position = {id(equation): index for index, equation in enumerate(graph.equations)}
     regions: list[Region] = []
     for equation in graph.equations:
         shape = fusable_shape(equation)
-        summed = summed_shape(equation) if shape is None else None
+        summed = (equation.inputs[0].aval.shape
+                  if shape is None and summed_layout(equation) is not None else None)
         region = None
         if shape is not None or summed is not None:
             shape = shape or summed
@@ -200,7 +224,7 @@ def find_regions(graph: Graph) -> list[Region]:
                       if isinstance(value, Var) and value.aval.shape == shape]
             # a region's sum is known only after its loop: who reads it comes after the region
             totals_of = [region_of[id(value)].current() for value in equation.inputs
-                         if id(value) in region_of and value.aval.shape == ()]
+                         if id(value) in sums]
             candidates = []
             for value in arrays:
                 for found in [region_of.get(id(value)), *readers.get(id(value), [])]:
@@ -222,6 +246,8 @@ def find_regions(graph: Graph) -> list[Region]:
             if region is not None:
                 region.equations.append(equation)
                 region_of[id(equation.outputs[0])] = region
+                if summed is not None:
+                    sums.add(id(equation.outputs[0]))
                 for value in arrays:
                     readers.setdefault(id(value), []).append(region)
         for value in equation.inputs:
@@ -271,23 +297,31 @@ def _fused_equation(region: Region, read_outside: set) -> Equation | None:
                   else step_dtypes(equation))
         steps.append(Step(equation.primitive.name, tuple(operands), tuple(dtypes),
                           equation.outputs[0].aval.dtype))
+    layout_of = {id(equation.outputs[0]): summed_layout(equation)
+                 for equation in region.equations if equation.primitive.name == "reduce_sum"}
     results = [equation.outputs[0] for equation in region.equations
                if id(equation.outputs[0]) in read_outside]
-    outputs = [var for var in results if var.aval.shape != ()]
-    totals = [var for var in results if var.aval.shape == ()]
-    spec = KernelSpec(tuple((value.aval.dtype, input_period(value.aval.shape, region.shape))
-                            for value in inputs),
-                      tuple(steps), tuple(step_of[id(var)] for var in outputs),
-                      tuple(step_of[id(var)] for var in totals))
+    outputs = [var for var in results if id(var) not in layout_of]
+    summed = {kind: [var for var in results if layout_of.get(id(var), (None,))[0] == kind]
+              for kind in (ALL, LEADING, TRAILING)}
+    spec = KernelSpec(
+        tuple((value.aval.dtype, input_period(value.aval.shape, region.shape))
+              for value in inputs),
+        tuple(steps), tuple(step_of[id(var)] for var in outputs),
+        tuple(step_of[id(var)] for var in summed[ALL]),
+        *(tuple((step_of[id(var)], layout_of[id(var)][1]) for var in summed[kind])
+          for kind in (LEADING, TRAILING)))
+    sums = summed[ALL] + summed[LEADING] + summed[TRAILING]
     try:
         kernel = compiled_kernel(spec, region.shape,
                                  tuple(value.aval.shape for value in inputs),
-                                 _numpy_version(region.equations, inputs, outputs + totals))
+                                 _numpy_version(region.equations, inputs, outputs + sums),
+                                 tuple(var.aval.shape for var in sums))
     except RuntimeError as error:
         warnings.warn(f"autotrace could not compile a fused CPU kernel ({error}); "
                       f"its {len(steps)} equations run as NumPy calls", RuntimeWarning)
         return None
-    return Equation(fused_cpu, inputs, {"kernel": kernel}, outputs + totals)
+    return Equation(fused_cpu, inputs, {"kernel": kernel}, outputs + sums)
 
 
 class CompiledKernel:
@@ -296,18 +330,28 @@ class CompiledKernel:
     IR and `kernel.call.source` the Python that calls it, for people to read."""
 
     def __init__(self, name: str, spec: KernelSpec, shape: tuple, input_shapes: tuple,
-                 address: int, ir: str, numpy_version=None):
+                 address: int, ir: str, numpy_version=None, sum_shapes: tuple = ()):
         self.name = name
-        self.numpy_version = numpy_version  # what runs under a non-default np.errstate
+        self.numpy_version = numpy_version  # what runs where NumPy might warn or raise
         self.ir = ir
         self.spec = spec
         self.input_shapes = input_shapes
         self.shape = shape
         self.size = math.prod(shape)
+        summed = spec.sums + tuple(index for index, _ in spec.leading_sums + spec.trailing_sums)
+        sum_shapes = sum_shapes or ((),) * len(summed)
         self.avals = tuple([AbstractArray(shape, spec.steps[index].dtype)
                             for index in spec.outputs]
-                           + [AbstractArray((), spec.steps[index].dtype) for index in spec.sums])
+                           + [AbstractArray(sum_shape, spec.steps[index].dtype)
+                              for index, sum_shape in zip(summed, sum_shapes)])
+        self.address = address
         self.call = _wrapper(self, address)
+
+    @functools.cached_property
+    def unchecked(self):
+        """`call` without the NumPy calls: the kernel's own results, under any NumPy error
+        state and whatever values it computes (for tests)."""
+        return _wrapper(self, self.address, as_numpy=False)
 
     def __call__(self, *inputs):
         return self.call(*inputs)
@@ -318,7 +362,8 @@ class CompiledKernel:
 
 def _numpy_version(equations, inputs, results):
     """The region as NumPy calls: run where NumPy's error state is not its default, so that
-    np.errstate(all="raise") raises and np.seterr's warnings come, as they would unfused."""
+    np.errstate(all="raise") raises and np.seterr's warnings come, as they would unfused, and
+    where the kernel raised an exception that NumPy warns on, so that NumPy's warnings come."""
     def run(*values):
         environment = run_equations(equations, inputs, values)
         computed = tuple(environment[id(var)] for var in results)
@@ -327,23 +372,29 @@ def _numpy_version(equations, inputs, results):
 
 
 def compiled_kernel(spec: KernelSpec, shape: tuple, input_shapes: tuple,
-                    numpy_version=None) -> CompiledKernel:
-    """Compile (or load from the caches) the kernel of `spec`, wrapped for results of `shape`
-    and inputs of `input_shapes`, running `numpy_version` instead under a non-default NumPy
-    error state."""
+                    numpy_version=None, sum_shapes: tuple = ()) -> CompiledKernel:
+    """Compile (or load from the caches) the kernel of `spec`, wrapped for results of `shape`,
+    sums of `sum_shapes` (0-d if not given) and inputs of `input_shapes`, running
+    `numpy_version` instead under a non-default NumPy error state."""
     ir = kernel_ir(spec, "kernel")  # named by its content, so written once, then renamed
     digest = hashlib.sha256(ir.encode()).hexdigest()[:12]
     function = f"fused_{digest}"
     ir = ir.replace("@kernel(", f"@{function}(", 1)
     address = llvm.compile_module(ir, [function])[function]
-    shaped = hashlib.sha256(f"{digest}{shape}{input_shapes}".encode()).hexdigest()[:12]
-    return CompiledKernel(f"fused_{shaped}", spec, shape, input_shapes, address, ir,
-                          numpy_version)
+    shaped = hashlib.sha256(f"{digest}{shape}{input_shapes}{sum_shapes}".encode()).hexdigest()
+    return CompiledKernel(f"fused_{shaped[:12]}", spec, shape, input_shapes, address, ir,
+                          numpy_version, sum_shapes)
 
 
-def _wrapper(kernel: CompiledKernel, address: int):
+def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
     """A small Python function that allocates the outputs and calls the kernel through ctypes
     (the array objects themselves are passed; the kernel reads their data pointers).
+
+    With `as_numpy` (and a NumPy version of the kernel), it runs the region's NumPy calls
+    instead under a non-default NumPy error state, and after the kernel where it raised an
+    invalid value, division by zero or overflow exception (the kernel returns whether it did:
+    runtime/backends/cpu_loop.py), so that NumPy warns or raises as it would unfused; the
+    kernel's results are NumPy's anyway, to an ulp or two.
 
     Called with traced values (a compiled graph inlined into another trace), it records the
     fused equation instead: converting a tracer to an array raises a TypeError first.
@@ -367,31 +418,39 @@ def _wrapper(kernel: CompiledKernel, address: int):
                          f"        if {name}.shape != {value_shape!r}:",
                          "            raise TypeError"]
             dtypes[f"{name}_dtype"] = dtype
-    results = [f"y{index}" for index in range(len(kernel.spec.outputs))]
-    results += [f"total{index}" for index in range(len(kernel.spec.sums))]
-    namespace = {"ascontiguousarray": np.ascontiguousarray, "empty": np.empty,
+    spec = kernel.spec
+    results = [f"y{index}" for index in range(len(spec.outputs))]
+    results += [f"total{index}" for index in range(
+        len(spec.sums) + len(spec.leading_sums) + len(spec.trailing_sums))]
+    # a sum over leading axes adds each row into its output: it starts at zero
+    zeroed = results[len(spec.outputs) + len(spec.sums):][:len(spec.leading_sums)]
+    namespace = {"ascontiguousarray": np.ascontiguousarray, "empty": np.empty, "zeros": np.zeros,
                  "ArgumentError": ctypes.ArgumentError, "record": _recorder(kernel),
                  "errors_default": numpy_errors_default, "numpy_version": kernel.numpy_version,
                  **dtypes}
     for result, aval in zip(results, kernel.avals):
         namespace[f"{result}_dtype"] = aval.dtype
-        prologue.append(f"        {result} = empty({aval.shape!r}, {result}_dtype)")
+        allocate = "zeros" if result in zeroed else "empty"
+        prologue.append(f"        {result} = {allocate}({aval.shape!r}, {result}_dtype)")
         argument_types.append(ctypes.py_object)
-    namespace["compiled"] = ctypes.CFUNCTYPE(None, *argument_types)(address)
-    # a sum is a NumPy scalar, as np.sum returns it
-    returned = [f"{result}[()]" if result.startswith("total") else result for result in results]
+    namespace["compiled"] = ctypes.CFUNCTYPE(ctypes.c_uint8, *argument_types)(address)
+    # a sum of all elements is a NumPy scalar, as np.sum returns it
+    returned = [f"{result}[()]" if aval.shape == () else result
+                for result, aval in zip(results, kernel.avals)]
     returned = returned[0] if len(returned) == 1 else ", ".join(returned)
     arguments = ", ".join(parameters)
-    unless = ([] if kernel.numpy_version is None else
-              ["    if not errors_default():", f"        return numpy_version({arguments})"])
+    as_numpy = as_numpy and kernel.numpy_version is not None
+    unless = ["    if not errors_default():", f"        return numpy_version({arguments})"]
     source = "\n".join([
         f"def {kernel.name}({arguments}):",
-        *unless,
+        *(unless if as_numpy else []),
         "    try:",
         *prologue,
-        f"        compiled({kernel.size}, {', '.join(parameters + results)})",
+        f"        nonfinite = compiled({kernel.size}, {', '.join(parameters + results)})",
         "    except (TypeError, ValueError, ArgumentError) as error:",
         f"        return record(error, {arguments})",
+        *(["    if nonfinite:", f"        return numpy_version({arguments})"] if as_numpy
+          else []),
         f"    return {returned}",
     ])
     exec(compile(source, f"<autotrace kernel {kernel.name}>", "exec"), namespace)

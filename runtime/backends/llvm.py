@@ -93,6 +93,22 @@ def has_feature(feature: str) -> bool:
     return f"+{feature}" in host()[2].split(",")
 
 
+# <fenv.h>'s exception flags, per architecture: (the ones NumPy warns on by default: invalid,
+# division by zero, overflow; all of them).
+_EXCEPTION_FLAGS = {"x86_64": (0x01 | 0x04 | 0x08, 0x3D), "aarch64": (0x01 | 0x02 | 0x04, 0x1F)}
+
+
+def has_mxcsr() -> bool:
+    """Whether this machine keeps its floating-point state in MXCSR (x86-64)."""
+    return host()[0].startswith("x86_64")
+
+
+def exception_flags() -> tuple[int, int] | None:
+    """(FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW, FE_ALL_EXCEPT) of <fenv.h> on this machine,
+    for code that calls fetestexcept and its kin, or None where they are not known here."""
+    return _EXCEPTION_FLAGS.get(host()[0].split("-")[0])
+
+
 def vector_width(dtype) -> int:
     """How many values of `dtype` one vector register holds on this CPU (2, 4, 8 or 16 for
     float64 and float32 with SSE, AVX or AVX-512)."""
@@ -291,6 +307,6 @@ def _mxcsr_reader():
 def floating_point_control() -> int | None:
     """The x86 MXCSR register of this thread (bit 15 flush-to-zero, bit 6 denormals-are-zero,
     bits 13-14 rounding), or None on another architecture: kernels must leave it unchanged."""
-    if not host()[0].startswith("x86_64"):
+    if not has_mxcsr():
         return None
     return _mxcsr_reader()()
