@@ -35,7 +35,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from runtime.abstract import abstractify
+from runtime.abstract import abstractify, same_type
 from runtime.control_scope import ControlFlowError, active_subgraphs
 from runtime.executor import compile_graph
 from runtime.graph import Graph, Var
@@ -417,7 +417,7 @@ def _check_branches(true_branch: TracedSubgraph, false_branch: TracedSubgraph) -
             f"{_describe(false_result)}")
     for (path, true_leaf), (_, false_leaf) in zip(leaves_with_paths(true_result),
                                                   leaves_with_paths(false_result)):
-        if _aval(true_leaf) != _aval(false_leaf):
+        if not same_type(_aval(true_leaf), _aval(false_leaf)):
             raise ControlFlowError(
                 f"autotrace.cond: true_fn and false_fn must return arrays of the same shape "
                 f"and dtype, but output{path} is {_aval(true_leaf)} in true_fn and "
@@ -477,7 +477,7 @@ def _check_body(init_vals, result) -> None:
             f"autotrace.while_loop: body_fn must return the loop values in the structure it "
             f"takes them, but it takes {_describe(init_vals)} and returns {_describe(result)}")
     for (path, old), (_, new) in zip(leaves_with_paths(init_vals), leaves_with_paths(result)):
-        if _aval(old) != _aval(new):
+        if not same_type(_aval(old), _aval(new)):
             raise ControlFlowError(
                 f"autotrace.while_loop: body_fn must keep the shape and dtype of each loop "
                 f"value, but loop value{path} goes in as {_aval(old)} and comes out as "

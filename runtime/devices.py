@@ -57,20 +57,29 @@ def parse_device(name) -> Device:
 
 
 def device_of(value) -> str:
-    """Where an array lives: "gpu:N" for a CuPy array on GPU N, "cpu" for anything else (NumPy
-    arrays and scalars, Python numbers, arrays of other CPU array libraries)."""
-    if type(value).__module__.startswith("cupy"):
+    """Where an array lives: "gpu:N" for a CuPy array on GPU N, "cpu" for NumPy arrays and
+    scalars and Python numbers; an array of another library that follows the array API is on
+    its namespace (`array_api_strict`, runtime/array_api.place_of), whose backend runs it."""
+    module = type(value).__module__
+    if module.startswith("cupy"):
         return f"gpu:{int(value.device.id)}"
-    return "cpu"
+    if module.startswith("numpy") or not hasattr(type(value), "__array_namespace__"):
+        return "cpu"
+    from runtime.array_api import place_of
+    return place_of(value)
 
 
 def array_module(value):
-    """numpy, or cupy for a CuPy array."""
+    """numpy, or cupy for a CuPy array, or NumPy's names over the namespace of another array
+    API library's array (runtime/array_api.numpy_names)."""
     module = type(value).__module__
     if module.startswith("cupy"):
         import cupy  # only a CuPy array gets here, so CuPy is installed
         return cupy
-    return np
+    if module.startswith("numpy") or not hasattr(type(value), "__array_namespace__"):
+        return np
+    from runtime.array_api import numpy_names
+    return numpy_names(value)
 
 
 def cupy_module():

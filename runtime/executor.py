@@ -83,7 +83,7 @@ class _SourceNames:
         eager code would make a new array."""
         name = self.use(value)
         if isinstance(value, Constant) and not isinstance(value.value, np.generic):
-            return f"{name}.copy()"
+            return f"np.copy({name})"
         return name
 
 
@@ -215,7 +215,11 @@ def compile_graph(graph: Graph, name: str = "graph",
     if backend is None:
         backend = backend_for(var.aval.device for var in graph.inputs)
     namespace = backend.namespace()
+    globals_before = set(namespace)
     source = graph_source(graph, function_name, namespace, backend.lowers_scalars)
+    for name in set(namespace) - globals_before:  # the graph's constants, as the backend reads
+        if isinstance(namespace[name], (np.ndarray, np.generic)):  # them (on its library)
+            namespace[name] = backend.constant(namespace[name])
     exec(compile(source, filename, "exec"), namespace)
     function = namespace[function_name]
     native = backend.compile_whole(graph, function)

@@ -10,7 +10,8 @@ from runtime.derivatives.objects import field_names, is_dataclass_instance, new_
 def is_array(value) -> bool:
     """Whether a leaf of an argument tree becomes a graph input."""
     return isinstance(value, (np.ndarray, np.generic)) or \
-        getattr(type(value), "is_traced_array", False)
+        getattr(type(value), "is_traced_array", False) or \
+        hasattr(type(value), "__array_namespace__")  # CuPy's, or an array-API library's
 
 
 def sorted_keys(mapping: dict) -> list:

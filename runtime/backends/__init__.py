@@ -7,13 +7,16 @@ that function's names mean and how some equations are written:
     graph = optimize(graph, backend=backend)  # the common passes, then the backend's own
     function, source = compile_graph(graph, backend=backend)
 
-Three backends, one module each beside this file:
+Four backends, one module each beside this file:
 - numpy   (numpy_backend.py)  NumPy's functions, one call per equation; always there.
 - llvm    (llvm_backend.py)   the NumPy backend, plus regions of elementwise equations fused
                               into one compiled loop each (llvmlite, glibc's vector math);
                               needs the `cpu` extra, and falls back to numpy without it.
 - cupy    (cupy_backend.py)   CuPy's functions on a GPU, elementwise regions fused into CuPy
                               ElementwiseKernels (runtime/fusion.py); needs the `gpu` extra.
+- array API (array_api_backend.py) arrays of a library that follows the Python array API
+                              (array_api_strict), through NumPy's names over its namespace
+                              (runtime/array_api.py); one backend per namespace and device.
 
 The protocol (`Backend`; a new backend is one module with one instance, passed to `register`):
 - `name`: how configuration and errors name it.
@@ -25,6 +28,9 @@ The protocol (`Backend`; a new backend is one module with one instance, passed t
   kernel, `Primitive.globals`).
 - `passes()`: graph passes of its own, run after the common passes and before buffer reuse
   (fusion replaces regions of equations by one equation calling a kernel).
+- `constant(value)`: a graph's constant (a NumPy array) as generated code reads it (converted
+  to the backend's array library, once, when the graph is compiled).
+- `writes_in_place`: whether results may be written into dying buffers (`out=`, BufferReuse).
 - `lowers_scalars`: whether a graph of float64 scalars may be written as Python floats
   (runtime/passes_floats.py): true on the CPU, false where values must stay on a device.
 - `compile_whole(graph, python_version)`: the whole graph as one native function (a graph of
@@ -40,6 +46,7 @@ from __future__ import annotations
 import math
 import os
 
+from runtime.array_api import is_place
 from runtime.devices import DeviceError, parse_device
 from runtime.ops import source_globals
 
@@ -50,6 +57,7 @@ class Backend:
     name = "backend"
     device_kind = "cpu"
     lowers_scalars = False
+    writes_in_place = True
 
     def available(self) -> str | None:
         """None when this backend can run here, else why not (what to install)."""
@@ -64,6 +72,11 @@ class Backend:
 
     def passes(self) -> list:
         return []
+
+    def constant(self, value):
+        """A constant of a graph (a NumPy array folded while tracing) as this backend's
+        generated code reads it."""
+        return value
 
     def compile_whole(self, graph, python_version):
         return None
@@ -118,6 +131,16 @@ def backend_for(devices) -> Backend:
     between devices behind a user's back (`autotrace.to_device` does it when asked)."""
     _load()
     found = sorted(set(devices))
+    libraries = [device for device in found if is_place(device)]
+    if libraries and len(found) > 1:
+        kinds = ", ".join("NumPy" if device == "cpu" else "CuPy" if device.startswith("gpu")
+                          else device for device in found)
+        raise DeviceError(f"the inputs are arrays of {kinds}: a traced function runs on one "
+                          f"array library; convert them to one first (e.g. "
+                          f"{libraries[0].partition(':')[0]}.asarray(x) or numpy.asarray(x))")
+    if libraries:
+        from runtime.backends.array_api_backend import backend_for_place
+        return backend_for_place(libraries[0])
     if len(found) > 1:
         raise DeviceError(f"the inputs are on {' and '.join(found)}: a traced function runs on "
                           "one device; move them with autotrace.to_device(x, "
