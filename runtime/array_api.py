@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -152,7 +152,7 @@ class NumpyNames:
         for name in _DTYPES:
             setattr(self, name, _ScalarType(self, getattr(xp, name)))
         self.bool_ = self.bool
-        self.linalg = _Linalg(self)
+        self.linalg = Linalg(self)
         self.add = _Ufunc(self._binary(xp.add), self)
 
     def __getattr__(self, name):
@@ -162,6 +162,8 @@ class NumpyNames:
             function = self._elementwise(getattr(self.xp, _ELEMENTWISE[name]))
         elif name in _SAME_NAMES and hasattr(self.xp, name):
             function = getattr(self.xp, name)
+        elif name in PRODUCTS or name in INDEXING:
+            function = partial(PRODUCTS.get(name) or INDEXING[name], self)
         else:
             raise ArrayApiError(
                 f"numpy.{name} has no equivalent in the array API that autotrace knows, so it "
@@ -187,9 +189,10 @@ class NumpyNames:
         return hasattr(value, "__array_namespace__") and not isinstance(
             value, (np.ndarray, np.generic))
 
-    def _promoted(self, values, float_only=False):
+    def _promoted(self, values, float_only=False, arrays=False):
         """`values` (arrays and Python scalars) with the arrays cast to NumPy's result type,
-        the Python scalars left weak as NumPy 2 leaves them."""
+        the Python scalars left weak as NumPy 2 leaves them (or made arrays of that type, with
+        `arrays`)."""
         arrays = [value for value in values if self.is_array(value)]
         if not arrays:
             return [self.asarray(value) for value in values]
@@ -205,6 +208,8 @@ class NumpyNames:
                 value = self.asarray(value)
             elif not self.is_array(value) and target.kind in "fc" and isinstance(value, int):
                 value = float(value)
+            if arrays and not self.is_array(value):
+                value = self.asarray(value, dtype=target)
             converted.append(value)
         return converted
 
@@ -410,12 +415,12 @@ class NumpyNames:
         return self.xp.logaddexp(x * math.log(2.0), y * math.log(2.0)) / math.log(2.0)
 
     def fmax(self, x, y):
-        x, y = self._promoted([x, y])
+        x, y = self._promoted([x, y], arrays=True)
         return self.xp.where(self.xp.isnan(y), x, self.xp.where(self.xp.isnan(x), y,
                                                                   self.xp.maximum(x, y)))
 
     def fmin(self, x, y):
-        x, y = self._promoted([x, y])
+        x, y = self._promoted([x, y], arrays=True)
         return self.xp.where(self.xp.isnan(y), x, self.xp.where(self.xp.isnan(x), y,
                                                                   self.xp.minimum(x, y)))
 
@@ -423,38 +428,6 @@ class NumpyNames:
         (x,) = self._promoted([x], float_only=True)
         angle = math.pi * self.xp.where(x == 0, 1.0e-20, x)
         return self.xp.sin(angle) / angle
-
-    # --- products ---------------------------------------------------------------------------
-
-    def matmul(self, a, b):
-        a, b = self._promoted([a, b])
-        return self.xp.matmul(a, b)
-
-    def dot(self, a, b):
-        a, b = self._promoted([a, b])
-        if a.ndim == 0 or b.ndim == 0:
-            return self.xp.multiply(a, b)
-        if a.ndim <= 2 and b.ndim <= 2:
-            return self.xp.matmul(a, b)
-        return self.xp.tensordot(a, b, axes=([-1], [0 if b.ndim == 1 else -2]))
-
-    def tensordot(self, a, b, axes=2):
-        a, b = self._promoted([a, b])
-        return self.xp.tensordot(a, b, axes=axes)
-
-    def inner(self, a, b):
-        a, b = self._promoted([a, b])
-        if a.ndim == 0 or b.ndim == 0:
-            return self.xp.multiply(a, b)
-        return self.xp.tensordot(a, b, axes=([-1], [-1]))
-
-    def outer(self, a, b):
-        a, b = self._promoted([a, b])
-        return self.xp.multiply(self.ravel(a)[:, None], self.ravel(b)[None, :])
-
-    def cross(self, a, b, axis=-1):
-        a, b = self._promoted([a, b])
-        return self.xp.linalg.cross(a, b, axis=axis)
 
     # --- indexing ---------------------------------------------------------------------------
 
@@ -469,57 +442,10 @@ class NumpyNames:
     def take_along_axis(self, x, indices, axis):
         return self.xp.take_along_axis(x, indices, axis=axis)
 
-    def getitem(self, x, index):
-        """`x[index]` with NumPy's rules (see runtime/array_api_index.py)."""
-        from runtime.array_api_index import getitem
-        return getitem(self, x, index)
-
-    def setitem(self, x, index, value):
-        """A copy of `x` with `copy[index] = value` (NumPy's rules)."""
-        from runtime.array_api_index import setitem
-        return setitem(self, x, index, value)
-
-    def scatter_add(self, x, index, value):
-        """A copy of `x` with `np.add.at(copy, index, value)` applied."""
-        from runtime.array_api_index import scatter_add
-        return scatter_add(self, x, index, value)
-
     def __repr__(self) -> str:
         return f"<{self.__name__}>"
 
 
-class _Linalg:
-    """`np.linalg` over a namespace's `linalg` extension."""
-
-    def __init__(self, names: NumpyNames):
-        self.names = names
-        self.xp_linalg = getattr(names.xp, "linalg", None)
-
-    def _function(self, name):
-        function = getattr(self.xp_linalg, name, None)
-        if function is None:
-            raise ArrayApiError(f"numpy.linalg.{name} has no equivalent in the array API's "
-                                f"linalg extension of {self.names.xp.__name__}")
-        return function
-
-    def __getattr__(self, name):
-        function = self._function(name)
-
-        def call(*args, **kwargs):
-            return function(*self.names._promoted(args, float_only=True), **kwargs)
-        return call
-
-    def norm(self, x, ord=None, axis=None, keepdims=False):
-        (x,) = self.names._promoted([x], float_only=True)
-        if isinstance(axis, tuple) and len(axis) == 2 or axis is None and ord is not None \
-                and x.ndim == 2:
-            return self._function("matrix_norm")(x, ord="fro" if ord is None else ord,
-                                                 keepdims=keepdims)
-        return self._function("vector_norm")(x, axis=axis, keepdims=keepdims,
-                                             ord=2 if ord is None else ord)
-
-    def solve(self, a, b):
-        a, b = self.names._promoted([a, b], float_only=True)
-        if b.ndim == 1:  # NumPy's b of one dimension is a vector
-            return self._function("solve")(a, b[:, None])[..., 0]
-        return self._function("solve")(a, b)
+# After NumpyNames, which they take as their first argument.
+from runtime.array_api_index import INDEXING  # noqa: E402
+from runtime.array_api_products import PRODUCTS, Linalg  # noqa: E402

@@ -142,3 +142,6 @@ def setitem(names, x, index, value):
 
 def scatter_add(names, x, index, value):
     return _write(names, x, index, value, lambda old, new: old + new)
+
+
+INDEXING = {"getitem": getitem, "setitem": setitem, "scatter_add": scatter_add}
