@@ -321,6 +321,20 @@ class NumpyNames:
     def repeat(self, x, repeats, axis=None):
         return self.xp.repeat(x, repeats, axis=axis)
 
+    def pad(self, x, pad_width, mode="constant", constant_values=0):
+        if mode != "constant":
+            raise ArrayApiError(f"numpy.pad with mode={mode!r} cannot run on "
+                                f"{self.xp.__name__} arrays; only mode='constant' can")
+        widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (x.ndim, 2))
+        for axis, (before, after) in enumerate(widths.tolist()):
+            if before or after:
+                def side(width):
+                    shape = (*x.shape[:axis], width, *x.shape[axis + 1:])
+                    return self.xp.full(shape, constant_values, dtype=x.dtype,
+                                        device=self.device)
+                x = self.xp.concat([side(before), x, side(after)], axis=axis)
+        return x
+
     # --- reductions -------------------------------------------------------------------------
 
     def _reduce(self, name, x, axis=None, dtype=None, keepdims=False, **options):
