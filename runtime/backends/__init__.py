@@ -133,8 +133,8 @@ def backend_for(devices) -> Backend:
     found = sorted(set(devices))
     libraries = [device for device in found if is_place(device)]
     if libraries and len(found) > 1:
-        kinds = ", ".join("NumPy" if device == "cpu" else "CuPy" if device.startswith("gpu")
-                          else device for device in found)
+        kinds = " and ".join("NumPy" if device == "cpu" else "CuPy" if device.startswith(
+            "gpu") else device for device in sorted(found, key=is_place))
         raise DeviceError(f"the inputs are arrays of {kinds}: a traced function runs on one "
                           f"array library; convert them to one first (e.g. "
                           f"{libraries[0].partition(':')[0]}.asarray(x) or numpy.asarray(x))")
