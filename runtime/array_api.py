@@ -99,7 +99,7 @@ _ELEMENTWISE = {
         "reciprocal", "conj")
 } | {"power": "pow", "absolute": "abs", "mod": "remainder", "conjugate": "conj",
      "bitwise_not": "bitwise_invert", "invert": "bitwise_invert"}
-_SAME_NAMES = ("tril", "triu", "flip", "roll", "moveaxis", "broadcast_arrays", "searchsorted",
+_SAME_NAMES = ("tril", "triu", "roll", "moveaxis", "broadcast_arrays", "searchsorted",
                "isin", "nonzero", "unique_values", "vecdot", "meshgrid", "squeeze")
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float32", "float64", "complex64", "complex128")
@@ -313,6 +313,41 @@ class NumpyNames:
 
     def stack(self, arrays, axis=0):
         return self.xp.stack(self._promoted(list(arrays)), axis=axis)
+
+    def flip(self, x, axis=None):
+        return self.xp.flip(x, axis=axis)
+
+    def split(self, x, indices_or_sections, axis=0):
+        size = x.shape[axis]
+        if isinstance(indices_or_sections, int):
+            if size % indices_or_sections:
+                raise ValueError("array split does not result in an equal division")
+            step = size // indices_or_sections
+            indices_or_sections = list(range(step, size, step))
+        bounds = [0, *indices_or_sections, size]
+        index = [slice(None)] * x.ndim
+        pieces = []
+        for start, stop in zip(bounds[:-1], bounds[1:]):
+            index[axis] = slice(start, stop)
+            pieces.append(x[tuple(index)])
+        return pieces
+
+    def diag(self, v, k=0):
+        if v.ndim == 2:
+            return self.linalg.diagonal(v, offset=k)
+        size = v.shape[0] + abs(k)
+        rows = self.xp.arange(size, device=self.device)[:, None]
+        columns = self.xp.arange(size, device=self.device)[None, :]
+        along = self.xp.clip(rows - max(-k, 0), 0, v.shape[0] - 1)
+        return self.xp.where(columns - rows == k, self.xp.take(v, along[:, 0])[:, None],
+                             self.xp.zeros((), dtype=v.dtype, device=self.device))
+
+    def result_type(self, *values):
+        """NumPy's result type of arrays, dtypes and Python scalars, as the namespace's."""
+        kinds = [numpy_dtype(value.dtype) if self.is_array(value) else value
+                 if isinstance(value, (bool, int, float, complex)) else numpy_dtype(value)
+                 for value in values]
+        return self.dtype(np.result_type(*kinds))
 
     def tile(self, x, repetitions):
         return self.xp.tile(x, tuple(repetitions) if isinstance(repetitions, (

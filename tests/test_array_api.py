@@ -176,3 +176,38 @@ def test_add_at_and_assignment_with_repeated_positions_as_numpy():
     expected[:, [3, 1]] = -1.0
     assert_matches(names.setitem(xp.asarray(x), (slice(None), xp.asarray([3, 1])), -1.0),
                    expected)
+
+
+NUMPY_CALLS = [  # (NumPy function name, arguments, keywords): arrays of floats unless ints
+    ("flip", (np.arange(6.0).reshape(2, 3), 1), {}),
+    ("split", (np.arange(10.0), [2, 5]), {}),
+    ("split", (np.arange(12.0).reshape(2, 6), 3), {"axis": 1}),
+    ("diag", (np.arange(3.0),), {"k": 1}),
+    ("diag", (np.arange(3.0),), {"k": -2}),
+    ("diag", (np.arange(12.0).reshape(3, 4), -1), {}),
+    ("pad", (np.arange(6.0).reshape(2, 3), ((1, 0), (0, 2))), {"constant_values": -1.0}),
+    ("einsum", ("iij,j->i", np.arange(18.0).reshape(3, 3, 2), np.arange(2.0)), {}),
+    ("einsum", ("...ij,...jk", np.arange(12.0).reshape(1, 3, 4), np.ones((2, 4, 2))), {}),
+    ("kron", (np.arange(3.0), np.arange(4.0).reshape(2, 2)), {}),
+    ("cross", (np.arange(12.0).reshape(3, 4), np.ones((3, 4))), {"axis": 0}),
+    ("dot", (np.arange(24.0).reshape(2, 3, 4), np.arange(8.0).reshape(4, 2)), {}),
+    ("multiply", (np.arange(3), 0.5), {}),                 # NumPy's promotion: int * float
+    ("sin", (np.arange(3),), {}),                          # a float function of ints
+    ("sum", (np.array([True, False, True]),), {}),         # booleans summed as integers
+    ("cumsum", (np.arange(6.0).reshape(2, 3),), {}),       # no axis: flattened
+    ("fmax", (np.array([1.0, np.nan, 3.0]), 2.0), {}),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs", NUMPY_CALLS,
+                         ids=[f"{name}{index}" for index, (name, _, _) in enumerate(NUMPY_CALLS)])
+def test_numpy_functions_over_the_standard(name, args, kwargs):
+    names = numpy_names(xp.asarray(0.0))
+    assert_matches(getattr(names, name)(*to_strict(args), **kwargs),
+                   getattr(np, name)(*args, **kwargs))
+
+
+def test_numpy_result_type_over_the_standard():
+    names = numpy_names(xp.asarray(0.0))
+    assert names.result_type(xp.asarray([1, 2]), 1.0) == xp.float64
+    assert names.result_type(xp.asarray([1.0], dtype=xp.float32), 1.0) == xp.float32
