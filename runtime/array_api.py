@@ -25,6 +25,9 @@ from functools import lru_cache, partial
 
 import numpy as np
 
+from runtime.array_api_index import INDEXING
+from runtime.array_api_products import PRODUCTS, Linalg
+
 
 class ArrayApiError(NotImplementedError):
     """A NumPy function or form that autotrace cannot run on an array-API namespace."""
@@ -184,6 +187,10 @@ class NumpyNames:
         except TypeError:
             return dtype  # already the namespace's
         return getattr(self.xp, name)
+
+    def kind(self, array) -> str:
+        """NumPy's kind of an array's dtype: "f", "i", "b", ..."""
+        return numpy_dtype(array.dtype).kind
 
     def is_array(self, value) -> bool:
         return hasattr(value, "__array_namespace__") and not isinstance(
@@ -494,7 +501,3 @@ class NumpyNames:
     def __repr__(self) -> str:
         return f"<{self.__name__}>"
 
-
-# After NumpyNames, which they take as their first argument.
-from runtime.array_api_index import INDEXING  # noqa: E402
-from runtime.array_api_products import PRODUCTS, Linalg  # noqa: E402

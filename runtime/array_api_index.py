@@ -20,8 +20,6 @@ import math
 
 import numpy as np
 
-from runtime.array_api import numpy_dtype
-
 
 def _expanded(names, x, index) -> tuple:
     """`index` as a tuple with one entry per axis of `x` (None entries besides), lists and
@@ -46,7 +44,7 @@ def _expanded(names, x, index) -> tuple:
 
 
 def _is_mask(names, item) -> bool:
-    return names.is_array(item) and numpy_dtype(item.dtype).kind == "b"
+    return names.is_array(item) and names.kind(item) == "b"
 
 
 def _axes_used(names, item) -> int:
