@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime.array_api import numpy_names, place_of
+
 
 class DeviceError(RuntimeError):
     """A device that does not exist here, or arrays of two devices in one call."""
@@ -65,7 +67,6 @@ def device_of(value) -> str:
         return f"gpu:{int(value.device.id)}"
     if module.startswith("numpy") or not hasattr(type(value), "__array_namespace__"):
         return "cpu"
-    from runtime.array_api import place_of
     return place_of(value)
 
 
@@ -78,7 +79,6 @@ def array_module(value):
         return cupy
     if module.startswith("numpy") or not hasattr(type(value), "__array_namespace__"):
         return np
-    from runtime.array_api import numpy_names
     return numpy_names(value)
 
 
