@@ -160,7 +160,8 @@ class NumpyNames:
 
     def __getattr__(self, name):
         if name in _ELEMENTWISE_FLOAT:
-            function = self._elementwise(getattr(self.xp, _ELEMENTWISE_FLOAT[name]), float_only=True)
+            function = self._elementwise(getattr(self.xp, _ELEMENTWISE_FLOAT[name]),
+                                         float_only=True)
         elif name in _ELEMENTWISE:
             function = self._elementwise(getattr(self.xp, _ELEMENTWISE[name]))
         elif name in _SAME_NAMES and hasattr(self.xp, name):
@@ -187,6 +188,9 @@ class NumpyNames:
         except TypeError:
             return dtype  # already the namespace's
         return getattr(self.xp, name)
+
+    def unsupported(self, message: str) -> ArrayApiError:
+        return ArrayApiError(message)
 
     def kind(self, array) -> str:
         """NumPy's kind of an array's dtype: "f", "i", "b", ..."""
@@ -324,31 +328,6 @@ class NumpyNames:
     def flip(self, x, axis=None):
         return self.xp.flip(x, axis=axis)
 
-    def split(self, x, indices_or_sections, axis=0):
-        size = x.shape[axis]
-        if isinstance(indices_or_sections, int):
-            if size % indices_or_sections:
-                raise ValueError("array split does not result in an equal division")
-            step = size // indices_or_sections
-            indices_or_sections = list(range(step, size, step))
-        bounds = [0, *indices_or_sections, size]
-        index = [slice(None)] * x.ndim
-        pieces = []
-        for start, stop in zip(bounds[:-1], bounds[1:]):
-            index[axis] = slice(start, stop)
-            pieces.append(x[tuple(index)])
-        return pieces
-
-    def diag(self, v, k=0):
-        if v.ndim == 2:
-            return self.linalg.diagonal(v, offset=k)
-        size = v.shape[0] + abs(k)
-        rows = self.xp.arange(size, device=self.device)[:, None]
-        columns = self.xp.arange(size, device=self.device)[None, :]
-        along = self.xp.clip(rows - max(-k, 0), 0, v.shape[0] - 1)
-        return self.xp.where(columns - rows == k, self.xp.take(v, along[:, 0])[:, None],
-                             self.xp.zeros((), dtype=v.dtype, device=self.device))
-
     def result_type(self, *values):
         """NumPy's result type of arrays, dtypes and Python scalars, as the namespace's."""
         kinds = [numpy_dtype(value.dtype) if self.is_array(value) else value
@@ -362,20 +341,6 @@ class NumpyNames:
 
     def repeat(self, x, repeats, axis=None):
         return self.xp.repeat(x, repeats, axis=axis)
-
-    def pad(self, x, pad_width, mode="constant", constant_values=0):
-        if mode != "constant":
-            raise ArrayApiError(f"numpy.pad with mode={mode!r} cannot run on "
-                                f"{self.xp.__name__} arrays; only mode='constant' can")
-        widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (x.ndim, 2))
-        for axis, (before, after) in enumerate(widths.tolist()):
-            if before or after:
-                def side(width):
-                    shape = (*x.shape[:axis], width, *x.shape[axis + 1:])
-                    return self.xp.full(shape, constant_values, dtype=x.dtype,
-                                        device=self.device)
-                x = self.xp.concat([side(before), x, side(after)], axis=axis)
-        return x
 
     # --- reductions -------------------------------------------------------------------------
 
@@ -486,14 +451,6 @@ class NumpyNames:
         return self.xp.sin(angle) / angle
 
     # --- indexing ---------------------------------------------------------------------------
-
-    def take(self, x, indices, axis=None):
-        if axis is None:
-            x, axis = self.ravel(x), 0
-        indices = self.asarray(indices)
-        taken = self.xp.take(x, self.ravel(indices), axis=axis)
-        axis = axis % x.ndim
-        return self.xp.reshape(taken, (*x.shape[:axis], *indices.shape, *x.shape[axis + 1:]))
 
     def take_along_axis(self, x, indices, axis):
         return self.xp.take_along_axis(x, indices, axis=axis)

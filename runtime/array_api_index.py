@@ -9,6 +9,7 @@ arrays alone, and assigns through slices and integers only.
 - `setitem(names, x, index, value)`: a copy of `x` with `copy[index] = value`.
 - `scatter_add(names, x, index, value)`: a copy of `x` with `np.add.at(copy, index, value)`:
   positions that repeat add up, in index order, as NumPy adds them.
+- `take`, `split`, `diag` and `pad` (mode "constant") as NumPy's.
 Assignment through integer arrays works on element positions: the index applied to the array
 of positions `arange(x.size)` says which element each value goes to; values are written
 round by round, each round writing at most once per position (the k-th occurrence of each
@@ -64,7 +65,7 @@ def getitem(names, x, index):
     if not arrays or any(_is_mask(names, item) for item in arrays):
         return x[items]  # slices and integers, or a boolean mask: the standard's own
     if any(item is None for item in items):
-        raise NotImplementedError(
+        raise names.unsupported(
             "autotrace cannot index an array-API array with integer arrays and None together; "
             "index first, then add the axis with np.expand_dims")
     # basic part first: slices stay, advanced items (arrays, integers) keep their axis
@@ -142,4 +143,59 @@ def scatter_add(names, x, index, value):
     return _write(names, x, index, value, lambda old, new: old + new)
 
 
-INDEXING = {"getitem": getitem, "setitem": setitem, "scatter_add": scatter_add}
+
+# --- taking, splitting, padding -------------------------------------------------------------
+
+def split(names, x, indices_or_sections, axis=0):
+    size = x.shape[axis]
+    if isinstance(indices_or_sections, int):
+        if size % indices_or_sections:
+            raise ValueError("array split does not result in an equal division")
+        step = size // indices_or_sections
+        indices_or_sections = list(range(step, size, step))
+    bounds = [0, *indices_or_sections, size]
+    index = [slice(None)] * x.ndim
+    pieces = []
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        index[axis] = slice(start, stop)
+        pieces.append(x[tuple(index)])
+    return pieces
+
+
+def diag(names, v, k=0):
+    if v.ndim == 2:
+        return names.linalg.diagonal(v, offset=k)
+    size = v.shape[0] + abs(k)
+    rows = names.xp.arange(size, device=names.device)[:, None]
+    columns = names.xp.arange(size, device=names.device)[None, :]
+    along = names.xp.clip(rows - max(-k, 0), 0, v.shape[0] - 1)
+    return names.xp.where(columns - rows == k, names.xp.take(v, along[:, 0])[:, None],
+                          names.xp.zeros((), dtype=v.dtype, device=names.device))
+
+
+def pad(names, x, pad_width, mode="constant", constant_values=0):
+    if mode != "constant":
+        raise names.unsupported(f"numpy.pad with mode={mode!r} cannot run on "
+                                f"{names.xp.__name__} arrays; only mode='constant' can")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (x.ndim, 2))
+    for axis, (before, after) in enumerate(widths.tolist()):
+        if before or after:
+            def side(width):
+                shape = (*x.shape[:axis], width, *x.shape[axis + 1:])
+                return names.xp.full(shape, constant_values, dtype=x.dtype,
+                                     device=names.device)
+            x = names.xp.concat([side(before), x, side(after)], axis=axis)
+    return x
+
+
+def take(names, x, indices, axis=None):
+    if axis is None:
+        x, axis = names.ravel(x), 0
+    indices = names.asarray(indices)
+    taken = names.xp.take(x, names.ravel(indices), axis=axis)
+    axis = axis % x.ndim
+    return names.xp.reshape(taken, (*x.shape[:axis], *indices.shape, *x.shape[axis + 1:]))
+
+
+INDEXING = {"getitem": getitem, "setitem": setitem, "scatter_add": scatter_add, "take": take,
+            "split": split, "diag": diag, "pad": pad}

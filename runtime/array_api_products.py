@@ -66,8 +66,8 @@ def cross(names, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         axisa = axisb = axisc = axis
     a, b = names.xp.moveaxis(a, axisa, -1), names.xp.moveaxis(b, axisb, -1)
     if a.shape[-1] != 3 or b.shape[-1] != 3:
-        raise NotImplementedError("autotrace runs np.cross on array-API arrays of 3-vectors "
-                                  "only")
+        raise names.unsupported("autotrace runs np.cross on array-API arrays of 3-vectors "
+                                "only")
     a, b = names.xp.broadcast_arrays(a, b)
     return names.xp.moveaxis(names.xp.linalg.cross(a, b, axis=-1), -1, axisc)
 
@@ -154,8 +154,8 @@ class Linalg:
     def _function(self, name):
         function = getattr(self.xp_linalg, name, None)
         if function is None:
-            raise NotImplementedError(f"numpy.linalg.{name} has no equivalent in the array API's "
-                                f"linalg extension of {self.names.xp.__name__}")
+            raise self.names.unsupported(f"numpy.linalg.{name} has no equivalent in the array "
+                                         f"API's linalg extension of {self.names.xp.__name__}")
         return function
 
     def __getattr__(self, name):
