@@ -33,14 +33,6 @@ class ArrayApiError(NotImplementedError):
     """A NumPy function or form that autotrace cannot run on an array-API namespace."""
 
 
-def namespace_of(value):
-    """The array-API namespace of `value`, or None for NumPy arrays, scalars and non-arrays."""
-    method = getattr(type(value), "__array_namespace__", None)
-    if method is None or isinstance(value, (np.ndarray, np.generic)):
-        return None
-    return value.__array_namespace__()
-
-
 def numpy_dtype(dtype) -> np.dtype:
     """The NumPy dtype of an array-API dtype (`array_api_strict.float64` -> float64): by name,
     which the standard fixes ("float64", "int32", "bool", "complex128")."""
@@ -119,19 +111,18 @@ class _ScalarType:
         return self.names.asarray(value, dtype=self.dtype)
 
 
-class _Ufunc:
-    """`np.add` over a namespace: called, the function; `.at(x, index, value)` adds in place."""
+class _Add:
+    """`np.add` over a namespace: called, the function; `.at(x, index, value)` adds in place,
+    repeated positions adding up."""
 
-    def __init__(self, function, names: NumpyNames):
-        self.function, self.names = function, names
+    def __init__(self, names: NumpyNames):
+        self.names = names
+        self.function = names._elementwise(names.xp.add)
 
     def __call__(self, *args, **kwargs):
         return self.function(*args, **kwargs)
 
     def at(self, target, index, value):
-        if self.function.__name__ != "add":
-            raise ArrayApiError(f"numpy.{self.function.__name__}.at has no equivalent in the "
-                                f"array API ({self.names.xp.__name__}); only add.at does")
         target[...] = self.names.scatter_add(target, index, value)
 
 
@@ -156,9 +147,11 @@ class NumpyNames:
             setattr(self, name, _ScalarType(self, getattr(xp, name)))
         self.bool_ = self.bool
         self.linalg = Linalg(self)
-        self.add = _Ufunc(self._binary(xp.add), self)
+        self.add = _Add(self)
 
     def __getattr__(self, name):
+        if name.startswith("_"):  # not a NumPy function: Python asking (copy, pickle, ...)
+            raise AttributeError(name)
         if name in _ELEMENTWISE_FLOAT:
             function = self._elementwise(getattr(self.xp, _ELEMENTWISE_FLOAT[name]),
                                          float_only=True)
@@ -204,8 +197,7 @@ class NumpyNames:
         """`values` (arrays and Python scalars) with the arrays cast to NumPy's result type,
         the Python scalars left weak as NumPy 2 leaves them (or made arrays of that type, with
         `arrays`)."""
-        arrays = [value for value in values if self.is_array(value)]
-        if not arrays:
+        if not any(self.is_array(value) for value in values):
             return [self.asarray(value) for value in values]
         kinds = [numpy_dtype(value.dtype) if self.is_array(value) else value for value in values]
         target = np.result_type(*kinds)
@@ -232,8 +224,6 @@ class NumpyNames:
             return function(*self._promoted(args, float_only))
         elementwise.__name__ = function.__name__
         return elementwise
-
-    _binary = _elementwise
 
     # --- making arrays ------------------------------------------------------------------------
 
