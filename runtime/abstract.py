@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from runtime.array_api import numpy_dtype
 from runtime.devices import device_of
 
 _KIND_PREFIX = {"f": "f", "i": "i", "u": "u", "c": "c"}
@@ -99,8 +100,20 @@ class AbstractArray:
 
 
 def abstractify(value) -> AbstractArray:
-    """The AbstractArray of a concrete array or NumPy scalar."""
-    return AbstractArray(value.shape, value.dtype, device_of(value))
+    """The AbstractArray of a concrete array (of NumPy, CuPy or an array-API library) or NumPy
+    scalar."""
+    device = device_of(value)
+    dtype = value.dtype if device == "cpu" or device.startswith("gpu") else \
+        numpy_dtype(value.dtype)
+    return AbstractArray(value.shape, dtype, device)
+
+
+def same_type(a: AbstractArray, b: AbstractArray) -> bool:
+    """Whether values of types `a` and `b` may stand for each other in a graph (the two
+    branches of a cond, a loop value before and after an iteration): equal types, or equal but
+    for one being a NumPy value ("cpu", a constant) where the other is on a device or an array
+    library's, where the graph's backend puts its constants."""
+    return a == b or (a.shape == b.shape and a.dtype == b.dtype and "cpu" in (a.device, b.device))
 
 
 def is_unknown(aval) -> bool:

@@ -35,7 +35,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from runtime.abstract import abstractify
+from runtime.abstract import abstractify, same_type
 from runtime.control_scope import ControlFlowError, active_subgraphs
 from runtime.executor import compile_graph
 from runtime.graph import Graph, Var
@@ -275,15 +275,6 @@ def _aval(leaf):
     return leaf.aval if isinstance(leaf, Tracer) else abstractify(leaf)
 
 
-def _same_aval(a, b) -> bool:
-    """Whether two leaves have one shape and dtype, and one device where both are traced: a
-    concrete value is a constant, which goes to whatever device the graph runs on."""
-    a_aval, b_aval = _aval(a), _aval(b)
-    if isinstance(a, Tracer) and isinstance(b, Tracer):
-        return a_aval == b_aval
-    return (a_aval.shape, a_aval.dtype) == (b_aval.shape, b_aval.dtype)
-
-
 def _input_aval(leaf, builder):
     """The aval of a subgraph input standing for `leaf`: a concrete leaf is on the device of
     the trace (the graph's)."""
@@ -436,7 +427,7 @@ def _check_branches(true_branch: TracedSubgraph, false_branch: TracedSubgraph) -
             f"{_describe(false_result)}")
     for (path, true_leaf), (_, false_leaf) in zip(leaves_with_paths(true_result),
                                                   leaves_with_paths(false_result)):
-        if not _same_aval(true_leaf, false_leaf):
+        if not same_type(_aval(true_leaf), _aval(false_leaf)):
             raise ControlFlowError(
                 f"autotrace.cond: true_fn and false_fn must return arrays of the same shape "
                 f"and dtype, but output{path} is {_aval(true_leaf)} in true_fn and "
@@ -496,7 +487,7 @@ def _check_body(init_vals, result) -> None:
             f"autotrace.while_loop: body_fn must return the loop values in the structure it "
             f"takes them, but it takes {_describe(init_vals)} and returns {_describe(result)}")
     for (path, old), (_, new) in zip(leaves_with_paths(init_vals), leaves_with_paths(result)):
-        if not _same_aval(old, new):
+        if not same_type(_aval(old), _aval(new)):
             raise ControlFlowError(
                 f"autotrace.while_loop: body_fn must keep the shape and dtype of each loop "
                 f"value, but loop value{path} goes in as {_aval(old)} and comes out as "

@@ -33,7 +33,8 @@ import re
 
 import numpy as np
 
-from runtime.control import (ControlFlowError, _aval, _describe, _same_aval,
+from runtime.abstract import same_type
+from runtime.control import (ControlFlowError, _aval, _describe,
                              _same_structure, current_builder, traced_cond, traced_while, cond)
 from runtime.stacks import (SavedValues, StackMismatch, TracedStack, new_stack, restore,
                             snapshot)
@@ -284,7 +285,7 @@ def _check_variable(where: str, variable: str, in_true, in_false,
                             f"condition can only choose between arrays of one shape and dtype")
     for (path, true_leaf), (_, false_leaf) in zip(leaves_with_paths(in_true),
                                                   leaves_with_paths(in_false)):
-        if not _same_aval(true_leaf, false_leaf):
+        if not same_type(_aval(true_leaf), _aval(false_leaf)):
             raise _error(where, f"variable {variable!r}{path} is {_aval(true_leaf)} after the "
                                 f"true branch and {_aval(false_leaf)} after the false branch; "
                                 f"both branches must give it the same shape and dtype")
@@ -554,7 +555,7 @@ def _check_loop_values(where, statement, names, init, before, after, promote,
         for (path, old_leaf), (_, new_leaf) in zip(leaves_with_paths(old),
                                                    leaves_with_paths(new)):
             old_aval, new_aval = _aval(old_leaf), _aval(new_leaf)
-            if _same_aval(old_leaf, new_leaf):
+            if same_type(old_aval, new_aval):
                 continue
             number = isinstance(init[index], (int, float, complex)) and not is_array(init[index])
             if number and old_aval.shape == new_aval.shape:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.abstract import AbstractArray
+from runtime.devices import array_module
 from runtime.registry import bind, define_runtime_function
 from runtime.windows import (DATA_FORMATS, check_choice, check_image_batch, check_window_options,
                              extract_patches, fold_patches, from_channels_last, output_length,
@@ -94,8 +95,10 @@ def _conv2d(x, kernel, *, strides, padding, data_format):
     geometry = window_geometry(x.shape[1:3], kernel.shape[:2], strides, padding, "conv2d")
     patches = extract_patches(x, geometry)
     batch, out_h, out_w = patches.shape[:3]
-    y = patches.reshape(batch * out_h * out_w, -1) @ kernel.reshape(-1, kernel.shape[3])
-    return from_channels_last(y.reshape(batch, out_h, out_w, kernel.shape[3]), data_format)
+    xp = array_module(x)
+    y = xp.reshape(patches, (batch * out_h * out_w, -1)) @ xp.reshape(
+        kernel, (-1, kernel.shape[3]))
+    return from_channels_last(xp.reshape(y, (batch, out_h, out_w, kernel.shape[3])), data_format)
 
 
 def _conv2d_backprop_input(g, kernel, *, input_size, strides, padding, data_format):
@@ -103,8 +106,9 @@ def _conv2d_backprop_input(g, kernel, *, input_size, strides, padding, data_form
     geometry = window_geometry(input_size, kernel.shape[:2], strides, padding, "conv2d")
     batch, out_h, out_w, out_channels = g.shape
     window_h, window_w, in_channels = kernel.shape[:3]
-    patches = g.reshape(-1, out_channels) @ kernel.reshape(-1, out_channels).T
-    patches = patches.reshape(batch, out_h, out_w, window_h * window_w, in_channels)
+    xp = array_module(g)
+    patches = xp.reshape(g, (-1, out_channels)) @ xp.reshape(kernel, (-1, out_channels)).T
+    patches = xp.reshape(patches, (batch, out_h, out_w, window_h * window_w, in_channels))
     return from_channels_last(fold_patches(patches, geometry), data_format)
 
 
@@ -113,8 +117,9 @@ def _conv2d_backprop_kernel(g, x, *, window, strides, padding, data_format):
     geometry = window_geometry(x.shape[1:3], window, strides, padding, "conv2d")
     patches = extract_patches(x, geometry)
     rows = patches.shape[0] * patches.shape[1] * patches.shape[2]
-    kernel = patches.reshape(rows, -1).T @ g.reshape(rows, g.shape[3])
-    return kernel.reshape(*window, x.shape[3], g.shape[3])
+    xp = array_module(x)
+    kernel = xp.reshape(patches, (rows, -1)).T @ xp.reshape(g, (rows, g.shape[3]))
+    return xp.reshape(kernel, (*window, x.shape[3], g.shape[3]))
 
 
 # --- shapes and dtypes for tracing ----------------------------------------------------------------

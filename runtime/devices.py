@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime.array_api import is_place, numpy_names, place_of
+
 
 class DeviceError(RuntimeError):
     """A device that does not exist here, or arrays of two devices in one call."""
@@ -56,26 +58,50 @@ def parse_device(name) -> Device:
     return Device("gpu", int(index or 0))
 
 
+def mixing_error(devices) -> DeviceError:
+    """The error for values on two or more of `devices` (device or array-library names) in one
+    traced function: autotrace never copies between them behind a user's back."""
+    found = sorted(set(devices))
+    libraries = [device for device in found if is_place(device)]
+    if libraries:
+        kinds = " and ".join("NumPy" if device == "cpu" else "CuPy" if device.startswith(
+            "gpu") else device for device in sorted(found, key=is_place))
+        return DeviceError(f"the inputs are arrays of {kinds}: a traced function runs on one "
+                           f"array library; convert them to one first (e.g. "
+                           f"{libraries[0].partition(':')[0]}.asarray(x) or numpy.asarray(x))")
+    return DeviceError(f"the inputs are on {' and '.join(found)}: a traced function runs on one "
+                       f"device; move them with autotrace.to_device(x, {found[0]!r}) first (a "
+                       f"Variable is on the device it was made on: make it inside "
+                       f"autotrace.device({found[-1]!r}) to have it there)")
+
+
 def is_gpu_array(value) -> bool:
     """Whether `value` is a CuPy array (without importing CuPy)."""
     return type(value).__module__.startswith("cupy") and hasattr(value, "shape")
 
 
 def device_of(value) -> str:
-    """Where an array lives: "gpu:N" for a CuPy array on GPU N, "cpu" for anything else (NumPy
-    arrays and scalars, Python numbers, arrays of other CPU array libraries)."""
-    if type(value).__module__.startswith("cupy"):
+    """Where an array lives: "gpu:N" for a CuPy array on GPU N, "cpu" for NumPy arrays and
+    scalars and Python numbers; an array of another library that follows the array API is on
+    its namespace (`array_api_strict`, runtime/array_api.place_of), whose backend runs it."""
+    module = type(value).__module__
+    if module.startswith("cupy"):
         return f"gpu:{int(value.device.id)}"
-    return "cpu"
+    if module.startswith("numpy") or not hasattr(type(value), "__array_namespace__"):
+        return "cpu"
+    return place_of(value)
 
 
 def array_module(value):
-    """numpy, or cupy for a CuPy array."""
+    """numpy, or cupy for a CuPy array, or NumPy's names over the namespace of another array
+    API library's array (runtime/array_api.numpy_names)."""
     module = type(value).__module__
     if module.startswith("cupy"):
         import cupy  # only a CuPy array gets here, so CuPy is installed
         return cupy
-    return np
+    if module.startswith("numpy") or not hasattr(type(value), "__array_namespace__"):
+        return np
+    return numpy_names(value)
 
 
 def add_at(out, index, value) -> None:

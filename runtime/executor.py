@@ -86,7 +86,7 @@ class _SourceNames:
         eager code would make a new array."""
         name = self.use(value)
         if isinstance(value, Constant) and not isinstance(self.namespace[name], np.generic):
-            return f"{name}.copy()"
+            return f"np.copy({name})"
         return name
 
 

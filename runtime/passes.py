@@ -48,6 +48,8 @@ def optimize(graph: Graph, passes=None, show_after=(), backend=None) -> Graph:
         passes = PASSES
         if backend is not None and backend.passes():
             passes = [*PASSES[:-1], *backend.passes(), PASSES[-1]]
+        if backend is not None and not backend.writes_in_place:
+            passes = [each for each in passes if not isinstance(each, BufferReuse)]
     for graph_pass in passes:
         graph = graph_pass.run(graph)
         if type(graph_pass).__name__ in show_after:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.abstract import AbstractArray
+from runtime.array_api import numpy_dtype
 from runtime.devices import array_module
 from runtime.registry import bind, define_runtime_function
 from runtime.windows import (check_pair, check_window_options, extract_patches, fold_patches,
@@ -110,7 +111,7 @@ def _options(x_shape, pool_size, strides, padding, data_format, function) -> dic
 
 def _lowest(dtype):
     """The padding that never wins a maximum."""
-    dtype = np.dtype(dtype)
+    dtype = numpy_dtype(dtype)
     if dtype.kind == "f":
         return -np.inf
     return np.iinfo(dtype).min if dtype.kind in "iu" else False
@@ -122,20 +123,21 @@ def _geometry(x, pool_size, strides, padding):
 
 def _winning_taps(x, geometry):
     """For each window of the NHWC x, the tap of its first largest element: (N, oh, ow, C)."""
-    return extract_patches(x, geometry, _lowest(x.dtype)).argmax(axis=3)
+    return array_module(x).argmax(extract_patches(x, geometry, _lowest(x.dtype)), axis=3)
 
 
 def _max_pool2d(x, *, pool_size, strides, padding, data_format):
     x = to_channels_last(x, data_format)
     geometry = _geometry(x, pool_size, strides, padding)
-    pooled = extract_patches(x, geometry, _lowest(x.dtype)).max(axis=3)
+    pooled = array_module(x).max(extract_patches(x, geometry, _lowest(x.dtype)), axis=3)
     return from_channels_last(pooled, data_format)
 
 
 def _max_pool2d_scatter(g, x, *, pool_size, strides, padding, data_format):
     g, x = to_channels_last(g, data_format), to_channels_last(x, data_format)
     geometry = _geometry(x, pool_size, strides, padding)
-    taps = array_module(x).arange(pool_size[0] * pool_size[1]).reshape(1, 1, 1, -1, 1)
+    xp = array_module(x)
+    taps = xp.reshape(xp.arange(pool_size[0] * pool_size[1]), (1, 1, 1, -1, 1))
     chosen = _winning_taps(x, geometry)[:, :, :, None, :] == taps
     patches = array_module(g).where(chosen, g[:, :, :, None, :], 0)
     return from_channels_last(fold_patches(patches, geometry), data_format)
@@ -150,7 +152,7 @@ def _max_pool2d_gather(v, x, *, pool_size, strides, padding, data_format):
 
 
 def _float_dtype(dtype) -> np.dtype:
-    dtype = np.dtype(dtype)
+    dtype = numpy_dtype(dtype)
     return dtype if dtype.kind in "fc" else np.dtype(np.float64)
 
 
@@ -159,14 +161,14 @@ def _window_counts(geometry, xp, dtype):
     if not any(before or after for before, after in geometry.pads):
         return geometry.window[0] * geometry.window[1]
     ones = xp.ones((1, *geometry.input_size, 1), dtype=dtype)
-    return extract_patches(ones, geometry).sum(axis=3)
+    return xp.sum(extract_patches(ones, geometry), axis=3)
 
 
 def _avg_pool2d(x, *, pool_size, strides, padding, data_format):
     x = to_channels_last(x, data_format)
     geometry = _geometry(x, pool_size, strides, padding)
     dtype = _float_dtype(x.dtype)
-    sums = extract_patches(x, geometry).sum(axis=3, dtype=dtype)
+    sums = array_module(x).sum(extract_patches(x, geometry), axis=3, dtype=dtype)
     pooled = sums / _window_counts(geometry, array_module(x), dtype)
     return from_channels_last(pooled, data_format)
 

@@ -178,8 +178,9 @@ def ndim_of(aval) -> int:
 
 
 def device_of_inputs(avals) -> str:
+    """Where an op's result lives: where its inputs that are not NumPy constants live."""
     for aval in avals:
-        if isinstance(aval, AbstractArray):
+        if isinstance(aval, AbstractArray) and aval.device != "cpu":
             return aval.device
     return "cpu"
 

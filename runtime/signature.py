@@ -28,7 +28,7 @@ import weakref
 
 import numpy as np
 
-from runtime.abstract import short_dtype
+from runtime.abstract import abstractify, short_dtype
 from runtime.devices import device_of, is_gpu_array
 from runtime.derivatives.objects import field_names, is_dataclass_instance
 from runtime.tracer import Tracer, sorted_keys
@@ -128,6 +128,10 @@ def _other_key(value, arrays: list):
     if isinstance(value, Tracer):
         arrays.append(value)
         return ("array", value.shape, value.dtype, value.device)
+    if hasattr(type(value), "__array_namespace__"):  # CuPy's, or an array-API library's
+        arrays.append(value)
+        aval = abstractify(value)
+        return ("array", aval.shape, aval.dtype, aval.device)
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
         return (type(value), *[_key(item, arrays) for item in value])
     if isinstance(value, (tuple, list)):

@@ -44,7 +44,7 @@ import numpy as np
 from dataclasses import replace
 
 from runtime.abstract import AbstractArray, abstractify
-from runtime.devices import DeviceError, is_gpu_array
+from runtime.devices import is_gpu_array, mixing_error
 from runtime.arguments import (  # noqa: F401 - the argument checks, imported from here too
     ArgumentChangedError, _basic_index, _index_text, inherit_arguments, mark_view,
     refuse_change_of_argument)
@@ -166,19 +166,15 @@ class GraphBuilder:
         return constant
 
 
-def _device_of_inputs(values, primitive) -> str:
+def _device_of_inputs(values, primitive) -> str | None:
     """The device of an equation's array inputs (None without any); DeviceError for two.
     Constants go wherever the graph runs, and stacks of saved values hold arrays of any
     device, so neither counts."""
     devices = {value.aval.device for value in values
                if isinstance(value, Var) and isinstance(value.aval, AbstractArray)}
-    if len(devices) <= 1:
-        return devices.pop() if devices else None
-    found = sorted(devices)
-    raise DeviceError(f"{primitive.name} got arrays on {' and '.join(found)}: an operation "
-                      f"runs on one device; move them with autotrace.to_device(x, "
-                      f"{found[-1]!r}) first (a Variable is where it was made: make it under "
-                      f"autotrace.device({found[-1]!r}))")
+    if len(devices) > 1:
+        raise mixing_error(devices)
+    return devices.pop() if devices else None
 
 
 def _forward(function):

@@ -12,7 +12,8 @@ def is_array(value) -> bool:
     """Whether a leaf of an argument tree becomes a graph input (NumPy arrays and scalars,
     CuPy arrays, Tracers)."""
     return isinstance(value, (np.ndarray, np.generic)) or \
-        getattr(type(value), "is_traced_array", False) or is_gpu_array(value)
+        getattr(type(value), "is_traced_array", False) or is_gpu_array(value) or \
+        hasattr(type(value), "__array_namespace__")  # an array-API library's
 
 
 def sorted_keys(mapping: dict) -> list:

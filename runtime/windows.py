@@ -75,11 +75,11 @@ def check_window_options(x_shape: tuple, window: tuple, strides, padding, data_f
 # --- layouts ------------------------------------------------------------------------------------
 
 def to_channels_last(x, data_format: str):
-    return x if data_format == "channels_last" else x.transpose(0, 2, 3, 1)
+    return x if data_format == "channels_last" else array_module(x).transpose(x, (0, 2, 3, 1))
 
 
 def from_channels_last(x, data_format: str):
-    return x if data_format == "channels_last" else x.transpose(0, 3, 1, 2)
+    return x if data_format == "channels_last" else array_module(x).transpose(x, (0, 3, 1, 2))
 
 
 def shape_to_channels_last(shape: tuple, data_format: str) -> tuple:
@@ -126,8 +126,8 @@ class WindowGeometry:
         (window_h, window_w), (stride_h, stride_w) = self.window, self.strides
         span_h = (self.output_size[0] - 1) * stride_h + 1
         span_w = (self.output_size[1] - 1) * stride_w + 1
-        return [(slice(None), slice(i, i + span_h, stride_h), slice(j, j + span_w, stride_w))
-                for i in range(window_h) for j in range(window_w)]
+        return [(slice(None), slice(i, i + span_h, stride_h), slice(j, j + span_w, stride_w),
+                 slice(None)) for i in range(window_h) for j in range(window_w)]
 
 
 def window_geometry(input_size: tuple, window: tuple, strides: tuple, padding: str,

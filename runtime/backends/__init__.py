@@ -7,13 +7,16 @@ that function's names mean and how some equations are written:
     graph = optimize(graph, backend=backend)  # the common passes, then the backend's own
     function, source = compile_graph(graph, backend=backend)
 
-Three backends, one module each beside this file:
+Four backends, one module each beside this file:
 - numpy   (numpy_backend.py)  NumPy's functions, one call per equation; always there.
 - llvm    (llvm_backend.py)   the NumPy backend, plus regions of elementwise equations fused
                               into one compiled loop each (llvmlite, glibc's vector math);
                               needs the `cpu` extra, and falls back to numpy without it.
 - cupy    (cupy_backend.py)   CuPy's functions on a GPU, elementwise regions fused into CuPy
                               ElementwiseKernels (runtime/fusion.py); needs the `gpu` extra.
+- array API (array_api_backend.py) arrays of a library that follows the Python array API
+                              (array_api_strict), through NumPy's names over its namespace
+                              (runtime/array_api.py); one backend per namespace and device.
 
 The protocol (`Backend`; a new backend is one module with one instance, passed to `register`):
 - `name`: how configuration and errors name it.
@@ -25,9 +28,10 @@ The protocol (`Backend`; a new backend is one module with one instance, passed t
   kernel, `Primitive.globals`).
 - `place_constant(value, device)`: a graph constant (a NumPy array or scalar folded while
   tracing) as the generated code uses it: as it is on the CPU, copied once to the graph's
-  `device` ("gpu:N") on a GPU.
+  `device` ("gpu:N") on a GPU, converted to an array-API library's array there.
 - `passes()`: graph passes of its own, run after the common passes and before buffer reuse
   (fusion replaces regions of equations by one equation calling a kernel).
+- `writes_in_place`: whether results may be written into dying buffers (`out=`, BufferReuse).
 - `lowers_scalars`: whether a graph of float64 scalars may be written as Python floats
   (runtime/passes_floats.py): true on the CPU, false where values must stay on a device.
 - `compile_whole(graph, python_version)`: the whole graph as one native function (a graph of
@@ -43,7 +47,8 @@ from __future__ import annotations
 import math
 import os
 
-from runtime.devices import DeviceError, parse_device
+from runtime.array_api import is_place
+from runtime.devices import mixing_error, parse_device
 from runtime.ops import source_globals
 
 
@@ -53,6 +58,7 @@ class Backend:
     name = "backend"
     device_kind = "cpu"
     lowers_scalars = False
+    writes_in_place = True
 
     def available(self) -> str | None:
         """None when this backend can run here, else why not (what to install)."""
@@ -125,9 +131,10 @@ def backend_for(devices) -> Backend:
     _load()
     found = sorted(set(devices))
     if len(found) > 1:
-        raise DeviceError(f"the inputs are on {' and '.join(found)}: a traced function runs on "
-                          "one device; move them with autotrace.to_device(x, "
-                          f"{found[0]!r}) first")
+        raise mixing_error(found)
+    if found and is_place(found[0]):
+        from runtime.backends.array_api_backend import backend_for_place
+        return backend_for_place(found[0])
     if found and parse_device(found[0]).kind == "gpu":
         return _BACKENDS["cupy"]
     choice = _settings["cpu"]

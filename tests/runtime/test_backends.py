@@ -52,7 +52,8 @@ def test_two_devices_are_an_error_naming_both():
         backend_for(("gpu:0", "cpu"))
     assert str(error.value) == (
         "the inputs are on cpu and gpu:0: a traced function runs on one device; move them "
-        "with autotrace.to_device(x, 'cpu') first")
+        "with autotrace.to_device(x, 'cpu') first (a Variable is on the device it was made "
+        "on: make it inside autotrace.device('gpu:0') to have it there)")
 
 
 def test_unknown_names_are_errors_listing_the_known_ones():

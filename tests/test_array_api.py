@@ -1,0 +1,247 @@
+"""Traced gradients run on arrays of another array library: array_api_strict, which has the
+Python array API standard's functions and nothing else (runtime/backends/array_api_backend.py).
+
+Every corpus function's traced gradient, and every rule table entry's whose gradient traces
+(each entry's call as a small function, tests/test_rule_table_grad.py), runs on
+array_api_strict inputs, returns array_api_strict arrays, and matches what the NumPy backend
+computes from the same values to 1e-12 relative: the same float operations, spelled by the
+standard's names. While these tests run, an array_api_strict array refuses to become a NumPy
+array (`__array__` raises), so a NumPy function silently computing a NumPy array from one
+fails the test instead of passing unseen.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autotrace
+from runtime.array_api import ArrayApiError, numpy_dtype, numpy_names
+from runtime.devices import DeviceError
+from tests import corpus
+from tests.rule_table import TABLE
+from tests.test_rule_table_grad import build_wrappers
+
+xp = pytest.importorskip(
+    "array_api_strict", reason="array_api_strict is not installed (pip install "
+    "'autotrace[test]'): the array-API backend is tested on its arrays")
+StrictArray = type(xp.asarray(0.0))
+CASES = {case.function.__name__: case for case in corpus.CASES}
+
+
+@pytest.fixture(autouse=True)
+def no_conversion_to_numpy(monkeypatch):
+    """An array_api_strict array that NumPy converts (np.sin(x), np.asarray(x)) raises."""
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("an array_api_strict array was converted to a NumPy array")
+    monkeypatch.setattr(StrictArray, "__array__", refuse)
+
+
+def to_strict(tree):
+    """`tree` with each NumPy array or scalar an array_api_strict array of the same values."""
+    if isinstance(tree, (np.ndarray, np.generic)):
+        return xp.asarray(np.asarray(tree))
+    if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
+        return type(tree)(*[to_strict(item) for item in tree])
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(to_strict(item) for item in tree)
+    if isinstance(tree, dict):
+        return type(tree)((key, to_strict(item)) for key, item in tree.items())
+    return tree
+
+
+def assert_matches(result, reference, where=""):
+    """`result` has `reference`'s structure, with an array_api_strict array (of the same dtype
+    and shape, values within 1e-12 relative) for each NumPy array."""
+    if isinstance(reference, dict):
+        assert result.keys() == reference.keys(), where
+        for key in reference:
+            assert_matches(result[key], reference[key], f"{where}[{key!r}]")
+    elif isinstance(reference, (tuple, list)):
+        assert type(result) is type(reference) and len(result) == len(reference), where
+        for index, (item, expected) in enumerate(zip(result, reference)):
+            assert_matches(item, expected, f"{where}[{index}]")
+    elif isinstance(reference, (np.ndarray, np.generic)):
+        assert isinstance(result, StrictArray), f"{where}: a {type(result).__name__}"
+        assert numpy_dtype(result.dtype) == reference.dtype, where
+        assert tuple(result.shape) == np.shape(reference), where
+        np.testing.assert_allclose(np.from_dlpack(result), reference, rtol=1e-12,
+                                   atol=1e-300, equal_nan=True, err_msg=where)
+    else:
+        assert type(result) is type(reference), where
+        np.testing.assert_allclose(result, reference, rtol=1e-12, err_msg=where)
+
+
+def traced_gradient(function, wrt):
+    return autotrace.function(autotrace.grad(function, wrt=wrt))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_corpus_gradients_match_numpy(name):
+    case = CASES[name]
+    args = case.make_args(np.random.default_rng(0))
+    reference = traced_gradient(case.function, case.wrt)(*args)
+    assert_matches(traced_gradient(case.function, case.wrt)(*to_strict(args)), reference, name)
+
+
+# Rule helpers (runtime/derivatives/) that eager gradients call, and why these few cannot run
+# on array_api_strict arrays yet: they use what NumPy and CuPy arrays have and the standard's
+# do not. (Traced graphs do not call them: tracing records their NumPy calls as ops.)
+HELPERS_NOT_YET = {
+    **dict.fromkeys(["helper:unbroadcast", "helper:unbroadcast/int", "helper:unbroadcast_each",
+                     "helper:unreduce", "helper:unreduce/keepdims", "helper:unreduce/all",
+                     "helper:unarray/array", "helper:dot_adjoint_a/scalar",
+                     "helper:dot_adjoint_b/scalar", "helper:einsum_adjoint",
+                     "helper:einsum_adjoint/three"], "x.dtype.kind"),
+    **dict.fromkeys(["helper:matmul_adjoint_b/batched", "helper:matmul_adjoint_a/vector-matrix",
+                     "helper:matmul_adjoint_b/matrix-vector"], "the g.sum(...) method"),
+    **dict.fromkeys(["helper:diagonal_adjoint", "helper:diagonal_adjoint/broadcast",
+                     "helper:diag_adjoint/embed"], "writing through NumPy index arrays"),
+    **dict.fromkeys(["helper:untake", "helper:untake/axis"], "a scatter-add only for CuPy"),
+    "helper:unstack": "iterating over an array",
+    "helper:reshape_each/several": "iterating over an array",
+}
+
+
+def test_rule_helpers_called_eagerly_match_numpy():
+    """Each rule table entry of a derivative helper, called on array_api_strict arrays."""
+    ran = 0
+    for entry in TABLE:
+        if not entry.name.startswith("helper:") or entry.name in HELPERS_NOT_YET:
+            continue
+        args, kwargs = entry.arguments(np.random.default_rng(0))
+        assert_matches(entry.func(*to_strict(args), **to_strict(kwargs)),
+                       entry.func(*args, **kwargs), entry.name)
+        ran += 1
+    print(f"{ran} rule helpers run on array_api_strict arrays; {len(HELPERS_NOT_YET)} not yet")
+    assert ran >= 70
+
+
+@pytest.fixture(scope="module")
+def wrappers(tmp_path_factory):
+    return build_wrappers(tmp_path_factory.mktemp("rule_table_array_api"))
+
+
+def test_rule_table_gradients_match_numpy(wrappers):
+    """One test for the whole table: every entry whose gradient traces on NumPy arrays."""
+    compared = 0
+    for name, (wrapper, function) in wrappers.items():
+        try:
+            reference = traced_gradient(function, wrapper.wrt)(*wrapper.args)
+        except Exception:  # noqa: BLE001 - a few rule helpers take values not known while
+            continue       # tracing (np.sort's order for unsort); tested eagerly elsewhere
+        result = traced_gradient(function, wrapper.wrt)(*to_strict(wrapper.args))
+        assert_matches(result, reference, name)
+        compared += 1
+    print(f"{compared} of {len(wrappers)} rule table entries trace, and run on "
+          "array_api_strict arrays")
+    assert compared > 0.95 * len(wrappers)
+
+
+def test_the_graph_runs_on_the_array_api_backend():
+    W = np.array([1.0, 2.0])  # a NumPy constant, converted when the graph is compiled
+
+    @autotrace.function
+    def f(x):
+        return np.sum(np.power(x * W, 2.0)) + x[0]
+
+    x = xp.asarray([3.0, 4.0])
+    assert float(f(x)) == 9.0 + 64.0 + 3.0
+    assert str(f.graph(x)).splitlines()[0] == "{ lambda a:f64[2]@array_api_strict ;"
+    source = f.source(x)
+    assert "np.getitem(a, np.s_[0])" in source and ".copy()" not in source
+    assert f.trace_count == 1
+    assert float(f(np.array([3.0, 4.0]))) == 76.0  # NumPy inputs: a trace of their own
+    assert f.trace_count == 2
+
+
+def test_numpy_and_strict_inputs_together_are_an_error_naming_both():
+    f = autotrace.function(lambda x, y: x * y)
+    with pytest.raises(DeviceError) as error:
+        f(xp.asarray([1.0]), np.array([2.0]))
+    assert str(error.value) == (
+        "the inputs are arrays of NumPy and array_api_strict: a traced function runs on one "
+        "array library; convert them to one first (e.g. array_api_strict.asarray(x) or "
+        "numpy.asarray(x))")
+
+
+def test_a_numpy_function_the_standard_lacks_raises_naming_it():
+    f = autotrace.function(lambda x: np.fmod(x, 2.0))
+    with pytest.raises(ArrayApiError, match=r"^numpy\.fmod has no equivalent in the array API "
+                                            r"that autotrace knows, so it cannot run on "
+                                            r"array_api_strict arrays"):
+        f(xp.asarray([1.0, 2.5]))
+
+
+def test_numpy_refuses_strict_arrays_while_these_tests_run():
+    """The guard the other tests rely on: NumPy given a strict array raises, not converts."""
+    with pytest.raises(AssertionError, match="converted to a NumPy array"):
+        np.sin(xp.asarray([1.0]))
+
+
+INDEXES = [  # (the indexed array's shape, a NumPy index; lists are index arrays)
+    ((2, 3, 4), (slice(None), [2, 0, 2])),          # an index array after a slice
+    ((2, 4, 3), ([1, 0], slice(1, 3))),              # before one
+    ((2, 3, 4), (0, slice(None), [3, 1])),           # an integer and an array apart: first
+    ((2, 3, 4), ([0, 1], [1, 2])),                   # arrays together
+    ((3, 4, 2), (slice(None), [[0, 1], [2, 3]], 1)),  # a 2-d index array beside an integer
+    ((2, 3, 4), ([-1, 0],)),                         # fewer indices than axes, a negative one
+    ((2, 3, 4), (Ellipsis, 1)),
+]
+
+
+@pytest.mark.parametrize("shape, index", INDEXES, ids=[str(index) for _, index in INDEXES])
+def test_numpy_indexing_over_the_standard(shape, index):
+    x = np.arange(24.0).reshape(shape)
+    names = numpy_names(xp.asarray(0.0))
+    strict_index = tuple(xp.asarray(item) if isinstance(item, list) else item for item in index)
+    expected = x[tuple(np.asarray(item) if isinstance(item, list) else item for item in index)]
+    assert_matches(names.getitem(xp.asarray(x), strict_index), expected)
+
+
+def test_add_at_and_assignment_with_repeated_positions_as_numpy():
+    names = numpy_names(xp.asarray(0.0))
+    x = np.arange(12.0).reshape(3, 4)
+    rows, values = [2, 0, 2, 2], np.arange(16.0).reshape(4, 4) * 1e-3 + 1.0
+    expected = x.copy()
+    np.add.at(expected, (rows,), values)
+    assert_matches(names.scatter_add(xp.asarray(x), (xp.asarray(rows),), xp.asarray(values)),
+                   expected)
+    expected = x.copy()
+    expected[:, [3, 1]] = -1.0
+    assert_matches(names.setitem(xp.asarray(x), (slice(None), xp.asarray([3, 1])), -1.0),
+                   expected)
+
+
+NUMPY_CALLS = [  # (NumPy function name, arguments, keywords): arrays of floats unless ints
+    ("flip", (np.arange(6.0).reshape(2, 3), 1), {}),
+    ("split", (np.arange(10.0), [2, 5]), {}),
+    ("split", (np.arange(12.0).reshape(2, 6), 3), {"axis": 1}),
+    ("diag", (np.arange(3.0),), {"k": 1}),
+    ("diag", (np.arange(3.0),), {"k": -2}),
+    ("diag", (np.arange(12.0).reshape(3, 4), -1), {}),
+    ("pad", (np.arange(6.0).reshape(2, 3), ((1, 0), (0, 2))), {"constant_values": -1.0}),
+    ("einsum", ("iij,j->i", np.arange(18.0).reshape(3, 3, 2), np.arange(2.0)), {}),
+    ("einsum", ("...ij,...jk", np.arange(12.0).reshape(1, 3, 4), np.ones((2, 4, 2))), {}),
+    ("kron", (np.arange(3.0), np.arange(4.0).reshape(2, 2)), {}),
+    ("cross", (np.arange(12.0).reshape(3, 4), np.ones((3, 4))), {"axis": 0}),
+    ("dot", (np.arange(24.0).reshape(2, 3, 4), np.arange(8.0).reshape(4, 2)), {}),
+    ("multiply", (np.arange(3), 0.5), {}),                 # NumPy's promotion: int * float
+    ("sin", (np.arange(3),), {}),                          # a float function of ints
+    ("sum", (np.array([True, False, True]),), {}),         # booleans summed as integers
+    ("cumsum", (np.arange(6.0).reshape(2, 3),), {}),       # no axis: flattened
+    ("fmax", (np.array([1.0, np.nan, 3.0]), 2.0), {}),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs", NUMPY_CALLS,
+                         ids=[f"{name}{index}" for index, (name, _, _) in enumerate(NUMPY_CALLS)])
+def test_numpy_functions_over_the_standard(name, args, kwargs):
+    names = numpy_names(xp.asarray(0.0))
+    assert_matches(getattr(names, name)(*to_strict(args), **kwargs),
+                   getattr(np, name)(*args, **kwargs))
+
+
+def test_numpy_result_type_over_the_standard():
+    names = numpy_names(xp.asarray(0.0))
+    assert names.result_type(xp.asarray([1, 2]), 1.0) == xp.float64
+    assert names.result_type(xp.asarray([1.0], dtype=xp.float32), 1.0) == xp.float32
