@@ -3,7 +3,7 @@
 Two parts, kept apart:
 
 - runtime/derivatives/: the helpers that generated derivative code calls (adjoint_ops,
-  adjoint_products, tangent_ops, structure, objects, built_objects, scans, sequences).
+  adjoint_products, tangent_ops, structure, items, objects, built_objects, scans, sequences).
   transforms/ imports these and only these (plus the op registry's custom ops it writes calls
   of: convolution, pooling, special, random, and state cells and stacks, which user code and
   derivatives share).

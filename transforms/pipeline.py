@@ -22,6 +22,7 @@ import gast
 import numpy as np
 
 import runtime.derivatives.adjoint_ops as adjoint_ops
+import runtime.derivatives.items as items
 import runtime.derivatives.sequences as sequences
 import runtime.derivatives.structure as structure
 from transforms import cleanup
@@ -62,17 +63,17 @@ HELPERS = {
     "accumulate": structure.accumulate, "seed": structure.seed,
     "implicit_seed": structure.implicit_seed,
     "match": structure.match, "match_for_caller": structure.match_for_caller,
-    "accumulate_item": structure.accumulate_item,
-    "accumulate_attribute": structure.accumulate_attribute,
-    "attribute_tangent": structure.attribute_tangent,
-    "item_gradient": structure.item_gradient, "clear_item": structure.clear_item,
-    "read_item": structure.read_item, "restore_item": structure.restore_item,
-    "shape_only": structure.shape_only, "build_namedtuple": structure.build_namedtuple,
-    "sequence": structure.sequence, "sort_order": structure.sort_order,
-    "dict_items": structure.dict_items,
-    "dict_keys": structure.dict_keys, "dict_values": structure.dict_values,
-    "astype": structure.astype, "item": structure.item, "snapshot": structure.snapshot,
-    "shallow_copy": structure.shallow_copy,
+    "accumulate_item": items.accumulate_item,
+    "accumulate_attribute": items.accumulate_attribute,
+    "attribute_tangent": items.attribute_tangent,
+    "item_gradient": items.item_gradient, "clear_item": items.clear_item,
+    "read_item": items.read_item, "restore_item": items.restore_item,
+    "shape_only": items.shape_only, "build_namedtuple": items.build_namedtuple,
+    "sequence": items.sequence, "sort_order": items.sort_order,
+    "dict_items": items.dict_items,
+    "dict_keys": items.dict_keys, "dict_values": items.dict_values,
+    "astype": items.astype, "item": items.item, "snapshot": structure.snapshot,
+    "shallow_copy": items.shallow_copy,
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
     "like_container": structure.like_container, "deposit": deposit,
     "state_version": state_version, "state_as_of": state_as_of,
@@ -593,7 +594,7 @@ def _shape_only(context) -> dict:
     positions = {structure.zeros_like: (0,), structure.seed: (0,),
                  structure.implicit_seed: (0,), structure.match: (1,),
                  structure.match_for_caller: (1,),
-                 structure.item_gradient: (2,), adjoint_ops.unbroadcast: (1,),
+                 items.item_gradient: (2,), adjoint_ops.unbroadcast: (1,),
                  adjoint_ops.unreduce: (1,), adjoint_ops.reduced_size: (0,),
                  sequences.concatenates: (0, 1), sequences.repeats: (0, 1),
                  sequences.first_items: (1,), sequences.last_items: (1,),
