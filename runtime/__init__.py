@@ -26,7 +26,7 @@ dependency (CuPy) or to load it when first needed (the backends).
 
 The contract between transforms/ and runtime/:
 - Generated code names the helper modules it calls (`adjoint_ops.unbroadcast(...)`,
-  `structure.add(...)`); transforms/pipeline.py binds those names in the namespace the code
+  `structure.add(...)`); transforms/front_end.py binds those names in the namespace the code
   runs in. The helpers take and return arrays (NumPy or CuPy) and containers of them, and call
   NumPy functions through the op registry's bindings, so the same derivative runs eagerly on
   arrays and, under `autotrace.function`, on traced values that record a graph.
