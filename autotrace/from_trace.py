@@ -47,7 +47,7 @@ from runtime.tracer import (TracerConversionError, _Slot, leaves_with_paths, map
 from transforms.codegen import load_function
 from transforms.dynamic_calls import caller_of, classify_value_safely
 from transforms.errors import SourceUnavailableError, TransformError
-from transforms.pipeline import Session
+from transforms.front_end import Session
 
 # How many derivatives (distinct traces) one function built from traces keeps.
 MAX_TRACES = 32

@@ -7,7 +7,7 @@
     grads_and_vars = autotrace.implicit_grad(loss)(model, x, y)   # [(dW, W), (dB, B)]
     optimizer.apply_gradients(grads_and_vars)
 
-f's derivative is generated from its source in implicit mode (transforms/pipeline.py
+f's derivative is generated from its source in implicit mode (transforms/front_end.py
 `Session`): besides its arguments, the Variables it reaches through attributes of its
 arguments (at any depth: `self.layers[0].kernel`), through globals and closures, and inside the
 functions and modules it calls carry gradient. Where the adjoint code reaches such a Variable,

@@ -88,7 +88,7 @@ def _cached(build, f: Callable, wrt, optimized: bool, implicit: bool, options: d
 def reverse(f: Callable, wrt, optimized: bool = True, with_value: bool = False,
             implicit: bool = False) -> Callable:
     """The generated reverse-mode derivative (what `grad` and `value_and_grad` return);
-    `implicit` for the one `implicit_grad` runs (see transforms/pipeline.py `Session`)."""
+    `implicit` for the one `implicit_grad` runs (see transforms/front_end.py `Session`)."""
     return _generate(reverse_function, f, wrt, optimized, implicit, with_value=with_value)
 
 

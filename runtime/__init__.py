@@ -3,7 +3,7 @@
 Two parts, kept apart:
 
 - runtime/derivatives/: the helpers that generated derivative code calls (adjoint_ops,
-  adjoint_products, tangent_ops, structure, objects, built_objects, scans, sequences).
+  adjoint_products, tangent_ops, structure, items, objects, built_objects, scans, sequences).
   transforms/ imports these and only these (plus the op registry's custom ops it writes calls
   of: convolution, pooling, special, random, and state cells and stacks, which user code and
   derivatives share).
@@ -11,9 +11,10 @@ Two parts, kept apart:
   (registry: how an op is defined and bound; its families ops_*, convolution, pooling,
   special and random; ops: all of them), the tracer (tracer, arguments, trees, views), the
   graph IR (graph), passes (passes, passes_*), traced control flow (control_scope, control,
-  control_statements, control_writes, stacks), signatures and their cache (signature, spec,
-  cache), the executor (executor, passes_floats, graph_python), devices (devices) and the
-  backends behind one protocol (backends/: numpy, llvm, cupy; see runtime/backends/__init__.py).
+  control_variables, control_branches, control_loops, control_statements, control_writes,
+  stacks), signatures and their cache (signature, spec, cache), the executor (executor,
+  passes_floats, graph_python), devices (devices) and the backends behind one protocol
+  (backends/: numpy, llvm, cupy; see runtime/backends/__init__.py).
 
 Imports inside runtime/ point one way, down this list (tests/runtime/test_import_layout.py
 fails on a cycle): devices, control_scope and derivatives/objects import nothing of runtime/;
@@ -25,7 +26,7 @@ dependency (CuPy) or to load it when first needed (the backends).
 
 The contract between transforms/ and runtime/:
 - Generated code names the helper modules it calls (`adjoint_ops.unbroadcast(...)`,
-  `structure.add(...)`); transforms/pipeline.py binds those names in the namespace the code
+  `structure.add(...)`); transforms/front_end.py binds those names in the namespace the code
   runs in. The helpers take and return arrays (NumPy or CuPy) and containers of them, and call
   NumPy functions through the op registry's bindings, so the same derivative runs eagerly on
   arrays and, under `autotrace.function`, on traced values that record a graph.

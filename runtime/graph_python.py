@@ -27,7 +27,7 @@ from runtime.executor import _SourceNames
 from runtime.graph import Graph, short_name
 from runtime.ops import source_globals
 from runtime.ops_index import index_source
-from runtime.derivatives.structure import accumulate_item
+from runtime.derivatives.items import accumulate_item
 
 
 class UnprintableGraphError(NotImplementedError):

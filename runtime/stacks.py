@@ -125,7 +125,7 @@ class AbstractStack:
 
 class StackMismatch(ControlFlowError):
     """Pushes and pops a trace cannot follow; the converted `if` or loop it happens in adds the
-    user's file and line (runtime/control_statements.py)."""
+    user's file and line (runtime/control_variables.py)."""
 
 
 def _mismatch(what: str) -> StackMismatch:

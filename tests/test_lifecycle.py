@@ -220,10 +220,10 @@ def test_traced_functions_keep_the_values_of_trace_time(tmp_path):
 
 def test_grad_in_a_loop_transforms_once(tmp_path, monkeypatch):
     module = load_module(tmp_path, LOSS)
-    import transforms.pipeline as pipeline
+    import transforms.front_end as front_end
     parsed = []
-    parse = pipeline.parse_function
-    monkeypatch.setattr(pipeline, "parse_function", lambda f: parsed.append(f) or parse(f))
+    parse = front_end.parse_function
+    monkeypatch.setattr(front_end, "parse_function", lambda f: parsed.append(f) or parse(f))
     w = np.array([1.0, 2.0])
     for _ in range(100):
         assert np.allclose(at.grad(module.outer)(w), 4.0 * w)

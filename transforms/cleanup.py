@@ -61,7 +61,7 @@ def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict,
     shape_only: helper name -> positions of its arguments it reads only the shape of. An array
     changed in place (`x[i] = v`) keeps its shape, so its items are restored only where the
     adjoint sweep reads its values.
-    shape_only_helper: the name of runtime.derivatives.structure.shape_only, if given: a name the
+    shape_only_helper: the name of runtime.derivatives.items.shape_only, if given: a name the
     adjoint sweep reads only the shape of is pushed as `shape_only(x)`, which keeps no array alive.
     Returns the names whose kept pushes may run before the name is first assigned.
     """

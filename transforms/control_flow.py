@@ -38,9 +38,12 @@ The branch and loop functions made here are named as the user's function in the 
 so tracebacks say `in f`, not `in _if_true1`. Calls of the builtins `max` and `min` are
 converted too: on traced values they say to use np.maximum or np.minimum.
 
-transforms/control_flow_build.py `convert` reads a function's source, runs this converter and
-compiles the converted function with the user's file name and line numbers, so tracebacks
-and the helpers' errors point at the user's lines. AUTOTRACE_DEBUG=control_flow prints it.
+What statements read and write is found in transforms/control_flow_variables.py; the helpers'
+names, and the rewriting of expressions (conditions, calls) into helper calls, are in
+transforms/control_flow_calls.py. transforms/control_flow_build.py `convert` reads a
+function's source, runs this converter and compiles the converted function with the user's
+file name and line numbers, so tracebacks and the helpers' errors point at the user's lines.
+AUTOTRACE_DEBUG=control_flow prints it.
 """
 from __future__ import annotations
 
@@ -52,130 +55,16 @@ import linecache
 import gast
 
 from transforms.codegen import to_source
+from transforms.control_flow_calls import _Conditions, _ConditionalExpressions, helper
+from transforms.control_flow_variables import (
+    _early_returns, _jumps, _jumps_in_loops, assigned_names, loaded_names, local_names,
+)
 from transforms.exits import exits_to_flags, single_return
 from transforms.liveness import live_after
-from transforms.naming import SCOPES, Namer, name_counts, names_in, walk_scope
+from transforms.naming import Namer, name_counts, names_in, walk_scope
 from transforms.parsing import resolve
 from transforms.templates import name, replace, replace_expression
 
-# The runtime helpers converted code calls, each bound to `_autotrace_<name>`.
-HELPER_NAMES = ("if_stmt", "while_stmt", "for_stmt", "if_exp", "and_", "or_", "not_",
-                "range_", "Undefined", "converted", "set_item", "python_test", "SavedValues")
-
-# Methods that change the container they are called on (`l.append(v)` assigns `l`).
-MUTATING_METHODS = frozenset({
-    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
-    "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put"})
-
-_LOOPS = (gast.For, gast.While, gast.AsyncFor)
-
-# Builtins whose calls go through `converted` all the same: they compare values as Python
-# values, and the runtime's versions say what to use for traced ones.
-_COMPARING_BUILTINS = frozenset({"max", "min"})
-
-
-def helper(helper_name: str) -> str:
-    """The name converted code calls a runtime helper by."""
-    return f"_autotrace_{helper_name}"
-
-
-# --- what statements read and write -------------------------------------------------------------
-
-def _base_name(node):
-    while isinstance(node, (gast.Subscript, gast.Attribute)):
-        node = node.value
-    return node.id if isinstance(node, gast.Name) else None
-
-
-def assigned_names(statements) -> list:
-    """The variables `statements` assign or mutate, in order of first appearance."""
-    found: dict[str, None] = {}
-    for statement in statements:
-        for node in walk_scope(statement):
-            if isinstance(node, (gast.FunctionDef, gast.ClassDef)):
-                found[node.name] = None
-            elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                found[node.id] = None
-            elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
-                base = _base_name(node)
-                if base is not None:
-                    found[base] = None
-            elif (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-                  and node.func.attr in MUTATING_METHODS):
-                base = _base_name(node.func.value)
-                if base is not None:
-                    found[base] = None
-            elif _restores_item(node):
-                # Derivative code's `restore_item(v, i, saved)` writes `v[i] = saved`: in a
-                # branch or loop on a traced value, `v` is one of its variables, as it is
-                # where the forward sweep wrote `v[i] = ...`.
-                found[node.args[0].id] = None
-            elif isinstance(node, (gast.Import, gast.ImportFrom)):
-                for alias in node.names:
-                    found[(alias.asname or alias.name).split(".")[0]] = None
-    return list(found)
-
-
-def _restores_item(node) -> bool:
-    if not isinstance(node, gast.Call):
-        return False
-    function = node.func
-    if isinstance(function, gast.Call) and function.args:  # converted(restore_item)
-        function = function.args[0]
-    return (isinstance(function, gast.Name) and function.id.startswith("restore_item")
-            and len(node.args) == 3 and isinstance(node.args[0], gast.Name))
-
-
-def local_names(arguments: gast.arguments, body: list) -> set:
-    """A function's local variables, by Python's rule: its parameters and the names its body
-    binds (assignment targets, loop and `with` targets, imports, nested defs), nested scopes
-    apart. A name that is only subscripted or mutated is not one."""
-    found = {a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
-    found.update(a.id for a in (arguments.vararg, arguments.kwarg) if a is not None)
-    for statement in body:
-        for node in walk_scope(statement):
-            if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-                found.add(node.name)
-            elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
-                found.add(node.id)
-            elif isinstance(node, (gast.Import, gast.ImportFrom)):
-                found.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-    return found
-
-
-def loaded_names(nodes) -> set:
-    """Every variable read in `nodes`, nested scopes included (closures read them too)."""
-    return set(name_counts(nodes))
-
-
-def _jumps(statements, loop_level: bool = True) -> bool:
-    """Whether `statements` hold a return, or a break/continue of the loop they are in."""
-    for statement in statements:
-        for node in walk_scope(statement):
-            if isinstance(node, gast.Return):
-                return True
-            if loop_level and isinstance(node, (gast.Break, gast.Continue)):
-                if _jump_outside_inner_loops(statement, node):
-                    return True
-    return False
-
-
-def _jump_outside_inner_loops(root, target) -> bool:
-    """Whether `target` (a break/continue under `root`) is not inside a loop under `root`."""
-    def search(node, in_loop):
-        if node is target:
-            return not in_loop
-        for child in gast.iter_child_nodes(node):
-            if isinstance(child, SCOPES):
-                continue
-            found = search(child, in_loop or isinstance(child, _LOOPS))
-            if found is not None:
-                return found
-        return None
-    return bool(search(root, isinstance(root, _LOOPS) and root is not target))
-
-
-# --- the conversion -----------------------------------------------------------------------------
 
 class ControlFlowConverter:
     """Rewrites one function's control flow into helper calls (see the module docstring)."""
@@ -484,13 +373,6 @@ class ControlFlowConverter:
         return _locate(call, node)
 
 
-def _early_returns(body: list) -> bool:
-    """Whether a return of the function's `body` is not its last statement."""
-    tail = body[-1:] if body and isinstance(body[-1], gast.Return) else []
-    return any(isinstance(node, gast.Return) for statement in body
-               if statement not in tail for node in walk_scope(statement))
-
-
 def _subscript_assignment(node, local: set):
     """`a[i] = v` -> `a = set_item(a, i, v)` (and `a[i] += v` likewise), for a local variable
     `a`: a concrete array made in the function and written with traced values becomes a traced
@@ -512,14 +394,6 @@ def _subscript_assignment(node, local: set):
     for child in gast.walk(_locate(assign, node)):
         setattr(child, _USER, True)  # keeps its line inside a branch or loop function
     return assign
-
-
-def _jumps_in_loops(statements) -> bool:
-    """Whether a loop in `statements` (this scope) holds a break, continue or return."""
-    return any(isinstance(n, _LOOPS) and any(isinstance(m, (gast.Break, gast.Continue,
-                                                             gast.Return))
-                                             for b in n.body for m in walk_scope(b))
-               for statement in statements for n in walk_scope(statement))
 
 
 def _fill_locations(node, parent=None) -> None:
@@ -562,101 +436,3 @@ def _locate(node, origin):
 
 # The attribute that marks the nodes of the user's own source.
 _USER = "_autotrace_user_node"
-
-
-def _lazy(expression) -> gast.Lambda:
-    arguments = gast.arguments(args=[], posonlyargs=[], vararg=None, kwonlyargs=[],
-                               kw_defaults=[], kwarg=None, defaults=[])
-    return gast.Lambda(args=arguments, body=expression)
-
-
-class _ConditionalExpressions(gast.NodeTransformer):
-    """`a if c else b` -> `if_exp(c, lambda: a, lambda: b)`, in this scope only."""
-
-    def __init__(self, converter: ControlFlowConverter):
-        self.converter = converter
-
-    def visit_IfExp(self, node):
-        self.generic_visit(node)
-        test = _Conditions(self.converter).visit(node.test)
-        call = gast.Call(func=name(helper("if_exp")),
-                         args=[test, _lazy(node.body), _lazy(node.orelse)], keywords=[])
-        return gast.copy_location(call, node)
-
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        callee = node.func
-        if isinstance(callee, gast.Name) and (callee.id.startswith("_autotrace_")
-                                              or callee.id in self.converter.generated
-                                              or hasattr(builtins, callee.id)
-                                              and callee.id not in self.converter.namespace
-                                              and callee.id not in _COMPARING_BUILTINS):
-            return node
-        if isinstance(callee, gast.Attribute) and callee.attr in MUTATING_METHODS:
-            return node  # a container's method (and how `assigned_names` sees a mutation)
-        node.func = gast.copy_location(
-            gast.Call(func=name(helper("converted")), args=[callee], keywords=[]), callee)
-        return node
-
-    def visit_BoolOp(self, node):
-        self.generic_visit(node)
-        return _Conditions(self.converter).visit_BoolOp(node)
-
-    def visit_Compare(self, node):
-        self.generic_visit(node)
-        return gast.copy_location(self._chain(node.left, node.ops, node.comparators), node)
-
-    def _chain(self, left, ops, comparators):
-        """`a < b < c` -> `and_(a < (t := b), lambda: t < c)`: a chained comparison asks
-        for the truth of each link, which and_ gives for traced values too."""
-        if len(ops) == 1:
-            return gast.Compare(left=left, ops=ops, comparators=comparators)
-        middle = comparators[0]
-        if isinstance(middle, (gast.Name, gast.Constant)):
-            reused = copy.deepcopy(middle)
-        else:
-            temporary = self.converter.namer.temporary("compared")
-            middle = gast.NamedExpr(target=name(temporary, store=True), value=middle)
-            reused = name(temporary)
-        first = gast.Compare(left=left, ops=ops[:1], comparators=[middle])
-        rest = self._chain(reused, ops[1:], comparators[1:])
-        return gast.Call(func=name(helper("and_")), args=[first, _lazy(rest)], keywords=[])
-
-    def visit_UnaryOp(self, node):
-        self.generic_visit(node)
-        return _Conditions(self.converter).visit_UnaryOp(node)
-
-    def visit_FunctionDef(self, node):
-        return node  # converted on its own
-
-    def visit_Lambda(self, node):
-        self.generic_visit(node)
-        return node
-
-
-class _Conditions(gast.NodeTransformer):
-    """In a condition: `a and b` -> `and_(a, lambda: b)`, `not a` -> `not_(a)`."""
-
-    def __init__(self, converter: ControlFlowConverter):
-        self.converter = converter
-
-    def visit_BoolOp(self, node):
-        self.generic_visit(node)
-        kind = helper("and_" if isinstance(node.op, gast.And) else "or_")
-        result = node.values[0]
-        for value in node.values[1:]:
-            result = gast.Call(func=name(kind), args=[result, _lazy(value)], keywords=[])
-        return gast.copy_location(result, node)
-
-    def visit_UnaryOp(self, node):
-        self.generic_visit(node)
-        if not isinstance(node.op, gast.Not):
-            return node
-        call = gast.Call(func=name(helper("not_")), args=[node.operand], keywords=[])
-        return gast.copy_location(call, node)
-
-    def visit_Lambda(self, node):
-        return node
-
-    def visit_Call(self, node):
-        return node  # a call's arguments are not conditions

@@ -16,7 +16,8 @@ import gast
 from runtime.derivatives.sequences import append_zeros_like
 from runtime.derivatives.structure import zeros_like
 from transforms.codegen import compile_in_factory, debug_source
-from transforms.control_flow import _USER, HELPER_NAMES, ControlFlowConverter, helper
+from transforms.control_flow import _USER, ControlFlowConverter
+from transforms.control_flow_calls import HELPER_NAMES, helper
 from transforms.naming import Namer, names_in
 from transforms.parsing import namespace_of, parse_function, resolve
 from transforms.templates import name

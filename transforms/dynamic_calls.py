@@ -287,7 +287,7 @@ def jvp_call(func, args, kwargs, tangents, wrt):
     cache = _cache_of(func)
     if ("forward", wrt) not in cache:
         from transforms.forward import forward_function
-        from transforms.pipeline import Session
+        from transforms.front_end import Session
         cache[("forward", wrt)] = forward_function(
             func, wrt, session=Session(optimized=True, called=True))
     return _as_called(cache[("forward", wrt)])(

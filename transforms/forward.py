@@ -455,7 +455,8 @@ def forward_function(func, wrt, *, session):
     `wrt` argument, a tuple of them for a tuple `wrt`; default ones) and returns
     `(value, tangent of the value)`.
     """
-    from transforms.pipeline import _is_pure, load_generated, prepare
+    from transforms.front_end import prepare
+    from transforms.pipeline import _is_pure, load_generated
     from transforms.reverse import ReverseMode
 
     prepared = prepare(func, wrt, session, "tangent", exits=False)

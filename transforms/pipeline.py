@@ -5,6 +5,10 @@
           -> A-normal form -> exits to flags -> activity -> reverse mode
           -> cleanup (when optimized) -> print -> load
 
+The passes up to activity analysis, which forward mode shares, are transforms/front_end.py's
+`prepare`; this module holds reverse mode (`reverse_function`), its cleanup, and the loading of
+a generated function (`load_generated`), which forward mode shares too.
+
 Set the environment variable AUTOTRACE_DEBUG to a pass name (or "all") to print the source
 after that pass.
 """
@@ -12,202 +16,30 @@ from __future__ import annotations
 
 import collections
 import copy
-import functools
-import inspect
 import re
-import types
-from dataclasses import dataclass, field
 
 import gast
-import numpy as np
 
 import runtime.derivatives.adjoint_ops as adjoint_ops
+import runtime.derivatives.items as items
 import runtime.derivatives.sequences as sequences
 import runtime.derivatives.structure as structure
 from transforms import cleanup
-from runtime.state import (
-    deposit, holds_state, reverse_derivative_code, state_as_of, state_version,
-)
-from transforms.activity import STATE, active_names
-from transforms.anf import normalize
-from transforms.calls import CustomGradient, classify
-from transforms.checks import check_supported
-from transforms.custom import custom_caller
-from transforms.codegen import debug_source, to_source
-from transforms.dict_methods import rewrite_dict_methods
-from transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
-from transforms.exits import exits_to_flags
-from transforms.inplace import check_writes, follow_writes, refuse_shared_write
-from transforms.list_methods import rewrite_list_methods
+from runtime.state import deposit, reverse_derivative_code
+from transforms.calls import classify
+from transforms.codegen import to_source
+from transforms.dynamic_calls import vjp_call
+from transforms.front_end import Prepared, Session, prepare
 from transforms.line_map import user_lines
-from transforms.live_names import DEFAULT, LiveNamespace, default_argument
-from transforms.naming import Namer, names_in
-from transforms.nested import lift_nested_functions
-from transforms.objects import (
-    FieldsOf, check_constructions, explicit_super, objects_built, parse_fields_function,
-)
-from transforms.parsing import parse_function, resolve
-from transforms.partials import check_partials, partial_caller
+from transforms.live_names import DEFAULT, default_argument
 from transforms.reverse import ReverseMode
 from transforms.sweeps import COMMENT, SAVE, comment
 from transforms.sequences import SequenceKinds
 from transforms.shapes import ShapeClasses
 from transforms.templates import name, replace
-from transforms.varargs import calls_written_out, specialize_calls, spell_out_starred
 import transforms.rules  # noqa: F401  (fills the rule registries)
 
-# The runtime helpers generated code may call, by the name it calls them.
-HELPERS = {
-    "zeros_like": structure.zeros_like, "add": structure.add,
-    "accumulate": structure.accumulate, "seed": structure.seed,
-    "implicit_seed": structure.implicit_seed,
-    "match": structure.match, "match_for_caller": structure.match_for_caller,
-    "accumulate_item": structure.accumulate_item,
-    "accumulate_attribute": structure.accumulate_attribute,
-    "attribute_tangent": structure.attribute_tangent,
-    "item_gradient": structure.item_gradient, "clear_item": structure.clear_item,
-    "read_item": structure.read_item, "restore_item": structure.restore_item,
-    "shape_only": structure.shape_only, "build_namedtuple": structure.build_namedtuple,
-    "sequence": structure.sequence, "sort_order": structure.sort_order,
-    "dict_items": structure.dict_items,
-    "dict_keys": structure.dict_keys, "dict_values": structure.dict_values,
-    "astype": structure.astype, "item": structure.item, "snapshot": structure.snapshot,
-    "shallow_copy": structure.shallow_copy,
-    "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
-    "like_container": structure.like_container, "deposit": deposit,
-    "state_version": state_version, "state_as_of": state_as_of,
-    "refuse_shared_write": refuse_shared_write,
-}
 IMPURE_BUILTINS = {print, input, open, next, iter}
-
-
-@dataclass
-class Context:
-    """What the reverse-mode pass needs to know about the function being transformed."""
-
-    session: "Session"
-    namer: Namer
-    namespace: dict
-    location: object
-    numpy_name: str
-    bound: dict = field(default_factory=dict)
-
-    def import_value(self, hint: str, value) -> str:
-        """The identifier under which `value` is visible to generated code."""
-        key = id(value)
-        if key in self.bound:
-            return self.bound[key]
-        if self.namespace.get(hint, _ABSENT) is value and hint not in self.namer.locals:
-            identifier = hint
-        else:
-            identifier = self.namer.fresh(hint)
-            self.namespace[identifier] = value
-        self.bound[key] = identifier
-        return identifier
-
-    def helper(self, helper_name: str) -> str:
-        if helper_name == "vjp_call":
-            return self.import_value("vjp_call", vjp_call)
-        if helper_name == "jvp_call":
-            return self.import_value("jvp_call", jvp_call)
-        return self.import_value(helper_name, HELPERS[helper_name])
-
-    @staticmethod
-    def seed_keyword(func, keyword: str = "dy") -> str:
-        return seed_keyword(func, keyword)
-
-    def derive(self, func, wrt: tuple, mode: str = "reverse") -> str:
-        """The identifier bound to func's derivative (`mode` "reverse" or "forward")."""
-        key = (mode, func, wrt)
-        if key in self.bound:
-            return self.bound[key]
-        prefix = "d" if mode == "reverse" else "f"
-        identifier = self.namer.fresh(prefix + getattr(func, "__name__", "f").strip("_<>"))
-        self.bound[key] = identifier
-        self.session.bind_derivative(func, wrt, self.namespace, identifier, mode)
-        return identifier
-
-
-_ABSENT = object()
-
-
-class Session:
-    """One top-level transform, and the derivatives of the user functions it calls."""
-
-    def __init__(self, optimized: bool, implicit: bool = False, outermost: bool = False,
-                 called: bool = False):
-        """outermost: the first function derived is the user's, whose gradients the user
-        gets (the others are called by generated code); called: its function is one a
-        differentiated function calls."""
-        self.optimized = optimized
-        self.outermost = outermost
-        self.called = called
-        self.checked_callees: set = set()  # code of functions whose calls were checked
-        # Implicit mode (autotrace.implicit_grad): Variables reached through globals,
-        # closures, attributes and calls carry gradient too, handed to runtime/state's sink.
-        self.implicit = implicit
-        self.done: dict = {}
-        self.namespaces: list = []  # of every function transformed (see LiveNamespace)
-        self.pending: dict = collections.defaultdict(list)
-
-    def bind_derivative(self, func, wrt, namespace, identifier, mode="reverse"):
-        key = (mode, func, wrt)
-        if mode == "forward":
-            from transforms.forward import forward_function as build
-        else:
-            build = reverse_function
-        if key in self.done:
-            namespace[identifier] = self.done[key]
-            return
-        self.pending[key].append((namespace, identifier))
-        if len(self.pending[key]) == 1:  # not already being built (recursion)
-            if inspect.ismethod(func):  # a bound method: derive its function, bind it again
-                _, _, shifted = unbind_method(func, (), wrt)
-                derivative = types.MethodType(
-                    build(func.__func__, shifted, session=self), func.__self__)
-            else:
-                derivative = build(func, wrt, session=self)
-            self.done[key] = derivative
-            for waiting_namespace, waiting_identifier in self.pending.pop(key):
-                waiting_namespace[waiting_identifier] = derivative
-
-
-def _parameter_names(arguments) -> list:
-    return [a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
-
-
-def resolve_wrt(wrt, parameters: list, function_name: str) -> tuple:
-    """`wrt` (an index, a name, or a tuple of those) as a tuple of parameter names."""
-    items = wrt if isinstance(wrt, tuple) else (wrt,)
-    names = []
-    for item in items:
-        if isinstance(item, bool) or not isinstance(item, (int, str)):
-            raise TypeError(f"wrt must be a parameter index or name, or a tuple of those; "
-                            f"got {item!r}")
-        if isinstance(item, int):
-            if not -len(parameters) <= item < len(parameters):
-                raise ValueError(f"wrt={item} is out of range: {function_name} has "
-                                 f"{len(parameters)} parameters {tuple(parameters)}")
-            names.append(parameters[item])
-        else:
-            if item not in parameters:
-                raise ValueError(f"wrt={item!r} is not a parameter of {function_name}; its "
-                                 f"parameters are {tuple(parameters)}")
-            names.append(item)
-    return tuple(names)
-
-
-def _is_constant_call(namespace, implicit: bool = False):
-    def is_constant(call) -> bool:
-        resolved = classify(call.func, namespace)
-        if implicit and isinstance(resolved.value, type) and \
-                resolved.value.__module__ != "builtins" and \
-                not resolved.value.__module__.startswith("numpy"):
-            # An object built from Variables: its attributes are read later, and hand the
-            # Variables their gradients then (implicit mode); it is no constant.
-            return False
-        return resolved.kind == "constant"
-    return is_constant
 
 
 def _is_pure(namespace, helper_identifiers, impure=frozenset()):
@@ -225,213 +57,6 @@ def _is_pure(namespace, helper_identifiers, impure=frozenset()):
                     return False
         return True
     return pure
-
-
-@dataclass
-class Prepared:
-    """A function through the front end: parsed, checked, lifted, in A-normal form."""
-
-    function: gast.FunctionDef
-    location: object
-    parameters: list
-    wrt_names: tuple
-    keyword: str
-    namer: Namer
-    namespace: dict
-    context: Context
-    body: list
-    result: object
-    local_names: set
-    active: set
-    return_node: object = None
-    state_names: tuple = ()  # free names holding Variables (implicit mode)
-    carrying: set = field(default_factory=set)  # names that carry gradient from values
-
-
-def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
-    """Run the passes every transform shares, up to activity analysis.
-
-    keyword: the base name of the generated function's extra keyword (`dy`, `tangent`).
-    exits: turn break/continue/early return into flags (reverse mode needs it).
-    """
-    custom = getattr(func, "__autotrace_python_function__", func)  # through a traced one
-    if isinstance(custom, CustomGradient):  # grad(log1pexp) itself: derive a call of it
-        func = custom_caller(custom)
-    elif isinstance(func, functools.partial):  # its function, with the bound arguments
-        func = partial_caller(func)
-    if isinstance(func, FieldsOf):  # a constructor call: its __init__, building a dict
-        parsed = parse_fields_function(func)
-    else:
-        parsed = parse_function(func)
-    function = parsed.node
-    location = parsed.location
-    spell_out_starred(function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
-    explicit_super(function, parsed.namespace)
-    check_supported(function, location)
-    rewrite_dict_methods(function, location, Namer(names_in(function)), parsed.namespace)
-    debug_source("dicts", function)
-    # A caller that checked its call of this function, or none: writes into arguments are
-    # followed (its caller would not see them, and does not read them afterwards).
-    called = (session.called or bool(session.namespaces)) and getattr(
-        parsed.function, "__code__", None) not in session.checked_callees
-    shared_writes = check_writes(function, location, parsed.namespace, session.checked_callees)
-    parameters = _parameter_names(function.args)
-    keyword = seed_keyword(parsed.function, keyword)
-    wrt_names = resolve_wrt(wrt, parameters, location.name)
-
-    namespace = LiveNamespace(parsed)
-    namespace.update(getattr(parsed, "generated_names", {}))  # of a fields function
-    session.namespaces.append(namespace)
-    for local in _own_local_names(function):  # a local shadows the global of its name
-        namespace.pop(local, None)
-    namer = Namer(names_in(function) | {keyword})
-    namer.locals = set()
-    numpy_name = next((k for k in ("np", "numpy", "onp") if namespace.get(k) is np), None)
-    if numpy_name is None:
-        numpy_name = namer.fresh("np")
-        namespace[numpy_name] = np
-    context = Context(session, namer, namespace, location, numpy_name)
-
-    follow_writes(function, namespace, context.helper, shared_writes, location, called,
-                  numpy_name)
-    specialize_calls(function, namespace, resolve, namer)  # calls of f(*args, **kwargs)
-    lift_nested_functions(function, location, namer, namespace)
-    debug_source("lift", function)
-    _accumulate_as_add(function, namespace, context.helper)
-    _namedtuples_built(function, namespace, context.helper)
-    objects_built(function, namespace, context.import_value)
-    rewrite_list_methods(function, location, namer, namespace, context.helper)
-    debug_source("lists", function)
-    normalize(function, location, namer, namespace, numpy_name, context.helper)
-    debug_source("anf", function)
-    if exits:
-        exits_to_flags(function, namer)
-        debug_source("exits", function)
-    else:
-        _attach_loop_tests(function.body)
-
-    body = function.body
-    result = return_node = None
-    if exits and body and isinstance(body[-1], gast.Return):
-        return_node = body[-1]
-        result = return_node.value
-        body = body[:-1]
-    local_names = set(parameters) | {n.id for s in body for n in gast.walk(s)
-                                     if isinstance(n, gast.Name)
-                                     and isinstance(n.ctx, gast.Store)}
-    namer.locals = local_names
-    returned = [gast.Return(value=result)] if result is not None else []
-    seeds, reads_state, state_names = set(wrt_names), None, ()
-    if session.implicit:
-        state_names = _state_names(body + returned, local_names, namespace)
-        seeds |= set(state_names) | {STATE}
-        reads_state = _may_read_state(namespace)
-    is_constant = _is_constant_call(namespace, session.implicit)
-    active = active_names(body + returned, seeds, is_constant, reads_state)
-    # Objects whose methods pass gradient to their self: built from values that carry it,
-    # not merely reached by calls that may read Variables (whose results are no such objects).
-    carrying = active if reads_state is None else active_names(
-        body + returned, set(wrt_names) | set(state_names), is_constant)
-    def activity(constant):
-        return active_names(body + returned, seeds, constant, reads_state)
-    check_constructions(body + returned, namespace, location, activity, is_constant)
-    check_partials(body + returned, location, namespace, activity, is_constant)
-    return Prepared(function, location, parameters, wrt_names, keyword, namer, namespace,
-                    context, body, result, local_names, active, return_node, state_names,
-                    carrying)
-
-
-def _namedtuples_built(function, namespace: dict, helper) -> None:
-    """`P(a, b=c)` with P a namedtuple class becomes `build_namedtuple(P, (a, c))`, the values
-    in field order (defaults filled in), so that its fields carry gradient."""
-    for node in calls_written_out(function):
-        cls = resolve(node.func, namespace)
-        if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")):
-            continue
-        given = dict(zip(cls._fields, node.args))
-        given.update((k.arg, k.value) for k in node.keywords)
-        defaults = getattr(cls, "_field_defaults", {})
-        if len(node.args) > len(cls._fields) or set(given) - set(cls._fields) or any(
-                slot not in given and slot not in defaults for slot in cls._fields):
-            continue  # a call Python would refuse: leave it to raise as it does
-        values = [given[slot] if slot in given else gast.Subscript(
-            value=gast.Attribute(value=copy.deepcopy(node.func), attr="_field_defaults",
-                                 ctx=gast.Load()),
-            slice=gast.Constant(value=slot, kind=None), ctx=gast.Load())
-            for slot in cls._fields]
-        node.args = [node.func, gast.Tuple(elts=values, ctx=gast.Load())]
-        node.keywords = []
-        node.func = name(helper("build_namedtuple"))
-
-
-def _own_local_names(function) -> set:
-    """The parameters of `function` and the names it assigns, leaving out those of functions
-    and lambdas defined inside it (their own scopes)."""
-    names = set(_parameter_names(function.args))
-    pending = list(function.body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            names.add(node.name)
-            continue
-        if isinstance(node, gast.Lambda):
-            continue
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            names.add(node.id)
-        pending.extend(gast.iter_child_nodes(node))
-    return names
-
-
-def _accumulate_as_add(function, namespace: dict, helper) -> None:
-    """In generated code being differentiated again, `b = accumulate(b, c)` becomes
-    `b = add(b, c)`: normalizing splits the statement (`_t1 = accumulate(b, c)`, then
-    `b = _t1`), and the derivative may save or read b's old value in between, which an
-    in-place sum would have changed."""
-    for node in gast.walk(function):
-        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
-                and namespace.get(node.func.id) is structure.accumulate):
-            node.func = name(helper("add"))
-
-
-def _state_names(body, local_names: set, namespace: dict) -> tuple:
-    """The globals and closure variables the body reads that hold Variables."""
-    free = {n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load) and n.id not in local_names}
-    return tuple(sorted(n for n in free if n in namespace and holds_state(namespace[n])))
-
-
-def _may_read_state(namespace):
-    """Calls that may read Variables they are not passed: of user functions and objects."""
-    def reads(call) -> bool:
-        resolved = classify(call.func, namespace)
-        if isinstance(resolved.value, FieldsOf):
-            return False  # builds an object from its arguments alone
-        return resolved.kind in ("user", "dynamic") or getattr(
-            resolved.value, "__autotrace_reads_state__", False)
-    return reads
-
-
-def _attach_loop_tests(body) -> None:
-    """Put each while loop's test back at the end of its body (exits_to_flags does this when
-    it runs; a `continue` there would skip it, but forward mode keeps jumps as they are)."""
-    for statement in cleanup._statements(body):
-        if isinstance(statement, gast.While) and getattr(statement, "recompute", None):
-            recompute = statement.recompute
-            statement.body = _test_before_continue(statement.body, recompute) + recompute
-            statement.recompute = []
-
-
-def _test_before_continue(body, recompute) -> list:
-    """`body` with the loop test recomputed before each of its own `continue`s."""
-    out = []
-    for statement in body:
-        if isinstance(statement, gast.Continue):
-            out += copy.deepcopy(recompute)
-        elif isinstance(statement, gast.If):
-            statement.body = _test_before_continue(statement.body, recompute)
-            statement.orelse = _test_before_continue(statement.orelse, recompute)
-        out.append(statement)
-    return out
 
 
 def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
@@ -593,7 +218,7 @@ def _shape_only(context) -> dict:
     positions = {structure.zeros_like: (0,), structure.seed: (0,),
                  structure.implicit_seed: (0,), structure.match: (1,),
                  structure.match_for_caller: (1,),
-                 structure.item_gradient: (2,), adjoint_ops.unbroadcast: (1,),
+                 items.item_gradient: (2,), adjoint_ops.unbroadcast: (1,),
                  adjoint_ops.unreduce: (1,), adjoint_ops.reduced_size: (0,),
                  sequences.concatenates: (0, 1), sequences.repeats: (0, 1),
                  sequences.first_items: (1,), sequences.last_items: (1,),

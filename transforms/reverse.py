@@ -67,7 +67,7 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
         self.namer = context.namer
         self.location = context.location
         self.active = active
-        self.carrying = active  # see transforms/pipeline.py `prepare`
+        self.carrying = active  # see transforms/front_end.py `prepare`
         self.parameters = parameters
         self.defined = set(parameters)
         self.definite = set(parameters)

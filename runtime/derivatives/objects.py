@@ -19,7 +19,7 @@ import types
 
 class ObjectGradient(dict):
     """The gradient of an object that is no container, array or dataclass: attribute name ->
-    the gradient of that attribute (read with runtime.derivatives.structure.read_attribute)."""
+    the gradient of that attribute (read with runtime.derivatives.items.read_attribute)."""
 
     def __repr__(self) -> str:
         return f"ObjectGradient({dict.__repr__(self)})"

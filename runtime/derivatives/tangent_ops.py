@@ -8,7 +8,8 @@ further differentiation; `einsum_jvp_cross`, reached only by third derivatives o
 from __future__ import annotations
 
 from runtime.derivatives.adjoint_products import _replaced
-from runtime.derivatives.structure import _same, like_container, zeros_like
+from runtime.derivatives.items import _same
+from runtime.derivatives.structure import like_container, zeros_like
 from runtime.devices import array_module
 
 

@@ -7,19 +7,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.derivatives.structure import (accumulate, accumulate_attribute, attribute_gradient,
-                               attribute_tangent,
-                               accumulate_item, add, build_namedtuple, namedtuple_fields,
-                               astype, cast_like,
-                               clear_item, dict_items, dict_keys, dict_values,
-                               extremum_gradient, gradient_item, item, pairs_gradient,
-                               item_gradient, items_gradient,
-                               like_container, match, match_for_caller, place_item,
-                               read_attribute, read_item, seed, sequence, sequence_gradient,
-                               shape_only, shallow_copy, snapshot, sort_order,
-                               sum_gradient,
-                               values_gradient, zeros_like, ones_like, tangent_like,
-                               tangent_seed)
+from runtime.derivatives.items import (
+    accumulate_attribute, accumulate_item, astype, attribute_gradient, attribute_tangent,
+    build_namedtuple, clear_item, dict_items, dict_keys, dict_values, extremum_gradient,
+    gradient_item, item, item_gradient, items_gradient, namedtuple_fields, pairs_gradient,
+    place_item, read_attribute, read_item, sequence, sequence_gradient, shallow_copy, shape_only,
+    sort_order, sum_gradient, values_gradient,
+)
+from runtime.derivatives.structure import (
+    accumulate, add, cast_like, like_container, match, match_for_caller, ones_like, seed, snapshot,
+    tangent_like, tangent_seed, zeros_like,
+)
 from runtime.derivatives.adjoint_ops import unbroadcast
 from runtime.derivatives.built_objects import build_object, field_gradients, object_gradient
 from runtime.random import draw

@@ -1,0 +1,362 @@
+"""Gradients through the items and attributes that generated code reads and writes.
+
+Generated code writes Python's item and attribute syntax as calls, so that each has a gradient:
+`x[i]` and `x[i] = v` on lists, dicts and arrays (with what the primal sweep saves to undo an
+assignment), `obj.attr` on namedtuples, dataclasses and other objects, iteration over lists and
+dicts, the builtins sum, max, min and sorted over them, and a few methods written as functions
+(`astype`, `item`, `copy`). The gradients themselves have the structure of their values
+(runtime/derivatives/structure.py).
+"""
+from __future__ import annotations
+
+import functools
+import types
+
+import numpy as np
+
+from runtime.derivatives.objects import (
+    ObjectGradient, check_stored, field_names, is_dataclass_instance, is_plain_object,
+    with_attribute,
+)
+from runtime.derivatives.structure import (
+    _ARGUMENT_KINDS, ClearedList, _is_namedtuple, _is_traced, _rebuild, add, like_container,
+    zeros_like,
+)
+from runtime.devices import add_at as add_at_in_place, array_module
+from runtime.ops_index import add_at, set_item
+from runtime.state import deposit, holds_state
+
+
+def _sum_to(gradient, value):
+    """`gradient` summed over the axes that broadcasting added to `value`'s shape."""
+    shape = getattr(value, "shape", ())
+    if getattr(gradient, "shape", ()) == shape:
+        return gradient
+    if not hasattr(gradient, "ndim"):
+        gradient = array_module(gradient).asarray(gradient)
+    extra = gradient.ndim - len(shape)
+    if extra > 0:
+        gradient = gradient.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and gradient.shape[i] != 1)
+    if axes:
+        gradient = gradient.sum(axis=axes, keepdims=True)
+    if not hasattr(value, "shape"):
+        if isinstance(value, (float, int)) and not _is_traced(gradient):
+            return float(gradient)
+        return gradient
+    return gradient
+
+
+def _basic_index(index) -> bool:
+    """True for indices that select each element at most once (ints, slices, None, ...)."""
+    if isinstance(index, tuple):
+        return all(_basic_index(i) for i in index)
+    if isinstance(index, (int, slice, type(None), type(Ellipsis))):
+        return True
+    return getattr(index, "dtype", None) == bool
+
+
+def _copy(container):
+    if isinstance(container, (list, dict)):
+        return type(container)(container.copy()) if isinstance(container, dict) else list(
+            container)
+    if isinstance(container, tuple):
+        return list(container)
+    return container.copy()
+
+
+def _finish(copied, original):
+    if isinstance(original, tuple):
+        return _rebuild(original, copied)
+    return copied
+
+
+def accumulate_item(gradient, index, value):
+    """The gradient of a container or array, with `value` added at `index` (a new object)."""
+    out = _copy(gradient)
+    if isinstance(gradient, dict):
+        out[index] = add(out.get(index), value)  # a key added after the zeros were made
+        return out
+    if isinstance(gradient, (list, tuple)):
+        out[index] = add(out[index], value)
+        return _finish(out, gradient)
+    traced_into_concrete = type(out) is np.ndarray and not isinstance(
+        value, (np.ndarray, np.generic, float, int))  # inside autotrace.function
+    if _basic_index(index):
+        if traced_into_concrete:
+            return set_item(out, index, out[index] + value)
+        out[index] += value
+    elif traced_into_concrete or _is_traced(out):
+        return add_at(out, index, value)  # repeated indices add up, as in np.add.at
+    else:
+        add_at_in_place(out, index, value)
+    return out
+
+
+def accumulate_attribute(gradient, attribute: str, value, owner=None):
+    """The gradient of `owner` (a namedtuple, dataclass or other object; see runtime/objects)
+    with `value`, the gradient of `owner.<attribute>`, added.
+
+    Where the attribute holds Variables, `value` goes to them (runtime/state `deposit`), and
+    the object's gradient stays as it is. Where it is a method of `owner` (`owner.method`
+    read to be called; of `super()`, a method of its object), `value` is a gradient of
+    `owner` itself."""
+    if _is_namedtuple(gradient):
+        return gradient._replace(**{attribute: add(getattr(gradient, attribute), value)})
+    if value is None:
+        return gradient
+    if owner is not None:
+        held = getattr(owner, attribute)
+        # (A method first: one of an object that holds Variables holds them too, through
+        # its self, but its gradient is the object's own.)
+        if isinstance(held, types.MethodType) and (
+                held.__self__ is owner or isinstance(owner, super)
+                and held.__self__ is owner.__self__):
+            return add(gradient, value)
+        if holds_state(held) and not is_dataclass_instance(gradient):
+            deposit(held, value)
+            return gradient
+    if is_dataclass_instance(gradient) or isinstance(gradient, ObjectGradient) or (
+            gradient is None and is_plain_object(owner)):
+        if owner is not None:
+            check_stored(owner, attribute)
+        return with_attribute(gradient, attribute, value, add)
+    raise TypeError(f"cannot take a gradient through attribute {attribute!r} of a "
+                    f"{type(owner if owner is not None else gradient).__name__}; "
+                    + _ARGUMENT_KINDS)
+
+
+def attribute_gradient(value, attribute: str, gradient):
+    """The gradient of `value` given the gradient of `value.<attribute>` (see
+    `accumulate_attribute`)."""
+    return accumulate_attribute(zeros_like(value), attribute, gradient, value)
+
+
+def item_gradient(gradient, index, value):
+    """The gradient for `value` of the assignment `x[index] = value`, given x's gradient.
+
+    Where an integer-array index names one element of x more than once, x keeps the last
+    write (as NumPy does), so the values written before it get no gradient."""
+    if isinstance(gradient, dict) and index not in gradient:
+        return zeros_like(value)
+    selected = gradient[index]
+    if not _basic_index(index) and hasattr(gradient, "shape") and not _is_traced(gradient) \
+            and not any(_is_traced(part) for part in _index_parts(index)):
+        selected = selected * _kept_writes(gradient, index, selected.shape)
+    return _sum_to(selected, value)
+
+
+def _index_parts(index):
+    return index if isinstance(index, tuple) else (index,)
+
+
+def _kept_writes(gradient, index, shape):
+    """A mask shaped like `x[index]`: True where the write `x[index] = ...` of that element
+    is the one x keeps (the last one to each element)."""
+    xp = array_module(gradient)
+    positions = xp.arange(int(np.prod(shape)), dtype=np.intp).reshape(shape)
+    written = xp.full(gradient.shape, -1, dtype=np.intp)
+    written[index] = positions
+    return written[index] == positions
+
+
+def clear_item(gradient, index, like=None):
+    """`gradient` with its slot at `index` set to zero (a new object): zeros like
+    `like[index]` where `like` is given (the adjoint of clearing a slot whose gradient has
+    another length or shape by then: a list grown and stored into the slot), else like the
+    slot's own."""
+    out = _copy(gradient)
+    if isinstance(out, dict) and index not in out:
+        return out
+    zeros = zeros_like((out if like is None else like)[index])
+    out[index] = ClearedList(zeros) if type(zeros) is list else zeros
+    return _finish(out, gradient)
+
+
+class _Absent:
+    def __repr__(self):
+        return "<absent>"
+
+
+ABSENT = _Absent()
+
+
+def read_item(container, index):
+    """A copy of `container[index]`, saved before an assignment overwrites it."""
+    if isinstance(container, dict):
+        return container.get(index, ABSENT)
+    item = container[index]
+    return item.copy() if hasattr(item, "copy") and hasattr(item, "shape") else item
+
+
+def build_namedtuple(cls, values):
+    """`cls(*values)`: a namedtuple built in differentiated code (`P(a, b)` is written
+    `build_namedtuple(P, (a, b))`, so that its fields carry gradient)."""
+    return cls(*values)
+
+
+def namedtuple_fields(gradient) -> tuple:
+    """The gradients of a namedtuple's fields, given the namedtuple's gradient."""
+    return tuple(gradient)
+
+
+def shape_only(value):
+    """What the primal sweep saves of a value the adjoint sweep reads only the shape and dtype of
+    (`unbroadcast(g, x)`): a NumPy array becomes a read-only view of a single zero, broadcast to
+    its shape, so that a loop does not keep every iteration's array alive; any other value is
+    saved as it is."""
+    if type(value) is np.ndarray and value.size > 1:
+        return _zero_view(value.shape, value.dtype)
+    return value
+
+
+@functools.lru_cache(maxsize=256)
+def _zero_view(shape: tuple, dtype):
+    return np.broadcast_to(np.zeros((), dtype), shape)  # read-only, so shared safely
+
+
+def restore_item(container, index, saved) -> None:
+    """Undo `container[index] = ...` with the value `read_item` saved."""
+    if saved is ABSENT:
+        del container[index]
+    else:
+        container[index] = saved
+
+
+def sequence(iterable):
+    """Something indexable that iterates like `iterable` (arrays, tuples as they are; a list
+    copied, as it is when the loop starts: the function may append to it later, and the
+    adjoint sweep reads what the loop read)."""
+    if isinstance(iterable, (tuple, range)) or hasattr(iterable, "shape"):
+        return iterable
+    return list(iterable)
+
+
+def dict_items(mapping):
+    return list(mapping.items())
+
+
+def dict_keys(mapping):
+    return list(mapping)
+
+
+def dict_values(mapping):
+    return list(mapping.values())
+
+
+def sort_order(items, key=None, reverse=False):
+    """The positions of `items` in the order `sorted(items, key=key, reverse=reverse)` puts
+    them (stable, as sorted is): `sorted(items)` is `[items[i] for i in sort_order(items)]`."""
+    return sorted(range(len(items)), key=lambda i: items[i] if key is None else key(items[i]),
+                  reverse=reverse)
+
+
+def astype(value, dtype):
+    """`value.astype(dtype)`, as a function."""
+    return value.astype(dtype)
+
+
+def shallow_copy(value):
+    """`value.copy()`, as a function: a list or a dict stays one, with its items shared (an
+    array is copied as np.copy would)."""
+    return value.copy() if hasattr(value, "copy") else value
+
+
+def item(value):
+    """`value.item()`, as a function."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def place_item(like, index, gradient):
+    """Zeros shaped like `like`, with `gradient` (broadcast) at `index`: the adjoint of
+    `item_gradient`."""
+    out = _copy(zeros_like(like))
+    if isinstance(out, (list, dict)):
+        out[index] = gradient
+        return _finish(out, like)
+    out[index] = gradient
+    return out
+
+
+def sequence_gradient(gradient, iterable):
+    """The gradient of `iterable` given the gradient of `sequence(iterable)`."""
+    if isinstance(iterable, dict):
+        return zeros_like(iterable)
+    return like_container(gradient, iterable)
+
+
+def values_gradient(gradient, mapping):
+    """The gradient of a dict given the gradient of `list(mapping.values())`."""
+    return type(mapping)(zip(mapping.keys(), gradient))
+
+
+def items_gradient(gradient, mapping):
+    """The gradient of a dict given the gradient of `list(mapping.items())`."""
+    return type(mapping)((key, pair[1]) for key, pair in zip(mapping.keys(), gradient))
+
+
+def read_attribute(value, attribute: str):
+    """`getattr(value, attribute)`, as a function with a gradient (None for an attribute
+    that an ObjectGradient has no entry for: no gradient reached it)."""
+    if isinstance(value, ObjectGradient):
+        return value.get(attribute)
+    return getattr(value, attribute)
+
+
+def attribute_tangent(tangent, attribute: str, owner):
+    """The tangent of `owner.<attribute>`, given the tangent of `owner`: that of a method of
+    `owner` (read to be called) is `owner`'s own. (Also the gradient of `owner.<attribute>`
+    given that of `owner`; `owner` None: a namedtuple's field.)"""
+    held = None if owner is None else getattr(owner, attribute)
+    if isinstance(held, types.MethodType) and (
+            held.__self__ is owner or isinstance(owner, super)
+            and held.__self__ is owner.__self__):
+        return tangent
+    if tangent is not None and owner is not None:
+        check_stored(owner, attribute)
+    if is_dataclass_instance(tangent) and attribute not in field_names(type(tangent)):
+        tangent = None  # a class attribute: a constant
+    read = None if tangent is None else read_attribute(tangent, attribute)
+    return zeros_like(held) if read is None and owner is not None else read
+
+
+def extremum_gradient(gradient, result, args):
+    """Per-argument gradients of the builtin max/min: all to the first argument chosen."""
+    if len(args) == 1:
+        items = list(args[0])
+        grads, given = [], False
+        for item in items:
+            chosen = not given and _same(item, result)
+            given = given or chosen
+            grads.append(gradient if chosen else zeros_like(item))
+        return [like_container(grads, args[0])]
+    grads, given = [], False
+    for item in args:
+        chosen = not given and _same(item, result)
+        given = given or chosen
+        grads.append(gradient if chosen else zeros_like(item))
+    return grads
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a is b or a == b)
+    except ValueError:
+        return False
+
+
+def sum_gradient(gradient, iterable):
+    """Per-item gradients of the builtin sum over `iterable`."""
+    return like_container([_sum_to(gradient, item) for item in iterable], iterable)
+
+
+def gradient_item(gradient, index, like):
+    """`gradient[index]`, or zeros like `like` where a dict gradient lacks the key."""
+    if isinstance(gradient, dict) and index not in gradient:
+        return zeros_like(like)
+    return gradient[index]
+
+
+def pairs_gradient(gradient):
+    """The gradient of `list(mapping.items())` given the gradient of the dict it rebuilds."""
+    return [(None, value) for value in gradient.values()]
