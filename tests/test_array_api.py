@@ -16,6 +16,7 @@ import pytest
 
 import autotrace
 from runtime.array_api import ArrayApiError, numpy_dtype, numpy_names
+from runtime.derivatives import adjoint_ops
 from runtime.devices import DeviceError
 from tests import corpus
 from tests.rule_table import TABLE
@@ -96,6 +97,33 @@ def test_rule_helpers_called_eagerly_match_numpy():
                        entry.func(*args, **kwargs), entry.name)
     print(f"{len(helpers)} rule helpers run on array_api_strict arrays")
     assert len(helpers) >= 98
+
+
+_X, _OTHER = np.array([1.0, 2.0, 3.0, 2.0]), np.array([2.0, 2.0, 1.0, 2.0])
+_CLIPPED = np.clip(_X, 1.5, 2.5)
+_ROWS = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 1.0]])
+MASK_HELPERS = [  # (name, arguments, keywords, the weights by hand)
+    ("tie_weights", (np.maximum(_X, _OTHER), _X, _OTHER), {}, [0.0, 0.5, 1.0, 0.5]),
+    ("extremum_weights", (_ROWS, np.array([3.0, 2.0])), {"axis": 1},
+     [[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]]),
+    ("extremum_weights", (_ROWS, np.array(3.0)), {}, [[0.0, 0.5, 0.5], [0.0, 0.0, 0.0]]),
+    ("clip_weights", (_CLIPPED, _X, 1.5, 2.5, "a"), {}, [0.0, 1.0, 0.0, 1.0]),
+    ("clip_weights", (_CLIPPED, _X, 1.5, 2.5, "lower"), {}, [1.0, 0.0, 0.0, 0.0]),
+    ("clip_weights", (_CLIPPED, _X, 1.5, 2.5, "upper"), {}, [0.0, 0.0, 1.0, 0.0]),
+    ("clip_weights", (np.clip(_X, None, 2.5), _X, None, 2.5, "lower"), {}, [0.0] * 4),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs, by_hand", MASK_HELPERS,
+                         ids=[f"{name}{index}" for index, (name, *_) in enumerate(MASK_HELPERS)])
+def test_mask_helpers_called_eagerly_match_numpy(name, args, kwargs, by_hand):
+    """The constant helpers that weigh gradients by masks (np.maximum's ties, np.clip's bounds,
+    np.max's ties), which are outside the rule table: the standard's arithmetic takes no
+    booleans, so they make floats of their masks through the module's functions."""
+    helper = getattr(adjoint_ops, name)
+    reference = helper(*args, **kwargs)
+    np.testing.assert_array_equal(reference, by_hand)
+    assert_matches(helper(*to_strict(args), **kwargs), reference, name)
 
 
 @pytest.fixture(scope="module")

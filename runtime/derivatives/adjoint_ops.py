@@ -1,7 +1,9 @@
 """Array helpers that derivative rules call: undoing broadcasts and reductions, and the adjoints
 of structural functions (sort, tile, pad, take, einsum, ...).
 
-Each helper works on the array module of its input (NumPy or CuPy). The common cases (a Python
+Each helper works on the array module of its input: NumPy, CuPy, or NumPy's names over the
+namespace of another array-API library (runtime/array_api.py), whose arrays have only the
+standard's methods and operators (no `.sum()`, no `.dtype.kind`, no iteration). The common cases (a Python
 float, an array already of the wanted shape) return at once: these run in hot loops. A helper
 that is differentiable has its own adjoint rule (transforms/rules/helpers.py), so generated
 derivative code stays differentiable; the ones that return masks, sizes or axes are declared
@@ -248,7 +250,8 @@ def tie_weights(y, x, other):
     """How much of the gradient of `y = maximum(x, other)` (or minimum) goes to `x`: 1 where x
     was chosen, 1/2 where x and other tie, 0 elsewhere."""
     xp = array_module(y)
-    return xp.equal(x, y) / (1.0 + xp.equal(other, y))
+    # The module's functions, not operators: an array-API library's `/` and `+` take no masks.
+    return xp.divide(xp.equal(x, y), xp.add(1.0, xp.equal(other, y)))
 
 
 def extremum_weights(a, y, axis=None, keepdims=False):
@@ -257,16 +260,16 @@ def extremum_weights(a, y, axis=None, keepdims=False):
     if not hasattr(a, "ndim"):  # a Python number (traced values and arrays have ndim)
         a = xp.asarray(a)
     mask = xp.equal(a, _expand_to_shape(y, a.shape, axis, keepdims, a))
-    return mask / xp.sum(mask, axis=axis, keepdims=True)
+    return xp.divide(mask, xp.sum(mask, axis=axis, keepdims=True))
 
 
 def clip_weights(y, a, lower, upper, which):
     """Where the gradient of `y = clip(a, lower, upper)` goes: to "a" where a is inside (bounds
     included), to "upper" where y is the upper bound, to "lower" where it is the lower bound."""
     xp = array_module(y)
-    from_a = xp.equal(y, a)
+    from_a = xp.equal(y, a)  # masks become floats by the module's multiply, as in tie_weights
     if which == "a":
-        return 1.0 * from_a
+        return xp.multiply(1.0, from_a)
     if which == "upper":
         bound = upper
         mask = xp.logical_not(from_a)
@@ -276,8 +279,8 @@ def clip_weights(y, a, lower, upper, which):
         if upper is not None:
             mask = xp.logical_and(mask, xp.not_equal(y, upper))
     if bound is None:
-        return 0.0 * from_a
-    return 1.0 * xp.logical_and(mask, xp.equal(y, bound))
+        return xp.multiply(0.0, from_a)
+    return xp.multiply(1.0, xp.logical_and(mask, xp.equal(y, bound)))
 
 
 def diff_pad_width(a, n, axis):
