@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.array_api import is_place, numpy_names, place_of
+from runtime.array_api import NumpyNames, is_place, numpy_names, place_of
 
 
 class DeviceError(RuntimeError):
@@ -104,18 +104,38 @@ def array_module(value):
     return numpy_names(value)
 
 
+def _index_on(module, index):
+    """`index` with its NumPy arrays (np.arange(n) in the user's subscript) copied to the
+    array library `module` (CuPy, or an array-API namespace's NumPy names), which takes none in
+    place of its own arrays."""
+    if module is np:
+        return index
+    if isinstance(index, np.ndarray):
+        return module.asarray(index)
+    if isinstance(index, tuple):
+        return tuple(module.asarray(item) if isinstance(item, np.ndarray) else item
+                     for item in index)
+    return index
+
+
 def add_at(out, index, value) -> None:
-    """`np.add.at(out, index, value)` on `out`'s device (repeated indices add up): on a GPU,
-    NumPy arrays in `index` (np.arange(n) in the user's subscript) are copied there first, as
-    CuPy takes none in place of its own arrays."""
+    """`np.add.at(out, index, value)` on `out`'s device (repeated indices add up); NumPy arrays
+    in `index` are copied there first."""
     module = array_module(out)
-    if module is not np:
-        if isinstance(index, np.ndarray):
-            index = module.asarray(index)
-        elif isinstance(index, tuple):
-            index = tuple(module.asarray(item) if isinstance(item, np.ndarray) else item
-                          for item in index)
-    module.add.at(out, index, value)
+    module.add.at(out, _index_on(module, index), value)
+
+
+def set_at(out, index, value):
+    """`out[index] = value` on `out`'s device, returning the result; NumPy arrays in `index`
+    are copied there first. NumPy and CuPy arrays are written in place and returned; an
+    array-API library's array may take no index arrays in an assignment (the standard does not
+    ask for it, and array_api_strict refuses it), so it gets a new array with the values in."""
+    module = array_module(out)
+    index = _index_on(module, index)
+    if isinstance(module, NumpyNames):
+        return module.setitem(out, index, value)
+    out[index] = value
+    return out
 
 
 def cupy_module():

@@ -16,6 +16,7 @@ import pytest
 
 import autotrace
 from runtime.array_api import ArrayApiError, numpy_dtype, numpy_names
+from runtime.derivatives import adjoint_ops
 from runtime.devices import DeviceError
 from tests import corpus
 from tests.rule_table import TABLE
@@ -83,37 +84,46 @@ def test_corpus_gradients_match_numpy(name):
     assert_matches(traced_gradient(case.function, case.wrt)(*to_strict(args)), reference, name)
 
 
-# Rule helpers (runtime/derivatives/) that eager gradients call, and why these few cannot run
-# on array_api_strict arrays yet: they use what NumPy and CuPy arrays have and the standard's
-# do not. (Traced graphs do not call them: tracing records their NumPy calls as ops.)
-HELPERS_NOT_YET = {
-    **dict.fromkeys(["helper:unbroadcast", "helper:unbroadcast/int", "helper:unbroadcast_each",
-                     "helper:unreduce", "helper:unreduce/keepdims", "helper:unreduce/all",
-                     "helper:unarray/array", "helper:dot_adjoint_a/scalar",
-                     "helper:dot_adjoint_b/scalar", "helper:einsum_adjoint",
-                     "helper:einsum_adjoint/three"], "x.dtype.kind"),
-    **dict.fromkeys(["helper:matmul_adjoint_b/batched", "helper:matmul_adjoint_a/vector-matrix",
-                     "helper:matmul_adjoint_b/matrix-vector"], "the g.sum(...) method"),
-    **dict.fromkeys(["helper:diagonal_adjoint", "helper:diagonal_adjoint/broadcast",
-                     "helper:diag_adjoint/embed"], "writing through NumPy index arrays"),
-    **dict.fromkeys(["helper:untake", "helper:untake/axis"], "a scatter-add only for CuPy"),
-    "helper:unstack": "iterating over an array",
-    "helper:reshape_each/several": "iterating over an array",
-}
-
-
 def test_rule_helpers_called_eagerly_match_numpy():
-    """Each rule table entry of a derivative helper, called on array_api_strict arrays."""
-    ran = 0
-    for entry in TABLE:
-        if not entry.name.startswith("helper:") or entry.name in HELPERS_NOT_YET:
-            continue
+    """Each rule table entry of a derivative helper (runtime/derivatives/: what eager gradients
+    call), called on array_api_strict arrays. Traced graphs do not call them (tracing records
+    their NumPy calls as ops), so only this shows a helper using what NumPy and CuPy arrays
+    have and the standard's do not: `x.dtype.kind`, `g.sum()`, iteration, assignment through
+    index arrays."""
+    helpers = [entry for entry in TABLE if entry.name.startswith("helper:")]
+    for entry in helpers:
         args, kwargs = entry.arguments(np.random.default_rng(0))
         assert_matches(entry.func(*to_strict(args), **to_strict(kwargs)),
                        entry.func(*args, **kwargs), entry.name)
-        ran += 1
-    print(f"{ran} rule helpers run on array_api_strict arrays; {len(HELPERS_NOT_YET)} not yet")
-    assert ran >= 70
+    print(f"{len(helpers)} rule helpers run on array_api_strict arrays")
+    assert len(helpers) >= 98
+
+
+_X, _OTHER = np.array([1.0, 2.0, 3.0, 2.0]), np.array([2.0, 2.0, 1.0, 2.0])
+_CLIPPED = np.clip(_X, 1.5, 2.5)
+_ROWS = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 1.0]])
+MASK_HELPERS = [  # (name, arguments, keywords, the weights by hand)
+    ("tie_weights", (np.maximum(_X, _OTHER), _X, _OTHER), {}, [0.0, 0.5, 1.0, 0.5]),
+    ("extremum_weights", (_ROWS, np.array([3.0, 2.0])), {"axis": 1},
+     [[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]]),
+    ("extremum_weights", (_ROWS, np.array(3.0)), {}, [[0.0, 0.5, 0.5], [0.0, 0.0, 0.0]]),
+    ("clip_weights", (_CLIPPED, _X, 1.5, 2.5, "a"), {}, [0.0, 1.0, 0.0, 1.0]),
+    ("clip_weights", (_CLIPPED, _X, 1.5, 2.5, "lower"), {}, [1.0, 0.0, 0.0, 0.0]),
+    ("clip_weights", (_CLIPPED, _X, 1.5, 2.5, "upper"), {}, [0.0, 0.0, 1.0, 0.0]),
+    ("clip_weights", (np.clip(_X, None, 2.5), _X, None, 2.5, "lower"), {}, [0.0] * 4),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs, by_hand", MASK_HELPERS,
+                         ids=[f"{name}{index}" for index, (name, *_) in enumerate(MASK_HELPERS)])
+def test_mask_helpers_called_eagerly_match_numpy(name, args, kwargs, by_hand):
+    """The constant helpers that weigh gradients by masks (np.maximum's ties, np.clip's bounds,
+    np.max's ties), which are outside the rule table: the standard's arithmetic takes no
+    booleans, so they make floats of their masks through the module's functions."""
+    helper = getattr(adjoint_ops, name)
+    reference = helper(*args, **kwargs)
+    np.testing.assert_array_equal(reference, by_hand)
+    assert_matches(helper(*to_strict(args), **kwargs), reference, name)
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,9 @@
 """Array helpers that derivative rules call: undoing broadcasts and reductions, and the adjoints
 of structural functions (sort, tile, pad, take, einsum, ...).
 
-Each helper works on the array module of its input (NumPy or CuPy). The common cases (a Python
+Each helper works on the array module of its input: NumPy, CuPy, or NumPy's names over the
+namespace of another array-API library (runtime/array_api.py), whose arrays have only the
+standard's methods and operators (no `.sum()`, no `.dtype.kind`, no iteration). The common cases (a Python
 float, an array already of the wanted shape) return at once: these run in hot loops. A helper
 that is differentiable has its own adjoint rule (transforms/rules/helpers.py), so generated
 derivative code stays differentiable; the ones that return masks, sizes or axes are declared
@@ -21,12 +23,20 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.abstract import UnknownDimensionError
+from runtime.array_api import numpy_dtype
 from runtime.derivatives.structure import _is_traced
-from runtime.devices import add_at as add_at_in_place, array_module
+from runtime.devices import add_at as add_at_in_place, array_module, set_at
 from runtime.ops_index import add_at, set_item
 from runtime.ops_shape import broadcast_like as broadcast_to_shape_of, dimension_size
 
 _FLOAT_KINDS = "fc"
+
+
+def _holds_floats(x) -> bool:
+    """Whether array `x` holds floats or complex numbers (values that carry gradients): asked
+    through NumPy's dtype, as an array-API library's dtype (array_api_strict.float64) has no
+    `.kind`. The hot paths ask a NumPy array's `x.dtype.kind` themselves."""
+    return numpy_dtype(x.dtype).kind in _FLOAT_KINDS
 
 
 def _float_zeros(x):
@@ -71,13 +81,21 @@ def _sum_to_shape(g, shape, like=None):
         g = xp.asarray(g)
     extra = g.ndim - len(shape)
     if extra > 0:
-        g = g.sum(axis=tuple(range(extra)))
+        g = _sum(xp, g, tuple(range(extra)))
     stretched = tuple(i for i, (n, m) in enumerate(zip(g.shape, shape)) if m == 1 and n != 1)
     if stretched:
-        g = g.sum(axis=stretched, keepdims=True)
+        g = _sum(xp, g, stretched, keepdims=True)
     if g.shape != tuple(shape):
         g = _broadcast(g, shape, like)
     return g
+
+
+def _sum(xp, g, axes, keepdims=False):
+    """`g` summed over `axes`: by NumPy's method for a NumPy array (half the cost of np.sum's
+    call), by module `xp`'s function for other arrays (the array API's have no `.sum`)."""
+    if type(g) is np.ndarray:
+        return g.sum(axis=axes, keepdims=keepdims)
+    return xp.sum(g, axis=axes, keepdims=keepdims)
 
 
 def _to_structure(g, x):
@@ -136,7 +154,7 @@ def unbroadcast(g, x):
     shape = getattr(x, "shape", None)
     if shape is None:
         return _gradient_like(g, x, _sum_to_shape)
-    if x.dtype.kind not in _FLOAT_KINDS:
+    if not _holds_floats(x):
         return _float_zeros(x)
     if getattr(g, "shape", ()) == shape:
         return g
@@ -189,7 +207,7 @@ def unreduce(g, x, axis=None, keepdims=False):
     shape = getattr(x, "shape", None)
     if shape is None:
         return _gradient_like(g, x, lambda g, s: _expand_to_shape(g, s, axis, keepdims))
-    if x.dtype.kind not in _FLOAT_KINDS:
+    if not _holds_floats(x):
         return _float_zeros(x)
     if getattr(g, "shape", ()) == shape:
         return g
@@ -232,7 +250,8 @@ def tie_weights(y, x, other):
     """How much of the gradient of `y = maximum(x, other)` (or minimum) goes to `x`: 1 where x
     was chosen, 1/2 where x and other tie, 0 elsewhere."""
     xp = array_module(y)
-    return xp.equal(x, y) / (1.0 + xp.equal(other, y))
+    # The module's functions, not operators: an array-API library's `/` and `+` take no masks.
+    return xp.divide(xp.equal(x, y), xp.add(1.0, xp.equal(other, y)))
 
 
 def extremum_weights(a, y, axis=None, keepdims=False):
@@ -241,16 +260,16 @@ def extremum_weights(a, y, axis=None, keepdims=False):
     if not hasattr(a, "ndim"):  # a Python number (traced values and arrays have ndim)
         a = xp.asarray(a)
     mask = xp.equal(a, _expand_to_shape(y, a.shape, axis, keepdims, a))
-    return mask / xp.sum(mask, axis=axis, keepdims=True)
+    return xp.divide(mask, xp.sum(mask, axis=axis, keepdims=True))
 
 
 def clip_weights(y, a, lower, upper, which):
     """Where the gradient of `y = clip(a, lower, upper)` goes: to "a" where a is inside (bounds
     included), to "upper" where y is the upper bound, to "lower" where it is the lower bound."""
     xp = array_module(y)
-    from_a = xp.equal(y, a)
+    from_a = xp.equal(y, a)  # masks become floats by the module's multiply, as in tie_weights
     if which == "a":
-        return 1.0 * from_a
+        return xp.multiply(1.0, from_a)
     if which == "upper":
         bound = upper
         mask = xp.logical_not(from_a)
@@ -260,8 +279,8 @@ def clip_weights(y, a, lower, upper, which):
         if upper is not None:
             mask = xp.logical_and(mask, xp.not_equal(y, upper))
     if bound is None:
-        return 0.0 * from_a
-    return 1.0 * xp.logical_and(mask, xp.equal(y, bound))
+        return xp.multiply(0.0, from_a)
+    return xp.multiply(1.0, xp.logical_and(mask, xp.equal(y, bound)))
 
 
 def diff_pad_width(a, n, axis):
@@ -447,16 +466,21 @@ def join(pieces, axis=0, ndmin=0):
 
 def unstack(g, axis=0):
     """The adjoint of np.stack: `g` cut along `axis` into a list."""
-    return list(array_module(g).moveaxis(g, axis, 0))
+    xp = array_module(g)
+    moved = xp.moveaxis(g, axis, 0)
+    if xp is np:  # NumPy arrays and traced values
+        return list(moved)
+    # The array API iterates over no array, and indexes every axis (`...`: all the others).
+    return [moved[i, ...] for i in range(moved.shape[0])]
 
 
 def reshape_each(g, arys):
     """The adjoint of np.atleast_Nd(*arys): one gradient per argument (its result is one array
-    for one argument, a list for several)."""
-    xp = array_module(arys[0])
+    for one argument, a list for several). Each gradient is reshaped by its own array module:
+    an argument may be a Python float."""
     if len(arys) == 1:
-        return [xp.reshape(g, np.shape(arys[0]))]
-    return [xp.reshape(gi, np.shape(x)) for gi, x in zip(g, arys)]
+        return [array_module(g).reshape(g, np.shape(arys[0]))]
+    return [array_module(gi).reshape(gi, np.shape(x)) for gi, x in zip(g, arys)]
 
 
 def reshape_each_back(v, g):
@@ -471,7 +495,7 @@ def unarray(g, obj):
     if type(obj) is float:
         return _as_float(g)
     if hasattr(obj, "shape"):
-        if obj.dtype.kind not in _FLOAT_KINDS:
+        if not _holds_floats(obj):
             return _float_zeros(obj)
         return g if getattr(g, "shape", ()) == obj.shape else array_module(g).reshape(g, obj.shape)
     if isinstance(obj, (list, tuple)):
@@ -546,10 +570,13 @@ def diagonal_adjoint(g, a, offset=0, axis1=0, axis2=1):
     rows = np.arange(length) + max(-offset, 0)
     cols = np.arange(length) + max(offset, 0)
     out = xp.zeros(rest + (n, m), dtype=xp.result_type(g, 1.0))
+    on_diagonal = xp.broadcast_to(g, rest + (length,))
     if _is_traced(g):  # inside autotrace.function: the result is a new traced value
-        out = set_item(out, (Ellipsis, rows, cols), xp.broadcast_to(g, rest + (length,)))
-    else:
-        out[..., rows, cols] = xp.broadcast_to(g, rest + (length,))
+        out = set_item(out, (Ellipsis, rows, cols), on_diagonal)
+    elif type(out) is np.ndarray:
+        out[..., rows, cols] = on_diagonal
+    else:  # on the array's device, and a new array where its library writes none in place
+        out = set_at(out, (Ellipsis, rows, cols), on_diagonal)
     return xp.moveaxis(out, (-2, -1), (axis1, axis2))
 
 
