@@ -1,0 +1,253 @@
+"""The adjoints of structural functions that derivative rules call: sort and unsort, split and
+join, stack, reshape, array, tile, repeat, pad, diagonal and take (each the other's adjoint, with
+its own rule in transforms/rules/helpers.py), and the few checks on gradient values that the
+broadcasting helpers (runtime/derivatives/adjoint_ops.py, which re-exports these) share.
+
+Like those helpers, each works on the array module of its input (NumPy, CuPy, or NumPy's names
+over an array-API library's namespace) and returns a new value: gradients are never written in
+place.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.array_api import numpy_dtype
+from runtime.derivatives.structure import _is_traced
+from runtime.devices import add_at as add_at_in_place, array_module, set_at
+from runtime.ops_index import add_at, set_item
+
+_FLOAT_KINDS = "fc"
+
+
+def _holds_floats(x) -> bool:
+    """Whether array `x` holds floats or complex numbers (values that carry gradients): asked
+    through NumPy's dtype, as an array-API library's dtype (array_api_strict.float64) has no
+    `.kind`. The hot paths ask a NumPy array's `x.dtype.kind` themselves."""
+    return numpy_dtype(x.dtype).kind in _FLOAT_KINDS
+
+
+def _float_zeros(x):
+    return array_module(x).zeros(np.shape(x))
+
+
+def _as_float(g):
+    """`g` (0-d) as the Python float a float argument's gradient is; inside autotrace.function,
+    where float arguments are constants, a traced `g` stays as it is."""
+    return g if _is_traced(g) else float(g)
+
+
+def _sort_order(a, axis):
+    xp = array_module(a)
+    if axis is None:
+        return xp.argsort(xp.ravel(a), kind="stable")
+    return xp.argsort(a, axis=axis, kind="stable")
+
+
+def sort_like(v, a, axis=-1):
+    """`v` put in the order that sorts `a` along `axis` (None: flattened)."""
+    xp = array_module(v)
+    if axis is None:
+        return xp.ravel(v)[_sort_order(a, None)]
+    return xp.take_along_axis(v, _sort_order(a, axis), axis=axis)
+
+
+def unsort(g, a, axis=-1):
+    """The adjoint of `sort_like`: `g` (in sorted order) sent back to the positions in `a`."""
+    xp = array_module(g)
+    order = _sort_order(a, axis)
+    inverse = xp.argsort(order, axis=-1 if axis is None else axis)
+    if axis is None:
+        return xp.reshape(g[inverse], np.shape(a))
+    return xp.take_along_axis(g, inverse, axis=axis)
+
+
+def _promoted_shape(shape, ndmin):
+    if ndmin == 1 and len(shape) == 0:
+        return (1,)
+    if ndmin == 2 and len(shape) < 2:
+        return (1,) * (2 - len(shape)) + tuple(shape)
+    return tuple(shape)
+
+
+def split_like(g, arrays, axis=0, ndmin=0):
+    """`g` cut into pieces shaped like `arrays`, which were joined along `axis` after being
+    promoted to `ndmin` dimensions (0: concatenate, 1: hstack, 2: vstack)."""
+    xp = array_module(g)
+    shapes = [np.shape(x) for x in arrays]
+    if axis is None:
+        sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+        pieces = xp.split(xp.ravel(g), np.cumsum(sizes)[:-1].tolist())
+    else:
+        sizes = [_promoted_shape(s, ndmin)[axis] for s in shapes]
+        pieces = xp.split(g, np.cumsum(sizes)[:-1].tolist(), axis=axis)
+    return [xp.reshape(piece, shape) for piece, shape in zip(pieces, shapes)]
+
+
+def join(pieces, axis=0, ndmin=0):
+    """The adjoint of `split_like`: the pieces promoted to `ndmin` dimensions and joined."""
+    xp = array_module(pieces[0])
+    promoted = [xp.reshape(p if hasattr(p, "shape") else xp.asarray(p),  # floats too
+                           _promoted_shape(np.shape(p), ndmin)) for p in pieces]
+    return xp.concatenate(promoted, axis=axis)
+
+
+def unstack(g, axis=0):
+    """The adjoint of np.stack: `g` cut along `axis` into a list."""
+    xp = array_module(g)
+    moved = xp.moveaxis(g, axis, 0)
+    if xp is np:  # NumPy arrays and traced values
+        return list(moved)
+    # The array API iterates over no array, and indexes every axis (`...`: all the others).
+    return [moved[i, ...] for i in range(moved.shape[0])]
+
+
+def reshape_each(g, arys):
+    """The adjoint of np.atleast_Nd(*arys): one gradient per argument (its result is one array
+    for one argument, a list for several). Each gradient is reshaped by its own array module:
+    an argument may be a Python float."""
+    if len(arys) == 1:
+        return [array_module(g).reshape(g, np.shape(arys[0]))]
+    return [array_module(gi).reshape(gi, np.shape(x)) for gi, x in zip(g, arys)]
+
+
+def reshape_each_back(v, g):
+    """The adjoint of `reshape_each(g, arys)` in g."""
+    if isinstance(g, (list, tuple)):
+        return [array_module(vi).reshape(vi, np.shape(gi)) for vi, gi in zip(v, g)]
+    return array_module(v[0]).reshape(v[0], np.shape(g))
+
+
+def unarray(g, obj):
+    """The adjoint of np.array(obj) / np.asarray(obj): `g` in the structure of `obj`."""
+    if type(obj) is float:
+        return _as_float(g)
+    if hasattr(obj, "shape"):
+        if not _holds_floats(obj):
+            return _float_zeros(obj)
+        return g if getattr(g, "shape", ()) == obj.shape else array_module(g).reshape(g, obj.shape)
+    if isinstance(obj, (list, tuple)):
+        return [unarray(g[i], item) for i, item in enumerate(obj)]
+    return 0.0 if isinstance(obj, (bool, int)) else g
+
+
+def array_like(v, like):
+    """`v` (an array, or a nested list of numbers and arrays: the gradient of `unarray`'s
+    result) as one array of `like`'s shape, on `like`'s device (the adjoint of unarray)."""
+    if _is_traced(v):
+        return np.reshape(v, np.shape(like))
+    xp = array_module(like)
+    return xp.reshape(xp.asarray(v), np.shape(like))
+
+
+def untile(g, A, reps):
+    """The adjoint of np.tile(A, reps): the tiles of `g` summed."""
+    xp = array_module(g)
+    shape = np.shape(A)
+    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    ndim = max(len(shape), len(reps))
+    full = (1,) * (ndim - len(shape)) + tuple(shape)
+    reps = (1,) * (ndim - len(reps)) + reps
+    interleaved = [n for pair in zip(reps, full) for n in pair]
+    summed = xp.sum(xp.reshape(g, interleaved), axis=tuple(range(0, 2 * ndim, 2)))
+    return _as_float(summed) if type(A) is float else xp.reshape(summed, shape)
+
+
+def unrepeat(g, a, repeats, axis=None):
+    """The adjoint of np.repeat(a, repeats, axis): each run of repeated copies summed."""
+    xp = array_module(g)
+    shape = np.shape(a)
+    if axis is None:
+        g, axis, length = xp.ravel(g), 0, int(np.prod(shape, dtype=np.int64))
+    else:
+        axis = axis % len(shape)
+        length = shape[axis]
+    counts = np.broadcast_to(np.asarray(repeats), (length,))
+    if np.all(counts == counts[0]) and length:
+        split = g.shape[:axis] + (length, int(counts[0])) + g.shape[axis + 1:]
+        summed = xp.sum(xp.reshape(g, split), axis=axis + 1)
+    else:
+        ends = np.cumsum(counts)
+        padded = xp.concatenate([xp.zeros_like(xp.take(g, [0], axis=axis)),
+                                 xp.cumsum(g, axis=axis)], axis=axis)
+        summed = (xp.take(padded, xp.asarray(ends), axis=axis)
+                  - xp.take(padded, xp.asarray(ends - counts), axis=axis))
+    return _as_float(summed) if type(a) is float else xp.reshape(summed, shape)
+
+
+def unpad(g, pad_width, mode="constant"):
+    """The adjoint of np.pad(array, pad_width) in constant mode: the middle of `g`."""
+    if mode != "constant":
+        raise NotImplementedError(f"np.pad with mode={mode!r} has no derivative rule; "
+                                  "only mode='constant' has one")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (np.ndim(g), 2))
+    return g[tuple(slice(int(before), n - int(after))
+                   for (before, after), n in zip(widths, np.shape(g)))]
+
+
+def diagonal_adjoint(g, a, offset=0, axis1=0, axis2=1):
+    """The adjoint of np.diagonal(a, offset, axis1, axis2): zeros shaped like `a` with `g`
+    (broadcast to the diagonal's shape) on that diagonal."""
+    xp = array_module(g)
+    shape = np.shape(a)
+    ndim = len(shape)
+    axis1, axis2 = axis1 % ndim, axis2 % ndim
+    n, m = shape[axis1], shape[axis2]
+    rest = tuple(s for i, s in enumerate(shape) if i not in (axis1, axis2))
+    length = max(0, min(n + min(offset, 0), m - max(offset, 0)))
+    rows = np.arange(length) + max(-offset, 0)
+    cols = np.arange(length) + max(offset, 0)
+    out = xp.zeros(rest + (n, m), dtype=xp.result_type(g, 1.0))
+    on_diagonal = xp.broadcast_to(g, rest + (length,))
+    if _is_traced(g):  # inside autotrace.function: the result is a new traced value
+        out = set_item(out, (Ellipsis, rows, cols), on_diagonal)
+    elif type(out) is np.ndarray:
+        out[..., rows, cols] = on_diagonal
+    else:  # on the array's device, and a new array where its library writes none in place
+        out = set_at(out, (Ellipsis, rows, cols), on_diagonal)
+    return xp.moveaxis(out, (-2, -1), (axis1, axis2))
+
+
+def diag_adjoint(g, v, k=0):
+    """The adjoint of np.diag(v, k): extract a diagonal (v 1-d) or embed one (v 2-d)."""
+    if np.ndim(v) == 1:
+        return array_module(g).diag(g, k)
+    return diagonal_adjoint(g, v, k, 0, 1)
+
+
+def _scatter_add(out, index, values):
+    """`out` with `values` added at `index` (repeated indices add up): `out` itself, or a new
+    traced value inside autotrace.function."""
+    if _is_traced(values) or _is_traced(index):
+        return add_at(out, index, values)
+    add_at_in_place(out, index, values)
+    return out
+
+
+def take_at(a, indices, axis=None, mode="raise"):
+    """`np.take(a, indices, axis, mode=mode)` on `a`'s device (the adjoint of untake): CuPy's
+    take has no `mode`, so on a GPU the indices are clipped or wrapped here first (an index out
+    of range under "raise" wraps there: a GPU kernel cannot raise)."""
+    xp = array_module(a)
+    if xp is np or _is_traced(a) or _is_traced(indices):
+        return np.take(a, indices, axis, mode=mode)
+    length = a.size if axis is None else a.shape[axis]
+    index = xp.asarray(indices)
+    index = xp.clip(index, 0, length - 1) if mode == "clip" else index % length
+    return xp.take(a, index, axis)
+
+
+def untake(g, a, indices, axis=None, mode="raise"):
+    """The adjoint of np.take(a, indices, axis, mode): `g` added back at the taken places."""
+    xp = array_module(g)
+    shape = np.shape(a)
+    taken_from = (int(np.prod(shape, dtype=np.int64)),) if axis is None else shape
+    axis = 0 if axis is None else axis % len(shape)
+    length = taken_from[axis]
+    index = xp.ravel(indices if _is_traced(indices) else xp.asarray(indices))
+    index = xp.clip(index, 0, length - 1) if mode == "clip" else index % length
+    values = xp.reshape(g, taken_from[:axis] + (index.size,) + taken_from[axis + 1:])
+    out = xp.zeros((length,) + taken_from[:axis] + taken_from[axis + 1:],
+                   dtype=xp.result_type(g, 1.0))
+    out = _scatter_add(out, index, xp.moveaxis(values, axis, 0))
+    out = xp.moveaxis(out, 0, axis)
+    return _as_float(xp.reshape(out, ())) if type(a) is float else xp.reshape(out, shape)
