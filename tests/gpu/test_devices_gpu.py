@@ -26,3 +26,29 @@ def test_a_gradient_of_cupy_arrays_stays_on_the_gpu():
     gradient = autotrace.grad(lambda x: (x * x).sum())(x)
     assert isinstance(gradient, cupy.ndarray)
     np.testing.assert_allclose(cupy.asnumpy(gradient), 2 * np.linspace(-1.0, 1.0, 5))
+
+
+def test_the_gpu_memory_limit_is_the_memory_pools():
+    pool = cupy.get_default_memory_pool()
+    try:
+        autotrace.config.gpu_memory(growth=True, limit_bytes=64 << 20)
+        assert pool.get_limit() == 64 << 20
+        with pytest.raises(cupy.cuda.memory.OutOfMemoryError):
+            cupy.empty(128 << 20, dtype=cupy.uint8)
+    finally:
+        autotrace.config.gpu_memory()  # growth, no limit: the default
+    assert pool.get_limit() == 0
+    assert cupy.empty(128 << 20, dtype=cupy.uint8).nbytes == 128 << 20
+
+
+def test_log_placement_names_the_gpu(capsys):
+    previous = autotrace.config.log_placement()
+    autotrace.config.log_placement(True)
+    try:
+        doubled = autotrace.function(lambda x: x * 2.0)
+        doubled(cupy.ones(3))
+        doubled(cupy.ones(3))  # a cache hit: nothing more
+    finally:
+        autotrace.config.log_placement(previous)
+    assert capsys.readouterr().err == (
+        "autotrace: <lambda> (1 ops) runs on gpu:0; it moves no data between devices\n")

@@ -358,6 +358,19 @@ class _MemoryPool:
 _POOL = _MemoryPool()
 
 
+class OutOfMemoryError(MemoryError):
+    pass
+
+
+def empty(shape, dtype=float, order="C"):
+    """cupy.empty, refusing more than the memory pool's limit as CuPy does."""
+    array = _np.empty(shape, dtype, order)
+    if _POOL.limit and array.nbytes > _POOL.limit:
+        raise OutOfMemoryError(f"Out of memory allocating {array.nbytes:,} bytes (limit "
+                               f"{_POOL.limit:,} bytes)")
+    return ndarray(array)
+
+
 def get_default_memory_pool():
     return _POOL
 
@@ -387,8 +400,13 @@ class _Stream:
         return None
 
 
+class _Memory:
+    OutOfMemoryError = OutOfMemoryError
+
+
 class _Cuda:
     Device = _Device
+    memory = _Memory
     runtime = _Runtime()
     Stream = _Stream
 
