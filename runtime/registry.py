@@ -244,6 +244,10 @@ def literal_source(value) -> str:
         return f"np.dtype({value.str!r})"
     if isinstance(value, float) and not math.isfinite(value):
         return "np.nan" if math.isnan(value) else ("np.inf" if value > 0 else "-np.inf")
+    if isinstance(value, complex) and not (math.isfinite(value.real)
+                                           and math.isfinite(value.imag)):
+        # repr gives `(nan+1j)` or `infj`, which are not Python source
+        return f"complex({literal_source(value.real)}, {literal_source(value.imag)})"
     if isinstance(value, StaticSlice):
         return f"slice({value.start!r}, {value.stop!r}, {value.step!r})"
     if value is Ellipsis:

@@ -396,3 +396,14 @@ def test_the_probe_notices_a_function_that_rounds_differently(monkeypatch):
     assert not probe("sin")
     monkeypatch.setitem(passes_floats._MATH, "sin", lambda x: float(np.sin(x)))
     assert probe("sin")
+
+
+@pytest.mark.parametrize("literal", [complex(math.nan, 1.0), complex(1.0, math.inf),
+                                     complex(-math.inf, math.nan)], ids=repr)
+def test_complex_literals_that_are_not_finite_are_written_as_python(literal):
+    """repr gives `(nan+1j)` or `infj` for these, which are no Python source."""
+    graph, _ = trace(lambda x: x * literal, (v3,))
+    function, source = compile_graph(optimize(graph))
+    assert "complex(" in source and "nanj" not in source and "infj" not in source
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(function(v3)[0], v3 * literal)
