@@ -10,11 +10,11 @@ Two parts, kept apart:
 - the tracing compiler, the rest of runtime/: abstract values (abstract), the op registry
   (registry: how an op is defined and bound; its families ops_*, convolution, pooling,
   special and random; ops: all of them), the tracer (tracer, arguments, trees, views), the
-  graph IR (graph), passes (passes, passes_*), traced control flow (control_scope, control,
-  control_variables, control_branches, control_loops, control_statements, control_writes,
-  stacks), signatures and their cache (signature, spec, cache), the executor (executor,
-  passes_floats, graph_python), devices (devices) and the backends behind one protocol
-  (backends/: numpy, llvm, cupy; see runtime/backends/__init__.py).
+  graph IR (graph; graph_dot writes it as Graphviz DOT), passes (passes, passes_*), traced
+  control flow (control_scope, control, control_variables, control_branches, control_loops,
+  control_statements, control_writes, stacks), signatures and their cache (signature, spec,
+  cache), the executor (executor, passes_floats, graph_python), devices (devices) and the
+  backends behind one protocol (backends/: numpy, llvm, cupy; see runtime/backends/__init__.py).
 
 Imports inside runtime/ point one way, down this list (tests/runtime/test_import_layout.py
 fails on a cycle): devices, control_scope and derivatives/objects import nothing of runtime/;

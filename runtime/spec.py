@@ -16,6 +16,7 @@ it as a graph input of that shape (None dimensions included), as it takes a conc
 from __future__ import annotations
 
 import inspect
+import re
 import threading
 from collections import OrderedDict
 
@@ -63,6 +64,20 @@ class Spec:
         return len(shape) == len(self.shape) and all(
             want is None or want == have for want, have in zip(self.shape, shape))
 
+    @classmethod
+    def parse(cls, text: str) -> Spec:
+        """The Spec a type written as graphs print it stands for: `f64[3,4]`, `i32[]`,
+        `bool[5]`, `f64[?,3]` (? for any size). The dtype may also be NumPy's name
+        (`float32[2]`). A ValueError says the expected form."""
+        match = _SPEC_TEXT.fullmatch(text.strip())
+        dtype = _dtype_of_text(match.group(1)) if match else None
+        sizes = [size.strip() for size in match.group(2).split(",")] if match else []
+        if dtype is None or (sizes != [""] and not all(
+                size == "?" or size.isdigit() for size in sizes)):
+            raise ValueError(f"{text!r} is not an array type: expected a dtype and a shape "
+                             f"like f64[3,4], i32[] or f64[?,3] (? for any size)")
+        return cls(tuple(None if size == "?" else int(size) for size in sizes if size), dtype)
+
     def __eq__(self, other) -> bool:
         return isinstance(other, Spec) and (self.shape, self.dtype) == (other.shape, other.dtype)
 
@@ -71,6 +86,22 @@ class Spec:
 
     def __repr__(self) -> str:
         return f"Spec(shape={self.shape!r}, dtype={self.dtype})"
+
+
+_SPEC_TEXT = re.compile(r"([A-Za-z_]+[0-9]*)\[([^\]]*)\]")
+
+
+def _dtype_of_text(name: str):
+    """`f64` -> float64 (the short names graphs print), or any dtype name NumPy knows."""
+    short = re.fullmatch(r"([fiuc])([0-9]+)", name)
+    if short:
+        kind = {"f": "float", "i": "int", "u": "uint", "c": "complex"}[short.group(1)]
+        name = f"{kind}{short.group(2)}"
+    try:
+        dtype = np.dtype(name)
+    except TypeError:
+        return None
+    return dtype if dtype.kind in "biufc" else None  # arrays of numbers and bools only
 
 
 def placeholder(aval: AbstractArray) -> Tracer:

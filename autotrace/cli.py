@@ -1,0 +1,232 @@
+"""The command line: a derivative's source, or a traced graph, for a function in a file.
+
+    python -m autotrace grad model.py::loss                   # d loss / d (first parameter)
+    python -m autotrace grad model.py::loss --wrt w,b         # a tuple of gradients
+    python -m autotrace grad model.py::loss --mode forward    # forward mode's source
+    python -m autotrace grad model.py::loss --raw             # before the cleanup passes
+    python -m autotrace graph model.py::loss --spec "f64[3,4]" --spec "f64[4]"
+    python -m autotrace graph model.py::loss --spec "f64[3,4]" --spec "f64[4]" --dot loss.dot
+
+The file is imported as a module of its own name, with its folder first on sys.path while it
+loads (so it imports its neighbours as it does when run), and its `if __name__ == "__main__":`
+block does not run. The function is a module-level name of it.
+
+A mistake in what was typed (a missing file, a name the file does not define, a --spec that is
+not an array type) is one line on standard error and exit status 2, like argparse's own.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from autotrace.api import grad, source
+from autotrace.function import function
+from autotrace.operators import forward
+from runtime.graph_dot import graph_dot
+from runtime.spec import Spec
+from transforms.errors import TransformError
+from transforms.front_end import resolve_wrt
+
+PROGRAM = "python -m autotrace"
+
+
+class UsageError(Exception):
+    """A mistake in the command line, told to the user in one line with exit status 2."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line `argv` (default: sys.argv[1:]); returns the exit status."""
+    parser = _parser()
+    arguments = parser.parse_args(argv)
+    try:
+        return arguments.command(arguments)
+    except UsageError as error:
+        print(f"{PROGRAM} {arguments.command_name}: error: {error}", file=sys.stderr)
+        return 2
+    except TransformError as error:  # the function's source cannot be differentiated
+        print(f"{PROGRAM} {arguments.command_name}: {error}", file=sys.stderr)
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROGRAM, description="Show what autotrace makes of a function in a Python file.")
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    grad_command = commands.add_parser(
+        "grad", help="print the generated derivative's Python source",
+        description="Print the Python source autotrace generates for the derivative of a "
+                    "function: what autotrace.source(autotrace.grad(fn, wrt=...)) shows.")
+    _add_target(grad_command)
+    grad_command.add_argument(
+        "--wrt", metavar="NAMES",
+        help="the parameters to differentiate with respect to, by name or position, "
+             "separated by commas (x,y gives a tuple of gradients); default: the first")
+    grad_command.add_argument(
+        "--mode", choices=("reverse", "forward"), default="reverse",
+        help="reverse (autotrace.grad, the default) or forward (autotrace.forward: the "
+             "function rewritten to carry tangents beside its values)")
+    grad_command.add_argument(
+        "--raw", action="store_true",
+        help="the source as generated, before the cleanup passes remove dead code, unneeded "
+             "saves and single-use temporaries (the optimized=False of grad and forward)")
+    grad_command.set_defaults(command=_grad_command, command_name="grad")
+
+    graph_command = commands.add_parser(
+        "graph", help="print the traced, optimized graph for inputs of given types",
+        description="Trace autotrace.function(fn) for array arguments of the given types and "
+                    "print its optimized graph, one operation a line (or as Graphviz DOT).")
+    _add_target(graph_command)
+    graph_command.add_argument(
+        "--spec", action="append", default=[], metavar="TYPE",
+        help="the type of the next positional argument, as graphs print types: f64[3,4], "
+             "i32[], bool[5], f64[?,3] (? for any size); give one --spec per argument")
+    graph_command.add_argument(
+        "--dot", nargs="?", const="-", metavar="FILE",
+        help="write Graphviz DOT instead, to FILE or, without one, to standard output "
+             "(render it with: dot -Tsvg FILE -o graph.svg)")
+    graph_command.add_argument(
+        "--raw", action="store_true",
+        help="the graph as traced, before the passes (constant folding, algebraic "
+             "simplification, common subexpressions, dead code, buffer reuse)")
+    graph_command.set_defaults(command=_graph_command, command_name="graph")
+    return parser
+
+
+def _add_target(command: argparse.ArgumentParser) -> None:
+    command.add_argument("target", metavar="FILE.py::FUNCTION",
+                         help="a Python file and the name of a function it defines")
+
+
+# --- the commands ---------------------------------------------------------------------------------
+
+def _grad_command(arguments) -> int:
+    python_function = load_function(arguments.target)
+    wrt = _parse_wrt(arguments.wrt)
+    parameters = [parameter.name
+                  for parameter in inspect.signature(python_function).parameters.values()
+                  if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)]
+    try:
+        resolve_wrt(wrt, parameters, python_function.__name__)
+    except ValueError as error:  # a --wrt that names no parameter; the message says which
+        raise UsageError(f"--wrt: {error}") from None
+    make = forward if arguments.mode == "forward" else grad
+    _write(source(make(python_function, wrt, optimized=not arguments.raw)), "-")
+    return 0
+
+
+def _graph_command(arguments) -> int:
+    python_function = load_function(arguments.target)
+    python_function = getattr(python_function, "__autotrace_python_function__", python_function)
+    specs = [_parse_spec(text) for text in arguments.spec]
+    _check_argument_count(python_function, len(specs))
+    traced = function(python_function, input_signature=specs)
+    # Arrays of the Specs' types stand for the arguments; a size left open (?) takes 1 here,
+    # and the graph is traced for any size all the same.
+    examples = [np.zeros(tuple(1 if size is None else size for size in spec.shape), spec.dtype)
+                for spec in specs]
+    graph = traced.graph(*examples, optimized=not arguments.raw)
+    if arguments.dot is None:
+        _write(f"{graph}\n", "-")
+    else:
+        _write(graph_dot(graph, name=python_function.__name__), arguments.dot)
+    return 0
+
+
+def _write(text: str, destination: str) -> None:
+    text = text if text.endswith("\n") else text + "\n"
+    if destination == "-":
+        sys.stdout.write(text)
+    else:
+        Path(destination).write_text(text)
+
+
+# --- reading the command line -----------------------------------------------------------------
+
+def load_function(target: str) -> Callable:
+    """The function `FILE.py::NAME` names, importing the file as a module."""
+    path_text, separator, name = target.rpartition("::")
+    if not separator or not path_text or not name:
+        raise UsageError(f"{target!r} names no function: expected FILE.py::FUNCTION, "
+                         f"like model.py::loss")
+    path = Path(path_text)
+    if not path.is_file():
+        raise UsageError(f"no such file: {path_text}")
+    module = _import_file(path)
+    functions = [key for key, value in vars(module).items() if _defined_in(value, module)]
+    if name not in vars(module):
+        defined = (f"its functions are {', '.join(functions)}" if functions
+                   else "it defines no functions")
+        raise UsageError(f"{path_text} has no function {name!r}; {defined}")
+    value = getattr(module, name)
+    if not callable(value):
+        raise UsageError(f"{name!r} in {path_text} is a {type(value).__name__}, "
+                         f"not a function")
+    return value
+
+
+def _import_file(path: Path):
+    """Import the file at `path` as a module named after it (unless that name is taken)."""
+    name = path.stem if path.stem.isidentifier() and path.stem not in sys.modules \
+        else "_autotrace_command_line_file"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    folder = str(path.resolve().parent)
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(folder)
+    return module
+
+
+def _defined_in(value, module) -> bool:
+    """Whether `value` is a function the module defines (imported ones are not listed)."""
+    python_function = getattr(value, "__autotrace_python_function__", value)
+    return inspect.isfunction(python_function) and \
+        python_function.__module__ == module.__name__
+
+
+def _parse_wrt(text: str | None):
+    """`x` -> "x", `0` -> 0, `x,y` -> ("x", "y"): as grad's wrt takes them."""
+    if text is None:
+        return 0
+    items = [item.strip() for item in text.split(",")]
+    if not all(items):
+        raise UsageError(f"--wrt {text!r}: expected parameter names or positions separated "
+                         f"by commas, like x,y or 0,1")
+    wrt = tuple(int(item) if item.isdigit() else item for item in items)
+    return wrt if len(wrt) > 1 else wrt[0]
+
+
+def _parse_spec(text: str) -> Spec:
+    try:
+        return Spec.parse(text)
+    except ValueError as error:
+        raise UsageError(f"--spec {error}") from None
+
+
+def _check_argument_count(python_function: Callable, given: int) -> None:
+    """One --spec per positional parameter without a default, and none past the last."""
+    parameters = list(inspect.signature(python_function).parameters.values())
+    positional = [parameter for parameter in parameters if parameter.kind in (
+        parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)]
+    required = [parameter for parameter in positional if parameter.default is parameter.empty]
+    takes_more = any(parameter.kind == parameter.VAR_POSITIONAL for parameter in parameters)
+    names = ", ".join(parameter.name for parameter in positional)
+    call = f"{python_function.__name__}({names})"
+    if given < len(required):
+        raise UsageError(f"{call} takes {len(required)} array argument"
+                         f"{'s' if len(required) != 1 else ''} without a default: give one "
+                         f"--spec for each, in order ({given} given)")
+    if given > len(positional) and not takes_more:
+        raise UsageError(f"{call} takes at most {len(positional)} positional argument"
+                         f"{'s' if len(positional) != 1 else ''}, but {given} --spec were "
+                         f"given")

@@ -1,0 +1,141 @@
+"""A graph as Graphviz DOT text: `print(graph_dot(traced.graph(x)))`, then `dot -Tsvg`.
+
+    digraph "f" {
+      n0 [label="a\\nf64[3]", shape=ellipse];
+      n1 [label="sin\\nb: f64[3]", shape=box];
+      n0 -> n1;
+      n2 [label="out 0\\nf64[3]", shape=doubleoctagon];
+      n1 -> n2;
+    }
+
+- A node for each graph input (ellipse), each distinct constant array (note: `const0:
+  f64[3]`, or its value for a scalar), each literal use (plaintext), each equation (box: the
+  primitive and its attributes, then its results' names and types as `str(graph)` prints
+  them), and each output (doubleoctagon).
+- Edges follow the data: from what made a value to each equation that reads it. Where an
+  equation reads several values their edges are labelled with the position, since order
+  matters (`subtract a b`).
+- A control equation's subgraphs (cond's branches, while's cond and body: any attribute
+  holding graphs) are drawn as dashed clusters named by the attribute's field, with their
+  outputs joined to the equation by dashed edges.
+- Nodes are named n0, n1, ... in the order they are drawn, and names in labels are those
+  `str(graph)` gives, so the same graph always gives the same text.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from runtime.graph import Constant, Graph, Literal, _Names, format_value
+
+
+def graph_dot(graph: Graph, name: str = "graph") -> str:
+    """The DOT text of `graph`, a digraph called `name`."""
+    writer = _DotWriter()
+    writer.lines.append(f"digraph {_quoted(name)} {{")
+    writer.lines.append('  node [fontname="Helvetica"];')
+    writer.lines.append('  edge [fontname="Helvetica"];')
+    writer.output_nodes(graph, indent="  ")
+    writer.lines.append("}")
+    return "\n".join(writer.lines) + "\n"
+
+
+class _DotWriter:
+    """Draws graphs into `lines`, numbering nodes across the graph and its subgraphs."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self.node_count = 0
+        self.cluster_count = 0
+
+    def node(self, indent: str, label: str, shape: str, extra: str = "") -> str:
+        node_name = f"n{self.node_count}"
+        self.node_count += 1
+        self.lines.append(f"{indent}{node_name} [label={_quoted(label)}, shape={shape}{extra}];")
+        return node_name
+
+    def edge(self, indent: str, source: str, target: str, attributes: str = "") -> None:
+        suffix = f" [{attributes}]" if attributes else ""
+        self.lines.append(f"{indent}{source} -> {target}{suffix};")
+
+    def draw(self, graph: Graph, indent: str) -> list:
+        """Draw `graph`'s nodes and edges; returns the nodes that hold its outputs."""
+        names = _Names()
+        made_by: dict[int, str] = {}  # id of a Var or Constant -> the node that makes it
+        for var in graph.inputs:
+            made_by[id(var)] = self.node(indent, f"{names.of(var)}\n{var.aval}", "ellipse")
+        for equation in graph.equations:
+            sources = [self.value_node(value, names, made_by, indent)
+                       for value in equation.inputs]
+            outputs = "\n".join(f"{names.of(var)}: {var.aval}" for var in equation.outputs)
+            label = _equation_head(equation) + (f"\n{outputs}" if outputs else "")
+            equation_node = self.node(indent, label, "box")
+            for position, source in enumerate(sources):
+                self.edge(indent, source, equation_node,
+                          f'label="{position}"' if len(sources) > 1 else "")
+            for var in equation.outputs:
+                made_by[id(var)] = equation_node
+            for field_name, subgraph in _subgraphs(equation.attrs):
+                for output_node in self.cluster(f"{equation.primitive.name}: {field_name}",
+                                                subgraph, indent):
+                    self.edge(indent, output_node, equation_node,
+                              f'style=dashed, label="{field_name}"')
+        return [self.value_node(value, names, made_by, indent) for value in graph.outputs]
+
+    def value_node(self, value, names: _Names, made_by: dict, indent: str) -> str:
+        """The node an equation input comes from; constants and literals get theirs here."""
+        if isinstance(value, Literal):
+            return self.node(indent, repr(value.value), "plaintext")
+        node_name = made_by.get(id(value))
+        if node_name is None and isinstance(value, Constant):
+            node_name = made_by[id(value)] = self.node(
+                indent, names.use(value).replace(":", ": ", 1), "note")
+        return node_name
+
+    def cluster(self, label: str, graph: Graph, indent: str) -> list:
+        """Draw a subgraph as a dashed cluster, its outputs as output nodes inside it."""
+        inner = indent + "  "
+        self.lines.append(f"{indent}subgraph cluster_{self.cluster_count} {{")
+        self.cluster_count += 1
+        self.lines.append(f"{inner}label={_quoted(label)};")
+        self.lines.append(f"{inner}style=dashed;")
+        outputs = self.output_nodes(graph, inner)
+        self.lines.append(f"{indent}}}")
+        return outputs
+
+    def output_nodes(self, graph: Graph, indent: str) -> list:
+        """Draw `graph` with a node for each of its outputs; returns those nodes."""
+        result_nodes = []
+        for position, (source, value) in enumerate(zip(self.draw(graph, indent),
+                                                       graph.outputs)):
+            output_node = self.node(indent, f"out {position}\n{value.aval}", "doubleoctagon")
+            self.edge(indent, source, output_node)
+            result_nodes.append(output_node)
+        return result_nodes
+
+
+def _subgraphs(attrs: dict) -> list:
+    """(field name, Graph) for each subgraph an equation's attributes hold: a Graph itself, or
+    a dataclass of Graphs (cond's Branches, while's Loop), in attribute then field order."""
+    found = []
+    for key in sorted(attrs):
+        value = attrs[key]
+        if isinstance(value, Graph):
+            found.append((key, value))
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            found.extend((field.name, getattr(value, field.name))
+                         for field in dataclasses.fields(value)
+                         if isinstance(getattr(value, field.name), Graph))
+    return found
+
+
+def _equation_head(equation) -> str:
+    """`reduce_sum[axes=(0,)]`: the primitive and its attributes, but not its subgraphs."""
+    shown = [f"{key}={format_value(equation.attrs[key])}" for key in sorted(equation.attrs)
+             if not _subgraphs({key: equation.attrs[key]})]
+    return f"{equation.primitive.name}[{' '.join(shown)}]" if shown else equation.primitive.name
+
+
+def _quoted(text: str) -> str:
+    """A DOT string: backslashes and quotes escaped, line breaks as DOT's `\\n`."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\n", "\\n") + '"'

@@ -1,0 +1,316 @@
+"""The command line (`python -m autotrace grad|graph FILE.py::FUNCTION`), the DOT text of
+graphs (runtime/graph_dot.py) and the array types `--spec` reads (`Spec.parse`).
+
+The commands run in a fresh interpreter on files written to tmp_path, as a user runs them.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import autotrace
+from runtime.graph_dot import graph_dot
+from runtime.spec import Spec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MODEL = """\
+import numpy as np
+from helpers import offset
+
+
+def f(x, y):
+    return x * y + np.sin(x)
+
+
+def shifted(x):
+    if np.sum(x) > 0:
+        y = x * 2.0
+    else:
+        y = -x
+    return y - offset()
+
+
+def doubled_until(x):
+    while np.sum(x) < 10.0:
+        x = x * 2.0
+    return x
+
+
+limit = 3
+
+if __name__ == "__main__":
+    raise SystemExit("the command line must not run the file's main block")
+"""
+
+HELPERS = """\
+import numpy as np
+
+
+def offset():
+    return np.array([1.0, 2.0, 3.0])
+"""
+
+
+@pytest.fixture
+def model(tmp_path) -> Path:
+    """model.py, which imports helpers.py from its own folder."""
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    path = tmp_path / "model.py"
+    path.write_text(MODEL)
+    return path
+
+
+def run_command(*arguments, cwd) -> subprocess.CompletedProcess:
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT)] + [p for p in environment.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return subprocess.run([sys.executable, "-m", "autotrace", *arguments], cwd=cwd,
+                          env=environment, capture_output=True, text=True, timeout=120)
+
+
+def succeeds(*arguments, cwd) -> str:
+    result = run_command(*arguments, cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    return result.stdout
+
+
+# --- grad -----------------------------------------------------------------------------------------
+
+def test_grad_prints_the_generated_adjoint_source(model):
+    printed = succeeds("grad", "model.py::f", "--wrt", "x,y", cwd=model.parent)
+    assert printed == textwrap.dedent("""\
+        def df(x, y, *, dy=None):
+            # Primal sweep
+            _t1 = x * y
+            _t2 = np.sin(x)
+            # Adjoint sweep
+            # Grad of line 6: return x * y + np.sin(x)
+            b_t3 = seed(_t1 + _t2, dy)
+            b_t1 = unbroadcast(b_t3, _t1)
+            bx = unbroadcast(b_t3, _t2) * np.cos(x)
+            bx = accumulate(bx, unbroadcast(b_t1 * y, x))
+            by = unbroadcast(b_t1 * x, y)
+            return (match(bx, x), match(by, y))
+        """)
+    # The code printed computes the right thing: df/dx = y + cos(x), df/dy = x.
+    def f(x, y):
+        return x * y + np.sin(x)
+    gradient = autotrace.grad(f, wrt=("x", "y"))(2.0, 3.0)
+    assert gradient == pytest.approx((3.0 + np.cos(2.0), 2.0), abs=1e-15)
+
+
+def test_grad_raw_is_the_source_before_the_cleanup_passes(model):
+    raw = succeeds("grad", "model.py::f", "--wrt", "0,1", "--raw", cwd=model.parent)
+    # What grad(f, wrt=(0, 1), optimized=False) generates: every temporary and term kept.
+    assert raw == textwrap.dedent("""\
+        def df(x, y, *, dy=None):
+            # Primal sweep
+            _t1 = x * y
+            _t2 = np.sin(x)
+            _t3 = _t1 + _t2
+            # Adjoint sweep
+            # Grad of line 6: return x * y + np.sin(x)
+            b_t3 = seed(_t3, dy)
+            b_t1_term = unbroadcast(b_t3, _t1)
+            b_t2_term = unbroadcast(b_t3, _t2)
+            b_t1 = b_t1_term
+            b_t2 = b_t2_term
+            bx_term = b_t2 * np.cos(x)
+            bx = bx_term
+            bx_term_1 = unbroadcast(b_t1 * y, x)
+            by_term = unbroadcast(b_t1 * x, y)
+            bx = accumulate(bx, bx_term_1)
+            by = by_term
+            return (match(bx, x), match(by, y))
+        """)
+
+
+def test_grad_forward_mode_prints_the_tangent_source(model):
+    printed = succeeds("grad", "model.py::f", "--wrt", "x,y", "--mode", "forward",
+                       cwd=model.parent)
+    assert printed == textwrap.dedent("""\
+        def ff(x, y, *, tangent=None):
+            dx, dy = tangent_seed((x, y), tangent)
+            return (x * y + np.sin(x), dx * y + x * dy + dx * np.cos(x))
+        """)
+
+
+# --- graph ----------------------------------------------------------------------------------------
+
+def test_graph_prints_the_optimized_graph_for_the_specs(model):
+    printed = succeeds("graph", "model.py::f", "--spec", "f64[?,4]", "--spec", "f64[4]",
+                       cwd=model.parent)
+    assert printed == textwrap.dedent("""\
+        { lambda a:f64[?,4] b:f64[4] ;
+          c:f64[?,4] = multiply a b
+          d:f64[?,4] = sin a
+          e:f64[?,4] = add[out=0] c d
+          in (e) }
+        """)
+
+
+def _statements(dot: str) -> tuple:
+    """The node statements (name -> label) and edges (source, target) of DOT text."""
+    nodes = dict(re.findall(r'^\s*(n\d+) \[label="((?:[^"\\]|\\.)*)"', dot, re.MULTILINE))
+    edges = re.findall(r"^\s*(n\d+) -> (n\d+)", dot, re.MULTILINE)
+    return nodes, edges
+
+
+def test_graph_dot_has_a_node_per_input_equation_and_output(model):
+    dot = succeeds("graph", "model.py::f", "--spec", "f64[3,4]", "--spec", "f64[4]", "--dot",
+                   cwd=model.parent)
+    nodes, edges = _statements(dot)
+    assert list(nodes.values()) == [r"a\nf64[3,4]", r"b\nf64[4]", r"multiply\nc: f64[3,4]",
+                                    r"sin\nd: f64[3,4]", r"add[out=0]\ne: f64[3,4]",
+                                    r"out 0\nf64[3,4]"]
+    assert edges == [("n0", "n2"), ("n1", "n2"), ("n0", "n3"), ("n2", "n4"), ("n3", "n4"),
+                     ("n4", "n5")]
+    assert dot.startswith('digraph "f" {\n') and dot.endswith("}\n")
+    # Written to a file, the same text; nothing on standard output.
+    assert succeeds("graph", "model.py::f", "--spec", "f64[3,4]", "--spec", "f64[4]", "--dot",
+                    "f.dot", cwd=model.parent) == ""
+    assert (model.parent / "f.dot").read_text() == dot
+
+
+def test_graph_dot_draws_a_conds_branches_as_clusters(model):
+    dot = succeeds("graph", "model.py::shifted", "--spec", "f64[3]", "--dot", cwd=model.parent)
+    nodes, edges = _statements(dot)
+    assert re.findall(r'subgraph (cluster_\d+) \{\n\s*label="([^"]*)"', dot) == [
+        ("cluster_0", "cond: true"), ("cluster_1", "cond: false")]
+    labels = list(nodes.values())
+    assert r"cond\nd: f64[3]" in labels and r"negative\nb: f64[3]" in labels
+    assert r"const0: f64[3]" in labels and "2.0" in labels  # a constant and a literal
+    # Inputs a (outer, true, false), 4 equations outside, 2 inside, literals 0 and 2.0,
+    # the constant, and an output in each branch and outside.
+    assert len(nodes) == 3 + 4 + 2 + 2 + 1 + 3
+    cond_node = next(name for name, label in nodes.items() if label.startswith("cond"))
+    assert dot.count(f' -> {cond_node} [style=dashed, label="') == 2
+
+
+def test_graph_dot_is_the_same_text_every_time(model):
+    first = succeeds("graph", "model.py::doubled_until", "--spec", "f64[3]", "--dot",
+                     cwd=model.parent)
+    second = succeeds("graph", "model.py::doubled_until", "--spec", "f64[3]", "--dot",
+                      cwd=model.parent)
+    assert first == second
+    assert re.findall(r'label="(while: \w+)"', first) == ["while: cond", "while: body"]
+
+
+def test_graph_dot_parses_with_graphviz(model):
+    dot_program = shutil.which("dot")
+    if dot_program is None:
+        pytest.skip("Graphviz's dot is not installed, so the DOT text is checked only by "
+                    "its structure (the other tests of this file)")
+    for function in ("f", "shifted", "doubled_until"):
+        specs = ["--spec", "f64[3]"] + (["--spec", "f64[3]"] if function == "f" else [])
+        dot = succeeds("graph", f"model.py::{function}", *specs, "--dot", cwd=model.parent)
+        rendered = subprocess.run([dot_program, "-Tsvg"], input=dot, capture_output=True,
+                                  text=True, timeout=60)
+        assert rendered.returncode == 0 and rendered.stderr == "", rendered.stderr
+        assert "<svg" in rendered.stdout
+
+
+def test_graph_dot_escapes_quotes_and_names_constants():
+    graph = autotrace.function(lambda x: x - np.array([1.0, 2.0])).graph(np.ones(2))
+    dot = graph_dot(graph, name='say "hi"\\')
+    assert dot.startswith('digraph "say \\"hi\\"\\\\" {\n')
+    nodes, edges = _statements(dot)
+    assert list(nodes.values()) == [r"a\nf64[2]", "const0: f64[2]",
+                                    r"subtract\nb: f64[2]", r"out 0\nf64[2]"]
+    assert ("n1", "n2") in edges
+
+
+# --- errors ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("arguments, message", [
+    (["grad", "missing.py::f"], "python -m autotrace grad: error: no such file: missing.py"),
+    (["grad", "model.py::g"], "python -m autotrace grad: error: model.py has no function 'g'; "
+                              "its functions are f, shifted, doubled_until"),
+    (["graph", "model.py::limit"], "python -m autotrace graph: error: 'limit' in model.py is "
+                                   "a int, not a function"),
+    (["grad", "model.py"], "python -m autotrace grad: error: 'model.py' names no function: "
+                           "expected FILE.py::FUNCTION, like model.py::loss"),
+    (["graph", "model.py::f", "--spec", "f64[3", "--spec", "f64[3]"],
+     "python -m autotrace graph: error: --spec 'f64[3' is not an array type: expected a dtype "
+     "and a shape like f64[3,4], i32[] or f64[?,3] (? for any size)"),
+    (["graph", "model.py::f", "--spec", "f64[3]"],
+     "python -m autotrace graph: error: f(x, y) takes 2 array arguments without a default: "
+     "give one --spec for each, in order (1 given)"),
+    (["graph", "model.py::shifted", "--spec", "f64[3]", "--spec", "f64[3]"],
+     "python -m autotrace graph: error: shifted(x) takes at most 1 positional argument, but 2 "
+     "--spec were given"),
+    (["grad", "model.py::f", "--wrt", "z"],
+     "python -m autotrace grad: error: --wrt: wrt='z' is not a parameter of f; its parameters "
+     "are ('x', 'y')"),
+])
+def test_mistakes_are_one_line_with_exit_status_2(model, arguments, message):
+    result = run_command(*arguments, cwd=model.parent)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == message + "\n"
+
+
+def test_a_traced_function_in_the_file_and_a_construct_autotrace_refuses(tmp_path):
+    path = tmp_path / "more.py"
+    path.write_text(textwrap.dedent("""\
+        import numpy as np
+        import autotrace
+
+
+        @autotrace.function
+        def scaled(x):
+            return 2.0 * np.tanh(x)
+
+
+        def generator(x):
+            yield x
+        """))
+    assert succeeds("grad", "more.py::scaled", cwd=tmp_path) == textwrap.dedent("""\
+        def dscaled(x, *, dy=None):
+            # Primal sweep
+            _t1 = np.tanh(x)
+            # Adjoint sweep
+            # Grad of line 7: return 2.0 * np.tanh(x)
+            bx = seed(2.0 * _t1, dy) * 2.0 * (1.0 - _t1 * _t1)
+            return match(bx, x)
+        """)
+    assert succeeds("graph", "more.py::scaled", "--spec", "f64[2]", "--raw",
+                    cwd=tmp_path) == textwrap.dedent("""\
+        { lambda a:f64[2] ;
+          b:f64[2] = tanh a
+          c:f64[2] = multiply 2.0 b
+          in (c) }
+        """)
+    refused = run_command("grad", "more.py::generator", cwd=tmp_path)
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr == (
+        f'python -m autotrace grad: File "{path}", line 11: autotrace cannot differentiate '
+        f"yield (generators cannot be differentiated; return a list)\n")
+
+
+# --- Spec.parse -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, shape, dtype", [
+    ("f64[3,4]", (3, 4), np.float64), ("i32[]", (), np.int32), ("bool[5]", (5,), np.bool_),
+    ("f64[?,3]", (None, 3), np.float64), ("c128[1, 2]", (1, 2), np.complex128),
+    ("float32[2]", (2,), np.float32), ("u8[0]", (0,), np.uint8),
+])
+def test_spec_parse_reads_types_as_graphs_print_them(text, shape, dtype):
+    assert Spec.parse(text) == Spec(shape, dtype)
+
+
+@pytest.mark.parametrize("text", ["f64", "f64[3", "f7[2]", "f64[a]", "f64[3,]", "[3]",
+                                  "object[2]", "f64[-1]"])
+def test_spec_parse_refuses_what_is_not_an_array_type(text):
+    with pytest.raises(ValueError) as caught:
+        Spec.parse(text)
+    assert str(caught.value) == (f"{text!r} is not an array type: expected a dtype and a shape "
+                                 f"like f64[3,4], i32[] or f64[?,3] (? for any size)")
