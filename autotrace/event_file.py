@@ -22,6 +22,7 @@ users who want their numbers back.
 from __future__ import annotations
 
 import struct
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -66,25 +67,52 @@ def read_records(path) -> list[bytes]:
     """The data of every TFRecord in the file at `path`; ValueError on a bad CRC or a cut
     record."""
     with open(path, "rb") as file:
-        content = file.read()
-    records, offset = [], 0
-    while offset < len(content):
-        header = content[offset:offset + 12]
+        return list(iter_records(file.read, str(path)))
+
+
+def iter_records(read: Callable[[int], bytes], name: str) -> Iterator[bytes]:
+    """The data of each TFRecord read from `read` (a file's read method), one at a time, every
+    CRC checked. A bad CRC or a record cut off is a ValueError naming `name` and the byte
+    offset where the record starts."""
+    offset = 0
+    while True:
+        header = read(12)
+        if not header:
+            return
         if len(header) < 12:
-            raise ValueError(f"{path}: a record header is cut off at byte {offset}")
+            raise ValueError(f"{name}: the record at byte {offset} is cut off: its header needs "
+                             f"12 bytes, the file ends {len(header)} bytes after the record's "
+                             f"start; the file is truncated")
         length_bytes, length_crc = header[:8], struct.unpack("<I", header[8:])[0]
         if masked_crc32c(length_bytes) != length_crc:
-            raise ValueError(f"{path}: bad length CRC in the record at byte {offset}")
+            raise ValueError(f"{name}: bad length CRC in the record at byte {offset}; the file "
+                             f"is corrupt (or not a TFRecord file)")
         (length,) = struct.unpack("<Q", length_bytes)
-        data = content[offset + 12:offset + 12 + length]
-        footer = content[offset + 12 + length:offset + 16 + length]
+        data = _read_up_to(read, length)
+        footer = read(4)
         if len(data) < length or len(footer) < 4:
-            raise ValueError(f"{path}: the record at byte {offset} is cut off")
+            raise ValueError(f"{name}: the record at byte {offset} is cut off: it holds "
+                             f"{length} bytes of data, the file ends "
+                             f"{len(data) + len(footer)} bytes after its header; the file is "
+                             f"truncated")
         if masked_crc32c(data) != struct.unpack("<I", footer)[0]:
-            raise ValueError(f"{path}: bad data CRC in the record at byte {offset}")
-        records.append(data)
+            raise ValueError(f"{name}: bad data CRC in the record at byte {offset}; the file "
+                             f"is corrupt")
+        yield data
         offset += 16 + length
-    return records
+
+
+def _read_up_to(read: Callable[[int], bytes], size: int) -> bytes:
+    """`size` bytes, or fewer at the end of the file, read a MiB at a time so that a length
+    field that lies (a crafted file whose CRC still matches) cannot ask for exabytes at once."""
+    chunks, left = [], size
+    while left:
+        chunk = read(min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 # --- protocol buffers, the wire format ------------------------------------------------------------
