@@ -14,7 +14,10 @@ given to `map` and `filter` receive a tuple element as separate arguments.
 from __future__ import annotations
 
 import builtins
+import collections
+import concurrent.futures
 import itertools
+import os
 import queue
 import threading
 from typing import Callable, Iterator
@@ -178,18 +181,27 @@ class Dataset:
 
         Arguments:
             map_func: the function.
-            num_parallel_calls, deterministic: accepted for tf.data's API; elements are
-                mapped one at a time, in order (use `prefetch` to overlap with training).
+            num_parallel_calls: None to map one element at a time; k to run up to k calls at
+                once on k threads (AUTOTUNE: one per CPU), with the results in the input's
+                order all the same. Threads pay where map_func spends its time outside
+                Python's lock (reading files, NumPy work on large arrays), and map_func must
+                be safe to call from several threads at once.
+            deterministic: accepted for tf.data's API; the order is always the input's.
 
         Example:
             >>> list(Dataset.range(3).map(lambda x: x * 10))
             [np.int64(0), np.int64(10), np.int64(20)]
         """
         _check_callable("map", "map_func", map_func)
+        threads = _thread_count("map", "num_parallel_calls", num_parallel_calls)
+
+        def map_one(element):
+            return _map_structure(_to_numpy, _apply(map_func, element))
 
         def mapped(elements):
-            for element in elements:
-                yield _map_structure(_to_numpy, _apply(map_func, element))
+            if threads is None or threads == 1:
+                return builtins.map(map_one, elements)
+            return _mapped_on_threads(elements, map_one, threads)
         return self._then(f"map({_name(map_func)})", mapped)
 
     def filter(self, predicate: Callable) -> "Dataset":
@@ -330,6 +342,35 @@ class Dataset:
         return self._then(f"prefetch({buffer_size})",
                           lambda elements: _prefetched(elements, size))
 
+    def interleave(self, map_func: Callable, cycle_length: int | None = None,
+                   block_length: int = 1, num_parallel_calls=None,
+                   deterministic=None) -> "Dataset":
+        """The elements of the datasets that `map_func` makes of each element, interleaved as
+        tf.data does: `cycle_length` of them are open at once, and `block_length` elements are
+        taken from each in turn; one that ends is replaced, in its place in the cycle, by the
+        dataset of the next input element when its turn comes.
+
+        Arguments:
+            map_func: a function of an element (a tuple as separate arguments) returning a
+                Dataset, such as a file reader of a file name.
+            cycle_length: how many datasets are open at once (None or AUTOTUNE: one per CPU,
+                as tf.data; give a number for the same order on every machine).
+            block_length: how many consecutive elements are taken from each.
+            num_parallel_calls, deterministic: accepted for tf.data's API; the datasets are
+                read on one thread, in the order above (use `prefetch` to read ahead).
+
+        Example:
+            >>> list(Dataset.range(1, 4).interleave(
+            ...     lambda x: Dataset.from_tensor_slices([x] * 2), cycle_length=2))
+            [np.int64(1), np.int64(2), np.int64(1), np.int64(2), np.int64(3), np.int64(3)]
+        """
+        _check_callable("interleave", "map_func", map_func)
+        cycles = _thread_count("interleave", "cycle_length", cycle_length) or os.cpu_count()
+        _check_positive("interleave", "block_length", block_length)
+        return self._then(
+            f"interleave({_name(map_func)}, {cycle_length}, {block_length})",
+            lambda elements: _interleaved(elements, map_func, cycles, block_length))
+
 
 # --- helpers --------------------------------------------------------------------------------------
 
@@ -390,6 +431,72 @@ def _prefetched(elements: Iterator, size: int) -> Iterator:
         stop.set()
 
 
+def _mapped_on_threads(elements: Iterator, map_one: Callable, threads: int) -> Iterator:
+    """map_one of each element, up to `threads` calls running at once, results in order. The
+    input is read on the consumer's thread (a pipeline is not safe to share between threads);
+    an error is raised at the element where it happened."""
+    pool = concurrent.futures.ThreadPoolExecutor(threads,
+                                                 thread_name_prefix="autotrace-data-map")
+    running: collections.deque = collections.deque()
+    try:
+        for element in elements:
+            running.append(pool.submit(map_one, element))
+            if len(running) >= threads:
+                yield running.popleft().result()
+        while running:
+            yield running.popleft().result()
+    finally:
+        for call in running:
+            call.cancel()
+        pool.shutdown(wait=False)
+
+
+def _interleaved(elements: Iterator, map_func: Callable, cycle_length: int,
+                 block_length: int) -> Iterator:
+    """See Dataset.interleave; the steps are those of tf.data's InterleaveDataset."""
+    cycle: list = [None] * cycle_length
+    position, taken, open_count, input_done = 0, 0, 0, False
+    while not input_done or open_count:
+        current = cycle[position]
+        if current is not None:
+            element = next(current, _END)
+            if element is not _END:
+                yield element
+                taken += 1
+                if taken == block_length:
+                    position, taken = (position + 1) % cycle_length, 0
+                continue
+            cycle[position] = None  # this one ended: move on, refill its place next time
+            open_count -= 1
+        elif not input_done:
+            element = next(elements, _END)
+            if element is _END:
+                input_done = True
+            else:
+                cycle[position] = iter(_dataset_made(map_func, element))
+                open_count += 1
+            continue
+        position, taken = (position + 1) % cycle_length, 0
+
+
+def _dataset_made(map_func: Callable, element) -> "Dataset":
+    dataset = _apply(map_func, element)
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"Dataset.interleave: map_func must return a Dataset; "
+                        f"{_name(map_func)} returned {type(dataset).__name__}")
+    return dataset
+
+
+def _thread_count(method: str, argument: str, value) -> int | None:
+    """None for None, a CPU count for AUTOTUNE, else `value` once checked positive."""
+    if value is None:
+        return None
+    if value == AUTOTUNE and not isinstance(value, bool):
+        return os.cpu_count() or 1
+    _check_positive(method, argument, value)
+    return int(value)
+
+
 def _stack(group: list):
     """Elements of the same structure stacked leaf by leaf."""
     first_leaves = _leaves(group[0], "")
@@ -429,4 +536,9 @@ def _check_count(method: str, count) -> None:
                          f"{count!r}")
 
 
-__all__ = ["Dataset", "AUTOTUNE"]
+__all__ = ["Dataset", "AUTOTUNE", "TextLineDataset", "CSVDataset", "FixedLengthRecordDataset",
+           "TFRecordDataset"]
+
+# The file readers live beside this module and build on Dataset, so they are imported last.
+from autotrace.data_files import (CSVDataset, FixedLengthRecordDataset,  # noqa: E402
+                                  TFRecordDataset, TextLineDataset)
