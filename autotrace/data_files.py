@@ -202,7 +202,7 @@ def FixedLengthRecordDataset(filenames, record_bytes: int, header_bytes: int = 0
             if body < 0 or body % record_bytes:
                 raise leftover_error(stream, body)
         header = stream.read(header_bytes)
-        buffer = bytearray()
+        buffer, given = bytearray(), 0
         while True:
             chunk = stream.read(max(_CHUNK_BYTES, record_bytes))
             buffer += chunk
@@ -211,10 +211,11 @@ def FixedLengthRecordDataset(filenames, record_bytes: int, header_bytes: int = 0
             for index in range(max(whole, 0)):
                 yield bytes(buffer[index * record_bytes:(index + 1) * record_bytes])
             del buffer[:max(whole, 0) * record_bytes]
+            given += max(whole, 0)
             if not chunk:
                 break
-        body = len(header) - header_bytes + len(buffer) - footer_bytes
-        if body != 0:
+        body = len(header) - header_bytes + given * record_bytes + len(buffer) - footer_bytes
+        if len(header) < header_bytes or len(buffer) != footer_bytes:
             raise leftover_error(stream, body)
     return _reader_dataset(reader, filenames, compression_type, read_records,
                            f"{_describe(filenames)}, record_bytes={record_bytes}",
