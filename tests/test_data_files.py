@@ -26,7 +26,8 @@ def test_text_lines_are_strs_without_line_ends_and_the_last_line_is_kept(tmp_pat
     first = _write(tmp_path / "a.txt", b"alpha\nbeta\r\n\ngamma")   # no newline at the end
     second = _write(tmp_path / "b.txt", "d\u00e9j\u00e0\n".encode())
     assert list(TextLineDataset(first)) == ["alpha", "beta", "", "gamma"]
-    assert list(TextLineDataset([first, second])) == ["alpha", "beta", "", "gamma", "d\u00e9j\u00e0"]
+    assert list(TextLineDataset([first, second])) == ["alpha", "beta", "", "gamma",
+                                                      "d\u00e9j\u00e0"]
     assert list(TextLineDataset(_write(tmp_path / "empty.txt", b""))) == []
     assert all(type(line) is str for line in TextLineDataset(first))
 
