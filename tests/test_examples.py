@@ -2,6 +2,7 @@
 import runpy
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -38,3 +39,11 @@ def test_mnist_cnn_reaches_95_percent_writes_summaries_and_resumes(tmp_path, cap
     assert f"Resumed from {tmp_path}/ckpt-8 after epoch 8" in printed
     assert "epoch 9:" in printed and "epoch 8:" not in printed
     assert resumed >= 0.95 and (tmp_path / "ckpt-9.npz").exists()
+
+
+def test_csv_pipeline_reads_every_row_each_epoch_and_fits_the_plane(tmp_path, capsys):
+    W, B = load("csv_pipeline.py")["main"]([str(tmp_path)])
+    assert np.allclose(W, [3.0, -2.0], atol=0.05) and abs(B - 1.0) < 0.05
+    printed = capsys.readouterr().out
+    assert printed.count("20 batches") == 5      # 4 files of 250 rows, batches of 50
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"points-{i}.csv" for i in range(4)]
