@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from autotrace import event_file
-from autotrace.data import Dataset
+from autotrace.data import AUTOTUNE, Dataset
 
 _CHUNK_BYTES = 1 << 16
 
@@ -32,8 +32,8 @@ _CHUNK_BYTES = 1 << 16
 # --- files ----------------------------------------------------------------------------------------
 
 def _file_names(reader: str, filenames) -> Callable[[], Iterator[str]]:
-    """A function giving the file names to read on each iteration, checked now where they are
-    given now."""
+    """A function giving the file names to read on each iteration. Names given as a list are
+    checked here; names from a Dataset, as each is read."""
     if isinstance(filenames, Dataset):
         return lambda: (_file_name(reader, name) for name in filenames)
     if isinstance(filenames, (str, bytes, os.PathLike)):
@@ -69,6 +69,8 @@ class _ByteStream:
         try:
             data = self._file.read(size)
         except (OSError, EOFError, zlib.error) as error:
+            if not self.compressed:
+                raise
             raise ValueError(f"{self.path}: the GZIP data is corrupt or cut off after byte "
                              f"{self.offset} of the uncompressed data ({error})") from None
         self.offset += len(data)
@@ -76,18 +78,23 @@ class _ByteStream:
 
     def lines(self) -> Iterator[tuple[int, bytes]]:
         """(line number from 1, line with its b"\\n" if it has one) for each line."""
-        pending, number = b"", 0
+        pending: list[bytes] = []  # the start of a line that goes on in the next chunk
+        number = 0
         while True:
             chunk = self.read(_CHUNK_BYTES)
             if not chunk:
                 break
-            pieces = (pending + chunk).split(b"\n")
-            pending = pieces.pop()
+            pieces = chunk.split(b"\n")
+            if len(pieces) > 1:
+                pieces[0] = b"".join(pending) + pieces[0]
+                pending = []
+            pending.append(pieces.pop())
             for piece in pieces:
                 number += 1
                 yield number, piece + b"\n"
-        if pending:  # a last line without a newline is a line too: nothing is lost
-            yield number + 1, pending
+        last = b"".join(pending)
+        if last:  # a last line without a newline is a line too: nothing is lost
+            yield number + 1, last
 
     def __enter__(self) -> "_ByteStream":
         return self
@@ -111,6 +118,8 @@ def _reader_dataset(reader: str, filenames, compression_type, read_file, descrip
     `num_parallel_reads`, files interleaved one element at a time, in tf.data's order."""
     names = _file_names(reader, filenames)
     compression_type = _check_compression(reader, compression_type)
+    if num_parallel_reads is not None and num_parallel_reads != AUTOTUNE:
+        _check_size(reader, "num_parallel_reads", num_parallel_reads, minimum=1)
 
     def one_file(path: str) -> Iterator:
         with _ByteStream(path, compression_type) as stream:

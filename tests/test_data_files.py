@@ -34,6 +34,7 @@ def test_text_lines_are_strs_without_line_ends_and_the_last_line_is_kept(tmp_pat
 
 def test_text_lines_from_gzip_and_across_read_chunks(tmp_path):
     lines = [f"line {i} " + "x" * (i % 97) for i in range(5000)]   # several 64 KiB chunks
+    lines[2000] = "long " + "y" * 200_000                          # one line over 3 chunks
     text = ("\n".join(lines) + "\n").encode()
     plain = _write(tmp_path / "big.txt", text)
     packed = _write(tmp_path / "big.txt.gz", text, compressed=True)
@@ -354,5 +355,9 @@ def test_reader_arguments_are_checked(tmp_path):
         FixedLengthRecordDataset("x", record_bytes=0)
     assert str(raised.value) == ("FixedLengthRecordDataset: record_bytes must be a positive "
                                  "int; got 0")
+    with pytest.raises(ValueError) as raised:
+        TextLineDataset("x", num_parallel_reads=0)
+    assert str(raised.value) == ("TextLineDataset: num_parallel_reads must be a positive int; "
+                                 "got 0")
     with pytest.raises(FileNotFoundError, match="missing.txt"):
         list(TextLineDataset(str(tmp_path / "missing.txt")))
