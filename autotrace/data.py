@@ -10,6 +10,9 @@ A dataset is a recipe: each method returns a new one, and nothing runs until it 
 An element is a NumPy value (an array, or a NumPy scalar for a scalar slice) or a tuple or dict
 of them, nested. Tuples are structure; lists are turned into arrays, as in tf.data. Functions
 given to `map` and `filter` receive a tuple element as separate arguments.
+
+The readers of files (TextLineDataset, CSVDataset, FixedLengthRecordDataset, TFRecordDataset)
+are in autotrace/data_files.py and are imported here.
 """
 from __future__ import annotations
 
