@@ -1,0 +1,171 @@
+"""autotrace.distributed: one process without MPI, and 2 and 4 ranks under mpiexec (when
+mpi4py and mpiexec are installed: `pip install -e '.[distributed]'`)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import autotrace as at
+from autotrace import distributed
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+# A hang (a rank waiting for one that died) fails the test instead of the whole run.
+MPI_TIMEOUT_S = 120
+LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE")
+
+
+def environment(**extra):
+    env = {name: value for name, value in os.environ.items()
+           if name not in LAUNCHER_VARIABLES}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env.update(extra)
+    return env
+
+
+def run_python(code: str, **extra_environment):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT,
+                          env=environment(**extra_environment), capture_output=True,
+                          text=True, timeout=MPI_TIMEOUT_S)
+
+
+# --- one process ------------------------------------------------------------------------------
+def test_one_process_without_a_launcher_does_not_import_mpi():
+    result = run_python("""
+        import sys
+        import numpy as np
+        import autotrace as at
+        from autotrace import distributed
+        distributed.init()
+        optimizer = distributed.DistributedOptimizer(at.optimizers.SGD(0.5))
+        w = at.Variable(np.array([1.0, 2.0]))
+        optimizer.apply_gradients([(np.array([1.0, -1.0]), w)])
+        distributed.broadcast_variables([w])
+        print(distributed.rank(), distributed.size(), distributed.local_rank(),
+              w.numpy().tolist(), "mpi4py" in sys.modules)
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0", "1", "0", "[0.5,", "2.5]", "False"]
+
+
+def test_a_launcher_without_mpi4py_names_the_extra_to_install():
+    # mpi4py hidden: a module of that name that fails to import, as when it is not installed.
+    result = run_python("""
+        import sys
+        sys.modules["mpi4py"] = None
+        from autotrace import distributed
+        try:
+            distributed.init()
+        except distributed.DistributedError as error:
+            print(error)
+    """, PMI_RANK="1", PMI_SIZE="2")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(
+        "autotrace.distributed: this process is rank 1 of 2 started by an MPI launcher, but "
+        "mpi4py cannot be imported (")
+    assert result.stdout.rstrip().endswith("install it with pip install -e '.[distributed]'")
+
+
+def test_launcher_environment_of_mpich_and_open_mpi(monkeypatch):
+    for name in LAUNCHER_VARIABLES + ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    assert distributed.launcher_environment() is None
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "5")
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "8")
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1")
+    assert distributed.launcher_environment() == (5, 8, 1)
+    monkeypatch.setenv("PMI_RANK", "3")
+    monkeypatch.setenv("PMI_SIZE", "4")
+    assert distributed.launcher_environment() == (3, 4, 3)  # no MPI_LOCALRANKID: the rank
+
+
+def test_one_process_allreduce_mean_is_the_arrays_and_refuses_other_dtypes():
+    arrays = [np.arange(3.0), np.ones((2, 2), np.float32)]
+    averaged = distributed.allreduce_mean(arrays)
+    assert [a.dtype for a in averaged] == [np.float64, np.float32]
+    assert all(np.array_equal(a, b) and a is not b for a, b in zip(averaged, arrays))
+    with pytest.raises(TypeError, match=r"^allreduce_mean: item 1 has dtype int64; only "
+                       r"float32, float64, complex64 and complex128 arrays are averaged"):
+        distributed.allreduce_mean([np.ones(2), np.arange(3)])
+
+
+def test_reducing_inside_a_traced_function_is_refused_with_what_to_do():
+    w = at.Variable(np.ones(2))
+    optimizer = distributed.DistributedOptimizer(at.optimizers.SGD(0.1))
+
+    @at.function
+    def step(gradient):
+        optimizer.apply_gradients([(gradient, w)])
+
+    with pytest.raises(distributed.DistributedError,
+                       match=r"item 0 is a traced value; reducing across ranks inside "
+                             r"autotrace.function is not supported yet"):
+        step(np.ones(2))
+
+
+def test_buckets_keep_order_split_on_dtype_and_size():
+    arrays = [np.zeros(4), np.zeros(4), np.zeros(2, np.float32), np.zeros(100), np.zeros(1)]
+    buckets = distributed._buckets(arrays, bucket_bytes=64)
+    assert [[len(a) for a in bucket] for bucket in buckets] == [[4, 4], [2], [100], [1]]
+    assert [a for bucket in buckets for a in bucket] == arrays
+
+
+def test_distributed_optimizer_passes_on_the_wrapped_optimizers_state():
+    optimizer = distributed.DistributedOptimizer(at.optimizers.Adam(0.1))
+    w = at.Variable(np.ones(2), name="w")
+    optimizer.apply_gradients([(np.ones(2), w), (None, at.Variable(0.0))])
+    assert int(optimizer.iterations) == 1
+    assert optimizer.get_slot(w, "m").numpy().tolist() == pytest.approx([0.1, 0.1])
+
+
+# --- several ranks ----------------------------------------------------------------------------
+def mpiexec_or_skip():
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        pytest.skip("mpi4py is not installed (pip install -e '.[distributed]')")
+    # mpich from PyPI puts mpiexec beside the interpreter, which may not be on PATH.
+    beside = Path(sys.executable).parent / "mpiexec"
+    found = str(beside) if beside.exists() else shutil.which("mpiexec")
+    if found is None:
+        pytest.skip("mpiexec is not installed (pip install -e '.[distributed]' brings mpich's)")
+    return found
+
+
+def run_ranks(script: str, ranks: int):
+    command = [mpiexec_or_skip(), "-n", str(ranks), sys.executable, str(TESTS / script)]
+    return subprocess.run(command, cwd=ROOT, env=environment(), capture_output=True,
+                          text=True, timeout=MPI_TIMEOUT_S)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_ranks_average_to_the_full_batch_gradient_and_train_as_one_process(ranks):
+    result = run_ranks("distributed_check.py", ranks)
+    found = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted(rank["rank"] for rank in found) == list(range(ranks))
+    for rank in found:
+        assert rank["passed"] and rank["size"] == ranks
+        assert rank["gradient_error"] <= 1e-12 and rank["small_bucket_error"] <= 1e-12
+        assert max(rank["training_error"].values()) <= 1e-12
+        assert rank["minimize_error"] <= 1e-12
+        assert rank["broadcast_from_0_ok"] and rank[f"broadcast_from_{ranks - 1}_ok"]
+        assert rank["mismatch_error"] == (
+            "allreduce_mean: the ranks pass different arrays: rank 0 has [float64[2]], rank 1 "
+            "has [float64[3]]. Every rank must reduce the same variables in the same order (a "
+            "gradient None on some ranks only, or variables made in a different order, do this)")
+
+
+def test_a_rank_that_raises_ends_every_rank_with_its_error():
+    result = run_ranks("distributed_raise.py", 2)
+    assert result.returncode != 0
+    assert "ValueError: rank 1 fails on purpose" in result.stderr
+    assert "autotrace.distributed: rank 1 raised ValueError; aborting all 2 ranks" in (
+        result.stderr)
+    assert "finished a reduction" not in result.stdout
