@@ -3,6 +3,7 @@ mpi4py and mpiexec are installed: `pip install -e '.[distributed]'`)."""
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -138,10 +139,20 @@ def mpiexec_or_skip():
     return found
 
 
-def run_ranks(script: str, ranks: int):
+def run_ranks(script: str, ranks: int) -> subprocess.CompletedProcess:
+    """mpiexec -n `ranks` python tests/`script`; past the timeout, mpiexec and every rank it
+    started (one process group) are killed and the test fails."""
     command = [mpiexec_or_skip(), "-n", str(ranks), sys.executable, str(TESTS / script)]
-    return subprocess.run(command, cwd=ROOT, env=environment(), capture_output=True,
-                          text=True, timeout=MPI_TIMEOUT_S)
+    process = subprocess.Popen(command, cwd=ROOT, env=environment(), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=MPI_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        pytest.fail(f"{' '.join(command)} still ran after {MPI_TIMEOUT_S} s (a rank waits "
+                    f"for another forever?)\n{stdout}\n{stderr}")
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 @pytest.mark.parametrize("ranks", [2, 4])
