@@ -316,8 +316,9 @@ class Dataset:
 
     def shard(self, num_shards: int, index: int) -> "Dataset":
         """Every `num_shards`-th element, starting at element `index` (tf.data's `shard`): the
-        part of the data that rank `index` of `num_shards` trains on. Shard before shuffling
-        and batching, so that the shards are disjoint and together are the whole data set.
+        part of the data that rank `index` of `num_shards` trains on. Shard before batching,
+        and shuffle before sharding only with a seed that every rank shares, so that the
+        shards are disjoint and together are the whole data set.
 
         Example:
             >>> list(Dataset.range(7).shard(3, 1))

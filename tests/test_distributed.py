@@ -139,10 +139,12 @@ def mpiexec_or_skip():
     return found
 
 
-def run_ranks(script: str, ranks: int) -> subprocess.CompletedProcess:
-    """mpiexec -n `ranks` python tests/`script`; past the timeout, mpiexec and every rank it
+def run_ranks(script_and_arguments: str, ranks: int) -> subprocess.CompletedProcess:
+    """mpiexec -n `ranks` python tests/`script_and_arguments`; past the timeout, mpiexec and every rank it
     started (one process group) are killed and the test fails."""
-    command = [mpiexec_or_skip(), "-n", str(ranks), sys.executable, str(TESTS / script)]
+    script, *arguments = script_and_arguments.split()
+    command = [mpiexec_or_skip(), "-n", str(ranks), sys.executable, str(TESTS / script),
+               *arguments]
     process = subprocess.Popen(command, cwd=ROOT, env=environment(), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
@@ -180,3 +182,13 @@ def test_a_rank_that_raises_ends_every_rank_with_its_error():
     assert "autotrace.distributed: rank 1 raised ValueError; aborting all 2 ranks" in (
         result.stderr)
     assert "finished a reduction" not in result.stdout
+
+
+def test_the_distributed_example_trains_on_two_ranks():
+    pytest.importorskip("sklearn", reason="the digits data set comes with scikit-learn")
+    result = run_ranks("../examples/distributed_mnist.py --epochs 3", 2)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()  # printed by rank 0 only
+    assert [line.split(":")[0] for line in lines] == ["epoch 1", "epoch 2", "epoch 3"]
+    assert lines[-1].endswith("(2 ranks)")
+    assert float(lines[-1].split("test accuracy ")[1].split("%")[0]) >= 93.0
