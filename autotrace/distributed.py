@@ -33,6 +33,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from autotrace.optimizers import Optimizer
 from autotrace.variables import Variable
 from runtime.devices import is_gpu_array
 from runtime.tracer import Tracer
@@ -290,14 +291,19 @@ def _unpack(buffer: np.ndarray, bucket: list) -> list[np.ndarray]:
 
 
 # --- the optimizer wrapper --------------------------------------------------------------------
-class DistributedOptimizer:
-    """An optimizer whose `apply_gradients` first averages the gradients over all ranks (with
-    `allreduce_mean`), then lets the wrapped optimizer apply them. With the loss a mean over
+def DistributedOptimizer(optimizer, bucket_bytes: int = DEFAULT_BUCKET_BYTES):
+    """`optimizer`, with an `apply_gradients` that first averages the gradients over all ranks
+    (with `allreduce_mean`), then applies them as `optimizer` does. With the loss a mean over
     each rank's equal-size shard of the batch, the average is the gradient of the whole batch.
+    `minimize` averages too, since it calls `apply_gradients`.
 
-    Pairs whose gradient is None are passed on as they are (the wrapped optimizer skips
-    them); every rank must have None for the same variables. Everything else (slots,
-    iterations, learning_rate, checkpoints) is the wrapped optimizer's.
+    The result is an instance of a subclass of the optimizer's class (DistributedAdam for an
+    Adam) that shares the optimizer's state (iterations, learning rate, slots): using either
+    object updates both, and a checkpoint names the state alike, so one written while training
+    on several ranks restores into a plain optimizer and back.
+
+    Pairs whose gradient is None are passed on as they are (the optimizer skips them); every
+    rank must have None for the same variables.
 
     Arguments:
         optimizer: any autotrace optimizer.
@@ -307,39 +313,40 @@ class DistributedOptimizer:
         >>> optimizer = DistributedOptimizer(autotrace.optimizers.SGD(0.1))
         >>> optimizer.apply_gradients(zip(gradients, model.trainable_variables))
     """
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError("DistributedOptimizer: expected an autotrace optimizer "
+                        f"(autotrace.optimizers.SGD, Adam, ...), got {optimizer!r}")
+    if isinstance(optimizer, _AveragingGradients):
+        return optimizer
+    base = type(optimizer)
+    distributed_class = type(f"Distributed{base.__name__}", (_AveragingGradients, base),
+                             {"__module__": __name__})
+    wrapped = object.__new__(distributed_class)
+    wrapped.__dict__ = optimizer.__dict__  # one state, seen through either object
+    wrapped._bucket_bytes = int(bucket_bytes)
+    return wrapped
 
-    def __init__(self, optimizer, bucket_bytes: int = DEFAULT_BUCKET_BYTES):
-        self.optimizer = optimizer
-        self.bucket_bytes = int(bucket_bytes)
 
-    def apply_gradients(self, grads_and_vars: Iterable):
+class _AveragingGradients:
+    """What DistributedOptimizer adds to an optimizer's class."""
+
+    _untracked_attributes = Optimizer._untracked_attributes + ("_bucket_bytes",)
+    _bucket_bytes = DEFAULT_BUCKET_BYTES
+
+    def apply_gradients(self, grads_and_vars: Iterable) -> Variable:
         pairs = [tuple(pair) if isinstance(pair, (tuple, list)) else pair
                  for pair in grads_and_vars]
         present = [position for position, pair in enumerate(pairs)
                    if isinstance(pair, tuple) and len(pair) == 2 and pair[0] is not None]
-        # Malformed pairs are left to the wrapped optimizer, whose errors name them.
+        # Malformed pairs are left to the optimizer, whose errors name them.
         averaged = allreduce_mean([pairs[position][0] for position in present],
-                                  self.bucket_bytes,
-                                  name=f"DistributedOptimizer({self.optimizer.name})")
+                                  self._bucket_bytes,
+                                  name=f"DistributedOptimizer({self.name})")
         for position, gradient in zip(present, averaged):
             pairs[position] = (gradient, pairs[position][1])
-        return self.optimizer.apply_gradients(pairs)
-
-    def minimize(self, loss_fn, var_list=None):
-        """One step down the gradient of `loss_fn()` averaged over the ranks; returns this
-        rank's loss (see `Optimizer.minimize`)."""
-        from autotrace import implicit_value_and_grad  # autotrace imports this module
-        loss, grads_and_vars = implicit_value_and_grad(loss_fn)()
-        if var_list is not None:
-            wanted = {variable.ref() for variable in var_list}
-            grads_and_vars = [(gradient, variable) for gradient, variable in grads_and_vars
-                              if variable.ref() in wanted]
-        self.apply_gradients(grads_and_vars)
-        return loss
-
-    def __getattr__(self, name):
-        # Only called for attributes this wrapper lacks: iterations, slots, get_slot, ...
-        return getattr(self.__dict__["optimizer"], name)
+        return super().apply_gradients(pairs)
 
     def __repr__(self) -> str:
-        return f"<autotrace.distributed.DistributedOptimizer of {self.optimizer!r}>"
+        optimizer_class = type(self).__bases__[1]  # after _AveragingGradients
+        return (f"<autotrace.distributed.DistributedOptimizer of autotrace.optimizers."
+                f"{optimizer_class.__name__} {self.name!r}>")

@@ -117,12 +117,34 @@ def test_buckets_keep_order_split_on_dtype_and_size():
     assert [a for bucket in buckets for a in bucket] == arrays
 
 
-def test_distributed_optimizer_passes_on_the_wrapped_optimizers_state():
-    optimizer = distributed.DistributedOptimizer(at.optimizers.Adam(0.1))
+def test_distributed_optimizer_shares_the_optimizers_state_and_checkpoints(tmp_path):
+    adam = at.optimizers.Adam(0.1)
+    optimizer = distributed.DistributedOptimizer(adam)
+    assert isinstance(optimizer, at.optimizers.Adam)
+    assert repr(optimizer) == ("<autotrace.distributed.DistributedOptimizer of "
+                               "autotrace.optimizers.Adam 'Adam'>")
+    assert distributed.DistributedOptimizer(optimizer) is optimizer
     w = at.Variable(np.ones(2), name="w")
     optimizer.apply_gradients([(np.ones(2), w), (None, at.Variable(0.0))])
-    assert int(optimizer.iterations) == 1
+    assert int(adam.iterations) == 1 and adam.get_slot(w, "m") is optimizer.get_slot(w, "m")
     assert optimizer.get_slot(w, "m").numpy().tolist() == pytest.approx([0.1, 0.1])
+
+    # A checkpoint names the state as a plain Adam's, so each restores into the other.
+    path = at.Checkpoint(optimizer=optimizer, w=w).save(str(tmp_path / "ckpt"))
+    plain, plain_w = at.optimizers.Adam(0.1), at.Variable(np.ones(2), name="w")
+    at.Checkpoint(optimizer=plain, w=plain_w).restore(path)
+    assert int(plain.iterations) == 1
+    plain.apply_gradients([(np.full(2, 0.5), plain_w)])
+    optimizer.apply_gradients([(np.full(2, 0.5), w)])
+    assert np.array_equal(plain_w.numpy(), w.numpy())
+    assert np.array_equal(plain.get_slot(plain_w, "v").numpy(),
+                          optimizer.get_slot(w, "v").numpy())
+
+
+def test_distributed_optimizer_refuses_what_is_not_an_optimizer():
+    with pytest.raises(TypeError, match=r"^DistributedOptimizer: expected an autotrace "
+                       r"optimizer \(autotrace.optimizers.SGD, Adam, ...\), got 0.1$"):
+        distributed.DistributedOptimizer(0.1)
 
 
 # --- several ranks ----------------------------------------------------------------------------
