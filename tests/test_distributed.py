@@ -162,8 +162,8 @@ def mpiexec_or_skip():
 
 
 def run_ranks(script_and_arguments: str, ranks: int) -> subprocess.CompletedProcess:
-    """mpiexec -n `ranks` python tests/`script_and_arguments`; past the timeout, mpiexec and every rank it
-    started (one process group) are killed and the test fails."""
+    """mpiexec -n `ranks` python tests/`script_and_arguments`; past the timeout, mpiexec and
+    every rank it started (one process group) are killed and the test fails."""
     script, *arguments = script_and_arguments.split()
     command = [mpiexec_or_skip(), "-n", str(ranks), sys.executable, str(TESTS / script),
                *arguments]
