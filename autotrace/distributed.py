@@ -39,8 +39,8 @@ from runtime.devices import is_gpu_array
 from runtime.tracer import Tracer
 
 __all__ = ["init", "is_initialized", "rank", "size", "local_rank", "allreduce_mean",
-           "broadcast_variables", "DistributedOptimizer", "DistributedError",
-           "DEFAULT_BUCKET_BYTES"]
+           "allreduce_sum", "sum_metric_states", "broadcast_variables", "DistributedOptimizer",
+           "DistributedError", "DEFAULT_BUCKET_BYTES"]
 
 DEFAULT_BUCKET_BYTES = 25 * 2 ** 20
 
@@ -176,19 +176,48 @@ def allreduce_mean(arrays: Sequence, bucket_bytes: int = DEFAULT_BUCKET_BYTES,
         >>> distributed.allreduce_mean([np.array([1.0, 2.0]) * (distributed.rank() + 1)])
         [array([1.5, 3. ])]                     # on each of 2 ranks
     """
+    return _allreduce(arrays, bucket_bytes, name, mean=True)
+
+
+def allreduce_sum(arrays: Sequence, bucket_bytes: int = DEFAULT_BUCKET_BYTES,
+                  name: str = "allreduce_sum") -> list[np.ndarray]:
+    """The sum over all ranks of each array (as `allreduce_mean`, without the division)."""
+    return _allreduce(arrays, bucket_bytes, name, mean=False)
+
+
+def _allreduce(arrays: Sequence, bucket_bytes: int, name: str, mean: bool) -> list:
     arrays = [_host_array(array, name, position) for position, array in enumerate(arrays)]
     world = _current()
     if world.size == 1:
         return [array.copy() for array in arrays]
     _check_same_layout(world, arrays, name)
     from mpi4py import MPI
-    averaged = []
+    reduced = []
     for bucket in _buckets(arrays, bucket_bytes):
         buffer = _pack(bucket)
         world.communicator.Allreduce(MPI.IN_PLACE, buffer, op=MPI.SUM)
-        buffer /= world.size
-        averaged.extend(_unpack(buffer, bucket))
-    return averaged
+        if mean:
+            buffer /= world.size
+        reduced.extend(_unpack(buffer, bucket))
+    return reduced
+
+
+def sum_metric_states(*metrics) -> None:
+    """Make each metric's state the sum of its state on all ranks, so that `result()` is the
+    metric over what every rank saw (the mean loss, the accuracy over the whole test set).
+    Call it once after the ranks' updates (summing twice counts each rank again), and
+    `reset_state()` before the next round. The metrics of autotrace.metrics keep sums
+    (total, count), which is what makes summing them right.
+
+    Example:
+        >>> accuracy = autotrace.metrics.SparseCategoricalAccuracy()
+        >>> accuracy(labels[rank::size], model(images[rank::size]))   # this rank's part
+        >>> distributed.sum_metric_states(accuracy); accuracy.result()  # the whole set's
+    """
+    variables = [variable for metric in metrics for variable in metric.variables]
+    for variable, total in zip(variables, allreduce_sum(
+            [variable.numpy() for variable in variables], name="sum_metric_states")):
+        variable.assign(total)
 
 
 def broadcast_variables(variables: Iterable[Variable], root: int = 0,

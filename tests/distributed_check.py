@@ -90,6 +90,14 @@ def main():
     found["none_gradient_ok"] = (np.array_equal(updated.numpy(), np.full(2, -expected_mean))
                                  and np.array_equal(untouched.numpy(), np.ones(3)))
 
+    # Metrics: each rank counts its shard; the summed state is the whole batch's metric.
+    mean_loss, accuracy = at.metrics.Mean(), at.metrics.Accuracy()
+    mean_loss(y_shard ** 2)
+    accuracy(y_shard > 0, x_shard[:, 0] > 0)
+    distributed.sum_metric_states(mean_loss, accuracy)
+    whole_batch = [np.mean(y ** 2), np.mean((y > 0) == (x[:, 0] > 0))]
+    found["metrics_error"] = max_difference([mean_loss.result(), accuracy.result()], whole_batch)
+
     # broadcast_variables: each rank starts from its own values; all end with the root's.
     last = size - 1
     for root in (0, last):
@@ -112,7 +120,7 @@ def main():
               and (found["shard_differs"] or size == 1) and found["none_gradient_ok"]
               and found["dtypes_kept"] and found["dtype_mean_ok"]
               and max(found["training_error"].values()) <= TOLERANCE
-              and found["minimize_error"] <= TOLERANCE
+              and found["minimize_error"] <= TOLERANCE and found["metrics_error"] <= TOLERANCE
               and found["broadcast_from_0_ok"] and found[f"broadcast_from_{last}_ok"]
               and (found["mismatch_error"] is not None or size == 1))
     found["passed"] = bool(passed)
