@@ -33,9 +33,10 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from autotrace.device import to_device, to_numpy
 from autotrace.optimizers import Optimizer
 from autotrace.variables import Variable
-from runtime.devices import is_gpu_array
+from runtime.devices import device_of, is_gpu_array
 from runtime.tracer import Tracer
 
 __all__ = ["init", "is_initialized", "rank", "size", "local_rank", "allreduce_mean",
@@ -170,7 +171,8 @@ def allreduce_mean(arrays: Sequence, bucket_bytes: int = DEFAULT_BUCKET_BYTES,
     DistributedError names the first difference, on every rank). The arrays are packed into
     buckets of at most `bucket_bytes` (an array larger than that gets a bucket of its own;
     a change of dtype starts a new bucket) and each bucket is reduced in place with one MPI
-    Allreduce; float32 stays float32, float64 float64.
+    Allreduce; float32 stays float32, float64 float64. A CuPy array is reduced through host
+    memory and its mean returned on its GPU.
 
     Example:
         >>> distributed.allreduce_mean([np.array([1.0, 2.0]) * (distributed.rank() + 1)])
@@ -186,20 +188,26 @@ def allreduce_sum(arrays: Sequence, bucket_bytes: int = DEFAULT_BUCKET_BYTES,
 
 
 def _allreduce(arrays: Sequence, bucket_bytes: int, name: str, mean: bool) -> list:
+    arrays = list(arrays)
+    # GPU arrays go through host memory (MPI from PyPI is not CUDA-aware) and come back to
+    # their GPU, so that an optimizer gets each gradient where its Variable is.
+    devices = [device_of(array) if is_gpu_array(array) else None for array in arrays]
     arrays = [_host_array(array, name, position) for position, array in enumerate(arrays)]
     world = _current()
     if world.size == 1:
-        return [array.copy() for array in arrays]
-    _check_same_layout(world, arrays, name)
-    from mpi4py import MPI
-    reduced = []
-    for bucket in _buckets(arrays, bucket_bytes):
-        buffer = _pack(bucket)
-        world.communicator.Allreduce(MPI.IN_PLACE, buffer, op=MPI.SUM)
-        if mean:
-            buffer /= world.size
-        reduced.extend(_unpack(buffer, bucket))
-    return reduced
+        reduced = [array.copy() for array in arrays]
+    else:
+        _check_same_layout(world, arrays, name)
+        from mpi4py import MPI
+        reduced = []
+        for bucket in _buckets(arrays, bucket_bytes):
+            buffer = _pack(bucket)
+            world.communicator.Allreduce(MPI.IN_PLACE, buffer, op=MPI.SUM)
+            if mean:
+                buffer /= world.size
+            reduced.extend(_unpack(buffer, bucket))
+    return [array if device is None else to_device(array, device)
+            for array, device in zip(reduced, devices)]
 
 
 def sum_metric_states(*metrics) -> None:
@@ -257,11 +265,9 @@ def _host_array(value, name: str, position: int) -> np.ndarray:
             f"{name}: item {position} is a traced value; reducing across ranks inside "
             "autotrace.function is not supported yet. Return the gradients from the traced "
             "function and call apply_gradients outside it")
-    if is_gpu_array(value):
-        raise DistributedError(f"{name}: item {position} is a GPU array; reducing GPU "
-                               "arrays across ranks is not supported yet (copy it with "
-                               "autotrace.to_numpy first)")
-    array = np.asarray(value.numpy() if isinstance(value, Variable) else value)
+    if isinstance(value, Variable):
+        value = value.numpy()
+    array = to_numpy(value) if is_gpu_array(value) else np.asarray(value)
     if array.dtype.kind not in "fc" or array.dtype.itemsize < 4:
         raise TypeError(f"{name}: item {position} has dtype {array.dtype}; only float32, "
                         "float64, complex64 and complex128 arrays are averaged across ranks")

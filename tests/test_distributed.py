@@ -161,14 +161,16 @@ def mpiexec_or_skip():
     return found
 
 
-def run_ranks(script_and_arguments: str, ranks: int) -> subprocess.CompletedProcess:
+def run_ranks(script_and_arguments: str, ranks: int,
+              **extra_environment) -> subprocess.CompletedProcess:
     """mpiexec -n `ranks` python tests/`script_and_arguments`; past the timeout, mpiexec and
     every rank it started (one process group) are killed and the test fails."""
     script, *arguments = script_and_arguments.split()
     command = [mpiexec_or_skip(), "-n", str(ranks), sys.executable, str(TESTS / script),
                *arguments]
-    process = subprocess.Popen(command, cwd=ROOT, env=environment(), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = subprocess.Popen(command, cwd=ROOT, env=environment(**extra_environment),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
     try:
         stdout, stderr = process.communicate(timeout=MPI_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -195,6 +197,17 @@ def test_ranks_average_to_the_full_batch_gradient_and_train_as_one_process(ranks
             "allreduce_mean: the ranks pass different arrays: rank 0 has [float64[2]], rank 1 "
             "has [float64[3]]. Every rank must reduce the same variables in the same order (a "
             "gradient None on some ranks only, or variables made in a different order, do this)")
+
+
+def test_gpu_gradients_are_averaged_through_the_host_and_come_back_to_their_gpu():
+    # NumPy behind CuPy's interface (tests/gpu/emulated), which refuses to mix in NumPy arrays
+    # as CuPy does; tests/gpu runs on a real GPU when there is one.
+    emulated = os.pathsep.join([str(TESTS / "gpu" / "emulated"), str(ROOT)])
+    result = run_ranks("distributed_gpu_check.py", 2, PYTHONPATH=emulated)
+    found = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted(rank["rank"] for rank in found) == [0, 1]
+    assert all(rank["passed"] and rank["dtypes"] == ["float64", "float32"] for rank in found)
 
 
 def test_a_rank_that_raises_ends_every_rank_with_its_error():
