@@ -24,7 +24,7 @@ from autotrace.device import (DeviceError, config, current_device, device, list_
 from runtime.spec import Spec
 from runtime.state import StateError
 from transforms.errors import TransformError
-from autotrace import data, layers, losses, metrics, nn, random, summary, testing
+from autotrace import data, distributed, layers, losses, metrics, nn, random, summary, testing
 
 __version__ = "0.1.0"
 
@@ -35,4 +35,4 @@ __all__ = ["grad", "value_and_grad", "source", "forward", "jvp", "vjp", "jacobia
            "implicit_value_and_grad", "nn", "losses", "random", "optimizers", "Checkpoint",
            "latest_checkpoint", "metrics", "summary", "data", "layers", "StateError", "device",
            "current_device", "to_device", "to_numpy", "num_gpus", "list_devices", "config",
-           "DeviceError", "CheckpointManager", "TracedSourceWarning"]
+           "DeviceError", "CheckpointManager", "TracedSourceWarning", "distributed"]
