@@ -29,7 +29,8 @@ from __future__ import annotations
 import os
 import sys
 import zlib
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -37,6 +38,8 @@ from autotrace.device import to_device, to_numpy
 from autotrace.optimizers import Optimizer
 from autotrace.variables import Variable
 from runtime.devices import device_of, is_gpu_array
+from runtime.ops import source_globals
+from runtime.registry import Primitive, bind, call_source, register
 from runtime.tracer import Tracer
 
 __all__ = ["init", "is_initialized", "rank", "size", "local_rank", "allreduce_mean",
@@ -189,6 +192,11 @@ def allreduce_sum(arrays: Sequence, bucket_bytes: int = DEFAULT_BUCKET_BYTES,
 
 def _allreduce(arrays: Sequence, bucket_bytes: int, name: str, mean: bool) -> list:
     arrays = list(arrays)
+    if any(isinstance(array, Tracer) for array in arrays):
+        # Inside autotrace.function: one `allreduce` op of the graph, which runs the same
+        # bucketed reduction each time the graph runs (never folded, merged or dropped).
+        reduced = bind("allreduce", *arrays, mean=mean, bucket_bytes=bucket_bytes, what=name)
+        return list(reduced) if isinstance(reduced, tuple) else [reduced]
     # GPU arrays go through host memory (MPI from PyPI is not CUDA-aware) and come back to
     # their GPU, so that an optimizer gets each gradient where its Variable is.
     devices = [device_of(array) if is_gpu_array(array) else None for array in arrays]
@@ -208,6 +216,28 @@ def _allreduce(arrays: Sequence, bucket_bytes: int, name: str, mean: bool) -> li
             reduced.extend(_unpack(buffer, bucket))
     return [array if device is None else to_device(array, device)
             for array, device in zip(reduced, devices)]
+
+
+@dataclass(frozen=True)
+class _Collective(Primitive):
+    """A graph op that talks to the other ranks: the passes keep it as it is, as they keep a
+    print (runtime.passes_cleanup.has_side_effect)."""
+
+    side_effect: Callable = lambda attrs: True
+
+
+def _allreduce_op(*arrays, mean: bool, bucket_bytes: int, what: str):
+    reduced = _allreduce(arrays, bucket_bytes, what, mean)
+    return reduced[0] if len(reduced) == 1 else tuple(reduced)
+
+
+def _allreduce_types(*avals, mean, bucket_bytes, what):
+    return avals[0] if len(avals) == 1 else tuple(avals)
+
+
+source_globals["allreduce"] = _allreduce_op
+register(_Collective("allreduce", _allreduce_op, _allreduce_types, fresh=True,
+                     source=lambda args, attrs: call_source("allreduce", args, attrs)))
 
 
 def sum_metric_states(*metrics) -> None:
@@ -241,6 +271,10 @@ def broadcast_variables(variables: Iterable[Variable], root: int = 0,
         if not isinstance(variable, Variable):
             raise TypeError(f"broadcast_variables: item {position} is not an "
                             f"autotrace.Variable: {variable!r}")
+    if any(isinstance(variable.read(), Tracer) for variable in variables):
+        raise DistributedError(
+            "broadcast_variables is called inside autotrace.function; call it outside, before "
+            "training starts (and again after restoring a checkpoint)")
     world = _current()
     if not 0 <= root < world.size:
         raise ValueError(f"broadcast_variables: root {root} is not a rank (there are "
@@ -262,9 +296,9 @@ def broadcast_variables(variables: Iterable[Variable], root: int = 0,
 def _host_array(value, name: str, position: int) -> np.ndarray:
     if isinstance(value, Tracer):
         raise DistributedError(
-            f"{name}: item {position} is a traced value; reducing across ranks inside "
-            "autotrace.function is not supported yet. Return the gradients from the traced "
-            "function and call apply_gradients outside it")
+            f"{name}: item {position} is a traced value; inside autotrace.function only "
+            "allreduce_mean, allreduce_sum and DistributedOptimizer reduce across ranks "
+            "(broadcasting Variables is done outside it, before training)")
     if isinstance(value, Variable):
         value = value.numpy()
     array = to_numpy(value) if is_gpu_array(value) else np.asarray(value)

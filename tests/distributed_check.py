@@ -74,6 +74,23 @@ def main():
         on_full_batch = train(make(), x, y)
         found["training_error"][name] = max_difference(on_shards, on_full_batch)
 
+    # Inside autotrace.function: the averaging is one op of the graph, run on every call.
+    variables = [at.Variable(value, name=name) for value, name in
+                 zip(initial_parameters(), ("kernel", "bias", "readout"))]
+    optimizer = distributed.DistributedOptimizer(at.optimizers.Adam(0.05))
+
+    @at.function
+    def traced_step(x, y):
+        gradients = loss_gradient(*[v.value() for v in variables], x, y)
+        optimizer.apply_gradients(zip(gradients, variables))
+
+    for _ in range(5):
+        traced_step(x_shard, y_shard)
+    found["traced_training_error"] = max_difference(
+        [v.numpy() for v in variables], train(at.optimizers.Adam(0.05), x, y))
+    found["traced_once"] = traced_step.trace_count == 1 and "allreduce" in str(
+        traced_step.graph(x_shard, y_shard))
+
     # minimize: gradients of the Variables the loss reads, averaged.
     kernel, bias, readout = [at.Variable(value) for value in initial_parameters()]
     optimizer = distributed.DistributedOptimizer(at.optimizers.SGD(0.1))
@@ -120,6 +137,7 @@ def main():
               and (found["shard_differs"] or size == 1) and found["none_gradient_ok"]
               and found["dtypes_kept"] and found["dtype_mean_ok"]
               and max(found["training_error"].values()) <= TOLERANCE
+              and found["traced_training_error"] <= TOLERANCE and found["traced_once"]
               and found["minimize_error"] <= TOLERANCE and found["metrics_error"] <= TOLERANCE
               and found["broadcast_from_0_ok"] and found[f"broadcast_from_{last}_ok"]
               and (found["mismatch_error"] is not None or size == 1))

@@ -96,18 +96,36 @@ def test_one_process_allreduce_mean_is_the_arrays_and_refuses_other_dtypes():
         distributed.allreduce_mean([np.ones(2), np.arange(3)])
 
 
-def test_reducing_inside_a_traced_function_is_refused_with_what_to_do():
+def test_inside_a_traced_function_the_average_is_one_op_of_the_graph():
     w = at.Variable(np.ones(2))
-    optimizer = distributed.DistributedOptimizer(at.optimizers.SGD(0.1))
+    optimizer = distributed.DistributedOptimizer(at.optimizers.SGD(0.5))
 
     @at.function
     def step(gradient):
         optimizer.apply_gradients([(gradient, w)])
 
-    with pytest.raises(distributed.DistributedError,
-                       match=r"item 0 is a traced value; reducing across ranks inside "
-                             r"autotrace.function is not supported yet"):
+    step(np.array([1.0, -1.0]))
+    step(np.array([2.0, 0.0]))  # the same graph, run again: one process averages nothing
+    assert step.trace_count == 1
+    graph = str(step.graph(np.ones(2)))
+    assert graph.count("allreduce[") == 1, graph
+    np.testing.assert_array_equal(w.numpy(), [1.0 - 0.5 - 1.0, 1.0 + 0.5])
+
+
+def test_broadcasting_inside_a_traced_function_is_refused_with_what_to_do():
+    w = at.Variable(np.ones(2))
+
+    @at.function
+    def step(x):
+        distributed.broadcast_variables([w])
+        return x * w
+
+    with pytest.raises(distributed.DistributedError) as error:
         step(np.ones(2))
+    assert str(error.value) == (
+        "broadcast_variables is called inside autotrace.function; call it outside, before "
+        "training starts (and again after restoring a checkpoint)")
+    assert np.array_equal(w.numpy(), np.ones(2))
 
 
 def test_buckets_keep_order_split_on_dtype_and_size():
@@ -189,6 +207,7 @@ def test_ranks_average_to_the_full_batch_gradient_and_train_as_one_process(ranks
     assert sorted(rank["rank"] for rank in found) == list(range(ranks))
     for rank in found:
         assert rank["passed"] and rank["size"] == ranks
+        assert rank["traced_training_error"] <= 1e-12 and rank["traced_once"]
         assert rank["gradient_error"] <= 1e-12 and rank["small_bucket_error"] <= 1e-12
         assert max(rank["training_error"].values()) <= 1e-12
         assert rank["minimize_error"] <= 1e-12 and rank["metrics_error"] <= 1e-12
