@@ -155,6 +155,18 @@ def rank() -> int:
     return _current().rank
 
 
+def writes_files() -> bool:
+    """Whether this process writes the files ranks share (checkpoints): rank 0, or the only
+    process. Checkpoint.save and CheckpointManager.save ask it."""
+    return _world is None or _world.rank == 0
+
+
+def barrier() -> None:
+    """Wait until every rank gets here (nothing to wait for as one process)."""
+    if _world is not None and _world.size > 1:
+        _world.communicator.Barrier()
+
+
 def size() -> int:
     """The number of ranks (1 when not launched under mpiexec)."""
     return _current().size

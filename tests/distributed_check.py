@@ -3,6 +3,7 @@ autotrace.distributed averages gradients into the full batch's, trains as one pr
 full batch does, and broadcasts variables. Each rank prints one JSON line of its findings and
 exits 1 if any check fails."""
 import json
+import os
 import sys
 
 import numpy as np
@@ -126,6 +127,20 @@ def main():
             np.array_equal(v.numpy(), e) and v.dtype == np.asarray(e).dtype
             for v, e in zip(own, expected))
 
+    # Checkpoints: rank 0 writes them (each rank holding its own value, the file holds rank
+    # 0's), every rank restores them; a manager keeps 2 and removes the rest once.
+    directory = os.environ["CHECKPOINT_DIR"]
+    weights = at.Variable(np.full(3, float(rank)), name="weights")
+    manager = at.CheckpointManager(at.Checkpoint(weights=weights), directory, max_to_keep=2)
+    paths = [manager.save() for _ in range(3)]
+    weights.assign(np.full(3, -1.0))
+    at.Checkpoint(weights=weights).restore(paths[-1])
+    found["checkpoint_ok"] = (np.array_equal(weights.numpy(), np.zeros(3))
+                              and sorted(os.listdir(directory)) == sorted(
+                                  ["checkpoint"] + [os.path.basename(path) + suffix
+                                                    for path in paths[1:]
+                                                    for suffix in (".index.json", ".npz")]))
+
     # Ranks passing different arrays: every rank gets the same error, and none hangs.
     try:
         distributed.allreduce_mean([np.zeros(2 + (rank == 1))])
@@ -140,7 +155,8 @@ def main():
               and found["traced_training_error"] <= TOLERANCE and found["traced_once"]
               and found["minimize_error"] <= TOLERANCE and found["metrics_error"] <= TOLERANCE
               and found["broadcast_from_0_ok"] and found[f"broadcast_from_{last}_ok"]
-              and (found["mismatch_error"] is not None or size == 1))
+              and (found["mismatch_error"] is not None or size == 1)
+              and found["checkpoint_ok"])
     found["passed"] = bool(passed)
     # One write per line, so that the lines of several ranks do not interleave.
     sys.stdout.write(json.dumps(found) + "\n")

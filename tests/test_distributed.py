@@ -200,14 +200,15 @@ def run_ranks(script_and_arguments: str, ranks: int,
 
 
 @pytest.mark.parametrize("ranks", [2, 4])
-def test_ranks_average_to_the_full_batch_gradient_and_train_as_one_process(ranks):
-    result = run_ranks("distributed_check.py", ranks)
+def test_ranks_average_to_the_full_batch_gradient_and_train_as_one_process(ranks, tmp_path):
+    result = run_ranks("distributed_check.py", ranks, CHECKPOINT_DIR=str(tmp_path))
     found = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     assert result.returncode == 0, result.stdout + result.stderr
     assert sorted(rank["rank"] for rank in found) == list(range(ranks))
     for rank in found:
         assert rank["passed"] and rank["size"] == ranks
         assert rank["traced_training_error"] <= 1e-12 and rank["traced_once"]
+        assert rank["checkpoint_ok"]
         assert rank["gradient_error"] <= 1e-12 and rank["small_bucket_error"] <= 1e-12
         assert max(rank["training_error"].values()) <= 1e-12
         assert rank["minimize_error"] <= 1e-12 and rank["metrics_error"] <= 1e-12
