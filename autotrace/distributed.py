@@ -185,8 +185,9 @@ def allreduce_mean(arrays: Sequence, bucket_bytes: int = DEFAULT_BUCKET_BYTES,
     Every rank must pass arrays of the same shapes and dtypes in the same order (checked: a
     DistributedError names the first difference, on every rank). The arrays are packed into
     buckets of at most `bucket_bytes` (an array larger than that gets a bucket of its own;
-    a change of dtype starts a new bucket) and each bucket is reduced in place with one MPI
-    Allreduce; float32 stays float32, float64 float64. A CuPy array is reduced through host
+    a change of dtype starts a new bucket) and each bucket is reduced in place with one
+    non-blocking MPI Iallreduce, started as soon as it is packed, so packing and unpacking
+    overlap the transfers; float32 stays float32, float64 float64. A CuPy array is reduced through host
     memory and its mean returned on its GPU.
 
     Example:
@@ -219,10 +220,16 @@ def _allreduce(arrays: Sequence, bucket_bytes: int, name: str, mean: bool) -> li
     else:
         _check_same_layout(world, arrays, name)
         from mpi4py import MPI
-        reduced = []
+        # Each bucket's reduction starts as soon as it is packed (non-blocking), so packing
+        # the next bucket, and unpacking the ones done, overlap with the transfers.
+        started = []
         for bucket in _buckets(arrays, bucket_bytes):
             buffer = _pack(bucket)
-            world.communicator.Allreduce(MPI.IN_PLACE, buffer, op=MPI.SUM)
+            started.append((world.communicator.Iallreduce(MPI.IN_PLACE, buffer, op=MPI.SUM),
+                            buffer, bucket))
+        reduced = []
+        for request, buffer, bucket in started:
+            request.Wait()
             if mean:
                 buffer /= world.size
             reduced.extend(_unpack(buffer, bucket))
