@@ -187,8 +187,8 @@ def allreduce_mean(arrays: Sequence, bucket_bytes: int = DEFAULT_BUCKET_BYTES,
     buckets of at most `bucket_bytes` (an array larger than that gets a bucket of its own;
     a change of dtype starts a new bucket) and each bucket is reduced in place with one
     non-blocking MPI Iallreduce, started as soon as it is packed, so packing and unpacking
-    overlap the transfers; float32 stays float32, float64 float64. A CuPy array is reduced through host
-    memory and its mean returned on its GPU.
+    overlap the transfers; float32 stays float32, float64 float64. A CuPy array is reduced
+    through host memory and its mean returned on its GPU.
 
     Example:
         >>> distributed.allreduce_mean([np.array([1.0, 2.0]) * (distributed.rank() + 1)])
