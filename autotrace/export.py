@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import keyword
 import os
 import re
 from pathlib import Path
@@ -111,15 +112,16 @@ def export(function, *arguments_and_path, name: str | None = None) -> Path:
 
     result_count = len(graph.outputs) - len(structure.written)
     result = _result_source(structure, entry_name)
-    call = ", ".join([*inputs, *(f"variables[{cell_names[id(cell)]!r}]"
-                                 for cell in structure.captured)])
+    call_arguments = [*inputs, *(f"variables[{cell_names[id(cell)]!r}]"
+                                 for cell in structure.captured)]
+    call = ", ".join(call_arguments)
     lines = [f"def {entry_name}({', '.join(parameters)}):",
              f'    """{traced.__name__}, traced and exported by autotrace; see the module '
              f'docstring."""']
     lines += [f"    {parameter} = {check}" for parameter, check in
               _checks(traced_args[len(instance):], parameters)]
     if len(call) > 60:  # one argument a line, as a person would write a long call
-        call = "\n        " + ",\n        ".join(call.split(", ")) + ",\n    "
+        call = "\n        " + ",\n        ".join(call_arguments) + ",\n    "
     lines.append(f"    outputs = {graph_name}({call})")
     for index, cell in enumerate(structure.written):
         lines.append(f"    variables[{cell_names[id(cell)]!r}] = outputs[{result_count + index}]")
@@ -182,6 +184,8 @@ def _parameters(traced: Function, arguments: tuple):
         if not leaves:
             fixed.append((name, argument))
             continue
+        if name in _MODULE_NAMES | {"os", "outputs"} or re.fullmatch(r"const[0-9]+", name):
+            name += "_"  # the module's own names keep their meaning in the entry point
         parameters.append(name)
         inputs.extend(f"{name}{leaf_path}" for leaf_path, _ in leaves)
     return parameters, inputs, fixed
@@ -284,8 +288,10 @@ def _unique_names(cells: list) -> dict:
 
 
 def _identifier(text: str) -> str:
+    """`text` as a Python name: `<lambda>` -> `lambda_`."""
     name = re.sub(r"\W", "_", text).strip("_") or "exported"
-    return name if name.isidentifier() and not name[0].isdigit() else f"_{name}"
+    name = name if not name[0].isdigit() else f"_{name}"
+    return f"{name}_" if keyword.iskeyword(name) else name
 
 
 def _docstring(function_name, entry_name, parameters, arguments, fixed, cells, cell_names,
