@@ -204,3 +204,20 @@ def test_export_wants_a_module_path_last(tmp_path):
         at.export(at.function(lambda x: x), at.Spec((3,)))
     with pytest.raises(ValueError, match=re.escape("the path must end in .py")):
         at.export(at.function(lambda x: x), at.Spec((3,)), tmp_path / "model.txt")
+
+
+def doubled_until_large(x):
+    while np.sum(x) < 100.0:
+        x = x * 2.0
+    if np.sum(x) > 150.0:
+        x = x - 1.0
+    return x
+
+
+def test_exported_control_flow_runs_its_loops_and_branches(tmp_path, numpy_backend):
+    traced = at.function(doubled_until_large)
+    at.export(traced, at.Spec((3,)), tmp_path / "doubling.py")
+    assert "def _doubled_until_large_graph_body_2(a):" in (tmp_path / "doubling.py").read_text()
+    for x in (np.array([1.0, 2.0, 3.5]), np.array([50.0, 60.0, 70.0])):  # both branches
+        got = run_exported(tmp_path, "doubling", "doubled_until_large", (x,))
+        assert np.array_equal(got["call0"], traced(x))
