@@ -66,7 +66,8 @@ def export(function, *arguments_and_path, name: str | None = None) -> Path:
             (a str or Path ending in .py). An argument is an `autotrace.Spec` (or a tuple,
             list or dict of them), an example array (its shape and dtype are taken), or a
             Python value, which is fixed in the exported code as in a trace.
-        name: the entry point's name; by default the function's.
+        name: the entry point's name; by default the function's. A method's instance is
+            fixed, as a Python value is (its Variables are the module's state).
     Returns:
         the path written; the constants and Variables' values are in the same path with .npz.
     Raises:
@@ -75,7 +76,8 @@ def export(function, *arguments_and_path, name: str | None = None) -> Path:
         and Python literals.
 
     Example:
-        >>> autotrace.export(autotrace.grad(f), autotrace.Spec((3,)), "f_grad.py")
+        >>> autotrace.export(autotrace.grad(f), autotrace.Spec((3,)), "f_grad.py",
+        ...                  name="f_grad")
         >>> # python -c "import f_grad; print(f_grad.f_grad(np.ones(3)))"
     """
     if not arguments_and_path or not isinstance(arguments_and_path[-1], (str, os.PathLike)):
@@ -133,7 +135,7 @@ def export(function, *arguments_and_path, name: str | None = None) -> Path:
         _docstring(traced.__name__, entry_name, parameters, traced_args[len(instance):],
                    fixed, cells, cell_names, structure, npz_path.name),
         "import math", "import os", "", "import numpy as np", "",
-        f"_FOLDER = os.path.dirname(os.path.abspath(__file__))",
+        "_FOLDER = os.path.dirname(os.path.abspath(__file__))",
         f"with np.load(os.path.join(_FOLDER, {npz_path.name!r}), allow_pickle=False) as _saved:",
         "    _constants = {key: _saved[key] for key in _saved.files}",
         *(f"{key} = _constants[{key!r}]{'' if isinstance(value, np.ndarray) else '[()]'}"
