@@ -10,6 +10,7 @@ from autotrace.control import print_ as print  # noqa: A001 - autotrace.print, b
 from autotrace.custom import custom_gradient, stop_gradient
 from autotrace.from_trace import TracedSourceWarning
 from autotrace.function import Function, function
+from autotrace.export import ExportError, export
 from autotrace.operators import (elementwise_grad, forward, hessian, hvp, jacobian, jvp,
                                  vjp)
 from autotrace.rules import d, register_adjoint, register_tangent
@@ -35,4 +36,5 @@ __all__ = ["grad", "value_and_grad", "source", "forward", "jvp", "vjp", "jacobia
            "implicit_value_and_grad", "nn", "losses", "random", "optimizers", "Checkpoint",
            "latest_checkpoint", "metrics", "summary", "data", "layers", "StateError", "device",
            "current_device", "to_device", "to_numpy", "num_gpus", "list_devices", "config",
-           "DeviceError", "CheckpointManager", "TracedSourceWarning", "distributed"]
+           "DeviceError", "CheckpointManager", "TracedSourceWarning", "distributed", "export",
+           "ExportError"]
