@@ -10,6 +10,7 @@ from autotrace.control import print_ as print  # noqa: A001 - autotrace.print, b
 from autotrace.custom import custom_gradient, stop_gradient
 from autotrace.from_trace import TracedSourceWarning
 from autotrace.function import Function, function
+from autotrace.export import ExportError, export
 from autotrace.operators import (elementwise_grad, forward, hessian, hvp, jacobian, jvp,
                                  vjp)
 from autotrace.rules import d, register_adjoint, register_tangent
@@ -24,7 +25,7 @@ from autotrace.device import (DeviceError, config, current_device, device, list_
 from runtime.spec import Spec
 from runtime.state import StateError
 from transforms.errors import TransformError
-from autotrace import data, layers, losses, metrics, nn, random, summary, testing
+from autotrace import data, distributed, layers, losses, metrics, nn, random, summary, testing
 
 __version__ = "0.1.0"
 
@@ -35,4 +36,5 @@ __all__ = ["grad", "value_and_grad", "source", "forward", "jvp", "vjp", "jacobia
            "implicit_value_and_grad", "nn", "losses", "random", "optimizers", "Checkpoint",
            "latest_checkpoint", "metrics", "summary", "data", "layers", "StateError", "device",
            "current_device", "to_device", "to_numpy", "num_gpus", "list_devices", "config",
-           "DeviceError", "CheckpointManager", "TracedSourceWarning"]
+           "DeviceError", "CheckpointManager", "TracedSourceWarning", "distributed", "export",
+           "ExportError"]

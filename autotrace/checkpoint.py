@@ -22,6 +22,7 @@ makes its slots on its first step) wait: they are assigned when the variable is 
 from __future__ import annotations
 
 import os
+import sys
 import weakref
 from typing import Callable
 
@@ -100,10 +101,14 @@ class Checkpoint:
         arrays.update((path, variable.numpy()) for path, variable in self._variables().items())
         counter = self.save_counter + 1
         path = f"{os.fspath(file_prefix)}-{counter if number is None else number}"
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        remove_temporaries(os.fspath(file_prefix))
-        write_checkpoint(path, arrays, counter)
-        record_latest(path)
+        ranks = training_ranks()
+        if ranks is None or ranks.writes_files():  # several ranks: rank 0 writes for all
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            remove_temporaries(os.fspath(file_prefix))
+            write_checkpoint(path, arrays, counter)
+            record_latest(path)
+        if ranks is not None:
+            ranks.barrier()  # the files are there when save returns on any rank
         self.save_counter = counter
         return path
 
@@ -329,6 +334,15 @@ def _names(names) -> str:
     names = list(names)
     shown = ", ".join(repr(name) for name in names[:10])
     return shown + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+
+
+def training_ranks():
+    """autotrace.distributed when this process trains among several MPI ranks, else None
+    (without importing it: a script that never used it runs as one process)."""
+    distributed = sys.modules.get("autotrace.distributed")
+    if distributed is None or not distributed.is_initialized() or distributed.size() == 1:
+        return None
+    return distributed
 
 
 def _not_while_tracing(method: str) -> None:

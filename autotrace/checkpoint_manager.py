@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 
-from autotrace.checkpoint import Checkpoint
+from autotrace.checkpoint import Checkpoint, training_ranks
 from autotrace.checkpoint_files import (checkpoint_in, read_state, remove_checkpoint,
                                         write_state)
 
@@ -101,12 +101,16 @@ class CheckpointManager:
         kept = kept[len(removed):]
         # The state file first: a save killed before the files are deleted leaves files that
         # no state lists, never a state listing files that are gone.
-        state = read_state(self._directory)
-        others = [name for name in state["all"] if not self._is_mine(name)] if state else []
-        write_state(self._directory, os.path.basename(path),
-                    others + [os.path.basename(other) for other in kept])
-        for old in removed:
-            remove_checkpoint(old)
+        ranks = training_ranks()
+        if ranks is None or ranks.writes_files():  # several ranks: rank 0 writes for all
+            state = read_state(self._directory)
+            others = [name for name in state["all"] if not self._is_mine(name)] if state else []
+            write_state(self._directory, os.path.basename(path),
+                        others + [os.path.basename(other) for other in kept])
+            for old in removed:
+                remove_checkpoint(old)
+        if ranks is not None:
+            ranks.barrier()
         self._checkpoints = kept
         return path
 

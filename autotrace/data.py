@@ -329,6 +329,24 @@ class Dataset:
         return self._then(f"skip({count})",
                           lambda elements: itertools.islice(elements, count, None))
 
+    def shard(self, num_shards: int, index: int) -> "Dataset":
+        """Every `num_shards`-th element, starting at element `index` (tf.data's `shard`): the
+        part of the data that rank `index` of `num_shards` trains on. Shard before batching,
+        and shuffle before sharding only with a seed that every rank shares, so that the
+        shards are disjoint and together are the whole data set.
+
+        Example:
+            >>> list(Dataset.range(7).shard(3, 1))
+            [np.int64(1), np.int64(4)]
+        """
+        _check_positive("shard", "num_shards", num_shards)
+        if (isinstance(index, bool) or not isinstance(index, (int, np.integer))
+                or not 0 <= index < num_shards):
+            raise ValueError(f"Dataset.shard: index must be an int from 0 to num_shards - 1 = "
+                             f"{num_shards - 1}; got {index!r}")
+        return self._then(f"shard({num_shards}, {index})",
+                          lambda elements: itertools.islice(elements, index, None, num_shards))
+
     def prefetch(self, buffer_size: int) -> "Dataset":
         """The same elements, produced ahead by a background thread into a queue of at most
         `buffer_size` (AUTOTUNE: 2), so that the pipeline's work overlaps with the consumer's.

@@ -166,6 +166,16 @@ class Function:
         self._array_calls.clear()
 
     def _build(self, args, kwargs, general: bool = False) -> _Entry:
+        graph, structure = self.traced_graph(args, kwargs)
+        entry = self._compile(graph, structure, general)
+        if config.log_placement():
+            _log_placement(self, graph)
+        return entry
+
+    def traced_graph(self, args: tuple, kwargs: dict):
+        """Trace the Python function on `args` and `kwargs` (arrays, or placeholders from
+        runtime/spec.py) without caching or compiling: (graph as traced, OutputStructure).
+        Variables it makes are made as on a first call (autotrace.export uses this)."""
         _TRACING.depth = getattr(_TRACING, "depth", 0) + 1
         try:
             first = self.trace_count == 0
@@ -193,10 +203,7 @@ class Function:
             raise
         finally:
             _TRACING.depth -= 1
-        entry = self._compile(graph, structure, general)
-        if config.log_placement():
-            _log_placement(self, graph)
-        return entry
+        return graph, structure
 
     def _trace(self, args, kwargs, allow_state_creation: bool):
         return trace(for_tracing(self.python_function), args, kwargs,

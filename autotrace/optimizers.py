@@ -89,6 +89,7 @@ class Optimizer:
             (array([0.5, 1.5]), 1)
         """
         pairs = self._checked_pairs(grads_and_vars)
+        self._follow_device(pairs)
         step = self.iterations.value()
         learning_rate = self.learning_rate
         learning_rate = (learning_rate.value() if isinstance(learning_rate, Variable) else
@@ -144,6 +145,19 @@ class Optimizer:
             raise ValueError(f"{self.name}.apply_gradients: no gradients to apply (None for "
                              f"every variable: {skipped}); does the loss depend on them?")
         return pairs
+
+    def _follow_device(self, pairs) -> None:
+        """Keep the step counter and the learning rate on the device of the Variables updated
+        (an optimizer made outside `autotrace.device("gpu:0")` may update a model made inside
+        it): moved once, the first time they are elsewhere. Variables on two devices stay as
+        they are, and their update is the error that names both."""
+        devices = {variable.device for _, variable in pairs}
+        if len(devices) != 1:
+            return
+        target = devices.pop()
+        for state in (self.iterations, self.learning_rate):
+            if isinstance(state, Variable) and state.device != target:
+                state._move_to(target)
 
     # --- slots -------------------------------------------------------------------------------
     def _slots_for(self, variable: Variable) -> dict:

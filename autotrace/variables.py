@@ -23,7 +23,7 @@ import itertools
 import numpy as np
 
 from autotrace.device import placed
-from runtime.devices import DeviceError, device_of, is_gpu_array
+from runtime.devices import DeviceError, device_of, is_gpu_array, to_device
 from runtime.state import StateCell, StateError, current_scope
 from runtime.derivatives.structure import array_module
 from runtime.tracer import (BINARY_OPERATORS, COMPARISON_OPERATORS, UNARY_OPERATORS,
@@ -130,6 +130,11 @@ class Variable(StateCell):
         if isinstance(value, Tracer):
             return np.asarray(value)  # raises the tracer's own explanation
         return value.get() if hasattr(value, "get") else np.array(value, copy=True)
+
+    def _move_to(self, device: str) -> None:
+        """Keep the value on `device` from now on (an optimizer's own state follows the
+        Variables it updates). Not inside a traced function that has read it already."""
+        self._value = to_device(self._value, device)
 
     def value(self):
         """The current value (the array itself; while tracing, the traced value)."""

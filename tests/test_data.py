@@ -101,6 +101,18 @@ def test_repeat_take_and_skip():
     assert list(Dataset.range(3).repeat(0)) == []
 
 
+def test_shard_takes_every_nth_element_from_index_and_shards_cover_the_data():
+    assert list(Dataset.range(7).shard(3, 1)) == [1, 4]
+    assert list(Dataset.range(7).shard(1, 0)) == list(range(7))
+    shards = [list(Dataset.range(10).shard(4, index)) for index in range(4)]
+    assert shards == [[0, 4, 8], [1, 5, 9], [2, 6], [3, 7]]
+    assert sorted(sum(shards, [])) == list(range(10))
+    features = np.arange(12.0).reshape(6, 2)
+    batches = list(Dataset.from_tensor_slices(features).shard(2, 1).batch(2))
+    assert [batch.tolist() for batch in batches] == [[[2, 3], [6, 7]], [[10, 11]]]
+    assert repr(Dataset.range(3).shard(2, 0)).endswith(".shard(2, 0)>")
+
+
 def test_shuffle_uses_a_buffer_like_tf_data():
     order = [int(n) for n in Dataset.range(50).shuffle(4, seed=1)]
     assert sorted(order) == list(range(50))
@@ -237,6 +249,10 @@ def test_from_generator_calls_the_function_on_each_iteration():
      "Dataset.batch: batch_size must be a positive int; got 2.0"),
     (lambda: Dataset.range(3).prefetch(0), ValueError,
      "Dataset.prefetch: buffer_size must be a positive int; got 0"),
+    (lambda: Dataset.range(3).shard(0, 0), ValueError,
+     "Dataset.shard: num_shards must be a positive int; got 0"),
+    (lambda: Dataset.range(3).shard(2, 2), ValueError,
+     "Dataset.shard: index must be an int from 0 to num_shards - 1 = 1; got 2"),
     (lambda: Dataset.range(3).take(-2), ValueError,
      "Dataset.take: count must be an int >= -1 (-1 for all); got -2"),
     (lambda: Dataset.range(3).repeat(-3), ValueError,

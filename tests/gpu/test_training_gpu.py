@@ -158,3 +158,25 @@ def test_the_mnist_example_model_trains_on_the_gpu_as_on_the_cpu():
         if device != "cpu":
             assert all(on_gpu0(variable.value()) for variable in model.variables)
     np.testing.assert_allclose(losses["gpu:0"], losses["cpu"], rtol=1e-9)
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+def test_an_optimizer_made_on_the_cpu_updates_a_model_on_the_gpu(traced):
+    optimizer = autotrace.optimizers.SGD(learning_rate=0.5, momentum=0.9)  # outside: on the CPU
+    with autotrace.device("gpu:0"):
+        weights = autotrace.Variable(np.array([1.0, -2.0]), name="w")
+
+    def step():
+        optimizer.apply_gradients([(2.0 * weights.value(), weights)])
+
+    step = autotrace.function(step) if traced else step
+    step()
+    step()
+    # momentum SGD by hand: v = 0.9 v - 0.5 g, w += v, with g = 2 w
+    w, v = np.array([1.0, -2.0]), np.zeros(2)
+    for _ in range(2):
+        v = 0.9 * v - 0.5 * (2.0 * w)
+        w = w + v
+    assert on_gpu0(weights.value()) and optimizer.iterations.device == "gpu:0"
+    np.testing.assert_allclose(weights.numpy(), w, rtol=1e-15)
+    assert int(optimizer.iterations.numpy()) == 2

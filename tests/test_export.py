@@ -1,0 +1,223 @@
+"""autotrace.export: traced functions written as modules that need NumPy alone.
+
+Each exported module runs in a fresh interpreter (`python -I -S`) whose sys.path holds NumPy's
+folder and the module's, and no autotrace: the script checks that autotrace, runtime and
+transforms cannot be imported there, then runs the module on inputs from an .npz and saves its
+results, which must equal the traced function's, run here on the NumPy backend, exactly.
+"""
+import importlib.util
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import autotrace as at
+from runtime.backends import cpu_backend
+
+NUMPY_FOLDER = str(Path(np.__file__).resolve().parents[1])
+
+# Flattens a result into {path: array}; the path names each container's type, so equal keys
+# mean equal structures. Run both here and in the fresh interpreter.
+FLATTEN = '''
+def flatten(value, path="result"):
+    if isinstance(value, dict):
+        return {key: leaf for name in value
+                for key, leaf in flatten(value[name], f"{path}.dict[{name!r}]").items()}
+    if isinstance(value, (tuple, list)):
+        return {key: leaf for index, item in enumerate(value)
+                for key, leaf in flatten(item, f"{path}.{type(value).__name__}[{index}]").items()}
+    return {path: np.asarray(value)}
+'''
+namespace = {"np": np}
+exec(FLATTEN, namespace)
+flatten = namespace["flatten"]
+
+RUNNER = '''
+import sys
+sys.path[:] = [p for p in sys.path if "site-packages" not in p] + [{folder!r}, {numpy!r}]
+for name in ("autotrace", "runtime", "transforms"):
+    try:
+        __import__(name)
+    except ModuleNotFoundError:
+        continue
+    sys.exit(f"{{name}} is importable here; the test must run without it")
+import numpy as np
+import {module} as exported
+{flatten}
+inputs = np.load({inputs!r}, allow_pickle=False)
+calls = {calls}
+results = {{}}
+for call in range(calls):
+    arguments = [inputs[f"argument{{index}}"] for index in range(len(inputs.files))]
+    for key, value in flatten(exported.{entry}(*arguments), f"call{{call}}").items():
+        results[key] = value
+for name, value in exported.variables.items():
+    results["variable " + name] = np.asarray(value)
+np.savez({results!r}, **results)
+'''
+
+
+@pytest.fixture
+def numpy_backend():
+    """Trace on the NumPy backend, the one export writes, so results agree to the last bit."""
+    before = cpu_backend()
+    cpu_backend("numpy")
+    yield
+    cpu_backend(before)
+
+
+def run_exported(tmp_path: Path, module: str, entry: str, arguments, calls: int = 1) -> dict:
+    """Run `entry` of the exported module `module` `calls` times on `arguments` in a fresh
+    interpreter without autotrace; its flattened results and final Variables."""
+    inputs = tmp_path / "inputs.npz"
+    np.savez(inputs, **{f"argument{index}": value for index, value in enumerate(arguments)})
+    results = tmp_path / "results.npz"
+    script = tmp_path / "run_exported.py"
+    script.write_text(RUNNER.format(folder=str(tmp_path), numpy=NUMPY_FOLDER, module=module,
+                                    flatten=FLATTEN, inputs=str(inputs), calls=calls,
+                                    entry=entry, results=str(results)))
+    finished = subprocess.run([sys.executable, "-I", "-S", str(script)], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stderr
+    with np.load(results, allow_pickle=False) as saved:
+        return {key: saved[key] for key in saved.files}
+
+
+def import_exported(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SHIFT = np.array([0.25, -0.5, 1.0])  # a global array: a constant of the graph, in the .npz
+
+
+def loss(w, X, y):
+    residual = np.tanh((X * SHIFT) @ w) - y
+    return np.mean(residual * residual)
+
+
+def test_exported_gradient_equals_the_traced_one(tmp_path, numpy_backend):
+    @at.function
+    def loss_and_grads(w, X, y):
+        value, (dw, dX) = at.value_and_grad(loss, wrt=(0, 1))(w, X, y)
+        return {"loss": value, "grads": [dw, dX], "scaled": (value * 2.0,)}
+
+    rng = np.random.default_rng(0)
+    w, X, y = rng.normal(size=3), rng.normal(size=(5, 3)), rng.normal(size=5)
+    path = at.export(loss_and_grads, at.Spec((3,)), at.Spec((None, 3)), at.Spec((None,)),
+                     tmp_path / "loss_grads.py")
+    assert path == tmp_path / "loss_grads.py" and (tmp_path / "loss_grads.npz").exists()
+    text = path.read_text()
+    assert "import autotrace" not in text and "from autotrace" not in text
+    assert "    loss_and_grads(w, X, y)" in text and "    X: f64[?,3]" in text
+
+    for rows in (5, 2):  # the unknown dimension: one module for every size
+        arguments = (w, X[:rows], y[:rows])
+        expected = flatten(loss_and_grads(*arguments), "call0")
+        got = run_exported(tmp_path, "loss_grads", "loss_and_grads", arguments)
+        assert sorted(got) == sorted(expected)
+        for key in expected:
+            assert np.array_equal(got[key], expected[key]), key
+    with np.load(tmp_path / "loss_grads.npz", allow_pickle=False) as saved:
+        assert [key for key in saved.files if np.array_equal(saved[key], SHIFT)] == ["const0"]
+    assert "const0 = _constants['const0']" in text
+
+
+def test_exported_training_step_trains_its_own_variables(tmp_path, numpy_backend):
+    weights = at.Variable(np.array([0.5, -0.2, 0.1]), name="weights")
+    bias = at.Variable(0.0, name="bias")
+    optimizer = at.optimizers.Adam(0.1)
+
+    def mean_squared_error(X, y):
+        residual = X @ weights + bias - y
+        return np.mean(residual * residual)
+
+    @at.function
+    def train_step(X, y, scale):
+        value, grads = at.implicit_value_and_grad(mean_squared_error)(X, y)
+        optimizer.apply_gradients(grads)
+        return value * scale, [value]
+
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(8, 3)), rng.normal(size=8)
+    train_step(X, y, 2.0)  # the optimizer makes its slots on the first call
+    path = at.export(train_step, X, at.Spec((8,)), 2.0, str(tmp_path / "train.py"))
+    text = path.read_text()
+    assert "    train_step(X, y)" in text and "    scale = 2.0" in text
+    assert "    'weights' *" in text and "    'Adam/learning_rate'\n" in text
+
+    expected = {}
+    for call in range(3):
+        expected.update(flatten(train_step(X, y, 2.0), f"call{call}"))
+    expected["variable weights"] = weights.value()
+    expected["variable bias"] = np.asarray(bias.value())
+    got = run_exported(tmp_path, "train", "train_step", (X, y), calls=3)
+    for key in expected:
+        assert np.array_equal(got[key], expected[key]), key
+    assert got["variable Adam/iterations"] == optimizer.iterations.value()
+
+
+def test_exported_module_checks_its_inputs(tmp_path):
+    at.export(at.function(lambda x: x * 2.0), at.Spec((None, 3)), tmp_path / "double.py")
+    module = import_exported(tmp_path / "double.py")
+    assert np.array_equal(module.lambda_(np.ones((2, 3))), np.full((2, 3), 2.0))
+    with pytest.raises(TypeError) as error:
+        module.lambda_(np.ones((2, 4)))
+    assert str(error.value) == ("x: expected an array of shape (None, 3) and dtype float64, "
+                                "got one of shape (2, 4) and dtype float64")
+
+
+def test_export_refuses_an_op_that_is_not_numpy(tmp_path):
+    with pytest.raises(at.ExportError) as error:
+        at.export(at.function(lambda x: at.nn.gelu(x)), at.Spec((3,)), tmp_path / "gelu.py")
+    assert str(error.value) == (
+        "autotrace.export: lambda_'s graph uses the op erf, which runs autotrace's own "
+        "function (runtime.special.erf), not NumPy's; an exported module needs NumPy alone, "
+        "so graphs with erf cannot be exported")
+    assert not (tmp_path / "gelu.py").exists()
+
+
+def test_export_refuses_a_result_it_cannot_rebuild(tmp_path):
+    class Pair(tuple):
+        _fields = ("first", "second")
+
+        def __new__(cls, first, second):
+            return super().__new__(cls, (first, second))
+
+    with pytest.raises(at.ExportError) as error:
+        at.export(at.function(lambda x: Pair(x, x + 1.0)), at.Spec((3,)), tmp_path / "p.py")
+    assert str(error.value) == (
+        "autotrace.export: lambda_ returns a Pair; an exported module rebuilds tuples, "
+        "lists and dicts only: return one of those")
+
+
+def test_export_wants_a_module_path_last(tmp_path):
+    with pytest.raises(TypeError, match=re.escape(
+            "autotrace.export(function, *arguments, path): the last argument must be the "
+            "path of the module to write, like 'model_grad.py'")):
+        at.export(at.function(lambda x: x), at.Spec((3,)))
+    with pytest.raises(ValueError, match=re.escape("the path must end in .py")):
+        at.export(at.function(lambda x: x), at.Spec((3,)), tmp_path / "model.txt")
+
+
+def doubled_until_large(x):
+    while np.sum(x) < 100.0:
+        x = x * 2.0
+    if np.sum(x) > 150.0:
+        x = x - 1.0
+    return x
+
+
+def test_exported_control_flow_runs_its_loops_and_branches(tmp_path, numpy_backend):
+    traced = at.function(doubled_until_large)
+    at.export(traced, at.Spec((3,)), tmp_path / "doubling.py")
+    assert "def _doubled_until_large_graph_body_2(a):" in (tmp_path / "doubling.py").read_text()
+    for x in (np.array([1.0, 2.0, 3.5]), np.array([50.0, 60.0, 70.0])):  # both branches
+        got = run_exported(tmp_path, "doubling", "doubled_until_large", (x,))
+        assert np.array_equal(got["call0"], traced(x))
