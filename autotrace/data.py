@@ -17,15 +17,13 @@ are in autotrace/data_files.py and are imported here.
 from __future__ import annotations
 
 import builtins
-import collections
-import concurrent.futures
 import itertools
 import os
-import queue
-import threading
 from typing import Callable, Iterator
 
 import numpy as np
+
+from autotrace.data_threads import _END, _mapped_on_threads, _prefetched
 
 AUTOTUNE = -1  # for prefetch's buffer_size (and accepted by map), as tf.data.AUTOTUNE
 _AUTOTUNE_PREFETCH = 2
@@ -395,7 +393,14 @@ class Dataset:
 
 # --- helpers --------------------------------------------------------------------------------------
 
-_END = object()
+def _thread_count(method: str, argument: str, value) -> int | None:
+    """None for None, a CPU count for AUTOTUNE, else `value` once checked positive."""
+    if value is None:
+        return None
+    if value == AUTOTUNE and not isinstance(value, bool):
+        return os.cpu_count() or 1
+    _check_positive(method, argument, value)
+    return int(value)
 
 
 def _until_an_epoch_is_empty(dataset: Dataset) -> Iterator:
@@ -407,69 +412,6 @@ def _until_an_epoch_is_empty(dataset: Dataset) -> Iterator:
             yield element
         if empty:
             return
-
-
-def _prefetched(elements: Iterator, size: int) -> Iterator:
-    """`elements`, produced by a thread into a queue of `size`; see Dataset.prefetch."""
-    slots: queue.Queue = queue.Queue(maxsize=size)
-    stop = threading.Event()
-
-    def offer(item) -> bool:
-        while not stop.is_set():
-            try:
-                slots.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for element in elements:
-                if not offer((element, None)):
-                    return
-            offer((_END, None))
-        except BaseException as error:  # noqa: BLE001 - handed to the consumer, raised there
-            offer((_END, error))
-        finally:
-            close = getattr(elements, "close", None)
-            if close is not None:
-                close()
-
-    producer = threading.Thread(target=produce, name="autotrace-data-prefetch", daemon=True)
-    producer.start()
-    try:
-        while True:
-            element, error = slots.get()
-            if error is not None:
-                raise error
-            if element is _END:
-                return
-            yield element
-    finally:
-        # No join: the producer may be inside the pipeline (a generator that sleeps, a slow
-        # map), and cannot be interrupted there; it sees `stop` and ends when that returns.
-        stop.set()
-
-
-def _mapped_on_threads(elements: Iterator, map_one: Callable, threads: int) -> Iterator:
-    """map_one of each element, up to `threads` calls running at once, results in order. The
-    input is read on the consumer's thread (a pipeline is not safe to share between threads);
-    an error is raised at the element where it happened."""
-    pool = concurrent.futures.ThreadPoolExecutor(threads,
-                                                 thread_name_prefix="autotrace-data-map")
-    running: collections.deque = collections.deque()
-    try:
-        for element in elements:
-            running.append(pool.submit(map_one, element))
-            if len(running) >= threads:
-                yield running.popleft().result()
-        while running:
-            yield running.popleft().result()
-    finally:
-        for call in running:
-            call.cancel()
-        pool.shutdown(wait=False)
 
 
 def _interleaved(elements: Iterator, map_func: Callable, cycle_length: int,
@@ -506,16 +448,6 @@ def _dataset_made(map_func: Callable, element) -> "Dataset":
         raise TypeError(f"Dataset.interleave: map_func must return a Dataset; "
                         f"{_name(map_func)} returned {type(dataset).__name__}")
     return dataset
-
-
-def _thread_count(method: str, argument: str, value) -> int | None:
-    """None for None, a CPU count for AUTOTUNE, else `value` once checked positive."""
-    if value is None:
-        return None
-    if value == AUTOTUNE and not isinstance(value, bool):
-        return os.cpu_count() or 1
-    _check_positive(method, argument, value)
-    return int(value)
 
 
 def _stack(group: list):
