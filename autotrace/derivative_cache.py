@@ -3,10 +3,10 @@
 A derivative is kept on the function it was made from (in its `__dict__`), so it lives as long
 as the function and no longer; other callables (traced functions, objects) are kept in a small
 table of the most recent ones. The key is what the transform depends on: the function's code
-object (a reassigned `f.__code__` is a new function), the transform and its options. The derivative reads
-globals, closure variables and defaults when it runs (transforms/live_names.py), so a cached one
-stays right while they change; one whose namespace now holds what it was not generated for (a
-rebound function) is made again.
+object (a reassigned `f.__code__` is a new function), the transform and its options. The
+derivative reads globals, closure variables and defaults when it runs
+(transforms/live_names.py), so a cached one stays right while they change; one whose namespace
+now holds what it was not generated for (a rebound function) is made again.
 
 Transforms run one at a time (transforms/live_names.py `transform_lock`).
 """

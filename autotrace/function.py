@@ -529,9 +529,9 @@ def function(python_function: Callable | None = None, *, input_signature=None,
             gets a trace of its own, the instance held weakly). The function is traced once,
             with None dimensions of unknown size, and every call is checked against it: a
             call that does not fit raises TypeError naming the argument. Python numbers
-            become arrays of their Spec's dtype. Ops whose result needs an unknown size raise an error that
-            says to give that dimension a size. Unknown dimensions that meet in broadcasting
-            are taken to be equal (the graph checks it when it runs).
+            become arrays of their Spec's dtype. Ops whose result needs an unknown size raise
+            an error that says to give that dimension a size. Unknown dimensions that meet in
+            broadcasting are taken to be equal (the graph checks it when it runs).
         reduce_retracing: once an array argument's dimension has been seen with two sizes,
             trace again with it unknown, so that later sizes reuse that trace. Where the
             function cannot trace (or run) with an unknown size, it is traced per size as

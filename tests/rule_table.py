@@ -515,7 +515,8 @@ TABLE += [
       lambda rng: (rng.standard_normal(6), with_zeros(rng, (6,))), dict(axis=0)),
     E("helper:untake", ops.untake, _with(_n(2, 2), _n(3, 4), [[0, 5], [5, 11]]), wrt=(_G,)),
     E("helper:take_at", ops.take_at, _with(_n(3, 4), [[0, 5], [-1, 11]])),
-    E("helper:take_at/axis-clip", ops.take_at, _with(_n(3, 4), [0, 7, 2]), dict(axis=1, mode="clip")),
+    E("helper:take_at/axis-clip", ops.take_at, _with(_n(3, 4), [0, 7, 2]),
+      dict(axis=1, mode="clip")),
     E("helper:untake/axis", ops.untake, _with(_n(3, 3), _n(3, 4), [2, 0, 2]), dict(axis=1),
       wrt=(_G,)),
 ]

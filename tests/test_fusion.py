@@ -168,7 +168,8 @@ _BINARY = {"||": (1, np.logical_or), "&&": (2, np.logical_and), "==": (3, np.equ
            "!=": (3, np.not_equal), "<": (4, np.less), "<=": (4, np.less_equal),
            ">": (4, np.greater), ">=": (4, np.greater_equal), "+": (5, np.add),
            "-": (5, np.subtract), "*": (6, np.multiply), "/": (6, np.true_divide)}
-_TOKEN = re.compile(r"\s*(long long|\d+\.?\d*(?:e[+-]?\d+)?f?|\w+|&&|\|\||[<>=!]=|[-+*/<>!?:()=,;])")
+_TOKEN = re.compile(
+    r"\s*(long long|\d+\.?\d*(?:e[+-]?\d+)?f?|\w+|&&|\|\||[<>=!]=|[-+*/<>!?:()=,;])")
 
 
 def run_kernel(operation: str, arguments: dict) -> np.ndarray:

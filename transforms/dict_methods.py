@@ -270,7 +270,7 @@ class _DictRewriter:
         return replace("pairs = built\nfor key, value in pairs.items():\n    d[key] = value",
                        pairs=pairs, built=built, key=key, value=value, d=owner)
 
-    # ---- expressions -------------------------------------------------------------------------------
+    # ---- expressions ------------------------------------------------------------------------
 
     def expressions(self, statements) -> list:
         """`dict(...)` calls and `.get(...)` in `statements` rewritten, in place."""
