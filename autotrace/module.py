@@ -27,6 +27,7 @@ import numpy as np
 
 from autotrace import tracking
 from autotrace.variables import Variable
+from runtime import scopes
 
 _name_counts: dict = {}
 
@@ -107,7 +108,8 @@ class Module:
     # --- calling -----------------------------------------------------------------------------
     def __call__(self, inputs, *args, **kwargs):
         self.build_for(inputs)
-        return self.call(inputs, *args, **kwargs)
+        with scopes.name_scope(self.name):  # the module's ops are grouped under its name
+            return self.call(inputs, *args, **kwargs)
 
     def build_for(self, inputs) -> None:
         """Run `build` with the shape of `inputs`, unless it ran already."""
