@@ -27,7 +27,7 @@ import numpy as np
 
 from autotrace import tracking
 from autotrace.variables import Variable
-from runtime import scopes
+from runtime.scopes import name_scope
 
 _name_counts: dict = {}
 
@@ -108,7 +108,7 @@ class Module:
     # --- calling -----------------------------------------------------------------------------
     def __call__(self, inputs, *args, **kwargs):
         self.build_for(inputs)
-        with scopes.name_scope(self.name):  # the module's ops are grouped under its name
+        with name_scope(self.name):  # the module's ops are grouped under its name
             return self.call(inputs, *args, **kwargs)
 
     def build_for(self, inputs) -> None:
