@@ -22,6 +22,7 @@ from autotrace.checkpoint import Checkpoint, latest_checkpoint
 from autotrace.checkpoint_manager import CheckpointManager
 from autotrace.device import (DeviceError, config, current_device, device, list_devices,
                               num_gpus, to_device, to_numpy)
+from runtime.scopes import name_scope
 from runtime.spec import Spec
 from runtime.state import StateError
 from transforms.errors import TransformError
@@ -37,4 +38,4 @@ __all__ = ["grad", "value_and_grad", "source", "forward", "jvp", "vjp", "jacobia
            "latest_checkpoint", "metrics", "summary", "data", "layers", "StateError", "device",
            "current_device", "to_device", "to_numpy", "num_gpus", "list_devices", "config",
            "DeviceError", "CheckpointManager", "TracedSourceWarning", "distributed", "export",
-           "ExportError"]
+           "ExportError", "name_scope"]

@@ -6,6 +6,7 @@
     python -m autotrace grad model.py::loss --raw             # before the cleanup passes
     python -m autotrace graph model.py::loss --spec "f64[3,4]" --spec "f64[4]"
     python -m autotrace graph model.py::loss --spec "f64[3,4]" --spec "f64[4]" --dot loss.dot
+    python -m autotrace graph model.py::loss --spec "f64[3,4]" --spec "f64[4]" --svg loss.svg
 
 The file is imported as a module of its own name, with its folder first on sys.path while it
 loads (so it imports its neighbours as it does when run), and its `if __name__ == "__main__":`
@@ -19,6 +20,8 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import inspect
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Callable
@@ -92,6 +95,10 @@ def _parser() -> argparse.ArgumentParser:
         help="write Graphviz DOT instead, to FILE or, without one, to standard output "
              "(render it with: dot -Tsvg FILE -o graph.svg)")
     graph_command.add_argument(
+        "--svg", metavar="FILE",
+        help="write the graph as an SVG picture to FILE, drawn by Graphviz's dot program "
+             "(which must be installed); name scopes are drawn as boxes")
+    graph_command.add_argument(
         "--raw", action="store_true",
         help="the graph as traced, before the passes (constant folding, algebraic "
              "simplification, common subexpressions, dead code, buffer reuse)")
@@ -132,11 +139,26 @@ def _graph_command(arguments) -> int:
     examples = [np.zeros(tuple(1 if size is None else size for size in spec.shape), spec.dtype)
                 for spec in specs]
     graph = traced.graph(*examples, optimized=not arguments.raw)
-    if arguments.dot is None:
-        _write(f"{graph}\n", "-")
-    else:
+    if arguments.svg is not None:
+        _write_svg(graph_dot(graph, name=python_function.__name__), arguments.svg)
+    if arguments.dot is not None:
         _write(graph_dot(graph, name=python_function.__name__), arguments.dot)
+    elif arguments.svg is None:
+        _write(f"{graph}\n", "-")
     return 0
+
+
+def _write_svg(dot_text: str, destination: str) -> None:
+    """Render DOT text to an SVG file with Graphviz's `dot -Tsvg`."""
+    dot_program = shutil.which("dot")
+    if dot_program is None:
+        raise UsageError("--svg needs Graphviz's dot program, which is not on PATH; install "
+                         "Graphviz (https://graphviz.org/download/) or write DOT with --dot")
+    rendered = subprocess.run([dot_program, "-Tsvg", "-o", destination], input=dot_text,
+                              capture_output=True, text=True)
+    if rendered.returncode != 0:
+        message = rendered.stderr.strip().replace("\n", "; ")
+        raise UsageError(f"--svg: Graphviz's dot could not write {destination}: {message}")
 
 
 def _write(text: str, destination: str) -> None:

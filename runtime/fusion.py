@@ -127,11 +127,12 @@ def fuse(graph: Graph) -> list[FusedKernel]:
 def replace_regions(graph: Graph, fused_at: dict, replaced: set) -> Graph:
     """`graph` with the equations of each fused region (their ids in `replaced`) taken out and
     the region's one equation (`fused_at[id(its last equation)]`) in the last one's place: its
-    inputs are all computed before that, each being read by an equation of the region."""
+    inputs are all computed before that, each being read by an equation of the region. The
+    region's equation takes the last one's name scope."""
     equations = []
     for equation in graph.equations:
         if id(equation) in fused_at:
-            equations.append(fused_at[id(equation)])
+            equations.append(fused_at[id(equation)].replace(scope=equation.scope))
         elif id(equation) not in replaced:
             equations.append(equation)
     return Graph(graph.inputs, equations, graph.outputs)

@@ -86,15 +86,21 @@ class StaticSlice:
 
 
 class Equation:
-    """`outputs = primitive(inputs, **attrs)`; `primitive` is a `runtime.registry.Primitive`."""
+    """`outputs = primitive(inputs, **attrs)`; `primitive` is a `runtime.registry.Primitive`.
 
-    __slots__ = ("primitive", "inputs", "attrs", "outputs")
+    `scope` is the name scope the equation was traced in ("model/dense", "" for none; see
+    runtime/scopes.py). It is for people (graph pictures) only: printing does not show it and
+    no pass reads it, but `replace` keeps it, so a rewritten equation stays in its scope.
+    """
 
-    def __init__(self, primitive, inputs, attrs: dict, outputs):
+    __slots__ = ("primitive", "inputs", "attrs", "outputs", "scope")
+
+    def __init__(self, primitive, inputs, attrs: dict, outputs, scope: str = ""):
         self.primitive = primitive
         self.inputs = tuple(inputs)
         self.attrs = attrs
         self.outputs = tuple(outputs)
+        self.scope = scope
 
     def replace(self, **changes) -> Equation:
         """A copy with some fields changed."""

@@ -18,6 +18,10 @@
 - A control equation's subgraphs (cond's branches, while's cond and body: any attribute
   holding graphs) are drawn as dashed clusters named by the attribute's field, with their
   outputs joined to the equation by dashed edges.
+- Equations traced inside a name scope (`autotrace.name_scope`, a layer's call) are drawn in
+  solid clusters labelled with the scope's name, nested as the scopes are ("model" holding
+  "dense"), in order of first appearance. (Equations inside a control equation's subgraphs
+  stay in its dashed cluster.)
 - Nodes are named n0, n1, ... in the order they are drawn, and names in labels are those
   `str(graph)` gives, so the same graph always gives the same text.
 """
@@ -34,7 +38,9 @@ def graph_dot(graph: Graph, name: str = "graph") -> str:
     writer.lines.append(f"digraph {_quoted(name)} {{")
     writer.lines.append('  node [fontname="Helvetica"];')
     writer.lines.append('  edge [fontname="Helvetica"];')
+    writer.top_graph = graph
     writer.output_nodes(graph, indent="  ")
+    writer.scope_clusters("", indent="  ")
     writer.lines.append("}")
     return "\n".join(writer.lines) + "\n"
 
@@ -46,6 +52,10 @@ class _DotWriter:
         self.lines: list[str] = []
         self.node_count = 0
         self.cluster_count = 0
+        self.top_graph = None
+        # scope path -> the nodes of its own equations, and its child scopes, in drawing order
+        self.scope_nodes: dict[str, list] = {"": []}
+        self.child_scopes: dict[str, list] = {"": []}
 
     def node(self, indent: str, label: str, shape: str, extra: str = "") -> str:
         node_name = f"n{self.node_count}"
@@ -69,6 +79,8 @@ class _DotWriter:
             outputs = "\n".join(f"{names.of(var)}: {var.aval}" for var in equation.outputs)
             label = _equation_head(equation) + (f"\n{outputs}" if outputs else "")
             equation_node = self.node(indent, label, "box")
+            if graph is self.top_graph:
+                self.add_to_scope(equation.scope, equation_node)
             for position, source in enumerate(sources):
                 self.edge(indent, source, equation_node,
                           f'label="{position}"' if len(sources) > 1 else "")
@@ -80,6 +92,31 @@ class _DotWriter:
                     self.edge(indent, output_node, equation_node,
                               f'style=dashed, label="{field_name}"')
         return [self.value_node(value, names, made_by, indent) for value in graph.outputs]
+
+    def add_to_scope(self, scope: str, node_name: str) -> None:
+        """Note that `node_name` belongs in `scope`'s cluster, making its parents' entries."""
+        path = ""
+        for part in scope.split("/") if scope else []:
+            parent, path = path, f"{path}/{part}" if path else part
+            if path not in self.scope_nodes:
+                self.scope_nodes[path] = []
+                self.child_scopes[path] = []
+                self.child_scopes[parent].append(path)
+        self.scope_nodes[path].append(node_name)
+
+    def scope_clusters(self, path: str, indent: str) -> None:
+        """A cluster for each scope below `path`, holding its nodes and its inner scopes'
+        clusters (a node drawn earlier is placed by naming it inside the cluster)."""
+        for child in self.child_scopes[path]:
+            inner = indent + "  "
+            self.lines.append(f"{indent}subgraph cluster_{self.cluster_count} {{")
+            self.cluster_count += 1
+            self.lines.append(f"{inner}label={_quoted(child.rpartition('/')[2])};")
+            self.lines.append(f"{inner}style=rounded;")
+            if self.scope_nodes[child]:
+                self.lines.append(f"{inner}{' '.join(self.scope_nodes[child])};")
+            self.scope_clusters(child, inner)
+            self.lines.append(f"{indent}}}")
 
     def value_node(self, value, names: _Names, made_by: dict, indent: str) -> str:
         """The node an equation input comes from; constants and literals get theirs here."""

@@ -53,5 +53,5 @@ class MatmulLayout:
             for var in equation.outputs:
                 if var in copies:
                     equations.append(Equation(primitives["copy"], [var], {"order": "C"},
-                                              [copies[var]]))
+                                              [copies[var]], equation.scope))
         return Graph(graph.inputs, equations, graph.outputs)

@@ -217,7 +217,8 @@ class IntegerPowers:
 
         def emit(name, *inputs):
             aval = primitives[name].abstract_eval(*map(_input_aval, inputs))
-            equations.append(Equation(primitives[name], inputs, {}, [Var(aval)]))
+            equations.append(Equation(primitives[name], inputs, {}, [Var(aval)],
+                                      equation.scope))
             return equations[-1].outputs[0]
 
         if exponent == 0.5 and floats and power_is_sqrt(dtype):

@@ -53,6 +53,7 @@ from runtime.ops import LITERAL_TYPES, UntraceableError, numpy_functions, untrac
 from runtime.ops_elementwise import apply_ufunc, astype
 from runtime.ops_index import (  # noqa: F401 - set_item, imported from here too
     add_at, getitem, set_item, setitem)
+from runtime.scopes import current as current_scope
 from runtime.state import StateCell, capturing
 from runtime.trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
@@ -122,7 +123,7 @@ class GraphBuilder:
             results = tuple(replace(aval, device=device) if isinstance(aval, AbstractArray)
                             and aval.device == "cpu" else aval for aval in results)
         outputs = tuple(Var(aval) for aval in results)
-        self.equations.append(Equation(primitive, values, attrs, outputs))
+        self.equations.append(Equation(primitive, values, attrs, outputs, current_scope()))
         tracers = tuple(Tracer(self, var) for var in outputs)
         return tracers if several else tracers[0]
 

@@ -218,6 +218,31 @@ def test_graph_dot_parses_with_graphviz(model):
         assert "<svg" in rendered.stdout
 
 
+def test_graph_svg_is_drawn_by_graphviz(model):
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's dot is not installed, so --svg can only refuse (tested below)")
+    assert succeeds("graph", "model.py::f", "--spec", "f64[3]", "--spec", "f64[3]", "--svg",
+                    "f.svg", cwd=model.parent) == ""
+    picture = (model.parent / "f.svg").read_text()
+    assert picture.startswith('<?xml version="1.0" encoding="UTF-8" standalone="no"?>')
+    assert "<svg" in picture and picture.rstrip().endswith("</svg>")
+
+
+def test_graph_svg_without_graphviz_says_to_install_it(model, tmp_path):
+    empty = tmp_path / "empty_path"
+    empty.mkdir()
+    environment = dict(os.environ, PATH=str(empty), PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-m", "autotrace", "graph", "model.py::f", "--spec",
+                             "f64[3]", "--spec", "f64[3]", "--svg", "f.svg"], cwd=model.parent,
+                            env=environment, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        "python -m autotrace graph: error: --svg needs Graphviz's dot program, which is not on "
+        "PATH; install Graphviz (https://graphviz.org/download/) or write DOT with --dot\n")
+    assert not (model.parent / "f.svg").exists()
+
+
 def test_graph_dot_escapes_quotes_and_names_constants():
     graph = autotrace.function(lambda x: x - np.array([1.0, 2.0])).graph(np.ones(2))
     dot = graph_dot(graph, name='say "hi"\\')
