@@ -184,8 +184,10 @@ def run_ranks(script_and_arguments: str, ranks: int,
     """mpiexec -n `ranks` python tests/`script_and_arguments`; past the timeout, mpiexec and
     every rank it started (one process group) are killed and the test fails."""
     script, *arguments = script_and_arguments.split()
-    command = [mpiexec_or_skip(), "-n", str(ranks), sys.executable, str(TESTS / script),
-               *arguments]
+    # Run as a module (tests.distributed_check) from the repository root, so that `runtime` is
+    # the project's (run as a file, tests/ would come first on sys.path, and tests/runtime too).
+    module = ".".join((TESTS / script).resolve().relative_to(ROOT).with_suffix("").parts)
+    command = [mpiexec_or_skip(), "-n", str(ranks), sys.executable, "-m", module, *arguments]
     process = subprocess.Popen(command, cwd=ROOT, env=environment(**extra_environment),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
