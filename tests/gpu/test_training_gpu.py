@@ -79,14 +79,16 @@ class Classifier(autotrace.Module):
         return self.logits(self.dropout(self.hidden(x), training=training))
 
 
-def train(device: str, images, labels, steps: int = 6):
-    """(losses, final weights as NumPy, model, optimizer, the traced step) of `steps` Adam steps
-    with everything made inside `autotrace.device(device)`."""
+def train(device: str, images, labels, steps: int = 6, make_model=Classifier,
+          learning_rate: float = 1e-2):
+    """(losses, final weights as NumPy, model, optimizer, mean loss metric, the traced step) of
+    `steps` Adam steps of `make_model()` with everything made inside
+    `autotrace.device(device)`."""
     autotrace.random.set_seed(0)
     with autotrace.device(device):
         images, labels = autotrace.to_device((images, labels), device)
-        model = Classifier()
-        optimizer = autotrace.optimizers.Adam(learning_rate=1e-2)
+        model = make_model()
+        optimizer = autotrace.optimizers.Adam(learning_rate=learning_rate)
         mean_loss = autotrace.metrics.Mean(name="loss")
         gradients = autotrace.implicit_value_and_grad(
             lambda x, y: autotrace.losses.sparse_softmax_cross_entropy(y, model(x, True)))
@@ -138,26 +140,10 @@ def test_the_mnist_example_model_trains_on_the_gpu_as_on_the_cpu():
 
     rng = np.random.default_rng(1)
     images, labels = rng.uniform(0.0, 1.0, (16, 8, 8, 1)), rng.integers(0, 10, 16)
-    losses = {}
-    for device in ("cpu", "gpu:0"):
-        autotrace.random.set_seed(0)
-        with autotrace.device(device):
-            x, y = autotrace.to_device((images, labels), device)
-            model = ConvNet()
-            optimizer = autotrace.optimizers.Adam(learning_rate=1e-3)
-            gradients = autotrace.implicit_value_and_grad(
-                lambda x, y: autotrace.losses.sparse_softmax_cross_entropy(y, model(x, True)))
-
-            @autotrace.function
-            def step(x, y):
-                value, grads_and_vars = gradients(x, y)
-                optimizer.apply_gradients(grads_and_vars)
-                return value
-
-            losses[device] = [float(step(x, y)) for _ in range(3)]
-        if device != "cpu":
-            assert all(on_gpu0(variable.value()) for variable in model.variables)
-    np.testing.assert_allclose(losses["gpu:0"], losses["cpu"], rtol=1e-9)
+    cpu_losses, *_ = train("cpu", images, labels, 3, ConvNet, learning_rate=1e-3)
+    gpu_losses, _, model, *_ = train("gpu:0", images, labels, 3, ConvNet, learning_rate=1e-3)
+    assert all(on_gpu0(variable.value()) for variable in model.variables)
+    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-9)
 
 
 @pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
