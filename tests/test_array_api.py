@@ -19,6 +19,7 @@ from runtime.array_api import ArrayApiError, numpy_dtype, numpy_names
 from runtime.derivatives import adjoint_ops
 from runtime.devices import DeviceError
 from tests import corpus
+from tests.numeric import assert_same_structure
 from tests.rule_table import TABLE
 from tests.test_rule_table_grad import build_wrappers
 
@@ -53,15 +54,11 @@ def to_strict(tree):
 def assert_matches(result, reference, where=""):
     """`result` has `reference`'s structure, with an array_api_strict array (of the same dtype
     and shape, values within 1e-12 relative) for each NumPy array."""
-    if isinstance(reference, dict):
-        assert result.keys() == reference.keys(), where
-        for key in reference:
-            assert_matches(result[key], reference[key], f"{where}[{key!r}]")
-    elif isinstance(reference, (tuple, list)):
-        assert type(result) is type(reference) and len(result) == len(reference), where
-        for index, (item, expected) in enumerate(zip(result, reference)):
-            assert_matches(item, expected, f"{where}[{index}]")
-    elif isinstance(reference, (np.ndarray, np.generic)):
+    assert_same_structure(result, reference, _assert_leaf_matches, where)
+
+
+def _assert_leaf_matches(result, reference, where):
+    if isinstance(reference, (np.ndarray, np.generic)):
         assert isinstance(result, StrictArray), f"{where}: a {type(result).__name__}"
         assert numpy_dtype(result.dtype) == reference.dtype, where
         assert tuple(result.shape) == np.shape(reference), where

@@ -14,6 +14,7 @@ import pytest
 import autotrace
 from runtime.backends import backend_named, cpu_backend
 from tests import corpus
+from tests.numeric import assert_same_structure
 from tests.test_rule_table_grad import build_wrappers
 
 llvm = backend_named("llvm")
@@ -25,19 +26,14 @@ CASES = {case.function.__name__: case for case in corpus.CASES}
 
 def assert_agree(fused, reference, where=""):
     """Containers of the same structure whose arrays agree to 1e-13 relative (NaN where NaN)."""
-    if isinstance(reference, dict):
-        assert fused.keys() == reference.keys(), where
-        for key in reference:
-            assert_agree(fused[key], reference[key], f"{where}[{key!r}]")
-    elif isinstance(reference, (tuple, list)):
-        assert len(fused) == len(reference), where
-        for index, (a, b) in enumerate(zip(fused, reference)):
-            assert_agree(a, b, f"{where}[{index}]")
-    else:
-        assert np.shape(fused) == np.shape(reference), where
-        assert np.asarray(fused).dtype == np.asarray(reference).dtype, where
-        np.testing.assert_allclose(fused, reference, rtol=1e-13, atol=1e-300, equal_nan=True,
-                                   err_msg=where)
+    assert_same_structure(fused, reference, _assert_leaves_agree, where)
+
+
+def _assert_leaves_agree(fused, reference, where):
+    assert np.shape(fused) == np.shape(reference), where
+    assert np.asarray(fused).dtype == np.asarray(reference).dtype, where
+    np.testing.assert_allclose(fused, reference, rtol=1e-13, atol=1e-300, equal_nan=True,
+                               err_msg=where)
 
 
 def run_traced(backend: str, make_traced, args):

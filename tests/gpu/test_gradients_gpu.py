@@ -28,6 +28,7 @@ import cupy  # noqa: E402
 
 from runtime.devices import is_gpu_array  # noqa: E402
 from tests import corpus  # noqa: E402
+from tests.numeric import assert_same_structure  # noqa: E402
 from tests.test_rule_table_grad import build_wrappers  # noqa: E402
 
 CASES = {case.function.__name__: case for case in corpus.CASES}
@@ -41,15 +42,11 @@ def assert_gpu_matches(gpu, cpu, where=""):
     """Containers of the same structure; each CPU array's counterpart a CuPy array on GPU 0 of
     the same shape and dtype, equal to 1e-9 relative (NaN where NaN; 1e-12 absolute, scaled
     by the largest value, for values that cancel to zero on one of them)."""
-    if isinstance(cpu, dict):
-        assert isinstance(gpu, dict) and gpu.keys() == cpu.keys(), where
-        for key in cpu:
-            assert_gpu_matches(gpu[key], cpu[key], f"{where}[{key!r}]")
-    elif isinstance(cpu, (tuple, list)):
-        assert type(gpu) is type(cpu) and len(gpu) == len(cpu), where
-        for index, (a, b) in enumerate(zip(gpu, cpu)):
-            assert_gpu_matches(a, b, f"{where}[{index}]")
-    elif isinstance(cpu, (np.ndarray, np.generic)):
+    assert_same_structure(gpu, cpu, _assert_gpu_leaf_matches, where)
+
+
+def _assert_gpu_leaf_matches(gpu, cpu, where):
+    if isinstance(cpu, (np.ndarray, np.generic)):
         assert isinstance(gpu, cupy.ndarray), f"{where}: a {type(gpu).__name__}, not on the GPU"
         assert gpu.device.id == 0, where
         assert gpu.shape == np.shape(cpu) and gpu.dtype == cpu.dtype, \
