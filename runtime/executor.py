@@ -43,16 +43,29 @@ from runtime.passes_floats import float_function_source, lowerable
 _graph_numbers = itertools.count(1)
 
 
+class _Source:
+    """What the functions of one source share while it is written: the namespace it will run
+    in (constants are put there), its blocks of text so far, the numbers of its constants and
+    subgraph functions, and how a backend places a constant where the function runs."""
+
+    def __init__(self, namespace: dict, lower_scalars: bool, place_constant=None):
+        self.namespace = namespace
+        self.lower_scalars = lower_scalars
+        self.place_constant = place_constant
+        self.blocks: list[str] = []
+        self.constant_numbers = itertools.count()
+        self.subgraph_numbers = itertools.count(1)
+
+
 class _SourceNames:
     """Python names for a graph's values: the names it prints with, made safe to assign.
 
-    Constants are numbered by `constant_numbers`, shared by the functions of one source.
+    Constants are numbered across the functions of one source (`_Source`).
     """
 
-    def __init__(self, namespace: dict, constant_numbers, place_constant=None):
-        self.namespace = namespace
-        self.constant_numbers = constant_numbers
-        self.place_constant = place_constant  # a constant's value where the function runs
+    def __init__(self, source: _Source):
+        self.source = source
+        self.namespace = source.namespace
         self.names: dict[int, str] = {}
         self.constants = 0
 
@@ -71,10 +84,10 @@ class _SourceNames:
         if isinstance(value, Constant):
             name = self.names.get(id(value))
             if name is None:
-                name = self.names[id(value)] = f"const{next(self.constant_numbers)}"
+                name = self.names[id(value)] = f"const{next(self.source.constant_numbers)}"
                 self.constants += 1
-                self.namespace[name] = value.value if self.place_constant is None else \
-                    self.place_constant(value.value)
+                place = self.source.place_constant
+                self.namespace[name] = value.value if place is None else place(value.value)
             return name
         return self.of(value)
 
@@ -100,31 +113,28 @@ def graph_source(graph: Graph, function_name: str, namespace: dict,
     unless `lower_scalars` is false (a backend whose values stay on a device).
     `place_constant(value)` gives a constant's value as the function uses it (on a device).
     """
-    blocks: list[str] = []
-    numbers = (itertools.count(), itertools.count(1), place_constant)
-    _function_source(graph, function_name, namespace, blocks, numbers, lower_scalars)
-    return "\n".join(blocks)
+    source = _Source(namespace, lower_scalars, place_constant)
+    _function_source(graph, function_name, source)
+    return "\n".join(source.blocks)
 
 
-def _function_source(graph, function_name, namespace, blocks, numbers, lower_scalars) -> None:
-    constant_numbers, subgraph_numbers, place_constant = numbers
-    if lower_scalars and lowerable(graph):
+def _function_source(graph, function_name, source: _Source) -> None:
+    if source.lower_scalars and lowerable(graph):
         exact_name = f"{function_name}_numpy"
-        _array_function_source(graph, exact_name, namespace, blocks, numbers, lower_scalars)
-        names = _SourceNames(namespace, constant_numbers, place_constant)
-        blocks.append(float_function_source(graph, function_name, exact_name, names))
+        _array_function_source(graph, exact_name, source)
+        source.blocks.append(float_function_source(graph, function_name, exact_name,
+                                                   _SourceNames(source)))
     else:
-        _array_function_source(graph, function_name, namespace, blocks, numbers, lower_scalars)
+        _array_function_source(graph, function_name, source)
 
 
-def _array_function_source(graph, function_name, namespace, blocks, numbers,
-                           lower_scalars) -> None:
-    constant_numbers, subgraph_numbers, place_constant = numbers
-    names = _SourceNames(namespace, constant_numbers, place_constant)
+def _array_function_source(graph, function_name, source: _Source) -> None:
+    names = _SourceNames(source)
+    namespace = source.namespace
 
     def define(subgraph: Graph, label: str) -> str:
-        name = f"{function_name}_{label}_{next(subgraph_numbers)}"
-        _function_source(subgraph, name, namespace, blocks, numbers, lower_scalars)
+        name = f"{function_name}_{label}_{next(source.subgraph_numbers)}"
+        _function_source(subgraph, name, source)
         return name
 
     parameters = ", ".join(names.of(var) for var in graph.inputs)
@@ -150,7 +160,7 @@ def _array_function_source(graph, function_name, namespace, blocks, numbers,
             lines.append(f"    del {', '.join(names.of(var) for var in deletions[index])}")
     results = [names.result(value) for value in graph.outputs]
     lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''})")
-    blocks.append("\n".join(lines) + "\n")
+    source.blocks.append("\n".join(lines) + "\n")
 
 
 def _deletions(graph: Graph) -> dict:

@@ -39,15 +39,15 @@ Decisions, and what they mean for the traced function:
 """
 from __future__ import annotations
 
-import numpy as np
-
 from dataclasses import replace
 
+import numpy as np
+
 from runtime.abstract import AbstractArray, abstractify
-from runtime.devices import is_gpu_array, mixing_error
 from runtime.arguments import (  # noqa: F401 - the argument checks, imported from here too
     ArgumentChangedError, _basic_index, _index_text, inherit_arguments, mark_view,
     refuse_change_of_argument)
+from runtime.devices import is_gpu_array, mixing_error
 from runtime.graph import Constant, Equation, Graph, Literal, Var
 from runtime.ops import LITERAL_TYPES, UntraceableError, numpy_functions, untraceable
 from runtime.ops_elementwise import apply_ufunc, astype
