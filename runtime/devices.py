@@ -84,24 +84,24 @@ def device_of(value) -> str:
     """Where an array lives: "gpu:N" for a CuPy array on GPU N, "cpu" for NumPy arrays and
     scalars and Python numbers; an array of another library that follows the array API is on
     its namespace (`array_api_strict`, runtime/array_api.place_of), whose backend runs it."""
-    module = type(value).__module__
-    if module.startswith("cupy"):
+    if type(value).__module__.startswith("cupy"):
         return f"gpu:{int(value.device.id)}"
-    if module.startswith("numpy") or not hasattr(type(value), "__array_namespace__"):
-        return "cpu"
-    return place_of(value)
+    return place_of(value) if _of_another_library(value) else "cpu"
 
 
 def array_module(value):
     """numpy, or cupy for a CuPy array, or NumPy's names over the namespace of another array
     API library's array (runtime/array_api.numpy_names)."""
-    module = type(value).__module__
-    if module.startswith("cupy"):
+    if type(value).__module__.startswith("cupy"):
         import cupy  # only a CuPy array gets here, so CuPy is installed
         return cupy
-    if module.startswith("numpy") or not hasattr(type(value), "__array_namespace__"):
-        return np
-    return numpy_names(value)
+    return numpy_names(value) if _of_another_library(value) else np
+
+
+def _of_another_library(value) -> bool:
+    """Whether `value` is an array of an array-API library other than NumPy and CuPy."""
+    return not type(value).__module__.startswith(("numpy", "cupy")) and \
+        hasattr(type(value), "__array_namespace__")
 
 
 def _index_on(module, index):
