@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import keyword
 
-from runtime.executor import _SourceNames
+from runtime.executor import _Source, _SourceNames
 from runtime.graph import Graph, short_name
 from runtime.ops import source_globals
 from runtime.ops_index import index_source
@@ -40,7 +40,7 @@ class _ReadableNames(_SourceNames):
     one of the function's inputs or the operand of an inlined subgraph."""
 
     def __init__(self, namespace: dict, reserved: set):
-        super().__init__(namespace, itertools.count())
+        super().__init__(_Source(namespace, lower_scalars=False))
         self.reserved = set(reserved) | {"np", "math"} | set(source_globals) | {
             "accumulate_item"}
         self.numbers = itertools.count()
