@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autotrace.device import current_device, to_device
+from autotrace.device import current_device
 from autotrace.initializers import reseed
 from autotrace.variables import Variable
 from runtime.random import draw
@@ -70,7 +70,7 @@ def set_seed(seed: int) -> None:
     this starts the same way each run)."""
     _default_seed[:] = [seed]
     for generator in _default.values():
-        generator.key.assign(to_device(np.asarray(np.uint64(seed)), generator.key.device))
+        generator.key.assign(np.uint64(seed))  # assign copies it to the key's device
     reseed(seed)
 
 
