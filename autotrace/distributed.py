@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import zlib
+from traceback import format_exception
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
@@ -115,15 +117,23 @@ def init(communicator=None, abort_on_exception: bool = True) -> None:
                     node.Get_rank())
     node.Free()
     if abort_on_exception and _world.size > 1:
-        sys.excepthook = _abort_all_ranks(sys.excepthook, communicator)
+        sys.excepthook = _abort_all_ranks(communicator)
 
 
-def _abort_all_ranks(print_exception, communicator):
+_FORWARD_SECONDS = 0.5  # how long a failing rank waits for its traceback to be forwarded
+
+
+def _abort_all_ranks(communicator):
     def excepthook(kind, value, traceback):
-        print_exception(kind, value, traceback)
-        sys.stderr.write(f"autotrace.distributed: rank {communicator.Get_rank()} raised "
-                         f"{kind.__name__}; aborting all {communicator.Get_size()} ranks\n")
+        # The traceback and the reason in one unbuffered write, then a moment for the
+        # launcher to forward it: once a rank aborts, mpiexec stops forwarding output, and
+        # under load it was seen to drop what a rank wrote just before.
+        text = "".join(format_exception(kind, value, traceback)) + (
+            f"autotrace.distributed: rank {communicator.Get_rank()} raised {kind.__name__}; "
+            f"aborting all {communicator.Get_size()} ranks\n")
         sys.stderr.flush()
+        os.write(sys.stderr.fileno(), text.encode(errors="replace"))
+        time.sleep(_FORWARD_SECONDS)
         communicator.Abort(1)
     return excepthook
 
