@@ -4,6 +4,31 @@
     df = at.grad(f, wrt=(0, 1))
     print(at.source(df))
 """
+import importlib.util as _importlib_util
+import os as _os
+import sys as _sys
+
+
+def _bind_checkout_packages() -> None:
+    """In a repository checkout, runtime/ and transforms/ sit beside this folder; installed,
+    they are inside it (pyproject's package-dir). Either way they import as autotrace.runtime
+    and autotrace.transforms, also when the checkout is used without installing it."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    for name in ("runtime", "transforms"):
+        full = f"{__name__}.{name}"
+        folder = _os.path.join(_os.path.dirname(here), name)
+        if full in _sys.modules or _os.path.isdir(_os.path.join(here, name)) or \
+                not _os.path.isfile(_os.path.join(folder, "__init__.py")):
+            continue
+        spec = _importlib_util.spec_from_file_location(
+            full, _os.path.join(folder, "__init__.py"), submodule_search_locations=[folder])
+        module = _importlib_util.module_from_spec(spec)
+        _sys.modules[full] = module
+        spec.loader.exec_module(module)
+        globals()[name] = module
+
+
+_bind_checkout_packages()
 from autotrace.api import grad, source, value_and_grad
 from autotrace.control import cond, while_loop
 from autotrace.control import print_ as print  # noqa: A001 - autotrace.print, by design
@@ -22,10 +47,10 @@ from autotrace.checkpoint import Checkpoint, latest_checkpoint
 from autotrace.checkpoint_manager import CheckpointManager
 from autotrace.device import (DeviceError, config, current_device, device, list_devices,
                               num_gpus, to_device, to_numpy)
-from runtime.scopes import name_scope
-from runtime.spec import Spec
-from runtime.state import StateError
-from transforms.errors import TransformError
+from autotrace.runtime.scopes import name_scope
+from autotrace.runtime.spec import Spec
+from autotrace.runtime.state import StateError
+from autotrace.transforms.errors import TransformError
 from autotrace import data, distributed, layers, losses, metrics, nn, random, summary, testing
 
 __version__ = "0.1.0"

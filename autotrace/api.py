@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable
 
 from autotrace.operators import reverse
-from transforms.errors import TransformError
+from autotrace.transforms.errors import TransformError
 
 
 def grad(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:

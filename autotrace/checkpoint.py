@@ -33,8 +33,8 @@ from autotrace.checkpoint_files import (INDEX_SUFFIX, CheckpointError, checkpoin
                                         read_checkpoint, read_state, record_latest,
                                         remove_temporaries, write_checkpoint)
 from autotrace.variables import Variable
-from runtime.state import StateError, current_scope, current_sink, holds_state
-from runtime.derivatives.structure import array_module
+from autotrace.runtime.state import StateError, current_scope, current_sink, holds_state
+from autotrace.runtime.derivatives.structure import array_module
 
 __all__ = ["Checkpoint", "CheckpointError", "RestoreStatus", "latest_checkpoint"]
 

@@ -31,10 +31,10 @@ import numpy as np
 from autotrace.api import grad, source
 from autotrace.function import function
 from autotrace.operators import forward
-from runtime.graph_dot import graph_dot
-from runtime.spec import Spec
-from transforms.errors import TransformError
-from transforms.front_end import resolve_wrt
+from autotrace.runtime.graph_dot import graph_dot
+from autotrace.runtime.spec import Spec
+from autotrace.transforms.errors import TransformError
+from autotrace.transforms.front_end import resolve_wrt
 
 PROGRAM = "python -m autotrace"
 

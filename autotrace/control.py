@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
-from runtime import control
+from autotrace.runtime import control
 
 
 class _WithoutDerivative:

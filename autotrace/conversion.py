@@ -16,16 +16,16 @@ import types
 import weakref
 
 import autotrace
-import runtime
-import transforms
-from runtime.control_statements import HELPERS as STATEMENT_HELPERS, NUMPY_REPLACEMENTS
-from transforms.control_flow_build import convert
-from transforms.dynamic_calls import (derivative_conversion, jvp_call, vjp_call,
-                                      vjp_call_tangent, vjp_call_transpose)
-from transforms.live_names import transform_lock
+from autotrace import runtime
+from autotrace import transforms
+from autotrace.runtime.control_statements import HELPERS as STATEMENT_HELPERS, NUMPY_REPLACEMENTS
+from autotrace.transforms.control_flow_build import convert
+from autotrace.transforms.dynamic_calls import (derivative_conversion, jvp_call, vjp_call,
+                                                vjp_call_tangent, vjp_call_transpose)
+from autotrace.transforms.live_names import transform_lock
 
 # Code that is never converted: libraries (their control flow is on Python values) and ours.
-_LIBRARY_MODULES = {"numpy", "scipy", "cupy", "runtime", "transforms", "autotrace"}
+_LIBRARY_MODULES = {"numpy", "scipy", "cupy", "autotrace"}
 _LIBRARY_PATHS = tuple({sysconfig.get_paths()[key] for key in
                         ("stdlib", "platstdlib", "purelib", "platlib")}) + tuple(
     os.path.dirname(os.path.abspath(module.__file__)) + os.sep

@@ -4,8 +4,8 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
-from transforms.calls import CustomGradient
-from transforms.rules.core import constant
+from autotrace.transforms.calls import CustomGradient
+from autotrace.transforms.rules.core import constant
 
 __all__ = ["custom_gradient", "stop_gradient"]
 

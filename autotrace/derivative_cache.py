@@ -16,7 +16,7 @@ import collections
 import types
 from typing import Callable
 
-from transforms.live_names import is_current, transform_lock
+from autotrace.transforms.live_names import is_current, transform_lock
 
 _ATTRIBUTE = "__autotrace_derivatives__"
 _RECENT_LIMIT = 64

@@ -16,12 +16,12 @@ from __future__ import annotations
 import warnings
 from contextlib import contextmanager
 
-from runtime import backends
-from runtime.devices import (CPU, Device, DeviceError, check_available, cupy_module,
-                             gpu_count, parse_device)
-from runtime.devices import to_device as _to_device
-from runtime.devices import to_numpy
-from runtime.state import ThreadStack
+from autotrace.runtime import backends
+from autotrace.runtime.devices import (CPU, Device, DeviceError, check_available, cupy_module,
+                                       gpu_count, parse_device)
+from autotrace.runtime.devices import to_device as _to_device
+from autotrace.runtime.devices import to_numpy
+from autotrace.runtime.state import ThreadStack
 
 _current = ThreadStack()  # the devices of the `device` contexts open in this thread
 

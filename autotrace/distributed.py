@@ -39,10 +39,10 @@ import numpy as np
 from autotrace.device import to_device, to_numpy
 from autotrace.optimizers import Optimizer
 from autotrace.variables import Variable
-from runtime.devices import device_of, is_gpu_array
-from runtime.ops import source_globals
-from runtime.registry import Primitive, bind, call_source, register
-from runtime.tracer import Tracer
+from autotrace.runtime.devices import device_of, is_gpu_array
+from autotrace.runtime.ops import source_globals
+from autotrace.runtime.registry import Primitive, bind, call_source, register
+from autotrace.runtime.tracer import Tracer
 
 __all__ = ["init", "is_initialized", "rank", "size", "local_rank", "allreduce_mean",
            "allreduce_sum", "sum_metric_states", "broadcast_variables", "DistributedOptimizer",

@@ -29,13 +29,13 @@ from pathlib import Path
 import numpy as np
 
 from autotrace.function import BoundFunction, Function
-from runtime.abstract import AbstractArray
-from runtime.backends import backend_named
-from runtime.executor import graph_source
-from runtime.ops import source_globals
-from runtime.passes import optimize
-from runtime.spec import Spec, placeholder
-from runtime.trees import _Slot, is_dataclass_instance, leaves_with_paths, map_arrays
+from autotrace.runtime.abstract import AbstractArray
+from autotrace.runtime.backends import backend_named
+from autotrace.runtime.executor import graph_source
+from autotrace.runtime.ops import source_globals
+from autotrace.runtime.passes import optimize
+from autotrace.runtime.spec import Spec, placeholder
+from autotrace.runtime.trees import _Slot, is_dataclass_instance, leaves_with_paths, map_arrays
 
 # Names an exported module defines or imports itself; any other global of the graph's code is
 # a constant (saved in the .npz) or something export cannot write.

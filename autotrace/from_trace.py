@@ -38,16 +38,16 @@ import numpy as np
 
 from autotrace.conversion import for_tracing
 from autotrace.function import _explain_trace_error, _positional_names
-from runtime.ops import source_globals
-from runtime.graph_python import UnprintableGraphError, graph_statements
-from runtime.signature import ParameterBinding
-from runtime.derivatives.structure import _is_traced, _rebuild
-from runtime.tracer import (TracerConversionError, _Slot, leaves_with_paths, map_arrays,
-                            sorted_keys, trace)
-from transforms.codegen import load_function
-from transforms.dynamic_calls import caller_of, classify_value_safely
-from transforms.errors import SourceUnavailableError, TransformError
-from transforms.front_end import Session
+from autotrace.runtime.ops import source_globals
+from autotrace.runtime.graph_python import UnprintableGraphError, graph_statements
+from autotrace.runtime.signature import ParameterBinding
+from autotrace.runtime.derivatives.structure import _is_traced, _rebuild
+from autotrace.runtime.tracer import (TracerConversionError, _Slot, leaves_with_paths, map_arrays,
+                                      sorted_keys, trace)
+from autotrace.transforms.codegen import load_function
+from autotrace.transforms.dynamic_calls import caller_of, classify_value_safely
+from autotrace.transforms.errors import SourceUnavailableError, TransformError
+from autotrace.transforms.front_end import Session
 
 # How many derivatives (distinct traces) one function built from traces keeps.
 MAX_TRACES = 32

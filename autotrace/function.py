@@ -36,24 +36,24 @@ from typing import Callable
 
 import numpy as np
 
-import runtime
-import transforms
+from autotrace import runtime
+from autotrace import transforms
 from autotrace.conversion import for_tracing
 from autotrace.device import config
 from autotrace.variables import next_variable_number
-from runtime.abstract import UnknownDimensionError, is_unknown
-from runtime.devices import device_of
-from runtime.cache import TraceCache
-from runtime.control import ControlFlowError
-from runtime.backends import backend_for
-from runtime.executor import compile_graph
-from runtime.ops import UntraceableError
-from runtime.passes import optimize
-from runtime.signature import ParameterBinding, signature_and_arrays
-from runtime.state import StateError
-from runtime.spec import InputSignature, RetracingReducer, placeholders_for
-from runtime.tracer import (ArgumentChangedError, TracerConversionError, is_array, map_arrays,
-                            trace)
+from autotrace.runtime.abstract import UnknownDimensionError, is_unknown
+from autotrace.runtime.devices import device_of
+from autotrace.runtime.cache import TraceCache
+from autotrace.runtime.control import ControlFlowError
+from autotrace.runtime.backends import backend_for
+from autotrace.runtime.executor import compile_graph
+from autotrace.runtime.ops import UntraceableError
+from autotrace.runtime.passes import optimize
+from autotrace.runtime.signature import ParameterBinding, signature_and_arrays
+from autotrace.runtime.state import StateError
+from autotrace.runtime.spec import InputSignature, RetracingReducer, placeholders_for
+from autotrace.runtime.tracer import (ArgumentChangedError, TracerConversionError, is_array,
+                                      map_arrays, trace)
 
 # After this many traces within the last RETRACE_WINDOW calls, one warning says why.
 RETRACE_LIMIT = 5

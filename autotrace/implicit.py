@@ -22,9 +22,9 @@ from typing import Callable
 
 from autotrace.operators import reverse
 from autotrace.conversion import for_tracing
-from runtime.state import collecting, current_scope, deposit, holds_state
-from runtime.derivatives.structure import array_module
-from transforms.live_names import is_current
+from autotrace.runtime.state import collecting, current_scope, deposit, holds_state
+from autotrace.runtime.derivatives.structure import array_module
+from autotrace.transforms.live_names import is_current
 
 
 # Each function's implicit derivatives, per (wrt, optimized): built once, however many

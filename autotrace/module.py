@@ -27,7 +27,7 @@ import numpy as np
 
 from autotrace import tracking
 from autotrace.variables import Variable
-from runtime.scopes import name_scope
+from autotrace.runtime.scopes import name_scope
 
 _name_counts: dict = {}
 

@@ -15,9 +15,9 @@ from typing import Callable
 import numpy as np
 
 from autotrace.custom import stop_gradient
-from runtime.convolution import conv2d
-from runtime.pooling import avg_pool2d, max_pool2d
-from runtime.special import erf
+from autotrace.runtime.convolution import conv2d
+from autotrace.runtime.pooling import avg_pool2d, max_pool2d
+from autotrace.runtime.special import erf
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "relu", "sigmoid", "tanh", "softmax",
            "log_softmax", "gelu", "erf", "linear", "get_activation"]

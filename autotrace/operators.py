@@ -14,14 +14,14 @@ import numpy as np
 
 from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
-from runtime.derivatives.structure import _rebuild, array_module, zeros_like
-from transforms.dynamic_calls import rule_caller
-from transforms.calls import runs_own_call
-from transforms.errors import SourceUnavailableError
-from transforms.forward import forward_function
-from transforms.pipeline import Session, reverse_function
-from transforms.rules.core import adjoint_rules, tangent_rules
-from transforms.varargs import by_arguments, takes_varargs
+from autotrace.runtime.derivatives.structure import _rebuild, array_module, zeros_like
+from autotrace.transforms.dynamic_calls import rule_caller
+from autotrace.transforms.calls import runs_own_call
+from autotrace.transforms.errors import SourceUnavailableError
+from autotrace.transforms.forward import forward_function
+from autotrace.transforms.pipeline import Session, reverse_function
+from autotrace.transforms.rules.core import adjoint_rules, tangent_rules
+from autotrace.transforms.varargs import by_arguments, takes_varargs
 
 
 def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = False,

@@ -15,8 +15,8 @@ import numpy as np
 from autotrace.device import current_device
 from autotrace.initializers import reseed
 from autotrace.variables import Variable
-from runtime.random import draw
-from transforms.rules.core import constant
+from autotrace.runtime.random import draw
+from autotrace.transforms.rules.core import constant
 
 
 class Generator:

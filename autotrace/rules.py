@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from transforms.rules.core import adjoint, d, tangent
+from autotrace.transforms.rules.core import adjoint, d, tangent
 
 __all__ = ["register_adjoint", "register_tangent", "d"]
 

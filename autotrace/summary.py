@@ -24,8 +24,8 @@ import numpy as np
 
 from autotrace import event_file
 from autotrace.event_file import read_events
-from runtime.state import StateCell
-from runtime.tracer import Tracer
+from autotrace.runtime.state import StateCell
+from autotrace.runtime.tracer import Tracer
 
 # The default writers and steps of this thread, innermost last (set by `as_default`).
 _DEFAULTS = threading.local()

@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from runtime.derivatives.structure import _rebuild, zeros_like
+from autotrace.runtime.derivatives.structure import _rebuild, zeros_like
 
 ALLOWED_MODES = ("reverse", "forward")
 
@@ -377,7 +377,7 @@ def _gradient_dot_weights(f: Callable, grad_f: Callable, args: Sequence, tuple_w
     + ...`), so differentiating it asks the transform for nothing but a call to generated
     code, subscripts, products and sums.
     """
-    from transforms.codegen import load_function
+    from autotrace.transforms.codegen import load_function
 
     namespace = {"np": np, "first_order_gradient": grad_f, "output_cotangent": cotangent}
     terms = []

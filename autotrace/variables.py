@@ -23,11 +23,11 @@ import itertools
 import numpy as np
 
 from autotrace.device import placed
-from runtime.devices import DeviceError, device_of, is_gpu_array, to_device
-from runtime.state import StateCell, StateError, current_scope
-from runtime.derivatives.structure import array_module
-from runtime.tracer import (BINARY_OPERATORS, COMPARISON_OPERATORS, UNARY_OPERATORS,
-                            Tracer)
+from autotrace.runtime.devices import DeviceError, device_of, is_gpu_array, to_device
+from autotrace.runtime.state import StateCell, StateError, current_scope
+from autotrace.runtime.derivatives.structure import array_module
+from autotrace.runtime.tracer import (BINARY_OPERATORS, COMPARISON_OPERATORS, UNARY_OPERATORS,
+                                      Tracer)
 
 _UIDS = itertools.count()
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from runtime.array_api import numpy_dtype
-from runtime.devices import device_of
+from autotrace.runtime.array_api import numpy_dtype
+from autotrace.runtime.devices import device_of
 
 _KIND_PREFIX = {"f": "f", "i": "i", "u": "u", "c": "c"}
 

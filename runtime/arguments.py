@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.trees import map_arrays
+from autotrace.runtime.trees import map_arrays
 
 
 class ArgumentChangedError(TypeError):

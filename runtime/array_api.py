@@ -25,8 +25,8 @@ from functools import lru_cache, partial
 
 import numpy as np
 
-from runtime.array_api_index import INDEXING
-from runtime.array_api_products import PRODUCTS, Linalg
+from autotrace.runtime.array_api_index import INDEXING
+from autotrace.runtime.array_api_products import PRODUCTS, Linalg
 
 
 class ArrayApiError(NotImplementedError):

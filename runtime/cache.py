@@ -19,7 +19,7 @@ import threading
 from collections import OrderedDict, deque
 from typing import Callable
 
-from runtime.signature import describe_difference, is_alive, with_release_hook
+from autotrace.runtime.signature import describe_difference, is_alive, with_release_hook
 
 
 class _Pending:

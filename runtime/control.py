@@ -35,18 +35,18 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from runtime.abstract import abstractify, same_type
-from runtime.control_scope import ControlFlowError, active_subgraphs
-from runtime.executor import compile_graph
-from runtime.graph import Graph, Var
-from runtime.ops import LITERAL_TYPES, Primitive, primitives, register
-from runtime.passes import optimize
-from runtime.passes_cleanup import has_side_effect
-from runtime.tracer import (GraphBuilder, OutputStructure, Tracer, _Slot, inherit_arguments,
-                            is_array, leaves_with_paths, map_arrays)
-from runtime.control_writes import (changed_in_place, loop_write_back, positions_of_operands,
-                                    write_back)
-from runtime.views import share_operand_memory
+from autotrace.runtime.abstract import abstractify, same_type
+from autotrace.runtime.control_scope import ControlFlowError, active_subgraphs
+from autotrace.runtime.executor import compile_graph
+from autotrace.runtime.graph import Graph, Var
+from autotrace.runtime.ops import LITERAL_TYPES, Primitive, primitives, register
+from autotrace.runtime.passes import optimize
+from autotrace.runtime.passes_cleanup import has_side_effect
+from autotrace.runtime.tracer import (GraphBuilder, OutputStructure, Tracer, _Slot,
+                                      inherit_arguments, is_array, leaves_with_paths, map_arrays)
+from autotrace.runtime.control_writes import (changed_in_place, loop_write_back,
+                                              positions_of_operands, write_back)
+from autotrace.runtime.views import share_operand_memory
 
 # --- subgraph attributes ------------------------------------------------------------------------
 

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.abstract import same_type
-from runtime.control import _aval, _describe, _same_structure, cond, current_builder, traced_cond
-from runtime.control_variables import (Undefined, _Retry, _error, _is_defined, _lengths_differ,
-                                       _list_length_error, _may_be_placeholder,
-                                       _scalar_condition, _until_settled, _zeros_like_tree)
-from runtime.stacks import SavedValues, TracedStack, new_stack, restore, snapshot
-from runtime.tracer import Tracer, leaves_with_paths, map_arrays
+from autotrace.runtime.abstract import same_type
+from autotrace.runtime.control import (_aval, _describe, _same_structure, cond, current_builder,
+                                       traced_cond)
+from autotrace.runtime.control_variables import (Undefined, _Retry, _error, _is_defined,
+                                                 _lengths_differ, _list_length_error,
+                                                 _may_be_placeholder, _scalar_condition,
+                                                 _until_settled, _zeros_like_tree)
+from autotrace.runtime.stacks import SavedValues, TracedStack, new_stack, restore, snapshot
+from autotrace.runtime.tracer import Tracer, leaves_with_paths, map_arrays
 
 
 def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple, where: str,

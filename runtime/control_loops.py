@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.abstract import same_type
-from runtime.control import (ControlFlowError, _aval, _describe, _same_structure,
-                             current_builder, traced_while)
-from runtime.control_branches import if_stmt
-from runtime.control_variables import (Undefined, _Retry, _error, _is_defined, _lengths_differ,
-                                       _list_length_error, _may_be_placeholder,
-                                       _scalar_condition, _until_settled, _zeros_like_tree)
-from runtime.stacks import SavedValues, TracedStack, new_stack, restore, snapshot
-from runtime.tracer import Tracer, is_array, leaves_with_paths, map_arrays, mark_view
+from autotrace.runtime.abstract import same_type
+from autotrace.runtime.control import (ControlFlowError, _aval, _describe, _same_structure,
+                                       current_builder, traced_while)
+from autotrace.runtime.control_branches import if_stmt
+from autotrace.runtime.control_variables import (Undefined, _Retry, _error, _is_defined,
+                                                 _lengths_differ, _list_length_error,
+                                                 _may_be_placeholder, _scalar_condition,
+                                                 _until_settled, _zeros_like_tree)
+from autotrace.runtime.stacks import SavedValues, TracedStack, new_stack, restore, snapshot
+from autotrace.runtime.tracer import Tracer, is_array, leaves_with_paths, map_arrays, mark_view
 
 
 def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, where: str,

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.control_branches import and_, if_exp, if_stmt, not_, or_
-from runtime.control_loops import TracedRange, for_stmt, range_, while_stmt
-from runtime.control_variables import Undefined, _error
-from runtime.stacks import SavedValues
-from runtime.tracer import Tracer, TracerConversionError, set_item as _set_array_item
+from autotrace.runtime.control_branches import and_, if_exp, if_stmt, not_, or_
+from autotrace.runtime.control_loops import TracedRange, for_stmt, range_, while_stmt
+from autotrace.runtime.control_variables import Undefined, _error
+from autotrace.runtime.stacks import SavedValues
+from autotrace.runtime.tracer import Tracer, TracerConversionError, set_item as _set_array_item
 
 
 def set_item(target, index, value):

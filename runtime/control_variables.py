@@ -11,9 +11,9 @@ import re
 
 import numpy as np
 
-from runtime.control import ControlFlowError, _aval
-from runtime.stacks import StackMismatch
-from runtime.tracer import Tracer, map_arrays
+from autotrace.runtime.control import ControlFlowError, _aval
+from autotrace.runtime.stacks import StackMismatch
+from autotrace.runtime.tracer import Tracer, map_arrays
 
 
 class Undefined:

@@ -7,10 +7,10 @@ and a result that is that operand's memory is the operand itself again.
 """
 from __future__ import annotations
 
-from runtime.control_scope import ControlFlowError
-from runtime.tracer import Tracer, write_value
-from runtime.trees import leaves_with_paths, map_arrays
-from runtime.views import shares_memory_with_another
+from autotrace.runtime.control_scope import ControlFlowError
+from autotrace.runtime.tracer import Tracer, write_value
+from autotrace.runtime.trees import leaves_with_paths, map_arrays
+from autotrace.runtime.views import shares_memory_with_another
 
 
 def changed_in_place(parent, operands, traced: list) -> list:

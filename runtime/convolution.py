@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.abstract import AbstractArray
-from runtime.devices import array_module
-from runtime.registry import bind, define_runtime_function
-from runtime.windows import (DATA_FORMATS, check_choice, check_image_batch, check_window_options,
-                             extract_patches, fold_patches, from_channels_last, output_length,
-                             shape_from_channels_last, shape_to_channels_last, to_channels_last,
-                             window_geometry)
+from autotrace.runtime.abstract import AbstractArray
+from autotrace.runtime.devices import array_module
+from autotrace.runtime.registry import bind, define_runtime_function
+from autotrace.runtime.windows import (DATA_FORMATS, check_choice, check_image_batch,
+                                       check_window_options, extract_patches, fold_patches,
+                                       from_channels_last, output_length, shape_from_channels_last,
+                                       shape_to_channels_last, to_channels_last, window_geometry)
 
 
 def conv2d(x, kernel, strides=(1, 1), padding="valid", data_format="channels_last"):

@@ -33,11 +33,11 @@ from typing import Callable
 
 import numpy as np
 
-from runtime.abstract import AbstractArray
-from runtime.backends import Backend, backend_for
-from runtime.graph import Constant, Graph, Literal, Var, short_name
-from runtime.ops import literal_source
-from runtime.passes_floats import float_function_source, lowerable
+from autotrace.runtime.abstract import AbstractArray
+from autotrace.runtime.backends import Backend, backend_for
+from autotrace.runtime.graph import Constant, Graph, Literal, Var, short_name
+from autotrace.runtime.ops import literal_source
+from autotrace.runtime.passes_floats import float_function_source, lowerable
 
 # Numbers the generated files; the only state here, and only so that file names are unique.
 _graph_numbers = itertools.count(1)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from runtime.graph import Constant, Graph, Literal, _Names, format_value
+from autotrace.runtime.graph import Constant, Graph, Literal, _Names, format_value
 
 
 def graph_dot(graph: Graph, name: str = "graph") -> str:

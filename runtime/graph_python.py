@@ -23,11 +23,11 @@ from __future__ import annotations
 import itertools
 import keyword
 
-from runtime.executor import _Source, _SourceNames
-from runtime.graph import Graph, short_name
-from runtime.ops import source_globals
-from runtime.ops_index import index_source
-from runtime.derivatives.items import accumulate_item
+from autotrace.runtime.executor import _Source, _SourceNames
+from autotrace.runtime.graph import Graph, short_name
+from autotrace.runtime.ops import source_globals
+from autotrace.runtime.ops_index import index_source
+from autotrace.runtime.derivatives.items import accumulate_item
 
 
 class UnprintableGraphError(NotImplementedError):

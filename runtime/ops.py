@@ -4,18 +4,18 @@ How an op is defined (`Primitive`, `register`, `bind`, the helpers for shape and
 runtime/registry.py; the families beside this file define the ops, each registering its
 primitives and bindings when imported. Importing this module imports them all, so the tracer,
 the executor and the passes, which look ops up by name or by NumPy function, import the
-registries from here (`from runtime.ops import bind, primitives`): then no op is missing,
+registries from here (`from autotrace.runtime.ops import bind, primitives`): then no op is missing,
 whichever module was imported first.
 """
 from __future__ import annotations
 
-from runtime.registry import (  # noqa: F401 - the registry's names, complete from here
+from autotrace.runtime.registry import (  # noqa: F401 - the registry's names, complete from here
     LITERAL_TYPES, Primitive, UntraceableError, bind, literal_source, numpy_functions,
     primitives, register, source_globals, untraceable,
 )
 
 # Each family registers its primitives and bindings when imported.
-from runtime import (  # noqa: F401
+from autotrace.runtime import (  # noqa: F401
     ops_elementwise, ops_index, ops_linalg, ops_reduce, ops_shape,
 )
-from runtime import convolution, pooling, random, special  # noqa: F401
+from autotrace.runtime import convolution, pooling, random, special  # noqa: F401

@@ -13,14 +13,13 @@ from typing import Callable
 
 import numpy as np
 
-from runtime.abstract import (
-    AbstractArray, broadcast_origins, broadcast_shapes, unknown_dimension_error,
-)
-from runtime.registry import (
-    Primitive, bind, bind_like, define_function, device_of_inputs, literal_source,
-    numpy_functions, primitives, register, reject_arguments, shape_of, static, static_dtype,
-    is_traced, traces, untraceable, untraceable_shape,
-)
+from autotrace.runtime.abstract import (AbstractArray, broadcast_origins, broadcast_shapes,
+                                        unknown_dimension_error)
+from autotrace.runtime.registry import (Primitive, bind, bind_like, define_function,
+                                        device_of_inputs, literal_source, numpy_functions,
+                                        primitives, register, reject_arguments, shape_of, static,
+                                        static_dtype, is_traced, traces, untraceable,
+                                        untraceable_shape)
 
 
 def _resolution_type(aval):

@@ -18,13 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.abstract import (
-    AbstractArray, broadcast_shapes, is_unknown, unknown_dimension_error, unknown_origins,
-)
-from runtime.graph import StaticSlice
-from runtime.registry import (
-    Primitive, bind, example, is_traced, register, static, untraceable_shape,
-)
+from autotrace.runtime.abstract import (AbstractArray, broadcast_shapes, is_unknown,
+                                        unknown_dimension_error, unknown_origins)
+from autotrace.runtime.graph import StaticSlice
+from autotrace.runtime.registry import (Primitive, bind, example, is_traced, register, static,
+                                        untraceable_shape)
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.abstract import AbstractArray, broadcast_shapes
-from runtime.registry import (
-    Primitive, bind, by_example, define_traced_function, literal_source, register,
-    reject_arguments, shape_of, static, traces,
-)
+from autotrace.runtime.abstract import AbstractArray, broadcast_shapes
+from autotrace.runtime.registry import (Primitive, bind, by_example, define_traced_function,
+                                        literal_source, register, reject_arguments, shape_of,
+                                        static, traces)
 
 
 def _inexact(dtype) -> np.dtype:

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.abstract import AbstractArray, carried_origins
-from runtime.registry import (
-    bind, define_function, normalize_axes, normalize_axis, reject_arguments, static,
-    static_dtype, traces,
-)
+from autotrace.runtime.abstract import AbstractArray, carried_origins
+from autotrace.runtime.registry import (bind, define_function, normalize_axes, normalize_axis,
+                                        reject_arguments, static, static_dtype, traces)
 
 
 def _reduced_shape(shape: tuple, axis: tuple, keepdims: bool) -> tuple:

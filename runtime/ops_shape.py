@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.abstract import (
-    AbstractArray, broadcast_shapes, carried_origins, unknown_dimension_error,
-)
-from runtime.registry import (
-    UntraceableError, bind, define_function, define_traced_function, normalize_axes,
-    normalize_axis, reject_arguments, shape_of, size_of, static, traces, untraceable_shape,
-)
-from runtime.ops_elementwise import check_unknown_sizes
-from runtime.ops_index import getitem
+from autotrace.runtime.abstract import (AbstractArray, broadcast_shapes, carried_origins,
+                                        unknown_dimension_error)
+from autotrace.runtime.registry import (UntraceableError, bind, define_function,
+                                        define_traced_function, normalize_axes, normalize_axis,
+                                        reject_arguments, shape_of, size_of, static, traces,
+                                        untraceable_shape)
+from autotrace.runtime.ops_elementwise import check_unknown_sizes
+from autotrace.runtime.ops_index import getitem
 
 
 def _dtype(value) -> np.dtype:

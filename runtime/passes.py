@@ -22,12 +22,12 @@ once its buffer is dead (runtime/executor.py).
 """
 from __future__ import annotations
 
-from runtime.graph import Graph
-from runtime.passes_algebra import AlgebraicSimplification
-from runtime.passes_buffers import BufferReuse
-from runtime.passes_cleanup import CommonSubexpressions, ConstantFolding, DeadCode
-from runtime.passes_layout import MatmulLayout
-from runtime.passes_scalars import IntegerPowers, UniformConstants
+from autotrace.runtime.graph import Graph
+from autotrace.runtime.passes_algebra import AlgebraicSimplification
+from autotrace.runtime.passes_buffers import BufferReuse
+from autotrace.runtime.passes_cleanup import CommonSubexpressions, ConstantFolding, DeadCode
+from autotrace.runtime.passes_layout import MatmulLayout
+from autotrace.runtime.passes_scalars import IntegerPowers, UniformConstants
 
 PASSES = [ConstantFolding(), UniformConstants(), IntegerPowers(), AlgebraicSimplification(),
           CommonSubexpressions(), DeadCode(), MatmulLayout(), BufferReuse()]

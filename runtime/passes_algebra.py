@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.abstract import broadcast_shapes
-from runtime.graph import Constant, Graph, Literal, Var
-from runtime.passes_cleanup import Renames
+from autotrace.runtime.abstract import broadcast_shapes
+from autotrace.runtime.graph import Constant, Graph, Literal, Var
+from autotrace.runtime.passes_cleanup import Renames
 
 
 def _is_scalar(value, number) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from runtime.graph import Graph, Var
+from autotrace.runtime.graph import Graph, Var
 
 
 class BufferReuse:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.graph import Constant, Graph, Literal, Var
+from autotrace.runtime.graph import Constant, Graph, Literal, Var
 
 
 def has_side_effect(equation) -> bool:

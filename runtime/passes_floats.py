@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from runtime.graph import Constant, Graph, Literal, Var
+from autotrace.runtime.graph import Constant, Graph, Literal, Var
 
 # Python float expressions that are IEEE operations, exactly NumPy's float64 loops.
 _EXACT = {

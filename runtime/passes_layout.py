@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from runtime.graph import Equation, Graph, Var
-from runtime.ops import primitives
+from autotrace.runtime.graph import Equation, Graph, Var
+from autotrace.runtime.ops import primitives
 
 MIN_SHARED_PRODUCTS = 2   # matmuls that must read the transpose before a copy pays for itself
 

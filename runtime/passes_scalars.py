@@ -42,8 +42,8 @@ import functools
 
 import numpy as np
 
-from runtime.graph import Constant, Equation, Graph, Literal, Var
-from runtime.ops import primitives
+from autotrace.runtime.graph import Constant, Equation, Graph, Literal, Var
+from autotrace.runtime.ops import primitives
 
 # Dtypes whose values a Python scalar holds exactly (`.item()` of a longdouble rounds).
 _LITERAL_DTYPES = frozenset(np.dtype(name) for name in (

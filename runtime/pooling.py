@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.abstract import AbstractArray
-from runtime.array_api import numpy_dtype
-from runtime.devices import array_module
-from runtime.registry import bind, define_runtime_function
-from runtime.windows import (check_pair, check_window_options, extract_patches, fold_patches,
-                             from_channels_last, output_length, shape_from_channels_last,
-                             shape_to_channels_last, to_channels_last, window_geometry)
+from autotrace.runtime.abstract import AbstractArray
+from autotrace.runtime.array_api import numpy_dtype
+from autotrace.runtime.devices import array_module
+from autotrace.runtime.registry import bind, define_runtime_function
+from autotrace.runtime.windows import (check_pair, check_window_options, extract_patches,
+                                       fold_patches, from_channels_last, output_length,
+                                       shape_from_channels_last, shape_to_channels_last,
+                                       to_channels_last, window_geometry)
 
 
 def max_pool2d(x, pool_size=(2, 2), strides=None, padding="valid", data_format="channels_last"):

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.abstract import AbstractArray
-from runtime.devices import device_of, to_device
-from runtime.registry import bind, define_runtime_function
+from autotrace.runtime.abstract import AbstractArray
+from autotrace.runtime.devices import device_of, to_device
+from autotrace.runtime.registry import bind, define_runtime_function
 
 _DISTRIBUTIONS = ("uniform", "normal")
 

@@ -27,9 +27,10 @@ from typing import Callable
 
 import numpy as np
 
-from runtime.abstract import AbstractArray, abstractify, is_unknown, unknown_dimension_error
-from runtime.graph import StaticSlice
-from runtime.state import StateCell
+from autotrace.runtime.abstract import (AbstractArray, abstractify, is_unknown,
+                                        unknown_dimension_error)
+from autotrace.runtime.graph import StaticSlice
+from autotrace.runtime.state import StateCell
 
 LITERAL_TYPES = (bool, int, float, complex)
 

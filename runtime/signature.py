@@ -28,10 +28,10 @@ import weakref
 
 import numpy as np
 
-from runtime.abstract import abstractify, short_dtype
-from runtime.devices import device_of, is_gpu_array
-from runtime.derivatives.objects import field_names, is_dataclass_instance
-from runtime.tracer import Tracer, sorted_keys
+from autotrace.runtime.abstract import abstractify, short_dtype
+from autotrace.runtime.devices import device_of, is_gpu_array
+from autotrace.runtime.derivatives.objects import field_names, is_dataclass_instance
+from autotrace.runtime.tracer import Tracer, sorted_keys
 
 
 class WeakIdentity:

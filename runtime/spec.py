@@ -22,9 +22,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-from runtime.abstract import AbstractArray, unknown_origins
-from runtime.graph import Var
-from runtime.tracer import Tracer, map_arrays, sorted_keys
+from autotrace.runtime.abstract import AbstractArray, unknown_origins
+from autotrace.runtime.graph import Var
+from autotrace.runtime.tracer import Tracer, map_arrays, sorted_keys
 
 
 class Spec:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.abstract import AbstractArray
-from runtime.devices import array_module
-from runtime.registry import bind, define_runtime_function
+from autotrace.runtime.abstract import AbstractArray
+from autotrace.runtime.devices import array_module
+from autotrace.runtime.registry import bind, define_runtime_function
 
 # erf(x) = x + x P(x^2) / Q(x^2) on [0, 0.84375).
 _SMALL_P = (1.28379167095512558561e-01, -3.25042107247001499370e-01,

@@ -50,12 +50,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from runtime.abstract import abstractify
-from runtime.control import ControlFlowError, ControlPrimitive, current_builder
-from runtime.ops import primitives, register
-from runtime.derivatives.structure import zeros_like
-from runtime.tracer import (OutputStructure, Tracer, _Slot, is_array, leaves_with_paths,
-                            map_arrays, tracer_kinds)
+from autotrace.runtime.abstract import abstractify
+from autotrace.runtime.control import ControlFlowError, ControlPrimitive, current_builder
+from autotrace.runtime.ops import primitives, register
+from autotrace.runtime.derivatives.structure import zeros_like
+from autotrace.runtime.tracer import (OutputStructure, Tracer, _Slot, is_array, leaves_with_paths,
+                                      map_arrays, tracer_kinds)
 
 _TOP = "top"  # the reading key of the top-level entries
 

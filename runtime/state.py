@@ -42,8 +42,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from runtime.abstract import abstractify
-from runtime.control_scope import active_subgraphs
+from autotrace.runtime.abstract import abstractify
+from autotrace.runtime.control_scope import active_subgraphs
 
 
 class StateError(TypeError):

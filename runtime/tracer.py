@@ -43,21 +43,22 @@ from dataclasses import replace
 
 import numpy as np
 
-from runtime.abstract import AbstractArray, abstractify
-from runtime.arguments import (  # noqa: F401 - the argument checks, imported from here too
+from autotrace.runtime.abstract import AbstractArray, abstractify
+from autotrace.runtime.arguments import (  # noqa: F401 - the argument checks, imported here too
     ArgumentChangedError, _basic_index, _index_text, inherit_arguments, mark_view,
     refuse_change_of_argument)
-from runtime.devices import is_gpu_array, mixing_error
-from runtime.graph import Constant, Equation, Graph, Literal, Var
-from runtime.ops import LITERAL_TYPES, UntraceableError, numpy_functions, untraceable
-from runtime.ops_elementwise import apply_ufunc, astype
-from runtime.ops_index import (  # noqa: F401 - set_item, imported from here too
+from autotrace.runtime.devices import is_gpu_array, mixing_error
+from autotrace.runtime.graph import Constant, Equation, Graph, Literal, Var
+from autotrace.runtime.ops import LITERAL_TYPES, UntraceableError, numpy_functions, untraceable
+from autotrace.runtime.ops_elementwise import apply_ufunc, astype
+from autotrace.runtime.ops_index import (  # noqa: F401 - set_item, imported from here too
     add_at, getitem, set_item, setitem)
-from runtime.scopes import current as current_scope
-from runtime.state import StateCell, capturing
-from runtime.trees import (  # noqa: F401 - the tree helpers, imported from here too
+from autotrace.runtime.scopes import current as current_scope
+from autotrace.runtime.state import StateCell, capturing
+from autotrace.runtime.trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
-from runtime.views import check_output, current_var, function_view, index_view, write_into
+from autotrace.runtime.views import (check_output, current_var, function_view, index_view,
+                                     write_into)
 
 
 class TracerConversionError(TypeError):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.derivatives.objects import field_names, is_dataclass_instance, new_dataclass
-from runtime.devices import is_gpu_array
+from autotrace.runtime.derivatives.objects import field_names, is_dataclass_instance, new_dataclass
+from autotrace.runtime.devices import is_gpu_array
 
 
 def is_array(value) -> bool:

@@ -30,8 +30,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from runtime.control_scope import ControlFlowError
-from runtime.ops_index import getitem, setitem
+from autotrace.runtime.control_scope import ControlFlowError
+from autotrace.runtime.ops_index import getitem, setitem
 
 
 class ViewAmbiguityError(ValueError):

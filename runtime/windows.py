@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.devices import array_module
+from autotrace.runtime.devices import array_module
 
 PADDINGS = ("valid", "same")
 DATA_FORMATS = ("channels_last", "channels_first")

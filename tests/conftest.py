@@ -1,5 +1,6 @@
 """Settings for the whole test run."""
 import os
+import sys
 
 import pytest
 
@@ -15,3 +16,14 @@ def kernel_cache_of_the_test_run(tmp_path_factory):
         del os.environ["AUTOTRACE_CACHE_DIR"]
     else:
         os.environ["AUTOTRACE_CACHE_DIR"] = before
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the run if anything imported runtime/ or transforms/ as top-level packages: that is
+    a second copy of each module beside autotrace.runtime's (two op registries, two state
+    stores), which only a checkout on sys.path allows and an installed autotrace never does."""
+    copies = sorted(name for name in ("runtime", "transforms") if name in sys.modules)
+    if copies:
+        print(f"\nimported as top-level packages: {', '.join(copies)}; import them as "
+              f"autotrace.{copies[0]}", file=sys.stderr)
+        session.exitstatus = 1

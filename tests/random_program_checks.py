@@ -38,12 +38,12 @@ import traceback
 import numpy as np
 
 import autotrace as at
-from runtime.control import ControlFlowError
-from runtime.ops import UntraceableError
-from runtime.state import StateError
-from runtime.tracer import TracerConversionError
-from transforms.errors import TransformError
-from transforms.rules.core import RuleError
+from autotrace.runtime.control import ControlFlowError
+from autotrace.runtime.ops import UntraceableError
+from autotrace.runtime.state import StateError
+from autotrace.runtime.tracer import TracerConversionError
+from autotrace.transforms.errors import TransformError
+from autotrace.transforms.rules.core import RuleError
 
 from tests.random_programs import Program
 

@@ -28,9 +28,9 @@ import math
 
 import numpy as np
 
-from runtime.derivatives import adjoint_ops as ops
-from runtime.derivatives import adjoint_products as products
-from runtime.derivatives import scans
+from autotrace.runtime.derivatives import adjoint_ops as ops
+from autotrace.runtime.derivatives import adjoint_products as products
+from autotrace.runtime.derivatives import scans
 from tests.rule_table_nn import nn_table
 
 

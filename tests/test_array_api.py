@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import autotrace
-from runtime.array_api import ArrayApiError, numpy_dtype, numpy_names
-from runtime.derivatives import adjoint_ops
-from runtime.devices import DeviceError
+from autotrace.runtime.array_api import ArrayApiError, numpy_dtype, numpy_names
+from autotrace.runtime.derivatives import adjoint_ops
+from autotrace.runtime.devices import DeviceError
 from tests import corpus
 from tests.numeric import assert_same_structure
 from tests.rule_table import TABLE

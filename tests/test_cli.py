@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import autotrace
-from runtime.graph_dot import graph_dot
-from runtime.spec import Spec
+from autotrace.runtime.graph_dot import graph_dot
+from autotrace.runtime.spec import Spec
 
 ROOT = Path(__file__).resolve().parents[1]
 

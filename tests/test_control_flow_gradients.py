@@ -8,7 +8,7 @@ import pytest
 
 import autotrace
 from autotrace.testing import check_grads, check_vjp
-from runtime.control import ControlFlowError
+from autotrace.runtime.control import ControlFlowError
 
 
 def check_every_mode(f, args, wrt=0, order=2):

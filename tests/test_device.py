@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import autotrace
-from runtime.devices import Device, parse_device
+from autotrace.runtime.devices import Device, parse_device
 
 NO_GPU = autotrace.num_gpus() == 0
 

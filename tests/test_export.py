@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import autotrace as at
-from runtime.backends import cpu_backend
+from autotrace.runtime.backends import cpu_backend
 
 NUMPY_FOLDER = str(Path(np.__file__).resolve().parents[1])
 
@@ -178,7 +178,7 @@ def test_export_refuses_an_op_that_is_not_numpy(tmp_path):
         at.export(at.function(lambda x: at.nn.gelu(x)), at.Spec((3,)), tmp_path / "gelu.py")
     assert str(error.value) == (
         "autotrace.export: lambda_'s graph uses the op erf, which runs autotrace's own "
-        "function (runtime.special.erf), not NumPy's; an exported module needs NumPy alone, "
+        "function (autotrace.runtime.special.erf), not NumPy's; an exported module needs NumPy alone, "
         "so graphs with erf cannot be exported")
     assert not (tmp_path / "gelu.py").exists()
 

@@ -22,8 +22,8 @@ import pytest
 
 import autotrace
 from autotrace import Spec
-from runtime.abstract import UnknownDimensionError
-from runtime.ops import UntraceableError
+from autotrace.runtime.abstract import UnknownDimensionError
+from autotrace.runtime.ops import UntraceableError
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden_graphs"
 UPDATE = os.environ.get("AUTOTRACE_UPDATE_GOLDENS") == "1"
@@ -473,7 +473,7 @@ def test_arrays_by_shape_and_dtype_not_value():
 def test_arrays_by_device():
     # Only NumPy arrays are at hand here: the device is part of every array's key, and a
     # different device is a different signature (tests/gpu calls with CuPy arrays).
-    from runtime.signature import signature_of
+    from autotrace.runtime.signature import signature_of
     key = signature_of((np.zeros(3),))
     assert key[0][0] == ("array", (3,), np.dtype("float64"), "cpu")
     assert signature_of((np.zeros(3),)) != (((("array", (3,), np.dtype("float64"), "gpu:0"),),

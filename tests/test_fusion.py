@@ -8,14 +8,14 @@ import re
 import numpy as np
 import pytest
 
-from runtime.backends import cupy_backend
-from runtime.backends.cupy_backend import GpuFusion
-from runtime.backends.numpy_backend import NumpyBackend
-from runtime.executor import compile_graph
-from runtime.fusion import c_literal, fuse, kernel_source
-from runtime.graph import Constant, Literal
-from runtime.passes import optimize
-from runtime.tracer import trace
+from autotrace.runtime.backends import cupy_backend
+from autotrace.runtime.backends.cupy_backend import GpuFusion
+from autotrace.runtime.backends.numpy_backend import NumpyBackend
+from autotrace.runtime.executor import compile_graph
+from autotrace.runtime.fusion import c_literal, fuse, kernel_source
+from autotrace.runtime.graph import Constant, Literal
+from autotrace.runtime.passes import optimize
+from autotrace.runtime.tracer import trace
 
 rng = np.random.default_rng(0)
 v3 = rng.standard_normal(3)

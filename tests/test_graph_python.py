@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.control import cond, while_loop
-from runtime.graph_python import graph_statements
-from runtime.tracer import trace
+from autotrace.runtime.control import cond, while_loop
+from autotrace.runtime.graph_python import graph_statements
+from autotrace.runtime.tracer import trace
 
 
 def branches_and_loop(x):

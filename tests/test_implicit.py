@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import autotrace
-from runtime.state import StateError
+from autotrace.runtime.state import StateError
 from tests.variable_helpers import check_variable_gradients
 
 

@@ -22,7 +22,7 @@ import pytest
 import autotrace
 from autotrace import TracedSourceWarning
 from autotrace.testing import check_grads
-from transforms.errors import TransformError
+from autotrace.transforms.errors import TransformError
 from tests.numeric import central_difference
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -128,7 +128,7 @@ def test_the_adjoint_sweep_leaves_a_returned_list_as_the_function_made_it():
 
 
 def test_list_gradients_of_different_lengths_never_add_by_dropping_items():
-    from runtime.derivatives.structure import ClearedList, add
+    from autotrace.runtime.derivatives.structure import ClearedList, add
     assert add(ClearedList([0.0, 0.0]), [3.0]) == [3.0]
     assert add([3.0, 1.0, 2.0], ClearedList([0.0])) == [3.0, 1.0, 2.0]
     total = add(ClearedList([0.0]), [2.0])

@@ -13,7 +13,7 @@ import pytest
 import autotrace
 from autotrace import nn
 from autotrace.testing import check_grads
-from runtime.windows import window_geometry
+from autotrace.runtime.windows import window_geometry
 
 rng = np.random.default_rng(0)
 BOTH_MODES = ("reverse", "forward")
@@ -324,7 +324,8 @@ def test_error_messages(call, message):
     assert str(error.value) == message
 
 
-@pytest.mark.parametrize("module", ["runtime.windows", "runtime.convolution", "runtime.pooling",
-                                    "runtime.special", "autotrace.nn", "autotrace.losses"])
+@pytest.mark.parametrize("module", ["autotrace.runtime.windows", "autotrace.runtime.convolution",
+                                    "autotrace.runtime.pooling", "autotrace.runtime.special",
+                                    "autotrace.nn", "autotrace.losses"])
 def test_docstring_examples(module):
     assert doctest.testmod(importlib.import_module(module)).failed == 0

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 from autotrace.testing import check_grads
-from runtime.derivatives import adjoint_ops as ops
+from autotrace.runtime.derivatives import adjoint_ops as ops
 from tests.rule_table import TABLE, align_eigenvectors, symmetrize
 
 # Where a callee can be named in the wrapper's source, by the module that holds it.
@@ -117,7 +117,7 @@ def build_wrappers(directory) -> dict:
     """Write every entry's wrapper into one module under `directory`; name -> (Wrapper, f)."""
     bindings = {}
     wrappers = [Wrapper(entry, bindings) for entry in TABLE]
-    header = "import numpy as np\n\nfrom runtime.derivatives import adjoint_ops as ops\n"
+    header = "import numpy as np\n\nfrom autotrace.runtime.derivatives import adjoint_ops as ops\n"
     path = directory / "rule_table_wrappers.py"
     path.write_text(header + "".join("\n\n" + w.source for w in wrappers))
     spec = importlib.util.spec_from_file_location("rule_table_wrappers", path)

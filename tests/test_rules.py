@@ -9,13 +9,13 @@ import zlib
 import numpy as np
 import pytest
 
-import transforms.rules  # noqa: F401  (fills the registries)
-from runtime.derivatives import adjoint_ops as ops
-from runtime.derivatives import adjoint_products as products
+import autotrace.transforms.rules  # noqa: F401  (fills the registries)
+from autotrace.runtime.derivatives import adjoint_ops as ops
+from autotrace.runtime.derivatives import adjoint_products as products
 from tests.rule_table import TABLE
-from transforms.rules.core import adjoint_rules, constant_functions, instantiate
-from transforms.rules.evaluate import rule_vjp
-from transforms.templates import name
+from autotrace.transforms.rules.core import adjoint_rules, constant_functions, instantiate
+from autotrace.transforms.rules.evaluate import rule_vjp
+from autotrace.transforms.templates import name
 
 EPS = 1e-6
 RTOL = 1e-5

@@ -246,7 +246,7 @@ def test_shape_only_pushes_give_the_gradients_of_full_pushes():
 
 
 def test_shape_only_keeps_no_array_alive():
-    from runtime.derivatives.items import shape_only
+    from autotrace.runtime.derivatives.items import shape_only
     x = np.arange(12.0).reshape(3, 4)
     stand_in = shape_only(x)
     assert stand_in.shape == (3, 4) and stand_in.dtype == np.float64

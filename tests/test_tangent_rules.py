@@ -19,19 +19,19 @@ import gast
 import numpy as np
 import pytest
 
-import transforms.rules  # noqa: F401  (fills the registries)
-from runtime.derivatives import built_objects, items, objects, sequences, structure
-from runtime.derivatives import tangent_ops
-from runtime.derivatives.adjoint_products import einsum_adjoint_cross
-from runtime.derivatives.structure import zeros_like
+import autotrace.transforms.rules  # noqa: F401  (fills the registries)
+from autotrace.runtime.derivatives import built_objects, items, objects, sequences, structure
+from autotrace.runtime.derivatives import tangent_ops
+from autotrace.runtime.derivatives.adjoint_products import einsum_adjoint_cross
+from autotrace.runtime.derivatives.structure import zeros_like
 from tests.rule_table import TABLE, Entry, away_from_zero, normal
 from tests.test_rules import parameter_of
-from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS
-from transforms.codegen import load_function, to_source
-from transforms.rules.core import (adjoint_rules, constant_functions, instantiate_tangent,
-                                   tangent_rules)
-from transforms.rules.evaluate import rule_jvp, rule_vjp
-from transforms.templates import name
+from autotrace.transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS
+from autotrace.transforms.codegen import load_function, to_source
+from autotrace.transforms.rules.core import (adjoint_rules, constant_functions, instantiate_tangent,
+                                             tangent_rules)
+from autotrace.transforms.rules.evaluate import rule_jvp, rule_vjp
+from autotrace.transforms.templates import name
 
 EPS = 1e-6
 FINITE_DIFFERENCE_TOLERANCE = 1e-7  # relative to the size of the derivative
@@ -458,7 +458,7 @@ def ours(rules: dict) -> dict:
     """The rules written in transforms/rules/ (not those that importing autotrace adds for its
     run-time helpers, nor a user's), so these tests do not depend on what else was imported."""
     return {f: rule for f, rule in rules.items()
-            if rule.template.__module__.startswith("transforms.rules.")}
+            if rule.template.__module__.startswith("autotrace.transforms.rules.")}
 
 
 def test_every_adjoint_rule_has_a_tangent_rule():

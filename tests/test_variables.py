@@ -6,7 +6,7 @@ import pytest
 
 import autotrace
 from autotrace.tracking import tracked_variables
-from runtime.state import StateError
+from autotrace.runtime.state import StateError
 
 
 def test_a_variable_behaves_as_its_value():

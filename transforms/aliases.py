@@ -26,16 +26,16 @@ import collections
 import gast
 import numpy as np
 
-from transforms.argument_writes import (CONTAINER_WRITES, base_name,
-                                        enclosing_names_written, operator_text,
-                                        parameter_names, parameters_written, write_text)
-from transforms.call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, NEW_VALUE_BUILTINS,
-                                     NEW_VALUE_METHODS, VIEW_FUNCTIONS, VIEWS_IN_A_LIST,
-                                     is_one_of, numpy_name, python_callee)
-from transforms.errors import Location
-from transforms.liveness import live_after
-from transforms.naming import SCOPES
-from transforms.parsing import MISSING, parse_function, resolve
+from autotrace.transforms.argument_writes import (CONTAINER_WRITES, base_name,
+                                                  enclosing_names_written, operator_text,
+                                                  parameter_names, parameters_written, write_text)
+from autotrace.transforms.call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, NEW_VALUE_BUILTINS,
+                                               NEW_VALUE_METHODS, VIEW_FUNCTIONS, VIEWS_IN_A_LIST,
+                                               is_one_of, numpy_name, python_callee)
+from autotrace.transforms.errors import Location
+from autotrace.transforms.liveness import live_after
+from autotrace.transforms.naming import SCOPES
+from autotrace.transforms.parsing import MISSING, parse_function, resolve
 
 # A loop's body is followed until what its names share stops growing; it stops within a few
 # runs, and this many is far more than enough.
@@ -595,5 +595,5 @@ def _copy_of(bound) -> str:
 
 
 def _text(node) -> str:
-    from transforms.codegen import to_source
+    from autotrace.transforms.codegen import to_source
     return to_source(node).strip()

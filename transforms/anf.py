@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import gast
 
-from transforms.errors import Location
-from transforms.naming import Namer
-from transforms.parsing import MISSING, resolve
-from transforms.templates import name
+from autotrace.transforms.errors import Location
+from autotrace.transforms.naming import Namer
+from autotrace.transforms.parsing import MISSING, resolve
+from autotrace.transforms.templates import name
 
 # ndarray methods that are NumPy functions of the array: `x.sum(axis=0)` is `np.sum(x, axis=0)`.
 ARRAY_METHODS = {

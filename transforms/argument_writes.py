@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import gast
 
-from transforms.naming import walk_scope
-from transforms.parsing import parse_function
+from autotrace.transforms.naming import walk_scope
+from autotrace.transforms.parsing import parse_function
 
 # List methods that change the list in place and that the transforms follow (others are
 # refused wherever they are called: transforms/inplace.py).
@@ -108,5 +108,5 @@ def write_text(write) -> str:
 
 
 def _text(node) -> str:
-    from transforms.codegen import to_source
+    from autotrace.transforms.codegen import to_source
     return to_source(node).strip()

@@ -11,7 +11,7 @@ import inspect
 import gast
 import numpy as np
 
-from transforms.parsing import MISSING, resolve
+from autotrace.transforms.parsing import MISSING, resolve
 
 # NumPy functions and array methods whose result may be a view of their first argument.
 VIEW_FUNCTIONS = {"transpose", "reshape", "ravel", "squeeze", "expand_dims", "swapaxes",

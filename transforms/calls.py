@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from transforms.parsing import MISSING, resolve
-from transforms.rules.core import adjoint_rules, constant_functions
+from autotrace.transforms.parsing import MISSING, resolve
+from autotrace.transforms.rules.core import adjoint_rules, constant_functions
 
 # Python operators and the NumPy functions whose rules they use.
 BINARY_OPERATORS = {
@@ -64,7 +64,8 @@ class CustomGradient:
 
 
 def classify_value(value) -> Call:
-    from transforms.objects import FieldsOf  # it reads sources, as calls of it are derived
+    # it reads sources, as calls of it are derived
+    from autotrace.transforms.objects import FieldsOf
     if isinstance(value, FieldsOf):
         return Call("user", value)
     if isinstance(value, CustomGradient):
@@ -101,7 +102,7 @@ def classify_value(value) -> Call:
 # Packages whose callable objects are not differentiated from the source of their __call__:
 # NumPy's (np.vectorize, np.poly1d) run code that is no differentiable NumPy; autotrace's own
 # have rules, or say why they have none.
-_LIBRARY_PACKAGES = {"numpy", "cupy", "autotrace", "runtime", "transforms"}
+_LIBRARY_PACKAGES = {"numpy", "cupy", "autotrace"}
 
 
 def runs_own_call(value) -> bool:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gast
 
-from transforms.errors import Location
+from autotrace.transforms.errors import Location
 
 _UNSUPPORTED = {
     gast.Try: ("try", "a try statement; move the error handling outside the differentiated "
@@ -118,5 +118,5 @@ def _copy_advice(name: str, kinds: tuple) -> str:
 
 
 def _text(node) -> str:
-    from transforms.codegen import to_source
+    from autotrace.transforms.codegen import to_source
     return to_source(node).strip()

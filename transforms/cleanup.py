@@ -14,8 +14,8 @@ import operator
 
 import gast
 
-from transforms.naming import name_counts
-from transforms.sweeps import COMMENT, SAVE
+from autotrace.transforms.naming import name_counts
+from autotrace.transforms.sweeps import COMMENT, SAVE
 
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
              gast.Div: operator.truediv, gast.Pow: operator.pow}

@@ -54,16 +54,15 @@ import linecache
 
 import gast
 
-from transforms.codegen import to_source
-from transforms.control_flow_calls import _Conditions, _ConditionalExpressions, helper
-from transforms.control_flow_variables import (
-    _early_returns, _jumps, _jumps_in_loops, assigned_names, loaded_names, local_names,
-)
-from transforms.exits import exits_to_flags, single_return
-from transforms.liveness import live_after
-from transforms.naming import Namer, name_counts, names_in, walk_scope
-from transforms.parsing import resolve
-from transforms.templates import name, replace, replace_expression
+from autotrace.transforms.codegen import to_source
+from autotrace.transforms.control_flow_calls import _Conditions, _ConditionalExpressions, helper
+from autotrace.transforms.control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
+                                                         assigned_names, loaded_names, local_names)
+from autotrace.transforms.exits import exits_to_flags, single_return
+from autotrace.transforms.liveness import live_after
+from autotrace.transforms.naming import Namer, name_counts, names_in, walk_scope
+from autotrace.transforms.parsing import resolve
+from autotrace.transforms.templates import name, replace, replace_expression
 
 
 class ControlFlowConverter:

@@ -13,14 +13,14 @@ import types
 
 import gast
 
-from runtime.derivatives.sequences import append_zeros_like
-from runtime.derivatives.structure import zeros_like
-from transforms.codegen import compile_in_factory, debug_source
-from transforms.control_flow import _USER, ControlFlowConverter
-from transforms.control_flow_calls import HELPER_NAMES, helper
-from transforms.naming import Namer, names_in
-from transforms.parsing import namespace_of, parse_function, resolve
-from transforms.templates import name
+from autotrace.runtime.derivatives.sequences import append_zeros_like
+from autotrace.runtime.derivatives.structure import zeros_like
+from autotrace.transforms.codegen import compile_in_factory, debug_source
+from autotrace.transforms.control_flow import _USER, ControlFlowConverter
+from autotrace.transforms.control_flow_calls import HELPER_NAMES, helper
+from autotrace.transforms.naming import Namer, names_in
+from autotrace.transforms.parsing import namespace_of, parse_function, resolve
+from autotrace.transforms.templates import name
 
 
 def _has_control_flow(node) -> bool:

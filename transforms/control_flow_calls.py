@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 import gast
 
-from transforms.control_flow_variables import MUTATING_METHODS
-from transforms.templates import name
+from autotrace.transforms.control_flow_variables import MUTATING_METHODS
+from autotrace.transforms.templates import name
 
 if TYPE_CHECKING:  # (the converter imports this module)
-    from transforms.control_flow import ControlFlowConverter
+    from autotrace.transforms.control_flow import ControlFlowConverter
 
 
 # The runtime helpers converted code calls, each bound to `_autotrace_<name>`.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gast
 
-from transforms.naming import SCOPES, name_counts, walk_scope
+from autotrace.transforms.naming import SCOPES, name_counts, walk_scope
 
 
 # Methods that change the container they are called on (`l.append(v)` assigns `l`).

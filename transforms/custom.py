@@ -20,11 +20,11 @@ import copy
 
 import gast
 
-from transforms.codegen import load_function, to_source
-from transforms.errors import Location
-from transforms.live_names import LiveNamespace
-from transforms.parsing import parse_function
-from transforms.partials import caller_location
+from autotrace.transforms.codegen import load_function, to_source
+from autotrace.transforms.errors import Location
+from autotrace.transforms.live_names import LiveNamespace
+from autotrace.transforms.parsing import parse_function
+from autotrace.transforms.partials import caller_location
 
 
 def _split_return(definition: gast.FunctionDef, location: Location):

@@ -49,10 +49,10 @@ import copy
 
 import gast
 
-from transforms.errors import Location
-from transforms.naming import SCOPES, Namer
-from transforms.parsing import resolve
-from transforms.templates import name, replace, replace_expression
+from autotrace.transforms.errors import Location
+from autotrace.transforms.naming import SCOPES, Namer
+from autotrace.transforms.parsing import resolve
+from autotrace.transforms.templates import name, replace, replace_expression
 
 CHANGING_METHODS = ("setdefault", "update", "pop")
 

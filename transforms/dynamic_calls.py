@@ -15,15 +15,15 @@ import re
 import sys
 import weakref
 
-import runtime.derivatives.structure as structure
-from runtime.state import current_sink, holds_state
-from transforms.calls import CustomGradient, describe, runs_own_call
-from transforms.custom import custom_caller
-from transforms.errors import TransformError
-from transforms.partials import partial_caller
-from transforms.varargs import for_call
-from transforms.live_names import is_current, transform_lock
-from transforms.rules.core import adjoint, adjoint_rules, d, tangent, tangent_rules
+import autotrace.runtime.derivatives.structure as structure
+from autotrace.runtime.state import current_sink, holds_state
+from autotrace.transforms.calls import CustomGradient, describe, runs_own_call
+from autotrace.transforms.custom import custom_caller
+from autotrace.transforms.errors import TransformError
+from autotrace.transforms.partials import partial_caller
+from autotrace.transforms.varargs import for_call
+from autotrace.transforms.live_names import is_current, transform_lock
+from autotrace.transforms.rules.core import adjoint, adjoint_rules, d, tangent, tangent_rules
 
 
 # Derivatives built while generated code runs (for calls resolved only then), per function;
@@ -60,7 +60,7 @@ def caller_of(func, args, kwargs):
     cache = _cache_of(func)
     key = ("caller", len(args), tuple(kwargs))
     if key not in cache:
-        from transforms.codegen import load_function
+        from autotrace.transforms.codegen import load_function
         label = re.sub(r"\W", "_", getattr(func, "__name__", "function")).strip("_") or "f"
         positional = [f"x{i}" for i in range(len(args))]
         parameters = positional + (["*"] + list(kwargs) if kwargs else [])
@@ -80,7 +80,7 @@ def rule_caller(func, rules: dict):
     cache = _cache_of(func)
     key = ("rule caller", id(rules))
     if key not in cache:
-        from transforms.codegen import load_function
+        from autotrace.transforms.codegen import load_function
         path = describe(func)
         if not re.fullmatch(r"[A-Za-z_][\w.]*", path):
             path = "function"
@@ -116,7 +116,8 @@ def derivative_of(func, wrt: tuple, implicit: bool = False):
     key = ("implicit", wrt) if implicit else wrt
     with transform_lock:
         if key not in cache or not is_current(cache[key]):  # made again after a rebinding
-            from transforms.pipeline import Session, reverse_function  # pipeline imports us
+            # pipeline imports this module
+            from autotrace.transforms.pipeline import Session, reverse_function
             cache[key] = reverse_function(func, wrt, session=Session(
                 optimized=True, implicit=implicit, called=True))
         return cache[key]
@@ -170,7 +171,7 @@ def _gradient_beside_state(value) -> bool:
     """Whether an object that holds Variables also holds floating values of its own (one the
     function built of a Variable and an array computed from it): those get their gradient
     through the object's, as in an object holding no Variable, and the Variables theirs."""
-    from runtime.derivatives.objects import is_dataclass_instance, is_plain_object
+    from autotrace.runtime.derivatives.objects import is_dataclass_instance, is_plain_object
     if not (is_plain_object(value) or is_dataclass_instance(value)):
         return False
     return any(_floating(item) and not holds_state(item)
@@ -210,7 +211,7 @@ def vjp_call(func, args, kwargs, dy, wrt):
         return gradients if with_self else gradients[1:]
     kind = classify_value_safely(func)
     if kind == "rule":
-        from transforms.rules.evaluate import rule_vjp
+        from autotrace.transforms.rules.evaluate import rule_vjp
         parameters = list(adjoint_rules[func].signature.parameters)
         gradients = rule_vjp(func, *args, **kwargs)[1](dy)
         # (None for an argument that the rule gives no gradient: a window's size)
@@ -259,7 +260,7 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
 def _object_with_gradient(value) -> bool:
     """An object whose attributes carry gradient: one the function built (a method's self),
     holding no Variables or floating values beside them."""
-    from runtime.derivatives.objects import is_dataclass_instance, is_plain_object
+    from autotrace.runtime.derivatives.objects import is_dataclass_instance, is_plain_object
     return (is_plain_object(value) or is_dataclass_instance(value)) and (
         not holds_state(value) or _gradient_beside_state(value))
 
@@ -277,7 +278,7 @@ def jvp_call(func, args, kwargs, tangents, wrt):
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     kind = classify_value_safely(func)
     if kind == "rule" and func in tangent_rules:
-        from transforms.rules.evaluate import rule_jvp
+        from autotrace.transforms.rules.evaluate import rule_jvp
         by_position = dict(zip(wrt, tangents))
         return rule_jvp(func, args, [by_position.get(i) for i in range(len(args))], **kwargs)
     if kind != "user":
@@ -286,8 +287,8 @@ def jvp_call(func, args, kwargs, tangents, wrt):
             "arguments that carry a tangent; register one with @autotrace.register_tangent")
     cache = _cache_of(func)
     if ("forward", wrt) not in cache:
-        from transforms.forward import forward_function
-        from transforms.front_end import Session
+        from autotrace.transforms.forward import forward_function
+        from autotrace.transforms.front_end import Session
         cache[("forward", wrt)] = forward_function(
             func, wrt, session=Session(optimized=True, called=True))
     return _as_called(cache[("forward", wrt)])(
@@ -340,7 +341,7 @@ def _vjp_call(y, function, arguments, keywords, dy, wrt):
 
 
 def classify_value_safely(func) -> str:
-    from transforms.calls import classify_value
+    from autotrace.transforms.calls import classify_value
     return classify_value(func).kind
 
 

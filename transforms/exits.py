@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import gast
 
-from transforms.naming import Namer, walk_scope
-from transforms.templates import name
+from autotrace.transforms.naming import Namer, walk_scope
+from autotrace.transforms.templates import name
 
 
 def _assign(target: str, value) -> gast.Assign:

@@ -17,21 +17,21 @@ import inspect
 import gast
 import numpy as np
 
-from transforms import cleanup
-from transforms.activity import DESCRIPTIVE_ATTRIBUTES
-from transforms.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, describe,
-                             rule_template)
-from transforms.codegen import to_source
-from transforms.custom import check_call, custom_functions
-from transforms.dynamic_calls import SELF
-from transforms.objects import refuse_method_for_effect
-from transforms.errors import TransformError
-from transforms.line_map import mark
-from transforms.pipeline_names import CONTAINER_RESULTS
-from transforms.sequences import ARRAY, SequenceKinds
-from transforms.shapes import is_number
-from transforms.rules.core import RuleError, instantiate_tangent, tangent_rules
-from transforms.templates import name, replace, replace_expression
+from autotrace.transforms import cleanup
+from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
+from autotrace.transforms.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, describe,
+                                        rule_template)
+from autotrace.transforms.codegen import to_source
+from autotrace.transforms.custom import check_call, custom_functions
+from autotrace.transforms.dynamic_calls import SELF
+from autotrace.transforms.objects import refuse_method_for_effect
+from autotrace.transforms.errors import TransformError
+from autotrace.transforms.line_map import mark
+from autotrace.transforms.pipeline_names import CONTAINER_RESULTS
+from autotrace.transforms.sequences import ARRAY, SequenceKinds
+from autotrace.transforms.shapes import is_number
+from autotrace.transforms.rules.core import RuleError, instantiate_tangent, tangent_rules
+from autotrace.transforms.templates import name, replace, replace_expression
 
 
 class ForwardMode:
@@ -455,9 +455,9 @@ def forward_function(func, wrt, *, session):
     `wrt` argument, a tuple of them for a tuple `wrt`; default ones) and returns
     `(value, tangent of the value)`.
     """
-    from transforms.front_end import prepare
-    from transforms.pipeline import _is_pure, load_generated
-    from transforms.reverse import ReverseMode
+    from autotrace.transforms.front_end import prepare
+    from autotrace.transforms.pipeline import _is_pure, load_generated
+    from autotrace.transforms.reverse import ReverseMode
 
     prepared = prepare(func, wrt, session, "tangent", exits=False)
     context = prepared.context

@@ -22,32 +22,31 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-import runtime.derivatives.items as items
-import runtime.derivatives.structure as structure
-from transforms import cleanup
-from runtime.state import deposit, holds_state, state_as_of, state_version
-from transforms.activity import STATE, active_names
-from transforms.anf import normalize
-from transforms.calls import CustomGradient, classify
-from transforms.checks import check_supported
-from transforms.custom import custom_caller
-from transforms.codegen import debug_source
-from transforms.dict_methods import rewrite_dict_methods
-from transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
-from transforms.exits import exits_to_flags
-from transforms.inplace import check_writes, follow_writes, refuse_shared_write
-from transforms.list_methods import rewrite_list_methods
-from transforms.live_names import LiveNamespace
-from transforms.naming import Namer, names_in
-from transforms.nested import lift_nested_functions
-from transforms.objects import (
-    FieldsOf, check_constructions, explicit_super, objects_built, parse_fields_function,
-)
-from transforms.parsing import parse_function, resolve
-from transforms.partials import check_partials, partial_caller
-from transforms.templates import name
-from transforms.varargs import calls_written_out, specialize_calls, spell_out_starred
-import transforms.rules  # noqa: F401  (fills the rule registries)
+import autotrace.runtime.derivatives.items as items
+import autotrace.runtime.derivatives.structure as structure
+from autotrace.transforms import cleanup
+from autotrace.runtime.state import deposit, holds_state, state_as_of, state_version
+from autotrace.transforms.activity import STATE, active_names
+from autotrace.transforms.anf import normalize
+from autotrace.transforms.calls import CustomGradient, classify
+from autotrace.transforms.checks import check_supported
+from autotrace.transforms.custom import custom_caller
+from autotrace.transforms.codegen import debug_source
+from autotrace.transforms.dict_methods import rewrite_dict_methods
+from autotrace.transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
+from autotrace.transforms.exits import exits_to_flags
+from autotrace.transforms.inplace import check_writes, follow_writes, refuse_shared_write
+from autotrace.transforms.list_methods import rewrite_list_methods
+from autotrace.transforms.live_names import LiveNamespace
+from autotrace.transforms.naming import Namer, names_in
+from autotrace.transforms.nested import lift_nested_functions
+from autotrace.transforms.objects import (FieldsOf, check_constructions, explicit_super,
+                                          objects_built, parse_fields_function)
+from autotrace.transforms.parsing import parse_function, resolve
+from autotrace.transforms.partials import check_partials, partial_caller
+from autotrace.transforms.templates import name
+from autotrace.transforms.varargs import calls_written_out, specialize_calls, spell_out_starred
+import autotrace.transforms.rules  # noqa: F401  (fills the rule registries)
 
 
 # The runtime helpers generated code may call, by the name it calls them.
@@ -146,9 +145,9 @@ class Session:
     def bind_derivative(self, func, wrt, namespace, identifier, mode="reverse"):
         key = (mode, func, wrt)
         if mode == "forward":
-            from transforms.forward import forward_function as build
+            from autotrace.transforms.forward import forward_function as build
         else:
-            from transforms.pipeline import reverse_function as build
+            from autotrace.transforms.pipeline import reverse_function as build
         if key in self.done:
             namespace[identifier] = self.done[key]
             return

@@ -18,13 +18,13 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from transforms import aliases
-from transforms.call_results import numpy_name
-from transforms.argument_writes import (arguments_written_in_place, write_text,
-                                        writes_into_arguments)
-from transforms.errors import Location, TransformError
-from transforms.naming import SCOPES, walk_scope
-from transforms.parsing import MISSING, resolve
+from autotrace.transforms import aliases
+from autotrace.transforms.call_results import numpy_name
+from autotrace.transforms.argument_writes import (arguments_written_in_place, write_text,
+                                                  writes_into_arguments)
+from autotrace.transforms.errors import Location, TransformError
+from autotrace.transforms.naming import SCOPES, walk_scope
+from autotrace.transforms.parsing import MISSING, resolve
 
 # Methods that change their object in place (those of lists that the transforms follow,
 # append, extend, insert and pop, are not here).
@@ -191,5 +191,5 @@ def _check_writing_function(call, location, namespace, is_statement: bool) -> No
 
 
 def _text(node) -> str:
-    from transforms.codegen import to_source
+    from autotrace.transforms.codegen import to_source
     return to_source(node).strip()

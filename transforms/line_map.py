@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gast
 
-from transforms.sweeps import COMMENT
+from autotrace.transforms.sweeps import COMMENT
 
 _USER_LINE = "autotrace_user_line"
 _BLOCKS = ("body", "orelse", "finalbody")

@@ -37,11 +37,11 @@ from __future__ import annotations
 
 import gast
 
-from transforms.errors import Location
-from transforms.naming import Namer
-from transforms.parsing import MISSING, resolve
-from transforms.codegen import to_source
-from transforms.templates import name, replace
+from autotrace.transforms.errors import Location
+from autotrace.transforms.naming import Namer
+from autotrace.transforms.parsing import MISSING, resolve
+from autotrace.transforms.codegen import to_source
+from autotrace.transforms.templates import name, replace
 
 _EXTEND = """
 for item in more:

@@ -21,11 +21,11 @@ import builtins
 import threading
 import types
 
-from transforms.codegen import load_closure
-from transforms.errors import Location, TransformError
-from transforms.naming import names_in
-from transforms.rules.core import constant
-from transforms.sequences import INEXACT, NUMBER, UNKNOWN, _value_kind
+from autotrace.transforms.codegen import load_closure
+from autotrace.transforms.errors import Location, TransformError
+from autotrace.transforms.naming import names_in
+from autotrace.transforms.rules.core import constant
+from autotrace.transforms.sequences import INEXACT, NUMBER, UNKNOWN, _value_kind
 
 
 # Transforms run one at a time: parsing and code generation share state (the standard

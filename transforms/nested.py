@@ -15,10 +15,10 @@ import copy
 
 import gast
 
-from transforms.codegen import to_source
-from transforms.errors import Location
-from transforms.naming import Namer
-from transforms.templates import name
+from autotrace.transforms.codegen import to_source
+from autotrace.transforms.errors import Location
+from autotrace.transforms.naming import Namer
+from autotrace.transforms.templates import name
 
 
 def _stored(nodes) -> set:

@@ -31,14 +31,14 @@ import weakref
 
 import gast
 
-from runtime.derivatives.built_objects import build_object
-from transforms.parsing import parse_function, resolve
-from transforms.templates import name
-from transforms.varargs import calls_written_out
+from autotrace.runtime.derivatives.built_objects import build_object
+from autotrace.transforms.parsing import parse_function, resolve
+from autotrace.transforms.templates import name
+from autotrace.transforms.varargs import calls_written_out
 
 # Packages whose classes are built as they are (their fields hold no gradient, or they hold
 # Variables, which implicit_grad reaches through their attributes).
-_LIBRARY_PACKAGES = {"numpy", "cupy", "autotrace", "runtime", "transforms", "builtins"}
+_LIBRARY_PACKAGES = {"numpy", "cupy", "autotrace", "builtins"}
 
 
 class FieldsOf:

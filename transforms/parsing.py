@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import gast
 
-from transforms.errors import Location, SourceUnavailableError, TransformError
-from transforms.source_check import check_source_matches, source_changed
+from autotrace.transforms.errors import Location, SourceUnavailableError, TransformError
+from autotrace.transforms.source_check import check_source_matches, source_changed
 
 
 @dataclass

@@ -17,9 +17,9 @@ import weakref
 
 import gast
 
-from transforms.codegen import load_function
-from transforms.errors import Location, TransformError
-from transforms.parsing import parse_function, resolve
+from autotrace.transforms.codegen import load_function
+from autotrace.transforms.errors import Location, TransformError
+from autotrace.transforms.parsing import parse_function, resolve
 
 _callers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 

@@ -20,24 +20,24 @@ import re
 
 import gast
 
-import runtime.derivatives.adjoint_ops as adjoint_ops
-import runtime.derivatives.items as items
-import runtime.derivatives.sequences as sequences
-import runtime.derivatives.structure as structure
-from transforms import cleanup
-from runtime.state import deposit, reverse_derivative_code
-from transforms.calls import classify
-from transforms.codegen import to_source
-from transforms.dynamic_calls import vjp_call
-from transforms.front_end import Prepared, Session, prepare
-from transforms.line_map import user_lines
-from transforms.live_names import DEFAULT, default_argument
-from transforms.reverse import ReverseMode
-from transforms.sweeps import COMMENT, SAVE, comment
-from transforms.sequences import SequenceKinds
-from transforms.shapes import ShapeClasses
-from transforms.templates import name, replace
-import transforms.rules  # noqa: F401  (fills the rule registries)
+import autotrace.runtime.derivatives.adjoint_ops as adjoint_ops
+import autotrace.runtime.derivatives.items as items
+import autotrace.runtime.derivatives.sequences as sequences
+import autotrace.runtime.derivatives.structure as structure
+from autotrace.transforms import cleanup
+from autotrace.runtime.state import deposit, reverse_derivative_code
+from autotrace.transforms.calls import classify
+from autotrace.transforms.codegen import to_source
+from autotrace.transforms.dynamic_calls import vjp_call
+from autotrace.transforms.front_end import Prepared, Session, prepare
+from autotrace.transforms.line_map import user_lines
+from autotrace.transforms.live_names import DEFAULT, default_argument
+from autotrace.transforms.reverse import ReverseMode
+from autotrace.transforms.sweeps import COMMENT, SAVE, comment
+from autotrace.transforms.sequences import SequenceKinds
+from autotrace.transforms.shapes import ShapeClasses
+from autotrace.transforms.templates import name, replace
+import autotrace.transforms.rules  # noqa: F401  (fills the rule registries)
 
 IMPURE_BUILTINS = {print, input, open, next, iter}
 

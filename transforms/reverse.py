@@ -21,15 +21,15 @@ import linecache
 
 import gast
 
-from runtime.derivatives import sequences
-from transforms.activity import DESCRIPTIVE_ATTRIBUTES
-from transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify
-from transforms.objects import refuse_method_for_effect
-from transforms.reverse_calls import CallAdjoints
-from transforms.reverse_control import ControlFlowAdjoints
-from transforms.sequences import SEQUENCE, UNKNOWN
-from transforms.sweeps import Sweep, comment, marked
-from transforms.templates import name, replace, replace_expression
+from autotrace.runtime.derivatives import sequences
+from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
+from autotrace.transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify
+from autotrace.transforms.objects import refuse_method_for_effect
+from autotrace.transforms.reverse_calls import CallAdjoints
+from autotrace.transforms.reverse_control import ControlFlowAdjoints
+from autotrace.transforms.sequences import SEQUENCE, UNKNOWN
+from autotrace.transforms.sweeps import Sweep, comment, marked
+from autotrace.transforms.templates import name, replace, replace_expression
 
 # The functions whose rules `a + b` and `a * b` take when an operand is, or may be, a list.
 _SEQUENCE_OPERATORS = {

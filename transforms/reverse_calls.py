@@ -10,16 +10,16 @@ import copy
 import gast
 import numpy as np
 
-import runtime.derivatives.adjoint_ops as adjoint_ops
-from transforms.calls import classify, describe, rule_template
-from transforms.codegen import to_source
-from transforms.custom import check_call, custom_functions
-from transforms.dynamic_calls import SELF
-from transforms.errors import TransformError
-from transforms.objects import FieldsOf
-from transforms.rules.core import CALL_SITE_NAME, RuleError, adjoint_rules, instantiate
-from transforms.sweeps import Sweep
-from transforms.templates import name, replace, replace_expression
+import autotrace.runtime.derivatives.adjoint_ops as adjoint_ops
+from autotrace.transforms.calls import classify, describe, rule_template
+from autotrace.transforms.codegen import to_source
+from autotrace.transforms.custom import check_call, custom_functions
+from autotrace.transforms.dynamic_calls import SELF
+from autotrace.transforms.errors import TransformError
+from autotrace.transforms.objects import FieldsOf
+from autotrace.transforms.rules.core import CALL_SITE_NAME, RuleError, adjoint_rules, instantiate
+from autotrace.transforms.sweeps import Sweep
+from autotrace.transforms.templates import name, replace, replace_expression
 
 
 class CallAdjoints:

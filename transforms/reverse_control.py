@@ -12,9 +12,9 @@ import copy
 
 import gast
 
-from transforms.line_map import mark
-from transforms.sweeps import SAVE, Sweep, marked
-from transforms.templates import name, replace
+from autotrace.transforms.line_map import mark
+from autotrace.transforms.sweeps import SAVE, Sweep, marked
+from autotrace.transforms.templates import name, replace
 
 
 def _is_terminal_break(statement) -> bool:

@@ -22,8 +22,8 @@ import collections
 import gast
 import numpy as np
 
-from transforms.calls import classify
-from transforms.pipeline_names import CONTAINER_RESULTS
+from autotrace.transforms.calls import classify
+from autotrace.transforms.pipeline_names import CONTAINER_RESULTS
 
 ARRAY, SEQUENCE, UNKNOWN = "array", "sequence", "unknown"
 # Finer kinds of ARRAY values: NUMBER may be an integer, INEXACT is none (a float, an array).

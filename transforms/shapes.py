@@ -12,8 +12,8 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from transforms.parsing import resolve
-from transforms.sequences import ARRAY
+from autotrace.transforms.parsing import resolve
+from autotrace.transforms.sequences import ARRAY
 
 _ELEMENTWISE_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.Mod)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import dis
 import textwrap
 
-from transforms.codegen import to_source
-from transforms.errors import TransformError
+from autotrace.transforms.codegen import to_source
+from autotrace.transforms.errors import TransformError
 
 _SKIPPED = {"RESUME", "PUSH_NULL", "COPY_FREE_VARS", "MAKE_CELL", "NOP", "CACHE", "PRECALL",
             "EXTENDED_ARG"}

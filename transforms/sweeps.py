@@ -7,7 +7,7 @@ from typing import Callable
 
 import gast
 
-from transforms.templates import name
+from autotrace.transforms.templates import name
 
 SAVE = "_autotrace_save"  # attribute on generated save/restore statements: the saved name
 COMMENT = "__autotrace_comment__"

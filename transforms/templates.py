@@ -11,7 +11,7 @@ import copy
 
 import gast
 
-from transforms.codegen import parse_expression, parse_statements
+from autotrace.transforms.codegen import parse_expression, parse_statements
 
 
 class _FillHoles(gast.NodeTransformer):

@@ -21,12 +21,12 @@ import weakref
 
 import gast
 
-from transforms.calls import classify_value
-from transforms.codegen import to_source
-from transforms.errors import Location
-from transforms.live_names import LiveNamespace
-from transforms.parsing import parse_function
-from transforms.templates import name
+from autotrace.transforms.calls import classify_value
+from autotrace.transforms.codegen import to_source
+from autotrace.transforms.errors import Location
+from autotrace.transforms.live_names import LiveNamespace
+from autotrace.transforms.parsing import parse_function
+from autotrace.transforms.templates import name
 
 _specialized: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -208,7 +208,7 @@ def by_arguments(derive, func, keyword: str):
     `tangent`), taken out of the call's keywords and handed to the derivative."""
     derivatives = {}
     func = getattr(func, "__autotrace_python_function__", func)  # grad(function(f)): f's
-    from transforms.dynamic_calls import seed_keyword  # which imports this module
+    from autotrace.transforms.dynamic_calls import seed_keyword  # which imports this module
     inner = getattr(func, "__autotrace_specialize__", None)
     if inner is None:
         keyword = seed_keyword(func, keyword)

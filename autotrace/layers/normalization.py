@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from autotrace.layers.base import Layer
-from transforms.rules.core import constant
+from autotrace.transforms.rules.core import constant
 
 
 class BatchNormalization(Layer):

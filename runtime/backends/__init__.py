@@ -47,9 +47,9 @@ from __future__ import annotations
 import math
 import os
 
-from runtime.array_api import is_place
-from runtime.devices import mixing_error, parse_device
-from runtime.ops import source_globals
+from autotrace.runtime.array_api import is_place
+from autotrace.runtime.devices import mixing_error, parse_device
+from autotrace.runtime.ops import source_globals
 
 
 class Backend:
@@ -133,7 +133,7 @@ def backend_for(devices) -> Backend:
     if len(found) > 1:
         raise mixing_error(found)
     if found and is_place(found[0]):
-        from runtime.backends.array_api_backend import backend_for_place
+        from autotrace.runtime.backends.array_api_backend import backend_for_place
         return backend_for_place(found[0])
     if found and parse_device(found[0]).kind == "gpu":
         return _BACKENDS["cupy"]
@@ -147,5 +147,6 @@ def backend_for(devices) -> Backend:
 def _load() -> None:
     """Register the backends beside this module (on first use, to keep imports light)."""
     if not _settings.get("loaded"):
-        from runtime.backends import cupy_backend, llvm_backend, numpy_backend  # noqa: F401
+        from autotrace.runtime.backends import (  # noqa: F401
+            cupy_backend, llvm_backend, numpy_backend)
         _settings["loaded"] = True

@@ -21,11 +21,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from runtime.array_api import names_for_place
-from runtime.backends import Backend
-from runtime.graph import Graph
-from runtime.ops import primitives
-from runtime.ops_index import index_source
+from autotrace.runtime.array_api import names_for_place
+from autotrace.runtime.backends import Backend
+from autotrace.runtime.graph import Graph
+from autotrace.runtime.ops import primitives
+from autotrace.runtime.ops_index import index_source
 
 
 def _index(args, attrs) -> str:

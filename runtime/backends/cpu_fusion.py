@@ -41,18 +41,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from runtime.abstract import AbstractArray
-from runtime.backends import llvm
-from runtime.backends.cpu_kernels import (
-    ARRAY, BOOL, BOOL_OPERATIONS, FLOAT_OPERATIONS, MAX_WIDTH, REGISTER_TYPES, SCALAR,
-    KernelSpec, Step, array_layout_known,
-)
-from runtime.backends.cpu_loop import kernel_ir
-from runtime.backends.cpu_reductions import PAIRWISE_BLOCK
-from runtime.backends.cpu_scalar import numpy_errors_default
-from runtime.fusion import loop_dtypes, replace_regions, run_equations
-from runtime.graph import Constant, Equation, Graph, Literal, Var
-from runtime.registry import Primitive, bind, is_traced, register
+from autotrace.runtime.abstract import AbstractArray
+from autotrace.runtime.backends import llvm
+from autotrace.runtime.backends.cpu_kernels import (ARRAY, BOOL, BOOL_OPERATIONS, FLOAT_OPERATIONS,
+                                                    MAX_WIDTH, REGISTER_TYPES, SCALAR, KernelSpec,
+                                                    Step, array_layout_known)
+from autotrace.runtime.backends.cpu_loop import kernel_ir
+from autotrace.runtime.backends.cpu_reductions import PAIRWISE_BLOCK
+from autotrace.runtime.backends.cpu_scalar import numpy_errors_default
+from autotrace.runtime.fusion import loop_dtypes, replace_regions, run_equations
+from autotrace.runtime.graph import Constant, Equation, Graph, Literal, Var
+from autotrace.runtime.registry import Primitive, bind, is_traced, register
 
 # Below this many elements a fused call saves less than it costs. A call costs ~0.8 us (ctypes,
 # np.empty per output), a NumPy ufunc call ~0.3 us; measured (2 cores, AVX-512) on tanh(x*y)+1:

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.backends import llvm
-from runtime.fusion import LIBM_NAMES
+from autotrace.runtime.backends import llvm
+from autotrace.runtime.fusion import LIBM_NAMES
 
 FLOAT64, FLOAT32, BOOL = np.dtype(np.float64), np.dtype(np.float32), np.dtype(bool)
 # NumPy dtype -> LLVM type of one value in registers, and in memory.

@@ -19,12 +19,12 @@ same instructions.
 """
 from __future__ import annotations
 
-from runtime.backends import llvm
-from runtime.backends.cpu_kernels import (
-    ARRAY, ARRAY_DATA_OFFSET, BOOL, FLOAT64, MEMORY_TYPES, REGISTER_TYPES, SCALAR, KernelSpec,
-    VectorBody, kernel_width, write_steps,
-)
-from runtime.backends.cpu_reductions import SUM_BLOCK, Totals, TrailingSums, leading_sum
+from autotrace.runtime.backends import llvm
+from autotrace.runtime.backends.cpu_kernels import (ARRAY, ARRAY_DATA_OFFSET, BOOL, FLOAT64,
+                                                    MEMORY_TYPES, REGISTER_TYPES, SCALAR,
+                                                    KernelSpec, VectorBody, kernel_width,
+                                                    write_steps)
+from autotrace.runtime.backends.cpu_reductions import SUM_BLOCK, Totals, TrailingSums, leading_sum
 
 
 def kernel_ir(spec: KernelSpec, name: str) -> str:

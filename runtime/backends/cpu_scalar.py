@@ -32,13 +32,12 @@ from typing import Callable
 
 import numpy as np
 
-from runtime.backends import llvm
-from runtime.backends.cpu_scalar_ir import (
-    COMPARISONS, FILLS, FLOAT_OPS, LIBM2, LOGICAL, SUPPORTED, TapeTooLarge, kernel_ir,
-    operand_type, scalar_type, squares,
-)
-from runtime.backends.scalar_loops import find_loops
-from runtime.graph import Graph, Var
+from autotrace.runtime.backends import llvm
+from autotrace.runtime.backends.cpu_scalar_ir import (COMPARISONS, FILLS, FLOAT_OPS, LIBM2, LOGICAL,
+                                                      SUPPORTED, TapeTooLarge, kernel_ir,
+                                                      operand_type, scalar_type, squares)
+from autotrace.runtime.backends.scalar_loops import find_loops
+from autotrace.runtime.graph import Graph, Var
 
 # Graphs longer than this are compiled with their repeated blocks rolled into loops; shorter
 # ones straight-line, which runs faster (sin and cos of one value share a call) and compiles in

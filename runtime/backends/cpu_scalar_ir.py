@@ -21,8 +21,8 @@ import struct
 
 import numpy as np
 
-from runtime.backends.scalar_loops import Loop
-from runtime.graph import Constant, Graph, Literal, Var
+from autotrace.runtime.backends.scalar_loops import Loop
+from autotrace.runtime.graph import Constant, Graph, Literal, Var
 
 FLOAT_OPS = {  # NumPy ufunc -> LLVM instruction on doubles
     "add": "fadd", "subtract": "fsub", "multiply": "fmul", "divide": "fdiv",

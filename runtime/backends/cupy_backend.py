@@ -15,11 +15,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from runtime.backends import Backend, register
-from runtime.devices import cupy_module, parse_device
-from runtime.fusion import FusedKernel, fuse, replace_regions, run_equations
-from runtime.graph import Equation, Graph
-from runtime.registry import Primitive
+from autotrace.runtime.backends import Backend, register
+from autotrace.runtime.devices import cupy_module, parse_device
+from autotrace.runtime.fusion import FusedKernel, fuse, replace_regions, run_equations
+from autotrace.runtime.graph import Equation, Graph
+from autotrace.runtime.registry import Primitive
 
 
 def _impl(*values, kernel: FusedKernel):

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 
-from runtime.backends import register
-from runtime.backends.numpy_backend import NumpyBackend
+from autotrace.runtime.backends import register
+from autotrace.runtime.backends.numpy_backend import NumpyBackend
 
 
 class LlvmBackend(NumpyBackend):
@@ -24,18 +24,18 @@ class LlvmBackend(NumpyBackend):
     min_elements: int | None = int(os.environ.get("AUTOTRACE_FUSION_MIN_ELEMENTS", 0)) or None
 
     def available(self) -> str | None:
-        from runtime.backends import llvm
+        from autotrace.runtime.backends import llvm
         if not llvm.available():
             return ("llvmlite is not installed (pip install 'autotrace[cpu]') or cannot "
                     "compile for this CPU")
         return None
 
     def passes(self) -> list:
-        from runtime.backends.cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion
+        from autotrace.runtime.backends.cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion
         return [CpuFusion(self.min_elements or MIN_FUSED_ELEMENTS)]
 
     def compile_whole(self, graph, python_version):
-        from runtime.backends.cpu_scalar import compile_scalar_graph
+        from autotrace.runtime.backends.cpu_scalar import compile_scalar_graph
         return compile_scalar_graph(graph, fallback=python_version)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.backends import Backend, register
+from autotrace.runtime.backends import Backend, register
 
 
 class NumpyBackend(Backend):

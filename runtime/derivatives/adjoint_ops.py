@@ -25,15 +25,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.abstract import UnknownDimensionError
-from runtime.derivatives.structure import _is_traced
+from autotrace.runtime.abstract import UnknownDimensionError
+from autotrace.runtime.derivatives.structure import _is_traced
 # The structural adjoints live beside this module; rules and tests name them from here too.
-from runtime.derivatives.structural_adjoints import (  # noqa: F401
+from autotrace.runtime.derivatives.structural_adjoints import (  # noqa: F401
     _FLOAT_KINDS, _as_float, _float_zeros, _holds_floats, array_like, diag_adjoint,
     diagonal_adjoint, join, reshape_each, reshape_each_back, sort_like, split_like, take_at,
     unarray, unpad, unrepeat, unsort, unstack, untake, untile)
-from runtime.devices import array_module
-from runtime.ops_shape import broadcast_like as broadcast_to_shape_of, dimension_size
+from autotrace.runtime.devices import array_module
+from autotrace.runtime.ops_shape import broadcast_like as broadcast_to_shape_of, dimension_size
 
 
 

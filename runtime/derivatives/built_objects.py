@@ -11,10 +11,9 @@ from __future__ import annotations
 import dataclasses
 import inspect
 
-from runtime.derivatives.objects import (
-    ObjectGradient, field_names, is_dataclass_instance, new_dataclass,
-)
-from runtime.derivatives.structure import zeros_like
+from autotrace.runtime.derivatives.objects import (ObjectGradient, field_names,
+                                                   is_dataclass_instance, new_dataclass)
+from autotrace.runtime.derivatives.structure import zeros_like
 
 
 def build_object(cls, fields: dict):

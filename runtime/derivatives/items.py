@@ -14,17 +14,15 @@ import types
 
 import numpy as np
 
-from runtime.derivatives.objects import (
-    ObjectGradient, check_stored, field_names, is_dataclass_instance, is_plain_object,
-    with_attribute,
-)
-from runtime.derivatives.structure import (
-    _ARGUMENT_KINDS, ClearedList, _is_namedtuple, _is_traced, _rebuild, add, like_container,
-    zeros_like,
-)
-from runtime.devices import add_at as add_at_in_place, array_module
-from runtime.ops_index import add_at, set_item
-from runtime.state import deposit, holds_state
+from autotrace.runtime.derivatives.objects import (ObjectGradient, check_stored, field_names,
+                                                   is_dataclass_instance, is_plain_object,
+                                                   with_attribute)
+from autotrace.runtime.derivatives.structure import (_ARGUMENT_KINDS, ClearedList, _is_namedtuple,
+                                                     _is_traced, _rebuild, add, like_container,
+                                                     zeros_like)
+from autotrace.runtime.devices import add_at as add_at_in_place, array_module
+from autotrace.runtime.ops_index import add_at, set_item
+from autotrace.runtime.state import deposit, holds_state
 
 
 def _sum_to(gradient, value):

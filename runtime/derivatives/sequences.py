@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.derivatives.structure import add, zeros_like
+from autotrace.runtime.derivatives.structure import add, zeros_like
 
 _SEQUENCES = (list, tuple)
 

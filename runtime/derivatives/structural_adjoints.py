@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.array_api import numpy_dtype
-from runtime.derivatives.structure import _is_traced
-from runtime.devices import add_at as add_at_in_place, array_module, set_at
-from runtime.ops_index import add_at, set_item
+from autotrace.runtime.array_api import numpy_dtype
+from autotrace.runtime.derivatives.structure import _is_traced
+from autotrace.runtime.devices import add_at as add_at_in_place, array_module, set_at
+from autotrace.runtime.ops_index import add_at, set_item
 
 _FLOAT_KINDS = "fc"
 

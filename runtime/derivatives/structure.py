@@ -11,11 +11,10 @@ import sys
 
 import numpy as np
 
-from runtime.derivatives.objects import (
-    ObjectGradient, add_objects, is_dataclass_instance, map_fields,
-)
-from runtime.devices import array_module
-from runtime.state import StateCell, StateError, current_sink, holds_state
+from autotrace.runtime.derivatives.objects import (ObjectGradient, add_objects,
+                                                   is_dataclass_instance, map_fields)
+from autotrace.runtime.devices import array_module
+from autotrace.runtime.state import StateCell, StateError, current_sink, holds_state
 
 
 def _is_namedtuple(value) -> bool:

@@ -7,10 +7,10 @@ further differentiation; `einsum_jvp_cross`, reached only by third derivatives o
 """
 from __future__ import annotations
 
-from runtime.derivatives.adjoint_products import _replaced
-from runtime.derivatives.items import _same
-from runtime.derivatives.structure import like_container, zeros_like
-from runtime.devices import array_module
+from autotrace.runtime.derivatives.adjoint_products import _replaced
+from autotrace.runtime.derivatives.items import _same
+from autotrace.runtime.derivatives.structure import like_container, zeros_like
+from autotrace.runtime.devices import array_module
 
 
 def seed_tangent(tangent, value, dy):

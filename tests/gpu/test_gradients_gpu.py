@@ -26,7 +26,7 @@ if autotrace.num_gpus() == 0:
 
 import cupy  # noqa: E402
 
-from runtime.devices import is_gpu_array  # noqa: E402
+from autotrace.runtime.devices import is_gpu_array  # noqa: E402
 from tests import corpus  # noqa: E402
 from tests.numeric import assert_same_structure  # noqa: E402
 from tests.test_rule_table_grad import build_wrappers  # noqa: E402

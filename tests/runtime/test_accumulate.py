@@ -6,7 +6,7 @@ import numpy as np
 
 import autotrace
 from autotrace.testing import check_grads
-from runtime.derivatives.structure import accumulate
+from autotrace.runtime.derivatives.structure import accumulate
 
 
 def test_a_gradient_only_its_name_holds_is_written_in_place():

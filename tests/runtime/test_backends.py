@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 import autotrace
-from runtime import backends
-from runtime.backends import Backend, backend_for, backend_named, cpu_backend
-from runtime.backends.numpy_backend import NumpyBackend
-from runtime.devices import DeviceError, device_of
-from runtime.executor import compile_graph
-from runtime.graph import Equation, Graph
-from runtime.passes import optimize
-from runtime.tracer import trace
+from autotrace.runtime import backends
+from autotrace.runtime.backends import Backend, backend_for, backend_named, cpu_backend
+from autotrace.runtime.backends.numpy_backend import NumpyBackend
+from autotrace.runtime.devices import DeviceError, device_of
+from autotrace.runtime.executor import compile_graph
+from autotrace.runtime.graph import Equation, Graph
+from autotrace.runtime.passes import optimize
+from autotrace.runtime.tracer import trace
 
 
 class _FakeCupyArray:
@@ -122,8 +122,8 @@ def test_a_scalar_graph_is_python_floats_only_where_the_backend_allows():
 
 
 def test_primitive_globals_reach_the_generated_code():
-    from runtime.ops import Primitive
-    from runtime.graph import Var
+    from autotrace.runtime.ops import Primitive
+    from autotrace.runtime.graph import Var
 
     calls = []
 

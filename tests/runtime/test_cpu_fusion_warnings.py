@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-from runtime.backends import llvm
+from autotrace.runtime.backends import llvm
 
 if not llvm.available():
     pytest.skip("llvmlite is not installed (pip install llvmlite): the compiled CPU backend "
@@ -19,7 +19,7 @@ if llvm.exception_flags() is None:
     pytest.skip(f"autotrace does not know <fenv.h>'s flags on {llvm.host()[0]}: fused kernels "
                 "there do not warn", allow_module_level=True)
 
-from runtime.executor import compile_graph  # noqa: E402
+from autotrace.runtime.executor import compile_graph  # noqa: E402
 from tests.runtime.test_cpu_fusion import (  # noqa: E402
     fused_equations, fused_graph, fusing_backend, sample,
 )
@@ -83,7 +83,7 @@ def test_a_fused_region_warns_as_numpy(name, function, args):
 def test_only_a_kernel_that_raised_an_exception_runs_numpys_calls():
     """1003 values: the last 3 run with 5 lanes of padding, which repeat a value (zeros would
     make log(0) divide by zero there, and every call run NumPy's calls)."""
-    from runtime.backends import cpu_fusion
+    from autotrace.runtime.backends import cpu_fusion
 
     _, kernel = fused(lambda a: np.log(a) * 2.0, [POSITIVE])
     numpy_calls = []

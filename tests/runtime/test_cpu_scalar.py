@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import autotrace
-from runtime.backends import cpu_scalar, llvm
-from runtime.backends import scalar_loops
-from runtime.backends.scalar_loops import find_loops
-from runtime.executor import compile_graph
-from runtime.passes import optimize
-from runtime.tracer import trace
+from autotrace.runtime.backends import cpu_scalar, llvm
+from autotrace.runtime.backends import scalar_loops
+from autotrace.runtime.backends.scalar_loops import find_loops
+from autotrace.runtime.executor import compile_graph
+from autotrace.runtime.passes import optimize
+from autotrace.runtime.tracer import trace
 
 if not llvm.available():
     print("tests/runtime/test_cpu_scalar.py: skipped, llvmlite is not installed")

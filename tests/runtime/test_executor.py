@@ -13,11 +13,11 @@ import warnings
 import numpy as np
 import pytest
 
-from runtime.backends import backend_named
-from runtime.executor import compile_graph as compile_for
-from runtime.passes_floats import float_template, math_matches_numpy
-from runtime.passes import optimize
-from runtime.tracer import trace
+from autotrace.runtime.backends import backend_named
+from autotrace.runtime.executor import compile_graph as compile_for
+from autotrace.runtime.passes_floats import float_template, math_matches_numpy
+from autotrace.runtime.passes import optimize
+from autotrace.runtime.tracer import trace
 from tests.runtime.helpers import assert_same, compiled
 
 
@@ -378,7 +378,7 @@ def test_other_graphs_stay_numpy(function, args):
 
 
 def test_functions_math_computes_differently_stay_numpy(monkeypatch):
-    from runtime import passes_floats
+    from autotrace.runtime import passes_floats
     monkeypatch.setattr(passes_floats, "math_matches_numpy", lambda name: False)
     _, sine = compiled(lambda x: np.sin(x) * 2.0, np.asarray(0.5))
     assert "math.sin" not in sine and "_numpy" not in sine
@@ -390,7 +390,7 @@ def test_functions_math_computes_differently_stay_numpy(monkeypatch):
 
 
 def test_the_probe_notices_a_function_that_rounds_differently(monkeypatch):
-    from runtime import passes_floats
+    from autotrace.runtime import passes_floats
     probe = passes_floats.math_matches_numpy.__wrapped__  # not its answer cached per process
     monkeypatch.setitem(passes_floats._MATH, "sin", lambda x: math.sin(x) * (1.0 + 2.0 ** -52))
     assert not probe("sin")

@@ -6,15 +6,13 @@ import textwrap
 import numpy as np
 import pytest
 
-import runtime.control  # noqa: F401 - registers the print primitive
-from runtime.abstract import (
-    AbstractArray, UnknownDimensionError, broadcast_origins, broadcast_shapes, carried_origins,
-    unknown_origins,
-)
-from runtime.graph import Equation, Graph, Var, short_name
-from runtime.ops import primitives
-from runtime.passes import optimize
-from runtime.tracer import trace
+import autotrace.runtime.control  # noqa: F401 - registers the print primitive
+from autotrace.runtime.abstract import (AbstractArray, UnknownDimensionError, broadcast_origins,
+                                        broadcast_shapes, carried_origins, unknown_origins)
+from autotrace.runtime.graph import Equation, Graph, Var, short_name
+from autotrace.runtime.ops import primitives
+from autotrace.runtime.passes import optimize
+from autotrace.runtime.tracer import trace
 
 
 def golden(text: str) -> str:

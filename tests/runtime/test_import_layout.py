@@ -4,7 +4,8 @@
   after the ones it imports.
 - A module of runtime/ imports another inside a function only where that is the design: the
   backends' lazy loading (runtime/backends/). A late import that hides a cycle is refused.
-- runtime/ never imports transforms/ or autotrace/.
+- runtime/ never imports transforms/ or autotrace/ (they install as autotrace.runtime and
+  autotrace.transforms, so the names are read with that prefix taken off).
 - transforms/ imports from runtime/ only the helpers that generated code calls
   (runtime/derivatives/), the custom ops it writes calls of, and state cells; and what those
   import in turn never reaches the tracing compiler (tracer, passes, executor, backends).
@@ -58,8 +59,17 @@ def _imported(node, module: str, modules: dict) -> list:
         source = f"{base}.{node.module}" if node.module else base
     else:
         source = node.module
-    return [f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else source
-            for alias in node.names]
+    return [_short(f"{source}.{alias.name}") if _short(f"{source}.{alias.name}") in modules
+            else _short(source) for alias in node.names]
+
+
+def _short(name: str) -> str:
+    """An import's module named as its folder is: runtime/ and transforms/ install as
+    autotrace.runtime and autotrace.transforms (pyproject's package-dir)."""
+    for package in ("runtime", "transforms"):
+        if name == f"autotrace.{package}" or name.startswith(f"autotrace.{package}."):
+            return name[len("autotrace."):]
+    return name
 
 
 def _imports(tree, module: str, modules: dict) -> tuple[list, list]:

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 import autotrace
-from runtime.graph import Constant
-from runtime.passes import PASSES, BufferReuse, optimize
-from runtime.passes_scalars import scalar_exponent_agrees
-from runtime.tracer import trace
+from autotrace.runtime.graph import Constant
+from autotrace.runtime.passes import PASSES, BufferReuse, optimize
+from autotrace.runtime.passes_scalars import scalar_exponent_agrees
+from autotrace.runtime.tracer import trace
 from tests.runtime.helpers import compiled
 
 SPECIAL = [np.inf, -np.inf, np.nan, 0.0, -0.0]

@@ -5,12 +5,11 @@ import gc
 
 import numpy as np
 
-from runtime.signature import (
-    StrongIdentity, WeakIdentity, describe_difference, is_alive, signature_and_arrays,
-    signature_of, with_release_hook,
-)
-from runtime.spec import RetracingReducer, general_avals, placeholders_for
-from runtime.tracer import trace
+from autotrace.runtime.signature import (StrongIdentity, WeakIdentity, describe_difference,
+                                         is_alive, signature_and_arrays, signature_of,
+                                         with_release_hook)
+from autotrace.runtime.spec import RetracingReducer, general_avals, placeholders_for
+from autotrace.runtime.tracer import trace
 
 Pair = collections.namedtuple("Pair", "first second")
 

@@ -4,10 +4,10 @@ import collections
 import numpy as np
 import pytest
 
-from runtime.executor import compile_graph
-from runtime.ops import UntraceableError
-from runtime.passes import optimize
-from runtime.tracer import Tracer, TracerConversionError, set_item, trace
+from autotrace.runtime.executor import compile_graph
+from autotrace.runtime.ops import UntraceableError
+from autotrace.runtime.passes import optimize
+from autotrace.runtime.tracer import Tracer, TracerConversionError, set_item, trace
 from tests.runtime.helpers import compiled
 
 x3 = np.arange(3.0)
@@ -257,7 +257,7 @@ def test_shape_errors_are_raised_while_tracing():
 
 
 def test_a_state_cell_beside_a_tracer_is_its_captured_value():
-    from runtime.state import StateCell
+    from autotrace.runtime.state import StateCell
     cell = StateCell(m23)
     # NumPy hands the call to the left operand's Tracer, which must take the cell as its value.
     graph, structure = trace(lambda x: (x @ cell.read().T, x * cell, np.maximum(x, cell)),

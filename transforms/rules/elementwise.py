@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from runtime.derivatives.adjoint_ops import (clip_weights, first_given, sinc_slope, tie_weights,
-                                             unbroadcast)
-from runtime.derivatives.structure import zeros_like
-from transforms.rules.core import adjoint, d
+from autotrace.runtime.derivatives.adjoint_ops import (clip_weights, first_given, sinc_slope,
+                                                       tie_weights, unbroadcast)
+from autotrace.runtime.derivatives.structure import zeros_like
+from autotrace.transforms.rules.core import adjoint, d
 
 # Arithmetic: what the operators +, -, *, /, **, unary - and + mean.
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import itertools
 
-from transforms.codegen import load_function, to_source
-from transforms.rules.core import adjoint_rules, instantiate
-from transforms.templates import name
+from autotrace.transforms.codegen import load_function, to_source
+from autotrace.transforms.rules.core import adjoint_rules, instantiate
+from autotrace.transforms.templates import name
 
 
 def rule_vjp(func, *args, **kwargs):
@@ -45,8 +45,8 @@ def rule_jvp(func, args, tangents, **kwargs):
     tangents: one tangent per positional argument (None for an argument with no tangent: it is
     read as zeros like the argument).
     """
-    from transforms.rules.core import instantiate_tangent, tangent_rules
-    from runtime.derivatives.structure import zeros_like
+    from autotrace.transforms.rules.core import instantiate_tangent, tangent_rules
+    from autotrace.runtime.derivatives.structure import zeros_like
     rule = tangent_rules[func]
     y = func(*args, **kwargs)
     counter = itertools.count()

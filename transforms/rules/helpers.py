@@ -9,25 +9,29 @@ Not closed: `einsum_adjoint_cross` (only third derivatives of einsum reach it) h
 """
 import numpy as np
 
-from runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like, broadcast_like,
-                                             clip_weights, diag_adjoint, diagonal_adjoint,
-                                             diff_pad_width,
-                                             eigh_gap_inverse, extremum_weights, eye_like,
-                                             first_given, flat_axis, hstack_axis,
-                                             inverse_permutation, join, negate_shift,
-                                             norm_direction, norm_power, norm_slope, prod_others,
-                                             reduced_size, reshape_each, reshape_each_back,
-                                             sinc_slope, solve_as_matrix, sort_like, split_like,
-                                             tie_weights, tril_half_diagonal, unarray, unbroadcast,
-                                             unbroadcast_each, unpad, unreduce, unrepeat, unsort,
-                                             take_at, unstack, untake, untile)
-from runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
-                                      einsum_adjoint_cross, einsum_jvp, inner_adjoint_a,
-                                      inner_adjoint_b, kron_adjoint_a, kron_adjoint_b,
-                                      matmul_adjoint_a, matmul_adjoint_b, tensordot_adjoint_a,
-                                      tensordot_adjoint_b)
-from runtime.derivatives.scans import forward_scan, reverse_scan, shift
-from transforms.rules.core import adjoint, constant, d
+from autotrace.runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like,
+                                                       broadcast_like, clip_weights, diag_adjoint,
+                                                       diagonal_adjoint, diff_pad_width,
+                                                       eigh_gap_inverse, extremum_weights, eye_like,
+                                                       first_given, flat_axis, hstack_axis,
+                                                       inverse_permutation, join, negate_shift,
+                                                       norm_direction, norm_power, norm_slope,
+                                                       prod_others, reduced_size, reshape_each,
+                                                       reshape_each_back, sinc_slope,
+                                                       solve_as_matrix, sort_like, split_like,
+                                                       tie_weights, tril_half_diagonal, unarray,
+                                                       unbroadcast, unbroadcast_each, unpad,
+                                                       unreduce, unrepeat, unsort, take_at, unstack,
+                                                       untake, untile)
+from autotrace.runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b,
+                                                            einsum_adjoint, einsum_adjoint_cross,
+                                                            einsum_jvp, inner_adjoint_a,
+                                                            inner_adjoint_b, kron_adjoint_a,
+                                                            kron_adjoint_b, matmul_adjoint_a,
+                                                            matmul_adjoint_b, tensordot_adjoint_a,
+                                                            tensordot_adjoint_b)
+from autotrace.runtime.derivatives.scans import forward_scan, reverse_scan, shift
+from autotrace.transforms.rules.core import adjoint, constant, d
 
 constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, clip_weights,
          diff_pad_width, inverse_permutation, negate_shift, hstack_axis, eye_like, norm_power)

@@ -11,14 +11,16 @@ perturbation sees). norm covers ord=None, 'fro' and finite nonzero p for vectors
 """
 import numpy as np
 
-from runtime.derivatives.adjoint_ops import (diagonal_adjoint, eigh_gap_inverse, eye_like,
-                                             norm_direction, norm_power, solve_as_matrix,
-                                             tril_half_diagonal, unbroadcast, unreduce)
-from runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
-                                      inner_adjoint_a, inner_adjoint_b, kron_adjoint_a,
-                                      kron_adjoint_b, matmul_adjoint_a, matmul_adjoint_b,
-                                      tensordot_adjoint_a, tensordot_adjoint_b)
-from transforms.rules.core import adjoint, d
+from autotrace.runtime.derivatives.adjoint_ops import (diagonal_adjoint, eigh_gap_inverse, eye_like,
+                                                       norm_direction, norm_power, solve_as_matrix,
+                                                       tril_half_diagonal, unbroadcast, unreduce)
+from autotrace.runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b,
+                                                            einsum_adjoint, inner_adjoint_a,
+                                                            inner_adjoint_b, kron_adjoint_a,
+                                                            kron_adjoint_b, matmul_adjoint_a,
+                                                            matmul_adjoint_b, tensordot_adjoint_a,
+                                                            tensordot_adjoint_b)
+from autotrace.transforms.rules.core import adjoint, d
 
 # Products.
 

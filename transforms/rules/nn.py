@@ -9,11 +9,11 @@ arguments that give only shapes or that choice get no gradient.
 """
 import numpy as np
 
-from runtime.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
-from runtime.pooling import (avg_pool2d, avg_pool2d_backprop, max_pool2d, max_pool2d_gather,
-                             max_pool2d_scatter)
-from runtime.special import erf
-from transforms.rules.core import adjoint, d
+from autotrace.runtime.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
+from autotrace.runtime.pooling import (avg_pool2d, avg_pool2d_backprop, max_pool2d,
+                                       max_pool2d_gather, max_pool2d_scatter)
+from autotrace.runtime.special import erf
+from autotrace.transforms.rules.core import adjoint, d
 
 # d erf(x) / dx = 2 / sqrt(pi) exp(-x^2).
 TWO_OVER_SQRT_PI = 1.1283791670955126

@@ -11,10 +11,10 @@ prod's second derivative divides by the input and is not defined where it is 0.
 """
 import numpy as np
 
-from runtime.derivatives.adjoint_ops import (diff_pad_width, extremum_weights, flat_axis,
-                                             prod_others, reduced_size, unreduce, unsort)
-from runtime.derivatives.scans import reverse_scan, shift
-from transforms.rules.core import adjoint, d
+from autotrace.runtime.derivatives.adjoint_ops import (diff_pad_width, extremum_weights, flat_axis,
+                                                       prod_others, reduced_size, unreduce, unsort)
+from autotrace.runtime.derivatives.scans import reverse_scan, shift
+from autotrace.transforms.rules.core import adjoint, d
 
 
 @adjoint(np.sum)

@@ -4,12 +4,12 @@ Reverse mode inlines `concatenate`'s rule for `a + b` on operands it knows are l
 and `add_or_concatenate`'s where it cannot tell (transforms/sequences.py): that one decides
 when it runs. `*` has the same pair, for repetition.
 """
-from runtime.derivatives.adjoint_ops import unbroadcast
-from runtime.derivatives.sequences import (add_or_concatenate, append_zeros_like, concatenate,
-                               concatenates, copies, first_items, last_items,
-                               multiply_or_repeat, place_first, place_last, repeat, repeats,
-                               sum_copies)
-from transforms.rules.core import adjoint, constant, d, tangent
+from autotrace.runtime.derivatives.adjoint_ops import unbroadcast
+from autotrace.runtime.derivatives.sequences import (add_or_concatenate, append_zeros_like,
+                                                     concatenate, concatenates, copies, first_items,
+                                                     last_items, multiply_or_repeat, place_first,
+                                                     place_last, repeat, repeats, sum_copies)
+from autotrace.transforms.rules.core import adjoint, constant, d, tangent
 
 constant(concatenates, repeats)
 

@@ -7,11 +7,12 @@ one gradient per element; variadic ones (atleast_1d, broadcast_arrays) one per a
 """
 import numpy as np
 
-from runtime.derivatives.adjoint_ops import (diag_adjoint, hstack_axis, inverse_permutation,
-                                             negate_shift, reshape_each, split_like, unarray,
-                                             unbroadcast, unbroadcast_each, unpad, unrepeat,
-                                             unstack, untake, untile)
-from transforms.rules.core import adjoint, d
+from autotrace.runtime.derivatives.adjoint_ops import (diag_adjoint, hstack_axis,
+                                                       inverse_permutation, negate_shift,
+                                                       reshape_each, split_like, unarray,
+                                                       unbroadcast, unbroadcast_each, unpad,
+                                                       unrepeat, unstack, untake, untile)
+from autotrace.transforms.rules.core import adjoint, d
 
 
 @adjoint(np.reshape)

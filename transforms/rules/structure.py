@@ -7,22 +7,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.derivatives.items import (
-    accumulate_attribute, accumulate_item, astype, attribute_gradient, attribute_tangent,
-    build_namedtuple, clear_item, dict_items, dict_keys, dict_values, extremum_gradient,
-    gradient_item, item, item_gradient, items_gradient, namedtuple_fields, pairs_gradient,
-    place_item, read_attribute, read_item, sequence, sequence_gradient, shallow_copy, shape_only,
-    sort_order, sum_gradient, values_gradient,
-)
-from runtime.derivatives.structure import (
-    accumulate, add, cast_like, like_container, match, match_for_caller, ones_like, seed, snapshot,
-    tangent_like, tangent_seed, zeros_like,
-)
-from runtime.derivatives.adjoint_ops import unbroadcast
-from runtime.derivatives.built_objects import build_object, field_gradients, object_gradient
-from runtime.random import draw
-from transforms.inplace import refuse_shared_write
-from transforms.rules.core import adjoint, constant, d
+from autotrace.runtime.derivatives.items import (accumulate_attribute, accumulate_item, astype,
+                                                 attribute_gradient, attribute_tangent,
+                                                 build_namedtuple, clear_item, dict_items,
+                                                 dict_keys, dict_values, extremum_gradient,
+                                                 gradient_item, item, item_gradient, items_gradient,
+                                                 namedtuple_fields, pairs_gradient, place_item,
+                                                 read_attribute, read_item, sequence,
+                                                 sequence_gradient, shallow_copy, shape_only,
+                                                 sort_order, sum_gradient, values_gradient)
+from autotrace.runtime.derivatives.structure import (accumulate, add, cast_like, like_container,
+                                                     match, match_for_caller, ones_like, seed,
+                                                     snapshot, tangent_like, tangent_seed,
+                                                     zeros_like)
+from autotrace.runtime.derivatives.adjoint_ops import unbroadcast
+from autotrace.runtime.derivatives.built_objects import (build_object, field_gradients,
+                                                         object_gradient)
+from autotrace.runtime.random import draw
+from autotrace.transforms.inplace import refuse_shared_write
+from autotrace.transforms.rules.core import adjoint, constant, d
 
 # shape_only's result is read for its shape alone (transforms/cleanup.py); refuse_shared_write
 # checks a value and gives nothing.

@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 
-from runtime.derivatives.adjoint_ops import clip_weights, first_given, sinc_slope, tie_weights
-from runtime.derivatives.structure import add, zeros_like
-from transforms.rules.core import d, tangent
+from autotrace.runtime.derivatives.adjoint_ops import (clip_weights, first_given, sinc_slope,
+                                                       tie_weights)
+from autotrace.runtime.derivatives.structure import add, zeros_like
+from autotrace.transforms.rules.core import d, tangent
 
 # Arithmetic.
 

@@ -9,22 +9,27 @@ third derivatives of einsum reach them) have no rules.
 """
 import numpy as np
 
-from runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like, broadcast_like,
-                                             diag_adjoint, diagonal_adjoint, eigh_gap_inverse, join,
-                                             norm_direction, norm_slope, prod_others, reshape_each,
-                                             reshape_each_back, sinc_slope, solve_as_matrix,
-                                             sort_like, split_like, take_at, tril_half_diagonal,
-                                             unarray, unbroadcast, unbroadcast_each, unpad,
-                                             unreduce, unrepeat, unsort, unstack, untake, untile)
-from runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
-                                      einsum_adjoint_cross, einsum_jvp, inner_adjoint_a,
-                                      inner_adjoint_b, kron_adjoint_a, kron_adjoint_b,
-                                      matmul_adjoint_a, matmul_adjoint_b, tensordot_adjoint_a,
-                                      tensordot_adjoint_b)
-from runtime.derivatives.scans import forward_scan, reverse_scan, shift
-from runtime.derivatives.structure import add
-from runtime.derivatives.tangent_ops import einsum_jvp_cross
-from transforms.rules.core import d, tangent
+from autotrace.runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like,
+                                                       broadcast_like, diag_adjoint,
+                                                       diagonal_adjoint, eigh_gap_inverse, join,
+                                                       norm_direction, norm_slope, prod_others,
+                                                       reshape_each, reshape_each_back, sinc_slope,
+                                                       solve_as_matrix, sort_like, split_like,
+                                                       take_at, tril_half_diagonal, unarray,
+                                                       unbroadcast, unbroadcast_each, unpad,
+                                                       unreduce, unrepeat, unsort, unstack, untake,
+                                                       untile)
+from autotrace.runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b,
+                                                            einsum_adjoint, einsum_adjoint_cross,
+                                                            einsum_jvp, inner_adjoint_a,
+                                                            inner_adjoint_b, kron_adjoint_a,
+                                                            kron_adjoint_b, matmul_adjoint_a,
+                                                            matmul_adjoint_b, tensordot_adjoint_a,
+                                                            tensordot_adjoint_b)
+from autotrace.runtime.derivatives.scans import forward_scan, reverse_scan, shift
+from autotrace.runtime.derivatives.structure import add
+from autotrace.runtime.derivatives.tangent_ops import einsum_jvp_cross
+from autotrace.transforms.rules.core import d, tangent
 
 # Broadcasting and reductions.
 

@@ -9,11 +9,11 @@ them the exact transposes of the adjoint rules' symmetrized gradients.
 """
 import numpy as np
 
-from runtime.derivatives.adjoint_ops import (eigh_gap_inverse, norm_direction, norm_power,
-                                             solve_as_matrix, tril_half_diagonal)
-from runtime.derivatives.adjoint_products import einsum_jvp
-from runtime.derivatives.structure import zeros_like
-from transforms.rules.core import d, tangent
+from autotrace.runtime.derivatives.adjoint_ops import (eigh_gap_inverse, norm_direction, norm_power,
+                                                       solve_as_matrix, tril_half_diagonal)
+from autotrace.runtime.derivatives.adjoint_products import einsum_jvp
+from autotrace.runtime.derivatives.structure import zeros_like
+from autotrace.transforms.rules.core import d, tangent
 
 # Products.
 

@@ -6,12 +6,12 @@ The bilinear maps are differentiated factor by factor; the maps linear in their 
 """
 import numpy as np
 
-from runtime.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
-from runtime.pooling import (avg_pool2d, avg_pool2d_backprop, max_pool2d, max_pool2d_gather,
-                             max_pool2d_scatter)
-from runtime.special import erf
-from transforms.rules.core import d, tangent
-from transforms.rules.nn import TWO_OVER_SQRT_PI
+from autotrace.runtime.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
+from autotrace.runtime.pooling import (avg_pool2d, avg_pool2d_backprop, max_pool2d,
+                                       max_pool2d_gather, max_pool2d_scatter)
+from autotrace.runtime.special import erf
+from autotrace.transforms.rules.core import d, tangent
+from autotrace.transforms.rules.nn import TWO_OVER_SQRT_PI
 
 
 @tangent(erf)

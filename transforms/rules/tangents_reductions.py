@@ -7,10 +7,10 @@ Inputs may be lists of floats, so divisions are written as np.divide (a list has
 """
 import numpy as np
 
-from runtime.derivatives.adjoint_ops import (extremum_weights, flat_axis, prod_others, reduced_size,
-                                 sort_like)
-from runtime.derivatives.scans import forward_scan, shift
-from transforms.rules.core import d, tangent
+from autotrace.runtime.derivatives.adjoint_ops import (extremum_weights, flat_axis, prod_others,
+                                                       reduced_size, sort_like)
+from autotrace.runtime.derivatives.scans import forward_scan, shift
+from autotrace.transforms.rules.core import d, tangent
 
 
 @tangent(np.sum)

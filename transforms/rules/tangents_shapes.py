@@ -7,8 +7,9 @@ several arguments) give a list of tangents.
 """
 import numpy as np
 
-from runtime.derivatives.adjoint_ops import broadcast_each_like, reshape_each_back, unbroadcast
-from transforms.rules.core import d, tangent
+from autotrace.runtime.derivatives.adjoint_ops import (broadcast_each_like, reshape_each_back,
+                                                       unbroadcast)
+from autotrace.transforms.rules.core import d, tangent
 
 
 @tangent(np.reshape)

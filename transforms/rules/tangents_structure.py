@@ -10,20 +10,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.derivatives.adjoint_ops import unbroadcast
-from runtime.derivatives.built_objects import build_object, field_gradients, object_gradient
-from runtime.derivatives.items import (
-    accumulate_attribute, accumulate_item, astype, attribute_gradient, attribute_tangent,
-    build_namedtuple, clear_item, dict_items, dict_values, extremum_gradient, gradient_item, item,
-    item_gradient, items_gradient, namedtuple_fields, pairs_gradient, place_item, read_attribute,
-    read_item, sequence, sequence_gradient, shallow_copy, sum_gradient, values_gradient,
-)
-from runtime.derivatives.structure import (
-    accumulate, add, cast_like, like_container, match, match_for_caller, seed, snapshot,
-    tangent_like, tangent_seed,
-)
-from runtime.derivatives.tangent_ops import extremum_tangent, iteration_tangent, seed_tangent
-from transforms.rules.core import adjoint, d, tangent
+from autotrace.runtime.derivatives.adjoint_ops import unbroadcast
+from autotrace.runtime.derivatives.built_objects import (build_object, field_gradients,
+                                                         object_gradient)
+from autotrace.runtime.derivatives.items import (accumulate_attribute, accumulate_item, astype,
+                                                 attribute_gradient, attribute_tangent,
+                                                 build_namedtuple, clear_item, dict_items,
+                                                 dict_values, extremum_gradient, gradient_item,
+                                                 item, item_gradient, items_gradient,
+                                                 namedtuple_fields, pairs_gradient, place_item,
+                                                 read_attribute, read_item, sequence,
+                                                 sequence_gradient, shallow_copy, sum_gradient,
+                                                 values_gradient)
+from autotrace.runtime.derivatives.structure import (accumulate, add, cast_like, like_container,
+                                                     match, match_for_caller, seed, snapshot,
+                                                     tangent_like, tangent_seed)
+from autotrace.runtime.derivatives.tangent_ops import (extremum_tangent, iteration_tangent,
+                                                       seed_tangent)
+from autotrace.transforms.rules.core import adjoint, d, tangent
 
 
 @tangent(seed)
