@@ -355,6 +355,11 @@ TABLE += [
 
 # --- Shapes, joins, copies and selections -----------------------------------------------------
 
+# Indices for np.take_along_axis: repeated along rows (their gradients add up), and (2, 4)
+# indices into a (3, 1) array along axis 0.
+_ALONG_ROWS = np.array([[0, 3, 3], [1, 1, 0], [2, 0, 2]])
+_ALONG_COLUMNS = np.array([[0, 2, 2, 1], [1, 0, 2, 2]])
+
 TABLE += [
     E("reshape", np.reshape, lambda rng: (rng.standard_normal((3, 4)), (2, 6))),
     E("reshape/order-F", np.reshape, lambda rng: (rng.standard_normal((3, 4)), (6, -1)),
@@ -421,6 +426,16 @@ TABLE += [
     E("take/wrap", np.take, lambda rng: (rng.standard_normal(4), [5, -1]), dict(mode="wrap")),
     E("take/clip", np.take, lambda rng: (rng.standard_normal((4, 2)), [7, 0]),
       dict(axis=0, mode="clip")),
+    E("take_along_axis/repeats", np.take_along_axis,
+      lambda rng: (rng.standard_normal((3, 4)), _ALONG_ROWS), dict(axis=1)),
+    E("take_along_axis/broadcast", np.take_along_axis,
+      lambda rng: (rng.standard_normal((3, 1)), _ALONG_COLUMNS), dict(axis=0),
+      note="a's second dimension has length 1 and broadcasts against the indices'"),
+    E("take_along_axis/flat", np.take_along_axis,
+      lambda rng: (rng.standard_normal((3, 4)), np.array([0, 5, 5, 11, -1])), dict(axis=None)),
+    E("take_along_axis/last", np.take_along_axis,
+      lambda rng: (rng.standard_normal((2, 3, 4)), np.array([[[3], [0], [1]], [[2], [2], [0]]])),
+      dict(axis=-1)),
 ]
 
 # --- Helpers that rule bodies call (their rules make second derivatives work) -----------------
@@ -519,6 +534,10 @@ TABLE += [
       dict(axis=1, mode="clip")),
     E("helper:untake/axis", ops.untake, _with(_n(3, 3), _n(3, 4), [2, 0, 2]), dict(axis=1),
       wrt=(_G,)),
+    E("helper:untake_along", ops.untake_along, _with(_n(3, 3), _n(3, 4), _ALONG_ROWS),
+      dict(axis=1), wrt=(_G,)),
+    E("helper:untake_along/broadcast", ops.untake_along,
+      _with(_n(2, 4), _n(3, 1), _ALONG_COLUMNS), dict(axis=0), wrt=(_G,)),
 ]
 
 _BILINEAR = [

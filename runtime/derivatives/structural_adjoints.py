@@ -1,5 +1,5 @@
 """The adjoints of structural functions that derivative rules call: sort and unsort, split and
-join, stack, reshape, array, tile, repeat, pad, diagonal and take (each the other's adjoint, with
+join, stack, reshape, array, tile, repeat, pad, diagonal, take and take_along_axis (each the other's adjoint, with
 its own rule in transforms/rules/helpers.py), and the few checks on gradient values that the
 broadcasting helpers (runtime/derivatives/adjoint_ops.py, which re-exports these) share.
 
@@ -251,3 +251,25 @@ def untake(g, a, indices, axis=None, mode="raise"):
     out = _scatter_add(out, index, xp.moveaxis(values, axis, 0))
     out = xp.moveaxis(out, 0, axis)
     return _as_float(xp.reshape(out, ())) if type(a) is float else xp.reshape(out, shape)
+
+
+def untake_along(g, a, indices, axis=-1):
+    """The adjoint of np.take_along_axis(a, indices, axis): `g` added back where each of its
+    elements was taken from (repeated indices add up; a dimension of `a` that broadcast
+    against `indices` sums its gradient)."""
+    if axis is None:  # a flattened: the same as np.take of the flat array
+        return untake(g, a, indices, None)
+    xp = array_module(g)
+    shape, taken = np.shape(a), np.shape(g)
+    axis %= len(shape)
+    index = []
+    for dimension, (size, taken_size) in enumerate(zip(shape, taken)):
+        if dimension == axis:
+            index.append(xp.broadcast_to(indices, taken))
+            continue
+        # Each element of g sits at its own place along the other axes, or at 0 where `a`
+        # had length 1 there and broadcast.
+        along = xp.arange(taken_size) if size == taken_size else xp.zeros(taken_size, int)
+        index.append(xp.reshape(along, [-1 if d == dimension else 1 for d in range(len(shape))]))
+    out = xp.zeros(shape, dtype=xp.result_type(g, 1.0))
+    return _scatter_add(out, tuple(index), g)

@@ -22,7 +22,7 @@ from autotrace.runtime.derivatives.adjoint_ops import (array_like, broadcast_eac
                                                        tie_weights, tril_half_diagonal, unarray,
                                                        unbroadcast, unbroadcast_each, unpad,
                                                        unreduce, unrepeat, unsort, take_at, unstack,
-                                                       untake, untile)
+                                                       untake, untake_along, untile)
 from autotrace.runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b,
                                                             einsum_adjoint, einsum_adjoint_cross,
                                                             einsum_jvp, inner_adjoint_a,
@@ -191,6 +191,11 @@ def untake_rule(z, g, a, indices, axis=None, mode="raise"):
 @adjoint(take_at)
 def take_at_rule(z, a, indices, axis=None, mode="raise"):
     d[a] = untake(d[z], a, indices, axis, mode)
+
+
+@adjoint(untake_along)
+def untake_along_rule(z, g, a, indices, axis=-1):
+    d[g] = np.take_along_axis(d[z], indices, axis)
 
 
 # Bilinear adjoints. For A(g, a, b) = d<g, B(a, b)>/da:  <dz, A(g, a, b)> = <g, B(dz, b)>, so

@@ -11,7 +11,8 @@ from autotrace.runtime.derivatives.adjoint_ops import (diag_adjoint, hstack_axis
                                                        inverse_permutation, negate_shift,
                                                        reshape_each, split_like, unarray,
                                                        unbroadcast, unbroadcast_each, unpad,
-                                                       unrepeat, unstack, untake, untile)
+                                                       unrepeat, unstack, untake, untake_along,
+                                                       untile)
 from autotrace.transforms.rules.core import adjoint, d
 
 
@@ -156,3 +157,8 @@ def triu_rule(y, m, k=0):
 @adjoint(np.take)
 def take_rule(y, a, indices, axis=None, *, mode="raise"):
     d[a] = untake(d[y], a, indices, axis, mode)
+
+
+@adjoint(np.take_along_axis)
+def take_along_axis_rule(y, arr, indices, axis=-1):
+    d[arr] = untake_along(d[y], arr, indices, axis)

@@ -18,7 +18,7 @@ from autotrace.runtime.derivatives.adjoint_ops import (array_like, broadcast_eac
                                                        take_at, tril_half_diagonal, unarray,
                                                        unbroadcast, unbroadcast_each, unpad,
                                                        unreduce, unrepeat, unsort, unstack, untake,
-                                                       untile)
+                                                       untake_along, untile)
 from autotrace.runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b,
                                                             einsum_adjoint, einsum_adjoint_cross,
                                                             einsum_jvp, inner_adjoint_a,
@@ -179,6 +179,11 @@ def diag_adjoint_tangent(z, g, v, k=0):
 @tangent(untake)
 def untake_tangent(z, g, a, indices, axis=None, mode="raise"):
     d[z] = untake(d[g], a, indices, axis, mode)
+
+
+@tangent(untake_along)
+def untake_along_tangent(z, g, a, indices, axis=-1):
+    d[z] = untake_along(d[g], a, indices, axis)
 
 
 @tangent(take_at)

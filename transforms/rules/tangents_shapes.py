@@ -163,3 +163,8 @@ def triu_tangent(y, m, k=0):
 @tangent(np.take)
 def take_tangent(y, a, indices, axis=None, *, mode="raise"):
     d[y] = np.take(d[a], indices, axis, mode=mode)
+
+
+@tangent(np.take_along_axis)
+def take_along_axis_tangent(y, arr, indices, axis=-1):
+    d[y] = np.take_along_axis(d[arr], indices, axis)
