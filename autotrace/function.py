@@ -462,12 +462,19 @@ def _user_frame(error: BaseException):
 
 def _autotrace_frame(error: BaseException):
     """The innermost frame of the error's traceback outside NumPy, if it is autotrace's own
-    (then autotrace, not the user's code, failed), else None."""
+    (then autotrace, not the user's code, failed), else None. A comprehension's or lambda's
+    frame is named by the autotrace function around it."""
+    found = None
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
         path = os.path.abspath(frame.filename)
-        if not path.startswith(_LIBRARY_DIRS[0]):
-            return frame if path.startswith(_LIBRARY_DIRS[1:]) else None
-    return None
+        if found is None and path.startswith(_LIBRARY_DIRS[0]):
+            continue
+        if not path.startswith(_LIBRARY_DIRS[1:]):
+            break
+        found = frame
+        if not frame.name.startswith("<"):
+            break
+    return found
 
 
 def _raised_by_an_op(error: BaseException) -> bool:

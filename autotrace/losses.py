@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from autotrace.nn import log_softmax
+from autotrace.runtime.devices import array_module
+from autotrace.runtime.registry import is_traced
 
 __all__ = ["softmax_cross_entropy", "sparse_softmax_cross_entropy",
            "dense_softmax_cross_entropy", "sigmoid_cross_entropy", "mean_squared_error"]
@@ -46,9 +48,14 @@ def sparse_softmax_cross_entropy(labels, logits, from_logits=True, reduction="me
     """-log softmax(logits)[n, labels[n]] for each example n, reduced.
 
     Arguments:
-        labels: (N,) integer class indices in [0, C).
+        labels: (N,) integer class indices in [0, C). One outside that range is an IndexError
+            when the labels are known; inside `autotrace.function`, where they are not, its
+            example's loss is NaN (as on a GPU, which cannot raise).
         logits: (N, C) logits, or probabilities with from_logits=False.
         from_logits, reduction: as for `softmax_cross_entropy`.
+
+    N may be unknown (None in an `autotrace.Spec`): the label's class is chosen by comparing
+    the labels with each class index, which needs C alone.
 
     Example:
         >>> float(sparse_softmax_cross_entropy(np.array([1]), np.array([[0.0, 0.0]])))
@@ -56,7 +63,11 @@ def sparse_softmax_cross_entropy(labels, logits, from_logits=True, reduction="me
     """
     _check_reduction(reduction, "sparse_softmax_cross_entropy")
     log_probabilities = _log_probabilities(logits, from_logits)
-    picked = log_probabilities[np.arange(np.shape(logits)[0]), labels]
+    classes = np.shape(logits)[-1]
+    _check_class_indices(labels, classes)
+    chosen = np.expand_dims(labels, -1) == array_module(labels).arange(classes)
+    picked = np.sum(np.where(chosen, log_probabilities, 0.0), axis=-1)
+    picked = np.where(np.any(chosen, axis=-1), picked, np.nan)
     return _reduce(-picked, reduction)
 
 
@@ -135,6 +146,18 @@ def _are_class_indices(labels) -> bool:
     """Integer labels are class indices; floating ones are probability rows."""
     dtype = labels.dtype if hasattr(labels, "dtype") else np.asarray(labels).dtype
     return np.issubdtype(dtype, np.integer)
+
+
+def _check_class_indices(labels, classes: int) -> None:
+    """Refuse known labels outside [0, classes); traced ones give NaN losses instead."""
+    if is_traced(labels):
+        return
+    labels = array_module(labels).asarray(labels)
+    outside = labels[(labels < 0) | (labels >= classes)]
+    if outside.size:
+        raise IndexError(f"sparse_softmax_cross_entropy: labels must be class indices in "
+                         f"[0, {classes}) for logits of {classes} classes; got "
+                         f"{outside.ravel()[:5].tolist()}")
 
 
 def _check_reduction(reduction, function: str) -> None:

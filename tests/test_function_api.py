@@ -384,26 +384,55 @@ def test_python_code_that_needs_an_unknown_size_gets_a_hint():
         "    return x * len(x)")
 
 
+def noisy(x):
+    return x + autotrace.random.normal(np.shape(x))
+
+
+def test_autotrace_code_that_needs_an_unknown_size_is_not_blamed_on_the_user():
+    traced = autotrace.function(noisy, input_signature=[Spec((None, 3))])
+    line = inspect.getsourcelines(noisy)[1] + 1
+    with pytest.raises(TypeError) as error:
+        traced(np.ones((2, 3)))
+    random = autotrace.runtime.random
+    failing_line = inspect.getsource(random).splitlines().index(
+        "    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(size) for size in "
+        "shape)") + 1
+    assert str(error.value) == (
+        "int() argument must be a string, a bytes-like object or a real number, not "
+        "'NoneType'\n"
+        "  (traced with dimensions of unknown size, None in the Spec: autotrace's own "
+        f"draw ({random.__file__}, line {failing_line}) needs their size, and "
+        "cannot trace them; give them a size in the Spec)\n"
+        f'  File "{__file__}", line {line}, in noisy\n'
+        "    return x + autotrace.random.normal(np.shape(x))")
+
+
 def sparse_loss(logits, labels):
     return autotrace.losses.sparse_softmax_cross_entropy(labels, logits)
 
 
-def test_autotrace_code_that_needs_an_unknown_size_is_not_blamed_on_the_user():
-    traced = autotrace.function(sparse_loss, input_signature=[Spec((None, 3)),
-                                                              Spec((None,), np.int64)])
-    line = inspect.getsourcelines(sparse_loss)[1] + 1
-    with pytest.raises(TypeError) as error:
-        traced(np.ones((2, 3)), np.array([0, 2]))
-    losses = autotrace.losses.__file__
-    failing_line = inspect.getsource(autotrace.losses).splitlines().index(
-        "    picked = log_probabilities[np.arange(np.shape(logits)[0]), labels]") + 1
-    assert str(error.value) == (
-        "unsupported operand type(s) for -: 'NoneType' and 'int'\n"
-        "  (traced with dimensions of unknown size, None in the Spec: autotrace's own "
-        f"sparse_softmax_cross_entropy ({losses}, line {failing_line}) needs their size, and "
-        "cannot trace them; give them a size in the Spec)\n"
-        f'  File "{__file__}", line {line}, in sparse_loss\n'
-        "    return autotrace.losses.sparse_softmax_cross_entropy(labels, logits)")
+def test_a_training_loss_traces_with_an_unknown_batch_size():
+    """Class indices are chosen by comparison with each class, which needs no batch size; a
+    label outside the classes is an IndexError when known and a NaN loss when traced."""
+    signature = [Spec((None, 3)), Spec((None,), np.int64)]
+    logits = np.array([[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]])
+    labels = np.array([2, 0])
+    by_hand = -np.mean([logits[n, labels[n]] - np.log(np.sum(np.exp(logits[n])))
+                        for n in range(2)])
+    softmax = np.exp(logits) / np.sum(np.exp(logits), axis=1, keepdims=True)
+    gradient_by_hand = (softmax - np.eye(3)[labels]) / 2
+    traced = autotrace.function(sparse_loss, input_signature=signature)
+    traced_grad = autotrace.function(autotrace.grad(sparse_loss), input_signature=signature)
+    np.testing.assert_allclose(traced(logits, labels), by_hand, rtol=1e-14)
+    np.testing.assert_allclose(traced_grad(logits, labels), gradient_by_hand, rtol=1e-13)
+    np.testing.assert_allclose(traced_grad(np.tile(logits, (3, 1)), np.tile(labels, 3)),
+                               np.tile(gradient_by_hand, (3, 1)) / 3, rtol=1e-13)
+    assert traced_grad.trace_count == 1
+    assert np.isnan(traced(logits, np.array([2, 3])))
+    with pytest.raises(IndexError) as error:
+        sparse_loss(logits, np.array([2, 3]))
+    assert str(error.value) == ("sparse_softmax_cross_entropy: labels must be class indices "
+                                "in [0, 3) for logits of 3 classes; got [3]")
 
 
 def squares(x):

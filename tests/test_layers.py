@@ -112,6 +112,28 @@ def test_pooling_and_flatten_outputs():
     assert layers.Flatten()(np.arange(3.0)).shape == (3, 1)
 
 
+def test_a_convnet_step_traces_with_an_unknown_batch_size():
+    """Flatten and the sparse cross entropy need no batch size: one trace serves every batch
+    size, with the gradients of the eager step."""
+    model = layers.Sequential([layers.Conv2D(2, 3, activation="relu"), layers.MaxPool2D(),
+                               layers.Flatten(), layers.Dense(3)])
+
+    def loss(images, labels):
+        return at.losses.sparse_softmax_cross_entropy(labels, model(images))
+
+    gradients = at.implicit_grad(loss)
+    step = at.function(gradients, input_signature=[at.Spec((None, 6, 6, 1)),
+                                                   at.Spec((None,), np.int64)])
+    for batch in (2, 5):
+        images, labels = random(batch, 6, 6, 1), np.arange(batch) % 3
+        eager = {id(v): g for g, v in gradients(images, labels)}
+        traced = step(images, labels)
+        assert len(traced) == len(eager) == 4
+        for gradient, variable in traced:
+            np.testing.assert_allclose(gradient, eager[id(variable)], rtol=1e-12, atol=1e-15)
+    assert step.trace_count == 1
+
+
 def test_embedding_output_and_gradient():
     layer = layers.Embedding(5, 3)
     indices = np.array([[0, 4], [2, 0]])

@@ -80,6 +80,8 @@ class Flatten(Layer):
     def call(self, inputs):
         if self.data_format == "channels_first" and inputs.ndim > 2:
             inputs = np.transpose(inputs, (0,) + tuple(range(2, inputs.ndim)) + (1,))
+        if inputs.shape[0] is None:  # traced with an unknown batch size: the rows' is known
+            return np.reshape(inputs, (-1, int(np.prod(inputs.shape[1:]))))
         return np.reshape(inputs, (inputs.shape[0], -1))
 
 

@@ -105,6 +105,23 @@ def train(device: str, images, labels, steps: int = 6, make_model=Classifier,
     return losses, weights, model, optimizer, mean_loss, step
 
 
+def test_the_sparse_cross_entropy_and_its_gradient_run_eagerly_on_the_gpu():
+    rng = np.random.default_rng(1)
+    logits, labels = rng.standard_normal((5, 3)), rng.integers(0, 3, 5)
+
+    def loss(logits, labels):
+        return autotrace.losses.sparse_softmax_cross_entropy(labels, logits)
+
+    value, gradient = autotrace.value_and_grad(loss)(logits, labels)
+    gpu_value, gpu_gradient = autotrace.value_and_grad(loss)(
+        *autotrace.to_device((logits, labels), "gpu:0"))
+    assert on_gpu0(gpu_value) and on_gpu0(gpu_gradient)
+    np.testing.assert_allclose(autotrace.to_numpy(gpu_value), value, rtol=1e-12)
+    np.testing.assert_allclose(autotrace.to_numpy(gpu_gradient), gradient, rtol=1e-12)
+    with pytest.raises(IndexError, match=r"class indices in \[0, 3\).*got \[3\]"):
+        loss(*autotrace.to_device((logits, np.array([0, 3, 1, 1, 2])), "gpu:0"))
+
+
 def test_a_model_trains_on_the_gpu_as_on_the_cpu():
     rng = np.random.default_rng(0)
     images, labels = rng.standard_normal((64, 10)), rng.integers(0, 4, 64)
