@@ -110,7 +110,9 @@ def device(name):
     Arrays autotrace makes inside it go on that device: Variables made from NumPy values or
     numbers (layers' weights, metrics' state), random draws of generators made there, and
     optimizer slots (which go where their Variable is, wherever they are made). Arrays you
-    pass keep their own device, and a GPU gradient stays on the GPU.
+    pass keep their own device, and a GPU gradient stays on the GPU. Inside a GPU's context
+    that GPU is CuPy's current device too, so the CuPy calls of eager code run there (a traced
+    function runs on its inputs' GPU wherever it is called).
 
     Example:
         >>> with autotrace.device("cpu"):
@@ -118,7 +120,11 @@ def device(name):
         'cpu'
     """
     with _current.pushed(_placed(parse_device(name))) as placed:
-        yield placed
+        if placed.kind != "gpu":
+            yield placed
+            return
+        with cupy_module().cuda.Device(placed.index):  # CuPy's own calls run there too
+            yield placed
 
 
 def current_device() -> str:

@@ -241,6 +241,7 @@ def compile_graph(graph: Graph, name: str = "graph",
         source += (f"\n# {function_name} runs as native code compiled by the {backend.name} "
                    "backend; the Python above\n# computes the same, and runs where NumPy "
                    "must warn.\n")
+    function = backend.run_on(function, devices[0])
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     weakref.finalize(function, linecache.cache.pop, filename, None)
     return function, source

@@ -37,6 +37,9 @@ The protocol (`Backend`; a new backend is one module with one instance, passed t
 - `compile_whole(graph, python_version)`: the whole graph as one native function (a graph of
   scalars as one compiled loop), or None to run the executor's Python; `python_version` is
   that Python, which a native function may fall back on (to give NumPy's warnings).
+- `run_on(function, device)`: the compiled function as it runs for a graph on `device`: as it
+  is, or (CuPy, on a machine with several GPUs) making that GPU the current one for each call,
+  since kernels launch on the current device.
 
 A primitive says how it is written (`Primitive.source`/`statements`, in terms of `np`), so a
 backend whose array module has NumPy's functions needs no table of its own; what it does
@@ -79,6 +82,9 @@ class Backend:
 
     def compile_whole(self, graph, python_version):
         return None
+
+    def run_on(self, function, device: str):
+        return function
 
     def __repr__(self) -> str:
         return f"<autotrace backend {self.name}>"

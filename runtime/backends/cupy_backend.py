@@ -11,12 +11,12 @@ compute the group with the equations it replaced, so the pass needs no GPU to be
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, wraps
 
 import numpy as np
 
 from autotrace.runtime.backends import Backend, register
-from autotrace.runtime.devices import cupy_module, parse_device
+from autotrace.runtime.devices import cupy_module, gpu_count, parse_device
 from autotrace.runtime.fusion import FusedKernel, fuse, replace_regions, run_equations
 from autotrace.runtime.graph import Equation, Graph
 from autotrace.runtime.registry import Primitive
@@ -100,6 +100,19 @@ class CupyBackend(Backend):
 
     def passes(self) -> list:
         return [GpuFusion()]
+
+    def run_on(self, function, device: str):
+        """With one GPU, `function` itself; with several, `function` run with the graph's GPU
+        current, whichever GPU is current where it is called."""
+        if gpu_count() < 2:
+            return function
+        gpu, index = self.array_module().cuda.Device, parse_device(device).index
+
+        @wraps(function)
+        def on_device(*arrays):
+            with gpu(index):  # a context of its own per call: calls may come from threads
+                return function(*arrays)
+        return on_device
 
 
 BACKEND = register(CupyBackend())

@@ -52,3 +52,38 @@ def test_log_placement_names_the_gpu(capsys):
         autotrace.config.log_placement(previous)
     assert capsys.readouterr().err == (
         "autotrace: <lambda> (1 ops) runs on gpu:0; it moves no data between devices\n")
+
+
+def doubled(x):
+    return x * 2.0
+
+
+def test_graphs_and_device_scopes_make_their_gpu_current_where_there_are_several(monkeypatch):
+    """Kernels launch on CuPy's current device: with several GPUs a traced function makes its
+    inputs' GPU current for each call, and `autotrace.device` makes its GPU current. (Checked
+    with the GPU count set to 2 and the device contexts recorded: one GPU is what this has.)"""
+    entered = []
+
+    class Recording(cupy.cuda.Device):
+        def __enter__(self):
+            entered.append(self.id)
+            return super().__enter__()
+
+    monkeypatch.setattr(cupy.cuda, "Device", Recording)
+    monkeypatch.setattr(cupy.cuda.runtime, "getDeviceCount", lambda: 2)
+    x = autotrace.to_device(np.arange(3.0), "gpu:0")
+    traced = autotrace.function(doubled)
+    traced(x)
+    entered.clear()
+    np.testing.assert_array_equal(autotrace.to_numpy(traced(x)), [0.0, 2.0, 4.0])
+    traced(x)
+    assert entered == [0, 0]
+    entered.clear()
+    with autotrace.device("gpu:0"):
+        assert entered == [0]
+    monkeypatch.setattr(cupy.cuda.runtime, "getDeviceCount", lambda: 1)
+    single = autotrace.function(doubled)
+    single(x)
+    entered.clear()
+    single(x)
+    assert entered == []
