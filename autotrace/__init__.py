@@ -34,6 +34,7 @@ from autotrace.control import cond, while_loop
 from autotrace.control import print_ as print  # noqa: A001 - autotrace.print, by design
 from autotrace.custom import custom_gradient, stop_gradient
 from autotrace.from_trace import TracedSourceWarning
+from autotrace.concrete import ConcreteFunction
 from autotrace.function import Function, function
 from autotrace.export import ExportError, export
 from autotrace.operators import (elementwise_grad, forward, hessian, hvp, jacobian, jvp,
@@ -63,4 +64,4 @@ __all__ = ["grad", "value_and_grad", "source", "forward", "jvp", "vjp", "jacobia
            "latest_checkpoint", "metrics", "summary", "data", "layers", "StateError", "device",
            "current_device", "to_device", "to_numpy", "num_gpus", "list_devices", "config",
            "DeviceError", "CheckpointManager", "TracedSourceWarning", "distributed", "export",
-           "ExportError", "name_scope"]
+           "ExportError", "name_scope", "ConcreteFunction"]

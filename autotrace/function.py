@@ -38,6 +38,8 @@ import numpy as np
 
 from autotrace import runtime
 from autotrace import transforms
+from autotrace.concrete import (as_specs, concrete_function, describe_trace,
+                                 input_signature_concrete_function, outputs_of)
 from autotrace.conversion import for_tracing
 from autotrace.device import config
 from autotrace.variables import next_variable_number
@@ -68,6 +70,7 @@ class _Entry:
     the output's structure, and whether it serves many sizes (a reduce_retracing trace)."""
 
     def __init__(self, graph, unoptimized, run, source, structure, general=False):
+        self.signature = ""  # how pretty_printed_concrete_signatures writes it
         self.graph = graph
         self.unoptimized = unoptimized
         self.run = run
@@ -168,6 +171,8 @@ class Function:
     def _build(self, args, kwargs, general: bool = False) -> _Entry:
         graph, structure = self.traced_graph(args, kwargs)
         entry = self._compile(graph, structure, general)
+        entry.signature = describe_trace(self, as_specs((tuple(args), dict(kwargs))),
+                                         outputs_of(entry))
         if config.log_placement():
             _log_placement(self, graph)
         return entry
@@ -222,7 +227,7 @@ class Function:
     def _signature_entry(self, args, kwargs):
         """The input_signature's trace (one a device, and one an instance for a method) and
         the call's arrays, checked."""
-        instance, instance_arrays = (), []
+        instance, instance_arrays, instance_key = (), [], None
         if self.input_signature.takes_instance:
             if not args:
                 raise TypeError(f"{self.input_signature.call_text}: missing the instance "
@@ -231,12 +236,16 @@ class Function:
             instance_key, instance_arrays = signature_and_arrays(instance, {})
         arrays = self.input_signature.arrays(args, kwargs)
         devices = tuple(device_of(array) for array in arrays)
+        return self._signature_trace(devices, instance, instance_key), instance_arrays + arrays
+
+    def _signature_trace(self, devices: tuple, instance: tuple = (), instance_key=None):
+        """The input_signature's trace for arrays on `devices` (and a method's instance)."""
         key = ("input_signature", devices, *([instance_key] if instance else []))
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache.get_or_build(key, lambda: self._build(
                 (*instance, *self.input_signature.placeholders(devices)), {}))
-        return entry, instance_arrays + arrays
+        return entry
 
     def _missed(self, key, args, kwargs, warn: bool = False) -> _Entry:
         """The trace for a signature not in the cache: reduce_retracing's widened one if it is
@@ -316,6 +325,40 @@ class Function:
         """The Python source the executor runs for these arguments' signature."""
         return self._entry(args, kwargs).source
 
+    def get_concrete_function(self, *args, **kwargs):
+        """The trace for one signature, as a function of its own (autotrace/concrete.py), as
+        tf.function's get_concrete_function: traced now if there is none yet.
+
+        Arguments:
+            args, kwargs: arguments as for a call, where an `autotrace.Spec` stands for any
+                array of its type (None for any size); none with an input_signature (its
+                trace for arrays on the CPU).
+        Returns:
+            a ConcreteFunction: call it with arguments of that signature (a TypeError names
+            what differs otherwise); `.graph`, `.source`, `.structured_input_signature`,
+            `.structured_outputs` and `.pretty_printed_signature()` describe it.
+
+        Example:
+            >>> double.get_concrete_function(autotrace.Spec((None,))).pretty_printed_signature()
+            'double(a: f64[?]) -> f64[?]'
+        """
+        if self.input_signature is not None:
+            if args or kwargs:
+                raise TypeError(f"{self.__name__} has an input_signature, which fixes its "
+                                f"arguments: call get_concrete_function() without any")
+            return input_signature_concrete_function(self)
+        return concrete_function(self, args, kwargs)
+
+    def experimental_get_tracing_count(self) -> int:
+        """How many times the Python function has been traced (tf.function's name for
+        `trace_count`)."""
+        return self.trace_count
+
+    def pretty_printed_concrete_signatures(self) -> str:
+        """One line per trace in the cache, as ConcreteFunction.pretty_printed_signature
+        writes it; the most recently used last."""
+        return "\n".join(entry.signature for entry in self._cache.entries())
+
     def clear_cache(self) -> None:
         """Forget every trace (and what reduce_retracing has seen); the next call traces
         again."""
@@ -363,6 +406,16 @@ class BoundFunction:
     def source(self, *args, **kwargs) -> str:
         """The Python source the executor runs for these arguments' signature."""
         return self.__func__.source(self.__self__, *args, **kwargs)
+
+    def get_concrete_function(self, *args, **kwargs):
+        """The trace for these arguments' signature, the instance passed first (see
+        Function.get_concrete_function); call it without the instance."""
+        if self.__func__.input_signature is not None:
+            if args or kwargs:
+                raise TypeError(f"{self.__name__} has an input_signature, which fixes its "
+                                f"arguments: call get_concrete_function() without any")
+            return input_signature_concrete_function(self.__func__, (self.__self__,))
+        return concrete_function(self.__func__, args, kwargs, (self.__self__,))
 
     def __getattr__(self, attribute):
         # trace_count, cache_size, input_signature, reduce_retracing, clear_cache, ...

@@ -67,6 +67,10 @@ class TraceCache:
     def keys(self) -> list:
         return list(self._entries)
 
+    def entries(self) -> list:
+        """The entries, least recently used first (reading them is not a call)."""
+        return list(self._entries.values())
+
     def get(self, key):
         """The entry for `key` (marked most recently used), or None. Records a call if found."""
         entry = self._entries.get(key)
