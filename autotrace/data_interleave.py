@@ -219,8 +219,12 @@ def _close(iterator: Iterator) -> None:
 def _noted(error: Exception, source) -> Exception:
     """`error`, with a note naming the input element whose dataset raised it (shown under its
     traceback), so that an error in one of many files says which."""
-    error.add_note(f"(in Dataset.interleave, reading the dataset of input element "
-                   f"{_source_text(source)})")
+    note = f"(in Dataset.interleave, reading the dataset of input element " \
+           f"{_source_text(source)})"
+    if hasattr(error, "add_note"):
+        error.add_note(note)
+    else:  # Python 3.10 keeps the note where 3.11 would, without printing it
+        error.__notes__ = [*getattr(error, "__notes__", ()), note]
     return error
 
 
