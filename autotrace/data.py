@@ -378,16 +378,16 @@ class Dataset:
                 as tf.data; give a number for the same order on every machine).
             block_length: how many consecutive elements are taken from each.
             num_parallel_calls: None to read the datasets on the consumer's thread; k to read
-                the open datasets on k threads (AUTOTUNE: one per CPU), each working ahead on
+                the open datasets on k <= cycle_length threads (AUTOTUNE: one per CPU, at
+                most cycle_length), each working ahead on
                 its next block while the others are taken, and the next input elements'
                 datasets opened ahead. map_func and the input stay on the consumer's thread.
             deterministic: with num_parallel_calls, True or None for exactly the order above;
                 False to give each block as soon as it is read (the same elements, in an order
                 that may change from run to run).
 
-        An error in a dataset is raised where the order above reaches it, after the elements
-        before it, with its own traceback and a note naming the input element (the file)
-        whose dataset raised it. Threads end when the iteration ends, is closed or dropped.
+        An error in a dataset is raised where the order above reaches it, with its traceback
+        and a note naming the input element (the file) whose dataset raised it.
 
         Example:
             >>> list(Dataset.range(1, 4).interleave(
@@ -398,6 +398,11 @@ class Dataset:
         cycles = _thread_count("interleave", "cycle_length", cycle_length) or os.cpu_count()
         _check_positive("interleave", "block_length", block_length)
         threads = _thread_count("interleave", "num_parallel_calls", num_parallel_calls)
+        if threads is not None and threads > cycles and cycle_length is not None \
+                and AUTOTUNE not in (cycle_length, num_parallel_calls):
+            raise ValueError(f"Dataset.interleave: num_parallel_calls={num_parallel_calls} is "
+                             f"more than cycle_length={cycle_length}, as in tf.data an error: "
+                             f"only cycle_length datasets are open to be read at once")
         if deterministic not in (None, True, False):
             raise TypeError(f"Dataset.interleave: deterministic must be True, False or None; "
                             f"got {deterministic!r}")

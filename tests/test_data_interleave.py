@@ -70,6 +70,7 @@ SCENARIOS = {
 def test_deterministic_parallel_interleave_is_the_one_thread_order(
         lengths, inputs, cycle_length, block_length, threads):
     make = _numbers(lengths)
+    threads = threads if threads == AUTOTUNE else min(threads, cycle_length)
     one_thread = Dataset.range(inputs).interleave(make, cycle_length, block_length)
     parallel = Dataset.range(inputs).interleave(make, cycle_length, block_length,
                                                 num_parallel_calls=threads,
@@ -243,6 +244,11 @@ def test_interleave_argument_errors():
         Dataset.range(2).interleave(lambda x: Dataset.range(1), 2, num_parallel_calls=0)
     assert str(raised.value) == ("Dataset.interleave: num_parallel_calls must be a positive int; "
                                  "got 0")
+    with pytest.raises(ValueError) as raised:
+        Dataset.range(2).interleave(lambda x: Dataset.range(1), 2, num_parallel_calls=3)
+    assert str(raised.value) == ("Dataset.interleave: num_parallel_calls=3 is more than "
+                                 "cycle_length=2, as in tf.data an error: only cycle_length "
+                                 "datasets are open to be read at once")
     with pytest.raises(TypeError) as raised:
         Dataset.range(2).interleave(lambda x: Dataset.range(1), 2, num_parallel_calls=2,
                                     deterministic="yes")
