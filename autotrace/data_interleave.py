@@ -23,6 +23,7 @@ import numpy as np
 from autotrace.data_threads import _END
 
 THREAD_PREFIX = "autotrace-data-interleave"
+CHUNK_ELEMENTS = 64  # each open dataset reads up to max(block_length, this) elements ahead
 
 
 def interleaved(elements: Iterator, open_element: Callable[[object], Iterator],
@@ -61,26 +62,36 @@ def interleaved(elements: Iterator, open_element: Callable[[object], Iterator],
 
 
 class _Reader:
-    """One dataset of the cycle, whose turns are read on pool threads, one turn at a time."""
+    """One dataset of the cycle, read ahead on pool threads a chunk of elements at a time (one
+    chunk at a time: the dataset is never read by two threads at once). A chunk of many
+    elements, not one visit's block, is what makes the threads pay: handing one element from a
+    thread to another costs more than reading a line of a file."""
 
-    def __init__(self, iterator: Iterator, source, block_length: int, stop: threading.Event):
+    def __init__(self, iterator: Iterator, source, chunk_size: int, stop: threading.Event,
+                 pool: concurrent.futures.Executor):
         self.iterator, self.source = iterator, source
-        self._block_length, self._stop = block_length, stop
-        self._lock = threading.Lock()  # orders closing against a turn being read
+        self._chunk_size, self._stop, self._pool = chunk_size, stop, pool
+        self._lock = threading.Lock()  # orders closing against a chunk being read
         self._busy = self._abandoned = False
-        self.turn: concurrent.futures.Future | None = None
+        self.chunk: concurrent.futures.Future | None = None  # the chunk being read
+        self.buffer: collections.deque = collections.deque()  # read, not yet given
+        self.ended = False                 # whether the dataset has ended (or raised)
+        self.error: Exception | None = None  # what it raised after the buffer's elements
 
-    def read_turn(self) -> tuple[list, bool, Exception | None]:
-        """(up to block_length elements, whether the dataset ended, the error that ended the
-        turn or None). Returns the error rather than raising it, so that the elements read
-        before it are given first."""
+    def start(self) -> None:
+        self.chunk = self._pool.submit(self._read_chunk)
+
+    def _read_chunk(self) -> tuple[list, bool, Exception | None]:
+        """(up to chunk_size elements, whether the dataset ended, the error that ended it or
+        None). Returns the error rather than raising it, so that the elements read before it
+        are given first."""
         with self._lock:
             if self._abandoned:
                 return [], True, None
             self._busy = True
         elements: list = []
         try:
-            while len(elements) < self._block_length and not self._stop.is_set():
+            while len(elements) < self._chunk_size and not self._stop.is_set():
                 element = next(self.iterator, _END)
                 if element is _END:
                     return elements, True, None
@@ -91,14 +102,37 @@ class _Reader:
         finally:
             with self._lock:
                 self._busy = False
-                if self._abandoned:  # the consumer left while this turn was read
+                if self._abandoned:  # the consumer left while this chunk was read
                     _close(self.iterator)
 
+    def receive(self) -> None:
+        """Wait for the chunk being read, keep its elements and start reading the next."""
+        elements, self.ended, self.error = self.chunk.result()
+        self.buffer.extend(elements)
+        self.chunk = None
+        if not self.ended:
+            self.start()
+
+    def take(self, count: int) -> tuple[list, bool, Exception | None]:
+        """(up to `count` elements, whether the dataset ended before `count` were given, and
+        the error to raise after them or None)."""
+        if len(self.buffer) >= count:  # the usual case, kept short
+            return [self.buffer.popleft() for _ in range(count)], False, None
+        taken: list = []
+        while len(taken) < count:
+            if self.buffer:
+                taken.append(self.buffer.popleft())
+            elif self.ended:
+                return taken, True, self.error
+            else:
+                self.receive()
+        return taken, False, None
+
     def close(self) -> None:
-        """Stop reading: a turn not started never starts; one being read closes the dataset
+        """Stop reading: a chunk not started never starts; one being read closes the dataset
         when it is done (a generator cannot be closed from another thread while it runs)."""
-        if self.turn is not None:
-            self.turn.cancel()
+        if self.chunk is not None:
+            self.chunk.cancel()
         with self._lock:
             self._abandoned = True
             if not self._busy:
@@ -109,16 +143,14 @@ def interleaved_on_threads(elements: Iterator, open_element: Callable[[object], 
                            cycle_length: int, block_length: int, threads: int,
                            deterministic: bool) -> Iterator:
     """The interleave with the cycle's datasets read on `threads` pool threads: in the
-    one-thread order if `deterministic`, else a turn as soon as it is read. The threads end
+    one-thread order if `deterministic`, else a chunk as soon as it is read. The threads end
     when the iteration ends, is closed or is dropped."""
     pool = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix=THREAD_PREFIX)
+    chunk_size = max(block_length, CHUNK_ELEMENTS)
     stop = threading.Event()
     readers: set = set()   # every reader not closed yet
     upcoming: collections.deque = collections.deque()  # opened ahead: readers, or the error
     input_done = False
-
-    def start(reader: _Reader) -> None:
-        reader.turn = pool.submit(reader.read_turn)
 
     def open_ahead(open_count: int) -> None:
         """Open the next input elements, so that open and upcoming datasets fill the cycle."""
@@ -130,7 +162,7 @@ def interleaved_on_threads(elements: Iterator, open_element: Callable[[object], 
                     input_done = True
                     return
                 try:
-                    reader = _Reader(open_element(source), source, block_length, stop)
+                    reader = _Reader(open_element(source), source, chunk_size, stop, pool)
                 except Exception as error:
                     raise _noted(error, source)
             except Exception as error:  # raised when its place in the order is reached
@@ -138,7 +170,7 @@ def interleaved_on_threads(elements: Iterator, open_element: Callable[[object], 
                 input_done = True
                 return
             readers.add(reader)
-            start(reader)
+            reader.start()
             upcoming.append(reader)
 
     def take_upcoming() -> _Reader:
@@ -147,15 +179,9 @@ def interleaved_on_threads(elements: Iterator, open_element: Callable[[object], 
             raise item
         return item
 
-    def finish(reader: _Reader, elements_read: list, ended: bool) -> bool:
-        """After a turn: close the reader if its dataset ended, else start its next turn;
-        whether it goes on."""
-        if ended or len(elements_read) < block_length:
-            reader.close()
-            readers.discard(reader)
-            return False
-        start(reader)
-        return True
+    def drop(reader: _Reader) -> None:
+        reader.close()
+        readers.discard(reader)
 
     def in_order() -> Iterator:
         cycle: list = [None] * cycle_length
@@ -171,35 +197,40 @@ def interleaved_on_threads(elements: Iterator, open_element: Callable[[object], 
                     continue
                 reader = cycle[position] = take_upcoming()
                 open_count += 1
-            elements_read, ended, error = reader.turn.result()
-            yield from elements_read
+            block, ended, error = reader.take(block_length)
+            yield from block
             if error is not None:
                 raise error
-            if not finish(reader, elements_read, ended):
+            if ended:
+                drop(reader)
                 cycle[position] = None
                 open_count -= 1
             position = (position + 1) % cycle_length
 
     def as_they_come() -> Iterator:
-        reading: dict = {}   # a turn's future: its reader
+        reading: dict = {}   # a chunk's future: its reader
         while True:
             open_ahead(len(reading))
             while upcoming and not isinstance(upcoming[0], Exception):
                 reader = take_upcoming()
-                reading[reader.turn] = reader
+                reading[reader.chunk] = reader
             if not reading:
                 if upcoming:
                     take_upcoming()  # raises the input's error, once all else is given
                 return
             done, _ = concurrent.futures.wait(reading, return_when="FIRST_COMPLETED")
-            for turn in done:
-                reader = reading.pop(turn)
-                elements_read, ended, error = turn.result()
-                yield from elements_read
-                if error is not None:
-                    raise error
-                if finish(reader, elements_read, ended):
-                    reading[reader.turn] = reader
+            for chunk in done:
+                reader = reading.pop(chunk)
+                reader.receive()
+                given = list(reader.buffer)
+                reader.buffer.clear()
+                yield from given
+                if reader.error is not None:
+                    raise reader.error
+                if reader.ended:
+                    drop(reader)
+                else:
+                    reading[reader.chunk] = reader
 
     try:
         yield from (in_order() if deterministic else as_they_come())

@@ -39,17 +39,16 @@ def _elements_and_error(dataset) -> tuple[list, str | None]:
 
 
 def _numbers(lengths: dict):
-    """map_func: input element n gives the numbers 100 n, 100 n + 1, ... (lengths[n] of them);
-    -1 as a length raises after two elements."""
+    """map_func: input element n gives the numbers 1000 n, 1000 n + 1, ... (lengths[n] of
+    them, default 3); a length -k gives k numbers, then raises."""
     def make(n):
         n = int(n)
-        if lengths.get(n) == -1:
+        if lengths.get(n, 3) < 0:
             def failing():
-                yield 100 * n
-                yield 100 * n + 1
+                yield from range(1000 * n, 1000 * n - lengths[n])
                 raise RuntimeError(f"dataset {n} failed")
             return Dataset.from_generator(failing)
-        return Dataset.range(100 * n, 100 * n + lengths.get(n, 3))
+        return Dataset.range(1000 * n, 1000 * n + lengths.get(n, 3))
     return make
 
 
@@ -60,7 +59,10 @@ SCENARIOS = {
     "wide cycle": ({1: 9, 3: 0}, 6, 4, 1),
     "cycle of one": ({0: 2, 2: 5}, 4, 1, 2),
     "more places than inputs": ({}, 2, 5, 2),
-    "a dataset fails": ({0: 5, 2: -1, 3: 6}, 5, 2, 2),
+    "a dataset fails": ({0: 5, 2: -2, 3: 6}, 5, 2, 2),
+    # Datasets longer than the chunks that threads read ahead (CHUNK_ELEMENTS).
+    "longer than a chunk": ({0: 150, 1: 64, 2: 65, 3: 0, 4: 130, 5: 128}, 6, 3, 5),
+    "fails after a chunk": ({0: 200, 1: -70, 2: 90}, 3, 3, 1),
 }
 
 
@@ -90,7 +92,7 @@ def test_parallel_interleave_matches_the_tf_data_documentation_example():
 
 @pytest.mark.parametrize("block_length", [1, 3])
 def test_nondeterministic_interleave_gives_the_same_elements(block_length):
-    lengths = {0: 40, 1: 3, 2: 0, 3: 25, 4: 1, 5: 17, 6: 30}
+    lengths = {0: 40, 1: 3, 2: 0, 3: 150, 4: 1, 5: 17, 6: 30}
     make = _numbers(lengths)
     dataset = Dataset.range(7).interleave(make, cycle_length=3, block_length=block_length,
                                           num_parallel_calls=3, deterministic=False)
@@ -99,15 +101,16 @@ def test_nondeterministic_interleave_gives_the_same_elements(block_length):
     assert collections.Counter(given) == collections.Counter(expected)
     assert len(given) == sum(lengths.values())
     for n in range(7):                            # each dataset's own order is kept
-        assert [x for x in given if x // 100 == n] == list(range(100 * n, 100 * n + lengths[n]))
+        assert [x for x in given if x // 1000 == n] == list(range(1000 * n,
+                                                                  1000 * n + lengths[n]))
 
 
 def test_nondeterministic_interleave_raises_a_datasets_error_after_giving_what_came_before():
-    dataset = Dataset.range(4).interleave(_numbers({1: -1}), cycle_length=2,
+    dataset = Dataset.range(4).interleave(_numbers({1: -2}), cycle_length=2,
                                           num_parallel_calls=2, deterministic=False)
     given, error = _elements_and_error(dataset)
     assert error == "RuntimeError: dataset 1 failed"
-    assert {100, 101} <= set(given)
+    assert {1000, 1001} <= set(given)
 
 
 def test_the_cycles_datasets_are_read_at_once():
@@ -155,7 +158,7 @@ def test_an_error_in_a_worker_keeps_its_traceback_and_names_the_input_element(tm
     assert raised.value.__notes__ == [
         f"(in Dataset.interleave, reading the dataset of input element {names[1]!r})"]
     frames = [frame.name for frame in traceback.extract_tb(raised.value.__traceback__)]
-    assert "lines" in frames and "read_turn" in frames   # raised in a worker, in lines()
+    assert frames[-1] == "lines" and "_read_chunk" in frames   # raised in lines(), in a worker
 
 
 def test_a_corrupt_file_among_parallel_reads_names_itself_after_the_records_before_it(tmp_path):
@@ -272,7 +275,7 @@ def test_an_error_in_the_input_is_raised_where_the_one_thread_order_needs_that_i
     one_thread = Dataset.from_generator(names).interleave(make, cycle_length=2)
     parallel = Dataset.from_generator(names).interleave(make, cycle_length=2,
                                                         num_parallel_calls=2)
-    expected = ([0, 100, 101], "OSError: listing failed")
+    expected = ([0, 1000, 1001], "OSError: listing failed")
     assert _elements_and_error(one_thread) == expected
     assert _elements_and_error(parallel) == expected
 
