@@ -173,3 +173,12 @@ def test_tfrecord_writer_errors(tmp_path):
     assert str(raised.value) == (f"TFRecordWriter: {path} is closed; make a new writer to write "
                                  f"more")
     assert list(TFRecordDataset(path)) == []
+
+
+def test_the_writers_docstring_example_holds(tmp_path, monkeypatch):
+    import doctest
+    from autotrace import data_streams
+    monkeypatch.chdir(tmp_path)
+    results = doctest.testmod(data_streams, extraglobs={"TFRecordDataset": TFRecordDataset})
+    assert results.attempted == 2 and results.failed == 0   # the with block, the reading
+    assert (tmp_path / "r.tfrecord.z").read_bytes()[:2] == b"\x78\x9c"
