@@ -5,9 +5,9 @@ The order is tf.data's InterleaveDataset: `cycle_length` places, visited in turn
 the place's dataset gives up to `block_length` elements, or is dropped (the visit ends) when it
 ends; an empty place opens the dataset of the next input element and reads it at once.
 
-With threads, each open dataset reads its next visit's elements (a turn) on a pool thread
-while the consumer takes those of other places, and the datasets of the next input elements
-are opened ahead, in input order, so that a place that ends is refilled without a wait. The
+With threads, each open dataset reads a chunk of elements ahead on a pool thread while the
+consumer takes those of other places, and the datasets of the next input elements are opened
+ahead, in input order, so that a place that ends is refilled without a wait. The
 input and `map_func` stay on the consumer's thread, in input order. An error is raised where
 the one-thread order would raise it, after the elements before it, with its own traceback.
 """
