@@ -12,7 +12,8 @@ of them, nested. Tuples are structure; lists are turned into arrays, as in tf.da
 given to `map` and `filter` receive a tuple element as separate arguments.
 
 The readers of files (TextLineDataset, CSVDataset, FixedLengthRecordDataset, TFRecordDataset)
-are in autotrace/data_files.py and are imported here.
+are in autotrace/data_files.py, TFRecordWriter in autotrace/data_streams.py, and both are
+imported here.
 """
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from autotrace.data_threads import _END, _mapped_on_threads, _prefetched
+from autotrace.data_interleave import interleaved, interleaved_on_threads
+from autotrace.data_threads import _mapped_on_threads, _prefetched
 
 AUTOTUNE = -1  # for prefetch's buffer_size (and accepted by map), as tf.data.AUTOTUNE
 _AUTOTUNE_PREFETCH = 2
@@ -363,7 +365,7 @@ class Dataset:
 
     def interleave(self, map_func: Callable, cycle_length: int | None = None,
                    block_length: int = 1, num_parallel_calls=None,
-                   deterministic=None) -> "Dataset":
+                   deterministic: bool | None = None) -> "Dataset":
         """The elements of the datasets that `map_func` makes of each element, interleaved as
         tf.data does: `cycle_length` of them are open at once, and `block_length` elements are
         taken from each in turn; one that ends is replaced, in its place in the cycle, by the
@@ -375,8 +377,17 @@ class Dataset:
             cycle_length: how many datasets are open at once (None or AUTOTUNE: one per CPU,
                 as tf.data; give a number for the same order on every machine).
             block_length: how many consecutive elements are taken from each.
-            num_parallel_calls, deterministic: accepted for tf.data's API; the datasets are
-                read on one thread, in the order above (use `prefetch` to read ahead).
+            num_parallel_calls: None to read the datasets on the consumer's thread; k to read
+                the open datasets on k <= cycle_length threads (AUTOTUNE: one per CPU, at
+                most cycle_length), each working ahead on
+                its next block while the others are taken, and the next input elements'
+                datasets opened ahead. map_func and the input stay on the consumer's thread.
+            deterministic: with num_parallel_calls, True or None for exactly the order above;
+                False to give each block as soon as it is read (the same elements, in an order
+                that may change from run to run).
+
+        An error in a dataset is raised where the order above reaches it, with its traceback
+        and a note naming the input element (the file) whose dataset raised it.
 
         Example:
             >>> list(Dataset.range(1, 4).interleave(
@@ -386,9 +397,28 @@ class Dataset:
         _check_callable("interleave", "map_func", map_func)
         cycles = _thread_count("interleave", "cycle_length", cycle_length) or os.cpu_count()
         _check_positive("interleave", "block_length", block_length)
+        threads = _thread_count("interleave", "num_parallel_calls", num_parallel_calls)
+        if threads is not None and threads > cycles and cycle_length is not None \
+                and AUTOTUNE not in (cycle_length, num_parallel_calls):
+            raise ValueError(f"Dataset.interleave: num_parallel_calls={num_parallel_calls} is "
+                             f"more than cycle_length={cycle_length}, as in tf.data an error: "
+                             f"only cycle_length datasets are open to be read at once")
+        if deterministic not in (None, True, False):
+            raise TypeError(f"Dataset.interleave: deterministic must be True, False or None; "
+                            f"got {deterministic!r}")
+
+        def open_element(element) -> Iterator:
+            return iter(_dataset_made(map_func, element))
+
+        def interleave_elements(elements):
+            if threads is None:
+                return interleaved(elements, open_element, cycles, block_length)
+            return interleaved_on_threads(elements, open_element, cycles, block_length,
+                                          min(threads, cycles), deterministic is not False)
+        parallel = "" if threads is None else f", num_parallel_calls={num_parallel_calls}"
         return self._then(
-            f"interleave({_name(map_func)}, {cycle_length}, {block_length})",
-            lambda elements: _interleaved(elements, map_func, cycles, block_length))
+            f"interleave({_name(map_func)}, {cycle_length}, {block_length}{parallel})",
+            interleave_elements)
 
 
 # --- helpers --------------------------------------------------------------------------------------
@@ -412,34 +442,6 @@ def _until_an_epoch_is_empty(dataset: Dataset) -> Iterator:
             yield element
         if empty:
             return
-
-
-def _interleaved(elements: Iterator, map_func: Callable, cycle_length: int,
-                 block_length: int) -> Iterator:
-    """See Dataset.interleave; the steps are those of tf.data's InterleaveDataset."""
-    cycle: list = [None] * cycle_length
-    position, taken, open_count, input_done = 0, 0, 0, False
-    while not input_done or open_count:
-        current = cycle[position]
-        if current is not None:
-            element = next(current, _END)
-            if element is not _END:
-                yield element
-                taken += 1
-                if taken == block_length:
-                    position, taken = (position + 1) % cycle_length, 0
-                continue
-            cycle[position] = None  # this one ended: move on, refill its place next time
-            open_count -= 1
-        elif not input_done:
-            element = next(elements, _END)
-            if element is _END:
-                input_done = True
-            else:
-                cycle[position] = iter(_dataset_made(map_func, element))
-                open_count += 1
-            continue
-        position, taken = (position + 1) % cycle_length, 0
 
 
 def _dataset_made(map_func: Callable, element) -> "Dataset":
@@ -490,8 +492,9 @@ def _check_count(method: str, count) -> None:
 
 
 __all__ = ["Dataset", "AUTOTUNE", "TextLineDataset", "CSVDataset", "FixedLengthRecordDataset",
-           "TFRecordDataset"]
+           "TFRecordDataset", "TFRecordWriter"]
 
 # The file readers live beside this module and build on Dataset, so they are imported last.
 from autotrace.data_files import (CSVDataset, FixedLengthRecordDataset,  # noqa: E402
                                   TFRecordDataset, TextLineDataset)
+from autotrace.data_streams import TFRecordWriter  # noqa: E402

@@ -8,25 +8,23 @@ records, TFRecords.
 
 Each reader takes one file name or a list of them (read in order), or a Dataset of names. Files
 are opened when an iteration reaches them and read a piece at a time, so a file larger than
-memory streams. `compression_type` is None (or "") for plain files or "GZIP".
+memory streams. `compression_type` is None (or "") for plain files, "GZIP" or "ZLIB" (see
+autotrace/data_streams.py, which also has the TFRecordWriter that writes all three).
 
 An error in a file names the file and where in it: the line for text and CSV, the byte offset
-for records (counted in the uncompressed data for a GZIP file).
+for records (counted in the uncompressed data for a compressed file).
 """
 from __future__ import annotations
 
 import csv
-import gzip
 import os
-import zlib
 from typing import Callable, Iterator
 
 import numpy as np
 
 from autotrace import event_file
 from autotrace.data import AUTOTUNE, Dataset
-
-_CHUNK_BYTES = 1 << 16
+from autotrace.data_streams import CHUNK_BYTES, ByteStream, check_compression
 
 
 # --- files ----------------------------------------------------------------------------------------
@@ -53,76 +51,18 @@ def _file_name(reader: str, name) -> str:
     raise TypeError(f"{reader}: a file name must be a str or path; got {name!r}")
 
 
-class _ByteStream:
-    """A file opened for reading as bytes (GZIP decompressed), that counts the bytes read and
-    turns a corrupt or cut-off GZIP stream into an error naming the file and the offset."""
-
-    def __init__(self, path: str, compression_type: str | None):
-        self.path = path
-        self.compressed = compression_type == "GZIP"
-        self.name = f"{path} (GZIP, offsets in the uncompressed data)" if self.compressed \
-            else path
-        self.offset = 0
-        self._file = gzip.open(path, "rb") if self.compressed else open(path, "rb")
-
-    def read(self, size: int) -> bytes:
-        try:
-            data = self._file.read(size)
-        except (OSError, EOFError, zlib.error) as error:
-            if not self.compressed:
-                raise
-            raise ValueError(f"{self.path}: the GZIP data is corrupt or cut off after byte "
-                             f"{self.offset} of the uncompressed data ({error})") from None
-        self.offset += len(data)
-        return data
-
-    def lines(self) -> Iterator[tuple[int, bytes]]:
-        """(line number from 1, line with its b"\\n" if it has one) for each line."""
-        pending: list[bytes] = []  # the start of a line that goes on in the next chunk
-        number = 0
-        while True:
-            chunk = self.read(_CHUNK_BYTES)
-            if not chunk:
-                break
-            pieces = chunk.split(b"\n")
-            if len(pieces) > 1:
-                pieces[0] = b"".join(pending) + pieces[0]
-                pending = []
-            pending.append(pieces.pop())
-            for piece in pieces:
-                number += 1
-                yield number, piece + b"\n"
-        last = b"".join(pending)
-        if last:  # a last line without a newline is a line too: nothing is lost
-            yield number + 1, last
-
-    def __enter__(self) -> "_ByteStream":
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self._file.close()
-
-
-def _check_compression(reader: str, compression_type) -> str | None:
-    if compression_type in (None, ""):
-        return None
-    if compression_type != "GZIP":
-        raise ValueError(f"{reader}: compression_type must be None, \"\" or \"GZIP\"; got "
-                         f"{compression_type!r}")
-    return compression_type
-
-
 def _reader_dataset(reader: str, filenames, compression_type, read_file, description: str,
                     num_parallel_reads=None) -> Dataset:
     """A Dataset of what `read_file(stream)` yields for each file in turn; with
-    `num_parallel_reads`, files interleaved one element at a time, in tf.data's order."""
+    `num_parallel_reads`, that many files read at once on as many threads, their elements
+    interleaved one at a time in tf.data's order."""
     names = _file_names(reader, filenames)
-    compression_type = _check_compression(reader, compression_type)
+    compression_type = check_compression(reader, compression_type)
     if num_parallel_reads is not None and num_parallel_reads != AUTOTUNE:
         _check_size(reader, "num_parallel_reads", num_parallel_reads, minimum=1)
 
     def one_file(path: str) -> Iterator:
-        with _ByteStream(path, compression_type) as stream:
+        with ByteStream(path, compression_type) as stream:
             yield from read_file(stream)
 
     def every_file() -> Iterator:
@@ -133,7 +73,8 @@ def _reader_dataset(reader: str, filenames, compression_type, read_file, descrip
         return dataset
     files = Dataset(names, f"{reader} files")
     return files.interleave(lambda path: Dataset(lambda: one_file(path), path),
-                            cycle_length=num_parallel_reads, block_length=1)
+                            cycle_length=num_parallel_reads, block_length=1,
+                            num_parallel_calls=num_parallel_reads)
 
 
 # --- the readers ----------------------------------------------------------------------------------
@@ -148,23 +89,24 @@ def TextLineDataset(filenames, compression_type: str | None = None, buffer_size=
 
     Arguments:
         filenames: a file name, a list of them (read in order), or a Dataset of them.
-        compression_type: None or "" for plain files, "GZIP" for gzip files.
+        compression_type: None or "" for plain files, "GZIP" for gzip files, "ZLIB" for
+            zlib streams (what Python's zlib.compress writes).
         buffer_size: accepted for tf.data's API (files are read 64 KiB at a time).
-        num_parallel_reads: read this many files at once, interleaving their lines one at a
-            time in tf.data's order (see Dataset.interleave); files are read on one thread.
+        num_parallel_reads: read this many files at once on as many threads, interleaving
+            their lines one at a time in tf.data's order (see Dataset.interleave).
 
     Example:
         >>> list(TextLineDataset(["a.txt", "b.txt"]))
         ['first line of a', 'second line of a', 'first line of b']
     """
-    def read_lines(stream: _ByteStream) -> Iterator[str]:
+    def read_lines(stream: ByteStream) -> Iterator[str]:
         for number, line in stream.lines():
             yield _decoded(stream, number, line).rstrip("\n").removesuffix("\r")
     return _reader_dataset("TextLineDataset", filenames, compression_type, read_lines,
                            _describe(filenames), num_parallel_reads)
 
 
-def _decoded(stream: _ByteStream, number: int, line: bytes) -> str:
+def _decoded(stream: ByteStream, number: int, line: bytes) -> str:
     try:
         return line.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -182,7 +124,7 @@ def FixedLengthRecordDataset(filenames, record_bytes: int, header_bytes: int = 0
 
     A file whose part between header and footer is not a whole number of records is an error
     naming the file and the bytes left over (checked before any record of a plain file is
-    given, at the end of a GZIP file).
+    given, at the end of a compressed file).
 
     Example:
         >>> # a file of a 4-byte header and two 3-byte records
@@ -194,7 +136,7 @@ def FixedLengthRecordDataset(filenames, record_bytes: int, header_bytes: int = 0
     _check_size(reader, "header_bytes", header_bytes, minimum=0)
     _check_size(reader, "footer_bytes", footer_bytes, minimum=0)
 
-    def leftover_error(stream: _ByteStream, body: int) -> ValueError:
+    def leftover_error(stream: ByteStream, body: int) -> ValueError:
         if body < 0:
             return ValueError(f"{stream.name}: {header_bytes + body + footer_bytes} bytes, "
                               f"shorter than header_bytes={header_bytes} plus "
@@ -205,7 +147,7 @@ def FixedLengthRecordDataset(filenames, record_bytes: int, header_bytes: int = 0
             f"{body % record_bytes} bytes left over; check record_bytes, header_bytes and "
             f"footer_bytes")
 
-    def read_records(stream: _ByteStream) -> Iterator[bytes]:
+    def read_records(stream: ByteStream) -> Iterator[bytes]:
         if not stream.compressed:  # the size is known: refuse before the first record
             body = os.path.getsize(stream.path) - header_bytes - footer_bytes
             if body < 0 or body % record_bytes:
@@ -213,7 +155,7 @@ def FixedLengthRecordDataset(filenames, record_bytes: int, header_bytes: int = 0
         header = stream.read(header_bytes)
         buffer, given = bytearray(), 0
         while True:
-            chunk = stream.read(max(_CHUNK_BYTES, record_bytes))
+            chunk = stream.read(max(CHUNK_BYTES, record_bytes))
             buffer += chunk
             # A record is known not to be the footer once footer_bytes more bytes follow it.
             whole = (len(buffer) - footer_bytes) // record_bytes if chunk else 0
@@ -238,13 +180,14 @@ def TFRecordDataset(filenames, compression_type: str | None = None, buffer_size=
     A file is a sequence of records, each a uint64 length, the masked CRC-32C of the length,
     the data and the masked CRC-32C of the data (autotrace.summary's event files are such
     files: `autotrace.summary.read_events` decodes their records). A bad CRC or a record cut
-    off is an error naming the file and the byte offset of the record.
+    off is an error naming the file and the byte offset of the record. TFRecordWriter writes
+    such files, plain or compressed.
 
     Example:
         >>> [len(record) for record in TFRecordDataset(writer.path)]
         [24, 35]
     """
-    def read_records(stream: _ByteStream) -> Iterator[bytes]:
+    def read_records(stream: ByteStream) -> Iterator[bytes]:
         return event_file.iter_records(stream.read, stream.name)
     return _reader_dataset("TFRecordDataset", filenames, compression_type, read_records,
                            _describe(filenames), num_parallel_reads)
@@ -312,7 +255,7 @@ def CSVDataset(filenames, record_defaults, compression_type: str | None = None,
             return [i for i in range(field_count) if i not in exclude_cols]
         return list(range(field_count))
 
-    def read_rows(stream: _ByteStream) -> Iterator[tuple]:
+    def read_rows(stream: ByteStream) -> Iterator[tuple]:
         numbered = ((number, _decoded(stream, number, line)) for number, line in stream.lines()
                     if not (header and number == 1))
         last_line = [0]  # the number of the line the csv reader read last

@@ -4,8 +4,9 @@
 
 Writes four CSV shards of points on the plane y = 3 * x1 - 2 * x2 + 1 (with noise, and some x2
 values left empty: their default is 0) into `directory` (a temporary one by default), then
-reads them back the way a tf.data pipeline does: the file names interleaved two at a time,
-each row parsed by CSVDataset, mapped on threads, shuffled, batched and prefetched. A traced
+reads them back the way a tf.data pipeline does: the file names interleaved two at a time
+(the two open files read on two threads), each row parsed by CSVDataset, mapped on threads,
+shuffled, batched and prefetched on a background thread. A traced
 step fits W and B by SGD; it ends near W = [3, -2], B = 1.
 """
 import sys
@@ -39,7 +40,7 @@ def pipeline(names: list[str]) -> data.Dataset:
         return data.CSVDataset(name, [np.float64, 0.0, np.float64], header=True)
 
     return (data.Dataset.from_tensor_slices(names)
-            .interleave(read, cycle_length=2)
+            .interleave(read, cycle_length=2, num_parallel_calls=2)
             .map(lambda x1, x2, y: (np.array([x1, x2]), y), num_parallel_calls=4)
             .shuffle(500, seed=0)
             .batch(50)

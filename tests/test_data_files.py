@@ -349,8 +349,8 @@ def test_reader_arguments_are_checked(tmp_path):
                                  "list of them, or a Dataset of them; got []")
     with pytest.raises(ValueError) as raised:
         TFRecordDataset("x", compression_type="ZIP")
-    assert str(raised.value) == ("TFRecordDataset: compression_type must be None, \"\" or "
-                                 "\"GZIP\"; got 'ZIP'")
+    assert str(raised.value) == ("TFRecordDataset: compression_type must be None, \"\", "
+                                 "\"GZIP\" or \"ZLIB\"; got 'ZIP'")
     with pytest.raises(ValueError) as raised:
         FixedLengthRecordDataset("x", record_bytes=0)
     assert str(raised.value) == ("FixedLengthRecordDataset: record_bytes must be a positive "
