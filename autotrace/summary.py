@@ -186,6 +186,10 @@ class SummaryWriter:
         """
         if self._closed:
             raise ValueError(f"this summary writer is closed: {self.path}")
+        if not callable(function):
+            raise TypeError(f"summary.graph: the first argument must be the function to trace "
+                            f"(an autotrace.function or a Python function); got "
+                            f"{type(function).__name__}")
         definition = graph_def(*_traced_graph(function, specs_or_examples))
         self._add(event_file.encode_event(time.time(), _step(step), graph_def=definition))
         return True
