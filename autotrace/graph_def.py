@@ -18,7 +18,8 @@ How a graph becomes nodes (TensorBoard groups nodes by the "/" in their names):
 - each equation is a node named `<its name scope>/<its primitive>` ("model/dense/matmul"), its
   op the primitive, its attributes the primitive's own ones as strings (`axis`: "(0,)"),
   its results' types and shapes in `_output_types` and `_output_shapes`;
-- each graph output is an `Identity` named `output_0`, `output_1`, ...;
+- each graph output is an `Identity` named `output_0`, `output_1`, ... (summary.graph names
+  the values a traced function assigns to Variables `assign/<the Variable's name>`);
 - a control equation's subgraphs (cond's branches, while's cond and body) are drawn inside a
   name scope of the control node's own name: "cond/true/sin", "while/body/add", with their
   inputs as Placeholders and their outputs as Identity nodes that the control node depends on
@@ -52,12 +53,13 @@ _DATA_TYPES = {
 _TYPE_NAMES = {number: dtype.name for dtype, number in _DATA_TYPES.items()}
 
 
-def graph_def(graph: Graph, input_names=None) -> bytes:
+def graph_def(graph: Graph, input_names=None, output_names=None) -> bytes:
     """`graph` as a serialized GraphDef (see the module docstring).
 
     Arguments:
         graph: a traced graph (runtime.graph.Graph).
         input_names: a name for each of `graph.inputs` (None: `str(graph)`'s names).
+        output_names: a name for each of `graph.outputs` (None: output_0, output_1, ...).
     Returns:
         the GraphDef's bytes, for an Event's graph_def field.
     """
@@ -69,7 +71,7 @@ def graph_def(graph: Graph, input_names=None) -> bytes:
         name = input_names[position] if input_names is not None else printed
         sources[id(var)] = writer.placeholder(name, var.aval)
     writer.write_graph(graph, names, sources, prefix="", base_scope="")
-    writer.write_outputs(graph, names, sources, prefix="")
+    writer.write_outputs(graph, names, sources, prefix="", output_names=output_names)
     return b"".join(_bytes(1, node) for node in writer.nodes) + \
         _bytes(4, _int(1, GRAPH_DEF_PRODUCER))
 
@@ -141,14 +143,16 @@ class _GraphDefWriter:
             for index, var in enumerate(equation.outputs):
                 sources[id(var)] = node_name if index == 0 else f"{node_name}:{index}"
 
-    def write_outputs(self, graph: Graph, names: _Names, sources: dict, prefix: str) -> list:
+    def write_outputs(self, graph: Graph, names: _Names, sources: dict, prefix: str,
+                      output_names=None) -> list:
         """An Identity node for each of `graph`'s outputs; returns their names."""
         outputs = []
         for position, value in enumerate(graph.outputs):
             source = self.source(value, names, sources, prefix)
             attrs = {"_output_shapes": _shapes_attr([value.aval])}
             attrs.update(_dtype_attr("T", value.aval.dtype))
-            outputs.append(self.add(_join(prefix, f"output_{position}"), "Identity", [source],
+            name = output_names[position] if output_names else f"output_{position}"
+            outputs.append(self.add(_join(prefix, name), "Identity", [source],
                                     _device(value.aval.device), attrs))
         return outputs
 

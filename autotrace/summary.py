@@ -322,8 +322,9 @@ def graph(function, *specs_or_examples, step: int | None = None) -> bool:
 
 
 def _traced_graph(function, arguments: tuple):
-    """The optimized graph of `function` traced for `arguments`, and a name for each of its
-    inputs: the parameter it comes from (`x`, `params/w`) or the Variable it reads."""
+    """The optimized graph of `function` traced for `arguments`, a name for each of its inputs
+    (the parameter it comes from, `x`, `params/w`, or the Variable it reads) and one for each
+    of its outputs (`output_0`, or `assign/<Variable>` for a value assigned to one)."""
     # export traces Specs, arrays and Python values the same way; it is imported here, when a
     # graph is written, since it needs the tracing machinery that summaries otherwise do not.
     from autotrace.export import _placeholders, _traced_function, _unique_names
@@ -343,9 +344,14 @@ def _traced_graph(function, arguments: tuple):
         names += [_join_path(parameter, path) for path, _ in leaves_with_paths(argument)]
     cell_names = _unique_names(list(structure.captured))
     names += [cell_names[id(cell)] for cell in structure.captured]
+    # The graph's outputs are the function's results, then the values it assigns to Variables.
+    results = len(graph.outputs) - len(structure.written)
+    written_names = _unique_names(list(structure.written))
+    outputs = [f"output_{position}" for position in range(results)] + [
+        f"assign/{written_names[id(cell)]}" for cell in structure.written]
     # Every input is an argument's array or a Variable read; should that ever not hold, the
     # inputs keep the names the printed graph gives them rather than wrong ones.
-    return graph, names if len(names) == len(graph.inputs) else None
+    return graph, names if len(names) == len(graph.inputs) else None, outputs
 
 
 def _join_path(parameter: str, path: str) -> str:

@@ -291,3 +291,22 @@ def test_tensorboards_graphs_plugin_serves_the_scopes_and_subgraphs(tmp_path):
         node["name"] for node in graph_nodes(tmp_path / "again", branchy,
                                              autotrace.Spec((3,)))]
     assert 'input: "^model/while/body/output_0"' in body
+
+
+def test_values_assigned_to_variables_are_outputs_named_after_them(tmp_path):
+    total = autotrace.Variable(np.zeros(2), name="total")
+    count = autotrace.Variable(0.0, name="count")
+
+    def accumulate(x):
+        total.assign_add(x)
+        count.assign_add(1.0)
+        return total / count
+
+    nodes = graph_nodes(tmp_path, accumulate, autotrace.Spec((2,)))
+    assert [(node["name"], node["op"], node["input"]) for node in nodes] == [
+        ("x", "Placeholder", []), ("total", "Placeholder", []), ("count", "Placeholder", []),
+        ("add", "add", ["total", "x"]), ("Const", "Const", []),
+        ("add_1", "add", ["count", "Const"]), ("divide", "divide", ["add", "add_1"]),
+        ("output_0", "Identity", ["divide"]), ("assign/total", "Identity", ["add"]),
+        ("assign/count", "Identity", ["add_1"])]
+    assert float(count.numpy()) == 0.0  # written as traced, not run
