@@ -30,8 +30,6 @@ the same graph always gives the same bytes.
 """
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from autotrace.event_file import _bytes, _fields, _int, _read_varint, _signed64, _varint

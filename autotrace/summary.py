@@ -175,7 +175,8 @@ class SummaryWriter:
                 function (traced as autotrace.function would trace it).
             specs_or_examples: its arguments: `autotrace.Spec`s (or tuples, lists and dicts of
                 them), example arrays (only their shapes and dtypes matter) or Python values
-                (fixed in the trace, as in a call).
+                (fixed in the trace, as in a call); none for an autotrace.function given an
+                input_signature, which is traced for it.
             step: the event's step. TensorBoard shows one graph a run: the last one written.
         Returns:
             True.
@@ -333,6 +334,8 @@ def _traced_graph(function, arguments: tuple):
     from autotrace.runtime.trees import leaves_with_paths
 
     traced, instance = _traced_function(function)
+    if not arguments and traced.input_signature is not None:
+        arguments = traced.input_signature.specs  # its own Specs, as a call would be traced
     traced_args = (*instance, *(_placeholders(argument) for argument in arguments))
     unoptimized, structure = traced.traced_graph(traced_args, {})
     graph = optimize(unoptimized, backend=backend_named("numpy"))

@@ -5,8 +5,9 @@
 
 Two Conv2D + MaxPool2D blocks, Dense(1024) with Dropout, Dense(10); Adam on the softmax cross
 entropy, one traced training step (`autotrace.function`, traced once), metrics each epoch,
-TensorBoard summaries (and the model's graph) in --logdir, and a checkpoint there after every epoch. Run it again with
-the same --logdir and it resumes from the latest checkpoint. It reaches about 98% test accuracy.
+TensorBoard summaries and the model's graph (the Graphs tab) in --logdir, and a checkpoint
+there after every epoch. Run it again with the same --logdir and it resumes from the latest
+checkpoint. It reaches about 98% test accuracy.
 """
 import argparse
 import sys

@@ -310,3 +310,12 @@ def test_values_assigned_to_variables_are_outputs_named_after_them(tmp_path):
         ("output_0", "Identity", ["divide"]), ("assign/total", "Identity", ["add"]),
         ("assign/count", "Identity", ["add_1"])]
     assert float(count.numpy()) == 0.0  # written as traced, not run
+
+
+def test_a_function_with_an_input_signature_needs_no_arguments(tmp_path):
+    signed = autotrace.function(scaled_sine, input_signature=[autotrace.Spec((None, 3))])
+    nodes = graph_nodes(tmp_path, signed)
+    assert [(node["name"], node["attr"]["_output_shapes"]) for node in nodes] == [
+        ("x", [(None, 3)]), ("layer/sin", [(None, 3)]), ("layer/Const", [()]),
+        ("layer/multiply", [(None, 3)]), ("output_0", [(None, 3)])]
+    assert signed.trace_count == 0  # the picture does not fill the function's cache
