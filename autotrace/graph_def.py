@@ -12,9 +12,10 @@ How a graph becomes nodes (TensorBoard groups nodes by the "/" in their names):
 - each graph input is a `Placeholder` (attributes `dtype` and `shape`), named after the
   argument it comes from where that is known (`x`, `params/w`, a Variable's name), else as
   `str(graph)` names it (`a`);
-- each constant array is a `Const` (`const0`, as `str(graph)` names it) and each literal or
-  scalar constant an equation reads is a `Const` of its own beside that equation, its value in
-  the string attribute `value`;
+- each constant array is a `Const` named as `str(graph)` names it (`const0`) in the scope of
+  the first equation that reads it, and each literal or scalar constant an equation reads is a
+  `Const` of its own beside that equation; the string attribute `value` holds the scalar's
+  value, or the array's printed name and type (`const0:f64[3]`: its numbers are not written);
 - each equation is a node named `<its name scope>/<its primitive>` ("model/dense/matmul"), its
   op the primitive, its attributes the primitive's own ones as strings (`axis`: "(0,)"),
   its results' types and shapes in `_output_types` and `_output_shapes`;

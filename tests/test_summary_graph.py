@@ -319,3 +319,22 @@ def test_a_function_with_an_input_signature_needs_no_arguments(tmp_path):
         ("x", [(None, 3)]), ("layer/sin", [(None, 3)]), ("layer/Const", [()]),
         ("layer/multiply", [(None, 3)]), ("output_0", [(None, 3)])]
     assert signed.trace_count == 0  # the picture does not fill the function's cache
+
+
+TABLE = np.array([0.5, 1.5, 2.5])
+
+
+def test_a_constant_array_is_one_const_in_its_first_readers_scope(tmp_path):
+    def weighted(x):
+        with autotrace.name_scope("weights"):
+            y = x * TABLE
+        return y + TABLE
+
+    nodes = graph_nodes(tmp_path, weighted, autotrace.Spec((3,)))
+    assert [(node["name"], node["op"], node["input"]) for node in nodes] == [
+        ("x", "Placeholder", []), ("weights/const0", "Const", []),
+        ("weights/multiply", "multiply", ["x", "weights/const0"]),
+        ("add", "add", ["weights/multiply", "weights/const0"]),
+        ("output_0", "Identity", ["add"])]
+    assert nodes[1]["attr"] == {"value": "const0:f64[3]", "dtype": "float64",
+                                "_output_shapes": [(3,)]}
