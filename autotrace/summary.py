@@ -27,9 +27,14 @@ import numpy as np
 
 from autotrace import event_file
 from autotrace.event_file import read_events
+# export traces Specs, example arrays and Python values as a graph picture needs them traced
+from autotrace.export import _placeholders, _traced_function, _unique_names
 from autotrace.graph_def import graph_def
+from autotrace.runtime.backends import backend_named
+from autotrace.runtime.passes import optimize
 from autotrace.runtime.state import StateCell
 from autotrace.runtime.tracer import Tracer
+from autotrace.runtime.trees import leaves_with_paths
 
 # The default writers and steps of this thread, innermost last (set by `as_default`).
 _DEFAULTS = threading.local()
@@ -326,13 +331,6 @@ def _traced_graph(function, arguments: tuple):
     """The optimized graph of `function` traced for `arguments`, a name for each of its inputs
     (the parameter it comes from, `x`, `params/w`, or the Variable it reads) and one for each
     of its outputs (`output_0`, or `assign/<Variable>` for a value assigned to one)."""
-    # export traces Specs, arrays and Python values the same way; it is imported here, when a
-    # graph is written, since it needs the tracing machinery that summaries otherwise do not.
-    from autotrace.export import _placeholders, _traced_function, _unique_names
-    from autotrace.runtime.backends import backend_named
-    from autotrace.runtime.passes import optimize
-    from autotrace.runtime.trees import leaves_with_paths
-
     traced, instance = _traced_function(function)
     if not arguments and traced.input_signature is not None:
         arguments = traced.input_signature.specs  # its own Specs, as a call would be traced
