@@ -7,6 +7,7 @@
     python -m autotrace graph model.py::loss --spec "f64[3,4]" --spec "f64[4]"
     python -m autotrace graph model.py::loss --spec "f64[3,4]" --spec "f64[4]" --dot loss.dot
     python -m autotrace graph model.py::loss --spec "f64[3,4]" --spec "f64[4]" --svg loss.svg
+    python -m autotrace graph model.py::loss --spec "f64[3,4]" --spec "f64[4]" --tensorboard logs
 
 The file is imported as a module of its own name, with its folder first on sys.path while it
 loads (so it imports its neighbours as it does when run), and its `if __name__ == "__main__":`
@@ -33,6 +34,7 @@ from autotrace.function import function
 from autotrace.operators import forward
 from autotrace.runtime.graph_dot import graph_dot
 from autotrace.runtime.spec import Spec
+from autotrace.summary import create_file_writer
 from autotrace.transforms.errors import TransformError
 from autotrace.transforms.front_end import resolve_wrt
 
@@ -99,6 +101,10 @@ def _parser() -> argparse.ArgumentParser:
         help="write the graph as an SVG picture to FILE, drawn by Graphviz's dot program "
              "(which must be installed); name scopes are drawn as boxes")
     graph_command.add_argument(
+        "--tensorboard", metavar="LOGDIR",
+        help="write the graph into a new event file in LOGDIR for TensorBoard's Graphs tab "
+             "(autotrace.summary.graph; then: tensorboard --logdir LOGDIR)")
+    graph_command.add_argument(
         "--raw", action="store_true",
         help="the graph as traced, before the passes (constant folding, algebraic "
              "simplification, common subexpressions, dead code, buffer reuse)")
@@ -132,6 +138,8 @@ def _graph_command(arguments) -> int:
     python_function = load_function(arguments.target)
     python_function = getattr(python_function, "__autotrace_python_function__", python_function)
     specs = [_parse_spec(text) for text in arguments.spec]
+    if arguments.tensorboard is not None and arguments.raw:
+        raise UsageError("--tensorboard writes the optimized graph; leave out --raw")
     _check_argument_count(python_function, len(specs))
     traced = function(python_function, input_signature=specs)
     # Arrays of the Specs' types stand for the arguments; a size left open (?) takes 1 here,
@@ -139,11 +147,14 @@ def _graph_command(arguments) -> int:
     examples = [np.zeros(tuple(1 if size is None else size for size in spec.shape), spec.dtype)
                 for spec in specs]
     graph = traced.graph(*examples, optimized=not arguments.raw)
+    if arguments.tensorboard is not None:
+        with create_file_writer(arguments.tensorboard) as writer:
+            writer.graph(traced)  # traced for its input_signature, the Specs given
     if arguments.svg is not None:
         _write_svg(graph_dot(graph, name=python_function.__name__), arguments.svg)
     if arguments.dot is not None:
         _write(graph_dot(graph, name=python_function.__name__), arguments.dot)
-    elif arguments.svg is None:
+    elif arguments.svg is None and arguments.tensorboard is None:
         _write(f"{graph}\n", "-")
     return 0
 

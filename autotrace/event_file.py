@@ -7,7 +7,8 @@ A file is a sequence of records, each
 
 (little-endian), where `data` is one serialized `Event` message:
 
-    Event         wall_time=1 double, step=2 int64, file_version=3 string, summary=5 Summary
+    Event         wall_time=1 double, step=2 int64, file_version=3 string,
+                  graph_def=4 bytes (a GraphDef: autotrace/graph_def.py), summary=5 Summary
     Summary       value=1 repeated Summary.Value
     Summary.Value tag=1 string, simple_value=2 float, histo=5 HistogramProto,
                   tensor=8 TensorProto, metadata=9 SummaryMetadata
@@ -200,11 +201,14 @@ _DT_STRING = 7
 
 
 def encode_event(wall_time: float, step: int = 0, file_version: str | None = None,
-                 values: list[bytes] = ()) -> bytes:
-    """An Event: its summary holds `values`, each an encoded Summary.Value."""
+                 values: list[bytes] = (), graph_def: bytes | None = None) -> bytes:
+    """An Event: its summary holds `values`, each an encoded Summary.Value; or it holds a
+    serialized GraphDef (autotrace/graph_def.py)."""
     event = _double(1, wall_time) + _int(2, step)
     if file_version is not None:
         event += _bytes(3, file_version.encode())
+    if graph_def is not None:
+        event += _bytes(4, graph_def)
     if values:
         event += _bytes(5, b"".join(_bytes(1, value) for value in values))
     return event
@@ -233,8 +237,11 @@ def text_value(tag: str, text: str) -> bytes:
 
 
 def decode_event(data: bytes) -> dict:
-    """An encoded Event as a dict: wall_time, step, and file_version or summary (a list of
-    dicts with tag and one of simple_value, histo, text)."""
+    """An encoded Event as a dict: wall_time, step, and file_version, summary (a list of
+    dicts with tag and one of simple_value, histo, text) or graph_def (a list of node dicts,
+    see graph_def.decode_graph_def)."""
+    from autotrace.graph_def import decode_graph_def  # it encodes with this module's helpers
+
     event: dict = {"wall_time": 0.0, "step": 0}
     for field, _, value in _fields(data):
         if field == 1:
@@ -243,6 +250,8 @@ def decode_event(data: bytes) -> dict:
             event["step"] = _signed64(value)
         elif field == 3:
             event["file_version"] = value.decode()
+        elif field == 4:
+            event["graph_def"] = decode_graph_def(value)
         elif field == 5:
             event["summary"] = [_decode_value(item) for number, _, item in _fields(value)
                                 if number == 1]

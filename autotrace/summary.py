@@ -1,8 +1,10 @@
-"""`autotrace.summary`: scalars, histograms and text for TensorBoard, tf.summary-style, written
-without TensorFlow (the file format is in autotrace/event_file.py).
+"""`autotrace.summary`: scalars, histograms, text and graphs for TensorBoard, tf.summary-style,
+written without TensorFlow (the file format is in autotrace/event_file.py and, for graphs,
+autotrace/graph_def.py).
 
     writer = autotrace.summary.create_file_writer("logs/run1")
     with writer.as_default():
+        autotrace.summary.graph(train_step, autotrace.Spec((32, 784)), labels)  # Graphs tab
         for step in range(100):
             autotrace.summary.scalar("loss", loss, step=step)
     writer.close()
@@ -14,6 +16,7 @@ here is an error that says so).
 from __future__ import annotations
 
 import os
+import re
 import socket
 import threading
 import time
@@ -24,8 +27,14 @@ import numpy as np
 
 from autotrace import event_file
 from autotrace.event_file import read_events
+# export traces Specs, example arrays and Python values as a graph picture needs them traced
+from autotrace.export import _placeholders, _traced_function, _unique_names
+from autotrace.graph_def import graph_def
+from autotrace.runtime.backends import backend_named
+from autotrace.runtime.passes import optimize
 from autotrace.runtime.state import StateCell
 from autotrace.runtime.tracer import Tracer
+from autotrace.runtime.trees import leaves_with_paths
 
 # The default writers and steps of this thread, innermost last (set by `as_default`).
 _DEFAULTS = threading.local()
@@ -161,6 +170,36 @@ class SummaryWriter:
                             f"{type(text).__name__}")
         return self._write(event_file.text_value(_tag(name), text), step)
 
+    def graph(self, function, *specs_or_examples, step: int = 0) -> bool:
+        """Write the graph of `function`, traced for the given arguments, for TensorBoard's
+        Graphs tab: the optimized graph the NumPy backend runs (the one autotrace.export
+        writes), its name scopes as TensorBoard's groups (see autotrace/graph_def.py).
+
+        Arguments:
+            function: an `autotrace.function`, a bound one (a Module's method), or a Python
+                function (traced as autotrace.function would trace it).
+            specs_or_examples: its arguments: `autotrace.Spec`s (or tuples, lists and dicts of
+                them), example arrays (only their shapes and dtypes matter) or Python values
+                (fixed in the trace, as in a call); none for an autotrace.function given an
+                input_signature, which is traced for it.
+            step: the event's step. TensorBoard shows one graph a run: the last one written.
+        Returns:
+            True.
+
+        Example:
+            >>> writer.graph(autotrace.grad(loss), autotrace.Spec((3,)), X, y)
+            True
+        """
+        if self._closed:
+            raise ValueError(f"this summary writer is closed: {self.path}")
+        if not callable(function):
+            raise TypeError(f"summary.graph: the first argument must be the function to trace "
+                            f"(an autotrace.function or a Python function); got "
+                            f"{type(function).__name__}")
+        definition = graph_def(*_traced_graph(function, specs_or_examples))
+        self._add(event_file.encode_event(time.time(), _step(step), graph_def=definition))
+        return True
+
     # --- the file ----------------------------------------------------------------------------
     def flush(self) -> None:
         """Write every waiting record to disk."""
@@ -268,6 +307,60 @@ def text(name: str, text: str, step: int | None = None) -> bool:  # noqa: A002 -
     return _write_default("text", name, text, step)
 
 
+def graph(function, *specs_or_examples, step: int | None = None) -> bool:
+    """`SummaryWriter.graph` on the default writer, at the given step, else the default
+    writer's, else 0.
+
+    Returns:
+        True if written; False when there is no default writer.
+
+    Example:
+        >>> with writer.as_default():
+        ...     autotrace.summary.graph(model, autotrace.Spec((None, 784)))
+        True
+    """
+    stack = getattr(_DEFAULTS, "stack", None)
+    if not stack:
+        return False
+    writer, default_step = stack[-1]
+    step = step if step is not None else default_step if default_step is not None else 0
+    return writer.graph(function, *specs_or_examples, step=step)
+
+
+def _traced_graph(function, arguments: tuple):
+    """The optimized graph of `function` traced for `arguments`, a name for each of its inputs
+    (the parameter it comes from, `x`, `params/w`, or the Variable it reads) and one for each
+    of its outputs (`output_0`, or `assign/<Variable>` for a value assigned to one)."""
+    traced, instance = _traced_function(function)
+    if not arguments and traced.input_signature is not None:
+        arguments = traced.input_signature.specs  # its own Specs, as a call would be traced
+    traced_args = (*instance, *(_placeholders(argument) for argument in arguments))
+    unoptimized, structure = traced.traced_graph(traced_args, {})
+    graph = optimize(unoptimized, backend=backend_named("numpy"))
+    parameters = [name.lstrip("*") for name in traced._positional]
+    names = []
+    for index, argument in enumerate(traced_args):
+        parameter = parameters[index] if index < len(parameters) and not \
+            traced._positional[index].startswith("*") else f"argument{index}"
+        names += [_join_path(parameter, path) for path, _ in leaves_with_paths(argument)]
+    cell_names = _unique_names(list(structure.captured))
+    names += [cell_names[id(cell)] for cell in structure.captured]
+    # The graph's outputs are the function's results, then the values it assigns to Variables.
+    results = len(graph.outputs) - len(structure.written)
+    written_names = _unique_names(list(structure.written))
+    outputs = [f"output_{position}" for position in range(results)] + [
+        f"assign/{written_names[id(cell)]}" for cell in structure.written]
+    # Every input is an argument's array or a Variable read; should that ever not hold, the
+    # inputs keep the names the printed graph gives them rather than wrong ones.
+    return graph, names if len(names) == len(graph.inputs) else None, outputs
+
+
+def _join_path(parameter: str, path: str) -> str:
+    """`params` and `['w'][0]` -> `params/w/0`: a leaf's path as TensorBoard name scopes."""
+    parts = re.findall(r"\[([^\]]*)\]|\.(\w+)", path)
+    return "/".join([parameter, *(key.strip("'\"") or field for key, field in parts)])
+
+
 def _new_event_file(logdir: str, suffix: str) -> tuple[str, _EventFile]:
     """A new event file in `logdir`; should that name be taken (two writers in the same
     second), `.<pid>.<n>` goes before the suffix."""
@@ -318,4 +411,5 @@ def _as_array(value, kind: str, name: str):
     return array
 
 
-__all__ = ["create_file_writer", "SummaryWriter", "scalar", "histogram", "text", "read_events"]
+__all__ = ["create_file_writer", "SummaryWriter", "scalar", "histogram", "text", "graph",
+           "read_events"]

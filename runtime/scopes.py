@@ -51,3 +51,14 @@ def name_scope(name: str):
         yield current()
     finally:
         names.pop()
+
+
+def relative(scope: str, base: str) -> str:
+    """`scope` below `base`: ("model/pos", "model") -> "pos", ("model", "model") -> ""; a scope
+    not below `base` is returned whole. (Equations in a cond's branch or a loop's body carry
+    the whole path; pictures draw them inside the control equation, below its scope.)"""
+    if not base:
+        return scope
+    if scope == base:
+        return ""
+    return scope[len(base) + 1:] if scope.startswith(base + "/") else scope

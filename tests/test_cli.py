@@ -339,3 +339,25 @@ def test_spec_parse_refuses_what_is_not_an_array_type(text):
         Spec.parse(text)
     assert str(caught.value) == (f"{text!r} is not an array type: expected a dtype and a shape "
                                  f"like f64[3,4], i32[] or f64[?,3] (? for any size)")
+
+
+def test_graph_tensorboard_writes_the_graph_into_an_event_file(model):
+    from autotrace.summary import read_events
+
+    assert succeeds("graph", "model.py::shifted", "--spec", "f64[?]", "--tensorboard", "logs",
+                    cwd=model.parent) == ""
+    (events,) = (model.parent / "logs").glob("events.out.tfevents.*")
+    first, event = read_events(events)
+    assert [(node["name"], node["op"]) for node in event["graph_def"]] == [
+        ("x", "Placeholder"), ("reduce_sum", "reduce_sum"), ("Const", "Const"),
+        ("greater", "greater"), ("cond/true/a", "Placeholder"), ("cond/true/Const", "Const"),
+        ("cond/true/multiply", "multiply"), ("cond/true/output_0", "Identity"),
+        ("cond/false/a", "Placeholder"), ("cond/false/negative", "negative"),
+        ("cond/false/output_0", "Identity"), ("cond", "cond"), ("const0", "Const"),
+        ("subtract", "subtract"), ("output_0", "Identity")]
+    assert event["graph_def"][0]["attr"]["shape"] == (None,)
+    result = run_command("graph", "model.py::f", "--spec", "f64[3]", "--spec", "f64[3]",
+                         "--tensorboard", "logs", "--raw", cwd=model.parent)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", "python -m autotrace graph: error: --tensorboard writes the optimized graph; "
+               "leave out --raw\n")

@@ -19,7 +19,7 @@ def test_linear_regression_reaches_w_3_b_2_with_one_trace(capsys):
     assert "Loss at step 200" in printed and "(traced 1 time)" in printed
 
 
-def test_mnist_cnn_reaches_95_percent_writes_summaries_and_resumes(tmp_path, capsys):
+def test_mnist_cnn_reaches_95_percent_writes_summaries_and_graph_and_resumes(tmp_path, capsys):
     pytest.importorskip("sklearn", reason="the digits data set comes with scikit-learn")
     from autotrace.summary import read_events
     main = load("mnist_cnn.py")["main"]
@@ -32,6 +32,10 @@ def test_mnist_cnn_reaches_95_percent_writes_summaries_and_resumes(tmp_path, cap
     accuracies = [value["simple_value"] for event in read_events(events)
                   for value in event.get("summary", []) if value["tag"] == "test/accuracy"]
     assert len(accuracies) == 8 and abs(accuracies[-1] - accuracy) < 1e-6
+    (graph,) = [event["graph_def"] for event in read_events(events) if "graph_def" in event]
+    assert [node["name"] for node in graph if node["op"] in ("conv2d", "matmul")] == [
+        "conv_net/conv2d/conv2d", "conv_net/conv2d_1/conv2d", "conv_net/dense/matmul",
+        "conv_net/dense_1/matmul"]
 
     # Run again with the same directory: it resumes after epoch 8 and trains one more.
     resumed = main(["--logdir", str(tmp_path), "--epochs", "9"])

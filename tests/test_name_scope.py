@@ -157,3 +157,51 @@ def test_dot_nests_clusters_as_the_scopes_nest():
     labels = dict(re.findall(r'^\s*(n\d+) \[label="([\w\[\]=]+)', dot, re.MULTILINE))
     assert [labels[node] for node in ("n1", "n3", "n5")] == ["sin", "multiply[out=0]",
                                                             "add[out=0]"]
+
+
+def branchy(x):
+    with autotrace.name_scope("model"):
+        if np.sum(x) > 0:
+            with autotrace.name_scope("positive"):
+                y = np.sin(x) * 2.0
+        else:
+            y = np.cos(x)
+        while np.sum(y) < 10.0:
+            with autotrace.name_scope("grow"):
+                y = y * 2.0 + 1.0
+    return np.sum(y)
+
+
+def cluster_tree(dot: str) -> list:
+    """[(label, member node labels, inner clusters)] of each cluster, nested as written."""
+    labels = dict(re.findall(r'^\s*(n\d+) \[label="([^"\\]+)', dot, re.MULTILINE))
+    stack = [("", [], [])]  # the clusters open at a line, the whole graph first
+    lines = dot.splitlines()
+    for index, line in enumerate(lines):
+        if re.match(r"\s*subgraph cluster_\d+ \{$", line):
+            label = re.match(r'\s*label="([^"]*)";$', lines[index + 1]).group(1)
+            stack[-1][2].append((label, [], []))
+            stack.append(stack[-1][2][-1])
+        elif len(stack) > 1 and re.fullmatch(r"\s*(n\d+ ?)+;", line):
+            stack[-1][1].extend(labels[node] for node in line.strip(" ;").split())
+        elif line.strip() == "}" and len(stack) > 1:
+            stack.pop()
+    return stack[0][2]
+
+
+def test_dot_draws_scopes_inside_cond_and_while_clusters_inside_their_scope():
+    dot = graph_dot(autotrace.function(branchy).graph(np.arange(3.0)), "branchy")
+    assert cluster_tree(dot) == [
+        ("model", ["reduce_sum[axis=(0,)]", "greater", "cond", "while"], [
+            ("cond: true", [], [("positive", ["sin", "multiply[out=0]"], [])]),
+            ("cond: false", [], []),
+            ("while: cond", [], []),
+            ("while: body", [], [("grow", ["multiply", "add[out=0]"], [])])])]
+    assert graph_dot(autotrace.function(branchy).graph(np.arange(3.0)), "branchy") == dot
+    dot_program = shutil.which("dot")
+    if dot_program is None:
+        pytest.skip("Graphviz's dot is not installed, so the clusters are checked only as text")
+    rendered = subprocess.run([dot_program, "-Tsvg"], input=dot, capture_output=True,
+                              text=True, timeout=60)
+    assert rendered.returncode == 0 and rendered.stderr == "", rendered.stderr
+    assert rendered.stdout.count("<title>cluster_") == 7
