@@ -37,7 +37,8 @@ from collections import OrderedDict
 import numpy as np
 
 from autotrace.conversion import for_tracing
-from autotrace.function import _explain_trace_error, _positional_names
+from autotrace.function import _positional_names
+from autotrace.trace_errors import explain_trace_error
 from autotrace.runtime.ops import source_globals
 from autotrace.runtime.graph_python import UnprintableGraphError, graph_statements
 from autotrace.runtime.signature import ParameterBinding
@@ -297,7 +298,7 @@ def traced_source(function, args: tuple, kwargs: dict, wrt) -> tuple:
                                  protect_arguments=True,
                                  parameters=_positional_names(function))
     except Exception as trace_error:  # noqa: BLE001 - re-raised, saying why it was traced
-        _explain_trace_error(trace_error, traced_args, traced_kwargs)
+        explain_trace_error(trace_error, traced_args, traced_kwargs)
         advice = ("A trace cannot follow Python control flow (if, while, bool(), float()) on "
                   "array values: use np.where, autotrace.cond or autotrace.while_loop there, "
                   "or define the function in a .py file." if isinstance(

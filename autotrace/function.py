@@ -25,37 +25,30 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import re
 import sys
 import threading
-import traceback
 import types
 import warnings
 from typing import Callable
 
 import numpy as np
 
-from autotrace import runtime
-from autotrace import transforms
 from autotrace.concrete import (as_specs, concrete_function, describe_trace,
                                  input_signature_concrete_function, outputs_of)
 from autotrace.conversion import for_tracing
 from autotrace.device import config
+from autotrace.trace_errors import explain_trace_error
 from autotrace.variables import next_variable_number
-from autotrace.runtime.abstract import UnknownDimensionError, is_unknown
 from autotrace.runtime.devices import device_of
 from autotrace.runtime.cache import TraceCache
-from autotrace.runtime.control import ControlFlowError
 from autotrace.runtime.backends import backend_for
 from autotrace.runtime.executor import compile_graph
-from autotrace.runtime.ops import UntraceableError
 from autotrace.runtime.passes import optimize
 from autotrace.runtime.signature import ParameterBinding, signature_and_arrays
 from autotrace.runtime.state import StateError
 from autotrace.runtime.spec import InputSignature, RetracingReducer, placeholders_for
-from autotrace.runtime.tracer import (ArgumentChangedError, TracerConversionError, is_array,
-                                      map_arrays, trace)
+from autotrace.runtime.tracer import trace
 
 # After this many traces within the last RETRACE_WINDOW calls, one warning says why.
 RETRACE_LIMIT = 5
@@ -204,7 +197,7 @@ class Function:
                         "or keep it in an object that makes it once (as layers do: "
                         "self.v = ... only if not made yet)") from None
         except Exception as error:
-            _explain_trace_error(error, args, kwargs)
+            explain_trace_error(error, args, kwargs)
             raise
         finally:
             _TRACING.depth -= 1
@@ -493,84 +486,6 @@ def _parameter_names(function) -> list:
         return list(inspect.signature(function).parameters)
     except (TypeError, ValueError):
         return []
-
-
-# --- errors while tracing -----------------------------------------------------------------------
-
-# Errors that a line of the user's code caused: they get that line appended.
-_LOCATED_ERRORS = (UntraceableError, TracerConversionError, UnknownDimensionError,
-                   ControlFlowError, StateError, ArgumentChangedError)
-_LIBRARY_DIRS = tuple(os.path.dirname(os.path.abspath(path)) + os.sep
-                      for path in (np.__file__, runtime.__file__, transforms.__file__, __file__))
-
-
-def _user_frame(error: BaseException):
-    """The innermost frame of the error's traceback in the user's code (not in NumPy or
-    autotrace), or None."""
-    for frame in reversed(traceback.extract_tb(error.__traceback__)):
-        if not os.path.abspath(frame.filename).startswith(_LIBRARY_DIRS):
-            return frame
-    return None
-
-
-def _autotrace_frame(error: BaseException):
-    """The innermost frame of the error's traceback outside NumPy, if it is autotrace's own
-    (then autotrace, not the user's code, failed), else None. A comprehension's or lambda's
-    frame is named by the autotrace function around it."""
-    found = None
-    for frame in reversed(traceback.extract_tb(error.__traceback__)):
-        path = os.path.abspath(frame.filename)
-        if found is None and path.startswith(_LIBRARY_DIRS[0]):
-            continue
-        if not path.startswith(_LIBRARY_DIRS[1:]):
-            break
-        found = frame
-        if not frame.name.startswith("<"):
-            break
-    return found
-
-
-def _raised_by_an_op(error: BaseException) -> bool:
-    """Whether the error was raised in runtime/, where the ops check their inputs."""
-    frames = traceback.extract_tb(error.__traceback__)
-    return bool(frames) and os.path.abspath(frames[-1].filename).startswith(_LIBRARY_DIRS[1])
-
-
-def _explain_trace_error(error: Exception, args, kwargs) -> None:
-    """Add to the message of an error raised while tracing: where in the user's code it was
-    raised, and, for a trace with unknown sizes that asked for one, what to do."""
-    if getattr(error, "_autotrace_explained", False) or len(error.args) != 1 or \
-            not isinstance(error.args[0], str):
-        return
-    message = error.args[0]
-    unknown_size = isinstance(error, TypeError) and "NoneType" in message and \
-        _has_unknown_sizes(args, kwargs)
-    if unknown_size:
-        inside = _autotrace_frame(error)
-        needs = ("code that needs their size, like len(x) or x.shape[0] * 2, cannot trace"
-                 if inside is None else
-                 f"autotrace's own {inside.name} ({inside.filename}, line {inside.lineno}) "
-                 f"needs their size, and cannot trace them")
-        message += (f"\n  (traced with dimensions of unknown size, None in the Spec: {needs}; "
-                    f"give them a size in the Spec)")
-    # A shape or index rule of an op (`matmul: shapes (2, 3) and (2, 3) do not match`) says
-    # what is wrong but not where: the user's line is added, as for autotrace's own errors.
-    op_rule = isinstance(error, (ValueError, IndexError)) and _raised_by_an_op(error)
-    if isinstance(error, _LOCATED_ERRORS) or unknown_size or op_rule:
-        frame = _user_frame(error)
-        if frame is not None:
-            message += f'\n  File "{frame.filename}", line {frame.lineno}, in {frame.name}'
-            if frame.line:
-                message += f"\n    {frame.line}"
-    error.args = (message,)
-    error._autotrace_explained = True
-
-
-def _has_unknown_sizes(args, kwargs) -> bool:
-    found = []
-    map_arrays((args, kwargs), lambda leaf: found.append(is_array(leaf) and is_unknown(
-        getattr(leaf, "aval", None))))
-    return any(found)
 
 
 def function(python_function: Callable | None = None, *, input_signature=None,
