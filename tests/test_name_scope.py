@@ -17,6 +17,18 @@ from autotrace.runtime.passes import optimize
 from autotrace.runtime.tracer import trace
 
 
+def rendered_by_graphviz(dot: str) -> str:
+    """The SVG Graphviz's dot draws of `dot`, checked to come without warnings; the test is
+    skipped (saying so) where Graphviz is not installed."""
+    dot_program = shutil.which("dot")
+    if dot_program is None:
+        pytest.skip("Graphviz's dot is not installed, so the clusters are checked only as text")
+    rendered = subprocess.run([dot_program, "-Tsvg"], input=dot, capture_output=True,
+                              text=True, timeout=60)
+    assert rendered.returncode == 0 and rendered.stderr == "", rendered.stderr
+    return rendered.stdout
+
+
 def scoped(x):
     with autotrace.name_scope("outer"):
         with autotrace.name_scope("inner"):
@@ -130,13 +142,8 @@ def test_dot_draws_each_layer_as_a_cluster_named_after_it():
     assert [(name, [labels[node] for node in nodes.split()]) for name, nodes in members] == [
         ("hidden", ["matmul", "add"]), ("logits", ["matmul", "add"])]
     assert graph_dot(graph, "model") == dot  # the same text every time
-    dot_program = shutil.which("dot")
-    if dot_program is None:
-        pytest.skip("Graphviz's dot is not installed, so the clusters are checked only as text")
-    rendered = subprocess.run([dot_program, "-Tsvg"], input=dot, capture_output=True,
-                              text=True, timeout=60)
-    assert rendered.returncode == 0 and rendered.stderr == "", rendered.stderr
-    assert "<title>cluster_0</title>" in rendered.stdout
+    svg = rendered_by_graphviz(dot)
+    assert "<title>cluster_0</title>" in svg
 
 
 def test_dot_nests_clusters_as_the_scopes_nest():
@@ -198,10 +205,5 @@ def test_dot_draws_scopes_inside_cond_and_while_clusters_inside_their_scope():
             ("while: cond", [], []),
             ("while: body", [], [("grow", ["multiply", "add[out=0]"], [])])])]
     assert graph_dot(autotrace.function(branchy).graph(np.arange(3.0)), "branchy") == dot
-    dot_program = shutil.which("dot")
-    if dot_program is None:
-        pytest.skip("Graphviz's dot is not installed, so the clusters are checked only as text")
-    rendered = subprocess.run([dot_program, "-Tsvg"], input=dot, capture_output=True,
-                              text=True, timeout=60)
-    assert rendered.returncode == 0 and rendered.stderr == "", rendered.stderr
-    assert rendered.stdout.count("<title>cluster_") == 7
+    svg = rendered_by_graphviz(dot)
+    assert svg.count("<title>cluster_") == 7

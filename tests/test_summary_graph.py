@@ -14,6 +14,7 @@ import pytest
 import autotrace
 from autotrace import event_file, layers, summary
 from autotrace.event_file import _fields
+from tests.test_name_scope import branchy
 
 _LENGTH, _VARINT = 2, 0
 
@@ -21,19 +22,6 @@ _LENGTH, _VARINT = 2, 0
 def scaled_sine(x):
     with autotrace.name_scope("layer"):
         return np.sin(x) * 2.0
-
-
-def branchy(x):
-    with autotrace.name_scope("model"):
-        if np.sum(x) > 0:
-            with autotrace.name_scope("positive"):
-                y = np.sin(x) * 2.0
-        else:
-            y = np.cos(x)
-        while np.sum(y) < 10.0:
-            with autotrace.name_scope("grow"):
-                y = y * 2.0 + 1.0
-    return np.sum(y)
 
 
 def graph_nodes(folder, function, *arguments) -> list:
