@@ -60,19 +60,25 @@ class OpSources:
 
     def add_op(self, op_name: str, function, entry_name: str) -> None:
         """Bind `op_name` in the module to the source of `function`, which computes the op."""
+        where = f"{function.__module__}.{function.__qualname__}"
         try:
-            self._add(function.__name__, function, f"the op {op_name}")
+            self._add(function.__name__, function, where)
+            if op_name != function.__name__:
+                self._bind(op_name, function)
+                self.blocks.append(f"{op_name} = {function.__name__}\n")
         except _Unexportable as reason:
             raise ExportError(
-                f"autotrace.export: {entry_name}'s graph uses the op {op_name}, which cannot be "
-                f"written as NumPy code: {reason}; an exported module runs with NumPy and the "
-                f"standard library alone, so graphs with {op_name} cannot be exported") from None
-        if op_name != function.__name__:
-            self._bind(op_name, function)
-            self.blocks.append(f"{op_name} = {function.__name__}\n")
+                f"autotrace.export: {entry_name}'s graph uses the op {op_name} (computed by "
+                f"{where}), which cannot be written as NumPy code: {reason}; an exported "
+                f"module runs with NumPy and the standard library alone, so graphs with "
+                f"{op_name} cannot be exported") from None
 
     def source(self) -> str:
-        return "\n".join([*self.imports, "", *self.blocks]) if self.blocks else ""
+        """The imports and definitions, to come before the graph's functions."""
+        if not self.blocks:
+            return ""
+        imports = "\n".join(self.imports) + "\n\n\n" if self.imports else ""
+        return imports + "\n\n".join(self.blocks) + "\n"
 
     # --- gathering -------------------------------------------------------------------------
 
@@ -101,7 +107,7 @@ class OpSources:
                 self._add_source(name, value, user)
         elif is_literal(value):
             self._bind(name, value)
-            self.blocks.append(f"{name} = {value!r}\n")
+            self.blocks.append(_assignment(name, value))
         elif getattr(np, name, None) is value:  # a ufunc or another NumPy object by its name
             self._bind(name, value)
             self.imports.append(f"from numpy import {name}")
@@ -112,15 +118,21 @@ class OpSources:
     def _add_source(self, name: str, value, user: str) -> None:
         """Write the source of a function or class of Python code, after what it uses."""
         where = f"{value.__module__}.{value.__qualname__}"
-        if value.__qualname__ != value.__name__ or value.__name__ != name:
-            raise _Unexportable(f"{user} uses {where}, which is not defined at the top of its "
-                                f"module under the name {name}")
+        uses = "" if user == where else f"{user} uses {where}, and "
         if inspect.isfunction(value) and value.__closure__:
-            raise _Unexportable(f"{user} uses {where}, a closure over local variables")
+            raise _Unexportable(f"{uses}{where} is a closure: it reads variables of the "
+                                f"function that made it, which its source does not hold")
+        if value.__qualname__ != value.__name__:
+            raise _Unexportable(f"{uses}{where} is not defined at the top of its module")
+        if value.__name__ != name:  # imported under another name: defined under its own
+            self._add(value.__name__, value, user)
+            self._bind(name, value)
+            self.blocks.append(f"{name} = {value.__name__}\n")
+            return
         try:
             source = textwrap.dedent(inspect.getsource(value))
         except (OSError, TypeError):
-            raise _Unexportable(f"{user} uses {where}, whose source cannot be read") from None
+            raise _Unexportable(f"{uses}the source of {where} cannot be read") from None
         tree = ast.parse(source)
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -218,3 +230,19 @@ def is_literal(value) -> bool:
         return type(ast.literal_eval(text)) is type(value) and ast.literal_eval(text) == value
     except (ValueError, SyntaxError, TypeError):
         return False
+
+
+def _assignment(name: str, value) -> str:
+    """`name = value`, a long tuple or list one line of items after another, as a person
+    would write a table of coefficients."""
+    text = f"{name} = {value!r}\n"
+    if len(text) <= 100 or not isinstance(value, (tuple, list)) or not value:
+        return text
+    lines, line = [], "   "
+    for item in value:
+        if len(line) + len(repr(item)) + 2 > 100:
+            lines.append(line)
+            line = "   "
+        line += f" {item!r},"
+    opening, closing = ("(", ")") if isinstance(value, tuple) else ("[", "]")
+    return "\n".join([f"{name} = {opening}", *lines, line, closing]) + "\n"
