@@ -154,22 +154,29 @@ def export(function, *arguments_and_path, name: str | None = None,
 
     npz_path = path.with_suffix(".npz")
     np.savez(npz_path, **saved)
-    module = "\n".join([
+    sections = [
         _docstring(traced.__name__, entry_name, entry, cells, cell_names, structure, classes,
-                   ops, npz_path.name),
-        "from __future__ import annotations", "",
-        *classes.imports(), "import math", "import os", "", "import numpy as np", "",
-        "_FOLDER = os.path.dirname(os.path.abspath(__file__))",
-        f"with np.load(os.path.join(_FOLDER, {npz_path.name!r}), allow_pickle=False) as _saved:",
-        "    _constants = {key: _saved[key] for key in _saved.files}",
-        *(f"{key} = _constants[{key!r}]{'' if isinstance(value, np.ndarray) else '[()]'}"
-          for key, value in constants.items()),
-        "# The Variables the function reads and assigns, by name: its state between calls.",
-        "variables = {" + ", ".join(f"{cell_names[id(cell)]!r}: _constants['variable{index}']"
-                                    for index, cell in enumerate(cells)) + "}",
-        _CHECK_SOURCE, *classes.definitions(), op_sources.source(), body, "",
-        "\n".join(lines), ""])
-    path.write_text(module)
+                   ops, npz_path.name) + "\n" + "\n".join([
+                       "from __future__ import annotations", "",
+                       *sorted({*classes.imports(), *op_sources.imports, "import math",
+                                "import os"}, key=lambda line: line.split()[1]),
+                       "", "import numpy as np"]),
+        "\n".join([
+            "_FOLDER = os.path.dirname(os.path.abspath(__file__))",
+            f"with np.load(os.path.join(_FOLDER, {npz_path.name!r}), "
+            f"allow_pickle=False) as _saved:",
+            "    _constants = {key: _saved[key] for key in _saved.files}",
+            *(f"{key} = _constants[{key!r}]{'' if isinstance(value, np.ndarray) else '[()]'}"
+              for key, value in constants.items()),
+            "# The Variables the function reads and assigns, by name: its state between calls.",
+            "variables = {" + ", ".join(
+                f"{cell_names[id(cell)]!r}: _constants['variable{index}']"
+                for index, cell in enumerate(cells)) + "}"]),
+        _CHECK_SOURCE, "\n".join(classes.definitions()), op_sources.source(), body,
+        "\n".join(lines)]
+    # Sections two blank lines apart, as PEP 8 separates top-level definitions.
+    module = "\n\n\n".join(section.strip("\n") for section in sections if section.strip())
+    path.write_text(module + "\n")
     return path
 
 

@@ -54,7 +54,7 @@ class OpSources:
         # The module's own names: those it imports (`np`, `math`) gathered code may use as they
         # are; the others (its entry point, `variables`, ...) no gathered name may take.
         self.reserved = set(reserved) - set(provided)
-        self.imports: list[str] = []
+        self.imports: set[str] = set()
         self.blocks: list[str] = []
         self.defined: dict[str, object] = dict(provided)  # name -> the object it is bound to
 
@@ -74,11 +74,9 @@ class OpSources:
                 f"{op_name} cannot be exported") from None
 
     def source(self) -> str:
-        """The imports and definitions, to come before the graph's functions."""
-        if not self.blocks:
-            return ""
-        imports = "\n".join(self.imports) + "\n\n\n" if self.imports else ""
-        return imports + "\n\n".join(self.blocks) + "\n"
+        """The definitions, to come before the graph's functions (and after `imports`, the
+        lines that import what they use from NumPy and the standard library)."""
+        return "\n\n".join(block.strip("\n") + "\n" for block in self.blocks)
 
     # --- gathering -------------------------------------------------------------------------
 
@@ -92,14 +90,14 @@ class OpSources:
                                 f"uses another {name}")
         if isinstance(value, types.ModuleType):
             self._bind(name, value)
-            self.imports.append(_module_import(name, value, user))
+            self.imports.add(_module_import(name, value, user))
         elif any(value is helper for helper in _ON_NUMPY):
             self._bind(name, value)
             self.blocks.append(_ON_NUMPY[value].replace(value.__name__, name, 1))
         elif inspect.isfunction(value) or inspect.isclass(value) or inspect.isbuiltin(value):
             if _library_of(value) in ("numpy", "standard"):
                 self._bind(name, value)
-                self.imports.append(_object_import(name, value, user))
+                self.imports.add(_object_import(name, value, user))
             elif inspect.isbuiltin(value):
                 raise _Unexportable(f"{user} uses {name}, compiled code of the library "
                                     f"{_library_of(value)}")
@@ -110,7 +108,7 @@ class OpSources:
             self.blocks.append(_assignment(name, value))
         elif getattr(np, name, None) is value:  # a ufunc or another NumPy object by its name
             self._bind(name, value)
-            self.imports.append(f"from numpy import {name}")
+            self.imports.add(f"from numpy import {name}")
         else:
             raise _Unexportable(f"{user} uses {name}, a {type(value).__name__} that is neither "
                                 f"a literal nor NumPy's")

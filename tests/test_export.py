@@ -5,6 +5,8 @@ folder and the module's, and no autotrace: the script checks that autotrace, run
 transforms cannot be imported there, then runs the module on inputs from an .npz and saves its
 results, which must equal the traced function's, run here on the NumPy backend, exactly.
 """
+import collections
+import dataclasses
 import importlib.util
 import re
 import subprocess
@@ -300,10 +302,10 @@ def digits(count: int, seed: int = 0):
     return rng.uniform(size=(count, 5, 5, 1)), rng.integers(0, 3, size=count)
 
 
-def assert_runs_as_traced(tmp_path, module, entry, expected, arguments, calls=1):
+def assert_runs_as_traced(tmp_path, module, entry, expected, arguments, calls=1, keywords=None):
     """Run the exported module without autotrace and compare with `expected` (flattened
     results of the traced function, and Variables), bit for bit."""
-    got = run_exported(tmp_path, module, entry, arguments, calls=calls)
+    got = run_exported(tmp_path, module, entry, arguments, calls=calls, keywords=keywords)
     assert set(expected) <= set(got), sorted(set(expected) - set(got))
     for key in expected:
         assert got[key].dtype == expected[key].dtype, key
@@ -375,3 +377,102 @@ def test_exported_gelu_uses_autotrace_erf(tmp_path, numpy_backend):
     at.export(traced, at.Spec((None,)), tmp_path / "gelu.py", name="gelu")
     x = np.array([-7.0, -1.1, -0.3, 0.0, 0.5, 0.9, 2.0, 4.0, 30.0])  # every branch of erf
     assert_runs_as_traced(tmp_path, "gelu", "gelu", {"call0": traced(x)}, (x,))
+
+
+def test_exported_random_draws_follow_the_generator_state(tmp_path, numpy_backend):
+    generator = at.random.Generator(seed=7, name="noise_key")
+    dropout = at.layers.Dropout(0.5, seed=3)
+
+    @at.function
+    def noisy(x):
+        return x + generator.normal(x.shape), dropout(x, training=True), generator.uniform((2,))
+
+    x = np.arange(6.0).reshape(2, 3)
+    at.export(noisy, x, tmp_path / "noisy.py")  # exported at the Generators' present state
+    expected = {}
+    for call in range(3):  # each call draws anew, the keys advancing in Variables
+        expected.update(flatten(noisy(x), f"call{call}"))
+    expected["variable noise_key"] = np.asarray(generator.key.value())
+    assert not np.array_equal(expected["call0.tuple[0]"], expected["call1.tuple[0]"])
+    got = assert_runs_as_traced(tmp_path, "noisy", "noisy", expected, (x,), calls=3)
+    assert got["variable noise_key"] == np.uint64(7 + 6)
+
+
+def test_exported_random_draw_of_a_key_argument(tmp_path, numpy_backend):
+    from autotrace.runtime.random import draw
+
+    traced = at.function(lambda key: draw(key, (4,), np.float32, "normal"))
+    at.export(traced, at.Spec((), np.uint64), tmp_path / "draw.py", name="draw")
+    for key in (np.uint64(0), np.uint64(2 ** 63 + 5)):
+        assert_runs_as_traced(tmp_path, "draw", "draw", {"call0": traced(key)}, (key,))
+
+
+# --- keyword arguments and structured results -------------------------------------------------
+
+Fit = collections.namedtuple("Fit", ["prediction", "loss"])
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    fit: Fit
+    sizes: dict
+    note: str
+
+
+@at.function
+def fit_report(X, *, params, target, scale=1.0, note="plain"):
+    prediction = X @ params["W"] * scale + params["b"]
+    loss = np.mean((prediction - target) ** 2)
+    return Report(Fit(prediction, loss), {"W": np.sum(params["W"] ** 2)}, note)
+
+
+def test_exported_function_takes_the_same_keywords(tmp_path, numpy_backend):
+    rng = np.random.default_rng(3)
+    X, target = rng.normal(size=(4, 3)), rng.normal(size=4)
+    params = {"W": rng.normal(size=3), "b": np.array(0.25)}
+    at.export(fit_report, at.Spec((None, 3)), tmp_path / "fit.py",
+              params={"W": at.Spec((3,)), "b": at.Spec(())}, target=at.Spec((None,)), scale=2.0)
+    text = (tmp_path / "fit.py").read_text()
+    assert "    fit_report(X, *, params, target, scale=2.0, note='plain')\n" in text
+    assert "Fit = collections.namedtuple('Fit', ['prediction', 'loss'])" in text
+    assert "Report = dataclasses.make_dataclass('Report', ['fit', 'sizes', 'note'], " \
+           "frozen=True)" in text
+
+    result = fit_report(X, params=params, target=target, scale=2.0)
+    expected = flatten(result, "call0")
+    assert sorted(expected) == [
+        "call0.Report(dataclass).fit.Fit(namedtuple).loss",
+        "call0.Report(dataclass).fit.Fit(namedtuple).prediction",
+        "call0.Report(dataclass).note", "call0.Report(dataclass).sizes.dict['W']"]
+    for keywords in ({"params": params, "target": target, "scale": 2.0},
+                     {"target": target, "params": params, "note": "plain"}):
+        assert_runs_as_traced(tmp_path, "fit", "fit_report", expected, (X,), keywords=keywords)
+
+    module = import_exported(tmp_path / "fit.py")
+    exported = module.fit_report(X, params=params, target=target)
+    assert exported.fit._fields == ("prediction", "loss") and exported.note == "plain"
+    assert dataclasses.is_dataclass(exported) and type(exported).__name__ == "Report"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        exported.note = "changed"
+    with pytest.raises(ValueError) as error:
+        module.fit_report(X, params=params, target=target, scale=3.0)
+    assert str(error.value) == ("scale: this module was exported with scale=2.0, which its "
+                                "code has built in; export it again for scale=3.0")
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'target'"):
+        module.fit_report(X, params=params)
+
+
+def test_exported_namedtuple_result_by_position_and_keyword(tmp_path, numpy_backend):
+    @at.function
+    def fit(X, y, w):
+        prediction = X @ w
+        return Fit(prediction=prediction, loss=np.mean((prediction - y) ** 2))
+
+    rng = np.random.default_rng(4)
+    X, y, w = rng.normal(size=(5, 2)), rng.normal(size=5), rng.normal(size=2)
+    at.export(fit, X, tmp_path / "fit_tuple.py", w=w, y=y)  # keywords in another order
+    assert "    fit(X, y, w)\n" in (tmp_path / "fit_tuple.py").read_text()
+    expected = flatten(fit(X, y, w), "call0")
+    assert sorted(expected) == ["call0.Fit(namedtuple).loss", "call0.Fit(namedtuple).prediction"]
+    assert_runs_as_traced(tmp_path, "fit_tuple", "fit", expected, (X, y, w))
+    assert_runs_as_traced(tmp_path, "fit_tuple", "fit", expected, (X,), keywords={"w": w, "y": y})
