@@ -476,3 +476,28 @@ def test_exported_namedtuple_result_by_position_and_keyword(tmp_path, numpy_back
     assert sorted(expected) == ["call0.Fit(namedtuple).loss", "call0.Fit(namedtuple).prediction"]
     assert_runs_as_traced(tmp_path, "fit_tuple", "fit", expected, (X, y, w))
     assert_runs_as_traced(tmp_path, "fit_tuple", "fit", expected, (X,), keywords={"w": w, "y": y})
+
+
+def test_exported_print_prints_on_every_call(tmp_path, numpy_backend):
+    @at.function
+    def logged(x):
+        at.print("sum:", np.sum(x))
+        return x * 2.0
+
+    x = np.array([1.0, 2.5])
+    at.export(logged, x, tmp_path / "logged.py")
+    got = assert_runs_as_traced(tmp_path, "logged", "logged", {"call0": logged(x)}, (x,),
+                                calls=2)
+    assert got["stdout"] == "sum: 3.5\nsum: 3.5\n"
+
+
+def test_device_helpers_written_for_numpy_answer_as_the_runtime_does():
+    from autotrace.export_ops import _ON_NUMPY
+    from autotrace.runtime import devices
+    written = {"np": np}
+    for source in _ON_NUMPY.values():
+        exec(source, written)
+    x = np.ones(3)
+    assert written["array_module"](x) is devices.array_module(x) is np
+    assert written["device_of"](x) == devices.device_of(x) == "cpu"
+    assert written["to_device"](x, "cpu") is devices.to_device(x, "cpu") is x
