@@ -47,3 +47,12 @@ def test_csv_pipeline_reads_every_row_each_epoch_and_fits_the_plane(tmp_path, ca
     printed = capsys.readouterr().out
     assert printed.count("20 batches") == 5      # 4 files of 250 rows, batches of 50
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"points-{i}.csv" for i in range(4)]
+
+
+def test_export_convnet_runs_the_exported_modules_without_autotrace(tmp_path, capsys):
+    final_loss = load("export_convnet.py")["main"](["--folder", str(tmp_path), "--steps", "3"])
+    printed = capsys.readouterr().out
+    assert "without autotrace: same losses True, same predictions True" in printed
+    assert 0.5 < final_loss < 2.4  # log(10) = 2.30 at the start
+    assert {"train_step.py", "train_step.npz", "predict.py", "predict.npz"} <= {
+        path.name for path in tmp_path.iterdir()}

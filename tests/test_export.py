@@ -11,7 +11,6 @@ import importlib.util
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
