@@ -5,22 +5,32 @@
     # elsewhere, without autotrace:  from loss_grad import loss_grad; loss_grad(w, X, y)
 
 The module is the optimized graph of the NumPy backend (never the compiled kernels of another
-backend), written as the executor writes it, with an entry point named after the function that
-takes the arguments that hold arrays, checks their shapes and dtypes, and returns what the
-traced function returns (tuples, lists and dicts rebuilt). The graph's constants are saved
-beside it in an .npz of the same name, loaded when the module is imported (no pickles).
+backend), written as the executor writes it, with an entry point named after the function
+(export_entry.py): it takes the arguments that hold arrays, by the names and kinds of the
+function's parameters (so a call by keyword works as it does on the traced function), checks
+their shapes and dtypes, and returns what the traced function returns: tuples, lists and dicts
+rebuilt, namedtuples and dataclasses rebuilt as classes of the same names and fields that the
+module defines. The graph's constants are saved beside it in an .npz of the same name, loaded
+when the module is imported (no pickles).
+
+autotrace's own ops (conv2d, pooling, erf, random draws: runtime/registry.source_globals, which
+the NumPy backend's graphs call by name) are written into the module as the source of the
+functions that compute them, with what those use (export_ops.py); an op whose code needs more
+than NumPy and the standard library (allreduce) is refused with an ExportError that says why.
 
 Arguments that are Python values (a learning rate, a flag) are fixed at their exported values,
 as a trace fixes them; the module's docstring lists them. Variables the function reads (a
-model's weights, an optimizer's slots) are the module's state: their values at export time are
-saved in the .npz, the module-level dict `variables` holds them by name, and each call reads
-them and stores the values the function assigns, as the traced function updates its Variables.
-So an exported training step trains the module's copy of the model.
+model's weights, an optimizer's slots, a random Generator's key) are the module's state: their
+values at export time are saved in the .npz, the module-level dict `variables` holds them by
+name, and each call reads them and stores the values the function assigns, as the traced
+function updates its Variables. So an exported training step trains the module's copy of the
+model, and draws the numbers the traced function would draw from the same state.
 """
 from __future__ import annotations
 
 import ast
 import builtins
+import importlib
 import keyword
 import math
 import os
@@ -133,8 +143,9 @@ def export(function, *arguments_and_path, name: str | None = None,
         if value.dtype.hasobject:
             raise ExportError(f"autotrace.export: {key} holds Python objects "
                               f"({value.dtype}), which an .npz cannot store without pickles")
-    op_sources = OpSources(provided={"np": np, "math": math, "os": os},
-                           reserved=module_names | {*classes.names(), *classes.modules()})
+    imported = {"np": np, "math": math, "os": os,
+                **{module: importlib.import_module(module) for module in classes.modules()}}
+    op_sources = OpSources(provided=imported, reserved=module_names | set(classes.names()))
     for op in ops:
         op_sources.add_op(op, source_globals[op], entry_name)
 
@@ -154,30 +165,33 @@ def export(function, *arguments_and_path, name: str | None = None,
 
     npz_path = path.with_suffix(".npz")
     np.savez(npz_path, **saved)
+    imports = sorted({*classes.imports(), *op_sources.imports, "import math", "import os"},
+                     key=lambda line: line.split()[1])
     sections = [
         _docstring(traced.__name__, entry_name, entry, cells, cell_names, structure, classes,
-                   ops, npz_path.name) + "\n" + "\n".join([
-                       "from __future__ import annotations", "",
-                       *sorted({*classes.imports(), *op_sources.imports, "import math",
-                                "import os"}, key=lambda line: line.split()[1]),
-                       "", "import numpy as np"]),
-        "\n".join([
-            "_FOLDER = os.path.dirname(os.path.abspath(__file__))",
-            f"with np.load(os.path.join(_FOLDER, {npz_path.name!r}), "
-            f"allow_pickle=False) as _saved:",
-            "    _constants = {key: _saved[key] for key in _saved.files}",
-            *(f"{key} = _constants[{key!r}]{'' if isinstance(value, np.ndarray) else '[()]'}"
-              for key, value in constants.items()),
-            "# The Variables the function reads and assigns, by name: its state between calls.",
-            "variables = {" + ", ".join(
-                f"{cell_names[id(cell)]!r}: _constants['variable{index}']"
-                for index, cell in enumerate(cells)) + "}"]),
+                   ops, npz_path.name),
+        _loading(npz_path.name, constants, cells, cell_names),
         _CHECK_SOURCE, "\n".join(classes.definitions()), op_sources.source(), body,
         "\n".join(lines)]
+    sections[0] += "\n".join(["", "from __future__ import annotations", "", *imports, "",
+                              "import numpy as np"])
     # Sections two blank lines apart, as PEP 8 separates top-level definitions.
     module = "\n\n\n".join(section.strip("\n") for section in sections if section.strip())
     path.write_text(module + "\n")
     return path
+
+
+def _loading(npz_name: str, constants: dict, cells: list, cell_names: dict) -> str:
+    """The module's lines that load the constants and the Variables' values from the .npz."""
+    return "\n".join([
+        "_FOLDER = os.path.dirname(os.path.abspath(__file__))",
+        f"with np.load(os.path.join(_FOLDER, {npz_name!r}), allow_pickle=False) as _saved:",
+        "    _constants = {key: _saved[key] for key in _saved.files}",
+        *(f"{key} = _constants[{key!r}]{'' if isinstance(value, np.ndarray) else '[()]'}"
+          for key, value in constants.items()),
+        "# The Variables the function reads and assigns, by name: its state between calls.",
+        "variables = {" + ", ".join(f"{cell_names[id(cell)]!r}: _constants['variable{index}']"
+                                    for index, cell in enumerate(cells)) + "}"])
 
 
 def _traced_function(function):
