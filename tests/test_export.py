@@ -500,3 +500,33 @@ def test_device_helpers_written_for_numpy_answer_as_the_runtime_does():
     assert written["array_module"](x) is devices.array_module(x) is np
     assert written["device_of"](x) == devices.device_of(x) == "cpu"
     assert written["to_device"](x, "cpu") is devices.to_device(x, "cpu") is x
+
+
+def pooled_gelu_conv(x, kernel):
+    y = at.nn.gelu(at.nn.conv2d(x, kernel, strides=2, padding="same",
+                                data_format="channels_first"))
+    averaged = at.nn.avg_pool2d(y, 2, padding="same", data_format="channels_first")
+    largest = at.nn.max_pool2d(y, 3, strides=1, padding="same", data_format="channels_first")
+    return np.sum(averaged * averaged) + np.sum(largest ** 3)
+
+
+def test_exported_gradient_and_jvp_hold_every_convolution_and_pooling_op(tmp_path,
+                                                                        numpy_backend):
+    rng = np.random.default_rng(5)
+    x, kernel, tangent = rng.normal(size=(2, 3, 6, 6)), rng.normal(size=(3, 3, 3, 4)), \
+        rng.normal(size=(2, 3, 6, 6))
+    gradient = at.function(at.grad(pooled_gelu_conv, wrt=(0, 1)))
+    derivative = at.function(lambda x, kernel, tangent: at.jvp(
+        pooled_gelu_conv, (x, kernel), (tangent, np.ones_like(kernel))))
+    at.export(gradient, x, kernel, tmp_path / "gradient.py", name="gradient")
+    at.export(derivative, x, kernel, tangent, tmp_path / "derivative.py", name="derivative")
+    written = {module: {line.split(" = ")[0] for line in (tmp_path / f"{module}.py").read_text()
+                        .splitlines() if re.fullmatch(r"\w+ = _\w+", line)}
+               for module in ("gradient", "derivative")}
+    assert written["gradient"] | written["derivative"] == {
+        "conv2d", "conv2d_backprop_input", "conv2d_backprop_kernel", "erf", "avg_pool2d",
+        "avg_pool2d_backprop", "max_pool2d", "max_pool2d_scatter", "max_pool2d_gather"}
+    assert_runs_as_traced(tmp_path, "gradient", "gradient",
+                          flatten(gradient(x, kernel), "call0"), (x, kernel))
+    assert_runs_as_traced(tmp_path, "derivative", "derivative",
+                          flatten(derivative(x, kernel, tangent), "call0"), (x, kernel, tangent))
