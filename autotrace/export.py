@@ -70,7 +70,7 @@ def _check(name, value, shape, dtype):
 
 def _fixed(name, value, exported):
     """A ValueError unless `value` is what the argument `name` was when the module was made."""
-    if value != exported:
+    if type(value) is not type(exported) or value != exported:
         raise ValueError(f"{name}: this module was exported with {name}={exported!r}, which "
                          f"its code has built in; export it again for {name}={value!r}")
 '''
@@ -279,7 +279,7 @@ def _docstring(function_name, entry_name, entry, cells, cell_names, structure, c
     if entry.fixed:
         lines += ["", "Fixed at export (Python values the trace took as they were; a literal "
                   "may be passed", "by keyword, and must then be this value):",
-                  *(f"    {name} = {value!r}" for name, value in entry.fixed)]
+                  *(f"    {name} = {value!r}" for name, value, _ in entry.fixed)]
     if classes.names():
         lines += ["", "Results that were namedtuples or dataclasses are made by classes of the "
                   "same names", "and fields defined here (collections.namedtuple, "

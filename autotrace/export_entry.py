@@ -46,7 +46,8 @@ class EntryPoint:
         for index, argument in enumerate(args):
             declared = names[index] if index < len(names) else "*"
             parameter = f"argument{index}" if declared.startswith("*") else declared
-            self._add(parameter, argument, self.positional, reserved)
+            self._add(parameter, argument, self.positional, reserved,
+                      named=not declared.startswith("*"))
         for key in kwargs:
             if not key.isidentifier() or keyword.iskeyword(key):
                 raise ExportError(f"autotrace.export: the keyword argument {key!r} is not a "
@@ -60,10 +61,14 @@ class EntryPoint:
         self._arguments = [*self.positional,
                            *((name, kwargs[key]) for key, name in self.keywords)]
 
-    def _add(self, parameter: str, argument, kind: list, reserved: set) -> None:
+    def _add(self, parameter: str, argument, kind: list, reserved: set,
+             named: bool = True) -> None:
         leaves = leaves_with_paths(argument)
         if not leaves:
-            self.fixed.append((parameter, argument))
+            # A literal of a named parameter can be passed by keyword (checked to be this
+            # value); one of *args has no name to pass it by.
+            keyword = named and is_literal(argument) and parameter not in reserved
+            self.fixed.append((parameter, argument, keyword))
             return
         name = parameter + "_" if parameter in reserved else parameter
         if name != parameter:
@@ -77,8 +82,8 @@ class EntryPoint:
     def signature(self) -> str:
         """`w, X, *, y, scale=2.0`: positional parameters, then keyword-only ones."""
         keyword_only = [name for _, name in self.keywords] + [
-            f"{parameter}={literal(value)}" for parameter, value in self.fixed
-            if is_literal(value)]
+            f"{parameter}={literal(value)}" for parameter, value, keyword in self.fixed
+            if keyword]
         positional = [name for name, _ in self.positional]
         return ", ".join(positional + (["*", *keyword_only] if keyword_only else []))
 
@@ -92,7 +97,7 @@ class EntryPoint:
                 lines.append(f"    {name} = _check({name!r}, {name}, {aval.shape!r}, "
                              f"{aval.dtype.str!r})")
         lines += [f"    _fixed({parameter!r}, {parameter}, {literal(value)})"
-                  for parameter, value in self.fixed if is_literal(value)]
+                  for parameter, value, keyword in self.fixed if keyword]
         return lines
 
     def arguments(self) -> list:

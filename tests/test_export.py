@@ -530,3 +530,24 @@ def test_exported_gradient_and_jvp_hold_every_convolution_and_pooling_op(tmp_pat
                           flatten(gradient(x, kernel), "call0"), (x, kernel))
     assert_runs_as_traced(tmp_path, "derivative", "derivative",
                           flatten(derivative(x, kernel, tangent), "call0"), (x, kernel, tangent))
+
+
+def test_exported_entry_point_with_star_args_and_fixed_values(tmp_path):
+    @at.function
+    def combine(x, *rest, offset=None, variables=1.5):
+        total = x + sum(rest[1:]) * rest[0]
+        return total if offset is None else total + offset
+
+    x = np.ones(2)
+    at.export(combine, x, 3.0, x, x, tmp_path / "combine.py", variables=1.5)
+    text = (tmp_path / "combine.py").read_text()
+    # The fixed 3.0 of *rest has no name; `variables` would hide the module's own.
+    assert "def combine(x, argument2, argument3, *, offset=None):" in text
+    assert "    argument1 = 3.0\n" in text and "    variables = 1.5\n" in text
+    module = import_exported(tmp_path / "combine.py")
+    assert np.array_equal(module.combine(x, x, 2 * x), combine(x, 3.0, x, 2 * x))
+    assert np.array_equal(module.combine(x, x, 2 * x, offset=None), np.full(2, 10.0))
+    with pytest.raises(ValueError) as error:
+        module.combine(x, x, x, offset=np.ones(2))
+    assert str(error.value) == ("offset: this module was exported with offset=None, which its "
+                                "code has built in; export it again for offset=array([1., 1.])")
