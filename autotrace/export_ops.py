@@ -94,6 +94,10 @@ class OpSources:
         elif any(value is helper for helper in _ON_NUMPY):
             self._bind(name, value)
             self.blocks.append(_ON_NUMPY[value].replace(value.__name__, name, 1))
+        elif getattr(np, getattr(value, "__name__", ""), None) is value:  # np.sum, np.add
+            self._bind(name, value)
+            alias = "" if value.__name__ == name else f" as {name}"
+            self.imports.add(f"from numpy import {value.__name__}{alias}")
         elif inspect.isfunction(value) or inspect.isclass(value) or inspect.isbuiltin(value):
             if _library_of(value) in ("numpy", "standard"):
                 self._bind(name, value)
@@ -106,9 +110,6 @@ class OpSources:
         elif is_literal(value):
             self._bind(name, value)
             self.blocks.append(_assignment(name, value))
-        elif getattr(np, name, None) is value:  # a ufunc or another NumPy object by its name
-            self._bind(name, value)
-            self.imports.add(f"from numpy import {name}")
         else:
             raise _Unexportable(f"{user} uses {name}, a {type(value).__name__} that is neither "
                                 f"a literal nor NumPy's")
@@ -139,8 +140,9 @@ class OpSources:
                 for module in modules:
                     if _library_of_module(module) not in ("numpy", "standard"):
                         raise _Unexportable(f"{where} imports {module}")
-            if isinstance(node, (ast.Global, ast.Nonlocal)):
-                raise _Unexportable(f"{where} assigns a global variable")
+            if isinstance(node, ast.Global):
+                raise _Unexportable(f"{where} assigns global variables (state of autotrace's "
+                                    f"that an exported module does not have)")
         self._bind(name, value)  # before what it uses: it may call itself
         namespace = value.__globals__ if inspect.isfunction(value) else \
             vars(sys.modules[value.__module__])

@@ -222,18 +222,67 @@ def make_scaled_op(factor):
 
 @pytest.fixture
 def user_op():
-    """An op a user defined with a closure, registered for one test."""
+    """Registers ops a user defines (name -> function) for one test; binds them by name."""
     from autotrace.runtime.ops import primitives, source_globals
     from autotrace.runtime.registry import define_runtime_function
-    define_runtime_function("scaled_by_three", make_scaled_op(3.0), lambda x: x)
-    yield lambda x: at.runtime.registry.bind("scaled_by_three", x)
-    del primitives["scaled_by_three"], source_globals["scaled_by_three"]
+    defined = []
+
+    def define(name, function):
+        define_runtime_function(name, function, lambda x: x)
+        defined.append(name)
+        return lambda x: at.runtime.registry.bind(name, x)
+    yield define
+    for name in defined:
+        del primitives[name], source_globals[name]
+
+
+_SQUASH_COEFFICIENTS = (0.5, -0.25, 0.125)  # a literal table: written into the module
+_SQUASH_SCALES = {"x": np.float64(2.0)}  # not a literal: an op that reads it is refused
+
+
+def _horner(coefficients, t):
+    result = coefficients[-1]
+    for coefficient in coefficients[-2::-1]:
+        result = result * t + coefficient
+    return result
+
+
+def _squash(x):
+    return np.tanh(_horner(_SQUASH_COEFFICIENTS, x))
+
+
+def _scaled(x):
+    return x * _SQUASH_SCALES["x"]
+
+
+def test_export_writes_a_users_op_with_its_helpers(tmp_path, user_op):
+    squash = user_op("squash", _squash)
+    traced = at.function(lambda x: squash(x) * 2.0)
+    at.export(traced, at.Spec((3,)), tmp_path / "squash.py", name="squashed")
+    text = (tmp_path / "squash.py").read_text()
+    assert "_SQUASH_COEFFICIENTS = (0.5, -0.25, 0.125)\n" in text
+    assert f"# {__name__}._horner\ndef _horner(coefficients, t):" in text
+    x = np.array([-1.0, 0.5, 3.0])
+    assert_runs_as_traced(tmp_path, "squash", "squashed", {"call0": traced(x)}, (x,))
+
+
+def test_export_refuses_an_op_that_reads_a_global_object(tmp_path, user_op):
+    scaled = user_op("scaled_by_table", _scaled)
+    with pytest.raises(at.ExportError) as error:
+        at.export(at.function(lambda x: scaled(x)), at.Spec((3,)), tmp_path / "s.py")
+    assert str(error.value) == (
+        f"autotrace.export: lambda_'s graph uses the op scaled_by_table (computed by "
+        f"{__name__}._scaled), which cannot be written as NumPy code: {__name__}._scaled uses "
+        f"_SQUASH_SCALES, a dict that is neither a literal nor NumPy's; an exported module "
+        f"runs with NumPy and the standard library alone, so graphs with scaled_by_table "
+        f"cannot be exported")
 
 
 def test_export_refuses_an_op_computed_by_a_closure(tmp_path, user_op):
+    scaled_by_three = user_op("scaled_by_three", make_scaled_op(3.0))
     with pytest.raises(at.ExportError) as error:
-        at.export(at.function(lambda x: user_op(x) + 1.0), at.Spec((3,)), tmp_path / "op.py",
-                  name="shifted")
+        at.export(at.function(lambda x: scaled_by_three(x) + 1.0), at.Spec((3,)),
+                  tmp_path / "op.py", name="shifted")
     scaled = f"{__name__}.make_scaled_op.<locals>.scaled"
     assert str(error.value) == (
         f"autotrace.export: shifted's graph uses the op scaled_by_three (computed by "
