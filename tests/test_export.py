@@ -600,3 +600,20 @@ def test_exported_entry_point_with_star_args_and_fixed_values(tmp_path):
         module.combine(x, x, x, offset=np.ones(2))
     assert str(error.value) == ("offset: this module was exported with offset=None, which its "
                                 "code has built in; export it again for offset=array([1., 1.])")
+
+
+def grown_until_large(x):
+    while np.sum(x) < 100.0:
+        x = np.sin(x) + x * 1.5
+    return np.sum(x * x)
+
+
+def test_exported_gradient_of_a_while_loop_replays_its_stack(tmp_path, numpy_backend):
+    gradient = at.function(at.grad(grown_until_large))
+    at.export(gradient, at.Spec((3,)), tmp_path / "loop_grad.py", name="loop_grad")
+    text = (tmp_path / "loop_grad.py").read_text()
+    assert ".pop()" in text and "def loop_grad(x, *, dy=None):" in text
+    for x in (np.array([0.1, 0.2, 0.3]), np.array([40.0, 30.0, 31.0])):  # trips, none
+        expected = gradient(x)
+        assert np.allclose(expected, at.grad(grown_until_large)(x))  # eager agrees
+        assert_runs_as_traced(tmp_path, "loop_grad", "loop_grad", {"call0": expected}, (x,))
