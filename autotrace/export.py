@@ -5,29 +5,42 @@
     # elsewhere, without autotrace:  from loss_grad import loss_grad; loss_grad(w, X, y)
 
 The module is the optimized graph of the NumPy backend (never the compiled kernels of another
-backend), written as the executor writes it, with an entry point named after the function that
-takes the arguments that hold arrays, checks their shapes and dtypes, and returns what the
-traced function returns (tuples, lists and dicts rebuilt). The graph's constants are saved
-beside it in an .npz of the same name, loaded when the module is imported (no pickles).
+backend), written as the executor writes it, with an entry point named after the function
+(export_entry.py): it takes the arguments that hold arrays, by the names and kinds of the
+function's parameters (so a call by keyword works as it does on the traced function), checks
+their shapes and dtypes, and returns what the traced function returns: tuples, lists and dicts
+rebuilt, namedtuples and dataclasses rebuilt as classes of the same names and fields that the
+module defines. The graph's constants are saved beside it in an .npz of the same name, loaded
+when the module is imported (no pickles).
+
+autotrace's own ops (conv2d, pooling, erf, random draws: runtime/registry.source_globals, which
+the NumPy backend's graphs call by name) are written into the module as the source of the
+functions that compute them, with what those use (export_ops.py); an op whose code needs more
+than NumPy and the standard library (allreduce) is refused with an ExportError that says why.
 
 Arguments that are Python values (a learning rate, a flag) are fixed at their exported values,
 as a trace fixes them; the module's docstring lists them. Variables the function reads (a
-model's weights, an optimizer's slots) are the module's state: their values at export time are
-saved in the .npz, the module-level dict `variables` holds them by name, and each call reads
-them and stores the values the function assigns, as the traced function updates its Variables.
-So an exported training step trains the module's copy of the model.
+model's weights, an optimizer's slots, a random Generator's key) are the module's state: their
+values at export time are saved in the .npz, the module-level dict `variables` holds them by
+name, and each call reads them and stores the values the function assigns, as the traced
+function updates its Variables. So an exported training step trains the module's copy of the
+model, and draws the numbers the traced function would draw from the same state.
 """
 from __future__ import annotations
 
 import ast
 import builtins
+import importlib
 import keyword
+import math
 import os
 import re
 from pathlib import Path
 
 import numpy as np
 
+from autotrace.export_entry import EntryPoint, ResultClasses, aval_of, result_source
+from autotrace.export_ops import ExportError, OpSources
 from autotrace.function import BoundFunction, Function
 from autotrace.runtime.abstract import AbstractArray
 from autotrace.runtime.backends import backend_named
@@ -35,29 +48,36 @@ from autotrace.runtime.executor import graph_source
 from autotrace.runtime.ops import source_globals
 from autotrace.runtime.passes import optimize
 from autotrace.runtime.spec import Spec, placeholder
-from autotrace.runtime.trees import _Slot, is_dataclass_instance, leaves_with_paths, map_arrays
+from autotrace.runtime.trees import leaves_with_paths
 
 # Names an exported module defines or imports itself; any other global of the graph's code is
-# a constant (saved in the .npz) or something export cannot write.
-_MODULE_NAMES = {"np", "math", "variables", "_constants", "_check", "_FOLDER"}
+# a constant (saved in the .npz), one of autotrace's own ops (written out, export_ops.py), or
+# something export cannot write.
+_MODULE_NAMES = {"np", "math", "os", "variables", "_constants", "_check", "_fixed", "_FOLDER",
+                 "_saved", "annotations"}
 
 _CHECK_SOURCE = '''
 def _check(name, value, shape, dtype):
     """`value` as an array of `shape` (None: any size) and `dtype`, or a TypeError."""
     array = np.asarray(value)
-    if array.dtype != dtype or array.ndim != len(shape) or any(
+    if array.dtype != np.dtype(dtype) or array.ndim != len(shape) or any(
             want is not None and want != have for want, have in zip(shape, array.shape)):
-        raise TypeError(f"{name}: expected an array of shape {shape} and dtype {dtype}, "
-                        f"got one of shape {array.shape} and dtype {array.dtype}")
+        raise TypeError(f"{name}: expected an array of shape {shape} and dtype "
+                        f"{np.dtype(dtype)}, got one of shape {array.shape} and dtype "
+                        f"{array.dtype}")
     return array
+
+
+def _fixed(name, value, exported):
+    """A ValueError unless `value` is what the argument `name` was when the module was made."""
+    if type(value) is not type(exported) or value != exported:
+        raise ValueError(f"{name}: this module was exported with {name}={exported!r}, which "
+                         f"its code has built in; export it again for {name}={value!r}")
 '''
 
 
-class ExportError(ValueError):
-    """A traced function that cannot be written as a module of NumPy code; says why."""
-
-
-def export(function, *arguments_and_path, name: str | None = None) -> Path:
+def export(function, *arguments_and_path, name: str | None = None,
+           **keyword_arguments) -> Path:
     """Write `function`, traced for the given argument types, as a module needing NumPy alone.
 
     Arguments:
@@ -68,12 +88,14 @@ def export(function, *arguments_and_path, name: str | None = None) -> Path:
             Python value, which is fixed in the exported code as in a trace.
         name: the entry point's name; by default the function's. A method's instance is
             fixed, as a Python value is (its Variables are the module's state).
+        keyword_arguments: arguments given by keyword, as in a call (a parameter called
+            `name` is given by position); the entry point takes them by the same keywords.
     Returns:
         the path written; the constants and Variables' values are in the same path with .npz.
     Raises:
-        ExportError naming what cannot be written: an op that is autotrace's own function
-        (conv2d, erf, random draws), or a result that is not tuples, lists and dicts of arrays
-        and Python literals.
+        ExportError naming what cannot be written: an op whose code needs more than NumPy
+        and the standard library (allreduce), or a result that is not tuples, lists, dicts,
+        namedtuples and dataclasses of arrays and Python literals.
 
     Example:
         >>> autotrace.export(autotrace.grad(f), autotrace.Spec((3,)), "f_grad.py",
@@ -90,17 +112,27 @@ def export(function, *arguments_and_path, name: str | None = None) -> Path:
                          f"not {str(path)!r}")
     traced, instance = _traced_function(function)
     entry_name = _identifier(name or traced.__name__)
-    traced_args = (*instance, *(_placeholders(argument) for argument in arguments))
-    unoptimized, structure = traced.traced_graph(traced_args, {})
+    # Bound to the parameters as a call is (defaults filled in), so the graph's inputs come in
+    # the order a call of the traced function gives them.
+    traced_args, traced_kwargs = traced._binding.bind(
+        (*instance, *(_placeholders(argument) for argument in arguments)),
+        {key: _placeholders(value) for key, value in keyword_arguments.items()})
+    unoptimized, structure = traced.traced_graph(traced_args, traced_kwargs)
     backend = backend_named("numpy")
     graph = optimize(unoptimized, backend=backend)
 
     namespace = backend.namespace()
     graph_name = f"_{entry_name}_graph"
     body = graph_source(graph, graph_name, namespace, backend.lowers_scalars)
-    constants = _constants(body, namespace, entry_name)
+    constants, ops = _globals_of(body, namespace, entry_name)
+    defined = {node.name for node in ast.walk(ast.parse(body))
+               if isinstance(node, ast.FunctionDef)}
+    module_names = {*_MODULE_NAMES, *defined, *constants, entry_name}
+    classes = ResultClasses(reserved=module_names | set(source_globals))
+    result = result_source(structure, entry_name, classes)
+    entry = EntryPoint(traced, traced_args[len(instance):], traced_kwargs, len(instance),
+                       reserved={graph_name, *classes.names()})
 
-    parameters, inputs, fixed = _parameters(traced, traced_args[len(instance):])
     # Variables compare elementwise, as arrays do: they are told apart by identity.
     cells = list({id(cell): cell for cell in [*structure.captured, *structure.written]}.values())
     cell_names = _unique_names(cells)
@@ -111,42 +143,55 @@ def export(function, *arguments_and_path, name: str | None = None) -> Path:
         if value.dtype.hasobject:
             raise ExportError(f"autotrace.export: {key} holds Python objects "
                               f"({value.dtype}), which an .npz cannot store without pickles")
+    imported = {"np": np, "math": math, "os": os,
+                **{module: importlib.import_module(module) for module in classes.modules()}}
+    op_sources = OpSources(provided=imported, reserved=module_names | set(classes.names()))
+    for op in ops:
+        op_sources.add_op(op, source_globals[op], entry_name)
 
     result_count = len(graph.outputs) - len(structure.written)
-    result = _result_source(structure, entry_name)
-    call_arguments = [*inputs, *(f"variables[{cell_names[id(cell)]!r}]"
-                                 for cell in structure.captured)]
+    call_arguments = [*entry.inputs, *(f"variables[{cell_names[id(cell)]!r}]"
+                                       for cell in structure.captured)]
     call = ", ".join(call_arguments)
-    lines = [f"def {entry_name}({', '.join(parameters)}):",
+    lines = [f"def {entry_name}({entry.signature()}):",
              f'    """{traced.__name__}, traced and exported by autotrace; see the module '
-             f'docstring."""']
-    lines += [f"    {parameter} = {check}" for parameter, check in
-              _checks(traced_args[len(instance):], parameters)]
+             f'docstring."""', *entry.checks()]
     if len(call) > 60:  # one argument a line, as a person would write a long call
         call = "\n        " + ",\n        ".join(call_arguments) + ",\n    "
-    lines.append(f"    outputs = {graph_name}({call})")
+    lines.append(f"    _outputs = {graph_name}({call})")
     for index, cell in enumerate(structure.written):
-        lines.append(f"    variables[{cell_names[id(cell)]!r}] = outputs[{result_count + index}]")
+        lines.append(f"    variables[{cell_names[id(cell)]!r}] = _outputs[{result_count + index}]")
     lines.append(f"    return {result}")
 
     npz_path = path.with_suffix(".npz")
     np.savez(npz_path, **saved)
-    module = "\n".join([
-        _docstring(traced.__name__, entry_name, parameters, traced_args[len(instance):],
-                   fixed, cells, cell_names, structure, npz_path.name),
-        "import math", "import os", "", "import numpy as np", "",
+    imports = sorted({*classes.imports(), *op_sources.imports, "import math", "import os"},
+                     key=lambda line: line.split()[1])
+    sections = [
+        _docstring(traced.__name__, entry_name, entry, cells, cell_names, structure, classes,
+                   ops, npz_path.name),
+        _loading(npz_path.name, constants, cells, cell_names),
+        _CHECK_SOURCE, "\n".join(classes.definitions()), op_sources.source(), body,
+        "\n".join(lines)]
+    sections[0] += "\n".join(["", "from __future__ import annotations", "", *imports, "",
+                              "import numpy as np"])
+    # Sections two blank lines apart, as PEP 8 separates top-level definitions.
+    module = "\n\n\n".join(section.strip("\n") for section in sections if section.strip())
+    path.write_text(module + "\n")
+    return path
+
+
+def _loading(npz_name: str, constants: dict, cells: list, cell_names: dict) -> str:
+    """The module's lines that load the constants and the Variables' values from the .npz."""
+    return "\n".join([
         "_FOLDER = os.path.dirname(os.path.abspath(__file__))",
-        f"with np.load(os.path.join(_FOLDER, {npz_path.name!r}), allow_pickle=False) as _saved:",
+        f"with np.load(os.path.join(_FOLDER, {npz_name!r}), allow_pickle=False) as _saved:",
         "    _constants = {key: _saved[key] for key in _saved.files}",
         *(f"{key} = _constants[{key!r}]{'' if isinstance(value, np.ndarray) else '[()]'}"
           for key, value in constants.items()),
         "# The Variables the function reads and assigns, by name: its state between calls.",
         "variables = {" + ", ".join(f"{cell_names[id(cell)]!r}: _constants['variable{index}']"
-                                    for index, cell in enumerate(cells)) + "}",
-        _CHECK_SOURCE, "", body, "",
-        "\n".join(lines), ""])
-    path.write_text(module)
-    return path
+                                    for index, cell in enumerate(cells)) + "}"])
 
 
 def _traced_function(function):
@@ -174,105 +219,27 @@ def _placeholders(argument):
     return argument
 
 
-def _parameters(traced: Function, arguments: tuple):
-    """The entry point's parameters (arguments holding arrays), the graph's inputs as
-    expressions of them (`params['w']`), and the fixed Python arguments as (name, value)."""
-    names = [name.lstrip("*") for name in traced._positional]
-    parameters, inputs, fixed = [], [], []
-    for index, argument in enumerate(arguments):
-        name = names[index] if index < len(names) and not traced._positional[index].startswith(
-            "*") else f"argument{index}"
-        leaves = leaves_with_paths(argument)
-        if not leaves:
-            fixed.append((name, argument))
-            continue
-        if name in _MODULE_NAMES | {"os", "outputs"} or re.fullmatch(r"const[0-9]+", name):
-            name += "_"  # the module's own names keep their meaning in the entry point
-        parameters.append(name)
-        inputs.extend(f"{name}{leaf_path}" for leaf_path, _ in leaves)
-    return parameters, inputs, fixed
-
-
-def _checks(arguments: tuple, parameters: list):
-    """`x = _check('x', x, (3,), np.float64)` for the arguments that are arrays themselves."""
-    arrays = [argument for argument in arguments if leaves_with_paths(argument)]
-    for parameter, argument in zip(parameters, arrays):
-        leaves = leaves_with_paths(argument)
-        if len(leaves) == 1 and leaves[0][0] == "":
-            aval = _aval(leaves[0][1])
-            yield parameter, (f"_check({parameter!r}, {parameter}, {aval.shape!r}, "
-                              f"np.dtype({aval.dtype.str!r}))")
-
-
-def _aval(leaf) -> AbstractArray:
-    aval = getattr(leaf, "aval", None)
-    if aval is not None:
-        return aval
-    array = np.asarray(leaf)
-    return AbstractArray(array.shape, array.dtype, "cpu")
-
-
-def _constants(body: str, namespace: dict, entry_name: str) -> dict:
-    """The graph's constants by name; an ExportError for any other global its code needs."""
-    defined = {node.name for node in ast.walk(ast.parse(body))
-               if isinstance(node, ast.FunctionDef)}
-    used = {node.id for node in ast.walk(ast.parse(body))
+def _globals_of(body: str, namespace: dict, entry_name: str) -> tuple[dict, list]:
+    """The graph's constants by name, and the names of autotrace's own ops it calls; an
+    ExportError for any other global its code needs."""
+    tree = ast.parse(body)
+    defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    used = {node.id for node in ast.walk(tree)
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
-    assigned = {node.id for node in ast.walk(ast.parse(body))
+    assigned = {node.id for node in ast.walk(tree)
                 if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)} | {
-        argument.arg for node in ast.walk(ast.parse(body)) if isinstance(node, ast.arguments)
+        argument.arg for node in ast.walk(tree) if isinstance(node, ast.arguments)
         for argument in node.args}
-    constants = {}
+    constants, ops = {}, []
     for global_name in sorted(used - defined - assigned - _MODULE_NAMES - set(dir(builtins))):
         if re.fullmatch(r"const[0-9]+", global_name):
             constants[global_name] = namespace[global_name]
         elif global_name in source_globals:
-            raise ExportError(
-                f"autotrace.export: {entry_name}'s graph uses the op {global_name}, which "
-                f"runs autotrace's own function ({source_globals[global_name].__module__}."
-                f"{global_name}), not NumPy's; an exported module needs NumPy alone, so "
-                f"graphs with {global_name} cannot be exported")
+            ops.append(global_name)
         else:
             raise ExportError(f"autotrace.export: {entry_name}'s graph uses {global_name}, "
                               f"which is not NumPy's, so it cannot be exported")
-    return constants
-
-
-def _result_source(structure, entry_name: str) -> str:
-    """The expression that rebuilds the function's result from the graph's `outputs`."""
-    if structure.single:
-        return "outputs[0]"
-
-    def write(template) -> str:
-        if isinstance(template, _Slot):
-            return f"outputs[{template.index}]"
-        if type(template) is dict:
-            return "{" + ", ".join(f"{_literal(key, entry_name)}: {write(value)}"
-                                   for key, value in template.items()) + "}"
-        if type(template) in (tuple, list):
-            items = [write(item) for item in template]
-            text = ", ".join(items) + ("," if len(items) == 1 and type(template) is tuple
-                                       else "")
-            return f"({text})" if type(template) is tuple else f"[{text}]"
-        if isinstance(template, (tuple, list, dict)) or is_dataclass_instance(template):
-            raise ExportError(
-                f"autotrace.export: {entry_name} returns a {type(template).__name__}; an "
-                f"exported module rebuilds tuples, lists and dicts only: return one of those")
-        return _literal(template, entry_name)
-    return write(structure.template)
-
-
-def _literal(value, entry_name: str) -> str:
-    """`value` as Python source, if it is a literal that reads back as itself."""
-    text = repr(value)
-    try:
-        if type(ast.literal_eval(text)) is type(value) and ast.literal_eval(text) == value:
-            return text
-    except (ValueError, SyntaxError):
-        pass  # not a literal: refused below
-    raise ExportError(f"autotrace.export: {entry_name} returns {text} (a "
-                      f"{type(value).__name__}), which an exported module cannot write; "
-                      f"return arrays, numbers, strings and None")
+    return constants, ops
 
 
 def _unique_names(cells: list) -> dict:
@@ -296,20 +263,30 @@ def _identifier(text: str) -> str:
     return f"{name}_" if keyword.iskeyword(name) else name
 
 
-def _docstring(function_name, entry_name, parameters, arguments, fixed, cells, cell_names,
-               structure, npz_name) -> str:
+def _docstring(function_name, entry_name, entry, cells, cell_names, structure, classes, ops,
+               npz_name) -> str:
     """What the module computes, for whom reads it: the entry point, input types, fixed
-    arguments and Variables."""
-    types = []
-    for parameter, argument in zip(parameters, [a for a in arguments if leaves_with_paths(a)]):
-        for leaf_path, leaf in leaves_with_paths(argument):
-            types.append(f"    {parameter}{leaf_path}: {_aval(leaf)}")
+    arguments, result classes, autotrace's ops written out, and Variables."""
+    types = [f"    {parameter}{leaf_path}: {aval_of(leaf)}"
+             for parameter, argument in entry.arguments()
+             for leaf_path, leaf in leaves_with_paths(argument)]
     lines = [f'"""{function_name}, traced by autotrace and exported as NumPy code.', "",
-             f"    {entry_name}({', '.join(parameters)})", "",
+             f"    {entry_name}({entry.signature()})", "",
              "Inputs (? is any size):", *types]
-    if fixed:
-        lines += ["", "Fixed at export (Python values the trace took as they were):",
-                  *(f"    {name} = {value!r}" for name, value in fixed)]
+    if entry.renamed:
+        lines += ["", "Parameters renamed not to hide the module's own names: " + ", ".join(
+            f"{parameter} -> {name}" for parameter, name in entry.renamed)]
+    if entry.fixed:
+        lines += ["", "Fixed at export (Python values the trace took as they were; a literal "
+                  "may be passed", "by keyword, and must then be this value):",
+                  *(f"    {name} = {value!r}" for name, value, _ in entry.fixed)]
+    if classes.names():
+        lines += ["", "Results that were namedtuples or dataclasses are made by classes of the "
+                  "same names", "and fields defined here (collections.namedtuple, "
+                  "dataclasses.make_dataclass):", *(f"    {name}" for name in classes.names())]
+    if ops:
+        lines += ["", "autotrace's own ops, written out below as the NumPy code that computes "
+                  "them:", f"    {', '.join(ops)}"]
     if cells:
         written = {id(cell) for cell in structure.written}
         lines += ["", "Variables: their values at export are in the .npz; `variables[name]` "

@@ -1,97 +1,19 @@
-"""autotrace.export: traced functions written as modules that need NumPy alone.
+"""autotrace.export: traced functions written as modules that need NumPy alone; their entry
+points (keyword arguments, fixed values) and results (namedtuples, dataclasses).
 
-Each exported module runs in a fresh interpreter (`python -I -S`) whose sys.path holds NumPy's
-folder and the module's, and no autotrace: the script checks that autotrace, runtime and
-transforms cannot be imported there, then runs the module on inputs from an .npz and saves its
-results, which must equal the traced function's, run here on the NumPy backend, exactly.
+The modules run where autotrace cannot be imported (tests/exported.py) and must give the traced
+function's results exactly. autotrace's own ops in exported modules: tests/test_export_ops.py.
 """
-import importlib.util
+import collections
+import dataclasses
 import re
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import autotrace as at
-from autotrace.runtime.backends import cpu_backend
-
-NUMPY_FOLDER = str(Path(np.__file__).resolve().parents[1])
-
-# Flattens a result into {path: array}; the path names each container's type, so equal keys
-# mean equal structures. Run both here and in the fresh interpreter.
-FLATTEN = '''
-def flatten(value, path="result"):
-    if isinstance(value, dict):
-        return {key: leaf for name in value
-                for key, leaf in flatten(value[name], f"{path}.dict[{name!r}]").items()}
-    if isinstance(value, (tuple, list)):
-        return {key: leaf for index, item in enumerate(value)
-                for key, leaf in flatten(item, f"{path}.{type(value).__name__}[{index}]").items()}
-    return {path: np.asarray(value)}
-'''
-namespace = {"np": np}
-exec(FLATTEN, namespace)
-flatten = namespace["flatten"]
-
-RUNNER = '''
-import sys
-sys.path[:] = [p for p in sys.path if "site-packages" not in p] + [{folder!r}, {numpy!r}]
-for name in ("autotrace", "runtime", "transforms"):
-    try:
-        __import__(name)
-    except ModuleNotFoundError:
-        continue
-    sys.exit(f"{{name}} is importable here; the test must run without it")
-import numpy as np
-import {module} as exported
-{flatten}
-inputs = np.load({inputs!r}, allow_pickle=False)
-calls = {calls}
-results = {{}}
-for call in range(calls):
-    arguments = [inputs[f"argument{{index}}"] for index in range(len(inputs.files))]
-    for key, value in flatten(exported.{entry}(*arguments), f"call{{call}}").items():
-        results[key] = value
-for name, value in exported.variables.items():
-    results["variable " + name] = np.asarray(value)
-np.savez({results!r}, **results)
-'''
-
-
-@pytest.fixture
-def numpy_backend():
-    """Trace on the NumPy backend, the one export writes, so results agree to the last bit."""
-    before = cpu_backend()
-    cpu_backend("numpy")
-    yield
-    cpu_backend(before)
-
-
-def run_exported(tmp_path: Path, module: str, entry: str, arguments, calls: int = 1) -> dict:
-    """Run `entry` of the exported module `module` `calls` times on `arguments` in a fresh
-    interpreter without autotrace; its flattened results and final Variables."""
-    inputs = tmp_path / "inputs.npz"
-    np.savez(inputs, **{f"argument{index}": value for index, value in enumerate(arguments)})
-    results = tmp_path / "results.npz"
-    script = tmp_path / "run_exported.py"
-    script.write_text(RUNNER.format(folder=str(tmp_path), numpy=NUMPY_FOLDER, module=module,
-                                    flatten=FLATTEN, inputs=str(inputs), calls=calls,
-                                    entry=entry, results=str(results)))
-    finished = subprocess.run([sys.executable, "-I", "-S", str(script)], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=120)
-    assert finished.returncode == 0, finished.stderr
-    with np.load(results, allow_pickle=False) as saved:
-        return {key: saved[key] for key in saved.files}
-
-
-def import_exported(path: Path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.exported import (  # noqa: F401 - numpy_backend is a fixture
+    assert_runs_as_traced, flatten, import_exported, numpy_backend, run_exported)
 
 
 SHIFT = np.array([0.25, -0.5, 1.0])  # a global array: a constant of the graph, in the .npz
@@ -121,7 +43,7 @@ def test_exported_gradient_equals_the_traced_one(tmp_path, numpy_backend):
         arguments = (w, X[:rows], y[:rows])
         expected = flatten(loss_and_grads(*arguments), "call0")
         got = run_exported(tmp_path, "loss_grads", "loss_and_grads", arguments)
-        assert sorted(got) == sorted(expected)
+        assert sorted(set(got) - {"stdout"}) == sorted(expected)
         for key in expected:
             assert np.array_equal(got[key], expected[key]), key
     with np.load(tmp_path / "loss_grads.npz", allow_pickle=False) as saved:
@@ -149,7 +71,7 @@ def test_exported_training_step_trains_its_own_variables(tmp_path, numpy_backend
     train_step(X, y, 2.0)  # the optimizer makes its slots on the first call
     path = at.export(train_step, X, at.Spec((8,)), 2.0, str(tmp_path / "train.py"))
     text = path.read_text()
-    assert "    train_step(X, y)" in text and "    scale = 2.0" in text
+    assert "    train_step(X, y, *, scale=2.0)" in text and "    scale = 2.0" in text
     assert "    'weights' *" in text and "    'Adam/learning_rate'\n" in text
 
     expected = {}
@@ -173,28 +95,15 @@ def test_exported_module_checks_its_inputs(tmp_path):
                                 "got one of shape (2, 4) and dtype float64")
 
 
-def test_export_refuses_an_op_that_is_not_numpy(tmp_path):
-    with pytest.raises(at.ExportError) as error:
-        at.export(at.function(lambda x: at.nn.gelu(x)), at.Spec((3,)), tmp_path / "gelu.py")
-    assert str(error.value) == (
-        "autotrace.export: lambda_'s graph uses the op erf, which runs autotrace's own "
-        "function (autotrace.runtime.special.erf), not NumPy's; an exported module needs NumPy alone, "
-        "so graphs with erf cannot be exported")
-    assert not (tmp_path / "gelu.py").exists()
-
-
 def test_export_refuses_a_result_it_cannot_rebuild(tmp_path):
-    class Pair(tuple):
-        _fields = ("first", "second")
-
-        def __new__(cls, first, second):
-            return super().__new__(cls, (first, second))
+    class Pair(tuple):  # a tuple of its own kind, not a namedtuple: its class is the user's
+        pass
 
     with pytest.raises(at.ExportError) as error:
-        at.export(at.function(lambda x: Pair(x, x + 1.0)), at.Spec((3,)), tmp_path / "p.py")
+        at.export(at.function(lambda x: Pair((x, x + 1.0))), at.Spec((3,)), tmp_path / "p.py")
     assert str(error.value) == (
         "autotrace.export: lambda_ returns a Pair; an exported module rebuilds tuples, "
-        "lists and dicts only: return one of those")
+        "lists, dicts, namedtuples and dataclasses only: return one of those")
 
 
 def test_export_wants_a_module_path_last(tmp_path):
@@ -221,3 +130,125 @@ def test_exported_control_flow_runs_its_loops_and_branches(tmp_path, numpy_backe
     for x in (np.array([1.0, 2.0, 3.5]), np.array([50.0, 60.0, 70.0])):  # both branches
         got = run_exported(tmp_path, "doubling", "doubled_until_large", (x,))
         assert np.array_equal(got["call0"], traced(x))
+
+
+def grown_until_large(x):
+    while np.sum(x) < 100.0:
+        x = np.sin(x) + x * 1.5
+    return np.sum(x * x)
+
+
+def test_exported_gradient_of_a_while_loop_replays_its_stack(tmp_path, numpy_backend):
+    gradient = at.function(at.grad(grown_until_large))
+    at.export(gradient, at.Spec((3,)), tmp_path / "loop_grad.py", name="loop_grad")
+    text = (tmp_path / "loop_grad.py").read_text()
+    assert ".pop()" in text and "def loop_grad(x, *, dy=None):" in text
+    for x in (np.array([0.1, 0.2, 0.3]), np.array([40.0, 30.0, 31.0])):  # trips, none
+        expected = gradient(x)
+        assert np.allclose(expected, at.grad(grown_until_large)(x))  # eager agrees
+        assert_runs_as_traced(tmp_path, "loop_grad", "loop_grad", {"call0": expected}, (x,))
+
+
+# --- keyword arguments and structured results -------------------------------------------------
+
+Fit = collections.namedtuple("Fit", ["prediction", "loss"])
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    fit: Fit
+    sizes: dict
+    note: str
+
+
+@at.function
+def fit_report(X, *, params, target, scale=1.0, note="plain"):
+    prediction = X @ params["W"] * scale + params["b"]
+    loss = np.mean((prediction - target) ** 2)
+    return Report(Fit(prediction, loss), {"W": np.sum(params["W"] ** 2)}, note)
+
+
+def test_exported_function_takes_the_same_keywords(tmp_path, numpy_backend):
+    rng = np.random.default_rng(3)
+    X, target = rng.normal(size=(4, 3)), rng.normal(size=4)
+    params = {"W": rng.normal(size=3), "b": np.array(0.25)}
+    at.export(fit_report, at.Spec((None, 3)), tmp_path / "fit.py",
+              params={"W": at.Spec((3,)), "b": at.Spec(())}, target=at.Spec((None,)), scale=2.0)
+    text = (tmp_path / "fit.py").read_text()
+    assert "    fit_report(X, *, params, target, scale=2.0, note='plain')\n" in text
+    assert "Fit = collections.namedtuple('Fit', ['prediction', 'loss'])" in text
+    assert "Report = dataclasses.make_dataclass('Report', ['fit', 'sizes', 'note'], " \
+           "frozen=True)" in text
+
+    result = fit_report(X, params=params, target=target, scale=2.0)
+    expected = flatten(result, "call0")
+    assert sorted(expected) == [
+        "call0.Report(dataclass).fit.Fit(namedtuple).loss",
+        "call0.Report(dataclass).fit.Fit(namedtuple).prediction",
+        "call0.Report(dataclass).note", "call0.Report(dataclass).sizes.dict['W']"]
+    for keywords in ({"params": params, "target": target, "scale": 2.0},
+                     {"target": target, "params": params, "note": "plain"}):
+        assert_runs_as_traced(tmp_path, "fit", "fit_report", expected, (X,), keywords=keywords)
+
+    module = import_exported(tmp_path / "fit.py")
+    exported = module.fit_report(X, params=params, target=target)
+    assert exported.fit._fields == ("prediction", "loss") and exported.note == "plain"
+    assert dataclasses.is_dataclass(exported) and type(exported).__name__ == "Report"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        exported.note = "changed"
+    with pytest.raises(ValueError) as error:
+        module.fit_report(X, params=params, target=target, scale=3.0)
+    assert str(error.value) == ("scale: this module was exported with scale=2.0, which its "
+                                "code has built in; export it again for scale=3.0")
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'target'"):
+        module.fit_report(X, params=params)
+
+
+def test_exported_namedtuple_result_by_position_and_keyword(tmp_path, numpy_backend):
+    @at.function
+    def fit(X, y, w):
+        prediction = X @ w
+        return Fit(prediction=prediction, loss=np.mean((prediction - y) ** 2))
+
+    rng = np.random.default_rng(4)
+    X, y, w = rng.normal(size=(5, 2)), rng.normal(size=5), rng.normal(size=2)
+    at.export(fit, X, tmp_path / "fit_tuple.py", w=w, y=y)  # keywords in another order
+    assert "    fit(X, y, w)\n" in (tmp_path / "fit_tuple.py").read_text()
+    expected = flatten(fit(X, y, w), "call0")
+    assert sorted(expected) == ["call0.Fit(namedtuple).loss", "call0.Fit(namedtuple).prediction"]
+    assert_runs_as_traced(tmp_path, "fit_tuple", "fit", expected, (X, y, w))
+    assert_runs_as_traced(tmp_path, "fit_tuple", "fit", expected, (X,), keywords={"w": w, "y": y})
+
+
+def test_exported_print_prints_on_every_call(tmp_path, numpy_backend):
+    @at.function
+    def logged(x):
+        at.print("sum:", np.sum(x))
+        return x * 2.0
+
+    x = np.array([1.0, 2.5])
+    at.export(logged, x, tmp_path / "logged.py")
+    got = assert_runs_as_traced(tmp_path, "logged", "logged", {"call0": logged(x)}, (x,),
+                                calls=2)
+    assert got["stdout"] == "sum: 3.5\nsum: 3.5\n"
+
+
+def test_exported_entry_point_with_star_args_and_fixed_values(tmp_path):
+    @at.function
+    def combine(x, *rest, offset=None, variables=1.5):
+        total = x + sum(rest[1:]) * rest[0]
+        return total if offset is None else total + offset
+
+    x = np.ones(2)
+    at.export(combine, x, 3.0, x, x, tmp_path / "combine.py", variables=1.5)
+    text = (tmp_path / "combine.py").read_text()
+    # The fixed 3.0 of *rest has no name; `variables` would hide the module's own.
+    assert "def combine(x, argument2, argument3, *, offset=None):" in text
+    assert "    argument1 = 3.0\n" in text and "    variables = 1.5\n" in text
+    module = import_exported(tmp_path / "combine.py")
+    assert np.array_equal(module.combine(x, x, 2 * x), combine(x, 3.0, x, 2 * x))
+    assert np.array_equal(module.combine(x, x, 2 * x, offset=None), np.full(2, 10.0))
+    with pytest.raises(ValueError) as error:
+        module.combine(x, x, x, offset=np.ones(2))
+    assert str(error.value) == ("offset: this module was exported with offset=None, which its "
+                                "code has built in; export it again for offset=array([1., 1.])")
