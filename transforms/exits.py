@@ -111,6 +111,10 @@ class ExitsToFlags:
             return [node], exits_body or exits_orelse
         if isinstance(node, (gast.For, gast.While)):
             return self.loop(node, loops)
+        if isinstance(node, gast.With):  # a name scope: the block always runs
+            body, exits_body = self.block(node.body, loops)
+            node.body = body or [gast.Pass()]
+            return [node], exits_body
         return [node], False
 
     def loop(self, node, loops) -> tuple[list, bool]:
@@ -145,6 +149,8 @@ def _always_returns(statements) -> bool:
     last = statements[-1]
     if isinstance(last, (gast.Return, gast.Raise)):
         return True
+    if isinstance(last, gast.With):
+        return _always_returns(last.body)
     return isinstance(last, gast.If) and _always_returns(last.body) and \
         _always_returns(last.orelse)
 
