@@ -105,7 +105,7 @@ def _needed(adjoint, shape_only=None) -> set:
     for statement in _statements(adjoint):
         if hasattr(statement, SAVE):
             continue
-        for field in ("test", "iter", "value", "targets"):
+        for field in ("test", "iter", "value", "targets", "items"):  # (items: a with's)
             part = getattr(statement, field, None)
             for node in (part if isinstance(part, list) else [part]):
                 if node is not None:

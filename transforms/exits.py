@@ -59,7 +59,7 @@ class ExitsToFlags:
         self.result = None
 
     def function(self, function: gast.FunctionDef) -> gast.FunctionDef:
-        body = function.body
+        body = function.body = return_after_scopes(function.body)
         returns = [n for s in body for n in gast.walk(s) if isinstance(n, gast.Return)]
         simple_return = (len(returns) <= 1 and (not returns or body[-1] is returns[0]))
         if simple_return:
@@ -142,6 +142,22 @@ def exits_to_flags(function: gast.FunctionDef, namer: Namer) -> gast.FunctionDef
 
 
 # --- early returns ------------------------------------------------------------------------------
+
+def return_after_scopes(body: list) -> list:
+    """`with name_scope(s): ...; return v` ending a function -> the same with, then `return v`:
+    the value is computed inside the scope, and returning it there opens no other path.
+    (Returning a plain name or constant: in A-normal form, or where the return reads nothing
+    that the block computes, so that moving it changes no traced operation's scope.)"""
+    if not body or not isinstance(body[-1], gast.With):
+        return body
+    block = body[-1]
+    block.body = return_after_scopes(block.body)
+    last = block.body[-1] if block.body else None
+    if not isinstance(last, gast.Return) or not isinstance(
+            last.value, (gast.Name, gast.Constant, type(None))):
+        return body
+    block.body = block.body[:-1] or [gast.Pass()]
+    return body + [last]
 
 def _always_returns(statements) -> bool:
     if not statements:
