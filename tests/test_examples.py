@@ -47,3 +47,20 @@ def test_csv_pipeline_reads_every_row_each_epoch_and_fits_the_plane(tmp_path, ca
     printed = capsys.readouterr().out
     assert printed.count("20 batches") == 5      # 4 files of 250 rows, batches of 50
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"points-{i}.csv" for i in range(4)]
+
+
+def test_scoped_gradients_puts_the_backward_operations_under_gradients(tmp_path, capsys):
+    picture = tmp_path / "picture.dot"
+    counts = load("scoped_gradients.py")["main"]([str(picture)])
+    # The forward operations in the scopes as written (the loss's mean is not needed by its
+    # gradient); each scope's backward operations under gradients/; the gradient of the
+    # `first, second = weights` unpacking outside every scope.
+    assert counts == {"model/hidden": 2, "model/output": 1, "loss": 1, "gradients/loss": 1,
+                      "gradients/model/output": 4, "gradients/model/hidden": 5,
+                      "(no scope)": 4}
+    assert f"Wrote {picture}" in capsys.readouterr().out
+    labels = [line.strip() for line in picture.read_text().splitlines()
+              if line.strip().startswith("label=\"")]
+    assert labels == ['label="model";', 'label="hidden";', 'label="output";', 'label="loss";',
+                      'label="gradients";', 'label="loss";', 'label="model";',
+                      'label="output";', 'label="hidden";']
