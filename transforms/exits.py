@@ -144,10 +144,10 @@ def exits_to_flags(function: gast.FunctionDef, namer: Namer) -> gast.FunctionDef
 # --- early returns ------------------------------------------------------------------------------
 
 def return_after_scopes(body: list) -> list:
-    """`with name_scope(s): ...; return v` ending a function -> the same with, then `return v`:
-    the value is computed inside the scope, and returning it there opens no other path.
-    (Returning a plain name or constant: in A-normal form, or where the return reads nothing
-    that the block computes, so that moving it changes no traced operation's scope.)"""
+    """`with name_scope(s): ...; return v` ending a function -> the same with, then `return v`,
+    so the function keeps a single return at its end, which needs no flags. Only a return of a
+    name or constant moves (as in A-normal form): one that computes its value stays in the
+    scope, whose operations it would otherwise leave."""
     if not body or not isinstance(body[-1], gast.With):
         return body
     block = body[-1]
@@ -158,6 +158,7 @@ def return_after_scopes(body: list) -> list:
         return body
     block.body = block.body[:-1] or [gast.Pass()]
     return body + [last]
+
 
 def _always_returns(statements) -> bool:
     if not statements:
