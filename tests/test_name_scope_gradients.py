@@ -349,3 +349,23 @@ def test_a_scope_name_is_checked_when_the_derivative_runs():
             "autotrace.name_scope: the name must be a non-empty string, got ''")):
         at.grad(bad)(X)
     assert scopes.current() == ""
+
+
+def test_control_flow_conversion_keeps_the_with_and_converts_its_block_once(monkeypatch,
+                                                                            capsys):
+    def branchy(x):
+        with autotrace.name_scope("layer1"):
+            h = np.tanh(x)
+            if np.sum(h) > 0:
+                h = h * 2.0
+        return np.sum(h)
+
+    monkeypatch.setenv("AUTOTRACE_DEBUG", "control_flow")
+    traced = at.function(branchy)
+    assert traced(X) == pytest.approx(np.sum(np.tanh(X) * 2.0))
+    converted = capsys.readouterr().out.splitlines()
+    assert converted[3:5] == [
+        "    with _autotrace_converted(autotrace.name_scope)('layer1'):",
+        "        h = _autotrace_converted(np.tanh)(x)"]
+    assert scopes_of(traced.graph(X, optimized=False))[:2] == [("tanh", "layer1"),
+                                                               ("reduce_sum", "layer1")]
