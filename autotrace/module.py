@@ -111,15 +111,6 @@ class Module:
         with name_scope(self.name):  # the module's ops are grouped under its name
             return self.call(inputs, *args, **kwargs)
 
-    def _call_without_scope(self, inputs, *args, **kwargs):
-        """What the gradient transforms differentiate for `__call__` (a user's own `__call__`
-        calling `super().__call__`): the same call, without the name scope's `with`, which
-        they do not differentiate and which changes no value."""
-        self.build_for(inputs)
-        return self.call(inputs, *args, **kwargs)
-
-    __call__.__autotrace_python_function__ = _call_without_scope
-
     def build_for(self, inputs) -> None:
         """Run `build` with the shape of `inputs`, unless it ran already."""
         if not self.built:

@@ -42,11 +42,8 @@ def name_scope(name: str):
                     h = np.tanh(x)           # its equation's scope: "encoder/layer1"
             return np.sum(h)                 # scope ""
     """
-    if not isinstance(name, str) or not name.strip("/"):
-        raise ValueError(f"autotrace.name_scope: the name must be a non-empty string, got "
-                         f"{name!r}; give a name such as 'layer1'")
     names = _names()
-    names.append(name.strip("/"))
+    names.append(_checked(name))
     try:
         yield current()
     finally:
@@ -62,3 +59,34 @@ def relative(scope: str, base: str) -> str:
     if scope == base:
         return ""
     return scope[len(base) + 1:] if scope.startswith(base + "/") else scope
+
+
+GRADIENTS = "gradients"
+
+
+@contextlib.contextmanager
+def gradient_scope(name: str):
+    """The scope that the adjoint sweep of a `with name_scope(name):` block runs in (the
+    gradient transforms write it; see README "Name scopes"): "gradients/<name>" inside the
+    scopes open, or just "<name>" inside another gradient scope, so that gradients nest as the
+    scopes of their forward operations do ("gradients/outer/inner"). As in TensorFlow, a
+    graph picture then shows the model once, and its gradient in one "gradients" box beside
+    it, built the same way.
+    """
+    checked = _checked(name)
+    depth = getattr(_STACK, "gradient_depth", 0)
+    names = _names()
+    names.append(checked if depth else f"{GRADIENTS}/{checked}")
+    _STACK.gradient_depth = depth + 1
+    try:
+        yield current()
+    finally:
+        _STACK.gradient_depth = depth
+        names.pop()
+
+
+def _checked(name) -> str:
+    if not isinstance(name, str) or not name.strip("/"):
+        raise ValueError(f"autotrace.name_scope: the name must be a non-empty string, got "
+                         f"{name!r}; give a name such as 'layer1'")
+    return name.strip("/")

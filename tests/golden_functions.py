@@ -54,3 +54,15 @@ def slices(x):
     b = x[..., None]
     c = x[:, 0]
     return np.sum(a) + np.sum(b * 2.0) + np.sum(c * c)
+
+
+import autotrace  # noqa: E402 - here, so the lines of the functions above stay as quoted
+
+
+def name_scopes(x, w):
+    with autotrace.name_scope("encoder"):
+        with autotrace.name_scope("layer1"):
+            h = np.tanh(x * w)
+        if np.sum(h) > 0:
+            h = h * h
+    return np.sum(h)

@@ -47,6 +47,8 @@ FEATURES = frozenset({
                           # the rest of the function a branch) or in a loop body that jumps
     "if_in_if",           # an if in a branch of an if
     "concatenate_in_loop",  # np.concatenate in a loop (whose test or branches are traced)
+    "name_scope",         # statements (ifs, loops, jumps, returns too) in
+                          # `with autotrace.name_scope(...)`, nested as they fall
 })
 
 # Constructs that give wrong derivatives or internal errors today, left out so that the test
@@ -83,6 +85,8 @@ IMPORTS = '''\
 import functools
 
 import numpy as np
+
+import autotrace
 '''
 
 DECORATORS = '''

@@ -20,6 +20,7 @@ features on and off (`+all` for every one).
 """
 from __future__ import annotations
 
+import random
 import re
 import sys
 
@@ -30,8 +31,20 @@ from tests.random_program_parts import (CLASSES, DECORATORS, FACTORIES, FEATURES
 __all__ = ["KNOWN_BROKEN", "FEATURES", "Program", "enabled_features", "write_program"]
 
 
+# The statements that `with autotrace.name_scope(...)` may hold (not those that define
+# functions or classes, or build containers).
+_SCOPABLE = ("array", "scalar", "subscript", "augmented", "if", "for", "while_counter",
+             "while_traced", "jump", "return")
+
+
 class Writer(ExpressionWriter):
     """Writes one program: statements, helpers and the function f."""
+
+    def __init__(self, seed: int, features: frozenset):
+        super().__init__(seed, features)
+        self.seed = seed
+        self.scope_rng = None  # made on first use (see in_name_scope)
+        self.scopes_written = 0
 
     def shared(self, scope: Scope, expression: str) -> str:
         """`expression`, about to be kept where it may share memory with the arrays it names
@@ -129,7 +142,30 @@ class Writer(ExpressionWriter):
             if self.has("dict_constructor"):
                 choices += ["dict"]
         kind = rng.choice(choices)
-        getattr(self, "write_" + kind)(scope, depth)
+        if kind in _SCOPABLE and self.in_name_scope():
+            self.indent += 1
+            getattr(self, "write_" + kind)(scope, depth)
+            self.indent -= 1
+        else:
+            getattr(self, "write_" + kind)(scope, depth)
+
+    def in_name_scope(self) -> bool:
+        """Whether to write the next statement in a name scope (emitting its `with`). Drawn
+        from a generator of its own: a program is the same with and without the feature but
+        for its scopes, which change no value."""
+        if not self.has("name_scope"):
+            return False
+        if self.scope_rng is None:
+            self.scope_rng = random.Random(f"name_scope {self.seed}")
+        if self.scope_rng.random() >= 0.25:
+            return False
+        self.use("name_scope")
+        self.emit(f"with autotrace.name_scope('s{self.new_scope_number()}'):")
+        return True
+
+    def new_scope_number(self) -> int:
+        self.scopes_written += 1
+        return self.scopes_written
 
     def block(self, scope: Scope, depth: int, count: int) -> None:
         self.indent += 1

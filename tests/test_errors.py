@@ -211,8 +211,9 @@ UNSUPPORTED = [
      "autotrace cannot differentiate a try statement; move the error handling outside the "
      "differentiated function"),
     (uses_with, "with open", "with",
-     "autotrace cannot differentiate a with statement; call the function inside the with "
-     "block instead"),
+     "autotrace cannot differentiate this with statement: the one with statement autotrace "
+     "differentiates is `with autotrace.name_scope(name):`; call the function inside the "
+     "with block instead"),
     (uses_yield, "yield x", "yield",
      "autotrace cannot differentiate yield (generators cannot be differentiated; return a "
      "list)"),

@@ -65,3 +65,20 @@ def test_export_convnet_runs_the_exported_modules_without_autotrace(tmp_path, ca
     assert 0.5 < final_loss < 2.4  # log(10) = 2.30 at the start
     assert {"train_step.py", "train_step.npz", "predict.py", "predict.npz"} <= {
         path.name for path in tmp_path.iterdir()}
+
+
+def test_scoped_gradients_puts_the_backward_operations_under_gradients(tmp_path, capsys):
+    picture = tmp_path / "picture.dot"
+    counts = load("scoped_gradients.py")["main"]([str(picture)])
+    # The forward operations in the scopes as written (the loss's mean is not needed by its
+    # gradient); each scope's backward operations under gradients/; the gradient of the
+    # `first, second = weights` unpacking outside every scope.
+    assert counts == {"model/hidden": 2, "model/output": 1, "loss": 1, "gradients/loss": 1,
+                      "gradients/model/output": 4, "gradients/model/hidden": 5,
+                      "(no scope)": 4}
+    assert f"Wrote {picture}" in capsys.readouterr().out
+    labels = [line.strip() for line in picture.read_text().splitlines()
+              if line.strip().startswith("label=\"")]
+    assert labels == ['label="model";', 'label="hidden";', 'label="output";', 'label="loss";',
+                      'label="gradients";', 'label="loss";', 'label="model";',
+                      'label="output";', 'label="hidden";']

@@ -40,6 +40,7 @@ def arguments(rng):
         "calls_user_function": (rng.standard_normal(3), rng.standard_normal(3)),
         "fill_from_dot": (rng.uniform(-0.5, 0.5, 3),),
         "slices": (rng.standard_normal((3, 4)),),
+        "name_scopes": (rng.standard_normal(3), rng.standard_normal(3)),
     }
 
 
@@ -55,6 +56,7 @@ GOLDENS = [
     ("calls_user_function", functions.calls_user_function, {}),
     ("fill_from_dot", functions.fill_from_dot, {}),
     ("slices", functions.slices, {}),
+    ("name_scopes", functions.name_scopes, {}),
 ]
 
 

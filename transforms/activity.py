@@ -75,9 +75,9 @@ def flows(body, is_constant_call, reads_state=None) -> tuple[dict, set]:
                     add(container, _reads(node.value.args[2]) | {container})
             elif isinstance(node, gast.Return):
                 returned.update(_reads(node.value))
-            elif isinstance(node, (gast.If, gast.For, gast.While)):
+            elif isinstance(node, (gast.If, gast.For, gast.While, gast.With)):
                 visit(node.body)
-                visit(node.orelse)
+                visit(getattr(node, "orelse", []))  # (a With, a name scope, has none)
     visit(body)
     return edges, returned
 

@@ -413,6 +413,8 @@ class _Sharing:
             self.env = _join(after_body, self.env)
         elif isinstance(node, (gast.For, gast.While)):
             self.loop(node)
+        elif isinstance(node, gast.With):  # a name scope: its block, which always runs
+            self.block(node.body)
         elif isinstance(node, (gast.Break, gast.Continue)):
             exits = self.loops[-1][isinstance(node, gast.Break)]
             exits.append(self.env)

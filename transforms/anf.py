@@ -15,11 +15,14 @@ Atoms are names, constants, and attribute chains on modules (`np.pi`).
 """
 from __future__ import annotations
 
+import copy
+
 import gast
 
 from autotrace.transforms.errors import Location
 from autotrace.transforms.naming import Namer
 from autotrace.transforms.parsing import MISSING, resolve
+from autotrace.transforms.scopes import scope_call, with_block
 from autotrace.transforms.templates import name
 
 # ndarray methods that are NumPy functions of the array: `x.sum(axis=0)` is `np.sum(x, axis=0)`.
@@ -155,6 +158,16 @@ class Normalizer:
         body = self.block(prologue + node.body)
         self.emit(gast.For(target=name(target, store=True), iter=bounds, body=body,
                            orelse=[], type_comment=None), node)
+
+    def visit_With(self, node):
+        # A name scope (transforms/scopes.py): its name becomes an atom, computed before the
+        # block, so the adjoint sweep opens the same name again.
+        scope = scope_call(node)
+        call = gast.Call(func=copy.deepcopy(scope.func),
+                         args=[self.atom(argument) for argument in scope.args],
+                         keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value))
+                                   for k in scope.keywords])
+        self.emit(with_block(node, call, self.block(node.body)), node)
 
     def visit_Return(self, node):
         value = _constant(None) if node.value is None else self.atom(node.value)

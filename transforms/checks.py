@@ -4,12 +4,11 @@ from __future__ import annotations
 import gast
 
 from autotrace.transforms.errors import Location
+from autotrace.transforms.scopes import check_with
 
 _UNSUPPORTED = {
     gast.Try: ("try", "a try statement; move the error handling outside the differentiated "
                       "function"),
-    gast.With: ("with", "a with statement; call the function inside the with block instead"),
-    gast.AsyncWith: ("async with", "an async with statement"),
     gast.AsyncFor: ("async for", "an async for loop"),
     gast.AsyncFunctionDef: ("async def", "an async function; make it a plain def"),
     gast.Await: ("await", "await"),
@@ -32,8 +31,9 @@ _UNSUPPORTED = {
 }
 
 
-def check_supported(function: gast.FunctionDef, location: Location) -> None:
-    """Raise TransformError at the first construct that cannot be differentiated."""
+def check_supported(function: gast.FunctionDef, location: Location, namespace: dict) -> None:
+    """Raise TransformError at the first construct that cannot be differentiated (names in
+    `namespace`: a `with` is accepted when it opens an autotrace.name_scope)."""
     arguments = function.args
     if arguments.vararg is not None or arguments.kwarg is not None:
         raise location.error(function, f"function {function.name!r} takes *args or **kwargs; "
@@ -49,6 +49,8 @@ def check_supported(function: gast.FunctionDef, location: Location) -> None:
         if kind in _UNSUPPORTED and _UNSUPPORTED[kind] is not None:
             construct, what = _UNSUPPORTED[kind]
             raise location.error(node, f"autotrace cannot differentiate {what}", construct)
+        if isinstance(node, (gast.With, gast.AsyncWith)):
+            check_with(node, namespace, location)
         if isinstance(node, (gast.For, gast.While)) and node.orelse:
             raise location.error(node, "autotrace cannot differentiate a loop with an else "
                                        "clause; use a flag variable", "loop else")

@@ -105,7 +105,7 @@ def _needed(adjoint, shape_only=None) -> set:
     for statement in _statements(adjoint):
         if hasattr(statement, SAVE):
             continue
-        for field in ("test", "iter", "value", "targets"):
+        for field in ("test", "iter", "value", "targets", "items"):  # (items: a with's)
             part = getattr(statement, field, None)
             for node in (part if isinstance(part, list) else [part]):
                 if node is not None:
@@ -330,6 +330,9 @@ def remove_empty_control_flow(body):
                     continue  # an empty else goes too where testing runs nothing
                 if not statement.body:
                     statement.body = [gast.Pass()]
+            if isinstance(statement, gast.With) and all(
+                    isinstance(s, gast.Pass) or is_comment(s) for s in statement.body):
+                continue  # a name scope around nothing
             if isinstance(statement, (gast.For, gast.While)) and all(
                     isinstance(s, gast.Pass) or is_comment(s) for s in statement.body):
                 if isinstance(statement, gast.For) and _is_plain_range(statement.iter):

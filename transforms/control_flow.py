@@ -165,6 +165,13 @@ class ControlFlowConverter:
                     setattr(node, field, self.block(getattr(node, field), after))
             for handler in getattr(node, "handlers", ()):
                 handler.body = self.block(handler.body, after)
+            # Only the header's expressions are left (the blocks are converted: a second
+            # pass would wrap their calls twice).
+            for item in getattr(node, "items", ()):
+                item.context_expr = self.expressions(item.context_expr)
+            for handler in getattr(node, "handlers", ()):
+                handler.type = handler.type and self.expressions(handler.type)
+            return [node]
         if isinstance(node, (gast.Assign, gast.AugAssign)):
             node = _subscript_assignment(node, self.local)
         return [self.expressions(node)]

@@ -59,7 +59,7 @@ class ExitsToFlags:
         self.result = None
 
     def function(self, function: gast.FunctionDef) -> gast.FunctionDef:
-        body = function.body
+        body = function.body = return_after_scopes(function.body)
         returns = [n for s in body for n in gast.walk(s) if isinstance(n, gast.Return)]
         simple_return = (len(returns) <= 1 and (not returns or body[-1] is returns[0]))
         if simple_return:
@@ -111,6 +111,10 @@ class ExitsToFlags:
             return [node], exits_body or exits_orelse
         if isinstance(node, (gast.For, gast.While)):
             return self.loop(node, loops)
+        if isinstance(node, gast.With):  # a name scope: the block always runs
+            body, exits_body = self.block(node.body, loops)
+            node.body = body or [gast.Pass()]
+            return [node], exits_body
         return [node], False
 
     def loop(self, node, loops) -> tuple[list, bool]:
@@ -139,12 +143,31 @@ def exits_to_flags(function: gast.FunctionDef, namer: Namer) -> gast.FunctionDef
 
 # --- early returns ------------------------------------------------------------------------------
 
+def return_after_scopes(body: list) -> list:
+    """`with name_scope(s): ...; return v` ending a function -> the same with, then `return v`,
+    so the function keeps a single return at its end, which needs no flags. Only a return of a
+    name or constant moves (as in A-normal form): one that computes its value stays in the
+    scope, whose operations it would otherwise leave."""
+    if not body or not isinstance(body[-1], gast.With):
+        return body
+    block = body[-1]
+    block.body = return_after_scopes(block.body)
+    last = block.body[-1] if block.body else None
+    if not isinstance(last, gast.Return) or not isinstance(
+            last.value, (gast.Name, gast.Constant, type(None))):
+        return body
+    block.body = block.body[:-1] or [gast.Pass()]
+    return body + [last]
+
+
 def _always_returns(statements) -> bool:
     if not statements:
         return False
     last = statements[-1]
     if isinstance(last, (gast.Return, gast.Raise)):
         return True
+    if isinstance(last, gast.With):
+        return _always_returns(last.body)
     return isinstance(last, gast.If) and _always_returns(last.body) and \
         _always_returns(last.orelse)
 

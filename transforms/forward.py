@@ -128,6 +128,8 @@ class ForwardMode:
         node.body = self.block(node.body) or [gast.Pass()]
         return [mark(node, self.location, node)]
 
+    visit_With = visit_While  # a name scope (transforms/scopes.py): tangents inside it too
+
     def visit_Expr(self, node):
         call = node.value
         if not isinstance(call, gast.Call):

@@ -25,6 +25,7 @@ import numpy as np
 import autotrace.runtime.derivatives.items as items
 import autotrace.runtime.derivatives.structure as structure
 from autotrace.transforms import cleanup
+from autotrace.runtime.scopes import gradient_scope
 from autotrace.runtime.state import deposit, holds_state, state_as_of, state_version
 from autotrace.transforms.activity import STATE, active_names
 from autotrace.transforms.anf import normalize
@@ -69,7 +70,7 @@ HELPERS = {
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
     "like_container": structure.like_container, "deposit": deposit,
     "state_version": state_version, "state_as_of": state_as_of,
-    "refuse_shared_write": refuse_shared_write,
+    "refuse_shared_write": refuse_shared_write, "gradient_scope": gradient_scope,
 }
 
 
@@ -242,7 +243,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     location = parsed.location
     spell_out_starred(function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
     explicit_super(function, parsed.namespace)
-    check_supported(function, location)
+    check_supported(function, location, parsed.namespace)
     rewrite_dict_methods(function, location, Namer(names_in(function)), parsed.namespace)
     debug_source("dicts", function)
     # A caller that checked its call of this function, or none: writes into arguments are
@@ -405,5 +406,7 @@ def _test_before_continue(body, recompute) -> list:
         elif isinstance(statement, gast.If):
             statement.body = _test_before_continue(statement.body, recompute)
             statement.orelse = _test_before_continue(statement.orelse, recompute)
+        elif isinstance(statement, gast.With):  # a name scope
+            statement.body = _test_before_continue(statement.body, recompute)
         out.append(statement)
     return out

@@ -183,7 +183,7 @@ def _block(statements, location, namer, namespace) -> list:
             method = None  # items.pop(): followed as it is
         elif method != "pop" and target is not None:
             method = None  # y = items.extend(...): refused below
-        if not isinstance(statement, (gast.If, gast.For, gast.While)):  # (blocks: done)
+        if not isinstance(statement, (gast.If, gast.For, gast.While, gast.With)):  # (done)
             _refuse_changes_inside(statement, location, namespace)
         if method is None:
             _refuse_as_value(statement, location, namespace)

@@ -38,6 +38,8 @@ def live_after(body) -> dict:
                     break
                 head |= new_head
             return head | (_reads(node.iter) if isinstance(node, gast.For) else set())
+        if isinstance(node, gast.With):  # a name scope: its name, then its block
+            return _reads(node.items[0]) | block(node.body, live, loop)
         if isinstance(node, gast.Break):
             return set(loop[1]) if loop else set(live)
         if isinstance(node, gast.Continue):

@@ -1,4 +1,4 @@
-"""Reverse mode for control flow: if statements and loops.
+"""Reverse mode for control flow: if statements, loops, and name scopes.
 
 These are the methods of transforms.reverse.ReverseMode for `if`, `for` and `while`; they live
 here to keep each module to one idea. The primal sweep keeps what the adjoint sweep needs to
@@ -13,6 +13,7 @@ import copy
 import gast
 
 from autotrace.transforms.line_map import mark
+from autotrace.transforms.scopes import scope_call, with_block
 from autotrace.transforms.sweeps import SAVE, Sweep, marked
 from autotrace.transforms.templates import name, replace
 
@@ -101,6 +102,22 @@ class ControlFlowAdjoints:
                 out += condition_site.adjoint(state)
             return out
         return Sweep(primal, adjoint)
+
+    def visit_With(self, node):
+        """A name scope (transforms/scopes.py): the primal statements stay in it, and the
+        adjoint statements run in its gradient scope (runtime/scopes.py `gradient_scope`)."""
+        body = self.block(node.body)
+        primal = mark(with_block(node, copy.deepcopy(scope_call(node)), body.primal),
+                      self.location, node)
+
+        def adjoint(state):
+            statements = body.adjoint(state)
+            if not statements:
+                return []
+            call = copy.deepcopy(scope_call(node))
+            call.func = name(self.helper("gradient_scope"))
+            return [mark(with_block(node, call, statements), self.location, node)]
+        return Sweep([primal], adjoint)
 
     def visit_For(self, node):
         return self.loop(node, node.target.id)

@@ -105,8 +105,8 @@ def _assignments(body):
     for statement in body:
         if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name):
             yield statement.targets[0].id, statement.value
-        elif isinstance(statement, (gast.For, gast.While, gast.If)):
+        elif isinstance(statement, (gast.For, gast.While, gast.If, gast.With)):
             if isinstance(statement, gast.For):
                 yield statement.target.id, None
             yield from _assignments(statement.body)
-            yield from _assignments(statement.orelse)
+            yield from _assignments(getattr(statement, "orelse", []))

@@ -189,9 +189,12 @@ def calls_written_out(tree):
 def specialize_calls(function: gast.FunctionDef, namespace: dict, resolve, namer) -> None:
     """Each call in `function` of a user function with *args or **kwargs, with the arguments
     written out, calls that function specialized to them (bound in `namespace`)."""
+    # A with's context manager (a name scope, transforms/scopes.py) is called as written.
+    headers = {id(item.context_expr) for node in gast.walk(function)
+               if isinstance(node, gast.With) for item in node.items}
     for node in calls_written_out(function):
         callee = resolve(node.func, namespace)
-        if not inspect.isfunction(callee):
+        if not inspect.isfunction(callee) or id(node) in headers:
             continue
         specialized = for_call(callee, len(node.args), [k.arg for k in node.keywords])
         if specialized is callee:
