@@ -17,7 +17,7 @@ import itertools
 from autotrace.runtime.abstract import AbstractArray
 from autotrace.runtime.devices import device_of
 from autotrace.runtime.signature import describe_difference, signature_and_arrays
-from autotrace.runtime.spec import Spec, placeholder
+from autotrace.runtime.spec import Spec, placeholders_of
 from autotrace.runtime.tracer import map_arrays
 
 
@@ -71,7 +71,7 @@ def concrete_function(function, args: tuple, kwargs: dict,
     """The trace of `function` (an autotrace.Function) for these arguments, Specs standing
     for arrays, after `bound` (a method's instance); traced now if the cache has none."""
     args, kwargs = function._binding.bind(
-        *with_placeholders(((*bound, *args), dict(kwargs))))
+        *placeholders_of(((*bound, *args), dict(kwargs))))
     key, _ = signature_and_arrays(args, kwargs)
     general = any(None in aval.shape for aval in _avals(args, kwargs))
     entry = function._cache.get(key) or function._cache.get_or_build(
@@ -140,19 +140,6 @@ def outputs_of(entry):
 def as_specs(value):
     """`value` with each array (or placeholder) replaced by the Spec of its type."""
     return map_arrays(value, lambda leaf: Spec(leaf.shape, leaf.dtype))
-
-
-def with_placeholders(value):
-    """`value` (arguments, possibly nested in tuples, lists and dicts) with each Spec replaced
-    by a placeholder of its type on the CPU; arrays and Python values stay."""
-    if isinstance(value, Spec):
-        return placeholder(AbstractArray(value.shape, value.dtype, "cpu"))
-    if isinstance(value, dict):
-        return type(value)((key, with_placeholders(item)) for key, item in value.items())
-    if isinstance(value, (tuple, list)):
-        items = [with_placeholders(item) for item in value]
-        return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)
-    return value
 
 
 def _avals(args, kwargs) -> list:

@@ -42,12 +42,11 @@ import numpy as np
 from autotrace.export_entry import EntryPoint, ResultClasses, aval_of, result_source
 from autotrace.export_ops import ExportError, OpSources
 from autotrace.function import BoundFunction, Function
-from autotrace.runtime.abstract import AbstractArray
 from autotrace.runtime.backends import backend_named
 from autotrace.runtime.executor import graph_source
 from autotrace.runtime.ops import source_globals
 from autotrace.runtime.passes import optimize
-from autotrace.runtime.spec import Spec, placeholder
+from autotrace.runtime.spec import placeholders_of
 from autotrace.runtime.trees import leaves_with_paths
 
 # Names an exported module defines or imports itself; any other global of the graph's code is
@@ -115,8 +114,8 @@ def export(function, *arguments_and_path, name: str | None = None,
     # Bound to the parameters as a call is (defaults filled in), so the graph's inputs come in
     # the order a call of the traced function gives them.
     traced_args, traced_kwargs = traced._binding.bind(
-        (*instance, *(_placeholders(argument) for argument in arguments)),
-        {key: _placeholders(value) for key, value in keyword_arguments.items()})
+        (*instance, *(placeholders_of(argument) for argument in arguments)),
+        {key: placeholders_of(value) for key, value in keyword_arguments.items()})
     unoptimized, structure = traced.traced_graph(traced_args, traced_kwargs)
     backend = backend_named("numpy")
     graph = optimize(unoptimized, backend=backend)
@@ -203,20 +202,6 @@ def _traced_function(function):
     if callable(function):
         return Function(function), ()
     raise TypeError(f"autotrace.export expects a function, got {type(function).__name__}")
-
-
-def _placeholders(argument):
-    """An argument to trace with: Specs become placeholders, arrays stay (their types are
-    taken), Python values stay (fixed in the trace)."""
-    if isinstance(argument, Spec):
-        return placeholder(AbstractArray(argument.shape, argument.dtype, "cpu"))
-    if isinstance(argument, dict):
-        return type(argument)((key, _placeholders(value)) for key, value in argument.items())
-    if isinstance(argument, (tuple, list)):
-        items = [_placeholders(item) for item in argument]
-        return type(argument)(*items) if hasattr(type(argument), "_fields") else \
-            type(argument)(items)
-    return argument
 
 
 def _globals_of(body: str, namespace: dict, entry_name: str) -> tuple[dict, list]:

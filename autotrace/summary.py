@@ -28,7 +28,8 @@ import numpy as np
 from autotrace import event_file
 from autotrace.event_file import read_events
 # export traces Specs, example arrays and Python values as a graph picture needs them traced
-from autotrace.export import _placeholders, _traced_function, _unique_names
+from autotrace.export import _traced_function, _unique_names
+from autotrace.runtime.spec import placeholders_of
 from autotrace.graph_def import graph_def
 from autotrace.runtime.backends import backend_named
 from autotrace.runtime.passes import optimize
@@ -334,7 +335,7 @@ def _traced_graph(function, arguments: tuple):
     traced, instance = _traced_function(function)
     if not arguments and traced.input_signature is not None:
         arguments = traced.input_signature.specs  # its own Specs, as a call would be traced
-    traced_args = (*instance, *(_placeholders(argument) for argument in arguments))
+    traced_args = (*instance, *(placeholders_of(argument) for argument in arguments))
     unoptimized, structure = traced.traced_graph(traced_args, {})
     graph = optimize(unoptimized, backend=backend_named("numpy"))
     parameters = [name.lstrip("*") for name in traced._positional]

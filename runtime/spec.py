@@ -110,6 +110,20 @@ def placeholder(aval: AbstractArray) -> Tracer:
     return Tracer(None, Var(unknown_origins(aval, object())))
 
 
+def placeholders_of(value):
+    """`value` (arguments, possibly nested in tuples, lists and dicts) with each Spec replaced
+    by a placeholder of its type on the CPU; arrays and Python values stay (an array's type is
+    taken from it, a Python value is fixed in the trace)."""
+    if isinstance(value, Spec):
+        return placeholder(AbstractArray(value.shape, value.dtype, "cpu"))
+    if isinstance(value, dict):
+        return type(value)((key, placeholders_of(item)) for key, item in value.items())
+    if isinstance(value, (tuple, list)):
+        items = [placeholders_of(item) for item in value]
+        return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)
+    return value
+
+
 def _is_array(value) -> bool:
     """A NumPy array or scalar, or another library's array (CuPy) with a shape and a dtype."""
     return isinstance(value, (np.ndarray, np.generic)) or (
