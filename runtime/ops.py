@@ -18,4 +18,4 @@ from autotrace.runtime.registry import (  # noqa: F401 - the registry's names, c
 from autotrace.runtime import (  # noqa: F401
     ops_elementwise, ops_index, ops_linalg, ops_reduce, ops_shape,
 )
-from autotrace.runtime import convolution, pooling, random, special  # noqa: F401
+from autotrace.runtime import convolution, pooling, random, recompute, special  # noqa: F401

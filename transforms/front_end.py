@@ -25,6 +25,7 @@ import numpy as np
 import autotrace.runtime.derivatives.items as items
 import autotrace.runtime.derivatives.structure as structure
 from autotrace.transforms import cleanup
+from autotrace.runtime.recompute import recompute_from
 from autotrace.runtime.state import deposit, holds_state, state_as_of, state_version
 from autotrace.transforms.activity import STATE, active_names
 from autotrace.transforms.anf import normalize
@@ -69,7 +70,7 @@ HELPERS = {
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
     "like_container": structure.like_container, "deposit": deposit,
     "state_version": state_version, "state_as_of": state_as_of,
-    "refuse_shared_write": refuse_shared_write,
+    "refuse_shared_write": refuse_shared_write, "recompute_from": recompute_from,
 }
 
 

@@ -1,0 +1,170 @@
+"""Gradient checkpointing: autotrace.checkpoint (a call recomputed in the adjoint sweep) and
+grad(f, checkpoint_every=k) (a loop stored as one snapshot every k iterations)."""
+import re
+
+import numpy as np
+import pytest
+
+import autotrace as at
+from autotrace.testing import check_grads
+
+
+@at.checkpoint
+def cell(h, w):
+    return np.tanh(h * w + np.sin(h))
+
+
+def plain_cell(h, w):
+    return np.tanh(h * w + np.sin(h))
+
+
+def unrolled(x, w):
+    h = x
+    for _ in range(3):
+        h = cell(h, w)
+    return np.sum(h ** 2)
+
+
+def unrolled_plain(x, w):
+    h = x
+    for _ in range(3):
+        h = plain_cell(h, w)
+    return np.sum(h ** 2)
+
+
+X = np.linspace(0.1, 1.0, 4)
+W = np.linspace(-1.0, 1.0, 4)
+
+
+def close(a, b, tolerance=1e-12):
+    for left, right in zip(a, b):
+        np.testing.assert_allclose(left, right, rtol=tolerance, atol=tolerance)
+
+
+# ---- autotrace.checkpoint --------------------------------------------------------------------
+
+def test_checkpointed_gradient_equals_the_plain_one_and_finite_differences():
+    checkpointed = at.grad(unrolled, wrt=(0, 1))(X, W)
+    close(checkpointed, at.grad(unrolled_plain, wrt=(0, 1))(X, W))
+    check_grads(unrolled, (X, W), wrt=(0, 1))
+
+
+def test_outside_a_transform_the_checkpointed_function_is_the_function():
+    np.testing.assert_array_equal(cell(X, W), plain_cell(X, W))
+    assert cell.__name__ == "cell" and cell.__wrapped__ is cell.function
+
+
+def test_source_shows_the_primal_call_and_the_recomputation():
+    def f(x, w):
+        h = cell(x, w)
+        return np.sum(h)
+    text = at.source(at.grad(f, wrt=(0, 1)))
+    primal, adjoint = text.split("# Adjoint sweep")
+    assert "h = cell(x, w)" in primal
+    assert ("# checkpoint: cell's primal sweep runs again here, from its inputs, then its "
+            "adjoint\n") in adjoint
+    assert re.search(r"= dcell\(recompute_from\(x, bh\), recompute_from\(w, bh\), dy=bh\)",
+                     adjoint), adjoint
+
+
+def test_value_and_grad_and_vjp_through_a_checkpoint():
+    value, gradient = at.value_and_grad(unrolled, wrt=1)(X, W)
+    assert value == unrolled_plain(X, W)
+    np.testing.assert_allclose(gradient, at.grad(unrolled_plain, wrt=1)(X, W), rtol=1e-12)
+    value, vjp_function = at.vjp(unrolled, X, W)
+    close(vjp_function(2.0), [2 * g for g in at.grad(unrolled_plain, wrt=(0, 1))(X, W)])
+
+
+def test_forward_mode_takes_the_ordinary_tangent():
+    value, tangent = at.jvp(unrolled, (X, W), (W, X))
+    expected_value, expected_tangent = at.jvp(unrolled_plain, (X, W), (W, X))
+    assert value == expected_value
+    np.testing.assert_allclose(tangent, expected_tangent, rtol=1e-12)
+    check_grads(unrolled, (X, W), wrt=(0, 1), modes=("forward",))
+
+
+def test_second_order_through_a_checkpoint():
+    x, w = np.array(0.3), np.array(0.8)
+    assert abs(at.grad(at.grad(unrolled))(x, w) - at.grad(at.grad(unrolled_plain))(x, w)) \
+        < 1e-12
+    np.testing.assert_allclose(at.hessian(unrolled)(X, W), at.hessian(unrolled_plain)(X, W),
+                               rtol=1e-12, atol=1e-12)
+    check_grads(unrolled, (X, W), wrt=(0, 1), order=2)
+
+
+def test_checkpoint_called_inline_and_on_a_lambda():
+    def inline(x, w):
+        return np.sum(at.checkpoint(plain_cell)(x, w))
+
+    def with_lambda(x, w):
+        step = lambda h: np.tanh(np.sin(h) * h)  # noqa: E731 - the form under test
+        return np.sum(at.checkpoint(step)(x) * w)
+    close(at.grad(inline, wrt=(0, 1))(X, W),
+          at.grad(lambda x, w: np.sum(plain_cell(x, w)), wrt=(0, 1))(X, W))
+    check_grads(with_lambda, (X, W), wrt=(0, 1))
+    check_grads(inline, (X, W), wrt=(0, 1))
+
+
+def test_containers_through_a_checkpoint():
+    @at.checkpoint
+    def step(state, w):
+        h, c = state
+        return (np.tanh(h * w + c), c * 0.5 + h)
+
+    def f(x, w):
+        state = (x, x * 2.0)
+        for _ in range(2):
+            state = step(state, w)
+        return np.sum(state[0] * state[1])
+    check_grads(f, (X, W), wrt=(0, 1))
+    close(at.function(at.grad(f, wrt=(0, 1)))(X, W), at.grad(f, wrt=(0, 1))(X, W))
+
+
+def _count(graph, operation: str) -> int:
+    return len(re.findall(rf"= {operation}\b", str(graph)))
+
+
+def test_traced_graph_keeps_the_recomputation():
+    traced = at.function(at.grad(unrolled, wrt=(0, 1)))
+    traced_plain = at.function(at.grad(unrolled_plain, wrt=(0, 1)))
+    close(traced(X, W), at.grad(unrolled, wrt=(0, 1))(X, W))
+    close(traced_plain(X, W), traced(X, W))
+    graph, graph_plain = traced.graph(X, W), traced_plain.graph(X, W)
+    # Without checkpoint the passes merge each call's recomputation into its primal run: three
+    # sines. With it each of the three calls runs again in the adjoint sweep: six; the barrier
+    # (one per input of each recomputed call) keeps them apart.
+    assert _count(graph_plain, "sin") == 3
+    assert _count(graph, "sin") == 6
+    assert _count(graph, "recompute_barrier") == 6
+    assert _count(graph_plain, "recompute_barrier") == 0
+
+
+def test_the_barrier_is_an_identity_that_folding_leaves():
+    from autotrace.runtime.recompute import recompute_from
+    value = np.arange(3.0)
+    assert recompute_from(value, 1.0) is value
+    assert recompute_from((value, [value], {"a": value}), 1.0)[2]["a"] is value
+
+    def f(x):  # a checkpointed call that carries no gradient is not recomputed
+        return np.sum(cell(np.ones(4), 0.5) * x)
+    graph = at.function(at.grad(f)).graph(X)
+    assert _count(graph, "recompute_barrier") == 0 and _count(graph, "sin") == 0
+    np.testing.assert_allclose(at.function(at.grad(f))(X), cell(np.ones(4), 0.5))
+
+
+def test_checkpoint_of_a_checkpoint_is_itself():
+    assert at.checkpoint(cell) is cell
+
+
+@pytest.mark.parametrize("argument, message", [
+    (3, "got 3 (a int), which cannot be called"),
+    (np.sin, "numpy.sin has a derivative rule and keeps no intermediate values to recompute; "
+             "checkpoint a function of yours that calls it"),
+    (dict, "got the class dict; checkpoint a function that computes with arrays"),
+])
+def test_misuse_names_the_callers_file_and_line(argument, message):
+    with pytest.raises(TypeError) as raised:
+        at.checkpoint(argument)
+    line = raised.traceback[0].lineno + 1  # the line of the call in this file
+    assert str(raised.value) == (f"{__file__}:{line}: autotrace.checkpoint takes a Python "
+                                 f"function whose calls reverse mode recomputes; {message}")
