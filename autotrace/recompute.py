@@ -46,7 +46,7 @@ def checkpoint(function: Callable) -> Checkpointed:
         return function
     problem = _problem_with(function)
     if problem is not None:
-        raise TypeError(f"{_caller_site()}: autotrace.checkpoint takes a Python function "
+        raise TypeError(f"{caller_site()}: autotrace.checkpoint takes a Python function "
                         f"whose calls reverse mode recomputes; {problem}")
     wrapper = Checkpointed(function)
     for attribute in ("__name__", "__qualname__", "__doc__", "__module__"):
@@ -76,7 +76,7 @@ def _problem_with(function) -> str | None:
 _AUTOTRACE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def _caller_site() -> str:
+def caller_site() -> str:
     """`file:line` of the user's code that called into autotrace."""
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_AUTOTRACE_DIR):

@@ -168,3 +168,121 @@ def test_misuse_names_the_callers_file_and_line(argument, message):
     line = raised.traceback[0].lineno + 1  # the line of the call in this file
     assert str(raised.value) == (f"{__file__}:{line}: autotrace.checkpoint takes a Python "
                                  f"function whose calls reverse mode recomputes; {message}")
+
+
+# ---- grad(f, checkpoint_every=k) -------------------------------------------------------------
+
+def rnn(h, w, xs):
+    total = 0.0
+    for i in range(xs.shape[0]):
+        h = np.tanh(h * w + xs[i])
+        total = total + np.sum(h ** 2)
+    return total + np.sum(h)
+
+
+@pytest.mark.parametrize("steps, every", [(12, 3), (12, 5), (12, 1), (5, 8), (0, 4), (7, 7)])
+def test_segmented_loops_give_the_same_gradient(steps, every):
+    rng = np.random.default_rng(steps)
+    args = (rng.normal(size=4), rng.normal(size=4), rng.normal(size=(steps, 4)))
+    expected = at.grad(rnn, wrt=(0, 1))(*args)
+    close(at.grad(rnn, wrt=(0, 1), checkpoint_every=every)(*args), expected)
+    close(at.function(at.grad(rnn, wrt=(0, 1), checkpoint_every=every))(*args), expected)
+    value, gradient = at.value_and_grad(rnn, wrt=(0, 1), checkpoint_every=every)(*args)
+    assert value == rnn(*args)
+    close(gradient, expected)
+    close(at.vjp(rnn, *args, checkpoint_every=every)[1](1.0)[:2], expected)
+    if steps:
+        check_grads(lambda h, w: rnn(h, w, args[2]), args[:2], wrt=(0, 1))
+
+
+def test_segmented_source_shows_the_segments():
+    text = at.source(at.grad(rnn, wrt=1, checkpoint_every=4))
+    assert "for position in range(0, _t" in text or "for position in range(0, len(loop), 4)" \
+        in text, text
+    assert "= rnn__segment(h, total, " in text
+    assert "# checkpoint: rnn__segment's primal sweep runs again here" in text
+
+
+def test_checkpoint_every_none_changes_nothing():
+    assert at.source(at.grad(rnn, wrt=1, checkpoint_every=None)) == \
+        at.source(at.grad(rnn, wrt=1))
+
+
+def test_containers_as_loop_state():
+    def f(x, w, steps):
+        state = [x, x * 0.5]
+        trail = []
+        for i in range(steps):
+            state = [np.tanh(state[0] * w + state[1]), state[1] * 0.9 + state[0] * 0.1]
+            trail.append(np.sum(state[0]))
+        return np.sum(state[0] * state[1]) + sum(trail)
+    for steps, every in ((9, 4), (9, 3), (2, 5)):
+        expected = at.grad(f, wrt=(0, 1))(X, W, steps)
+        close(at.grad(f, wrt=(0, 1), checkpoint_every=every)(X, W, steps), expected)
+    check_grads(lambda x, w: f(x, w, 9), (X, W), wrt=(0, 1))
+
+
+def test_second_order_through_segments():
+    args = (np.array(0.3), np.array(0.7), np.linspace(-1, 1, 7))
+    segmented = at.grad(at.grad(rnn, wrt=1, checkpoint_every=3), wrt=1)(*args)
+    assert abs(segmented - at.grad(at.grad(rnn, wrt=1), wrt=1)(*args)) < 1e-12
+
+
+def _peak_arrays(gradient, args, size: int) -> float:
+    """The most arrays of `size` float64s a call held at once (tracemalloc counts NumPy's
+    allocations): a count of stored values, not a timing."""
+    import tracemalloc
+    gradient(*args)
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    before = tracemalloc.get_traced_memory()[0]
+    gradient(*args)
+    peak = tracemalloc.get_traced_memory()[1] - before
+    tracemalloc.stop()
+    return peak / (size * 8)
+
+
+def test_segments_store_the_square_root_of_the_steps():
+    size, steps = 5000, 100
+    rng = np.random.default_rng(0)
+    args = (rng.normal(size=size), rng.normal(size=size), rng.normal(size=(steps, size)))
+    stored = _peak_arrays(at.grad(rnn, wrt=1), args, size)
+    segmented = _peak_arrays(at.grad(rnn, wrt=1, checkpoint_every=10), args, size)
+    # Every step keeps its h (and more); segments of 10 keep 10 snapshots and one segment's
+    # 10 steps at a time.
+    assert stored > steps
+    assert segmented < 40, (stored, segmented)
+
+
+@pytest.mark.parametrize("every", [0, -2, 2.5, True, "4"])
+def test_checkpoint_every_must_be_a_positive_int(every):
+    with pytest.raises(ValueError) as raised:
+        at.grad(rnn, checkpoint_every=every)
+    line = raised.traceback[0].lineno + 1
+    assert str(raised.value) == (
+        f"{__file__}:{line}: checkpoint_every must be a positive int, the number of loop "
+        "iterations between stored snapshots of the loop's state (or None, the default, to "
+        f"store every iteration); got {every!r}")
+
+
+def test_loops_that_cannot_be_segmented_are_refused():
+    def leaves_early(x, n):
+        for i in range(n):
+            x = x * 2.0
+            if i > 3:
+                break
+        return x
+
+    def bound_after(x, n):
+        for i in range(n):
+            last = x * i
+        return last
+    with pytest.raises(at.TransformError) as raised:
+        at.grad(leaves_early, checkpoint_every=2)(1.0, 5)
+    assert "checkpoint_every cannot split this loop into segments: it leaves the loop early " \
+           "(`break`); segments run whole" in str(raised.value)
+    assert f"{__file__}, line" in str(raised.value) or __file__ in str(raised.value)
+    with pytest.raises(at.TransformError) as raised:
+        at.grad(bound_after, checkpoint_every=2)(1.0, 5)
+    assert "'last' is assigned in the loop and read after it, but not bound before it; " \
+           "assign it a value before the loop" in str(raised.value)

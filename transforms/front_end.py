@@ -41,6 +41,7 @@ from autotrace.transforms.list_methods import rewrite_list_methods
 from autotrace.transforms.live_names import LiveNamespace
 from autotrace.transforms.naming import Namer, names_in
 from autotrace.transforms.nested import lift_nested_functions
+from autotrace.transforms.segments import segment_loops
 from autotrace.transforms.objects import (FieldsOf, check_constructions, explicit_super,
                                           objects_built, parse_fields_function)
 from autotrace.transforms.parsing import parse_function, resolve
@@ -224,11 +225,14 @@ class Prepared:
     carrying: set = field(default_factory=set)  # names that carry gradient from values
 
 
-def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
+def prepare(func, wrt, session: Session, keyword: str, exits: bool,
+            checkpoint_every: int | None = None) -> Prepared:
     """Run the passes every transform shares, up to activity analysis.
 
     keyword: the base name of the generated function's extra keyword (`dy`, `tangent`).
     exits: turn break/continue/early return into flags (reverse mode needs it).
+    checkpoint_every: split loops into checkpointed segments of so many iterations
+    (transforms/segments.py), or None.
     """
     custom = getattr(func, "__autotrace_python_function__", func)  # through a traced one
     if isinstance(custom, CustomGradient):  # grad(log1pexp) itself: derive a call of it
@@ -271,6 +275,8 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     follow_writes(function, namespace, context.helper, shared_writes, location, called,
                   numpy_name)
     specialize_calls(function, namespace, resolve, namer)  # calls of f(*args, **kwargs)
+    segment_loops(function, checkpoint_every, location, namer, context.helper)
+    debug_source("segments", function)
     lift_nested_functions(function, location, namer, namespace)
     debug_source("lift", function)
     _accumulate_as_add(function, namespace, context.helper)
