@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from autotrace.runtime.registry import (  # noqa: F401 - the registry's names, complete from here
     LITERAL_TYPES, Primitive, UntraceableError, bind, literal_source, numpy_functions,
-    primitives, register, source_globals, untraceable,
+    primitives, register, source_globals, untraceable, viewed_inputs,
 )
 
 # Each family registers its primitives and bindings when imported.

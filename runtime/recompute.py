@@ -20,6 +20,7 @@ class _Barrier(Primitive):
     """A primitive that constant folding leaves as it is (runtime/passes_cleanup.py)."""
 
     opaque = True
+    views_of = (0,)  # its output is its first input; the second only orders it
 
 
 register(_Barrier(

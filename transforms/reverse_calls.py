@@ -174,13 +174,17 @@ class CallAdjoints:
             arguments, keywords = copy.deepcopy(call.args), copy.deepcopy(call.keywords)
             if resolved.checkpointed:
                 arguments, keywords = self.recomputed_inputs(arguments, keywords, gradient)
-            out = [gast.Assign(
-                targets=[name(results, store=True)],
-                value=gast.Call(func=name(derivative), args=arguments,
-                                keywords=keywords + [gast.keyword(
-                                    arg=self.context.seed_keyword(resolved.value),
-                                    value=gradient)]),
-                type_comment=None)]
+            value = gast.Call(func=name(derivative), args=arguments,
+                              keywords=keywords + [gast.keyword(
+                                  arg=self.context.seed_keyword(resolved.value),
+                                  value=gradient)])
+            if resolved.checkpointed:
+                # Its gradients pass a barrier too: else fusion could sum the gradient terms
+                # of every recomputed call in one kernel at the end, all of them held till then.
+                value = gast.Call(func=name(self.helper("recompute_from")),
+                                  args=[value, copy.deepcopy(gradient)], keywords=[])
+            out = [gast.Assign(targets=[name(results, store=True)], value=value,
+                               type_comment=None)]
             if resolved.checkpointed:
                 callee = to_source(call.func).strip()
                 out = [comment(f"checkpoint: {callee}'s primal sweep runs again here, from "
