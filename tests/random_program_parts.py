@@ -47,6 +47,8 @@ FEATURES = frozenset({
                           # the rest of the function a branch) or in a loop body that jumps
     "if_in_if",           # an if in a branch of an if
     "concatenate_in_loop",  # np.concatenate in a loop (whose test or branches are traced)
+    "checkpointed",       # a helper decorated with @autotrace.checkpoint (every third seed
+                          # with helpers: chosen by the seed, so other programs stay the same)
 })
 
 # Constructs that give wrong derivatives or internal errors today, left out so that the test
@@ -157,6 +159,7 @@ class ExpressionWriter:
     """Writes expressions (arrays, scalars, conditions) from a seeded random generator."""
 
     def __init__(self, seed: int, features: frozenset):
+        self.seed = seed
         self.rng = random.Random(seed)
         self.features = features
         self.used = set()
