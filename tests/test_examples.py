@@ -47,3 +47,11 @@ def test_csv_pipeline_reads_every_row_each_epoch_and_fits_the_plane(tmp_path, ca
     printed = capsys.readouterr().out
     assert printed.count("20 batches") == 5      # 4 files of 250 rows, batches of 50
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"points-{i}.csv" for i in range(4)]
+
+
+def test_checkpointing_stores_less_and_agrees(capsys):
+    result = load("checkpointing.py")["main"](["--steps", "200", "--every", "14"])
+    assert result["agree"] and result["checkpointed"] * 3 < result["stored"]
+    printed = capsys.readouterr().out
+    assert "# checkpoint: cell's primal sweep runs again here" in printed
+    assert "with checkpoint_every=14" in printed and "gradients agree: True" in printed
