@@ -291,3 +291,59 @@ def test_loops_that_cannot_be_segmented_are_refused():
         at.grad(bound_after, checkpoint_every=2)(1.0, 5)
     assert "'last' is assigned in the loop and read after it, but not bound before it; " \
            "assign it a value before the loop" in str(raised.value)
+
+
+def converging(x, a):
+    t = 0.0
+    k = 0
+    while t < a:
+        t = t + np.sum(np.sin(x) ** 2) * 0.1
+        x = x * 0.9 + 0.1
+        k = k + 1
+    return np.sum(x) + t * k
+
+
+@pytest.mark.parametrize("every", [1, 3, 4, 100])
+def test_segmented_while_loops(every):
+    expected = at.grad(converging)(X, 2.0)
+    close(at.grad(converging, checkpoint_every=every)(X, 2.0), expected)
+    close([at.function(at.grad(converging, checkpoint_every=every))(X, np.array(2.0))],
+          [expected])
+    text = at.source(at.grad(converging, checkpoint_every=every))
+    assert "while _cond1:" in text and "= converging__segment(k, t, x, a=a)" in text
+    check_grads(lambda x: converging(x, 2.0), (X,))
+
+
+def test_a_segment_carries_an_integer_counter():
+    def f(x, n):
+        count = 0
+        for i in range(n):
+            x = np.sin(x) + 0.1 * i
+            count = count + 1
+        return np.sum(x) * count
+    close([at.grad(f, checkpoint_every=2)(X, 5)], [at.grad(f)(X, 5)])
+
+
+def test_an_integer_passed_along_by_a_helper_gets_no_gradient():
+    def step(x, k):
+        return x * 0.9, k + 1
+
+    def f(x):
+        k = 0
+        for _ in range(3):
+            x, k = step(x, k)
+        return np.sum(x) * k
+    np.testing.assert_allclose(at.grad(f)(np.ones(2)), [3 * 0.9 ** 3] * 2, rtol=1e-12)
+
+
+def test_a_loop_over_an_iterator_is_refused():
+    def f(x, xs):
+        for row in zip(xs):
+            x = x * row[0]
+        return np.sum(x)
+    with pytest.raises(at.TransformError) as raised:
+        at.grad(f, checkpoint_every=2)(X, np.ones((3, 4)))
+    assert ("checkpoint_every cannot split this loop into segments: it iterates over "
+            "zip(...), which has no len() and cannot be sliced into segments; iterate "
+            "over a range, list, tuple or array (`for i in range(len(xs))`)") \
+        in str(raised.value)

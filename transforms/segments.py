@@ -21,7 +21,10 @@ import gast
 
 from autotrace.transforms.errors import Location
 from autotrace.transforms.naming import Namer
-from autotrace.transforms.templates import name
+from autotrace.transforms.templates import name, replace
+
+# Builtins whose results are iterators: no len(), no slices.
+_ITERATORS = frozenset({"zip", "enumerate", "reversed", "map", "filter", "iter"})
 
 # Methods that change the object they are called on: a container they are called on is loop
 # state even when the loop never assigns its name.
@@ -37,6 +40,18 @@ def check_every(every, site: str) -> None:
         raise ValueError(f"{site}: checkpoint_every must be a positive int, the number of "
                          "loop iterations between stored snapshots of the loop's state (or "
                          f"None, the default, to store every iteration); got {every!r}")
+
+
+_USER = "_autotrace_user_node"  # on the nodes of the user's loop (copies keep it)
+
+
+def _located(node, origin):
+    """`node` with every node inside it that is not the user's (templates' nodes, which have
+    the template's lines) at the line of `origin`, the user's loop."""
+    for inner in gast.walk(node):
+        if not getattr(inner, _USER, False) and "lineno" in getattr(inner, "_attributes", ()):
+            gast.copy_location(inner, origin)
+    return node
 
 
 def _statements(body):
@@ -90,7 +105,7 @@ class _Segmenter:
     def block(self, body) -> list:
         out = []
         for statement in body:
-            if isinstance(statement, gast.For):
+            if isinstance(statement, (gast.For, gast.While)):
                 out += self.loop(statement)
                 continue
             if not isinstance(statement, gast.FunctionDef):
@@ -106,11 +121,22 @@ class _Segmenter:
             "checkpoint_every")
 
     def loop(self, loop) -> list:
+        """The statements replacing `loop` (a For or a While): itself where it carries no
+        state out."""
+        for node in gast.walk(loop):
+            setattr(node, _USER, True)
         if loop.orelse:
             raise self.refuse(loop, "it has an else block; move that after the loop")
-        if not isinstance(loop.target, gast.Name):
-            raise self.refuse(loop, "its target is no single name; write `for i in ...` and "
-                              "unpack inside the loop")
+        target = None
+        if isinstance(loop, gast.For):
+            if not isinstance(loop.target, gast.Name):
+                raise self.refuse(loop, "its target is no single name; write `for i in ...` "
+                                  "and unpack inside the loop")
+            target = loop.target.id
+            self.check_iterable(loop)
+            if not self._only_other_targets(target, loop):
+                raise self.refuse(loop, f"its variable {target!r} is read outside it; "
+                                  "rename one of them")
         for statement in _statements(loop.body):
             exits = statement if isinstance(statement, gast.Return) else None
             if isinstance(statement, gast.Break) and self._owner(loop, statement) is loop:
@@ -121,10 +147,6 @@ class _Segmenter:
                                   "run whole")
         outside = _names_outside(self.function, loop)
         line = getattr(loop, "lineno", 0)
-        target = loop.target.id
-        if not self._only_other_targets(target, loop):
-            raise self.refuse(loop, f"its variable {target!r} is read outside it; "
-                              "rename one of them")
         assigned, changed = _written(loop)
         carried = sorted(n for n in (assigned | changed) - {target} if n in outside)
         if not carried:
@@ -134,50 +156,60 @@ class _Segmenter:
                 raise self.refuse(loop, f"{carried_name!r} is assigned in the loop and read "
                                   "after it, but not bound before it; assign it a value "
                                   "before the loop")
-        segment = self.namer.fresh("segment")
-        steps = self.namer.fresh("steps")
-        whole = self.namer.fresh("loop")
-        position = self.namer.fresh("position")
-        parameters = gast.arguments(
-            args=[gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
-                  for n in carried + [steps]],
-            posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-            defaults=[])
-        returned = (name(carried[0]) if len(carried) == 1 else
-                    gast.Tuple(elts=[name(n) for n in carried], ctx=gast.Load()))
-        inner = gast.For(target=loop.target, iter=name(steps), body=loop.body, orelse=[],
-                         type_comment=None)
+        state = (name(carried[0]) if len(carried) == 1 else
+                 gast.Tuple(elts=[name(n) for n in carried], ctx=gast.Load()))
         # A container the loop changes in place is copied first: a function may not change
         # its arguments (its caller would not see it); the segment returns the new one.
-        copies = [gast.Assign(targets=[name(n, store=True)], value=gast.Call(
-            func=name(self.shallow_copy), args=[name(n)], keywords=[]), type_comment=None)
-            for n in carried if n in changed]
+        copies = [statement for n in carried if n in changed for statement in replace(
+            "value = shallow_copy(value)", value=n, shallow_copy=self.shallow_copy)]
+        segment = self.namer.fresh("segment")
+        every = gast.Constant(value=self.every, kind=None)
+        if target is not None:  # for target in iterable: segments of `every` items
+            steps, whole, position = (self.namer.fresh(hint) for hint in
+                                      ("steps", "loop", "position"))
+            inner = replace("for target in steps:\n    body", target=target, steps=steps,
+                            body=loop.body)
+            extra = [steps]
+            outer = replace(
+                "whole = iterable\n"
+                "for position in range(0, len(whole), every):\n"
+                "    state = segment(state, whole[position:position + every])",
+                whole=whole, iterable=loop.iter, position=position, every=every, state=state,
+                segment=segment)
+        else:  # while test: segments of up to `every` iterations, each while the test holds
+            count = self.namer.fresh("count")
+            inner = replace("for count in range(every):\n"
+                            "    if not test:\n"
+                            "        break\n"
+                            "    body", count=count, every=every, test=loop.test,
+                            body=loop.body)
+            extra = []
+            outer = replace("while test:\n    state = segment(state)", test=loop.test,
+                            state=state, segment=segment)
+        for statement in outer:  # `state = segment(state, ...)`: arguments, then targets
+            for node in gast.walk(statement):
+                if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                        node.func.id == segment:
+                    node.args = [name(n) for n in carried] + node.args[1:]
+        parameters = gast.arguments(
+            args=[gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
+                  for n in carried + extra],
+            posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+            defaults=[])
         definition = gast.FunctionDef(
-            name=segment, args=parameters,
-            body=[gast.copy_location(node, loop) for node in copies + [inner]] + [
-                gast.copy_location(gast.Return(value=returned), loop)],
+            name=segment, args=parameters, body=copies + inner + [gast.Return(value=state)],
             decorator_list=[], returns=None, type_comment=None, type_params=[])
         definition.checkpointed = True  # bound checkpointed when lifted
-        every = gast.Constant(value=self.every, kind=None)
-        window = gast.Subscript(value=name(whole), slice=gast.Slice(
-            lower=name(position), upper=gast.BinOp(left=name(position), op=gast.Add(),
-                                                   right=every), step=None), ctx=gast.Load())
-        call = gast.Call(func=name(segment), args=[name(n) for n in carried] + [window],
-                         keywords=[])
-        targets = (name(carried[0], store=True) if len(carried) == 1 else
-                   gast.Tuple(elts=[name(n, store=True) for n in carried], ctx=gast.Store()))
-        outer = gast.For(
-            target=name(position, store=True),
-            iter=gast.Call(func=name("range"), args=[
-                gast.Constant(value=0, kind=None),
-                gast.Call(func=name("len"), args=[name(whole)], keywords=[]), every],
-                keywords=[]),
-            body=[gast.copy_location(gast.Assign(targets=[targets], value=call,
-                                                 type_comment=None), loop)],
-            orelse=[], type_comment=None)
-        bind_range = gast.Assign(targets=[name(whole, store=True)], value=loop.iter,
-                                 type_comment=None)
-        return [gast.copy_location(node, loop) for node in (definition, bind_range, outer)]
+        return [_located(node, loop) for node in [definition] + outer]
+
+    def check_iterable(self, loop) -> None:
+        """Refuse a loop over an iterator: its segments are slices of what it iterates."""
+        iterable = loop.iter
+        if isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name) and \
+                iterable.func.id in _ITERATORS:
+            raise self.refuse(loop, f"it iterates over {iterable.func.id}(...), which has no "
+                              "len() and cannot be sliced into segments; iterate over a "
+                              "range, list, tuple or array (`for i in range(len(xs))`)")
 
     @staticmethod
     def _owner(loop, statement):
