@@ -73,6 +73,9 @@ def _problem_with(function) -> str | None:
     return None
 
 
+checkpoint.__autotrace_makes_checkpointed__ = True  # `checkpoint(g)(x)`: transforms/segments.py
+
+
 _AUTOTRACE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 

@@ -103,6 +103,31 @@ def test_checkpoint_called_inline_and_on_a_lambda():
           at.grad(lambda x, w: np.sum(plain_cell(x, w)), wrt=(0, 1))(X, W))
     check_grads(with_lambda, (X, W), wrt=(0, 1))
     check_grads(inline, (X, W), wrt=(0, 1))
+    text = at.source(at.grad(inline, wrt=(0, 1)))
+    assert "= plain_cell_checkpointed(x, w)\n" in text
+    assert "# checkpoint: plain_cell's primal sweep runs again here" in text
+    text = at.source(at.grad(with_lambda, wrt=(0, 1)))
+    assert "# checkpoint: with_lambda__step's primal sweep runs again here" in text
+    close(at.function(at.grad(with_lambda, wrt=(0, 1)))(X, W),
+          at.grad(with_lambda, wrt=(0, 1))(X, W))
+
+
+def test_a_checkpoint_made_when_the_function_runs_is_recomputed_too():
+    def f(x, w, steps):
+        cells = [at.checkpoint(plain_cell)]  # known only when f runs: derived by vjp_call
+        for _ in range(steps):
+            x = cells[0](x, w)
+        return np.sum(x)
+    close(at.grad(f, wrt=(0, 1))(X, W, 3), at.grad(unrolled_plain_sum, wrt=(0, 1))(X, W, 3))
+    traced = at.function(at.grad(f, wrt=(0, 1)))
+    close(traced(X, W, 3), at.grad(unrolled_plain_sum, wrt=(0, 1))(X, W, 3))
+    assert _count(traced.graph(X, W, 3), "recompute_barrier") == 6 + 6
+
+
+def unrolled_plain_sum(x, w, steps):
+    for _ in range(steps):
+        x = plain_cell(x, w)
+    return np.sum(x)
 
 
 def test_containers_through_a_checkpoint():

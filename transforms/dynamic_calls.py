@@ -197,9 +197,10 @@ def vjp_call(func, args, kwargs, dy, wrt):
     Generated code calls this where it could not tell, before running, which function a call
     meant (a method of an argument, a function held in a variable).
     """
-    if isinstance(func, Checkpointed):  # recomputed from its inputs (autotrace.checkpoint)
+    if isinstance(func, Checkpointed):  # recomputed from its inputs (autotrace.checkpoint),
+        # behind barriers as in transforms/reverse_calls.py `recomputed_inputs`
         args, kwargs = recompute_from(tuple(args), dy), recompute_from(kwargs, dy)
-        func = func.function
+        return recompute_from(vjp_call(func.function, args, kwargs, dy, wrt), dy)
     asked, with_self, wrt = _asks_for_self(func, wrt)
     if asked and not with_self:
         return (None,) + tuple(vjp_call(func, args, kwargs, dy, wrt))

@@ -41,7 +41,7 @@ from autotrace.transforms.list_methods import rewrite_list_methods
 from autotrace.transforms.live_names import LiveNamespace
 from autotrace.transforms.naming import Namer, names_in
 from autotrace.transforms.nested import lift_nested_functions
-from autotrace.transforms.segments import segment_loops
+from autotrace.transforms.segments import bind_checkpointed_calls, segment_loops
 from autotrace.transforms.objects import (FieldsOf, check_constructions, explicit_super,
                                           objects_built, parse_fields_function)
 from autotrace.transforms.parsing import parse_function, resolve
@@ -278,6 +278,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool,
     segment_loops(function, checkpoint_every, location, namer, context.helper)
     debug_source("segments", function)
     lift_nested_functions(function, location, namer, namespace)
+    bind_checkpointed_calls(function, namespace, namer)
     debug_source("lift", function)
     _accumulate_as_add(function, namespace, context.helper)
     _namedtuples_built(function, namespace, context.helper)

@@ -186,7 +186,8 @@ class CallAdjoints:
             out = [gast.Assign(targets=[name(results, store=True)], value=value,
                                type_comment=None)]
             if resolved.checkpointed:
-                callee = to_source(call.func).strip()
+                callee = getattr(resolved.value, "__name__", None) or to_source(
+                    call.func).strip()
                 out = [comment(f"checkpoint: {callee}'s primal sweep runs again here, from "
                                "its inputs, then its adjoint")] + out
         else:

@@ -17,10 +17,14 @@ which binds it checkpointed.
 """
 from __future__ import annotations
 
+import inspect
+
 import gast
 
+from autotrace.transforms.calls import Checkpointed
 from autotrace.transforms.errors import Location
 from autotrace.transforms.naming import Namer
+from autotrace.transforms.parsing import resolve
 from autotrace.transforms.templates import name, replace
 
 # Builtins whose results are iterators: no len(), no slices.
@@ -243,3 +247,25 @@ def segment_loops(function: gast.FunctionDef, every: int | None, location: Locat
         return
     segmenter = _Segmenter(function, every, location, namer, helper("shallow_copy"))
     function.body = segmenter.block(function.body)
+
+
+def bind_checkpointed_calls(function: gast.FunctionDef, namespace, namer: Namer) -> None:
+    """`autotrace.checkpoint(g)(x)` written in `function`, g a function known before it runs:
+    a call of the checkpointed g bound to a name (`g_checkpointed(x)`), which reverse mode
+    then derives as any checkpointed call, shown in the source. (Left alone, the call is
+    derived when it runs, by vjp_call, which recomputes it all the same.)"""
+    for node in gast.walk(function):
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Call)):
+            continue
+        maker = node.func
+        if len(maker.args) != 1 or maker.keywords or not getattr(
+                resolve(maker.func, namespace), "__autotrace_makes_checkpointed__", False):
+            continue
+        inner = resolve(maker.args[0], namespace)
+        if isinstance(inner, Checkpointed):
+            inner = inner.function
+        if not inspect.isfunction(inner):
+            continue
+        identifier = namer.fresh(f"{inner.__name__}_checkpointed".strip("_<>"))
+        namespace[identifier] = Checkpointed(inner)
+        node.func = gast.copy_location(name(identifier), maker)
