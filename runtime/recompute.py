@@ -23,7 +23,7 @@ class _Barrier(Primitive):
     views_of = (0,)  # its output is its first input; the second only orders it
 
 
-register(_Barrier(
+BARRIER = register(_Barrier(
     "recompute_barrier", lambda value, *after: value, lambda value, *after: value,
     source=lambda args, attrs: args[0]))
 
@@ -59,8 +59,7 @@ def recompute_from(value, after):
         return type(value)((key, recompute_from(item, after)) for key, item in value.items())
     if getattr(value, "_builder", None) is None:
         return value  # not traced: nothing a graph pass could merge
-    from autotrace.runtime.ops import primitives  # (the complete registry)
     anchor = _first_traced(after)
     inputs = (value,) if anchor is None else (value, anchor)
     builder = _innermost_builder([item._builder for item in inputs])
-    return builder.record(primitives["recompute_barrier"], inputs, {})
+    return builder.record(BARRIER, inputs, {})
