@@ -1,19 +1,24 @@
-"""`grad(f, checkpoint_every=k)`: each loop of f becomes a loop over segments of k iterations,
-each segment a call of a checkpointed function (see autotrace.checkpoint).
+"""Checkpointing written into the source, before the other passes: `grad(f,
+checkpoint_every=k)`'s loop segments, and `autotrace.checkpoint(g)(x)` written inline.
+
+Each outermost loop of f becomes a loop over segments of k iterations, each segment a call of
+a checkpointed function (see autotrace.checkpoint) made of the loop's body:
 
     for i in range(n):                 def f__segment(h, steps, *, w):   # lifted later
-        h = np.tanh(h @ w)                 for i in _steps1:
+        h = np.tanh(h @ w)                 for i in steps:
                                                h = np.tanh(h @ w)
                                            return h
                                        loop = range(n)
                                        for position in range(0, len(loop), k):
                                            h = f__segment(h, loop[position:position + k])
 
-The primal sweep then stores the loop's state once a segment (n / k snapshots: the segment
-calls' inputs); the adjoint sweep recomputes each segment from its snapshot, storing its k
-iterations, and reverses it: O(n / k + k) stored values instead of O(n), O(sqrt n) for k near
-sqrt n. The segment function is a nested def, lifted like any other (transforms/nested.py),
-which binds it checkpointed.
+(`while test:` becomes `while test: h = f__segment(h)`, the segment running up to k
+iterations while the test holds.) The primal sweep then stores the loop's state once a segment
+(n / k snapshots: the segment calls' inputs); the adjoint sweep recomputes each segment from
+its snapshot, storing its k iterations, and reverses it: O(n / k + k) stored values instead of
+O(n), O(sqrt n) for k near sqrt n. The segment function is a nested def, lifted like any other
+(transforms/nested.py), which binds it checkpointed. The loop's state is what its body
+assigns or changes in place and the function reads elsewhere.
 """
 from __future__ import annotations
 
@@ -98,6 +103,8 @@ def _names_outside(function: gast.FunctionDef, loop) -> dict:
 
 
 class _Segmenter:
+    """Rewrites the outermost loops of one function (see the module docstring)."""
+
     def __init__(self, function: gast.FunctionDef, every: int, location: Location,
                  namer: Namer, shallow_copy: str):
         self.function = function
