@@ -372,3 +372,30 @@ def test_a_loop_over_an_iterator_is_refused():
             "zip(...), which has no len() and cannot be sliced into segments; iterate "
             "over a range, list, tuple or array (`for i in range(len(xs))`)") \
         in str(raised.value)
+
+
+def test_checkpointed_layer_in_grad_function_and_implicit_grad():
+    dense = at.layers.Dense(4, activation="tanh")
+    x = np.linspace(-1.0, 1.0, 8).reshape(2, 4)
+    dense(x)
+    step = at.checkpoint(dense)
+
+    def f(x):
+        for _ in range(3):
+            x = step(x)
+        return np.sum(x ** 2)
+
+    def plain(x):
+        for _ in range(3):
+            x = dense(x)
+        return np.sum(x ** 2)
+    expected = at.grad(plain)(x)
+    np.testing.assert_allclose(at.grad(f)(x), expected, rtol=1e-12)
+    np.testing.assert_allclose(at.function(at.grad(f))(x), expected, rtol=1e-12)
+    value, gradients = at.implicit_value_and_grad(f)(x)
+    expected_value, expected_gradients = at.implicit_value_and_grad(plain)(x)
+    assert value == expected_value and len(gradients) == len(expected_gradients) == 2
+    for (gradient, variable), (expected_gradient, expected_variable) in zip(
+            gradients, expected_gradients):
+        assert variable is expected_variable
+        np.testing.assert_allclose(gradient, expected_gradient, rtol=1e-12)
