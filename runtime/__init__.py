@@ -8,8 +8,8 @@ Two parts, kept apart:
   of: convolution, pooling, special, random, recompute (checkpointing's barrier), and state
   cells and stacks, which user code and derivatives share).
 - the tracing compiler, the rest of runtime/: abstract values (abstract), the op registry
-  (registry: how an op is defined and bound; its families ops_*, convolution, pooling,
-  special, random and recompute; ops: all of them), the tracer (tracer, arguments, trees, views), the
+  (registry: how an op is defined and bound; its families ops_*, convolution, pooling, special,
+  random and recompute; ops: all of them), the tracer (tracer, arguments, trees, views), the
   graph IR (graph; graph_dot writes it as Graphviz DOT), passes (passes, passes_*), traced
   control flow (control_scope, control, control_variables, control_branches, control_loops,
   control_statements, control_writes, stacks), signatures and their cache (signature, spec,
