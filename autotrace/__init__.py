@@ -53,6 +53,10 @@ from autotrace.runtime.spec import Spec
 from autotrace.runtime.state import StateError
 from autotrace.transforms.errors import TransformError
 from autotrace import data, distributed, layers, losses, metrics, nn, random, summary, testing
+# Last: the name autotrace.checkpoint is the function (as jax.checkpoint), bound after the
+# module autotrace/checkpoint.py (Checkpoint, which saves Variables) has been imported, which
+# would bind the name to that module.
+from autotrace.recompute import checkpoint
 
 __version__ = "0.1.0"
 
@@ -64,4 +68,4 @@ __all__ = ["grad", "value_and_grad", "source", "forward", "jvp", "vjp", "jacobia
            "latest_checkpoint", "metrics", "summary", "data", "layers", "StateError", "device",
            "current_device", "to_device", "to_numpy", "num_gpus", "list_devices", "config",
            "DeviceError", "CheckpointManager", "TracedSourceWarning", "distributed", "export",
-           "ExportError", "name_scope", "ConcreteFunction"]
+           "ExportError", "name_scope", "ConcreteFunction", "checkpoint"]

@@ -7,7 +7,8 @@ from autotrace.operators import reverse
 from autotrace.transforms.errors import TransformError
 
 
-def grad(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
+def grad(f: Callable, wrt=0, *, optimized: bool = True,
+         checkpoint_every: int | None = None) -> Callable:
     """The gradient of `f`, as a new function generated from f's source.
 
     Arguments:
@@ -16,6 +17,10 @@ def grad(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
             them.
         optimized: remove dead code, unneeded saves and single-use temporaries from the
             generated code (False shows the raw form).
+        checkpoint_every: gradient checkpointing of f's `for` loops: store the loop's state
+            once every so many iterations, and recompute each segment of iterations from it
+            in the adjoint sweep (O(n / k + k) stored values for n iterations instead of
+            O(n)). None (the default) stores every iteration. See also `checkpoint`.
 
     Returns:
         A function taking f's arguments and an optional keyword `dy`, the gradient of f's
@@ -29,12 +34,13 @@ def grad(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
         >>> grad(f, wrt=(0, 1))(2.0, 1.0)
         (2.0, -1.0)
     """
-    return reverse(f, wrt, optimized)
+    return reverse(f, wrt, optimized, checkpoint_every=checkpoint_every)
 
 
-def value_and_grad(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
+def value_and_grad(f: Callable, wrt=0, *, optimized: bool = True,
+                   checkpoint_every: int | None = None) -> Callable:
     """Like `grad`, but the generated function returns `(f's value, gradient)`."""
-    return reverse(f, wrt, optimized, with_value=True)
+    return reverse(f, wrt, optimized, with_value=True, checkpoint_every=checkpoint_every)
 
 
 def source(derivative: Callable) -> str:

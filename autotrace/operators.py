@@ -14,12 +14,14 @@ import numpy as np
 
 from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
+from autotrace.recompute import caller_site
 from autotrace.runtime.derivatives.structure import _rebuild, array_module, zeros_like
 from autotrace.transforms.dynamic_calls import rule_caller
 from autotrace.transforms.calls import runs_own_call
 from autotrace.transforms.errors import SourceUnavailableError
 from autotrace.transforms.forward import forward_function
 from autotrace.transforms.pipeline import Session, reverse_function
+from autotrace.transforms.segments import check_every
 from autotrace.transforms.rules.core import adjoint_rules, tangent_rules
 from autotrace.transforms.varargs import by_arguments, takes_varargs
 
@@ -86,10 +88,14 @@ def _cached(build, f: Callable, wrt, optimized: bool, implicit: bool, options: d
 
 
 def reverse(f: Callable, wrt, optimized: bool = True, with_value: bool = False,
-            implicit: bool = False) -> Callable:
+            implicit: bool = False, checkpoint_every: int | None = None) -> Callable:
     """The generated reverse-mode derivative (what `grad` and `value_and_grad` return);
-    `implicit` for the one `implicit_grad` runs (see transforms/front_end.py `Session`)."""
-    return _generate(reverse_function, f, wrt, optimized, implicit, with_value=with_value)
+    `implicit` for the one `implicit_grad` runs (see transforms/front_end.py `Session`);
+    `checkpoint_every` splits f's loops into recomputed segments (transforms/segments.py)."""
+    check_every(checkpoint_every, caller_site())
+    options = {} if checkpoint_every is None else {"checkpoint_every": checkpoint_every}
+    return _generate(reverse_function, f, wrt, optimized, implicit, with_value=with_value,
+                     **options)
 
 
 def forward(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
@@ -118,12 +124,14 @@ def jvp(f: Callable, primals, tangents):
     return forward(f, wrt=tuple(range(len(primals))))(*primals, tangent=tangents)
 
 
-def vjp(f: Callable, *args):
+def vjp(f: Callable, *args, checkpoint_every: int | None = None):
     """`(f(*args), vjp_fn)`: `vjp_fn(cotangent)` returns one gradient per argument of f.
 
     The value is computed once; each call of vjp_fn runs the generated adjoint code.
+    checkpoint_every: as for `grad`.
     """
-    gradient = reverse(f, tuple(range(len(args))), with_value=True)
+    gradient = reverse(f, tuple(range(len(args))), with_value=True,
+                       checkpoint_every=checkpoint_every)
     value, _ = gradient(*args)
 
     def vjp_fn(cotangent):

@@ -5,11 +5,11 @@ Two parts, kept apart:
 - runtime/derivatives/: the helpers that generated derivative code calls (adjoint_ops,
   adjoint_products, tangent_ops, structure, items, objects, built_objects, scans, sequences).
   transforms/ imports these and only these (plus the op registry's custom ops it writes calls
-  of: convolution, pooling, special, random, and state cells and stacks, which user code and
-  derivatives share).
+  of: convolution, pooling, special, random, recompute (checkpointing's barrier), and state
+  cells and stacks, which user code and derivatives share).
 - the tracing compiler, the rest of runtime/: abstract values (abstract), the op registry
-  (registry: how an op is defined and bound; its families ops_*, convolution, pooling,
-  special and random; ops: all of them), the tracer (tracer, arguments, trees, views), the
+  (registry: how an op is defined and bound; its families ops_*, convolution, pooling, special,
+  random and recompute; ops: all of them), the tracer (tracer, arguments, trees, views), the
   graph IR (graph; graph_dot writes it as Graphviz DOT), passes (passes, passes_*), traced
   control flow (control_scope, control, control_variables, control_branches, control_loops,
   control_statements, control_writes, stacks), signatures and their cache (signature, spec,

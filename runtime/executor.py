@@ -36,7 +36,7 @@ import numpy as np
 from autotrace.runtime.abstract import AbstractArray
 from autotrace.runtime.backends import Backend, backend_for
 from autotrace.runtime.graph import Constant, Graph, Literal, Var, short_name
-from autotrace.runtime.ops import literal_source
+from autotrace.runtime.ops import literal_source, viewed_inputs
 from autotrace.runtime.passes_floats import float_function_source, lowerable
 
 # Numbers the generated files; the only state here, and only so that file names are unique.
@@ -178,7 +178,7 @@ def _deletions(graph: Graph) -> dict:
     for var in graph.inputs:
         parent[var] = var
     for index, equation in enumerate(graph.equations):
-        sources = [value for value in equation.inputs if isinstance(value, Var)]
+        sources = [value for value in viewed_inputs(equation) if isinstance(value, Var)]
         if "out" in equation.attrs:
             sources = [equation.inputs[equation.attrs["out"]]]
         elif equation.primitive.fresh:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from autotrace.runtime.registry import (  # noqa: F401 - the registry's names, complete from here
     LITERAL_TYPES, Primitive, UntraceableError, bind, literal_source, numpy_functions,
-    primitives, register, source_globals, untraceable,
+    primitives, register, source_globals, untraceable, viewed_inputs,
 )
 
 # Each family registers its primitives and bindings when imported.
 from autotrace.runtime import (  # noqa: F401
     ops_elementwise, ops_index, ops_linalg, ops_reduce, ops_shape,
 )
-from autotrace.runtime import convolution, pooling, random, special  # noqa: F401
+from autotrace.runtime import convolution, pooling, random, recompute, special  # noqa: F401

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from autotrace.runtime.graph import Graph, Var
+from autotrace.runtime.registry import viewed_inputs
 
 
 class BufferReuse:
@@ -48,7 +49,7 @@ class BufferReuse:
                     owners.add(var)
                 else:  # a view, possibly of any of its inputs
                     buffers[var] = frozenset().union(*[
-                        buffers.get(value, ()) for value in equation.inputs
+                        buffers.get(value, ()) for value in viewed_inputs(equation)
                         if isinstance(value, Var)])
                 for buffer in buffers[var]:
                     buffer_last_read[buffer] = max(buffer_last_read.get(buffer, -1),

@@ -62,8 +62,8 @@ class ConstantFolding:
         # No inputs: a creation op (np.zeros_like) makes a fresh buffer on every call on purpose.
         if not inputs or not all(isinstance(value, (Constant, Literal)) for value in inputs):
             return None
-        if has_side_effect(equation):
-            return None
+        if has_side_effect(equation) or getattr(equation.primitive, "opaque", False):
+            return None  # (an opaque op: runtime/recompute.py's barrier)
         try:
             with np.errstate(all="ignore"):
                 result = equation.primitive.impl(*[value.value for value in inputs],

@@ -75,6 +75,15 @@ numpy_functions: dict[Callable, Callable] = {}
 source_globals: dict[str, Callable] = {}
 
 
+def viewed_inputs(equation) -> list:
+    """The inputs of a non-fresh equation whose buffer its outputs may be (or view): all of
+    them, unless its primitive names the positions (`views_of`: the recomputation barrier's
+    output is its first input, never its second, runtime/recompute.py)."""
+    positions = getattr(equation.primitive, "views_of", None)
+    inputs = equation.inputs if positions is None else [equation.inputs[p] for p in positions]
+    return list(inputs)
+
+
 def register(primitive: Primitive) -> Primitive:
     primitives[primitive.name] = primitive
     return primitive

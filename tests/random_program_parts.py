@@ -49,6 +49,8 @@ FEATURES = frozenset({
     "concatenate_in_loop",  # np.concatenate in a loop (whose test or branches are traced)
     "name_scope",         # statements (ifs, loops, jumps, returns too) in
                           # `with autotrace.name_scope(...)`, nested as they fall
+    "checkpointed",       # a helper decorated with @autotrace.checkpoint (every third seed
+                          # with helpers: chosen by the seed, so other programs stay the same)
 })
 
 # Constructs that give wrong derivatives or internal errors today, left out so that the test
@@ -161,6 +163,7 @@ class ExpressionWriter:
     """Writes expressions (arrays, scalars, conditions) from a seeded random generator."""
 
     def __init__(self, seed: int, features: frozenset):
+        self.seed = seed
         self.rng = random.Random(seed)
         self.features = features
         self.used = set()

@@ -406,12 +406,15 @@ class Writer(ExpressionWriter):
                     self.use("decorators")
                     decorator = self.rng.choice(["doubled", "shifted_by(0.5)"])
                 helpers.append(self.helper(decorator))
+        if helpers and self.has("checkpointed") and self.seed % 3 == 0:
+            self.use("checkpointed")  # (decided without the generator: see the feature)
+            helpers[0] = "@autotrace.checkpoint\n" + helpers[0]
         scope = Scope(arrays=["x"], scalars=[], owned=set())
         self.lines, self.indent = [], 1
         for _ in range(self.rng.randint(2, 4)):
             self.statement(scope, 2)
         self.emit(f"return {self.result(scope)}")
-        parts = [IMPORTS]
+        parts = [IMPORTS + ("import autotrace\n" if "checkpointed" in self.used else "")]
         if "decorators" in self.used:
             parts.append(DECORATORS)
         if "scaler" in self.used:

@@ -82,3 +82,11 @@ def test_scoped_gradients_puts_the_backward_operations_under_gradients(tmp_path,
     assert labels == ['label="model";', 'label="hidden";', 'label="output";', 'label="loss";',
                       'label="gradients";', 'label="loss";', 'label="model";',
                       'label="output";', 'label="hidden";']
+
+
+def test_checkpointing_stores_less_and_agrees(capsys):
+    result = load("checkpointing.py")["main"](["--steps", "200", "--every", "14"])
+    assert result["agree"] and result["checkpointed"] * 3 < result["stored"]
+    printed = capsys.readouterr().out
+    assert "# checkpoint: cell's primal sweep runs again here" in printed
+    assert "with checkpoint_every=14" in printed and "gradients agree: True" in printed

@@ -37,6 +37,7 @@ class Call:
 
     kind: str
     value: object = None
+    checkpointed: bool = False  # a user function whose call reverse mode recomputes
 
 
 def classify(func_node, namespace: dict) -> Call:
@@ -63,11 +64,30 @@ class CustomGradient:
         return self.function(*args, **kwargs)[0]
 
 
+class Checkpointed:
+    """A function whose calls reverse mode recomputes instead of storing what they compute
+    (see autotrace.checkpoint): the primal sweep calls `function` plainly, and the adjoint
+    sweep runs it again, from its inputs, before its adjoint. Called directly, it is
+    `function`; everything else (forward mode, tracing) sees `function` itself."""
+
+    def __init__(self, function):
+        self.function = function
+        self.__autotrace_python_function__ = function  # what parsing and tracing read
+
+    def __call__(self, *args, **kwargs):
+        return self.function(*args, **kwargs)
+
+
 def classify_value(value) -> Call:
     # it reads sources, as calls of it are derived
     from autotrace.transforms.objects import FieldsOf
     if isinstance(value, FieldsOf):
         return Call("user", value)
+    if isinstance(value, Checkpointed):
+        inner = classify_value(value.function)
+        if inner.kind != "user":  # (autotrace.checkpoint refuses such functions)
+            return inner
+        return Call("user", inner.value, checkpointed=True)
     if isinstance(value, CustomGradient):
         return Call("custom", value)
     wrapped = getattr(value, "__autotrace_python_function__", None)

@@ -17,7 +17,8 @@ import weakref
 
 import autotrace.runtime.derivatives.structure as structure
 from autotrace.runtime.state import current_sink, holds_state
-from autotrace.transforms.calls import CustomGradient, describe, runs_own_call
+from autotrace.runtime.recompute import recompute_from
+from autotrace.transforms.calls import Checkpointed, CustomGradient, describe, runs_own_call
 from autotrace.transforms.custom import custom_caller
 from autotrace.transforms.errors import TransformError
 from autotrace.transforms.partials import partial_caller
@@ -124,6 +125,8 @@ def derivative_of(func, wrt: tuple, implicit: bool = False):
 
 
 def unbind_method(func, args, wrt):
+    if isinstance(func, Checkpointed):  # (vjp_call recomputes it: see there)
+        func = func.function
     method = getattr(type(func), "__autotrace_call__", None)
     if method is not None:  # an object whose calls run one of its methods (a Module)
         func = func.__autotrace_call__
@@ -194,6 +197,10 @@ def vjp_call(func, args, kwargs, dy, wrt):
     Generated code calls this where it could not tell, before running, which function a call
     meant (a method of an argument, a function held in a variable).
     """
+    if isinstance(func, Checkpointed):  # recomputed from its inputs (autotrace.checkpoint),
+        # behind barriers as in transforms/reverse_calls.py `recomputed_inputs`
+        args, kwargs = recompute_from(tuple(args), dy), recompute_from(kwargs, dy)
+        return recompute_from(vjp_call(func.function, args, kwargs, dy, wrt), dy)
     asked, with_self, wrt = _asks_for_self(func, wrt)
     if asked and not with_self:
         return (None,) + tuple(vjp_call(func, args, kwargs, dy, wrt))

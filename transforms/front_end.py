@@ -25,6 +25,7 @@ import numpy as np
 import autotrace.runtime.derivatives.items as items
 import autotrace.runtime.derivatives.structure as structure
 from autotrace.transforms import cleanup
+from autotrace.runtime.recompute import recompute_from
 from autotrace.runtime.scopes import gradient_scope
 from autotrace.runtime.state import deposit, holds_state, state_as_of, state_version
 from autotrace.transforms.activity import STATE, active_names
@@ -41,6 +42,7 @@ from autotrace.transforms.list_methods import rewrite_list_methods
 from autotrace.transforms.live_names import LiveNamespace
 from autotrace.transforms.naming import Namer, names_in
 from autotrace.transforms.nested import lift_nested_functions
+from autotrace.transforms.segments import bind_checkpointed_calls, segment_loops
 from autotrace.transforms.objects import (FieldsOf, check_constructions, explicit_super,
                                           objects_built, parse_fields_function)
 from autotrace.transforms.parsing import parse_function, resolve
@@ -71,6 +73,7 @@ HELPERS = {
     "like_container": structure.like_container, "deposit": deposit,
     "state_version": state_version, "state_as_of": state_as_of,
     "refuse_shared_write": refuse_shared_write, "gradient_scope": gradient_scope,
+    "recompute_from": recompute_from,
 }
 
 
@@ -224,11 +227,14 @@ class Prepared:
     carrying: set = field(default_factory=set)  # names that carry gradient from values
 
 
-def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
+def prepare(func, wrt, session: Session, keyword: str, exits: bool,
+            checkpoint_every: int | None = None) -> Prepared:
     """Run the passes every transform shares, up to activity analysis.
 
     keyword: the base name of the generated function's extra keyword (`dy`, `tangent`).
     exits: turn break/continue/early return into flags (reverse mode needs it).
+    checkpoint_every: split loops into checkpointed segments of so many iterations
+    (transforms/segments.py), or None.
     """
     custom = getattr(func, "__autotrace_python_function__", func)  # through a traced one
     if isinstance(custom, CustomGradient):  # grad(log1pexp) itself: derive a call of it
@@ -271,7 +277,10 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool) -> Prepared:
     follow_writes(function, namespace, context.helper, shared_writes, location, called,
                   numpy_name)
     specialize_calls(function, namespace, resolve, namer)  # calls of f(*args, **kwargs)
+    segment_loops(function, checkpoint_every, location, namer, context.helper)
+    debug_source("segments", function)
     lift_nested_functions(function, location, namer, namespace)
+    bind_checkpointed_calls(function, namespace, namer)
     debug_source("lift", function)
     _accumulate_as_add(function, namespace, context.helper)
     _namedtuples_built(function, namespace, context.helper)

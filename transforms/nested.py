@@ -15,6 +15,7 @@ import copy
 
 import gast
 
+from autotrace.transforms.calls import Checkpointed
 from autotrace.transforms.codegen import to_source
 from autotrace.transforms.errors import Location
 from autotrace.transforms.naming import Namer
@@ -180,6 +181,8 @@ def lift_nested_functions(function: gast.FunctionDef, location: Location, namer:
         lifted_function = namespace.load(source, new_name, new_name)
         lifted_function.__autotrace_origin__ = Location(
             location.filename, location.line_of(definition) or 1, nested_name)
+        if getattr(definition, "checkpointed", False):  # a loop segment (transforms/segments)
+            lifted_function = Checkpointed(lifted_function)
         namespace[new_name] = lifted_function
 
     def strip(body):

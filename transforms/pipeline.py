@@ -59,15 +59,18 @@ def _is_pure(namespace, helper_identifiers, impure=frozenset()):
     return pure
 
 
-def reverse_function(func, wrt, *, session: Session, with_value: bool = False):
+def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
+                     checkpoint_every: int | None = None):
     """Generate and load the reverse-mode derivative of `func` (see the module docstring).
 
     wrt: a parameter index or name, or a tuple of those. The generated function takes func's
     parameters plus a keyword `dy` and returns the gradient (a tuple for a tuple `wrt`), or
-    `(value, gradient)` when with_value.
+    `(value, gradient)` when with_value. checkpoint_every: store the state of func's loops
+    once every so many iterations, recomputing the others (transforms/segments.py).
     """
     outermost, session.outermost = session.outermost, False
-    prepared = prepare(func, wrt, session, "dy", exits=True)
+    prepared = prepare(func, wrt, session, "dy", exits=True,
+                       checkpoint_every=checkpoint_every)
     location, parameters, wrt_names = prepared.location, prepared.parameters, prepared.wrt_names
     seed_name, namespace, context = prepared.keyword, prepared.namespace, prepared.context
     body, result, active = prepared.body, prepared.result, prepared.active

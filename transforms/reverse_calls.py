@@ -18,7 +18,7 @@ from autotrace.transforms.dynamic_calls import SELF
 from autotrace.transforms.errors import TransformError
 from autotrace.transforms.objects import FieldsOf
 from autotrace.transforms.rules.core import CALL_SITE_NAME, RuleError, adjoint_rules, instantiate
-from autotrace.transforms.sweeps import Sweep
+from autotrace.transforms.sweeps import Sweep, comment
 from autotrace.transforms.templates import name, replace, replace_expression
 
 
@@ -171,13 +171,25 @@ class CallAdjoints:
                     raise
                 raise self.location.error(node, error.message, error.construct,
                                           type(error)) from None
-            out = [gast.Assign(
-                targets=[name(results, store=True)],
-                value=gast.Call(func=name(derivative), args=copy.deepcopy(call.args),
-                                keywords=copy.deepcopy(call.keywords)
-                                + [gast.keyword(arg=self.context.seed_keyword(
-                                    resolved.value), value=gradient)]),
-                type_comment=None)]
+            arguments, keywords = copy.deepcopy(call.args), copy.deepcopy(call.keywords)
+            if resolved.checkpointed:
+                arguments, keywords = self.recomputed_inputs(arguments, keywords, gradient)
+            value = gast.Call(func=name(derivative), args=arguments,
+                              keywords=keywords + [gast.keyword(
+                                  arg=self.context.seed_keyword(resolved.value),
+                                  value=gradient)])
+            if resolved.checkpointed:
+                # Its gradients pass a barrier too: else fusion could sum the gradient terms
+                # of every recomputed call in one kernel at the end, all of them held till then.
+                value = gast.Call(func=name(self.helper("recompute_from")),
+                                  args=[value, copy.deepcopy(gradient)], keywords=[])
+            out = [gast.Assign(targets=[name(results, store=True)], value=value,
+                               type_comment=None)]
+            if resolved.checkpointed:
+                callee = getattr(resolved.value, "__name__", None) or to_source(
+                    call.func).strip()
+                out = [comment(f"checkpoint: {callee}'s primal sweep runs again here, from "
+                               "its inputs, then its adjoint")] + out
         else:
             arguments = gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load())
             keywords = gast.Dict(keys=[gast.Constant(value=k.arg, kind=None)
@@ -198,6 +210,21 @@ class CallAdjoints:
                                       i=gast.Constant(value=position, kind=None))
             out += self.accumulate(argument.id, item, state)
         return out
+
+    def recomputed_inputs(self, arguments: list, keywords: list, gradient) -> tuple:
+        """The inputs of a checkpointed call's recomputation, each `recompute_from(x, dy)`:
+        `x` itself, but in a traced graph a value the graph passes cannot identify with the
+        primal sweep's `x`, so the recomputed ops stay apart (runtime/recompute.py)."""
+        helper = self.helper("recompute_from")
+
+        def barrier(value):
+            if not isinstance(value, gast.Name):
+                return value  # a literal: nothing to keep apart
+            return gast.Call(func=name(helper), args=[value, copy.deepcopy(gradient)],
+                             keywords=[])
+        for keyword in keywords:
+            keyword.value = barrier(keyword.value)
+        return [barrier(argument) for argument in arguments], keywords
 
     def active_callee(self, func) -> str | None:
         """The name of the object that carries gradient and whose method the callee `func`

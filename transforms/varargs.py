@@ -21,7 +21,7 @@ import weakref
 
 import gast
 
-from autotrace.transforms.calls import classify_value
+from autotrace.transforms.calls import Checkpointed, classify_value
 from autotrace.transforms.codegen import to_source
 from autotrace.transforms.errors import Location
 from autotrace.transforms.live_names import LiveNamespace
@@ -194,13 +194,16 @@ def specialize_calls(function: gast.FunctionDef, namespace: dict, resolve, namer
                if isinstance(node, gast.With) for item in node.items}
     for node in calls_written_out(function):
         callee = resolve(node.func, namespace)
+        checkpointed = isinstance(callee, Checkpointed)
+        if checkpointed:  # autotrace.checkpoint(f): f specialized, still checkpointed
+            callee = callee.function
         if not inspect.isfunction(callee) or id(node) in headers:
             continue
         specialized = for_call(callee, len(node.args), [k.arg for k in node.keywords])
         if specialized is callee:
             continue
         identifier = namer.fresh(callee.__name__)
-        namespace[identifier] = specialized
+        namespace[identifier] = Checkpointed(specialized) if checkpointed else specialized
         node.func = name(identifier)
 
 

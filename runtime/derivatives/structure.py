@@ -246,8 +246,12 @@ def match(gradient, value):
 
 def match_for_caller(gradient, value):
     """`match`, in a derivative that generated code calls: the gradient of an object the
-    caller built (an ObjectGradient) goes back to it."""
-    _refuse_integral(value, sys._getframe(1))
+    caller built (an ObjectGradient) goes back to it. An integer argument gets zeros: the
+    caller passes it along with values that carry gradient (`x, k = step(x, k)` in a loop,
+    a loop segment's counter), and the user asked for no gradient of it (`match` says so
+    where they do): zeros, as the caller's gradient of it is."""
+    if _is_integral(value):
+        return zeros_like(value)
     return _match(gradient, value)
 
 

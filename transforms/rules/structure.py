@@ -24,6 +24,7 @@ from autotrace.runtime.derivatives.adjoint_ops import unbroadcast
 from autotrace.runtime.derivatives.built_objects import (build_object, field_gradients,
                                                          object_gradient)
 from autotrace.runtime.random import draw
+from autotrace.runtime.recompute import recompute_from
 from autotrace.transforms.inplace import refuse_shared_write
 from autotrace.transforms.rules.core import adjoint, constant, d
 
@@ -152,6 +153,11 @@ def _shallow_copy(y, value):
 
 @adjoint(snapshot)
 def _snapshot(y, value):
+    d[value] = d[y]
+
+
+@adjoint(recompute_from)
+def _recompute_from(y, value, after):
     d[value] = d[y]
 
 

@@ -27,6 +27,7 @@ from autotrace.runtime.derivatives.structure import (accumulate, add, cast_like,
                                                      tangent_like, tangent_seed)
 from autotrace.runtime.derivatives.tangent_ops import (extremum_tangent, iteration_tangent,
                                                        seed_tangent)
+from autotrace.runtime.recompute import recompute_from
 from autotrace.transforms.rules.core import adjoint, d, tangent
 
 
@@ -164,6 +165,11 @@ def _shallow_copy(y, value):
 @tangent(snapshot)
 def _snapshot(y, value):
     d[y] = snapshot(d[value])
+
+
+@tangent(recompute_from)
+def _recompute_from(y, value, after):
+    d[y] = d[value]
 
 
 @tangent(astype)
