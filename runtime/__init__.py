@@ -5,8 +5,9 @@ Two parts, kept apart:
 - runtime/derivatives/: the helpers that generated derivative code calls (adjoint_ops,
   adjoint_products, tangent_ops, structure, items, objects, built_objects, scans, sequences).
   transforms/ imports these and only these (plus the op registry's custom ops it writes calls
-  of: convolution, pooling, special, random, recompute (checkpointing's barrier), and state
-  cells and stacks, which user code and derivatives share).
+  of: convolution, pooling, special, random, recompute (checkpointing's barrier), state
+  cells and stacks, which user code and derivatives share, and name scopes, which generated
+  code opens around a scoped block's adjoint).
 - the tracing compiler, the rest of runtime/: abstract values (abstract), the op registry
   (registry: how an op is defined and bound; its families ops_*, convolution, pooling, special,
   random and recompute; ops: all of them), the tracer (tracer, arguments, trees, views), the

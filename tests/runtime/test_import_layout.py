@@ -20,10 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 # What transforms/ may import from runtime/: the helpers generated code calls, the custom ops
-# it writes calls of, and state cells (user code and derivatives share them).
+# it writes calls of, state cells (user code and derivatives share them), and name scopes
+# (generated code opens gradient scopes).
 TRANSFORMS_MAY_IMPORT = ("runtime.derivatives", "runtime.convolution", "runtime.pooling",
                          "runtime.special", "runtime.random", "runtime.state",
-                         "runtime.recompute")
+                         "runtime.recompute", "runtime.scopes")
 # The tracing compiler, which nothing transforms/ imports loads. (The graph IR is loaded all the
 # same: the op registry that the derivative helpers call NumPy through names its StaticSlice.)
 COMPILER = ("runtime.tracer", "runtime.passes", "runtime.passes_", "runtime.executor",
