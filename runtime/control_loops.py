@@ -41,7 +41,7 @@ def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, wh
     """`while test_fn(*values): values = body_fn(*values)`, recorded as a graph `while` op
     from the first iteration whose test is traced."""
     values = first = tuple(values)
-    saved = _save_stacks(values, placeholders)
+    saved = _save_loop_start(values, placeholders)
     while True:
         test = test_fn(*values)
         if isinstance(test, Tracer):
@@ -49,7 +49,7 @@ def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, wh
             if values is not first and saved:
                 # Generated code: iterations already run pushed onto stacks at trace time,
                 # which a traced adjoint loop could not pop; run the whole loop in the graph.
-                values = _restore_stacks(first, saved)
+                values = _start_over(first, saved)
             return _graph_loop(current_builder(test), test_fn, body_fn, values, names, live,
                                where, "while loop", placeholders)
         if not test:
@@ -57,10 +57,10 @@ def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, wh
         values = tuple(body_fn(*values))
 
 
-def _save_stacks(values, placeholders) -> dict:
+def _save_loop_start(values, placeholders) -> dict:
     """For generated code (`placeholders` True): what each stack (a list, or a TracedStack) in
     `values` holds now, and what each array in them holds, so that a loop can start over in
-    the graph (`_restore_stacks`). Empty where `values` hold no stack: no loop starts over."""
+    the graph (`_start_over`). Empty where `values` hold no stack: no loop starts over."""
     if placeholders is not True:
         return {}
     stacks = {index: list(value) if isinstance(value, SavedValues)
@@ -80,7 +80,9 @@ def _contents(array):
     return array.copy() if isinstance(array, np.ndarray) else array
 
 
-def _restore_stacks(values, saved: dict) -> tuple:
+def _start_over(values, saved: dict) -> tuple:
+    """`values` as they were before the loop (`saved` by _save_loop_start), for a loop that runs
+    again from its start in the graph."""
     for index, state in saved["stacks"].items():
         if isinstance(values[index], SavedValues):
             values[index][:] = state
@@ -135,14 +137,14 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
             raise TypeError("iteration over a 0-d array")
         return _range_loop(TracedRange(0, iterable.shape[0], 1), lambda i, *state: body_fn(
             _item(iterable, i), *state), values, *options, over=iterable)
-    first, saved = values, _save_stacks(values, placeholders)
+    first, saved = values, _save_loop_start(values, placeholders)
     for item in iterable:
         stopped = values[stop_index] if stop_index is not None else False
         if isinstance(stopped, Tracer) and saved and isinstance(iterable, range):
             # Generated code with a break on a traced value: the whole loop runs in the graph,
             # so that what it pushes onto stacks is saved in the graph too (see while_stmt).
             return _range_loop(TracedRange(iterable.start, iterable.stop, iterable.step),
-                               body_fn, _restore_stacks(first, saved), *options[:-1],
+                               body_fn, _start_over(first, saved), *options[:-1],
                                stop_index, anchor=stopped)
         if isinstance(stopped, Tracer):
             # A break on a traced value: the iterations after it do nothing, in the graph.
