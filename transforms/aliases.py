@@ -461,8 +461,12 @@ class _Sharing:
                 written = self.reach(written)
             self.value(target.slice)
             self.write(target, written, statement, f"{_text(target)} = ...", in_place=True)
-            for memory in written:  # a container now holds the value; an array, a copy
-                self.hold(memory, self.reach(memories))
+            for memory in written:
+                # A container now holds the value; an array, a copy. A value that is the written
+                # memory or a view of it (`x[2:4] = x[1:3]`) is copied, unless the memory is
+                # surely a container, made here as one (`L[0] = L`): only then it holds itself.
+                holding = self.reach(memories)
+                self.hold(memory, holding if memory in self.containers else holding - {memory})
 
     def augmented(self, node) -> None:
         memories = self.value(node.value)
