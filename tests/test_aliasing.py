@@ -781,7 +781,8 @@ def test_writes_in_nested_functions_and_comprehensions():
 
 # `x[2:4] = x[1:3]` copies x's values into x: x does not come to share its own memory, and
 # arithmetic on x afterwards (`v = x * 2.0`) makes a new array that a write into x leaves as it
-# was. (It was refused: "x *= ... changes 'x' in place, and 'v' shares its memory".)
+# was. (It was refused: "x *= ... changes 'x' in place, and 'v' shares its memory".) Nor does
+# an array that NumPy's ufuncs or arithmetic made hold another array's slice written into it.
 
 def writes_its_own_item_then_scales(x):
     x[0] = x[1]
@@ -799,8 +800,18 @@ def shifts_its_own_slice_then_scales(x):
     return np.sum(np.sin(scaled)) + np.sum(y ** 2)
 
 
+def copies_a_slice_of_another_array(x):
+    y = np.cos(x)
+    z = -np.sin(x) * 2.0
+    y[0:2] = z[1:3]
+    scaled = y * 1.5
+    z *= z
+    return np.sum(scaled * z)
+
+
 @pytest.mark.parametrize("func", [writes_its_own_item_then_scales,
-                                  shifts_its_own_slice_then_scales], ids=lambda f: f.__name__)
+                                  shifts_its_own_slice_then_scales,
+                                  copies_a_slice_of_another_array], ids=lambda f: f.__name__)
 def test_a_write_of_its_own_slice_is_a_copy(func):
     x = np.array([0.3, 0.7, 1.1, -0.4, 0.9])
     check_grads(func, (x,), modes=("reverse", "forward"))
