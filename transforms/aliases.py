@@ -18,6 +18,9 @@ is made (an expression, a parameter) is one memory; a name holds the memories it
 (several after branches), and a memory may hold others (a list, a dict, an object). A Python
 function called is read too, to see which of its arguments it may return; what any other call
 returns may be or hold any of its arguments, unless it is NumPy's and makes a new array.
+`A[i] = v` makes A hold v, unless A is surely an array or a number (made by a ufunc, or by
+arithmetic on those): an array copies v. Nor does A come to hold itself, written with its own
+slice (`A[2:4] = A[1:3]`), unless A is surely a container (`L[0] = L`).
 """
 from __future__ import annotations
 
@@ -89,6 +92,9 @@ class _Sharing:
         # Memories that are surely lists, tuples or dicts: an item of one is not the container
         # (changing the list leaves the item as it is), where an item of an array is a view.
         self.containers = set()
+        # Memories that are surely an array or a number, made by a NumPy ufunc or by arithmetic
+        # on those and numbers: a value written into one is copied, never held.
+        self.plain = set()
         self.live_after = live_after(function.body)
         self.reads = sorted((n.lineno, n.id) for n in _walk(function.body)
                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
@@ -122,7 +128,7 @@ class _Sharing:
         return set().union(*(self.held({m}) if m in self.containers else self.reach({m})
                              for m in memories))
 
-    def new(self, node, holding=(), array=False, container=False) -> set:
+    def new(self, node, holding=(), array=False, container=False, plain=False) -> set:
         """The memory made at `node`. In a loop, what the last run made there (held by a list
         the loop appends to, say) becomes an older memory of its own: a write into the newest
         does not reach the old ones."""
@@ -135,6 +141,8 @@ class _Sharing:
             self.arrays.add(memory)
         if container:
             self.containers.add(memory)
+        if plain:
+            self.plain.add(memory)
         return {memory}
 
     def age(self, memory) -> None:
@@ -151,6 +159,8 @@ class _Sharing:
             self.arrays.add(old)
         if memory in self.containers:
             self.containers.add(old)
+        if memory in self.plain:
+            self.plain.add(old)
 
     def hold(self, memory, holding) -> None:
         for held in holding:  # where, for errors: `rows.append(A)`, more telling than `rows = []`
@@ -204,7 +214,9 @@ class _Sharing:
             return self.new(node, self.reach(set().union(*(self.name_value(r) for r in read))),
                             container=True)
         if isinstance(node, gast.BinOp):  # arrays: a new one; lists: a new one, same items
-            return self.new(node, self.held(self.value(node.left) | self.value(node.right)))
+            left, right = self.value(node.left), self.value(node.right)
+            return self.new(node, self.held(left | right), plain=self.is_plain(
+                node.left, left) and self.is_plain(node.right, right))
         if isinstance(node, (gast.BoolOp, gast.IfExp)):  # one of its operands
             parts = node.values if isinstance(node, gast.BoolOp) else [node.body, node.orelse]
             if isinstance(node, gast.IfExp):
@@ -212,10 +224,15 @@ class _Sharing:
             return set().union(*(self.value(p) for p in parts))
         if isinstance(node, gast.Call):
             return self.call(node)
-        for child in gast.iter_child_nodes(node):  # unary operations, comparisons: new values
-            if isinstance(child, gast.expr):
-                self.value(child)
-        return self.new(node)
+        # unary operations, comparisons: new values
+        parts = [self.value(c) for c in gast.iter_child_nodes(node) if isinstance(c, gast.expr)]
+        return self.new(node, plain=isinstance(node, gast.UnaryOp) and self.is_plain(
+            node.operand, parts[0]))
+
+    def is_plain(self, node, memories) -> bool:
+        """Whether expression `node`, whose value is `memories`, is surely an array or a
+        number: a number written in the source, or made of plain memories alone."""
+        return _is_number(node) or (bool(memories) and memories <= self.plain)
 
     def is_global(self, node) -> bool:
         base = node
@@ -247,7 +264,9 @@ class _Sharing:
                 return arguments[0] if arguments else set()
             if numpy in VIEWS_IN_A_LIST:
                 return self.new(node, arguments[0] if arguments else ())
-            return self.new(node, array=numpy in ARRAY_MAKERS)
+            ufunc = resolve(func, self.namespace)
+            return self.new(node, array=numpy in ARRAY_MAKERS, plain=isinstance(
+                ufunc, np.ufunc) and ufunc.nout == 1)
         if isinstance(func, gast.Attribute) and not self.is_global(func):  # a value's method
             owner = self.value(func.value)
             if func.attr in VIEW_FUNCTIONS or uncopied:
@@ -461,8 +480,15 @@ class _Sharing:
                 written = self.reach(written)
             self.value(target.slice)
             self.write(target, written, statement, f"{_text(target)} = ...", in_place=True)
-            for memory in written:  # a container now holds the value; an array, a copy
-                self.hold(memory, self.reach(memories))
+            for memory in written:
+                # A container now holds the value; an array, a copy. Where the source does not
+                # say which, a value that is the memory itself or a view of it (`x[2:4] =
+                # x[1:3]`) is taken for an array's copy: only a surely container (`L[0] = L`)
+                # comes to hold itself.
+                if memory in self.plain:
+                    continue
+                holding = self.reach(memories)
+                self.hold(memory, holding if memory in self.containers else holding - {memory})
 
     def augmented(self, node) -> None:
         memories = self.value(node.value)
@@ -558,6 +584,12 @@ def _functions_defined_once(statements) -> dict:
                 1 if isinstance(definitions[0], gast.Lambda) else 0):
             found[name] = definitions[0]
     return found
+
+
+def _is_number(node) -> bool:
+    """Whether `node` is a number written in the source (`2.0`, not `True`)."""
+    return isinstance(node, gast.Constant) and isinstance(node.value, (int, float, complex)) \
+        and not isinstance(node.value, bool)
 
 
 def _copy(env):
