@@ -126,6 +126,16 @@ class Module:
             return self.__call__  # the user's own __call__, which may never run `call`
         return self.call
 
+    @property
+    def __autotrace_scope__(self):
+        """The name scope a call of the module opens (its name), in which the gradient
+        transforms compute the call's derivative too (`gradients/<name>`); None where a
+        subclass's own `__call__` replaces Module's, which opens it."""
+        own_call = type(self).__call__
+        if (own_call.__module__ or "").split(".")[0] != __name__.split(".")[0]:
+            return None
+        return self.name
+
     def build(self, input_shape) -> None:
         """Make the module's Variables, given its first input's shape (default: nothing)."""
 

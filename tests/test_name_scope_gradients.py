@@ -369,3 +369,27 @@ def test_control_flow_conversion_keeps_the_with_and_converts_its_block_once(monk
         "        h = _autotrace_converted(np.tanh)(x)"]
     assert scopes_of(traced.graph(X, optimized=False))[:2] == [("tanh", "layer1"),
                                                                ("reduce_sum", "layer1")]
+
+
+def test_a_layers_gradient_runs_in_gradients_under_its_scope():
+    """A layer's call opens its scope; its derivative runs in gradients/<scope>, nested as the
+    layers are (a Sequential's layers inside the Sequential's), in reverse mode traced and
+    eager, with the gradients of the same model unscoped."""
+    model = autotrace.layers.Sequential([autotrace.layers.Dense(4, activation="relu"),
+                                         autotrace.layers.Dense(2)])
+    x = np.random.default_rng(3).standard_normal((3, 5))
+    model(x)
+
+    def loss(x):
+        return np.sum(model(x) ** 2)
+
+    def plain_loss(x):
+        h = np.maximum(x @ model.layers[0].kernel + model.layers[0].bias, 0.0)
+        return np.sum((h @ model.layers[1].kernel + model.layers[1].bias) ** 2)
+
+    traced = at.function(at.grad(loss))
+    np.testing.assert_allclose(traced(x), at.grad(plain_loss)(x), rtol=1e-13)
+    np.testing.assert_allclose(at.grad(loss)(x), at.grad(plain_loss)(x), rtol=1e-13)
+    first, second = (f"{model.name}/{layer.name}" for layer in model.layers)
+    recorded = {scope for _, scope in scopes_of(traced.graph(x, optimized=False))}
+    assert recorded == {"", first, second, f"gradients/{first}", f"gradients/{second}"}

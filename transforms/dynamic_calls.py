@@ -18,6 +18,7 @@ import weakref
 import autotrace.runtime.derivatives.structure as structure
 from autotrace.runtime.state import current_sink, holds_state
 from autotrace.runtime.recompute import recompute_from
+from autotrace.runtime.scopes import gradient_scope, name_scope
 from autotrace.transforms.calls import Checkpointed, CustomGradient, describe, runs_own_call
 from autotrace.transforms.custom import custom_caller
 from autotrace.transforms.errors import TransformError
@@ -195,15 +196,32 @@ def vjp_call(func, args, kwargs, dy, wrt):
     first, where `wrt` starts with SELF, the gradient of the object whose method it runs).
 
     Generated code calls this where it could not tell, before running, which function a call
-    meant (a method of an argument, a function held in a variable).
+    meant (a method of an argument, a function held in a variable). A call that opens a name
+    scope (a Module's) has its gradient computed in the matching gradient scope
+    (`gradients/<module>`), as a `with autotrace.name_scope(...)` block's adjoint is.
     """
+    scope = _scope_of(func)
+    if scope is None:
+        return _unscoped_vjp_call(func, args, kwargs, dy, wrt)
+    with gradient_scope(scope):
+        return _unscoped_vjp_call(func, args, kwargs, dy, wrt)
+
+
+def _scope_of(func):
+    """The name scope a call of `func` opens (a Module's name), or None."""
+    if getattr(type(func), "__autotrace_scope__", None) is None:
+        return None
+    return func.__autotrace_scope__
+
+
+def _unscoped_vjp_call(func, args, kwargs, dy, wrt):
     if isinstance(func, Checkpointed):  # recomputed from its inputs (autotrace.checkpoint),
         # behind barriers as in transforms/reverse_calls.py `recomputed_inputs`
         args, kwargs = recompute_from(tuple(args), dy), recompute_from(kwargs, dy)
         return recompute_from(vjp_call(func.function, args, kwargs, dy, wrt), dy)
     asked, with_self, wrt = _asks_for_self(func, wrt)
     if asked and not with_self:
-        return (None,) + tuple(vjp_call(func, args, kwargs, dy, wrt))
+        return (None,) + tuple(_unscoped_vjp_call(func, args, kwargs, dy, wrt))
     if classify_value_safely(func) == "constant":  # a bound method that draws random numbers
         return tuple(None for _ in range(len(wrt) + with_self))
     bound_self = _bound_self(func)
@@ -275,7 +293,16 @@ def _object_with_gradient(value) -> bool:
 def jvp_call(func, args, kwargs, tangents, wrt):
     """`(value, tangent)` of `func(*args, **kwargs)` for tangents of the arguments in `wrt`;
     the forward-mode twin of `vjp_call` (SELF in `wrt`: the first tangent is that of the
-    object whose method `func` is)."""
+    object whose method `func` is). A call that opens a name scope (a Module's) computes
+    both in it."""
+    scope = _scope_of(func)
+    if scope is None:
+        return _unscoped_jvp_call(func, args, kwargs, tangents, wrt)
+    with name_scope(scope):
+        return _unscoped_jvp_call(func, args, kwargs, tangents, wrt)
+
+
+def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
     asked, with_self, wrt = _asks_for_self(func, wrt)
     if asked and not with_self:  # a function held in an attribute of the object
         tangents = tuple(tangents)[1:]
