@@ -10,6 +10,12 @@ beside the run without checkpointing as ratios: memory saved (how many times les
 cost (how many times longer). The gradients are checked equal to the ones without
 checkpointing first; the script exits with status 1 if any differ.
 
+A second table puts the same gradient beside its peers, in the same run: the NumPy primal (the
+loss alone), autograd's grad (which stores every step), and jax.jit(jax.grad) of the loop
+written as lax.scan, without and with jax.checkpoint on the step (what JAX offers for this:
+each step's carry is kept, its insides recomputed). JAX's memory is the temporary memory XLA
+plans for the compiled gradient (`compiled.memory_analysis()`), which tracemalloc cannot see.
+
 BLAS runs on one thread unless OPENBLAS_NUM_THREADS (or OMP_NUM_THREADS, MKL_NUM_THREADS) says
 otherwise, as in the other benchmarks.
 """
@@ -32,6 +38,7 @@ import autotrace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from grad_speed import describe_environment, make_rnn_loss  # noqa: E402 - after the path
+from traced_speed import load_jax  # noqa: E402
 
 rnn_loss = make_rnn_loss(numpy)
 WRT = (0, 1)
@@ -72,6 +79,42 @@ def measure(gradient, args, repeat: int):
                                                                    repeat)
 
 
+def jax_rnn_loss(jax, remat: bool):
+    """The rnn loss as JAX writes a long loop: lax.scan, the step under jax.checkpoint if
+    `remat`."""
+    def loss(Wx, Wh, b, xs, h0):
+        def step(h, x_t):
+            return jax.numpy.tanh(x_t @ Wx + h @ Wh + b), None
+        h, _ = jax.lax.scan(jax.checkpoint(step) if remat else step, h0, xs)
+        return jax.numpy.sum(h ** 2)
+    return loss
+
+
+def peers(args, expected, repeat: int) -> str:
+    """The peers' row for one size: times in ms (and JAX's planned memory in MB)."""
+    cells = [f"{best_time(lambda: rnn_loss(*args), repeat) * 1e3:>8.1f}"]
+    try:
+        import autograd
+        gradient = autograd.grad(make_rnn_loss(autograd.numpy), WRT)
+        cells.append(f"{best_time(lambda: gradient(*args), repeat) * 1e3:>9.1f}")
+    except ImportError:
+        cells.append(f"{'-':>9}")
+    jax, _ = load_jax() if "jax" not in sys.modules else (sys.modules["jax"], None)
+    for remat in (False, True):
+        if jax is None:
+            cells.append(f"{'-':>17}")
+            continue
+        jitted = jax.jit(jax.grad(jax_rnn_loss(jax, remat), WRT))
+        got = jax.block_until_ready(jitted(*args))
+        if not all(numpy.allclose(g, e, rtol=1e-10, atol=1e-12) for g, e in zip(got, expected)):
+            raise SystemExit("jax's gradient differs from autotrace's")
+        planned = jitted.lower(*args).compile().memory_analysis()
+        megabytes = f"{planned.temp_size_in_bytes / 1e6:.1f} MB" if planned else "? MB"
+        elapsed = best_time(lambda: jax.block_until_ready(jitted(*args)), repeat)
+        cells.append(f"{elapsed * 1e3:>7.1f} {megabytes:>9}")
+    return " ".join(cells)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=1000)
@@ -88,6 +131,7 @@ def main(argv=None) -> int:
           f"{'time ms':>8} {'with k':>8} {'cost':>6}")
     failed = False
     rng = numpy.random.default_rng(0)
+    peer_rows = []
     for hidden in options.hidden:
         args = inputs(rng, options.steps, hidden)
         for mode in ("eager", "traced"):
@@ -104,6 +148,11 @@ def main(argv=None) -> int:
             print(f"{hidden:>6} {mode:>7} {plain_peak / 1e6:>9.1f} {peak / 1e6:>8.1f} "
                   f"{plain_peak / peak:>6.1f}x {plain_time * 1e3:>8.1f} {elapsed * 1e3:>8.1f} "
                   f"{elapsed / plain_time:>5.2f}x")
+        peer_rows.append(f"{hidden:>6} {peers(args, expected, options.repeat)}")
+    print("\npeers, ms (JAX: ms and the temporary memory XLA plans)")
+    print(f"{'hidden':>6} {'primal':>8} {'autograd':>9} {'jax scan':>17} "
+          f"{'jax scan+ckpt':>17}")
+    print("\n".join(peer_rows))
     return 1 if failed else 0
 
 
