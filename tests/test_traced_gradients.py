@@ -455,3 +455,48 @@ def test_item_written_in_a_traced_branch():
                                      [np.array([1.0, 2.0, 3.0]), np.array([-1.0, -2.0, 0.5])],
                                      1.5)
     np.testing.assert_allclose(traced(np.array([1.0, 2.0, 3.0]), 1.5), [0.0, 13.0, 13.5])
+
+
+# --- statements after a return in a traced branch -----------------------------------------------
+# Unreachable, but they stay in the derivative under the flag `not _returned`, a Python False.
+# The flag must stay a Python bool after the traced `if`, so that the adjoint `if` on it stays a
+# Python `if` too and never reads the values its body would have saved.
+
+def loop_after_a_return_in_a_traced_branch(x, a):
+    if np.mean(x) < -0.64:
+        return np.sum(x) * a
+        while a < 2:
+            a = np.cos(a)
+    return np.sum(x) * a
+
+
+def assignment_after_a_return_in_a_traced_else(x, a):
+    if np.cos(x)[-1] < -0.12:
+        pass
+    else:
+        return np.sum(x) * a
+        x = np.exp(x)
+    return np.sum(np.sin(x)) * a
+
+
+def item_write_after_a_return_in_a_traced_branch(x, a):
+    if np.tanh(x).sum() > -0.36:
+        t = np.copy((x - np.mean(x))[np.array([2, 0, 1])])
+        return np.sum(t ** 2) + np.sum(x ** 2) + np.sum(x) * a
+        x[-1] = x[::-1][1]
+    return np.sum(x ** 2) + np.sum(x) * a
+
+
+@pytest.mark.parametrize("function", [loop_after_a_return_in_a_traced_branch,
+                                      assignment_after_a_return_in_a_traced_else,
+                                      item_write_after_a_return_in_a_traced_branch])
+def test_statements_after_a_return_in_a_traced_branch(function):
+    returns, goes_on = np.array([-1.5, -0.7, 2.0]), np.array([-1.5, -0.9, -1.3])
+    assert_one_trace_serves(function, [returns, goes_on, -returns, -goes_on], 0.8)
+
+
+def test_statements_after_a_return_in_a_traced_branch_by_hand():
+    traced = autotrace.function(autotrace.grad(loop_after_a_return_in_a_traced_branch, wrt=1))
+    x = np.array([-1.0, -2.0, 0.5])
+    assert traced(x, 0.8) == pytest.approx(-2.5, abs=1e-14)
+    assert traced(-x, 0.8) == pytest.approx(2.5, abs=1e-14)
