@@ -500,3 +500,41 @@ def test_statements_after_a_return_in_a_traced_branch_by_hand():
     x = np.array([-1.0, -2.0, 0.5])
     assert traced(x, 0.8) == pytest.approx(-2.5, abs=1e-14)
     assert traced(-x, 0.8) == pytest.approx(2.5, abs=1e-14)
+
+
+# --- a condition on Python values inside a traced loop ------------------------------------------
+# `a > 5.0` is a Python bool inside autotrace.function (a float argument is a constant). The
+# loop must keep it, and the values saved with it, a Python bool: the adjoint `if` on it then
+# stays a Python `if`, and never traces the branch whose saved values were never assigned.
+
+def python_and_traced_condition_in_a_traced_loop(x, a):
+    v = np.sin(x) * a
+    k = np.tanh(np.sum(x))
+    while k < 2.0:
+        k = k + 0.5
+        if a > 5.0 and x[-1] > -0.78:
+            v[0] *= np.sum(x)
+        else:
+            v = v * np.cos(x)
+    return np.sum(v ** 2) + np.sum(x) * a
+
+
+def python_condition_beside_a_break_in_a_traced_loop(x, a):
+    v = np.sin(x) * a
+    w = np.tanh(v.sum())
+    while w < 1.17:
+        if -0.62 > 0.41 and x[-1] > -0.78:
+            v[0] *= np.log(np.exp(x) + 1.0).sum()
+        else:
+            if x[0] > -0.27:
+                break
+            a = np.exp(np.tanh(np.cos(-0.66)))
+    return np.sum(v ** 2) + np.sum(np.sin(x)) + np.sum(x) * a
+
+
+@pytest.mark.parametrize("function", [python_and_traced_condition_in_a_traced_loop,
+                                      python_condition_beside_a_break_in_a_traced_loop])
+def test_condition_on_python_values_in_a_traced_loop(function):
+    inputs = [np.array([0.78, -1.42, -0.97, -0.69]), np.array([0.2, 1.4, 0.9, 0.7]),
+              np.array([1.5, 1.4, 0.9, 0.7])]  # several iterations, one, none
+    assert_one_trace_serves(function, inputs, 0.52)
