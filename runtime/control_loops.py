@@ -15,7 +15,7 @@ Decisions:
   length is known while tracing, so the trace still serves every value).
 - `for i in range(n)` with a traced bound is a graph `while` op over `i`.
 - In generated code a variable the loop body leaves the same Python bool every iteration (a
-  condition on Python values) stays that bool, not a loop value (see `_note_flags`).
+  condition on Python values) stays that bool, not a loop value (see `_flags_after`).
 - In generated code every stack of saved values a traced loop carries becomes a graph stack
   (runtime/stacks.py); a loop whose break or condition turns traced after some iterations
   starts over in the graph, with its stacks as they were before it.
@@ -209,11 +209,12 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
     stacks = [value for value in values if isinstance(value, TracedStack)]
     before_loop = snapshot(stacks)
     values = list(values)
-    # index -> the Python bool the body leaves in it (generated code; see `_note_flags`). A
+    # index -> the Python bool the body leaves in it (generated code; see `_flags_after`). A
     # Python bool on entry is taken for one until the body changes it.
     flags: dict = {index: value for index, value in enumerate(values)
                    if placeholders is True and isinstance(value, bool)}
-    settled: set = set()  # indexes of flags the body changes: carried as graph values
+    settled: set = set()  # indexes of flags the body changed: carried as graph values
+    found: dict = {}  # the flags as the body's last trace left them
 
     def carried() -> list:
         return [index for index, value in enumerate(values)
@@ -231,22 +232,26 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
     def loop_body(state):
         results = body_fn(*full(state))
         if placeholders is True:
-            _note_flags(values, results, flags, settled)
+            found.clear()
+            found.update(_flags_after(values, results, flags, settled))
         return tuple(kept if _left_dead(placeholders, names[index], results[index], live)
                      else results[index] for index, kept in zip(carried(), state))
 
     def attempt():
         promote = {}
-        known_flags = dict(flags)
-        init = tuple(values[index] for index in carried())
-        carried_names = [names[index] for index in carried()]
+        indexes = carried()  # the same through one attempt: the flags change only in `check`
+        init = tuple(values[index] for index in indexes)
+        carried_names = [names[index] for index in indexes]
 
         def check(before, after):
-            if flags != known_flags:  # a flag found, or one that changes: trace again
-                for index in set(flags) - set(known_flags):
-                    values[index] = flags[index]
-                for index in set(known_flags) - set(flags):
-                    values[index] = np.asarray(known_flags[index])
+            if placeholders is True and found != flags:  # a flag found, or one changed
+                for index in set(flags) - set(found):
+                    values[index] = np.asarray(flags[index])
+                    settled.add(index)
+                for index in set(found) - set(flags):
+                    values[index] = found[index]
+                flags.clear()
+                flags.update(found)
                 raise _Retry()
             _check_loop_values(where, statement, carried_names, init, before, after, promote,
                                placeholders)
@@ -255,30 +260,31 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
         try:
             state = traced_while(parent, loop_test, loop_body, init, check)
         except _Retry:
-            for index, value in promote.items():
-                values[carried()[index]] = value
+            for position, value in promote.items():  # (empty when the flags changed)
+                values[indexes[position]] = value
             raise
         return state
 
     return tuple(full(_until_settled(where, 2 * len(values), attempt)))
 
 
-def _note_flags(values: list, results, flags: dict, settled: set) -> None:
+def _flags_after(values: list, results, flags: dict, settled: set) -> dict:
     """In generated code, a variable that the loop body leaves the same Python bool (a flag such
     as `_t3 = -0.62 > 0.41`, a condition on Python values), starting as None or as that bool,
     stays that Python bool in the loop: the values saved with it are Python bools, so that the
     adjoint `if` on it stays a Python `if` too, and never traces the branch that the primal
     never takes (whose saved values were never assigned). A flag the body changes is carried
-    as a graph value, and the body traced again."""
+    as a graph value, and the body traced again. Returns the flags after this trace."""
+    after = {}
     for index, result in enumerate(results):
         if index in settled:
             continue
         if index in flags:
-            if result is not flags[index]:
-                del flags[index]
-                settled.add(index)
+            if result is flags[index]:
+                after[index] = result
         elif isinstance(result, bool) and (values[index] is None or values[index] is result):
-            flags[index] = result
+            after[index] = result
+    return after
 
 
 def _left_dead(placeholders, variable: str, result, live) -> bool:
