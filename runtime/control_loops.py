@@ -22,6 +22,8 @@ Decisions:
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from autotrace.runtime.abstract import same_type
@@ -233,7 +235,7 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
         results = body_fn(*full(state))
         if placeholders is True:
             found.clear()
-            found.update(_flags_after(values, results, flags, settled))
+            found.update(_flags_after(names, values, results, flags, settled))
         return tuple(kept if _left_dead(placeholders, names[index], results[index], live)
                      else results[index] for index, kept in zip(carried(), state))
 
@@ -268,13 +270,18 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
     return tuple(full(_until_settled(where, 2 * len(values), attempt)))
 
 
-def _flags_after(values: list, results, flags: dict, settled: set) -> dict:
+_TEMPORARY = re.compile(r"_(t|cond)\d+")  # the derivative's temporaries (transforms/pipeline.py)
+
+
+def _flags_after(names, values: list, results, flags: dict, settled: set) -> dict:
     """In generated code, a variable that the loop body leaves the same Python bool (a flag such
-    as `_t3 = -0.62 > 0.41`, a condition on Python values), starting as None or as that bool,
-    stays that Python bool in the loop: the values saved with it are Python bools, so that the
-    adjoint `if` on it stays a Python `if` too, and never traces the branch that the primal
-    never takes (whose saved values were never assigned). A flag the body changes is carried
-    as a graph value, and the body traced again. Returns the flags after this trace."""
+    as `_t3 = -0.62 > 0.41`, a condition on Python values) stays that bool in the loop where it
+    starts as that bool, or as None where it is a temporary of the derivative (read after the
+    loop only by the adjoint of the same iterations; a user's None is a value code may read).
+    The values saved with it are then Python bools, so that the adjoint `if` on it stays a
+    Python `if` too, and never traces the branch that the primal never takes (whose saved
+    values were never assigned). A flag the body changes is carried as a graph value, and the
+    body traced again. Returns the flags after this trace."""
     after = {}
     for index, result in enumerate(results):
         if index in settled:
@@ -282,7 +289,8 @@ def _flags_after(values: list, results, flags: dict, settled: set) -> dict:
         if index in flags:
             if result is flags[index]:
                 after[index] = result
-        elif isinstance(result, bool) and (values[index] is None or values[index] is result):
+        elif isinstance(result, bool) and (values[index] is result or values[index] is None
+                                           and _TEMPORARY.fullmatch(names[index])):
             after[index] = result
     return after
 
