@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 
-from autotrace.runtime.abstract import AbstractArray
+from autotrace.runtime.abstract import AbstractArray, abstractify
 from autotrace.runtime.devices import device_of
 from autotrace.runtime.signature import describe_difference, signature_and_arrays
 from autotrace.runtime.spec import Spec, placeholders_of
@@ -85,7 +85,7 @@ def concrete_function(function, args: tuple, kwargs: dict,
                 f"the concrete function {describe_trace(function, inputs, None, len(bound))} "
                 f"takes other arguments: this call differs in "
                 f"{describe_difference(key, _widened(key, call_key), function._parameters)}. "
-                f"Call {function.__name__} itself (it traces new signatures), or get a "
+                f"Call {_name(function)} itself (it traces new signatures), or get a "
                 f"concrete function for these arguments")
         return arrays
 
@@ -99,7 +99,7 @@ def input_signature_concrete_function(function, bound: tuple = ()) -> ConcreteFu
     signature = function.input_signature
     if signature.takes_instance and not bound:
         raise TypeError(f"{signature.call_text} is a method: get its concrete function from "
-                        f"an instance (obj.{function.__name__}.get_concrete_function())")
+                        f"an instance (obj.{_name(function)}.get_concrete_function())")
     placeholders = signature.placeholders(itertools.repeat("cpu"))
     devices = ("cpu",) * len(_avals(placeholders, {}))
     instance_key, instance_arrays = signature_and_arrays(bound, {})
@@ -109,9 +109,9 @@ def input_signature_concrete_function(function, bound: tuple = ()) -> ConcreteFu
         arrays = signature.arrays(call_args[len(bound):], call_kwargs)
         elsewhere = [device for device in map(device_of, arrays) if device != "cpu"]
         if elsewhere:
-            raise TypeError(f"{function.__name__}'s concrete function runs on the CPU, and "
+            raise TypeError(f"{_name(function)}'s concrete function runs on the CPU, and "
                             f"this call passes arrays on {elsewhere[0]}; call "
-                            f"{function.__name__} itself, which traces for their device")
+                            f"{_name(function)} itself, which traces for their device")
         return instance_arrays + arrays
 
     return ConcreteFunction(function, entry, as_specs((placeholders, {})), flatten, bound)
@@ -126,7 +126,7 @@ def describe_trace(function, inputs: tuple, outputs, skip: int = 0) -> str:
     parameters = [f"{names[index]}: {_text(value)}" if index < len(names)
                   else _text(value) for index, value in enumerate(args)] + [
         f"{name}: {_text(value)}" for name, value in kwargs.items()]
-    text = f"{function.__name__}({', '.join(parameters)})"
+    text = f"{_name(function)}({', '.join(parameters)})"
     return text if outputs is None else f"{text} -> {_text(outputs)}"
 
 
@@ -138,8 +138,18 @@ def outputs_of(entry):
 
 
 def as_specs(value):
-    """`value` with each array (or placeholder) replaced by the Spec of its type."""
-    return map_arrays(value, lambda leaf: Spec(leaf.shape, leaf.dtype))
+    """`value` with each array (or placeholder) replaced by the Spec of its type (an array-API
+    library's dtype as NumPy's)."""
+    def spec(leaf):
+        aval = leaf.aval if isinstance(getattr(leaf, "aval", None), AbstractArray) \
+            else abstractify(leaf)
+        return Spec(aval.shape, aval.dtype)
+    return map_arrays(value, spec)
+
+
+def _name(function) -> str:
+    """The traced function's name; a callable object without one is named by its class."""
+    return getattr(function, "__name__", None) or type(function.python_function).__name__
 
 
 def _avals(args, kwargs) -> list:

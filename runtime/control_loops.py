@@ -18,7 +18,8 @@ Decisions:
   condition on Python values) stays that bool, not a loop value (see `_flags_after`).
 - In generated code every stack of saved values a traced loop carries becomes a graph stack
   (runtime/stacks.py); a loop whose break or condition turns traced after some iterations
-  starts over in the graph, with its stacks as they were before it.
+  starts over in the graph, with its stacks, and the arrays those iterations changed in place
+  (`v[2] *= c`), as they were before it.
 """
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ from autotrace.runtime.control_variables import (Undefined, _Retry, _error, _is_
                                                  _may_be_placeholder, _scalar_condition,
                                                  _until_settled, _zeros_like_tree)
 from autotrace.runtime.stacks import SavedValues, TracedStack, new_stack, restore, snapshot
-from autotrace.runtime.tracer import Tracer, is_array, leaves_with_paths, map_arrays, mark_view
+from autotrace.runtime.tracer import (Tracer, is_array, leaves_with_paths, map_arrays, mark_view,
+                                      write_value)
 
 
 def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, where: str,
@@ -43,7 +45,7 @@ def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, wh
     """`while test_fn(*values): values = body_fn(*values)`, recorded as a graph `while` op
     from the first iteration whose test is traced."""
     values = first = tuple(values)
-    saved = _save_stacks(values, placeholders)
+    saved = _save_loop_start(values, placeholders)
     while True:
         test = test_fn(*values)
         if isinstance(test, Tracer):
@@ -51,7 +53,7 @@ def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, wh
             if values is not first and saved:
                 # Generated code: iterations already run pushed onto stacks at trace time,
                 # which a traced adjoint loop could not pop; run the whole loop in the graph.
-                values = _restore_stacks(first, saved)
+                values = _start_over(first, saved)
             return _graph_loop(current_builder(test), test_fn, body_fn, values, names, live,
                                where, "while loop", placeholders)
         if not test:
@@ -59,24 +61,45 @@ def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, wh
         values = tuple(body_fn(*values))
 
 
-def _save_stacks(values, placeholders) -> dict:
+def _save_loop_start(values, placeholders) -> dict:
     """For generated code (`placeholders` True): what each stack (a list, or a TracedStack) in
-    `values` holds now, so that a loop can start over in the graph (`_restore_stacks`)."""
+    `values` holds now, and what each array in them holds, so that a loop can start over in
+    the graph (`_start_over`). Empty where `values` hold no stack: no loop starts over."""
     if placeholders is not True:
         return {}
-    return {index: list(value) if isinstance(value, SavedValues)
-            else (value._builder, value.graph_var, snapshot([value]))
-            for index, value in enumerate(values)
-            if isinstance(value, (SavedValues, TracedStack))}
+    stacks = {index: list(value) if isinstance(value, SavedValues)
+              else (value._builder, value.graph_var, snapshot([value]))
+              for index, value in enumerate(values)
+              if isinstance(value, (SavedValues, TracedStack))}
+    if not stacks:
+        return {}
+    return {"stacks": stacks, "arrays": [(leaf, _contents(leaf))
+                                         for _, leaf in leaves_with_paths(values)]}
 
 
-def _restore_stacks(values, saved: dict) -> tuple:
-    for index, state in saved.items():
+def _contents(array):
+    """What `array` holds now, apart from its later writes in place."""
+    if isinstance(array, Tracer):
+        return Tracer(array._builder, array.graph_var)
+    return array.copy() if isinstance(array, np.ndarray) else array
+
+
+def _start_over(values, saved: dict) -> tuple:
+    """`values` as they were before the loop (`saved` by _save_loop_start), for a loop that runs
+    again from its start in the graph."""
+    for index, state in saved["stacks"].items():
         if isinstance(values[index], SavedValues):
             values[index][:] = state
         else:  # what the iterations run so far recorded is left to dead-code elimination
             values[index]._builder, values[index].graph_var, schema = state
             restore(schema)
+    # The iterations run so far changed arrays in place (`v[2] = v[2] * c`, and the views of
+    # their memory with them): the loop starting over must see them as they were before it.
+    for array, contents in saved["arrays"]:
+        if isinstance(array, Tracer) and array.graph_var is not contents.graph_var:
+            write_value(array, contents)
+        elif isinstance(array, np.ndarray):
+            array[...] = contents
     return values
 
 
@@ -118,14 +141,14 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
             raise TypeError("iteration over a 0-d array")
         return _range_loop(TracedRange(0, iterable.shape[0], 1), lambda i, *state: body_fn(
             _item(iterable, i), *state), values, *options, over=iterable)
-    first, saved = values, _save_stacks(values, placeholders)
+    first, saved = values, _save_loop_start(values, placeholders)
     for item in iterable:
         stopped = values[stop_index] if stop_index is not None else False
         if isinstance(stopped, Tracer) and saved and isinstance(iterable, range):
             # Generated code with a break on a traced value: the whole loop runs in the graph,
             # so that what it pushes onto stacks is saved in the graph too (see while_stmt).
             return _range_loop(TracedRange(iterable.start, iterable.stop, iterable.step),
-                               body_fn, _restore_stacks(first, saved), *options[:-1],
+                               body_fn, _start_over(first, saved), *options[:-1],
                                stop_index, anchor=stopped)
         if isinstance(stopped, Tracer):
             # A break on a traced value: the iterations after it do nothing, in the graph.

@@ -777,3 +777,107 @@ def test_writes_in_nested_functions_and_comprehensions():
         f"{line_of(appends_in_a_comprehension, 'return')}; autotrace gives 'A' alone a new "
         f"value. Give 'rows' a copy if it should keep the old value (A.copy()), or write into "
         f"'rows' too")
+
+
+# `x[2:4] = x[1:3]` copies x's values into x: x does not come to share its own memory, and
+# arithmetic on x afterwards (`v = x * 2.0`) makes a new array that a write into x leaves as it
+# was. (It was refused: "x *= ... changes 'x' in place, and 'v' shares its memory".) Nor does
+# an array that NumPy's ufuncs or arithmetic made hold another array's slice written into it.
+
+def writes_its_own_item_then_scales(x):
+    x[0] = x[1]
+    v = x * 2.0
+    x *= x
+    return np.sum(v * x)
+
+
+def shifts_its_own_slice_then_scales(x):
+    y = np.cos(x) * np.sin(x)
+    y[2:4] = y[1:3]
+    alias = y
+    scaled = alias * 1.44
+    y *= y
+    return np.sum(np.sin(scaled)) + np.sum(y ** 2)
+
+
+def copies_a_slice_of_another_array(x):
+    y = np.cos(x)
+    z = -np.sin(x) * 2.0
+    y[0:2] = z[1:3]
+    scaled = y * 1.5
+    z *= z
+    return np.sum(scaled * z)
+
+
+@pytest.mark.parametrize("func", [writes_its_own_item_then_scales,
+                                  shifts_its_own_slice_then_scales,
+                                  copies_a_slice_of_another_array], ids=lambda f: f.__name__)
+def test_a_write_of_its_own_slice_is_a_copy(func):
+    x = np.array([0.3, 0.7, 1.1, -0.4, 0.9])
+    check_grads(func, (x,), modes=("reverse", "forward"))
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(func))(x),
+                               autotrace.grad(func)(x))
+    np.testing.assert_allclose(autotrace.function(autotrace.forward(func))(x),
+                               autotrace.forward(func)(x))
+
+
+def test_a_write_of_its_own_item_gives_numpys_gradient():
+    # x becomes (x1, x1, x2), v = 2x and x = x²: the sum is 2 (2 x1³ + x2³).
+    x = np.array([0.3, 0.7, 1.1])
+    expected = [0.0, 12.0 * 0.7 ** 2, 6.0 * 1.1 ** 2]
+    value = 2.0 * (2.0 * 0.7 ** 3 + 1.1 ** 3)
+    assert writes_its_own_item_then_scales(x.copy()) == pytest.approx(value)
+    for mode in ("reverse", "traced"):
+        np.testing.assert_allclose(MODES[mode](writes_its_own_item_then_scales, x), expected)
+    forward = autotrace.forward(writes_its_own_item_then_scales)
+    for direction in np.eye(3):
+        np.testing.assert_allclose(forward(x, tangent=direction),
+                                   (value, np.dot(expected, direction)), atol=1e-12)
+
+
+def writes_its_own_item_then_a_view(x):
+    y = x * 1.0
+    y[0] = y[1]
+    v = y[1:]
+    y *= y
+    return np.sum(v * x[1:])
+
+
+def puts_a_view_into_a_list(x):
+    A = x * 1.0
+    rows = [x]
+    rows[0] = A[1:]
+    A *= 2.0
+    return np.sum(rows[0] * x[1:])
+
+
+def puts_a_list_into_itself(x):
+    L = [x * 1.0, x * 2.0]
+    L[1] = L
+    M = L * 2
+    L.append(x)
+    return np.sum(M[1][-1] * x)
+
+
+STILL_SHARED = [
+    (writes_its_own_item_then_a_view, "y *= y", shares(
+        "y *= ...", "y", "v", "v = y[1:]", "return", "Write y = y * ... if 'v' should keep the "
+        "old value, or update 'v' too")),
+    (puts_a_view_into_a_list, "A *= 2.0", shares(
+        "A *= ...", "A", "rows", "rows[0] = A[1:]", "return", "Write A = A * ... if 'rows' "
+        "should keep the old value, or update 'rows' too")),
+    (puts_a_list_into_itself, "L.append(x)", shares(
+        "L.append(...)", "L", "M", "M = L * 2", "return", copy_advice("L", "M"))),
+]
+
+
+@pytest.mark.parametrize("func, marker, message", STILL_SHARED,
+                         ids=[case[0].__name__ for case in STILL_SHARED])
+def test_a_view_or_a_list_holding_itself_is_still_shared(func, marker, message):
+    # A view of y, an array viewed by a list, a list holding itself: NumPy's values change
+    # with the write, so autotrace refuses it.
+    for mode in ("reverse", "forward", "traced"):
+        with pytest.raises(TransformError) as caught:
+            MODES[mode](func, np.array([1.0, 2.0, 3.0]))
+        assert caught.value.message == message(func)
+        assert caught.value.lineno == line_of(func, marker)

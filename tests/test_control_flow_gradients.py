@@ -624,3 +624,60 @@ def test_returns_under_ifs_nested_in_traced_ifs_trace_once(f, xs, as_):
                 check_every_mode(f, args, wrt=(0, 1))
     assert traced.trace_count == 1
     assert traced_forward.trace_count == 1
+
+
+# --- a loop that turns traced after some iterations, which wrote into an array in place --------
+# The traced gradient runs such a loop again from its start in the graph (the stacks of saved
+# values must be the graph's); the arrays its first iterations changed in place must start
+# over as they were before it, or those iterations count twice.
+
+def scale_an_item_until_the_sum_is_large(x):
+    v = x * 1.0
+    s = 0.0  # a Python float: the first test is a Python value, the next ones are traced
+    while s < 1.01:
+        s = s + 1.5 + np.sum(v)
+        v[2] *= x[1]
+    return np.sum(v)
+
+
+def scale_an_item_of_a_constant_until_the_sum_is_large(x):
+    v = np.ones(4)  # a NumPy array while tracing: the first iteration changes it in NumPy
+    s = 0.0
+    while s < 1.01:
+        s = s + 1.5 + np.sum(x)
+        v[1] *= 3.0
+    return np.sum(v * x)
+
+
+def scale_an_item_until_a_traced_break(x):
+    v = x * 1.0
+    for i in range(3):
+        v[2] *= x[1]
+        if np.sum(v) > -5.0:  # the first iteration's test is traced: the loop ends after it
+            break
+    return np.sum(v * v)
+
+
+def test_a_loop_turning_traced_after_an_in_place_write_by_hand():
+    # One iteration: v = [x0, x1, x2 * x1, x3], and d sum(v) / dx = [1, 1 + x2, x1, 1].
+    x = np.array([-0.9, 1.2, -0.5, 0.5])
+    expected = [1.0, 0.5, 1.2, 1.0]
+    np.testing.assert_allclose(autotrace.grad(scale_an_item_until_the_sum_is_large)(x),
+                               expected)
+    traced = autotrace.function(autotrace.grad(scale_an_item_until_the_sum_is_large))
+    np.testing.assert_allclose(traced(x), expected)
+    np.testing.assert_allclose(x, [-0.9, 1.2, -0.5, 0.5])
+    # One iteration: v = [1, 3, 1, 1].
+    traced = autotrace.function(
+        autotrace.grad(scale_an_item_of_a_constant_until_the_sum_is_large))
+    np.testing.assert_allclose(traced(x), [1.0, 3.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("f", [scale_an_item_until_the_sum_is_large,
+                               scale_an_item_of_a_constant_until_the_sum_is_large,
+                               scale_an_item_until_a_traced_break])
+@pytest.mark.parametrize("x", [[-0.9, 1.2, -0.5, 0.5], [0.3, -0.7, 1.1, 0.2]])
+def test_a_loop_turning_traced_after_an_in_place_write(f, x):
+    x = np.array(x)
+    assert autotrace.function(f)(x) == pytest.approx(f(x.copy()))
+    check_every_mode(f, (x,))

@@ -18,34 +18,27 @@ is made (an expression, a parameter) is one memory; a name holds the memories it
 (several after branches), and a memory may hold others (a list, a dict, an object). A Python
 function called is read too, to see which of its arguments it may return; what any other call
 returns may be or hold any of its arguments, unless it is NumPy's and makes a new array.
+`A[i] = v` makes A hold v, unless A is surely an array or a number (made by a ufunc, or by
+arithmetic on those): an array copies v. Nor does A come to hold itself, written with its own
+slice (`A[2:4] = A[1:3]`), unless A is surely a container (`L[0] = L`).
 """
 from __future__ import annotations
 
 import collections
 
 import gast
-import numpy as np
 
-from autotrace.transforms.argument_writes import (CONTAINER_WRITES, base_name,
-                                                  enclosing_names_written, operator_text,
-                                                  parameter_names, parameters_written, write_text)
-from autotrace.transforms.call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, NEW_VALUE_BUILTINS,
-                                               NEW_VALUE_METHODS, VIEW_FUNCTIONS, VIEWS_IN_A_LIST,
-                                               is_one_of, numpy_name, python_callee)
+from autotrace.transforms.alias_calls import CallSharing, _text, _walk
+from autotrace.transforms.argument_writes import (base_name, enclosing_names_written,
+                                                  operator_text, parameter_names)
+from autotrace.transforms.call_results import python_callee
 from autotrace.transforms.errors import Location
 from autotrace.transforms.liveness import live_after
-from autotrace.transforms.naming import SCOPES
-from autotrace.transforms.parsing import MISSING, parse_function, resolve
+from autotrace.transforms.parsing import MISSING, resolve
 
 # A loop's body is followed until what its names share stops growing; it stops within a few
 # runs, and this many is far more than enough.
 _MOST_LOOP_RUNS = 64
-# Functions called are read to see which arguments they may return, this many calls deep.
-_DEEPEST_CALLS = 3
-# Methods of a list or dict that give one of its items (or the default passed).
-_ITEM_METHODS = {"pop", "get", "setdefault", "popitem"}
-# Builtins whose result is surely a new list, tuple or dict.
-_CONTAINER_MAKERS = {list, tuple, dict, sorted}
 
 
 def check_writes(function: gast.FunctionDef, location: Location, namespace: dict,
@@ -69,7 +62,7 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
     return list(sharing.guards.values())
 
 
-class _Sharing:
+class _Sharing(CallSharing):
     """Which memories each name may share, statement by statement; refuses shared writes."""
 
     def __init__(self, function, location, namespace, depth=0, returns=None):
@@ -89,6 +82,9 @@ class _Sharing:
         # Memories that are surely lists, tuples or dicts: an item of one is not the container
         # (changing the list leaves the item as it is), where an item of an array is a view.
         self.containers = set()
+        # Memories that are surely an array or a number, made by a NumPy ufunc or by arithmetic
+        # on those and numbers: a value written into one is copied, never held.
+        self.plain = set()
         self.live_after = live_after(function.body)
         self.reads = sorted((n.lineno, n.id) for n in _walk(function.body)
                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
@@ -122,7 +118,7 @@ class _Sharing:
         return set().union(*(self.held({m}) if m in self.containers else self.reach({m})
                              for m in memories))
 
-    def new(self, node, holding=(), array=False, container=False) -> set:
+    def new(self, node, holding=(), array=False, container=False, plain=False) -> set:
         """The memory made at `node`. In a loop, what the last run made there (held by a list
         the loop appends to, say) becomes an older memory of its own: a write into the newest
         does not reach the old ones."""
@@ -135,6 +131,8 @@ class _Sharing:
             self.arrays.add(memory)
         if container:
             self.containers.add(memory)
+        if plain:
+            self.plain.add(memory)
         return {memory}
 
     def age(self, memory) -> None:
@@ -151,6 +149,8 @@ class _Sharing:
             self.arrays.add(old)
         if memory in self.containers:
             self.containers.add(old)
+        if memory in self.plain:
+            self.plain.add(old)
 
     def hold(self, memory, holding) -> None:
         for held in holding:  # where, for errors: `rows.append(A)`, more telling than `rows = []`
@@ -204,7 +204,9 @@ class _Sharing:
             return self.new(node, self.reach(set().union(*(self.name_value(r) for r in read))),
                             container=True)
         if isinstance(node, gast.BinOp):  # arrays: a new one; lists: a new one, same items
-            return self.new(node, self.held(self.value(node.left) | self.value(node.right)))
+            left, right = self.value(node.left), self.value(node.right)
+            return self.new(node, self.held(left | right), plain=self.is_plain(
+                node.left, left) and self.is_plain(node.right, right))
         if isinstance(node, (gast.BoolOp, gast.IfExp)):  # one of its operands
             parts = node.values if isinstance(node, gast.BoolOp) else [node.body, node.orelse]
             if isinstance(node, gast.IfExp):
@@ -212,10 +214,15 @@ class _Sharing:
             return set().union(*(self.value(p) for p in parts))
         if isinstance(node, gast.Call):
             return self.call(node)
-        for child in gast.iter_child_nodes(node):  # unary operations, comparisons: new values
-            if isinstance(child, gast.expr):
-                self.value(child)
-        return self.new(node)
+        # unary operations, comparisons: new values
+        parts = [self.value(c) for c in gast.iter_child_nodes(node) if isinstance(c, gast.expr)]
+        return self.new(node, plain=isinstance(node, gast.UnaryOp) and self.is_plain(
+            node.operand, parts[0]))
+
+    def is_plain(self, node, memories) -> bool:
+        """Whether expression `node`, whose value is `memories`, is surely an array or a
+        number: a number written in the source, or made of plain memories alone."""
+        return _is_number(node) or (bool(memories) and memories <= self.plain)
 
     def is_global(self, node) -> bool:
         base = node
@@ -223,168 +230,6 @@ class _Sharing:
             base = base.value
         return not (isinstance(base, gast.Name) and base.id in self.locals) and \
             resolve(node, self.namespace) is not MISSING
-
-    def call(self, node) -> set:
-        func = node.func
-        arguments = [self.value(a) for a in node.args + [k.value for k in node.keywords]]
-        reached = set().union(*(self.reach(a) for a in arguments))
-        if isinstance(func, gast.Attribute) and func.attr == "at" and node.args and isinstance(
-                resolve(func.value, self.namespace), np.ufunc):  # np.add.at(A, index, v)
-            self.write(node.args[0], arguments[0], node, f"{_text(func)}(...)", in_place=True)
-            return set()
-        self.writes_by_callee(node)
-        if isinstance(func, gast.Name) and func.id in self.nested:  # a function defined here
-            for written, write in self.nested[func.id].items():
-                self.refuse_call_writing(
-                    node, self.reach(self.name_value(written)), written,
-                    f"{written!r} in place ({write_text(write)}, line "
-                    f"{self.location.line_of(write)})", func.id)
-        numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
-        uncopied = any(k.arg == "copy" and isinstance(k.value, gast.Constant)
-                       and k.value.value is False for k in node.keywords)  # may be its input
-        if numpy is not None:
-            if numpy in VIEW_FUNCTIONS or uncopied:
-                return arguments[0] if arguments else set()
-            if numpy in VIEWS_IN_A_LIST:
-                return self.new(node, arguments[0] if arguments else ())
-            return self.new(node, array=numpy in ARRAY_MAKERS)
-        if isinstance(func, gast.Attribute) and not self.is_global(func):  # a value's method
-            owner = self.value(func.value)
-            if func.attr in VIEW_FUNCTIONS or uncopied:
-                return owner
-            if func.attr in CONTAINER_WRITES:
-                self.write(func.value, owner, node, f"{_text(func)}(...)", in_place=True)
-                for memory in owner:
-                    self.hold(memory, reached)
-            if func.attr == "copy":
-                return self.new(node, self.held(owner), container=owner <= self.containers)
-            if func.attr in _ITEM_METHODS and owner and owner <= self.containers:
-                return self.item(owner) | reached  # the item taken, or the default given
-            if func.attr in NEW_VALUE_METHODS:
-                return self.new(node)
-            return self.new(node, self.reach(owner) | reached) | self.reach(owner) | reached
-        target = resolve(func, self.namespace) if self.is_global(func) else MISSING
-        if is_one_of(target, NEW_VALUE_BUILTINS):
-            return self.new(node)
-        if is_one_of(target, CONTAINER_BUILTINS):
-            return self.new(node, reached, container=is_one_of(target, _CONTAINER_MAKERS))
-        returned = self.local_function_result(node)
-        if returned is None:
-            returned = self.returned_by(node)
-        if returned is not None:
-            return self.new(node, returned) | returned
-        # An object, a closure, a function autotrace cannot read: its result may be or hold
-        # any of its arguments, or what the called value holds.
-        reached |= self.reach(self.value(func))
-        return self.new(node, reached) | reached
-
-    def returned_by(self, node):
-        """What a call of a Python function whose source autotrace reads may return of its
-        arguments (their memories), or None where that is not known."""
-        callee, before = python_callee(node.func, self.locals, self.namespace)
-        if callee is None or self.depth >= _DEEPEST_CALLS or any(
-                isinstance(a, gast.Starred) for a in node.args):
-            return None
-        parameters = self.returned_parameters(callee)
-        if parameters is None:
-            return None
-        found = set()
-        for position, parameter in parameters:
-            position -= before
-            if position < 0 and not isinstance(node.func, gast.Attribute):
-                return None  # a bound method called by another name: its object unknown
-            given = (node.func.value if position < 0 else node.args[position]
-                     if position < len(node.args) else next(
-                         (k.value for k in node.keywords if k.arg == parameter), None))
-            found |= self.reach(self.value(given))  # none for a default value
-        return found
-
-    def local_function_result(self, node):
-        """What a call of a function defined here (a def or a lambda, bound once) may return
-        of its arguments and of the names of this function it reads (their memories), or None
-        where that is not known."""
-        definition = self.local_functions.get(getattr(node.func, "id", None))
-        if definition is None or self.depth >= _DEEPEST_CALLS or any(
-                isinstance(a, gast.Starred) for a in node.args) or node.keywords:
-            return None
-        body = definition.body if isinstance(definition, gast.FunctionDef) else [
-            gast.Return(value=definition.body)]
-        function = gast.FunctionDef(name="<local>", args=definition.args, body=body,
-                                    decorator_list=[], returns=None, type_comment=None,
-                                    type_params=[])
-        parameters = parameter_names(function)
-        try:
-            sharing = _Sharing(function, self.location, self.namespace, self.depth + 1,
-                               self.returns)
-            read_here = {n.id for n in _walk(body) if isinstance(n, gast.Name)
-                         and n.id in (self.env or {}) and n.id not in sharing.locals}
-            for name in read_here:  # a name of this function: a memory standing for it
-                sharing.env[name] = {("enclosing", name): function}
-            sharing.block(body)
-        except Exception:  # noqa: BLE001 - its own writes refused: nothing known here
-            return None
-        found = set()
-        for memory in sharing.returned:
-            if memory[0] == "enclosing":
-                found |= self.reach(self.name_value(memory[1]))
-            elif memory[0] == "argument":
-                position = parameters.index(memory[1])
-                if position >= len(node.args):
-                    return None  # a default value: not followed here
-                found |= self.reach(self.value(node.args[position]))
-        return found
-
-    def returned_parameters(self, callee):
-        """(position, name) of the parameters whose argument the Python function `callee` may
-        return (or hold in what it returns); None where that is not known."""
-        if callee.__code__ not in self.returns:
-            self.returns[callee.__code__] = None  # while it is read: a recursive call
-            try:
-                parsed = parse_function(callee)
-                sharing = _Sharing(parsed.node, parsed.location, parsed.namespace,
-                                   self.depth + 1, self.returns)
-                sharing.block(parsed.node.body)
-            except Exception:  # noqa: BLE001 - no source, or its own writes refused
-                return None
-            self.returns[callee.__code__] = [
-                (position, parameter)
-                for position, parameter in enumerate(parameter_names(parsed.node))
-                if ("argument", parameter) in sharing.returned]
-        return self.returns[callee.__code__]
-
-    def writes_by_callee(self, node) -> None:
-        """Refuse a call of a function that writes into its argument, which autotrace does
-        not follow into the caller, where the argument's memory is read afterwards."""
-        callee, before = python_callee(node.func, self.locals, self.namespace)
-        if callee is None:
-            return
-        self.callees.add(callee.__code__)
-        for position, parameter, what, filename, line in parameters_written(callee):
-            position -= before
-            if position < 0:
-                continue  # the method's object
-            given = node.args[position] if position < len(node.args) else next(
-                (k.value for k in node.keywords if k.arg == parameter), None)
-            if given is None or any(isinstance(a, gast.Starred) for a in node.args):
-                continue  # f(*args): which argument is which, the source does not say
-            self.refuse_call_writing(
-                node, self.reach(self.value(given)), getattr(given, "id", None),
-                f"its argument {parameter!r} in place ({what}, {filename}, line {line})",
-                callee.__name__)
-
-    def refuse_call_writing(self, node, written, given, change, callee) -> None:
-        """Refuse the call `node`, which makes `change` to the memories `written` (of the name
-        `given`) that autotrace does not follow into this function, where a name that shares
-        them is read afterwards."""
-        for other in sorted(self.live_after.get(id(self.statement), ())):
-            if other in self.env and self.reach(set(self.env[other])) & written:
-                reader = f"{other!r}" if other == given else (
-                    f"{other!r}, which shares its memory,")
-                raise self.location.error(
-                    node, f"{_text(node)} changes {change}, which autotrace does not follow "
-                    f"into this function, and {reader} is read after it on line "
-                    f"{self.read_line(other, node)}; return the new value from {callee} "
-                    f"instead", "write into shared memory")
 
     # --- statements ---------------------------------------------------------------------
 
@@ -461,8 +306,15 @@ class _Sharing:
                 written = self.reach(written)
             self.value(target.slice)
             self.write(target, written, statement, f"{_text(target)} = ...", in_place=True)
-            for memory in written:  # a container now holds the value; an array, a copy
-                self.hold(memory, self.reach(memories))
+            for memory in written:
+                # A container now holds the value; an array, a copy. Where the source does not
+                # say which, a value that is the memory itself or a view of it (`x[2:4] =
+                # x[1:3]`) is taken for an array's copy: only a surely container (`L[0] = L`)
+                # comes to hold itself.
+                if memory in self.plain:
+                    continue
+                holding = self.reach(memories)
+                self.hold(memory, holding if memory in self.containers else holding - {memory})
 
     def augmented(self, node) -> None:
         memories = self.value(node.value)
@@ -528,16 +380,6 @@ class _Sharing:
 
 # --- small pieces ---------------------------------------------------------------------------
 
-def _walk(statements):
-    """The nodes of `statements`, not entering nested functions, classes or comprehensions."""
-    todo = list(statements)
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, SCOPES):
-            todo.extend(gast.iter_child_nodes(node))
-
-
 def _functions_defined_once(statements) -> dict:
     """name -> its def or lambda, for the names the function binds once, to one of those."""
     bindings = collections.defaultdict(list)
@@ -558,6 +400,12 @@ def _functions_defined_once(statements) -> dict:
                 1 if isinstance(definitions[0], gast.Lambda) else 0):
             found[name] = definitions[0]
     return found
+
+
+def _is_number(node) -> bool:
+    """Whether `node` is a number written in the source (`2.0`, not `True`)."""
+    return isinstance(node, gast.Constant) and isinstance(node.value, (int, float, complex)) \
+        and not isinstance(node.value, bool)
 
 
 def _copy(env):
@@ -594,8 +442,3 @@ def _copy_of(bound) -> str:
         atom = isinstance(bound.value, (gast.Name, gast.Attribute, gast.Subscript, gast.Call))
         return f"{_text(bound.value)}.copy()" if atom else f"({_text(bound.value)}).copy()"
     return "a copy"
-
-
-def _text(node) -> str:
-    from autotrace.transforms.codegen import to_source
-    return to_source(node).strip()

@@ -1,0 +1,209 @@
+"""The calls of transforms/aliases.py's analysis: what a call may return of its arguments
+(the memories it may be or hold), and calls that write into their arguments where another
+name reads that memory afterwards. These are methods of aliases._Sharing, mixed in from here
+to keep each module to one idea; a Python function called is read with the same analysis, a
+few calls deep.
+"""
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from autotrace.transforms.argument_writes import (CONTAINER_WRITES, parameter_names,
+                                                  parameters_written, write_text)
+from autotrace.transforms.call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS,
+                                               NEW_VALUE_BUILTINS, NEW_VALUE_METHODS,
+                                               VIEW_FUNCTIONS, VIEWS_IN_A_LIST, is_one_of,
+                                               numpy_name, python_callee)
+from autotrace.transforms.naming import SCOPES
+from autotrace.transforms.parsing import MISSING, parse_function, resolve
+
+# Functions called are read to see which arguments they may return, this many calls deep.
+_DEEPEST_CALLS = 3
+# Methods of a list or dict that give one of its items (or the default passed).
+_ITEM_METHODS = {"pop", "get", "setdefault", "popitem"}
+# Builtins whose result is surely a new list, tuple or dict.
+_CONTAINER_MAKERS = {list, tuple, dict, sorted}
+
+
+class CallSharing:
+    """Mixed into aliases._Sharing: what calls share (see the module docstring)."""
+
+    def call(self, node) -> set:
+        func = node.func
+        arguments = [self.value(a) for a in node.args + [k.value for k in node.keywords]]
+        reached = set().union(*(self.reach(a) for a in arguments))
+        if isinstance(func, gast.Attribute) and func.attr == "at" and node.args and isinstance(
+                resolve(func.value, self.namespace), np.ufunc):  # np.add.at(A, index, v)
+            self.write(node.args[0], arguments[0], node, f"{_text(func)}(...)", in_place=True)
+            return set()
+        self.writes_by_callee(node)
+        if isinstance(func, gast.Name) and func.id in self.nested:  # a function defined here
+            for written, write in self.nested[func.id].items():
+                self.refuse_call_writing(
+                    node, self.reach(self.name_value(written)), written,
+                    f"{written!r} in place ({write_text(write)}, line "
+                    f"{self.location.line_of(write)})", func.id)
+        numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
+        uncopied = any(k.arg == "copy" and isinstance(k.value, gast.Constant)
+                       and k.value.value is False for k in node.keywords)  # may be its input
+        if numpy is not None:
+            if numpy in VIEW_FUNCTIONS or uncopied:
+                return arguments[0] if arguments else set()
+            if numpy in VIEWS_IN_A_LIST:
+                return self.new(node, arguments[0] if arguments else ())
+            ufunc = resolve(func, self.namespace)
+            return self.new(node, array=numpy in ARRAY_MAKERS, plain=isinstance(
+                ufunc, np.ufunc) and ufunc.nout == 1)
+        if isinstance(func, gast.Attribute) and not self.is_global(func):  # a value's method
+            owner = self.value(func.value)
+            if func.attr in VIEW_FUNCTIONS or uncopied:
+                return owner
+            if func.attr in CONTAINER_WRITES:
+                self.write(func.value, owner, node, f"{_text(func)}(...)", in_place=True)
+                for memory in owner:
+                    self.hold(memory, reached)
+            if func.attr == "copy":
+                return self.new(node, self.held(owner), container=owner <= self.containers)
+            if func.attr in _ITEM_METHODS and owner and owner <= self.containers:
+                return self.item(owner) | reached  # the item taken, or the default given
+            if func.attr in NEW_VALUE_METHODS:
+                return self.new(node)
+            return self.new(node, self.reach(owner) | reached) | self.reach(owner) | reached
+        target = resolve(func, self.namespace) if self.is_global(func) else MISSING
+        if is_one_of(target, NEW_VALUE_BUILTINS):
+            return self.new(node)
+        if is_one_of(target, CONTAINER_BUILTINS):
+            return self.new(node, reached, container=is_one_of(target, _CONTAINER_MAKERS))
+        returned = self.local_function_result(node)
+        if returned is None:
+            returned = self.returned_by(node)
+        if returned is not None:
+            return self.new(node, returned) | returned
+        # An object, a closure, a function autotrace cannot read: its result may be or hold
+        # any of its arguments, or what the called value holds.
+        reached |= self.reach(self.value(func))
+        return self.new(node, reached) | reached
+
+    def returned_by(self, node):
+        """What a call of a Python function whose source autotrace reads may return of its
+        arguments (their memories), or None where that is not known."""
+        callee, before = python_callee(node.func, self.locals, self.namespace)
+        if callee is None or self.depth >= _DEEPEST_CALLS or any(
+                isinstance(a, gast.Starred) for a in node.args):
+            return None
+        parameters = self.returned_parameters(callee)
+        if parameters is None:
+            return None
+        found = set()
+        for position, parameter in parameters:
+            position -= before
+            if position < 0 and not isinstance(node.func, gast.Attribute):
+                return None  # a bound method called by another name: its object unknown
+            given = (node.func.value if position < 0 else node.args[position]
+                     if position < len(node.args) else next(
+                         (k.value for k in node.keywords if k.arg == parameter), None))
+            found |= self.reach(self.value(given))  # none for a default value
+        return found
+
+    def local_function_result(self, node):
+        """What a call of a function defined here (a def or a lambda, bound once) may return
+        of its arguments and of the names of this function it reads (their memories), or None
+        where that is not known."""
+        definition = self.local_functions.get(getattr(node.func, "id", None))
+        if definition is None or self.depth >= _DEEPEST_CALLS or any(
+                isinstance(a, gast.Starred) for a in node.args) or node.keywords:
+            return None
+        body = definition.body if isinstance(definition, gast.FunctionDef) else [
+            gast.Return(value=definition.body)]
+        function = gast.FunctionDef(name="<local>", args=definition.args, body=body,
+                                    decorator_list=[], returns=None, type_comment=None,
+                                    type_params=[])
+        parameters = parameter_names(function)
+        try:
+            sharing = type(self)(function, self.location, self.namespace, self.depth + 1,
+                               self.returns)
+            read_here = {n.id for n in _walk(body) if isinstance(n, gast.Name)
+                         and n.id in (self.env or {}) and n.id not in sharing.locals}
+            for name in read_here:  # a name of this function: a memory standing for it
+                sharing.env[name] = {("enclosing", name): function}
+            sharing.block(body)
+        except Exception:  # noqa: BLE001 - its own writes refused: nothing known here
+            return None
+        found = set()
+        for memory in sharing.returned:
+            if memory[0] == "enclosing":
+                found |= self.reach(self.name_value(memory[1]))
+            elif memory[0] == "argument":
+                position = parameters.index(memory[1])
+                if position >= len(node.args):
+                    return None  # a default value: not followed here
+                found |= self.reach(self.value(node.args[position]))
+        return found
+
+    def returned_parameters(self, callee):
+        """(position, name) of the parameters whose argument the Python function `callee` may
+        return (or hold in what it returns); None where that is not known."""
+        if callee.__code__ not in self.returns:
+            self.returns[callee.__code__] = None  # while it is read: a recursive call
+            try:
+                parsed = parse_function(callee)
+                sharing = type(self)(parsed.node, parsed.location, parsed.namespace,
+                                   self.depth + 1, self.returns)
+                sharing.block(parsed.node.body)
+            except Exception:  # noqa: BLE001 - no source, or its own writes refused
+                return None
+            self.returns[callee.__code__] = [
+                (position, parameter)
+                for position, parameter in enumerate(parameter_names(parsed.node))
+                if ("argument", parameter) in sharing.returned]
+        return self.returns[callee.__code__]
+
+    def writes_by_callee(self, node) -> None:
+        """Refuse a call of a function that writes into its argument, which autotrace does
+        not follow into the caller, where the argument's memory is read afterwards."""
+        callee, before = python_callee(node.func, self.locals, self.namespace)
+        if callee is None:
+            return
+        self.callees.add(callee.__code__)
+        for position, parameter, what, filename, line in parameters_written(callee):
+            position -= before
+            if position < 0:
+                continue  # the method's object
+            given = node.args[position] if position < len(node.args) else next(
+                (k.value for k in node.keywords if k.arg == parameter), None)
+            if given is None or any(isinstance(a, gast.Starred) for a in node.args):
+                continue  # f(*args): which argument is which, the source does not say
+            self.refuse_call_writing(
+                node, self.reach(self.value(given)), getattr(given, "id", None),
+                f"its argument {parameter!r} in place ({what}, {filename}, line {line})",
+                callee.__name__)
+
+    def refuse_call_writing(self, node, written, given, change, callee) -> None:
+        """Refuse the call `node`, which makes `change` to the memories `written` (of the name
+        `given`) that autotrace does not follow into this function, where a name that shares
+        them is read afterwards."""
+        for other in sorted(self.live_after.get(id(self.statement), ())):
+            if other in self.env and self.reach(set(self.env[other])) & written:
+                reader = f"{other!r}" if other == given else (
+                    f"{other!r}, which shares its memory,")
+                raise self.location.error(
+                    node, f"{_text(node)} changes {change}, which autotrace does not follow "
+                    f"into this function, and {reader} is read after it on line "
+                    f"{self.read_line(other, node)}; return the new value from {callee} "
+                    f"instead", "write into shared memory")
+
+
+def _walk(statements):
+    """The nodes of `statements`, not entering nested functions, classes or comprehensions."""
+    todo = list(statements)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, SCOPES):
+            todo.extend(gast.iter_child_nodes(node))
+
+
+def _text(node) -> str:
+    from autotrace.transforms.codegen import to_source
+    return to_source(node).strip()
