@@ -11,6 +11,11 @@ Decisions:
   is an error (the graph runs both paths). Dead ones come back `Undefined`.
 - In generated code a list is a stack of saved values. One that a traced branch pushes onto or
   pops from becomes a graph stack (runtime/stacks.py) that holds what the taken branch pushed.
+- In generated code a Python int (a loop's trip count) or bool (a flag such as `not _returned1`,
+  which gates the statements after a return) that both branches leave the same, or one leaves
+  unassigned, stays a Python value: the adjoint reads it only under the same condition, and an
+  adjoint `if` or loop on it must unroll as the primal one did, not become a traced `cond`
+  whose other branch reads values the primal never assigned.
 """
 from __future__ import annotations
 
@@ -43,14 +48,14 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
     fixes: dict = {}  # (branch, index) -> what makes that result fit the other branch's
     stacks: dict = {}  # index -> the TracedStack a list pushed onto or popped in a branch became
     saved: dict = {}  # index -> the snapshot of a TracedStack before the branches are traced
-    counts: dict = {}  # index -> a trip count both branches leave the same Python int
-    numbers: dict = {}  # side -> {index: a Python int the branch left}
+    counts: dict = {}  # index -> a Python int or bool both branches leave the same
+    numbers: dict = {}  # side -> {index: a Python int or bool the branch left}
 
     def branch(function, side):
         def run(*operands):
             results = function(*operands)
             numbers[side] = {index: value for index, value in enumerate(results)
-                             if _is_trip_count(value)}  # before they become arrays
+                             if _is_python_count_or_flag(value)}  # before they become arrays
             return tuple(None if index in counts
                          else fixes[side, index](value) if (side, index) in fixes
                          else value if kept else None
@@ -69,10 +74,11 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                 continue
             if not keep[index] or index in counts:
                 continue
-            count = _same_trip_count(numbers, index, in_true, in_false)
+            count = _same_python_value(numbers, index, in_true, in_false)
             if placeholders is True and count is not None:
                 # A loop's trip count in generated code stays a Python int, so that the
-                # adjoint loop is unrolled too and pops, one by one, what the branch pushed.
+                # adjoint loop is unrolled too and pops, one by one, what the branch pushed;
+                # a flag stays a Python bool, so that the adjoint `if` on it stays Python too.
                 counts[index], converted = count, True
                 continue
             if _may_be_placeholder(placeholders, variable):
@@ -107,19 +113,27 @@ def _pushed_or_popped(before, in_true, in_false) -> bool:
         for after in (in_true, in_false))
 
 
-def _is_trip_count(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def _is_python_count_or_flag(value) -> bool:
+    return isinstance(value, int)  # bool too; NumPy scalars are not ints
 
 
-def _same_trip_count(numbers: dict, index: int, in_true, in_false):
-    """The Python int both branches leave in variable `index`, or one leaves where the other
-    leaves it unset (generated code reads it only under the same condition); else None."""
-    true_count, false_count = numbers[True].get(index), numbers[False].get(index)
-    if true_count is None and not _is_set(in_true):
-        true_count = false_count
-    if false_count is None and not _is_set(in_false):
-        false_count = true_count
-    return true_count if true_count is not None and true_count == false_count else None
+def _same_python_value(numbers: dict, index: int, in_true, in_false):
+    """The Python int or bool both branches leave in variable `index`, or one leaves where the
+    other leaves it unset (generated code reads it only under the same condition); else None.
+    A bool counts as unset on the other side only where it is unassigned: a variable set to None
+    before the `if` is one that code may read on either path (`flag = None`, `if flag:`)."""
+    true_value, false_value = numbers[True].get(index), numbers[False].get(index)
+    if true_value is None and _is_unset(in_true, false_value):
+        true_value = false_value
+    if false_value is None and _is_unset(in_false, true_value):
+        false_value = true_value
+    if true_value is None or type(true_value) is not type(false_value):
+        return None
+    return true_value if true_value == false_value else None
+
+
+def _is_unset(value, other_side) -> bool:
+    return not _is_defined(value) if isinstance(other_side, bool) else not _is_set(value)
 
 
 def _is_set(value) -> bool:

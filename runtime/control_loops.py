@@ -14,12 +14,16 @@ Decisions:
   is a list, set or other object, which cannot be a loop value: then the loop is unrolled (its
   length is known while tracing, so the trace still serves every value).
 - `for i in range(n)` with a traced bound is a graph `while` op over `i`.
+- In generated code a variable the loop body leaves the same Python bool every iteration (a
+  condition on Python values) stays that bool, not a loop value (see `_flags_after`).
 - In generated code every stack of saved values a traced loop carries becomes a graph stack
   (runtime/stacks.py); a loop whose break or condition turns traced after some iterations
   starts over in the graph, with its stacks, and the arrays those iterations changed in place
   (`v[2] *= c`), as they were before it.
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -229,11 +233,21 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
                        for value in values)
     stacks = [value for value in values if isinstance(value, TracedStack)]
     before_loop = snapshot(stacks)
-    carried = [index for index, value in enumerate(values) if _is_defined(value)]
+    values = list(values)
+    # index -> the Python bool the body leaves in it (generated code; see `_flags_after`). A
+    # Python bool on entry is taken for one until the body changes it.
+    flags: dict = {index: value for index, value in enumerate(values)
+                   if placeholders is True and isinstance(value, bool)}
+    settled: set = set()  # indexes of flags the body changed: carried as graph values
+    found: dict = {}  # the flags as the body's last trace left them
+
+    def carried() -> list:
+        return [index for index, value in enumerate(values)
+                if _is_defined(value) and index not in flags]
 
     def full(state):
         merged = list(values)
-        for index, value in zip(carried, state):
+        for index, value in zip(carried(), state):
             merged[index] = value
         return merged
 
@@ -242,17 +256,28 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
 
     def loop_body(state):
         results = body_fn(*full(state))
+        if placeholders is True:
+            found.clear()
+            found.update(_flags_after(names, values, results, flags, settled))
         return tuple(kept if _left_dead(placeholders, names[index], results[index], live)
-                     else results[index] for index, kept in zip(carried, state))
-
-    init = tuple(values[index] for index in carried)
-    carried_names = [names[index] for index in carried]
+                     else results[index] for index, kept in zip(carried(), state))
 
     def attempt():
-        nonlocal init
         promote = {}
+        indexes = carried()  # the same through one attempt: the flags change only in `check`
+        init = tuple(values[index] for index in indexes)
+        carried_names = [names[index] for index in indexes]
 
         def check(before, after):
+            if placeholders is True and found != flags:  # a flag found, or one changed
+                for index in set(flags) - set(found):
+                    values[index] = np.asarray(flags[index])
+                    settled.add(index)
+                for index in set(found) - set(flags):
+                    values[index] = found[index]
+                flags.clear()
+                flags.update(found)
+                raise _Retry()
             _check_loop_values(where, statement, carried_names, init, before, after, promote,
                                placeholders)
 
@@ -260,11 +285,37 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
         try:
             state = traced_while(parent, loop_test, loop_body, init, check)
         except _Retry:
-            init = tuple(promote.get(index, value) for index, value in enumerate(init))
+            for position, value in promote.items():  # (empty when the flags changed)
+                values[indexes[position]] = value
             raise
         return state
 
-    return tuple(full(_until_settled(where, len(carried), attempt)))
+    return tuple(full(_until_settled(where, 2 * len(values), attempt)))
+
+
+_TEMPORARY = re.compile(r"_(t|cond)\d+")  # the derivative's temporaries (transforms/pipeline.py)
+
+
+def _flags_after(names, values: list, results, flags: dict, settled: set) -> dict:
+    """In generated code, a variable that the loop body leaves the same Python bool (a flag such
+    as `_t3 = -0.62 > 0.41`, a condition on Python values) stays that bool in the loop where it
+    starts as that bool, or as None where it is a temporary of the derivative (read after the
+    loop only by the adjoint of the same iterations; a user's None is a value code may read).
+    The values saved with it are then Python bools, so that the adjoint `if` on it stays a
+    Python `if` too, and never traces the branch that the primal never takes (whose saved
+    values were never assigned). A flag the body changes is carried as a graph value, and the
+    body traced again. Returns the flags after this trace."""
+    after = {}
+    for index, result in enumerate(results):
+        if index in settled:
+            continue
+        if index in flags:
+            if result is flags[index]:
+                after[index] = result
+        elif isinstance(result, bool) and (values[index] is result or values[index] is None
+                                           and _TEMPORARY.fullmatch(names[index])):
+            after[index] = result
+    return after
 
 
 def _left_dead(placeholders, variable: str, result, live) -> bool:
