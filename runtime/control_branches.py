@@ -33,13 +33,15 @@ from autotrace.runtime.tracer import Tracer, leaves_with_paths, map_arrays
 
 
 def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple, where: str,
-            placeholders=False):
+            placeholders=False, user_nones: tuple = ()):
     """`true_fn(*values)` if `test` else `false_fn(*values)`: the new values of `names`.
 
     With `placeholders` (True for code autotrace generated, which reads a variable assigned
     in one branch only under the same condition; or the names of such variables, the flags
     that break, continue and return became), such a variable gets zeros of its shape on the
-    other path instead of being an error.
+    other path instead of being an error. `user_nones` are variables the user's own code sets
+    to None: there None is a value (`if n is None:`), so one None on one path only is the
+    error it is in the user's traced function, not a placeholder.
     """
     if not isinstance(test, Tracer):
         return true_fn(*values) if test else false_fn(*values)
@@ -75,13 +77,13 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
             if not keep[index] or index in counts:
                 continue
             count = _same_python_value(numbers, index, in_true, in_false)
-            if placeholders is True and count is not None:
+            if placeholders is True and count is not None and variable not in user_nones:
                 # A loop's trip count in generated code stays a Python int, so that the
                 # adjoint loop is unrolled too and pops, one by one, what the branch pushed;
                 # a flag stays a Python bool, so that the adjoint `if` on it stays Python too.
                 counts[index], converted = count, True
                 continue
-            if _may_be_placeholder(placeholders, variable):
+            if _may_be_placeholder(placeholders, variable) and variable not in user_nones:
                 needed.update(_placeholders(index, values[index], in_true, in_false))
                 if any(key[1] == index for key in needed):
                     continue

@@ -41,9 +41,10 @@ from autotrace.runtime.tracer import (Tracer, is_array, leaves_with_paths, map_a
 
 
 def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, where: str,
-               placeholders=()):
+               placeholders=(), user_nones: tuple = ()):
     """`while test_fn(*values): values = body_fn(*values)`, recorded as a graph `while` op
-    from the first iteration whose test is traced."""
+    from the first iteration whose test is traced. (`placeholders` and `user_nones` as for
+    if_stmt: a variable the user sets to None is not given zeros where it stays None.)"""
     values = first = tuple(values)
     saved = _save_loop_start(values, placeholders)
     while True:
@@ -55,7 +56,7 @@ def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, wh
                 # which a traced adjoint loop could not pop; run the whole loop in the graph.
                 values = _start_over(first, saved)
             return _graph_loop(current_builder(test), test_fn, body_fn, values, names, live,
-                               where, "while loop", placeholders)
+                               where, "while loop", placeholders, user_nones=user_nones)
         if not test:
             return values
         values = tuple(body_fn(*values))
@@ -127,7 +128,7 @@ def range_(*bounds):
 
 
 def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, live: tuple,
-             where: str, placeholders=(), stop: str | None = None):
+             where: str, placeholders=(), stop: str | None = None, user_nones: tuple = ()):
     """`for item in iterable: values = body_fn(item, *values)`: a graph `while` op over a
     traced array's first axis or a traced range, else a Python loop (unrolled when traced).
     `stop` names the flag a `break` sets: the loop ends once it is true."""
@@ -135,12 +136,13 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
     stop_index = names.index(stop) if stop is not None else None
     options = (names, targets, live, where, placeholders, stop_index)
     if isinstance(iterable, TracedRange):
-        return _range_loop(iterable, body_fn, values, *options)
+        return _range_loop(iterable, body_fn, values, *options, user_nones=user_nones)
     if isinstance(iterable, Tracer) and all(_loopable(value) for value in values):
         if iterable.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         return _range_loop(TracedRange(0, iterable.shape[0], 1), lambda i, *state: body_fn(
-            _item(iterable, i), *state), values, *options, over=iterable)
+            _item(iterable, i), *state), values, *options, over=iterable,
+            user_nones=user_nones)
     first, saved = values, _save_loop_start(values, placeholders)
     for item in iterable:
         stopped = values[stop_index] if stop_index is not None else False
@@ -149,13 +151,13 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
             # so that what it pushes onto stacks is saved in the graph too (see while_stmt).
             return _range_loop(TracedRange(iterable.start, iterable.stop, iterable.step),
                                body_fn, _start_over(first, saved), *options[:-1],
-                               stop_index, anchor=stopped)
+                               stop_index, anchor=stopped, user_nones=user_nones)
         if isinstance(stopped, Tracer):
             # A break on a traced value: the iterations after it do nothing, in the graph.
             values = if_stmt(stopped, lambda *state: state,
                              lambda *state, item=item: tuple(body_fn(item, *state)), values,
                              names=names, live=names, where=where,
-                             placeholders=placeholders)
+                             placeholders=placeholders, user_nones=user_nones)
             continue
         if stopped:
             break
@@ -183,7 +185,7 @@ def _loopable(value) -> bool:
 
 
 def _range_loop(bounds: TracedRange, body_fn, values, names, targets, live, where,
-                placeholders, stop_index, over=None, anchor=None):
+                placeholders, stop_index, over=None, anchor=None, user_nones=()):
     # The loop's own target is rebound from the counter each iteration: it is carried only when
     # read after the loop, which leaves it at the last item (or, after no iteration, at its
     # value before the loop, as in Python).
@@ -205,12 +207,12 @@ def _range_loop(bounds: TracedRange, body_fn, values, names, targets, live, wher
     results = _graph_loop(current_builder(tracer), test, body, (bounds.start, *values),
                           ("<counter>", *names), live, where, "for loop", placeholders,
                           {target: "0" if over is None else "np.zeros_like(...), shaped like "
-                           "one item" for target in targets})
+                           "one item" for target in targets}, user_nones)
     return results[1:]
 
 
 def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
-                placeholders=(), targets=None):
+                placeholders=(), targets=None, user_nones=()):
     """Record the loop as a `while` op carrying the variables assigned before it. `targets`
     maps a for loop's own variables to an example of a value to give them before it."""
     # A flag first set inside the loop starts as None: the body's first trace gives its type.
@@ -279,7 +281,7 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
                 flags.update(found)
                 raise _Retry()
             _check_loop_values(where, statement, carried_names, init, before, after, promote,
-                               placeholders)
+                               placeholders, user_nones)
 
         restore(before_loop)
         try:
@@ -326,10 +328,11 @@ def _left_dead(placeholders, variable: str, result, live) -> bool:
 
 
 def _check_loop_values(where, statement, names, init, before, after, promote,
-                       placeholders) -> None:
+                       placeholders, user_nones=()) -> None:
     for index, variable in enumerate(names):
         old, new = before[index], after[index]
-        if old is None and new is not None and _may_be_placeholder(placeholders, variable):
+        if old is None and new is not None and _may_be_placeholder(placeholders, variable) \
+                and variable not in user_nones:
             promote[index] = _zeros_like_tree(new)  # a flag's value, set by the body
             continue
         if placeholders is True and _lengths_differ(old, new):

@@ -2,6 +2,8 @@
 the derivative keeps (`not _returned`, after an early return) or a condition on Python values,
 inside a traced `if` or loop. The flag stays a Python bool, so the adjoint `if` on it stays a
 Python `if`; its gradients agree with eager autotrace.grad and with finite differences."""
+import inspect
+
 import numpy as np
 import pytest
 
@@ -90,3 +92,45 @@ def test_condition_on_python_values_in_a_traced_loop(function):
     inputs = [np.array([0.78, -1.42, -0.97, -0.69]), np.array([0.2, 1.4, 0.9, 0.7]),
               np.array([1.5, 1.4, 0.9, 0.7])]  # several iterations, one, none
     assert_one_trace_serves(function, inputs, 0.52)
+
+
+def none_until_a_traced_branch(x, a):
+    n = None
+    if np.sum(x) > 0:
+        n = 2
+    y = x ** 2
+    if n is None:
+        y = x ** 3
+    return np.sum(y) * a
+
+
+def none_until_a_traced_loop(x, a):
+    seen = None
+    k = np.sum(x)
+    while k < 2.0:
+        k = k + 1.0
+        seen = a > 5.0
+    y = x ** 2
+    if seen is None:
+        y = y * x
+    return np.sum(y) * a
+
+
+@pytest.mark.parametrize("function, line, statement", [
+    (none_until_a_traced_branch, 2, "if np.sum(x) > 0:"),
+    (none_until_a_traced_loop, 3, "while k < 2.0:")])
+def test_a_users_none_is_a_value_not_a_placeholder(function, line, statement):
+    """A variable the user sets to None and assigns under a traced condition cannot be traced
+    (the traced function refuses it too): the traced gradient refuses it naming the user's
+    line, where it gave zeros for the None and so took the wrong branch of `is None`."""
+    x, a = np.array([-0.3, -0.7, -1.1, 0.2]), 0.8
+    first = inspect.getsourcelines(function)[1]
+    for traced in (autotrace.function(function), autotrace.function(autotrace.grad(function))):
+        with pytest.raises(autotrace.runtime.control_scope.ControlFlowError) as error:
+            traced(x, a)
+        assert str(error.value).startswith(f"{__file__}:{first + line}: {statement}")
+        assert "None" in str(error.value)
+    # Eagerly, the gradient is the one by hand: the sum is negative, so the branch leaves n
+    # None (y = x ** 3), and the loop runs, setting `seen` (y = x ** 2).
+    by_hand = 3 * x ** 2 * a if function is none_until_a_traced_branch else 2 * x * a
+    np.testing.assert_allclose(autotrace.grad(function)(x, a), by_hand, rtol=1e-14)

@@ -79,6 +79,7 @@ class ControlFlowConverter:
         # Code autotrace generated reads a variable assigned in one branch only under the
         # same condition: there it is not an error (see if_stmt's placeholders).
         self.generated_code = False
+        self.user_nones: frozenset = frozenset()  # generated code: the user's `name = None`s
         self.origin = None  # for generated code: the user's function it derives, and where
         self.flags: set = set()  # the break/continue/return flags this pass introduced
         self.loads = collections.Counter()  # reads of each variable
@@ -213,7 +214,7 @@ class ControlFlowConverter:
         call = replace_expression(
             f"{helper(kind)}({leading}, values, names={self._names_tuple(variables)}, "
             f"{keywords}live={self._names_tuple(live)}, where=where"
-            f"{self._placeholders(variables)})",
+            f"{self._placeholders(variables, kind)})",
             values=_tuple_of(variables),
             where=gast.Constant(value=self._where(node, header), kind=None), **holes)
         return self._call(node, variables, call)
@@ -259,9 +260,13 @@ class ControlFlowConverter:
         return sorted(v for v in set(variables) & after
                       if v not in targets or self.loads[v] > inside[v])
 
-    def _placeholders(self, variables) -> str:
-        """The keyword naming the variables that may be placeholders (see if_stmt)."""
+    def _placeholders(self, variables, kind: str) -> str:
+        """The keyword naming the variables that may be placeholders (see if_stmt); for
+        generated code, also those the user sets to None, which may not."""
         if self.generated_code:
+            user_nones = [v for v in variables if v in self.user_nones]
+            if user_nones:
+                return f", placeholders=True, user_nones={self._names_tuple(user_nones)}"
             return ", placeholders=True"
         flags = [v for v in variables if v in self.flags]
         return f", placeholders={self._names_tuple(flags)}" if flags else ""

@@ -56,6 +56,7 @@ def convert(function, helpers: dict):
         converter.origin = _user_origin(original)
         _mark_stacks(tree, namespace_of(original))
         converter.user_lines = getattr(original, "__autotrace_lines__", {})
+        converter.user_nones = getattr(original, "__autotrace_user_nones__", frozenset())
     tree = converter.function(tree)
     debug_source("control_flow", tree)
     return _compile(tree, original, helpers, converter.generated)

@@ -181,6 +181,18 @@ def load_generated(prepared: Prepared, func, body: list, prefix: str, doc: str,
     generated = prepared.namespace.load(source, generated_name, generated_name, checked=True)
     prepared.namespace.read_live(generated.__code__)  # globals, closure variables: live
     generated.__autotrace_source__ = source
+    # Variables the user's own code sets to None: None in them is a value the code may test
+    # (`if n is None:`), never a placeholder the derivative left unset (see if_stmt). The
+    # front end's own temporaries (`_return1 = None` for an early return) are not the user's;
+    # a derivative of a derivative takes the user's from the one it derives.
+    temporaries = {f"{base}{index}" for base, count in prepared.namer.counters.items()
+                   for index in range(1, count + 1)}
+    generated.__autotrace_user_nones__ = getattr(func, "__autotrace_user_nones__", None)
+    if generated.__autotrace_user_nones__ is None:
+        generated.__autotrace_user_nones__ = frozenset(
+            target.id for node in gast.walk(prepared.function) if isinstance(node, gast.Assign)
+            and isinstance(node.value, gast.Constant) and node.value.value is None
+            for target in node.targets if isinstance(target, gast.Name)) - temporaries
     generated.__autotrace_lines__ = user_lines(definition, source, prepared.location.filename,
                                                func)
     generated.__autotrace_seed__ = prepared.keyword
