@@ -881,3 +881,24 @@ def test_a_view_or_a_list_holding_itself_is_still_shared(func, marker, message):
             MODES[mode](func, np.array([1.0, 2.0, 3.0]))
         assert caught.value.message == message(func)
         assert caught.value.lineno == line_of(func, marker)
+
+
+def writes_into_a_rebound_result(x):
+    x = np.tanh(x)
+    x[0] += 0.5
+    return np.sum(x)
+
+
+def test_a_write_into_a_result_whose_rule_reads_it_restores_the_item():
+    """`x = np.tanh(x)` binds the tanh's result to x, and tanh's rule reads its result
+    (1 - y * y): the item `x[0] += 0.5` changes must be restored before it, though x itself is
+    not read in the adjoint sweep (it gave 1 - (tanh(x0) + 0.5)**2 at index 0)."""
+    x = np.array([0.3, -0.2, 0.5, 0.1])
+    by_hand = 1.0 - np.tanh(x) ** 2
+    np.testing.assert_allclose(autotrace.grad(writes_into_a_rebound_result)(x.copy()), by_hand,
+                               rtol=1e-14)
+    np.testing.assert_allclose(
+        autotrace.function(autotrace.grad(writes_into_a_rebound_result))(x.copy()), by_hand,
+        rtol=1e-14)
+    check_grads(writes_into_a_rebound_result, (x.copy(),), order=2,
+                modes=("reverse", "forward"))

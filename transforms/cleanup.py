@@ -65,13 +65,18 @@ def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict,
     adjoint sweep reads only the shape of is pushed as `shape_only(x)`, which keeps no array alive.
     Returns the names whose kept pushes may run before the name is first assigned.
     """
+    # `x = _t2` binds one array to two names: the items an in-place write into x changes are
+    # read through _t2 too (a rule reading its result, `1 - y * y` for tanh).
+    sharing = _names_sharing_arrays(primal)
     while True:
         needed = _needed(adjoint)
         values_needed = _needed(adjoint, shape_only)
 
         def wanted(statement) -> bool:
             saved, kind, _ = getattr(statement, SAVE)
-            return saved in (values_needed if kind.startswith("item") else needed)
+            if kind.startswith("item"):
+                return bool(sharing.get(saved, {saved}) & values_needed)
+            return saved in needed
 
         def keep(block):
             return [s for s in block if not hasattr(s, SAVE) or wanted(s)]
@@ -85,6 +90,20 @@ def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict,
         _push_shapes_only(primal, needed - values_needed, shape_only_helper)
     return {getattr(s, SAVE)[0] for s in _statements(primal)
             if hasattr(s, SAVE) and getattr(s, SAVE)[2]}
+
+
+def _names_sharing_arrays(primal: list) -> dict:
+    """name -> the names the primal sweep binds to the same value by `a = b` (anywhere in it,
+    so on some path: more than share on each path, which only keeps more restores)."""
+    groups: dict = {}
+    for statement in _statements(primal):
+        if isinstance(statement, gast.Assign) and len(statement.targets) == 1 and isinstance(
+                statement.targets[0], gast.Name) and isinstance(statement.value, gast.Name):
+            a, b = statement.targets[0].id, statement.value.id
+            merged = groups.get(a, {a}) | groups.get(b, {b})
+            for name in merged:
+                groups[name] = merged
+    return groups
 
 
 def _push_shapes_only(primal: list, names: set, helper: str) -> None:
