@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import operator
+import re
 
 import gast
 
@@ -93,17 +94,22 @@ def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict,
 
 
 def _names_sharing_arrays(primal: list) -> dict:
-    """name -> the names the primal sweep binds to the same value by `a = b` (anywhere in it,
-    so on some path: more than share on each path, which only keeps more restores)."""
+    """name -> the names the primal sweep binds to the same result by `x = _t2` (anywhere in
+    it, so on some path: more than share on each path, which only keeps more restores). Only
+    the A-normal form's result temporaries count: a rule may read its result through them."""
     groups: dict = {}
     for statement in _statements(primal):
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1 and isinstance(
-                statement.targets[0], gast.Name) and isinstance(statement.value, gast.Name):
+                statement.targets[0], gast.Name) and isinstance(statement.value, gast.Name) \
+                and _RESULT_TEMPORARY.fullmatch(statement.value.id):
             a, b = statement.targets[0].id, statement.value.id
             merged = groups.get(a, {a}) | groups.get(b, {b})
             for name in merged:
                 groups[name] = merged
     return groups
+
+
+_RESULT_TEMPORARY = re.compile(r"_t\d+")
 
 
 def _push_shapes_only(primal: list, names: set, helper: str) -> None:
