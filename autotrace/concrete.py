@@ -16,7 +16,8 @@ import itertools
 
 from autotrace.runtime.abstract import AbstractArray, abstractify
 from autotrace.runtime.devices import device_of
-from autotrace.runtime.signature import describe_difference, signature_and_arrays
+from autotrace.runtime.signature import (describe_difference, is_array_key,
+                                         signature_and_arrays)
 from autotrace.runtime.spec import Spec, placeholders_of
 from autotrace.runtime.tracer import map_arrays
 
@@ -158,15 +159,10 @@ def _avals(args, kwargs) -> list:
     return found
 
 
-def _is_array_key(key) -> bool:
-    return type(key) is tuple and len(key) == 4 and key[0] == "array" and \
-        type(key[1]) is tuple
-
-
 def _fits(expected, actual) -> bool:
     """Whether a call's signature `actual` is one the trace for `expected` runs: the same, but
     where `expected` has a size None, any size."""
-    if _is_array_key(expected) and _is_array_key(actual):
+    if is_array_key(expected) and is_array_key(actual):
         return expected[2:] == actual[2:] and len(expected[1]) == len(actual[1]) and all(
             want is None or want == have for want, have in zip(expected[1], actual[1]))
     if type(expected) is tuple and type(actual) is tuple and len(expected) == len(actual):
@@ -177,7 +173,7 @@ def _fits(expected, actual) -> bool:
 def _widened(expected, actual):
     """`actual` with the sizes that `expected` leaves open (None) made None too, so that what
     differs between them is what does not fit."""
-    if _is_array_key(expected) and _is_array_key(actual) and \
+    if is_array_key(expected) and is_array_key(actual) and \
             len(expected[1]) == len(actual[1]):
         shape = tuple(None if want is None else have
                       for want, have in zip(expected[1], actual[1]))

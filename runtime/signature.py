@@ -265,7 +265,7 @@ def describe_difference(old_key: tuple, new_key: tuple, parameter_names=()) -> s
 
 def _difference(old, new) -> str:
     """`: shape (3,) -> (4,)`, or `[0]['w']: ...` for a difference inside a container."""
-    if _is_array_key(old) and _is_array_key(new):
+    if is_array_key(old) and is_array_key(new):
         for part, index, show in (("shape", 1, str), ("dtype", 2, str), ("device", 3, str)):
             if old[index] != new[index]:
                 return f": {part} {show(old[index])} -> {show(new[index])}"
@@ -287,8 +287,9 @@ def _difference(old, new) -> str:
     return f": {_describe(old)} -> {_describe(new)}"
 
 
-def _is_array_key(key) -> bool:
-    return type(key) is tuple and len(key) == 4 and key[0] == "array"
+def is_array_key(key) -> bool:
+    """Whether `key` (a part of a signature) is an array's: ("array", shape, dtype, device)."""
+    return type(key) is tuple and len(key) == 4 and key[0] == "array" and type(key[1]) is tuple
 
 
 def _is_container_key(key) -> bool:
@@ -300,7 +301,7 @@ def _is_container_key(key) -> bool:
 def _describe(key) -> str:
     if key is None:
         return "None"
-    if _is_array_key(key):
+    if is_array_key(key):
         return f"an array {short_dtype(key[2])}[{','.join(map(str, key[1]))}]"
     if type(key) is tuple and len(key) == 2 and key[0] in (int, float, bool, complex, str):
         kind, value = key

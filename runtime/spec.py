@@ -24,6 +24,7 @@ import numpy as np
 
 from autotrace.runtime.abstract import AbstractArray, unknown_origins
 from autotrace.runtime.graph import Var
+from autotrace.runtime.signature import is_array_key
 from autotrace.runtime.tracer import Tracer, map_arrays, sorted_keys
 
 
@@ -329,15 +330,10 @@ def _covered_parameters(function, count: int, name: str, skip: int = 0) -> tuple
 
 # --- reduce_retracing ---------------------------------------------------------------------------
 
-def _is_array_key(key) -> bool:
-    return (type(key) is tuple and len(key) == 4 and key[0] == "array"
-            and type(key[1]) is tuple)
-
-
 def _map_array_keys(key, function):
     """`key` (a signature, runtime.signature) with each array leaf replaced by
     `function(leaf)`, visited in graph-input order."""
-    if _is_array_key(key):
+    if is_array_key(key):
         return function(key)
     if type(key) is tuple:
         return tuple(_map_array_keys(item, function) for item in key)
