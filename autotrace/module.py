@@ -121,8 +121,7 @@ class Module:
     def __autotrace_call__(self):
         """What the gradient transforms differentiate when a module is called: `call`, or
         the `__call__` a subclass defines in its place (as a tf.Module does)."""
-        own_call = type(self).__call__
-        if (own_call.__module__ or "").split(".")[0] != __name__.split(".")[0]:
+        if self._user_defines_call():
             return self.__call__  # the user's own __call__, which may never run `call`
         return self.call
 
@@ -131,10 +130,12 @@ class Module:
         """The name scope a call of the module opens (its name), in which the gradient
         transforms compute the call's derivative too (`gradients/<name>`); None where a
         subclass's own `__call__` replaces Module's, which opens it."""
+        return None if self._user_defines_call() else self.name
+
+    def _user_defines_call(self) -> bool:
+        """Whether a subclass outside autotrace defines `__call__` in place of Module's."""
         own_call = type(self).__call__
-        if (own_call.__module__ or "").split(".")[0] != __name__.split(".")[0]:
-            return None
-        return self.name
+        return (own_call.__module__ or "").split(".")[0] != __name__.split(".")[0]
 
     def build(self, input_shape) -> None:
         """Make the module's Variables, given its first input's shape (default: nothing)."""
