@@ -8,6 +8,7 @@ differentiated too, so the Variables it reads get their gradients.
 """
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import inspect
@@ -201,9 +202,7 @@ def vjp_call(func, args, kwargs, dy, wrt):
     (`gradients/<module>`), as a `with autotrace.name_scope(...)` block's adjoint is.
     """
     scope = _scope_of(func)
-    if scope is None:
-        return _unscoped_vjp_call(func, args, kwargs, dy, wrt)
-    with gradient_scope(scope):
+    with contextlib.nullcontext() if scope is None else gradient_scope(scope):
         return _unscoped_vjp_call(func, args, kwargs, dy, wrt)
 
 
@@ -296,9 +295,7 @@ def jvp_call(func, args, kwargs, tangents, wrt):
     object whose method `func` is). A call that opens a name scope (a Module's) computes
     both in it."""
     scope = _scope_of(func)
-    if scope is None:
-        return _unscoped_jvp_call(func, args, kwargs, tangents, wrt)
-    with name_scope(scope):
+    with contextlib.nullcontext() if scope is None else name_scope(scope):
         return _unscoped_jvp_call(func, args, kwargs, tangents, wrt)
 
 
