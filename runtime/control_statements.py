@@ -30,13 +30,11 @@ from autotrace.runtime.tracer import Tracer, TracerConversionError, set_item as 
 
 def set_item(target, index, value):
     """`target[index] = value` for converted code, returning the target's new value: an
-    array written with traced values (or at traced indices) becomes traced; a traced boolean
-    mask of the target's shape writes through np.where. Containers are written as they are."""
+    array written with traced values (or at traced indices, a traced boolean mask too) becomes
+    traced. Containers are written as they are."""
     if not isinstance(target, (np.ndarray, Tracer)):
         target[index] = value
         return target
-    if isinstance(index, Tracer) and index.dtype == np.bool_ and index.shape == np.shape(target):
-        return np.where(index, value, target)
     return _set_array_item(target, index, value)
 
 

@@ -273,6 +273,16 @@ def add_at(x, index, value):
     return bind("scatter_add", x, value, *arrays, index=template)
 
 
+def get_item(target, index):
+    """`target[index]`: also when `target` is a concrete array and `index` is traced (then
+    the result is a traced value; NumPy's own indexing cannot read a traced index)."""
+    pieces = index if isinstance(index, tuple) else (index,)
+    if not is_traced(target) and isinstance(target, np.ndarray) and any(
+            is_traced(piece) for piece in pieces):
+        return getitem(target, index)
+    return target[index]
+
+
 def set_item(target, index, value):
     """`target[index] = value`, returning the result: also when `target` is a concrete array
     and `value` or `index` is traced (then the result is a new traced value). A traced

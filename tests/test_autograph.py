@@ -233,7 +233,7 @@ def test_arrays_made_inside_and_filled_with_traced_values():
     np.testing.assert_allclose(hidden_states(x, W), np.array([h[-1], h[1]]))
 
 
-def test_mask_assignment_of_the_whole_array_is_a_where():
+def test_mask_assignment_of_a_number_writes_the_selected_elements():
     @autotrace.function
     def relu(x):
         y = x.copy()

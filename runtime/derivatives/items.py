@@ -21,7 +21,7 @@ from autotrace.runtime.derivatives.structure import (_ARGUMENT_KINDS, ClearedLis
                                                      _is_traced, _rebuild, add, like_container,
                                                      zeros_like)
 from autotrace.runtime.devices import add_at as add_at_in_place, array_module
-from autotrace.runtime.ops_index import add_at, set_item
+from autotrace.runtime.ops_index import add_at, get_item, set_item
 from autotrace.runtime.state import deposit, holds_state
 
 
@@ -81,10 +81,10 @@ def accumulate_item(gradient, index, value):
     traced_into_concrete = type(out) is np.ndarray and not isinstance(
         value, (np.ndarray, np.generic, float, int))  # inside autotrace.function
     if _basic_index(index):
-        if traced_into_concrete:
-            return set_item(out, index, out[index] + value)
+        if traced_into_concrete or _indexed_by_traced(out, index):
+            return set_item(out, index, get_item(out, index) + value)
         out[index] += value
-    elif traced_into_concrete or _is_traced(out):
+    elif traced_into_concrete or _is_traced(out) or _indexed_by_traced(out, index):
         return add_at(out, index, value)  # repeated indices add up, as in np.add.at
     else:
         add_at_in_place(out, index, value)
@@ -137,7 +137,7 @@ def item_gradient(gradient, index, value):
     write (as NumPy does), so the values written before it get no gradient."""
     if isinstance(gradient, dict) and index not in gradient:
         return zeros_like(value)
-    selected = gradient[index]
+    selected = get_item(gradient, index)
     if not _basic_index(index) and hasattr(gradient, "shape") and not _is_traced(gradient) \
             and not any(_is_traced(part) for part in _index_parts(index)):
         selected = selected * _kept_writes(gradient, index, selected.shape)
@@ -146,6 +146,12 @@ def item_gradient(gradient, index, value):
 
 def _index_parts(index):
     return index if isinstance(index, tuple) else (index,)
+
+
+def _indexed_by_traced(array, index) -> bool:
+    """A concrete array indexed at a traced index (inside autotrace.function): NumPy's own
+    indexing cannot read or write it, the traced ops can."""
+    return type(array) is np.ndarray and any(_is_traced(part) for part in _index_parts(index))
 
 
 def _kept_writes(gradient, index, shape):
@@ -166,7 +172,9 @@ def clear_item(gradient, index, like=None):
     out = _copy(gradient)
     if isinstance(out, dict) and index not in out:
         return out
-    zeros = zeros_like((out if like is None else like)[index])
+    zeros = zeros_like(get_item(out if like is None else like, index))
+    if _indexed_by_traced(out, index):
+        return set_item(out, index, zeros)
     out[index] = ClearedList(zeros) if type(zeros) is list else zeros
     return _finish(out, gradient)
 
@@ -183,7 +191,7 @@ def read_item(container, index):
     """A copy of `container[index]`, saved before an assignment overwrites it."""
     if isinstance(container, dict):
         return container.get(index, ABSENT)
-    item = container[index]
+    item = get_item(container, index)
     return item.copy() if hasattr(item, "copy") and hasattr(item, "shape") else item
 
 
