@@ -84,6 +84,13 @@ def with_zeros(rng, shape):
     return a
 
 
+def one_and_two_zeros(rng):
+    """A (2, 3, 2) array whose lines a[:, j, :] hold one zero (j = 0), two (j = 1) and none."""
+    a = away_from_zero(rng, (2, 3, 2))
+    a[1, 0, 0] = a[0, 1, 1] = a[1, 1, 0] = 0.0
+    return a
+
+
 def distinct(rng, shape):
     """Values at least 0.1 apart: no ties for max, min and sort."""
     size = int(np.prod(shape))
@@ -249,8 +256,9 @@ TABLE += [
     E("prod/all", np.prod, uniform(0.5, 1.5, (3, 4))),
     E("prod/axis1-negative", np.prod, normal((3, 4)), dict(axis=1)),
     E("prod/with-zero", np.prod, lambda rng: (np.array([[0.0, 1.5, -2.0], [0.7, 0.0, 0.0]]),),
-      dict(axis=1, keepdims=True), order=1,
-      note="first order exact at zeros; the second derivative divides by the input"),
+      dict(axis=1, keepdims=True), note="one zero and two zeros in a row: exact to any order"),
+    E("prod/zero-flat", np.prod, lambda rng: (np.array([[0.5, 0.0, -1.2], [0.8, 1.3, -0.7]]),)),
+    E("prod/zeros-axes", np.prod, lambda rng: (one_and_two_zeros(rng),), dict(axis=(0, 2))),
     E("prod/axes", np.prod, normal((2, 3, 4)), dict(axis=(0, 2))),
     E("cumsum/flat", np.cumsum, normal((3, 4))),
     E("cumsum/axis1", np.cumsum, normal((3, 4)), dict(axis=1)),
@@ -466,8 +474,14 @@ TABLE += [
     E("helper:unreduce/keepdims", ops.unreduce, normal((1, 4), (3, 4)),
       dict(axis=0, keepdims=True), wrt=(_G,)),
     E("helper:unreduce/all", ops.unreduce, normal((), (3, 4)), wrt=(_G,)),
-    E("helper:prod_others", ops.prod_others, uniform(0.5, 1.5, (3, 4)), dict(axis=1)),
-    E("helper:prod_others/all", ops.prod_others, uniform(-1.5, -0.5, (2, 3))),
+    E("helper:reduced_last", ops.reduced_last, normal((2, 3, 4)), dict(axis=(0, 2))),
+    E("helper:reduced_last/all", ops.reduced_last, normal((2, 3))),
+    E("helper:reduced_last_back", ops.reduced_last_back, normal((3, 8), (2, 3, 4)),
+      dict(axis=(2, 0)), wrt=(0,)),
+    E("helper:products_before", ops.products_before, normal((3, 5))),
+    E("helper:products_before/zeros", ops.products_before, lambda rng: (with_zeros(rng, (3, 5)),)),
+    E("helper:products_after", ops.products_after, normal((3, 5))),
+    E("helper:products_after/zeros", ops.products_after, lambda rng: (with_zeros(rng, (6,)),)),
     E("helper:norm_direction/p2", ops.norm_direction, normal((4,)), dict(p=2.0), wrt=(0,)),
     E("helper:norm_direction/p3", ops.norm_direction, lambda rng: (away_from_zero(rng, (4,)),),
       dict(p=3.0), wrt=(0,)),

@@ -284,6 +284,43 @@ def test_cumprod_is_exact_at_zeros_in_both_modes():
         assert np.all(np.isfinite(reverse))
 
 
+def prod_hessian_by_hand(x):
+    """The Hessian of prod(x) over a 1-d x: the product of the elements other than i and k
+    off the diagonal, 0 on it."""
+    n = len(x)
+    return np.array([[0.0 if i == k else np.prod([x[m] for m in range(n) if m not in (i, k)])
+                      for k in range(n)] for i in range(n)])
+
+
+def weighted_column_products(X, w):
+    return np.sum(np.prod(X, axis=0, keepdims=True) * w)
+
+
+def test_second_derivatives_of_prod_are_exact_at_zeros():
+    import autotrace
+    for x in (np.array([0.0, 2.0, 3.0]), np.array([0.0, 0.0, 3.0]), np.array([2.0, 0.0, 5.0, 0.0])):
+        expected = prod_hessian_by_hand(x)
+        np.testing.assert_array_equal(autotrace.hessian(np.prod)(x), expected)
+        np.testing.assert_array_equal(autotrace.hessian(lambda v: np.prod(v))(x), expected)
+        # reverse over reverse, and each traced
+        twice_reverse = autotrace.jacobian(autotrace.grad(np.prod), mode="reverse")
+        np.testing.assert_array_equal(twice_reverse(x), expected)
+        np.testing.assert_array_equal(autotrace.function(autotrace.hessian(np.prod))(x), expected)
+        np.testing.assert_array_equal(autotrace.function(twice_reverse)(x), expected)
+    np.testing.assert_array_equal(autotrace.hessian(np.prod)(np.array([0.0, 2, 3])),
+                                  [[0, 3, 2], [3, 0, 0], [2, 0, 0]])
+    # Over an axis, with keepdims: each column's Hessian, weighted, with no terms across columns.
+    X = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, 0.0], [-1.0, 3.0, 4.0]])
+    w = np.array([[1.0, -2.0, 0.5]])
+    hessian = autotrace.hessian(weighted_column_products)(X, w)
+    expected = np.zeros((3, 3, 3, 3))
+    for j in range(3):
+        expected[:, j, :, j] = w[0, j] * prod_hessian_by_hand(X[:, j])
+    np.testing.assert_array_equal(hessian, expected)
+    np.testing.assert_array_equal(autotrace.function(
+        autotrace.hessian(weighted_column_products))(X, w), expected)
+
+
 def floor_divided(x):
     return np.sum(x // 2.0 * x)
 

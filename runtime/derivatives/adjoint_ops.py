@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from autotrace.runtime.abstract import UnknownDimensionError
+from autotrace.runtime.derivatives.scans import shift
 from autotrace.runtime.derivatives.structure import _is_traced
 # The structural adjoints live beside this module; rules and tests name them from here too.
 from autotrace.runtime.derivatives.structural_adjoints import (  # noqa: F401
@@ -379,21 +380,37 @@ def solve_as_matrix(v, a, b):
     return v
 
 
-def prod_others(a, axis=None):
-    """For each element of `a`, the product of the other elements along `axis` (no division, so
-    zeros are handled)."""
+# prod's rules multiply by the product of the other elements, written without dividing by the
+# element (exact at zeros, to any order): the reduced axes are merged into one last axis, and
+# along it the products of the elements before and after each one are cumulative products whose
+# rules are recurrences (runtime/derivatives/scans.py).
+
+def reduced_last(a, axis=None):
+    """`a` with the axes of `axis` (all where None) moved last and merged into one."""
     xp = array_module(a)
     if not hasattr(a, "ndim"):
         a = xp.asarray(a)
     axes = _axes(axis, a.ndim)
-    if not axes:
-        return xp.ones(a.shape)
-    k = len(axes)
-    moved = xp.moveaxis(a, axes, tuple(range(-k, 0)))
-    rows = xp.reshape(moved, moved.shape[:a.ndim - k] + (-1,))
-    ones = xp.ones(rows.shape[:-1] + (1,), dtype=rows.dtype)
-    before = xp.concatenate([ones, xp.cumprod(rows, axis=-1)[..., :-1]], axis=-1)
-    after = xp.flip(xp.cumprod(xp.flip(rows, -1), axis=-1), -1)
-    after = xp.concatenate([after[..., 1:], ones], axis=-1)
-    others = xp.reshape(before * after, moved.shape)
-    return xp.moveaxis(others, tuple(range(-k, 0)), axes)
+    moved = xp.moveaxis(a, axes, tuple(range(a.ndim - len(axes), a.ndim)))
+    return xp.reshape(moved, moved.shape[:a.ndim - len(axes)] + (-1,))
+
+
+def reduced_last_back(rows, a, axis=None):
+    """`rows`, shaped as `reduced_last(a, axis)` is, back in the shape of `a`."""
+    xp = array_module(rows)
+    shape = np.shape(a)
+    axes = _axes(axis, len(shape))
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    moved = xp.reshape(rows, tuple(shape[i] for i in kept + axes))
+    return xp.moveaxis(moved, tuple(range(len(kept), len(shape))), axes)
+
+
+def products_before(rows):
+    """Along the last axis, the product of the elements before each one (1 for the first)."""
+    return shift(array_module(rows).cumprod(rows, axis=-1), -1, 1, 1.0)
+
+
+def products_after(rows):
+    """Along the last axis, the product of the elements after each one (1 for the last)."""
+    xp = array_module(rows)
+    return xp.flip(products_before(xp.flip(rows, -1)), -1)

@@ -16,7 +16,9 @@ from autotrace.runtime.derivatives.adjoint_ops import (array_like, broadcast_eac
                                                        first_given, flat_axis, hstack_axis,
                                                        inverse_permutation, join, negate_shift,
                                                        norm_direction, norm_power, norm_slope,
-                                                       prod_others, reduced_size, reshape_each,
+                                                       products_after, products_before,
+                                                       reduced_last, reduced_last_back,
+                                                       reduced_size, reshape_each,
                                                        reshape_each_back, sinc_slope,
                                                        solve_as_matrix, sort_like, split_like,
                                                        tie_weights, tril_half_diagonal, unarray,
@@ -65,11 +67,28 @@ def unreduce_rule(z, g, x, axis=None, keepdims=False):
     d[g] = np.sum(unbroadcast(d[z], x), axis=axis, keepdims=keepdims)
 
 
-@adjoint(prod_others)
-def prod_others_rule(z, a, axis=None):
-    # d/da_k of prod_{j != i} a_j is z_i / a_k for k != i: not defined at a_k = 0.
-    weighted = d[z] * z
-    d[a] = (unreduce(np.sum(weighted, axis=axis, keepdims=True), a, axis, True) - weighted) / a
+@adjoint(reduced_last)
+def reduced_last_rule(z, a, axis=None):
+    d[a] = reduced_last_back(d[z], a, axis)
+
+
+@adjoint(reduced_last_back)
+def reduced_last_back_rule(z, rows, a, axis=None):
+    d[rows] = reduced_last(d[z], axis)
+
+
+# The products before and after each element (prod's rules) are cumulative products: their
+# rules are the recurrences of cumprod's, with no division (exact at zeros).
+
+
+@adjoint(products_before)
+def products_before_rule(z, rows):
+    d[rows] = z * reverse_scan(shift(d[z], -1, -1), rows, -1)
+
+
+@adjoint(products_after)
+def products_after_rule(z, rows):
+    d[rows] = z * shift(forward_scan(d[z], rows, -1), -1, 1)
 
 
 # Elementwise pieces of the norm, cholesky and eigh rules.

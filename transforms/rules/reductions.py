@@ -6,13 +6,15 @@ Parameters that follow `out` in NumPy's signature are keyword-only here, so a ca
 Ties: max/min/amax/amin split the gradient evenly among the elements that attain the extremum
 (the same convention as maximum/minimum). sort sends each sorted gradient back to the element
 that landed there (a stable order among ties).
-Zeros: prod and cumprod are exact at zeros (they multiply the other elements, never divide);
-prod's second derivative divides by the input and is not defined where it is 0.
+Zeros: prod and cumprod are exact at zeros, to any order: they multiply the other elements,
+never divide (the products before and after each element, runtime/derivatives/adjoint_ops.py).
 """
 import numpy as np
 
 from autotrace.runtime.derivatives.adjoint_ops import (diff_pad_width, extremum_weights, flat_axis,
-                                                       prod_others, reduced_size, unreduce, unsort)
+                                                       products_after, products_before,
+                                                       reduced_last, reduced_last_back,
+                                                       reduced_size, unreduce, unsort)
 from autotrace.runtime.derivatives.scans import reverse_scan, shift
 from autotrace.transforms.rules.core import adjoint, d
 
@@ -29,7 +31,10 @@ def mean_rule(y, a, axis=None, dtype=None, *, keepdims=False):
 
 @adjoint(np.prod)
 def prod_rule(y, a, axis=None, dtype=None, *, keepdims=False):
-    d[a] = unreduce(d[y], a, axis, keepdims) * prod_others(a, axis)
+    # Each element's factor is the product of the others: those before it times those after.
+    rows = reduced_last(a, axis)
+    others = reduced_last_back(products_before(rows) * products_after(rows), a, axis)
+    d[a] = unreduce(d[y], a, axis, keepdims) * others
 
 
 @adjoint(np.max, np.amax, np.min, np.amin)

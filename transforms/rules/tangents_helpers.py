@@ -12,8 +12,10 @@ import numpy as np
 from autotrace.runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like,
                                                        broadcast_like, diag_adjoint,
                                                        diagonal_adjoint, eigh_gap_inverse, join,
-                                                       norm_direction, norm_slope, prod_others,
-                                                       reshape_each, reshape_each_back, sinc_slope,
+                                                       norm_direction, norm_slope, products_after,
+                                                       products_before, reduced_last,
+                                                       reduced_last_back, reshape_each,
+                                                       reshape_each_back, sinc_slope,
                                                        solve_as_matrix, sort_like, split_like,
                                                        take_at, tril_half_diagonal, unarray,
                                                        unbroadcast, unbroadcast_each, unpad,
@@ -59,11 +61,28 @@ def unreduce_tangent(z, g, x, axis=None, keepdims=False):
     d[z] = unreduce(d[g], x, axis, keepdims)
 
 
-@tangent(prod_others)
-def prod_others_tangent(z, a, axis=None):
-    # z_i = prod_{j != i} a_j, so dz_i = z_i sum_{k != i} da_k / a_k: not defined at a_k = 0.
-    ratio = np.divide(d[a], a)
-    d[z] = z * (np.sum(ratio, axis=axis, keepdims=True) - ratio)
+@tangent(reduced_last)
+def reduced_last_tangent(z, a, axis=None):
+    d[z] = reduced_last(d[a], axis)
+
+
+@tangent(reduced_last_back)
+def reduced_last_back_tangent(z, rows, a, axis=None):
+    d[z] = reduced_last_back(d[rows], a, axis)
+
+
+# z_i = a_0 ... a_{i-1} (products_before) gives dz_i = a_{i-1} dz_{i-1} + z_{i-1} da_{i-1}, and
+# products_after the same from the other end: recurrences, with no division (exact at zeros).
+
+
+@tangent(products_before)
+def products_before_tangent(z, rows):
+    d[z] = shift(forward_scan(z * d[rows], rows, -1), -1, 1)
+
+
+@tangent(products_after)
+def products_after_tangent(z, rows):
+    d[z] = reverse_scan(shift(d[rows] * z, -1, -1), rows, -1)
 
 
 # Elementwise pieces of the norm, sinc, cholesky and eigh rules.

@@ -7,8 +7,9 @@ Inputs may be lists of floats, so divisions are written as np.divide (a list has
 """
 import numpy as np
 
-from autotrace.runtime.derivatives.adjoint_ops import (extremum_weights, flat_axis, prod_others,
-                                                       reduced_size, sort_like)
+from autotrace.runtime.derivatives.adjoint_ops import (extremum_weights, flat_axis, products_after,
+                                                       products_before, reduced_last,
+                                                       reduced_last_back, reduced_size, sort_like)
 from autotrace.runtime.derivatives.scans import forward_scan, shift
 from autotrace.transforms.rules.core import d, tangent
 
@@ -25,7 +26,9 @@ def mean_tangent(y, a, axis=None, dtype=None, *, keepdims=False):
 
 @tangent(np.prod)
 def prod_tangent(y, a, axis=None, dtype=None, *, keepdims=False):
-    d[y] = np.sum(d[a] * prod_others(a, axis), axis=axis, keepdims=keepdims)
+    rows = reduced_last(a, axis)
+    others = reduced_last_back(products_before(rows) * products_after(rows), a, axis)
+    d[y] = np.sum(d[a] * others, axis=axis, keepdims=keepdims)
 
 
 @tangent(np.max, np.amax, np.min, np.amin)
