@@ -10,7 +10,7 @@ import numpy as np
 
 from autotrace import runtime
 from autotrace import transforms
-from autotrace.runtime.abstract import UnknownDimensionError, is_unknown
+from autotrace.runtime.abstract import UnknownDimensionError, UnknownSizeError, is_unknown
 from autotrace.runtime.control import ControlFlowError
 from autotrace.runtime.ops import UntraceableError
 from autotrace.runtime.state import StateError
@@ -19,7 +19,7 @@ from autotrace.runtime.tracer import (ArgumentChangedError, TracerConversionErro
 
 # Errors that a line of the user's code caused: they get that line appended.
 _LOCATED_ERRORS = (UntraceableError, TracerConversionError, UnknownDimensionError,
-                   ControlFlowError, StateError, ArgumentChangedError)
+                   UnknownSizeError, ControlFlowError, StateError, ArgumentChangedError)
 _LIBRARY_DIRS = tuple(os.path.dirname(os.path.abspath(path)) + os.sep
                       for path in (np.__file__, runtime.__file__, transforms.__file__, __file__))
 

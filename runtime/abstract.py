@@ -41,6 +41,21 @@ def unknown_dimension_error(what: str, *avals) -> UnknownDimensionError:
         f"({shown}; ? is None in the Spec): give that dimension a size in the Spec")
 
 
+class UnknownSizeError(TypeError):
+    """Python code (`len(x)`, iteration) asked for a size known only when the graph runs."""
+
+
+def unknown_size_error(what: str, aval) -> UnknownSizeError:
+    """The error for Python code, `what` (`len()`), that needs the size of a dimension of
+    `aval` known only when the graph runs: the rows a traced boolean mask selects, or a
+    dimension None in a Spec."""
+    return UnknownSizeError(
+        f"{what} needs the size of a traced array's dimension that is known only when the graph "
+        f"runs ({aval}: the elements a traced boolean mask selects, x[mask], or a dimension None "
+        f"in the Spec); count a mask's elements as a traced value with np.sum(mask), keep the "
+        f"shape with np.where(mask, x, 0.0), or give the dimension a size in the Spec")
+
+
 def short_dtype(dtype: np.dtype) -> str:
     """`float64` -> `f64`, `int32` -> `i32`, `complex128` -> `c128`, `bool` -> `bool`."""
     dtype = np.dtype(dtype)

@@ -35,6 +35,7 @@ from autotrace.runtime.control_variables import (Undefined, _Retry, _error, _is_
                                                  _lengths_differ, _list_length_error,
                                                  _may_be_placeholder, _scalar_condition,
                                                  _until_settled, _zeros_like_tree)
+from autotrace.runtime.ops_shape import dimension_size
 from autotrace.runtime.stacks import SavedValues, TracedStack, new_stack, restore, snapshot
 from autotrace.runtime.tracer import (Tracer, is_array, leaves_with_paths, map_arrays, mark_view,
                                       write_value)
@@ -140,7 +141,10 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
     if isinstance(iterable, Tracer) and all(_loopable(value) for value in values):
         if iterable.ndim == 0:
             raise TypeError("iteration over a 0-d array")
-        return _range_loop(TracedRange(0, iterable.shape[0], 1), lambda i, *state: body_fn(
+        # As many steps as the array has rows, a number known only at run time where a traced
+        # boolean mask selected them (x[mask]).
+        rows = iterable.shape[0] if iterable.shape[0] is not None else dimension_size(iterable, 0)
+        return _range_loop(TracedRange(0, rows, 1), lambda i, *state: body_fn(
             _item(iterable, i), *state), values, *options, over=iterable,
             user_nones=user_nones)
     first, saved = values, _save_loop_start(values, placeholders)

@@ -43,7 +43,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from autotrace.runtime.abstract import AbstractArray, abstractify
+from autotrace.runtime.abstract import AbstractArray, abstractify, unknown_size_error
 from autotrace.runtime.arguments import (  # noqa: F401 - the argument checks, imported here too
     ArgumentChangedError, _basic_index, _index_text, inherit_arguments, mark_view,
     refuse_change_of_argument)
@@ -264,9 +264,13 @@ class Tracer:
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")
+        if self.shape[0] is None:
+            raise unknown_size_error("len()", self.aval)
         return self.shape[0]
 
     def __iter__(self):
+        if self.shape and self.shape[0] is None:
+            raise unknown_size_error("iterating over an array", self.aval)
         return (self[i] for i in range(len(self)))
 
     def __repr__(self) -> str:

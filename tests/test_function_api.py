@@ -376,12 +376,45 @@ def test_python_code_that_needs_an_unknown_size_gets_a_hint():
     line = inspect.getsourcelines(scaled_by_length)[1] + 1
     with pytest.raises(TypeError) as error:
         traced(np.ones(3))
-    assert str(error.value) == (
-        "'NoneType' object cannot be interpreted as an integer\n"
-        "  (traced with dimensions of unknown size, None in the Spec: code that needs their "
-        "size, like len(x) or x.shape[0] * 2, cannot trace; give them a size in the Spec)\n"
-        f'  File "{__file__}", line {line}, in scaled_by_length\n'
-        "    return x * len(x)")
+    assert str(error.value) == unknown_size_message("len()", "f64[?]", line, "scaled_by_length",
+                                                    "return x * len(x)")
+
+
+def unknown_size_message(what, aval, line, function, statement):
+    return (f"{what} needs the size of a traced array's dimension that is known only when the "
+            f"graph runs ({aval}: the elements a traced boolean mask selects, x[mask], or a "
+            "dimension None in the Spec); count a mask's elements as a traced value with "
+            "np.sum(mask), keep the shape with np.where(mask, x, 0.0), or give the dimension a "
+            f'size in the Spec\n  File "{__file__}", line {line}, in {function}\n'
+            f"    {statement}")
+
+
+def doubled_plus_negatives(p):
+    return np.sum(p) + len(p[p < 0])
+
+
+def test_len_of_values_a_traced_mask_selects_is_refused_naming_the_line():
+    traced = autotrace.function(doubled_plus_negatives)
+    line = inspect.getsourcelines(doubled_plus_negatives)[1] + 1
+    with pytest.raises(TypeError) as error:
+        traced(np.array([1.0, -2.0, 3.0]))
+    assert str(error.value) == unknown_size_message(
+        "len()", "f64[?]", line, "doubled_plus_negatives", "return np.sum(p) + len(p[p < 0])")
+
+
+def sum_of_negatives(x):
+    total = 0.0
+    for value in x[x < 0]:
+        total = total + value * value
+    return total
+
+
+def test_a_loop_over_values_a_traced_mask_selects_runs_as_many_times_as_they_are():
+    traced = autotrace.function(sum_of_negatives)
+    for x in (np.array([1.0, -2.0, 3.0, -0.5]), np.array([1.0, 2.0, 0.0, 4.0]),
+              np.array([-1.0, -3.0, -0.5, -2.0])):
+        assert traced(x) == sum_of_negatives(x) == np.sum(x[x < 0] ** 2)
+    assert traced.trace_count == 1
 
 
 def noisy(x):
