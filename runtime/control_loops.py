@@ -35,7 +35,7 @@ from autotrace.runtime.control_variables import (Undefined, _Retry, _error, _is_
                                                  _lengths_differ, _list_length_error,
                                                  _may_be_placeholder, _scalar_condition,
                                                  _until_settled, _zeros_like_tree)
-from autotrace.runtime.ops_shape import dimension_size
+from .ops_shape import dimension_size
 from autotrace.runtime.stacks import SavedValues, TracedStack, new_stack, restore, snapshot
 from autotrace.runtime.tracer import (Tracer, is_array, leaves_with_paths, map_arrays, mark_view,
                                       write_value)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from autotrace.runtime.abstract import UnknownDimensionError
-from autotrace.runtime.derivatives.scans import shift
+from .scans import shift
 from autotrace.runtime.derivatives.structure import _is_traced
 # The structural adjoints live beside this module; rules and tests name them from here too.
 from autotrace.runtime.derivatives.structural_adjoints import (  # noqa: F401
