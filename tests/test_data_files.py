@@ -231,6 +231,25 @@ def test_tfrecord_corruption_names_the_file_and_the_record_offset(tmp_path):
         assert str(raised.value) == f"{path}: {message}"
 
 
+def test_a_file_cut_off_at_any_byte_of_its_last_record_gives_the_whole_records_first(
+        tmp_path):
+    # What a writer killed while writing leaves: records at bytes 0 and 21, the third at 43.
+    whole = _tfrecords(b"first", b"second", b"third!")
+    assert len(whole) == 43 + 16 + 6
+    for end in range(44, len(whole)):
+        path = _write(tmp_path / "cut.tfrecord", whole[:end])
+        given = []
+        with pytest.raises(ValueError) as raised:
+            for record in TFRecordDataset(path):
+                given.append(record)
+        assert given == [b"first", b"second"]
+        cut = (f"its header needs 12 bytes, the file ends {end - 43} bytes after the record's "
+               "start" if end < 43 + 12 else
+               f"it holds 6 bytes of data, the file ends {end - 55} bytes after its header")
+        assert str(raised.value) == (f"{path}: the record at byte 43 is cut off: {cut}; the "
+                                     "file is truncated")
+
+
 def test_a_crafted_huge_length_is_a_cut_off_record_not_a_huge_read(tmp_path):
     length = struct.pack("<Q", 2**62)
     path = _write(tmp_path / "huge.tfrecord",
