@@ -78,9 +78,10 @@ class Checkpoint:
 
         Writes `<file_prefix>-<N>.npz` and `<file_prefix>-<N>.index.json` (making the
         directory if needed) and names it the latest in the directory's `checkpoint` file.
-        Each file is written under a temporary name and renamed when complete, so a crash
-        leaves earlier checkpoints intact (and the temporary files of a save that was killed
-        are removed by the next save of the same prefix). Values restored but still waiting for
+        Each file is written under a temporary name and renamed when complete, the index
+        last, so a crash leaves earlier checkpoints intact, also the one this save replaces
+        where `<file_prefix>-<N>` exists (the temporary files of a save that was killed are
+        removed by the next save of the same prefix). Values restored but still waiting for
         their variables are saved too, under their names, so a save right after a restore loses
         nothing.
 

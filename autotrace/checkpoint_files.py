@@ -4,21 +4,30 @@ A checkpoint saved at path `<prefix>-<N>` is two files, and its directory has a 
 
     <prefix>-<N>.npz          the arrays, one `<name>.npy` member each (NumPy's npz format,
                               readable with np.load(..., allow_pickle=False))
-    <prefix>-<N>.index.json   for each name its shape, dtype and the sha256 of its bytes, and
-                              the save counter N; written after the arrays
+    <prefix>-<N>.index.json   for each name its shape, dtype and the sha256 of its bytes, the
+                              save counter N and the name of its data file; written after the
+                              arrays
     checkpoint                the latest checkpoint and every one saved there (JSON; paths
                               relative to the directory)
 
 Every file is written to a temporary file in the same directory, flushed to disk, then renamed
 over its final name (os.replace, atomic on POSIX and Windows), so a crash while saving leaves
-the files of earlier checkpoints as they were. The index goes last: a data file without an
-index, or with an index of an earlier save, is never taken for a checkpoint (its checksums
-would not match). A temporary file is named `.<final name>.<12 hex digits>.tmp`; those a killed
-save left behind are removed by the next save of the same prefix (`remove_temporaries`).
+the files of earlier checkpoints as they were. The index goes last, and it is what makes a
+checkpoint: a data file without an index, or with an index of an earlier save, is never taken
+for a checkpoint (its checksums would not match). A save that replaces a checkpoint `<prefix>-<N>`
+(training on after restoring an earlier one) writes its arrays beside the ones the index in place
+names, to `<prefix>-<N>.b.npz` where that index names `<prefix>-<N>.npz` and the other way round,
+and removes the old data file only after the new index has replaced the old: at every moment
+the index names data that matches it, so a save killed or failing at any point leaves
+`<prefix>-<N>` restorable, with the values it had before or with the new ones. The state file is
+written last of all, in the same way. A temporary file is named `.<final name>.<12 hex
+digits>.tmp`; those a killed save left behind are removed by the next save of the same prefix
+(`remove_temporaries`).
 
 Reading trusts nothing in the files: the names in the state file must be files of its own
-directory (no path, no symlink out of it), and an array's header must not claim more bytes than
-the whole data file holds (checked before anything is allocated).
+directory (no path, no symlink out of it), an index may name only the two data files of its own
+checkpoint, and an array's header must not claim more bytes than the whole data file holds
+(checked before anything is allocated).
 """
 from __future__ import annotations
 
@@ -35,6 +44,9 @@ import zlib
 import numpy as np
 
 DATA_SUFFIX = ".npz"
+# The data file of a save that replaced a checkpoint whose index named `<path>.npz` (and the
+# other way round: a checkpoint's data alternates between the two names as it is replaced).
+REPLACING_DATA_SUFFIX = ".b.npz"
 INDEX_SUFFIX = ".index.json"
 STATE_FILE = "checkpoint"
 FORMAT = "autotrace-checkpoint"
@@ -82,11 +94,14 @@ _TEMPORARY_SUFFIX = ".tmp"
 def remove_temporaries(file_prefix: str) -> None:
     """Remove the temporary files that saves of `<file_prefix>-<N>` left when they were killed
     midway (a save that fails by an exception removes its own). Only names that
-    `write_atomically` makes for this prefix's data and index files are touched."""
+    `write_atomically` makes for this prefix's data and index files, and for the state file of
+    their directory, are touched."""
     directory = os.path.dirname(file_prefix) or "."
-    suffixes = "|".join(re.escape(suffix) for suffix in (DATA_SUFFIX, INDEX_SUFFIX))
-    temporary = re.compile(rf"\.{re.escape(os.path.basename(file_prefix))}-[0-9]+(?:{suffixes})"
-                           rf"\.[0-9a-f]{{12}}{re.escape(_TEMPORARY_SUFFIX)}")
+    suffixes = "|".join(re.escape(suffix) for suffix in
+                        (DATA_SUFFIX, REPLACING_DATA_SUFFIX, INDEX_SUFFIX))
+    final_name = (rf"{re.escape(os.path.basename(file_prefix))}-[0-9]+(?:{suffixes})|"
+                  rf"{re.escape(STATE_FILE)}")
+    temporary = re.compile(rf"\.(?:{final_name})\.[0-9a-f]{{12}}{re.escape(_TEMPORARY_SUFFIX)}")
     try:
         names = os.listdir(directory)
     except FileNotFoundError:
@@ -100,7 +115,7 @@ def remove_temporaries(file_prefix: str) -> None:
 def remove_checkpoint(path: str) -> None:
     """Remove the files of checkpoint `path`, its index first (so that what is left of a
     removal cut short is never taken for a checkpoint)."""
-    for suffix in (INDEX_SUFFIX, DATA_SUFFIX):
+    for suffix in (INDEX_SUFFIX, DATA_SUFFIX, REPLACING_DATA_SUFFIX):
         with contextlib.suppress(FileNotFoundError):
             os.remove(path + suffix)
 
@@ -128,15 +143,27 @@ def _write_npz(file, arrays: dict) -> None:
 
 
 def write_checkpoint(path: str, arrays: dict, save_counter: int) -> None:
-    """Write `arrays` ({name: array}) as the checkpoint `path`: data first, index last."""
-    write_atomically(path + DATA_SUFFIX, lambda file: _write_npz(file, arrays))
+    """Write `arrays` ({name: array}) as the checkpoint `path`: the data first, beside the data
+    of a checkpoint already at `path`, then the index, whose rename switches to the new data."""
+    try:
+        replaced = data_file_of(path, read_index(path))
+    except CheckpointError:
+        replaced = None  # no checkpoint at `path` that restores: nothing there to keep
+    data = path + (REPLACING_DATA_SUFFIX if replaced == path + DATA_SUFFIX else DATA_SUFFIX)
+    write_atomically(data, lambda file: _write_npz(file, arrays))
     index = {
         "format": FORMAT, "version": VERSION, "save_counter": save_counter,
+        "data": os.path.basename(data),
         "variables": {name: {"shape": list(array.shape), "dtype": str(array.dtype),
                              "sha256": checksum(array)} for name, array in arrays.items()},
     }
     text = json.dumps(index, indent=1) + "\n"
     write_atomically(path + INDEX_SUFFIX, lambda file: file.write(text.encode()))
+    if replaced is not None and replaced != data:
+        # No index names it any more; where a kill comes first, the next save of `path`
+        # writes over it (or remove_checkpoint removes it).
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(replaced)
 
 
 def record_latest(path: str) -> None:
@@ -170,6 +197,9 @@ def read_state(directory: str) -> dict | None:
         return None
     except (ValueError, UnicodeDecodeError) as error:
         raise CheckpointError(f"{state_path} is not a valid checkpoint state file: {error}")
+    except RecursionError:
+        raise CheckpointError(f"{state_path} is not a valid checkpoint state file: "
+                              f"{_TOO_DEEP}") from None
     if not (isinstance(state, dict) and isinstance(state.get("latest"), str) and
             isinstance(state.get("all"), list)):
         raise CheckpointError(f"{state_path} is not a valid checkpoint state file: it needs "
@@ -197,7 +227,7 @@ def checkpoint_in(directory: str, name: str) -> str | None:
     if not os.path.exists(path + INDEX_SUFFIX):
         return None
     inside = os.path.realpath(directory)
-    for file_path in (path + INDEX_SUFFIX, path + DATA_SUFFIX):
+    for file_path in (path + INDEX_SUFFIX, path + DATA_SUFFIX, path + REPLACING_DATA_SUFFIX):
         if os.path.dirname(os.path.realpath(file_path)) != inside:
             raise CheckpointError(
                 f"{file_path} leads out of {directory} (to {os.path.realpath(file_path)}); "
@@ -215,19 +245,34 @@ def read_index(path: str) -> dict:
         raise CheckpointError(f"no checkpoint at {path}: {index_path} does not exist") from None
     except (ValueError, UnicodeDecodeError) as error:
         raise CheckpointError(f"{index_path} is not valid JSON ({error})") from None
-    problem = _index_problem(index)
+    except RecursionError:
+        raise CheckpointError(f"{index_path} is not a checkpoint index: {_TOO_DEEP}") from None
+    problem = _index_problem(index, os.path.basename(path))
     if problem:
         raise CheckpointError(f"{index_path} is not a checkpoint index: {problem}")
     return index
 
 
-def _index_problem(index) -> str:
+# Python's json parser recurses once a level: an index of 1,000 nested lists is damage (or
+# malice), and must say so like any other damage rather than escape as RecursionError.
+_TOO_DEEP = "its JSON is nested too deeply to be read"
+
+
+def _index_problem(index, name: str) -> str:
+    """What is wrong with `index`, the index of checkpoint `name`, or "" if nothing."""
     if not isinstance(index, dict) or index.get("format") != FORMAT:
         return f"its 'format' is not {FORMAT!r}"
     if index.get("version") != VERSION:
         return f"version {index.get('version')!r}; this autotrace reads version {VERSION}"
-    if not isinstance(index.get("save_counter"), int):
+    counter = index.get("save_counter")
+    if isinstance(counter, bool) or not isinstance(counter, int):
         return "it has no integer 'save_counter'"
+    if counter < 0:
+        return f"its 'save_counter' is {counter}, but a count of saves is never negative"
+    data_names = (name + DATA_SUFFIX, name + REPLACING_DATA_SUFFIX)
+    if index.get("data", data_names[0]) not in data_names:
+        return (f"its 'data' is {index['data']!r}; the data of {name} is {data_names[0]!r} or "
+                f"{data_names[1]!r}")
     variables = index.get("variables")
     if not isinstance(variables, dict):
         return "it has no 'variables' table"
@@ -238,11 +283,19 @@ def _index_problem(index) -> str:
     return ""
 
 
+def data_file_of(path: str, index: dict) -> str:
+    """The path of the data file that `index`, the index of checkpoint `path`, names (the
+    indexes of earlier autotrace name none: theirs is `<path>.npz`)."""
+    return os.path.join(os.path.dirname(path),
+                        index.get("data", os.path.basename(path) + DATA_SUFFIX))
+
+
 def read_checkpoint(path: str) -> tuple[dict, int]:
     """The arrays of checkpoint `path` ({name: array}, in the order saved) and its save
     counter, each array checked against its index entry (shape, dtype, sha256)."""
     index = read_index(path)
-    index_path, data_path = path + INDEX_SUFFIX, path + DATA_SUFFIX
+    index_path = path + INDEX_SUFFIX
+    data_path = data_file_of(path, index)
     try:
         archive = np.load(data_path, allow_pickle=False)
     except FileNotFoundError:

@@ -70,8 +70,16 @@ def _to_numpy(value):
     return array[()] if array.ndim == 0 else array
 
 
-def _apply(function: Callable, element):
-    return function(*element) if isinstance(element, tuple) else function(element)
+def _apply(method: str, function: Callable, element):
+    """function(element), a tuple element as separate arguments. A StopIteration it raises
+    would end the iteration around it without a word (builtins.map, a `for` loop over a
+    pipeline), so it is raised as a RuntimeError naming the function, as a generator's is."""
+    try:
+        return function(*element) if isinstance(element, tuple) else function(element)
+    except StopIteration as stop:
+        raise RuntimeError(f"Dataset.{method}: {_name(function)} raised StopIteration, which "
+                           f"would end the dataset early without a word; raise another "
+                           f"error, or end the dataset with take or filter") from stop
 
 
 # --- datasets -------------------------------------------------------------------------------------
@@ -186,9 +194,10 @@ class Dataset:
             map_func: the function.
             num_parallel_calls: None to map one element at a time; k to run up to k calls at
                 once on k threads (AUTOTUNE: one per CPU), with the results in the input's
-                order all the same. Threads pay where map_func spends its time outside
-                Python's lock (reading files, NumPy work on large arrays), and map_func must
-                be safe to call from several threads at once.
+                order all the same, each as soon as it and those before it are ready (the
+                input is read on one more thread). Threads pay where map_func spends its
+                time outside Python's lock (reading files, NumPy work on large arrays), and
+                map_func must be safe to call from several threads at once.
             deterministic: accepted for tf.data's API; the order is always the input's.
 
         Example:
@@ -199,7 +208,7 @@ class Dataset:
         threads = _thread_count("map", "num_parallel_calls", num_parallel_calls)
 
         def map_one(element):
-            return _map_structure(_to_numpy, _apply(map_func, element))
+            return _map_structure(_to_numpy, _apply("map", map_func, element))
 
         def mapped(elements):
             if threads is None or threads == 1:
@@ -219,7 +228,7 @@ class Dataset:
 
         def kept(elements):
             for element in elements:
-                verdict = _apply(predicate, element)
+                verdict = _apply("filter", predicate, element)
                 if not isinstance(verdict, (bool, np.bool_)) and not (
                         isinstance(verdict, np.ndarray) and verdict.shape == ()
                         and verdict.dtype == bool):
@@ -379,12 +388,12 @@ class Dataset:
             block_length: how many consecutive elements are taken from each.
             num_parallel_calls: None to read the datasets on the consumer's thread; k to read
                 the open datasets on k <= cycle_length threads (AUTOTUNE: one per CPU, at
-                most cycle_length), each working ahead on
-                its next block while the others are taken, and the next input elements'
-                datasets opened ahead. map_func and the input stay on the consumer's thread.
+                most cycle_length), each working ahead on its next elements while the
+                others are taken, and the next input elements' datasets opened ahead, in
+                order, on one more thread (map_func is called there).
             deterministic: with num_parallel_calls, True or None for exactly the order above;
-                False to give each block as soon as it is read (the same elements, in an order
-                that may change from run to run).
+                False to give elements as soon as they are read (the same elements, in an
+                order that may change from run to run).
 
         An error in a dataset is raised where the order above reaches it, with its traceback
         and a note naming the input element (the file) whose dataset raised it.
@@ -445,7 +454,7 @@ def _until_an_epoch_is_empty(dataset: Dataset) -> Iterator:
 
 
 def _dataset_made(map_func: Callable, element) -> "Dataset":
-    dataset = _apply(map_func, element)
+    dataset = _apply("interleave", map_func, element)
     if not isinstance(dataset, Dataset):
         raise TypeError(f"Dataset.interleave: map_func must return a Dataset; "
                         f"{_name(map_func)} returned {type(dataset).__name__}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from typing import Callable, Iterator
 
 import numpy as np
@@ -213,7 +214,9 @@ def CSVDataset(filenames, record_defaults, compression_type: str | None = None,
             (ascending); default, every column. record_defaults has one entry per column read.
 
     Every row must have as many fields as the columns it is read for (at least up to the last
-    selected one); empty lines are skipped.
+    selected one); empty lines are skipped. Numbers are read as TensorFlow reads them: ASCII
+    digits, a sign, a decimal point and exponent, inf and nan (no `1_000`, no other scripts'
+    digits); a number beyond its column's type (1e39 for float32, 300 for int8) is an error.
 
     Example:
         >>> # rows.csv: "x,label\\n1.5,3\\n,4\\n"
@@ -303,13 +306,33 @@ class _Column:
             return self.default
         if self.dtype.kind == "U":
             return np.str_(text)
-        try:
-            if self.dtype.kind in "iu":
-                return self.dtype.type(int(text.strip()))
-            return self.dtype.type(float(text.strip()))
-        except (ValueError, OverflowError):
+        number = text.strip(_ASCII_SPACES)
+        if not (_INTEGER if self.dtype.kind in "iu" else _FLOAT).fullmatch(number):
             raise ValueError(f"{where}: column {index} is {text!r}, not a "
-                             f"{_type_name(self.dtype)}") from None
+                             f"{_type_name(self.dtype)}")
+        if self.dtype.kind in "iu":
+            try:
+                return self.dtype.type(int(number))
+            except OverflowError:
+                limits = np.iinfo(self.dtype)
+                raise ValueError(f"{where}: column {index} is {text!r}, out of the range of "
+                                 f"{self.dtype.name} ({limits.min} to {limits.max})") from None
+        with np.errstate(over="ignore"):  # a float64 beyond float32's range: refused below
+            value = self.dtype.type(float(number))
+        if np.isinf(value) and "inf" not in number.lower():
+            largest = str(np.finfo(self.dtype).max)  # 3.4028235e+38, the float32's digits
+            raise ValueError(f"{where}: column {index} is {text!r}, beyond the largest "
+                             f"{self.dtype.name} ({largest}); write inf for an infinite value")
+        return value
+
+
+# The numbers a CSV field may hold, as TensorFlow's CSV reader reads them: ASCII digits (no
+# "1_000" or other scripts' digits, which Python's int and float take), an optional sign, and
+# for floats a decimal point, an exponent, inf, infinity or nan; spaces around them are fine.
+_ASCII_SPACES = " \t\r\n\v\f"
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|"
+                    r"(?i:inf|infinity|nan))")
 
 
 _TYPES = {int: np.dtype(np.int64), float: np.dtype(np.float64), str: np.dtype(np.str_)}

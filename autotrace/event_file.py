@@ -23,6 +23,7 @@ users who want their numbers back.
 from __future__ import annotations
 
 import struct
+import warnings
 from typing import Callable, Iterator
 
 import numpy as np
@@ -71,19 +72,22 @@ def read_records(path) -> list[bytes]:
         return list(iter_records(file.read, str(path)))
 
 
-def iter_records(read: Callable[[int], bytes], name: str) -> Iterator[bytes]:
+def iter_records(read: Callable[[int], bytes], name: str,
+                 cut_off: Callable[[str], None] | None = None) -> Iterator[bytes]:
     """The data of each TFRecord read from `read` (a file's read method), one at a time, every
-    CRC checked. A bad CRC or a record cut off is a ValueError naming `name` and the byte
-    offset where the record starts."""
+    CRC checked. A bad CRC, or a record cut off by the end of the file (what a writer killed
+    midway, or still writing, leaves), is a ValueError naming `name` and the byte offset where
+    the record starts; given `cut_off`, a cut-off record calls it with that message instead,
+    and ends the records."""
     offset = 0
     while True:
         header = read(12)
         if not header:
             return
         if len(header) < 12:
-            raise ValueError(f"{name}: the record at byte {offset} is cut off: its header needs "
-                             f"12 bytes, the file ends {len(header)} bytes after the record's "
-                             f"start; the file is truncated")
+            return _cut_off(cut_off, f"{name}: the record at byte {offset} is cut off: its "
+                                     f"header needs 12 bytes, the file ends {len(header)} bytes "
+                                     f"after the record's start; the file is truncated")
         length_bytes, length_crc = header[:8], struct.unpack("<I", header[8:])[0]
         if masked_crc32c(length_bytes) != length_crc:
             raise ValueError(f"{name}: bad length CRC in the record at byte {offset}; the file "
@@ -92,15 +96,21 @@ def iter_records(read: Callable[[int], bytes], name: str) -> Iterator[bytes]:
         data = _read_up_to(read, length)
         footer = read(4)
         if len(data) < length or len(footer) < 4:
-            raise ValueError(f"{name}: the record at byte {offset} is cut off: it holds "
-                             f"{length} bytes of data, the file ends "
-                             f"{len(data) + len(footer)} bytes after its header; the file is "
-                             f"truncated")
+            return _cut_off(cut_off, f"{name}: the record at byte {offset} is cut off: it holds "
+                                     f"{length} bytes of data, the file ends "
+                                     f"{len(data) + len(footer)} bytes after its header; the "
+                                     f"file is truncated")
         if masked_crc32c(data) != struct.unpack("<I", footer)[0]:
             raise ValueError(f"{name}: bad data CRC in the record at byte {offset}; the file "
                              f"is corrupt")
         yield data
         offset += 16 + length
+
+
+def _cut_off(cut_off: Callable[[str], None] | None, message: str) -> None:
+    if cut_off is None:
+        raise ValueError(message)
+    cut_off(message)
 
 
 def _read_up_to(read: Callable[[int], bytes], size: int) -> bytes:
@@ -291,8 +301,20 @@ def _decode_histogram(data: bytes) -> dict:
 def read_events(path) -> list[dict]:
     """Every Event in the event file at `path`, decoded (see `decode_event`), CRCs checked.
 
+    A file whose last record is cut off (its writer was killed, or is still writing) gives the
+    whole events before it, with a RuntimeWarning naming the file and the record's offset, as
+    TensorBoard reads such a file. A bad CRC is a ValueError.
+
     Example:
         >>> [event["step"] for event in read_events(path)][:2]
         [0, 1]
     """
-    return [decode_event(record) for record in read_records(path)]
+    cut_off_message = []
+    with open(path, "rb") as file:
+        events = [decode_event(record)
+                  for record in iter_records(file.read, str(path), cut_off_message.append)]
+    if cut_off_message:
+        warnings.warn(f"{cut_off_message[0]}; read_events returns the {len(events)} whole "
+                      f"events before it (a writer killed while writing, or still writing, "
+                      f"leaves a file so)", RuntimeWarning, stacklevel=2)
+    return events

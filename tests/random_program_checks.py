@@ -12,6 +12,14 @@ differences of `f` itself, along random directions V and U:
     jvp              jvp(f, (x, a), V)                        as forward, over both arguments
     grad_of_grad     grad(grad(f, wrt), wrt=(0, 1)), dy=V     <result, U> = D_U D_V f
     hessian          hessian(f, w) and hvp(f, w)              U' H V' = D_U' D_V' f
+    traced_primal    function(f_arrays) against f_arrays run by NumPy (below)
+
+f_arrays is f's body returning its scalar and some of its arrays (x among them). Traced, at
+the point and at points of special values (signed zeros, infinities, nan; a = 0.0 then -0.0),
+its results must be NumPy's: the same nan, inf and zeros with the same signs, other values
+within 1e-9; the argument x changed in place as NumPy changes it; no result sharing memory
+with x or another result where NumPy's does not; and writing into the results of one call must
+not change the next call's.
 
 A point is used only where f is smooth around it: f runs at every point the differences use
 under a line tracer (and with np.max recording which element it picked), and a point where
@@ -47,8 +55,8 @@ from autotrace.transforms.rules.core import RuleError
 
 from tests.random_programs import Program
 
-MODES = ("reverse", "forward", "traced", "traced_forward", "value_and_grad", "vjp", "jvp",
-         "grad_of_grad", "hessian")
+MODES = ("reverse", "forward", "traced", "traced_forward", "traced_primal", "value_and_grad",
+         "vjp", "jvp", "grad_of_grad", "hessian")
 REFUSALS = (TransformError, RuleError, ControlFlowError, TracerConversionError,
             UntraceableError, StateError)
 FIRST_STEP, SECOND_STEP = 1e-5, 2e-4   # central differences of first and second order
@@ -62,7 +70,9 @@ class NotSmooth(Exception):
 @dataclasses.dataclass
 class Outcome:
     mode: str
-    kind: str            # "pass", "wrong", "refusal", "internal", "skipped", "traced_limit"
+    kind: str            # "pass", "wrong", "refusal", "internal", "skipped", "traced_limit",
+                         # "shared_write_refused" (a write another name reads after: the
+                         # documented refusal, in a program written to have one)
     detail: str = ""
 
 
@@ -189,7 +199,10 @@ def dot(gradient, direction, wrt) -> float:
 
 # --- the modes -------------------------------------------------------------------------------
 
-TRACED_MODES = ("traced", "traced_forward")
+TRACED_MODES = ("traced", "traced_forward", "traced_primal")
+# Points of special values for traced_primal: each element of x from these, a from the last.
+SPECIAL_VALUES = (-0.0, 0.0, np.inf, -np.inf, np.nan, 1e-310, -2.5, 0.75)
+SPECIAL_SCALARS = (0.0, -0.0, np.inf, -1e-310)
 
 
 class Judge:
@@ -197,6 +210,7 @@ class Judge:
 
     def __init__(self, program: Program, module, point: Point, features: frozenset):
         self.program, self.f, self.point = program, module.f, point
+        self.module = module
         self.filename = module.__file__
         self.features = features
         self.outcomes = []
@@ -222,6 +236,10 @@ class Judge:
 
     def exception_outcome(self, mode: str, error: Exception) -> Outcome:
         text = f"{type(error).__name__}: {error}"
+        if (isinstance(error, TransformError) and self.filename in str(error)
+                and error.construct == "write into shared memory"
+                and "alias_read_after_write" in self.program.features):
+            return Outcome(mode, "shared_write_refused", text)
         if isinstance(error, REFUSALS) and self.filename in str(error):
             traced_limit = mode in TRACED_MODES and isinstance(error, ControlFlowError)
             return Outcome(mode, "traced_limit" if traced_limit else "refusal", text)
@@ -310,6 +328,64 @@ class Judge:
                                                           tangent=self.tangent(wrt))
         self.check_tangent(result, wrt, "function(forward)")
         return Outcome("traced_forward", "pass")
+
+    def mode_traced_primal(self):
+        traced = at.function(self.module.f_arrays)
+        points = [(self.point.x, self.point.a)]
+        rng = np.random.default_rng(self.program.seed + 1)
+        for a in SPECIAL_SCALARS:
+            points.append((rng.choice(SPECIAL_VALUES, size=4), a))
+        for x, a in points:
+            expected_x, actual_x = x.copy(), x.copy()
+            with np.errstate(all="ignore"):
+                try:
+                    expected = self.module.f_arrays(expected_x, a)
+                except (FloatingPointError, ValueError, OverflowError, ZeroDivisionError):
+                    continue
+                actual = traced(actual_x, a)
+            where = f"function(f_arrays) at x={x!r}, a={a!r}"
+            self.same_bits(actual, expected, where)
+            self.same_bits(actual_x, expected_x, f"{where}: x after the call")
+            self.same_sharing(actual, actual_x, expected, expected_x, where)
+            for result in actual:
+                if isinstance(result, np.ndarray) and result.flags.writeable:
+                    result[...] = 12345.0
+            with np.errstate(all="ignore"):
+                again = traced(x.copy(), a)
+            self.same_bits(again, expected, f"{where}, called again after writing into the "
+                                            f"first call's results")
+        return Outcome("traced_primal", "pass")
+
+    def same_bits(self, actual, expected, what: str) -> None:
+        """NumPy's special values exactly (nan, infinities, signed zeros), others to 1e-9."""
+        actual = actual if isinstance(actual, tuple) else (actual,)
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        if len(actual) != len(expected):
+            raise AssertionError(f"{what}: {len(actual)} results, NumPy {len(expected)}")
+        for index, (got, want) in enumerate(zip(actual, expected)):
+            got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+            finite = np.isfinite(want)
+            zero = want == 0.0
+            if (got.shape != want.shape
+                    or not np.array_equal(np.isnan(got), np.isnan(want))
+                    or not np.array_equal(got[np.isinf(want)], want[np.isinf(want)])
+                    or not np.array_equal(np.signbit(got[zero]), np.signbit(want[zero]))
+                    or not np.allclose(got[finite], want[finite], rtol=1e-9, atol=1e-300)):
+                raise AssertionError(f"{what}: result {index} is {got!r}, NumPy's {want!r}")
+
+    def same_sharing(self, actual, actual_x, expected, expected_x, what: str) -> None:
+        """No result shares memory with x or another result where NumPy's does not."""
+        def shares(first, second):
+            return (isinstance(first, np.ndarray) and isinstance(second, np.ndarray)
+                    and np.shares_memory(first, second))
+        for i, result in enumerate(actual):
+            if shares(result, actual_x) and not shares(expected[i], expected_x):
+                raise AssertionError(f"{what}: result {i} shares memory with x; NumPy's "
+                                     f"does not")
+            for j in range(i):
+                if shares(result, actual[j]) and not shares(expected[i], expected[j]):
+                    raise AssertionError(f"{what}: results {j} and {i} share memory; NumPy's "
+                                         f"do not")
 
     def mode_value_and_grad(self):
         wrt = self.program.wrt

@@ -49,6 +49,16 @@ FEATURES = frozenset({
     "concatenate_in_loop",  # np.concatenate in a loop (whose test or branches are traced)
     "name_scope",         # statements (ifs, loops, jumps, returns too) in
                           # `with autotrace.name_scope(...)`, nested as they fall
+    "views_written_after_use",  # w = u (or u[:], u[::-1], u.T, reshapes) read, then u or w
+                                # written (tests/random_program_memory.py)
+    "partial_view_writes",  # p = u[1:3]; p *= s: a write through a slice into u
+    "container_items_written",  # an array a list or dict holds, read through the item, then
+                                # written by its name or through the item
+    "alias_chosen_by_condition",  # w = u if <array condition> else v, then a write through w
+    "alias_read_after_write",  # both names read after a write through one (refused, naming
+                               # both lines: counted apart, as traced limits are)
+    "identity_operations",  # x + 0.0, x * 1.0, x ** 1, -(-x), np.arctan2(x, -1.0): folds must
+                            # keep NumPy's signed zeros (checked by the traced_primal mode)
     "checkpointed",       # a helper decorated with @autotrace.checkpoint (every third seed
                           # with helpers: chosen by the seed, so other programs stay the same)
 })
@@ -215,6 +225,8 @@ class ExpressionWriter:
             choices += ["helper"]
         if self.has("closures"):
             choices += ["scaler"]
+        if self.has("identity_operations"):
+            choices += ["identity"]
         kind = rng.choice(choices)
         a = lambda: self.array(scope, depth - 1)[0]  # noqa: E731
         s = lambda: self.scalar(scope, depth - 1)    # noqa: E731
@@ -255,6 +267,12 @@ class ExpressionWriter:
             self.use("reductions")
             value = a()
             return f"({value} - np.mean({value}))", True
+        if kind == "identity":
+            self.use("identity_operations")
+            form = rng.choice(["({} + 0.0)", "({} * 1.0)", "({} - 0.0)", "({} / 1.0)",
+                               "({} ** 1)", "(-(-{}))", "(0.0 + {})", "(1.0 * {})",
+                               "({} + (-0.0))", "np.arctan2({}, -1.0)"])
+            return form.format(a()), True
         if kind == "helper":
             self.use("helper_calls")
             name = rng.choice(self.helpers)

@@ -24,6 +24,7 @@ import random
 import re
 import sys
 
+from tests.random_program_memory import MemoryWriter
 from tests.random_program_parts import (CLASSES, DECORATORS, FACTORIES, FEATURES,
                                         IMPORTS, KNOWN_BROKEN, SIZE, ExpressionWriter,
                                         Program, Scope, enabled_features)
@@ -31,13 +32,17 @@ from tests.random_program_parts import (CLASSES, DECORATORS, FACTORIES, FEATURES
 __all__ = ["KNOWN_BROKEN", "FEATURES", "Program", "enabled_features", "write_program"]
 
 
+# f's results are written between these markers: its scalar, then the arrays f_arrays returns.
+_RESULT, _ARRAYS, _END = "\x00", "\x01", "\x02"
+_RESULT_MARKER = re.compile("\x00([^\x01]*)\x01([^\x02]*)\x02")
+
 # The statements that `with autotrace.name_scope(...)` may hold (not those that define
 # functions or classes, or build containers).
 _SCOPABLE = ("array", "scalar", "subscript", "augmented", "if", "for", "while_counter",
              "while_traced", "jump", "return")
 
 
-class Writer(ExpressionWriter):
+class Writer(MemoryWriter, ExpressionWriter):
     """Writes one program: statements, helpers and the function f."""
 
     def __init__(self, seed: int, features: frozenset):
@@ -141,6 +146,8 @@ class Writer(ExpressionWriter):
                 choices += ["alias"]
             if self.has("dict_constructor"):
                 choices += ["dict"]
+            if self.memory_kinds(scope):
+                choices += ["memory", "memory"]
         kind = rng.choice(choices)
         if kind in _SCOPABLE and self.in_name_scope():
             self.indent += 1
@@ -370,14 +377,17 @@ class Writer(ExpressionWriter):
         scope.owned.add(target)
 
     def result(self, scope: Scope) -> str:
-        """A scalar that depends on x, a and some of the variables (in a helper, an array)."""
+        """A scalar that depends on x, a and some of the variables (in a helper, an array).
+        In f it is written as a marker that f and f_arrays fill in differently (see
+        program)."""
         if scope.returns_array:
             return self.array(scope, 2)[0]
         arrays = self.rng.sample(scope.arrays, min(len(scope.arrays), 2))
         terms = [f"np.sum({name} ** 2)" if self.chance(0.5) else f"np.sum(np.sin({name}))"
                  for name in arrays]
         terms.append(f"np.sum(x) * {self.rng.choice(scope.scalars + ['a'])}")
-        return " + ".join(terms)
+        returned = list(dict.fromkeys(scope.arrays[-2:] + ["x"]))
+        return f"{_RESULT}{' + '.join(terms)}{_ARRAYS}{', '.join(returned)}{_END}"
 
     # --- functions -------------------------------------------------------------------------
 
@@ -422,7 +432,11 @@ class Writer(ExpressionWriter):
         if {"objects_built_inside", "super_call"} & self.used:
             parts.append(CLASSES)
         parts += ["\n\n" + helper for helper in helpers]
-        parts.append("\n\ndef f(x, a):\n" + "\n".join(self.lines) + "\n")
+        body = "\n".join(self.lines) + "\n"
+        parts.append("\n\ndef f(x, a):\n" + _RESULT_MARKER.sub(r"\1", body))
+        # The same body returning arrays too, for the traced_primal mode's comparison with
+        # NumPy (values, the argument after the call, which results share memory).
+        parts.append("\n\ndef f_arrays(x, a):\n" + _RESULT_MARKER.sub(r"(\1, \2)", body))
         return "".join(parts)
 
 

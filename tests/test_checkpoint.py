@@ -316,6 +316,20 @@ DAMAGED_FILES = {
     "index without counter": (
         lambda path: rewrite_index(path, lambda index: index.pop("save_counter")),
         "{path}.index.json is not a checkpoint index: it has no integer 'save_counter'"),
+    "counter true": (
+        lambda path: rewrite_index(path, lambda index: index.update(save_counter=True)),
+        "{path}.index.json is not a checkpoint index: it has no integer 'save_counter'"),
+    "negative counter": (
+        lambda path: rewrite_index(path, lambda index: index.update(save_counter=-3)),
+        "{path}.index.json is not a checkpoint index: its 'save_counter' is -3, but a count of "
+        "saves is never negative"),
+    "index nested too deeply": (  # json.loads raises RecursionError
+        lambda path: open(path + ".index.json", "w").write("[" * 100_000 + "]" * 100_000),
+        "{path}.index.json is not a checkpoint index: its JSON is nested too deeply to be read"),
+    "index naming a data file elsewhere": (
+        lambda path: rewrite_index(path, lambda index: index.update(data="../other-1.npz")),
+        "{path}.index.json is not a checkpoint index: its 'data' is '../other-1.npz'; the data "
+        "of ckpt-1 is 'ckpt-1.npz' or 'ckpt-1.b.npz'"),
     "data missing": (lambda path: os.remove(path + ".npz"),
                      "{path}.npz does not exist (the data of checkpoint {path}, indexed by "
                      "{path}.index.json)"),
@@ -404,6 +418,11 @@ def test_latest_checkpoint(tmp_path):
     (tmp_path / "checkpoint").write_text("{")
     with pytest.raises(CheckpointError, match="checkpoint is not a valid checkpoint state"):
         latest_checkpoint(tmp_path)
+    (tmp_path / "checkpoint").write_text("{\"a\": " * 100_000 + "}" * 100_000)
+    with pytest.raises(CheckpointError) as error:
+        latest_checkpoint(tmp_path)
+    assert str(error.value) == (f"{tmp_path}/checkpoint is not a valid checkpoint state file: "
+                                "its JSON is nested too deeply to be read")
 
 
 def test_save_counter_goes_on_after_restore(tmp_path):
@@ -537,6 +556,19 @@ def test_a_checkpoint_whose_files_link_out_of_the_directory_is_refused(tmp_path)
         "autotrace reads only checkpoints in the directory of their state file")
 
 
+def test_a_replacing_data_file_that_links_out_of_the_directory_is_refused(tmp_path):
+    directory = tmp_path / "runs"
+    Checkpoint(x=Variable(1.0)).save(directory / "ckpt")
+    elsewhere = Checkpoint(x=Variable(2.0)).save(tmp_path / "elsewhere")
+    os.symlink(elsewhere + ".npz", directory / "ckpt-1.b.npz")
+    rewrite_index(str(directory / "ckpt-1"), lambda index: index.update(data="ckpt-1.b.npz"))
+    with pytest.raises(CheckpointError) as error:
+        latest_checkpoint(directory)
+    assert str(error.value) == (
+        f"{directory}/ckpt-1.b.npz leads out of {directory} (to {elsewhere}.npz); "
+        "autotrace reads only checkpoints in the directory of their state file")
+
+
 def test_a_directory_that_is_a_link_is_fine(tmp_path):
     path = Checkpoint(x=Variable(2.0)).save(tmp_path / "real" / "ckpt")
     os.symlink(tmp_path / "real", tmp_path / "link")
@@ -547,10 +579,12 @@ def test_a_directory_that_is_a_link_is_fine(tmp_path):
 def test_a_save_removes_the_temporary_files_a_killed_save_left(tmp_path):
     ckpt = Checkpoint(x=Variable(1.0))
     ckpt.save(tmp_path / "ckpt")
-    left = [".ckpt-2.npz.0123456789ab.tmp", ".ckpt-2.index.json.ba9876543210.tmp"]
+    left = [".ckpt-2.npz.0123456789ab.tmp", ".ckpt-2.index.json.ba9876543210.tmp",
+            ".ckpt-1.b.npz.00000000ffff.tmp", ".checkpoint.0123456789ab.tmp"]
     kept = [".other-2.npz.0123456789ab.tmp",     # another prefix's
             ".ckpt-2.npz.tmp", "ckpt-2.npz.0123456789ab.tmp", ".ckpt-x.npz.0123456789ab.tmp",
-            ".ckpt-2.npz.0123456789ab.tmp.keep", "notes.tmp"]  # not names autotrace makes
+            ".ckpt-2.npz.0123456789ab.tmp.keep", ".checkpoint.tmp",
+            ".checkpoints.0123456789ab.tmp", "notes.tmp"]  # not names autotrace makes
     for name in left + kept:
         (tmp_path / name).write_bytes(b"partial")
     ckpt.save(tmp_path / "ckpt")

@@ -78,6 +78,17 @@ def test_csv_rows_are_typed_and_missing_values_take_their_defaults(tmp_path):
     assert [type(value) for value in rows[1]] == [np.float32, np.int64, np.str_, np.float64]
 
 
+def test_csv_numbers_take_signs_spaces_exponents_inf_and_nan_as_tensorflow(tmp_path):
+    path = _write(tmp_path / "numbers.csv",
+                  b" +7 ,1.,.5e1,inf,-Infinity,NaN,3.4e38\n-9223372036854775808,-0,1E-50,"
+                  b"-inf,INF,nan,-3.4028235e38\n")
+    rows = list(CSVDataset(path, [int, float, float, np.float32, float, float, np.float32]))
+    assert [row[:3] for row in rows] == [(7, 1.0, 5.0), (-2**63, 0.0, 1e-50)]
+    assert [row[3:5] for row in rows] == [(np.inf, -np.inf), (-np.inf, np.inf)]
+    assert all(np.isnan(row[5]) for row in rows)
+    assert rows[0][6] == np.float32(3.4e38) and rows[1][6] == -np.finfo(np.float32).max
+
+
 def test_csv_select_and_exclude_columns_and_other_delimiters(tmp_path):
     path = _write(tmp_path / "wide.csv", b"1;2;3;4\n5;6;7;8\n")
     assert list(CSVDataset(path, [0, 0.0], field_delim=";", select_cols=[1, 3])) == [
@@ -114,6 +125,29 @@ def test_csv_header_is_skipped_in_every_file_and_empty_lines_are_skipped(tmp_pat
      "{path}, line 1: column 1 is '2.5', not a int64"),
     (b"1,\"open\n", [0, ""], {},
      "{path}, line 1: unexpected end of data"),
+    # What Python's int and float take but a CSV reader of TensorFlow refuses.
+    (b"2,1_000\n", [0, 0], {}, "{path}, line 1: column 1 is '1_000', not a int64"),
+    (b"2,1_0.5\n", [0, 0.0], {}, "{path}, line 1: column 1 is '1_0.5', not a float64"),
+    ("2\n\u0663\n".encode(), [0], {},                     # ARABIC-INDIC DIGIT THREE
+     "{path}, line 2: column 0 is '\u0663', not a int64"),
+    ("\uff11.5\n".encode(), [np.float32], {},              # FULLWIDTH DIGIT ONE
+     "{path}, line 1: column 0 is '\uff11.5', not a float32"),
+    ("1.5\u2003\n".encode(), [0.0], {},                    # EM SPACE after the number
+     "{path}, line 1: column 0 is '1.5\\u2003', not a float64"),  # repr escapes it
+    (b"1e39\n", [np.float32], {},
+     "{path}, line 1: column 0 is '1e39', beyond the largest float32 (3.4028235e+38); write "
+     "inf for an infinite value"),
+    (b"-4e38\n", [np.float32(0)], {},
+     "{path}, line 1: column 0 is '-4e38', beyond the largest float32 (3.4028235e+38); write "
+     "inf for an infinite value"),
+    (b"1e400\n", [float], {},
+     "{path}, line 1: column 0 is '1e400', beyond the largest float64 "
+     "(1.7976931348623157e+308); write inf for an infinite value"),
+    (b"9223372036854775808\n", [int], {},
+     "{path}, line 1: column 0 is '9223372036854775808', out of the range of int64 "
+     "(-9223372036854775808 to 9223372036854775807)"),
+    (b"300\n", [np.int8(0)], {},
+     "{path}, line 1: column 0 is '300', out of the range of int8 (-128 to 127)"),
 ])
 def test_csv_errors_name_the_file_and_line(tmp_path, content, defaults, options, message):
     path = _write(tmp_path / "bad.csv", content)
@@ -229,6 +263,25 @@ def test_tfrecord_corruption_names_the_file_and_the_record_offset(tmp_path):
         with pytest.raises(ValueError) as raised:
             next(iterator)
         assert str(raised.value) == f"{path}: {message}"
+
+
+def test_a_file_cut_off_at_any_byte_of_its_last_record_gives_the_whole_records_first(
+        tmp_path):
+    # What a writer killed while writing leaves: records at bytes 0 and 21, the third at 43.
+    whole = _tfrecords(b"first", b"second", b"third!")
+    assert len(whole) == 43 + 16 + 6
+    for end in range(44, len(whole)):
+        path = _write(tmp_path / "cut.tfrecord", whole[:end])
+        given = []
+        with pytest.raises(ValueError) as raised:
+            for record in TFRecordDataset(path):
+                given.append(record)
+        assert given == [b"first", b"second"]
+        cut = (f"its header needs 12 bytes, the file ends {end - 43} bytes after the record's "
+               "start" if end < 43 + 12 else
+               f"it holds 6 bytes of data, the file ends {end - 55} bytes after its header")
+        assert str(raised.value) == (f"{path}: the record at byte 43 is cut off: {cut}; the "
+                                     "file is truncated")
 
 
 def test_a_crafted_huge_length_is_a_cut_off_record_not_a_huge_read(tmp_path):

@@ -158,7 +158,7 @@ def test_an_error_in_a_worker_keeps_its_traceback_and_names_the_input_element(tm
     assert raised.value.__notes__ == [
         f"(in Dataset.interleave, reading the dataset of input element {names[1]!r})"]
     frames = [frame.name for frame in traceback.extract_tb(raised.value.__traceback__)]
-    assert frames[-1] == "lines" and "_read_chunk" in frames   # raised in lines(), in a worker
+    assert frames[-1] == "lines" and "_read" in frames   # raised in lines(), in a worker
 
 
 def test_a_corrupt_file_among_parallel_reads_names_itself_after_the_records_before_it(tmp_path):

@@ -41,6 +41,7 @@ def summary(tally: dict, programs: int, rejected: collections.Counter, seconds: 
             f"smooth), {runs} runs in {seconds:.0f} s: {kinds['pass']} pass, "
             f"{kinds['wrong']} wrong, {kinds['internal']} internal errors, "
             f"{kinds['refusal']} refusals, {kinds['traced_limit']} traced limits, "
+            f"{kinds['shared_write_refused']} writes into shared memory refused as documented, "
             f"{kinds['skipped']} skipped as known broken "
             f"({', '.join(f'{reason} {count}' for reason, count in sorted(skipped.items()))}) | "
             f"passed per mode: {per_mode} | known broken, left out: "

@@ -130,6 +130,37 @@ def test_a_corrupt_file_is_an_error(tmp_path):
         summary.read_events(writer.path)
 
 
+def test_a_file_cut_off_inside_its_last_record_gives_the_whole_events_and_warns(tmp_path):
+    # A writer killed while writing its last event: TensorBoard shows the events before it.
+    with summary.create_file_writer(tmp_path) as writer:
+        for step in range(3):
+            writer.scalar("loss", 0.5 * step, step=step)
+    whole = open(writer.path, "rb").read()
+    events = summary.read_events(writer.path)
+    assert [event["step"] for event in events] == [0, 0, 1, 2]
+    # The last record: 12 bytes of header, its event's bytes, a 4-byte CRC.
+    last_event = event_file.encode_event(events[-1]["wall_time"], 2, values=[
+        event_file.scalar_value("loss", 1.0)])
+    start = len(whole) - (12 + len(last_event) + 4)
+    assert whole[start + 12:-4] == last_event
+    cut_path = tmp_path / "cut.tfevents"
+    for end in range(start + 1, len(whole)):
+        cut_path.write_bytes(whole[:end])
+        if end - start < 12:
+            cut = (f"its header needs 12 bytes, the file ends {end - start} bytes after the "
+                   "record's start")
+        else:
+            cut = (f"it holds {len(last_event)} bytes of data, the file ends "
+                   f"{end - start - 12} bytes after its header")
+        with pytest.warns(RuntimeWarning) as warned:
+            assert summary.read_events(cut_path) == events[:-1]
+        assert [str(warning.message) for warning in warned] == [
+            f"{cut_path}: the record at byte {start} is cut off: {cut}; the file is truncated; "
+            "read_events returns the 3 whole events before it (a writer killed while writing, "
+            "or still writing, leaves a file so)"]
+        assert warned[0].filename == __file__  # the caller's line
+
+
 def test_steps_span_int64_negative_ones_included_as_in_tensorflow(tmp_path):
     writer = summary.create_file_writer(tmp_path)
     steps = [-2**63, -5, 0, 2**63 - 1, np.uint64(2**63 - 1), np.int64(-1)]

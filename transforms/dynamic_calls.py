@@ -17,6 +17,8 @@ import sys
 import weakref
 
 import autotrace.runtime.derivatives.structure as structure
+from autotrace.runtime.derivatives.built_objects import (is_namedtuple_replace,
+                                                         replace_namedtuple_call)
 from autotrace.runtime.state import current_sink, holds_state
 from autotrace.runtime.recompute import recompute_from
 from autotrace.runtime.scopes import gradient_scope, name_scope
@@ -138,6 +140,9 @@ def unbind_method(func, args, wrt):
         func = custom_caller(func)
     elif isinstance(func, functools.partial):  # its function, with the bound arguments
         func = partial_caller(func)
+    if is_namedtuple_replace(func):  # derived as autotrace's twin of it, its object first
+        return replace_namedtuple_call, (func.__self__,) + tuple(args), tuple(
+            w + 1 if isinstance(w, int) else w for w in wrt)
     if inspect.ismethod(func):
         args = (func.__self__,) + tuple(args)
         wrt = tuple(w + 1 if isinstance(w, int) else w for w in wrt)

@@ -44,7 +44,7 @@ from autotrace.transforms.naming import Namer, names_in
 from autotrace.transforms.nested import lift_nested_functions
 from autotrace.transforms.segments import bind_checkpointed_calls, segment_loops
 from autotrace.transforms.objects import (FieldsOf, check_constructions, explicit_super,
-                                          objects_built, parse_fields_function)
+                                          objects_built, parse_fields_function, replace_calls)
 from autotrace.transforms.parsing import parse_function, resolve
 from autotrace.transforms.partials import check_partials, partial_caller
 from autotrace.transforms.templates import name
@@ -276,6 +276,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool,
 
     follow_writes(function, namespace, context.helper, shared_writes, location, called,
                   numpy_name)
+    replace_calls(function, namespace, context.import_value)  # dataclasses.replace(p, ...)
     specialize_calls(function, namespace, resolve, namer)  # calls of f(*args, **kwargs)
     segment_loops(function, checkpoint_every, location, namer, context.helper)
     debug_source("segments", function)

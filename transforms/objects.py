@@ -31,7 +31,8 @@ import weakref
 
 import gast
 
-from autotrace.runtime.derivatives.built_objects import build_object
+from autotrace.runtime.derivatives.built_objects import build_object, replaced_dataclass
+from autotrace.runtime.derivatives.objects import generated_dataclass_init
 from autotrace.transforms.parsing import parse_function, resolve
 from autotrace.transforms.templates import name
 from autotrace.transforms.varargs import calls_written_out
@@ -88,7 +89,7 @@ def objects_built(function: gast.FunctionDef, namespace: dict, import_value) -> 
         cls = resolve(node.func, namespace)
         if not _builds_by_fields(cls):
             continue
-        if _generated_dataclass_init(cls):
+        if generated_dataclass_init(cls):
             fields = _dataclass_arguments(cls, node)
             if fields is None:
                 continue  # a call Python would refuse: left to raise as it does
@@ -99,6 +100,21 @@ def objects_built(function: gast.FunctionDef, namespace: dict, import_value) -> 
         node.args = [node.func, fields]
         node.keywords = []
         node.func = name(import_value("build_object", build_object))
+
+
+def replace_calls(function: gast.FunctionDef, namespace: dict, import_value) -> None:
+    """Write each call `dataclasses.replace(p, w=v)` in `function` as
+    `replaced_dataclass(p, {'w': v})`, which autotrace differentiates (Python's own passes a
+    dict it changes on as `**changes`; see runtime/derivatives/built_objects.py).
+    import_value(hint, value): the name generated code reads `value` by."""
+    for node in calls_written_out(function):
+        if resolve(node.func, namespace) is not dataclasses.replace or len(node.args) != 1:
+            continue  # (another number of positional arguments: Python refuses it)
+        changes = gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in node.keywords],
+                            values=[k.value for k in node.keywords])
+        node.func = name(import_value("replaced_dataclass", replaced_dataclass))
+        node.args = [node.args[0], changes]
+        node.keywords = []
 
 
 def check_constructions(body: list, namespace: dict, location, activity, is_constant) -> None:
@@ -139,7 +155,7 @@ def unsupported_construction(cls) -> str | None:
                "library, or with its __init__); use a dict, or a class of your own"
     if _builds_by_fields(cls):
         return None
-    if _generated_dataclass_init(cls) and hasattr(cls, "__post_init__"):
+    if generated_dataclass_init(cls) and hasattr(cls, "__post_init__"):
         return "autotrace does not differentiate __post_init__; write an __init__ that " \
                "computes the fields instead"
     if cls.__new__ is not object.__new__ or type(cls).__call__ is not type.__call__:
@@ -174,20 +190,9 @@ def _builds_by_fields(cls) -> bool:
         return False
     if not cls.__dictoffset__ and not dataclasses.is_dataclass(cls):
         return False
-    if _generated_dataclass_init(cls):
+    if generated_dataclass_init(cls):
         return not hasattr(cls, "__post_init__")
     return inspect.isfunction(cls.__init__)
-
-
-def _generated_dataclass_init(cls) -> bool:
-    """A dataclass whose __init__ the decorator wrote (it has no source to read)."""
-    if not dataclasses.is_dataclass(cls) or not inspect.isfunction(cls.__init__):
-        return False
-    try:
-        inspect.getsourcelines(cls.__init__.__code__)
-    except (OSError, TypeError):
-        return True
-    return cls.__init__.__code__.co_filename == "<string>"
 
 
 def _dataclass_arguments(cls, call):
@@ -282,7 +287,7 @@ def _base_init_as_items(function, own: str, cls, namespace: dict, location,
             if call.args or call.keywords:
                 kept.append(statement)  # object.__init__ refuses arguments: let it raise
             continue
-        if not _builds_by_fields(base) or _generated_dataclass_init(base) \
+        if not _builds_by_fields(base) or generated_dataclass_init(base) \
                 or cls.__mro__[cls.__mro__.index(base):] != base.__mro__:
             raise location.error(
                 statement, f"autotrace cannot differentiate building a {cls.__name__} here: "

@@ -99,18 +99,18 @@ def accumulate_attribute(gradient, attribute: str, value, owner=None):
     the object's gradient stays as it is. Where it is a method of `owner` (`owner.method`
     read to be called; of `super()`, a method of its object), `value` is a gradient of
     `owner` itself."""
+    if value is None and not _is_namedtuple(gradient):
+        return gradient
+    held = getattr(owner, attribute) if owner is not None else None
+    # (A method first: one of an object that holds Variables holds them too, through its
+    # self, but its gradient is the object's own; a namedtuple's `_replace` is one.)
+    if value is not None and isinstance(held, types.MethodType) and (
+            held.__self__ is owner or isinstance(owner, super)
+            and held.__self__ is owner.__self__):
+        return add(gradient, value)
     if _is_namedtuple(gradient):
         return gradient._replace(**{attribute: add(getattr(gradient, attribute), value)})
-    if value is None:
-        return gradient
     if owner is not None:
-        held = getattr(owner, attribute)
-        # (A method first: one of an object that holds Variables holds them too, through
-        # its self, but its gradient is the object's own.)
-        if isinstance(held, types.MethodType) and (
-                held.__self__ is owner or isinstance(owner, super)
-                and held.__self__ is owner.__self__):
-            return add(gradient, value)
         if holds_state(held) and not is_dataclass_instance(gradient):
             deposit(held, value)
             return gradient

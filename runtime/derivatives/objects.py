@@ -41,6 +41,17 @@ def is_plain_object(value) -> bool:
                 or is_dataclass_instance(value) or isinstance(value, ObjectGradient))
 
 
+def generated_dataclass_init(cls) -> bool:
+    """A dataclass whose __init__ the decorator wrote (it has no source to read)."""
+    if not dataclasses.is_dataclass(cls) or not inspect.isfunction(cls.__init__):
+        return False
+    try:
+        inspect.getsourcelines(cls.__init__.__code__)
+    except (OSError, TypeError):
+        return True
+    return cls.__init__.__code__.co_filename == "<string>"
+
+
 def field_names(cls) -> tuple:
     return tuple(field.name for field in dataclasses.fields(cls))
 

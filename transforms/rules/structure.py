@@ -22,15 +22,18 @@ from autotrace.runtime.derivatives.structure import (accumulate, add, cast_like,
                                                      zeros_like)
 from autotrace.runtime.derivatives.adjoint_ops import unbroadcast
 from autotrace.runtime.derivatives.built_objects import (build_object, field_gradients,
-                                                         object_gradient)
+                                                         object_gradient,
+                                                         replaced_dataclass_fields,
+                                                         replaced_namedtuple_fields)
 from autotrace.runtime.random import draw
 from autotrace.runtime.recompute import recompute_from
 from autotrace.transforms.inplace import refuse_shared_write
 from autotrace.transforms.rules.core import adjoint, constant, d
 
 # shape_only's result is read for its shape alone (transforms/cleanup.py); refuse_shared_write
-# checks a value and gives nothing.
-constant(zeros_like, ones_like, dict_keys, draw, shape_only, sort_order, refuse_shared_write)
+# checks a value and gives nothing; the replaced_*_fields give the names of fields.
+constant(zeros_like, ones_like, dict_keys, draw, shape_only, sort_order, refuse_shared_write,
+         replaced_dataclass_fields, replaced_namedtuple_fields)
 
 
 @adjoint(seed)
