@@ -181,8 +181,9 @@ def TFRecordDataset(filenames, compression_type: str | None = None, buffer_size=
     A file is a sequence of records, each a uint64 length, the masked CRC-32C of the length,
     the data and the masked CRC-32C of the data (autotrace.summary's event files are such
     files: `autotrace.summary.read_events` decodes their records). A bad CRC or a record cut
-    off is an error naming the file and the byte offset of the record. TFRecordWriter writes
-    such files, plain or compressed.
+    off is an error naming the file and the byte offset of the record, raised after every
+    whole record before it (a file whose writer was killed gives those it wrote whole).
+    TFRecordWriter writes such files, plain or compressed.
 
     Example:
         >>> [len(record) for record in TFRecordDataset(writer.path)]

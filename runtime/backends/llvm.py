@@ -11,10 +11,15 @@
   the floating-point control register (MXCSR) as they find it.
 - Object code is cached under `$AUTOTRACE_CACHE_DIR` or `~/.cache/autotrace/kernels`, one file
   per module, named by a sha256 of everything that decides the machine code: the IR, the CPU
-  name and features, the llvmlite and LLVM versions and `KERNEL_FORMAT`. A file is written
-  whole to a temporary name and then renamed, so a reader never sees half of one; it starts
-  with a checksum of its object code, and a file whose checksum does not match (or that cannot
-  be read) is compiled again and rewritten, never loaded.
+  name and features, the llvmlite and LLVM versions and `KERNEL_FORMAT`. A file starts with a
+  header naming its format, its cache key, the llvmlite and LLVM versions and `KERNEL_FORMAT`
+  that made it and the length of its code, then a sha256 of the header and the code. It is
+  written whole to a temporary name, synced, read back and checked, and only then renamed, so
+  a reader never sees half of one. A file that cannot be read, whose header is not exactly
+  what this process would write for that key (another format, version or key: a file of an
+  earlier autotrace whose checksum covered its code alone, say), whose checksum does not
+  match, or whose code LLVM refuses or lacks a function, is compiled again and rewritten,
+  never called: damaged object code handed to LLVM aborts the process, every run.
 - glibc's vector math library (libmvec) gives tanh, exp, log, sin, ... on 2, 4 or 8 doubles at
   once, under the names of the x86 vector function ABI (`_ZGVeN8v_tanh`: AVX-512, 8 lanes).
   `vector_math` says whether this process has one; without libmvec (musl, macOS) callers use
@@ -44,7 +49,7 @@ import numpy as np
 # conventions, the layout of arguments), so that old cache files are not loaded.
 KERNEL_FORMAT = 1
 
-_CACHE_MAGIC = b"autotrace-kernel-object 1\n"
+_CACHE_MAGIC = b"autotrace-kernel-object 2\n"
 # Engines stay alive as long as the process: compiled functions' addresses point into them.
 _engines: list = []
 # Cache file path -> {function name: address}, for modules already loaded in this process.
@@ -192,12 +197,17 @@ def compile_module(ir: str, names: list[str]) -> dict[str, int]:
         addresses = _loaded.get(path)
         if addresses is None or not set(names) <= set(addresses):
             start = time.perf_counter()
-            code = read_cached_object(path)
-            kind = "load_ms"
-            if code is None:
+            code, kind, addresses = read_cached_object(path), "load_ms", None
+            if code is not None:
+                try:
+                    addresses = _load_object(code, names)
+                except RuntimeError:  # refused by LLVM, or without a function it should have
+                    addresses = None
+            if addresses is None:
                 code, kind = _compile_object(ir), "compile_ms"
                 write_cached_object(path, code)
-            addresses = _loaded[path] = _load_object(code, names)
+                addresses = _load_object(code, names)
+            _loaded[path] = addresses
             _timings[kind].append(1e3 * (time.perf_counter() - start))
     return {name: addresses[name] for name in names}
 
@@ -253,30 +263,60 @@ def _load_object(code: bytes, names: list[str]) -> dict[str, int]:
     return addresses
 
 
+def _cache_header(key: str, code: bytes) -> bytes:
+    """What a cache file holding `code` for the module of cache key `key` says before its
+    checksum: the format, the key, what compiled it, the code's length (one line each)."""
+    import llvmlite
+    llvm_version = ".".join(map(str, _llvm().llvm_version_info))
+    return (_CACHE_MAGIC + f"key {key}\nllvmlite {llvmlite.__version__} llvm {llvm_version} "
+            f"format {KERNEL_FORMAT}\nbytes {len(code)}\n".encode())
+
+
+def _cache_checksum(header: bytes, code: bytes) -> bytes:
+    return b"sha256 " + hashlib.sha256(header + code).hexdigest().encode() + b"\n"
+
+
+def _cached_code(data: bytes, key: str) -> bytes | None:
+    """The code in the cache file contents `data` for cache key `key`, or None unless its
+    header is the one this process writes for `key` and its checksum matches."""
+    lines = data.split(b"\n", 5)
+    if len(lines) < 6:
+        return None
+    code = lines[5]
+    header = _cache_header(key, code)
+    if data != header + _cache_checksum(header, code) + code:
+        return None
+    return code
+
+
 def read_cached_object(path: Path) -> bytes | None:
-    """The object code cached at `path`, or None if there is none or it fails its checksum."""
+    """The object code cached at `path` (named `<cache key>.o`), or None if there is none, or
+    it was written for another key, format or compiler, or it fails its checksum."""
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    header_size = len(_CACHE_MAGIC) + 64 + 1
-    if not data.startswith(_CACHE_MAGIC) or len(data) <= header_size:
-        return None
-    checksum = data[len(_CACHE_MAGIC):header_size - 1].decode("ascii", "replace")
-    code = data[header_size:]
-    return code if hashlib.sha256(code).hexdigest() == checksum else None
+    return _cached_code(data, path.stem)
 
 
 def write_cached_object(path: Path, code: bytes) -> None:
-    """Write `code` with its checksum to `path` atomically; a cache that cannot be written
-    (a read-only home) only costs compiling again next time."""
-    data = _CACHE_MAGIC + hashlib.sha256(code).hexdigest().encode() + b"\n" + code
+    """Write `code` with its header and checksum to `path` (named `<cache key>.o`)
+    atomically, after reading the file written back and checking it; a cache that cannot be
+    written (a read-only home) only costs compiling again next time."""
+    header = _cache_header(path.stem, code)
+    data = header + _cache_checksum(header, code) + code
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as file:
                 file.write(data)
+                file.flush()
+                os.fsync(file.fileno())
+            # What is on the disk, not what was meant to be: a file system that loses or
+            # changes bytes must not leave a file that later runs would trust.
+            if _cached_code(Path(temporary).read_bytes(), path.stem) != code:
+                raise OSError(f"{temporary} read back differs from what was written")
             os.replace(temporary, path)
         except BaseException:
             os.unlink(temporary)
