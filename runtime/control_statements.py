@@ -24,6 +24,7 @@ import numpy as np
 from autotrace.runtime.control_branches import and_, if_exp, if_stmt, not_, or_
 from autotrace.runtime.control_loops import TracedRange, for_stmt, range_, while_stmt
 from autotrace.runtime.control_variables import Undefined, _error
+from .ops_index import checked_out
 from autotrace.runtime.stacks import SavedValues
 from autotrace.runtime.tracer import Tracer, TracerConversionError, set_item as _set_array_item
 
@@ -93,7 +94,8 @@ def python_test(value, *, where: str, reason: str, iterable: bool = False):
 # What converted code calls, by the names transforms/control_flow.py gives them.
 HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "if_exp": if_exp,
            "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
-           "set_item": set_item, "python_test": python_test, "SavedValues": SavedValues}
+           "set_item": set_item, "python_test": python_test, "SavedValues": SavedValues,
+           "checked_out": checked_out}
 
 # NumPy functions that cannot see traced values in a list, and builtins that compare Python
 # values: converted code calls these instead.

@@ -14,6 +14,8 @@ has a data-dependent shape and cannot be traced.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -298,3 +300,35 @@ def set_item(target, index, value):
         return setitem(target, index, value)
     target[index] = value
     return target
+
+
+# --- writing into out= --------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def out_position(function) -> int | None:
+    """Where NumPy's `function` (a ufunc, or a function with a signature) takes `out` among its
+    positional arguments (`np.multiply(a, b, out)`, `np.clip(a, lo, hi, out)`), else None."""
+    if isinstance(function, np.ufunc):  # ufunc(x1, ..., xn, out): one output only
+        return function.nin if function.nout == 1 else None
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a signature
+        return None
+    for position, parameter in enumerate(parameters):
+        if parameter.kind not in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            return None
+        if parameter.name == "out":
+            return position
+    return None
+
+
+def checked_out(value, out, function_name: str):
+    """`value`, the result of NumPy's `function_name` called with an `out` argument, checked
+    before generated code writes it into `out` (`out[...] = checked_out(value, out, ...)`,
+    transforms/out_arguments.py): NumPy's error where its dtype does not cast to out's by the
+    rule out= follows ("same_kind": no float into an integer array)."""
+    value_dtype = value.dtype if hasattr(value, "dtype") else np.result_type(value)
+    if not np.can_cast(value_dtype, out.dtype, casting="same_kind"):
+        raise TypeError(f"Cannot cast ufunc {function_name!r} output from {value_dtype!r} to "
+                        f"{out.dtype!r} with casting rule 'same_kind'")
+    return value

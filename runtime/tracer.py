@@ -53,6 +53,7 @@ from autotrace.runtime.ops import LITERAL_TYPES, UntraceableError, numpy_functio
 from autotrace.runtime.ops_elementwise import apply_ufunc, astype
 from autotrace.runtime.ops_index import (  # noqa: F401 - set_item, imported from here too
     add_at, getitem, set_item, setitem)
+from .ops_index import out_position
 from autotrace.runtime.scopes import current as current_scope
 from autotrace.runtime.state import StateCell, capturing
 from autotrace.runtime.trees import (  # noqa: F401 - the tree helpers, imported from here too
@@ -302,7 +303,10 @@ class Tracer:
         args, kwargs = read_cells(args), read_cells(kwargs)
         if func is np.real and args[0] is self and not np.iscomplexobj(self):
             return self  # as NumPy's: the same array, so writes into it change self
+        out, args, kwargs = _take_out(func, args, kwargs)
         result = binding(*args, **kwargs)
+        if out is not None:  # np.clip(a, lo, hi, out): the result written into out
+            return _write_out(f"np.{func.__name__}(..., out={{}})", out, result)
         function_view(func, result, args, kwargs)
         return result
 
@@ -393,6 +397,28 @@ def _add_at(target, index, value) -> None:
             "autotrace cannot trace numpy.add.at into a concrete array with a traced value: "
             "make the array from a traced one (np.zeros_like(x, shape=...))")
     write_value(target, add_at(target, index, value), "np.add.at({}, ...)")
+
+
+def _take_out(func, args: tuple, kwargs: dict):
+    """(out, args, kwargs) for a call of NumPy's `func`, with its `out` argument, given by
+    keyword or by position, taken out of args and kwargs (None where there is none)."""
+    if kwargs.get("out") is not None:
+        kwargs = dict(kwargs)
+        return kwargs.pop("out"), args, kwargs
+    position = out_position(func)
+    if position is None or len(args) <= position or args[position] is None:
+        return None, args, kwargs
+    return args[position], args[:position] + args[position + 1:], kwargs
+
+
+def _write_out(operation: str, out, result):
+    """`result` written into `out` (a traced array, or a tuple of one), which is returned."""
+    target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    if not isinstance(target, Tracer):
+        raise TracerConversionError(_VALUE_MESSAGE.format(what="a NumPy array (out=)"))
+    refuse_change_of_argument(target, operation)
+    _write(target, result, operation, "output array is read-only")
+    return target
 
 
 def _write(tracer: Tracer, value, operation: str, read_only_message: str) -> None:

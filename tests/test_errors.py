@@ -609,21 +609,20 @@ def test_an_integer_argument_differentiated_with_respect_to_is_refused():
 
 # --- Writes autotrace does not follow --------------------------------------------------------
 
-def sine_into_out(x):
+def sine_into_out_inside_a_sum(x):
     out = np.empty(3)
-    np.sin(x, out=out)
-    return np.sum(out)
+    return np.sum(np.sin(x, out=out))
 
 
-def doubles_argument_into_itself(x):
-    np.multiply(x, 2.0, out=x)
-    return np.sum(x)
+def doubles_into_a_list_item(x):
+    rows = [x * 1.0]
+    np.multiply(x, 2.0, rows[0])
+    return np.sum(rows[0])
 
 
-def clips_into_out(x):
+def clips_into_out_inside_a_product(x):
     y = np.empty(3)
-    x.clip(0.0, 1.0, out=y)
-    return np.sum(y)
+    return np.sum(x.clip(0.0, 1.0, out=y) * x)
 
 
 def sorts_in_place(x):
@@ -633,15 +632,19 @@ def sorts_in_place(x):
 
 
 OUT_AND_IN_PLACE_METHODS = [
-    (sine_into_out, "np.sin(x, out=out)", "out=",
-     "autotrace cannot differentiate a call that writes its result into its out= argument "
-     "(np.sin(x, out=out)); assign the result instead: out = np.sin(x)"),
-    (doubles_argument_into_itself, "out=x", "out=",
-     "autotrace cannot differentiate a call that writes its result into its out= argument "
-     "(np.multiply(x, 2.0, out=x)); assign the result instead: x = np.multiply(x, 2.0)"),
-    (clips_into_out, "out=y", "out=",
-     "autotrace cannot differentiate a call that writes its result into its out= argument "
-     "(x.clip(0.0, 1.0, out=y)); assign the result instead: y = x.clip(0.0, 1.0)"),
+    (sine_into_out_inside_a_sum, "np.sin(x, out=out)", "out=",
+     "autotrace follows a call's out argument only where the call is a statement of its own, "
+     "or the whole value of an assignment or return, and out is a variable "
+     "(np.sin(x, out=out)); write it as a statement of its own: out[...] = np.sin(x)"),
+    (doubles_into_a_list_item, "2.0, rows[0])", "out=",
+     "autotrace follows a call's out argument only where the call is a statement of its own, "
+     "or the whole value of an assignment or return, and out is a variable "
+     "(np.multiply(x, 2.0, rows[0])); write it as a statement of its own: "
+     "rows[0][...] = np.multiply(x, 2.0)"),
+    (clips_into_out_inside_a_product, "out=y", "out=",
+     "autotrace follows a call's out argument only where the call is a statement of its own, "
+     "or the whole value of an assignment or return, and out is a variable "
+     "(x.clip(0.0, 1.0, out=y)); write it as a statement of its own: y[...] = x.clip(0.0, 1.0)"),
     (sorts_in_place, "A.sort()", ".sort",
      "autotrace cannot differentiate .sort(), which changes 'A' in place; compute a new value "
      "instead (for an array, e.g. A = np.sort(A); for a list, build a new list)"),

@@ -24,6 +24,7 @@ from autotrace.runtime.derivatives import built_objects, items, objects, sequenc
 from autotrace.runtime.derivatives import tangent_ops
 from autotrace.runtime.derivatives.adjoint_products import einsum_adjoint_cross
 from autotrace.runtime.derivatives.structure import zeros_like
+from autotrace.runtime.ops_index import checked_out
 from autotrace.runtime.recompute import recompute_from
 from tests.rule_table import TABLE, Entry, away_from_zero, normal
 from tests.test_rules import parameter_of
@@ -100,6 +101,7 @@ STRUCTURE_TABLE = [
     E("match_for_caller", structure.match_for_caller,
       lambda rng: (np.float64(rng.standard_normal()), 1.5), wrt=(0,)),
     E("recompute_from", recompute_from, normal((3,), (3,)), wrt=(0,)),
+    E("checked_out", checked_out, _with(_n(3), np.zeros(3), "multiply"), wrt=(0,)),
     E("build_object", built_objects.build_object, _with(lambda rng: _Holder, _fields), wrt=(1,),
       align=_attributes, note="an object's attributes against finite differences"),
     E("field_gradients", built_objects.field_gradients,

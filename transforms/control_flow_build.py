@@ -20,6 +20,7 @@ from autotrace.transforms.control_flow import _USER, ControlFlowConverter
 from autotrace.transforms.control_flow_calls import HELPER_NAMES, helper
 from autotrace.transforms.naming import Namer, names_in
 from autotrace.transforms.parsing import namespace_of, parse_function, resolve
+from .out_arguments import rewrite_out_arguments
 from autotrace.transforms.templates import name
 
 
@@ -47,6 +48,9 @@ def convert(function, helpers: dict):
     if tree is None or not _has_control_flow(tree):
         return original
     code = original.__code__
+    # np.sin(x, out=y) as y[...] = np.sin(x): a write that converted code makes traced where y
+    # is an array made here (set_item), as it does y[i] = v.
+    rewrite_out_arguments(tree, namespace_of(original), helper("checked_out"))
     for node in gast.walk(tree):
         setattr(node, _USER, True)
     namer = Namer(names_in(tree))

@@ -38,6 +38,8 @@ from autotrace.transforms.dict_methods import rewrite_dict_methods
 from autotrace.transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
 from autotrace.transforms.exits import exits_to_flags
 from autotrace.transforms.inplace import check_writes, follow_writes, refuse_shared_write
+from .out_arguments import rewrite_out_arguments
+from ..runtime.ops_index import checked_out
 from autotrace.transforms.list_methods import rewrite_list_methods
 from autotrace.transforms.live_names import LiveNamespace
 from autotrace.transforms.naming import Namer, names_in
@@ -68,6 +70,7 @@ HELPERS = {
     "dict_items": items.dict_items,
     "dict_keys": items.dict_keys, "dict_values": items.dict_values,
     "astype": items.astype, "item": items.item, "snapshot": structure.snapshot,
+    "checked_out": checked_out,
     "shallow_copy": items.shallow_copy,
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
     "like_container": structure.like_container, "deposit": deposit,
@@ -256,7 +259,6 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool,
     # followed (its caller would not see them, and does not read them afterwards).
     called = (session.called or bool(session.namespaces)) and getattr(
         parsed.function, "__code__", None) not in session.checked_callees
-    shared_writes = check_writes(function, location, parsed.namespace, session.checked_callees)
     parameters = _parameter_names(function.args)
     keyword = seed_keyword(parsed.function, keyword)
     wrt_names = resolve_wrt(wrt, parameters, location.name)
@@ -273,6 +275,9 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool,
         numpy_name = namer.fresh("np")
         namespace[numpy_name] = np
     context = Context(session, namer, namespace, location, numpy_name)
+    # np.sin(x, out=y): y[...] = checked_out(np.sin(x), y, 'sin'), a write followed as others
+    rewrite_out_arguments(function, parsed.namespace, context.helper("checked_out"))
+    shared_writes = check_writes(function, location, parsed.namespace, session.checked_callees)
 
     follow_writes(function, namespace, context.helper, shared_writes, location, called,
                   numpy_name)

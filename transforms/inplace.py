@@ -4,7 +4,8 @@ autotrace follows values: `A[i] = v` gives A a new value, and `A += v` is read a
 NumPy also writes through other names, and a gradient taken as if those writes changed
 nothing would be wrong. So:
 
-- `out=` in a call of NumPy's (or of an array's method) is refused: assign the result instead;
+- `out` in a call of NumPy's (or `out=` of an array's method) is the write into it it is
+  (transforms/out_arguments.py); where the call is inside an expression, it is refused;
 - methods that change an array, list or dict in place (`A.sort()`, `A.fill(0)`, ...) and the
   NumPy functions that write into an argument (`np.copyto`, `np.put`, `np.multiply.at`, ...)
   are refused, saying what to write instead;
@@ -24,6 +25,7 @@ from autotrace.transforms.argument_writes import (arguments_written_in_place, wr
                                                   writes_into_arguments)
 from autotrace.transforms.errors import Location, TransformError
 from autotrace.transforms.naming import SCOPES, walk_scope
+from .out_arguments import out_argument
 from autotrace.transforms.parsing import MISSING, resolve
 
 # Methods that change their object in place (those of lists that the transforms follow,
@@ -148,13 +150,13 @@ def _refuse_writes_into_arguments(function, location) -> None:
 def _check_call(call, location, namespace, variables) -> None:
     func = call.func
     method_of_value = isinstance(func, gast.Attribute) and resolve(func, namespace) is MISSING
-    out = next((k for k in call.keywords if k.arg == "out"), None)
-    if out is not None and (method_of_value or numpy_name(func, namespace) is not None):
-        plain = gast.Call(func=func, args=call.args,
-                          keywords=[k for k in call.keywords if k.arg != "out"])
+    found = out_argument(call, namespace)
+    if found is not None:  # one that transforms/out_arguments.py could not rewrite
+        out, plain = found
         raise location.error(
-            call, f"autotrace cannot differentiate a call that writes its result into its out= "
-            f"argument ({_text(call)}); assign the result instead: {_text(out.value)} = "
+            call, f"autotrace follows a call's out argument only where the call is a statement "
+            f"of its own, or the whole value of an assignment or return, and out is a "
+            f"variable ({_text(call)}); write it as a statement of its own: {_text(out)}[...] = "
             f"{_text(plain)}", "out=")
     if (method_of_value and func.attr in IN_PLACE_METHODS and isinstance(func.value, gast.Name)
             and func.value.id in variables and func.value.id not in ("self", "cls")):

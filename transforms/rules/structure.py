@@ -26,6 +26,7 @@ from autotrace.runtime.derivatives.built_objects import (build_object, field_gra
                                                          replaced_dataclass_fields,
                                                          replaced_namedtuple_fields)
 from autotrace.runtime.random import draw
+from ...runtime.ops_index import checked_out
 from autotrace.runtime.recompute import recompute_from
 from autotrace.transforms.inplace import refuse_shared_write
 from autotrace.transforms.rules.core import adjoint, constant, d
@@ -172,6 +173,11 @@ def _astype(y, value, dtype):
 @adjoint(cast_like)
 def _cast_like(y, gradient, value):
     d[gradient] = cast_like(d[y], gradient)
+
+
+@adjoint(checked_out)
+def _checked_out(y, value, out, function_name):
+    d[value] = d[y]
 
 
 @adjoint(item)

@@ -28,6 +28,7 @@ from autotrace.runtime.derivatives.structure import (accumulate, add, cast_like,
 from autotrace.runtime.derivatives.tangent_ops import (extremum_tangent, iteration_tangent,
                                                        seed_tangent)
 from autotrace.runtime.recompute import recompute_from
+from ...runtime.ops_index import checked_out
 from autotrace.transforms.rules.core import adjoint, d, tangent
 
 
@@ -181,6 +182,11 @@ def _astype(y, value, dtype):
 @tangent(cast_like)
 def _cast_like(y, gradient, value):
     d[y] = cast_like(d[gradient], value)
+
+
+@tangent(checked_out)
+def _checked_out(y, value, out, function_name):
+    d[y] = d[value]
 
 
 @tangent(item)

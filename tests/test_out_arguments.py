@@ -1,0 +1,105 @@
+"""A NumPy call's `out`, given by keyword or by position, is the write into it that it is, in
+every mode: eager reverse, forward, traced, and traced derivatives. Gradients are checked
+against central differences, values against NumPy's."""
+import numpy as np
+import pytest
+
+import autotrace
+from tests.numeric import central_difference
+
+X = np.array([0.2, 0.7, -0.3])
+
+
+def tripled_positionally(x):
+    y = x * 1.0
+    np.multiply(y, 3.0, y)
+    return np.sum(y * x)
+
+
+def tripled_by_keyword(x):
+    y = x * 1.0
+    np.multiply(y, 3.0, out=y)
+    return np.sum(y * x)
+
+
+def clipped_positionally(x):
+    y = x * 1.0
+    np.clip(y, 0.0, 0.5, y)
+    return np.sum(y * x)
+
+
+def clipped_by_keyword_of_a_method(x):
+    y = x * 1.0
+    y.clip(0.0, 0.5, out=y)
+    return np.sum(y * x)
+
+
+def sine_into_a_buffer_and_its_name(x):
+    buffer = np.zeros(3)
+    same = np.sin(x, out=buffer)
+    return np.sum(same * buffer * x)
+
+
+def tanh_returned_through_out(x):
+    y = np.empty_like(x)
+    return np.tanh(x * 2.0, out=(y,))
+
+
+def tanh_returned_through_out_summed(x):
+    return np.sum(tanh_returned_through_out(x) * x)
+
+
+def rows_summed_into_a_row(x):
+    total = np.zeros(3)
+    np.sum(np.outer(x, x), 0, None, total)
+    return np.sum(total * total)
+
+
+SCALAR_FUNCTIONS = [tripled_positionally, tripled_by_keyword, clipped_positionally,
+                    clipped_by_keyword_of_a_method, sine_into_a_buffer_and_its_name,
+                    tanh_returned_through_out_summed, rows_summed_into_a_row]
+
+
+def test_the_hand_example():
+    # y = 3x, so sum(y * x) = 3 sum(x ** 2), whose gradient is 6x.
+    np.testing.assert_allclose(autotrace.grad(tripled_positionally)(X), 6.0 * X)
+
+
+@pytest.mark.parametrize("function", SCALAR_FUNCTIONS, ids=lambda f: f.__name__)
+def test_out_is_followed_in_every_mode(function):
+    expected = central_difference(function, X)
+    np.testing.assert_allclose(autotrace.function(function)(X), function(X), rtol=1e-14)
+    np.testing.assert_allclose(autotrace.grad(function)(X), expected, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(function))(X), expected,
+                               rtol=1e-6, atol=1e-9)
+    direction = np.array([1.0, -0.5, 2.0])
+    slope = np.sum(expected * direction)
+    np.testing.assert_allclose(autotrace.forward(function)(X, tangent=direction)[1], slope,
+                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(
+        autotrace.function(autotrace.forward(function))(X, tangent=direction)[1], slope,
+        rtol=1e-6, atol=1e-9)
+
+
+def test_a_result_returned_through_out_is_the_out_array():
+    np.testing.assert_allclose(autotrace.function(tanh_returned_through_out)(X), np.tanh(2 * X))
+    jacobian = autotrace.jacobian(tanh_returned_through_out)(X)
+    np.testing.assert_allclose(jacobian, np.diag(2.0 / np.cosh(2 * X) ** 2), rtol=1e-12)
+
+
+def scales_integers_in_place(x):
+    counts = np.arange(3)
+    np.multiply(counts, x, counts)
+    return np.sum(counts * x)
+
+
+def test_out_keeps_numpys_casting_rule_in_every_mode():
+    with pytest.raises(TypeError) as eager:
+        scales_integers_in_place(X)
+    message = ("Cannot cast ufunc 'multiply' output from dtype('float64') to dtype('int64') "
+               "with casting rule 'same_kind'")
+    assert str(eager.value) == message
+    for derivative in (autotrace.grad, autotrace.forward, autotrace.function):
+        with pytest.raises(TypeError) as raised:
+            derivative(scales_integers_in_place)(X)
+        assert str(raised.value).startswith(message)
