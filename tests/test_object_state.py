@@ -252,6 +252,34 @@ def list_attribute(x):
     return np.sum(buffer.items[0])
 
 
+class Running:
+    def __init__(self):
+        self.mean = 0.0
+
+    def __call__(self, v):
+        self.mean = 0.9 * self.mean + 0.1 * v  # write: Running
+
+
+GLOBAL_ACCUMULATOR = Accumulator()
+GLOBAL_RUNNING = Running()
+
+
+def on_a_global_object(x):
+    GLOBAL_ACCUMULATOR.add(x * 2.0)  # call: on_a_global_object
+    return np.sum(GLOBAL_ACCUMULATOR.total)
+
+
+def callable_object(x):
+    running = Running()
+    running(x)  # call: callable_object
+    return np.sum(running.mean)
+
+
+def global_callable_object(x):
+    GLOBAL_RUNNING(x)  # call: global_callable_object
+    return np.sum(GLOBAL_RUNNING.mean)
+
+
 def carried_in(accumulator, x):
     accumulator.add(x * 2.0)  # call: carried_in
     return np.sum(accumulator.total)
@@ -272,6 +300,12 @@ STATE_WRITES = [
      "write: store"),
     (list_attribute, "call: list_attribute", "Buffer.keep", "self.items.append(...)",
      "write: keep"),
+    (on_a_global_object, "call: on_a_global_object", "Accumulator.add", "self.total = ...",
+     "write: add"),
+    (callable_object, "call: callable_object", "Running.__call__", "self.mean = ...",
+     "write: Running"),
+    (global_callable_object, "call: global_callable_object", "Running.__call__",
+     "self.mean = ...", "write: Running"),
 ]
 
 

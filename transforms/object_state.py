@@ -46,7 +46,8 @@ def check_state_writes(callee, varied: tuple, filename: str, line: int) -> None:
         return
     found = state_write(function, _varied_parameters(function, bound, varied), bound)
     if found is not None:
-        raise TransformError(_message(callee, *found), filename, line, "change of an attribute")
+        raise TransformError(_message(function, *found), filename, line,
+                             "change of an attribute")
 
 
 def refuse_state_writes(location, node, function, bound, varied: tuple) -> None:
@@ -57,9 +58,9 @@ def refuse_state_writes(location, node, function, bound, varied: tuple) -> None:
         raise location.error(node, _message(function, *found), "change of an attribute")
 
 
-def _message(callee, parameter: str, what: str, filename: str, line: int) -> str:
-    label = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", "the callee")
-    return (f"autotrace cannot differentiate this call of {label}: it changes an attribute of "
+def _message(function, parameter: str, what: str, filename: str, line: int) -> str:
+    return (f"autotrace cannot differentiate this call of {function.__qualname__}: it changes "
+            f"an attribute of "
             f"{parameter!r} ({what}, {filename}, line {line}) to a value that carries "
             "gradient, and autotrace follows what a call returns, not what it changes in the "
             "objects it is given, so that gradient would be lost; return the new value (or a "
