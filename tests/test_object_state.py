@@ -1,16 +1,19 @@
 """The state of objects in differentiated code: objects replaced field by field
-(`dataclasses.replace`, a namedtuple's `_replace`). Each is checked against central
-differences in every mode (grad, value_and_grad, vjp, the traced gradient, forward mode, jvp
-and the gradient of the gradient)."""
+(`dataclasses.replace`, a namedtuple's `_replace`), and methods or functions that change the
+attributes of an object. Each is checked against central differences in every mode (grad,
+value_and_grad, vjp, the traced gradient, forward mode, jvp and the gradient of the gradient),
+or refused at the user's line: never a zero gradient."""
 import collections
 import dataclasses
 import inspect
 import os
+import re
 
 import numpy as np
 import pytest
 
 import autotrace
+from autotrace import TransformError
 from tests.numeric import central_difference
 
 THIS_FILE = os.path.abspath(__file__)
@@ -147,3 +150,250 @@ def test_replace_keeps_pythons_errors_and_refuses_post_init():
         autotrace.grad(post_init)(1.0)
     assert f"{THIS_FILE}, line {inspect.getsourcelines(Checked)[1]}" in str(error.value)
 
+
+# 2. Methods and functions that change an object's attributes to values that carry gradient
+#    (the gradient through them was silently 0 in every mode): refused at the call's line,
+#    naming the write; in every mode, whether or not the object carries gradient itself.
+
+class Accumulator:
+    def __init__(self, total=0.0):
+        self.total = total
+        self.calls = 0
+
+    def add(self, v):
+        self.total = self.total + v  # write: add
+
+    def add_in_place(self, v):
+        self.total += v  # write: add_in_place
+
+    def add_through(self, v):
+        self.record(v * 2.0)
+
+    def record(self, v):
+        self.total = v + self.total  # write: record
+
+    def count(self, v):
+        self.calls += 1  # (no gradient: allowed)
+        return v
+
+    def added(self, v):
+        return Accumulator(self.total + v)  # (a new object, returned)
+
+    def add_and_return_self(self, v):
+        self.total = self.total + v  # write: add_and_return_self
+        return self
+
+
+class Buffer:
+    def __init__(self, n):
+        self.values = np.zeros(n)
+        self.items = []
+
+    def store(self, i, v):
+        self.values[i] = v  # write: store
+
+    def keep(self, v):
+        self.items.append(v)  # write: keep
+
+
+def bump(accumulator, v):
+    accumulator.total = accumulator.total + v  # write: bump
+
+
+def summed(x):
+    accumulator = Accumulator()
+    for i in range(3):
+        accumulator.add(x * i)  # call: summed
+    return np.sum(accumulator.total)
+
+
+def summed_in_place(x):
+    accumulator = Accumulator()
+    for i in range(3):
+        accumulator.add_in_place(x * i)  # call: summed_in_place
+    return np.sum(accumulator.total)
+
+
+def result_unused(x):
+    accumulator = Accumulator()
+    ignored = accumulator.add(x * 2.0)  # noqa: F841 (call: result_unused)
+    return np.sum(accumulator.total)
+
+
+def through_a_helper(x):
+    accumulator = Accumulator()
+    bump(accumulator, x * 3.0)  # call: through_a_helper
+    return np.sum(accumulator.total)
+
+
+def through_another_method(x):
+    accumulator = Accumulator()
+    accumulator.add_through(x)  # call: through_another_method
+    return np.sum(accumulator.total)
+
+
+def two_objects(x):
+    first, second = Accumulator(), Accumulator()
+    second.add(x * 2.0)  # call: two_objects
+    first.add(second.total)
+    return np.sum(first.total * second.total)
+
+
+def array_attribute(x):
+    buffer = Buffer(3)
+    for i in range(3):
+        buffer.store(i, x[i] * x[0])  # call: array_attribute
+    return np.sum(buffer.values)
+
+
+def list_attribute(x):
+    buffer = Buffer(3)
+    buffer.keep(x * 2.0)  # call: list_attribute
+    return np.sum(buffer.items[0])
+
+
+class Running:
+    def __init__(self):
+        self.mean = 0.0
+
+    def __call__(self, v):
+        self.mean = 0.9 * self.mean + 0.1 * v  # write: Running
+
+
+GLOBAL_ACCUMULATOR = Accumulator()
+GLOBAL_RUNNING = Running()
+
+
+def on_a_global_object(x):
+    GLOBAL_ACCUMULATOR.add(x * 2.0)  # call: on_a_global_object
+    return np.sum(GLOBAL_ACCUMULATOR.total)
+
+
+def callable_object(x):
+    running = Running()
+    running(x)  # call: callable_object
+    return np.sum(running.mean)
+
+
+def global_callable_object(x):
+    GLOBAL_RUNNING(x)  # call: global_callable_object
+    return np.sum(GLOBAL_RUNNING.mean)
+
+
+def carried_in(accumulator, x):
+    accumulator.add(x * 2.0)  # call: carried_in
+    return np.sum(accumulator.total)
+
+
+STATE_WRITES = [
+    (summed, "call: summed", "Accumulator.add", "self.total = ...", "write: add"),
+    (summed_in_place, "call: summed_in_place", "Accumulator.add_in_place", "self.total += ...",
+     "write: add_in_place"),
+    (result_unused, "call: result_unused", "Accumulator.add", "self.total = ...",
+     "write: add"),
+    (through_a_helper, "call: through_a_helper", "bump", "accumulator.total = ...",
+     "write: bump"),
+    (through_another_method, "call: through_another_method", "Accumulator.add_through",
+     "self.total = ...", "write: record"),
+    (two_objects, "call: two_objects", "Accumulator.add", "self.total = ...", "write: add"),
+    (array_attribute, "call: array_attribute", "Buffer.store", "self.values[i] = ...",
+     "write: store"),
+    (list_attribute, "call: list_attribute", "Buffer.keep", "self.items.append(...)",
+     "write: keep"),
+    (on_a_global_object, "call: on_a_global_object", "Accumulator.add", "self.total = ...",
+     "write: add"),
+    (callable_object, "call: callable_object", "Running.__call__", "self.mean = ...",
+     "write: Running"),
+    (global_callable_object, "call: global_callable_object", "Running.__call__",
+     "self.mean = ...", "write: Running"),
+]
+
+
+def every_mode(f, *args):
+    """Each mode's derivative of f at args, not yet run."""
+    direction = tuple(np.ones_like(a) for a in args)
+    wrt = len(args) - 1
+
+    def directional(*point):
+        return np.sum(autotrace.grad(f, wrt=wrt)(*point))
+    return {
+        "grad": lambda: autotrace.grad(f, wrt=wrt)(*args),
+        "value_and_grad": lambda: autotrace.value_and_grad(f, wrt=wrt)(*args),
+        "vjp": lambda: autotrace.vjp(f, *args)[1](1.0),
+        "traced grad": lambda: autotrace.function(autotrace.grad(f, wrt=wrt))(*args),
+        "forward": lambda: autotrace.forward(f, wrt=wrt)(*args),
+        "jvp": lambda: autotrace.jvp(f, args, direction),
+        "grad of grad": lambda: autotrace.grad(directional, wrt=wrt)(*args),
+    }
+
+
+@pytest.mark.parametrize("f, call, callee, write, write_marker", STATE_WRITES,
+                         ids=[case[0].__name__ for case in STATE_WRITES])
+def test_a_call_that_changes_an_attribute_to_a_value_with_gradient_is_refused(
+        f, call, callee, write, write_marker):
+    for mode, run in every_mode(f, X).items():
+        with pytest.raises(TransformError) as caught:
+            run()
+        error = caught.value
+        assert (os.path.abspath(error.filename), error.lineno) == (THIS_FILE, line_of(call)), \
+            mode
+        assert f"cannot differentiate this call of {callee}: it changes an attribute of " \
+               in error.message, mode
+        assert f"({write}, {THIS_FILE}, line {line_of(write_marker)}) to a value that " \
+               "carries gradient" in error.message, mode
+        assert "return the new value (or a new object) from the function instead" in \
+            error.message
+
+
+def test_an_object_passed_in_changed_by_its_method_is_refused():
+    for mode, run in every_mode(carried_in, Accumulator(), X).items():
+        with pytest.raises(TransformError) as caught:
+            run()
+        assert caught.value.lineno == line_of("call: carried_in"), mode
+        # (vjp differentiates the object too: the refusal of a method called for its effect
+        # on an object that carries gradient)
+        assert re.search("cannot differentiate (this call of Accumulator.add: it changes "
+                         "an attribute|a call of the method 'add' whose result is unused)",
+                         caught.value.message), mode
+
+
+def returning_self(x):
+    accumulator = Accumulator()
+    accumulator = accumulator.add_and_return_self(x).add_and_return_self(x * 2.0)
+    return np.sum(accumulator.total)
+
+
+def test_a_method_that_changes_its_object_and_returns_it_is_refused():
+    # Its result carries gradient, so the method is differentiated, and its attribute
+    # assignment refused at its line.
+    for mode, run in every_mode(returning_self, X).items():
+        with pytest.raises(TransformError, match=r"cannot differentiate assignment to "
+                                                 r"an attribute \(self\.total = ") as caught:
+            run()
+        assert (os.path.abspath(caught.value.filename), caught.value.lineno) == (
+            THIS_FILE, line_of("write: add_and_return_self")), mode
+
+
+def test_calls_that_change_no_attribute_to_a_value_with_gradient_are_followed():
+    def counted(x):
+        accumulator = Accumulator()
+        accumulator.count(x)  # changes calls, a number no gradient reaches
+        accumulator.count(x * 2.0)
+        return np.sum(2.0 * x * x) + accumulator.calls
+
+    def functional(x):
+        accumulator = Accumulator()
+        for i in range(3):
+            accumulator = accumulator.added(x * i)
+        return np.sum(accumulator.total * x)
+
+    def method_returning_self(x):
+        # A new object with the new total (the method the refusal asks for).
+        first = Accumulator().added(x)
+        return np.sum(first.added(x * 2.0).added(np.sin(x)).total ** 2)
+
+    # d/dx sum(2x * x) = 4x; d/dx sum((0 + x + 2x) x) = 6x.
+    np.testing.assert_allclose(autotrace.grad(counted)(X), 4.0 * X)
+    np.testing.assert_allclose(autotrace.grad(functional)(X), 6.0 * X)
+    for f in (counted, functional, method_returning_self):
+        check_every_mode(f)

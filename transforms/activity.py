@@ -99,10 +99,17 @@ def active_names(body, wrt: set, is_constant_call, reads_state=None) -> set:
     (implicit mode), also those that depend on a call it says may read Variables; put STATE
     in `wrt` then."""
     edges, returned = flows(body, is_constant_call, reads_state)
+    return _depending(edges, wrt) & _closure(returned, edges)
+
+
+def varied_names(body, wrt: set, is_constant_call, reads_state=None) -> set:
+    """Names that depend on `wrt`, whether or not the returned value depends on them."""
+    return _depending(flows(body, is_constant_call, reads_state)[0], wrt)
+
+
+def _depending(edges: dict, wrt: set) -> set:
     forward_edges: dict[str, set] = {}
     for target, sources in edges.items():
         for source in sources:
             forward_edges.setdefault(source, set()).add(target)
-    depends_on_wrt = _closure(set(wrt), forward_edges)
-    reaches_output = _closure(returned, edges)
-    return depends_on_wrt & reaches_output
+    return _closure(set(wrt), forward_edges)

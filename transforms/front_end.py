@@ -28,7 +28,7 @@ from autotrace.transforms import cleanup
 from autotrace.runtime.recompute import recompute_from
 from autotrace.runtime.scopes import gradient_scope
 from autotrace.runtime.state import deposit, holds_state, state_as_of, state_version
-from autotrace.transforms.activity import STATE, active_names
+from autotrace.transforms.activity import STATE, active_names, varied_names
 from autotrace.transforms.anf import normalize
 from autotrace.transforms.calls import CustomGradient, classify
 from autotrace.transforms.checks import check_supported
@@ -45,6 +45,7 @@ from autotrace.transforms.live_names import LiveNamespace
 from autotrace.transforms.naming import Namer, names_in
 from autotrace.transforms.nested import lift_nested_functions
 from autotrace.transforms.segments import bind_checkpointed_calls, segment_loops
+from autotrace.transforms.object_state import check_calls, check_state_writes
 from autotrace.transforms.objects import (FieldsOf, check_constructions, explicit_super,
                                           objects_built, parse_fields_function, replace_calls)
 from autotrace.transforms.parsing import parse_function, resolve
@@ -75,7 +76,8 @@ HELPERS = {
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
     "like_container": structure.like_container, "deposit": deposit,
     "state_version": state_version, "state_as_of": state_as_of,
-    "refuse_shared_write": refuse_shared_write, "gradient_scope": gradient_scope,
+    "refuse_shared_write": refuse_shared_write,
+    "check_state_writes": check_state_writes, "gradient_scope": gradient_scope,
     "recompute_from": recompute_from,
 }
 
@@ -326,6 +328,8 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool,
     def activity(constant):
         return active_names(body + returned, seeds, constant, reads_state)
     check_constructions(body + returned, namespace, location, activity, is_constant)
+    check_calls(body, location, varied_names(body + returned, seeds, is_constant), active,
+                lambda func: classify(func, namespace), context.helper)
     check_partials(body + returned, location, namespace, activity, is_constant)
     return Prepared(function, location, parameters, wrt_names, keyword, namer, namespace,
                     context, body, result, local_names, active, return_node, state_names,

@@ -1,0 +1,317 @@
+"""Changes a called function makes to the attributes of the objects it is given.
+
+An object's attributes are memory, as an array's elements are: `acc.add(x)`, where `add` does
+`self.total = self.total + v`, changes what `acc.total` reads afterwards. autotrace follows
+values, and a call's derivative is that of its result: a change made through an object the
+function called on or passed (its `self`, or another argument) reaches neither. Where such a
+change stores a value that carries gradient, the gradient through it would be silently lost,
+so the call is refused at the user's line, naming the write in the function called.
+
+`refuse_state_writes` does this for a call autotrace can name before running (a function of
+the module); generated code calls `check_state_writes` before a call it resolves only when it
+runs (a method of an object the function holds), with the callee then known. Both read the
+callee's source with `state_write`, following calls it makes with values that carry gradient a
+few calls deep. (A call whose result carries gradient has the callee itself differentiated,
+and its transform refuses the attribute assignment: transforms/checks.py.)
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+import sys
+import weakref
+
+import gast
+
+from autotrace.transforms.argument_writes import CONTAINER_WRITES, parameter_names, write_text
+from autotrace.transforms.errors import TransformError
+from autotrace.transforms.naming import walk_scope
+from autotrace.transforms.parsing import MISSING, parse_function, resolve
+from autotrace.transforms.rules.core import constant
+
+# Functions called are read for what they change this many calls deep.
+_DEEPEST_CALLS = 3
+# Packages whose functions are not read: NumPy's and autotrace's (whose objects, Modules and
+# Variables, hand their gradients on as they are), and the standard library's.
+_NOT_READ = {"numpy", "cupy", "autotrace"}
+
+
+def check_state_writes(callee, varied: tuple, filename: str, line: int) -> None:
+    """Raise TransformError at `filename`, `line` where calling `callee` changes an attribute
+    of an object it is given to a value that carries gradient. Generated code calls it before
+    a call resolved only when it runs. varied: which of the call's arguments carry gradient
+    (positions, keywords, and "<object>" for the object whose method `callee` is)."""
+    function, bound = _function_called(callee)
+    if function is None:
+        return
+    found = state_write(function, _varied_parameters(function, bound, varied), bound)
+    if found is not None:
+        raise TransformError(_message(function, *found), filename, line,
+                             "change of an attribute")
+
+
+def refuse_state_writes(location, node, function, bound, varied: tuple) -> None:
+    """check_state_writes for the call `node` of the Python function `function`, known before
+    running (bound: the object it is a method of, or None); raise at the call's line."""
+    found = state_write(function, _varied_parameters(function, bound, varied), bound)
+    if found is not None:
+        raise location.error(node, _message(function, *found), "change of an attribute")
+
+
+def _message(function, parameter: str, what: str, filename: str, line: int) -> str:
+    return (f"autotrace cannot differentiate this call of {function.__qualname__}: it changes "
+            f"an attribute of "
+            f"{parameter!r} ({what}, {filename}, line {line}) to a value that carries "
+            "gradient, and autotrace follows what a call returns, not what it changes in the "
+            "objects it is given, so that gradient would be lost; return the new value (or a "
+            "new object) from the function instead, and assign it")
+
+
+def _function_called(callee):
+    """(the Python function a call of `callee` runs, the object it is a method of, or None),
+    or (None, None) where autotrace does not read it."""
+    bound = None
+    if inspect.ismethod(callee):
+        callee, bound = callee.__func__, callee.__self__
+    elif not inspect.isfunction(callee) and not isinstance(callee, type):
+        method = getattr(type(callee), "__call__", None)
+        if inspect.isfunction(method):  # an object with __call__: that method
+            callee, bound = method, callee
+    if not inspect.isfunction(callee):
+        return None, None
+    package = (getattr(callee, "__module__", None) or "").split(".")[0]
+    if package in _NOT_READ or package in sys.stdlib_module_names:
+        return None, None
+    return callee, bound
+
+
+def _varied_parameters(function, bound, varied: tuple) -> set:
+    """The parameters of `function` given the call's arguments named in `varied`."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return set()
+    positional = [p.name for p in parameters if p.kind in (
+        inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    names = {p.name for p in parameters}
+    out = set()
+    if bound is not None and positional and "<object>" in varied:
+        out.add(positional[0])
+    offset = 1 if bound is not None else 0
+    for which in varied:
+        if isinstance(which, int):
+            if which + offset < len(positional):
+                out.add(positional[which + offset])
+        elif which in names:
+            out.add(which)
+    return out
+
+
+# What state_write found, per function read: (parameters varied, class of its object) ->
+# the write or None. (Generated code asks on every call.)
+_found: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def state_write(function, varied: set, bound=None, depth: int = 0):
+    """(parameter, the write, file, line) for the first attribute of a parameter of the
+    Python `function` that it sets to a value depending on the parameters `varied` (or that a
+    function it calls sets so), or None. bound: the object `function` is a method of (its
+    first parameter), where known, to find the methods it calls on it."""
+    if not varied or depth > _DEEPEST_CALLS:
+        return None
+    known = _found.setdefault(function, {})
+    key = (frozenset(varied), type(bound), depth)
+    if key not in known:
+        known[key] = _state_write(function, varied, bound, depth)
+    return known[key]
+
+
+def _state_write(function, varied: set, bound, depth: int):
+    try:
+        parsed = parse_function(function)
+    except Exception:  # noqa: BLE001 - no source: nothing known, as for any other call
+        return None
+    node, location = parsed.node, parsed.location
+    parameters = parameter_names(node)
+    nodes = [n for statement in node.body for n in walk_scope(statement)]
+    varied = _depending(nodes, set(varied))
+    for write in nodes:
+        found = _attribute_write(write, parameters, varied)
+        if found is not None:
+            parameter, text = found
+            return parameter, text, location.filename, location.line_of(write)
+    for call in nodes:
+        if not isinstance(call, gast.Call):
+            continue
+        given = [a for a in call.args if _reads(a) & varied]
+        keywords = tuple(k.arg for k in call.keywords if _reads(k.value) & varied)
+        positions = tuple(i for i, a in enumerate(call.args) if _reads(a) & varied)
+        on_object = isinstance(call.func, gast.Attribute) and bool(_reads(call.func.value)
+                                                                   & varied)
+        if not (given or keywords or on_object):
+            continue
+        callee, owner = _callee(call.func, parsed.namespace, parameters, bound)
+        if callee is None:
+            continue
+        inner = _varied_parameters(callee, owner, positions + keywords + (
+            ("<object>",) if on_object else ()))
+        found = state_write(callee, inner, owner, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _depending(nodes, varied: set) -> set:
+    """`varied` and the names of `nodes` whose values depend on them (to a fixed point)."""
+    assignments = [n for n in nodes if isinstance(n, (gast.Assign, gast.AugAssign,
+                                                      gast.AnnAssign, gast.For))]
+    changed = True
+    while changed:
+        changed = False
+        for assignment in assignments:
+            value = assignment.iter if isinstance(assignment, gast.For) else assignment.value
+            if value is None or not _reads(value) & varied:
+                continue
+            targets = assignment.targets if isinstance(assignment, gast.Assign) else [
+                assignment.target]
+            for target in targets:
+                for name in gast.walk(target):
+                    if isinstance(name, gast.Name) and name.id not in varied:
+                        varied.add(name.id)
+                        changed = True
+    return varied
+
+
+def _attribute_write(node, parameters: list, varied: set):
+    """(parameter, text) where `node` sets an attribute of a parameter (or an item or list
+    method of one) to a value depending on `varied`, else None."""
+    if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+        value = node.value
+        targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+        if value is None or not _reads(value) & varied:
+            return None
+        for target in targets:
+            for part in gast.walk(target):
+                owner = _attribute_owner(part, parameters)
+                if owner is not None:
+                    return owner, _write_text(node)
+        return None
+    if isinstance(node, gast.Call):
+        arguments = node.args + [k.value for k in node.keywords]
+        if not any(_reads(a) & varied for a in arguments):
+            return None
+        func = node.func
+        if isinstance(func, gast.Attribute) and func.attr in CONTAINER_WRITES:
+            owner = _attribute_owner(func.value, parameters)
+            if owner is not None:
+                return owner, f"{_text(func)}(...)"
+        if isinstance(func, gast.Name) and func.id == "setattr" and node.args and isinstance(
+                node.args[0], gast.Name) and node.args[0].id in parameters:
+            return node.args[0].id, f"{_text(node)}"
+    return None
+
+
+def _attribute_owner(node, parameters: list):
+    """The parameter `p` where `node` is `p.a` (or `p.a.b`, `p.a[i].b`), else None."""
+    if not isinstance(node, gast.Attribute):
+        return None
+    base = node.value
+    while isinstance(base, (gast.Attribute, gast.Subscript)):
+        base = base.value
+    return base.id if isinstance(base, gast.Name) and base.id in parameters else None
+
+
+def _write_text(node) -> str:
+    if isinstance(node, gast.AnnAssign):
+        return f"{_text(node.target)} = ..."
+    return write_text(node)
+
+
+def _callee(func, namespace: dict, parameters: list, bound):
+    """(the Python function a call of `func` in a function read by `state_write` runs, the
+    object it is a method of or None), or (None, None) where that is not known: a method of
+    the known object `bound` (the function's first parameter), or a function of the module."""
+    if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and parameters \
+            and func.value.id == parameters[0] and bound is not None:
+        method = inspect.getattr_static(type(bound), func.attr, MISSING)
+        if inspect.isfunction(method):
+            return _function_called(getattr(bound, func.attr))
+        return None, None
+    if isinstance(func, gast.Name) and func.id in parameters:
+        return None, None
+    value = resolve(func, namespace)
+    if value is MISSING:
+        return None, None
+    return _function_called(value)
+
+
+def _reads(node) -> set:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)}
+
+
+def _text(node) -> str:
+    from autotrace.transforms.codegen import to_source
+    return to_source(node).strip()
+
+
+# It checks, and gives nothing: no gradient passes through it.
+constant(check_state_writes)
+
+
+def check_calls(body: list, location, varied: set, active: set, classify, helper) -> None:
+    """Refuse each call in `body` (A-normal form) of a function known before running that
+    changes an attribute of an object it is given to a value that carries gradient, and put
+    a `check_state_writes` before each call resolved only when it runs; calls whose result
+    carries gradient are left to the callee's own transform. varied: the names that depend
+    on the differentiated arguments; classify(func): what the callee `func` is
+    (transforms/calls.py); helper(name): the name generated code calls a helper by."""
+    for block in _blocks(body):
+        for index in reversed(range(len(block))):
+            statement = block[index]
+            call = statement.value if isinstance(statement, (gast.Expr, gast.Assign)) else None
+            if not isinstance(call, gast.Call) or isinstance(statement, gast.Assign) and (
+                    not isinstance(statement.targets[0], gast.Name)
+                    or statement.targets[0].id in active):
+                continue
+            which = _varied_arguments(call, varied)
+            if not which:
+                continue
+            resolved = classify(call.func)
+            if resolved.kind == "user":
+                function, bound = _function_called(resolved.value)
+                if function is not None:
+                    refuse_state_writes(location, call, function, bound, which)
+            elif resolved.kind == "dynamic":
+                guard = gast.Expr(value=gast.Call(
+                    func=gast.Name(id=helper("check_state_writes"), ctx=gast.Load(),
+                                   annotation=None, type_comment=None),
+                    args=[copy.deepcopy(call.func),
+                          gast.Constant(value=which, kind=None),
+                          gast.Constant(value=location.filename, kind=None),
+                          gast.Constant(value=location.line_of(statement), kind=None)],
+                    keywords=[]))
+                for node in gast.walk(guard):
+                    if "lineno" in node._attributes:
+                        gast.copy_location(node, statement)
+                block.insert(index, guard)
+
+
+def _varied_arguments(call, varied: set) -> tuple:
+    """Which arguments of `call` depend on the names `varied` (see check_state_writes)."""
+    which = tuple(i for i, a in enumerate(call.args) if _reads(a) & varied)
+    which += tuple(k.arg for k in call.keywords if _reads(k.value) & varied)
+    if isinstance(call.func, gast.Attribute) and _reads(call.func.value) & varied:
+        which += ("<object>",)
+    return which
+
+
+def _blocks(body: list):
+    """`body` and every list of statements in it."""
+    yield body
+    for statement in body:
+        for field in ("body", "orelse"):
+            inner = getattr(statement, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt) \
+                    and not isinstance(statement, (gast.FunctionDef, gast.ClassDef)):
+                yield from _blocks(inner)
