@@ -212,23 +212,75 @@ def _name(f) -> str:
     return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
 
 
-def _directional_derivative(f, args, directions: dict, cotangent, eps: float) -> float:
-    """Central difference of t -> <f(args + t v), u> at 0; `directions` maps position to v."""
+def _objective(f, args, directions: dict, cotangent) -> Callable[[float], float]:
+    """t -> <f(args + t v), u>; `directions` maps position to v."""
     def objective(t):
         moved = [axpy(_copy(arg), directions.get(i), t) for i, arg in enumerate(args)]
         return inner(f(*moved), cotangent)
+    return objective
+
+
+def _directional_derivative(f, args, directions: dict, cotangent, eps: float) -> float:
+    """Central difference of t -> <f(args + t v), u> at 0; `directions` maps position to v."""
+    objective = _objective(f, args, directions, cotangent)
     return (objective(eps) - objective(-eps)) / (2 * eps)
 
 
-def _assert_close(expected, actual, what, quantity, method, *, rtol, atol, eps) -> None:
-    """Raise, saying what was compared and by how much it is off, unless the two agree."""
+def _one_sided(f, args, directions: dict, cotangent, eps: float) -> tuple[float, float]:
+    """(the difference from below, the difference from above) of t -> <f(args + t v), u>
+    at 0: equal but for O(eps) where f is smooth, apart at a kink."""
+    objective = _objective(f, args, directions, cotangent)
+    at_zero = objective(0.0)
+    return (at_zero - objective(-eps)) / eps, (objective(eps) - at_zero) / eps
+
+
+# A kink is looked for element by element in arguments up to this size (two calls of f each).
+_KINK_SEARCH_SIZE = 10_000
+
+
+def _kink_note(f, args, directions: dict, cotangent, eps: float, mismatch: float) -> str:
+    """Where a comparison failed: a note saying that f has a kink within eps of `args` along
+    the direction (its one-sided differences disagree by more than the mismatch, which is
+    then the central difference averaging the two slopes), naming the argument and element
+    where it is; '' where they agree."""
+    below, above = _one_sided(f, args, directions, cotangent, eps)
+    if not abs(above - below) > mismatch:
+        return ""
+    parameters = _parameter_names(f)
+    jumps = []  # (how far apart the one-sided differences are, where)
+    for position, direction in directions.items():
+        value = args[position]
+        name = parameters[position] if position < len(parameters) else f"argument {position}"
+        if _is_python_float(value) or (_is_float_array(value) and value.ndim == 0):
+            low, high = _one_sided(f, args, {position: direction}, cotangent, eps)
+            jumps.append((abs(high - low), f"{name} (= {float(value)!r})"))
+        elif _is_float_array(value) and value.size <= _KINK_SEARCH_SIZE:
+            for flat in range(value.size):
+                single = _array_module(value).zeros_like(direction)
+                single.flat[flat] = direction.flat[flat]
+                low, high = _one_sided(f, args, {position: single}, cotangent, eps)
+                index = ", ".join(str(int(i)) for i in np.unravel_index(flat, value.shape))
+                jumps.append((abs(high - low), f"{name}[{index}] "
+                                               f"(= {float(value.flat[flat])!r})"))
+    where = f", along {max(jumps, key=lambda jump: jump[0])[1]}" if jumps else ""
+    return (f"\n  The one-sided differences disagree ({below!r} from below, {above!r} from "
+            f"above): f has a kink within eps of this point{where}, as a ReLU, abs or max "
+            f"has where its input is 0; finite differences cannot check a derivative there: "
+            f"check at a point farther from it.")
+
+
+def _assert_close(expected, actual, what, quantity, method, *, rtol, atol, eps,
+                  note: Callable[[float], str] = lambda mismatch: "") -> None:
+    """Raise, saying what was compared and by how much it is off, unless the two agree;
+    note(mismatch) adds what may explain it."""
     tolerance = atol + rtol * max(abs(expected), abs(actual))
     if not abs(expected - actual) <= tolerance:  # also catches NaN
         raise AssertionError(
             f"{what} does not match finite differences.\n"
             f"  {quantity} should be {expected!r} (central differences, eps={eps}),\n"
             f"  but {method} gives {actual!r}: off by {abs(expected - actual):.3g}, "
-            f"more than the tolerance {tolerance:.3g} (rtol={rtol}, atol={atol}).")
+            f"more than the tolerance {tolerance:.3g} (rtol={rtol}, atol={atol})."
+            + note(abs(expected - actual)))
 
 
 def check_vjp(f: Callable, grad_f: Callable, args: Sequence, wrt=0, *, rtol: float = 1e-5,
@@ -277,7 +329,9 @@ def check_vjp(f: Callable, grad_f: Callable, args: Sequence, wrt=0, *, rtol: flo
         actual = sum((inner(g, v) for g, v in expected_from), 0.0)
         _assert_close(expected, actual, f"{description} with respect to {label}",
                       "along a random direction v, <gradient, v>", "the gradient",
-                      rtol=rtol, atol=atol, eps=eps)
+                      rtol=rtol, atol=atol, eps=eps,
+                      note=lambda mismatch: _kink_note(f, args, moved, cotangent, eps,
+                                                       mismatch))
 
     for position, label, g, v in zip(positions, labels, gradients, directions):
         compare(label, {position: v}, [(g, v)])
@@ -361,7 +415,9 @@ def check_jvp(f: Callable, forward_f: Callable, args: Sequence, wrt=0, *, rtol: 
         actual = inner(push(moved), cotangent)
         _assert_close(expected, actual, f"{description} along {label}",
                       "along a random tangent v, <output tangent, u>", "forward mode",
-                      rtol=rtol, atol=atol, eps=eps)
+                      rtol=rtol, atol=atol, eps=eps,
+                      note=lambda mismatch: _kink_note(f, args, moved, cotangent, eps,
+                                                       mismatch))
 
     for position, label, v in zip(positions, labels, directions):
         compare(label, {position: v})

@@ -138,6 +138,8 @@ def test_grad_forward_mode_prints_the_tangent_source(model):
                        cwd=model.parent)
     assert printed == textwrap.dedent("""\
         def ff(x, y, *, tangent=None):
+            refuse_integral_argument(x)
+            refuse_integral_argument(y)
             dx, dy = tangent_seed((x, y), tangent)
             return (x * y + np.sin(x), dx * y + x * dy + dx * np.cos(x))
         """)

@@ -583,8 +583,28 @@ def plus(x, y):
     return x + y
 
 
-def test_an_integer_argument_differentiated_with_respect_to_is_refused():
-    # Whatever the code does with it: `x * x` would give a gradient, `x + y` none.
+INTEGER_REFUSING_MODES = {
+    "grad": lambda function, args: autotrace.grad(function)(*args),
+    "value_and_grad": lambda function, args: autotrace.value_and_grad(function)(*args),
+    "forward": lambda function, args: autotrace.forward(function)(*args),
+    "forward with a tangent": lambda function, args: autotrace.forward(function)(
+        *args, tangent=np.ones_like(args[0], dtype=float)),
+    "jvp": lambda function, args: autotrace.jvp(
+        function, args, [np.ones_like(a, dtype=float) for a in args]),
+    "jacobian": lambda function, args: autotrace.jacobian(function)(*args),
+    "jacobian, forward mode": lambda function, args: autotrace.jacobian(
+        function, mode="forward")(*args),
+    "hessian": lambda function, args: autotrace.hessian(function)(*args),
+    "hvp": lambda function, args: autotrace.hvp(function)(
+        *args, np.ones_like(args[0], dtype=float)),
+}
+
+
+@pytest.mark.parametrize("mode", INTEGER_REFUSING_MODES.values(),
+                         ids=INTEGER_REFUSING_MODES.keys())
+def test_an_integer_argument_differentiated_with_respect_to_is_refused(mode):
+    # Whatever the code does with it: `x * x` would give a gradient, `x + y` none. Every mode
+    # keeps grad's rule and message.
     for function, args, message in [
         (square, (3,), "argument 'x' is the int 3: gradients are taken with respect to "
                        "floating-point values; pass 3.0 instead, or leave 'x' out of `wrt`"),
@@ -598,13 +618,37 @@ def test_an_integer_argument_differentiated_with_respect_to_is_refused():
                                  "leave 'x' out of `wrt`"),
     ]:
         with pytest.raises(TypeError) as raised:
-            autotrace.grad(function)(*args)
+            mode(function, args)
         assert str(raised.value) == message
     with pytest.raises(TypeError, match="argument 'x' is an array of int64"):
-        autotrace.function(autotrace.grad(square))(np.arange(3))
+        autotrace.function(lambda x: mode(square, (x,)))(np.arange(3))
+
+
+def test_integers_a_forward_derivative_is_not_taken_with_respect_to_are_free():
     # Integers inside a differentiated container get a zero, and other arguments are free.
     assert autotrace.grad(lambda p: p[0] * p[1])((2.0, 3)) == (3.0, 0.0)
     assert autotrace.grad(plus, wrt=1)(1, 2.0) == 1.0
+    assert autotrace.forward(plus, wrt=1)(1, 2.0) == (3.0, 1.0)
+    assert autotrace.forward(lambda p: p[0] * p[1])((2.0, 3), tangent=(1.0, 0.0)) == (6.0, 3.0)
+
+
+def scaled_sum_of_squares(x, k):
+    return k * np.sum(x * x)
+
+
+def sum_of_powers(x):
+    total = 0.0
+    for k in range(1, 3):          # an integer passed on to a called function
+        total = total + scaled_sum_of_squares(x, k)
+    return total
+
+
+def test_integers_passed_between_the_users_functions_are_not_refused():
+    x = np.array([1.0, -2.0])
+    # d/dx of 3 * sum(x * x) is 6 x; its tangent along ones is 6 * sum(x).
+    assert np.allclose(autotrace.grad(sum_of_powers)(x), 6 * x)
+    assert np.isclose(autotrace.forward(sum_of_powers)(x)[1], 6 * np.sum(x))
+    assert np.allclose(autotrace.hessian(sum_of_powers)(x), 6 * np.eye(2))
 
 
 # --- Writes autotrace does not follow --------------------------------------------------------

@@ -317,3 +317,49 @@ def test_check_grads_forward_over_reverse_raises_for_a_wrong_second_order_tangen
                        match=r"order-2 derivative \(forward over reverse\) of "
                              r"uses_sine_via_helper along 'x' \(argument 0\)"):
         check_grads(uses_sine_via_helper, args, order=2, modes="forward")
+
+
+# --- kinks ----------------------------------------------------------------------------------------
+
+def relu_layer(x, w):
+    return np.sum(np.maximum(x * w, 0.0))
+
+
+def _one_sided_by_hand(f, x, w, v, u, eps):
+    """(from below, from above) differences of t -> u * f(x, w + t v), written out here."""
+    at = [u * f(x, w + t * v) for t in (-eps, 0.0, eps)]
+    return (at[1] - at[0]) / eps, (at[2] - at[1]) / eps
+
+
+@pytest.mark.parametrize("modes, method", [(("reverse",), "the gradient of"),
+                                           (("forward",), "the forward-mode derivative of")])
+def test_a_failure_at_a_kink_says_so_and_names_the_element(modes, method):
+    x = np.array([1.0, 2.0, -1.0])
+    w = np.array([0.5, 3e-7, 0.25])        # the second pre-activation, 6e-7, is within eps of 0
+    with pytest.raises(AssertionError) as raised:
+        check_grads(relu_layer, (x, w), wrt=1, modes=modes)
+    message = str(raised.value)
+    assert message.startswith(f"{method} relu_layer")
+    last = message.splitlines()[-1]
+    # The direction and cotangent check_grads draws (seed 0), to compute the differences here.
+    rng = np.random.default_rng(0)
+    u = random_like(relu_layer(x, w), rng)
+    v = random_like(w, rng)
+    below, above = _one_sided_by_hand(relu_layer, x, w, v, u, 1e-6)
+    assert abs(above - below) > 0.1 * abs(u * 2.0 * v[1])    # the slope x[1] v[1] jumps
+    numbers = last[len("  The one-sided differences disagree ("):].split(" from ")
+    assert np.isclose(float(numbers[0]), below, rtol=1e-9)
+    assert np.isclose(float(numbers[1].split("below, ")[1]), above, rtol=1e-9)
+    assert last.endswith(
+        " from above): f has a kink within eps of this point, along w[1] (= 3e-07), as a ReLU, "
+        "abs or max has where its input is 0; finite differences cannot check a derivative "
+        "there: check at a point farther from it.")
+
+
+def test_a_wrong_derivative_of_a_smooth_function_mentions_no_kink():
+    with pytest.raises(AssertionError) as raised:
+        check_vjp(np.sin, lambda x, dy: 1.1 * np.cos(x) * dy, (np.array([0.3, -0.2]),))
+    assert "does not match finite differences" in str(raised.value)
+    assert "one-sided" not in str(raised.value)
+    x = np.array([[1.0, -2.0], [0.5, 0.1]])     # away from the kinks: no failure at all
+    check_grads(relu_layer, (x, np.array([0.3, 0.7])), wrt=(0, 1), modes=("reverse", "forward"))

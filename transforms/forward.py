@@ -461,6 +461,7 @@ def forward_function(func, wrt, *, session):
     from autotrace.transforms.pipeline import _is_pure, load_generated
     from autotrace.transforms.reverse import ReverseMode
 
+    outermost, session.outermost = session.outermost, False
     prepared = prepare(func, wrt, session, "tangent", exits=False)
     context = prepared.context
     body = prepared.body
@@ -479,6 +480,11 @@ def forward_function(func, wrt, *, session):
                        tangent_seed=context.helper("tangent_seed"),
                        values=values[0] if single else gast.Tuple(elts=values, ctx=gast.Load()),
                        tangent=prepared.keyword)
+    if outermost:  # the user's own arguments: no tangent of an integer (as grad's `match`)
+        prologue = [statement for parameter in prepared.wrt_names
+                    for statement in replace("refuse(value)", value=parameter,
+                                             refuse=context.helper("refuse_integral_argument"))
+                    ] + prologue
     # An argument left out of wrt has a zero tangent, which it needs in a variable once an
     # assignment (`x = x - a`, `x[0] = a`) makes it active.
     for parameter in prepared.parameters:

@@ -74,6 +74,7 @@ HELPERS = {
     "checked_out": checked_out,
     "shallow_copy": items.shallow_copy,
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
+    "refuse_integral_argument": structure.refuse_integral_argument,
     "like_container": structure.like_container, "deposit": deposit,
     "state_version": state_version, "state_as_of": state_as_of,
     "refuse_shared_write": refuse_shared_write,

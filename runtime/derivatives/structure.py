@@ -255,6 +255,13 @@ def match_for_caller(gradient, value):
     return _match(gradient, value)
 
 
+def refuse_integral_argument(value) -> None:
+    """Raise TypeError for an integer or boolean argument of the user's function that a
+    forward derivative is taken with respect to: the rule, and the message, of `match` in a
+    reverse one, so that every mode refuses what `grad` refuses."""
+    _refuse_integral(value, sys._getframe(1))
+
+
 def _refuse_integral(value, frame) -> None:
     """Raise for an integer or boolean argument (`frame`: the generated function's)."""
     if _is_integral(value):

@@ -17,8 +17,8 @@ from autotrace.runtime.derivatives.items import (accumulate_attribute, accumulat
                                                  sequence_gradient, shallow_copy, shape_only,
                                                  sort_order, sum_gradient, values_gradient)
 from autotrace.runtime.derivatives.structure import (accumulate, add, cast_like, like_container,
-                                                     match, match_for_caller, ones_like, seed,
-                                                     snapshot, tangent_like, tangent_seed,
+                                                     match, match_for_caller, ones_like,
+                                                     refuse_integral_argument, seed, snapshot, tangent_like, tangent_seed,
                                                      zeros_like)
 from autotrace.runtime.derivatives.adjoint_ops import unbroadcast
 from autotrace.runtime.derivatives.built_objects import (build_object, field_gradients,
@@ -32,9 +32,10 @@ from autotrace.transforms.inplace import refuse_shared_write
 from autotrace.transforms.rules.core import adjoint, constant, d
 
 # shape_only's result is read for its shape alone (transforms/cleanup.py); refuse_shared_write
-# checks a value and gives nothing; the replaced_*_fields give the names of fields.
+# and refuse_integral_argument check a value and give nothing; the replaced_*_fields give the
+# names of fields.
 constant(zeros_like, ones_like, dict_keys, draw, shape_only, sort_order, refuse_shared_write,
-         replaced_dataclass_fields, replaced_namedtuple_fields)
+         refuse_integral_argument, replaced_dataclass_fields, replaced_namedtuple_fields)
 
 
 @adjoint(seed)
