@@ -7,7 +7,7 @@
 2. UniformConstants        an array constant of one repeated value (a seed of ones) read by an
                            elementwise op is read as that scalar
 3. IntegerPowers           x ** 3 as x * x * x, x ** -1 as 1 / x, x ** 0.5 as sqrt(x)
-4. AlgebraicSimplification x*1, x+0, --x, transpose of transpose, reshape of reshape, ...
+4. AlgebraicSimplification x*1, x+(-0.0), --x, transpose of transpose, reshape of reshape, ...
 5. CommonSubexpressions    one equation per (primitive, inputs, attributes)
 6. DeadCode                equations whose results reach no output are dropped
 7. MatmulLayout            a transpose that several matmuls read on the right is copied once

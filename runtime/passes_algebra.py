@@ -1,4 +1,4 @@
-"""Algebraic simplification: x*1, 1*x, x+0, 0+x, x-0, x/1, x**1, +x, --x, transposes and
+"""Algebraic simplification: x*1, 1*x, x+(-0.0), x-0.0, x/1, x**1, +x, --x, transposes and
 reshapes of transposes and reshapes, and broadcasts that an elementwise op does itself
 (`multiply(broadcast_to(s, (64, 10)), n)` with n:f64[64,10] is `multiply(s, n)`: gradients are
 full of them, and np.broadcast_to costs several microseconds a call).

@@ -173,7 +173,7 @@ def fresh_gradients(gradients: tuple) -> tuple:
 
     def fresh(leaf):
         if _may_share(leaf, seen):
-            leaf = np.copy(leaf) if _is_traced(leaf) else leaf.copy()
+            leaf = np.copy(leaf) if _is_traced_array(leaf) else leaf.copy()
         seen.append(leaf)
         return leaf
 
@@ -182,7 +182,7 @@ def fresh_gradients(gradients: tuple) -> tuple:
 
 def _may_share(leaf, others) -> bool:
     """Whether the array `leaf` may share memory with one of `others` (traced: is one)."""
-    if _is_traced(leaf):
+    if _is_traced_array(leaf):
         return any(leaf is other for other in others)
     return isinstance(leaf, np.ndarray) and any(
         isinstance(other, np.ndarray) and np.may_share_memory(leaf, other) for other in others)
@@ -198,8 +198,14 @@ def _apart_from_arguments(gradient, frame):
     if not arguments:
         return gradient
     return _map_leaves(gradient, lambda leaf: (
-        (np.copy(leaf) if _is_traced(leaf) else leaf.copy())
+        (np.copy(leaf) if _is_traced_array(leaf) else leaf.copy())
         if _may_share(leaf, arguments) else leaf))
+
+
+def _is_traced_array(value) -> bool:
+    """Whether `value` is a traced array, asked of its type: a name the derivative has not
+    assigned yet (runtime/control_variables.py) raises on any attribute read."""
+    return getattr(type(value), "is_traced_array", False)
 
 
 def _leaves(value, visit) -> None:
@@ -213,7 +219,7 @@ def _leaves(value, visit) -> None:
     elif is_dataclass_instance(value):
         for field in vars(value).values() if hasattr(value, "__dict__") else ():
             _leaves(field, visit)
-    elif isinstance(value, np.ndarray) or _is_traced(value):
+    elif isinstance(value, np.ndarray) or _is_traced_array(value):
         visit(value)
 
 
@@ -224,7 +230,7 @@ def _map_leaves(value, function):
         return type(value)((k, _map_leaves(v, function)) for k, v in value.items())
     if is_dataclass_instance(value) and not holds_state(value):
         return map_fields(lambda field: _map_leaves(field, function), value)
-    if isinstance(value, np.ndarray) or _is_traced(value):
+    if isinstance(value, np.ndarray) or _is_traced_array(value):
         return function(value)
     return value
 
