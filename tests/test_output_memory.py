@@ -206,3 +206,15 @@ def test_second_derivative_through_two_gradients():
 
 def sum_of_sum_of_squares(x, y):
     return np.sum(x * x + y * y)
+
+
+def sum_of_items(parameters):
+    return np.sum(parameters["a"] + parameters["b"])
+
+
+def test_gradients_of_the_arrays_of_one_dict_are_two_arrays():
+    parameters = {"a": np.array([1.0, 2.0]), "b": np.array([3.0, 4.0])}
+    gradient = autotrace.grad(sum_of_items)(parameters)
+    np.testing.assert_array_equal(gradient["a"], [1.0, 1.0])
+    np.testing.assert_array_equal(gradient["b"], [1.0, 1.0])
+    assert not np.shares_memory(gradient["a"], gradient["b"])

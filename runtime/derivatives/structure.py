@@ -169,37 +169,55 @@ def fresh_gradients(gradients: tuple) -> tuple:
     here, where they leave, they are made so. Traced values are compared by identity (the
     memory they will have is not known while tracing).
     """
-    seen = []
+    return _apart(gradients, [])
 
+
+def _apart(tree, seen: list):
+    """`tree` with each array that may share memory with one of `seen`, or with an earlier
+    array of `tree`, copied; `seen` gains the arrays of the result."""
     def fresh(leaf):
         if _may_share(leaf, seen):
             leaf = np.copy(leaf) if _is_traced_array(leaf) else leaf.copy()
         seen.append(leaf)
         return leaf
 
-    return _map_leaves(gradients, fresh)
+    return _map_leaves(tree, fresh)
 
 
 def _may_share(leaf, others) -> bool:
     """Whether the array `leaf` may share memory with one of `others` (traced: is one)."""
+    if type(leaf) is np.ndarray and leaf.base is None:
+        # It owns its memory: only it, or a view of it, can share that (a view's base is the
+        # array that owns the memory), a test far cheaper than np.may_share_memory.
+        return any(other is leaf or getattr(other, "base", None) is leaf for other in others)
     if _is_traced_array(leaf):
         return any(leaf is other for other in others)
     return isinstance(leaf, np.ndarray) and any(
         isinstance(other, np.ndarray) and np.may_share_memory(leaf, other) for other in others)
 
 
+_NO_ARRAYS = (type(None), float, int, bool, str)
+_IMMUTABLE = (type(None), float, int, complex, np.generic)
+
+
 def _apart_from_arguments(gradient, frame):
     """`gradient` with each array that may share memory with an argument of the derivative
-    running in `frame` (an input, or `dy`, which `seed` passes on as it is) copied."""
+    running in `frame` (an input, or `dy`, which `seed` passes on as it is), or with another
+    array of `gradient` (the gradient of a dict of arrays), copied."""
+    if isinstance(gradient, _IMMUTABLE):
+        return gradient  # a number: nothing to share, and no need to look at the arguments
     code = frame.f_code
+    values = frame.f_locals
     arguments = []
     for parameter in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
-        _leaves(frame.f_locals.get(parameter), arguments.append)
-    if not arguments:
-        return gradient
-    return _map_leaves(gradient, lambda leaf: (
-        (np.copy(leaf) if _is_traced_array(leaf) else leaf.copy())
-        if _may_share(leaf, arguments) else leaf))
+        value = values.get(parameter)
+        if type(value) is np.ndarray:
+            arguments.append(value)
+        elif type(value) not in _NO_ARRAYS:
+            _leaves(value, arguments.append)
+    if type(gradient) is np.ndarray:  # the common case, without walking a tree
+        return gradient.copy() if _may_share(gradient, arguments) else gradient
+    return _apart(gradient, arguments)
 
 
 def _is_traced_array(value) -> bool:
