@@ -189,7 +189,8 @@ def _may_share(leaf, others) -> bool:
     if type(leaf) is np.ndarray and leaf.base is None:
         # It owns its memory: only it, or a view of it, can share that (a view's base is the
         # array that owns the memory), a test far cheaper than np.may_share_memory.
-        return any(other is leaf or getattr(other, "base", None) is leaf for other in others)
+        return any(other is leaf or isinstance(other, np.ndarray) and other.base is leaf
+                   for other in others)
     if _is_traced_array(leaf):
         return any(leaf is other for other in others)
     return isinstance(leaf, np.ndarray) and any(
