@@ -7,12 +7,15 @@
 2. UniformConstants        an array constant of one repeated value (a seed of ones) read by an
                            elementwise op is read as that scalar
 3. IntegerPowers           x ** 3 as x * x * x, x ** -1 as 1 / x, x ** 0.5 as sqrt(x)
-4. AlgebraicSimplification x*1, x+0, --x, transpose of transpose, reshape of reshape, ...
+4. AlgebraicSimplification x*1, x+(-0.0), --x, transpose of transpose, reshape of reshape, ...
 5. CommonSubexpressions    one equation per (primitive, inputs, attributes)
 6. DeadCode                equations whose results reach no output are dropped
 7. MatmulLayout            a transpose that several matmuls read on the right is copied once
 8. BufferReuse             results written into dying inputs' buffers (`out=`)
-Each pass is a class in its own module with `run(graph) -> graph`. A backend's own passes
+9. FreshOutputs            outputs the passes made an input, a constant or another output
+                           are copied where NumPy's would be new arrays (passes_outputs)
+Each pass is a class in its own module with `run(graph) -> graph`, but for FreshOutputs, which
+compares the optimized graph with the traced one and runs last, always. A backend's own passes
 (runtime/backends/: fusion into compiled kernels) run before BufferReuse, which then reuses
 the buffers the fused kernels leave.
 
@@ -27,6 +30,7 @@ from autotrace.runtime.passes_algebra import AlgebraicSimplification
 from autotrace.runtime.passes_buffers import BufferReuse
 from autotrace.runtime.passes_cleanup import CommonSubexpressions, ConstantFolding, DeadCode
 from autotrace.runtime.passes_layout import MatmulLayout
+from .passes_outputs import FreshOutputs
 from autotrace.runtime.passes_scalars import IntegerPowers, UniformConstants
 
 PASSES = [ConstantFolding(), UniformConstants(), IntegerPowers(), AlgebraicSimplification(),
@@ -42,8 +46,10 @@ def optimize(graph: Graph, passes=None, show_after=(), backend=None) -> Graph:
         show_after: names of passes (`"DeadCode"`) after which to print the graph, to debug.
         backend: a runtime.backends.Backend whose own passes run before BufferReuse.
     Returns:
-        the optimized graph.
+        the optimized graph, whose outputs share memory with its inputs, its constants and
+        each other only where `graph`'s do (FreshOutputs).
     """
+    traced = graph
     if passes is None:
         passes = PASSES
         if backend is not None and backend.passes():
@@ -54,4 +60,4 @@ def optimize(graph: Graph, passes=None, show_after=(), backend=None) -> Graph:
         graph = graph_pass.run(graph)
         if type(graph_pass).__name__ in show_after:
             print(f"# after {type(graph_pass).__name__}\n{graph}")
-    return graph
+    return FreshOutputs().run(traced, graph)

@@ -1,12 +1,16 @@
-"""Algebraic simplification: x*1, 1*x, x+0, 0+x, x-0, x/1, x**1, +x, --x, transposes and
+"""Algebraic simplification: x*1, 1*x, x+(-0.0), x-0.0, x/1, x**1, +x, --x, transposes and
 reshapes of transposes and reshapes, and broadcasts that an elementwise op does itself
 (`multiply(broadcast_to(s, (64, 10)), n)` with n:f64[64,10] is `multiply(s, n)`: gradients are
 full of them, and np.broadcast_to costs several microseconds a call).
 
 A rule may only drop an equation whose result has exactly the type of the value that replaces
 it: `x * 1` with x:f64[3] is x, but `x * ones((2, 3))` broadcasts x to a new shape and
-`int_x * 1.0` changes its dtype, so both stay. (`x + 0` is taken to be x also where x is -0.0,
-as compilers commonly do.)
+`int_x * 1.0` changes its dtype, so both stay.
+
+A rule drops only what is NumPy's result bit for bit, for every value (-0.0, infinities, nans):
+x * 1, x / 1, x ** 1, x - 0.0 and -(-x) are x, but x + 0.0 is not where x is -0.0 (NumPy gives
++0.0, and then `arctan2(y, -1.0)` is pi, not -pi): for floats, only x + (-0.0) is x. The result
+is still a new array in NumPy; FreshOutputs (passes_outputs) copies it where it is an output.
 """
 from __future__ import annotations
 
@@ -26,23 +30,37 @@ def _is_scalar(value, number) -> bool:
     return False
 
 
-_NEUTRAL = {  # primitive -> (the neutral element, the input positions it may take)
-    "add": (0, (0, 1)),
-    "multiply": (1, (0, 1)),
-    "subtract": (0, (1,)),
-    "divide": (1, (1,)),
-    "power": (1, (1,)),
+def _zero_signs(value) -> set:
+    """The signs (True: negative) of the zeros in a literal or constant zero, real and
+    imaginary parts both, as IEEE arithmetic sees them (an int 0 is +0.0)."""
+    parts = np.asarray(value.value)
+    if parts.dtype.kind == "c":
+        parts = np.concatenate([parts.real.reshape(-1), parts.imag.reshape(-1)])
+    return set(np.signbit(parts).reshape(-1).tolist()) if parts.dtype.kind == "f" else {False}
+
+
+_NEUTRAL = {  # primitive -> (the neutral element, the input positions it may take, the sign
+    "add": (0, (0, 1), True),  # a float zero must have: -0.0 + x and x + -0.0 are x, +0.0 not
+    "multiply": (1, (0, 1), None),
+    "subtract": (0, (1,), False),  # x - 0.0 is x, x - (-0.0) is x + 0.0
+    "divide": (1, (1,), None),
+    "power": (1, (1,), None),
 }
 
 
 def _neutral_operand(equation):
-    """`x` for x*1, 1*x, x+0, 0+x, x-0, x/1, x**1; None otherwise."""
+    """`x` for x*1, 1*x, x+(-0.0), (-0.0)+x, x-0.0, x/1, x**1 (and x+0, x-0 for integers);
+    None otherwise."""
     rule = _NEUTRAL.get(equation.primitive.name)
     if rule is None:
         return None
-    neutral, positions = rule
+    neutral, positions, negative_zero = rule
+    signed = equation.outputs[0].aval.dtype.kind in "fc"
     for position in positions:
-        if _is_scalar(equation.inputs[position], neutral):
+        operand = equation.inputs[position]
+        if _is_scalar(operand, neutral) and (
+                negative_zero is None or not signed
+                or _zero_signs(operand) == {negative_zero}):
             return equation.inputs[1 - position]
     return None
 

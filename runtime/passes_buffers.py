@@ -8,6 +8,8 @@
   not a graph input, a constant, or a view such as reshape, transpose or basic indexing,
 - and this equation is the last to read that buffer through any name: the input itself, a view
   of it, or an earlier result written into it; graph outputs are read "forever".
+- A power of one element (or of a size known only at run time) is not written in place: NumPy
+  reads a one-element operand in place as a scalar exponent and computes it apart.
 For `setitem` this turns the copy that keeps values immutable into an in-place write.
 """
 from __future__ import annotations
@@ -16,6 +18,12 @@ import math
 
 from autotrace.runtime.graph import Graph, Var
 from autotrace.runtime.registry import viewed_inputs
+
+
+# NumPy's power loop computes an exponent read with stride 0 apart (0.5 as sqrt: -0.0 for -0.0,
+# nan for -inf, where pow gives 0.0 and inf), and one element written into an input's buffer
+# is read so: np.power(x, e, out=e) differs from np.power(x, e) for x = [-0.0], e = [0.5].
+_STRIDE_DEPENDENT = frozenset(["power", "float_power"])
 
 
 class BufferReuse:
@@ -63,6 +71,9 @@ class BufferReuse:
         if "out" in equation.attrs or len(equation.outputs) != 1:
             return None
         output = equation.outputs[0].aval
+        if equation.primitive.name in _STRIDE_DEPENDENT and not (
+                None not in output.shape and math.prod(output.shape) > 1):
+            return None
         for position in equation.primitive.writes_into:
             value = equation.inputs[position]
             if (isinstance(value, Var) and value in owners and value.aval == output

@@ -55,6 +55,7 @@ _EXACT = {
     "absolute": "abs({0})",
     "square": "{0} * {0}",
     "sqrt": "math.sqrt({0})",
+    "copy": "{0}",  # a Python float is a new value, as np.copy's result is a new array
 }
 
 # NumPy ufuncs and the math functions that compute them when the C library does for NumPy too.

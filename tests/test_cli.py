@@ -98,7 +98,7 @@ def test_grad_prints_the_generated_adjoint_source(model):
             bx = unbroadcast(b_t3, _t2) * np.cos(x)
             bx = accumulate(bx, unbroadcast(b_t1 * y, x))
             by = unbroadcast(b_t1 * x, y)
-            return (match(bx, x), match(by, y))
+            return fresh_gradients((match(bx, x), match(by, y)))
         """)
     # The code printed computes the right thing: df/dx = y + cos(x), df/dy = x.
     def f(x, y):
@@ -129,7 +129,7 @@ def test_grad_raw_is_the_source_before_the_cleanup_passes(model):
             by_term = unbroadcast(b_t1 * x, y)
             bx = accumulate(bx, bx_term_1)
             by = by_term
-            return (match(bx, x), match(by, y))
+            return fresh_gradients((match(bx, x), match(by, y)))
         """)
 
 

@@ -116,6 +116,9 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
                            keywords=[]) for p in wrt_names]
     returned_gradient = (gradients[0] if not isinstance(wrt, tuple)
                          else gast.Tuple(elts=gradients, ctx=gast.Load()))
+    if outermost and len(gradients) > 1:  # arrays of the caller's own, as NumPy code gives
+        returned_gradient = gast.Call(func=name(context.helper("fresh_gradients")),
+                                      args=[returned_gradient], keywords=[])
     if with_value:
         returned_gradient = gast.Tuple(elts=[name(value_name), returned_gradient],
                                        ctx=gast.Load())

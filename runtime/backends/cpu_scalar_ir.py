@@ -126,6 +126,18 @@ class _Writer:
         return result
 
 
+def _power_of_a_scalar_exponent(writer: _Writer, base: str, exponent: str) -> str:
+    """power(base, exponent) as NumPy's power loop computes it for one scalar exponent (a 0-d
+    value, read with stride 0): an exponent of 0.5 takes sqrt, which gives -0.0 for -0.0 and
+    nan for -inf where pow gives 0.0 and inf (the fused kernels do the same, cpu_kernels)."""
+    by_pow = writer.call(LIBM2["power"], [base, exponent])
+    root = writer.call(INTRINSICS["sqrt"], [base])
+    is_half, result = writer.temporary(), writer.temporary()
+    writer.emit(f"{is_half} = fcmp oeq double {exponent}, {double_text(0.5)}")
+    writer.emit(f"{result} = select i1 {is_half}, double {root}, double {by_pow}")
+    return result
+
+
 def write_equation(writer: _Writer, equation, operands: list) -> str:
     """Emit `equation` on these operand texts; the SSA name of its result."""
     name = equation.primitive.name
@@ -143,6 +155,8 @@ def write_equation(writer: _Writer, equation, operands: list) -> str:
         return writer.call(INTRINSICS[name], [a])
     elif name in LIBM:
         return writer.call(LIBM[name], [a])
+    elif name == "power" and not isinstance(equation.inputs[1], Literal):
+        return _power_of_a_scalar_exponent(writer, a, b)
     elif name in LIBM2:
         return writer.call(LIBM2[name], [a, b])
     elif name == "negative":

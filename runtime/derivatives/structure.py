@@ -158,6 +158,102 @@ def seed(value, dy):
     return _on_entries_of(value, dy)
 
 
+def fresh_gradients(gradients: tuple) -> tuple:
+    """The gradients a derivative of several arguments hands back (each `match`ed already),
+    each in memory of its own: one that may share memory with an earlier one is copied, any
+    other is handed back as it is, without a copy.
+
+    Inside the derivative arrays are passed on without copies (`unbroadcast` gives its
+    gradient itself where the shapes agree), so `x + y` gives both arguments one array. NumPy
+    code that computed the gradients would give two arrays, which a caller may write into; so
+    here, where they leave, they are made so. Traced values are compared by identity (the
+    memory they will have is not known while tracing).
+    """
+    return _apart(gradients, [])
+
+
+def _apart(tree, seen: list):
+    """`tree` with each array that may share memory with one of `seen`, or with an earlier
+    array of `tree`, copied; `seen` gains the arrays of the result."""
+    def fresh(leaf):
+        if _may_share(leaf, seen):
+            leaf = np.copy(leaf) if _is_traced_array(leaf) else leaf.copy()
+        seen.append(leaf)
+        return leaf
+
+    return _map_leaves(tree, fresh)
+
+
+def _may_share(leaf, others) -> bool:
+    """Whether the array `leaf` may share memory with one of `others` (traced: is one)."""
+    if type(leaf) is np.ndarray and leaf.base is None:
+        # It owns its memory: only it, or a view of it, can share that (a view's base is the
+        # array that owns the memory), a test far cheaper than np.may_share_memory.
+        return any(other is leaf or isinstance(other, np.ndarray) and other.base is leaf
+                   for other in others)
+    if _is_traced_array(leaf):
+        return any(leaf is other for other in others)
+    return isinstance(leaf, np.ndarray) and any(
+        isinstance(other, np.ndarray) and np.may_share_memory(leaf, other) for other in others)
+
+
+_NO_ARRAYS = (type(None), float, int, bool, str)
+_IMMUTABLE = (type(None), float, int, complex, np.generic)
+
+
+def _apart_from_arguments(gradient, frame):
+    """`gradient` with each array that may share memory with an argument of the derivative
+    running in `frame` (an input, or `dy`, which `seed` passes on as it is), or with another
+    array of `gradient` (the gradient of a dict of arrays), copied."""
+    if isinstance(gradient, _IMMUTABLE):
+        return gradient  # a number: nothing to share, and no need to look at the arguments
+    code = frame.f_code
+    values = frame.f_locals
+    arguments = []
+    for parameter in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+        value = values.get(parameter)
+        if type(value) is np.ndarray:
+            arguments.append(value)
+        elif type(value) not in _NO_ARRAYS:
+            _leaves(value, arguments.append)
+    if type(gradient) is np.ndarray:  # the common case, without walking a tree
+        return gradient.copy() if _may_share(gradient, arguments) else gradient
+    return _apart(gradient, arguments)
+
+
+def _is_traced_array(value) -> bool:
+    """Whether `value` is a traced array, asked of its type: a name the derivative has not
+    assigned yet (runtime/control_variables.py) raises on any attribute read."""
+    return getattr(type(value), "is_traced_array", False)
+
+
+def _leaves(value, visit) -> None:
+    """Call `visit` on each array (NumPy's, or traced) in a tree of containers and dataclasses."""
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            _leaves(item, visit)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _leaves(item, visit)
+    elif is_dataclass_instance(value):
+        for field in vars(value).values() if hasattr(value, "__dict__") else ():
+            _leaves(field, visit)
+    elif isinstance(value, np.ndarray) or _is_traced_array(value):
+        visit(value)
+
+
+def _map_leaves(value, function):
+    if isinstance(value, (tuple, list)):
+        return _rebuild(value, [_map_leaves(item, function) for item in value])
+    if isinstance(value, dict):
+        return type(value)((k, _map_leaves(v, function)) for k, v in value.items())
+    if is_dataclass_instance(value) and not holds_state(value):
+        return map_fields(lambda field: _map_leaves(field, function), value)
+    if isinstance(value, np.ndarray) or _is_traced_array(value):
+        return function(value)
+    return value
+
+
 def _on_entries_of(value, dy):
     """`dy` with the entries of `value`'s ObjectGradients alone (where `value` is a gradient
     that a derivative returns, differentiated again: an attribute absent from it is a
@@ -228,6 +324,9 @@ def match(gradient, value):
     Python float, a 0-d result for a scalar (arithmetic on a Python float argument often yields
     a NumPy scalar or a 0-d array; users expect the gradient of a float to be a float).
 
+    The caller may write into what it gets: an array that may share memory with an argument
+    of the derivative (`f(x) = x` gives `dy` itself inside) is copied, and only such a one.
+
     Raises TypeError for an integer or boolean argument, which has no gradient (as in JAX:
     `x * x` would give one, `x + 1` none). Inside a container such values get a zero.
     The gradient goes to the user, who gets none for an object other than a dataclass (see
@@ -240,8 +339,9 @@ def match(gradient, value):
             _raise_holds_state(value)
         raise TypeError(f"cannot take a gradient through attribute {next(iter(gradient))!r} "
                         f"of a {type(value).__name__}; {_ARGUMENT_KINDS}")
-    _refuse_integral(value, sys._getframe(1))
-    return _match(gradient, value)
+    frame = sys._getframe(1)
+    _refuse_integral(value, frame)
+    return _apart_from_arguments(_match(gradient, value), frame)
 
 
 def match_for_caller(gradient, value):

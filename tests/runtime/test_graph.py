@@ -128,8 +128,9 @@ def test_golden_redundant():
         { lambda a:f64[2,3] ;
           b:f64[2,3] = sin a
           c:f64[2,3] = add[out=0] b b
-          d:f64[2,3] = add[out=0] c const0:f64[3]
-          in (d, a) }
+          d:f64[2,3] = add[out=0] c 0.0
+          e:f64[2,3] = add[out=0] d const0:f64[3]
+          in (e, a) }
     """)
 
 

@@ -52,12 +52,29 @@ def test_constant_folding_leaves_traced_inputs_and_creation_ops():
 # --- algebraic simplification -------------------------------------------------------------------
 
 @pytest.mark.parametrize("function", [
-    lambda x: x * 1, lambda x: 1.0 * x, lambda x: x + 0, lambda x: 0.0 + x, lambda x: x - 0,
-    lambda x: x / 1, lambda x: x ** 1, lambda x: -(-x), lambda x: +x,
-    lambda x: x * np.ones(3),
+    lambda x: x * 1, lambda x: 1.0 * x, lambda x: x + -0.0, lambda x: -0.0 + x,
+    lambda x: x - 0, lambda x: x - 0.0, lambda x: x / 1, lambda x: x ** 1, lambda x: -(-x),
+    lambda x: +x, lambda x: x * np.ones(3), lambda x: x + np.full(3, -0.0),
 ])
 def test_neutral_operations_are_removed(function):
     graph = traced(function, x3)
+    result = DeadCode().run(AlgebraicSimplification().run(graph))
+    assert result.equations == [] and result.outputs[0] is graph.inputs[0]
+
+
+@pytest.mark.parametrize("function", [
+    lambda x: x + 0, lambda x: x + 0.0, lambda x: 0.0 + x, lambda x: x + np.zeros(3),
+    lambda x: x - -0.0,
+])
+def test_adding_a_positive_zero_to_a_float_stays(function):
+    """-0.0 + 0.0 is +0.0 in NumPy: x + 0.0 is not x (x - -0.0 is x + 0.0)."""
+    graph = traced(function, x3)
+    result = DeadCode().run(AlgebraicSimplification().run(graph))
+    assert primitive_names(result) in (["add"], ["subtract"])
+
+
+def test_adding_zero_to_integers_is_removed():
+    graph = traced(lambda x: x + 0, np.arange(3))
     result = DeadCode().run(AlgebraicSimplification().run(graph))
     assert result.equations == [] and result.outputs[0] is graph.inputs[0]
 

@@ -16,9 +16,10 @@ from autotrace.runtime.derivatives.items import (accumulate_attribute, accumulat
                                                  read_attribute, read_item, sequence,
                                                  sequence_gradient, shallow_copy, shape_only,
                                                  sort_order, sum_gradient, values_gradient)
-from autotrace.runtime.derivatives.structure import (accumulate, add, cast_like, like_container,
-                                                     match, match_for_caller, ones_like,
-                                                     refuse_integral_argument, seed, snapshot, tangent_like, tangent_seed,
+from autotrace.runtime.derivatives.structure import (accumulate, add, cast_like, fresh_gradients,
+                                                     like_container, match, match_for_caller,
+                                                     ones_like, refuse_integral_argument, seed,
+                                                     snapshot, tangent_like, tangent_seed,
                                                      zeros_like)
 from autotrace.runtime.derivatives.adjoint_ops import unbroadcast
 from autotrace.runtime.derivatives.built_objects import (build_object, field_gradients,
@@ -46,6 +47,11 @@ def _seed(y, value, dy):
 @adjoint(match, match_for_caller)
 def _match(y, gradient, value):
     d[gradient] = d[y]
+
+
+@adjoint(fresh_gradients)
+def _fresh_gradients(y, gradients):
+    d[gradients] = d[y]
 
 
 @adjoint(add, accumulate)

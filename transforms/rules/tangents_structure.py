@@ -22,9 +22,9 @@ from autotrace.runtime.derivatives.items import (accumulate_attribute, accumulat
                                                  read_attribute, read_item, sequence,
                                                  sequence_gradient, shallow_copy, sum_gradient,
                                                  values_gradient)
-from autotrace.runtime.derivatives.structure import (accumulate, add, cast_like, like_container,
-                                                     match, match_for_caller, seed, snapshot,
-                                                     tangent_like, tangent_seed)
+from autotrace.runtime.derivatives.structure import (accumulate, add, cast_like, fresh_gradients,
+                                                     like_container, match, match_for_caller,
+                                                     seed, snapshot, tangent_like, tangent_seed)
 from autotrace.runtime.derivatives.tangent_ops import (extremum_tangent, iteration_tangent,
                                                        seed_tangent)
 from autotrace.runtime.recompute import recompute_from
@@ -50,6 +50,11 @@ def _tangent_like(y, tangent, value):
 @tangent(match, match_for_caller)
 def _match(y, gradient, value):
     d[y] = match_for_caller(d[gradient], value)
+
+
+@tangent(fresh_gradients)
+def _fresh_gradients(y, gradients):
+    d[y] = d[gradients]
 
 
 @tangent(add, accumulate)

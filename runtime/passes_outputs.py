@@ -1,0 +1,92 @@
+"""Fresh outputs: an optimized graph's results share memory only where NumPy's would.
+
+The passes replace equations by values equal to their results: `x * 1.0` by `x`, two equal
+equations by one, an equation of constants by a constant. Equal values are not the same array,
+though. Eager NumPy gives a new array for `x * 1.0`, two arrays for `(x * 2, x * 2)` and a new
+array for `c * 2.0` on every call, so a caller may write into what it got back. Without this
+step a traced function would hand back the caller's own `x`, one array twice, or the graph's
+constant, which the write would change for every later call.
+
+So, after all other passes, each output of the optimized graph is compared with the same output
+of the traced graph (`run(traced, optimized)`) by the buffers it may be (an input, a constant,
+a new array) or view, followed through views (`viewed_inputs`) and results written into an
+input's buffer (`out=`), as BufferReuse and the executor follow them:
+
+- an output that may share a buffer with a graph input, where the traced output did not (the
+  user returned `x * 1.0`, not `x` or `x.T`), is copied;
+- an output that may share a buffer with an earlier output, where the traced ones did not
+  (common subexpressions), is copied;
+- an output that is a constant's array, or a view of one, is copied: a caller's write must not
+  reach the next call (a NumPy scalar is immutable, and left as it is).
+
+The copies are added at the end, one `copy` equation each, only for outputs that need one:
+a result that an equation computed into new memory is never copied. Where the user's own code
+returns an input or a view of one (`return x`, `return x.T`), NumPy's result shares it and so
+does the traced function's.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .abstract import AbstractArray
+from .graph import Constant, Equation, Graph, Var
+from .registry import primitives, viewed_inputs
+
+
+def _buffers(graph: Graph) -> list[frozenset]:
+    """For each output of `graph`, the buffers it may be or view: graph inputs (by position,
+    `("input", i)`), mutable constants (`("constant", id)`), or the Var that owns new memory."""
+    buffers: dict = {}
+    for position, var in enumerate(graph.inputs):
+        buffers[var] = frozenset([("input", position)])
+
+    def of(value) -> frozenset:
+        if isinstance(value, Var):
+            return buffers.get(value, frozenset())
+        if isinstance(value, Constant) and not isinstance(value.value, np.generic):
+            return frozenset([("constant", id(value))])
+        return frozenset()  # a Literal, or an immutable NumPy scalar
+
+    for equation in graph.equations:
+        if "out" in equation.attrs:
+            shared = of(equation.inputs[equation.attrs["out"]])
+        elif equation.primitive.fresh:
+            shared = frozenset()
+        else:  # possibly a view of any of its (viewed) inputs
+            shared = frozenset().union(*map(of, viewed_inputs(equation)))
+        for var in equation.outputs:
+            buffers[var] = shared or frozenset([("new", var)])
+    return [of(value) for value in graph.outputs]
+
+
+def _is_shared_with_caller(buffer) -> bool:
+    return buffer[0] in ("input", "constant")
+
+
+class FreshOutputs:
+    """Copy the outputs that the passes made share memory where the traced graph's did not."""
+
+    def run(self, traced: Graph, optimized: Graph) -> Graph:
+        """`optimized` (the result of the passes on `traced`) with the copies it needs."""
+        if len(traced.outputs) != len(optimized.outputs):
+            raise ValueError("FreshOutputs compares a graph with its own optimized version, "
+                             "which has as many outputs")
+        expected, found = _buffers(traced), _buffers(optimized)
+        outputs, copies = list(optimized.outputs), []
+        for index, buffers in enumerate(found):
+            if not isinstance(optimized.outputs[index].aval, AbstractArray):
+                continue  # a stack or another value that is no array: passed on as it is
+            allowed = {buffer for buffer in expected[index] if buffer[0] == "input"}
+            from_caller = {buffer for buffer in buffers if _is_shared_with_caller(buffer)}
+            shares_other_output = any(
+                buffers & found[earlier] and not expected[index] & expected[earlier]
+                for earlier in range(index))
+            if from_caller - allowed or shares_other_output:
+                value = outputs[index]
+                fresh = Var(value.aval)
+                copies.append(Equation(primitives["copy"], (value,), {}, (fresh,)))
+                outputs[index] = fresh
+                found[index] = frozenset([("new", fresh)])
+        if not copies:
+            return optimized
+        return Graph(optimized.inputs, [*optimized.equations, *copies], outputs)

@@ -1,0 +1,138 @@
+"""The graph passes fold only what is NumPy's result bit for bit: signed zeros, infinities,
+nans and subnormal numbers through every identity and power rewrite, on the NumPy backend and
+on the llvm backend (every region fused, graphs of scalars compiled whole), as arrays and as
+0-d arrays (the float path of graphs of scalars).
+
+Each function is run by NumPy on the same values; the traced result must have the same bits
+where it is a number (np.signbit tells -0.0 from 0.0) and be nan where NumPy's is.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import autotrace
+from autotrace.runtime.backends import backend_named, cpu_backend
+
+SPECIAL = [-0.0, 0.0, math.inf, -math.inf, math.nan, 1e-320, -1.5, 2.0]
+
+IDENTITIES = {  # what a pass may fold, and the neighbours it may not
+    "x * 1.0": lambda x: x * 1.0,
+    "1.0 * x": lambda x: 1.0 * x,
+    "x / 1.0": lambda x: x / 1.0,
+    "x + 0.0": lambda x: x + 0.0,
+    "0.0 + x": lambda x: 0.0 + x,
+    "x + 0": lambda x: x + 0,
+    "x + -0.0": lambda x: x + -0.0,
+    "-0.0 + x": lambda x: -0.0 + x,
+    "x - 0.0": lambda x: x - 0.0,
+    "x - -0.0": lambda x: x - -0.0,
+    "x + zeros": lambda x: x + np.zeros(x.shape),
+    "x - zeros": lambda x: x - np.zeros(x.shape),
+    "x + ones * -0.0": lambda x: x + np.ones(x.shape) * -0.0,
+    "-(-x)": lambda x: -(-x),
+    "+x": lambda x: +x,
+    "x ** 1": lambda x: x ** 1,
+    "x ** 1.0": lambda x: x ** 1.0,
+    "x ** 0": lambda x: x ** 0,
+    "x ** 2": lambda x: x ** 2,
+    "x ** 3": lambda x: x ** 3,
+    "x ** -1": lambda x: x ** -1,
+    "x ** -2": lambda x: x ** -2,
+    "x ** 0.5": lambda x: x ** 0.5,
+    "np.power(x, 0.5)": lambda x: np.power(x, 0.5),
+    "np.power(x, ones * 0.5)": lambda x: np.power(x, np.ones(x.shape) * 0.5),
+    "np.sqrt(x)": lambda x: np.sqrt(x),
+    "1 / (x + 0.0)": lambda x: 1.0 / (x + 0.0),
+    "arctan2(x + 0.0, -1)": lambda x: np.arctan2(x + 0.0, -1.0),
+    "arctan2(x * 1.0 + 0.0, -1)": lambda x: np.arctan2(x * 1.0 + 0.0, -1.0),
+    "(x + 0.0) * 2.0 - 1.0": lambda x: (x + 0.0) * 2.0 - 1.0,
+    "1 / -(-x)": lambda x: 1.0 / -(-x),
+}
+
+BACKENDS = ["numpy"] + (["llvm"] if backend_named("llvm").available() is None else [])
+
+
+def _traced_call(backend: str, function, args):
+    llvm = backend_named("llvm")
+    before, threshold = cpu_backend(), llvm.min_elements
+    try:
+        cpu_backend(backend)
+        llvm.min_elements = 1
+        with np.errstate(all="ignore"):
+            return autotrace.function(function)(*args)
+    finally:
+        llvm.min_elements = threshold
+        cpu_backend(before)
+
+
+def _traced_result(backend: str, function, argument):
+    return _traced_call(backend, function, (argument,))
+
+
+def assert_same_bits(got, expected, where: str):
+    got, expected = np.asarray(got), np.asarray(expected)
+    assert got.shape == expected.shape and got.dtype == expected.dtype, where
+    nan = np.isnan(expected)
+    assert np.array_equal(np.isnan(got), nan), f"{where}: {got} for NumPy's {expected}"
+    assert np.array_equal(got[~nan], expected[~nan]) and np.array_equal(
+        np.signbit(got[~nan]), np.signbit(expected[~nan])), \
+        f"{where}: {got!r} for NumPy's {expected!r}"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(IDENTITIES))
+def test_special_values_in_an_array(name, backend):
+    function = IDENTITIES[name]
+    x = np.array(SPECIAL)
+    with np.errstate(all="ignore"):
+        expected = function(x.copy())
+    assert_same_bits(_traced_result(backend, function, x), expected, f"{name} on {backend}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(IDENTITIES))
+def test_special_values_one_at_a_time(name, backend):
+    """0-d arrays: the graph of scalars runs as Python floats (or compiled whole by llvm)."""
+    function = IDENTITIES[name]
+    for value in SPECIAL:
+        x = np.array(value)
+        with np.errstate(all="ignore"):
+            expected = function(x.copy())
+        assert_same_bits(_traced_result(backend, function, x), expected,
+                         f"{name} for {value!r} on {backend}")
+
+
+def test_arctan2_of_a_signed_zero_plus_zero_is_pi():
+    """-0.0 + 0.0 is +0.0, so arctan2 of it and -1 is pi, as in NumPy."""
+    traced = autotrace.function(lambda y: np.arctan2(y + 0.0, -1.0))
+    assert traced(np.array([-0.0]))[0] == math.pi
+    assert traced(np.array(-0.0)) == math.pi
+
+
+HALF = np.array(0.5)
+
+EXPONENT_VALUES = {  # name -> (function, its arguments): exponents NumPy reads with stride 0
+    # (a 0-d one, or one element written in place) are computed apart (0.5 as sqrt)
+    "x ** (0-d 0.5)": (lambda x, p: x ** p, (np.array(SPECIAL), HALF)),
+    "x ** (array of 0.5)": (lambda x, p: x ** p, (np.array(SPECIAL), np.full(8, 0.5))),
+    "0-d x ** (0-d 0.5), then more": (lambda x, p: x ** p * 2.0 + x, (np.array(-0.0), HALF)),
+    "0-d -inf ** (0-d 0.5), then more": (lambda x, p: x ** p * 2.0 + x,
+                                         (np.array(-np.inf), HALF)),
+    "one element ** (a computed 0.5)": (lambda x: x ** (x * 0.0 + 0.5), (np.array([-0.0]),)),
+    "one -inf ** (a computed 0.5)": (lambda x: x ** (np.abs(x) * 0.0 + 0.5),
+                                     (np.array([-np.inf]),)),
+    "float_power of one element": (lambda x: np.float_power(x, x * 0.0 + 0.5),
+                                   (np.array([-0.0]),)),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(EXPONENT_VALUES))
+def test_powers_of_traced_exponents_are_numpys(name, backend):
+    function, args = EXPONENT_VALUES[name]
+    with np.errstate(all="ignore"):
+        expected = function(*[np.copy(a) for a in args])
+    assert_same_bits(_traced_call(backend, function, args), expected, f"{name} on {backend}")
