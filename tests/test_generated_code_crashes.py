@@ -42,3 +42,31 @@ def test_a_write_into_a_result_that_a_rule_reads_is_undone_in_the_adjoint_sweep(
     # The adjoint sweep restores the item into the array the name held (a stand-in holding
     # only the shape was saved, and read-only: restore_item raised).
     assert_right_in_every_mode(doubles_an_item_then_rebinds)
+
+
+# --- a boolean mask computed in the function, traced ---------------------------------------------
+
+def zeroes_where_positive(x):
+    y = x * 2.0
+    y[x > 0] = 0.0
+    return np.sum(y)
+
+
+def zeroes_its_argument_where_positive(x):
+    x[x > 0] = 0.0
+    return x
+
+
+def test_traced_gradient_of_a_write_under_a_traced_mask():
+    # The adjoint clears the gradient of the written elements: a traced mask indexing a
+    # gradient that is not traced (the seed of np.sum) raised TracerConversionError.
+    assert_right_in_every_mode(zeroes_where_positive)
+
+
+def test_traced_jacobian_of_a_write_under_a_traced_mask():
+    x = np.array([0.3, -0.7, 1.1])
+    expected = np.diag((x <= 0).astype(float))
+    jacobian = autotrace.function(autotrace.jacobian(zeroes_its_argument_where_positive))
+    np.testing.assert_array_equal(jacobian(x.copy()), expected)
+    np.testing.assert_array_equal(
+        autotrace.jacobian(zeroes_its_argument_where_positive)(x.copy()), expected)

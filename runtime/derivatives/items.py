@@ -166,6 +166,10 @@ def clear_item(gradient, index, like=None):
     out = _copy(gradient)
     if isinstance(out, dict) and index not in out:
         return out
+    if like is None and hasattr(out, "shape"):
+        # A zero broadcasts into the slot, which is never read: under autotrace.function a
+        # concrete gradient indexed by a traced mask has no shape to make zeros of.
+        return set_item(out, index, 0)
     zeros = zeros_like((out if like is None else like)[index])
     out[index] = ClearedList(zeros) if type(zeros) is list else zeros
     return _finish(out, gradient)
