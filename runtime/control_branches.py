@@ -11,11 +11,12 @@ Decisions:
   is an error (the graph runs both paths). Dead ones come back `Undefined`.
 - In generated code a list is a stack of saved values. One that a traced branch pushes onto or
   pops from becomes a graph stack (runtime/stacks.py) that holds what the taken branch pushed.
-- In generated code a Python int (a loop's trip count) or bool (a flag such as `not _returned1`,
-  which gates the statements after a return) that both branches leave the same, or one leaves
-  unassigned, stays a Python value: the adjoint reads it only under the same condition, and an
-  adjoint `if` or loop on it must unroll as the primal one did, not become a traced `cond`
-  whose other branch reads values the primal never assigned.
+- In generated code a Python int (a loop's trip count), bool (a flag such as `not _returned1`,
+  which gates the statements after a return) or list of ints (an index, `x[[0, 2, 1]]`) that
+  both branches leave the same, or one leaves unassigned, stays a Python value: the adjoint
+  reads it only under the same condition, and an adjoint `if` or loop on it must unroll as the
+  primal one did, not become a traced `cond` whose other branch reads values the primal never
+  assigned.
 """
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
         def run(*operands):
             results = function(*operands)
             numbers[side] = {index: value for index, value in enumerate(results)
-                             if _is_python_count_or_flag(value)}  # before they become arrays
+                             if _is_python_ints(value)}  # before they become arrays
             return tuple(None if index in counts
                          else fixes[side, index](value) if (side, index) in fixes
                          else value if kept else None
@@ -115,8 +116,13 @@ def _pushed_or_popped(before, in_true, in_false) -> bool:
         for after in (in_true, in_false))
 
 
-def _is_python_count_or_flag(value) -> bool:
-    return isinstance(value, int)  # bool too; NumPy scalars are not ints
+def _is_python_ints(value) -> bool:
+    """A Python int or bool (NumPy scalars are not ints), or a list or tuple of them: an index
+    that the A-normal form named (`_t3 = [0, 2, 1]`; `x[_t3]` in a branch, and its adjoint
+    under the same condition, read it as the index it is)."""
+    if type(value) in (list, tuple):  # (not a stack of saved values, a list subclass)
+        return all(_is_python_ints(item) for item in value)
+    return isinstance(value, int)
 
 
 def _same_python_value(numbers: dict, index: int, in_true, in_false):

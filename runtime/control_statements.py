@@ -24,6 +24,7 @@ import numpy as np
 from autotrace.runtime.control_branches import and_, if_exp, if_stmt, not_, or_
 from autotrace.runtime.control_loops import TracedRange, for_stmt, range_, while_stmt
 from autotrace.runtime.control_variables import Undefined, _error
+from .ops_index import holds_traced, stacked
 from autotrace.runtime.stacks import SavedValues
 from autotrace.runtime.tracer import Tracer, TracerConversionError, set_item as _set_array_item
 
@@ -40,22 +41,12 @@ def set_item(target, index, value):
     return _set_array_item(target, index, value)
 
 
-def _holds_tracer(value) -> bool:
-    if isinstance(value, Tracer):
-        return True
-    return isinstance(value, (list, tuple)) and any(_holds_tracer(item) for item in value)
-
-
 def array(value, dtype=None, *, copy=True, **options):
     """`np.array(value, dtype)` for converted code: a (nested) list of traced values becomes
     `np.stack`s of them, a traced value a copy (cast to `dtype`)."""
-    if not _holds_tracer(value):
+    if not holds_traced(value):
         return np.array(value, dtype=dtype, copy=copy, **options)
-    if isinstance(value, Tracer):
-        result = value.copy()
-    else:
-        result = np.stack([array(item) if _holds_tracer(item) else np.asarray(item)
-                           for item in value])
+    result = value.copy() if isinstance(value, Tracer) else stacked(value)
     return result if dtype is None else result.astype(dtype)
 
 
@@ -63,7 +54,7 @@ def asarray(value, dtype=None, **options):
     """`np.asarray(value, dtype)` for converted code (see `array`): a traced value as is."""
     if isinstance(value, Tracer):  # the same array, as NumPy's: it shares the memory
         return value if dtype is None or np.dtype(dtype) == value.dtype else value.astype(dtype)
-    if _holds_tracer(value):
+    if holds_traced(value):
         return array(value, dtype)
     return np.asarray(value, dtype=dtype, **options)
 

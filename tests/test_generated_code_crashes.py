@@ -70,3 +70,49 @@ def test_traced_jacobian_of_a_write_under_a_traced_mask():
     np.testing.assert_array_equal(jacobian(x.copy()), expected)
     np.testing.assert_array_equal(
         autotrace.jacobian(zeroes_its_argument_where_positive)(x.copy()), expected)
+
+
+# --- fancy indexing under a traced if -------------------------------------------------------------
+
+def gathers_in_one_branch(x):
+    if x[0] > 0:
+        y = x[[0, 2, 1]]
+    else:
+        y = x * 2.0
+    return np.sum(y * x)
+
+
+def gathers_in_both_branches(x):
+    if x[0] > 0:
+        y = x[[0, 2, 1]]
+    else:
+        y = x[[1, 0, 0]]
+    return np.sum(y * x)
+
+
+def scatters_in_one_branch(x):
+    y = x * 1.0
+    if x[0] > 0:
+        y[[0, 2]] = x[[1, 1]] * 3.0
+    return np.sum(y * x)
+
+
+def index_chosen_by_a_traced_condition(x):
+    index = [0, 2, 1] if x[0] > 0 else [1, 0, 0]
+    return np.sum(x[index] * x)
+
+
+def index_of_traced_ints(x):
+    i = 2 if x[0] > 0 else 1
+    j = 0 if x[1] > 0 else 2
+    return np.sum(x[[0, i]] * x[[j, 1]]) + np.sum(x[[[0, i], [1, 1]]] ** 2)
+
+
+@pytest.mark.parametrize("f", [gathers_in_one_branch, gathers_in_both_branches,
+                               scatters_in_one_branch, index_chosen_by_a_traced_condition,
+                               index_of_traced_ints], ids=lambda f: f.__name__)
+def test_integer_list_index_under_a_traced_condition(f):
+    # The index list the A-normal form names in a branch stays a Python list (it was a cond
+    # output, a list of traced ints, which NumPy cannot index with); a list a traced condition
+    # does choose is an index array, as NumPy makes of it.
+    assert_right_in_every_mode(f)
