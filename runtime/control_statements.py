@@ -59,6 +59,16 @@ def asarray(value, dtype=None, **options):
     return np.asarray(value, dtype=dtype, **options)
 
 
+def refuse_outside_write(container, message: str, where: str) -> None:
+    """Raise `message` at `where` if `container`, which converted code is about to write into,
+    is a concrete array: a global or closure variable of the user's function, which a traced
+    graph cannot change on every call. (A list or dict there is a Python side effect, run while
+    tracing only.)"""
+    if not isinstance(container, Tracer) and hasattr(container, "shape") and \
+            hasattr(container, "dtype") and not isinstance(container, np.generic):
+        raise _error(where, message)
+
+
 def _compare_builtin(builtin, elementwise: str, reduction: str):
     """The builtin max or min for converted code: it compares Python values, which traced ones
     have none of; say which NumPy function does it instead."""
@@ -86,7 +96,8 @@ def python_test(value, *, where: str, reason: str, iterable: bool = False):
 # What converted code calls, by the names transforms/control_flow.py gives them.
 HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "if_exp": if_exp,
            "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
-           "set_item": set_item, "python_test": python_test, "SavedValues": SavedValues}
+           "set_item": set_item, "python_test": python_test, "SavedValues": SavedValues,
+           "refuse_outside_write": refuse_outside_write}
 
 # NumPy functions that cannot see traced values in a list, and builtins that compare Python
 # values: converted code calls these instead.

@@ -1,6 +1,9 @@
 """Programs whose derivative or traced code once crashed inside generated code (a NumPy error
 from a line the user never wrote). Each now gives NumPy's values and the derivatives finite
 differences give, eagerly and traced, or a refusal naming the user's file and line."""
+import inspect
+import linecache
+
 import numpy as np
 import pytest
 
@@ -116,3 +119,88 @@ def test_integer_list_index_under_a_traced_condition(f):
     # output, a list of traced ints, which NumPy cannot index with); a list a traced condition
     # does choose is an index array, as NumPy makes of it.
     assert_right_in_every_mode(f)
+
+
+# --- a write into a global or closure variable: one refusal in every mode -------------------------
+
+BUFFER = np.zeros(3)
+LOG = []
+
+
+def writes_into_a_global_array(x):
+    BUFFER[0] = x[0] * 2.0
+    return np.sum(BUFFER * x)
+
+
+def appends_to_a_global_list(x):
+    LOG.append(x[0] * 2.0)
+    return np.sum(x * x) * LOG[-1]
+
+
+def closure_writing_into_its_array():
+    totals = np.zeros(3)
+
+    def adds_into_a_closure_array(x):
+        totals[1] += x[1]
+        return np.sum(totals * x)
+    return adds_into_a_closure_array
+
+
+def outside_write_message(variable: str, write: str) -> str:
+    return (f"the function changes {variable!r} in place ({write}), a global or closure "
+            f"variable that it does not make: autotrace follows writes only into values the "
+            f"function makes or is passed. Pass {variable} as an argument and return its new "
+            f"value, or write into a copy made in the function "
+            f"(new_{variable} = {variable}.copy())")
+
+
+def line_of(f, marker: str) -> int:
+    lines, start = inspect.getsourcelines(f)
+    return start + next(i for i, text in enumerate(lines) if marker in text)
+
+
+OUTSIDE_WRITES = [(writes_into_a_global_array, "BUFFER", "BUFFER[0] = ..."),
+                  (appends_to_a_global_list, "LOG", "LOG.append(...)"),
+                  (closure_writing_into_its_array(), "totals", "totals[1] += ...")]
+
+
+@pytest.mark.parametrize("f, variable, write", OUTSIDE_WRITES,
+                         ids=[case[0].__name__ for case in OUTSIDE_WRITES])
+@pytest.mark.parametrize("transform", [autotrace.grad, autotrace.forward,
+                                       lambda f: autotrace.function(autotrace.grad(f))],
+                         ids=["grad", "forward", "function_of_grad"])
+def test_a_derivative_refuses_a_write_into_a_global_or_closure_variable(
+        f, variable, write, transform):
+    with pytest.raises(autotrace.TransformError) as caught:
+        transform(f)(POINTS[0].copy())
+    assert caught.value.message == outside_write_message(variable, write)
+    assert (caught.value.filename, caught.value.lineno) == (__file__, line_of(f, write[:8]))
+    assert not LOG and not BUFFER.any()  # nothing ran
+
+
+@pytest.mark.parametrize("f, variable, write", [OUTSIDE_WRITES[0], OUTSIDE_WRITES[2]],
+                         ids=["global", "closure"])
+def test_a_traced_function_refuses_a_write_into_a_global_or_closure_array(f, variable, write):
+    with pytest.raises(autotrace.runtime.control_scope.ControlFlowError) as caught:
+        autotrace.function(f)(POINTS[0].copy())
+    line = line_of(f, write[:8])
+    source = linecache.getline(__file__, line).strip()
+    assert str(caught.value) == (
+        f"{__file__}:{line}: {source}\n  " + outside_write_message(variable, write)
+        + f'\n  File "{__file__}", line {line}, in {f.__name__}\n    {source}')
+    assert not BUFFER.any()
+
+
+def writes_into_a_closure_array_it_made(x):
+    made = np.zeros_like(x)
+
+    def put(i, value):
+        made[i] = value  # the enclosing function's own array: followed
+    put(0, x[0] * x[1])
+    return made * 2.0
+
+
+def test_a_nested_function_may_write_into_the_enclosing_functions_array():
+    x = POINTS[0]
+    np.testing.assert_allclose(autotrace.function(writes_into_a_closure_array_it_made)(x),
+                               [2 * x[0] * x[1], 0.0, 0.0])
