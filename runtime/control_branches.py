@@ -77,7 +77,8 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                 continue
             if not keep[index] or index in counts:
                 continue
-            count = _same_python_value(numbers, index, in_true, in_false)
+            count = _same_python_value(numbers, index, in_true, in_false,
+                                       none_is_unset=variable not in user_nones)
             if placeholders is True and count is not None and variable not in user_nones:
                 # A loop's trip count in generated code stays a Python int, so that the
                 # adjoint loop is unrolled too and pops, one by one, what the branch pushed;
@@ -125,23 +126,27 @@ def _is_python_ints(value) -> bool:
     return isinstance(value, int)
 
 
-def _same_python_value(numbers: dict, index: int, in_true, in_false):
+def _same_python_value(numbers: dict, index: int, in_true, in_false, none_is_unset: bool):
     """The Python int or bool both branches leave in variable `index`, or one leaves where the
     other leaves it unset (generated code reads it only under the same condition); else None.
-    A bool counts as unset on the other side only where it is unassigned: a variable set to None
-    before the `if` is one that code may read on either path (`flag = None`, `if flag:`)."""
+    A bool counts as unset on the other side only where it is unassigned, or None where
+    `none_is_unset` (the None generated code starts a saved name with): a variable the user's
+    code sets to None before the `if` is one that code may read on either path
+    (`flag = None`, `if flag:`)."""
     true_value, false_value = numbers[True].get(index), numbers[False].get(index)
-    if true_value is None and _is_unset(in_true, false_value):
+    if true_value is None and _is_unset(in_true, false_value, none_is_unset):
         true_value = false_value
-    if false_value is None and _is_unset(in_false, true_value):
+    if false_value is None and _is_unset(in_false, true_value, none_is_unset):
         false_value = true_value
     if true_value is None or type(true_value) is not type(false_value):
         return None
     return true_value if true_value == false_value else None
 
 
-def _is_unset(value, other_side) -> bool:
-    return not _is_defined(value) if isinstance(other_side, bool) else not _is_set(value)
+def _is_unset(value, other_side, none_is_unset: bool) -> bool:
+    if isinstance(other_side, bool) and not none_is_unset:
+        return not _is_defined(value)
+    return not _is_set(value)
 
 
 def _is_set(value) -> bool:

@@ -204,3 +204,71 @@ def test_a_nested_function_may_write_into_the_enclosing_functions_array():
     x = POINTS[0]
     np.testing.assert_allclose(autotrace.function(writes_into_a_closure_array_it_made)(x),
                                [2 * x[0] * x[1], 0.0, 0.0])
+
+
+# --- an early return under a traced condition, then a Python loop with continue -------------------
+
+def returns_early_then_skips_an_iteration(x):
+    total = 0.0
+    if x[0] > 0:
+        return np.sum(x)
+    for i in range(3):
+        if i == 1:
+            continue
+        total = total + x[i] * x[i]
+    return total
+
+
+def returns_early_then_skips_by_value(x):
+    total = 0.0
+    if x[0] > 0:
+        return np.sum(x * x)
+    for i in range(3):
+        if x[i] > 0:
+            continue
+        total = total + np.sin(x[i]) * x[i]
+    return total
+
+
+def returns_early_then_breaks(x):
+    total = 0.0
+    if x[0] > 0:
+        return np.sum(np.tanh(x))
+    for i in range(3):
+        if i == 2:
+            break
+        total = total + x[i] * x[2]
+    return total
+
+
+@pytest.mark.parametrize("f", [returns_early_then_skips_an_iteration,
+                               returns_early_then_skips_by_value, returns_early_then_breaks],
+                         ids=lambda f: f.__name__)
+def test_early_return_under_a_traced_condition_then_a_loop_that_skips(f):
+    # The loop's flag (`not skipped`, a Python bool saved on the stack) stays a Python bool
+    # across the traced if: the None generated code starts it with is no value of the user's.
+    assert_right_in_every_mode(f)
+
+
+def returns_from_a_loop_under_a_traced_condition(x):
+    total = x[1] * 1.0
+    for j in range(2):
+        if x[0] > 0:
+            return total * x[2]
+        for i in range(3):
+            if i == j:
+                continue
+            total = total + x[i] * x[j]
+    return total
+
+
+def test_a_traced_gradient_it_cannot_trace_is_refused_at_the_users_loop():
+    f = returns_from_a_loop_under_a_traced_condition
+    with pytest.raises(autotrace.runtime.control_scope.ControlFlowError) as caught:
+        autotrace.function(autotrace.grad(f))(POINTS[0].copy())
+    line = line_of(f, "for i in range(3)")
+    assert str(caught.value).startswith(f"{__file__}:{line}: for i in range(3):")
+    # What the refusal advises works:
+    expected = central_difference(f, POINTS[0])
+    np.testing.assert_allclose(autotrace.grad(autotrace.function(f))(POINTS[0].copy()),
+                               expected, rtol=1e-6)
