@@ -20,6 +20,8 @@ Decisions:
 """
 from __future__ import annotations
 
+import linecache
+
 import numpy as np
 
 from autotrace.runtime.abstract import same_type
@@ -56,7 +58,12 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
 
     def branch(function, side):
         def run(*operands):
-            results = function(*operands)
+            try:
+                results = function(*operands)
+            except (ValueError, IndexError) as error:  # NumPy's, of shapes and indices
+                if type(error).__module__.startswith("autotrace"):
+                    raise  # autotrace's own errors say where and what already
+                raise _branch_error(where, side, error) from error
             numbers[side] = {index: value for index, value in enumerate(results)
                              if _is_python_ints(value)}  # before they become arrays
             return tuple(None if index in counts
@@ -107,6 +114,23 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
     results = _until_settled(where, len(names) + 1, attempt)
     return tuple(counts[index] if index in counts else value if kept else Undefined(variable)
                  for index, (value, kept, variable) in enumerate(zip(results, keep, names)))
+
+
+def _branch_error(where: str, side: bool, error: Exception):
+    """The error of a branch that fails while it is traced: both branches of a traced `if` are
+    traced, as tf.function traces them, also the one that NumPy would not run for these inputs,
+    so a branch that fails for these shapes is an error where the `if` is, naming the branch
+    and its line."""
+    frame = error.__traceback__.tb_next or error.__traceback__  # the branch's own statement
+    filename, line = frame.tb_frame.f_code.co_filename, frame.tb_lineno
+    text = linecache.getline(filename, line).strip()
+    return _error(where, (
+        f"the {'true' if side else 'false'} branch of this traced `if` fails while it is "
+        f"traced, at {filename}:{line}: {text}\n  {type(error).__name__}: {error}\n  A traced "
+        f"condition traces both branches, also one that these inputs do not take (NumPy would "
+        f"not run it), so both must be valid for the shapes and dtypes of this call: fix that "
+        f"branch, or, where it is meant for other shapes, test the shapes in Python "
+        f"(`if x.shape[0] == 4:` is not traced)"))
 
 
 def _pushed_or_popped(before, in_true, in_false) -> bool:

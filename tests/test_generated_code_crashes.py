@@ -272,3 +272,38 @@ def test_a_traced_gradient_it_cannot_trace_is_refused_at_the_users_loop():
     expected = central_difference(f, POINTS[0])
     np.testing.assert_allclose(autotrace.grad(autotrace.function(f))(POINTS[0].copy()),
                                expected, rtol=1e-6)
+
+
+# --- a branch that NumPy never runs, which fails for these shapes ---------------------------------
+
+def broadcasts_wrongly_in_a_branch_not_taken(x):
+    if x[0] > 0:
+        y = x * 2.0
+    else:
+        y = x + np.ones(4)
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("transform", [autotrace.function,
+                                       lambda f: autotrace.function(autotrace.grad(f))],
+                         ids=["function", "function_of_grad"])
+def test_a_branch_that_fails_while_traced_is_named_with_its_line(transform):
+    f = broadcasts_wrongly_in_a_branch_not_taken
+    x = POINTS[0]
+    assert f(x) == pytest.approx(2 * np.sum(x))  # NumPy takes the true branch
+    with pytest.raises(autotrace.runtime.control_scope.ControlFlowError) as caught:
+        transform(f)(x)
+    message = str(caught.value)
+    if_line, branch_line = line_of(f, "if x[0] > 0"), line_of(f, "np.ones(4)")
+    assert message.startswith(f"{__file__}:{if_line}: if x[0] > 0:")
+    assert ("\n  the false branch of this traced `if` fails while it is traced, at " in message)
+    if transform is autotrace.function:  # (in derivative code, the generated line)
+        assert f"{__file__}:{branch_line}: y = x + np.ones(4)\n" in message
+    assert (
+        "\n  ValueError: shape mismatch: objects cannot be broadcast to a single shape.  "
+        "Mismatch is between arg 0 with shape (3,) and arg 1 with shape (4,).\n  A traced "
+        "condition traces both branches, also one that these inputs do not take (NumPy would "
+        "not run it), so both must be valid for the shapes and dtypes of this call: fix that "
+        "branch, or, where it is meant for other shapes, test the shapes in Python "
+        "(`if x.shape[0] == 4:` is not traced)\n  File ") in message
+    assert isinstance(caught.value.__cause__, ValueError)
