@@ -307,3 +307,52 @@ def test_a_branch_that_fails_while_traced_is_named_with_its_line(transform):
         "branch, or, where it is meant for other shapes, test the shapes in Python "
         "(`if x.shape[0] == 4:` is not traced)\n  File ") in message
     assert isinstance(caught.value.__cause__, ValueError)
+
+
+# --- A.view() in a traced function -----------------------------------------------------------------
+
+def writes_through_a_view(x):
+    A = x * 1.0
+    B = A.view()
+    B[0] = 5.0
+    return A
+
+
+def reads_a_write_through_a_view(x):
+    A = x * 1.0
+    B = A.view()
+    A[1] = 7.0
+    return B * 2.0
+
+
+def views_as_the_same_dtype(x):
+    A = x.reshape(3, 1) * 1.0
+    C = A.view(np.ndarray).view(np.float64)
+    C[2] = 9.0
+    return A
+
+
+@pytest.mark.parametrize("f, expected", [
+    (writes_through_a_view, lambda x: [5.0, x[1], x[2]]),
+    (reads_a_write_through_a_view, lambda x: [2 * x[0], 14.0, 2 * x[2]]),
+    (views_as_the_same_dtype, lambda x: [[x[0]], [x[1]], [9.0]])], ids=lambda f: getattr(
+        f, "__name__", ""))
+def test_a_view_in_a_traced_function_shares_memory_as_numpys(f, expected):
+    x = POINTS[0]
+    np.testing.assert_array_equal(f(x.copy()), expected(x))  # NumPy's own
+    np.testing.assert_array_equal(autotrace.function(f)(x.copy()), expected(x))
+
+
+def views_as_integers(x):
+    return x.view(np.int64)
+
+
+def test_a_view_that_reinterprets_bytes_is_refused():
+    with pytest.raises(NotImplementedError) as caught:
+        autotrace.function(views_as_integers)(POINTS[0])
+    line = line_of(views_as_integers, "x.view")
+    assert str(caught.value) == (
+        "autotrace cannot trace .view(int64) of a float64 array: it reinterprets the bytes, "
+        "which no graph op does; convert the values with .astype(int64) instead if that is "
+        f'what is meant\n  File "{__file__}", line {line}, in views_as_integers\n'
+        "    return x.view(np.int64)")
