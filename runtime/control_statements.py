@@ -24,6 +24,7 @@ import numpy as np
 from autotrace.runtime.control_branches import and_, if_exp, if_stmt, not_, or_
 from autotrace.runtime.control_loops import TracedRange, for_stmt, range_, while_stmt
 from autotrace.runtime.control_variables import Undefined, _error
+from .devices import is_gpu_array
 from .ops_index import holds_traced, stacked
 from autotrace.runtime.stacks import SavedValues
 from autotrace.runtime.tracer import Tracer, TracerConversionError, set_item as _set_array_item
@@ -63,9 +64,8 @@ def refuse_outside_write(container, message: str, where: str) -> None:
     """Raise `message` at `where` if `container`, which converted code is about to write into,
     is a concrete array: a global or closure variable of the user's function, which a traced
     graph cannot change on every call. (A list or dict there is a Python side effect, run while
-    tracing only.)"""
-    if not isinstance(container, Tracer) and hasattr(container, "shape") and \
-            hasattr(container, "dtype") and not isinstance(container, np.generic):
+    tracing only; an autotrace.Variable refuses item assignment itself.)"""
+    if isinstance(container, np.ndarray) or is_gpu_array(container):
         raise _error(where, message)
 
 
