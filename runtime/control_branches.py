@@ -11,13 +11,16 @@ Decisions:
   is an error (the graph runs both paths). Dead ones come back `Undefined`.
 - In generated code a list is a stack of saved values. One that a traced branch pushes onto or
   pops from becomes a graph stack (runtime/stacks.py) that holds what the taken branch pushed.
-- In generated code a Python int (a loop's trip count) or bool (a flag such as `not _returned1`,
-  which gates the statements after a return) that both branches leave the same, or one leaves
-  unassigned, stays a Python value: the adjoint reads it only under the same condition, and an
-  adjoint `if` or loop on it must unroll as the primal one did, not become a traced `cond`
-  whose other branch reads values the primal never assigned.
+- In generated code a Python int (a loop's trip count), bool (a flag such as `not _returned1`,
+  which gates the statements after a return) or list of ints (an index, `x[[0, 2, 1]]`) that
+  both branches leave the same, or one leaves unassigned, stays a Python value: the adjoint
+  reads it only under the same condition, and an adjoint `if` or loop on it must unroll as the
+  primal one did, not become a traced `cond` whose other branch reads values the primal never
+  assigned.
 """
 from __future__ import annotations
+
+import linecache
 
 import numpy as np
 
@@ -55,9 +58,14 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
 
     def branch(function, side):
         def run(*operands):
-            results = function(*operands)
+            try:
+                results = function(*operands)
+            except (ValueError, IndexError) as error:  # NumPy's, of shapes and indices
+                if type(error).__module__.startswith("autotrace"):
+                    raise  # autotrace's own errors say where and what already
+                raise _branch_error(where, side, error) from error
             numbers[side] = {index: value for index, value in enumerate(results)
-                             if _is_python_count_or_flag(value)}  # before they become arrays
+                             if _is_python_ints(value)}  # before they become arrays
             return tuple(None if index in counts
                          else fixes[side, index](value) if (side, index) in fixes
                          else value if kept else None
@@ -76,7 +84,8 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                 continue
             if not keep[index] or index in counts:
                 continue
-            count = _same_python_value(numbers, index, in_true, in_false)
+            count = _same_python_value(numbers, index, in_true, in_false,
+                                       none_is_unset=variable not in user_nones)
             if placeholders is True and count is not None and variable not in user_nones:
                 # A loop's trip count in generated code stays a Python int, so that the
                 # adjoint loop is unrolled too and pops, one by one, what the branch pushed;
@@ -107,6 +116,23 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                  for index, (value, kept, variable) in enumerate(zip(results, keep, names)))
 
 
+def _branch_error(where: str, side: bool, error: Exception):
+    """The error of a branch that fails while it is traced: both branches of a traced `if` are
+    traced, as tf.function traces them, also the one that NumPy would not run for these inputs,
+    so a branch that fails for these shapes is an error where the `if` is, naming the branch
+    and its line."""
+    frame = error.__traceback__.tb_next or error.__traceback__  # the branch's own statement
+    filename, line = frame.tb_frame.f_code.co_filename, frame.tb_lineno
+    text = linecache.getline(filename, line).strip()
+    return _error(where, (
+        f"the {'true' if side else 'false'} branch of this traced `if` fails while it is "
+        f"traced, at {filename}:{line}: {text}\n  {type(error).__name__}: {error}\n  A traced "
+        f"condition traces both branches, also one that these inputs do not take (NumPy would "
+        f"not run it), so both must be valid for the shapes and dtypes of this call: fix that "
+        f"branch, or, where it is meant for other shapes, test the shapes in Python "
+        f"(`if x.shape[0] == 4:` is not traced)"))
+
+
 def _pushed_or_popped(before, in_true, in_false) -> bool:
     """Whether a branch pushed onto or popped from the stack `before`, or made it a traced
     stack (in a loop or branch of its own)."""
@@ -115,27 +141,36 @@ def _pushed_or_popped(before, in_true, in_false) -> bool:
         for after in (in_true, in_false))
 
 
-def _is_python_count_or_flag(value) -> bool:
-    return isinstance(value, int)  # bool too; NumPy scalars are not ints
+def _is_python_ints(value) -> bool:
+    """A Python int or bool (NumPy scalars are not ints), or a list or tuple of them: an index
+    that the A-normal form named (`_t3 = [0, 2, 1]`; `x[_t3]` in a branch, and its adjoint
+    under the same condition, read it as the index it is)."""
+    if type(value) in (list, tuple):  # (not a stack of saved values, a list subclass)
+        return all(_is_python_ints(item) for item in value)
+    return isinstance(value, int)
 
 
-def _same_python_value(numbers: dict, index: int, in_true, in_false):
+def _same_python_value(numbers: dict, index: int, in_true, in_false, none_is_unset: bool):
     """The Python int or bool both branches leave in variable `index`, or one leaves where the
     other leaves it unset (generated code reads it only under the same condition); else None.
-    A bool counts as unset on the other side only where it is unassigned: a variable set to None
-    before the `if` is one that code may read on either path (`flag = None`, `if flag:`)."""
+    A bool counts as unset on the other side only where it is unassigned, or None where
+    `none_is_unset` (the None generated code starts a saved name with): a variable the user's
+    code sets to None before the `if` is one that code may read on either path
+    (`flag = None`, `if flag:`)."""
     true_value, false_value = numbers[True].get(index), numbers[False].get(index)
-    if true_value is None and _is_unset(in_true, false_value):
+    if true_value is None and _is_unset(in_true, false_value, none_is_unset):
         true_value = false_value
-    if false_value is None and _is_unset(in_false, true_value):
+    if false_value is None and _is_unset(in_false, true_value, none_is_unset):
         false_value = true_value
     if true_value is None or type(true_value) is not type(false_value):
         return None
     return true_value if true_value == false_value else None
 
 
-def _is_unset(value, other_side) -> bool:
-    return not _is_defined(value) if isinstance(other_side, bool) else not _is_set(value)
+def _is_unset(value, other_side, none_is_unset: bool) -> bool:
+    if isinstance(other_side, bool) and not none_is_unset:
+        return not _is_defined(value)
+    return not _is_set(value)
 
 
 def _is_set(value) -> bool:

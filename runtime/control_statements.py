@@ -24,7 +24,8 @@ import numpy as np
 from autotrace.runtime.control_branches import and_, if_exp, if_stmt, not_, or_
 from autotrace.runtime.control_loops import TracedRange, for_stmt, range_, while_stmt
 from autotrace.runtime.control_variables import Undefined, _error
-from .ops_index import checked_out
+from .devices import is_gpu_array
+from .ops_index import checked_out, holds_traced, stacked
 from autotrace.runtime.stacks import SavedValues
 from autotrace.runtime.tracer import Tracer, TracerConversionError, set_item as _set_array_item
 
@@ -39,22 +40,12 @@ def set_item(target, index, value):
     return _set_array_item(target, index, value)
 
 
-def _holds_tracer(value) -> bool:
-    if isinstance(value, Tracer):
-        return True
-    return isinstance(value, (list, tuple)) and any(_holds_tracer(item) for item in value)
-
-
 def array(value, dtype=None, *, copy=True, **options):
     """`np.array(value, dtype)` for converted code: a (nested) list of traced values becomes
     `np.stack`s of them, a traced value a copy (cast to `dtype`)."""
-    if not _holds_tracer(value):
+    if not holds_traced(value):
         return np.array(value, dtype=dtype, copy=copy, **options)
-    if isinstance(value, Tracer):
-        result = value.copy()
-    else:
-        result = np.stack([array(item) if _holds_tracer(item) else np.asarray(item)
-                           for item in value])
+    result = value.copy() if isinstance(value, Tracer) else stacked(value)
     return result if dtype is None else result.astype(dtype)
 
 
@@ -62,9 +53,18 @@ def asarray(value, dtype=None, **options):
     """`np.asarray(value, dtype)` for converted code (see `array`): a traced value as is."""
     if isinstance(value, Tracer):  # the same array, as NumPy's: it shares the memory
         return value if dtype is None or np.dtype(dtype) == value.dtype else value.astype(dtype)
-    if _holds_tracer(value):
+    if holds_traced(value):
         return array(value, dtype)
     return np.asarray(value, dtype=dtype, **options)
+
+
+def refuse_outside_write(container, message: str, where: str) -> None:
+    """Raise `message` at `where` if `container`, which converted code is about to write into,
+    is a concrete array: a global or closure variable of the user's function, which a traced
+    graph cannot change on every call. (A list or dict there is a Python side effect, run while
+    tracing only; an autotrace.Variable refuses item assignment itself.)"""
+    if isinstance(container, np.ndarray) or is_gpu_array(container):
+        raise _error(where, message)
 
 
 def _compare_builtin(builtin, elementwise: str, reduction: str):
@@ -95,7 +95,7 @@ def python_test(value, *, where: str, reason: str, iterable: bool = False):
 HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "if_exp": if_exp,
            "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
            "set_item": set_item, "python_test": python_test, "SavedValues": SavedValues,
-           "checked_out": checked_out}
+           "checked_out": checked_out, "refuse_outside_write": refuse_outside_write}
 
 # NumPy functions that cannot see traced values in a list, and builtins that compare Python
 # values: converted code calls these instead.

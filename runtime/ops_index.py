@@ -50,6 +50,10 @@ def split_index(index) -> tuple[tuple, list]:
             if item.dtype == np.bool_:
                 raise untraceable_shape("indexing with a traced boolean mask")
             add_array(item)
+        elif isinstance(item, list) and holds_traced(item):
+            # A list of traced ints (one a traced `if` chose, `[0, 2] if c else [1, 0]`) is
+            # an index array, as NumPy makes of any list.
+            add_array(stacked(item))
         elif isinstance(item, (list, np.ndarray)):
             array = np.asarray(item)
             for part in np.nonzero(array) if array.dtype == np.bool_ else (array,):
@@ -64,6 +68,19 @@ def split_index(index) -> tuple[tuple, list]:
         else:
             raise IndexError(f"autotrace cannot index with {type(item).__name__} {item!r}")
     return tuple(template), arrays
+
+
+def holds_traced(value) -> bool:
+    """Whether `value` is traced or a (nested) list or tuple holding a traced value."""
+    if isinstance(value, (list, tuple)):
+        return any(holds_traced(item) for item in value)
+    return is_traced(value)
+
+
+def stacked(items):
+    """The array NumPy makes of a (nested) list or tuple of values, some of them traced."""
+    return np.stack([stacked(item) if isinstance(item, (list, tuple)) and holds_traced(item)
+                     else item if is_traced(item) else np.asarray(item) for item in items])
 
 
 def build_index(template: tuple, arrays) -> tuple:

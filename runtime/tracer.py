@@ -39,6 +39,7 @@ Decisions, and what they mean for the traced function:
 """
 from __future__ import annotations
 
+from builtins import type as builtins_type
 from dataclasses import replace
 
 import numpy as np
@@ -362,6 +363,22 @@ class Tracer:
 
     def copy(self, order="C"):
         return np.copy(self)
+
+    def view(self, dtype=None, type=None):
+        """`A.view()`: a new array object over A's memory, as NumPy's (a write through it
+        reaches A, and one into A reaches it). A view as another dtype reinterprets the bytes,
+        which no op of a graph does."""
+        if isinstance(dtype, builtins_type) and issubclass(dtype, np.ndarray):
+            dtype, type = None, dtype  # NumPy's A.view(ndarray_subclass)
+        if type not in (None, np.ndarray):
+            raise UntraceableError(f"autotrace cannot trace .view(type={type.__name__}): a "
+                                   f"traced value is a plain array; call .view() without type")
+        if dtype is not None and np.dtype(dtype) != self.dtype:
+            raise UntraceableError(
+                f"autotrace cannot trace .view({np.dtype(dtype).name}) of a {self.dtype.name} "
+                f"array: it reinterprets the bytes, which no graph op does; convert the values "
+                f"with .astype({np.dtype(dtype).name}) instead if that is what is meant")
+        return self[...]
 
     def flatten(self, order="C"):
         return np.copy(np.reshape(self, (-1,)))

@@ -49,6 +49,15 @@ def enclosing_names_written(function: gast.FunctionDef) -> dict:
             if name not in own}
 
 
+def outside_write_message(variable: str, write: str) -> str:
+    """The refusal of a write into `variable`, a global or closure variable, in every mode."""
+    return (f"the function changes {variable!r} in place ({write}), a global or closure "
+            f"variable that it does not make: autotrace follows writes only into values the "
+            f"function makes or is passed. Pass {variable} as an argument and return its new "
+            f"value, or write into a copy made in the function "
+            f"(new_{variable} = {variable}.copy())")
+
+
 def parameter_names(function: gast.FunctionDef) -> list:
     return [a.id for a in function.args.posonlyargs + function.args.args
             + function.args.kwonlyargs]

@@ -70,8 +70,8 @@ def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict,
     # read through _t2 too (a rule reading its result, `1 - y * y` for tanh).
     sharing = _names_sharing_arrays(primal)
     while True:
-        needed = _needed(adjoint)
-        values_needed = _needed(adjoint, shape_only)
+        needed = _needed(adjoint, sharing=sharing)
+        values_needed = _needed(adjoint, shape_only, sharing)
 
         def wanted(statement) -> bool:
             saved, kind, _ = getattr(statement, SAVE)
@@ -123,9 +123,10 @@ def _push_shapes_only(primal: list, names: set, helper: str) -> None:
                                    args=call.args, keywords=[])]
 
 
-def _needed(adjoint, shape_only=None) -> set:
+def _needed(adjoint, shape_only=None, sharing=None) -> set:
     """Primal names the adjoint sweep reads (restores count only for names that are read);
-    with `shape_only`, reads of an argument's shape alone do not count."""
+    with `shape_only`, reads of an argument's shape alone do not count. `sharing` (from
+    `_names_sharing_arrays`): an item restore counts where any name bound to its array is read."""
     needed = set()
     for statement in _statements(adjoint):
         if hasattr(statement, SAVE):
@@ -140,12 +141,19 @@ def _needed(adjoint, shape_only=None) -> set:
     while changed:  # a kept restore reads its index: that must be restored too
         changed = False
         for statement in marked:
-            saved = getattr(statement, SAVE)[0]
-            if saved in needed:
+            saved, kind, _ = getattr(statement, SAVE)
+            if kind.startswith("item") and (sharing or {}).get(saved, {saved}) & needed:
+                # A kept item restore writes into the array bound to its name at that point
+                # of the adjoint sweep: the name's own save must hold that very array (not
+                # shape_only's stand-in), for the values read under the other names to change.
+                reads = set(_loads([statement]))
+            elif saved in needed:
                 reads = set(_loads([statement])) - {saved}
-                if not reads <= needed:
-                    needed |= reads
-                    changed = True
+            else:
+                continue
+            if not reads <= needed:
+                needed |= reads
+                changed = True
     return needed
 
 

@@ -54,6 +54,7 @@ import linecache
 
 import gast
 
+from .argument_writes import base_name, outside_write_message, write_text
 from autotrace.transforms.codegen import to_source
 from autotrace.transforms.control_flow_calls import _Conditions, _ConditionalExpressions, helper
 from autotrace.transforms.control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
@@ -76,6 +77,7 @@ class ControlFlowConverter:
         self.outputs: set = set()    # variables of converted statements (may be unassigned)
         self.fixed: set = set()      # global and nonlocal names: never statement variables
         self.local: set = set()      # the function's local variables (Python's rule)
+        self.enclosing: set = set()  # those of the functions this one is defined in
         # Code autotrace generated reads a variable assigned in one branch only under the
         # same condition: there it is not an error (see if_stmt's placeholders).
         self.generated_code = False
@@ -156,6 +158,7 @@ class ControlFlowConverter:
             inner.generated_code, inner.origin = self.generated_code, self.origin
             inner.user_lines = self.user_lines
             inner.flags = self.flags
+            inner.enclosing = self.enclosing | self.local
             inner.loads = self.loads
             inner.function(node)
             self.generated |= inner.generated
@@ -174,8 +177,30 @@ class ControlFlowConverter:
                 handler.type = handler.type and self.expressions(handler.type)
             return [node]
         if isinstance(node, (gast.Assign, gast.AugAssign)):
+            checks = self._outside_write_checks(node)
             node = _subscript_assignment(node, self.local)
+            return checks + [self.expressions(node)]
         return [self.expressions(node)]
+
+    def _outside_write_checks(self, node) -> list:
+        """`refuse_outside_write(G, ...)` before `G[i] = v` where G is a global or closure
+        variable of the user's function: a traced graph cannot write into an array it does not
+        make on every call (derivatives refuse it too: transforms/inplace.py)."""
+        targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+        checks = []
+        for target in targets:
+            base = base_name(target) if isinstance(target, gast.Subscript) else None
+            if base is None or base.id in self.local | self.enclosing or \
+                    base.id not in self.namespace:
+                continue
+            message = outside_write_message(base.id, write_text(node))
+            where = self._where(node, to_source(node).strip())
+            call = gast.Call(func=name(helper("refuse_outside_write")),
+                             args=[copy.deepcopy(target.value)] + [
+                                 gast.Constant(value=text, kind=None)
+                                 for text in (message, where)], keywords=[])
+            checks.append(_locate(gast.Expr(value=call), node))
+        return checks
 
     def expressions(self, node):
         """Conditional expressions in `node` become `if_exp` calls; a call `g(x)` becomes

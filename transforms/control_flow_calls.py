@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # (the converter imports this module)
 # The runtime helpers converted code calls, each bound to `_autotrace_<name>`.
 HELPER_NAMES = ("if_stmt", "while_stmt", "for_stmt", "if_exp", "and_", "or_", "not_",
                 "range_", "Undefined", "converted", "set_item", "python_test", "SavedValues",
-                "checked_out")
+                "checked_out", "refuse_outside_write")
 
 
 # Builtins whose calls go through `converted` all the same: they compare values as Python

@@ -21,7 +21,9 @@ import numpy as np
 
 from autotrace.transforms import aliases
 from autotrace.transforms.call_results import numpy_name
-from autotrace.transforms.argument_writes import (arguments_written_in_place, write_text,
+from autotrace.transforms.argument_writes import (arguments_written_in_place,
+                                                  enclosing_names_written,
+                                                  outside_write_message, write_text,
                                                   writes_into_arguments)
 from autotrace.transforms.errors import Location, TransformError
 from autotrace.transforms.naming import SCOPES, walk_scope
@@ -53,6 +55,7 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
     variables = parameters | {n.id for n in nodes
                               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     statements = {id(n.value) for n in nodes if isinstance(n, gast.Expr)}
+    _refuse_writes_outside(function, location, namespace)
     for node in nodes:
         if isinstance(node, gast.Call):
             _check_call(node, location, namespace, variables)
@@ -145,6 +148,18 @@ def _refuse_writes_into_arguments(function, location) -> None:
             f"({write_text(write)}), and it is called by a function being differentiated, "
             f"which would not see the change; return the new value instead, or work on a copy",
             "mutation of an argument")
+
+
+def _refuse_writes_outside(function, location, namespace) -> None:
+    """Refuse the first write into a global or closure variable (`G[0] = v`, `G.append(v)`):
+    memory the function neither makes nor receives. Its derivative would have to undo the
+    write to read what came before (reverse mode), give it a tangent it has none of (forward
+    mode), and a traced graph cannot make it on every call: the same refusal in every mode
+    (for autotrace.function, runtime/control_statements.py `set_item`)."""
+    for variable, write in enclosing_names_written(function).items():
+        if variable in namespace:
+            raise location.error(write, outside_write_message(variable, write_text(write)),
+                                 "write into a global")
 
 
 def _check_call(call, location, namespace, variables) -> None:
