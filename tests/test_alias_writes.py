@@ -20,6 +20,9 @@ def returns_its_argument(a):
     return a
 
 
+CALLEES = {"returns_its_argument": returns_its_argument}
+
+
 def another_name(x):
     u = x * 1.0
     w = u
@@ -100,6 +103,16 @@ def a_result_of_a_call(x):
     return s
 
 
+def a_result_of_a_call_not_read(x):
+    # a function taken from a dict: which one runs, the source does not say, so its result may
+    # be its argument (here it is)
+    u = x * 1.0
+    w = CALLEES["returns_its_argument"](u)
+    s = np.sum(np.sin(w))
+    u[1] = 3.0
+    return s
+
+
 def unpacked_from_a_tuple(x):
     u = x * 1.0
     pair = (u, x)
@@ -159,7 +172,8 @@ def written_in_a_loop_with_a_branch(x):
 
 ALIAS_WRITES = [another_name, a_whole_slice, a_part_slice, a_transpose, a_reshape,
                 written_through_the_view, an_item_of_a_list, an_item_of_a_dict,
-                a_reduction_read_later, a_result_of_a_call, unpacked_from_a_tuple,
+                a_reduction_read_later, a_result_of_a_call, a_result_of_a_call_not_read,
+                unpacked_from_a_tuple,
                 an_op_result_written_with_plus_equals, written_in_a_loop,
                 made_again_in_each_run_of_a_loop, written_in_a_branch,
                 written_in_a_loop_with_a_branch]
