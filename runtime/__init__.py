@@ -37,4 +37,16 @@ The contract between transforms/ and runtime/:
 - A primitive says how it is written as Python in terms of `np`; a backend says what `np` is
   and may replace regions of a graph by its own equations (fused kernels), so adding a
   backend is one module in backends/ plus its tests.
+
+Memory model. NumPy arrays are memory that names, views and container items share, and a
+write through one is seen by all. transforms/ reads source, so it models this conservatively
+and once (transforms/aliases.py): each place a value is made is one memory, a name may be or
+view the memories it was bound to on any path, a container holds its items, and a call it
+cannot read may return any of its arguments. From that model it refuses a write whose change
+another name would see, and keeps the item save (`read_item`/`restore_item`) of a write into an
+array any sharing name of which the adjoint sweep reads. The tracer knows memory exactly, as it
+sees the real objects: a name is a Tracer, a view records its base and writes back into it
+(views), a traced branch or loop carries out the writes it made into its operands
+(control_writes). An output of a graph shares memory with an input, a constant or another output
+only where NumPy's own result would.
 """

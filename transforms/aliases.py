@@ -21,6 +21,11 @@ returns may be or hold any of its arguments, unless it is NumPy's and makes a ne
 `A[i] = v` makes A hold v, unless A is surely an array or a number (made by a ufunc, or by
 arithmetic on those): an array copies v. Nor does A come to hold itself, written with its own
 slice (`A[2:4] = A[1:3]`), unless A is surely a container (`L[0] = L`).
+
+This is the transforms' one model of memory. Run over reverse mode's primal sweep without
+refusing anything (memory_sharing), it says which names may share an array that a write
+changes item by item: the items the write overwrites are saved and restored for the adjoint
+sweep where a rule reads any of them (transforms/cleanup.py).
 """
 from __future__ import annotations
 
@@ -442,3 +447,80 @@ def _copy_of(bound) -> str:
         atom = isinstance(bound.value, (gast.Name, gast.Attribute, gast.Subscript, gast.Call))
         return f"{_text(bound.value)}.copy()" if atom else f"({_text(bound.value)}).copy()"
     return "a copy"
+
+
+# --- the same model over generated code ------------------------------------------------------
+
+def memory_sharing(statements, parameters, namespace, skipped) -> "MemorySharing":
+    """The model above run over generated code (reverse mode's primal sweep), refusing
+    nothing: which names may share memory with which, anywhere in `statements`.
+
+    parameters: the names bound on entry (each its own memory). skipped(statement): whether to
+    leave a statement out (the sweeps' own saves, which put values on a stack, not in the
+    program's memory)."""
+    function = gast.FunctionDef(
+        name="<generated>", args=gast.arguments(
+            args=[gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None)
+                  for p in parameters], posonlyargs=[], vararg=None, kwonlyargs=[],
+            kw_defaults=[], kwarg=None, defaults=[]),
+        body=statements, decorator_list=[], returns=None, type_comment=None, type_params=[])
+    sharing = MemorySharing(function, Location("<autotrace generated>", 1, "<generated>"),
+                            namespace)
+    sharing.skipped = skipped
+    sharing.block(statements)
+    return sharing
+
+
+class MemorySharing(_Sharing):
+    """The model of _Sharing, each name's memories gathered over every place that binds it
+    (so on some path: more than on each path, which is the safe side for its callers)."""
+
+    def __init__(self, *arguments):
+        super().__init__(*arguments)
+        self.ever = collections.defaultdict(set)  # name -> every memory it was bound to
+        for identifier, memories in self.env.items():
+            self.ever[identifier] |= set(memories)
+        self.skipped = lambda statement: False
+        self.found = {}
+
+    def run(self, node) -> None:
+        if not self.skipped(node):
+            super().run(node)
+
+    def bind(self, target, memories, statement) -> None:
+        if isinstance(target, gast.Name):
+            self.ever[target.id] |= set(memories)
+        super().bind(target, memories, statement)
+
+    def write(self, target, written, node, what, in_place: bool) -> None:
+        """Generated code's writes are followed by its sweeps, not refused."""
+
+    def refuse_call_writing(self, node, written, given, change, callee) -> None:
+        """As write."""
+
+    def names_sharing(self, identifier) -> set:
+        """The names that may share memory with `identifier` (itself included): bound to a
+        memory that is, views, holds or is held by one of its own."""
+        if identifier not in self.found:
+            # A memory made in a loop ages ("new" -> "old") when the loop makes the next: both
+            # are one place of the code here, every run of it.
+            edges = collections.defaultdict(set)
+            for memory, held in self.holds.items():
+                edges[_place(memory)] |= {_place(m) for m in held}
+
+            def reach(memories) -> set:
+                found, todo = {_place(m) for m in memories}, [_place(m) for m in memories]
+                while todo:
+                    for held in edges.get(todo.pop(), ()):
+                        if held not in found:
+                            found.add(held)
+                            todo.append(held)
+                return found
+            own = reach(self.ever.get(identifier, ()))
+            self.found[identifier] = {identifier} | {
+                other for other, memories in self.ever.items() if reach(memories) & own}
+        return self.found[identifier]
+
+
+def _place(memory):
+    return memory[1] if memory[0] in ("new", "old") else memory

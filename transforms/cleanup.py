@@ -1,7 +1,8 @@
 """Passes that make generated code short enough to read, in the order `optimize` runs them:
 
 1. unneeded saves: a value pushed before it is overwritten, and popped back in the adjoint
-   sweep, is kept only if the adjoint sweep reads it;
+   sweep, is kept only if the adjoint sweep reads it; the items an in-place write changes
+   (`x[i] = v`), only if it reads a name that may share x's memory (transforms/aliases.py);
 2. constant folding: `2 * 3.0` becomes `6.0`;
 3. dead code: assignments of pure expressions to names nobody reads;
 4. single-use temporaries: a temporary read once, by the next statement, is written into it;
@@ -11,10 +12,10 @@ from __future__ import annotations
 
 import collections
 import operator
-import re
 
 import gast
 
+from .aliases import memory_sharing
 from autotrace.transforms.naming import name_counts
 from autotrace.transforms.sweeps import COMMENT, SAVE
 
@@ -55,7 +56,8 @@ def is_comment(statement) -> bool:
 
 
 def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict,
-                          shape_only_helper: str | None = None) -> set:
+                          shape_only_helper: str | None = None, namespace=None,
+                          parameters=()) -> set:
     """Drop save/restore statements of names the adjoint sweep never reads (both lists are
     edited in place), and control flow left empty in the adjoint sweep.
 
@@ -64,19 +66,20 @@ def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict,
     adjoint sweep reads its values.
     shape_only_helper: the name of runtime.derivatives.items.shape_only, if given: a name the
     adjoint sweep reads only the shape of is pushed as `shape_only(x)`, which keeps no array alive.
+    namespace, parameters: the function's, for the model of which names share memory.
     Returns the names whose kept pushes may run before the name is first assigned.
     """
-    # `x = _t2` binds one array to two names: the items an in-place write into x changes are
-    # read through _t2 too (a rule reading its result, `1 - y * y` for tanh).
-    sharing = _names_sharing_arrays(primal)
+    # An in-place write into x changes what every name sharing x's memory sees: `x = _t2` (a
+    # rule reading its result, `1 - y * y` for tanh), `w = x`, a view, a list holding x.
+    sharing = _MemoryOfSaves(primal, parameters, namespace or {})
     while True:
-        needed = _needed(adjoint, sharing=sharing)
-        values_needed = _needed(adjoint, shape_only, sharing)
+        needed = _needed(adjoint, sharing)
+        values_needed = _needed(adjoint, sharing, shape_only)
 
         def wanted(statement) -> bool:
             saved, kind, _ = getattr(statement, SAVE)
             if kind.startswith("item"):
-                return bool(sharing.get(saved, {saved}) & values_needed)
+                return bool(sharing.of(saved) & values_needed)
             return saved in needed
 
         def keep(block):
@@ -93,23 +96,19 @@ def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict,
             if hasattr(s, SAVE) and getattr(s, SAVE)[2]}
 
 
-def _names_sharing_arrays(primal: list) -> dict:
-    """name -> the names the primal sweep binds to the same result by `x = _t2` (anywhere in
-    it, so on some path: more than share on each path, which only keeps more restores). Only
-    the A-normal form's result temporaries count: a rule may read its result through them."""
-    groups: dict = {}
-    for statement in _statements(primal):
-        if isinstance(statement, gast.Assign) and len(statement.targets) == 1 and isinstance(
-                statement.targets[0], gast.Name) and isinstance(statement.value, gast.Name) \
-                and _RESULT_TEMPORARY.fullmatch(statement.value.id):
-            a, b = statement.targets[0].id, statement.value.id
-            merged = groups.get(a, {a}) | groups.get(b, {b})
-            for name in merged:
-                groups[name] = merged
-    return groups
+class _MemoryOfSaves:
+    """Which names may share memory with an array written item by item: the model of
+    transforms/aliases.py over the primal sweep, made once, and only where an item is saved."""
 
+    def __init__(self, primal: list, parameters, namespace: dict):
+        self.primal, self.parameters, self.namespace = primal, parameters, namespace
+        self.model = None
 
-_RESULT_TEMPORARY = re.compile(r"_t\d+")
+    def of(self, identifier) -> set:
+        if self.model is None:
+            self.model = memory_sharing(self.primal, self.parameters, self.namespace,
+                                        lambda statement: hasattr(statement, SAVE))
+        return self.model.names_sharing(identifier)
 
 
 def _push_shapes_only(primal: list, names: set, helper: str) -> None:
@@ -123,10 +122,10 @@ def _push_shapes_only(primal: list, names: set, helper: str) -> None:
                                    args=call.args, keywords=[])]
 
 
-def _needed(adjoint, shape_only=None, sharing=None) -> set:
-    """Primal names the adjoint sweep reads (restores count only for names that are read);
-    with `shape_only`, reads of an argument's shape alone do not count. `sharing` (from
-    `_names_sharing_arrays`): an item restore counts where any name bound to its array is read."""
+def _needed(adjoint, sharing, shape_only=None) -> set:
+    """Primal names the adjoint sweep reads (restores count only for names that are read, item
+    restores for names that `sharing` says may share the array's memory); with
+    `shape_only`, reads of an argument's shape alone do not count."""
     needed = set()
     for statement in _statements(adjoint):
         if hasattr(statement, SAVE):
@@ -138,14 +137,13 @@ def _needed(adjoint, shape_only=None, sharing=None) -> set:
                     needed |= _value_reads(node, shape_only or {})
     marked = [s for s in _statements(adjoint) if hasattr(s, SAVE)]
     changed = True
-    while changed:  # a kept restore reads its index: that must be restored too
+    # A kept restore reads its index, which must be restored too; a kept item restore writes
+    # into its array, whose name must be bound to the array written then (in a loop, each run's).
+    while changed:
         changed = False
         for statement in marked:
             saved, kind, _ = getattr(statement, SAVE)
-            if kind.startswith("item") and (sharing or {}).get(saved, {saved}) & needed:
-                # A kept item restore writes into the array bound to its name at that point
-                # of the adjoint sweep: the name's own save must hold that very array (not
-                # shape_only's stand-in), for the values read under the other names to change.
+            if kind.startswith("item") and sharing.of(saved) & needed:
                 reads = set(_loads([statement]))
             elif saved in needed:
                 reads = set(_loads([statement])) - {saved}

@@ -135,7 +135,8 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
                     {v for k, v in context.bound.items() if k in impure})
     if session.optimized:
         undefined = cleanup.remove_unneeded_saves(primal, adjoint, _shape_only(context),
-                                                  context.helper("shape_only"))
+                                                  context.helper("shape_only"), namespace,
+                                                  parameters)
     else:
         undefined = {getattr(s, SAVE)[0] for s in _walk_statements(primal)
                      if hasattr(s, SAVE) and getattr(s, SAVE)[2]}
