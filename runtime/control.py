@@ -44,8 +44,11 @@ from autotrace.runtime.passes import optimize
 from autotrace.runtime.passes_cleanup import has_side_effect
 from autotrace.runtime.tracer import (GraphBuilder, OutputStructure, Tracer, _Slot,
                                       inherit_arguments, is_array, leaves_with_paths, map_arrays)
+from .control_aliases import (branch_choices, carry_branch_aliases, carry_loop_aliases,
+                              inline_graph)
 from autotrace.runtime.control_writes import (changed_in_place, loop_write_back,
-                                              positions_of_operands, write_back)
+                                              positions_of_operands, write_back,
+                                              write_first_iteration)
 from autotrace.runtime.views import share_operand_memory
 
 # --- subgraph attributes ------------------------------------------------------------------------
@@ -189,6 +192,9 @@ class SubgraphBuilder(GraphBuilder):
         self.parent = parent
         self.role = role
         self.captures: dict[Var, tuple] = {}  # enclosing Var -> (enclosing Tracer, inner Var)
+        # id of an operand's Tracer -> the input standing for it (a branch's, which runs once:
+        # the same memory; not a loop body's, whose next iteration may rebind it)
+        self.inner_of: dict[int, Tracer] = {}
 
     def enclosing(self):
         """The builders of the traces this subgraph is traced inside, innermost first."""
@@ -310,6 +316,7 @@ class TracedSubgraph(NamedTuple):
     structure: OutputStructure
     inner: list          # the operands' array leaves inside the subgraph
     written: list        # for each, its graph value at the end if changed in place, else None
+    choices: list        # (key, graph value): what views among the result were chosen by
 
 
 def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple,
@@ -324,6 +331,9 @@ def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple
         inner_leaves = [builder.new_input(_input_aval(leaf, parent)) for leaf in outer_leaves]
         if share:
             inner_leaves = share_operand_memory(outer_leaves, inner_leaves)
+            builder.inner_of = {id(outer): inner for outer, inner in zip(outer_leaves,
+                                                                          inner_leaves)
+                                if isinstance(outer, Tracer)}
         operand_vars = list(builder.inputs)
         leaves = iter(inner_leaves)
         inner = map_arrays(operands, lambda leaf: next(leaves))
@@ -341,21 +351,26 @@ def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple
             return _Slot(len(outputs) - 1)
 
         structure = OutputStructure(map_arrays(result, output_slot))
+        choices = [(key, builder.own_var(value)) for key, value in
+                   branch_choices(result, builder, inner_leaves)] if share else []
     return TracedSubgraph(builder, operand_vars, outputs, result, structure, inner_leaves,
-                          written)
+                          written, choices)
 
 
 def _finish(traced: list, captured: list) -> list:
     """The optimized subgraphs, each taking its operands, then every value in `captured`
     (a placeholder input for those only another subgraph uses)."""
-    graphs = []
-    for subgraph in traced:
-        captures = subgraph.builder.captures
-        capture_vars = [captures[tracer.graph_var][1] if tracer.graph_var in captures
-                        else Var(tracer.aval) for tracer in captured]
-        graphs.append(optimize(Graph([*subgraph.operand_vars, *capture_vars],
-                                     subgraph.builder.equations, subgraph.outputs)))
-    return graphs
+    return [optimize(_as_graph(subgraph, captured)) for subgraph in traced]
+
+
+def _as_graph(subgraph: TracedSubgraph, captured: list, outputs: list | None = None) -> Graph:
+    """The subgraph as traced (with `outputs`, by default its own), taking its operands, then
+    every value in `captured`."""
+    captures = subgraph.builder.captures
+    capture_vars = [captures[tracer.graph_var][1] if tracer.graph_var in captures
+                    else Var(tracer.aval) for tracer in captured]
+    return Graph([*subgraph.operand_vars, *capture_vars], subgraph.builder.equations,
+                 subgraph.outputs if outputs is None else outputs)
 
 
 def _union_of_captures(*builders) -> list:
@@ -401,7 +416,12 @@ def traced_cond(predicate: Tracer, true_fn, false_fn, operands: tuple, check: Ca
     false_branch = _trace_subgraph(parent, false_fn, operands, ("cond", token, False))
     check(true_branch, false_branch)
     changed = changed_in_place(parent, operands, [true_branch, false_branch])
-    for branch in (true_branch, false_branch):  # the changed operands' memory at the end
+    branches = (true_branch, false_branch)
+    for branch in branches:  # what views among the results were chosen by in each branch
+        for owner in branches:
+            branch.outputs.extend(var if owner is branch else branch.builder.constant(np.False_)
+                                  for _, var in owner.choices)
+    for branch in branches:  # the changed operands' memory at the end
         branch.outputs.extend(branch.written[index] or branch.operand_vars[index]
                               for index in changed)
     captured = _union_of_captures(true_branch.builder, false_branch.builder)
@@ -409,13 +429,19 @@ def traced_cond(predicate: Tracer, true_fn, false_fn, operands: tuple, check: Ca
     leaves = [leaf for _, leaf in leaves_with_paths(operands)]
     results = parent.record(primitives["cond"], [predicate, *leaves, *captured],
                             {"branches": Branches(true_graph, false_graph)})
-    count = len(results) - len(changed)
+    results = results if isinstance(results, tuple) else (results,)
+    exported = len(true_branch.choices) + len(false_branch.choices)
+    count = len(results) - len(changed) - exported
     values = true_branch.structure.unflatten(results[:count])
-    if not changed:
-        return values
-    positions = [true if true == false else None for true, false in zip(
-        positions_of_operands(true_branch, changed), positions_of_operands(false_branch, changed))]
-    return write_back(operands, changed, results[count:], values, positions)
+    choices = iter(results[count:count + exported])
+    exported = [{id(key): next(choices) for key, _ in branch.choices} for branch in branches]
+    if changed:
+        positions = [true if true == false else None for true, false in zip(
+            positions_of_operands(true_branch, changed),
+            positions_of_operands(false_branch, changed))]
+        values = write_back(operands, changed, results[len(results) - len(changed):], values,
+                            positions)
+    return carry_branch_aliases(values, predicate, branches, operands, exported)
 
 
 def _check_branches(true_branch: TracedSubgraph, false_branch: TracedSubgraph) -> None:
@@ -474,9 +500,20 @@ def traced_while(parent: GraphBuilder, cond_fn, body_fn, init_vals,
     captured = _union_of_captures(condition.builder, body.builder)
     cond_graph, body_graph = _finish([condition, body], captured)
     leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
+    before = [Tracer(leaf._builder, leaf.graph_var) if isinstance(leaf, Tracer) else leaf
+              for leaf in leaves]
     results = parent.record(primitives["while"], [*leaves, *captured],
                             {"loop": Loop(cond_graph, body_graph)})
-    return loop_write_back(parent, init_vals, body, body.structure.unflatten(results))
+    ran_none = None
+    if not _subgraphs_have_effects({"loop": Loop(cond_graph, cond_graph)}):
+        test_graph = _as_graph(condition, captured)
+
+        def ran_none():  # the loop's condition on the values before it is false
+            return np.logical_not(inline_graph(parent, test_graph, [*before, *captured])[0])
+    write_first_iteration(parent, init_vals, body, ran_none, lambda outputs: inline_graph(
+        parent, _as_graph(body, captured, outputs), [*before, *captured]))
+    values = loop_write_back(parent, init_vals, body, body.structure.unflatten(results))
+    return carry_loop_aliases(values, init_vals, body, ran_none)
 
 
 def _check_body(init_vals, result) -> None:

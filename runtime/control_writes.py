@@ -7,6 +7,9 @@ and a result that is that operand's memory is the operand itself again.
 """
 from __future__ import annotations
 
+import numpy as np
+
+from .control_aliases import body_alias_is_new
 from autotrace.runtime.control_scope import ControlFlowError
 from autotrace.runtime.tracer import Tracer, write_value
 from autotrace.runtime.trees import leaves_with_paths, map_arrays
@@ -71,3 +74,38 @@ def _refuse_shared_change(init_vals, changed: list) -> None:
                 f"of it): autotrace cannot follow that from one iteration to the next. Give "
                 f"the other name a copy before the loop (y = x.copy()), or write x = x + ... "
                 f"rather than in place")
+
+
+_LOST_WRITE_MESSAGE = (
+    "a traced loop changes a loop value in place and then gives the name {what}: in NumPy "
+    "the first iteration's change reaches the array the name held before the loop (and every "
+    "other name for it), {why}. Write the change as a new array (x = x + 1.0 rather than "
+    "x += 1.0), or give the loop a copy (x = x.copy() before the loop)")
+
+
+def write_first_iteration(parent, init_vals, body, ran_none, first_iteration) -> None:
+    """Write into each loop value from before the loop that the body changes in place and then
+    rebinds to a new array (`x += 1.0; x = x * 2.0`) what the first iteration leaves in it,
+    as NumPy does; later iterations change only the new arrays. `ran_none()` records the
+    traced bool saying the loop ran no iteration (None where it cannot); `first_iteration(
+    outputs)` records the body's values `outputs` on the values before the loop (None where
+    the body has side effects)."""
+    changed = changed_in_place(parent, (init_vals,), [body])
+    positions = positions_of_operands(body, changed)
+    lost = [index for index in changed if positions[index] != index]
+    if not lost:
+        return
+    if not all(body_alias_is_new(body, index, init_vals) for index in lost):
+        raise ControlFlowError(_LOST_WRITE_MESSAGE.format(
+            what="another array's memory or a view of one",
+            why="and the next iterations change that memory, which autotrace cannot follow"))
+    firsts = first_iteration([body.written[index] for index in lost])
+    if firsts is None or ran_none is None:
+        raise ControlFlowError(_LOST_WRITE_MESSAGE.format(
+            what="a new array", why="which autotrace cannot compute here: the loop prints "
+                                    "or saves values"))
+    ran_none_now = ran_none()
+    outer_leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
+    for index, first in zip(lost, firsts):
+        outer = outer_leaves[index]
+        write_value(outer, np.where(ran_none_now, outer, first))

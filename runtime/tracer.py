@@ -246,7 +246,7 @@ class Tracer:
         """Rebind to `var` as a value of its own (no longer a view; views of it read again)."""
         self._var, self._link = var, None
         if self._memory is not None:
-            self._memory.writes.append(frozenset())
+            self._memory.note_write(frozenset())
             self._memory = None
 
     # --- what is known while tracing ---------------------------------------------------------

@@ -56,23 +56,41 @@ _ENCLOSING_WRITE_MESSAGE = (
 
 class Memory:
     """The memory a root and its views share: `writes[k]` is the set of ambiguous view links
-    (reshapes) between the root and what write k was made through."""
+    (reshapes) between the root and what write k was made through (or STALE, see below).
 
-    __slots__ = ("writes",)
+    A traced branch or loop may leave a name sharing memory with one of several arrays in a
+    way the trace cannot follow (runtime/control_aliases.py): its memory then has a `refusal`
+    (the message a write into it raises), and it follows the memories of those arrays: a
+    write into one of them adds STALE to its writes, and reading it after that raises too."""
 
-    def __init__(self):
-        self.writes: list[frozenset] = []
+    __slots__ = ("writes", "refusal", "followers")
+
+    def __init__(self, refusal: str | None = None):
+        self.writes: list = []
+        self.refusal = refusal
+        self.followers: list[Memory] = []
+
+    def note_write(self, ambiguous: frozenset) -> None:
+        """Count a write (through the ambiguous links `ambiguous`) into this memory."""
+        self.writes.append(ambiguous)
+        for follower in self.followers:
+            follower.writes.append(STALE)
+
+
+STALE = object()  # in Memory.writes: a memory this one may share was written (see Memory)
 
 
 class ViewLink:
     """How a view is made from its base: `read(base)` is its value, `write(base, value)` the
-    base's value with the view's part replaced by `value` (None: read-only)."""
+    base's value with the view's part replaced by `value` (None: read-only). `choice`: for a
+    view whose link a traced condition chose, the paths it chose between (see
+    runtime/control_aliases.py), else None."""
 
-    __slots__ = ("base", "read", "write", "ambiguous", "how")
+    __slots__ = ("base", "read", "write", "ambiguous", "how", "choice")
 
     def __init__(self, base, read, write, ambiguous: frozenset, how: str):
         self.base, self.read, self.write = base, read, write
-        self.ambiguous, self.how = ambiguous, how
+        self.ambiguous, self.how, self.choice = ambiguous, how, None
 
 
 def _ambiguous(tracer) -> frozenset:
@@ -110,6 +128,8 @@ def current_var(tracer):
         return tracer._var
     ambiguous = _ambiguous(tracer)
     for written in memory.writes[tracer._seen:]:
+        if written is STALE:
+            raise ControlFlowError(memory.refusal)
         if written != ambiguous:
             how = next(iter(written ^ ambiguous)).how
             raise ViewAmbiguityError(_AMBIGUOUS_MESSAGE.format(how=how))
@@ -128,6 +148,8 @@ def write_into(tracer, value, refuse, read_only_message: str) -> None:
     chain, current = [], tracer
     while current is not None:
         refuse(current)
+        if current._memory is not None and current._memory.refusal is not None:
+            raise ControlFlowError(current._memory.refusal)
         link = current._link
         if link is not None and link.write is None:
             raise ValueError(read_only_message)
@@ -142,7 +164,7 @@ def write_into(tracer, value, refuse, read_only_message: str) -> None:
         values.append(view._link.write(view._link.base, values[-1]))
     memory = tracer._memory
     if memory is not None:
-        memory.writes.append(_ambiguous(tracer))
+        memory.note_write(_ambiguous(tracer))
     for member, new_value in zip(chain, values):
         member._var = member._builder.own_var(new_value)
         if memory is not None and _ambiguous(member) == _ambiguous(tracer):

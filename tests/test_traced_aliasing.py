@@ -1,0 +1,358 @@
+"""autotrace.function where a traced condition decides which memory a name shares.
+
+`B = A.T if c else A[::-1]`, `B = A; if c: A = A + 1.0`, `B = A; while c: A = A * 2.0`: in
+NumPy, a later write through one name reaches every name that shares the memory the taken
+path left it. A traced `if` or loop runs as one graph op whatever the condition, so it must
+carry that sharing out of its branches (or body); where it cannot follow it, the write is
+refused, naming the user's line. Every traced result here is compared with NumPy's on inputs
+that take each path, and the caller's arrays are checked unchanged, as NumPy leaves them.
+"""
+import inspect
+
+import numpy as np
+import pytest
+
+import autotrace as at
+from autotrace.runtime.control import ControlFlowError
+from autotrace.runtime.tracer import ArgumentChangedError
+
+POSITIVE, NEGATIVE = np.array([1.5, -0.5, 2.0, 0.25]), np.array([-1.5, 0.5, -2.0, 0.75])
+MATRIX = np.arange(16.0).reshape(4, 4) / 7.0 - 1.0
+
+
+def line_of(function, marker: str) -> int:
+    """The line of this file where `marker` occurs in the source of `function` (once)."""
+    lines, first = inspect.getsourcelines(function)
+    found = [first + index for index, line in enumerate(lines) if marker in line]
+    assert len(found) == 1, f"{marker!r} occurs {len(found)} times in {function.__name__}"
+    return found[0]
+
+
+def transpose_or_reversed(x, M):
+    A = M * 1.0
+    B = A.T if x[0] > 0 else A[::-1]
+    B[0] = 7.0
+    return A, B
+
+
+def slice_or_other_slice(x, M):
+    A = M * 1.0
+    if x[0] > 0:
+        B = A[1:]
+    else:
+        B = A[:-1]
+    B[0] += x
+    return A, B
+
+
+def all_or_reshaped(x, M):
+    A = x * 1.0
+    B = A[:] if x[0] > 0 else A[::-1]
+    C = A.reshape(2, 2) if x[1] > 0 else A.reshape(2, 2).T
+    C[1] = 3.0
+    B[0] -= 1.0
+    return A, B, C
+
+
+def same_view_in_both_branches(x, M):
+    A = M * 1.0
+    if x[0] > 0:
+        B = A[1:3]
+        s = 2.0
+    else:
+        B = A[1:3]
+        s = 3.0
+    B *= s
+    return A, B
+
+
+def itself_in_both_branches(x, M):
+    A = M * 1.0
+    if x[0] > 0:
+        B = A
+    else:
+        B = A
+    B[2] = x
+    return A, B
+
+
+def write_base_read_view(x, M):
+    A = M * 1.0
+    B = A.T if x[0] > 0 else A[::-1]
+    A[0, 1] = 9.0
+    return B * 1.0
+
+
+def rebound_in_one_branch(x, M):
+    A = M * 1.0
+    B = A
+    if x[0] > 0:
+        A = A + 1.0
+    A[0] = 50.0
+    return A, B
+
+
+def view_or_new(x, M):
+    A = M * 1.0
+    if x[0] > 0:
+        B = A[:, 1:3]
+    else:
+        B = np.ones_like(A[:, :2])
+    B[1] = 4.0
+    A[2, 2] = -4.0
+    return A, B
+
+
+def nested_ifs(x, M):
+    A = M * 1.0
+    B = A
+    if x[0] > 0:
+        if x[1] > 0:
+            B = A.T
+        else:
+            B = A.T
+            s = 1.0
+    elif x[2] > 0:
+        B = A[:, ::-1]
+    B[0, 0] = 5.0
+    B[1] += 1.0
+    return A, B
+
+
+def nested_ifs_choosing_views(x, M):
+    A = M * 1.0
+    B = A
+    if x[0] > 0:
+        if x[1] > 0:
+            B = A.T
+        else:
+            B = A[::-1]
+    elif x[2] > 0:
+        B = A[:, ::-1]
+    B[0, 0] = 5.0
+    B[1] += 1.0
+    return A, B
+
+
+def nested_ifs_rebinding(x, M):
+    A = M * 1.0
+    B = A
+    if x[0] > 0:
+        if x[2] > 0:
+            A = A + 1.0
+    else:
+        A = A[::-1].T if x[1] > 0 else A.T
+    A[1, 1] = 50.0
+    return A, B
+
+
+def view_of_the_branch_value(x, M):
+    A = M * 1.0
+    if x[0] > 0:
+        B = A[1:].T
+    else:
+        B = A[:3][::-1].T
+    B[1:, 0] = -1.0
+    return A, B
+
+
+def rebound_in_a_loop(x, M):
+    A = M * 1.0
+    B = A
+    while np.sum(x) < 10:
+        A += 1
+        A = A * 2
+        x = x + 1.0
+    return A, B
+
+
+def rebound_in_a_loop_then_written(x, M):
+    A = M * 1.0
+    B = A
+    while np.sum(x) < 3:
+        A = A * 2
+        x = x + 1.0
+    A[0] = 50.0
+    return A, B
+
+
+def rebound_in_a_range_loop(x, M):
+    A = M * 1.0
+    B = A
+    for i in range(np.sum(x > 0)):
+        A[i] += 1.0
+        A = A + x
+    A[3] = -3.0
+    return A, B
+
+
+def written_in_a_range_loop(x, M):
+    A = M * 1.0
+    B = A[1:]
+    for i in range(np.sum(x > 0)):
+        A[i] = A[i] * 2.0 + x
+    return A, B
+
+
+CASES = [transpose_or_reversed, slice_or_other_slice, all_or_reshaped,
+         same_view_in_both_branches, itself_in_both_branches, write_base_read_view,
+         rebound_in_one_branch, view_or_new, nested_ifs, nested_ifs_choosing_views,
+         nested_ifs_rebinding, view_of_the_branch_value,
+         rebound_in_a_loop, rebound_in_a_loop_then_written, rebound_in_a_range_loop,
+         written_in_a_range_loop]
+INPUTS = [POSITIVE, NEGATIVE, np.array([1.5, -0.5, -2.0, 0.25]),
+          np.array([-1.5, 0.5, 2.0, 0.75]), np.array([2.5, 3.0, 2.0, 2.75]),
+          np.array([-1.5, -0.5, 2.0, 0.75])]
+
+
+@pytest.mark.parametrize("function", CASES, ids=lambda function: function.__name__)
+def test_traced_values_and_arguments_are_numpys(function):
+    traced = at.function(function)
+    for x in INPUTS:
+        x_given, M_given = x.copy(), MATRIX.copy()
+        expected = function(x.copy(), MATRIX.copy())
+        result = traced(x_given, M_given)
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        result = result if isinstance(result, tuple) else (result,)
+        assert len(result) == len(expected)
+        for got, want in zip(result, expected):
+            np.testing.assert_array_equal(got, want, err_msg=f"x = {x}")
+        np.testing.assert_array_equal(x_given, x)
+        np.testing.assert_array_equal(M_given, MATRIX)
+
+
+def test_the_branches_are_taken_both_ways():
+    """The inputs take each path of each case (else a case could not fail)."""
+    A = MATRIX * 1.0
+    assert not np.array_equal(transpose_or_reversed(POSITIVE, A)[0],
+                              transpose_or_reversed(NEGATIVE, A)[0])
+    assert not np.array_equal(rebound_in_one_branch(POSITIVE, A)[1],
+                              rebound_in_one_branch(NEGATIVE, A)[1])
+    assert not np.array_equal(rebound_in_a_loop(POSITIVE, A)[1], MATRIX)
+    assert np.array_equal(rebound_in_a_loop(INPUTS[4], A)[1], MATRIX)
+    assert rebound_in_a_loop_then_written(INPUTS[4], A)[1][0, 0] == 50.0
+    assert rebound_in_a_loop_then_written(NEGATIVE, A)[1][0, 0] != 50.0
+
+
+def written_through_the_argument(x, A):
+    B = A.T if x[0] > 0 else A[::-1]
+    B[0] = 7.0
+    return A
+
+
+def argument_rebound_in_one_branch(x, A):
+    B = A
+    if x[0] > 0:
+        A = A + 1.0
+    A[0] = 50.0
+    return B
+
+
+def argument_rebound_in_a_loop(x, A):
+    B = A
+    while np.sum(x) < 10:
+        A = A * 2
+        x = x + 1.0
+    A[1] = 5.0
+    return B
+
+
+@pytest.mark.parametrize("function, line, what", [
+    (written_through_the_argument, "B[0] = 7.0", "A[...] = ..."),
+    (argument_rebound_in_one_branch, "A[0] = 50.0", "A[...] = ..."),
+    (argument_rebound_in_a_loop, "A[1] = 5.0", "A[...] = ..."),
+], ids=lambda value: getattr(value, "__name__", None))
+def test_a_write_that_may_reach_an_argument_is_refused(function, line, what):
+    with pytest.raises(ArgumentChangedError) as raised:
+        at.function(function)(POSITIVE, MATRIX.copy())
+    assert str(raised.value) == (
+        f"the traced function changes argument 'A' in place ({what}): called eagerly, that "
+        f"changes the caller's array, but a traced call cannot, so the change would be lost. "
+        f"Make a new array and return it instead (A = A + ... rather than +=, or y = "
+        f"A.copy() and change y); arrays made inside the function may be changed in place\n"
+        f"  File \"{__file__}\", line {line_of(function, line)}, in {function.__name__}\n"
+        f"    {line}")
+
+
+UNFOLLOWABLE = (
+    "this array may share memory, depending on a traced condition (a traced `if`, or whether "
+    "a traced loop ran), with one of several arrays, or with an array in a way autotrace "
+    "cannot replay outside the branch or loop (e.g. `B = A if c else C`), and it is written "
+    "in place, or read after one of those arrays was: NumPy changes only the memory the "
+    "condition picked, which the graph cannot follow. Give the name an array of its own "
+    "where it is chosen (`B = A.copy() if c else C.copy()`), or write into each array with "
+    "np.where (`A = np.where(c, new_A, A)`)")
+
+
+def one_of_two_arrays_written(x, M):
+    A, C = M * 1.0, M * 2.0
+    B = A if x[0] > 0 else C
+    B[0] = 1.0
+    return A, C
+
+
+def one_of_two_arrays_read_after_a_write(x, M):
+    A, C = M * 1.0, M * 2.0
+    B = A[1:] if x[0] > 0 else C[:3]
+    C[2] = 0.0
+    return np.sum(B)
+
+
+def two_arrays_not_written(x, M):
+    A, C = M * 1.0, M * 2.0
+    B = A[1:] if x[0] > 0 else C[:3]
+    return np.sum(B), A, C
+
+
+def swapped_in_a_loop(x, M):
+    A, C = M * 1.0, M * 2.0
+    while np.sum(x) < 10:
+        A, C = C, A
+        x = x + 1.0
+    A[0] = 3.0
+    return A, C
+
+
+@pytest.mark.parametrize("function, line", [
+    (one_of_two_arrays_written, "B[0] = 1.0"),
+    (one_of_two_arrays_read_after_a_write, "return np.sum(B)"),
+    (swapped_in_a_loop, "A[0] = 3.0"),
+], ids=lambda value: getattr(value, "__name__", None))
+def test_sharing_the_trace_cannot_follow_is_refused_at_the_users_line(function, line):
+    with pytest.raises(ControlFlowError) as raised:
+        at.function(function)(POSITIVE, MATRIX)
+    assert str(raised.value) == (f"{UNFOLLOWABLE}\n  File \"{__file__}\", line "
+                                 f"{line_of(function, line)}, in {function.__name__}\n"
+                                 f"    {line}")
+
+
+def test_sharing_nothing_writes_into_is_not_refused():
+    traced = at.function(two_arrays_not_written)
+    for x in (POSITIVE, NEGATIVE):
+        for got, want in zip(traced(x, MATRIX), two_arrays_not_written(x, MATRIX)):
+            np.testing.assert_array_equal(got, want)
+
+
+def written_then_rebound_to_a_view(x, M):
+    A = M * 1.0
+    B = A
+    while np.sum(x) < 10:
+        A += 1.0
+        A = A[::-1]
+        x = x + 1.0
+    return B
+
+
+def test_a_loop_that_writes_then_rebinds_to_a_view_is_refused_at_its_line():
+    with pytest.raises(ControlFlowError) as raised:
+        at.function(written_then_rebound_to_a_view)(POSITIVE, MATRIX)
+    line = "while np.sum(x) < 10:"
+    assert str(raised.value).startswith(
+        "a traced loop changes a loop value in place and then gives the name another array's "
+        "memory or a view of one: in NumPy the first iteration's change reaches the array the "
+        "name held before the loop (and every other name for it), and the next iterations "
+        "change that memory, which autotrace cannot follow. Write the change as a new array "
+        "(x = x + 1.0 rather than x += 1.0), or give the loop a copy (x = x.copy() before the "
+        "loop)")
+    assert f"File \"{__file__}\", line {line_of(written_then_rebound_to_a_view, line)}" in \
+        str(raised.value)
