@@ -13,7 +13,6 @@ import inspect
 import os
 import sysconfig
 import types
-import weakref
 
 import autotrace
 from autotrace import runtime
@@ -22,6 +21,7 @@ from autotrace.runtime.control_statements import HELPERS as STATEMENT_HELPERS, N
 from autotrace.transforms.control_flow_build import convert
 from autotrace.transforms.dynamic_calls import (derivative_conversion, jvp_call, vjp_call,
                                                 vjp_call_tangent, vjp_call_transpose)
+from autotrace.transforms.function_caches import made_from
 from autotrace.transforms.live_names import transform_lock
 
 # Code that is never converted: libraries (their control flow is on Python values) and ours.
@@ -30,8 +30,6 @@ _LIBRARY_PATHS = tuple({sysconfig.get_paths()[key] for key in
                         ("stdlib", "platstdlib", "purelib", "platlib")}) + tuple(
     os.path.dirname(os.path.abspath(module.__file__)) + os.sep
     for module in (runtime, transforms, autotrace))  # by file too: wrappers take users' names
-
-_CONVERTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _is_user_function(function) -> bool:
@@ -49,9 +47,10 @@ def for_tracing(function):
     if not inspect.isfunction(function):
         return function
     with transform_lock:  # converting parses source, which runs one thread at a time
-        known = _CONVERTED.get(function)
+        made = made_from(function, "__autotrace_converted__")
+        known = made.get("for_tracing")
         if known is None:
-            known = _CONVERTED[function] = convert(function, HELPERS)
+            known = made["for_tracing"] = convert(function, HELPERS)
         return known
 
 
