@@ -18,8 +18,8 @@ from autotrace.runtime.derivatives.items import (accumulate_attribute, accumulat
                                                  sort_order, sum_gradient, values_gradient)
 from autotrace.runtime.derivatives.structure import (accumulate, add, cast_like, like_container,
                                                      match, match_for_caller, ones_like,
-                                                     refuse_integral_argument, seed, snapshot, tangent_like, tangent_seed,
-                                                     zeros_like)
+                                                     refuse_integral_argument, seed, snapshot,
+                                                     tangent_like, tangent_seed, zeros_like)
 from autotrace.runtime.derivatives.adjoint_ops import unbroadcast
 from autotrace.runtime.derivatives.built_objects import (build_object, field_gradients,
                                                          object_gradient)
