@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace.conversion import FrozenRandomWarning
+from autotrace import FrozenRandomWarning
 
 THIS_FILE = __file__
 RNG = np.random.default_rng(0)
