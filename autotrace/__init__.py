@@ -34,6 +34,7 @@ from autotrace.control import cond, while_loop
 from autotrace.control import print_ as print  # noqa: A001 - autotrace.print, by design
 from autotrace.custom import custom_gradient, stop_gradient
 from autotrace.from_trace import TracedSourceWarning
+from autotrace.conversion import FrozenRandomWarning
 from autotrace.concrete import ConcreteFunction
 from autotrace.function import Function, function
 from autotrace.export import ExportError, export
@@ -68,4 +69,4 @@ __all__ = ["grad", "value_and_grad", "source", "forward", "jvp", "vjp", "jacobia
            "latest_checkpoint", "metrics", "summary", "data", "layers", "StateError", "device",
            "current_device", "to_device", "to_numpy", "num_gpus", "list_devices", "config",
            "DeviceError", "CheckpointManager", "TracedSourceWarning", "distributed", "export",
-           "ExportError", "name_scope", "ConcreteFunction", "checkpoint"]
+           "ExportError", "name_scope", "ConcreteFunction", "checkpoint", "FrozenRandomWarning"]

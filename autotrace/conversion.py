@@ -11,9 +11,13 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import sys
 import sysconfig
 import types
+import warnings
 import weakref
+
+import numpy as np
 
 import autotrace
 from autotrace import runtime
@@ -22,6 +26,7 @@ from autotrace.runtime.control_statements import HELPERS as STATEMENT_HELPERS, N
 from autotrace.transforms.control_flow_build import convert
 from autotrace.transforms.dynamic_calls import (derivative_conversion, jvp_call, vjp_call,
                                                 vjp_call_tangent, vjp_call_transpose)
+from autotrace.transforms.function_caches import made_from
 from autotrace.transforms.live_names import transform_lock
 
 # Code that is never converted: libraries (their control flow is on Python values) and ours.
@@ -30,8 +35,6 @@ _LIBRARY_PATHS = tuple({sysconfig.get_paths()[key] for key in
                         ("stdlib", "platstdlib", "purelib", "platlib")}) + tuple(
     os.path.dirname(os.path.abspath(module.__file__)) + os.sep
     for module in (runtime, transforms, autotrace))  # by file too: wrappers take users' names
-
-_CONVERTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _is_user_function(function) -> bool:
@@ -49,15 +52,19 @@ def for_tracing(function):
     if not inspect.isfunction(function):
         return function
     with transform_lock:  # converting parses source, which runs one thread at a time
-        known = _CONVERTED.get(function)
+        made = made_from(function, "__autotrace_converted__")
+        known = made.get("for_tracing")
         if known is None:
-            known = _CONVERTED[function] = convert(function, HELPERS)
+            known = made["for_tracing"] = convert(function, HELPERS)
         return known
 
 
 def converted(callee):
     """What converted code calls for `callee(...)`: the converted version of a user function
-    (an autotrace.function's Python function, a method's function), else `callee` itself."""
+    (an autotrace.function's Python function, a method's function), else `callee` itself.
+    A NumPy random draw is let through with a warning (see _warn_of_a_frozen_draw)."""
+    if isinstance(getattr(callee, "__self__", None), _NUMPY_GENERATORS):
+        _warn_of_a_frozen_draw(callee, sys._getframe(1))
     try:
         replacement = NUMPY_REPLACEMENTS.get(callee) or _CONVERTING_CALLERS.get(callee)
     except TypeError:  # unhashable
@@ -73,6 +80,35 @@ def converted(callee):
     if inspect.isfunction(callee) and _is_user_function(callee):
         return for_tracing(callee)
     return callee
+
+
+class FrozenRandomWarning(UserWarning):
+    """NumPy drew random numbers while a function was traced: they are fixed in its graph."""
+
+
+# np.random's functions are methods of a global RandomState; a Generator's are its own.
+_NUMPY_GENERATORS = (np.random.Generator, np.random.RandomState)
+_NOT_DRAWS = frozenset({"seed", "get_state", "set_state", "spawn", "bit_generator"})
+# The code that was warned about, once each (a function traced again is not warned again).
+_WARNED_CODE: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def _warn_of_a_frozen_draw(method, frame) -> None:
+    """Warn, once per function, that a NumPy random draw in converted code (which runs only
+    while tracing) is made once and fixed in the graph, as tf.function's guide says of Python
+    side effects; `frame` is the converted code's, which keeps the user's file and lines."""
+    if method.__name__ in _NOT_DRAWS or frame.f_code in _WARNED_CODE:
+        return
+    _WARNED_CODE.add(frame.f_code)
+    drawn_by = (f"np.random.{method.__name__}"
+                if getattr(np.random, method.__name__, None) == method
+                else f"{type(method.__self__).__name__}.{method.__name__}")
+    warnings.warn_explicit(
+        f"{drawn_by} in {frame.f_code.co_name} draws its numbers once, while it is traced: "
+        f"they are fixed in the traced graph, and every call gives the same ones; use "
+        f"autotrace.random.Generator(seed) to draw new numbers on each call",
+        FrozenRandomWarning, frame.f_code.co_filename, frame.f_lineno,
+        module=frame.f_globals.get("__name__"))
 
 
 def _converting_derivatives(caller):

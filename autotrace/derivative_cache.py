@@ -16,6 +16,7 @@ import collections
 import types
 from typing import Callable
 
+from autotrace.transforms.function_caches import made_from
 from autotrace.transforms.live_names import is_current, transform_lock
 
 _ATTRIBUTE = "__autotrace_derivatives__"
@@ -27,10 +28,7 @@ _recent: "collections.OrderedDict" = collections.OrderedDict()
 
 def _derivatives_of(f) -> dict:
     if isinstance(f, types.FunctionType):  # other objects keep their attributes to themselves
-        derivatives = f.__dict__.get(_ATTRIBUTE)
-        if derivatives is None:
-            derivatives = f.__dict__[_ATTRIBUTE] = {}
-        return derivatives
+        return made_from(f, _ATTRIBUTE)
     entry = _recent.pop(id(f), None)
     if entry is None or entry[0] is not f:
         entry = (f, {})

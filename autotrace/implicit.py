@@ -24,11 +24,14 @@ from autotrace.operators import reverse
 from autotrace.conversion import for_tracing
 from autotrace.runtime.state import collecting, current_scope, deposit, holds_state
 from autotrace.runtime.derivatives.structure import array_module
+from autotrace.transforms.function_caches import made_from
 from autotrace.transforms.live_names import is_current
 
 
 # Each function's implicit derivatives, per (wrt, optimized): built once, however many
-# implicit_grad(f) wrappers are made (a training loop may make one per step).
+# implicit_grad(f) wrappers are made (a training loop may make one per step); kept on the
+# function (transforms/function_caches.py), other callables' here.
+_KIND = "__autotrace_implicit_derivatives__"
 _derivatives: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
@@ -50,7 +53,7 @@ class _DerivativesOf:
         self._f = f
 
     def values(self) -> list:
-        return list(_derivatives.get(_derived_function(self._f)[0], {}).values())
+        return list(made_from(_derived_function(self._f)[0], _KIND, _derivatives).values())
 
 
 class ImplicitGradient:
@@ -78,7 +81,7 @@ class ImplicitGradient:
             args = (owner,) + args
         wrt = tuple(position for position, value in enumerate(args) if holds_state(value)) + \
             tuple(name for name, value in kwargs.items() if holds_state(value))
-        derivatives = _derivatives.setdefault(function, {})
+        derivatives = made_from(function, _KIND, _derivatives)
         derivative = derivatives.get((wrt, self.optimized))
         if derivative is None or not is_current(derivative):  # made again after a rebinding
             derivative = derivatives[(wrt, self.optimized)] = reverse(

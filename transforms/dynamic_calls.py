@@ -25,14 +25,16 @@ from autotrace.runtime.scopes import gradient_scope, name_scope
 from autotrace.transforms.calls import Checkpointed, CustomGradient, describe, runs_own_call
 from autotrace.transforms.custom import custom_caller
 from autotrace.transforms.errors import TransformError
+from .function_caches import made_from
 from autotrace.transforms.partials import partial_caller
 from autotrace.transforms.varargs import for_call
 from autotrace.transforms.live_names import is_current, transform_lock
 from autotrace.transforms.rules.core import adjoint, adjoint_rules, d, tangent, tangent_rules
 
 
-# Derivatives built while generated code runs (for calls resolved only then), per function;
-# held weakly, but for callables that cannot be (NumPy's ufuncs, which live as long as NumPy).
+# Derivatives built while generated code runs (for calls resolved only then), per function:
+# kept on a Python function (transforms/function_caches.py), for other callables held weakly,
+# but for those that cannot be (NumPy's ufuncs, which live as long as NumPy).
 _runtime_derivatives: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _lasting_derivatives: dict = {}
 
@@ -51,7 +53,7 @@ def _as_called(derivative):
 def _cache_of(func) -> dict:
     """The derivatives (and callers) built for `func` so far, by key."""
     try:
-        return _runtime_derivatives.setdefault(func, {})
+        return made_from(func, "__autotrace_runtime_derivatives__", _runtime_derivatives)
     except TypeError:  # cannot create a weak reference to it
         return _lasting_derivatives.setdefault(func, {})
 

@@ -24,6 +24,7 @@ import gast
 from autotrace.transforms.calls import Checkpointed, classify_value
 from autotrace.transforms.codegen import to_source
 from autotrace.transforms.errors import Location
+from .function_caches import made_from
 from autotrace.transforms.live_names import LiveNamespace
 from autotrace.transforms.parsing import parse_function
 from autotrace.transforms.templates import name
@@ -45,7 +46,7 @@ def specialize(func, positional: int, keywords: tuple):
     made_by_arguments = getattr(func, "__autotrace_specialize__", None)
     if made_by_arguments is not None:  # a derivative of a function with *args (by_arguments)
         return made_by_arguments(positional, keywords)
-    cache = _specialized.setdefault(func, {})
+    cache = made_from(func, "__autotrace_specialized__", _specialized)
     key = (positional, tuple(keywords))
     if key in cache:
         return cache[key]
