@@ -12,8 +12,9 @@ dtype, and otherwise a 0-d constant of the array's dtype (f32 array * f64 array 
 f32 array * f64 scalar, but f32 array * Python float is f32). A constant that makes the result's
 shape (x:f64[] * ones(3)) stays. So does the exponent of a power where NumPy computes one scalar
 exponent apart from an array of it: NumPy 2 takes x ** 0.5 as sqrt(x), -0.0 for -0.0 and nan for
--inf where pow gives 0.0 and inf (`scalar_exponent_agrees` asks NumPy once). Of NumPy's ufuncs
-of two inputs, power is the only one whose results differ so (nan payloads aside).
+-inf where pow gives 0.0 and inf (`scalar_exponent_agrees` asks NumPy once), and x ** 2 and
+x ** -1 as x * x and 1 / x, which pow does not always round alike. Of NumPy's ufuncs of two
+inputs, power is the only one whose results differ so (nan payloads aside).
 
 IntegerPowers: `power x n` becomes multiplies, as JAX's integer_pow does. NumPy computes it
 with the C library's pow, tens of nanoseconds an element (most of the gradient of a GELU);
@@ -132,11 +133,22 @@ def _is_elementwise(equation) -> bool:
     return isinstance(impl, np.ufunc) and impl.signature is None and not equation.attrs
 
 
+# Exponents NumPy's float power loop computes, read as one scalar, with an operation other than
+# pow (x * x, 1 / x, sqrt(x)), rounded as pow is not always (x ** 2: about one element in a
+# thousand differs in its last digit from pow's): an array of one of them stays an array.
+_COMPUTED_APART = (-1.0, 0.5, 2.0)
+
+
 def _exponent_apart(equation, position: int, scalar) -> bool:
     """Whether `scalar` is a power's exponent that NumPy computes apart as one scalar."""
     name = equation.primitive.name
-    return name in ("power", "float_power") and position == 1 and not scalar_exponent_agrees(
-        name, equation.outputs[0].aval.dtype, scalar)
+    if name not in ("power", "float_power") or position != 1:
+        return False
+    dtype = equation.outputs[0].aval.dtype
+    if dtype.kind == "f" and np.asarray(scalar).dtype.kind in "iuf" \
+            and float(scalar) in _COMPUTED_APART:
+        return True
+    return not scalar_exponent_agrees(name, dtype, scalar)
 
 
 class UniformConstants:

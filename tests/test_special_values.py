@@ -136,3 +136,16 @@ def test_powers_of_traced_exponents_are_numpys(name, backend):
     with np.errstate(all="ignore"):
         expected = function(*[np.copy(a) for a in args])
     assert_same_bits(_traced_call(backend, function, args), expected, f"{name} on {backend}")
+
+
+@pytest.mark.parametrize("exponent", [2.0, -1.0])
+def test_an_array_of_one_exponent_is_not_read_as_a_scalar_where_numpy_computes_that_apart(
+        exponent):
+    """NumPy's power loop computes x ** 2 and x ** -1 for one scalar exponent as x * x and
+    1 / x, which round differently from its pow in about one element in a thousand: x to the
+    power of an array of 2.0 must stay pow, bit for bit (NumPy backend)."""
+    x = np.random.default_rng(1).standard_normal(20_000) * 10.0
+    function = lambda x: np.power(x, np.full(x.shape, exponent))  # noqa: E731
+    expected = function(x)
+    assert not np.array_equal(expected, np.power(x, exponent))  # the two roundings differ
+    assert_same_bits(_traced_call("numpy", function, (x,)), expected, f"x ** full({exponent})")
