@@ -1,4 +1,4 @@
-"""Running one random program (tests/random_programs.py) in the nine modes and judging each.
+"""Running one random program (tests/random_programs.py) in every mode and judging each.
 
 For a program `f(x, a)` and a point (x, a), every mode is compared with central finite
 differences of `f` itself, along random directions V and U:
@@ -302,7 +302,7 @@ class Judge:
     def tangent(self, wrt):
         return self.point.seed_for(self.point.restricted(self.point.v, wrt), wrt)
 
-    # the nine modes
+    # the modes
 
     def mode_reverse(self):
         wrt = self.program.wrt

@@ -1,13 +1,16 @@
-"""Random programs (tests/random_programs.py) in nine modes against finite differences.
+"""Random programs (tests/random_programs.py) in nine modes against finite differences, and
+traced against NumPy (the traced_primal mode: special values, arguments written in place,
+memory the results share).
 
 Every program runs in the first-order modes (reverse, forward, traced, traced forward,
-value_and_grad, vjp, jvp); every SECOND_ORDER_EVERY-th also in grad of grad and hessian,
-which cost the most. The test fails on any wrong derivative, internal error or refusal, and
-prints a summary line with the counts per mode.
+traced primal, value_and_grad, vjp, jvp); every SECOND_ORDER_EVERY-th also in grad of grad and
+hessian, which cost the most. The test fails on any wrong derivative or value, internal error
+or refusal (but for the refusals of writes into shared memory that programs written to have
+one meet, counted apart), and prints a summary line with the counts per mode.
 
     AUTOTRACE_RANDOM_PROGRAMS=20000 python -m pytest -q -s tests/test_random_programs.py
     AUTOTRACE_RANDOM_START=5000     first seed (default 0)
-    AUTOTRACE_RANDOM_SEED=1234      only program 1234, all nine modes, its source printed
+    AUTOTRACE_RANDOM_SEED=1234      only program 1234, every mode, its source printed
     AUTOTRACE_RANDOM_FEATURES=+and_or_in_loop   switch a known-broken construct on
 """
 import collections
