@@ -374,6 +374,79 @@ def test_a_method_that_changes_its_object_and_returns_it_is_refused():
             THIS_FILE, line_of("write: add_and_return_self")), mode
 
 
+class Holding:
+    def __init__(self):
+        self.items = []
+        self.values = np.zeros(3)
+
+    def push(self, v):
+        self.items.append(v)  # write: push
+        return v * 2.0
+
+    def place(self, v):
+        values = self.values
+        values[0] = v[0]  # write: place
+        return v * 2.0
+
+    def set_named(self, v):
+        setattr(self, "total", v)  # write: set_named
+        return v * 2.0
+
+
+def pushed_and_returned(x):
+    holding = Holding()
+    y = holding.push(x * 1.5)
+    return np.sum(y) + np.sum(holding.items[0] * x)
+
+
+def placed_and_returned(x):
+    holding = Holding()
+    y = holding.place(x * 1.5)
+    return np.sum(y) + np.sum(holding.values * x)
+
+
+def set_by_name(x):
+    holding = Holding()
+    y = holding.set_named(x * 1.5)
+    return np.sum(y) + np.sum(holding.total * x)
+
+
+def appended_in_the_function(x):
+    holding = Holding()
+    holding.items.append(x * 2.0)  # write: appended_in_the_function
+    return np.sum(holding.items[0])
+
+
+WRITES_INTO_ATTRIBUTES = [
+    (pushed_and_returned, "write: push", "self.items.append(...)", "self"),
+    (placed_and_returned, "write: place", "values[0] = ...", "self"),
+    (set_by_name, "write: set_named", "setattr(self, 'total', v)", "self"),
+    (appended_in_the_function, "write: appended_in_the_function",
+     "holding.items.append(...)", "holding"),
+]
+
+
+@pytest.mark.parametrize("f, marker, what, owner", WRITES_INTO_ATTRIBUTES,
+                         ids=[case[0].__name__ for case in WRITES_INTO_ATTRIBUTES])
+def test_a_write_into_what_an_attribute_holds_is_refused_at_its_line(f, marker, what, owner):
+    # The method's result carries gradient, so the method is differentiated: the list or array
+    # an attribute holds, changed there, was silently left out of the gradient.
+    for mode, run in every_mode(f, X).items():
+        if f is placed_and_returned and mode == "traced grad":
+            # Traced, the call runs first and writes a traced value into the NumPy array the
+            # object holds, which NumPy refuses (writes into arrays made outside the traced
+            # function are another matter than the object's state).
+            continue
+        with pytest.raises(TransformError) as caught:
+            run()
+        error = caught.value
+        assert (os.path.abspath(error.filename), error.lineno) == (THIS_FILE, line_of(marker)), \
+            mode
+        assert error.message.startswith(
+            f"autotrace cannot differentiate {what}: it changes an attribute of {owner!r} (or "
+            "what one holds) to a value that carries gradient"), mode
+
+
 def test_calls_that_change_no_attribute_to_a_value_with_gradient_are_followed():
     def counted(x):
         accumulator = Accumulator()

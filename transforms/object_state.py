@@ -11,8 +11,10 @@ so the call is refused at the user's line, naming the write in the function call
 the module); generated code calls `check_state_writes` before a call it resolves only when it
 runs (a method of an object the function holds), with the callee then known. Both read the
 callee's source with `state_write`, following calls it makes with values that carry gradient a
-few calls deep. (A call whose result carries gradient has the callee itself differentiated,
-and its transform refuses the attribute assignment: transforms/checks.py.)
+few calls deep. A call whose result carries gradient has the callee itself differentiated: its
+transform refuses an attribute assignment (transforms/checks.py), and `check_calls` there
+refuses a write into a list or array an attribute holds (`self.items.append(v)`, or `buf[i] =
+v` after `buf = self.buf`) and `setattr`.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import weakref
 
 import gast
 
+from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from autotrace.transforms.argument_writes import CONTAINER_WRITES, parameter_names, write_text
 from autotrace.transforms.errors import TransformError
 from autotrace.transforms.naming import walk_scope
@@ -60,11 +63,10 @@ def refuse_state_writes(location, node, function, bound, varied: tuple) -> None:
 
 def _message(function, parameter: str, what: str, filename: str, line: int) -> str:
     return (f"autotrace cannot differentiate this call of {function.__qualname__}: it changes "
-            f"an attribute of "
-            f"{parameter!r} ({what}, {filename}, line {line}) to a value that carries "
-            "gradient, and autotrace follows what a call returns, not what it changes in the "
-            "objects it is given, so that gradient would be lost; return the new value (or a "
-            "new object) from the function instead, and assign it")
+            f"an attribute of {parameter!r} ({what}, {filename}, line {line}) to a value that "
+            "carries gradient, and autotrace follows what a call returns, not what it changes "
+            "in the objects it is given, so that gradient would be lost; return the new value "
+            "(or a new object) from the function instead, and assign it")
 
 
 def _function_called(callee):
@@ -135,8 +137,9 @@ def _state_write(function, varied: set, bound, depth: int):
     parameters = parameter_names(node)
     nodes = [n for statement in node.body for n in walk_scope(statement)]
     varied = _depending(nodes, set(varied))
+    held = held_attributes(nodes, parameters)
     for write in nodes:
-        found = _attribute_write(write, parameters, varied)
+        found = _attribute_write(write, held, varied)
         if found is not None:
             parameter, text = found
             return parameter, text, location.filename, location.line_of(write)
@@ -182,9 +185,10 @@ def _depending(nodes, varied: set) -> set:
     return varied
 
 
-def _attribute_write(node, parameters: list, varied: set):
+def _attribute_write(node, held: dict, varied: set):
     """(parameter, text) where `node` sets an attribute of a parameter (or an item or list
-    method of one) to a value depending on `varied`, else None."""
+    method of one, or of a name `held` holds it by) to a value depending on `varied`, else
+    None."""
     if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
         value = node.value
         targets = node.targets if isinstance(node, gast.Assign) else [node.target]
@@ -192,7 +196,7 @@ def _attribute_write(node, parameters: list, varied: set):
             return None
         for target in targets:
             for part in gast.walk(target):
-                owner = _attribute_owner(part, parameters)
+                owner = attribute_owner(part, held)
                 if owner is not None:
                     return owner, _write_text(node)
         return None
@@ -202,23 +206,47 @@ def _attribute_write(node, parameters: list, varied: set):
             return None
         func = node.func
         if isinstance(func, gast.Attribute) and func.attr in CONTAINER_WRITES:
-            owner = _attribute_owner(func.value, parameters)
+            owner = attribute_owner(func.value, held, whole=True)
             if owner is not None:
                 return owner, f"{_text(func)}(...)"
         if isinstance(func, gast.Name) and func.id == "setattr" and node.args and isinstance(
-                node.args[0], gast.Name) and node.args[0].id in parameters:
-            return node.args[0].id, f"{_text(node)}"
+                node.args[0], gast.Name) and node.args[0].id in held:
+            return held[node.args[0].id], f"{_text(node)}"
     return None
 
 
-def _attribute_owner(node, parameters: list):
-    """The parameter `p` where `node` is `p.a` (or `p.a.b`, `p.a[i].b`), else None."""
-    if not isinstance(node, gast.Attribute):
+def held_attributes(nodes, owners) -> dict:
+    """Name -> the name in `owners` whose attribute (or what one holds) the name is bound to
+    in `nodes` (`items = self.items`, `row = self.rows[0]`); each of `owners` -> itself."""
+    held = {owner: owner for owner in owners}
+    assignments = [n for n in nodes if isinstance(n, gast.Assign) and len(n.targets) == 1
+                   and isinstance(n.targets[0], gast.Name)]
+    changed = True
+    while changed:
+        changed = False
+        for assignment in assignments:
+            target = assignment.targets[0].id
+            owner = attribute_owner(assignment.value, held)
+            if owner is not None and held.get(target, target) == target != owner and not (
+                    isinstance(assignment.value, gast.Attribute)
+                    and assignment.value.attr in DESCRIPTIVE_ATTRIBUTES):
+                held[target] = owner
+                changed = True
+    return held
+
+
+def attribute_owner(node, held: dict, whole: bool = False):
+    """The owner (see held_attributes) whose attribute `node` is or is inside of (`p.a`,
+    `p.a[i].b`, `items[i]` for items held), else None. whole: `items` itself counts too."""
+    chain, through_attribute = node, False
+    while isinstance(chain, (gast.Attribute, gast.Subscript)):
+        through_attribute = through_attribute or isinstance(chain, gast.Attribute)
+        chain = chain.value
+    if not isinstance(chain, gast.Name) or chain.id not in held:
         return None
-    base = node.value
-    while isinstance(base, (gast.Attribute, gast.Subscript)):
-        base = base.value
-    return base.id if isinstance(base, gast.Name) and base.id in parameters else None
+    if held[chain.id] != chain.id and (chain is not node or whole):
+        return held[chain.id]  # a name holding an attribute: an item of it, or it
+    return held[chain.id] if through_attribute else None
 
 
 def _write_text(node) -> str:
@@ -263,12 +291,21 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
     """Refuse each call in `body` (A-normal form) of a function known before running that
     changes an attribute of an object it is given to a value that carries gradient, and put
     a `check_state_writes` before each call resolved only when it runs; calls whose result
-    carries gradient are left to the callee's own transform. varied: the names that depend
-    on the differentiated arguments; classify(func): what the callee `func` is
-    (transforms/calls.py); helper(name): the name generated code calls a helper by."""
+    carries gradient are left to the callee's own transform, which runs this in its turn.
+    Refuse `self.items.append(v)`, `buf[i] = v` with `buf = self.buf` and `setattr(p, name,
+    v)`, v carrying gradient. varied: the names that depend on the differentiated arguments;
+    classify(func): what the callee `func` is (transforms/calls.py); helper(name): the name
+    generated code calls a helper by."""
+    names = {n.id for statement in body for n in gast.walk(statement)
+             if isinstance(n, gast.Name)}
+    nodes = [n for statement in body for n in walk_scope(statement)]
+    held = held_attributes(nodes, names)
+    sources = {n.targets[0].id: n.value for n in nodes if isinstance(n, gast.Assign)
+               and isinstance(n.targets[0], gast.Name)}
     for block in _blocks(body):
         for index in reversed(range(len(block))):
             statement = block[index]
+            _refuse_write_into_attribute(statement, held, sources, varied, location)
             call = statement.value if isinstance(statement, (gast.Expr, gast.Assign)) else None
             if not isinstance(call, gast.Call) or isinstance(statement, gast.Assign) and (
                     not isinstance(statement.targets[0], gast.Name)
@@ -278,6 +315,9 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
             if not which:
                 continue
             resolved = classify(call.func)
+            if resolved.value is setattr and 2 in which:
+                raise location.error(call, _WRITE_INTO_ATTRIBUTE.format(
+                    what=_text(call), owner=_text(call.args[0])), "change of an attribute")
             if resolved.kind == "user":
                 function, bound = _function_called(resolved.value)
                 if function is not None:
@@ -295,6 +335,38 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                     if "lineno" in node._attributes:
                         gast.copy_location(node, statement)
                 block.insert(index, guard)
+
+
+_WRITE_INTO_ATTRIBUTE = (
+    "autotrace cannot differentiate {what}: it changes an attribute of {owner!r} (or what one "
+    "holds) to a value that carries gradient, and autotrace does not follow changes to an "
+    "object's attributes, so that gradient would be lost; keep the value in a local variable "
+    "(a list or array the function builds) and return it")
+
+
+def _refuse_write_into_attribute(statement, held: dict, sources: dict, varied: set,
+                                 location) -> None:
+    """Refuse `items.append(v)` or `buf[i] = v` (A-normal form) where `items` or `buf` holds an
+    attribute of an object (`items = self.items`) and v carries gradient. sources: name -> the
+    expression it was bound to."""
+    if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Subscript):
+        target = statement.targets[0]
+        owner = attribute_owner(target, held)
+        if owner is not None and _reads(statement.value) & varied:
+            raise location.error(statement, _WRITE_INTO_ATTRIBUTE.format(
+                what=f"{_text(target)} = ...", owner=owner), "change of an attribute")
+    call = statement.value if isinstance(statement, gast.Expr) else None
+    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
+            and call.func.attr in CONTAINER_WRITES \
+            and any(_reads(a) & varied for a in call.args + [k.value for k in call.keywords]):
+        owner = attribute_owner(call.func.value, held, whole=True)
+        if owner is not None:
+            receiver = call.func.value
+            # (normalizing named the attribute: `_t1 = self.items; _t1.append(v)`)
+            text = _text(sources.get(receiver.id, receiver)) if isinstance(
+                receiver, gast.Name) else _text(receiver)
+            raise location.error(statement, _WRITE_INTO_ATTRIBUTE.format(
+                what=f"{text}.{call.func.attr}(...)", owner=owner), "change of an attribute")
 
 
 def _varied_arguments(call, varied: set) -> tuple:
