@@ -27,6 +27,7 @@ import numpy as np
 from autotrace.runtime.abstract import same_type
 from autotrace.runtime.control import (_aval, _describe, _same_structure, cond, current_builder,
                                        traced_cond)
+from autotrace.runtime.control_scope import ControlFlowError
 from autotrace.runtime.control_variables import (Undefined, _Retry, _error, _is_defined,
                                                  _lengths_differ, _list_length_error,
                                                  _may_be_placeholder, _scalar_condition,
@@ -63,7 +64,8 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
             except (ValueError, IndexError) as error:  # NumPy's, of shapes and indices
                 if type(error).__module__.startswith("autotrace"):
                     raise  # autotrace's own errors say where and what already
-                raise _branch_error(where, side, error) from error
+                raise _branch_error(where, side, error).with_traceback(
+                    error.__traceback__) from error
             numbers[side] = {index: value for index, value in enumerate(results)
                              if _is_python_ints(value)}  # before they become arrays
             return tuple(None if index in counts
@@ -116,15 +118,25 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                  for index, (value, kept, variable) in enumerate(zip(results, keep, names)))
 
 
+class BranchValueError(ControlFlowError, ValueError):
+    """A branch of a traced `if` raised NumPy's ValueError while it was traced (a shape error
+    in a branch these inputs do not take); still a ValueError for code that catches one."""
+
+
+class BranchIndexError(ControlFlowError, IndexError):
+    """A branch of a traced `if` raised NumPy's IndexError while it was traced."""
+
+
 def _branch_error(where: str, side: bool, error: Exception):
     """The error of a branch that fails while it is traced: both branches of a traced `if` are
     traced, as tf.function traces them, also the one that NumPy would not run for these inputs,
     so a branch that fails for these shapes is an error where the `if` is, naming the branch
-    and its line."""
+    and its line (its traceback is the branch's, which goes on to the failing line)."""
     frame = error.__traceback__.tb_next or error.__traceback__  # the branch's own statement
     filename, line = frame.tb_frame.f_code.co_filename, frame.tb_lineno
     text = linecache.getline(filename, line).strip()
-    return _error(where, (
+    kind = BranchValueError if isinstance(error, ValueError) else BranchIndexError
+    return kind(f"{where}\n  " + (
         f"the {'true' if side else 'false'} branch of this traced `if` fails while it is "
         f"traced, at {filename}:{line}: {text}\n  {type(error).__name__}: {error}\n  A traced "
         f"condition traces both branches, also one that these inputs do not take (NumPy would "
