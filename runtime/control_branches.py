@@ -27,7 +27,7 @@ import numpy as np
 from autotrace.runtime.abstract import same_type
 from autotrace.runtime.control import (_aval, _describe, _same_structure, cond, current_builder,
                                        traced_cond)
-from autotrace.runtime.control_scope import ControlFlowError
+from .control_scope import ControlFlowError
 from autotrace.runtime.control_variables import (Undefined, _Retry, _error, _is_defined,
                                                  _lengths_differ, _list_length_error,
                                                  _may_be_placeholder, _scalar_condition,

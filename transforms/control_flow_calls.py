@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import gast
 
-from autotrace.transforms.codegen import to_source
+from .codegen import to_source
 from autotrace.transforms.control_flow_variables import MUTATING_METHODS
 from autotrace.transforms.templates import name
 
