@@ -27,6 +27,7 @@ import numpy as np
 from autotrace.runtime.abstract import same_type
 from autotrace.runtime.control import (_aval, _describe, _same_structure, cond, current_builder,
                                        traced_cond)
+from .control_scope import ControlFlowError
 from autotrace.runtime.control_variables import (Undefined, _Retry, _error, _is_defined,
                                                  _lengths_differ, _list_length_error,
                                                  _may_be_placeholder, _scalar_condition,
@@ -58,12 +59,7 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
 
     def branch(function, side):
         def run(*operands):
-            try:
-                results = function(*operands)
-            except (ValueError, IndexError) as error:  # NumPy's, of shapes and indices
-                if type(error).__module__.startswith("autotrace"):
-                    raise  # autotrace's own errors say where and what already
-                raise _branch_error(where, side, error) from error
+            results = _traced_branch(function, operands, side, where, "`if`")
             numbers[side] = {index: value for index, value in enumerate(results)
                              if _is_python_ints(value)}  # before they become arrays
             return tuple(None if index in counts
@@ -116,16 +112,38 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                  for index, (value, kept, variable) in enumerate(zip(results, keep, names)))
 
 
-def _branch_error(where: str, side: bool, error: Exception):
+class BranchValueError(ControlFlowError, ValueError):
+    """A branch of a traced `if` raised NumPy's ValueError while it was traced (a shape error
+    in a branch these inputs do not take); still a ValueError for code that catches one."""
+
+
+class BranchIndexError(ControlFlowError, IndexError):
+    """A branch of a traced `if` raised NumPy's IndexError while it was traced."""
+
+
+def _traced_branch(function, operands: tuple, side: bool, where: str, statement: str):
+    """`function(*operands)`, a branch being traced; NumPy's errors of shapes and indices there
+    become `_branch_error`s."""
+    try:
+        return function(*operands)
+    except (ValueError, IndexError) as error:
+        if type(error).__module__.startswith("autotrace"):
+            raise  # autotrace's own errors say where and what already
+        raise _branch_error(where, side, error, statement).with_traceback(
+            error.__traceback__) from error
+
+
+def _branch_error(where: str, side: bool, error: Exception, statement: str = "`if`"):
     """The error of a branch that fails while it is traced: both branches of a traced `if` are
     traced, as tf.function traces them, also the one that NumPy would not run for these inputs,
     so a branch that fails for these shapes is an error where the `if` is, naming the branch
-    and its line."""
+    and its line (its traceback is the branch's, which goes on to the failing line)."""
     frame = error.__traceback__.tb_next or error.__traceback__  # the branch's own statement
     filename, line = frame.tb_frame.f_code.co_filename, frame.tb_lineno
     text = linecache.getline(filename, line).strip()
-    return _error(where, (
-        f"the {'true' if side else 'false'} branch of this traced `if` fails while it is "
+    kind = BranchValueError if isinstance(error, ValueError) else BranchIndexError
+    return kind(f"{where}\n  " + (
+        f"the {'true' if side else 'false'} branch of this traced {statement} fails while it is "
         f"traced, at {filename}:{line}: {text}\n  {type(error).__name__}: {error}\n  A traced "
         f"condition traces both branches, also one that these inputs do not take (NumPy would "
         f"not run it), so both must be valid for the shapes and dtypes of this call: fix that "
@@ -225,11 +243,14 @@ def _check_variable(where: str, variable: str, in_true, in_false,
                                 f"both branches must give it the same shape and dtype")
 
 
-def if_exp(test, true_thunk, false_thunk):
-    """`true_thunk() if test else false_thunk()`; a traced `test` records a `cond`."""
+def if_exp(test, true_thunk, false_thunk, where: str = "a conditional expression"):
+    """`true_thunk() if test else false_thunk()`; a traced `test` records a `cond`. `where`: the
+    user's file, line and expression, for errors."""
     if not isinstance(test, Tracer):
         return true_thunk() if test else false_thunk()
-    return cond(test, lambda: true_thunk(), lambda: false_thunk())
+    expression = "conditional expression"
+    return cond(test, lambda: _traced_branch(true_thunk, (), True, where, expression),
+                lambda: _traced_branch(false_thunk, (), False, where, expression))
 
 
 def and_(left, right_thunk):

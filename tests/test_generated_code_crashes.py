@@ -306,7 +306,24 @@ def test_a_branch_that_fails_while_traced_is_named_with_its_line(transform):
         "not run it), so both must be valid for the shapes and dtypes of this call: fix that "
         "branch, or, where it is meant for other shapes, test the shapes in Python "
         "(`if x.shape[0] == 4:` is not traced)\n  File ") in message
+    assert isinstance(caught.value, ValueError)  # still NumPy's kind of error, for an except
     assert isinstance(caught.value.__cause__, ValueError)
+
+
+def broadcasts_wrongly_in_a_value_not_chosen(x):
+    y = x * 2.0 if x[0] > 0 else x + np.ones(4)
+    return np.sum(y)
+
+
+def test_a_conditional_expression_that_fails_while_traced_is_named_with_its_line():
+    f = broadcasts_wrongly_in_a_value_not_chosen
+    line = line_of(f, "np.ones(4)")
+    with pytest.raises(ValueError) as caught:
+        autotrace.function(f)(POINTS[0])
+    assert str(caught.value).startswith(
+        f"{__file__}:{line}: x * 2.0 if x[0] > 0 else x + np.ones(4)\n  the false branch of "
+        f"this traced conditional expression fails while it is traced, at {__file__}:{line}: "
+        "y = x * 2.0 if x[0] > 0 else x + np.ones(4)\n  ValueError: shape mismatch: ")
 
 
 # --- A.view() in a traced function -----------------------------------------------------------------

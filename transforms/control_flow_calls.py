@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import gast
 
+from .codegen import to_source
 from autotrace.transforms.control_flow_variables import MUTATING_METHODS
 from autotrace.transforms.templates import name
 
@@ -50,10 +51,13 @@ class _ConditionalExpressions(gast.NodeTransformer):
         self.converter = converter
 
     def visit_IfExp(self, node):
+        where = self.converter._where(node, to_source(node).strip())  # as the user wrote it
         self.generic_visit(node)
         test = _Conditions(self.converter).visit(node.test)
         call = gast.Call(func=name(helper("if_exp")),
-                         args=[test, _lazy(node.body), _lazy(node.orelse)], keywords=[])
+                         args=[test, _lazy(node.body), _lazy(node.orelse)],
+                         keywords=[gast.keyword(arg="where",
+                                                value=gast.Constant(value=where, kind=None))])
         return gast.copy_location(call, node)
 
     def visit_Call(self, node):
