@@ -194,12 +194,34 @@ def written_in_a_range_loop(x, M):
     return A, B
 
 
+def view_of_a_loop_value(x, M):
+    A = M * 1.0
+    B = np.zeros((3, 4))
+    while np.sum(x) < 3:
+        B = A[1:]
+        A[1] += x
+        x = x + 1.0
+    A[2] = 9.0
+    B[0, 0] = -9.0
+    return A, B
+
+
+def view_of_an_array_the_loop_reads(x, M):
+    A = M * 1.0
+    B = A
+    while np.sum(x) < 3:
+        B = A[::-1]
+        x = x + 1.0
+    B[1] = 8.0
+    return A, B
+
+
 CASES = [transpose_or_reversed, slice_or_other_slice, all_or_reshaped,
          same_view_in_both_branches, itself_in_both_branches, write_base_read_view,
          rebound_in_one_branch, view_or_new, nested_ifs, nested_ifs_choosing_views,
          nested_ifs_rebinding, view_of_the_branch_value,
          rebound_in_a_loop, rebound_in_a_loop_then_written, rebound_in_a_range_loop,
-         written_in_a_range_loop]
+         written_in_a_range_loop, view_of_a_loop_value, view_of_an_array_the_loop_reads]
 INPUTS = [POSITIVE, NEGATIVE, np.array([1.5, -0.5, -2.0, 0.25]),
           np.array([-1.5, 0.5, 2.0, 0.75]), np.array([2.5, 3.0, 2.0, 2.75]),
           np.array([-1.5, -0.5, 2.0, 0.75])]
