@@ -369,12 +369,13 @@ def test_a_loop_that_writes_then_rebinds_to_a_view_is_refused_at_its_line():
     with pytest.raises(ControlFlowError) as raised:
         at.function(written_then_rebound_to_a_view)(POSITIVE, MATRIX)
     line = "while np.sum(x) < 10:"
-    assert str(raised.value).startswith(
-        "a traced loop changes a loop value in place and then gives the name another array's "
-        "memory or a view of one: in NumPy the first iteration's change reaches the array the "
-        "name held before the loop (and every other name for it), and the next iterations "
-        "change that memory, which autotrace cannot follow. Write the change as a new array "
-        "(x = x + 1.0 rather than x += 1.0), or give the loop a copy (x = x.copy() before the "
-        "loop)")
-    assert f"File \"{__file__}\", line {line_of(written_then_rebound_to_a_view, line)}" in \
-        str(raised.value)
+    number = line_of(written_then_rebound_to_a_view, line)
+    assert str(raised.value) == (
+        f"{__file__}:{number}: {line}\n  a traced loop changes a loop value in place and then "
+        f"gives the name another array's memory or a view of one: in NumPy the first "
+        f"iteration's change reaches the array the name held before the loop (and every "
+        f"other name for it), and the next iterations change that memory, which autotrace "
+        f"cannot follow. Write the change as a new array (x = x + 1.0 rather than x += 1.0), "
+        f"or give the loop a copy (x = x.copy() before the loop)\n"
+        f"  File \"{__file__}\", line {number}, in written_then_rebound_to_a_view\n"
+        f"    {line}")
