@@ -17,9 +17,13 @@ values, so the tracer carries that relation out of it, for each array leaf of it
   trace cannot follow. Its memory refuses writes, and reading it after one of those arrays
   changed in place is refused too (views.Memory's refusal); reading it otherwise is right.
 
-A loop's path with no iteration gives X, the value before the loop; its condition on those
-values, computed again outside the loop (the condition's subgraph inlined, removed again by
-dead-code elimination where nothing needs it), tells whether it ran.
+A loop has two paths: with no iteration the leaf is X, the value before the loop (its
+condition on those values, computed again outside the loop, the condition's subgraph inlined
+and removed by dead-code elimination where nothing needs it, tells whether it ran); else what
+the last iteration left, followed only where that memory is the same in every iteration (new,
+or a view of a loop value the body passes on as itself, or of a value of the enclosing trace).
+A body that writes into a loop value and rebinds it to a new array writes the first
+iteration's value into X (control_writes.write_first_iteration).
 """
 from __future__ import annotations
 
@@ -332,18 +336,41 @@ def carry_loop_aliases(values, init_vals, body, ran_none) -> object:
     def carried(value):
         index = next(indexes)
         outer, leaf = outer_leaves[index], body_leaves[index]
-        if id(value) in outside or not isinstance(value, Tracer) or not _is_array_tracer(outer):
+        if id(value) in outside or not _is_array_tracer(value):
             return value
         if leaf is body.inner[index]:  # passed on unchanged: the same array
-            return outer
+            return outer if _is_array_tracer(outer) else value
         alias = path_alias(leaf, body.builder, outer_of) if isinstance(leaf, Tracer) else _NEW
-        if alias is not _NEW or ran_none is None:
-            # The body gives another array's memory (or a view of one) to the next iteration,
-            # or whether the loop ran cannot be computed again.
-            _unfollowable(value, [outer] + ([alias[0]] if alias not in (None, _NEW) else []))
+        before = (outer, []) if _is_array_tracer(outer) else _NEW  # with no iteration
+        if alias is not _NEW and (alias is None or not _carried_as_itself(leaf, body)):
+            # The body gives a loop value's memory (or a view of one) to the next iteration,
+            # where that loop value may be another array.
+            _unfollowable(value, [outer] + ([alias[0]] if alias is not None else []))
             return value
-        return carry_aliases(value, [(ran_none, (outer, [])), (None, _NEW)])
+        if alias is _NEW and before is _NEW:  # a new array on every path
+            return value
+        if ran_none is None:  # whether the loop ran cannot be computed again
+            _unfollowable(value, [outer] + ([alias[0]] if alias is not _NEW else []))
+            return value
+        return carry_aliases(value, [(ran_none, before), (None, alias)])
     return map_arrays(values, carried)
+
+
+def _carried_as_itself(leaf, body) -> bool:
+    """Whether the body's result `leaf` is, or is a view of, a loop value the body passes on as
+    itself (changed in place or not), or a value of the enclosing trace: then that memory, at
+    the end of every iteration, is the array from before the loop."""
+    inputs = {id(inner): index for index, inner in enumerate(body.inner)}
+    results = [leaf for _, leaf in leaves_with_paths(body.result)]
+    current = leaf
+    while id(current) not in inputs:
+        if current._builder is not body.builder:
+            return True  # the loop cannot change a value of the enclosing trace
+        if current._link is None:
+            return False
+        current = current._link.base
+    index = inputs[id(current)]
+    return results[index] is body.inner[index]
 
 
 def body_alias_is_new(body, index: int, init_vals) -> bool:

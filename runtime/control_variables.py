@@ -13,6 +13,7 @@ import numpy as np
 
 from autotrace.runtime.control import ControlFlowError, _aval
 from autotrace.runtime.stacks import StackMismatch
+from .control_writes import LoopMemoryError
 from autotrace.runtime.tracer import Tracer, map_arrays
 
 
@@ -82,8 +83,8 @@ def _until_settled(where: str, variables: int, attempt):
             return attempt()
         except _Retry:
             continue
-        except StackMismatch as mismatch:  # the innermost statement names the user's line
-            raise _error(where, str(mismatch)) from None
+        except (StackMismatch, LoopMemoryError) as error:  # the innermost statement names
+            raise _error(where, str(error)) from None  # the user's line
     raise _error(where, "the shapes and dtypes of this statement's variables did not settle "
                         "after tracing it once per variable; give them their final dtype "
                         "before the statement")

@@ -16,6 +16,11 @@ from autotrace.runtime.trees import leaves_with_paths, map_arrays
 from autotrace.runtime.views import shares_memory_with_another
 
 
+class LoopMemoryError(ControlFlowError):
+    """A traced loop changes memory in place in a way the graph cannot follow; the converted
+    statement that traced it adds its line (control_variables._until_settled)."""
+
+
 def changed_in_place(parent, operands, traced: list) -> list:
     """The indices of `operands`' array leaves (Tracers of `parent`) that a subgraph in
     `traced` changes in place: NumPy changes their memory, seen by every name for it."""
@@ -68,7 +73,7 @@ def _refuse_shared_change(init_vals, changed: list) -> None:
     outer_leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
     for index in changed:
         if shares_memory_with_another(outer_leaves, index):
-            raise ControlFlowError(
+            raise LoopMemoryError(
                 f"a traced loop changes a loop value in place ({outer_leaves[index].aval}) "
                 f"that shares its memory with another loop value (the same array, or a view "
                 f"of it): autotrace cannot follow that from one iteration to the next. Give "
@@ -96,12 +101,12 @@ def write_first_iteration(parent, init_vals, body, ran_none, first_iteration) ->
     if not lost:
         return
     if not all(body_alias_is_new(body, index, init_vals) for index in lost):
-        raise ControlFlowError(_LOST_WRITE_MESSAGE.format(
+        raise LoopMemoryError(_LOST_WRITE_MESSAGE.format(
             what="another array's memory or a view of one",
             why="and the next iterations change that memory, which autotrace cannot follow"))
     firsts = first_iteration([body.written[index] for index in lost])
     if firsts is None or ran_none is None:
-        raise ControlFlowError(_LOST_WRITE_MESSAGE.format(
+        raise LoopMemoryError(_LOST_WRITE_MESSAGE.format(
             what="a new array", why="which autotrace cannot compute here: the loop prints "
                                     "or saves values"))
     ran_none_now = ran_none()

@@ -194,12 +194,34 @@ def written_in_a_range_loop(x, M):
     return A, B
 
 
+def view_of_a_loop_value(x, M):
+    A = M * 1.0
+    B = np.zeros((3, 4))
+    while np.sum(x) < 3:
+        B = A[1:]
+        A[1] += x
+        x = x + 1.0
+    A[2] = 9.0
+    B[0, 0] = -9.0
+    return A, B
+
+
+def view_of_an_array_the_loop_reads(x, M):
+    A = M * 1.0
+    B = A
+    while np.sum(x) < 3:
+        B = A[::-1]
+        x = x + 1.0
+    B[1] = 8.0
+    return A, B
+
+
 CASES = [transpose_or_reversed, slice_or_other_slice, all_or_reshaped,
          same_view_in_both_branches, itself_in_both_branches, write_base_read_view,
          rebound_in_one_branch, view_or_new, nested_ifs, nested_ifs_choosing_views,
          nested_ifs_rebinding, view_of_the_branch_value,
          rebound_in_a_loop, rebound_in_a_loop_then_written, rebound_in_a_range_loop,
-         written_in_a_range_loop]
+         written_in_a_range_loop, view_of_a_loop_value, view_of_an_array_the_loop_reads]
 INPUTS = [POSITIVE, NEGATIVE, np.array([1.5, -0.5, -2.0, 0.25]),
           np.array([-1.5, 0.5, 2.0, 0.75]), np.array([2.5, 3.0, 2.0, 2.75]),
           np.array([-1.5, -0.5, 2.0, 0.75])]
@@ -347,12 +369,13 @@ def test_a_loop_that_writes_then_rebinds_to_a_view_is_refused_at_its_line():
     with pytest.raises(ControlFlowError) as raised:
         at.function(written_then_rebound_to_a_view)(POSITIVE, MATRIX)
     line = "while np.sum(x) < 10:"
-    assert str(raised.value).startswith(
-        "a traced loop changes a loop value in place and then gives the name another array's "
-        "memory or a view of one: in NumPy the first iteration's change reaches the array the "
-        "name held before the loop (and every other name for it), and the next iterations "
-        "change that memory, which autotrace cannot follow. Write the change as a new array "
-        "(x = x + 1.0 rather than x += 1.0), or give the loop a copy (x = x.copy() before the "
-        "loop)")
-    assert f"File \"{__file__}\", line {line_of(written_then_rebound_to_a_view, line)}" in \
-        str(raised.value)
+    number = line_of(written_then_rebound_to_a_view, line)
+    assert str(raised.value) == (
+        f"{__file__}:{number}: {line}\n  a traced loop changes a loop value in place and then "
+        f"gives the name another array's memory or a view of one: in NumPy the first "
+        f"iteration's change reaches the array the name held before the loop (and every "
+        f"other name for it), and the next iterations change that memory, which autotrace "
+        f"cannot follow. Write the change as a new array (x = x + 1.0 rather than x += 1.0), "
+        f"or give the loop a copy (x = x.copy() before the loop)\n"
+        f"  File \"{__file__}\", line {number}, in written_then_rebound_to_a_view\n"
+        f"    {line}")
