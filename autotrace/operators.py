@@ -12,10 +12,12 @@ from typing import Callable
 
 import numpy as np
 
+from autotrace.conversion import for_tracing
 from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
 from autotrace.recompute import caller_site
 from autotrace.runtime.derivatives.structure import _rebuild, array_module, zeros_like
+from autotrace.runtime.state import current_scope
 from autotrace.transforms.dynamic_calls import rule_caller
 from autotrace.transforms.calls import runs_own_call
 from autotrace.transforms.errors import SourceUnavailableError
@@ -115,13 +117,20 @@ def forward(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
     return _generate(forward_function, f, wrt, optimized)
 
 
+def _as_run_now(derivative: Callable) -> Callable:
+    """`derivative`, to be called now: while autotrace.function traces, with its control flow
+    converted, as the function being traced has (`function(forward(f))` converts it too)."""
+    return for_tracing(derivative) if current_scope() is not None else derivative
+
+
 def jvp(f: Callable, primals, tangents):
     """`(f(*primals), the derivative of f at primals along tangents)`, by forward mode."""
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents; "
                          "give one tangent per argument")
-    return forward(f, wrt=tuple(range(len(primals))))(*primals, tangent=tangents)
+    derivative = forward(f, wrt=tuple(range(len(primals))))
+    return _as_run_now(derivative)(*primals, tangent=tangents)
 
 
 def vjp(f: Callable, *args, checkpoint_every: int | None = None):
@@ -132,10 +141,10 @@ def vjp(f: Callable, *args, checkpoint_every: int | None = None):
     """
     gradient = reverse(f, tuple(range(len(args))), with_value=True,
                        checkpoint_every=checkpoint_every)
-    value, _ = gradient(*args)
+    value, _ = _as_run_now(gradient)(*args)
 
     def vjp_fn(cotangent):
-        return gradient(*args, **{gradient.__autotrace_seed__: cotangent})[1]
+        return _as_run_now(gradient)(*args, **{gradient.__autotrace_seed__: cotangent})[1]
     return value, vjp_fn
 
 
@@ -166,12 +175,13 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
         raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
     if isinstance(wrt, tuple):
         raise TypeError("jacobian takes one wrt argument; call it once per argument")
-    derivative = (reverse(f, wrt, with_value=True) if mode == "reverse"
-                  else forward(f, wrt))
+    generated = (reverse(f, wrt, with_value=True) if mode == "reverse"
+                 else forward(f, wrt))
     position = _position(f, wrt)
     name = getattr(f, "__name__", "f")
 
     def jacobian_fn(*args, **kwargs):
+        derivative = _as_run_now(generated)
         x = args[position] if isinstance(position, int) else kwargs[position]
         if isinstance(x, (tuple, list, dict)):
             raise TypeError(
@@ -190,7 +200,7 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
                 for e in _unit_vectors(output):
                     seed = rebuild(zeros[:index] + [e] + zeros[index + 1:])
                     gradient = derivative(*args, **kwargs,
-                                          **{derivative.__autotrace_seed__: seed})[1]
+                                          **{generated.__autotrace_seed__: seed})[1]
                     rows.append(_inexact(gradient))  # in the dtype of x
                 blocks.append(xp.stack(rows).reshape(np.shape(output) + np.shape(x)) if rows
                               else xp.zeros(np.shape(output) + np.shape(x)))
@@ -266,7 +276,7 @@ def hvp(f: Callable, wrt: int | str = 0) -> Callable:
 
     def hvp_fn(*args):
         *primals, v = args
-        return tangent_of_gradient(*primals, tangent=v)[1]
+        return _as_run_now(tangent_of_gradient)(*primals, tangent=v)[1]
     return hvp_fn
 
 

@@ -321,12 +321,18 @@ def set_item(target, index, value):
 
 # --- writing into out= --------------------------------------------------------------------------
 
+# Where a ufunc's methods take out among their positional arguments (outer and at take none).
+_UFUNC_METHOD_OUT = {"reduce": 3, "accumulate": 3, "reduceat": 4}
+
+
 @functools.lru_cache(maxsize=None)
 def out_position(function) -> int | None:
     """Where NumPy's `function` (a ufunc, or a function with a signature) takes `out` among its
     positional arguments (`np.multiply(a, b, out)`, `np.clip(a, lo, hi, out)`), else None."""
     if isinstance(function, np.ufunc):  # ufunc(x1, ..., xn, out): one output only
         return function.nin if function.nout == 1 else None
+    if isinstance(getattr(function, "__self__", None), np.ufunc):  # np.add.reduce(a, 0, None, out)
+        return _UFUNC_METHOD_OUT.get(function.__name__)
     try:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):  # a builtin without a signature

@@ -55,9 +55,17 @@ def rows_summed_into_a_row(x):
     return np.sum(total * total)
 
 
+def columns_added_up_by_a_ufunc_method(x):
+    # (np.add.reduce has no derivative rule: what it adds up carries no gradient here.)
+    total = np.zeros(3)
+    np.add.reduce(np.outer(np.arange(2.0), [1.0, -2.0, 0.5]), 0, None, total)
+    return np.sum(total * x * x)
+
+
 SCALAR_FUNCTIONS = [tripled_positionally, tripled_by_keyword, clipped_positionally,
                     clipped_by_keyword_of_a_method, sine_into_a_buffer_and_its_name,
-                    tanh_returned_through_out_summed, rows_summed_into_a_row]
+                    tanh_returned_through_out_summed, rows_summed_into_a_row,
+                    columns_added_up_by_a_ufunc_method]
 
 
 def test_the_hand_example():
@@ -103,3 +111,24 @@ def test_out_keeps_numpys_casting_rule_in_every_mode():
         with pytest.raises(TypeError) as raised:
             derivative(scales_integers_in_place)(X)
         assert str(raised.value).startswith(message)
+
+
+def clipped_by_a_method_with_out_by_position(x):
+    y = x * 1.0
+    y.clip(0.0, 0.5, y)
+    return np.sum(y * x)
+
+
+def test_an_array_method_given_out_by_position_is_refused_naming_the_line():
+    import inspect
+    line = inspect.getsourcelines(clipped_by_a_method_with_out_by_position)[1] + 2
+    for derivative in (autotrace.grad, autotrace.forward):
+        with pytest.raises(autotrace.transforms.errors.TransformError) as raised:
+            derivative(clipped_by_a_method_with_out_by_position)(X)
+        assert str(raised.value) == (
+            f'File "{__file__}", line {line}: y.clip(0.0, 0.5, y) gives an array method its '
+            "out argument by position, which autotrace does not follow; write it as a "
+            "statement of its own: y[...] = y.clip(0.0, 0.5)")
+    # Traced, the write is NumPy's own.
+    np.testing.assert_allclose(autotrace.function(clipped_by_a_method_with_out_by_position)(X),
+                               clipped_by_a_method_with_out_by_position(X))

@@ -100,7 +100,10 @@ class Context:
         key = id(value)
         if key in self.bound:
             return self.bound[key]
-        if self.namespace.get(hint, _ABSENT) is value and hint not in self.namer.locals:
+        # A global keeps its name unless a local of the generated code (the user's, or one
+        # the transform made: the tangent `dX` of X) has it, which would hide it.
+        if self.namespace.get(hint, _ABSENT) is value and hint not in self.namer.locals \
+                and hint not in self.namer.handed_out:
             identifier = hint
         else:
             identifier = self.namer.fresh(hint)

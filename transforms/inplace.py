@@ -27,7 +27,7 @@ from autotrace.transforms.argument_writes import (arguments_written_in_place,
                                                   writes_into_arguments)
 from autotrace.transforms.errors import Location, TransformError
 from autotrace.transforms.naming import SCOPES, walk_scope
-from .out_arguments import out_argument
+from .out_arguments import array_method_out, out_argument
 from autotrace.transforms.parsing import MISSING, resolve
 
 # Methods that change their object in place (those of lists that the transforms follow,
@@ -79,6 +79,8 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     guarded = {id(node): message for node, message in guards}
     for body in _bodies(function):
         for index, statement in reversed(list(enumerate(body))):
+            for check in _array_method_out_checks(statement, namespace, helper, location):
+                body.insert(index, check)
             if _is_add_at(statement, namespace):
                 body[index] = _add_at_as_assignment(statement, helper, numpy)
             elif id(statement) in guarded:
@@ -92,15 +94,35 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     function.body[:0] = copies
 
 
-def refuse_shared_write(value, message: str, filename: str, line: int) -> None:
+def refuse_shared_write(value, message: str, filename: str, line: int,
+                        construct: str = "write into shared memory") -> None:
     """Raise TransformError where `value`, about to be changed by `op=`, is changed in place: an
     array (not a NumPy number) or a list. Generated code calls it before `A op= v` where another
-    name that is read afterwards may share A's memory."""
+    name that is read afterwards may share A's memory, and before `A.method(..., out)` with out
+    given by position (`construct` "out=")."""
     if isinstance(value, (list, dict, set, bytearray, np.ndarray)) or (
             hasattr(value, "shape") and hasattr(value, "dtype")
             and not isinstance(value, np.generic)
             and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy"))):
-        raise TransformError(message, filename, line, "write into shared memory")
+        raise TransformError(message, filename, line, construct)
+
+
+def _array_method_out_checks(statement, namespace, helper, location) -> list:
+    """Checks to run before `statement` for each `A.method(..., out)` in it with out given by
+    position, which the transforms do not follow: they refuse it where A is an array."""
+    checks = []
+    for node in walk_scope(statement):
+        found = array_method_out(node, namespace) if isinstance(node, gast.Call) else None
+        if found is None:
+            continue
+        out, plain = found
+        message = (f"{_text(node)} gives an array method its out argument by position, which "
+                   f"autotrace does not follow; write it as a statement of its own: "
+                   f"{_text(out)}[...] = {_text(plain)}")
+        checks.append(_statement(
+            f"{helper('refuse_shared_write')}({node.func.value.id}, {message!r}, "
+            f"{location.filename!r}, {location.line_of(node)}, 'out=')", statement))
+    return checks
 
 
 def _statement(text: str, at) -> gast.stmt:

@@ -45,6 +45,7 @@ class Namer:
     def __init__(self, taken=()):
         self.taken = set(taken)
         self.counters = {}
+        self.handed_out = set()  # the names fresh() and temporary() gave: generated locals
 
     def fresh(self, hint: str) -> str:
         """`hint` itself if free, else `hint_1`, `hint_2`, ..."""
@@ -55,6 +56,7 @@ class Namer:
             index += 1
             candidate = f"{base}_{index}"
         self.taken.add(candidate)
+        self.handed_out.add(candidate)
         return candidate
 
     def temporary(self, hint: str = "t") -> str:
@@ -68,6 +70,7 @@ class Namer:
                 break
         self.counters[base] = index
         self.taken.add(candidate)
+        self.handed_out.add(candidate)
         return candidate
 
     def gradient(self, primal: str) -> str:

@@ -46,6 +46,23 @@ def out_argument(call: gast.Call, namespace: dict):
         keywords=list(call.keywords))
 
 
+def array_method_out(call: gast.Call, namespace: dict):
+    """(the out argument, the call without it) for `A.method(..., out)` with `out` given by
+    position to a method of a variable that NumPy's arrays have (`y.clip(0, 1, y)`,
+    `y.sum(0, None, s)`), else None. Whether A is an array is known only when it runs."""
+    func = call.func
+    if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
+            and resolve(func, namespace) is MISSING and hasattr(np.ndarray, func.attr)):
+        return None
+    position = out_position(getattr(np, func.attr, None))
+    if not position or len(call.args) < position or any(
+            isinstance(argument, gast.Starred) for argument in call.args[:position]):
+        return None
+    return call.args[position - 1], gast.Call(
+        func=func, args=call.args[:position - 1] + call.args[position:],
+        keywords=list(call.keywords))
+
+
 def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, checked_out: str) -> None:
     """Rewrite each call with an `out` that is a statement of its own, or the whole value of an
     assignment or return, into the write into `out` it is (see the module docstring).
@@ -111,6 +128,10 @@ def _may_take_out(func, namespace) -> bool:
 
 def _out_position(func, namespace) -> int | None:
     """Where `out` goes among the positional arguments of the NumPy function `func` names."""
-    if numpy_name(func, namespace) is None:
-        return None
-    return out_position(resolve(func, namespace))
+    if numpy_name(func, namespace) is not None:
+        return out_position(resolve(func, namespace))
+    if isinstance(func, gast.Attribute):  # a ufunc's method: np.add.reduce
+        owner = resolve(func.value, namespace)
+        if isinstance(owner, np.ufunc):
+            return out_position(getattr(owner, func.attr, None))
+    return None  # (a method of a value: array_method_out)

@@ -307,4 +307,6 @@ class _TangentSubstitute(_Substitute):
                              type_comment=None)
         if target not in self.tangents:
             raise RuleError(f"d[{target}] in a tangent template must name an input parameter")
-        return copy.deepcopy(self.tangents[target])
+        # The tangent's names are the call site's: a global of the rule's module that happens
+        # to be named like one (`dX`) is not what the rule reads.
+        return _call_site(copy.deepcopy(self.tangents[target]))
