@@ -272,8 +272,10 @@ def _remade(links: list, exported: dict, own):
             continue
         paths = []
         for taken, alias in link.choice:
-            if alias is _NEW and position < len(links) - 1:
-                return None  # the new value of a view in between is not known outside
+            if alias is _NEW and (position < len(links) - 1 or own is None):
+                # the new value of a view in between, or of a view chosen in a view's chain
+                # (remade without an own value), is not known outside
+                return None
             outside = None if taken is None else exported.get(id(taken))
             if taken is not None and outside is None:
                 return None

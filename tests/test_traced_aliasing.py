@@ -379,3 +379,37 @@ def test_a_loop_that_writes_then_rebinds_to_a_view_is_refused_at_its_line():
         f"or give the loop a copy (x = x.copy() before the loop)\n"
         f"  File \"{__file__}\", line {number}, in written_then_rebound_to_a_view\n"
         f"    {line}")
+
+
+def returns_the_argument_chosen_in_nested_ifs(x, a):
+    # (random program 28: the inner if's choice of x is in the chain of a view the outer if
+    # carries out, with early returns; carrying it failed with a TypeError inside autotrace)
+    v1 = (x - np.mean(x))
+    table = {'w': x, 'b': (np.mean(x) * x.sum())}
+    v2 = table['w'] * table['b'] + ((x / (1.5 + v1 ** 2)) - 0.0)
+    s4 = np.max(v2)
+    if np.log(1.0 + s4 ** 2) < 0.35 or (((-0.93) - a) / (1.0 + v2[-2] ** 2)) < (-0.54):
+        if np.exp(np.tanh((a - s4))) < 0.97 or np.dot(x, v2) < (-0.79):
+            v1 = x
+            if np.tanh(v1[-3]) > (-0.34):
+                return (np.sum(np.sin(v2)) + np.sum(np.sin(v1)) + np.sum(x) * s4, v1, v2, x)
+        else:
+            s4 = np.sin((s4 + a))
+            if np.sum(v1) < (-0.93):
+                return (np.sum(v1 ** 2) + np.sum(v2 ** 2) + np.sum(x) * s4, v1, v2, x)
+    return (np.sum(v1 ** 2) + np.sum(np.sin(x)) + np.sum(x) * s4, v1, v2, x)
+
+
+def test_a_view_chosen_in_an_inner_if_is_carried_out_of_the_outer_one():
+    traced = at.function(returns_the_argument_chosen_in_nested_ifs)
+    rng = np.random.default_rng(28)
+    points = [(rng.uniform(-1.5, 1.5, size=4), float(rng.uniform(0.3, 1.3))) for _ in range(6)]
+    points.append((np.array([-0.4, 0.3, 0.1, -0.2]), 0.5))
+    for x, a in points:
+        got, want = traced(x.copy(), a), returns_the_argument_chosen_in_nested_ifs(x.copy(), a)
+        for index, (mine, numpys) in enumerate(zip(got, want)):
+            np.testing.assert_allclose(mine, numpys, rtol=1e-12)
+        for i in range(4):
+            for j in range(i):
+                if np.shares_memory(got[i], got[j]):
+                    assert np.shares_memory(want[i], want[j]), (i, j)
