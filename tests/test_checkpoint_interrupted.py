@@ -278,8 +278,8 @@ def test_a_process_killed_while_saving_leaves_a_checkpoint_that_restores(tmp_pat
         filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     started = time.monotonic()
     finished = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(SAVING_FOREVER), *map(str, delays)], cwd=tmp_path, env=environment, capture_output=True, text=True,
-        timeout=120)
+        [sys.executable, "-c", textwrap.dedent(SAVING_FOREVER), *map(str, delays)],
+        cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120)
     assert finished.returncode == 0, finished.stderr
     assert time.monotonic() - started < 60
     assert finished.stdout.count("killed=True") == len(delays), finished.stdout

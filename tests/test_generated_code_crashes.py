@@ -326,7 +326,7 @@ def test_a_conditional_expression_that_fails_while_traced_is_named_with_its_line
         "y = x * 2.0 if x[0] > 0 else x + np.ones(4)\n  ValueError: shape mismatch: ")
 
 
-# --- A.view() in a traced function -----------------------------------------------------------------
+# --- A.view() in a traced function ---------------------------------------------------------
 
 def writes_through_a_view(x):
     A = x * 1.0

@@ -17,8 +17,8 @@ import sys
 import weakref
 
 import autotrace.runtime.derivatives.structure as structure
-from autotrace.runtime.derivatives.built_objects import (is_namedtuple_replace,
-                                                         replace_namedtuple_call)
+from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
+                                                 replace_namedtuple_call)
 from autotrace.runtime.state import current_sink, holds_state
 from autotrace.runtime.recompute import recompute_from
 from autotrace.runtime.scopes import gradient_scope, name_scope

@@ -28,7 +28,7 @@ from autotrace.transforms import cleanup
 from autotrace.runtime.recompute import recompute_from
 from autotrace.runtime.scopes import gradient_scope
 from autotrace.runtime.state import deposit, holds_state, state_as_of, state_version
-from autotrace.transforms.activity import STATE, active_names, varied_names
+from .activity import STATE, active_names, varied_names
 from autotrace.transforms.anf import normalize
 from autotrace.transforms.calls import CustomGradient, classify
 from autotrace.transforms.checks import check_supported
@@ -45,7 +45,7 @@ from autotrace.transforms.live_names import LiveNamespace
 from autotrace.transforms.naming import Namer, names_in
 from autotrace.transforms.nested import lift_nested_functions
 from autotrace.transforms.segments import bind_checkpointed_calls, segment_loops
-from autotrace.transforms.object_state import check_calls, check_state_writes
+from .object_state import check_calls, check_state_writes
 from autotrace.transforms.objects import (FieldsOf, check_constructions, explicit_super,
                                           objects_built, parse_fields_function, replace_calls)
 from autotrace.transforms.parsing import parse_function, resolve

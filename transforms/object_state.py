@@ -25,12 +25,12 @@ import weakref
 
 import gast
 
-from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
-from autotrace.transforms.argument_writes import CONTAINER_WRITES, parameter_names, write_text
-from autotrace.transforms.errors import TransformError
-from autotrace.transforms.naming import walk_scope
-from autotrace.transforms.parsing import MISSING, parse_function, resolve
-from autotrace.transforms.rules.core import constant
+from .activity import DESCRIPTIVE_ATTRIBUTES
+from .argument_writes import CONTAINER_WRITES, parameter_names, write_text
+from .errors import TransformError
+from .naming import walk_scope
+from .parsing import MISSING, parse_function, resolve
+from .rules.core import constant
 
 # Functions called are read for what they change this many calls deep.
 _DEEPEST_CALLS = 3
@@ -279,7 +279,7 @@ def _reads(node) -> set:
 
 
 def _text(node) -> str:
-    from autotrace.transforms.codegen import to_source
+    from .codegen import to_source
     return to_source(node).strip()
 
 

@@ -31,8 +31,8 @@ import weakref
 
 import gast
 
-from autotrace.runtime.derivatives.built_objects import build_object, replaced_dataclass
-from autotrace.runtime.derivatives.objects import generated_dataclass_init
+from ..runtime.derivatives.built_objects import build_object, replaced_dataclass
+from ..runtime.derivatives.objects import generated_dataclass_init
 from autotrace.transforms.parsing import parse_function, resolve
 from autotrace.transforms.templates import name
 from autotrace.transforms.varargs import calls_written_out

@@ -21,11 +21,11 @@ from __future__ import annotations
 import dataclasses
 import inspect
 
-from autotrace.runtime.derivatives.items import build_namedtuple
+from .items import build_namedtuple
 from autotrace.runtime.derivatives.objects import (ObjectGradient, field_names,
                                                    generated_dataclass_init,
                                                    is_dataclass_instance, new_dataclass)
-from autotrace.runtime.derivatives.structure import _is_namedtuple, zeros_like
+from .structure import _is_namedtuple, zeros_like
 
 
 def build_object(cls, fields: dict):
