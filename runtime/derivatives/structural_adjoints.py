@@ -1,7 +1,8 @@
 """The adjoints of structural functions that derivative rules call: sort and unsort, split and
 join, stack, reshape, array, tile, repeat, pad, diagonal, take and take_along_axis (each the
-other's adjoint, with its own rule in transforms/rules/helpers.py), and the few checks on gradient values that the
-broadcasting helpers (runtime/derivatives/adjoint_ops.py, which re-exports these) share.
+other's adjoint, with its own rule in transforms/rules/helpers.py), and the few checks on
+gradient values that the broadcasting helpers (runtime/derivatives/adjoint_ops.py, which
+re-exports these) share.
 
 Like those helpers, each works on the array module of its input (NumPy, CuPy, or NumPy's names
 over an array-API library's namespace) and returns a new value: gradients are never written in
