@@ -15,7 +15,8 @@ differences of `f` itself, along random directions V and U:
     traced_primal    function(f_arrays) against f_arrays run by NumPy (below)
 
 f_arrays is f's body returning its scalar and some of its arrays (x among them). Traced, at
-the point and at points of special values (signed zeros, infinities, nan; a = 0.0 then -0.0),
+the point and (every other program) at points of special values (signed zeros, infinities,
+nan; a = 0.0 then -0.0),
 its results must be NumPy's: the same nan, inf and zeros with the same signs, other values
 within 1e-9; the argument x changed in place as NumPy changes it; no result sharing memory
 with x or another result where NumPy's does not; and writing into the results of one call must
@@ -205,6 +206,7 @@ TRACED_MODES = ("traced", "traced_forward", "traced_primal")
 # the result differs by more than any tolerance between two exact implementations)
 SPECIAL_VALUES = (-0.0, 0.0, np.inf, -np.inf, np.nan, 1e-310, -0.5, 0.25)
 SPECIAL_SCALARS = (0.0, -0.0, np.inf, -1e-310)
+SPECIAL_EVERY = 2  # every other program (each a traces again: a Python float is part of the key)
 
 
 class Judge:
@@ -335,7 +337,7 @@ class Judge:
         traced = at.function(self.module.f_arrays)
         points = [(self.point.x, self.point.a)]
         rng = np.random.default_rng(self.program.seed + 1)
-        for a in SPECIAL_SCALARS:
+        for a in SPECIAL_SCALARS if self.program.seed % SPECIAL_EVERY == 0 else ():
             points.append((rng.choice(SPECIAL_VALUES, size=4), a))
         for x, a in points:
             expected_x, actual_x = x.copy(), x.copy()
