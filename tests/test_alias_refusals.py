@@ -17,6 +17,7 @@ import pytest
 
 import autotrace
 from autotrace import TransformError
+from autotrace.runtime.views import ViewAmbiguityError
 from autotrace.testing import check_grads
 from tests.numeric import central_difference
 
@@ -265,3 +266,27 @@ def test_the_advice_given_for_an_item_is_differentiated():
 
     np.testing.assert_allclose(autotrace.grad(rewritten)(X), central_difference(rewritten, X),
                                rtol=1e-6, atol=1e-8)
+
+
+# --- an error while a derivative is traced names the user's line -------------------------------
+
+def reads_a_ravel_after_a_write(x):
+    u = x.reshape(2, 2) * 1.0
+    w = u.ravel()
+    v = w * w
+    u[0, 0] = 3.0
+    return np.sum(v)
+
+
+def test_a_view_ambiguity_in_a_traced_gradient_names_the_users_line():
+    # the adjoint sweep brings u[0, 0] back, then reads w for `v = w * w`'s rule: whether w
+    # sees it depends on whether ravel made a view, which the trace cannot know
+    with pytest.raises(ViewAmbiguityError) as caught:
+        autotrace.function(autotrace.grad(reads_a_ravel_after_a_write))(X)
+    message = str(caught.value)
+    assert message.endswith(
+        f'\n  File "{__file__}", line {line_of(reads_a_ravel_after_a_write, "v = w * w")}'
+        f"\n    v = w * w"), message
+    assert "<autotrace" not in message, message
+    # eagerly the arrays are there to see: the gradient is 2 w before the write
+    np.testing.assert_allclose(autotrace.grad(reads_a_ravel_after_a_write)(X), 2 * X)
