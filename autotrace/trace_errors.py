@@ -3,6 +3,7 @@ raised it, and, where a trace with sizes left unknown (None in a Spec) needed on
 user's code or autotrace's own asked for it and what to do."""
 from __future__ import annotations
 
+import linecache
 import os
 import traceback
 
@@ -14,6 +15,7 @@ from autotrace.runtime.abstract import UnknownDimensionError, UnknownSizeError, 
 from autotrace.runtime.control import ControlFlowError
 from autotrace.runtime.ops import UntraceableError
 from autotrace.runtime.state import StateError
+from autotrace.transforms.line_map import user_place
 from autotrace.runtime.tracer import (ArgumentChangedError, TracerConversionError, is_array,
                                       map_arrays)
 
@@ -78,7 +80,14 @@ def explain_trace_error(error: Exception, args, kwargs) -> None:
     op_rule = isinstance(error, (ValueError, IndexError)) and _raised_by_an_op(error)
     if isinstance(error, _LOCATED_ERRORS) or unknown_size or op_rule:
         frame = _user_frame(error)
-        if frame is not None:
+        place = None if frame is None else user_place(frame.filename, frame.lineno)
+        if place is not None:  # a line of a derivative: the user's line it was made from
+            filename, line = place
+            message += f'\n  File "{filename}", line {line}'
+            text = linecache.getline(filename, line).strip()
+            if text:
+                message += f"\n    {text}"
+        elif frame is not None:
             message += f'\n  File "{frame.filename}", line {frame.lineno}, in {frame.name}'
             if frame.line:
                 message += f"\n    {frame.line}"

@@ -22,8 +22,9 @@ from autotrace.transforms.parsing import MISSING, parse_function, resolve
 _DEEPEST_CALLS = 3
 # Methods of a list or dict that give one of its items (or the default passed).
 _ITEM_METHODS = {"pop", "get", "setdefault", "popitem"}
-# Builtins whose result is surely a new list, tuple or dict.
-_CONTAINER_MAKERS = {list, tuple, dict, sorted}
+# Builtins whose result is surely a new list, tuple, dict or set, or an iterator whose items
+# are its arguments' items (or tuples of them): never one of its arguments or their items.
+_CONTAINER_MAKERS = {list, tuple, dict, set, frozenset, sorted, reversed, zip, enumerate}
 
 
 class CallSharing:
@@ -50,8 +51,9 @@ class CallSharing:
         if numpy is not None:
             if numpy in VIEW_FUNCTIONS or uncopied:
                 return arguments[0] if arguments else set()
-            if numpy in VIEWS_IN_A_LIST:
-                return self.new(node, arguments[0] if arguments else ())
+            if numpy in VIEWS_IN_A_LIST:  # a list of views: its items are the argument
+                return self.new(node, self.reach(arguments[0]) if arguments else (),
+                                container=True)
             ufunc = resolve(func, self.namespace)
             return self.new(node, array=numpy in ARRAY_MAKERS, plain=isinstance(
                 ufunc, np.ufunc) and ufunc.nout == 1)
@@ -75,11 +77,16 @@ class CallSharing:
             return self.new(node)
         if is_one_of(target, CONTAINER_BUILTINS):
             return self.new(node, reached, container=is_one_of(target, _CONTAINER_MAKERS))
+        if _builds_object(target):  # a new object, holding what it was given
+            memories = self.new(node, reached)
+            self.objects.update(dict.fromkeys(memories, target))
+            return memories
         returned = self.local_function_result(node)
         if returned is None:
             returned = self.returned_by(node)
-        if returned is not None:
-            return self.new(node, returned) | returned
+        if returned is not None:  # (what it may return whole, what a new value may hold)
+            whole, held = returned
+            return whole | (self.new(node, held) if held is not None else set())
         # An object, a closure, a function autotrace cannot read: its result may be or hold
         # any of its arguments, or what the called value holds.
         reached |= self.reach(self.value(func))
@@ -87,24 +94,27 @@ class CallSharing:
 
     def returned_by(self, node):
         """What a call of a Python function whose source autotrace reads may return of its
-        arguments (their memories), or None where that is not known."""
+        arguments: (the memories it may return whole, those a new value it returns may hold,
+        or None where it returns no new value), or None where that is not known."""
         callee, before = python_callee(node.func, self.locals, self.namespace)
         if callee is None or self.depth >= _DEEPEST_CALLS or any(
                 isinstance(a, gast.Starred) for a in node.args):
             return None
-        parameters = self.returned_parameters(callee)
-        if parameters is None:
+        summary = self.returned_parameters(callee)
+        if summary is None:
             return None
-        found = set()
-        for position, parameter in parameters:
+        parameters, makes_new = summary
+        whole, held = set(), set()
+        for position, parameter, returned_whole in parameters:
             position -= before
             if position < 0 and not isinstance(node.func, gast.Attribute):
                 return None  # a bound method called by another name: its object unknown
             given = (node.func.value if position < 0 else node.args[position]
                      if position < len(node.args) else next(
                          (k.value for k in node.keywords if k.arg == parameter), None))
-            found |= self.reach(self.value(given))  # none for a default value
-        return found
+            memories = self.reach(self.value(given))  # none for a default value
+            (whole if returned_whole else held).update(memories)
+        return _result(whole, held, makes_new)
 
     def local_function_result(self, node):
         """What a call of a function defined here (a def or a lambda, bound once) may return
@@ -130,20 +140,24 @@ class CallSharing:
             sharing.block(body)
         except Exception:  # noqa: BLE001 - its own writes refused: nothing known here
             return None
-        found = set()
+        whole, held = set(), set()
         for memory in sharing.returned:
             if memory[0] == "enclosing":
-                found |= self.reach(self.name_value(memory[1]))
+                memories = self.reach(self.name_value(memory[1]))
             elif memory[0] == "argument":
                 position = parameters.index(memory[1])
                 if position >= len(node.args):
                     return None  # a default value: not followed here
-                found |= self.reach(self.value(node.args[position]))
-        return found
+                memories = self.reach(self.value(node.args[position]))
+            else:
+                continue
+            (whole if memory in sharing.returned_whole else held).update(memories)
+        return _result(whole, held, _makes_new(sharing))
 
     def returned_parameters(self, callee):
-        """(position, name) of the parameters whose argument the Python function `callee` may
-        return (or hold in what it returns); None where that is not known."""
+        """([(position, name, whole)] of the parameters whose argument the Python function
+        `callee` may return (whole: itself, else held in what it returns), whether it may
+        return a new value); None where that is not known."""
         if callee.__code__ not in self.returns:
             self.returns[callee.__code__] = None  # while it is read: a recursive call
             try:
@@ -153,10 +167,10 @@ class CallSharing:
                 sharing.block(parsed.node.body)
             except Exception:  # noqa: BLE001 - no source, or its own writes refused
                 return None
-            self.returns[callee.__code__] = [
-                (position, parameter)
+            self.returns[callee.__code__] = ([
+                (position, parameter, ("argument", parameter) in sharing.returned_whole)
                 for position, parameter in enumerate(parameter_names(parsed.node))
-                if ("argument", parameter) in sharing.returned]
+                if ("argument", parameter) in sharing.returned], _makes_new(sharing))
         return self.returns[callee.__code__]
 
     def writes_by_callee(self, node) -> None:
@@ -192,6 +206,28 @@ class CallSharing:
                     f"into this function, and {reader} is read after it on line "
                     f"{self.read_line(other, node)}; return the new value from {callee} "
                     f"instead", "write into shared memory")
+
+
+def _builds_object(target) -> bool:
+    """Whether calling `target` surely makes a new object of a class of the user's (one
+    autotrace builds through its `__init__`): a class defined in Python, not NumPy's nor a
+    builtin's subclass, with neither its own `__new__` nor a metaclass's `__call__`."""
+    return isinstance(target, type) and type(target).__call__ is type.__call__ and (
+        target.__new__ is object.__new__) and not (target.__module__ or "").startswith(
+        ("numpy", "builtins")) and all(base.__module__ != "builtins" or base is object
+                                       for base in target.__mro__)
+
+
+def _makes_new(sharing) -> bool:
+    """Whether the function `sharing` read may return a value it made (or a name of the
+    function that encloses it), not only one of its arguments."""
+    return any(memory[0] != "argument" for memory in sharing.returned_whole)
+
+
+def _result(whole, held, makes_new):
+    """A call's result (see CallSharing.returned_by): an argument held, not returned whole,
+    is held by a new value."""
+    return whole, (held if makes_new or held - whole else None)
 
 
 def _walk(statements):

@@ -16,8 +16,14 @@ gets a call of `refuse_shared_write` before it (transforms/inplace.py).
 The analysis reads the function's own source, statement by statement. Each place where a value
 is made (an expression, a parameter) is one memory; a name holds the memories it may be or view
 (several after branches), and a memory may hold others (a list, a dict, an object). A Python
-function called is read too, to see which of its arguments it may return; what any other call
-returns may be or hold any of its arguments, unless it is NumPy's and makes a new array.
+function called is read too, to see which of its arguments it may return (itself, or held in a
+new value); what any other call returns may be or hold any of its arguments, unless it is
+NumPy's and makes a new array, or a class of the user's, which makes a new object holding its
+arguments (an attribute of it is one of those, not the object). Arithmetic makes a new value,
+never an operand: only a list's or tuple's `+` and `*` and a set's or dict's `|`, `-`, `&`, `^`
+make a container, which holds its operands' items, and where an operand is surely an array or
+a number (a float, for `*`) the result is an array or a number. A loop's target and the names a
+value is unpacked into are items of it: of a container, what it holds; of an array, views.
 `A[i] = v` makes A hold v, unless A is surely an array or a number (made by a ufunc, or by
 arithmetic on those): an array copies v. Nor does A come to hold itself, written with its own
 slice (`A[2:4] = A[1:3]`), unless A is surely a container (`L[0] = L`).
@@ -30,16 +36,23 @@ sweep where a rule reads any of them (transforms/cleanup.py).
 from __future__ import annotations
 
 import collections
+import inspect
 
 import gast
 
 from autotrace.transforms.alias_calls import CallSharing, _text, _walk
+from .alias_messages import RefusalMessages, place_of
 from autotrace.transforms.argument_writes import (base_name, enclosing_names_written,
                                                   operator_text, parameter_names)
 from autotrace.transforms.call_results import python_callee
 from autotrace.transforms.errors import Location
 from autotrace.transforms.liveness import live_after
 from autotrace.transforms.parsing import MISSING, resolve
+
+# The operators by which a list, tuple, set or dict makes a new container of its operands'
+# items (`L + M`, `L * 3`, `S | T`, `D | E`); every other operator of Python's values and NumPy's
+# arrays makes an array or a number.
+_CONTAINER_OPERATORS = (gast.Add, gast.Mult, gast.BitOr, gast.Sub, gast.BitAnd, gast.BitXor)
 
 # A loop's body is followed until what its names share stops growing; it stops within a few
 # runs, and this many is far more than enough.
@@ -67,7 +80,7 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
     return list(sharing.guards.values())
 
 
-class _Sharing(CallSharing):
+class _Sharing(CallSharing, RefusalMessages):
     """Which memories each name may share, statement by statement; refuses shared writes."""
 
     def __init__(self, function, location, namespace, depth=0, returns=None):
@@ -75,6 +88,7 @@ class _Sharing(CallSharing):
         self.depth = depth  # how many calls deep, where a called function is read
         self.returns = {} if returns is None else returns  # see returned_parameters
         self.returned = set()  # the memories the function's return values may be or hold
+        self.returned_whole = set()  # the memories they may be (not only hold)
         self.namespace = namespace
         parameters = parameter_names(function)
         self.locals = set(parameters) | {
@@ -90,6 +104,10 @@ class _Sharing(CallSharing):
         # Memories that are surely an array or a number, made by a NumPy ufunc or by arithmetic
         # on those and numbers: a value written into one is copied, never held.
         self.plain = set()
+        # Memories that are surely objects of a class of the user's (memory -> the class): an
+        # attribute the object holds is not the object, where an attribute of an array (A.T)
+        # is a view of it.
+        self.objects = {}
         self.live_after = live_after(function.body)
         self.reads = sorted((n.lineno, n.id) for n in _walk(function.body)
                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
@@ -101,6 +119,8 @@ class _Sharing(CallSharing):
         self.nested = {}  # a function defined here -> the names of this one it writes into
         self.local_functions = _functions_defined_once(function.body)
         self.taken_at = {}  # (container's site, held memory's site) -> the statement
+        # a list, tuple, set or dict display -> [(its item, the memories the item may be)]
+        self.parts = {}
 
     # --- values ---------------------------------------------------------------------------
 
@@ -156,6 +176,8 @@ class _Sharing(CallSharing):
             self.containers.add(old)
         if memory in self.plain:
             self.plain.add(old)
+        if memory in self.objects:
+            self.objects[old] = self.objects[memory]
 
     def hold(self, memory, holding) -> None:
         for held in holding:  # where, for errors: `rows.append(A)`, more telling than `rows = []`
@@ -194,13 +216,17 @@ class _Sharing(CallSharing):
         if isinstance(node, gast.Attribute):
             if node.value is not None and self.is_global(node):
                 return set()  # np.pi, a module's attribute
-            return self.reach(self.value(node.value))
-        if isinstance(node, (gast.List, gast.Tuple, gast.Set)):
-            return self.new(node, set().union(*(self.reach(self.value(e)) for e in node.elts)),
+            owners = self.value(node.value)
+            return set().union(*(
+                self.held({m}) if _instance_attribute(self.objects.get(m), node.attr)
+                else self.reach({m}) for m in owners))
+        if isinstance(node, (gast.List, gast.Tuple, gast.Set, gast.Dict)):
+            for key in getattr(node, "keys", ()):
+                self.value(key)  # a key is hashable: it holds no array a write could change
+            elements = node.values if isinstance(node, gast.Dict) else node.elts
+            self.parts[id(node)] = [(e, self.reach(self.value(e))) for e in elements]
+            return self.new(node, set().union(*(m for _, m in self.parts[id(node)])),
                             container=True)
-        if isinstance(node, gast.Dict):
-            parts = [self.reach(self.value(e)) for e in node.keys + node.values if e is not None]
-            return self.new(node, set().union(*parts), container=True)
         if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
             for call in [n for n in _walk([node.elt if hasattr(node, "elt") else node.value])
                          if isinstance(n, gast.Call)]:
@@ -208,10 +234,8 @@ class _Sharing(CallSharing):
             read = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
             return self.new(node, self.reach(set().union(*(self.name_value(r) for r in read))),
                             container=True)
-        if isinstance(node, gast.BinOp):  # arrays: a new one; lists: a new one, same items
-            left, right = self.value(node.left), self.value(node.right)
-            return self.new(node, self.held(left | right), plain=self.is_plain(
-                node.left, left) and self.is_plain(node.right, right))
+        if isinstance(node, gast.BinOp):
+            return self.arithmetic(node)
         if isinstance(node, (gast.BoolOp, gast.IfExp)):  # one of its operands
             parts = node.values if isinstance(node, gast.BoolOp) else [node.body, node.orelse]
             if isinstance(node, gast.IfExp):
@@ -223,6 +247,21 @@ class _Sharing(CallSharing):
         parts = [self.value(c) for c in gast.iter_child_nodes(node) if isinstance(c, gast.expr)]
         return self.new(node, plain=isinstance(node, gast.UnaryOp) and self.is_plain(
             node.operand, parts[0]))
+
+    def arithmetic(self, node) -> set:
+        """The memory `a op b` makes: always a new value, never an operand. Only a list or tuple
+        (`+`, `*` by an int) or a set or dict (`|`, `-`, `&`, `^`) makes a container, which
+        holds its operands' items; where an operand is surely an array or a number (a float
+        for `*`, which also repeats a list by an int), the result is an array or a number."""
+        left, right = self.value(node.left), self.value(node.right)
+        if not isinstance(node.op, _CONTAINER_OPERATORS) or any(
+                self.is_plain(operand, memories) and (
+                    not isinstance(node.op, gast.Mult) or _is_float(operand)
+                    or (memories and memories <= self.arrays))
+                for operand, memories in ((node.left, left), (node.right, right))):
+            return self.new(node, plain=True)
+        return self.new(node, self.held(left | right), plain=self.is_plain(
+            node.left, left) and self.is_plain(node.right, right))
 
     def is_plain(self, node, memories) -> bool:
         """Whether expression `node`, whose value is `memories`, is surely an array or a
@@ -270,7 +309,9 @@ class _Sharing(CallSharing):
             exits.append(self.env)
             self.env = None
         elif isinstance(node, gast.Return):
-            self.returned |= self.reach(self.value(node.value))
+            whole = self.value(node.value)
+            self.returned_whole |= whole
+            self.returned |= self.reach(whole)
             self.env = None
         elif isinstance(node, gast.Expr):
             self.value(node.value)
@@ -280,8 +321,8 @@ class _Sharing(CallSharing):
                 self.nested[node.name] = enclosing_names_written(node)
 
     def loop(self, node) -> None:
-        if isinstance(node, gast.For):
-            items = self.reach(self.value(node.iter))
+        if isinstance(node, gast.For):  # an item of what it runs over
+            items = self.item(self.value(node.iter))
         for _ in range(_MOST_LOOP_RUNS):
             entry, held = _copy(self.env), self.held_now()
             self.loops.append(([], []))
@@ -301,7 +342,7 @@ class _Sharing(CallSharing):
         if isinstance(target, gast.Name):
             self.env[target.id] = {memory: statement for memory in memories}
         elif isinstance(target, (gast.Tuple, gast.List)):  # `a, b = pair`: items of the pair
-            items = self.reach(memories)
+            items = self.item(memories)
             for element in target.elts:
                 self.bind(element, items, statement)
         elif isinstance(target, gast.Subscript):
@@ -348,39 +389,11 @@ class _Sharing(CallSharing):
                     continue
                 if memory not in shared:  # it holds what is written
                     bound = self.taking(memory, shared) or bound
-                message = self.message(name, other, bound, shared, node, what)
+                message = self.message(name, other, bound, shared, node, what, target)
                 if in_place:
                     raise self.location.error(node, message, "write into shared memory")
                 self.guards[id(node)] = (node, message)
                 return
-
-    def message(self, name, other, other_bound, shared, node, what) -> str:
-        own_bound = next((bound for memory, bound in self.env.get(name, {}).items()
-                          if self.reach({memory}) & shared), None)
-        read = self.read_line(other, node)
-        line = self.location.line_of
-        if own_bound is not None and not isinstance(own_bound, gast.FunctionDef) and (
-                isinstance(other_bound, gast.FunctionDef)
-                or (line(own_bound) or 0) > (line(other_bound) or 0)):
-            return (f"{what} writes into {name!r}, which may share its memory with {other!r} "
-                    f"({_shown(own_bound)}, line {line(own_bound)}), read after it on line "
-                    f"{read}: the write changes {other!r} too, which autotrace does not "
-                    f"follow; work on a copy, e.g. {name} = {_copy_of(own_bound)}")
-        advice = (f"Write {name} = {name} {what.split()[1][:-1]} ... if {other!r} should keep "
-                  f"the old value, or update {other!r} too"
-                  if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name)
-                  else f"Give {other!r} a copy if it should keep the old value "
-                  f"({name}.copy()), or write into {other!r} too")
-        return (f"{what} changes {name!r} in place, and {other!r} shares its memory "
-                f"({_shown(other_bound)}, line {line(other_bound)}), read after it on line "
-                f"{read}; autotrace gives {name!r} alone a new value. {advice}")
-
-    def read_line(self, identifier, node) -> int:
-        """The first line after `node` that reads `identifier` (in a loop, maybe one before)."""
-        here = getattr(node, "end_lineno", None) or node.lineno
-        lines = [line for line, read in self.reads if read == identifier]
-        later = [line for line in lines if line > here]
-        return (later or lines or [here])[0] + self.location.first_line - 1
 
 
 # --- small pieces ---------------------------------------------------------------------------
@@ -413,6 +426,24 @@ def _is_number(node) -> bool:
         and not isinstance(node.value, bool)
 
 
+def _instance_attribute(cls, attribute) -> bool:
+    """Whether `attribute` of an object of the user's class `cls` (None: not known to be one)
+    is what its `__init__` set, or a constant of the class: not a method, which holds the
+    object, nor a property or `__getattr__`, which may give anything."""
+    if cls is None or any(inspect.getattr_static(cls, special, None) is not getattr(
+            object, special, None) for special in ("__getattr__", "__getattribute__")):
+        return False
+    found = inspect.getattr_static(cls, attribute, MISSING)
+    return found is MISSING or not (callable(found) or hasattr(found, "__get__"))
+
+
+def _is_float(node) -> bool:
+    """Whether `node` is a float or complex number written in the source (`2.0`, `-1.5`)."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant) and isinstance(node.value, (float, complex))
+
+
 def _copy(env):
     return None if env is None else {k: dict(v) for k, v in env.items()}
 
@@ -433,20 +464,6 @@ def _join(*envs):
 
 def _names(env):
     return None if env is None else {k: set(v) for k, v in env.items()}
-
-
-def _shown(statement) -> str:
-    text = _text(statement).splitlines()[0]
-    return text if not isinstance(statement, gast.FunctionDef) else "an argument"
-
-
-def _copy_of(bound) -> str:
-    if isinstance(bound, gast.For):
-        return f"{_text(bound.target)}.copy() (first thing in the loop)"
-    if isinstance(bound, gast.Assign):
-        atom = isinstance(bound.value, (gast.Name, gast.Attribute, gast.Subscript, gast.Call))
-        return f"{_text(bound.value)}.copy()" if atom else f"({_text(bound.value)}).copy()"
-    return "a copy"
 
 
 # --- the same model over generated code ------------------------------------------------------
@@ -506,10 +523,10 @@ class MemorySharing(_Sharing):
             # are one place of the code here, every run of it.
             edges = collections.defaultdict(set)
             for memory, held in self.holds.items():
-                edges[_place(memory)] |= {_place(m) for m in held}
+                edges[place_of(memory)] |= {place_of(m) for m in held}
 
             def reach(memories) -> set:
-                found, todo = {_place(m) for m in memories}, [_place(m) for m in memories]
+                found, todo = {place_of(m) for m in memories}, [place_of(m) for m in memories]
                 while todo:
                     for held in edges.get(todo.pop(), ()):
                         if held not in found:
@@ -520,7 +537,3 @@ class MemorySharing(_Sharing):
             self.found[identifier] = {identifier} | {
                 other for other, memories in self.ever.items() if reach(memories) & own}
         return self.found[identifier]
-
-
-def _place(memory):
-    return memory[1] if memory[0] in ("new", "old") else memory

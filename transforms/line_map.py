@@ -10,12 +10,50 @@ which its own map translates on to the user's:
 """
 from __future__ import annotations
 
+import linecache
+import re
+import weakref
+
 import gast
 
 from autotrace.transforms.sweeps import COMMENT
 
 _USER_LINE = "autotrace_user_line"
 _BLOCKS = ("body", "orelse", "finalbody")
+# The comment reverse mode writes before the adjoint code of each statement (reverse.py).
+_GRAD_OF_LINE = re.compile(r"\s*# Grad of line (\d+)\b")
+# The file name of each derivative's printed source -> the derivative, while it lives.
+_DERIVATIVES = weakref.WeakValueDictionary()
+
+
+def remember(derivative) -> None:
+    """Let `user_place` find the user's lines of `derivative`'s code."""
+    _DERIVATIVES[derivative.__code__.co_filename] = derivative
+
+
+def user_place(filename: str, line: int):
+    """(file, line) of the user's code that line `line` of a derivative's printed source
+    `filename` was made from: a marked if or loop (`user_lines`), or a line of an adjoint
+    sweep, under its `# Grad of line N` comment. None where that is not known (a primal
+    sweep's line, code that is no derivative)."""
+    derivative = _DERIVATIVES.get(filename)
+    if derivative is None:
+        return None
+    marked = getattr(derivative, "__autotrace_lines__", {}).get(line)
+    if marked is not None:
+        return marked
+    primal = getattr(derivative, "__autotrace_primal__", None)
+    primal = getattr(primal, "__func__", primal)
+    code = getattr(primal, "__code__", None)
+    if code is None:
+        return None
+    for number in range(line, 0, -1):
+        found = _GRAD_OF_LINE.match(linecache.getline(filename, number))
+        if found is not None:
+            own = int(found.group(1))
+            # of a derivative of a derivative: a line of that derivative, on to the user's
+            return user_place(code.co_filename, own) or (code.co_filename, own)
+    return None
 
 
 def mark(statement, location, node):

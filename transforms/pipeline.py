@@ -30,7 +30,7 @@ from autotrace.transforms.calls import classify
 from autotrace.transforms.codegen import to_source
 from autotrace.transforms.dynamic_calls import vjp_call
 from autotrace.transforms.front_end import Prepared, Session, prepare
-from autotrace.transforms.line_map import user_lines
+from autotrace.transforms.line_map import remember, user_lines
 from autotrace.transforms.live_names import DEFAULT, default_argument
 from autotrace.transforms.reverse import ReverseMode
 from autotrace.transforms.sweeps import COMMENT, SAVE, comment
@@ -201,6 +201,7 @@ def load_generated(prepared: Prepared, func, body: list, prefix: str, doc: str,
                                                func)
     generated.__autotrace_seed__ = prepared.keyword
     generated.__autotrace_primal__ = func
+    remember(generated)  # errors while it is traced name the user's lines
     # What it reads when it runs, checked before a cache hands it out again.
     generated.__autotrace_namespaces__ = prepared.context.session.namespaces
     generated.__doc__ = doc
