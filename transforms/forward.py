@@ -53,6 +53,9 @@ class ForwardMode:
         self.reverse_helper = None  # set by the driver: ReverseMode-like import of rule names
         self.sequences = None  # a transforms.sequences.SequenceKinds, set by the driver
         self._linear = None
+        # The helper each returned tangent passes through, set by the driver for the user's
+        # own function (its caller may write into the tangent it gets), else None.
+        self.fresh_tangent = None
 
     def tangent(self, primal: str) -> str:
         if primal not in self.tangent_names:
@@ -107,8 +110,10 @@ class ForwardMode:
 
     def visit_Return(self, node):
         value = node.value
-        return [gast.Return(value=gast.Tuple(elts=[value, self.tangent_of(value)],
-                                             ctx=gast.Load()))]
+        tangent = self.tangent_of(value)
+        if self.fresh_tangent is not None and not _is_zero(tangent):
+            tangent = gast.Call(func=name(self.fresh_tangent), args=[tangent], keywords=[])
+        return [gast.Return(value=gast.Tuple(elts=[value, tangent], ctx=gast.Load()))]
 
     def visit_If(self, node):
         node.body = self.block(node.body) or [gast.Pass()]
@@ -470,6 +475,8 @@ def forward_function(func, wrt, *, session):
     forward = ForwardMode(context, prepared.active | set(prepared.wrt_names))
     forward.sequences = SequenceKinds(prepared.body, prepared.parameters, prepared.namespace,
                                       prepared.active)
+    if outermost:  # the caller's own tangents: none of them is handed back as it is
+        forward.fresh_tangent = context.helper("fresh_tangent")
     forward.reverse_helper = ReverseMode(context, prepared.active, prepared.parameters,
                                          prepared.local_names, None)
     seeds = [name(forward.tangent(p), store=True) for p in prepared.wrt_names]
