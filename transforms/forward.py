@@ -26,7 +26,7 @@ from autotrace.transforms.custom import check_call, custom_functions
 from autotrace.transforms.dynamic_calls import SELF
 from autotrace.transforms.objects import refuse_method_for_effect
 from autotrace.transforms.errors import TransformError
-from autotrace.transforms.line_map import mark
+from autotrace.transforms.line_map import mark, mark_unmarked
 from autotrace.transforms.pipeline_names import CONTAINER_RESULTS
 from autotrace.transforms.sequences import ARRAY, SequenceKinds
 from autotrace.transforms.shapes import is_number
@@ -98,7 +98,7 @@ class ForwardMode:
         if method is None:
             raise self.location.error(node, f"autotrace cannot differentiate a "
                                       f"{type(node).__name__} statement", type(node).__name__)
-        return method(node)
+        return mark_unmarked(method(node), self.location, node)
 
     def visit_Pass(self, node):
         return []

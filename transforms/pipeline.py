@@ -30,7 +30,7 @@ from autotrace.transforms.calls import classify
 from autotrace.transforms.codegen import to_source
 from autotrace.transforms.dynamic_calls import vjp_call
 from autotrace.transforms.front_end import Prepared, Session, prepare
-from autotrace.transforms.line_map import user_lines
+from autotrace.transforms.line_map import note_generated, user_lines
 from autotrace.transforms.live_names import DEFAULT, default_argument
 from autotrace.transforms.reverse import ReverseMode
 from autotrace.transforms.sweeps import COMMENT, SAVE, comment
@@ -199,6 +199,7 @@ def load_generated(prepared: Prepared, func, body: list, prefix: str, doc: str,
             for target in node.targets if isinstance(target, gast.Name)) - temporaries
     generated.__autotrace_lines__ = user_lines(definition, source, prepared.location.filename,
                                                func)
+    note_generated(generated)
     generated.__autotrace_seed__ = prepared.keyword
     generated.__autotrace_primal__ = func
     # What it reads when it runs, checked before a cache hands it out again.
