@@ -27,6 +27,7 @@ from autotrace.transforms.control_flow_build import convert
 from autotrace.transforms.dynamic_calls import (derivative_conversion, jvp_call, vjp_call,
                                                 vjp_call_tangent, vjp_call_transpose)
 from autotrace.transforms.function_caches import made_from
+from autotrace.transforms.line_map import user_function_name, user_place
 from autotrace.transforms.live_names import transform_lock
 
 # Code that is never converted: libraries (their control flow is on Python values) and ours.
@@ -103,12 +104,17 @@ def _warn_of_a_frozen_draw(method, frame) -> None:
     drawn_by = (f"np.random.{method.__name__}"
                 if getattr(np.random, method.__name__, None) == method
                 else f"{type(method.__self__).__name__}.{method.__name__}")
+    # In a derivative's generated code: the user's line it came from, and the user's function.
+    generated = frame.f_code.co_filename
+    place = user_place(generated, frame.f_lineno)
+    filename, line, function_name = generated, frame.f_lineno, frame.f_code.co_name
+    if place is not None:
+        (filename, line), function_name = place, user_function_name(generated)
     warnings.warn_explicit(
-        f"{drawn_by} in {frame.f_code.co_name} draws its numbers once, while it is traced: "
+        f"{drawn_by} in {function_name} draws its numbers once, while it is traced: "
         f"they are fixed in the traced graph, and every call gives the same ones; use "
         f"autotrace.random.Generator(seed) to draw new numbers on each call",
-        FrozenRandomWarning, frame.f_code.co_filename, frame.f_lineno,
-        module=frame.f_globals.get("__name__"))
+        FrozenRandomWarning, filename, line, module=frame.f_globals.get("__name__"))
 
 
 def _converting_derivatives(caller):

@@ -251,6 +251,8 @@ class Tracer:
 
     # --- what is known while tracing ---------------------------------------------------------
     aval = property(lambda self: self._var.aval)  # writes keep shape and dtype
+    # The traced value this one is a view of (runtime/views.py), or None: `x.T`'s is `x`.
+    view_base = property(lambda self: self._link.base if self._link is not None else None)
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
     ndim = property(lambda self: self.aval.ndim)

@@ -3,6 +3,8 @@
 sometimes), early exits, and exits on traced values around lists of arrays. Each function is
 checked in every mode against finite differences: eager reverse and forward mode, grad of grad,
 forward over reverse, and the traced gradient (autotrace.function of autotrace.grad)."""
+import inspect
+
 import numpy as np
 import pytest
 
@@ -446,9 +448,12 @@ def test_the_loops_of_derivatives_of_any_order_know_the_users_line():
     derivative = scale_until_large
     for order in range(3):
         derivative = autotrace.grad(derivative)
-        # The forward loop, its adjoint, and at higher orders their adjoints in turn.
-        assert set(derivative.__autotrace_lines__.values()) == {(__file__, loop_line)}
-        assert len(derivative.__autotrace_lines__) >= 2 ** (order + 1)
+        # The forward loop, its adjoint, and at higher orders their adjoints in turn; the
+        # other statements the derivative runs name the user's lines of the function too.
+        places = list(derivative.__autotrace_lines__.values())
+        lines, first = inspect.getsourcelines(scale_until_large)
+        assert set(places) <= {(__file__, first + i) for i in range(len(lines))}
+        assert places.count((__file__, loop_line)) >= 2 ** (order + 1)
 
 
 def test_a_traced_third_derivative_through_a_traced_loop_is_refused_at_the_users_line():

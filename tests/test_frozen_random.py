@@ -89,3 +89,32 @@ def test_no_warning_for_autotrace_random_for_seeding_or_outside_a_trace():
         noisy_global(np.zeros(3))                # plain NumPy, run as it is
         autotrace.grad(lambda x: np.sum(noisy_global(x)))(np.zeros(3))
     assert _frozen_warnings(caught) == []
+
+
+
+def noisy_under_a_condition(x):
+    scaled = x * 2.0
+    if np.sum(x) > 0.0:
+        scaled = scaled * 3.0
+    return np.sum(scaled + np.random.normal(size=3))  # line of the derived draw
+
+
+def total_of_noisy_global(x):
+    return np.sum(noisy_global(x))
+
+
+@pytest.mark.parametrize("derive", [autotrace.grad, autotrace.forward], ids=["grad", "forward"])
+@pytest.mark.parametrize("function, drawn_in, marker", [
+    (noisy_under_a_condition, noisy_under_a_condition, "derived draw"),
+    (total_of_noisy_global, noisy_global, "global draw"),   # in the derivative of a callee
+])
+def test_a_draw_in_a_traced_derivative_names_the_users_line(derive, function, drawn_in, marker):
+    """The derivative's generated code runs the draw; the warning names the user's file, line
+    and function, not the generated code's."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        autotrace.function(derive(function))(np.ones(3))
+    frozen = _frozen_warnings(caught)
+    assert len(frozen) == 1
+    assert (frozen[0].filename, frozen[0].lineno) == (THIS_FILE, _line_of(drawn_in, marker))
+    assert str(frozen[0].message).startswith(f"np.random.normal in {drawn_in.__name__} draws")

@@ -116,3 +116,32 @@ def test_memory_returns_after_thousands_of_closures():
     finally:
         tracemalloc.stop()
     assert growth < 200 * count // 5, f"{growth / count:.0f} bytes kept per closure"
+
+
+
+
+def loss_with_a_class_of_its_own():
+    """A loss whose class is defined in the function that makes it: one new class per call."""
+    class Scaled:
+        def __init__(self, values):
+            self.values = values * 2.0
+
+    def loss(x):
+        scaled = Scaled(x)
+        return np.sum(scaled.values * scaled.values)
+    return loss, Scaled
+
+
+def test_a_class_defined_in_a_function_goes_with_it():
+    """Differentiating a call of a user's class keeps what it made for the class (its
+    FieldsOf) on the class, not in a table that would keep every such class alive."""
+    from autotrace.transforms.objects import fields_of
+    loss, cls = loss_with_a_class_of_its_own()
+    x = np.array([1.0, -2.0])
+    np.testing.assert_allclose(autotrace.grad(loss)(x), 8.0 * x, rtol=1e-15)  # of sum((2x)^2)
+    made = fields_of(cls)
+    assert made.cls is cls and fields_of(cls) is made  # the one the derivative used
+    class_alive = weakref.ref(cls)
+    del loss, cls, made
+    gc.collect()
+    assert class_alive() is None, [type(r).__name__ for r in gc.get_referrers(class_alive())]

@@ -26,7 +26,7 @@ from autotrace.transforms.custom import check_call, custom_functions
 from autotrace.transforms.dynamic_calls import SELF
 from autotrace.transforms.objects import refuse_method_for_effect
 from autotrace.transforms.errors import TransformError
-from autotrace.transforms.line_map import mark
+from autotrace.transforms.line_map import mark, mark_unmarked
 from autotrace.transforms.pipeline_names import CONTAINER_RESULTS
 from autotrace.transforms.sequences import ARRAY, SequenceKinds
 from autotrace.transforms.shapes import is_number
@@ -53,6 +53,9 @@ class ForwardMode:
         self.reverse_helper = None  # set by the driver: ReverseMode-like import of rule names
         self.sequences = None  # a transforms.sequences.SequenceKinds, set by the driver
         self._linear = None
+        # The helper each returned tangent passes through, set by the driver for the user's
+        # own function (its caller may write into the tangent it gets), else None.
+        self.fresh_tangent = None
 
     def tangent(self, primal: str) -> str:
         if primal not in self.tangent_names:
@@ -95,7 +98,7 @@ class ForwardMode:
         if method is None:
             raise self.location.error(node, f"autotrace cannot differentiate a "
                                       f"{type(node).__name__} statement", type(node).__name__)
-        return method(node)
+        return mark_unmarked(method(node), self.location, node)
 
     def visit_Pass(self, node):
         return []
@@ -107,8 +110,10 @@ class ForwardMode:
 
     def visit_Return(self, node):
         value = node.value
-        return [gast.Return(value=gast.Tuple(elts=[value, self.tangent_of(value)],
-                                             ctx=gast.Load()))]
+        tangent = self.tangent_of(value)
+        if self.fresh_tangent is not None and not _is_zero(tangent):
+            tangent = gast.Call(func=name(self.fresh_tangent), args=[tangent], keywords=[])
+        return [gast.Return(value=gast.Tuple(elts=[value, tangent], ctx=gast.Load()))]
 
     def visit_If(self, node):
         node.body = self.block(node.body) or [gast.Pass()]
@@ -470,6 +475,8 @@ def forward_function(func, wrt, *, session):
     forward = ForwardMode(context, prepared.active | set(prepared.wrt_names))
     forward.sequences = SequenceKinds(prepared.body, prepared.parameters, prepared.namespace,
                                       prepared.active)
+    if outermost:  # the caller's own tangents: none of them is handed back as it is
+        forward.fresh_tangent = context.helper("fresh_tangent")
     forward.reverse_helper = ReverseMode(context, prepared.active, prepared.parameters,
                                          prepared.local_names, None)
     seeds = [name(forward.tangent(p), store=True) for p in prepared.wrt_names]

@@ -61,7 +61,7 @@ HELPERS = {
     "accumulate": structure.accumulate, "seed": structure.seed,
     "implicit_seed": structure.implicit_seed,
     "match": structure.match, "match_for_caller": structure.match_for_caller,
-    "fresh_gradients": structure.fresh_gradients,
+    "fresh_gradients": structure.fresh_gradients, "fresh_tangent": structure.fresh_tangent,
     "accumulate_item": items.accumulate_item,
     "accumulate_attribute": items.accumulate_attribute,
     "attribute_tangent": items.attribute_tangent,

@@ -1,8 +1,10 @@
-"""Which line of the user's file each `if`, `for` and `while` of generated code came from, so
-that an error about one while tracing a derivative names the user's line, not the generated one.
+"""Which line of the user's file each statement of generated code came from, so that an error
+about an `if` or loop while tracing a derivative, or a warning about what a statement does then
+(a NumPy random draw), names the user's line, not the generated one.
 
 Reverse mode marks each if and loop it writes, in both sweeps, with the line of the statement
-it came from (`mark`); loading the generated function reads the marks back against the printed
+it came from (`mark`), and each other statement of the primal sweep (`mark_unmarked`; forward
+mode each statement); loading the generated function reads the marks back against the printed
 source (`user_lines`). A derivative of generated code (grad of grad) marks lines of that code,
 which its own map translates on to the user's:
 
@@ -33,9 +35,9 @@ def remember(derivative) -> None:
 
 def user_place(filename: str, line: int):
     """(file, line) of the user's code that line `line` of a derivative's printed source
-    `filename` was made from: a marked if or loop (`user_lines`), or a line of an adjoint
-    sweep, under its `# Grad of line N` comment. None where that is not known (a primal
-    sweep's line, code that is no derivative)."""
+    `filename` was made from: a marked statement (`user_lines`), or a line of an adjoint
+    sweep, under its `# Grad of line N` comment. None where that is not known (code that is
+    no derivative)."""
     derivative = _DERIVATIVES.get(filename)
     if derivative is None:
         return None
@@ -62,6 +64,27 @@ def mark(statement, location, node):
     if line is not None:
         setattr(statement, _USER_LINE, line)
     return statement
+
+
+def mark_unmarked(statements: list, location, node) -> list:
+    """`statements` (made from the user's statement `node`), each not marked yet marked with
+    `node`'s line: what runs there while tracing (a NumPy random draw's warning) names it."""
+    for statement in statements:
+        if not hasattr(statement, _USER_LINE):
+            mark(statement, location, node)
+    return statements
+
+
+def user_function_name(filename: str) -> str | None:
+    """The name of the user's function whose derivative's printed source is `filename` (on
+    through a derivative of a derivative), or None where that is no derivative."""
+    function = _DERIVATIVES.get(filename)
+    if function is None:
+        return None
+    while getattr(function, "__autotrace_primal__", None) is not None and hasattr(
+            function, "__autotrace_source__"):
+        function = function.__autotrace_primal__  # the user's function the code derives
+    return getattr(function, "__name__", "?")
 
 
 def user_lines(definition: gast.FunctionDef, source: str, filename: str, primal) -> dict:

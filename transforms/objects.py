@@ -71,14 +71,27 @@ class Fields(dict):
         self.instance = instance
 
 
-_fields_of: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# Where a class keeps its FieldsOf: on the class itself, so that it goes with the class (a
+# weakly keyed table would keep it alive, the FieldsOf referring back to its key), as
+# function_caches.made_from keeps what is made from a function.
+_FIELDS_OF = "__autotrace_fields_of__"
+# The FieldsOf of a class that takes no attributes of ours (as a weakly keyed table: a class
+# without a __dict__ of its own lives as long as its module in any case).
+_fields_of_elsewhere: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def fields_of(cls) -> FieldsOf:
     """The one FieldsOf of `cls` (so that its derivative is made once)."""
-    made = _fields_of.get(cls)
+    made = cls.__dict__.get(_FIELDS_OF)  # its own: a subclass's is not its base class's
+    if made is not None:
+        return made
+    made = _fields_of_elsewhere.get(cls)
     if made is None:
-        made = _fields_of[cls] = FieldsOf(cls)
+        made = FieldsOf(cls)
+        try:
+            setattr(cls, _FIELDS_OF, made)
+        except (AttributeError, TypeError):  # a class that refuses new attributes
+            _fields_of_elsewhere[cls] = made
     return made
 
 

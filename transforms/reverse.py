@@ -24,6 +24,7 @@ import gast
 from autotrace.runtime.derivatives import sequences
 from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from autotrace.transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify
+from autotrace.transforms.line_map import mark_unmarked
 from autotrace.transforms.objects import refuse_method_for_effect
 from autotrace.transforms.reverse_calls import CallAdjoints
 from autotrace.transforms.reverse_control import ControlFlowAdjoints
@@ -163,6 +164,7 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
             raise self.location.error(node, f"autotrace cannot differentiate a "
                                       f"{type(node).__name__} statement", type(node).__name__)
         sweep = method(node)
+        mark_unmarked(sweep.primal, self.location, node)
         inner = sweep.adjoint
 
         def commented(state):

@@ -185,14 +185,19 @@ def _apart(tree, seen: list):
 
 
 def _may_share(leaf, others) -> bool:
-    """Whether the array `leaf` may share memory with one of `others` (traced: is one)."""
+    """Whether the array `leaf` may share memory with one of `others` (traced: is one, or a
+    view of one, as far as the trace knows)."""
     if type(leaf) is np.ndarray and leaf.base is None:
         # It owns its memory: only it, or a view of it, can share that (a view's base is the
         # array that owns the memory), a test far cheaper than np.may_share_memory.
         return any(other is leaf or isinstance(other, np.ndarray) and other.base is leaf
                    for other in others)
-    if _is_traced_array(leaf):
-        return any(leaf is other for other in others)
+    if _is_traced_array(leaf):  # it, or what it is a view of (`dy.T`), is one of `others`
+        while leaf is not None:
+            if any(leaf is other for other in others):
+                return True
+            leaf = leaf.view_base
+        return False
     return isinstance(leaf, np.ndarray) and any(
         isinstance(other, np.ndarray) and np.may_share_memory(leaf, other) for other in others)
 
@@ -486,6 +491,17 @@ def tangent_seed(value, tangent):
     """The tangent a forward derivative starts from: `tangent` if given, else ones like
     `value` (a tuple of values takes a tuple of tangents), in the dtype of its value."""
     return ones_like(value) if tangent is None else in_dtype_of(tangent, value)
+
+
+def fresh_tangent(tangent):
+    """The output tangent a forward derivative hands back to its caller: an array in it that
+    may share memory with an argument of the derivative (a tangent the caller passed, which
+    `tangent_seed` passes on as it is: `f(x) = x` gives it back) is copied, and only such a
+    one, as `match` does for a gradient. The caller may write into what it gets without
+    changing its own tangents."""
+    if isinstance(tangent, _IMMUTABLE):
+        return tangent
+    return _apart_from_arguments(tangent, sys._getframe(1))
 
 
 def tangent_like(tangent, value):

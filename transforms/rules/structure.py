@@ -17,10 +17,10 @@ from autotrace.runtime.derivatives.items import (accumulate_attribute, accumulat
                                                  sequence_gradient, shallow_copy, shape_only,
                                                  sort_order, sum_gradient, values_gradient)
 from autotrace.runtime.derivatives.structure import (accumulate, add, cast_like, fresh_gradients,
-                                                     like_container, match, match_for_caller,
-                                                     ones_like, refuse_integral_argument, seed,
-                                                     snapshot, tangent_like, tangent_seed,
-                                                     zeros_like)
+                                                     fresh_tangent, like_container, match,
+                                                     match_for_caller, ones_like,
+                                                     refuse_integral_argument, seed, snapshot,
+                                                     tangent_like, tangent_seed, zeros_like)
 from autotrace.runtime.derivatives.adjoint_ops import unbroadcast
 from autotrace.runtime.derivatives.built_objects import (build_object, field_gradients,
                                                          object_gradient,
@@ -52,6 +52,11 @@ def _match(y, gradient, value):
 @adjoint(fresh_gradients)
 def _fresh_gradients(y, gradients):
     d[gradients] = d[y]
+
+
+@adjoint(fresh_tangent)
+def _fresh_tangent(y, value):
+    d[value] = d[y]
 
 
 @adjoint(add, accumulate)
@@ -224,6 +229,7 @@ def _list(y, iterable=()):
 
 @adjoint(tangent_seed)
 def _tangent_seed(y, value, tangent):
+    # The seed is the tangent given (ones, which no value changes, where none is).
     d[tangent] = d[y]
 
 

@@ -23,8 +23,9 @@ from autotrace.runtime.derivatives.items import (accumulate_attribute, accumulat
                                                  sequence_gradient, shallow_copy, sum_gradient,
                                                  values_gradient)
 from autotrace.runtime.derivatives.structure import (accumulate, add, cast_like, fresh_gradients,
-                                                     like_container, match, match_for_caller,
-                                                     seed, snapshot, tangent_like, tangent_seed)
+                                                     fresh_tangent, like_container, match,
+                                                     match_for_caller, seed, snapshot,
+                                                     tangent_like, tangent_seed)
 from autotrace.runtime.derivatives.tangent_ops import (extremum_tangent, iteration_tangent,
                                                        seed_tangent)
 from autotrace.runtime.recompute import recompute_from
@@ -55,6 +56,11 @@ def _match(y, gradient, value):
 @tangent(fresh_gradients)
 def _fresh_gradients(y, gradients):
     d[y] = d[gradients]
+
+
+@tangent(fresh_tangent)
+def _fresh_tangent(y, value):
+    d[y] = d[value]
 
 
 @tangent(add, accumulate)
