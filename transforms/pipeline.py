@@ -25,6 +25,7 @@ import autotrace.runtime.derivatives.items as items
 import autotrace.runtime.derivatives.sequences as sequences
 import autotrace.runtime.derivatives.structure as structure
 from autotrace.transforms import cleanup
+from .aliases import names_bound_alike
 from autotrace.runtime.state import deposit, reverse_derivative_code
 from autotrace.transforms.calls import classify
 from autotrace.transforms.codegen import to_source
@@ -82,6 +83,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
     reverse.sequences = SequenceKinds(body, parameters, namespace, active)
     reverse.array_names = reverse.sequences.array_names(body)
     reverse.shapes = ShapeClasses(body, namespace, reverse.sequences)
+    reverse.same_objects = names_bound_alike(body, reverse.item_written)
     sweep = reverse.block(body)
 
     primal = list(sweep.primal)

@@ -84,6 +84,9 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
         self.references = references
         self.state_versions: dict[int, str] = {}  # id(call) -> the name of its state version
         self.maybe_unassigned: set[str] = set()  # names the adjoint reads that may be unbound
+        # id(item write) -> (the write, the other names bound to the very object it writes
+        # into): transforms/aliases.py names_bound_alike, set by the caller where it knows them
+        self.same_objects: dict[int, tuple] = {}
 
     # ---- names -----------------------------------------------------------------------------
 
@@ -264,6 +267,17 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
         pop = marked(replace("restore_item(x, index, stack.pop())", stack=self.stack,
                               restore_item=self.helper("restore_item"), x=container,
                               index=index), container, "item_pop")
+        write, alike = self.same_objects.get(id(node), (None, ()))
+        for other in alike if write is node else ():
+            # `x = _t2; x[0] += a` changed _t2 too, whose rule (tanh's) reads it: eagerly,
+            # restoring x's items restores _t2's, one array; in a traced graph the x the
+            # adjoint sweep has (popped from a stack, given back by an if) is another value,
+            # so each name bound to that array gets the items back. It is x's restore (kept
+            # or dropped with it): it reads the items x's own restore brought back.
+            pop += marked(replace("restore_item(other, index, read_item(x, index))",
+                                  restore_item=self.helper("restore_item"), other=other,
+                                  read_item=self.helper("read_item"), x=container,
+                                  index=index), container, "item_pop")
 
         def adjoint(state):
             out = []
@@ -279,6 +293,19 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
                                clear_item=self.helper("clear_item"), index=index)
             return out + pop
         return Sweep(push + [node], adjoint)
+
+    def item_written(self, statement):
+        """The name `statement` writes items into (`x[i] = v`, `restore_item(x, i, v)`), or
+        None."""
+        if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Subscript):
+            container = statement.targets[0].value
+            return container.id if isinstance(container, gast.Name) else None
+        if (isinstance(statement, gast.Expr) and isinstance(statement.value, gast.Call)
+                and isinstance(statement.value.func, gast.Name)
+                and statement.value.func.id == self.helper("restore_item")
+                and isinstance(statement.value.args[0], gast.Name)):
+            return statement.value.args[0].id
+        return None
 
     def list_append(self, node, call) -> Sweep:
         container = call.func.value.id

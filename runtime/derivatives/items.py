@@ -224,7 +224,8 @@ def _zero_view(shape: tuple, dtype):
 def restore_item(container, index, saved) -> None:
     """Undo `container[index] = ...` with the value `read_item` saved."""
     if saved is ABSENT:
-        del container[index]
+        # (gone already where another name bound to this dict had its key restored first)
+        container.pop(index, None)
     else:
         container[index] = saved
 
