@@ -63,6 +63,14 @@ def _is_shared_with_caller(buffer) -> bool:
     return buffer[0] in ("input", "constant")
 
 
+def _fresh_copy(aval: AbstractArray):
+    """The primitive that gives an output new memory: a copy; for a 0-d number, positive,
+    which gives it as NumPy gives a 0-d result, an immutable scalar, bit for bit (a copy would
+    be a 0-d array, and the gradient of a float no float)."""
+    numeric = np.issubdtype(aval.dtype, np.number)
+    return primitives["positive" if aval.shape == () and numeric else "copy"]
+
+
 class FreshOutputs:
     """Copy the outputs that the passes made share memory where the traced graph's did not."""
 
@@ -74,7 +82,8 @@ class FreshOutputs:
         expected, found = _buffers(traced), _buffers(optimized)
         outputs, copies = list(optimized.outputs), []
         for index, buffers in enumerate(found):
-            if not isinstance(optimized.outputs[index].aval, AbstractArray):
+            aval = optimized.outputs[index].aval
+            if not isinstance(aval, AbstractArray):
                 continue  # a stack or another value that is no array: passed on as it is
             allowed = {buffer for buffer in expected[index] if buffer[0] == "input"}
             from_caller = {buffer for buffer in buffers if _is_shared_with_caller(buffer)}
@@ -84,7 +93,7 @@ class FreshOutputs:
             if from_caller - allowed or shares_other_output:
                 value = outputs[index]
                 fresh = Var(value.aval)
-                copies.append(Equation(primitives["copy"], (value,), {}, (fresh,)))
+                copies.append(Equation(_fresh_copy(aval), (value,), {}, (fresh,)))
                 outputs[index] = fresh
                 found[index] = frozenset([("new", fresh)])
         if not copies:
