@@ -67,7 +67,9 @@ def path_alias(leaf, builder, outer_of: dict):
             return None  # shares memory in a way an inner branch or loop could not follow
         link = current._link
         if link is None:
-            return _NEW
+            # an array made on this path, or a view of one: the graph gives the view back as
+            # an array of its own, which a write would not carry into the array it views
+            return _NEW if not links else None
         links.append(link)
         current = link.base
 
