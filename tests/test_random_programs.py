@@ -45,6 +45,8 @@ def summary(tally: dict, programs: int, rejected: collections.Counter, seconds: 
             f"{kinds['wrong']} wrong, {kinds['internal']} internal errors, "
             f"{kinds['refusal']} refusals, {kinds['traced_limit']} traced limits, "
             f"{kinds['shared_write_refused']} writes into shared memory refused as documented, "
+            f"{kinds['results_share_memory']} traced results sharing memory where NumPy's do "
+            f"not (known: one array a traced branch returns twice), "
             f"{kinds['skipped']} skipped as known broken "
             f"({', '.join(f'{reason} {count}' for reason, count in sorted(skipped.items()))}) | "
             f"passed per mode: {per_mode} | known broken, left out: "
