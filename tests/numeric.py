@@ -2,6 +2,8 @@
 results of one structure that compares their leaves."""
 import numpy as np
 
+import autotrace
+
 
 def assert_same_structure(result, reference, check_leaf, where=""):
     """`result` has the structure of `reference`: dicts with the same keys, tuples and lists
@@ -27,3 +29,13 @@ def central_difference(f, x, eps=1e-6):
         step.flat[i] = eps
         gradient.flat[i] = (f(x + step) - f(x - step)) / (2 * eps)
     return gradient
+
+
+def assert_gradients_eager_and_traced(function, x):
+    """grad(function)(x) and function(grad(function))(x) against central differences (1e-6
+    relative); returns the differences."""
+    expected = central_difference(function, x)
+    np.testing.assert_allclose(autotrace.grad(function)(x), expected, rtol=1e-6, atol=1e-8)
+    traced = autotrace.function(autotrace.grad(function))
+    np.testing.assert_allclose(traced(x), expected, rtol=1e-6, atol=1e-8)
+    return expected

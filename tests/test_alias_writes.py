@@ -14,7 +14,7 @@ import autotrace
 from autotrace.transforms.aliases import names_bound_alike
 from autotrace.runtime.stacks import StackMismatch
 from autotrace.testing import check_grads
-from tests.numeric import central_difference
+from tests.numeric import assert_gradients_eager_and_traced, central_difference
 
 X = np.array([0.3, -0.7, 1.1, 0.4, -0.2, 0.9])
 
@@ -185,11 +185,7 @@ ALIAS_WRITES = [another_name, a_whole_slice, a_part_slice, a_transpose, a_reshap
 @pytest.mark.parametrize("function", ALIAS_WRITES, ids=lambda f: f.__name__)
 def test_a_write_after_another_name_was_used(function):
     for x in (X, -X[::-1]):
-        expected = central_difference(function, x)
-        np.testing.assert_allclose(autotrace.grad(function)(x), expected, rtol=1e-6,
-                                   atol=1e-8)
-        traced = autotrace.function(autotrace.grad(function))
-        np.testing.assert_allclose(traced(x), expected, rtol=1e-6, atol=1e-8)
+        expected = assert_gradients_eager_and_traced(function, x)
         assert autotrace.function(function)(x) == pytest.approx(function(x), rel=1e-12)
     check_grads(function, (X,), order=2, modes=("reverse", "forward"))
 
@@ -304,11 +300,7 @@ def test_a_rule_reading_its_result_after_a_write_and_a_traced_rebinding(function
     def weighted_gradient(x):  # a scalar of the gradient, for a second derivative
         return np.sum(autotrace.grad(function)(x) * weights)
     for x in (X, -X[::-1]):
-        expected = central_difference(function, x)
-        np.testing.assert_allclose(autotrace.grad(function)(x), expected, rtol=1e-6,
-                                   atol=1e-8)
-        traced = autotrace.function(autotrace.grad(function))
-        np.testing.assert_allclose(traced(x), expected, rtol=1e-6, atol=1e-8)
+        expected = assert_gradients_eager_and_traced(function, x)
         second = central_difference(weighted_gradient, x)
         np.testing.assert_allclose(autotrace.grad(weighted_gradient)(x), second, rtol=1e-5,
                                    atol=1e-6)
