@@ -19,6 +19,9 @@ builtins max and min), and the test of a statement left as Python code.
 """
 from __future__ import annotations
 
+import operator
+import sys
+
 import numpy as np
 
 from autotrace.runtime.control_branches import and_, if_exp, if_stmt, not_, or_
@@ -38,6 +41,33 @@ def set_item(target, index, value):
         target[index] = value
         return target
     return _set_array_item(target, index, value)
+
+
+# `L[i] op= v`: the in-place operator Python runs on the item, and the plain one.
+_AUGMENTED = {"+": (operator.iadd, operator.add), "-": (operator.isub, operator.sub),
+              "*": (operator.imul, operator.mul), "/": (operator.itruediv, operator.truediv),
+              "//": (operator.ifloordiv, operator.floordiv), "%": (operator.imod, operator.mod),
+              "**": (operator.ipow, operator.pow), "@": (operator.imatmul, operator.matmul),
+              "&": (operator.iand, operator.and_), "|": (operator.ior, operator.or_),
+              "^": (operator.ixor, operator.xor), "<<": (operator.ilshift, operator.lshift),
+              ">>": (operator.irshift, operator.rshift)}
+
+
+def updated_item(target, index, symbol: str, value):
+    """The new item of `target[index] op= value` (op: `symbol`) for converted code, which
+    set_item then stores. Where target is a list or dict, Python runs the item's own in-place
+    operator: an array item (and every name bound to it) is changed in place, a number gets a
+    new value. An array's item is the new value `target[index] op value`, written by set_item."""
+    in_place, plain = _AUGMENTED[symbol]
+    if isinstance(target, (np.ndarray, Tracer)):
+        return plain(target[index], value)
+    item = target[index]
+    # A NumPy array cannot take a traced value in place. Where nothing but the container holds
+    # it (the references: the container's, `item`'s and getrefcount's own), a new traced value
+    # in its place is the same to every reader; else NumPy's in-place operator says what to do.
+    if isinstance(item, np.ndarray) and holds_traced(value) and sys.getrefcount(item) <= 3:
+        return plain(item, value)
+    return in_place(item, value)
 
 
 def array(value, dtype=None, *, copy=True, **options):
@@ -94,7 +124,7 @@ def python_test(value, *, where: str, reason: str, iterable: bool = False):
 # What converted code calls, by the names transforms/control_flow.py gives them.
 HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "if_exp": if_exp,
            "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
-           "set_item": set_item, "python_test": python_test, "SavedValues": SavedValues,
+           "set_item": set_item, "updated_item": updated_item, "python_test": python_test, "SavedValues": SavedValues,
            "checked_out": checked_out, "refuse_outside_write": refuse_outside_write}
 
 # NumPy functions that cannot see traced values in a list, and builtins that compare Python

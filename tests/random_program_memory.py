@@ -154,10 +154,19 @@ class MemoryWriter:
             self.write_into(scope, original)
             self.keep(scope, original, owned=False)
         else:
-            self.emit(f"{item}[{self.rng.randint(0, SIZE - 1)}] = {self.scalar(scope, 2)}")
-            self.forget(scope, original)
+            # through the item: into it, or `L[k] op= v`, the item's own in-place operator
+            if self.chance(0.5):
+                self.emit(f"{item}[{self.rng.randint(0, SIZE - 1)}] = {self.scalar(scope, 2)}")
+            else:
+                operator = self.rng.choice(["+=", "*=", "-="])
+                self.emit(f"{item} {operator} {self.array(scope, 2)[0]}")
             later = self.new_name("v")
-            self.emit(f"{later} = {self.read_of(scope, [item])}")
+            if self.has("alias_read_after_write") and self.chance(0.1):
+                self.use("alias_read_after_write")
+                self.emit(f"{later} = {self.read_of(scope, [item, original])}")
+            else:
+                self.emit(f"{later} = {self.read_of(scope, [item])}")
+            self.forget(scope, original)
             self.keep(scope, later, owned=True)
 
     def memory_chosen_alias(self, scope: Scope) -> None:

@@ -292,3 +292,77 @@ def test_a_view_ambiguity_in_a_traced_gradient_names_the_users_line():
     assert "<autotrace" not in message, message
     # eagerly the arrays are there to see: the gradient is 2 w before the write
     np.testing.assert_allclose(autotrace.grad(reads_a_ravel_after_a_write)(X), 2 * X)
+
+
+# --- `L[i] op= v` runs the item's own `op=`: an array item changes in place ---------------------
+
+def adds_into_an_item_of_a_list(x):
+    u = x * 1.0
+    items = [u, x]
+    items[0] += 5.0
+    return np.sum(u * x)
+
+
+def scales_an_item_of_a_dict(x):
+    u = np.tanh(x)
+    d = {'a': u, 'b': x}
+    d['a'] *= x
+    return np.sum(u * x)
+
+
+def item_in_place(what, item, other, bound, read, sign):
+    return lambda func: (
+        f"{what} changes the item {item} in place where it is an array, and {other!r} may "
+        f"share its memory ({bound}, line {line_of(func, bound)}), read after it on line "
+        f"{line_of(func, read)}; autotrace gives {item} alone a new value. Write {item} = "
+        f"{item} {sign} ... if {other!r} should keep the old value, or update {other!r} too")
+
+
+ITEMS_IN_PLACE = [
+    (adds_into_an_item_of_a_list, "items[0] += 5.0", item_in_place(
+        "items[0] += ...", "items[0]", "u", "items = [u, x]", "return", "+")),
+    (scales_an_item_of_a_dict, "d['a'] *= x", item_in_place(
+        "d['a'] *= ...", "d['a']", "u", "d = {'a': u, 'b': x}", "return", "*")),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("func, marker, message", ITEMS_IN_PLACE,
+                         ids=[case[0].__name__ for case in ITEMS_IN_PLACE])
+def test_an_item_changed_in_place_that_another_name_reads_is_refused(func, marker, message,
+                                                                     mode):
+    with pytest.raises(TransformError) as caught:
+        MODES[mode](func, X)
+    assert caught.value.message == message(func)
+    assert caught.value.lineno == line_of(func, marker)
+    assert os.path.abspath(caught.value.filename) == os.path.abspath(__file__)
+
+
+@pytest.mark.parametrize("func, expected", [
+    (adds_into_an_item_of_a_list, lambda x: np.sum((x + 5.0) * x)),
+    (scales_an_item_of_a_dict, lambda x: np.sum(np.tanh(x) * x * x))])
+def test_a_traced_item_changed_in_place_changes_every_name_bound_to_it(func, expected):
+    # NumPy changes u through the item; the traced function does too
+    np.testing.assert_allclose(func(X.copy()), expected(X), rtol=1e-12)
+    np.testing.assert_allclose(autotrace.function(func)(X.copy()), expected(X), rtol=1e-12)
+
+
+def accumulates_into_items(x):
+    totals = [np.zeros(4), 0.0]
+    params = {"w": x * 2.0, "b": x * 1.0}
+    for i in range(3):
+        totals[0] += x * i        # a NumPy array only the list holds
+        totals[1] += np.sum(x)    # a number: a new value
+        for key in params:
+            params[key] -= 0.5 * x
+    return np.sum(totals[0] * params["w"]) + totals[1] * np.sum(params["b"])
+
+
+def test_items_changed_in_place_that_no_other_name_reads_are_followed():
+    expected = accumulates_into_items(X.copy())
+    np.testing.assert_allclose(autotrace.function(accumulates_into_items)(X.copy()), expected,
+                               rtol=1e-12)
+    assert_gradients_eager_and_traced(accumulates_into_items, X)
+    _, tangent = autotrace.forward(accumulates_into_items)(X, tangent=np.ones(4))
+    np.testing.assert_allclose(tangent, np.sum(central_difference(accumulates_into_items, X)),
+                               rtol=1e-6)

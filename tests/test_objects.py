@@ -504,3 +504,38 @@ def test_class_attributes_are_constants_and_properties_are_refused():
         autotrace.grad(lambda x: Rectangle(x, 3.0).area)(2.0)
     with pytest.raises(TypeError, match="the property Rectangle.area"):
         autotrace.forward(lambda x: Rectangle(x, 3.0).area)(2.0)
+
+
+# --- a class of the user's called through a variable (an argument, say) ----------------------
+
+class Scaled:
+    def __init__(self, values, scale=1.0):
+        self.values = values * scale
+        self.k = 2.0
+
+
+@dataclasses.dataclass
+class Held:
+    values: np.ndarray
+    tags: list = dataclasses.field(default_factory=list)
+    k: float = 2.0
+
+
+def builds_what_it_is_given(make, x):
+    built = make(x)
+    return np.sum(built.values ** 3) * built.k
+
+
+@pytest.mark.parametrize("make", [Scaled, Held], ids=["class", "dataclass"])
+def test_a_class_passed_in_carries_the_gradient_through_its_fields(make):
+    x = np.array([0.5, -1.2, 2.0])
+    k = 2.0
+    np.testing.assert_allclose(autotrace.grad(builds_what_it_is_given, wrt=1)(make, x),
+                               3.0 * k * x ** 2, rtol=1e-12)
+    np.testing.assert_allclose(
+        autotrace.function(autotrace.grad(builds_what_it_is_given, wrt=1))(make, x),
+        3.0 * k * x ** 2, rtol=1e-12)
+    _, tangent = autotrace.forward(builds_what_it_is_given, wrt=1)(make, x, tangent=x)
+    np.testing.assert_allclose(tangent, np.sum(3.0 * k * x ** 3), rtol=1e-12)
+    np.testing.assert_allclose(autotrace.hessian(builds_what_it_is_given, wrt=1)(make, x),
+                               np.diag(6.0 * k * x), rtol=1e-12)

@@ -41,6 +41,21 @@ class RefusalMessages:
                 f"({_shown(other_bound)}, line {line(other_bound)}), read after it on line "
                 f"{read}; autotrace gives {name!r} alone a new value. {advice}")
 
+    def item_message(self, other, shared, node, what) -> str:
+        """The refusal of `L[i] op= v` (transforms/aliases.py's item_in_place), where the item
+        of list or dict L changed in place may be what `other` is, read afterwards."""
+        item = _text(node.target)
+        container = next((bound for memory, bound in self.env.get(_text(
+            node.target.value), {}).items() if self.reach({memory}) & shared), None)
+        where = (f" ({_shown(container)}, line {self.location.line_of(container)})"
+                 if container is not None and not isinstance(container, gast.FunctionDef)
+                 else "")
+        return (f"{what} changes the item {item} in place where it is an array, and {other!r} "
+                f"may share its memory{where}, read after it on line "
+                f"{self.read_line(other, node)}; autotrace gives {item} alone a new value. "
+                f"Write {item} = {item} {what.split()[1][:-1]} ... if {other!r} should keep "
+                f"the old value, or update {other!r} too")
+
     def item_copy_advice(self, bound, shared, target) -> str:
         """How to write into an item of a container without changing another name: put a copy
         into the container (the items of the display `bound` that may be what is shared), or

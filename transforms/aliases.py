@@ -367,6 +367,7 @@ class _Sharing(CallSharing, RefusalMessages):
         memories = self.value(node.value)
         what = f"{_text(node.target)} {operator_text(node)} ..."
         if isinstance(node.target, gast.Subscript):
+            self.item_in_place(node, what)
             self.bind(node.target, memories, node)
             return
         if not isinstance(node.target, gast.Name):
@@ -377,7 +378,23 @@ class _Sharing(CallSharing, RefusalMessages):
         for memory in own:  # `items += [A]`: the list now holds A
             self.hold(memory, self.held(memories))
 
-    def write(self, target, written, node, what, in_place: bool) -> None:
+    def item_in_place(self, node, what) -> None:
+        """`L[i] += v` where L is a list or dict runs the item's own `+=`: an array item is
+        changed in place (then stored back), and so is every name sharing its memory. Where L
+        is an array, `L[i] = L[i] + v` is the same write, which `bind` follows."""
+        owners = self.value(node.target.value)
+        items = set().union(set(), *(self.held({m}) for m in owners
+                                     if m not in self.arrays and m not in self.plain))
+        if not items:
+            return
+        # Unless the items are surely arrays of a surely container, the check runs with the
+        # values (refuse_shared_write): it evaluates the target once more, so an index that
+        # calls something is refused here.
+        calls = any(isinstance(n, gast.Call) for n in gast.walk(node.target.slice))
+        sure = (owners <= self.containers and items <= self.arrays) or calls
+        self.write(node.target, items, node, what, in_place=sure, item=True)
+
+    def write(self, target, written, node, what, in_place: bool, item=False) -> None:
         """Refuse (or, where `in_place` is not sure, check when it runs) a write into the
         memories `written`, at `node`, where another name read afterwards shares one."""
         name = base_name(target).id if base_name(target) is not None else None
@@ -390,7 +407,8 @@ class _Sharing(CallSharing, RefusalMessages):
                     continue
                 if memory not in shared:  # it holds what is written
                     bound = self.taking(memory, shared) or bound
-                message = self.message(name, other, bound, shared, node, what, target)
+                message = (self.item_message(other, shared, node, what) if item else
+                           self.message(name, other, bound, shared, node, what, target))
                 if in_place:
                     raise self.location.error(node, message, "write into shared memory")
                 self.guards[id(node)] = (node, message)
@@ -510,7 +528,7 @@ class MemorySharing(_Sharing):
             self.ever[target.id] |= set(memories)
         super().bind(target, memories, statement)
 
-    def write(self, target, written, node, what, in_place: bool) -> None:
+    def write(self, target, written, node, what, in_place: bool, item=False) -> None:
         """Generated code's writes are followed by its sweeps, not refused."""
 
     def refuse_call_writing(self, node, written, given, change, callee) -> None:

@@ -54,7 +54,7 @@ import linecache
 
 import gast
 
-from .argument_writes import base_name, outside_write_message, write_text
+from .argument_writes import base_name, operator_text, outside_write_message, write_text
 from autotrace.transforms.codegen import to_source
 from autotrace.transforms.control_flow_calls import _Conditions, _ConditionalExpressions, helper
 from autotrace.transforms.control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
@@ -419,10 +419,10 @@ def _subscript_assignment(node, local: set):
         return node
     target = targets[0]
     value = node.value
-    if isinstance(node, gast.AugAssign):
-        read = gast.Subscript(value=name(target.value.id), slice=copy.deepcopy(target.slice),
-                              ctx=gast.Load())
-        value = gast.BinOp(left=read, op=node.op, right=value)
+    if isinstance(node, gast.AugAssign):  # the item's own `op=` where a is a list or dict
+        value = gast.Call(func=name(helper("updated_item")), args=[
+            name(target.value.id), copy.deepcopy(target.slice),
+            gast.Constant(value=operator_text(node)[:-1], kind=None), value], keywords=[])
     call = gast.Call(func=name(helper("set_item")),
                      args=[name(target.value.id), target.slice, value], keywords=[])
     assign = gast.Assign(targets=[name(target.value.id, store=True)], value=call,

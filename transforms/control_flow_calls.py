@@ -24,7 +24,8 @@ if TYPE_CHECKING:  # (the converter imports this module)
 
 # The runtime helpers converted code calls, each bound to `_autotrace_<name>`.
 HELPER_NAMES = ("if_stmt", "while_stmt", "for_stmt", "if_exp", "and_", "or_", "not_",
-                "range_", "Undefined", "converted", "set_item", "python_test", "SavedValues",
+                "range_", "Undefined", "converted", "set_item", "updated_item",
+                "python_test", "SavedValues",
                 "checked_out", "refuse_outside_write")
 
 

@@ -84,10 +84,14 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
             if _is_add_at(statement, namespace):
                 body[index] = _add_at_as_assignment(statement, helper, numpy)
             elif id(statement) in guarded:
+                target = statement.target
+                # `L[i] += v` changes the item in place where L is a list or dict, not an array
+                within = (f", container={_text(target.value)}"
+                          if isinstance(target, gast.Subscript) else "")
                 check = _statement(
-                    f"{helper('refuse_shared_write')}({statement.target.id}, "
+                    f"{helper('refuse_shared_write')}({_text(target)}, "
                     f"{guarded[id(statement)]!r}, {location.filename!r}, "
-                    f"{location.line_of(statement)})", statement)
+                    f"{location.line_of(statement)}{within})", statement)
                 body.insert(index, check)
     copies = [_statement(f"{argument} = {helper('snapshot')}({argument})", function)
               for argument in written]
@@ -95,16 +99,24 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
 
 
 def refuse_shared_write(value, message: str, filename: str, line: int,
-                        construct: str = "write into shared memory") -> None:
+                        construct: str = "write into shared memory", container=None) -> None:
     """Raise TransformError where `value`, about to be changed by `op=`, is changed in place: an
     array (not a NumPy number) or a list. Generated code calls it before `A op= v` where another
     name that is read afterwards may share A's memory, and before `A.method(..., out)` with out
-    given by position (`construct` "out=")."""
-    if isinstance(value, (list, dict, set, bytearray, np.ndarray)) or (
+    given by position (`construct` "out="). Before `L[i] op= v` it is given the item L[i] and
+    L as `container`: the item changes in place only where L is not an array itself."""
+    if container is not None and _is_array(container):
+        return
+    if isinstance(value, (list, dict, set, bytearray)) or _is_array(value):
+        raise TransformError(message, filename, line, construct)
+
+
+def _is_array(value) -> bool:
+    """An array of NumPy's or of an array library (not a NumPy number)."""
+    return isinstance(value, np.ndarray) or (
             hasattr(value, "shape") and hasattr(value, "dtype")
             and not isinstance(value, np.generic)
-            and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy"))):
-        raise TransformError(message, filename, line, construct)
+            and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy")))
 
 
 def _array_method_out_checks(statement, namespace, helper, location) -> list:

@@ -33,6 +33,7 @@ import gast
 
 from ..runtime.derivatives.built_objects import build_object, replaced_dataclass
 from ..runtime.derivatives.objects import generated_dataclass_init
+from autotrace.transforms.codegen import load_function
 from autotrace.transforms.parsing import parse_function, resolve
 from autotrace.transforms.templates import name
 from autotrace.transforms.varargs import calls_written_out
@@ -193,6 +194,57 @@ def _library_class(cls) -> bool:
 
 def _package(cls) -> str:
     return (getattr(cls, "__module__", None) or "").split(".")[0]
+
+
+def class_caller(cls):
+    """A function that builds `cls` as differentiated code does (`build_object(cls,
+    fields_of_cls(...))`), made once per class: what vjp_call and jvp_call differentiate where
+    a class of the user's is called through a variable (`make(x)`, `make` an argument)."""
+    made = _class_callers.get(cls)
+    if made is None:
+        made = _class_callers[cls] = (_dataclass_caller(cls) if generated_dataclass_init(cls)
+                                      else _fields_caller(cls))
+    return made
+
+
+def _fields_caller(cls):
+    fields = fields_of(cls)
+
+    def call(*args, **kwargs):
+        return build_object(cls, fields(*args, **kwargs))
+    return call
+
+
+def _dataclass_caller(cls):
+    """`def make(w, b=<default>): return build_object(cls, {'w': w, 'b': b})`, for a
+    dataclass whose `__init__` the decorator wrote (it has no source to read)."""
+    namespace = {"build_object": build_object, "cls": cls, "_unset": object()}
+    factories = {f.name: f.default_factory for f in dataclasses.fields(cls)
+                 if f.default_factory is not dataclasses.MISSING}
+    parameters, values = [], []
+    for position, parameter in enumerate(inspect.signature(cls).parameters.values()):
+        name_ = parameter.name
+        values.append(f"{name_!r}: {name_}")
+        if name_ in factories:  # a new default value on each call
+            namespace[f"_factory{position}"] = factories[name_]
+            parameters.append(f"{name_}=_unset")
+            values[-1] = f"{name_!r}: _factory{position}() if {name_} is _unset else {name_}"
+        elif parameter.default is inspect.Parameter.empty:
+            parameters.append(name_)
+        else:
+            namespace[f"_default{position}"] = parameter.default
+            parameters.append(f"{name_}=_default{position}")
+    source = (f"def make_{cls.__name__}({', '.join(parameters)}):\n"
+              f"    return build_object(cls, {{{', '.join(values)}}})\n")
+    return load_function(source, f"make_{cls.__name__}", namespace)
+
+
+_class_callers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def builds_by_fields(cls) -> bool:
+    """Whether differentiated code builds `cls` from the fields its `__init__` sets."""
+    return _builds_by_fields(cls)
 
 
 def _builds_by_fields(cls) -> bool:
