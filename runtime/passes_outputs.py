@@ -48,6 +48,11 @@ def _buffers(graph: Graph) -> list[frozenset]:
         return frozenset()  # a Literal, or an immutable NumPy scalar
 
     for equation in graph.equations:
+        inner = _control_buffers(equation, of)
+        if inner is not None:  # a cond's or while's: each output's own, through its graphs
+            for var, shared in zip(equation.outputs, inner):
+                buffers[var] = shared or frozenset([("new", var)])
+            continue
         if "out" in equation.attrs:
             shared = of(equation.inputs[equation.attrs["out"]])
         elif equation.primitive.fresh:
@@ -57,6 +62,43 @@ def _buffers(graph: Graph) -> list[frozenset]:
         for var in equation.outputs:
             buffers[var] = shared or frozenset([("new", var)])
     return [of(value) for value in graph.outputs]
+
+
+def _control_buffers(equation: Equation, of) -> list | None:
+    """For each output of a `cond` or `while` equation, the buffers it may be or view, read
+    from its branches or loop body (`of`: the buffers of a value outside), or None for any
+    other equation. Two results a branch gives from one operand (or one array it made) share
+    memory, as `cond(p, x, x)` does where the passes made two operands one."""
+    graphs = getattr(equation.attrs.get("branches"), "graphs", None)
+    if graphs is not None:  # cond: the predicate, then what every branch takes
+        operands = [of(value) for value in equation.inputs[1:]]
+        found = [set() for _ in equation.outputs]
+        for branch in graphs:
+            for index, inner in enumerate(_buffers(branch)):
+                found[index] |= _outside(inner, operands)
+        return [frozenset(f) for f in found]
+    loop = equation.attrs.get("loop")
+    if loop is None:
+        return None
+    # while: the loop values, then the captured ones; a loop value is what it started as or
+    # what the body gives it from any loop value of the run before
+    operands = [set(of(value)) for value in equation.inputs]
+    carried = len(equation.outputs)
+    inner = _buffers(loop.body)
+    while True:
+        grown = [operands[index] | _outside(inner[index], operands) for index in range(carried)]
+        if grown == operands[:carried]:
+            return [frozenset(found) for found in grown]
+        operands[:carried] = grown
+
+
+def _outside(inner: frozenset, operands: list) -> set:
+    """The buffers of a subgraph's `inner` ones outside it: its inputs are the `operands`'
+    buffers; a constant or an array it made is its own."""
+    found = set()
+    for buffer in inner:
+        found |= set(operands[buffer[1]]) if buffer[0] == "input" else {buffer}
+    return found
 
 
 def _is_shared_with_caller(buffer) -> bool:

@@ -65,9 +65,8 @@ ATTEMPTS = 4                           # points tried before a program is reject
 
 
 class ResultsShareMemory(AssertionError):
-    """Two traced results are one array where NumPy's are two: known where a traced branch
-    returns one value for both (FreshOutputs reads a cond's results as possibly sharing, in
-    the traced graph as in the optimized one, and copies neither); counted apart."""
+    """Two traced results are one array where NumPy's are two (or a result is an argument where
+    NumPy's is not): a failure, named as such in the summary."""
 
 
 class NotSmooth(Exception):
@@ -240,7 +239,7 @@ class Judge:
                 outcome = Outcome(mode, "wrong", str(error))
             except Exception as error:  # every other exception is classified, not hidden
                 outcome = self.exception_outcome(mode, error)
-            if outcome.kind in ("wrong", "refusal", "internal"):
+            if outcome.kind in ("wrong", "refusal", "internal", "results_share_memory"):
                 outcome.detail = f"{mode}: {outcome.detail}"
             outcome.mode = mode
             self.outcomes.append(outcome)

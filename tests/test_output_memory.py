@@ -21,7 +21,33 @@ def scale(x, s=1.0):
     return x * s
 
 
+def one_value_under_two_names_in_branches(x):
+    # the passes make v x (x * 1.0 / 1.0 is x bit for bit): the branches' operands x and v
+    # become one array, which the branch returns twice
+    v = (1.0 * x) / 1.0
+    if np.dot(x, x) > 1.0:
+        if np.sum(x) > 0.0:
+            return x, v
+        return x * 2.0, v
+    return x, x * 3.0
+
+
+def one_value_under_two_names_in_a_loop(x):
+    v = x * 1.0
+    w = x
+    while np.sum(w) < 10.0:
+        w = w * 2.0
+    return v, w
+
+
 FUNCTIONS = {  # name -> (function, its arguments)
+    "x and x * 1.0 / 1.0 through nested branches": (one_value_under_two_names_in_branches,
+                                                   (np.array([0.9, -0.8, 0.85, 0.66]),)),
+    "x and x * 1.0 / 1.0, the other branch": (one_value_under_two_names_in_branches,
+                                             (np.array([-0.9, -0.8, 0.5, 0.66]),)),
+    "x returned by a loop that does not run": (one_value_under_two_names_in_a_loop,
+                                               (np.array([6.0, 5.0]),)),
+    "a loop that runs": (one_value_under_two_names_in_a_loop, (np.array([1.0, 2.0]),)),
     "x * s with s=1.0": (scale, (np.array([1.0, -2.0, 3.0]),)),
     "x / 1.0": (lambda x: x / 1.0, (np.array([1.0, -2.0, 3.0]),)),
     "x + -0.0": (lambda x: x + -0.0, (np.array([1.0, -2.0, 3.0]),)),
