@@ -50,6 +50,8 @@ from autotrace.runtime.control_writes import (changed_in_place, loop_write_back,
                                               positions_of_operands, write_back,
                                               write_first_iteration)
 from autotrace.runtime.views import share_operand_memory
+from .control_stale import (StaleReads, bases_inside, check_loop, outside_bases,
+                            view_of_operand)
 
 # --- subgraph attributes ------------------------------------------------------------------------
 
@@ -195,6 +197,9 @@ class SubgraphBuilder(GraphBuilder):
         # id of an operand's Tracer -> the input standing for it (a branch's, which runs once:
         # the same memory; not a loop body's, whose next iteration may rebind it)
         self.inner_of: dict[int, Tracer] = {}
+        # reads of arrays sharing memory with an operand the subgraph wrote (control_stale.py)
+        self.stale_reads = StaleReads(in_loop=role[0] == "loop", builder=self)
+        self.operand_views: dict[int, tuple] = {}  # see control_stale.view_of_operand
 
     def enclosing(self):
         """The builders of the traces this subgraph is traced inside, innermost first."""
@@ -206,6 +211,10 @@ class SubgraphBuilder(GraphBuilder):
     def own_var(self, tracer: Tracer) -> Var:
         if tracer._builder is not self and not tracer._builder.finished and \
                 any(tracer._builder is builder for builder in self.enclosing()):
+            standing = view_of_operand(self, tracer)
+            if standing is not None:  # a view of an operand: of its input here
+                return standing.graph_var
+            self.stale_reads.read(tracer)
             known = self.captures.get(tracer.graph_var)
             if known is None:
                 inner = Var(tracer.aval)
@@ -320,39 +329,45 @@ class TracedSubgraph(NamedTuple):
 
 
 def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple,
-                    share: bool = True) -> TracedSubgraph:
+                    share: bool = True, bases: list = ()) -> TracedSubgraph:
     """Trace `function(*operands)` as a subgraph inside `parent`'s trace (as `role`, see
     SubgraphBuilder); Python numbers it returns become 0-d arrays. With `share`, operands that
     share memory share it inside too (share_operand_memory): true for a branch, which runs
-    once, not for a loop body, whose next iteration may have rebound one of them."""
+    once, not for a loop body, whose next iteration may have rebound one of them. `bases`:
+    arrays the operands view, inputs of the subgraph after the operands' leaves, which the
+    code reads by name (control_stale.bases_inside); their leaves come last in `inner`."""
     builder = SubgraphBuilder(parent, role)
     with _recording_into(builder):
         outer_leaves = [leaf for _, leaf in leaves_with_paths(operands)]
         inner_leaves = [builder.new_input(_input_aval(leaf, parent)) for leaf in outer_leaves]
-        if share:
-            inner_leaves = share_operand_memory(outer_leaves, inner_leaves)
-            builder.inner_of = {id(outer): inner for outer, inner in zip(outer_leaves,
-                                                                          inner_leaves)
-                                if isinstance(outer, Tracer)}
-        operand_vars = list(builder.inputs)
-        leaves = iter(inner_leaves)
-        inner = map_arrays(operands, lambda leaf: next(leaves))
-        inherit_arguments(builder, operands, inner)
-        entry_vars = [leaf.graph_var if isinstance(leaf, Tracer) else None
-                      for leaf in inner_leaves]
-        result = _numbers_to_arrays(function(*inner))
-        written = [None if entry is None or leaf.graph_var is entry else leaf.graph_var
-                   for leaf, entry in zip(inner_leaves, entry_vars)]
-        outputs: list = []
+        base_inputs = [builder.new_input(base.aval) for base in bases]
+        with bases_inside(builder, bases, base_inputs):
+            outer_leaves, inner_leaves = outer_leaves + list(bases), inner_leaves + list(bases)
+            if share:
+                inner_leaves = share_operand_memory(outer_leaves, inner_leaves)
+                builder.inner_of = {id(outer): inner for outer, inner in zip(outer_leaves,
+                                                                              inner_leaves)
+                                    if isinstance(outer, Tracer)}
+            operand_vars = list(builder.inputs)
+            builder.stale_reads.enter(outer_leaves, inner_leaves)
+            leaves = iter(inner_leaves)
+            inner = map_arrays(operands, lambda leaf: next(leaves))
+            inherit_arguments(builder, operands, inner)
+            entry_vars = [leaf.graph_var if isinstance(leaf, Tracer) else None
+                          for leaf in inner_leaves]
+            result = _numbers_to_arrays(function(*inner))
+            written = [None if entry is None or leaf.graph_var is entry else leaf.graph_var
+                       for leaf, entry in zip(inner_leaves, entry_vars)]
+            outputs: list = []
 
-        def output_slot(leaf):
-            outputs.append(builder.own_var(leaf) if isinstance(leaf, Tracer)
-                           else builder.constant(leaf))
-            return _Slot(len(outputs) - 1)
+            def output_slot(leaf):
+                outputs.append(builder.own_var(leaf) if isinstance(leaf, Tracer)
+                               else builder.constant(leaf))
+                return _Slot(len(outputs) - 1)
 
-        structure = OutputStructure(map_arrays(result, output_slot))
-        choices = [(key, builder.own_var(value)) for key, value in
-                   branch_choices(result, builder, inner_leaves)] if share else []
+            structure = OutputStructure(map_arrays(result, output_slot))
+            choices = [(key, builder.own_var(value)) for key, value in
+                       branch_choices(result, builder, inner_leaves)] if share else []
     return TracedSubgraph(builder, operand_vars, outputs, result, structure, inner_leaves,
                           written, choices)
 
@@ -412,8 +427,14 @@ def traced_cond(predicate: Tracer, true_fn, false_fn, operands: tuple, check: Ca
     false_branch)` (TracedSubgraphs) raises when the branches do not fit together."""
     parent = current_builder(predicate)
     token = object()
-    true_branch = _trace_subgraph(parent, true_fn, operands, ("cond", token, True))
-    false_branch = _trace_subgraph(parent, false_fn, operands, ("cond", token, False))
+    # the arrays the operands view, which the branches may read by name after writing
+    # through an operand (control_stale.py): operands too, after the others
+    bases = outside_bases(parent, [leaf for _, leaf in leaves_with_paths(operands)])
+    true_branch = _trace_subgraph(parent, true_fn, operands, ("cond", token, True),
+                                  bases=bases)
+    false_branch = _trace_subgraph(parent, false_fn, operands, ("cond", token, False),
+                                   bases=bases)
+    operands = (*operands, *bases)
     check(true_branch, false_branch)
     changed = changed_in_place(parent, operands, [true_branch, false_branch])
     branches = (true_branch, false_branch)
@@ -497,6 +518,7 @@ def traced_while(parent: GraphBuilder, cond_fn, body_fn, init_vals,
     body = _trace_subgraph(parent, body_fn, (init_vals,), ("loop", token, "body"),
                            share=False)
     (check or _check_body)(init_vals, body.result)
+    check_loop(condition.builder.stale_reads, body.builder.stale_reads)
     captured = _union_of_captures(condition.builder, body.builder)
     cond_graph, body_graph = _finish([condition, body], captured)
     leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]

@@ -48,16 +48,25 @@ UNFOLLOWABLE_MESSAGE = (
 _NEW = "new"  # a path's leaf made on that path
 
 
+class _Result(int):
+    """A path's leaf is a view of the result leaf at this position, made on that path (`u =
+    x * 2.0; v = u.T` in a branch): outside, a view of the cond's result for it."""
+
+
 def _is_array_tracer(leaf) -> bool:
     return isinstance(leaf, Tracer) and isinstance(leaf.aval, AbstractArray) and leaf.ndim >= 1
 
 
-def path_alias(leaf, builder, outer_of: dict):
+def path_alias(leaf, builder, outer_of: dict, results_of: dict | None = None):
     """What the result leaf `leaf` of a subgraph traced by `builder` is on that path: _NEW, or
     (the outside array, the view links from it to the leaf, outermost first). `outer_of` maps
-    the id of each inner operand leaf to the operand outside (None where that is no Tracer)."""
+    the id of each inner operand leaf to the operand outside (None where that is no Tracer).
+    `results_of` maps the id of each other result leaf made on the path to its position: a
+    view of one is (_Result(position), the links from it)."""
     links, current = [], leaf
     while True:
+        if links and results_of and current._link is None and id(current) in results_of:
+            return _Result(results_of[id(current)]), links[::-1]
         if id(current) in outer_of:
             outer = outer_of[id(current)]
             return (outer, links[::-1]) if outer is not None else None
@@ -305,23 +314,33 @@ def carry_branch_aliases(values, predicate: Tracer, branches: list, operands,
     for branch in branches:
         outer_of = {id(inner): outer if isinstance(outer, Tracer) else None
                     for inner, outer in zip(branch.inner, outer_leaves)}
-        per_branch.append([path_alias(leaf, branch.builder, outer_of)
-                           if isinstance(leaf, Tracer) else _NEW
-                           for _, leaf in leaves_with_paths(branch.result)])
+        results = [leaf for _, leaf in leaves_with_paths(branch.result)]
+        results_of = {}
+        for position, leaf in enumerate(results):
+            results_of.setdefault(id(leaf), position)
+        per_branch.append([path_alias(leaf, branch.builder, outer_of, results_of)
+                           if isinstance(leaf, Tracer) else _NEW for leaf in results])
     outside = {id(leaf) for leaf in outer_leaves}
     leaves = iter(zip(*per_branch))
+    carried_so_far = []  # what stands outside for each result leaf before this one
 
     def carried(value):
         aliases = next(leaves)
         if id(value) in outside or not isinstance(value, Tracer):  # an operand already
+            carried_so_far.append(value)
             return value
         paths = []
         for taken, alias, mapping in zip((predicate, None), aliases, exported):
+            if alias not in (None, _NEW) and isinstance(alias[0], _Result):
+                # a view of an earlier result: of what stands for it outside
+                alias = ((carried_so_far[alias[0]], alias[1])
+                         if alias[0] < len(carried_so_far) else None)
             if alias not in (None, _NEW):
                 links = _remade(alias[1], mapping, _own_value(value))
                 alias = None if links is None else (alias[0], links)
             paths.append((taken, alias))
-        return carry_aliases(value, paths)
+        carried_so_far.append(carry_aliases(value, paths))
+        return carried_so_far[-1]
     return map_arrays(values, carried)
 
 
