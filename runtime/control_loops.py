@@ -243,7 +243,7 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
     # index -> the Python bool the body leaves in it (generated code; see `_flags_after`). A
     # Python bool on entry is taken for one until the body changes it.
     flags: dict = {index: value for index, value in enumerate(values)
-                   if placeholders is True and isinstance(value, bool)}
+                   if placeholders is True and isinstance(value, _BOOLS)}
     settled: set = set()  # indexes of flags the body changed: carried as graph values
     found: dict = {}  # the flags as the body's last trace left them
 
@@ -300,11 +300,13 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
 
 
 _TEMPORARY = re.compile(r"_(t|cond)\d+")  # the derivative's temporaries (transforms/pipeline.py)
+# A flag's values: a comparison of Python numbers, or of NumPy scalars (np.True_ is one object)
+_BOOLS = (bool, np.bool_)
 
 
 def _flags_after(names, values: list, results, flags: dict, settled: set) -> dict:
-    """In generated code, a variable that the loop body leaves the same Python bool (a flag such
-    as `_t3 = -0.62 > 0.41`, a condition on Python values) stays that bool in the loop where it
+    """In generated code, a variable that the loop body leaves the same Python or NumPy bool (a
+    flag such as `_t3 = -0.62 > 0.41`, a condition on values known while tracing) stays that bool in the loop where it
     starts as that bool, or as None where it is a temporary of the derivative (read after the
     loop only by the adjoint of the same iterations; a user's None is a value code may read).
     The values saved with it are then Python bools, so that the adjoint `if` on it stays a
@@ -318,8 +320,8 @@ def _flags_after(names, values: list, results, flags: dict, settled: set) -> dic
         if index in flags:
             if result is flags[index]:
                 after[index] = result
-        elif isinstance(result, bool) and (values[index] is result or values[index] is None
-                                           and _TEMPORARY.fullmatch(names[index])):
+        elif isinstance(result, _BOOLS) and (values[index] is result or values[index] is None
+                                             and _TEMPORARY.fullmatch(names[index])):
             after[index] = result
     return after
 

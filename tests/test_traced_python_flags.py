@@ -86,8 +86,23 @@ def python_condition_beside_a_break_in_a_traced_loop(x, a):
     return np.sum(v ** 2) + np.sum(np.sin(x)) + np.sum(x) * a
 
 
+def numpy_condition_in_a_traced_loop(x, a):
+    # (random program 3156) `np.sqrt(...) > 0.5` is a NumPy bool, np.True_, known while tracing:
+    # a flag as a Python bool is; the adjoint if on it traced the branch never taken, whose
+    # saved values were never assigned (TypeError: float / NoneType)
+    w = np.tanh(a)
+    while w < 1.03:
+        w = w + 0.5 + np.dot(x, x) ** 2
+        if (a + (-0.79)) > 0.56 or np.sqrt(np.sin(-0.58) ** 2 + 1.0) > 0.5:
+            t = x
+        else:
+            x = np.log(1.0 + x[::-1] ** 2)
+    return np.sum(np.sin(x)) + np.sum(x) * a
+
+
 @pytest.mark.parametrize("function", [python_and_traced_condition_in_a_traced_loop,
-                                      python_condition_beside_a_break_in_a_traced_loop])
+                                      python_condition_beside_a_break_in_a_traced_loop,
+                                      numpy_condition_in_a_traced_loop])
 def test_condition_on_python_values_in_a_traced_loop(function):
     inputs = [np.array([0.78, -1.42, -0.97, -0.69]), np.array([0.2, 1.4, 0.9, 0.7]),
               np.array([1.5, 1.4, 0.9, 0.7])]  # several iterations, one, none
