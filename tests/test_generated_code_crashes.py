@@ -373,3 +373,25 @@ def test_a_view_that_reinterprets_bytes_is_refused():
         "which no graph op does; convert the values with .astype(int64) instead if that is "
         f'what is meant\n  File "{__file__}", line {line}, in views_as_integers\n'
         "    return x.view(np.int64)")
+
+
+def writes_items_in_a_loop(x):
+    u = x * 2.0
+    for i in range(3):
+        u[i] = u[i] * x[i]
+    return np.sum(np.sin(u))
+
+
+def test_a_traced_gradient_of_a_gradient_clears_items_of_a_concrete_gradient():
+    # the second derivative cleared an item of a gradient that was still a NumPy array with
+    # zeros made traced (ValueError: setting an array element with a sequence)
+    x = np.array([0.3, -0.5, 0.8])
+    first = autotrace.grad(writes_items_in_a_loop)
+
+    def summed(x):
+        return np.sum(first(x))
+
+    expected = central_difference(summed, x)
+    np.testing.assert_allclose(autotrace.grad(summed)(x), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(summed))(x), expected,
+                               rtol=1e-6, atol=1e-8)

@@ -173,7 +173,8 @@ def clear_item(gradient, index, like=None):
     if isinstance(out, dict) and index not in out:
         return out
     zeros = zeros_like(get_item(out if like is None else like, index))
-    if _indexed_by_traced(out, index):
+    if _indexed_by_traced(out, index) or type(out) is np.ndarray and _is_traced(zeros):
+        # (traced zeros: `like` is traced, in a traced derivative of a derivative)
         return set_item(out, index, zeros)
     out[index] = ClearedList(zeros) if type(zeros) is list else zeros
     return _finish(out, gradient)
