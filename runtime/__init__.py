@@ -47,6 +47,9 @@ another name would see, and keeps the item save (`read_item`/`restore_item`) of 
 array any sharing name of which the adjoint sweep reads. The tracer knows memory exactly, as it
 sees the real objects: a name is a Tracer, a view records its base and writes back into it
 (views), a traced branch or loop carries out the writes it made into its operands
-(control_writes). An output of a graph shares memory with an input, a constant or another output
-only where NumPy's own result would.
+(control_writes) and the views it made of them or of its results (control_aliases); inside a
+branch the arrays its operands view, and views of its operands, are read through its inputs, and
+what a graph loop would read stale is refused (control_stale). An output of a graph shares
+memory with an input, a constant or another output only where NumPy's own result would
+(passes_outputs, which reads a cond's or while's results through its subgraphs).
 """
