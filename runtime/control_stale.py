@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from autotrace.runtime.control_scope import ControlFlowError
+from .control_scope import ControlFlowError
 from .views import take_view
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace.transforms.aliases import names_bound_alike
+from autotrace.transforms.names_alike import names_bound_alike
 from autotrace.runtime.stacks import StackMismatch
 from autotrace.testing import check_grads
 from tests.numeric import assert_gradients_eager_and_traced, central_difference

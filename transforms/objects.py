@@ -33,7 +33,7 @@ import gast
 
 from ..runtime.derivatives.built_objects import build_object, replaced_dataclass
 from ..runtime.derivatives.objects import generated_dataclass_init
-from autotrace.transforms.codegen import load_function
+from .codegen import load_function
 from autotrace.transforms.parsing import parse_function, resolve
 from autotrace.transforms.templates import name
 from autotrace.transforms.varargs import calls_written_out

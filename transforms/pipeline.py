@@ -25,7 +25,7 @@ import autotrace.runtime.derivatives.items as items
 import autotrace.runtime.derivatives.sequences as sequences
 import autotrace.runtime.derivatives.structure as structure
 from autotrace.transforms import cleanup
-from .aliases import names_bound_alike
+from .names_alike import names_bound_alike
 from autotrace.runtime.state import deposit, reverse_derivative_code
 from autotrace.transforms.calls import classify
 from autotrace.transforms.codegen import to_source

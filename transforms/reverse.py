@@ -85,7 +85,7 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
         self.state_versions: dict[int, str] = {}  # id(call) -> the name of its state version
         self.maybe_unassigned: set[str] = set()  # names the adjoint reads that may be unbound
         # id(item write) -> (the write, the other names bound to the very object it writes
-        # into): transforms/aliases.py names_bound_alike, set by the caller where it knows them
+        # into): transforms/names_alike.py names_bound_alike, set by the caller where it knows them
         self.same_objects: dict[int, tuple] = {}
 
     # ---- names -----------------------------------------------------------------------------
