@@ -124,7 +124,8 @@ def python_test(value, *, where: str, reason: str, iterable: bool = False):
 # What converted code calls, by the names transforms/control_flow.py gives them.
 HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "if_exp": if_exp,
            "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
-           "set_item": set_item, "updated_item": updated_item, "python_test": python_test, "SavedValues": SavedValues,
+           "set_item": set_item, "updated_item": updated_item, "python_test": python_test,
+           "SavedValues": SavedValues,
            "checked_out": checked_out, "refuse_outside_write": refuse_outside_write}
 
 # NumPy functions that cannot see traced values in a list, and builtins that compare Python

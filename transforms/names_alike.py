@@ -20,10 +20,11 @@ def names_bound_alike(body, is_item_write) -> dict:
     name's binding other than `a = b`; empty where a nested function may rebind names.
 
     is_item_write(statement): the name a statement writes items into (`x[i] = v`), or None.
-    The model of aliases.MemorySharing.names_sharing says which names *may* share memory;
-    this one, which names surely are one object, is what an exact restore of the items needs: writing the old
-    items back through each of them is writing them into that object (once more, eagerly; into
-    each name's own value, in a traced graph, where stacks and branches give new values).
+    aliases.MemorySharing.names_sharing says which names *may* share memory; this model,
+    which names surely are one object, is what an exact restore of the items needs: writing
+    the old items back through each of them is writing them into that object (once more,
+    eagerly; into each name's own value, in a traced graph, where stacks and branches give new
+    values).
     """
     if any(isinstance(n, (gast.Nonlocal, gast.Global)) for s in body for n in gast.walk(s)):
         return {}
