@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gast
 
+from .function_caches import made_from
 from autotrace.transforms.naming import walk_scope
 from autotrace.transforms.parsing import parse_function
 
@@ -76,18 +77,24 @@ def writes_into_arguments(function: gast.FunctionDef) -> dict:
     return found
 
 
-def parameters_written(func) -> list:
+def parameters_written(func) -> tuple:
     """(position, parameter, what, file, line) for each parameter that the Python function
-    `func` writes into while it holds the argument; none where its source cannot be read."""
-    try:
-        parsed = parse_function(func)
-    except Exception:  # noqa: BLE001 - no source: nothing known, as for any other call
-        return []
-    function = parsed.node
-    parameters = parameter_names(function)
-    return [(parameters.index(parameter), parameter, write_text(write),
+    `func` writes into while it holds the argument; none where its source cannot be read.
+    Read once per function (kept on it: its source is what it runs)."""
+    made = made_from(func, "__autotrace_parameters_written__")
+    if "written" not in made:
+        try:
+            parsed = parse_function(func)
+        except Exception:  # noqa: BLE001 - no source: nothing known, as for any other call
+            made["written"] = ()
+            return ()
+        function = parsed.node
+        parameters = parameter_names(function)
+        made["written"] = tuple(
+            (parameters.index(parameter), parameter, write_text(write),
              parsed.location.filename, parsed.location.line_of(write))
-            for parameter, write in writes_into_arguments(function).items()]
+            for parameter, write in writes_into_arguments(function).items())
+    return made["written"]
 
 
 def base_name(target):

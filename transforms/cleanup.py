@@ -135,18 +135,19 @@ def _needed(adjoint, sharing, shape_only=None) -> set:
             for node in (part if isinstance(part, list) else [part]):
                 if node is not None:
                     needed |= _value_reads(node, shape_only or {})
-    marked = [s for s in _statements(adjoint) if hasattr(s, SAVE)]
+    # each save and restore: (the name saved, whether it restores items, the names it reads)
+    marked = [(getattr(s, SAVE)[0], getattr(s, SAVE)[1].startswith("item"), set(_loads([s])))
+              for s in _statements(adjoint) if hasattr(s, SAVE)]
     changed = True
     # A kept restore reads its index, which must be restored too; a kept item restore writes
     # into its array, whose name must be bound to the array written then (in a loop, each run's).
     while changed:
         changed = False
-        for statement in marked:
-            saved, kind, _ = getattr(statement, SAVE)
-            if kind.startswith("item") and sharing.of(saved) & needed:
-                reads = set(_loads([statement]))
+        for saved, items, loads in marked:
+            if items and sharing.of(saved) & needed:
+                reads = loads
             elif saved in needed:
-                reads = set(_loads([statement])) - {saved}
+                reads = loads - {saved}
             else:
                 continue
             if not reads <= needed:
