@@ -1,5 +1,6 @@
 """Settings for the whole test run."""
 import os
+import re
 import sys
 
 import pytest
@@ -27,3 +28,17 @@ def pytest_sessionfinish(session, exitstatus):
         print(f"\nimported as top-level packages: {', '.join(copies)}; import them as "
               f"autotrace.{copies[0]}", file=sys.stderr)
         session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The lines tests left for the end of the run (`record_property("random programs",
+    line)`): each random-program test's counts, also where workers ran the tests."""
+    lines = [value for reports in terminalreporter.stats.values() for report in reports
+             for name, value in getattr(report, "user_properties", ())
+             if name == "random programs"]
+    if lines:
+        terminalreporter.write_sep("-", "random programs")
+        first_seed = (lambda line: int(re.match(r"seeds (\d+)", line).group(1))
+                      if re.match(r"seeds \d+", line) else -1)
+        for line in sorted(set(lines), key=first_seed):
+            terminalreporter.write_line(line)

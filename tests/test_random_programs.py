@@ -9,9 +9,12 @@ sharing memory where NumPy's do not, internal error or refusal (but for the refu
 into shared memory that programs written to have one meet, counted apart), and prints a summary
 line with the counts per mode.
 
-    AUTOTRACE_RANDOM_PROGRAMS=20000 python -m pytest -q -s tests/test_random_programs.py
+The programs are checked in CHUNKS tests of consecutive seeds, which the test run spreads over
+its workers; each prints its summary line at the end of the run (conftest.py).
+
+    AUTOTRACE_RANDOM_PROGRAMS=20000 python -m pytest -q tests/test_random_programs.py
     AUTOTRACE_RANDOM_START=5000     first seed (default 0)
-    AUTOTRACE_RANDOM_SEED=1234      only program 1234, every mode, its source printed
+    AUTOTRACE_RANDOM_SEED=1234      only program 1234, every mode, its source printed (with -s)
     AUTOTRACE_RANDOM_FEATURES=+and_or_in_loop   switch a known-broken construct on
 """
 import collections
@@ -31,6 +34,16 @@ SECOND_ORDER = ("grad_of_grad", "hessian")
 FIRST_ORDER = tuple(mode for mode in MODES if mode not in SECOND_ORDER)
 MINIMUM_RUNS = 2000   # program-mode runs the default test makes (issue 12 asks for 2,000)
 FAILURES = ("wrong", "internal", "refusal", "results_share_memory")
+CHUNKS = 6  # tests the programs are checked in (each a run of consecutive seeds)
+
+
+def chunks() -> list:
+    """The seeds of each test: one program with AUTOTRACE_RANDOM_SEED, else CHUNKS runs."""
+    if ONE_SEED:
+        return [[int(ONE_SEED)]]
+    seeds = list(range(FIRST_SEED, FIRST_SEED + PROGRAMS))
+    size = -(-len(seeds) // CHUNKS)
+    return [seeds[start:start + size] for start in range(0, len(seeds), size)]
 
 
 def summary(tally: dict, programs: int, rejected: collections.Counter, seconds: float,
@@ -54,9 +67,9 @@ def summary(tally: dict, programs: int, rejected: collections.Counter, seconds: 
             f"{', '.join(sorted(KNOWN_BROKEN - enabled_features()))}")
 
 
-def test_random_programs_in_nine_modes(tmp_path, capsys):
+@pytest.mark.parametrize("seeds", chunks(), ids=lambda seeds: f"seeds {seeds[0]}-{seeds[-1]}")
+def test_random_programs_in_nine_modes(seeds, tmp_path, capsys, record_property):
     features = enabled_features()
-    seeds = [int(ONE_SEED)] if ONE_SEED else range(FIRST_SEED, FIRST_SEED + PROGRAMS)
     tally = {mode: collections.Counter() for mode in MODES}
     rejected, skipped = collections.Counter(), collections.Counter()
     failures = []
@@ -80,8 +93,7 @@ def test_random_programs_in_nine_modes(tmp_path, capsys):
                 for outcome in result.outcomes:
                     print(f"{outcome.mode}: {outcome.kind} {outcome.detail}")
     line = summary(tally, len(seeds), rejected, time.perf_counter() - start, skipped)
-    with capsys.disabled():
-        print("\n" + line)
+    record_property("random programs", f"seeds {seeds[0]}-{seeds[-1]}: {line}")
     if failures:
         listing = [f"program {program.seed}, {outcome.kind} in {outcome.mode}: "
                    f"{outcome.detail.splitlines()[0]}" for program, outcome in failures]
@@ -89,6 +101,6 @@ def test_random_programs_in_nine_modes(tmp_path, capsys):
                    f"AUTOTRACE_RANDOM_SEED={program.seed}:\n{outcome.detail}\n{program.source}"
                    for program, outcome in failures[:3]]
         pytest.fail("\n".join([line, ""] + listing + [""] + sources), pytrace=False)
-    if not ONE_SEED and PROGRAMS >= 300:
+    if not ONE_SEED and PROGRAMS >= 300:  # this test's share of the runs
         runs = sum(sum(counts.values()) - counts["skipped"] for counts in tally.values())
-        assert runs >= MINIMUM_RUNS, line
+        assert runs >= MINIMUM_RUNS * len(seeds) // PROGRAMS, line
