@@ -198,7 +198,7 @@ class SubgraphBuilder(GraphBuilder):
         # the same memory; not a loop body's, whose next iteration may rebind it)
         self.inner_of: dict[int, Tracer] = {}
         # reads of arrays sharing memory with an operand the subgraph wrote (control_stale.py)
-        self.stale_reads = StaleReads(in_loop=role[0] == "loop", builder=self)
+        self.stale_reads = StaleReads(in_loop=role[0] == "loop")
         self.operand_views: dict[int, tuple] = {}  # see control_stale.view_of_operand
 
     def enclosing(self):

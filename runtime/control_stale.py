@@ -23,19 +23,16 @@ from .views import take_view
 
 
 class StaleReadError(ControlFlowError):
-    """An array read in a subgraph after a write there into memory it shares; `builder` is
-    the subgraph's (its cond traces it again, see bases_inside)."""
+    """An array read in a traced branch or loop after a write there into memory it shares,
+    which the graph would read as it was before."""
 
-    def __init__(self, message: str, builder=None):
-        super().__init__(message)
-        self.builder = builder
 
 STALE_READ_MESSAGE = (
     "this array is read inside a traced branch or loop after the branch or loop wrote into "
     "another array that shares its memory (a view of it, or the array it views), which "
     "autotrace does not follow there. Write and read through one name inside the branch or "
-    "loop (`u[0] = ...` rather than `v = u.T` then `v[0] = ...`), assign the array there "
-    "too, or give the view an array of its own (`v = u.T.copy()`)")
+    "loop (`u[0] = ...` rather than `v = u.T` then `v[0] = ...`), or give the view an array "
+    "of its own (`v = u.T.copy()`)")
 
 
 def chain_of(tracer) -> frozenset:
@@ -52,11 +49,10 @@ class StaleReads:
     """Kept by a subgraph's builder: its operands, and what it captured that shares memory
     with one of them."""
 
-    def __init__(self, in_loop: bool, builder=None):
+    def __init__(self, in_loop: bool):
         self.in_loop = in_loop
-        self.builder = builder
         self.operands = []  # (chain of the outer operand, inner leaf, its Var on entry)
-        self.captured = []  # (the chain of a captured array, the operands it shares with)
+        self.captured = []  # in a loop: (the chain of a captured array, that array)
 
     def enter(self, outer_leaves: list, inner_leaves: list) -> None:
         """The subgraph's operands, outside and inside, before it runs."""
@@ -75,7 +71,7 @@ class StaleReads:
             return
         if any(outer_chain & chain and inner is not tracer and inner.graph_var is not entry
                for outer_chain, inner, entry in self.operands):
-            raise StaleReadError(STALE_READ_MESSAGE, self.builder)
+            raise StaleReadError(STALE_READ_MESSAGE)
 
 
 def check_loop(condition: StaleReads, body: StaleReads) -> None:
@@ -84,7 +80,7 @@ def check_loop(condition: StaleReads, body: StaleReads) -> None:
     for chain, tracer in condition.captured + body.captured:
         if any(outer_chain & chain and inner is not tracer and inner.graph_var is not entry
                for outer_chain, inner, entry in body.operands):
-            raise ControlFlowError(STALE_READ_MESSAGE)
+            raise StaleReadError(STALE_READ_MESSAGE)
 
 
 def outside_bases(parent, leaves: list) -> list:
