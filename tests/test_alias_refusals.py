@@ -111,10 +111,19 @@ def a_view_read_only_before_the_write(x):
     return s + np.sum(u * x)
 
 
+def sizes_read_before_a_write(x):
+    # an array's shape, size and ndim are numbers: they share no memory with it
+    u = x.reshape(2, 2) * 1.0
+    n, m = u.shape
+    k, d, s = u.shape[1], u.ndim, u.size
+    u[0] -= 1.0
+    return np.sum(u ** 2) * (n + m + k + d + s)
+
+
 FORMERLY_REFUSED = [an_item_beside_a_power, a_sum_over_enumerate, a_product_of_split_parts,
                     a_product_of_an_attribute, a_product_of_what_a_call_returned,
                     a_power_of_what_an_unknown_call_returned,
-                    a_view_read_only_before_the_write]
+                    a_view_read_only_before_the_write, sizes_read_before_a_write]
 
 
 @pytest.mark.parametrize("function", FORMERLY_REFUSED, ids=lambda f: f.__name__)

@@ -54,6 +54,12 @@ from autotrace.transforms.parsing import MISSING, resolve
 # arrays makes an array or a number.
 _CONTAINER_OPERATORS = (gast.Add, gast.Mult, gast.BitOr, gast.Sub, gast.BitAnd, gast.BitXor)
 
+# An array's attributes that are numbers, tuples of them or a dtype, which share no memory with
+# it (`n, m = Z.shape` then `Z[0] -= 1` leaves m as it was); any other attribute may be a view
+# (`Z.T`, `Z.real`) or what an object holds.
+_NUMBERS_OF_AN_ARRAY = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes",
+                                  "strides"})
+
 # A loop's body is followed until what its names share stops growing; it stops within a few
 # runs, and this many is far more than enough.
 _MOST_LOOP_RUNS = 64
@@ -216,6 +222,9 @@ class _Sharing(CallSharing, RefusalMessages):
         if isinstance(node, gast.Attribute):
             if node.value is not None and self.is_global(node):
                 return set()  # np.pi, a module's attribute
+            if node.attr in _NUMBERS_OF_AN_ARRAY:
+                self.value(node.value)
+                return set()  # integers and tuples of them: no memory
             owners = self.value(node.value)
             return set().union(*(
                 self.held({m}) if _instance_attribute(self.objects.get(m), node.attr)
