@@ -16,7 +16,7 @@ import numpy as np
 from autotrace.runtime.abstract import (AbstractArray, broadcast_origins, broadcast_shapes,
                                         unknown_dimension_error)
 from autotrace.runtime.registry import (Primitive, bind, bind_like, define_function,
-                                        device_of_inputs, literal_source, numpy_functions,
+                                        define_runtime_function, device_of_inputs, literal_source, numpy_functions,
                                         primitives, register, reject_arguments, shape_of, static,
                                         static_dtype, is_traced, traces, untraceable,
                                         untraceable_shape)
@@ -76,6 +76,75 @@ def _register_ufuncs() -> None:
         register(Primitive(
             ufunc.__name__, ufunc, _ufunc_rule(ufunc), source=_ufunc_source(ufunc.__name__),
             fresh=True, writes_into=tuple(range(ufunc.nin)) if ufunc.nout == 1 else ()))
+
+
+# --- `**` on NumPy scalars ---------------------------------------------------------------------
+# NumPy computes `a ** b` on two numbers (a NumPy scalar such as np.sum's result, or a Python
+# number) with its scalar arithmetic, C's pow; arrays and np.power use the power ufunc, whose
+# loop takes a square root for an exponent of 0.5: -0.0 and nan for -0.0 and -inf where pow
+# gives 0.0 and inf, and a last bit that differs for about one value in a thousand. A traced
+# 0-d value that is no view is taken for a NumPy scalar, as `+=` takes it (runtime/tracer.py):
+# NumPy's 0-d results are scalars, and a 0-d array, which a user makes on purpose, is rare.
+
+def scalar_power(base, exponent):
+    """`base ** exponent` as NumPy computes it on these values: its scalar arithmetic, unless
+    one is an array (a 0-d array argument, a copy), whose `**` is the power ufunc."""
+    if isinstance(base, np.ndarray) or isinstance(exponent, np.ndarray):
+        return np.power(base, exponent)
+    return base ** exponent
+
+
+define_runtime_function("scalar_power", scalar_power, _ufunc_rule(np.power), fresh=True)
+
+# The ops of graphs of scalars whose 0-d result NumPy gives as an array, not a NumPy scalar.
+_ARRAY_RESULTS = frozenset({"where", "full", "copy"})
+
+
+def scalar_power_array_operands(graph) -> list | None:
+    """For the float and compiled versions of a graph of scalars, which know no arrays: the
+    graph inputs a scalar_power reads (where one is a 0-d array when it runs, those versions
+    hand over to the NumPy one), or None where one reads a value that is a 0-d array on every
+    run (an array constant, np.where's or a copy's result), which only the NumPy version
+    computes as NumPy does."""
+    producers = {equation.outputs[0]: equation.primitive.name
+                 for equation in graph.equations if len(equation.outputs) == 1}
+    inputs, read = set(graph.inputs), []
+    for equation in graph.equations:
+        if equation.primitive.name != "scalar_power":
+            continue
+        for value in equation.inputs:
+            if isinstance(getattr(value, "value", None), np.ndarray) or \
+                    producers.get(value) in _ARRAY_RESULTS:
+                return None
+            if value in inputs and value not in read:
+                read.append(value)
+    return read
+
+
+def power(base, exponent):
+    """A traced value's `**` (and its reflection): NumPy's scalar `**` where both are numbers
+    (a 0-d traced value that is no view, a Python or NumPy number) and one is a float, else the
+    power ufunc, as an array's `**` is."""
+    if _scalar_operand(base) and _scalar_operand(exponent) and any(
+            np.dtype(_dtype_of(value)).kind == "f" for value in (base, exponent)) and not any(
+            np.dtype(_dtype_of(value)).kind == "c" for value in (base, exponent)):
+        return bind("scalar_power", base, exponent)
+    return apply_ufunc(np.power, "__call__", base, exponent)
+
+
+def _scalar_operand(value) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (int, float, complex, np.number)):
+        return True
+    aval = getattr(value, "aval", None)
+    return isinstance(aval, AbstractArray) and aval.shape == () and is_traced(value) and \
+        getattr(value, "_link", None) is None
+
+
+def _dtype_of(value):
+    aval = getattr(value, "aval", None)
+    return aval.dtype if isinstance(aval, AbstractArray) else np.asarray(value).dtype
 
 
 _UFUNC_METHODS = {  # ufunc.method -> the NumPy function that does the same

@@ -43,6 +43,7 @@ import math
 import numpy as np
 
 from autotrace.runtime.graph import Constant, Graph, Literal, Var
+from .ops_elementwise import scalar_power_array_operands
 
 # Python float expressions that are IEEE operations, exactly NumPy's float64 loops.
 _EXACT = {
@@ -56,6 +57,9 @@ _EXACT = {
     "square": "{0} * {0}",
     "sqrt": "math.sqrt({0})",
     "copy": "{0}",  # a Python float is a new value, as np.copy's result is a new array
+    # NumPy's scalar `**` is the C library's pow, which math.pow calls too (its errors, where
+    # NumPy would warn, hand over to the exact version)
+    "scalar_power": "math.pow({0}, {1})",
 }
 
 # NumPy ufuncs and the math functions that compute them when the C library does for NumPy too.
@@ -153,7 +157,8 @@ def lowerable(graph: Graph) -> bool:
     subgraph: those are never in the tables), and there are enough of them to pay for the
     checks around the float version: about as much as one NumPy call on a 0-d array."""
     return len(graph.equations) >= 2 and all(
-        float_template(equation) is not None for equation in graph.equations)
+        float_template(equation) is not None for equation in graph.equations) and \
+        scalar_power_array_operands(graph) is not None
 
 
 def _checked(graph: Graph) -> list:
@@ -204,8 +209,11 @@ def float_function_source(graph: Graph, function_name: str, exact_name: str, nam
         else:
             results.append(names.result(value))
     checked = " + ".join(floats[var] for var in _checked(graph) if var in floats)
+    # an argument a scalar power reads that is a 0-d array takes NumPy's power ufunc
+    arrays = " or ".join(f"type({names.of(var)}) is np.ndarray"
+                         for var in scalar_power_array_operands(graph))
     lines = [f"def {function_name}({parameters}):",
-             '    if np.geterr()["under"] != "ignore":',
+             f'    if {arrays + " or " if arrays else ""}np.geterr()["under"] != "ignore":',
              f"        {fallback}",
              "    try:",
              *[f"        {line}" for line in body],

@@ -204,7 +204,8 @@ def _exponent(value):
 
 
 class IntegerPowers:
-    """`power x n` for small integers n (and 0.5) as multiplies (and sqrt)."""
+    """`power x n` for small integers n (and 0.5) as multiplies (and sqrt); NumPy's scalar
+    `**` (scalar_power) likewise, but for 0.5."""
 
     def run(self, graph: Graph) -> Graph:
         equations = []
@@ -215,7 +216,9 @@ class IntegerPowers:
     @staticmethod
     def rewrite(equation):
         """The equations that compute the power's result with multiplies, or None."""
-        if equation.primitive.name != "power" or equation.attrs:
+        # (scalar_power: NumPy's `**` on two numbers, C's pow, which takes no square root)
+        name = equation.primitive.name
+        if name not in ("power", "scalar_power") or equation.attrs:
             return None
         base, exponent = equation.inputs[0], _exponent(equation.inputs[1])
         (output,) = equation.outputs
@@ -233,7 +236,7 @@ class IntegerPowers:
                                       equation.scope))
             return equations[-1].outputs[0]
 
-        if exponent == 0.5 and floats and power_is_sqrt(dtype):
+        if exponent == 0.5 and floats and name == "power" and power_is_sqrt(dtype):
             emit("sqrt", base)
         elif float(exponent).is_integer() and 2 <= abs(exponent) <= _LARGEST_EXPONENT and (
                 exponent > 0 or floats):

@@ -51,7 +51,7 @@ from autotrace.runtime.arguments import (  # noqa: F401 - the argument checks, i
 from autotrace.runtime.devices import is_gpu_array, mixing_error
 from autotrace.runtime.graph import Constant, Equation, Graph, Literal, Var
 from autotrace.runtime.ops import LITERAL_TYPES, UntraceableError, numpy_functions, untraceable
-from autotrace.runtime.ops_elementwise import apply_ufunc, astype
+from autotrace.runtime.ops_elementwise import apply_ufunc, astype, power
 from autotrace.runtime.ops_index import (  # noqa: F401 - set_item, imported from here too
     add_at, getitem, set_item, setitem)
 from .ops_index import out_position
@@ -469,6 +469,9 @@ UNARY_OPERATORS = (("neg", np.negative), ("pos", np.positive), ("abs", np.absolu
 for _dunder, _ufunc in BINARY_OPERATORS:
     setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
     setattr(Tracer, f"__r{_dunder}__", _operator(_ufunc, reflected=True))
+# `**` on two numbers is NumPy's scalar power, not the ufunc (ops_elementwise.power)
+Tracer.__pow__ = lambda self, other: power(self, read_cells(other))
+Tracer.__rpow__ = lambda self, other: power(read_cells(other), self)
 
 
 def _in_place_operator(ufunc, symbol: str):

@@ -105,6 +105,23 @@ def test_special_values_one_at_a_time(name, backend):
                          f"{name} for {value!r} on {backend}")
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(IDENTITIES))
+def test_special_values_of_numpy_scalars(name, backend):
+    """NumPy scalars (np.sum's results): `**` on them is NumPy's scalar arithmetic, C's pow,
+    where 0-d arrays take the power ufunc ((-inf) ** 0.5 is inf here, nan there)."""
+    function = IDENTITIES[name]
+    for value in SPECIAL:
+        x = np.float64(value)
+        with np.errstate(all="ignore"):
+            expected = function(x)
+            then_more = function(x) * 2.0 + x  # a longer graph: the float version of scalars
+        assert_same_bits(_traced_result(backend, function, x), expected,
+                         f"{name} for np.float64({value!r}) on {backend}")
+        assert_same_bits(_traced_result(backend, lambda x: function(x) * 2.0 + x, x),
+                         then_more, f"{name}, then more, for np.float64({value!r}) on {backend}")
+
+
 def test_arctan2_of_a_signed_zero_plus_zero_is_pi():
     """-0.0 + 0.0 is +0.0, so arctan2 of it and -1 is pi, as in NumPy."""
     traced = autotrace.function(lambda y: np.arctan2(y + 0.0, -1.0))

@@ -35,7 +35,8 @@ LIBM = {  # NumPy ufunc -> C library function of one double
     "arccosh": "acosh", "arctanh": "atanh", "exp": "exp", "exp2": "exp2", "expm1": "expm1",
     "log": "log", "log2": "log2", "log10": "log10", "log1p": "log1p", "cbrt": "cbrt",
 }
-LIBM2 = {"power": "pow", "arctan2": "atan2", "hypot": "hypot"}
+# scalar_power: NumPy's scalar `**` (runtime/ops_elementwise.py), C's pow as it is
+LIBM2 = {"power": "pow", "scalar_power": "pow", "arctan2": "atan2", "hypot": "hypot"}
 COMPARISONS = {  # NumPy's comparisons are false with a nan, except not_equal
     "less": "olt", "less_equal": "ole", "greater": "ogt", "greater_equal": "oge",
     "equal": "oeq", "not_equal": "une",

@@ -224,8 +224,36 @@ def test_random_expressions_on_special_values_match_numpy():
     assert compiled >= 30
 
 
+def test_the_power_of_two_numbers_is_numpys_scalar_power():
+    # `x ** y` on 0-d values is NumPy's scalar `**` (C's pow), not the power ufunc, which
+    # takes a square root for ** 0.5: (-inf) ** 0.5 is inf, (-0.0) ** 0.5 is 0.0
+    def function(x, y):
+        return x ** y, (x * 2.0) ** 0.5, 2.0 ** x
+
+    graph = graph_of(function, np.asarray(0.7), np.asarray(-1.3))
+    assert [e.primitive.name for e in graph.equations].count("scalar_power") == 3
+    numpy_version, _ = compile_graph(graph)
+    run = cpu_scalar.compile_scalar_graph(graph, fallback=numpy_version)
+    assert run is not None and cpu_scalar.compile_scalar_graph(graph) is None  # (see below)
+    for a in SPECIAL:
+        for b in SPECIAL:
+            x, y = np.float64(a), np.float64(b)
+            with np.errstate(all="ignore"):
+                expected = (x ** y, (x * 2.0) ** 0.5, 2.0 ** x)
+                got = run(x, y)
+            for mine, want in zip(got, expected):
+                assert np.array_equal(mine, want, equal_nan=True), (a, b, mine, want)
+                assert np.isnan(want) or np.signbit(mine) == np.signbit(want), (a, b)
+    # 0-d arrays take the power ufunc, as in NumPy: the compiled graph hands them to the NumPy
+    # version (without one to hand them to, it compiles nothing)
+    with np.errstate(all="ignore"):
+        got, want = run(np.asarray(-np.inf), np.asarray(0.5)), np.asarray(-np.inf) ** 0.5
+    assert np.isnan(want) and np.isnan(got[0])
+
+
 def test_every_supported_op_is_in_the_random_table_or_tested_elsewhere():
-    tested = set(UNARY) | set(BINARY) | set(COMPARISONS) | {"where", "bitwise_or"}
+    tested = set(UNARY) | set(BINARY) | set(COMPARISONS) | {"where", "bitwise_or",
+                                                           "scalar_power"}
     rest = cpu_scalar.SUPPORTED - tested
     assert rest <= {"true_divide", "positive", "fabs", "arcsin", "arccos", "arccosh",
                     "arctanh", "logical_and", "logical_xor", "logical_not", "bitwise_and",

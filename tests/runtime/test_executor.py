@@ -385,8 +385,11 @@ def test_functions_math_computes_differently_stay_numpy(monkeypatch):
     _, tanh = compiled(lambda x: np.tanh(x) * 2.0, np.asarray(0.5))
     assert "float(np.tanh(a_float))" in tanh  # it sets no flag: NumPy computes it on the float
     # Unoptimized: the passes write x ** 2 as np.square(x), which is x * x everywhere.
-    _, square = compiled(lambda x: x ** 2 - x, np.asarray(0.5), optimized=False)
+    _, square = compiled(lambda x: np.power(x, 2) - x, np.asarray(0.5), optimized=False)
     assert "_numpy" not in square
+    # `**` on two numbers is the C library's pow, math.pow's too
+    _, scalar = compiled(lambda x: x ** 2.5 - x, np.asarray(0.5), optimized=False)
+    assert "math.pow(a_float, 2.5)" in scalar
 
 
 def test_the_probe_notices_a_function_that_rounds_differently(monkeypatch):
