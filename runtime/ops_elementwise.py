@@ -83,42 +83,21 @@ def _register_ufuncs() -> None:
 # number) with its scalar arithmetic, C's pow; arrays and np.power use the power ufunc, whose
 # loop takes a square root for an exponent of 0.5: -0.0 and nan for -0.0 and -inf where pow
 # gives 0.0 and inf, and a last bit that differs for about one value in a thousand. A traced
-# 0-d value that is no view is taken for a NumPy scalar, as `+=` takes it (runtime/tracer.py):
-# NumPy's 0-d results are scalars, and a 0-d array, which a user makes on purpose, is rare.
+# 0-d value is taken for a NumPy scalar, as NumPy's 0-d results are, unless it is a view, or the
+# result of one of ZERO_D_ARRAYS (np.copy, np.array, np.where, np.zeros(())); a 0-d array
+# argument is taken for a NumPy scalar too, as `+=` takes it (runtime/tracer.py).
+ZERO_D_ARRAYS = frozenset({"copy", "where", "full"})
 
 def scalar_power(base, exponent):
-    """`base ** exponent` as NumPy computes it on these values: its scalar arithmetic, unless
-    one is an array (a 0-d array argument, a copy), whose `**` is the power ufunc."""
-    if isinstance(base, np.ndarray) or isinstance(exponent, np.ndarray):
-        return np.power(base, exponent)
-    return base ** exponent
+    """`base ** exponent` as NumPy's scalar arithmetic computes it (see above)."""
+    return _number(base) ** _number(exponent)
+
+
+def _number(value):
+    return value[()] if isinstance(value, np.ndarray) else value
 
 
 define_runtime_function("scalar_power", scalar_power, _ufunc_rule(np.power), fresh=True)
-
-# The ops of graphs of scalars whose 0-d result NumPy gives as an array, not a NumPy scalar.
-_ARRAY_RESULTS = frozenset({"where", "full", "copy"})
-
-
-def scalar_power_array_operands(graph) -> list | None:
-    """For the float and compiled versions of a graph of scalars, which know no arrays: the
-    graph inputs a scalar_power reads (where one is a 0-d array when it runs, those versions
-    hand over to the NumPy one), or None where one reads a value that is a 0-d array on every
-    run (an array constant, np.where's or a copy's result), which only the NumPy version
-    computes as NumPy does."""
-    producers = {equation.outputs[0]: equation.primitive.name
-                 for equation in graph.equations if len(equation.outputs) == 1}
-    inputs, read = set(graph.inputs), []
-    for equation in graph.equations:
-        if equation.primitive.name != "scalar_power":
-            continue
-        for value in equation.inputs:
-            if isinstance(getattr(value, "value", None), np.ndarray) or \
-                    producers.get(value) in _ARRAY_RESULTS:
-                return None
-            if value in inputs and value not in read:
-                read.append(value)
-    return read
 
 
 def power(base, exponent):
@@ -139,7 +118,8 @@ def _scalar_operand(value) -> bool:
         return True
     aval = getattr(value, "aval", None)
     return isinstance(aval, AbstractArray) and aval.shape == () and is_traced(value) and \
-        getattr(value, "_link", None) is None
+        getattr(value, "_link", None) is None and \
+        value.graph_var not in getattr(value._builder, "zero_d_arrays", ())
 
 
 def _dtype_of(value):

@@ -43,7 +43,6 @@ import math
 import numpy as np
 
 from autotrace.runtime.graph import Constant, Graph, Literal, Var
-from .ops_elementwise import scalar_power_array_operands
 
 # Python float expressions that are IEEE operations, exactly NumPy's float64 loops.
 _EXACT = {
@@ -157,8 +156,7 @@ def lowerable(graph: Graph) -> bool:
     subgraph: those are never in the tables), and there are enough of them to pay for the
     checks around the float version: about as much as one NumPy call on a 0-d array."""
     return len(graph.equations) >= 2 and all(
-        float_template(equation) is not None for equation in graph.equations) and \
-        scalar_power_array_operands(graph) is not None
+        float_template(equation) is not None for equation in graph.equations)
 
 
 def _checked(graph: Graph) -> list:
@@ -209,11 +207,8 @@ def float_function_source(graph: Graph, function_name: str, exact_name: str, nam
         else:
             results.append(names.result(value))
     checked = " + ".join(floats[var] for var in _checked(graph) if var in floats)
-    # an argument a scalar power reads that is a 0-d array takes NumPy's power ufunc
-    arrays = " or ".join(f"type({names.of(var)}) is np.ndarray"
-                         for var in scalar_power_array_operands(graph))
     lines = [f"def {function_name}({parameters}):",
-             f'    if {arrays + " or " if arrays else ""}np.geterr()["under"] != "ignore":',
+             '    if np.geterr()["under"] != "ignore":',
              f"        {fallback}",
              "    try:",
              *[f"        {line}" for line in body],

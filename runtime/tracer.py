@@ -51,7 +51,7 @@ from autotrace.runtime.arguments import (  # noqa: F401 - the argument checks, i
 from autotrace.runtime.devices import is_gpu_array, mixing_error
 from autotrace.runtime.graph import Constant, Equation, Graph, Literal, Var
 from autotrace.runtime.ops import LITERAL_TYPES, UntraceableError, numpy_functions, untraceable
-from autotrace.runtime.ops_elementwise import apply_ufunc, astype, power
+from autotrace.runtime.ops_elementwise import ZERO_D_ARRAYS, apply_ufunc, astype, power
 from autotrace.runtime.ops_index import (  # noqa: F401 - set_item, imported from here too
     add_at, getitem, set_item, setitem)
 from .ops_index import out_position
@@ -98,6 +98,8 @@ class GraphBuilder:
         # The Tracers that are the caller's (mutable) arrays:
         # id -> (Tracer, the parameter's name, the path in it: "['w']" or "").
         self.arguments: dict[int, tuple] = {}
+        # 0-d results NumPy gives as arrays, not NumPy scalars (ops_elementwise.ZERO_D_ARRAYS)
+        self.zero_d_arrays: set[Var] = set()
 
     def device(self) -> str:
         """Where the trace's inputs are (what an op with no graph-value input makes goes
@@ -126,6 +128,8 @@ class GraphBuilder:
             results = tuple(replace(aval, device=device) if isinstance(aval, AbstractArray)
                             and aval.device == "cpu" else aval for aval in results)
         outputs = tuple(Var(aval) for aval in results)
+        if primitive.name in ZERO_D_ARRAYS:
+            self.zero_d_arrays.update(var for var in outputs if var.aval.shape == ())
         self.equations.append(Equation(primitive, values, attrs, outputs, current_scope()))
         tracers = tuple(Tracer(self, var) for var in outputs)
         return tracers if several else tracers[0]

@@ -38,7 +38,6 @@ from autotrace.runtime.backends.cpu_scalar_ir import (COMPARISONS, FILLS, FLOAT_
                                                       operand_type, scalar_type, squares)
 from autotrace.runtime.backends.scalar_loops import find_loops
 from autotrace.runtime.graph import Graph, Var
-from ..ops_elementwise import scalar_power_array_operands
 
 # Graphs longer than this are compiled with their repeated blocks rolled into loops; shorter
 # ones straight-line, which runs faster (sin and cos of one value share a call) and compiles in
@@ -110,9 +109,7 @@ def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
         a function taking the graph's inputs and returning the tuple of its outputs
         (np.float64 and np.bool_ values for computed ones), as runtime.executor's do.
     """
-    array_operands = scalar_power_array_operands(graph)
-    if not accepts(graph) or not llvm.available() or array_operands is None or (
-            array_operands and fallback is None):
+    if not accepts(graph) or not llvm.available():
         return None
     if roll is None:
         roll = len(graph.equations) > ROLL_ABOVE
@@ -207,12 +204,6 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
         usual = "error_state.get() is not default_error_state and " \
             if _numpy_error_state is not None and _underflow_ignored_by_default else ""
         lines += [f"    if {usual}not underflow_ignored():", f"        return fallback({call})"]
-        # an argument a scalar power reads that is a 0-d array takes NumPy's power ufunc
-        arrays = [names[graph.inputs.index(var)] for var in scalar_power_array_operands(graph)]
-        if arrays:
-            namespace["ndarray"] = np.ndarray
-            lines += [f"    if {' or '.join(f'type({a}) is ndarray' for a in arrays)}:",
-                      f"        return fallback({call})"]
     rest = "None"
     if len(computed) > 1:
         lines.append(f"    rest = (c_double * {len(computed) - 1})()")
