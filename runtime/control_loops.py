@@ -310,9 +310,10 @@ def _flags_after(names, values: list, results, flags: dict, settled: set) -> dic
     bool in the loop where it starts as that bool, or as None where it is a temporary of the
     derivative (read after the loop only by the adjoint of the same iterations; a user's None
     is a value code may read). The values saved with it are then bools known while tracing,
-    so that the adjoint `if` on it stays a Python `if` too, and never traces the branch that the primal never takes (whose saved
-    values were never assigned). A flag the body changes is carried as a graph value, and the
-    body traced again. Returns the flags after this trace."""
+    so that the adjoint `if` on it stays a Python `if` too, and never traces the branch that
+    the primal never takes (whose saved values were never assigned). A flag the body changes
+    is carried as a graph value, and the body traced again. Returns the flags after this
+    trace."""
     after = {}
     for index, result in enumerate(results):
         if index in settled:

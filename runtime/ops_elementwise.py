@@ -16,8 +16,8 @@ import numpy as np
 from autotrace.runtime.abstract import (AbstractArray, broadcast_origins, broadcast_shapes,
                                         unknown_dimension_error)
 from autotrace.runtime.registry import (Primitive, bind, bind_like, define_function,
-                                        define_runtime_function, device_of_inputs, literal_source, numpy_functions,
-                                        primitives, register, reject_arguments, shape_of, static,
+                                        define_runtime_function, device_of_inputs,
+                                        literal_source, numpy_functions, primitives, register, reject_arguments, shape_of, static,
                                         static_dtype, is_traced, traces, untraceable,
                                         untraceable_shape)
 
