@@ -17,9 +17,9 @@ from autotrace.runtime.abstract import (AbstractArray, broadcast_origins, broadc
                                         unknown_dimension_error)
 from autotrace.runtime.registry import (Primitive, bind, bind_like, define_function,
                                         define_runtime_function, device_of_inputs,
-                                        literal_source, numpy_functions, primitives, register, reject_arguments, shape_of, static,
-                                        static_dtype, is_traced, traces, untraceable,
-                                        untraceable_shape)
+                                        literal_source, numpy_functions, primitives, register,
+                                        reject_arguments, shape_of, static, static_dtype,
+                                        is_traced, traces, untraceable, untraceable_shape)
 
 
 def _resolution_type(aval):
