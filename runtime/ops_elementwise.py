@@ -84,8 +84,8 @@ def _register_ufuncs() -> None:
 # loop takes a square root for an exponent of 0.5: -0.0 and nan for -0.0 and -inf where pow
 # gives 0.0 and inf, and a last bit that differs for about one value in a thousand. A traced
 # 0-d value is taken for a NumPy scalar, as NumPy's 0-d results are, unless it is a view, or the
-# result of one of ZERO_D_ARRAYS (np.copy, np.array, np.where, np.zeros(())); a 0-d array
-# argument is taken for a NumPy scalar too, as `+=` takes it (runtime/tracer.py).
+# result of one of ZERO_D_ARRAYS (np.copy, np.array, np.where, np.zeros(())) or a 0-d array
+# argument (runtime/signature.py traces those apart from NumPy scalars).
 ZERO_D_ARRAYS = frozenset({"copy", "where", "full"})
 
 def scalar_power(base, exponent):

@@ -6,7 +6,8 @@
 
 Rules, one per kind of leaf:
 - arrays and NumPy scalars (and Tracers): ("array", shape, dtype, device); their values do not
-  matter, they become graph inputs.
+  matter, they become graph inputs. A 0-d NumPy array's key ends with ZERO_D_ARRAY, which
+  tells it from a NumPy scalar.
 - Python scalars by type and value: 1, 1.0 and True are three signatures (a literal's type
   changes NumPy's promotion). -0.0 and NaN are keyed by their text (NaN != NaN would miss).
 - strings and None by value.
@@ -32,6 +33,12 @@ from autotrace.runtime.abstract import abstractify, short_dtype
 from autotrace.runtime.devices import device_of, is_gpu_array
 from autotrace.runtime.derivatives.objects import field_names, is_dataclass_instance
 from autotrace.runtime.tracer import Tracer, sorted_keys
+
+
+# The last item of a 0-d NumPy array's key: NumPy computes `**` on it with the power ufunc,
+# on a NumPy scalar of the same dtype with its scalar arithmetic (runtime/ops_elementwise.py),
+# so the two are traced apart.
+ZERO_D_ARRAY = "0-d array"
 
 
 class WeakIdentity:
@@ -114,7 +121,8 @@ def _key(value, arrays: list):
     kind = type(value)
     if kind is np.ndarray:
         arrays.append(value)
-        return ("array", value.shape, value.dtype, "cpu")
+        return ("array", value.shape, value.dtype, "cpu") if value.ndim else \
+            ("array", (), value.dtype, "cpu", ZERO_D_ARRAY)
     make = _KEYS.get(kind)
     if make is not None:
         return make(value, arrays)
@@ -124,7 +132,9 @@ def _key(value, arrays: list):
 def _other_key(value, arrays: list):
     if isinstance(value, (np.ndarray, np.generic)) or is_gpu_array(value):
         arrays.append(value)
-        return ("array", value.shape, value.dtype, device_of(value))
+        key = ("array", value.shape, value.dtype, device_of(value))
+        return key + (ZERO_D_ARRAY,) if isinstance(value, np.ndarray) and not value.ndim \
+            else key
     if isinstance(value, Tracer):
         arrays.append(value)
         return ("array", value.shape, value.dtype, value.device)
@@ -269,6 +279,8 @@ def _difference(old, new) -> str:
         for part, index, show in (("shape", 1, str), ("dtype", 2, str), ("device", 3, str)):
             if old[index] != new[index]:
                 return f": {part} {show(old[index])} -> {show(new[index])}"
+        if old[4:] != new[4:]:
+            return f": {_kind_of_0d(old)} -> {_kind_of_0d(new)}"
     if _is_container_key(old) and _is_container_key(new) and old[0] == new[0]:
         old_items, new_items = old[1:], new[1:]
         if old[0] == "dict" or (isinstance(old[0], type) and issubclass(old[0], dict)):
@@ -288,8 +300,14 @@ def _difference(old, new) -> str:
 
 
 def is_array_key(key) -> bool:
-    """Whether `key` (a part of a signature) is an array's: ("array", shape, dtype, device)."""
-    return type(key) is tuple and len(key) == 4 and key[0] == "array" and type(key[1]) is tuple
+    """Whether `key` (a part of a signature) is an array's: ("array", shape, dtype, device),
+    and ZERO_D_ARRAY after those for a 0-d NumPy array."""
+    return type(key) is tuple and len(key) in (4, 5) and key[0] == "array" and \
+        type(key[1]) is tuple
+
+
+def _kind_of_0d(key) -> str:
+    return "a 0-d array" if key[4:] == (ZERO_D_ARRAY,) else "a NumPy scalar"
 
 
 def _is_container_key(key) -> bool:

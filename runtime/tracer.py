@@ -543,6 +543,8 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
 
     def new_argument(leaf):
         tracer = builder.new_input(_aval_of(leaf))
+        if isinstance(leaf, np.ndarray) and leaf.ndim == 0:  # not a NumPy scalar (signature)
+            builder.zero_d_arrays.add(tracer.graph_var)
         parameter, path = next(names)
         if protect_arguments and not isinstance(leaf, (np.generic, Tracer)):  # not a scalar
             builder.arguments[id(tracer)] = (tracer, parameter, path)

@@ -388,7 +388,7 @@ def test_functions_math_computes_differently_stay_numpy(monkeypatch):
     _, square = compiled(lambda x: np.power(x, 2) - x, np.asarray(0.5), optimized=False)
     assert "_numpy" not in square
     # `**` on two numbers is the C library's pow, math.pow's too
-    _, scalar = compiled(lambda x: x ** 2.5 - x, np.asarray(0.5), optimized=False)
+    _, scalar = compiled(lambda x: x ** 2.5 - x, np.float64(0.5), optimized=False)
     assert "math.pow(a_float, 2.5)" in scalar
 
 
