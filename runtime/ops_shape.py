@@ -305,6 +305,9 @@ def bind_hstack(tup, *, dtype=None, casting="same_kind"):
     return concatenate(arrays, 0 if np.ndim(arrays[0]) == 1 else 1, dtype=dtype)
 
 
+traces(np.dstack)(lambda tup: concatenate([_atleast(3, a) for a in tup], 2))
+
+
 @traces(np.column_stack)
 def bind_column_stack(tup):
     arrays = [reshape(a, (-1, 1)) if np.ndim(a) < 2 else a for a in tup]

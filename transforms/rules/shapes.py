@@ -109,6 +109,11 @@ def vstack_rule(y, tup, *, dtype=None, casting="same_kind"):
     d[tup] = split_like(d[y], tup, 0, 2)
 
 
+@adjoint(np.dstack)
+def dstack_rule(y, tup):
+    d[tup] = split_like(d[y], tup, 2, 3)
+
+
 @adjoint(np.stack)
 def stack_rule(y, arrays, axis=0, *, dtype=None, casting="same_kind"):
     d[arrays] = unstack(d[y], axis)

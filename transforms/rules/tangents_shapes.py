@@ -111,6 +111,11 @@ def vstack_tangent(y, tup, *, dtype=None, casting="same_kind"):
     d[y] = np.vstack(d[tup])
 
 
+@tangent(np.dstack)
+def dstack_tangent(y, tup):
+    d[y] = np.dstack(d[tup])
+
+
 @tangent(np.stack)
 def stack_tangent(y, arrays, axis=0, *, dtype=None, casting="same_kind"):
     d[y] = np.stack(d[arrays], axis)
