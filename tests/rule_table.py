@@ -223,7 +223,7 @@ _MATH = [
     (math.atanh, uniform(-0.8, 0.8, None)), (math.radians, normal(None)),
     (math.degrees, normal(None)), (math.fabs, lambda rng: (float(away_from_zero(rng, ())),)),
     (math.atan2, normal(None, None)), (math.hypot, normal(None, None)),
-    (math.pow, uniform(0.5, 2.0, None, None)),
+    (math.pow, uniform(0.5, 2.0, None, None)), (math.erf, normal(None)),
 ]
 TABLE += [E(f"math.{f.__name__}", f, make, note="a float gets a float") for f, make in _MATH]
 

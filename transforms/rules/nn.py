@@ -1,5 +1,5 @@
 """Adjoint rules of convolution, pooling and erf (runtime/convolution.py, runtime/pooling.py,
-runtime/special.py).
+runtime/special.py; math.erf shares erf's).
 
 conv2d is bilinear; its two backprops are bilinear too, and each one's rule calls the other two
 (the identities in runtime/convolution.py), so derivatives of any order stay closed. Max pooling
@@ -7,6 +7,8 @@ routes gradients through the first largest element of each window (`max_pool2d_s
 transpose is `max_pool2d_gather`; which element is largest is a constant to the gradient. The
 arguments that give only shapes or that choice get no gradient.
 """
+import math
+
 import numpy as np
 
 from autotrace.runtime.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
@@ -19,7 +21,7 @@ from autotrace.transforms.rules.core import adjoint, d
 TWO_OVER_SQRT_PI = 1.1283791670955126
 
 
-@adjoint(erf)
+@adjoint(erf, math.erf)
 def erf_rule(y, x):
     d[x] = d[y] * TWO_OVER_SQRT_PI * np.exp(-x * x)
 

@@ -4,6 +4,8 @@ runtime/special.py).
 The bilinear maps are differentiated factor by factor; the maps linear in their first argument
 (pooling and its helpers) are their own tangents, the window's largest element held fixed.
 """
+import math
+
 import numpy as np
 
 from autotrace.runtime.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
@@ -14,7 +16,7 @@ from autotrace.transforms.rules.core import d, tangent
 from autotrace.transforms.rules.nn import TWO_OVER_SQRT_PI
 
 
-@tangent(erf)
+@tangent(erf, math.erf)
 def erf_tangent(y, x):
     d[y] = d[x] * TWO_OVER_SQRT_PI * np.exp(-x * x)
 
