@@ -5,8 +5,10 @@ second order, and the refusals for what autotrace cannot follow."""
 import abc
 import collections
 import dataclasses
+import gc
 import inspect
 import os
+import weakref
 
 import numpy as np
 import pytest
@@ -539,3 +541,32 @@ def test_a_class_passed_in_carries_the_gradient_through_its_fields(make):
     np.testing.assert_allclose(tangent, np.sum(3.0 * k * x ** 3), rtol=1e-12)
     np.testing.assert_allclose(autotrace.hessian(builds_what_it_is_given, wrt=1)(make, x),
                                np.diag(6.0 * k * x), rtol=1e-12)
+
+
+def _classes_made_here():
+    class Scaled:
+        def __init__(self, values):
+            self.values = values * 2.0
+
+    @dataclasses.dataclass
+    class Held:
+        values: np.ndarray
+
+    return Scaled, Held
+
+
+def test_a_class_passed_in_goes_when_the_user_drops_it():
+    # what autotrace makes to build it is kept on the class, not in a table that keeps it alive
+    x = np.array([0.5, -1.2])
+    classes = _classes_made_here()
+    for make in classes:
+        autotrace.hessian(lambda x, make=make: np.sum(make(x).values ** 3), wrt=0)(x)
+        autotrace.grad(builds_what_it_is_given_squared, wrt=1)(make, x)
+    references = [weakref.ref(make) for make in classes]
+    del classes, make
+    gc.collect()
+    assert [reference() for reference in references] == [None, None]
+
+
+def builds_what_it_is_given_squared(make, x):
+    return np.sum(make(x).values ** 2)

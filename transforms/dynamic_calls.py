@@ -25,7 +25,7 @@ from autotrace.runtime.scopes import gradient_scope, name_scope
 from autotrace.transforms.calls import Checkpointed, CustomGradient, describe, runs_own_call
 from autotrace.transforms.custom import custom_caller
 from autotrace.transforms.errors import TransformError
-from .objects import builds_by_fields, class_caller
+from .objects import as_function
 from .function_caches import made_from
 from autotrace.transforms.partials import partial_caller
 from autotrace.transforms.varargs import for_call
@@ -226,7 +226,7 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt):
         # behind barriers as in transforms/reverse_calls.py `recomputed_inputs`
         args, kwargs = recompute_from(tuple(args), dy), recompute_from(kwargs, dy)
         return recompute_from(vjp_call(func.function, args, kwargs, dy, wrt), dy)
-    func = class_caller(func) if builds_by_fields(func) else func
+    func = as_function(func)  # a class of the user's: a function that builds it
     asked, with_self, wrt = _asks_for_self(func, wrt)
     if asked and not with_self:
         return (None,) + tuple(_unscoped_vjp_call(func, args, kwargs, dy, wrt))
@@ -268,7 +268,7 @@ def _bound_self(func):
 def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
     """The gradients of `vjp_call(func, args, kwargs, dy, wrt)` for `args`, `dy`, the
     keyword arguments and the object whose method `func` is (None where it is none)."""
-    func = class_caller(func) if builds_by_fields(func) else func
+    func = as_function(func)  # a class of the user's: a function that builds it
     asked, with_self, wrt = _asks_for_self(func, wrt)
     if asked and not with_self:  # the object's entry: None (see vjp_call)
         gradient = tuple(gradient)[1:]
@@ -310,7 +310,7 @@ def jvp_call(func, args, kwargs, tangents, wrt):
 
 
 def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
-    func = class_caller(func) if builds_by_fields(func) else func
+    func = as_function(func)  # a class of the user's: a function that builds it
     asked, with_self, wrt = _asks_for_self(func, wrt)
     if asked and not with_self:  # a function held in an attribute of the object
         tangents = tuple(tangents)[1:]
@@ -341,7 +341,7 @@ def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
                      keywords_tangent=None, function_tangent=None):
     """The tangent of `vjp_call(func, args, kwargs, dy, wrt)` given tangents of args, dy,
     the keyword arguments (a dict, or None where none has one) and the called object."""
-    func = class_caller(func) if builds_by_fields(func) else func
+    func = as_function(func)  # a class of the user's: a function that builds it
     asked, with_self, wrt = _asks_for_self(func, wrt)
     if asked and not with_self:  # the object's entry: None (see vjp_call)
         return (None,) + tuple(vjp_call_tangent(func, args, kwargs, dy, wrt,

@@ -72,28 +72,33 @@ class Fields(dict):
         self.instance = instance
 
 
-# Where a class keeps its FieldsOf: on the class itself, so that it goes with the class (a
-# weakly keyed table would keep it alive, the FieldsOf referring back to its key), as
-# function_caches.made_from keeps what is made from a function.
-_FIELDS_OF = "__autotrace_fields_of__"
-# The FieldsOf of a class that takes no attributes of ours (as a weakly keyed table: a class
-# without a __dict__ of its own lives as long as its module in any case).
-_fields_of_elsewhere: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# What is made for a class of a kind (an attribute name) where the class takes no attributes
+# of ours: kind -> a weakly keyed table (a class without a __dict__ of its own lives as long as
+# its module in any case).
+_made_elsewhere: dict = {}
+
+
+def _made_for(cls, kind: str, make):
+    """`make(cls)`, made once: kept on the class itself, so that it goes with the class (a
+    weakly keyed table would keep it alive, what was made referring back to its key), as
+    function_caches.made_from keeps what is made from a function."""
+    made = cls.__dict__.get(kind)  # its own: a subclass's is not its base class's
+    if made is not None:
+        return made
+    elsewhere = _made_elsewhere.setdefault(kind, weakref.WeakKeyDictionary())
+    made = elsewhere.get(cls)
+    if made is None:
+        made = make(cls)
+        try:
+            setattr(cls, kind, made)
+        except (AttributeError, TypeError):  # a class that refuses new attributes
+            elsewhere[cls] = made
+    return made
 
 
 def fields_of(cls) -> FieldsOf:
     """The one FieldsOf of `cls` (so that its derivative is made once)."""
-    made = cls.__dict__.get(_FIELDS_OF)  # its own: a subclass's is not its base class's
-    if made is not None:
-        return made
-    made = _fields_of_elsewhere.get(cls)
-    if made is None:
-        made = FieldsOf(cls)
-        try:
-            setattr(cls, _FIELDS_OF, made)
-        except (AttributeError, TypeError):  # a class that refuses new attributes
-            _fields_of_elsewhere[cls] = made
-    return made
+    return _made_for(cls, "__autotrace_fields_of__", FieldsOf)
 
 
 def objects_built(function: gast.FunctionDef, namespace: dict, import_value) -> None:
@@ -196,15 +201,15 @@ def _package(cls) -> str:
     return (getattr(cls, "__module__", None) or "").split(".")[0]
 
 
-def class_caller(cls):
-    """A function that builds `cls` as differentiated code does (`build_object(cls,
-    fields_of_cls(...))`), made once per class: what vjp_call and jvp_call differentiate where
-    a class of the user's is called through a variable (`make(x)`, `make` an argument)."""
-    made = _class_callers.get(cls)
-    if made is None:
-        made = _class_callers[cls] = (_dataclass_caller(cls) if generated_dataclass_init(cls)
-                                      else _fields_caller(cls))
-    return made
+def as_function(func):
+    """What vjp_call and jvp_call differentiate for a call of `func` made through a variable
+    (`make(x)`, `make` an argument): for a class of the user's, a function that builds it as
+    differentiated code does (`build_object(cls, fields_of_cls(...))`), made once per class;
+    anything else, itself."""
+    if not _builds_by_fields(func):
+        return func
+    return _made_for(func, "__autotrace_class_caller__", lambda cls: (
+        _dataclass_caller(cls) if generated_dataclass_init(cls) else _fields_caller(cls)))
 
 
 def _fields_caller(cls):
@@ -237,14 +242,6 @@ def _dataclass_caller(cls):
     source = (f"def make_{cls.__name__}({', '.join(parameters)}):\n"
               f"    return build_object(cls, {{{', '.join(values)}}})\n")
     return load_function(source, f"make_{cls.__name__}", namespace)
-
-
-_class_callers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def builds_by_fields(cls) -> bool:
-    """Whether differentiated code builds `cls` from the fields its `__init__` sets."""
-    return _builds_by_fields(cls)
 
 
 def _builds_by_fields(cls) -> bool:
