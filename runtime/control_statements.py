@@ -30,7 +30,8 @@ from autotrace.runtime.control_variables import Undefined, _error
 from .devices import is_gpu_array
 from .ops_index import checked_out, holds_traced, stacked
 from autotrace.runtime.stacks import SavedValues
-from autotrace.runtime.tracer import Tracer, TracerConversionError, set_item as _set_array_item
+from autotrace.runtime.tracer import (OPERATOR_SYMBOLS, Tracer, TracerConversionError,
+                                      set_item as _set_array_item)
 
 
 def set_item(target, index, value):
@@ -43,14 +44,9 @@ def set_item(target, index, value):
     return _set_array_item(target, index, value)
 
 
-# `L[i] op= v`: the in-place operator Python runs on the item, and the plain one.
-_AUGMENTED = {"+": (operator.iadd, operator.add), "-": (operator.isub, operator.sub),
-              "*": (operator.imul, operator.mul), "/": (operator.itruediv, operator.truediv),
-              "//": (operator.ifloordiv, operator.floordiv), "%": (operator.imod, operator.mod),
-              "**": (operator.ipow, operator.pow), "@": (operator.imatmul, operator.matmul),
-              "&": (operator.iand, operator.and_), "|": (operator.ior, operator.or_),
-              "^": (operator.ixor, operator.xor), "<<": (operator.ilshift, operator.lshift),
-              ">>": (operator.irshift, operator.rshift)}
+# `L[i] op= v`, by op's symbol: the in-place operator Python runs on the item, and the plain one.
+_AUGMENTED = {symbol: (getattr(operator, f"__i{name}__"), getattr(operator, f"__{name}__"))
+              for name, symbol in OPERATOR_SYMBOLS.items()}
 
 
 def updated_item(target, index, symbol: str, value):

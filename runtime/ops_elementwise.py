@@ -88,6 +88,7 @@ def _register_ufuncs() -> None:
 # argument (runtime/signature.py traces those apart from NumPy scalars).
 ZERO_D_ARRAYS = frozenset({"copy", "where", "full"})
 
+
 def scalar_power(base, exponent):
     """`base ** exponent` as NumPy's scalar arithmetic computes it (see above)."""
     return _number(base) ** _number(exponent)
@@ -104,10 +105,10 @@ def power(base, exponent):
     """A traced value's `**` (and its reflection): NumPy's scalar `**` where both are numbers
     (a 0-d traced value that is no view, a Python or NumPy number) and one is a float, else the
     power ufunc, as an array's `**` is."""
-    if _scalar_operand(base) and _scalar_operand(exponent) and any(
-            np.dtype(_dtype_of(value)).kind == "f" for value in (base, exponent)) and not any(
-            np.dtype(_dtype_of(value)).kind == "c" for value in (base, exponent)):
-        return bind("scalar_power", base, exponent)
+    if _scalar_operand(base) and _scalar_operand(exponent):
+        kinds = {np.dtype(_dtype_of(value)).kind for value in (base, exponent)}
+        if "f" in kinds and "c" not in kinds:
+            return bind("scalar_power", base, exponent)
     return apply_ufunc(np.power, "__call__", base, exponent)
 
 

@@ -497,12 +497,13 @@ def _in_place_operator(ufunc, symbol: str):
     return method
 
 
-_OPERATOR_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
-                     "mod": "%", "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^",
-                     "lshift": "<<", "rshift": ">>"}
+# Python's operators that have an in-place form (`+=`), by name and symbol.
+OPERATOR_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
+                    "mod": "%", "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^",
+                    "lshift": "<<", "rshift": ">>"}
 for _dunder, _ufunc in BINARY_OPERATORS:
-    if _dunder in _OPERATOR_SYMBOLS:
-        setattr(Tracer, f"__i{_dunder}__", _in_place_operator(_ufunc, _OPERATOR_SYMBOLS[_dunder]))
+    if _dunder in OPERATOR_SYMBOLS:
+        setattr(Tracer, f"__i{_dunder}__", _in_place_operator(_ufunc, OPERATOR_SYMBOLS[_dunder]))
 
 for _dunder, _ufunc in COMPARISON_OPERATORS:
     setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
