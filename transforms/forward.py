@@ -22,6 +22,7 @@ from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from autotrace.transforms.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, describe,
                                         rule_template)
 from autotrace.transforms.codegen import to_source
+from .dead_branches import deferring_refusals
 from autotrace.transforms.custom import check_call, custom_functions
 from autotrace.transforms.dynamic_calls import SELF
 from autotrace.transforms.objects import refuse_method_for_effect
@@ -455,6 +456,7 @@ class ForwardMode:
             + rule_template(function, label, "tangent"), label)
 
 
+@deferring_refusals
 def forward_function(func, wrt, *, session):
     """Generate and load the forward-mode derivative of `func`.
 

@@ -29,6 +29,7 @@ from autotrace.runtime.recompute import recompute_from
 from autotrace.runtime.scopes import gradient_scope
 from autotrace.runtime.state import deposit, holds_state, state_as_of, state_version
 from .activity import STATE, active_names, varied_names
+from .dead_branches import raise_when_run
 from autotrace.transforms.anf import normalize
 from autotrace.transforms.calls import CustomGradient, classify
 from autotrace.transforms.checks import check_supported
@@ -155,6 +156,22 @@ class Session:
         self.done: dict = {}
         self.namespaces: list = []  # of every function transformed (see LiveNamespace)
         self.pending: dict = collections.defaultdict(list)
+        # Refusals in branches of an `if`, raised when the branch runs (dead_branches.py).
+        self.refused_when_run: list = []
+
+    def snapshot(self) -> tuple:
+        """What a derivative's build changes in the session, to be restored (`restore`)
+        where the build stops at a refusal and starts again."""
+        return (self.outermost, dict(self.done),
+                {key: list(waiting) for key, waiting in self.pending.items()},
+                len(self.namespaces), set(self.checked_callees))
+
+    def restore(self, snapshot: tuple) -> None:
+        self.outermost, done, pending, namespaces, checked = snapshot
+        self.done = done
+        self.pending = collections.defaultdict(list, pending)
+        del self.namespaces[namespaces:]
+        self.checked_callees = checked
 
     def bind_derivative(self, func, wrt, namespace, identifier, mode="reverse"):
         key = (mode, func, wrt)
@@ -257,6 +274,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool,
         parsed = parse_function(func)
     function = parsed.node
     location = parsed.location
+    raise_when_run(function, location, parsed.namespace, session.refused_when_run)
     spell_out_starred(function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
     explicit_super(function, parsed.namespace)
     check_supported(function, location, parsed.namespace)

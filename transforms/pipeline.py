@@ -25,6 +25,7 @@ import autotrace.runtime.derivatives.items as items
 import autotrace.runtime.derivatives.sequences as sequences
 import autotrace.runtime.derivatives.structure as structure
 from autotrace.transforms import cleanup
+from .dead_branches import deferring_refusals
 from .names_alike import names_bound_alike
 from autotrace.runtime.state import deposit, reverse_derivative_code
 from autotrace.transforms.calls import classify
@@ -60,6 +61,7 @@ def _is_pure(namespace, helper_identifiers, impure=frozenset()):
     return pure
 
 
+@deferring_refusals
 def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
                      checkpoint_every: int | None = None):
     """Generate and load the reverse-mode derivative of `func` (see the module docstring).
