@@ -25,7 +25,8 @@ from autotrace import transforms
 from autotrace.runtime.control_statements import HELPERS as STATEMENT_HELPERS, NUMPY_REPLACEMENTS
 from autotrace.transforms.control_flow_build import convert
 from autotrace.transforms.dynamic_calls import (derivative_conversion, jvp_call, vjp_call,
-                                                vjp_call_tangent, vjp_call_transpose)
+                                                vjp_call_tangent, vjp_call_transpose,
+                                                vjp_start)
 from autotrace.transforms.function_caches import made_from
 from autotrace.transforms.line_map import user_function_name, user_place
 from autotrace.transforms.live_names import transform_lock
@@ -131,5 +132,5 @@ def _converting_derivatives(caller):
 
 
 _CONVERTING_CALLERS = {caller: _converting_derivatives(caller) for caller in (
-    vjp_call, jvp_call, vjp_call_tangent, vjp_call_transpose)}
+    vjp_call, jvp_call, vjp_call_tangent, vjp_call_transpose, vjp_start)}
 HELPERS = {**STATEMENT_HELPERS, "converted": converted}

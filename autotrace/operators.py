@@ -17,6 +17,7 @@ from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
 from autotrace.recompute import caller_site
 from autotrace.runtime.derivatives.structure import _rebuild, array_module, zeros_like
+from autotrace.runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from autotrace.runtime.state import current_scope
 from autotrace.transforms.dynamic_calls import rule_caller
 from autotrace.transforms.calls import runs_own_call
@@ -90,12 +91,16 @@ def _cached(build, f: Callable, wrt, optimized: bool, implicit: bool, options: d
 
 
 def reverse(f: Callable, wrt, optimized: bool = True, with_value: bool = False,
-            implicit: bool = False, checkpoint_every: int | None = None) -> Callable:
+            implicit: bool = False, checkpoint_every: int | None = None,
+            split: bool = False) -> Callable:
     """The generated reverse-mode derivative (what `grad` and `value_and_grad` return);
     `implicit` for the one `implicit_grad` runs (see transforms/front_end.py `Session`);
-    `checkpoint_every` splits f's loops into recomputed segments (transforms/segments.py)."""
+    `checkpoint_every` splits f's loops into recomputed segments (transforms/segments.py);
+    `split`: the derivative run in halves (runtime/derivatives/sweeps.py), as vjp runs it."""
     check_every(checkpoint_every, caller_site())
     options = {} if checkpoint_every is None else {"checkpoint_every": checkpoint_every}
+    if split:
+        options["split"] = True
     return _generate(reverse_function, f, wrt, optimized, implicit, with_value=with_value,
                      **options)
 
@@ -136,15 +141,21 @@ def jvp(f: Callable, primals, tangents):
 def vjp(f: Callable, *args, checkpoint_every: int | None = None):
     """`(f(*args), vjp_fn)`: `vjp_fn(cotangent)` returns one gradient per argument of f.
 
-    The value is computed once; each call of vjp_fn runs the generated adjoint code.
-    checkpoint_every: as for `grad`.
+    f runs once, here: its derivative's primal sweep, whose adjoint sweep the first call of
+    vjp_fn runs (runtime/derivatives/sweeps.py). A second call of vjp_fn runs the whole
+    derivative again, f's primal sweep with it. checkpoint_every: as for `grad`.
     """
-    gradient = reverse(f, tuple(range(len(args))), with_value=True,
-                       checkpoint_every=checkpoint_every)
-    value, _ = _as_run_now(gradient)(*args)
+    wrt = tuple(range(len(args)))
+    adjoint = _as_run_now(reverse(f, wrt, checkpoint_every=checkpoint_every, split=True))(
+        *args)
+    value = primal_sweep(adjoint)
+    waiting = [adjoint]  # the adjoint sweep not run yet
 
     def vjp_fn(cotangent):
-        return _as_run_now(gradient)(*args, **{gradient.__autotrace_seed__: cotangent})[1]
+        if waiting:
+            return adjoint_sweep(waiting.pop(), cotangent)
+        gradient = reverse(f, wrt, checkpoint_every=checkpoint_every)
+        return _as_run_now(gradient)(*args, **{gradient.__autotrace_seed__: cotangent})
     return value, vjp_fn
 
 

@@ -19,7 +19,6 @@ builtins max and min), and the test of a statement left as Python code.
 """
 from __future__ import annotations
 
-import operator
 import sys
 
 import numpy as np
@@ -30,7 +29,7 @@ from autotrace.runtime.control_variables import Undefined, _error
 from .devices import is_gpu_array
 from .ops_index import checked_out, holds_traced, stacked
 from autotrace.runtime.stacks import SavedValues
-from autotrace.runtime.tracer import (OPERATOR_SYMBOLS, Tracer, TracerConversionError,
+from autotrace.runtime.tracer import (AUGMENTED_OPERATORS, Tracer, TracerConversionError,
                                       set_item as _set_array_item)
 
 
@@ -44,9 +43,6 @@ def set_item(target, index, value):
     return _set_array_item(target, index, value)
 
 
-# `L[i] op= v`, by op's symbol: the in-place operator Python runs on the item, and the plain one.
-_AUGMENTED = {symbol: (getattr(operator, f"__i{name}__"), getattr(operator, f"__{name}__"))
-              for name, symbol in OPERATOR_SYMBOLS.items()}
 
 
 def updated_item(target, index, symbol: str, value):
@@ -54,7 +50,7 @@ def updated_item(target, index, symbol: str, value):
     set_item then stores. Where target is a list or dict, Python runs the item's own in-place
     operator: an array item (and every name bound to it) is changed in place, a number gets a
     new value. An array's item is the new value `target[index] op value`, written by set_item."""
-    in_place, plain = _AUGMENTED[symbol]
+    in_place, plain = AUGMENTED_OPERATORS[symbol]
     if isinstance(target, (np.ndarray, Tracer)):
         return plain(target[index], value)
     item = target[index]

@@ -39,6 +39,8 @@ Decisions, and what they mean for the traced function:
 """
 from __future__ import annotations
 
+import operator
+
 from builtins import type as builtins_type
 from dataclasses import replace
 
@@ -501,6 +503,10 @@ def _in_place_operator(ufunc, symbol: str):
 OPERATOR_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
                     "mod": "%", "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^",
                     "lshift": "<<", "rshift": ">>"}
+# `target op= value`, by op's symbol: the in-place operator Python runs, and the plain one.
+AUGMENTED_OPERATORS = {symbol: (getattr(operator, f"__i{name}__"),
+                                getattr(operator, f"__{name}__"))
+                       for name, symbol in OPERATOR_SYMBOLS.items()}
 for _dunder, _ufunc in BINARY_OPERATORS:
     if _dunder in OPERATOR_SYMBOLS:
         setattr(Tracer, f"__i{_dunder}__", _in_place_operator(_ufunc, OPERATOR_SYMBOLS[_dunder]))

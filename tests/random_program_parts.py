@@ -61,6 +61,11 @@ FEATURES = frozenset({
                             # keep NumPy's signed zeros (checked by the traced_primal mode)
     "checkpointed",       # a helper decorated with @autotrace.checkpoint (every third seed
                           # with helpers: chosen by the seed, so other programs stay the same)
+    "object_state",       # f calls a method of a global layer written as libraries write
+                          # them: lazy initialisation, a call counter, parameters in a dict,
+                          # shapes kept in a list, a cache under a flag that is off (its
+                          # append is refused only if it runs), shape integers (chosen by a
+                          # generator of its own, so other programs stay the same)
 })
 
 # Constructs that give wrong derivatives or internal errors today, left out so that the test
@@ -143,6 +148,37 @@ class Box:
 class ScaledBox(Box):
     def __init__(self, w, b, c):
         super().__init__(w * c, b)
+'''
+
+LAYER_CLASS = '''
+
+class Layer:
+    def __init__(self, scale):
+        self.scale = scale
+        self.is_initialized = False
+        self.parameters = {}
+        self.derived_variables = {"calls": 0, "shapes": []}
+        self.cache = []
+        self.retain_derived = False
+
+    def _init_params(self, n):
+        self.parameters = {"w": np.linspace(0.5, 1.5, n), "c": self.scale}
+        self.is_initialized = True
+
+    def forward(self, u, s):
+        if not self.is_initialized:
+            self.n_in = u.shape[0]
+            self._init_params(self.n_in)
+        self.derived_variables["calls"] += 1
+        self.derived_variables["shapes"].append(u.shape)
+        if self.retain_derived:
+            self.cache.append(u)
+        n = u.shape[0]
+        w = self.parameters["w"][:n]
+        return u * w * self.parameters["c"] + s * np.tanh(u)
+
+
+LAYER = Layer(0.75)
 '''
 
 

@@ -26,8 +26,8 @@ import sys
 
 from tests.random_program_memory import MemoryWriter
 from tests.random_program_parts import (CLASSES, DECORATORS, FACTORIES, FEATURES,
-                                        IMPORTS, KNOWN_BROKEN, SIZE, ExpressionWriter,
-                                        Program, Scope, enabled_features)
+                                        IMPORTS, KNOWN_BROKEN, LAYER_CLASS, SIZE,
+                                        ExpressionWriter, Program, Scope, enabled_features)
 
 __all__ = ["KNOWN_BROKEN", "FEATURES", "Program", "enabled_features", "write_program"]
 
@@ -424,6 +424,11 @@ class Writer(MemoryWriter, ExpressionWriter):
         for _ in range(self.rng.randint(2, 4)):
             self.statement(scope, 2)
         self.emit(f"return {self.result(scope)}")
+        if self.has("object_state") and random.Random(f"object_state {self.seed}").random() < 0.3:
+            # (drawn apart from the program's generator: the rest of the program is the same)
+            self.use("object_state")
+            self.lines.insert(0, "    layer_out = LAYER.forward(x, a)")
+            self.lines[-1] = self.lines[-1].replace(_ARRAYS, " + np.sum(layer_out ** 2)" + _ARRAYS)
         parts = [IMPORTS + ("import autotrace\n" if "checkpointed" in self.used else "")]
         if "decorators" in self.used:
             parts.append(DECORATORS)
@@ -431,6 +436,8 @@ class Writer(MemoryWriter, ExpressionWriter):
             parts.append(FACTORIES)
         if {"objects_built_inside", "super_call"} & self.used:
             parts.append(CLASSES)
+        if "object_state" in self.used:
+            parts.append(LAYER_CLASS)
         parts += ["\n\n" + helper for helper in helpers]
         body = "\n".join(self.lines) + "\n"
         parts.append("\n\ndef f(x, a):\n" + _RESULT_MARKER.sub(r"\1", body))

@@ -104,14 +104,14 @@ def base_name(target):
     return target if isinstance(target, gast.Name) else None
 
 
-_OPERATORS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
+AUGMENTED_SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
               gast.MatMult: "@", gast.Mod: "%", gast.FloorDiv: "//", gast.BitAnd: "&",
               gast.BitOr: "|", gast.BitXor: "^", gast.LShift: "<<", gast.RShift: ">>"}
 
 
 def operator_text(node) -> str:
     """`+=` for `a += b`."""
-    return _OPERATORS[type(node.op)] + "="
+    return AUGMENTED_SYMBOLS[type(node.op)] + "="
 
 
 def write_text(write) -> str:

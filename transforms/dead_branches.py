@@ -6,7 +6,7 @@ case the arguments never reach. Where autotrace cannot transform a statement in 
 refusing the whole function would refuse code that runs fine, so the branch becomes
 
     if not self.is_initialized:
-        raise TransformError('autotrace cannot ...', 'layers.py', 41)
+        raise_refusal('autotrace cannot ...', 'layers.py', 41)
 
 and the derivative is made again: the refusal is raised, naming the user's line, if and when
 the branch runs. A refusal outside any branch is raised at once, as before.
@@ -21,11 +21,8 @@ import functools
 import gast
 
 from .errors import SourceUnavailableError, TransformError
-
-# The name the replaced branches call: the error class itself, bound in the function's
-# namespace under this name (or a fresh one where the user's code uses it for something else).
-_ERROR_NAME = "TransformError"
-
+from .rules.core import constant
+from .state_writes import bind_global
 
 def deferring_refusals(build):
     """`build(func, wrt, *, session, ...)`, made again with the branch replaced whenever it
@@ -109,16 +106,25 @@ def _spans(statement, location, line: int) -> bool:
     return first is not None and first <= line <= last
 
 
-def _raising(error: TransformError, at, namespace: dict) -> gast.Raise:
-    """`raise TransformError(message, filename, line)`, placed at `at`'s line."""
-    name = _ERROR_NAME
-    while namespace.get(name, TransformError) is not TransformError:
-        name = "autotrace_" + name
-    namespace[name] = TransformError
+def raise_refusal(message: str, filename: str, line: int) -> None:
+    """Raise the refusal of a branch that runs (a call, not a `raise` statement: to the
+    passes that follow, and to the conversion of control flow for tracing, the branch is one
+    that goes on, and no exit from the function)."""
+    raise TransformError(message, filename, line)
+
+
+constant(raise_refusal)
+
+
+def _raising(error: TransformError, at, namespace: dict) -> gast.Expr:
+    """`raise_refusal(message, filename, line)`, placed at `at`'s line."""
+    name = bind_global(namespace, "raise_refusal", raise_refusal)
     arguments = [gast.Constant(value=value, kind=None)
                  for value in (error.message, error.filename, error.lineno)]
     call = gast.Call(func=gast.Name(id=name, ctx=gast.Load(), annotation=None,
                                     type_comment=None),
                      args=arguments, keywords=[])
-    statement = gast.Raise(exc=call, cause=None)
-    return gast.copy_location(statement, at.body[0] if at.body else at)
+    statement = gast.Expr(value=call)
+    for node in (statement, call, *arguments, call.func):
+        gast.copy_location(node, at.body[0] if at.body else at)
+    return statement

@@ -17,6 +17,7 @@ import sys
 import weakref
 
 import autotrace.runtime.derivatives.structure as structure
+from ..runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
                                                  replace_namedtuple_call)
 from autotrace.runtime.state import current_sink, holds_state
@@ -117,17 +118,18 @@ def rule_caller(func, rules: dict):
     return cache[key]
 
 
-def derivative_of(func, wrt: tuple, implicit: bool = False):
+def derivative_of(func, wrt: tuple, implicit: bool = False, split: bool = False):
     """The reverse-mode derivative of the Python function `func`, built once per `wrt` (and
-    mode: implicit derivatives hand the gradients of Variables they reach to the sink)."""
+    mode: implicit derivatives hand the gradients of Variables they reach to the sink; split
+    ones run in halves, see vjp_start)."""
     cache = _cache_of(func)
-    key = ("implicit", wrt) if implicit else wrt
+    key = ("implicit", wrt) if implicit else ("split", wrt) if split else wrt
     with transform_lock:
         if key not in cache or not is_current(cache[key]):  # made again after a rebinding
             # pipeline imports this module
             from autotrace.transforms.pipeline import Session, reverse_function
             cache[key] = reverse_function(func, wrt, session=Session(
-                optimized=True, implicit=implicit, called=True))
+                optimized=True, implicit=implicit, called=True), split=split)
         return cache[key]
 
 
@@ -256,6 +258,55 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt):
             "@autotrace.register_adjoint")
     derivative = _as_called(derivative_of(func, wrt, implicit))
     return derivative(*args, **{seed_keyword(func): dy}, **kwargs)
+
+
+def vjp_start(func, args, kwargs, wrt):
+    """The derivative of `func(*args, **kwargs)` for the arguments in `wrt`, to run in halves
+    (runtime/derivatives/sweeps.py): a generator yielding the call's value, then, sent its
+    gradient, returning the gradients vjp_call would. A user's function or method runs its
+    primal sweep once; a call autotrace derives otherwise (a rule, a module's call in its
+    name scope, a checkpointed call) runs as called, and vjp_call gives its gradients."""
+    adjoint = _split_derivative(func, args, kwargs, wrt)
+    if adjoint is None:
+        return _called_whole(func, args, kwargs, wrt, derivative_conversion.get())
+    return adjoint
+
+
+def _called_whole(func, args, kwargs, wrt, conversion):
+    """The call, then vjp_call's gradients; converted for tracing as vjp_start was called
+    (a generator runs after the call that made it returned)."""
+    gradient = yield (func if conversion is None else conversion(func))(*args, **kwargs)
+    token = derivative_conversion.set(conversion)
+    try:
+        return vjp_call(func, args, kwargs, gradient, wrt)
+    finally:
+        derivative_conversion.reset(token)
+
+
+def _split_derivative(func, args, kwargs, wrt):
+    """vjp_start's generator for a user's function or method, or None for another callee."""
+    if isinstance(func, Checkpointed) or _scope_of(func) is not None or \
+            current_sink() is not None:
+        return None
+    func = as_function(func)  # a class of the user's: a function that builds it
+    asked, with_self, wrt = _asks_for_self(func, wrt)
+    if asked and not with_self:
+        adjoint = _split_derivative(func, args, kwargs, wrt)
+        return None if adjoint is None else _with_gradients_first(adjoint, (None,))
+    if classify_value_safely(func) != "user":
+        return None
+    func, args, wrt = unbind_method(func, args, wrt)
+    if with_self:  # the object whose method it is: the function's first argument
+        wrt = (0,) + wrt
+    func = for_call(func, len(args), kwargs)  # one that takes *args: as called
+    if classify_value_safely(func) != "user":
+        return None
+    return _as_called(derivative_of(func, wrt, split=True))(*args, **kwargs)
+
+
+def _with_gradients_first(adjoint, first: tuple):
+    gradient = yield primal_sweep(adjoint)
+    return first + tuple(adjoint_sweep(adjoint, gradient))
 
 
 def _bound_self(func):

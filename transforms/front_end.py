@@ -30,13 +30,16 @@ from autotrace.runtime.scopes import gradient_scope
 from autotrace.runtime.state import deposit, holds_state, state_as_of, state_version
 from .activity import STATE, active_names, varied_names
 from .dead_branches import raise_when_run
+from .state_writes import refuse_written_gradients, rewrite_state_writes
 from autotrace.transforms.anf import normalize
 from autotrace.transforms.calls import CustomGradient, classify
 from autotrace.transforms.checks import check_supported
 from autotrace.transforms.custom import custom_caller
 from autotrace.transforms.codegen import debug_source
 from autotrace.transforms.dict_methods import rewrite_dict_methods
-from autotrace.transforms.dynamic_calls import jvp_call, seed_keyword, unbind_method, vjp_call
+from autotrace.transforms.dynamic_calls import (jvp_call, seed_keyword, unbind_method, vjp_call,
+                                                vjp_start)
+from ..runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from autotrace.transforms.exits import exits_to_flags
 from autotrace.transforms.inplace import check_writes, follow_writes, refuse_shared_write
 from .out_arguments import rewrite_out_arguments
@@ -82,6 +85,7 @@ HELPERS = {
     "refuse_shared_write": refuse_shared_write,
     "check_state_writes": check_state_writes, "gradient_scope": gradient_scope,
     "recompute_from": recompute_from,
+    "primal_sweep": primal_sweep, "adjoint_sweep": adjoint_sweep, "vjp_start": vjp_start,
 }
 
 
@@ -124,11 +128,12 @@ class Context:
         return seed_keyword(func, keyword)
 
     def derive(self, func, wrt: tuple, mode: str = "reverse") -> str:
-        """The identifier bound to func's derivative (`mode` "reverse" or "forward")."""
+        """The identifier bound to func's derivative (`mode` "reverse", "split": reverse run
+        in halves, or "forward")."""
         key = (mode, func, wrt)
         if key in self.bound:
             return self.bound[key]
-        prefix = "d" if mode == "reverse" else "f"
+        prefix = "f" if mode == "forward" else "d"
         identifier = self.namer.fresh(prefix + getattr(func, "__name__", "f").strip("_<>"))
         self.bound[key] = identifier
         self.session.bind_derivative(func, wrt, self.namespace, identifier, mode)
@@ -142,11 +147,15 @@ class Session:
     """One top-level transform, and the derivatives of the user functions it calls."""
 
     def __init__(self, optimized: bool, implicit: bool = False, outermost: bool = False,
-                 called: bool = False):
+                 called: bool = False, split_calls: bool = True):
         """outermost: the first function derived is the user's, whose gradients the user
         gets (the others are called by generated code); called: its function is one a
-        differentiated function calls."""
+        differentiated function calls; split_calls: a call of a user's function runs its
+        derivative's primal sweep where the call is and its adjoint sweep later
+        (runtime/derivatives/sweeps.py), not the function and then its whole derivative."""
         self.optimized = optimized
+        # (Implicit derivatives recompute calls as of the Variables they saw: called whole.)
+        self.split_calls = split_calls and not implicit
         self.outermost = outermost
         self.called = called
         self.checked_callees: set = set()  # code of functions whose calls were checked
@@ -158,6 +167,10 @@ class Session:
         self.pending: dict = collections.defaultdict(list)
         # Refusals in branches of an `if`, raised when the branch runs (dead_branches.py).
         self.refused_when_run: list = []
+
+    def with_whole_calls(self, outermost: bool) -> "Session":
+        """A session like this one where calls run their callees' derivatives whole."""
+        return Session(self.optimized, self.implicit, outermost, self.called, split_calls=False)
 
     def snapshot(self) -> tuple:
         """What a derivative's build changes in the session, to be restored (`restore`)
@@ -179,6 +192,8 @@ class Session:
             from autotrace.transforms.forward import forward_function as build
         else:
             from autotrace.transforms.pipeline import reverse_function as build
+            if mode == "split":
+                build = functools.partial(build, split=True)
         if key in self.done:
             namespace[identifier] = self.done[key]
             return
@@ -255,13 +270,15 @@ class Prepared:
 
 
 def prepare(func, wrt, session: Session, keyword: str, exits: bool,
-            checkpoint_every: int | None = None) -> Prepared:
+            checkpoint_every: int | None = None, runs_once: bool = True) -> Prepared:
     """Run the passes every transform shares, up to activity analysis.
 
     keyword: the base name of the generated function's extra keyword (`dy`, `tangent`).
     exits: turn break/continue/early return into flags (reverse mode needs it).
     checkpoint_every: split loops into checkpointed segments of so many iterations
-    (transforms/segments.py), or None.
+    (transforms/segments.py), or None. runs_once: the derivative runs func's primal sweep
+    once per call of func (writes into objects' state are then made as Python makes them,
+    transforms/state_writes.py).
     """
     custom = getattr(func, "__autotrace_python_function__", func)  # through a traced one
     if isinstance(custom, CustomGradient):  # grad(log1pexp) itself: derive a call of it
@@ -275,6 +292,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool,
     function = parsed.node
     location = parsed.location
     raise_when_run(function, location, parsed.namespace, session.refused_when_run)
+    state_written = rewrite_state_writes(function, location, parsed.namespace, runs_once)
     spell_out_starred(function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
     explicit_super(function, parsed.namespace)
     check_supported(function, location, parsed.namespace)
@@ -351,8 +369,10 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool,
     def activity(constant):
         return active_names(body + returned, seeds, constant, reads_state)
     check_constructions(body + returned, namespace, location, activity, is_constant)
-    check_calls(body, location, varied_names(body + returned, seeds, is_constant), active,
-                lambda func: classify(func, namespace), context.helper)
+    varied = varied_names(body + returned, seeds, is_constant)
+    refuse_written_gradients(body, location, state_written, varied, namespace)
+    check_calls(body, location, varied, active, lambda func: classify(func, namespace),
+                context.helper)
     check_partials(body + returned, location, namespace, activity, is_constant)
     return Prepared(function, location, parameters, wrt_names, keyword, namer, namespace,
                     context, body, result, local_names, active, return_node, state_names,

@@ -83,6 +83,9 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
         self.local_names = local_names
         self.references = references
         self.state_versions: dict[int, str] = {}  # id(call) -> the name of its state version
+        # Calls run in halves (transforms/reverse_calls.py `split_call`): id(call) -> the
+        # name holding its derivative between its primal and adjoint sweeps.
+        self.split_calls: dict[int, str] = {}
         self.maybe_unassigned: set[str] = set()  # names the adjoint reads that may be unbound
         # id(item write) -> (the write, the other names bound to the very object it writes
         # into): transforms/names_alike.py names_bound_alike, set by the caller where it knows them
@@ -232,6 +235,9 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
             resolved = classify(node.value.func, self.context.namespace)
             if resolved.kind == "custom":
                 return self.custom_gradient(node, primal, resolved.value)
+            split = self.split_call(node, primal, resolved)
+            if split is not None:
+                return split
             if self.context.session.implicit and resolved.kind in ("user", "dynamic"):
                 version = self.state_version(node.value)
         version_push, version_statement, version_pop = version

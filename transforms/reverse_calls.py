@@ -141,11 +141,65 @@ class CallAdjoints:
                     node.id = renames[node.id]
         return statements
 
-    def call_adjoint(self, primal, call, gradient, state, node) -> list:
+    def split_call(self, node, primal: str, resolved) -> Sweep | None:
+        """`y = f(x)` for a user's function f whose derivative the adjoint sweep wants, run
+        in halves (runtime/derivatives/sweeps.py):
+
+            _adjoint1 = df(x)               (or vjp_start(f, (x,), {}, wrt), f known later)
+            y = primal_sweep(_adjoint1)      f runs once, its derivative's primal sweep
+            ...
+            _grads1 = adjoint_sweep(_adjoint1, by)
+
+        None for a call run whole: no gradient wanted, a rule, a checkpointed call (whose
+        point is to run again), a constructor's fields."""
+        call = node.value
+        if not self.context.session.split_calls or primal not in self.active or \
+                resolved.kind not in ("user", "dynamic") or resolved.checkpointed or \
+                isinstance(resolved.value, FieldsOf):
+            return None
+        _, _, owner, wrt = self.call_wrt(call, resolved)
+        if not wrt:
+            return None
+        adjoint_name = self.temporary("adjoint")
+        if resolved.kind == "user":
+            start = gast.Call(func=name(self.context.derive(resolved.value, wrt, "split")),
+                              args=copy.deepcopy(call.args),
+                              keywords=copy.deepcopy(call.keywords))
+        else:
+            start = replace_expression(
+                "vjp_start(function, arguments, keywords, wrt)",
+                vjp_start=self.helper("vjp_start"), function=copy.deepcopy(call.func),
+                arguments=gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load()),
+                keywords=_keywords_dict(call.keywords), wrt=repr(wrt))
+        self.split_calls[id(call)] = adjoint_name
+        push, pop = self.assignment_site(adjoint_name)
+        value_push, value_pop = self.assignment_site(primal)
+        statements = [gast.copy_location(statement, node) for statement in (
+            gast.Assign(targets=[name(adjoint_name, store=True)], value=start,
+                        type_comment=None),
+            gast.Assign(targets=[name(primal, store=True)], value=gast.Call(
+                func=name(self.helper("primal_sweep")), args=[name(adjoint_name)],
+                keywords=[]), type_comment=None))]
+
+        def adjoint(state):
+            out = []
+            if primal in state:
+                out += self.adjoint_of_value(primal, call, state, node)
+            return out + value_pop + pop
+        return Sweep(push + statements[:1] + value_push + statements[1:], adjoint)
+
+    def call_wrt(self, call, resolved) -> tuple:
+        """(the positions, keywords and object, or None, of a call's arguments that carry
+        gradient; the `wrt` its derivative takes)."""
         active_positions = [i for i, a in enumerate(call.args) if self.is_active(a)]
         active_keywords = [k.arg for k in call.keywords if self.is_active(k.value)]
-        resolved = classify(call.func, self.context.namespace)
         owner = self.active_callee(call.func) if resolved.kind == "dynamic" else None
+        wrt = ((SELF,) if owner else ()) + tuple(active_positions) + tuple(active_keywords)
+        return active_positions, active_keywords, owner, wrt
+
+    def call_adjoint(self, primal, call, gradient, state, node) -> list:
+        resolved = classify(call.func, self.context.namespace)
+        active_positions, active_keywords, owner, wrt = self.call_wrt(call, resolved)
         if not active_positions and not active_keywords and owner is None and not (
                 self.context.session.implicit and primal in self.active
                 and (resolved.kind in ("user", "dynamic")
@@ -161,9 +215,13 @@ class CallAdjoints:
             return []
         if resolved.kind == "unknown":
             raise self.no_rule(resolved.value, node, call.func)
-        wrt = ((SELF,) if owner else ()) + tuple(active_positions) + tuple(active_keywords)
         results = self.temporary("grads")
-        if resolved.kind == "user":
+        split = self.split_calls.get(id(call))
+        if split is not None:
+            out = replace("results = adjoint_sweep(adjoint, gradient)", results=results,
+                          adjoint_sweep=self.helper("adjoint_sweep"), adjoint=split,
+                          gradient=gradient)
+        elif resolved.kind == "user":
             try:
                 derivative = self.context.derive(resolved.value, wrt)
             except TransformError as error:
@@ -192,9 +250,7 @@ class CallAdjoints:
                                "its inputs, then its adjoint")] + out
         else:
             arguments = gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load())
-            keywords = gast.Dict(keys=[gast.Constant(value=k.arg, kind=None)
-                                       for k in call.keywords],
-                                 values=[copy.deepcopy(k.value) for k in call.keywords])
+            keywords = _keywords_dict(call.keywords)
             out = replace("results = vjp_call(function, arguments, keywords, gradient, wrt)",
                           results=results, vjp_call=self.helper("vjp_call"),
                           function=call.func, arguments=arguments, keywords=keywords,
@@ -242,3 +298,9 @@ class CallAdjoints:
         return self.location.error(
             node, f"no derivative rule for {label}. Register one:\n\n"
             + rule_template(function, label, "adjoint"), label)
+
+
+def _keywords_dict(keywords: list) -> gast.Dict:
+    """`{'name': value, ...}` of a call's keyword arguments, as vjp_call takes them."""
+    return gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in keywords],
+                     values=[copy.deepcopy(k.value) for k in keywords])

@@ -1,0 +1,246 @@
+"""Layers written as libraries write them change their own state as they run: they count
+their calls, make their parameters on the first one, keep what they saw. A differentiated
+function runs such a write once per call, as Python does (a called function's derivative runs
+its primal sweep once: runtime/derivatives/sweeps.py), and gradients agree with central
+differences in every mode. A write of a value that carries gradient into an object's state is
+refused at the user's line, as is one that would run twice."""
+import os
+
+import numpy as np
+import pytest
+
+import autotrace
+from autotrace import TransformError
+from autotrace.runtime.derivatives.state_writes import StateWriteError
+from tests.numeric import central_difference
+
+THIS_FILE = os.path.abspath(__file__)
+X = np.array([[0.3, -0.7, 1.1], [0.5, 0.2, -0.4]])
+R = np.array([[1.0, -2.0], [0.5, 3.0]])
+
+
+def line_of(marker: str) -> int:
+    lines = open(THIS_FILE).read().splitlines()
+    return next(number for number, line in enumerate(lines, 1) if marker in line)
+
+
+class Dense:
+    """A dense layer in the style of NumPy deep-learning libraries."""
+
+    def __init__(self, n_out: int):
+        self.n_out = n_out
+        self.n_in = None
+        self.is_initialized = False
+        self.parameters = {}
+        self.derived_variables = {"n_timesteps": 0, "shapes": []}
+        self.calls = 0
+
+    def _init_params(self):
+        rng = np.random.default_rng(5)
+        self.parameters = {"W": rng.standard_normal((self.n_in, self.n_out)),
+                           "b": rng.standard_normal(self.n_out)}
+        self.is_initialized = True
+
+    def forward(self, X):
+        if not self.is_initialized:
+            self.n_in = X.shape[1]
+            self._init_params()
+        self.calls += 1
+        self.derived_variables["n_timesteps"] += 1
+        self.derived_variables["shapes"].append(X.shape)
+        Y, Z = self._fwd(X)
+        return Y
+
+    def _fwd(self, X):
+        Z = X @ self.parameters["W"] + self.parameters["b"]
+        return np.tanh(Z), Z
+
+
+def expected_gradient(layer: Dense, x: np.ndarray) -> np.ndarray:
+    W, b = layer.parameters["W"], layer.parameters["b"]
+    return ((1.0 - np.tanh(x @ W + b) ** 2) * R) @ W.T
+
+
+def test_each_mode_writes_the_state_once_per_call():
+    layer = Dense(2)
+
+    def loss(x):
+        return np.sum(layer.forward(x) * R)
+
+    gradient = autotrace.grad(loss)(X)  # the first call makes the parameters, as Python does
+    assert layer.is_initialized and layer.n_in == 3
+    np.testing.assert_allclose(gradient, expected_gradient(layer, X), rtol=1e-12)
+    assert layer.calls == 1
+    assert layer.derived_variables == {"n_timesteps": 1, "shapes": [(2, 3)]}
+
+    value, gradient = autotrace.value_and_grad(loss)(X)
+    W, b = layer.parameters["W"], layer.parameters["b"]
+    assert value == pytest.approx(np.sum(np.tanh(X @ W + b) * R))
+    assert layer.calls == 2
+    direction = np.random.default_rng(1).standard_normal(X.shape)
+    _, tangent = autotrace.jvp(loss, (X,), (direction,))
+    assert tangent == pytest.approx(np.sum(expected_gradient(layer, X) * direction))
+    assert layer.calls == 3
+    _, tangent = autotrace.forward(loss)(X, tangent=direction)
+    assert layer.calls == 4
+    assert layer.derived_variables["n_timesteps"] == 4
+    assert layer.derived_variables["shapes"] == [(2, 3)] * 4
+    np.testing.assert_allclose(central_difference(loss, X), expected_gradient(layer, X),
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_a_method_called_in_a_gradient_runs_once():
+    # A called method's derivative runs its primal sweep where the call is, and keeps what
+    # its adjoint sweep needs: the method runs once per gradient, not twice.
+    layer = Dense(2)
+    layer.forward(X)
+    before = layer.calls
+    autotrace.grad(lambda x: np.sum(layer.forward(x) * R))(X)
+    assert layer.calls == before + 1
+    autotrace.grad(lambda x: np.sum(layer.forward(x) * R) + np.sum(layer.forward(2.0 * x)))(X)
+    assert layer.calls == before + 3
+
+
+def test_the_traced_gradient_writes_while_it_traces():
+    # Python side effects of a traced function run while it is traced, as in tf.function.
+    layer = Dense(2)
+    layer.forward(X)
+    traced = autotrace.function(autotrace.grad(lambda x: np.sum(layer.forward(x) * R)))
+    np.testing.assert_allclose(traced(X), expected_gradient(layer, X), rtol=1e-12)
+    np.testing.assert_allclose(traced(X * 2.0), expected_gradient(layer, X * 2.0),
+                               rtol=1e-12)
+    assert layer.calls == 2  # the call before, and the trace
+
+
+class Scaled:
+    def __init__(self):
+        self.scale = 1.0
+        self.history = []
+
+    def __call__(self, x, scale):
+        self.scale = scale  # read back below, in this call
+        self.history.append(scale)
+        return np.sum(np.sin(x) * self.scale)
+
+
+def test_a_value_written_and_read_back_in_the_same_call():
+    model = Scaled()
+
+    def loss(x):
+        return model(x, 3.0) + model(x * 2.0, 0.5)
+
+    expected = 3.0 * np.cos(X) + 0.5 * 2.0 * np.cos(2.0 * X)
+    np.testing.assert_allclose(autotrace.grad(loss)(X), expected, rtol=1e-12)
+    assert model.history == [3.0, 0.5] and model.scale == 0.5
+    _, tangent = autotrace.jvp(loss, (X,), (np.ones_like(X),))
+    assert tangent == pytest.approx(np.sum(expected))
+    assert model.history == [3.0, 0.5] * 2
+
+
+class Cache:
+    def __init__(self):
+        self.inputs = []
+        self.weights = {"W": np.ones(3)}
+
+    def keep(self, x):
+        self.inputs.append(x * 2.0)  # refused: carries gradient
+        return np.sum(x)
+
+    def set_weight(self, w):
+        self.weights["W"] = w  # refused: carries gradient too
+        return np.sum(self.weights["W"] * 2.0)
+
+    def keep_without_gradient(self, x):
+        self.inputs.append(autotrace.stop_gradient(x * 2.0))
+        return np.sum(x)
+
+
+MESSAGE = ("autotrace cannot differentiate {text}: it writes a value that carries gradient into "
+           "the state of an object, and autotrace does not follow gradient through an object's "
+           "state yet, so the gradient through what reads it back would be lost; write "
+           "autotrace.stop_gradient(value) if the gradient through it is not wanted, or return "
+           "the value")
+
+
+@pytest.mark.parametrize("method, text, marker", [
+    ("keep", "self.inputs.append(...)", "refused: carries gradient"),
+    ("set_weight", "self.weights['W'] = ...", "refused: carries gradient too"),
+])
+def test_a_value_that_carries_gradient_written_into_state_is_refused(method, text, marker):
+    cache = Cache()
+    for run in (lambda f: autotrace.grad(f)(X[0]),
+                lambda f: autotrace.jvp(f, (X[0],), (X[0],))):
+        with pytest.raises(TransformError) as raised:
+            run(getattr(cache, method))
+        assert str(raised.value) == (f'File "{THIS_FILE}", line {line_of(marker)}: '
+                                     + MESSAGE.format(text=text))
+    assert cache.inputs == [] and cache.weights["W"] is not X[0]
+
+
+def test_stop_gradient_keeps_a_value_without_its_gradient():
+    cache = Cache()
+    np.testing.assert_allclose(autotrace.grad(cache.keep_without_gradient)(X[0]),
+                               np.ones(3))
+    np.testing.assert_allclose(cache.inputs[0], X[0] * 2.0)
+
+
+class InPlace:
+    def __init__(self):
+        self.total = np.zeros(3)
+
+    def add(self, x):
+        self.total += np.ones(3)  # an array changed in place
+        return np.sum(x * self.total)
+
+
+def test_an_array_in_an_objects_state_is_not_changed_in_place():
+    counter = InPlace()
+    with pytest.raises(StateWriteError) as raised:
+        autotrace.grad(counter.add)(X[0])
+    assert str(raised.value) == (
+        f"test_state_writes.py:{line_of('an array changed in place')}: autotrace cannot "
+        "change the array InPlace.total in place (+=) in a differentiated function: values "
+        "read from it earlier would change under the derivative; assign it a new array "
+        "instead (x = x + value)")
+    np.testing.assert_array_equal(counter.total, np.zeros(3))
+
+
+class Running:
+    def __init__(self):
+        self.count = 0
+        self.mean = np.zeros(3)
+
+    def __call__(self, x):
+        self.count += 1
+        self.mean = np.mean(autotrace.stop_gradient(x), axis=0)  # traced: refused
+        return np.sum(x ** 2)
+
+
+def test_a_traced_array_written_into_state_is_refused():
+    model = Running()
+    traced = autotrace.function(autotrace.grad(model))
+    with pytest.raises(StateWriteError) as raised:
+        traced(X)
+    assert str(raised.value).startswith(
+        f"test_state_writes.py:{line_of('traced: refused')}: a traced value written into the "
+        "state of an object (Running.mean) would outlive the trace autotrace.function made "
+        "of it")
+    np.testing.assert_allclose(autotrace.grad(model)(X), 2.0 * X)  # eagerly: written
+    np.testing.assert_allclose(model.mean, np.mean(X, axis=0))
+
+
+def second_order_loss(x, layer):
+    return np.sum(layer.forward(x) * R)
+
+
+def test_a_write_in_a_function_run_twice_is_refused():
+    # A derivative of a derivative runs a called function's primal again: its write would
+    # happen twice.
+    layer = Dense(2)
+    layer.forward(X)
+    direction = np.ones_like(X)
+    with pytest.raises(TransformError) as raised:
+        autotrace.grad(lambda x: np.sum(autotrace.grad(second_order_loss)(x, layer)
+                                        * direction))(X)
+    assert raised.value.lineno == line_of("self.calls += 1")
+    assert "would happen twice" in raised.value.message
