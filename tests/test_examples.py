@@ -90,3 +90,11 @@ def test_checkpointing_stores_less_and_agrees(capsys):
     printed = capsys.readouterr().out
     assert "# checkpoint: cell's primal sweep runs again here" in printed
     assert "with checkpoint_every=14" in printed and "gradients agree: True" in printed
+
+
+def test_library_model_is_differentiated_as_written(capsys):
+    result = load("library_model.py")["main"]()
+    np.testing.assert_allclose(result["eager"], result["by_hand"], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(result["traced"], result["by_hand"], rtol=1e-10, atol=1e-12)
+    assert result["once"]
+    assert "forward ran once per gradient: True" in capsys.readouterr().out
