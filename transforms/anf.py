@@ -24,6 +24,7 @@ from autotrace.transforms.naming import Namer
 from autotrace.transforms.parsing import MISSING, resolve
 from autotrace.transforms.scopes import scope_call, with_block
 from autotrace.transforms.templates import name
+from .unpacking import joined, keywords_value, unpacks
 
 # ndarray methods that are NumPy functions of the array: `x.sum(axis=0)` is `np.sum(x, axis=0)`.
 ARRAY_METHODS = {
@@ -364,9 +365,13 @@ class Normalizer:
         return self.atom(node)
 
     def expr_Tuple(self, node):
+        if any(isinstance(e, gast.Starred) for e in node.elts):  # (a, *items)
+            return self.simple(joined(node.elts, "tuple"))
         return gast.Tuple(elts=[self.atom(e) for e in node.elts], ctx=gast.Load())
 
     def expr_List(self, node):
+        if any(isinstance(e, gast.Starred) for e in node.elts):  # [a, *items]
+            return self.simple(joined(node.elts, "list"))
         return gast.List(elts=[self.atom(e) for e in node.elts], ctx=gast.Load())
 
     def expr_Dict(self, node):
@@ -445,8 +450,8 @@ class Normalizer:
             if method in ARRAY_METHODS:
                 return self.numpy_call(method, [func.value] + args, keywords)
             if method in PACKED_METHODS:
-                if len(args) > 1:
-                    args = [gast.Tuple(elts=args, ctx=gast.Load())]
+                if len(args) > 1 or unpacks(args, []):
+                    args = [joined(args, "tuple")]
                 return self.numpy_call(PACKED_METHODS[method], [func.value] + args, keywords)
             if method in HELPER_METHODS:
                 return self.call(name(self.helper_name(HELPER_METHODS[method])),
@@ -460,6 +465,13 @@ class Normalizer:
         return self.call(func, args, keywords)
 
     def call(self, func, args, keywords):
+        if unpacks(args, keywords):  # f(*items, **options): the values, packed
+            packed = [joined(args, "tuple"),
+                      keywords_value(keywords, self.helper_name("merged_keywords"))]
+            if isinstance(func, gast.Attribute) and not self.is_static(func):
+                return self.call(name(self.helper_name("apply_method_unpacked")),
+                                 [func.value, _constant(func.attr)] + packed, [])
+            return self.call(name(self.helper_name("apply_unpacked")), [func] + packed, [])
         return gast.Call(func=func, args=[self.atom(a) for a in args],
                          keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value))
                                    for k in keywords])
