@@ -22,7 +22,8 @@ from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
 from autotrace.runtime.state import current_sink, holds_state
 from autotrace.runtime.recompute import recompute_from
 from autotrace.runtime.scopes import gradient_scope, name_scope
-from autotrace.transforms.calls import Checkpointed, CustomGradient, describe, runs_own_call
+from autotrace.transforms.calls import (Checkpointed, CustomGradient, describe, has_tangent_rule,
+                                        runs_own_call)
 from autotrace.transforms.custom import custom_caller
 from autotrace.transforms.errors import TransformError
 from .objects import as_function
@@ -30,7 +31,7 @@ from .function_caches import made_from
 from autotrace.transforms.partials import partial_caller
 from autotrace.transforms.varargs import for_call
 from autotrace.transforms.live_names import is_current, transform_lock
-from autotrace.transforms.rules.core import adjoint, adjoint_rules, d, tangent, tangent_rules
+from autotrace.transforms.rules.core import adjoint, adjoint_rules, d, tangent
 
 
 # Derivatives built while generated code runs (for calls resolved only then), per function:
@@ -319,7 +320,7 @@ def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
         wrt = (0,) + wrt
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     kind = classify_value_safely(func)
-    if kind == "rule" and func in tangent_rules:
+    if has_tangent_rule(func):  # (a tangent rule registered alone, too)
         from autotrace.transforms.rules.evaluate import rule_jvp
         by_position = dict(zip(wrt, tangents))
         return rule_jvp(func, args, [by_position.get(i) for i in range(len(args))], **kwargs)

@@ -11,7 +11,7 @@ import gast
 import numpy as np
 
 import autotrace.runtime.derivatives.adjoint_ops as adjoint_ops
-from autotrace.transforms.calls import classify, describe, rule_template
+from autotrace.transforms.calls import classify, describe, rule_template, tangent_rule_only
 from autotrace.transforms.codegen import to_source
 from autotrace.transforms.custom import check_call, custom_functions
 from autotrace.transforms.dynamic_calls import SELF
@@ -167,6 +167,8 @@ class CallAdjoints:
             try:
                 derivative = self.context.derive(resolved.value, wrt)
             except TransformError as error:
+                if tangent_rule_only(resolved.value):
+                    raise self.no_rule(resolved.value, node, call.func) from error
                 if error.filename is not None:
                     raise
                 raise self.location.error(node, error.message, error.construct,
@@ -239,6 +241,9 @@ class CallAdjoints:
         hint = getattr(function, "__autotrace_no_rule_hint__", None)
         if hint is not None:  # a function that says what to do instead of registering a rule
             return self.location.error(node, f"no derivative rule for {label}: {hint}", label)
+        only = (f"; it has a tangent rule (autotrace.register_tangent), which forward mode "
+                f"uses, but reverse mode needs an adjoint rule" if tangent_rule_only(function)
+                else "")
         return self.location.error(
-            node, f"no derivative rule for {label}. Register one:\n\n"
+            node, f"no derivative rule for {label}{only}. Register one:\n\n"
             + rule_template(function, label, "adjoint"), label)
