@@ -103,6 +103,31 @@ def test_forward_of_a_function_that_calls_vjp_or_grad(function, expected_tangent
     np.testing.assert_allclose(tangent, expected_tangent(X, U), rtol=1e-10)
 
 
+def third(x):
+    return -3.0 * np.sin(x) - x * np.cos(x)
+
+
+@pytest.mark.parametrize("function", [summed_jvp, summed_vjp], ids=["calls jvp", "calls vjp"])
+def test_third_derivative_through_jvp_and_vjp(function):
+    """hvp (forward over reverse) of a function that calls jvp or vjp."""
+    np.testing.assert_allclose(autotrace.hvp(function)(X, U), third(X) * V * U, rtol=1e-10)
+
+
+def applied(x, function):
+    return np.sum(function(x) * x)
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+def test_forward_over_forward_of_a_function_passed_in(traced):
+    """forward of forward mode through a call resolved when it runs (jvp_call's tangent)."""
+    def tangent(x):
+        return autotrace.forward(applied)(x, np.sin, tangent=U)[1]
+    forward = autotrace.forward(tangent)
+    if traced:
+        forward = autotrace.function(forward)
+    assert forward(X, tangent=V)[1] == pytest.approx(np.sum(second(X) * U * V), rel=1e-12)
+
+
 def test_grad_of_grad_through_a_call():
     def summed(x):
         return np.sum(inner_grad(x) * U)

@@ -91,6 +91,27 @@ def method_of_an_object_built_here(x, rows_first):
     return layer.apply(*arguments)
 
 
+def method_held_in_a_name(x, rows_first):
+    apply = Affine(x * 2.0).apply  # its object's gradient is the method's
+    arguments = (x, 3.0) if rows_first else (np.sin(x), x[0, 0])
+    return apply(*arguments)
+
+
+def shifted_by_options(x, **options):
+    return np.sum(x * options["scale"]) + options["shift"]
+
+
+def keywords_taken_by_kwargs(x, rows_first):
+    options = ({"scale": x[0, 1], "shift": 1.0} if rows_first
+               else {"scale": 2.0, "shift": x[1, 1] ** 2})
+    return shifted_by_options(x, **options)
+
+
+def index_of_the_largest(x, rows_first):
+    position = np.argmax(*[x[0] if rows_first else x[1]])  # no gradient, no tangent
+    return x[0, position] ** 2 + np.sum(x)
+
+
 CASES = [
     (reshaped_either_way, X, (True,)), (reshaped_either_way, X, (False,)),
     (reshaped_by_a_shape_slice, CUBE, ()), (reshaped_by_a_function_result, CUBE, ()),
@@ -103,6 +124,9 @@ CASES = [
     (keywords_mixed, X, (True,)), (keywords_mixed, X, (False,)),
     (method_of_an_object_built_here, X, (True,)),
     (method_of_an_object_built_here, X, (False,)),
+    (method_held_in_a_name, X, (True,)), (method_held_in_a_name, X, (False,)),
+    (keywords_taken_by_kwargs, X, (True,)), (keywords_taken_by_kwargs, X, (False,)),
+    (index_of_the_largest, X, (True,)), (index_of_the_largest, X, (False,)),
 ]
 IDS = [f"{f.__name__}{list(rest)}" for f, _, rest in CASES]
 
@@ -143,8 +167,9 @@ def test_forward(function, x, rest):
 
 @pytest.mark.parametrize("function, x, rest", CASES, ids=IDS)
 def test_second_order(function, x, rest):
-    """The gradient of <grad f(x), v>, reverse over reverse, against finite differences of
-    the gradient (checked above against finite differences of f)."""
+    """The gradient of <grad f(x), v>, reverse over reverse, forward over reverse and forward
+    over forward, against finite differences of the gradient (checked above against finite
+    differences of f)."""
     gradient = autotrace.grad(function)
     direction = np.linspace(1.0, -0.5, x.size).reshape(x.shape)
 
@@ -155,6 +180,13 @@ def test_second_order(function, x, rest):
                                atol=1e-7)
     hvp = autotrace.hvp(function)(x, *rest, direction)
     np.testing.assert_allclose(hvp, expected, rtol=1e-5, atol=1e-7)
+    first_order = autotrace.forward(function)
+
+    def tangent_along(value, *arguments):  # forward over forward
+        return first_order(value, *arguments, tangent=direction)[1]
+    other = np.linspace(-1.0, 0.5, x.size).reshape(x.shape)
+    second = autotrace.forward(tangent_along)(x, *rest, tangent=other)[1]
+    assert second == pytest.approx(np.sum(expected * other), rel=1e-5, abs=1e-7)
 
 
 def test_integers_get_no_gradient():

@@ -468,9 +468,7 @@ class Normalizer:
         if unpacks(args, keywords):  # f(*items, **options): the values, packed
             packed = [joined(args, "tuple"),
                       keywords_value(keywords, self.helper_name("merged_keywords"))]
-            if isinstance(func, gast.Attribute) and not self.is_static(func):
-                return self.call(name(self.helper_name("apply_method_unpacked")),
-                                 [func.value, _constant(func.attr)] + packed, [])
+            # (A method read apart, `_t = p.method`: its gradient is that of `p`.)
             return self.call(name(self.helper_name("apply_unpacked")), [func] + packed, [])
         return gast.Call(func=func, args=[self.atom(a) for a in args],
                          keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value))

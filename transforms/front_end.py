@@ -28,8 +28,7 @@ from autotrace.transforms import cleanup
 from autotrace.runtime.recompute import recompute_from
 from autotrace.runtime.scopes import gradient_scope
 from autotrace.runtime.state import deposit, holds_state, state_as_of, state_version
-from ..runtime.derivatives.unpacking import (apply_method_unpacked, apply_unpacked,
-                                             merged_keywords)
+from ..runtime.derivatives.unpacking import apply_unpacked, merged_keywords
 from .activity import STATE, active_names, varied_names
 from autotrace.transforms.anf import normalize
 from autotrace.transforms.calls import CustomGradient, classify
@@ -84,7 +83,7 @@ HELPERS = {
     "refuse_shared_write": refuse_shared_write,
     "check_state_writes": check_state_writes, "gradient_scope": gradient_scope,
     "recompute_from": recompute_from, "apply_unpacked": apply_unpacked,
-    "apply_method_unpacked": apply_method_unpacked, "merged_keywords": merged_keywords,
+    "merged_keywords": merged_keywords,
 }
 
 

@@ -14,11 +14,6 @@ def apply_unpacked(function, arguments: tuple, keywords: dict):
     return function(*arguments, **keywords)
 
 
-def apply_method_unpacked(owner, method: str, arguments: tuple, keywords: dict):
-    """`owner.method(*arguments, **keywords)`: the object apart, so its gradient has a place."""
-    return getattr(owner, method)(*arguments, **keywords)
-
-
 def merged_keywords(*dicts) -> dict:
     """The keywords of a call that gives `k=v` and `**options`, in order: one dict. A keyword
     given twice is an error, as in Python's own call."""
