@@ -10,7 +10,9 @@ Besides flattening expressions this pass makes the language the other passes see
 - `a if c else b`, `and`/`or` and comprehensions become if statements and loops;
 - every `for` loop counts over `range`: `for a, b in zip(A, B)` iterates an index and reads
   `A[i]`, `B[i]`, so gradients flow back into the sequences by the subscript rule;
-- `while test:` evaluates its test into a name before the loop and at the end of the body.
+- `while test:` evaluates its test into a name before the loop and at the end of the body;
+- a call or display that unpacks a value (`f(*items, **options)`, `[a, *items]`) gets it as one
+  tuple or dict, `apply_unpacked(f, (a,) + tuple(items), ...)` (transforms/unpacking.py).
 Atoms are names, constants, and attribute chains on modules (`np.pi`).
 """
 from __future__ import annotations
