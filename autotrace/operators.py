@@ -25,7 +25,7 @@ from autotrace.transforms.errors import SourceUnavailableError
 from autotrace.transforms.forward import forward_function
 from autotrace.transforms.pipeline import Session, reverse_function
 from autotrace.transforms.segments import check_every
-from autotrace.transforms.rules.core import adjoint_rules, tangent_rules
+from autotrace.transforms.rules.core import adjoint_rules, constant, tangent_rules
 from autotrace.transforms.varargs import by_arguments, takes_varargs
 
 
@@ -128,6 +128,11 @@ def _as_run_now(derivative: Callable) -> Callable:
     return for_tracing(derivative) if current_scope() is not None else derivative
 
 
+# A function that calls jvp or vjp is differentiated through their source: the derivative they
+# run carries no gradient of its own (the values it is called with do).
+constant(_as_run_now)
+
+
 def jvp(f: Callable, primals, tangents):
     """`(f(*primals), the derivative of f at primals along tangents)`, by forward mode."""
     primals, tangents = tuple(primals), tuple(tangents)
@@ -157,6 +162,37 @@ def vjp(f: Callable, *args, checkpoint_every: int | None = None):
         gradient = reverse(f, wrt, checkpoint_every=checkpoint_every)
         return _as_run_now(gradient)(*args, **{gradient.__autotrace_seed__: cotangent})
     return value, vjp_fn
+
+
+def _vjp_called_whole(f: Callable, *args, checkpoint_every: int | None = None):
+    """vjp as a derivative of a function that calls it reads it: f's value from its whole
+    derivative, and a vjp_fn that runs that derivative again (a generator, whose halves vjp
+    runs, has no derivative of its own; transforms/parsing.py reads this in vjp's place)."""
+    gradient = reverse(f, tuple(range(len(args))), with_value=True,
+                       checkpoint_every=checkpoint_every)
+    value, _ = _as_run_now(gradient)(*args)
+    return value, VJPFunction(gradient, args)
+
+
+vjp.__autotrace_whole_calls__ = lambda: _vjp_called_whole
+
+
+class VJPFunction:
+    """The `vjp_fn` that `vjp` returns: `vjp_fn(cotangent)` runs the generated adjoint code.
+
+    An object rather than a closure: where a differentiated function calls `vjp`, the
+    arguments it holds carry gradient through its fields to the call of it.
+    """
+
+    __autotrace_differentiable__ = True  # built and called as a user's class is
+
+    def __init__(self, gradient: Callable, args: tuple):
+        self.gradient = gradient
+        self.args = args
+
+    def __call__(self, cotangent):
+        seed = {self.gradient.__autotrace_seed__: cotangent}
+        return _as_run_now(self.gradient)(*self.args, **seed)[1]
 
 
 def _unit_vectors(value):

@@ -10,7 +10,9 @@ Besides flattening expressions this pass makes the language the other passes see
 - `a if c else b`, `and`/`or` and comprehensions become if statements and loops;
 - every `for` loop counts over `range`: `for a, b in zip(A, B)` iterates an index and reads
   `A[i]`, `B[i]`, so gradients flow back into the sequences by the subscript rule;
-- `while test:` evaluates its test into a name before the loop and at the end of the body.
+- `while test:` evaluates its test into a name before the loop and at the end of the body;
+- a call or display that unpacks a value (`f(*items, **options)`, `[a, *items]`) gets it as one
+  tuple or dict, `apply_unpacked(f, (a,) + tuple(items), ...)` (transforms/unpacking.py).
 Atoms are names, constants, and attribute chains on modules (`np.pi`).
 """
 from __future__ import annotations
@@ -24,6 +26,7 @@ from autotrace.transforms.naming import Namer
 from autotrace.transforms.parsing import MISSING, resolve
 from autotrace.transforms.scopes import scope_call, with_block
 from autotrace.transforms.templates import name
+from .unpacking import joined, keywords_value, unpacks
 
 # ndarray methods that are NumPy functions of the array: `x.sum(axis=0)` is `np.sum(x, axis=0)`.
 ARRAY_METHODS = {
@@ -364,9 +367,13 @@ class Normalizer:
         return self.atom(node)
 
     def expr_Tuple(self, node):
+        if any(isinstance(e, gast.Starred) for e in node.elts):  # (a, *items)
+            return self.simple(joined(node.elts, "tuple"))
         return gast.Tuple(elts=[self.atom(e) for e in node.elts], ctx=gast.Load())
 
     def expr_List(self, node):
+        if any(isinstance(e, gast.Starred) for e in node.elts):  # [a, *items]
+            return self.simple(joined(node.elts, "list"))
         return gast.List(elts=[self.atom(e) for e in node.elts], ctx=gast.Load())
 
     def expr_Dict(self, node):
@@ -445,8 +452,8 @@ class Normalizer:
             if method in ARRAY_METHODS:
                 return self.numpy_call(method, [func.value] + args, keywords)
             if method in PACKED_METHODS:
-                if len(args) > 1:
-                    args = [gast.Tuple(elts=args, ctx=gast.Load())]
+                if len(args) > 1 or unpacks(args, []):
+                    args = [joined(args, "tuple")]
                 return self.numpy_call(PACKED_METHODS[method], [func.value] + args, keywords)
             if method in HELPER_METHODS:
                 return self.call(name(self.helper_name(HELPER_METHODS[method])),
@@ -460,6 +467,11 @@ class Normalizer:
         return self.call(func, args, keywords)
 
     def call(self, func, args, keywords):
+        if unpacks(args, keywords):  # f(*items, **options): the values, packed
+            packed = [joined(args, "tuple"),
+                      keywords_value(keywords, self.helper_name("merged_keywords"))]
+            # (A method read apart, `_t = p.method`: its gradient is that of `p`.)
+            return self.call(name(self.helper_name("apply_unpacked")), [func] + packed, [])
         return gast.Call(func=func, args=[self.atom(a) for a in args],
                          keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value))
                                    for k in keywords])

@@ -12,7 +12,7 @@ import gast
 import numpy as np
 
 from autotrace.transforms.parsing import MISSING, resolve
-from autotrace.transforms.rules.core import adjoint_rules, constant_functions
+from autotrace.transforms.rules.core import adjoint_rules, constant_functions, tangent_rules
 
 # Python operators and the NumPy functions whose rules they use.
 BINARY_OPERATORS = {
@@ -119,6 +119,23 @@ def classify_value(value) -> Call:
     return Call("unknown", value)
 
 
+def has_tangent_rule(value) -> bool:
+    """Whether `value` has a registered tangent rule, which forward mode uses rather than its
+    source (a rule registered alone, with no adjoint rule, too)."""
+    try:
+        return value in tangent_rules
+    except TypeError:  # unhashable callables
+        return False
+
+
+def tangent_rule_only(value) -> bool:
+    """A function with a tangent rule and no adjoint rule: what reverse-mode errors tell."""
+    try:
+        return value in tangent_rules and value not in adjoint_rules
+    except TypeError:
+        return False
+
+
 # Packages whose callable objects are not differentiated from the source of their __call__:
 # NumPy's (np.vectorize, np.poly1d) run code that is no differentiable NumPy; autotrace's own
 # have rules, or say why they have none.
@@ -132,7 +149,8 @@ def runs_own_call(value) -> bool:
         return False
     method = getattr(type(value), "__call__", None)
     package = (getattr(type(value), "__module__", None) or "").split(".")[0]
-    return inspect.isfunction(method) and package not in _LIBRARY_PACKAGES
+    return inspect.isfunction(method) and (package not in _LIBRARY_PACKAGES or getattr(
+        type(value), "__autotrace_differentiable__", False))
 
 
 def rule_template(function, label: str, mode: str) -> str:

@@ -54,16 +54,11 @@ def check_supported(function: gast.FunctionDef, location: Location, namespace: d
         if isinstance(node, (gast.For, gast.While)) and node.orelse:
             raise location.error(node, "autotrace cannot differentiate a loop with an else "
                                        "clause; use a flag variable", "loop else")
-        if isinstance(node, gast.Starred) and not isinstance(node.ctx, gast.Store):
-            raise location.error(node, "autotrace cannot differentiate a call with *args "
-                                       "unpacking; pass the arguments one by one", "*args")
-        if isinstance(node, gast.Starred):
+        # (`f(*items)`, `[*items]` and `f(**options)` are written out in A-normal form.)
+        if isinstance(node, gast.Starred) and isinstance(node.ctx, gast.Store):
             raise location.error(node, "autotrace cannot differentiate starred assignment "
                                        "(a, *rest = ...); index the sequence instead",
                                  "starred assignment")
-        if isinstance(node, gast.keyword) and node.arg is None:
-            raise location.error(node.value, "autotrace cannot differentiate a call with "
-                                 "**kwargs unpacking; pass keywords one by one", "**kwargs")
         if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             for target in targets:

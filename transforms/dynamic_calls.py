@@ -23,7 +23,8 @@ from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
 from autotrace.runtime.state import current_sink, holds_state
 from autotrace.runtime.recompute import recompute_from
 from autotrace.runtime.scopes import gradient_scope, name_scope
-from autotrace.transforms.calls import Checkpointed, CustomGradient, describe, runs_own_call
+from autotrace.transforms.calls import (Checkpointed, CustomGradient, describe, has_tangent_rule,
+                                        runs_own_call)
 from autotrace.transforms.custom import custom_caller
 from autotrace.transforms.errors import TransformError
 from .objects import as_function
@@ -31,7 +32,7 @@ from .function_caches import made_from
 from autotrace.transforms.partials import partial_caller
 from autotrace.transforms.varargs import for_call
 from autotrace.transforms.live_names import is_current, transform_lock
-from autotrace.transforms.rules.core import adjoint, adjoint_rules, d, tangent, tangent_rules
+from autotrace.transforms.rules.core import adjoint, adjoint_rules, d, tangent
 
 
 # Derivatives built while generated code runs (for calls resolved only then), per function:
@@ -370,7 +371,7 @@ def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
         wrt = (0,) + wrt
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     kind = classify_value_safely(func)
-    if kind == "rule" and func in tangent_rules:
+    if has_tangent_rule(func):  # (a tangent rule registered alone, too)
         from autotrace.transforms.rules.evaluate import rule_jvp
         by_position = dict(zip(wrt, tangents))
         return rule_jvp(func, args, [by_position.get(i) for i in range(len(args))], **kwargs)
@@ -378,14 +379,56 @@ def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
         raise TransformError(
             f"no tangent rule for {getattr(func, '__name__', func)!r}, called at run time with "
             "arguments that carry a tangent; register one with @autotrace.register_tangent")
-    cache = _cache_of(func)
-    if ("forward", wrt) not in cache:
-        from autotrace.transforms.forward import forward_function
-        from autotrace.transforms.front_end import Session
-        cache[("forward", wrt)] = forward_function(
-            func, wrt, session=Session(optimized=True, called=True))
-    return _as_called(cache[("forward", wrt)])(
+    return _as_called(forward_derivative_of(func, wrt))(
         *args, **{seed_keyword(func, "tangent"): tangents}, **kwargs)
+
+
+def forward_derivative_of(func, wrt: tuple):
+    """The forward-mode derivative of the Python function `func`, built once per `wrt`."""
+    cache = _cache_of(func)
+    with transform_lock:
+        if ("forward", wrt) not in cache or not is_current(cache[("forward", wrt)]):
+            from autotrace.transforms.forward import forward_function  # which imports this
+            from autotrace.transforms.front_end import Session
+            cache[("forward", wrt)] = forward_function(
+                func, wrt, session=Session(optimized=True, called=True))
+        return cache[("forward", wrt)]
+
+
+def jvp_call_tangent(func, args, kwargs, tangents, wrt, arguments_tangent, keywords_tangent,
+                     tangents_tangent, function_tangent=None):
+    """The tangent of `jvp_call(func, args, kwargs, tangents, wrt)` (a `(value, tangent)`
+    pair) given tangents of args, the keyword arguments, the tangents and the called object:
+    forward mode over the forward derivative of func."""
+    func = as_function(func)  # a class of the user's: a function that builds it
+    asked, with_self, wrt = _asks_for_self(func, wrt)
+    if asked and not with_self:  # the object's entry: it has none (see jvp_call)
+        tangents, tangents_tangent = tuple(tangents)[1:], tuple(tangents_tangent)[1:]
+    bound = _bound_self(func) is not None  # a method, or a module's call: `self` first
+    func, args, wrt = unbind_method(func, args, wrt)
+    if with_self:
+        wrt = (0,) + wrt
+    func = for_call(func, len(args), kwargs)  # one that takes *args: as called
+    if bound:
+        arguments_tangent = (function_tangent,) + tuple(arguments_tangent)
+    func = caller_of(func, args, kwargs)
+    derivative = forward_derivative_of(func, wrt)
+    seed = seed_keyword(func, "tangent")
+    numeric = tuple(i for i, a in enumerate(args) if _floating(a)
+                    or bound and i == 0 and function_tangent is not None
+                    and _object_with_gradient(a))
+    named = tuple(k for k, v in kwargs.items() if _floating(v)
+                  and keywords_tangent is not None and keywords_tangent.get(k) is not None)
+    second = (tuple(arguments_tangent[i] for i in numeric)
+              + tuple(keywords_tangent[k] for k in named) + (tuple(tangents_tangent),))
+    return jvp_call(derivative, args, {**kwargs, seed: tuple(tangents)}, second,
+                    numeric + named + (seed,))[1]
+
+
+@tangent(jvp_call)
+def _jvp_call_tangent(y, function, arguments, keywords, tangents, wrt):
+    d[y] = jvp_call_tangent(function, arguments, keywords, tangents, wrt, d[arguments],
+                            d[keywords], d[tangents], d[function])
 
 
 def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,

@@ -20,7 +20,7 @@ import numpy as np
 from autotrace.transforms import cleanup
 from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from autotrace.transforms.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, describe,
-                                        rule_template)
+                                        has_tangent_rule, rule_template)
 from autotrace.transforms.codegen import to_source
 from .dead_branches import deferring_refusals
 from autotrace.transforms.custom import check_call, custom_functions
@@ -179,7 +179,8 @@ class ForwardMode:
         value = node.value
         if isinstance(value, gast.Call):
             resolved = classify(value.func, self.context.namespace)
-            if resolved.kind in ("user", "dynamic") and self.call_is_active(value):
+            if resolved.kind in ("user", "dynamic") and self.call_is_active(value) \
+                    and not has_tangent_rule(resolved.value):
                 return self.call(primal, value, resolved, node)
             if resolved.kind == "custom" and self.call_is_active(value):
                 return self.custom_call(primal, value, resolved.value, node)
@@ -235,7 +236,7 @@ class ForwardMode:
                     "tangent.pop()", tangent=self.tangent(value.func.value.id)))
             if not self.call_is_active(value):
                 return None
-            if resolved.kind == "rule":
+            if resolved.kind == "rule" or has_tangent_rule(resolved.value):  # (one alone too)
                 return self.apply_rule(resolved.value, primal, value.args, value.keywords,
                                        node)
             if resolved.kind == "constant":

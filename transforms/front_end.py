@@ -28,6 +28,7 @@ from autotrace.transforms import cleanup
 from autotrace.runtime.recompute import recompute_from
 from autotrace.runtime.scopes import gradient_scope
 from autotrace.runtime.state import deposit, holds_state, state_as_of, state_version
+from ..runtime.derivatives.unpacking import apply_unpacked, merged_keywords
 from .activity import STATE, active_names, varied_names
 from .dead_branches import raise_when_run
 from .state_writes import refuse_written_gradients, rewrite_state_writes
@@ -57,6 +58,7 @@ from autotrace.transforms.partials import check_partials, partial_caller
 from autotrace.transforms.templates import name
 from autotrace.transforms.varargs import calls_written_out, specialize_calls, spell_out_starred
 import autotrace.transforms.rules  # noqa: F401  (fills the rule registries)
+from . import unpacked_calls  # noqa: F401  (the rules of apply_unpacked)
 
 
 # The runtime helpers generated code may call, by the name it calls them.
@@ -84,7 +86,8 @@ HELPERS = {
     "state_version": state_version, "state_as_of": state_as_of,
     "refuse_shared_write": refuse_shared_write,
     "check_state_writes": check_state_writes, "gradient_scope": gradient_scope,
-    "recompute_from": recompute_from,
+    "recompute_from": recompute_from, "apply_unpacked": apply_unpacked,
+    "merged_keywords": merged_keywords,
     "primal_sweep": primal_sweep, "adjoint_sweep": adjoint_sweep, "vjp_start": vjp_start,
 }
 

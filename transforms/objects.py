@@ -167,7 +167,7 @@ def unsupported_construction(cls) -> str | None:
     (autotrace's)."""
     if not isinstance(cls, type) or cls is functools.partial or cls.__module__ == "builtins" \
             or issubclass(cls, (int, float, complex, bool, tuple)) \
-            or any(_package(base) in _LIBRARY_PACKAGES for base in cls.__mro__[:-1]):
+            or _of_library(cls):
         return None
     if _library_class(cls):
         return "autotrace has no derivative rule for building it (a class of the standard " \
@@ -190,11 +190,18 @@ def _library_class(cls) -> bool:
     """A class of NumPy's or autotrace's, or derived from one; a class of the standard
     library's (functools.partial has its own handling), or one whose __init__ is: not the
     user's. (A user's class derived from abc.ABC is the user's.)"""
-    if any(_package(base) in _LIBRARY_PACKAGES for base in cls.__mro__[:-1]):
+    if _of_library(cls):
         return True
     initializer = next((c for c in cls.__mro__ if "__init__" in c.__dict__), object)
     return _package(cls) in sys.stdlib_module_names or (
         initializer is not object and _package(initializer) in sys.stdlib_module_names)
+
+
+def _of_library(cls) -> bool:
+    """A class of NumPy's or autotrace's, or derived from one, but for those of autotrace's
+    that ask to be differentiated as a user's (autotrace.vjp's VJPFunction)."""
+    return any(_package(base) in _LIBRARY_PACKAGES for base in cls.__mro__[:-1]) and not \
+        cls.__dict__.get("__autotrace_differentiable__", False)
 
 
 def _package(cls) -> str:

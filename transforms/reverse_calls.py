@@ -11,7 +11,7 @@ import gast
 import numpy as np
 
 import autotrace.runtime.derivatives.adjoint_ops as adjoint_ops
-from autotrace.transforms.calls import classify, describe, rule_template
+from autotrace.transforms.calls import classify, describe, rule_template, tangent_rule_only
 from autotrace.transforms.codegen import to_source
 from autotrace.transforms.custom import check_call, custom_functions
 from autotrace.transforms.dynamic_calls import SELF
@@ -162,7 +162,8 @@ class CallAdjoints:
             return None
         adjoint_name = self.temporary("adjoint")
         if resolved.kind == "user":
-            start = gast.Call(func=name(self.context.derive(resolved.value, wrt, "split")),
+            start = gast.Call(func=name(self.derive_user(resolved.value, wrt, node, call,
+                                                         "split")),
                               args=copy.deepcopy(call.args),
                               keywords=copy.deepcopy(call.keywords))
         else:
@@ -187,6 +188,19 @@ class CallAdjoints:
                 out += self.adjoint_of_value(primal, call, state, node)
             return out + value_pop + pop
         return Sweep(push + statements[:1] + value_push + statements[1:], adjoint)
+
+    def derive_user(self, function, wrt: tuple, node, call, mode: str = "reverse") -> str:
+        """The name of the derivative of the user's `function` called at `node`; a refusal
+        that names no place of its own is raised at the call."""
+        try:
+            return self.context.derive(function, wrt, mode)
+        except TransformError as error:
+            if tangent_rule_only(function):
+                raise self.no_rule(function, node, call.func) from error
+            if error.filename is not None:
+                raise
+            raise self.location.error(node, error.message, error.construct,
+                                      type(error)) from None
 
     def call_wrt(self, call, resolved) -> tuple:
         """(the positions, keywords and object, or None, of a call's arguments that carry
@@ -222,13 +236,7 @@ class CallAdjoints:
                           adjoint_sweep=self.helper("adjoint_sweep"), adjoint=split,
                           gradient=gradient)
         elif resolved.kind == "user":
-            try:
-                derivative = self.context.derive(resolved.value, wrt)
-            except TransformError as error:
-                if error.filename is not None:
-                    raise
-                raise self.location.error(node, error.message, error.construct,
-                                          type(error)) from None
+            derivative = self.derive_user(resolved.value, wrt, node, call)
             arguments, keywords = copy.deepcopy(call.args), copy.deepcopy(call.keywords)
             if resolved.checkpointed:
                 arguments, keywords = self.recomputed_inputs(arguments, keywords, gradient)
@@ -295,8 +303,11 @@ class CallAdjoints:
         hint = getattr(function, "__autotrace_no_rule_hint__", None)
         if hint is not None:  # a function that says what to do instead of registering a rule
             return self.location.error(node, f"no derivative rule for {label}: {hint}", label)
+        only = (f"; it has a tangent rule (autotrace.register_tangent), which forward mode "
+                f"uses, but reverse mode needs an adjoint rule" if tangent_rule_only(function)
+                else "")
         return self.location.error(
-            node, f"no derivative rule for {label}. Register one:\n\n"
+            node, f"no derivative rule for {label}{only}. Register one:\n\n"
             + rule_template(function, label, "adjoint"), label)
 
 

@@ -157,9 +157,12 @@ def spell_out_starred(function: gast.FunctionDef, sizes: dict | None = None) -> 
                 arguments.append(argument)
         node.args = arguments
         keywords = []
+        given = [k.arg for k in node.keywords if k.arg is not None]
         for keyword in node.keywords:
             if (keyword.arg is None and isinstance(keyword.value, gast.Name)
-                    and isinstance(sizes.get(keyword.value.id), tuple)):
+                    and isinstance(sizes.get(keyword.value.id), tuple)
+                    and not set(sizes[keyword.value.id]) & set(given)):
+                given += sizes[keyword.value.id]  # (one given twice: Python's error, run)
                 variable = keyword.value.id
                 keywords += [gast.keyword(arg=k, value=gast.copy_location(
                     item(variable, k), keyword.value)) for k in sizes[variable]]
