@@ -66,6 +66,10 @@ FEATURES = frozenset({
                           # shapes kept in a list, a cache under a flag that is off (its
                           # append is refused only if it runs), shape integers (chosen by a
                           # generator of its own, so other programs stay the same)
+    "unpacking",          # f(*t) and f(**d) with t and d values, not literals: a shape tuple,
+                          # a pair of arrays (chosen by a generator of its own)
+    "nested_transforms",  # autotrace.jvp and autotrace.vjp called inside f (chosen by a
+                          # generator of its own)
 })
 
 # Constructs that give wrong derivatives or internal errors today, left out so that the test

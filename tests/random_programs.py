@@ -424,11 +424,35 @@ class Writer(MemoryWriter, ExpressionWriter):
         for _ in range(self.rng.randint(2, 4)):
             self.statement(scope, 2)
         self.emit(f"return {self.result(scope)}")
-        if self.has("object_state") and random.Random(f"object_state {self.seed}").random() < 0.3:
-            # (drawn apart from the program's generator: the rest of the program is the same)
+        # Statements drawn apart from the program's generator (the rest of the program stays
+        # the same), written first in f, their results added to what it returns.
+        extra = random.Random(f"extra statements {self.seed}")
+        first, terms = [], []
+        if self.has("object_state") and extra.random() < 0.3:
             self.use("object_state")
-            self.lines.insert(0, "    layer_out = LAYER.forward(x, a)")
-            self.lines[-1] = self.lines[-1].replace(_ARRAYS, " + np.sum(layer_out ** 2)" + _ARRAYS)
+            first.append("layer_out = LAYER.forward(x, a)")
+            terms.append("np.sum(layer_out ** 2)")
+        if self.has("unpacking") and extra.random() < 0.2:
+            self.use("unpacking")
+            first += ["pair = (x, np.cos(x) * a)", "shape = x.shape",
+                      "options = {'axis': 0}",
+                      "unpacked = np.maximum(*pair) + np.reshape(pair[1], (*shape,))",
+                      "unpacked_sum = np.sum(unpacked * unpacked, **options)"]
+            terms.append("unpacked_sum")
+        if self.has("nested_transforms") and extra.random() < 0.15:
+            self.use("nested_transforms")
+            # (The functions transformed inside f use no NumPy function, since while the
+            # checks record which path f takes its module's `np` is a recording stand-in, and
+            # read no variable of f: a closure passed as a value is refused.)
+            first += ["_, nested_tangent = autotrace.jvp(lambda z: z * z * 0.5 + z, (x,), "
+                      "(np.cos(x) * a,))",
+                      "_, nested_vjp = autotrace.vjp(lambda z: z * z * z, x)",
+                      "nested = np.sum(nested_tangent) + np.sum(nested_vjp(np.sin(x))[0] ** 2)"]
+            terms.append("nested")
+        if first:
+            self.lines[:0] = ["    " + line for line in first]
+            self.lines[-1] = self.lines[-1].replace(
+                _ARRAYS, "".join(f" + {term}" for term in terms) + _ARRAYS)
         parts = [IMPORTS + ("import autotrace\n" if "checkpointed" in self.used else "")]
         if "decorators" in self.used:
             parts.append(DECORATORS)
