@@ -155,6 +155,40 @@ def test_gradient_of_take_by_traced_indices_adds_up_repeated_indices():
                                       expected)
 
 
+def picked_cubes(Z, idx):
+    """One element of each row, picked by a range of the rows and an index array."""
+    return np.sum(Z[range(Z.shape[0]), idx] ** 3)
+
+
+def picked_rewritten(Z, idx, step):
+    Z = Z.copy()
+    Z[range(0, 4, step), idx] = np.sin(Z[range(0, 4, step), idx])
+    return np.sum(Z * Z)
+
+
+def test_indexing_with_a_range_traces_as_an_index_array():
+    rng = np.random.default_rng(5)
+    Z = rng.standard_normal((4, 3))
+    idx = np.array([2, 0, 0, 1])
+    np.testing.assert_array_equal(autotrace.function(lambda Z: Z[range(4), idx])(Z),
+                                  Z[range(4), idx])
+    np.testing.assert_array_equal(autotrace.function(lambda Z: Z[range(1, 4, 2), 1:])(Z),
+                                  Z[range(1, 4, 2), 1:])
+    empty = autotrace.function(lambda Z: Z[range(0)])(Z)
+    assert empty.shape == (0, 3) and empty.dtype == np.float64
+    assert autotrace.function(picked_cubes)(Z, idx) == pytest.approx(picked_cubes(Z, idx))
+    expected = central_difference(lambda Z: picked_cubes(Z, idx), Z)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(picked_cubes))(Z, idx),
+                               expected, rtol=1e-6, atol=1e-8)
+    _, tangent = autotrace.function(autotrace.forward(picked_cubes))(Z, idx, tangent=Z)
+    assert tangent == pytest.approx(np.sum(expected * Z))
+    for step in (1, 2):
+        picks = idx[::step]
+        expected = central_difference(lambda Z: picked_rewritten(Z, picks, step), Z)
+        traced = autotrace.function(autotrace.grad(picked_rewritten))
+        np.testing.assert_allclose(traced(Z, picks, step), expected, rtol=1e-6, atol=1e-8)
+
+
 def trace_times_sum(x):
     return np.trace(x) * np.sum(np.diagonal(x, 1))
 
