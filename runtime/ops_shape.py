@@ -170,7 +170,8 @@ def transpose(a, axes=None):
 
 
 traces(np.transpose, np.permute_dims)(lambda a, axes=None: transpose(a, axes))
-traces(np.matrix_transpose)(lambda x: transpose(x, (*range(np.ndim(x) - 2), -1, -2)))
+traces(np.matrix_transpose, np.linalg.matrix_transpose)(
+    lambda x: transpose(x, (*range(np.ndim(x) - 2), -1, -2)))
 
 
 @traces(np.swapaxes)
@@ -344,6 +345,13 @@ traces(np.vsplit)(lambda ary, indices_or_sections:
                   _split(ary, indices_or_sections, 0, even=True))
 
 
+@traces(np.dsplit)
+def bind_dsplit(ary, indices_or_sections):
+    if np.ndim(ary) < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return _split(ary, indices_or_sections, 2, even=True)
+
+
 @traces(np.flip)
 def bind_flip(m, axis=None):
     ndim = np.ndim(m)
@@ -354,6 +362,28 @@ def bind_flip(m, axis=None):
 
 traces(np.fliplr)(lambda m: bind_flip(m, 1))
 traces(np.flipud)(lambda m: bind_flip(m, 0))
+
+
+@traces(np.rot90)
+def bind_rot90(m, k=1, axes=(0, 1)):
+    """NumPy's own construction: a quarter turn is a flip and a swap of the two axes."""
+    ndim = np.ndim(m)
+    axes = static(axes, "the axes of numpy.rot90")
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    first, second = (normalize_axis(axis, ndim, "numpy.rot90") for axis in axes)
+    if first == second:
+        raise ValueError("Axes must be different.")
+    k = static(k, "the k of numpy.rot90") % 4
+    if k == 0:
+        return getitem(m, (slice(None),))
+    if k == 2:
+        return bind_flip(bind_flip(m, first), second)
+    swapped = list(range(ndim))
+    swapped[first], swapped[second] = second, first
+    if k == 1:
+        return transpose(bind_flip(m, second), swapped)
+    return bind_flip(transpose(m, swapped), second)
 
 
 # --- functions kept whole: NumPy computes them, the rule runs them on stand-ins ----------------

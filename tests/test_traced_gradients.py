@@ -189,6 +189,55 @@ def test_indexing_with_a_range_traces_as_an_index_array():
         np.testing.assert_allclose(traced(Z, picks, step), expected, rtol=1e-6, atol=1e-8)
 
 
+def inserted_sines(a, v):
+    weights = np.arange(21.0).reshape(3, 7)
+    return np.sum(np.sin(np.insert(a, [3, 0, 3], v[:, None] * 2.0, axis=1)) * weights)
+
+
+def inserted_flat(a, v):
+    return np.sum(np.insert(a, slice(1, 3), v[0] ** 2) ** 2 * np.arange(1.0, 15.0))
+
+
+def turned_cubes(a, v):
+    return np.sum(np.rot90(a * v[:, None], -3, (1, 0)) ** 3 * np.arange(12.0).reshape(4, 3))
+
+
+def turned_twice(a, v):
+    return np.sum(np.rot90(np.rot90(a, 5) * v, 2, axes=(1, 0)) ** 2)
+
+
+def deleted_and_appended(a, v):
+    kept = np.delete(a * v[:, None], [3, 0, 3], axis=1)
+    return np.sum(np.append(kept, v ** 2) ** 2 * np.arange(1.0, 10.0))
+
+
+def split_in_depth(a, v):
+    low, high = np.dsplit(np.reshape(a, (3, 2, 2)), [1])
+    return np.sum(np.fliplr(low) * v[:, None, None] + np.flipud(high) ** 2)
+
+
+@pytest.mark.parametrize("f", [inserted_sines, inserted_flat, turned_cubes, turned_twice,
+                               deleted_and_appended, split_in_depth])
+def test_traced_gradients_of_rot90_insert_delete_append_and_splits(f):
+    rng = np.random.default_rng(6)
+    a, v = rng.standard_normal((3, 4)), rng.standard_normal(3)
+    for wrt, others in ((0, lambda x: (x, v)), (1, lambda x: (a, x))):
+        x = (a, v)[wrt]
+        expected = central_difference(lambda x: f(*others(x)), x)
+        gradient = autotrace.grad(f, wrt=wrt)
+        np.testing.assert_allclose(gradient(a, v), expected, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(autotrace.function(gradient)(a, v), expected, rtol=1e-6,
+                                   atol=1e-8)
+    assert autotrace.function(f)(a, v) == pytest.approx(f(a, v), rel=1e-12)
+
+
+def test_insert_at_a_traced_place_is_refused_saying_what_to_do():
+    traced = autotrace.function(lambda a, i: np.insert(a, i, 0.0))
+    with pytest.raises(NotImplementedError, match=r"the obj of numpy.insert must be known while "
+                                                   r"tracing, but it is a traced array"):
+        traced(np.ones(3), np.array(1))
+
+
 def trace_times_sum(x):
     return np.trace(x) * np.sum(np.diagonal(x, 1))
 

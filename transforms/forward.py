@@ -358,7 +358,7 @@ class ForwardMode:
             maps = (np.sum, np.mean, np.transpose, np.reshape, np.swapaxes, np.moveaxis,
                     np.squeeze, np.expand_dims, np.ravel, np.negative, np.cumsum,
                     np.broadcast_to, np.real, np.conj, np.trace, np.diagonal, np.flip,
-                    np.roll, np.tile, np.repeat)
+                    np.roll, np.tile, np.repeat, np.rot90)
             self._linear = {}
             for function in products + maps:
                 positions = (0, 1) if function in products else (0,)

@@ -31,8 +31,9 @@ from autotrace.runtime.derivatives.structure import _is_traced
 # The structural adjoints live beside this module; rules and tests name them from here too.
 from autotrace.runtime.derivatives.structural_adjoints import (  # noqa: F401
     _FLOAT_KINDS, _as_float, _float_zeros, _holds_floats, array_like, diag_adjoint,
-    diagonal_adjoint, join, reshape_each, reshape_each_back, sort_like, split_like, take_at,
-    unarray, unpad, unrepeat, unsort, unstack, untake, untake_along, untile)
+    delete_sources, diagonal_adjoint, insert_places, join, reshape_each, reshape_each_back,
+    sort_like,
+    split_like, take_at, unarray, unpad, unrepeat, unsort, unstack, untake, untake_along, untile)
 from autotrace.runtime.devices import array_module
 from autotrace.runtime.ops_shape import broadcast_like as broadcast_to_shape_of, dimension_size
 

@@ -1,6 +1,7 @@
 """The adjoints of structural functions that derivative rules call: sort and unsort, split and
 join, stack, reshape, array, tile, repeat, pad, diagonal, take and take_along_axis (each the
-other's adjoint, with its own rule in transforms/rules/helpers.py), and the few checks on
+other's adjoint, with its own rule in transforms/rules/helpers.py), where np.insert and np.delete
+put what they were given, and the few checks on
 gradient values that the broadcasting helpers (runtime/derivatives/adjoint_ops.py, which
 re-exports these) share.
 
@@ -16,6 +17,7 @@ from autotrace.runtime.array_api import numpy_dtype
 from autotrace.runtime.derivatives.structure import _is_traced
 from autotrace.runtime.devices import add_at as add_at_in_place, array_module, set_at
 from autotrace.runtime.ops_index import add_at, set_item
+from ..ops_insert import delete_sources, insert_sources  # noqa: F401 (delete_sources: for rules)
 
 _FLOAT_KINDS = "fc"
 
@@ -276,3 +278,17 @@ def untake_along(g, a, indices, axis=-1):
         index.append(xp.reshape(along, [-1 if d == dimension else 1 for d in range(len(shape))]))
     out = xp.zeros(shape, dtype=xp.result_type(g, 1.0))
     return _scatter_add(out, tuple(index), g)
+
+
+def insert_places(arr, obj, values, axis=None):
+    """Where `np.insert(arr, obj, values, axis)` put its inputs, as flat positions in its result:
+    (the place of each element of `arr`, an int array of arr's shape; the places that hold
+    elements of `values`; the flat index in `values` of what each of those holds). A constant
+    to the gradient: it reads shapes only."""
+    sources = np.ravel(insert_sources(arr, obj, values, axis))
+    arr_size = int(np.prod(np.shape(arr), dtype=np.int64))
+    from_arr = sources < arr_size
+    kept = np.empty(arr_size, np.intp)
+    kept[sources[from_arr]] = np.flatnonzero(from_arr)
+    placed = np.flatnonzero(~from_arr)
+    return np.reshape(kept, np.shape(arr)), placed, sources[placed] - arr_size
