@@ -151,8 +151,9 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
         return bind(ufunc.__name__, np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b)
     function = _UFUNC_METHODS.get((ufunc.__name__, method))
     if function is None or "out" in kwargs:
+        keywords = ", ".join(f"{keyword}=" for keyword in kwargs)
         raise untraceable(f"numpy.{ufunc.__name__}.{method}" if method != "__call__"
-                          else f"numpy.{ufunc.__name__} with out=")
+                          else f"numpy.{ufunc.__name__} with {keywords}")
     kwargs.setdefault("axis", 0)  # ufunc.reduce and .accumulate default to the first axis
     return function(*inputs, **kwargs)
 

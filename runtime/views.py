@@ -279,7 +279,8 @@ _VIEW_FUNCTIONS = {
     np.squeeze: _unit_axes, np.expand_dims: _unit_axes, np.real: _real, np.imag: _imag,
     np.broadcast_to: _read_only, np.diagonal: _read_only, np.permute_dims: _transpose,
     np.flip: _flip, np.fliplr: _flip_back(np.fliplr), np.flipud: _flip_back(np.flipud),
-    np.rot90: _rot90,
+    np.rot90: _rot90, np.linalg.diagonal: _read_only,
+    np.linalg.matrix_transpose: _matrix_transpose,
     np.atleast_1d: _at_least, np.atleast_2d: _at_least, np.atleast_3d: _at_least}
 
 # NumPy function -> `(ary, *args, **kwargs) -> (axis, indices_or_sections)`: how it splits

@@ -231,6 +231,34 @@ def test_traced_gradients_of_rot90_insert_delete_append_and_splits(f):
     assert autotrace.function(f)(a, v) == pytest.approx(f(a, v), rel=1e-12)
 
 
+def array_api_linalg(a):
+    """numpy.linalg's array-API names beside the functions they stand for."""
+    m = a[:, :3]
+    s = m @ m.T + 3.0 * np.eye(3)
+    terms = (np.linalg.matmul(m, a[0, :3]), np.linalg.outer(a[0], a[1]),
+             np.linalg.tensordot(m, m, axes=2), np.linalg.cross(a[0, :3], a[1, 1:]),
+             np.linalg.trace(a[None], offset=1), np.linalg.diagonal(m.T, offset=-1),
+             np.linalg.vecdot(a, a[0]), np.linalg.vecdot(a.T, a.T, axis=0) + np.vecdot(a, a), np.vdot(m, m.T),
+             np.linalg.vector_norm(a, axis=1, ord=3), np.linalg.eigvalsh(s),
+             np.linalg.matrix_transpose(m) * 2.0, np.float_power(s * s, 0.75),
+             np.astype(a * 3.0, np.float64))
+    return sum(np.sum(np.sin(term)) for term in terms)
+
+
+def test_traced_gradients_of_the_array_api_names():
+    a = np.random.default_rng(7).standard_normal((3, 4))
+    expected = central_difference(array_api_linalg, a)
+    np.testing.assert_allclose(autotrace.grad(array_api_linalg)(a), expected, rtol=1e-5,
+                               atol=1e-6)
+    traced = autotrace.function(autotrace.grad(array_api_linalg))
+    np.testing.assert_allclose(traced(a), expected, rtol=1e-5, atol=1e-6)
+    assert autotrace.function(array_api_linalg)(a) == pytest.approx(array_api_linalg(a),
+                                                                    rel=1e-6)
+    # A float32 argument cast up gets a float32 gradient.
+    gradient = autotrace.grad(lambda x: np.sum(np.astype(x, np.float64) ** 2))
+    assert gradient(np.ones(3, np.float32)).dtype == np.float32
+
+
 def test_insert_at_a_traced_place_is_refused_saying_what_to_do():
     traced = autotrace.function(lambda a, i: np.insert(a, i, 0.0))
     with pytest.raises(NotImplementedError, match=r"the obj of numpy.insert must be known while "

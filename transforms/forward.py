@@ -20,7 +20,7 @@ import numpy as np
 from autotrace.transforms import cleanup
 from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from autotrace.transforms.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, describe,
-                                        rule_template)
+                                        no_rule_hint, rule_template)
 from autotrace.transforms.codegen import to_source
 from autotrace.transforms.custom import check_call, custom_functions
 from autotrace.transforms.dynamic_calls import SELF
@@ -447,8 +447,8 @@ class ForwardMode:
     def no_rule(self, function, node, callee=None) -> TransformError:
         text = to_source(callee).strip() if callee is not None else None
         label = describe(function, text)
-        hint = getattr(function, "__autotrace_no_rule_hint__", None)
-        if hint is not None:  # a function that says what to do instead of registering a rule
+        hint = no_rule_hint(function)
+        if hint is not None:  # what to do instead of registering a rule
             return self.location.error(node, f"no tangent rule for {label}: {hint}", label)
         return self.location.error(
             node, f"no tangent (forward-mode) rule for {label}. Register one:\n\n"

@@ -11,7 +11,7 @@ import gast
 import numpy as np
 
 import autotrace.runtime.derivatives.adjoint_ops as adjoint_ops
-from autotrace.transforms.calls import classify, describe, rule_template
+from autotrace.transforms.calls import classify, describe, no_rule_hint, rule_template
 from autotrace.transforms.codegen import to_source
 from autotrace.transforms.custom import check_call, custom_functions
 from autotrace.transforms.dynamic_calls import SELF
@@ -236,8 +236,8 @@ class CallAdjoints:
     def no_rule(self, function, node, callee=None) -> TransformError:
         text = to_source(callee).strip() if callee is not None else None
         label = describe(function, text)
-        hint = getattr(function, "__autotrace_no_rule_hint__", None)
-        if hint is not None:  # a function that says what to do instead of registering a rule
+        hint = no_rule_hint(function)
+        if hint is not None:  # what to do instead of registering a rule
             return self.location.error(node, f"no derivative rule for {label}: {hint}", label)
         return self.location.error(
             node, f"no derivative rule for {label}. Register one:\n\n"

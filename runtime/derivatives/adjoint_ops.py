@@ -320,6 +320,15 @@ def norm_power(x, ord=None, axis=None):
         "ord=None, 'fro', and finite nonzero p for vectors")
 
 
+def vector_norm_power(ord):
+    """The p of np.linalg.vector_norm(x, ord=ord), a p-norm over any number of axes."""
+    if isinstance(ord, str) or not np.isfinite(ord) or ord == 0:
+        raise NotImplementedError(
+            f"np.linalg.vector_norm with ord={ord!r} has no derivative rule; rules cover "
+            "finite nonzero ord")
+    return float(ord)
+
+
 # Differentiable helpers: each has an adjoint rule in transforms/rules/helpers.py.
 
 def norm_direction(x, p):

@@ -44,7 +44,7 @@ def divide_rule(y, x1, x2):
     d[x2] = unbroadcast(-d[y] * y / x2, x2)
 
 
-@adjoint(np.power, math.pow)
+@adjoint(np.power, np.float_power, math.pow)
 def power_rule(y, x1, x2):
     d[x1] = unbroadcast(d[y] * x2 * x1 ** (x2 - 1), x1)
     # The exponent's gradient is taken as 0 where the base is not positive.

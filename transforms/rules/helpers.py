@@ -26,7 +26,8 @@ from autotrace.runtime.derivatives.adjoint_ops import (array_like, broadcast_eac
                                                        tie_weights, tril_half_diagonal, unarray,
                                                        unbroadcast, unbroadcast_each, unpad,
                                                        unreduce, unrepeat, unsort, take_at, unstack,
-                                                       untake, untake_along, untile)
+                                                       untake, untake_along, untile,
+                                                       vector_norm_power)
 from autotrace.runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b,
                                                             einsum_adjoint, einsum_adjoint_cross,
                                                             einsum_jvp, inner_adjoint_a,
@@ -39,7 +40,7 @@ from autotrace.transforms.rules.core import adjoint, constant, d
 
 constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, clip_weights,
          diff_pad_width, inverse_permutation, negate_shift, hstack_axis, eye_like, norm_power,
-         insert_places, delete_sources)
+         insert_places, delete_sources, vector_norm_power)
 
 # Broadcasting and reductions. unbroadcast(g, x) is zero for an integer x, so its adjoint passes
 # the incoming gradient through unbroadcast again before broadcasting it back.

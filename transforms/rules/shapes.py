@@ -16,6 +16,7 @@ from autotrace.runtime.derivatives.adjoint_ops import (delete_sources, diag_adjo
                                                        unbroadcast_each, unpad, unrepeat, unstack,
                                                        untake, untake_along, untile)
 from autotrace.transforms.rules.core import adjoint, d
+from ...runtime.derivatives.structure import cast_like
 
 
 @adjoint(np.reshape)
@@ -106,6 +107,11 @@ def array_rule(y, object, dtype=None, *, copy=True, order="K", ndmin=0):
 @adjoint(np.asarray)
 def asarray_rule(y, a, dtype=None, order=None, *, copy=None):
     d[a] = unarray(d[y], a)
+
+
+@adjoint(np.astype)
+def astype_rule(y, x, dtype, *, copy=True, device=None):
+    d[x] = cast_like(d[y], x)
 
 
 @adjoint(np.copy)

@@ -39,7 +39,7 @@ def divide_tangent(y, x1, x2):
     d[y] = (d[x1] - d[x2] * y) / x2
 
 
-@tangent(np.power, math.pow)
+@tangent(np.power, np.float_power, math.pow)
 def power_tangent(y, x1, x2):
     # The exponent's term is taken as 0 where the base is not positive (as in the adjoint rule).
     d[y] = (d[x1] * x2 * x1 ** (x2 - 1)

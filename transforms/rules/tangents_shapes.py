@@ -10,6 +10,7 @@ import numpy as np
 from autotrace.runtime.derivatives.adjoint_ops import (broadcast_each_like, reshape_each_back,
                                                        unbroadcast)
 from autotrace.transforms.rules.core import d, tangent
+from ...runtime.derivatives.structure import cast_like
 
 
 @tangent(np.reshape)
@@ -106,6 +107,12 @@ def array_tangent(y, object, dtype=None, *, copy=True, order="K", ndmin=0):
 @tangent(np.asarray)
 def asarray_tangent(y, a, dtype=None, order=None, *, copy=None):
     d[y] = unbroadcast(np.asarray(d[a]), y)
+
+
+@tangent(np.astype)
+def astype_tangent(y, x, dtype, *, copy=True, device=None):
+    # In y's floating dtype; unbroadcast gives an integer result a zero tangent.
+    d[y] = unbroadcast(cast_like(d[x], y), y)
 
 
 @tangent(np.copy)
