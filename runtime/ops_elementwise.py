@@ -288,6 +288,18 @@ def bind_clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoVa
     return bind("clip", a, lower, upper)
 
 
+@traces(np.isposinf)
+def bind_isposinf(x, out=None):
+    reject_arguments("numpy.isposinf", out=out)
+    return np.logical_and(np.isinf(x), np.logical_not(np.signbit(x)))
+
+
+@traces(np.isneginf)
+def bind_isneginf(x, out=None):
+    reject_arguments("numpy.isneginf", out=out)
+    return np.logical_and(np.isinf(x), np.signbit(x))
+
+
 def _astype(x, dtype):
     return x.astype(dtype)
 

@@ -259,6 +259,24 @@ def test_traced_gradients_of_the_array_api_names():
     assert gradient(np.ones(3, np.float32)).dtype == np.float32
 
 
+def cleaned(x, fill):
+    return np.sum(np.nan_to_num(x * 2.0, nan=fill, posinf=fill * 3.0, neginf=-fill) ** 2)
+
+
+def test_traced_gradients_of_nan_to_num_go_to_the_replacing_values():
+    x = np.array([0.5, np.nan, np.inf, -np.inf, -1.5])
+    fill = 0.7  # a Python float: traced, nan_to_num takes its replacements as constants
+    for wrt, f, at in ((0, lambda x: cleaned(x, fill), x), (1, lambda v: cleaned(x, v), fill)):
+        expected = central_difference(f, np.asarray(at, dtype=float))
+        gradient = autotrace.grad(cleaned, wrt=wrt)
+        np.testing.assert_allclose(gradient(x, fill), expected, rtol=1e-6)
+        np.testing.assert_allclose(autotrace.function(gradient)(x, fill), expected, rtol=1e-6)
+    # d/dfill: 2 fill for the NaN, 2 (3 fill) 3 for infinity, 2 fill for -infinity.
+    assert autotrace.grad(cleaned, wrt=1)(x, fill) == pytest.approx(22 * 0.7)
+    _, tangent = autotrace.function(autotrace.forward(cleaned, wrt=1))(x, fill)
+    assert tangent == pytest.approx(22 * 0.7)
+
+
 def test_insert_at_a_traced_place_is_refused_saying_what_to_do():
     traced = autotrace.function(lambda a, i: np.insert(a, i, 0.0))
     with pytest.raises(NotImplementedError, match=r"the obj of numpy.insert must be known while "

@@ -62,6 +62,8 @@ CASES = {
     "elementwise_functions": (lambda a: (np.isclose(a, 0.5), np.angle(a), np.sinc(a),
                                          np.nan_to_num(a / 0.0)), (m,)),
     "round": (lambda a: (np.round(a, 2), a.round(1), np.around(a)), (m,)),
+    "infinities": (lambda a: (np.isposinf(a / 0.0), np.isneginf(a / 0.0),
+                              np.nan_to_num(a / 0.0, posinf=2.0, neginf=-3.0)), (m,)),
     "divmod_where": (lambda a: (divmod(a, 0.7), np.where(a > 0, a, 0.0)), (m,)),
     "trace_diag": (lambda a: (a.trace(), a.diagonal(1), np.diag(a[0]), np.diag(a, k=-1) + 1.0),
                    (m,)),

@@ -149,7 +149,6 @@ REFUSED = {
     np.ldexp: "write x1 * 2.0 ** x2",
     np.copysign: "write np.abs(x1) * np.where(np.signbit(x2), -1.0, 1.0)",
     np.nextafter: "the next floating-point number after x1: differentiate x1 itself",
-    np.nan_to_num: "write np.where(np.isfinite(x), x, 0.0)",
     np.asanyarray: "use np.asarray",
     np.ascontiguousarray: "use np.asarray (autotrace's values have no memory layout)",
     np.asfortranarray: "use np.asarray (autotrace's values have no memory layout)",
