@@ -386,6 +386,18 @@ def bind_rot90(m, k=1, axes=(0, 1)):
     return bind_flip(transpose(m, swapped), second)
 
 
+def _half_shift(x, axes, sign: int):
+    """np.fft.fftshift (sign 1) and ifftshift (sign -1): a roll by half of each axis."""
+    axes = tuple(range(np.ndim(x))) if axes is None else static(axes, "the axes of a shift")
+    axes = axes if isinstance(axes, tuple) else (axes,)
+    shape = np.shape(x)
+    return np.roll(x, tuple(sign * (shape[axis] // 2) for axis in axes), axes)
+
+
+traces(np.fft.fftshift)(lambda x, axes=None: _half_shift(x, axes, 1))
+traces(np.fft.ifftshift)(lambda x, axes=None: _half_shift(x, axes, -1))
+
+
 # --- functions kept whole: NumPy computes them, the rule runs them on stand-ins ----------------
 
 for _function in (np.roll, np.tile, np.repeat, np.tril, np.triu, np.trace, np.sort, np.argsort):

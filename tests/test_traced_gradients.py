@@ -216,8 +216,14 @@ def split_in_depth(a, v):
     return np.sum(np.fliplr(low) * v[:, None, None] + np.flipud(high) ** 2)
 
 
+def columns_shifted(a, v):
+    columns = np.column_stack([v * v, a, v[::-1]])
+    return (np.sum(np.fft.fftshift(columns) * np.arange(18.0).reshape(3, 6))
+            + np.sum(np.fft.ifftshift(a, axes=0) ** 3 * np.arange(12.0).reshape(3, 4)))
+
+
 @pytest.mark.parametrize("f", [inserted_sines, inserted_flat, turned_cubes, turned_twice,
-                               deleted_and_appended, split_in_depth])
+                               deleted_and_appended, split_in_depth, columns_shifted])
 def test_traced_gradients_of_rot90_insert_delete_append_and_splits(f):
     rng = np.random.default_rng(6)
     a, v = rng.standard_normal((3, 4)), rng.standard_normal(3)

@@ -71,12 +71,15 @@ def _promoted_shape(shape, ndmin):
         return (1,) * (2 - len(shape)) + tuple(shape)
     if ndmin == 3 and len(shape) < 3:  # np.atleast_3d: (n,) is (1, n, 1), (m, n) (m, n, 1)
         return {0: (1, 1, 1), 1: (1, *shape, 1), 2: (*shape, 1)}[len(shape)]
+    if ndmin == -2 and len(shape) < 2:  # np.column_stack: (n,) is a column (n, 1)
+        return (int(np.prod(shape, dtype=np.int64)), 1)
     return tuple(shape)
 
 
 def split_like(g, arrays, axis=0, ndmin=0):
     """`g` cut into pieces shaped like `arrays`, which were joined along `axis` after being
-    promoted to `ndmin` dimensions (0: concatenate, 1: hstack, 2: vstack, 3: dstack)."""
+    promoted to `ndmin` dimensions (0: concatenate, 1: hstack, 2: vstack, 3: dstack; -2:
+    column_stack, which makes a column of a 1-d array)."""
     xp = array_module(g)
     shapes = [np.shape(x) for x in arrays]
     if axis is None:

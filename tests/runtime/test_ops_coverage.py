@@ -72,6 +72,8 @@ CASES = {
     "stacks_and_splits": (lambda a: (np.column_stack([a[0], a[1]]), np.hsplit(a, 2),
                                      np.vsplit(a, 2)), (m,)),
     "flips": (lambda a: (np.fliplr(a), np.flipud(a), np.flip(a, axis=(0, 1))), (m,)),
+    "fftshift": (lambda a: (np.fft.fftshift(a[:3]), np.fft.ifftshift(a[:3], axes=1),
+                            np.fft.fftshift(a[0], axes=-1)), (m,)),
     "rot90": (lambda a: (np.rot90(a), np.rot90(a, -1), np.rot90(a, 6), np.rot90(a, 4) + 1.0,
                          np.rot90(a[None], 3, axes=(2, 0))), (m,)),
     "insert": (lambda a: (np.insert(a, 1, 7.0), np.insert(a, 1, a[0], axis=1),

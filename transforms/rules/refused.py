@@ -76,7 +76,6 @@ _POLYNOMIAL = ("a function of the legacy polynomial API: write the arithmetic on
                "coefficient arrays (np.polyval is Horner's rule: y = y * x + c for each c)")
 _MATRIX = "np.matrix is not supported: use 2-d arrays and @"
 _NEEDS_SVD = "needs the singular value decomposition, and np.linalg.svd has no rule"
-_SHIFT = "write np.roll(x, shift, axis) (shift n // 2 for fftshift, -(n // 2) back)"
 
 REFUSED = {
     **dict.fromkeys([np.real, np.imag, np.conj, np.conjugate, np.angle, np.real_if_close,
@@ -99,7 +98,6 @@ REFUSED = {
                      np.polyint, np.polyval, np.polyfit], _POLYNOMIAL),
     **dict.fromkeys([np.asmatrix, np.bmat], _MATRIX),
     **dict.fromkeys([np.linalg.svd, np.linalg.svdvals, np.linalg.cond], _NEEDS_SVD),
-    **dict.fromkeys([np.fft.fftshift, np.fft.ifftshift], _SHIFT),
     np.compress: _BY_VALUE + " (x[mask] is differentiated)",
     np.extract: _BY_VALUE + " (x[mask] is differentiated)",
     np.select: "write nested np.where(condition, x, y), which is differentiated",
@@ -132,8 +130,6 @@ REFUSED = {
                      "np.fft.rfftfreq(n) / d",
     np.vander: "write x[:, None] ** np.arange(n - 1, -1, -1.0)",
     np.meshgrid: "write np.broadcast_arrays(x[None, :], y[:, None])",
-    np.column_stack: "write np.stack(tup, axis=1) for 1-d arrays, "
-                     "np.concatenate(tup, axis=1) for 2-d ones",
     np.row_stack: "a deprecated name of np.vstack: use np.vstack",
     np.block: "join the blocks with np.concatenate along each axis",
     np.diagflat: "write np.diag(np.ravel(v), k)",

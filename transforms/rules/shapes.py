@@ -79,6 +79,16 @@ def rot90_rule(y, m, k=1, axes=(0, 1)):
     d[m] = np.rot90(d[y], -k, axes)
 
 
+@adjoint(np.fft.fftshift)
+def fftshift_rule(y, x, axes=None):
+    d[x] = np.fft.ifftshift(d[y], axes)
+
+
+@adjoint(np.fft.ifftshift)
+def ifftshift_rule(y, x, axes=None):
+    d[x] = np.fft.fftshift(d[y], axes)
+
+
 @adjoint(np.roll)
 def roll_rule(y, a, shift, axis=None):
     d[a] = np.roll(d[y], negate_shift(shift), axis)
@@ -140,6 +150,11 @@ def vstack_rule(y, tup, *, dtype=None, casting="same_kind"):
 @adjoint(np.dstack)
 def dstack_rule(y, tup):
     d[tup] = split_like(d[y], tup, 2, 3)
+
+
+@adjoint(np.column_stack)
+def column_stack_rule(y, tup):
+    d[tup] = split_like(d[y], tup, 1, -2)  # -2: a 1-d array was a column
 
 
 @adjoint(np.stack)

@@ -73,6 +73,16 @@ def rot90_tangent(y, m, k=1, axes=(0, 1)):
     d[y] = np.rot90(d[m], k, axes)
 
 
+@tangent(np.fft.fftshift)
+def fftshift_tangent(y, x, axes=None):
+    d[y] = np.fft.fftshift(d[x], axes)
+
+
+@tangent(np.fft.ifftshift)
+def ifftshift_tangent(y, x, axes=None):
+    d[y] = np.fft.ifftshift(d[x], axes)
+
+
 @tangent(np.roll)
 def roll_tangent(y, a, shift, axis=None):
     d[y] = np.roll(d[a], shift, axis)
@@ -141,6 +151,11 @@ def vstack_tangent(y, tup, *, dtype=None, casting="same_kind"):
 @tangent(np.dstack)
 def dstack_tangent(y, tup):
     d[y] = np.dstack(d[tup])
+
+
+@tangent(np.column_stack)
+def column_stack_tangent(y, tup):
+    d[y] = np.column_stack(d[tup])
 
 
 @tangent(np.stack)
