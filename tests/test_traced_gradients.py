@@ -244,7 +244,8 @@ def array_api_linalg(a):
     terms = (np.linalg.matmul(m, a[0, :3]), np.linalg.outer(a[0], a[1]),
              np.linalg.tensordot(m, m, axes=2), np.linalg.cross(a[0, :3], a[1, 1:]),
              np.linalg.trace(a[None], offset=1), np.linalg.diagonal(m.T, offset=-1),
-             np.linalg.vecdot(a, a[0]), np.linalg.vecdot(a.T, a.T, axis=0) + np.vecdot(a, a), np.vdot(m, m.T),
+             np.linalg.vecdot(a, a[0]), np.linalg.vecdot(a.T, a.T, axis=0) + np.vecdot(a, a),
+             np.vdot(m, m.T),
              np.linalg.vector_norm(a, axis=1, ord=3), np.linalg.eigvalsh(s),
              np.linalg.matrix_transpose(m) * 2.0, np.float_power(s * s, 0.75),
              np.astype(a * 3.0, np.float64))
