@@ -434,7 +434,8 @@ TABLE += [
     E("asarray", np.asarray, normal((3, 4))),
     E("asarray/tuple", np.asarray, lambda rng: (tuple(float(v) for v in rng.standard_normal(2)),)),
     E("copy", np.copy, normal((3, 4))),
-    E("np.astype", np.astype, lambda rng: (rng.standard_normal((2, 3)), "float64")),
+    *([E("np.astype", np.astype, lambda rng: (rng.standard_normal((2, 3)), "float64"))]
+      if hasattr(np, "astype") else []),  # np.astype: NumPy 2.1
     E("concatenate/axis0", np.concatenate, lambda rng: ([rng.standard_normal((2, 3)),
                                                          rng.standard_normal((1, 3))],)),
     E("concatenate/axis1", np.concatenate, lambda rng: ((rng.standard_normal((2, 3)),

@@ -23,7 +23,8 @@ import autotrace.transforms.rules  # noqa: F401  (fills the rule registries)
 from autotrace.runtime.control_statements import NUMPY_REPLACEMENTS
 from autotrace.runtime.registry import numpy_functions
 from autotrace.transforms.rules.core import adjoint_rules, constant_functions, tangent_rules
-from autotrace.transforms.rules.refused import NOT_DIFFERENTIABLE, REFUSED
+from autotrace.transforms.rules.refused import (NOT_DIFFERENTIABLE, REFUSED,
+                                                not_differentiable_functions, refused_functions)
 
 MODULES = [("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft)]
 
@@ -54,7 +55,7 @@ def traces(function) -> bool:
 def test_every_public_function_has_rules_and_an_op_or_a_reason():
     unplaced, incomplete = [], []
     for name, function in FUNCTIONS.items():
-        if function in REFUSED or function in constant_functions:
+        if function in refused_functions or function in constant_functions:
             continue
         if function not in adjoint_rules:
             unplaced.append(name)
@@ -67,17 +68,22 @@ def test_every_public_function_has_rules_and_an_op_or_a_reason():
     print(f"{len(FUNCTIONS)} NumPy functions: "
           f"{sum(f in adjoint_rules for f in FUNCTIONS.values())} with rules, "
           f"{sum(f in constant_functions for f in FUNCTIONS.values())} constants, "
-          f"{sum(f in REFUSED for f in FUNCTIONS.values())} refused")
+          f"{sum(f in refused_functions for f in FUNCTIONS.values())} refused")
 
 
 def test_the_tables_do_not_overlap_the_rules():
     ruled = set(adjoint_rules) | set(tangent_rules)
-    assert not [f for f in REFUSED if f in ruled or f in constant_functions]
-    assert not [f for f in NOT_DIFFERENTIABLE if f in ruled]
-    assert all(f in constant_functions for f in NOT_DIFFERENTIABLE)
-    listed = set(map(id, FUNCTIONS.values()))
-    # Each table entry is a public function (not a stale name NumPy dropped or moved).
-    assert not [f for f in [*REFUSED, *NOT_DIFFERENTIABLE] if id(f) not in listed]
+    assert not [f for f in refused_functions if f in ruled or f in constant_functions]
+    assert not [f for f in not_differentiable_functions if f in ruled]
+    assert all(f in constant_functions for f in not_differentiable_functions)
+    # Each table entry is one of the public functions walked, by its public name: on NumPy 2.2
+    # and later every name is there; an older NumPy lacks the newest (np.matvec, np.unstack).
+    names = [*REFUSED, *NOT_DIFFERENTIABLE]
+    assert len(set(names)) == len(names)
+    missing = [name for name in names if f"np.{name}" not in FUNCTIONS]
+    if np.lib.NumpyVersion(np.__version__) >= "2.2.0":
+        assert not missing
+    assert len(missing) <= 6, missing
 
 
 def median_of_doubled(x):
@@ -133,7 +139,6 @@ def test_readme_names_refused_functions_that_are_refused_and_their_error():
     named = re.findall(r"(?<=`)((?:np|linalg)\.[a-z_0-9]+)", paragraph)
     assert len(named) >= 10, named
     for name in named:
-        function = eval(name if name.startswith("np.") else f"np.{name}")  # noqa: S307
-        assert function in REFUSED, f"README.md names {name} as refused"
+        assert name.removeprefix("np.") in REFUSED, f"README.md names {name} as refused"
     example = re.search(r"e\.g\. `(no derivative rule for [^`]*)`", paragraph).group(1)
-    assert example == f"no derivative rule for numpy.average: {REFUSED[np.average]}"
+    assert example == f"no derivative rule for numpy.average: {REFUSED['average']}"

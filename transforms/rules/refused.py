@@ -10,7 +10,13 @@ beside this one), is a constant to the gradient (constants.py), or is in one of 
 - REFUSED: functions that have a derivative autotrace has no rule for. Differentiating through
   a call of one raises TransformError at the call's line with the reason, which says what to
   write instead. README.md's "What can be differentiated" points here.
+
+Both map a name under numpy ("median", "linalg.svd", "fft.fft") to the reason; a name the
+installed NumPy does not have (one added after NumPy 2.0) is left out of the functions they
+resolve to (`not_differentiable_functions`, `refused_functions`).
 """
+import functools
+
 import numpy as np
 
 from .core import constant
@@ -18,6 +24,8 @@ from .core import constant
 _INTEGERS = "an operation on integers or bits: its result carries no gradient"
 _BOOLEANS = "a test: its result is booleans, which carry no gradient"
 _INDICES = "its result is indices (integers), which carry no gradient"
+_STEPS = "the gap to the next floating-point number: a step function, its derivative 0"
+_RANK = "its result is an integer (the rank), which carries no gradient"
 _TYPES = "a question about dtypes, shapes or memory, answered without values"
 _TEXT = "makes text from values: text carries no gradient"
 _FILES = "reads or writes files or bytes: no gradient flows through them"
@@ -27,38 +35,38 @@ _WINDOW = "a window of a given length: it takes no values to differentiate"
 
 NOT_DIFFERENTIABLE = {
     **dict.fromkeys([
-        np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.bitwise_not, np.bitwise_invert,
-        np.bitwise_count, np.bitwise_left_shift, np.bitwise_right_shift, np.invert,
-        np.left_shift, np.right_shift, np.gcd, np.lcm, np.packbits, np.unpackbits,
-        np.linalg.matrix_rank], _INTEGERS),
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_invert",
+        "bitwise_count", "bitwise_left_shift", "bitwise_right_shift", "invert",
+        "left_shift", "right_shift", "gcd", "lcm", "packbits", "unpackbits"], _INTEGERS),
     **dict.fromkeys([
-        np.isneginf, np.isposinf, np.isin, np.isnat, np.iscomplex, np.isreal, np.iscomplexobj,
-        np.isrealobj, np.array_equiv, np.isfortran, np.iterable, np.isdtype, np.issubdtype,
-        np.can_cast, np.may_share_memory, np.shares_memory], _BOOLEANS),
+        "isneginf", "isposinf", "isin", "isnat", "iscomplex", "isreal", "iscomplexobj",
+        "isrealobj", "array_equiv", "isfortran", "iterable", "isdtype", "issubdtype",
+        "can_cast", "may_share_memory", "shares_memory"], _BOOLEANS),
     **dict.fromkeys([
-        np.argpartition, np.nanargmax, np.nanargmin, np.lexsort, np.diag_indices,
-        np.diag_indices_from, np.tril_indices, np.tril_indices_from, np.triu_indices,
-        np.triu_indices_from, np.mask_indices, np.ravel_multi_index, np.unravel_index, np.ix_,
-        np.spacing], _INDICES),
+        "argpartition", "nanargmax", "nanargmin", "lexsort", "diag_indices",
+        "diag_indices_from", "tril_indices", "tril_indices_from", "triu_indices",
+        "triu_indices_from", "mask_indices", "ravel_multi_index", "unravel_index", "ix_"],
+        _INDICES),
     **dict.fromkeys([
-        np.promote_types, np.min_scalar_type, np.mintypecode, np.common_type, np.typename,
-        np.broadcast_shapes, np.einsum_path], _TYPES),
+        "promote_types", "min_scalar_type", "mintypecode", "common_type", "typename",
+        "broadcast_shapes", "einsum_path"], _TYPES),
     **dict.fromkeys([
-        np.array2string, np.array_repr, np.array_str, np.base_repr, np.binary_repr,
-        np.format_float_positional, np.format_float_scientific, np.info], _TEXT),
+        "array2string", "array_repr", "array_str", "base_repr", "binary_repr",
+        "format_float_positional", "format_float_scientific", "info"], _TEXT),
     **dict.fromkeys([
-        np.load, np.loadtxt, np.save, np.savetxt, np.savez, np.savez_compressed, np.fromfile,
-        np.fromregex, np.genfromtxt, np.frombuffer, np.fromstring, np.fromiter], _FILES),
+        "load", "loadtxt", "save", "savetxt", "savez", "savez_compressed", "fromfile",
+        "fromregex", "genfromtxt", "frombuffer", "fromstring", "fromiter"], _FILES),
     **dict.fromkeys([
-        np.get_printoptions, np.set_printoptions, np.printoptions, np.getbufsize,
-        np.setbufsize, np.geterr, np.seterr, np.geterrcall, np.seterrcall, np.get_include,
-        np.show_config, np.show_runtime, np.test, np.linalg.test, np.fft.test], _SETTINGS),
+        "get_printoptions", "set_printoptions", "printoptions", "getbufsize",
+        "setbufsize", "geterr", "seterr", "geterrcall", "seterrcall", "get_include",
+        "show_config", "show_runtime", "test", "linalg.test", "fft.test"], _SETTINGS),
     **dict.fromkeys([
-        np.busday_count, np.busday_offset, np.is_busday, np.datetime_as_string,
-        np.datetime_data], _DATES),
-    **dict.fromkeys([np.bartlett, np.blackman, np.hamming, np.hanning], _WINDOW),
+        "busday_count", "busday_offset", "is_busday", "datetime_as_string",
+        "datetime_data"], _DATES),
+    **dict.fromkeys(["bartlett", "blackman", "hamming", "hanning"], _WINDOW),
+    "spacing": _STEPS,
+    "linalg.matrix_rank": _RANK,
 }
-constant(*NOT_DIFFERENTIABLE)
 
 _COMPLEX = ("complex values: autotrace's rules are for real arrays; keep the real and "
             "imaginary parts in real arrays of their own")
@@ -78,106 +86,121 @@ _MATRIX = "np.matrix is not supported: use 2-d arrays and @"
 _NEEDS_SVD = "needs the singular value decomposition, and np.linalg.svd has no rule"
 
 REFUSED = {
-    **dict.fromkeys([np.real, np.imag, np.conj, np.conjugate, np.angle, np.real_if_close,
-                     np.sort_complex, np.fft.fft, np.fft.ifft, np.fft.fft2,
-                     np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft, np.fft.irfft,
-                     np.fft.rfft2, np.fft.irfft2, np.fft.rfftn, np.fft.irfftn, np.fft.hfft,
-                     np.fft.ihfft, np.roots, np.linalg.eig, np.linalg.eigvals], _COMPLEX),
-    **dict.fromkeys([np.median, np.nanmedian, np.percentile, np.nanpercentile, np.quantile,
-                     np.nanquantile, np.partition], _BY_RANK),
-    **dict.fromkeys([np.unique, np.unique_values, np.unique_all, np.unique_counts,
-                     np.unique_inverse, np.union1d, np.intersect1d, np.setdiff1d, np.setxor1d,
-                     np.trim_zeros], _BY_VALUE),
-    **dict.fromkeys([np.nansum, np.nanmean, np.nanprod, np.nanmax, np.nanmin, np.nanstd,
-                     np.nanvar, np.nancumsum, np.nancumprod], _NAN),
-    **dict.fromkeys([np.copyto, np.put, np.put_along_axis, np.place, np.putmask,
-                     np.fill_diagonal], _IN_PLACE),
-    **dict.fromkeys([np.apply_along_axis, np.apply_over_axes, np.fromfunction, np.frompyfunc,
-                     np.piecewise], _PER_ELEMENT),
-    **dict.fromkeys([np.poly, np.polyadd, np.polysub, np.polymul, np.polydiv, np.polyder,
-                     np.polyint, np.polyval, np.polyfit], _POLYNOMIAL),
-    **dict.fromkeys([np.asmatrix, np.bmat], _MATRIX),
-    **dict.fromkeys([np.linalg.svd, np.linalg.svdvals, np.linalg.cond], _NEEDS_SVD),
-    np.compress: _BY_VALUE + " (x[mask] is differentiated)",
-    np.extract: _BY_VALUE + " (x[mask] is differentiated)",
-    np.select: "write nested np.where(condition, x, y), which is differentiated",
-    np.choose: "write np.where, or np.take_along_axis with the choices stacked",
-    np.average: "write np.sum(a * w, axis) / np.sum(w, axis)",
-    np.ptp: "write np.max(a, axis) - np.min(a, axis)",
-    np.cov: "write it with np.mean and @: (x - m) @ (x - m).T / (n - 1)",
-    np.corrcoef: "write the covariance with np.mean and @, then divide by the "
+    **dict.fromkeys(["real", "imag", "conj", "conjugate", "angle", "real_if_close",
+                     "sort_complex", "fft.fft", "fft.ifft", "fft.fft2",
+                     "fft.ifft2", "fft.fftn", "fft.ifftn", "fft.rfft", "fft.irfft",
+                     "fft.rfft2", "fft.irfft2", "fft.rfftn", "fft.irfftn", "fft.hfft",
+                     "fft.ihfft", "roots", "linalg.eig", "linalg.eigvals"], _COMPLEX),
+    **dict.fromkeys(["median", "nanmedian", "percentile", "nanpercentile", "quantile",
+                     "nanquantile", "partition"], _BY_RANK),
+    **dict.fromkeys(["unique", "unique_values", "unique_all", "unique_counts",
+                     "unique_inverse", "union1d", "intersect1d", "setdiff1d", "setxor1d",
+                     "trim_zeros"], _BY_VALUE),
+    **dict.fromkeys(["nansum", "nanmean", "nanprod", "nanmax", "nanmin", "nanstd",
+                     "nanvar", "nancumsum", "nancumprod"], _NAN),
+    **dict.fromkeys(["copyto", "put", "put_along_axis", "place", "putmask",
+                     "fill_diagonal"], _IN_PLACE),
+    **dict.fromkeys(["apply_along_axis", "apply_over_axes", "fromfunction", "frompyfunc",
+                     "piecewise"], _PER_ELEMENT),
+    **dict.fromkeys(["poly", "polyadd", "polysub", "polymul", "polydiv", "polyder",
+                     "polyint", "polyval", "polyfit"], _POLYNOMIAL),
+    **dict.fromkeys(["asmatrix", "bmat"], _MATRIX),
+    **dict.fromkeys(["linalg.svd", "linalg.svdvals", "linalg.cond"], _NEEDS_SVD),
+    "compress": _BY_VALUE + " (x[mask] is differentiated)",
+    "extract": _BY_VALUE + " (x[mask] is differentiated)",
+    "select": "write nested np.where(condition, x, y), which is differentiated",
+    "choose": "write np.where, or np.take_along_axis with the choices stacked",
+    "average": "write np.sum(a * w, axis) / np.sum(w, axis)",
+    "ptp": "write np.max(a, axis) - np.min(a, axis)",
+    "cov": "write it with np.mean and @: (x - m) @ (x - m).T / (n - 1)",
+    "corrcoef": "write the covariance with np.mean and @, then divide by the "
                  "outer product of its diagonal's square roots",
-    np.cumulative_sum: "use np.cumsum (with np.concatenate for include_initial)",
-    np.cumulative_prod: "use np.cumprod (with np.concatenate for include_initial)",
-    np.ediff1d: "write np.diff(np.ravel(x))",
-    np.gradient: "write the differences with slices, (x[2:] - x[:-2]) / 2",
-    np.trapezoid: "write np.sum((y[1:] + y[:-1]) * np.diff(x)) / 2",
-    np.interp: "find the intervals outside the differentiated function "
+    "cumulative_sum": "use np.cumsum (with np.concatenate for include_initial)",
+    "cumulative_prod": "use np.cumprod (with np.concatenate for include_initial)",
+    "ediff1d": "write np.diff(np.ravel(x))",
+    "gradient": "write the differences with slices, (x[2:] - x[:-2]) / 2",
+    "trapezoid": "write np.sum((y[1:] + y[:-1]) * np.diff(x)) / 2",
+    "interp": "find the intervals outside the differentiated function "
                "(np.searchsorted) and interpolate with indexing and arithmetic",
-    np.convolve: "write the sum of products of shifted slices",
-    np.correlate: "write the sum of products of shifted slices",
-    np.unwrap: "compute the multiples of 2 pi it adds outside the differentiated "
+    "convolve": "write the sum of products of shifted slices",
+    "correlate": "write the sum of products of shifted slices",
+    "unwrap": "compute the multiples of 2 pi it adds outside the differentiated "
                "function, and add them",
-    np.i0: "its derivative, the Bessel function i1, is not in NumPy",
-    np.kaiser: "differentiable in beta only through np.i0, which has no rule",
-    np.geomspace: "autotrace cannot differentiate it in its endpoints: compute it outside the "
+    "i0": "its derivative, the Bessel function i1, is not in NumPy",
+    "kaiser": "differentiable in beta only through np.i0, which has no rule",
+    "geomspace": "autotrace cannot differentiate it in its endpoints: compute it outside the "
                   "differentiated function",
-    np.logspace: "autotrace cannot differentiate it in its endpoints: compute it outside the "
+    "logspace": "autotrace cannot differentiate it in its endpoints: compute it outside the "
                  "differentiated function",
-    np.fft.fftfreq: "autotrace cannot differentiate it in the sample spacing d: write "
+    "fft.fftfreq": "autotrace cannot differentiate it in the sample spacing d: write "
                     "np.fft.fftfreq(n) / d",
-    np.fft.rfftfreq: "autotrace cannot differentiate it in the sample spacing d: write "
+    "fft.rfftfreq": "autotrace cannot differentiate it in the sample spacing d: write "
                      "np.fft.rfftfreq(n) / d",
-    np.vander: "write x[:, None] ** np.arange(n - 1, -1, -1.0)",
-    np.meshgrid: "write np.broadcast_arrays(x[None, :], y[:, None])",
-    np.row_stack: "a deprecated name of np.vstack: use np.vstack",
-    np.block: "join the blocks with np.concatenate along each axis",
-    np.diagflat: "write np.diag(np.ravel(v), k)",
-    np.resize: "repeat with np.tile(np.ravel(a), reps), slice to the new size and "
+    "vander": "write x[:, None] ** np.arange(n - 1, -1, -1.0)",
+    "meshgrid": "write np.broadcast_arrays(x[None, :], y[:, None])",
+    "row_stack": "a deprecated name of np.vstack: use np.vstack",
+    "block": "join the blocks with np.concatenate along each axis",
+    "diagflat": "write np.diag(np.ravel(v), k)",
+    "resize": "repeat with np.tile(np.ravel(a), reps), slice to the new size and "
                "np.reshape",
-    np.rollaxis: "deprecated in NumPy: use np.moveaxis",
-    np.unstack: "write [x[i] for i in range(len(x))] (move the axis first with "
+    "rollaxis": "deprecated in NumPy: use np.moveaxis",
+    "unstack": "write [x[i] for i in range(len(x))] (move the axis first with "
                 "np.moveaxis)",
-    np.divmod: "write x // y and x % y (np.mod is differentiated)",
-    np.modf: "write x - np.trunc(x) for the fractional part",
-    np.frexp: "the mantissa is x / 2.0 ** e, with the integer exponent e computed "
+    "divmod": "write x // y and x % y (np.mod is differentiated)",
+    "modf": "write x - np.trunc(x) for the fractional part",
+    "frexp": "the mantissa is x / 2.0 ** e, with the integer exponent e computed "
               "outside the differentiated function",
-    np.ldexp: "write x1 * 2.0 ** x2",
-    np.copysign: "write np.abs(x1) * np.where(np.signbit(x2), -1.0, 1.0)",
-    np.nextafter: "the next floating-point number after x1: differentiate x1 itself",
-    np.asanyarray: "use np.asarray",
-    np.ascontiguousarray: "use np.asarray (autotrace's values have no memory layout)",
-    np.asfortranarray: "use np.asarray (autotrace's values have no memory layout)",
-    np.asarray_chkfinite: "use np.asarray",
-    np.require: "use np.asarray (autotrace's values have no memory layout)",
-    np.from_dlpack: "converts another library's array: call it outside the differentiated "
+    "ldexp": "write x1 * 2.0 ** x2",
+    "copysign": "write np.abs(x1) * np.where(np.signbit(x2), -1.0, 1.0)",
+    "nextafter": "the next floating-point number after x1: differentiate x1 itself",
+    "asanyarray": "use np.asarray",
+    "ascontiguousarray": "use np.asarray (autotrace's values have no memory layout)",
+    "asfortranarray": "use np.asarray (autotrace's values have no memory layout)",
+    "asarray_chkfinite": "use np.asarray",
+    "require": "use np.asarray (autotrace's values have no memory layout)",
+    "from_dlpack": "converts another library's array: call it outside the differentiated "
                     "function",
-    np.nested_iters: "makes iterators over arrays, which autotrace cannot follow values "
+    "nested_iters": "makes iterators over arrays, which autotrace cannot follow values "
                      "through: index the arrays instead",
-    np.bincount: "autotrace cannot differentiate it in its weights: write out = np.zeros(n) "
+    "bincount": "autotrace cannot differentiate it in its weights: write out = np.zeros(n) "
                  "and np.add.at(out, x, weights), which is followed",
-    np.histogram: "compute the histogram outside the differentiated function",
-    np.histogram2d: "compute the histogram outside the differentiated function",
-    np.histogramdd: "compute the histogram outside the differentiated function",
-    np.histogram_bin_edges: "compute the bin edges outside the differentiated function",
-    np.matvec: "write np.einsum('...ij,...j->...i', a, v)",
-    np.vecmat: "write np.einsum('...j,...ji->...i', v, a)",
-    np.linalg.qr: "for a full-rank a, np.linalg.cholesky(a.T @ a).T is r up to the "
+    "histogram": "compute the histogram outside the differentiated function",
+    "histogram2d": "compute the histogram outside the differentiated function",
+    "histogramdd": "compute the histogram outside the differentiated function",
+    "histogram_bin_edges": "compute the bin edges outside the differentiated function",
+    "matvec": "write np.einsum('...ij,...j->...i', a, v)",
+    "vecmat": "write np.einsum('...j,...ji->...i', v, a)",
+    "linalg.qr": "for a full-rank a, np.linalg.cholesky(a.T @ a).T is r up to the "
                   "signs of its rows",
-    np.linalg.lstsq: "write np.linalg.solve(a.T @ a, a.T @ b), or "
+    "linalg.lstsq": "write np.linalg.solve(a.T @ a, a.T @ b), or "
                      "np.linalg.pinv(a) @ b",
-    np.linalg.matrix_power: "write the product with @ (np.linalg.inv for a "
+    "linalg.matrix_power": "write the product with @ (np.linalg.inv for a "
                             "negative power)",
-    np.linalg.multi_dot: "write the products with @",
-    np.linalg.tensorinv: "reshape to a matrix and use np.linalg.inv",
-    np.linalg.tensorsolve: "reshape to a matrix and use np.linalg.solve",
-    np.linalg.matrix_norm: "use np.linalg.norm(x, ord, axis=(-2, -1))",
+    "linalg.multi_dot": "write the products with @",
+    "linalg.tensorinv": "reshape to a matrix and use np.linalg.inv",
+    "linalg.tensorsolve": "reshape to a matrix and use np.linalg.solve",
+    "linalg.matrix_norm": "use np.linalg.norm(x, ord, axis=(-2, -1))",
 }
 
 
+def _numpy_function(name: str):
+    """NumPy's function `name` ("median", "linalg.svd"), or None where this NumPy has none."""
+    return functools.reduce(lambda owner, part: getattr(owner, part, None), name.split("."), np)
+
+
+def _functions(reasons: dict) -> dict:
+    return {function: reason for name, reason in reasons.items()
+            if (function := _numpy_function(name)) is not None}
+
+
+not_differentiable_functions = _functions(NOT_DIFFERENTIABLE)
+refused_functions = _functions(REFUSED)
+constant(*not_differentiable_functions)
+
+
 def refused_reason(function) -> str | None:
-    """Why autotrace has no derivative rule for `function`, if it is one that NumPy has."""
+    """Why autotrace has no derivative rule for `function`, if it is one of NumPy's."""
     try:
-        return REFUSED.get(function)
+        return refused_functions.get(function)
     except TypeError:  # an unhashable callable: not NumPy's
         return None

@@ -119,9 +119,10 @@ def asarray_rule(y, a, dtype=None, order=None, *, copy=None):
     d[a] = unarray(d[y], a)
 
 
-@adjoint(np.astype)
-def astype_rule(y, x, dtype, *, copy=True, device=None):
-    d[x] = cast_like(d[y], x)
+if hasattr(np, "astype"):  # NumPy 2.1
+    @adjoint(np.astype)
+    def astype_rule(y, x, dtype, *, copy=True, device=None):
+        d[x] = cast_like(d[y], x)
 
 
 @adjoint(np.copy)

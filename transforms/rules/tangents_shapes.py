@@ -119,10 +119,11 @@ def asarray_tangent(y, a, dtype=None, order=None, *, copy=None):
     d[y] = unbroadcast(np.asarray(d[a]), y)
 
 
-@tangent(np.astype)
-def astype_tangent(y, x, dtype, *, copy=True, device=None):
-    # In y's floating dtype; unbroadcast gives an integer result a zero tangent.
-    d[y] = unbroadcast(cast_like(d[x], y), y)
+if hasattr(np, "astype"):  # NumPy 2.1
+    @tangent(np.astype)
+    def astype_tangent(y, x, dtype, *, copy=True, device=None):
+        # In y's floating dtype; unbroadcast gives an integer result a zero tangent.
+        d[y] = unbroadcast(cast_like(d[x], y), y)
 
 
 @tangent(np.copy)
