@@ -1,6 +1,7 @@
 """Shape ops: reshape, transpose, broadcast_to, concatenate, stack, and what NumPy builds from
-them (squeeze, expand_dims, ravel, swapaxes, moveaxis, split, flip, hstack, vstack, ...), plus
-roll, tile, repeat, pad, diag, diagonal, tril, triu, trace, sort, argsort, take, diff.
+them (squeeze, expand_dims, ravel, swapaxes, moveaxis, split, flip, rot90, hstack, vstack, ...),
+plus roll (and fftshift), tile, repeat, pad, diag, diagonal, tril, triu, trace, sort, argsort,
+take, diff. insert, delete and append are in ops_insert.py.
 
 Questions about a traced array's shape (np.shape, np.ndim, np.size, np.result_type) are
 answered while tracing and record nothing.
