@@ -240,6 +240,14 @@ class NumpyNames:
     def copy(self, value, order="K"):
         return self.asarray(value, copy=True)
 
+    def float_power(self, x1, x2):
+        """np.float_power: `pow` in float64 (complex128 for complex inputs), whatever the
+        inputs' precision."""
+        complex_inputs = any(isinstance(x, complex) or (
+            self.is_array(x) and self.xp.isdtype(x.dtype, "complex floating")) for x in (x1, x2))
+        dtype = self.xp.complex128 if complex_inputs else self.xp.float64
+        return self.xp.pow(self.asarray(x1, dtype), self.asarray(x2, dtype))
+
     def astype(self, value, dtype, copy=True):
         return self.xp.astype(value, self.dtype(dtype), copy=copy)
 

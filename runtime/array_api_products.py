@@ -181,6 +181,19 @@ class Linalg:
                 norm = xp.expand_dims(norm, axis=kept)
         return norm
 
+    def eigh(self, a, UPLO="L"):
+        return self._function("eigh")(self._lower_triangle_holds(a, UPLO))
+
+    def eigvalsh(self, a, UPLO="L"):
+        return self._function("eigvalsh")(self._lower_triangle_holds(a, UPLO))
+
+    def _lower_triangle_holds(self, a, UPLO):
+        """`a`, or its transpose where NumPy is told to read the upper triangle (UPLO="U"):
+        the libraries' eigh and eigvalsh read the lower one, as NumPy's default does (the
+        standard leaves it open)."""
+        (a,) = self.names._promoted([a], float_only=True)
+        return self.names.xp.matrix_transpose(a) if UPLO == "U" else a
+
     def solve(self, a, b):
         a, b = self.names._promoted([a, b], float_only=True)
         if b.ndim == 1:  # NumPy's b of one dimension is a vector

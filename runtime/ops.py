@@ -16,6 +16,6 @@ from autotrace.runtime.registry import (  # noqa: F401 - the registry's names, c
 
 # Each family registers its primitives and bindings when imported.
 from autotrace.runtime import (  # noqa: F401
-    ops_elementwise, ops_index, ops_linalg, ops_reduce, ops_shape,
+    ops_elementwise, ops_index, ops_insert, ops_linalg, ops_reduce, ops_shape,
 )
 from autotrace.runtime import convolution, pooling, random, recompute, special  # noqa: F401

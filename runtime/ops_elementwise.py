@@ -151,8 +151,9 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
         return bind(ufunc.__name__, np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b)
     function = _UFUNC_METHODS.get((ufunc.__name__, method))
     if function is None or "out" in kwargs:
+        keywords = ", ".join(f"{keyword}=" for keyword in kwargs)
         raise untraceable(f"numpy.{ufunc.__name__}.{method}" if method != "__call__"
-                          else f"numpy.{ufunc.__name__} with out=")
+                          else f"numpy.{ufunc.__name__} with {keywords}")
     kwargs.setdefault("axis", 0)  # ufunc.reduce and .accumulate default to the first axis
     return function(*inputs, **kwargs)
 
@@ -285,6 +286,18 @@ def bind_clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoVa
     upper = None if upper is np._NoValue else upper
     check_unknown_sizes("numpy.clip", (a, lower, upper))
     return bind("clip", a, lower, upper)
+
+
+@traces(np.isposinf)
+def bind_isposinf(x, out=None):
+    reject_arguments("numpy.isposinf", out=out)
+    return np.logical_and(np.isinf(x), np.logical_not(np.signbit(x)))
+
+
+@traces(np.isneginf)
+def bind_isneginf(x, out=None):
+    reject_arguments("numpy.isneginf", out=out)
+    return np.logical_and(np.isinf(x), np.signbit(x))
 
 
 def _astype(x, dtype):

@@ -54,6 +54,8 @@ def split_index(index) -> tuple[tuple, list]:
             # A list of traced ints (one a traced `if` chose, `[0, 2] if c else [1, 0]`) is
             # an index array, as NumPy makes of any list.
             add_array(stacked(item))
+        elif isinstance(item, range):  # an index array, as NumPy reads it (ints, if empty)
+            add_array(np.arange(item.start, item.stop, item.step))
         elif isinstance(item, (list, np.ndarray)):
             array = np.asarray(item)
             for part in np.nonzero(array) if array.dtype == np.bool_ else (array,):

@@ -69,6 +69,22 @@ for _function in (np.vecdot, np.linalg.vecdot):
     define_traced_function(_function, 2, name="vecdot", fresh=True)
 
 
+# The array API's names in numpy.linalg, as the NumPy functions they are.
+traces(np.linalg.matmul)(lambda x1, x2, /: np.matmul(x1, x2))
+traces(np.linalg.tensordot)(lambda x1, x2, /, *, axes=2: np.tensordot(x1, x2, axes))
+traces(np.linalg.cross)(lambda x1, x2, /, *, axis=-1: np.cross(x1, x2, axis=axis))
+traces(np.linalg.trace)(lambda x, /, *, offset=0, dtype=None: np.trace(x, offset, -2, -1, dtype))
+traces(np.linalg.diagonal)(lambda x, /, *, offset=0: np.diagonal(x, offset, -2, -1))
+
+
+@traces(np.linalg.outer)
+def bind_linalg_outer(x1, x2, /):
+    if np.ndim(x1) != 1 or np.ndim(x2) != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are "
+                         f"x1.ndim={np.ndim(x1)} and x2.ndim={np.ndim(x2)}.")
+    return np.outer(x1, x2)
+
+
 def _einsum(*operands, subscripts, optimize=False):
     return np.einsum(subscripts, *operands, optimize=optimize)
 

@@ -1,6 +1,7 @@
 """Shape ops: reshape, transpose, broadcast_to, concatenate, stack, and what NumPy builds from
-them (squeeze, expand_dims, ravel, swapaxes, moveaxis, split, flip, hstack, vstack, ...), plus
-roll, tile, repeat, pad, diag, diagonal, tril, triu, trace, sort, argsort, take, diff.
+them (squeeze, expand_dims, ravel, swapaxes, moveaxis, split, flip, rot90, hstack, vstack, ...),
+plus roll (and fftshift), tile, repeat, pad, diag, diagonal, tril, triu, trace, sort, argsort,
+take, diff. insert, delete and append are in ops_insert.py.
 
 Questions about a traced array's shape (np.shape, np.ndim, np.size, np.result_type) are
 answered while tracing and record nothing.
@@ -170,7 +171,8 @@ def transpose(a, axes=None):
 
 
 traces(np.transpose, np.permute_dims)(lambda a, axes=None: transpose(a, axes))
-traces(np.matrix_transpose)(lambda x: transpose(x, (*range(np.ndim(x) - 2), -1, -2)))
+traces(np.matrix_transpose, np.linalg.matrix_transpose)(
+    lambda x: transpose(x, (*range(np.ndim(x) - 2), -1, -2)))
 
 
 @traces(np.swapaxes)
@@ -344,6 +346,13 @@ traces(np.vsplit)(lambda ary, indices_or_sections:
                   _split(ary, indices_or_sections, 0, even=True))
 
 
+@traces(np.dsplit)
+def bind_dsplit(ary, indices_or_sections):
+    if np.ndim(ary) < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return _split(ary, indices_or_sections, 2, even=True)
+
+
 @traces(np.flip)
 def bind_flip(m, axis=None):
     ndim = np.ndim(m)
@@ -354,6 +363,40 @@ def bind_flip(m, axis=None):
 
 traces(np.fliplr)(lambda m: bind_flip(m, 1))
 traces(np.flipud)(lambda m: bind_flip(m, 0))
+
+
+@traces(np.rot90)
+def bind_rot90(m, k=1, axes=(0, 1)):
+    """NumPy's own construction: a quarter turn is a flip and a swap of the two axes."""
+    ndim = np.ndim(m)
+    axes = static(axes, "the axes of numpy.rot90")
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    first, second = (normalize_axis(axis, ndim, "numpy.rot90") for axis in axes)
+    if first == second:
+        raise ValueError("Axes must be different.")
+    k = static(k, "the k of numpy.rot90") % 4
+    if k == 0:
+        return getitem(m, (slice(None),))
+    if k == 2:
+        return bind_flip(bind_flip(m, first), second)
+    swapped = list(range(ndim))
+    swapped[first], swapped[second] = second, first
+    if k == 1:
+        return transpose(bind_flip(m, second), swapped)
+    return bind_flip(transpose(m, swapped), second)
+
+
+def _half_shift(x, axes, sign: int):
+    """np.fft.fftshift (sign 1) and ifftshift (sign -1): a roll by half of each axis."""
+    axes = tuple(range(np.ndim(x))) if axes is None else static(axes, "the axes of a shift")
+    axes = axes if isinstance(axes, tuple) else (axes,)
+    shape = np.shape(x)
+    return np.roll(x, tuple(sign * (shape[axis] // 2) for axis in axes), axes)
+
+
+traces(np.fft.fftshift)(lambda x, axes=None: _half_shift(x, axes, 1))
+traces(np.fft.ifftshift)(lambda x, axes=None: _half_shift(x, axes, -1))
 
 
 # --- functions kept whole: NumPy computes them, the rule runs them on stand-ins ----------------

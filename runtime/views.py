@@ -247,6 +247,10 @@ def _flip_back(flip):
     return lambda view, m: ((lambda b, v: flip(v)), True, "")
 
 
+def _rot90(view, m, k=1, axes=(0, 1)):
+    return (lambda b, v: np.rot90(v, -k, axes)), True, ""
+
+
 def _at_least(view, *arrays):
     return (_reshape_back(), True, "") if len(arrays) == 1 else None
 
@@ -275,6 +279,8 @@ _VIEW_FUNCTIONS = {
     np.squeeze: _unit_axes, np.expand_dims: _unit_axes, np.real: _real, np.imag: _imag,
     np.broadcast_to: _read_only, np.diagonal: _read_only, np.permute_dims: _transpose,
     np.flip: _flip, np.fliplr: _flip_back(np.fliplr), np.flipud: _flip_back(np.flipud),
+    np.rot90: _rot90, np.linalg.diagonal: _read_only,
+    np.linalg.matrix_transpose: _matrix_transpose,
     np.atleast_1d: _at_least, np.atleast_2d: _at_least, np.atleast_3d: _at_least}
 
 # NumPy function -> `(ary, *args, **kwargs) -> (axis, indices_or_sections)`: how it splits
@@ -283,7 +289,8 @@ _SPLIT_FUNCTIONS = {
     np.split: lambda ary, indices_or_sections, axis=0: (axis, indices_or_sections),
     np.array_split: lambda ary, indices_or_sections, axis=0: (axis, indices_or_sections),
     np.hsplit: lambda ary, indices_or_sections: (1 if ary.ndim > 1 else 0, indices_or_sections),
-    np.vsplit: lambda ary, indices_or_sections: (0, indices_or_sections)}
+    np.vsplit: lambda ary, indices_or_sections: (0, indices_or_sections),
+    np.dsplit: lambda ary, indices_or_sections: (2, indices_or_sections)}
 
 
 def function_view(function, result, args: tuple, kwargs: dict) -> None:

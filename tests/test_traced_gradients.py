@@ -155,6 +155,142 @@ def test_gradient_of_take_by_traced_indices_adds_up_repeated_indices():
                                       expected)
 
 
+def picked_cubes(Z, idx):
+    """One element of each row, picked by a range of the rows and an index array."""
+    return np.sum(Z[range(Z.shape[0]), idx] ** 3)
+
+
+def picked_rewritten(Z, idx, step):
+    Z = Z.copy()
+    Z[range(0, 4, step), idx] = np.sin(Z[range(0, 4, step), idx])
+    return np.sum(Z * Z)
+
+
+def test_indexing_with_a_range_traces_as_an_index_array():
+    rng = np.random.default_rng(5)
+    Z = rng.standard_normal((4, 3))
+    idx = np.array([2, 0, 0, 1])
+    np.testing.assert_array_equal(autotrace.function(lambda Z: Z[range(4), idx])(Z),
+                                  Z[range(4), idx])
+    np.testing.assert_array_equal(autotrace.function(lambda Z: Z[range(1, 4, 2), 1:])(Z),
+                                  Z[range(1, 4, 2), 1:])
+    empty = autotrace.function(lambda Z: Z[range(0)])(Z)
+    assert empty.shape == (0, 3) and empty.dtype == np.float64
+    assert autotrace.function(picked_cubes)(Z, idx) == pytest.approx(picked_cubes(Z, idx))
+    expected = central_difference(lambda Z: picked_cubes(Z, idx), Z)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(picked_cubes))(Z, idx),
+                               expected, rtol=1e-6, atol=1e-8)
+    _, tangent = autotrace.function(autotrace.forward(picked_cubes))(Z, idx, tangent=Z)
+    assert tangent == pytest.approx(np.sum(expected * Z))
+    for step in (1, 2):
+        picks = idx[::step]
+        expected = central_difference(lambda Z: picked_rewritten(Z, picks, step), Z)
+        traced = autotrace.function(autotrace.grad(picked_rewritten))
+        np.testing.assert_allclose(traced(Z, picks, step), expected, rtol=1e-6, atol=1e-8)
+
+
+def inserted_sines(a, v):
+    weights = np.arange(21.0).reshape(3, 7)
+    return np.sum(np.sin(np.insert(a, [3, 0, 3], v[:, None] * 2.0, axis=1)) * weights)
+
+
+def inserted_flat(a, v):
+    return np.sum(np.insert(a, slice(1, 3), v[0] ** 2) ** 2 * np.arange(1.0, 15.0))
+
+
+def turned_cubes(a, v):
+    return np.sum(np.rot90(a * v[:, None], -3, (1, 0)) ** 3 * np.arange(12.0).reshape(4, 3))
+
+
+def turned_twice(a, v):
+    return np.sum(np.rot90(np.rot90(a, 5) * v, 2, axes=(1, 0)) ** 2)
+
+
+def deleted_and_appended(a, v):
+    kept = np.delete(a * v[:, None], [3, 0, 3], axis=1)
+    return np.sum(np.append(kept, v ** 2) ** 2 * np.arange(1.0, 10.0))
+
+
+def split_in_depth(a, v):
+    low, high = np.dsplit(np.reshape(a, (3, 2, 2)), [1])
+    return np.sum(np.fliplr(low) * v[:, None, None] + np.flipud(high) ** 2)
+
+
+def columns_shifted(a, v):
+    columns = np.column_stack([v * v, a, v[::-1]])
+    return (np.sum(np.fft.fftshift(columns) * np.arange(18.0).reshape(3, 6))
+            + np.sum(np.fft.ifftshift(a, axes=0) ** 3 * np.arange(12.0).reshape(3, 4)))
+
+
+@pytest.mark.parametrize("f", [inserted_sines, inserted_flat, turned_cubes, turned_twice,
+                               deleted_and_appended, split_in_depth, columns_shifted])
+def test_traced_gradients_of_rot90_insert_delete_append_and_splits(f):
+    rng = np.random.default_rng(6)
+    a, v = rng.standard_normal((3, 4)), rng.standard_normal(3)
+    for wrt, others in ((0, lambda x: (x, v)), (1, lambda x: (a, x))):
+        x = (a, v)[wrt]
+        expected = central_difference(lambda x: f(*others(x)), x)
+        gradient = autotrace.grad(f, wrt=wrt)
+        np.testing.assert_allclose(gradient(a, v), expected, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(autotrace.function(gradient)(a, v), expected, rtol=1e-6,
+                                   atol=1e-8)
+    assert autotrace.function(f)(a, v) == pytest.approx(f(a, v), rel=1e-12)
+
+
+def array_api_linalg(a):
+    """numpy.linalg's array-API names beside the functions they stand for."""
+    m = a[:, :3]
+    s = m @ m.T + 3.0 * np.eye(3)
+    terms = (np.linalg.matmul(m, a[0, :3]), np.linalg.outer(a[0], a[1]),
+             np.linalg.tensordot(m, m, axes=2), np.linalg.cross(a[0, :3], a[1, 1:]),
+             np.linalg.trace(a[None], offset=1), np.linalg.diagonal(m.T, offset=-1),
+             np.linalg.vecdot(a, a[0]), np.linalg.vecdot(a.T, a.T, axis=0) + np.vecdot(a, a),
+             np.vdot(m, m.T),
+             np.linalg.vector_norm(a, axis=1, ord=3), np.linalg.eigvalsh(s),
+             np.linalg.matrix_transpose(m) * 2.0, np.float_power(s * s, 0.75),
+             np.astype(a * 3.0, np.float64))
+    return sum(np.sum(np.sin(term)) for term in terms)
+
+
+def test_traced_gradients_of_the_array_api_names():
+    a = np.random.default_rng(7).standard_normal((3, 4))
+    expected = central_difference(array_api_linalg, a)
+    np.testing.assert_allclose(autotrace.grad(array_api_linalg)(a), expected, rtol=1e-5,
+                               atol=1e-6)
+    traced = autotrace.function(autotrace.grad(array_api_linalg))
+    np.testing.assert_allclose(traced(a), expected, rtol=1e-5, atol=1e-6)
+    assert autotrace.function(array_api_linalg)(a) == pytest.approx(array_api_linalg(a),
+                                                                    rel=1e-6)
+    # A float32 argument cast up gets a float32 gradient.
+    gradient = autotrace.grad(lambda x: np.sum(np.astype(x, np.float64) ** 2))
+    assert gradient(np.ones(3, np.float32)).dtype == np.float32
+
+
+def cleaned(x, fill):
+    return np.sum(np.nan_to_num(x * 2.0, nan=fill, posinf=fill * 3.0, neginf=-fill) ** 2)
+
+
+def test_traced_gradients_of_nan_to_num_go_to_the_replacing_values():
+    x = np.array([0.5, np.nan, np.inf, -np.inf, -1.5])
+    fill = 0.7  # a Python float: traced, nan_to_num takes its replacements as constants
+    for wrt, f, at in ((0, lambda x: cleaned(x, fill), x), (1, lambda v: cleaned(x, v), fill)):
+        expected = central_difference(f, np.asarray(at, dtype=float))
+        gradient = autotrace.grad(cleaned, wrt=wrt)
+        np.testing.assert_allclose(gradient(x, fill), expected, rtol=1e-6)
+        np.testing.assert_allclose(autotrace.function(gradient)(x, fill), expected, rtol=1e-6)
+    # d/dfill: 2 fill for the NaN, 2 (3 fill) 3 for infinity, 2 fill for -infinity.
+    assert autotrace.grad(cleaned, wrt=1)(x, fill) == pytest.approx(22 * 0.7)
+    _, tangent = autotrace.function(autotrace.forward(cleaned, wrt=1))(x, fill)
+    assert tangent == pytest.approx(22 * 0.7)
+
+
+def test_insert_at_a_traced_place_is_refused_saying_what_to_do():
+    traced = autotrace.function(lambda a, i: np.insert(a, i, 0.0))
+    with pytest.raises(NotImplementedError, match=r"the obj of numpy.insert must be known while "
+                                                   r"tracing, but it is a traced array"):
+        traced(np.ones(3), np.array(1))
+
+
 def trace_times_sum(x):
     return np.trace(x) * np.sum(np.diagonal(x, 1))
 

@@ -327,7 +327,7 @@ class _Sharing(CallSharing, RefusalMessages):
         elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
             self.env[node.name] = {}
             if isinstance(node, gast.FunctionDef):
-                self.nested[node.name] = enclosing_names_written(node)
+                self.nested[node.name] = enclosing_names_written(node, self.namespace)
 
     def loop(self, node) -> None:
         if isinstance(node, gast.For):  # an item of what it runs over

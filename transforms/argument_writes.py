@@ -3,6 +3,8 @@
 and a caller's derivative must know that the call changes what it passed."""
 from __future__ import annotations
 
+import types
+
 import gast
 
 from .function_caches import made_from
@@ -40,14 +42,17 @@ def arguments_written_in_place(function: gast.FunctionDef) -> dict:
     return {p: written[p] for p in parameter_names(function) if p in written}
 
 
-def enclosing_names_written(function: gast.FunctionDef) -> dict:
+def enclosing_names_written(function: gast.FunctionDef, namespace: dict | None = None) -> dict:
     """Those of `names_written_in_place` that are the enclosing function's (closure
-    variables): neither parameters nor bound in `function`."""
+    variables): neither parameters nor bound in `function`. A name `namespace` binds to a
+    module is left out: `np.append(...)` and `np.insert(...)` are its functions, not list
+    methods."""
     own = set(parameter_names(function)) | {
         n.id for statement in function.body for n in walk_scope(statement)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    namespace = namespace or {}
     return {name: write for name, write in names_written_in_place(function).items()
-            if name not in own}
+            if name not in own and not isinstance(namespace.get(name), types.ModuleType)}
 
 
 def outside_write_message(variable: str, write: str) -> str:

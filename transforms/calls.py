@@ -13,6 +13,7 @@ import numpy as np
 
 from autotrace.transforms.parsing import MISSING, resolve
 from autotrace.transforms.rules.core import adjoint_rules, constant_functions, tangent_rules
+from .rules.refused import refused_reason
 
 # Python operators and the NumPy functions whose rules they use.
 BINARY_OPERATORS = {
@@ -151,6 +152,14 @@ def runs_own_call(value) -> bool:
     package = (getattr(type(value), "__module__", None) or "").split(".")[0]
     return inspect.isfunction(method) and (package not in _LIBRARY_PACKAGES or getattr(
         type(value), "__autotrace_differentiable__", False))
+
+
+def no_rule_hint(function) -> str | None:
+    """What a no-rule error says to do about `function` instead of registering a rule: the
+    hint a function carries (`__autotrace_no_rule_hint__`), or why autotrace refuses NumPy's
+    (transforms/rules/refused.py); None for neither."""
+    hint = getattr(function, "__autotrace_no_rule_hint__", None)
+    return hint if hint is not None else refused_reason(function)
 
 
 def rule_template(function, label: str, mode: str) -> str:

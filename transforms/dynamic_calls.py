@@ -24,7 +24,7 @@ from autotrace.runtime.state import current_sink, holds_state
 from autotrace.runtime.recompute import recompute_from
 from autotrace.runtime.scopes import gradient_scope, name_scope
 from autotrace.transforms.calls import (Checkpointed, CustomGradient, describe, has_tangent_rule,
-                                        runs_own_call)
+                                        no_rule_hint, runs_own_call)
 from autotrace.transforms.custom import custom_caller
 from autotrace.transforms.errors import TransformError
 from .objects import as_function
@@ -255,8 +255,8 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt):
     if kind != "user":
         raise TransformError(
             f"no derivative rule for {getattr(func, '__name__', func)!r}, called at run time "
-            "with arguments that carry gradient; register one with "
-            "@autotrace.register_adjoint")
+            "with arguments that carry gradient; "
+            + (no_rule_hint(func) or "register one with @autotrace.register_adjoint"))
     derivative = _as_called(derivative_of(func, wrt, implicit))
     return derivative(*args, **{seed_keyword(func): dy}, **kwargs)
 
@@ -378,7 +378,8 @@ def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
     if kind != "user":
         raise TransformError(
             f"no tangent rule for {getattr(func, '__name__', func)!r}, called at run time with "
-            "arguments that carry a tangent; register one with @autotrace.register_tangent")
+            "arguments that carry a tangent; "
+            + (no_rule_hint(func) or "register one with @autotrace.register_tangent"))
     return _as_called(forward_derivative_of(func, wrt))(
         *args, **{seed_keyword(func, "tangent"): tangents}, **kwargs)
 

@@ -20,7 +20,7 @@ import numpy as np
 from autotrace.transforms import cleanup
 from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from autotrace.transforms.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, describe,
-                                        has_tangent_rule, rule_template)
+                                        has_tangent_rule, no_rule_hint, rule_template)
 from autotrace.transforms.codegen import to_source
 from .dead_branches import deferring_refusals
 from autotrace.transforms.custom import check_call, custom_functions
@@ -360,7 +360,7 @@ class ForwardMode:
             maps = (np.sum, np.mean, np.transpose, np.reshape, np.swapaxes, np.moveaxis,
                     np.squeeze, np.expand_dims, np.ravel, np.negative, np.cumsum,
                     np.broadcast_to, np.real, np.conj, np.trace, np.diagonal, np.flip,
-                    np.roll, np.tile, np.repeat)
+                    np.roll, np.tile, np.repeat, np.rot90)
             self._linear = {}
             for function in products + maps:
                 positions = (0, 1) if function in products else (0,)
@@ -449,8 +449,8 @@ class ForwardMode:
     def no_rule(self, function, node, callee=None) -> TransformError:
         text = to_source(callee).strip() if callee is not None else None
         label = describe(function, text)
-        hint = getattr(function, "__autotrace_no_rule_hint__", None)
-        if hint is not None:  # a function that says what to do instead of registering a rule
+        hint = no_rule_hint(function)
+        if hint is not None:  # what to do instead of registering a rule
             return self.location.error(node, f"no tangent rule for {label}: {hint}", label)
         return self.location.error(
             node, f"no tangent (forward-mode) rule for {label}. Register one:\n\n"

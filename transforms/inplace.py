@@ -190,7 +190,7 @@ def _refuse_writes_outside(function, location, namespace) -> None:
     write to read what came before (reverse mode), give it a tangent it has none of (forward
     mode), and a traced graph cannot make it on every call: the same refusal in every mode
     (for autotrace.function, runtime/control_statements.py `set_item`)."""
-    for variable, write in enclosing_names_written(function).items():
+    for variable, write in enclosing_names_written(function, namespace).items():
         if variable in namespace:
             raise location.error(write, outside_write_message(variable, write_text(write)),
                                  "write into a global")

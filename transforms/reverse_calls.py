@@ -11,7 +11,8 @@ import gast
 import numpy as np
 
 import autotrace.runtime.derivatives.adjoint_ops as adjoint_ops
-from autotrace.transforms.calls import classify, describe, rule_template, tangent_rule_only
+from autotrace.transforms.calls import (classify, describe, no_rule_hint, rule_template,
+                                       tangent_rule_only)
 from autotrace.transforms.codegen import to_source
 from autotrace.transforms.custom import check_call, custom_functions
 from autotrace.transforms.dynamic_calls import SELF
@@ -300,11 +301,11 @@ class CallAdjoints:
     def no_rule(self, function, node, callee=None) -> TransformError:
         text = to_source(callee).strip() if callee is not None else None
         label = describe(function, text)
-        hint = getattr(function, "__autotrace_no_rule_hint__", None)
-        if hint is not None:  # a function that says what to do instead of registering a rule
+        hint = no_rule_hint(function)
+        if hint is not None:  # what to do instead of registering a rule
             return self.location.error(node, f"no derivative rule for {label}: {hint}", label)
-        only = (f"; it has a tangent rule (autotrace.register_tangent), which forward mode "
-                f"uses, but reverse mode needs an adjoint rule" if tangent_rule_only(function)
+        only = ("; it has a tangent rule (autotrace.register_tangent), which forward mode "
+                "uses, but reverse mode needs an adjoint rule" if tangent_rule_only(function)
                 else "")
         return self.location.error(
             node, f"no derivative rule for {label}{only}. Register one:\n\n"

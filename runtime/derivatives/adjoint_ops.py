@@ -31,8 +31,9 @@ from autotrace.runtime.derivatives.structure import _is_traced
 # The structural adjoints live beside this module; rules and tests name them from here too.
 from autotrace.runtime.derivatives.structural_adjoints import (  # noqa: F401
     _FLOAT_KINDS, _as_float, _float_zeros, _holds_floats, array_like, diag_adjoint,
-    diagonal_adjoint, join, reshape_each, reshape_each_back, sort_like, split_like, take_at,
-    unarray, unpad, unrepeat, unsort, unstack, untake, untake_along, untile)
+    delete_sources, diagonal_adjoint, insert_places, join, reshape_each, reshape_each_back,
+    sort_like,
+    split_like, take_at, unarray, unpad, unrepeat, unsort, unstack, untake, untake_along, untile)
 from autotrace.runtime.devices import array_module
 from autotrace.runtime.ops_shape import broadcast_like as broadcast_to_shape_of, dimension_size
 
@@ -317,6 +318,15 @@ def norm_power(x, ord=None, axis=None):
     raise NotImplementedError(
         f"np.linalg.norm with ord={ord!r} over {ndim} axes has no derivative rule; rules cover "
         "ord=None, 'fro', and finite nonzero p for vectors")
+
+
+def vector_norm_power(ord):
+    """The p of np.linalg.vector_norm(x, ord=ord), a p-norm over any number of axes."""
+    if isinstance(ord, str) or not np.isfinite(ord) or ord == 0:
+        raise NotImplementedError(
+            f"np.linalg.vector_norm with ord={ord!r} has no derivative rule; rules cover "
+            "finite nonzero ord")
+    return float(ord)
 
 
 # Differentiable helpers: each has an adjoint rule in transforms/rules/helpers.py.

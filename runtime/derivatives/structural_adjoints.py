@@ -1,6 +1,7 @@
 """The adjoints of structural functions that derivative rules call: sort and unsort, split and
 join, stack, reshape, array, tile, repeat, pad, diagonal, take and take_along_axis (each the
-other's adjoint, with its own rule in transforms/rules/helpers.py), and the few checks on
+other's adjoint, with its own rule in transforms/rules/helpers.py), where np.insert and np.delete
+put what they were given, and the few checks on
 gradient values that the broadcasting helpers (runtime/derivatives/adjoint_ops.py, which
 re-exports these) share.
 
@@ -16,6 +17,7 @@ from autotrace.runtime.array_api import numpy_dtype
 from autotrace.runtime.derivatives.structure import _is_traced
 from autotrace.runtime.devices import add_at as add_at_in_place, array_module, set_at
 from autotrace.runtime.ops_index import add_at, set_item
+from ..ops_insert import delete_sources, insert_sources  # noqa: F401 (delete_sources: for rules)
 
 _FLOAT_KINDS = "fc"
 
@@ -69,12 +71,15 @@ def _promoted_shape(shape, ndmin):
         return (1,) * (2 - len(shape)) + tuple(shape)
     if ndmin == 3 and len(shape) < 3:  # np.atleast_3d: (n,) is (1, n, 1), (m, n) (m, n, 1)
         return {0: (1, 1, 1), 1: (1, *shape, 1), 2: (*shape, 1)}[len(shape)]
+    if ndmin == -2 and len(shape) < 2:  # np.column_stack: (n,) is a column (n, 1)
+        return (int(np.prod(shape, dtype=np.int64)), 1)
     return tuple(shape)
 
 
 def split_like(g, arrays, axis=0, ndmin=0):
     """`g` cut into pieces shaped like `arrays`, which were joined along `axis` after being
-    promoted to `ndmin` dimensions (0: concatenate, 1: hstack, 2: vstack, 3: dstack)."""
+    promoted to `ndmin` dimensions (0: concatenate, 1: hstack, 2: vstack, 3: dstack; -2:
+    column_stack, which makes a column of a 1-d array)."""
     xp = array_module(g)
     shapes = [np.shape(x) for x in arrays]
     if axis is None:
@@ -276,3 +281,17 @@ def untake_along(g, a, indices, axis=-1):
         index.append(xp.reshape(along, [-1 if d == dimension else 1 for d in range(len(shape))]))
     out = xp.zeros(shape, dtype=xp.result_type(g, 1.0))
     return _scatter_add(out, tuple(index), g)
+
+
+def insert_places(arr, obj, values, axis=None):
+    """Where `np.insert(arr, obj, values, axis)` put its inputs, as flat positions in its result:
+    (the place of each element of `arr`, an int array of arr's shape; the places that hold
+    elements of `values`; the flat index in `values` of what each of those holds). A constant
+    to the gradient: it reads shapes only."""
+    sources = np.ravel(insert_sources(arr, obj, values, axis))
+    arr_size = int(np.prod(np.shape(arr), dtype=np.int64))
+    from_arr = sources < arr_size
+    kept = np.empty(arr_size, np.intp)
+    kept[sources[from_arr]] = np.flatnonzero(from_arr)
+    placed = np.flatnonzero(~from_arr)
+    return np.reshape(kept, np.shape(arr)), placed, sources[placed] - arr_size

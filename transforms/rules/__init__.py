@@ -1,6 +1,7 @@
 """Importing this package fills the rule registries (see core.py for the template format)."""
 from autotrace.transforms.rules import (  # noqa: F401
-    constants, elementwise, helpers, linalg, nn, reductions, sequences, shapes, structure)
+    constants, elementwise, helpers, linalg, nn, reductions, refused, sequences, shapes,
+    structure)
 from autotrace.transforms.rules import (  # noqa: F401
     tangents_elementwise, tangents_helpers, tangents_linalg, tangents_nn, tangents_reductions,
     tangents_shapes, tangents_structure)

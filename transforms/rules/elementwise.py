@@ -44,7 +44,7 @@ def divide_rule(y, x1, x2):
     d[x2] = unbroadcast(-d[y] * y / x2, x2)
 
 
-@adjoint(np.power, math.pow)
+@adjoint(np.power, np.float_power, math.pow)
 def power_rule(y, x1, x2):
     d[x1] = unbroadcast(d[y] * x2 * x1 ** (x2 - 1), x1)
     # The exponent's gradient is taken as 0 where the base is not positive.
@@ -271,3 +271,11 @@ def where_rule(z, condition, x, y):
     d[x] = unbroadcast(np.where(condition, d[z], 0.0), x)
     d[y] = unbroadcast(np.where(condition, 0.0, d[z]), y)
 
+
+@adjoint(np.nan_to_num)
+def nan_to_num_rule(y, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    # Where x is not finite, y is the value that replaces it: its gradient goes there.
+    d[x] = unbroadcast(np.where(np.isfinite(x), d[y], 0.0), x)
+    d[nan] = unbroadcast(np.where(np.isnan(x), d[y], 0.0), nan)
+    d[posinf] = unbroadcast(np.where(np.isposinf(x), d[y], 0.0), posinf)
+    d[neginf] = unbroadcast(np.where(np.isneginf(x), d[y], 0.0), neginf)

@@ -10,11 +10,13 @@ Not closed: `einsum_adjoint_cross` (only third derivatives of einsum reach it) h
 import numpy as np
 
 from autotrace.runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like,
-                                                       broadcast_like, clip_weights, diag_adjoint,
+                                                       broadcast_like, clip_weights,
+                                                       delete_sources, diag_adjoint,
                                                        diagonal_adjoint, diff_pad_width,
                                                        eigh_gap_inverse, extremum_weights, eye_like,
                                                        first_given, flat_axis, hstack_axis,
-                                                       inverse_permutation, join, negate_shift,
+                                                       insert_places, inverse_permutation, join,
+                                                       negate_shift,
                                                        norm_direction, norm_power, norm_slope,
                                                        products_after, products_before,
                                                        reduced_last, reduced_last_back,
@@ -24,7 +26,8 @@ from autotrace.runtime.derivatives.adjoint_ops import (array_like, broadcast_eac
                                                        tie_weights, tril_half_diagonal, unarray,
                                                        unbroadcast, unbroadcast_each, unpad,
                                                        unreduce, unrepeat, unsort, take_at, unstack,
-                                                       untake, untake_along, untile)
+                                                       untake, untake_along, untile,
+                                                       vector_norm_power)
 from autotrace.runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b,
                                                             einsum_adjoint, einsum_adjoint_cross,
                                                             einsum_jvp, inner_adjoint_a,
@@ -36,7 +39,8 @@ from autotrace.runtime.derivatives.scans import forward_scan, reverse_scan, shif
 from autotrace.transforms.rules.core import adjoint, constant, d
 
 constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, clip_weights,
-         diff_pad_width, inverse_permutation, negate_shift, hstack_axis, eye_like, norm_power)
+         diff_pad_width, inverse_permutation, negate_shift, hstack_axis, eye_like, norm_power,
+         insert_places, delete_sources, vector_norm_power)
 
 # Broadcasting and reductions. unbroadcast(g, x) is zero for an integer x, so its adjoint passes
 # the incoming gradient through unbroadcast again before broadcasting it back.

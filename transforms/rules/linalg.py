@@ -5,15 +5,18 @@ adjoint_products.py) that handle NumPy's 1-d and batched cases, and whose own ru
 products, so derivatives of any order stay closed.
 
 Matrix functions assume what their derivatives need: inv, det, slogdet, solve and cholesky a
-nonsingular matrix; eigh distinct eigenvalues; pinv a matrix of constant rank. cholesky and eigh
-read one triangle of a symmetric matrix; their gradients are symmetrized (what a symmetric
-perturbation sees). norm covers ord=None, 'fro' and finite nonzero p for vectors.
+nonsingular matrix; eigh distinct eigenvalues; pinv a matrix of constant rank. cholesky, eigh and
+eigvalsh read one triangle of a symmetric matrix; their gradients are symmetrized (what a
+symmetric perturbation sees). norm covers ord=None, 'fro' and finite nonzero p for vectors,
+vector_norm finite nonzero ord. vdot and vecdot are for real arrays (no conjugate). numpy.linalg's
+array-API names (matmul, outer, tensordot, cross, vecdot) share the rules of NumPy's functions.
 """
 import numpy as np
 
 from autotrace.runtime.derivatives.adjoint_ops import (diagonal_adjoint, eigh_gap_inverse, eye_like,
                                                        norm_direction, norm_power, solve_as_matrix,
-                                                       tril_half_diagonal, unbroadcast, unreduce)
+                                                       tril_half_diagonal, unbroadcast, unreduce,
+                                                       vector_norm_power)
 from autotrace.runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b,
                                                             einsum_adjoint, inner_adjoint_a,
                                                             inner_adjoint_b, kron_adjoint_a,
@@ -25,7 +28,7 @@ from autotrace.transforms.rules.core import adjoint, d
 # Products.
 
 
-@adjoint(np.matmul)
+@adjoint(np.matmul, np.linalg.matmul)
 def matmul_rule(y, x1, x2):
     d[x1] = matmul_adjoint_a(d[y], x1, x2)
     d[x2] = matmul_adjoint_b(d[y], x1, x2)
@@ -43,16 +46,29 @@ def inner_rule(y, a, b):
     d[b] = inner_adjoint_b(d[y], a, b)
 
 
-@adjoint(np.outer)
+@adjoint(np.outer, np.linalg.outer)
 def outer_rule(y, a, b):
     d[a] = np.reshape(np.dot(d[y], np.ravel(b)), np.shape(a))
     d[b] = np.reshape(np.dot(np.ravel(a), d[y]), np.shape(b))
 
 
-@adjoint(np.tensordot)
+@adjoint(np.tensordot, np.linalg.tensordot)
 def tensordot_rule(y, a, b, axes=2):
     d[a] = tensordot_adjoint_a(d[y], a, b, axes)
     d[b] = tensordot_adjoint_b(d[y], a, b, axes)
+
+
+@adjoint(np.vecdot, np.linalg.vecdot)
+def vecdot_rule(y, x1, x2, axis=-1):
+    d[x1] = unbroadcast(np.expand_dims(d[y], axis) * x2, x1)
+    d[x2] = unbroadcast(np.expand_dims(d[y], axis) * x1, x2)
+
+
+@adjoint(np.vdot)
+def vdot_rule(y, a, b):
+    # Real arrays: the sum of the flattened arrays' products.
+    d[a] = unbroadcast(np.reshape(d[y] * np.ravel(b), np.shape(a)), a)
+    d[b] = unbroadcast(np.reshape(d[y] * np.ravel(a), np.shape(b)), b)
 
 
 @adjoint(np.einsum)
@@ -66,7 +82,7 @@ def kron_rule(y, a, b):
     d[b] = kron_adjoint_b(d[y], a, b)
 
 
-@adjoint(np.cross)
+@adjoint(np.cross, np.linalg.cross)
 def cross_rule(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     # <g, a x b> = <a, b x g> = <b, g x a>; 3-vectors only.
     d[a] = unbroadcast(np.cross(b, d[y], axisa=axisb, axisb=axisc, axisc=axisa, axis=axis), a)
@@ -81,6 +97,19 @@ def trace_rule(y, a, offset=0, axis1=0, axis2=1, dtype=None):
 @adjoint(np.diagonal)
 def diagonal_rule(y, a, offset=0, axis1=0, axis2=1):
     d[a] = diagonal_adjoint(d[y], a, offset, axis1, axis2)
+
+
+# The array API's names in numpy.linalg: over the last two axes.
+
+
+@adjoint(np.linalg.trace)
+def linalg_trace_rule(y, x, offset=0, dtype=None):
+    d[x] = diagonal_adjoint(np.expand_dims(d[y], -1), x, offset, -2, -1)
+
+
+@adjoint(np.linalg.diagonal)
+def linalg_diagonal_rule(y, x, offset=0):
+    d[x] = diagonal_adjoint(d[y], x, offset, -2, -1)
 
 
 # numpy.linalg.
@@ -131,6 +160,13 @@ def eigh_rule(y, a, UPLO="L"):
     d[a] = 0.5 * (grad + np.swapaxes(grad, -1, -2))
 
 
+@adjoint(np.linalg.eigvalsh)
+def eigvalsh_rule(y, a, UPLO="L"):
+    # a = V diag(w) V^T: d[a] = V diag(gw) V^T, symmetric as eigh's gradient is.
+    vectors = np.linalg.eigh(a, UPLO)[1]
+    d[a] = np.matmul(vectors * np.expand_dims(d[y], -2), np.swapaxes(vectors, -1, -2))
+
+
 @adjoint(np.linalg.pinv)
 def pinv_rule(y, a, rcond=None, hermitian=False, *, rtol=None):
     # Golub & Pereyra (1973) for a matrix of constant rank, y = a^+:
@@ -148,4 +184,10 @@ def pinv_rule(y, a, rcond=None, hermitian=False, *, rtol=None):
 def norm_rule(y, x, ord=None, axis=None, keepdims=False):
     # A p-norm: d[x] = g |x|^(p-1) sign(x) / y^(p-1); Frobenius and the default are p = 2.
     p = norm_power(x, ord, axis)
+    d[x] = unreduce(d[y] / y ** (p - 1.0), x, axis, keepdims) * norm_direction(x, p)
+
+
+@adjoint(np.linalg.vector_norm)
+def vector_norm_rule(y, x, axis=None, keepdims=False, ord=2):
+    p = vector_norm_power(ord)
     d[x] = unreduce(d[y] / y ** (p - 1.0), x, axis, keepdims) * norm_direction(x, p)

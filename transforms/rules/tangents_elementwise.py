@@ -39,7 +39,7 @@ def divide_tangent(y, x1, x2):
     d[y] = (d[x1] - d[x2] * y) / x2
 
 
-@tangent(np.power, math.pow)
+@tangent(np.power, np.float_power, math.pow)
 def power_tangent(y, x1, x2):
     # The exponent's term is taken as 0 where the base is not positive (as in the adjoint rule).
     d[y] = (d[x1] * x2 * x1 ** (x2 - 1)
@@ -255,3 +255,11 @@ def clip_tangent(y, a, a_min=None, a_max=None, *, min=None, max=None):
 @tangent(np.where)
 def where_tangent(z, condition, x, y):
     d[z] = np.where(condition, d[x], d[y])
+
+
+@tangent(np.nan_to_num)
+def nan_to_num_tangent(y, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    # Where x is not finite, y is the value that replaces it; `add` reads a tangent of None
+    # (a replacement not given: NumPy's largest float) as zero.
+    d[y] = (np.where(np.isfinite(x), d[x], 0.0) + add(d[nan], 0.0) * np.isnan(x)
+            + add(d[posinf], 0.0) * np.isposinf(x) + add(d[neginf], 0.0) * np.isneginf(x))

@@ -10,7 +10,8 @@ them the exact transposes of the adjoint rules' symmetrized gradients.
 import numpy as np
 
 from autotrace.runtime.derivatives.adjoint_ops import (eigh_gap_inverse, norm_direction, norm_power,
-                                                       solve_as_matrix, tril_half_diagonal)
+                                                       solve_as_matrix, tril_half_diagonal,
+                                                       vector_norm_power)
 from autotrace.runtime.derivatives.adjoint_products import einsum_jvp
 from autotrace.runtime.derivatives.structure import zeros_like
 from autotrace.transforms.rules.core import d, tangent
@@ -18,7 +19,7 @@ from autotrace.transforms.rules.core import d, tangent
 # Products.
 
 
-@tangent(np.matmul)
+@tangent(np.matmul, np.linalg.matmul)
 def matmul_tangent(y, x1, x2):
     d[y] = np.matmul(d[x1], x2) + np.matmul(x1, d[x2])
 
@@ -33,12 +34,12 @@ def inner_tangent(y, a, b):
     d[y] = np.inner(d[a], b) + np.inner(a, d[b])
 
 
-@tangent(np.outer)
+@tangent(np.outer, np.linalg.outer)
 def outer_tangent(y, a, b):
     d[y] = np.outer(d[a], b) + np.outer(a, d[b])
 
 
-@tangent(np.tensordot)
+@tangent(np.tensordot, np.linalg.tensordot)
 def tensordot_tangent(y, a, b, axes=2):
     d[y] = np.tensordot(d[a], b, axes) + np.tensordot(a, d[b], axes)
 
@@ -53,10 +54,21 @@ def kron_tangent(y, a, b):
     d[y] = np.kron(d[a], b) + np.kron(a, d[b])
 
 
-@tangent(np.cross)
+@tangent(np.cross, np.linalg.cross)
 def cross_tangent(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     d[y] = (np.cross(d[a], b, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
             + np.cross(a, d[b], axisa=axisa, axisb=axisb, axisc=axisc, axis=axis))
+
+
+@tangent(np.vecdot, np.linalg.vecdot)
+def vecdot_tangent(y, x1, x2, axis=-1):
+    # numpy.linalg's, not the ufunc: a traced ufunc call takes no axis=.
+    d[y] = np.linalg.vecdot(d[x1], x2, axis=axis) + np.linalg.vecdot(x1, d[x2], axis=axis)
+
+
+@tangent(np.vdot)
+def vdot_tangent(y, a, b):
+    d[y] = np.vdot(d[a], b) + np.vdot(a, d[b])
 
 
 @tangent(np.trace)
@@ -67,6 +79,16 @@ def trace_tangent(y, a, offset=0, axis1=0, axis2=1, dtype=None):
 @tangent(np.diagonal)
 def diagonal_tangent(y, a, offset=0, axis1=0, axis2=1):
     d[y] = np.diagonal(d[a], offset, axis1, axis2)
+
+
+@tangent(np.linalg.trace)
+def linalg_trace_tangent(y, x, offset=0, dtype=None):
+    d[y] = np.linalg.trace(d[x], offset=offset)
+
+
+@tangent(np.linalg.diagonal)
+def linalg_diagonal_tangent(y, x, offset=0):
+    d[y] = np.linalg.diagonal(d[x], offset=offset)
 
 
 # numpy.linalg.
@@ -117,6 +139,14 @@ def eigh_tangent(y, a, UPLO="L"):
             np.matmul(vectors, eigh_gap_inverse(y[0]) * middle))
 
 
+@tangent(np.linalg.eigvalsh)
+def eigvalsh_tangent(y, a, UPLO="L"):
+    # dw_k = v_k^T sym(da) v_k, the diagonal of eigh's tangent.
+    vectors = np.linalg.eigh(a, UPLO)[1]
+    symmetric = 0.5 * (d[a] + np.swapaxes(d[a], -1, -2))
+    d[y] = np.sum(vectors * np.matmul(symmetric, vectors), axis=-2)
+
+
 @tangent(np.linalg.pinv)
 def pinv_tangent(y, a, rcond=None, hermitian=False, *, rtol=None):
     # Golub & Pereyra (1973) for a matrix of constant rank, y = a^+:
@@ -133,4 +163,10 @@ def pinv_tangent(y, a, rcond=None, hermitian=False, *, rtol=None):
 def norm_tangent(y, x, ord=None, axis=None, keepdims=False):
     # A p-norm: dy = sum(|x|^(p-1) sign(x) dx) / y^(p-1); Frobenius and the default are p = 2.
     p = norm_power(x, ord, axis)
+    d[y] = np.sum(norm_direction(x, p) * d[x], axis=axis, keepdims=keepdims) / y ** (p - 1.0)
+
+
+@tangent(np.linalg.vector_norm)
+def vector_norm_tangent(y, x, axis=None, keepdims=False, ord=2):
+    p = vector_norm_power(ord)
     d[y] = np.sum(norm_direction(x, p) * d[x], axis=axis, keepdims=keepdims) / y ** (p - 1.0)

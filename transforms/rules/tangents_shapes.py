@@ -10,6 +10,7 @@ import numpy as np
 from autotrace.runtime.derivatives.adjoint_ops import (broadcast_each_like, reshape_each_back,
                                                        unbroadcast)
 from autotrace.transforms.rules.core import d, tangent
+from ...runtime.derivatives.structure import cast_like
 
 
 @tangent(np.reshape)
@@ -52,6 +53,36 @@ def flip_tangent(y, m, axis=None):
     d[y] = np.flip(d[m], axis)
 
 
+@tangent(np.fliplr)
+def fliplr_tangent(y, m):
+    d[y] = np.fliplr(d[m])
+
+
+@tangent(np.flipud)
+def flipud_tangent(y, m):
+    d[y] = np.flipud(d[m])
+
+
+@tangent(np.matrix_transpose, np.linalg.matrix_transpose)
+def matrix_transpose_tangent(y, x):
+    d[y] = np.matrix_transpose(d[x])
+
+
+@tangent(np.rot90)
+def rot90_tangent(y, m, k=1, axes=(0, 1)):
+    d[y] = np.rot90(d[m], k, axes)
+
+
+@tangent(np.fft.fftshift)
+def fftshift_tangent(y, x, axes=None):
+    d[y] = np.fft.fftshift(d[x], axes)
+
+
+@tangent(np.fft.ifftshift)
+def ifftshift_tangent(y, x, axes=None):
+    d[y] = np.fft.ifftshift(d[x], axes)
+
+
 @tangent(np.roll)
 def roll_tangent(y, a, shift, axis=None):
     d[y] = np.roll(d[a], shift, axis)
@@ -88,6 +119,13 @@ def asarray_tangent(y, a, dtype=None, order=None, *, copy=None):
     d[y] = unbroadcast(np.asarray(d[a]), y)
 
 
+if hasattr(np, "astype"):  # NumPy 2.1
+    @tangent(np.astype)
+    def astype_tangent(y, x, dtype, *, copy=True, device=None):
+        # In y's floating dtype; unbroadcast gives an integer result a zero tangent.
+        d[y] = unbroadcast(cast_like(d[x], y), y)
+
+
 @tangent(np.copy)
 def copy_tangent(y, a, order="K"):
     d[y] = np.copy(d[a], order)
@@ -116,14 +154,51 @@ def dstack_tangent(y, tup):
     d[y] = np.dstack(d[tup])
 
 
+@tangent(np.column_stack)
+def column_stack_tangent(y, tup):
+    d[y] = np.column_stack(d[tup])
+
+
 @tangent(np.stack)
 def stack_tangent(y, arrays, axis=0, *, dtype=None, casting="same_kind"):
     d[y] = np.stack(d[arrays], axis)
 
 
+@tangent(np.insert)
+def insert_tangent(y, arr, obj, values, axis=None):
+    # Linear in arr and values together. Values are cast to arr's dtype: an integer result has
+    # a zero tangent, which unbroadcast gives.
+    d[y] = unbroadcast(np.insert(d[arr], obj, d[values], axis), y)
+
+
+@tangent(np.append)
+def append_tangent(y, arr, values, axis=None):
+    d[y] = np.append(d[arr], d[values], axis)
+
+
+@tangent(np.delete)
+def delete_tangent(y, arr, obj, axis=None):
+    d[y] = np.delete(d[arr], obj, axis)
+
+
 @tangent(np.split)
 def split_tangent(y, ary, indices_or_sections, axis=0):
     d[y] = np.split(d[ary], indices_or_sections, axis)
+
+
+@tangent(np.hsplit)
+def hsplit_tangent(y, ary, indices_or_sections):
+    d[y] = np.hsplit(d[ary], indices_or_sections)
+
+
+@tangent(np.vsplit)
+def vsplit_tangent(y, ary, indices_or_sections):
+    d[y] = np.vsplit(d[ary], indices_or_sections)
+
+
+@tangent(np.dsplit)
+def dsplit_tangent(y, ary, indices_or_sections):
+    d[y] = np.dsplit(d[ary], indices_or_sections)
 
 
 @tangent(np.array_split)

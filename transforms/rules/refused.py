@@ -1,0 +1,206 @@
+"""NumPy's functions that autotrace does not differentiate, each with the reason.
+
+Every public function of numpy, numpy.linalg and numpy.fft has derivative rules (the modules
+beside this one), is a constant to the gradient (constants.py), or is in one of two tables here
+(tests/test_numpy_coverage.py walks NumPy's namespace to hold that):
+
+- NOT_DIFFERENTIABLE: functions whose results carry no gradient: integers, booleans, indices,
+  dtypes, text, files and settings. They are declared constants, as np.argmax is: a call of one
+  gives the gradient nothing, which is its derivative wherever it has one.
+- REFUSED: functions that have a derivative autotrace has no rule for. Differentiating through
+  a call of one raises TransformError at the call's line with the reason, which says what to
+  write instead. README.md's "What can be differentiated" points here.
+
+Both map a name under numpy ("median", "linalg.svd", "fft.fft") to the reason; a name the
+installed NumPy does not have (one added after NumPy 2.0) is left out of the functions they
+resolve to (`not_differentiable_functions`, `refused_functions`).
+"""
+import functools
+
+import numpy as np
+
+from .core import constant
+
+_INTEGERS = "an operation on integers or bits: its result carries no gradient"
+_BOOLEANS = "a test: its result is booleans, which carry no gradient"
+_INDICES = "its result is indices (integers), which carry no gradient"
+_STEPS = "the gap to the next floating-point number: a step function, its derivative 0"
+_RANK = "its result is an integer (the rank), which carries no gradient"
+_TYPES = "a question about dtypes, shapes or memory, answered without values"
+_TEXT = "makes text from values: text carries no gradient"
+_FILES = "reads or writes files or bytes: no gradient flows through them"
+_SETTINGS = "reads or changes NumPy's settings, or describes NumPy"
+_DATES = "a date or time computation: dates carry no gradient"
+_WINDOW = "a window of a given length: it takes no values to differentiate"
+
+NOT_DIFFERENTIABLE = {
+    **dict.fromkeys([
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_invert",
+        "bitwise_count", "bitwise_left_shift", "bitwise_right_shift", "invert",
+        "left_shift", "right_shift", "gcd", "lcm", "packbits", "unpackbits"], _INTEGERS),
+    **dict.fromkeys([
+        "isneginf", "isposinf", "isin", "isnat", "iscomplex", "isreal", "iscomplexobj",
+        "isrealobj", "array_equiv", "isfortran", "iterable", "isdtype", "issubdtype",
+        "can_cast", "may_share_memory", "shares_memory"], _BOOLEANS),
+    **dict.fromkeys([
+        "argpartition", "nanargmax", "nanargmin", "lexsort", "diag_indices",
+        "diag_indices_from", "tril_indices", "tril_indices_from", "triu_indices",
+        "triu_indices_from", "mask_indices", "ravel_multi_index", "unravel_index", "ix_"],
+        _INDICES),
+    **dict.fromkeys([
+        "promote_types", "min_scalar_type", "mintypecode", "common_type", "typename",
+        "broadcast_shapes", "einsum_path"], _TYPES),
+    **dict.fromkeys([
+        "array2string", "array_repr", "array_str", "base_repr", "binary_repr",
+        "format_float_positional", "format_float_scientific", "info"], _TEXT),
+    **dict.fromkeys([
+        "load", "loadtxt", "save", "savetxt", "savez", "savez_compressed", "fromfile",
+        "fromregex", "genfromtxt", "frombuffer", "fromstring", "fromiter"], _FILES),
+    **dict.fromkeys([
+        "get_printoptions", "set_printoptions", "printoptions", "getbufsize",
+        "setbufsize", "geterr", "seterr", "geterrcall", "seterrcall", "get_include",
+        "show_config", "show_runtime", "test", "linalg.test", "fft.test"], _SETTINGS),
+    **dict.fromkeys([
+        "busday_count", "busday_offset", "is_busday", "datetime_as_string",
+        "datetime_data"], _DATES),
+    **dict.fromkeys(["bartlett", "blackman", "hamming", "hanning"], _WINDOW),
+    "spacing": _STEPS,
+    "linalg.matrix_rank": _RANK,
+}
+
+_COMPLEX = ("complex values: autotrace's rules are for real arrays; keep the real and "
+            "imaginary parts in real arrays of their own")
+_BY_RANK = ("the value at a rank, found by sorting: sort with np.sort and index the "
+            "result (np.sort(x, axis)[..., k]), which is differentiated")
+_BY_VALUE = ("selects elements by their values, so the result's shape depends on them: "
+             "compute the indices outside the differentiated function and index with them")
+_NAN = ("a reduction that skips NaNs: reduce np.where(np.isnan(x), fill, x) with "
+        "the plain reduction (fill 0.0 for sums, 1.0 for products, -np.inf for max)")
+_IN_PLACE = ("writes into its first argument in place: write x[index] = value, or build a new "
+             "array with np.where")
+_PER_ELEMENT = ("calls a Python function for each element or slice: write the computation on "
+                "whole arrays, or loop in Python over the slices")
+_POLYNOMIAL = ("a function of the legacy polynomial API: write the arithmetic on the "
+               "coefficient arrays (np.polyval is Horner's rule: y = y * x + c for each c)")
+_MATRIX = "np.matrix is not supported: use 2-d arrays and @"
+_NEEDS_SVD = "needs the singular value decomposition, and np.linalg.svd has no rule"
+
+REFUSED = {
+    **dict.fromkeys(["real", "imag", "conj", "conjugate", "angle", "real_if_close",
+                     "sort_complex", "fft.fft", "fft.ifft", "fft.fft2",
+                     "fft.ifft2", "fft.fftn", "fft.ifftn", "fft.rfft", "fft.irfft",
+                     "fft.rfft2", "fft.irfft2", "fft.rfftn", "fft.irfftn", "fft.hfft",
+                     "fft.ihfft", "roots", "linalg.eig", "linalg.eigvals"], _COMPLEX),
+    **dict.fromkeys(["median", "nanmedian", "percentile", "nanpercentile", "quantile",
+                     "nanquantile", "partition"], _BY_RANK),
+    **dict.fromkeys(["unique", "unique_values", "unique_all", "unique_counts",
+                     "unique_inverse", "union1d", "intersect1d", "setdiff1d", "setxor1d",
+                     "trim_zeros"], _BY_VALUE),
+    **dict.fromkeys(["nansum", "nanmean", "nanprod", "nanmax", "nanmin", "nanstd",
+                     "nanvar", "nancumsum", "nancumprod"], _NAN),
+    **dict.fromkeys(["copyto", "put", "put_along_axis", "place", "putmask",
+                     "fill_diagonal"], _IN_PLACE),
+    **dict.fromkeys(["apply_along_axis", "apply_over_axes", "fromfunction", "frompyfunc",
+                     "piecewise"], _PER_ELEMENT),
+    **dict.fromkeys(["poly", "polyadd", "polysub", "polymul", "polydiv", "polyder",
+                     "polyint", "polyval", "polyfit"], _POLYNOMIAL),
+    **dict.fromkeys(["asmatrix", "bmat"], _MATRIX),
+    **dict.fromkeys(["linalg.svd", "linalg.svdvals", "linalg.cond"], _NEEDS_SVD),
+    "compress": _BY_VALUE + " (x[mask] is differentiated)",
+    "extract": _BY_VALUE + " (x[mask] is differentiated)",
+    "select": "write nested np.where(condition, x, y), which is differentiated",
+    "choose": "write np.where, or np.take_along_axis with the choices stacked",
+    "average": "write np.sum(a * w, axis) / np.sum(w, axis)",
+    "ptp": "write np.max(a, axis) - np.min(a, axis)",
+    "cov": "write it with np.mean and @: (x - m) @ (x - m).T / (n - 1)",
+    "corrcoef": "write the covariance with np.mean and @, then divide by the "
+                 "outer product of its diagonal's square roots",
+    "cumulative_sum": "use np.cumsum (with np.concatenate for include_initial)",
+    "cumulative_prod": "use np.cumprod (with np.concatenate for include_initial)",
+    "ediff1d": "write np.diff(np.ravel(x))",
+    "gradient": "write the differences with slices, (x[2:] - x[:-2]) / 2",
+    "trapezoid": "write np.sum((y[1:] + y[:-1]) * np.diff(x)) / 2",
+    "interp": "find the intervals outside the differentiated function "
+               "(np.searchsorted) and interpolate with indexing and arithmetic",
+    "convolve": "write the sum of products of shifted slices",
+    "correlate": "write the sum of products of shifted slices",
+    "unwrap": "compute the multiples of 2 pi it adds outside the differentiated "
+               "function, and add them",
+    "i0": "its derivative, the Bessel function i1, is not in NumPy",
+    "kaiser": "differentiable in beta only through np.i0, which has no rule",
+    "geomspace": "autotrace cannot differentiate it in its endpoints: compute it outside the "
+                  "differentiated function",
+    "logspace": "autotrace cannot differentiate it in its endpoints: compute it outside the "
+                 "differentiated function",
+    "fft.fftfreq": "autotrace cannot differentiate it in the sample spacing d: write "
+                    "np.fft.fftfreq(n) / d",
+    "fft.rfftfreq": "autotrace cannot differentiate it in the sample spacing d: write "
+                     "np.fft.rfftfreq(n) / d",
+    "vander": "write x[:, None] ** np.arange(n - 1, -1, -1.0)",
+    "meshgrid": "write np.broadcast_arrays(x[None, :], y[:, None])",
+    "row_stack": "a deprecated name of np.vstack: use np.vstack",
+    "block": "join the blocks with np.concatenate along each axis",
+    "diagflat": "write np.diag(np.ravel(v), k)",
+    "resize": "repeat with np.tile(np.ravel(a), reps), slice to the new size and "
+               "np.reshape",
+    "rollaxis": "deprecated in NumPy: use np.moveaxis",
+    "unstack": "write [x[i] for i in range(len(x))] (move the axis first with "
+                "np.moveaxis)",
+    "divmod": "write x // y and x % y (np.mod is differentiated)",
+    "modf": "write x - np.trunc(x) for the fractional part",
+    "frexp": "the mantissa is x / 2.0 ** e, with the integer exponent e computed "
+              "outside the differentiated function",
+    "ldexp": "write x1 * 2.0 ** x2",
+    "copysign": "write np.abs(x1) * np.where(np.signbit(x2), -1.0, 1.0)",
+    "nextafter": "the next floating-point number after x1: differentiate x1 itself",
+    "asanyarray": "use np.asarray",
+    "ascontiguousarray": "use np.asarray (autotrace's values have no memory layout)",
+    "asfortranarray": "use np.asarray (autotrace's values have no memory layout)",
+    "asarray_chkfinite": "use np.asarray",
+    "require": "use np.asarray (autotrace's values have no memory layout)",
+    "from_dlpack": "converts another library's array: call it outside the differentiated "
+                    "function",
+    "nested_iters": "makes iterators over arrays, which autotrace cannot follow values "
+                     "through: index the arrays instead",
+    "bincount": "autotrace cannot differentiate it in its weights: write out = np.zeros(n) "
+                 "and np.add.at(out, x, weights), which is followed",
+    "histogram": "compute the histogram outside the differentiated function",
+    "histogram2d": "compute the histogram outside the differentiated function",
+    "histogramdd": "compute the histogram outside the differentiated function",
+    "histogram_bin_edges": "compute the bin edges outside the differentiated function",
+    "matvec": "write np.einsum('...ij,...j->...i', a, v)",
+    "vecmat": "write np.einsum('...j,...ji->...i', v, a)",
+    "linalg.qr": "for a full-rank a, np.linalg.cholesky(a.T @ a).T is r up to the "
+                  "signs of its rows",
+    "linalg.lstsq": "write np.linalg.solve(a.T @ a, a.T @ b), or "
+                     "np.linalg.pinv(a) @ b",
+    "linalg.matrix_power": "write the product with @ (np.linalg.inv for a "
+                            "negative power)",
+    "linalg.multi_dot": "write the products with @",
+    "linalg.tensorinv": "reshape to a matrix and use np.linalg.inv",
+    "linalg.tensorsolve": "reshape to a matrix and use np.linalg.solve",
+    "linalg.matrix_norm": "use np.linalg.norm(x, ord, axis=(-2, -1))",
+}
+
+
+def _numpy_function(name: str):
+    """NumPy's function `name` ("median", "linalg.svd"), or None where this NumPy has none."""
+    return functools.reduce(lambda owner, part: getattr(owner, part, None), name.split("."), np)
+
+
+def _functions(reasons: dict) -> dict:
+    return {function: reason for name, reason in reasons.items()
+            if (function := _numpy_function(name)) is not None}
+
+
+not_differentiable_functions = _functions(NOT_DIFFERENTIABLE)
+refused_functions = _functions(REFUSED)
+constant(*not_differentiable_functions)
+
+
+def refused_reason(function) -> str | None:
+    """Why autotrace has no derivative rule for `function`, if it is one of NumPy's."""
+    try:
+        return refused_functions.get(function)
+    except TypeError:  # an unhashable callable: not NumPy's
+        return None
