@@ -29,7 +29,8 @@ from autotrace.runtime.control_variables import Undefined, _error
 from .devices import is_gpu_array
 from .ops_index import checked_out, holds_traced, stacked
 from autotrace.runtime.stacks import SavedValues
-from autotrace.runtime.tracer import (AUGMENTED_OPERATORS, Tracer, TracerConversionError,
+from .python_operators import AUGMENTED_OPERATORS
+from autotrace.runtime.tracer import (Tracer, TracerConversionError,
                                       set_item as _set_array_item)
 
 

@@ -39,8 +39,6 @@ Decisions, and what they mean for the traced function:
 """
 from __future__ import annotations
 
-import operator
-
 from builtins import type as builtins_type
 from dataclasses import replace
 
@@ -53,6 +51,7 @@ from autotrace.runtime.arguments import (  # noqa: F401 - the argument checks, i
 from autotrace.runtime.devices import is_gpu_array, mixing_error
 from autotrace.runtime.graph import Constant, Equation, Graph, Literal, Var
 from autotrace.runtime.ops import LITERAL_TYPES, UntraceableError, numpy_functions, untraceable
+from .python_operators import OPERATOR_SYMBOLS
 from autotrace.runtime.ops_elementwise import ZERO_D_ARRAYS, apply_ufunc, astype, power
 from autotrace.runtime.ops_index import (  # noqa: F401 - set_item, imported from here too
     add_at, getitem, set_item, setitem)
@@ -499,14 +498,6 @@ def _in_place_operator(ufunc, symbol: str):
     return method
 
 
-# Python's operators that have an in-place form (`+=`), by name and symbol.
-OPERATOR_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
-                    "mod": "%", "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^",
-                    "lshift": "<<", "rshift": ">>"}
-# `target op= value`, by op's symbol: the in-place operator Python runs, and the plain one.
-AUGMENTED_OPERATORS = {symbol: (getattr(operator, f"__i{name}__"),
-                                getattr(operator, f"__{name}__"))
-                       for name, symbol in OPERATOR_SYMBOLS.items()}
 for _dunder, _ufunc in BINARY_OPERATORS:
     if _dunder in OPERATOR_SYMBOLS:
         setattr(Tracer, f"__i{_dunder}__", _in_place_operator(_ufunc, OPERATOR_SYMBOLS[_dunder]))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops_index import holds_traced
-from ..tracer import AUGMENTED_OPERATORS
+from ..python_operators import AUGMENTED_OPERATORS
 
 class StateWriteError(ValueError):
     """A write into an object's state that generated code cannot make as Python would."""
