@@ -825,3 +825,19 @@ def test_a_seed_of_the_right_shape_scales_the_gradient():
                                [0.0, 2.0, 4.0])
     gradient = autotrace.grad(doubles_and_squares)(np.ones(3), dy=(np.ones(3), 2.0))
     np.testing.assert_allclose(gradient, [6.0, 6.0, 6.0])
+
+
+def jvp_of_a_closure(x, a):
+    _, tangent = autotrace.jvp(lambda z: z * a, (x,), (x,))  # closure as a value
+    return np.sum(tangent)
+
+
+def test_a_closure_passed_as_a_value_is_refused_at_its_line():
+    with pytest.raises(TransformError) as raised:
+        autotrace.grad(jvp_of_a_closure)(np.ones(3), 2.0)
+    error = raised.value
+    assert error.message == (
+        "a lambda reads the enclosing function's variables a and is used as a value; autotrace "
+        "differentiates such functions only where they are called directly. Pass those "
+        "variables as arguments instead")
+    assert error.lineno == jvp_of_a_closure.__code__.co_firstlineno + 1

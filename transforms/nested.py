@@ -12,6 +12,7 @@ through the call's arguments, which it could not through a closure cell.
 from __future__ import annotations
 
 import copy
+import re
 
 import gast
 
@@ -75,8 +76,10 @@ class _RewriteCalls(gast.NodeTransformer):
             new_name, free = self.lifted[node.id]
             if not free:  # reads nothing of the enclosing function: a plain function value
                 return name(new_name)
+            what = ("a lambda" if re.fullmatch(r"_lambda\d+", node.id)
+                    else f"the nested function {node.id!r}")
             raise self.location.error(
-                node, f"the nested function {node.id!r} reads the enclosing function's "
+                node, f"{what} reads the enclosing function's "
                 f"variables {', '.join(free)} and is used as a value; autotrace "
                 "differentiates such functions only where they are called directly. Pass "
                 "those variables as arguments instead", "nested function as a value")
@@ -103,7 +106,7 @@ class _NameLambdas(gast.NodeTransformer):
         identifier = self.namer.temporary("lambda")
         self.hoisted.append(gast.copy_location(gast.Assign(
             targets=[name(identifier, store=True)], value=node, type_comment=None), node))
-        return name(identifier)
+        return gast.copy_location(name(identifier), node)  # an error about it names the line
 
 
 def _name_lambdas(body, namer):
