@@ -11,8 +11,9 @@ user's function, as Python runs it, through a helper of runtime/derivatives/stat
 Later passes see a call whose arguments carry no gradient, and neither save nor undo it. The
 value written must carry none: `refuse_written_gradients` refuses one that does, at the user's
 line, for the gradient through what reads it back would be lost. Where the function's
-derivative runs its primal sweep more than once per call (a derivative of a derivative, a
-checkpointed call, one under implicit_grad), the write is refused, for it would happen twice.
+derivative runs its primal sweep more than once per call (a call inside an `if` or a loop, a
+derivative of a derivative, a checkpointed call, one under implicit_grad), the write is
+refused, for it would happen twice.
 """
 from __future__ import annotations
 
@@ -37,9 +38,9 @@ for _helper in _HELPERS.values():
     # reads a callee's source (transforms/argument_writes.py) takes them as writing none.
     made_from(_helper, "__autotrace_parameters_written__")["written"] = ()
 # Why a derivative may run its function's primal sweep twice per call.
-RUNS_TWICE = ("its derivative runs the function again where it is called (in a derivative of "
-              "a derivative, a checkpointed call, or a call under implicit_grad), so the "
-              "write would happen twice")
+RUNS_TWICE = ("its derivative runs the function again where it is called (a call inside an "
+              "if or a loop, in a derivative of a derivative, a checkpointed call, or a call "
+              "under implicit_grad), so the write would happen twice")
 
 
 def bind_global(namespace: dict, name: str, value) -> str:
