@@ -159,15 +159,17 @@ def _needed(adjoint, sharing, shape_only=None) -> set:
 
 def _value_reads(node, shape_only: dict) -> set:
     """Names read in `node`, leaving out arguments that `shape_only` helpers read the shape of."""
-    skipped = set()
-    for call in walk(node):
-        if (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
-                and call.func.id in shape_only):
-            for position in shape_only[call.func.id]:
-                if position < len(call.args) and isinstance(call.args[position], gast.Name):
-                    skipped.add(id(call.args[position]))
-    return {n.id for n in walk(node) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load) and id(n) not in skipped}
+    skipped, reads = set(), []
+    for found in walk(node):  # one walk: the calls and the names read
+        if isinstance(found, gast.Name):
+            if isinstance(found.ctx, gast.Load):
+                reads.append(found)
+        elif (isinstance(found, gast.Call) and isinstance(found.func, gast.Name)
+                and found.func.id in shape_only):
+            for position in shape_only[found.func.id]:
+                if position < len(found.args) and isinstance(found.args[position], gast.Name):
+                    skipped.add(id(found.args[position]))
+    return {n.id for n in reads if id(n) not in skipped}
 
 
 def fold_constants(body, namer=None):
