@@ -377,6 +377,18 @@ def test_a_source_file_edited_after_import_is_refused(tmp_path, edit, changed):
                        else 4 * w ** 3 if "w ** 4" in path.read_text() else 2.0)
 
 
+def test_a_file_edited_after_a_derivative_was_made_is_read_again(tmp_path):
+    # The tree read for the first derivative is kept on the function; an edit to the file
+    # makes the next derivative read the file again, and refuse it.
+    module = load_module(tmp_path, EDITED)
+    path = tmp_path / f"{module.__name__}.py"
+    w = np.array([1.0, 2.0])
+    assert np.allclose(at.grad(module.loss)(w), 2 * w)
+    path.write_text(path.read_text().replace("w ** 2", "w ** 4"))
+    with pytest.raises(TransformError, match="has changed since it was imported"):
+        at.forward(module.loss)
+
+
 def test_closures_methods_and_lambdas_match_their_source():
     scale = 2.0
 

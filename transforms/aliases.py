@@ -48,6 +48,7 @@ from autotrace.transforms.call_results import python_callee
 from autotrace.transforms.errors import Location
 from autotrace.transforms.liveness import live_after
 from autotrace.transforms.parsing import MISSING, resolve
+from .nodes import walk
 
 # The operators by which a list, tuple, set or dict makes a new container of its operands'
 # items (`L + M`, `L * 3`, `S | T`, `D | E`); every other operator of Python's values and NumPy's
@@ -240,7 +241,7 @@ class _Sharing(CallSharing, RefusalMessages):
             for call in [n for n in _walk([node.elt if hasattr(node, "elt") else node.value])
                          if isinstance(n, gast.Call)]:
                 self.call(call)  # `[rows.append(A) for ...]` writes into rows
-            read = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+            read = {n.id for n in walk(node) if isinstance(n, gast.Name)}
             return self.new(node, self.reach(set().union(*(self.name_value(r) for r in read))),
                             container=True)
         if isinstance(node, gast.BinOp):
@@ -398,7 +399,7 @@ class _Sharing(CallSharing, RefusalMessages):
         # Unless the items are surely arrays of a surely container, the check runs with the
         # values (refuse_shared_write): it evaluates the target once more, so an index that
         # calls something is refused here.
-        calls = any(isinstance(n, gast.Call) for n in gast.walk(node.target.slice))
+        calls = any(isinstance(n, gast.Call) for n in walk(node.target.slice))
         sure = (owners <= self.containers and items <= self.arrays) or calls
         self.write(node.target, items, node, what, in_place=sure, item=True)
 

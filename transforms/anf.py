@@ -27,6 +27,7 @@ from autotrace.transforms.parsing import MISSING, resolve
 from autotrace.transforms.scopes import scope_call, with_block
 from autotrace.transforms.templates import name
 from .unpacking import joined, keywords_value, unpacks
+from .nodes import walk
 
 # ndarray methods that are NumPy functions of the array: `x.sum(axis=0)` is `np.sum(x, axis=0)`.
 ARRAY_METHODS = {
@@ -73,7 +74,7 @@ class Normalizer:
     def emit(self, statement, like=None):
         if like is not None:
             gast.copy_location(statement, like)
-            for node in gast.walk(statement):
+            for node in walk(statement):
                 if getattr(node, "lineno", None) is None and hasattr(like, "lineno"):
                     node.lineno = like.lineno
                     node.col_offset = getattr(like, "col_offset", 0)
@@ -223,7 +224,7 @@ class Normalizer:
                                       type(target).__name__)
 
     def unpack(self, target, value, like):
-        stored = {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+        stored = {n.id for n in walk(target) if isinstance(n, gast.Name)}
         if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
             # `a, b = b, a`: evaluate every element before assigning any.
             items = []
@@ -412,7 +413,7 @@ class Normalizer:
         # function's variables of the same name.
         renames = {}
         for generator in generators:
-            for node in gast.walk(generator.target):
+            for node in walk(generator.target):
                 if isinstance(node, gast.Name):
                     renames[node.id] = self.namer.fresh(node.id)
         body = innermost
@@ -425,7 +426,7 @@ class Normalizer:
         _Rename(renames).visit(loop)
         # The outermost iterable is evaluated in the enclosing scope: undo its renaming.
         loop.iter = generators[0].iter
-        for node in gast.walk(loop):
+        for node in walk(loop):
             if getattr(node, "lineno", None) is None:
                 gast.copy_location(node, self.current)
         self.statement(loop)
@@ -517,7 +518,7 @@ class Normalizer:
 
 
 def _reads(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)}
 
 
 class _Rename(gast.NodeTransformer):

@@ -5,6 +5,7 @@ import gast
 
 from autotrace.transforms.errors import Location
 from autotrace.transforms.scopes import check_with
+from .nodes import walk
 
 _UNSUPPORTED = {
     gast.Try: ("try", "a try statement; move the error handling outside the differentiated "
@@ -41,10 +42,10 @@ def check_supported(function: gast.FunctionDef, location: Location, namespace: d
                              "*args" if arguments.vararg is not None else "**kwargs")
     parameters = {a.id for a in arguments.args + arguments.kwonlyargs + arguments.posonlyargs}
     rebound = set()
-    for node in gast.walk(function):
+    for node in walk(function):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             rebound.add(node.id)
-    for node in gast.walk(function):
+    for node in walk(function):
         kind = type(node)
         if kind in _UNSUPPORTED and _UNSUPPORTED[kind] is not None:
             construct, what = _UNSUPPORTED[kind]

@@ -18,6 +18,7 @@ import gast
 from .aliases import memory_sharing
 from autotrace.transforms.naming import name_counts
 from autotrace.transforms.sweeps import COMMENT, SAVE
+from .nodes import walk
 
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
              gast.Div: operator.truediv, gast.Pow: operator.pow}
@@ -158,15 +159,17 @@ def _needed(adjoint, sharing, shape_only=None) -> set:
 
 def _value_reads(node, shape_only: dict) -> set:
     """Names read in `node`, leaving out arguments that `shape_only` helpers read the shape of."""
-    skipped = set()
-    for call in gast.walk(node):
-        if (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
-                and call.func.id in shape_only):
-            for position in shape_only[call.func.id]:
-                if position < len(call.args) and isinstance(call.args[position], gast.Name):
-                    skipped.add(id(call.args[position]))
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load) and id(n) not in skipped}
+    skipped, reads = set(), []
+    for found in walk(node):  # one walk: the calls and the names read
+        if isinstance(found, gast.Name):
+            if isinstance(found.ctx, gast.Load):
+                reads.append(found)
+        elif (isinstance(found, gast.Call) and isinstance(found.func, gast.Name)
+                and found.func.id in shape_only):
+            for position in shape_only[found.func.id]:
+                if position < len(found.args) and isinstance(found.args[position], gast.Name):
+                    skipped.add(id(found.args[position]))
+    return {n.id for n in reads if id(n) not in skipped}
 
 
 def fold_constants(body, namer=None):
@@ -257,8 +260,10 @@ def _number(value):
 
 def remove_dead_code(body, is_pure, keep_names=()):
     """Remove assignments of pure expressions to names that are never read."""
+    # The reads are counted once and each removed assignment's taken off: what is left is
+    # the same as counting again after each round (a name unread stays unread).
+    loads = _loads(body)
     while True:
-        loads = _loads(body)
         removed = False
 
         def prune(block):
@@ -267,10 +272,11 @@ def remove_dead_code(body, is_pure, keep_names=()):
             for statement in block:
                 if (isinstance(statement, gast.Assign) and not hasattr(statement, SAVE)
                         and isinstance(statement.targets[0], gast.Name)
-                        and statement.targets[0].id not in loads
+                        and not loads[statement.targets[0].id]
                         and statement.targets[0].id not in keep_names
                         and is_pure(statement.value)):
                     removed = True
+                    loads.subtract(_loads([statement]))
                     continue
                 out.append(statement)
             return out or [gast.Pass()]  # a block stays a block
@@ -282,9 +288,11 @@ def remove_dead_code(body, is_pure, keep_names=()):
 def inline_temporaries(body, temporaries, is_pure):
     """Write each temporary that is read once, later in its block, into the statement that
     reads it, when nothing between them changes what the temporary's expression reads."""
+    # Counted once: moving a temporary's expression into the statement that reads it leaves
+    # every other name's count as it was, and the temporary's at none.
+    loads = _loads(body)
+    stores = _stores(body)
     while True:
-        loads = _loads(body)
-        stores = _stores(body)
         changed = False
 
         def inline(block):
@@ -307,6 +315,8 @@ def inline_temporaries(body, temporaries, is_pure):
                     use = None  # `a if c else b` reads best as a statement's whole value
                 if use is not None:
                     _Substitute(statement.targets[0].id, statement.value).visit(out[use])
+                    loads[statement.targets[0].id] -= 1
+                    stores[statement.targets[0].id] -= 1
                     del out[position]
                     changed = True
                     continue

@@ -64,6 +64,7 @@ from autotrace.transforms.liveness import live_after
 from autotrace.transforms.naming import Namer, name_counts, names_in, walk_scope
 from autotrace.transforms.parsing import resolve
 from autotrace.transforms.templates import name, replace, replace_expression
+from .nodes import walk
 
 
 class ControlFlowConverter:
@@ -427,7 +428,7 @@ def _subscript_assignment(node, local: set):
                      args=[name(target.value.id), target.slice, value], keywords=[])
     assign = gast.Assign(targets=[name(target.value.id, store=True)], value=call,
                          type_comment=None)
-    for child in gast.walk(_locate(assign, node)):
+    for child in walk(_locate(assign, node)):
         setattr(child, _USER, True)  # keeps its line inside a branch or loop function
     return assign
 
@@ -464,7 +465,7 @@ def _tuple_of(variables) -> gast.Tuple:
 def _locate(node, origin):
     """Give the generated nodes in `node` `origin`'s line; the user's own nodes (marked by
     `convert`) keep theirs."""
-    for child in gast.walk(node):
+    for child in walk(node):
         if "lineno" in getattr(child, "_attributes", ()) and not getattr(child, _USER, False):
             gast.copy_location(child, origin)
     return node

@@ -22,12 +22,13 @@ from autotrace.transforms.naming import Namer, names_in
 from autotrace.transforms.parsing import namespace_of, parse_function, resolve
 from .out_arguments import rewrite_out_arguments
 from autotrace.transforms.templates import name
+from .nodes import walk
 
 
 def _has_control_flow(node) -> bool:
     """Whether `node` has control flow to convert, or calls a function that may have some."""
     return any(isinstance(n, (gast.If, gast.While, gast.For, gast.IfExp, gast.BoolOp,
-                              gast.Call)) for n in gast.walk(node))
+                              gast.Call)) for n in walk(node))
 
 
 def convert(function, helpers: dict):
@@ -51,7 +52,7 @@ def convert(function, helpers: dict):
     # np.sin(x, out=y) as y[...] = np.sin(x): a write that converted code makes traced where y
     # is an array made here (set_item), as it does y[i] = v.
     rewrite_out_arguments(tree, namespace_of(original), helper("checked_out"))
-    for node in gast.walk(tree):
+    for node in walk(tree):
         setattr(node, _USER, True)
     namer = Namer(names_in(tree))
     converter = ControlFlowConverter(namer, code.co_filename, namespace_of(original))
@@ -93,7 +94,7 @@ def _mark_stacks(tree, namespace: dict) -> None:
     gradient_edits = _GradientStackEdits(namespace)
     gradient_edits.visit(tree)
     stack_uses.update(gradient_edits.uses)
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Name):
             uses[node.id] += 1
         if (isinstance(node, gast.Assign) and len(node.targets) == 1
@@ -172,7 +173,7 @@ class _GradientStackEdits(gast.NodeVisitor):
                 # The read of the top just before, in a simple statement, takes it off.
                 before = block[index - 1] if index else None
                 simple = isinstance(before, (gast.Assign, gast.Expr))
-                tops = [node for node in gast.walk(before) if _is_top_of(node, target)
+                tops = [node for node in walk(before) if _is_top_of(node, target)
                         ] if simple else []
                 if len(tops) == 1:
                     self.uses[target] += 1
@@ -251,7 +252,7 @@ def _method(identifier: str, method: str, args: list) -> gast.Call:
 
 
 def _replace_in(tree, old, new) -> None:
-    for node in gast.walk(tree):
+    for node in walk(tree):
         for field, value in gast.iter_fields(node):
             if value is old:
                 setattr(node, field, new)
@@ -275,7 +276,7 @@ def _parse(function):
         return None
     tree = parsed.node
     offset = first_line - 1
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if getattr(node, "lineno", None) is not None:
             node.lineno += offset
             if getattr(node, "end_lineno", None) is not None:

@@ -25,11 +25,12 @@ from autotrace.transforms.errors import Location
 from autotrace.transforms.live_names import LiveNamespace
 from autotrace.transforms.parsing import parse_function
 from autotrace.transforms.partials import caller_location
+from .nodes import walk
 
 
 def _split_return(definition: gast.FunctionDef, location: Location):
     last = definition.body[-1] if definition.body else None
-    returns = [n for n in gast.walk(definition) if isinstance(n, gast.Return)
+    returns = [n for n in walk(definition) if isinstance(n, gast.Return)
                and n is not last and not _inside_nested(definition, n)]
     if (not isinstance(last, gast.Return) or not isinstance(last.value, gast.Tuple)
             or len(last.value.elts) != 2 or returns):
@@ -40,9 +41,9 @@ def _split_return(definition: gast.FunctionDef, location: Location):
 
 
 def _inside_nested(definition, node) -> bool:
-    for inner in gast.walk(definition):
+    for inner in walk(definition):
         if inner is not definition and isinstance(inner, (gast.FunctionDef, gast.Lambda)):
-            if any(n is node for n in gast.walk(inner)):
+            if any(n is node for n in walk(inner)):
                 return True
     return False
 
@@ -88,7 +89,7 @@ def custom_functions(custom):
     vjp_definition = copy.deepcopy(definition)
     vjp_definition.name = f"{base}__vjp"
     seed = "dy"
-    taken = {n.id for n in gast.walk(definition) if isinstance(n, gast.Name)}
+    taken = {n.id for n in walk(definition) if isinstance(n, gast.Name)}
     while seed in taken:
         seed += "_"
     vjp_definition.args.args = vjp_definition.args.args + [

@@ -53,6 +53,7 @@ from autotrace.transforms.errors import Location
 from autotrace.transforms.naming import SCOPES, Namer
 from autotrace.transforms.parsing import resolve
 from autotrace.transforms.templates import name, replace, replace_expression
+from .nodes import walk
 
 CHANGING_METHODS = ("setdefault", "update", "pop")
 
@@ -137,7 +138,7 @@ class _DictRewriter:
                             and target.value.id in self.dicts):
                         changes[target.value.id].append(node)
         returned = {id(n) for node in self.nodes if isinstance(node, gast.Return)
-                    and node.value is not None for n in gast.walk(node.value)}
+                    and node.value is not None for n in walk(node.value)}
         for node in self.nodes:
             if id(node) in returned:  # `return d, loss`: nothing changes it afterwards
                 continue
@@ -375,7 +376,7 @@ def _bindings(node):
             if isinstance(target, gast.Name):
                 yield target.id, node.value
             elif isinstance(target, (gast.Tuple, gast.List)):
-                for element in gast.walk(target):
+                for element in walk(target):
                     if isinstance(element, gast.Name):
                         yield element.id, None
     elif isinstance(node, gast.AnnAssign) and isinstance(node.target, gast.Name):
@@ -383,7 +384,7 @@ def _bindings(node):
     elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
         yield node.target.id, None
     elif isinstance(node, gast.For):
-        for element in gast.walk(node.target):
+        for element in walk(node.target):
             if isinstance(element, gast.Name):
                 yield element.id, None
     elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
@@ -391,7 +392,7 @@ def _bindings(node):
 
 
 def _names(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)}
 
 
 def _shared_names(node):
@@ -438,6 +439,6 @@ def _located(new, like):
 
 
 def _locate(node, like) -> None:
-    for child in gast.walk(node):
+    for child in walk(node):
         if isinstance(child, (gast.stmt, gast.expr)) and getattr(child, "lineno", None) is None:
             gast.copy_location(child, like)

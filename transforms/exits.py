@@ -28,6 +28,7 @@ import gast
 
 from autotrace.transforms.naming import Namer, walk_scope
 from autotrace.transforms.templates import name
+from .nodes import walk
 
 
 def _assign(target: str, value) -> gast.Assign:
@@ -49,7 +50,7 @@ class _Loop:
 
 
 def _contains(nodes, kinds) -> bool:
-    return any(isinstance(n, kinds) for s in nodes for n in gast.walk(s))
+    return any(isinstance(n, kinds) for s in nodes for n in walk(s))
 
 
 class ExitsToFlags:
@@ -60,7 +61,7 @@ class ExitsToFlags:
 
     def function(self, function: gast.FunctionDef) -> gast.FunctionDef:
         body = function.body = return_after_scopes(function.body)
-        returns = [n for s in body for n in gast.walk(s) if isinstance(n, gast.Return)]
+        returns = [n for s in body for n in walk(s) if isinstance(n, gast.Return)]
         simple_return = (len(returns) <= 1 and (not returns or body[-1] is returns[0]))
         if simple_return:
             new_body, _ = self.block(body, [])
@@ -132,7 +133,7 @@ class ExitsToFlags:
         before = [_assign(loop.stop, False)] if loop.stop_used else []
         returns = self.returned is not None and any(
             isinstance(n, gast.Name) and n.id == self.returned for s in body
-            for n in gast.walk(s))
+            for n in walk(s))
         return before + [node], returns
 
 
@@ -243,7 +244,7 @@ def single_return(body: list, namer: Namer) -> list:
     last = body[-1] if body else None
     if (isinstance(last, gast.If) and _always_returns(last.body)
             and _always_returns(last.orelse) and _tail_returns_only([last])
-            and not any(isinstance(n, gast.Raise) for n in gast.walk(last))):
+            and not any(isinstance(n, gast.Raise) for n in walk(last))):
         result = namer.temporary("retval")
         body[-1:] = _returns_to_assignments([last], result)
         body.append(gast.copy_location(gast.Return(value=name(result)), last))

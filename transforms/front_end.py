@@ -59,6 +59,7 @@ from autotrace.transforms.templates import name
 from autotrace.transforms.varargs import calls_written_out, specialize_calls, spell_out_starred
 import autotrace.transforms.rules  # noqa: F401  (fills the rule registries)
 from . import unpacked_calls  # noqa: F401  (the rules of apply_unpacked)
+from .nodes import walk
 
 
 # The runtime helpers generated code may call, by the name it calls them.
@@ -353,7 +354,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool,
         return_node = body[-1]
         result = return_node.value
         body = body[:-1]
-    local_names = set(parameters) | {n.id for s in body for n in gast.walk(s)
+    local_names = set(parameters) | {n.id for s in body for n in walk(s)
                                      if isinstance(n, gast.Name)
                                      and isinstance(n.ctx, gast.Store)}
     namer.locals = local_names
@@ -428,7 +429,7 @@ def _accumulate_as_add(function, namespace: dict, helper) -> None:
     `b = add(b, c)`: normalizing splits the statement (`_t1 = accumulate(b, c)`, then
     `b = _t1`), and the derivative may save or read b's old value in between, which an
     in-place sum would have changed."""
-    for node in gast.walk(function):
+    for node in walk(function):
         if (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
                 and namespace.get(node.func.id) is structure.accumulate):
             node.func = name(helper("add"))
@@ -436,7 +437,7 @@ def _accumulate_as_add(function, namespace: dict, helper) -> None:
 
 def _state_names(body, local_names: set, namespace: dict) -> tuple:
     """The globals and closure variables the body reads that hold Variables."""
-    free = {n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)
+    free = {n.id for s in body for n in walk(s) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load) and n.id not in local_names}
     return tuple(sorted(n for n in free if n in namespace and holds_state(namespace[n])))
 

@@ -29,6 +29,7 @@ from autotrace.transforms.errors import Location, TransformError
 from autotrace.transforms.naming import SCOPES, walk_scope
 from .out_arguments import array_method_out, out_argument
 from autotrace.transforms.parsing import MISSING, resolve
+from .nodes import walk
 
 # Methods that change their object in place (those of lists that the transforms follow,
 # append, extend, insert and pop, are not here).
@@ -49,7 +50,7 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
     Returns the `A op= v` statements to check when they run, and adds to `checked_callees`
     the code of the functions whose calls were checked (aliases.check_writes)."""
     # Nested functions and comprehensions included: what runs there writes too.
-    nodes = [n for statement in function.body for n in gast.walk(statement)]
+    nodes = [n for statement in function.body for n in walk(statement)]
     parameters = {a.id for a in function.args.args + function.args.posonlyargs
                   + function.args.kwonlyargs}
     variables = parameters | {n.id for n in nodes
@@ -140,7 +141,7 @@ def _array_method_out_checks(statement, namespace, helper, location) -> list:
 def _statement(text: str, at) -> gast.stmt:
     """The statement `text`, placed at the line of `at` (errors in it name the user's line)."""
     statement = gast.parse(text).body[0]
-    for node in gast.walk(statement):
+    for node in walk(statement):
         if "lineno" in node._attributes:
             gast.copy_location(node, at)
     return statement

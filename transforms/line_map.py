@@ -12,6 +12,7 @@ which its own map translates on to the user's:
 """
 from __future__ import annotations
 
+import ast
 import linecache
 import re
 import weakref
@@ -92,7 +93,9 @@ def user_lines(definition: gast.FunctionDef, source: str, filename: str, primal)
     (file, line) in the user's code. `filename` is the file the marks' lines are in; when that
     is generated code (`primal`'s), its own map carries them on. Empty when the printed
     statements do not line up with the tree's."""
-    printed = _statements(gast.parse(source).body[0].body)
+    # read back with ast, not gast: only the kinds and lines of statements are compared, and
+    # converting the whole tree to gast would cost more than the parse
+    printed = _statements(ast.parse(source).body[0].body)
     own = [s for s in _statements(definition.body) if not _is_comment(s)]
     if len(printed) != len(own):
         return {}
@@ -102,7 +105,7 @@ def user_lines(definition: gast.FunctionDef, source: str, filename: str, primal)
     lines = {}
     for mine, statement in zip(own, printed):
         line = getattr(mine, _USER_LINE, None)
-        if line is None or type(mine) is not type(statement):
+        if line is None or type(mine).__name__ != type(statement).__name__:
             continue
         place = (filename, line) if outer is None else outer.get(line)
         if place is not None:

@@ -42,6 +42,7 @@ from autotrace.transforms.naming import Namer
 from autotrace.transforms.parsing import MISSING, resolve
 from autotrace.transforms.codegen import to_source
 from autotrace.transforms.templates import name, replace
+from .nodes import walk
 
 _EXTEND = """
 for item in more:
@@ -237,7 +238,7 @@ _CHANGING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "so
 def _refuse_changes_inside(statement, location: Location, namespace: dict) -> None:
     """`d["a"].append(v)`: a change to a list or dict held in another container, which the
     transforms would not see (they follow names; the gradient of d would miss it)."""
-    for node in gast.walk(statement):
+    for node in walk(statement):
         if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
                 and node.func.attr in _CHANGING_METHODS
                 and isinstance(node.func.value, gast.Subscript)):
@@ -253,7 +254,7 @@ def _refuse_changes_inside(statement, location: Location, namespace: dict) -> No
 def _refuse_as_value(statement, location: Location, namespace: dict) -> None:
     """`y = x.extend(...)` (None) is no growing of a list the transforms can follow, nor is
     `2 * x.pop(i)`."""
-    for node in gast.walk(statement):
+    for node in walk(statement):
         method = _growing_method(node, namespace)
         if method == "pop" and (len(node.args) != 1 or node.keywords):
             continue  # items.pop(): followed anywhere
@@ -268,6 +269,6 @@ def _refuse_as_value(statement, location: Location, namespace: dict) -> None:
 
 
 def _locate(node, like) -> None:
-    for child in gast.walk(node):
+    for child in walk(node):
         if hasattr(child, "lineno") or isinstance(child, (gast.stmt, gast.expr)):
             gast.copy_location(child, like)

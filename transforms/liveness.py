@@ -11,6 +11,8 @@ import collections
 
 import gast
 
+from .nodes import walk
+
 
 def live_after(body) -> dict:
     """id(statement) -> the names that may be read after it before being bound again."""
@@ -58,7 +60,7 @@ def live_after(body) -> dict:
 
 
 def _reads(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)} if node is not None else set()
 
 

@@ -10,6 +10,7 @@ import itertools
 import gast
 
 from .alias_calls import _walk
+from .nodes import walk
 
 
 def names_bound_alike(body, is_item_write) -> dict:
@@ -26,7 +27,7 @@ def names_bound_alike(body, is_item_write) -> dict:
     eagerly; into each name's own value, in a traced graph, where stacks and branches give new
     values).
     """
-    if any(isinstance(n, (gast.Nonlocal, gast.Global)) for s in body for n in gast.walk(s)):
+    if any(isinstance(n, (gast.Nonlocal, gast.Global)) for s in body for n in walk(s)):
         return {}
     found = {}
     fresh = itertools.count()

@@ -5,11 +5,13 @@ import collections
 
 import gast
 
+from .nodes import walk
+
 
 def names_in(tree) -> set:
     """Every identifier that appears in `tree` (names, arguments, function names)."""
     found = set()
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Name):
             found.add(node.id)
         elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
@@ -35,7 +37,7 @@ def walk_scope(node):
 def name_counts(nodes, context=gast.Load) -> collections.Counter:
     """How often each name is used in `context` (gast.Load or gast.Store) within `nodes`,
     nested scopes included."""
-    return collections.Counter(node.id for root in nodes for node in gast.walk(root)
+    return collections.Counter(node.id for root in nodes for node in walk(root)
                                if isinstance(node, gast.Name) and isinstance(node.ctx, context))
 
 

@@ -21,15 +21,16 @@ from autotrace.transforms.codegen import to_source
 from autotrace.transforms.errors import Location
 from autotrace.transforms.naming import Namer
 from autotrace.transforms.templates import name
+from .nodes import walk
 
 
 def _stored(nodes) -> set:
-    return {n.id for s in nodes for n in gast.walk(s)
+    return {n.id for s in nodes for n in walk(s)
             if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))}
 
 
 def _loaded(nodes) -> set:
-    return {n.id for s in nodes for n in gast.walk(s)
+    return {n.id for s in nodes for n in walk(s)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
@@ -41,7 +42,7 @@ def _nested_definitions(body):
     """(statement, name, FunctionDef) for each def or `name = lambda ...` in `body`."""
     found = []
     for statement in body:
-        for node in gast.walk(statement):
+        for node in walk(statement):
             if isinstance(node, gast.FunctionDef):
                 found.append((node, node.name, node))
             elif (isinstance(node, gast.Assign) and isinstance(node.value, gast.Lambda)
@@ -140,8 +141,8 @@ def lift_nested_functions(function: gast.FunctionDef, location: Location, namer:
                           namespace: dict) -> None:
     """Replace each nested def/lambda in `function` by a lifted function bound in `namespace`
     (a transforms.live_names.LiveNamespace, which loads it)."""
-    names_in_source = {n.id for n in gast.walk(function) if isinstance(n, gast.Name)}
-    if any(isinstance(n, gast.Lambda) for n in gast.walk(function)):
+    names_in_source = {n.id for n in walk(function) if isinstance(n, gast.Name)}
+    if any(isinstance(n, gast.Lambda) for n in walk(function)):
         function.body = _name_lambdas(function.body, namer)
     definitions = _nested_definitions(function.body)
     if not definitions:

@@ -31,6 +31,7 @@ from .errors import TransformError
 from .naming import walk_scope
 from .parsing import MISSING, parse_function, resolve
 from .rules.core import constant
+from .nodes import walk
 
 # Functions called are read for what they change this many calls deep.
 _DEEPEST_CALLS = 3
@@ -178,7 +179,7 @@ def _depending(nodes, varied: set) -> set:
             targets = assignment.targets if isinstance(assignment, gast.Assign) else [
                 assignment.target]
             for target in targets:
-                for name in gast.walk(target):
+                for name in walk(target):
                     if isinstance(name, gast.Name) and name.id not in varied:
                         varied.add(name.id)
                         changed = True
@@ -195,7 +196,7 @@ def _attribute_write(node, held: dict, varied: set):
         if value is None or not _reads(value) & varied:
             return None
         for target in targets:
-            for part in gast.walk(target):
+            for part in walk(target):
                 owner = attribute_owner(part, held)
                 if owner is not None:
                     return owner, _write_text(node)
@@ -274,7 +275,7 @@ def _callee(func, namespace: dict, parameters: list, bound):
 
 
 def _reads(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)}
 
 
@@ -296,7 +297,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
     v)`, v carrying gradient. varied: the names that depend on the differentiated arguments;
     classify(func): what the callee `func` is (transforms/calls.py); helper(name): the name
     generated code calls a helper by."""
-    names = {n.id for statement in body for n in gast.walk(statement)
+    names = {n.id for statement in body for n in walk(statement)
              if isinstance(n, gast.Name)}
     nodes = [n for statement in body for n in walk_scope(statement)]
     held = held_attributes(nodes, names)
@@ -331,7 +332,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                           gast.Constant(value=location.filename, kind=None),
                           gast.Constant(value=location.line_of(statement), kind=None)],
                     keywords=[]))
-                for node in gast.walk(guard):
+                for node in walk(guard):
                     if "lineno" in node._attributes:
                         gast.copy_location(node, statement)
                 block.insert(index, guard)

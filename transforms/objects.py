@@ -37,6 +37,7 @@ from .codegen import load_function
 from autotrace.transforms.parsing import parse_function, resolve
 from autotrace.transforms.templates import name
 from autotrace.transforms.varargs import calls_written_out
+from .nodes import walk
 
 # Packages whose classes are built as they are (their fields hold no gradient, or they hold
 # Variables, which implicit_grad reaches through their attributes).
@@ -142,7 +143,7 @@ def check_constructions(body: list, namespace: dict, location, activity, is_cons
     activity(is_constant): the active names, given which calls are constants."""
     refused = {}
     for statement in body:
-        for node in gast.walk(statement):
+        for node in walk(statement):
             if isinstance(node, gast.Call):
                 reason = unsupported_construction(resolve(node.func, namespace))
                 if reason is not None:
@@ -318,7 +319,7 @@ def parse_fields_function(fields: FieldsOf):
 
 
 def _attributes_stored(function: gast.FunctionDef, own: str) -> set:
-    return {node.attr for node in gast.walk(function)
+    return {node.attr for node in walk(function)
             if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store)
             and isinstance(node.value, gast.Name) and node.value.id == own}
 
@@ -376,7 +377,7 @@ def _base_init_as_items(function, own: str, cls, namespace: dict, location,
         statements = gast.parse(text).body
         statements[0].value.args, statements[0].value.keywords = call.args, call.keywords
         for node in statements:
-            for part in gast.walk(node):
+            for part in walk(node):
                 gast.copy_location(part, statement)
                 if isinstance(part, gast.Name) and part.id == own:
                     setattr(part, _MERGE, True)
@@ -386,7 +387,7 @@ def _base_init_as_items(function, own: str, cls, namespace: dict, location,
 
 def _fresh(hint: str, namespace: dict, generated_names: dict, function) -> str:
     taken = set(namespace) | set(generated_names) | {
-        n.id for n in gast.walk(function) if isinstance(n, gast.Name)}
+        n.id for n in walk(function) if isinstance(n, gast.Name)}
     identifier = hint
     while identifier in taken:
         identifier += "_"
@@ -471,7 +472,7 @@ def explicit_super(function: gast.FunctionDef, namespace: dict) -> None:
     arguments = function.args.posonlyargs + function.args.args
     if "__class__" not in namespace or not arguments:
         return  # not a method Python compiled with a cell: super() fails as it would there
-    for node in gast.walk(function):
+    for node in walk(function):
         if (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
                 and node.func.id == "super" and not node.args and not node.keywords):
             node.args = [name("__class__"), name(arguments[0].id)]

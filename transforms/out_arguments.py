@@ -26,6 +26,7 @@ import numpy as np
 from ..runtime.ops_index import out_position
 from .call_results import numpy_name
 from .parsing import MISSING, resolve
+from .nodes import walk
 
 
 def out_argument(call: gast.Call, namespace: dict):
@@ -69,7 +70,7 @@ def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, checked_o
 
     checked_out: the name generated code calls runtime.derivatives.items.checked_out by, which
     raises NumPy's error where the result's dtype does not cast to out's as out= allows."""
-    for node in gast.walk(function):
+    for node in walk(function):
         for field in ("body", "orelse", "finalbody"):
             statements = getattr(node, field, None)
             if isinstance(statements, list) and statements:
@@ -100,7 +101,7 @@ def _rewrite(statement, namespace, checked_out: str) -> list:
         rest.value = _load(target)
         rewritten.append(rest)
     for new in rewritten:
-        for node in gast.walk(new):
+        for node in walk(new):
             if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
                 gast.copy_location(node, statement)
     return rewritten

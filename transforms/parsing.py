@@ -11,6 +11,8 @@ import gast
 
 from autotrace.transforms.errors import Location, SourceUnavailableError, TransformError
 from autotrace.transforms.source_check import check_source_matches, source_changed
+from .function_caches import made_from
+from .nodes import copy_tree, walk
 
 
 @dataclass
@@ -55,7 +57,7 @@ def _find_lambda(tree, func, first_line: int):
     code = func.__code__
     parameters = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
     candidates = []
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Lambda):
             names = [a.id for a in node.args.args] + [a.id for a in node.args.kwonlyargs]
             if names == parameters:
@@ -75,17 +77,17 @@ def _find_lambda(tree, func, first_line: int):
 
 
 def _parse_around_lambda(source: str, filename: str, first_line: int):
-    """(tree, the file's line that is its line 1) for a lambda inside a larger expression,
-    whose own lines may not parse alone: in parentheses, else the whole file; (None, ...)
-    when neither parses."""
+    """(tree, the file's line that is its line 1, whether the tree is the whole file's) for a
+    lambda inside a larger expression, whose own lines may not parse alone: in parentheses,
+    else the whole file; (None, ...) when neither parses."""
     try:
-        return gast.parse("(\n" + source + "\n)"), first_line - 1
+        return gast.parse("(\n" + source + "\n)"), first_line - 1, False
     except SyntaxError:
         pass
     try:
-        return gast.parse("".join(linecache.getlines(filename))), 1
+        return gast.parse("".join(linecache.getlines(filename))), 1, True
     except SyntaxError:
-        return None, first_line
+        return None, first_line, False
 
 
 def parse_function(func) -> ParsedFunction:
@@ -111,18 +113,48 @@ def parse_function(func) -> ParsedFunction:
     filename = inspect.getsourcefile(func.__code__) or func.__code__.co_filename
     source = textwrap.dedent("".join(lines))
     first_line = max(first_line, 1)
+    # The tree depends on the source read now and on the code that runs (which lambda,
+    # whether the file still holds it): kept on the function for the next call with both the
+    # same, and copied, as callers change the tree they get.
+    known = made_from(func, _PARSED)
+    key = (name, filename, first_line, source)
+    code, node, tree_line = known.get(key, (None, None, None))
+    if code is not func.__code__:
+        node, tree_line, whole_file = _read_tree(func, name, filename, first_line, source)
+        if not whole_file:
+            known[key] = (func.__code__, node, tree_line)
+    node = copy_tree(node)
+    location = _location(func, filename, tree_line, name)
+    namespace = namespace_of(func)
+    _defaults_as_evaluated(node, func, namespace)
+    return ParsedFunction(node, location, namespace, func)
+
+
+_PARSED = "__autotrace_parsed__"  # the attribute of a function its tree is kept in
+
+
+def _location(func, filename: str, first_line: int, name: str) -> Location:
+    origin = getattr(func, "__autotrace_origin__", None)
+    if origin is not None:  # generated from the user's code: point errors at the user's file
+        return origin
+    return Location(filename, first_line, name)
+
+
+def _read_tree(func, name: str, filename: str, first_line: int, source: str):
+    """(func's FunctionDef parsed from `source` and checked against the code that runs, the
+    file's line that is the tree's line 1, whether the tree was read from the whole file: a
+    lambda whose own lines do not parse, where `source` alone does not say what it is)."""
+    whole_file = False
     try:
         tree = gast.parse(source)
     except SyntaxError:
-        tree, first_line = (_parse_around_lambda(source, filename, first_line)
-                            if name == "<lambda>" else (None, first_line))
+        tree, first_line, whole_file = (
+            _parse_around_lambda(source, filename, first_line) if name == "<lambda>"
+            else (None, first_line, False))
         if tree is None:
             raise TransformError(f"cannot parse the source of {name!r}", filename,
                                  first_line) from None
-    location = Location(filename, first_line, name)
-    origin = getattr(func, "__autotrace_origin__", None)
-    if origin is not None:  # generated from the user's code: point errors at the user's file
-        location = origin
+    location = _location(func, filename, first_line, name)
     if name == "<lambda>":
         lam = _find_lambda(tree, func, first_line)
         if lam is None:
@@ -147,9 +179,7 @@ def parse_function(func) -> ParsedFunction:
         node.decorator_list = []
     if not filename.startswith("<"):  # a file, which may have been edited since the import
         check_source_matches(node, func, filename, first_line)
-    namespace = namespace_of(func)
-    _defaults_as_evaluated(node, func, namespace)
-    return ParsedFunction(node, location, namespace, func)
+    return node, first_line, whole_file
 
 
 _LITERALS = (bool, int, float, complex, str, type(None))
@@ -164,7 +194,7 @@ def _defaults_as_evaluated(node: gast.FunctionDef, func, namespace: dict) -> Non
     positional = arguments.posonlyargs + arguments.args
     given = list(func.__defaults__ or ())
     keyword_values = func.__kwdefaults__ or {}
-    taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(namespace)
+    taken = {n.id for n in walk(node) if isinstance(n, gast.Name)} | set(namespace)
 
     def value_node(parameter: str, value):
         if type(value) in _LITERALS:

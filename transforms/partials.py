@@ -20,6 +20,7 @@ import gast
 from autotrace.transforms.codegen import load_function
 from autotrace.transforms.errors import Location, TransformError
 from autotrace.transforms.parsing import parse_function, resolve
+from .nodes import walk
 
 _callers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -94,7 +95,7 @@ def check_partials(body, location, namespace: dict, activity, is_constant) -> No
     """Refuse `functools.partial(f, x)` with an `x` that carries gradient to the result: the
     arguments a partial binds are constants to autotrace, and their gradient would be lost.
     activity(is_constant): the active names, given which calls are constants."""
-    partials = [node for statement in body for node in gast.walk(statement)
+    partials = [node for statement in body for node in walk(statement)
                 if isinstance(node, gast.Call)
                 and resolve(node.func, namespace) is functools.partial]
     if not partials:
@@ -104,7 +105,7 @@ def check_partials(body, location, namespace: dict, activity, is_constant) -> No
     active = activity(lambda call: id(call) not in constructions and is_constant(call))
     for node in partials:
         bound = {n.id for argument in node.args[1:] + [k.value for k in node.keywords]
-                 for n in gast.walk(argument) if isinstance(n, gast.Name)}
+                 for n in walk(argument) if isinstance(n, gast.Name)}
         if bound & active:
             raise location.error(
                 node, "functools.partial binds an argument that carries gradient, and "

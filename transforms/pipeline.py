@@ -42,13 +42,14 @@ from autotrace.transforms.sequences import SequenceKinds
 from autotrace.transforms.shapes import ShapeClasses
 from autotrace.transforms.templates import name, replace
 import autotrace.transforms.rules  # noqa: F401  (fills the rule registries)
+from .nodes import walk
 
 IMPURE_BUILTINS = {print, input, open, next, iter}
 
 
 def _is_pure(namespace, helper_identifiers, impure=frozenset()):
     def pure(value) -> bool:
-        for node in gast.walk(value):
+        for node in walk(value):
             if isinstance(node, (gast.Yield, gast.YieldFrom)):
                 return False
             if isinstance(node, gast.Call):
@@ -84,7 +85,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
     seed_name, namespace, context = prepared.keyword, prepared.namespace, prepared.context
     body, result, active = prepared.body, prepared.result, prepared.active
     local_names = prepared.local_names
-    references = collections.Counter(n.id for s in body for n in gast.walk(s)
+    references = collections.Counter(n.id for s in body for n in walk(s)
                                      if isinstance(n, gast.Name))
     reverse = ReverseMode(context, active, parameters, local_names, references)
     reverse.carrying = prepared.carrying
@@ -137,7 +138,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
                                        ctx=gast.Load())
     adjoint.append(gast.Return(value=returned_gradient))
 
-    uses_stack = any(hasattr(s, SAVE) for s in primal + adjoint for s in gast.walk(s))
+    uses_stack = any(hasattr(s, SAVE) for s in primal + adjoint for s in walk(s))
     undefined = set()
     # Helpers are pure, but for deposit, and, in implicit mode, vjp_call (whose callee may
     # deposit gradients though it returns none).
@@ -218,7 +219,7 @@ def load_generated(prepared: Prepared, func, body: list, prefix: str, doc: str,
     generated.__autotrace_user_nones__ = getattr(func, "__autotrace_user_nones__", None)
     if generated.__autotrace_user_nones__ is None:
         generated.__autotrace_user_nones__ = frozenset(
-            target.id for node in gast.walk(prepared.function) if isinstance(node, gast.Assign)
+            target.id for node in walk(prepared.function) if isinstance(node, gast.Assign)
             and isinstance(node.value, gast.Constant) and node.value.value is None
             for target in node.targets if isinstance(target, gast.Name)) - temporaries
     generated.__autotrace_lines__ = user_lines(definition, source, prepared.location.filename,

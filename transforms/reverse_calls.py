@@ -21,6 +21,7 @@ from autotrace.transforms.objects import FieldsOf
 from autotrace.transforms.rules.core import CALL_SITE_NAME, RuleError, adjoint_rules, instantiate
 from autotrace.transforms.sweeps import Sweep, comment
 from autotrace.transforms.templates import name, replace, replace_expression
+from .nodes import walk
 
 
 class CallAdjoints:
@@ -128,11 +129,11 @@ class CallAdjoints:
     def import_template_names(self, statements, namespace) -> list:
         """Bind the globals a rule body uses in the generated namespace, renaming on clashes
         (a helper `copies` is not the user's variable `copies`)."""
-        assigned = {n.id for s in statements for n in gast.walk(s)
+        assigned = {n.id for s in statements for n in walk(s)
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         renames = {}
         for statement in statements:
-            for node in gast.walk(statement):
+            for node in walk(statement):
                 if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load)
                         and node.id not in assigned and node.id in namespace
                         and not getattr(node, CALL_SITE_NAME, False)):

@@ -16,6 +16,7 @@ from autotrace.transforms.line_map import mark
 from autotrace.transforms.scopes import scope_call, with_block
 from autotrace.transforms.sweeps import SAVE, Sweep, marked
 from autotrace.transforms.templates import name, replace
+from .nodes import walk
 
 
 def _is_terminal_break(statement) -> bool:
@@ -26,7 +27,7 @@ def _is_terminal_break(statement) -> bool:
 def _assigns(node, identifier: str) -> bool:
     """Whether `node` assigns `identifier` anywhere inside it."""
     return any(isinstance(n, gast.Name) and n.id == identifier and isinstance(n.ctx, gast.Store)
-               for n in gast.walk(node))
+               for n in walk(node))
 
 
 class ControlFlowAdjoints:
@@ -156,10 +157,10 @@ class ControlFlowAdjoints:
             inner = inner + target_push
         loop.body = count + inner
         primal = counter_site.primal + (before_push if target else []) + [loop]
-        inside = collections.Counter(n.id for n in gast.walk(node) if isinstance(n, gast.Name))
+        inside = collections.Counter(n.id for n in walk(node) if isinstance(n, gast.Name))
         # Names used only inside the loop start every iteration afresh: their gradients are
         # not carried from one iteration to the one before it.
-        assigned = {n.id for n in gast.walk(node)
+        assigned = {n.id for n in walk(node)
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         local = {n for n, count in inside.items()
                  if count >= self.references[n] and n in assigned and n not in self.parameters}

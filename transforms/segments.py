@@ -31,6 +31,7 @@ from autotrace.transforms.errors import Location
 from autotrace.transforms.naming import Namer
 from autotrace.transforms.parsing import resolve
 from autotrace.transforms.templates import name, replace
+from .nodes import walk
 
 # Builtins whose results are iterators: no len(), no slices.
 _ITERATORS = frozenset({"zip", "enumerate", "reversed", "map", "filter", "iter"})
@@ -57,7 +58,7 @@ _USER = "_autotrace_user_node"  # on the nodes of the user's loop (copies keep i
 def _located(node, origin):
     """`node` with every node inside it that is not the user's (templates' nodes, which have
     the template's lines) at the line of `origin`, the user's loop."""
-    for inner in gast.walk(node):
+    for inner in walk(node):
         if not getattr(inner, _USER, False) and "lineno" in getattr(inner, "_attributes", ()):
             gast.copy_location(inner, origin)
     return node
@@ -79,7 +80,7 @@ def _written(loop) -> tuple[set, set]:
     """(names the loop's body assigns, names whose value it changes: `x[i] = ...`,
     `x.append(...)`)."""
     assigned, changed = set(), set()
-    for node in gast.walk(gast.Module(body=loop.body, type_ignores=[])):
+    for node in walk(gast.Module(body=loop.body, type_ignores=[])):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             assigned.add(node.id)
         elif isinstance(node, (gast.Subscript, gast.Attribute)) and isinstance(
@@ -93,9 +94,9 @@ def _written(loop) -> tuple[set, set]:
 
 def _names_outside(function: gast.FunctionDef, loop) -> dict:
     """Name -> the lines where it occurs in `function` outside `loop` (parameters: line 0)."""
-    inside = {id(node) for node in gast.walk(loop)}
+    inside = {id(node) for node in walk(loop)}
     found: dict = {}
-    for node in gast.walk(function):
+    for node in walk(function):
         if isinstance(node, gast.Name) and id(node) not in inside:
             line = 0 if isinstance(node.ctx, gast.Param) else getattr(node, "lineno", 0)
             found.setdefault(node.id, []).append((line, isinstance(node.ctx, gast.Load)))
@@ -134,7 +135,7 @@ class _Segmenter:
     def loop(self, loop) -> list:
         """The statements replacing `loop` (a For or a While): itself where it carries no
         state out."""
-        for node in gast.walk(loop):
+        for node in walk(loop):
             setattr(node, _USER, True)
         if loop.orelse:
             raise self.refuse(loop, "it has an else block; move that after the loop")
@@ -198,7 +199,7 @@ class _Segmenter:
             outer = replace("while test:\n    state = segment(state)", test=loop.test,
                             state=state, segment=segment)
         for statement in outer:  # `state = segment(state, ...)`: arguments, then targets
-            for node in gast.walk(statement):
+            for node in walk(statement):
                 if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                         node.func.id == segment:
                     node.args = [name(n) for n in carried] + node.args[1:]
@@ -226,21 +227,21 @@ class _Segmenter:
     def _owner(loop, statement):
         """The innermost loop of `loop` (itself included) that holds `statement`."""
         owner = loop
-        for node in gast.walk(loop):
+        for node in walk(loop):
             if node is not loop and isinstance(node, (gast.For, gast.While)) and any(
-                    inner is statement for inner in gast.walk(node)):
+                    inner is statement for inner in walk(node)):
                 owner = node
         return owner
 
     def _only_other_targets(self, target: str, loop) -> bool:
         """Whether every read of `target` outside `loop` is inside another loop over it."""
         inside_loops = set()
-        for node in gast.walk(self.function):
+        for node in walk(self.function):
             if node is not loop and isinstance(node, gast.For) and isinstance(
                     node.target, gast.Name) and node.target.id == target:
-                inside_loops |= {id(n) for n in gast.walk(node)}
-        inside = {id(n) for n in gast.walk(loop)}
-        return all(id(n) in inside_loops or id(n) in inside for n in gast.walk(self.function)
+                inside_loops |= {id(n) for n in walk(node)}
+        inside = {id(n) for n in walk(loop)}
+        return all(id(n) in inside_loops or id(n) in inside for n in walk(self.function)
                    if isinstance(n, gast.Name) and n.id == target
                    and isinstance(n.ctx, gast.Load))
 
@@ -261,7 +262,7 @@ def bind_checkpointed_calls(function: gast.FunctionDef, namespace, namer: Namer)
     a call of the checkpointed g bound to a name (`g_checkpointed(x)`), which reverse mode
     then derives as any checkpointed call, shown in the source. (Left alone, the call is
     derived when it runs, by vjp_call, which recomputes it all the same.)"""
-    for node in gast.walk(function):
+    for node in walk(function):
         if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Call)):
             continue
         maker = node.func

@@ -25,6 +25,7 @@ from ..runtime.derivatives.state_writes import assign_attribute, assign_item, ca
 from .argument_writes import AUGMENTED_SYMBOLS
 from .errors import Location
 from .function_caches import made_from
+from .nodes import walk
 
 # The names the rewritten statements call, bound in the function's namespace.
 _HELPERS = {"assign_attribute": assign_attribute, "assign_item": assign_item,
@@ -58,7 +59,7 @@ def rewrite_state_writes(function: gast.FunctionDef, location: Location, namespa
     return {where: the statement's text} for `refuse_written_gradients`."""
     arguments = function.args
     parameters = {a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
-    assigned = {node.id for node in gast.walk(function)
+    assigned = {node.id for node in walk(function)
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)}
     written = {}
 
@@ -89,7 +90,7 @@ def rewrite_state_writes(function: gast.FunctionDef, location: Location, namespa
                      f"{location.line_of(statement)}")
             written[where] = text
             replacement = gast.Expr(value=_helper_call(target, statement, where, namespace))
-            for node in gast.walk(replacement):
+            for node in walk(replacement):
                 if not hasattr(node, "lineno") and isinstance(node, (gast.expr, gast.stmt)):
                     gast.copy_location(node, statement)
             out.append(replacement)
@@ -150,7 +151,7 @@ def _helper_call(target, statement, where: str, namespace: dict) -> gast.Call:
 
 
 def _as_load(node):
-    for inner in gast.walk(node):
+    for inner in walk(node):
         if hasattr(inner, "ctx"):
             inner.ctx = gast.Load()
     return node
@@ -190,12 +191,12 @@ def refuse_written_gradients(body: list, location: Location, written: dict, vari
     helpers = {name for name, value in namespace.items()
                if any(value is helper for helper in _HELPERS.values())}
     for statement in body:
-        for node in gast.walk(statement):
+        for node in walk(statement):
             if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
                     and node.func.id in helpers):
                 continue
             value = node.args[2]  # what assign_attribute, assign_item, call_method write
-            carried = [n.id for n in gast.walk(value)
+            carried = [n.id for n in walk(value)
                        if isinstance(n, gast.Name) and n.id in varied]
             if carried:
                 text = written.get(node.args[-1].value, "this write")

@@ -28,6 +28,7 @@ from .function_caches import made_from
 from autotrace.transforms.live_names import LiveNamespace
 from autotrace.transforms.parsing import parse_function
 from autotrace.transforms.templates import name
+from .nodes import walk
 
 _specialized: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -54,7 +55,7 @@ def specialize(func, positional: int, keywords: tuple):
     node = copy.deepcopy(parsed.node)
     arguments = node.args
     named = arguments.posonlyargs + arguments.args
-    taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    taken = {n.id for n in walk(node) if isinstance(n, gast.Name)}
     prologue = []
     sizes = {}
     if arguments.vararg is not None:
@@ -119,14 +120,14 @@ def spell_out_starred(function: gast.FunctionDef, sizes: dict | None = None) -> 
     written out, or is in `sizes` (name -> the tuple's length, or the dict's keys)."""
     sizes = dict(sizes or {})
     stores = {}
-    for node in gast.walk(function):
+    for node in walk(function):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             stores[node.id] = stores.get(node.id, 0) + 1
         if isinstance(node, (gast.FunctionDef, gast.Lambda)) and node is not function:
-            for argument in gast.walk(node.args):
+            for argument in walk(node.args):
                 if isinstance(argument, gast.Name):
                     stores[argument.id] = stores.get(argument.id, 0) + 1
-    for node in gast.walk(function):
+    for node in walk(function):
         if not (isinstance(node, gast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], gast.Name)):
             continue
@@ -143,7 +144,7 @@ def spell_out_starred(function: gast.FunctionDef, sizes: dict | None = None) -> 
     def item(variable: str, key):
         return gast.Subscript(value=name(variable), slice=gast.Constant(value=key, kind=None),
                               ctx=gast.Load())
-    for node in gast.walk(function):
+    for node in walk(function):
         if not isinstance(node, gast.Call):
             continue
         arguments = []
@@ -185,7 +186,7 @@ def for_call(func, positional: int, names, seed: str | None = None):
 
 def calls_written_out(tree):
     """The calls in `tree` that pass no `*items` or `**options`."""
-    return [node for node in gast.walk(tree) if isinstance(node, gast.Call)
+    return [node for node in walk(tree) if isinstance(node, gast.Call)
             and not any(isinstance(a, gast.Starred) for a in node.args)
             and not any(k.arg is None for k in node.keywords)]
 
@@ -194,7 +195,7 @@ def specialize_calls(function: gast.FunctionDef, namespace: dict, resolve, namer
     """Each call in `function` of a user function with *args or **kwargs, with the arguments
     written out, calls that function specialized to them (bound in `namespace`)."""
     # A with's context manager (a name scope, transforms/scopes.py) is called as written.
-    headers = {id(item.context_expr) for node in gast.walk(function)
+    headers = {id(item.context_expr) for node in walk(function)
                if isinstance(node, gast.With) for item in node.items}
     for node in calls_written_out(function):
         callee = resolve(node.func, namespace)
