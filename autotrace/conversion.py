@@ -8,6 +8,7 @@ converts too. Conversions are cached per function.
 """
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import os
@@ -46,6 +47,11 @@ def _is_user_function(function) -> bool:
     return not function.__code__.co_filename.startswith(_LIBRARY_PATHS)
 
 
+# Set while autotrace.function traces a derivative again with every call's derivative run
+# whole (autotrace/function.py): derivatives are converted in the form that calls them whole.
+whole_calls = contextvars.ContextVar("whole_calls", default=False)
+
+
 def for_tracing(function):
     """`function` with its control flow converted (itself when there is nothing to convert or
     its source cannot be read)."""
@@ -53,6 +59,9 @@ def for_tracing(function):
         return types.MethodType(for_tracing(function.__func__), function.__self__)
     if not inspect.isfunction(function):
         return function
+    whole = getattr(function, "__autotrace_whole_calls__", None)
+    if whole is not None and whole_calls.get():
+        function = whole()
     with transform_lock:  # converting parses source, which runs one thread at a time
         made = made_from(function, "__autotrace_converted__")
         known = made.get("for_tracing")

@@ -36,12 +36,13 @@ import numpy as np
 
 from autotrace.concrete import (as_specs, concrete_function, describe_trace,
                                  input_signature_concrete_function, outputs_of)
-from autotrace.conversion import for_tracing
+from autotrace.conversion import for_tracing, whole_calls
 from autotrace.device import config
 from autotrace.trace_errors import explain_trace_error
 from autotrace.variables import next_variable_number
 from autotrace.runtime.devices import device_of
 from autotrace.runtime.cache import TraceCache
+from autotrace.runtime.control_variables import CallInHalvesError
 from autotrace.runtime.backends import backend_for
 from autotrace.runtime.executor import compile_graph
 from autotrace.runtime.passes import optimize
@@ -204,9 +205,20 @@ class Function:
         return graph, structure
 
     def _trace(self, args, kwargs, allow_state_creation: bool):
-        return trace(for_tracing(self.python_function), args, kwargs,
-                     allow_state_creation=allow_state_creation, protect_arguments=True,
-                     parameters=self._positional)
+        try:
+            return trace(for_tracing(self.python_function), args, kwargs,
+                         allow_state_creation=allow_state_creation, protect_arguments=True,
+                         parameters=self._positional)
+        except CallInHalvesError:
+            # A call's derivative run in halves sits in a traced `if` or loop, whose branches
+            # and body are graphs of their own: trace again with every call's run whole.
+            token = whole_calls.set(True)
+            try:
+                return trace(for_tracing(self.python_function), args, kwargs,
+                             allow_state_creation=allow_state_creation,
+                             protect_arguments=True, parameters=self._positional)
+            finally:
+                whole_calls.reset(token)
 
     def _compile(self, unoptimized, structure, general: bool) -> _Entry:
         backend = backend_for(var.aval.device for var in unoptimized.inputs)

@@ -29,6 +29,7 @@ from autotrace.runtime.control import (_aval, _describe, _same_structure, cond, 
                                        traced_cond)
 from .control_scope import ControlFlowError
 from autotrace.runtime.control_variables import (Undefined, _Retry, _error, _is_defined,
+                                                 refuse_halves,
                                                  _lengths_differ, _list_length_error,
                                                  _may_be_placeholder, _scalar_condition,
                                                  _until_settled, _zeros_like_tree)
@@ -222,6 +223,7 @@ def _placeholders(index: int, before, in_true, in_false) -> dict:
 
 def _check_variable(where: str, variable: str, in_true, in_false,
                     placeholders=False) -> None:
+    refuse_halves(where, variable, in_true, in_false)
     true_defined, false_defined = _is_defined(in_true), _is_defined(in_false)
     if true_defined != false_defined:
         branch = "true" if true_defined else "false"

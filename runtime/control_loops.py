@@ -32,6 +32,7 @@ from autotrace.runtime.control import (ControlFlowError, _aval, _describe, _same
                                        current_builder, traced_while)
 from autotrace.runtime.control_branches import if_stmt
 from autotrace.runtime.control_variables import (Undefined, _Retry, _error, _is_defined,
+                                                 refuse_halves,
                                                  _lengths_differ, _list_length_error,
                                                  _may_be_placeholder, _scalar_condition,
                                                  _until_settled, _zeros_like_tree)
@@ -338,6 +339,7 @@ def _check_loop_values(where, statement, names, init, before, after, promote,
                        placeholders, user_nones=()) -> None:
     for index, variable in enumerate(names):
         old, new = before[index], after[index]
+        refuse_halves(where, variable, old, new)
         if old is None and new is not None and _may_be_placeholder(placeholders, variable) \
                 and variable not in user_nones:
             promote[index] = _zeros_like_tree(new)  # a flag's value, set by the body

@@ -7,6 +7,7 @@ number promoted to the float it becomes): the statement is then traced again (`_
 """
 from __future__ import annotations
 
+import inspect
 import re
 
 import numpy as np
@@ -59,6 +60,32 @@ def _is_defined(value) -> bool:
 
 def _error(where: str, message: str) -> ControlFlowError:
     return ControlFlowError(f"{where}\n  {message}")
+
+
+class CallInHalvesError(ControlFlowError):
+    """A called function's derivative held between its sweeps (runtime/derivatives/sweeps.py)
+    by a variable of a traced `if` or loop: what it keeps belongs to the graph of one branch or
+    iteration, and cannot pass to another. autotrace.function traces the derivative again with
+    every call's derivative run whole (autotrace/function.py)."""
+
+
+def refuse_halves(where: str, variable: str, *values) -> None:
+    """Raise CallInHalvesError where one of `values` (a traced statement's variable, before
+    or after it) holds a derivative between its sweeps."""
+    if any(_holds_generator(value) for value in values):
+        raise CallInHalvesError(
+            f"{where}\n  variable {variable!r} holds a called function's derivative between "
+            "its sweeps, which a traced condition or loop cannot carry")
+
+
+def _holds_generator(value) -> bool:
+    if inspect.isgenerator(value):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_generator(item) for item in value)
+    if isinstance(value, dict):
+        return any(_holds_generator(item) for item in value.values())
+    return False
 
 
 def _scalar_condition(test: Tracer, where: str, statement: str) -> None:

@@ -153,13 +153,11 @@ class CallAdjoints:
             _grads1 = adjoint_sweep(_adjoint1, by)
 
         None for a call run whole: no gradient wanted, a rule, a checkpointed call (whose
-        point is to run again), a constructor's fields, and a call inside an `if` or a loop.
-        (Traced, an `if` or loop on a traced value becomes a graph op whose branches and body
-        are graphs of their own, and what a call's primal sweep keeps cannot pass from the
-        primal sweep's graph to the adjoint sweep's: there the derivative runs whole.)"""
+        point is to run again), a constructor's fields. (Traced, an `if` or loop on a traced
+        value becomes a graph op whose branches and body are graphs of their own, which what
+        a call's primal sweep keeps cannot leave: autotrace.function then traces the form that
+        runs every call whole, autotrace/function.py.)"""
         call = node.value
-        if self.loop_depth or self.branch_depth:
-            return None
         if not self.context.session.split_calls or primal not in self.active or \
                 resolved.kind not in ("user", "dynamic") or resolved.checkpointed or \
                 isinstance(resolved.value, FieldsOf):

@@ -11,9 +11,9 @@ user's function, as Python runs it, through a helper of runtime/derivatives/stat
 Later passes see a call whose arguments carry no gradient, and neither save nor undo it. The
 value written must carry none: `refuse_written_gradients` refuses one that does, at the user's
 line, for the gradient through what reads it back would be lost. Where the function's
-derivative runs its primal sweep more than once per call (a call inside an `if` or a loop, a
-derivative of a derivative, a checkpointed call, one under implicit_grad), the write is
-refused, for it would happen twice.
+derivative runs its primal sweep more than once per call (a derivative of a derivative, a
+checkpointed call, one under implicit_grad, and, traced, a call inside an `if` or loop on a
+traced value), the write is refused, for it would happen twice.
 """
 from __future__ import annotations
 
@@ -39,9 +39,9 @@ for _helper in _HELPERS.values():
     # reads a callee's source (transforms/argument_writes.py) takes them as writing none.
     made_from(_helper, "__autotrace_parameters_written__")["written"] = ()
 # Why a derivative may run its function's primal sweep twice per call.
-RUNS_TWICE = ("its derivative runs the function again where it is called (a call inside an "
-              "if or a loop, in a derivative of a derivative, a checkpointed call, or a call "
-              "under implicit_grad), so the write would happen twice")
+RUNS_TWICE = ("its derivative runs the function again where it is called (in a derivative of "
+              "a derivative, a checkpointed call, a call under implicit_grad, or, traced, a "
+              "call inside an if or loop on a traced value), so the write would happen twice")
 
 
 def bind_global(namespace: dict, name: str, value) -> str:
@@ -77,7 +77,10 @@ def rewrite_state_writes(function: gast.FunctionDef, location: Location, namespa
                 if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
                     setattr(statement, field, rewrite(inner))
             target = _single_target(statement) or _method_called(statement)
-            root = _root(target) if target is not None else None
+            root = None
+            if target is not None and _through_attribute(
+                    target.value if isinstance(statement, gast.Expr) else target):
+                root = _root(target)
             if root is None or not outside(root):
                 out.append(statement)
                 continue
@@ -121,6 +124,18 @@ def _method_called(statement):
             and not any(isinstance(a, gast.Starred) for a in statement.value.args)):
         return statement.value.func
     return None
+
+
+def _through_attribute(target) -> bool:
+    """Whether a write reaches its root through an attribute (`self.a`, `layer.p['W']`): an
+    object's state. Items of a name itself (`x[0] = v`, `BUFFER[i] = v`) are writes into an
+    argument or a global, which transforms/inplace.py follows or refuses."""
+    node = target
+    while isinstance(node, (gast.Attribute, gast.Subscript)):
+        if isinstance(node, gast.Attribute):
+            return True
+        node = node.value
+    return False
 
 
 def _root(target) -> str | None:
