@@ -211,7 +211,8 @@ class Function:
                          parameters=self._positional)
         except CallInHalvesError:
             # A call's derivative run in halves sits in a traced `if` or loop, whose branches
-            # and body are graphs of their own: trace again with every call's run whole.
+            # and body are graphs of their own: trace again with every call's derivative run
+            # whole, the form derivatives of derivatives use.
             token = whole_calls.set(True)
             try:
                 return trace(for_tracing(self.python_function), args, kwargs,

@@ -64,6 +64,12 @@ FIRST_STEP, SECOND_STEP = 1e-5, 2e-4   # central differences of first and second
 ATTEMPTS = 4                           # points tried before a program is rejected
 
 
+def _scale(values) -> float:
+    """The largest finite magnitude among `values`, at least 1."""
+    finite = np.abs(values[np.isfinite(values)])
+    return max(1.0, float(finite.max())) if finite.size else 1.0
+
+
 class ResultsShareMemory(AssertionError):
     """Two traced results are one array where NumPy's are two (or a result is an argument where
     NumPy's is not): a failure, named as such in the summary."""
@@ -381,7 +387,9 @@ class Judge:
         return Outcome("traced_primal", "pass")
 
     def same_bits(self, actual, expected, what: str) -> None:
-        """NumPy's special values exactly (nan, infinities, signed zeros), others to 1e-9."""
+        """NumPy's special values exactly (nan, infinities, signed zeros), others to 1e-9
+        (and, for a value that is what is left of a sum that cancels, such as the mean of
+        v - np.mean(v), to the rounding of the values it came from: 1e-15 of the largest)."""
         actual = actual if isinstance(actual, tuple) else (actual,)
         expected = expected if isinstance(expected, tuple) else (expected,)
         if len(actual) != len(expected):
@@ -394,7 +402,8 @@ class Judge:
                     or not np.array_equal(np.isnan(got), np.isnan(want))
                     or not np.array_equal(got[np.isinf(want)], want[np.isinf(want)])
                     or not np.array_equal(np.signbit(got[zero]), np.signbit(want[zero]))
-                    or not np.allclose(got[finite], want[finite], rtol=1e-9, atol=1e-300)):
+                    or not np.allclose(got[finite], want[finite], rtol=1e-9,
+                                       atol=1e-15 * _scale(want))):
                 raise AssertionError(f"{what}: result {index} is {got!r}, NumPy's {want!r}")
 
     def same_sharing(self, actual, actual_x, expected, expected_x, what: str) -> None:

@@ -430,11 +430,17 @@ class Writer(MemoryWriter, ExpressionWriter):
         first, terms = [], []
         if self.has("object_state") and extra.random() < 0.3:
             self.use("object_state")
-            first.append("layer_out = LAYER.forward(x, a)")
+            given = "x" if self.has("layer_reads_argument") else "np.sin(x)"
+            if given == "x":
+                self.use("layer_reads_argument")
+            first.append(f"layer_out = LAYER.forward({given}, a)")
             terms.append("np.sum(layer_out ** 2)")
         if self.has("unpacking") and extra.random() < 0.2:
             self.use("unpacking")
-            first += ["pair = (x, np.cos(x) * a)", "shape = x.shape",
+            held = "x" if self.has("tuple_holds_argument") else "x * 1.0"
+            if held == "x":
+                self.use("tuple_holds_argument")
+            first += [f"pair = ({held}, np.cos(x) * a)", "shape = x.shape",
                       "options = {'axis': 0}",
                       "unpacked = np.maximum(*pair) + np.reshape(pair[1], (*shape,))",
                       "unpacked_sum = np.sum(unpacked * unpacked, **options)"]
