@@ -47,8 +47,9 @@ def _is_user_function(function) -> bool:
     return not function.__code__.co_filename.startswith(_LIBRARY_PATHS)
 
 
-# Set while autotrace.function traces a derivative again with every call's derivative run
-# whole (autotrace/function.py): derivatives are converted in the form that calls them whole.
+# Set while autotrace.function traces a derivative again because a call's derivative in halves
+# sat in an `if` or loop on a traced value (autotrace/function.py): derivatives are converted
+# in the form that runs the calls inside `if`s and loops whole.
 whole_calls = contextvars.ContextVar("whole_calls", default=False)
 
 
@@ -59,9 +60,9 @@ def for_tracing(function):
         return types.MethodType(for_tracing(function.__func__), function.__self__)
     if not inspect.isfunction(function):
         return function
-    whole = getattr(function, "__autotrace_whole_calls__", None)
-    if whole is not None and whole_calls.get():
-        function = whole()
+    top = getattr(function, "__autotrace_top_calls__", None)
+    if top is not None and whole_calls.get():
+        function = top()
     with transform_lock:  # converting parses source, which runs one thread at a time
         made = made_from(function, "__autotrace_converted__")
         known = made.get("for_tracing")

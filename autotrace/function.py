@@ -211,8 +211,8 @@ class Function:
                          parameters=self._positional)
         except CallInHalvesError:
             # A call's derivative run in halves sits in a traced `if` or loop, whose branches
-            # and body are graphs of their own: trace again with every call's derivative run
-            # whole, the form derivatives of derivatives use.
+            # and body are graphs of their own: trace again with the calls in `if`s and loops
+            # run whole (transforms/pipeline.py `__autotrace_top_calls__`).
             token = whole_calls.set(True)
             try:
                 return trace(for_tracing(self.python_function), args, kwargs,

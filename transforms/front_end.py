@@ -159,7 +159,9 @@ class Session:
         (runtime/derivatives/sweeps.py), not the function and then its whole derivative."""
         self.optimized = optimized
         # (Implicit derivatives recompute calls as of the Variables they saw: called whole.)
-        self.split_calls = split_calls and not implicit
+        # "top": in halves only outside every `if` and loop, as autotrace.function traces a
+        # derivative whose calls in halves sat in an `if` or loop on a traced value.
+        self.split_calls = split_calls if not implicit else False
         self.outermost = outermost
         self.called = called
         self.checked_callees: set = set()  # code of functions whose calls were checked
@@ -172,9 +174,11 @@ class Session:
         # Refusals in branches of an `if`, raised when the branch runs (dead_branches.py).
         self.refused_when_run: list = []
 
-    def with_whole_calls(self, outermost: bool) -> "Session":
-        """A session like this one where calls run their callees' derivatives whole."""
-        return Session(self.optimized, self.implicit, outermost, self.called, split_calls=False)
+    def with_whole_calls(self, outermost: bool, split_calls=False) -> "Session":
+        """A session like this one where calls run their callees' derivatives whole (or, with
+        split_calls="top", in halves only outside every `if` and loop)."""
+        return Session(self.optimized, self.implicit, outermost, self.called,
+                       split_calls=split_calls)
 
     def snapshot(self) -> tuple:
         """What a derivative's build changes in the session, to be restored (`restore`)

@@ -184,10 +184,13 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
         # It runs its callees' derivatives in halves, which a derivative of this derivative
         # cannot follow: that one differentiates the same function with each callee's
         # derivative called whole (transforms/parsing.py reads this).
-        whole = session.with_whole_calls(outermost)
         options = dict(with_value=with_value, checkpoint_every=checkpoint_every, split=split)
-        generated.__autotrace_whole_calls__ = functools.cache(
-            lambda: reverse_function(func, wrt, session=whole, **options))
+        generated.__autotrace_whole_calls__ = functools.cache(lambda: reverse_function(
+            func, wrt, session=session.with_whole_calls(outermost), **options))
+        # The one autotrace.function traces where a call in halves sat in a traced `if` or
+        # loop: calls there run whole, the others still in halves.
+        generated.__autotrace_top_calls__ = functools.cache(lambda: reverse_function(
+            func, wrt, session=session.with_whole_calls(outermost, "top"), **options))
     return generated
 
 

@@ -158,6 +158,8 @@ class CallAdjoints:
         a call's primal sweep keeps cannot leave: autotrace.function then traces the form that
         runs every call whole, autotrace/function.py.)"""
         call = node.value
+        if self.context.session.split_calls == "top" and (self.loop_depth or self.branch_depth):
+            return None
         if not self.context.session.split_calls or primal not in self.active or \
                 resolved.kind not in ("user", "dynamic") or resolved.checkpointed or \
                 isinstance(resolved.value, FieldsOf):
