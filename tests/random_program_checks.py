@@ -265,7 +265,7 @@ class Judge:
             return Outcome(mode, "shared_write_refused", text)
         if (isinstance(error, TransformError) and self.filename in str(error)
                 and error.construct == "write into an object's state"
-                and "object_state" in self.program.features
+                and {"object_state", "state_gradients"} & set(self.program.features)
                 and mode in ("grad_of_grad", "hessian")):
             # A derivative of a derivative runs a called method's primal sweep twice: its
             # writes into the layer's state are refused (the README says so).

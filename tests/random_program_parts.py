@@ -68,6 +68,9 @@ FEATURES = frozenset({
                           # generator of its own, so other programs stay the same)
     "unpacking",          # f(*t) and f(**d) with t and d values, not literals: a shape tuple,
                           # a pair of arrays (chosen by a generator of its own)
+    "state_gradients",    # f writes a value that carries gradient into the global layer's
+                          # state (`LAYER.offset = ...`), then calls its method, which reads
+                          # it, and reads it back itself (chosen by a generator of its own)
     "tuple_holds_argument",  # that pair holds x itself, which f may then write into in a loop
     "layer_reads_argument",  # the layer's method is called with x itself, which f may then
                              # write into in a traced loop
@@ -84,7 +87,10 @@ FEATURES = frozenset({
 # method's), then a traced while loop that rebinds x and writes x[0:2] = x[1:3]: the traced
 # gradient with respect to a alone fails the same way ("could not broadcast a value of shape
 # (4,) into x[index] of shape (2,)"; program 146).
-KNOWN_BROKEN = frozenset({"tuple_holds_argument", "layer_reads_argument"})
+# state_gradients: traced (autotrace.function), the value written into the layer's state is a
+# traced value, which would outlive the trace: refused (StateWriteError) until arrays written
+# into objects become state of the graph.
+KNOWN_BROKEN = frozenset({"tuple_holds_argument", "layer_reads_argument", "state_gradients"})
 
 
 def enabled_features(spec: str | None = None) -> frozenset:
@@ -174,6 +180,7 @@ class Layer:
         self.derived_variables = {"calls": 0, "shapes": []}
         self.cache = []
         self.retain_derived = False
+        self.offset = 0.0
 
     def _init_params(self, n):
         self.parameters = {"w": np.linspace(0.5, 1.5, n), "c": self.scale}
@@ -189,7 +196,7 @@ class Layer:
             self.cache.append(u)
         n = u.shape[0]
         w = self.parameters["w"][:n]
-        return u * w * self.parameters["c"] + s * np.tanh(u)
+        return u * w * self.parameters["c"] + s * np.tanh(u) + self.offset * u
 
 
 LAYER = Layer(0.75)

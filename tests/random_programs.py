@@ -435,6 +435,12 @@ class Writer(MemoryWriter, ExpressionWriter):
                 self.use("layer_reads_argument")
             first.append(f"layer_out = LAYER.forward({given}, a)")
             terms.append("np.sum(layer_out ** 2)")
+        if self.has("state_gradients") and random.Random(
+                f"state gradients {self.seed}").random() < 0.15:
+            self.use("state_gradients")
+            first += ["LAYER.offset = np.sum(np.cos(x)) * 0.1",
+                      "state_out = LAYER.forward(np.sin(x), a)"]
+            terms.append("np.sum(state_out ** 2) + LAYER.offset * a")
         if self.has("unpacking") and extra.random() < 0.2:
             self.use("unpacking")
             held = "x" if self.has("tuple_holds_argument") else "x * 1.0"
@@ -466,7 +472,7 @@ class Writer(MemoryWriter, ExpressionWriter):
             parts.append(FACTORIES)
         if {"objects_built_inside", "super_call"} & self.used:
             parts.append(CLASSES)
-        if "object_state" in self.used:
+        if {"object_state", "state_gradients"} & self.used:
             parts.append(LAYER_CLASS)
         parts += ["\n\n" + helper for helper in helpers]
         body = "\n".join(self.lines) + "\n"

@@ -255,15 +255,35 @@ def test_unsupported_construct(func, marker, construct, message):
 
 
 def test_attribute_assignment_in_a_method():
+    # The method differentiated writes into its object's state and reads it back: followed.
     accumulator = Accumulator()
-    error = transform_error(accumulator.add)
+    assert autotrace.grad(accumulator.add)(2.0) == 1.0
+    assert accumulator.total == 2.0
+
+
+class Seen:
+    last = None
+
+
+SEEN = Seen()
+
+
+def remember(x):
+    SEEN.last = x * 2.0
+    return x
+
+
+def test_attribute_assignment_in_a_called_function_into_a_global():
+    error = transform_error(lambda x: remember(x) * 3.0)
     assert error.message == (
-        "autotrace cannot differentiate self.total = ...: it writes a value that carries "
-        "gradient into the state of an object, and autotrace does not follow gradient through "
-        "an object's state yet, so the gradient through what reads it back would be lost; "
-        "write autotrace.stop_gradient(value) if the gradient through it is not wanted, or "
-        "return the value")
-    assert_points_at(error, Accumulator.add, "self.total =", "write into an object's state")
+        "autotrace cannot differentiate SEEN.last = ..., a write into the state of the global "
+        "'SEEN': it writes a value that carries gradient, in a function called by the "
+        "differentiated one, which does not differentiate it with respect to 'SEEN', so the "
+        "gradient through what reads it back after the call would be lost; write it in the "
+        "function you differentiate, pass the object to the function that writes it, return "
+        "the value instead, or write autotrace.stop_gradient(value) if its gradient is not "
+        "wanted")
+    assert_points_at(error, remember, "SEEN.last =", "write into an object's state")
 
 
 # Constructs rejected at the right place, whose messages do not yet say what to do instead.

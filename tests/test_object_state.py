@@ -14,6 +14,7 @@ import pytest
 
 import autotrace
 from autotrace import TransformError
+from autotrace.runtime.derivatives.state_writes import StateWriteError
 from tests.numeric import central_difference
 
 THIS_FILE = os.path.abspath(__file__)
@@ -350,11 +351,8 @@ def test_an_object_passed_in_changed_by_its_method_is_refused():
         with pytest.raises(TransformError) as caught:
             run()
         assert caught.value.lineno == line_of("call: carried_in"), mode
-        # (vjp differentiates the object too: the refusal of a method called for its effect
-        # on an object that carries gradient)
-        assert re.search("cannot differentiate (this call of Accumulator.add: it changes "
-                         "an attribute|a call of the method 'add' whose result is unused)",
-                         caught.value.message), mode
+        assert "cannot differentiate this call of Accumulator.add: it changes an attribute" \
+            in caught.value.message, mode
 
 
 def returning_self(x):
@@ -363,15 +361,27 @@ def returning_self(x):
     return np.sum(accumulator.total)
 
 
-def test_a_method_that_changes_its_object_and_returns_it_is_refused():
-    # Its result carries gradient, so the method is differentiated, and its attribute
-    # assignment refused at its line.
-    for mode, run in every_mode(returning_self, X).items():
-        with pytest.raises(TransformError, match=re.escape(
-                STATE_MESSAGE.format(what="self.total = ..."))) as caught:
-            run()
-        assert (os.path.abspath(caught.value.filename), caught.value.lineno) == (
-            THIS_FILE, line_of("write: add_and_return_self")), mode
+def test_a_method_that_changes_its_object_and_returns_it():
+    # Its result, the object itself, carries gradient: its write into the object's state is
+    # followed in reverse mode, the gradient reaching it through the object it returns. Forward
+    # mode refuses it when it runs: the tangent of what the method wrote would not reach its
+    # caller. A derivative of a derivative, which runs the method again, refuses it at once.
+    expected = np.full_like(X, 3.0)
+    np.testing.assert_allclose(central_difference(returning_self, X), expected, rtol=1e-7)
+    modes = every_mode(returning_self, X)
+    np.testing.assert_allclose(modes["grad"](), expected, rtol=1e-12)
+    np.testing.assert_allclose(modes["value_and_grad"]()[1], expected, rtol=1e-12)
+    np.testing.assert_allclose(modes["vjp"]()[0], expected, rtol=1e-12)
+    for mode in ("forward", "jvp"):
+        with pytest.raises(StateWriteError, match=re.escape(
+                f"test_object_state.py:{line_of('write: add_and_return_self')}: forward mode "
+                "cannot follow this write into an object's state, made in a function called "
+                "by the differentiated one")):
+            modes[mode]()
+    with pytest.raises(TransformError) as caught:
+        modes["grad of grad"]()
+    assert caught.value.lineno == line_of("write: add_and_return_self")
+    assert "its derivative runs the function again where it is called" in caught.value.message
 
 
 class Holding:
@@ -419,9 +429,10 @@ def appended_in_the_function(x):
 
 # (A write into state held by an object the method was given, the function's own or not, is
 # refused where the value written carries gradient: transforms/state_writes.py.)
-STATE_MESSAGE = ("autotrace cannot differentiate {what}: it writes a value that carries "
-                 "gradient into the state of an object, and autotrace does not follow gradient "
-                 "through an object's state yet")
+UNSEEN_MESSAGE = ("autotrace cannot differentiate {what}, a write into the state of the "
+                  "argument 'self': it writes a value that carries gradient, in a function "
+                  "called by the differentiated one, which does not differentiate it with "
+                  "respect to 'self'")
 
 WRITES_INTO_ATTRIBUTES = [
     (pushed_and_returned, "write: push", "self.items.append(...)", None),
@@ -448,7 +459,7 @@ def test_a_write_into_what_an_attribute_holds_is_refused_at_its_line(f, marker, 
         error = caught.value
         assert (os.path.abspath(error.filename), error.lineno) == (THIS_FILE, line_of(marker)), \
             mode
-        expected = (STATE_MESSAGE.format(what=what) if owner is None else
+        expected = (UNSEEN_MESSAGE.format(what=what) if owner is None else
                     f"autotrace cannot differentiate {what}: it changes an attribute of "
                     f"{owner!r} (or what one holds) to a value that carries gradient")
         assert error.message.startswith(expected), mode

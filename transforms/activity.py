@@ -49,8 +49,10 @@ def value_sources(value, is_constant_call, reads_state=None) -> set:
     return _reads(value)
 
 
-def flows(body, is_constant_call, reads_state=None) -> tuple[dict, set]:
-    """(target -> names flowing into it, names returned) for an ANF body."""
+def flows(body, is_constant_call, reads_state=None, changes=None) -> tuple[dict, set]:
+    """(target -> names flowing into it, names returned) for an ANF body. changes(call): the
+    names of objects whose state the call may write its arguments into (their values then
+    flow into those objects)."""
     edges: dict[str, set] = {}
     returned: set = set()
 
@@ -59,6 +61,11 @@ def flows(body, is_constant_call, reads_state=None) -> tuple[dict, set]:
 
     def visit(statements):
         for node in statements:
+            call = node.value if isinstance(node, (gast.Assign, gast.Expr)) else None
+            if changes is not None and isinstance(call, gast.Call):
+                for changed in changes(call):
+                    add(changed, value_sources(call, is_constant_call, reads_state)
+                        | {changed})
             if isinstance(node, gast.Assign):
                 target = node.targets[0]
                 if isinstance(target, gast.Name):
@@ -70,6 +77,13 @@ def flows(body, is_constant_call, reads_state=None) -> tuple[dict, set]:
                 if (isinstance(func, gast.Attribute) and func.attr == "append"
                         and isinstance(func.value, gast.Name)):
                     add(func.value.id, value_sources(node.value, is_constant_call, reads_state))
+                elif (isinstance(func, gast.Name) and func.id.endswith("write_state")
+                        and len(node.value.args) >= 4 and isinstance(node.value.args[0],
+                                                                      gast.Name)):
+                    # a write into an object's state (transforms/state_writes.py): its root
+                    # holds the value written from there on
+                    root = node.value.args[0].id
+                    add(root, _reads(node.value.args[3]) | {root})
                 elif (isinstance(func, gast.Name) and func.id.startswith("restore_item")
                         and len(node.value.args) == 3 and isinstance(node.value.args[0],
                                                                       gast.Name)):
@@ -96,17 +110,17 @@ def _closure(start: set, edges: dict) -> set:
     return reached
 
 
-def active_names(body, wrt: set, is_constant_call, reads_state=None) -> set:
+def active_names(body, wrt: set, is_constant_call, reads_state=None, changes=None) -> set:
     """Names that depend on `wrt` and that the returned value depends on. With `reads_state`
     (implicit mode), also those that depend on a call it says may read Variables; put STATE
-    in `wrt` then."""
-    edges, returned = flows(body, is_constant_call, reads_state)
+    in `wrt` then. changes: see `flows`."""
+    edges, returned = flows(body, is_constant_call, reads_state, changes)
     return _depending(edges, wrt) & _closure(returned, edges)
 
 
-def varied_names(body, wrt: set, is_constant_call, reads_state=None) -> set:
+def varied_names(body, wrt: set, is_constant_call, reads_state=None, changes=None) -> set:
     """Names that depend on `wrt`, whether or not the returned value depends on them."""
-    return _depending(flows(body, is_constant_call, reads_state)[0], wrt)
+    return _depending(flows(body, is_constant_call, reads_state, changes)[0], wrt)
 
 
 def _depending(edges: dict, wrt: set) -> set:

@@ -25,7 +25,6 @@ from autotrace.transforms.codegen import to_source
 from .dead_branches import deferring_refusals
 from autotrace.transforms.custom import check_call, custom_functions
 from autotrace.transforms.dynamic_calls import SELF
-from autotrace.transforms.objects import refuse_method_for_effect
 from autotrace.transforms.errors import TransformError
 from autotrace.transforms.line_map import mark, mark_unmarked
 from autotrace.transforms.pipeline_names import CONTAINER_RESULTS
@@ -156,7 +155,12 @@ class ForwardMode:
                     tangent=self.tangent(container.id), index=index,
                     value=self.tangent_of(value))
         if kind == "dynamic" and self.active_callee(call) is not None:
-            refuse_method_for_effect(self.location, node)
+            # Called for what it does to its object, which carries a tangent: differentiated
+            # as a call whose result nothing reads (see reverse.py's visit_Expr).
+            effect = self.temporary("effect")
+            self.active.add(effect)
+            return self.visit_Assign(gast.copy_location(gast.Assign(
+                targets=[name(effect, store=True)], value=call, type_comment=None), node))
         return [node]
 
     def visit_Assign(self, node):
@@ -470,7 +474,7 @@ def forward_function(func, wrt, *, session):
     from autotrace.transforms.reverse import ReverseMode
 
     outermost, session.outermost = session.outermost, False
-    prepared = prepare(func, wrt, session, "tangent", exits=False)
+    prepared = prepare(func, wrt, session, "tangent", exits=False, outermost=outermost)
     context = prepared.context
     body = prepared.body
     if not body or not isinstance(body[-1], gast.Return):
@@ -497,7 +501,10 @@ def forward_function(func, wrt, *, session):
                     ] + prologue
     # An argument left out of wrt has a zero tangent, which it needs in a variable once an
     # assignment (`x = x - a`, `x[0] = a`) makes it active.
-    for parameter in prepared.parameters:
+    # So does an object read from a global whose state a method called on it writes into.
+    outside = sorted(name for name in forward.active - prepared.local_names
+                     if name in prepared.namespace)
+    for parameter in [*prepared.parameters, *outside]:
         if parameter in forward.active and parameter not in prepared.wrt_names:
             prologue += replace("tangent = zeros_like(value)", tangent=forward.tangent(parameter),
                                 zeros_like=context.helper("zeros_like"), value=parameter)

@@ -31,7 +31,10 @@ from autotrace.runtime.state import deposit, holds_state, state_as_of, state_ver
 from ..runtime.derivatives.unpacking import apply_unpacked, merged_keywords
 from .activity import STATE, active_names, varied_names
 from .dead_branches import raise_when_run
-from .state_writes import refuse_written_gradients, rewrite_state_writes
+from ..runtime.derivatives.state_writes import refuse_reads_of
+from .state_aliases import method_may_write, refuse_stale_aliases
+from .state_writes import (calls_changing_state, refuse_written_gradients,
+                           rewrite_state_writes, settle_state_writes)
 from autotrace.transforms.anf import normalize
 from autotrace.transforms.calls import CustomGradient, classify
 from autotrace.transforms.checks import check_supported
@@ -90,6 +93,7 @@ HELPERS = {
     "recompute_from": recompute_from, "apply_unpacked": apply_unpacked,
     "merged_keywords": merged_keywords,
     "primal_sweep": primal_sweep, "adjoint_sweep": adjoint_sweep, "vjp_start": vjp_start,
+    "refuse_reads_of": refuse_reads_of,
 }
 
 
@@ -278,7 +282,8 @@ class Prepared:
 
 
 def prepare(func, wrt, session: Session, keyword: str, exits: bool,
-            checkpoint_every: int | None = None, runs_once: bool = True) -> Prepared:
+            checkpoint_every: int | None = None, runs_once: bool = True,
+            outermost: bool = True) -> Prepared:
     """Run the passes every transform shares, up to activity analysis.
 
     keyword: the base name of the generated function's extra keyword (`dy`, `tangent`).
@@ -286,7 +291,8 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool,
     checkpoint_every: split loops into checkpointed segments of so many iterations
     (transforms/segments.py), or None. runs_once: the derivative runs func's primal sweep
     once per call of func (writes into objects' state are then made as Python makes them,
-    transforms/state_writes.py).
+    transforms/state_writes.py). outermost: func is the function the user differentiates,
+    not one it calls (whose caller does not see what it writes into objects' state).
     """
     custom = getattr(func, "__autotrace_python_function__", func)  # through a traced one
     if isinstance(custom, CustomGradient):  # grad(log1pexp) itself: derive a call of it
@@ -369,18 +375,31 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool,
         seeds |= set(state_names) | {STATE}
         reads_state = _may_read_state(namespace)
     is_constant = _is_constant_call(namespace, session.implicit)
-    active = active_names(body + returned, seeds, is_constant, reads_state)
+    changes = calls_changing_state(namespace)
+    active = active_names(body + returned, seeds, is_constant, reads_state, changes)
+    rebound = settle_state_writes(body, active, varied_names(body + returned, seeds,
+                                                             is_constant, None, changes),
+                                  wrt_names, local_names, namespace, namer, location,
+                                  context.helper, outermost, state_written)
+    if rebound:  # objects whose state a write changed: they carry gradient from there
+        local_names = set(parameters) | {n.id for s in body for n in walk(s)
+                                         if isinstance(n, gast.Name)
+                                         and isinstance(n.ctx, gast.Store)}
+        namer.locals = local_names
+        active = active_names(body + returned, seeds, is_constant, reads_state,
+                              changes) | rebound
+        refuse_stale_aliases(body, rebound, location, namespace, method_may_write(namespace))
     # Objects whose methods pass gradient to their self: built from values that carry it,
     # not merely reached by calls that may read Variables (whose results are no such objects).
     carrying = active if reads_state is None else active_names(
-        body + returned, set(wrt_names) | set(state_names), is_constant)
+        body + returned, set(wrt_names) | set(state_names), is_constant, None, changes)
     def activity(constant):
-        return active_names(body + returned, seeds, constant, reads_state)
+        return active_names(body + returned, seeds, constant, reads_state, changes)
     check_constructions(body + returned, namespace, location, activity, is_constant)
-    varied = varied_names(body + returned, seeds, is_constant)
+    varied = varied_names(body + returned, seeds, is_constant, None, changes)
     refuse_written_gradients(body, location, state_written, varied, namespace)
     check_calls(body, location, varied, active, lambda func: classify(func, namespace),
-                context.helper)
+                context.helper, namespace)
     check_partials(body + returned, location, namespace, activity, is_constant)
     return Prepared(function, location, parameters, wrt_names, keyword, namer, namespace,
                     context, body, result, local_names, active, return_node, state_names,

@@ -88,6 +88,20 @@ def _function_called(callee):
     return callee, bound
 
 
+def method_of_known_object(func, namespace: dict) -> tuple:
+    """(the Python function, the object) of a callee `obj.method` whose object autotrace
+    finds before running (a global or closure variable: `layer.forward`), or (None, None)."""
+    if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
+        return None, None
+    bound = resolve(func.value, namespace)
+    if bound is MISSING or isinstance(bound, type) or inspect.ismodule(bound):
+        return None, None
+    method = inspect.getattr_static(type(bound), func.attr, None)
+    if not inspect.isfunction(method) or _function_called(method)[0] is None:
+        return None, None
+    return method, bound
+
+
 def _varied_parameters(function, bound, varied: tuple) -> set:
     """The parameters of `function` given the call's arguments named in `varied`."""
     try:
@@ -275,8 +289,11 @@ def _callee(func, namespace: dict, parameters: list, bound):
 
 
 def _reads(node) -> set:
+    """The names `node` reads the values of (not those it reads the shape of: `X.shape`)."""
+    described = {id(n.value) for n in walk(node) if isinstance(n, gast.Attribute)
+                 and n.attr in DESCRIPTIVE_ATTRIBUTES}
     return {n.id for n in walk(node) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load)}
+            and isinstance(n.ctx, gast.Load) and id(n) not in described}
 
 
 def _text(node) -> str:
@@ -288,7 +305,8 @@ def _text(node) -> str:
 constant(check_state_writes)
 
 
-def check_calls(body: list, location, varied: set, active: set, classify, helper) -> None:
+def check_calls(body: list, location, varied: set, active: set, classify, helper,
+                namespace: dict) -> None:
     """Refuse each call in `body` (A-normal form) of a function known before running that
     changes an attribute of an object it is given to a value that carries gradient, and put
     a `check_state_writes` before each call resolved only when it runs; calls whose result
@@ -296,7 +314,8 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
     Refuse `self.items.append(v)`, `buf[i] = v` with `buf = self.buf` and `setattr(p, name,
     v)`, v carrying gradient. varied: the names that depend on the differentiated arguments;
     classify(func): what the callee `func` is (transforms/calls.py); helper(name): the name
-    generated code calls a helper by."""
+    generated code calls a helper by; namespace: the function's, where a method of an object
+    found before running (`layer.forward`, `layer` a global) is checked at once."""
     names = {n.id for statement in body for n in walk(statement)
              if isinstance(n, gast.Name)}
     nodes = [n for statement in body for n in walk_scope(statement)]
@@ -323,6 +342,10 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                 function, bound = _function_called(resolved.value)
                 if function is not None:
                     refuse_state_writes(location, call, function, bound, which)
+            elif resolved.kind == "dynamic" and method_of_known_object(
+                    call.func, namespace)[0] is not None:
+                refuse_state_writes(location, call, *method_of_known_object(call.func,
+                                                                            namespace), which)
             elif resolved.kind == "dynamic":
                 guard = gast.Expr(value=gast.Call(
                     func=gast.Name(id=helper("check_state_writes"), ctx=gast.Load(),

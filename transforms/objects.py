@@ -451,19 +451,6 @@ class _AttributesAsItems(gast.NodeTransformer):
             f"values that carry gradient: {why}", f"{self.cls.__name__}.__init__")
 
 
-def refuse_method_for_effect(location, statement) -> None:
-    """Refuse the statement `p.method(...)` (or `p(...)`), its result unused, where `p`
-    carries gradient: called for what it does, it may set attributes of `p`, and the gradient
-    would not see the change."""
-    func = statement.value.func
-    what = f"the method {func.attr!r}" if isinstance(func, gast.Attribute) else "an object"
-    raise location.error(
-        statement, f"autotrace cannot differentiate a call of {what} whose result is unused: "
-        "it may change the object it is called on, which carries gradient, where the gradient "
-        "cannot see it; make the method return the new value (or a new object) and assign it",
-        "method call for its effect")
-
-
 def explicit_super(function: gast.FunctionDef, namespace: dict) -> None:
     """`super()` becomes `super(__class__, self)`: Python finds the class and instance of a
     zero-argument `super()` through the method's `__class__` cell and its first parameter,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import os
 import functools
 import re
 
@@ -80,7 +81,8 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
     """
     outermost, session.outermost = session.outermost, False
     prepared = prepare(func, wrt, session, "dy", exits=True,
-                       checkpoint_every=checkpoint_every, runs_once=outermost or split)
+                       checkpoint_every=checkpoint_every, runs_once=outermost or split,
+                       outermost=outermost)
     location, parameters, wrt_names = prepared.location, prepared.parameters, prepared.wrt_names
     seed_name, namespace, context = prepared.keyword, prepared.namespace, prepared.context
     body, result, active = prepared.body, prepared.result, prepared.active
@@ -210,6 +212,8 @@ def load_generated(prepared: Prepared, func, body: list, prefix: str, doc: str,
                                   decorator_list=[], returns=None, type_comment=None,
                                   type_params=[])
     source = _with_comments(to_source(definition))
+    if "generated" in os.environ.get("AUTOTRACE_DEBUG", "").split(","):
+        print(source)
     generated = prepared.namespace.load(source, generated_name, generated_name, checked=True)
     prepared.namespace.read_live(generated.__code__)  # globals, closure variables: live
     generated.__autotrace_source__ = source

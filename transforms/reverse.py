@@ -22,10 +22,10 @@ import linecache
 import gast
 
 from autotrace.runtime.derivatives import sequences
+from ..runtime.derivatives.state_writes import write_state
 from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from autotrace.transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify
 from autotrace.transforms.line_map import mark_unmarked
-from autotrace.transforms.objects import refuse_method_for_effect
 from autotrace.transforms.reverse_calls import CallAdjoints
 from autotrace.transforms.reverse_control import ControlFlowAdjoints
 from autotrace.transforms.sequences import SEQUENCE, UNKNOWN
@@ -78,6 +78,9 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
         self.temporaries: set[str] = set()
         self.stack = context.namer.temporary("stack")
         self.array_names = set()
+        # Results of calls made for their effect on an object: zero gradients, seeded all the
+        # same (see visit_Expr).
+        self.unread_results: set[str] = set()
         self.shapes = None  # a transforms.shapes.ShapeClasses, when known
         self.sequences = None  # a transforms.sequences.SequenceKinds, when known
         self.local_names = local_names
@@ -221,7 +224,13 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
                 type_comment=None), node))
         if kind == "dynamic" and self.active_callee(call.func) is not None and \
                 not self.context.session.implicit:  # (a module's self: built, not followed)
-            refuse_method_for_effect(self.location, node)
+            # Called for what it does to its object, which carries gradient: differentiated
+            # as a call whose result nothing reads, for the object's own gradient.
+            effect = self.temporary("effect")
+            self.active.add(effect)
+            self.unread_results.add(effect)
+            return self.visit_Assign(gast.copy_location(gast.Assign(
+                targets=[name(effect, store=True)], value=call, type_comment=None), node))
         return Sweep([node])
 
     def visit_Assign(self, node):
@@ -245,6 +254,13 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
 
         def adjoint(state):
             out = []
+            if primal in self.active and primal not in state and (
+                    primal in self.unread_results or isinstance(node.value, gast.Call)
+                    and classify(node.value.func, self.context.namespace).value
+                    is write_state):
+                # A write into an object's state says what it wrote, for the caller, though
+                # no gradient reached the object after it (runtime/derivatives/objects.py)
+                out += self.ensure(primal, state)
             if primal in self.active and primal in state:
                 out += self.adjoint_of_value(primal, node.value, state, node)
             elif isinstance(node.value, gast.Call) and classify(

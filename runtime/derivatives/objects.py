@@ -19,10 +19,30 @@ import types
 
 class ObjectGradient(dict):
     """The gradient of an object that is no container, array or dataclass: attribute name ->
-    the gradient of that attribute (read with runtime.derivatives.items.read_attribute)."""
+    the gradient of that attribute (read with runtime.derivatives.items.read_attribute).
+
+    `written`: the slots of the object that the derivative it comes from wrote into, as
+    (keys, where, whether the value written carries gradient) (see
+    runtime/derivatives/state_writes.py): the gradient there is the one the slot had before
+    the write. Added to the gradient a caller has for the object after the call
+    (`add_objects`), what that has at such a slot is the gradient of a value the call wrote:
+    dropped where that value carries none, refused where it does (the derivative called
+    took none from its caller for it). A copy keeps them."""
+
+    written = frozenset()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if args and isinstance(args[0], ObjectGradient):
+            self.written = args[0].written
 
     def __repr__(self) -> str:
         return f"ObjectGradient({dict.__repr__(self)})"
+
+
+class StateWriteError(ValueError):
+    """A write into an object's state that generated code cannot make as Python would, or
+    whose gradient it cannot follow."""
 
 
 _NOT_OBJECTS = (type(None), numbers.Number, str, bytes, tuple, list, dict, set, frozenset,
@@ -84,7 +104,7 @@ def with_attribute(gradient, attribute: str, value, add):
         values = {field: getattr(gradient, field) for field in field_names(cls)}
         values[attribute] = add(values[attribute], value)
         return new_dataclass(cls, values)
-    out = ObjectGradient(gradient or {})
+    out = ObjectGradient(gradient if gradient is not None else {})
     out[attribute] = add(out.get(attribute), value)
     return out
 
@@ -110,7 +130,92 @@ def add_objects(a, b, add):
         return a
     if is_dataclass_instance(a):
         return map_fields(add, a, b)
+    if isinstance(b, ObjectGradient) and b.written:
+        a = _after_writes(a, b.written)
     out = ObjectGradient(a)
+    if isinstance(b, ObjectGradient):
+        out.written = out.written | b.written
     for attribute, value in b.items():
         out[attribute] = add(out.get(attribute), value)
     return out
+
+
+def entry_at(gradient, keys: tuple):
+    """The entry of a gradient of an object, dict or list at the path `keys`, or None."""
+    for key in keys:
+        if gradient is None:
+            return None
+        if isinstance(gradient, dict):  # (an ObjectGradient is one)
+            gradient = gradient.get(key)
+        elif isinstance(gradient, (list, tuple)):
+            gradient = gradient[key] if -len(gradient) <= key < len(gradient) else None
+        elif is_dataclass_instance(gradient):
+            gradient = getattr(gradient, key, None)
+        else:
+            return None
+    return gradient
+
+
+def replaced_at(gradient, keys: tuple, entry, missing=None, depth: int = 0):
+    """A copy of `gradient` with `entry` at the path `keys` (None: no gradient there), the
+    containers on the way copied, not changed. Where one is missing, `missing(depth)` makes
+    it (with `missing` None, a gradient of None stays None)."""
+    if gradient is None:
+        if missing is None:
+            return None
+        gradient = missing(depth)
+    key, rest = keys[0], keys[1:]
+    inner = entry if not rest else replaced_at(entry_at(gradient, (key,)), rest, entry,
+                                               missing, depth + 1)
+    if isinstance(gradient, dict):
+        out = type(gradient)(gradient)
+        if inner is None:
+            out.pop(key, None)
+        else:
+            out[key] = inner
+        return out
+    if isinstance(gradient, (list, tuple)):
+        out = list(gradient)
+        out[key] = inner
+        return type(gradient)(out) if isinstance(gradient, tuple) else out
+    if is_dataclass_instance(gradient):
+        values = {field: getattr(gradient, field) for field in field_names(type(gradient))}
+        values[key] = inner
+        return new_dataclass(type(gradient), values)
+    return gradient
+
+
+def _after_writes(gradient, written):
+    """`gradient` (a caller's, after a call) as of before the call's writes `written` (see
+    ObjectGradient): none at a slot the call wrote a value that carries no gradient into;
+    StateWriteError where it has one at a slot the call wrote one that does."""
+    for keys, where, carried in sorted(written, key=repr):
+        if not carried:
+            gradient = replaced_at(gradient, keys, None)
+        elif nonzero_gradient(entry_at(gradient, keys)):
+            raise StateWriteError(
+                f"{where}: autotrace cannot differentiate this write into an object's state, "
+                "made in a function called by the differentiated one: what it writes is read "
+                "back after that call returns, and the derivative of the call does not take "
+                "the gradient of what its caller reads back; read it back inside the function "
+                "that writes it, or return the value from there and assign it where it is "
+                "read")
+    return gradient
+
+
+def nonzero_gradient(gradient) -> bool:
+    """Whether a gradient holds anything but zeros (a traced one may)."""
+    if gradient is None:
+        return False
+    if isinstance(gradient, dict):
+        return any(nonzero_gradient(value) for value in gradient.values())
+    if isinstance(gradient, (list, tuple)):
+        return any(nonzero_gradient(value) for value in gradient)
+    if is_dataclass_instance(gradient):
+        return any(nonzero_gradient(getattr(gradient, name))
+                   for name in field_names(type(gradient)))
+    if isinstance(gradient, numbers.Number):
+        return gradient != 0
+    if type(gradient).__module__ == "numpy" or type(gradient).__module__.startswith("cupy"):
+        return bool((gradient != 0).any())
+    return True  # a traced value: not known

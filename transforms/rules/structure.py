@@ -27,6 +27,8 @@ from autotrace.runtime.derivatives.built_objects import (build_object, field_gra
                                                          replaced_dataclass_fields,
                                                          replaced_namedtuple_fields)
 from autotrace.runtime.random import draw
+from ...runtime.derivatives.state_writes import (placed_state, restored_state, state_gradient,
+                                                state_tangent, without_state, write_state)
 from ...runtime.ops_index import checked_out
 from autotrace.runtime.recompute import recompute_from
 from autotrace.transforms.inplace import refuse_shared_write
@@ -241,6 +243,32 @@ def _tangent_like(y, tangent, value):
 @adjoint(build_object)
 def _build_object(y, cls, fields):
     d[fields] = field_gradients(d[y], fields, cls, y)
+
+
+@adjoint(write_state)
+def _write_state(y, root, kinds, keys, value, symbol=None, where="", carries_gradient=True,
+                 in_callee=False):
+    d[value] = state_gradient(d[y], y, kinds, keys, value, symbol, where)
+    d[root] = without_state(d[y], y, keys, symbol, value, where, carries_gradient)
+
+
+# (For a derivative of a derivative: the helpers of the rule above, and of its tangent rule.)
+@adjoint(state_gradient)
+def _state_gradient(y, gradient, root, kinds, keys, value, symbol=None, where=""):
+    d[gradient] = placed_state(d[y], root, kinds, keys, value, symbol)
+
+
+@adjoint(without_state)
+def _without_state(y, gradient, root, keys, symbol=None, value=None, where="",
+                   carries_gradient=True):
+    d[gradient] = restored_state(d[y], root, "", keys, symbol, value)
+
+
+@adjoint(state_tangent)
+def _state_tangent(y, tangent, root, kinds, keys, value_tangent, symbol=None, where="",
+                   in_callee=False):
+    d[tangent] = restored_state(d[y], root, kinds, keys, symbol, value_tangent)
+    d[value_tangent] = state_gradient(d[y], root, kinds, keys, value_tangent, symbol, where)
 
 
 @adjoint(field_gradients)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from autotrace.runtime.derivatives.adjoint_ops import unbroadcast
+from ...runtime.derivatives.state_writes import (state_gradient, state_tangent, without_state,
+                                                write_state)
 from autotrace.runtime.derivatives.built_objects import (build_object, field_gradients,
                                                          object_gradient)
 from autotrace.runtime.derivatives.items import (accumulate_attribute, accumulate_item, astype,
@@ -284,6 +286,30 @@ def _iteration_tangent_adjoint(z, tangent, iterable, result):
 @tangent(build_object)
 def _build_object(y, cls, fields):
     d[y] = object_gradient(cls, d[fields], y)
+
+
+@tangent(write_state)
+def _write_state(y, root, kinds, keys, value, symbol=None, where="", carries_gradient=True,
+                 in_callee=False):
+    d[y] = state_tangent(d[root], root, kinds, keys, d[value], symbol, where, in_callee)
+
+
+@tangent(state_gradient)
+def _state_gradient(y, gradient, root, kinds, keys, value, symbol=None, where=""):
+    d[y] = state_gradient(d[gradient], root, kinds, keys, value, symbol, where)
+
+
+@tangent(without_state)
+def _without_state(y, gradient, root, keys, symbol=None, value=None, where="",
+                   carries_gradient=True):
+    d[y] = without_state(d[gradient], root, keys, symbol, value, where, carries_gradient)
+
+
+@tangent(state_tangent)
+def _state_tangent(y, tangent, root, kinds, keys, value_tangent, symbol=None, where="",
+                   in_callee=False):
+    d[y] = state_tangent(d[tangent], root, kinds, keys, d[value_tangent], symbol, where,
+                         in_callee)
 
 
 @tangent(field_gradients)

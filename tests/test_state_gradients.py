@@ -1,0 +1,246 @@
+"""A value that carries gradient, written into the state of an object, carries it to what
+reads it back: `layer.parameters["W"] = W` then `layer.forward(X)` differentiates with respect
+to W, as a user of a NumPy layer library writes it. Checked against central differences in
+each mode; what cannot be followed is refused at the user's line (a name holding the dict
+before the write, a function that reads the layer from a global without being given it, a
+caller reading back what a called method wrote)."""
+import os
+import re
+
+import numpy as np
+import pytest
+
+import autotrace
+from autotrace import TransformError
+from autotrace.runtime.derivatives.state_writes import StateWriteError
+from tests.numeric import central_difference
+
+THIS_FILE = os.path.abspath(__file__)
+rng = np.random.default_rng(0)
+X = rng.standard_normal((4, 3))
+R = rng.standard_normal((4, 2))
+W0 = rng.standard_normal((3, 2))
+B0 = rng.standard_normal(2)
+
+
+def line_of(marker: str) -> int:
+    lines = open(THIS_FILE).read().splitlines()
+    return next(number for number, line in enumerate(lines, 1) if marker in line)
+
+
+class Dense:
+    def __init__(self):
+        self.parameters = {"W": np.ones((3, 2)), "b": B0.copy()}
+        self.inputs = []
+        self.n_calls = 0
+
+    def forward(self, X):
+        self.inputs.append(X)
+        self.n_calls += 1
+        W = self.parameters["W"]
+        return np.tanh(X @ W + self.parameters["b"])
+
+
+LAYER = Dense()
+
+
+def with_weights(W):
+    LAYER.parameters["W"] = W  # the weights written
+    return np.sum(LAYER.forward(X) * R)
+
+
+def with_both(W, b):
+    LAYER.parameters = {"W": W, "b": b}  # a new dict: read back through the layer
+    return np.sum(LAYER.forward(X) * R) + np.sum(LAYER.parameters["b"] ** 3)
+
+
+def by_hand(W, b=B0):
+    return np.sum(np.tanh(X @ W + b) * R)
+
+
+def check_every_mode(f, *args, expected):
+    wrt = tuple(range(len(args))) if len(args) > 1 else 0
+    got = autotrace.grad(f, wrt=wrt)(*args)
+    for g, e in zip(got if len(args) > 1 else (got,), expected):
+        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-9)
+    value, got = autotrace.value_and_grad(f, wrt=wrt)(*args)
+    assert value == pytest.approx(f(*args), rel=1e-12)
+    _, pullback = autotrace.vjp(f, *args)
+    for g, e in zip(pullback(1.0), expected):
+        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-9)
+    directions = [np.random.default_rng(3).standard_normal(np.shape(a)) for a in args]
+    _, tangent = autotrace.jvp(f, args, tuple(directions))
+    assert tangent == pytest.approx(sum(np.sum(e * d) for e, d in zip(expected, directions)),
+                                    rel=1e-6, abs=1e-9)
+
+
+def test_weights_set_through_a_dict_the_layer_holds_get_their_gradient():
+    expected = central_difference(by_hand, W0)
+    np.testing.assert_allclose(central_difference(with_weights, W0), expected, rtol=1e-7)
+    calls = LAYER.n_calls
+    np.testing.assert_allclose(autotrace.grad(with_weights)(W0), expected, rtol=1e-6)
+    assert LAYER.n_calls == calls + 1 and LAYER.parameters["W"] is not None
+    assert type(LAYER.parameters["W"]) is np.ndarray and np.array_equal(
+        LAYER.parameters["W"], W0)  # the value written, as Python leaves it
+    check_every_mode(with_weights, W0, expected=[expected])
+
+
+class Plain:
+    def __init__(self):
+        self.parameters = {"W": np.ones((3, 2)), "b": B0.copy()}
+
+    def forward(self, X):
+        return np.tanh(X @ self.parameters["W"] + self.parameters["b"])
+
+
+PLAIN = Plain()
+
+
+def with_plain_weights(W):
+    PLAIN.parameters["W"] = W
+    return np.sum(PLAIN.forward(X) * R)
+
+
+def test_a_derivative_of_a_derivative_through_the_weights_written():
+    # d/dW of the sum of the gradient (the layer's method writes no state of its own: one that
+    # does is run again by a derivative of a derivative, and refused)
+    np.testing.assert_allclose(
+        autotrace.grad(lambda W: np.sum(autotrace.grad(with_plain_weights)(W)))(W0),
+        central_difference(lambda W: np.sum(autotrace.grad(by_hand)(W)), W0),
+        rtol=1e-5, atol=1e-8)
+
+
+def test_a_new_dict_of_parameters_and_a_read_of_it_in_the_function():
+    expected = [central_difference(lambda W: with_both(W, B0), W0),
+                central_difference(lambda b: with_both(W0, b), B0)]
+    check_every_mode(with_both, W0, B0, expected=expected)
+
+
+def test_the_generated_code_rebinds_the_layer_and_takes_the_gradient_from_it():
+    source = autotrace.source(autotrace.grad(with_weights))
+    line = line_of("# the weights written")
+    assert "    LAYER_1 = LAYER\n" in source
+    assert (f"    LAYER_1 = write_state(LAYER_1, '.[', _t1, W, None, "
+            f"'test_state_gradients.py:{line}')") in source
+    assert "bW = state_gradient(bLAYER_1, LAYER_1, '.[', _t1, W, None, " in source
+
+
+class Accumulating:
+    def __init__(self):
+        self.total = 0.0
+        self.history = []
+        self.stats = {"sum": 0.0}
+
+    def step(self, x):
+        self.total += np.sum(x ** 2)
+        self.history.append(x * 3.0)
+        for i in range(3):
+            self.stats["sum"] = self.stats["sum"] + np.sum(x) * i
+        return self.total * 2.0 + np.sum(self.history[-1] * x) + self.stats["sum"]
+
+
+def test_values_accumulated_in_an_object_and_read_back_in_the_same_call():
+    def fresh(x):
+        return Accumulating().step(x)
+
+    x = X[0]
+    expected = 2.0 * 2.0 * x + 6.0 * x + 3.0  # total*2, 3x*x summed, sum(x)*(0+1+2)
+    np.testing.assert_allclose(central_difference(fresh, x), expected, rtol=1e-7)
+    model = Accumulating()
+    np.testing.assert_allclose(autotrace.grad(model.step)(x), expected, rtol=1e-12)
+    assert model.total == pytest.approx(np.sum(x ** 2)) and len(model.history) == 1
+    np.testing.assert_allclose(autotrace.vjp(model.step, x)[1](1.0)[0], expected, rtol=1e-12)
+    _, tangent = autotrace.jvp(model.step, (x,), (np.ones(3),))
+    assert tangent == pytest.approx(np.sum(expected), rel=1e-12)
+    assert len(model.history) == 3 and model.stats["sum"] == pytest.approx(9.0 * np.sum(x))
+
+
+def predict(x):
+    return LAYER.forward(x)  # reads the global layer
+
+
+def through_a_function_reading_the_global(W):
+    LAYER.parameters["W"] = W
+    return np.sum(predict(X) * R)  # refused: reads the global
+
+
+def test_a_function_that_reads_the_object_from_a_global_is_refused():
+    with pytest.raises(TransformError) as raised:
+        autotrace.grad(through_a_function_reading_the_global)(W0)
+    assert (raised.value.filename, raised.value.lineno) == (
+        THIS_FILE, line_of("refused: reads the global"))
+    assert raised.value.message.startswith(
+        "autotrace cannot differentiate this call of predict: it reads the global 'LAYER', "
+        "into whose state the differentiated function writes a value that carries gradient, "
+        "without being given it")
+
+
+def stale_alias(W):
+    parameters = LAYER.parameters
+    LAYER.parameters["W"] = W
+    return np.sum(parameters["W"] ** 2)  # refused: read through a name bound before
+
+
+def other_slot_of_the_alias(W):
+    parameters = LAYER.parameters
+    LAYER.parameters["W"] = W
+    return np.sum(parameters["b"] * LAYER.parameters["W"])
+
+
+def test_a_name_bound_to_the_dict_before_the_write_is_refused_where_it_reads_the_slot():
+    with pytest.raises(TransformError) as raised:
+        autotrace.grad(stale_alias)(W0)
+    assert raised.value.lineno == line_of("refused: read through a name bound before")
+    assert raised.value.message.startswith(
+        "autotrace cannot differentiate this read of 'parameters': it holds part of an "
+        "object's state, bound before the write into that state at line "
+        f"{line_of('refused: read through a name bound before') - 1}")
+    # Another slot of the same dict is the value it was: followed.
+    expected = central_difference(other_slot_of_the_alias, W0)
+    np.testing.assert_allclose(autotrace.grad(other_slot_of_the_alias)(W0), expected,
+                               rtol=1e-7)
+
+
+class Caching:
+    def __init__(self):
+        self.W = np.ones(3)
+
+    def forward(self, x):
+        self.Z = x * self.W  # written by the method the caller calls
+        return np.sum(self.Z)
+
+    def reset(self):
+        self.W = np.ones(3)
+        return 0.0
+
+
+CACHING = Caching()
+
+
+def read_back_after_the_call(x):
+    y = CACHING.forward(x)
+    return y + np.sum(CACHING.Z ** 2)
+
+
+def overwritten_by_a_call(w):
+    CACHING.W = w
+    zero = CACHING.reset()  # writes a constant over w
+    return np.sum(CACHING.W * w) + zero
+
+
+def test_what_a_called_method_writes_and_its_caller_reads_back_is_refused():
+    with pytest.raises(StateWriteError, match=re.escape(
+            f"test_state_gradients.py:{line_of('written by the method the caller calls')}: "
+            "autotrace cannot differentiate this write into an object's state, made in a "
+            "function called by the differentiated one: what it writes is read back after "
+            "that call returns")):
+        autotrace.grad(read_back_after_the_call)(X[0])
+
+
+def test_a_constant_a_called_method_writes_over_a_value_takes_its_gradient_away():
+    w = X[0]
+    expected = np.ones(3)  # d/dw sum(1 * w): the w written first is overwritten
+    np.testing.assert_allclose(central_difference(overwritten_by_a_call, w), expected,
+                               rtol=1e-7)
+    np.testing.assert_allclose(autotrace.grad(overwritten_by_a_call)(w), expected,
+                               rtol=1e-12)
