@@ -7,7 +7,9 @@ made on the first call, kept in a dict; a counter and the shapes seen kept in th
 inputs of each call cached for a hand-written backward pass when `retain_derived` is on; an
 activation and a loss as objects. autotrace differentiates `model.forward` unchanged, eagerly
 and traced: the gradient of the loss with respect to the input agrees with the library's own
-backward pass, and each gradient runs `forward` once (its counter moves by one).
+backward pass, and each gradient runs `forward` once (its counter moves by one). The
+gradient with respect to a layer's weights is taken as a user of the library writes it, by
+setting `layer.parameters["W"]` inside the function differentiated.
 """
 import numpy as np
 
@@ -64,6 +66,7 @@ class FullyConnected:
     def backward(self, dLdy):
         X, Z = self.X.pop(), self.derived_variables["Z"].pop()
         dZ = dLdy * self.act_fn.grad(Z)
+        self.gradients = {"W": X.T @ dZ, "b": np.sum(dZ, axis=0, keepdims=True)}
         return dZ @ self.parameters["W"].T
 
 
@@ -102,7 +105,21 @@ def main() -> dict:
     print(f"largest difference from the library's backward pass: eager "
           f"{np.max(np.abs(eager - by_hand)):.1e}, traced {np.max(np.abs(traced - by_hand)):.1e}")
     print(f"forward ran once per gradient: {once}")
-    return {"by_hand": by_hand, "eager": eager, "traced": traced, "once": once}
+
+    # The gradient with respect to the first layer's weights, set through the dict the layer
+    # keeps them in, the forward pass caching as it does for the library's backward pass.
+    weights = model.layers[0].parameters["W"].copy()
+
+    def loss_of_weights(W):
+        model.layers[0].parameters["W"] = W
+        return model.loss.loss(y, model.forward(X, retain_derived=True))
+
+    of_weights = autotrace.grad(loss_of_weights)(weights)
+    by_hand_weights = model.layers[0].gradients["W"]
+    print(f"largest difference of the first layer's weight gradient from the library's: "
+          f"{np.max(np.abs(of_weights - by_hand_weights)):.1e}")
+    return {"by_hand": by_hand, "eager": eager, "traced": traced, "once": once,
+            "of_weights": of_weights, "weights_by_hand": by_hand_weights}
 
 
 if __name__ == "__main__":

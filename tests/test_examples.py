@@ -97,4 +97,6 @@ def test_library_model_is_differentiated_as_written(capsys):
     np.testing.assert_allclose(result["eager"], result["by_hand"], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(result["traced"], result["by_hand"], rtol=1e-10, atol=1e-12)
     assert result["once"]
+    np.testing.assert_allclose(result["of_weights"], result["weights_by_hand"], rtol=1e-12,
+                               atol=1e-14)
     assert "forward ran once per gradient: True" in capsys.readouterr().out

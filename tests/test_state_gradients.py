@@ -170,9 +170,10 @@ def test_a_function_that_reads_the_object_from_a_global_is_refused():
     assert (raised.value.filename, raised.value.lineno) == (
         THIS_FILE, line_of("refused: reads the global"))
     assert raised.value.message.startswith(
-        "autotrace cannot differentiate this call of predict: it reads the global 'LAYER', "
-        "into whose state the differentiated function writes a value that carries gradient, "
-        "without being given it")
+        "autotrace cannot differentiate this call of predict: it reads 'LAYER' (through a "
+        "global or closure variable, or an object it holds), into whose state the "
+        "differentiated function writes a value that carries gradient, without being given "
+        "it")
 
 
 def stale_alias(W):
@@ -244,3 +245,37 @@ def test_a_constant_a_called_method_writes_over_a_value_takes_its_gradient_away(
                                rtol=1e-7)
     np.testing.assert_allclose(autotrace.grad(overwritten_by_a_call)(w), expected,
                                rtol=1e-12)
+
+
+class Model:
+    def __init__(self):
+        self.layers = [Plain()]
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer.forward(x)
+        return x
+
+
+MODEL = Model()
+FIRST = MODEL.layers[0]
+
+
+def through_a_layer_the_model_holds(W):
+    FIRST.parameters["W"] = W
+    return np.sum(MODEL.forward(X) * R)  # refused when it runs: the model holds the layer
+
+
+def through_the_model(W):
+    MODEL.layers[0].parameters["W"] = W
+    return np.sum(MODEL.forward(X) * R)
+
+
+def test_a_method_of_an_object_that_holds_the_object_written_into():
+    with pytest.raises(StateWriteError, match=re.escape(
+            f"test_state_gradients.py:{line_of('refused when it runs: the model holds')}: "
+            "autotrace cannot differentiate this call of Model.forward: it reads 'FIRST'")):
+        autotrace.grad(through_a_layer_the_model_holds)(W0)
+    # Written through the model, the model carries the gradient to its layers.
+    expected = central_difference(by_hand, W0)
+    np.testing.assert_allclose(autotrace.grad(through_the_model)(W0), expected, rtol=1e-6)

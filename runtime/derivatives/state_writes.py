@@ -201,9 +201,9 @@ def state_tangent(tangent, root, kinds: str, keys: tuple, value_tangent,
         raise StateWriteError(
             f"{where}: forward mode cannot follow this write into an object's state, made in a "
             "function called by the differentiated one: the tangent of what it writes would "
-            "not reach its caller, whose tangent of the object hands back its forward "
-            "derivative does not; take this derivative in reverse mode (autotrace.grad, vjp), "
-            "or write the state in the function you differentiate")
+            "not reach its caller (a forward derivative hands its caller the tangent of its "
+            "result alone); take this derivative in reverse mode (autotrace.grad, vjp), or "
+            "write the state in the function you differentiate")
     if symbol in GROWING:
         owners = _owners(root, kinds, keys)
         grown = owners[-1]  # the list, the items added included
@@ -277,12 +277,7 @@ def reads_object(callee, target, depth: int = 3) -> bool:
     seen = set()
 
     def holds(value) -> bool:
-        if value is target:
-            return True
-        attributes = getattr(value, "__dict__", None)
-        return (isinstance(attributes, dict) and not isinstance(value, type)
-                and not isinstance(value, types.ModuleType)
-                and any(item is target for item in list(attributes.values())))
+        return _reaches(value, target)
 
     def reads(function, depth: int) -> bool:
         if isinstance(function, types.MethodType):
@@ -321,6 +316,34 @@ def reads_object(callee, target, depth: int = 3) -> bool:
     return reads(callee, depth)
 
 
+def _reaches(start, target, depth: int = 4, budget: int = 20000) -> bool:
+    """Whether `target` is `start`, or is held by it through attributes of objects and items
+    of lists, tuples, sets and dicts, `depth` steps deep (arrays, modules, classes and
+    functions are not looked into)."""
+    frontier, seen = [start], set()
+    for _ in range(depth + 1):
+        following = []
+        for value in frontier:
+            if value is target:
+                return True
+            if id(value) in seen or isinstance(value, (np.ndarray, type, types.ModuleType,
+                                                       types.FunctionType, str, bytes)):
+                continue
+            seen.add(id(value))
+            if len(seen) > budget:
+                return True  # too large to search: it may
+            if isinstance(value, dict):
+                following.extend(value.values())
+            elif isinstance(value, (list, tuple, set, frozenset)):
+                following.extend(value)
+            else:
+                attributes = getattr(value, "__dict__", None)
+                if isinstance(attributes, dict):
+                    following.extend(attributes.values())
+        frontier = following
+    return False
+
+
 def _filled(cell) -> bool:
     try:
         cell.cell_contents
@@ -340,7 +363,8 @@ def refuse_reads_of(callee, target, root: str, where: str) -> None:
 
 
 def unread_message(root: str, callee, where: str) -> str:
-    return (f"{where}: autotrace cannot differentiate this call of {callee}: it reads the "
-            f"global {root!r}, into whose state the differentiated function writes a value "
-            "that carries gradient, without being given it, and the gradient through what it "
-            f"reads there would be lost; pass {root} to it as an argument")
+    return (f"{where}: autotrace cannot differentiate this call of {callee}: it reads {root!r} "
+            "(through a global or closure variable, or an object it holds), into whose state "
+            "the differentiated function writes a value that carries gradient, without being "
+            "given it, and the gradient through what it reads there would be lost; pass "
+            f"{root} to it, or write into the state through an object the call is given")
