@@ -316,6 +316,11 @@ def reads_object(callee, target, depth: int = 3) -> bool:
     return reads(callee, depth)
 
 
+# Values whose insides hold no user's object: not searched by `_reaches`.
+_NOT_SEARCHED = (np.ndarray, np.generic, type, types.ModuleType, types.FunctionType,
+                 types.BuiltinFunctionType, str, bytes, int, float, complex, type(None))
+
+
 def _reaches(start, target, depth: int = 4, budget: int = 20000) -> bool:
     """Whether `target` is `start`, or is held by it through attributes of objects and items
     of lists, tuples, sets and dicts, `depth` steps deep (arrays, modules, classes and
@@ -326,8 +331,7 @@ def _reaches(start, target, depth: int = 4, budget: int = 20000) -> bool:
         for value in frontier:
             if value is target:
                 return True
-            if id(value) in seen or isinstance(value, (np.ndarray, type, types.ModuleType,
-                                                       types.FunctionType, str, bytes)):
+            if id(value) in seen or isinstance(value, _NOT_SEARCHED):
                 continue
             seen.add(id(value))
             if len(seen) > budget:
