@@ -296,13 +296,21 @@ def _split_derivative(func, args, kwargs, wrt):
         return None if adjoint is None else _with_gradients_first(adjoint, (None,))
     if classify_value_safely(func) != "user":
         return None
-    func, args, wrt = unbind_method(func, args, wrt)
-    if with_self:  # the object whose method it is: the function's first argument
-        wrt = (0,) + wrt
-    func = for_call(func, len(args), kwargs)  # one that takes *args: as called
+    func, args, wrt, _ = _unbound_call(func, args, kwargs, wrt, with_self)
     if classify_value_safely(func) != "user":
         return None
     return _as_called(derivative_of(func, wrt, split=True))(*args, **kwargs)
+
+
+def _unbound_call(func, args, kwargs, wrt: tuple, with_self: bool) -> tuple:
+    """(the function, its arguments, wrt, whether a method or a module's call) of a call of
+    `func`, the object whose method it is made its first argument (with respect to which too,
+    with_self), as a function that takes the arguments as the call passes them (*args)."""
+    bound = _bound_self(func) is not None
+    func, args, wrt = unbind_method(func, args, wrt)
+    if with_self:
+        wrt = (0,) + wrt
+    return for_call(func, len(args), kwargs), args, wrt, bound
 
 
 def _with_gradients_first(adjoint, first: tuple):
@@ -324,11 +332,7 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
     asked, with_self, wrt = _asks_for_self(func, wrt)
     if asked and not with_self:  # the object's entry: None (see vjp_call)
         gradient = tuple(gradient)[1:]
-    bound = _bound_self(func) is not None  # a method, or a module's call: `self` first
-    func, args, wrt = unbind_method(func, args, wrt)
-    if with_self:
-        wrt = (0,) + wrt
-    func = for_call(func, len(args), kwargs)  # one that takes *args: as called
+    func, args, wrt, bound = _unbound_call(func, args, kwargs, wrt, with_self)
     func = caller_of(func, args, kwargs)
     derivative = derivative_of(func, wrt)
     seed = seed_keyword(func)
@@ -366,10 +370,7 @@ def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
     asked, with_self, wrt = _asks_for_self(func, wrt)
     if asked and not with_self:  # a function held in an attribute of the object
         tangents = tuple(tangents)[1:]
-    func, args, wrt = unbind_method(func, args, wrt)
-    if with_self:
-        wrt = (0,) + wrt
-    func = for_call(func, len(args), kwargs)  # one that takes *args: as called
+    func, args, wrt, _ = _unbound_call(func, args, kwargs, wrt, with_self)
     kind = classify_value_safely(func)
     if has_tangent_rule(func):  # (a tangent rule registered alone, too)
         from autotrace.transforms.rules.evaluate import rule_jvp
@@ -405,12 +406,8 @@ def jvp_call_tangent(func, args, kwargs, tangents, wrt, arguments_tangent, keywo
     asked, with_self, wrt = _asks_for_self(func, wrt)
     if asked and not with_self:  # the object's entry: it has none (see jvp_call)
         tangents, tangents_tangent = tuple(tangents)[1:], tuple(tangents_tangent)[1:]
-    bound = _bound_self(func) is not None  # a method, or a module's call: `self` first
-    func, args, wrt = unbind_method(func, args, wrt)
-    if with_self:
-        wrt = (0,) + wrt
-    func = for_call(func, len(args), kwargs)  # one that takes *args: as called
-    if bound:
+    func, args, wrt, bound = _unbound_call(func, args, kwargs, wrt, with_self)
+    if bound:  # a method, or a module's call: `self` first
         arguments_tangent = (function_tangent,) + tuple(arguments_tangent)
     func = caller_of(func, args, kwargs)
     derivative = forward_derivative_of(func, wrt)
@@ -442,12 +439,8 @@ def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
         return (None,) + tuple(vjp_call_tangent(func, args, kwargs, dy, wrt,
                                                 arguments_tangent, dy_tangent,
                                                 keywords_tangent))
-    bound = _bound_self(func) is not None  # a method, or a module's call: `self` first
-    func, args, wrt = unbind_method(func, args, wrt)
-    if with_self:
-        wrt = (0,) + wrt
-    func = for_call(func, len(args), kwargs)  # one that takes *args: as called
-    if bound:
+    func, args, wrt, bound = _unbound_call(func, args, kwargs, wrt, with_self)
+    if bound:  # a method, or a module's call: `self` first
         arguments_tangent = (function_tangent,) + tuple(arguments_tangent)
     func = caller_of(func, args, kwargs)
     derivative = derivative_of(func, wrt)
