@@ -120,7 +120,9 @@ class Function:
             if input_signature is None and not reduce_retracing else -1
         functools.update_wrapper(self, python_function)
         # Arrays it writes into objects' state, kept as state of its graphs.
-        self._object_slots = ObjectSlots(self.__name__, self._positional)
+        self._object_slots = ObjectSlots(
+            getattr(python_function, "__name__", None) or type(python_function).__name__,
+            self._positional)
 
     @property
     def trace_count(self) -> int:

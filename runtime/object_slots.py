@@ -21,9 +21,9 @@ each call, fed from what it holds then. Decisions:
   beforehand (its value on each call is fed from the slot). Each trace is then exactly one
   call's run of the Python function, whose other side effects it keeps (a layer built on
   the first call is built once).
-- Before each run, `GraphState.fits` checks that every slot read still holds an array of
-  the shape, dtype and device traced (and every written slot can still be reached): where
-  not, the function traces again rather than give a wrong result.
+- Before each run, `GraphState.problem` checks that every slot read still holds an array
+  of the shape, dtype and device traced (and every written slot can still be reached):
+  where not, the function traces again rather than give a wrong result.
 - After the trace, the slots hold what they held before it (or lose what it added), so no
   traced value outlives the trace; the run then writes the graph's values into them. Only
   slots made inside the trace's own new containers (a dict a lazily built layer makes) hold
@@ -44,11 +44,10 @@ import weakref
 
 import numpy as np
 
-from autotrace.runtime.abstract import abstractify
-from autotrace.runtime.devices import is_gpu_array
-from autotrace.runtime.object_walk import (NUMBERS, Root, container_of, follow, load,
-                                           place_of_write, store, walk)
-from autotrace.runtime.state import StateCell, StateError, ThreadStack, current_scope
+from .abstract import abstractify
+from .devices import is_gpu_array
+from .object_walk import NUMBERS, Root, container_of, follow, load, place_of_write, store, walk
+from .state import StateCell, StateError, ThreadStack, current_scope
 
 
 class ObjectStateError(StateError):
@@ -232,11 +231,18 @@ class _Trace:
         # The items of each list (numbers in lists are no slots: object_walk.py)
         self.lists = {id(slot.value): list(slot.value) for slot in self.before
                       if type(slot.value) is list}
+        known = [slot for slot in self.before if slot.path in slots.known]
+        for slot in known:
+            if _is_tracer(slot.value) and slot.value._builder.finished:
+                raise ObjectStateError(
+                    f"{slot.label} holds a value of an earlier trace of {slots.name} that was "
+                    "not run: that trace made the dict, list or object holding it, and wrote a "
+                    f"traced value into it. Call {slots.name} once (it traces and runs) before "
+                    "asking for its graph, a concrete function or an export")
         # place -> (slot, cell, the input Tracer, its Var) for each slot made a graph input
         self.inputs: dict = {}
-        for slot in self.before:
-            if slot.path in slots.known and is_state_array(slot.value) and \
-                    slot.place not in self.inputs:
+        for slot in known:
+            if is_state_array(slot.value) and slot.place not in self.inputs:
                 cell = SlotCell(slot.root, slot.path[1:], slot.label)
                 tracer = self.scope.read(cell)
                 cell.aval = tracer.aval

@@ -29,7 +29,7 @@ from itertools import islice
 
 import numpy as np
 
-from autotrace.runtime.state import StateCell
+from .state import StateCell
 
 MAX_DEPTH = 8  # steps from a root
 MAX_VALUES = 20000  # values looked at in one walk

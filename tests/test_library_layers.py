@@ -178,6 +178,9 @@ def cases():
     ]
 
 
+# Traced, the layers' Python counters count traces, as in tf.function, which a
+# PythonStateWarning says (tests/test_traced_state.py tests it).
+@pytest.mark.filterwarnings("ignore::autotrace.PythonStateWarning")
 @pytest.mark.parametrize("name, layer, X", cases(), ids=[case[0] for case in cases()])
 def test_a_library_layer_is_differentiated_as_written(name, layer, X):
     layer.forward(X)  # made as the library makes it: on the first call

@@ -134,6 +134,25 @@ def test_a_method_traced_keeps_the_state_of_each_instance():
     assert_no_traced_values(second)
 
 
+def test_a_callable_object_traced_keeps_its_state():
+    class Smoother:
+        def __init__(self):
+            self.level = np.zeros(2)
+
+        def __call__(self, x):
+            self.level = 0.5 * self.level + x
+            return self.level * 1.0
+
+    smoother = Smoother()
+    step = autotrace.function(smoother)
+    level = np.zeros(2)
+    for x in (np.array([1.0, 2.0]), np.array([-1.0, 0.5]), np.array([4.0, 0.0])):
+        level = 0.5 * level + x
+        np.testing.assert_allclose(step(x), level)
+        np.testing.assert_allclose(smoother.level, level)
+    assert_no_traced_values(smoother)
+
+
 def test_items_of_lists_and_dicts_held_by_globals_and_attributes():
     holder = type("Holder", (), {})()
     holder.buffers = [np.zeros(2), np.ones(2)]
@@ -218,7 +237,8 @@ def test_a_python_counter_changes_while_tracing_only_and_is_warned_of():
         for X in batches(4):
             step(X)
     assert len(warned) == 1  # once per function and line
-    assert (warned[0].filename, warned[0].lineno) == (THIS_FILE, line_of("plain Python state: a counter"))
+    counter_line = line_of("plain Python state: a counter")
+    assert (warned[0].filename, warned[0].lineno) == (THIS_FILE, counter_line)
     assert str(warned[0].message).startswith(
         "layer.n_calls changed from 0 to 1 while <lambda> was traced: a Python value in an "
         "object's state changes only while autotrace.function traces")
@@ -353,3 +373,30 @@ def test_a_concrete_function_and_a_graph_read_the_state_on_every_call():
     with pytest.raises(TypeError, match="layer.running_var is f64\\[5\\], where the trace "
                                         "took it as f64\\[3\\]"):
         concrete(X)
+
+
+def test_a_trace_not_run_that_made_the_state_it_writes_is_refused():
+    class Lazy:
+        def __init__(self):
+            self.parameters = None
+
+        def forward(self, X):
+            if self.parameters is None:
+                self.parameters = {"running_mean": np.zeros(X.shape[1])}
+            p = self.parameters
+            p["running_mean"] = 0.5 * p["running_mean"] + 0.5 * X.mean(axis=0)
+            return X - p["running_mean"]
+
+    layer = Lazy()
+    step = autotrace.function(lambda X: layer.forward(X))
+    # Traced without running, the first trace made the dict and wrote a traced value into
+    # it: the value it held before is not known, and no run computes the new one.
+    with pytest.raises(ObjectStateError, match="layer.parameters\\['running_mean'\\] holds a "
+                                               "value of an earlier trace of <lambda> that was "
+                                               "not run"):
+        step.get_concrete_function(autotrace.Spec((None, 3)))
+    layer = Lazy()
+    step(np.ones((2, 3)))  # called once, it is built
+    concrete = step.get_concrete_function(autotrace.Spec((None, 3)))
+    np.testing.assert_allclose(concrete(np.ones((4, 3))), np.full((4, 3), 0.25))
+    np.testing.assert_allclose(layer.parameters["running_mean"], np.full(3, 0.75))
