@@ -11,9 +11,11 @@ optimized graph, with tf.function's rules.
 
 The signature of a call is its arrays' (shape, dtype, device), Python scalars, strings and
 None by value, containers recursively, other objects by identity (see runtime/signature.py).
-Python side effects run only while tracing. Control flow on Python values is unrolled into
-the graph; control flow on traced values is converted before tracing into graph `cond` and
-`while` ops (autotrace/conversion.py, transforms/control_flow.py).
+Python side effects run only while tracing; arrays written into objects that outlive the call
+are state of the graph, read and written back on every call (runtime/object_slots.py).
+Control flow on Python values is unrolled into the graph; control flow on traced values is
+converted before tracing into graph `cond` and `while` ops (autotrace/conversion.py,
+transforms/control_flow.py).
 
 Two ways trace once for many sizes (runtime/spec.py): `input_signature=[Spec((None, 3))]`
 traces once with the sizes it leaves unknown, and checks every call against it;

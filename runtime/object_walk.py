@@ -112,7 +112,7 @@ def walk(roots: list) -> list:
             owners = owners + (value,)
         kind = type(value)
         # The most of the state, spelled out for speed. Numbers in a list (a history of
-        # losses) are no slots (trace.py reads lists whole); text in a dict is none either.
+        # losses) are no slots (object_slots.py reads lists whole); text in a dict is none.
         if kind is list:
             children = [(("item", index), child, value) for index, child in
                         enumerate(islice(value, MAX_ITEMS)) if type(child) not in _SCALARS]
@@ -210,9 +210,17 @@ def _children(value, root):
 
 def _links(value):
     for name in _FUNCTION_LINKS:
-        linked = getattr(value, name, None) if not isinstance(value, StateCell) else None
+        linked = _attribute(value, name) if not isinstance(value, StateCell) else None
         if linked is not None and linked is not value and callable(linked):
             yield ("via", name), linked, None
+
+
+def _attribute(value, name: str):
+    """`value.name`, or None where it has none (or its __getattr__ fails another way)."""
+    try:
+        return getattr(value, name, None)
+    except Exception:  # noqa: BLE001 - a user's __getattr__ may raise anything
+        return None
 
 
 def _global_names(code) -> set:
@@ -226,7 +234,7 @@ def _global_names(code) -> set:
 
 def _enters(value) -> bool:
     return isinstance(value, (types.FunctionType, types.MethodType, dict, list, tuple)) or \
-        _is_user_object(value) or any(hasattr(value, name) for name in _FUNCTION_LINKS[2:])
+        _is_user_object(value) or _attribute(value, _FUNCTION_LINKS[2]) is not None
 
 
 def _is_owner(value) -> bool:
