@@ -52,6 +52,7 @@ from autotrace.device import (DeviceError, config, current_device, device, list_
 from autotrace.runtime.scopes import name_scope
 from autotrace.runtime.spec import Spec
 from autotrace.runtime.state import StateError
+from autotrace.runtime.object_slots import PythonStateWarning
 from autotrace.transforms.errors import TransformError
 from autotrace import data, distributed, layers, losses, metrics, nn, random, summary, testing
 # Last: the name autotrace.checkpoint is the function (as jax.checkpoint), bound after the
@@ -69,4 +70,5 @@ __all__ = ["grad", "value_and_grad", "source", "forward", "jvp", "vjp", "jacobia
            "latest_checkpoint", "metrics", "summary", "data", "layers", "StateError", "device",
            "current_device", "to_device", "to_numpy", "num_gpus", "list_devices", "config",
            "DeviceError", "CheckpointManager", "TracedSourceWarning", "distributed", "export",
-           "ExportError", "name_scope", "ConcreteFunction", "checkpoint", "FrozenRandomWarning"]
+           "ExportError", "name_scope", "ConcreteFunction", "checkpoint", "FrozenRandomWarning",
+           "PythonStateWarning"]

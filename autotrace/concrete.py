@@ -54,8 +54,17 @@ class ConcreteFunction:
         return self._entry.source
 
     def __call__(self, *args, **kwargs):
-        return self._entry.structure.run(self._entry.run,
-                                         self._flatten((*self._bound, *args), kwargs))
+        arrays = self._flatten((*self._bound, *args), kwargs)
+        state = self._entry.object_state
+        if state is None:
+            return self._entry.structure.run(self._entry.run, arrays)
+        problem = state.problem()
+        if problem is not None:  # the arrays of objects' state it reads changed type
+            raise TypeError(
+                f"the concrete function {self.pretty_printed_signature()} no longer fits the "
+                f"state of the objects it reads: {problem}. Call {_name(self.function)} "
+                f"itself (it traces again), or get a new concrete function")
+        return state.run(self._entry.structure, self._entry.run, arrays)
 
     def pretty_printed_signature(self) -> str:
         """`name(x: f64[?,3], scale: 2.0) -> f64[?,3]`: the arguments it takes and what it
@@ -76,7 +85,7 @@ def concrete_function(function, args: tuple, kwargs: dict,
     key, _ = signature_and_arrays(args, kwargs)
     general = any(None in aval.shape for aval in _avals(args, kwargs))
     entry = function._cache.get(key) or function._cache.get_or_build(
-        key, lambda: function._build(args, kwargs, general=general))
+        key, lambda: function._build(args, kwargs, general=general, state_known=True))
 
     def flatten(call_args, call_kwargs):
         call_args, call_kwargs = function._binding.bind(call_args, call_kwargs)

@@ -11,9 +11,11 @@ optimized graph, with tf.function's rules.
 
 The signature of a call is its arrays' (shape, dtype, device), Python scalars, strings and
 None by value, containers recursively, other objects by identity (see runtime/signature.py).
-Python side effects run only while tracing. Control flow on Python values is unrolled into
-the graph; control flow on traced values is converted before tracing into graph `cond` and
-`while` ops (autotrace/conversion.py, transforms/control_flow.py).
+Python side effects run only while tracing; arrays written into objects that outlive the call
+are state of the graph, read and written back on every call (runtime/object_slots.py).
+Control flow on Python values is unrolled into the graph; control flow on traced values is
+converted before tracing into graph `cond` and `while` ops (autotrace/conversion.py,
+transforms/control_flow.py).
 
 Two ways trace once for many sizes (runtime/spec.py): `input_signature=[Spec((None, 3))]`
 traces once with the sizes it leaves unknown, and checks every call against it;
@@ -45,6 +47,7 @@ from autotrace.runtime.cache import TraceCache
 from autotrace.runtime.control_variables import CallInHalvesError
 from autotrace.runtime.backends import backend_for
 from autotrace.runtime.executor import compile_graph
+from autotrace.runtime.object_slots import ObjectSlots, graph_state_of
 from autotrace.runtime.passes import optimize
 from autotrace.runtime.signature import ParameterBinding, signature_and_arrays
 from autotrace.runtime.state import StateError
@@ -71,6 +74,8 @@ class _Entry:
         self.source = source
         self.structure = structure
         self.general = general
+        # The slots of objects' state the graph reads and writes (runtime/object_slots.py)
+        self.object_state = graph_state_of(structure)
 
 
 class Function:
@@ -116,6 +121,10 @@ class Function:
         self._array_call_arity = _array_call_arity(self._binding) \
             if input_signature is None and not reduce_retracing else -1
         functools.update_wrapper(self, python_function)
+        # Arrays it writes into objects' state, kept as state of its graphs.
+        self._object_slots = ObjectSlots(
+            getattr(python_function, "__name__", None) or type(python_function).__name__,
+            self._positional)
 
     @property
     def trace_count(self) -> int:
@@ -140,10 +149,13 @@ class Function:
             if found is not None:
                 key, entry = found
                 self._cache.touch(key, entry)
-                return entry.structure.run(entry.run, args)
+                if entry.object_state is None:
+                    return entry.structure.run(entry.run, args)
+                return self._run(entry, args, lambda: self._traced_again(
+                    key, *self._binding.bind(args, kwargs)))
         if self.input_signature is not None:
             entry, arrays = self._signature_entry(args, kwargs)
-            return entry.structure.run(entry.run, arrays)
+            return self._run(entry, arrays, lambda: self._signature_entry(args, kwargs)[0])
         generation = self._array_generation
         args, kwargs = self._binding.bind(args, kwargs)
         key, arrays = signature_and_arrays(args, kwargs)
@@ -154,7 +166,26 @@ class Function:
             self._array_calls[array_call] = (key, entry)
             if generation != self._array_generation:  # evicted meanwhile: it may be this one
                 self._array_calls.pop(array_call, None)
-        return entry.structure.run(entry.run, arrays)
+        return self._run(entry, arrays, lambda: self._traced_again(key, args, kwargs))
+
+    def _run(self, entry, arrays, trace_again: Callable):
+        """Run `entry`'s graph on a call's `arrays`. Where the graph keeps arrays of objects'
+        state that no longer fit it (another shape or dtype, or state it found new when it
+        traced, which it read as it was then), `trace_again()` first, for a trace that does.
+        """
+        state = entry.object_state
+        problem = None if state is None else state.problem()
+        if problem is not None:
+            self._cache.discard(entry)
+            entry = trace_again()
+            state = entry.object_state
+            self._warn_about_retracing(problem)
+        if state is None:
+            return entry.structure.run(entry.run, arrays)
+        return state.run(entry.structure, entry.run, arrays)
+
+    def _traced_again(self, key, args, kwargs) -> _Entry:
+        return self._cache.get_or_build(key, lambda: self._build(args, kwargs))
 
     def _forget_array_calls(self, key=None, entry=None) -> None:
         """An entry left the cache: calls of arrays stop finding it (all are forgotten; the
@@ -162,8 +193,8 @@ class Function:
         self._array_generation += 1
         self._array_calls.clear()
 
-    def _build(self, args, kwargs, general: bool = False) -> _Entry:
-        graph, structure = self.traced_graph(args, kwargs)
+    def _build(self, args, kwargs, general: bool = False, state_known: bool = False) -> _Entry:
+        graph, structure = self.traced_graph(args, kwargs, state_known=state_known)
         entry = self._compile(graph, structure, general)
         entry.signature = describe_trace(self, as_specs((tuple(args), dict(kwargs))),
                                          outputs_of(entry))
@@ -171,15 +202,23 @@ class Function:
             _log_placement(self, graph)
         return entry
 
-    def traced_graph(self, args: tuple, kwargs: dict):
+    def traced_graph(self, args: tuple, kwargs: dict, state_known: bool = True):
         """Trace the Python function on `args` and `kwargs` (arrays, or placeholders from
         runtime/spec.py) without caching or compiling: (graph as traced, OutputStructure).
-        Variables it makes are made as on a first call (autotrace.export uses this)."""
+        Variables it makes are made as on a first call (autotrace.export uses this).
+
+        A trace that finds an array written into an object's state it did not know of reads
+        that state as it is now, and serves one call (runtime/object_slots.py); with
+        `state_known` (for a trace that is not run at once: export, a concrete function) it
+        is traced again then, now reading that state on every call."""
         _TRACING.depth = getattr(_TRACING, "depth", 0) + 1
         try:
             first = self.trace_count == 0
             before = next_variable_number()
             graph, structure = self._trace(args, kwargs, allow_state_creation=first)
+            state = graph_state_of(structure)
+            if state_known and state is not None and state.once:
+                graph, structure = self._trace(args, kwargs, allow_state_creation=first)
             if first and next_variable_number() > before + 1:
                 # Variables were made while tracing. As tf.function does, trace once more,
                 # now refusing new ones: made once (a layer built lazily), they exist now;
@@ -206,7 +245,7 @@ class Function:
 
     def _trace(self, args, kwargs, allow_state_creation: bool):
         try:
-            return trace(for_tracing(self.python_function), args, kwargs,
+            return trace(self._for_tracing(), args, kwargs,
                          allow_state_creation=allow_state_creation, protect_arguments=True,
                          parameters=self._positional)
         except CallInHalvesError:
@@ -215,11 +254,17 @@ class Function:
             # run whole (transforms/pipeline.py `__autotrace_top_calls__`).
             token = whole_calls.set(True)
             try:
-                return trace(for_tracing(self.python_function), args, kwargs,
+                return trace(self._for_tracing(), args, kwargs,
                              allow_state_creation=allow_state_creation,
                              protect_arguments=True, parameters=self._positional)
             finally:
                 whole_calls.reset(token)
+
+    def _for_tracing(self):
+        """What is traced: the Python function converted, keeping the arrays it writes into
+        objects' state as state of the graph."""
+        return self._object_slots.traced(for_tracing(self.python_function),
+                                         self.python_function)
 
     def _compile(self, unoptimized, structure, general: bool) -> _Entry:
         backend = backend_for(var.aval.device for var in unoptimized.inputs)
@@ -281,11 +326,12 @@ class Function:
         """Run a trace for many sizes; should it fail for these (unknown sizes it took to be
         equal are not), trace for this call's own sizes, which raises a clear error if the
         function cannot run on them at all."""
+        def trace_again():
+            return self._traced_again(key, args, kwargs)
         try:
-            return entry.structure.run(entry.run, arrays)
+            return self._run(entry, arrays, trace_again)
         except Exception:  # noqa: BLE001 - traced again below, with this call's sizes
-            entry = self._cache.get_or_build(key, lambda: self._build(args, kwargs))
-            return entry.structure.run(entry.run, arrays)
+            return self._run(trace_again(), arrays, trace_again)
 
     def _warn_about_retracing(self, reason: str) -> None:
         if self._warned or self._cache.retrace_count() < RETRACE_LIMIT:

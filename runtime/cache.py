@@ -159,6 +159,17 @@ class TraceCache:
             for key, entry in evicted:
                 self.on_evict(key, entry)
 
+    def discard(self, entry) -> None:
+        """Forget `entry`, a trace that no longer fits its function's state (as if evicted);
+        the next call of its signature traces again."""
+        with self._lock:
+            evicted = [(key, found) for key, found in self._entries.items() if found is entry]
+            for key, _ in evicted:
+                del self._entries[key]
+            if self._most_recent is entry:
+                self._most_recent = None
+        self._report(evicted)
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()

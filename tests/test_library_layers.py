@@ -178,6 +178,9 @@ def cases():
     ]
 
 
+# Traced, the layers' Python counters count traces, as in tf.function, which a
+# PythonStateWarning says (tests/test_traced_state.py tests it).
+@pytest.mark.filterwarnings("ignore::autotrace.PythonStateWarning")
 @pytest.mark.parametrize("name, layer, X", cases(), ids=[case[0] for case in cases()])
 def test_a_library_layer_is_differentiated_as_written(name, layer, X):
     layer.forward(X)  # made as the library makes it: on the first call
@@ -194,11 +197,20 @@ def test_a_library_layer_is_differentiated_as_written(name, layer, X):
     assert layer.derived_variables["n_calls"] == calls + 1  # once per gradient
     traced = autotrace.function(autotrace.grad(loss))
     if name == "batchnorm_kept_statistics":
-        # Traced, the running statistics are traced values: they would outlive the trace in
-        # the layer (graph state for them is not made yet), and are refused.
-        with pytest.raises(StateWriteError, match="a traced value written into the state of "
-                                                  "an object \\(an item 'running_mean'\\)"):
-            traced(X)
+        # Traced, the running statistics are state of the graph: each call advances them from
+        # what the layer holds, as each eager gradient does.
+        start = {key: np.copy(value) for key, value in layer.parameters.items()}
+        scales = (1.0, 2.0, 0.5, 3.0)
+        traced_gradients = [traced(X * scale) for scale in scales]
+        after_traced = dict(layer.parameters)
+        layer.parameters.update(start)
+        for scale, gradient in zip(scales, traced_gradients):
+            np.testing.assert_allclose(gradient, autotrace.grad(loss)(X * scale),
+                                       rtol=1e-10, atol=1e-12)
+        for key, value in layer.parameters.items():
+            assert type(after_traced[key]) is np.ndarray
+            np.testing.assert_allclose(after_traced[key], value, rtol=1e-12, atol=1e-14)
+        assert not np.allclose(layer.parameters["running_mean"], start["running_mean"])
     else:
         np.testing.assert_allclose(traced(X), eager, rtol=1e-10, atol=1e-12)
     direction = np.random.default_rng(5).standard_normal(X.shape)

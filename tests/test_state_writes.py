@@ -13,6 +13,7 @@ import pytest
 import autotrace
 from autotrace import TransformError
 from autotrace.runtime.derivatives.state_writes import StateWriteError
+from autotrace.runtime.object_slots import PythonStateWarning
 from tests.numeric import central_difference
 
 THIS_FILE = os.path.abspath(__file__)
@@ -107,7 +108,8 @@ def test_the_traced_gradient_writes_while_it_traces():
     layer = Dense(2)
     layer.forward(X)
     traced = autotrace.function(autotrace.grad(lambda x: np.sum(layer.forward(x) * R)))
-    np.testing.assert_allclose(traced(X), expected_gradient(layer, X), rtol=1e-12)
+    with pytest.warns(PythonStateWarning, match="changed from 1 to 2 while df was traced"):
+        np.testing.assert_allclose(traced(X), expected_gradient(layer, X), rtol=1e-12)
     np.testing.assert_allclose(traced(X * 2.0), expected_gradient(layer, X * 2.0),
                                rtol=1e-12)
     assert layer.calls == 2  # the call before, and the trace
@@ -210,22 +212,25 @@ class Running:
         self.mean = np.zeros(3)
 
     def __call__(self, x):
-        self.count += 1
-        self.mean = np.mean(autotrace.stop_gradient(x), axis=0)  # traced: refused
+        self.count += 1  # a Python counter: changes while tracing only
+        self.mean = np.mean(autotrace.stop_gradient(x), axis=0)
         return np.sum(x ** 2)
 
 
-def test_a_traced_array_written_into_state_is_refused():
+def test_a_traced_array_written_into_state_is_kept_as_graph_state():
+    # tests/test_traced_state.py tests this at length.
     model = Running()
     traced = autotrace.function(autotrace.grad(model))
-    with pytest.raises(StateWriteError) as raised:
-        traced(X)
-    assert str(raised.value).startswith(
-        f"test_state_writes.py:{line_of('traced: refused')}: a traced value written into the "
-        "state of an object (Running.mean) would outlive the trace autotrace.function made "
-        "of it")
+    with pytest.warns(PythonStateWarning, match="self.count changed from 0 to 1") as warned:
+        for scale in (1.0, 2.0, 3.0):
+            np.testing.assert_allclose(traced(X * scale), 2.0 * X * scale)
+            assert type(model.mean) is np.ndarray
+            np.testing.assert_allclose(model.mean, np.mean(X * scale, axis=0))
+    assert warned[0].lineno == line_of("a Python counter")
+    assert model.count == traced.trace_count == 2  # traced again once the state is known
     np.testing.assert_allclose(autotrace.grad(model)(X), 2.0 * X)  # eagerly: written
     np.testing.assert_allclose(model.mean, np.mean(X, axis=0))
+    assert model.count == 3
 
 
 def second_order_loss(x, layer):

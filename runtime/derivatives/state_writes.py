@@ -25,6 +25,7 @@ import types
 
 import numpy as np
 
+from ..object_slots import kept_as_graph_state
 from ..ops_index import holds_traced
 from ..python_operators import AUGMENTED_OPERATORS
 from .adjoint_ops import unbroadcast
@@ -259,10 +260,13 @@ def _updated(current, value, symbol: str, what: str, where: str):
 
 
 def _check_untraced(value, what: str, where: str) -> None:
-    if holds_traced(value):
+    # Inside autotrace.function, the traced value becomes state of the graph
+    # (runtime/object_slots.py), written back into the object after every call.
+    if holds_traced(value) and not kept_as_graph_state(value, where):
         raise StateWriteError(
             f"{where}: a traced value written into the state of an object ({what}) would "
-            "outlive the trace autotrace.function made of it; keep state that a traced "
+            "outlive the trace made of it (autotrace.function alone keeps such values, as "
+            "state of its graph); keep state that a traced "
             "function changes in an autotrace.Variable, or compute it outside")
 
 
