@@ -87,10 +87,7 @@ FEATURES = frozenset({
 # method's), then a traced while loop that rebinds x and writes x[0:2] = x[1:3]: the traced
 # gradient with respect to a alone fails the same way ("could not broadcast a value of shape
 # (4,) into x[index] of shape (2,)"; program 146).
-# state_gradients: traced (autotrace.function), the value written into the layer's state is a
-# traced value, which would outlive the trace: refused (StateWriteError) until arrays written
-# into objects become state of the graph.
-KNOWN_BROKEN = frozenset({"tuple_holds_argument", "layer_reads_argument", "state_gradients"})
+KNOWN_BROKEN = frozenset({"tuple_holds_argument", "layer_reads_argument"})
 
 
 def enabled_features(spec: str | None = None) -> frozenset:

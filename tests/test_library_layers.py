@@ -224,6 +224,7 @@ def test_a_library_layer_is_differentiated_as_written(name, layer, X):
     assert layer.cache == []
 
 
+@pytest.mark.filterwarnings("ignore::autotrace.PythonStateWarning")  # (the call counter)
 def test_batch_norm_keeps_its_running_statistics_as_written():
     # The running statistics carry gradient (they are made from the batch), and are written
     # into the layer's state in the method the loss calls: nothing reads them back in the
@@ -251,6 +252,18 @@ def test_batch_norm_keeps_its_running_statistics_as_written():
     restart()
     np.testing.assert_allclose(autotrace.vjp(loss, X)[1](1.0)[0], expected, rtol=1e-6,
                                atol=1e-8)
+    # Traced, the statistics are state of the graph: written back on every call, as eagerly.
+    restart()
+    eager = [autotrace.grad(loss)(X * scale) for scale in (1.0, 2.0, 0.5)]
+    after_eager = {key: np.copy(value) for key, value in layer.parameters.items()}
+    restart()
+    traced = autotrace.function(autotrace.grad(loss))
+    for scale, expected_gradient in zip((1.0, 2.0, 0.5), eager):
+        np.testing.assert_allclose(traced(X * scale), expected_gradient, rtol=1e-10,
+                                   atol=1e-12)
+    for key, value in layer.parameters.items():
+        assert type(value) is np.ndarray
+        np.testing.assert_allclose(value, after_eager[key], rtol=1e-12)
     # Forward mode hands a caller the tangent of a result alone: that of the statistics
     # would not reach it, and it refuses them when they are written.
     with pytest.raises(StateWriteError, match=f"test_library_layers.py:{line_of('# stats')}: "
