@@ -1,6 +1,8 @@
-"""Finite differences that tests compare traced and eager gradients with, and a walk over two
-results of one structure that compares their leaves."""
+"""Finite differences that tests compare traced and eager gradients with, each mode's
+derivative checked against them, and a walk over two results of one structure that compares
+their leaves."""
 import numpy as np
+import pytest
 
 import autotrace
 
@@ -39,3 +41,30 @@ def assert_gradients_eager_and_traced(function, x):
     traced = autotrace.function(autotrace.grad(function))
     np.testing.assert_allclose(traced(x), expected, rtol=1e-6, atol=1e-8)
     return expected
+
+
+def check_every_mode(f, x) -> None:
+    """f's derivative at x (f: array -> float) in every mode against central differences:
+    grad, value_and_grad, vjp, the traced gradient, forward mode, jvp, and the gradient of a
+    directional derivative."""
+    expected = central_difference(f, x)
+    options = dict(rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(autotrace.grad(f)(x), expected, **options)
+    value, gradient = autotrace.value_and_grad(f)(x)
+    assert value == pytest.approx(f(x))
+    np.testing.assert_allclose(gradient, expected, **options)
+    value, vjp_fn = autotrace.vjp(f, x)
+    assert value == pytest.approx(f(x))
+    np.testing.assert_allclose(vjp_fn(2.0)[0], 2.0 * expected, **options)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(f))(x), expected, **options)
+    direction = np.random.default_rng(0).standard_normal(np.shape(x))
+    value, tangent = autotrace.forward(f)(x, tangent=direction)
+    assert value == pytest.approx(f(x))
+    assert tangent == pytest.approx(np.sum(expected * direction), rel=1e-6, abs=1e-8)
+    value, tangent = autotrace.jvp(f, (x,), (direction,))
+    assert tangent == pytest.approx(np.sum(expected * direction), rel=1e-6, abs=1e-8)
+
+    def directional(point):
+        return np.sum(autotrace.grad(f)(point) * direction)
+    np.testing.assert_allclose(autotrace.grad(directional)(x),
+                               central_difference(directional, x), rtol=1e-5, atol=1e-6)

@@ -10,7 +10,7 @@ import pytest
 
 import autotrace
 from autotrace import TransformError
-from tests.numeric import central_difference
+from tests.numeric import check_every_mode
 
 THIS_FILE = os.path.abspath(__file__)
 X = np.array([[0.3, -0.7, 1.1], [0.5, 0.2, -0.4]])
@@ -20,23 +20,6 @@ def line_of(marker: str) -> int:
     """The line of this file where `marker` is."""
     lines = open(THIS_FILE).read().splitlines()
     return next(number for number, line in enumerate(lines, 1) if marker in line)
-
-
-def check_every_mode(f, x: np.ndarray = X) -> None:
-    """f's derivative at x (f: array -> float) against central differences: grad, the traced
-    gradient, forward mode and the gradient of a directional derivative."""
-    expected = central_difference(f, x)
-    options = dict(rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(autotrace.grad(f)(x), expected, **options)
-    np.testing.assert_allclose(autotrace.function(autotrace.grad(f))(x), expected, **options)
-    direction = np.random.default_rng(0).standard_normal(x.shape)
-    _, tangent = autotrace.jvp(f, (x,), (direction,))
-    assert tangent == pytest.approx(np.sum(expected * direction), rel=1e-6, abs=1e-8)
-
-    def directional(point):
-        return np.sum(autotrace.grad(f)(point) * direction)
-    np.testing.assert_allclose(autotrace.grad(directional)(x),
-                               central_difference(directional, x), rtol=1e-5, atol=1e-6)
 
 
 def check_refused_in_every_mode(f, line: int, message: str, x: np.ndarray = X) -> None:
@@ -81,7 +64,7 @@ def attribute_in_branch(x, flag):
 
 
 def test_an_attribute_write_in_a_branch_not_taken_is_differentiated():
-    check_every_mode(lambda x: attribute_in_branch(x, False))
+    check_every_mode(lambda x: attribute_in_branch(x, False), X)
     assert COUNTER.seen == []
 
 
@@ -114,8 +97,8 @@ def elif_and_else(x, mode):
 
 
 def test_each_branch_of_an_elif_chain_runs_or_refuses_on_its_own():
-    check_every_mode(lambda x: elif_and_else(x, "sum"))
-    check_every_mode(lambda x: elif_and_else(x, "other"))
+    check_every_mode(lambda x: elif_and_else(x, "sum"), X)
+    check_every_mode(lambda x: elif_and_else(x, "other"), X)
     with pytest.raises(TransformError) as raised:
         autotrace.grad(lambda x: elif_and_else(x, "cache"))(X)
     assert raised.value.lineno == line_of("refused when run: elif")
@@ -134,7 +117,7 @@ def nested_branches(x, a, b):
 
 def test_only_the_innermost_branch_is_replaced():
     # The outer branch still runs: its statements before the inner `if` are differentiated.
-    check_every_mode(lambda x: nested_branches(x, True, False))
+    check_every_mode(lambda x: nested_branches(x, True, False), X)
     np.testing.assert_allclose(autotrace.grad(lambda x: nested_branches(x, True, False))(X),
                                np.full_like(X, 4.0))
     with pytest.raises(TransformError) as raised:
@@ -186,7 +169,7 @@ def test_a_layer_with_lazy_initialisation_and_a_cache_not_asked_for():
     layer.forward(X)  # initialised as the library does, on the first call
     weights = {key: value.copy() for key, value in layer.parameters.items()}
     R = np.array([[1.0, -2.0], [0.5, 3.0]])
-    check_every_mode(lambda x: np.sum(layer.forward(x) * R))
+    check_every_mode(lambda x: np.sum(layer.forward(x) * R), X)
     expected = (1.0 - np.tanh(X @ weights["W"] + weights["b"]) ** 2) * R @ weights["W"].T
     np.testing.assert_allclose(autotrace.grad(lambda x: np.sum(layer.forward(x) * R))(X),
                                expected, rtol=1e-12)

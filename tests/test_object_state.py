@@ -15,35 +15,10 @@ import pytest
 import autotrace
 from autotrace import TransformError
 from autotrace.runtime.derivatives.state_writes import StateWriteError
-from tests.numeric import central_difference
+from tests.numeric import central_difference, check_every_mode
 
 THIS_FILE = os.path.abspath(__file__)
 X = np.array([0.3, -0.7, 1.1])
-
-
-def check_every_mode(f, x: np.ndarray = X) -> None:
-    """f's derivative at x (f: array -> float) in every mode, against central differences."""
-    expected = central_difference(f, x)
-    options = dict(rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(autotrace.grad(f)(x), expected, **options)
-    value, gradient = autotrace.value_and_grad(f)(x)
-    assert value == pytest.approx(f(x))
-    np.testing.assert_allclose(gradient, expected, **options)
-    value, vjp_fn = autotrace.vjp(f, x)
-    assert value == pytest.approx(f(x))
-    np.testing.assert_allclose(vjp_fn(2.0)[0], 2.0 * expected, **options)
-    np.testing.assert_allclose(autotrace.function(autotrace.grad(f))(x), expected, **options)
-    direction = np.random.default_rng(0).standard_normal(x.shape)
-    value, tangent = autotrace.forward(f)(x, tangent=direction)
-    assert value == pytest.approx(f(x))
-    assert tangent == pytest.approx(np.sum(expected * direction), rel=1e-6, abs=1e-8)
-    value, tangent = autotrace.jvp(f, (x,), (direction,))
-    assert tangent == pytest.approx(np.sum(expected * direction), rel=1e-6, abs=1e-8)
-
-    def directional(point):
-        return np.sum(autotrace.grad(f)(point) * direction)
-    np.testing.assert_allclose(autotrace.grad(directional)(x),
-                               central_difference(directional, x), rtol=1e-5, atol=1e-6)
 
 
 def line_of(marker: str) -> int:
@@ -94,7 +69,7 @@ def replace_namedtuple(x):
 
 def test_replace_of_a_dataclass_or_namedtuple_the_function_builds():
     for f in (replace_built_dataclass, replace_frozen_dataclass, replace_namedtuple):
-        check_every_mode(f)
+        check_every_mode(f, X)
 
 
 def test_replace_of_a_dataclass_or_namedtuple_passed_in():
@@ -116,12 +91,12 @@ def test_replace_of_a_dataclass_or_namedtuple_passed_in():
     np.testing.assert_allclose(autotrace.grad(of_dataclass, wrt=1)(Layer(w, 1.5), X),
                                central_difference(lambda x: of_dataclass(Layer(w, 1.5), x), X),
                                rtol=1e-6)
-    check_every_mode(lambda x: of_dataclass(Layer(w * x[1], 1.5), x))
+    check_every_mode(lambda x: of_dataclass(Layer(w * x[1], 1.5), x), X)
     gradient = autotrace.grad(of_namedtuple)(Point(w, 1.5), X)
     assert type(gradient) is Point
     np.testing.assert_allclose(gradient.w, X * 1.5)
     assert gradient.b == pytest.approx(np.sum(w * X))
-    check_every_mode(lambda x: of_namedtuple(Point(w * x[1], x[2]), x))
+    check_every_mode(lambda x: of_namedtuple(Point(w * x[1], x[2]), x), X)
 
 
 @dataclasses.dataclass
@@ -487,4 +462,4 @@ def test_calls_that_change_no_attribute_to_a_value_with_gradient_are_followed():
     np.testing.assert_allclose(autotrace.grad(counted)(X), 4.0 * X)
     np.testing.assert_allclose(autotrace.grad(functional)(X), 6.0 * X)
     for f in (counted, functional, method_returning_self):
-        check_every_mode(f)
+        check_every_mode(f, X)
