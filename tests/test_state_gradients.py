@@ -229,7 +229,15 @@ def overwritten_by_a_call(w):
     return np.sum(CACHING.W * w) + zero
 
 
-def test_what_a_called_method_writes_and_its_caller_reads_back_is_refused():
+def test_what_a_called_method_writes_and_its_caller_reads_back():
+    # Forward mode follows it: the method changes the tangent of its object in place. Reverse
+    # mode refuses it when the gradient runs: the method's derivative takes no gradient from
+    # its caller for what it wrote.
+    x = X[0]
+    expected = central_difference(read_back_after_the_call, x)
+    direction = np.random.default_rng(4).standard_normal(3)
+    _, tangent = autotrace.jvp(read_back_after_the_call, (x,), (direction,))
+    assert tangent == pytest.approx(np.sum(expected * direction), rel=1e-6)
     with pytest.raises(StateWriteError, match=re.escape(
             f"test_state_gradients.py:{line_of('written by the method the caller calls')}: "
             "autotrace cannot differentiate this write into an object's state, made in a "
@@ -245,6 +253,8 @@ def test_a_constant_a_called_method_writes_over_a_value_takes_its_gradient_away(
                                rtol=1e-7)
     np.testing.assert_allclose(autotrace.grad(overwritten_by_a_call)(w), expected,
                                rtol=1e-12)
+    _, tangent = autotrace.jvp(overwritten_by_a_call, (w,), (np.ones(3),))
+    assert tangent == pytest.approx(3.0, rel=1e-12)
 
 
 class Model:

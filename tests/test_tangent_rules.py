@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 import autotrace.transforms.rules  # noqa: F401  (fills the registries)
-from autotrace.runtime.derivatives import built_objects, items, objects, sequences, structure
+from autotrace.runtime.derivatives import (built_objects, items, objects, sequences,
+                                           state_writes, structure)
 from autotrace.runtime.derivatives import tangent_ops
 from autotrace.runtime.derivatives.adjoint_products import einsum_adjoint_cross
 from autotrace.runtime.derivatives.structure import zeros_like
@@ -113,6 +114,30 @@ STRUCTURE_TABLE = [
       wrt=(0,)),
     E("object_gradient", built_objects.object_gradient, _with(lambda rng: _Holder, _fields),
       wrt=(1,)),
+    E("write_state", state_writes.write_state,
+      _with(lambda rng: _holding(w=np.zeros(3)), ".", ("w",), _n(3)), wrt=(3,),
+      align=_attributes, note="an object's attributes against finite differences"),
+    E("state_gradient", state_writes.state_gradient,
+      _with(lambda rng: objects.ObjectGradient(w=rng.standard_normal(3)),
+            _holding(w=np.ones(3)), ".", ("w",), np.ones(3)), wrt=(0,)),
+    E("without_state", state_writes.without_state,
+      _with(lambda rng: objects.ObjectGradient(w=rng.standard_normal(3),
+                                               b=rng.standard_normal(2)),
+            _holding(w=np.ones(3), b=np.ones(2)), ("w",)), wrt=(0,)),
+    E("unwritten_state", state_writes.unwritten_state,
+      _with(lambda rng: objects.ObjectGradient(w=rng.standard_normal(3),
+                                               b=rng.standard_normal(2)), ("w",)), wrt=(0,)),
+    E("restored_state", state_writes.restored_state,
+      _with(lambda rng: objects.ObjectGradient(b=rng.standard_normal(2)),
+            _holding(w=np.ones(3), b=np.ones(2)), ".", ("w",)), wrt=(0,)),
+    E("placed_state", state_writes.placed_state,
+      _with(_n(3), _holding(w=np.ones(3)), ".", ("w",), np.ones(3)), wrt=(0,)),
+    E("state_tangent", state_writes.state_tangent,
+      _with(lambda rng: objects.ObjectGradient(b=rng.standard_normal(2)),
+            _holding(w=np.ones(3), b=np.ones(2)), ".", ("w",), _n(3)), wrt=(0, 4)),
+    E("object_tangent", state_writes.object_tangent,
+      _with(lambda rng: objects.ObjectGradient(w=rng.standard_normal(3)),
+            _holding(w=np.ones(3))), wrt=(0,)),
     E("attribute_tangent", items.attribute_tangent,
       _with(lambda rng: objects.ObjectGradient(w=rng.standard_normal(3)), "w",
             _holding(w=np.ones(3))), wrt=(0,)),

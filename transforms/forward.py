@@ -25,6 +25,7 @@ from autotrace.transforms.codegen import to_source
 from .dead_branches import deferring_refusals
 from autotrace.transforms.custom import check_call, custom_functions
 from autotrace.transforms.dynamic_calls import SELF
+from ..runtime.derivatives.state_writes import state_tangent
 from autotrace.transforms.errors import TransformError
 from autotrace.transforms.line_map import mark, mark_unmarked
 from autotrace.transforms.pipeline_names import CONTAINER_RESULTS
@@ -383,6 +384,11 @@ class ForwardMode:
         keywords = [k.arg for k in call.keywords if self.is_active(k.value)]
         owner = self.active_callee(call) if resolved.kind == "dynamic" else None
         wrt = ((SELF,) if owner else ()) + tuple(positions) + tuple(keywords)
+        # The object's tangent, which the method's writes into its state change in place
+        # (runtime/derivatives/state_writes.py `state_tangent`): one the caller holds.
+        ensured = [] if owner is None else replace(
+            "tangent = object_tangent(tangent, value)", tangent=self.tangent(owner),
+            object_tangent=self.helper("object_tangent"), value=owner)
         tangents = gast.Tuple(elts=([self.tangent_of(name(owner))] if owner else [])
                               + [self.tangent_of(call.args[i]) for i in positions]
                               + [self.tangent_of(k.value) for k in call.keywords
@@ -411,8 +417,9 @@ class ForwardMode:
                 "jvp_call(function, arguments, keywords, tangents, wrt)",
                 jvp_call=self.helper("jvp_call"), function=call.func, arguments=arguments,
                 keywords=keyword_values, tangents=tangents, wrt=repr(wrt))
-        return [gast.copy_location(gast.Assign(targets=[pair], value=value, type_comment=None),
-                                   node)]
+        return [gast.copy_location(statement, node) for statement in ensured] + [
+            gast.copy_location(gast.Assign(targets=[pair], value=value, type_comment=None),
+                               node)]
 
     def custom_call(self, primal, call, custom, node) -> list:
         """`y = f(...)` for an f with a custom gradient (see transforms/custom.py): y from f's
@@ -510,7 +517,9 @@ def forward_function(func, wrt, *, session):
                                 zeros_like=context.helper("zeros_like"), value=parameter)
     new_body = prologue + forward.block(body)
     if session.optimized:
-        pure = _is_pure(prepared.namespace, set(context.bound.values()))
+        # (state_tangent changes in place the tangent a caller passed: kept where unread)
+        pure = _is_pure(prepared.namespace, set(context.bound.values()),
+                        {n for n, v in prepared.namespace.items() if v is state_tangent})
         temporaries = forward.temporaries | {n for n in prepared.local_names
                                              if n.startswith("_t")}
         cleanup.fold_constants(new_body)

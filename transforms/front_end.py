@@ -31,7 +31,7 @@ from autotrace.runtime.state import deposit, holds_state, state_as_of, state_ver
 from ..runtime.derivatives.unpacking import apply_unpacked, merged_keywords
 from .activity import STATE, active_names, varied_names
 from .dead_branches import raise_when_run
-from ..runtime.derivatives.state_writes import refuse_reads_of
+from ..runtime.derivatives.state_writes import object_tangent, refuse_reads_of
 from .state_aliases import method_may_write, refuse_stale_aliases
 from .state_writes import (calls_changing_state, refuse_written_gradients,
                            rewrite_state_writes, settle_state_writes)
@@ -93,7 +93,7 @@ HELPERS = {
     "recompute_from": recompute_from, "apply_unpacked": apply_unpacked,
     "merged_keywords": merged_keywords,
     "primal_sweep": primal_sweep, "adjoint_sweep": adjoint_sweep, "vjp_start": vjp_start,
-    "refuse_reads_of": refuse_reads_of,
+    "refuse_reads_of": refuse_reads_of, "object_tangent": object_tangent,
 }
 
 

@@ -126,14 +126,16 @@ def without_state(gradient, root, keys: tuple, symbol: str | None = None, value=
     its gradient after: the same, but that what the slot held before gets none, being
     overwritten (with `+=` or `-=`, it is what the new value was made from: it gets the same).
     An ObjectGradient notes the slot as written (its `written`), for the caller's check."""
-    out = _unwritten(gradient, keys, symbol, value)
+    out = unwritten_state(gradient, keys, symbol, value)
     if is_plain_object(root):
         out = ObjectGradient(out if out is not None else {})
         out.written = out.written | {(tuple(keys), where, carries_gradient)}
     return out
 
 
-def _unwritten(gradient, keys: tuple, symbol, value):
+def unwritten_state(gradient, keys: tuple, symbol=None, value=None):
+    """`without_state` but for the note of the slot written: zeros for the gradient at `keys`
+    (for a list grown, the items added dropped), as a derivative of a derivative sees it."""
     if gradient is None or symbol in ("+", "-"):
         return gradient
     if symbol in GROWING:  # the list before: without the items added
@@ -143,9 +145,19 @@ def _unwritten(gradient, keys: tuple, symbol, value):
             return gradient  # read back before they were added: the list's gradient then
         end = start + (1 if symbol == "append" else len(value))
         return _replaced(gradient, keys[:-1], held[:start] + held[end:])
-    if entry_at(gradient, keys) is None:
+    held = entry_at(gradient, keys)
+    if held is None:
         return gradient
-    return _replaced(gradient, keys, None)
+    return _replaced(gradient, keys, zeros_like(held))  # (zeros: the structure kept)
+
+
+def object_tangent(tangent, value):
+    """`tangent`, or, where it is None and `value` an object that gets an ObjectGradient, an
+    empty one: the tangent a forward derivative passes with a call of a method of `value`,
+    which the method's writes into the object's state change in place (`state_tangent`)."""
+    if tangent is None and is_plain_object(value):
+        return ObjectGradient()
+    return tangent
 
 
 def placed_state(gradient, root, kinds: str, keys: tuple, value, symbol: str | None = None):
@@ -177,7 +189,7 @@ def restored_state(gradient, root, kinds: str, keys: tuple, symbol: str | None =
         added = [zeros_like(value)] if symbol == "append" else [zeros_like(v) for v in value]
         start = keys[-1]
         return _replaced(gradient, keys[:-1], held[:start] + added + held[start:])
-    return _unwritten(gradient, keys, symbol, value)
+    return unwritten_state(gradient, keys, symbol, value)
 
 
 def _owners(root, kinds: str, keys: tuple) -> list:
@@ -194,9 +206,17 @@ def state_tangent(tangent, root, kinds: str, keys: tuple, value_tangent,
     tangent before and that of the value written.
 
     in_callee: the write is made by a function the differentiated one calls, whose forward
-    derivative hands its caller the tangent of its result alone: where the value written
-    has a tangent, or what it overwrites had one, the caller's tangent of the object would
-    be stale after the call, and StateWriteError is raised (reverse mode follows it)."""
+    derivative hands its caller the tangent of its result alone. The caller's tangent of the
+    object, an ObjectGradient it passed (transforms/forward.py `object_tangent`), is then
+    changed in place, so that the caller reads the tangent of what was written. Where there
+    is no such tangent (an object passed as another argument), and the value written has a
+    tangent, or what it overwrites had one, the caller's tangent of the object would be stale
+    after the call, and StateWriteError is raised (reverse mode follows it)."""
+    if in_callee and type(tangent) is ObjectGradient:
+        changed = state_tangent(tangent, root, kinds, keys, value_tangent, symbol, where)
+        tangent.clear()
+        tangent.update(changed)
+        return tangent
     if in_callee and (nonzero_gradient(value_tangent)
                       or nonzero_gradient(entry_at(tangent, keys))):
         raise StateWriteError(

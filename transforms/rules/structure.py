@@ -27,8 +27,9 @@ from autotrace.runtime.derivatives.built_objects import (build_object, field_gra
                                                          replaced_dataclass_fields,
                                                          replaced_namedtuple_fields)
 from autotrace.runtime.random import draw
-from ...runtime.derivatives.state_writes import (placed_state, restored_state, state_gradient,
-                                                state_tangent, without_state, write_state)
+from ...runtime.derivatives.state_writes import (object_tangent, placed_state, restored_state,
+                                                state_gradient, state_tangent, unwritten_state,
+                                                without_state, write_state)
 from ...runtime.ops_index import checked_out
 from autotrace.runtime.recompute import recompute_from
 from autotrace.transforms.inplace import refuse_shared_write
@@ -262,6 +263,26 @@ def _state_gradient(y, gradient, root, kinds, keys, value, symbol=None, where=""
 def _without_state(y, gradient, root, keys, symbol=None, value=None, where="",
                    carries_gradient=True):
     d[gradient] = restored_state(d[y], root, "", keys, symbol, value)
+
+
+@adjoint(placed_state)
+def _placed_state(y, gradient, root, kinds, keys, value, symbol=None):
+    d[gradient] = state_gradient(d[y], root, kinds, keys, value, symbol)
+
+
+@adjoint(restored_state)
+def _restored_state(y, gradient, root, kinds, keys, symbol=None, value=None):
+    d[gradient] = unwritten_state(d[y], keys, symbol, value)
+
+
+@adjoint(unwritten_state)
+def _unwritten_state(y, gradient, keys, symbol=None, value=None):
+    d[gradient] = restored_state(d[y], None, "", keys, symbol, value)
+
+
+@adjoint(object_tangent)
+def _object_tangent(y, tangent, value):
+    d[tangent] = d[y]
 
 
 @adjoint(state_tangent)

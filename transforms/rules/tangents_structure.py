@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from autotrace.runtime.derivatives.adjoint_ops import unbroadcast
-from ...runtime.derivatives.state_writes import (state_gradient, state_tangent, without_state,
-                                                write_state)
+from ...runtime.derivatives.state_writes import (object_tangent, placed_state, restored_state,
+                                                state_gradient, state_tangent, unwritten_state,
+                                                without_state, write_state)
 from autotrace.runtime.derivatives.built_objects import (build_object, field_gradients,
                                                          object_gradient)
 from autotrace.runtime.derivatives.items import (accumulate_attribute, accumulate_item, astype,
@@ -303,6 +304,26 @@ def _state_gradient(y, gradient, root, kinds, keys, value, symbol=None, where=""
 def _without_state(y, gradient, root, keys, symbol=None, value=None, where="",
                    carries_gradient=True):
     d[y] = without_state(d[gradient], root, keys, symbol, value, where, carries_gradient)
+
+
+@tangent(placed_state)
+def _placed_state(y, gradient, root, kinds, keys, value, symbol=None):
+    d[y] = placed_state(d[gradient], root, kinds, keys, value, symbol)
+
+
+@tangent(restored_state)
+def _restored_state(y, gradient, root, kinds, keys, symbol=None, value=None):
+    d[y] = restored_state(d[gradient], root, kinds, keys, symbol, value)
+
+
+@tangent(unwritten_state)
+def _unwritten_state(y, gradient, keys, symbol=None, value=None):
+    d[y] = unwritten_state(d[gradient], keys, symbol, value)
+
+
+@tangent(object_tangent)
+def _object_tangent(y, tangent, value):
+    d[y] = object_tangent(d[tangent], value)
 
 
 @tangent(state_tangent)
