@@ -438,8 +438,10 @@ class Writer(MemoryWriter, ExpressionWriter):
         if self.has("state_gradients") and random.Random(
                 f"state gradients {self.seed}").random() < 0.15:
             self.use("state_gradients")
-            first += ["LAYER.offset = np.sum(np.cos(x)) * 0.1",
-                      "state_out = LAYER.forward(np.sin(x), a)"]
+            # (written first: a call of the layer before it would read the value the call
+            # before left, and f would be no function of its arguments)
+            first[:0] = ["LAYER.offset = np.sum(np.cos(x)) * 0.1"]
+            first += ["state_out = LAYER.forward(np.sin(x), a)"]
             terms.append("np.sum(state_out ** 2) + LAYER.offset * a")
         if self.has("unpacking") and extra.random() < 0.2:
             self.use("unpacking")
