@@ -46,9 +46,9 @@ from autotrace.runtime.tracer import (GraphBuilder, OutputStructure, Tracer, _Sl
                                       inherit_arguments, is_array, leaves_with_paths, map_arrays)
 from .control_aliases import (branch_choices, carry_branch_aliases, carry_loop_aliases,
                               inline_graph)
-from autotrace.runtime.control_writes import (changed_in_place, loop_write_back,
-                                              positions_of_operands, write_back,
-                                              write_first_iteration)
+from autotrace.runtime.control_writes import (changed_in_place, first_iteration_writes,
+                                              loop_write_back, positions_of_operands,
+                                              write_back, write_first_iteration)
 from autotrace.runtime.views import share_operand_memory
 from .control_stale import (StaleReads, bases_inside, check_loop, outside_bases,
                             view_of_operand)
@@ -372,20 +372,32 @@ def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple
                           written, choices)
 
 
-def _finish(traced: list, captured: list) -> list:
+def _finish(traced: list, captured: list, first_writes=None) -> list:
     """The optimized subgraphs, each taking its operands, then every value in `captured`
-    (a placeholder input for those only another subgraph uses)."""
-    return [optimize(_as_graph(subgraph, captured)) for subgraph in traced]
+    (a placeholder input for those only another subgraph uses). A loop's condition and body
+    with `first_writes` (control_writes.FirstWrites) take its loop values after their own, and
+    the body computes them."""
+    return [optimize(_as_graph(subgraph, captured, first_writes=first_writes))
+            for subgraph in traced]
 
 
-def _as_graph(subgraph: TracedSubgraph, captured: list, outputs: list | None = None) -> Graph:
+def _as_graph(subgraph: TracedSubgraph, captured: list, outputs: list | None = None,
+              first_writes=None) -> Graph:
     """The subgraph as traced (with `outputs`, by default its own), taking its operands, then
-    every value in `captured`."""
+    every value in `captured`; with the loop values of `first_writes` (see _finish)."""
     captures = subgraph.builder.captures
     capture_vars = [captures[tracer.graph_var][1] if tracer.graph_var in captures
                     else Var(tracer.aval) for tracer in captured]
-    return Graph([*subgraph.operand_vars, *capture_vars], subgraph.builder.equations,
-                 subgraph.outputs if outputs is None else outputs)
+    inputs, equations = subgraph.operand_vars, subgraph.builder.equations
+    outputs = subgraph.outputs if outputs is None else outputs
+    if first_writes is not None:
+        if subgraph.builder.role[2] == "body":
+            inputs = [*inputs, *first_writes.inputs]
+            equations = [*equations, *first_writes.equations]
+            outputs = [*outputs, *first_writes.outputs]
+        else:  # the condition reads none of them
+            inputs = [*inputs, *(Var(var.aval) for var in first_writes.inputs)]
+    return Graph([*inputs, *capture_vars], equations, outputs)
 
 
 def _union_of_captures(*builders) -> list:
@@ -519,22 +531,28 @@ def traced_while(parent: GraphBuilder, cond_fn, body_fn, init_vals,
                            share=False)
     (check or _check_body)(init_vals, body.result)
     check_loop(condition.builder.stale_reads, body.builder.stale_reads)
+    first_writes = first_iteration_writes(parent, init_vals, body, parent.device())
     captured = _union_of_captures(condition.builder, body.builder)
-    cond_graph, body_graph = _finish([condition, body], captured)
+    cond_graph, body_graph = _finish([condition, body], captured, first_writes)
     leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
     before = [Tracer(leaf._builder, leaf.graph_var) if isinstance(leaf, Tracer) else leaf
               for leaf in leaves]
-    results = parent.record(primitives["while"], [*leaves, *captured],
+    added = first_writes.initial if first_writes is not None else []
+    results = parent.record(primitives["while"], [*leaves, *added, *captured],
                             {"loop": Loop(cond_graph, body_graph)})
-    ran_none = None
-    if not _subgraphs_have_effects({"loop": Loop(cond_graph, cond_graph)}):
+    count = len(body.outputs)
+    write_first_iteration(init_vals, first_writes, results[count:])
+    if first_writes is not None:
+        def ran_none():  # the loop carries whether an iteration ran
+            return np.logical_not(results[-1])
+    elif not _subgraphs_have_effects({"loop": Loop(cond_graph, cond_graph)}):
         test_graph = _as_graph(condition, captured)
 
         def ran_none():  # the loop's condition on the values before it is false
             return np.logical_not(inline_graph(parent, test_graph, [*before, *captured])[0])
-    write_first_iteration(parent, init_vals, body, ran_none, lambda outputs: inline_graph(
-        parent, _as_graph(body, captured, outputs), [*before, *captured]))
-    values = loop_write_back(parent, init_vals, body, body.structure.unflatten(results))
+    else:
+        ran_none = None
+    values = loop_write_back(parent, init_vals, body, body.structure.unflatten(results[:count]))
     return carry_loop_aliases(values, init_vals, body, ran_none)
 
 

@@ -7,9 +7,15 @@ and a result that is that operand's memory is the operand itself again.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import NamedTuple
+
 import numpy as np
 
+from .abstract import abstractify
 from .control_aliases import body_alias_is_new
+from .graph import Equation, Var
+from .registry import primitives
 from autotrace.runtime.control_scope import ControlFlowError
 from autotrace.runtime.tracer import Tracer, write_value
 from autotrace.runtime.trees import leaves_with_paths, map_arrays
@@ -82,35 +88,61 @@ def _refuse_shared_change(init_vals, changed: list) -> None:
 
 
 _LOST_WRITE_MESSAGE = (
-    "a traced loop changes a loop value in place and then gives the name {what}: in NumPy "
-    "the first iteration's change reaches the array the name held before the loop (and every "
-    "other name for it), {why}. Write the change as a new array (x = x + 1.0 rather than "
-    "x += 1.0), or give the loop a copy (x = x.copy() before the loop)")
+    "a traced loop changes a loop value in place and then gives the name another array's "
+    "memory or a view of one: in NumPy the first iteration's change reaches the array the "
+    "name held before the loop (and every other name for it), and the next iterations change "
+    "that memory, which autotrace cannot follow. Write the change as a new array (x = x + 1.0 "
+    "rather than x += 1.0), or give the loop a copy (x = x.copy() before the loop)")
 
 
-def write_first_iteration(parent, init_vals, body, ran_none, first_iteration) -> None:
-    """Write into each loop value from before the loop that the body changes in place and then
-    rebinds to a new array (`x += 1.0; x = x * 2.0`) what the first iteration leaves in it,
-    as NumPy does; later iterations change only the new arrays. `ran_none()` records the
-    traced bool saying the loop ran no iteration (None where it cannot); `first_iteration(
-    outputs)` records the body's values `outputs` on the values before the loop (None where
-    the body has side effects)."""
+class FirstWrites(NamedTuple):
+    """Loop values a `while` op carries beside the body's own (first_iteration_writes): the
+    value each of the `lost` loop values holds after the first iteration, then whether an
+    iteration ran. They follow the body's loop values, before the captured values."""
+
+    lost: list       # the indices of the loop values written in place, then rebound
+    initial: list    # the added loop values before the loop
+    inputs: list     # the body's inputs (Vars) for them
+    equations: list  # what the body computes them with, after its own equations
+    outputs: list    # the body's outputs for them
+
+
+def first_iteration_writes(parent, init_vals, body, device: str) -> FirstWrites | None:
+    """The loop values to add to a `while` op whose body (a TracedSubgraph) changes a loop
+    value from before the loop in place and then rebinds it to a new array (`x += 1.0; x = x *
+    2.0`): NumPy's first iteration changes the array before the loop, later ones only the new
+    arrays. None where the body does not. The body carries what its first iteration leaves in
+    each (`first = where(ran, first, written)`, `ran = True`), so that it runs once: computed
+    again outside the loop, a body's pops and pushes of saved values, or a print, would run
+    twice. `device`: the trace's."""
     changed = changed_in_place(parent, (init_vals,), [body])
     positions = positions_of_operands(body, changed)
     lost = [index for index in changed if positions[index] != index]
     if not lost:
-        return
+        return None
     if not all(body_alias_is_new(body, index, init_vals) for index in lost):
-        raise LoopMemoryError(_LOST_WRITE_MESSAGE.format(
-            what="another array's memory or a view of one",
-            why="and the next iterations change that memory, which autotrace cannot follow"))
-    firsts = first_iteration([body.written[index] for index in lost])
-    if firsts is None or ran_none is None:
-        raise LoopMemoryError(_LOST_WRITE_MESSAGE.format(
-            what="a new array", why="which autotrace cannot compute here: the loop prints "
-                                    "or saves values"))
-    ran_none_now = ran_none()
+        raise LoopMemoryError(_LOST_WRITE_MESSAGE)
     outer_leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
-    for index, first in zip(lost, firsts):
-        outer = outer_leaves[index]
-        write_value(outer, np.where(ran_none_now, outer, first))
+    ran = Var(replace(abstractify(np.False_), device=device))
+    where = primitives["where"]
+    so_far, equations, firsts = [], [], []
+    for index in lost:
+        written = body.written[index]
+        so_far.append(Var(written.aval))
+        firsts.append(Var(where.abstract_eval(ran.aval, written.aval, written.aval)))
+        equations.append(Equation(where, [ran, so_far[-1], written], {}, [firsts[-1]]))
+    return FirstWrites(lost, [*(outer_leaves[index] for index in lost), np.False_],
+                       [*so_far, ran], equations, [*firsts, body.builder.constant(np.True_)])
+
+
+def write_first_iteration(init_vals, first_writes: FirstWrites | None, results) -> None:
+    """Write into each loop value from before the loop that the body changes in place and then
+    rebinds what the first iteration left in it (its value before the loop where the loop ran
+    no iteration), as NumPy does: `results`, the `while` op's results for `first_writes`."""
+    if first_writes is None:
+        return
+    outer_leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
+    for index, first in zip(first_writes.lost, results):
+        write_value(outer_leaves[index], first)
+
+
