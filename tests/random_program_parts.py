@@ -80,14 +80,7 @@ FEATURES = frozenset({
 
 # Constructs that give wrong derivatives or internal errors today, left out so that the test
 # passes while they are fixed: remove a name when its fix lands.
-# tuple_holds_argument: `pair = (x, ...)`, then a traced while loop that rebinds x and writes
-# x[0:2] = x[1:3]: the traced gradient's stack of saved values gives back a value of another
-# shape ("autotrace internal error: a traced stack of saved values ..."; program 146).
-# layer_reads_argument: `LAYER.forward(x, a)` (whose result may share x's memory, as any
-# method's), then a traced while loop that rebinds x and writes x[0:2] = x[1:3]: the traced
-# gradient with respect to a alone fails the same way ("could not broadcast a value of shape
-# (4,) into x[index] of shape (2,)"; program 146).
-KNOWN_BROKEN = frozenset({"tuple_holds_argument", "layer_reads_argument"})
+KNOWN_BROKEN = frozenset()
 
 
 def enabled_features(spec: str | None = None) -> frozenset:
