@@ -180,8 +180,20 @@ def fold_constants(body, namer=None):
     would let a later `A[0] = ...` (or a view of A) write into x.
     """
     for statement in body:
-        _FoldNumbers().visit(statement)
-        _DropIdentities().visit(statement)
+        # Most statements hold neither: one walk finds out, where each pass below visits
+        # every node.
+        folds = identities = False
+        for node in walk(statement):
+            if isinstance(node, gast.BinOp):
+                folds = folds or (isinstance(node.left, gast.Constant)
+                                  and isinstance(node.right, gast.Constant))
+            elif not isinstance(node, gast.UnaryOp):
+                continue
+            identities = identities or _identity_operand(node) is not None
+        if folds:  # a fold may make an identity (`x * (0.5 * 2)`)
+            _FoldNumbers().visit(statement)
+        if folds or identities:
+            _DropIdentities().visit(statement)
 
 
 class _FoldNumbers(gast.NodeTransformer):
