@@ -20,14 +20,15 @@ from autotrace import layers
 
 
 class ConvNet(autotrace.Module):
-    def __init__(self):
+    def __init__(self, width: float = 1.0):
+        """width: a multiple of the guide's numbers of filters and units (32, 64, 1024)."""
         super().__init__()
-        self.conv1 = layers.Conv2D(32, 5, padding="same", activation="relu")
+        self.conv1 = layers.Conv2D(round(32 * width), 5, padding="same", activation="relu")
         self.pool1 = layers.MaxPool2D(2, padding="same")
-        self.conv2 = layers.Conv2D(64, 5, padding="same", activation="relu")
+        self.conv2 = layers.Conv2D(round(64 * width), 5, padding="same", activation="relu")
         self.pool2 = layers.MaxPool2D(2, padding="same")
         self.flatten = layers.Flatten()
-        self.dense = layers.Dense(1024, activation="relu")
+        self.dense = layers.Dense(round(1024 * width), activation="relu")
         self.dropout = layers.Dropout(0.4, seed=0)
         self.logits = layers.Dense(10)
 
@@ -67,12 +68,15 @@ def main(argv=None) -> float:
     parser.add_argument("--logdir", default="/tmp/autotrace_digits")
     parser.add_argument("--epochs", type=int, default=8, help="train until this many epochs")
     parser.add_argument("--batch-size", type=int, default=50)
+    parser.add_argument("--width", type=float, default=1.0,
+                        help="a multiple of the layers' widths (0.25: a quarter as wide, faster)")
+    parser.add_argument("--learning-rate", type=float, default=1e-3)
     arguments = parser.parse_args(argv)
 
     train_images, train_labels, test_images, test_labels = load_digits()
     autotrace.random.set_seed(0)
-    model = ConvNet()
-    optimizer = autotrace.optimizers.Adam(learning_rate=1e-3)
+    model = ConvNet(arguments.width)
+    optimizer = autotrace.optimizers.Adam(learning_rate=arguments.learning_rate)
     epoch = autotrace.Variable(0, name="epoch", trainable=False)
     checkpoint = autotrace.Checkpoint(model=model, optimizer=optimizer, epoch=epoch)
     latest = autotrace.latest_checkpoint(arguments.logdir)

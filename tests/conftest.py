@@ -5,6 +5,14 @@ import sys
 
 import pytest
 
+# A test worker (pytest-xdist runs one per core) runs NumPy's BLAS on one thread, as the
+# examples and benchmarks do: OpenBLAS's own threads would wait for the cores the other
+# workers hold (two workers training the digits example took five times as long each).
+# Set before NumPy loads its BLAS, which reads them then; subprocesses of the tests inherit it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_variable, "1")
+
 
 @pytest.fixture(autouse=True, scope="session")
 def kernel_cache_of_the_test_run(tmp_path_factory):

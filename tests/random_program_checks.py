@@ -162,6 +162,7 @@ class Point:
         self.u = (rng.standard_normal(4), float(rng.standard_normal()))
         self.wrt = wrt
         self.value, self.path = path_and_value(module, self.x, self.a)
+        self.firsts = {}  # (step, direction) -> D_direction f: several modes check each one
 
     def f(self, moves):
         """f at the point moved by sum of step * (dx, da) over `moves`, on the same path."""
@@ -174,8 +175,13 @@ class Point:
         return value
 
     def first(self, direction, step=FIRST_STEP) -> float:
-        """D_direction f, by central differences."""
-        return (self.f([(step, direction)]) - self.f([(-step, direction)])) / (2 * step)
+        """D_direction f, by central differences (computed once per direction and step)."""
+        dx, da = direction
+        key = (step, tuple(np.asarray(dx, dtype=float)), float(da))
+        if key not in self.firsts:
+            self.firsts[key] = (self.f([(step, direction)])
+                                - self.f([(-step, direction)])) / (2 * step)
+        return self.firsts[key]
 
     def second(self, first_direction, second_direction, step=SECOND_STEP) -> float:
         """D_second D_first f, by central differences of central differences."""

@@ -24,7 +24,10 @@ def test_mnist_cnn_reaches_95_percent_writes_summaries_and_graph_and_resumes(tmp
     pytest.importorskip("sklearn", reason="the digits data set comes with scikit-learn")
     from autotrace.summary import read_events
     main = load("mnist_cnn.py")["main"]
-    accuracy = main(["--logdir", str(tmp_path), "--epochs", "8"])
+    # A quarter as wide as the guide's model (a quarter of the filters and units), with a
+    # larger step: the same layers, summaries, graph and checkpoints, in half the time.
+    smaller = ["--width", "0.25", "--learning-rate", "3e-3"]
+    accuracy = main(["--logdir", str(tmp_path), "--epochs", "8"] + smaller)
     assert accuracy >= 0.95
     printed = capsys.readouterr().out
     assert "train_step traced 1 time(s)" in printed and "Resumed" not in printed
@@ -43,7 +46,7 @@ def test_mnist_cnn_reaches_95_percent_writes_summaries_and_graph_and_resumes(tmp
     assert len(set(names)) == 4
 
     # Run again with the same directory: it resumes after epoch 8 and trains one more.
-    resumed = main(["--logdir", str(tmp_path), "--epochs", "9"])
+    resumed = main(["--logdir", str(tmp_path), "--epochs", "9"] + smaller)
     printed = capsys.readouterr().out
     assert f"Resumed from {tmp_path}/ckpt-8 after epoch 8" in printed
     assert "epoch 9:" in printed and "epoch 8:" not in printed

@@ -19,7 +19,9 @@ def test_the_gpu_tests_pass_against_an_emulated_cupy(tmp_path):
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(ROOT / "tests" / "gpu" / "emulated"), str(ROOT)]))
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+        # In this process's worker, one process (-n 0): workers of its own would each collect
+        # the tests again, on cores the rest of the run is using.
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", "-n", "0",
          f"--basetemp={tmp_path}", str(ROOT / "tests" / "gpu")],
         cwd=ROOT, env=environment, capture_output=True, text=True, timeout=600)
     summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr

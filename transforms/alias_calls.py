@@ -17,9 +17,12 @@ from autotrace.transforms.call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS,
                                                numpy_name, python_callee)
 from autotrace.transforms.naming import SCOPES
 from autotrace.transforms.parsing import MISSING, parse_function, resolve
+from .function_caches import made_from
 
 # Functions called are read to see which arguments they may return, this many calls deep.
 _DEEPEST_CALLS = 3
+# The attribute of one of autotrace's own functions that keeps what it may return.
+_RETURNED = "__autotrace_returned_parameters__"
 # Methods of a list or dict that give one of its items (or the default passed).
 _ITEM_METHODS = {"pop", "get", "setdefault", "popitem"}
 # Builtins whose result is surely a new list, tuple, dict or set, or an iterator whose items
@@ -159,19 +162,30 @@ class CallSharing:
         `callee` may return (whole: itself, else held in what it returns), whether it may
         return a new value); None where that is not known."""
         if callee.__code__ not in self.returns:
-            self.returns[callee.__code__] = None  # while it is read: a recursive call
-            try:
-                parsed = parse_function(callee)
-                sharing = type(self)(parsed.node, parsed.location, parsed.namespace,
-                                   self.depth + 1, self.returns)
-                sharing.block(parsed.node.body)
-            except Exception:  # noqa: BLE001 - no source, or its own writes refused
-                return None
-            self.returns[callee.__code__] = ([
-                (position, parameter, ("argument", parameter) in sharing.returned_whole)
-                for position, parameter in enumerate(parameter_names(parsed.node))
-                if ("argument", parameter) in sharing.returned], _makes_new(sharing))
+            # autotrace's own functions (the runtime helpers generated code calls: match,
+            # accumulate_item, ...) are read once per kind of reading and depth, and kept on
+            # the function: their source and their module's names do not change. A user's
+            # function is read again by each analysis, as what its names hold may change.
+            kept = (made_from(callee, _RETURNED) if (callee.__module__ or "").startswith(
+                "autotrace.") else {})
+            key = (type(self), self.depth)
+            if key not in kept:
+                kept[key] = self._read_returned_parameters(callee)
+            self.returns[callee.__code__] = kept[key]
         return self.returns[callee.__code__]
+
+    def _read_returned_parameters(self, callee):
+        self.returns[callee.__code__] = None  # while it is read: a recursive call
+        try:
+            parsed = parse_function(callee)
+            sharing = type(self)(parsed.node, parsed.location, parsed.namespace,
+                               self.depth + 1, self.returns)
+            sharing.block(parsed.node.body)
+        except Exception:  # noqa: BLE001 - no source, or its own writes refused
+            return None
+        return ([(position, parameter, ("argument", parameter) in sharing.returned_whole)
+                 for position, parameter in enumerate(parameter_names(parsed.node))
+                 if ("argument", parameter) in sharing.returned], _makes_new(sharing))
 
     def writes_by_callee(self, node) -> None:
         """Refuse a call of a function that writes into its argument, which autotrace does

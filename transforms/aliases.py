@@ -173,8 +173,9 @@ class _Sharing(CallSharing, RefusalMessages):
         for memories in self.env.values():
             if memory in memories:
                 memories.setdefault(old, memories.pop(memory))
-        for held in list(self.holds):
-            self.holds[held] = {rename(m) for m in self.holds[held]}
+        for held, memories in self.holds.items():  # (only those holding it change)
+            if memory in memories:
+                self.holds[held] = {rename(m) for m in memories}
         if memory in self.holds:
             self.holds[old] |= self.holds.pop(memory)
         if memory in self.arrays:

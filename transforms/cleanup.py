@@ -73,9 +73,10 @@ def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict,
     # An in-place write into x changes what every name sharing x's memory sees: `x = _t2` (a
     # rule reading its result, `1 - y * y` for tanh), `w = x`, a view, a list holding x.
     sharing = _MemoryOfSaves(primal, parameters, namespace or {})
+    reads = _Reads(shape_only)
     while True:
-        needed = _needed(adjoint, sharing)
-        values_needed = _needed(adjoint, sharing, shape_only)
+        needed = _needed(adjoint, sharing, reads, values=False)
+        values_needed = _needed(adjoint, sharing, reads, values=True)
 
         def wanted(statement) -> bool:
             saved, kind, _ = getattr(statement, SAVE)
@@ -123,21 +124,48 @@ def _push_shapes_only(primal: list, names: set, helper: str) -> None:
                                    args=call.args, keywords=[])]
 
 
-def _needed(adjoint, sharing, shape_only=None) -> set:
+class _Reads:
+    """The names each statement of the adjoint sweep reads, found once: remove_unneeded_saves
+    asks again after each round of removals, in which the other statements stay as they were.
+    Statements are kept by identity, and held, so that an id is never another's."""
+
+    def __init__(self, shape_only: dict):
+        self.shape_only = shape_only
+        self.found = {}  # id(statement) -> (statement, its reads, its value reads)
+
+    def of(self, statement, values: bool) -> set:
+        """The names `statement` reads in its own expressions (not those of the statements
+        in its blocks); with `values`, leaving out arguments that shape_only helpers read
+        the shape of. A save or restore: every name it reads."""
+        kept = self.found.get(id(statement))
+        if kept is None:
+            if hasattr(statement, SAVE):
+                loads = set(_loads([statement]))
+                kept = (statement, loads, loads)
+            else:
+                reads, value_reads = set(), set()
+                for field in ("test", "iter", "value", "targets", "items"):  # (items: a with's)
+                    part = getattr(statement, field, None)
+                    for node in (part if isinstance(part, list) else [part]):
+                        if node is not None:
+                            every, values_only = _value_reads(node, self.shape_only)
+                            reads |= every
+                            value_reads |= values_only
+                kept = (statement, reads, value_reads)
+            self.found[id(statement)] = kept
+        return kept[2] if values else kept[1]
+
+
+def _needed(adjoint, sharing, reads: _Reads, values: bool) -> set:
     """Primal names the adjoint sweep reads (restores count only for names that are read, item
-    restores for names that `sharing` says may share the array's memory); with
-    `shape_only`, reads of an argument's shape alone do not count."""
+    restores for names that `sharing` says may share the array's memory); with `values`,
+    reads of an argument's shape alone do not count."""
     needed = set()
     for statement in _statements(adjoint):
-        if hasattr(statement, SAVE):
-            continue
-        for field in ("test", "iter", "value", "targets", "items"):  # (items: a with's)
-            part = getattr(statement, field, None)
-            for node in (part if isinstance(part, list) else [part]):
-                if node is not None:
-                    needed |= _value_reads(node, shape_only or {})
+        if not hasattr(statement, SAVE):
+            needed |= reads.of(statement, values)
     # each save and restore: (the name saved, whether it restores items, the names it reads)
-    marked = [(getattr(s, SAVE)[0], getattr(s, SAVE)[1].startswith("item"), set(_loads([s])))
+    marked = [(getattr(s, SAVE)[0], getattr(s, SAVE)[1].startswith("item"), reads.of(s, values))
               for s in _statements(adjoint) if hasattr(s, SAVE)]
     changed = True
     # A kept restore reads its index, which must be restored too; a kept item restore writes
@@ -146,19 +174,20 @@ def _needed(adjoint, sharing, shape_only=None) -> set:
         changed = False
         for saved, items, loads in marked:
             if items and sharing.of(saved) & needed:
-                reads = loads
+                read = loads
             elif saved in needed:
-                reads = loads - {saved}
+                read = loads - {saved}
             else:
                 continue
-            if not reads <= needed:
-                needed |= reads
+            if not read <= needed:
+                needed |= read
                 changed = True
     return needed
 
 
-def _value_reads(node, shape_only: dict) -> set:
-    """Names read in `node`, leaving out arguments that `shape_only` helpers read the shape of."""
+def _value_reads(node, shape_only: dict) -> tuple:
+    """(the names read in `node`, those leaving out arguments that `shape_only` helpers read
+    the shape of)."""
     skipped, reads = set(), []
     for found in walk(node):  # one walk: the calls and the names read
         if isinstance(found, gast.Name):
@@ -169,7 +198,7 @@ def _value_reads(node, shape_only: dict) -> set:
             for position in shape_only[found.func.id]:
                 if position < len(found.args) and isinstance(found.args[position], gast.Name):
                     skipped.add(id(found.args[position]))
-    return {n.id for n in reads if id(n) not in skipped}
+    return {n.id for n in reads}, {n.id for n in reads if id(n) not in skipped}
 
 
 def fold_constants(body, namer=None):
@@ -180,8 +209,20 @@ def fold_constants(body, namer=None):
     would let a later `A[0] = ...` (or a view of A) write into x.
     """
     for statement in body:
-        _FoldNumbers().visit(statement)
-        _DropIdentities().visit(statement)
+        # Most statements hold neither: one walk finds out, where each pass below visits
+        # every node.
+        folds = identities = False
+        for node in walk(statement):
+            if isinstance(node, gast.BinOp):
+                folds = folds or (isinstance(node.left, gast.Constant)
+                                  and isinstance(node.right, gast.Constant))
+            elif not isinstance(node, gast.UnaryOp):
+                continue
+            identities = identities or _identity_operand(node) is not None
+        if folds:  # a fold may make an identity (`x * (0.5 * 2)`)
+            _FoldNumbers().visit(statement)
+        if folds or identities:
+            _DropIdentities().visit(statement)
 
 
 class _FoldNumbers(gast.NodeTransformer):

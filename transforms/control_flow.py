@@ -229,7 +229,10 @@ class ControlFlowConverter:
         self.generated.add(function_name)
         returned = "(" + "".join(f"{r}, " for r in results) + ")"
         definition = replace(f"def {function_name}({', '.join(parameters)}):\n"
-                             f"    body\n    return {returned}", body=body or [gast.Pass()])[0]
+                             f"    pass\n    return {returned}")[0]
+        # The statements themselves, not a copy (as filling a hole makes): they were made for
+        # this function, and nothing else holds them.
+        definition.body[:1] = body or [gast.Pass()]
         _locate(definition, node)
         return function_name, definition
 

@@ -25,13 +25,24 @@ SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
 
 
 def walk_scope(node):
-    """`node` and what it contains, not descending into nested scopes (functions, lambdas,
-    classes, comprehensions), whose names are their own."""
-    yield node
-    if isinstance(node, SCOPES):
-        return  # its name (a def) belongs here; its body does not
-    for child in gast.iter_child_nodes(node):
-        yield from walk_scope(child)
+    """`node` and what it contains, depth first, in source order, not descending into nested
+    scopes (functions, lambdas, classes, comprehensions), whose names are their own."""
+    # A stack, not recursion: a recursive generator passes every node up through each level
+    # above it, and generated bodies nest deep.
+    todo = [node]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, SCOPES):
+            continue  # its name (a def) belongs here; its body does not
+        children = []
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, gast.AST):
+                children.append(value)
+            elif isinstance(value, list):
+                children.extend(item for item in value if isinstance(item, gast.AST))
+        todo.extend(reversed(children))
 
 
 def name_counts(nodes, context=gast.Load) -> collections.Counter:

@@ -101,16 +101,12 @@ def parse_function(func) -> ParsedFunction:
             f"grad(lambda x: {name}(x)): inside a function, calls to it use its derivative "
             "rule (register one with @autotrace.register_adjoint if it has none).")
     try:
-        # From the code object, which is what calling `func` runs: inspect would follow
-        # `__wrapped__` (functools.wraps) to the function a decorator wrapped, and so skip
-        # the decorator's own code.
-        lines, first_line = inspect.getsourcelines(func.__code__)
+        lines, first_line, filename = _source_lines(func)
     except (OSError, TypeError):
         raise SourceUnavailableError(
             f"the source of function {name!r} is not available (it was defined in an "
             "interactive session or with exec). Define it in a .py file, or register a rule "
             "for it with @autotrace.register_adjoint.") from None
-    filename = inspect.getsourcefile(func.__code__) or func.__code__.co_filename
     source = textwrap.dedent("".join(lines))
     first_line = max(first_line, 1)
     # The tree depends on the source read now and on the code that runs (which lambda,
@@ -131,6 +127,32 @@ def parse_function(func) -> ParsedFunction:
 
 
 _PARSED = "__autotrace_parsed__"  # the attribute of a function its tree is kept in
+_LINES = "__autotrace_source_lines__"  # ... and the lines of its source
+
+
+def _source_lines(func) -> tuple:
+    """(the lines of `func`'s source, the file's line of the first, the file), as inspect
+    reads them now: from the code object, which is what calling `func` runs (inspect would
+    follow `__wrapped__`, functools.wraps, to the function a decorator wrapped, and so skip
+    the decorator's own code). Kept on the function while linecache holds the same copy of
+    the file (inspect looks the file's module up among every module loaded, which costs more
+    than the rest of a small derivative's parsing); an edited file is read again, as inspect
+    checks it."""
+    code = func.__code__
+    known = made_from(func, _LINES)
+    kept = known.get(code)
+    if kept is not None:
+        filename, entry, found = kept
+        linecache.checkcache(filename)
+        if linecache.cache.get(filename) is entry:
+            return found
+    lines, first_line = inspect.getsourcelines(code)
+    filename = inspect.getsourcefile(code) or code.co_filename
+    entry = linecache.cache.get(filename)
+    known.clear()  # a reassigned __code__ leaves the old one's lines behind
+    if entry is not None:
+        known[code] = (filename, entry, (lines, first_line, filename))
+    return lines, first_line, filename
 
 
 def _location(func, filename: str, first_line: int, name: str) -> Location:

@@ -24,24 +24,43 @@ def _parsed(text: str, expression: bool):
     return parse_expression(text) if expression else parse_statements(text)
 
 
-class _FillHoles(gast.NodeTransformer):
-    def __init__(self, holes: dict):
-        self.holes = holes
-
-    def visit_Name(self, node):
-        if node.id not in self.holes:
-            return node
-        value = self.holes[node.id]
+def _filled(node, holes: dict):
+    """A copy of the template node `node` with its holes filled: a node, a list of statements
+    (a statement hole) or None (a hole given None, which leaves its place empty). Copying and
+    filling are one pass; the parsed template is never changed."""
+    if isinstance(node, gast.Name):
+        if node.id not in holes:
+            return copy_tree(node)
+        value = holes[node.id]
         value = copy_tree(_parsed(value, True) if isinstance(value, str) else value)
         if isinstance(value, (gast.Name, gast.Attribute, gast.Subscript, gast.Tuple, gast.List)):
             _set_context(value, node.ctx)
         return value
-
-    def visit_Expr(self, node):
+    if (isinstance(node, gast.Expr) and isinstance(node.value, gast.Name)
+            and isinstance(holes.get(node.value.id), list)):
         # A statement hole: a bare name standing alone on its line.
-        if isinstance(node.value, gast.Name) and isinstance(self.holes.get(node.value.id), list):
-            return copy_tree(self.holes[node.value.id])
-        return self.generic_visit(node)
+        return copy_tree(holes[node.value.id])
+    copied = type(node)()  # as copy.deepcopy makes it: the class, its __dict__ filled
+    state = copied.__dict__
+    for key, value in node.__dict__.items():
+        if isinstance(value, gast.AST):
+            value = _filled(value, holes)
+            if value is None:
+                continue  # as ast.NodeTransformer leaves it: no attribute
+        elif isinstance(value, list):
+            items = []
+            for item in value:
+                if isinstance(item, gast.AST):
+                    item = _filled(item, holes)
+                    if item is None:
+                        continue
+                    if isinstance(item, list):
+                        items.extend(item)
+                        continue
+                items.append(item)
+            value = items
+        state[key] = value  # else a string, number or None, which a copy shares too
+    return copied
 
 
 def _set_context(node, ctx) -> None:
@@ -53,18 +72,16 @@ def _set_context(node, ctx) -> None:
 
 def replace(template: str, **holes) -> list:
     """Statements parsed from `template` with each hole filled (see the module docstring)."""
-    statements = copy_tree(_parsed(template, False))
-    filler = _FillHoles(holes)
     out = []
-    for statement in statements:
-        result = filler.visit(statement)
+    for statement in _parsed(template, False):
+        result = _filled(statement, holes)
         out.extend(result if isinstance(result, list) else [result])
     return out
 
 
 def replace_expression(template: str, **holes) -> gast.expr:
     """One expression parsed from `template` with its holes filled."""
-    return _FillHoles(holes).visit(copy_tree(_parsed(template, True)))
+    return _filled(_parsed(template, True), holes)
 
 
 def name(identifier: str, store: bool = False) -> gast.Name:

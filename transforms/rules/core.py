@@ -135,8 +135,10 @@ def _call_site(node):
     return node
 
 
-class _Substitute(gast.NodeTransformer):
-    """Replace parameters by argument expressions, temporaries by fresh names, and `d[...]`."""
+class _Substitute:
+    """A copy of a template statement with parameters replaced by argument expressions,
+    temporaries by fresh names, and `d[...]` by gradients. The template is read, never
+    changed: copying it while filling it in is one pass where copying it first was two."""
 
     def __init__(self, bindings: dict, gradients: dict, result_name: str, gradient_of_result):
         self.bindings = bindings
@@ -144,25 +146,45 @@ class _Substitute(gast.NodeTransformer):
         self.result_name = result_name
         self.gradient_of_result = gradient_of_result
 
+    def visit(self, node):
+        if isinstance(node, gast.Name):
+            return self.visit_Name(node)
+        if isinstance(node, gast.Subscript) and _gradient_target(node) is not None:
+            return self.visit_Subscript(node)
+        return self.copy(node)
+
+    def copy(self, node):
+        """`node` copied as copy.deepcopy copies it (its class, every attribute), with the
+        nodes under it visited."""
+        copied = type(node)()
+        state = copied.__dict__
+        for key, value in node.__dict__.items():
+            if isinstance(value, gast.AST):
+                value = self.visit(value)
+            elif isinstance(value, list):
+                value = [self.visit(item) if isinstance(item, gast.AST) else item
+                         for item in value]
+            state[key] = value  # else a string, number or None, which deepcopy shares too
+        return copied
+
     def visit_Subscript(self, node):
+        """`d[name]`, of the result or of a parameter."""
         target = _gradient_target(node)
-        if target is None:
-            return self.generic_visit(node)
         if target == self.result_name:
             return _call_site(copy.deepcopy(self.gradient_of_result))
         if target not in self.gradients:
             raise RuleError(f"d[{target}] is read in a template before it is assigned")
-        return _call_site(gast.Name(id=self.gradients[target], ctx=node.ctx, annotation=None,
-                                    type_comment=None))
+        return _call_site(gast.Name(id=self.gradients[target], ctx=self.copy(node.ctx),
+                                    annotation=None, type_comment=None))
 
     def visit_Name(self, node):
         if node.id in self.bindings:
             replacement = self.bindings[node.id]
             if isinstance(node.ctx, gast.Store) or isinstance(replacement, str):
-                return _call_site(gast.Name(id=replacement, ctx=node.ctx, annotation=None,
-                                            type_comment=None))
+                return _call_site(gast.Name(id=replacement, ctx=self.copy(node.ctx),
+                                            annotation=None, type_comment=None))
             return _call_site(copy.deepcopy(replacement))
-        return node
+        return self.copy(node)
 
 
 @dataclass
@@ -208,11 +230,10 @@ def instantiate(rule: Rule, result, args: list, kwargs: dict, fresh_name: Callab
         bindings[name] = value
     arguments = {name: bindings[name] for name in bound.arguments}
 
-    body = copy.deepcopy(rule.body)
     temporaries = {}
     gradients = {}
     statements = []
-    for statement in body:
+    for statement in rule.body:
         target = None
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1:
             target = _gradient_target(statement.targets[0])
@@ -263,11 +284,10 @@ def instantiate_tangent(rule: Rule, result, args: list, kwargs: dict,
         bindings[parameter_name] = value
         tangents[parameter_name] = tangent_of(parameter_name, value)
 
-    body = copy.deepcopy(rule.body)
     temporaries = {}
     statements = []
     assigned_output = False
-    for statement in body:
+    for statement in rule.body:
         target = None
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1:
             target = _gradient_target(statement.targets[0])
@@ -300,8 +320,6 @@ class _TangentSubstitute(_Substitute):
 
     def visit_Subscript(self, node):
         target = _gradient_target(node)
-        if target is None:
-            return self.generic_visit(node)
         if target == self.result and isinstance(node.ctx, gast.Store):
             return gast.Name(id=self.output, ctx=gast.Store(), annotation=None,
                              type_comment=None)
