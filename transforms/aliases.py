@@ -36,6 +36,7 @@ sweep where a rule reads any of them (transforms/cleanup.py).
 from __future__ import annotations
 
 import collections
+import functools
 import inspect
 
 import gast
@@ -115,10 +116,7 @@ class _Sharing(CallSharing, RefusalMessages):
         # attribute the object holds is not the object, where an attribute of an array (A.T)
         # is a view of it.
         self.objects = {}
-        self.live_after = live_after(function.body)
-        self.reads = sorted((n.lineno, n.id) for n in _walk(function.body)
-                            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-                            and getattr(n, "lineno", None) is not None)
+        self.body = function.body  # (live_after and reads are found when a write asks)
         self.loops = []  # per enclosing loop: [the envs at its continues, at its breaks]
         self.statement = None
         self.guards = {}
@@ -128,6 +126,18 @@ class _Sharing(CallSharing, RefusalMessages):
         self.taken_at = {}  # (container's site, held memory's site) -> the statement
         # a list, tuple, set or dict display -> [(its item, the memories the item may be)]
         self.parts = {}
+
+    @functools.cached_property
+    def live_after(self) -> dict:
+        """id(statement) -> the names read after it (transforms/liveness.py)."""
+        return live_after(self.body)
+
+    @functools.cached_property
+    def reads(self) -> list:
+        """(line, name) of each read of a name, in order: where errors say it is read."""
+        return sorted((n.lineno, n.id) for n in _walk(self.body)
+                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+                      and getattr(n, "lineno", None) is not None)
 
     # --- values ---------------------------------------------------------------------------
 

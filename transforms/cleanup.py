@@ -331,8 +331,8 @@ def inline_temporaries(body, temporaries, is_pure):
     reads it, when nothing between them changes what the temporary's expression reads."""
     # Counted once: moving a temporary's expression into the statement that reads it leaves
     # every other name's count as it was, and the temporary's at none.
-    loads = _loads(body)
-    stores = _stores(body)
+    loads, stores = _loads_and_stores(body)
+    names = _SimpleStatements(is_pure)
     while True:
         changed = False
 
@@ -348,14 +348,15 @@ def inline_temporaries(body, temporaries, is_pure):
                         and statement.targets[0].id in temporaries
                         and loads[statement.targets[0].id] == 1
                         and stores[statement.targets[0].id] == 1
-                        and is_pure(statement.value)):
-                    use = _single_use(out, position, is_pure)
+                        and names.pure(statement)):
+                    use = _single_use(out, position, names)
                 if use is not None and isinstance(statement.value, gast.IfExp) and not (
                         isinstance(out[use], gast.Assign)
                         and isinstance(out[use].value, gast.Name)):
                     use = None  # `a if c else b` reads best as a statement's whole value
                 if use is not None:
                     _Substitute(statement.targets[0].id, statement.value).visit(out[use])
+                    names.forget(out[use])
                     loads[statement.targets[0].id] -= 1
                     stores[statement.targets[0].id] -= 1
                     del out[position]
@@ -368,7 +369,57 @@ def inline_temporaries(body, temporaries, is_pure):
             return
 
 
-def _single_use(block, position, is_pure):
+def _loads_and_stores(nodes) -> tuple:
+    """(how often each name is read, how often assigned) in `nodes`: one walk."""
+    loads, stores = collections.Counter(), collections.Counter()
+    for root in nodes:
+        for node in walk(root):
+            if isinstance(node, gast.Name):
+                if isinstance(node.ctx, gast.Load):
+                    loads[node.id] += 1
+                elif isinstance(node.ctx, gast.Store):
+                    stores[node.id] += 1
+    return loads, stores
+
+
+class _SimpleStatements:
+    """What inline_temporaries asks of a statement (the names it reads and assigns; whether
+    its value is pure), found once for a statement that holds no block; one the pass writes a
+    temporary into is forgotten. Each round asks again of every statement after a temporary,
+    and most stay as they were. Statements are held, so that an id is never another's."""
+
+    def __init__(self, is_pure):
+        self.is_pure = is_pure
+        self.known = {}  # id(statement) -> [statement, (loads, stores) or None, pure or None]
+
+    def _entry(self, statement) -> list:
+        entry = self.known.get(id(statement))
+        if entry is None:
+            entry = [statement, None, None]
+            if not any(hasattr(statement, block) for block in ("body", "orelse")):
+                self.known[id(statement)] = entry  # (a statement with a block is not kept)
+        return entry
+
+    def names(self, statement) -> tuple:
+        """(loads: a Counter, stores: a set) of `statement`, nested blocks included."""
+        entry = self._entry(statement)
+        if entry[1] is None:
+            loads, stores = _loads_and_stores([statement])
+            entry[1] = (loads, set(stores))
+        return entry[1]
+
+    def pure(self, statement) -> bool:
+        """Whether the value `statement` assigns is pure."""
+        entry = self._entry(statement)
+        if entry[2] is None:
+            entry[2] = self.is_pure(statement.value)
+        return entry[2]
+
+    def forget(self, statement) -> None:
+        self.known.pop(id(statement), None)
+
+
+def _single_use(block, position, names: _SimpleStatements):
     """The index of the statement after `position` that reads its temporary, if the
     temporary's value can move there."""
     definition = block[position]
@@ -378,14 +429,15 @@ def _single_use(block, position, is_pure):
         statement = block[index]
         if is_comment(statement):
             continue
-        if _loads([statement])[temporary]:
+        loads, stores = names.names(statement)
+        if loads[temporary]:
             if (isinstance(statement, (gast.Assign, gast.Expr, gast.Return))
                     and not hasattr(statement, SAVE)):
                 return index
             return None
         simple = (isinstance(statement, gast.Assign) and not hasattr(statement, SAVE)
-                  and is_pure(statement.value))
-        if not simple or reads & set(_stores([statement])):
+                  and names.pure(statement))
+        if not simple or reads & stores:
             return None
     return None
 

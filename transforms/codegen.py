@@ -61,14 +61,15 @@ def compile_in_factory(definition: ast.FunctionDef, free_names, filename: str,
                        factory_name: str = "_autotrace_factory") -> types.CodeType:
     """The code object of `definition` compiled inside `def factory_name(*free_names)`: the
     names of `free_names` it reads are its closure variables (its `co_freevars`, to be given
-    cells), every other name it reads is a global. Its lines are those of `definition`."""
+    cells), every other name it reads is a global. Its lines are those of `definition`, whose
+    every node has its location (ast.fix_missing_locations)."""
     factory = ast.parse(f"def {factory_name}({', '.join(free_names)}):\n"
                         f"    return {definition.name}").body[0]
     for node in ast.walk(factory):  # on the line of `definition`, which it encloses
         if hasattr(node, "lineno"):
             node.lineno = node.end_lineno = definition.lineno
     factory.body.insert(0, definition)
-    module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
+    module = ast.Module(body=[factory], type_ignores=[])
     compiled = compile(module, filename, "exec")
     factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     return next(c for c in factory_code.co_consts
@@ -85,7 +86,9 @@ def load_closure(source: str, name: str, globals_: dict, cells_of, hint: str,
     filename = register_source(source, hint)
     definition = ast.parse(source, filename).body[0]
     cells = cells_of({node.id for node in ast.walk(definition) if isinstance(node, ast.Name)})
-    definition.body[:0] = [ast.copy_location(statement, definition) for statement in first]
+    # (parsed, the definition has every location; the statements put first take its own)
+    definition.body[:0] = [ast.fix_missing_locations(ast.copy_location(statement, definition))
+                           for statement in first]
     code = compile_in_factory(definition, list(cells), filename)
     code = code.replace(co_qualname=name)  # not the factory's: the function stands alone
     values = {}

@@ -118,8 +118,7 @@ class ControlFlowConverter:
         for extra in (node.args.vararg, node.args.kwarg):
             if extra is not None:
                 parameters.add(extra.id)
-        undefined = [replace(f"{n} = {helper('Undefined')}({n!r})")[0]
-                     for n in sorted(self.outputs - parameters)]
+        undefined = [_undefined(n) for n in sorted(self.outputs - parameters)]
         for statement in undefined:
             _locate(statement, node)
         node.body = undefined + body
@@ -227,9 +226,13 @@ class ControlFlowConverter:
     def _function(self, hint: str, parameters: list, body: list, results: list, node):
         function_name = self.namer.temporary(hint)
         self.generated.add(function_name)
-        returned = "(" + "".join(f"{r}, " for r in results) + ")"
-        definition = replace(f"def {function_name}({', '.join(parameters)}):\n"
-                             f"    pass\n    return {returned}")[0]
+        # One template for every such function (its text, parsed once): the name and the
+        # parameters are set after.
+        definition = replace("def function():\n    pass\n    return results",
+                             results=_tuple_of(results))[0]
+        definition.name = function_name
+        definition.args.args = [gast.Name(id=parameter, ctx=gast.Param(), annotation=None,
+                                          type_comment=None) for parameter in parameters]
         # The statements themselves, not a copy (as filling a hole makes): they were made for
         # this function, and nothing else holds them.
         definition.body[:1] = body or [gast.Pass()]
@@ -239,27 +242,25 @@ class ControlFlowConverter:
     def _helper_call(self, node, kind: str, header: str, leading: str, variables, live,
                      keywords: str = "", **holes) -> list:
         """`(variables) = helper(leading, values, names=..., keywords, live=..., where=...)`,
-        the statement `node` becomes; `holes` fill names in `leading`."""
+        the statement `node` becomes; `holes` fill the names in `leading` and `keywords`. The
+        names are holes too, so that the template's text is one of a few, each parsed once."""
+        placeholders, placeholder_holes = self._placeholders(variables, kind)
         call = replace_expression(
-            f"{helper(kind)}({leading}, values, names={self._names_tuple(variables)}, "
-            f"{keywords}live={self._names_tuple(live)}, where=where"
-            f"{self._placeholders(variables, kind)})",
-            values=_tuple_of(variables),
-            where=gast.Constant(value=self._where(node, header), kind=None), **holes)
+            f"{helper(kind)}({leading}, values, names=variable_names, "
+            f"{keywords}live=live_names, where=where{placeholders})",
+            values=_tuple_of(variables), variable_names=_names_tuple(variables),
+            live_names=_names_tuple(live),
+            where=gast.Constant(value=self._where(node, header), kind=None),
+            **placeholder_holes, **holes)
         return self._call(node, variables, call)
 
     def _call(self, node, variables, call) -> list:
         self.outputs.update(variables)
         if variables:
-            targets = "(" + "".join(f"{v}, " for v in variables) + ")"
-            statement = replace(f"{targets} = call", call=call)[0]
+            statement = replace("targets = call", targets=_tuple_of(variables), call=call)[0]
         else:
             statement = gast.Expr(value=call)
         return [_locate(statement, node)]
-
-    @staticmethod
-    def _names_tuple(values) -> str:
-        return "(" + "".join(f"{v!r}, " for v in values) + ")"
 
     def if_statement(self, node: gast.If, after: set) -> list:
         inside = name_counts([node])
@@ -280,8 +281,9 @@ class ControlFlowConverter:
                                                node)
         test = _Conditions(self).visit(self.expressions(node.test))
         return [true_def, false_def] + self._helper_call(
-            node, "if_stmt", header, f"test, {true_name}, {false_name}", variables,
-            self._live(variables, after, inside), test=test)
+            node, "if_stmt", header, "test, if_true, if_false", variables,
+            self._live(variables, after, inside), test=test, if_true=true_name,
+            if_false=false_name)
 
     def _live(self, variables, after: set, inside, targets=()) -> list:
         """The variables read after the statement (`after`); a `for` loop's target counts
@@ -289,16 +291,19 @@ class ControlFlowConverter:
         return sorted(v for v in set(variables) & after
                       if v not in targets or self.loads[v] > inside[v])
 
-    def _placeholders(self, variables, kind: str) -> str:
+    def _placeholders(self, variables, kind: str) -> tuple:
         """The keyword naming the variables that may be placeholders (see if_stmt); for
-        generated code, also those the user sets to None, which may not."""
+        generated code, also those the user sets to None, which may not: (its text, the holes
+        it holds)."""
         if self.generated_code:
             user_nones = [v for v in variables if v in self.user_nones]
             if user_nones:
-                return f", placeholders=True, user_nones={self._names_tuple(user_nones)}"
-            return ", placeholders=True"
+                return (", placeholders=True, user_nones=user_nones",
+                        {"user_nones": _names_tuple(user_nones)})
+            return ", placeholders=True", {}
         flags = [v for v in variables if v in self.flags]
-        return f", placeholders={self._names_tuple(flags)}" if flags else ""
+        return (", placeholders=flag_names", {"flag_names": _names_tuple(flags)}) if flags \
+            else ("", {})
 
     def _loop_after(self, node, after: set) -> set:
         """A loop's body reads its own variables again in the next iteration."""
@@ -313,7 +318,7 @@ class ControlFlowConverter:
         if head is None:
             return variables, []
         carried = [v for v in variables if v in head or v in keep or v in self.closure_reads]
-        local = [_locate(replace(f"{v} = {helper('Undefined')}({v!r})")[0], node)
+        local = [_locate(_undefined(v), node)
                  for v in variables if v not in carried]
         return carried, local
 
@@ -343,8 +348,8 @@ class ControlFlowConverter:
         body_name, body_def = self._function("loop_body", variables, local + node.body,
                                              variables, node)
         return [test_def, body_def] + self._helper_call(
-            node, "while_stmt", header, f"{test_name}, {body_name}", variables,
-            self._live(variables, after, inside))
+            node, "while_stmt", header, "loop_test, loop_body", variables,
+            self._live(variables, after, inside), loop_test=test_name, loop_body=body_name)
 
     def for_statement(self, node: gast.For, after: set) -> list:
         inside = name_counts([node])
@@ -370,10 +375,12 @@ class ControlFlowConverter:
         body_name, body_def = self._function("loop_body", [item] + variables,
                                              [bind] + local + node.body, variables, node)
         iterable = self._range(node.iter)
-        keywords = f"targets={self._names_tuple(targets)}, " + (f"stop={stop!r}, " if stop else "")
+        keywords = "targets=target_names, " + ("stop=stop_name, " if stop else "")
+        stop_name = {"stop_name": gast.Constant(value=stop, kind=None)} if stop else {}
         return [body_def] + self._helper_call(
-            node, "for_stmt", header, f"iterable, {body_name}", variables,
-            self._live(variables, after, inside, targets), keywords, iterable=iterable)
+            node, "for_stmt", header, "iterable, loop_body", variables,
+            self._live(variables, after, inside, targets), keywords, iterable=iterable,
+            loop_body=body_name, target_names=_names_tuple(targets), **stop_name)
 
 
     def _range(self, iterable):
@@ -463,6 +470,17 @@ def _stop_statement(stop: str) -> gast.If:
 
 def _tuple_of(variables) -> gast.Tuple:
     return gast.Tuple(elts=[name(v) for v in variables], ctx=gast.Load())
+
+
+def _names_tuple(values) -> gast.Tuple:
+    """`('a', 'b', )`: the names `values`, as strings."""
+    return gast.Tuple(elts=[gast.Constant(value=v, kind=None) for v in values], ctx=gast.Load())
+
+
+def _undefined(variable: str):
+    """`variable = Undefined('variable')`."""
+    return replace("variable = undefined(text)", variable=variable, undefined=helper("Undefined"),
+                   text=gast.Constant(value=variable, kind=None))[0]
 
 
 def _locate(node, origin):

@@ -6,6 +6,7 @@ into a function with the user's file, lines, globals and closure.
 """
 from __future__ import annotations
 
+import ast
 import collections
 import copy
 import inspect
@@ -296,7 +297,8 @@ def _compile(tree: gast.FunctionDef, original, helpers: dict, generated=frozense
     # Named apart, so that the function's own name (recursion) still means the global.
     tree.name = "_autotrace_converted"
     free = list(code.co_freevars) + [helper(h) for h in HELPER_NAMES]
-    function_code = compile_in_factory(gast.gast_to_ast(tree), free, code.co_filename, _FACTORY)
+    function_code = compile_in_factory(ast.fix_missing_locations(gast.gast_to_ast(tree)), free,
+                                       code.co_filename, _FACTORY)
     cells = dict(zip(code.co_freevars, original.__closure__ or ()))
     for helper_name in HELPER_NAMES:
         cells[helper(helper_name)] = types.CellType(helpers[helper_name])
