@@ -322,7 +322,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
     held = held_attributes(nodes, names)
     sources = {n.targets[0].id: n.value for n in nodes if isinstance(n, gast.Assign)
                and isinstance(n.targets[0], gast.Name)}
-    for block in _blocks(body):
+    for block in statement_blocks(body):
         for index in reversed(range(len(block))):
             statement = block[index]
             _refuse_write_into_attribute(statement, held, sources, varied, location)
@@ -402,12 +402,13 @@ def _varied_arguments(call, varied: set) -> tuple:
     return which
 
 
-def _blocks(body: list):
-    """`body` and every list of statements in it."""
+def statement_blocks(body: list):
+    """`body` and every list of statements in it (not those of functions defined in it)."""
     yield body
     for statement in body:
-        for field in ("body", "orelse"):
+        if isinstance(statement, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
             inner = getattr(statement, field, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt) \
-                    and not isinstance(statement, (gast.FunctionDef, gast.ClassDef)):
-                yield from _blocks(inner)
+            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                yield from statement_blocks(inner)

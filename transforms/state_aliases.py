@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gast
 
+from ..runtime.derivatives.state_writes import GROWING, write_state
 from .nodes import walk
 from .parsing import MISSING, resolve
 
@@ -185,7 +186,6 @@ def _part_of(value, roots: set, aliases: dict):
 
 def _written_path(statement, roots: set, tuples: dict, namespace: dict):
     """(root, path) of `root = write_state(root, kinds, keys, ...)`, else None."""
-    from ..runtime.derivatives.state_writes import GROWING, write_state
     call = statement.value if isinstance(statement, gast.Assign) else None
     if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
             and namespace.get(call.func.id) is write_state
@@ -274,8 +274,9 @@ def method_may_write(namespace: dict):
         nodes = [n for statement in node.body for n in walk_scope(statement)]
         held = held_attributes(nodes, parameters)
         everything = {n.id for n in nodes if isinstance(n, gast.Name)} | set(parameters)
-        return any(_attribute_write(n, held, everything) is not None for n in nodes) or any(
-            isinstance(n, gast.Call) for n in nodes
-            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+        # (a method it calls on what it is given may write: taken as one that does)
+        return any(_attribute_write(n, held, everything) is not None or (
+            isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
             and isinstance(n.func.value, gast.Name) and n.func.value.id in parameters)
+            for n in nodes)
     return writes_state

@@ -29,7 +29,7 @@ from .errors import Location
 from .function_caches import made_from
 from .argument_writes import parameter_names
 from .nodes import walk
-from .object_state import method_of_known_object, state_write
+from .object_state import method_of_known_object, state_write, statement_blocks
 from .parsing import MISSING, parse_function, resolve
 
 # The names the rewritten statements call, bound in the function's namespace.
@@ -165,21 +165,18 @@ def _helper_call(target, statement, where: str, namespace: dict) -> gast.Call:
         if isinstance(statement, gast.Expr):
             # self.xs.append(v): write_state(self, '.[', ('xs', len(self.xs)), v, 'append')
             grown = _as_load(copy.deepcopy(target.value))
-            kinds, keys = _path(target.value)
+            root, kinds, keys = _path(target.value)
             kinds += "["
             keys.append(gast.Call(func=gast.Name(id="len", ctx=gast.Load(), annotation=None,
                                                  type_comment=None),
                                   args=[grown], keywords=[]))
             value, symbol = call.args[0], target.attr
         else:
-            kinds, keys = _path(target)
+            root, kinds, keys = _path(target)
             value = statement.value
             symbol = (AUGMENTED_SYMBOLS[type(statement.op)]
                       if isinstance(statement, gast.AugAssign) else None)
-        node = target
-        while isinstance(node, (gast.Attribute, gast.Subscript)):
-            node = node.value
-        arguments = [_as_load(node), _constant(kinds),
+        arguments = [_as_load(root), _constant(kinds),
                      gast.Tuple(elts=[_as_load(key) for key in keys], ctx=gast.Load()),
                      value, _constant(symbol), _constant(where)]
     function = bind_global(namespace, helper, _HELPERS[helper])
@@ -188,7 +185,7 @@ def _helper_call(target, statement, where: str, namespace: dict) -> gast.Call:
 
 
 def _path(target) -> tuple:
-    """(the kinds, the keys) of the path from a write's root to `target` (see
+    """(the root, the kinds, the keys) of the path from a write's root to `target` (see
     runtime/derivatives/state_writes.py `write_state`)."""
     kinds, keys, node = "", [], target
     while isinstance(node, (gast.Attribute, gast.Subscript)):
@@ -197,7 +194,7 @@ def _path(target) -> tuple:
         else:
             kinds, keys = "[" + kinds, [_as_key(node.slice)] + keys
         node = node.value
-    return kinds, keys
+    return node, kinds, keys
 
 
 def _as_load(node):
@@ -280,7 +277,7 @@ def settle_state_writes(body: list, active: set, varied: set, wrt_names: list,
 
     def carries(value) -> bool:
         return any(isinstance(n, gast.Name) and n.id in varied for n in walk(value))
-    writes = [statement for block in _blocks(body) for statement in block
+    writes = [statement for block in statement_blocks(body) for statement in block
               if isinstance(statement, gast.Expr) and _is_write(statement.value, namespace)
               and isinstance(statement.value.args[0], gast.Name)
               and (statement.value.args[0].id in roots or carries(statement.value.args[3]))]
@@ -299,7 +296,7 @@ def settle_state_writes(body: list, active: set, varied: set, wrt_names: list,
         for node in walk(statement):
             if isinstance(node, gast.Name) and node.id in renames:
                 node.id = renames[node.id]
-    for block in _blocks(body):
+    for block in statement_blocks(body):
         for index, statement in enumerate(block):
             if not any(statement is write for write in writes):
                 continue
@@ -327,8 +324,8 @@ _UNSEEN_BY_CALLER = (
     "autotrace cannot differentiate {text}, a write into the state of {what} {root!r}: it "
     "writes a value that carries gradient, in a function called by the differentiated one, "
     "which does not differentiate it with respect to {root!r}, so the gradient through what "
-    "reads it back after the call would be lost; write it in the function you differentiate, pass "
-    "the object to the function that writes it, return the value instead, or write "
+    "reads it back after the call would be lost; write it in the function you differentiate, "
+    "pass the object to the function that writes it, return the value instead, or write "
     "autotrace.stop_gradient(value) if its gradient is not wanted")
 
 
@@ -338,7 +335,7 @@ def _refuse_global_reads(body: list, renames: dict, namespace: dict, location: L
     whose state the function writes a value that carries gradient) without being given it:
     its derivative would take what it reads there as a constant. A call found only when it
     runs gets `refuse_reads_of(...)` before it, which checks then."""
-    for block in _blocks(body):
+    for block in statement_blocks(body):
         for index in reversed(range(len(block))):
             statement = block[index]
             call = statement.value if isinstance(statement, (gast.Assign, gast.Expr)) else None
@@ -364,8 +361,8 @@ def _refuse_global_reads(body: list, renames: dict, namespace: dict, location: L
                     block.insert(index, guard)
                 elif reads_object(callee, namespace[root]):
                     name = getattr(callee, "__qualname__", None) or repr(callee)
-                    raise location.error(statement, unread_message(root, name, where).split(
-                        ": ", 1)[1], "write into an object's state")
+                    raise location.error(statement, unread_message(root, name),
+                                         "write into an object's state")
 
 
 def calls_changing_state(namespace: dict):
@@ -396,15 +393,3 @@ def calls_changing_state(namespace: dict):
 def _is_write(call, namespace: dict) -> bool:
     return (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
             and namespace.get(call.func.id) is write_state)
-
-
-def _blocks(body: list):
-    """`body` and every list of statements in it (not those of functions defined in it)."""
-    yield body
-    for statement in body:
-        if isinstance(statement, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(statement, field, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
-                yield from _blocks(inner)

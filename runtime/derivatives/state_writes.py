@@ -70,9 +70,7 @@ def write_state(root, kinds: str, keys: tuple, value, symbol: str | None = None,
     """The write along `kinds` and `keys` from `root` (see the module docstring); `root`.
     carries_gradient: False where the value written carries none (for `without_state`);
     in_callee: made in a function the differentiated one calls (for `state_tangent`)."""
-    owner = root
-    for kind, key in zip(kinds[:-1], keys[:-1]):
-        owner = getattr(owner, key) if kind == "." else owner[key]
+    owner = _owners(root, kinds, keys)[-1]
     if symbol in GROWING:  # self.xs.append(v): the last key is where v goes, len(self.xs)
         call_method(owner, symbol, (value,), where)
     elif kinds[-1] == ".":
@@ -386,12 +384,12 @@ def refuse_reads_of(callee, target, root: str, where: str) -> None:
     (see `reads_object`): the gradient through what it reads would be lost. Generated code
     calls it before a call found only when it runs."""
     if reads_object(callee, target):
-        raise StateWriteError(unread_message(root, getattr(callee, "__qualname__", callee),
-                                             where))
+        raise StateWriteError(f"{where}: " + unread_message(
+            root, getattr(callee, "__qualname__", callee)))
 
 
-def unread_message(root: str, callee, where: str) -> str:
-    return (f"{where}: autotrace cannot differentiate this call of {callee}: it reads {root!r} "
+def unread_message(root: str, callee) -> str:
+    return (f"autotrace cannot differentiate this call of {callee}: it reads {root!r} "
             "(through a global or closure variable, or an object it holds), into whose state "
             "the differentiated function writes a value that carries gradient, without being "
             "given it, and the gradient through what it reads there would be lost; pass "
