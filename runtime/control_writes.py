@@ -62,7 +62,7 @@ def loop_write_back(parent, init_vals, body, values):
     TracedSubgraph) changes in place and carries on as itself into the value it was before the
     loop (the same memory), which then stands for it in `values`."""
     changed = changed_in_place(parent, (init_vals,), [body])
-    _refuse_shared_change(init_vals, changed)
+    _refuse_shared_change(init_vals, changed, body)
     positions = positions_of_operands(body, changed)
     carried = [index for index, position in enumerate(positions) if position == index]
     if not carried:
@@ -72,19 +72,30 @@ def loop_write_back(parent, init_vals, body, values):
                       [index if index in carried else None for index in positions])
 
 
-def _refuse_shared_change(init_vals, changed: list) -> None:
+def _refuse_shared_change(init_vals, changed: list, body) -> None:
     """Raise where a loop changes in place (`changed`: indices of `init_vals`' array leaves) a
-    value another loop value shares memory with: the body, traced once, reads each from an
-    input of its own, which the next iteration could not keep in step."""
+    value another loop value shares memory with, which the body reads or passes on: the body,
+    traced once, reads each from an input of its own, which the next iteration could not keep
+    in step. (A loop value the body binds again before any read, such as a view the adjoint
+    of a write takes again of the array it restored, is left out.)"""
     outer_leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
+    read = _inputs_read(body)
     for index in changed:
-        if shares_memory_with_another(outer_leaves, index):
+        if shares_memory_with_another(outer_leaves, index, lambda other: other in read):
             raise LoopMemoryError(
                 f"a traced loop changes a loop value in place ({outer_leaves[index].aval}) "
                 f"that shares its memory with another loop value (the same array, or a view "
                 f"of it): autotrace cannot follow that from one iteration to the next. Give "
                 f"the other name a copy before the loop (y = x.copy()), or write x = x + ... "
                 f"rather than in place")
+
+
+def _inputs_read(body) -> set:
+    """The indices of the body's (a TracedSubgraph's) operand leaves that an equation of it
+    reads or that it gives back as they came in."""
+    used = {id(var) for equation in body.builder.equations for var in equation.inputs}
+    used |= {id(var) for var in body.outputs}
+    return {index for index, var in enumerate(body.operand_vars) if id(var) in used}
 
 
 _LOST_WRITE_MESSAGE = (

@@ -179,14 +179,23 @@ def _is_int(piece) -> bool:
     return isinstance(piece, (int, np.integer)) and not isinstance(piece, bool)
 
 
-def index_view(view, base, index) -> None:
-    """Make `view` (= `base[index]`) a view of `base` where NumPy's is one: basic indexing
-    that leaves an array (selecting a single element gives a NumPy scalar)."""
+def indexes_a_view(base, index) -> bool:
+    """Whether `base[index]` is a view of `base`'s memory, as NumPy's is: `base` an array (a
+    NumPy, CuPy or traced one), `index` basic (integers, slices, ..., None), selecting more
+    than a single element (that gives a NumPy scalar) or written with `...`."""
+    if not hasattr(base, "ndim") or isinstance(base, (list, tuple, dict)):
+        return False
     pieces = index if isinstance(index, tuple) else (index,)
     if not all(piece is None or piece is Ellipsis or isinstance(piece, slice) or _is_int(piece)
                for piece in pieces):
-        return
-    if view.ndim == 0 and not any(piece is Ellipsis for piece in pieces):
+        return False
+    return any(piece is Ellipsis for piece in pieces) or base.ndim + sum(
+        (piece is None) - _is_int(piece) for piece in pieces) > 0
+
+
+def index_view(view, base, index) -> None:
+    """Make `view` (= `base[index]`) a view of `base` where NumPy's is one (indexes_a_view)."""
+    if not indexes_a_view(base, index):
         return
     take_view(view, base, lambda b: getitem(b, index), lambda b, v: setitem(b, index, v),
               "indexing")
@@ -394,9 +403,10 @@ def share_operand_memory(outer_leaves: list, inner_leaves: list) -> list:
     return shared
 
 
-def shares_memory_with_another(outer_leaves: list, index: int) -> bool:
+def shares_memory_with_another(outer_leaves: list, index: int, counts=lambda other: True) -> bool:
     """Whether operand leaf `index` is another operand leaf too, or a view of one or has one
-    as a view (through bases only: views of a common base are not found)."""
+    as a view (through bases only: views of a common base are not found), among the leaves
+    whose indices `counts`."""
     def bases(leaf):
         while leaf is not None:
             yield leaf
@@ -404,7 +414,8 @@ def shares_memory_with_another(outer_leaves: list, index: int) -> bool:
             leaf = link.base if link is not None else None
     mine = {id(leaf) for leaf in bases(outer_leaves[index])}
     for other_index, other in enumerate(outer_leaves):
-        if other_index == index or getattr(other, "_builder", None) is None:
+        if other_index == index or getattr(other, "_builder", None) is None \
+                or not counts(other_index):
             continue
         if other is outer_leaves[index] or id(other) in mine or any(
                 leaf is outer_leaves[index] for leaf in bases(other)):

@@ -12,6 +12,7 @@ import pytest
 
 import autotrace
 from autotrace.transforms.names_alike import names_bound_alike
+from autotrace.transforms.codegen import to_source
 from autotrace.runtime.stacks import StackMismatch
 from autotrace.testing import check_grads
 from tests.numeric import assert_gradients_eager_and_traced, central_difference
@@ -336,11 +337,45 @@ def f(x, a):
     def item_write(statement):
         target = statement.targets[0] if isinstance(statement, gast.Assign) else None
         return target.value.id if isinstance(target, gast.Subscript) else None
-    by_line = {statement.lineno: names
-               for statement, names in names_bound_alike(body, item_write).values()}
+    by_line = {statement.lineno: (names, [(view, to_source(indexing).strip())
+                                          for view, indexing in views])
+               for statement, names, views in names_bound_alike(body, item_write).values()}
     assert by_line == {
-        7: ["t", "y"],  # y = x is the array, a view of it (w) is not
-        10: [],  # y was bound to a new array before the if
-        14: [],  # t is bound again in each run of the loop; z was bound to the old t
-        16: [],  # t is the loop's last array, x a copy
+        7: (["t", "y"], [("w", "x[:]")]),  # y = x is the array, w a view of it
+        10: ([], []),  # y was bound to a new array before the if
+        14: ([], []),  # t is bound again in each run of the loop; z was bound to the old t
+        16: ([], []),  # t is the loop's last array, x a copy
+    }
+
+
+def test_views_known_at_a_write_are_those_whose_names_and_index_stay_bound():
+    source = """
+def f(x, a, i):
+    v = x[1:3]
+    u = x[i]
+    k = v
+    x[0] = a
+    i = i + 1
+    x[1] = a
+    while a > 0:
+        x[2] = a
+        r = x[0]
+        x[0] = a
+        v = x * 2.0
+        x[1] = a
+"""
+    body = gast.parse(source).body[0].body
+
+    def item_write(statement):
+        target = statement.targets[0] if isinstance(statement, gast.Assign) else None
+        return target.value.id if isinstance(target, gast.Subscript) else None
+    by_line = {statement.lineno: [(view, to_source(indexing).strip())
+                                  for view, indexing in views]
+               for statement, _, views in names_bound_alike(body, item_write).values()}
+    assert by_line == {
+        6: [("k", "x[1:3]"), ("u", "x[i]"), ("v", "x[1:3]")],  # k = v is that view too
+        8: [("k", "x[1:3]"), ("v", "x[1:3]")],  # i was bound again: x[i] is another item
+        10: [("k", "x[1:3]")],  # the loop binds v again; k it never binds
+        12: [("k", "x[1:3]"), ("r", "x[0]")],
+        14: [("k", "x[1:3]"), ("r", "x[0]")],  # v is a new array
     }

@@ -289,8 +289,10 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
         pop = marked(replace("restore_item(x, index, stack.pop())", stack=self.stack,
                               restore_item=self.helper("restore_item"), x=container,
                               index=index), container, "item_pop")
-        write, alike = self.same_objects.get(id(node), (None, ()))
-        for other in alike if write is node else ():
+        write, alike, views = self.same_objects.get(id(node), (None, (), ()))
+        if write is not node:
+            alike, views = (), ()
+        for other in alike:
             # `x = _t2; x[0] += a` changed _t2 too, whose rule (tanh's) reads it: eagerly,
             # restoring x's items restores _t2's, one array; in a traced graph the x the
             # adjoint sweep has (popped from a stack, given back by an if) is another value,
@@ -300,6 +302,14 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
                                   restore_item=self.helper("restore_item"), other=other,
                                   read_item=self.helper("read_item"), x=container,
                                   index=index), container, "item_pop")
+        for view, indexing in views:
+            # `v = x[1:3]; x[0:2] = ...` changed v, which a rule may read (`v * s`): eagerly,
+            # restoring x's items restores v's; in a traced graph v, held since, is another
+            # value, so it views the restored x again (kept where v is needed).
+            pop += marked(replace(
+                "if indexes_a_view(x, index):\n    view = x[where]",
+                indexes_a_view=self.helper("indexes_a_view"), x=container, view=view,
+                index=index_value(indexing.slice), where=indexing.slice), view, "pop")
 
         def adjoint(state):
             out = []

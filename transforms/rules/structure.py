@@ -31,6 +31,7 @@ from ...runtime.derivatives.state_writes import (object_tangent, placed_state, r
                                                 state_gradient, state_tangent, unwritten_state,
                                                 without_state, write_state)
 from ...runtime.ops_index import checked_out
+from ...runtime.views import indexes_a_view
 from autotrace.runtime.recompute import recompute_from
 from autotrace.transforms.inplace import refuse_shared_write
 from autotrace.transforms.rules.core import adjoint, constant, d
@@ -39,7 +40,8 @@ from autotrace.transforms.rules.core import adjoint, constant, d
 # and refuse_integral_argument check a value and give nothing; the replaced_*_fields give the
 # names of fields.
 constant(zeros_like, ones_like, dict_keys, draw, shape_only, sort_order, refuse_shared_write,
-         refuse_integral_argument, replaced_dataclass_fields, replaced_namedtuple_fields)
+         refuse_integral_argument, replaced_dataclass_fields, replaced_namedtuple_fields,
+         indexes_a_view)
 
 
 @adjoint(seed)
