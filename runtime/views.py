@@ -31,7 +31,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from autotrace.runtime.control_scope import ControlFlowError
-from autotrace.runtime.ops_index import getitem, setitem
+from autotrace.runtime.ops_index import getitem, indexes_a_view, setitem
 
 
 class ViewAmbiguityError(ValueError):
@@ -172,26 +172,6 @@ def write_into(tracer, value, refuse, read_only_message: str) -> None:
 
 
 # --- the operations that make views -------------------------------------------------------------
-
-def _is_int(piece) -> bool:
-    if getattr(piece, "_builder", None) is not None:  # a traced 0-d int counts as an int
-        return piece.ndim == 0 and np.issubdtype(piece.dtype, np.integer)
-    return isinstance(piece, (int, np.integer)) and not isinstance(piece, bool)
-
-
-def indexes_a_view(base, index) -> bool:
-    """Whether `base[index]` is a view of `base`'s memory, as NumPy's is: `base` an array (a
-    NumPy, CuPy or traced one), `index` basic (integers, slices, ..., None), selecting more
-    than a single element (that gives a NumPy scalar) or written with `...`."""
-    if not hasattr(base, "ndim") or isinstance(base, (list, tuple, dict)):
-        return False
-    pieces = index if isinstance(index, tuple) else (index,)
-    if not all(piece is None or piece is Ellipsis or isinstance(piece, slice) or _is_int(piece)
-               for piece in pieces):
-        return False
-    return any(piece is Ellipsis for piece in pieces) or base.ndim + sum(
-        (piece is None) - _is_int(piece) for piece in pieces) > 0
-
 
 def index_view(view, base, index) -> None:
     """Make `view` (= `base[index]`) a view of `base` where NumPy's is one (indexes_a_view)."""

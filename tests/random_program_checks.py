@@ -83,8 +83,6 @@ class NotSmooth(Exception):
 class Outcome:
     mode: str
     kind: str            # "pass", "wrong", "refusal", "internal", "skipped", "traced_limit",
-                         # "state_write_refused" (a write into an object's state in a
-                         # derivative of a derivative, which would run it twice),
                          # "shared_write_refused" (a write another name reads after, or
                          # through a container's item: the documented refusals, in a program
                          # written to have one), "results_share_memory" (ResultsShareMemory)
@@ -269,13 +267,6 @@ class Judge:
                     ("subscript assignment",  # items[0][1] = v: refused, README says so
                      "container_items_written" in self.program.features))):
             return Outcome(mode, "shared_write_refused", text)
-        if (isinstance(error, TransformError) and self.filename in str(error)
-                and error.construct == "write into an object's state"
-                and {"object_state", "state_gradients"} & set(self.program.features)
-                and mode in ("grad_of_grad", "hessian")):
-            # A derivative of a derivative runs a called method's primal sweep twice: its
-            # writes into the layer's state are refused (the README says so).
-            return Outcome(mode, "state_write_refused", text)
         if isinstance(error, REFUSALS) and self.filename in str(error):
             traced_limit = mode in TRACED_MODES and isinstance(error, ControlFlowError)
             return Outcome(mode, "traced_limit" if traced_limit else "refusal", text)

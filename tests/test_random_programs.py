@@ -59,8 +59,6 @@ def summary(tally: dict, programs: int, rejected: collections.Counter, seconds: 
             f"{kinds['wrong']} wrong, {kinds['internal']} internal errors, "
             f"{kinds['refusal']} refusals, {kinds['traced_limit']} traced limits, "
             f"{kinds['shared_write_refused']} writes into shared memory refused as documented, "
-            f"{kinds['state_write_refused']} writes into a layer's state refused in second "
-            f"derivatives as documented, "
             f"{kinds['results_share_memory']} traced results sharing memory where NumPy's do "
             f"not, "
             f"{kinds['skipped']} skipped as known broken "

@@ -257,6 +257,37 @@ def test_a_constant_a_called_method_writes_over_a_value_takes_its_gradient_away(
     assert tangent == pytest.approx(3.0, rel=1e-12)
 
 
+class Counting:
+    def __init__(self):
+        self.t = 2.0
+
+    def forward(self, x):
+        self.t += 1.0  # what the slot held passes into what the call writes
+        return x * self.t
+
+
+COUNTING = Counting()
+
+
+def read_back_after_an_increment(x, a):
+    COUNTING.t = a * 1.0
+    y = COUNTING.forward(x)
+    return np.sum(y) * COUNTING.t
+
+
+def test_a_slot_a_called_method_adds_to_passes_on_the_gradient_read_back_after_it():
+    # d/da of sum(x) * (a + 1) ** 2: the caller's gradient of t after the call is that of t
+    # before it (the call added a constant), not dropped as for a constant written over it
+    x, a = X[0], 0.7
+    expected = (read_back_after_an_increment(x, a + 1e-6)
+                - read_back_after_an_increment(x, a - 1e-6)) / 2e-6
+    assert expected == pytest.approx(2.0 * np.sum(x) * (a + 1.0), rel=1e-7)
+    assert autotrace.grad(read_back_after_an_increment, wrt=1)(x, a) == pytest.approx(
+        2.0 * np.sum(x) * (a + 1.0), rel=1e-12)
+    _, tangent = autotrace.jvp(read_back_after_an_increment, (x, a), (np.zeros(3), 1.0))
+    assert tangent == pytest.approx(2.0 * np.sum(x) * (a + 1.0), rel=1e-12)
+
+
 class Model:
     def __init__(self):
         self.layers = [Plain()]

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace import TransformError
 from autotrace.runtime.derivatives.state_writes import StateWriteError
 from autotrace.runtime.object_slots import PythonStateWarning
 from tests.numeric import central_difference
@@ -237,14 +236,121 @@ def second_order_loss(x, layer):
     return np.sum(layer.forward(x) * R)
 
 
-def test_a_write_in_a_function_run_twice_is_refused():
-    # A derivative of a derivative runs a called function's primal again: its write would
-    # happen twice.
+def test_a_derivative_of_a_derivative_writes_the_state_once_per_call():
+    # It runs the method's derivative again where its adjoint sweep needs it, from the state
+    # the method's first run saw (runtime/derivatives/state_log.py): the state changes once
+    # per call of the derivative, and the values are those of the call.
+    layer = Dense(2)
+    layer.forward(X)
+    direction = np.array([[1.0, -0.5, 2.0], [0.3, 1.5, -1.0]])
+
+    def directional(x):
+        return np.sum(autotrace.grad(second_order_loss)(x, layer) * direction)
+    expected = central_difference(directional, X)
+    calls, steps = layer.calls, layer.derived_variables["n_timesteps"]
+    shapes = len(layer.derived_variables["shapes"])
+    np.testing.assert_allclose(autotrace.grad(directional)(X), expected, rtol=1e-6, atol=1e-8)
+    assert (layer.calls, layer.derived_variables["n_timesteps"]) == (calls + 1, steps + 1)
+    assert len(layer.derived_variables["shapes"]) == shapes + 1
+    _, tangent = autotrace.forward(autotrace.grad(second_order_loss))(X, layer,
+                                                                      tangent=direction)
+    np.testing.assert_allclose(tangent, expected, rtol=1e-6, atol=1e-8)
+    assert (layer.calls, layer.derived_variables["n_timesteps"]) == (calls + 2, steps + 2)
+    eager = autotrace.hessian(second_order_loss)(X, layer)
+    np.testing.assert_allclose(np.tensordot(eager, direction, 2), expected, rtol=1e-6,
+                               atol=1e-8)
+    np.testing.assert_allclose(autotrace.function(autotrace.hessian(second_order_loss))(
+        X, layer), eager, rtol=1e-12)
+
+
+class Stepper:
+    """A layer whose value depends on the state it changes: its step count, what it cached."""
+
+    def __init__(self):
+        self.t = 2
+        self.seen = [0.5]
+        self.stats = {"n": 1.0}
+
+    def forward(self, x):
+        self.t += 1
+        self.seen.append(x)
+        self.stats["n"] = self.stats["n"] * 2.0
+        self.stats["last"] = x
+        return np.tanh(x * self.t) * len(self.seen) + self.stats["n"] * x ** 2
+
+
+STEPPER = Stepper()
+
+
+def stepped(x):
+    return np.sum(STEPPER.forward(x) ** 2)
+
+
+def test_a_recomputed_call_sees_the_state_its_first_run_saw():
+    # Run again from the state after the call, the method would count 4 steps, not 3, and
+    # find two more items: the Hessian would be that of another function.
+    x = np.array([0.9, 0.4, -0.3, 0.2])
+    direction = np.array([1.0, -2.0, 0.5, 3.0])
+
+    def fresh():
+        STEPPER.t, STEPPER.seen, STEPPER.stats = 2, [0.5], {"n": 1.0}
+
+    def gradient_from_fresh_state(point):
+        fresh()
+        return autotrace.grad(stepped)(point)
+    step = 1e-6
+    expected = (gradient_from_fresh_state(x + step * direction)
+                - gradient_from_fresh_state(x - step * direction)) / (2 * step)
+    after = (3, 2, 2.0)
+
+    def state():
+        return STEPPER.t, len(STEPPER.seen), STEPPER.stats["n"]
+    fresh()
+    _, tangent = autotrace.forward(autotrace.grad(stepped))(x, tangent=direction)
+    np.testing.assert_allclose(tangent, expected, rtol=1e-6)
+    assert state() == after
+    assert STEPPER.stats["last"] is x
+    # (a Hessian calls the gradient once per column, each call a step of the layer's)
+    fresh()
+    autotrace.hessian(stepped)(x)
+    assert state() == (6, 5, 16.0)
+
+
+def test_reverse_over_reverse_refuses_a_slot_read_then_overwritten_by_a_recomputed_call():
+    # Its recomputation takes the gradient of what stats["n"] held before the call, which the
+    # adjoint of the call's write cannot tell from the gradient of what it wrote.
+    STEPPER.t, STEPPER.seen, STEPPER.stats = 2, [0.5], {"n": 1.0}
+    x = np.array([0.9, 0.4, -0.3, 0.2])
+    with pytest.raises(StateWriteError) as raised:
+        autotrace.grad(lambda p: np.sum(autotrace.grad(stepped)(p) * p))(x)
+    line = line_of('self.stats["n"] = self.stats')
+    assert str(raised.value) == (
+        f"{os.path.basename(THIS_FILE)}:{line}: "
+        "autotrace cannot differentiate this write into an object's state in a derivative of "
+        "a derivative: the call that makes it reads what the slot held before, and a "
+        "derivative of a derivative, which runs the call again, cannot pass on the gradient "
+        "of that; write the value in the function you differentiate, or pass it to the call "
+        "as an argument")
+
+
+def looped(x, layer):
+    total = 0.0
+    for _ in range(2):
+        total = total + np.sum(layer.forward(x) * R)
+    return total
+
+
+def test_a_write_in_a_call_run_twice_in_a_loop_is_refused():
+    # A derivative of a derivative cannot note the writes of a call inside a loop (traced, the
+    # note would be a value of the loop): its recomputation would write the state twice.
     layer = Dense(2)
     layer.forward(X)
     direction = np.ones_like(X)
-    with pytest.raises(TransformError) as raised:
-        autotrace.grad(lambda x: np.sum(autotrace.grad(second_order_loss)(x, layer)
-                                        * direction))(X)
-    assert raised.value.lineno == line_of("self.calls += 1")
-    assert "would happen twice" in raised.value.message
+    with pytest.raises(StateWriteError) as raised:
+        autotrace.grad(lambda x: np.sum(autotrace.grad(looped)(x, layer) * direction))(X)
+    assert str(raised.value).startswith(
+        f"{os.path.basename(THIS_FILE)}:{line_of('self.calls += 1')}: autotrace cannot "
+        "differentiate this write into an object's state here: its derivative runs the "
+        "function again where it is called (a checkpointed call, a call under implicit_grad, "
+        "one inside an if or loop in a derivative of a derivative, or, traced, one inside an "
+        "if or loop on a traced value), and the write would happen twice")

@@ -33,6 +33,7 @@ from autotrace.transforms.sequences import ARRAY, SequenceKinds
 from autotrace.transforms.shapes import is_number
 from autotrace.transforms.rules.core import RuleError, instantiate_tangent, tangent_rules
 from autotrace.transforms.templates import name, replace, replace_expression
+from .scopes import recomputes, scope_call, with_block
 
 
 class ForwardMode:
@@ -134,7 +135,14 @@ class ForwardMode:
         node.body = self.block(node.body) or [gast.Pass()]
         return [mark(node, self.location, node)]
 
-    visit_With = visit_While  # a name scope (transforms/scopes.py): tangents inside it too
+    def visit_With(self, node):
+        """A name scope (transforms/scopes.py): tangents inside it too. A `state_as_at` block:
+        a block of its own for each statement it becomes (a call recomputed, then the
+        recomputation of its tangent), each from the state the block begins with."""
+        if not recomputes(node, self.context.namespace):
+            return self.visit_While(node)
+        return [mark(with_block(node, copy.deepcopy(scope_call(node)), [statement]),
+                     self.location, node) for statement in self.block(node.body)]
 
     def visit_Expr(self, node):
         call = node.value

@@ -48,7 +48,8 @@ from autotrace.transforms.exits import exits_to_flags
 from autotrace.transforms.inplace import check_writes, follow_writes, refuse_shared_write
 from .out_arguments import rewrite_out_arguments
 from ..runtime.ops_index import checked_out
-from ..runtime.views import indexes_a_view
+from ..runtime.ops_index import indexes_a_view
+from ..runtime.derivatives.state_log import state_as_at, state_writes_log
 from autotrace.transforms.list_methods import rewrite_list_methods
 from autotrace.transforms.live_names import LiveNamespace
 from autotrace.transforms.naming import Namer, names_in
@@ -96,6 +97,7 @@ HELPERS = {
     "primal_sweep": primal_sweep, "adjoint_sweep": adjoint_sweep, "vjp_start": vjp_start,
     "refuse_reads_of": refuse_reads_of, "object_tangent": object_tangent,
     "indexes_a_view": indexes_a_view,
+    "state_writes_log": state_writes_log, "state_as_at": state_as_at,
 }
 
 

@@ -24,6 +24,7 @@ import gast
 from autotrace.runtime.derivatives import sequences
 from ..runtime.derivatives.state_writes import write_state
 from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
+from autotrace.transforms.objects import FieldsOf
 from autotrace.transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify
 from autotrace.transforms.line_map import mark_unmarked
 from autotrace.transforms.reverse_calls import CallAdjoints
@@ -85,7 +86,9 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
         self.sequences = None  # a transforms.sequences.SequenceKinds, when known
         self.local_names = local_names
         self.references = references
-        self.state_versions: dict[int, str] = {}  # id(call) -> the name of its state version
+        # id(call) -> [(the helper its recomputation runs in, the name of what it takes)]:
+        # `state_as_of(_state1)`, `state_as_at(_written1)` (see `state_version`)
+        self.state_versions: dict[int, list] = {}
         # Calls run in halves (transforms/reverse_calls.py `split_call`): id(call) -> the
         # name holding its derivative between its primal and adjoint sweeps.
         self.split_calls: dict[int, str] = {}
@@ -247,8 +250,14 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
             split = self.split_call(node, primal, resolved)
             if split is not None:
                 return split
-            if self.context.session.implicit and resolved.kind in ("user", "dynamic"):
-                version = self.state_version(node.value)
+            if resolved.kind in ("user", "dynamic"):
+                # A call a derivative of this derivative runs first as a derivative, noting
+                # its writes: one run whole here, outside every if and loop (inside, the log
+                # would be a loop value, which a traced loop cannot carry).
+                logged = (primal in self.active and self.context.session.split_calls is False
+                          and not self.context.session.implicit and not self.loop_depth
+                          and not self.branch_depth and not isinstance(resolved.value, FieldsOf))
+                version = self.state_version(node.value, self.context.session.implicit, logged)
         version_push, version_statement, version_pop = version
         push, pop = self.assignment_site(primal)
 
@@ -269,16 +278,28 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
             return out + pop + version_pop
         return Sweep(version_push + version_statement + push + [node], adjoint)
 
-    def state_version(self, call) -> tuple[list, list, list]:
-        """(push, `_state1 = state_version()`, pop) before a call whose derivative recomputes
-        it: the recomputation runs `with state_as_of(_state1):`, seeing the Variables the call
-        saw (implicit mode; see runtime/state.py)."""
-        version = self.namer.temporary("state")
-        self.state_versions[id(call)] = version
-        push, pop = self.assignment_site(version)
-        statement = replace("version = state_version()", version=version,
-                            state_version=self.helper("state_version"))
-        return push, statement, pop
+    def state_version(self, call, implicit: bool, logged: bool) -> tuple[list, list, list]:
+        """(push, statements, pop) before a call run whole, whose derivative recomputes it:
+
+            _written1 = state_writes_log()    the writes into objects' state from here
+            _state1 = state_version()         (implicit mode) the Variables the call sees
+
+        The recomputation runs `with state_as_at(_written1):` (and `with
+        state_as_of(_state1):`), seeing the state the call saw (runtime/derivatives/
+        state_log.py; runtime/state.py). `logged`: the first, `implicit`: the second."""
+        versions = [("state_as_at", "written", "state_writes_log")] if logged else []
+        if implicit:
+            versions.append(("state_as_of", "state", "state_version"))
+        pushes, statements, pops = [], [], []
+        for recompute_in, hint, helper in versions:
+            version = self.namer.temporary(hint)
+            self.state_versions.setdefault(id(call), []).append((recompute_in, version))
+            push, pop = self.assignment_site(version)
+            pushes += push
+            statements += replace("version = helper()", version=version,
+                                  helper=self.helper(helper))
+            pops = pop + pops
+        return pushes, statements, pops
 
     def subscript_assignment(self, node, container: str, index, value) -> Sweep:
         """`container[index] = value` (node is that statement, or a `restore_item` call)."""

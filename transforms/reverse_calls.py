@@ -270,10 +270,10 @@ class CallAdjoints:
                           results=results, vjp_call=self.helper("vjp_call"),
                           function=call.func, arguments=arguments, keywords=keywords,
                           gradient=gradient, wrt=repr(wrt))
-        version = self.state_versions.get(id(call))
-        if version is not None:  # the derivative recomputes the call: as of when it ran
-            out = replace("with state_as_of(version):\n    body", version=version,
-                          state_as_of=self.helper("state_as_of"), body=out)
+        for recompute_in, version in reversed(self.state_versions.get(id(call), ())):
+            # the derivative recomputes the call: as of when it ran
+            out = replace("with recompute_in(version):\n    body", version=version,
+                          recompute_in=self.helper(recompute_in), body=out)
         for position, argument in enumerate(
                 ([name(owner)] if owner else []) + [call.args[i] for i in active_positions]
                 + [k.value for k in call.keywords if k.arg in active_keywords]):

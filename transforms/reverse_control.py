@@ -13,7 +13,7 @@ import copy
 import gast
 
 from autotrace.transforms.line_map import mark
-from autotrace.transforms.scopes import scope_call, with_block
+from autotrace.transforms.scopes import recomputes, scope_call, with_block
 from autotrace.transforms.sweeps import SAVE, Sweep, marked
 from autotrace.transforms.templates import name, replace
 from .nodes import walk
@@ -116,6 +116,10 @@ class ControlFlowAdjoints:
             if not statements:
                 return []
             call = copy.deepcopy(scope_call(node))
+            if recomputes(node, self.context.namespace):
+                # `state_as_at`: each statement, from the state the block begins with
+                return [mark(with_block(node, copy.deepcopy(call), [statement]), self.location,
+                             node) for statement in statements]
             call.func = name(self.helper("gradient_scope"))
             return [mark(with_block(node, call, statements), self.location, node)]
         return Sweep([primal], adjoint)

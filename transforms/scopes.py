@@ -13,7 +13,11 @@ A name scope changes no value: it only names the operations traced inside it
 
 Any other `with` (a file, a lock, a context manager of the user's) is refused here: what it does
 on entry and exit is a side effect the derivative cannot replay. Code the transforms generated
-may hold `with gradient_scope(name):` (a derivative differentiated again): accepted too.
+may hold `with gradient_scope(name):` and `with state_as_at(log):` (a derivative differentiated
+again): accepted too. A `state_as_at` block recomputes a call from the state it saw
+(runtime/derivatives/state_log.py): its adjoint statements run in the same `with`, and forward
+mode gives each statement and its tangent statements a `with` of their own, so that each
+recomputation starts from that state.
 """
 from __future__ import annotations
 
@@ -21,8 +25,9 @@ import gast
 
 from autotrace.runtime.scopes import gradient_scope, name_scope
 from autotrace.transforms.parsing import resolve
+from ..runtime.derivatives.state_log import state_as_at
 
-SCOPES = (name_scope, gradient_scope)
+SCOPES = (name_scope, gradient_scope, state_as_at)
 
 _ADVICE = ("the one with statement autotrace differentiates is `with autotrace.name_scope(name):`"
            "; call the function inside the with block instead")
@@ -60,3 +65,8 @@ def with_block(like, context, body: list) -> gast.With:
     block = gast.With(items=[gast.withitem(context_expr=context, optional_vars=None)],
                       body=body or [gast.Pass()], type_comment=None)
     return gast.copy_location(block, like)
+
+
+def recomputes(node, namespace: dict) -> bool:
+    """Whether `node`, a `with` the checks accepted, is a `state_as_at` block."""
+    return resolve(scope_call(node).func, namespace) is state_as_at

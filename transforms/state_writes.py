@@ -5,15 +5,18 @@ makes its parameters on the first one, keeps the shapes it saw. Such a write, wh
 a parameter the function never rebinds (`self`) or a global, runs once per call of the
 user's function, as Python runs it, through a helper of runtime/derivatives/state_writes.py:
 
-    self.n += 1                ->  assign_attribute(self, 'n', 1, '+', 'layer.py:12')
-    self.stats['calls'] = 0    ->  assign_item(self.stats, 'calls', 0, None, 'layer.py:13')
+    self.n += 1                ->  write_state(self, '.', ('n',), 1, '+', 'layer.py:12')
+    self.stats['calls'] = 0    ->  write_state(self, '.[', ('stats', 'calls'), 0, None,
+                                               'layer.py:13')
 
 Later passes see a call whose arguments carry no gradient, and neither save nor undo it. The
 value written must carry none: `refuse_written_gradients` refuses one that does, at the user's
 line, for the gradient through what reads it back would be lost. Where the function's
-derivative runs its primal sweep more than once per call (a derivative of a derivative, a
+derivative runs its primal sweep again where it is called (a derivative of a derivative, a
 checkpointed call, one under implicit_grad, and, traced, a call inside an `if` or loop on a
-traced value), the write is refused, for it would happen twice.
+traced value), the helper call says so (`again=True`): it writes only inside a `state_as_at`
+block, which runs it from the state its first run saw and then takes the writes back
+(runtime/derivatives/state_log.py), and is refused elsewhere, for it would happen twice.
 """
 from __future__ import annotations
 
@@ -45,12 +48,6 @@ for _helper in _HELPERS.values():
 # Those that add one item, or the items of a sequence, at the end: written as a write at
 # the index where the first goes, which the gradient of what reads it back is taken from.
 _GROWING_METHODS = {"append", "extend"}
-# Why a derivative may run its function's primal sweep twice per call.
-RUNS_TWICE = ("its derivative runs the function again where it is called (in a derivative of "
-              "a derivative, a checkpointed call, a call under implicit_grad, or, traced, a "
-              "call inside an if or loop on a traced value), so the write would happen twice")
-
-
 def bind_global(namespace: dict, name: str, value) -> str:
     """The name under which generated code reads `value` from `namespace`: `name`, unless
     the user's code has it for something else."""
@@ -92,14 +89,13 @@ def rewrite_state_writes(function: gast.FunctionDef, location: Location, namespa
                 out.append(statement)
                 continue
             text = _text(target, statement)
-            if not runs_once:
-                raise location.error(statement, f"autotrace cannot differentiate this write "
-                                     f"into the state of {root!r} ({text}): {RUNS_TWICE}",
-                                     "write into an object's state")
             where = (f"{os.path.basename(location.filename)}:"
                      f"{location.line_of(statement)}")
             written[where] = text
-            replacement = gast.Expr(value=_helper_call(target, statement, where, namespace))
+            call = _helper_call(target, statement, where, namespace)
+            if not runs_once:  # made again where the derivative runs: see write_state
+                call.keywords.append(gast.keyword(arg="again", value=_constant(True)))
+            replacement = gast.Expr(value=call)
             for node in walk(replacement):
                 if not hasattr(node, "lineno") and isinstance(node, (gast.expr, gast.stmt)):
                     gast.copy_location(node, statement)

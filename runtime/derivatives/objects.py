@@ -10,10 +10,12 @@ runtime/derivatives/built_objects.py.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
 import numbers
+import threading
 import types
 
 
@@ -22,19 +24,51 @@ class ObjectGradient(dict):
     the gradient of that attribute (read with runtime.derivatives.items.read_attribute).
 
     `written`: the slots of the object that the derivative it comes from wrote into, as
-    (keys, where, whether the value written carries gradient) (see
-    runtime/derivatives/state_writes.py): the gradient there is the one the slot had before
-    the write. Added to the gradient a caller has for the object after the call
-    (`add_objects`), what that has at such a slot is the gradient of a value the call wrote:
-    dropped where that value carries none, refused where it does (the derivative called
-    took none from its caller for it). A copy keeps them."""
+    (keys, where, whether the value written carries gradient, whether what the slot held
+    passes into it: `+=`, `-=`) (see runtime/derivatives/state_writes.py): the gradient there
+    is the one the slot had before the write. Added to the gradient a caller has for the
+    object after the call (`add_objects`), what that has at such a slot is the gradient of a
+    value the call wrote: refused where that value carries gradient (the derivative called
+    took none from its caller for it), else the gradient of what the slot held where that
+    passes into it, else dropped. A copy keeps them.
+
+    `recomputed`: made while a derivative of a derivative runs a call again from the state
+    its first run saw (runtime/derivatives/state_log.py): a gradient as of before that call's
+    writes, which no slot it wrote may hold (`add_objects` refuses it, not knowing which call
+    it was). A copy, and a sum, keep it."""
 
     written = frozenset()
+    recomputed = False
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if args and isinstance(args[0], ObjectGradient):
             self.written = args[0].written
+            self.recomputed = args[0].recomputed
+        if _recomputations.depth:
+            self.recomputed = True
+
+
+class _Recomputations(threading.local):
+    depth = 0  # the state_as_at blocks running in this thread (runtime/derivatives/state_log.py)
+
+
+_recomputations = _Recomputations()
+
+
+@contextlib.contextmanager
+def recomputation():
+    """Mark the block as a recomputation (ObjectGradient's `recomputed`)."""
+    _recomputations.depth += 1
+    try:
+        yield
+    finally:
+        _recomputations.depth -= 1
+
+
+def recomputing() -> bool:
+    """Whether a `state_as_at` block is running in this thread."""
+    return _recomputations.depth > 0
 
     def __repr__(self) -> str:
         return f"ObjectGradient({dict.__repr__(self)})"
@@ -135,6 +169,7 @@ def add_objects(a, b, add):
     out = ObjectGradient(a)
     if isinstance(b, ObjectGradient):
         out.written = out.written | b.written
+        out.recomputed = out.recomputed or b.recomputed
     for attribute, value in b.items():
         out[attribute] = add(out.get(attribute), value)
     return out
@@ -187,12 +222,19 @@ def replaced_at(gradient, keys: tuple, entry, missing=None, depth: int = 0):
 
 def _after_writes(gradient, written):
     """`gradient` (a caller's, after a call) as of before the call's writes `written` (see
-    ObjectGradient): none at a slot the call wrote a value that carries no gradient into;
-    StateWriteError where it has one at a slot the call wrote one that does."""
-    for keys, where, carried in sorted(written, key=repr):
-        if not carried:
-            gradient = replaced_at(gradient, keys, None)
-        elif nonzero_gradient(entry_at(gradient, keys)):
+    ObjectGradient): StateWriteError where it has one at a slot the call wrote a value that
+    carries gradient into, or where it comes from a recomputation; else kept where what the
+    slot held passes into what the call wrote (`+=`), dropped elsewhere."""
+    for keys, where, carried, passes in sorted(written, key=repr):
+        held = nonzero_gradient(entry_at(gradient, keys))
+        if held and getattr(gradient, "recomputed", False) and not passes:
+            raise StateWriteError(
+                f"{where}: autotrace cannot differentiate this write into an object's state in "
+                "a derivative of a derivative: the call that makes it reads what the slot held "
+                "before, and a derivative of a derivative, which runs the call again, cannot "
+                "pass on the gradient of that; write the value in the function you "
+                "differentiate, or pass it to the call as an argument")
+        if held and carried:
             raise StateWriteError(
                 f"{where}: autotrace cannot differentiate this write into an object's state, "
                 "made in a function called by the differentiated one: what it writes is read "
@@ -200,6 +242,8 @@ def _after_writes(gradient, written):
                 "the gradient of what its caller reads back; read it back inside the function "
                 "that writes it, or return the value from there and assign it where it is "
                 "read")
+        if not passes:
+            gradient = replaced_at(gradient, keys, None)
     return gradient
 
 

@@ -30,11 +30,18 @@ from ..ops_index import holds_traced
 from ..python_operators import AUGMENTED_OPERATORS
 from .adjoint_ops import unbroadcast
 from .objects import (ObjectGradient, StateWriteError, entry_at, is_dataclass_instance,
-                      is_plain_object, nonzero_gradient, replaced_at)
+                      is_plain_object, nonzero_gradient, recomputing, replaced_at)
+from .state_log import note_write
 from .structure import zeros_like
 
 # The methods written as writes at the end of a list (transforms/state_writes.py).
 GROWING = ("append", "extend")
+# Why a derivative may not make a write when it runs its function again.
+RUNS_TWICE = ("its derivative runs the function again where it is called (a checkpointed call, "
+              "a call under implicit_grad, one inside an if or loop in a derivative of a "
+              "derivative, or, traced, one inside an if or loop on a traced value), and the "
+              "write would happen twice; call the function outside every if and loop, or keep "
+              "this state out of the differentiated call")
 
 
 
@@ -66,18 +73,38 @@ def assign_item(container, key, value, symbol: str | None = None, where: str = "
 
 
 def write_state(root, kinds: str, keys: tuple, value, symbol: str | None = None,
-                where: str = "", carries_gradient: bool = True, in_callee: bool = False):
+                where: str = "", carries_gradient: bool = True, in_callee: bool = False,
+                again: bool = False):
     """The write along `kinds` and `keys` from `root` (see the module docstring); `root`.
     carries_gradient: False where the value written carries none (for `without_state`);
-    in_callee: made in a function the differentiated one calls (for `state_tangent`)."""
+    in_callee: made in a function the differentiated one calls (for `state_tangent`);
+    again: made by a derivative that runs its function again (see `call_method`)."""
     owner = _owners(root, kinds, keys)[-1]
     if symbol in GROWING:  # self.xs.append(v): the last key is where v goes, len(self.xs)
-        call_method(owner, symbol, (value,), where)
-    elif kinds[-1] == ".":
+        call_method(owner, symbol, (value,), where, again)
+        return root
+    _refuse_run_again(again, where)
+    kind = kinds[-1]
+    note_write(owner, kind, keys[-1], where)
+    if symbol is not None:  # a list or dict held there changes in place (`+=`)
+        held = getattr(owner, keys[-1]) if kind == "." else owner[keys[-1]]
+        if isinstance(held, (list, dict)):
+            note_write(held, "*", None, where)
+    if kind == ".":
         assign_attribute(owner, keys[-1], value, symbol, where)
     else:
         assign_item(owner, keys[-1], value, symbol, where)
     return root
+
+
+def _refuse_run_again(again: bool, where: str) -> None:
+    """A write made by a derivative that runs its function again where it is called: refused
+    but where state_as_at runs it from the state the first run saw (runtime/derivatives/
+    state_log.py)."""
+    if again and not recomputing():
+        raise StateWriteError(
+            f"{where}: autotrace cannot differentiate this write into an object's state "
+            f"here: {RUNS_TWICE}")
 
 
 def state_gradient(gradient, root, kinds: str, keys: tuple, value,
@@ -127,7 +154,8 @@ def without_state(gradient, root, keys: tuple, symbol: str | None = None, value=
     out = unwritten_state(gradient, keys, symbol, value)
     if is_plain_object(root):
         out = ObjectGradient(out if out is not None else {})
-        out.written = out.written | {(tuple(keys), where, carries_gradient)}
+        out.written = out.written | {(tuple(keys), where, carries_gradient,
+                                      symbol in ("+", "-"))}
     return out
 
 
@@ -212,6 +240,7 @@ def state_tangent(tangent, root, kinds: str, keys: tuple, value_tangent,
     after the call, and StateWriteError is raised (reverse mode follows it)."""
     if in_callee and type(tangent) is ObjectGradient:
         changed = state_tangent(tangent, root, kinds, keys, value_tangent, symbol, where)
+        note_write(tangent, "*", None, where)  # (state too: a recomputation takes it back)
         tangent.clear()
         tangent.update(changed)
         return tangent
@@ -254,15 +283,21 @@ def _replaced(gradient, keys: tuple, entry, owners: list | None = None):
     return replaced_at(gradient, keys, entry, missing if owners else None)
 
 
-def call_method(owner, method: str, arguments: tuple, where: str = "") -> None:
+def call_method(owner, method: str, arguments: tuple, where: str = "",
+                again: bool = False) -> None:
     """`owner.method(*arguments)` for its effect on state an object holds (`append`,
-    `extend`, `insert`, `update`, ...), its result unused; not on an array."""
+    `extend`, `insert`, `update`, ...), its result unused; not on an array. again: made by a
+    derivative that runs its function again where it is called (a derivative of a
+    derivative, a checkpointed call, one under implicit_grad, or, traced, one inside an if or
+    loop on a traced value), which state_as_at lets write."""
     if isinstance(owner, np.ndarray) or hasattr(owner, "__array_namespace__"):
         raise StateWriteError(
             f"{where}: autotrace cannot change an array held by an object in place "
             f"(.{method}) in a differentiated function: values read from it earlier would "
             "change under the derivative; assign a new array to the attribute instead")
     _check_untraced(arguments, f"the argument of .{method}", where)
+    _refuse_run_again(again, where)
+    note_write(owner, "*", None, where)
     getattr(owner, method)(*arguments)
 
 

@@ -31,7 +31,7 @@ from ...runtime.derivatives.state_writes import (object_tangent, placed_state, r
                                                 state_gradient, state_tangent, unwritten_state,
                                                 without_state, write_state)
 from ...runtime.ops_index import checked_out
-from ...runtime.views import indexes_a_view
+from ...runtime.ops_index import indexes_a_view
 from autotrace.runtime.recompute import recompute_from
 from autotrace.transforms.inplace import refuse_shared_write
 from autotrace.transforms.rules.core import adjoint, constant, d
@@ -250,7 +250,7 @@ def _build_object(y, cls, fields):
 
 @adjoint(write_state)
 def _write_state(y, root, kinds, keys, value, symbol=None, where="", carries_gradient=True,
-                 in_callee=False):
+                 in_callee=False, again=False):
     d[value] = state_gradient(d[y], y, kinds, keys, value, symbol, where)
     d[root] = without_state(d[y], y, keys, symbol, value, where, carries_gradient)
 

@@ -291,7 +291,7 @@ def _build_object(y, cls, fields):
 
 @tangent(write_state)
 def _write_state(y, root, kinds, keys, value, symbol=None, where="", carries_gradient=True,
-                 in_callee=False):
+                 in_callee=False, again=False):
     d[y] = state_tangent(d[root], root, kinds, keys, d[value], symbol, where, in_callee)
 
 

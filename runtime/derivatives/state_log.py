@@ -1,0 +1,168 @@
+"""A call run again by a derivative of a derivative, from the object state it first saw.
+
+A derivative of a derivative runs a called method's derivative whole where its adjoint sweep
+needs it, after the call itself ran (as a forward derivative, or the primal sweep of one run in
+halves). A method that writes into its object's state (a counter, a cache, a parameter made on
+the first call, running statistics) would then see the state the first run left and write it
+again. So generated code notes the state before such a call, and runs the call again with that
+state back:
+
+    _written1 = state_writes_log()          before the call: writes from here are noted
+    _t1, d_t1 = jvp_call(layer.forward, ...)   the call: its writes go through write_state
+    ...
+    with state_as_at(_written1):            the state before the call, for the recomputation
+        bx = vjp_call(layer.forward, ...)
+    with state_as_at(_written1):            (each recomputation in a `with` of its own)
+        dbx = vjp_call_tangent(layer.forward, ...)
+
+`state_as_at` takes back every write noted since the log began (the call's, and those after
+it), runs its block, takes back the block's writes, and puts back what the slots held when it
+began: the block changes no state. A slot the block writes that the log never noted was
+written by code that wrote it plainly, unnoted (the call's first run, where it ran as written):
+the block then saw the state the first run left, so it is refused (`StateWriteError`), as the
+write of a derivative that runs its function twice is where no `state_as_at` is open.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from contextlib import contextmanager
+
+from .objects import ObjectGradient, StateWriteError, recomputation
+
+_ABSENT = object()  # a slot that held nothing: an attribute or a key not there yet
+_UNDOABLE = object()  # a container changed by a method, whose contents cannot be copied
+
+
+class StateLog:
+    """The writes noted since it began: (owner, kind, key, what the slot held before, where)
+    in order, kind "." for an attribute, "[" for an item, "*" for a container's contents."""
+
+    __slots__ = ("entries", "barrier", "__weakref__")
+
+    def __init__(self, barrier: bool = False):
+        self.entries: list = []
+        self.barrier = barrier  # a recomputation's: the logs begun before it note nothing
+
+    def slots(self) -> set:
+        return {(id(owner), kind, key) for owner, kind, key, _, _ in self.entries}
+
+    def take_back(self) -> None:
+        """Put back what each noted slot held before its first noted write."""
+        for owner, kind, key, held, where in reversed(self.entries):
+            _put(owner, kind, key, held, where)
+
+
+class _Logs(threading.local):
+    def __init__(self):
+        self.open: list = []  # weak references to the StateLogs noting writes, innermost last
+
+
+_logs = _Logs()
+
+
+def state_writes_log() -> StateLog:
+    """A log of the writes into objects' state from now on, for `state_as_at`; it notes them
+    while generated code holds it."""
+    log = StateLog()
+    _logs.open.append(weakref.ref(log))
+    return log
+
+
+def note_write(owner, kind: str, key=None, where: str = "") -> None:
+    """Note, in each open log, what the slot (`owner`'s attribute or item `key`, or with kind
+    "*" `owner`'s contents) holds before a write changes it."""
+    if not _logs.open:
+        return
+    logs = []
+    for reference in reversed(_logs.open):
+        log = reference()
+        if log is not None:
+            logs.append(log)
+            if log.barrier:
+                break
+    _logs.open[:] = [reference for reference in _logs.open if reference() is not None]
+    if logs:
+        held = _held(owner, kind, key)
+        for log in logs:
+            log.entries.append((owner, kind, key, held, where))
+
+
+@contextmanager
+def state_as_at(log: StateLog):
+    """Run the block with the state as it was when `log` began (see the module docstring)."""
+    noted = log.slots()
+    now = [(owner, kind, key, _held(owner, kind, key), where)
+           for owner, kind, key, _, where in _first_of_each(log.entries)]
+    log.take_back()
+    recomputed = StateLog(barrier=True)
+    _logs.open.append(weakref.ref(recomputed))
+    try:
+        with recomputation():
+            yield
+        for owner, kind, key, _, where in recomputed.entries:
+            # (a tangent's ObjectGradient is written by derivatives alone, always noted: one
+            # the first run did not write is the recomputation's own)
+            if (id(owner), kind, key) not in noted and type(owner) is not ObjectGradient:
+                raise StateWriteError(
+                    f"{where}: autotrace cannot differentiate this write into an object's "
+                    "state here: a derivative of a derivative runs the call that makes it "
+                    "again, and its first run wrote the state unnoted (it ran as written, not "
+                    "as a derivative), so the second run would see what the first one wrote. "
+                    "Take the derivative of a function that calls it directly, or keep the "
+                    "state out of the differentiated call")
+    finally:
+        _logs.open[:] = [reference for reference in _logs.open
+                         if reference() is not None and reference() is not recomputed]
+        recomputed.take_back()
+        for owner, kind, key, held, where in now:
+            _put(owner, kind, key, held, where)
+
+
+def _first_of_each(entries: list) -> list:
+    seen, first = set(), []
+    for entry in entries:
+        slot = (id(entry[0]), entry[1], entry[2])
+        if slot not in seen:
+            seen.add(slot)
+            first.append(entry)
+    return first
+
+
+def _held(owner, kind: str, key):
+    if kind == ".":
+        return getattr(owner, key, _ABSENT)
+    if kind == "[":
+        try:
+            return owner[key]
+        except (KeyError, IndexError):
+            return _ABSENT
+    if isinstance(owner, (list, dict, set)):
+        return type(owner)(owner)
+    return _UNDOABLE
+
+
+def _put(owner, kind: str, key, held, where: str) -> None:
+    if kind == ".":
+        if held is _ABSENT:
+            if hasattr(owner, key):
+                delattr(owner, key)
+        else:
+            setattr(owner, key, held)
+    elif kind == "[":
+        if held is _ABSENT:
+            if isinstance(owner, dict):
+                owner.pop(key, None)
+        else:
+            owner[key] = held
+    elif held is _UNDOABLE:
+        raise StateWriteError(
+            f"{where}: autotrace cannot differentiate this change of a "
+            f"{type(owner).__name__} in an object's state here: a derivative of a derivative "
+            "runs the call that makes it again, which needs what it held before, and autotrace "
+            "copies lists, dicts and sets only")
+    elif isinstance(owner, list):
+        owner[:] = held
+    else:
+        owner.clear()
+        owner.update(held)
