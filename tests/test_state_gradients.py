@@ -231,19 +231,28 @@ def overwritten_by_a_call(w):
 
 def test_what_a_called_method_writes_and_its_caller_reads_back():
     # Forward mode follows it: the method changes the tangent of its object in place. Reverse
-    # mode refuses it when the gradient runs: the method's derivative takes no gradient from
-    # its caller for what it wrote.
+    # mode too: the caller sends the method's derivative the gradient of the object after the
+    # call, whose entry at self.Z is the gradient of what the method wrote there. A
+    # derivative of a derivative, which runs the method whole, refuses it when it runs.
     x = X[0]
     expected = central_difference(read_back_after_the_call, x)
     direction = np.random.default_rng(4).standard_normal(3)
     _, tangent = autotrace.jvp(read_back_after_the_call, (x,), (direction,))
     assert tangent == pytest.approx(np.sum(expected * direction), rel=1e-6)
+    np.testing.assert_allclose(autotrace.grad(read_back_after_the_call)(x), expected, rtol=1e-7)
+    value, gradient = autotrace.value_and_grad(read_back_after_the_call)(x)
+    assert value == pytest.approx(read_back_after_the_call(x), rel=1e-12)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-7)
+    np.testing.assert_allclose(autotrace.vjp(read_back_after_the_call, x)[1](2.0)[0],
+                               2.0 * expected, rtol=1e-7)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(read_back_after_the_call))(x),
+                               expected, rtol=1e-7)
     with pytest.raises(StateWriteError, match=re.escape(
             f"test_state_gradients.py:{line_of('written by the method the caller calls')}: "
             "autotrace cannot differentiate this write into an object's state, made in a "
             "function called by the differentiated one: what it writes is read back after "
             "that call returns")):
-        autotrace.grad(read_back_after_the_call)(X[0])
+        autotrace.grad(lambda p: np.sum(autotrace.grad(read_back_after_the_call)(p) * p))(x)
 
 
 def test_a_constant_a_called_method_writes_over_a_value_takes_its_gradient_away():

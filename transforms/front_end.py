@@ -43,7 +43,8 @@ from autotrace.transforms.codegen import debug_source
 from autotrace.transforms.dict_methods import rewrite_dict_methods
 from autotrace.transforms.dynamic_calls import (jvp_call, seed_keyword, unbind_method, vjp_call,
                                                 vjp_start)
-from ..runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
+from ..runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, primal_sweep,
+                                          sent_gradients)
 from autotrace.transforms.exits import exits_to_flags
 from autotrace.transforms.inplace import check_writes, follow_writes, refuse_shared_write
 from .out_arguments import rewrite_out_arguments
@@ -95,6 +96,7 @@ HELPERS = {
     "recompute_from": recompute_from, "apply_unpacked": apply_unpacked,
     "merged_keywords": merged_keywords,
     "primal_sweep": primal_sweep, "adjoint_sweep": adjoint_sweep, "vjp_start": vjp_start,
+    "sent_gradients": sent_gradients, "TakingObjectGradient": TakingObjectGradient,
     "refuse_reads_of": refuse_reads_of, "object_tangent": object_tangent,
     "indexes_a_view": indexes_a_view,
     "state_writes_log": state_writes_log, "state_as_at": state_as_at,

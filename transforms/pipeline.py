@@ -27,6 +27,7 @@ import autotrace.runtime.derivatives.items as items
 import autotrace.runtime.derivatives.sequences as sequences
 import autotrace.runtime.derivatives.structure as structure
 from autotrace.transforms import cleanup
+from ..runtime.derivatives.state_writes import write_state
 from ..runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from .dead_branches import deferring_refusals
 from .names_alike import names_bound_alike
@@ -110,9 +111,22 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
             value = gast.Call(func=name(context.helper("snapshot")), args=[value], keywords=[])
         primal += [gast.Assign(targets=[name(value_name, store=True)], value=value,
                                type_comment=None)]
+    takes = split and _writes_its_object(body, parameters, wrt_names, result, namespace)
     if split:  # the caller's primal sweep goes on from here, and sends back the gradient
+        yielded = name(value_name)
+        if takes:
+            yielded = gast.Call(func=name(context.helper("TakingObjectGradient")),
+                                args=[yielded], keywords=[])
         primal += [gast.Assign(targets=[name(seed_name, store=True)],
-                               value=gast.Yield(value=name(value_name)), type_comment=None)]
+                               value=gast.Yield(value=yielded), type_comment=None)]
+    if takes:
+        # A method writing into its object's state: its caller sends the gradient of the
+        # object after the call too, whose entries at the slots written are the gradients of
+        # what the method wrote (runtime/derivatives/sweeps.py `adjoint_sweep`).
+        adjoint += replace("dy, gradient = sent_gradients(dy, value)", dy=seed_name,
+                           gradient=reverse.gradient(parameters[0]), value=parameters[0],
+                           sent_gradients=context.helper("sent_gradients"))
+        state.add(parameters[0])
     if isinstance(result, gast.Name) and result.id in active:
         adjoint += reverse.line_comment(prepared.return_node)
         adjoint += replace("gradient = seed(result, dy)", gradient=reverse.gradient(result.id),
@@ -306,3 +320,16 @@ def _with_comments(source: str) -> str:
                 del last_comment[deeper]
             lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+def _writes_its_object(body: list, parameters: list, wrt_names, result, namespace: dict) -> bool:
+    """Whether the function writes into the state of its first parameter, with respect to
+    which it is differentiated (a method's object), and does not return it (whose gradient
+    its caller then sends as that of the value)."""
+    if not parameters or parameters[0] not in wrt_names or (
+            isinstance(result, gast.Name) and result.id == parameters[0]):
+        return False
+    return any(isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+               and namespace.get(node.func.id) is write_state and node.args
+               and isinstance(node.args[0], gast.Name) and node.args[0].id == parameters[0]
+               for statement in body for node in walk(statement))

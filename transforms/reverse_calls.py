@@ -238,7 +238,15 @@ class CallAdjoints:
             raise self.no_rule(resolved.value, node, call.func)
         results = self.temporary("grads")
         split = self.split_calls.get(id(call))
-        if split is not None:
+        taken = split is not None and owner is not None
+        if taken:
+            # The method may take the gradient of its object after the call (what its caller
+            # reads back of what it writes): the gradients returned include it.
+            after = self.gradient(owner) if owner in state else "None"
+            out = replace("results = adjoint_sweep(adjoint, gradient, after, with_object=True)",
+                          results=results, adjoint_sweep=self.helper("adjoint_sweep"),
+                          adjoint=split, gradient=gradient, after=after)
+        elif split is not None:
             out = replace("results = adjoint_sweep(adjoint, gradient)", results=results,
                           adjoint_sweep=self.helper("adjoint_sweep"), adjoint=split,
                           gradient=gradient)
@@ -279,6 +287,10 @@ class CallAdjoints:
                 + [k.value for k in call.keywords if k.arg in active_keywords]):
             item = replace_expression("results[i]", results=results,
                                       i=gast.Constant(value=position, kind=None))
+            if taken and position == 0:  # the object's whole gradient, before the call
+                state.add(owner)
+                out += replace("gradient = item", gradient=self.gradient(owner), item=item)
+                continue
             out += self.accumulate(argument.id, item, state)
         return out
 

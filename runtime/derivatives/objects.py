@@ -225,16 +225,9 @@ def _after_writes(gradient, written):
     ObjectGradient): StateWriteError where it has one at a slot the call wrote a value that
     carries gradient into, or where it comes from a recomputation; else kept where what the
     slot held passes into what the call wrote (`+=`), dropped elsewhere."""
+    refuse_recomputed_at_writes(gradient, written)
     for keys, where, carried, passes in sorted(written, key=repr):
-        held = nonzero_gradient(entry_at(gradient, keys))
-        if held and getattr(gradient, "recomputed", False) and not passes:
-            raise StateWriteError(
-                f"{where}: autotrace cannot differentiate this write into an object's state in "
-                "a derivative of a derivative: the call that makes it reads what the slot held "
-                "before, and a derivative of a derivative, which runs the call again, cannot "
-                "pass on the gradient of that; write the value in the function you "
-                "differentiate, or pass it to the call as an argument")
-        if held and carried:
+        if carried and nonzero_gradient(entry_at(gradient, keys)):
             raise StateWriteError(
                 f"{where}: autotrace cannot differentiate this write into an object's state, "
                 "made in a function called by the differentiated one: what it writes is read "
@@ -245,6 +238,23 @@ def _after_writes(gradient, written):
         if not passes:
             gradient = replaced_at(gradient, keys, None)
     return gradient
+
+
+def refuse_recomputed_at_writes(gradient, written) -> None:
+    """StateWriteError where `gradient`, made in a recomputation (ObjectGradient's
+    `recomputed`: a gradient of what slots held before the call), has one at a slot the call
+    overwrote (`written`), which the call's adjoint would take for the gradient of what it
+    wrote there."""
+    if not getattr(gradient, "recomputed", False):
+        return
+    for keys, where, _, passes in sorted(written, key=repr):
+        if not passes and nonzero_gradient(entry_at(gradient, keys)):
+            raise StateWriteError(
+                f"{where}: autotrace cannot differentiate this write into an object's state in "
+                "a derivative of a derivative: the call that makes it reads what the slot held "
+                "before, and a derivative of a derivative, which runs the call again, cannot "
+                "pass on the gradient of that; write the value in the function you "
+                "differentiate, or pass it to the call as an argument")
 
 
 def nonzero_gradient(gradient) -> bool:

@@ -10,18 +10,71 @@ adjoint sweep needs is kept from that run instead of computed again.
 """
 from __future__ import annotations
 
+import weakref
+
+from .objects import refuse_recomputed_at_writes
+from .structure import add, zeros_like
+
 
 def primal_sweep(adjoint):
     """Run the derivative `adjoint` (a generator, not started) up to its adjoint sweep;
     return the value of the call."""
-    return next(adjoint)
+    value = next(adjoint)
+    if isinstance(value, TakingObjectGradient):
+        _taking.add(adjoint)
+        value = value.value
+    return value
 
 
-def adjoint_sweep(adjoint, gradient):
+def adjoint_sweep(adjoint, gradient, after=None, *, with_object: bool = False):
     """Run the adjoint sweep of `adjoint`, whose primal sweep ran, given the gradient of the
-    call's value; return the gradients of the call's arguments."""
+    call's value; return the gradients of the call's arguments.
+
+    with_object: the call is a method's, and `after` the gradient its caller has of the object
+    after the call (None: none), which the gradients returned then include: the method's
+    derivative takes it where it writes into the object's state (`takes_object_gradient`),
+    so that what the caller reads back of what the method wrote passes its gradient on to
+    what the method wrote it from; else it is added to the object's gradient returned."""
+    taken = with_object and adjoint in _taking
     try:
-        adjoint.send(gradient)
+        adjoint.send(SentGradients(gradient, after) if taken else gradient)
     except StopIteration as finished:
-        return finished.value
-    raise RuntimeError("internal: a derivative's adjoint sweep handed back a second value")
+        gradients = finished.value
+    else:
+        raise RuntimeError("internal: a derivative's adjoint sweep handed back a second value")
+    if with_object and not taken and after is not None:
+        gradients = (add(after, gradients[0]),) + tuple(gradients[1:])
+    elif taken:  # (what the method took for the gradient of what it wrote)
+        refuse_recomputed_at_writes(after, getattr(gradients[0], "written", ()))
+    return gradients
+
+
+class SentGradients:
+    """What a caller sends a method's derivative that takes its object's gradient: the
+    gradient of the call's value, and that of the object after the call."""
+
+    __slots__ = ("value", "after")
+
+    def __init__(self, value, after):
+        self.value, self.after = value, after
+
+
+class TakingObjectGradient:
+    """The value a method's derivative run in halves yields where it takes the gradient of its
+    object after the call from what its caller sends (`sent_gradients`)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+_taking = weakref.WeakSet()  # the derivatives running that yielded a TakingObjectGradient
+
+
+def sent_gradients(sent, value):
+    """(the gradient of the call's value, that of the object `value` after the call) from what
+    the caller sent: zeros for the object where it sent none."""
+    if isinstance(sent, SentGradients):
+        return sent.value, sent.after if sent.after is not None else zeros_like(value)
+    return sent, zeros_like(value)
