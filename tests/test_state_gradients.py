@@ -266,6 +266,45 @@ def test_a_constant_a_called_method_writes_over_a_value_takes_its_gradient_away(
     assert tangent == pytest.approx(3.0, rel=1e-12)
 
 
+class RecurrentCell:
+    """An RNN cell in the style of NumPy libraries: each step reads the hidden state the
+    last one wrote into the cell."""
+
+    def __init__(self):
+        rng = np.random.default_rng(7)
+        self.W = rng.standard_normal((3, 2)) * 0.5
+        self.U = rng.standard_normal((2, 2)) * 0.5
+        self.h = np.zeros(2)
+
+    def step(self, x):
+        self.h = np.tanh(x @ self.W + self.h @ self.U)  # read back by the next step
+        return self.h
+
+
+CELL = RecurrentCell()
+
+
+def two_steps(X):
+    CELL.h = np.zeros(2)
+    first = CELL.step(X[0])
+    second = CELL.step(X[1])
+    return np.sum(second ** 2) + np.sum(first) + np.sum(CELL.h * 0.5)
+
+
+def test_a_cell_whose_steps_read_the_state_the_last_step_wrote():
+    # The second step's derivative takes the gradient of the cell after it from the caller,
+    # and hands back the cell's gradient before it, whose entry at h the first step takes.
+    X = np.array([[0.9, 0.4, -0.3], [0.2, -0.5, 0.7]])
+    expected = central_difference(two_steps, X)
+    np.testing.assert_allclose(autotrace.grad(two_steps)(X), expected, rtol=1e-7)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(two_steps))(X), expected,
+                               rtol=1e-7)
+    np.testing.assert_allclose(autotrace.value_and_grad(two_steps)(X)[1], expected, rtol=1e-7)
+    direction = np.random.default_rng(8).standard_normal(X.shape)
+    assert autotrace.jvp(two_steps, (X,), (direction,))[1] == pytest.approx(
+        np.sum(expected * direction), rel=1e-7)
+
+
 class Counting:
     def __init__(self):
         self.t = 2.0
