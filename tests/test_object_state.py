@@ -7,12 +7,14 @@ import collections
 import dataclasses
 import inspect
 import os
+import re
 
 import numpy as np
 import pytest
 
 import autotrace
 from autotrace import TransformError
+from autotrace.runtime.derivatives.objects import StateWriteError
 from tests.numeric import central_difference, check_every_mode
 
 THIS_FILE = os.path.abspath(__file__)
@@ -274,8 +276,6 @@ STATE_WRITES = [
      "write: store"),
     (list_attribute, "call: list_attribute", "Buffer.keep", "self.items.append(...)",
      "write: keep"),
-    (on_a_global_object, "call: on_a_global_object", "Accumulator.add", "self.total = ...",
-     "write: add"),
     (callable_object, "call: callable_object", "Running.__call__", "self.mean = ...",
      "write: Running"),
     (global_callable_object, "call: global_callable_object", "Running.__call__",
@@ -317,6 +317,30 @@ def test_a_call_that_changes_an_attribute_to_a_value_with_gradient_is_refused(
                "carries gradient" in error.message, mode
         assert "return the new value (or a new object) from the function instead" in \
             error.message
+
+
+def test_a_method_called_for_its_effect_on_a_global_object_is_followed():
+    # The object carries gradient (the method writes its argument into it): the call is
+    # differentiated with respect to it, and the caller's read of what it wrote passes its
+    # gradient back through the write, in every first-order mode. A derivative of a
+    # derivative runs the call whole, its first run unnoted: refused when it runs.
+    def fresh(x):
+        GLOBAL_ACCUMULATOR.total = 0.0
+        return on_a_global_object(x)
+    expected = central_difference(fresh, X)
+    np.testing.assert_allclose(expected, np.full_like(X, 2.0), rtol=1e-7)
+    modes = every_mode(on_a_global_object, X)
+    for mode in ("grad", "traced grad"):
+        np.testing.assert_allclose(modes[mode](), expected, rtol=1e-7)
+    np.testing.assert_allclose(modes["value_and_grad"]()[1], expected, rtol=1e-7)
+    np.testing.assert_allclose(modes["vjp"]()[0], expected, rtol=1e-7)
+    for mode in ("forward", "jvp"):
+        assert modes[mode]()[1] == pytest.approx(np.sum(expected), rel=1e-7)
+    with pytest.raises(StateWriteError, match=re.escape(
+            f"test_object_state.py:{line_of('write: add')}: autotrace cannot differentiate this "
+            "write into an object's state here: a derivative of a derivative runs the call "
+            "that makes it again, and its first run wrote the state unnoted")):
+        modes["grad of grad"]()
 
 
 def test_an_object_passed_in_changed_by_its_method_is_refused():

@@ -392,7 +392,13 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool,
                                          if isinstance(n, gast.Name)
                                          and isinstance(n.ctx, gast.Store)}
         namer.locals = local_names
-        active = active_names(body + returned, seeds, is_constant, reads_state,
+        # An object differentiated with respect to, whose state the function writes, is an
+        # output too: its caller may read back what was written (runtime/derivatives/
+        # sweeps.py `adjoint_sweep`), whose gradient then reaches what it was made from.
+        outputs = returned + [gast.Return(value=gast.Name(id=parameter, ctx=gast.Load(),
+                                                          annotation=None, type_comment=None))
+                              for parameter in sorted(set(rebound) & set(wrt_names))]
+        active = active_names(body + outputs, seeds, is_constant, reads_state,
                               changes) | rebound
         refuse_stale_aliases(body, rebound, location, namespace, method_may_write(namespace))
     # Objects whose methods pass gradient to their self: built from values that carry it,

@@ -322,6 +322,16 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
     held = held_attributes(nodes, names)
     sources = {n.targets[0].id: n.value for n in nodes if isinstance(n, gast.Assign)
                and isinstance(n.targets[0], gast.Name)}
+    assigned = {}
+    for node in nodes:
+        if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.For)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            for target in targets:
+                for bound in walk(target):
+                    if isinstance(bound, gast.Name) and isinstance(bound.ctx, gast.Store):
+                        assigned.setdefault(bound.id, []).append(
+                            node.value if isinstance(node, gast.Assign) and target is bound
+                            else None)
     for block in statement_blocks(body):
         for index in reversed(range(len(block))):
             statement = block[index]
@@ -332,7 +342,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                     or statement.targets[0].id in active):
                 continue
             which = _varied_arguments(call, varied)
-            if not which:
+            if not which or _of_an_object_followed(call, active, assigned, namespace):
                 continue
             resolved = classify(call.func)
             if resolved.value is setattr and 2 in which:
@@ -359,6 +369,26 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                     if "lineno" in node._attributes:
                         gast.copy_location(node, statement)
                 block.insert(index, guard)
+
+
+def _of_an_object_followed(call, active: set, assigned: dict, namespace: dict) -> bool:
+    """Whether `call` is of a method of an object the function reads from a global (`layer`,
+    read into `layer_1`; not one it builds or is given), which carries gradient: the method is
+    differentiated with respect to it, and what it writes into it followed
+    (transforms/state_writes.py; its caller sends it the object's gradient after the call,
+    runtime/derivatives/sweeps.py). assigned: name -> the values assigned to it."""
+    owner = call.func.value if isinstance(call.func, gast.Attribute) else None
+    if not isinstance(owner, gast.Name) or owner.id not in active:
+        return False
+    if owner.id not in assigned:
+        return owner.id in namespace
+    globals_read = [v for v in assigned[owner.id] if isinstance(v, gast.Name)]
+    rewritten = [v for v in assigned[owner.id] if isinstance(v, gast.Call)
+                 and isinstance(v.func, gast.Name) and v.func.id.endswith("write_state")
+                 and isinstance(v.args[0], gast.Name) and v.args[0].id == owner.id]
+    return (len(globals_read) == 1 and globals_read[0].id in namespace
+            and globals_read[0].id not in assigned
+            and len(globals_read) + len(rewritten) == len(assigned[owner.id]))
 
 
 _WRITE_INTO_ATTRIBUTE = (

@@ -191,6 +191,8 @@ class CallAdjoints:
 
         def adjoint(state):
             out = []
+            if primal in self.unread_results:  # called for its effect on its object
+                out += self.ensure(primal, state)
             if primal in state:
                 out += self.adjoint_of_value(primal, call, state, node)
             return out + value_pop + pop
