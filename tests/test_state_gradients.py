@@ -305,6 +305,24 @@ def test_a_cell_whose_steps_read_the_state_the_last_step_wrote():
         np.sum(expected * direction), rel=1e-7)
 
 
+def stepped_for_effect(X):
+    CELL.h = np.zeros(2)
+    CELL.step(X[0])
+    CELL.step(X[1])
+    return np.sum(CELL.h ** 2)
+
+
+def test_a_cell_stepped_for_its_effect_alone():
+    X = np.array([[0.9, 0.4, -0.3], [0.2, -0.5, 0.7]])
+    expected = central_difference(stepped_for_effect, X)
+    np.testing.assert_allclose(autotrace.grad(stepped_for_effect)(X), expected, rtol=1e-7)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(stepped_for_effect))(X),
+                               expected, rtol=1e-7)
+    direction = np.random.default_rng(9).standard_normal(X.shape)
+    assert autotrace.jvp(stepped_for_effect, (X,), (direction,))[1] == pytest.approx(
+        np.sum(expected * direction), rel=1e-7)
+
+
 class Counting:
     def __init__(self):
         self.t = 2.0
