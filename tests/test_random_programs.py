@@ -34,7 +34,7 @@ SECOND_ORDER = ("grad_of_grad", "hessian")
 FIRST_ORDER = tuple(mode for mode in MODES if mode not in SECOND_ORDER)
 MINIMUM_RUNS = 2000   # program-mode runs the default test makes (issue 12 asks for 2,000)
 FAILURES = ("wrong", "internal", "refusal", "results_share_memory")
-CHUNKS = 6  # tests the programs are checked in (each a run of consecutive seeds)
+CHUNKS = 12  # tests the programs are checked in (each a run of consecutive seeds)
 
 
 def chunks() -> list:
