@@ -48,8 +48,7 @@ from ..runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, p
 from autotrace.transforms.exits import exits_to_flags
 from autotrace.transforms.inplace import check_writes, follow_writes, refuse_shared_write
 from .out_arguments import rewrite_out_arguments
-from ..runtime.ops_index import checked_out
-from ..runtime.ops_index import indexes_a_view
+from ..runtime.ops_index import checked_out, indexes_a_view
 from ..runtime.derivatives.state_log import state_as_at, state_writes_log
 from autotrace.transforms.list_methods import rewrite_list_methods
 from autotrace.transforms.live_names import LiveNamespace

@@ -25,6 +25,7 @@ import weakref
 
 import gast
 
+from ..runtime.derivatives.state_writes import write_state
 from .activity import DESCRIPTIVE_ATTRIBUTES
 from .argument_writes import CONTAINER_WRITES, parameter_names, write_text
 from .errors import TransformError
@@ -383,12 +384,18 @@ def _of_an_object_followed(call, active: set, assigned: dict, namespace: dict) -
     if owner.id not in assigned:
         return owner.id in namespace
     globals_read = [v for v in assigned[owner.id] if isinstance(v, gast.Name)]
-    rewritten = [v for v in assigned[owner.id] if isinstance(v, gast.Call)
-                 and isinstance(v.func, gast.Name) and v.func.id.endswith("write_state")
+    rewritten = [v for v in assigned[owner.id] if is_state_write(v, namespace)
                  and isinstance(v.args[0], gast.Name) and v.args[0].id == owner.id]
     return (len(globals_read) == 1 and globals_read[0].id in namespace
             and globals_read[0].id not in assigned
             and len(globals_read) + len(rewritten) == len(assigned[owner.id]))
+
+
+def is_state_write(node, namespace: dict) -> bool:
+    """Whether `node` is a call of `write_state` (transforms/state_writes.py), by any name
+    `namespace` binds it to."""
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and namespace.get(node.func.id) is write_state)
 
 
 _WRITE_INTO_ATTRIBUTE = (

@@ -27,7 +27,7 @@ import autotrace.runtime.derivatives.items as items
 import autotrace.runtime.derivatives.sequences as sequences
 import autotrace.runtime.derivatives.structure as structure
 from autotrace.transforms import cleanup
-from ..runtime.derivatives.state_writes import write_state
+from .object_state import is_state_write
 from ..runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from .dead_branches import deferring_refusals
 from .names_alike import names_bound_alike
@@ -329,7 +329,6 @@ def _writes_its_object(body: list, parameters: list, wrt_names, result, namespac
     if not parameters or parameters[0] not in wrt_names or (
             isinstance(result, gast.Name) and result.id == parameters[0]):
         return False
-    return any(isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
-               and namespace.get(node.func.id) is write_state and node.args
+    return any(is_state_write(node, namespace)
                and isinstance(node.args[0], gast.Name) and node.args[0].id == parameters[0]
                for statement in body for node in walk(statement))

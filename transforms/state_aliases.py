@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import gast
 
-from ..runtime.derivatives.state_writes import GROWING, write_state
+from ..runtime.derivatives.state_writes import GROWING
 from .nodes import walk
+from .object_state import is_state_write
 from .parsing import MISSING, resolve
 
 # A key not known before running: it may be any.
@@ -187,8 +188,7 @@ def _part_of(value, roots: set, aliases: dict):
 def _written_path(statement, roots: set, tuples: dict, namespace: dict):
     """(root, path) of `root = write_state(root, kinds, keys, ...)`, else None."""
     call = statement.value if isinstance(statement, gast.Assign) else None
-    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
-            and namespace.get(call.func.id) is write_state
+    if not (is_state_write(call, namespace)
             and isinstance(call.args[0], gast.Name) and call.args[0].id in roots):
         return None
     keys = call.args[2]

@@ -32,7 +32,8 @@ from .errors import Location
 from .function_caches import made_from
 from .argument_writes import parameter_names
 from .nodes import walk
-from .object_state import method_of_known_object, state_write, statement_blocks
+from .object_state import (is_state_write, method_of_known_object, state_write,
+                           statement_blocks)
 from .parsing import MISSING, parse_function, resolve
 
 # The names the rewritten statements call, bound in the function's namespace.
@@ -274,7 +275,7 @@ def settle_state_writes(body: list, active: set, varied: set, wrt_names: list,
     def carries(value) -> bool:
         return any(isinstance(n, gast.Name) and n.id in varied for n in walk(value))
     writes = [statement for block in statement_blocks(body) for statement in block
-              if isinstance(statement, gast.Expr) and _is_write(statement.value, namespace)
+              if isinstance(statement, gast.Expr) and is_state_write(statement.value, namespace)
               and isinstance(statement.value.args[0], gast.Name)
               and (statement.value.args[0].id in roots or carries(statement.value.args[3]))]
     if not writes:
@@ -335,7 +336,7 @@ def _refuse_global_reads(body: list, renames: dict, namespace: dict, location: L
         for index in reversed(range(len(block))):
             statement = block[index]
             call = statement.value if isinstance(statement, (gast.Assign, gast.Expr)) else None
-            if not isinstance(call, gast.Call) or _is_write(call, namespace):
+            if not isinstance(call, gast.Call) or is_state_write(call, namespace):
                 continue
             given = {n.id for n in walk(call) if isinstance(n, gast.Name)}
             callee = resolve(call.func, namespace)
@@ -384,8 +385,3 @@ def calls_changing_state(namespace: dict):
         owner = found[id(call)]
         return (owner.id,) if owner is not None else ()
     return changes
-
-
-def _is_write(call, namespace: dict) -> bool:
-    return (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
-            and namespace.get(call.func.id) is write_state)

@@ -45,8 +45,11 @@ class ObjectGradient(dict):
         if args and isinstance(args[0], ObjectGradient):
             self.written = args[0].written
             self.recomputed = args[0].recomputed
-        if _recomputations.depth:
+        if recomputing():
             self.recomputed = True
+
+    def __repr__(self) -> str:
+        return f"ObjectGradient({dict.__repr__(self)})"
 
 
 class _Recomputations(threading.local):
@@ -69,9 +72,6 @@ def recomputation():
 def recomputing() -> bool:
     """Whether a `state_as_at` block is running in this thread."""
     return _recomputations.depth > 0
-
-    def __repr__(self) -> str:
-        return f"ObjectGradient({dict.__repr__(self)})"
 
 
 class StateWriteError(ValueError):

@@ -44,9 +44,6 @@ class StateLog:
         self.entries: list = []
         self.barrier = barrier  # a recomputation's: the logs begun before it note nothing
 
-    def slots(self) -> set:
-        return {(id(owner), kind, key) for owner, kind, key, _, _ in self.entries}
-
     def take_back(self) -> None:
         """Put back what each noted slot held before its first noted write."""
         for owner, kind, key, held, where in reversed(self.entries):
@@ -91,9 +88,9 @@ def note_write(owner, kind: str, key=None, where: str = "") -> None:
 @contextmanager
 def state_as_at(log: StateLog):
     """Run the block with the state as it was when `log` began (see the module docstring)."""
-    noted = log.slots()
     now = [(owner, kind, key, _held(owner, kind, key), where)
            for owner, kind, key, _, where in _first_of_each(log.entries)]
+    noted = {(id(owner), kind, key) for owner, kind, key, _, _ in now}
     log.take_back()
     recomputed = StateLog(barrier=True)
     _logs.open.append(weakref.ref(recomputed))

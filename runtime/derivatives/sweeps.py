@@ -32,7 +32,8 @@ def adjoint_sweep(adjoint, gradient, after=None, *, with_object: bool = False):
 
     with_object: the call is a method's, and `after` the gradient its caller has of the object
     after the call (None: none), which the gradients returned then include: the method's
-    derivative takes it where it writes into the object's state (`takes_object_gradient`),
+    derivative takes it where it writes into the object's state (it yields a
+    TakingObjectGradient),
     so that what the caller reads back of what the method wrote passes its gradient on to
     what the method wrote it from; else it is added to the object's gradient returned."""
     taken = with_object and adjoint in _taking
