@@ -232,8 +232,10 @@ def overwritten_by_a_call(w):
 def test_what_a_called_method_writes_and_its_caller_reads_back():
     # Forward mode follows it: the method changes the tangent of its object in place. Reverse
     # mode too: the caller sends the method's derivative the gradient of the object after the
-    # call, whose entry at self.Z is the gradient of what the method wrote there. A
-    # derivative of a derivative, which runs the method whole, refuses it when it runs.
+    # call, whose entry at self.Z is the gradient of what the method wrote there. So do
+    # derivatives of derivatives, which run the method whole: its derivative takes that
+    # gradient by a keyword, and what the recomputation gives the object is of its state
+    # before the call, added past the call's adjoint.
     x = X[0]
     expected = central_difference(read_back_after_the_call, x)
     direction = np.random.default_rng(4).standard_normal(3)
@@ -247,12 +249,16 @@ def test_what_a_called_method_writes_and_its_caller_reads_back():
                                2.0 * expected, rtol=1e-7)
     np.testing.assert_allclose(autotrace.function(autotrace.grad(read_back_after_the_call))(x),
                                expected, rtol=1e-7)
-    with pytest.raises(StateWriteError, match=re.escape(
-            f"test_state_gradients.py:{line_of('written by the method the caller calls')}: "
-            "autotrace cannot differentiate this write into an object's state, made in a "
-            "function called by the differentiated one: what it writes is read back after "
-            "that call returns")):
-        autotrace.grad(lambda p: np.sum(autotrace.grad(read_back_after_the_call)(p) * p))(x)
+
+    def directional(p):
+        return np.sum(autotrace.grad(read_back_after_the_call)(p) * p)
+    second = central_difference(directional, x)
+    np.testing.assert_allclose(second, 1.0 + 4.0 * x, rtol=1e-7)  # W = 1: f = sum(x + x**2)
+    np.testing.assert_allclose(autotrace.grad(directional)(x), second, rtol=1e-7)
+    np.testing.assert_allclose(autotrace.hessian(read_back_after_the_call)(x),
+                               np.diag(np.full(3, 2.0)), atol=1e-12)
+    _, tangent = autotrace.jvp(autotrace.grad(read_back_after_the_call), (x,), (direction,))
+    np.testing.assert_allclose(tangent, 2.0 * direction, rtol=1e-12)
 
 
 def test_a_constant_a_called_method_writes_over_a_value_takes_its_gradient_away():
@@ -321,6 +327,78 @@ def test_a_cell_stepped_for_its_effect_alone():
     direction = np.random.default_rng(9).standard_normal(X.shape)
     assert autotrace.jvp(stepped_for_effect, (X,), (direction,))[1] == pytest.approx(
         np.sum(expected * direction), rel=1e-7)
+
+
+def second_derivatives(f, X, reset):
+    """f's Hessian-vector product by reverse over reverse, forward over reverse and the
+    Hessian, each with the state reset first, and by central differences of its gradient."""
+    direction = np.random.default_rng(10).standard_normal(X.shape)
+
+    def gradient_from(point):
+        reset()
+        return autotrace.grad(f)(point)
+
+    def directional(point):
+        return np.sum(autotrace.grad(f)(point) * direction)
+    expected = (gradient_from(X + 1e-6 * direction)
+                - gradient_from(X - 1e-6 * direction)) / 2e-6
+    reset()
+    by_reverse = autotrace.grad(directional)(X)  # (the Hessian is symmetric)
+    reset()
+    by_forward = autotrace.jvp(autotrace.grad(f), (X,), (direction,))[1]
+    reset()
+    hessian = autotrace.hessian(f)(X).reshape(X.size, X.size)
+    return expected, (by_reverse, by_forward, (hessian @ direction.ravel()).reshape(X.shape))
+
+
+@pytest.mark.parametrize("f", [two_steps, stepped_for_effect])
+def test_second_derivatives_of_a_cell_whose_steps_read_the_state_the_last_step_wrote(f):
+    # Each step's derivative, run whole, takes the cell's gradient after it (what the next
+    # step read of h) by a keyword; what each recomputation gives the cell is of its state
+    # before that step, added past the step's own adjoint. A step called for its effect alone
+    # is differentiated for it in each mode.
+    X = np.array([[0.9, 0.4, -0.3], [0.2, -0.5, 0.7]])
+
+    def reset():
+        CELL.h = np.zeros(2)
+    expected, (by_reverse, by_forward, by_hessian) = second_derivatives(f, X, reset)
+    assert np.max(np.abs(expected)) > 0.01  # (no zero that any code would give)
+    np.testing.assert_allclose(by_reverse, expected, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(by_forward, expected, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(by_hessian, expected, rtol=1e-6, atol=1e-9)
+
+
+class Outer:
+    def __init__(self):
+        self.W = np.array([0.5, -1.0, 2.0])
+
+    def inner(self, x):
+        self.Z = np.sin(x * self.W)  # written by a method its object's method calls
+        return np.sum(self.Z)
+
+    def forward(self, x):
+        return self.inner(x) * 2.0
+
+
+OUTER = Outer()
+
+
+def read_back_through_a_method_of_the_method(x):
+    y = OUTER.forward(x)
+    return y + np.sum(OUTER.Z ** 2)
+
+
+def test_what_a_method_of_the_method_writes_and_the_caller_reads_back():
+    # forward writes nothing itself, but calls a method of its object that does: its
+    # derivative takes the object's gradient after the call too, and sends it on.
+    x = np.array([0.3, -0.7, 1.1])
+    f = read_back_through_a_method_of_the_method
+    np.testing.assert_allclose(autotrace.grad(f)(x), central_difference(f, x), rtol=1e-7)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(f))(x),
+                               central_difference(f, x), rtol=1e-7)
+    expected, computed = second_derivatives(f, x, lambda: None)
+    for value in computed:
+        np.testing.assert_allclose(value, expected, rtol=1e-6, atol=1e-9)
 
 
 class Counting:

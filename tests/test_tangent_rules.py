@@ -21,7 +21,7 @@ import pytest
 
 import autotrace.transforms.rules  # noqa: F401  (fills the registries)
 from autotrace.runtime.derivatives import (built_objects, items, objects, sequences,
-                                           state_writes, structure)
+                                           state_log, state_writes, structure, sweeps)
 from autotrace.runtime.derivatives import tangent_ops
 from autotrace.runtime.derivatives.adjoint_products import einsum_adjoint_cross
 from autotrace.runtime.derivatives.structure import zeros_like
@@ -127,6 +127,15 @@ STRUCTURE_TABLE = [
     E("unwritten_state", state_writes.unwritten_state,
       _with(lambda rng: objects.ObjectGradient(w=rng.standard_normal(3),
                                                b=rng.standard_normal(2)), ("w",)), wrt=(0,)),
+    E("sent_object_gradient", sweeps.sent_object_gradient,
+      _with(lambda rng: objects.ObjectGradient(w=rng.standard_normal(3)), _holding(w=np.ones(3))),
+      wrt=(0,)),
+    E("sent_object_gradient/array", sweeps.sent_object_gradient,
+      _with(_n(3), np.ones(3)), wrt=(0,)),
+    E("add_recomputed", state_log.add_recomputed,
+      _with(lambda rng: objects.ObjectGradient(w=rng.standard_normal(3)),
+            lambda rng: objects.ObjectGradient(w=rng.standard_normal(3),
+                                               b=rng.standard_normal(2))), wrt=(0, 1)),
     E("restored_state", state_writes.restored_state,
       _with(lambda rng: objects.ObjectGradient(b=rng.standard_normal(2)),
             _holding(w=np.ones(3), b=np.ones(2)), ".", ("w",)), wrt=(0,)),

@@ -17,7 +17,7 @@ import sys
 import weakref
 
 import autotrace.runtime.derivatives.structure as structure
-from ..runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
+from ..runtime.derivatives.sweeps import adjoint_sweep, object_gradient_first, primal_sweep
 from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
                                                  replace_namedtuple_call)
 from autotrace.runtime.state import current_sink, holds_state
@@ -203,9 +203,16 @@ def _floating(value) -> bool:
         getattr(value, "dtype", None), "kind", None) in ("f", "c")
 
 
-def vjp_call(func, args, kwargs, dy, wrt):
+def vjp_call(func, args, kwargs, dy, wrt, after=None):
     """The gradients of `func(*args, **kwargs)` for the arguments in `wrt`, given `dy` (and
     first, where `wrt` starts with SELF, the gradient of the object whose method it runs).
+
+    after: where `wrt` starts with SELF, the gradient the caller has of that object after the
+    call (None: none). The object's gradient handed back, as of before the call, includes
+    it: a method's derivative that writes into its object takes it by a keyword of its own
+    (its `__autotrace_object_after__`, transforms/pipeline.py), so that what the caller reads
+    back of what the method wrote passes its gradient on; for any other it is added
+    (runtime/derivatives/sweeps.py `object_gradient_first`).
 
     Generated code calls this where it could not tell, before running, which function a call
     meant (a method of an argument, a function held in a variable). A call that opens a name
@@ -214,7 +221,7 @@ def vjp_call(func, args, kwargs, dy, wrt):
     """
     scope = _scope_of(func)
     with contextlib.nullcontext() if scope is None else gradient_scope(scope):
-        return _unscoped_vjp_call(func, args, kwargs, dy, wrt)
+        return _unscoped_vjp_call(func, args, kwargs, dy, wrt, after)
 
 
 def _scope_of(func):
@@ -224,17 +231,17 @@ def _scope_of(func):
     return func.__autotrace_scope__
 
 
-def _unscoped_vjp_call(func, args, kwargs, dy, wrt):
+def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
     if isinstance(func, Checkpointed):  # recomputed from its inputs (autotrace.checkpoint),
         # behind barriers as in transforms/reverse_calls.py `recomputed_inputs`
         args, kwargs = recompute_from(tuple(args), dy), recompute_from(kwargs, dy)
-        return recompute_from(vjp_call(func.function, args, kwargs, dy, wrt), dy)
+        return recompute_from(vjp_call(func.function, args, kwargs, dy, wrt, after), dy)
     func = as_function(func)  # a class of the user's: a function that builds it
     asked, with_self, wrt = _asks_for_self(func, wrt)
-    if asked and not with_self:
-        return (None,) + tuple(_unscoped_vjp_call(func, args, kwargs, dy, wrt))
+    if asked and not with_self:  # (the object's gradient passes the call unchanged)
+        return (after,) + tuple(_unscoped_vjp_call(func, args, kwargs, dy, wrt))
     if classify_value_safely(func) == "constant":  # a bound method that draws random numbers
-        return tuple(None for _ in range(len(wrt) + with_self))
+        return (after,) * with_self + tuple(None for _ in wrt)
     bound_self = _bound_self(func)
     func, args, wrt = unbind_method(func, args, wrt)
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
@@ -242,9 +249,12 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt):
     if with_self or implicit and bound_self is not None and holds_state(bound_self):
         # The method may read Variables through `self`: differentiate for it too; its own
         # gradient went to the sink (the caller passed no `self` and expects none back).
-        gradients = _as_called(derivative_of(func, (0,) + wrt, implicit))(
-            *args, **{seed_keyword(func): dy}, **kwargs)
-        return gradients if with_self else gradients[1:]
+        derivative = derivative_of(func, (0,) + wrt, implicit)
+        taking = _takes_object_gradient(derivative, after if with_self else None)
+        gradients = _as_called(derivative)(*args, **{seed_keyword(func): dy}, **taking, **kwargs)
+        if not with_self:
+            return gradients[1:]
+        return object_gradient_first(gradients, after, bool(taking))
     kind = classify_value_safely(func)
     if kind == "rule":
         from autotrace.transforms.rules.evaluate import rule_vjp
@@ -259,6 +269,13 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt):
             + (no_rule_hint(func) or "register one with @autotrace.register_adjoint"))
     derivative = _as_called(derivative_of(func, wrt, implicit))
     return derivative(*args, **{seed_keyword(func): dy}, **kwargs)
+
+
+def _takes_object_gradient(derivative, after) -> dict:
+    """The keyword argument by which `derivative`, of a method, takes the gradient `after` of
+    its object after the call, if it takes one (see vjp_call), else none."""
+    keyword = getattr(derivative, "__autotrace_object_after__", None)
+    return {} if keyword is None or after is None else {keyword: after}
 
 
 def vjp_start(func, args, kwargs, wrt):
@@ -325,13 +342,17 @@ def _bound_self(func):
     return func.__self__ if inspect.ismethod(func) else None
 
 
-def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
-    """The gradients of `vjp_call(func, args, kwargs, dy, wrt)` for `args`, `dy`, the
-    keyword arguments and the object whose method `func` is (None where it is none)."""
+def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient, after=None):
+    """The gradients of `vjp_call(func, args, kwargs, dy, wrt, after)` for `args`, `dy`, the
+    keyword arguments, the object whose method `func` is (None where it is none) and
+    `after`."""
     func = as_function(func)  # a class of the user's: a function that builds it
     asked, with_self, wrt = _asks_for_self(func, wrt)
-    if asked and not with_self:  # the object's entry: None (see vjp_call)
-        gradient = tuple(gradient)[1:]
+    after_gradient = None
+    if asked and not with_self:  # the object's entry: `after` (see vjp_call)
+        after_gradient, *gradient = gradient
+    elif after is not None:  # added to the object's gradient, or taken (below)
+        after_gradient = tuple(gradient)[0]
     func, args, wrt, bound = _unbound_call(func, args, kwargs, wrt, with_self)
     func = caller_of(func, args, kwargs)
     derivative = derivative_of(func, wrt)
@@ -339,12 +360,17 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient):
     numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a)
                     or bound and i == 0 and _object_with_gradient(a))
     named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v))
-    grads = vjp_call(derivative, args, {**kwargs, seed: dy}, gradient, numeric + named + (seed,))
+    taking = _takes_object_gradient(derivative, after if with_self else None)
+    grads = vjp_call(derivative, args, {**kwargs, **taking, seed: dy}, tuple(gradient),
+                     numeric + named + tuple(taking) + (seed,))
     by_position = dict(zip(numeric, grads[:len(numeric)]))
-    by_keyword = dict(zip(named, grads[len(numeric):-1]))
+    by_keyword = dict(zip(named, grads[len(numeric):len(numeric) + len(named)]))
+    if taking:
+        after_gradient = grads[-2]
     first = 1 if bound else 0  # the gradients of the call's own arguments, not of `self`
     return (tuple(by_position.get(i) for i in range(first, len(args))), grads[-1],
-            {k: by_keyword.get(k) for k in kwargs}, by_position.get(0) if bound else None)
+            {k: by_keyword.get(k) for k in kwargs}, by_position.get(0) if bound else None,
+            after_gradient)
 
 
 def _object_with_gradient(value) -> bool:
@@ -430,15 +456,17 @@ def _jvp_call_tangent(y, function, arguments, keywords, tangents, wrt):
 
 
 def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
-                     keywords_tangent=None, function_tangent=None):
-    """The tangent of `vjp_call(func, args, kwargs, dy, wrt)` given tangents of args, dy,
-    the keyword arguments (a dict, or None where none has one) and the called object."""
+                     keywords_tangent=None, function_tangent=None, after=None,
+                     after_tangent=None):
+    """The tangent of `vjp_call(func, args, kwargs, dy, wrt, after)` given tangents of args,
+    dy, the keyword arguments (a dict, or None where none has one), the called object and
+    `after`."""
     func = as_function(func)  # a class of the user's: a function that builds it
     asked, with_self, wrt = _asks_for_self(func, wrt)
-    if asked and not with_self:  # the object's entry: None (see vjp_call)
-        return (None,) + tuple(vjp_call_tangent(func, args, kwargs, dy, wrt,
-                                                arguments_tangent, dy_tangent,
-                                                keywords_tangent))
+    if asked and not with_self:  # the object's entry: `after` (see vjp_call)
+        return (after_tangent,) + tuple(vjp_call_tangent(func, args, kwargs, dy, wrt,
+                                                         arguments_tangent, dy_tangent,
+                                                         keywords_tangent))
     func, args, wrt, bound = _unbound_call(func, args, kwargs, wrt, with_self)
     if bound:  # a method, or a module's call: `self` first
         arguments_tangent = (function_tangent,) + tuple(arguments_tangent)
@@ -450,25 +478,33 @@ def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
                     and _object_with_gradient(a))
     named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v)
                   and keywords_tangent is not None and keywords_tangent.get(k) is not None)
+    taking = _takes_object_gradient(derivative, after if with_self else None)
+    if taking and after_tangent is None:
+        after_tangent = structure.zeros_like(after)
     tangents = (tuple(arguments_tangent[i] for i in numeric)
-                + tuple(keywords_tangent[k] for k in named) + (dy_tangent,))
-    return jvp_call(derivative, args, {**kwargs, seed: dy}, tangents,
-                    numeric + named + (seed,))[1]
+                + tuple(keywords_tangent[k] for k in named)
+                + tuple(after_tangent for _ in taking) + (dy_tangent,))
+    out = jvp_call(derivative, args, {**kwargs, **taking, seed: dy}, tangents,
+                   numeric + named + tuple(taking) + (seed,))[1]
+    if with_self and after is not None and not taking:  # added to the object's gradient
+        out = (structure.add(after_tangent, out[0]),) + tuple(out[1:])
+    return out
 
 
 @tangent(vjp_call)
-def _vjp_call_tangent(y, function, arguments, keywords, dy, wrt):
+def _vjp_call_tangent(y, function, arguments, keywords, dy, wrt, after=None):
     d[y] = vjp_call_tangent(function, arguments, keywords, dy, wrt, d[arguments], d[dy],
-                            d[keywords], d[function])
+                            d[keywords], d[function], after, d[after])
 
 
 @adjoint(vjp_call)
-def _vjp_call(y, function, arguments, keywords, dy, wrt):
-    transposed = vjp_call_transpose(function, arguments, keywords, dy, wrt, d[y])
+def _vjp_call(y, function, arguments, keywords, dy, wrt, after=None):
+    transposed = vjp_call_transpose(function, arguments, keywords, dy, wrt, d[y], after)
     d[arguments] = transposed[0]
     d[dy] = transposed[1]
     d[keywords] = transposed[2]
     d[function] = transposed[3]
+    d[after] = transposed[4]
 
 
 def classify_value_safely(func) -> str:

@@ -28,11 +28,12 @@ from autotrace.transforms.dynamic_calls import SELF
 from ..runtime.derivatives.state_writes import state_tangent
 from autotrace.transforms.errors import TransformError
 from autotrace.transforms.line_map import mark, mark_unmarked
+from .object_state import may_change_its_object
 from autotrace.transforms.pipeline_names import CONTAINER_RESULTS
 from autotrace.transforms.sequences import ARRAY, SequenceKinds
 from autotrace.transforms.shapes import is_number
 from autotrace.transforms.rules.core import RuleError, instantiate_tangent, tangent_rules
-from autotrace.transforms.templates import name, replace, replace_expression
+from autotrace.transforms.templates import keywords_dict, name, replace, replace_expression
 from .scopes import recomputes, scope_call, with_block
 
 
@@ -167,7 +168,6 @@ class ForwardMode:
             # Called for what it does to its object, which carries a tangent: differentiated
             # as a call whose result nothing reads (see reverse.py's visit_Expr).
             effect = self.temporary("effect")
-            self.active.add(effect)
             return self.visit_Assign(gast.copy_location(gast.Assign(
                 targets=[name(effect, store=True)], value=call, type_comment=None), node))
         return [node]
@@ -186,10 +186,12 @@ class ForwardMode:
             # expression into the tangent's statement. Primal values never read tangents.
             return [gast.Assign(targets=[tangent_target], value=self.tangent_of(node.value),
                                 type_comment=None), node]
-        primal = target.id
-        if primal not in self.active:
+        primal, value = target.id, node.value
+        if primal not in self.active and not (  # (a call for its effect on its object)
+                isinstance(value, gast.Call) and self.active_callee(value) is not None
+                and may_change_its_object(value, self.context.namespace)):
             return [node]
-        value = node.value
+        self.active.add(primal)
         if isinstance(value, gast.Call):
             resolved = classify(value.func, self.context.namespace)
             if resolved.kind in ("user", "dynamic") and self.call_is_active(value) \
@@ -418,13 +420,10 @@ class ForwardMode:
                               + [gast.keyword(arg=keyword, value=tangents)])
         else:
             arguments = gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load())
-            keyword_values = gast.Dict(keys=[gast.Constant(value=k.arg, kind=None)
-                                             for k in call.keywords],
-                                       values=[copy.deepcopy(k.value) for k in call.keywords])
             value = replace_expression(
                 "jvp_call(function, arguments, keywords, tangents, wrt)",
                 jvp_call=self.helper("jvp_call"), function=call.func, arguments=arguments,
-                keywords=keyword_values, tangents=tangents, wrt=repr(wrt))
+                keywords=keywords_dict(call.keywords), tangents=tangents, wrt=repr(wrt))
         return [gast.copy_location(statement, node) for statement in ensured] + [
             gast.copy_location(gast.Assign(targets=[pair], value=value, type_comment=None),
                                node)]

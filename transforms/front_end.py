@@ -44,12 +44,12 @@ from autotrace.transforms.dict_methods import rewrite_dict_methods
 from autotrace.transforms.dynamic_calls import (jvp_call, seed_keyword, unbind_method, vjp_call,
                                                 vjp_start)
 from ..runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, primal_sweep,
-                                          sent_gradients)
+                                          sent_gradients, sent_object_gradient)
 from autotrace.transforms.exits import exits_to_flags
 from autotrace.transforms.inplace import check_writes, follow_writes, refuse_shared_write
 from .out_arguments import rewrite_out_arguments
 from ..runtime.ops_index import checked_out, indexes_a_view
-from ..runtime.derivatives.state_log import state_as_at, state_writes_log
+from ..runtime.derivatives.state_log import add_recomputed, state_as_at, state_writes_log
 from autotrace.transforms.list_methods import rewrite_list_methods
 from autotrace.transforms.live_names import LiveNamespace
 from autotrace.transforms.naming import Namer, names_in
@@ -96,9 +96,11 @@ HELPERS = {
     "merged_keywords": merged_keywords,
     "primal_sweep": primal_sweep, "adjoint_sweep": adjoint_sweep, "vjp_start": vjp_start,
     "sent_gradients": sent_gradients, "TakingObjectGradient": TakingObjectGradient,
+    "sent_object_gradient": sent_object_gradient,
     "refuse_reads_of": refuse_reads_of, "object_tangent": object_tangent,
     "indexes_a_view": indexes_a_view,
     "state_writes_log": state_writes_log, "state_as_at": state_as_at,
+    "add_recomputed": add_recomputed, "zero_seed": structure.zero_seed,
 }
 
 
@@ -380,7 +382,7 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool,
         seeds |= set(state_names) | {STATE}
         reads_state = _may_read_state(namespace)
     is_constant = _is_constant_call(namespace, session.implicit)
-    changes = calls_changing_state(namespace)
+    changes = calls_changing_state(namespace, body)
     active = active_names(body + returned, seeds, is_constant, reads_state, changes)
     rebound = settle_state_writes(body, active, varied_names(body + returned, seeds,
                                                              is_constant, None, changes),

@@ -103,6 +103,16 @@ def method_of_known_object(func, namespace: dict) -> tuple:
     return method, bound
 
 
+def may_change_its_object(call, namespace: dict) -> bool:
+    """Whether the method `call` runs (of an object found only when it runs, or of one found
+    before, `layer.forward`) may write into its object a value made from its parameters."""
+    method, bound = method_of_known_object(call.func, namespace)
+    if method is None:
+        return True
+    return state_write(method, set(parameter_names(parse_function(method).node)),
+                       bound) is not None
+
+
 def _varied_parameters(function, bound, varied: tuple) -> set:
     """The parameters of `function` given the call's arguments named in `varied`."""
     try:
@@ -323,16 +333,8 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
     held = held_attributes(nodes, names)
     sources = {n.targets[0].id: n.value for n in nodes if isinstance(n, gast.Assign)
                and isinstance(n.targets[0], gast.Name)}
-    assigned = {}
-    for node in nodes:
-        if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.For)):
-            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
-            for target in targets:
-                for bound in walk(target):
-                    if isinstance(bound, gast.Name) and isinstance(bound.ctx, gast.Store):
-                        assigned.setdefault(bound.id, []).append(
-                            node.value if isinstance(node, gast.Assign) and target is bound
-                            else None)
+    assigned = assignments(nodes)
+    aliases = global_aliases(nodes, namespace)
     for block in statement_blocks(body):
         for index in reversed(range(len(block))):
             statement = block[index]
@@ -343,7 +345,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                     or statement.targets[0].id in active):
                 continue
             which = _varied_arguments(call, varied)
-            if not which or _of_an_object_followed(call, active, assigned, namespace):
+            if not which or _of_an_object_followed(call, active, assigned, aliases, namespace):
                 continue
             resolved = classify(call.func)
             if resolved.value is setattr and 2 in which:
@@ -372,23 +374,71 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                 block.insert(index, guard)
 
 
-def _of_an_object_followed(call, active: set, assigned: dict, namespace: dict) -> bool:
+def _of_an_object_followed(call, active: set, assigned: dict, aliases: dict,
+                           namespace: dict) -> bool:
     """Whether `call` is of a method of an object the function reads from a global (`layer`,
     read into `layer_1`; not one it builds or is given), which carries gradient: the method is
     differentiated with respect to it, and what it writes into it followed
     (transforms/state_writes.py; its caller sends it the object's gradient after the call,
-    runtime/derivatives/sweeps.py). assigned: name -> the values assigned to it."""
+    runtime/derivatives/sweeps.py). assigned: name -> the values assigned to it; aliases:
+    `global_aliases`."""
     owner = call.func.value if isinstance(call.func, gast.Attribute) else None
     if not isinstance(owner, gast.Name) or owner.id not in active:
         return False
-    if owner.id not in assigned:
-        return owner.id in namespace
-    globals_read = [v for v in assigned[owner.id] if isinstance(v, gast.Name)]
-    rewritten = [v for v in assigned[owner.id] if is_state_write(v, namespace)
-                 and isinstance(v.args[0], gast.Name) and v.args[0].id == owner.id]
-    return (len(globals_read) == 1 and globals_read[0].id in namespace
-            and globals_read[0].id not in assigned
-            and len(globals_read) + len(rewritten) == len(assigned[owner.id]))
+    return owner.id in aliases or owner.id not in assigned and owner.id in namespace
+
+
+def assignments(nodes) -> dict:
+    """Name -> the values `nodes` assign to it (None where it is bound otherwise: a tuple
+    unpacked, a loop variable, `+=`)."""
+    assigned = {}
+    for node in nodes:
+        if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.For)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            for target in targets:
+                for bound in walk(target):
+                    if isinstance(bound, gast.Name) and isinstance(bound.ctx, gast.Store):
+                        assigned.setdefault(bound.id, []).append(
+                            node.value if isinstance(node, gast.Assign) and target is bound
+                            else None)
+    return assigned
+
+
+def global_aliases(nodes, namespace: dict) -> dict:
+    """Local name -> the global object it holds throughout (`layer_1 = layer`), for the names
+    `nodes` bind to one global and else only to the same object again: what `write_state`
+    into the name hands back (the object it wrote into), directly or through a temporary, or
+    what a derivative pops from a stack that only that name is pushed onto."""
+    assigned = assignments(nodes)
+    pushed = {}  # stack -> the names pushed onto it (None: something else)
+    for node in nodes:
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                node.func.attr == "append" and isinstance(node.func.value, gast.Name):
+            argument = node.args[0] if len(node.args) == 1 else None
+            pushed.setdefault(node.func.value.id, set()).add(
+                argument.id if isinstance(argument, gast.Name) else None)
+
+    def same_object(local: str, value, depth: int = 0) -> bool:
+        if is_state_write(value, namespace):
+            return isinstance(value.args[0], gast.Name) and value.args[0].id == local
+        if isinstance(value, gast.Name):  # a temporary holding one
+            held = assigned.get(value.id, ())
+            return depth < 2 and len(held) == 1 and same_object(local, held[0], depth + 1)
+        return (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+                and value.func.attr == "pop" and not value.args and not value.keywords
+                and isinstance(value.func.value, gast.Name)
+                and value.func.value.id not in namespace
+                and pushed.get(value.func.value.id) == {local})
+    aliases = {}
+    for local, values in assigned.items():
+        read = [v for v in values if isinstance(v, gast.Name) and v.id in namespace
+                and v.id not in assigned]
+        if local in namespace or len({v.id for v in read}) != 1:
+            continue
+        if all(value in read or value is not None and same_object(local, value)
+               for value in values):
+            aliases[local] = read[0].id
+    return aliases
 
 
 def is_state_write(node, namespace: dict) -> bool:
@@ -449,3 +499,4 @@ def statement_blocks(body: list):
             inner = getattr(statement, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
                 yield from statement_blocks(inner)
+

@@ -89,6 +89,10 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
         # id(call) -> [(the helper its recomputation runs in, the name of what it takes)]:
         # `state_as_of(_state1)`, `state_as_at(_written1)` (see `state_version`)
         self.state_versions: dict[int, list] = {}
+        # The log of a `state_as_at` block -> {object: the name of its gradient from the
+        # block, held apart} (transforms/reverse_control.py `held_apart`); those defined.
+        self.held_apart: dict[str, dict[str, str]] = {}
+        self.apart_defined: set[str] = set()
         # Calls run in halves (transforms/reverse_calls.py `split_call`): id(call) -> the
         # name holding its derivative between its primal and adjoint sweeps.
         self.split_calls: dict[int, str] = {}
@@ -245,6 +249,11 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
         version = ([], [], [])
         if isinstance(node.value, gast.Call):
             resolved = classify(node.value.func, self.context.namespace)
+            if self.changes_its_object(node.value, resolved):
+                # Its result may get no gradient, but what it writes into its object may be
+                # read back: differentiated for its effect too (see visit_Expr).
+                self.active.add(primal)
+                self.unread_results.add(primal)
             if resolved.kind == "custom":
                 return self.custom_gradient(node, primal, resolved.value)
             split = self.split_call(node, primal, resolved)
@@ -263,10 +272,12 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
 
         def adjoint(state):
             out = []
-            if primal in self.active and primal not in state and (
-                    primal in self.unread_results or isinstance(node.value, gast.Call)
-                    and classify(node.value.func, self.context.namespace).value
-                    is write_state):
+            if primal in self.active and primal not in state and \
+                    self.for_its_effect(primal, node.value, state):
+                out += self.effect_seed(primal, state)
+            if primal in self.active and primal not in state and isinstance(
+                    node.value, gast.Call) and classify(
+                    node.value.func, self.context.namespace).value is write_state:
                 # A write into an object's state says what it wrote, for the caller, though
                 # no gradient reached the object after it (runtime/derivatives/objects.py)
                 out += self.ensure(primal, state)
@@ -275,7 +286,7 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
             elif isinstance(node.value, gast.Call) and classify(
                     node.value.func, self.context.namespace).kind == "list_pop":
                 out += self.list_pop_restore(primal, node.value, state)
-            return out + pop + version_pop
+            return out + self.add_held_apart(primal, state) + pop + version_pop
         return Sweep(version_push + version_statement + push + [node], adjoint)
 
     def state_version(self, call, implicit: bool, logged: bool) -> tuple[list, list, list]:

@@ -18,9 +18,10 @@ from autotrace.transforms.custom import check_call, custom_functions
 from autotrace.transforms.dynamic_calls import SELF
 from autotrace.transforms.errors import TransformError
 from autotrace.transforms.objects import FieldsOf
+from .object_state import may_change_its_object
 from autotrace.transforms.rules.core import CALL_SITE_NAME, RuleError, adjoint_rules, instantiate
 from autotrace.transforms.sweeps import Sweep, comment
-from autotrace.transforms.templates import name, replace, replace_expression
+from autotrace.transforms.templates import keywords_dict, name, replace, replace_expression
 from .nodes import walk
 
 
@@ -178,7 +179,7 @@ class CallAdjoints:
                 "vjp_start(function, arguments, keywords, wrt)",
                 vjp_start=self.helper("vjp_start"), function=copy.deepcopy(call.func),
                 arguments=gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load()),
-                keywords=_keywords_dict(call.keywords), wrt=repr(wrt))
+                keywords=keywords_dict(call.keywords), wrt=repr(wrt))
         self.split_calls[id(call)] = adjoint_name
         push, pop = self.assignment_site(adjoint_name)
         value_push, value_pop = self.assignment_site(primal)
@@ -191,8 +192,8 @@ class CallAdjoints:
 
         def adjoint(state):
             out = []
-            if primal in self.unread_results:  # called for its effect on its object
-                out += self.ensure(primal, state)
+            if primal not in state and self.for_its_effect(primal, call, state):
+                out += self.effect_seed(primal, state)
             if primal in state:
                 out += self.adjoint_of_value(primal, call, state, node)
             return out + value_pop + pop
@@ -240,11 +241,11 @@ class CallAdjoints:
             raise self.no_rule(resolved.value, node, call.func)
         results = self.temporary("grads")
         split = self.split_calls.get(id(call))
-        taken = split is not None and owner is not None
-        if taken:
-            # The method may take the gradient of its object after the call (what its caller
-            # reads back of what it writes): the gradients returned include it.
-            after = self.gradient(owner) if owner in state else "None"
+        # A method may take the gradient of its object after the call (what its caller reads
+        # back of what it writes): the gradients returned then include it.
+        taken = owner is not None
+        after = self.gradient(owner) if owner in state else "None"
+        if taken and split is not None:
             out = replace("results = adjoint_sweep(adjoint, gradient, after, with_object=True)",
                           results=results, adjoint_sweep=self.helper("adjoint_sweep"),
                           adjoint=split, gradient=gradient, after=after)
@@ -275,11 +276,12 @@ class CallAdjoints:
                                "its inputs, then its adjoint")] + out
         else:
             arguments = gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load())
-            keywords = _keywords_dict(call.keywords)
-            out = replace("results = vjp_call(function, arguments, keywords, gradient, wrt)",
+            keywords = keywords_dict(call.keywords)
+            out = replace("results = vjp_call(function, arguments, keywords, gradient, wrt"
+                          + (", after)" if taken else ")"),
                           results=results, vjp_call=self.helper("vjp_call"),
                           function=call.func, arguments=arguments, keywords=keywords,
-                          gradient=gradient, wrt=repr(wrt))
+                          gradient=gradient, wrt=repr(wrt), after=after)
         for recompute_in, version in reversed(self.state_versions.get(id(call), ())):
             # the derivative recomputes the call: as of when it ran
             out = replace("with recompute_in(version):\n    body", version=version,
@@ -311,6 +313,26 @@ class CallAdjoints:
             keyword.value = barrier(keyword.value)
         return [barrier(argument) for argument in arguments], keywords
 
+    def for_its_effect(self, primal: str, call, state: set) -> bool:
+        """Whether the adjoint sweep runs the derivative of the call assigned to `primal`
+        for its effect on its object, no gradient having reached its result: the object has
+        a gradient after the call (else the call's adjoint would give none)."""
+        return (primal in self.unread_results and isinstance(call, gast.Call)
+                and self.active_callee(call.func) in state)
+
+    def effect_seed(self, primal: str, state: set) -> list:
+        """The zero gradient of the result of a call made for its effect (`for_its_effect`)."""
+        state.add(primal)
+        return replace("gradient = zero_seed(value)", gradient=self.gradient(primal),
+                       zero_seed=self.helper("zero_seed"), value=primal)
+
+    def changes_its_object(self, call, resolved) -> bool:
+        """Whether `call` is of a method of an object that carries gradient, which may write
+        into that object a value that carries gradient (resolved: what the callee is)."""
+        return (resolved.kind == "dynamic" and self.active_callee(call.func) is not None
+                and not self.context.session.implicit
+                and may_change_its_object(call, self.context.namespace))
+
     def active_callee(self, func) -> str | None:
         """The name of the object that carries gradient and whose method the callee `func`
         is (`p` of `p(x)` or `p.method(x)`), or None."""
@@ -331,8 +353,3 @@ class CallAdjoints:
             node, f"no derivative rule for {label}{only}. Register one:\n\n"
             + rule_template(function, label, "adjoint"), label)
 
-
-def _keywords_dict(keywords: list) -> gast.Dict:
-    """`{'name': value, ...}` of a call's keyword arguments, as vjp_call takes them."""
-    return gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in keywords],
-                     values=[copy.deepcopy(k.value) for k in keywords])

@@ -111,18 +111,67 @@ class ControlFlowAdjoints:
         primal = mark(with_block(node, copy.deepcopy(scope_call(node)), body.primal),
                       self.location, node)
 
+        recomputing = recomputes(node, self.context.namespace)
+
         def adjoint(state):
-            statements = body.adjoint(state)
+            statements = (self.held_apart_adjoint(node, body, state) if recomputing
+                          else body.adjoint(state))
             if not statements:
                 return []
             call = copy.deepcopy(scope_call(node))
-            if recomputes(node, self.context.namespace):
+            if recomputing:
                 # `state_as_at`: each statement, from the state the block begins with
                 return [mark(with_block(node, copy.deepcopy(call), [statement]), self.location,
                              node) for statement in statements]
             call.func = name(self.helper("gradient_scope"))
             return [mark(with_block(node, call, statements), self.location, node)]
         return Sweep([primal], adjoint)
+
+    def held_apart_adjoint(self, node, body, state: set) -> list:
+        """The adjoint of a `with state_as_at(_written1):` block, which runs a call again
+        from the state before it (runtime/derivatives/state_log.py). What it gives the objects
+        whose attributes it reads is a gradient of their state before that call, where the
+        statements after the call gave one of their state after it, which the call's own
+        adjoint takes: so it is held apart, in a name of its own (`bCELL_before`), and added
+        in where the adjoint sweep reaches the log (`add_held_apart`), past that call's."""
+        log = scope_call(node).args[0].id
+        read = {n.value.id for statement in node.body for n in walk(statement)
+                if isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name)}
+        read -= {n.id for statement in node.body for n in walk(statement)
+                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        apart = self.held_apart.setdefault(log, {})
+        kept = {}
+        for owner in sorted(read & self.active):
+            if owner not in apart:
+                apart[owner] = self.namer.fresh(self.gradient(owner) + "_before")
+            kept[owner] = (self.gradient(owner), owner in state)
+            self.gradient_names[owner] = apart[owner]
+            state.discard(owner)
+            if apart[owner] in self.apart_defined:
+                state.add(owner)
+        statements = body.adjoint(state)
+        for owner, (gradient, had) in kept.items():
+            self.gradient_names[owner] = gradient
+            if owner in state:
+                self.apart_defined.add(apart[owner])
+            state.discard(owner)
+            if had:
+                state.add(owner)
+        return statements
+
+    def add_held_apart(self, log: str, state: set) -> list:
+        """At the log's adjoint: the gradients held apart (`held_apart_adjoint`) added to the
+        objects' own."""
+        out = []
+        for owner, apart in sorted(self.held_apart.get(log, {}).items()):
+            if apart not in self.apart_defined:
+                continue
+            out += replace("gradient = add_recomputed(after, apart)",
+                           gradient=self.gradient(owner), apart=apart,
+                           after=self.gradient(owner) if owner in state else "None",
+                           add_recomputed=self.helper("add_recomputed"))
+            state.add(owner)
+        return out
 
     def visit_For(self, node):
         return self.loop(node, node.target.id)

@@ -32,8 +32,9 @@ from .errors import Location
 from .function_caches import made_from
 from .argument_writes import parameter_names
 from .nodes import walk
-from .object_state import (is_state_write, method_of_known_object, state_write,
-                           statement_blocks)
+from .naming import walk_scope
+from .object_state import (global_aliases, is_state_write, method_of_known_object,
+                           state_write, statement_blocks)
 from .parsing import MISSING, parse_function, resolve
 
 # The names the rewritten statements call, bound in the function's namespace.
@@ -362,21 +363,29 @@ def _refuse_global_reads(body: list, renames: dict, namespace: dict, location: L
                                          "write into an object's state")
 
 
-def calls_changing_state(namespace: dict):
+def calls_changing_state(namespace: dict, body: list = ()):
     """changes(call) for transforms/activity.py `flows`: for a call of a method of an object
-    autotrace can find before running (`layer.forward(x)`, `layer` a global), the name of the
-    object where the method writes a value made from its arguments into its state (a running
-    mean from the batch it is given): that object then carries gradient, and its method is
-    differentiated with respect to it, as a caller's object must be for the method's writes
-    into it to be followed (see `settle_state_writes`)."""
+    autotrace can find before running (`layer.forward(x)`, `layer` a global, or a name of
+    `body` bound to one: `layer_1 = layer` in a derivative differentiated again), the name of
+    the object where the method writes a value made from its arguments into its state (a
+    running mean from the batch it is given): that object then carries gradient, and its
+    method is differentiated with respect to it, as a caller's object must be for the
+    method's writes into it to be followed (see `settle_state_writes`)."""
     found = {}
+    aliases = global_aliases([n for statement in body for n in walk_scope(statement)],
+                             namespace)
 
     def changes(call) -> tuple:
         if id(call) not in found:
             found[id(call)] = None
             owner = call.func.value if isinstance(call.func, gast.Attribute) else None
             if isinstance(owner, gast.Name) and (call.args or call.keywords):
-                function, bound = method_of_known_object(call.func, namespace)
+                func = call.func
+                if owner.id in aliases:
+                    func = gast.Attribute(value=gast.Name(
+                        id=aliases[owner.id], ctx=gast.Load(), annotation=None,
+                        type_comment=None), attr=func.attr, ctx=gast.Load())
+                function, bound = method_of_known_object(func, namespace)
                 if function is not None:
                     parameters = parameter_names(parse_function(function).node)
                     written = state_write(function, set(parameters[1:]), bound)
@@ -385,3 +394,4 @@ def calls_changing_state(namespace: dict):
         owner = found[id(call)]
         return (owner.id,) if owner is not None else ()
     return changes
+

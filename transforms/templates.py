@@ -88,3 +88,10 @@ def name(identifier: str, store: bool = False) -> gast.Name:
     """A gast Name node."""
     ctx = gast.Store() if store else gast.Load()
     return gast.Name(id=identifier, ctx=ctx, annotation=None, type_comment=None)
+
+
+def keywords_dict(keywords: list) -> gast.Dict:
+    """`{'name': value, ...}` of a call's keyword arguments, as `vjp_call` and `jvp_call`
+    take them."""
+    return gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in keywords],
+                     values=[copy_tree(k.value) for k in keywords])

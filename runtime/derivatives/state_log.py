@@ -29,6 +29,7 @@ import weakref
 from contextlib import contextmanager
 
 from .objects import ObjectGradient, StateWriteError, recomputation
+from .structure import add
 
 _ABSENT = object()  # a slot that held nothing: an attribute or a key not there yet
 _UNDOABLE = object()  # a container changed by a method, whose contents cannot be copied
@@ -163,3 +164,37 @@ def _put(owner, kind: str, key, held, where: str) -> None:
     else:
         owner.clear()
         owner.update(held)
+
+
+def add_recomputed(gradient, recomputed):
+    """The gradient of an object as of before a call that a derivative of a derivative runs
+    again in a `state_as_at` block: `gradient`, what the call's adjoint hands back (None:
+    none), plus `recomputed`, what the block gives the object, which is a gradient of that
+    state too, held apart from the gradient after the call until here
+    (transforms/reverse_control.py `held_apart`), so no longer marked as made in a
+    recomputation (ObjectGradient's `recomputed`). Both are of the state before the call, so
+    neither is a caller's gradient after it (`add`'s reading of two ObjectGradients): they
+    are summed slot by slot."""
+    return _not_recomputed(_summed(gradient, recomputed))
+
+
+def _summed(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, ObjectGradient) and isinstance(b, ObjectGradient):
+        out = ObjectGradient(a)
+        out.written = a.written | b.written
+        for key, value in b.items():
+            out[key] = _summed(out.get(key), value)
+        return out
+    return add(a, b)
+
+
+def _not_recomputed(gradient):
+    if isinstance(gradient, ObjectGradient):
+        out = ObjectGradient((key, _not_recomputed(value)) for key, value in gradient.items())
+        out.written, out.recomputed = gradient.written, False
+        return out
+    return gradient

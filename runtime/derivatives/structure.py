@@ -12,7 +12,8 @@ import sys
 import numpy as np
 
 from autotrace.runtime.derivatives.objects import (ObjectGradient, add_objects,
-                                                   is_dataclass_instance, map_fields)
+                                                   is_dataclass_instance, is_plain_object,
+                                                   map_fields)
 from autotrace.runtime.devices import array_module
 from autotrace.runtime.state import StateCell, StateError, current_sink, holds_state
 
@@ -63,6 +64,14 @@ def zeros_like(value):
         return map_fields(zeros_like, value)  # a dataclass gets a dataclass of gradients
     # None, strings, functions and other objects carry no gradient.
     return None
+
+
+def zero_seed(value):
+    """The gradient of the result of a call made for its effect on its object, which no
+    gradient reached: zeros, but for an object an empty ObjectGradient (its zeros are None,
+    which a derivative takes for no seed given, that is ones)."""
+    zero = zeros_like(value)
+    return ObjectGradient() if zero is None and is_plain_object(value) else zero
 
 
 def ones_like(value):

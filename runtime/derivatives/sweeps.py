@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import weakref
 
-from .objects import refuse_recomputed_at_writes
 from .structure import add, zeros_like
 
 
@@ -43,10 +42,22 @@ def adjoint_sweep(adjoint, gradient, after=None, *, with_object: bool = False):
         gradients = finished.value
     else:
         raise RuntimeError("internal: a derivative's adjoint sweep handed back a second value")
-    if with_object and not taken and after is not None:
-        gradients = (add(after, gradients[0]),) + tuple(gradients[1:])
-    elif taken:  # (what the method took for the gradient of what it wrote)
-        refuse_recomputed_at_writes(after, getattr(gradients[0], "written", ()))
+    return object_gradient_first(gradients, after, taken) if with_object else gradients
+
+
+def object_gradient_first(gradients: tuple, after, taken: bool) -> tuple:
+    """The gradients of a method's call, the first its object's before the call, given the
+    gradient `after` its caller has of the object after the call (None: none), which the
+    method's derivative took (`taken`: it started its adjoint sweep from it, and what it
+    hands back includes it) or not (it is added: refused where it is the gradient of what
+    the method wrote, runtime/derivatives/objects.py `add_objects`).
+
+    A gradient taken may come from a derivative of a derivative's recomputation of a later
+    call (ObjectGradient's `recomputed`): of the state before that call, which is the state
+    after this one. (One from the recomputation of this very call is held apart from it,
+    transforms/reverse_control.py `held_apart_adjoint`.)"""
+    if not taken and after is not None:
+        return (add(after, gradients[0]),) + tuple(gradients[1:])
     return gradients
 
 
@@ -77,5 +88,12 @@ def sent_gradients(sent, value):
     """(the gradient of the call's value, that of the object `value` after the call) from what
     the caller sent: zeros for the object where it sent none."""
     if isinstance(sent, SentGradients):
-        return sent.value, sent.after if sent.after is not None else zeros_like(value)
+        return sent.value, sent_object_gradient(sent.after, value)
     return sent, zeros_like(value)
+
+
+def sent_object_gradient(after, value):
+    """The gradient of the object `value` after a call of its method, as the method's
+    derivative run whole takes it from its caller (a keyword, `vjp_call`'s `after`): zeros
+    where it sent none."""
+    return zeros_like(value) if after is None else after

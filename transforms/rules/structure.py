@@ -20,13 +20,16 @@ from autotrace.runtime.derivatives.structure import (accumulate, add, cast_like,
                                                      fresh_tangent, like_container, match,
                                                      match_for_caller, ones_like,
                                                      refuse_integral_argument, seed, snapshot,
-                                                     tangent_like, tangent_seed, zeros_like)
+                                                     tangent_like, tangent_seed, zero_seed,
+                                                     zeros_like)
 from autotrace.runtime.derivatives.adjoint_ops import unbroadcast
 from autotrace.runtime.derivatives.built_objects import (build_object, field_gradients,
                                                          object_gradient,
                                                          replaced_dataclass_fields,
                                                          replaced_namedtuple_fields)
 from autotrace.runtime.random import draw
+from ...runtime.derivatives.state_log import add_recomputed
+from ...runtime.derivatives.sweeps import sent_object_gradient
 from ...runtime.derivatives.state_writes import (object_tangent, placed_state, restored_state,
                                                 state_gradient, state_tangent, unwritten_state,
                                                 without_state, write_state)
@@ -39,7 +42,7 @@ from autotrace.transforms.rules.core import adjoint, constant, d
 # shape_only's result is read for its shape alone (transforms/cleanup.py); refuse_shared_write
 # and refuse_integral_argument check a value and give nothing; the replaced_*_fields give the
 # names of fields.
-constant(zeros_like, ones_like, dict_keys, draw, shape_only, sort_order, refuse_shared_write,
+constant(zeros_like, zero_seed, ones_like, dict_keys, draw, shape_only, sort_order, refuse_shared_write,
          refuse_integral_argument, replaced_dataclass_fields, replaced_namedtuple_fields,
          indexes_a_view)
 
@@ -47,6 +50,11 @@ constant(zeros_like, ones_like, dict_keys, draw, shape_only, sort_order, refuse_
 @adjoint(seed)
 def _seed(y, value, dy):
     d[dy] = d[y]
+
+
+@adjoint(sent_object_gradient)
+def _sent_object_gradient(y, after, value):
+    d[after] = d[y]
 
 
 @adjoint(match, match_for_caller)
@@ -64,7 +72,7 @@ def _fresh_tangent(y, value):
     d[value] = d[y]
 
 
-@adjoint(add, accumulate)
+@adjoint(add, accumulate, add_recomputed)
 def _add(y, a, b):
     d[a] = d[y]
     d[b] = d[y]

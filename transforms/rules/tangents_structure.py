@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from autotrace.runtime.derivatives.adjoint_ops import unbroadcast
+from ...runtime.derivatives.state_log import add_recomputed
+from ...runtime.derivatives.sweeps import sent_object_gradient
 from ...runtime.derivatives.state_writes import (object_tangent, placed_state, restored_state,
                                                 state_gradient, state_tangent, unwritten_state,
                                                 without_state, write_state)
@@ -41,6 +43,11 @@ def _seed(y, value, dy):
     d[y] = seed_tangent(d[dy], value, dy)
 
 
+@tangent(sent_object_gradient)
+def _sent_object_gradient(y, after, value):
+    d[y] = seed_tangent(d[after], value, after)
+
+
 @tangent(tangent_seed)
 def _tangent_seed(y, value, tangent):
     d[y] = seed_tangent(d[tangent], value, tangent)
@@ -66,7 +73,7 @@ def _fresh_tangent(y, value):
     d[y] = d[value]
 
 
-@tangent(add, accumulate)
+@tangent(add, accumulate, add_recomputed)
 def _add(y, a, b):
     d[y] = add(d[a], d[b])
 
