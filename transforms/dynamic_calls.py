@@ -17,6 +17,7 @@ import sys
 import weakref
 
 import autotrace.runtime.derivatives.structure as structure
+from ..runtime.derivatives.objects import recomputed_call
 from ..runtime.derivatives.sweeps import adjoint_sweep, object_gradient_first, primal_sweep
 from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
                                                  replace_namedtuple_call)
@@ -254,7 +255,7 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
         gradients = _as_called(derivative)(*args, **{seed_keyword(func): dy}, **taking, **kwargs)
         if not with_self:
             return gradients[1:]
-        return object_gradient_first(gradients, after, bool(taking))
+        return object_gradient_first(gradients, after, bool(taking), recomputed_call())
     kind = classify_value_safely(func)
     if kind == "rule":
         from autotrace.transforms.rules.evaluate import rule_vjp

@@ -261,11 +261,11 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
                 return split
             if resolved.kind in ("user", "dynamic"):
                 # A call a derivative of this derivative runs first as a derivative, noting
-                # its writes: one run whole here, outside every if and loop (inside, the log
-                # would be a loop value, which a traced loop cannot carry).
+                # its writes: one run whole here (in a loop, each iteration's log is saved as
+                # any value the loop overwrites; a traced loop refuses the write).
                 logged = (primal in self.active and self.context.session.split_calls is False
-                          and not self.context.session.implicit and not self.loop_depth
-                          and not self.branch_depth and not isinstance(resolved.value, FieldsOf))
+                          and not self.context.session.implicit
+                          and not isinstance(resolved.value, FieldsOf))
                 version = self.state_version(node.value, self.context.session.implicit, logged)
         version_push, version_statement, version_pop = version
         push, pop = self.assignment_site(primal)

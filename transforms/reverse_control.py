@@ -112,9 +112,14 @@ class ControlFlowAdjoints:
                       self.location, node)
 
         recomputing = recomputes(node, self.context.namespace)
+        # (In a loop, the blocks of all iterations would give one name held apart: each
+        # iteration's call would take the sum. There, a recomputation's gradient reaching
+        # the slots its call overwrote is refused when it runs, sweeps.py
+        # `object_gradient_first`.)
+        apart = recomputing and not self.loop_depth
 
         def adjoint(state):
-            statements = (self.held_apart_adjoint(node, body, state) if recomputing
+            statements = (self.held_apart_adjoint(node, body, state) if apart
                           else body.adjoint(state))
             if not statements:
                 return []

@@ -32,46 +32,56 @@ class ObjectGradient(dict):
     took none from its caller for it), else the gradient of what the slot held where that
     passes into it, else dropped. A copy keeps them.
 
-    `recomputed`: made while a derivative of a derivative runs a call again from the state
-    its first run saw (runtime/derivatives/state_log.py): a gradient as of before that call's
-    writes, which no slot it wrote may hold (`add_objects` refuses it, not knowing which call
-    it was). A copy, and a sum, keep it."""
+    `recomputed`: the logs (runtime/derivatives/state_log.py) of the calls that a derivative
+    of a derivative was running again, from the state their first run saw, when it was made:
+    a gradient as of before such a call's writes, which no slot the call wrote may hold where
+    it meets that call's adjoint (`refuse_recomputed_at_writes`). A copy, and a sum, keep
+    them."""
 
     written = frozenset()
-    recomputed = False
+    recomputed = frozenset()
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if args and isinstance(args[0], ObjectGradient):
             self.written = args[0].written
             self.recomputed = args[0].recomputed
-        if recomputing():
-            self.recomputed = True
+        if _recomputations.logs:
+            self.recomputed = self.recomputed | {_recomputations.logs[-1]}
 
     def __repr__(self) -> str:
         return f"ObjectGradient({dict.__repr__(self)})"
 
 
 class _Recomputations(threading.local):
-    depth = 0  # the state_as_at blocks running in this thread (runtime/derivatives/state_log.py)
+    def __init__(self):
+        # the logs of the state_as_at blocks running in this thread, innermost last
+        # (runtime/derivatives/state_log.py)
+        self.logs: list = []
 
 
 _recomputations = _Recomputations()
 
 
 @contextlib.contextmanager
-def recomputation():
-    """Mark the block as a recomputation (ObjectGradient's `recomputed`)."""
-    _recomputations.depth += 1
+def recomputation(log):
+    """Mark the block as the recomputation of the call `log` began before (ObjectGradient's
+    `recomputed`)."""
+    _recomputations.logs.append(log)
     try:
         yield
     finally:
-        _recomputations.depth -= 1
+        _recomputations.logs.pop()
 
 
 def recomputing() -> bool:
     """Whether a `state_as_at` block is running in this thread."""
-    return _recomputations.depth > 0
+    return bool(_recomputations.logs)
+
+
+def recomputed_call():
+    """The log of the call the innermost `state_as_at` block running runs again, or None."""
+    return _recomputations.logs[-1] if _recomputations.logs else None
 
 
 class StateWriteError(ValueError):
@@ -169,7 +179,7 @@ def add_objects(a, b, add):
     out = ObjectGradient(a)
     if isinstance(b, ObjectGradient):
         out.written = out.written | b.written
-        out.recomputed = out.recomputed or b.recomputed
+        out.recomputed = out.recomputed | b.recomputed
     for attribute, value in b.items():
         out[attribute] = add(out.get(attribute), value)
     return out
@@ -240,21 +250,23 @@ def _after_writes(gradient, written):
     return gradient
 
 
-def refuse_recomputed_at_writes(gradient, written) -> None:
-    """StateWriteError where `gradient`, made in a recomputation (ObjectGradient's
-    `recomputed`: a gradient of what slots held before the call), has one at a slot the call
-    overwrote (`written`), which the call's adjoint would take for the gradient of what it
-    wrote there."""
-    if not getattr(gradient, "recomputed", False):
+def refuse_recomputed_at_writes(gradient, written, log=None) -> None:
+    """StateWriteError where `gradient`, made in the recomputation of the call whose log is
+    `log` (None: of any call; ObjectGradient's `recomputed`: a gradient of what slots held
+    before the call), has one at a slot the call overwrote (`written`), which the call's
+    adjoint would take for the gradient of what it wrote there."""
+    recomputed = getattr(gradient, "recomputed", frozenset())
+    if not recomputed or log is not None and log not in recomputed:
         return
     for keys, where, _, passes in sorted(written, key=repr):
         if not passes and nonzero_gradient(entry_at(gradient, keys)):
             raise StateWriteError(
                 f"{where}: autotrace cannot differentiate this write into an object's state in "
-                "a derivative of a derivative: the call that makes it reads what the slot held "
-                "before, and a derivative of a derivative, which runs the call again, cannot "
-                "pass on the gradient of that; write the value in the function you "
-                "differentiate, or pass it to the call as an argument")
+                "reverse over reverse: the call that makes it (in a loop) reads what the slot "
+                "held before, and the gradient the reverse sweep over its recomputation gives "
+                "that is not kept apart from the gradient of what it wrote; take this second "
+                "derivative in forward over reverse (autotrace.hessian, or autotrace.jvp of "
+                "autotrace.grad), or write the value in the function you differentiate")
 
 
 def nonzero_gradient(gradient) -> bool:

@@ -59,6 +59,17 @@ class _Logs(threading.local):
 _logs = _Logs()
 
 
+def innermost_log():
+    """The log begun last of those generated code still holds, or None: that of a call that
+    begins now, where a derivative of a derivative notes its writes (`_written1 =
+    state_writes_log()` right before it)."""
+    for reference in reversed(_logs.open):
+        log = reference()
+        if log is not None:
+            return None if log.barrier else log
+    return None
+
+
 def state_writes_log() -> StateLog:
     """A log of the writes into objects' state from now on, for `state_as_at`; it notes them
     while generated code holds it."""
@@ -96,7 +107,7 @@ def state_as_at(log: StateLog):
     recomputed = StateLog(barrier=True)
     _logs.open.append(weakref.ref(recomputed))
     try:
-        with recomputation():
+        with recomputation(log):
             yield
         for owner, kind, key, _, where in recomputed.entries:
             # (a tangent's ObjectGradient is written by derivatives alone, always noted: one
@@ -195,6 +206,6 @@ def _summed(a, b):
 def _not_recomputed(gradient):
     if isinstance(gradient, ObjectGradient):
         out = ObjectGradient((key, _not_recomputed(value)) for key, value in gradient.items())
-        out.written, out.recomputed = gradient.written, False
+        out.written, out.recomputed = gradient.written, frozenset()
         return out
     return gradient

@@ -38,10 +38,9 @@ from .structure import zeros_like
 GROWING = ("append", "extend")
 # Why a derivative may not make a write when it runs its function again.
 RUNS_TWICE = ("its derivative runs the function again where it is called (a checkpointed call, "
-              "a call under implicit_grad, one inside an if or loop in a derivative of a "
-              "derivative, or, traced, one inside an if or loop on a traced value), and the "
-              "write would happen twice; call the function outside every if and loop, or keep "
-              "this state out of the differentiated call")
+              "a call under implicit_grad, or, traced, one inside an if or loop on a traced "
+              "value), and the write would happen twice; call the function outside such an if "
+              "or loop, or keep this state out of the differentiated call")
 
 
 

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import weakref
 
+from .objects import refuse_recomputed_at_writes
+from .state_log import innermost_log
 from .structure import add, zeros_like
 
 
 def primal_sweep(adjoint):
     """Run the derivative `adjoint` (a generator, not started) up to its adjoint sweep;
     return the value of the call."""
+    log = innermost_log()  # (the call's, where a derivative of a derivative notes its writes)
     value = next(adjoint)
     if isinstance(value, TakingObjectGradient):
-        _taking.add(adjoint)
+        _taking[adjoint] = log
         value = value.value
     return value
 
@@ -36,16 +39,17 @@ def adjoint_sweep(adjoint, gradient, after=None, *, with_object: bool = False):
     so that what the caller reads back of what the method wrote passes its gradient on to
     what the method wrote it from; else it is added to the object's gradient returned."""
     taken = with_object and adjoint in _taking
+    log = _taking.get(adjoint) if taken else None
     try:
         adjoint.send(SentGradients(gradient, after) if taken else gradient)
     except StopIteration as finished:
         gradients = finished.value
     else:
         raise RuntimeError("internal: a derivative's adjoint sweep handed back a second value")
-    return object_gradient_first(gradients, after, taken) if with_object else gradients
+    return object_gradient_first(gradients, after, taken, log) if with_object else gradients
 
 
-def object_gradient_first(gradients: tuple, after, taken: bool) -> tuple:
+def object_gradient_first(gradients: tuple, after, taken: bool, log=None) -> tuple:
     """The gradients of a method's call, the first its object's before the call, given the
     gradient `after` its caller has of the object after the call (None: none), which the
     method's derivative took (`taken`: it started its adjoint sweep from it, and what it
@@ -54,10 +58,14 @@ def object_gradient_first(gradients: tuple, after, taken: bool) -> tuple:
 
     A gradient taken may come from a derivative of a derivative's recomputation of a later
     call (ObjectGradient's `recomputed`): of the state before that call, which is the state
-    after this one. (One from the recomputation of this very call is held apart from it,
-    transforms/reverse_control.py `held_apart_adjoint`.)"""
+    after this one. One from the recomputation of this very call (whose writes `log` notes,
+    where a derivative of a derivative notes them) is of the state before it: held apart
+    from it outside loops (transforms/reverse_control.py `held_apart_adjoint`), refused
+    where it reaches a slot the call overwrote."""
     if not taken and after is not None:
         return (add(after, gradients[0]),) + tuple(gradients[1:])
+    if taken and log is not None:
+        refuse_recomputed_at_writes(after, getattr(gradients[0], "written", ()), log)
     return gradients
 
 
@@ -81,7 +89,9 @@ class TakingObjectGradient:
         self.value = value
 
 
-_taking = weakref.WeakSet()  # the derivatives running that yielded a TakingObjectGradient
+# The derivatives running that yielded a TakingObjectGradient -> the log of their call (see
+# `object_gradient_first`), or None.
+_taking = weakref.WeakKeyDictionary()
 
 
 def sent_gradients(sent, value):
