@@ -50,3 +50,28 @@ def pytest_terminal_summary(terminalreporter):
                       if re.match(r"seeds \d+", line) else -1)
         for line in sorted(set(lines), key=first_seed):
             terminalreporter.write_line(line)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked long_running first, one at the start of each worker's share. pytest-xdist's
+    worksteal gives each worker a contiguous share of the tests, runs each share in order, and
+    lets an idle worker take the end of another's: a long test left for the end of the run
+    would keep one worker busy while the others wait. Started first, the long tests overlap,
+    and the run ends on short ones. Only the order changes."""
+    long_running = [item for item in items if item.get_closest_marker("long_running")]
+    if not long_running:
+        return
+    others = [item for item in items if not item.get_closest_marker("long_running")]
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    shares = [[] for _ in range(workers)]
+    for index, item in enumerate(long_running):
+        shares[index % workers].append(item)
+    ordered, remaining = [], len(items)
+    for worker, share in enumerate(shares):  # the sizes worksteal hands out, in its order
+        size = remaining // (workers - worker)
+        remaining -= size
+        ordered += share
+        fill = max(0, size - len(share))
+        ordered += others[:fill]
+        del others[:fill]
+    items[:] = ordered + others

@@ -128,6 +128,7 @@ def wrappers(tmp_path_factory):
     return build_wrappers(tmp_path_factory.mktemp("rule_table_array_api"))
 
 
+@pytest.mark.long_running
 def test_rule_table_gradients_match_numpy(wrappers):
     """One test for the whole table: every entry whose gradient traces on NumPy arrays."""
     compared = 0

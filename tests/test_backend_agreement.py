@@ -82,6 +82,7 @@ def wrappers(tmp_path_factory):
     return build_wrappers(tmp_path_factory.mktemp("rule_table_backends"))
 
 
+@pytest.mark.long_running
 def test_rule_table_gradients_agree(wrappers):
     """One test for the whole table (its entries compile hundreds of small kernels): every
     entry whose gradient traces, fused, against the NumPy backend's."""

@@ -201,6 +201,7 @@ def run_ranks(script_and_arguments: str, ranks: int,
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
+@pytest.mark.long_running
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_ranks_average_to_the_full_batch_gradient_and_train_as_one_process(ranks, tmp_path):
     result = run_ranks("distributed_check.py", ranks, CHECKPOINT_DIR=str(tmp_path))
@@ -241,6 +242,7 @@ def test_a_rank_that_raises_ends_every_rank_with_its_error():
     assert "finished a reduction" not in result.stdout
 
 
+@pytest.mark.long_running
 def test_the_distributed_example_trains_on_two_ranks():
     pytest.importorskip("sklearn", reason="the digits data set comes with scikit-learn")
     result = run_ranks("../examples/distributed_mnist.py --epochs 3", 2)

@@ -12,9 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.long_running
 def test_the_gpu_tests_pass_against_an_emulated_cupy(tmp_path):
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(ROOT / "tests" / "gpu" / "emulated"), str(ROOT)]))

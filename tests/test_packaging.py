@@ -42,6 +42,7 @@ def test_the_checkout_imports_its_folders_as_autotrace_subpackages():
     assert Graph.__module__ == "autotrace.runtime.graph"
 
 
+@pytest.mark.long_running
 def test_an_installed_wheel_adds_only_autotrace_and_works(tmp_path):
     """Build a wheel from a copy of the checkout, install it into a folder, and use it from a
     process that sees that folder and not the checkout."""

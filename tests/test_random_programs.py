@@ -67,6 +67,7 @@ def summary(tally: dict, programs: int, rejected: collections.Counter, seconds: 
             f"{', '.join(sorted(KNOWN_BROKEN - enabled_features()))}")
 
 
+@pytest.mark.long_running
 @pytest.mark.parametrize("seeds", chunks(), ids=lambda seeds: f"seeds {seeds[0]}-{seeds[-1]}")
 def test_random_programs_in_nine_modes(seeds, tmp_path, capsys, record_property):
     features = enabled_features()

@@ -32,3 +32,24 @@ def made_from(function, kind: str,
         raise TypeError(f"made_from keeps only what is made from Python functions here; got "
                         f"{type(function).__name__}")
     return elsewhere.setdefault(function, {})
+
+
+# What is made from a code object alone (its source lines, its parsed tree), shared by every
+# function that runs it: each closure a factory returns runs the same code. Kept by identity
+# (code objects compare equal by value, and two functions alike at the same line of two files
+# are equal), and dropped when the code object goes. What is kept must not refer to the code
+# object, which would then never go.
+_made_from_code: dict = {}  # id(code) -> (a weak reference to it, kind -> what was made)
+
+
+def made_from_code(code: types.CodeType, kind: str) -> dict:
+    """The dict of what was made from the code object `code` of one `kind`."""
+    entry = _made_from_code.get(id(code))
+    if entry is None or entry[0]() is not code:
+        key = id(code)
+
+        def forget(reference, key=key):
+            if _made_from_code.get(key, (None,))[0] is reference:
+                del _made_from_code[key]
+        entry = _made_from_code[key] = (weakref.ref(code, forget), {})
+    return entry[1].setdefault(kind, {})

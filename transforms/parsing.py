@@ -11,7 +11,7 @@ import gast
 
 from autotrace.transforms.errors import Location, SourceUnavailableError, TransformError
 from autotrace.transforms.source_check import check_source_matches, source_changed
-from .function_caches import made_from
+from .function_caches import made_from_code
 from .nodes import copy_tree, walk
 
 
@@ -110,15 +110,16 @@ def parse_function(func) -> ParsedFunction:
     source = textwrap.dedent("".join(lines))
     first_line = max(first_line, 1)
     # The tree depends on the source read now and on the code that runs (which lambda,
-    # whether the file still holds it): kept on the function for the next call with both the
-    # same, and copied, as callers change the tree they get.
-    known = made_from(func, _PARSED)
+    # whether the file still holds it): kept with the code object, for the next call of any
+    # function running it (each closure a factory returns) with the same source, and copied,
+    # as callers change the tree they get.
+    known = made_from_code(func.__code__, _PARSED)
     key = (name, filename, first_line, source)
-    code, node, tree_line = known.get(key, (None, None, None))
-    if code is not func.__code__:
+    node, tree_line = known.get(key, (None, None))
+    if node is None:
         node, tree_line, whole_file = _read_tree(func, name, filename, first_line, source)
         if not whole_file:
-            known[key] = (func.__code__, node, tree_line)
+            known[key] = (node, tree_line)
     node = copy_tree(node)
     location = _location(func, filename, tree_line, name)
     namespace = namespace_of(func)
@@ -126,21 +127,21 @@ def parse_function(func) -> ParsedFunction:
     return ParsedFunction(node, location, namespace, func)
 
 
-_PARSED = "__autotrace_parsed__"  # the attribute of a function its tree is kept in
-_LINES = "__autotrace_source_lines__"  # ... and the lines of its source
+_PARSED = "parsed"  # what is kept with a code object: its tree
+_LINES = "source lines"  # ... and the lines of its source
 
 
 def _source_lines(func) -> tuple:
     """(the lines of `func`'s source, the file's line of the first, the file), as inspect
     reads them now: from the code object, which is what calling `func` runs (inspect would
     follow `__wrapped__`, functools.wraps, to the function a decorator wrapped, and so skip
-    the decorator's own code). Kept on the function while linecache holds the same copy of
-    the file (inspect looks the file's module up among every module loaded, which costs more
-    than the rest of a small derivative's parsing); an edited file is read again, as inspect
-    checks it."""
+    the decorator's own code). Kept with the code object while linecache holds the same copy
+    of the file (inspect looks the file's module up among every module loaded, which costs
+    more than the rest of a small derivative's parsing); an edited file is read again, as
+    inspect checks it."""
     code = func.__code__
-    known = made_from(func, _LINES)
-    kept = known.get(code)
+    known = made_from_code(code, _LINES)
+    kept = known.get("lines")
     if kept is not None:
         filename, entry, found = kept
         linecache.checkcache(filename)
@@ -149,9 +150,9 @@ def _source_lines(func) -> tuple:
     lines, first_line = inspect.getsourcelines(code)
     filename = inspect.getsourcefile(code) or code.co_filename
     entry = linecache.cache.get(filename)
-    known.clear()  # a reassigned __code__ leaves the old one's lines behind
+    known.clear()
     if entry is not None:
-        known[code] = (filename, entry, (lines, first_line, filename))
+        known["lines"] = (filename, entry, (lines, first_line, filename))
     return lines, first_line, filename
 
 
