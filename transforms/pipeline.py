@@ -31,6 +31,7 @@ from .object_state import is_state_write
 from ..runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from .dead_branches import deferring_refusals
 from .names_alike import names_bound_alike
+from .scopes import recomputes, scope_call
 from autotrace.runtime.state import deposit, reverse_derivative_code
 from autotrace.transforms.calls import classify
 from autotrace.transforms.codegen import to_source
@@ -96,6 +97,10 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
     reverse.array_names = reverse.sequences.array_names(body)
     reverse.shapes = ShapeClasses(body, namespace, reverse.sequences)
     reverse.same_objects = names_bound_alike(body, reverse.item_written)
+    reverse.recompute_blocks = collections.Counter(
+        scope_call(n).args[0].id for s in body for n in walk(s)
+        if isinstance(n, gast.With) and recomputes(n, namespace)
+        and isinstance(scope_call(n).args[0], gast.Name))
     sweep = reverse.block(body)
 
     primal = list(sweep.primal)
@@ -184,6 +189,8 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
     prologue = []
     if uses_stack:
         prologue += replace("stack = []", stack=reverse.stack)
+    for stack in sorted(reverse.apart_stacks.values()):
+        prologue += replace("stack = []", stack=stack)
     for undefined_name in sorted((undefined | reverse.maybe_unassigned) - set(parameters)):
         prologue += replace("name = None", name=undefined_name)
     new_body = prologue + [comment("Primal sweep")] + primal + [

@@ -22,6 +22,7 @@ import linecache
 import gast
 
 from autotrace.runtime.derivatives import sequences
+from ..runtime.derivatives.state_log import state_writes_log
 from ..runtime.derivatives.state_writes import write_state
 from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from autotrace.transforms.objects import FieldsOf
@@ -93,6 +94,9 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
         # block, held apart} (transforms/reverse_control.py `held_apart`); those defined.
         self.held_apart: dict[str, dict[str, str]] = {}
         self.apart_defined: set[str] = set()
+        self.apart_stacks: dict[str, str] = {}  # (in a loop) held apart -> its stack's name
+        # The log of each `state_as_at` block -> how many blocks it has (set by the caller)
+        self.recompute_blocks: collections.Counter = collections.Counter()
         # Calls run in halves (transforms/reverse_calls.py `split_call`): id(call) -> the
         # name holding its derivative between its primal and adjoint sweeps.
         self.split_calls: dict[int, str] = {}
@@ -286,7 +290,10 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
             elif isinstance(node.value, gast.Call) and classify(
                     node.value.func, self.context.namespace).kind == "list_pop":
                 out += self.list_pop_restore(primal, node.value, state)
-            return out + self.add_held_apart(primal, state) + pop + version_pop
+            if isinstance(node.value, gast.Call) and classify(
+                    node.value.func, self.context.namespace).value is state_writes_log:
+                out += self.add_held_apart(primal, state)  # (the log, not its restores)
+            return out + pop + version_pop
         return Sweep(version_push + version_statement + push + [node], adjoint)
 
     def state_version(self, call, implicit: bool, logged: bool) -> tuple[list, list, list]:

@@ -112,14 +112,18 @@ class ControlFlowAdjoints:
                       self.location, node)
 
         recomputing = recomputes(node, self.context.namespace)
-        # (In a loop, the blocks of all iterations would give one name held apart: each
-        # iteration's call would take the sum. There, a recomputation's gradient reaching
-        # the slots its call overwrote is refused when it runs, sweeps.py
-        # `object_gradient_first`.)
-        apart = recomputing and not self.loop_depth
+        # (In a loop, what each iteration's block gives is pushed on a stack of its own and
+        # popped at that iteration's log: the adjoint of an adjoint loop runs its iterations
+        # in the order of the primal loop, whose adjoint pops them in reverse. Where a log has
+        # several blocks, a recomputation's gradient reaching the slots its call overwrote is
+        # refused when it runs instead, sweeps.py `object_gradient_first`.)
+        log = scope_call(node).args[0] if recomputing else None
+        stacked = bool(self.loop_depth) and isinstance(log, gast.Name) and \
+            self.recompute_blocks.get(log.id) == 1
+        apart = recomputing and (not self.loop_depth or stacked)
 
         def adjoint(state):
-            statements = (self.held_apart_adjoint(node, body, state) if apart
+            statements = (self.held_apart_adjoint(node, body, state, stacked) if apart
                           else body.adjoint(state))
             if not statements:
                 return []
@@ -132,13 +136,15 @@ class ControlFlowAdjoints:
             return [mark(with_block(node, call, statements), self.location, node)]
         return Sweep([primal], adjoint)
 
-    def held_apart_adjoint(self, node, body, state: set) -> list:
+    def held_apart_adjoint(self, node, body, state: set, stacked: bool) -> list:
         """The adjoint of a `with state_as_at(_written1):` block, which runs a call again
         from the state before it (runtime/derivatives/state_log.py). What it gives the objects
         whose attributes it reads is a gradient of their state before that call, where the
         statements after the call gave one of their state after it, which the call's own
         adjoint takes: so it is held apart, in a name of its own (`bCELL_before`), and added
-        in where the adjoint sweep reaches the log (`add_held_apart`), past that call's."""
+        in where the adjoint sweep reaches the log (`add_held_apart`), past that call's.
+        stacked: the block is in a loop, and what it gives is pushed on a stack (see
+        visit_With)."""
         log = scope_call(node).args[0].id
         read = {n.value.id for statement in node.body for n in walk(statement)
                 if isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name)}
@@ -152,17 +158,24 @@ class ControlFlowAdjoints:
             kept[owner] = (self.gradient(owner), owner in state)
             self.gradient_names[owner] = apart[owner]
             state.discard(owner)
-            if apart[owner] in self.apart_defined:
+            if apart[owner] in self.apart_defined and not stacked:
                 state.add(owner)
         statements = body.adjoint(state)
+        pushes = []
         for owner, (gradient, had) in kept.items():
             self.gradient_names[owner] = gradient
-            if owner in state:
+            if stacked:
+                self.apart_stacks[apart[owner]] = apart[owner] + "s"
+                self.namer.taken.add(apart[owner] + "s")
+                pushes += replace("stack.append(apart)", stack=apart[owner] + "s",
+                                  apart=apart[owner] if owner in state else "None")
+                self.apart_defined.add(apart[owner])
+            elif owner in state:
                 self.apart_defined.add(apart[owner])
             state.discard(owner)
             if had:
                 state.add(owner)
-        return statements
+        return statements + pushes
 
     def add_held_apart(self, log: str, state: set) -> list:
         """At the log's adjoint: the gradients held apart (`held_apart_adjoint`) added to the
@@ -171,6 +184,9 @@ class ControlFlowAdjoints:
         for owner, apart in sorted(self.held_apart.get(log, {}).items()):
             if apart not in self.apart_defined:
                 continue
+            if apart in self.apart_stacks:
+                out += replace("apart = stack.pop()", apart=apart,
+                               stack=self.apart_stacks[apart])
             out += replace("gradient = add_recomputed(after, apart)",
                            gradient=self.gradient(owner), apart=apart,
                            after=self.gradient(owner) if owner in state else "None",

@@ -262,11 +262,12 @@ def refuse_recomputed_at_writes(gradient, written, log=None) -> None:
         if not passes and nonzero_gradient(entry_at(gradient, keys)):
             raise StateWriteError(
                 f"{where}: autotrace cannot differentiate this write into an object's state in "
-                "reverse over reverse: the call that makes it (in a loop) reads what the slot "
-                "held before, and the gradient the reverse sweep over its recomputation gives "
-                "that is not kept apart from the gradient of what it wrote; take this second "
-                "derivative in forward over reverse (autotrace.hessian, or autotrace.jvp of "
-                "autotrace.grad), or write the value in the function you differentiate")
+                "reverse mode over a derivative that recomputes its call more than once (in a "
+                "loop): the call reads what the slot held before, and the gradient the "
+                "recomputations give that is not kept apart from the gradient of what it "
+                "wrote; take this second derivative in forward over reverse "
+                "(autotrace.hessian, or autotrace.jvp of autotrace.grad), or write the value in "
+                "the function you differentiate")
 
 
 def nonzero_gradient(gradient) -> bool:
