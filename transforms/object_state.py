@@ -334,7 +334,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
     sources = {n.targets[0].id: n.value for n in nodes if isinstance(n, gast.Assign)
                and isinstance(n.targets[0], gast.Name)}
     assigned = assignments(nodes)
-    aliases = global_aliases(nodes, namespace)
+    aliases = global_aliases(nodes, namespace, assigned)
     for block in statement_blocks(body):
         for index in reversed(range(len(block))):
             statement = block[index]
@@ -404,12 +404,14 @@ def assignments(nodes) -> dict:
     return assigned
 
 
-def global_aliases(nodes, namespace: dict) -> dict:
+def global_aliases(nodes, namespace: dict, assigned: dict | None = None) -> dict:
     """Local name -> the global object it holds throughout (`layer_1 = layer`), for the names
     `nodes` bind to one global and else only to the same object again: what `write_state`
     into the name hands back (the object it wrote into), directly or through a temporary, or
-    what a derivative pops from a stack that only that name is pushed onto."""
-    assigned = assignments(nodes)
+    what a derivative pops from a stack that only that name is pushed onto. assigned:
+    `assignments(nodes)`, where the caller has it."""
+    if assigned is None:
+        assigned = assignments(nodes)
     pushed = {}  # stack -> the names pushed onto it (None: something else)
     for node in nodes:
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \

@@ -89,18 +89,20 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
     seed_name, namespace, context = prepared.keyword, prepared.namespace, prepared.context
     body, result, active = prepared.body, prepared.result, prepared.active
     local_names = prepared.local_names
-    references = collections.Counter(n.id for s in body for n in walk(s)
-                                     if isinstance(n, gast.Name))
+    references, recompute_blocks = collections.Counter(), collections.Counter()
+    for node in (n for s in body for n in walk(s)):  # (one walk for both)
+        if isinstance(node, gast.Name):
+            references[node.id] += 1
+        elif isinstance(node, gast.With) and recomputes(node, namespace) and \
+                isinstance(scope_call(node).args[0], gast.Name):
+            recompute_blocks[scope_call(node).args[0].id] += 1
     reverse = ReverseMode(context, active, parameters, local_names, references)
+    reverse.recompute_blocks = recompute_blocks
     reverse.carrying = prepared.carrying
     reverse.sequences = SequenceKinds(body, parameters, namespace, active)
     reverse.array_names = reverse.sequences.array_names(body)
     reverse.shapes = ShapeClasses(body, namespace, reverse.sequences)
     reverse.same_objects = names_bound_alike(body, reverse.item_written)
-    reverse.recompute_blocks = collections.Counter(
-        scope_call(n).args[0].id for s in body for n in walk(s)
-        if isinstance(n, gast.With) and recomputes(n, namespace)
-        and isinstance(scope_call(n).args[0], gast.Name))
     sweep = reverse.block(body)
 
     primal = list(sweep.primal)

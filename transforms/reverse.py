@@ -251,8 +251,9 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
                                              node.value)
         primal = target.id
         version = ([], [], [])
-        if isinstance(node.value, gast.Call):
-            resolved = classify(node.value.func, self.context.namespace)
+        resolved = (classify(node.value.func, self.context.namespace)
+                    if isinstance(node.value, gast.Call) else None)
+        if resolved is not None:
             if self.changes_its_object(node.value, resolved):
                 # Its result may get no gradient, but what it writes into its object may be
                 # read back: differentiated for its effect too (see visit_Expr).
@@ -279,19 +280,16 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
             if primal in self.active and primal not in state and \
                     self.for_its_effect(primal, node.value, state):
                 out += self.effect_seed(primal, state)
-            if primal in self.active and primal not in state and isinstance(
-                    node.value, gast.Call) and classify(
-                    node.value.func, self.context.namespace).value is write_state:
+            if primal in self.active and primal not in state and resolved is not None and \
+                    resolved.value is write_state:
                 # A write into an object's state says what it wrote, for the caller, though
                 # no gradient reached the object after it (runtime/derivatives/objects.py)
                 out += self.ensure(primal, state)
             if primal in self.active and primal in state:
                 out += self.adjoint_of_value(primal, node.value, state, node)
-            elif isinstance(node.value, gast.Call) and classify(
-                    node.value.func, self.context.namespace).kind == "list_pop":
+            elif resolved is not None and resolved.kind == "list_pop":
                 out += self.list_pop_restore(primal, node.value, state)
-            if isinstance(node.value, gast.Call) and classify(
-                    node.value.func, self.context.namespace).value is state_writes_log:
+            if resolved is not None and resolved.value is state_writes_log:
                 out += self.add_held_apart(primal, state)  # (the log, not its restores)
             return out + pop + version_pop
         return Sweep(version_push + version_statement + push + [node], adjoint)
