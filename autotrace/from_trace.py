@@ -42,7 +42,8 @@ from autotrace.trace_errors import explain_trace_error
 from autotrace.runtime.ops import source_globals
 from autotrace.runtime.graph_python import UnprintableGraphError, graph_statements
 from autotrace.runtime.signature import ParameterBinding
-from autotrace.runtime.derivatives.structure import _is_traced, _rebuild
+from autotrace.runtime.containers import rebuild
+from autotrace.runtime.derivatives.structure import _is_traced
 from autotrace.runtime.tracer import (TracerConversionError, _Slot, leaves_with_paths, map_arrays,
                                       sorted_keys, trace)
 from autotrace.transforms.codegen import load_function
@@ -385,7 +386,7 @@ def _floats_as_scalars(value):
     if isinstance(value, float):
         return np.float64(value)
     if isinstance(value, (tuple, list)):
-        return _rebuild(value, [_floats_as_scalars(item) for item in value])
+        return rebuild(value, [_floats_as_scalars(item) for item in value])
     if isinstance(value, dict):
         return type(value)((key, _floats_as_scalars(item)) for key, item in value.items())
     return value

@@ -16,7 +16,7 @@ from autotrace.conversion import for_tracing
 from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
 from autotrace.recompute import caller_site
-from autotrace.runtime.derivatives.structure import _rebuild, array_module, zeros_like
+from autotrace.runtime.derivatives.structure import rebuild, array_module, zeros_like
 from autotrace.runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from autotrace.runtime.state import current_scope
 from autotrace.transforms.dynamic_calls import rule_caller
@@ -297,7 +297,7 @@ def _flatten(value):
             start += len(part_leaves)
         if isinstance(value, dict):
             return type(value)(zip(value.keys(), rebuilt))
-        return _rebuild(value, rebuilt)
+        return rebuild(value, rebuilt)
     return leaves, rebuild
 
 

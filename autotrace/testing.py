@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from autotrace.runtime.derivatives.structure import _rebuild, zeros_like
+from autotrace.runtime.containers import rebuild, zeros_like
 
 ALLOWED_MODES = ("reverse", "forward")
 
@@ -58,7 +58,7 @@ def random_like(value, rng: np.random.Generator):
     other objects) gets None, meaning "not perturbed, no gradient".
     """
     if isinstance(value, (tuple, list)):
-        return _rebuild(value, [random_like(item, rng) for item in value])
+        return rebuild(value, [random_like(item, rng) for item in value])
     if isinstance(value, dict):
         return type(value)((key, random_like(item, rng)) for key, item in value.items())
     if _is_python_float(value):
@@ -90,7 +90,7 @@ def axpy(value, direction, eps: float):
     if direction is None:
         return value
     if isinstance(value, (tuple, list)):
-        return _rebuild(value, [axpy(item, step, eps)
+        return rebuild(value, [axpy(item, step, eps)
                                 for item, step in zip(value, direction)])
     if isinstance(value, dict):
         return type(value)((key, axpy(item, direction[key], eps))
@@ -103,7 +103,7 @@ def axpy(value, direction, eps: float):
 def _copy(value):
     """A copy of the arrays in `value`, so a function that writes into its inputs is harmless."""
     if isinstance(value, (tuple, list)):
-        return _rebuild(value, [_copy(item) for item in value])
+        return rebuild(value, [_copy(item) for item in value])
     if isinstance(value, dict):
         return type(value)((key, _copy(item)) for key, item in value.items())
     if hasattr(value, "copy") and hasattr(value, "dtype") and not isinstance(value, np.generic):
@@ -114,7 +114,7 @@ def _copy(value):
 def _to_float64(value):
     """`value` with its floating arrays in float64: finite differences need the precision."""
     if isinstance(value, (tuple, list)):
-        return _rebuild(value, [_to_float64(item) for item in value])
+        return rebuild(value, [_to_float64(item) for item in value])
     if isinstance(value, dict):
         return type(value)((key, _to_float64(item)) for key, item in value.items())
     if _is_float_array(value) and value.dtype != np.float64:
@@ -346,7 +346,7 @@ def _tangent_for(direction, value):
     if direction is None:
         return zeros_like(value)
     if isinstance(value, (tuple, list)):
-        return _rebuild(value, [_tangent_for(step, item)
+        return rebuild(value, [_tangent_for(step, item)
                                 for step, item in zip(direction, value)])
     if isinstance(value, dict):
         return type(value)((key, _tangent_for(direction[key], item))

@@ -18,8 +18,10 @@ Two parts, kept apart:
   backends behind one protocol (backends/: numpy, llvm, cupy; see runtime/backends/__init__.py).
 
 Imports inside runtime/ point one way, down this list (tests/runtime/test_import_layout.py
-fails on a cycle): devices, control_scope and derivatives/objects import nothing of runtime/;
-abstract, graph and state build on them; registry on those; the op families on the registry,
+fails on a cycle): devices, control_scope and scopes import nothing of runtime/; abstract,
+graph and state build on them; containers (namedtuples, dataclasses and the zero of a value
+with its structure, which the tracer and the derivative helpers share) on state; registry on
+those; the op families on the registry,
 and ops on every family; the derivative helpers on the families; the tracer on ops; passes,
 backends and the executor on the graph and ops; traced control flow, signatures and
 graph_python on all of these. A module imports another inside a function only for an optional

@@ -36,7 +36,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from autotrace.runtime.abstract import abstractify, same_type
-from autotrace.runtime.control_scope import ControlFlowError, active_subgraphs
+from .control_scope import ControlFlowError
+from .scopes import active_subgraphs
 from autotrace.runtime.executor import compile_graph
 from autotrace.runtime.graph import Graph, Var
 from autotrace.runtime.ops import LITERAL_TYPES, Primitive, primitives, register

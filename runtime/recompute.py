@@ -12,7 +12,7 @@ first input: it costs nothing when it runs.
 """
 from __future__ import annotations
 
-from autotrace.runtime.derivatives.structure import _rebuild
+from .containers import rebuild
 from autotrace.runtime.registry import Primitive, register
 
 
@@ -54,7 +54,7 @@ def recompute_from(value, after):
     """`value` (each array of a tuple, list or dict of them) as the input of a recomputation
     that runs after `after` is computed; see the module docstring."""
     if isinstance(value, (tuple, list)):
-        return _rebuild(value, [recompute_from(item, after) for item in value])
+        return rebuild(value, [recompute_from(item, after) for item in value])
     if isinstance(value, dict):
         return type(value)((key, recompute_from(item, after)) for key, item in value.items())
     if getattr(value, "_builder", None) is None:

@@ -1,4 +1,6 @@
-"""Name scopes: the path ("model/dense") that the tracer writes on each equation it records.
+"""What tracing has open in this thread: name scopes, and the subgraphs being traced.
+
+Name scopes: the path ("model/dense") that the tracer writes on each equation it records.
 
 `autotrace.name_scope` and the layers push names here; runtime/tracer.py reads `current()`
 when it records an equation, and graph pictures (runtime/graph_dot.py) group equations by it.
@@ -11,6 +13,15 @@ import contextlib
 import threading
 
 _STACK = threading.local()
+# The subgraph builders now tracing in this thread, innermost last.
+_ACTIVE = threading.local()
+
+
+def active_subgraphs() -> list:
+    """The builders of the subgraphs (branches, loop bodies) now tracing in this thread,
+    innermost last: the list itself, which runtime/control.py pushes onto and pops. state.py
+    asks it: a Variable assigned inside a traced `if` or loop is refused."""
+    return _ACTIVE.__dict__.setdefault("builders", [])
 
 
 def _names() -> list:

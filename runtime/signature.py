@@ -31,7 +31,7 @@ import numpy as np
 
 from autotrace.runtime.abstract import abstractify, short_dtype
 from autotrace.runtime.devices import device_of, is_gpu_array
-from autotrace.runtime.derivatives.objects import field_names, is_dataclass_instance
+from .containers import field_names, is_dataclass_instance
 from autotrace.runtime.tracer import Tracer, sorted_keys
 
 

@@ -53,7 +53,7 @@ import numpy as np
 from autotrace.runtime.abstract import abstractify
 from autotrace.runtime.control import ControlFlowError, ControlPrimitive, current_builder
 from autotrace.runtime.ops import primitives, register
-from autotrace.runtime.derivatives.structure import zeros_like
+from .containers import zeros_like
 from autotrace.runtime.tracer import (OutputStructure, Tracer, _Slot, is_array, leaves_with_paths,
                                       map_arrays, tracer_kinds)
 

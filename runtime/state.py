@@ -43,7 +43,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from autotrace.runtime.abstract import abstractify
-from autotrace.runtime.control_scope import active_subgraphs
+from .scopes import active_subgraphs
 
 
 class StateError(TypeError):

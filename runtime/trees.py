@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autotrace.runtime.derivatives.objects import field_names, is_dataclass_instance, new_dataclass
+from .containers import field_names, is_dataclass_instance, new_dataclass
 from autotrace.runtime.devices import is_gpu_array
 
 

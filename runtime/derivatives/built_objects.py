@@ -25,7 +25,7 @@ from .items import build_namedtuple
 from autotrace.runtime.derivatives.objects import (ObjectGradient, field_names,
                                                    generated_dataclass_init,
                                                    is_dataclass_instance, new_dataclass)
-from .structure import _is_namedtuple, zeros_like
+from .structure import is_namedtuple, zeros_like
 
 
 def build_object(cls, fields: dict):
@@ -142,7 +142,7 @@ def replace_namedtuple_call(obj, **changes):
 def is_namedtuple_replace(func) -> bool:
     """Whether `func` is the bound `_replace` method of a namedtuple."""
     owner = getattr(func, "__self__", None)
-    return _is_namedtuple(owner) and getattr(func, "__func__", None) is getattr(
+    return is_namedtuple(owner) and getattr(func, "__func__", None) is getattr(
         type(owner), "_replace", None)
 
 
@@ -175,7 +175,7 @@ def replaced_dataclass_fields(obj, changes: dict) -> list:
 
 def replaced_namedtuple_fields(obj, changes: dict) -> tuple:
     """The fields of the namedtuple `obj`, after the check `obj._replace(**changes)` makes."""
-    if not _is_namedtuple(obj):
+    if not is_namedtuple(obj):
         raise TypeError(f"_replace() of a {type(obj).__name__}, which is no namedtuple")
     unknown = [key for key in changes if key not in obj._fields]
     if unknown:

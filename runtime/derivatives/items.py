@@ -17,8 +17,8 @@ import numpy as np
 from autotrace.runtime.derivatives.objects import (ObjectGradient, check_stored, field_names,
                                                    is_dataclass_instance, is_plain_object,
                                                    with_attribute)
-from autotrace.runtime.derivatives.structure import (_ARGUMENT_KINDS, ClearedList, _is_namedtuple,
-                                                     _is_traced, _rebuild, add, like_container,
+from autotrace.runtime.derivatives.structure import (_ARGUMENT_KINDS, ClearedList, is_namedtuple,
+                                                     _is_traced, rebuild, add, like_container,
                                                      zeros_like)
 from autotrace.runtime.devices import add_at as add_at_in_place, array_module
 from autotrace.runtime.ops_index import add_at, get_item, set_item
@@ -65,7 +65,7 @@ def _copy(container):
 
 def _finish(copied, original):
     if isinstance(original, tuple):
-        return _rebuild(original, copied)
+        return rebuild(original, copied)
     return copied
 
 
@@ -99,7 +99,7 @@ def accumulate_attribute(gradient, attribute: str, value, owner=None):
     the object's gradient stays as it is. Where it is a method of `owner` (`owner.method`
     read to be called; of `super()`, a method of its object), `value` is a gradient of
     `owner` itself."""
-    if value is None and not _is_namedtuple(gradient):
+    if value is None and not is_namedtuple(gradient):
         return gradient
     held = getattr(owner, attribute) if owner is not None else None
     # (A method first: one of an object that holds Variables holds them too, through its
@@ -108,7 +108,7 @@ def accumulate_attribute(gradient, attribute: str, value, owner=None):
             held.__self__ is owner or isinstance(owner, super)
             and held.__self__ is owner.__self__):
         return add(gradient, value)
-    if _is_namedtuple(gradient):
+    if is_namedtuple(gradient):
         return gradient._replace(**{attribute: add(getattr(gradient, attribute), value)})
     if owner is not None:
         if holds_state(held) and not is_dataclass_instance(gradient):

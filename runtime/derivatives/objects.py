@@ -18,6 +18,9 @@ import numbers
 import threading
 import types
 
+from ..containers import (field_names, is_dataclass_instance,  # noqa: F401
+                          map_fields, new_dataclass)
+
 
 class ObjectGradient(dict):
     """The gradient of an object that is no container, array or dataclass: attribute name ->
@@ -94,10 +97,6 @@ _NOT_OBJECTS = (type(None), numbers.Number, str, bytes, tuple, list, dict, set, 
                 types.ModuleType, range, slice)
 
 
-def is_dataclass_instance(value) -> bool:
-    return dataclasses.is_dataclass(value) and not isinstance(value, type)
-
-
 def is_plain_object(value) -> bool:
     """An instance of a user's class that is neither a container, nor an array, nor a
     dataclass: what gets an ObjectGradient."""
@@ -114,27 +113,6 @@ def generated_dataclass_init(cls) -> bool:
     except (OSError, TypeError):
         return True
     return cls.__init__.__code__.co_filename == "<string>"
-
-
-def field_names(cls) -> tuple:
-    return tuple(field.name for field in dataclasses.fields(cls))
-
-
-def new_dataclass(cls, values: dict):
-    """An instance of the dataclass `cls` holding `values` by field name (None where a field
-    is not given), made without `__init__`, so that a frozen one and one whose
-    `__post_init__` checks its values can hold gradients."""
-    instance = cls.__new__(cls)
-    for field in field_names(cls):
-        object.__setattr__(instance, field, values.get(field))
-    return instance
-
-
-def map_fields(function, *instances):
-    """A dataclass like `instances[0]` whose fields are `function` of the instances' fields."""
-    cls = type(instances[0])
-    return new_dataclass(cls, {field: function(*(getattr(i, field) for i in instances))
-                               for field in field_names(cls)})
 
 
 def with_attribute(gradient, attribute: str, value, add):

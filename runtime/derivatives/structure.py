@@ -15,55 +15,9 @@ from autotrace.runtime.derivatives.objects import (ObjectGradient, add_objects,
                                                    is_dataclass_instance, is_plain_object,
                                                    map_fields)
 from autotrace.runtime.devices import array_module
+from ..containers import (ClearedList, float_dtype, is_namedtuple, rebuild,  # noqa: F401
+                          zeros_like)
 from autotrace.runtime.state import StateCell, StateError, current_sink, holds_state
-
-
-def _is_namedtuple(value) -> bool:
-    return isinstance(value, tuple) and hasattr(type(value), "_fields")
-
-
-class ClearedList(list):
-    """The zeros `clear_item` (runtime/derivatives/items.py) leaves in the slot of a list's
-    gradient that an assignment (`rows[0] = row`) cleared. The list the slot held before may
-    have had another length than the one assigned, so the gradient of the slot's earlier reads,
-    of that other length, takes the place of these zeros when added to them (they add nothing,
-    whatever their length)."""
-
-
-def _rebuild(value, items):
-    """A container of the same kind as `value` holding `items` (a plain list for a
-    ClearedList: the items may be no zeros)."""
-    if _is_namedtuple(value):
-        return type(value)(*items)
-    if type(value) is ClearedList:
-        return list(items)
-    return type(value)(items)
-
-
-def _float_dtype(dtype):
-    return dtype if np.issubdtype(dtype, np.inexact) else np.float64
-
-
-def zeros_like(value):
-    """The zero gradient of `value`, with its structure."""
-    if isinstance(value, (tuple, list)):
-        return _rebuild(value, [zeros_like(v) for v in value])
-    if isinstance(value, dict):
-        return type(value)((k, zeros_like(v)) for k, v in value.items())
-    if isinstance(value, (bool, numbers.Integral, float)) and not hasattr(value, "dtype"):
-        return 0.0
-    if isinstance(value, complex) and not hasattr(value, "dtype"):
-        return 0j
-    if hasattr(value, "dtype") and hasattr(value, "shape"):
-        if isinstance(value, np.generic):
-            return np.dtype(_float_dtype(value.dtype)).type(0)
-        if type(value) is not np.ndarray:  # a CuPy array or a traced value: its own zeros
-            return array_module(value).zeros_like(value, dtype=_float_dtype(value.dtype))
-        return np.zeros(value.shape, dtype=_float_dtype(value.dtype))
-    if is_dataclass_instance(value) and not holds_state(value):
-        return map_fields(zeros_like, value)  # a dataclass gets a dataclass of gradients
-    # None, strings, functions and other objects carry no gradient.
-    return None
 
 
 def zero_seed(value):
@@ -77,17 +31,17 @@ def zero_seed(value):
 def ones_like(value):
     """Ones with the structure of `value`: the default seed for a function's output."""
     if isinstance(value, (tuple, list)):
-        return _rebuild(value, [ones_like(v) for v in value])
+        return rebuild(value, [ones_like(v) for v in value])
     if isinstance(value, dict):
         return type(value)((k, ones_like(v)) for k, v in value.items())
     if isinstance(value, (bool, numbers.Integral, float)) and not hasattr(value, "dtype"):
         return 1.0
     if hasattr(value, "dtype") and hasattr(value, "shape"):
         if isinstance(value, np.generic):
-            return np.dtype(_float_dtype(value.dtype)).type(1)
+            return np.dtype(float_dtype(value.dtype)).type(1)
         if None in value.shape:  # traced, with sizes known only at run time
-            return np.ones_like(value, dtype=_float_dtype(value.dtype))
-        return array_module(value).ones(value.shape, dtype=_float_dtype(value.dtype))
+            return np.ones_like(value, dtype=float_dtype(value.dtype))
+        return array_module(value).ones(value.shape, dtype=float_dtype(value.dtype))
     if is_dataclass_instance(value):
         return map_fields(ones_like, value)
     raise TypeError(f"cannot make a seed gradient for a value of type {type(value).__name__}")
@@ -127,7 +81,7 @@ def add(a, b):
     if isinstance(a, (tuple, list)):
         if isinstance(b, (tuple, list)) and len(a) != len(b):
             return _add_lengths(a, b)
-        return _rebuild(a, [add(x, y) for x, y in zip(a, b)])
+        return rebuild(a, [add(x, y) for x, y in zip(a, b)])
     if isinstance(a, ObjectGradient) or isinstance(b, ObjectGradient) or \
             is_dataclass_instance(a):
         return add_objects(a, b, add)
@@ -258,7 +212,7 @@ def _leaves(value, visit) -> None:
 
 def _map_leaves(value, function):
     if isinstance(value, (tuple, list)):
-        return _rebuild(value, [_map_leaves(item, function) for item in value])
+        return rebuild(value, [_map_leaves(item, function) for item in value])
     if isinstance(value, dict):
         return type(value)((k, _map_leaves(v, function)) for k, v in value.items())
     if is_dataclass_instance(value) and not holds_state(value):
@@ -276,7 +230,7 @@ def _on_entries_of(value, dy):
         return ObjectGradient((k, _on_entries_of(v, None if dy is None else dy.get(k)))
                               for k, v in value.items())
     if isinstance(value, (tuple, list)) and isinstance(dy, (tuple, list)):
-        return _rebuild(dy, [_on_entries_of(v, g) for v, g in zip(value, dy)])
+        return rebuild(dy, [_on_entries_of(v, g) for v, g in zip(value, dy)])
     return dy
 
 
@@ -423,11 +377,11 @@ def _match(gradient, value):
         # Inside a trace a float argument is a constant; its gradient stays traced.
         return gradient if _is_traced(gradient) else float(gradient)
     if isinstance(value, (tuple, list)):
-        return _rebuild(value, [_match(g, v) for g, v in zip(gradient, value)])
+        return rebuild(value, [_match(g, v) for g, v in zip(gradient, value)])
     if isinstance(value, dict):
         return type(value)((k, _match(gradient[k], v)) for k, v in value.items())
     if isinstance(value, np.ndarray) and isinstance(gradient, (float, int, np.generic)):
-        return np.asarray(gradient, dtype=_float_dtype(value.dtype)).reshape(value.shape)
+        return np.asarray(gradient, dtype=float_dtype(value.dtype)).reshape(value.shape)
     if gradient is None and current_sink() is None and not isinstance(value, StateCell) \
             and holds_state(value):
         _raise_holds_state(value)
@@ -444,7 +398,7 @@ def in_dtype_of(gradient, value):
     A complex gradient of a real value is left as it is (its imaginary part is no rounding)."""
     if isinstance(value, (tuple, list)) and isinstance(gradient, (tuple, list)) \
             and len(value) == len(gradient):
-        return _rebuild(gradient, [in_dtype_of(g, v) for g, v in zip(gradient, value)])
+        return rebuild(gradient, [in_dtype_of(g, v) for g, v in zip(gradient, value)])
     if isinstance(value, dict) and isinstance(gradient, dict) and gradient.keys() == value.keys():
         return type(gradient)((k, in_dtype_of(g, value[k])) for k, g in gradient.items())
     dtype, given = getattr(value, "dtype", None), getattr(gradient, "dtype", None)
@@ -463,7 +417,7 @@ def _is_traced(value) -> bool:
 def like_container(gradient, value):
     """`gradient` (a sequence of gradients) in the container kind of `value`."""
     if isinstance(value, (tuple, list)):
-        return _rebuild(value, list(gradient))
+        return rebuild(value, list(gradient))
     if hasattr(value, "shape") and isinstance(gradient, (list, tuple)):
         return array_module(value).stack(gradient) if len(gradient) else zeros_like(value)
     return gradient
@@ -474,7 +428,7 @@ def cast_like(gradient, value):
     dtype = getattr(value, "dtype", None)
     if dtype is None or not hasattr(gradient, "astype"):
         return gradient
-    return gradient.astype(_float_dtype(dtype))
+    return gradient.astype(float_dtype(dtype))
 
 
 def carries_gradient(value) -> bool:
@@ -488,7 +442,7 @@ def carries_gradient(value) -> bool:
 def snapshot(value):
     """A copy of `value` that later in-place changes to its arrays and lists do not reach."""
     if isinstance(value, (tuple, list)):
-        return _rebuild(value, [snapshot(v) for v in value])
+        return rebuild(value, [snapshot(v) for v in value])
     if isinstance(value, dict):
         return type(value)((k, snapshot(v)) for k, v in value.items())
     if hasattr(value, "copy") and hasattr(value, "shape"):

@@ -1,0 +1,90 @@
+"""Values with structure, below gradients and tracing: namedtuples, dataclasses, and the zero of
+a value with its structure.
+
+The tracer (signatures, output trees, stacks of saved values), the recomputation barrier and
+the derivative helpers all take containers apart and build them again; what a container is,
+and how one is rebuilt with other items, is stated here once. The derivative helpers
+(runtime/derivatives/) build gradients on top of it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import numbers
+
+import numpy as np
+
+from .devices import array_module
+from .state import holds_state
+
+
+def is_namedtuple(value) -> bool:
+    return isinstance(value, tuple) and hasattr(type(value), "_fields")
+
+
+class ClearedList(list):
+    """The zeros `clear_item` (runtime/derivatives/items.py) leaves in the slot of a list's
+    gradient that an assignment (`rows[0] = row`) cleared. The list the slot held before may
+    have had another length than the one assigned, so the gradient of the slot's earlier reads,
+    of that other length, takes the place of these zeros when added to them (they add nothing,
+    whatever their length)."""
+
+
+def rebuild(value, items):
+    """A container of the same kind as `value` holding `items` (a plain list for a
+    ClearedList: the items may be no zeros)."""
+    if is_namedtuple(value):
+        return type(value)(*items)
+    if type(value) is ClearedList:
+        return list(items)
+    return type(value)(items)
+
+
+def is_dataclass_instance(value) -> bool:
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+def field_names(cls) -> tuple:
+    return tuple(field.name for field in dataclasses.fields(cls))
+
+
+def new_dataclass(cls, values: dict):
+    """An instance of the dataclass `cls` holding `values` by field name (None where a field
+    is not given), made without `__init__`, so that a frozen one and one whose
+    `__post_init__` checks its values can hold gradients."""
+    instance = cls.__new__(cls)
+    for field in field_names(cls):
+        object.__setattr__(instance, field, values.get(field))
+    return instance
+
+
+def map_fields(function, *instances):
+    """A dataclass like `instances[0]` whose fields are `function` of the instances' fields."""
+    cls = type(instances[0])
+    return new_dataclass(cls, {field: function(*(getattr(i, field) for i in instances))
+                               for field in field_names(cls)})
+
+
+def float_dtype(dtype):
+    return dtype if np.issubdtype(dtype, np.inexact) else np.float64
+
+
+def zeros_like(value):
+    """The zero gradient of `value`, with its structure."""
+    if isinstance(value, (tuple, list)):
+        return rebuild(value, [zeros_like(v) for v in value])
+    if isinstance(value, dict):
+        return type(value)((k, zeros_like(v)) for k, v in value.items())
+    if isinstance(value, (bool, numbers.Integral, float)) and not hasattr(value, "dtype"):
+        return 0.0
+    if isinstance(value, complex) and not hasattr(value, "dtype"):
+        return 0j
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        if isinstance(value, np.generic):
+            return np.dtype(float_dtype(value.dtype)).type(0)
+        if type(value) is not np.ndarray:  # a CuPy array or a traced value: its own zeros
+            return array_module(value).zeros_like(value, dtype=float_dtype(value.dtype))
+        return np.zeros(value.shape, dtype=float_dtype(value.dtype))
+    if is_dataclass_instance(value) and not holds_state(value):
+        return map_fields(zeros_like, value)  # a dataclass gets a dataclass of gradients
+    # None, strings, functions and other objects carry no gradient.
+    return None
