@@ -4,71 +4,100 @@
     df = at.grad(f, wrt=(0, 1))
     print(at.source(df))
 """
+import importlib as _importlib
 import importlib.util as _importlib_util
 import os as _os
 import sys as _sys
 
 
-def _bind_checkout_packages() -> None:
+class _CheckoutPackages:
     """In a repository checkout, runtime/ and transforms/ sit beside this folder; installed,
     they are inside it (pyproject's package-dir). Either way they import as autotrace.runtime
-    and autotrace.transforms, also when the checkout is used without installing it."""
+    and autotrace.transforms, also when the checkout is used without installing it: this finder,
+    last on the import path, finds them beside this folder when nothing else does."""
+
+    def __init__(self, folders: dict):
+        self.folders = folders
+
+    def find_spec(self, fullname, path=None, target=None):
+        folder = self.folders.get(fullname)
+        if folder is None:
+            return None
+        return _importlib_util.spec_from_file_location(
+            fullname, _os.path.join(folder, "__init__.py"), submodule_search_locations=[folder])
+
+
+def _find_checkout_packages() -> None:
     here = _os.path.dirname(_os.path.abspath(__file__))
-    for name in ("runtime", "transforms"):
-        full = f"{__name__}.{name}"
-        folder = _os.path.join(_os.path.dirname(here), name)
-        if full in _sys.modules or _os.path.isdir(_os.path.join(here, name)) or \
-                not _os.path.isfile(_os.path.join(folder, "__init__.py")):
-            continue
-        spec = _importlib_util.spec_from_file_location(
-            full, _os.path.join(folder, "__init__.py"), submodule_search_locations=[folder])
-        module = _importlib_util.module_from_spec(spec)
-        _sys.modules[full] = module
-        spec.loader.exec_module(module)
-        globals()[name] = module
+    folders = {f"{__name__}.{name}": _os.path.join(_os.path.dirname(here), name)
+               for name in ("runtime", "transforms")
+               if not _os.path.isdir(_os.path.join(here, name))}
+    folders = {full: folder for full, folder in folders.items()
+               if _os.path.isfile(_os.path.join(folder, "__init__.py"))}
+    if folders and not any(isinstance(finder, _CheckoutPackages) for finder in _sys.meta_path):
+        _sys.meta_path.append(_CheckoutPackages(folders))
 
 
-_bind_checkout_packages()
-from autotrace.api import grad, source, value_and_grad
-from autotrace.control import cond, while_loop
-from autotrace.control import print_ as print  # noqa: A001 - autotrace.print, by design
-from autotrace.custom import custom_gradient, stop_gradient
-from autotrace.from_trace import TracedSourceWarning
-from autotrace.conversion import FrozenRandomWarning
-from autotrace.concrete import ConcreteFunction
-from autotrace.function import Function, function
-from autotrace.export import ExportError, export
-from autotrace.operators import (elementwise_grad, forward, hessian, hvp, jacobian, jvp,
-                                 vjp)
-from autotrace.rules import d, register_adjoint, register_tangent
-from autotrace.variables import Variable
-from autotrace.module import Module
-from autotrace.implicit import implicit_grad, implicit_value_and_grad
-from autotrace import optimizers
-from autotrace.checkpoint import Checkpoint, latest_checkpoint
-from autotrace.checkpoint_manager import CheckpointManager
-from autotrace.device import (DeviceError, config, current_device, device, list_devices,
-                              num_gpus, to_device, to_numpy)
-from autotrace.runtime.scopes import name_scope
-from autotrace.runtime.spec import Spec
-from autotrace.runtime.state import StateError
-from autotrace.runtime.object_slots import PythonStateWarning
-from autotrace.transforms.errors import TransformError
-from autotrace import data, distributed, layers, losses, metrics, nn, random, summary, testing
-# Last: the name autotrace.checkpoint is the function (as jax.checkpoint), bound after the
-# module autotrace/checkpoint.py (Checkpoint, which saves Variables) has been imported, which
-# would bind the name to that module.
-from autotrace.recompute import checkpoint
+_find_checkout_packages()
+
+# Public name -> (module, attribute): each part is imported when first used, so that importing
+# autotrace, or one of its layers (autotrace.runtime), loads only what is asked for. An
+# attribute of None is the module itself.
+_PUBLIC = {
+    **{name: ("autotrace.api", name) for name in ("grad", "value_and_grad", "source")},
+    **{name: ("autotrace.operators", name) for name in (
+        "forward", "jvp", "vjp", "jacobian", "hessian", "hvp", "elementwise_grad")},
+    **{name: ("autotrace.custom", name) for name in ("custom_gradient", "stop_gradient")},
+    **{name: ("autotrace.rules", name) for name in ("register_adjoint", "register_tangent", "d")},
+    "TransformError": ("autotrace.transforms.errors", "TransformError"),
+    "function": ("autotrace.traced_function", "function"),
+    "Function": ("autotrace.traced_function", "Function"),
+    "ConcreteFunction": ("autotrace.concrete", "ConcreteFunction"),
+    "cond": ("autotrace.control", "cond"),
+    "while_loop": ("autotrace.control", "while_loop"),
+    "print": ("autotrace.control", "print_"),
+    "Spec": ("autotrace.runtime.spec", "Spec"),
+    "name_scope": ("autotrace.runtime.scopes", "name_scope"),
+    "StateError": ("autotrace.runtime.state", "StateError"),
+    "PythonStateWarning": ("autotrace.runtime.object_slots", "PythonStateWarning"),
+    "TracedSourceWarning": ("autotrace.from_trace", "TracedSourceWarning"),
+    "FrozenRandomWarning": ("autotrace.conversion", "FrozenRandomWarning"),
+    "Variable": ("autotrace.variables", "Variable"),
+    "Module": ("autotrace.module", "Module"),
+    "implicit_grad": ("autotrace.implicit", "implicit_grad"),
+    "implicit_value_and_grad": ("autotrace.implicit", "implicit_value_and_grad"),
+    "Checkpoint": ("autotrace.checkpoints", "Checkpoint"),
+    "latest_checkpoint": ("autotrace.checkpoints", "latest_checkpoint"),
+    "CheckpointManager": ("autotrace.checkpoints", "CheckpointManager"),
+    # gradient checkpointing, as jax.checkpoint (saving Variables is Checkpoint, above)
+    "checkpoint": ("autotrace.recompute", "checkpoint"),
+    "export": ("autotrace.exporting", "export"),
+    "ExportError": ("autotrace.exporting", "ExportError"),
+    **{name: ("autotrace.placement", name) for name in (
+        "device", "current_device", "to_device", "to_numpy", "num_gpus", "list_devices",
+        "config", "DeviceError")},
+    **{name: (f"autotrace.{name}", None) for name in (
+        "nn", "losses", "random", "optimizers", "metrics", "summary", "data", "layers",
+        "testing", "distributed")},
+}
 
 __version__ = "0.1.0"
 
-__all__ = ["grad", "value_and_grad", "source", "forward", "jvp", "vjp", "jacobian", "hessian",
-           "hvp", "elementwise_grad", "custom_gradient", "stop_gradient", "register_adjoint",
-           "register_tangent", "d", "TransformError", "testing", "function", "Function",
-           "cond", "while_loop", "print", "Spec", "Variable", "Module", "implicit_grad",
-           "implicit_value_and_grad", "nn", "losses", "random", "optimizers", "Checkpoint",
-           "latest_checkpoint", "metrics", "summary", "data", "layers", "StateError", "device",
-           "current_device", "to_device", "to_numpy", "num_gpus", "list_devices", "config",
-           "DeviceError", "CheckpointManager", "TracedSourceWarning", "distributed", "export",
-           "ExportError", "name_scope", "ConcreteFunction", "checkpoint", "FrozenRandomWarning",
-           "PythonStateWarning"]
+__all__ = list(_PUBLIC)
+
+
+def __getattr__(name: str):
+    if name not in _PUBLIC:
+        # a part of the implementation (autotrace.runtime), imported when first named
+        if name.startswith("_") or _importlib_util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module 'autotrace' has no attribute {name!r}")
+        return _importlib.import_module(f"{__name__}.{name}")
+    module_name, attribute = _PUBLIC[name]
+    module = _importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(__all__)

@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 
 from autotrace.api import grad, source
-from autotrace.function import function
+from autotrace.traced_function import function
 from autotrace.operators import forward
 from autotrace.runtime.graph_dot import graph_dot
 from autotrace.runtime.spec import Spec

@@ -20,7 +20,6 @@ import weakref
 
 import numpy as np
 
-import autotrace
 from autotrace import runtime
 from autotrace import transforms
 from autotrace.runtime.control_statements import HELPERS as STATEMENT_HELPERS, NUMPY_REPLACEMENTS
@@ -36,8 +35,9 @@ from autotrace.transforms.live_names import transform_lock
 _LIBRARY_MODULES = {"numpy", "scipy", "cupy", "autotrace"}
 _LIBRARY_PATHS = tuple({sysconfig.get_paths()[key] for key in
                         ("stdlib", "platstdlib", "purelib", "platlib")}) + tuple(
-    os.path.dirname(os.path.abspath(module.__file__)) + os.sep
-    for module in (runtime, transforms, autotrace))  # by file too: wrappers take users' names
+    os.path.dirname(os.path.abspath(path)) + os.sep
+    for path in (runtime.__file__, transforms.__file__, __file__)
+)  # by file too: wrappers take users' names
 
 
 def _is_user_function(function) -> bool:
@@ -48,7 +48,7 @@ def _is_user_function(function) -> bool:
 
 
 # Set while autotrace.function traces a derivative again because a call's derivative in halves
-# sat in an `if` or loop on a traced value (autotrace/function.py): derivatives are converted
+# sat in an `if` or loop on a traced value (autotrace/traced_function.py): derivatives are converted
 # in the form that runs the calls inside `if`s and loops whole.
 whole_calls = contextvars.ContextVar("whole_calls", default=False)
 

@@ -36,7 +36,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from autotrace.device import to_device, to_numpy
+from autotrace.placement import to_device, to_numpy
 from autotrace.optimizers import Optimizer
 from autotrace.variables import Variable
 from autotrace.runtime.devices import device_of, is_gpu_array

@@ -37,7 +37,7 @@ from collections import OrderedDict
 import numpy as np
 
 from autotrace.conversion import for_tracing
-from autotrace.function import _positional_names
+from autotrace.traced_function import _positional_names
 from autotrace.trace_errors import explain_trace_error
 from autotrace.runtime.ops import source_globals
 from autotrace.runtime.graph_python import UnprintableGraphError, graph_statements

@@ -16,7 +16,8 @@ from autotrace.conversion import for_tracing
 from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
 from autotrace.recompute import caller_site
-from autotrace.runtime.derivatives.structure import rebuild, array_module, zeros_like
+from autotrace.runtime.containers import rebuild, zeros_like
+from autotrace.runtime.devices import array_module
 from autotrace.runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from autotrace.runtime.state import current_scope
 from autotrace.transforms.dynamic_calls import rule_caller
@@ -239,26 +240,26 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
         xp = array_module(x)
         if mode == "reverse":
             value, _ = derivative(*args, **kwargs)
-            outputs, rebuild = _flatten(value)
+            outputs, unflatten = _flatten(value)
             zeros = [zeros_like(output) for output in outputs]
             blocks = []
             for index, output in enumerate(outputs):
                 rows = []
                 for e in _unit_vectors(output):
-                    seed = rebuild(zeros[:index] + [e] + zeros[index + 1:])
+                    seed = unflatten(zeros[:index] + [e] + zeros[index + 1:])
                     gradient = derivative(*args, **kwargs,
                                           **{generated.__autotrace_seed__: seed})[1]
                     rows.append(_inexact(gradient))  # in the dtype of x
                 blocks.append(xp.stack(rows).reshape(np.shape(output) + np.shape(x)) if rows
                               else xp.zeros(np.shape(output) + np.shape(x)))
-            return rebuild(blocks)
+            return unflatten(blocks)
         columns, value = [], None
         for e in _unit_vectors(x):
             value, tangent = derivative(*args, **kwargs, tangent=e)
             columns.append(_flatten(tangent)[0])
         if value is None:  # an empty x: run f for the shape of its value
             value = derivative(*args, **kwargs)[0]
-        outputs, rebuild = _flatten(value)
+        outputs, unflatten = _flatten(value)
         blocks = []
         for index, output in enumerate(outputs):
             shape = np.shape(output)
@@ -266,7 +267,7 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
                       for column in columns]
             blocks.append(xp.stack(pieces, axis=-1).reshape(shape + np.shape(x)) if pieces
                           else xp.zeros(shape + np.shape(x)))
-        return rebuild(blocks)
+        return unflatten(blocks)
     jacobian_fn.__name__ = f"jacobian_{name}"
     return jacobian_fn
 
@@ -290,7 +291,7 @@ def _flatten(value):
     parts = [_flatten(item) for item in items]
     leaves = [leaf for part_leaves, _ in parts for leaf in part_leaves]
 
-    def rebuild(replacements):
+    def unflatten(replacements):
         rebuilt, start = [], 0
         for part_leaves, rebuild_part in parts:
             rebuilt.append(rebuild_part(replacements[start:start + len(part_leaves)]))
@@ -298,7 +299,7 @@ def _flatten(value):
         if isinstance(value, dict):
             return type(value)(zip(value.keys(), rebuilt))
         return rebuild(value, rebuilt)
-    return leaves, rebuild
+    return leaves, unflatten
 
 
 def _position(f, wrt):

@@ -27,7 +27,8 @@ from typing import Callable, Iterable
 import numpy as np
 
 from autotrace import tracking
-from autotrace.device import device
+from autotrace.placement import device
+from autotrace.implicit import implicit_value_and_grad
 from autotrace.variables import Variable
 
 __all__ = ["Optimizer", "SGD", "Adam", "RMSprop", "RMSProp", "Adagrad"]
@@ -113,7 +114,6 @@ class Optimizer:
             >>> SGD(0.25).minimize(lambda: w * w)      # gradient 6: w becomes 1.5
             9.0
         """
-        from autotrace import implicit_value_and_grad  # autotrace imports this module
         loss, grads_and_vars = implicit_value_and_grad(loss_fn)()
         if var_list is not None:
             wanted = {variable.ref() for variable in var_list}

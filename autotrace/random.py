@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autotrace.device import current_device
+from autotrace.placement import current_device
 from autotrace.initializers import reseed
 from autotrace.variables import Variable
 from autotrace.runtime.random import draw

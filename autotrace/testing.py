@@ -34,6 +34,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from autotrace.api import grad
+from autotrace.operators import forward
 from autotrace.runtime.containers import rebuild, zeros_like
 
 ALLOWED_MODES = ("reverse", "forward")
@@ -290,7 +292,7 @@ def check_vjp(f: Callable, grad_f: Callable, args: Sequence, wrt=0, *, rtol: flo
 
     Arguments:
         f: the function.
-        grad_f: the claimed gradient, called like autotrace.grad(f, wrt):
+        grad_f: the claimed gradient, called like grad(f, wrt):
             `grad_f(*args, dy=u)` returns one gradient for an int or str `wrt`, a tuple of
             gradients for a tuple `wrt`, each with the structure of its argument.
         args, wrt, rtol, atol, eps, seed: as for `check_grads`.
@@ -362,7 +364,7 @@ def check_jvp(f: Callable, forward_f: Callable, args: Sequence, wrt=0, *, rtol: 
 
     Arguments:
         f: the function.
-        forward_f: the claimed forward derivative, called like autotrace.forward(f, wrt):
+        forward_f: the claimed forward derivative, called like forward(f, wrt):
             `forward_f(*args, tangent=v)` returns `(f(*args), the output's tangent)`, where `v`
             is the tangent of the `wrt` argument (a tuple of tangents for a tuple `wrt`). The
             keyword is `forward_f.__autotrace_seed__` where that is set (autotrace renames it
@@ -526,10 +528,9 @@ def check_grads(f: Callable, args: Sequence, wrt: Any = 0, order: int = 1, *,
 
 
 def _check_reverse(f, args, wrt, order, label, *, rtol, atol, eps, seed, level=1):
-    import autotrace  # lazily: autotrace's __init__ imports this module
 
     args = _to_float64(args)
-    grad_f = autotrace.grad(f, wrt)
+    grad_f = grad(f, wrt)
     description = ("the gradient of " if level == 1 else f"the order-{level} derivative of ")
     check_vjp(f, grad_f, args, wrt, rtol=rtol, atol=atol, eps=eps, seed=seed,
               description=description + label)
@@ -558,17 +559,15 @@ def _next_objective(f, grad_f, args, wrt, seed, level):
 def _check_forward(f, args, wrt, order, label, *, rtol, atol, eps, seed, level=1):
     """Forward mode at level 1; at level k > 1, forward mode over the reverse-mode objective
     `<grad(previous)(x, dy=u), w>`, so level 2 checks `forward(grad(f))`."""
-    import autotrace
-
     args = _to_float64(args)
     description = ("the forward-mode derivative of " if level == 1 else
                    f"the order-{level} derivative (forward over reverse) of ")
-    check_jvp(f, autotrace.forward(f, wrt), args, wrt, rtol=rtol, atol=atol, eps=eps,
+    check_jvp(f, forward(f, wrt), args, wrt, rtol=rtol, atol=atol, eps=eps,
               seed=seed, description=description + label)
     if level >= order:
         return
 
-    positions, objective = _next_objective(f, autotrace.grad(f, wrt), args, wrt, seed, level)
+    positions, objective = _next_objective(f, grad(f, wrt), args, wrt, seed, level)
     if objective is None:
         return  # nothing in wrt is differentiable
     _check_forward(objective, args, tuple(positions), order, label, rtol=rtol, atol=atol,

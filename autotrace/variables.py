@@ -22,7 +22,7 @@ import itertools
 
 import numpy as np
 
-from autotrace.device import placed
+from autotrace.placement import placed
 from autotrace.runtime.devices import DeviceError, device_of, is_gpu_array, to_device
 from autotrace.runtime.state import StateCell, StateError, current_scope
 from autotrace.runtime.derivatives.structure import array_module

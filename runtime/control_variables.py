@@ -66,7 +66,7 @@ class CallInHalvesError(ControlFlowError):
     """A called function's derivative held between its sweeps (runtime/derivatives/sweeps.py)
     by a variable of a traced `if` or loop: what it keeps belongs to the graph of one branch or
     iteration, and cannot pass to another. autotrace.function traces the derivative again with
-    every call's derivative run whole (autotrace/function.py)."""
+    every call's derivative run whole (autotrace/traced_function.py)."""
 
 
 def refuse_halves(where: str, variable: str, *values) -> None:

@@ -11,8 +11,8 @@ import pytest
 
 import autotrace
 from autotrace import Checkpoint, Variable, latest_checkpoint, optimizers
-from autotrace.checkpoint import CheckpointError
-from autotrace.checkpoint_files import _write_npz
+from autotrace.checkpoints.checkpoint import CheckpointError
+from autotrace.checkpoints.files import _write_npz
 
 
 class Linear(autotrace.Module):

@@ -7,7 +7,7 @@ import zlib
 import numpy as np
 import pytest
 
-from autotrace import event_file
+from autotrace.summary import records
 from autotrace.data import (CSVDataset, FixedLengthRecordDataset, TextLineDataset,
                             TFRecordDataset, TFRecordWriter)
 
@@ -20,7 +20,7 @@ def _write(path, content: bytes) -> str:
 
 
 def _framed(*records: bytes) -> bytes:
-    return b"".join(event_file.frame_record(record) for record in records)
+    return b"".join(records.frame_record(record) for record in records)
 
 
 # --- reading what Python's zlib module writes -----------------------------------------------------
@@ -177,7 +177,7 @@ def test_tfrecord_writer_errors(tmp_path):
 
 def test_the_writers_docstring_example_holds(tmp_path, monkeypatch):
     import doctest
-    from autotrace import data_streams
+    from autotrace.data import streams as data_streams
     monkeypatch.chdir(tmp_path)
     results = doctest.testmod(data_streams, extraglobs={"TFRecordDataset": TFRecordDataset})
     assert results.attempted == 2 and results.failed == 0   # the with block, the reading

@@ -9,7 +9,8 @@ import time
 import numpy as np
 import pytest
 
-from autotrace import event_file, summary
+from autotrace import summary
+from autotrace.summary import event_file, records
 from autotrace.data import (AUTOTUNE, CSVDataset, Dataset, FixedLengthRecordDataset,
                             TextLineDataset, TFRecordDataset)
 
@@ -221,7 +222,7 @@ def test_plain_fixed_length_files_are_checked_before_the_first_record(tmp_path):
 # --- TFRecordDataset ------------------------------------------------------------------------------
 
 def _tfrecords(*records: bytes) -> bytes:
-    return b"".join(event_file.frame_record(record) for record in records)
+    return b"".join(records.frame_record(record) for record in records)
 
 
 @pytest.mark.parametrize("compressed", [False, True])
@@ -287,7 +288,7 @@ def test_a_file_cut_off_at_any_byte_of_its_last_record_gives_the_whole_records_f
 def test_a_crafted_huge_length_is_a_cut_off_record_not_a_huge_read(tmp_path):
     length = struct.pack("<Q", 2**62)
     path = _write(tmp_path / "huge.tfrecord",
-                  length + struct.pack("<I", event_file.masked_crc32c(length)) + b"abc")
+                  length + struct.pack("<I", records.masked_crc32c(length)) + b"abc")
     with pytest.raises(ValueError) as raised:
         list(TFRecordDataset(path))
     assert str(raised.value) == (f"{path}: the record at byte 0 is cut off: it holds "

@@ -157,7 +157,7 @@ class CallAdjoints:
         point is to run again), a constructor's fields. (Traced, an `if` or loop on a traced
         value becomes a graph op whose branches and body are graphs of their own, which what
         a call's primal sweep keeps cannot leave: autotrace.function then traces the form that
-        runs every call whole, autotrace/function.py.)"""
+        runs every call whole, autotrace/traced_function.py.)"""
         call = node.value
         if self.context.session.split_calls == "top" and (self.loop_depth or self.branch_depth):
             return None

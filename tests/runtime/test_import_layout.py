@@ -9,6 +9,9 @@
 - transforms/ imports from runtime/ only the helpers that generated code calls
   (runtime/derivatives/), the custom ops it writes calls of, and state cells; and what those
   import in turn never reaches the tracing compiler (tracer, passes, executor, backends).
+- autotrace/ has no import cycle, counting imports inside functions too; its __init__ loads
+  each public name lazily, so `import autotrace.runtime` loads no transform, and
+  `dir(autotrace)` lists the public names only.
 
 The imports are read with `ast` (nothing is imported), so this runs in a fraction of a second.
 """
@@ -198,3 +201,59 @@ def test_what_transforms_imports_from_runtime_never_loads_the_compiler():
     assert compiler == [], (
         "importing what transforms/ imports from runtime/ loads the tracing compiler: "
         + ", ".join(compiler))
+
+
+API = _sources("autotrace")
+API_IMPORTS = {module: _imports(tree, module, API) for module, tree in API.items()}
+
+
+def test_autotrace_has_no_import_cycle_even_through_function_level_imports():
+    graph = {}
+    for module, (at_import, late) in API_IMPORTS.items():
+        graph[module] = {name for _, name in at_import + late if name in API} - {module}
+    cycle = find_cycle(graph)
+    assert cycle is None, (
+        "autotrace/ imports in a ring: " + " -> ".join(cycle) + ". A module below the public "
+        "face imports the part it needs (autotrace.api, not autotrace), and a package's "
+        "__init__ only gathers its own modules.")
+
+
+def test_the_package_init_loads_its_parts_lazily():
+    """autotrace/__init__.py imports none of its parts: each loads when its name is first used,
+    so importing one layer (autotrace.runtime) loads only that layer."""
+    init = API["autotrace"]
+    imported = [name for _, name in sum(API_IMPORTS["autotrace"], [])
+                if _within(name, ("autotrace", "runtime", "transforms"))]
+    assert imported == [], "autotrace/__init__.py imports " + ", ".join(imported)
+    assert any(isinstance(node, ast.FunctionDef) and node.name == "__getattr__"
+               for node in init.body)
+
+
+def _loaded_after(statement: str) -> list:
+    import subprocess
+    import sys
+    code = (f"import sys\n{statement}\n"
+            "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('autotrace'))))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=ROOT, check=True)
+    return result.stdout.split()
+
+
+def test_importing_the_runtime_loads_no_transform_and_no_public_module():
+    loaded = _loaded_after("import autotrace.runtime.graph")
+    assert [m for m in loaded if m.startswith("autotrace.transforms")] == []
+    assert [m for m in loaded if not m.startswith("autotrace.runtime")] == ["autotrace"]
+
+
+def test_dir_of_autotrace_lists_the_public_names_and_each_resolves():
+    import autotrace
+    assert dir(autotrace) == sorted(autotrace.__all__)
+    assert "api" not in dir(autotrace) and "conversion" not in dir(autotrace)
+    for name in autotrace.__all__:
+        assert getattr(autotrace, name) is not None, name
+    # names that are both a public function and, once, a module of the package
+    assert callable(autotrace.function) and callable(autotrace.export)
+    assert callable(autotrace.checkpoint) and callable(autotrace.device)
+    assert autotrace.Checkpoint.__module__ == "autotrace.checkpoints.checkpoint"
+    import autotrace.checkpoints  # noqa: F401 - importing the package binds nothing over them
+    assert callable(autotrace.checkpoint)

@@ -6,7 +6,7 @@
 
 The module is the optimized graph of the NumPy backend (never the compiled kernels of another
 backend), written as the executor writes it, with an entry point named after the function
-(export_entry.py): it takes the arguments that hold arrays, by the names and kinds of the
+(entry.py): it takes the arguments that hold arrays, by the names and kinds of the
 function's parameters (so a call by keyword works as it does on the traced function), checks
 their shapes and dtypes, and returns what the traced function returns: tuples, lists and dicts
 rebuilt, namedtuples and dataclasses rebuilt as classes of the same names and fields that the
@@ -15,7 +15,7 @@ when the module is imported (no pickles).
 
 autotrace's own ops (conv2d, pooling, erf, random draws: runtime/registry.source_globals, which
 the NumPy backend's graphs call by name) are written into the module as the source of the
-functions that compute them, with what those use (export_ops.py); an op whose code needs more
+functions that compute them, with what those use (ops.py); an op whose code needs more
 than NumPy and the standard library (allreduce) is refused with an ExportError that says why.
 
 Arguments that are Python values (a learning rate, a flag) are fixed at their exported values,
@@ -39,9 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
-from autotrace.export_entry import EntryPoint, ResultClasses, aval_of, result_source
-from autotrace.export_ops import ExportError, OpSources
-from autotrace.function import BoundFunction, Function
+from .entry import EntryPoint, ResultClasses, aval_of, result_source
+from .ops import ExportError, OpSources
+from autotrace.traced_function import BoundFunction, Function
 from autotrace.runtime.backends import backend_named
 from autotrace.runtime.executor import graph_source
 from autotrace.runtime.ops import source_globals
@@ -50,7 +50,7 @@ from autotrace.runtime.spec import placeholders_of
 from autotrace.runtime.trees import leaves_with_paths
 
 # Names an exported module defines or imports itself; any other global of the graph's code is
-# a constant (saved in the .npz), one of autotrace's own ops (written out, export_ops.py), or
+# a constant (saved in the .npz), one of autotrace's own ops (written out, ops.py), or
 # something export cannot write.
 _MODULE_NAMES = {"np", "math", "os", "variables", "_constants", "_check", "_fixed", "_FOLDER",
                  "_saved", "annotations"}

@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from autotrace.data_threads import _END, WorkerPool, close_iterator
+from .threads import _END, WorkerPool, close_iterator
 
 THREAD_PREFIX = "autotrace-data-interleave"
 CHUNK_ELEMENTS = 64  # each open dataset reads up to max(block_length, this) elements ahead

@@ -39,7 +39,7 @@ import numpy as np
 from autotrace.concrete import (as_specs, concrete_function, describe_trace,
                                  input_signature_concrete_function, outputs_of)
 from autotrace.conversion import for_tracing, whole_calls
-from autotrace.device import config
+from autotrace.placement import config
 from autotrace.trace_errors import explain_trace_error
 from autotrace.variables import next_variable_number
 from autotrace.runtime.devices import device_of

@@ -1,5 +1,5 @@
 """A traced graph as TensorFlow's GraphDef, the message TensorBoard's Graphs tab draws, encoded
-by hand with event_file's protocol-buffer helpers (no protobuf or TensorFlow needed).
+by hand in protocol buffers' wire format (protobuf.py) (no protobuf or TensorFlow needed).
 
     GraphDef   node=1 repeated NodeDef, versions=4 VersionDef{producer=1 int32}
     NodeDef    name=1 string, op=2 string, input=3 repeated string, device=4 string,
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autotrace.event_file import _bytes, _fields, _int, _read_varint, _signed64, _varint
+from .protobuf import bytes_field, fields_of, int_field, read_varint, signed64, varint
 from autotrace.runtime.graph import Constant, Graph, Literal, _Names, format_value
 from autotrace.runtime.graph_dot import subgraphs_of
 from autotrace.runtime.scopes import relative as relative_scope
@@ -71,8 +71,8 @@ def graph_def(graph: Graph, input_names=None, output_names=None) -> bytes:
         sources[id(var)] = writer.placeholder(name, var.aval)
     writer.write_graph(graph, names, sources, prefix="", base_scope="")
     writer.write_outputs(graph, names, sources, prefix="", output_names=output_names)
-    return b"".join(_bytes(1, node) for node in writer.nodes) + \
-        _bytes(4, _int(1, GRAPH_DEF_PRODUCER))
+    return b"".join(bytes_field(1, node) for node in writer.nodes) + \
+        bytes_field(4, int_field(1, GRAPH_DEF_PRODUCER))
 
 
 class _GraphDefWriter:
@@ -96,12 +96,12 @@ class _GraphDefWriter:
         return self.write(self.unique(name), op, inputs, device, attrs)
 
     def write(self, name: str, op: str, inputs, device: str, attrs) -> str:
-        node = _bytes(1, name.encode()) + _bytes(2, op.encode())
-        node += b"".join(_bytes(3, source.encode()) for source in inputs)
+        node = bytes_field(1, name.encode()) + bytes_field(2, op.encode())
+        node += b"".join(bytes_field(3, source.encode()) for source in inputs)
         if device:
-            node += _bytes(4, device.encode())
+            node += bytes_field(4, device.encode())
         for key in sorted(attrs or {}):
-            node += _bytes(5, _bytes(1, key.encode()) + _bytes(2, attrs[key]))
+            node += bytes_field(5, bytes_field(1, key.encode()) + bytes_field(2, attrs[key]))
         self.nodes.append(node)
         return name
 
@@ -119,7 +119,7 @@ class _GraphDefWriter:
                 names.of(var)  # names in str(graph)'s order, so const0... match it
             scope = _join(prefix, relative_scope(equation.scope, base_scope))
             inputs = [self.source(value, names, sources, scope) for value in equation.inputs]
-            attrs = {key: _bytes(2, format_value(value).encode())
+            attrs = {key: bytes_field(2, format_value(value).encode())
                      for key, value in equation.attrs.items() if not subgraphs_of({key: value})}
             if equation.outputs:
                 attrs["_output_shapes"] = _shapes_attr([var.aval for var in equation.outputs])
@@ -170,16 +170,16 @@ class _GraphDefWriter:
             return self.add(_join(scope, "Const"), "Const", device=_device(value.aval.device),
                             attrs=_constant_attrs(value.aval, repr(value.value.item())))
         assert isinstance(value, Literal), value
-        attrs = {"value": _bytes(2, repr(value.value).encode())}
+        attrs = {"value": bytes_field(2, repr(value.value).encode())}
         if value.value is not None:
             dtype = np.asarray(value.value).dtype
             attrs.update(_dtype_attr("dtype", dtype))
-            attrs["_output_shapes"] = _bytes(1, _bytes(7, _shape(())))
+            attrs["_output_shapes"] = bytes_field(1, bytes_field(7, _shape(())))
         return self.add(_join(scope, "Const"), "Const", attrs=attrs)
 
 
 def _constant_attrs(aval, value_text: str) -> dict:
-    attrs = {"value": _bytes(2, value_text.encode()), "_output_shapes": _shapes_attr([aval])}
+    attrs = {"value": bytes_field(2, value_text.encode()), "_output_shapes": _shapes_attr([aval])}
     attrs.update(_dtype_attr("dtype", aval.dtype))
     return attrs
 
@@ -200,24 +200,24 @@ def _dtype_attr(key: str, dtype) -> dict:
     """{key: AttrValue{type}} where TensorFlow has the dtype; {} where it has none (a string
     or object dtype), so the node simply shows no type."""
     number = _DATA_TYPES.get(np.dtype(dtype))
-    return {} if number is None else {key: _int(6, number)}
+    return {} if number is None else {key: int_field(6, number)}
 
 
 def _shape(shape) -> bytes:
-    return b"".join(_bytes(2, _int(1, -1 if size is None else size)) for size in shape)
+    return b"".join(bytes_field(2, int_field(1, -1 if size is None else size)) for size in shape)
 
 
 def _shape_attr(shape) -> bytes:
-    return _bytes(7, _shape(shape))
+    return bytes_field(7, _shape(shape))
 
 
 def _shapes_attr(avals) -> bytes:
-    return _bytes(1, b"".join(_bytes(7, _shape(aval.shape)) for aval in avals))
+    return bytes_field(1, b"".join(bytes_field(7, _shape(aval.shape)) for aval in avals))
 
 
 def _types_attr(avals) -> bytes:
     numbers = [_DATA_TYPES.get(np.dtype(aval.dtype), 0) for aval in avals]
-    return _bytes(1, _bytes(6, b"".join(_varint(number) for number in numbers)))
+    return bytes_field(1, bytes_field(6, b"".join(varint(number) for number in numbers)))
 
 
 # --- reading one back ------------------------------------------------------------------------
@@ -227,28 +227,28 @@ def decode_graph_def(data: bytes) -> list[dict]:
     (key -> a str, an int, a dtype name, a shape tuple with None for unknown sizes, or a list
     of those)."""
     nodes = []
-    for field, _, value in _fields(data):
+    for field, _, value in fields_of(data):
         if field != 1:
             continue
         node = {"name": "", "op": "", "input": [], "device": "", "attr": {}}
-        for node_field, _, item in _fields(value):
+        for node_field, _, item in fields_of(value):
             if node_field in (1, 2, 4):
                 node[{1: "name", 2: "op", 4: "device"}[node_field]] = item.decode()
             elif node_field == 3:
                 node["input"].append(item.decode())
             elif node_field == 5:
-                entry = dict((number, content) for number, _, content in _fields(item))
+                entry = dict((number, content) for number, _, content in fields_of(item))
                 node["attr"][entry[1].decode()] = _decode_attr(entry.get(2, b""))
         nodes.append(node)
     return nodes
 
 
 def _decode_attr(data: bytes):
-    for field, _, value in _fields(data):
+    for field, _, value in fields_of(data):
         if field == 2:
             return value.decode()
         if field == 3:
-            return _signed64(value)
+            return signed64(value)
         if field == 6:
             return _TYPE_NAMES.get(value, value)
         if field == 7:
@@ -260,13 +260,13 @@ def _decode_attr(data: bytes):
 
 def _decode_list(data: bytes) -> list:
     items = []
-    for field, _, value in _fields(data):
+    for field, _, value in fields_of(data):
         if field == 2:
             items.append(value.decode())
         elif field == 6:  # packed varints
             offset = 0
             while offset < len(value):
-                number, offset = _read_varint(value, offset)
+                number, offset = read_varint(value, offset)
                 items.append(_TYPE_NAMES.get(number, number))
         elif field == 7:
             items.append(_decode_shape(value))
@@ -275,9 +275,9 @@ def _decode_list(data: bytes) -> list:
 
 def _decode_shape(data: bytes) -> tuple:
     sizes = []
-    for field, _, dim in _fields(data):
+    for field, _, dim in fields_of(data):
         if field == 2:
-            size = dict((number, content) for number, _, content in _fields(dim)).get(1, 0)
-            size = _signed64(size)
+            size = dict((number, content) for number, _, content in fields_of(dim)).get(1, 0)
+            size = signed64(size)
             sizes.append(None if size == -1 else size)
     return tuple(sizes)

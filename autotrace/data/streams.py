@@ -1,5 +1,5 @@
 """The bytes of `autotrace.data`'s files, plain or compressed as tf.data compresses them, read
-by the readers in autotrace/data_files.py and written by `TFRecordWriter`.
+by the readers in autotrace/data/files.py and written by `TFRecordWriter`.
 
 `compression_type` is None (or "") for plain files, "GZIP" for gzip files (RFC 1952), or
 "ZLIB" for zlib streams (RFC 1950: a two-byte header, deflate data, an Adler-32 checksum),
@@ -14,7 +14,7 @@ import os
 import zlib
 from typing import Iterator
 
-from autotrace import event_file
+from ..summary import records
 
 CHUNK_BYTES = 1 << 16
 COMPRESSION_TYPES = ("GZIP", "ZLIB")
@@ -184,7 +184,7 @@ class TFRecordWriter:
         if isinstance(record, str):
             raise TypeError(f"TFRecordWriter.write: a record must be bytes; got a str "
                             f"({record[:20]!r}); encode it first, e.g. text.encode()")
-        self._file.write(event_file.frame_record(bytes(record)))
+        self._file.write(records.frame_record(bytes(record)))
 
     def flush(self) -> None:
         if not self._closed:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 import re
 
-from autotrace.checkpoint import Checkpoint, training_ranks
-from autotrace.checkpoint_files import (checkpoint_in, read_state, remove_checkpoint,
+from .checkpoint import Checkpoint, training_ranks
+from .files import (checkpoint_in, read_state, remove_checkpoint,
                                         write_state)
 
 __all__ = ["CheckpointManager"]

@@ -9,7 +9,7 @@ records, TFRecords.
 Each reader takes one file name or a list of them (read in order), or a Dataset of names. Files
 are opened when an iteration reaches them and read a piece at a time, so a file larger than
 memory streams. `compression_type` is None (or "") for plain files, "GZIP" or "ZLIB" (see
-autotrace/data_streams.py, which also has the TFRecordWriter that writes all three).
+autotrace/data/streams.py, which also has the TFRecordWriter that writes all three).
 
 An error in a file names the file and where in it: the line for text and CSV, the byte offset
 for records (counted in the uncompressed data for a compressed file).
@@ -23,9 +23,9 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from autotrace import event_file
-from autotrace.data import AUTOTUNE, Dataset
-from autotrace.data_streams import CHUNK_BYTES, ByteStream, check_compression
+from ..summary import records
+from .dataset import AUTOTUNE, Dataset
+from .streams import CHUNK_BYTES, ByteStream, check_compression
 
 
 # --- files ----------------------------------------------------------------------------------------
@@ -190,7 +190,7 @@ def TFRecordDataset(filenames, compression_type: str | None = None, buffer_size=
         [24, 35]
     """
     def read_records(stream: ByteStream) -> Iterator[bytes]:
-        return event_file.iter_records(stream.read, stream.name)
+        return records.iter_records(stream.read, stream.name)
     return _reader_dataset("TFRecordDataset", filenames, compression_type, read_records,
                            _describe(filenames), num_parallel_reads)
 

@@ -1,19 +1,4 @@
-"""`autotrace.data`: input pipelines, tf.data-style, over NumPy values.
-
-    dataset = (autotrace.data.Dataset.from_tensor_slices((images, labels))
-               .shuffle(1000, seed=0).batch(32).prefetch(2))
-    for epoch in range(10):
-        for x, y in dataset:          # each iteration starts over (and reshuffles)
-            step(x, y)
-
-A dataset is a recipe: each method returns a new one, and nothing runs until it is iterated.
-An element is a NumPy value (an array, or a NumPy scalar for a scalar slice) or a tuple or dict
-of them, nested. Tuples are structure; lists are turned into arrays, as in tf.data. Functions
-given to `map` and `filter` receive a tuple element as separate arguments.
-
-The readers of files (TextLineDataset, CSVDataset, FixedLengthRecordDataset, TFRecordDataset)
-are in autotrace/data_files.py, TFRecordWriter in autotrace/data_streams.py, and both are
-imported here.
+"""`Dataset`, the recipe of an input pipeline, and its transformations (see autotrace/data/).
 """
 from __future__ import annotations
 
@@ -24,8 +9,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from autotrace.data_interleave import interleaved, interleaved_on_threads
-from autotrace.data_threads import _mapped_on_threads, _prefetched
+from .interleave import interleaved, interleaved_on_threads
+from .threads import _mapped_on_threads, _prefetched
 
 AUTOTUNE = -1  # for prefetch's buffer_size (and accepted by map), as tf.data.AUTOTUNE
 _AUTOTUNE_PREFETCH = 2
@@ -499,11 +484,3 @@ def _check_count(method: str, count) -> None:
         raise ValueError(f"Dataset.{method}: count must be an int >= -1 (-1 for all); got "
                          f"{count!r}")
 
-
-__all__ = ["Dataset", "AUTOTUNE", "TextLineDataset", "CSVDataset", "FixedLengthRecordDataset",
-           "TFRecordDataset", "TFRecordWriter"]
-
-# The file readers live beside this module and build on Dataset, so they are imported last.
-from autotrace.data_files import (CSVDataset, FixedLengthRecordDataset,  # noqa: E402
-                                  TFRecordDataset, TextLineDataset)
-from autotrace.data_streams import TFRecordWriter  # noqa: E402

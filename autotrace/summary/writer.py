@@ -1,18 +1,5 @@
-"""`autotrace.summary`: scalars, histograms, text and graphs for TensorBoard, tf.summary-style,
-written without TensorFlow (the file format is in autotrace/event_file.py and, for graphs,
-autotrace/graph_def.py).
-
-    writer = autotrace.summary.create_file_writer("logs/run1")
-    with writer.as_default():
-        autotrace.summary.graph(train_step, autotrace.Spec((32, 784)), labels)  # Graphs tab
-        for step in range(100):
-            autotrace.summary.scalar("loss", loss, step=step)
-    writer.close()
-
-Then `tensorboard --logdir logs`. Summaries are written eagerly, from Python: a value computed
-inside `autotrace.function` is returned from it and written outside (a traced value passed
-here is an error that says so).
-"""
+"""The summary writer and the functions that write through the default one (see
+autotrace/summary/)."""
 from __future__ import annotations
 
 import os
@@ -25,12 +12,11 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from autotrace import event_file
-from autotrace.event_file import read_events
+from . import event_file, records
 # export traces Specs, example arrays and Python values as a graph picture needs them traced
-from autotrace.export import _traced_function, _unique_names
+from autotrace.exporting.export import _traced_function, _unique_names
 from autotrace.runtime.spec import placeholders_of
-from autotrace.graph_def import graph_def
+from .graph_def import graph_def
 from autotrace.runtime.backends import backend_named
 from autotrace.runtime.passes import optimize
 from autotrace.runtime.state import StateCell
@@ -174,7 +160,7 @@ class SummaryWriter:
     def graph(self, function, *specs_or_examples, step: int = 0) -> bool:
         """Write the graph of `function`, traced for the given arguments, for TensorBoard's
         Graphs tab: the optimized graph the NumPy backend runs (the one autotrace.export
-        writes), its name scopes as TensorBoard's groups (see autotrace/graph_def.py).
+        writes), its name scopes as TensorBoard's groups (see autotrace/summary/graph_def.py).
 
         Arguments:
             function: an `autotrace.function`, a bound one (a Module's method), or a Python
@@ -246,7 +232,7 @@ class SummaryWriter:
         return True
 
     def _add(self, event: bytes) -> None:
-        self._file.append(event_file.frame_record(event))
+        self._file.append(records.frame_record(event))
         if len(self._file.pending) >= self._max_queue or \
                 time.monotonic() - self._last_flush >= self._flush_seconds:
             self.flush()
@@ -410,7 +396,3 @@ def _as_array(value, kind: str, name: str):
         raise TypeError(f"summary.{kind} {name!r}: value must be numeric; got "
                         f"{type(value).__name__} of dtype {array.dtype}")
     return array
-
-
-__all__ = ["create_file_writer", "SummaryWriter", "scalar", "histogram", "text", "graph",
-           "read_events"]

@@ -1,0 +1,8 @@
+"""`autotrace.export`: a traced function written as a Python module that needs NumPy alone
+(export.py), with its entry point (entry.py) and the source of autotrace's own ops the module
+carries (ops.py).
+"""
+from .export import export
+from .ops import ExportError
+
+__all__ = ["export", "ExportError"]
