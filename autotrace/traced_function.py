@@ -45,10 +45,8 @@ from autotrace.variables import next_variable_number
 from autotrace.runtime.devices import device_of
 from autotrace.runtime.cache import TraceCache
 from autotrace.runtime.control_variables import CallInHalvesError
-from autotrace.runtime.backends import backend_for
-from autotrace.runtime.executor import compile_graph
+from autotrace.runtime import executor
 from autotrace.runtime.object_slots import ObjectSlots, graph_state_of
-from autotrace.runtime.passes import optimize
 from autotrace.runtime.signature import ParameterBinding, signature_and_arrays
 from autotrace.runtime.state import StateError
 from autotrace.runtime.spec import InputSignature, RetracingReducer, placeholders_for
@@ -267,11 +265,10 @@ class Function:
                                          self.python_function)
 
     def _compile(self, unoptimized, structure, general: bool) -> _Entry:
-        backend = backend_for(var.aval.device for var in unoptimized.inputs)
-        graph = optimize(unoptimized, backend=backend)
         label = re.sub(r"\W", "_", getattr(self.python_function, "__name__", "graph"))
-        run, source = compile_graph(graph, name=label.strip("_") or "graph", backend=backend)
-        return _Entry(graph, unoptimized, run, source, structure, general)
+        compiled = executor.compile(unoptimized, name=label.strip("_") or "graph")
+        return _Entry(compiled.graph, unoptimized, compiled.run, compiled.source, structure,
+                      general)
 
     # --- finding the trace for a call --------------------------------------------------------
 
@@ -585,3 +582,16 @@ def function(python_function: Callable | None = None, *, input_signature=None,
         return Function(f, input_signature=input_signature, reduce_retracing=reduce_retracing,
                         max_traces=max_traces)
     return make if python_function is None else make(python_function)
+
+
+def traced_and_instance(function, caller: str):
+    """The autotrace.function to trace for `function` (a Function, a bound one, or a Python
+    function), and the instance a bound method passes first; `caller` names the API in the
+    error for anything else."""
+    if isinstance(function, BoundFunction):
+        return function.__func__, (function.__self__,)
+    if isinstance(function, Function):
+        return function, ()
+    if callable(function):
+        return Function(function), ()
+    raise TypeError(f"{caller} expects a function, got {type(function).__name__}")

@@ -289,3 +289,17 @@ for _dunder, _ufunc in COMPARISON_OPERATORS:
 
 for _dunder, _ufunc in UNARY_OPERATORS:
     setattr(Variable, f"__{_dunder}__", lambda self, _ufunc=_ufunc: _ufunc(self.read()))
+
+
+def unique_names(cells: list) -> dict:
+    """id(Variable) -> its name (its state label if it has none), made unique with _2, _3."""
+    names, taken = {}, set()
+    for cell in cells:
+        base = getattr(cell, "name", None) or cell.state_label()
+        name, number = base, 1
+        while name in taken:
+            number += 1
+            name = f"{base}_{number}"
+        names[id(cell)] = name
+        taken.add(name)
+    return names

@@ -22,13 +22,19 @@ which falls back on the NumPy version.
 What the names of the generated code mean is the backend's to say (runtime/backends/): `np` is
 its array module (NumPy, CuPy), and equations its passes made (a fused kernel) bring their own
 globals.
+
+`compile(graph, backend)` is the one way from a traced graph to something that runs: the graph
+passes (runtime/passes.py, the common ones then the backend's), then this executor. Traced
+functions, export and summary graphs all go through it.
 """
 from __future__ import annotations
 
+import builtins
 import itertools
 import keyword
 import linecache
 import weakref
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -37,6 +43,7 @@ from autotrace.runtime.abstract import AbstractArray
 from autotrace.runtime.backends import Backend, backend_for
 from autotrace.runtime.graph import Constant, Graph, Literal, Var, short_name
 from autotrace.runtime.ops import literal_source, viewed_inputs
+from .passes import optimize
 from autotrace.runtime.passes_floats import float_function_source, lowerable
 
 # Numbers the generated files; the only state here, and only so that file names are unique.
@@ -233,7 +240,7 @@ def compile_graph(graph: Graph, name: str = "graph",
                       if isinstance(var.aval, AbstractArray)}) or ["cpu"]
     source = graph_source(graph, function_name, namespace, backend.lowers_scalars,
                           lambda value: backend.place_constant(value, devices[0]))
-    exec(compile(source, filename, "exec"), namespace)
+    exec(builtins.compile(source, filename, "exec"), namespace)
     function = namespace[function_name]
     native = backend.compile_whole(graph, function)
     if native is not None:
@@ -245,3 +252,43 @@ def compile_graph(graph: Graph, name: str = "graph",
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     weakref.finalize(function, linecache.cache.pop, filename, None)
     return function, source
+
+
+@dataclass(frozen=True)
+class CompiledGraph:
+    """A traced graph made ready to run.
+
+    Attributes:
+        graph: the graph optimized for `backend` (what `Function.graph` shows).
+        run: `run(*arrays)` -> a tuple of the graph's outputs.
+        source: the Python that `run` is (or, for native code, computes the same as).
+        backend: what it runs on.
+    """
+
+    graph: Graph
+    run: Callable
+    source: str
+    backend: Backend
+
+
+def compile(graph: Graph, backend: Backend | None = None,  # noqa: A001 - runtime.compile
+            name: str = "graph") -> CompiledGraph:
+    """Optimize `graph` for `backend` (the common passes, then the backend's own), then
+    compile it (`compile_graph`).
+
+    Arguments:
+        graph: a traced graph, as the tracer recorded it.
+        backend: by default the one for the devices of the graph's inputs (`backend_for`).
+        name: a prefix for the function's name, shown in tracebacks.
+
+    Example:
+        >>> graph, structure = trace(lambda x: x * 2.0 + 0.0, (np.ones(3),))
+        >>> compiled = compile(graph)
+        >>> compiled.run(np.ones(3))
+        (array([2., 2., 2.]),)
+    """
+    if backend is None:
+        backend = backend_for(var.aval.device for var in graph.inputs)
+    optimized = optimize(graph, backend=backend)
+    run, source = compile_graph(optimized, name=name, backend=backend)
+    return CompiledGraph(optimized, run, source, backend)

@@ -12,7 +12,7 @@ import pytest
 import autotrace
 from autotrace import Checkpoint, Variable, latest_checkpoint, optimizers
 from autotrace.checkpoints.checkpoint import CheckpointError
-from autotrace.checkpoints.files import _write_npz
+from autotrace.checkpoints.storage import _write_npz
 
 
 class Linear(autotrace.Module):

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from autotrace import Checkpoint, CheckpointManager, Variable, latest_checkpoint
-from autotrace.checkpoints import files as checkpoint_files
-from autotrace.checkpoints.files import read_state
+from autotrace.checkpoints import storage as checkpoint_files
+from autotrace.checkpoints.storage import read_state
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -288,8 +288,8 @@ def test_errors_while_iterating():
 
 def test_docstring_examples_hold():
     import doctest
-    import autotrace.data
-    results = doctest.testmod(autotrace.data, extraglobs={"Dataset": Dataset, "np": np})
+    import autotrace.data.dataset
+    results = doctest.testmod(autotrace.data.dataset, extraglobs={"Dataset": Dataset, "np": np})
     assert results.attempted >= 10 and results.failed == 0
 
 

@@ -7,7 +7,7 @@ import zlib
 import numpy as np
 import pytest
 
-from autotrace.summary import records
+from autotrace.summary import records as tfrecords
 from autotrace.data import (CSVDataset, FixedLengthRecordDataset, TextLineDataset,
                             TFRecordDataset, TFRecordWriter)
 
@@ -20,7 +20,7 @@ def _write(path, content: bytes) -> str:
 
 
 def _framed(*records: bytes) -> bytes:
-    return b"".join(records.frame_record(record) for record in records)
+    return b"".join(tfrecords.frame_record(record) for record in records)
 
 
 # --- reading what Python's zlib module writes -----------------------------------------------------

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from autotrace import summary
-from autotrace.summary import event_file, records
+from autotrace.summary import event_file
+from autotrace.summary import records as tfrecords
 from autotrace.data import (AUTOTUNE, CSVDataset, Dataset, FixedLengthRecordDataset,
                             TextLineDataset, TFRecordDataset)
 
@@ -222,7 +223,7 @@ def test_plain_fixed_length_files_are_checked_before_the_first_record(tmp_path):
 # --- TFRecordDataset ------------------------------------------------------------------------------
 
 def _tfrecords(*records: bytes) -> bytes:
-    return b"".join(records.frame_record(record) for record in records)
+    return b"".join(tfrecords.frame_record(record) for record in records)
 
 
 @pytest.mark.parametrize("compressed", [False, True])
@@ -288,7 +289,7 @@ def test_a_file_cut_off_at_any_byte_of_its_last_record_gives_the_whole_records_f
 def test_a_crafted_huge_length_is_a_cut_off_record_not_a_huge_read(tmp_path):
     length = struct.pack("<Q", 2**62)
     path = _write(tmp_path / "huge.tfrecord",
-                  length + struct.pack("<I", records.masked_crc32c(length)) + b"abc")
+                  length + struct.pack("<I", tfrecords.masked_crc32c(length)) + b"abc")
     with pytest.raises(ValueError) as raised:
         list(TFRecordDataset(path))
     assert str(raised.value) == (f"{path}: the record at byte 0 is cut off: it holds "

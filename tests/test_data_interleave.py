@@ -11,7 +11,7 @@ import traceback
 import numpy as np
 import pytest
 
-from autotrace.summary import records
+from autotrace.summary import records as tfrecords
 from autotrace.data import AUTOTUNE, Dataset, TextLineDataset, TFRecordDataset
 from autotrace.data.interleave import THREAD_PREFIX
 
@@ -164,8 +164,8 @@ def test_an_error_in_a_worker_keeps_its_traceback_and_names_the_input_element(tm
 def test_a_corrupt_file_among_parallel_reads_names_itself_after_the_records_before_it(tmp_path):
     good = tmp_path / "good.tfrecord"
     bad = tmp_path / "bad.tfrecord"
-    good.write_bytes(b"".join(records.frame_record(r) for r in [b"g1", b"g2", b"g3"]))
-    framed = b"".join(records.frame_record(r) for r in [b"b1", b"b2"])
+    good.write_bytes(b"".join(tfrecords.frame_record(r) for r in [b"g1", b"g2", b"g3"]))
+    framed = b"".join(tfrecords.frame_record(r) for r in [b"b1", b"b2"])
     bad.write_bytes(framed[:-1])
     dataset = TFRecordDataset([str(good), str(bad)], num_parallel_reads=2)
     given, error = _elements_and_error(dataset)

@@ -219,7 +219,7 @@ def test_export_refuses_an_op_computed_by_a_closure(tmp_path, user_op):
 
 
 def test_device_helpers_written_for_numpy_answer_as_the_runtime_does():
-    from autotrace.exporting.ops import _ON_NUMPY
+    from autotrace.exporting.op_sources import _ON_NUMPY
     from autotrace.runtime import devices
     written = {"np": np}
     for source in _ON_NUMPY.values():

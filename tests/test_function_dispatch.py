@@ -2,15 +2,13 @@
 arrays' shapes and dtypes, without binding or keying the call, and keeps the cache's rules:
 least recently used out first, evicted and cleared traces traced again, retraces counted.
 """
-import sys
 import warnings
 
 import numpy as np
 import pytest
 
 import autotrace
-
-function_module = sys.modules["autotrace.function"]  # the module, which `function` hides
+import autotrace.traced_function as function_module
 
 
 def count_keying(monkeypatch):

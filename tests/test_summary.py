@@ -11,28 +11,29 @@ import pytest
 
 import autotrace
 from autotrace import summary
-from autotrace.summary import event_file, records
+from autotrace.summary import event_file
+from autotrace.summary import records as tfrecords
 
 
 def test_crc32c_matches_the_published_check_values():
-    assert records.crc32c(b"123456789") == 0xE3069283
-    assert records.crc32c(b"") == 0
-    assert records.crc32c(bytes(32)) == 0x8A9136AA      # RFC 3720, B.4
-    assert records.crc32c(b"\xff" * 32) == 0x62A8AB43
+    assert tfrecords.crc32c(b"123456789") == 0xE3069283
+    assert tfrecords.crc32c(b"") == 0
+    assert tfrecords.crc32c(bytes(32)) == 0x8A9136AA      # RFC 3720, B.4
+    assert tfrecords.crc32c(b"\xff" * 32) == 0x62A8AB43
 
 
 def test_masked_crc_rotates_and_adds_the_constant():
     crc = 0xE3069283
     rotated = ((crc >> 15) | (crc << 17)) & 0xFFFFFFFF
-    assert records.masked_crc32c(b"123456789") == (rotated + 0xA282EAD8) % 2 ** 32
+    assert tfrecords.masked_crc32c(b"123456789") == (rotated + 0xA282EAD8) % 2 ** 32
 
 
 def test_a_record_is_length_crc_data_crc():
-    record = records.frame_record(b"abc")
+    record = tfrecords.frame_record(b"abc")
     assert record[:8] == struct.pack("<Q", 3)
-    assert record[8:12] == struct.pack("<I", records.masked_crc32c(record[:8]))
+    assert record[8:12] == struct.pack("<I", tfrecords.masked_crc32c(record[:8]))
     assert record[12:15] == b"abc"
-    assert record[15:] == struct.pack("<I", records.masked_crc32c(b"abc"))
+    assert record[15:] == struct.pack("<I", tfrecords.masked_crc32c(b"abc"))
 
 
 def test_scalars_come_back_with_their_tags_and_steps(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 
 import autotrace
 from autotrace import layers, summary
-from autotrace.summary import records
+from autotrace.summary import records as tfrecords
 from autotrace.summary.protobuf import fields_of as _fields
 from tests.test_name_scope import branchy
 
@@ -87,7 +87,7 @@ def test_the_same_graph_gives_the_same_bytes(tmp_path):
     def graph_bytes(folder):
         with summary.create_file_writer(folder) as writer:
             writer.graph(branchy, autotrace.Spec((3,)), step=5)
-        event = records.read_records(writer.path)[1]
+        event = tfrecords.read_records(writer.path)[1]
         (step,) = [value for field, _, value in _fields(event) if field == 2]
         assert step == 5
         return [value for field, _, value in _fields(event) if field == 4]
@@ -103,7 +103,7 @@ def test_the_bytes_are_the_protobuf_fields_tensorflow_defines(tmp_path):
     dim = 2 {size = 1}; DT_FLOAT = 1 (tensorflow/core/framework/*.proto)."""
     with summary.create_file_writer(tmp_path) as writer:
         writer.graph(scaled_sine, autotrace.Spec((None, 2), np.float32), step=3)
-    event = records.read_records(writer.path)[1]
+    event = tfrecords.read_records(writer.path)[1]
     assert [(field, wire) for field, wire, _ in _fields(event)] == [(1, 1), (2, 0), (4, 2)]
     graph = _fields(event)[2][2]
     assert [field for field, _, _ in _fields(graph)] == [1, 1, 1, 1, 1, 4]
@@ -252,7 +252,7 @@ def test_tensorboard_reads_the_graph_as_protobuf_writes_it(tmp_path):
     assert accumulator.Graph() == expected
     # byte for byte what protobuf writes (map entries in key order, as deterministic output)
     (graph_bytes,) = [value for field, _, value in
-                      _fields(records.read_records(writer.path)[1]) if field == 4]
+                      _fields(tfrecords.read_records(writer.path)[1]) if field == 4]
     assert graph_bytes == expected.SerializeToString(deterministic=True)
 
 

@@ -11,7 +11,7 @@ the keyword it was given under: `model/dense1/kernel`, `step` for
 `Checkpoint(step=step_variable)`. An optimizer's slot is saved under the path of its variable:
 `optimizer/slots/model/dense1/kernel/m`, so that paths follow attribute names alone, never the
 numbers a process gave layers in the order it made them. The files and how they are written
-safely are described in autotrace/checkpoints/files.py.
+safely are described in autotrace/checkpoints/storage.py.
 
 Restoring checks every value first (the files' checksums, and each variable's shape and dtype)
 and assigns only when all are fine, so an error leaves every variable as it was. Values whose
@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 
 from autotrace import tracking
-from .files import (INDEX_SUFFIX, CheckpointError, checkpoint_in,
+from .storage import (INDEX_SUFFIX, CheckpointError, checkpoint_in,
                                         read_checkpoint, read_state, record_latest,
                                         remove_temporaries, write_checkpoint)
 from autotrace.variables import Variable

@@ -17,7 +17,7 @@ import os
 import re
 
 from .checkpoint import Checkpoint, training_ranks
-from .files import (checkpoint_in, read_state, remove_checkpoint,
+from .storage import (checkpoint_in, read_state, remove_checkpoint,
                                         write_state)
 
 __all__ = ["CheckpointManager"]

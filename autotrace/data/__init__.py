@@ -13,11 +13,11 @@ given to `map` and `filter` receive a tuple element as separate arguments.
 
 The package: `Dataset` and its transformations (dataset.py, with map and interleave on worker
 threads in threads.py and interleave.py); the readers of files (TextLineDataset, CSVDataset,
-FixedLengthRecordDataset, TFRecordDataset) in files.py; compressed byte streams and
+FixedLengthRecordDataset, TFRecordDataset) in readers.py; compressed byte streams and
 TFRecordWriter in streams.py.
 """
 from .dataset import AUTOTUNE, Dataset
-from .files import CSVDataset, FixedLengthRecordDataset, TFRecordDataset, TextLineDataset
+from .readers import CSVDataset, FixedLengthRecordDataset, TFRecordDataset, TextLineDataset
 from .streams import TFRecordWriter
 
 __all__ = ["Dataset", "AUTOTUNE", "TextLineDataset", "CSVDataset", "FixedLengthRecordDataset",

@@ -1,5 +1,5 @@
 """The bytes of `autotrace.data`'s files, plain or compressed as tf.data compresses them, read
-by the readers in autotrace/data/files.py and written by `TFRecordWriter`.
+by the readers in autotrace/data/readers.py and written by `TFRecordWriter`.
 
 `compression_type` is None (or "") for plain files, "GZIP" for gzip files (RFC 1952), or
 "ZLIB" for zlib streams (RFC 1950: a two-byte header, deflate data, an Adler-32 checksum),

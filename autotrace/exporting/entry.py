@@ -17,7 +17,7 @@ import keyword
 
 import numpy as np
 
-from .ops import ExportError, is_literal
+from .op_sources import ExportError, is_literal
 from autotrace.runtime.abstract import AbstractArray
 from autotrace.runtime.trees import (_Slot, is_dataclass_instance, leaves_with_paths,
                                      sorted_keys)

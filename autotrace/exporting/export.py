@@ -15,7 +15,7 @@ when the module is imported (no pickles).
 
 autotrace's own ops (conv2d, pooling, erf, random draws: runtime/registry.source_globals, which
 the NumPy backend's graphs call by name) are written into the module as the source of the
-functions that compute them, with what those use (ops.py); an op whose code needs more
+functions that compute them, with what those use (op_sources.py); an op whose code needs more
 than NumPy and the standard library (allreduce) is refused with an ExportError that says why.
 
 Arguments that are Python values (a learning rate, a flag) are fixed at their exported values,
@@ -40,17 +40,18 @@ from pathlib import Path
 import numpy as np
 
 from .entry import EntryPoint, ResultClasses, aval_of, result_source
-from .ops import ExportError, OpSources
-from autotrace.traced_function import BoundFunction, Function
+from .op_sources import ExportError, OpSources
+from autotrace.traced_function import traced_and_instance
+from autotrace.variables import unique_names
 from autotrace.runtime.backends import backend_named
+from autotrace.runtime import executor
 from autotrace.runtime.executor import graph_source
 from autotrace.runtime.ops import source_globals
-from autotrace.runtime.passes import optimize
 from autotrace.runtime.spec import placeholders_of
 from autotrace.runtime.trees import leaves_with_paths
 
 # Names an exported module defines or imports itself; any other global of the graph's code is
-# a constant (saved in the .npz), one of autotrace's own ops (written out, ops.py), or
+# a constant (saved in the .npz), one of autotrace's own ops (written out, op_sources.py), or
 # something export cannot write.
 _MODULE_NAMES = {"np", "math", "os", "variables", "_constants", "_check", "_fixed", "_FOLDER",
                  "_saved", "annotations"}
@@ -109,7 +110,7 @@ def export(function, *arguments_and_path, name: str | None = None,
     if path.suffix != ".py":
         raise ValueError(f"autotrace.export: the path must end in .py (a Python module), "
                          f"not {str(path)!r}")
-    traced, instance = _traced_function(function)
+    traced, instance = traced_and_instance(function, "autotrace.export")
     entry_name = _identifier(name or traced.__name__)
     # Bound to the parameters as a call is (defaults filled in), so the graph's inputs come in
     # the order a call of the traced function gives them.
@@ -118,7 +119,7 @@ def export(function, *arguments_and_path, name: str | None = None,
         {key: placeholders_of(value) for key, value in keyword_arguments.items()})
     unoptimized, structure = traced.traced_graph(traced_args, traced_kwargs)
     backend = backend_named("numpy")
-    graph = optimize(unoptimized, backend=backend)
+    graph = executor.compile(unoptimized, backend).graph
 
     namespace = backend.namespace()
     graph_name = f"_{entry_name}_graph"
@@ -134,7 +135,7 @@ def export(function, *arguments_and_path, name: str | None = None,
 
     # Variables compare elementwise, as arrays do: they are told apart by identity.
     cells = list({id(cell): cell for cell in [*structure.captured, *structure.written]}.values())
-    cell_names = _unique_names(cells)
+    cell_names = unique_names(cells)
     saved = {name: np.asarray(value) for name, value in constants.items()}
     saved.update({f"variable{index}": np.asarray(cell._value)
                   for index, cell in enumerate(cells)})
@@ -193,17 +194,6 @@ def _loading(npz_name: str, constants: dict, cells: list, cell_names: dict) -> s
                                     for index, cell in enumerate(cells)) + "}"])
 
 
-def _traced_function(function):
-    """The autotrace.function to trace, and the instance a bound method passes first."""
-    if isinstance(function, BoundFunction):
-        return function.__func__, (function.__self__,)
-    if isinstance(function, Function):
-        return function, ()
-    if callable(function):
-        return Function(function), ()
-    raise TypeError(f"autotrace.export expects a function, got {type(function).__name__}")
-
-
 def _globals_of(body: str, namespace: dict, entry_name: str) -> tuple[dict, list]:
     """The graph's constants by name, and the names of autotrace's own ops it calls; an
     ExportError for any other global its code needs."""
@@ -225,20 +215,6 @@ def _globals_of(body: str, namespace: dict, entry_name: str) -> tuple[dict, list
             raise ExportError(f"autotrace.export: {entry_name}'s graph uses {global_name}, "
                               f"which is not NumPy's, so it cannot be exported")
     return constants, ops
-
-
-def _unique_names(cells: list) -> dict:
-    """id(Variable) -> its name (its state label if it has none), made unique with _2, _3."""
-    names, taken = {}, set()
-    for cell in cells:
-        base = getattr(cell, "name", None) or cell.state_label()
-        name, number = base, 1
-        while name in taken:
-            number += 1
-            name = f"{base}_{number}"
-        names[id(cell)] = name
-        taken.add(name)
-    return names
 
 
 def _identifier(text: str) -> str:

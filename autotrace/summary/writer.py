@@ -14,11 +14,12 @@ import numpy as np
 
 from . import event_file, records
 # export traces Specs, example arrays and Python values as a graph picture needs them traced
-from autotrace.exporting.export import _traced_function, _unique_names
+from autotrace.traced_function import traced_and_instance
+from autotrace.variables import unique_names
 from autotrace.runtime.spec import placeholders_of
 from .graph_def import graph_def
 from autotrace.runtime.backends import backend_named
-from autotrace.runtime.passes import optimize
+from autotrace.runtime import executor
 from autotrace.runtime.state import StateCell
 from autotrace.runtime.tracer import Tracer
 from autotrace.runtime.trees import leaves_with_paths
@@ -318,23 +319,23 @@ def _traced_graph(function, arguments: tuple):
     """The optimized graph of `function` traced for `arguments`, a name for each of its inputs
     (the parameter it comes from, `x`, `params/w`, or the Variable it reads) and one for each
     of its outputs (`output_0`, or `assign/<Variable>` for a value assigned to one)."""
-    traced, instance = _traced_function(function)
+    traced, instance = traced_and_instance(function, "autotrace.summary.graph")
     if not arguments and traced.input_signature is not None:
         arguments = traced.input_signature.specs  # its own Specs, as a call would be traced
     traced_args = (*instance, *(placeholders_of(argument) for argument in arguments))
     unoptimized, structure = traced.traced_graph(traced_args, {})
-    graph = optimize(unoptimized, backend=backend_named("numpy"))
+    graph = executor.compile(unoptimized, backend_named("numpy")).graph
     parameters = [name.lstrip("*") for name in traced._positional]
     names = []
     for index, argument in enumerate(traced_args):
         parameter = parameters[index] if index < len(parameters) and not \
             traced._positional[index].startswith("*") else f"argument{index}"
         names += [_join_path(parameter, path) for path, _ in leaves_with_paths(argument)]
-    cell_names = _unique_names(list(structure.captured))
+    cell_names = unique_names(list(structure.captured))
     names += [cell_names[id(cell)] for cell in structure.captured]
     # The graph's outputs are the function's results, then the values it assigns to Variables.
     results = len(graph.outputs) - len(structure.written)
-    written_names = _unique_names(list(structure.written))
+    written_names = unique_names(list(structure.written))
     outputs = [f"output_{position}" for position in range(results)] + [
         f"assign/{written_names[id(cell)]}" for cell in structure.written]
     # Every input is an argument's array or a Variable read; should that ever not hold, the
