@@ -47,9 +47,14 @@ class RuleError(Exception):
 
 @dataclass
 class Rule:
-    """A parsed template: its signature (without the result parameter) and its body."""
+    """A parsed template: its signature (without the result parameter) and its body.
+
+    source: the template's text where it was generated (declarations.py) rather than written
+    in a module, which inspect would read.
+    """
 
     template: Callable
+    source: str | None = None
     result_name: str = field(init=False)
     signature: inspect.Signature = field(init=False)
     _body: list | None = field(default=None, init=False, repr=False)
@@ -65,7 +70,7 @@ class Rule:
     def body(self) -> list:
         """The template's statements as gast nodes, parsed once."""
         if self._body is None:
-            source = textwrap.dedent(inspect.getsource(self.template))
+            source = self.source or textwrap.dedent(inspect.getsource(self.template))
             tree = gast.parse(source)
             self._body = tree.body[0].body
             if (self._body and isinstance(self._body[0], gast.Expr)
@@ -115,7 +120,7 @@ def literal(value) -> gast.expr:
     raise RuleError(f"a template default must be a literal, not {value!r}")
 
 
-def _gradient_target(node) -> str | None:
+def gradient_target(node) -> str | None:
     """The parameter name in `d[name]`, or None when `node` is something else."""
     if (isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name)
             and node.value.id == "d" and isinstance(node.slice, gast.Name)):
@@ -149,7 +154,7 @@ class _Substitute:
     def visit(self, node):
         if isinstance(node, gast.Name):
             return self.visit_Name(node)
-        if isinstance(node, gast.Subscript) and _gradient_target(node) is not None:
+        if isinstance(node, gast.Subscript) and gradient_target(node) is not None:
             return self.visit_Subscript(node)
         return self.copy(node)
 
@@ -169,7 +174,7 @@ class _Substitute:
 
     def visit_Subscript(self, node):
         """`d[name]`, of the result or of a parameter."""
-        target = _gradient_target(node)
+        target = gradient_target(node)
         if target == self.result_name:
             return _call_site(copy.deepcopy(self.gradient_of_result))
         if target not in self.gradients:
@@ -236,7 +241,7 @@ def instantiate(rule: Rule, result, args: list, kwargs: dict, fresh_name: Callab
     for statement in rule.body:
         target = None
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1:
-            target = _gradient_target(statement.targets[0])
+            target = gradient_target(statement.targets[0])
         if target is not None:
             if target not in rule.signature.parameters:
                 raise RuleError(f"rule template {rule.template.__name__} assigns d[{target}], "
@@ -290,7 +295,7 @@ def instantiate_tangent(rule: Rule, result, args: list, kwargs: dict,
     for statement in rule.body:
         target = None
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1:
-            target = _gradient_target(statement.targets[0])
+            target = gradient_target(statement.targets[0])
         if target is not None:
             if target != rule.result_name or assigned_output:
                 raise RuleError(f"tangent template {rule.template.__name__} must assign "
@@ -319,7 +324,7 @@ class _TangentSubstitute(_Substitute):
         self.output = output
 
     def visit_Subscript(self, node):
-        target = _gradient_target(node)
+        target = gradient_target(node)
         if target == self.result and isinstance(node.ctx, gast.Store):
             return gast.Name(id=self.output, ctx=gast.Store(), annotation=None,
                              type_comment=None)
