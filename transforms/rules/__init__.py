@@ -3,5 +3,5 @@ from autotrace.transforms.rules import (  # noqa: F401
     constants, elementwise, helpers, linalg, nn, reductions, refused, sequences, shapes,
     structure)
 from autotrace.transforms.rules import (  # noqa: F401
-    tangents_helpers, tangents_linalg, tangents_nn, tangents_reductions,
+    tangents_helpers,
     tangents_structure)

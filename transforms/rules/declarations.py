@@ -53,23 +53,28 @@ def _linear(funcs, call, jointly) -> Callable:
         rule = Rule(template)
         for func in funcs:
             adjoint_rules[func] = rule
-        inputs = [p for p in rule.signature.parameters if p in _assigned(rule)]
-        arguments = _call_arguments(rule, call)
-        groups = [inputs] if jointly else [[p] for p in inputs]
-        callee = _spelling(funcs[0], rule.namespace)
-        terms = [ast.Call(func=ast.parse(callee, mode="eval").body,
-                          args=[_tangent_of(a, group) for a in arguments.args],
-                          keywords=[ast.keyword(arg=k.arg, value=_tangent_of(k.value, group))
-                                    for k in arguments.keywords])
-                 for group in groups]
-        value = terms[0]
-        for term in terms[1:]:
-            value = ast.BinOp(left=value, op=ast.Add(), right=term)
         name = template.__name__.removesuffix("_rule") + "_tangent"
         _register(tangent_rules, funcs, name, _signature_text(template),
-                  [f"d[{rule.result_name}] = {ast.unparse(value)}"], rule.namespace)
+                  [linear_tangent(rule, funcs[0], call, jointly)], rule.namespace)
         return template
     return register
+
+
+def linear_tangent(rule: Rule, func, call: str | None, jointly: bool) -> str:
+    """The tangent statement of `func`, linear (jointly, or in each argument) in the arguments
+    whose gradients its adjoint `rule` assigns."""
+    inputs = [p for p in rule.signature.parameters if p in _assigned(rule)]
+    arguments = _call_arguments(rule, call)
+    groups = [inputs] if jointly else [[p] for p in inputs]
+    callee = ast.parse(_spelling(func, rule.namespace), mode="eval").body
+    terms = [ast.Call(func=callee, args=[_tangent_of(a, group) for a in arguments.args],
+                      keywords=[ast.keyword(arg=k.arg, value=_tangent_of(k.value, group))
+                                for k in arguments.keywords])
+             for group in groups]
+    value = terms[0]
+    for term in terms[1:]:
+        value = ast.BinOp(left=value, op=ast.Add(), right=term)
+    return f"d[{rule.result_name}] = {ast.unparse(value)}"
 
 
 def partials(*funcs, **gradients: str) -> None:
