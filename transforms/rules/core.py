@@ -208,6 +208,35 @@ class Instance:
     arguments: dict
 
 
+def _bind(rule: Rule, args: list, kwargs: dict, mode: str) -> dict:
+    """Each parameter of `rule` -> the call's argument expression bound to it (a gast.Tuple for
+    a `*name` parameter, a literal for a default)."""
+    try:
+        bound = rule.signature.bind(*args, **kwargs)
+    except TypeError as error:
+        raise RuleError(f"the {mode} rule cannot take this call: {error}") from None
+    bound.apply_defaults()
+    arguments = {}
+    for name, value in bound.arguments.items():
+        parameter = rule.signature.parameters[name]
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            value = gast.Tuple(elts=list(value), ctx=gast.Load())
+        elif parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            raise RuleError(f"rule template {rule.template.__name__} may not take **{name}")
+        elif not isinstance(value, gast.AST):
+            value = literal(value)
+        arguments[name] = value
+    return arguments
+
+
+def _name_temporaries(statement, temporaries: dict, fresh_name) -> None:
+    """Give each name `statement` assigns a fresh name, once."""
+    for node in gast.walk(statement):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) \
+                and node.id not in temporaries:
+            temporaries[node.id] = fresh_name(node.id)
+
+
 def instantiate(rule: Rule, result, args: list, kwargs: dict, fresh_name: Callable[[str], str],
                 gradient_of_result, wanted: set | None = None) -> Instance:
     """Inline `rule` for the call `func(*args, **kwargs)` whose result is `result`.
@@ -218,22 +247,8 @@ def instantiate(rule: Rule, result, args: list, kwargs: dict, fresh_name: Callab
     wanted: the parameters whose gradients are needed; statements assigning other parameters'
         gradients are left out (None keeps all).
     """
-    try:
-        bound = rule.signature.bind(*args, **kwargs)
-    except TypeError as error:
-        raise RuleError(f"the derivative rule cannot take this call: {error}") from None
-    bound.apply_defaults()
-    bindings = {rule.result_name: result}
-    for name, value in bound.arguments.items():
-        parameter = rule.signature.parameters[name]
-        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-            value = gast.Tuple(elts=list(value), ctx=gast.Load())
-        elif parameter.kind is inspect.Parameter.VAR_KEYWORD:
-            raise RuleError(f"rule template {rule.template.__name__} may not take **{name}")
-        elif not isinstance(value, gast.AST):
-            value = literal(value)
-        bindings[name] = value
-    arguments = {name: bindings[name] for name in bound.arguments}
+    arguments = _bind(rule, args, kwargs, "derivative")
+    bindings = {rule.result_name: result, **arguments}
 
     temporaries = {}
     gradients = {}
@@ -252,10 +267,7 @@ def instantiate(rule: Rule, result, args: list, kwargs: dict, fresh_name: Callab
                 raise RuleError(f"rule template {rule.template.__name__} assigns d[{target}] "
                                 "twice; assign it once")
             gradients[target] = fresh_name("grad_" + target)
-        for node in gast.walk(statement):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                if node.id not in temporaries:
-                    temporaries[node.id] = fresh_name(node.id)
+        _name_temporaries(statement, temporaries, fresh_name)
         statements.append(statement)
 
     bindings.update(temporaries)
@@ -273,21 +285,9 @@ def instantiate_tangent(rule: Rule, result, args: list, kwargs: dict,
     expression standing for `d[parameter]` (for a `*name` parameter, a tuple expression).
     `output` is the name the tangent of the result is assigned to.
     """
-    try:
-        bound = rule.signature.bind(*args, **kwargs)
-    except TypeError as error:
-        raise RuleError(f"the tangent rule cannot take this call: {error}") from None
-    bound.apply_defaults()
-    bindings = {rule.result_name: result}
-    tangents = {}
-    for parameter_name, value in bound.arguments.items():
-        parameter = rule.signature.parameters[parameter_name]
-        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-            value = gast.Tuple(elts=list(value), ctx=gast.Load())
-        elif not isinstance(value, gast.AST):
-            value = literal(value)
-        bindings[parameter_name] = value
-        tangents[parameter_name] = tangent_of(parameter_name, value)
+    arguments = _bind(rule, args, kwargs, "tangent")
+    bindings = {rule.result_name: result, **arguments}
+    tangents = {parameter: tangent_of(parameter, value) for parameter, value in arguments.items()}
 
     temporaries = {}
     statements = []
@@ -301,10 +301,7 @@ def instantiate_tangent(rule: Rule, result, args: list, kwargs: dict,
                 raise RuleError(f"tangent template {rule.template.__name__} must assign "
                                 f"d[{rule.result_name}] once, and no other d[...]")
             assigned_output = True
-        for node in gast.walk(statement):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) \
-                    and node.id not in temporaries:
-                temporaries[node.id] = fresh_name(node.id)
+        _name_temporaries(statement, temporaries, fresh_name)
         statements.append(statement)
     if not assigned_output:
         raise RuleError(f"tangent template {rule.template.__name__} never assigns "

@@ -11,7 +11,9 @@ function called on the tangents of the arguments whose gradients the adjoint ass
 arguments passed as the template's signature lists them (positional ones by position, keyword-only
 ones by keyword). Where the tangent passes fewer or other arguments, `call=` lists them, as
 they follow the function's name: `call="a, axis=axis, keepdims=keepdims"`. A bilinear function
-(`bilinear`) gets one such call per argument, the others held, summed.
+(`bilinear`) gets one such call per argument, the others held, summed. A function that passes an
+argument through as far as derivatives go (`identity`: its adjoint is `d[x] = d[y]`) has the
+tangent `d[y] = d[x]`.
 
 An elementwise function is declared by what each argument's gradient is, given `d[y]`:
 
@@ -56,6 +58,26 @@ def _linear(funcs, call, jointly) -> Callable:
         name = template.__name__.removesuffix("_rule") + "_tangent"
         _register(tangent_rules, funcs, name, _signature_text(template),
                   [linear_tangent(rule, funcs[0], call, jointly)], rule.namespace)
+        return template
+    return register
+
+
+def identity(*funcs) -> Callable:
+    """Register the decorated adjoint template, `d[x] = d[y]` alone, for functions that pass
+    their argument x through as far as derivatives go; the tangent is `d[y] = d[x]`."""
+    def register(template):
+        rule = Rule(template)
+        statement = rule.body[0] if len(rule.body) == 1 else None
+        if not (isinstance(statement, gast.Assign) and len(statement.targets) == 1
+                and gradient_target(statement.targets[0]) is not None
+                and gradient_target(statement.value) == rule.result_name):
+            raise RuleError(f"{template.__name__}: an identity's adjoint is d[x] = d[y] alone")
+        for func in funcs:
+            adjoint_rules[func] = rule
+        argument = gradient_target(statement.targets[0])
+        name = template.__name__.removesuffix("_rule") + "_tangent"
+        _register(tangent_rules, funcs, name, _signature_text(template),
+                  [f"d[{rule.result_name}] = d[{argument}]"], rule.namespace)
         return template
     return register
 

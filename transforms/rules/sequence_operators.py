@@ -4,12 +4,13 @@ Reverse mode inlines `concatenate`'s rule for `a + b` on operands it knows are l
 and `add_or_concatenate`'s where it cannot tell (transforms/sequences.py): that one decides
 when it runs. `*` has the same pair, for repetition.
 """
-from autotrace.runtime.derivatives.adjoint_ops import unbroadcast
-from autotrace.runtime.derivatives.sequences import (add_or_concatenate, append_zeros_like,
-                                                     concatenate, concatenates, copies, first_items,
-                                                     last_items, multiply_or_repeat, place_first,
-                                                     place_last, repeat, repeats, sum_copies)
-from autotrace.transforms.rules.core import adjoint, constant, d, tangent
+from ...runtime.derivatives.adjoint_ops import unbroadcast
+from ...runtime.derivatives.sequences import (add_or_concatenate, append_zeros_like, concatenate,
+                                              concatenates, copies, first_items, last_items,
+                                              multiply_or_repeat, place_first, place_last, repeat,
+                                              repeats, sum_copies)
+from .core import adjoint, constant, d
+from .declarations import linear
 
 constant(concatenates, repeats)
 
@@ -38,73 +39,40 @@ def multiply_or_repeat_rule(y, x1, x2):
     d[x2] = sum_copies(d[y], x2) if repeats(x1, x2) else unbroadcast(d[y] * x1, x2)
 
 
-# The helpers are linear in their first argument: each one's adjoint is another of them.
+# The helpers are linear in their first argument, their own tangents: each one's adjoint is
+# another of them.
 
-@adjoint(first_items)
+@linear(first_items)
 def first_items_rule(y, gradient, like):
     d[gradient] = place_first(d[y], gradient)
 
 
-@adjoint(last_items)
+@linear(last_items)
 def last_items_rule(y, gradient, like):
     d[gradient] = place_last(d[y], gradient)
 
 
-@adjoint(sum_copies)
+@linear(sum_copies)
 def sum_copies_rule(y, gradient, like):
     d[gradient] = copies(d[y], gradient, like)
 
 
-@adjoint(place_first)
+@linear(place_first)
 def place_first_rule(y, gradient, like):
     d[gradient] = first_items(d[y], gradient)
 
 
-@adjoint(place_last)
+@linear(place_last)
 def place_last_rule(y, gradient, like):
     d[gradient] = last_items(d[y], gradient)
 
 
-@adjoint(copies)
+@linear(copies)
 def copies_rule(y, gradient, like, repeated):
     d[gradient] = sum_copies(d[y], gradient)
 
 
-@adjoint(append_zeros_like)
+@linear(append_zeros_like)
 def append_zeros_like_rule(y, gradient, value):
     d[gradient] = first_items(d[y], gradient)
 
-
-@tangent(first_items)
-def first_items_tangent(y, gradient, like):
-    d[y] = first_items(d[gradient], like)
-
-
-@tangent(last_items)
-def last_items_tangent(y, gradient, like):
-    d[y] = last_items(d[gradient], like)
-
-
-@tangent(sum_copies)
-def sum_copies_tangent(y, gradient, like):
-    d[y] = sum_copies(d[gradient], like)
-
-
-@tangent(place_first)
-def place_first_tangent(y, gradient, like):
-    d[y] = place_first(d[gradient], like)
-
-
-@tangent(place_last)
-def place_last_tangent(y, gradient, like):
-    d[y] = place_last(d[gradient], like)
-
-
-@tangent(copies)
-def copies_tangent(y, gradient, like, repeated):
-    d[y] = copies(d[gradient], like, repeated)
-
-
-@tangent(append_zeros_like)
-def append_zeros_like_tangent(y, gradient, value):
-    d[y] = append_zeros_like(d[gradient], value)
