@@ -2,4 +2,4 @@
 declarations.py for rules stated once for both modes)."""
 from . import (  # noqa: F401
     constants, containers, derivative_helpers, elementwise, linalg, nn_functions, reductions,
-    refused, sequence_operators, shape_functions)
+    refused, shape_functions)
