@@ -164,14 +164,9 @@ def _place_item(y, like, index, gradient):
     d[gradient] = item_gradient(d[y], index, gradient)
 
 
-@adjoint(clear_item)
+@linear(clear_item, call="gradient, index, y")
 def _clear_item(y, gradient, index, like=None):
     d[gradient] = clear_item(d[y], index, gradient)
-
-
-@tangent(clear_item)
-def _clear_item(y, gradient, index, like=None):
-    d[y] = clear_item(d[gradient], index, y)
 
 
 @linear(read_item)
@@ -269,14 +264,9 @@ def _item(y, value):
     d[value] = match(d[y], value)
 
 
-@adjoint(float)
+@linear(float, call="x")
 def _float(y, x=0.0):
     d[x] = match(d[y], x)
-
-
-@tangent(float)
-def _float(y, x=0.0):
-    d[y] = float(d[x])
 
 
 partials(abs, x="d[y] * np.sign(x)")
@@ -395,14 +385,9 @@ def _state_tangent(y, tangent, root, kinds, keys, value_tangent, symbol=None, wh
     d[value_tangent] = state_gradient(d[y], root, kinds, keys, value_tangent, symbol, where)
 
 
-@adjoint(field_gradients)
+@linear(field_gradients, call="gradient, fields, cls")
 def _field_gradients(y, gradient, fields, cls, built=None):
     d[gradient] = object_gradient(cls, d[y], built)
-
-
-@tangent(field_gradients)
-def _field_gradients(y, gradient, fields, cls, built=None):
-    d[y] = field_gradients(d[gradient], fields, cls)
 
 
 @linear(object_gradient)

@@ -27,6 +27,7 @@ hand, so generated code shows them inlined.
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import sys
 from types import ModuleType
@@ -174,11 +175,13 @@ def _tangent_of(argument, parameters):
 
 
 def _spelling(func, namespace) -> str:
-    """How the declaring module names `func`: a global, or a function of an imported module
-    (or of its fft or linalg submodule)."""
+    """How the declaring module names `func`: a global or builtin, or a function of an
+    imported module (or of its fft or linalg submodule)."""
     for name, value in namespace.items():
         if value is func:
             return name
+    if getattr(builtins, func.__name__, None) is func:
+        return func.__name__
     for name, value in namespace.items():
         if isinstance(value, ModuleType):
             for path in ("", "fft.", "linalg."):
