@@ -13,7 +13,7 @@ operands it knows are lists or tuples, and `add_or_concatenate`'s where it canno
 """
 from __future__ import annotations
 
-import numpy as np
+import numpy as np  # noqa: F401  (named in partials' expressions)
 
 from ...runtime.derivatives.adjoint_ops import unbroadcast
 from ...runtime.derivatives.built_objects import (build_object, field_gradients, object_gradient,
@@ -62,7 +62,7 @@ def _seed(y, value, dy):
 
 
 @tangent(seed)
-def _seed(y, value, dy):
+def _seed_tangent(y, value, dy):
     d[y] = seed_tangent(d[dy], value, dy)
 
 
@@ -72,7 +72,7 @@ def _sent_object_gradient(y, after, value):
 
 
 @tangent(sent_object_gradient)
-def _sent_object_gradient(y, after, value):
+def _sent_object_gradient_tangent(y, after, value):
     d[y] = seed_tangent(d[after], value, after)
 
 
@@ -82,7 +82,7 @@ def _match(y, gradient, value):
 
 
 @tangent(match, match_for_caller)
-def _match(y, gradient, value):
+def _match_tangent(y, gradient, value):
     d[y] = match_for_caller(d[gradient], value)
 
 
@@ -135,7 +135,7 @@ def _read_attribute(y, value, attribute):
 
 
 @tangent(read_attribute)
-def _read_attribute(y, value, attribute):
+def _read_attribute_tangent(y, value, attribute):
     d[y] = attribute_tangent(d[value], attribute, value)
 
 
@@ -145,7 +145,7 @@ def _getattr(y, value, attribute):
 
 
 @tangent(getattr)
-def _getattr(y, value, attribute):
+def _getattr_tangent(y, value, attribute):
     d[y] = attribute_tangent(d[value], attribute, value)
 
 
@@ -180,7 +180,7 @@ def _sequence(y, iterable):
 
 
 @tangent(sequence)
-def _sequence(y, iterable):
+def _sequence_tangent(y, iterable):
     d[y] = iteration_tangent(d[iterable], iterable, y)
 
 
@@ -203,7 +203,7 @@ def _dict_items(y, mapping):
 
 
 @tangent(dict_items)
-def _dict_items(y, mapping):
+def _dict_items_tangent(y, mapping):
     # (key, value) pairs: the keys carry no tangent (None, as in pairs_gradient).
     d[y] = pairs_gradient(d[mapping])
 
@@ -244,7 +244,7 @@ def _astype(y, value, dtype):
 
 
 @tangent(astype)
-def _astype(y, value, dtype):
+def _astype_tangent(y, value, dtype):
     # In y's floating dtype; unbroadcast gives an integer result a zero tangent.
     d[y] = unbroadcast(cast_like(d[value], y), y)
 
@@ -278,7 +278,7 @@ def _extremum(y, *args):
 
 
 @tangent(max, min)
-def _extremum(y, *args):
+def _extremum_tangent(y, *args):
     d[y] = extremum_tangent(d[args], y, args)
 
 
@@ -288,7 +288,7 @@ def _sum(y, iterable, start=0):
 
 
 @tangent(sum)
-def _sum(y, iterable, start=0):
+def _sum_tangent(y, iterable, start=0):
     d[y] = sum(d[iterable], d[start])
 
 
@@ -303,7 +303,7 @@ def _list(y, iterable=()):
 
 
 @tangent(list, tuple)
-def _list(y, iterable=()):
+def _list_tangent(y, iterable=()):
     d[y] = iteration_tangent(d[iterable], iterable, y)
 
 
@@ -314,7 +314,7 @@ def _tangent_seed(y, value, tangent):
 
 
 @tangent(tangent_seed)
-def _tangent_seed(y, value, tangent):
+def _tangent_seed_tangent(y, value, tangent):
     d[y] = seed_tangent(d[tangent], value, tangent)
 
 
@@ -329,7 +329,7 @@ def _build_object(y, cls, fields):
 
 
 @tangent(build_object)
-def _build_object(y, cls, fields):
+def _build_object_tangent(y, cls, fields):
     d[y] = object_gradient(cls, d[fields], y)
 
 
@@ -341,7 +341,7 @@ def _write_state(y, root, kinds, keys, value, symbol=None, where="", carries_gra
 
 
 @tangent(write_state)
-def _write_state(y, root, kinds, keys, value, symbol=None, where="", carries_gradient=True,
+def _write_state_tangent(y, root, kinds, keys, value, symbol=None, where="", carries_gradient=True,
                  in_callee=False, again=False):
     d[y] = state_tangent(d[root], root, kinds, keys, d[value], symbol, where, in_callee)
 
@@ -412,22 +412,22 @@ def _attribute_tangent(y, tangent, attribute, owner):
 
 
 @linear(seed_tangent)
-def _seed_tangent(z, tangent, value, dy):
+def _seed_tangent_rule(z, tangent, value, dy):
     d[tangent] = seed_tangent(d[z], tangent, dy)
 
 
 @linear(extremum_tangent)
-def _extremum_tangent(z, tangents, result, args):
+def _extremum_tangent_rule(z, tangents, result, args):
     d[tangents] = extremum_gradient(d[z], result, args)
 
 
 @linear(extremum_gradient)
-def _extremum_gradient(z, gradient, result, args):
+def _extremum_gradient_rule(z, gradient, result, args):
     d[gradient] = extremum_tangent(d[z], result, args)
 
 
 @linear(iteration_tangent)
-def _iteration_tangent(z, tangent, iterable, result):
+def _iteration_tangent_rule(z, tangent, iterable, result):
     d[tangent] = sequence_gradient(d[z], iterable)
 
 

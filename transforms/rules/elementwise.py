@@ -14,8 +14,9 @@ import math
 
 import numpy as np
 
-from ...runtime.derivatives.adjoint_ops import (clip_weights, first_given, sinc_slope,
-                                                tie_weights, unbroadcast)
+from ...runtime.derivatives.adjoint_ops import clip_weights, first_given, unbroadcast
+# Named in partials' expressions.
+from ...runtime.derivatives.adjoint_ops import sinc_slope, tie_weights  # noqa: F401
 from ...runtime.derivatives.structure import add, zeros_like
 from .core import adjoint, d, tangent
 from .declarations import partials

@@ -10,7 +10,7 @@ that give only shapes or that choice get no gradient.
 """
 import math
 
-import numpy as np
+import numpy as np  # noqa: F401  (named in partials' expressions)
 
 from ...runtime.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
 from ...runtime.pooling import (avg_pool2d, avg_pool2d_backprop, max_pool2d, max_pool2d_gather,
