@@ -19,7 +19,7 @@ An elementwise function is declared by what each argument's gradient is, given `
 
     partials(np.tanh, math.tanh, x="d[y] * (1.0 - y * y)")
 
-The adjoint assigns each gradient (undoing broadcasting for a function of several arguments);
+The adjoint assigns each gradient (undoing broadcasting where several arguments have one);
 the tangent is the sum of the same expressions with `d[y]` read as each argument's tangent, for
 scaling by a partial derivative is its own transpose. Both are templates like those written by
 hand, so generated code shows them inlined.
@@ -100,16 +100,20 @@ def linear_tangent(rule: Rule, func, call: str | None, jointly: bool) -> str:
     return f"d[{rule.result_name}] = {ast.unparse(value)}"
 
 
-def partials(*funcs, **gradients: str) -> None:
+def partials(*funcs, **gradients: str | None) -> None:
     """Register the adjoint and tangent rules of the elementwise functions `funcs`.
 
     gradients: for each parameter, in the function's order, its gradient as an expression of
-    `d[y]` (the result's gradient), `y` (the result) and the parameters.
+    `d[y]` (the result's gradient), `y` (the result) and the parameters; None for a parameter
+    that gets none (an order, a flag).
     """
     # The expressions name what the declaring module imports, as a written template would.
     namespace = sys._getframe(1).f_globals
-    parameters = list(gradients)
-    signature = f"(y, {', '.join(parameters)})"
+    if "y" in gradients:
+        raise RuleError("partials name the result y: write the templates of a function with a "
+                        "parameter y by hand")
+    signature = f"(y, {', '.join(gradients)})"
+    parameters = [p for p, gradient in gradients.items() if gradient is not None]
     name = getattr(funcs[0], "__name__", "function")
     if len(parameters) == 1:
         adjoint_body = [f"d[{parameters[0]}] = {gradients[parameters[0]]}"]

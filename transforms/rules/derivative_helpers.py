@@ -38,7 +38,7 @@ from ...runtime.derivatives.scans import forward_scan, reverse_scan, shift
 from ...runtime.derivatives.structure import add
 from ...runtime.derivatives.tangent_ops import einsum_jvp_cross
 from .core import adjoint, constant, d, tangent
-from .declarations import bilinear, linear
+from .declarations import bilinear, linear, partials
 
 constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, clip_weights,
          diff_pad_width, inverse_permutation, negate_shift, hstack_axis, eye_like, norm_power,
@@ -110,24 +110,8 @@ def products_after_tangent(z, rows):
 # Elementwise pieces of the norm, cholesky and eigh rules.
 
 
-@adjoint(norm_direction)
-def norm_direction_rule(z, x, p):
-    d[x] = d[z] * norm_slope(x, p)
-
-
-@tangent(norm_direction)
-def norm_direction_tangent(z, x, p):
-    d[z] = d[x] * norm_slope(x, p)
-
-
-@adjoint(norm_slope)
-def norm_slope_rule(z, x, p):
-    d[x] = d[z] * (p - 1.0) * norm_slope(x, p - 1.0) * np.sign(x)
-
-
-@tangent(norm_slope)
-def norm_slope_tangent(z, x, p):
-    d[z] = d[x] * (p - 1.0) * norm_slope(x, p - 1.0) * np.sign(x)
+partials(norm_direction, x="d[y] * norm_slope(x, p)", p=None)
+partials(norm_slope, x="d[y] * (p - 1.0) * norm_slope(x, p - 1.0) * np.sign(x)", p=None)
 
 
 @adjoint(sinc_slope)
