@@ -11,8 +11,9 @@ first, kernel the second only its shape. With <., .> the sum of elementwise prod
 
     <conv2d(x, k), g> == <x, conv2d_backprop_input(g, x, k)> == <k, conv2d_backprop_kernel(g, x, k)>
 
-so the derivatives of each of the three are again the three (transforms/rules/nn.py): derivatives
-of any order stay closed. Each is one op in a traced graph, with its options as attributes.
+so the derivatives of each of the three are again the three (transforms/rules/nn_functions.py):
+derivatives of any order stay closed. Each is one op in a traced graph, with its options as
+attributes.
 """
 from __future__ import annotations
 

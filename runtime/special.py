@@ -2,7 +2,7 @@
 GELU. It is elementwise NumPy (or CuPy) code after fdlibm's s_erf.c (Sun Microsystems, 1993):
 rational approximations on [0, 0.84375), [0.84375, 1.25), [1.25, 1/0.35) and [1/0.35, 6), and
 +-1 beyond; it agrees with `math.erf` to a few units in the last place. Its rules are in
-transforms/rules/nn.py; in a traced graph it is one op, `erf`.
+transforms/rules/nn_functions.py; in a traced graph it is one op, `erf`.
 """
 from __future__ import annotations
 

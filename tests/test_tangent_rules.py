@@ -33,7 +33,7 @@ from autotrace.transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS
 from autotrace.transforms.codegen import load_function, to_source
 from autotrace.transforms.rules.core import (adjoint_rules, constant_functions, instantiate_tangent,
                                              tangent_rules)
-from autotrace.transforms.rules.evaluate import rule_jvp, rule_vjp
+from autotrace.transforms.rule_evaluation import rule_jvp, rule_vjp
 from autotrace.transforms.templates import name
 
 EPS = 1e-6

@@ -258,7 +258,7 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
         return object_gradient_first(gradients, after, bool(taking), recomputed_call())
     kind = classify_value_safely(func)
     if kind == "rule":
-        from autotrace.transforms.rules.evaluate import rule_vjp
+        from autotrace.transforms.rule_evaluation import rule_vjp
         parameters = list(adjoint_rules[func].signature.parameters)
         gradients = rule_vjp(func, *args, **kwargs)[1](dy)
         # (None for an argument that the rule gives no gradient: a window's size)
@@ -400,7 +400,7 @@ def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
     func, args, wrt, _ = _unbound_call(func, args, kwargs, wrt, with_self)
     kind = classify_value_safely(func)
     if has_tangent_rule(func):  # (a tangent rule registered alone, too)
-        from autotrace.transforms.rules.evaluate import rule_jvp
+        from autotrace.transforms.rule_evaluation import rule_jvp
         by_position = dict(zip(wrt, tangents))
         return rule_jvp(func, args, [by_position.get(i) for i in range(len(args))], **kwargs)
     if kind != "user":

@@ -30,6 +30,7 @@ from autotrace.transforms.naming import SCOPES, walk_scope
 from .out_arguments import array_method_out, out_argument
 from autotrace.transforms.parsing import MISSING, resolve
 from .nodes import walk
+from .rules.core import constant
 
 # Methods that change their object in place (those of lists that the transforms follow,
 # append, extend, insert and pop, are not here).
@@ -110,6 +111,10 @@ def refuse_shared_write(value, message: str, filename: str, line: int,
         return
     if isinstance(value, (list, dict, set, bytearray)) or _is_array(value):
         raise TransformError(message, filename, line, construct)
+
+
+# It checks a value and gives nothing: a constant to the gradient.
+constant(refuse_shared_write)
 
 
 def _is_array(value) -> bool:

@@ -8,7 +8,7 @@ namespace of another array-API library (runtime/array_api.py), whose arrays have
 standard's methods and operators (no `.sum()`, no `.dtype.kind`, no iteration). The common
 cases (a Python float, an array already of the wanted shape) return at once: these run in hot
 loops. A helper
-that is differentiable has its own adjoint rule (transforms/rules/helpers.py), so generated
+that is differentiable has its own rules (transforms/rules/derivative_helpers.py), so generated
 derivative code stays differentiable; the ones that return masks, sizes or axes are declared
 constant there.
 
@@ -206,7 +206,8 @@ def unreduce(g, x, axis=None, keepdims=False):
     return _expand_to_shape(g, shape, axis, keepdims, x)
 
 
-# Constant helpers: masks, sizes and axes (declared constant in transforms/rules/helpers.py).
+# Constant helpers: masks, sizes and axes (declared constant in
+# transforms/rules/derivative_helpers.py).
 
 def _axes(axis, ndim):
     if axis is None:
@@ -329,7 +330,7 @@ def vector_norm_power(ord):
     return float(ord)
 
 
-# Differentiable helpers: each has an adjoint rule in transforms/rules/helpers.py.
+# Differentiable helpers: each has an adjoint rule in transforms/rules/derivative_helpers.py.
 
 def norm_direction(x, p):
     """|x|^(p-1) sign(x): the direction of the gradient of a p-norm (x itself for p=2)."""

@@ -12,7 +12,7 @@ of the other in it; `shift` moves an array one place along an axis. Where the pr
 along the axis are finite and not too small to divide by, a scan is a cumulative sum of b divided
 by those products, times them (fast, and the same sums); elsewhere, and on traced values, it
 takes ceil(log2(n)) vectorized steps for n elements (a Hillis-Steele scan). The two agree, so
-their rules (transforms/rules/helpers.py, tangents_helpers.py), which call only each other,
+their rules (transforms/rules/derivative_helpers.py), which call only each other,
 hold whichever ran, and derivatives of any order stay exact.
 """
 from __future__ import annotations

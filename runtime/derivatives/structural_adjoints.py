@@ -1,7 +1,7 @@
 """The adjoints of structural functions that derivative rules call: sort and unsort, split and
 join, stack, reshape, array, tile, repeat, pad, diagonal, take and take_along_axis (each the
-other's adjoint, with its own rule in transforms/rules/helpers.py), where np.insert and np.delete
-put what they were given, and the few checks on
+other's adjoint, with its own rule in transforms/rules/derivative_helpers.py), where np.insert
+and np.delete put what they were given, and the few checks on
 gradient values that the broadcasting helpers (runtime/derivatives/adjoint_ops.py, which
 re-exports these) share.
 

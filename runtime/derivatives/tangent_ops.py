@@ -2,7 +2,7 @@
 runtime/derivatives/adjoint_ops.py.
 
 Each is linear in its first argument, a tangent; the other arguments only say where that tangent
-goes. Their own rules (transforms/rules/tangents_structure.py) keep derivative code closed under
+goes. Their own rules (transforms/rules/containers.py) keep derivative code closed under
 further differentiation; `einsum_jvp_cross`, reached only by third derivatives of einsum, has none.
 """
 from __future__ import annotations

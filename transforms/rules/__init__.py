@@ -1,7 +1,5 @@
-"""Importing this package fills the rule registries (see core.py for the template format)."""
-from autotrace.transforms.rules import (  # noqa: F401
-    constants, elementwise, helpers, linalg, nn, reductions, refused, sequences, shapes,
-    structure)
-from autotrace.transforms.rules import (  # noqa: F401
-    tangents_elementwise, tangents_helpers, tangents_linalg, tangents_nn, tangents_reductions,
-    tangents_shapes, tangents_structure)
+"""Importing this package fills the rule registries (see core.py for the template format, and
+declarations.py for rules stated once for both modes)."""
+from . import (  # noqa: F401
+    constants, containers, derivative_helpers, elementwise, linalg, nn_functions, reductions,
+    refused, shape_functions)

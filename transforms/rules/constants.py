@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from autotrace.transforms.rules.core import constant
+from .core import constant
 
 # Rounding and signs.
 constant(np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix, np.sign, np.signbit,

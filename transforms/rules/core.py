@@ -47,9 +47,14 @@ class RuleError(Exception):
 
 @dataclass
 class Rule:
-    """A parsed template: its signature (without the result parameter) and its body."""
+    """A parsed template: its signature (without the result parameter) and its body.
+
+    source: the template's text where it was generated (declarations.py) rather than written
+    in a module, which inspect would read.
+    """
 
     template: Callable
+    source: str | None = None
     result_name: str = field(init=False)
     signature: inspect.Signature = field(init=False)
     _body: list | None = field(default=None, init=False, repr=False)
@@ -65,7 +70,7 @@ class Rule:
     def body(self) -> list:
         """The template's statements as gast nodes, parsed once."""
         if self._body is None:
-            source = textwrap.dedent(inspect.getsource(self.template))
+            source = self.source or textwrap.dedent(inspect.getsource(self.template))
             tree = gast.parse(source)
             self._body = tree.body[0].body
             if (self._body and isinstance(self._body[0], gast.Expr)
@@ -115,7 +120,7 @@ def literal(value) -> gast.expr:
     raise RuleError(f"a template default must be a literal, not {value!r}")
 
 
-def _gradient_target(node) -> str | None:
+def gradient_target(node) -> str | None:
     """The parameter name in `d[name]`, or None when `node` is something else."""
     if (isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name)
             and node.value.id == "d" and isinstance(node.slice, gast.Name)):
@@ -149,7 +154,7 @@ class _Substitute:
     def visit(self, node):
         if isinstance(node, gast.Name):
             return self.visit_Name(node)
-        if isinstance(node, gast.Subscript) and _gradient_target(node) is not None:
+        if isinstance(node, gast.Subscript) and gradient_target(node) is not None:
             return self.visit_Subscript(node)
         return self.copy(node)
 
@@ -169,7 +174,7 @@ class _Substitute:
 
     def visit_Subscript(self, node):
         """`d[name]`, of the result or of a parameter."""
-        target = _gradient_target(node)
+        target = gradient_target(node)
         if target == self.result_name:
             return _call_site(copy.deepcopy(self.gradient_of_result))
         if target not in self.gradients:
@@ -203,6 +208,35 @@ class Instance:
     arguments: dict
 
 
+def _bind(rule: Rule, args: list, kwargs: dict, mode: str) -> dict:
+    """Each parameter of `rule` -> the call's argument expression bound to it (a gast.Tuple for
+    a `*name` parameter, a literal for a default)."""
+    try:
+        bound = rule.signature.bind(*args, **kwargs)
+    except TypeError as error:
+        raise RuleError(f"the {mode} rule cannot take this call: {error}") from None
+    bound.apply_defaults()
+    arguments = {}
+    for name, value in bound.arguments.items():
+        parameter = rule.signature.parameters[name]
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            value = gast.Tuple(elts=list(value), ctx=gast.Load())
+        elif parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            raise RuleError(f"rule template {rule.template.__name__} may not take **{name}")
+        elif not isinstance(value, gast.AST):
+            value = literal(value)
+        arguments[name] = value
+    return arguments
+
+
+def _name_temporaries(statement, temporaries: dict, fresh_name) -> None:
+    """Give each name `statement` assigns a fresh name, once."""
+    for node in gast.walk(statement):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) \
+                and node.id not in temporaries:
+            temporaries[node.id] = fresh_name(node.id)
+
+
 def instantiate(rule: Rule, result, args: list, kwargs: dict, fresh_name: Callable[[str], str],
                 gradient_of_result, wanted: set | None = None) -> Instance:
     """Inline `rule` for the call `func(*args, **kwargs)` whose result is `result`.
@@ -213,22 +247,8 @@ def instantiate(rule: Rule, result, args: list, kwargs: dict, fresh_name: Callab
     wanted: the parameters whose gradients are needed; statements assigning other parameters'
         gradients are left out (None keeps all).
     """
-    try:
-        bound = rule.signature.bind(*args, **kwargs)
-    except TypeError as error:
-        raise RuleError(f"the derivative rule cannot take this call: {error}") from None
-    bound.apply_defaults()
-    bindings = {rule.result_name: result}
-    for name, value in bound.arguments.items():
-        parameter = rule.signature.parameters[name]
-        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-            value = gast.Tuple(elts=list(value), ctx=gast.Load())
-        elif parameter.kind is inspect.Parameter.VAR_KEYWORD:
-            raise RuleError(f"rule template {rule.template.__name__} may not take **{name}")
-        elif not isinstance(value, gast.AST):
-            value = literal(value)
-        bindings[name] = value
-    arguments = {name: bindings[name] for name in bound.arguments}
+    arguments = _bind(rule, args, kwargs, "derivative")
+    bindings = {rule.result_name: result, **arguments}
 
     temporaries = {}
     gradients = {}
@@ -236,7 +256,7 @@ def instantiate(rule: Rule, result, args: list, kwargs: dict, fresh_name: Callab
     for statement in rule.body:
         target = None
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1:
-            target = _gradient_target(statement.targets[0])
+            target = gradient_target(statement.targets[0])
         if target is not None:
             if target not in rule.signature.parameters:
                 raise RuleError(f"rule template {rule.template.__name__} assigns d[{target}], "
@@ -247,10 +267,7 @@ def instantiate(rule: Rule, result, args: list, kwargs: dict, fresh_name: Callab
                 raise RuleError(f"rule template {rule.template.__name__} assigns d[{target}] "
                                 "twice; assign it once")
             gradients[target] = fresh_name("grad_" + target)
-        for node in gast.walk(statement):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                if node.id not in temporaries:
-                    temporaries[node.id] = fresh_name(node.id)
+        _name_temporaries(statement, temporaries, fresh_name)
         statements.append(statement)
 
     bindings.update(temporaries)
@@ -268,21 +285,9 @@ def instantiate_tangent(rule: Rule, result, args: list, kwargs: dict,
     expression standing for `d[parameter]` (for a `*name` parameter, a tuple expression).
     `output` is the name the tangent of the result is assigned to.
     """
-    try:
-        bound = rule.signature.bind(*args, **kwargs)
-    except TypeError as error:
-        raise RuleError(f"the tangent rule cannot take this call: {error}") from None
-    bound.apply_defaults()
-    bindings = {rule.result_name: result}
-    tangents = {}
-    for parameter_name, value in bound.arguments.items():
-        parameter = rule.signature.parameters[parameter_name]
-        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-            value = gast.Tuple(elts=list(value), ctx=gast.Load())
-        elif not isinstance(value, gast.AST):
-            value = literal(value)
-        bindings[parameter_name] = value
-        tangents[parameter_name] = tangent_of(parameter_name, value)
+    arguments = _bind(rule, args, kwargs, "tangent")
+    bindings = {rule.result_name: result, **arguments}
+    tangents = {parameter: tangent_of(parameter, value) for parameter, value in arguments.items()}
 
     temporaries = {}
     statements = []
@@ -290,16 +295,13 @@ def instantiate_tangent(rule: Rule, result, args: list, kwargs: dict,
     for statement in rule.body:
         target = None
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1:
-            target = _gradient_target(statement.targets[0])
+            target = gradient_target(statement.targets[0])
         if target is not None:
             if target != rule.result_name or assigned_output:
                 raise RuleError(f"tangent template {rule.template.__name__} must assign "
                                 f"d[{rule.result_name}] once, and no other d[...]")
             assigned_output = True
-        for node in gast.walk(statement):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) \
-                    and node.id not in temporaries:
-                temporaries[node.id] = fresh_name(node.id)
+        _name_temporaries(statement, temporaries, fresh_name)
         statements.append(statement)
     if not assigned_output:
         raise RuleError(f"tangent template {rule.template.__name__} never assigns "
@@ -319,7 +321,7 @@ class _TangentSubstitute(_Substitute):
         self.output = output
 
     def visit_Subscript(self, node):
-        target = _gradient_target(node)
+        target = gradient_target(node)
         if target == self.result and isinstance(node.ctx, gast.Store):
             return gast.Name(id=self.output, ctx=gast.Store(), annotation=None,
                              type_comment=None)

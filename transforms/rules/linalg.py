@@ -1,58 +1,63 @@
-"""Adjoint rules of products and linear algebra.
+"""Derivative rules of products and linear algebra, both modes side by side.
 
-Products are bilinear: their rules call `*_adjoint_a` / `*_adjoint_b` helpers (runtime/
-adjoint_products.py) that handle NumPy's 1-d and batched cases, and whose own rules are again those
-products, so derivatives of any order stay closed.
-
+Products are bilinear (declarations.py): a tangent is the product with one factor replaced by
+its tangent, summed over the factors. Their adjoints call `*_adjoint_a` / `*_adjoint_b` helpers
+(runtime/derivatives/adjoint_products.py) that handle NumPy's 1-d and batched cases, and whose
+own rules are again those products, so derivatives of any order stay closed. einsum's tangent,
+over any number of operands, is `einsum_jvp`.
 Matrix functions assume what their derivatives need: inv, det, slogdet, solve and cholesky a
 nonsingular matrix; eigh distinct eigenvalues; pinv a matrix of constant rank. cholesky, eigh and
 eigvalsh read one triangle of a symmetric matrix; their gradients are symmetrized (what a
-symmetric perturbation sees). norm covers ord=None, 'fro' and finite nonzero p for vectors,
-vector_norm finite nonzero ord. vdot and vecdot are for real arrays (no conjugate). numpy.linalg's
-array-API names (matmul, outer, tensordot, cross, vecdot) share the rules of NumPy's functions.
+symmetric perturbation sees) and their tangents use the symmetric part of the tangent, which
+makes each mode the exact transpose of the other. norm covers ord=None, 'fro' and finite nonzero
+p for vectors, vector_norm finite nonzero ord. vdot and vecdot are for real arrays (no
+conjugate). numpy.linalg's array-API names (matmul, outer, tensordot, cross, vecdot) share the
+rules of NumPy's functions.
 """
 import numpy as np
 
-from autotrace.runtime.derivatives.adjoint_ops import (diagonal_adjoint, eigh_gap_inverse, eye_like,
-                                                       norm_direction, norm_power, solve_as_matrix,
-                                                       tril_half_diagonal, unbroadcast, unreduce,
-                                                       vector_norm_power)
-from autotrace.runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b,
-                                                            einsum_adjoint, inner_adjoint_a,
-                                                            inner_adjoint_b, kron_adjoint_a,
-                                                            kron_adjoint_b, matmul_adjoint_a,
-                                                            matmul_adjoint_b, tensordot_adjoint_a,
-                                                            tensordot_adjoint_b)
-from autotrace.transforms.rules.core import adjoint, d
+from ...runtime.derivatives.adjoint_ops import (diagonal_adjoint, eigh_gap_inverse, eye_like,
+                                                norm_direction, norm_power, solve_as_matrix,
+                                                tril_half_diagonal, unbroadcast, unreduce,
+                                                vector_norm_power)
+from ...runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
+                                                     einsum_jvp, inner_adjoint_a,
+                                                     inner_adjoint_b, kron_adjoint_a,
+                                                     kron_adjoint_b, matmul_adjoint_a,
+                                                     matmul_adjoint_b, tensordot_adjoint_a,
+                                                     tensordot_adjoint_b)
+from ...runtime.derivatives.structure import zeros_like
+from .core import adjoint, d, tangent
+from .declarations import bilinear, linear
 
 # Products.
 
 
-@adjoint(np.matmul, np.linalg.matmul)
+@bilinear(np.matmul, np.linalg.matmul)
 def matmul_rule(y, x1, x2):
     d[x1] = matmul_adjoint_a(d[y], x1, x2)
     d[x2] = matmul_adjoint_b(d[y], x1, x2)
 
 
-@adjoint(np.dot)
+@bilinear(np.dot)
 def dot_rule(y, a, b):
     d[a] = dot_adjoint_a(d[y], a, b)
     d[b] = dot_adjoint_b(d[y], a, b)
 
 
-@adjoint(np.inner)
+@bilinear(np.inner)
 def inner_rule(y, a, b):
     d[a] = inner_adjoint_a(d[y], a, b)
     d[b] = inner_adjoint_b(d[y], a, b)
 
 
-@adjoint(np.outer, np.linalg.outer)
+@bilinear(np.outer, np.linalg.outer)
 def outer_rule(y, a, b):
     d[a] = np.reshape(np.dot(d[y], np.ravel(b)), np.shape(a))
     d[b] = np.reshape(np.dot(np.ravel(a), d[y]), np.shape(b))
 
 
-@adjoint(np.tensordot, np.linalg.tensordot)
+@bilinear(np.tensordot, np.linalg.tensordot)
 def tensordot_rule(y, a, b, axes=2):
     d[a] = tensordot_adjoint_a(d[y], a, b, axes)
     d[b] = tensordot_adjoint_b(d[y], a, b, axes)
@@ -64,7 +69,13 @@ def vecdot_rule(y, x1, x2, axis=-1):
     d[x2] = unbroadcast(np.expand_dims(d[y], axis) * x1, x2)
 
 
-@adjoint(np.vdot)
+@tangent(np.vecdot, np.linalg.vecdot)
+def vecdot_tangent(y, x1, x2, axis=-1):
+    # numpy.linalg's, not the ufunc: a traced ufunc call takes no axis=.
+    d[y] = np.linalg.vecdot(d[x1], x2, axis=axis) + np.linalg.vecdot(x1, d[x2], axis=axis)
+
+
+@bilinear(np.vdot)
 def vdot_rule(y, a, b):
     # Real arrays: the sum of the flattened arrays' products.
     d[a] = unbroadcast(np.reshape(d[y] * np.ravel(b), np.shape(a)), a)
@@ -76,25 +87,31 @@ def einsum_rule(y, subscripts, *operands, optimize=False):
     d[operands] = einsum_adjoint(d[y], subscripts, operands)
 
 
-@adjoint(np.kron)
+@tangent(np.einsum)
+def einsum_tangent(y, subscripts, *operands, optimize=False):
+    d[y] = einsum_jvp(subscripts, d[operands], operands)
+
+
+@bilinear(np.kron)
 def kron_rule(y, a, b):
     d[a] = kron_adjoint_a(d[y], a, b)
     d[b] = kron_adjoint_b(d[y], a, b)
 
 
-@adjoint(np.cross, np.linalg.cross)
+@bilinear(np.cross, np.linalg.cross,
+          call="a, b, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis")
 def cross_rule(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     # <g, a x b> = <a, b x g> = <b, g x a>; 3-vectors only.
     d[a] = unbroadcast(np.cross(b, d[y], axisa=axisb, axisb=axisc, axisc=axisa, axis=axis), a)
     d[b] = unbroadcast(np.cross(d[y], a, axisa=axisc, axisb=axisa, axisc=axisb, axis=axis), b)
 
 
-@adjoint(np.trace)
+@linear(np.trace, call="a, offset, axis1, axis2")
 def trace_rule(y, a, offset=0, axis1=0, axis2=1, dtype=None):
     d[a] = diagonal_adjoint(np.expand_dims(d[y], -1), a, offset, axis1, axis2)
 
 
-@adjoint(np.diagonal)
+@linear(np.diagonal)
 def diagonal_rule(y, a, offset=0, axis1=0, axis2=1):
     d[a] = diagonal_adjoint(d[y], a, offset, axis1, axis2)
 
@@ -102,12 +119,12 @@ def diagonal_rule(y, a, offset=0, axis1=0, axis2=1):
 # The array API's names in numpy.linalg: over the last two axes.
 
 
-@adjoint(np.linalg.trace)
+@linear(np.linalg.trace, call="x, offset=offset")
 def linalg_trace_rule(y, x, offset=0, dtype=None):
     d[x] = diagonal_adjoint(np.expand_dims(d[y], -1), x, offset, -2, -1)
 
 
-@adjoint(np.linalg.diagonal)
+@linear(np.linalg.diagonal, call="x, offset=offset")
 def linalg_diagonal_rule(y, x, offset=0):
     d[x] = diagonal_adjoint(d[y], x, offset, -2, -1)
 
@@ -121,15 +138,33 @@ def inv_rule(y, a):
     d[a] = -np.matmul(y_t, np.matmul(d[y], y_t))
 
 
+@tangent(np.linalg.inv)
+def inv_tangent(y, a):
+    d[y] = -np.matmul(y, np.matmul(d[a], y))
+
+
 @adjoint(np.linalg.det)
 def det_rule(y, a):
     d[a] = np.expand_dims(d[y] * y, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+
+@tangent(np.linalg.det)
+def det_tangent(y, a):
+    # d det(a) = det(a) tr(a^-1 da).
+    d[y] = y * np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * d[a], axis=(-2, -1))
 
 
 @adjoint(np.linalg.slogdet)
 def slogdet_rule(y, a):
     # y = (sign, logabsdet); the sign is piecewise constant.
     d[a] = np.expand_dims(d[y][1], (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+
+@tangent(np.linalg.slogdet)
+def slogdet_tangent(y, a):
+    # y = (sign, logabsdet); the sign is piecewise constant.
+    logdet_tangent = np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * d[a], axis=(-2, -1))
+    d[y] = (zeros_like(y[0]), logdet_tangent)
 
 
 @adjoint(np.linalg.solve)
@@ -141,6 +176,14 @@ def solve_rule(y, a, b):
     d[a] = unbroadcast(-np.matmul(grad_b, np.swapaxes(solve_as_matrix(y, a, b), -1, -2)), a)
 
 
+@tangent(np.linalg.solve)
+def solve_tangent(y, a, b):
+    # With x = solve(a, b): dx = solve(a, db - da x), done on matrices (a vector b gets a
+    # trailing axis); broadcasting makes dx as wide as x.
+    rhs = solve_as_matrix(d[b], a, b) - np.matmul(d[a], solve_as_matrix(y, a, b))
+    d[y] = np.reshape(np.linalg.solve(a, rhs), np.shape(y))
+
+
 @adjoint(np.linalg.cholesky)
 def cholesky_rule(y, a):
     # Murray (2016), arXiv:1602.07527: S = L^-T Phi(L^T G) L^-1, symmetrized.
@@ -148,6 +191,15 @@ def cholesky_rule(y, a):
     phi = tril_half_diagonal(np.matmul(np.swapaxes(y, -1, -2), d[y]))
     s = np.matmul(np.swapaxes(y_inv, -1, -2), np.matmul(phi, y_inv))
     d[a] = 0.5 * (s + np.swapaxes(s, -1, -2))
+
+
+@tangent(np.linalg.cholesky)
+def cholesky_tangent(y, a):
+    # Murray (2016), arXiv:1602.07527: dL = L Phi(L^-1 dA L^-T), dA symmetrized.
+    y_inv = np.linalg.inv(y)
+    symmetric = 0.5 * (d[a] + np.swapaxes(d[a], -1, -2))
+    middle = np.matmul(y_inv, np.matmul(symmetric, np.swapaxes(y_inv, -1, -2)))
+    d[y] = np.matmul(y, tril_half_diagonal(middle))
 
 
 @adjoint(np.linalg.eigh)
@@ -160,11 +212,29 @@ def eigh_rule(y, a, UPLO="L"):
     d[a] = 0.5 * (grad + np.swapaxes(grad, -1, -2))
 
 
+@tangent(np.linalg.eigh)
+def eigh_tangent(y, a, UPLO="L"):
+    # a = V diag(w) V^T, M = V^T sym(da) V: dw = diag(M), dV = V (F * M), F_ij = 1/(w_j - w_i).
+    vectors = y[1]
+    symmetric = 0.5 * (d[a] + np.swapaxes(d[a], -1, -2))
+    middle = np.matmul(np.swapaxes(vectors, -1, -2), np.matmul(symmetric, vectors))
+    d[y] = (np.diagonal(middle, 0, -2, -1),
+            np.matmul(vectors, eigh_gap_inverse(y[0]) * middle))
+
+
 @adjoint(np.linalg.eigvalsh)
 def eigvalsh_rule(y, a, UPLO="L"):
     # a = V diag(w) V^T: d[a] = V diag(gw) V^T, symmetric as eigh's gradient is.
     vectors = np.linalg.eigh(a, UPLO)[1]
     d[a] = np.matmul(vectors * np.expand_dims(d[y], -2), np.swapaxes(vectors, -1, -2))
+
+
+@tangent(np.linalg.eigvalsh)
+def eigvalsh_tangent(y, a, UPLO="L"):
+    # dw_k = v_k^T sym(da) v_k, the diagonal of eigh's tangent.
+    vectors = np.linalg.eigh(a, UPLO)[1]
+    symmetric = 0.5 * (d[a] + np.swapaxes(d[a], -1, -2))
+    d[y] = np.sum(vectors * np.matmul(symmetric, vectors), axis=-2)
 
 
 @adjoint(np.linalg.pinv)
@@ -180,6 +250,18 @@ def pinv_rule(y, a, rcond=None, hermitian=False, *, rtol=None):
             + right - np.matmul(np.matmul(right, y), a))
 
 
+@tangent(np.linalg.pinv)
+def pinv_tangent(y, a, rcond=None, hermitian=False, *, rtol=None):
+    # Golub & Pereyra (1973) for a matrix of constant rank, y = a^+:
+    # dy = -y da y + y y^T da^T (1 - a y) + (1 - y a) da^T y^T y.
+    da_t = np.swapaxes(d[a], -1, -2)
+    left = np.matmul(np.matmul(y, np.swapaxes(y, -1, -2)), da_t)
+    right = np.matmul(da_t, np.matmul(np.swapaxes(y, -1, -2), y))
+    d[y] = (-np.matmul(y, np.matmul(d[a], y))
+            + left - np.matmul(left, np.matmul(a, y))
+            + right - np.matmul(y, np.matmul(a, right)))
+
+
 @adjoint(np.linalg.norm)
 def norm_rule(y, x, ord=None, axis=None, keepdims=False):
     # A p-norm: d[x] = g |x|^(p-1) sign(x) / y^(p-1); Frobenius and the default are p = 2.
@@ -187,7 +269,20 @@ def norm_rule(y, x, ord=None, axis=None, keepdims=False):
     d[x] = unreduce(d[y] / y ** (p - 1.0), x, axis, keepdims) * norm_direction(x, p)
 
 
+@tangent(np.linalg.norm)
+def norm_tangent(y, x, ord=None, axis=None, keepdims=False):
+    # A p-norm: dy = sum(|x|^(p-1) sign(x) dx) / y^(p-1); Frobenius and the default are p = 2.
+    p = norm_power(x, ord, axis)
+    d[y] = np.sum(norm_direction(x, p) * d[x], axis=axis, keepdims=keepdims) / y ** (p - 1.0)
+
+
 @adjoint(np.linalg.vector_norm)
 def vector_norm_rule(y, x, axis=None, keepdims=False, ord=2):
     p = vector_norm_power(ord)
     d[x] = unreduce(d[y] / y ** (p - 1.0), x, axis, keepdims) * norm_direction(x, p)
+
+
+@tangent(np.linalg.vector_norm)
+def vector_norm_tangent(y, x, axis=None, keepdims=False, ord=2):
+    p = vector_norm_power(ord)
+    d[y] = np.sum(norm_direction(x, p) * d[x], axis=axis, keepdims=keepdims) / y ** (p - 1.0)

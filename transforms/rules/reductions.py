@@ -1,30 +1,34 @@
-"""Adjoint rules of reductions and cumulative functions.
+"""Derivative rules of reductions and cumulative functions, both modes side by side.
 
-Parameters that follow `out` in NumPy's signature are keyword-only here, so a call that passes
-`out` (which no rule supports) fails to bind instead of binding `out` to `keepdims`.
+sum, mean and cumsum are linear, their own tangents (declarations.py). Parameters that follow
+`out` in NumPy's signature are keyword-only here, so a call that passes `out` (which no rule
+supports) fails to bind instead of binding `out` to `keepdims`. A `dtype` argument is not applied
+to tangents. Inputs may be lists of floats, so tangents divide with np.divide (a list has no `/`).
 
-Ties: max/min/amax/amin split the gradient evenly among the elements that attain the extremum
-(the same convention as maximum/minimum). sort sends each sorted gradient back to the element
-that landed there (a stable order among ties).
+Ties: max/min/amax/amin split the gradient (and the tangent) evenly among the elements that
+attain the extremum (the same convention as maximum/minimum). sort sends each sorted gradient back
+to the element that landed there, and carries each tangent along with its element (a stable
+order among ties).
 Zeros: prod and cumprod are exact at zeros, to any order: they multiply the other elements,
 never divide (the products before and after each element, runtime/derivatives/adjoint_ops.py).
 """
 import numpy as np
 
-from autotrace.runtime.derivatives.adjoint_ops import (diff_pad_width, extremum_weights, flat_axis,
-                                                       products_after, products_before,
-                                                       reduced_last, reduced_last_back,
-                                                       reduced_size, unreduce, unsort)
-from autotrace.runtime.derivatives.scans import reverse_scan, shift
-from autotrace.transforms.rules.core import adjoint, d
+from ...runtime.derivatives.adjoint_ops import (diff_pad_width, extremum_weights, flat_axis,
+                                                products_after, products_before, reduced_last,
+                                                reduced_last_back, reduced_size, sort_like,
+                                                unreduce, unsort)
+from ...runtime.derivatives.scans import forward_scan, reverse_scan, shift
+from .core import adjoint, d, tangent
+from .declarations import linear
 
 
-@adjoint(np.sum)
+@linear(np.sum, call="a, axis=axis, keepdims=keepdims")
 def sum_rule(y, a, axis=None, dtype=None, *, keepdims=False):
     d[a] = unreduce(d[y], a, axis, keepdims)
 
 
-@adjoint(np.mean)
+@linear(np.mean, call="a, axis=axis, keepdims=keepdims")
 def mean_rule(y, a, axis=None, dtype=None, *, keepdims=False):
     d[a] = unreduce(d[y] / reduced_size(a, axis), a, axis, keepdims)
 
@@ -37,9 +41,22 @@ def prod_rule(y, a, axis=None, dtype=None, *, keepdims=False):
     d[a] = unreduce(d[y], a, axis, keepdims) * others
 
 
+@tangent(np.prod)
+def prod_tangent(y, a, axis=None, dtype=None, *, keepdims=False):
+    rows = reduced_last(a, axis)
+    others = reduced_last_back(products_before(rows) * products_after(rows), a, axis)
+    d[y] = np.sum(d[a] * others, axis=axis, keepdims=keepdims)
+
+
 @adjoint(np.max, np.amax, np.min, np.amin)
 def max_rule(y, a, axis=None, *, keepdims=False):
     d[a] = unreduce(d[y], a, axis, keepdims) * extremum_weights(a, y, axis, keepdims)
+
+
+@tangent(np.max, np.amax, np.min, np.amin)
+def max_tangent(y, a, axis=None, *, keepdims=False):
+    weights = extremum_weights(a, y, axis, keepdims)
+    d[y] = np.sum(d[a] * weights, axis=axis, keepdims=keepdims)
 
 
 @adjoint(np.var)
@@ -48,13 +65,27 @@ def var_rule(y, a, axis=None, dtype=None, *, ddof=0, keepdims=False):
     d[a] = unreduce(d[y] * (2.0 / (reduced_size(a, axis) - ddof)), a, axis, keepdims) * centered
 
 
+@tangent(np.var)
+def var_tangent(y, a, axis=None, dtype=None, *, ddof=0, keepdims=False):
+    centered = a - np.mean(a, axis=axis, keepdims=True)
+    d[y] = (np.sum(centered * d[a], axis=axis, keepdims=keepdims)
+            * (2.0 / (reduced_size(a, axis) - ddof)))
+
+
 @adjoint(np.std)
 def std_rule(y, a, axis=None, dtype=None, *, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
     d[a] = unreduce(d[y] / (y * (reduced_size(a, axis) - ddof)), a, axis, keepdims) * centered
 
 
-@adjoint(np.cumsum)
+@tangent(np.std)
+def std_tangent(y, a, axis=None, dtype=None, *, ddof=0, keepdims=False):
+    centered = a - np.mean(a, axis=axis, keepdims=True)
+    d[y] = (np.sum(centered * d[a], axis=axis, keepdims=keepdims)
+            / (y * (reduced_size(a, axis) - ddof)))
+
+
+@linear(np.cumsum, call="a, axis")
 def cumsum_rule(y, a, axis=None, dtype=None):
     # A cumulative sum read backwards; with axis=None the input was flattened.
     along = flat_axis(axis)
@@ -70,7 +101,15 @@ def cumprod_rule(y, a, axis=None, dtype=None):
     d[a] = np.reshape(shift(y, along, 1, 1.0) * reverse_scan(d[y], line, along), np.shape(a))
 
 
-@adjoint(np.diff)
+@tangent(np.cumprod)
+def cumprod_tangent(y, a, axis=None, dtype=None):
+    # dy_i = a_i dy_{i-1} + y_{i-1} da_i, run as a recurrence: no division (exact at zeros).
+    along = flat_axis(axis)
+    line = np.reshape(a, np.shape(y))  # flattened when axis is None
+    d[y] = forward_scan(shift(y, along, 1, 1.0) * np.reshape(d[a], np.shape(y)), line, along)
+
+
+@linear(np.diff)
 def diff_rule(y, a, n=1, axis=-1):
     # The adjoint of one difference is minus a difference of the zero-padded gradient.
     d[a] = np.diff(np.pad(d[y], diff_pad_width(a, n, axis)), n, axis) * (-1.0) ** n
@@ -79,3 +118,8 @@ def diff_rule(y, a, n=1, axis=-1):
 @adjoint(np.sort)
 def sort_rule(y, a, axis=-1, kind=None, order=None, *, stable=None):
     d[a] = unsort(d[y], a, axis)
+
+
+@tangent(np.sort)
+def sort_tangent(y, a, axis=-1, kind=None, order=None, *, stable=None):
+    d[y] = sort_like(d[a], a, axis)

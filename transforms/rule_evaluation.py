@@ -1,11 +1,15 @@
-"""Run one adjoint rule eagerly, outside any transform: for testing rules by themselves."""
+"""Run one derivative rule eagerly, outside any transform: for calls whose function is known
+only when they run (dynamic_calls.py), and for testing rules by themselves."""
 from __future__ import annotations
 
 import itertools
 
-from autotrace.transforms.codegen import load_function, to_source
-from autotrace.transforms.rules.core import adjoint_rules, instantiate
-from autotrace.transforms.templates import name
+import gast
+
+from ..runtime.derivatives.structure import zeros_like
+from .codegen import load_function, to_source
+from .rules.core import adjoint_rules, instantiate, instantiate_tangent, tangent_rules
+from .templates import name
 
 
 def rule_vjp(func, *args, **kwargs):
@@ -45,8 +49,6 @@ def rule_jvp(func, args, tangents, **kwargs):
     tangents: one tangent per positional argument (None for an argument with no tangent: it is
     read as zeros like the argument).
     """
-    from autotrace.transforms.rules.core import instantiate_tangent, tangent_rules
-    from autotrace.runtime.derivatives.structure import zeros_like
     rule = tangent_rules[func]
     y = func(*args, **kwargs)
     counter = itertools.count()
@@ -65,7 +67,6 @@ def rule_jvp(func, args, tangents, **kwargs):
                                     else tangent_value, "tangent")
 
     def tangent_of(parameter, bound):
-        import gast
         if isinstance(bound, gast.Tuple):
             return gast.Tuple(elts=[tangent_of(parameter, e) for e in bound.elts],
                               ctx=gast.Load())

@@ -1,42 +1,44 @@
-"""Rules for the helpers in runtime/derivatives/adjoint_ops.py that rule bodies call.
+"""Rules of the helpers in runtime/derivatives/adjoint_ops.py, adjoint_products.py and
+scans.py that rule bodies call, both modes.
 
-Second derivatives differentiate generated code, which holds the inlined rule bodies, so every
-helper those bodies call needs a rule of its own. Most helpers come in adjoint pairs (unbroadcast
-and broadcast_like, split_like and join, sort_like and unsort, ...): each one's rule calls the
-other. Helpers that compute masks, sizes or axes are constants.
+Derivatives of derivatives differentiate generated code, which holds the inlined rule bodies, so
+every helper those bodies call needs rules of its own. Most helpers are linear in their first
+argument, their own tangents (declarations.py), and come in adjoint pairs (unbroadcast and
+broadcast_like, split_like and join, sort_like and unsort, ...): each one's adjoint calls the
+other; the other arguments only supply shapes, axes or orders. The adjoints of products are
+bilinear. Helpers that compute masks, sizes or axes are constants.
 
-Not closed: `einsum_adjoint_cross` (only third derivatives of einsum reach it) has no rule.
+Not closed: `einsum_adjoint_cross` and `einsum_jvp_cross` (only third derivatives of einsum reach
+them) have no rules.
 """
 import numpy as np
 
-from autotrace.runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like,
-                                                       broadcast_like, clip_weights,
-                                                       delete_sources, diag_adjoint,
-                                                       diagonal_adjoint, diff_pad_width,
-                                                       eigh_gap_inverse, extremum_weights, eye_like,
-                                                       first_given, flat_axis, hstack_axis,
-                                                       insert_places, inverse_permutation, join,
-                                                       negate_shift,
-                                                       norm_direction, norm_power, norm_slope,
-                                                       products_after, products_before,
-                                                       reduced_last, reduced_last_back,
-                                                       reduced_size, reshape_each,
-                                                       reshape_each_back, sinc_slope,
-                                                       solve_as_matrix, sort_like, split_like,
-                                                       tie_weights, tril_half_diagonal, unarray,
-                                                       unbroadcast, unbroadcast_each, unpad,
-                                                       unreduce, unrepeat, unsort, take_at, unstack,
-                                                       untake, untake_along, untile,
-                                                       vector_norm_power)
-from autotrace.runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b,
-                                                            einsum_adjoint, einsum_adjoint_cross,
-                                                            einsum_jvp, inner_adjoint_a,
-                                                            inner_adjoint_b, kron_adjoint_a,
-                                                            kron_adjoint_b, matmul_adjoint_a,
-                                                            matmul_adjoint_b, tensordot_adjoint_a,
-                                                            tensordot_adjoint_b)
-from autotrace.runtime.derivatives.scans import forward_scan, reverse_scan, shift
-from autotrace.transforms.rules.core import adjoint, constant, d
+from ...runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like, broadcast_like,
+                                                clip_weights, delete_sources, diag_adjoint,
+                                                diagonal_adjoint, diff_pad_width,
+                                                eigh_gap_inverse, extremum_weights, eye_like,
+                                                first_given, flat_axis, hstack_axis,
+                                                insert_places, inverse_permutation, join,
+                                                negate_shift, norm_direction, norm_power,
+                                                norm_slope, products_after, products_before,
+                                                reduced_last, reduced_last_back, reduced_size,
+                                                reshape_each, reshape_each_back, sinc_slope,
+                                                solve_as_matrix, sort_like, split_like, take_at,
+                                                tie_weights, tril_half_diagonal, unarray,
+                                                unbroadcast, unbroadcast_each, unpad, unreduce,
+                                                unrepeat, unsort, unstack, untake, untake_along,
+                                                untile, vector_norm_power)
+from ...runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
+                                                     einsum_adjoint_cross, einsum_jvp,
+                                                     inner_adjoint_a, inner_adjoint_b,
+                                                     kron_adjoint_a, kron_adjoint_b,
+                                                     matmul_adjoint_a, matmul_adjoint_b,
+                                                     tensordot_adjoint_a, tensordot_adjoint_b)
+from ...runtime.derivatives.scans import forward_scan, reverse_scan, shift
+from ...runtime.derivatives.structure import add
+from ...runtime.derivatives.tangent_ops import einsum_jvp_cross
+from .core import adjoint, constant, d, tangent
+from .declarations import bilinear, linear, partials
 
 constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, clip_weights,
          diff_pad_width, inverse_permutation, negate_shift, hstack_axis, eye_like, norm_power,
@@ -46,37 +48,37 @@ constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, cl
 # the incoming gradient through unbroadcast again before broadcasting it back.
 
 
-@adjoint(unbroadcast)
+@linear(unbroadcast)
 def unbroadcast_rule(z, g, x):
     d[g] = broadcast_like(unbroadcast(d[z], x), g)
 
 
-@adjoint(broadcast_like)
+@linear(broadcast_like)
 def broadcast_like_rule(z, v, g):
     d[v] = unbroadcast(d[z], v)
 
 
-@adjoint(unbroadcast_each)
+@linear(unbroadcast_each)
 def unbroadcast_each_rule(z, gs, xs):
     d[gs] = broadcast_each_like(unbroadcast_each(d[z], xs), gs)
 
 
-@adjoint(broadcast_each_like)
+@linear(broadcast_each_like)
 def broadcast_each_like_rule(z, vs, gs):
     d[vs] = unbroadcast_each(d[z], vs)
 
 
-@adjoint(unreduce)
+@linear(unreduce)
 def unreduce_rule(z, g, x, axis=None, keepdims=False):
     d[g] = np.sum(unbroadcast(d[z], x), axis=axis, keepdims=keepdims)
 
 
-@adjoint(reduced_last)
+@linear(reduced_last)
 def reduced_last_rule(z, a, axis=None):
     d[a] = reduced_last_back(d[z], a, axis)
 
 
-@adjoint(reduced_last_back)
+@linear(reduced_last_back)
 def reduced_last_back_rule(z, rows, a, axis=None):
     d[rows] = reduced_last(d[z], axis)
 
@@ -90,22 +92,26 @@ def products_before_rule(z, rows):
     d[rows] = z * reverse_scan(shift(d[z], -1, -1), rows, -1)
 
 
+@tangent(products_before)
+def products_before_tangent(z, rows):
+    d[z] = shift(forward_scan(z * d[rows], rows, -1), -1, 1)
+
+
 @adjoint(products_after)
 def products_after_rule(z, rows):
     d[rows] = z * shift(forward_scan(d[z], rows, -1), -1, 1)
 
 
+@tangent(products_after)
+def products_after_tangent(z, rows):
+    d[z] = reverse_scan(shift(d[rows] * z, -1, -1), rows, -1)
+
+
 # Elementwise pieces of the norm, cholesky and eigh rules.
 
 
-@adjoint(norm_direction)
-def norm_direction_rule(z, x, p):
-    d[x] = d[z] * norm_slope(x, p)
-
-
-@adjoint(norm_slope)
-def norm_slope_rule(z, x, p):
-    d[x] = d[z] * (p - 1.0) * norm_slope(x, p - 1.0) * np.sign(x)
+partials(norm_direction, x="d[y] * norm_slope(x, p)", p=None)
+partials(norm_slope, x="d[y] * (p - 1.0) * norm_slope(x, p - 1.0) * np.sign(x)", p=None)
 
 
 @adjoint(sinc_slope)
@@ -116,7 +122,15 @@ def sinc_slope_rule(z, x):
     d[x] = d[z] * np.where(np.equal(x, 0.0), np.pi ** 2 / -3.0, curvature)
 
 
-@adjoint(tril_half_diagonal)
+@tangent(sinc_slope)
+def sinc_slope_tangent(z, x):
+    # x sinc(x) solves f'' = -pi^2 f, so sinc'' = -pi^2 sinc - 2 sinc' / x; at 0 it is -pi^2 / 3.
+    nonzero = np.where(np.equal(x, 0.0), 1.0, x)
+    curvature = -np.pi ** 2 * np.sinc(x) - 2.0 * z / nonzero
+    d[z] = d[x] * np.where(np.equal(x, 0.0), np.pi ** 2 / -3.0, curvature)
+
+
+@linear(tril_half_diagonal)
 def tril_half_diagonal_rule(z, x):
     d[x] = tril_half_diagonal(d[z])
 
@@ -128,7 +142,13 @@ def eigh_gap_inverse_rule(z, w):
     d[w] = np.sum(weighted, axis=-2) - np.sum(weighted, axis=-1)
 
 
-@adjoint(solve_as_matrix)
+@tangent(eigh_gap_inverse)
+def eigh_gap_inverse_tangent(z, w):
+    # z_ij = 1 / (w_j - w_i), so dz_ij = -z_ij^2 (dw_j - dw_i).
+    d[z] = -z * z * (np.expand_dims(d[w], -2) - np.expand_dims(d[w], -1))
+
+
+@linear(solve_as_matrix)
 def solve_as_matrix_rule(z, v, a, b):
     d[v] = np.reshape(d[z], np.shape(v))
 
@@ -136,87 +156,87 @@ def solve_as_matrix_rule(z, v, a, b):
 # Structural adjoints: each is linear in its first argument.
 
 
-@adjoint(sort_like)
+@linear(sort_like)
 def sort_like_rule(z, v, a, axis=-1):
     d[v] = unsort(d[z], a, axis)
 
 
-@adjoint(unsort)
+@linear(unsort)
 def unsort_rule(z, g, a, axis=-1):
     d[g] = sort_like(d[z], a, axis)
 
 
-@adjoint(split_like)
+@linear(split_like)
 def split_like_rule(z, g, arrays, axis=0, ndmin=0):
     d[g] = join(d[z], axis, ndmin)
 
 
-@adjoint(join)
+@linear(join)
 def join_rule(z, pieces, axis=0, ndmin=0):
     d[pieces] = split_like(d[z], pieces, axis, ndmin)
 
 
-@adjoint(unstack)
+@linear(unstack)
 def unstack_rule(z, g, axis=0):
     d[g] = np.stack(d[z], axis)
 
 
-@adjoint(reshape_each)
+@linear(reshape_each)
 def reshape_each_rule(z, g, arys):
     d[g] = reshape_each_back(d[z], g)
 
 
-@adjoint(reshape_each_back)
+@linear(reshape_each_back)
 def reshape_each_back_rule(z, v, g):
     d[v] = reshape_each(d[z], v)
 
 
-@adjoint(unarray)
+@linear(unarray)
 def unarray_rule(z, g, obj):
     d[g] = array_like(d[z], g)
 
 
-@adjoint(array_like)
+@linear(array_like)
 def array_like_rule(z, v, like):
     d[v] = unarray(d[z], v)
 
 
-@adjoint(untile)
+@linear(untile)
 def untile_rule(z, g, A, reps):
     d[g] = np.tile(d[z], reps)
 
 
-@adjoint(unrepeat)
+@linear(unrepeat)
 def unrepeat_rule(z, g, a, repeats, axis=None):
     d[g] = np.repeat(d[z], repeats, axis)
 
 
-@adjoint(unpad)
+@linear(unpad)
 def unpad_rule(z, g, pad_width, mode="constant"):
     d[g] = np.pad(d[z], pad_width)
 
 
-@adjoint(diagonal_adjoint)
+@linear(diagonal_adjoint)
 def diagonal_adjoint_rule(z, g, a, offset=0, axis1=0, axis2=1):
     d[g] = unbroadcast(np.diagonal(d[z], offset, axis1, axis2), g)
 
 
-@adjoint(diag_adjoint)
+@linear(diag_adjoint)
 def diag_adjoint_rule(z, g, v, k=0):
     d[g] = np.diag(d[z], k)
 
 
-@adjoint(untake)
+@linear(untake)
 def untake_rule(z, g, a, indices, axis=None, mode="raise"):
     d[g] = take_at(d[z], indices, axis, mode)
 
 
-@adjoint(take_at)
+@linear(take_at)
 def take_at_rule(z, a, indices, axis=None, mode="raise"):
     d[a] = untake(d[z], a, indices, axis, mode)
 
 
-@adjoint(untake_along)
+@linear(untake_along)
 def untake_along_rule(z, g, a, indices, axis=-1):
     d[g] = np.take_along_axis(d[z], indices, axis)
 
@@ -225,61 +245,61 @@ def untake_along_rule(z, g, a, indices, axis=-1):
 # its gradient in g is B(dz, b) and in b is the b-adjoint of B at (g, dz); likewise for b.
 
 
-@adjoint(matmul_adjoint_a)
+@bilinear(matmul_adjoint_a)
 def matmul_adjoint_a_rule(z, g, a, b):
     d[g] = np.matmul(d[z], b)
     d[b] = matmul_adjoint_b(g, d[z], b)
 
 
-@adjoint(matmul_adjoint_b)
+@bilinear(matmul_adjoint_b)
 def matmul_adjoint_b_rule(z, g, a, b):
     d[g] = np.matmul(a, d[z])
     d[a] = matmul_adjoint_a(g, a, d[z])
 
 
-@adjoint(dot_adjoint_a)
+@bilinear(dot_adjoint_a)
 def dot_adjoint_a_rule(z, g, a, b):
     d[g] = np.dot(d[z], b)
     d[b] = dot_adjoint_b(g, d[z], b)
 
 
-@adjoint(dot_adjoint_b)
+@bilinear(dot_adjoint_b)
 def dot_adjoint_b_rule(z, g, a, b):
     d[g] = np.dot(a, d[z])
     d[a] = dot_adjoint_a(g, a, d[z])
 
 
-@adjoint(inner_adjoint_a)
+@bilinear(inner_adjoint_a)
 def inner_adjoint_a_rule(z, g, a, b):
     d[g] = np.inner(d[z], b)
     d[b] = inner_adjoint_b(g, d[z], b)
 
 
-@adjoint(inner_adjoint_b)
+@bilinear(inner_adjoint_b)
 def inner_adjoint_b_rule(z, g, a, b):
     d[g] = np.inner(a, d[z])
     d[a] = inner_adjoint_a(g, a, d[z])
 
 
-@adjoint(tensordot_adjoint_a)
+@bilinear(tensordot_adjoint_a)
 def tensordot_adjoint_a_rule(z, g, a, b, axes=2):
     d[g] = np.tensordot(d[z], b, axes)
     d[b] = tensordot_adjoint_b(g, d[z], b, axes)
 
 
-@adjoint(tensordot_adjoint_b)
+@bilinear(tensordot_adjoint_b)
 def tensordot_adjoint_b_rule(z, g, a, b, axes=2):
     d[g] = np.tensordot(a, d[z], axes)
     d[a] = tensordot_adjoint_a(g, a, d[z], axes)
 
 
-@adjoint(kron_adjoint_a)
+@bilinear(kron_adjoint_a)
 def kron_adjoint_a_rule(z, g, a, b):
     d[g] = np.kron(d[z], b)
     d[b] = kron_adjoint_b(g, d[z], b)
 
 
-@adjoint(kron_adjoint_b)
+@bilinear(kron_adjoint_b)
 def kron_adjoint_b_rule(z, g, a, b):
     d[g] = np.kron(a, d[z])
     d[a] = kron_adjoint_a(g, a, d[z])
@@ -295,10 +315,22 @@ def einsum_adjoint_rule(z, g, subscripts, operands):
     d[operands] = einsum_adjoint_cross(g, d[z], subscripts, operands)
 
 
+@tangent(einsum_adjoint)
+def einsum_adjoint_tangent(z, g, subscripts, operands):
+    d[z] = add(einsum_adjoint(d[g], subscripts, operands),
+               einsum_adjoint_cross(g, d[operands], subscripts, operands))
+
+
 @adjoint(einsum_jvp)
 def einsum_jvp_rule(z, subscripts, tangents, operands):
     d[tangents] = einsum_adjoint(d[z], subscripts, operands)
     d[operands] = einsum_adjoint_cross(d[z], tangents, subscripts, operands)
+
+
+@tangent(einsum_jvp)
+def einsum_jvp_tangent(z, subscripts, tangents, operands):
+    d[z] = (einsum_jvp(subscripts, d[tangents], operands)
+            + einsum_jvp_cross(subscripts, tangents, d[operands], operands))
 
 
 # The recurrences of cumprod's rules (runtime/derivatives/scans.py). forward_scan and reverse_scan
@@ -306,7 +338,7 @@ def einsum_jvp_rule(z, subscripts, tangents, operands):
 # t[k - 1], s = reverse_scan(c, a) reads a[k + 1] times s[k + 1].
 
 
-@adjoint(shift)
+@linear(shift, call="x, axis, step")
 def shift_rule(z, x, axis, step, fill=0.0):
     d[x] = shift(d[z], axis, -step)
 
@@ -318,8 +350,18 @@ def forward_scan_rule(t, b, a, axis):
     d[a] = carried * shift(t, axis, 1)
 
 
+@tangent(forward_scan)
+def forward_scan_tangent(t, b, a, axis):
+    d[t] = forward_scan(d[b] + d[a] * shift(t, axis, 1), a, axis)
+
+
 @adjoint(reverse_scan)
 def reverse_scan_rule(s, c, a, axis):
     carried = forward_scan(d[s], a, axis)
     d[c] = carried
     d[a] = shift(carried, axis, 1) * s
+
+
+@tangent(reverse_scan)
+def reverse_scan_tangent(s, c, a, axis):
+    d[s] = reverse_scan(d[c] + shift(d[a] * s, axis, -1), a, axis)

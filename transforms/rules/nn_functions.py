@@ -1,45 +1,43 @@
-"""Adjoint rules of convolution, pooling and erf (runtime/convolution.py, runtime/pooling.py,
-runtime/special.py; math.erf shares erf's).
+"""Derivative rules of convolution, pooling and erf (runtime/convolution.py, runtime/pooling.py,
+runtime/special.py; math.erf shares erf's), both modes side by side.
 
 conv2d is bilinear; its two backprops are bilinear too, and each one's rule calls the other two
 (the identities in runtime/convolution.py), so derivatives of any order stay closed. Max pooling
 routes gradients through the first largest element of each window (`max_pool2d_scatter`), whose
-transpose is `max_pool2d_gather`; which element is largest is a constant to the gradient. The
-arguments that give only shapes or that choice get no gradient.
+transpose is `max_pool2d_gather`; which element is largest is a constant to the gradient, so
+both are linear in their first argument, as are average pooling and its backprop. The arguments
+that give only shapes or that choice get no gradient.
 """
 import math
 
-import numpy as np
+import numpy as np  # noqa: F401  (named in partials' expressions)
 
-from autotrace.runtime.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
-from autotrace.runtime.pooling import (avg_pool2d, avg_pool2d_backprop, max_pool2d,
-                                       max_pool2d_gather, max_pool2d_scatter)
-from autotrace.runtime.special import erf
-from autotrace.transforms.rules.core import adjoint, d
+from ...runtime.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
+from ...runtime.pooling import (avg_pool2d, avg_pool2d_backprop, max_pool2d, max_pool2d_gather,
+                                max_pool2d_scatter)
+from ...runtime.special import erf
+from .core import adjoint, d, tangent
+from .declarations import bilinear, linear, partials
 
 # d erf(x) / dx = 2 / sqrt(pi) exp(-x^2).
 TWO_OVER_SQRT_PI = 1.1283791670955126
+partials(erf, math.erf, x="d[y] * TWO_OVER_SQRT_PI * np.exp(-x * x)")
 
 
-@adjoint(erf, math.erf)
-def erf_rule(y, x):
-    d[x] = d[y] * TWO_OVER_SQRT_PI * np.exp(-x * x)
-
-
-@adjoint(conv2d)
+@bilinear(conv2d)
 def conv2d_rule(y, x, kernel, strides=(1, 1), padding="valid", data_format="channels_last"):
     d[x] = conv2d_backprop_input(d[y], x, kernel, strides, padding, data_format)
     d[kernel] = conv2d_backprop_kernel(d[y], x, kernel, strides, padding, data_format)
 
 
-@adjoint(conv2d_backprop_input)
+@bilinear(conv2d_backprop_input)
 def conv2d_backprop_input_rule(z, g, x, kernel, strides=(1, 1), padding="valid",
                                data_format="channels_last"):
     d[g] = conv2d(d[z], kernel, strides, padding, data_format)
     d[kernel] = conv2d_backprop_kernel(g, d[z], kernel, strides, padding, data_format)
 
 
-@adjoint(conv2d_backprop_kernel)
+@bilinear(conv2d_backprop_kernel)
 def conv2d_backprop_kernel_rule(z, g, x, kernel, strides=(1, 1), padding="valid",
                                 data_format="channels_last"):
     d[g] = conv2d(x, d[z], strides, padding, data_format)
@@ -52,25 +50,31 @@ def max_pool2d_rule(y, x, pool_size=(2, 2), strides=None, padding="valid",
     d[x] = max_pool2d_scatter(d[y], x, pool_size, strides, padding, data_format)
 
 
-@adjoint(max_pool2d_scatter)
+@tangent(max_pool2d)
+def max_pool2d_tangent(y, x, pool_size=(2, 2), strides=None, padding="valid",
+                       data_format="channels_last"):
+    d[y] = max_pool2d_gather(d[x], x, pool_size, strides, padding, data_format)
+
+
+@linear(max_pool2d_scatter)
 def max_pool2d_scatter_rule(z, g, x, pool_size=(2, 2), strides=None, padding="valid",
                             data_format="channels_last"):
     d[g] = max_pool2d_gather(d[z], x, pool_size, strides, padding, data_format)
 
 
-@adjoint(max_pool2d_gather)
+@linear(max_pool2d_gather)
 def max_pool2d_gather_rule(z, v, x, pool_size=(2, 2), strides=None, padding="valid",
                            data_format="channels_last"):
     d[v] = max_pool2d_scatter(d[z], x, pool_size, strides, padding, data_format)
 
 
-@adjoint(avg_pool2d)
+@linear(avg_pool2d)
 def avg_pool2d_rule(y, x, pool_size=(2, 2), strides=None, padding="valid",
                     data_format="channels_last"):
     d[x] = avg_pool2d_backprop(d[y], x, pool_size, strides, padding, data_format)
 
 
-@adjoint(avg_pool2d_backprop)
+@linear(avg_pool2d_backprop)
 def avg_pool2d_backprop_rule(z, g, x, pool_size=(2, 2), strides=None, padding="valid",
                              data_format="channels_last"):
     d[g] = avg_pool2d(d[z], pool_size, strides, padding, data_format)

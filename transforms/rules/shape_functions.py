@@ -1,100 +1,102 @@
-"""Adjoint rules of functions that move, copy or select elements without arithmetic.
+"""Derivative rules of functions that move, copy or select elements without arithmetic.
 
-Each adjoint is the structural inverse: a reshape is undone by a reshape, a transpose by the
-inverse transpose, a concatenation by a split, a broadcast or a repeat by a sum, a pad by a slice,
-a quarter turn by a turn back, an insertion by taking out what was inserted.
+These functions are linear, so each is its own tangent (declarations.py): the same call on the
+input's tangent. Each adjoint is the structural inverse: a reshape is undone by a reshape, a
+transpose by the inverse transpose, a concatenation by a split, a broadcast or a repeat by a sum,
+a pad by a slice, a quarter turn by a turn back, an insertion by taking out what was inserted.
 Functions that take a sequence of arrays (concatenate, stack, hstack, vstack) give a list with
-one gradient per element; variadic ones (atleast_1d, broadcast_arrays) one per argument.
+one gradient per element and take the sequence of the elements' tangents; variadic ones
+(atleast_1d, broadcast_arrays) give one gradient per argument.
 """
 import numpy as np
 
-from autotrace.runtime.derivatives.adjoint_ops import (delete_sources, diag_adjoint,
-                                                       hstack_axis, insert_places,
-                                                       inverse_permutation,
-                                                       negate_shift, reshape_each, split_like,
-                                                       take_at, unarray, unbroadcast,
-                                                       unbroadcast_each, unpad, unrepeat, unstack,
-                                                       untake, untake_along, untile)
-from autotrace.transforms.rules.core import adjoint, d
+from ...runtime.derivatives.adjoint_ops import (broadcast_each_like, delete_sources, diag_adjoint,
+                                                hstack_axis, insert_places, inverse_permutation,
+                                                negate_shift, reshape_each, reshape_each_back,
+                                                split_like, take_at, unarray, unbroadcast,
+                                                unbroadcast_each, unpad, unrepeat, unstack,
+                                                untake, untake_along, untile)
 from ...runtime.derivatives.structure import cast_like
+from .core import adjoint, d, tangent
+from .declarations import linear
 
 
-@adjoint(np.reshape)
+@linear(np.reshape, call="a, np.shape(y), order=order")
 def reshape_rule(y, a, shape=None, order="C", *, newshape=None, copy=None):  # newshape: NumPy 1
     d[a] = np.reshape(d[y], np.shape(a), order=order)
 
 
-@adjoint(np.ravel)
+@linear(np.ravel)
 def ravel_rule(y, a, order="C"):
     d[a] = np.reshape(d[y], np.shape(a), order=order)
 
 
-@adjoint(np.expand_dims)
+@linear(np.expand_dims)
 def expand_dims_rule(y, a, axis):
     d[a] = np.reshape(d[y], np.shape(a))
 
 
-@adjoint(np.squeeze)
+@linear(np.squeeze)
 def squeeze_rule(y, a, axis=None):
     d[a] = np.reshape(d[y], np.shape(a))
 
 
-@adjoint(np.transpose)
+@linear(np.transpose)
 def transpose_rule(y, a, axes=None):
     d[a] = np.transpose(d[y], inverse_permutation(axes, a))
 
 
-@adjoint(np.swapaxes)
+@linear(np.swapaxes)
 def swapaxes_rule(y, a, axis1, axis2):
     d[a] = np.swapaxes(d[y], axis1, axis2)
 
 
-@adjoint(np.moveaxis)
+@linear(np.moveaxis)
 def moveaxis_rule(y, a, source, destination):
     d[a] = np.moveaxis(d[y], destination, source)
 
 
-@adjoint(np.flip)
+@linear(np.flip)
 def flip_rule(y, m, axis=None):
     d[m] = np.flip(d[y], axis)
 
 
-@adjoint(np.fliplr)
+@linear(np.fliplr)
 def fliplr_rule(y, m):
     d[m] = np.fliplr(d[y])
 
 
-@adjoint(np.flipud)
+@linear(np.flipud)
 def flipud_rule(y, m):
     d[m] = np.flipud(d[y])
 
 
-@adjoint(np.matrix_transpose, np.linalg.matrix_transpose)
+@linear(np.matrix_transpose, np.linalg.matrix_transpose)
 def matrix_transpose_rule(y, x):
     d[x] = np.matrix_transpose(d[y])
 
 
-@adjoint(np.rot90)
+@linear(np.rot90)
 def rot90_rule(y, m, k=1, axes=(0, 1)):
     d[m] = np.rot90(d[y], -k, axes)
 
 
-@adjoint(np.fft.fftshift)
+@linear(np.fft.fftshift)
 def fftshift_rule(y, x, axes=None):
     d[x] = np.fft.ifftshift(d[y], axes)
 
 
-@adjoint(np.fft.ifftshift)
+@linear(np.fft.ifftshift)
 def ifftshift_rule(y, x, axes=None):
     d[x] = np.fft.fftshift(d[y], axes)
 
 
-@adjoint(np.roll)
+@linear(np.roll)
 def roll_rule(y, a, shift, axis=None):
     d[a] = np.roll(d[y], negate_shift(shift), axis)
 
 
-@adjoint(np.broadcast_to)
+@linear(np.broadcast_to, call="array, shape")
 def broadcast_to_rule(y, array, shape, subok=False):
     d[array] = unbroadcast(d[y], array)
 
@@ -104,9 +106,25 @@ def broadcast_arrays_rule(y, *args, subok=False):
     d[args] = unbroadcast_each(d[y], args)
 
 
+@tangent(np.broadcast_arrays)
+def broadcast_arrays_tangent(y, *args, subok=False):
+    d[y] = broadcast_each_like(d[args], y)
+
+
 @adjoint(np.atleast_1d, np.atleast_2d, np.atleast_3d)
 def atleast_nd_rule(y, *arys):
     d[arys] = reshape_each(d[y], arys)
+
+
+@tangent(np.atleast_1d, np.atleast_2d, np.atleast_3d)
+def atleast_nd_tangent(y, *arys):
+    # One argument gives one array, several a tuple: reshape_each_back follows y.
+    d[y] = reshape_each_back(d[arys], y)
+
+
+# array and asarray may change the dtype: unbroadcast gives an integer result a zero tangent.
+# np.array copies (unless told not to), so the tangent is copied too: y[i] = ... must not write
+# into the input's tangent. asarray copies only where NumPy must, for its tangent too.
 
 
 @adjoint(np.array)
@@ -114,9 +132,19 @@ def array_rule(y, object, dtype=None, *, copy=True, order="K", ndmin=0):
     d[object] = unarray(d[y], object)
 
 
+@tangent(np.array)
+def array_tangent(y, object, dtype=None, *, copy=True, order="K", ndmin=0):
+    d[y] = unbroadcast(np.reshape(np.array(d[object], copy=copy), np.shape(y)), y)
+
+
 @adjoint(np.asarray)
 def asarray_rule(y, a, dtype=None, order=None, *, copy=None):
     d[a] = unarray(d[y], a)
+
+
+@tangent(np.asarray)
+def asarray_tangent(y, a, dtype=None, order=None, *, copy=None):
+    d[y] = unbroadcast(np.asarray(d[a]), y)
 
 
 if hasattr(np, "astype"):  # NumPy 2.1
@@ -124,8 +152,13 @@ if hasattr(np, "astype"):  # NumPy 2.1
     def astype_rule(y, x, dtype, *, copy=True, device=None):
         d[x] = cast_like(d[y], x)
 
+    @tangent(np.astype)
+    def astype_tangent(y, x, dtype, *, copy=True, device=None):
+        # In y's floating dtype; unbroadcast gives an integer result a zero tangent.
+        d[y] = unbroadcast(cast_like(d[x], y), y)
 
-@adjoint(np.copy)
+
+@linear(np.copy)
 def copy_rule(y, a, order="K"):
     d[a] = unarray(d[y], a)
 
@@ -133,32 +166,32 @@ def copy_rule(y, a, order="K"):
 # Joining and splitting.
 
 
-@adjoint(np.concatenate)
+@linear(np.concatenate, call="arrays, axis")
 def concatenate_rule(y, arrays, axis=0, *, dtype=None, casting="same_kind"):
     d[arrays] = split_like(d[y], arrays, axis, 0)
 
 
-@adjoint(np.hstack)
+@linear(np.hstack, call="tup")
 def hstack_rule(y, tup, *, dtype=None, casting="same_kind"):
     d[tup] = split_like(d[y], tup, hstack_axis(tup), 1)
 
 
-@adjoint(np.vstack)
+@linear(np.vstack, call="tup")
 def vstack_rule(y, tup, *, dtype=None, casting="same_kind"):
     d[tup] = split_like(d[y], tup, 0, 2)
 
 
-@adjoint(np.dstack)
+@linear(np.dstack)
 def dstack_rule(y, tup):
     d[tup] = split_like(d[y], tup, 2, 3)
 
 
-@adjoint(np.column_stack)
+@linear(np.column_stack)
 def column_stack_rule(y, tup):
     d[tup] = split_like(d[y], tup, 1, -2)  # -2: a 1-d array was a column
 
 
-@adjoint(np.stack)
+@linear(np.stack, call="arrays, axis")
 def stack_rule(y, arrays, axis=0, *, dtype=None, casting="same_kind"):
     d[arrays] = unstack(d[y], axis)
 
@@ -172,34 +205,44 @@ def insert_rule(y, arr, obj, values, axis=None):
     d[values] = unbroadcast(untake(take_at(d[y], placed), values, sources), values)
 
 
-@adjoint(np.append)
+@tangent(np.insert)
+def insert_tangent(y, arr, obj, values, axis=None):
+    # Linear in arr and values together. Values are cast to arr's dtype: an integer result has
+    # a zero tangent, which unbroadcast gives.
+    d[y] = unbroadcast(np.insert(d[arr], obj, d[values], axis), y)
+
+
+@linear(np.append)
 def append_rule(y, arr, values, axis=None):
     pieces = split_like(d[y], (arr, values), axis)
     d[arr] = unbroadcast(pieces[0], arr)
     d[values] = unbroadcast(pieces[1], values)
 
 
-@adjoint(np.delete)
+@linear(np.delete)
 def delete_rule(y, arr, obj, axis=None):
     d[arr] = unbroadcast(untake(d[y], arr, delete_sources(arr, obj, axis)), arr)
 
 
-@adjoint(np.split, np.array_split)
+@linear(np.split)
 def split_rule(y, ary, indices_or_sections, axis=0):
     d[ary] = np.concatenate(d[y], axis=axis)
 
 
-@adjoint(np.hsplit)
+linear(np.array_split)(split_rule)
+
+
+@linear(np.hsplit)
 def hsplit_rule(y, ary, indices_or_sections):
     d[ary] = np.hstack(d[y])
 
 
-@adjoint(np.vsplit)
+@linear(np.vsplit)
 def vsplit_rule(y, ary, indices_or_sections):
     d[ary] = np.vstack(d[y])
 
 
-@adjoint(np.dsplit)
+@linear(np.dsplit)
 def dsplit_rule(y, ary, indices_or_sections):
     d[ary] = np.dstack(d[y])
 
@@ -207,43 +250,44 @@ def dsplit_rule(y, ary, indices_or_sections):
 # Copies and selections.
 
 
-@adjoint(np.tile)
+@linear(np.tile)
 def tile_rule(y, A, reps):
     d[A] = untile(d[y], A, reps)
 
 
-@adjoint(np.repeat)
+@linear(np.repeat)
 def repeat_rule(y, a, repeats, axis=None):
     d[a] = unrepeat(d[y], a, repeats, axis)
 
 
-@adjoint(np.pad)
+# Linear in the array and the fill value together.
+@linear(np.pad, call="array, pad_width, mode, constant_values=constant_values")
 def pad_rule(y, array, pad_width, mode="constant", constant_values=0):
     d[array] = unpad(d[y], pad_width, mode)
     # A scalar fill value gets the gradient of every padded element.
     d[constant_values] = np.sum(d[y]) - np.sum(unpad(d[y], pad_width, mode))
 
 
-@adjoint(np.diag)
+@linear(np.diag)
 def diag_rule(y, v, k=0):
     d[v] = diag_adjoint(d[y], v, k)
 
 
-@adjoint(np.tril)
+@linear(np.tril)
 def tril_rule(y, m, k=0):
     d[m] = np.tril(d[y], k)
 
 
-@adjoint(np.triu)
+@linear(np.triu)
 def triu_rule(y, m, k=0):
     d[m] = np.triu(d[y], k)
 
 
-@adjoint(np.take)
+@linear(np.take)
 def take_rule(y, a, indices, axis=None, *, mode="raise"):
     d[a] = untake(d[y], a, indices, axis, mode)
 
 
-@adjoint(np.take_along_axis)
+@linear(np.take_along_axis)
 def take_along_axis_rule(y, arr, indices, axis=-1):
     d[arr] = untake_along(d[y], arr, indices, axis)
