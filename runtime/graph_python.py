@@ -26,8 +26,7 @@ import keyword
 from autotrace.runtime.executor import _Source, _SourceNames
 from autotrace.runtime.graph import Graph, short_name
 from autotrace.runtime.ops import source_globals
-from autotrace.runtime.ops_index import index_source
-from autotrace.runtime.derivatives.items import accumulate_item
+from autotrace.runtime.ops_index import add_at, index_source
 
 
 class UnprintableGraphError(NotImplementedError):
@@ -41,8 +40,7 @@ class _ReadableNames(_SourceNames):
 
     def __init__(self, namespace: dict, reserved: set):
         super().__init__(_Source(namespace, lower_scalars=False))
-        self.reserved = set(reserved) | {"np", "math"} | set(source_globals) | {
-            "accumulate_item"}
+        self.reserved = set(reserved) | {"np", "math"} | set(source_globals) | {"add_at"}
         self.numbers = itertools.count()
 
     def bind(self, var, expression: str) -> None:
@@ -109,10 +107,10 @@ def _statements(graph: Graph, names: _ReadableNames) -> list:
 def _scatter_add(args, outputs, attrs, namespace) -> list:
     """`x` with `value` added at `index` (repeated positions adding up), as a new array: the
     executor writes `np.add.at` into a copy, which changes an array in place; readable code
-    calls the gradient helper that does the same and returns the result."""
-    namespace["accumulate_item"] = accumulate_item
+    calls the op's own function, which does the same and returns the result."""
+    namespace["add_at"] = add_at
     index = index_source(attrs["index"], args[2:])
-    return [f"{outputs[0]} = accumulate_item({args[0]}, np.s_[{index}], {args[1]})"]
+    return [f"{outputs[0]} = add_at({args[0]}, np.s_[{index}], {args[1]})"]
 
 
 def _assign(targets: list, values: list) -> list:

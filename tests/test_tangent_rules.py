@@ -25,7 +25,7 @@ from autotrace.runtime.derivatives import (built_objects, items, objects, sequen
 from autotrace.runtime.derivatives import tangent_ops
 from autotrace.runtime.derivatives.adjoint_products import einsum_adjoint_cross
 from autotrace.runtime.derivatives.structure import zeros_like
-from autotrace.runtime.ops_index import checked_out
+from autotrace.runtime.ops_index import add_at, checked_out
 from autotrace.runtime.recompute import recompute_from
 from tests.rule_table import TABLE, Entry, away_from_zero, normal
 from tests.test_rules import parameter_of
@@ -166,6 +166,8 @@ STRUCTURE_TABLE = [
     E("accumulate", structure.accumulate, normal((2, 3), (2, 3))),
     E("accumulate/broadcast", structure.accumulate, normal((2, 3), (3,))),
     E("accumulate_item", items.accumulate_item, _with(_n(3, 4), 1, _n(4))),
+    E("add_at", add_at, _with(_n(5), np.array([0, 3, 3]), _n(3))),
+    E("add_at/rows", add_at, _with(_n(3, 2), (slice(None, 2),), _n(2, 2))),
     E("accumulate_item/new-key", items.accumulate_item,
       _with(lambda rng: {"a": rng.standard_normal(2)}, "b", _n(2))),
     E("gradient_item", items.gradient_item,

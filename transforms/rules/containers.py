@@ -42,7 +42,7 @@ from ...runtime.derivatives.structure import (accumulate, add, cast_like, fresh_
                                               tangent_like, tangent_seed, zero_seed, zeros_like)
 from ...runtime.derivatives.sweeps import sent_object_gradient
 from ...runtime.derivatives.tangent_ops import extremum_tangent, iteration_tangent, seed_tangent
-from ...runtime.ops_index import checked_out, indexes_a_view
+from ...runtime.ops_index import add_at, checked_out, indexes_a_view
 from ...runtime.random import draw
 from ...runtime.recompute import recompute_from
 from .core import adjoint, constant, d, tangent
@@ -115,6 +115,12 @@ def _namedtuple_fields(y, gradient):
 @linear(accumulate_item)
 def _accumulate_item(y, gradient, index, value):
     d[gradient] = d[y]
+    d[value] = gradient_item(d[y], index, value)
+
+
+@linear(add_at)  # readable graphs (runtime/graph_python.py) write np.add.at into a copy so
+def _add_at(y, x, index, value):
+    d[x] = d[y]
     d[value] = gradient_item(d[y], index, value)
 
 
