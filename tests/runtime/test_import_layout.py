@@ -7,7 +7,8 @@
 - runtime/ never imports transforms/ or autotrace/ (they install as autotrace.runtime and
   autotrace.transforms, so the names are read with that prefix taken off).
 - transforms/ imports from runtime/ only the helpers that generated code calls
-  (runtime/derivatives/), the custom ops it writes calls of, and state cells; and what those
+  (runtime/derivatives/), the primitives (and the custom ops it writes calls of), and state
+  cells; and what those
   import in turn never reaches the tracing compiler (tracer, passes, executor, backends).
 - autotrace/ has no import cycle, counting imports inside functions too; its __init__ loads
   each public name lazily, so `import autotrace.runtime` loads no transform, and
@@ -22,12 +23,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# What transforms/ may import from runtime/: the helpers generated code calls, the custom ops
-# it writes calls of, state cells (user code and derivatives share them), and name scopes
-# (generated code opens gradient scopes).
-TRANSFORMS_MAY_IMPORT = ("runtime.derivatives", "runtime.convolution", "runtime.pooling",
-                         "runtime.special", "runtime.random", "runtime.state",
-                         "runtime.recompute", "runtime.scopes")
+# What transforms/ may import from runtime/: the helpers generated code calls, the primitives
+# (the registry, its families and the custom ops it writes calls of), state cells (user code
+# and derivatives share them), and name scopes (generated code opens gradient scopes).
+TRANSFORMS_MAY_IMPORT = ("runtime.derivatives", "runtime.registry", "runtime.ops", "runtime.ops_",
+                         "runtime.convolution", "runtime.pooling", "runtime.special",
+                         "runtime.random", "runtime.state", "runtime.recompute",
+                         "runtime.scopes")
 # The tracing compiler, which nothing transforms/ imports loads. (The graph IR is loaded all the
 # same: the op registry that the derivative helpers call NumPy through names its StaticSlice.)
 COMPILER = ("runtime.tracer", "runtime.passes", "runtime.passes_", "runtime.executor",
@@ -58,10 +60,13 @@ def _imported(node, module: str, modules: dict) -> list:
     counts as its submodule where there is one)."""
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names]
-    if node.level:  # relative: from the package of `module`
+    if node.level:  # relative: from the package of `module`, installed inside autotrace
         package = module if _is_package(module) else module.rpartition(".")[0]
-        base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1])
-        source = f"{base}.{node.module}" if node.module else base
+        parts = package.split(".")
+        if parts[0] in ("runtime", "transforms"):
+            parts = ["autotrace"] + parts
+        base = ".".join(parts[:len(parts) - node.level + 1])
+        source = _short(f"{base}.{node.module}" if node.module else base)
     else:
         source = node.module
     return [_short(f"{source}.{alias.name}") if _short(f"{source}.{alias.name}") in modules
