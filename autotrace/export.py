@@ -42,7 +42,7 @@ import numpy as np
 from autotrace.export_entry import EntryPoint, ResultClasses, aval_of, result_source
 from autotrace.export_ops import ExportError, OpSources
 from autotrace.function import BoundFunction, Function
-from autotrace.runtime.backends import backend_named
+from autotrace.runtime.backends.selection import backend_named
 from autotrace.runtime.executor import graph_source
 from autotrace.runtime.ops import source_globals
 from autotrace.runtime.passes import optimize

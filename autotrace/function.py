@@ -45,7 +45,7 @@ from autotrace.variables import next_variable_number
 from autotrace.runtime.devices import device_of
 from autotrace.runtime.cache import TraceCache
 from autotrace.runtime.control_variables import CallInHalvesError
-from autotrace.runtime.backends import backend_for
+from autotrace.runtime.backends.selection import backend_for
 from autotrace.runtime.executor import compile_graph
 from autotrace.runtime.object_slots import ObjectSlots, graph_state_of
 from autotrace.runtime.passes import optimize

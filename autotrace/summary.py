@@ -31,7 +31,7 @@ from autotrace.event_file import read_events
 from autotrace.export import _traced_function, _unique_names
 from autotrace.runtime.spec import placeholders_of
 from autotrace.graph_def import graph_def
-from autotrace.runtime.backends import backend_named
+from autotrace.runtime.backends.selection import backend_named
 from autotrace.runtime.passes import optimize
 from autotrace.runtime.state import StateCell
 from autotrace.runtime.tracer import Tracer

@@ -15,7 +15,9 @@ Two parts, kept apart:
   control flow (control_scope, control, control_variables, control_branches, control_loops,
   control_statements, control_writes, stacks), signatures and their cache (signature, spec,
   cache), the executor (executor, passes_floats, graph_python), devices (devices) and the
-  backends behind one protocol (backends/: numpy, llvm, cupy; see runtime/backends/__init__.py).
+  backends behind one protocol (backends/: numpy, llvm/ (the compiled CPU backend, a package),
+  cupy, array API, with fusion for GPU kernels; see runtime/backends/__init__.py). Backends read
+  what they need to know about an op from its Primitive (registry), never from a table of names.
 
 Imports inside runtime/ point one way, down this list (tests/runtime/test_import_layout.py
 fails on a cycle): devices, control_scope and derivatives/objects import nothing of runtime/;
@@ -23,7 +25,7 @@ abstract, graph and state build on them; registry on those; the op families on t
 and ops on every family; the derivative helpers on the families; the tracer on ops; passes,
 backends and the executor on the graph and ops; traced control flow, signatures and
 graph_python on all of these. A module imports another inside a function only for an optional
-dependency (CuPy) or to load it when first needed (the backends).
+dependency (CuPy) or to load it when first needed (the llvm backend's compiled parts).
 
 The contract between transforms/ and runtime/:
 - Generated code names the helper modules it calls (`adjoint_ops.unbroadcast(...)`,

@@ -21,11 +21,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from autotrace.runtime.array_api import names_for_place
-from autotrace.runtime.backends import Backend
-from autotrace.runtime.graph import Graph
-from autotrace.runtime.ops import primitives
-from autotrace.runtime.ops_index import index_source
+from ..array_api import names_for_place
+from .protocol import Backend
+from ..graph import Graph
+from ..ops import primitives
+from ..ops_index import index_source
 
 
 def _index(args, attrs) -> str:

@@ -1,6 +1,6 @@
-"""Scalar graphs compiled into one native function (runtime/backends/cpu_scalar.py): values
+"""Scalar graphs compiled into one native function (runtime/backends/llvm/cpu_scalar.py): values
 against the graph's NumPy version to 1e-13, inf and nan as NumPy gives them, the fallback to
-NumPy where it would warn, and repeated blocks rolled into loops (runtime/backends/scalar_loops)
+NumPy where it would warn, and repeated blocks rolled into loops (runtime/backends/llvm/scalar_loops)
 with the adjoint reading the forward loop's tape backwards.
 """
 import math
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace.runtime.backends import cpu_scalar, llvm
-from autotrace.runtime.backends import scalar_loops
-from autotrace.runtime.backends.scalar_loops import find_loops
+from autotrace.runtime.backends.llvm import compiler as llvm, cpu_scalar
+from autotrace.runtime.backends.llvm import scalar_loops
+from autotrace.runtime.backends.llvm.scalar_loops import find_loops
 from autotrace.runtime.executor import compile_graph
 from autotrace.runtime.passes import optimize
 from autotrace.runtime.tracer import trace

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
-from autotrace.runtime.backends import backend_named
+from autotrace.runtime.backends.selection import backend_named
 from autotrace.runtime.executor import compile_graph as compile_for
 from autotrace.runtime.passes_floats import float_template, math_matches_numpy
 from autotrace.runtime.passes import optimize

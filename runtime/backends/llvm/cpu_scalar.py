@@ -3,7 +3,7 @@
 A traced loop on scalars is a long chain of 0-d ops: NumPy spends about a microsecond of
 dispatch on each, Python floats a few tens of nanoseconds (runtime/passes_floats.py), machine
 code a few nanoseconds. `compile_scalar_graph(graph)` writes the graph as LLVM IR, compiles it
-with llvmlite (runtime/backends/llvm.py, which caches the object code on disk) and returns a
+with llvmlite (runtime/backends/llvm/compiler.py, which caches the object code on disk) and returns a
 Python function that calls it:
 
     run = compile_scalar_graph(graph, fallback=numpy_version)
@@ -14,7 +14,7 @@ Python function that calls it:
   become one `sincos` call.
 - A block of equations repeated many times (a loop unrolled by tracing, and its adjoint) is
   compiled as a loop again, with the values it leaves for later code in a buffer of doubles
-  (runtime/backends/scalar_loops.py): a large graph compiles in a fraction of the time.
+  (runtime/backends/llvm/scalar_loops.py): a large graph compiles in a fraction of the time.
 - With `fallback` (the graph's NumPy version), a call where a value that could hide it is inf
   or nan, or where NumPy does not ignore underflow, runs the fallback instead, so NumPy gives
   its warnings (or raises under np.errstate) and its exact results; the native code only
@@ -32,12 +32,12 @@ from typing import Callable
 
 import numpy as np
 
-from autotrace.runtime.backends import llvm
-from autotrace.runtime.backends.cpu_scalar_ir import (COMPARISONS, FILLS, FLOAT_OPS, LIBM2, LOGICAL,
+from . import compiler as llvm
+from .cpu_scalar_ir import (COMPARISONS, FILLS, FLOAT_OPS, LIBM2, LOGICAL,
                                                       SUPPORTED, TapeTooLarge, kernel_ir,
                                                       operand_type, scalar_type, squares)
-from autotrace.runtime.backends.scalar_loops import find_loops
-from autotrace.runtime.graph import Graph, Var
+from .scalar_loops import find_loops
+from ...graph import Graph, Var
 
 # Graphs longer than this are compiled with their repeated blocks rolled into loops; shorter
 # ones straight-line, which runs faster (sin and cos of one value share a call) and compiles in
@@ -139,7 +139,7 @@ def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
 
 def scalar_kernel_ir(graph: Graph, name: str, roll: bool,
                      signal: bool) -> tuple[str, list] | None:
-    """The kernel's IR (see runtime/backends/cpu_scalar_ir.py) and its parameters: (position
+    """The kernel's IR (see runtime/backends/llvm/cpu_scalar_ir.py) and its parameters: (position
     among the graph's inputs, LLVM type) of each scalar input. Rolled where `roll` and the
     tapes fit on the stack. None where more than MAX_STRAIGHT_LINE equations would be
     straight-line code, which LLVM compiles in more time than Python floats take to run."""

@@ -1,5 +1,5 @@
-"""LLVM IR for a scalar graph (runtime/backends/cpu_scalar.py): straight-line code, and loops
-where runtime/backends/scalar_loops.py found repeated blocks.
+"""LLVM IR for a scalar graph (runtime/backends/llvm/cpu_scalar.py): straight-line code, and loops
+where runtime/backends/llvm/scalar_loops.py found repeated blocks.
 
 The kernel of a graph with inputs a (f64) and c (bool) and outputs (x, y):
 
@@ -12,7 +12,7 @@ The kernel of a graph with inputs a (f64) and c (bool) and outputs (x, y):
     }
 
 Bool outputs come back as 0.0 or 1.0. Where the caller asked (`signal`), a float value that
-may hide an inf or nan (runtime/backends/cpu_scalar._checked) is tested as it is made, and the
+may hide an inf or nan (runtime/backends/llvm/cpu_scalar._checked) is tested as it is made, and the
 kernel returns nan instead of its first output if one was not finite.
 """
 from __future__ import annotations
@@ -21,8 +21,8 @@ import struct
 
 import numpy as np
 
-from autotrace.runtime.backends.scalar_loops import Loop
-from autotrace.runtime.graph import Constant, Graph, Literal, Var
+from .scalar_loops import Loop
+from ...graph import Constant, Graph, Literal, Var
 
 FLOAT_OPS = {  # NumPy ufunc -> LLVM instruction on doubles
     "add": "fadd", "subtract": "fsub", "multiply": "fmul", "divide": "fdiv",

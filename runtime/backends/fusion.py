@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autotrace.runtime.graph import Constant, Equation, Graph, Literal, Var, _Names, format_equation
+from ..graph import Constant, Equation, Graph, Literal, Var, _Names, format_equation
 
 # NumPy dtype -> C type of the variables that hold it in a kernel.
 C_TYPES = {

@@ -1,10 +1,10 @@
-"""The vector instructions of fused elementwise kernels, for runtime/backends/cpu_fusion.py.
+"""The vector instructions of fused elementwise kernels, for runtime/backends/llvm/cpu_fusion.py.
 
 A kernel is described by a `KernelSpec` (no graph, no NumPy calls): its inputs (arrays of the
 loop's length, scalars, or rows that repeat), its steps (one NumPy operation each, on inputs,
 earlier steps or literals, in the dtypes NumPy computes it in), which steps it writes out and
 which it adds up. `write_steps` writes the steps as LLVM IR on `<width x double>` vectors (a
-`VectorBody`); runtime/backends/cpu_loop.py puts them in a loop, and runtime/backends/
+`VectorBody`); runtime/backends/llvm/cpu_loop.py puts them in a loop, and runtime/backends/llvm/
 cpu_reductions.py adds up the sums.
 
 Transcendental functions call glibc's vector math library (libmvec) where it has them and libm
@@ -13,8 +13,8 @@ written as compares and selects. No fast-math flags: arithmetic is IEEE, as NumP
 bit; transcendental functions are glibc's, which differ from NumPy's own by an ulp or two
 (NumPy brings its own SIMD versions of some).
 NumPy's warnings (an invalid value, a division by zero, an overflow): a kernel returns whether
-it raised one of those floating-point exceptions (runtime/backends/cpu_loop.py), and the fused
-call then runs the NumPy calls the region replaced (runtime/backends/cpu_fusion.py), as it does
+it raised one of those floating-point exceptions (runtime/backends/llvm/cpu_loop.py), and the fused
+call then runs the NumPy calls the region replaced (runtime/backends/llvm/cpu_fusion.py), as it does
 under any other NumPy error state (`np.errstate(all="raise")`, `np.seterr`), so NumPy warns or
 raises as it would unfused.
 """
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autotrace.runtime.backends import llvm
-from autotrace.runtime.fusion import LIBM_NAMES
+from . import compiler as llvm
+from ..fusion import LIBM_NAMES
 
 FLOAT64, FLOAT32, BOOL = np.dtype(np.float64), np.dtype(np.float32), np.dtype(bool)
 # NumPy dtype -> LLVM type of one value in registers, and in memory.
