@@ -9,7 +9,8 @@ Two parts, kept apart:
   cells and stacks, which user code and derivatives share, and name scopes, which generated
   code opens around a scoped block's adjoint).
 - the tracing compiler, the rest of runtime/: abstract values (abstract), the op registry
-  (registry: how an op is defined and bound; its families ops_*, convolution, pooling, special,
+  (primitive: the record of everything known about one op, its facts for backends too;
+  registry: how an op is defined and bound; its families ops_*, convolution, pooling, special,
   random and recompute; ops: all of them), the tracer (tracer, arguments, trees, views), the
   graph IR (graph; graph_dot writes it as Graphviz DOT), passes (passes, passes_*), traced
   control flow (control_scope, control, control_variables, control_branches, control_loops,
@@ -20,7 +21,8 @@ Two parts, kept apart:
   what they need to know about an op from its Primitive (registry), never from a table of names.
 
 Imports inside runtime/ point one way, down this list (tests/runtime/test_import_layout.py
-fails on a cycle): devices, control_scope and derivatives/objects import nothing of runtime/;
+fails on a cycle): primitive, devices, control_scope and derivatives/objects import nothing of
+runtime/ (the array-API adapter, below the abstract values, reads op facts from primitive);
 abstract, graph and state build on them; registry on those; the op families on the registry,
 and ops on every family; the derivative helpers on the families; the tracer on ops; passes,
 backends and the executor on the graph and ops; traced control flow, signatures and

@@ -1,5 +1,6 @@
 """The CuPy backend: graphs of GPU arrays run as CuPy calls, with each group of elementwise
-equations (runtime/backends/fusion.py) one CuPy ElementwiseKernel instead of one launch per equation.
+equations (runtime/backends/fusion.py) one CuPy ElementwiseKernel instead of one launch per
+equation.
 
     d = fused_85c48f973088(a, b, c)  # f64[3]@gpu:0
 

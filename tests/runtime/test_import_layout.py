@@ -21,10 +21,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # What transforms/ may import from runtime/: the helpers generated code calls, the custom ops
 # it writes calls of, state cells (user code and derivatives share them), and name scopes
-# (generated code opens gradient scopes).
+# (generated code opens gradient scopes), and the op registry (runtime.ops: which ndarray methods
+# are NumPy functions).
 TRANSFORMS_MAY_IMPORT = ("runtime.derivatives", "runtime.convolution", "runtime.pooling",
                          "runtime.special", "runtime.random", "runtime.state",
-                         "runtime.recompute", "runtime.scopes")
+                         "runtime.recompute", "runtime.scopes", "runtime.ops")
 # The tracing compiler, which nothing transforms/ imports loads. (The graph IR is loaded all the
 # same: the op registry that the derivative helpers call NumPy through names its StaticSlice.)
 COMPILER = ("runtime.tracer", "runtime.passes", "runtime.passes_", "runtime.executor",

@@ -43,9 +43,8 @@ import numpy as np
 
 from ...abstract import AbstractArray
 from . import compiler as llvm
-from .cpu_kernels import (ARRAY, BOOL, BOOL_OPERATIONS, FLOAT_OPERATIONS,
-                                                    MAX_WIDTH, REGISTER_TYPES, SCALAR, KernelSpec,
-                                                    Step, array_layout_known)
+from .cpu_kernels import (ARRAY, BOOL, computes, MAX_WIDTH, REGISTER_TYPES, SCALAR, KernelSpec,
+                          Step, array_layout_known)
 from .cpu_loop import kernel_ir
 from .cpu_reductions import PAIRWISE_BLOCK
 from .cpu_scalar import numpy_errors_default
@@ -122,7 +121,8 @@ def step_dtypes(equation: Equation) -> list | None:
     impl = equation.primitive.impl
     if name != "where" and not (isinstance(impl, np.ufunc) and impl.nout == 1):
         return None
-    if name not in FLOAT_OPERATIONS | BOOL_OPERATIONS:
+    primitive = equation.primitive
+    if not (computes(primitive, "f") or computes(primitive, "b")):
         return None
     try:
         dtypes = loop_dtypes(equation)
@@ -132,9 +132,9 @@ def step_dtypes(equation: Equation) -> list | None:
         return None
     operands = dtypes[1:] if name == "where" else dtypes
     kinds = {dtype.kind for dtype in operands}
-    if name in BOOL_OPERATIONS and name != "where":
+    if name != "where" and primitive.llvm_bools:
         return dtypes if kinds == {"b"} else None
-    return dtypes if name == "where" or kinds == {"f"} else None
+    return dtypes if name == "where" or kinds == {"f"} and computes(primitive, "f") else None
 
 
 def fusable_shape(equation: Equation) -> tuple | None:

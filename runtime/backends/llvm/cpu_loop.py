@@ -20,10 +20,8 @@ same instructions.
 from __future__ import annotations
 
 from . import compiler as llvm
-from .cpu_kernels import (ARRAY, ARRAY_DATA_OFFSET, BOOL, FLOAT64,
-                                                    MEMORY_TYPES, REGISTER_TYPES, SCALAR,
-                                                    KernelSpec, VectorBody, kernel_width,
-                                                    write_steps)
+from .cpu_kernels import (ARRAY, ARRAY_DATA_OFFSET, BOOL, FLOAT64, MEMORY_TYPES, REGISTER_TYPES,
+                          SCALAR, KernelSpec, VectorBody, kernel_width, write_steps)
 from .cpu_reductions import SUM_BLOCK, Totals, TrailingSums, leading_sum
 
 

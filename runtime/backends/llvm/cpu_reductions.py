@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import math
 
-from .cpu_kernels import (FLOAT32, REGISTER_TYPES, VectorBody,
-                                                    float_constant)
+from .cpu_kernels import (FLOAT32, REGISTER_TYPES, VectorBody, float_constant)
 
 SUM_BLOCK = 32  # vectors added plainly before a compensated add into the total
 PAIRWISE_BLOCK = 128  # NumPy's pairwise sum adds up to this many values with 8 accumulators
