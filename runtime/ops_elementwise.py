@@ -4,7 +4,10 @@ Every ufunc with its own loop (`add`, `sin`, `logaddexp`, `greater`, `divmod`, .
 primitive named after it, from one generic rule: the shape broadcasts, the dtype is what the
 ufunc's own type resolution says (`ufunc.resolve_dtypes`, which follows NumPy 2's weak-scalar
 promotion: a Python float literal times an f32 array is f32). The executor writes
-`np.add(a, b)`, or `np.add(a, b, out=a)` once buffer reuse has marked it.
+`np.add(a, b)`, or `np.add(a, b, out=a)` once buffer reuse has marked it. What backends know
+about a ufunc (its C and LLVM forms, libm and array-API names, ...) is its row of
+ELEMENTWISE_FACTS, fields of its Primitive: adding an elementwise op is its row and its
+derivative.
 """
 from __future__ import annotations
 
@@ -443,7 +446,8 @@ register(Primitive(
     "astype", _astype,
     lambda aval, dtype: AbstractArray(aval.shape, dtype, aval.device, aval.origins),
     source=lambda args, attrs: f"{args[0]}.astype({literal_source(attrs['dtype'])})",
-    fresh=True))
+    fresh=True, array_api_source=lambda args, attrs: (
+        f"np.astype({args[0]}, {literal_source(attrs['dtype'])})")))
 
 
 def astype(x, dtype, copy=True):

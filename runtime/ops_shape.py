@@ -158,7 +158,9 @@ def _transpose_source(args, attrs) -> str:
 define_function("transpose", np.transpose, source=_transpose_source,
                 abstract_eval=lambda aval, axes: AbstractArray(
                     tuple(aval.shape[i] for i in axes), aval.dtype, aval.device,
-                    carried_origins(aval, axes)))
+                    carried_origins(aval, axes)),
+                array_api_source=lambda args, attrs: (
+                    f"np.transpose({args[0]}, {attrs['axes']!r})"))
 
 
 def transpose(a, axes=None):

@@ -29,8 +29,9 @@ class Primitive:
         globals: `globals(attrs)` -> {name: object} that the generated code must see for this
             equation (a compiled kernel its `source` calls by name); None when it needs none.
 
-    Facts about an elementwise op that the backends read (None, () or False where the op has
-    none; each op's are declared in one row of its family, runtime/ops_elementwise.py):
+    Facts about an op that the backends read (None, () or False where the op has none; each
+    op's are declared with it in its family, an elementwise op's in its row of
+    runtime/ops_elementwise.py):
         python_float: a Python expression on floats ({0}, {1} for the inputs) that gives
             NumPy's float64 result bit for bit (`{0} * {1}`), for runtime/passes_floats.py.
         math: the function of Python's math module that computes it (math.sin), used on
@@ -50,6 +51,8 @@ class Primitive:
             where `a <predicate> b` or the operand is NaN, else the second.
         array_api: the array-API function that computes it (`atan2`); `float_only` where that
             takes floats only (NumPy takes an integer or bool input as float64).
+        array_api_source, array_api_statements: how the array-API backend writes it, where
+            `source`/`statements` use a method or subscript (`x[i]` as `np.getitem(x, ...)`).
         batching: its rule under vmap (room for one: None for now).
     """
 
@@ -74,6 +77,8 @@ class Primitive:
     llvm_select: tuple | None = field(default=None, compare=False)
     array_api: str | None = field(default=None, compare=False)
     float_only: bool = field(default=False, compare=False)
+    array_api_source: Callable | None = field(default=None, compare=False)
+    array_api_statements: Callable | None = field(default=None, compare=False)
     batching: Callable | None = field(default=None, compare=False)
 
 
