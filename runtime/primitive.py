@@ -64,6 +64,8 @@ class Primitive:
     fresh: bool = False
     writes_into: tuple = ()
     globals: Callable | None = None
+    # The facts take no part in equality and hashing: they describe the op, they do not tell
+    # two ops apart (and `c` is a dict).
     python_float: str | None = field(default=None, compare=False)
     math: Callable | None = field(default=None, compare=False)
     silent: bool = field(default=False, compare=False)

@@ -7,6 +7,9 @@
   a function with NumPy's signature that checks and normalizes the arguments, then calls `bind`
   to record the right primitive with hashable attributes. Ufuncs need no entry: every NumPy ufunc
   is a primitive of its own name (`add`, `sin`, `logaddexp`, ...), see runtime/ops_elementwise.py.
+- `array_methods` maps an ndarray method that is a NumPy function (`x.sum`) to it, and
+  `ufunc_methods` a ufunc's method (`np.add.reduce`) to the function that does the same; the
+  families enter theirs, the tracer and transforms/ read them.
 
 The families import this module and register their primitives when imported: ops_elementwise
 (ufuncs, where, clip, astype, ...), ops_reduce (sum, mean, argmax, cumsum, ...), ops_shape
