@@ -13,22 +13,23 @@ from __future__ import annotations
 import os
 
 from ..numpy_backend import NumpyBackend
+from . import compiler
 
 
 class LlvmBackend(NumpyBackend):
     name = "llvm"
-    # Regions smaller than this stay NumPy calls (cpu_fusion.py says why);
-    # None: CpuFusion's measured MIN_FUSED_ELEMENTS. AUTOTRACE_FUSION_MIN_ELEMENTS=1 fuses every
-    # region, to test the kernels on programs of small arrays.
+    # Regions smaller than this stay NumPy calls (cpu_fusion.py says why); None: CpuFusion's
+    # measured MIN_FUSED_ELEMENTS. AUTOTRACE_FUSION_MIN_ELEMENTS=1 fuses every region, to test
+    # the kernels on programs of small arrays.
     min_elements: int | None = int(os.environ.get("AUTOTRACE_FUSION_MIN_ELEMENTS", 0)) or None
 
     def available(self) -> str | None:
-        from . import compiler as llvm
-        if not llvm.available():
+        if not compiler.available():
             return ("llvmlite is not installed (pip install 'autotrace[cpu]') or cannot "
                     "compile for this CPU")
         return None
 
+    # The compiled parts load when first used (they register their own primitives).
     def passes(self) -> list:
         from .cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion
         return [CpuFusion(self.min_elements or MIN_FUSED_ELEMENTS)]
