@@ -103,17 +103,20 @@ def _rounding(libm: str, array_api: str | None) -> dict:
 
 
 def _binary_libm(libm: str, array_api: str, float_only: bool = True) -> dict:
+    """A function of two floats that the C library computes (`pow`)."""
     return dict(libm=libm, c=_c(f"{libm}({{0}}, {{1}})"), array_api=array_api,
                 float_only=float_only)
 
 
 def _comparison(operator: str, predicate: str, array_api: str) -> dict:
-    """NumPy's comparisons are false with a nan, except not_equal: the ordered predicates."""
+    """NumPy's comparisons are false with a nan, except not_equal: ordered predicates (olt),
+    and the unordered une for not_equal."""
     return dict(c=_c(f"{{0}} {operator} {{1}}", _ANY), llvm_compare=predicate,
                 array_api=array_api)
 
 
 def _on_bools(instruction: str, c: str | None = None, array_api: str | None = None) -> dict:
+    """Logic on bools: one LLVM instruction on i1 values (a C form where GPU kernels have one)."""
     return dict(c=None if c is None else {"b": c}, llvm_instruction=instruction,
                 llvm_bools=True, array_api=array_api)
 

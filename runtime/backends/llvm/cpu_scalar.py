@@ -37,6 +37,7 @@ from .cpu_scalar_ir import (FILLS, TapeTooLarge, kernel_ir, lowers, operand_type
                             squares)
 from .scalar_loops import find_loops
 from ...graph import Graph, Var
+from ...ops_elementwise import ZERO_D_ARRAYS
 
 # Graphs longer than this are compiled with their repeated blocks rolled into loops; shorter
 # ones straight-line, which runs faster (sin and cos of one value share a call) and compiles in
@@ -214,7 +215,7 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
             is_bool = scalar_type(value.aval) == "i1"
             text = f"{'bool_' if is_bool else 'float64'}({text})"
             # Ufuncs give NumPy scalars for 0-d arrays; np.where and np.zeros give 0-d arrays.
-            array = producers[value] in ("where", *FILLS)
+            array = producers[value] in ZERO_D_ARRAYS
             results.append(f"asarray({text})" if array else text)
         else:
             constant = f"constant{len(namespace)}"
