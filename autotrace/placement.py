@@ -16,7 +16,7 @@ from __future__ import annotations
 import warnings
 from contextlib import contextmanager
 
-from autotrace.runtime import backends
+from autotrace.runtime.backends import selection as backends
 from autotrace.runtime.devices import (CPU, Device, DeviceError, check_available, cupy_module,
                                        gpu_count, parse_device)
 from autotrace.runtime.devices import to_device as _to_device

@@ -117,7 +117,7 @@ def main(argv=None) -> int:
 
 
 def _llvm_unavailable():
-    from autotrace.runtime.backends import backend_named
+    from autotrace.runtime.backends.selection import backend_named
     return backend_named("llvm").available()
 
 
@@ -125,7 +125,7 @@ def compile_figures() -> None:
     """Cold compile and disk-cache load of the kernels of two gradients (GELU: one fused
     kernel; the scalar loop: one native function of ~1,200 operations), in a fresh cache."""
     from grad_speed import make_gelu_loss, make_scalar_loop
-    from autotrace.runtime.backends import llvm
+    from autotrace.runtime.backends.llvm import compiler as llvm
 
     directory = tempfile.mkdtemp(prefix="autotrace-kernels-")
     previous = os.environ.get("AUTOTRACE_CACHE_DIR")

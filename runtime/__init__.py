@@ -9,23 +9,27 @@ Two parts, kept apart:
   cells and stacks, which user code and derivatives share, and name scopes, which generated
   code opens around a scoped block's adjoint).
 - the tracing compiler, the rest of runtime/: abstract values (abstract), the op registry
-  (registry: how an op is defined and bound; its families ops_*, convolution, pooling, special,
+  (primitive: the record of everything known about one op, its facts for backends too;
+  registry: how an op is defined and bound; its families ops_*, convolution, pooling, special,
   random and recompute; ops: all of them), the tracer (tracer, arguments, trees, views), the
   graph IR (graph; graph_dot writes it as Graphviz DOT), passes (passes, passes_*), traced
   control flow (control_scope, control, control_variables, control_branches, control_loops,
   control_statements, control_writes, stacks), signatures and their cache (signature, spec,
   cache), the executor (executor, passes_floats, graph_python), devices (devices) and the
-  backends behind one protocol (backends/: numpy, llvm, cupy; see runtime/backends/__init__.py).
+  backends behind one protocol (backends/: numpy, llvm/ (the compiled CPU backend, a package),
+  cupy, array API, with fusion for GPU kernels; see runtime/backends/__init__.py). Backends read
+  what they need to know about an op from its Primitive (registry), never from a table of names.
 
 Imports inside runtime/ point one way, down this list (tests/runtime/test_import_layout.py
-fails on a cycle): devices, control_scope and scopes import nothing of runtime/; abstract,
+fails on a cycle): primitive, devices, control_scope and scopes import nothing of runtime/
+(the array-API adapter, below the abstract values, reads op facts from primitive); abstract,
 graph and state build on them; containers (namedtuples, dataclasses and the zero of a value
 with its structure, which the tracer and the derivative helpers share) on state; registry on
 those; the op families on the registry,
 and ops on every family; the derivative helpers on the families; the tracer on ops; passes,
 backends and the executor on the graph and ops; traced control flow, signatures and
 graph_python on all of these. A module imports another inside a function only for an optional
-dependency (CuPy) or to load it when first needed (the backends).
+dependency (CuPy) or to load it when first needed (the llvm backend's compiled parts).
 
 The contract between transforms/ and runtime/:
 - Generated code names the helper modules it calls (`adjoint_ops.unbroadcast(...)`,

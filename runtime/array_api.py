@@ -27,6 +27,7 @@ import numpy as np
 
 from autotrace.runtime.array_api_index import INDEXING
 from autotrace.runtime.array_api_products import PRODUCTS, Linalg
+from .primitive import primitives
 
 
 class ArrayApiError(NotImplementedError):
@@ -78,26 +79,19 @@ def _names(namespace, device) -> NumpyNames:
     return NumpyNames(namespace, device)
 
 
-# NumPy names whose array-API function has the same name and rules, or another name.
-_ELEMENTWISE_FLOAT = {  # functions of floats: an integer or bool input is taken as float64
-    name: name for name in (
-        "sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "expm1", "log", "log1p", "log2",
-        "log10", "sqrt", "logaddexp", "hypot", "copysign", "nextafter", "divide")
-} | {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
-     "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "true_divide": "divide"}
-_ELEMENTWISE = {
-    name: name for name in (
-        "add", "subtract", "multiply", "maximum", "minimum", "square", "abs", "sign", "floor",
-        "ceil", "trunc", "negative", "positive", "equal", "not_equal", "less", "less_equal",
-        "greater", "greater_equal", "logical_and", "logical_or", "logical_not", "logical_xor",
-        "isnan", "isinf", "isfinite", "signbit", "floor_divide", "remainder", "real", "imag",
-        "reciprocal", "conj")
-} | {"power": "pow", "absolute": "abs", "mod": "remainder", "conjugate": "conj",
-     "bitwise_not": "bitwise_invert", "invert": "bitwise_invert"}
 _SAME_NAMES = ("tril", "triu", "roll", "moveaxis", "broadcast_arrays", "searchsorted",
                "isin", "nonzero", "unique_values", "vecdot", "meshgrid", "squeeze")
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float32", "float64", "complex64", "complex128")
+
+
+def _array_api_primitive(name: str):
+    """The primitive of NumPy's function `name` (a ufunc by any of its names: `abs` is
+    absolute) where the array API has a function for it (`Primitive.array_api`): elementwise,
+    or a scan (the standard's scans are its `cumulative_*` functions)."""
+    function = getattr(np, name, None)
+    primitive = primitives.get(function.__name__ if isinstance(function, np.ufunc) else name)
+    return primitive if primitive is not None and primitive.array_api else None
 
 
 class _ScalarType:
@@ -152,11 +146,12 @@ class NumpyNames:
     def __getattr__(self, name):
         if name.startswith("_"):  # not a NumPy function: Python asking (copy, pickle, ...)
             raise AttributeError(name)
-        if name in _ELEMENTWISE_FLOAT:
-            function = self._elementwise(getattr(self.xp, _ELEMENTWISE_FLOAT[name]),
-                                         float_only=True)
-        elif name in _ELEMENTWISE:
-            function = self._elementwise(getattr(self.xp, _ELEMENTWISE[name]))
+        primitive = _array_api_primitive(name)
+        if primitive is not None and primitive.array_api.startswith("cumulative_"):
+            function = partial(self._cumulative, getattr(self.xp, primitive.array_api))
+        elif primitive is not None:
+            function = self._elementwise(getattr(self.xp, primitive.array_api),
+                                         float_only=primitive.float_only)
         elif name in _SAME_NAMES and hasattr(self.xp, name):
             function = getattr(self.xp, name)
         elif name in PRODUCTS or name in INDEXING:
@@ -388,15 +383,11 @@ class NumpyNames:
     def argmin(self, x, axis=None, keepdims=False):
         return self.xp.argmin(x, axis=axis, keepdims=keepdims)
 
-    def cumsum(self, x, axis=None, dtype=None):
+    def _cumulative(self, function, x, axis=None, dtype=None):
+        """A NumPy scan: the standard's `cumulative_*` `function`, over x flattened where NumPy
+        takes no axis."""
         x = self.ravel(x) if axis is None else x
-        return self.xp.cumulative_sum(x, axis=0 if axis is None else axis,
-                                      dtype=self.dtype(dtype))
-
-    def cumprod(self, x, axis=None, dtype=None):
-        x = self.ravel(x) if axis is None else x
-        return self.xp.cumulative_prod(x, axis=0 if axis is None else axis,
-                                       dtype=self.dtype(dtype))
+        return function(x, axis=0 if axis is None else axis, dtype=self.dtype(dtype))
 
     def argsort(self, x, axis=-1, kind=None):
         return self.xp.argsort(x, axis=axis, stable=True)

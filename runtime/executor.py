@@ -40,7 +40,8 @@ from typing import Callable
 import numpy as np
 
 from autotrace.runtime.abstract import AbstractArray
-from autotrace.runtime.backends import Backend, backend_for
+from autotrace.runtime.backends.protocol import Backend
+from autotrace.runtime.backends.selection import backend_for
 from autotrace.runtime.graph import Constant, Graph, Literal, Var, short_name
 from autotrace.runtime.ops import literal_source, viewed_inputs
 from .passes import optimize

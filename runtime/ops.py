@@ -10,8 +10,8 @@ whichever module was imported first.
 from __future__ import annotations
 
 from autotrace.runtime.registry import (  # noqa: F401 - the registry's names, complete from here
-    LITERAL_TYPES, Primitive, UntraceableError, bind, literal_source, numpy_functions,
-    primitives, register, source_globals, untraceable, viewed_inputs,
+    LITERAL_TYPES, Primitive, UntraceableError, array_methods, bind, literal_source,
+    numpy_functions, primitives, register, source_globals, untraceable, viewed_inputs,
 )
 
 # Each family registers its primitives and bindings when imported.

@@ -4,10 +4,14 @@ Every ufunc with its own loop (`add`, `sin`, `logaddexp`, `greater`, `divmod`, .
 primitive named after it, from one generic rule: the shape broadcasts, the dtype is what the
 ufunc's own type resolution says (`ufunc.resolve_dtypes`, which follows NumPy 2's weak-scalar
 promotion: a Python float literal times an f32 array is f32). The executor writes
-`np.add(a, b)`, or `np.add(a, b, out=a)` once buffer reuse has marked it.
+`np.add(a, b)`, or `np.add(a, b, out=a)` once buffer reuse has marked it. What backends know
+about a ufunc (its C and LLVM forms, libm and array-API names, ...) is its row of
+ELEMENTWISE_FACTS, fields of its Primitive: adding an elementwise op is its row and its
+derivative.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -15,11 +19,11 @@ import numpy as np
 
 from autotrace.runtime.abstract import (AbstractArray, broadcast_origins, broadcast_shapes,
                                         unknown_dimension_error)
-from autotrace.runtime.registry import (Primitive, bind, bind_like, define_function,
-                                        define_runtime_function, device_of_inputs,
-                                        literal_source, numpy_functions, primitives, register,
-                                        reject_arguments, shape_of, static, static_dtype,
-                                        is_traced, traces, untraceable, untraceable_shape)
+from autotrace.runtime.registry import (Primitive, array_method, bind, bind_like, define_function,
+                                        define_runtime_function, device_of_inputs, literal_source,
+                                        numpy_functions, primitives, register, reject_arguments,
+                                        shape_of, static, static_dtype, is_traced, traces,
+                                        ufunc_methods, untraceable, untraceable_shape)
 
 
 def _resolution_type(aval):
@@ -66,6 +70,141 @@ def _ufunc_source(name: str):
     return source
 
 
+# --- what backends know about each ufunc: one row each (the fields of Primitive) ---------------
+
+_FLOAT, _NUMBER, _ANY = ("f",), ("f", "i"), ("f", "i", "b")
+
+
+def _c(template: str, kinds: tuple = _FLOAT) -> dict:
+    """One C expression for each dtype kind in `kinds` (runtime/backends/fusion.py)."""
+    return {kind: template for kind in kinds}
+
+
+def _arithmetic(operator: str, instruction: str, array_api: str) -> dict:
+    """`a <operator> b`: the same expression in C and on Python floats, one LLVM instruction;
+    an inf or nan in either operand makes the result inf or nan."""
+    return dict(c=_c(f"{{0}} {operator} {{1}}", _NUMBER), python_float=f"{{0}} {operator} {{1}}",
+                llvm_instruction=f"{instruction} {{type}} {{0}}, {{1}}", propagates_nan=(0, 1),
+                array_api=array_api)
+
+
+def _libm(libm: str, array_api: str | None = None, *, math_function=None,
+          propagates: bool = False, silent: bool = False) -> dict:
+    """A function of one float that the C library computes (`tanh`), and the array API as a
+    function of floats where it has one; `propagates`: inf or nan in gives inf or nan out."""
+    return dict(libm=libm, c=_c(f"{libm}({{0}})"), math=math_function, silent=silent,
+                propagates_nan=(0,) if propagates else (), array_api=array_api,
+                float_only=array_api is not None)
+
+
+def _rounding(libm: str, array_api: str | None) -> dict:
+    """floor and its kin: exact in C, in LLVM's intrinsic and in the array API's function."""
+    return dict(libm=libm, c=_c(f"{libm}({{0}})"), llvm_intrinsic=libm, array_api=array_api)
+
+
+def _binary_libm(libm: str, array_api: str, float_only: bool = True) -> dict:
+    """A function of two floats that the C library computes (`pow`)."""
+    return dict(libm=libm, c=_c(f"{libm}({{0}}, {{1}})"), array_api=array_api,
+                float_only=float_only)
+
+
+def _comparison(operator: str, predicate: str, array_api: str) -> dict:
+    """NumPy's comparisons are false with a nan, except not_equal: ordered predicates (olt),
+    and the unordered une for not_equal."""
+    return dict(c=_c(f"{{0}} {operator} {{1}}", _ANY), llvm_compare=predicate,
+                array_api=array_api)
+
+
+def _on_bools(instruction: str, c: str | None = None, array_api: str | None = None) -> dict:
+    """Logic on bools: one LLVM instruction on i1 values (a C form where GPU kernels have one)."""
+    return dict(c=None if c is None else {"b": c}, llvm_instruction=instruction,
+                llvm_bools=True, array_api=array_api)
+
+
+def _select(predicate: str, nan_operand: int, c: dict, array_api: str | None = None) -> dict:
+    """`(a <predicate> b || isnan(operand)) ? a : b`: maximum and minimum give NaN if either is
+    NaN (and b where they are equal: maximum(-0.0, 0.0) is 0.0), fmax and fmin the other
+    operand where one is NaN (C's fmax does that, not NumPy's maximum)."""
+    return dict(c=c, llvm_select=(predicate, nan_operand), array_api=array_api)
+
+
+ELEMENTWISE_FACTS = {
+    "add": _arithmetic("+", "fadd", "add"),
+    "subtract": _arithmetic("-", "fsub", "subtract"),
+    "multiply": _arithmetic("*", "fmul", "multiply"),
+    "divide": dict(c=_c("{0} / {1}"), python_float="{0} / {1}",
+                   llvm_instruction="fdiv {type} {0}, {1}", array_api="divide", float_only=True),
+    "negative": dict(c=_c("-{0}", _NUMBER), python_float="-{0}",
+                     llvm_instruction="fneg {type} {0}", propagates_nan=(0,),
+                     array_api="negative"),
+    # x + -0.0 is x, for -0.0 and nan too
+    "positive": dict(python_float="+{0}", llvm_instruction="fadd {type} {0}, {negative_zero}",
+                     propagates_nan=(0,), array_api="positive"),
+    "square": dict(c=_c("{0} * {0}", _NUMBER), python_float="{0} * {0}",
+                   llvm_instruction="fmul {type} {0}, {0}", propagates_nan=(0,),
+                   array_api="square"),
+    "reciprocal": dict(llvm_instruction="fdiv {type} {one}, {0}", array_api="reciprocal"),
+    "absolute": dict(libm="fabs", c=_c("fabs({0})"), python_float="abs({0})",
+                     llvm_intrinsic="fabs", propagates_nan=(0,), array_api="abs"),
+    "fabs": dict(llvm_intrinsic="fabs", propagates_nan=(0,)),
+    "sqrt": dict(libm="sqrt", c=_c("sqrt({0})"), python_float="math.sqrt({0})",
+                 llvm_intrinsic="sqrt", propagates_nan=(0,), array_api="sqrt", float_only=True),
+    "cbrt": _libm("cbrt", propagates=True),
+    "exp": _libm("exp", "exp", math_function=math.exp),
+    "exp2": _libm("exp2"),
+    "expm1": _libm("expm1", "expm1", math_function=math.expm1),
+    "log": _libm("log", "log", math_function=math.log, propagates=True),
+    "log2": _libm("log2", "log2", math_function=math.log2, propagates=True),
+    "log10": _libm("log10", "log10", math_function=math.log10, propagates=True),
+    "log1p": _libm("log1p", "log1p", math_function=math.log1p, propagates=True),
+    "sin": _libm("sin", "sin", math_function=math.sin, propagates=True),
+    "cos": _libm("cos", "cos", math_function=math.cos, propagates=True),
+    "tan": _libm("tan", "tan", math_function=math.tan, propagates=True),
+    "arcsin": _libm("asin", "asin", math_function=math.asin, propagates=True),
+    "arccos": _libm("acos", "acos", math_function=math.acos, propagates=True),
+    "arctan": _libm("atan", "atan", math_function=math.atan, silent=True),
+    "sinh": _libm("sinh", "sinh", math_function=math.sinh, propagates=True),
+    "cosh": _libm("cosh", "cosh", math_function=math.cosh, propagates=True),
+    "tanh": _libm("tanh", "tanh", math_function=math.tanh, silent=True),
+    "arcsinh": _libm("asinh", "asinh", propagates=True),
+    "arccosh": _libm("acosh", "acosh", propagates=True),
+    "arctanh": _libm("atanh", "atanh", propagates=True),
+    "floor": _rounding("floor", "floor"),
+    "ceil": _rounding("ceil", "ceil"),
+    "trunc": _rounding("trunc", "trunc"),
+    "rint": _rounding("rint", None),
+    "power": _binary_libm("pow", "pow", float_only=False),
+    "arctan2": _binary_libm("atan2", "atan2"),
+    "hypot": _binary_libm("hypot", "hypot"),
+    "logaddexp": dict(array_api="logaddexp", float_only=True),
+    "copysign": dict(array_api="copysign", float_only=True),
+    "nextafter": dict(array_api="nextafter", float_only=True),
+    "maximum": _select("ogt", 0, {"f": "({0} >= {1} || isnan({0})) ? {0} : {1}",
+                                  "i": "max({0}, {1})"}, "maximum"),
+    "minimum": _select("olt", 0, {"f": "({0} <= {1} || isnan({0})) ? {0} : {1}",
+                                  "i": "min({0}, {1})"}, "minimum"),
+    "fmax": _select("oge", 1, _c("fmax({0}, {1})")),
+    "fmin": _select("ole", 1, _c("fmin({0}, {1})")),
+    "greater": _comparison(">", "ogt", "greater"),
+    "greater_equal": _comparison(">=", "oge", "greater_equal"),
+    "less": _comparison("<", "olt", "less"),
+    "less_equal": _comparison("<=", "ole", "less_equal"),
+    "equal": _comparison("==", "oeq", "equal"),
+    "not_equal": _comparison("!=", "une", "not_equal"),
+    "logical_and": _on_bools("and {type} {0}, {1}", "{0} && {1}", "logical_and"),
+    "logical_or": _on_bools("or {type} {0}, {1}", "{0} || {1}", "logical_or"),
+    "logical_xor": _on_bools("xor {type} {0}, {1}", array_api="logical_xor"),
+    "logical_not": _on_bools("xor {type} {0}, {true}", "!{0}", "logical_not"),
+    "bitwise_and": _on_bools("and {type} {0}, {1}"),
+    "bitwise_or": _on_bools("or {type} {0}, {1}"),
+    "bitwise_xor": _on_bools("xor {type} {0}, {1}"),
+    "invert": _on_bools("xor {type} {0}, {true}", array_api="bitwise_invert"),
+    **{name: dict(array_api=name) for name in (
+        "sign", "isnan", "isinf", "isfinite", "signbit", "floor_divide", "remainder")},
+    "conjugate": dict(array_api="conj"),
+}
+
+
 def _register_ufuncs() -> None:
     for attribute in dir(np):
         ufunc = getattr(np, attribute)
@@ -75,7 +214,8 @@ def _register_ufuncs() -> None:
             continue  # an alias: np.abs is np.absolute
         register(Primitive(
             ufunc.__name__, ufunc, _ufunc_rule(ufunc), source=_ufunc_source(ufunc.__name__),
-            fresh=True, writes_into=tuple(range(ufunc.nin)) if ufunc.nout == 1 else ()))
+            fresh=True, writes_into=tuple(range(ufunc.nin)) if ufunc.nout == 1 else (),
+            **ELEMENTWISE_FACTS.get(ufunc.__name__, {})))
 
 
 # --- `**` on NumPy scalars ---------------------------------------------------------------------
@@ -98,7 +238,10 @@ def _number(value):
     return value[()] if isinstance(value, np.ndarray) else value
 
 
-define_runtime_function("scalar_power", scalar_power, _ufunc_rule(np.power), fresh=True)
+# NumPy's scalar `**` is the C library's pow, which math.pow calls too (its errors, where NumPy
+# would warn, hand over to NumPy: runtime/passes_floats.py)
+define_runtime_function("scalar_power", scalar_power, _ufunc_rule(np.power), fresh=True,
+                        libm="pow", python_float="math.pow({0}, {1})")
 
 
 def power(base, exponent):
@@ -128,14 +271,6 @@ def _dtype_of(value):
     return aval.dtype if isinstance(aval, AbstractArray) else np.asarray(value).dtype
 
 
-_UFUNC_METHODS = {  # ufunc.method -> the NumPy function that does the same
-    ("add", "reduce"): np.sum, ("multiply", "reduce"): np.prod,
-    ("maximum", "reduce"): np.max, ("minimum", "reduce"): np.min,
-    ("logical_and", "reduce"): np.all, ("logical_or", "reduce"): np.any,
-    ("add", "accumulate"): np.cumsum, ("multiply", "accumulate"): np.cumprod,
-}
-
-
 def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
     """What a tracer's `__array_ufunc__` does: bind the ufunc (or its method) as a primitive."""
     reject_arguments(f"numpy.{ufunc.__name__}", where=kwargs.pop("where", None),
@@ -149,7 +284,7 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
     if method == "outer" and not kwargs:
         a, b = inputs
         return bind(ufunc.__name__, np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b)
-    function = _UFUNC_METHODS.get((ufunc.__name__, method))
+    function = ufunc_methods.get((ufunc.__name__, method))  # filled by ops_reduce
     if function is None or "out" in kwargs:
         keywords = ", ".join(f"{keyword}=" for keyword in kwargs)
         raise untraceable(f"numpy.{ufunc.__name__}.{method}" if method != "__call__"
@@ -254,7 +389,8 @@ def elementwise_rule(function):
 
 
 register(Primitive("where", np.where, elementwise_rule(np.where),
-                   source=lambda args, attrs: f"np.where({', '.join(args)})", fresh=True))
+                   source=lambda args, attrs: f"np.where({', '.join(args)})", fresh=True,
+                   c=_c("{0} ? {1} : {2}", _ANY)))
 
 
 @traces(np.where)
@@ -288,6 +424,11 @@ def bind_clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoVa
     return bind("clip", a, lower, upper)
 
 
+for _function in (np.clip, np.round, np.conjugate):
+    array_method(_function)
+array_method(np.conjugate, name="conj")
+
+
 @traces(np.isposinf)
 def bind_isposinf(x, out=None):
     reject_arguments("numpy.isposinf", out=out)
@@ -308,7 +449,8 @@ register(Primitive(
     "astype", _astype,
     lambda aval, dtype: AbstractArray(aval.shape, dtype, aval.device, aval.origins),
     source=lambda args, attrs: f"{args[0]}.astype({literal_source(attrs['dtype'])})",
-    fresh=True))
+    fresh=True, array_api_source=lambda args, attrs: (
+        f"np.astype({args[0]}, {literal_source(attrs['dtype'])})")))
 
 
 def astype(x, dtype, copy=True):
@@ -327,8 +469,9 @@ def _copy_source(args, attrs) -> str:
 
 
 # `order="C"` makes a row-major copy of a view (runtime/passes_layout.py asks for one).
+# A Python float is a new value, as np.copy's result is a new array.
 register(Primitive("copy", np.copy, lambda aval, order="K": aval, source=_copy_source,
-                   fresh=True))
+                   fresh=True, python_float="{0}"))
 
 
 @traces(np.copy)
@@ -351,7 +494,8 @@ def bind_round(a, decimals=0, out=None):
 for _function in (np.real, np.imag, np.angle, np.nan_to_num, np.isclose, np.sinc,
                   np.isreal, np.iscomplex):
     define_function(_function.__name__, _function, abstract_eval=elementwise_rule(_function),
-                    fresh=_function not in (np.real, np.imag))
+                    fresh=_function not in (np.real, np.imag),
+                    array_api=_function.__name__ if _function in (np.real, np.imag) else None)
 
 
 for _function in (np.real, np.imag, np.isreal, np.iscomplex, np.sinc):

@@ -158,11 +158,23 @@ def _getitem_source(args, attrs):
     return f"{args[0]}[{index_source(attrs['index'], args[1:])}]"
 
 
-register(Primitive("getitem", _getitem, _getitem_rule, source=_getitem_source))
-register(Primitive("gather", _getitem, _getitem_rule, source=_getitem_source, fresh=True))
+def _array_api_index(args, attrs) -> str:
+    """The index as the array-API backend's `np` takes it: `np.s_[...]`."""
+    return f"np.s_[{index_source(attrs['index'], args)}]"
+
+
+def _array_api_getitem_source(args, attrs):
+    return f"np.getitem({args[0]}, {_array_api_index(args[1:], attrs)})"
+
+
+register(Primitive("getitem", _getitem, _getitem_rule, source=_getitem_source,
+                   array_api_source=_array_api_getitem_source))
+register(Primitive("gather", _getitem, _getitem_rule, source=_getitem_source, fresh=True,
+                   array_api_source=_array_api_getitem_source))
 # Indexing with 0-d integer arrays only (a traced loop counter) is NumPy's basic indexing:
 # its result may be a view of x, so it is not fresh (buffer reuse must not write into it).
-register(Primitive("index_at", _getitem, _getitem_rule, source=_getitem_source))
+register(Primitive("index_at", _getitem, _getitem_rule, source=_getitem_source,
+                   array_api_source=_array_api_getitem_source))
 
 
 def _mask_select_rule(aval, mask):
@@ -175,7 +187,8 @@ def _mask_select_rule(aval, mask):
 # `x[mask]` with a traced boolean mask: as many rows as the mask has true elements, a number
 # known only at run time (a dimension of unknown size, `?`).
 register(Primitive("mask_select", lambda x, mask: x[mask], _mask_select_rule,
-                   source=lambda args, attrs: f"{args[0]}[{args[1]}]", fresh=True))
+                   source=lambda args, attrs: f"{args[0]}[{args[1]}]", fresh=True,
+                   array_api_source=lambda args, attrs: f"np.getitem({args[0]}, {args[1]})"))
 
 
 def _is_traced_mask(index) -> bool:
@@ -234,9 +247,15 @@ def _setitem_statements(outputs, args, attrs):
     return [f"{target} = np.array({x})", f"{target}[{index}] = {value}"]
 
 
+def _array_api_setitem_statements(outputs, args, attrs):
+    return [f"{outputs[0]} = np.setitem({args[0]}, {_array_api_index(args[2:], attrs)}, "
+            f"{args[1]})"]
+
+
 for _name in ("setitem", "scatter"):
     register(Primitive(_name, _setitem, _setitem_rule, statements=_setitem_statements,
-                       fresh=True, writes_into=(0,)))
+                       fresh=True, writes_into=(0,),
+                       array_api_statements=_array_api_setitem_statements))
 
 
 def _mask_assign_rule(aval, value, mask, index):
@@ -248,7 +267,8 @@ def _mask_assign_rule(aval, value, mask, index):
 # is a scalar, or has as many rows as the mask has true elements (NumPy checks that when the
 # graph runs). It runs as `setitem` does; only its shape rule differs.
 register(Primitive("mask_assign", _setitem, _mask_assign_rule, statements=_setitem_statements,
-                   fresh=True, writes_into=(0,)))
+                   fresh=True, writes_into=(0,),
+                   array_api_statements=_array_api_setitem_statements))
 
 
 def setitem(x, index, value):
@@ -281,8 +301,14 @@ def _scatter_add_statements(outputs, args, attrs):
             f"np.add.at({outputs[0]}, np.s_[{index}], {args[1]})"]
 
 
+def _array_api_scatter_add_statements(outputs, args, attrs):
+    return [f"{outputs[0]} = np.scatter_add({args[0]}, {_array_api_index(args[2:], attrs)}, "
+            f"{args[1]})"]
+
+
 register(Primitive("scatter_add", _scatter_add, _scatter_add_rule,
-                   statements=_scatter_add_statements, fresh=True))
+                   statements=_scatter_add_statements, fresh=True,
+                   array_api_statements=_array_api_scatter_add_statements))
 
 
 def add_at(x, index, value):

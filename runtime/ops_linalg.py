@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from autotrace.runtime.abstract import AbstractArray, broadcast_shapes
-from autotrace.runtime.registry import (Primitive, bind, by_example, define_traced_function,
-                                        literal_source, register, reject_arguments, shape_of,
-                                        static, traces)
+from autotrace.runtime.registry import (Primitive, array_method, bind, by_example,
+                                        define_traced_function, literal_source, register,
+                                        reject_arguments, shape_of, static, traces)
 
 
 def _inexact(dtype) -> np.dtype:
@@ -61,6 +61,9 @@ register(Primitive("dot", np.dot, _dot_rule, fresh=True,
 def bind_dot(a, b, out=None):
     reject_arguments("numpy.dot", out=out)
     return bind("dot", a, b)
+
+
+array_method(np.dot)
 
 
 for _function in (np.tensordot, np.outer, np.inner, np.vdot, np.kron, np.cross):

@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from autotrace.runtime.abstract import AbstractArray, carried_origins
-from autotrace.runtime.registry import (bind, define_function, normalize_axes, normalize_axis,
-                                        reject_arguments, static, static_dtype, traces)
+from autotrace.runtime.registry import (array_method, bind, define_function, normalize_axes,
+                                        normalize_axis, reject_arguments, static, static_dtype,
+                                        traces, ufunc_methods)
 
 
 def _reduced_shape(shape: tuple, axis: tuple, keepdims: bool) -> tuple:
@@ -89,6 +90,11 @@ def _make_binding(name: str, kind: str, numpy_name: str):
 for _name, (_function, _kind, _callables) in _REDUCTIONS.items():
     define_function(_name, _function, abstract_eval=_reduction_rule(_function), fresh=True)
     traces(*_callables)(_make_binding(_name, _kind, f"numpy.{_callables[0].__name__}"))
+    array_method(_callables[0])
+for _ufunc, _function in ((np.add, np.sum), (np.multiply, np.prod), (np.maximum, np.max),
+                          (np.minimum, np.min), (np.logical_and, np.all),
+                          (np.logical_or, np.any)):
+    ufunc_methods[(_ufunc.__name__, "reduce")] = _function  # np.add.reduce is np.sum
 
 
 # --- argmax and argmin: one axis or none (the flattened array) ----------------------------------
@@ -118,6 +124,7 @@ for _function in (np.argmax, np.argmin):
     define_function(_function.__name__, _function, abstract_eval=_arg_rule(_function),
                     fresh=True)
     traces(_function)(_make_arg_binding(_function.__name__))
+    array_method(_function)
 
 
 # --- cumsum and cumprod: one axis, or none (the flattened array) --------------------------------
@@ -143,7 +150,10 @@ def _make_scan_binding(name: str):
     return binding
 
 
-for _function in (np.cumsum, np.cumprod):
+for _function, _ufunc, _array_api in ((np.cumsum, np.add, "cumulative_sum"),
+                                      (np.cumprod, np.multiply, "cumulative_prod")):
     define_function(_function.__name__, _function, abstract_eval=_scan_rule(_function),
-                    fresh=True)
+                    fresh=True, array_api=_array_api)
     traces(_function)(_make_scan_binding(_function.__name__))
+    array_method(_function)
+    ufunc_methods[(_ufunc.__name__, "accumulate")] = _function  # np.add.accumulate is np.cumsum

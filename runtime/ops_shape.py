@@ -12,7 +12,7 @@ import numpy as np
 
 from autotrace.runtime.abstract import (AbstractArray, broadcast_shapes, carried_origins,
                                         unknown_dimension_error)
-from autotrace.runtime.registry import (UntraceableError, bind, define_function,
+from autotrace.runtime.registry import (UntraceableError, array_method, bind, define_function,
                                         define_traced_function, normalize_axes, normalize_axis,
                                         reject_arguments, shape_of, size_of, static, traces,
                                         untraceable_shape)
@@ -158,7 +158,9 @@ def _transpose_source(args, attrs) -> str:
 define_function("transpose", np.transpose, source=_transpose_source,
                 abstract_eval=lambda aval, axes: AbstractArray(
                     tuple(aval.shape[i] for i in axes), aval.dtype, aval.device,
-                    carried_origins(aval, axes)))
+                    carried_origins(aval, axes)),
+                array_api_source=lambda args, attrs: (
+                    f"np.transpose({args[0]}, {attrs['axes']!r})"))
 
 
 def transpose(a, axes=None):
@@ -426,3 +428,9 @@ def _data_dependent(function):
 
 for _function in (np.nonzero, np.argwhere, np.flatnonzero, np.unique, np.compress, np.extract):
     traces(_function)(_data_dependent(_function))
+
+# ndarray methods that are these functions: the first four may give views of the array.
+for _function in (np.squeeze, np.swapaxes, np.diagonal, np.ravel):
+    array_method(_function, views=True)
+for _function in (np.trace, np.take, np.repeat, np.argsort, np.nonzero):
+    array_method(_function)

@@ -44,7 +44,7 @@ def optimize(graph: Graph, passes=None, show_after=(), backend=None) -> Graph:
         graph: a traced graph.
         passes: the passes to run instead of PASSES.
         show_after: names of passes (`"DeadCode"`) after which to print the graph, to debug.
-        backend: a runtime.backends.Backend whose own passes run before BufferReuse.
+        backend: a runtime.backends.protocol.Backend whose own passes run before BufferReuse.
     Returns:
         the optimized graph, whose outputs share memory with its inputs, its constants and
         each other only where `graph`'s do (FreshOutputs).

@@ -9,7 +9,7 @@ it: `x * 1` with x:f64[3] is x, but `x * ones((2, 3))` broadcasts x to a new sha
 
 A rule drops only what is NumPy's result bit for bit, for every value (-0.0, infinities, nans):
 x * 1, x / 1, x ** 1, x - 0.0 and -(-x) are x, but x + 0.0 is not where x is -0.0 (NumPy gives
-+0.0, and then `arctan2(y, -1.0)` is pi, not -pi): for floats, only x + (-0.0) is x. The result
++0.0, and then `1.0 / (x + 0.0)` is inf, not -inf): for floats, only x + (-0.0) is x. The result
 is still a new array in NumPy; FreshOutputs (passes_outputs) copies it where it is an output.
 """
 from __future__ import annotations

@@ -25,9 +25,9 @@ Why the results are NumPy's, bit for bit:
   functions (`math.sin`, ...) are used only where they give NumPy's own results on this
   machine: NumPy calls the C library's functions on some CPUs and SIMD kernels of its own,
   rounded differently, on others; `math_matches_numpy` compares the two on probe values once per
-  process. Where they differ, tanh and arctan are NumPy calls on the float (`float(np.tanh(x))`)
-  and the other functions leave the graph to NumPy. `power(x, 2)` is `x * x` where NumPy's fast
-  path makes it so, which is checked the same way.
+  process. Where they differ, the functions that never warn (`Primitive.silent`) are NumPy
+  calls on the float (`float(np.<name>(x))`) and the others leave the graph to NumPy.
+  `power(x, 2)` is `x * x` where NumPy's fast path makes it so, which is checked the same way.
 - Where NumPy would warn or raise (overflow, division by zero, invalid values), a value becomes
   inf or nan, or Python raises. Either way the exact version runs instead, with NumPy's warnings.
   Infinities and nans propagate through most ops (inf * 0 is nan), so only the values read by an
@@ -43,44 +43,7 @@ import math
 import numpy as np
 
 from autotrace.runtime.graph import Constant, Graph, Literal, Var
-
-# Python float expressions that are IEEE operations, exactly NumPy's float64 loops.
-_EXACT = {
-    "add": "{0} + {1}",
-    "subtract": "{0} - {1}",
-    "multiply": "{0} * {1}",
-    "divide": "{0} / {1}",
-    "negative": "-{0}",
-    "positive": "+{0}",
-    "absolute": "abs({0})",
-    "square": "{0} * {0}",
-    "sqrt": "math.sqrt({0})",
-    "copy": "{0}",  # a Python float is a new value, as np.copy's result is a new array
-    # NumPy's scalar `**` is the C library's pow, which math.pow calls too (its errors, where
-    # NumPy would warn, hand over to the exact version)
-    "scalar_power": "math.pow({0}, {1})",
-}
-
-# NumPy ufuncs and the math functions that compute them when the C library does for NumPy too.
-_MATH = {
-    "sin": math.sin, "cos": math.cos, "tan": math.tan, "arcsin": math.asin,
-    "arccos": math.acos, "arctan": math.atan, "sinh": math.sinh, "cosh": math.cosh,
-    "tanh": math.tanh, "exp": math.exp, "expm1": math.expm1, "log": math.log,
-    "log1p": math.log1p, "log2": math.log2, "log10": math.log10,
-}
-
-# Ops whose result is inf or nan (or that raise) whenever an input is: a value read only by
-# these need no check of its own, its readers' results show it. Position 0 only for divide.
-_PROPAGATING = {
-    "add", "subtract", "multiply", "negative", "positive", "absolute", "square", "sqrt",
-    "power", "sin", "cos", "tan", "arcsin", "arccos", "sinh", "cosh", "log", "log1p", "log2",
-    "log10",
-}
-
-# Bounded functions that set no floating-point flag for any input, not even inf or nan, so
-# NumPy itself may compute them on a Python float where `math` does not give its results:
-# the call cannot warn, so falling back afterwards cannot warn twice.
-_SILENT = {"tanh", "arctan"}
+from autotrace.runtime.ops import primitives
 
 _LARGEST_EXACT_INTEGER = 2 ** 53
 
@@ -91,7 +54,7 @@ def math_matches_numpy(name: str) -> bool:
     bit (the sign of zero too) on probe values, through NumPy's array loop and its 0-d one. It
     depends only on the NumPy build and the CPU, so it is worked out once."""
     ufunc, python = (np.power, lambda x: x * x) if name == "power" else (
-        getattr(np, name), _MATH[name])
+        getattr(np, name), primitives[name].math)
     exponent = (2,) if name == "power" else ()
     # Spread over signs and exponents 2**-40 .. 2**12, dense near 1: a fixed, scrambled set.
     spread = (np.arange(2048) * 0.6180339887498949) % 1.0
@@ -136,24 +99,27 @@ def _is_two(value) -> bool:
 
 def float_template(equation) -> str | None:
     """The Python float expression for `equation` ({0}, {1} for its inputs), or None."""
-    name = equation.primitive.name
+    primitive = equation.primitive
+    name = primitive.name
     if (len(equation.outputs) != 1 or not _is_f64_scalar(equation.outputs[0])
             or equation.attrs or not all(map(_operand_ok, equation.inputs))):
         return None
-    if name in _EXACT:
-        return _EXACT[name]
+    if primitive.python_float is not None:
+        return primitive.python_float
     if name == "power" and _is_two(equation.inputs[1]):
         return "{0} * {0}" if math_matches_numpy("power") else None
-    if name in _MATH and math_matches_numpy(name):
-        return f"math.{_MATH[name].__name__}({{0}})"
-    if name in _SILENT:
+    if primitive.math is not None and math_matches_numpy(name):
+        return f"math.{primitive.math.__name__}({{0}})"
+    if primitive.silent:
+        # it cannot warn, so NumPy may compute it on the float: falling back afterwards
+        # cannot warn twice
         return f"float(np.{name}({{0}}))"
     return None
 
 
 def lowerable(graph: Graph) -> bool:
     """Whether every equation of `graph` has a float version (none has a side effect or a
-    subgraph: those are never in the tables), and there are enough of them to pay for the
+    subgraph: those never have a float form), and there are enough of them to pay for the
     checks around the float version: about as much as one NumPy call on a 0-d array."""
     return len(graph.equations) >= 2 and all(
         float_template(equation) is not None for equation in graph.equations)
@@ -163,10 +129,12 @@ def _checked(graph: Graph) -> list:
     """The Vars whose finiteness shows that every value of the graph was finite."""
     checked = {value: None for value in graph.outputs if isinstance(value, Var)}
     for equation in graph.equations:
-        name = equation.primitive.name
+        # an inf or nan read where it always gives one (Primitive.propagates_nan) shows in
+        # the result; power is here only x * x (float_template), which shows it too
+        propagating = (0,) if equation.primitive.name == "power" else \
+            equation.primitive.propagates_nan
         for position, value in enumerate(equation.inputs):
-            if isinstance(value, Var) and (
-                    name not in _PROPAGATING or (name == "divide" and position == 1)):
+            if isinstance(value, Var) and position not in propagating:
                 checked[value] = None
     return list(checked)
 

@@ -1,11 +1,15 @@
 """How ops are defined: the `Primitive`, the registries it is entered in, and `bind`.
 
-- `primitives` maps a name to a `Primitive`: its NumPy implementation, its shape/dtype rule
-  (`abstract_eval`) and the Python source the executor writes for it.
+- `primitives` maps a name to a `Primitive` (runtime/primitive.py): its NumPy implementation,
+  its shape/dtype rule (`abstract_eval`), the Python source the executor writes for it, and
+  the facts backends read about it (its C and LLVM forms, libm and array-API names, ...).
 - `numpy_functions` maps a NumPy callable (np.sum, np.reshape, np.linalg.inv, ...) to a binding:
   a function with NumPy's signature that checks and normalizes the arguments, then calls `bind`
   to record the right primitive with hashable attributes. Ufuncs need no entry: every NumPy ufunc
   is a primitive of its own name (`add`, `sin`, `logaddexp`, ...), see runtime/ops_elementwise.py.
+- `array_methods` maps an ndarray method that is a NumPy function (`x.sum`) to it, and
+  `ufunc_methods` a ufunc's method (`np.add.reduce`) to the function that does the same; the
+  families enter theirs, the tracer and transforms/ read them.
 
 The families import this module and register their primitives when imported: ops_elementwise
 (ufuncs, where, clip, astype, ...), ops_reduce (sum, mean, argmax, cumsum, ...), ops_shape
@@ -22,7 +26,6 @@ from __future__ import annotations
 
 import inspect
 import math
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -31,6 +34,7 @@ from autotrace.runtime.abstract import (AbstractArray, abstractify, is_unknown,
                                         unknown_dimension_error)
 from autotrace.runtime.graph import StaticSlice
 from autotrace.runtime.state import StateCell
+from .primitive import Primitive, primitives, register  # noqa: F401 - defined there, used here
 
 LITERAL_TYPES = (bool, int, float, complex)
 
@@ -39,37 +43,13 @@ class UntraceableError(NotImplementedError):
     """A NumPy function or argument that autotrace has no op for."""
 
 
-@dataclass(frozen=True)
-class Primitive:
-    """One op a graph can hold.
-
-    Attributes:
-        name: how graphs print it (`multiply`, `reduce_sum`, `getitem`).
-        impl: `impl(*inputs, **attrs)` computes it on NumPy arrays (constant folding uses it).
-        abstract_eval: `abstract_eval(*avals, **attrs)` -> AbstractArray, or a tuple of them for
-            an op with several results; a literal input arrives as its Python value.
-        source: `source(args, attrs)` -> a Python expression computing it from the argument
-            names, e.g. `np.multiply(a, b)`; `statements(outputs, args, attrs)` -> lines, where
-            one expression cannot say it (subscript assignment).
-        fresh: its output is always a new, writable buffer, never a view of an input nor an
-            input itself. Buffer reuse writes into such outputs, so it is claimed per op.
-        writes_into: input positions whose buffer it can write its output into (attr `out`).
-        globals: `globals(attrs)` -> {name: object} that the generated code must see for this
-            equation (a compiled kernel its `source` calls by name); None when it needs none.
-    """
-
-    name: str
-    impl: Callable
-    abstract_eval: Callable
-    source: Callable | None = None
-    statements: Callable | None = None
-    fresh: bool = False
-    writes_into: tuple = ()
-    globals: Callable | None = None
-
-
-primitives: dict[str, Primitive] = {}
 numpy_functions: dict[Callable, Callable] = {}
+# ndarray methods that are NumPy functions of the array (`x.sum(axis=0)` is `np.sum(x, axis=0)`):
+# the method's name -> (the function, whether its result may be a view of the array). Each
+# family enters its own (`array_method`); the tracer and transforms/ read them.
+array_methods: dict[str, tuple[Callable, bool]] = {}
+# (ufunc name, method) -> the NumPy function that does the same: ("add", "reduce") is np.sum.
+ufunc_methods: dict[tuple[str, str], Callable] = {}
 # autotrace's own array functions that compiled graphs call by name, beside `np` and `math`
 # (convolution and pooling): filled by `define_runtime_function`.
 source_globals: dict[str, Callable] = {}
@@ -84,9 +64,10 @@ def viewed_inputs(equation) -> list:
     return list(inputs)
 
 
-def register(primitive: Primitive) -> Primitive:
-    primitives[primitive.name] = primitive
-    return primitive
+def array_method(function: Callable, *, views: bool = False, name: str | None = None) -> None:
+    """`x.<name>(...)` (name: the function's own) is `function(x, ...)`; `views`: its result
+    may be a view of x."""
+    array_methods[name or function.__name__] = (function, views)
 
 
 def traces(*functions):
@@ -283,21 +264,23 @@ def source_path(function) -> str:
 
 
 def define_function(name: str, function: Callable, *, abstract_eval=None, fresh: bool = False,
-                    source: Callable | None = None) -> Primitive:
+                    source: Callable | None = None, **facts) -> Primitive:
     """Register a primitive that is `function(*arrays, **attrs)`, its rule by example if none.
 
     The executor writes it as a call of the NumPy function by its path (`np.linalg.inv(a)`)
-    with the attributes as keywords, unless `source` says otherwise.
+    with the attributes as keywords, unless `source` says otherwise. `facts` are more fields
+    of the Primitive (`array_api="real"`).
     """
     if source is None:
         path = source_path(function)
         source = lambda args, attrs: call_source(path, args, attrs)  # noqa: E731
     return register(Primitive(
-        name, function, abstract_eval or by_example(function), source=source, fresh=fresh))
+        name, function, abstract_eval or by_example(function), source=source, fresh=fresh,
+        **facts))
 
 
 def define_runtime_function(name: str, function: Callable, abstract_eval: Callable, *,
-                            fresh: bool = False) -> Primitive:
+                            fresh: bool = False, **facts) -> Primitive:
     """Register a primitive computed by an array function of autotrace's runtime, not NumPy's.
 
     Compiled graphs call it by `name` (`conv2d(a, b, padding='same', ...)`), with the attributes
@@ -305,7 +288,8 @@ def define_runtime_function(name: str, function: Callable, abstract_eval: Callab
     """
     source_globals[name] = function
     return register(Primitive(name, function, abstract_eval, fresh=fresh,
-                              source=lambda args, attrs: call_source(name, args, attrs)))
+                              source=lambda args, attrs: call_source(name, args, attrs),
+                              **facts))
 
 
 def define_traced_function(function: Callable, arrays: int = 1, *, name: str | None = None,

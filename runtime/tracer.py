@@ -50,7 +50,8 @@ from autotrace.runtime.arguments import (  # noqa: F401 - the argument checks, i
     refuse_change_of_argument)
 from autotrace.runtime.devices import is_gpu_array, mixing_error
 from autotrace.runtime.graph import Constant, Equation, Graph, Literal, Var
-from autotrace.runtime.ops import LITERAL_TYPES, UntraceableError, numpy_functions, untraceable
+from autotrace.runtime.ops import (LITERAL_TYPES, UntraceableError, array_methods, numpy_functions,
+                                   untraceable)
 from .python_operators import OPERATOR_SYMBOLS
 from autotrace.runtime.ops_elementwise import ZERO_D_ARRAYS, apply_ufunc, astype, power
 from autotrace.runtime.ops_index import (  # noqa: F401 - set_item, imported from here too
@@ -454,10 +455,9 @@ def _write(tracer: Tracer, value, operation: str, read_only_message: str) -> Non
                read_only_message)
 
 
-for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "any", "all", "argmax",
-              "argmin", "cumsum", "cumprod", "clip", "round", "squeeze", "dot", "swapaxes",
-              "diagonal", "trace", "take", "repeat", "argsort", "conj", "nonzero"):
-    setattr(Tracer, _name, _forward(getattr(np, _name)))
+for _name, (_function, _) in array_methods.items():  # x.sum(axis=0) is np.sum(x, axis=0)
+    if _name not in vars(Tracer):
+        setattr(Tracer, _name, _forward(_function))
 
 # Python's operators and the ufuncs they are: Tracer and autotrace.Variable both answer them.
 BINARY_OPERATORS = (

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autotrace.runtime.backends import cpu_backend
+from autotrace.runtime.backends.selection import cpu_backend
 
 NUMPY_FOLDER = str(Path(np.__file__).resolve().parents[1])
 

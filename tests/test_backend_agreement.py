@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace.runtime.backends import backend_named, cpu_backend
+from autotrace.runtime.backends.selection import backend_named, cpu_backend
 from tests import corpus
 from tests.numeric import assert_same_structure
 from tests.test_rule_table_grad import build_wrappers

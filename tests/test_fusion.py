@@ -1,4 +1,4 @@
-"""Kernel fusion (runtime/fusion.py): the kernels' exact text for a few traced functions, where
+"""Kernel fusion (runtime/backends/fusion.py): the kernels' exact text for a few traced functions, where
 groups end, dtypes and literals in C, stable names; and, without a GPU, what the kernels compute:
 a small interpreter of the C they contain runs each kernel on NumPy arrays in place of the
 equations it replaces, and the graph must give the same results as the graph run unfused.
@@ -12,7 +12,7 @@ from autotrace.runtime.backends import cupy_backend
 from autotrace.runtime.backends.cupy_backend import GpuFusion
 from autotrace.runtime.backends.numpy_backend import NumpyBackend
 from autotrace.runtime.executor import compile_graph
-from autotrace.runtime.fusion import c_literal, fuse, kernel_source
+from autotrace.runtime.backends.fusion import c_literal, fuse, kernel_source
 from autotrace.runtime.graph import Constant, Literal
 from autotrace.runtime.passes import optimize
 from autotrace.runtime.tracer import trace

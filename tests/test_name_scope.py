@@ -11,7 +11,7 @@ import pytest
 
 import autotrace
 from autotrace import layers
-from autotrace.runtime.backends import llvm
+from autotrace.runtime.backends.llvm import compiler as llvm
 from autotrace.runtime.graph_dot import graph_dot
 from autotrace.runtime.passes import optimize
 from autotrace.runtime.tracer import trace
@@ -111,7 +111,7 @@ def test_scopes_survive_the_passes_that_rewrite_equations():
 @pytest.mark.skipif(not llvm.available(), reason="llvmlite is not installed, so the CPU "
                                                   "backend does not fuse")
 def test_a_fused_kernel_takes_its_last_equations_scope():
-    from autotrace.runtime.backends.llvm_backend import LlvmBackend
+    from autotrace.runtime.backends.llvm.backend import LlvmBackend
 
     def layer(x):
         with autotrace.name_scope("activation"):

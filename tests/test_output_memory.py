@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace.runtime.backends import backend_named, cpu_backend
+from autotrace.runtime.backends.selection import backend_named, cpu_backend
 
 CONSTANT = np.array([1.0, 2.0, 3.0])
 

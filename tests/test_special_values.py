@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace.runtime.backends import backend_named, cpu_backend
+from autotrace.runtime.backends.selection import backend_named, cpu_backend
 
 SPECIAL = [-0.0, 0.0, math.inf, -math.inf, math.nan, 1e-320, -1.5, 2.0]
 

@@ -28,13 +28,10 @@ from autotrace.transforms.scopes import scope_call, with_block
 from autotrace.transforms.templates import name
 from .unpacking import joined, keywords_value, unpacks
 from .nodes import walk
+from ..runtime.ops import array_methods
 
 # ndarray methods that are NumPy functions of the array: `x.sum(axis=0)` is `np.sum(x, axis=0)`.
-ARRAY_METHODS = {
-    "sum", "mean", "prod", "max", "min", "var", "std", "cumsum", "cumprod", "argmax",
-    "argmin", "all", "any", "clip", "round", "repeat", "take", "squeeze", "swapaxes", "trace",
-    "diagonal", "nonzero", "ravel", "dot", "conj", "conjugate", "argsort",
-}
+ARRAY_METHODS = set(array_methods)
 # Methods whose positional arguments form one shape or axes argument: `x.reshape(2, 3)`.
 PACKED_METHODS = {"reshape": "reshape", "transpose": "transpose"}
 # Methods that become helpers of runtime.derivatives.structure: `x.copy()` copies a list or dict

@@ -12,6 +12,7 @@ import gast
 import numpy as np
 
 from autotrace.transforms.parsing import MISSING, resolve
+from ..runtime.ops import array_methods
 
 # NumPy functions and array methods whose result may be a view of their first argument.
 VIEW_FUNCTIONS = {"transpose", "reshape", "ravel", "squeeze", "expand_dims", "swapaxes",
@@ -25,11 +26,10 @@ VIEWS_IN_A_LIST = {"split", "array_split", "hsplit", "vsplit", "dsplit", "broadc
 ARRAY_MAKERS = {"zeros", "ones", "empty", "full", "array", "copy", "zeros_like", "ones_like",
                 "empty_like", "full_like", "arange", "linspace", "eye", "identity", "stack",
                 "concatenate", "vstack", "hstack", "tile"}
-# Array methods whose result is new (`copy` of a list or dict holds the same items).
-NEW_VALUE_METHODS = {"astype", "sum", "mean", "prod", "std", "var", "max", "min", "cumsum",
-                      "cumprod", "dot", "clip", "round", "flatten", "tolist", "item", "all",
-                      "any", "argmax", "argmin", "argsort", "nonzero", "conj", "conjugate",
-                      "trace", "repeat", "take", "count", "index"}
+# Array methods whose result is new (`copy` of a list or dict holds the same items): those that
+# are NumPy functions giving no view (runtime's array_methods), and a few others.
+NEW_VALUE_METHODS = {name for name, (_, views) in array_methods.items() if not views} | {
+    "astype", "flatten", "tolist", "item", "count", "index"}
 # Builtins whose result is a new value holding none of their arguments.
 NEW_VALUE_BUILTINS = {len, range, float, int, bool, complex, abs, round, str, repr, isinstance,
                        hash, id, print, any, all, divmod, pow, sum, type, format}

@@ -43,7 +43,7 @@ from .entry import EntryPoint, ResultClasses, aval_of, result_source
 from .op_sources import ExportError, OpSources
 from autotrace.traced_function import traced_and_instance
 from autotrace.variables import unique_names
-from autotrace.runtime.backends import backend_named
+from autotrace.runtime.backends.selection import backend_named
 from autotrace.runtime import executor
 from autotrace.runtime.executor import graph_source
 from autotrace.runtime.ops import source_globals

@@ -18,7 +18,7 @@ from autotrace.traced_function import traced_and_instance
 from autotrace.variables import unique_names
 from autotrace.runtime.spec import placeholders_of
 from .graph_def import graph_def
-from autotrace.runtime.backends import backend_named
+from autotrace.runtime.backends.selection import backend_named
 from autotrace.runtime import executor
 from autotrace.runtime.state import StateCell
 from autotrace.runtime.tracer import Tracer

@@ -10,8 +10,9 @@ One backend per namespace and device (`backend_for_place`), named after them
 - Constants (NumPy arrays folded while tracing) are converted to the namespace and device
   once, when the graph is compiled.
 - Equations that NumPy writes as methods or subscripts (`a.T`, `a.astype(...)`, `a[0, idx]`,
-  `c[index] = v`, `np.add.at`) are written as calls of `np` by the `ArrayApiSource` pass,
-  which follow NumPy's rules where the standard's differ (runtime/array_api_index.py).
+  `c[index] = v`, `np.add.at`) are written as calls of `np` by the `ArrayApiSource` pass, as
+  their primitives say (`Primitive.array_api_source`, `array_api_statements`), which follow
+  NumPy's rules where the standard's differ (runtime/array_api_index.py).
 - Arrays are not written into (no buffer reuse): the standard has no `out=`.
 """
 from __future__ import annotations
@@ -21,62 +22,16 @@ from functools import lru_cache
 
 import numpy as np
 
-from autotrace.runtime.array_api import names_for_place
-from autotrace.runtime.backends import Backend
-from autotrace.runtime.graph import Graph
-from autotrace.runtime.ops import primitives
-from autotrace.runtime.ops_index import index_source
-
-
-def _index(args, attrs) -> str:
-    return f"np.s_[{index_source(attrs['index'], args)}]"
-
-
-def _getitem_source(args, attrs):
-    return f"np.getitem({args[0]}, {_index(args[1:], attrs)})"
-
-
-def _setitem_statements(outputs, args, attrs):
-    return [f"{outputs[0]} = np.setitem({args[0]}, {_index(args[2:], attrs)}, {args[1]})"]
-
-
-def _scatter_add_statements(outputs, args, attrs):
-    return [f"{outputs[0]} = np.scatter_add({args[0]}, {_index(args[2:], attrs)}, {args[1]})"]
-
-
-def _transpose_source(args, attrs):
-    return f"np.transpose({args[0]}, {attrs['axes']!r})"
-
-
-def _astype_source(args, attrs):
-    primitive = primitives["astype"]
-    method = primitive.source(args, attrs)  # `a.astype(np.float32)`
-    return f"np.astype({args[0]}, {method[len(args[0]) + len('.astype('):-1]})"
-
-
-def _mask_select_source(args, attrs):
-    return f"np.getitem({args[0]}, {args[1]})"
-
-
-# Primitive name -> how the array-API backend writes it (as `source=` or `statements=`).
-_RESPELLED = {
-    "getitem": {"source": _getitem_source},
-    "gather": {"source": _getitem_source},
-    "index_at": {"source": _getitem_source},
-    "mask_select": {"source": _mask_select_source},
-    "setitem": {"statements": _setitem_statements},
-    "scatter": {"statements": _setitem_statements},
-    "mask_assign": {"statements": _setitem_statements},
-    "scatter_add": {"statements": _scatter_add_statements},
-    "transpose": {"source": _transpose_source},
-    "astype": {"source": _astype_source},
-}
+from ..array_api import names_for_place
+from .protocol import Backend
+from ..graph import Graph
+from ..ops import primitives
 
 
 @lru_cache(maxsize=None)
 def _respelled(primitive):
-    return dataclasses.replace(primitive, **{"source": None, "statements": None,
-                                             **_RESPELLED[primitive.name]})
+    return dataclasses.replace(primitive, source=primitive.array_api_source,
+                               statements=primitive.array_api_statements)
 
 
 class ArrayApiSource:
@@ -91,7 +46,8 @@ class ArrayApiSource:
             attrs = {key: self._subgraphs(value)
                      for key, value in equation.attrs.items() if key != "out"}
             primitive = equation.primitive
-            if primitive.name in _RESPELLED and primitive is primitives.get(primitive.name):
+            respelled = primitive.array_api_source or primitive.array_api_statements
+            if respelled and primitive is primitives.get(primitive.name):
                 primitive = _respelled(primitive)
             equations.append(equation.replace(primitive=primitive, attrs=attrs))
         return Graph(graph.inputs, equations, graph.outputs)

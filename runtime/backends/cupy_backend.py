@@ -1,10 +1,11 @@
 """The CuPy backend: graphs of GPU arrays run as CuPy calls, with each group of elementwise
-equations (runtime/fusion.py) one CuPy ElementwiseKernel instead of one launch per equation.
+equations (runtime/backends/fusion.py) one CuPy ElementwiseKernel instead of one launch per
+equation.
 
     d = fused_85c48f973088(a, b, c)  # f64[3]@gpu:0
 
 The `GpuFusion` pass replaces each group by one `fused_gpu` equation at the group's last
-equation (runtime/fusion.replace_regions).
+equation (runtime/backends/fusion.replace_regions).
 The kernel is built the first time generated code needs it (`Primitive.globals`) and CuPy caches
 its compilation by the kernel's text. Constant folding and graphs that never reach a GPU
 compute the group with the equations it replaced, so the pass needs no GPU to be tested.
@@ -15,11 +16,11 @@ from functools import lru_cache, wraps
 
 import numpy as np
 
-from autotrace.runtime.backends import Backend, register
-from autotrace.runtime.devices import cupy_module, gpu_count, parse_device
-from autotrace.runtime.fusion import FusedKernel, fuse, replace_regions, run_equations
-from autotrace.runtime.graph import Equation, Graph
-from autotrace.runtime.registry import Primitive
+from .protocol import Backend
+from ..devices import cupy_module, gpu_count, parse_device
+from .fusion import FusedKernel, fuse, replace_regions, run_equations
+from ..graph import Equation, Graph
+from ..registry import Primitive
 
 
 def _impl(*values, kernel: FusedKernel):
@@ -28,7 +29,7 @@ def _impl(*values, kernel: FusedKernel):
 
 
 # NVRTC's headers do not define C's INFINITY and NAN, which kernels' literals use
-# (runtime/fusion.c_literal): as float constants, they convert to double exactly.
+# (runtime/backends/fusion.c_literal): as float constants, they convert to double exactly.
 _PREAMBLE = """
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
@@ -60,7 +61,7 @@ FUSED_GPU = Primitive(
 
 
 class GpuFusion:
-    """Each fusable group (runtime/fusion.fuse) becomes one `fused_gpu` equation."""
+    """Each fusable group (runtime/backends/fusion.fuse) becomes one `fused_gpu` equation."""
 
     def run(self, graph: Graph) -> Graph:
         kernels = fuse(graph)
@@ -115,4 +116,4 @@ class CupyBackend(Backend):
         return on_device
 
 
-BACKEND = register(CupyBackend())
+BACKEND = CupyBackend()

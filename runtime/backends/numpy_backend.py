@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autotrace.runtime.backends import Backend, register
+from .protocol import Backend
 
 
 class NumpyBackend(Backend):
@@ -16,4 +16,4 @@ class NumpyBackend(Backend):
         return np
 
 
-BACKEND = register(NumpyBackend())
+BACKEND = NumpyBackend()

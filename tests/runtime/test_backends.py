@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace.runtime import backends
-from autotrace.runtime.backends import Backend, backend_for, backend_named, cpu_backend
+from autotrace.runtime.backends import selection as backends
+from autotrace.runtime.backends.protocol import Backend
+from autotrace.runtime.backends.selection import backend_for, backend_named, cpu_backend
 from autotrace.runtime.backends.numpy_backend import NumpyBackend
 from autotrace.runtime.devices import DeviceError, device_of
 from autotrace.runtime.executor import compile_graph

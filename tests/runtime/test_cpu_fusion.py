@@ -1,4 +1,4 @@
-"""CPU fusion (runtime/backends/cpu_fusion.py): every operation a fused kernel computes agrees
+"""CPU fusion (runtime/backends/llvm/cpu_fusion.py): every operation a fused kernel computes agrees
 with NumPy, special values included; regions with several outputs, scalar inputs, float32, bool
 temporaries; the size threshold; the disk cache of object code; denormals survive kernels.
 """
@@ -10,14 +10,14 @@ import warnings
 import numpy as np
 import pytest
 
-from autotrace.runtime.backends import llvm
+from autotrace.runtime.backends.llvm import compiler as llvm
 
 if not llvm.available():
     pytest.skip("llvmlite is not installed (pip install llvmlite): the compiled CPU backend "
                 "is not available", allow_module_level=True)
 
-from autotrace.runtime.backends.cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion  # noqa: E402
-from autotrace.runtime.backends.llvm_backend import LlvmBackend  # noqa: E402
+from autotrace.runtime.backends.llvm.cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion  # noqa: E402
+from autotrace.runtime.backends.llvm.backend import LlvmBackend  # noqa: E402
 from autotrace.runtime.executor import compile_graph  # noqa: E402
 from autotrace.runtime.passes import optimize  # noqa: E402
 from autotrace.runtime.signature import signature_and_arrays  # noqa: E402
@@ -123,7 +123,7 @@ def test_float32_operation_matches_numpy(name):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_without_libmvec_kernels_call_libm_per_element(monkeypatch, dtype):
-    from autotrace.runtime.backends import cpu_kernels
+    from autotrace.runtime.backends.llvm import cpu_kernels
     monkeypatch.setattr(cpu_kernels.llvm, "vector_math", lambda *args: None)
     x, y = sample(dtype=dtype, seed=1), sample(dtype=dtype, seed=2)
     rtol = 1e-13 if dtype == np.float64 else 2e-6
@@ -522,8 +522,8 @@ def test_without_llvmlite_autotrace_imports_and_nothing_fuses():
     program = (
         "import sys; sys.modules['llvmlite'] = None\n"
         "import numpy as np, autotrace\n"
-        "from autotrace.runtime.backends import llvm\n"
-        "from autotrace.runtime.backends.cpu_fusion import CpuFusion\n"
+        "from autotrace.runtime.backends.llvm import compiler as llvm\n"
+        "from autotrace.runtime.backends.llvm.cpu_fusion import CpuFusion\n"
         "from autotrace.runtime.tracer import trace\n"
         "graph = trace(lambda x: np.tanh(x * 2.0), (np.ones(5000),))[0]\n"
         "assert not llvm.available() and CpuFusion().run(graph) is graph\n"

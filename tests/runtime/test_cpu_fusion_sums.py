@@ -1,4 +1,4 @@
-"""Sums over some axes in fused CPU kernels (runtime/backends/cpu_reductions.py): a sum over
+"""Sums over some axes in fused CPU kernels (runtime/backends/llvm/cpu_reductions.py): a sum over
 leading axes (a bias gradient, d.sum(axis=0)) or over trailing axes (np.sum(x, axis=-1)) is
 added up in the loop that computes what it sums, bit for bit as NumPy adds it, in the summed
 dtype, keepdims or not, NaN and inf included, beside the kernel's other outputs.
@@ -6,7 +6,7 @@ dtype, keepdims or not, NaN and inf included, beside the kernel's other outputs.
 import numpy as np
 import pytest
 
-from autotrace.runtime.backends import llvm
+from autotrace.runtime.backends.llvm import compiler as llvm
 
 if not llvm.available():
     pytest.skip("llvmlite is not installed (pip install llvmlite): the compiled CPU backend "
@@ -117,7 +117,7 @@ def test_bias_gradient_of_a_dense_layer_is_fused():
     """The traced gradient of tanh(X @ W + b): the bias gradient is summed in the kernel that
     computes the preactivation's gradient, at the default size threshold."""
     import autotrace
-    from autotrace.runtime.backends import cpu_backend
+    from autotrace.runtime.backends.selection import cpu_backend
 
     generator = np.random.default_rng(0)
     W, b = generator.standard_normal((32, 256)) * 0.1, generator.standard_normal(256) * 0.1

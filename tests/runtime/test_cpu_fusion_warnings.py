@@ -1,6 +1,6 @@
 """NumPy's floating-point warnings from fused CPU kernels under NumPy's default error state: a
 kernel returns whether it raised an exception flag NumPy warns on (invalid value, division by
-zero, overflow; runtime/backends/cpu_loop.py), and the fused call then runs the region's NumPy
+zero, overflow; runtime/backends/llvm/cpu_loop.py), and the fused call then runs the region's NumPy
 calls, so the warnings are NumPy's own, word for word, and so are the results.
 """
 import ctypes
@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-from autotrace.runtime.backends import llvm
+from autotrace.runtime.backends.llvm import compiler as llvm
 
 if not llvm.available():
     pytest.skip("llvmlite is not installed (pip install llvmlite): the compiled CPU backend "
@@ -87,7 +87,7 @@ def test_a_fused_region_warns_as_numpy(name, function, args):
 def test_only_a_kernel_that_raised_an_exception_runs_numpys_calls():
     """1003 values: the last 3 run with 5 lanes of padding, which repeat a value (zeros would
     make log(0) divide by zero there, and every call run NumPy's calls)."""
-    from autotrace.runtime.backends import cpu_fusion
+    from autotrace.runtime.backends.llvm import cpu_fusion
 
     _, kernel = fused(lambda a: np.log(a) * 2.0, [POSITIVE])
     numpy_calls = []

@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # What transforms/ may import from runtime/: the helpers generated code calls, the primitives
 # (the registry, its families and the custom ops it writes calls of), state cells (user code
 # and derivatives share them), and name scopes (generated code opens gradient scopes).
-TRANSFORMS_MAY_IMPORT = ("runtime.derivatives", "runtime.registry", "runtime.ops", "runtime.ops_",
-                         "runtime.convolution", "runtime.pooling", "runtime.special",
+TRANSFORMS_MAY_IMPORT = ("runtime.derivatives", "runtime.primitive", "runtime.registry",
+                         "runtime.ops", "runtime.ops_", "runtime.convolution", "runtime.pooling", "runtime.special",
                          "runtime.random", "runtime.state", "runtime.recompute",
                          "runtime.scopes")
 # The tracing compiler, which nothing transforms/ imports loads. (The graph IR is loaded all the

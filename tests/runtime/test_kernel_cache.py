@@ -1,4 +1,4 @@
-"""The disk cache of compiled kernels (runtime/backends/llvm.py): a cache file that is cut,
+"""The disk cache of compiled kernels (runtime/backends/llvm/compiler.py): a cache file that is cut,
 damaged, of an earlier format, of another compiler or another module is compiled again and
 rewritten, never loaded. Each damaged file is read by a new process, where LLVM aborting on
 damaged object code (as it does) would show as a crash, not as a failed test in this one."""
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autotrace.runtime.backends import llvm
+from autotrace.runtime.backends.llvm import compiler as llvm
 
 if not llvm.available():
     pytest.skip("llvmlite is not installed (pip install llvmlite): the compiled CPU backend "
@@ -35,7 +35,7 @@ OLD_MAGIC = b"autotrace-kernel-object 1\n"
 
 IN_A_NEW_PROCESS = """
 import ctypes, json, os, sys
-from autotrace.runtime.backends import llvm
+from autotrace.runtime.backends.llvm import compiler as llvm
 ir = sys.argv[1]
 for directory in sys.argv[2:]:  # a cache directory holding one damaged file each
     os.environ["AUTOTRACE_CACHE_DIR"] = directory

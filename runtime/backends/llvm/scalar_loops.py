@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from autotrace.runtime.graph import Constant, Graph, Literal, Var
+from ...graph import Constant, Graph, Literal, Var
 
 # A loop must repeat its block at least this often, and cover this many equations, to pay for
 # the bookkeeping (phis, tapes) over straight-line code.

@@ -1,10 +1,10 @@
-"""The vector instructions of fused elementwise kernels, for runtime/backends/cpu_fusion.py.
+"""The vector instructions of fused elementwise kernels, for runtime/backends/llvm/cpu_fusion.py.
 
 A kernel is described by a `KernelSpec` (no graph, no NumPy calls): its inputs (arrays of the
 loop's length, scalars, or rows that repeat), its steps (one NumPy operation each, on inputs,
 earlier steps or literals, in the dtypes NumPy computes it in), which steps it writes out and
 which it adds up. `write_steps` writes the steps as LLVM IR on `<width x double>` vectors (a
-`VectorBody`); runtime/backends/cpu_loop.py puts them in a loop, and runtime/backends/
+`VectorBody`); runtime/backends/llvm/cpu_loop.py puts them in a loop, and runtime/backends/llvm/
 cpu_reductions.py adds up the sums.
 
 Transcendental functions call glibc's vector math library (libmvec) where it has them and libm
@@ -13,8 +13,8 @@ written as compares and selects. No fast-math flags: arithmetic is IEEE, as NumP
 bit; transcendental functions are glibc's, which differ from NumPy's own by an ulp or two
 (NumPy brings its own SIMD versions of some).
 NumPy's warnings (an invalid value, a division by zero, an overflow): a kernel returns whether
-it raised one of those floating-point exceptions (runtime/backends/cpu_loop.py), and the fused
-call then runs the NumPy calls the region replaced (runtime/backends/cpu_fusion.py), as it does
+it raised one of those floating-point exceptions (runtime/backends/llvm/cpu_loop.py), and the fused
+call then runs the NumPy calls the region replaced (runtime/backends/llvm/cpu_fusion.py), as it does
 under any other NumPy error state (`np.errstate(all="raise")`, `np.seterr`), so NumPy warns or
 raises as it would unfused.
 """
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autotrace.runtime.backends import llvm
-from autotrace.runtime.fusion import LIBM_NAMES
+from . import compiler as llvm
+from ...primitive import primitives
 
 FLOAT64, FLOAT32, BOOL = np.dtype(np.float64), np.dtype(np.float32), np.dtype(bool)
 # NumPy dtype -> LLVM type of one value in registers, and in memory.
@@ -50,23 +50,18 @@ def array_layout_known() -> bool:
         probe.ctypes.data)
 
 
-_ARITHMETIC = {"add": "fadd", "subtract": "fsub", "multiply": "fmul", "divide": "fdiv"}
-_INTRINSICS = {"absolute": "fabs", "sqrt": "sqrt", "floor": "floor", "ceil": "ceil",
-               "trunc": "trunc", "rint": "rint"}
-_COMPARISONS = {"greater": "ogt", "greater_equal": "oge", "less": "olt", "less_equal": "ole",
-                "equal": "oeq", "not_equal": "une"}
-# NumPy's rules as `(a <compare> b || isnan(<operand>)) ? a : b`: maximum and minimum return
-# NaN if either is NaN (and b when they are equal: maximum(-0.0, 0.0) is 0.0); fmax and fmin
-# return the other operand when one is NaN.
-_SELECTS = {"maximum": ("ogt", 0), "minimum": ("olt", 0), "fmax": ("oge", 1),
-            "fmin": ("ole", 1)}
-_LOGICAL = {"logical_and": "and", "logical_or": "or"}
-_BINARY_LIBM = {"arctan2": "atan2", "hypot": "hypot", "power": "pow"}
-UNARY_LIBM = {name: libm for name, libm in LIBM_NAMES.items() if name not in _INTRINSICS}
+def computes(primitive, dtype_kind: str) -> bool:
+    """Whether a kernel computes an op of `primitive` on values of this dtype kind ("f" float,
+    "b" bool), from its LLVM form or libm function (`where` either way)."""
+    if primitive.name == "where":
+        return True
+    if dtype_kind == "b":
+        return primitive.llvm_bools
+    return bool(primitive.llvm_instruction and not primitive.llvm_bools
+                or primitive.llvm_intrinsic or primitive.llvm_compare
+                or primitive.llvm_select or primitive.libm)
 
-FLOAT_OPERATIONS = frozenset([*_ARITHMETIC, *_INTRINSICS, *_COMPARISONS, *_SELECTS,
-                              *_BINARY_LIBM, *UNARY_LIBM, "negative", "square", "where"])
-BOOL_OPERATIONS = frozenset([*_LOGICAL, "logical_not", "where"])
+
 # Integer exponents of `power` written as multiplies (np.power(x, 3) -> x * x * x).
 MAX_INTEGER_EXPONENT = 8
 # How an input is read (KernelSpec): an array of the loop's length, a 0-d value, or (a positive
@@ -194,44 +189,37 @@ class VectorBody:
         """The instructions of one step on operands already cast to its loop dtypes."""
         operation, dtype = step.operation, step.loop_dtypes[0]
         vector = self.vector(dtype)
-        if operation in _ARITHMETIC:
-            return self.emit(f"{_ARITHMETIC[operation]} {vector} {operands[0]}, {operands[1]}")
-        if operation == "negative":
-            return self.emit(f"fneg {vector} {operands[0]}")
-        if operation == "square":
-            return self.emit(f"fmul {vector} {operands[0]}, {operands[0]}")
-        if operation in _INTRINSICS:
-            intrinsic = f"llvm.{_INTRINSICS[operation]}.{self.suffix(dtype)}"
+        if operation == "astype":
+            return operands[0]  # the cast to the loop dtype (the target) did it
+        if operation == "where":
+            result = self.vector(step.loop_dtypes[1])
+            return self.emit(f"select <{self.width} x i1> {operands[0]}, "
+                             f"{result} {operands[1]}, {result} {operands[2]}")
+        primitive = primitives[operation]
+        if primitive.llvm_instruction:
+            return self.emit(primitive.llvm_instruction.format(
+                *operands, type=vector, true="splat (i1 true)", one=self.splat(1.0, dtype),
+                negative_zero=self.splat(-0.0, dtype)))
+        if primitive.llvm_intrinsic:
+            intrinsic = f"llvm.{primitive.llvm_intrinsic}.{self.suffix(dtype)}"
             return self.call(intrinsic, vector, [(vector, operands[0])])
-        if operation in _COMPARISONS:
-            return self.emit(f"fcmp {_COMPARISONS[operation]} {vector} "
+        if primitive.llvm_compare:
+            return self.emit(f"fcmp {primitive.llvm_compare} {vector} "
                              f"{operands[0]}, {operands[1]}")
-        if operation in _SELECTS:
-            compare, nan_operand = _SELECTS[operation]
+        if primitive.llvm_select:
+            compare, nan_operand = primitive.llvm_select
             ordered = self.emit(f"fcmp {compare} {vector} {operands[0]}, {operands[1]}")
             nan = self.emit(f"fcmp uno {vector} {operands[nan_operand]}, zeroinitializer")
             first = self.emit(f"or <{self.width} x i1> {ordered}, {nan}")
             return self.emit(f"select <{self.width} x i1> {first}, {vector} {operands[0]}, "
                              f"{vector} {operands[1]}")
-        if operation == "where":
-            result = self.vector(step.loop_dtypes[1])
-            return self.emit(f"select <{self.width} x i1> {operands[0]}, "
-                             f"{result} {operands[1]}, {result} {operands[2]}")
-        if operation in _LOGICAL:
-            return self.emit(f"{_LOGICAL[operation]} {vector} {operands[0]}, {operands[1]}")
-        if operation == "logical_not":
-            return self.emit(f"xor {vector} {operands[0]}, splat (i1 true)")
-        if operation == "astype":
-            return operands[0]  # the cast to the loop dtype (the target) did it
         exponent = integer_exponent(step)
         if exponent is not None:
             return self.integer_power(operands[0], exponent, dtype)
         if operation == "power" and step.operands[1] == ("literal", 0.5):
             # NumPy computes x ** 0.5 as sqrt(x): (-inf) ** 0.5 is NaN, not pow's inf
             return self.call(f"llvm.sqrt.{self.suffix(dtype)}", vector, [(vector, operands[0])])
-        if operation in _BINARY_LIBM:
-            return self.libm(_BINARY_LIBM[operation], dtype, operands)
-        return self.libm(UNARY_LIBM[operation], dtype, operands)
+        return self.libm(primitive.libm, dtype, operands)
 
     def integer_power(self, base: str, exponent: int, dtype) -> str:
         """base ** exponent by squaring. A negative exponent takes the reciprocal first, as

@@ -3,7 +3,7 @@
 A traced loop on scalars is a long chain of 0-d ops: NumPy spends about a microsecond of
 dispatch on each, Python floats a few tens of nanoseconds (runtime/passes_floats.py), machine
 code a few nanoseconds. `compile_scalar_graph(graph)` writes the graph as LLVM IR, compiles it
-with llvmlite (runtime/backends/llvm.py, which caches the object code on disk) and returns a
+with llvmlite (compiler.py, which caches the object code on disk) and returns a
 Python function that calls it:
 
     run = compile_scalar_graph(graph, fallback=numpy_version)
@@ -14,7 +14,7 @@ Python function that calls it:
   become one `sincos` call.
 - A block of equations repeated many times (a loop unrolled by tracing, and its adjoint) is
   compiled as a loop again, with the values it leaves for later code in a buffer of doubles
-  (runtime/backends/scalar_loops.py): a large graph compiles in a fraction of the time.
+  (runtime/backends/llvm/scalar_loops.py): a large graph compiles in a fraction of the time.
 - With `fallback` (the graph's NumPy version), a call where a value that could hide it is inf
   or nan, or where NumPy does not ignore underflow, runs the fallback instead, so NumPy gives
   its warnings (or raises under np.errstate) and its exact results; the native code only
@@ -32,12 +32,12 @@ from typing import Callable
 
 import numpy as np
 
-from autotrace.runtime.backends import llvm
-from autotrace.runtime.backends.cpu_scalar_ir import (COMPARISONS, FILLS, FLOAT_OPS, LIBM2, LOGICAL,
-                                                      SUPPORTED, TapeTooLarge, kernel_ir,
-                                                      operand_type, scalar_type, squares)
-from autotrace.runtime.backends.scalar_loops import find_loops
-from autotrace.runtime.graph import Graph, Var
+from . import compiler as llvm
+from .cpu_scalar_ir import (FILLS, TapeTooLarge, kernel_ir, lowers, operand_type, scalar_type,
+                            squares)
+from .scalar_loops import find_loops
+from ...graph import Graph, Var
+from ...ops_elementwise import ZERO_D_ARRAYS
 
 # Graphs longer than this are compiled with their repeated blocks rolled into loops; shorter
 # ones straight-line, which runs faster (sin and cos of one value share a call) and compiles in
@@ -47,17 +47,9 @@ ROLL_ABOVE = 2000
 # to 0.6 s); past this many equations outside loops a graph keeps its Python version.
 MAX_STRAIGHT_LINE = 12000
 
-# Ops whose result is inf or nan whenever a float input is: a value read only by these needs
-# no check, its readers show it (as in runtime/passes_floats.py). Divide: the numerator only.
-_PROPAGATING = frozenset([
-    "add", "subtract", "multiply", "negative", "positive", "absolute", "fabs", "square", "sqrt",
-    "sin", "cos", "tan", "arcsin", "arccos", "sinh", "cosh", "log", "log1p", "log2", "log10",
-    "arcsinh", "arccosh", "arctanh", "cbrt"])
-
-
 def accepts(graph: Graph) -> bool:
-    """Whether every equation of `graph` is an op of SUPPORTED on f64 or bool scalars, with
-    float results for float ops and bool results for comparisons."""
+    """Whether every equation of `graph` is an op the kernel computes (cpu_scalar_ir.lowers) on
+    f64 or bool scalars, with float results for float ops and bool results for comparisons."""
     if not graph.equations:
         return False
     for equation in graph.equations:
@@ -66,11 +58,11 @@ def accepts(graph: Graph) -> bool:
             if not _is_scalar_fill(equation):
                 return False
             continue
-        if name not in SUPPORTED or equation.attrs or len(equation.outputs) != 1:
+        if not lowers(equation.primitive) or equation.attrs or len(equation.outputs) != 1:
             return False
         types = [operand_type(value) for value in equation.inputs]
         result = scalar_type(equation.outputs[0].aval)
-        if None in types or result != _result_type(name, types):
+        if None in types or result != _result_type(equation.primitive, types):
             return False
     return True
 
@@ -82,17 +74,16 @@ def _is_scalar_fill(equation) -> bool:
             and type(value) in (bool, int, float) and not equation.inputs)
 
 
-def _result_type(name: str, types: list) -> str | None:
-    if name in COMPARISONS:
+def _result_type(primitive, types: list) -> str | None:
+    if primitive.llvm_compare:
         return "i1" if len(types) == 2 else None
-    if name in LOGICAL or name in ("logical_not", "invert"):
+    if primitive.llvm_bools:
         return "i1" if all(kind == "i1" for kind in types) else None
-    if name == "where":
+    if primitive.name == "where":
         return "double" if len(types) == 3 and types[0] == "i1" else None
-    if name in FLOAT_OPS:  # a bool counts as 0.0 or 1.0 (the gradient of maximum has them)
-        return "double" if len(types) == 2 else None
-    arity = 2 if name in LIBM2 or name in ("maximum", "minimum") else 1
-    return "double" if len(types) == arity and "i1" not in types else None
+    if primitive.llvm_instruction and len(types) == 2:
+        return "double"  # a bool counts as 0.0 or 1.0 (the gradient of maximum has them)
+    return "double" if "i1" not in types else None
 
 
 def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
@@ -100,7 +91,7 @@ def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
     """A native version of `graph`, or None where there is none (no llvmlite, other ops).
 
     Arguments:
-        graph: an optimized graph; all its equations f64[] or bool[] ops of SUPPORTED.
+        graph: an optimized graph; all its equations f64[] or bool[] ops the kernel computes.
         fallback: the graph's NumPy version, run instead when a value is inf or nan (so that
             NumPy warns as it would) or NumPy does not ignore underflow.
         roll: compile repeated blocks as loops (True), straight-line (False), or by size
@@ -139,7 +130,7 @@ def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
 
 def scalar_kernel_ir(graph: Graph, name: str, roll: bool,
                      signal: bool) -> tuple[str, list] | None:
-    """The kernel's IR (see runtime/backends/cpu_scalar_ir.py) and its parameters: (position
+    """The kernel's IR (see runtime/backends/llvm/cpu_scalar_ir.py) and its parameters: (position
     among the graph's inputs, LLVM type) of each scalar input. Rolled where `roll` and the
     tapes fit on the stack. None where more than MAX_STRAIGHT_LINE equations would be
     straight-line code, which LLVM compiles in more time than Python floats take to run."""
@@ -224,7 +215,7 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
             is_bool = scalar_type(value.aval) == "i1"
             text = f"{'bool_' if is_bool else 'float64'}({text})"
             # Ufuncs give NumPy scalars for 0-d arrays; np.where and np.zeros give 0-d arrays.
-            array = producers[value] in ("where", *FILLS)
+            array = producers[value] in ZERO_D_ARRAYS
             results.append(f"asarray({text})" if array else text)
         else:
             constant = f"constant{len(namespace)}"
@@ -240,11 +231,12 @@ def _checked(graph: Graph) -> set:
     """The float Vars whose finiteness shows that every value of the graph was finite."""
     checked = {value for value in graph.outputs if isinstance(value, Var)}
     for equation in graph.equations:
-        name = equation.primitive.name
+        # an inf or nan read where it always gives one (Primitive.propagates_nan) shows in
+        # the result, which is checked or read in turn: the value itself need not be
+        propagating = equation.primitive.propagates_nan
         for position, value in enumerate(equation.inputs):
-            propagating = name in _PROPAGATING or (
-                name == "power" and position == 0 and squares(equation))
-            if isinstance(value, Var) and (
-                    not propagating or (name == "divide" and position == 1)):
+            if isinstance(value, Var) and position not in propagating and not (
+                    position == 0 and equation.primitive.name == "power"
+                    and squares(equation)):
                 checked.add(value)
     return {var for var in checked if scalar_type(var.aval) == "double"}

@@ -1,4 +1,4 @@
-"""The sums of fused kernels (runtime/backends/cpu_loop.py), added up in the loop that computes
+"""The sums of fused kernels (runtime/backends/llvm/cpu_loop.py), added up in the loop that computes
 the values they add, so that those values need never be written to memory:
 
 - a sum of all elements (`Totals`): blocked and compensated in float64, more accurate than
@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import math
 
-from autotrace.runtime.backends.cpu_kernels import (FLOAT32, REGISTER_TYPES, VectorBody,
-                                                    float_constant)
+from .cpu_kernels import (FLOAT32, REGISTER_TYPES, VectorBody, float_constant)
 
 SUM_BLOCK = 32  # vectors added plainly before a compensated add into the total
 PAIRWISE_BLOCK = 128  # NumPy's pairwise sum adds up to this many values with 8 accumulators

@@ -1,7 +1,7 @@
-"""The loop of a fused kernel (runtime/backends/cpu_fusion.py): reads each input once and
+"""The loop of a fused kernel (runtime/backends/llvm/cpu_fusion.py): reads each input once and
 writes each output once, `width` elements at a time.
 
-`kernel_ir(spec, name)` writes the LLVM module of a `KernelSpec` (runtime/backends/
+`kernel_ir(spec, name)` writes the LLVM module of a `KernelSpec` (runtime/backends/llvm/
 cpu_kernels.py) as a function
 
     void name(i64 n, ptr array0, ..., double scalar0, ..., ptr output0, ..., ptr total0, ...,
@@ -11,7 +11,7 @@ where an array argument is the NumPy array object itself (its data pointer is re
 `ARRAY_DATA_OFFSET`, which saves the microsecond `array.ctypes.data` costs per argument); a
 total is a 0-d array that receives a sum of all elements of a step, a leading one a row
 (zeroed) that receives a sum over leading axes, a trailing one an array of one sum per row
-(runtime/backends/cpu_reductions.py).
+(runtime/backends/llvm/cpu_reductions.py).
 
 The body runs on `<width x double>` vectors; the last `n % width` elements are copied into
 vector-sized stack buffers and run through the same body, so every element is computed by the
@@ -19,12 +19,10 @@ same instructions.
 """
 from __future__ import annotations
 
-from autotrace.runtime.backends import llvm
-from autotrace.runtime.backends.cpu_kernels import (ARRAY, ARRAY_DATA_OFFSET, BOOL, FLOAT64,
-                                                    MEMORY_TYPES, REGISTER_TYPES, SCALAR,
-                                                    KernelSpec, VectorBody, kernel_width,
-                                                    write_steps)
-from autotrace.runtime.backends.cpu_reductions import SUM_BLOCK, Totals, TrailingSums, leading_sum
+from . import compiler as llvm
+from .cpu_kernels import (ARRAY, ARRAY_DATA_OFFSET, BOOL, FLOAT64, MEMORY_TYPES, REGISTER_TYPES,
+                          SCALAR, KernelSpec, VectorBody, kernel_width, write_steps)
+from .cpu_reductions import SUM_BLOCK, Totals, TrailingSums, leading_sum
 
 
 def kernel_ir(spec: KernelSpec, name: str) -> str:
@@ -242,7 +240,7 @@ def watch_exceptions(declarations: dict) -> tuple[list, list]:
 
     The processor raises these flags as it computes, at no cost; NumPy reads the same flags
     after each call to warn. Where a kernel raised one, the fused call runs the region's NumPy
-    calls instead (runtime/backends/cpu_fusion.py), and NumPy decides whether to warn.
+    calls instead (runtime/backends/llvm/cpu_fusion.py), and NumPy decides whether to warn.
 
     On x86-64 the flags are bits of MXCSR, read and written in place (no cost measured): no
     computation escapes the watch, as every step reads an array element (a step of 0-d values

@@ -17,7 +17,7 @@ launch and none:
 
 A group is maximal: it grows backwards from an elementwise equation (its root) through the
 equations that compute its inputs, as long as each is elementwise (a ufunc called as a function
-or `where`, with a C form in `C_TEMPLATES` and dtypes in `C_TYPES`), has the root's shape, and
+or `where`, with a C form, `Primitive.c`, and dtypes in `C_TYPES`), has the root's shape, and
 its result is read only inside the group (not by a later equation outside it, not a graph
 output). So a group has one output, the root's, and its other results never reach memory.
 A lone equation is left alone: it is one kernel launch already.
@@ -38,48 +38,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autotrace.runtime.graph import Constant, Equation, Graph, Literal, Var, _Names, format_equation
+from ..graph import Constant, Equation, Graph, Literal, Var, _Names, format_equation
 
 # NumPy dtype -> C type of the variables that hold it in a kernel.
 C_TYPES = {
     np.dtype(np.float64): "double", np.dtype(np.float32): "float",
     np.dtype(np.int64): "long long", np.dtype(np.int32): "int", np.dtype(bool): "bool",
-}
-
-# Primitive name -> C expression, with {0}, {1}, {2} for its operands already of the loop's type.
-# A dict keyed by dtype kind ("f" float, "i" signed int, "b" bool) where the forms differ or
-# where a kind has no form: an equation computed in a kind that is not there ends the group.
-_ARITHMETIC = ("f", "i")
-# NumPy name -> the C library's (libm) name of the same function; the CPU backend's too.
-LIBM_NAMES = {
-    "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2",
-    "log10": "log10", "log1p": "log1p", "sqrt": "sqrt", "cbrt": "cbrt", "sin": "sin",
-    "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
-    "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh", "arccosh": "acosh",
-    "arctanh": "atanh", "absolute": "fabs", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
-    "rint": "rint",
-}
-C_TEMPLATES: dict[str, dict[str, str]] = {
-    **{name: {kind: template for kind in _ARITHMETIC} for name, template in [
-        ("add", "{0} + {1}"), ("subtract", "{0} - {1}"), ("multiply", "{0} * {1}"),
-        ("negative", "-{0}"), ("square", "{0} * {0}")]},
-    **{name: {"f": f"{function}({{0}})"} for name, function in LIBM_NAMES.items()},
-    "divide": {"f": "{0} / {1}"},
-    "power": {"f": "pow({0}, {1})"},
-    "arctan2": {"f": "atan2({0}, {1})"},
-    "hypot": {"f": "hypot({0}, {1})"},
-    # NumPy's maximum and minimum give NaN if either operand is NaN; C's fmax does not.
-    "maximum": {"f": "({0} >= {1} || isnan({0})) ? {0} : {1}", "i": "max({0}, {1})"},
-    "minimum": {"f": "({0} <= {1} || isnan({0})) ? {0} : {1}", "i": "min({0}, {1})"},
-    "fmax": {"f": "fmax({0}, {1})"},
-    "fmin": {"f": "fmin({0}, {1})"},
-    **{name: {kind: f"{{0}} {operator} {{1}}" for kind in ("f", "i", "b")} for name, operator in [
-        ("greater", ">"), ("greater_equal", ">="), ("less", "<"), ("less_equal", "<="),
-        ("equal", "=="), ("not_equal", "!=")]},
-    "logical_and": {"b": "{0} && {1}"},
-    "logical_or": {"b": "{0} || {1}"},
-    "logical_not": {"b": "!{0}"},
-    "where": {kind: "{0} ? {1} : {2}" for kind in ("f", "i", "b")},
 }
 
 
@@ -192,11 +156,13 @@ def kernel_name(in_params: str, out_params: str, operation: str) -> str:
 
 def is_elementwise(equation: Equation) -> bool:
     """Whether `equation` has a C form here: a ufunc called as a function (or `where`) with one
-    result, each input and the result of a dtype in C_TYPES, computed in a kind its template
-    has. Buffer reuse's `out=` does not matter: a kernel writes its own output."""
+    result, each input and the result of a dtype in C_TYPES, computed in a kind its C forms
+    (`Primitive.c`) have. Buffer reuse's `out=` does not matter: a kernel writes its own
+    output."""
     name = equation.primitive.name
     impl = equation.primitive.impl
-    if name not in C_TEMPLATES or set(equation.attrs) - {"out"} or len(equation.outputs) != 1:
+    forms = equation.primitive.c
+    if not forms or set(equation.attrs) - {"out"} or len(equation.outputs) != 1:
         return False
     if name != "where" and not (isinstance(impl, np.ufunc) and impl.nout == 1):
         return False
@@ -207,7 +173,7 @@ def is_elementwise(equation: Equation) -> bool:
             return False
         if isinstance(value, Literal) and not isinstance(value.value, (bool, int, float)):
             return False
-    return all(dtype.kind in C_TEMPLATES[name] for dtype in loop_dtypes(equation))
+    return all(dtype.kind in forms for dtype in loop_dtypes(equation))
 
 
 def loop_dtypes(equation: Equation) -> list:
@@ -273,7 +239,7 @@ def _kernel(group: list[Equation]) -> FusedKernel:
             operands.append(text if dtype == loop_dtype else f"({C_TYPES[loop_dtype]}){text}")
         result = equation.outputs[0]
         kind = loop_dtypes(equation)[-1].kind
-        expression = C_TEMPLATES[equation.primitive.name][kind].format(*operands)
+        expression = equation.primitive.c[kind].format(*operands)
         if equation is root:
             statements.append(f"y0 = {expression};")
         else:

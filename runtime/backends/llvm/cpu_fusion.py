@@ -11,14 +11,14 @@ memory and writing a temporary back: the traced gelu gradient on 1e6 doubles is 
 
 and the graph's code calls the kernel by name: `b = fused_d4bfd66c818e(a, const0)`.
 
-A region is a maximal set of equations that the kernels can compute (runtime/backends/
+A region is a maximal set of equations that the kernels can compute (runtime/backends/llvm/
 cpu_kernels.py: arithmetic, libm functions, comparisons, where, maximum..., in float64, float32
 and bool) with one output shape, whose inputs are arrays of that shape, 0-d values, or rows that
 broadcast along its leading axes (a bias of a multiple of 16 elements). A sum of a region
 value `y` is added up in the same loop, so `y` need not be written at all: of all its elements
 (`np.sum(y)`), over its leading axes into a row of a multiple of 16 elements (the bias gradient
 `y.sum(axis=0)`), or over its trailing axes, rows of 16 to 128 elements (`np.sum(y, axis=-1)`;
-`summed_layout`, runtime/backends/cpu_reductions.py).
+`summed_layout`, runtime/backends/llvm/cpu_reductions.py).
 
 A region is built in graph order: an equation joins the regions that compute its inputs or read
 the same array it reads, merging them, unless one of those regions is closed or one of its sums
@@ -41,17 +41,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from autotrace.runtime.abstract import AbstractArray
-from autotrace.runtime.backends import llvm
-from autotrace.runtime.backends.cpu_kernels import (ARRAY, BOOL, BOOL_OPERATIONS, FLOAT_OPERATIONS,
-                                                    MAX_WIDTH, REGISTER_TYPES, SCALAR, KernelSpec,
-                                                    Step, array_layout_known)
-from autotrace.runtime.backends.cpu_loop import kernel_ir
-from autotrace.runtime.backends.cpu_reductions import PAIRWISE_BLOCK
-from autotrace.runtime.backends.cpu_scalar import numpy_errors_default
-from autotrace.runtime.fusion import loop_dtypes, replace_regions, run_equations
-from autotrace.runtime.graph import Constant, Equation, Graph, Literal, Var
-from autotrace.runtime.registry import Primitive, bind, is_traced, register
+from ...abstract import AbstractArray
+from . import compiler as llvm
+from .cpu_kernels import (ARRAY, BOOL, computes, MAX_WIDTH, REGISTER_TYPES, SCALAR, KernelSpec,
+                          Step, array_layout_known)
+from .cpu_loop import kernel_ir
+from .cpu_reductions import PAIRWISE_BLOCK
+from .cpu_scalar import numpy_errors_default
+from ..fusion import loop_dtypes, replace_regions, run_equations
+from ...graph import Constant, Equation, Graph, Literal, Var
+from ...registry import Primitive, bind, is_traced, register
 
 # Below this many elements a fused call saves less than it costs. A call costs ~0.8 us (ctypes,
 # np.empty per output), a NumPy ufunc call ~0.3 us; measured (2 cores, AVX-512) on tanh(x*y)+1:
@@ -122,7 +121,8 @@ def step_dtypes(equation: Equation) -> list | None:
     impl = equation.primitive.impl
     if name != "where" and not (isinstance(impl, np.ufunc) and impl.nout == 1):
         return None
-    if name not in FLOAT_OPERATIONS | BOOL_OPERATIONS:
+    primitive = equation.primitive
+    if not (computes(primitive, "f") or computes(primitive, "b")):
         return None
     try:
         dtypes = loop_dtypes(equation)
@@ -132,9 +132,9 @@ def step_dtypes(equation: Equation) -> list | None:
         return None
     operands = dtypes[1:] if name == "where" else dtypes
     kinds = {dtype.kind for dtype in operands}
-    if name in BOOL_OPERATIONS and name != "where":
+    if name != "where" and primitive.llvm_bools:
         return dtypes if kinds == {"b"} else None
-    return dtypes if name == "where" or kinds == {"f"} else None
+    return dtypes if name == "where" or kinds == {"f"} and computes(primitive, "f") else None
 
 
 def fusable_shape(equation: Equation) -> tuple | None:
@@ -185,7 +185,7 @@ def summed_layout(equation: Equation) -> tuple | None:
     float32, keepdims or not, no dtype), or None if it cannot: (ALL, 0) for a sum of all
     elements, (LEADING, R) for a sum over the leading axes into a row of R elements, (TRAILING,
     L) for one sum per row of L elements (the trailing axes); R and L are multiples of
-    MAX_WIDTH, and L at most PAIRWISE_BLOCK (runtime/backends/cpu_reductions.py says why)."""
+    MAX_WIDTH, and L at most PAIRWISE_BLOCK (runtime/backends/llvm/cpu_reductions.py says why)."""
     if equation.primitive.name != "reduce_sum" or not isinstance(equation.inputs[0], Var):
         return None
     aval = equation.inputs[0].aval
@@ -392,7 +392,7 @@ def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
     With `as_numpy` (and a NumPy version of the kernel), it runs the region's NumPy calls
     instead under a non-default NumPy error state, and after the kernel where it raised an
     invalid value, division by zero or overflow exception (the kernel returns whether it did:
-    runtime/backends/cpu_loop.py), so that NumPy warns or raises as it would unfused; the
+    runtime/backends/llvm/cpu_loop.py), so that NumPy warns or raises as it would unfused; the
     kernel's results are NumPy's anyway, to an ulp or two.
 
     Called with traced values (a compiled graph inlined into another trace), it records the

@@ -1,5 +1,5 @@
-"""LLVM IR for a scalar graph (runtime/backends/cpu_scalar.py): straight-line code, and loops
-where runtime/backends/scalar_loops.py found repeated blocks.
+"""LLVM IR for a scalar graph (runtime/backends/llvm/cpu_scalar.py): straight-line code, and loops
+where runtime/backends/llvm/scalar_loops.py found repeated blocks.
 
 The kernel of a graph with inputs a (f64) and c (bool) and outputs (x, y):
 
@@ -12,7 +12,7 @@ The kernel of a graph with inputs a (f64) and c (bool) and outputs (x, y):
     }
 
 Bool outputs come back as 0.0 or 1.0. Where the caller asked (`signal`), a float value that
-may hide an inf or nan (runtime/backends/cpu_scalar._checked) is tested as it is made, and the
+may hide an inf or nan (runtime/backends/llvm/cpu_scalar._checked) is tested as it is made, and the
 kernel returns nan instead of its first output if one was not finite.
 """
 from __future__ import annotations
@@ -21,33 +21,20 @@ import struct
 
 import numpy as np
 
-from autotrace.runtime.backends.scalar_loops import Loop
-from autotrace.runtime.graph import Constant, Graph, Literal, Var
+from .scalar_loops import Loop
+from ...graph import Constant, Graph, Literal, Var
 
-FLOAT_OPS = {  # NumPy ufunc -> LLVM instruction on doubles
-    "add": "fadd", "subtract": "fsub", "multiply": "fmul", "divide": "fdiv",
-    "true_divide": "fdiv",
-}
-INTRINSICS = {"sqrt": "llvm.sqrt.f64", "absolute": "llvm.fabs.f64", "fabs": "llvm.fabs.f64"}
-LIBM = {  # NumPy ufunc -> C library function of one double
-    "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
-    "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh",
-    "arccosh": "acosh", "arctanh": "atanh", "exp": "exp", "exp2": "exp2", "expm1": "expm1",
-    "log": "log", "log2": "log2", "log10": "log10", "log1p": "log1p", "cbrt": "cbrt",
-}
-# scalar_power: NumPy's scalar `**` (runtime/ops_elementwise.py), C's pow as it is
-LIBM2 = {"power": "pow", "scalar_power": "pow", "arctan2": "atan2", "hypot": "hypot"}
-COMPARISONS = {  # NumPy's comparisons are false with a nan, except not_equal
-    "less": "olt", "less_equal": "ole", "greater": "ogt", "greater_equal": "oge",
-    "equal": "oeq", "not_equal": "une",
-}
-LOGICAL = {"logical_and": "and", "logical_or": "or", "logical_xor": "xor",  # on bools only
-           "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor"}
-OTHER = {"negative", "positive", "square", "reciprocal", "maximum", "minimum", "where",
-         "logical_not", "invert"}
 FILLS = {"full"}  # a scalar of one value (zeros, ones): a constant
-SUPPORTED = frozenset([*FILLS, *FLOAT_OPS, *INTRINSICS, *LIBM, *LIBM2, *COMPARISONS,
-                       *LOGICAL, *OTHER])
+# The constants an op's `llvm_instruction` may name, on doubles and bools.
+_CONSTANTS = {"true": "true", "one": "1.0", "negative_zero": "-0.0"}
+
+
+def lowers(primitive) -> bool:
+    """Whether the kernel can compute an op of `primitive`: from its LLVM form, its libm
+    function, or (where, full, power's special cases) as written below."""
+    return bool(primitive.name in FILLS or primitive.name == "where"
+                or primitive.llvm_instruction or primitive.llvm_intrinsic
+                or primitive.llvm_compare or primitive.llvm_select or primitive.libm)
 
 
 _LLVM_TYPES = {np.dtype(np.float64): "double", np.dtype(bool): "i1"}
@@ -131,8 +118,8 @@ def _power_of_a_scalar_exponent(writer: _Writer, base: str, exponent: str) -> st
     """power(base, exponent) as NumPy's power loop computes it for one scalar exponent (a 0-d
     value, read with stride 0): an exponent of 0.5 takes sqrt, which gives -0.0 for -0.0 and
     nan for -inf where pow gives 0.0 and inf (the fused kernels do the same, cpu_kernels)."""
-    by_pow = writer.call(LIBM2["power"], [base, exponent])
-    root = writer.call(INTRINSICS["sqrt"], [base])
+    by_pow = writer.call("pow", [base, exponent])
+    root = writer.call("llvm.sqrt.f64", [base])
     is_half, result = writer.temporary(), writer.temporary()
     writer.emit(f"{is_half} = fcmp oeq double {exponent}, {double_text(0.5)}")
     writer.emit(f"{result} = select i1 {is_half}, double {root}, double {by_pow}")
@@ -141,44 +128,36 @@ def _power_of_a_scalar_exponent(writer: _Writer, base: str, exponent: str) -> st
 
 def write_equation(writer: _Writer, equation, operands: list) -> str:
     """Emit `equation` on these operand texts; the SSA name of its result."""
-    name = equation.primitive.name
+    primitive = equation.primitive
+    name = primitive.name
     result = writer.temporary()
     a = operands[0] if operands else None
     b = operands[1] if len(operands) > 1 else None
-    if name in FLOAT_OPS:
-        a, b = [_as_double(writer, value, text) for value, text in zip(equation.inputs, operands)]
-        writer.emit(f"{result} = {FLOAT_OPS[name]} double {a}, {b}")
+    if primitive.llvm_instruction:
+        if not primitive.llvm_bools and len(operands) == 2:
+            operands = [_as_double(writer, value, text)
+                        for value, text in zip(equation.inputs, operands)]
+        instruction = primitive.llvm_instruction.format(
+            *operands, type="i1" if primitive.llvm_bools else "double", **_CONSTANTS)
+        writer.emit(f"{result} = {instruction}")
     elif name == "power" and squares(equation):  # NumPy's fast path: x * x
         writer.emit(f"{result} = fmul double {a}, {a}")
-    elif name in ("square",):
-        writer.emit(f"{result} = fmul double {a}, {a}")
-    elif name in INTRINSICS:
-        return writer.call(INTRINSICS[name], [a])
-    elif name in LIBM:
-        return writer.call(LIBM[name], [a])
+    elif primitive.llvm_intrinsic:
+        return writer.call(f"llvm.{primitive.llvm_intrinsic}.f64", [a])
     elif name == "power" and not isinstance(equation.inputs[1], Literal):
         return _power_of_a_scalar_exponent(writer, a, b)
-    elif name in LIBM2:
-        return writer.call(LIBM2[name], [a, b])
-    elif name == "negative":
-        writer.emit(f"{result} = fneg double {a}")
-    elif name == "positive":
-        writer.emit(f"{result} = fadd double {a}, -0.0")  # x + -0 is x, -0 and nan too
-    elif name == "reciprocal":
-        writer.emit(f"{result} = fdiv double 1.0, {a}")
-    elif name in ("maximum", "minimum"):  # NumPy: (a > b || isnan(a)) ? a : b, so that of
+    elif primitive.libm:
+        return writer.call(primitive.libm, operands)
+    elif primitive.llvm_select:  # NumPy's maximum: (a > b || isnan(a)) ? a : b, so that of
         # two equal values (0.0 and -0.0) it gives the second, as its loops do
+        predicate, nan_operand = primitive.llvm_select
         order, first, nan = writer.temporary(), writer.temporary(), writer.temporary()
-        writer.emit(f"{order} = fcmp {'ogt' if name == 'maximum' else 'olt'} double {a}, {b}")
-        writer.emit(f"{nan} = fcmp uno double {a}, 0.0")
+        writer.emit(f"{order} = fcmp {predicate} double {a}, {b}")
+        writer.emit(f"{nan} = fcmp uno double {operands[nan_operand]}, 0.0")
         writer.emit(f"{first} = or i1 {order}, {nan}")
         writer.emit(f"{result} = select i1 {first}, double {a}, double {b}")
-    elif name in COMPARISONS:
-        writer.emit(f"{result} = fcmp {COMPARISONS[name]} double {a}, {b}")
-    elif name in LOGICAL:
-        writer.emit(f"{result} = {LOGICAL[name]} i1 {a}, {b}")
-    elif name in ("logical_not", "invert"):
-        writer.emit(f"{result} = xor i1 {a}, true")
+    elif primitive.llvm_compare:
+        writer.emit(f"{result} = fcmp {primitive.llvm_compare} double {a}, {b}")
     elif name == "full":
         fill = equation.attrs["fill_value"]
         if _kind(equation.outputs[0]) == "i1":

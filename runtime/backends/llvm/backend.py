@@ -1,0 +1,42 @@
+"""The compiled CPU backend: the NumPy backend, with each region of elementwise equations that is
+large enough to pay fused into one loop compiled by LLVM (cpu_fusion.py), which reads each
+input once and writes each output once, calling glibc's vector math (libmvec) for the
+transcendental functions; and a graph of scalars compiled whole into one native function, its
+repeated blocks rolled back into loops (cpu_scalar.py).
+
+It needs llvmlite (`pip install 'autotrace[cpu]'`). Without it, `backend_for` gives the NumPy
+backend instead (`config.cpu_backend("auto")`); a kernel that fails to build leaves its region
+to NumPy with one warning.
+"""
+from __future__ import annotations
+
+import os
+
+from ..numpy_backend import NumpyBackend
+from . import compiler
+
+
+class LlvmBackend(NumpyBackend):
+    name = "llvm"
+    # Regions smaller than this stay NumPy calls (cpu_fusion.py says why); None: CpuFusion's
+    # measured MIN_FUSED_ELEMENTS. AUTOTRACE_FUSION_MIN_ELEMENTS=1 fuses every region, to test
+    # the kernels on programs of small arrays.
+    min_elements: int | None = int(os.environ.get("AUTOTRACE_FUSION_MIN_ELEMENTS", 0)) or None
+
+    def available(self) -> str | None:
+        if not compiler.available():
+            return ("llvmlite is not installed (pip install 'autotrace[cpu]') or cannot "
+                    "compile for this CPU")
+        return None
+
+    # The compiled parts load when first used (they register their own primitives).
+    def passes(self) -> list:
+        from .cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion
+        return [CpuFusion(self.min_elements or MIN_FUSED_ELEMENTS)]
+
+    def compile_whole(self, graph, python_version):
+        from .cpu_scalar import compile_scalar_graph
+        return compile_scalar_graph(graph, fallback=python_version)
+
+
+BACKEND = LlvmBackend()
