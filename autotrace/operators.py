@@ -22,8 +22,8 @@ from autotrace.runtime.state import current_scope
 from autotrace.transforms.dynamic_calls import rule_caller
 from autotrace.transforms.calls import runs_own_call
 from autotrace.transforms.errors import SourceUnavailableError
-from autotrace.transforms.forward import forward_function
-from autotrace.transforms.pipeline import Session, reverse_function
+from autotrace.transforms.pipeline import forward_function, reverse_function
+from autotrace.transforms.session import Session
 from autotrace.transforms.segments import check_every
 from autotrace.transforms.rules.core import adjoint_rules, constant, tangent_rules
 from autotrace.transforms.varargs import by_arguments, takes_varargs

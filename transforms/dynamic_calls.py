@@ -24,8 +24,8 @@ from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
 from autotrace.runtime.state import current_sink, holds_state
 from autotrace.runtime.recompute import recompute_from
 from autotrace.runtime.scopes import gradient_scope, name_scope
-from autotrace.transforms.calls import (Checkpointed, CustomGradient, describe, has_tangent_rule,
-                                        no_rule_hint, runs_own_call)
+from autotrace.transforms.calls import (Checkpointed, CustomGradient, classify_value, describe,
+                                        has_tangent_rule, no_rule_hint, runs_own_call)
 from autotrace.transforms.custom import custom_caller
 from autotrace.transforms.errors import TransformError
 from .objects import as_function
@@ -33,7 +33,10 @@ from .function_caches import made_from
 from autotrace.transforms.partials import partial_caller
 from autotrace.transforms.varargs import for_call
 from autotrace.transforms.live_names import is_current, transform_lock
+from .naming import seed_keyword
+from .session import Session
 from autotrace.transforms.rules.core import adjoint, adjoint_rules, d, tangent
+from .codegen import load_function
 
 
 # Derivatives built while generated code runs (for calls resolved only then), per function:
@@ -71,7 +74,6 @@ def caller_of(func, args, kwargs):
     cache = _cache_of(func)
     key = ("caller", len(args), tuple(kwargs))
     if key not in cache:
-        from autotrace.transforms.codegen import load_function
         label = re.sub(r"\W", "_", getattr(func, "__name__", "function")).strip("_") or "f"
         positional = [f"x{i}" for i in range(len(args))]
         parameters = positional + (["*"] + list(kwargs) if kwargs else [])
@@ -91,7 +93,6 @@ def rule_caller(func, rules: dict):
     cache = _cache_of(func)
     key = ("rule caller", id(rules))
     if key not in cache:
-        from autotrace.transforms.codegen import load_function
         path = describe(func)
         if not re.fullmatch(r"[A-Za-z_][\w.]*", path):
             path = "function"
@@ -128,10 +129,8 @@ def derivative_of(func, wrt: tuple, implicit: bool = False, split: bool = False)
     key = ("implicit", wrt) if implicit else ("split", wrt) if split else wrt
     with transform_lock:
         if key not in cache or not is_current(cache[key]):  # made again after a rebinding
-            # pipeline imports this module
-            from autotrace.transforms.pipeline import Session, reverse_function
-            cache[key] = reverse_function(func, wrt, session=Session(
-                optimized=True, implicit=implicit, called=True), split=split)
+            session = Session(optimized=True, implicit=implicit, called=True)
+            cache[key] = session.build("split" if split else "reverse", func, wrt)
         return cache[key]
 
 
@@ -417,10 +416,8 @@ def forward_derivative_of(func, wrt: tuple):
     cache = _cache_of(func)
     with transform_lock:
         if ("forward", wrt) not in cache or not is_current(cache[("forward", wrt)]):
-            from autotrace.transforms.forward import forward_function  # which imports this
-            from autotrace.transforms.front_end import Session
-            cache[("forward", wrt)] = forward_function(
-                func, wrt, session=Session(optimized=True, called=True))
+            cache[("forward", wrt)] = Session(optimized=True, called=True).build(
+                "forward", func, wrt)
         return cache[("forward", wrt)]
 
 
@@ -509,15 +506,4 @@ def _vjp_call(y, function, arguments, keywords, dy, wrt, after=None):
 
 
 def classify_value_safely(func) -> str:
-    from autotrace.transforms.calls import classify_value
     return classify_value(func).kind
-
-
-def seed_keyword(func, keyword: str = "dy") -> str:
-    """The keyword a derivative of `func` takes its seed by: `dy` (or `tangent`), unless func
-    already uses that name (a derivative of a derivative takes `dy_`)."""
-    code = getattr(func, "__func__", func).__code__
-    taken = set(code.co_varnames) | set(code.co_freevars) | set(code.co_names)
-    while keyword in taken:
-        keyword += "_"
-    return keyword

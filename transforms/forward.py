@@ -22,15 +22,13 @@ from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from autotrace.transforms.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, describe,
                                         has_tangent_rule, no_rule_hint, rule_template)
 from autotrace.transforms.codegen import to_source
-from .dead_branches import deferring_refusals
 from autotrace.transforms.custom import check_call, custom_functions
 from autotrace.transforms.dynamic_calls import SELF
-from ..runtime.derivatives.state_writes import state_tangent
 from autotrace.transforms.errors import TransformError
 from autotrace.transforms.line_map import mark, mark_unmarked
 from .object_state import may_change_its_object
 from autotrace.transforms.pipeline_names import CONTAINER_RESULTS
-from autotrace.transforms.sequences import ARRAY, SequenceKinds
+from autotrace.transforms.sequences import ARRAY
 from autotrace.transforms.shapes import is_number
 from autotrace.transforms.rules.core import RuleError, instantiate_tangent, tangent_rules
 from autotrace.transforms.templates import keywords_dict, name, replace, replace_expression
@@ -473,69 +471,6 @@ class ForwardMode:
         return self.location.error(
             node, f"no tangent (forward-mode) rule for {label}. Register one:\n\n"
             + rule_template(function, label, "tangent"), label)
-
-
-@deferring_refusals
-def forward_function(func, wrt, *, session):
-    """Generate and load the forward-mode derivative of `func`.
-
-    The generated function takes func's parameters plus a keyword `tangent` (the tangent of the
-    `wrt` argument, a tuple of them for a tuple `wrt`; default ones) and returns
-    `(value, tangent of the value)`.
-    """
-    from autotrace.transforms.front_end import prepare
-    from autotrace.transforms.pipeline import _is_pure, load_generated
-    from autotrace.transforms.reverse import ReverseMode
-
-    outermost, session.outermost = session.outermost, False
-    prepared = prepare(func, wrt, session, "tangent", exits=False, outermost=outermost)
-    context = prepared.context
-    body = prepared.body
-    if not body or not isinstance(body[-1], gast.Return):
-        body = body + [gast.Return(value=gast.Constant(value=None, kind=None))]
-    forward = ForwardMode(context, prepared.active | set(prepared.wrt_names))
-    forward.sequences = SequenceKinds(prepared.body, prepared.parameters, prepared.namespace,
-                                      prepared.active)
-    if outermost:  # the caller's own tangents: none of them is handed back as it is
-        forward.fresh_tangent = context.helper("fresh_tangent")
-    forward.reverse_helper = ReverseMode(context, prepared.active, prepared.parameters,
-                                         prepared.local_names, None)
-    seeds = [name(forward.tangent(p), store=True) for p in prepared.wrt_names]
-    values = [name(p) for p in prepared.wrt_names]
-    single = not isinstance(wrt, tuple)
-    prologue = replace("tangents = tangent_seed(values, tangent)",
-                       tangents=seeds[0] if single else gast.Tuple(elts=seeds, ctx=gast.Store()),
-                       tangent_seed=context.helper("tangent_seed"),
-                       values=values[0] if single else gast.Tuple(elts=values, ctx=gast.Load()),
-                       tangent=prepared.keyword)
-    if outermost:  # the user's own arguments: no tangent of an integer (as grad's `match`)
-        prologue = [statement for parameter in prepared.wrt_names
-                    for statement in replace("refuse(value)", value=parameter,
-                                             refuse=context.helper("refuse_integral_argument"))
-                    ] + prologue
-    # An argument left out of wrt has a zero tangent, which it needs in a variable once an
-    # assignment (`x = x - a`, `x[0] = a`) makes it active.
-    # So does an object read from a global whose state a method called on it writes into.
-    outside = sorted(name for name in forward.active - prepared.local_names
-                     if name in prepared.namespace)
-    for parameter in [*prepared.parameters, *outside]:
-        if parameter in forward.active and parameter not in prepared.wrt_names:
-            prologue += replace("tangent = zeros_like(value)", tangent=forward.tangent(parameter),
-                                zeros_like=context.helper("zeros_like"), value=parameter)
-    new_body = prologue + forward.block(body)
-    if session.optimized:
-        # (state_tangent changes in place the tangent a caller passed: kept where unread)
-        pure = _is_pure(prepared.namespace, set(context.bound.values()),
-                        {n for n, v in prepared.namespace.items() if v is state_tangent})
-        temporaries = forward.temporaries | {n for n in prepared.local_names
-                                             if n.startswith("_t")}
-        cleanup.fold_constants(new_body)
-        cleanup.remove_dead_code(new_body, pure, keep_names=set(prepared.parameters))
-        cleanup.inline_temporaries(new_body, temporaries, pure)
-        cleanup.remove_dead_code(new_body, pure, keep_names=set(prepared.parameters))
-    return load_generated(prepared, func, new_body, "f",
-                          f"Forward derivative of {prepared.location.name} along "
-                          f"{', '.join(prepared.wrt_names)} (generated by autotrace).")
 
 
 # Functions whose tangent rules compute new arrays (as ufuncs' do, once keep_apart has run).

@@ -6,17 +6,13 @@ functions, A-normal form, exits to flags; then it finds the names that carry gra
 mode (transforms/pipeline.py `reverse_function`) and forward mode (transforms/forward.py)
 start from what it returns (`Prepared`).
 
-A `Session` is one top-level transform and the derivatives of the user functions it calls,
-each made once; a `Context` binds the runtime helpers generated code calls (HELPERS), and the
+It runs in a `Session` (transforms/session.py); a `Context` binds the runtime helpers generated code calls (HELPERS), and the
 derivatives it calls, to names in the namespace the code runs in.
 """
 from __future__ import annotations
 
-import collections
 import copy
 import functools
-import inspect
-import types
 from dataclasses import dataclass, field
 
 import gast
@@ -36,13 +32,12 @@ from .state_aliases import method_may_write, refuse_stale_aliases
 from .state_writes import (calls_changing_state, refuse_written_gradients,
                            rewrite_state_writes, settle_state_writes)
 from autotrace.transforms.anf import normalize
-from autotrace.transforms.calls import CustomGradient, classify
+from autotrace.transforms.calls import CustomGradient, FieldsOf, classify
 from autotrace.transforms.checks import check_supported
 from autotrace.transforms.custom import custom_caller
 from autotrace.transforms.codegen import debug_source
 from autotrace.transforms.dict_methods import rewrite_dict_methods
-from autotrace.transforms.dynamic_calls import (jvp_call, seed_keyword, unbind_method, vjp_call,
-                                                vjp_start)
+from autotrace.transforms.dynamic_calls import jvp_call, vjp_call, vjp_start
 from ..runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, primal_sweep,
                                           sent_gradients, sent_object_gradient)
 from autotrace.transforms.exits import exits_to_flags
@@ -52,12 +47,13 @@ from ..runtime.ops_index import checked_out, indexes_a_view
 from ..runtime.derivatives.state_log import add_recomputed, state_as_at, state_writes_log
 from autotrace.transforms.list_methods import rewrite_list_methods
 from autotrace.transforms.live_names import LiveNamespace
-from autotrace.transforms.naming import Namer, names_in
+from autotrace.transforms.naming import Namer, names_in, seed_keyword
 from autotrace.transforms.nested import lift_nested_functions
 from autotrace.transforms.segments import bind_checkpointed_calls, segment_loops
+from .session import Session
 from .object_state import check_calls, check_state_writes
-from autotrace.transforms.objects import (FieldsOf, check_constructions, explicit_super,
-                                          objects_built, parse_fields_function, replace_calls)
+from autotrace.transforms.objects import (check_constructions, explicit_super, objects_built,
+                                          parse_fields_function, replace_calls)
 from autotrace.transforms.parsing import parse_function, resolve
 from autotrace.transforms.partials import check_partials, partial_caller
 from autotrace.transforms.templates import name
@@ -156,77 +152,6 @@ class Context:
 
 
 _ABSENT = object()
-
-
-class Session:
-    """One top-level transform, and the derivatives of the user functions it calls."""
-
-    def __init__(self, optimized: bool, implicit: bool = False, outermost: bool = False,
-                 called: bool = False, split_calls: bool = True):
-        """outermost: the first function derived is the user's, whose gradients the user
-        gets (the others are called by generated code); called: its function is one a
-        differentiated function calls; split_calls: a call of a user's function runs its
-        derivative's primal sweep where the call is and its adjoint sweep later
-        (runtime/derivatives/sweeps.py), not the function and then its whole derivative."""
-        self.optimized = optimized
-        # (Implicit derivatives recompute calls as of the Variables they saw: called whole.)
-        # "top": in halves only outside every `if` and loop, as autotrace.function traces a
-        # derivative whose calls in halves sat in an `if` or loop on a traced value.
-        self.split_calls = split_calls if not implicit else False
-        self.outermost = outermost
-        self.called = called
-        self.checked_callees: set = set()  # code of functions whose calls were checked
-        # Implicit mode (autotrace.implicit_grad): Variables reached through globals,
-        # closures, attributes and calls carry gradient too, handed to runtime/state's sink.
-        self.implicit = implicit
-        self.done: dict = {}
-        self.namespaces: list = []  # of every function transformed (see LiveNamespace)
-        self.pending: dict = collections.defaultdict(list)
-        # Refusals in branches of an `if`, raised when the branch runs (dead_branches.py).
-        self.refused_when_run: list = []
-
-    def with_whole_calls(self, outermost: bool, split_calls=False) -> "Session":
-        """A session like this one where calls run their callees' derivatives whole (or, with
-        split_calls="top", in halves only outside every `if` and loop)."""
-        return Session(self.optimized, self.implicit, outermost, self.called,
-                       split_calls=split_calls)
-
-    def snapshot(self) -> tuple:
-        """What a derivative's build changes in the session, to be restored (`restore`)
-        where the build stops at a refusal and starts again."""
-        return (self.outermost, dict(self.done),
-                {key: list(waiting) for key, waiting in self.pending.items()},
-                len(self.namespaces), set(self.checked_callees))
-
-    def restore(self, snapshot: tuple) -> None:
-        self.outermost, done, pending, namespaces, checked = snapshot
-        self.done = done
-        self.pending = collections.defaultdict(list, pending)
-        del self.namespaces[namespaces:]
-        self.checked_callees = checked
-
-    def bind_derivative(self, func, wrt, namespace, identifier, mode="reverse"):
-        key = (mode, func, wrt)
-        if mode == "forward":
-            from autotrace.transforms.forward import forward_function as build
-        else:
-            from autotrace.transforms.pipeline import reverse_function as build
-            if mode == "split":
-                build = functools.partial(build, split=True)
-        if key in self.done:
-            namespace[identifier] = self.done[key]
-            return
-        self.pending[key].append((namespace, identifier))
-        if len(self.pending[key]) == 1:  # not already being built (recursion)
-            if inspect.ismethod(func):  # a bound method: derive its function, bind it again
-                _, _, shifted = unbind_method(func, (), wrt)
-                derivative = types.MethodType(
-                    build(func.__func__, shifted, session=self), func.__self__)
-            else:
-                derivative = build(func, wrt, session=self)
-            self.done[key] = derivative
-            for waiting_namespace, waiting_identifier in self.pending.pop(key):
-                waiting_namespace[waiting_identifier] = derivative
 
 
 def _parameter_names(arguments) -> list:

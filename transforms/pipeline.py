@@ -30,13 +30,15 @@ from autotrace.transforms import cleanup
 from .object_state import is_state_write
 from ..runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from .dead_branches import deferring_refusals
+from .forward import ForwardMode
+from ..runtime.derivatives.state_writes import state_tangent
 from .names_alike import names_bound_alike
 from .scopes import recomputes, scope_call
 from autotrace.runtime.state import deposit, reverse_derivative_code
 from autotrace.transforms.calls import classify
 from autotrace.transforms.codegen import to_source
 from autotrace.transforms.dynamic_calls import vjp_call
-from autotrace.transforms.front_end import Prepared, Session, prepare
+from autotrace.transforms.front_end import Prepared, prepare
 from autotrace.transforms.line_map import remember, user_lines
 from autotrace.transforms.live_names import DEFAULT, default_argument
 from autotrace.transforms.reverse import ReverseMode
@@ -46,6 +48,7 @@ from autotrace.transforms.shapes import ShapeClasses
 from autotrace.transforms.templates import name, replace
 import autotrace.transforms.rules  # noqa: F401  (fills the rule registries)
 from .nodes import walk
+from .session import Session, register_builder
 
 IMPURE_BUILTINS = {print, input, open, next, iter}
 
@@ -228,6 +231,65 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
     return generated
 
 
+@deferring_refusals
+def forward_function(func, wrt, *, session):
+    """Generate and load the forward-mode derivative of `func`.
+
+    The generated function takes func's parameters plus a keyword `tangent` (the tangent of the
+    `wrt` argument, a tuple of them for a tuple `wrt`; default ones) and returns
+    `(value, tangent of the value)`.
+    """
+    outermost, session.outermost = session.outermost, False
+    prepared = prepare(func, wrt, session, "tangent", exits=False, outermost=outermost)
+    context = prepared.context
+    body = prepared.body
+    if not body or not isinstance(body[-1], gast.Return):
+        body = body + [gast.Return(value=gast.Constant(value=None, kind=None))]
+    forward = ForwardMode(context, prepared.active | set(prepared.wrt_names))
+    forward.sequences = SequenceKinds(prepared.body, prepared.parameters, prepared.namespace,
+                                      prepared.active)
+    if outermost:  # the caller's own tangents: none of them is handed back as it is
+        forward.fresh_tangent = context.helper("fresh_tangent")
+    forward.reverse_helper = ReverseMode(context, prepared.active, prepared.parameters,
+                                         prepared.local_names, None)
+    seeds = [name(forward.tangent(p), store=True) for p in prepared.wrt_names]
+    values = [name(p) for p in prepared.wrt_names]
+    single = not isinstance(wrt, tuple)
+    prologue = replace("tangents = tangent_seed(values, tangent)",
+                       tangents=seeds[0] if single else gast.Tuple(elts=seeds, ctx=gast.Store()),
+                       tangent_seed=context.helper("tangent_seed"),
+                       values=values[0] if single else gast.Tuple(elts=values, ctx=gast.Load()),
+                       tangent=prepared.keyword)
+    if outermost:  # the user's own arguments: no tangent of an integer (as grad's `match`)
+        prologue = [statement for parameter in prepared.wrt_names
+                    for statement in replace("refuse(value)", value=parameter,
+                                             refuse=context.helper("refuse_integral_argument"))
+                    ] + prologue
+    # An argument left out of wrt has a zero tangent, which it needs in a variable once an
+    # assignment (`x = x - a`, `x[0] = a`) makes it active.
+    # So does an object read from a global whose state a method called on it writes into.
+    outside = sorted(name for name in forward.active - prepared.local_names
+                     if name in prepared.namespace)
+    for parameter in [*prepared.parameters, *outside]:
+        if parameter in forward.active and parameter not in prepared.wrt_names:
+            prologue += replace("tangent = zeros_like(value)", tangent=forward.tangent(parameter),
+                                zeros_like=context.helper("zeros_like"), value=parameter)
+    new_body = prologue + forward.block(body)
+    if session.optimized:
+        # (state_tangent changes in place the tangent a caller passed: kept where unread)
+        pure = _is_pure(prepared.namespace, set(context.bound.values()),
+                        {n for n, v in prepared.namespace.items() if v is state_tangent})
+        temporaries = forward.temporaries | {n for n in prepared.local_names
+                                             if n.startswith("_t")}
+        cleanup.fold_constants(new_body)
+        cleanup.remove_dead_code(new_body, pure, keep_names=set(prepared.parameters))
+        cleanup.inline_temporaries(new_body, temporaries, pure)
+        cleanup.remove_dead_code(new_body, pure, keep_names=set(prepared.parameters))
+    return load_generated(prepared, func, new_body, "f",
+                          f"Forward derivative of {prepared.location.name} along "
+                          f"{', '.join(prepared.wrt_names)} (generated by autotrace).")
+
+
 def load_generated(prepared: Prepared, func, body: list, prefix: str, doc: str,
                    reverse: bool = False, after: str | None = None):
     """Define, print and load the generated function: func's parameters plus the keyword
@@ -361,3 +423,7 @@ def _writes_its_object(body: list, parameters: list, wrt_names, result, namespac
             and isinstance(node.func, gast.Attribute) else None)
         return isinstance(target, gast.Name) and target.id == parameters[0]
     return any(of_the_object(node) for statement in body for node in walk(statement))
+
+
+register_builder("reverse", reverse_function)
+register_builder("forward", forward_function)

@@ -25,7 +25,7 @@ from autotrace.runtime.derivatives import sequences
 from ..runtime.derivatives.state_log import state_writes_log
 from ..runtime.derivatives.state_writes import write_state
 from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
-from autotrace.transforms.objects import FieldsOf
+from .calls import FieldsOf
 from autotrace.transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify
 from autotrace.transforms.line_map import mark_unmarked
 from autotrace.transforms.reverse_calls import CallAdjoints

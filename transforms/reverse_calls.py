@@ -17,7 +17,7 @@ from autotrace.transforms.codegen import to_source
 from autotrace.transforms.custom import check_call, custom_functions
 from autotrace.transforms.dynamic_calls import SELF
 from autotrace.transforms.errors import TransformError
-from autotrace.transforms.objects import FieldsOf
+from .calls import FieldsOf
 from .object_state import may_change_its_object
 from autotrace.transforms.rules.core import CALL_SITE_NAME, RuleError, adjoint_rules, instantiate
 from autotrace.transforms.sweeps import Sweep, comment
