@@ -250,8 +250,6 @@ def forward_function(func, wrt, *, session):
                                       prepared.active)
     if outermost:  # the caller's own tangents: none of them is handed back as it is
         forward.fresh_tangent = context.helper("fresh_tangent")
-    forward.reverse_helper = ReverseMode(context, prepared.active, prepared.parameters,
-                                         prepared.local_names, None)
     seeds = [name(forward.tangent(p), store=True) for p in prepared.wrt_names]
     values = [name(p) for p in prepared.wrt_names]
     single = not isinstance(wrt, tuple)
