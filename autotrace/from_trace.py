@@ -49,6 +49,7 @@ from autotrace.transforms.codegen import load_function
 from autotrace.transforms.dynamic_calls import caller_of, classify_value_safely
 from autotrace.transforms.errors import SourceUnavailableError, TransformError
 from autotrace.transforms.front_end import Session
+from autotrace.transforms.wrt import past_self
 
 # How many derivatives (distinct traces) one function built from traces keeps.
 MAX_TRACES = 32
@@ -92,11 +93,7 @@ def derivative_from_trace(build, function, wrt, optimized: bool, error: SourceUn
             TracedSourceWarning, stacklevel=_callers_level())
     if inspect.ismethod(function):
         # A bound method: its function, with `self` bound and not differentiated.
-        shifted = tuple(w + 1 if isinstance(w, int) and w >= 0 else w
-                        for w in (wrt if isinstance(wrt, tuple) else (wrt,)))
-        inner = TracedDerivative(build, function.__func__,
-                                 shifted if isinstance(wrt, tuple) else shifted[0],
-                                 optimized, options)
+        inner = TracedDerivative(build, function.__func__, past_self(wrt), optimized, options)
         return types.MethodType(inner, function.__self__)
     return TracedDerivative(build, function, wrt, optimized, options)
 

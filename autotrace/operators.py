@@ -27,6 +27,7 @@ from autotrace.transforms.session import Session
 from autotrace.transforms.segments import check_every
 from autotrace.transforms.rules.core import adjoint_rules, constant, tangent_rules
 from autotrace.transforms.varargs import by_arguments, takes_varargs
+from autotrace.transforms.wrt import past_self
 
 
 def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = False,
@@ -61,10 +62,7 @@ def _generate_from_source(build, f: Callable, wrt, optimized: bool = True,
         f = types.MethodType(type(f).__call__, f)
     if inspect.ismethod(f):
         # A bound method: transform its function, with `self` bound and not differentiated.
-        shifted = tuple(w + 1 if isinstance(w, int) and w >= 0 else w
-                        for w in (wrt if isinstance(wrt, tuple) else (wrt,)))
-        inner = _cached(build, f.__func__, shifted if isinstance(wrt, tuple) else shifted[0],
-                        optimized, implicit, options)
+        inner = _cached(build, f.__func__, past_self(wrt), optimized, implicit, options)
         return types.MethodType(inner, f.__self__)
     return _cached(build, f, wrt, optimized, implicit, options)
 

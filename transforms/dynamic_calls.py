@@ -35,6 +35,7 @@ from autotrace.transforms.varargs import for_call
 from autotrace.transforms.live_names import is_current, transform_lock
 from .naming import seed_keyword
 from .session import Session
+from .wrt import past_self
 from autotrace.transforms.rules.core import adjoint, adjoint_rules, d, tangent
 from .codegen import load_function
 
@@ -147,11 +148,10 @@ def unbind_method(func, args, wrt):
     elif isinstance(func, functools.partial):  # its function, with the bound arguments
         func = partial_caller(func)
     if is_namedtuple_replace(func):  # derived as autotrace's twin of it, its object first
-        return replace_namedtuple_call, (func.__self__,) + tuple(args), tuple(
-            w + 1 if isinstance(w, int) else w for w in wrt)
+        return replace_namedtuple_call, (func.__self__,) + tuple(args), past_self(wrt)
     if inspect.ismethod(func):
         args = (func.__self__,) + tuple(args)
-        wrt = tuple(w + 1 if isinstance(w, int) else w for w in wrt)
+        wrt = past_self(wrt)
         func = func.__func__
     return func, tuple(args), wrt
 
@@ -210,7 +210,7 @@ def vjp_call(func, args, kwargs, dy, wrt, after=None):
     after: where `wrt` starts with SELF, the gradient the caller has of that object after the
     call (None: none). The object's gradient handed back, as of before the call, includes
     it: a method's derivative that writes into its object takes it by a keyword of its own
-    (its `__autotrace_object_after__`, transforms/pipeline.py), so that what the caller reads
+    (its `__autotrace_object_after__`, transforms/loading.py), so that what the caller reads
     back of what the method wrote passes its gradient on; for any other it is added
     (runtime/derivatives/sweeps.py `object_gradient_first`).
 

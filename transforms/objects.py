@@ -273,7 +273,7 @@ def parse_fields_function(fields: FieldsOf):
     else:
         arguments.args = arguments.args[1:]
     set_attributes = _attributes_stored(function, own)
-    parsed.generated_names = {}  # bound in generated code's namespace (see front_end.prepare)
+    parsed.generated_names = {}  # bound in generated code's namespace (see front_end.bind)
     function.body = _base_init_as_items(function, own, cls, parsed.namespace, location,
                                         set_attributes, parsed.generated_names)
     class_name = _fresh(cls.__name__, parsed.namespace, parsed.generated_names, function)

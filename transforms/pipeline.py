@@ -1,24 +1,29 @@
-"""From a Python function to its generated derivative: the passes, in order.
+"""From a Python function to its generated derivative: the source passes, in order.
 
-    parse -> check supported -> dict methods -> check writes -> lift nested functions
-          -> list methods
-          -> A-normal form -> exits to flags -> activity -> reverse mode
-          -> cleanup (when optimized) -> print -> load
+    reverse_function(f, wrt, session=...)      forward_function(f, wrt, session=...)
 
-The passes up to activity analysis, which forward mode shares, are transforms/front_end.py's
-`prepare`; this module holds reverse mode (`reverse_function`), its cleanup, and the loading of
-a generated function (`load_generated`), which forward mode shares too.
+Both drivers make a `Unit` of the function (transforms/front_end.py) and run SOURCE_PASSES
+on it, the passes of its mode, in order: the front end both modes share (parse, checks, dict
+and list methods, writes into arguments, nested functions, A-normal form, exits to flags,
+activity), the mode (reverse: the primal and adjoint sweeps, then the saves they need;
+forward: the tangent statements), cleanup when optimized (transforms/cleanup.py), then the
+generated source, printed where asked, and the function loaded from it (transforms/loading.py).
+A pass calls back into the driver only through its session (transforms/session.py), where this
+module registers the builders of both modes.
 
-Set the environment variable AUTOTRACE_DEBUG to a pass name (or "all") to print the source
-after that pass.
+To print the source after a named pass: `Session(..., show_after=("anf",))`, or the
+environment variable AUTOTRACE_DEBUG set to pass names, comma separated (or "all");
+AUTOTRACE_DEBUG=generated prints each generated function as loaded.
 """
 from __future__ import annotations
 
 import collections
 import copy
-import os
 import functools
+import os
 import re
+from dataclasses import dataclass
+from typing import Callable
 
 import gast
 
@@ -26,29 +31,27 @@ import autotrace.runtime.derivatives.adjoint_ops as adjoint_ops
 import autotrace.runtime.derivatives.items as items
 import autotrace.runtime.derivatives.sequences as sequences
 import autotrace.runtime.derivatives.structure as structure
-from autotrace.transforms import cleanup
-from .object_state import is_state_write
-from ..runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
-from .dead_branches import deferring_refusals
-from .forward import ForwardMode
+from autotrace.runtime.state import deposit
 from ..runtime.derivatives.state_writes import state_tangent
+from ..runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
+from . import cleanup, front_end, loading
+from .calls import classify
+from .codegen import to_source
+from .dead_branches import deferring_refusals
+from .dynamic_calls import vjp_call
+from .forward import ForwardMode
+from .front_end import Unit
 from .names_alike import names_bound_alike
-from .scopes import recomputes, scope_call
-from autotrace.runtime.state import deposit, reverse_derivative_code
-from autotrace.transforms.calls import classify
-from autotrace.transforms.codegen import to_source
-from autotrace.transforms.dynamic_calls import vjp_call
-from autotrace.transforms.front_end import Prepared, prepare
-from autotrace.transforms.line_map import remember, user_lines
-from autotrace.transforms.live_names import DEFAULT, default_argument
-from autotrace.transforms.reverse import ReverseMode
-from autotrace.transforms.sweeps import COMMENT, SAVE, comment
-from autotrace.transforms.sequences import SequenceKinds
-from autotrace.transforms.shapes import ShapeClasses
-from autotrace.transforms.templates import name, replace
-import autotrace.transforms.rules  # noqa: F401  (fills the rule registries)
 from .nodes import walk
+from .object_state import is_state_write
+from .reverse import ReverseMode
+from .scopes import recomputes, scope_call
+from .sequences import SequenceKinds
 from .session import Session, register_builder
+from .shapes import ShapeClasses
+from .sweeps import COMMENT, SAVE, comment
+from .templates import name, replace
+from . import rules  # noqa: F401  (fills the rule registries)
 
 IMPURE_BUILTINS = {print, input, open, next, iter}
 
@@ -72,26 +75,13 @@ def _is_pure(namespace, helper_identifiers, impure=frozenset()):
     return pure
 
 
-@deferring_refusals
-def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
-                     checkpoint_every: int | None = None, split: bool = False):
-    """Generate and load the reverse-mode derivative of `func` (see the module docstring).
-
-    wrt: a parameter index or name, or a tuple of those. The generated function takes func's
-    parameters plus a keyword `dy` and returns the gradient (a tuple for a tuple `wrt`), or
-    `(value, gradient)` when with_value. checkpoint_every: store the state of func's loops
-    once every so many iterations, recomputing the others (transforms/segments.py).
-    split: generate the derivative a caller runs in two halves, a generator that yields the
-    value after the primal sweep and takes `dy` back (runtime/derivatives/sweeps.py).
-    """
-    outermost, session.outermost = session.outermost, False
-    prepared = prepare(func, wrt, session, "dy", exits=True,
-                       checkpoint_every=checkpoint_every, runs_once=outermost or split,
-                       outermost=outermost)
-    location, parameters, wrt_names = prepared.location, prepared.parameters, prepared.wrt_names
-    seed_name, namespace, context = prepared.keyword, prepared.namespace, prepared.context
-    body, result, active = prepared.body, prepared.result, prepared.active
-    local_names = prepared.local_names
+def reverse(unit: Unit) -> None:
+    """Reverse mode (transforms/reverse.py): the primal sweep, then the adjoint sweep, which
+    seeds the result's gradient and returns the gradients of wrt (and the value, with_value;
+    a generator yielding the value between the sweeps, split)."""
+    session, context, parameters = unit.session, unit.context, unit.parameters
+    seed_name, namespace, wrt_names = unit.keyword, unit.namespace, unit.with_respect_to.names
+    body, result, active = unit.body, unit.result, unit.active
     references, recompute_blocks = collections.Counter(), collections.Counter()
     for node in (n for s in body for n in walk(s)):  # (one walk for both)
         if isinstance(node, gast.Name):
@@ -99,9 +89,10 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
         elif isinstance(node, gast.With) and recomputes(node, namespace) and \
                 isinstance(scope_call(node).args[0], gast.Name):
             recompute_blocks[scope_call(node).args[0].id] += 1
-    reverse = ReverseMode(context, active, parameters, local_names, references)
+    reverse = unit.derivative_mode = ReverseMode(context, active, parameters, unit.local_names,
+                                                 references)
     reverse.recompute_blocks = recompute_blocks
-    reverse.carrying = prepared.carrying
+    reverse.carrying = unit.carrying
     reverse.sequences = SequenceKinds(body, parameters, namespace, active)
     reverse.array_names = reverse.sequences.array_names(body)
     reverse.shapes = ShapeClasses(body, namespace, reverse.sequences)
@@ -112,7 +103,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
     state = set()
     adjoint = []
     value_name = None
-    if with_value or split:
+    if unit.with_value or unit.split:
         value_name = reverse.temporary("value")
         value = (copy.deepcopy(result) if result is not None
                  else gast.Constant(value=None, kind=None))
@@ -122,8 +113,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
         primal += [gast.Assign(targets=[name(value_name, store=True)], value=value,
                                type_comment=None)]
     takes = _writes_its_object(body, parameters, wrt_names, result, namespace)
-    after_name = None
-    if split:  # the caller's primal sweep goes on from here, and sends back the gradient
+    if unit.split:  # the caller's primal sweep goes on from here, and sends back the gradient
         yielded = name(value_name)
         if takes:
             yielded = gast.Call(func=name(context.helper("TakingObjectGradient")),
@@ -135,54 +125,60 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
         # object after the call too, whose entries at the slots written are the gradients of
         # what the method wrote (runtime/derivatives/sweeps.py `adjoint_sweep`); run whole,
         # it takes it by a keyword of its own (dynamic_calls.py `vjp_call`'s `after`).
-        if split:
+        if unit.split:
             adjoint += replace("dy, gradient = sent_gradients(dy, value)", dy=seed_name,
                                gradient=reverse.gradient(parameters[0]), value=parameters[0],
                                sent_gradients=context.helper("sent_gradients"))
         else:
-            after_name = prepared.namer.fresh(reverse.gradient(parameters[0]) + "_after")
+            unit.after = unit.namer.fresh(reverse.gradient(parameters[0]) + "_after")
             adjoint += replace("gradient = sent_object_gradient(after, value)",
-                               gradient=reverse.gradient(parameters[0]), after=after_name,
+                               gradient=reverse.gradient(parameters[0]), after=unit.after,
                                value=parameters[0],
                                sent_object_gradient=context.helper("sent_object_gradient"))
         state.add(parameters[0])
     if isinstance(result, gast.Name) and result.id in active:
-        adjoint += reverse.line_comment(prepared.return_node)
+        adjoint += reverse.line_comment(unit.return_node)
         adjoint += replace("gradient = seed(result, dy)", gradient=reverse.gradient(result.id),
                            seed=context.helper("implicit_seed" if session.implicit else "seed"),
                            result=result.id, dy=seed_name)
         state.add(result.id)
     adjoint += sweep.adjoint(state)
-    for state_name in prepared.state_names:
+    for state_name in unit.state_names:
         if state_name in state:  # a global or closure variable holding Variables
             adjoint += replace("deposit(value, gradient)", deposit=context.helper("deposit"),
                                value=state_name, gradient=reverse.gradient(state_name))
     for parameter in wrt_names:
         if parameter not in state:
             adjoint += reverse.zeros(parameter)
-    match = context.helper("match" if outermost else "match_for_caller")
+    match = context.helper("match" if unit.outermost else "match_for_caller")
     gradients = [gast.Call(func=name(match), args=[name(reverse.gradient(p)), name(p)],
                            keywords=[]) for p in wrt_names]
-    returned_gradient = (gradients[0] if not isinstance(wrt, tuple)
+    returned_gradient = (gradients[0] if unit.with_respect_to.single
                          else gast.Tuple(elts=gradients, ctx=gast.Load()))
-    if outermost and len(gradients) > 1:  # arrays of the caller's own, as NumPy code gives
+    if unit.outermost and len(gradients) > 1:  # the caller's own arrays, as NumPy code gives
         returned_gradient = gast.Call(func=name(context.helper("fresh_gradients")),
                                       args=[returned_gradient], keywords=[])
-    if with_value:
+    if unit.with_value:
         returned_gradient = gast.Tuple(elts=[name(value_name), returned_gradient],
                                        ctx=gast.Load())
     adjoint.append(gast.Return(value=returned_gradient))
+    unit.primal, unit.adjoint = primal, adjoint
 
-    uses_stack = any(hasattr(s, SAVE) for s in primal + adjoint for s in walk(s))
-    undefined = set()
+
+def saves(unit: Unit) -> None:
+    """Drop the saves on the stack that the adjoint sweep needs not (optimized), start the
+    stacks and the names that may be unassigned, and put the sweeps together."""
+    session, context, namespace = unit.session, unit.context, unit.namespace
+    reverse, primal, adjoint = unit.derivative_mode, unit.primal, unit.adjoint
+    parameters = unit.parameters
     # Helpers are pure, but for deposit, and, in implicit mode, vjp_call (whose callee may
     # deposit gradients though it returns none).
     impure = {id(deposit), id(primal_sweep), id(adjoint_sweep)} | (
         {id(vjp_call)} if session.implicit else set())
     helper_identifiers = {v for k, v in context.bound.items()
                           if isinstance(k, int) and k not in impure}
-    pure = _is_pure(namespace, helper_identifiers | {COMMENT},
-                    {v for k, v in context.bound.items() if k in impure})
+    unit.pure = _is_pure(namespace, helper_identifiers | {COMMENT},
+                         {v for k, v in context.bound.items() if k in impure})
     if session.optimized:
         undefined = cleanup.remove_unneeded_saves(primal, adjoint, _shape_only(context),
                                                   context.helper("shape_only"), namespace,
@@ -198,26 +194,187 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
         prologue += replace("stack = []", stack=stack)
     for undefined_name in sorted((undefined | reverse.maybe_unassigned) - set(parameters)):
         prologue += replace("name = None", name=undefined_name)
-    new_body = prologue + [comment("Primal sweep")] + primal + [
+    unit.new_body = prologue + [comment("Primal sweep")] + primal + [
         comment("Adjoint sweep")] + adjoint
-    if session.optimized:
-        temporaries = reverse.temporaries | {n for n in local_names if re.fullmatch(
-            r"_(t|cond|list|dict|i|n)\d+", n)}
-        temporaries |= {reverse.gradient_names[n] for n in reverse.gradient_names
-                        if n in temporaries}
-        cleanup.fold_constants(new_body)
-        cleanup.remove_dead_code(new_body, pure, keep_names=set(parameters))
-        cleanup.inline_temporaries(new_body, temporaries, pure)
-        cleanup.remove_empty_control_flow(new_body)
-        cleanup.remove_dead_code(new_body, pure, keep_names=set(parameters))
-        cleanup.remove_empty_control_flow(new_body)  # what dead code left empty
-    cleanup.remove_orphan_comments(new_body)
+    temporaries = reverse.temporaries | {n for n in unit.local_names if re.fullmatch(
+        r"_(t|cond|list|dict|i|n)\d+", n)}
+    unit.temporaries = temporaries | {reverse.gradient_names[n] for n in reverse.gradient_names
+                                      if n in temporaries}
 
-    generated = load_generated(prepared, func, new_body, "d",
-                               f"Gradient of {location.name} with respect to "
-                               f"{', '.join(wrt_names)} (generated by autotrace).",
-                               reverse=True, after=after_name)
-    if reverse.split_calls:
+
+def forward(unit: Unit) -> None:
+    """Forward mode (transforms/forward.py): each statement followed by its tangent's, after
+    the tangents of wrt taken from the keyword (zeros for the other arguments that need
+    one)."""
+    context, session = unit.context, unit.session
+    body = unit.body
+    if not body or not isinstance(body[-1], gast.Return):
+        body = body + [gast.Return(value=gast.Constant(value=None, kind=None))]
+    forward = unit.derivative_mode = ForwardMode(context, unit.active | set(unit.with_respect_to.names))
+    forward.sequences = SequenceKinds(unit.body, unit.parameters, unit.namespace, unit.active)
+    if unit.outermost:  # the caller's own tangents: none of them is handed back as it is
+        forward.fresh_tangent = context.helper("fresh_tangent")
+    seeds = [name(forward.tangent(p), store=True) for p in unit.with_respect_to.names]
+    values = [name(p) for p in unit.with_respect_to.names]
+    single = unit.with_respect_to.single
+    prologue = replace("tangents = tangent_seed(values, tangent)",
+                       tangents=seeds[0] if single else gast.Tuple(elts=seeds, ctx=gast.Store()),
+                       tangent_seed=context.helper("tangent_seed"),
+                       values=values[0] if single else gast.Tuple(elts=values, ctx=gast.Load()),
+                       tangent=unit.keyword)
+    if unit.outermost:  # the user's own arguments: no tangent of an integer (as grad's match)
+        prologue = [statement for parameter in unit.with_respect_to.names
+                    for statement in replace("refuse(value)", value=parameter,
+                                             refuse=context.helper("refuse_integral_argument"))
+                    ] + prologue
+    # An argument left out of wrt has a zero tangent, which it needs in a variable once an
+    # assignment (`x = x - a`, `x[0] = a`) makes it active.
+    # So does an object read from a global whose state a method called on it writes into.
+    outside = sorted(name for name in forward.active - unit.local_names
+                     if name in unit.namespace)
+    for parameter in [*unit.parameters, *outside]:
+        if parameter in forward.active and parameter not in unit.with_respect_to.names:
+            prologue += replace("tangent = zeros_like(value)", tangent=forward.tangent(parameter),
+                                zeros_like=context.helper("zeros_like"), value=parameter)
+    unit.new_body = prologue + forward.block(body)
+    if session.optimized:
+        # (state_tangent changes in place the tangent a caller passed: kept where unread)
+        unit.pure = _is_pure(unit.namespace, set(context.bound.values()),
+                             {n for n, v in unit.namespace.items() if v is state_tangent})
+        unit.temporaries = forward.temporaries | {n for n in unit.local_names
+                                                  if n.startswith("_t")}
+
+
+# The source passes, in the order they run (modes: the halves that run a pass; when: a test
+# of the unit, else always). Each is a function of the Unit, which it changes in place.
+REVERSE, FORWARD = ("reverse",), ("forward",)
+
+
+@dataclass(frozen=True)
+class SourcePass:
+    """One source pass: `run(unit)`, in the modes named, where `when(unit)` (None: always)."""
+
+    name: str
+    run: Callable[[Unit], None]
+    modes: tuple = REVERSE + FORWARD
+    when: Callable[[Unit], bool] | None = None
+
+    def applies(self, unit: Unit) -> bool:
+        return unit.mode in self.modes and (self.when is None or self.when(unit))
+
+
+def _optimized(unit: Unit) -> bool:
+    return unit.session.optimized
+
+
+def _constants(unit: Unit) -> None:
+    cleanup.fold_constants(unit.new_body)
+
+
+def _dead_code(unit: Unit) -> None:
+    cleanup.remove_dead_code(unit.new_body, unit.pure, keep_names=set(unit.parameters))
+
+
+def _temporaries(unit: Unit) -> None:
+    cleanup.inline_temporaries(unit.new_body, unit.temporaries, unit.pure)
+
+
+def _empty_control_flow(unit: Unit) -> None:
+    cleanup.remove_empty_control_flow(unit.new_body)
+
+
+def _orphan_comments(unit: Unit) -> None:
+    cleanup.remove_orphan_comments(unit.new_body)
+
+
+SOURCE_PASSES = [
+    # The front end (transforms/front_end.py), which both modes share.
+    SourcePass("parse", front_end.parse),
+    SourcePass("dead_branches", front_end.dead_branches),  # refusals raised when run
+    SourcePass("state_writes", front_end.state_writes),  # self.n = ...: write_state(...)
+    SourcePass("starred", front_end.starred),  # g(*xs): g(xs[0], xs[1])
+    SourcePass("super", front_end.super_calls),  # super(): super(C, self)
+    SourcePass("check", front_end.check),  # what autotrace supports (transforms/checks.py)
+    SourcePass("dicts", front_end.dicts),  # dict methods (transforms/dict_methods.py)
+    SourcePass("bind", front_end.bind),  # parameters, wrt, namespace, names, helpers
+    SourcePass("out_arguments", front_end.out_arguments),  # np.sin(x, out=y)
+    SourcePass("writes", front_end.writes),  # writes into arguments (transforms/inplace.py)
+    SourcePass("replace_calls", front_end.replaced),  # dataclasses.replace(p, ...)
+    SourcePass("varargs", front_end.varargs),  # calls of f(*args, **kwargs)
+    SourcePass("segments", front_end.segments),  # checkpointed loops (checkpoint_every)
+    SourcePass("lift", front_end.lift),  # nested functions (transforms/nested.py)
+    SourcePass("accumulate", front_end.accumulate),  # accumulate(b, c): add(b, c)
+    SourcePass("namedtuples", front_end.namedtuples),
+    SourcePass("objects", front_end.objects),  # objects built (transforms/objects.py)
+    SourcePass("lists", front_end.lists),  # list methods (transforms/list_methods.py)
+    SourcePass("anf", front_end.anf),  # A-normal form (transforms/anf.py)
+    SourcePass("exits", front_end.exits, REVERSE),  # break, continue, return: flags
+    SourcePass("loop_tests", front_end.loop_tests, FORWARD),
+    SourcePass("activity", front_end.activity),  # what carries gradient; refusals
+    # The mode: reverse (transforms/reverse.py) or forward (transforms/forward.py).
+    SourcePass("reverse", reverse, REVERSE),
+    SourcePass("saves", saves, REVERSE),
+    SourcePass("forward", forward, FORWARD),
+    # Cleanup (transforms/cleanup.py), when optimized.
+    SourcePass("constants", _constants, when=_optimized),
+    SourcePass("dead_code", _dead_code, when=_optimized),
+    SourcePass("temporaries", _temporaries, when=_optimized),
+    SourcePass("empty_control_flow", _empty_control_flow, REVERSE, _optimized),
+    SourcePass("dead_code", _dead_code, when=_optimized),  # what inlining left unread
+    SourcePass("empty_control_flow", _empty_control_flow, REVERSE, _optimized),
+    SourcePass("comments", _orphan_comments, REVERSE),  # comments left without code
+    # The generated function (transforms/loading.py).
+    SourcePass("generated", loading.generated_source),
+    SourcePass("load", loading.load),
+]
+
+
+def run_passes(unit: Unit, passes=None) -> Unit:
+    """Run `passes` (by default SOURCE_PASSES) that apply to `unit`, in order; print the
+    source after those the session's show_after or AUTOTRACE_DEBUG names (see the module
+    docstring)."""
+    wanted = set(unit.session.show_after) | set(
+        os.environ.get("AUTOTRACE_DEBUG", "").split(","))
+    for source_pass in SOURCE_PASSES if passes is None else passes:
+        if source_pass.applies(unit):
+            source_pass.run(unit)
+            if source_pass.name in wanted or "all" in wanted:
+                _show(source_pass.name, unit)
+    return unit
+
+
+def _show(pass_name: str, unit: Unit) -> None:
+    if pass_name == "generated":  # the generated function as loaded
+        print(unit.source)
+        return
+    if unit.new_body is not None:
+        node = gast.Module(body=unit.new_body, type_ignores=[])
+    elif unit.primal is not None:
+        node = gast.Module(body=unit.primal + unit.adjoint, type_ignores=[])
+    else:
+        node = unit.function
+    print(f"# ---- after {pass_name} ----")
+    print(to_source(node))
+
+
+@deferring_refusals
+def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
+                     checkpoint_every: int | None = None, split: bool = False):
+    """Generate and load the reverse-mode derivative of `func` (see the module docstring).
+
+    wrt: a parameter index or name, or a tuple of those. The generated function takes func's
+    parameters plus a keyword `dy` and returns the gradient (a tuple for a tuple `wrt`), or
+    `(value, gradient)` when with_value. checkpoint_every: store the state of func's loops
+    once every so many iterations, recomputing the others (transforms/segments.py).
+    split: generate the derivative a caller runs in two halves, a generator that yields the
+    value after the primal sweep and takes `dy` back (runtime/derivatives/sweeps.py).
+    """
+    outermost, session.outermost = session.outermost, False
+    unit = run_passes(Unit(func, wrt, session, "reverse", "dy", checkpoint_every,
+                           runs_once=outermost or split, outermost=outermost,
+                           with_value=with_value, split=split))
+    generated = unit.generated
+    if unit.derivative_mode.split_calls:
         # It runs its callees' derivatives in halves, which a derivative of this derivative
         # cannot follow: that one differentiates the same function with each callee's
         # derivative called whole (transforms/parsing.py reads this).
@@ -232,7 +389,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
 
 
 @deferring_refusals
-def forward_function(func, wrt, *, session):
+def forward_function(func, wrt, *, session: Session):
     """Generate and load the forward-mode derivative of `func`.
 
     The generated function takes func's parameters plus a keyword `tangent` (the tangent of the
@@ -240,128 +397,8 @@ def forward_function(func, wrt, *, session):
     `(value, tangent of the value)`.
     """
     outermost, session.outermost = session.outermost, False
-    prepared = prepare(func, wrt, session, "tangent", exits=False, outermost=outermost)
-    context = prepared.context
-    body = prepared.body
-    if not body or not isinstance(body[-1], gast.Return):
-        body = body + [gast.Return(value=gast.Constant(value=None, kind=None))]
-    forward = ForwardMode(context, prepared.active | set(prepared.wrt_names))
-    forward.sequences = SequenceKinds(prepared.body, prepared.parameters, prepared.namespace,
-                                      prepared.active)
-    if outermost:  # the caller's own tangents: none of them is handed back as it is
-        forward.fresh_tangent = context.helper("fresh_tangent")
-    seeds = [name(forward.tangent(p), store=True) for p in prepared.wrt_names]
-    values = [name(p) for p in prepared.wrt_names]
-    single = not isinstance(wrt, tuple)
-    prologue = replace("tangents = tangent_seed(values, tangent)",
-                       tangents=seeds[0] if single else gast.Tuple(elts=seeds, ctx=gast.Store()),
-                       tangent_seed=context.helper("tangent_seed"),
-                       values=values[0] if single else gast.Tuple(elts=values, ctx=gast.Load()),
-                       tangent=prepared.keyword)
-    if outermost:  # the user's own arguments: no tangent of an integer (as grad's `match`)
-        prologue = [statement for parameter in prepared.wrt_names
-                    for statement in replace("refuse(value)", value=parameter,
-                                             refuse=context.helper("refuse_integral_argument"))
-                    ] + prologue
-    # An argument left out of wrt has a zero tangent, which it needs in a variable once an
-    # assignment (`x = x - a`, `x[0] = a`) makes it active.
-    # So does an object read from a global whose state a method called on it writes into.
-    outside = sorted(name for name in forward.active - prepared.local_names
-                     if name in prepared.namespace)
-    for parameter in [*prepared.parameters, *outside]:
-        if parameter in forward.active and parameter not in prepared.wrt_names:
-            prologue += replace("tangent = zeros_like(value)", tangent=forward.tangent(parameter),
-                                zeros_like=context.helper("zeros_like"), value=parameter)
-    new_body = prologue + forward.block(body)
-    if session.optimized:
-        # (state_tangent changes in place the tangent a caller passed: kept where unread)
-        pure = _is_pure(prepared.namespace, set(context.bound.values()),
-                        {n for n, v in prepared.namespace.items() if v is state_tangent})
-        temporaries = forward.temporaries | {n for n in prepared.local_names
-                                             if n.startswith("_t")}
-        cleanup.fold_constants(new_body)
-        cleanup.remove_dead_code(new_body, pure, keep_names=set(prepared.parameters))
-        cleanup.inline_temporaries(new_body, temporaries, pure)
-        cleanup.remove_dead_code(new_body, pure, keep_names=set(prepared.parameters))
-    return load_generated(prepared, func, new_body, "f",
-                          f"Forward derivative of {prepared.location.name} along "
-                          f"{', '.join(prepared.wrt_names)} (generated by autotrace).")
-
-
-def load_generated(prepared: Prepared, func, body: list, prefix: str, doc: str,
-                   reverse: bool = False, after: str | None = None):
-    """Define, print and load the generated function: func's parameters plus the keyword
-    (and `after`, where a method's derivative takes the gradient of its object after the
-    call by a keyword of that name: its `__autotrace_object_after__`)."""
-    generated_name = prepared.namer.fresh(
-        prefix + prepared.location.name.strip("<>_").replace("lambda", "f"))
-    arguments = copy.deepcopy(prepared.function.args)
-    added = [prepared.keyword] + ([after] if after is not None else [])
-    arguments.kwonlyargs = arguments.kwonlyargs + [
-        gast.Name(id=keyword, ctx=gast.Param(), annotation=None, type_comment=None)
-        for keyword in added]
-    arguments.kw_defaults = arguments.kw_defaults + [
-        gast.Constant(value=None, kind=None) for _ in added]
-    for argument in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
-        argument.annotation = None
-    body = _defaults_read_when_run(arguments, prepared, set(added)) + body
-    definition = gast.FunctionDef(name=generated_name, args=arguments, body=body,
-                                  decorator_list=[], returns=None, type_comment=None,
-                                  type_params=[])
-    source = _with_comments(to_source(definition))
-    if "generated" in os.environ.get("AUTOTRACE_DEBUG", "").split(","):
-        print(source)
-    generated = prepared.namespace.load(source, generated_name, generated_name, checked=True)
-    prepared.namespace.read_live(generated.__code__)  # globals, closure variables: live
-    generated.__autotrace_source__ = source
-    # Variables the user's own code sets to None: None in them is a value the code may test
-    # (`if n is None:`), never a placeholder the derivative left unset (see if_stmt). The
-    # front end's own temporaries (`_return1 = None` for an early return) are not the user's;
-    # a derivative of a derivative takes the user's from the one it derives.
-    temporaries = {f"{base}{index}" for base, count in prepared.namer.counters.items()
-                   for index in range(1, count + 1)}
-    generated.__autotrace_user_nones__ = getattr(func, "__autotrace_user_nones__", None)
-    if generated.__autotrace_user_nones__ is None:
-        generated.__autotrace_user_nones__ = frozenset(
-            target.id for node in walk(prepared.function) if isinstance(node, gast.Assign)
-            and isinstance(node.value, gast.Constant) and node.value.value is None
-            for target in node.targets if isinstance(target, gast.Name)) - temporaries
-    generated.__autotrace_lines__ = user_lines(definition, source, prepared.location.filename,
-                                               func)
-    generated.__autotrace_seed__ = prepared.keyword
-    generated.__autotrace_object_after__ = after
-    generated.__autotrace_primal__ = func
-    remember(generated)  # errors while it is traced name the user's lines
-    # What it reads when it runs, checked before a cache hands it out again.
-    generated.__autotrace_namespaces__ = prepared.context.session.namespaces
-    generated.__doc__ = doc
-    if reverse:  # its adjoint sweep recomputes: Variables may not be assigned under it
-        reverse_derivative_code.add(generated.__code__)
-    return generated
-
-
-def _defaults_read_when_run(arguments, prepared: Prepared, added: set) -> list:
-    """Give each parameter with a default the default DEFAULT, and statements that read the
-    primal's default when the derivative runs (a later `f.__defaults__ = ...` reaches it);
-    not the keywords `added` that the primal has not."""
-    positional = arguments.posonlyargs + arguments.args
-    keywords = [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults)
-                if d is not None and a.id not in added]
-    with_default = positional[len(positional) - len(arguments.defaults):] + [
-        a for a, _ in keywords]
-    if not with_default:
-        return []
-    context = prepared.context
-    default = context.import_value("DEFAULT", DEFAULT)
-    arguments.defaults = [name(default) for _ in arguments.defaults]
-    arguments.kw_defaults = [name(default) if (a, d) in keywords else d
-                             for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults)]
-    read, primal = (context.import_value("default_argument", default_argument),
-                    context.import_value("primal", prepared.namespace.function))
-    return [statement for parameter in with_default for statement in replace(
-        "if parameter is DEFAULT:\n    parameter = read(primal, text)",
-        parameter=parameter.id, DEFAULT=default, read=read, primal=primal,
-        text=gast.Constant(value=parameter.id, kind=None))]
+    return run_passes(Unit(func, wrt, session, "forward", "tangent",
+                           outermost=outermost)).generated
 
 
 def _shape_only(context) -> dict:
@@ -381,30 +418,6 @@ def _shape_only(context) -> dict:
 
 def _walk_statements(body):
     return list(cleanup._statements(body))
-
-
-_COMMENT_LINE = re.compile(r"^(\s*)" + COMMENT + r"\((['\"])(.*)\2\)$")
-
-
-def _with_comments(source: str) -> str:
-    """Turn comment statements into `# ...` lines; a comment repeating the one before it at
-    the same depth (the same user line again) is dropped."""
-    lines = []
-    last_comment = {}
-    for line in source.splitlines():
-        match = _COMMENT_LINE.match(line)
-        indent = len(line) - len(line.lstrip())
-        if match:
-            text = match.group(3).encode().decode("unicode_escape")
-            if last_comment.get(indent) == text:
-                continue
-            last_comment[indent] = text
-            lines.append(match.group(1) + "# " + text)
-        else:
-            for deeper in [k for k in last_comment if k > indent]:
-                del last_comment[deeper]
-            lines.append(line)
-    return "\n".join(lines) + "\n"
 
 
 def _writes_its_object(body: list, parameters: list, wrt_names, result, namespace: dict) -> bool:

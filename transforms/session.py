@@ -13,6 +13,8 @@ import collections
 import inspect
 import types
 
+from .wrt import past_self
+
 # mode ("reverse", "forward") -> build(func, wrt, *, session, **options), the driver's.
 _BUILDERS: dict = {}
 
@@ -26,12 +28,15 @@ class Session:
     """One top-level transform, and the derivatives of the user functions it calls."""
 
     def __init__(self, optimized: bool, implicit: bool = False, outermost: bool = False,
-                 called: bool = False, split_calls: bool = True):
+                 called: bool = False, split_calls: bool = True, show_after=()):
         """outermost: the first function derived is the user's, whose gradients the user
         gets (the others are called by generated code); called: its function is one a
         differentiated function calls; split_calls: a call of a user's function runs its
         derivative's primal sweep where the call is and its adjoint sweep later
-        (runtime/derivatives/sweeps.py), not the function and then its whole derivative."""
+        (runtime/derivatives/sweeps.py), not the function and then its whole derivative;
+        show_after: names of source passes (transforms/pipeline.py SOURCE_PASSES) after which
+        to print the source, to debug."""
+        self.show_after = tuple(show_after)
         self.optimized = optimized
         # (Implicit derivatives recompute calls as of the Variables they saw: called whole.)
         # "top": in halves only outside every `if` and loop, as autotrace.function traces a
@@ -53,7 +58,7 @@ class Session:
         """A session like this one where calls run their callees' derivatives whole (or, with
         split_calls="top", in halves only outside every `if` and loop)."""
         return Session(self.optimized, self.implicit, outermost, self.called,
-                       split_calls=split_calls)
+                       split_calls=split_calls, show_after=self.show_after)
 
     def snapshot(self) -> tuple:
         """What a derivative's build changes in the session, to be restored (`restore`)
@@ -80,7 +85,7 @@ class Session:
         if len(self.pending[key]) == 1:  # not already being built (recursion)
             if inspect.ismethod(func):  # a bound method: derive its function, bind it again
                 derivative = types.MethodType(
-                    self.build(mode, func.__func__, with_self_first(wrt)), func.__self__)
+                    self.build(mode, func.__func__, past_self(wrt)), func.__self__)
             else:
                 derivative = self.build(mode, func, wrt)
             self.done[key] = derivative
@@ -93,9 +98,3 @@ class Session:
         if mode == "split":
             mode, options = "reverse", {**options, "split": True}
         return _BUILDERS[mode](func, wrt, session=self, **options)
-
-
-def with_self_first(wrt: tuple) -> tuple:
-    """`wrt` of a bound method's call as `wrt` of its function, which takes the object first:
-    each position one further on (names stay)."""
-    return tuple(w + 1 if isinstance(w, int) else w for w in wrt)
