@@ -33,6 +33,7 @@ from .function_caches import made_from
 from autotrace.transforms.partials import partial_caller
 from autotrace.transforms.varargs import for_call
 from autotrace.transforms.live_names import is_current, transform_lock
+from .derivative_record import derivative_record
 from .naming import seed_keyword
 from .session import Session
 from .wrt import past_self
@@ -210,7 +211,7 @@ def vjp_call(func, args, kwargs, dy, wrt, after=None):
     after: where `wrt` starts with SELF, the gradient the caller has of that object after the
     call (None: none). The object's gradient handed back, as of before the call, includes
     it: a method's derivative that writes into its object takes it by a keyword of its own
-    (its `__autotrace_object_after__`, transforms/loading.py), so that what the caller reads
+    (its record's `object_after`, transforms/derivative_record.py), so that what the caller reads
     back of what the method wrote passes its gradient on; for any other it is added
     (runtime/derivatives/sweeps.py `object_gradient_first`).
 
@@ -274,7 +275,8 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
 def _takes_object_gradient(derivative, after) -> dict:
     """The keyword argument by which `derivative`, of a method, takes the gradient `after` of
     its object after the call, if it takes one (see vjp_call), else none."""
-    keyword = getattr(derivative, "__autotrace_object_after__", None)
+    record = derivative_record(derivative)
+    keyword = None if record is None else record.object_after
     return {} if keyword is None or after is None else {keyword: after}
 
 
