@@ -216,7 +216,7 @@ class Unit:
     active: set = None
     state_names: tuple = ()  # free names holding Variables (implicit mode)
     carrying: set = field(default_factory=set)  # names that carry gradient from values
-    # The mode's and cleanup's (transforms/pipeline.py):
+    # The mode's (transforms/reverse_body.py, forward_body.py) and cleanup's:
     derivative_mode: object = None  # the ReverseMode or ForwardMode that differentiated it
     primal: list = None  # reverse mode's primal sweep
     adjoint: list = None  # and adjoint sweep
