@@ -17,7 +17,8 @@ import sys
 import weakref
 
 import autotrace.runtime.derivatives.structure as structure
-from ..runtime.derivatives.objects import recomputed_call
+from ..runtime.derivatives.objects import (is_dataclass_instance, is_plain_object,
+                                           recomputed_call)
 from ..runtime.derivatives.sweeps import adjoint_sweep, object_gradient_first, primal_sweep
 from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
                                                  replace_namedtuple_call)
@@ -38,6 +39,7 @@ from .naming import seed_keyword
 from .session import Session
 from .wrt import past_self
 from autotrace.transforms.rules.core import adjoint, adjoint_rules, d, tangent
+from .rules.evaluate import rule_jvp, rule_vjp
 from .codegen import load_function
 
 
@@ -188,7 +190,6 @@ def _gradient_beside_state(value) -> bool:
     """Whether an object that holds Variables also holds floating values of its own (one the
     function built of a Variable and an array computed from it): those get their gradient
     through the object's, as in an object holding no Variable, and the Variables theirs."""
-    from autotrace.runtime.derivatives.objects import is_dataclass_instance, is_plain_object
     if not (is_plain_object(value) or is_dataclass_instance(value)):
         return False
     return any(_floating(item) and not holds_state(item)
@@ -258,7 +259,6 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
         return object_gradient_first(gradients, after, bool(taking), recomputed_call())
     kind = classify_value_safely(func)
     if kind == "rule":
-        from autotrace.transforms.rules.evaluate import rule_vjp
         parameters = list(adjoint_rules[func].signature.parameters)
         gradients = rule_vjp(func, *args, **kwargs)[1](dy)
         # (None for an argument that the rule gives no gradient: a window's size)
@@ -378,7 +378,6 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient, after=None):
 def _object_with_gradient(value) -> bool:
     """An object whose attributes carry gradient: one the function built (a method's self),
     holding no Variables or floating values beside them."""
-    from autotrace.runtime.derivatives.objects import is_dataclass_instance, is_plain_object
     return (is_plain_object(value) or is_dataclass_instance(value)) and (
         not holds_state(value) or _gradient_beside_state(value))
 
@@ -401,7 +400,6 @@ def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
     func, args, wrt, _ = _unbound_call(func, args, kwargs, wrt, with_self)
     kind = classify_value_safely(func)
     if has_tangent_rule(func):  # (a tangent rule registered alone, too)
-        from autotrace.transforms.rules.evaluate import rule_jvp
         by_position = dict(zip(wrt, tangents))
         return rule_jvp(func, args, [by_position.get(i) for i in range(len(args))], **kwargs)
     if kind != "user":

@@ -97,4 +97,7 @@ class Session:
         ("reverse", "split": reverse run in halves, or "forward")."""
         if mode == "split":
             mode, options = "reverse", {**options, "split": True}
+        if mode not in _BUILDERS:  # (importing autotrace.transforms.pipeline registers them)
+            raise RuntimeError(f"no builder of {mode} derivatives is registered: import "
+                               "autotrace.transforms.pipeline first")
         return _BUILDERS[mode](func, wrt, session=self, **options)
