@@ -138,7 +138,7 @@ def saves(unit: Unit) -> None:
     helper_identifiers = {v for k, v in context.bound.items()
                           if isinstance(k, int) and k not in impure}
     unit.pure = cleanup.purity(namespace, helper_identifiers | {COMMENT},
-                         {v for k, v in context.bound.items() if k in impure})
+                               {v for k, v in context.bound.items() if k in impure})
     if session.optimized:
         undefined = cleanup.remove_unneeded_saves(primal, adjoint, _shape_only(context),
                                                   context.helper("shape_only"), namespace,
