@@ -92,7 +92,7 @@ def reverse(f: Callable, wrt, optimized: bool = True, with_value: bool = False,
             implicit: bool = False, checkpoint_every: int | None = None,
             split: bool = False) -> Callable:
     """The generated reverse-mode derivative (what `grad` and `value_and_grad` return);
-    `implicit` for the one `implicit_grad` runs (see transforms/front_end.py `Session`);
+    `implicit` for the one `implicit_grad` runs (see transforms/session.py `Session`);
     `checkpoint_every` splits f's loops into recomputed segments (transforms/segments.py);
     `split`: the derivative run in halves (runtime/derivatives/sweeps.py), as vjp runs it."""
     check_every(checkpoint_every, caller_site())

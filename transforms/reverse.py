@@ -68,7 +68,7 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
     def __init__(self, context, active: set, parameters: list, local_names: set,
                  references: collections.Counter):
         super().__init__(context, active)
-        self.carrying = active  # see transforms/front_end.py `prepare`
+        self.carrying = active  # see transforms/front_end.py `activity`
         self.parameters = parameters
         self.defined = set(parameters)
         self.definite = set(parameters)
