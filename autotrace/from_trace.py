@@ -49,7 +49,7 @@ from autotrace.transforms.codegen import load_function
 from autotrace.transforms.dynamic_calls import caller_of, classify_value_safely
 from autotrace.transforms.errors import SourceUnavailableError, TransformError
 from autotrace.transforms.front_end import Session
-from autotrace.transforms.wrt import past_self
+from autotrace.transforms.wrt import past_self, wrt_items
 
 # How many derivatives (distinct traces) one function built from traces keeps.
 MAX_TRACES = 32
@@ -343,7 +343,7 @@ def _parameters(function) -> list:
 def _differentiated(parameters: list, wrt) -> set:
     names = [p.name for p in parameters]
     chosen = set()
-    for item in wrt if isinstance(wrt, tuple) else (wrt,):
+    for item in wrt_items(wrt):
         if isinstance(item, int) and not isinstance(item, bool) and -len(names) <= item < len(
                 names):
             chosen.add(names[item])
