@@ -19,49 +19,48 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-import autotrace.runtime.derivatives.items as items
-import autotrace.runtime.derivatives.structure as structure
-from autotrace.transforms import cleanup
-from autotrace.runtime.recompute import recompute_from
-from autotrace.runtime.scopes import gradient_scope
-from autotrace.runtime.state import deposit, holds_state, state_as_of, state_version
-from ..runtime.derivatives.unpacking import apply_unpacked, merged_keywords
-from .activity import STATE, active_names, varied_names
-from .dead_branches import raise_when_run
+from ..runtime.derivatives import items, structure
+from ..runtime.derivatives.state_log import add_recomputed, state_as_at, state_writes_log
 from ..runtime.derivatives.state_writes import object_tangent, refuse_reads_of
+from ..runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, primal_sweep,
+                                          sent_gradients, sent_object_gradient)
+from ..runtime.derivatives.unpacking import apply_unpacked, merged_keywords
+from ..runtime.ops_index import checked_out, indexes_a_view
+from ..runtime.recompute import recompute_from
+from ..runtime.scopes import gradient_scope
+from ..runtime.state import deposit, holds_state, state_as_of, state_version
+from . import cleanup
+from . import rules  # noqa: F401  (fills the rule registries)
+from . import unpacked_calls  # noqa: F401  (the rules of apply_unpacked)
+from .activity import STATE, active_names, varied_names
+from .anf import normalize
+from .calls import CustomGradient, FieldsOf, classify
+from .checks import check_supported
+from .custom import custom_caller
+from .dead_branches import raise_when_run
+from .dict_methods import rewrite_dict_methods
+from .dynamic_calls import jvp_call, vjp_call, vjp_start
+from .exits import exits_to_flags
+from .inplace import check_writes, follow_writes, refuse_shared_write
+from .list_methods import rewrite_list_methods
+from .live_names import LiveNamespace
+from .naming import Namer, names_in, seed_keyword
+from .nested import lift_nested_functions
+from .nodes import walk
+from .object_state import check_calls, check_state_writes
+from .objects import (check_constructions, explicit_super, objects_built,
+                      parse_fields_function, replace_calls)
+from .out_arguments import rewrite_out_arguments
+from .parsing import parse_function, resolve
+from .partials import check_partials, partial_caller
+from .segments import bind_checkpointed_calls, segment_loops
+from .session import Session
 from .state_aliases import method_may_write, refuse_stale_aliases
 from .state_writes import (calls_changing_state, refuse_written_gradients,
                            rewrite_state_writes, settle_state_writes)
-from autotrace.transforms.anf import normalize
-from autotrace.transforms.calls import CustomGradient, FieldsOf, classify
-from autotrace.transforms.checks import check_supported
-from autotrace.transforms.custom import custom_caller
-from autotrace.transforms.dict_methods import rewrite_dict_methods
-from autotrace.transforms.dynamic_calls import jvp_call, vjp_call, vjp_start
-from ..runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, primal_sweep,
-                                          sent_gradients, sent_object_gradient)
-from autotrace.transforms.exits import exits_to_flags
-from autotrace.transforms.inplace import check_writes, follow_writes, refuse_shared_write
-from .out_arguments import rewrite_out_arguments
-from ..runtime.ops_index import checked_out, indexes_a_view
-from ..runtime.derivatives.state_log import add_recomputed, state_as_at, state_writes_log
-from autotrace.transforms.list_methods import rewrite_list_methods
-from autotrace.transforms.live_names import LiveNamespace
-from autotrace.transforms.naming import Namer, names_in, seed_keyword
-from autotrace.transforms.nested import lift_nested_functions
-from autotrace.transforms.segments import bind_checkpointed_calls, segment_loops
-from .session import Session
+from .templates import name
+from .varargs import calls_written_out, specialize_calls, spell_out_starred
 from .wrt import WithRespectTo
-from .object_state import check_calls, check_state_writes
-from autotrace.transforms.objects import (check_constructions, explicit_super, objects_built,
-                                          parse_fields_function, replace_calls)
-from autotrace.transforms.parsing import parse_function, resolve
-from autotrace.transforms.partials import check_partials, partial_caller
-from autotrace.transforms.templates import name
-from autotrace.transforms.varargs import calls_written_out, specialize_calls, spell_out_starred
-import autotrace.transforms.rules  # noqa: F401  (fills the rule registries)
-from . import unpacked_calls  # noqa: F401  (the rules of apply_unpacked)
-from .nodes import walk
 
 
 # The runtime helpers generated code may call, by the name it calls them.
