@@ -36,7 +36,7 @@ from autotrace.runtime.graph_dot import graph_dot
 from autotrace.runtime.spec import Spec
 from autotrace.summary import create_file_writer
 from autotrace.transforms.errors import TransformError
-from autotrace.transforms.front_end import resolve_wrt
+from autotrace.transforms.wrt import resolve_wrt
 
 PROGRAM = "python -m autotrace"
 

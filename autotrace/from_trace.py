@@ -50,6 +50,7 @@ from autotrace.transforms.codegen import load_function
 from autotrace.transforms.dynamic_calls import caller_of, classify_value_safely
 from autotrace.transforms.errors import SourceUnavailableError, TransformError
 from autotrace.transforms.front_end import Session
+from autotrace.transforms.wrt import past_self, wrt_items
 
 # How many derivatives (distinct traces) one function built from traces keeps.
 MAX_TRACES = 32
@@ -93,11 +94,7 @@ def derivative_from_trace(build, function, wrt, optimized: bool, error: SourceUn
             TracedSourceWarning, stacklevel=_callers_level())
     if inspect.ismethod(function):
         # A bound method: its function, with `self` bound and not differentiated.
-        shifted = tuple(w + 1 if isinstance(w, int) and w >= 0 else w
-                        for w in (wrt if isinstance(wrt, tuple) else (wrt,)))
-        inner = TracedDerivative(build, function.__func__,
-                                 shifted if isinstance(wrt, tuple) else shifted[0],
-                                 optimized, options)
+        inner = TracedDerivative(build, function.__func__, past_self(wrt), optimized, options)
         return types.MethodType(inner, function.__self__)
     return TracedDerivative(build, function, wrt, optimized, options)
 
@@ -347,7 +344,7 @@ def _parameters(function) -> list:
 def _differentiated(parameters: list, wrt) -> set:
     names = [p.name for p in parameters]
     chosen = set()
-    for item in wrt if isinstance(wrt, tuple) else (wrt,):
+    for item in wrt_items(wrt):
         if isinstance(item, int) and not isinstance(item, bool) and -len(names) <= item < len(
                 names):
             chosen.add(names[item])

@@ -23,11 +23,12 @@ from autotrace.runtime.state import current_scope
 from autotrace.transforms.dynamic_calls import rule_caller
 from autotrace.transforms.calls import runs_own_call
 from autotrace.transforms.errors import SourceUnavailableError
-from autotrace.transforms.forward import forward_function
-from autotrace.transforms.pipeline import Session, reverse_function
+from autotrace.transforms.pipeline import forward_function, reverse_function
+from autotrace.transforms.session import Session
 from autotrace.transforms.segments import check_every
 from autotrace.transforms.rules.core import adjoint_rules, constant, tangent_rules
 from autotrace.transforms.varargs import by_arguments, takes_varargs
+from autotrace.transforms.wrt import past_self
 
 
 def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = False,
@@ -62,10 +63,7 @@ def _generate_from_source(build, f: Callable, wrt, optimized: bool = True,
         f = types.MethodType(type(f).__call__, f)
     if inspect.ismethod(f):
         # A bound method: transform its function, with `self` bound and not differentiated.
-        shifted = tuple(w + 1 if isinstance(w, int) and w >= 0 else w
-                        for w in (wrt if isinstance(wrt, tuple) else (wrt,)))
-        inner = _cached(build, f.__func__, shifted if isinstance(wrt, tuple) else shifted[0],
-                        optimized, implicit, options)
+        inner = _cached(build, f.__func__, past_self(wrt), optimized, implicit, options)
         return types.MethodType(inner, f.__self__)
     return _cached(build, f, wrt, optimized, implicit, options)
 
@@ -95,7 +93,7 @@ def reverse(f: Callable, wrt, optimized: bool = True, with_value: bool = False,
             implicit: bool = False, checkpoint_every: int | None = None,
             split: bool = False) -> Callable:
     """The generated reverse-mode derivative (what `grad` and `value_and_grad` return);
-    `implicit` for the one `implicit_grad` runs (see transforms/front_end.py `Session`);
+    `implicit` for the one `implicit_grad` runs (see transforms/session.py `Session`);
     `checkpoint_every` splits f's loops into recomputed segments (transforms/segments.py);
     `split`: the derivative run in halves (runtime/derivatives/sweeps.py), as vjp runs it."""
     check_every(checkpoint_every, caller_site())

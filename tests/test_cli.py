@@ -141,7 +141,7 @@ def test_grad_forward_mode_prints_the_tangent_source(model):
             refuse_integral_argument(x)
             refuse_integral_argument(y)
             dx, dy = tangent_seed((x, y), tangent)
-            return (x * y + np.sin(x), fresh_tangent(dx * y + x * dy + dx * np.cos(x)))
+            return (x * y + np.sin(x), fresh_tangent(dx * y + dy * x + dx * np.cos(x)))
         """)
 
 

@@ -18,6 +18,7 @@ from autotrace.transforms.call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS,
 from autotrace.transforms.naming import SCOPES
 from autotrace.transforms.parsing import MISSING, parse_function, resolve
 from .function_caches import made_from
+from .codegen import to_source
 
 # Functions called are read to see which arguments they may return, this many calls deep.
 _DEEPEST_CALLS = 3
@@ -255,5 +256,4 @@ def _walk(statements):
 
 
 def _text(node) -> str:
-    from autotrace.transforms.codegen import to_source
     return to_source(node).strip()

@@ -10,6 +10,7 @@ import gast
 from .function_caches import made_from
 from autotrace.transforms.naming import walk_scope
 from autotrace.transforms.parsing import parse_function
+from .codegen import to_source
 
 # List methods that change the list in place and that the transforms follow (others are
 # refused wherever they are called: transforms/inplace.py).
@@ -129,5 +130,4 @@ def write_text(write) -> str:
 
 
 def _text(node) -> str:
-    from autotrace.transforms.codegen import to_source
     return to_source(node).strip()

@@ -79,9 +79,36 @@ class Checkpointed:
         return self.function(*args, **kwargs)
 
 
+class FieldsOf:
+    """`FieldsOf(P)(*args)`: the attributes `P(*args)` would set, as a dict (what autotrace
+    differentiates of a constructor call; see transforms/objects.py)."""
+
+    def __init__(self, cls):
+        self.cls = cls
+        self.__name__ = f"fields_of_{cls.__name__}"
+        self.__code__ = cls.__init__.__code__  # the names the derivative may not take
+
+    def __call__(self, *args, **kwargs):
+        instance = self.cls.__new__(self.cls)
+        self.cls.__init__(instance, *args, **kwargs)
+        return Fields(vars(instance), instance)
+
+    def __repr__(self) -> str:
+        return f"<fields of {self.cls.__qualname__}>"
+
+
+class Fields(dict):
+    """The attributes `__init__` set, and the object it set them on (what `build_object` then
+    returns, so that the object the function goes on with is the one `__init__` made)."""
+
+    __slots__ = ("instance",)
+
+    def __init__(self, attributes=(), instance=None):
+        super().__init__(attributes)
+        self.instance = instance
+
+
 def classify_value(value) -> Call:
-    # it reads sources, as calls of it are derived
-    from autotrace.transforms.objects import FieldsOf
     if isinstance(value, FieldsOf):
         return Call("user", value)
     if isinstance(value, Checkpointed):

@@ -6,6 +6,7 @@ import gast
 from autotrace.transforms.errors import Location
 from autotrace.transforms.scopes import check_with
 from .nodes import walk
+from .codegen import to_source
 
 _UNSUPPORTED = {
     gast.Try: ("try", "a try statement; move the error handling outside the differentiated "
@@ -116,5 +117,4 @@ def _copy_advice(name: str, kinds: tuple) -> str:
 
 
 def _text(node) -> str:
-    from autotrace.transforms.codegen import to_source
     return to_source(node).strip()

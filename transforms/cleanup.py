@@ -16,6 +16,7 @@ import operator
 import gast
 
 from .aliases import memory_sharing
+from .calls import classify
 from autotrace.transforms.naming import name_counts
 from autotrace.transforms.sweeps import COMMENT, SAVE
 from .nodes import walk
@@ -498,3 +499,28 @@ def remove_orphan_comments(body):
 
 def _is_heading(statement) -> bool:
     return statement.value.args[0].value.endswith("sweep")
+
+
+IMPURE_BUILTINS = {print, input, open, next, iter}
+
+
+def purity(namespace, helper_identifiers, impure=frozenset()):
+    """pure(expression): whether cleanup may drop or move `expression`, which calls only
+    rules and constants (but the impure builtins), or the helpers `helper_identifiers` (but
+    those in `impure`), and yields nothing."""
+    def pure(value) -> bool:
+        for node in walk(value):
+            if isinstance(node, (gast.Yield, gast.YieldFrom)):
+                return False
+            if isinstance(node, gast.Call):
+                if isinstance(node.func, gast.Name) and node.func.id in impure:
+                    return False
+                if isinstance(node.func, gast.Name) and node.func.id in helper_identifiers:
+                    continue
+                resolved = classify(node.func, namespace)
+                if resolved.kind not in ("rule", "constant"):
+                    return False
+                if resolved.value in IMPURE_BUILTINS:
+                    return False
+        return True
+    return pure

@@ -19,6 +19,7 @@ from autotrace.runtime.derivatives.structure import zeros_like
 from autotrace.transforms.codegen import compile_in_factory, debug_source
 from autotrace.transforms.control_flow import _USER, ControlFlowConverter
 from autotrace.transforms.control_flow_calls import HELPER_NAMES, helper
+from .derivative_record import derivative_record
 from autotrace.transforms.naming import Namer, names_in
 from autotrace.transforms.parsing import namespace_of, parse_function, resolve
 from .out_arguments import rewrite_out_arguments
@@ -62,7 +63,8 @@ def convert(function, helpers: dict):
         converter.origin = _user_origin(original)
         _mark_stacks(tree, namespace_of(original))
         converter.user_lines = getattr(original, "__autotrace_lines__", {})
-        converter.user_nones = getattr(original, "__autotrace_user_nones__", frozenset())
+        record = derivative_record(original)
+        converter.user_nones = frozenset() if record is None else record.user_nones
     tree = converter.function(tree)
     debug_source("control_flow", tree)
     return _compile(tree, original, helpers, converter.generated)

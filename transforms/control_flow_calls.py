@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import builtins
 import copy
-from typing import TYPE_CHECKING
 
 import gast
 
 from .codegen import to_source
 from autotrace.transforms.control_flow_variables import MUTATING_METHODS
 from autotrace.transforms.templates import name
-
-if TYPE_CHECKING:  # (the converter imports this module)
-    from autotrace.transforms.control_flow import ControlFlowConverter
 
 
 # The runtime helpers converted code calls, each bound to `_autotrace_<name>`.
@@ -46,9 +42,12 @@ def _lazy(expression) -> gast.Lambda:
 
 
 class _ConditionalExpressions(gast.NodeTransformer):
-    """`a if c else b` -> `if_exp(c, lambda: a, lambda: b)`, in this scope only."""
+    """`a if c else b` -> `if_exp(c, lambda: a, lambda: b)`, in this scope only.
 
-    def __init__(self, converter: ControlFlowConverter):
+    converter: the transforms/control_flow.py `ControlFlowConverter` this rewrites for (its
+    namer, namespace, the functions it made, and where a node sits in the user's source)."""
+
+    def __init__(self, converter):
         self.converter = converter
 
     def visit_IfExp(self, node):
@@ -113,9 +112,10 @@ class _ConditionalExpressions(gast.NodeTransformer):
 
 
 class _Conditions(gast.NodeTransformer):
-    """In a condition: `a and b` -> `and_(a, lambda: b)`, `not a` -> `not_(a)`."""
+    """In a condition: `a and b` -> `and_(a, lambda: b)`, `not a` -> `not_(a)` (converter: as
+    for _ConditionalExpressions)."""
 
-    def __init__(self, converter: ControlFlowConverter):
+    def __init__(self, converter):
         self.converter = converter
 
     def visit_BoolOp(self, node):

@@ -17,15 +17,16 @@ import sys
 import weakref
 
 import autotrace.runtime.derivatives.structure as structure
-from ..runtime.derivatives.objects import recomputed_call
+from ..runtime.derivatives.objects import (is_dataclass_instance, is_plain_object,
+                                           recomputed_call)
 from ..runtime.derivatives.sweeps import adjoint_sweep, object_gradient_first, primal_sweep
 from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
                                                  replace_namedtuple_call)
 from autotrace.runtime.state import current_sink, holds_state
 from autotrace.runtime.recompute import recompute_from
 from autotrace.runtime.scopes import gradient_scope, name_scope
-from autotrace.transforms.calls import (Checkpointed, CustomGradient, describe, has_tangent_rule,
-                                        no_rule_hint, runs_own_call)
+from autotrace.transforms.calls import (Checkpointed, CustomGradient, classify_value, describe,
+                                        has_tangent_rule, no_rule_hint, runs_own_call)
 from autotrace.transforms.custom import custom_caller
 from autotrace.transforms.errors import TransformError
 from .objects import as_function
@@ -33,7 +34,13 @@ from .function_caches import made_from
 from autotrace.transforms.partials import partial_caller
 from autotrace.transforms.varargs import for_call
 from autotrace.transforms.live_names import is_current, transform_lock
+from .derivative_record import derivative_record
+from .naming import seed_keyword
+from .session import Session
+from .wrt import past_self
 from autotrace.transforms.rules.core import adjoint, adjoint_rules, d, tangent
+from .rule_evaluation import rule_jvp, rule_vjp
+from .codegen import load_function
 
 
 # Derivatives built while generated code runs (for calls resolved only then), per function:
@@ -71,7 +78,6 @@ def caller_of(func, args, kwargs):
     cache = _cache_of(func)
     key = ("caller", len(args), tuple(kwargs))
     if key not in cache:
-        from autotrace.transforms.codegen import load_function
         label = re.sub(r"\W", "_", getattr(func, "__name__", "function")).strip("_") or "f"
         positional = [f"x{i}" for i in range(len(args))]
         parameters = positional + (["*"] + list(kwargs) if kwargs else [])
@@ -91,7 +97,6 @@ def rule_caller(func, rules: dict):
     cache = _cache_of(func)
     key = ("rule caller", id(rules))
     if key not in cache:
-        from autotrace.transforms.codegen import load_function
         path = describe(func)
         if not re.fullmatch(r"[A-Za-z_][\w.]*", path):
             path = "function"
@@ -128,10 +133,8 @@ def derivative_of(func, wrt: tuple, implicit: bool = False, split: bool = False)
     key = ("implicit", wrt) if implicit else ("split", wrt) if split else wrt
     with transform_lock:
         if key not in cache or not is_current(cache[key]):  # made again after a rebinding
-            # pipeline imports this module
-            from autotrace.transforms.pipeline import Session, reverse_function
-            cache[key] = reverse_function(func, wrt, session=Session(
-                optimized=True, implicit=implicit, called=True), split=split)
+            session = Session(optimized=True, implicit=implicit, called=True)
+            cache[key] = session.build("split" if split else "reverse", func, wrt)
         return cache[key]
 
 
@@ -148,11 +151,10 @@ def unbind_method(func, args, wrt):
     elif isinstance(func, functools.partial):  # its function, with the bound arguments
         func = partial_caller(func)
     if is_namedtuple_replace(func):  # derived as autotrace's twin of it, its object first
-        return replace_namedtuple_call, (func.__self__,) + tuple(args), tuple(
-            w + 1 if isinstance(w, int) else w for w in wrt)
+        return replace_namedtuple_call, (func.__self__,) + tuple(args), past_self(wrt)
     if inspect.ismethod(func):
         args = (func.__self__,) + tuple(args)
-        wrt = tuple(w + 1 if isinstance(w, int) else w for w in wrt)
+        wrt = past_self(wrt)
         func = func.__func__
     return func, tuple(args), wrt
 
@@ -188,7 +190,6 @@ def _gradient_beside_state(value) -> bool:
     """Whether an object that holds Variables also holds floating values of its own (one the
     function built of a Variable and an array computed from it): those get their gradient
     through the object's, as in an object holding no Variable, and the Variables theirs."""
-    from autotrace.runtime.derivatives.objects import is_dataclass_instance, is_plain_object
     if not (is_plain_object(value) or is_dataclass_instance(value)):
         return False
     return any(_floating(item) and not holds_state(item)
@@ -211,7 +212,7 @@ def vjp_call(func, args, kwargs, dy, wrt, after=None):
     after: where `wrt` starts with SELF, the gradient the caller has of that object after the
     call (None: none). The object's gradient handed back, as of before the call, includes
     it: a method's derivative that writes into its object takes it by a keyword of its own
-    (its `__autotrace_object_after__`, transforms/pipeline.py), so that what the caller reads
+    (its record's `object_after`, transforms/derivative_record.py), so that what the caller reads
     back of what the method wrote passes its gradient on; for any other it is added
     (runtime/derivatives/sweeps.py `object_gradient_first`).
 
@@ -258,7 +259,6 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
         return object_gradient_first(gradients, after, bool(taking), recomputed_call())
     kind = classify_value_safely(func)
     if kind == "rule":
-        from autotrace.transforms.rule_evaluation import rule_vjp
         parameters = list(adjoint_rules[func].signature.parameters)
         gradients = rule_vjp(func, *args, **kwargs)[1](dy)
         # (None for an argument that the rule gives no gradient: a window's size)
@@ -275,7 +275,8 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
 def _takes_object_gradient(derivative, after) -> dict:
     """The keyword argument by which `derivative`, of a method, takes the gradient `after` of
     its object after the call, if it takes one (see vjp_call), else none."""
-    keyword = getattr(derivative, "__autotrace_object_after__", None)
+    record = derivative_record(derivative)
+    keyword = None if record is None else record.object_after
     return {} if keyword is None or after is None else {keyword: after}
 
 
@@ -377,7 +378,6 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient, after=None):
 def _object_with_gradient(value) -> bool:
     """An object whose attributes carry gradient: one the function built (a method's self),
     holding no Variables or floating values beside them."""
-    from autotrace.runtime.derivatives.objects import is_dataclass_instance, is_plain_object
     return (is_plain_object(value) or is_dataclass_instance(value)) and (
         not holds_state(value) or _gradient_beside_state(value))
 
@@ -400,7 +400,6 @@ def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
     func, args, wrt, _ = _unbound_call(func, args, kwargs, wrt, with_self)
     kind = classify_value_safely(func)
     if has_tangent_rule(func):  # (a tangent rule registered alone, too)
-        from autotrace.transforms.rule_evaluation import rule_jvp
         by_position = dict(zip(wrt, tangents))
         return rule_jvp(func, args, [by_position.get(i) for i in range(len(args))], **kwargs)
     if kind != "user":
@@ -417,10 +416,8 @@ def forward_derivative_of(func, wrt: tuple):
     cache = _cache_of(func)
     with transform_lock:
         if ("forward", wrt) not in cache or not is_current(cache[("forward", wrt)]):
-            from autotrace.transforms.forward import forward_function  # which imports this
-            from autotrace.transforms.front_end import Session
-            cache[("forward", wrt)] = forward_function(
-                func, wrt, session=Session(optimized=True, called=True))
+            cache[("forward", wrt)] = Session(optimized=True, called=True).build(
+                "forward", func, wrt)
         return cache[("forward", wrt)]
 
 
@@ -509,15 +506,4 @@ def _vjp_call(y, function, arguments, keywords, dy, wrt, after=None):
 
 
 def classify_value_safely(func) -> str:
-    from autotrace.transforms.calls import classify_value
     return classify_value(func).kind
-
-
-def seed_keyword(func, keyword: str = "dy") -> str:
-    """The keyword a derivative of `func` takes its seed by: `dy` (or `tangent`), unless func
-    already uses that name (a derivative of a derivative takes `dy_`)."""
-    code = getattr(func, "__func__", func).__code__
-    taken = set(code.co_varnames) | set(code.co_freevars) | set(code.co_names)
-    while keyword in taken:
-        keyword += "_"
-    return keyword

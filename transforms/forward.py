@@ -20,41 +20,36 @@ import numpy as np
 from autotrace.transforms import cleanup
 from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
 from autotrace.transforms.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, describe,
-                                        has_tangent_rule, no_rule_hint, rule_template)
+                                        has_tangent_rule)
 from autotrace.transforms.codegen import to_source
-from .dead_branches import deferring_refusals
 from autotrace.transforms.custom import check_call, custom_functions
 from autotrace.transforms.dynamic_calls import SELF
-from ..runtime.derivatives.state_writes import state_tangent
 from autotrace.transforms.errors import TransformError
 from autotrace.transforms.line_map import mark, mark_unmarked
 from .object_state import may_change_its_object
 from autotrace.transforms.pipeline_names import CONTAINER_RESULTS
-from autotrace.transforms.sequences import ARRAY, SequenceKinds
+from autotrace.transforms.sequences import ARRAY
 from autotrace.transforms.shapes import is_number
 from autotrace.transforms.rules.core import RuleError, instantiate_tangent, tangent_rules
 from autotrace.transforms.templates import keywords_dict, name, replace, replace_expression
+from .modes import DerivativeMode
 from .scopes import recomputes, scope_call, with_block
 
 
-class ForwardMode:
+class ForwardMode(DerivativeMode):
     """Generates the tangent statements of one function body (see the module docstring).
 
-    context: as for reverse mode (namer, namespace, location, helper, derive, import_value).
+    context, active: as for every mode (transforms/modes.py).
     """
 
+    rule_kind = "tangent"
+
     def __init__(self, context, active: set):
-        self.context = context
-        self.namer = context.namer
-        self.location = context.location
-        self.active = active
+        super().__init__(context, active)
         self.tangent_names: dict[str, str] = {}
-        self.temporaries: set[str] = set()
         # Tangents of temporaries that hold arrays of their own, and tangents that may not.
         self.own_arrays: set[str] = set()
         self.shared: set[str] = set()
-        self.reverse_helper = None  # set by the driver: ReverseMode-like import of rule names
-        self.sequences = None  # a transforms.sequences.SequenceKinds, set by the driver
         self._linear = None
         # The helper each returned tangent passes through, set by the driver for the user's
         # own function (its caller may write into the tangent it gets), else None.
@@ -66,12 +61,6 @@ class ForwardMode:
             if primal.startswith("_"):
                 self.temporaries.add(self.tangent_names[primal])
         return self.tangent_names[primal]
-
-    def helper(self, helper_name: str) -> str:
-        return self.context.helper(helper_name)
-
-    def is_active(self, node) -> bool:
-        return isinstance(node, gast.Name) and node.id in self.active
 
     def tangent_of(self, node):
         """The tangent of an atom: its tangent variable, or zeros like it."""
@@ -97,11 +86,7 @@ class ForwardMode:
         return out
 
     def statement(self, node) -> list:
-        method = getattr(self, "visit_" + type(node).__name__, None)
-        if method is None:
-            raise self.location.error(node, f"autotrace cannot differentiate a "
-                                      f"{type(node).__name__} statement", type(node).__name__)
-        return mark_unmarked(method(node), self.location, node)
+        return mark_unmarked(self.visitor(node)(node), self.location, node)
 
     def visit_Pass(self, node):
         return []
@@ -345,7 +330,7 @@ class ForwardMode:
                     self.own_arrays.add(self.tangent(primal))
                 else:
                     self.shared.add(self.tangent(primal))
-        return self.reverse_helper.import_template_names(statements, rule.namespace)
+        return self.import_template_names(statements, rule.namespace)
 
     def keep_apart(self, statement) -> None:
         """A ufunc's result is a new array (`+x`, `x - 0.0`, `x * 1.0`), so its tangent must
@@ -382,11 +367,6 @@ class ForwardMode:
                 for spelling in _spellings(function, self.context):
                     self._linear[spelling] = positions
         return self._linear
-
-    def temporary(self, hint: str) -> str:
-        fresh = self.namer.temporary(hint)
-        self.temporaries.add(fresh)
-        return fresh
 
     def call(self, primal, call, resolved, node) -> list:
         """`primal = g(...)` for a user function g: one call to g's forward derivative."""
@@ -464,78 +444,11 @@ class ForwardMode:
         tangent = replace_expression("gradients[0]", gradients=gradients)
         return [gast.copy_location(value, node)] + self.assign_tangent(primal, tangent)
 
-    def no_rule(self, function, node, callee=None) -> TransformError:
-        text = to_source(callee).strip() if callee is not None else None
-        label = describe(function, text)
-        hint = no_rule_hint(function)
-        if hint is not None:  # what to do instead of registering a rule
-            return self.location.error(node, f"no tangent rule for {label}: {hint}", label)
-        return self.location.error(
-            node, f"no tangent (forward-mode) rule for {label}. Register one:\n\n"
-            + rule_template(function, label, "tangent"), label)
+    def no_rule_text(self, label: str) -> str:
+        return f"no tangent rule for {label}"
 
-
-@deferring_refusals
-def forward_function(func, wrt, *, session):
-    """Generate and load the forward-mode derivative of `func`.
-
-    The generated function takes func's parameters plus a keyword `tangent` (the tangent of the
-    `wrt` argument, a tuple of them for a tuple `wrt`; default ones) and returns
-    `(value, tangent of the value)`.
-    """
-    from autotrace.transforms.front_end import prepare
-    from autotrace.transforms.pipeline import _is_pure, load_generated
-    from autotrace.transforms.reverse import ReverseMode
-
-    outermost, session.outermost = session.outermost, False
-    prepared = prepare(func, wrt, session, "tangent", exits=False, outermost=outermost)
-    context = prepared.context
-    body = prepared.body
-    if not body or not isinstance(body[-1], gast.Return):
-        body = body + [gast.Return(value=gast.Constant(value=None, kind=None))]
-    forward = ForwardMode(context, prepared.active | set(prepared.wrt_names))
-    forward.sequences = SequenceKinds(prepared.body, prepared.parameters, prepared.namespace,
-                                      prepared.active)
-    if outermost:  # the caller's own tangents: none of them is handed back as it is
-        forward.fresh_tangent = context.helper("fresh_tangent")
-    forward.reverse_helper = ReverseMode(context, prepared.active, prepared.parameters,
-                                         prepared.local_names, None)
-    seeds = [name(forward.tangent(p), store=True) for p in prepared.wrt_names]
-    values = [name(p) for p in prepared.wrt_names]
-    single = not isinstance(wrt, tuple)
-    prologue = replace("tangents = tangent_seed(values, tangent)",
-                       tangents=seeds[0] if single else gast.Tuple(elts=seeds, ctx=gast.Store()),
-                       tangent_seed=context.helper("tangent_seed"),
-                       values=values[0] if single else gast.Tuple(elts=values, ctx=gast.Load()),
-                       tangent=prepared.keyword)
-    if outermost:  # the user's own arguments: no tangent of an integer (as grad's `match`)
-        prologue = [statement for parameter in prepared.wrt_names
-                    for statement in replace("refuse(value)", value=parameter,
-                                             refuse=context.helper("refuse_integral_argument"))
-                    ] + prologue
-    # An argument left out of wrt has a zero tangent, which it needs in a variable once an
-    # assignment (`x = x - a`, `x[0] = a`) makes it active.
-    # So does an object read from a global whose state a method called on it writes into.
-    outside = sorted(name for name in forward.active - prepared.local_names
-                     if name in prepared.namespace)
-    for parameter in [*prepared.parameters, *outside]:
-        if parameter in forward.active and parameter not in prepared.wrt_names:
-            prologue += replace("tangent = zeros_like(value)", tangent=forward.tangent(parameter),
-                                zeros_like=context.helper("zeros_like"), value=parameter)
-    new_body = prologue + forward.block(body)
-    if session.optimized:
-        # (state_tangent changes in place the tangent a caller passed: kept where unread)
-        pure = _is_pure(prepared.namespace, set(context.bound.values()),
-                        {n for n, v in prepared.namespace.items() if v is state_tangent})
-        temporaries = forward.temporaries | {n for n in prepared.local_names
-                                             if n.startswith("_t")}
-        cleanup.fold_constants(new_body)
-        cleanup.remove_dead_code(new_body, pure, keep_names=set(prepared.parameters))
-        cleanup.inline_temporaries(new_body, temporaries, pure)
-        cleanup.remove_dead_code(new_body, pure, keep_names=set(prepared.parameters))
-    return load_generated(prepared, func, new_body, "f",
-                          f"Forward derivative of {prepared.location.name} along "
-                          f"{', '.join(prepared.wrt_names)} (generated by autotrace).")
+    def missing_rule_text(self, function, label: str) -> str:
+        return f"no tangent (forward-mode) rule for {label}"
 
 
 # Functions whose tangent rules compute new arrays (as ufuncs' do, once keep_apart has run).

@@ -1,70 +1,66 @@
-"""The front end every derivative shares, and the session it runs in.
+"""The front end every derivative shares: the source passes up to activity analysis.
 
-`prepare` runs the passes of transforms/pipeline.py up to activity analysis: parse, check what
-is supported, rewrite dict and list methods, follow writes into arguments, lift nested
-functions, A-normal form, exits to flags; then it finds the names that carry gradient. Reverse
-mode (transforms/pipeline.py `reverse_function`) and forward mode (transforms/forward.py)
-start from what it returns (`Prepared`).
+Each pass here is a function of the `Unit` going through the passes (the function being
+transformed, and what the passes found out about it); transforms/pipeline.py SOURCE_PASSES
+lists them in the order they run: parse, check what is supported, rewrite dict and list
+methods, follow writes into arguments, lift nested functions, A-normal form, exits to flags,
+and activity (the names that carry gradient). Reverse mode and forward mode start from there.
 
-A `Session` is one top-level transform and the derivatives of the user functions it calls,
-each made once; a `Context` binds the runtime helpers generated code calls (HELPERS), and the
-derivatives it calls, to names in the namespace the code runs in.
+A unit is built in a `Session` (transforms/session.py); a `Context` binds the runtime helpers
+generated code calls (HELPERS), and the derivatives it calls, to names in the namespace the
+code runs in.
 """
 from __future__ import annotations
 
-import collections
 import copy
 import functools
-import inspect
-import types
 from dataclasses import dataclass, field
 
 import gast
 import numpy as np
 
-import autotrace.runtime.derivatives.items as items
-import autotrace.runtime.derivatives.structure as structure
-from autotrace.transforms import cleanup
-from autotrace.runtime.recompute import recompute_from
-from autotrace.runtime.scopes import gradient_scope
-from autotrace.runtime.state import deposit, holds_state, state_as_of, state_version
-from ..runtime.derivatives.unpacking import apply_unpacked, merged_keywords
-from .activity import STATE, active_names, varied_names
-from .dead_branches import raise_when_run
+from ..runtime.derivatives import items, structure
+from ..runtime.derivatives.state_log import add_recomputed, state_as_at, state_writes_log
 from ..runtime.derivatives.state_writes import object_tangent, refuse_reads_of
+from ..runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, primal_sweep,
+                                          sent_gradients, sent_object_gradient)
+from ..runtime.derivatives.unpacking import apply_unpacked, merged_keywords
+from ..runtime.ops_index import checked_out, indexes_a_view
+from ..runtime.recompute import recompute_from
+from ..runtime.scopes import gradient_scope
+from ..runtime.state import deposit, holds_state, state_as_of, state_version
+from . import cleanup
+from . import rules  # noqa: F401  (fills the rule registries)
+from . import unpacked_calls  # noqa: F401  (the rules of apply_unpacked)
+from .activity import STATE, active_names, varied_names
+from .anf import normalize
+from .calls import CustomGradient, FieldsOf, classify
+from .checks import check_supported
+from .custom import custom_caller
+from .dead_branches import raise_when_run
+from .dict_methods import rewrite_dict_methods
+from .dynamic_calls import jvp_call, vjp_call, vjp_start
+from .exits import exits_to_flags
+from .inplace import check_writes, follow_writes, refuse_shared_write
+from .list_methods import rewrite_list_methods
+from .live_names import LiveNamespace
+from .naming import Namer, names_in, seed_keyword
+from .nested import lift_nested_functions
+from .nodes import walk
+from .object_state import check_calls, check_state_writes
+from .objects import (check_constructions, explicit_super, objects_built,
+                      parse_fields_function, replace_calls)
+from .out_arguments import rewrite_out_arguments
+from .parsing import parse_function, resolve
+from .partials import check_partials, partial_caller
+from .segments import bind_checkpointed_calls, segment_loops
+from .session import Session
 from .state_aliases import method_may_write, refuse_stale_aliases
 from .state_writes import (calls_changing_state, refuse_written_gradients,
                            rewrite_state_writes, settle_state_writes)
-from autotrace.transforms.anf import normalize
-from autotrace.transforms.calls import CustomGradient, classify
-from autotrace.transforms.checks import check_supported
-from autotrace.transforms.custom import custom_caller
-from autotrace.transforms.codegen import debug_source
-from autotrace.transforms.dict_methods import rewrite_dict_methods
-from autotrace.transforms.dynamic_calls import (jvp_call, seed_keyword, unbind_method, vjp_call,
-                                                vjp_start)
-from ..runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, primal_sweep,
-                                          sent_gradients, sent_object_gradient)
-from autotrace.transforms.exits import exits_to_flags
-from autotrace.transforms.inplace import check_writes, follow_writes, refuse_shared_write
-from .out_arguments import rewrite_out_arguments
-from ..runtime.ops_index import checked_out, indexes_a_view
-from ..runtime.derivatives.state_log import add_recomputed, state_as_at, state_writes_log
-from autotrace.transforms.list_methods import rewrite_list_methods
-from autotrace.transforms.live_names import LiveNamespace
-from autotrace.transforms.naming import Namer, names_in
-from autotrace.transforms.nested import lift_nested_functions
-from autotrace.transforms.segments import bind_checkpointed_calls, segment_loops
-from .object_state import check_calls, check_state_writes
-from autotrace.transforms.objects import (FieldsOf, check_constructions, explicit_super,
-                                          objects_built, parse_fields_function, replace_calls)
-from autotrace.transforms.parsing import parse_function, resolve
-from autotrace.transforms.partials import check_partials, partial_caller
-from autotrace.transforms.templates import name
-from autotrace.transforms.varargs import calls_written_out, specialize_calls, spell_out_starred
-import autotrace.transforms.rules  # noqa: F401  (fills the rule registries)
-from . import unpacked_calls  # noqa: F401  (the rules of apply_unpacked)
-from .nodes import walk
+from .templates import name
+from .varargs import calls_written_out, specialize_calls, spell_out_starred
+from .wrt import WithRespectTo
 
 
 # The runtime helpers generated code may call, by the name it calls them.
@@ -158,100 +154,8 @@ class Context:
 _ABSENT = object()
 
 
-class Session:
-    """One top-level transform, and the derivatives of the user functions it calls."""
-
-    def __init__(self, optimized: bool, implicit: bool = False, outermost: bool = False,
-                 called: bool = False, split_calls: bool = True):
-        """outermost: the first function derived is the user's, whose gradients the user
-        gets (the others are called by generated code); called: its function is one a
-        differentiated function calls; split_calls: a call of a user's function runs its
-        derivative's primal sweep where the call is and its adjoint sweep later
-        (runtime/derivatives/sweeps.py), not the function and then its whole derivative."""
-        self.optimized = optimized
-        # (Implicit derivatives recompute calls as of the Variables they saw: called whole.)
-        # "top": in halves only outside every `if` and loop, as autotrace.function traces a
-        # derivative whose calls in halves sat in an `if` or loop on a traced value.
-        self.split_calls = split_calls if not implicit else False
-        self.outermost = outermost
-        self.called = called
-        self.checked_callees: set = set()  # code of functions whose calls were checked
-        # Implicit mode (autotrace.implicit_grad): Variables reached through globals,
-        # closures, attributes and calls carry gradient too, handed to runtime/state's sink.
-        self.implicit = implicit
-        self.done: dict = {}
-        self.namespaces: list = []  # of every function transformed (see LiveNamespace)
-        self.pending: dict = collections.defaultdict(list)
-        # Refusals in branches of an `if`, raised when the branch runs (dead_branches.py).
-        self.refused_when_run: list = []
-
-    def with_whole_calls(self, outermost: bool, split_calls=False) -> "Session":
-        """A session like this one where calls run their callees' derivatives whole (or, with
-        split_calls="top", in halves only outside every `if` and loop)."""
-        return Session(self.optimized, self.implicit, outermost, self.called,
-                       split_calls=split_calls)
-
-    def snapshot(self) -> tuple:
-        """What a derivative's build changes in the session, to be restored (`restore`)
-        where the build stops at a refusal and starts again."""
-        return (self.outermost, dict(self.done),
-                {key: list(waiting) for key, waiting in self.pending.items()},
-                len(self.namespaces), set(self.checked_callees))
-
-    def restore(self, snapshot: tuple) -> None:
-        self.outermost, done, pending, namespaces, checked = snapshot
-        self.done = done
-        self.pending = collections.defaultdict(list, pending)
-        del self.namespaces[namespaces:]
-        self.checked_callees = checked
-
-    def bind_derivative(self, func, wrt, namespace, identifier, mode="reverse"):
-        key = (mode, func, wrt)
-        if mode == "forward":
-            from autotrace.transforms.forward import forward_function as build
-        else:
-            from autotrace.transforms.pipeline import reverse_function as build
-            if mode == "split":
-                build = functools.partial(build, split=True)
-        if key in self.done:
-            namespace[identifier] = self.done[key]
-            return
-        self.pending[key].append((namespace, identifier))
-        if len(self.pending[key]) == 1:  # not already being built (recursion)
-            if inspect.ismethod(func):  # a bound method: derive its function, bind it again
-                _, _, shifted = unbind_method(func, (), wrt)
-                derivative = types.MethodType(
-                    build(func.__func__, shifted, session=self), func.__self__)
-            else:
-                derivative = build(func, wrt, session=self)
-            self.done[key] = derivative
-            for waiting_namespace, waiting_identifier in self.pending.pop(key):
-                waiting_namespace[waiting_identifier] = derivative
-
-
 def _parameter_names(arguments) -> list:
     return [a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
-
-
-def resolve_wrt(wrt, parameters: list, function_name: str) -> tuple:
-    """`wrt` (an index, a name, or a tuple of those) as a tuple of parameter names."""
-    items = wrt if isinstance(wrt, tuple) else (wrt,)
-    names = []
-    for item in items:
-        if isinstance(item, bool) or not isinstance(item, (int, str)):
-            raise TypeError(f"wrt must be a parameter index or name, or a tuple of those; "
-                            f"got {item!r}")
-        if isinstance(item, int):
-            if not -len(parameters) <= item < len(parameters):
-                raise ValueError(f"wrt={item} is out of range: {function_name} has "
-                                 f"{len(parameters)} parameters {tuple(parameters)}")
-            names.append(parameters[item])
-        else:
-            if item not in parameters:
-                raise ValueError(f"wrt={item!r} is not a parameter of {function_name}; its "
-                                 f"parameters are {tuple(parameters)}")
-            names.append(item)
-    return tuple(names)
 
 
 def _is_constant_call(namespace, implicit: bool = False):
@@ -268,107 +172,207 @@ def _is_constant_call(namespace, implicit: bool = False):
 
 
 @dataclass
-class Prepared:
-    """A function through the front end: parsed, checked, lifted, in A-normal form."""
+class Unit:
+    """A function going through the source passes (transforms/pipeline.py SOURCE_PASSES), and
+    what they have made of it so far. The driver fills in the first fields; each pass reads
+    and sets the others.
 
-    function: gast.FunctionDef
-    location: object
-    parameters: list
-    wrt_names: tuple
+    mode: "reverse" or "forward". keyword: the base name of the generated function's extra
+    keyword (`dy`, `tangent`), then the one it takes. checkpoint_every: split loops into
+    checkpointed segments of so many iterations (transforms/segments.py), or None. runs_once:
+    the derivative runs func's primal sweep once per call of func (writes into objects'
+    state are then made as Python makes them, transforms/state_writes.py). outermost: func is
+    the function the user differentiates, not one it calls (whose caller does not see what
+    it writes into objects' state). with_value, split: as reverse_function takes them.
+    """
+
+    func: object
+    wrt: object
+    session: Session
+    mode: str
     keyword: str
-    namer: Namer
-    namespace: dict
-    context: Context
-    body: list
-    result: object
-    local_names: set
-    active: set
+    checkpoint_every: int | None = None
+    runs_once: bool = True
+    outermost: bool = True
+    with_value: bool = False
+    split: bool = False
+    # The front end's (transforms/front_end.py):
+    parsed: object = None
+    function: gast.FunctionDef = None
+    location: object = None
+    state_written: object = None
+    called: bool = False
+    parameters: list = None
+    with_respect_to: WithRespectTo = None  # wrt, resolved
+    namer: Namer = None
+    namespace: dict = None
+    numpy_name: str = None
+    context: Context = None
+    body: list = None
+    result: object = None
     return_node: object = None
+    local_names: set = None
+    active: set = None
     state_names: tuple = ()  # free names holding Variables (implicit mode)
     carrying: set = field(default_factory=set)  # names that carry gradient from values
+    # The mode's (transforms/reverse_body.py, forward_body.py) and cleanup's:
+    derivative_mode: object = None  # the ReverseMode or ForwardMode that differentiated it
+    primal: list = None  # reverse mode's primal sweep
+    adjoint: list = None  # and adjoint sweep
+    new_body: list = None  # the generated function's body
+    pure: object = None  # pure(expression): whether cleanup may drop or move it
+    temporaries: set = None  # names cleanup may inline
+    after: str | None = None  # the keyword taking the object's gradient after the call
+    # The last passes' (transforms/loading.py):
+    generated_name: str = None
+    definition: gast.FunctionDef = None  # the generated function's
+    source: str = None  # the generated function's, as printed and loaded
+    generated: object = None  # the loaded function
 
 
-def prepare(func, wrt, session: Session, keyword: str, exits: bool,
-            checkpoint_every: int | None = None, runs_once: bool = True,
-            outermost: bool = True) -> Prepared:
-    """Run the passes every transform shares, up to activity analysis.
-
-    keyword: the base name of the generated function's extra keyword (`dy`, `tangent`).
-    exits: turn break/continue/early return into flags (reverse mode needs it).
-    checkpoint_every: split loops into checkpointed segments of so many iterations
-    (transforms/segments.py), or None. runs_once: the derivative runs func's primal sweep
-    once per call of func (writes into objects' state are then made as Python makes them,
-    transforms/state_writes.py). outermost: func is the function the user differentiates,
-    not one it calls (whose caller does not see what it writes into objects' state).
-    """
+def parse(unit: Unit) -> None:
+    """Read func's source (a custom gradient's: a call of it; a partial's: its function with
+    the bound arguments; a constructor's fields: its __init__ building a dict)."""
+    func = unit.func
     custom = getattr(func, "__autotrace_python_function__", func)  # through a traced one
     if isinstance(custom, CustomGradient):  # grad(log1pexp) itself: derive a call of it
         func = custom_caller(custom)
     elif isinstance(func, functools.partial):  # its function, with the bound arguments
         func = partial_caller(func)
     if isinstance(func, FieldsOf):  # a constructor call: its __init__, building a dict
-        parsed = parse_fields_function(func)
+        unit.parsed = parse_fields_function(func)
     else:
-        parsed = parse_function(func)
-    function = parsed.node
-    location = parsed.location
-    raise_when_run(function, location, parsed.namespace, session.refused_when_run)
-    state_written = rewrite_state_writes(function, location, parsed.namespace, runs_once)
-    spell_out_starred(function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
-    explicit_super(function, parsed.namespace)
-    check_supported(function, location, parsed.namespace)
-    rewrite_dict_methods(function, location, Namer(names_in(function)), parsed.namespace)
-    debug_source("dicts", function)
+        unit.parsed = parse_function(func)
+    unit.function = unit.parsed.node
+    unit.location = unit.parsed.location
+
+
+def dead_branches(unit: Unit) -> None:
+    raise_when_run(unit.function, unit.location, unit.parsed.namespace,
+                   unit.session.refused_when_run)
+
+
+def state_writes(unit: Unit) -> None:
+    unit.state_written = rewrite_state_writes(unit.function, unit.location,
+                                              unit.parsed.namespace, unit.runs_once)
+
+
+def starred(unit: Unit) -> None:
+    spell_out_starred(unit.function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
+
+
+def super_calls(unit: Unit) -> None:
+    explicit_super(unit.function, unit.parsed.namespace)
+
+
+def check(unit: Unit) -> None:
+    check_supported(unit.function, unit.location, unit.parsed.namespace)
+
+
+def dicts(unit: Unit) -> None:
+    rewrite_dict_methods(unit.function, unit.location, Namer(names_in(unit.function)),
+                         unit.parsed.namespace)
+
+
+def bind(unit: Unit) -> None:
+    """The parameters, wrt, the keyword, the namespace generated code runs in, its namer and
+    the context that binds helpers there."""
+    function, parsed, session = unit.function, unit.parsed, unit.session
     # A caller that checked its call of this function, or none: writes into arguments are
     # followed (its caller would not see them, and does not read them afterwards).
-    called = (session.called or bool(session.namespaces)) and getattr(
+    unit.called = (session.called or bool(session.namespaces)) and getattr(
         parsed.function, "__code__", None) not in session.checked_callees
-    parameters = _parameter_names(function.args)
-    keyword = seed_keyword(parsed.function, keyword)
-    wrt_names = resolve_wrt(wrt, parameters, location.name)
+    unit.parameters = _parameter_names(function.args)
+    unit.keyword = seed_keyword(parsed.function, unit.keyword)
+    unit.with_respect_to = WithRespectTo.resolve(unit.wrt, unit.parameters,
+                                                 unit.location.name)
 
-    namespace = LiveNamespace(parsed)
+    namespace = unit.namespace = LiveNamespace(parsed)
     namespace.update(getattr(parsed, "generated_names", {}))  # of a fields function
     session.namespaces.append(namespace)
     for local in _own_local_names(function):  # a local shadows the global of its name
         namespace.pop(local, None)
-    namer = Namer(names_in(function) | {keyword})
+    namer = unit.namer = Namer(names_in(function) | {unit.keyword})
     namer.locals = set()
     numpy_name = next((k for k in ("np", "numpy", "onp") if namespace.get(k) is np), None)
     if numpy_name is None:
         numpy_name = namer.fresh("np")
         namespace[numpy_name] = np
-    context = Context(session, namer, namespace, location, numpy_name)
+    unit.numpy_name = numpy_name
+    unit.context = Context(session, namer, namespace, unit.location, numpy_name)
+
+
+def out_arguments(unit: Unit) -> None:
     # np.sin(x, out=y): y[...] = checked_out(np.sin(x), y, 'sin'), a write followed as others
-    rewrite_out_arguments(function, parsed.namespace, context.helper("checked_out"))
-    shared_writes = check_writes(function, location, parsed.namespace, session.checked_callees)
+    rewrite_out_arguments(unit.function, unit.parsed.namespace,
+                          unit.context.helper("checked_out"))
 
-    follow_writes(function, namespace, context.helper, shared_writes, location, called,
-                  numpy_name)
-    replace_calls(function, namespace, context.import_value)  # dataclasses.replace(p, ...)
-    specialize_calls(function, namespace, resolve, namer)  # calls of f(*args, **kwargs)
-    segment_loops(function, checkpoint_every, location, namer, context.helper)
-    debug_source("segments", function)
-    lift_nested_functions(function, location, namer, namespace)
-    bind_checkpointed_calls(function, namespace, namer)
-    debug_source("lift", function)
-    _accumulate_as_add(function, namespace, context.helper)
-    _namedtuples_built(function, namespace, context.helper)
-    objects_built(function, namespace, context.import_value)
-    rewrite_list_methods(function, location, namer, namespace, context.helper)
-    debug_source("lists", function)
-    normalize(function, location, namer, namespace, numpy_name, context.helper)
-    debug_source("anf", function)
-    if exits:
-        exits_to_flags(function, namer)
-        debug_source("exits", function)
-    else:
-        _attach_loop_tests(function.body)
 
+def writes(unit: Unit) -> None:
+    shared_writes = check_writes(unit.function, unit.location, unit.parsed.namespace,
+                                 unit.session.checked_callees)
+    follow_writes(unit.function, unit.namespace, unit.context.helper, shared_writes,
+                  unit.location, unit.called, unit.numpy_name)
+
+
+def replaced(unit: Unit) -> None:
+    replace_calls(unit.function, unit.namespace, unit.context.import_value)  # dataclasses'
+
+
+def varargs(unit: Unit) -> None:
+    specialize_calls(unit.function, unit.namespace, resolve, unit.namer)  # f(*args, **kw)
+
+
+def segments(unit: Unit) -> None:
+    segment_loops(unit.function, unit.checkpoint_every, unit.location, unit.namer,
+                  unit.context.helper)
+
+
+def lift(unit: Unit) -> None:
+    lift_nested_functions(unit.function, unit.location, unit.namer, unit.namespace)
+    bind_checkpointed_calls(unit.function, unit.namespace, unit.namer)
+
+
+def accumulate(unit: Unit) -> None:
+    _accumulate_as_add(unit.function, unit.namespace, unit.context.helper)
+
+
+def namedtuples(unit: Unit) -> None:
+    _namedtuples_built(unit.function, unit.namespace, unit.context.helper)
+
+
+def objects(unit: Unit) -> None:
+    objects_built(unit.function, unit.namespace, unit.context.import_value)
+
+
+def lists(unit: Unit) -> None:
+    rewrite_list_methods(unit.function, unit.location, unit.namer, unit.namespace,
+                         unit.context.helper)
+
+
+def anf(unit: Unit) -> None:
+    normalize(unit.function, unit.location, unit.namer, unit.namespace, unit.numpy_name,
+              unit.context.helper)
+
+
+def exits(unit: Unit) -> None:
+    exits_to_flags(unit.function, unit.namer)
+
+
+def loop_tests(unit: Unit) -> None:
+    _attach_loop_tests(unit.function.body)
+
+
+def activity(unit: Unit) -> None:
+    """Find the names that carry gradient (`active`), settle writes into objects' state, and
+    refuse what cannot be differentiated right (see the passes it calls)."""
+    function, namespace, namer = unit.function, unit.namespace, unit.namer
+    location, session, parameters = unit.location, unit.session, unit.parameters
+    wrt_names = unit.with_respect_to.names
     body = function.body
     result = return_node = None
-    if exits and body and isinstance(body[-1], gast.Return):
-        return_node = body[-1]
+    if unit.mode == "reverse" and body and isinstance(body[-1], gast.Return):
+        return_node = body[-1]  # the one return exits_to_flags left, last
         result = return_node.value
         body = body[:-1]
     local_names = set(parameters) | {n.id for s in body for n in walk(s)
@@ -387,7 +391,8 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool,
     rebound = settle_state_writes(body, active, varied_names(body + returned, seeds,
                                                              is_constant, None, changes),
                                   wrt_names, local_names, namespace, namer, location,
-                                  context.helper, outermost, state_written)
+                                  unit.context.helper, unit.outermost,
+                                  unit.state_written)
     if rebound:  # objects whose state a write changed: they carry gradient from there
         local_names = set(parameters) | {n.id for s in body for n in walk(s)
                                          if isinstance(n, gast.Name)
@@ -406,17 +411,18 @@ def prepare(func, wrt, session: Session, keyword: str, exits: bool,
     # not merely reached by calls that may read Variables (whose results are no such objects).
     carrying = active if reads_state is None else active_names(
         body + returned, set(wrt_names) | set(state_names), is_constant, None, changes)
-    def activity(constant):
+
+    def active_with(constant):  # the names active where `constant` tells constant calls
         return active_names(body + returned, seeds, constant, reads_state, changes)
-    check_constructions(body + returned, namespace, location, activity, is_constant)
+    check_constructions(body + returned, namespace, location, active_with, is_constant)
     varied = varied_names(body + returned, seeds, is_constant, None, changes)
-    refuse_written_gradients(body, location, state_written, varied, namespace)
+    refuse_written_gradients(body, location, unit.state_written, varied, namespace)
     check_calls(body, location, varied, active, lambda func: classify(func, namespace),
-                context.helper, namespace)
-    check_partials(body + returned, location, namespace, activity, is_constant)
-    return Prepared(function, location, parameters, wrt_names, keyword, namer, namespace,
-                    context, body, result, local_names, active, return_node, state_names,
-                    carrying)
+                unit.context.helper, namespace)
+    check_partials(body + returned, location, namespace, active_with, is_constant)
+    unit.body, unit.result, unit.return_node = body, result, return_node
+    unit.local_names, unit.active = local_names, active
+    unit.state_names, unit.carrying = state_names, carrying
 
 
 def _namedtuples_built(function, namespace: dict, helper) -> None:

@@ -30,6 +30,7 @@ from autotrace.transforms.naming import SCOPES, walk_scope
 from .out_arguments import array_method_out, out_argument
 from autotrace.transforms.parsing import MISSING, resolve
 from .nodes import walk
+from .codegen import to_source
 from .rules.core import constant
 
 # Methods that change their object in place (those of lists that the transforms follow,
@@ -248,5 +249,4 @@ def _check_writing_function(call, location, namespace, is_statement: bool) -> No
 
 
 def _text(node) -> str:
-    from autotrace.transforms.codegen import to_source
     return to_source(node).strip()

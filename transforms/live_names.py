@@ -22,6 +22,7 @@ import threading
 import types
 
 from autotrace.transforms.codegen import load_closure
+from .derivative_record import derivative_record
 from autotrace.transforms.errors import Location, TransformError
 from autotrace.transforms.naming import names_in
 from autotrace.transforms.rules.core import constant
@@ -36,8 +37,8 @@ transform_lock = threading.RLock()
 def is_current(derivative) -> bool:
     """Whether every namespace a generated derivative reads (its own and those of the
     derivatives it calls) holds what it was generated for (see `LiveNamespace.is_current`)."""
-    return all(namespace.is_current()
-               for namespace in getattr(derivative, "__autotrace_namespaces__", ()))
+    record = derivative_record(derivative)
+    return record is None or all(namespace.is_current() for namespace in record.namespaces)
 
 
 class StaleDerivativeError(TransformError):

@@ -1,5 +1,5 @@
 """Names surely bound to the very same object (not a view, not a copy): what an exact restore
-of the items a write overwrote needs (transforms/pipeline.py gives it to the reverse sweep).
+of the items a write overwrote needs (transforms/reverse_body.py gives it to the reverse sweep).
 transforms/aliases.py's model says which names *may* share memory; this one which surely are
 one object.
 """

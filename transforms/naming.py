@@ -89,3 +89,13 @@ class Namer:
     def gradient(self, primal: str) -> str:
         """The gradient variable of `primal`: `bx` for `x`, `b_t1` for `_t1`."""
         return self.fresh("b" + primal)
+
+
+def seed_keyword(func, keyword: str = "dy") -> str:
+    """The keyword a derivative of `func` takes its seed by: `dy` (or `tangent`), unless func
+    already uses that name (a derivative of a derivative takes `dy_`)."""
+    code = getattr(func, "__func__", func).__code__
+    taken = set(code.co_varnames) | set(code.co_freevars) | set(code.co_names)
+    while keyword in taken:
+        keyword += "_"
+    return keyword

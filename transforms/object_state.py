@@ -33,6 +33,7 @@ from .naming import walk_scope
 from .parsing import MISSING, parse_function, resolve
 from .rules.core import constant
 from .nodes import walk
+from .codegen import to_source
 
 # Functions called are read for what they change this many calls deep.
 _DEEPEST_CALLS = 3
@@ -308,7 +309,6 @@ def _reads(node) -> set:
 
 
 def _text(node) -> str:
-    from .codegen import to_source
     return to_source(node).strip()
 
 

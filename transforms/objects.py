@@ -33,6 +33,7 @@ import gast
 
 from ..runtime.derivatives.built_objects import build_object, replaced_dataclass
 from ..runtime.derivatives.objects import generated_dataclass_init
+from .calls import FieldsOf
 from .codegen import load_function
 from autotrace.transforms.parsing import parse_function, resolve
 from autotrace.transforms.templates import name
@@ -42,35 +43,6 @@ from .nodes import walk
 # Packages whose classes are built as they are (their fields hold no gradient, or they hold
 # Variables, which implicit_grad reaches through their attributes).
 _LIBRARY_PACKAGES = {"numpy", "cupy", "autotrace", "builtins"}
-
-
-class FieldsOf:
-    """`FieldsOf(P)(*args)`: the attributes `P(*args)` would set, as a dict (what autotrace
-    differentiates of a constructor call; see the module docstring)."""
-
-    def __init__(self, cls):
-        self.cls = cls
-        self.__name__ = f"fields_of_{cls.__name__}"
-        self.__code__ = cls.__init__.__code__  # the names the derivative may not take
-
-    def __call__(self, *args, **kwargs):
-        instance = self.cls.__new__(self.cls)
-        self.cls.__init__(instance, *args, **kwargs)
-        return Fields(vars(instance), instance)
-
-    def __repr__(self) -> str:
-        return f"<fields of {self.cls.__qualname__}>"
-
-
-class Fields(dict):
-    """The attributes `__init__` set, and the object it set them on (what `build_object` then
-    returns, so that the object the function goes on with is the one `__init__` made)."""
-
-    __slots__ = ("instance",)
-
-    def __init__(self, attributes=(), instance=None):
-        super().__init__(attributes)
-        self.instance = instance
 
 
 # What is made for a class of a kind (an attribute name) where the class takes no attributes
@@ -301,7 +273,7 @@ def parse_fields_function(fields: FieldsOf):
     else:
         arguments.args = arguments.args[1:]
     set_attributes = _attributes_stored(function, own)
-    parsed.generated_names = {}  # bound in generated code's namespace (see front_end.prepare)
+    parsed.generated_names = {}  # bound in generated code's namespace (see front_end.bind)
     function.body = _base_init_as_items(function, own, cls, parsed.namespace, location,
                                         set_attributes, parsed.generated_names)
     class_name = _fresh(cls.__name__, parsed.namespace, parsed.generated_names, function)

@@ -25,9 +25,10 @@ from autotrace.runtime.derivatives import sequences
 from ..runtime.derivatives.state_log import state_writes_log
 from ..runtime.derivatives.state_writes import write_state
 from autotrace.transforms.activity import DESCRIPTIVE_ATTRIBUTES
-from autotrace.transforms.objects import FieldsOf
+from .calls import FieldsOf
 from autotrace.transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify
 from autotrace.transforms.line_map import mark_unmarked
+from .modes import DerivativeMode
 from autotrace.transforms.reverse_calls import CallAdjoints
 from autotrace.transforms.reverse_control import ControlFlowAdjoints
 from autotrace.transforms.sequences import SEQUENCE, UNKNOWN
@@ -56,35 +57,30 @@ def index_value(node):
     return copy.deepcopy(node)
 
 
-class ReverseMode(CallAdjoints, ControlFlowAdjoints):
+class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
     """Generates the primal and adjoint sweeps of one function body (see the module docstring).
 
-    context provides: namer, namespace, location, helper(name) -> bound identifier,
-    derive(func, wrt) -> identifier of the bound derivative function, import_value(hint, value)
-    -> identifier, numpy_name.
+    context, active: as for every mode (transforms/modes.py).
     """
+
+    rule_kind = "adjoint"
 
     def __init__(self, context, active: set, parameters: list, local_names: set,
                  references: collections.Counter):
-        self.context = context
-        self.namer = context.namer
-        self.location = context.location
-        self.active = active
-        self.carrying = active  # see transforms/front_end.py `prepare`
+        super().__init__(context, active)
+        self.carrying = active  # see transforms/front_end.py `activity`
         self.parameters = parameters
         self.defined = set(parameters)
         self.definite = set(parameters)
         self.loop_depth = 0
         self.branch_depth = 0  # how many branches of an if enclose the statement being visited
         self.gradient_names: dict[str, str] = {}
-        self.temporaries: set[str] = set()
         self.stack = context.namer.temporary("stack")
         self.array_names = set()
         # Results of calls made for their effect on an object: zero gradients, seeded all the
         # same (see visit_Expr).
         self.unread_results: set[str] = set()
         self.shapes = None  # a transforms.shapes.ShapeClasses, when known
-        self.sequences = None  # a transforms.sequences.SequenceKinds, when known
         self.local_names = local_names
         self.references = references
         # id(call) -> [(the helper its recomputation runs in, the name of what it takes)]:
@@ -113,17 +109,6 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
             if primal.startswith("_"):
                 self.temporaries.add(self.gradient_names[primal])
         return self.gradient_names[primal]
-
-    def temporary(self, hint: str) -> str:
-        fresh = self.namer.temporary(hint)
-        self.temporaries.add(fresh)
-        return fresh
-
-    def helper(self, helper_name: str) -> str:
-        return self.context.helper(helper_name)
-
-    def is_active(self, node) -> bool:
-        return isinstance(node, gast.Name) and node.id in self.active
 
     # ---- gradient bookkeeping --------------------------------------------------------------
 
@@ -179,11 +164,7 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints):
         return Sweep([s for sweep in sweeps for s in sweep.primal], adjoint)
 
     def statement(self, node) -> Sweep:
-        method = getattr(self, "visit_" + type(node).__name__, None)
-        if method is None:
-            raise self.location.error(node, f"autotrace cannot differentiate a "
-                                      f"{type(node).__name__} statement", type(node).__name__)
-        sweep = method(node)
+        sweep = self.visitor(node)(node)
         mark_unmarked(sweep.primal, self.location, node)
         inner = sweep.adjoint
 

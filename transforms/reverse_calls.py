@@ -11,18 +11,16 @@ import gast
 import numpy as np
 
 import autotrace.runtime.derivatives.adjoint_ops as adjoint_ops
-from autotrace.transforms.calls import (classify, describe, no_rule_hint, rule_template,
-                                       tangent_rule_only)
+from autotrace.transforms.calls import classify, describe, tangent_rule_only
 from autotrace.transforms.codegen import to_source
 from autotrace.transforms.custom import check_call, custom_functions
 from autotrace.transforms.dynamic_calls import SELF
 from autotrace.transforms.errors import TransformError
-from autotrace.transforms.objects import FieldsOf
+from .calls import FieldsOf
 from .object_state import may_change_its_object
-from autotrace.transforms.rules.core import CALL_SITE_NAME, RuleError, adjoint_rules, instantiate
+from autotrace.transforms.rules.core import RuleError, adjoint_rules, instantiate
 from autotrace.transforms.sweeps import Sweep, comment
 from autotrace.transforms.templates import keywords_dict, name, replace, replace_expression
-from .nodes import walk
 
 
 class CallAdjoints:
@@ -126,23 +124,6 @@ class CallAdjoints:
                 return node
         for statement in statements:
             Drop().visit(statement)
-
-    def import_template_names(self, statements, namespace) -> list:
-        """Bind the globals a rule body uses in the generated namespace, renaming on clashes
-        (a helper `copies` is not the user's variable `copies`)."""
-        assigned = {n.id for s in statements for n in walk(s)
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        renames = {}
-        for statement in statements:
-            for node in walk(statement):
-                if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load)
-                        and node.id not in assigned and node.id in namespace
-                        and not getattr(node, CALL_SITE_NAME, False)):
-                    if node.id not in renames:
-                        renames[node.id] = self.context.import_value(node.id,
-                                                                     namespace[node.id])
-                    node.id = renames[node.id]
-        return statements
 
     def split_call(self, node, primal: str, resolved) -> Sweep | None:
         """`y = f(x)` for a user's function f whose derivative the adjoint sweep wants, run
@@ -340,16 +321,11 @@ class CallAdjoints:
             func = func.value
         return func.id if isinstance(func, gast.Name) and func.id in self.carrying else None
 
-    def no_rule(self, function, node, callee=None) -> TransformError:
-        text = to_source(callee).strip() if callee is not None else None
-        label = describe(function, text)
-        hint = no_rule_hint(function)
-        if hint is not None:  # what to do instead of registering a rule
-            return self.location.error(node, f"no derivative rule for {label}: {hint}", label)
+    def no_rule_text(self, label: str) -> str:
+        return f"no derivative rule for {label}"
+
+    def missing_rule_text(self, function, label: str) -> str:
         only = ("; it has a tangent rule (autotrace.register_tangent), which forward mode "
                 "uses, but reverse mode needs an adjoint rule" if tangent_rule_only(function)
                 else "")
-        return self.location.error(
-            node, f"no derivative rule for {label}{only}. Register one:\n\n"
-            + rule_template(function, label, "adjoint"), label)
-
+        return f"no derivative rule for {label}{only}"

@@ -21,6 +21,10 @@ from ..runtime.derivatives.state_writes import GROWING
 from .nodes import walk
 from .object_state import is_state_write
 from .parsing import MISSING, resolve
+from .object_state import _attribute_write, held_attributes, _function_called
+from .parsing import parse_function
+from .argument_writes import parameter_names
+from .naming import walk_scope
 
 # A key not known before running: it may be any.
 _ANY = object()
@@ -254,10 +258,6 @@ def _stale_read(use, alias: str, alias_path: tuple, written: tuple) -> bool:
 def method_may_write(namespace: dict):
     """writes_state(call, root) for `refuse_stale_aliases`: False where autotrace reads the
     method or function called and finds no write into the state of what it is given."""
-    from .object_state import _attribute_write, held_attributes, _function_called
-    from .parsing import parse_function
-    from .argument_writes import parameter_names
-    from .naming import walk_scope
 
     def writes_state(call, root: str) -> bool:
         callee = resolve(call.func, namespace)

@@ -36,6 +36,7 @@ from .naming import walk_scope
 from .object_state import (global_aliases, is_state_write, method_of_known_object,
                            state_write, statement_blocks)
 from .parsing import MISSING, parse_function, resolve
+from .codegen import to_source
 
 # The names the rewritten statements call, bound in the function's namespace.
 _HELPERS = {"write_state": write_state, "call_method": call_method}
@@ -221,7 +222,6 @@ def _constant(value) -> gast.Constant:
 
 def _text(target, statement) -> str:
     """`self.n += ...`: the statement, its value left out."""
-    from .codegen import to_source
     if isinstance(statement, gast.Expr):
         return f"{to_source(target).strip()}(...)"
     symbol = (AUGMENTED_SYMBOLS[type(statement.op)]

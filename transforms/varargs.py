@@ -28,6 +28,7 @@ from .function_caches import made_from
 from autotrace.transforms.live_names import LiveNamespace
 from autotrace.transforms.parsing import parse_function
 from autotrace.transforms.templates import name
+from .naming import seed_keyword
 from .nodes import walk
 
 _specialized: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -219,7 +220,6 @@ def by_arguments(derive, func, keyword: str):
     `tangent`), taken out of the call's keywords and handed to the derivative."""
     derivatives = {}
     func = getattr(func, "__autotrace_python_function__", func)  # grad(function(f)): f's
-    from autotrace.transforms.dynamic_calls import seed_keyword  # which imports this module
     inner = getattr(func, "__autotrace_specialize__", None)
     if inner is None:
         keyword = seed_keyword(func, keyword)

@@ -84,7 +84,7 @@ def reduced_last_back_rule(z, rows, a, axis=None):
 
 
 # The products before and after each element (prod's rules) are cumulative products: their
-# rules are the recurrences of cumprod's, with no division (exact at zeros).
+# rules are the recurrences of the product scan's, with no division (exact at zeros).
 
 
 @adjoint(products_before)
@@ -333,7 +333,7 @@ def einsum_jvp_tangent(z, subscripts, tangents, operands):
             + einsum_jvp_cross(subscripts, tangents, d[operands], operands))
 
 
-# The recurrences of cumprod's rules (runtime/derivatives/scans.py). forward_scan and reverse_scan
+# The recurrences of the product scan's rules (runtime/derivatives/scans.py). forward_scan and reverse_scan
 # are each other's transpose in their first argument; t = forward_scan(b, a) reads a[k] times
 # t[k - 1], s = reverse_scan(c, a) reads a[k + 1] times s[k + 1].
 
