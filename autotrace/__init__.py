@@ -56,7 +56,7 @@ _PUBLIC = {
     "cond": ("autotrace.control", "cond"),
     "while_loop": ("autotrace.control", "while_loop"),
     "print": ("autotrace.control", "print_"),
-    "Spec": ("autotrace.runtime.spec", "Spec"),
+    "Spec": ("autotrace.runtime.tracing.spec", "Spec"),
     "name_scope": ("autotrace.runtime.scopes", "name_scope"),
     "StateError": ("autotrace.runtime.state", "StateError"),
     "PythonStateWarning": ("autotrace.runtime.object_slots", "PythonStateWarning"),

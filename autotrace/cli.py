@@ -32,8 +32,8 @@ import numpy as np
 from autotrace.api import grad, source
 from autotrace.traced_function import function
 from autotrace.operators import forward
-from autotrace.runtime.graph_dot import graph_dot
-from autotrace.runtime.spec import Spec
+from autotrace.runtime.execution.graph_dot import graph_dot
+from autotrace.runtime.tracing.spec import Spec
 from autotrace.summary import create_file_writer
 from autotrace.transforms.errors import TransformError
 from autotrace.transforms.wrt import resolve_wrt

@@ -16,10 +16,10 @@ import itertools
 
 from autotrace.runtime.abstract import AbstractArray, abstractify
 from autotrace.runtime.devices import device_of
-from autotrace.runtime.signature import (describe_difference, is_array_key,
+from autotrace.runtime.tracing.signature import (describe_difference, is_array_key,
                                          signature_and_arrays)
-from autotrace.runtime.spec import Spec, placeholders_of
-from autotrace.runtime.tracer import map_arrays
+from autotrace.runtime.tracing.spec import Spec, placeholders_of
+from autotrace.runtime.tracing.tracer import map_arrays
 
 
 class ConcreteFunction:

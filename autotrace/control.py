@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
-from autotrace.runtime import control
+from autotrace.runtime.tracing import control
 
 
 class _WithoutDerivative:

@@ -22,14 +22,14 @@ import numpy as np
 
 from autotrace import runtime
 from autotrace import transforms
-from autotrace.runtime.control_statements import HELPERS as STATEMENT_HELPERS, NUMPY_REPLACEMENTS
-from autotrace.transforms.control_flow_build import convert
+from autotrace.runtime.tracing.control_statements import HELPERS as STATEMENT_HELPERS, NUMPY_REPLACEMENTS
+from autotrace.transforms.control_flow.control_flow_build import convert
 from autotrace.transforms.dynamic_calls import (derivative_conversion, jvp_call, vjp_call,
                                                 vjp_call_tangent, vjp_call_transpose,
                                                 vjp_start)
-from autotrace.transforms.function_caches import made_from
-from autotrace.transforms.line_map import user_function_name, user_place
-from autotrace.transforms.live_names import transform_lock
+from autotrace.transforms.front.function_caches import made_from
+from autotrace.transforms.front.line_map import user_function_name, user_place
+from autotrace.transforms.analysis.live_names import transform_lock
 
 # Code that is never converted: libraries (their control flow is on Python values) and ours.
 _LIBRARY_MODULES = {"numpy", "scipy", "cupy", "autotrace"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
-from autotrace.transforms.calls import CustomGradient
+from autotrace.transforms.analysis.calls import CustomGradient
 from autotrace.transforms.rules.core import constant
 
 __all__ = ["custom_gradient", "stop_gradient"]

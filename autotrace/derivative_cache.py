@@ -5,10 +5,10 @@ as the function and no longer; other callables (traced functions, objects) are k
 table of the most recent ones. The key is what the transform depends on: the function's code
 object (a reassigned `f.__code__` is a new function), the transform and its options. The
 derivative reads globals, closure variables and defaults when it runs
-(transforms/live_names.py), so a cached one stays right while they change; one whose namespace
+(transforms/analysis/live_names.py), so a cached one stays right while they change; one whose namespace
 now holds what it was not generated for (a rebound function) is made again.
 
-Transforms run one at a time (transforms/live_names.py `transform_lock`).
+Transforms run one at a time (transforms/analysis/live_names.py `transform_lock`).
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import collections
 import types
 from typing import Callable
 
-from autotrace.transforms.function_caches import made_from
-from autotrace.transforms.live_names import is_current, transform_lock
+from autotrace.transforms.front.function_caches import made_from
+from autotrace.transforms.analysis.live_names import is_current, transform_lock
 
 _ATTRIBUTE = "__autotrace_derivatives__"
 _RECENT_LIMIT = 64

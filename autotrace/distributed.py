@@ -41,8 +41,8 @@ from autotrace.optimizers import Optimizer
 from autotrace.variables import Variable
 from autotrace.runtime.devices import device_of, is_gpu_array
 from autotrace.runtime.ops import source_globals
-from autotrace.runtime.registry import Primitive, bind, call_source, register
-from autotrace.runtime.tracer import Tracer
+from autotrace.runtime.primitives.registry import Primitive, bind, call_source, register
+from autotrace.runtime.tracing.tracer import Tracer
 
 __all__ = ["init", "is_initialized", "rank", "size", "local_rank", "allreduce_mean",
            "allreduce_sum", "sum_metric_states", "broadcast_variables", "DistributedOptimizer",
@@ -250,7 +250,7 @@ def _allreduce(arrays: Sequence, bucket_bytes: int, name: str, mean: bool) -> li
 @dataclass(frozen=True)
 class _Collective(Primitive):
     """A graph op that talks to the other ranks: the passes keep it as it is, as they keep a
-    print (runtime.passes_cleanup.has_side_effect)."""
+    print (runtime/passes/cleanup.py has_side_effect)."""
 
     side_effect: Callable = lambda attrs: True
 

@@ -2,8 +2,8 @@
 
 A function typed at the interactive prompt (`python -i`, the plain REPL) or made by exec() of a
 string has no source for the transforms to read. `autotrace.grad` and the other operators then
-trace it on each call, as `autotrace.function` would (runtime/tracer.py), write the trace as a
-readable Python function, one NumPy call a line (runtime/graph_python.py), and differentiate
+trace it on each call, as `autotrace.function` would (runtime/tracing/tracer.py), write the trace as a
+readable Python function, one NumPy call a line (runtime/execution/graph_python.py), and differentiate
 that source with the same transforms:
 
     def f(x):                            # f's trace for x: f64[3], as autotrace.source shows it
@@ -40,16 +40,16 @@ from autotrace.conversion import for_tracing
 from autotrace.traced_function import _positional_names
 from autotrace.trace_errors import explain_trace_error
 from autotrace.runtime.ops import source_globals
-from autotrace.runtime.graph_python import UnprintableGraphError, graph_statements
-from autotrace.runtime.signature import ParameterBinding
+from autotrace.runtime.execution.graph_python import UnprintableGraphError, graph_statements
+from autotrace.runtime.tracing.signature import ParameterBinding
 from autotrace.runtime.containers import rebuild
 from autotrace.runtime.derivatives.structure import _is_traced
-from autotrace.runtime.tracer import (TracerConversionError, _Slot, leaves_with_paths, map_arrays,
+from autotrace.runtime.tracing.tracer import (TracerConversionError, _Slot, leaves_with_paths, map_arrays,
                                       sorted_keys, trace)
-from autotrace.transforms.codegen import load_function
+from autotrace.transforms.codegen.codegen import load_function
 from autotrace.transforms.dynamic_calls import caller_of, classify_value_safely
 from autotrace.transforms.errors import SourceUnavailableError, TransformError
-from autotrace.transforms.front_end import Session
+from autotrace.transforms.front.front_end import Session
 from autotrace.transforms.wrt import past_self, wrt_items
 
 # How many derivatives (distinct traces) one function built from traces keeps.

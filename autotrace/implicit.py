@@ -7,7 +7,7 @@
     grads_and_vars = autotrace.implicit_grad(loss)(model, x, y)   # [(dW, W), (dB, B)]
     optimizer.apply_gradients(grads_and_vars)
 
-f's derivative is generated from its source in implicit mode (transforms/front_end.py
+f's derivative is generated from its source in implicit mode (transforms/front/front_end.py
 `Session`): besides its arguments, the Variables it reaches through attributes of its
 arguments (at any depth: `self.layers[0].kernel`), through globals and closures, and inside the
 functions and modules it calls carry gradient. Where the adjoint code reaches such a Variable,
@@ -24,13 +24,13 @@ from autotrace.operators import reverse
 from autotrace.conversion import for_tracing
 from autotrace.runtime.state import collecting, current_scope, deposit, holds_state
 from autotrace.runtime.derivatives.structure import array_module
-from autotrace.transforms.function_caches import made_from
-from autotrace.transforms.live_names import is_current
+from autotrace.transforms.front.function_caches import made_from
+from autotrace.transforms.analysis.live_names import is_current
 
 
 # Each function's implicit derivatives, per (wrt, optimized): built once, however many
 # implicit_grad(f) wrappers are made (a training loop may make one per step); kept on the
-# function (transforms/function_caches.py), other callables' here.
+# function (transforms/front/function_caches.py), other callables' here.
 _KIND = "__autotrace_implicit_derivatives__"
 _derivatives: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 

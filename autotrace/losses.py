@@ -13,7 +13,7 @@ import numpy as np
 
 from autotrace.nn import log_softmax
 from autotrace.runtime.devices import array_module
-from autotrace.runtime.registry import is_traced
+from autotrace.runtime.primitives.registry import is_traced
 
 __all__ = ["softmax_cross_entropy", "sparse_softmax_cross_entropy",
            "dense_softmax_cross_entropy", "sigmoid_cross_entropy", "mean_squared_error"]

@@ -15,9 +15,9 @@ from typing import Callable
 import numpy as np
 
 from autotrace.custom import stop_gradient
-from autotrace.runtime.convolution import conv2d
-from autotrace.runtime.pooling import avg_pool2d, max_pool2d
-from autotrace.runtime.special import erf
+from autotrace.runtime.primitives.convolution import conv2d
+from autotrace.runtime.primitives.pooling import avg_pool2d, max_pool2d
+from autotrace.runtime.primitives.special import erf
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "relu", "sigmoid", "tanh", "softmax",
            "log_softmax", "gelu", "erf", "linear", "get_activation"]

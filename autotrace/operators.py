@@ -21,13 +21,13 @@ from autotrace.runtime.devices import array_module
 from autotrace.runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from autotrace.runtime.state import current_scope
 from autotrace.transforms.dynamic_calls import rule_caller
-from autotrace.transforms.calls import runs_own_call
+from autotrace.transforms.analysis.calls import runs_own_call
 from autotrace.transforms.errors import SourceUnavailableError
 from autotrace.transforms.pipeline import forward_function, reverse_function
 from autotrace.transforms.session import Session
-from autotrace.transforms.segments import check_every
+from autotrace.transforms.front.segments import check_every
 from autotrace.transforms.rules.core import adjoint_rules, constant, tangent_rules
-from autotrace.transforms.varargs import by_arguments, takes_varargs
+from autotrace.transforms.front.varargs import by_arguments, takes_varargs
 from autotrace.transforms.wrt import past_self
 
 
@@ -94,7 +94,7 @@ def reverse(f: Callable, wrt, optimized: bool = True, with_value: bool = False,
             split: bool = False) -> Callable:
     """The generated reverse-mode derivative (what `grad` and `value_and_grad` return);
     `implicit` for the one `implicit_grad` runs (see transforms/session.py `Session`);
-    `checkpoint_every` splits f's loops into recomputed segments (transforms/segments.py);
+    `checkpoint_every` splits f's loops into recomputed segments (transforms/front/segments.py);
     `split`: the derivative run in halves (runtime/derivatives/sweeps.py), as vjp runs it."""
     check_every(checkpoint_every, caller_site())
     options = {} if checkpoint_every is None else {"checkpoint_every": checkpoint_every}
@@ -166,7 +166,7 @@ def vjp(f: Callable, *args, checkpoint_every: int | None = None):
 def _vjp_called_whole(f: Callable, *args, checkpoint_every: int | None = None):
     """vjp as a derivative of a function that calls it reads it: f's value from its whole
     derivative, and a vjp_fn that runs that derivative again (a generator, whose halves vjp
-    runs, has no derivative of its own; transforms/parsing.py reads this in vjp's place)."""
+    runs, has no derivative of its own; transforms/front/parsing.py reads this in vjp's place)."""
     gradient = reverse(f, tuple(range(len(args))), with_value=True,
                        checkpoint_every=checkpoint_every)
     value, _ = _as_run_now(gradient)(*args)

@@ -15,7 +15,7 @@ import numpy as np
 from autotrace.placement import current_device
 from autotrace.initializers import reseed
 from autotrace.variables import Variable
-from autotrace.runtime.random import draw
+from autotrace.runtime.primitives.keyed_random import draw
 from autotrace.transforms.rules.core import constant
 
 

@@ -6,7 +6,7 @@ import os
 import sys
 from typing import Callable
 
-from autotrace.transforms.calls import Checkpointed, classify_value, describe
+from autotrace.transforms.analysis.calls import Checkpointed, classify_value, describe
 
 __all__ = ["checkpoint"]
 
@@ -73,7 +73,7 @@ def _problem_with(function) -> str | None:
     return None
 
 
-checkpoint.__autotrace_makes_checkpointed__ = True  # `checkpoint(g)(x)`: transforms/segments.py
+checkpoint.__autotrace_makes_checkpointed__ = True  # `checkpoint(g)(x)`: transforms/front/segments.py
 
 
 _AUTOTRACE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep

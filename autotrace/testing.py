@@ -435,7 +435,7 @@ def _gradient_dot_weights(f: Callable, grad_f: Callable, args: Sequence, tuple_w
     + ...`), so differentiating it asks the transform for nothing but a call to generated
     code, subscripts, products and sums.
     """
-    from autotrace.transforms.codegen import load_function
+    from autotrace.transforms.codegen.codegen import load_function
 
     namespace = {"np": np, "first_order_gradient": grad_f, "output_cotangent": cotangent}
     terms = []

@@ -12,11 +12,11 @@ import numpy as np
 from autotrace import runtime
 from autotrace import transforms
 from autotrace.runtime.abstract import UnknownDimensionError, UnknownSizeError, is_unknown
-from autotrace.runtime.control import ControlFlowError
+from autotrace.runtime.tracing.control import ControlFlowError
 from autotrace.runtime.ops import UntraceableError
 from autotrace.runtime.state import StateError
-from autotrace.transforms.line_map import user_place
-from autotrace.runtime.tracer import (ArgumentChangedError, TracerConversionError, is_array,
+from autotrace.transforms.front.line_map import user_place
+from autotrace.runtime.tracing.tracer import (ArgumentChangedError, TracerConversionError, is_array,
                                       map_arrays)
 
 # Errors that a line of the user's code caused: they get that line appended.

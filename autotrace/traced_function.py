@@ -10,14 +10,14 @@ optimized graph, with tf.function's rules.
     double(np.array([3, 4]))          # same signature: runs the cached graph, prints nothing
 
 The signature of a call is its arrays' (shape, dtype, device), Python scalars, strings and
-None by value, containers recursively, other objects by identity (see runtime/signature.py).
+None by value, containers recursively, other objects by identity (see runtime/tracing/signature.py).
 Python side effects run only while tracing; arrays written into objects that outlive the call
 are state of the graph, read and written back on every call (runtime/object_slots.py).
 Control flow on Python values is unrolled into the graph; control flow on traced values is
 converted before tracing into graph `cond` and `while` ops (autotrace/conversion.py,
-transforms/control_flow.py).
+transforms/control_flow/control_flow.py).
 
-Two ways trace once for many sizes (runtime/spec.py): `input_signature=[Spec((None, 3))]`
+Two ways trace once for many sizes (runtime/tracing/spec.py): `input_signature=[Spec((None, 3))]`
 traces once with the sizes it leaves unknown, and checks every call against it;
 `reduce_retracing=True` traces again with a dimension made unknown once it has been seen with
 two sizes. Inside such a trace an unknown size is None (`x.shape == (None, 3)`), as in
@@ -43,14 +43,14 @@ from autotrace.placement import config
 from autotrace.trace_errors import explain_trace_error
 from autotrace.variables import next_variable_number
 from autotrace.runtime.devices import device_of
-from autotrace.runtime.cache import TraceCache
-from autotrace.runtime.control_variables import CallInHalvesError
-from autotrace.runtime import executor
+from autotrace.runtime.tracing.cache import TraceCache
+from autotrace.runtime.tracing.control_variables import CallInHalvesError
+from autotrace.runtime.execution import executor
 from autotrace.runtime.object_slots import ObjectSlots, graph_state_of
-from autotrace.runtime.signature import ParameterBinding, signature_and_arrays
+from autotrace.runtime.tracing.signature import ParameterBinding, signature_and_arrays
 from autotrace.runtime.state import StateError
-from autotrace.runtime.spec import InputSignature, RetracingReducer, placeholders_for
-from autotrace.runtime.tracer import trace
+from autotrace.runtime.tracing.spec import InputSignature, RetracingReducer, placeholders_for
+from autotrace.runtime.tracing.tracer import trace
 
 # After this many traces within the last RETRACE_WINDOW calls, one warning says why.
 RETRACE_LIMIT = 5
@@ -202,7 +202,7 @@ class Function:
 
     def traced_graph(self, args: tuple, kwargs: dict, state_known: bool = True):
         """Trace the Python function on `args` and `kwargs` (arrays, or placeholders from
-        runtime/spec.py) without caching or compiling: (graph as traced, OutputStructure).
+        runtime/tracing/spec.py) without caching or compiling: (graph as traced, OutputStructure).
         Variables it makes are made as on a first call (autotrace.export uses this).
 
         A trace that finds an array written into an object's state it did not know of reads
@@ -499,7 +499,7 @@ def _array_call_arity(binding: ParameterBinding) -> int:
 
 def _shapes_and_dtypes(args: tuple) -> tuple | None:
     """The shapes and dtypes of a call's arguments if all are NumPy arrays (each keyed by
-    shape and dtype alone, runtime/signature.py), else None."""
+    shape and dtype alone, runtime/tracing/signature.py), else None."""
     described = []
     for value in args:
         if type(value) is not np.ndarray:

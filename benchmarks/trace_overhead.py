@@ -23,11 +23,11 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from autotrace.runtime.cache import TraceCache  # noqa: E402
-from autotrace.runtime.executor import compile_graph  # noqa: E402
+from autotrace.runtime.tracing.cache import TraceCache  # noqa: E402
+from autotrace.runtime.execution.executor import compile_graph  # noqa: E402
 from autotrace.runtime.passes import optimize  # noqa: E402
-from autotrace.runtime.signature import signature_and_arrays  # noqa: E402
-from autotrace.runtime.tracer import trace  # noqa: E402
+from autotrace.runtime.tracing.signature import signature_and_arrays  # noqa: E402
+from autotrace.runtime.tracing.tracer import trace  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from grad_speed import make_mlp_loss  # noqa: E402

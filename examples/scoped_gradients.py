@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 import autotrace
-from autotrace.runtime.graph_dot import graph_dot
+from autotrace.runtime.execution.graph_dot import graph_dot
 
 
 def loss(weights, inputs, targets):

@@ -13,7 +13,7 @@ result's shape does not depend on them (elementwise ops, reductions, matmul, tra
 indexing, reshape with -1); an op that needs the size raises `UnknownDimensionError`. Where two
 dimensions meet in broadcasting, an unknown one is taken to match the other: `?` with 4 is 4,
 `?` with `?` is `?` (and the graph checks, when it runs, that the two are equal:
-runtime.ops_elementwise.check_unknown_sizes). An unknown dimension may carry its origin, the
+runtime/primitives/elementwise.py check_unknown_sizes). An unknown dimension may carry its origin, the
 input dimension its size comes from, so that two of one origin need no check.
 """
 from __future__ import annotations
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from autotrace.runtime.array_api import numpy_dtype
-from autotrace.runtime.devices import device_of
+from .array_api import numpy_dtype
+from .devices import device_of
 
 _KIND_PREFIX = {"f": "f", "i": "i", "u": "u", "c": "c"}
 

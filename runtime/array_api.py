@@ -1,6 +1,6 @@
 """NumPy's names over an array-API namespace: what lets NumPy-spelled code run on other arrays.
 
-Traced graphs and the gradient helpers call `np.<name>(...)` (runtime/executor.py writes
+Traced graphs and the gradient helpers call `np.<name>(...)` (runtime/execution/executor.py writes
 `np.power(a, b)`, a helper writes `xp.sum(g, axis=0)`). An array library that follows the
 Python array API standard (array_api_strict, and CuPy or torch through array-api-compat) has
 most of those functions under other names or with other rules; `numpy_names(x)` gives an object
@@ -25,9 +25,9 @@ from functools import lru_cache, partial
 
 import numpy as np
 
-from autotrace.runtime.array_api_index import INDEXING
-from autotrace.runtime.array_api_products import PRODUCTS, Linalg
-from .primitive import primitives
+from .array_api_index import INDEXING
+from .array_api_products import PRODUCTS, Linalg
+from .primitives.primitive import primitives
 
 
 class ArrayApiError(NotImplementedError):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autotrace.runtime.array_api import NumpyNames, is_place, numpy_names, place_of
+from .array_api import NumpyNames, is_place, numpy_names, place_of
 
 
 class DeviceError(RuntimeError):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autotrace.runtime.abstract import AbstractArray, abstractify, short_dtype
+from .abstract import AbstractArray, abstractify, short_dtype
 
 
 class Var:

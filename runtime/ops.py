@@ -1,7 +1,7 @@
 """The op registry, complete: every primitive a graph can hold, and how NumPy calls map onto them.
 
 How an op is defined (`Primitive`, `register`, `bind`, the helpers for shape and dtype rules) is
-runtime/registry.py; the families beside this file define the ops, each registering its
+runtime/primitives/registry.py; the families beside this file define the ops, each registering its
 primitives and bindings when imported. Importing this module imports them all, so the tracer,
 the executor and the passes, which look ops up by name or by NumPy function, import the
 registries from here (`from autotrace.runtime.ops import bind, primitives`): then no op is missing,
@@ -9,13 +9,19 @@ whichever module was imported first.
 """
 from __future__ import annotations
 
-from autotrace.runtime.registry import (  # noqa: F401 - the registry's names, complete from here
+from .primitives.registry import (  # noqa: F401 - the registry's names, complete from here
     LITERAL_TYPES, Primitive, UntraceableError, array_methods, bind, literal_source,
     numpy_functions, primitives, register, source_globals, untraceable, viewed_inputs,
 )
 
 # Each family registers its primitives and bindings when imported.
-from autotrace.runtime import (  # noqa: F401
-    ops_elementwise, ops_index, ops_insert, ops_linalg, ops_reduce, ops_shape,
-)
-from autotrace.runtime import convolution, pooling, random, recompute, special  # noqa: F401
+from .primitives import index as ops_index
+from .primitives import insert as ops_insert
+from .primitives import linalg as ops_linalg
+from .primitives import reduce as ops_reduce
+from .primitives import shape as ops_shape
+from .primitives import convolution
+from .primitives import pooling
+from .primitives import keyed_random as random
+from .primitives import recompute_barrier as recompute
+from .primitives import special# noqa: F401

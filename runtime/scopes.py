@@ -2,8 +2,8 @@
 
 Name scopes: the path ("model/dense") that the tracer writes on each equation it records.
 
-`autotrace.name_scope` and the layers push names here; runtime/tracer.py reads `current()`
-when it records an equation, and graph pictures (runtime/graph_dot.py) group equations by it.
+`autotrace.name_scope` and the layers push names here; runtime/tracing/tracer.py reads `current()`
+when it records an equation, and graph pictures (runtime/execution/graph_dot.py) group equations by it.
 The stack is per thread, so a trace running in a data pipeline's worker thread does not see
 another thread's scopes.
 """
@@ -19,7 +19,7 @@ _ACTIVE = threading.local()
 
 def active_subgraphs() -> list:
     """The builders of the subgraphs (branches, loop bodies) now tracing in this thread,
-    innermost last: the list itself, which runtime/control.py pushes onto and pops. state.py
+    innermost last: the list itself, which runtime/tracing/control.py pushes onto and pops. state.py
     asks it: a Variable assigned inside a traced `if` or loop is refused."""
     return _ACTIVE.__dict__.setdefault("builders", [])
 
@@ -39,7 +39,7 @@ def current() -> str:
 @contextlib.contextmanager
 def name_scope(name: str):
     """Group the operations traced in the `with` block under `name`, inside the scopes already
-    open; graph pictures (`python -m autotrace graph ... --dot`, runtime/graph_dot.py) draw
+    open; graph pictures (`python -m autotrace graph ... --dot`, runtime/execution/graph_dot.py) draw
     each scope as a box. Layers and Modules open one named after themselves. Values computed
     are unchanged.
 

@@ -42,7 +42,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from autotrace.runtime.abstract import abstractify
+from .abstract import abstractify
 from .scopes import active_subgraphs
 
 

@@ -47,10 +47,10 @@ import traceback
 import numpy as np
 
 import autotrace as at
-from autotrace.runtime.control import ControlFlowError
+from autotrace.runtime.tracing.control import ControlFlowError
 from autotrace.runtime.ops import UntraceableError
 from autotrace.runtime.state import StateError
-from autotrace.runtime.tracer import TracerConversionError
+from autotrace.runtime.tracing.tracer import TracerConversionError
 from autotrace.transforms.errors import TransformError
 from autotrace.transforms.rules.core import RuleError
 

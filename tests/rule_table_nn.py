@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from autotrace.runtime.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
-from autotrace.runtime.pooling import (avg_pool2d, avg_pool2d_backprop, max_pool2d,
+from autotrace.runtime.primitives.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
+from autotrace.runtime.primitives.pooling import (avg_pool2d, avg_pool2d_backprop, max_pool2d,
                                        max_pool2d_gather, max_pool2d_scatter)
-from autotrace.runtime.special import erf
+from autotrace.runtime.primitives.special import erf
 
 
 def _normal(*shapes):

@@ -1,6 +1,6 @@
 """Which writes the alias analysis refuses: only those another name sees afterwards.
 
-The analysis (transforms/aliases.py) reads the source for which names may share memory. Where
+The analysis (transforms/analysis/aliases.py) reads the source for which names may share memory. Where
 the source says enough it must not refuse: arithmetic makes a new value (a list's `+` holds
 the items of its operands, nothing else does), an attribute of an object the function built is
 not the object, an item of `enumerate(u)` or of `np.split(u, 2)` is a view of u, not the
@@ -18,7 +18,7 @@ import pytest
 
 import autotrace
 from autotrace import TransformError
-from autotrace.runtime.views import ViewAmbiguityError
+from autotrace.runtime.tracing.views import ViewAmbiguityError
 from autotrace.testing import check_grads
 from tests.numeric import assert_gradients_eager_and_traced, central_difference
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace.transforms.names_alike import names_bound_alike
-from autotrace.transforms.codegen import to_source
-from autotrace.runtime.stacks import StackMismatch
+from autotrace.transforms.analysis.names_alike import names_bound_alike
+from autotrace.transforms.codegen.codegen import to_source
+from autotrace.runtime.tracing.stacks import StackMismatch
 from autotrace.testing import check_grads
 from tests.numeric import assert_gradients_eager_and_traced, central_difference
 

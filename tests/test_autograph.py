@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace.runtime.control import ControlFlowError
+from autotrace.runtime.tracing.control import ControlFlowError
 from tests.numeric import central_difference
 
 positive = np.array([1.0, 2.0, 3.0])

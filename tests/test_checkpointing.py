@@ -166,7 +166,7 @@ def test_traced_graph_keeps_the_recomputation():
 
 
 def test_the_barrier_is_an_identity_that_folding_leaves():
-    from autotrace.runtime.recompute import recompute_from
+    from autotrace.runtime.primitives.recompute_barrier import recompute_from
     value = np.arange(3.0)
     assert recompute_from(value, 1.0) is value
     assert recompute_from((value, [value], {"a": value}), 1.0)[2]["a"] is value

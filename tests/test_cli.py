@@ -1,5 +1,5 @@
 """The command line (`python -m autotrace grad|graph FILE.py::FUNCTION`), the DOT text of
-graphs (runtime/graph_dot.py) and the array types `--spec` reads (`Spec.parse`).
+graphs (runtime/execution/graph_dot.py) and the array types `--spec` reads (`Spec.parse`).
 
 The commands run in a fresh interpreter on files written to tmp_path, as a user runs them.
 """
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace.runtime.graph_dot import graph_dot
-from autotrace.runtime.spec import Spec
+from autotrace.runtime.execution.graph_dot import graph_dot
+from autotrace.runtime.tracing.spec import Spec
 
 ROOT = Path(__file__).resolve().parents[1]
 

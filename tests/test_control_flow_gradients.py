@@ -10,7 +10,7 @@ import pytest
 
 import autotrace
 from autotrace.testing import check_grads, check_vjp
-from autotrace.runtime.control import ControlFlowError
+from autotrace.runtime.tracing.control import ControlFlowError
 
 
 def check_every_mode(f, args, wrt=0, order=2):

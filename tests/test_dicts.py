@@ -2,7 +2,7 @@
 .update, .pop and item writes, in every mode.
 
 autotrace follows a dict through literals, comprehensions, reads `d[k]` and writes `d[k] = v`;
-dict(...) and the methods become those (transforms/dict_methods.py). Expected values are
+dict(...) and the methods become those (transforms/front/dict_methods.py). Expected values are
 worked out by hand (each function's docstring says what it computes) and checked against
 finite differences to second order, in reverse and forward mode, and traced by
 autotrace.function.

@@ -55,7 +55,7 @@ def test_exported_convnet_forward_and_gradient(tmp_path, numpy_backend):
     text = path.read_text()
     for op in ("conv2d", "conv2d_backprop_kernel", "max_pool2d", "max_pool2d_scatter"):
         assert f"\n{op} = _{op}\n" in text, op
-    assert "# autotrace.runtime.windows.extract_patches\ndef extract_patches(" in text
+    assert "# autotrace.runtime.primitives.windows.extract_patches\ndef extract_patches(" in text
     assert "import autotrace" not in text and "from autotrace" not in text
     for seed in (0, 1):
         arguments = digits(6, seed)
@@ -120,7 +120,7 @@ def test_exported_random_draws_follow_the_generator_state(tmp_path, numpy_backen
 
 
 def test_exported_random_draw_of_a_key_argument(tmp_path, numpy_backend):
-    from autotrace.runtime.random import draw
+    from autotrace.runtime.primitives.keyed_random import draw
 
     traced = at.function(lambda key: draw(key, (4,), np.float32, "normal"))
     at.export(traced, at.Spec((), np.uint64), tmp_path / "draw.py", name="draw")
@@ -150,7 +150,7 @@ def make_scaled_op(factor):
 def user_op():
     """Registers ops a user defines (name -> function) for one test; binds them by name."""
     from autotrace.runtime.ops import primitives, source_globals
-    from autotrace.runtime.registry import define_runtime_function
+    from autotrace.runtime.primitives.registry import define_runtime_function
     defined = []
 
     def define(name, function):

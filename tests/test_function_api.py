@@ -426,7 +426,7 @@ def test_autotrace_code_that_needs_an_unknown_size_is_not_blamed_on_the_user():
     line = inspect.getsourcelines(noisy)[1] + 1
     with pytest.raises(TypeError) as error:
         traced(np.ones((2, 3)))
-    random = autotrace.runtime.random
+    random = autotrace.runtime.primitives.keyed_random
     failing_line = inspect.getsource(random).splitlines().index(
         "    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(size) for size in "
         "shape)") + 1
@@ -535,7 +535,7 @@ def test_arrays_by_shape_and_dtype_not_value():
 def test_arrays_by_device():
     # Only NumPy arrays are at hand here: the device is part of every array's key, and a
     # different device is a different signature (tests/gpu calls with CuPy arrays).
-    from autotrace.runtime.signature import signature_of
+    from autotrace.runtime.tracing.signature import signature_of
     key = signature_of((np.zeros(3),))
     assert key[0][0] == ("array", (3,), np.dtype("float64"), "cpu")
     assert signature_of((np.zeros(3),)) != (((("array", (3,), np.dtype("float64"), "gpu:0"),),

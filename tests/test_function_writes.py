@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import autotrace as at
-from autotrace.runtime.tracer import ArgumentChangedError
-from autotrace.runtime.views import ViewAmbiguityError
+from autotrace.runtime.tracing.tracer import ArgumentChangedError
+from autotrace.runtime.tracing.views import ViewAmbiguityError
 
 
 def add_through_a_name(x):

@@ -11,11 +11,11 @@ import pytest
 from autotrace.runtime.backends import cupy_backend
 from autotrace.runtime.backends.cupy_backend import GpuFusion
 from autotrace.runtime.backends.numpy_backend import NumpyBackend
-from autotrace.runtime.executor import compile_graph
+from autotrace.runtime.execution.executor import compile_graph
 from autotrace.runtime.backends.fusion import c_literal, fuse, kernel_source
 from autotrace.runtime.graph import Constant, Literal
 from autotrace.runtime.passes import optimize
-from autotrace.runtime.tracer import trace
+from autotrace.runtime.tracing.tracer import trace
 
 rng = np.random.default_rng(0)
 v3 = rng.standard_normal(3)

@@ -181,7 +181,7 @@ def test_a_derivative_refuses_a_write_into_a_global_or_closure_variable(
 @pytest.mark.parametrize("f, variable, write", [OUTSIDE_WRITES[0], OUTSIDE_WRITES[2]],
                          ids=["global", "closure"])
 def test_a_traced_function_refuses_a_write_into_a_global_or_closure_array(f, variable, write):
-    with pytest.raises(autotrace.runtime.control_scope.ControlFlowError) as caught:
+    with pytest.raises(autotrace.runtime.tracing.control_scope.ControlFlowError) as caught:
         autotrace.function(f)(POINTS[0].copy())
     line = line_of(f, write[:8])
     source = linecache.getline(__file__, line).strip()
@@ -264,7 +264,7 @@ def returns_from_a_loop_under_a_traced_condition(x):
 
 def test_a_traced_gradient_it_cannot_trace_is_refused_at_the_users_loop():
     f = returns_from_a_loop_under_a_traced_condition
-    with pytest.raises(autotrace.runtime.control_scope.ControlFlowError) as caught:
+    with pytest.raises(autotrace.runtime.tracing.control_scope.ControlFlowError) as caught:
         autotrace.function(autotrace.grad(f))(POINTS[0].copy())
     line = line_of(f, "for i in range(3)")
     assert str(caught.value).startswith(f"{__file__}:{line}: for i in range(3):")
@@ -291,7 +291,7 @@ def test_a_branch_that_fails_while_traced_is_named_with_its_line(transform):
     f = broadcasts_wrongly_in_a_branch_not_taken
     x = POINTS[0]
     assert f(x) == pytest.approx(2 * np.sum(x))  # NumPy takes the true branch
-    with pytest.raises(autotrace.runtime.control_scope.ControlFlowError) as caught:
+    with pytest.raises(autotrace.runtime.tracing.control_scope.ControlFlowError) as caught:
         transform(f)(x)
     message = str(caught.value)
     if_line, branch_line = line_of(f, "if x[0] > 0"), line_of(f, "np.ones(4)")

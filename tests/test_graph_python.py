@@ -1,11 +1,11 @@
-"""runtime/graph_python.py: a graph written as readable Python, `cond` and `while` inline."""
+"""runtime/execution/graph_python.py: a graph written as readable Python, `cond` and `while` inline."""
 from __future__ import annotations
 
 import numpy as np
 
-from autotrace.runtime.control import cond, while_loop
-from autotrace.runtime.graph_python import graph_statements
-from autotrace.runtime.tracer import trace
+from autotrace.runtime.tracing.control import cond, while_loop
+from autotrace.runtime.execution.graph_python import graph_statements
+from autotrace.runtime.tracing.tracer import trace
 
 
 def branches_and_loop(x):

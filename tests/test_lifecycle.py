@@ -13,7 +13,7 @@ import pytest
 
 import autotrace as at
 from autotrace.transforms.errors import TransformError
-from autotrace.transforms.live_names import StaleDerivativeError
+from autotrace.transforms.analysis.live_names import StaleDerivativeError
 
 _modules = itertools.count()
 
@@ -220,7 +220,7 @@ def test_traced_functions_keep_the_values_of_trace_time(tmp_path):
 
 def test_grad_in_a_loop_transforms_once(tmp_path, monkeypatch):
     module = load_module(tmp_path, LOSS)
-    import autotrace.transforms.front_end as front_end
+    import autotrace.transforms.front.front_end as front_end
     parsed = []
     parse = front_end.parse_function
     monkeypatch.setattr(front_end, "parse_function", lambda f: parsed.append(f) or parse(f))

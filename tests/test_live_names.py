@@ -25,7 +25,7 @@ def test_a_derivative_is_a_function_of_the_users_module(tmp_path):
 
 
 def test_names_are_checked_once_per_call_not_at_each_read(tmp_path):
-    import autotrace.transforms.live_names as live_names
+    import autotrace.transforms.analysis.live_names as live_names
     module = load_module(tmp_path, """
         SCALE = 1.0
 

@@ -135,7 +135,7 @@ def loss_with_a_class_of_its_own():
 def test_a_class_defined_in_a_function_goes_with_it():
     """Differentiating a call of a user's class keeps what it made for the class (its
     FieldsOf) on the class, not in a table that would keep every such class alive."""
-    from autotrace.transforms.objects import fields_of
+    from autotrace.transforms.reverse.built_objects_and_super import fields_of
     loss, cls = loss_with_a_class_of_its_own()
     x = np.array([1.0, -2.0])
     np.testing.assert_allclose(autotrace.grad(loss)(x), 8.0 * x, rtol=1e-15)  # of sum((2x)^2)

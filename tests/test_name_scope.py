@@ -12,9 +12,9 @@ import pytest
 import autotrace
 from autotrace import layers
 from autotrace.runtime.backends.llvm import compiler as llvm
-from autotrace.runtime.graph_dot import graph_dot
+from autotrace.runtime.execution.graph_dot import graph_dot
 from autotrace.runtime.passes import optimize
-from autotrace.runtime.tracer import trace
+from autotrace.runtime.tracing.tracer import trace
 
 
 def rendered_by_graphviz(dot: str) -> str:

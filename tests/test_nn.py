@@ -13,7 +13,7 @@ import pytest
 import autotrace
 from autotrace import nn
 from autotrace.testing import check_grads
-from autotrace.runtime.windows import window_geometry
+from autotrace.runtime.primitives.windows import window_geometry
 
 rng = np.random.default_rng(0)
 BOTH_MODES = ("reverse", "forward")
@@ -324,8 +324,8 @@ def test_error_messages(call, message):
     assert str(error.value) == message
 
 
-@pytest.mark.parametrize("module", ["autotrace.runtime.windows", "autotrace.runtime.convolution",
-                                    "autotrace.runtime.pooling", "autotrace.runtime.special",
+@pytest.mark.parametrize("module", ["autotrace.runtime.primitives.windows", "autotrace.runtime.primitives.convolution",
+                                    "autotrace.runtime.primitives.pooling", "autotrace.runtime.primitives.special",
                                     "autotrace.nn", "autotrace.losses"])
 def test_docstring_examples(module):
     assert doctest.testmod(importlib.import_module(module)).failed == 0

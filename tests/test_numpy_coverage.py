@@ -20,8 +20,8 @@ import pytest
 import autotrace
 import autotrace.runtime.ops  # noqa: F401  (fills the op registry)
 import autotrace.transforms.rules  # noqa: F401  (fills the rule registries)
-from autotrace.runtime.control_statements import NUMPY_REPLACEMENTS
-from autotrace.runtime.registry import numpy_functions
+from autotrace.runtime.tracing.control_statements import NUMPY_REPLACEMENTS
+from autotrace.runtime.primitives.registry import numpy_functions
 from autotrace.transforms.rules.core import adjoint_rules, constant_functions, tangent_rules
 from autotrace.transforms.rules.refused import (NOT_DIFFERENTIABLE, REFUSED,
                                                 not_differentiable_functions, refused_functions)

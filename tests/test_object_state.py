@@ -419,7 +419,7 @@ def appended_in_the_function(x):
 
 
 # (A write into state held by an object the method was given, the function's own or not, is
-# refused where the value written carries gradient: transforms/state_writes.py.)
+# refused where the value written carries gradient: transforms/analysis/given_state_writes.py.)
 UNSEEN_MESSAGE = ("autotrace cannot differentiate {what}, a write into the state of the "
                   "argument 'self': it writes a value that carries gradient, in a function "
                   "called by the differentiated one, which does not differentiate it with "

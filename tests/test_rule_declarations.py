@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import autotrace.transforms.rules  # noqa: F401  (fills the registries)
-from autotrace.transforms.codegen import to_source
+from autotrace.transforms.codegen.codegen import to_source
 from autotrace.transforms.rules.core import RuleError, adjoint_rules, d, tangent_rules
 from autotrace.transforms.rules.declarations import bilinear, identity, linear, partials
 from autotrace.runtime.derivatives.adjoint_ops import unbroadcast  # noqa: F401  (partials' use)

@@ -15,7 +15,7 @@ from autotrace.runtime.derivatives import adjoint_products as products
 from tests.rule_table import TABLE
 from autotrace.transforms.rules.core import adjoint_rules, constant_functions, instantiate
 from autotrace.transforms.rule_evaluation import rule_vjp
-from autotrace.transforms.templates import name
+from autotrace.transforms.codegen.templates import name
 
 EPS = 1e-6
 RTOL = 1e-5

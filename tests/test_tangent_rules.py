@@ -25,16 +25,16 @@ from autotrace.runtime.derivatives import (built_objects, items, objects, sequen
 from autotrace.runtime.derivatives import tangent_ops
 from autotrace.runtime.derivatives.adjoint_products import einsum_adjoint_cross
 from autotrace.runtime.derivatives.structure import zeros_like
-from autotrace.runtime.ops_index import add_at, checked_out
-from autotrace.runtime.recompute import recompute_from
+from autotrace.runtime.primitives.index import add_at, checked_out
+from autotrace.runtime.primitives.recompute_barrier import recompute_from
 from tests.rule_table import TABLE, Entry, away_from_zero, normal
 from tests.test_rules import parameter_of
-from autotrace.transforms.calls import BINARY_OPERATORS, UNARY_OPERATORS
-from autotrace.transforms.codegen import load_function, to_source
+from autotrace.transforms.analysis.calls import BINARY_OPERATORS, UNARY_OPERATORS
+from autotrace.transforms.codegen.codegen import load_function, to_source
 from autotrace.transforms.rules.core import (adjoint_rules, constant_functions, instantiate_tangent,
                                              tangent_rules)
 from autotrace.transforms.rule_evaluation import rule_jvp, rule_vjp
-from autotrace.transforms.templates import name
+from autotrace.transforms.codegen.templates import name
 
 EPS = 1e-6
 FINITE_DIFFERENCE_TOLERANCE = 1e-7  # relative to the size of the derivative

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import autotrace as at
-from autotrace.runtime.control import ControlFlowError
-from autotrace.runtime.tracer import ArgumentChangedError
+from autotrace.runtime.tracing.control import ControlFlowError
+from autotrace.runtime.tracing.tracer import ArgumentChangedError
 from tests.numeric import central_difference, check_every_mode
 
 POSITIVE, NEGATIVE = np.array([1.5, -0.5, 2.0, 0.25]), np.array([-1.5, 0.5, -2.0, 0.75])

@@ -141,7 +141,7 @@ def test_a_users_none_is_a_value_not_a_placeholder(function, line, statement):
     x, a = np.array([-0.3, -0.7, -1.1, 0.2]), 0.8
     first = inspect.getsourcelines(function)[1]
     for traced in (autotrace.function(function), autotrace.function(autotrace.grad(function))):
-        with pytest.raises(autotrace.runtime.control_scope.ControlFlowError) as error:
+        with pytest.raises(autotrace.runtime.tracing.control_scope.ControlFlowError) as error:
             traced(x, a)
         assert str(error.value).startswith(f"{__file__}:{first + line}: {statement}")
         assert "None" in str(error.value)

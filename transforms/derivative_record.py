@@ -1,5 +1,5 @@
 """The record a generated derivative carries: `Derivative`, kept on it as
-`__autotrace_derivative__` (transforms/loading.py makes it).
+`__autotrace_derivative__` (transforms/codegen/loading.py makes it).
 
 What its readers need to know of a derivative autotrace generated is a field here: which mode
 made it and with respect to what, the names its user's code sets to None (which a derivative
@@ -21,7 +21,7 @@ class Derivative:
     never a placeholder the derivative left unset). object_after: the keyword by which a
     method's derivative takes the gradient of its object after the call, or None (see
     transforms/dynamic_calls.py `vjp_call`). namespaces: those of every function its build
-    transformed, checked before a cache hands it out again (transforms/live_names.py)."""
+    transformed, checked before a cache hands it out again (transforms/analysis/live_names.py)."""
 
     mode: str
     wrt: WithRespectTo

@@ -16,35 +16,35 @@ import re
 import sys
 import weakref
 
-import autotrace.runtime.derivatives.structure as structure
+from ..runtime.derivatives import structure as structure
 from ..runtime.derivatives.objects import (is_dataclass_instance, is_plain_object,
                                            recomputed_call)
 from ..runtime.derivatives.sweeps import adjoint_sweep, object_gradient_first, primal_sweep
 from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
                                                  replace_namedtuple_call)
-from autotrace.runtime.state import current_sink, holds_state
-from autotrace.runtime.recompute import recompute_from
-from autotrace.runtime.scopes import gradient_scope, name_scope
-from autotrace.transforms.calls import (Checkpointed, CustomGradient, classify_value, describe,
+from ..runtime.state import current_sink, holds_state
+from ..runtime.primitives.recompute_barrier import recompute_from
+from ..runtime.scopes import gradient_scope, name_scope
+from .analysis.calls import (Checkpointed, CustomGradient, classify_value, describe,
                                         has_tangent_rule, no_rule_hint, runs_own_call)
-from autotrace.transforms.custom import custom_caller
-from autotrace.transforms.errors import TransformError
-from .objects import as_function
-from .function_caches import made_from
-from autotrace.transforms.partials import partial_caller
-from autotrace.transforms.varargs import for_call
-from autotrace.transforms.live_names import is_current, transform_lock
+from .front.custom_gradients import custom_caller
+from .errors import TransformError
+from .reverse.built_objects_and_super import as_function
+from .front.function_caches import made_from
+from .front.partials import partial_caller
+from .front.varargs import for_call
+from .analysis.live_names import is_current, transform_lock
 from .derivative_record import derivative_record
-from .naming import seed_keyword
+from .codegen.naming import seed_keyword
 from .session import Session
 from .wrt import past_self
-from autotrace.transforms.rules.core import adjoint, adjoint_rules, d, tangent
+from .rules.core import adjoint, adjoint_rules, d, tangent
 from .rule_evaluation import rule_jvp, rule_vjp
-from .codegen import load_function
+from .codegen.codegen import load_function
 
 
 # Derivatives built while generated code runs (for calls resolved only then), per function:
-# kept on a Python function (transforms/function_caches.py), for other callables held weakly,
+# kept on a Python function (transforms/front/function_caches.py), for other callables held weakly,
 # but for those that cannot be (NumPy's ufuncs, which live as long as NumPy).
 _runtime_derivatives: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _lasting_derivatives: dict = {}
@@ -235,7 +235,7 @@ def _scope_of(func):
 
 def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
     if isinstance(func, Checkpointed):  # recomputed from its inputs (autotrace.checkpoint),
-        # behind barriers as in transforms/reverse_calls.py `recomputed_inputs`
+        # behind barriers as in transforms/reverse/reverse_calls.py `recomputed_inputs`
         args, kwargs = recompute_from(tuple(args), dy), recompute_from(kwargs, dy)
         return recompute_from(vjp_call(func.function, args, kwargs, dy, wrt, after), dy)
     func = as_function(func)  # a class of the user's: a function that builds it

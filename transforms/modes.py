@@ -1,7 +1,7 @@
-"""What forward and reverse mode share: the base class of transforms/forward.py `ForwardMode`
-and transforms/reverse.py `ReverseMode`.
+"""What forward and reverse mode share: the base class of transforms/forward/forward.py `ForwardMode`
+and transforms/reverse/reverse.py `ReverseMode`.
 
-Both walk one function body after the front end (transforms/front_end.py), statement by
+Both walk one function body after the front end (transforms/front/front_end.py), statement by
 statement, with a `visit_<Statement>` method for each kind of statement they differentiate;
 both name the helpers generated code calls through the context, keep the temporaries they
 make (which cleanup may inline), bind the globals an inlined rule uses, and say what to do
@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import gast
 
-from .calls import describe, no_rule_hint, rule_template
-from .codegen import to_source
+from .analysis.calls import describe, no_rule_hint, rule_template
+from .codegen.codegen import to_source
 from .errors import TransformError
-from .nodes import walk
+from .codegen.nodes import walk
 from .rules.core import CALL_SITE_NAME
 
 
 class DerivativeMode:
     """One mode's pass over one function body.
 
-    context: transforms/front_end.py `Context` (namer, namespace, location, helper(name) ->
+    context: transforms/front/front_end.py `Context` (namer, namespace, location, helper(name) ->
     bound identifier, derive(func, wrt) -> identifier of the bound derivative function,
     import_value(hint, value) -> identifier, numpy_name). active: the names that carry
     gradient (a tangent).

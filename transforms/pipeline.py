@@ -2,13 +2,13 @@
 
     reverse_function(f, wrt, session=...)      forward_function(f, wrt, session=...)
 
-Both drivers make a `Unit` of the function (transforms/front_end.py) and run SOURCE_PASSES
+Both drivers make a `Unit` of the function (transforms/front/front_end.py) and run SOURCE_PASSES
 on it, the passes of its mode, in order: the front end both modes share (parse, checks, dict
 and list methods, writes into arguments, nested functions, A-normal form, exits to flags,
-activity), the mode (transforms/reverse_body.py: the primal and adjoint sweeps, then the
-saves they need; transforms/forward_body.py: the tangent statements), cleanup when optimized
-(transforms/cleanup.py), then the generated source, printed where asked, and the function
-loaded from it (transforms/loading.py).
+activity), the mode (transforms/reverse/reverse_body.py: the primal and adjoint sweeps, then the
+saves they need; transforms/forward/forward_body.py: the tangent statements), cleanup when optimized
+(transforms/codegen/cleanup.py), then the generated source, printed where asked, and the function
+loaded from it (transforms/codegen/loading.py).
 A pass calls back into the driver only through its session (transforms/session.py), where this
 module registers the builders of both modes.
 
@@ -25,10 +25,14 @@ from typing import Callable
 
 import gast
 
-from . import cleanup, forward_body, front_end, loading, reverse_body
-from .codegen import to_source
-from .dead_branches import deferring_refusals
-from .front_end import Unit
+from .codegen import cleanup
+from .forward import forward_body
+from .front import front_end
+from .codegen import loading
+from .reverse import reverse_body
+from .codegen.codegen import to_source
+from .front.dead_branches import deferring_refusals
+from .front.front_end import Unit
 from .session import Session, register_builder
 from . import rules  # noqa: F401  (fills the rule registries)
 
@@ -75,34 +79,34 @@ def _orphan_comments(unit: Unit) -> None:
 
 
 SOURCE_PASSES = [
-    # The front end (transforms/front_end.py), which both modes share.
+    # The front end (transforms/front/front_end.py), which both modes share.
     SourcePass("parse", front_end.parse),
     SourcePass("dead_branches", front_end.dead_branches),  # refusals raised when run
     SourcePass("state_writes", front_end.state_writes),  # self.n = ...: write_state(...)
     SourcePass("starred", front_end.starred),  # g(*xs): g(xs[0], xs[1])
     SourcePass("super", front_end.super_calls),  # super(): super(C, self)
-    SourcePass("check", front_end.check),  # what autotrace supports (transforms/checks.py)
-    SourcePass("dicts", front_end.dicts),  # dict methods (transforms/dict_methods.py)
+    SourcePass("check", front_end.check),  # what autotrace supports (transforms/front/checks.py)
+    SourcePass("dicts", front_end.dicts),  # dict methods (transforms/front/dict_methods.py)
     SourcePass("bind", front_end.bind),  # parameters, wrt, namespace, names, helpers
     SourcePass("out_arguments", front_end.out_arguments),  # np.sin(x, out=y)
-    SourcePass("writes", front_end.writes),  # writes into arguments (transforms/inplace.py)
+    SourcePass("writes", front_end.writes),  # writes into arguments (transforms/front/inplace.py)
     SourcePass("replace_calls", front_end.replaced),  # dataclasses.replace(p, ...)
     SourcePass("varargs", front_end.varargs),  # calls of f(*args, **kwargs)
     SourcePass("segments", front_end.segments),  # checkpointed loops (checkpoint_every)
-    SourcePass("lift", front_end.lift),  # nested functions (transforms/nested.py)
+    SourcePass("lift", front_end.lift),  # nested functions (transforms/front/nested.py)
     SourcePass("accumulate", front_end.accumulate),  # accumulate(b, c): add(b, c)
     SourcePass("namedtuples", front_end.namedtuples),
-    SourcePass("objects", front_end.objects),  # objects built (transforms/objects.py)
-    SourcePass("lists", front_end.lists),  # list methods (transforms/list_methods.py)
-    SourcePass("anf", front_end.anf),  # A-normal form (transforms/anf.py)
+    SourcePass("objects", front_end.objects),  # objects built (transforms/reverse/built_objects_and_super.py)
+    SourcePass("lists", front_end.lists),  # list methods (transforms/front/list_methods.py)
+    SourcePass("anf", front_end.anf),  # A-normal form (transforms/front/anf.py)
     SourcePass("exits", front_end.exits, REVERSE),  # break, continue, return: flags
     SourcePass("loop_tests", front_end.loop_tests, FORWARD),
     SourcePass("activity", front_end.activity),  # what carries gradient; refusals
-    # The mode: reverse (transforms/reverse_body.py) or forward (transforms/forward_body.py).
+    # The mode: reverse (transforms/reverse/reverse_body.py) or forward (transforms/forward/forward_body.py).
     SourcePass("reverse", reverse_body.reverse, REVERSE),
     SourcePass("saves", reverse_body.saves, REVERSE),
     SourcePass("forward", forward_body.forward, FORWARD),
-    # Cleanup (transforms/cleanup.py), when optimized.
+    # Cleanup (transforms/codegen/cleanup.py), when optimized.
     SourcePass("constants", _constants, when=_optimized),
     SourcePass("dead_code", _dead_code, when=_optimized),
     SourcePass("temporaries", _temporaries, when=_optimized),
@@ -110,7 +114,7 @@ SOURCE_PASSES = [
     SourcePass("dead_code", _dead_code, when=_optimized),  # what inlining left unread
     SourcePass("empty_control_flow", _empty_control_flow, REVERSE, _optimized),
     SourcePass("comments", _orphan_comments, REVERSE),  # comments left without code
-    # The generated function (transforms/loading.py).
+    # The generated function (transforms/codegen/loading.py).
     SourcePass("generated", loading.generated_source),
     SourcePass("load", loading.load),
 ]
@@ -152,7 +156,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
     wrt: a parameter index or name, or a tuple of those. The generated function takes func's
     parameters plus a keyword `dy` and returns the gradient (a tuple for a tuple `wrt`), or
     `(value, gradient)` when with_value. checkpoint_every: store the state of func's loops
-    once every so many iterations, recomputing the others (transforms/segments.py).
+    once every so many iterations, recomputing the others (transforms/front/segments.py).
     split: generate the derivative a caller runs in two halves, a generator that yields the
     value after the primal sweep and takes `dy` back (runtime/derivatives/sweeps.py).
     """
@@ -164,7 +168,7 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
     if unit.derivative_mode.split_calls:
         # It runs its callees' derivatives in halves, which a derivative of this derivative
         # cannot follow: that one differentiates the same function with each callee's
-        # derivative called whole (transforms/parsing.py reads this).
+        # derivative called whole (transforms/front/parsing.py reads this).
         options = dict(with_value=with_value, checkpoint_every=checkpoint_every, split=split)
         generated.__autotrace_whole_calls__ = functools.cache(lambda: reverse_function(
             func, wrt, session=session.with_whole_calls(outermost), **options))

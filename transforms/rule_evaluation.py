@@ -7,9 +7,9 @@ import itertools
 import gast
 
 from ..runtime.derivatives.structure import zeros_like
-from .codegen import load_function, to_source
+from .codegen.codegen import load_function, to_source
 from .rules.core import adjoint_rules, instantiate, instantiate_tangent, tangent_rules
-from .templates import name
+from .codegen.templates import name
 
 
 def rule_vjp(func, *args, **kwargs):

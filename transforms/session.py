@@ -2,7 +2,7 @@
 each made once.
 
 Passes below the driver ask for the derivative of a function they meet (a call of a user's
-function, transforms/front_end.py `Context.derive`; one resolved when generated code runs,
+function, transforms/front/front_end.py `Context.derive`; one resolved when generated code runs,
 transforms/dynamic_calls.py) through their session, which hands the request to the builder
 of its mode. The driver (transforms/pipeline.py) registers its builders here when it is
 imported, so that no pass imports the driver that runs it.

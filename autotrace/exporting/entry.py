@@ -19,7 +19,7 @@ import numpy as np
 
 from .op_sources import ExportError, is_literal
 from autotrace.runtime.abstract import AbstractArray
-from autotrace.runtime.trees import (_Slot, is_dataclass_instance, leaves_with_paths,
+from autotrace.runtime.tracing.trees import (_Slot, is_dataclass_instance, leaves_with_paths,
                                      sorted_keys)
 
 # What the entry point's body uses besides its parameters: a parameter of one of these names

@@ -44,11 +44,11 @@ from .op_sources import ExportError, OpSources
 from autotrace.traced_function import traced_and_instance
 from autotrace.variables import unique_names
 from autotrace.runtime.backends.selection import backend_named
-from autotrace.runtime import executor
-from autotrace.runtime.executor import graph_source
+from autotrace.runtime.execution import executor
+from autotrace.runtime.execution.executor import graph_source
 from autotrace.runtime.ops import source_globals
-from autotrace.runtime.spec import placeholders_of
-from autotrace.runtime.trees import leaves_with_paths
+from autotrace.runtime.tracing.spec import placeholders_of
+from autotrace.runtime.tracing.trees import leaves_with_paths
 
 # Names an exported module defines or imports itself; any other global of the graph's code is
 # a constant (saved in the .npz), one of autotrace's own ops (written out, op_sources.py), or

@@ -9,7 +9,7 @@ from autotrace.layers.base import (
     _DATA_FORMATS, _FEATURES, Layer, _choice, _positive_int, _takes_training,
 )
 from autotrace.nn import get_activation
-from autotrace.runtime.tracer import Tracer
+from autotrace.runtime.tracing.tracer import Tracer
 
 
 class Dense(Layer):

@@ -35,7 +35,7 @@ import numpy as np
 
 from .protobuf import bytes_field, fields_of, int_field, read_varint, signed64, varint
 from autotrace.runtime.graph import Constant, Graph, Literal, _Names, format_value
-from autotrace.runtime.graph_dot import subgraphs_of
+from autotrace.runtime.execution.graph_dot import subgraphs_of
 from autotrace.runtime.scopes import relative as relative_scope
 
 # The GraphDef version written; TensorBoard reads any.

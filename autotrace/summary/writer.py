@@ -16,13 +16,13 @@ from . import event_file, records
 # export traces Specs, example arrays and Python values as a graph picture needs them traced
 from autotrace.traced_function import traced_and_instance
 from autotrace.variables import unique_names
-from autotrace.runtime.spec import placeholders_of
+from autotrace.runtime.tracing.spec import placeholders_of
 from .graph_def import graph_def
 from autotrace.runtime.backends.selection import backend_named
-from autotrace.runtime import executor
+from autotrace.runtime.execution import executor
 from autotrace.runtime.state import StateCell
-from autotrace.runtime.tracer import Tracer
-from autotrace.runtime.trees import leaves_with_paths
+from autotrace.runtime.tracing.tracer import Tracer
+from autotrace.runtime.tracing.trees import leaves_with_paths
 
 # The default writers and steps of this thread, innermost last (set by `as_default`).
 _DEFAULTS = threading.local()

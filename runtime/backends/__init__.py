@@ -1,6 +1,6 @@
 """Backends: what a traced graph runs on, behind one small protocol.
 
-The executor (runtime/executor.py) writes a graph as a Python function; a backend says what
+The executor (runtime/execution/executor.py) writes a graph as a Python function; a backend says what
 that function's names mean and how some equations are written:
 
     backend = backend_for(("cpu",))          # selection.py: the CPU backend configured
@@ -38,7 +38,7 @@ added to those selection.py registers):
   (fusion replaces regions of equations by one equation calling a kernel).
 - `writes_in_place`: whether results may be written into dying buffers (`out=`, BufferReuse).
 - `lowers_scalars`: whether a graph of float64 scalars may be written as Python floats
-  (runtime/passes_floats.py): true on the CPU, false where values must stay on a device.
+  (runtime/passes/floats.py): true on the CPU, false where values must stay on a device.
 - `compile_whole(graph, python_version)`: the whole graph as one native function (a graph of
   scalars as one compiled loop), or None to run the executor's Python; `python_version` is
   that Python, which a native function may fall back on (to give NumPy's warnings).
@@ -48,6 +48,6 @@ added to those selection.py registers):
 
 A primitive says how it is written (`Primitive.source`/`statements`, in terms of `np`), and
 carries the facts a backend needs about it (its C and LLVM forms, its libm function, its
-array-API name: runtime/registry.py), so no backend keeps a table of its own keyed by op names;
+array-API name: runtime/primitives/registry.py), so no backend keeps a table of its own keyed by op names;
 what a backend does differently it does as a pass, whose equations carry their own source.
 """

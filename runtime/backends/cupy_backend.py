@@ -20,7 +20,7 @@ from .protocol import Backend
 from ..devices import cupy_module, gpu_count, parse_device
 from .fusion import FusedKernel, fuse, replace_regions, run_equations
 from ..graph import Equation, Graph
-from ..registry import Primitive
+from ..primitives.registry import Primitive
 
 
 def _impl(*values, kernel: FusedKernel):

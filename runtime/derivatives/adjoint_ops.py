@@ -25,17 +25,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from autotrace.runtime.abstract import UnknownDimensionError
+from ..abstract import UnknownDimensionError
 from .scans import shift
-from autotrace.runtime.derivatives.structure import _is_traced
+from .structure import _is_traced
 # The structural adjoints live beside this module; rules and tests name them from here too.
-from autotrace.runtime.derivatives.structural_adjoints import (  # noqa: F401
+from .structural_adjoints import (  # noqa: F401
     _FLOAT_KINDS, _as_float, _float_zeros, _holds_floats, array_like, diag_adjoint,
     delete_sources, diagonal_adjoint, insert_places, join, reshape_each, reshape_each_back,
     sort_like,
     split_like, take_at, unarray, unpad, unrepeat, unsort, unstack, untake, untake_along, untile)
-from autotrace.runtime.devices import array_module
-from autotrace.runtime.ops_shape import broadcast_like as broadcast_to_shape_of, dimension_size
+from ..devices import array_module
+from ..primitives.shape import broadcast_like as broadcast_to_shape_of, dimension_size
 
 
 

@@ -9,8 +9,8 @@ import string
 
 import numpy as np
 
-from autotrace.runtime.derivatives.adjoint_ops import _as_float, _sum_to_shape, unbroadcast
-from autotrace.runtime.devices import array_module
+from .adjoint_ops import _as_float, _sum_to_shape, unbroadcast
+from ..devices import array_module
 
 
 # Bilinear products. For y = B(a, b), `*_adjoint_a(g, a, b)` is the gradient of <g, B(a, b)> in

@@ -1,7 +1,7 @@
 """Objects that differentiated code builds, and the gradients of their fields.
 
 An object is built in differentiated code as `build_object(cls, fields)`, the attributes its
-`__init__` sets given as a dict (transforms/objects.py writes the call), so that its fields
+`__init__` sets given as a dict (transforms/reverse/built_objects_and_super.py writes the call), so that its fields
 carry gradient the way a dict's items do: `field_gradients` and `object_gradient` turn the
 gradient of the object into the gradient of that dict and back (runtime/derivatives/objects.py
 says what the gradient of an object is).
@@ -11,7 +11,7 @@ fields of `p` kept and the values given for the others. Their own code is none a
 differentiate (`replace` passes a dict it changes on as `**changes`; `_replace` maps `dict.pop`
 over the fields), so it differentiates `replaced_dataclass` and `replaced_namedtuple` instead,
 which build the new object as differentiated code builds one: the gradient of each field goes
-to the value given for it, or to the field of `p` it was kept from. transforms/objects.py
+to the value given for it, or to the field of `p` it was kept from. transforms/reverse/built_objects_and_super.py
 writes a call of `dataclasses.replace` as one of `replaced_dataclass`; `_replace`, a method
 found when the call runs, is derived as `replace_namedtuple_call` there
 (transforms/dynamic_calls.py).
@@ -22,7 +22,7 @@ import dataclasses
 import inspect
 
 from .items import build_namedtuple
-from autotrace.runtime.derivatives.objects import (ObjectGradient, field_names,
+from .objects import (ObjectGradient, field_names,
                                                    generated_dataclass_init,
                                                    is_dataclass_instance, new_dataclass)
 from .structure import is_namedtuple, zeros_like
@@ -30,9 +30,9 @@ from .structure import is_namedtuple, zeros_like
 
 def build_object(cls, fields: dict):
     """An instance of `cls` holding the attribute values `fields`, without running its
-    `__init__` (what it computes is `fields`; see transforms/objects.py). A dataclass field
+    `__init__` (what it computes is `fields`; see transforms/reverse/built_objects_and_super.py). A dataclass field
     that `fields` leaves out gets its default. Where `fields` holds the object its
-    `__init__` built (transforms/objects.py `Fields`), that object."""
+    `__init__` built (transforms/reverse/built_objects_and_super.py `Fields`), that object."""
     built = getattr(fields, "instance", None)
     if type(built) is cls:
         return built

@@ -14,15 +14,15 @@ import types
 
 import numpy as np
 
-from autotrace.runtime.derivatives.objects import (ObjectGradient, check_stored, field_names,
+from .objects import (ObjectGradient, check_stored, field_names,
                                                    is_dataclass_instance, is_plain_object,
                                                    with_attribute)
-from autotrace.runtime.derivatives.structure import (_ARGUMENT_KINDS, ClearedList, is_namedtuple,
+from .structure import (_ARGUMENT_KINDS, ClearedList, is_namedtuple,
                                                      _is_traced, rebuild, add, like_container,
                                                      zeros_like)
-from autotrace.runtime.devices import add_at as add_at_in_place, array_module
-from autotrace.runtime.ops_index import add_at, get_item, set_item
-from autotrace.runtime.state import deposit, holds_state
+from ..devices import add_at as add_at_in_place, array_module
+from ..primitives.index import add_at, get_item, set_item
+from ..state import deposit, holds_state
 
 
 def _sum_to(gradient, value):

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autotrace.runtime.derivatives.structure import _is_traced
-from autotrace.runtime.devices import array_module
+from .structure import _is_traced
+from ..devices import array_module
 
 
 def _array(xp, x):

@@ -3,13 +3,13 @@
 A concatenation's gradient splits into the operands' lengths; a repetition's sums the copies.
 Reverse mode writes these where an operand is a list or a tuple; where it cannot tell a list
 from an array before the code runs, the generated code asks `concatenates(a, b)` or
-`repeats(a, b)` (transforms/sequences.py says where).
+`repeats(a, b)` (transforms/analysis/list_operators.py says where).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from autotrace.runtime.derivatives.structure import add, zeros_like
+from .structure import add, zeros_like
 
 _SEQUENCES = (list, tuple)
 

@@ -182,7 +182,7 @@ def add_recomputed(gradient, recomputed):
     again in a `state_as_at` block: `gradient`, what the call's adjoint hands back (None:
     none), plus `recomputed`, what the block gives the object, which is a gradient of that
     state too, held apart from the gradient after the call until here
-    (transforms/reverse_control.py `held_apart`), so no longer marked as made in a
+    (transforms/reverse/reverse_control.py `held_apart`), so no longer marked as made in a
     recomputation (ObjectGradient's `recomputed`). Both are of the state before the call, so
     neither is a caller's gradient after it (`add`'s reading of two ObjectGradients): they
     are summed slot by slot."""

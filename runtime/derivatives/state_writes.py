@@ -2,7 +2,7 @@
 
 `self.n += 1`, `self.n_in = X.shape[1]`, `self.stats["calls"] += 1`: a layer counts its calls,
 makes its parameters on the first one, keeps what it saw. Generated code writes them with
-these helpers (transforms/state_writes.py rewrites the statements), once per call of the
+these helpers (transforms/analysis/given_state_writes.py rewrites the statements), once per call of the
 user's function, as Python would; `where` is the user's file and line ("layer.py:12"), which
 an error names. An array held in the state is not changed in place: its aliases, read earlier
 in the call, are what the derivative's adjoint sweep reads.
@@ -26,7 +26,7 @@ import types
 import numpy as np
 
 from ..object_slots import kept_as_graph_state
-from ..ops_index import holds_traced
+from ..primitives.index import holds_traced
 from ..python_operators import AUGMENTED_OPERATORS
 from .adjoint_ops import unbroadcast
 from .objects import (ObjectGradient, StateWriteError, entry_at, is_dataclass_instance,
@@ -34,7 +34,7 @@ from .objects import (ObjectGradient, StateWriteError, entry_at, is_dataclass_in
 from .state_log import note_write
 from .structure import zeros_like
 
-# The methods written as writes at the end of a list (transforms/state_writes.py).
+# The methods written as writes at the end of a list (transforms/analysis/given_state_writes.py).
 GROWING = ("append", "extend")
 # Why a derivative may not make a write when it runs its function again.
 RUNS_TWICE = ("its derivative runs the function again where it is called (a checkpointed call, "
@@ -232,7 +232,7 @@ def state_tangent(tangent, root, kinds: str, keys: tuple, value_tangent,
 
     in_callee: the write is made by a function the differentiated one calls, whose forward
     derivative hands its caller the tangent of its result alone. The caller's tangent of the
-    object, an ObjectGradient it passed (transforms/forward.py `object_tangent`), is then
+    object, an ObjectGradient it passed (transforms/forward/forward.py `object_tangent`), is then
     changed in place, so that the caller reads the tangent of what was written. Where there
     is no such tangent (an object passed as another argument), and the value written has a
     tangent, or what it overwrites had one, the caller's tangent of the object would be stale

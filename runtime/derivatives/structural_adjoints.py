@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from autotrace.runtime.array_api import numpy_dtype
-from autotrace.runtime.derivatives.structure import _is_traced
-from autotrace.runtime.devices import add_at as add_at_in_place, array_module, set_at
-from autotrace.runtime.ops_index import add_at, set_item
-from ..ops_insert import delete_sources, insert_sources  # noqa: F401 (delete_sources: for rules)
+from ..array_api import numpy_dtype
+from .structure import _is_traced
+from ..devices import add_at as add_at_in_place, array_module, set_at
+from ..primitives.index import add_at, set_item
+from ..primitives.insert import delete_sources, insert_sources  # noqa: F401 (delete_sources: for rules)
 
 _FLOAT_KINDS = "fc"
 

@@ -11,13 +11,13 @@ import sys
 
 import numpy as np
 
-from autotrace.runtime.derivatives.objects import (ObjectGradient, add_objects,
+from .objects import (ObjectGradient, add_objects,
                                                    is_dataclass_instance, is_plain_object,
                                                    map_fields)
-from autotrace.runtime.devices import array_module
+from ..devices import array_module
 from ..containers import (ClearedList, float_dtype, is_namedtuple, rebuild,  # noqa: F401
                           zeros_like)
-from autotrace.runtime.state import StateCell, StateError, current_sink, holds_state
+from ..state import StateCell, StateError, current_sink, holds_state
 
 
 def zero_seed(value):
@@ -191,7 +191,7 @@ def _apart_from_arguments(gradient, frame):
 
 def _is_traced_array(value) -> bool:
     """Whether `value` is a traced array, asked of its type: a name the derivative has not
-    assigned yet (runtime/control_variables.py) raises on any attribute read."""
+    assigned yet (runtime/tracing/control_variables.py) raises on any attribute read."""
     return getattr(type(value), "is_traced_array", False)
 
 

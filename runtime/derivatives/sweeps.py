@@ -60,7 +60,7 @@ def object_gradient_first(gradients: tuple, after, taken: bool, log=None) -> tup
     call (ObjectGradient's `recomputed`): of the state before that call, which is the state
     after this one. One from the recomputation of this very call (whose writes `log` notes,
     where a derivative of a derivative notes them) is of the state before it: held apart
-    from it outside loops (transforms/reverse_control.py `held_apart_adjoint`), refused
+    from it outside loops (transforms/reverse/reverse_control.py `held_apart_adjoint`), refused
     where it reaches a slot the call overwrote."""
     if not taken and after is not None:
         return (add(after, gradients[0]),) + tuple(gradients[1:])

@@ -7,10 +7,10 @@ further differentiation; `einsum_jvp_cross`, reached only by third derivatives o
 """
 from __future__ import annotations
 
-from autotrace.runtime.derivatives.adjoint_products import _replaced
-from autotrace.runtime.derivatives.items import _same
-from autotrace.runtime.derivatives.structure import like_container, zeros_like
-from autotrace.runtime.devices import array_module
+from .adjoint_products import _replaced
+from .items import _same
+from .structure import like_container, zeros_like
+from ..devices import array_module
 
 
 def seed_tangent(tangent, value, dy):

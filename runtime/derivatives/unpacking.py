@@ -3,7 +3,7 @@
 The transforms cannot tell, before the code runs, how many values `*items` holds or which
 keywords `**options` gives, so such a call becomes `apply_unpacked(f, arguments, keywords)`: the
 positional arguments as one tuple (`(a,) + tuple(items)`) and the keywords as one dict
-(`merged_keywords({'k': v}, options)`). Its derivative (transforms/unpacked_calls.py) asks,
+(`merged_keywords({'k': v}, options)`). Its derivative (transforms/reverse/unpacked_calls.py) asks,
 when it runs, which of those values carry gradient.
 """
 from __future__ import annotations

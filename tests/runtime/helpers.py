@@ -1,10 +1,10 @@
 """Shared by the runtime tests: trace, optimize and compile a function, then call it."""
 import numpy as np
 
-from autotrace.runtime.executor import compile_graph
+from autotrace.runtime.execution.executor import compile_graph
 from autotrace.runtime.passes import optimize
-from autotrace.runtime.signature import signature_and_arrays
-from autotrace.runtime.tracer import trace
+from autotrace.runtime.tracing.signature import signature_and_arrays
+from autotrace.runtime.tracing.tracer import trace
 
 
 def compiled(function, *args, optimized=True):

@@ -11,10 +11,10 @@ from autotrace.runtime.backends.protocol import Backend
 from autotrace.runtime.backends.selection import backend_for, backend_named, cpu_backend
 from autotrace.runtime.backends.numpy_backend import NumpyBackend
 from autotrace.runtime.devices import DeviceError, device_of
-from autotrace.runtime.executor import compile_graph
+from autotrace.runtime.execution.executor import compile_graph
 from autotrace.runtime.graph import Equation, Graph
 from autotrace.runtime.passes import optimize
-from autotrace.runtime.tracer import trace
+from autotrace.runtime.tracing.tracer import trace
 
 
 class _FakeCupyArray:

@@ -7,8 +7,8 @@ import time
 import numpy as np
 import pytest
 
-from autotrace.runtime.cache import TraceCache
-from autotrace.runtime.signature import signature_of
+from autotrace.runtime.tracing.cache import TraceCache
+from autotrace.runtime.tracing.signature import signature_of
 
 
 def key(*args):

@@ -3,12 +3,12 @@ and compared with the same Python run eagerly."""
 import numpy as np
 import pytest
 
-from autotrace.runtime.control import ControlFlowError, cond, print_values, while_loop
-from autotrace.runtime.executor import compile_graph
+from autotrace.runtime.tracing.control import ControlFlowError, cond, print_values, while_loop
+from autotrace.runtime.execution.executor import compile_graph
 from autotrace.runtime.graph import Constant, Graph
 from autotrace.runtime.passes import optimize
-from autotrace.runtime.passes_cleanup import CommonSubexpressions, ConstantFolding, DeadCode
-from autotrace.runtime.tracer import TracerConversionError, trace
+from autotrace.runtime.passes.cleanup import CommonSubexpressions, ConstantFolding, DeadCode
+from autotrace.runtime.tracing.tracer import TracerConversionError, trace
 from tests.runtime.helpers import assert_same, compiled
 
 x3 = np.array([1.0, -2.0, 4.0])

@@ -18,10 +18,10 @@ if not llvm.available():
 
 from autotrace.runtime.backends.llvm.cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion  # noqa: E402
 from autotrace.runtime.backends.llvm.backend import LlvmBackend  # noqa: E402
-from autotrace.runtime.executor import compile_graph  # noqa: E402
+from autotrace.runtime.execution.executor import compile_graph  # noqa: E402
 from autotrace.runtime.passes import optimize  # noqa: E402
-from autotrace.runtime.signature import signature_and_arrays  # noqa: E402
-from autotrace.runtime.tracer import trace  # noqa: E402
+from autotrace.runtime.tracing.signature import signature_and_arrays  # noqa: E402
+from autotrace.runtime.tracing.tracer import trace  # noqa: E402
 
 rng = np.random.default_rng(0)
 # A kernel's vector tanh or exp may differ from NumPy's by an ulp or two of a term (8.9e-16 for
@@ -524,7 +524,7 @@ def test_without_llvmlite_autotrace_imports_and_nothing_fuses():
         "import numpy as np, autotrace\n"
         "from autotrace.runtime.backends.llvm import compiler as llvm\n"
         "from autotrace.runtime.backends.llvm.cpu_fusion import CpuFusion\n"
-        "from autotrace.runtime.tracer import trace\n"
+        "from autotrace.runtime.tracing.tracer import trace\n"
         "graph = trace(lambda x: np.tanh(x * 2.0), (np.ones(5000),))[0]\n"
         "assert not llvm.available() and CpuFusion().run(graph) is graph\n"
         "print('ok')\n")

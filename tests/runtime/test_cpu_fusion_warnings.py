@@ -19,7 +19,7 @@ if llvm.exception_flags() is None:
     pytest.skip(f"autotrace does not know <fenv.h>'s flags on {llvm.host()[0]}: fused kernels "
                 "there do not warn", allow_module_level=True)
 
-from autotrace.runtime.executor import compile_graph  # noqa: E402
+from autotrace.runtime.execution.executor import compile_graph  # noqa: E402
 from tests.runtime.test_cpu_fusion import (  # noqa: E402
     fused_equations, fused_graph, fusing_backend, sample,
 )

@@ -14,10 +14,10 @@ import autotrace
 from autotrace.runtime.backends.llvm import compiler as llvm, cpu_scalar, cpu_scalar_ir
 from autotrace.runtime.backends.llvm import scalar_loops
 from autotrace.runtime.backends.llvm.scalar_loops import find_loops
-from autotrace.runtime.executor import compile_graph
+from autotrace.runtime.execution.executor import compile_graph
 from autotrace.runtime.ops import primitives
 from autotrace.runtime.passes import optimize
-from autotrace.runtime.tracer import trace
+from autotrace.runtime.tracing.tracer import trace
 
 if not llvm.available():
     print("tests/runtime/test_cpu_scalar.py: skipped, llvmlite is not installed")

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from autotrace.runtime.backends.selection import backend_named
-from autotrace.runtime.executor import compile_graph as compile_for
-from autotrace.runtime.passes_floats import float_template, math_matches_numpy
+from autotrace.runtime.execution.executor import compile_graph as compile_for
+from autotrace.runtime.passes.floats import float_template, math_matches_numpy
 from autotrace.runtime.passes import optimize
-from autotrace.runtime.tracer import trace
+from autotrace.runtime.tracing.tracer import trace
 from tests.runtime.helpers import assert_same, compiled
 
 
@@ -260,7 +260,7 @@ def test_intermediates_do_not_all_live_until_the_return():
     assert peak < 3.5e6  # two or three arrays at a time, not eight
 
 
-# --- float64 scalar graphs as Python floats (runtime/passes_floats.py) -------------------------
+# --- float64 scalar graphs as Python floats (runtime/passes/floats.py) -------------------------
 
 SCALAR_CASES = [
     ("polynomial", lambda x: np.sin(x) * 0.9 + 0.1 * x ** 2),
@@ -378,7 +378,7 @@ def test_other_graphs_stay_numpy(function, args):
 
 
 def test_functions_math_computes_differently_stay_numpy(monkeypatch):
-    from autotrace.runtime import passes_floats
+    from autotrace.runtime.passes import floats as passes_floats
     monkeypatch.setattr(passes_floats, "math_matches_numpy", lambda name: False)
     _, sine = compiled(lambda x: np.sin(x) * 2.0, np.asarray(0.5))
     assert "math.sin" not in sine and "_numpy" not in sine
@@ -395,7 +395,7 @@ def test_functions_math_computes_differently_stay_numpy(monkeypatch):
 def test_the_probe_notices_a_function_that_rounds_differently(monkeypatch):
     from dataclasses import replace
 
-    from autotrace.runtime import passes_floats
+    from autotrace.runtime.passes import floats as passes_floats
     from autotrace.runtime.ops import primitives
     probe = passes_floats.math_matches_numpy.__wrapped__  # not its answer cached per process
     sin = primitives["sin"]

@@ -6,13 +6,13 @@ import textwrap
 import numpy as np
 import pytest
 
-import autotrace.runtime.control  # noqa: F401 - registers the print primitive
+import autotrace.runtime.tracing.control  # noqa: F401 - registers the print primitive
 from autotrace.runtime.abstract import (AbstractArray, UnknownDimensionError, broadcast_origins,
                                         broadcast_shapes, carried_origins, unknown_origins)
 from autotrace.runtime.graph import Equation, Graph, Var, short_name
 from autotrace.runtime.ops import primitives
 from autotrace.runtime.passes import optimize
-from autotrace.runtime.tracer import trace
+from autotrace.runtime.tracing.tracer import trace
 
 
 def golden(text: str) -> str:

@@ -26,14 +26,11 @@ ROOT = Path(__file__).resolve().parents[2]
 # What transforms/ may import from runtime/: the helpers generated code calls, the primitives
 # (the registry, its families and the custom ops it writes calls of), state cells (user code
 # and derivatives share them), and name scopes (generated code opens gradient scopes).
-TRANSFORMS_MAY_IMPORT = ("runtime.derivatives", "runtime.primitive", "runtime.registry",
-                         "runtime.ops", "runtime.ops_", "runtime.convolution", "runtime.pooling", "runtime.special",
-                         "runtime.random", "runtime.state", "runtime.recompute",
-                         "runtime.scopes")
+TRANSFORMS_MAY_IMPORT = ("runtime.derivatives", "runtime.primitives", "runtime.ops",
+                         "runtime.state", "runtime.scopes")
 # The tracing compiler, which nothing transforms/ imports loads. (The graph IR is loaded all the
 # same: the op registry that the derivative helpers call NumPy through names its StaticSlice.)
-COMPILER = ("runtime.tracer", "runtime.passes", "runtime.passes_", "runtime.executor",
-            "runtime.backends")
+COMPILER = ("runtime.tracing", "runtime.passes", "runtime.execution", "runtime.backends")
 # Where runtime/ may import runtime/ inside a function: the backends load on first use.
 LATE_IMPORTS_ALLOWED_IN = ("runtime.backends",)
 
@@ -105,14 +102,11 @@ def _within(name: str, prefixes) -> bool:
 
 
 def _import_graph(modules: dict) -> dict:
-    """Module -> the runtime modules it imports when it is imported (its packages too)."""
-    graph = {}
-    for module in modules:
-        edges = {name for _, name in IMPORTS[module][0] if name in modules}
-        parts = module.split(".")
-        edges.update(".".join(parts[:end]) for end in range(1, len(parts)))
-        graph[module] = edges - {module}
-    return graph
+    """Module -> the runtime modules it imports when it is imported. (Its packages are imported
+    first too, but a package's __init__ that gathers its own modules makes no cycle: Python
+    finishes the submodule it is importing before the package goes on.)"""
+    return {module: {name for _, name in IMPORTS[module][0] if name in modules} - {module}
+            for module in modules}
 
 
 def find_cycle(graph: dict) -> list | None:

@@ -3,12 +3,12 @@ import numpy as np
 import pytest
 
 from autotrace.runtime.abstract import AbstractArray
-from autotrace.runtime.executor import compile_graph
+from autotrace.runtime.execution.executor import compile_graph
 from autotrace.runtime.graph import Constant, Equation, Graph, Literal, Var
 from autotrace.runtime.ops import primitives
 from autotrace.runtime.passes import (AlgebraicSimplification, BufferReuse, CommonSubexpressions,
                                       ConstantFolding, DeadCode, MatmulLayout, optimize)
-from autotrace.runtime.tracer import trace
+from autotrace.runtime.tracing.tracer import trace
 
 x3 = np.arange(3.0)
 m23 = np.arange(6.0).reshape(2, 3)

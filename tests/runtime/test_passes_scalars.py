@@ -1,4 +1,4 @@
-"""UniformConstants and IntegerPowers (runtime/passes_scalars.py): the graphs they make, their
+"""UniformConstants and IntegerPowers (runtime/passes/scalars.py): the graphs they make, their
 values against NumPy's (special values and dtypes included), and where they must not fire."""
 import numpy as np
 import pytest
@@ -6,8 +6,8 @@ import pytest
 import autotrace
 from autotrace.runtime.graph import Constant
 from autotrace.runtime.passes import PASSES, BufferReuse, optimize
-from autotrace.runtime.passes_scalars import scalar_exponent_agrees
-from autotrace.runtime.tracer import trace
+from autotrace.runtime.passes.scalars import scalar_exponent_agrees
+from autotrace.runtime.tracing.tracer import trace
 from tests.runtime.helpers import compiled
 
 SPECIAL = [np.inf, -np.inf, np.nan, 0.0, -0.0]

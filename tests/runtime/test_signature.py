@@ -5,11 +5,11 @@ import gc
 
 import numpy as np
 
-from autotrace.runtime.signature import (StrongIdentity, WeakIdentity, describe_difference,
+from autotrace.runtime.tracing.signature import (StrongIdentity, WeakIdentity, describe_difference,
                                          is_alive, is_array_key, signature_and_arrays,
                                          signature_of, with_release_hook)
-from autotrace.runtime.spec import RetracingReducer, general_avals, placeholders_for
-from autotrace.runtime.tracer import trace
+from autotrace.runtime.tracing.spec import RetracingReducer, general_avals, placeholders_for
+from autotrace.runtime.tracing.tracer import trace
 
 Pair = collections.namedtuple("Pair", "first second")
 

@@ -3,11 +3,11 @@ the branches and loops that mirror them, whichever path runs."""
 import numpy as np
 import pytest
 
-from autotrace.runtime.control import ControlFlowError, cond, while_loop
-from autotrace.runtime.control_statements import if_stmt
-from autotrace.runtime.executor import compile_graph
-from autotrace.runtime.stacks import SavedValues, new_stack
-from autotrace.runtime.tracer import trace
+from autotrace.runtime.tracing.control import ControlFlowError, cond, while_loop
+from autotrace.runtime.tracing.control_statements import if_stmt
+from autotrace.runtime.execution.executor import compile_graph
+from autotrace.runtime.tracing.stacks import SavedValues, new_stack
+from autotrace.runtime.tracing.tracer import trace
 from tests.runtime.helpers import compiled
 
 x3 = np.array([1.0, -2.0, 4.0])

@@ -4,10 +4,10 @@ import collections
 import numpy as np
 import pytest
 
-from autotrace.runtime.executor import compile_graph
+from autotrace.runtime.execution.executor import compile_graph
 from autotrace.runtime.ops import UntraceableError
 from autotrace.runtime.passes import optimize
-from autotrace.runtime.tracer import Tracer, TracerConversionError, set_item, trace
+from autotrace.runtime.tracing.tracer import Tracer, TracerConversionError, set_item, trace
 from tests.runtime.helpers import compiled
 
 x3 = np.arange(3.0)

@@ -9,7 +9,7 @@ derivatives go are declared `identity`.
 
 `+` and `*` on lists and tuples: reverse mode inlines `concatenate`'s rule for `a + b` on
 operands it knows are lists or tuples, and `add_or_concatenate`'s where it cannot tell
-(transforms/sequences.py): that one decides when it runs. `*` has the same pair, for repetition.
+(transforms/analysis/list_operators.py): that one decides when it runs. `*` has the same pair, for repetition.
 """
 from __future__ import annotations
 
@@ -42,15 +42,15 @@ from ...runtime.derivatives.structure import (accumulate, add, cast_like, fresh_
                                               tangent_like, tangent_seed, zero_seed, zeros_like)
 from ...runtime.derivatives.sweeps import sent_object_gradient
 from ...runtime.derivatives.tangent_ops import extremum_tangent, iteration_tangent, seed_tangent
-from ...runtime.ops_index import add_at, checked_out, indexes_a_view
-from ...runtime.random import draw
-from ...runtime.recompute import recompute_from
+from ...runtime.primitives.index import add_at, checked_out, indexes_a_view
+from ...runtime.primitives.keyed_random import draw
+from ...runtime.primitives.recompute_barrier import recompute_from
 from .core import adjoint, constant, d, tangent
 from .declarations import identity, linear, partials
 
-# shape_only's result is read for its shape alone (transforms/cleanup.py);
+# shape_only's result is read for its shape alone (transforms/codegen/cleanup.py);
 # refuse_integral_argument checks a value and gives nothing; the replaced_*_fields give the names
-# of fields. (transforms/inplace.py declares its refuse_shared_write so.)
+# of fields. (transforms/front/inplace.py declares its refuse_shared_write so.)
 constant(zeros_like, zero_seed, ones_like, dict_keys, draw, shape_only, sort_order,
          refuse_integral_argument, replaced_dataclass_fields, replaced_namedtuple_fields,
          indexes_a_view)
@@ -118,7 +118,7 @@ def _accumulate_item(y, gradient, index, value):
     d[value] = gradient_item(d[y], index, value)
 
 
-@linear(add_at)  # readable graphs (runtime/graph_python.py) write np.add.at into a copy so
+@linear(add_at)  # readable graphs (runtime/execution/graph_python.py) write np.add.at into a copy so
 def _add_at(y, x, index, value):
     d[x] = d[y]
     d[value] = gradient_item(d[y], index, value)
@@ -401,7 +401,7 @@ def _object_gradient(y, cls, gradients, like=None):
     d[gradients] = field_gradients(d[y], gradients, cls)
 
 
-# `super(C, self)` (zero-argument super() is written so: transforms/objects.py) stands for self
+# `super(C, self)` (zero-argument super() is written so: transforms/reverse/built_objects_and_super.py) stands for self
 # when its methods are called: the gradient of those calls' self is self's.
 @identity(super)
 def _super(y, cls, instance):

@@ -48,7 +48,7 @@ def divide_tangent(y, x1, x2):
 
 
 # Piecewise constant: zero almost everywhere. A call of it is a constant, and so is `a // b`
-# (transforms/activity.py); these rules serve `x = x // b` where x carries gradient.
+# (transforms/analysis/activity.py); these rules serve `x = x // b` where x carries gradient.
 @adjoint(np.floor_divide)
 def floor_divide_rule(y, x1, x2):
     d[x1] = zeros_like(x1)

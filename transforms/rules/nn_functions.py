@@ -1,8 +1,8 @@
-"""Derivative rules of convolution, pooling and erf (runtime/convolution.py, runtime/pooling.py,
-runtime/special.py; math.erf shares erf's), both modes side by side.
+"""Derivative rules of convolution, pooling and erf (runtime/primitives/convolution.py, runtime/primitives/pooling.py,
+runtime/primitives/special.py; math.erf shares erf's), both modes side by side.
 
 conv2d is bilinear; its two backprops are bilinear too, and each one's rule calls the other two
-(the identities in runtime/convolution.py), so derivatives of any order stay closed. Max pooling
+(the identities in runtime/primitives/convolution.py), so derivatives of any order stay closed. Max pooling
 routes gradients through the first largest element of each window (`max_pool2d_scatter`), whose
 transpose is `max_pool2d_gather`; which element is largest is a constant to the gradient, so
 both are linear in their first argument, as are average pooling and its backprop. The arguments
@@ -12,10 +12,10 @@ import math
 
 import numpy as np  # noqa: F401  (named in partials' expressions)
 
-from ...runtime.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
-from ...runtime.pooling import (avg_pool2d, avg_pool2d_backprop, max_pool2d, max_pool2d_gather,
+from ...runtime.primitives.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
+from ...runtime.primitives.pooling import (avg_pool2d, avg_pool2d_backprop, max_pool2d, max_pool2d_gather,
                                 max_pool2d_scatter)
-from ...runtime.special import erf
+from ...runtime.primitives.special import erf
 from .core import adjoint, d, tangent
 from .declarations import bilinear, linear, partials
 

@@ -50,7 +50,7 @@ from .cpu_reductions import PAIRWISE_BLOCK
 from .cpu_scalar import numpy_errors_default
 from ..fusion import loop_dtypes, replace_regions, run_equations
 from ...graph import Constant, Equation, Graph, Literal, Var
-from ...registry import Primitive, bind, is_traced, register
+from ...primitives.registry import Primitive, bind, is_traced, register
 
 # Below this many elements a fused call saves less than it costs. A call costs ~0.8 us (ctypes,
 # np.empty per output), a NumPy ufunc call ~0.3 us; measured (2 cores, AVX-512) on tanh(x*y)+1:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import compiler as llvm
-from ...primitive import primitives
+from ...primitives.primitive import primitives
 
 FLOAT64, FLOAT32, BOOL = np.dtype(np.float64), np.dtype(np.float32), np.dtype(bool)
 # NumPy dtype -> LLVM type of one value in registers, and in memory.

@@ -1,7 +1,7 @@
 """Compiled scalar graphs: a graph of float64 (and bool) scalars as one native function.
 
 A traced loop on scalars is a long chain of 0-d ops: NumPy spends about a microsecond of
-dispatch on each, Python floats a few tens of nanoseconds (runtime/passes_floats.py), machine
+dispatch on each, Python floats a few tens of nanoseconds (runtime/passes/floats.py), machine
 code a few nanoseconds. `compile_scalar_graph(graph)` writes the graph as LLVM IR, compiles it
 with llvmlite (compiler.py, which caches the object code on disk) and returns a
 Python function that calls it:
@@ -37,7 +37,7 @@ from .cpu_scalar_ir import (FILLS, TapeTooLarge, kernel_ir, lowers, operand_type
                             squares)
 from .scalar_loops import find_loops
 from ...graph import Graph, Var
-from ...ops_elementwise import ZERO_D_ARRAYS
+from ...primitives.elementwise import ZERO_D_ARRAYS
 
 # Graphs longer than this are compiled with their repeated blocks rolled into loops; shorter
 # ones straight-line, which runs faster (sin and cos of one value share a call) and compiles in

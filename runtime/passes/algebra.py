@@ -1,0 +1,136 @@
+"""Algebraic simplification: x*1, 1*x, x+(-0.0), x-0.0, x/1, x**1, +x, --x, transposes and
+reshapes of transposes and reshapes, and broadcasts that an elementwise op does itself
+(`multiply(broadcast_to(s, (64, 10)), n)` with n:f64[64,10] is `multiply(s, n)`: gradients are
+full of them, and np.broadcast_to costs several microseconds a call).
+
+A rule may only drop an equation whose result has exactly the type of the value that replaces
+it: `x * 1` with x:f64[3] is x, but `x * ones((2, 3))` broadcasts x to a new shape and
+`int_x * 1.0` changes its dtype, so both stay.
+
+A rule drops only what is NumPy's result bit for bit, for every value (-0.0, infinities, nans):
+x * 1, x / 1, x ** 1, x - 0.0 and -(-x) are x, but x + 0.0 is not where x is -0.0 (NumPy gives
++0.0, and then `1.0 / (x + 0.0)` is inf, not -inf): for floats, only x + (-0.0) is x. The result
+is still a new array in NumPy; FreshOutputs (outputs.py) copies it where it is an output.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..abstract import broadcast_shapes
+from ..graph import Constant, Graph, Literal, Var
+from .cleanup import Renames
+
+
+def _is_scalar(value, number) -> bool:
+    """Whether `value` is a literal or constant equal to `number` everywhere."""
+    if isinstance(value, Literal):
+        return type(value.value) in (int, float, complex) and value.value == number
+    if isinstance(value, Constant) and value.aval.size <= 1024:
+        return bool(np.all(value.value == number))
+    return False
+
+
+def _zero_signs(value) -> set:
+    """The signs (True: negative) of the zeros in a literal or constant zero, real and
+    imaginary parts both, as IEEE arithmetic sees them (an int 0 is +0.0)."""
+    parts = np.asarray(value.value)
+    if parts.dtype.kind == "c":
+        parts = np.concatenate([parts.real.reshape(-1), parts.imag.reshape(-1)])
+    return set(np.signbit(parts).reshape(-1).tolist()) if parts.dtype.kind == "f" else {False}
+
+
+_NEUTRAL = {  # primitive -> (the neutral element, the input positions it may take, the sign
+    "add": (0, (0, 1), True),  # a float zero must have: -0.0 + x and x + -0.0 are x, +0.0 not
+    "multiply": (1, (0, 1), None),
+    "subtract": (0, (1,), False),  # x - 0.0 is x, x - (-0.0) is x + 0.0
+    "divide": (1, (1,), None),
+    "power": (1, (1,), None),
+}
+
+
+def _neutral_operand(equation):
+    """`x` for x*1, 1*x, x+(-0.0), (-0.0)+x, x-0.0, x/1, x**1 (and x+0, x-0 for integers);
+    None otherwise."""
+    rule = _NEUTRAL.get(equation.primitive.name)
+    if rule is None:
+        return None
+    neutral, positions, negative_zero = rule
+    signed = equation.outputs[0].aval.dtype.kind in "fc"
+    for position in positions:
+        operand = equation.inputs[position]
+        if _is_scalar(operand, neutral) and (
+                negative_zero is None or not signed
+                or _zero_signs(operand) == {negative_zero}):
+            return equation.inputs[1 - position]
+    return None
+
+
+def _without_broadcasts(equation, producers):
+    """An elementwise ufunc reading `broadcast_to(x, shape)` as one that reads x, where the
+    ufunc's own broadcasting gives the same shape; None if there is none."""
+    impl = equation.primitive.impl
+    if not isinstance(impl, np.ufunc) or impl.signature is not None or "out" in equation.attrs:
+        return None
+    inputs, shape = list(equation.inputs), equation.outputs[0].aval.shape
+    for position, value in enumerate(equation.inputs):
+        source = producers.get(value) if isinstance(value, Var) else None
+        if (source is None or source.primitive.name != "broadcast_to"
+                or isinstance(source.inputs[0], Literal)):  # a Python number promotes weakly
+            continue
+        candidate = [*inputs[:position], source.inputs[0], *inputs[position + 1:]]
+        shapes = [getattr(getattr(item, "aval", None), "shape", ()) for item in candidate]
+        if broadcast_shapes(*shapes) == shape:
+            inputs = candidate
+    if all(new is old for new, old in zip(inputs, equation.inputs)):
+        return None
+    return equation.replace(inputs=tuple(inputs))
+
+
+class AlgebraicSimplification:
+    """Replace equations by an input, or by one cheaper equation, where algebra allows."""
+
+    def run(self, graph: Graph) -> Graph:
+        renames, producers, equations = Renames(), {}, []
+        for equation in graph.equations:
+            equation = renames.inputs(equation)
+            replacement = self.simplify(equation, producers)
+            if isinstance(replacement, (Var, Constant)):
+                renames.to[equation.outputs[0]] = replacement
+                continue
+            equation = replacement or equation
+            for var in equation.outputs:
+                producers[var] = equation
+            equations.append(equation)
+        return renames.graph(graph, equations)
+
+    @staticmethod
+    def simplify(equation, producers):
+        """A value equal to the equation's result, a simpler equation, or None."""
+        if len(equation.outputs) != 1:
+            return None
+        name, inputs, output = equation.primitive.name, equation.inputs, equation.outputs[0]
+        source = producers.get(inputs[0]) if inputs else None
+        source_name = source.primitive.name if source is not None else None
+        if name == "positive" or (name == "negative" and source_name == "negative"):
+            candidate = inputs[0] if name == "positive" else source.inputs[0]
+        elif name == "transpose":
+            axes = equation.attrs["axes"]
+            if source_name == "transpose":
+                axes = tuple(source.attrs["axes"][i] for i in axes)
+                inputs = source.inputs
+            if axes == tuple(range(len(axes))):
+                candidate = inputs[0]
+            else:
+                return equation.replace(inputs=inputs, attrs={"axes": axes})
+        elif name == "reshape":
+            if source_name == "reshape":
+                inputs = source.inputs
+            candidate = inputs[0]
+            if candidate.aval.shape != output.aval.shape:
+                return equation.replace(inputs=inputs) if inputs is not equation.inputs else None
+        else:
+            candidate = _neutral_operand(equation)
+        if isinstance(candidate, (Var, Constant)) and candidate.aval == output.aval:
+            return candidate
+        return _without_broadcasts(equation, producers)
+

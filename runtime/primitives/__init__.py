@@ -1,0 +1,11 @@
+"""The primitives: every op a graph can hold, one record each, in families.
+
+`primitive` defines the record (`Primitive`: its NumPy implementation, shape and dtype rule,
+Python source, and each backend's facts about it); `registry` enters records and binds NumPy
+calls to them; the families define them: `elementwise` (every ufunc, one row of facts each,
+plus where, clip, astype...), `reduce` (sums, extrema, scans), `shape` (reshape, transpose,
+creation...), `index` and `insert` (x[i], x[i] = v), `linalg` (matmul, einsum, np.linalg), and
+autotrace's own array functions: `convolution` and `pooling` (with `windows`, their geometry),
+`special` (erf), `keyed_random` and `recompute_barrier` (gradient checkpointing's barrier).
+runtime/ops.py imports every family: whoever needs the complete registry imports that.
+"""

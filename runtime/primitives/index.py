@@ -1,0 +1,405 @@
+"""Indexing: reading `x[index]` and writing `x[index] = value`, both as ops.
+
+An index is split into a static template and index arrays. The template holds what is known
+while tracing (ints, `StaticSlice`s, None, Ellipsis) and, where an index array goes, an
+`IndexInput` naming which of the op's index inputs it is. So there are four primitives:
+
+    getitem[index=(0, 1:3)] x            basic indexing: a view of x
+    gather[index=(#0, ::2)] x i          integer-array indexing: a copy
+    setitem[index=(0,)] x v              x with x[0] replaced by v (a copy, or x itself
+    scatter[index=(#0,)] x v i           when buffer reuse marks `out=0`)
+
+A boolean mask known while tracing becomes its `np.nonzero` index arrays; a traced boolean mask
+has a data-dependent shape and cannot be traced.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..abstract import (AbstractArray, broadcast_shapes, is_unknown,
+                                        unknown_dimension_error, unknown_origins)
+from ..graph import StaticSlice
+from .registry import (Primitive, bind, example, is_traced, register, static,
+                                        untraceable_shape)
+
+
+@dataclass(frozen=True)
+class IndexInput:
+    """In an index template: the place of the op's index input number `position`."""
+
+    position: int
+
+    def __repr__(self) -> str:
+        return f"#{self.position}"
+
+
+def split_index(index) -> tuple[tuple, list]:
+    """`x[index]`'s index as (static template, index arrays)."""
+    template, arrays = [], []
+
+    def add_array(array):
+        template.append(IndexInput(len(arrays)))
+        arrays.append(array)
+
+    for item in index if isinstance(index, tuple) else (index,):
+        if is_traced(item):
+            if item.dtype == np.bool_:
+                raise untraceable_shape("indexing with a traced boolean mask")
+            add_array(item)
+        elif isinstance(item, list) and holds_traced(item):
+            # A list of traced ints (one a traced `if` chose, `[0, 2] if c else [1, 0]`) is
+            # an index array, as NumPy makes of any list.
+            add_array(stacked(item))
+        elif isinstance(item, range):  # an index array, as NumPy reads it (ints, if empty)
+            add_array(np.arange(item.start, item.stop, item.step))
+        elif isinstance(item, (list, np.ndarray)):
+            array = np.asarray(item)
+            for part in np.nonzero(array) if array.dtype == np.bool_ else (array,):
+                add_array(part)
+        elif isinstance(item, slice):
+            bounds = static((item.start, item.stop, item.step), "a slice bound")
+            template.append(StaticSlice(*bounds))
+        elif item is None or item is Ellipsis or isinstance(item, bool):
+            template.append(item)
+        elif isinstance(item, (int, np.integer)):
+            template.append(int(item))
+        else:
+            raise IndexError(f"autotrace cannot index with {type(item).__name__} {item!r}")
+    return tuple(template), arrays
+
+
+def holds_traced(value) -> bool:
+    """Whether `value` is traced or a (nested) list or tuple holding a traced value."""
+    if isinstance(value, (list, tuple)):
+        return any(holds_traced(item) for item in value)
+    return is_traced(value)
+
+
+def stacked(items):
+    """The array NumPy makes of a (nested) list or tuple of values, some of them traced."""
+    return np.stack([stacked(item) if isinstance(item, (list, tuple)) and holds_traced(item)
+                     else item if is_traced(item) else np.asarray(item) for item in items])
+
+
+def build_index(template: tuple, arrays) -> tuple:
+    """The NumPy index a template stands for, given its index arrays."""
+    return tuple(arrays[item.position] if isinstance(item, IndexInput)
+                 else item.to_slice() if isinstance(item, StaticSlice) else item
+                 for item in template)
+
+
+def index_source(template: tuple, arrays) -> str:
+    """`0, 1:3, None, ...`: the index as it is written inside brackets."""
+    if not template:
+        return "()"
+    items = [arrays[item.position] if isinstance(item, IndexInput)
+             else str(item) if isinstance(item, StaticSlice)
+             else "..." if item is Ellipsis else repr(item)
+             for item in template]
+    return ", ".join(items)
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+def _getitem(x, *arrays, index):
+    return x[build_index(index, arrays)]
+
+
+def _indexed_shape(aval, index_avals, index) -> tuple:
+    """The shape of `x[index]`, with None where it depends on a dimension of unknown size."""
+    if not any(is_unknown(a) for a in (aval, *index_avals)):
+        return np.shape(example(aval)[build_index(index, [example(a) for a in index_avals])])
+    # NumPy indexes stand-ins twice, each unknown size replaced by `probe` then `probe + 1`:
+    # a dimension of the result that differs between the two is unknown. A slice of an unknown
+    # dimension is unknown however it is bounded, so it is probed as a whole slice.
+    template = _whole_slices_on_unknown(index, aval.shape)
+    probe = 2 + max([abs(item) for item in index if type(item) is int], default=0)
+    shapes = []
+    for size in (probe, probe + 1):
+        def stand_in(a):
+            return example(AbstractArray([size if n is None else n for n in a.shape], a.dtype))
+        try:
+            shapes.append(np.shape(stand_in(aval)[build_index(
+                template, [stand_in(a) for a in index_avals])]))
+        except ValueError as error:  # index arrays of unknown size that broadcast
+            raise unknown_dimension_error("x[index] with this index", aval,
+                                          *index_avals) from error
+    return tuple(n if n == m else None for n, m in zip(*shapes))
+
+
+def _whole_slices_on_unknown(index: tuple, shape: tuple) -> tuple:
+    """`index` with each slice of a dimension of unknown size made `:`."""
+    consumed = sum(isinstance(item, (int, StaticSlice, IndexInput)) and item is not True
+                   and item is not False for item in index)
+    template, dim = [], 0
+    for item in index:
+        if item is Ellipsis:
+            dim += len(shape) - consumed
+        elif isinstance(item, StaticSlice):
+            unknown = dim < len(shape) and shape[dim] is None
+            template.append(StaticSlice(None, None, None) if unknown else item)
+            dim += 1
+            continue
+        elif isinstance(item, (int, IndexInput)) and not isinstance(item, bool):
+            dim += 1
+        template.append(item)
+    return tuple(template)
+
+
+def _getitem_rule(aval, *index_avals, index):
+    return AbstractArray(_indexed_shape(aval, index_avals, index), aval.dtype, aval.device)
+
+
+def _getitem_source(args, attrs):
+    return f"{args[0]}[{index_source(attrs['index'], args[1:])}]"
+
+
+def _array_api_index(args, attrs) -> str:
+    """The index as the array-API backend's `np` takes it: `np.s_[...]`."""
+    return f"np.s_[{index_source(attrs['index'], args)}]"
+
+
+def _array_api_getitem_source(args, attrs):
+    return f"np.getitem({args[0]}, {_array_api_index(args[1:], attrs)})"
+
+
+register(Primitive("getitem", _getitem, _getitem_rule, source=_getitem_source,
+                   array_api_source=_array_api_getitem_source))
+register(Primitive("gather", _getitem, _getitem_rule, source=_getitem_source, fresh=True,
+                   array_api_source=_array_api_getitem_source))
+# Indexing with 0-d integer arrays only (a traced loop counter) is NumPy's basic indexing:
+# its result may be a view of x, so it is not fresh (buffer reuse must not write into it).
+register(Primitive("index_at", _getitem, _getitem_rule, source=_getitem_source,
+                   array_api_source=_array_api_getitem_source))
+
+
+def _mask_select_rule(aval, mask):
+    if mask.ndim == 0 or mask.shape != aval.shape[:mask.ndim]:
+        raise IndexError(f"a boolean mask of shape {mask.shape} does not match the array it "
+                         f"indexes, of shape {aval.shape}")
+    return AbstractArray((None, *aval.shape[mask.ndim:]), aval.dtype, aval.device)
+
+
+# `x[mask]` with a traced boolean mask: as many rows as the mask has true elements, a number
+# known only at run time (a dimension of unknown size, `?`).
+register(Primitive("mask_select", lambda x, mask: x[mask], _mask_select_rule,
+                   source=lambda args, attrs: f"{args[0]}[{args[1]}]", fresh=True,
+                   array_api_source=lambda args, attrs: f"np.getitem({args[0]}, {args[1]})"))
+
+
+def _is_traced_mask(index) -> bool:
+    return is_traced(index) and index.dtype == np.bool_
+
+
+def getitem(x, index):
+    """`x[index]` as an op: `getitem` for basic indexing, `gather` with index arrays,
+    `mask_select` with one traced boolean mask."""
+    if _is_traced_mask(index):
+        selected = bind("mask_select", x, index)
+        # Every selection by one mask has as many rows: the origin of that size is the mask, so
+        # values selected by it meet in arithmetic without a run-time check of their sizes.
+        selected.graph_var.aval = unknown_origins(selected.aval, index.graph_var)
+        return selected
+    template, arrays = split_index(index)
+    if not arrays:
+        return bind("getitem", x, index=template)
+    scalar_indices = all(np.ndim(array) == 0 for array in arrays)
+    return bind("index_at" if scalar_indices else "gather", x, *arrays, index=template)
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+def _setitem(x, value, *arrays, index, out=None):
+    target = x if out is not None else np.array(x)
+    target[build_index(index, arrays)] = value
+    return target
+
+
+def _setitem_rule(aval, value, *index_avals, index):
+    _check_value_fits(value, _indexed_shape(aval, index_avals, index))
+    return aval
+
+
+def _check_value_fits(value, target: tuple) -> None:
+    """Raise unless a value of `value`'s shape can be written into `x[index]` of shape `target`."""
+    value_shape = shape = tuple(value.shape) if isinstance(value, AbstractArray) else ()
+    while len(value_shape) > len(target) and value_shape[0] == 1:
+        value_shape = value_shape[1:]  # NumPy drops leading length-1 axes of the value
+    try:  # an unknown dimension fits any size (NumPy checks when the graph runs)
+        fits = all(v is None or t is None or v == t for v, t in zip(
+            broadcast_shapes(value_shape, target), target)) and len(value_shape) <= len(target)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"could not broadcast a value of shape {shape} "
+                         f"into x[index] of shape {target}")
+
+
+def _setitem_statements(outputs, args, attrs):
+    x, value, target = args[0], args[1], outputs[0]
+    index = index_source(attrs["index"], args[2:])
+    if "out" in attrs:
+        return [f"{x}[{index}] = {value}", f"{target} = {x}"]
+    return [f"{target} = np.array({x})", f"{target}[{index}] = {value}"]
+
+
+def _array_api_setitem_statements(outputs, args, attrs):
+    return [f"{outputs[0]} = np.setitem({args[0]}, {_array_api_index(args[2:], attrs)}, "
+            f"{args[1]})"]
+
+
+for _name in ("setitem", "scatter"):
+    register(Primitive(_name, _setitem, _setitem_rule, statements=_setitem_statements,
+                       fresh=True, writes_into=(0,),
+                       array_api_statements=_array_api_setitem_statements))
+
+
+def _mask_assign_rule(aval, value, mask, index):
+    _check_value_fits(value, _mask_select_rule(aval, mask).shape)
+    return aval
+
+
+# `x[mask] = value` with a traced boolean mask (its index is always `(#0,)`, the mask): the value
+# is a scalar, or has as many rows as the mask has true elements (NumPy checks that when the
+# graph runs). It runs as `setitem` does; only its shape rule differs.
+register(Primitive("mask_assign", _setitem, _mask_assign_rule, statements=_setitem_statements,
+                   fresh=True, writes_into=(0,),
+                   array_api_statements=_array_api_setitem_statements))
+
+
+def setitem(x, index, value):
+    """`x` with `x[index] = value` applied, as a new value (x itself is not changed)."""
+    if _is_traced_mask(index):
+        return bind("mask_assign", x, value, index, index=(IndexInput(0),))
+    template, arrays = split_index(index)
+    return bind("scatter" if arrays else "setitem", x, value, *arrays, index=template)
+
+
+# --- adding into ------------------------------------------------------------------------------
+
+def _scatter_add(x, value, *arrays, index):
+    target = np.array(x, dtype=np.result_type(x, value))
+    np.add.at(target, build_index(index, arrays), value)
+    return target
+
+
+def _scatter_add_rule(aval, value, *index_avals, index):
+    _setitem_rule(aval, value, *index_avals, index=index)
+    dtype = np.result_type(aval.dtype, value.dtype if isinstance(value, AbstractArray)
+                           else value)
+    return AbstractArray(aval.shape, dtype, aval.device)
+
+
+def _scatter_add_statements(outputs, args, attrs):
+    # np.s_ turns the bracketed index (slices included) into the tuple np.add.at takes.
+    index = index_source(attrs["index"], args[2:])
+    return [f"{outputs[0]} = np.array({args[0]})",
+            f"np.add.at({outputs[0]}, np.s_[{index}], {args[1]})"]
+
+
+def _array_api_scatter_add_statements(outputs, args, attrs):
+    return [f"{outputs[0]} = np.scatter_add({args[0]}, {_array_api_index(args[2:], attrs)}, "
+            f"{args[1]})"]
+
+
+register(Primitive("scatter_add", _scatter_add, _scatter_add_rule,
+                   statements=_scatter_add_statements, fresh=True,
+                   array_api_statements=_array_api_scatter_add_statements))
+
+
+def add_at(x, index, value):
+    """`x` with `np.add.at(x, index, value)` applied, as a new value: repeated indices add up.
+    `x` itself is not changed."""
+    if _is_traced_mask(index):  # a mask selects each element once: nothing repeats
+        return setitem(x, index, getitem(x, index) + value)
+    template, arrays = split_index(index)
+    return bind("scatter_add", x, value, *arrays, index=template)
+
+
+def get_item(target, index):
+    """`target[index]`: also when `target` is a concrete array and `index` is traced (then
+    the result is a traced value; NumPy's own indexing cannot read a traced index)."""
+    pieces = index if isinstance(index, tuple) else (index,)
+    if not is_traced(target) and isinstance(target, np.ndarray) and any(
+            is_traced(piece) for piece in pieces):
+        return getitem(target, index)
+    return target[index]
+
+
+def set_item(target, index, value):
+    """`target[index] = value`, returning the result: also when `target` is a concrete array
+    and `value` or `index` is traced (then the result is a new traced value). A traced
+    `target` is changed in place by its own `__setitem__` (runtime/tracing/tracer.py).
+
+    Example: `h = set_item(h, t + 1, np.tanh(h[t] @ W))` in a traced loop.
+    """
+    if is_traced(target):
+        target[index] = value
+        return target
+    pieces = index if isinstance(index, tuple) else (index,)
+    if is_traced(value) or any(is_traced(piece) for piece in pieces):
+        return setitem(target, index, value)
+    target[index] = value
+    return target
+
+
+# --- writing into out= --------------------------------------------------------------------------
+
+# Where a ufunc's methods take out among their positional arguments (outer and at take none).
+_UFUNC_METHOD_OUT = {"reduce": 3, "accumulate": 3, "reduceat": 4}
+
+
+@functools.lru_cache(maxsize=None)
+def out_position(function) -> int | None:
+    """Where NumPy's `function` (a ufunc, or a function with a signature) takes `out` among its
+    positional arguments (`np.multiply(a, b, out)`, `np.clip(a, lo, hi, out)`), else None."""
+    if isinstance(function, np.ufunc):  # ufunc(x1, ..., xn, out): one output only
+        return function.nin if function.nout == 1 else None
+    if isinstance(getattr(function, "__self__", None), np.ufunc):  # np.add.reduce(a, 0, None, out)
+        return _UFUNC_METHOD_OUT.get(function.__name__)
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a signature
+        return None
+    for position, parameter in enumerate(parameters):
+        if parameter.kind not in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            return None
+        if parameter.name == "out":
+            return position
+    return None
+
+
+def checked_out(value, out, function_name: str):
+    """`value`, the result of NumPy's `function_name` called with an `out` argument, checked
+    before generated code writes it into `out` (`out[...] = checked_out(value, out, ...)`,
+    transforms/front/out_arguments.py): NumPy's error where its dtype does not cast to out's by the
+    rule out= follows ("same_kind": no float into an integer array)."""
+    value_dtype = value.dtype if hasattr(value, "dtype") else np.result_type(value)
+    if not np.can_cast(value_dtype, out.dtype, casting="same_kind"):
+        raise TypeError(f"Cannot cast ufunc {function_name!r} output from {value_dtype!r} to "
+                        f"{out.dtype!r} with casting rule 'same_kind'")
+    return value
+
+
+def _is_int(piece) -> bool:
+    if getattr(piece, "_builder", None) is not None:  # a traced 0-d int counts as an int
+        return piece.ndim == 0 and np.issubdtype(piece.dtype, np.integer)
+    return isinstance(piece, (int, np.integer)) and not isinstance(piece, bool)
+
+
+def indexes_a_view(base, index) -> bool:
+    """Whether `base[index]` is a view of `base`'s memory, as NumPy's is: `base` an array (a
+    NumPy, CuPy or traced one), `index` basic (integers, slices, ..., None), selecting more
+    than a single element (that gives a NumPy scalar) or written with `...`."""
+    if not hasattr(base, "ndim") or isinstance(base, (list, tuple, dict)):
+        return False
+    pieces = index if isinstance(index, tuple) else (index,)
+    if not all(piece is None or piece is Ellipsis or isinstance(piece, slice) or _is_int(piece)
+               for piece in pieces):
+        return False
+    return any(piece is Ellipsis for piece in pieces) or base.ndim + sum(
+        (piece is None) - _is_int(piece) for piece in pieces) > 0

@@ -1,0 +1,226 @@
+"""2-d max and average pooling, and the linear maps their derivatives are made of.
+
+Average pooling is linear; `avg_pool2d_backprop(g, x, ...)` is its transpose (x gives only its
+shape). Max pooling picks, in each window, the first largest element (in row-major order within
+the window); which element that is does not change under small moves of x, so its derivatives
+are two maps that are linear in their first argument, with x fixing the choice:
+
+- `max_pool2d_scatter(g, x, ...)`: each output gradient added to the chosen input element;
+- `max_pool2d_gather(v, x, ...)`: the elements of v at the chosen positions (its transpose),
+  so that max_pool2d(x) == max_pool2d_gather(x, x).
+
+Every function takes max_pool2d's options, and each is one op in a traced graph.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..abstract import AbstractArray
+from ..array_api import numpy_dtype
+from ..devices import array_module
+from .registry import bind, define_runtime_function
+from .windows import (check_pair, check_window_options, extract_patches,
+                                       fold_patches, from_channels_last, output_length,
+                                       shape_from_channels_last, shape_to_channels_last,
+                                       to_channels_last, window_geometry)
+
+
+def max_pool2d(x, pool_size=(2, 2), strides=None, padding="valid", data_format="channels_last"):
+    """The largest element of each window, for each channel.
+
+    Arguments:
+        x: the images, (batch, height, width, channels) for data_format="channels_last",
+            (batch, channels, height, width) for "channels_first".
+        pool_size: the window, an int or a (height, width) pair.
+        strides: the step between windows, an int or a pair; None (the default) is pool_size.
+        padding: "valid" (only windows inside the image) or "same" (TensorFlow's SAME:
+            ceil(size / stride) outputs; the padding, split evenly with any extra at the
+            bottom and right, is -inf and so never the maximum).
+        data_format: "channels_last" (NHWC) or "channels_first" (NCHW).
+
+    Returns:
+        (batch, out_height, out_width, channels), or NCHW for "channels_first". Its gradient
+        goes to the first largest element of each window (row-major order within the window)
+        when several tie.
+
+    Example:
+        >>> x = np.arange(16.0).reshape(1, 4, 4, 1)
+        >>> max_pool2d(x)[0, :, :, 0]
+        array([[ 5.,  7.],
+               [13., 15.]])
+    """
+    options = _options(np.shape(x), pool_size, strides, padding, data_format, "max_pool2d")
+    return bind("max_pool2d", x, **options)
+
+
+def avg_pool2d(x, pool_size=(2, 2), strides=None, padding="valid", data_format="channels_last"):
+    """The mean of each window, for each channel.
+
+    Arguments are those of `max_pool2d`. With padding="same", a window that overlaps the
+    padding is the mean of its elements inside the image only, as in TensorFlow.
+
+    Returns:
+        (batch, out_height, out_width, channels), or NCHW for "channels_first"; floating
+        point (float64 for integer x).
+
+    Example:
+        >>> x = np.arange(9.0).reshape(1, 3, 3, 1)
+        >>> avg_pool2d(x, padding="same")[0, :, :, 0]
+        array([[2. , 3.5],
+               [6.5, 8. ]])
+    """
+    options = _options(np.shape(x), pool_size, strides, padding, data_format, "avg_pool2d")
+    return bind("avg_pool2d", x, **options)
+
+
+def max_pool2d_scatter(g, x, pool_size=(2, 2), strides=None, padding="valid",
+                       data_format="channels_last"):
+    """An array shaped like x, zero but where max_pool2d(x) took its values from, which get the
+    matching elements of g (summed where windows overlap): the gradient of max_pool2d."""
+    options = _options(np.shape(x), pool_size, strides, padding, data_format,
+                       "max_pool2d_scatter")
+    return bind("max_pool2d_scatter", g, x, **options)
+
+
+def max_pool2d_gather(v, x, pool_size=(2, 2), strides=None, padding="valid",
+                      data_format="channels_last"):
+    """The elements of v (shaped like x) where max_pool2d(x) took its values from."""
+    options = _options(np.shape(x), pool_size, strides, padding, data_format,
+                       "max_pool2d_gather")
+    return bind("max_pool2d_gather", v, x, **options)
+
+
+def avg_pool2d_backprop(g, x, pool_size=(2, 2), strides=None, padding="valid",
+                        data_format="channels_last"):
+    """The gradient of <avg_pool2d(x, ...), g> in x (x gives only its shape): each element of g,
+    divided by its window's count, spread over its window."""
+    options = _options(np.shape(x), pool_size, strides, padding, data_format,
+                       "avg_pool2d_backprop")
+    spatial = shape_to_channels_last(np.shape(x), options["data_format"])[1:3]
+    return bind("avg_pool2d_backprop", g, input_size=spatial, **options)
+
+
+def _options(x_shape, pool_size, strides, padding, data_format, function) -> dict:
+    """The checked, normalized options of a call: the attributes of its op."""
+    pool_size = check_pair(pool_size, "pool_size", function)
+    strides = pool_size if strides is None else strides
+    return dict(pool_size=pool_size, **check_window_options(x_shape, pool_size, strides,
+                                                            padding, data_format, function))
+
+
+# --- the NumPy (or CuPy) implementations of the ops -----------------------------------------------
+
+def _lowest(dtype):
+    """The padding that never wins a maximum."""
+    dtype = numpy_dtype(dtype)
+    if dtype.kind == "f":
+        return -np.inf
+    return np.iinfo(dtype).min if dtype.kind in "iu" else False
+
+
+def _geometry(x, pool_size, strides, padding):
+    return window_geometry(x.shape[1:3], pool_size, strides, padding, "pooling")
+
+
+def _winning_taps(x, geometry):
+    """For each window of the NHWC x, the tap of its first largest element: (N, oh, ow, C)."""
+    return array_module(x).argmax(extract_patches(x, geometry, _lowest(x.dtype)), axis=3)
+
+
+def _max_pool2d(x, *, pool_size, strides, padding, data_format):
+    x = to_channels_last(x, data_format)
+    geometry = _geometry(x, pool_size, strides, padding)
+    pooled = array_module(x).max(extract_patches(x, geometry, _lowest(x.dtype)), axis=3)
+    return from_channels_last(pooled, data_format)
+
+
+def _max_pool2d_scatter(g, x, *, pool_size, strides, padding, data_format):
+    g, x = to_channels_last(g, data_format), to_channels_last(x, data_format)
+    geometry = _geometry(x, pool_size, strides, padding)
+    xp = array_module(x)
+    taps = xp.reshape(xp.arange(pool_size[0] * pool_size[1]), (1, 1, 1, -1, 1))
+    chosen = _winning_taps(x, geometry)[:, :, :, None, :] == taps
+    patches = array_module(g).where(chosen, g[:, :, :, None, :], 0)
+    return from_channels_last(fold_patches(patches, geometry), data_format)
+
+
+def _max_pool2d_gather(v, x, *, pool_size, strides, padding, data_format):
+    v, x = to_channels_last(v, data_format), to_channels_last(x, data_format)
+    geometry = _geometry(x, pool_size, strides, padding)
+    chosen = _winning_taps(x, geometry)[:, :, :, None, :]
+    picked = array_module(v).take_along_axis(extract_patches(v, geometry), chosen, axis=3)
+    return from_channels_last(picked[:, :, :, 0, :], data_format)
+
+
+def _float_dtype(dtype) -> np.dtype:
+    dtype = numpy_dtype(dtype)
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
+
+
+def _window_counts(geometry, xp, dtype):
+    """How many elements inside the image each window holds: a number, or (1, oh, ow, 1)."""
+    if not any(before or after for before, after in geometry.pads):
+        return geometry.window[0] * geometry.window[1]
+    ones = xp.ones((1, *geometry.input_size, 1), dtype=dtype)
+    return xp.sum(extract_patches(ones, geometry), axis=3)
+
+
+def _avg_pool2d(x, *, pool_size, strides, padding, data_format):
+    x = to_channels_last(x, data_format)
+    geometry = _geometry(x, pool_size, strides, padding)
+    dtype = _float_dtype(x.dtype)
+    sums = array_module(x).sum(extract_patches(x, geometry), axis=3, dtype=dtype)
+    pooled = sums / _window_counts(geometry, array_module(x), dtype)
+    return from_channels_last(pooled, data_format)
+
+
+def _avg_pool2d_backprop(g, *, input_size, pool_size, strides, padding, data_format):
+    g = to_channels_last(g, data_format)
+    geometry = window_geometry(input_size, pool_size, strides, padding, "pooling")
+    xp = array_module(g)
+    shares = g / _window_counts(geometry, xp, _float_dtype(g.dtype))
+    batch, out_h, out_w, channels = shares.shape
+    taps = pool_size[0] * pool_size[1]
+    patches = xp.broadcast_to(shares[:, :, :, None, :], (batch, out_h, out_w, taps, channels))
+    return from_channels_last(fold_patches(patches, geometry), data_format)
+
+
+# --- shapes and dtypes for tracing ----------------------------------------------------------------
+
+def _pooled_shape(x_shape, pool_size, strides, padding, data_format) -> tuple:
+    batch, height, width, channels = shape_to_channels_last(x_shape, data_format)
+    shape = (batch, output_length(height, pool_size[0], strides[0], padding),
+             output_length(width, pool_size[1], strides[1], padding), channels)
+    return shape_from_channels_last(shape, data_format)
+
+
+def _max_pool2d_shape(x, *, pool_size, strides, padding, data_format):
+    return AbstractArray(_pooled_shape(x.shape, pool_size, strides, padding, data_format),
+                         x.dtype, x.device)
+
+
+def _avg_pool2d_shape(x, *, pool_size, strides, padding, data_format):
+    return AbstractArray(_pooled_shape(x.shape, pool_size, strides, padding, data_format),
+                         _float_dtype(x.dtype), x.device)
+
+
+def _max_pool2d_scatter_shape(g, x, **options):
+    return AbstractArray(x.shape, g.dtype, g.device)
+
+
+def _max_pool2d_gather_shape(v, x, *, pool_size, strides, padding, data_format):
+    return AbstractArray(_pooled_shape(v.shape, pool_size, strides, padding, data_format),
+                         v.dtype, v.device)
+
+
+def _avg_pool2d_backprop_shape(g, *, input_size, pool_size, strides, padding, data_format):
+    batch, _, _, channels = shape_to_channels_last(g.shape, data_format)
+    return AbstractArray(shape_from_channels_last((batch, *input_size, channels), data_format),
+                         _float_dtype(g.dtype), g.device)
+
+
+define_runtime_function("max_pool2d", _max_pool2d, _max_pool2d_shape)
+define_runtime_function("avg_pool2d", _avg_pool2d, _avg_pool2d_shape)
+define_runtime_function("max_pool2d_scatter", _max_pool2d_scatter, _max_pool2d_scatter_shape)
+define_runtime_function("max_pool2d_gather", _max_pool2d_gather, _max_pool2d_gather_shape)
+define_runtime_function("avg_pool2d_backprop", _avg_pool2d_backprop, _avg_pool2d_backprop_shape)

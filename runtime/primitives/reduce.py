@@ -1,0 +1,159 @@
+"""Reductions and scans: sum, prod, max, min, mean, var, std, any, all, argmax, argmin,
+cumsum, cumprod.
+
+A reduction's `axis` attribute is always a sorted tuple of non-negative axes (np.sum(x) on a
+matrix is `reduce_sum[axis=(0, 1)]`), so equal reductions look equal to common-subexpression
+elimination; `keepdims`, `dtype` and `ddof` appear only when they are not the default.
+The dtype rule runs the NumPy function on a stand-in with every axis of length 1.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..abstract import AbstractArray, carried_origins
+from .registry import (array_method, bind, define_function, normalize_axes,
+                                        normalize_axis, reject_arguments, static, static_dtype,
+                                        traces, ufunc_methods)
+
+
+def _reduced_shape(shape: tuple, axis: tuple, keepdims: bool) -> tuple:
+    if keepdims:
+        return tuple(1 if i in axis else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axis)
+
+
+def _reduction_rule(function):
+    def abstract_eval(aval, axis, ddof=0, **attrs):
+        tiny = np.zeros((1,) * aval.ndim, aval.dtype)  # every axis of length 1: cheap, exact
+        dtype = np.asarray(function(tiny, axis=axis, **attrs)).dtype
+        keepdims = attrs.get("keepdims", False)
+        shape = _reduced_shape(aval.shape, axis, keepdims)
+        kept = _reduced_shape(tuple(range(aval.ndim)), axis, False)
+        origins = carried_origins(aval, [i if i in kept else None for i in range(aval.ndim)]
+                                  if keepdims else kept)
+        return AbstractArray(shape, dtype, aval.device, origins)
+    return abstract_eval
+
+
+def _options(keepdims=False, dtype=None, ddof=0) -> dict:
+    """The optional attributes, only where they differ from NumPy's defaults."""
+    options = {}
+    if keepdims:
+        options["keepdims"] = True
+    if dtype is not None:
+        options["dtype"] = static_dtype(dtype)
+    if ddof:
+        options["ddof"] = static(ddof, "ddof")
+    return options
+
+
+_REDUCTIONS = {  # primitive name -> (NumPy function, its signature's kind, the callables)
+    "reduce_sum": (np.sum, "sum", (np.sum,)),
+    "reduce_prod": (np.prod, "sum", (np.prod,)),
+    "mean": (np.mean, "sum", (np.mean,)),
+    "reduce_max": (np.max, "extremum", (np.max, np.amax)),
+    "reduce_min": (np.min, "extremum", (np.min, np.amin)),
+    "reduce_any": (np.any, "extremum", (np.any,)),
+    "reduce_all": (np.all, "extremum", (np.all,)),
+    "var": (np.var, "spread", (np.var,)),
+    "std": (np.std, "spread", (np.std,)),
+}
+
+
+def _reduce(name, numpy_name, a, axis, dtype=None, out=None, keepdims=False, ddof=0,
+            **unsupported):
+    reject_arguments(numpy_name, out=out, **unsupported)
+    axes = normalize_axes(axis, np.ndim(a), numpy_name)
+    return bind(name, a, axis=axes, **_options(keepdims, dtype, ddof))
+
+
+def _make_binding(name: str, kind: str, numpy_name: str):
+    """A binding with the NumPy function's own signature (positional arguments differ)."""
+    unset = np._NoValue
+    if kind == "extremum":
+        def binding(a, axis=None, out=None, keepdims=False, *, initial=unset, where=unset):
+            return _reduce(name, numpy_name, a, axis, None, out, keepdims,
+                           initial=initial, where=where)
+    elif kind == "spread":
+        def binding(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
+                    where=unset, mean=unset, correction=unset):
+            return _reduce(name, numpy_name, a, axis, dtype, out, keepdims, ddof,
+                           where=where, mean=mean, correction=correction)
+    else:
+        def binding(a, axis=None, dtype=None, out=None, keepdims=False, *, initial=unset,
+                    where=unset):
+            return _reduce(name, numpy_name, a, axis, dtype, out, keepdims,
+                           initial=initial, where=where)
+    return binding
+
+
+for _name, (_function, _kind, _callables) in _REDUCTIONS.items():
+    define_function(_name, _function, abstract_eval=_reduction_rule(_function), fresh=True)
+    traces(*_callables)(_make_binding(_name, _kind, f"numpy.{_callables[0].__name__}"))
+    array_method(_callables[0])
+for _ufunc, _function in ((np.add, np.sum), (np.multiply, np.prod), (np.maximum, np.max),
+                          (np.minimum, np.min), (np.logical_and, np.all),
+                          (np.logical_or, np.any)):
+    ufunc_methods[(_ufunc.__name__, "reduce")] = _function  # np.add.reduce is np.sum
+
+
+# --- argmax and argmin: one axis or none (the flattened array) ----------------------------------
+
+def _arg_rule(function):
+    def abstract_eval(aval, axis=None, keepdims=False):
+        if axis is None:
+            shape = (1,) * aval.ndim if keepdims else ()
+        else:
+            shape = _reduced_shape(aval.shape, (axis,), keepdims)
+        return AbstractArray(shape, np.dtype(np.intp), aval.device)
+    return abstract_eval
+
+
+def _make_arg_binding(name: str):
+    def binding(a, axis=None, out=None, *, keepdims=False):
+        reject_arguments(f"numpy.{name}", out=out)
+        options = {"keepdims": True} if keepdims else {}
+        if axis is not None:
+            options["axis"] = normalize_axis(static(axis, f"the axis of numpy.{name}"),
+                                             np.ndim(a), f"numpy.{name}")
+        return bind(name, a, **options)
+    return binding
+
+
+for _function in (np.argmax, np.argmin):
+    define_function(_function.__name__, _function, abstract_eval=_arg_rule(_function),
+                    fresh=True)
+    traces(_function)(_make_arg_binding(_function.__name__))
+    array_method(_function)
+
+
+# --- cumsum and cumprod: one axis, or none (the flattened array) --------------------------------
+
+def _scan_rule(function):
+    def abstract_eval(aval, axis=None, dtype=None):
+        tiny = np.zeros((1,) * aval.ndim, aval.dtype)
+        result_dtype = function(tiny, axis=axis, dtype=dtype).dtype
+        flat = aval.size if aval.known else None
+        shape = (flat,) if axis is None else aval.shape
+        return AbstractArray(shape, result_dtype, aval.device)
+    return abstract_eval
+
+
+def _make_scan_binding(name: str):
+    def binding(a, axis=None, dtype=None, out=None):
+        reject_arguments(f"numpy.{name}", out=out)
+        options = _options(dtype=dtype)
+        if axis is not None:
+            options["axis"] = normalize_axis(static(axis, f"the axis of numpy.{name}"),
+                                             np.ndim(a), f"numpy.{name}")
+        return bind(name, a, **options)
+    return binding
+
+
+for _function, _ufunc, _array_api in ((np.cumsum, np.add, "cumulative_sum"),
+                                      (np.cumprod, np.multiply, "cumulative_prod")):
+    define_function(_function.__name__, _function, abstract_eval=_scan_rule(_function),
+                    fresh=True, array_api=_array_api)
+    traces(_function)(_make_scan_binding(_function.__name__))
+    array_method(_function)
+    ufunc_methods[(_ufunc.__name__, "accumulate")] = _function  # np.add.accumulate is np.cumsum

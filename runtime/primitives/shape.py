@@ -1,0 +1,436 @@
+"""Shape ops: reshape, transpose, broadcast_to, concatenate, stack, and what NumPy builds from
+them (squeeze, expand_dims, ravel, swapaxes, moveaxis, split, flip, rot90, hstack, vstack, ...),
+plus roll (and fftshift), tile, repeat, pad, diag, diagonal, tril, triu, trace, sort, argsort,
+take, diff. insert, delete and append are in insert.py.
+
+Questions about a traced array's shape (np.shape, np.ndim, np.size, np.result_type) are
+answered while tracing and record nothing.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..abstract import (AbstractArray, broadcast_shapes, carried_origins,
+                                        unknown_dimension_error)
+from .registry import (UntraceableError, array_method, bind, define_function,
+                                        define_traced_function, normalize_axes, normalize_axis,
+                                        reject_arguments, shape_of, size_of, static, traces,
+                                        untraceable_shape)
+from .elementwise import check_unknown_sizes
+from .index import getitem
+
+
+def _dtype(value) -> np.dtype:
+    """The dtype of a traced or concrete array (not a Python scalar: those are weak)."""
+    dtype = getattr(value, "dtype", None)
+    return dtype if dtype is not None else np.asarray(value).dtype
+
+
+# --- questions answered while tracing -----------------------------------------------------------
+
+traces(np.shape)(lambda a: tuple(a.shape))
+traces(np.ndim)(lambda a: len(a.shape))
+traces(np.iscomplexobj)(lambda x: _dtype(x).kind == "c")
+traces(np.isrealobj)(lambda x: _dtype(x).kind != "c")
+
+
+# The size of a dimension known only at run time (None in an input_signature), as a traced
+# integer: gradients of means divide by it.
+define_function("dimension_size", lambda a, *, axis: np.int64(np.shape(a)[axis]),
+                abstract_eval=lambda aval, *, axis: AbstractArray((), np.int64, aval.device),
+                source=lambda args, attrs: f"np.int64(np.shape({args[0]})[{attrs['axis']}])")
+
+
+def dimension_size(a, axis: int):
+    """`a.shape[axis]` as a traced i64[] (for a dimension of unknown size)."""
+    return bind("dimension_size", a, axis=axis)
+
+
+@traces(np.size)
+def bind_size(a, axis=None):
+    size = (None if None in a.shape else size_of(a.shape)) if axis is None else a.shape[axis]
+    if size is None:
+        raise unknown_dimension_error("numpy.size", a.aval)
+    return size
+
+
+@traces(np.result_type)
+def bind_result_type(*arrays_and_dtypes):
+    return np.result_type(*[np.zeros((), value.dtype) if hasattr(value, "_builder") else value
+                            for value in arrays_and_dtypes])
+
+
+# --- reshape and its relatives ------------------------------------------------------------------
+
+# A -1 stays in the attribute only where `a` has a dimension of unknown size: then it is `?`.
+# Written with the shape positional: NumPy before 2.1 calls that parameter `newshape`, and
+# CuPy still does.
+define_function("reshape", lambda a, shape: np.reshape(a, shape),
+                abstract_eval=lambda aval, shape: AbstractArray(
+                    tuple(None if n == -1 else n for n in shape), aval.dtype, aval.device),
+                source=lambda args, attrs: f"np.reshape({args[0]}, {attrs['shape']!r})")
+
+
+def reshape(a, shape):
+    """`np.reshape(a, shape)` with -1 resolved, as a `reshape[shape=...]` op."""
+    shape = static(shape if isinstance(shape, (tuple, list)) else (shape,), "a shape")
+    if None in np.shape(a):
+        return _reshape_unknown(a, shape)
+    if None in shape and shape.count(None) + shape.count(-1) == 1:
+        shape = tuple(-1 if n is None else n for n in shape)  # `a` is known: resolve it
+    size = size_of(np.shape(a))
+    if -1 in shape:
+        known = size_of(n for n in shape if n != -1)
+        shape = tuple(size // known if known and n == -1 else n for n in shape)
+    if size_of(shape) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+    return bind("reshape", a, shape=tuple(int(n) for n in shape))
+
+
+def _reshape_unknown(a, shape):
+    """reshape where `a` has a dimension of unknown size: the one dimension of the new shape
+    that is not known (given as -1, or as None from `a.shape`) is written -1."""
+    if sum(n is None or n == -1 for n in shape) != 1:
+        raise unknown_dimension_error(
+            f"numpy.reshape to shape {shape} (one dimension must be -1 or unknown)", a.aval)
+    return bind("reshape", a, shape=tuple(-1 if n is None else int(n) for n in shape))
+
+
+@traces(np.reshape)
+def bind_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    if order != "C":
+        raise UntraceableError("autotrace cannot trace numpy.reshape with order= yet")
+    return reshape(a, newshape if shape is None else shape)
+
+
+@traces(np.ravel)
+def bind_ravel(a, order="C"):
+    return reshape(a, (-1,))
+
+
+@traces(np.squeeze)
+def bind_squeeze(a, axis=None):
+    shape = np.shape(a)
+    if axis is None and None in shape:  # whether an unknown dimension is 1 shows only later
+        raise unknown_dimension_error("numpy.squeeze without axis=", a.aval)
+    axes = (tuple(i for i, n in enumerate(shape) if n == 1) if axis is None
+            else normalize_axes(axis, len(shape), "numpy.squeeze"))
+    if any(shape[i] not in (1, None) for i in axes):
+        raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+    return reshape(a, tuple(n for i, n in enumerate(shape) if i not in axes))
+
+
+@traces(np.expand_dims)
+def bind_expand_dims(a, axis):
+    ndim = np.ndim(a) + (len(axis) if isinstance(axis, (tuple, list)) else 1)
+    axes = normalize_axes(axis, ndim, "numpy.expand_dims")
+    dims = iter(np.shape(a))
+    return reshape(a, tuple(1 if i in axes else next(dims) for i in range(ndim)))
+
+
+def _atleast(ndim: int, array):
+    shape = np.shape(array)
+    if len(shape) >= ndim:
+        return array
+    if ndim == 3 and len(shape) == 2:
+        return reshape(array, shape + (1,))
+    if ndim == 3 and len(shape) == 1:
+        return reshape(array, (1,) + shape + (1,))
+    return reshape(array, (1,) * (ndim - len(shape)) + shape)
+
+
+for _ndim, _function in ((1, np.atleast_1d), (2, np.atleast_2d), (3, np.atleast_3d)):
+    traces(_function)(lambda *arys, _ndim=_ndim: (
+        _atleast(_ndim, arys[0]) if len(arys) == 1 else tuple(_atleast(_ndim, a) for a in arys)))
+
+
+# --- transpose and its relatives ----------------------------------------------------------------
+
+def _transpose_source(args, attrs) -> str:
+    # The method is a tenth of the cost of np.transpose's Python wrapper, and gradients of
+    # unrolled loops hold one transpose per step.
+    axes = attrs["axes"]
+    if axes == tuple(reversed(range(len(axes)))):
+        return f"{args[0]}.T"
+    return f"{args[0]}.transpose({axes})"
+
+
+define_function("transpose", np.transpose, source=_transpose_source,
+                abstract_eval=lambda aval, axes: AbstractArray(
+                    tuple(aval.shape[i] for i in axes), aval.dtype, aval.device,
+                    carried_origins(aval, axes)),
+                array_api_source=lambda args, attrs: (
+                    f"np.transpose({args[0]}, {attrs['axes']!r})"))
+
+
+def transpose(a, axes=None):
+    ndim = np.ndim(a)
+    axes = tuple(reversed(range(ndim))) if axes is None else tuple(
+        normalize_axis(i, ndim, "numpy.transpose") for i in static(axes, "transpose's axes"))
+    if sorted(axes) != list(range(ndim)):
+        raise ValueError(f"axes {axes} don't match an array of {ndim} dimensions")
+    return bind("transpose", a, axes=axes)
+
+
+traces(np.transpose, np.permute_dims)(lambda a, axes=None: transpose(a, axes))
+traces(np.matrix_transpose, np.linalg.matrix_transpose)(
+    lambda x: transpose(x, (*range(np.ndim(x) - 2), -1, -2)))
+
+
+@traces(np.swapaxes)
+def bind_swapaxes(a, axis1, axis2):
+    axes = list(range(np.ndim(a)))
+    i, j = (normalize_axis(axis, len(axes), "numpy.swapaxes") for axis in (axis1, axis2))
+    axes[i], axes[j] = axes[j], axes[i]
+    return transpose(a, axes)
+
+
+@traces(np.moveaxis)
+def bind_moveaxis(a, source, destination):
+    ndim = np.ndim(a)
+    source = normalize_axes_in_order(source, ndim)
+    destination = normalize_axes_in_order(destination, ndim)
+    order = [i for i in range(ndim) if i not in source]
+    for axis_to, axis_from in sorted(zip(destination, source)):
+        order.insert(axis_to, axis_from)
+    return transpose(a, order)
+
+
+def normalize_axes_in_order(axis, ndim: int) -> tuple:
+    axes = static(axis, "an axis")
+    axes = axes if isinstance(axes, tuple) else (axes,)
+    return tuple(normalize_axis(i, ndim, "numpy.moveaxis") for i in axes)
+
+
+# --- broadcast_to -------------------------------------------------------------------------------
+
+define_function("broadcast_to", np.broadcast_to, abstract_eval=lambda aval, shape:
+                AbstractArray(shape, aval.dtype, aval.device))
+
+
+@traces(np.broadcast_to)
+def bind_broadcast_to(array, shape, subok=False):
+    shape = static(shape if isinstance(shape, (tuple, list)) else (shape,), "a shape")
+    if None in shape:
+        raise unknown_dimension_error(f"numpy.broadcast_to to shape {shape}",
+                                      getattr(array, "aval", None))
+    if broadcast_shapes(np.shape(array), shape) != shape:
+        raise ValueError(f"cannot broadcast an array of shape {np.shape(array)} to {shape}")
+    return bind("broadcast_to", array, shape=shape)
+
+
+def _broadcast_like_rule(aval, like):
+    if broadcast_shapes(shape_of(aval), like.shape) != like.shape:
+        raise ValueError(f"cannot broadcast an array of shape {shape_of(aval)} to {like.shape}")
+    dtype = aval.dtype if isinstance(aval, AbstractArray) else np.result_type(aval)
+    return AbstractArray(like.shape, dtype, like.device, like.origins)
+
+
+# `a` broadcast to the shape of `like`, which may hold sizes known only at run time (gradients
+# flowing back to x[mask] are broadcast this way): a read-only view, as np.broadcast_to gives.
+define_function("broadcast_like", lambda a, like: np.broadcast_to(a, np.shape(like)),
+                abstract_eval=_broadcast_like_rule,
+                source=lambda args, attrs: f"np.broadcast_to({args[0]}, np.shape({args[1]}))")
+
+
+def broadcast_like(a, like):
+    """`np.broadcast_to(a, like.shape)` for a traced `like` whose shape may be unknown."""
+    return bind("broadcast_like", a, like)
+
+
+@traces(np.broadcast_arrays)
+def bind_broadcast_arrays(*args, subok=False):
+    shape = broadcast_shapes(*[np.shape(a) for a in args])
+    if None in shape:  # those already of that shape stay: their unknown sizes are checked equal
+        check_unknown_sizes("numpy.broadcast_arrays", args)
+        return tuple(a if tuple(np.shape(a)) == shape else np.broadcast_to(a, shape)
+                     for a in args)
+    return tuple(np.broadcast_to(a, shape) for a in args)
+
+
+# --- joining and splitting ----------------------------------------------------------------------
+
+def _concatenate_rule(*avals, axis):
+    first = shape_of(avals[0])
+    if any(len(shape_of(a)) != len(first) for a in avals):
+        raise ValueError("all the input arrays to concatenate must have the same number of "
+                         "dimensions")
+    sizes = [shape_of(a)[axis] for a in avals]
+    total = None if None in sizes else sum(sizes)
+    dtype = np.result_type(*[a.dtype for a in avals])
+    return AbstractArray(first[:axis] + (total,) + first[axis + 1:], dtype, avals[0].device)
+
+
+def _stack_rule(*avals, axis):
+    shape = shape_of(avals[0])
+    if any(shape_of(a) != shape for a in avals):
+        raise ValueError("all input arrays to stack must have the same shape")
+    dtype = np.result_type(*[a.dtype for a in avals])
+    return AbstractArray(shape[:axis] + (len(avals),) + shape[axis:], dtype, avals[0].device)
+
+
+def _join_source(path):
+    return lambda args, attrs: f"{path}(({', '.join(args)},), axis={attrs['axis']})"
+
+
+define_function("concatenate", lambda *arrays, axis: np.concatenate(arrays, axis=axis),
+                abstract_eval=_concatenate_rule, source=_join_source("np.concatenate"),
+                fresh=True)
+define_function("stack", lambda *arrays, axis: np.stack(arrays, axis=axis),
+                abstract_eval=_stack_rule, source=_join_source("np.stack"), fresh=True)
+
+
+@traces(np.concatenate)
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    reject_arguments("numpy.concatenate", out=out, dtype=dtype)
+    arrays = list(arrays)
+    if axis is None:
+        arrays, axis = [reshape(a, (-1,)) for a in arrays], 0
+    axis = normalize_axis(static(axis, "the axis"), np.ndim(arrays[0]), "numpy.concatenate")
+    return bind("concatenate", *arrays, axis=axis)
+
+
+@traces(np.stack)
+def bind_stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    reject_arguments("numpy.stack", out=out, dtype=dtype)
+    arrays = list(arrays)
+    axis = normalize_axis(static(axis, "the axis"), np.ndim(arrays[0]) + 1, "numpy.stack")
+    return bind("stack", *arrays, axis=axis)
+
+
+traces(np.vstack)(
+    lambda tup, *, dtype=None, casting="same_kind": concatenate(
+        [_atleast(2, a) for a in tup], 0, dtype=dtype))
+
+
+@traces(np.hstack)
+def bind_hstack(tup, *, dtype=None, casting="same_kind"):
+    arrays = [_atleast(1, a) for a in tup]
+    return concatenate(arrays, 0 if np.ndim(arrays[0]) == 1 else 1, dtype=dtype)
+
+
+traces(np.dstack)(lambda tup: concatenate([_atleast(3, a) for a in tup], 2))
+
+
+@traces(np.column_stack)
+def bind_column_stack(tup):
+    arrays = [reshape(a, (-1, 1)) if np.ndim(a) < 2 else a for a in tup]
+    return concatenate(arrays, 1)
+
+
+def _split(ary, indices_or_sections, axis, even: bool):
+    shape = np.shape(ary)
+    axis = normalize_axis(static(axis, "the axis"), len(shape), "numpy.split")
+    length = shape[axis]
+    sections = static(indices_or_sections, "indices_or_sections of numpy.split")
+    if isinstance(sections, int) and length is None:
+        raise unknown_dimension_error("numpy.split into sections along it", ary.aval)
+    if isinstance(sections, int):
+        if even and length % sections:
+            raise ValueError("array split does not result in an equal division")
+        small, extra = divmod(length, sections)
+        sizes = [small + 1] * extra + [small] * (sections - extra)
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    else:
+        bounds = [0, *sections, length]
+    prefix = (slice(None),) * axis
+    return [getitem(ary, prefix + (slice(start, stop),))
+            for start, stop in zip(bounds[:-1], bounds[1:])]
+
+
+traces(np.split)(lambda ary, indices_or_sections, axis=0:
+                 _split(ary, indices_or_sections, axis, even=True))
+traces(np.array_split)(lambda ary, indices_or_sections, axis=0:
+                       _split(ary, indices_or_sections, axis, even=False))
+traces(np.hsplit)(lambda ary, indices_or_sections:
+                  _split(ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0, even=True))
+traces(np.vsplit)(lambda ary, indices_or_sections:
+                  _split(ary, indices_or_sections, 0, even=True))
+
+
+@traces(np.dsplit)
+def bind_dsplit(ary, indices_or_sections):
+    if np.ndim(ary) < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return _split(ary, indices_or_sections, 2, even=True)
+
+
+@traces(np.flip)
+def bind_flip(m, axis=None):
+    ndim = np.ndim(m)
+    axes = normalize_axes(axis, ndim, "numpy.flip")
+    return getitem(m, tuple(slice(None, None, -1) if i in axes else slice(None)
+                            for i in range(ndim)))
+
+
+traces(np.fliplr)(lambda m: bind_flip(m, 1))
+traces(np.flipud)(lambda m: bind_flip(m, 0))
+
+
+@traces(np.rot90)
+def bind_rot90(m, k=1, axes=(0, 1)):
+    """NumPy's own construction: a quarter turn is a flip and a swap of the two axes."""
+    ndim = np.ndim(m)
+    axes = static(axes, "the axes of numpy.rot90")
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    first, second = (normalize_axis(axis, ndim, "numpy.rot90") for axis in axes)
+    if first == second:
+        raise ValueError("Axes must be different.")
+    k = static(k, "the k of numpy.rot90") % 4
+    if k == 0:
+        return getitem(m, (slice(None),))
+    if k == 2:
+        return bind_flip(bind_flip(m, first), second)
+    swapped = list(range(ndim))
+    swapped[first], swapped[second] = second, first
+    if k == 1:
+        return transpose(bind_flip(m, second), swapped)
+    return bind_flip(transpose(m, swapped), second)
+
+
+def _half_shift(x, axes, sign: int):
+    """np.fft.fftshift (sign 1) and ifftshift (sign -1): a roll by half of each axis."""
+    axes = tuple(range(np.ndim(x))) if axes is None else static(axes, "the axes of a shift")
+    axes = axes if isinstance(axes, tuple) else (axes,)
+    shape = np.shape(x)
+    return np.roll(x, tuple(sign * (shape[axis] // 2) for axis in axes), axes)
+
+
+traces(np.fft.fftshift)(lambda x, axes=None: _half_shift(x, axes, 1))
+traces(np.fft.ifftshift)(lambda x, axes=None: _half_shift(x, axes, -1))
+
+
+# --- functions kept whole: NumPy computes them, the rule runs them on stand-ins ----------------
+
+for _function in (np.roll, np.tile, np.repeat, np.tril, np.triu, np.trace, np.sort, np.argsort):
+    define_traced_function(_function, fresh=True)
+for _function in (np.diagonal, np.diag, np.diff):  # a view, or (np.diff with n=0) the input
+    define_traced_function(_function)
+define_traced_function(np.take, 2, fresh=True)
+define_traced_function(np.take_along_axis, 2, fresh=True)
+define_function("pad", np.pad, fresh=True)
+
+
+@traces(np.pad)
+def bind_pad(array, pad_width, mode="constant", **kwargs):
+    attrs = {key: static(value, f"the argument {key} of numpy.pad")
+             for key, value in kwargs.items()}
+    return bind("pad", array, pad_width=static(pad_width, "pad_width"), mode=mode, **attrs)
+
+
+
+def _data_dependent(function):
+    def binding(*args, **kwargs):
+        raise untraceable_shape(f"numpy.{function.__name__}")
+    return binding
+
+
+for _function in (np.nonzero, np.argwhere, np.flatnonzero, np.unique, np.compress, np.extract):
+    traces(_function)(_data_dependent(_function))
+
+# ndarray methods that are these functions: the first four may give views of the array.
+for _function in (np.squeeze, np.swapaxes, np.diagonal, np.ravel):
+    array_method(_function, views=True)
+for _function in (np.trace, np.take, np.repeat, np.argsort, np.nonzero):
+    array_method(_function)

@@ -1,0 +1,430 @@
+"""The memory a traced branch's or loop's results share with arrays from outside it.
+
+In NumPy, `B = A.T if c else A[::-1]` makes B a view of A whichever branch runs, `B = A` then
+`if c: A = A + 1.0` leaves A the memory of B unless c holds, and after `while c: A = A * 2.0`
+A is still B's memory when the loop ran no iteration. A graph `cond` or `while` gives new
+values, so the tracer carries that relation out of it, for each array leaf of its results:
+
+- In each branch (or the loop body) the leaf is new (made there), or is, or is a view of, an
+  array from outside: an operand, or a value of an enclosing trace it used (the view links it
+  made are followed back to it, runtime/tracing/views.py).
+- The same outside array X on every path that does not make the leaf new: the result becomes
+  a view of X whose read and write choose by the condition between the paths' view links (a
+  new value on a path reads as itself and writes nothing into X). Where every path gives X
+  itself, the result is X; where they give one view link, that view of X.
+- Otherwise (two different arrays, a link that needs a value of the branch, an outside array
+  that is no traced value): the result may share memory with several arrays in a way the
+  trace cannot follow. Its memory refuses writes, and reading it after one of those arrays
+  changed in place is refused too (views.Memory's refusal); reading it otherwise is right.
+
+A loop has two paths: with no iteration the leaf is X, the value before the loop (its
+condition on those values, computed again outside the loop, the condition's subgraph inlined
+and removed by dead-code elimination where nothing needs it, tells whether it ran); else what
+the last iteration left, followed only where that memory is the same in every iteration (new,
+or a view of a loop value the body passes on as itself, or of a value of the enclosing trace).
+A body that writes into a loop value and rebinds it to a new array writes the first
+iteration's value into X (control_writes.write_first_iteration).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..abstract import AbstractArray
+from ..graph import Constant, Literal
+from ..passes.cleanup import has_side_effect
+from .tracer import Tracer, TracerConversionError
+from .trees import leaves_with_paths, map_arrays
+from .views import Memory, ViewLink, take_view
+
+UNFOLLOWABLE_MESSAGE = (
+    "this array may share memory, depending on a traced condition (a traced `if`, or whether "
+    "a traced loop ran), with one of several arrays, or with an array in a way autotrace "
+    "cannot replay outside the branch or loop (e.g. `B = A if c else C`), and it is written "
+    "in place, or read after one of those arrays was: NumPy changes only the memory the "
+    "condition picked, which the graph cannot follow. Give the name an array of its own "
+    "where it is chosen (`B = A.copy() if c else C.copy()`), or write into each array with "
+    "np.where (`A = np.where(c, new_A, A)`)")
+
+_NEW = "new"  # a path's leaf made on that path
+
+
+class _Result(int):
+    """A path's leaf is a view of the result leaf at this position, made on that path (`u =
+    x * 2.0; v = u.T` in a branch): outside, a view of the cond's result for it."""
+
+
+def _is_array_tracer(leaf) -> bool:
+    return isinstance(leaf, Tracer) and isinstance(leaf.aval, AbstractArray) and leaf.ndim >= 1
+
+
+def path_alias(leaf, builder, outer_of: dict, results_of: dict | None = None):
+    """What the result leaf `leaf` of a subgraph traced by `builder` is on that path: _NEW, or
+    (the outside array, the view links from it to the leaf, outermost first). `outer_of` maps
+    the id of each inner operand leaf to the operand outside (None where that is no Tracer).
+    `results_of` maps the id of each other result leaf made on the path to its position: a
+    view of one is (_Result(position), the links from it)."""
+    links, current = [], leaf
+    while True:
+        if links and results_of and current._link is None and id(current) in results_of:
+            return _Result(results_of[id(current)]), links[::-1]
+        if id(current) in outer_of:
+            outer = outer_of[id(current)]
+            return (outer, links[::-1]) if outer is not None else None
+        if current._builder is not builder:  # a value of an enclosing trace
+            return current, links[::-1]
+        if current._memory is not None and current._memory.refusal is not None:
+            return None  # shares memory in a way an inner branch or loop could not follow
+        link = current._link
+        if link is None:
+            # an array made on this path, or a view of one: the graph gives the view back as
+            # an array of its own, which a write would not carry into the array it views
+            return _NEW if not links else None
+        links.append(link)
+        current = link.base
+
+
+def _standing_for(outer: Tracer, builder) -> Tracer:
+    """The value that stands for `outer` in `builder`'s trace: in a branch that has `outer`
+    (a value of an enclosing trace) as an operand, its input for it, which the branch writes
+    back; else `outer` itself."""
+    chain = []
+    while builder is not None and builder is not outer._builder:
+        chain.append(builder)
+        builder = getattr(builder, "parent", None)
+    if builder is None:
+        return outer
+    standing = outer
+    for inner_builder in reversed(chain):
+        standing = getattr(inner_builder, "inner_of", {}).get(id(standing))
+        if standing is None:
+            return outer
+    return standing
+
+
+def _read_through(links):
+    def read(base):
+        for link in links:
+            base = link.read(base)
+        return base
+    return read
+
+
+def _write_through(links):
+    """`write(base, value)`: base with the part `links` read replaced by `value`; None where a
+    link is read-only."""
+    if any(link.write is None for link in links):
+        return None
+
+    def write(base, value):
+        bases = [base]
+        for link in links[:-1]:
+            bases.append(link.read(bases[-1]))
+        for link, inner_base in zip(reversed(links), reversed(bases)):
+            value = link.write(inner_base, value)
+        return value
+    return write
+
+
+def _recorded(builder, compute):
+    """`compute()`, and the equations it recorded into `builder` (where it raises
+    TracerConversionError, a link needing a value of a finished branch: None)."""
+    start = len(builder.equations)
+    try:
+        value = compute()
+    except TracerConversionError:
+        return None
+    return value, builder.equations[start:]
+
+
+def _same_equations(first, second) -> bool:
+    """Whether two recorded lists of equations compute the same from the same values."""
+    (value_a, equations_a), (value_b, equations_b) = first, second
+    if len(equations_a) != len(equations_b):
+        return False
+    renamed = {}
+    for a, b in zip(equations_a, equations_b):
+        if a.primitive is not b.primitive or len(a.inputs) != len(b.inputs) or \
+                len(a.outputs) != len(b.outputs):
+            return False
+        try:
+            if a.attrs != b.attrs:
+                return False
+        except ValueError:  # an attribute without a truth value (an array): compare as unequal
+            return False
+        for x, y in zip(a.inputs, b.inputs):
+            if renamed.get(x, x) is y:
+                continue
+            if isinstance(x, Literal) and isinstance(y, Literal) and type(x.value) is \
+                    type(y.value) and x.value == y.value:
+                continue
+            if isinstance(x, Constant) and x is y:
+                continue
+            return False
+        renamed.update(zip(a.outputs, b.outputs))
+    return renamed.get(value_a.graph_var, value_a.graph_var) is value_b.graph_var
+
+
+def _unfollowable(result: Tracer, outers) -> None:
+    """Make `result` refuse writes, and reads after a write into any of `outers`."""
+    result._memory, result._seen, result._link = Memory(UNFOLLOWABLE_MESSAGE), 0, None
+    for outer in outers:
+        if isinstance(outer, Tracer):
+            if outer._memory is None:
+                outer._memory, outer._seen = Memory(), 0
+            outer._memory.followers.append(result._memory)
+
+
+def carry_aliases(result: Tracer, paths: list):
+    """`result` (a new value of a cond or while op) sharing memory as NumPy's would: `paths`
+    is, for each way the op can go, (a traced 0-d bool saying it went that way, or None for
+    the last way; what the result is on it, as `path_alias` gives). Returns the value that
+    stands for it: `result`, made a view, or the outside array itself."""
+    if not _is_array_tracer(result) or all(alias is _NEW for _, alias in paths):
+        return result
+    if any(alias is None for _, alias in paths):
+        _unfollowable(result, [alias[0] for _, alias in paths if alias not in (None, _NEW)])
+        return result
+    builder = result._builder
+    paths = [(taken, alias if alias is _NEW else (_standing_for(alias[0], builder), alias[1]))
+             for taken, alias in paths]
+    outers = {id(alias[0]): alias[0] for _, alias in paths if alias is not _NEW}
+    if len(outers) > 1 or not _is_array_tracer(next(iter(outers.values()))):
+        _unfollowable(result, outers.values())
+        return result
+    (outer,) = outers.values()
+    reads = [None if alias is _NEW else _recorded(builder, lambda alias=alias: _read_through(
+        alias[1])(outer)) for _, alias in paths]
+    if any(read is None for read, (_, alias) in zip(reads, paths) if alias is not _NEW):
+        _unfollowable(result, [outer])
+        return result
+    chains = [alias[1] for _, alias in paths if alias is not _NEW]
+    certain = all(link not in link.ambiguous for chain in chains for link in chain)
+    how = next((link.how for chain in chains for link in chain if link.how), "")
+    known = [read for read in reads if read is not None]
+    if len(known) == len(paths) and all(_same_equations(known[0], read) for read in known[1:]):
+        if not chains[0]:
+            return outer
+        return take_view(result, outer, _read_through(chains[0]), _write_through(chains[0]),
+                         how, certain)
+    view = take_view(result, outer, *_chosen_link(_own_value(result), paths), how, certain)
+    view._link.choice = paths
+    return view
+
+
+def _own_value(result: Tracer):
+    """What `result` holds as a value of its own (on a path that made it new): its value before
+    a write through another name is read again."""
+    return lambda: Tracer(result._builder, result._var)
+
+
+def _chosen_link(own, paths: list):
+    """The read and write of a view whose link depends on which path the op took; `own()`
+    is what the view holds on a path that made it new."""
+    def read(base):
+        mine = own() if any(alias is _NEW for _, alias in paths) else None
+        return _choose(paths, lambda index, alias: mine if alias is _NEW else
+                       _read_through(alias[1])(base))
+    writes = [None if alias is _NEW else _write_through(alias[1]) for _, alias in paths]
+    if any(write is None for write, (_, alias) in zip(writes, paths) if alias is not _NEW):
+        return read, None
+
+    def write(base, value):
+        return _choose(paths, lambda index, alias: base if writes[index] is None
+                       else writes[index](base, value))
+    return read, write
+
+
+def _choose(paths: list, value_of):
+    """np.where over the paths: `value_of(index, alias)` of the path the op took. A path's
+    condition may be a function computing it (only now, where it is needed)."""
+    chosen = value_of(len(paths) - 1, paths[-1][1])
+    for index in reversed(range(len(paths) - 1)):
+        taken, alias = paths[index]
+        chosen = np.where(taken() if callable(taken) else taken, value_of(index, alias),
+                          chosen)
+    return chosen
+
+
+def branch_choices(result, builder, inner: list) -> list:
+    """The values of a branch (traced by `builder`, its operands' leaves `inner`) that the
+    views among its result `result` were chosen by (conditions of branches and loops inside
+    it), as traced 0-d bools of `builder`: a cond exports them as outputs, to replay those
+    views outside (see carry_branch_aliases). Each is (what the view's link holds, the value);
+    called while the branch still records, as a loop's condition is computed only now."""
+    found, operands = {}, {id(leaf) for leaf in inner}
+
+    def collect(links):
+        for link in links:
+            for taken, alias in link.choice or ():
+                if taken is not None and id(taken) not in found:
+                    found[id(taken)] = (taken, taken() if callable(taken) else taken)
+                if alias not in (None, _NEW):
+                    collect(alias[1])
+
+    for _, leaf in leaves_with_paths(result):
+        links, current = [], leaf
+        while isinstance(current, Tracer) and current._builder is builder and \
+                id(current) not in operands and current._link is not None:
+            links.append(current._link)
+            current = current._link.base
+        collect(links)
+    return [value for value in found.values() if isinstance(value[1], Tracer)]
+
+
+def _remade(links: list, exported: dict, own):
+    """`links` (a path's view links, made in a branch) as links that read outside it: each
+    chosen one's conditions replaced by the cond's outputs for them (`exported`: id of what
+    the link holds -> that output); `own()` is what the cond's result holds on a path that
+    made it new. None where a link cannot be replayed so."""
+    remade = []
+    for position, link in enumerate(links):
+        if link.choice is None:
+            remade.append(link)
+            continue
+        paths = []
+        for taken, alias in link.choice:
+            if alias is _NEW and (position < len(links) - 1 or own is None):
+                # the new value of a view in between, or of a view chosen in a view's chain
+                # (remade without an own value), is not known outside
+                return None
+            outside = None if taken is None else exported.get(id(taken))
+            if taken is not None and outside is None:
+                return None
+            if alias is not _NEW:
+                chain = _remade(alias[1], exported, None)
+                if chain is None:
+                    return None
+                alias = (alias[0], chain)
+            paths.append((outside, alias))
+        copy = ViewLink(None, *_chosen_link(own, paths), link.ambiguous, link.how)
+        if link in link.ambiguous:  # a reshape's: uncertain as the one it copies
+            copy.ambiguous = (link.ambiguous - {link}) | {copy}
+        copy.choice = paths
+        remade.append(copy)
+    return remade
+
+
+def carry_branch_aliases(values, predicate: Tracer, branches: list, operands,
+                         exported: list) -> object:
+    """The results `values` of a traced cond sharing memory with arrays outside it as NumPy's
+    would (see carry_aliases); `branches` are the true and false TracedSubgraphs, and
+    `exported`, for each, {id of what a chosen link holds: the cond's output for it}."""
+    outer_leaves = [leaf for _, leaf in leaves_with_paths(operands)]
+    per_branch = []
+    for branch in branches:
+        outer_of = {id(inner): outer if isinstance(outer, Tracer) else None
+                    for inner, outer in zip(branch.inner, outer_leaves)}
+        results = [leaf for _, leaf in leaves_with_paths(branch.result)]
+        results_of = {}
+        for position, leaf in enumerate(results):
+            results_of.setdefault(id(leaf), position)
+        per_branch.append([path_alias(leaf, branch.builder, outer_of, results_of)
+                           if isinstance(leaf, Tracer) else _NEW for leaf in results])
+    outside = {id(leaf) for leaf in outer_leaves}
+    leaves = iter(zip(*per_branch))
+    carried_so_far = []  # what stands outside for each result leaf before this one
+
+    def carried(value):
+        aliases = next(leaves)
+        if id(value) in outside or not isinstance(value, Tracer):  # an operand already
+            carried_so_far.append(value)
+            return value
+        paths = []
+        for taken, alias, mapping in zip((predicate, None), aliases, exported):
+            if alias not in (None, _NEW) and isinstance(alias[0], _Result):
+                # a view of an earlier result: of what stands for it outside
+                alias = ((carried_so_far[alias[0]], alias[1])
+                         if alias[0] < len(carried_so_far) else None)
+            if alias not in (None, _NEW):
+                links = _remade(alias[1], mapping, _own_value(value))
+                alias = None if links is None else (alias[0], links)
+            paths.append((taken, alias))
+        carried_so_far.append(carry_aliases(value, paths))
+        return carried_so_far[-1]
+    return map_arrays(values, carried)
+
+
+def carry_loop_aliases(values, init_vals, body, ran_none) -> object:
+    """The results `values` of a traced while sharing memory as NumPy's would: a result the
+    body makes new is the value before the loop where it ran no iteration (`ran_none`, a
+    function recording the traced bool saying so, or None where it cannot be computed
+    again); one the body carries on as itself is that value."""
+    outer_leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
+    outer_of = {id(inner): outer if isinstance(outer, Tracer) else None
+                for inner, outer in zip(body.inner, outer_leaves)}
+    body_leaves = [leaf for _, leaf in leaves_with_paths(body.result)]
+    outside = {id(leaf) for leaf in outer_leaves}
+    indexes = iter(range(len(outer_leaves)))
+
+    def carried(value):
+        index = next(indexes)
+        outer, leaf = outer_leaves[index], body_leaves[index]
+        if id(value) in outside or not _is_array_tracer(value):
+            return value
+        if leaf is body.inner[index]:  # passed on unchanged: the same array
+            return outer if _is_array_tracer(outer) else value
+        alias = path_alias(leaf, body.builder, outer_of) if isinstance(leaf, Tracer) else _NEW
+        before = (outer, []) if _is_array_tracer(outer) else _NEW  # with no iteration
+        if alias is not _NEW and (alias is None or not _carried_as_itself(leaf, body)):
+            # The body gives a loop value's memory (or a view of one) to the next iteration,
+            # where that loop value may be another array.
+            _unfollowable(value, [outer] + ([alias[0]] if alias is not None else []))
+            return value
+        if alias is _NEW and before is _NEW:  # a new array on every path
+            return value
+        if ran_none is None:  # whether the loop ran cannot be computed again
+            _unfollowable(value, [outer] + ([alias[0]] if alias is not _NEW else []))
+            return value
+        return carry_aliases(value, [(ran_none, before), (None, alias)])
+    return map_arrays(values, carried)
+
+
+def _carried_as_itself(leaf, body) -> bool:
+    """Whether the body's result `leaf` is, or is a view of, a loop value the body passes on as
+    itself (changed in place or not), or a value of the enclosing trace: then that memory, at
+    the end of every iteration, is the array from before the loop."""
+    inputs = {id(inner): index for index, inner in enumerate(body.inner)}
+    results = [leaf for _, leaf in leaves_with_paths(body.result)]
+    current = leaf
+    while id(current) not in inputs:
+        if current._builder is not body.builder:
+            return True  # the loop cannot change a value of the enclosing trace
+        if current._link is None:
+            return False
+        current = current._link.base
+    index = inputs[id(current)]
+    return results[index] is body.inner[index]
+
+
+def body_alias_is_new(body, index: int, init_vals) -> bool:
+    """Whether loop value `index` leaves the body (a TracedSubgraph) as a value made in it,
+    sharing memory with no loop value or outside array."""
+    outer_leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
+    outer_of = {id(inner): outer if isinstance(outer, Tracer) else None
+                for inner, outer in zip(body.inner, outer_leaves)}
+    leaf = [leaf for _, leaf in leaves_with_paths(body.result)][index]
+    return not isinstance(leaf, Tracer) or path_alias(leaf, body.builder, outer_of) is _NEW
+
+
+def inline_graph(builder, graph, inputs: list):
+    """Record the equations of `graph` into `builder` on `inputs` (Tracers or concrete
+    values, one for each graph input); its outputs as Tracers. None where the graph has
+    side effects (they would run twice)."""
+    if any(has_side_effect(equation) for equation in graph.equations):
+        return None
+    values = dict(zip(graph.inputs, inputs))
+
+    def value_of(item):
+        if isinstance(item, Literal):
+            return item.value
+        if isinstance(item, Constant):
+            return item.value
+        return values[item]
+    for equation in graph.equations:
+        results = builder.record(equation.primitive, [value_of(item) for item in
+                                                      equation.inputs], equation.attrs)
+        results = results if isinstance(results, tuple) else (results,)
+        values.update(zip(equation.outputs, results))
+    return [value_of(item) for item in graph.outputs]
+
+

@@ -1,0 +1,276 @@
+"""Traced `if`: the helpers that a converted `if` statement, conditional expression and boolean
+operator call (transforms/control_flow/control_flow.py; runtime/tracing/control_statements.py lists them).
+
+Each runs the plain Python statement when its condition is a Python value. When the condition
+is traced, `if_stmt` records one graph-level `cond` op (runtime/tracing/control.py) over the
+statement's variables; `and`, `or` and `not` become np.logical_and, np.logical_or and
+np.logical_not.
+
+Decisions:
+- A traced `if` keeps the live variables both branches assign; one assigned in a single branch
+  is an error (the graph runs both paths). Dead ones come back `Undefined`.
+- In generated code a list is a stack of saved values. One that a traced branch pushes onto or
+  pops from becomes a graph stack (runtime/tracing/stacks.py) that holds what the taken branch pushed.
+- In generated code a Python int (a loop's trip count), bool (a flag such as `not _returned1`,
+  which gates the statements after a return) or list of ints (an index, `x[[0, 2, 1]]`) that
+  both branches leave the same, or one leaves unassigned, stays a Python value: the adjoint
+  reads it only under the same condition, and an adjoint `if` or loop on it must unroll as the
+  primal one did, not become a traced `cond` whose other branch reads values the primal never
+  assigned.
+"""
+from __future__ import annotations
+
+import linecache
+
+import numpy as np
+
+from ..abstract import same_type
+from .control import (_aval, _describe, _same_structure, cond, current_builder,
+                                       traced_cond)
+from .control_scope import ControlFlowError
+from .control_variables import (Undefined, _Retry, _error, _is_defined,
+                                                 refuse_halves,
+                                                 _lengths_differ, _list_length_error,
+                                                 _may_be_placeholder, _scalar_condition,
+                                                 _until_settled, _zeros_like_tree)
+from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
+from .tracer import Tracer, leaves_with_paths, map_arrays
+
+
+def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple, where: str,
+            placeholders=False, user_nones: tuple = ()):
+    """`true_fn(*values)` if `test` else `false_fn(*values)`: the new values of `names`.
+
+    With `placeholders` (True for code autotrace generated, which reads a variable assigned
+    in one branch only under the same condition; or the names of such variables, the flags
+    that break, continue and return became), such a variable gets zeros of its shape on the
+    other path instead of being an error. `user_nones` are variables the user's own code sets
+    to None: there None is a value (`if n is None:`), so one None on one path only is the
+    error it is in the user's traced function, not a placeholder.
+    """
+    if not isinstance(test, Tracer):
+        return true_fn(*values) if test else false_fn(*values)
+    _scalar_condition(test, where, "if")
+    keep = [variable in live for variable in names]
+    fixes: dict = {}  # (branch, index) -> what makes that result fit the other branch's
+    stacks: dict = {}  # index -> the TracedStack a list pushed onto or popped in a branch became
+    saved: dict = {}  # index -> the snapshot of a TracedStack before the branches are traced
+    counts: dict = {}  # index -> a Python int or bool both branches leave the same
+    numbers: dict = {}  # side -> {index: a Python int or bool the branch left}
+
+    def branch(function, side):
+        def run(*operands):
+            results = _traced_branch(function, operands, side, where, "`if`")
+            numbers[side] = {index: value for index, value in enumerate(results)
+                             if _is_python_ints(value)}  # before they become arrays
+            return tuple(None if index in counts
+                         else fixes[side, index](value) if (side, index) in fixes
+                         else value if kept else None
+                         for index, (value, kept) in enumerate(zip(results, keep)))
+        return run
+
+    def check(true_branch, false_branch):
+        needed, converted = {}, False
+        for index, variable in enumerate(names):
+            in_true, in_false = true_branch.result[index], false_branch.result[index]
+            if placeholders is True and index not in stacks and _pushed_or_popped(
+                    values[index], in_true, in_false):
+                # Generated code: a stack of saved values. The branches may push different
+                # values, so it becomes a graph value that holds what the taken branch pushed.
+                stacks[index], converted = new_stack(current_builder(test), values[index]), True
+                continue
+            if not keep[index] or index in counts:
+                continue
+            count = _same_python_value(numbers, index, in_true, in_false,
+                                       none_is_unset=variable not in user_nones)
+            if placeholders is True and count is not None and variable not in user_nones:
+                # A loop's trip count in generated code stays a Python int, so that the
+                # adjoint loop is unrolled too and pops, one by one, what the branch pushed;
+                # a flag stays a Python bool, so that the adjoint `if` on it stays Python too.
+                counts[index], converted = count, True
+                continue
+            if _may_be_placeholder(placeholders, variable) and variable not in user_nones:
+                needed.update(_placeholders(index, values[index], in_true, in_false))
+                if any(key[1] == index for key in needed):
+                    continue
+            _check_variable(where, variable, in_true, in_false, placeholders)
+        if needed or converted:
+            fixes.update(needed)
+            raise _Retry()
+
+    def attempt():
+        operands = tuple(stacks.get(index, value) for index, value in enumerate(values))
+        for index, value in enumerate(operands):  # undo what an earlier attempt pushed, popped
+            if isinstance(value, TracedStack):
+                if index in saved:
+                    restore(saved[index])
+                else:
+                    saved[index] = snapshot([value])
+        return traced_cond(test, branch(true_fn, True), branch(false_fn, False), operands, check)
+
+    results = _until_settled(where, len(names) + 1, attempt)
+    return tuple(counts[index] if index in counts else value if kept else Undefined(variable)
+                 for index, (value, kept, variable) in enumerate(zip(results, keep, names)))
+
+
+class BranchValueError(ControlFlowError, ValueError):
+    """A branch of a traced `if` raised NumPy's ValueError while it was traced (a shape error
+    in a branch these inputs do not take); still a ValueError for code that catches one."""
+
+
+class BranchIndexError(ControlFlowError, IndexError):
+    """A branch of a traced `if` raised NumPy's IndexError while it was traced."""
+
+
+def _traced_branch(function, operands: tuple, side: bool, where: str, statement: str):
+    """`function(*operands)`, a branch being traced; NumPy's errors of shapes and indices there
+    become `_branch_error`s."""
+    try:
+        return function(*operands)
+    except (ValueError, IndexError) as error:
+        if type(error).__module__.startswith("autotrace"):
+            raise  # autotrace's own errors say where and what already
+        raise _branch_error(where, side, error, statement).with_traceback(
+            error.__traceback__) from error
+
+
+def _branch_error(where: str, side: bool, error: Exception, statement: str = "`if`"):
+    """The error of a branch that fails while it is traced: both branches of a traced `if` are
+    traced, as tf.function traces them, also the one that NumPy would not run for these inputs,
+    so a branch that fails for these shapes is an error where the `if` is, naming the branch
+    and its line (its traceback is the branch's, which goes on to the failing line)."""
+    frame = error.__traceback__.tb_next or error.__traceback__  # the branch's own statement
+    filename, line = frame.tb_frame.f_code.co_filename, frame.tb_lineno
+    text = linecache.getline(filename, line).strip()
+    kind = BranchValueError if isinstance(error, ValueError) else BranchIndexError
+    return kind(f"{where}\n  " + (
+        f"the {'true' if side else 'false'} branch of this traced {statement} fails while it is "
+        f"traced, at {filename}:{line}: {text}\n  {type(error).__name__}: {error}\n  A traced "
+        f"condition traces both branches, also one that these inputs do not take (NumPy would "
+        f"not run it), so both must be valid for the shapes and dtypes of this call: fix that "
+        f"branch, or, where it is meant for other shapes, test the shapes in Python "
+        f"(`if x.shape[0] == 4:` is not traced)"))
+
+
+def _pushed_or_popped(before, in_true, in_false) -> bool:
+    """Whether a branch pushed onto or popped from the stack `before`, or made it a traced
+    stack (in a loop or branch of its own)."""
+    return isinstance(before, SavedValues) and any(
+        isinstance(after, TracedStack) or isinstance(after, list) and len(after) != len(before)
+        for after in (in_true, in_false))
+
+
+def _is_python_ints(value) -> bool:
+    """A Python int or bool (NumPy scalars are not ints), or a list or tuple of them: an index
+    that the A-normal form named (`_t3 = [0, 2, 1]`; `x[_t3]` in a branch, and its adjoint
+    under the same condition, read it as the index it is)."""
+    if type(value) in (list, tuple):  # (not a stack of saved values, a list subclass)
+        return all(_is_python_ints(item) for item in value)
+    return isinstance(value, int)
+
+
+def _same_python_value(numbers: dict, index: int, in_true, in_false, none_is_unset: bool):
+    """The Python int or bool both branches leave in variable `index`, or one leaves where the
+    other leaves it unset (generated code reads it only under the same condition); else None.
+    A bool counts as unset on the other side only where it is unassigned, or None where
+    `none_is_unset` (the None generated code starts a saved name with): a variable the user's
+    code sets to None before the `if` is one that code may read on either path
+    (`flag = None`, `if flag:`)."""
+    true_value, false_value = numbers[True].get(index), numbers[False].get(index)
+    if true_value is None and _is_unset(in_true, false_value, none_is_unset):
+        true_value = false_value
+    if false_value is None and _is_unset(in_false, true_value, none_is_unset):
+        false_value = true_value
+    if true_value is None or type(true_value) is not type(false_value):
+        return None
+    return true_value if true_value == false_value else None
+
+
+def _is_unset(value, other_side, none_is_unset: bool) -> bool:
+    if isinstance(other_side, bool) and not none_is_unset:
+        return not _is_defined(value)
+    return not _is_set(value)
+
+
+def _is_set(value) -> bool:
+    """Defined and not None (generated code starts a variable as None before a branch sets it)."""
+    return value is not None and _is_defined(value)
+
+
+def _placeholders(index: int, before, in_true, in_false) -> dict:
+    """For generated code: make a variable one branch leaves unassigned (or None) zeros
+    there, and the items of a list (of gradients) unset on one side zeros there."""
+    true_set, false_set = _is_set(in_true), _is_set(in_false)
+    if true_set != false_set:
+        side = not true_set
+        filler = _zeros_like_tree(in_true if true_set else in_false)
+        return {(side, index): lambda value: filler}
+    if _is_defined(in_true) != _is_defined(in_false):
+        # None on one side (a value saved before anything set it), unassigned on the other.
+        return {(_is_defined(in_false), index): lambda value: None}
+    if not (isinstance(before, list) and isinstance(in_true, list)
+            and isinstance(in_false, list) and len(in_true) == len(in_false)):
+        return {}
+    fixes = {}
+    for side, mine, other in ((True, in_true, in_false), (False, in_false, in_true)):
+        unset = {i: _zeros_like_tree(b) for i, (a, b) in enumerate(zip(mine, other))
+                 if not _is_set(a) and _is_set(b)}
+        if unset:
+            fixes[side, index] = lambda value, unset=unset: [unset.get(i, item)
+                                                             for i, item in enumerate(value)]
+    return fixes
+
+
+def _check_variable(where: str, variable: str, in_true, in_false,
+                    placeholders=False) -> None:
+    refuse_halves(where, variable, in_true, in_false)
+    true_defined, false_defined = _is_defined(in_true), _is_defined(in_false)
+    if true_defined != false_defined:
+        branch = "true" if true_defined else "false"
+        raise _error(where, f"variable {variable!r} is assigned in the {branch} branch only, "
+                            f"and used after the if. A traced condition runs both branches in "
+                            f"the graph: assign {variable!r} in both branches, or before the if")
+    shapes = (map_arrays(in_true, lambda leaf: 0), map_arrays(in_false, lambda leaf: 0))
+    if placeholders is True and _lengths_differ(in_true, in_false):
+        raise _list_length_error(where, variable, "if")
+    if not _same_structure(*shapes):
+        raise _error(where, f"variable {variable!r} is {_describe(in_true)} after the true "
+                            f"branch and {_describe(in_false)} after the false branch; a traced "
+                            f"condition can only choose between arrays of one shape and dtype")
+    for (path, true_leaf), (_, false_leaf) in zip(leaves_with_paths(in_true),
+                                                  leaves_with_paths(in_false)):
+        if not same_type(_aval(true_leaf), _aval(false_leaf)):
+            raise _error(where, f"variable {variable!r}{path} is {_aval(true_leaf)} after the "
+                                f"true branch and {_aval(false_leaf)} after the false branch; "
+                                f"both branches must give it the same shape and dtype")
+
+
+def if_exp(test, true_thunk, false_thunk, where: str = "a conditional expression"):
+    """`true_thunk() if test else false_thunk()`; a traced `test` records a `cond`. `where`: the
+    user's file, line and expression, for errors."""
+    if not isinstance(test, Tracer):
+        return true_thunk() if test else false_thunk()
+    expression = "conditional expression"
+    return cond(test, lambda: _traced_branch(true_thunk, (), True, where, expression),
+                lambda: _traced_branch(false_thunk, (), False, where, expression))
+
+
+def and_(left, right_thunk):
+    """`left and right_thunk()`, elementwise (np.logical_and) when `left` is traced."""
+    if isinstance(left, Tracer):
+        return np.logical_and(left, right_thunk())
+    return left and right_thunk()
+
+
+def or_(left, right_thunk):
+    """`left or right_thunk()`, elementwise (np.logical_or) when `left` is traced."""
+    if isinstance(left, Tracer):
+        return np.logical_or(left, right_thunk())
+    return left or right_thunk()
+
+
+def not_(value):
+    """`not value`, elementwise (np.logical_not) when `value` is traced."""
+    if isinstance(value, Tracer):
+        return np.logical_not(value)
+    return not value

@@ -1,0 +1,370 @@
+"""Traced loops: the helpers that converted `while` and `for` statements call
+(transforms/control_flow/control_flow.py; runtime/tracing/control_statements.py lists them).
+
+Each runs the plain Python loop while its condition is a Python value. From the first
+iteration whose condition is traced (or over a traced array or range) the loop is one
+graph-level `while` op (runtime/tracing/control.py) over the statement's variables.
+
+Decisions:
+- A traced loop carries the variables assigned before it. One first assigned inside the loop
+  is an error only when it is read after the loop.
+- A loop variable that starts as a Python number and becomes a float (`n = 0`, `n = n + 0.5`)
+  is carried as the float: the body is traced again from the promoted start.
+- `for` over a traced array loops over its first axis in a graph `while` op, unless a variable
+  is a list, set or other object, which cannot be a loop value: then the loop is unrolled (its
+  length is known while tracing, so the trace still serves every value).
+- `for i in range(n)` with a traced bound is a graph `while` op over `i`.
+- In generated code a variable the loop body leaves the same Python bool every iteration (a
+  condition on Python values) stays that bool, not a loop value (see `_flags_after`).
+- In generated code every stack of saved values a traced loop carries becomes a graph stack
+  (runtime/tracing/stacks.py); a loop whose break or condition turns traced after some iterations
+  starts over in the graph, with its stacks, and the arrays those iterations changed in place
+  (`v[2] *= c`), as they were before it.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..abstract import same_type
+from .control import (ControlFlowError, _aval, _describe, _same_structure,
+                                       current_builder, traced_while)
+from .control_branches import if_stmt
+from .control_variables import (Undefined, _Retry, _error, _is_defined,
+                                                 refuse_halves,
+                                                 _lengths_differ, _list_length_error,
+                                                 _may_be_placeholder, _scalar_condition,
+                                                 _until_settled, _zeros_like_tree)
+from ..primitives.shape import dimension_size
+from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
+from .tracer import (Tracer, is_array, leaves_with_paths, map_arrays, mark_view,
+                                      write_value)
+
+
+def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, where: str,
+               placeholders=(), user_nones: tuple = ()):
+    """`while test_fn(*values): values = body_fn(*values)`, recorded as a graph `while` op
+    from the first iteration whose test is traced. (`placeholders` and `user_nones` as for
+    if_stmt: a variable the user sets to None is not given zeros where it stays None.)"""
+    values = first = tuple(values)
+    saved = _save_loop_start(values, placeholders)
+    while True:
+        test = test_fn(*values)
+        if isinstance(test, Tracer):
+            _scalar_condition(test, where, "while")
+            if values is not first and saved:
+                # Generated code: iterations already run pushed onto stacks at trace time,
+                # which a traced adjoint loop could not pop; run the whole loop in the graph.
+                values = _start_over(first, saved)
+            return _graph_loop(current_builder(test), test_fn, body_fn, values, names, live,
+                               where, "while loop", placeholders, user_nones=user_nones)
+        if not test:
+            return values
+        values = tuple(body_fn(*values))
+
+
+def _save_loop_start(values, placeholders) -> dict:
+    """For generated code (`placeholders` True): what each stack (a list, or a TracedStack) in
+    `values` holds now, and what each array in them holds, so that a loop can start over in
+    the graph (`_start_over`). Empty where `values` hold no stack: no loop starts over."""
+    if placeholders is not True:
+        return {}
+    stacks = {index: list(value) if isinstance(value, SavedValues)
+              else (value._builder, value.graph_var, snapshot([value]))
+              for index, value in enumerate(values)
+              if isinstance(value, (SavedValues, TracedStack))}
+    if not stacks:
+        return {}
+    return {"stacks": stacks, "arrays": [(leaf, _contents(leaf))
+                                         for _, leaf in leaves_with_paths(values)]}
+
+
+def _contents(array):
+    """What `array` holds now, apart from its later writes in place."""
+    if isinstance(array, Tracer):
+        return Tracer(array._builder, array.graph_var)
+    return array.copy() if isinstance(array, np.ndarray) else array
+
+
+def _start_over(values, saved: dict) -> tuple:
+    """`values` as they were before the loop (`saved` by _save_loop_start), for a loop that runs
+    again from its start in the graph."""
+    for index, state in saved["stacks"].items():
+        if isinstance(values[index], SavedValues):
+            values[index][:] = state
+        else:  # what the iterations run so far recorded is left to dead-code elimination
+            values[index]._builder, values[index].graph_var, schema = state
+            restore(schema)
+    # The iterations run so far changed arrays in place (`v[2] = v[2] * c`, and the views of
+    # their memory with them): the loop starting over must see them as they were before it.
+    for array, contents in saved["arrays"]:
+        if isinstance(array, Tracer) and array.graph_var is not contents.graph_var:
+            write_value(array, contents)
+        elif isinstance(array, np.ndarray):
+            array[...] = contents
+    return values
+
+
+class TracedRange:
+    """`range(start, stop, step)` where a bound is traced: a loop over it is a graph op."""
+
+    def __init__(self, start, stop, step):
+        if isinstance(step, Tracer):
+            raise ControlFlowError("range(): the step of a range over traced bounds must be a "
+                                   "Python int, not a traced value")
+        if step == 0:
+            raise ValueError("range() arg 3 must not be zero")
+        self.start, self.stop, self.step = start, stop, step
+
+    def __repr__(self) -> str:
+        return f"range({self.start}, {self.stop}, {self.step})"
+
+
+def range_(*bounds):
+    """`range(*bounds)`; a `TracedRange` when a bound is traced."""
+    if not any(isinstance(bound, Tracer) for bound in bounds):
+        return range(*bounds)
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
+    return TracedRange(start, stop, step)
+
+
+def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, live: tuple,
+             where: str, placeholders=(), stop: str | None = None, user_nones: tuple = ()):
+    """`for item in iterable: values = body_fn(item, *values)`: a graph `while` op over a
+    traced array's first axis or a traced range, else a Python loop (unrolled when traced).
+    `stop` names the flag a `break` sets: the loop ends once it is true."""
+    values = tuple(values)
+    stop_index = names.index(stop) if stop is not None else None
+    options = (names, targets, live, where, placeholders, stop_index)
+    if isinstance(iterable, TracedRange):
+        return _range_loop(iterable, body_fn, values, *options, user_nones=user_nones)
+    if isinstance(iterable, Tracer) and all(_loopable(value) for value in values):
+        if iterable.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        # As many steps as the array has rows, a number known only at run time where a traced
+        # boolean mask selected them (x[mask]).
+        rows = iterable.shape[0] if iterable.shape[0] is not None else dimension_size(iterable, 0)
+        return _range_loop(TracedRange(0, rows, 1), lambda i, *state: body_fn(
+            _item(iterable, i), *state), values, *options, over=iterable,
+            user_nones=user_nones)
+    first, saved = values, _save_loop_start(values, placeholders)
+    for item in iterable:
+        stopped = values[stop_index] if stop_index is not None else False
+        if isinstance(stopped, Tracer) and saved and isinstance(iterable, range):
+            # Generated code with a break on a traced value: the whole loop runs in the graph,
+            # so that what it pushes onto stacks is saved in the graph too (see while_stmt).
+            return _range_loop(TracedRange(iterable.start, iterable.stop, iterable.step),
+                               body_fn, _start_over(first, saved), *options[:-1],
+                               stop_index, anchor=stopped, user_nones=user_nones)
+        if isinstance(stopped, Tracer):
+            # A break on a traced value: the iterations after it do nothing, in the graph.
+            values = if_stmt(stopped, lambda *state: state,
+                             lambda *state, item=item: tuple(body_fn(item, *state)), values,
+                             names=names, live=names, where=where,
+                             placeholders=placeholders, user_nones=user_nones)
+            continue
+        if stopped:
+            break
+        values = tuple(body_fn(item, *values))
+    return values
+
+
+def _item(iterable, i):
+    """`iterable[i]`, a view of it in NumPy: part of an array argument if `iterable` is one."""
+    item = iterable[i]
+    mark_view(item, iterable, "...")
+    return item
+
+
+def _loopable(value) -> bool:
+    """Whether `value` can be a loop value of a graph op (not a list, set or object)."""
+    if value is None or isinstance(value, (Tracer, np.ndarray, np.generic, int, float, complex,
+                                           str, Undefined)):
+        return True
+    if isinstance(value, tuple):
+        return all(_loopable(item) for item in value)
+    if isinstance(value, dict):
+        return all(_loopable(item) for item in value.values())
+    return False
+
+
+def _range_loop(bounds: TracedRange, body_fn, values, names, targets, live, where,
+                placeholders, stop_index, over=None, anchor=None, user_nones=()):
+    # The loop's own target is rebound from the counter each iteration: it is carried only when
+    # read after the loop, which leaves it at the last item (or, after no iteration, at its
+    # value before the loop, as in Python).
+    values = tuple(Undefined(n) if n in targets and n not in live else v
+                   for n, v in zip(names, values))
+    tracer = next(b for b in (over, anchor, bounds.start, bounds.stop)
+                  if isinstance(b, Tracer))
+    step = bounds.step
+
+    def test(i, *state):
+        going = i < bounds.stop if step > 0 else i > bounds.stop
+        if stop_index is None:
+            return going
+        return np.logical_and(going, np.logical_not(state[stop_index]))
+
+    def body(i, *state):
+        return (i + step, *body_fn(i, *state))
+
+    results = _graph_loop(current_builder(tracer), test, body, (bounds.start, *values),
+                          ("<counter>", *names), live, where, "for loop", placeholders,
+                          {target: "0" if over is None else "np.zeros_like(...), shaped like "
+                           "one item" for target in targets}, user_nones)
+    return results[1:]
+
+
+def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
+                placeholders=(), targets=None, user_nones=()):
+    """Record the loop as a `while` op carrying the variables assigned before it. `targets`
+    maps a for loop's own variables to an example of a value to give them before it."""
+    # A flag first set inside the loop starts as None: the body's first trace gives its type.
+    values = tuple(None if not _is_defined(value) and _may_be_placeholder(placeholders, variable)
+                   else value for variable, value in zip(names, values))
+    for variable, value in zip(names, values):
+        if not _is_defined(value) and variable in live and variable in (targets or ()):
+            raise _error(where, f"the loop variable {variable!r} is used after this {statement} "
+                                f"on a traced value, which may run no iteration: assign it "
+                                f"before the loop (e.g. {variable} = {targets[variable]}), so "
+                                f"it has a value then")
+        if not _is_defined(value) and variable in live:
+            raise _error(where, f"variable {variable!r} is first assigned inside this "
+                                f"{statement} on a traced value, and used after it. Assign it "
+                                f"before the loop (e.g. {variable} = np.zeros_like(...)), so it "
+                                f"has a shape and dtype before any iteration")
+    if placeholders is True:
+        # Generated code: a stack of saved values, pushed or popped every iteration.
+        values = tuple(new_stack(parent, value) if isinstance(value, SavedValues) else value
+                       for value in values)
+    stacks = [value for value in values if isinstance(value, TracedStack)]
+    before_loop = snapshot(stacks)
+    values = list(values)
+    # index -> the Python bool the body leaves in it (generated code; see `_flags_after`). A
+    # Python bool on entry is taken for one until the body changes it.
+    flags: dict = {index: value for index, value in enumerate(values)
+                   if placeholders is True and isinstance(value, _BOOLS)}
+    settled: set = set()  # indexes of flags the body changed: carried as graph values
+    found: dict = {}  # the flags as the body's last trace left them
+
+    def carried() -> list:
+        return [index for index, value in enumerate(values)
+                if _is_defined(value) and index not in flags]
+
+    def full(state):
+        merged = list(values)
+        for index, value in zip(carried(), state):
+            merged[index] = value
+        return merged
+
+    def loop_test(state):
+        return test_fn(*full(state))
+
+    def loop_body(state):
+        results = body_fn(*full(state))
+        if placeholders is True:
+            found.clear()
+            found.update(_flags_after(names, values, results, flags, settled))
+        return tuple(kept if _left_dead(placeholders, names[index], results[index], live)
+                     else results[index] for index, kept in zip(carried(), state))
+
+    def attempt():
+        promote = {}
+        indexes = carried()  # the same through one attempt: the flags change only in `check`
+        init = tuple(values[index] for index in indexes)
+        carried_names = [names[index] for index in indexes]
+
+        def check(before, after):
+            if placeholders is True and found != flags:  # a flag found, or one changed
+                for index in set(flags) - set(found):
+                    values[index] = np.asarray(flags[index])
+                    settled.add(index)
+                for index in set(found) - set(flags):
+                    values[index] = found[index]
+                flags.clear()
+                flags.update(found)
+                raise _Retry()
+            _check_loop_values(where, statement, carried_names, init, before, after, promote,
+                               placeholders, user_nones)
+
+        restore(before_loop)
+        try:
+            state = traced_while(parent, loop_test, loop_body, init, check)
+        except _Retry:
+            for position, value in promote.items():  # (empty when the flags changed)
+                values[indexes[position]] = value
+            raise
+        return state
+
+    return tuple(full(_until_settled(where, 2 * len(values), attempt)))
+
+
+_TEMPORARY = re.compile(r"_(t|cond)\d+")  # the derivative's temporaries (transforms/pipeline.py)
+# A flag's values: a comparison of Python numbers, or of NumPy scalars (np.True_ is one object)
+_BOOLS = (bool, np.bool_)
+
+
+def _flags_after(names, values: list, results, flags: dict, settled: set) -> dict:
+    """In generated code, a variable that the loop body leaves the same Python or NumPy bool (a
+    flag such as `_t3 = -0.62 > 0.41`, a condition on values known while tracing) stays that
+    bool in the loop where it starts as that bool, or as None where it is a temporary of the
+    derivative (read after the loop only by the adjoint of the same iterations; a user's None
+    is a value code may read). The values saved with it are then bools known while tracing,
+    so that the adjoint `if` on it stays a Python `if` too, and never traces the branch that
+    the primal never takes (whose saved values were never assigned). A flag the body changes
+    is carried as a graph value, and the body traced again. Returns the flags after this
+    trace."""
+    after = {}
+    for index, result in enumerate(results):
+        if index in settled:
+            continue
+        if index in flags:
+            if result is flags[index]:
+                after[index] = result
+        elif isinstance(result, _BOOLS) and (values[index] is result or values[index] is None
+                                             and _TEMPORARY.fullmatch(names[index])):
+            after[index] = result
+    return after
+
+
+def _left_dead(placeholders, variable: str, result, live) -> bool:
+    """Whether generated code's loop body left `variable` unset (an if in it came back with it
+    `Undefined`: read nowhere after the if, in the loop or after it); the loop then carries
+    its value on unchanged, which nothing reads."""
+    return placeholders is True and not _is_defined(result) and variable not in live
+
+
+def _check_loop_values(where, statement, names, init, before, after, promote,
+                       placeholders, user_nones=()) -> None:
+    for index, variable in enumerate(names):
+        old, new = before[index], after[index]
+        refuse_halves(where, variable, old, new)
+        if old is None and new is not None and _may_be_placeholder(placeholders, variable) \
+                and variable not in user_nones:
+            promote[index] = _zeros_like_tree(new)  # a flag's value, set by the body
+            continue
+        if placeholders is True and _lengths_differ(old, new):
+            raise _list_length_error(where, variable, statement)
+        if not _same_structure(map_arrays(old, lambda leaf: 0), map_arrays(new, lambda leaf: 0)):
+            raise _error(where, f"variable {variable!r} changes from {_describe(old)} to "
+                                f"{_describe(new)} in one iteration of this {statement} on a "
+                                f"traced value; a traced loop must keep each variable's "
+                                f"structure, shape and dtype")
+        for (path, old_leaf), (_, new_leaf) in zip(leaves_with_paths(old),
+                                                   leaves_with_paths(new)):
+            old_aval, new_aval = _aval(old_leaf), _aval(new_leaf)
+            if same_type(old_aval, new_aval):
+                continue
+            number = isinstance(init[index], (int, float, complex)) and not is_array(init[index])
+            if number and old_aval.shape == new_aval.shape:
+                promote[index] = np.asarray(init[index], np.result_type(old_aval.dtype,
+                                                                         new_aval.dtype))
+                continue
+            raise _error(where, f"variable {variable!r}{path} changes from {old_aval} to "
+                                f"{new_aval} in one iteration of this {statement} on a traced "
+                                f"value; a traced loop must keep each variable's shape and "
+                                f"dtype (the loop runs in the graph, one trace for every trip "
+                                f"count)")
+    if promote:
+        raise _Retry()

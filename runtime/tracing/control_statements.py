@@ -1,0 +1,128 @@
+"""The helpers that converted `if`, `while` and `for` statements call (transforms/control_flow/control_flow.py).
+
+Each runs the plain Python statement when its condition is a Python value, so control flow on
+Python values unrolls into the trace as before. When the condition is traced it records one
+graph-level `cond` or `while` op (runtime/tracing/control.py) over the statement's variables:
+
+    (y,) = if_stmt(x.sum() > 0, if_true, if_false, (y,), names=("y",), live=("y",),
+                   where="model.py:12: if x.sum() > 0:")
+
+`names` are the statement's variables (the values tuple, in order), `live` those read after
+it, `where` the user's file, line and statement, for errors. A variable that has not been
+assigned yet arrives as `Undefined(name)`.
+
+The traced `if` is in runtime/tracing/control_branches.py, traced loops in runtime/tracing/control_loops.py,
+what both share about a statement's variables in runtime/tracing/control_variables.py. This module
+holds the table of what converted code calls (HELPERS), and the writes and NumPy functions it
+calls in place of those that cannot see traced values (`x[i] = v`, np.array of a list, the
+builtins max and min), and the test of a statement left as Python code.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from .control_branches import and_, if_exp, if_stmt, not_, or_
+from .control_loops import TracedRange, for_stmt, range_, while_stmt
+from .control_variables import Undefined, _error
+from ..devices import is_gpu_array
+from ..primitives.index import checked_out, holds_traced, stacked
+from .stacks import SavedValues
+from ..python_operators import AUGMENTED_OPERATORS
+from .tracer import (Tracer, TracerConversionError,
+                                      set_item as _set_array_item)
+
+
+def set_item(target, index, value):
+    """`target[index] = value` for converted code, returning the target's new value: an
+    array written with traced values (or at traced indices, a traced boolean mask too) becomes
+    traced. Containers are written as they are."""
+    if not isinstance(target, (np.ndarray, Tracer)):
+        target[index] = value
+        return target
+    return _set_array_item(target, index, value)
+
+
+
+
+def updated_item(target, index, symbol: str, value):
+    """The new item of `target[index] op= value` (op: `symbol`) for converted code, which
+    set_item then stores. Where target is a list or dict, Python runs the item's own in-place
+    operator: an array item (and every name bound to it) is changed in place, a number gets a
+    new value. An array's item is the new value `target[index] op value`, written by set_item."""
+    in_place, plain = AUGMENTED_OPERATORS[symbol]
+    if isinstance(target, (np.ndarray, Tracer)):
+        return plain(target[index], value)
+    item = target[index]
+    # A NumPy array cannot take a traced value in place. Where nothing but the container holds
+    # it (the references: the container's, `item`'s and getrefcount's own), a new traced value
+    # in its place is the same to every reader; else NumPy's in-place operator says what to do.
+    if isinstance(item, np.ndarray) and holds_traced(value) and sys.getrefcount(item) <= 3:
+        return plain(item, value)
+    return in_place(item, value)
+
+
+def array(value, dtype=None, *, copy=True, **options):
+    """`np.array(value, dtype)` for converted code: a (nested) list of traced values becomes
+    `np.stack`s of them, a traced value a copy (cast to `dtype`)."""
+    if not holds_traced(value):
+        return np.array(value, dtype=dtype, copy=copy, **options)
+    result = value.copy() if isinstance(value, Tracer) else stacked(value)
+    return result if dtype is None else result.astype(dtype)
+
+
+def asarray(value, dtype=None, **options):
+    """`np.asarray(value, dtype)` for converted code (see `array`): a traced value as is."""
+    if isinstance(value, Tracer):  # the same array, as NumPy's: it shares the memory
+        return value if dtype is None or np.dtype(dtype) == value.dtype else value.astype(dtype)
+    if holds_traced(value):
+        return array(value, dtype)
+    return np.asarray(value, dtype=dtype, **options)
+
+
+def refuse_outside_write(container, message: str, where: str) -> None:
+    """Raise `message` at `where` if `container`, which converted code is about to write into,
+    is a concrete array: a global or closure variable of the user's function, which a traced
+    graph cannot change on every call. (A list or dict there is a Python side effect, run while
+    tracing only; an autotrace.Variable refuses item assignment itself.)"""
+    if isinstance(container, np.ndarray) or is_gpu_array(container):
+        raise _error(where, message)
+
+
+def _compare_builtin(builtin, elementwise: str, reduction: str):
+    """The builtin max or min for converted code: it compares Python values, which traced ones
+    have none of; say which NumPy function does it instead."""
+    def compare(*args, **kwargs):
+        try:
+            return builtin(*args, **kwargs)
+        except TracerConversionError:
+            raise TracerConversionError(
+                f"built-in {builtin.__name__}() compares values as Python values, and a traced "
+                f"value has none while tracing: use np.{elementwise}(a, b) for two values, or "
+                f"np.{reduction}(x) over an array's elements") from None
+    compare.__name__ = builtin.__name__
+    return compare
+
+
+def python_test(value, *, where: str, reason: str, iterable: bool = False):
+    """The condition (or, for a for loop, the `iterable`) of a statement left as Python code
+    (see transforms/control_flow/control_flow.py): as it is, unless it is traced, which `reason` says cannot
+    be. A traced array is iterable in Python: its length is known while tracing."""
+    if isinstance(value, TracedRange) or isinstance(value, Tracer) and not iterable:
+        raise _error(where, reason)
+    return value
+
+
+# What converted code calls, by the names transforms/control_flow/control_flow.py gives them.
+HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "if_exp": if_exp,
+           "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
+           "set_item": set_item, "updated_item": updated_item, "python_test": python_test,
+           "SavedValues": SavedValues,
+           "checked_out": checked_out, "refuse_outside_write": refuse_outside_write}
+
+# NumPy functions that cannot see traced values in a list, and builtins that compare Python
+# values: converted code calls these instead.
+NUMPY_REPLACEMENTS = {np.array: array, np.asarray: asarray,
+                      max: _compare_builtin(max, "maximum", "max"),
+                      min: _compare_builtin(min, "minimum", "min")}

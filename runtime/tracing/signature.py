@@ -1,0 +1,333 @@
+"""Trace signatures: the cache key of a call, computed on every call, so it must be cheap.
+
+    signature_of((x, 3, "relu"), {"scale": 2.0})
+    -> ((("array", (3, 4), dtype('float64'), "cpu"), (int, 3), (str, "relu")),
+        (("scale", (float, 2.0)),))
+
+Rules, one per kind of leaf:
+- arrays and NumPy scalars (and Tracers): ("array", shape, dtype, device); their values do not
+  matter, they become graph inputs. A 0-d NumPy array's key ends with ZERO_D_ARRAY, which
+  tells it from a NumPy scalar.
+- Python scalars by type and value: 1, 1.0 and True are three signatures (a literal's type
+  changes NumPy's promotion). -0.0 and NaN are keyed by their text (NaN != NaN would miss).
+- strings and None by value.
+- tuples, lists and dicts recursively (dicts by sorted key: their order does not matter;
+  namedtuples by their type too).
+- anything else by identity, held weakly (`WeakIdentity`): the key does not keep the object
+  alive; `with_release_hook(key, hook)` makes a key whose hook runs when an object in it dies,
+  so a cache can evict the entry. Objects that cannot be weakly referenced (`object()`, ufuncs,
+  ints' subclasses with __slots__...) are keyed by identity with a strong reference in the key
+  (`StrongIdentity`): they live as long as the cache entry.
+
+`signature_and_arrays` returns the key and the array leaves (in the order runtime.tracer.trace
+makes them graph inputs), in one walk.
+"""
+from __future__ import annotations
+
+import inspect
+import weakref
+
+import numpy as np
+
+from ..abstract import abstractify, short_dtype
+from ..devices import device_of, is_gpu_array
+from ..containers import field_names, is_dataclass_instance
+from .tracer import Tracer, sorted_keys
+
+
+# The last item of a 0-d NumPy array's key: NumPy computes `**` on it with the power ufunc,
+# on a NumPy scalar of the same dtype with its scalar arithmetic (runtime/primitives/elementwise.py),
+# so the two are traced apart.
+ZERO_D_ARRAY = "0-d array"
+
+
+class WeakIdentity:
+    """An object in a key, by identity, without keeping it alive."""
+
+    __slots__ = ("ref", "ident", "type_name")
+
+    def __init__(self, value, callback=None):
+        self.ref = weakref.ref(value, callback)
+        self.ident = id(value)
+        self.type_name = type(value).__name__
+
+    def __hash__(self) -> int:
+        return self.ident
+
+    def __eq__(self, other) -> bool:
+        if self is other:
+            return True
+        if type(other) is not WeakIdentity or self.ident != other.ident:
+            return False
+        value = self.ref()
+        return value is not None and value is other.ref()
+
+    @property
+    def alive(self) -> bool:
+        return self.ref() is not None
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} object at {self.ident:#x}>"
+
+
+class StrongIdentity:
+    """An object that cannot be weakly referenced, by identity, kept alive by the key."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is StrongIdentity and other.value is self.value
+
+    def __repr__(self) -> str:
+        return f"<{type(self.value).__name__} object at {id(self.value):#x}>"
+
+
+def _float_key(value: float, arrays):
+    if value == 0.0 or value != value:  # -0.0 == 0.0 and nan != nan: key them by their text
+        return (float, repr(value))
+    return (float, value)
+
+
+def _sequence_key(tag):
+    def key(value, arrays):
+        return (tag, *[_key(item, arrays) for item in value])
+    return key
+
+
+def _dict_key(value: dict, arrays):
+    return ("dict", *[(name, _key(value[name], arrays)) for name in sorted_keys(value)])
+
+
+_KEYS = {
+    float: _float_key,
+    int: lambda value, arrays: (int, value),
+    bool: lambda value, arrays: (bool, value),
+    complex: lambda value, arrays: (complex, repr(value)),
+    str: lambda value, arrays: (str, value),
+    type(None): lambda value, arrays: None,
+    tuple: _sequence_key("tuple"),
+    list: _sequence_key("list"),
+    dict: _dict_key,
+}
+
+
+def _key(value, arrays: list):
+    kind = type(value)
+    if kind is np.ndarray:
+        arrays.append(value)
+        return ("array", value.shape, value.dtype, "cpu") if value.ndim else \
+            ("array", (), value.dtype, "cpu", ZERO_D_ARRAY)
+    make = _KEYS.get(kind)
+    if make is not None:
+        return make(value, arrays)
+    return _other_key(value, arrays)
+
+
+def _other_key(value, arrays: list):
+    if isinstance(value, (np.ndarray, np.generic)) or is_gpu_array(value):
+        arrays.append(value)
+        key = ("array", value.shape, value.dtype, device_of(value))
+        return key + (ZERO_D_ARRAY,) if isinstance(value, np.ndarray) and not value.ndim \
+            else key
+    if isinstance(value, Tracer):
+        arrays.append(value)
+        return ("array", value.shape, value.dtype, value.device)
+    if hasattr(type(value), "__array_namespace__"):  # CuPy's, or an array-API library's
+        arrays.append(value)
+        aval = abstractify(value)
+        return ("array", aval.shape, aval.dtype, aval.device)
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        return (type(value), *[_key(item, arrays) for item in value])
+    if isinstance(value, (tuple, list)):
+        return (type(value), *[_key(item, arrays) for item in value])
+    if isinstance(value, dict):
+        return (type(value), *_dict_key(value, arrays)[1:])
+    if is_dataclass_instance(value):  # by its fields, as a namedtuple
+        return (type(value), *[_key(getattr(value, name), arrays)
+                               for name in field_names(type(value))])
+    try:
+        return WeakIdentity(value)
+    except TypeError:
+        return StrongIdentity(value)
+
+
+def signature_and_arrays(args: tuple, kwargs: dict) -> tuple[tuple, list]:
+    """The signature of a call and its array leaves, in graph-input order."""
+    arrays: list = []
+    key = tuple([_key(value, arrays) for value in args])
+    if kwargs:
+        return (key, tuple([(name, _key(kwargs[name], arrays))
+                            for name in sorted(kwargs)])), arrays
+    return (key, ()), arrays
+
+
+class ParameterBinding:
+    """A call's arguments bound to a function's parameters, as tf.function binds them before it
+    keys a trace: for `def f(x, s=1.0)`, `f(x, 2.0)` and `f(x, s=2.0)` are both the call
+    `(x, 2.0), {}`, and `f(x)` is `(x, 1.0), {}`. Keyword-only parameters (their defaults
+    filled in) and **kwargs stay keywords; *args stay positional.
+
+    Example:
+        >>> ParameterBinding(lambda x, s=1.0, *, k=2: x).bind((3,), {"s": 4.0})
+        ((3, 4.0), {'k': 2})
+    """
+
+    def __init__(self, function):
+        try:
+            self.signature = inspect.signature(function)
+        except (TypeError, ValueError):  # no signature to bind to: calls are keyed as made
+            self.signature = None
+            return
+        kinds = [parameter.kind for parameter in self.signature.parameters.values()]
+        self.positional = sum(kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                       inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                              for kind in kinds)
+        self.varargs = inspect.Parameter.VAR_POSITIONAL in kinds
+        # A call with all positional arguments and no keywords is bound as it is (the usual
+        # call, kept cheap), unless keyword-only defaults are to be filled in.
+        self.keywords = inspect.Parameter.KEYWORD_ONLY in kinds or \
+            inspect.Parameter.VAR_KEYWORD in kinds
+        # Keyword-only parameters that all have defaults (a gradient's `dy=None`): a call that
+        # passes none of them binds to those defaults without inspect's binding (~8 us).
+        keyword_only = [parameter for parameter in self.signature.parameters.values()
+                        if parameter.kind is inspect.Parameter.KEYWORD_ONLY]
+        self.keyword_defaults = None
+        if inspect.Parameter.VAR_KEYWORD not in kinds and all(
+                parameter.default is not inspect.Parameter.empty for parameter in keyword_only):
+            self.keyword_defaults = {parameter.name: parameter.default
+                                     for parameter in keyword_only}
+
+    def bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """(positional arguments, keyword arguments) of the call, defaults filled in; the call
+        as it is where it does not fit the parameters (calling the function then says why)."""
+        if self.signature is None:
+            return args, kwargs
+        if not kwargs and (len(args) == self.positional
+                           or self.varargs and len(args) > self.positional):
+            if not self.keywords:
+                return args, kwargs
+            if self.keyword_defaults is not None:
+                return args, dict(self.keyword_defaults)
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError:
+            return args, kwargs
+        bound.apply_defaults()
+        return bound.args, bound.kwargs
+
+
+def signature_of(args: tuple, kwargs: dict | None = None) -> tuple:
+    """The hashable cache key of a call `f(*args, **kwargs)` (see the module docstring)."""
+    return signature_and_arrays(args, kwargs or {})[0]
+
+
+def with_release_hook(key, hook):
+    """`key` with each WeakIdentity rebuilt so that `hook(weakref)` runs when its object dies.
+
+    A lookup key needs no hook (and is cheaper without); the key a cache stores does.
+    """
+    if type(key) is WeakIdentity:
+        value = key.ref()
+        return WeakIdentity(value, hook) if value is not None else key
+    if type(key) is tuple:
+        return tuple(with_release_hook(item, hook) for item in key)
+    return key
+
+
+def is_alive(key) -> bool:
+    """False if an object the key holds weakly has died: the key can never match again."""
+    if type(key) is WeakIdentity:
+        return key.alive
+    if type(key) is tuple:
+        return all(is_alive(item) for item in key)
+    return True
+
+
+# --- explaining a retrace -----------------------------------------------------------------------
+
+def describe_difference(old_key: tuple, new_key: tuple, parameter_names=()) -> str:
+    """What changed between two signatures, for a person: `argument 'x': shape (3,) -> (4,)`.
+
+    `parameter_names` names the positional arguments (the function's parameters, in order).
+    """
+    (old_args, old_kwargs), (new_args, new_kwargs) = old_key, new_key
+    if len(old_args) != len(new_args):
+        return f"number of positional arguments: {len(old_args)} -> {len(new_args)}"
+    for position, (old, new) in enumerate(zip(old_args, new_args)):
+        if old != new:
+            name = (repr(parameter_names[position]) if position < len(parameter_names)
+                    else str(position))
+            return f"argument {name}{_difference(old, new)}"
+    old_names, new_names = dict(old_kwargs), dict(new_kwargs)
+    if old_names.keys() != new_names.keys():
+        return f"keyword arguments: {sorted(old_names)} -> {sorted(new_names)}"
+    for name in old_names:
+        if old_names[name] != new_names[name]:
+            return f"argument {name!r}{_difference(old_names[name], new_names[name])}"
+    return "no difference"
+
+
+def _difference(old, new) -> str:
+    """`: shape (3,) -> (4,)`, or `[0]['w']: ...` for a difference inside a container."""
+    if is_array_key(old) and is_array_key(new):
+        for part, index, show in (("shape", 1, str), ("dtype", 2, str), ("device", 3, str)):
+            if old[index] != new[index]:
+                return f": {part} {show(old[index])} -> {show(new[index])}"
+        if old[4:] != new[4:]:
+            return f": {_kind_of_0d(old)} -> {_kind_of_0d(new)}"
+    if _is_container_key(old) and _is_container_key(new) and old[0] == new[0]:
+        old_items, new_items = old[1:], new[1:]
+        if old[0] == "dict" or (isinstance(old[0], type) and issubclass(old[0], dict)):
+            old_items, new_items = dict(old_items), dict(new_items)
+            if old_items.keys() != new_items.keys():
+                return f": keys {sorted(old_items)} -> {sorted(new_items)}"
+            for name in old_items:
+                if old_items[name] != new_items[name]:
+                    return f"[{name!r}]{_difference(old_items[name], new_items[name])}"
+        elif len(old_items) != len(new_items):
+            return f": length {len(old_items)} -> {len(new_items)}"
+        else:
+            for index, (a, b) in enumerate(zip(old_items, new_items)):
+                if a != b:
+                    return f"[{index}]{_difference(a, b)}"
+    return f": {_describe(old)} -> {_describe(new)}"
+
+
+def is_array_key(key) -> bool:
+    """Whether `key` (a part of a signature) is an array's: ("array", shape, dtype, device),
+    and ZERO_D_ARRAY after those for a 0-d NumPy array."""
+    return type(key) is tuple and len(key) in (4, 5) and key[0] == "array" and \
+        type(key[1]) is tuple
+
+
+def _kind_of_0d(key) -> str:
+    return "a 0-d array" if key[4:] == (ZERO_D_ARRAY,) else "a NumPy scalar"
+
+
+def _is_container_key(key) -> bool:
+    return type(key) is tuple and bool(key) and (
+        key[0] in ("tuple", "list", "dict") or isinstance(key[0], type)
+        and issubclass(key[0], (tuple, list, dict)))
+
+
+def _describe(key) -> str:
+    if key is None:
+        return "None"
+    if is_array_key(key):
+        return f"an array {short_dtype(key[2])}[{','.join(map(str, key[1]))}]"
+    if type(key) is tuple and len(key) == 2 and key[0] in (int, float, bool, complex, str):
+        kind, value = key
+        text = value if isinstance(value, str) and kind is not str else repr(value)
+        return f"{kind.__name__} {text}"
+    if _is_container_key(key):
+        kind = key[0] if isinstance(key[0], str) else key[0].__name__
+        return f"a {kind} of {len(key) - 1}"
+    if type(key) is WeakIdentity and not key.alive:
+        return f"{key!r} (since released)"
+    return repr(key)

@@ -1,0 +1,589 @@
+"""Tracing: run a Python function on `Tracer`s and record the NumPy calls it makes as a Graph.
+
+    graph, structure = trace(lambda x, y: np.sum(x * y), (x, y))
+
+A `Tracer` stands for one graph value while the function runs. NumPy hands it every ufunc
+(`__array_ufunc__`) and every function with a dispatcher (`__array_function__`), and Python its
+operators, `x[i]` and methods like `.sum()`; each records equations through the op registry
+(runtime/ops.py). What is known while tracing is answered at once and records nothing:
+`.shape`, `.ndim`, `.dtype`, `.size`, `len(x)`, `np.shape(x)`.
+
+Decisions, and what they mean for the traced function:
+- Arguments: array leaves of the argument pytrees (tuples, lists, dicts; NumPy arrays and NumPy
+  scalars) become graph inputs; every other leaf (Python numbers, strings, None, objects) is
+  passed as it is, so Python control flow on it is unrolled into the trace.
+- Concrete values met while tracing become constants: Python scalars are kept as literals in the
+  equation (NumPy 2 weak promotion: `x * 2.0` stays f32 for an f32 x); arrays and NumPy scalars
+  are copied into the graph (baked in at trace time, as in JAX: changing a global array later
+  does not change a cached graph).
+- A traced value has no Python value: `bool(t)`, `float(t)`, `int(t)`, `np.asarray(t)` raise
+  `TracerConversionError`; `if t > 0:` must become autotrace.cond, or move out of the trace.
+- `t[index] = value` works on a tracer, functionally: it records a `setitem` (or `scatter`) op and
+  rebinds that Tracer object to the new value, and so do `t += v`, `t.fill(v)`, `t.sort()` and
+  `out=t`. Views follow NumPy's (runtime/tracing/views.py): a write into `v = t[0:2]` is written back
+  into t, and a view taken earlier reads itself again after t changes. Buffer reuse later
+  turns the copy into an in-place write where nothing else reads the old value.
+- A concrete array made inside the function (`h = np.zeros(3)`) stays a NumPy array: NumPy
+  never shows its creation to the tracer, and no protocol lets a tracer intercept `h[i] = t`.
+  NumPy converts t instead, which raises TracerConversionError (for a single element NumPy
+  raises "ValueError: setting an array element with a sequence" from it, as `__cause__`).
+  Make such buffers from a traced value so they are traced too (`np.zeros_like(x, shape=(3,))`),
+  or write `h = set_item(h, i, t)`, which also accepts a concrete `h` (the hook for a source
+  transform that rewrites subscript assignment). `np.asarray(t)` and `np.array(t)` cannot be
+  intercepted either: code meant to be traced must leave traced values as they are.
+- Python side effects (print, appending to a list) happen while tracing only, not on cached calls.
+- A graph cannot write into the caller's arrays: with `protect_arguments` (autotrace.function),
+  changing an array argument in place (`x += 1`, `x[0] = v`, `np.add(x, 1, out=x)`, also through
+  a view `x[0]` or a loop's row) raises ArgumentChangedError naming it. `s += 1` on a 0-d
+  traced value that is no view is `s = s + 1`: it may stand for an immutable NumPy scalar.
+"""
+from __future__ import annotations
+
+from builtins import type as builtins_type
+from dataclasses import replace
+
+import numpy as np
+
+from ..abstract import AbstractArray, abstractify, unknown_size_error
+from .arguments import (  # noqa: F401 - the argument checks, imported here too
+    ArgumentChangedError, _basic_index, _index_text, inherit_arguments, mark_view,
+    refuse_change_of_argument)
+from ..devices import is_gpu_array, mixing_error
+from ..graph import Constant, Equation, Graph, Literal, Var
+from ..ops import (LITERAL_TYPES, UntraceableError, array_methods, numpy_functions,
+                                   untraceable)
+from ..python_operators import OPERATOR_SYMBOLS
+from ..primitives.elementwise import ZERO_D_ARRAYS, apply_ufunc, astype, power
+from ..primitives.index import (  # noqa: F401 - set_item, imported from here too
+    add_at, getitem, set_item, setitem)
+from ..primitives.index import out_position
+from ..scopes import current as current_scope
+from ..state import StateCell, capturing
+from .trees import (  # noqa: F401 - the tree helpers, imported from here too
+    OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
+from .views import (check_output, current_var, function_view, index_view,
+                                     write_into)
+
+
+class TracerConversionError(TypeError):
+    """A traced value was asked for a Python value (bool, float, int, index, NumPy array)."""
+
+
+_BOOL_MESSAGE = (
+    "cannot convert a traced value to a Python bool: this is control flow on a traced array "
+    "value; use autotrace.cond/while_loop or compute it outside the traced function")
+
+_PYTHON_VALUE_MESSAGE = (
+    "cannot convert a traced value to {what}: a traced value has no Python value while "
+    "tracing (it has one only when the graph runs). Keep it an array: compute with NumPy "
+    "functions (np.where to choose between values, autotrace.cond for a branch) and return "
+    "it, or leave this function untraced")
+
+_VALUE_MESSAGE = (
+    "cannot convert a traced value to {what}: its value is not known while tracing. If it is "
+    "being written into a NumPy array made inside the traced function (buffer[i] = value), "
+    "make that array from a traced one so it is traced too: np.zeros_like(x, shape=...)")
+
+
+def _no_python_value(what: str) -> TracerConversionError:
+    return TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what=what))
+
+
+class GraphBuilder:
+    """The equations recorded so far by one trace, and the Tracers that refer to them."""
+
+    def __init__(self):
+        self.inputs: list[Var] = []
+        self.equations: list[Equation] = []
+        self.constants: dict[int, tuple] = {}  # id(array) -> (array, Constant)
+        self.finished = False
+        # The Tracers that are the caller's (mutable) arrays:
+        # id -> (Tracer, the parameter's name, the path in it: "['w']" or "").
+        self.arguments: dict[int, tuple] = {}
+        # 0-d results NumPy gives as arrays, not NumPy scalars (primitives/elementwise.py ZERO_D_ARRAYS)
+        self.zero_d_arrays: set[Var] = set()
+
+    def device(self) -> str:
+        """Where the trace's inputs are (what an op with no graph-value input makes goes
+        there too: np.zeros_like(x) of a traced x): "cpu" without GPU inputs. A subgraph's
+        (a branch, a loop body) is its whole trace's."""
+        root = self
+        while getattr(root, "parent", None) is not None:
+            root = root.parent
+        devices = {var.aval.device for var in root.inputs if isinstance(var.aval, AbstractArray)}
+        return devices.pop() if len(devices) == 1 else "cpu"
+
+    def new_input(self, aval: AbstractArray) -> Tracer:
+        var = Var(aval)
+        self.inputs.append(var)
+        return Tracer(self, var)
+
+    def record(self, primitive, inputs, attrs: dict):
+        """Append `primitive(inputs, **attrs)`; its result as a Tracer (a tuple, for several)."""
+        values = [self.graph_value(value) for value in inputs]
+        avals = [value.value if isinstance(value, Literal) else value.aval for value in values]
+        result = primitive.abstract_eval(*avals, **attrs)
+        several = isinstance(result, tuple)
+        results = result if several else (result,)
+        device = _device_of_inputs(values, primitive) or self.device()
+        if device != "cpu":  # a primitive's result is where its inputs are
+            results = tuple(replace(aval, device=device) if isinstance(aval, AbstractArray)
+                            and aval.device == "cpu" else aval for aval in results)
+        outputs = tuple(Var(aval) for aval in results)
+        if primitive.name in ZERO_D_ARRAYS:
+            self.zero_d_arrays.update(var for var in outputs if var.aval.shape == ())
+        self.equations.append(Equation(primitive, values, attrs, outputs, current_scope()))
+        tracers = tuple(Tracer(self, var) for var in outputs)
+        return tracers if several else tracers[0]
+
+    def graph_value(self, value):
+        """What an equation input refers to: a Var, a Literal or a Constant."""
+        if isinstance(value, Tracer):
+            return self.own_var(value)
+        if value is None or type(value) in LITERAL_TYPES:
+            return Literal(value)
+        if isinstance(value, (np.ndarray, np.generic, list, tuple)) or is_gpu_array(value):
+            return self.constant(value)
+        raise TypeError(f"autotrace cannot use a {type(value).__name__} as an array in a "
+                        f"traced NumPy call")
+
+    def own_var(self, tracer: Tracer) -> Var:
+        if tracer._builder.finished:
+            raise TracerConversionError(
+                "a traced value was used after its trace ended (kept in a global or an "
+                "attribute?); return it from the traced function instead")
+        if tracer._builder is not self:
+            raise TracerConversionError(
+                "a traced value from another trace was used here (a closure over a traced "
+                "value of an enclosing function?); pass it in as an argument instead")
+        return tracer.graph_var
+
+    def constant(self, value) -> Constant:
+        known = self.constants.get(id(value))
+        if known is not None:
+            return known[1]
+        array = np.asarray(value) if isinstance(value, (list, tuple)) else value
+        if array.dtype == object:
+            raise TracerConversionError(
+                "cannot make an array from a list holding traced values; use np.stack(list)")
+        if isinstance(array, np.ndarray):
+            array = array.copy()
+            array.flags.writeable = False
+        elif is_gpu_array(array):  # kept on its GPU: a copy, as the user may change theirs
+            array = array.copy()
+        constant = Constant(array)
+        self.constants[id(value)] = (value, constant)
+        return constant
+
+
+def _device_of_inputs(values, primitive) -> str | None:
+    """The device of an equation's array inputs (None without any); DeviceError for two.
+    Constants go wherever the graph runs, and stacks of saved values hold arrays of any
+    device, so neither counts."""
+    devices = {value.aval.device for value in values
+               if isinstance(value, Var) and isinstance(value.aval, AbstractArray)}
+    if len(devices) > 1:
+        raise mixing_error(devices)
+    return devices.pop() if devices else None
+
+
+def _forward(function):
+    """A Tracer method that is the NumPy function of the same name."""
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+    method.__name__ = function.__name__
+    return method
+
+
+def _operator(ufunc, reflected=False):
+    if reflected:
+        return lambda self, other: apply_ufunc(ufunc, "__call__", read_cells(other), self)
+    return lambda self, other: apply_ufunc(ufunc, "__call__", self, read_cells(other))
+
+
+def read_cells(value):
+    """`value` with each state cell (a Variable), also in tuples, lists and dicts, replaced by
+    what it holds in this trace: NumPy hands a Tracer's protocols Variables as they are."""
+    if isinstance(value, StateCell):
+        return value.read()
+    if isinstance(value, (tuple, list)) and any(isinstance(item, (StateCell, tuple, list, dict))
+                                                for item in value):
+        return type(value)(read_cells(item) for item in value)
+    if isinstance(value, dict):
+        return {key: read_cells(item) for key, item in value.items()}
+    return value
+
+
+# Abstract value types other than arrays -> the Tracer subclass that stands for them (filled
+# at import by the modules defining them, e.g. runtime/tracing/stacks.py).
+tracer_kinds: dict = {}
+
+
+class Tracer:
+    """A traced array: an abstract value (shape, dtype, device) that records what is done to it.
+
+    Attributes:
+        graph_var: the graph Var it stands for now (`t[i] = v` rebinds it to a new Var; a
+            view reads itself again from its base after a write into their memory).
+    """
+
+    # _var: the Var last bound; _link: how it is a view of its base (runtime/tracing/views.py), or
+    # None; _memory: the writes into the memory it shares with views, None while it has none;
+    # _seen: how many of those writes _var has seen.
+    __slots__ = ("_builder", "_var", "_link", "_memory", "_seen")
+    __array_priority__ = 1000
+    is_traced_array = True  # an array leaf of argument and result trees (runtime/tracing/trees.py)
+    __hash__ = None  # like ndarray: == is elementwise
+
+    def __new__(cls, builder: GraphBuilder = None, var: Var = None):
+        kind = tracer_kinds.get(type(var.aval)) if cls is Tracer and var is not None else None
+        return object.__new__(kind or cls)
+
+    def __init__(self, builder: GraphBuilder, var: Var):
+        self._builder = builder
+        self._var, self._link, self._memory, self._seen = var, None, None, 0
+
+    @property
+    def graph_var(self) -> Var:
+        return current_var(self)
+
+    @graph_var.setter
+    def graph_var(self, var: Var) -> None:
+        """Rebind to `var` as a value of its own (no longer a view; views of it read again)."""
+        self._var, self._link = var, None
+        if self._memory is not None:
+            self._memory.note_write(frozenset())
+            self._memory = None
+
+    # --- what is known while tracing ---------------------------------------------------------
+    aval = property(lambda self: self._var.aval)  # writes keep shape and dtype
+    # The traced value this one is a view of (runtime/tracing/views.py), or None: `x.T`'s is `x`.
+    view_base = property(lambda self: self._link.base if self._link is not None else None)
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    device = property(lambda self: self.aval.device)
+    itemsize = property(lambda self: self.aval.dtype.itemsize)
+    nbytes = property(lambda self: self.aval.dtype.itemsize * self.aval.size)
+    T = property(lambda self: np.transpose(self))
+    mT = property(lambda self: np.matrix_transpose(self))
+    real = property(lambda self: np.real(self))
+    imag = property(lambda self: np.imag(self))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        if self.shape[0] is None:
+            raise unknown_size_error("len()", self.aval)
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.shape and self.shape[0] is None:
+            raise unknown_size_error("iterating over an array", self.aval)
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self) -> str:
+        return f"Tracer<{self.graph_var.aval}>"
+
+    # --- NumPy's dispatch protocols ----------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if ufunc is np.add and method == "at" and not kwargs:
+            return _add_at(*read_cells(inputs))
+        out = kwargs.pop("out", None)
+        result = apply_ufunc(ufunc, method, *read_cells(inputs), **kwargs)
+        if out is None:
+            return result
+        if not all(isinstance(target, Tracer) for target in out):
+            raise TracerConversionError(_VALUE_MESSAGE.format(what="a NumPy array (out=)"))
+        for target in out:
+            refuse_change_of_argument(target, f"np.{ufunc.__name__}(..., out={{}})")
+        for target, value in zip(out, result if isinstance(result, tuple) else (result,)):
+            if method == "__call__":
+                check_output(ufunc, read_cells(inputs), target, value)
+            _write(target, value, f"np.{ufunc.__name__}(..., out={{}})",
+                   "output array is read-only")
+        return out[0] if len(out) == 1 else out
+
+    def __array_function__(self, func, types, args, kwargs):
+        binding = numpy_functions.get(func)
+        if binding is None:
+            raise untraceable(func)
+        args, kwargs = read_cells(args), read_cells(kwargs)
+        if func is np.real and args[0] is self and not np.iscomplexobj(self):
+            return self  # as NumPy's: the same array, so writes into it change self
+        out, args, kwargs = _take_out(func, args, kwargs)
+        result = binding(*args, **kwargs)
+        if out is not None:  # np.clip(a, lo, hi, out): the result written into out
+            return _write_out(f"np.{func.__name__}(..., out={{}})", out, result)
+        function_view(func, result, args, kwargs)
+        return result
+
+    def __array__(self, dtype=None, copy=None):
+        raise TracerConversionError(_VALUE_MESSAGE.format(
+            what="a NumPy array (np.asarray, np.array, or a function autotrace has no op for)"))
+
+    # --- conversions to Python values --------------------------------------------------------
+    def __bool__(self):
+        raise TracerConversionError(_BOOL_MESSAGE)
+
+    def __float__(self):
+        raise _no_python_value("a Python float")
+
+    def __int__(self):
+        raise _no_python_value("a Python int")
+
+    def __complex__(self):
+        raise _no_python_value("a Python complex")
+
+    def __index__(self):
+        raise _no_python_value("a Python int (an index)")
+
+    def item(self, *args):
+        raise _no_python_value("a Python scalar (.item())")
+
+    def tolist(self):
+        raise _no_python_value("a Python list (.tolist())")
+
+    # --- indexing ----------------------------------------------------------------------------
+    def __getitem__(self, index):
+        result = getitem(self, index)
+        if isinstance(result, Tracer):
+            index_view(result, self, index)
+        if self._builder.arguments and _basic_index(index):
+            mark_view(result, self, index)
+        return result
+
+    def __setitem__(self, index, value):
+        refuse_change_of_argument(self, "{}[...] = ...")
+        _write(self, setitem(self, index, value), "{}[...] = ...",
+               "assignment destination is read-only")
+
+    # --- methods -----------------------------------------------------------------------------
+    def reshape(self, *shape, order="C"):
+        return np.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
+
+    def transpose(self, *axes):
+        return np.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        return astype(self, dtype)
+
+    def copy(self, order="C"):
+        return np.copy(self)
+
+    def view(self, dtype=None, type=None):
+        """`A.view()`: a new array object over A's memory, as NumPy's (a write through it
+        reaches A, and one into A reaches it). A view as another dtype reinterprets the bytes,
+        which no op of a graph does."""
+        if isinstance(dtype, builtins_type) and issubclass(dtype, np.ndarray):
+            dtype, type = None, dtype  # NumPy's A.view(ndarray_subclass)
+        if type not in (None, np.ndarray):
+            raise UntraceableError(f"autotrace cannot trace .view(type={type.__name__}): a "
+                                   f"traced value is a plain array; call .view() without type")
+        if dtype is not None and np.dtype(dtype) != self.dtype:
+            raise UntraceableError(
+                f"autotrace cannot trace .view({np.dtype(dtype).name}) of a {self.dtype.name} "
+                f"array: it reinterprets the bytes, which no graph op does; convert the values "
+                f"with .astype({np.dtype(dtype).name}) instead if that is what is meant")
+        return self[...]
+
+    def flatten(self, order="C"):
+        return np.copy(np.reshape(self, (-1,)))
+
+    def ravel(self, order="C"):
+        return np.ravel(self, order=order)
+
+    def conjugate(self):
+        return np.conjugate(self)
+
+    def fill(self, value):
+        refuse_change_of_argument(self, "{}.fill(...)")
+        _write(self, np.full_like(self, value), "{}.fill(...)",
+               "assignment destination is read-only")
+
+    def sort(self, axis=-1, kind=None, order=None):
+        refuse_change_of_argument(self, "{}.sort()")
+        _write(self, np.sort(self, axis=axis, kind=kind), "{}.sort()",
+               "assignment destination is read-only")
+
+
+def write_value(tracer: Tracer, value, operation: str = "{}[...] = ...") -> None:
+    """Change `tracer` in place to `value` (np.add.at; a traced branch or loop body that wrote
+    into its memory); refused where that is an argument's, `operation` naming the write."""
+    _write(tracer, value, operation, "assignment destination is read-only")
+
+
+def _add_at(target, index, value) -> None:
+    """np.add.at(target, index, value) on a traced `target`: it changes in place to the sum,
+    as with `target[index] = value` (repeated indices add up)."""
+    if not isinstance(target, Tracer):
+        raise UntraceableError(
+            "autotrace cannot trace numpy.add.at into a concrete array with a traced value: "
+            "make the array from a traced one (np.zeros_like(x, shape=...))")
+    write_value(target, add_at(target, index, value), "np.add.at({}, ...)")
+
+
+def _take_out(func, args: tuple, kwargs: dict):
+    """(out, args, kwargs) for a call of NumPy's `func`, with its `out` argument, given by
+    keyword or by position, taken out of args and kwargs (None where there is none)."""
+    if kwargs.get("out") is not None:
+        kwargs = dict(kwargs)
+        return kwargs.pop("out"), args, kwargs
+    position = out_position(func)
+    if position is None or len(args) <= position or args[position] is None:
+        return None, args, kwargs
+    return args[position], args[:position] + args[position + 1:], kwargs
+
+
+def _write_out(operation: str, out, result):
+    """`result` written into `out` (a traced array, or a tuple of one), which is returned."""
+    target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    if not isinstance(target, Tracer):
+        raise TracerConversionError(_VALUE_MESSAGE.format(what="a NumPy array (out=)"))
+    refuse_change_of_argument(target, operation)
+    _write(target, result, operation, "output array is read-only")
+    return target
+
+
+def _write(tracer: Tracer, value, operation: str, read_only_message: str) -> None:
+    """Change `tracer` in place to `value` (cast to its dtype), with the memory it shares with
+    its bases and views; refused (ArgumentChangedError) where that is an argument's."""
+    if value.dtype != tracer.dtype:
+        value = astype(value, tracer.dtype)
+    write_into(tracer, value, lambda member: refuse_change_of_argument(member, operation),
+               read_only_message)
+
+
+for _name, (_function, _) in array_methods.items():  # x.sum(axis=0) is np.sum(x, axis=0)
+    if _name not in vars(Tracer):
+        setattr(Tracer, _name, _forward(_function))
+
+# Python's operators and the ufuncs they are: Tracer and autotrace.Variable both answer them.
+BINARY_OPERATORS = (
+    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.divide),
+    ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power),
+    ("matmul", np.matmul), ("and", np.bitwise_and), ("or", np.bitwise_or),
+    ("xor", np.bitwise_xor), ("lshift", np.left_shift), ("rshift", np.right_shift),
+    ("divmod", np.divmod))
+COMPARISON_OPERATORS = (("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
+                        ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal))
+UNARY_OPERATORS = (("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
+                   ("invert", np.invert))
+
+for _dunder, _ufunc in BINARY_OPERATORS:
+    setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
+    setattr(Tracer, f"__r{_dunder}__", _operator(_ufunc, reflected=True))
+# `**` on two numbers is NumPy's scalar power, not the ufunc (primitives/elementwise.py power)
+Tracer.__pow__ = lambda self, other: power(self, read_cells(other))
+Tracer.__rpow__ = lambda self, other: power(read_cells(other), self)
+
+
+def _in_place_operator(ufunc, symbol: str):
+    """`t += v` and the like: refused on an array argument; otherwise `t` changes in place,
+    as NumPy's `np.add(t, v, out=t)`, with its views. A 0-d traced value that is no view
+    becomes `t = t + v` instead: it may stand for an immutable NumPy scalar (np.sum's
+    result), which `+=` rebinds, and no name can tell the two apart."""
+    operation = "{} " + symbol + "= ..."
+
+    def method(self, other):
+        refuse_change_of_argument(self, operation)
+        if not isinstance(self.aval, AbstractArray) or self.ndim == 0 and self._link is None:
+            return NotImplemented
+        other = read_cells(other)
+        result = apply_ufunc(ufunc, "__call__", self, other)
+        check_output(ufunc, (self, other), self, result)
+        _write(self, result, operation, "output array is read-only")
+        return self
+    return method
+
+
+for _dunder, _ufunc in BINARY_OPERATORS:
+    if _dunder in OPERATOR_SYMBOLS:
+        setattr(Tracer, f"__i{_dunder}__", _in_place_operator(_ufunc, OPERATOR_SYMBOLS[_dunder]))
+
+for _dunder, _ufunc in COMPARISON_OPERATORS:
+    setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
+
+for _dunder, _ufunc in UNARY_OPERATORS:
+    setattr(Tracer, f"__{_dunder}__", lambda self, _ufunc=_ufunc: apply_ufunc(_ufunc, "__call__",
+                                                                             self))
+
+
+def trace(function, args: tuple = (), kwargs: dict | None = None,
+          allow_state_creation: bool = True, protect_arguments: bool = False,
+          parameters: tuple = ()):
+    """Run `function(*args, **kwargs)` on abstract values; the graph it records.
+
+    Array leaves of `args` and `kwargs` (see `map_arrays` for their order) become the graph's
+    inputs, in that order; other leaves are passed as they are. With `protect_arguments`,
+    changing an array argument in place (`x += 1`, `x[0] = v`) raises ArgumentChangedError,
+    naming it by `parameters` (the names positional arguments fill, "*args" last). State
+    cells the function reads
+    (runtime/state.py) are further inputs, in the order first read, and the last values of
+    those it writes further outputs, after the result's: `structure.captured` and
+    `structure.written` list them, and `structure.run(compiled, arrays)` feeds and stores them.
+
+    Returns:
+        (graph, structure): `structure.unflatten(outputs)` rebuilds the function's result
+        from the graph's flat outputs.
+
+    Example:
+        >>> graph, structure = trace(lambda x: np.sin(x) * 2.0, (np.ones(3),))
+        >>> print(graph)
+        { lambda a:f64[3] ;
+          b:f64[3] = sin a
+          c:f64[3] = multiply b 2.0
+          in (c) }
+    """
+    builder = GraphBuilder()
+    names = iter(_argument_paths(tuple(args), dict(kwargs or {}), parameters))
+
+    def new_argument(leaf):
+        tracer = builder.new_input(_aval_of(leaf))
+        if isinstance(leaf, np.ndarray) and leaf.ndim == 0:  # not a NumPy scalar (signature)
+            builder.zero_d_arrays.add(tracer.graph_var)
+        parameter, path = next(names)
+        if protect_arguments and not isinstance(leaf, (np.generic, Tracer)):  # not a scalar
+            builder.arguments[id(tracer)] = (tracer, parameter, path)
+        return tracer
+    traced_args, traced_kwargs = map_arrays((tuple(args), dict(kwargs or {})), new_argument)
+    outputs: list = []
+
+    def output_slot(leaf):
+        outputs.append(builder.own_var(leaf) if isinstance(leaf, Tracer)
+                       else builder.constant(leaf))
+        return _Slot(len(outputs) - 1)
+
+    try:
+        with capturing(builder.new_input, builder, allow_state_creation) as scope:
+            template = map_arrays(function(*traced_args, **traced_kwargs), output_slot)
+            for value in scope.written_values():
+                output_slot(value)
+    finally:
+        builder.finished = True
+    structure = OutputStructure(template, scope.captured_cells, scope.written_cells)
+    return Graph(builder.inputs, builder.equations, outputs), structure
+
+
+def _argument_paths(args: tuple, kwargs: dict, parameters: tuple) -> list:
+    """(parameter, path) for each array leaf of a call's arguments, in map_arrays' order:
+    ("x", ""), ("params", "['W']"), ("args", "[0]") for *args, ("argument 2", "") past the
+    named parameters (`parameters`, the names positional arguments fill, "*args" last)."""
+    def paths(tree, path):
+        return [leaf_path for leaf_path, _ in leaves_with_paths(tree, path)]
+    positional = []
+    for index in range(len(args)):
+        named = parameters[min(index, len(parameters) - 1)] if parameters else ""
+        if named.startswith("*"):  # *args: its items
+            positional.append((named[1:], f"[{index - len(parameters) + 1}]"))
+        else:
+            positional.append((named, "") if index < len(parameters) else
+                              (f"argument {index}", ""))
+    return ([(name, prefix + path) for (name, prefix), arg in zip(positional, args)
+             for path in paths(arg, "")]
+            + [(key, path) for key in sorted_keys(kwargs) for path in paths(kwargs[key], "")])
+
+
+def _aval_of(leaf) -> AbstractArray:
+    return leaf.aval if isinstance(leaf, Tracer) else abstractify(leaf)

@@ -1,0 +1,124 @@
+"""Argument and result trees: tuples, lists, dicts and dataclasses of arrays (NumPy arrays,
+NumPy scalars and Tracers), walked in the one order that signatures and traces share."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..containers import field_names, is_dataclass_instance, new_dataclass
+from ..devices import is_gpu_array
+
+
+def is_array(value) -> bool:
+    """Whether a leaf of an argument tree becomes a graph input (NumPy arrays and scalars,
+    CuPy arrays, Tracers)."""
+    return isinstance(value, (np.ndarray, np.generic)) or \
+        getattr(type(value), "is_traced_array", False) or is_gpu_array(value) or \
+        hasattr(type(value), "__array_namespace__")  # an array-API library's
+
+
+def sorted_keys(mapping: dict) -> list:
+    """A dict's keys in the one order signatures and traces both use."""
+    try:
+        return sorted(mapping)
+    except TypeError:
+        return sorted(mapping, key=repr)
+
+
+def map_arrays(tree, function):
+    """`tree` with each array leaf replaced by `function(leaf)`, called in canonical order:
+    sequences in order, dicts by sorted key (the rebuilt dict keeps its own order)."""
+    if isinstance(tree, (tuple, list)):
+        items = [map_arrays(item, function) for item in tree]
+        if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
+            return type(tree)(*items)
+        return type(tree)(items)
+    if isinstance(tree, dict):
+        mapped = {key: map_arrays(tree[key], function) for key in sorted_keys(tree)}
+        return {key: mapped[key] for key in tree} if type(tree) is dict else \
+            type(tree)((key, mapped[key]) for key in tree)
+    if is_dataclass_instance(tree):  # its fields in order, as a namedtuple's
+        fields = {name: getattr(tree, name) for name in field_names(type(tree))}
+        mapped = {name: map_arrays(value, function) for name, value in fields.items()}
+        if all(mapped[name] is value for name, value in fields.items()):
+            return tree  # no array in it: the object itself
+        return new_dataclass(type(tree), mapped)
+    return function(tree) if is_array(tree) else tree
+
+
+class OutputStructure:
+    """Where a trace's graph outputs go in the function's result, and its static leaves."""
+
+    def __init__(self, template, captured: list = (), written: list = ()):
+        self.template = template  # the result with each graph output replaced by _Slot(i)
+        self.single = isinstance(template, _Slot)
+        # A result that is one Python value (`return 1.0`) is returned as it is, as _fill would.
+        self.constant = not self.single and not isinstance(template, (dict, tuple, list)) \
+            and not is_dataclass_instance(template)
+        self.captured = list(captured)  # state cells read: inputs after the arguments' arrays
+        self.written = list(written)  # state cells written: outputs after the result's
+
+    def run(self, compiled, arrays) -> object:
+        """The function's result from running `compiled` (the graph) on the call's `arrays`,
+        with the state cells it reads fed in and those it writes stored back."""
+        if not self.captured and not self.written:
+            outputs = compiled(*arrays)
+            return outputs[0] if self.single else self.unflatten(outputs)
+        outputs = compiled(*arrays, *[cell._value for cell in self.captured])
+        if self.written:
+            count = len(outputs) - len(self.written)
+            for cell, value in zip(self.written, outputs[count:]):
+                cell._value = value
+            outputs = outputs[:count]
+        return self.unflatten(outputs)
+
+    def unflatten(self, outputs: tuple):
+        """The function's result, from the compiled graph's flat tuple of outputs."""
+        if self.single:
+            return outputs[0]
+        if self.constant:
+            return self.template
+        return _fill(self.template, outputs)
+
+    def __repr__(self) -> str:
+        return f"OutputStructure({self.template!r})"
+
+
+class _Slot:
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"<output {self.index}>"
+
+
+def _fill(template, outputs):
+    if isinstance(template, _Slot):
+        return outputs[template.index]
+    if isinstance(template, dict):
+        return type(template)((key, _fill(value, outputs)) for key, value in template.items())
+    if isinstance(template, (tuple, list)):
+        items = [_fill(item, outputs) for item in template]
+        if isinstance(template, tuple) and hasattr(type(template), "_fields"):
+            return type(template)(*items)
+        return type(template)(items)
+    if is_dataclass_instance(template):
+        return new_dataclass(type(template), {
+            name: _fill(getattr(template, name), outputs)
+            for name in field_names(type(template))})
+    return template
+
+
+def leaves_with_paths(tree, path: str = "") -> list:
+    """The array leaves of `tree` with their paths (`[1]`, `['w']`), in map_arrays' order."""
+    if isinstance(tree, (tuple, list)):
+        return [leaf for index, item in enumerate(tree)
+                for leaf in leaves_with_paths(item, f"{path}[{index}]")]
+    if isinstance(tree, dict):
+        return [leaf for key in sorted_keys(tree)
+                for leaf in leaves_with_paths(tree[key], f"{path}[{key!r}]")]
+    if is_dataclass_instance(tree):
+        return [leaf for name in field_names(type(tree))
+                for leaf in leaves_with_paths(getattr(tree, name), f"{path}.{name}")]
+    return [(path, tree)] if is_array(tree) else []

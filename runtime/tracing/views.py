@@ -1,0 +1,403 @@
+"""Views and in-place writes of traced values, as NumPy has them.
+
+In NumPy, `B = A[1:]`, `A.T`, `A.reshape(...)` share memory with A: a write into one
+(`B[0] = v`, `B += 1`, `B.fill(v)`, `np.add(B, 1, out=B)`) is seen by all. A traced value
+has no memory, so the tracer keeps that sharing as links:
+- A view (a Tracer made from its base by a view-making operation) records its base, how to
+  read it from the base, and how to write a new value of it back into the base.
+- The memory of a root (a traced value that is no view) counts its writes. A write into a
+  view writes back into each base up to the root; every other view of the same memory, when
+  next read, reads itself again from its base (`current_var`: the tracer's graph_var).
+
+Decisions:
+- NumPy's basic indexing (ints, slices, ..., None; a traced 0-d int counts as an int),
+  transpose, swapaxes, moveaxis, squeeze, expand_dims and the real/imag parts of complex
+  arrays always give views. `a[i]` selecting one element gives a NumPy scalar, no view.
+- `reshape` and `ravel` give a view or a copy depending on the memory layout of the array
+  when the graph runs, which the trace does not know. Both are modelled as views; a value
+  whose reading depends on the choice (a write through such a reshape, then a read of its
+  base, or the other way round) raises ViewAmbiguityError. A reshape that only adds or
+  removes dimensions of size 1 is a view for every layout, as is one of a 1-d array made
+  inside the function.
+- `np.broadcast_to`, `np.diagonal` and the imaginary part of a real array are read-only in
+  NumPy: writing into them raises NumPy's ValueError.
+- In-place operators follow NumPy's casting rule for them (same_kind): `int_array += 0.5`
+  raises NumPy's own UFuncTypeError; a float32 array stays float32.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+
+from .control_scope import ControlFlowError
+from ..primitives.index import getitem, indexes_a_view, setitem
+
+
+class ViewAmbiguityError(ValueError):
+    """A value read depends on whether a reshape was a view or a copy, which NumPy decides by
+    the memory layout of the array when the graph runs."""
+
+
+_AMBIGUOUS_MESSAGE = (
+    "autotrace cannot tell what this value is: it shares memory through {how}, which NumPy "
+    "makes a view or a copy depending on the memory layout of the array when the function "
+    "runs, and one of them was written in place since. Copy explicitly "
+    "(y = x.reshape(...).copy()) or reshape after the writes")
+
+
+_ENCLOSING_WRITE_MESSAGE = (
+    "this changes in place, inside a loop or branch on traced values, an array from outside "
+    "it that the loop does not carry (e.g. `for row in H: row *= 2.0` over a traced H, where "
+    "row is a view of H): autotrace cannot take that change out of the graph op. Loop over "
+    "indices instead (`for i in range(len(H)): H[i] *= 2.0`), or assign the array in the "
+    "loop so it is carried")
+
+
+class Memory:
+    """The memory a root and its views share: `writes[k]` is the set of ambiguous view links
+    (reshapes) between the root and what write k was made through (or STALE, see below).
+
+    A traced branch or loop may leave a name sharing memory with one of several arrays in a
+    way the trace cannot follow (runtime/tracing/control_aliases.py): its memory then has a `refusal`
+    (the message a write into it raises), and it follows the memories of those arrays: a
+    write into one of them adds STALE to its writes, and reading it after that raises too."""
+
+    __slots__ = ("writes", "refusal", "followers")
+
+    def __init__(self, refusal: str | None = None):
+        self.writes: list = []
+        self.refusal = refusal
+        self.followers: list[Memory] = []
+
+    def note_write(self, ambiguous: frozenset) -> None:
+        """Count a write (through the ambiguous links `ambiguous`) into this memory."""
+        self.writes.append(ambiguous)
+        for follower in self.followers:
+            follower.writes.append(STALE)
+
+
+STALE = object()  # in Memory.writes: a memory this one may share was written (see Memory)
+
+
+class ViewLink:
+    """How a view is made from its base: `read(base)` is its value, `write(base, value)` the
+    base's value with the view's part replaced by `value` (None: read-only). `choice`: for a
+    view whose link a traced condition chose, the paths it chose between (see
+    runtime/tracing/control_aliases.py), else None."""
+
+    __slots__ = ("base", "read", "write", "ambiguous", "how", "choice")
+
+    def __init__(self, base, read, write, ambiguous: frozenset, how: str):
+        self.base, self.read, self.write = base, read, write
+        self.ambiguous, self.how, self.choice = ambiguous, how, None
+
+
+def _ambiguous(tracer) -> frozenset:
+    return tracer._link.ambiguous if tracer._link is not None else frozenset()
+
+
+def take_view(view, base, read, write, how: str, certain: bool = True):
+    """Make the Tracer `view` (just computed from `base`) a view of `base`'s memory."""
+    if base._memory is None:
+        base._memory, base._seen = Memory(), 0
+    link = ViewLink(base, read, write, _ambiguous(base), how)
+    if not certain:
+        link.ambiguous = link.ambiguous | {link}
+    view._link, view._memory, view._seen = link, base._memory, len(base._memory.writes)
+    return view
+
+
+@contextmanager
+def _recording_in(builder):
+    """Record into `builder` itself, also while a subgraph of it traces (then its `record`
+    is redirected into the subgraph): a view read again belongs where its base is."""
+    redirected = builder.__dict__.pop("record", None)
+    try:
+        yield
+    finally:
+        if redirected is not None:
+            builder.record = redirected
+
+
+def current_var(tracer):
+    """The graph Var `tracer` stands for now: a view written through its memory since it
+    was last read reads itself again from its base."""
+    memory = tracer._memory
+    if memory is None or tracer._seen == len(memory.writes):
+        return tracer._var
+    ambiguous = _ambiguous(tracer)
+    for written in memory.writes[tracer._seen:]:
+        if written is STALE:
+            raise ControlFlowError(memory.refusal)
+        if written != ambiguous:
+            how = next(iter(written ^ ambiguous)).how
+            raise ViewAmbiguityError(_AMBIGUOUS_MESSAGE.format(how=how))
+    link = tracer._link
+    if link is not None:
+        with _recording_in(tracer._builder):
+            tracer._var = tracer._builder.own_var(link.read(link.base))
+    tracer._seen = len(memory.writes)
+    return tracer._var
+
+
+def write_into(tracer, value, refuse, read_only_message: str) -> None:
+    """Change `tracer` in place to `value` (a Tracer of its shape and dtype), and the memory
+    it shares with its bases and views. `refuse(t)` raises if `t` (`tracer` or a base of it)
+    may not be changed (an argument); a read-only view raises NumPy's `read_only_message`."""
+    chain, current = [], tracer
+    while current is not None:
+        refuse(current)
+        if current._memory is not None and current._memory.refusal is not None:
+            raise ControlFlowError(current._memory.refusal)
+        link = current._link
+        if link is not None and link.write is None:
+            raise ValueError(read_only_message)
+        chain.append(current)
+        current = link.base if link is not None else None
+    if tracer._link is not None and any(member._builder is not value._builder
+                                        for member in chain):
+        # (An array itself from outside is refused by own_var: a closed-over traced value.)
+        raise ControlFlowError(_ENCLOSING_WRITE_MESSAGE)
+    values = [value]
+    for view in chain[:-1]:
+        values.append(view._link.write(view._link.base, values[-1]))
+    memory = tracer._memory
+    if memory is not None:
+        memory.note_write(_ambiguous(tracer))
+    for member, new_value in zip(chain, values):
+        member._var = member._builder.own_var(new_value)
+        if memory is not None and _ambiguous(member) == _ambiguous(tracer):
+            member._seen = len(memory.writes)
+
+
+# --- the operations that make views -------------------------------------------------------------
+
+def index_view(view, base, index) -> None:
+    """Make `view` (= `base[index]`) a view of `base` where NumPy's is one (indexes_a_view)."""
+    if not indexes_a_view(base, index):
+        return
+    take_view(view, base, lambda b: getitem(b, index), lambda b, v: setitem(b, index, v),
+              "indexing")
+
+
+def _reshape_back(order="C"):
+    return lambda b, v: np.reshape(v, b.shape, order=order)
+
+
+def _same_but_unit(a: tuple, b: tuple) -> bool:
+    return [size for size in a if size != 1] == [size for size in b if size != 1]
+
+
+def _made_here_1d(base) -> bool:
+    return base._link is None and base.ndim <= 1 and \
+        not base._builder.arguments.get(id(base))
+
+
+def _reshape(view, a, shape=None, order="C", *, newshape=None, copy=None):
+    if copy:
+        return None
+    certain = _same_but_unit(a.shape, view.shape) or _made_here_1d(a)
+    return _reshape_back(order), certain, "a reshape"
+
+
+def _ravel(view, a, order="C"):
+    return _reshape_back(order), _made_here_1d(a), "a ravel"
+
+
+def _transpose(view, a, axes=None):
+    axes = tuple(range(a.ndim))[::-1] if axes is None else \
+        tuple(axis % a.ndim for axis in axes)
+    inverse = tuple(int(axis) for axis in np.argsort(axes))
+    return (lambda b, v: np.transpose(v, inverse)), True, ""
+
+
+def _matrix_transpose(view, x):
+    return (lambda b, v: np.matrix_transpose(v)), True, ""
+
+
+def _swapaxes(view, a, axis1, axis2):
+    return (lambda b, v: np.swapaxes(v, axis1, axis2)), True, ""
+
+
+def _moveaxis(view, a, source, destination):
+    return (lambda b, v: np.moveaxis(v, destination, source)), True, ""
+
+
+def _unit_axes(view, a, axis=None):
+    return _reshape_back(), True, ""
+
+
+def _flip(view, m, axis=None):
+    return (lambda b, v: np.flip(v, axis)), True, ""
+
+
+def _flip_back(flip):
+    return lambda view, m: ((lambda b, v: flip(v)), True, "")
+
+
+def _rot90(view, m, k=1, axes=(0, 1)):
+    return (lambda b, v: np.rot90(v, -k, axes)), True, ""
+
+
+def _at_least(view, *arrays):
+    return (_reshape_back(), True, "") if len(arrays) == 1 else None
+
+
+def _real(view, val):
+    if not np.issubdtype(val.dtype, np.complexfloating):
+        return None  # NumPy: the real array itself
+    return (lambda b, v: np.astype(v + 1j * np.imag(b), b.dtype)), True, ""
+
+
+def _imag(view, val):
+    if not np.issubdtype(val.dtype, np.complexfloating):
+        return None, True, ""  # NumPy: a read-only array of zeros
+    return (lambda b, v: np.astype(np.real(b) + 1j * v, b.dtype)), True, ""
+
+
+def _read_only(view, *args, **kwargs):
+    return None, True, ""
+
+
+# NumPy function -> `(view, *args, **kwargs) -> (write, certain, how)`: how to write a view
+# it returned back into its first argument (None: read-only); None for no view.
+_VIEW_FUNCTIONS = {
+    np.reshape: _reshape, np.ravel: _ravel, np.transpose: _transpose,
+    np.matrix_transpose: _matrix_transpose, np.swapaxes: _swapaxes, np.moveaxis: _moveaxis,
+    np.squeeze: _unit_axes, np.expand_dims: _unit_axes, np.real: _real, np.imag: _imag,
+    np.broadcast_to: _read_only, np.diagonal: _read_only, np.permute_dims: _transpose,
+    np.flip: _flip, np.fliplr: _flip_back(np.fliplr), np.flipud: _flip_back(np.flipud),
+    np.rot90: _rot90, np.linalg.diagonal: _read_only,
+    np.linalg.matrix_transpose: _matrix_transpose,
+    np.atleast_1d: _at_least, np.atleast_2d: _at_least, np.atleast_3d: _at_least}
+
+# NumPy function -> `(ary, *args, **kwargs) -> (axis, indices_or_sections)`: how it splits
+# into views.
+_SPLIT_FUNCTIONS = {
+    np.split: lambda ary, indices_or_sections, axis=0: (axis, indices_or_sections),
+    np.array_split: lambda ary, indices_or_sections, axis=0: (axis, indices_or_sections),
+    np.hsplit: lambda ary, indices_or_sections: (1 if ary.ndim > 1 else 0, indices_or_sections),
+    np.vsplit: lambda ary, indices_or_sections: (0, indices_or_sections),
+    np.dsplit: lambda ary, indices_or_sections: (2, indices_or_sections)}
+
+
+def function_view(function, result, args: tuple, kwargs: dict) -> None:
+    """Make `result` (= `function(*args, **kwargs)`) a view of its first argument where NumPy
+    returns a view."""
+    maker = _VIEW_FUNCTIONS.get(function)
+    base = args[0] if args else None
+    if function in _SPLIT_FUNCTIONS and getattr(base, "_builder", None) is not None:
+        _split_views(result, base, *_SPLIT_FUNCTIONS[function](*args, **kwargs))
+        return
+    if maker is None or getattr(base, "_builder", None) is None or result is base or \
+            getattr(result, "_builder", None) is None:
+        return
+    made = maker(result, *args, **kwargs)
+    if made is None:
+        return
+    write, certain, how = made
+    rest = args[1:]
+    take_view(result, base, lambda b: function(b, *rest, **kwargs), write,
+              how or f"np.{function.__name__}", certain)
+
+
+def _split_views(pieces, base, axis: int, indices_or_sections) -> None:
+    """Make each of `pieces` (np.split's list) the view of `base` it is in NumPy."""
+    axis = axis % base.ndim
+    sizes = [piece.shape[axis] for piece in pieces]
+    if None not in sizes:
+        stops = list(np.cumsum(sizes))
+    elif not isinstance(indices_or_sections, (int, np.integer)):
+        stops = [*indices_or_sections, None]  # a dimension of unknown size: split indices
+    else:  # sections of a dimension of unknown size: where they start is not known here
+        return
+    for piece, start, stop in zip(pieces, [0, *stops[:-1]], stops):
+        index = (slice(None),) * axis + (slice(start, None if stop is None else int(stop)),)
+        if getattr(piece, "_builder", None) is not None:
+            take_view(piece, base, lambda b, index=index: getitem(b, index),
+                      lambda b, v, index=index: setitem(b, index, v), "np.split")
+
+
+# --- in-place operators -------------------------------------------------------------------------
+
+def _dummy(value):
+    """An empty array standing for `value` in NumPy's own casting check (Python scalars stay
+    as they are: NumPy treats them as weakly typed)."""
+    if isinstance(value, (bool, int, float, complex)):
+        return value
+    return np.empty((0,), value.dtype if hasattr(value, "_builder") else np.result_type(value))
+
+
+def check_output(ufunc, inputs, target, result) -> None:
+    """Raise NumPy's error where writing `ufunc(*inputs)` (traced as `result`) into `target`
+    raises: an output dtype it may not cast to (same_kind), a shape it cannot take."""
+    if ufunc is not np.matmul and ufunc.nout == 1:
+        ufunc(*[_dummy(value) for value in inputs], out=np.empty((0,), target.dtype))
+    if result.shape != target.shape:
+        raise ValueError(f"non-broadcastable output operand with shape {_shape(target)} "
+                         f"doesn't match the broadcast shape {_shape(result)}")
+    if not np.can_cast(result.dtype, target.dtype, casting="same_kind"):
+        raise TypeError(f"Cannot cast ufunc '{ufunc.__name__}' output from {result.dtype!r} "
+                        f"to {target.dtype!r} with casting rule 'same_kind'")
+
+
+def _shape(value) -> str:
+    """A shape as NumPy's errors write it: (2,3), (3,)."""
+    sizes = [str(size) for size in value.shape]
+    return f"({','.join(sizes)}{',' if len(sizes) == 1 else ''})"
+
+
+# --- memory shared across a subgraph's boundary (a traced branch or loop body) ------------------
+
+def share_operand_memory(outer_leaves: list, inner_leaves: list) -> list:
+    """The inputs of a subgraph for its operands' array leaves, sharing memory as the operands
+    do: an operand given twice is one inner value, and one that is a view of another operand
+    an inner view of it (its own input left unused), so that a write inside the subgraph
+    reaches every name for that memory."""
+    inner_of = {}
+    shared = []
+    for outer, inner in zip(outer_leaves, inner_leaves):
+        traced = getattr(outer, "_builder", None) is not None  # NumPy scalars may be shared
+        shared.append(inner_of.setdefault(id(outer), inner) if traced else inner)
+
+    def inner_view(outer):
+        if id(outer) in inner_of:
+            return inner_of[id(outer)]
+        link = getattr(outer, "_link", None)
+        base = inner_view(link.base) if link is not None else None
+        if base is None:
+            return None
+        view = take_view(link.read(base), base, link.read, link.write, link.how,
+                         certain=link not in link.ambiguous)
+        inner_of[id(outer)] = view
+        return view
+
+    for index, outer in enumerate(outer_leaves):
+        link = getattr(outer, "_link", None)
+        if link is not None and shared[index] is inner_leaves[index]:
+            del inner_of[id(outer)]
+            view = inner_view(outer)
+            shared[index] = inner_of.setdefault(
+                id(outer), inner_leaves[index] if view is None else view)
+    return shared
+
+
+def shares_memory_with_another(outer_leaves: list, index: int, counts=lambda other: True) -> bool:
+    """Whether operand leaf `index` is another operand leaf too, or a view of one or has one
+    as a view (through bases only: views of a common base are not found), among the leaves
+    whose indices `counts`."""
+    def bases(leaf):
+        while leaf is not None:
+            yield leaf
+            link = getattr(leaf, "_link", None)
+            leaf = link.base if link is not None else None
+    mine = {id(leaf) for leaf in bases(outer_leaves[index])}
+    for other_index, other in enumerate(outer_leaves):
+        if other_index == index or getattr(other, "_builder", None) is None \
+                or not counts(other_index):
+            continue
+        if other is outer_leaves[index] or id(other) in mine or any(
+                leaf is outer_leaves[index] for leaf in bases(other)):
+            return True
+    return False

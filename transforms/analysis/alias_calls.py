@@ -1,0 +1,259 @@
+"""The calls of transforms/analysis/aliases.py's analysis: what a call may return of its arguments
+(the memories it may be or hold), and calls that write into their arguments where another
+name reads that memory afterwards. These are methods of aliases._Sharing, mixed in from here
+to keep each module to one idea; a Python function called is read with the same analysis, a
+few calls deep.
+"""
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from .argument_writes import (CONTAINER_WRITES, parameter_names,
+                                                  parameters_written, write_text)
+from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS,
+                                               NEW_VALUE_BUILTINS, NEW_VALUE_METHODS,
+                                               VIEW_FUNCTIONS, VIEWS_IN_A_LIST, is_one_of,
+                                               numpy_name, python_callee)
+from ..codegen.naming import SCOPES
+from ..front.parsing import MISSING, parse_function, resolve
+from ..front.function_caches import made_from
+from ..codegen.codegen import to_source
+
+# Functions called are read to see which arguments they may return, this many calls deep.
+_DEEPEST_CALLS = 3
+# The attribute of one of autotrace's own functions that keeps what it may return.
+_RETURNED = "__autotrace_returned_parameters__"
+# Methods of a list or dict that give one of its items (or the default passed).
+_ITEM_METHODS = {"pop", "get", "setdefault", "popitem"}
+# Builtins whose result is surely a new list, tuple, dict or set, or an iterator whose items
+# are its arguments' items (or tuples of them): never one of its arguments or their items.
+_CONTAINER_MAKERS = {list, tuple, dict, set, frozenset, sorted, reversed, zip, enumerate}
+
+
+class CallSharing:
+    """Mixed into aliases._Sharing: what calls share (see the module docstring)."""
+
+    def call(self, node) -> set:
+        func = node.func
+        arguments = [self.value(a) for a in node.args + [k.value for k in node.keywords]]
+        reached = set().union(*(self.reach(a) for a in arguments))
+        if isinstance(func, gast.Attribute) and func.attr == "at" and node.args and isinstance(
+                resolve(func.value, self.namespace), np.ufunc):  # np.add.at(A, index, v)
+            self.write(node.args[0], arguments[0], node, f"{_text(func)}(...)", in_place=True)
+            return set()
+        self.writes_by_callee(node)
+        if isinstance(func, gast.Name) and func.id in self.nested:  # a function defined here
+            for written, write in self.nested[func.id].items():
+                self.refuse_call_writing(
+                    node, self.reach(self.name_value(written)), written,
+                    f"{written!r} in place ({write_text(write)}, line "
+                    f"{self.location.line_of(write)})", func.id)
+        numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
+        uncopied = any(k.arg == "copy" and isinstance(k.value, gast.Constant)
+                       and k.value.value is False for k in node.keywords)  # may be its input
+        if numpy is not None:
+            if numpy in VIEW_FUNCTIONS or uncopied:
+                return arguments[0] if arguments else set()
+            if numpy in VIEWS_IN_A_LIST:  # a list of views: its items are the argument
+                return self.new(node, self.reach(arguments[0]) if arguments else (),
+                                container=True)
+            ufunc = resolve(func, self.namespace)
+            return self.new(node, array=numpy in ARRAY_MAKERS, plain=isinstance(
+                ufunc, np.ufunc) and ufunc.nout == 1)
+        if isinstance(func, gast.Attribute) and not self.is_global(func):  # a value's method
+            owner = self.value(func.value)
+            if func.attr in VIEW_FUNCTIONS or uncopied:
+                return owner
+            if func.attr in CONTAINER_WRITES:
+                self.write(func.value, owner, node, f"{_text(func)}(...)", in_place=True)
+                for memory in owner:
+                    self.hold(memory, reached)
+            if func.attr == "copy":
+                return self.new(node, self.held(owner), container=owner <= self.containers)
+            if func.attr in _ITEM_METHODS and owner and owner <= self.containers:
+                return self.item(owner) | reached  # the item taken, or the default given
+            if func.attr in NEW_VALUE_METHODS:
+                return self.new(node)
+            return self.new(node, self.reach(owner) | reached) | self.reach(owner) | reached
+        target = resolve(func, self.namespace) if self.is_global(func) else MISSING
+        if is_one_of(target, NEW_VALUE_BUILTINS):
+            return self.new(node)
+        if is_one_of(target, CONTAINER_BUILTINS):
+            return self.new(node, reached, container=is_one_of(target, _CONTAINER_MAKERS))
+        if _builds_object(target):  # a new object, holding what it was given
+            memories = self.new(node, reached)
+            self.objects.update(dict.fromkeys(memories, target))
+            return memories
+        returned = self.local_function_result(node)
+        if returned is None:
+            returned = self.returned_by(node)
+        if returned is not None:  # (what it may return whole, what a new value may hold)
+            whole, held = returned
+            return whole | (self.new(node, held) if held is not None else set())
+        # An object, a closure, a function autotrace cannot read: its result may be or hold
+        # any of its arguments, or what the called value holds.
+        reached |= self.reach(self.value(func))
+        return self.new(node, reached) | reached
+
+    def returned_by(self, node):
+        """What a call of a Python function whose source autotrace reads may return of its
+        arguments: (the memories it may return whole, those a new value it returns may hold,
+        or None where it returns no new value), or None where that is not known."""
+        callee, before = python_callee(node.func, self.locals, self.namespace)
+        if callee is None or self.depth >= _DEEPEST_CALLS or any(
+                isinstance(a, gast.Starred) for a in node.args):
+            return None
+        summary = self.returned_parameters(callee)
+        if summary is None:
+            return None
+        parameters, makes_new = summary
+        whole, held = set(), set()
+        for position, parameter, returned_whole in parameters:
+            position -= before
+            if position < 0 and not isinstance(node.func, gast.Attribute):
+                return None  # a bound method called by another name: its object unknown
+            given = (node.func.value if position < 0 else node.args[position]
+                     if position < len(node.args) else next(
+                         (k.value for k in node.keywords if k.arg == parameter), None))
+            memories = self.reach(self.value(given))  # none for a default value
+            (whole if returned_whole else held).update(memories)
+        return _result(whole, held, makes_new)
+
+    def local_function_result(self, node):
+        """What a call of a function defined here (a def or a lambda, bound once) may return
+        of its arguments and of the names of this function it reads (their memories), or None
+        where that is not known."""
+        definition = self.local_functions.get(getattr(node.func, "id", None))
+        if definition is None or self.depth >= _DEEPEST_CALLS or any(
+                isinstance(a, gast.Starred) for a in node.args) or node.keywords:
+            return None
+        body = definition.body if isinstance(definition, gast.FunctionDef) else [
+            gast.Return(value=definition.body)]
+        function = gast.FunctionDef(name="<local>", args=definition.args, body=body,
+                                    decorator_list=[], returns=None, type_comment=None,
+                                    type_params=[])
+        parameters = parameter_names(function)
+        try:
+            sharing = type(self)(function, self.location, self.namespace, self.depth + 1,
+                               self.returns)
+            read_here = {n.id for n in _walk(body) if isinstance(n, gast.Name)
+                         and n.id in (self.env or {}) and n.id not in sharing.locals}
+            for name in read_here:  # a name of this function: a memory standing for it
+                sharing.env[name] = {("enclosing", name): function}
+            sharing.block(body)
+        except Exception:  # noqa: BLE001 - its own writes refused: nothing known here
+            return None
+        whole, held = set(), set()
+        for memory in sharing.returned:
+            if memory[0] == "enclosing":
+                memories = self.reach(self.name_value(memory[1]))
+            elif memory[0] == "argument":
+                position = parameters.index(memory[1])
+                if position >= len(node.args):
+                    return None  # a default value: not followed here
+                memories = self.reach(self.value(node.args[position]))
+            else:
+                continue
+            (whole if memory in sharing.returned_whole else held).update(memories)
+        return _result(whole, held, _makes_new(sharing))
+
+    def returned_parameters(self, callee):
+        """([(position, name, whole)] of the parameters whose argument the Python function
+        `callee` may return (whole: itself, else held in what it returns), whether it may
+        return a new value); None where that is not known."""
+        if callee.__code__ not in self.returns:
+            # autotrace's own functions (the runtime helpers generated code calls: match,
+            # accumulate_item, ...) are read once per kind of reading and depth, and kept on
+            # the function: their source and their module's names do not change. A user's
+            # function is read again by each analysis, as what its names hold may change.
+            kept = (made_from(callee, _RETURNED) if (callee.__module__ or "").startswith(
+                "autotrace.") else {})
+            key = (type(self), self.depth)
+            if key not in kept:
+                kept[key] = self._read_returned_parameters(callee)
+            self.returns[callee.__code__] = kept[key]
+        return self.returns[callee.__code__]
+
+    def _read_returned_parameters(self, callee):
+        self.returns[callee.__code__] = None  # while it is read: a recursive call
+        try:
+            parsed = parse_function(callee)
+            sharing = type(self)(parsed.node, parsed.location, parsed.namespace,
+                               self.depth + 1, self.returns)
+            sharing.block(parsed.node.body)
+        except Exception:  # noqa: BLE001 - no source, or its own writes refused
+            return None
+        return ([(position, parameter, ("argument", parameter) in sharing.returned_whole)
+                 for position, parameter in enumerate(parameter_names(parsed.node))
+                 if ("argument", parameter) in sharing.returned], _makes_new(sharing))
+
+    def writes_by_callee(self, node) -> None:
+        """Refuse a call of a function that writes into its argument, which autotrace does
+        not follow into the caller, where the argument's memory is read afterwards."""
+        callee, before = python_callee(node.func, self.locals, self.namespace)
+        if callee is None:
+            return
+        self.callees.add(callee.__code__)
+        for position, parameter, what, filename, line in parameters_written(callee):
+            position -= before
+            if position < 0:
+                continue  # the method's object
+            given = node.args[position] if position < len(node.args) else next(
+                (k.value for k in node.keywords if k.arg == parameter), None)
+            if given is None or any(isinstance(a, gast.Starred) for a in node.args):
+                continue  # f(*args): which argument is which, the source does not say
+            self.refuse_call_writing(
+                node, self.reach(self.value(given)), getattr(given, "id", None),
+                f"its argument {parameter!r} in place ({what}, {filename}, line {line})",
+                callee.__name__)
+
+    def refuse_call_writing(self, node, written, given, change, callee) -> None:
+        """Refuse the call `node`, which makes `change` to the memories `written` (of the name
+        `given`) that autotrace does not follow into this function, where a name that shares
+        them is read afterwards."""
+        for other in sorted(self.live_after.get(id(self.statement), ())):
+            if other in self.env and self.reach(set(self.env[other])) & written:
+                reader = f"{other!r}" if other == given else (
+                    f"{other!r}, which shares its memory,")
+                raise self.location.error(
+                    node, f"{_text(node)} changes {change}, which autotrace does not follow "
+                    f"into this function, and {reader} is read after it on line "
+                    f"{self.read_line(other, node)}; return the new value from {callee} "
+                    f"instead", "write into shared memory")
+
+
+def _builds_object(target) -> bool:
+    """Whether calling `target` surely makes a new object of a class of the user's (one
+    autotrace builds through its `__init__`): a class defined in Python, not NumPy's nor a
+    builtin's subclass, with neither its own `__new__` nor a metaclass's `__call__`."""
+    return isinstance(target, type) and type(target).__call__ is type.__call__ and (
+        target.__new__ is object.__new__) and not (target.__module__ or "").startswith(
+        ("numpy", "builtins")) and all(base.__module__ != "builtins" or base is object
+                                       for base in target.__mro__)
+
+
+def _makes_new(sharing) -> bool:
+    """Whether the function `sharing` read may return a value it made (or a name of the
+    function that encloses it), not only one of its arguments."""
+    return any(memory[0] != "argument" for memory in sharing.returned_whole)
+
+
+def _result(whole, held, makes_new):
+    """A call's result (see CallSharing.returned_by): an argument held, not returned whole,
+    is held by a new value."""
+    return whole, (held if makes_new or held - whole else None)
+
+
+def _walk(statements):
+    """The nodes of `statements`, not entering nested functions, classes or comprehensions."""
+    todo = list(statements)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, SCOPES):
+            todo.extend(gast.iter_child_nodes(node))
+
+
+def _text(node) -> str:
+    return to_source(node).strip()

@@ -1,0 +1,113 @@
+"""The messages of transforms/analysis/aliases.py's refusals: which write, which other name reads the
+memory afterwards and where it came to share it, and how to write the code so that it does not.
+These are methods of aliases._Sharing, mixed in from here to keep each module to one idea.
+"""
+from __future__ import annotations
+
+import gast
+
+from .alias_calls import _text
+
+
+class RefusalMessages:
+    """Mixed into aliases._Sharing: the words of its refusals."""
+
+    def message(self, name, other, other_bound, shared, node, what, target) -> str:
+        own_bound = next((bound for memory, bound in self.env.get(name, {}).items()
+                          if self.reach({memory}) & shared), None)
+        read = self.read_line(other, node)
+        line = self.location.line_of
+        # `items[0][1] = v` writes into the array items[0], not into the list: a copy of the
+        # list would hold the same array
+        into_item = isinstance(target, gast.Subscript) and isinstance(
+            target.value, gast.Subscript)
+        if own_bound is not None and not isinstance(own_bound, gast.FunctionDef) and (
+                isinstance(other_bound, gast.FunctionDef)
+                or (line(own_bound) or 0) > (line(other_bound) or 0)):
+            advice = (self.item_copy_advice(own_bound, shared, target) if into_item
+                      else f"work on a copy, e.g. {name} = {_copy_of(own_bound)}")
+            return (f"{what} writes into {name!r}, which may share its memory with {other!r} "
+                    f"({_shown(own_bound)}, line {line(own_bound)}), read after it on line "
+                    f"{read}: the write changes {other!r} too, which autotrace does not "
+                    f"follow; {advice}")
+        if into_item:
+            name = _text(target.value)  # the item written into: the one to copy
+        advice = (f"Write {name} = {name} {what.split()[1][:-1]} ... if {other!r} should keep "
+                  f"the old value, or update {other!r} too"
+                  if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name)
+                  else f"Give {other!r} a copy if it should keep the old value "
+                  f"({name}.copy()), or write into {other!r} too")
+        return (f"{what} changes {name!r} in place, and {other!r} shares its memory "
+                f"({_shown(other_bound)}, line {line(other_bound)}), read after it on line "
+                f"{read}; autotrace gives {name!r} alone a new value. {advice}")
+
+    def item_message(self, other, shared, node, what) -> str:
+        """The refusal of `L[i] op= v` (transforms/analysis/aliases.py's item_in_place), where the item
+        of list or dict L changed in place may be what `other` is, read afterwards."""
+        item = _text(node.target)
+        container = next((bound for memory, bound in self.env.get(_text(
+            node.target.value), {}).items() if self.reach({memory}) & shared), None)
+        where = (f" ({_shown(container)}, line {self.location.line_of(container)})"
+                 if container is not None and not isinstance(container, gast.FunctionDef)
+                 else "")
+        return (f"{what} changes the item {item} in place where it is an array, and {other!r} "
+                f"may share its memory{where}, read after it on line "
+                f"{self.read_line(other, node)}; autotrace gives {item} alone a new value. "
+                f"Write {item} = {item} {what.split()[1][:-1]} ... if {other!r} should keep "
+                f"the old value, or update {other!r} too")
+
+    def item_copy_advice(self, bound, shared, target) -> str:
+        """How to write into an item of a container without changing another name: put a copy
+        into the container (the items of the display `bound` that may be what is shared), or
+        write into a copy of the item and store it back."""
+        item = _text(target.value)
+        item_copy = (f"work on a copy of the item, e.g. item = {item}.copy(); "
+                     f"item{_text(target)[len(item):]} = ...; {item} = item")
+        display = getattr(bound, "value", None)
+        parts = self.parts.get(id(display), ())
+        places = {place_of(m) for m in shared}
+        copied = [element for element, memories in parts
+                  if {place_of(m) for m in memories} & places]
+        if not (isinstance(bound, gast.Assign) and copied):
+            return item_copy
+        display = gast.parse(_text(display)).body[0].value  # a copy to change
+        originals = [e for e, _ in parts]
+        elements = display.values if isinstance(display, gast.Dict) else display.elts
+        for position, element in enumerate(elements):
+            if originals[position] in copied:
+                elements[position] = gast.Call(
+                    func=gast.Attribute(value=element, attr="copy", ctx=gast.Load()),
+                    args=[], keywords=[])
+        put_copy = f"{_text(bound.targets[0])} = {_text(display)}"
+        if isinstance(display, (gast.Tuple, gast.Set)):  # no item of it can be stored back
+            return f"put a copy into it, e.g. {put_copy}"
+        return f"{item_copy}, or put a copy into it: {put_copy}"
+
+    def read_line(self, identifier, node) -> int:
+        """The first line after `node` that reads `identifier` (in a loop, maybe one before)."""
+        here = getattr(node, "end_lineno", None) or node.lineno
+        lines = [line for line, read in self.reads if read == identifier]
+        later = [line for line in lines if line > here]
+        return (later or lines or [here])[0] + self.location.first_line - 1
+
+
+# --- small pieces ---------------------------------------------------------------------------
+
+def _shown(statement) -> str:
+    text = _text(statement).splitlines()[0]
+    return text if not isinstance(statement, gast.FunctionDef) else "an argument"
+
+
+def _copy_of(bound) -> str:
+    if isinstance(bound, gast.For):
+        return f"{_text(bound.target)}.copy() (first thing in the loop)"
+    if isinstance(bound, gast.Assign):
+        atom = isinstance(bound.value, (gast.Name, gast.Attribute, gast.Subscript, gast.Call))
+        return f"{_text(bound.value)}.copy()" if atom else f"({_text(bound.value)}).copy()"
+    return "a copy"
+
+
+def place_of(memory):
+    """Where `memory` was made: a memory made in a loop ages ("new" -> "old") when the loop
+    makes the next; both are one place of the code."""
+    return memory[1] if memory[0] in ("new", "old") else memory

@@ -1,0 +1,578 @@
+"""Writes into memory that another name reads afterwards are errors, not wrong gradients.
+
+autotrace follows values: `A[i] = v` gives A a new value, and `A += v` is read as `A = A + v`.
+NumPy writes into memory, which other names may share: `B = A`, a view (`A[1:]`, `A.T`,
+`A.reshape(...)`, `np.asarray(A)`, `for row in A`), a container or object holding A
+(`L = [A]`, `{"a": A}`, `L.append(A)`, `P(A)`), what a function returns. Where such a name
+is read after the write, NumPy's value and the one autotrace differentiates part ways and the
+gradient would be wrong, so the write is refused, naming both lines. A write that no other
+name reads afterwards is followed as it is, into an argument too.
+
+`A += v` changes A in place only where A is an array or a list (a number gets a new value), and
+the source does not say which. Unless A is surely an array (made by `np.zeros`, ...), such a
+write is checked when it runs: `check_writes` returns it with its message, and the function
+gets a call of `refuse_shared_write` before it (transforms/front/inplace.py).
+
+The analysis reads the function's own source, statement by statement. Each place where a value
+is made (an expression, a parameter) is one memory; a name holds the memories it may be or view
+(several after branches), and a memory may hold others (a list, a dict, an object). A Python
+function called is read too, to see which of its arguments it may return (itself, or held in a
+new value); what any other call returns may be or hold any of its arguments, unless it is
+NumPy's and makes a new array, or a class of the user's, which makes a new object holding its
+arguments (an attribute of it is one of those, not the object). Arithmetic makes a new value,
+never an operand: only a list's or tuple's `+` and `*` and a set's or dict's `|`, `-`, `&`, `^`
+make a container, which holds its operands' items, and where an operand is surely an array or
+a number (a float, for `*`) the result is an array or a number. A loop's target and the names a
+value is unpacked into are items of it: of a container, what it holds; of an array, views.
+`A[i] = v` makes A hold v, unless A is surely an array or a number (made by a ufunc, or by
+arithmetic on those): an array copies v. Nor does A come to hold itself, written with its own
+slice (`A[2:4] = A[1:3]`), unless A is surely a container (`L[0] = L`).
+
+This is the transforms' one model of memory. Run over reverse mode's primal sweep without
+refusing anything (memory_sharing), it says which names may share an array that a write
+changes item by item: the items the write overwrites are saved and restored for the adjoint
+sweep where a rule reads any of them (transforms/codegen/cleanup.py).
+"""
+from __future__ import annotations
+
+import collections
+import functools
+import inspect
+
+import gast
+
+from .alias_calls import CallSharing, _text, _walk
+from .alias_messages import RefusalMessages, place_of
+from .argument_writes import (base_name, enclosing_names_written,
+                                                  operator_text, parameter_names)
+from .call_results import python_callee
+from ..errors import Location
+from .liveness import live_after
+from ..front.parsing import MISSING, resolve
+from ..codegen.nodes import walk
+
+# The operators by which a list, tuple, set or dict makes a new container of its operands'
+# items (`L + M`, `L * 3`, `S | T`, `D | E`); every other operator of Python's values and NumPy's
+# arrays makes an array or a number.
+_CONTAINER_OPERATORS = (gast.Add, gast.Mult, gast.BitOr, gast.Sub, gast.BitAnd, gast.BitXor)
+
+# An array's attributes that are numbers, tuples of them or a dtype, which share no memory with
+# it (`n, m = Z.shape` then `Z[0] -= 1` leaves m as it was); any other attribute may be a view
+# (`Z.T`, `Z.real`) or what an object holds.
+_NUMBERS_OF_AN_ARRAY = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes",
+                                  "strides"})
+
+# A loop's body is followed until what its names share stops growing; it stops within a few
+# runs, and this many is far more than enough.
+_MOST_LOOP_RUNS = 64
+
+
+def check_writes(function: gast.FunctionDef, location: Location, namespace: dict,
+                 checked_callees: set) -> list:
+    """Raise TransformError at the first write into memory that another name reads afterwards.
+
+    Returns the `A op= v` statements that may be such a write, where A is an array or a list
+    (not a number): a list of (statement, message) for `refuse_shared_write` to check. Adds
+    to `checked_callees` the code of the functions called here whose writes into their
+    arguments were checked."""
+    sharing = _Sharing(function, location, namespace)
+    if location.filename.startswith("<autotrace "):
+        # A derivative autotrace generated: its function's writes, and the calls it makes
+        # again, were checked.
+        calls = [n for n in _walk(function.body) if isinstance(n, gast.Call)]
+        callees = [python_callee(call.func, sharing.locals, namespace)[0] for call in calls]
+        checked_callees |= {callee.__code__ for callee in callees if callee is not None}
+        return []
+    sharing.block(function.body)
+    checked_callees |= sharing.callees
+    return list(sharing.guards.values())
+
+
+class _Sharing(CallSharing, RefusalMessages):
+    """Which memories each name may share, statement by statement; refuses shared writes."""
+
+    def __init__(self, function, location, namespace, depth=0, returns=None):
+        self.location = location
+        self.depth = depth  # how many calls deep, where a called function is read
+        self.returns = {} if returns is None else returns  # see returned_parameters
+        self.returned = set()  # the memories the function's return values may be or hold
+        self.returned_whole = set()  # the memories they may be (not only hold)
+        self.namespace = namespace
+        parameters = parameter_names(function)
+        self.locals = set(parameters) | {
+            n.id for n in _walk(function.body)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        # name -> {memory: the statement that bound the name to it}; None where unreachable
+        self.env = {p: {("argument", p): function} for p in parameters}
+        self.holds = collections.defaultdict(set)  # memory -> memories it may hold
+        self.arrays = set()  # memories that are surely arrays
+        # Memories that are surely lists, tuples or dicts: an item of one is not the container
+        # (changing the list leaves the item as it is), where an item of an array is a view.
+        self.containers = set()
+        # Memories that are surely an array or a number, made by a NumPy ufunc or by arithmetic
+        # on those and numbers: a value written into one is copied, never held.
+        self.plain = set()
+        # Memories that are surely objects of a class of the user's (memory -> the class): an
+        # attribute the object holds is not the object, where an attribute of an array (A.T)
+        # is a view of it.
+        self.objects = {}
+        self.body = function.body  # (live_after and reads are found when a write asks)
+        self.loops = []  # per enclosing loop: [the envs at its continues, at its breaks]
+        self.statement = None
+        self.guards = {}
+        self.callees = set()  # the code of the Python functions whose calls were checked
+        self.nested = {}  # a function defined here -> the names of this one it writes into
+        self.local_functions = _functions_defined_once(function.body)
+        self.taken_at = {}  # (container's site, held memory's site) -> the statement
+        # a list, tuple, set or dict display -> [(its item, the memories the item may be)]
+        self.parts = {}
+
+    @functools.cached_property
+    def live_after(self) -> dict:
+        """id(statement) -> the names read after it (transforms/analysis/liveness.py)."""
+        return live_after(self.body)
+
+    @functools.cached_property
+    def reads(self) -> list:
+        """(line, name) of each read of a name, in order: where errors say it is read."""
+        return sorted((n.lineno, n.id) for n in _walk(self.body)
+                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+                      and getattr(n, "lineno", None) is not None)
+
+    # --- values ---------------------------------------------------------------------------
+
+    def reach(self, memories) -> set:
+        """`memories` and every memory they hold, directly or through others."""
+        found, todo = set(memories), list(memories)
+        while todo:
+            for held in self.holds.get(todo.pop(), ()):
+                if held not in found:
+                    found.add(held)
+                    todo.append(held)
+        return found
+
+    def held(self, memories) -> set:
+        return self.reach(set().union(*(self.holds.get(m, ()) for m in memories)))
+
+    def item(self, memories) -> set:
+        """The memories an item of a value in `memories` may be or view: of a container, what
+        it holds; of an array (or what the source does not say), the array too."""
+        return set().union(*(self.held({m}) if m in self.containers else self.reach({m})
+                             for m in memories))
+
+    def new(self, node, holding=(), array=False, container=False, plain=False) -> set:
+        """The memory made at `node`. In a loop, what the last run made there (held by a list
+        the loop appends to, say) becomes an older memory of its own: a write into the newest
+        does not reach the old ones."""
+        memory = ("new", id(node))
+        if memory in self.holds or any(memory in held for held in self.holds.values()) or any(
+                memory in memories for memories in self.env.values()):
+            self.age(memory)
+        self.hold(memory, holding)
+        if array:
+            self.arrays.add(memory)
+        if container:
+            self.containers.add(memory)
+        if plain:
+            self.plain.add(memory)
+        return {memory}
+
+    def age(self, memory) -> None:
+        old = ("old", memory[1])
+        rename = (lambda m: old if m == memory else m)
+        for memories in self.env.values():
+            if memory in memories:
+                memories.setdefault(old, memories.pop(memory))
+        for held, memories in self.holds.items():  # (only those holding it change)
+            if memory in memories:
+                self.holds[held] = {rename(m) for m in memories}
+        if memory in self.holds:
+            self.holds[old] |= self.holds.pop(memory)
+        if memory in self.arrays:
+            self.arrays.add(old)
+        if memory in self.containers:
+            self.containers.add(old)
+        if memory in self.plain:
+            self.plain.add(old)
+        if memory in self.objects:
+            self.objects[old] = self.objects[memory]
+
+    def hold(self, memory, holding) -> None:
+        for held in holding:  # where, for errors: `rows.append(A)`, more telling than `rows = []`
+            self.taken_at.setdefault((memory[1], held[1]), self.statement)
+        self.holds[memory].update(holding)
+
+    def taking(self, memory, shared):
+        """The statement where `memory`, or a memory it holds, took hold of one of `shared`;
+        None where `memory` is one of them."""
+        todo, seen = [memory], set()
+        while todo:
+            container = todo.pop(0)
+            for held in self.holds.get(container, ()):
+                if held in shared:
+                    return self.taken_at.get((container[1], held[1]))
+                if held not in seen:
+                    seen.add(held)
+                    todo.append(held)
+        return None
+
+    def held_now(self) -> dict:
+        return {memory: set(held) for memory, held in self.holds.items() if held}
+
+    def name_value(self, identifier) -> set:
+        return set((self.env or {}).get(identifier, {}))
+
+    def value(self, node) -> set:
+        """The memories the value of expression `node` may be or view."""
+        if isinstance(node, gast.Name):
+            return self.name_value(node.id)
+        if isinstance(node, (gast.Constant, gast.JoinedStr, gast.Lambda)) or node is None:
+            return set()
+        if isinstance(node, (gast.Subscript, gast.Starred)):
+            self.value(getattr(node, "slice", None))
+            return self.item(self.value(node.value))
+        if isinstance(node, gast.Attribute):
+            if node.value is not None and self.is_global(node):
+                return set()  # np.pi, a module's attribute
+            if node.attr in _NUMBERS_OF_AN_ARRAY:
+                self.value(node.value)
+                return set()  # integers and tuples of them: no memory
+            owners = self.value(node.value)
+            return set().union(*(
+                self.held({m}) if _instance_attribute(self.objects.get(m), node.attr)
+                else self.reach({m}) for m in owners))
+        if isinstance(node, (gast.List, gast.Tuple, gast.Set, gast.Dict)):
+            for key in getattr(node, "keys", ()):
+                self.value(key)  # a key is hashable: it holds no array a write could change
+            elements = node.values if isinstance(node, gast.Dict) else node.elts
+            self.parts[id(node)] = [(e, self.reach(self.value(e))) for e in elements]
+            return self.new(node, set().union(*(m for _, m in self.parts[id(node)])),
+                            container=True)
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
+            for call in [n for n in _walk([node.elt if hasattr(node, "elt") else node.value])
+                         if isinstance(n, gast.Call)]:
+                self.call(call)  # `[rows.append(A) for ...]` writes into rows
+            read = {n.id for n in walk(node) if isinstance(n, gast.Name)}
+            return self.new(node, self.reach(set().union(*(self.name_value(r) for r in read))),
+                            container=True)
+        if isinstance(node, gast.BinOp):
+            return self.arithmetic(node)
+        if isinstance(node, (gast.BoolOp, gast.IfExp)):  # one of its operands
+            parts = node.values if isinstance(node, gast.BoolOp) else [node.body, node.orelse]
+            if isinstance(node, gast.IfExp):
+                self.value(node.test)
+            return set().union(*(self.value(p) for p in parts))
+        if isinstance(node, gast.Call):
+            return self.call(node)
+        # unary operations, comparisons: new values
+        parts = [self.value(c) for c in gast.iter_child_nodes(node) if isinstance(c, gast.expr)]
+        return self.new(node, plain=isinstance(node, gast.UnaryOp) and self.is_plain(
+            node.operand, parts[0]))
+
+    def arithmetic(self, node) -> set:
+        """The memory `a op b` makes: always a new value, never an operand. Only a list or tuple
+        (`+`, `*` by an int) or a set or dict (`|`, `-`, `&`, `^`) makes a container, which
+        holds its operands' items; where an operand is surely an array or a number (a float
+        for `*`, which also repeats a list by an int), the result is an array or a number."""
+        left, right = self.value(node.left), self.value(node.right)
+        if not isinstance(node.op, _CONTAINER_OPERATORS) or any(
+                self.is_plain(operand, memories) and (
+                    not isinstance(node.op, gast.Mult) or _is_float(operand)
+                    or (memories and memories <= self.arrays))
+                for operand, memories in ((node.left, left), (node.right, right))):
+            return self.new(node, plain=True)
+        return self.new(node, self.held(left | right), plain=self.is_plain(
+            node.left, left) and self.is_plain(node.right, right))
+
+    def is_plain(self, node, memories) -> bool:
+        """Whether expression `node`, whose value is `memories`, is surely an array or a
+        number: a number written in the source, or made of plain memories alone."""
+        return _is_number(node) or (bool(memories) and memories <= self.plain)
+
+    def is_global(self, node) -> bool:
+        base = node
+        while isinstance(base, gast.Attribute):
+            base = base.value
+        return not (isinstance(base, gast.Name) and base.id in self.locals) and \
+            resolve(node, self.namespace) is not MISSING
+
+    # --- statements ---------------------------------------------------------------------
+
+    def block(self, statements) -> None:
+        for statement in statements:
+            if self.env is None:
+                return  # after a return, break or continue
+            self.statement = statement
+            self.run(statement)
+
+    def run(self, node) -> None:
+        if isinstance(node, gast.Assign):
+            memories = self.value(node.value)
+            for target in node.targets:
+                self.bind(target, memories, node)
+        elif isinstance(node, gast.AnnAssign) and node.value is not None:
+            self.bind(node.target, self.value(node.value), node)
+        elif isinstance(node, gast.AugAssign):
+            self.augmented(node)
+        elif isinstance(node, gast.If):
+            self.value(node.test)
+            entry = _copy(self.env)
+            self.block(node.body)
+            after_body, self.env = self.env, entry
+            self.block(node.orelse)
+            self.env = _join(after_body, self.env)
+        elif isinstance(node, (gast.For, gast.While)):
+            self.loop(node)
+        elif isinstance(node, gast.With):  # a name scope: its block, which always runs
+            self.block(node.body)
+        elif isinstance(node, (gast.Break, gast.Continue)):
+            exits = self.loops[-1][isinstance(node, gast.Break)]
+            exits.append(self.env)
+            self.env = None
+        elif isinstance(node, gast.Return):
+            whole = self.value(node.value)
+            self.returned_whole |= whole
+            self.returned |= self.reach(whole)
+            self.env = None
+        elif isinstance(node, gast.Expr):
+            self.value(node.value)
+        elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
+            self.env[node.name] = {}
+            if isinstance(node, gast.FunctionDef):
+                self.nested[node.name] = enclosing_names_written(node, self.namespace)
+
+    def loop(self, node) -> None:
+        if isinstance(node, gast.For):  # an item of what it runs over
+            items = self.item(self.value(node.iter))
+        for _ in range(_MOST_LOOP_RUNS):
+            entry, held = _copy(self.env), self.held_now()
+            self.loops.append(([], []))
+            self.statement = node
+            if isinstance(node, gast.While):
+                self.value(node.test)
+            else:
+                self.bind(node.target, items, node)
+            self.block(node.body)
+            continues, breaks = self.loops.pop()
+            self.env = _join(entry, *continues, self.env)
+            if _names(self.env) == _names(entry) and held == self.held_now():
+                break
+        self.env = _join(self.env, *breaks)
+
+    def bind(self, target, memories, statement) -> None:
+        if isinstance(target, gast.Name):
+            self.env[target.id] = {memory: statement for memory in memories}
+        elif isinstance(target, (gast.Tuple, gast.List)):  # `a, b = pair`: items of the pair
+            items = self.item(memories)
+            for element in target.elts:
+                self.bind(element, items, statement)
+        elif isinstance(target, gast.Subscript):
+            base = base_name(target)
+            written = self.name_value(base.id) if base is not None else set()
+            if isinstance(target.value, gast.Subscript):  # x[i][j] = v writes into x[i]
+                written = self.reach(written)
+            self.value(target.slice)
+            self.write(target, written, statement, f"{_text(target)} = ...", in_place=True)
+            for memory in written:
+                # A container now holds the value; an array, a copy. Where the source does not
+                # say which, a value that is the memory itself or a view of it (`x[2:4] =
+                # x[1:3]`) is taken for an array's copy: only a surely container (`L[0] = L`)
+                # comes to hold itself.
+                if memory in self.plain:
+                    continue
+                holding = self.reach(memories)
+                self.hold(memory, holding if memory in self.containers else holding - {memory})
+
+    def augmented(self, node) -> None:
+        memories = self.value(node.value)
+        what = f"{_text(node.target)} {operator_text(node)} ..."
+        if isinstance(node.target, gast.Subscript):
+            self.item_in_place(node, what)
+            self.bind(node.target, memories, node)
+            return
+        if not isinstance(node.target, gast.Name):
+            return
+        own = self.name_value(node.target.id)
+        surely_in_place = bool(own) and own <= self.arrays
+        self.write(node.target, own, node, what, in_place=surely_in_place)
+        for memory in own:  # `items += [A]`: the list now holds A
+            self.hold(memory, self.held(memories))
+
+    def item_in_place(self, node, what) -> None:
+        """`L[i] += v` where L is a list or dict runs the item's own `+=`: an array item is
+        changed in place (then stored back), and so is every name sharing its memory. Where L
+        is an array, `L[i] = L[i] + v` is the same write, which `bind` follows."""
+        owners = self.value(node.target.value)
+        items = set().union(set(), *(self.held({m}) for m in owners
+                                     if m not in self.arrays and m not in self.plain))
+        if not items:
+            return
+        # Unless the items are surely arrays of a surely container, the check runs with the
+        # values (refuse_shared_write): it evaluates the target once more, so an index that
+        # calls something is refused here.
+        calls = any(isinstance(n, gast.Call) for n in walk(node.target.slice))
+        sure = (owners <= self.containers and items <= self.arrays) or calls
+        self.write(node.target, items, node, what, in_place=sure, item=True)
+
+    def write(self, target, written, node, what, in_place: bool, item=False) -> None:
+        """Refuse (or, where `in_place` is not sure, check when it runs) a write into the
+        memories `written`, at `node`, where another name read afterwards shares one."""
+        name = base_name(target).id if base_name(target) is not None else None
+        for other in sorted(self.live_after.get(id(self.statement), ())):
+            if other == name or other not in self.env:
+                continue
+            for memory, bound in self.env[other].items():
+                shared = self.reach({memory}) & written
+                if not shared:
+                    continue
+                if memory not in shared:  # it holds what is written
+                    bound = self.taking(memory, shared) or bound
+                message = (self.item_message(other, shared, node, what) if item else
+                           self.message(name, other, bound, shared, node, what, target))
+                if in_place:
+                    raise self.location.error(node, message, "write into shared memory")
+                self.guards[id(node)] = (node, message)
+                return
+
+
+# --- small pieces ---------------------------------------------------------------------------
+
+def _functions_defined_once(statements) -> dict:
+    """name -> its def or lambda, for the names the function binds once, to one of those."""
+    bindings = collections.defaultdict(list)
+    for node in _walk(statements):
+        if isinstance(node, gast.FunctionDef):
+            bindings[node.name].append(node)
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            bindings[node.id].append(node)
+        elif isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], gast.Name) and isinstance(node.value, gast.Lambda):
+            bindings[node.targets[0].id].append(node.value)
+    found = {}
+    for name, bound in bindings.items():
+        # `g = lambda ...` binds g twice here: its Name and its lambda
+        definitions = [b for b in bound if isinstance(b, (gast.FunctionDef, gast.Lambda))]
+        names = [b for b in bound if isinstance(b, gast.Name)]
+        if len(definitions) == 1 and len(names) == (
+                1 if isinstance(definitions[0], gast.Lambda) else 0):
+            found[name] = definitions[0]
+    return found
+
+
+def _is_number(node) -> bool:
+    """Whether `node` is a number written in the source (`2.0`, not `True`)."""
+    return isinstance(node, gast.Constant) and isinstance(node.value, (int, float, complex)) \
+        and not isinstance(node.value, bool)
+
+
+def _instance_attribute(cls, attribute) -> bool:
+    """Whether `attribute` of an object of the user's class `cls` (None: not known to be one)
+    is what its `__init__` set, or a constant of the class: not a method, which holds the
+    object, nor a property or `__getattr__`, which may give anything."""
+    if cls is None or any(inspect.getattr_static(cls, special, None) is not getattr(
+            object, special, None) for special in ("__getattr__", "__getattribute__")):
+        return False
+    found = inspect.getattr_static(cls, attribute, MISSING)
+    return found is MISSING or not (callable(found) or hasattr(found, "__get__"))
+
+
+def _is_float(node) -> bool:
+    """Whether `node` is a float or complex number written in the source (`2.0`, `-1.5`)."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant) and isinstance(node.value, (float, complex))
+
+
+def _copy(env):
+    return None if env is None else {k: dict(v) for k, v in env.items()}
+
+
+def _join(*envs):
+    """Where paths meet: each name may hold what it holds on any of them."""
+    reached = [env for env in envs if env is not None]
+    if not reached:
+        return None
+    joined = _copy(reached[0])
+    for env in reached[1:]:
+        for identifier, memories in env.items():
+            slot = joined.setdefault(identifier, {})
+            for memory, bound in memories.items():
+                slot.setdefault(memory, bound)
+    return joined
+
+
+def _names(env):
+    return None if env is None else {k: set(v) for k, v in env.items()}
+
+
+# --- the same model over generated code ------------------------------------------------------
+
+def memory_sharing(statements, parameters, namespace, skipped) -> "MemorySharing":
+    """The model above run over generated code (reverse mode's primal sweep), refusing
+    nothing: which names may share memory with which, anywhere in `statements`.
+
+    parameters: the names bound on entry (each its own memory). skipped(statement): whether to
+    leave a statement out (the sweeps' own saves, which put values on a stack, not in the
+    program's memory)."""
+    function = gast.FunctionDef(
+        name="<generated>", args=gast.arguments(
+            args=[gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None)
+                  for p in parameters], posonlyargs=[], vararg=None, kwonlyargs=[],
+            kw_defaults=[], kwarg=None, defaults=[]),
+        body=statements, decorator_list=[], returns=None, type_comment=None, type_params=[])
+    sharing = MemorySharing(function, Location("<autotrace generated>", 1, "<generated>"),
+                            namespace)
+    sharing.skipped = skipped
+    sharing.block(statements)
+    return sharing
+
+
+class MemorySharing(_Sharing):
+    """The model of _Sharing, each name's memories gathered over every place that binds it
+    (so on some path: more than on each path, which is the safe side for its callers)."""
+
+    def __init__(self, *arguments):
+        super().__init__(*arguments)
+        self.ever = collections.defaultdict(set)  # name -> every memory it was bound to
+        for identifier, memories in self.env.items():
+            self.ever[identifier] |= set(memories)
+        self.skipped = lambda statement: False
+        self.found = {}
+
+    def run(self, node) -> None:
+        if not self.skipped(node):
+            super().run(node)
+
+    def bind(self, target, memories, statement) -> None:
+        if isinstance(target, gast.Name):
+            self.ever[target.id] |= set(memories)
+        super().bind(target, memories, statement)
+
+    def write(self, target, written, node, what, in_place: bool, item=False) -> None:
+        """Generated code's writes are followed by its sweeps, not refused."""
+
+    def refuse_call_writing(self, node, written, given, change, callee) -> None:
+        """As write."""
+
+    def names_sharing(self, identifier) -> set:
+        """The names that may share memory with `identifier` (itself included): bound to a
+        memory that is, views, holds or is held by one of its own."""
+        if identifier not in self.found:
+            # A memory made in a loop ages ("new" -> "old") when the loop makes the next: both
+            # are one place of the code here, every run of it.
+            edges = collections.defaultdict(set)
+            for memory, held in self.holds.items():
+                edges[place_of(memory)] |= {place_of(m) for m in held}
+
+            def reach(memories) -> set:
+                found, todo = {place_of(m) for m in memories}, [place_of(m) for m in memories]
+                while todo:
+                    for held in edges.get(todo.pop(), ()):
+                        if held not in found:
+                            found.add(held)
+                            todo.append(held)
+                return found
+            own = reach(self.ever.get(identifier, ()))
+            self.found[identifier] = {identifier} | {
+                other for other, memories in self.ever.items() if reach(memories) & own}
+        return self.found[identifier]

@@ -1,0 +1,133 @@
+"""Writes a function makes into its own arguments (`x[0] = v`, `xs.append(v)`,
+`np.add.at(x, ...)`), which its caller sees: a derivative takes the argument's value on entry,
+and a caller's derivative must know that the call changes what it passed."""
+from __future__ import annotations
+
+import types
+
+import gast
+
+from ..front.function_caches import made_from
+from ..codegen.naming import walk_scope
+from ..front.parsing import parse_function
+from ..codegen.codegen import to_source
+
+# List methods that change the list in place and that the transforms follow (others are
+# refused wherever they are called: transforms/front/inplace.py).
+CONTAINER_WRITES = {"append", "extend", "insert", "pop"}
+
+
+def names_written_in_place(function: gast.FunctionDef) -> dict:
+    """The names that `function` writes into through a subscript, a list method the
+    transforms follow or np.add.at (`x[0] = v`, `xs.append(v)`): name -> the first such
+    write."""
+    written = {}
+    for node in (n for statement in function.body for n in walk_scope(statement)):
+        targets = (node.targets if isinstance(node, gast.Assign) else [node.target]
+                   if isinstance(node, gast.AugAssign) else [])
+        for target in targets:
+            if isinstance(target, gast.Subscript) and base_name(target) is not None:
+                written.setdefault(base_name(target).id, node)
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and (
+                node.func.attr in CONTAINER_WRITES and isinstance(node.func.value, gast.Name)):
+            written.setdefault(node.func.value.id, node)
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and (
+                node.func.attr == "at" and node.args and isinstance(node.args[0], gast.Name)):
+            written.setdefault(node.args[0].id, node)  # np.add.at(x, ...)
+    return written
+
+
+def arguments_written_in_place(function: gast.FunctionDef) -> dict:
+    """Those of `names_written_in_place` that are parameters, in the order of the parameters."""
+    written = names_written_in_place(function)
+    return {p: written[p] for p in parameter_names(function) if p in written}
+
+
+def enclosing_names_written(function: gast.FunctionDef, namespace: dict | None = None) -> dict:
+    """Those of `names_written_in_place` that are the enclosing function's (closure
+    variables): neither parameters nor bound in `function`. A name `namespace` binds to a
+    module is left out: `np.append(...)` and `np.insert(...)` are its functions, not list
+    methods."""
+    own = set(parameter_names(function)) | {
+        n.id for statement in function.body for n in walk_scope(statement)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    namespace = namespace or {}
+    return {name: write for name, write in names_written_in_place(function).items()
+            if name not in own and not isinstance(namespace.get(name), types.ModuleType)}
+
+
+def outside_write_message(variable: str, write: str) -> str:
+    """The refusal of a write into `variable`, a global or closure variable, in every mode."""
+    return (f"the function changes {variable!r} in place ({write}), a global or closure "
+            f"variable that it does not make: autotrace follows writes only into values the "
+            f"function makes or is passed. Pass {variable} as an argument and return its new "
+            f"value, or write into a copy made in the function "
+            f"(new_{variable} = {variable}.copy())")
+
+
+def parameter_names(function: gast.FunctionDef) -> list:
+    return [a.id for a in function.args.posonlyargs + function.args.args
+            + function.args.kwonlyargs]
+
+
+def writes_into_arguments(function: gast.FunctionDef) -> dict:
+    """Those of `arguments_written_in_place` made while the parameter's name still holds the
+    argument (not after `x = np.copy(x)`, say)."""
+    found = {}
+    for parameter, write in arguments_written_in_place(function).items():
+        bindings = [n.lineno for statement in function.body for n in walk_scope(statement)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+                    and n.id == parameter]
+        if not bindings or min(bindings) >= write.lineno:
+            found[parameter] = write
+    return found
+
+
+def parameters_written(func) -> tuple:
+    """(position, parameter, what, file, line) for each parameter that the Python function
+    `func` writes into while it holds the argument; none where its source cannot be read.
+    Read once per function (kept on it: its source is what it runs)."""
+    made = made_from(func, "__autotrace_parameters_written__")
+    if "written" not in made:
+        try:
+            parsed = parse_function(func)
+        except Exception:  # noqa: BLE001 - no source: nothing known, as for any other call
+            made["written"] = ()
+            return ()
+        function = parsed.node
+        parameters = parameter_names(function)
+        made["written"] = tuple(
+            (parameters.index(parameter), parameter, write_text(write),
+             parsed.location.filename, parsed.location.line_of(write))
+            for parameter, write in writes_into_arguments(function).items())
+    return made["written"]
+
+
+def base_name(target):
+    """The Name node that `x[i].a[j]` writes into (x), or None."""
+    while isinstance(target, (gast.Subscript, gast.Attribute)):
+        target = target.value
+    return target if isinstance(target, gast.Name) else None
+
+
+AUGMENTED_SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
+              gast.MatMult: "@", gast.Mod: "%", gast.FloorDiv: "//", gast.BitAnd: "&",
+              gast.BitOr: "|", gast.BitXor: "^", gast.LShift: "<<", gast.RShift: ">>"}
+
+
+def operator_text(node) -> str:
+    """`+=` for `a += b`."""
+    return AUGMENTED_SYMBOLS[type(node.op)] + "="
+
+
+def write_text(write) -> str:
+    """`x[0] = ...`, `x += ...` or `xs.append(...)`, for a write into `x`."""
+    if isinstance(write, gast.Call):
+        return f"{_text(write.func)}(...)"
+    target = write.targets[0] if isinstance(write, gast.Assign) else write.target
+    operator = "=" if isinstance(write, gast.Assign) else operator_text(write)
+    return f"{_text(target)} {operator} ..."
+
+
+def _text(node) -> str:
+    return to_source(node).strip()

@@ -1,0 +1,73 @@
+"""Which names a function may read after each of its statements, before binding them again.
+
+    live = live_after(function.body)   # id(statement) -> set of names
+
+A backward pass over the statements, loops followed until their sets stop growing; `break`
+goes on after the loop, `continue` at its head, `return` reads its value alone.
+"""
+from __future__ import annotations
+
+import collections
+
+import gast
+
+from ..codegen.nodes import walk
+
+
+def live_after(body) -> dict:
+    """id(statement) -> the names that may be read after it before being bound again."""
+    found = collections.defaultdict(set)
+
+    def block(statements, live, loop):
+        for statement in reversed(statements):
+            found[id(statement)] |= live
+            live = before(statement, live, loop)
+        return live
+
+    def before(node, live, loop):
+        if isinstance(node, gast.If):
+            return _reads(node.test) | block(node.body, live, loop) | block(node.orelse, live,
+                                                                             loop)
+        if isinstance(node, (gast.For, gast.While)):
+            head = set(live)
+            while True:
+                inside = block(node.body, head, (head, live))
+                if isinstance(node, gast.For):
+                    inside = inside - _stored(node.target)
+                new_head = live | inside | (_reads(node.test) if isinstance(node, gast.While)
+                                            else set())
+                if new_head <= head:
+                    break
+                head |= new_head
+            return head | (_reads(node.iter) if isinstance(node, gast.For) else set())
+        if isinstance(node, gast.With):  # a name scope: its name, then its block
+            return _reads(node.items[0]) | block(node.body, live, loop)
+        if isinstance(node, gast.Break):
+            return set(loop[1]) if loop else set(live)
+        if isinstance(node, gast.Continue):
+            return set(loop[0]) if loop else set(live)
+        if isinstance(node, gast.Return):
+            return _reads(node.value)
+        if isinstance(node, gast.Assign):
+            stored = set().union(*(_stored(t) for t in node.targets))
+            return (live - stored) | _reads(node)
+        if isinstance(node, gast.AugAssign):
+            return live | _reads(node) | _stored(node.target)  # `k += 1` reads k first
+        return live | _reads(node)
+
+    block(body, set(), None)
+    return found
+
+
+def _reads(node) -> set:
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)} if node is not None else set()
+
+
+def _stored(target) -> set:
+    """The names an assignment to `target` binds (`x[i] = v` binds none)."""
+    if isinstance(target, gast.Name):
+        return {target.id}
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return set().union(*(_stored(e) for e in target.elts))
+    return set()

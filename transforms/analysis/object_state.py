@@ -1,0 +1,504 @@
+"""Changes a called function makes to the attributes of the objects it is given.
+
+An object's attributes are memory, as an array's elements are: `acc.add(x)`, where `add` does
+`self.total = self.total + v`, changes what `acc.total` reads afterwards. autotrace follows
+values, and a call's derivative is that of its result: a change made through an object the
+function called on or passed (its `self`, or another argument) reaches neither. Where such a
+change stores a value that carries gradient, the gradient through it would be silently lost,
+so the call is refused at the user's line, naming the write in the function called.
+
+`refuse_state_writes` does this for a call autotrace can name before running (a function of
+the module); generated code calls `check_state_writes` before a call it resolves only when it
+runs (a method of an object the function holds), with the callee then known. Both read the
+callee's source with `state_write`, following calls it makes with values that carry gradient a
+few calls deep. A call whose result carries gradient has the callee itself differentiated: its
+transform refuses an attribute assignment (transforms/front/checks.py), and `check_calls` there
+refuses a write into a list or array an attribute holds (`self.items.append(v)`, or `buf[i] =
+v` after `buf = self.buf`) and `setattr`.
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+import sys
+import weakref
+
+import gast
+
+from ...runtime.derivatives.state_writes import write_state
+from .activity import DESCRIPTIVE_ATTRIBUTES
+from .argument_writes import CONTAINER_WRITES, parameter_names, write_text
+from ..errors import TransformError
+from ..codegen.naming import walk_scope
+from ..front.parsing import MISSING, parse_function, resolve
+from ..rules.core import constant
+from ..codegen.nodes import walk
+from ..codegen.codegen import to_source
+
+# Functions called are read for what they change this many calls deep.
+_DEEPEST_CALLS = 3
+# Packages whose functions are not read: NumPy's and autotrace's (whose objects, Modules and
+# Variables, hand their gradients on as they are), and the standard library's.
+_NOT_READ = {"numpy", "cupy", "autotrace"}
+
+
+def check_state_writes(callee, varied: tuple, filename: str, line: int) -> None:
+    """Raise TransformError at `filename`, `line` where calling `callee` changes an attribute
+    of an object it is given to a value that carries gradient. Generated code calls it before
+    a call resolved only when it runs. varied: which of the call's arguments carry gradient
+    (positions, keywords, and "<object>" for the object whose method `callee` is)."""
+    function, bound = _function_called(callee)
+    if function is None:
+        return
+    found = state_write(function, _varied_parameters(function, bound, varied), bound)
+    if found is not None:
+        raise TransformError(_message(function, *found), filename, line,
+                             "change of an attribute")
+
+
+def refuse_state_writes(location, node, function, bound, varied: tuple) -> None:
+    """check_state_writes for the call `node` of the Python function `function`, known before
+    running (bound: the object it is a method of, or None); raise at the call's line."""
+    found = state_write(function, _varied_parameters(function, bound, varied), bound)
+    if found is not None:
+        raise location.error(node, _message(function, *found), "change of an attribute")
+
+
+def _message(function, parameter: str, what: str, filename: str, line: int) -> str:
+    return (f"autotrace cannot differentiate this call of {function.__qualname__}: it changes "
+            f"an attribute of {parameter!r} ({what}, {filename}, line {line}) to a value that "
+            "carries gradient, and autotrace follows what a call returns, not what it changes "
+            "in the objects it is given, so that gradient would be lost; return the new value "
+            "(or a new object) from the function instead, and assign it")
+
+
+def _function_called(callee):
+    """(the Python function a call of `callee` runs, the object it is a method of, or None),
+    or (None, None) where autotrace does not read it."""
+    bound = None
+    if inspect.ismethod(callee):
+        callee, bound = callee.__func__, callee.__self__
+    elif not inspect.isfunction(callee) and not isinstance(callee, type):
+        method = getattr(type(callee), "__call__", None)
+        if inspect.isfunction(method):  # an object with __call__: that method
+            callee, bound = method, callee
+    if not inspect.isfunction(callee):
+        return None, None
+    package = (getattr(callee, "__module__", None) or "").split(".")[0]
+    if package in _NOT_READ or package in sys.stdlib_module_names:
+        return None, None
+    return callee, bound
+
+
+def method_of_known_object(func, namespace: dict) -> tuple:
+    """(the Python function, the object) of a callee `obj.method` whose object autotrace
+    finds before running (a global or closure variable: `layer.forward`), or (None, None)."""
+    if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
+        return None, None
+    bound = resolve(func.value, namespace)
+    if bound is MISSING or isinstance(bound, type) or inspect.ismodule(bound):
+        return None, None
+    method = inspect.getattr_static(type(bound), func.attr, None)
+    if not inspect.isfunction(method) or _function_called(method)[0] is None:
+        return None, None
+    return method, bound
+
+
+def may_change_its_object(call, namespace: dict) -> bool:
+    """Whether the method `call` runs (of an object found only when it runs, or of one found
+    before, `layer.forward`) may write into its object a value made from its parameters."""
+    method, bound = method_of_known_object(call.func, namespace)
+    if method is None:
+        return True
+    return state_write(method, set(parameter_names(parse_function(method).node)),
+                       bound) is not None
+
+
+def _varied_parameters(function, bound, varied: tuple) -> set:
+    """The parameters of `function` given the call's arguments named in `varied`."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return set()
+    positional = [p.name for p in parameters if p.kind in (
+        inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    names = {p.name for p in parameters}
+    out = set()
+    if bound is not None and positional and "<object>" in varied:
+        out.add(positional[0])
+    offset = 1 if bound is not None else 0
+    for which in varied:
+        if isinstance(which, int):
+            if which + offset < len(positional):
+                out.add(positional[which + offset])
+        elif which in names:
+            out.add(which)
+    return out
+
+
+# What state_write found, per function read: (parameters varied, class of its object) ->
+# the write or None. (Generated code asks on every call.)
+_found: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def state_write(function, varied: set, bound=None, depth: int = 0):
+    """(parameter, the write, file, line) for the first attribute of a parameter of the
+    Python `function` that it sets to a value depending on the parameters `varied` (or that a
+    function it calls sets so), or None. bound: the object `function` is a method of (its
+    first parameter), where known, to find the methods it calls on it."""
+    if not varied or depth > _DEEPEST_CALLS:
+        return None
+    known = _found.setdefault(function, {})
+    key = (frozenset(varied), type(bound), depth)
+    if key not in known:
+        known[key] = _state_write(function, varied, bound, depth)
+    return known[key]
+
+
+def _state_write(function, varied: set, bound, depth: int):
+    try:
+        parsed = parse_function(function)
+    except Exception:  # noqa: BLE001 - no source: nothing known, as for any other call
+        return None
+    node, location = parsed.node, parsed.location
+    parameters = parameter_names(node)
+    nodes = [n for statement in node.body for n in walk_scope(statement)]
+    varied = _depending(nodes, set(varied))
+    held = held_attributes(nodes, parameters)
+    for write in nodes:
+        found = _attribute_write(write, held, varied)
+        if found is not None:
+            parameter, text = found
+            return parameter, text, location.filename, location.line_of(write)
+    for call in nodes:
+        if not isinstance(call, gast.Call):
+            continue
+        given = [a for a in call.args if _reads(a) & varied]
+        keywords = tuple(k.arg for k in call.keywords if _reads(k.value) & varied)
+        positions = tuple(i for i, a in enumerate(call.args) if _reads(a) & varied)
+        on_object = isinstance(call.func, gast.Attribute) and bool(_reads(call.func.value)
+                                                                   & varied)
+        if not (given or keywords or on_object):
+            continue
+        callee, owner = _callee(call.func, parsed.namespace, parameters, bound)
+        if callee is None:
+            continue
+        inner = _varied_parameters(callee, owner, positions + keywords + (
+            ("<object>",) if on_object else ()))
+        found = state_write(callee, inner, owner, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _depending(nodes, varied: set) -> set:
+    """`varied` and the names of `nodes` whose values depend on them (to a fixed point)."""
+    assignments = [n for n in nodes if isinstance(n, (gast.Assign, gast.AugAssign,
+                                                      gast.AnnAssign, gast.For))]
+    changed = True
+    while changed:
+        changed = False
+        for assignment in assignments:
+            value = assignment.iter if isinstance(assignment, gast.For) else assignment.value
+            if value is None or not _reads(value) & varied:
+                continue
+            targets = assignment.targets if isinstance(assignment, gast.Assign) else [
+                assignment.target]
+            for target in targets:
+                for name in walk(target):
+                    if isinstance(name, gast.Name) and name.id not in varied:
+                        varied.add(name.id)
+                        changed = True
+    return varied
+
+
+def _attribute_write(node, held: dict, varied: set):
+    """(parameter, text) where `node` sets an attribute of a parameter (or an item or list
+    method of one, or of a name `held` holds it by) to a value depending on `varied`, else
+    None."""
+    if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+        value = node.value
+        targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+        if value is None or not _reads(value) & varied:
+            return None
+        for target in targets:
+            for part in walk(target):
+                owner = attribute_owner(part, held)
+                if owner is not None:
+                    return owner, _write_text(node)
+        return None
+    if isinstance(node, gast.Call):
+        arguments = node.args + [k.value for k in node.keywords]
+        if not any(_reads(a) & varied for a in arguments):
+            return None
+        func = node.func
+        if isinstance(func, gast.Attribute) and func.attr in CONTAINER_WRITES:
+            owner = attribute_owner(func.value, held, whole=True)
+            if owner is not None:
+                return owner, f"{_text(func)}(...)"
+        if isinstance(func, gast.Name) and func.id == "setattr" and node.args and isinstance(
+                node.args[0], gast.Name) and node.args[0].id in held:
+            return held[node.args[0].id], f"{_text(node)}"
+    return None
+
+
+def held_attributes(nodes, owners) -> dict:
+    """Name -> the name in `owners` whose attribute (or what one holds) the name is bound to
+    in `nodes` (`items = self.items`, `row = self.rows[0]`); each of `owners` -> itself."""
+    held = {owner: owner for owner in owners}
+    assignments = [n for n in nodes if isinstance(n, gast.Assign) and len(n.targets) == 1
+                   and isinstance(n.targets[0], gast.Name)]
+    changed = True
+    while changed:
+        changed = False
+        for assignment in assignments:
+            target = assignment.targets[0].id
+            owner = attribute_owner(assignment.value, held)
+            if owner is not None and held.get(target, target) == target != owner and not (
+                    isinstance(assignment.value, gast.Attribute)
+                    and assignment.value.attr in DESCRIPTIVE_ATTRIBUTES):
+                held[target] = owner
+                changed = True
+    return held
+
+
+def attribute_owner(node, held: dict, whole: bool = False):
+    """The owner (see held_attributes) whose attribute `node` is or is inside of (`p.a`,
+    `p.a[i].b`, `items[i]` for items held), else None. whole: `items` itself counts too."""
+    chain, through_attribute = node, False
+    while isinstance(chain, (gast.Attribute, gast.Subscript)):
+        through_attribute = through_attribute or isinstance(chain, gast.Attribute)
+        chain = chain.value
+    if not isinstance(chain, gast.Name) or chain.id not in held:
+        return None
+    if held[chain.id] != chain.id and (chain is not node or whole):
+        return held[chain.id]  # a name holding an attribute: an item of it, or it
+    return held[chain.id] if through_attribute else None
+
+
+def _write_text(node) -> str:
+    if isinstance(node, gast.AnnAssign):
+        return f"{_text(node.target)} = ..."
+    return write_text(node)
+
+
+def _callee(func, namespace: dict, parameters: list, bound):
+    """(the Python function a call of `func` in a function read by `state_write` runs, the
+    object it is a method of or None), or (None, None) where that is not known: a method of
+    the known object `bound` (the function's first parameter), or a function of the module."""
+    if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and parameters \
+            and func.value.id == parameters[0] and bound is not None:
+        method = inspect.getattr_static(type(bound), func.attr, MISSING)
+        if inspect.isfunction(method):
+            return _function_called(getattr(bound, func.attr))
+        return None, None
+    if isinstance(func, gast.Name) and func.id in parameters:
+        return None, None
+    value = resolve(func, namespace)
+    if value is MISSING:
+        return None, None
+    return _function_called(value)
+
+
+def _reads(node) -> set:
+    """The names `node` reads the values of (not those it reads the shape of: `X.shape`)."""
+    described = {id(n.value) for n in walk(node) if isinstance(n, gast.Attribute)
+                 and n.attr in DESCRIPTIVE_ATTRIBUTES}
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load) and id(n) not in described}
+
+
+def _text(node) -> str:
+    return to_source(node).strip()
+
+
+# It checks, and gives nothing: no gradient passes through it.
+constant(check_state_writes)
+
+
+def check_calls(body: list, location, varied: set, active: set, classify, helper,
+                namespace: dict) -> None:
+    """Refuse each call in `body` (A-normal form) of a function known before running that
+    changes an attribute of an object it is given to a value that carries gradient, and put
+    a `check_state_writes` before each call resolved only when it runs; calls whose result
+    carries gradient are left to the callee's own transform, which runs this in its turn.
+    Refuse `self.items.append(v)`, `buf[i] = v` with `buf = self.buf` and `setattr(p, name,
+    v)`, v carrying gradient. varied: the names that depend on the differentiated arguments;
+    classify(func): what the callee `func` is (transforms/analysis/calls.py); helper(name): the name
+    generated code calls a helper by; namespace: the function's, where a method of an object
+    found before running (`layer.forward`, `layer` a global) is checked at once."""
+    names = {n.id for statement in body for n in walk(statement)
+             if isinstance(n, gast.Name)}
+    nodes = [n for statement in body for n in walk_scope(statement)]
+    held = held_attributes(nodes, names)
+    sources = {n.targets[0].id: n.value for n in nodes if isinstance(n, gast.Assign)
+               and isinstance(n.targets[0], gast.Name)}
+    assigned = assignments(nodes)
+    aliases = global_aliases(nodes, namespace, assigned)
+    for block in statement_blocks(body):
+        for index in reversed(range(len(block))):
+            statement = block[index]
+            _refuse_write_into_attribute(statement, held, sources, varied, location)
+            call = statement.value if isinstance(statement, (gast.Expr, gast.Assign)) else None
+            if not isinstance(call, gast.Call) or isinstance(statement, gast.Assign) and (
+                    not isinstance(statement.targets[0], gast.Name)
+                    or statement.targets[0].id in active):
+                continue
+            which = _varied_arguments(call, varied)
+            if not which or _of_an_object_followed(call, active, assigned, aliases, namespace):
+                continue
+            resolved = classify(call.func)
+            if resolved.value is setattr and 2 in which:
+                raise location.error(call, _WRITE_INTO_ATTRIBUTE.format(
+                    what=_text(call), owner=_text(call.args[0])), "change of an attribute")
+            if resolved.kind == "user":
+                function, bound = _function_called(resolved.value)
+                if function is not None:
+                    refuse_state_writes(location, call, function, bound, which)
+            elif resolved.kind == "dynamic" and method_of_known_object(
+                    call.func, namespace)[0] is not None:
+                refuse_state_writes(location, call, *method_of_known_object(call.func,
+                                                                            namespace), which)
+            elif resolved.kind == "dynamic":
+                guard = gast.Expr(value=gast.Call(
+                    func=gast.Name(id=helper("check_state_writes"), ctx=gast.Load(),
+                                   annotation=None, type_comment=None),
+                    args=[copy.deepcopy(call.func),
+                          gast.Constant(value=which, kind=None),
+                          gast.Constant(value=location.filename, kind=None),
+                          gast.Constant(value=location.line_of(statement), kind=None)],
+                    keywords=[]))
+                for node in walk(guard):
+                    if "lineno" in node._attributes:
+                        gast.copy_location(node, statement)
+                block.insert(index, guard)
+
+
+def _of_an_object_followed(call, active: set, assigned: dict, aliases: dict,
+                           namespace: dict) -> bool:
+    """Whether `call` is of a method of an object the function reads from a global (`layer`,
+    read into `layer_1`; not one it builds or is given), which carries gradient: the method is
+    differentiated with respect to it, and what it writes into it followed
+    (transforms/analysis/given_state_writes.py; its caller sends it the object's gradient after the call,
+    runtime/derivatives/sweeps.py). assigned: name -> the values assigned to it; aliases:
+    `global_aliases`."""
+    owner = call.func.value if isinstance(call.func, gast.Attribute) else None
+    if not isinstance(owner, gast.Name) or owner.id not in active:
+        return False
+    return owner.id in aliases or owner.id not in assigned and owner.id in namespace
+
+
+def assignments(nodes) -> dict:
+    """Name -> the values `nodes` assign to it (None where it is bound otherwise: a tuple
+    unpacked, a loop variable, `+=`)."""
+    assigned = {}
+    for node in nodes:
+        if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.For)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            for target in targets:
+                for bound in walk(target):
+                    if isinstance(bound, gast.Name) and isinstance(bound.ctx, gast.Store):
+                        assigned.setdefault(bound.id, []).append(
+                            node.value if isinstance(node, gast.Assign) and target is bound
+                            else None)
+    return assigned
+
+
+def global_aliases(nodes, namespace: dict, assigned: dict | None = None) -> dict:
+    """Local name -> the global object it holds throughout (`layer_1 = layer`), for the names
+    `nodes` bind to one global and else only to the same object again: what `write_state`
+    into the name hands back (the object it wrote into), directly or through a temporary, or
+    what a derivative pops from a stack that only that name is pushed onto. assigned:
+    `assignments(nodes)`, where the caller has it."""
+    if assigned is None:
+        assigned = assignments(nodes)
+    pushed = {}  # stack -> the names pushed onto it (None: something else)
+    for node in nodes:
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                node.func.attr == "append" and isinstance(node.func.value, gast.Name):
+            argument = node.args[0] if len(node.args) == 1 else None
+            pushed.setdefault(node.func.value.id, set()).add(
+                argument.id if isinstance(argument, gast.Name) else None)
+
+    def same_object(local: str, value, depth: int = 0) -> bool:
+        if is_state_write(value, namespace):
+            return isinstance(value.args[0], gast.Name) and value.args[0].id == local
+        if isinstance(value, gast.Name):  # a temporary holding one
+            held = assigned.get(value.id, ())
+            return depth < 2 and len(held) == 1 and same_object(local, held[0], depth + 1)
+        return (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+                and value.func.attr == "pop" and not value.args and not value.keywords
+                and isinstance(value.func.value, gast.Name)
+                and value.func.value.id not in namespace
+                and pushed.get(value.func.value.id) == {local})
+    aliases = {}
+    for local, values in assigned.items():
+        read = [v for v in values if isinstance(v, gast.Name) and v.id in namespace
+                and v.id not in assigned]
+        if local in namespace or len({v.id for v in read}) != 1:
+            continue
+        if all(value in read or value is not None and same_object(local, value)
+               for value in values):
+            aliases[local] = read[0].id
+    return aliases
+
+
+def is_state_write(node, namespace: dict) -> bool:
+    """Whether `node` is a call of `write_state` (transforms/analysis/given_state_writes.py), by any name
+    `namespace` binds it to."""
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and namespace.get(node.func.id) is write_state)
+
+
+_WRITE_INTO_ATTRIBUTE = (
+    "autotrace cannot differentiate {what}: it changes an attribute of {owner!r} (or what one "
+    "holds) to a value that carries gradient, and autotrace does not follow changes to an "
+    "object's attributes, so that gradient would be lost; keep the value in a local variable "
+    "(a list or array the function builds) and return it")
+
+
+def _refuse_write_into_attribute(statement, held: dict, sources: dict, varied: set,
+                                 location) -> None:
+    """Refuse `items.append(v)` or `buf[i] = v` (A-normal form) where `items` or `buf` holds an
+    attribute of an object (`items = self.items`) and v carries gradient. sources: name -> the
+    expression it was bound to."""
+    if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Subscript):
+        target = statement.targets[0]
+        owner = attribute_owner(target, held)
+        if owner is not None and _reads(statement.value) & varied:
+            raise location.error(statement, _WRITE_INTO_ATTRIBUTE.format(
+                what=f"{_text(target)} = ...", owner=owner), "change of an attribute")
+    call = statement.value if isinstance(statement, gast.Expr) else None
+    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
+            and call.func.attr in CONTAINER_WRITES \
+            and any(_reads(a) & varied for a in call.args + [k.value for k in call.keywords]):
+        owner = attribute_owner(call.func.value, held, whole=True)
+        if owner is not None:
+            receiver = call.func.value
+            # (normalizing named the attribute: `_t1 = self.items; _t1.append(v)`)
+            text = _text(sources.get(receiver.id, receiver)) if isinstance(
+                receiver, gast.Name) else _text(receiver)
+            raise location.error(statement, _WRITE_INTO_ATTRIBUTE.format(
+                what=f"{text}.{call.func.attr}(...)", owner=owner), "change of an attribute")
+
+
+def _varied_arguments(call, varied: set) -> tuple:
+    """Which arguments of `call` depend on the names `varied` (see check_state_writes)."""
+    which = tuple(i for i, a in enumerate(call.args) if _reads(a) & varied)
+    which += tuple(k.arg for k in call.keywords if _reads(k.value) & varied)
+    if isinstance(call.func, gast.Attribute) and _reads(call.func.value) & varied:
+        which += ("<object>",)
+    return which
+
+
+def statement_blocks(body: list):
+    """`body` and every list of statements in it (not those of functions defined in it)."""
+    yield body
+    for statement in body:
+        if isinstance(statement, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(statement, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                yield from statement_blocks(inner)
+

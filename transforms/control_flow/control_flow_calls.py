@@ -1,0 +1,140 @@
+"""The calls of runtime helpers that converted code makes (transforms/control_flow/control_flow.py), and the
+expressions rewritten into them.
+
+Each helper is bound to `_autotrace_<name>` in the converted function's namespace (`helper`).
+In expressions, `a if c else b` becomes `if_exp(c, lambda: a, lambda: b)`, `a and b`
+`and_(a, lambda: b)`, `not a` `not_(a)`, a chained comparison a chain of `and_`, and a call
+`g(x)` `converted(g)(x)`, so that the function it calls is converted too.
+"""
+from __future__ import annotations
+
+import builtins
+import copy
+
+import gast
+
+from ..codegen.codegen import to_source
+from .control_flow_variables import MUTATING_METHODS
+from ..codegen.templates import name
+
+
+# The runtime helpers converted code calls, each bound to `_autotrace_<name>`.
+HELPER_NAMES = ("if_stmt", "while_stmt", "for_stmt", "if_exp", "and_", "or_", "not_",
+                "range_", "Undefined", "converted", "set_item", "updated_item",
+                "python_test", "SavedValues",
+                "checked_out", "refuse_outside_write")
+
+
+# Builtins whose calls go through `converted` all the same: they compare values as Python
+# values, and the runtime's versions say what to use for traced ones.
+_COMPARING_BUILTINS = frozenset({"max", "min"})
+
+
+def helper(helper_name: str) -> str:
+    """The name converted code calls a runtime helper by."""
+    return f"_autotrace_{helper_name}"
+
+
+def _lazy(expression) -> gast.Lambda:
+    arguments = gast.arguments(args=[], posonlyargs=[], vararg=None, kwonlyargs=[],
+                               kw_defaults=[], kwarg=None, defaults=[])
+    return gast.Lambda(args=arguments, body=expression)
+
+
+class _ConditionalExpressions(gast.NodeTransformer):
+    """`a if c else b` -> `if_exp(c, lambda: a, lambda: b)`, in this scope only.
+
+    converter: the transforms/control_flow/control_flow.py `ControlFlowConverter` this rewrites for (its
+    namer, namespace, the functions it made, and where a node sits in the user's source)."""
+
+    def __init__(self, converter):
+        self.converter = converter
+
+    def visit_IfExp(self, node):
+        where = self.converter._where(node, to_source(node).strip())  # as the user wrote it
+        self.generic_visit(node)
+        test = _Conditions(self.converter).visit(node.test)
+        call = gast.Call(func=name(helper("if_exp")),
+                         args=[test, _lazy(node.body), _lazy(node.orelse)],
+                         keywords=[gast.keyword(arg="where",
+                                                value=gast.Constant(value=where, kind=None))])
+        return gast.copy_location(call, node)
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        callee = node.func
+        if isinstance(callee, gast.Name) and (callee.id.startswith("_autotrace_")
+                                              or callee.id in self.converter.generated
+                                              or hasattr(builtins, callee.id)
+                                              and callee.id not in self.converter.namespace
+                                              and callee.id not in _COMPARING_BUILTINS):
+            return node
+        if isinstance(callee, gast.Attribute) and callee.attr in MUTATING_METHODS:
+            return node  # a container's method (and how `assigned_names` sees a mutation)
+        node.func = gast.copy_location(
+            gast.Call(func=name(helper("converted")), args=[callee], keywords=[]), callee)
+        return node
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        return _Conditions(self.converter).visit_BoolOp(node)
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        return gast.copy_location(self._chain(node.left, node.ops, node.comparators), node)
+
+    def _chain(self, left, ops, comparators):
+        """`a < b < c` -> `and_(a < (t := b), lambda: t < c)`: a chained comparison asks
+        for the truth of each link, which and_ gives for traced values too."""
+        if len(ops) == 1:
+            return gast.Compare(left=left, ops=ops, comparators=comparators)
+        middle = comparators[0]
+        if isinstance(middle, (gast.Name, gast.Constant)):
+            reused = copy.deepcopy(middle)
+        else:
+            temporary = self.converter.namer.temporary("compared")
+            middle = gast.NamedExpr(target=name(temporary, store=True), value=middle)
+            reused = name(temporary)
+        first = gast.Compare(left=left, ops=ops[:1], comparators=[middle])
+        rest = self._chain(reused, ops[1:], comparators[1:])
+        return gast.Call(func=name(helper("and_")), args=[first, _lazy(rest)], keywords=[])
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        return _Conditions(self.converter).visit_UnaryOp(node)
+
+    def visit_FunctionDef(self, node):
+        return node  # converted on its own
+
+    def visit_Lambda(self, node):
+        self.generic_visit(node)
+        return node
+
+
+class _Conditions(gast.NodeTransformer):
+    """In a condition: `a and b` -> `and_(a, lambda: b)`, `not a` -> `not_(a)` (converter: as
+    for _ConditionalExpressions)."""
+
+    def __init__(self, converter):
+        self.converter = converter
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        kind = helper("and_" if isinstance(node.op, gast.And) else "or_")
+        result = node.values[0]
+        for value in node.values[1:]:
+            result = gast.Call(func=name(kind), args=[result, _lazy(value)], keywords=[])
+        return gast.copy_location(result, node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, gast.Not):
+            return node
+        call = gast.Call(func=name(helper("not_")), args=[node.operand], keywords=[])
+        return gast.copy_location(call, node)
+
+    def visit_Lambda(self, node):
+        return node
+
+    def visit_Call(self, node):
+        return node  # a call's arguments are not conditions

@@ -1,0 +1,131 @@
+"""What a function's statements read and write, for the control-flow conversion
+(transforms/control_flow/control_flow.py), which makes a converted statement's variables from it.
+
+A statement's variables are those its body assigns or mutates (`a[i] = v`, `l.append(v)`),
+among the function's local variables by Python's rule (`assigned_names`, `local_names`); a
+variable read after the statement (`loaded_names`) is live, and a loop carries it. A statement
+that jumps out (a return, or a break or continue of its own loop: `_jumps`) stays Python code.
+"""
+from __future__ import annotations
+
+import gast
+
+from ..codegen.naming import SCOPES, name_counts, walk_scope
+
+
+# Methods that change the container they are called on (`l.append(v)` assigns `l`).
+MUTATING_METHODS = frozenset({
+    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
+    "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put"})
+
+
+_LOOPS = (gast.For, gast.While, gast.AsyncFor)
+
+
+def _base_name(node):
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+def assigned_names(statements) -> list:
+    """The variables `statements` assign or mutate, in order of first appearance."""
+    found: dict[str, None] = {}
+    for statement in statements:
+        for node in walk_scope(statement):
+            if isinstance(node, (gast.FunctionDef, gast.ClassDef)):
+                found[node.name] = None
+            elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                found[node.id] = None
+            elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
+                base = _base_name(node)
+                if base is not None:
+                    found[base] = None
+            elif (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                  and node.func.attr in MUTATING_METHODS):
+                base = _base_name(node.func.value)
+                if base is not None:
+                    found[base] = None
+            elif _restores_item(node):
+                # Derivative code's `restore_item(v, i, saved)` writes `v[i] = saved`: in a
+                # branch or loop on a traced value, `v` is one of its variables, as it is
+                # where the forward sweep wrote `v[i] = ...`.
+                found[node.args[0].id] = None
+            elif isinstance(node, (gast.Import, gast.ImportFrom)):
+                for alias in node.names:
+                    found[(alias.asname or alias.name).split(".")[0]] = None
+    return list(found)
+
+
+def _restores_item(node) -> bool:
+    if not isinstance(node, gast.Call):
+        return False
+    function = node.func
+    if isinstance(function, gast.Call) and function.args:  # converted(restore_item)
+        function = function.args[0]
+    return (isinstance(function, gast.Name) and function.id.startswith("restore_item")
+            and len(node.args) == 3 and isinstance(node.args[0], gast.Name))
+
+
+def local_names(arguments: gast.arguments, body: list) -> set:
+    """A function's local variables, by Python's rule: its parameters and the names its body
+    binds (assignment targets, loop and `with` targets, imports, nested defs), nested scopes
+    apart. A name that is only subscripted or mutated is not one."""
+    found = {a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    found.update(a.id for a in (arguments.vararg, arguments.kwarg) if a is not None)
+    for statement in body:
+        for node in walk_scope(statement):
+            if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+                found.add(node.name)
+            elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+                found.add(node.id)
+            elif isinstance(node, (gast.Import, gast.ImportFrom)):
+                found.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return found
+
+
+def loaded_names(nodes) -> set:
+    """Every variable read in `nodes`, nested scopes included (closures read them too)."""
+    return set(name_counts(nodes))
+
+
+def _jumps(statements, loop_level: bool = True) -> bool:
+    """Whether `statements` hold a return, or a break/continue of the loop they are in."""
+    for statement in statements:
+        for node in walk_scope(statement):
+            if isinstance(node, gast.Return):
+                return True
+            if loop_level and isinstance(node, (gast.Break, gast.Continue)):
+                if _jump_outside_inner_loops(statement, node):
+                    return True
+    return False
+
+
+def _jump_outside_inner_loops(root, target) -> bool:
+    """Whether `target` (a break/continue under `root`) is not inside a loop under `root`."""
+    def search(node, in_loop):
+        if node is target:
+            return not in_loop
+        for child in gast.iter_child_nodes(node):
+            if isinstance(child, SCOPES):
+                continue
+            found = search(child, in_loop or isinstance(child, _LOOPS))
+            if found is not None:
+                return found
+        return None
+    return bool(search(root, isinstance(root, _LOOPS) and root is not target))
+
+
+def _early_returns(body: list) -> bool:
+    """Whether a return of the function's `body` is not its last statement."""
+    tail = body[-1:] if body and isinstance(body[-1], gast.Return) else []
+    return any(isinstance(node, gast.Return) for statement in body
+               if statement not in tail for node in walk_scope(statement))
+
+
+def _jumps_in_loops(statements) -> bool:
+    """Whether a loop in `statements` (this scope) holds a break, continue or return."""
+    return any(isinstance(n, _LOOPS) and any(isinstance(m, (gast.Break, gast.Continue,
+                                                             gast.Return))
+                                             for b in n.body for m in walk_scope(b))
+               for statement in statements for n in walk_scope(statement))

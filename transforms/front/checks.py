@@ -1,0 +1,120 @@
+"""Reject, with the user's file and line, the constructs the transforms do not handle."""
+from __future__ import annotations
+
+import gast
+
+from ..errors import Location
+from ..reverse.name_scopes import check_with
+from ..codegen.nodes import walk
+from ..codegen.codegen import to_source
+
+_UNSUPPORTED = {
+    gast.Try: ("try", "a try statement; move the error handling outside the differentiated "
+                      "function"),
+    gast.AsyncFor: ("async for", "an async for loop"),
+    gast.AsyncFunctionDef: ("async def", "an async function; make it a plain def"),
+    gast.Await: ("await", "await"),
+    gast.Yield: ("yield", "yield (generators cannot be differentiated; return a list)"),
+    gast.YieldFrom: ("yield from", "yield from (generators cannot be differentiated)"),
+    gast.Global: ("global", "a global statement (assigning globals is a side effect the "
+                            "gradient cannot see; pass the value as an argument)"),
+    gast.Nonlocal: ("nonlocal", "a nonlocal statement (assigning an enclosing function's "
+                                "variable); return the value instead"),
+    gast.ClassDef: ("class", "a class definition inside the function; define it at module "
+                             "level"),
+    gast.Delete: ("del", "a del statement; assign the name a new value instead, or let it "
+                         "go out of scope"),
+    gast.Import: ("import", "an import inside the function; import at module level"),
+    gast.ImportFrom: ("import", "an import inside the function; import at module level"),
+    gast.NamedExpr: (":=", "an assignment expression (:=); assign on its own line"),
+    gast.SetComp: ("set comprehension", "a set comprehension"),
+    gast.GeneratorExp: None,  # handled as a list comprehension where it is an argument
+    gast.Match: ("match", "a match statement; use if/elif"),
+}
+
+
+def check_supported(function: gast.FunctionDef, location: Location, namespace: dict) -> None:
+    """Raise TransformError at the first construct that cannot be differentiated (names in
+    `namespace`: a `with` is accepted when it opens an autotrace.name_scope)."""
+    arguments = function.args
+    if arguments.vararg is not None or arguments.kwarg is not None:
+        raise location.error(function, f"function {function.name!r} takes *args or **kwargs; "
+                             "autotrace differentiates functions with named parameters only",
+                             "*args" if arguments.vararg is not None else "**kwargs")
+    parameters = {a.id for a in arguments.args + arguments.kwonlyargs + arguments.posonlyargs}
+    rebound = set()
+    for node in walk(function):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            rebound.add(node.id)
+    for node in walk(function):
+        kind = type(node)
+        if kind in _UNSUPPORTED and _UNSUPPORTED[kind] is not None:
+            construct, what = _UNSUPPORTED[kind]
+            raise location.error(node, f"autotrace cannot differentiate {what}", construct)
+        if isinstance(node, (gast.With, gast.AsyncWith)):
+            check_with(node, namespace, location)
+        if isinstance(node, (gast.For, gast.While)) and node.orelse:
+            raise location.error(node, "autotrace cannot differentiate a loop with an else "
+                                       "clause; use a flag variable", "loop else")
+        # (`f(*items)`, `[*items]` and `f(**options)` are written out in A-normal form.)
+        if isinstance(node, gast.Starred) and isinstance(node.ctx, gast.Store):
+            raise location.error(node, "autotrace cannot differentiate starred assignment "
+                                       "(a, *rest = ...); index the sequence instead",
+                                 "starred assignment")
+        if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            for target in targets:
+                _check_target(target, location)
+        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                and node.func.attr in ("sort", "fill", "update", "clear", "remove",
+                                       "setdefault")
+                and isinstance(node.func.value, gast.Name)
+                and node.func.value.id in parameters and node.func.value.id not in rebound):
+            argument = node.func.value.id
+            raise location.error(
+                node, f"the function changes its argument {argument!r} in place "
+                f"(.{node.func.attr}); work on a copy, e.g. "
+                f"{_copy_advice(argument, _METHOD_CONTAINERS[node.func.attr])}",
+                "mutation of an argument")
+
+
+def _check_target(target, location):
+    if isinstance(target, (gast.Tuple, gast.List)):
+        for element in target.elts:
+            _check_target(element, location)
+        return
+    if isinstance(target, gast.Attribute):
+        raise location.error(target, "autotrace cannot differentiate assignment to an "
+                             f"attribute ({_text(target)} = ...): it changes an object the "
+                             "gradient cannot see; return the value instead",
+                             "attribute assignment")
+    if isinstance(target, gast.Subscript):
+        base = target.value
+        while isinstance(base, gast.Subscript):
+            base = base.value
+        if not isinstance(base, gast.Name):
+            raise location.error(target, "autotrace can assign into subscripts of local "
+                                 "variables only", "subscript assignment")
+
+
+# What each method that changes its object in place may be called on.
+_METHOD_CONTAINERS = {
+    "remove": ("list",), "update": ("dict",), "setdefault": ("dict",), "fill": ("array",),
+    "sort": ("array", "list"), "clear": ("list", "dict"),
+}
+_COPIES = {"array": "np.copy", "list": "list", "dict": "dict"}
+
+
+def _copy_advice(name: str, kinds: tuple) -> str:
+    """`x = np.copy(x)`, and for a value that may be of several kinds, the copies of the
+    others: a dict copied with np.copy would become a 0-d object array."""
+    first, *others = kinds
+    advice = f"{name} = {_COPIES[first]}({name})"
+    if others:
+        advice += " (" + ", ".join(f"{_COPIES[kind]}({name}) for a {kind}"
+                                   for kind in others) + ")"
+    return advice
+
+
+def _text(node) -> str:
+    return to_source(node).strip()

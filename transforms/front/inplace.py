@@ -1,0 +1,252 @@
+"""Writes the transforms do not follow are refused; those they can follow become values.
+
+autotrace follows values: `A[i] = v` gives A a new value, and `A += v` is read as `A = A + v`.
+NumPy also writes through other names, and a gradient taken as if those writes changed
+nothing would be wrong. So:
+
+- `out` in a call of NumPy's (or `out=` of an array's method) is the write into it it is
+  (transforms/front/out_arguments.py); where the call is inside an expression, it is refused;
+- methods that change an array, list or dict in place (`A.sort()`, `A.fill(0)`, ...) and the
+  NumPy functions that write into an argument (`np.copyto`, `np.put`, `np.multiply.at`, ...)
+  are refused, saying what to write instead;
+- `np.add.at(A, index, v)` (repeated indices add up) becomes `A = accumulate_item(A, index, v)`;
+- an argument written in place (`x[0] = v`, `xs.append(v)`) is copied first, so that the
+  gradient is with respect to its value on entry;
+- a write into memory that another name reads afterwards is refused (transforms/analysis/aliases.py).
+"""
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from ..analysis import aliases
+from ..analysis.call_results import numpy_name
+from ..analysis.argument_writes import (arguments_written_in_place,
+                                                  enclosing_names_written,
+                                                  outside_write_message, write_text,
+                                                  writes_into_arguments)
+from ..errors import Location, TransformError
+from ..codegen.naming import SCOPES, walk_scope
+from .out_arguments import array_method_out, out_argument
+from .parsing import MISSING, resolve
+from ..codegen.nodes import walk
+from ..codegen.codegen import to_source
+from ..rules.core import constant
+
+# Methods that change their object in place (those of lists that the transforms follow,
+# append, extend, insert and pop, are not here).
+IN_PLACE_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "byteswap",
+                    "reverse", "remove", "clear", "update", "setdefault", "popitem"}
+# NumPy functions that write into their first argument, and what to write instead.
+_WRITING_FUNCTIONS = {
+    "copyto": "{0}[...] = {1}", "put": "{0}[np.unravel_index({1}, {0}.shape)] = {2}",
+    "place": "{0}[{1}] = {2}", "putmask": "{0} = np.where({1}, {2}, {0})",
+    "fill_diagonal": "{0}[np.diag_indices(min({0}.shape), {0}.ndim)] = {1}",
+}
+
+
+def check_writes(function: gast.FunctionDef, location: Location, namespace: dict,
+                 checked_callees: set) -> list:
+    """Raise TransformError at the first write that the transforms would not follow.
+
+    Returns the `A op= v` statements to check when they run, and adds to `checked_callees`
+    the code of the functions whose calls were checked (aliases.check_writes)."""
+    # Nested functions and comprehensions included: what runs there writes too.
+    nodes = [n for statement in function.body for n in walk(statement)]
+    parameters = {a.id for a in function.args.args + function.args.posonlyargs
+                  + function.args.kwonlyargs}
+    variables = parameters | {n.id for n in nodes
+                              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    statements = {id(n.value) for n in nodes if isinstance(n, gast.Expr)}
+    _refuse_writes_outside(function, location, namespace)
+    for node in nodes:
+        if isinstance(node, gast.Call):
+            _check_call(node, location, namespace, variables)
+            _check_writing_function(node, location, namespace, id(node) in statements)
+    return aliases.check_writes(function, location, namespace, checked_callees)
+
+
+def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: list,
+                  location: Location, called: bool, numpy: str) -> None:
+    """Turn the writes the transforms follow into values: `np.add.at` becomes an assignment,
+    arguments written in place are copied on entry, and `guards` (from check_writes) are
+    checked before they run.
+
+    numpy: the name NumPy has in the function's namespace.
+    called: the function is differentiated for a caller that did not check what its call
+    writes into (autotrace.grad checks the calls of the functions it can name). The caller
+    would not see a change to an argument, so that is refused."""
+    written = arguments_written_in_place(function)
+    if called:
+        _refuse_writes_into_arguments(function, location)
+    guarded = {id(node): message for node, message in guards}
+    for body in _bodies(function):
+        for index, statement in reversed(list(enumerate(body))):
+            for check in _array_method_out_checks(statement, namespace, helper, location):
+                body.insert(index, check)
+            if _is_add_at(statement, namespace):
+                body[index] = _add_at_as_assignment(statement, helper, numpy)
+            elif id(statement) in guarded:
+                target = statement.target
+                # `L[i] += v` changes the item in place where L is a list or dict, not an array
+                within = (f", container={_text(target.value)}"
+                          if isinstance(target, gast.Subscript) else "")
+                check = _statement(
+                    f"{helper('refuse_shared_write')}({_text(target)}, "
+                    f"{guarded[id(statement)]!r}, {location.filename!r}, "
+                    f"{location.line_of(statement)}{within})", statement)
+                body.insert(index, check)
+    copies = [_statement(f"{argument} = {helper('snapshot')}({argument})", function)
+              for argument in written]
+    function.body[:0] = copies
+
+
+def refuse_shared_write(value, message: str, filename: str, line: int,
+                        construct: str = "write into shared memory", container=None) -> None:
+    """Raise TransformError where `value`, about to be changed by `op=`, is changed in place: an
+    array (not a NumPy number) or a list. Generated code calls it before `A op= v` where another
+    name that is read afterwards may share A's memory, and before `A.method(..., out)` with out
+    given by position (`construct` "out="). Before `L[i] op= v` it is given the item L[i] and
+    L as `container`: the item changes in place only where L is not an array itself."""
+    if container is not None and _is_array(container):
+        return
+    if isinstance(value, (list, dict, set, bytearray)) or _is_array(value):
+        raise TransformError(message, filename, line, construct)
+
+
+# It checks a value and gives nothing: a constant to the gradient.
+constant(refuse_shared_write)
+
+
+def _is_array(value) -> bool:
+    """An array of NumPy's or of an array library (not a NumPy number)."""
+    return isinstance(value, np.ndarray) or (
+            hasattr(value, "shape") and hasattr(value, "dtype")
+            and not isinstance(value, np.generic)
+            and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy")))
+
+
+def _array_method_out_checks(statement, namespace, helper, location) -> list:
+    """Checks to run before `statement` for each `A.method(..., out)` in it with out given by
+    position, which the transforms do not follow: they refuse it where A is an array."""
+    checks = []
+    for node in walk_scope(statement):
+        found = array_method_out(node, namespace) if isinstance(node, gast.Call) else None
+        if found is None:
+            continue
+        out, plain = found
+        message = (f"{_text(node)} gives an array method its out argument by position, which "
+                   f"autotrace does not follow; write it as a statement of its own: "
+                   f"{_text(out)}[...] = {_text(plain)}")
+        checks.append(_statement(
+            f"{helper('refuse_shared_write')}({node.func.value.id}, {message!r}, "
+            f"{location.filename!r}, {location.line_of(node)}, 'out=')", statement))
+    return checks
+
+
+def _statement(text: str, at) -> gast.stmt:
+    """The statement `text`, placed at the line of `at` (errors in it name the user's line)."""
+    statement = gast.parse(text).body[0]
+    for node in walk(statement):
+        if "lineno" in node._attributes:
+            gast.copy_location(node, at)
+    return statement
+
+
+def _bodies(function):
+    """Every list of statements in `function`'s own scope."""
+    yield function.body
+    for node in (n for statement in function.body for n in walk_scope(statement)):
+        if isinstance(node, gast.stmt) and not isinstance(node, SCOPES):
+            for field in ("body", "orelse"):
+                statements = getattr(node, field, None)
+                if isinstance(statements, list) and statements:
+                    yield statements
+
+
+def _is_add_at(statement, namespace) -> bool:
+    if not (isinstance(statement, gast.Expr) and isinstance(statement.value, gast.Call)):
+        return False
+    func = statement.value.func
+    return isinstance(func, gast.Attribute) and func.attr == "at" and resolve(
+        func.value, namespace) is np.add
+
+
+def _add_at_as_assignment(statement, helper, numpy: str) -> gast.stmt:
+    """`np.add.at(A, index, v)` as `A = accumulate_item(A, index, v broadcast to A[index])`:
+    a new value, whose gradient rules exist, with NumPy's sum over repeated indices."""
+    target, index, values = (_text(a) for a in statement.value.args)
+    return _statement(
+        f"{target} = {helper('accumulate_item')}({target}, {index}, {numpy}.broadcast_to("
+        f"{values}, {numpy}.shape({target}[{index}])))", statement)
+
+
+def _refuse_writes_into_arguments(function, location) -> None:
+    """Refuse the first write into an argument made while its name still holds the argument."""
+    for argument, write in writes_into_arguments(function).items():
+        raise location.error(
+            write, f"the function changes its argument {argument!r} in place "
+            f"({write_text(write)}), and it is called by a function being differentiated, "
+            f"which would not see the change; return the new value instead, or work on a copy",
+            "mutation of an argument")
+
+
+def _refuse_writes_outside(function, location, namespace) -> None:
+    """Refuse the first write into a global or closure variable (`G[0] = v`, `G.append(v)`):
+    memory the function neither makes nor receives. Its derivative would have to undo the
+    write to read what came before (reverse mode), give it a tangent it has none of (forward
+    mode), and a traced graph cannot make it on every call: the same refusal in every mode
+    (for autotrace.function, runtime/tracing/control_statements.py `set_item`)."""
+    for variable, write in enclosing_names_written(function, namespace).items():
+        if variable in namespace:
+            raise location.error(write, outside_write_message(variable, write_text(write)),
+                                 "write into a global")
+
+
+def _check_call(call, location, namespace, variables) -> None:
+    func = call.func
+    method_of_value = isinstance(func, gast.Attribute) and resolve(func, namespace) is MISSING
+    found = out_argument(call, namespace)
+    if found is not None:  # one that transforms/front/out_arguments.py could not rewrite
+        out, plain = found
+        raise location.error(
+            call, f"autotrace follows a call's out argument only where the call is a statement "
+            f"of its own, or the whole value of an assignment or return, and out is a "
+            f"variable ({_text(call)}); write it as a statement of its own: {_text(out)}[...] = "
+            f"{_text(plain)}", "out=")
+    if (method_of_value and func.attr in IN_PLACE_METHODS and isinstance(func.value, gast.Name)
+            and func.value.id in variables and func.value.id not in ("self", "cls")):
+        owner = func.value.id
+        raise location.error(
+            call, f"autotrace cannot differentiate .{func.attr}(), which changes {owner!r} in "
+            f"place; compute a new value instead (for an array, e.g. {owner} = "
+            f"np.sort({owner}); for a list, build a new list)", f".{func.attr}")
+
+
+
+def _check_writing_function(call, location, namespace, is_statement: bool) -> None:
+    """Refuse NumPy's functions that write into an argument, and the ufunc method `.at` but
+    for np.add.at on a variable, in a statement of its own (which the transforms follow)."""
+    func = call.func
+    owner = resolve(func.value, namespace) if isinstance(func, gast.Attribute) else MISSING
+    if isinstance(owner, np.ufunc) and func.attr == "at":
+        if owner is np.add and len(call.args) == 3 and isinstance(call.args[0], gast.Name) \
+                and not call.keywords and is_statement:
+            return
+        raise location.error(
+            call, f"autotrace cannot differentiate {_text(call)}, which changes its first "
+            f"argument in place; it follows np.add.at(A, index, values) alone, as a statement "
+            f"of its own with A a variable (np.subtract.at(A, index, values) is "
+            f"np.add.at(A, index, -values))", ".at")
+    function_name = numpy_name(func, namespace)
+    if function_name in _WRITING_FUNCTIONS and resolve(func, namespace) is getattr(
+            np, function_name, None):
+        arguments = [_text(a) for a in call.args] + ["..."] * 3
+        raise location.error(
+            call, f"autotrace cannot differentiate np.{function_name}(...), which writes into "
+            f"its first argument in place; assign instead: "
+            f"{_WRITING_FUNCTIONS[function_name].format(*arguments)}", f"np.{function_name}")
+
+
+def _text(node) -> str:
+    return to_source(node).strip()

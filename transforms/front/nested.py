@@ -1,0 +1,203 @@
+"""Nested functions become module-level functions that take their free variables as arguments.
+
+    def f(x):                                  def f__scale(t, *, x):
+        def scale(t):                              return t * x
+            return t * x
+        return scale(x) + 1                    def f(x):
+                                                   return f__scale(x, x=x) + 1
+
+Once lifted, a nested function is an ordinary user function: the gradient flows into `x`
+through the call's arguments, which it could not through a closure cell.
+"""
+from __future__ import annotations
+
+import copy
+import re
+
+import gast
+
+from ..analysis.calls import Checkpointed
+from ..codegen.codegen import to_source
+from ..errors import Location
+from ..codegen.naming import Namer
+from ..codegen.templates import name
+from ..codegen.nodes import walk
+
+
+def _stored(nodes) -> set:
+    return {n.id for s in nodes for n in walk(s)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))}
+
+
+def _loaded(nodes) -> set:
+    return {n.id for s in nodes for n in walk(s)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def _parameters(arguments) -> list:
+    return [a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+
+
+def _nested_definitions(body):
+    """(statement, name, FunctionDef) for each def or `name = lambda ...` in `body`."""
+    found = []
+    for statement in body:
+        for node in walk(statement):
+            if isinstance(node, gast.FunctionDef):
+                found.append((node, node.name, node))
+            elif (isinstance(node, gast.Assign) and isinstance(node.value, gast.Lambda)
+                  and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)):
+                lam = node.value
+                definition = gast.FunctionDef(
+                    name=node.targets[0].id, args=lam.args,
+                    body=[gast.copy_location(gast.Return(value=lam.body), node)],
+                    decorator_list=[], returns=None, type_comment=None, type_params=[])
+                found.append((node, node.targets[0].id, gast.copy_location(definition, node)))
+    return found
+
+
+class _RewriteCalls(gast.NodeTransformer):
+    def __init__(self, lifted: dict, location: Location):
+        self.lifted = lifted  # nested name -> (new name, free variables)
+        self.location = location
+
+    def visit_Call(self, node):
+        node.args = [self.visit(a) for a in node.args]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        if not isinstance(node.func, gast.Name):
+            node.func = self.visit(node.func)
+        if isinstance(node.func, gast.Name) and node.func.id in self.lifted:
+            new_name, free = self.lifted[node.func.id]
+            node.func = name(new_name)
+            node.keywords = node.keywords + [gast.keyword(arg=v, value=name(v)) for v in free]
+        return node
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id in self.lifted:
+            new_name, free = self.lifted[node.id]
+            if not free:  # reads nothing of the enclosing function: a plain function value
+                return name(new_name)
+            what = ("a lambda" if re.fullmatch(r"_lambda\d+", node.id)
+                    else f"the nested function {node.id!r}")
+            raise self.location.error(
+                node, f"{what} reads the enclosing function's "
+                f"variables {', '.join(free)} and is used as a value; autotrace "
+                "differentiates such functions only where they are called directly. Pass "
+                "those variables as arguments instead", "nested function as a value")
+        return node
+
+
+class _NameLambdas(gast.NodeTransformer):
+    """`f(lambda z: z * 2)` becomes `_lambda1 = lambda z: z * 2` then `f(_lambda1)`, so that
+    every lambda is a named nested function."""
+
+    def __init__(self, namer: Namer):
+        self.namer = namer
+        self.hoisted = []
+
+    def visit_Assign(self, node):
+        if isinstance(node.value, gast.Lambda) and len(node.targets) == 1 and isinstance(
+                node.targets[0], gast.Name):
+            node.value.body = self.visit(node.value.body)
+            return node
+        return self.generic_visit(node)
+
+    def visit_Lambda(self, node):
+        node.body = self.visit(node.body)
+        identifier = self.namer.temporary("lambda")
+        self.hoisted.append(gast.copy_location(gast.Assign(
+            targets=[name(identifier, store=True)], value=node, type_comment=None), node))
+        return gast.copy_location(name(identifier), node)  # an error about it names the line
+
+
+def _name_lambdas(body, namer):
+    out = []
+    for statement in body:
+        for field in ("body", "orelse"):
+            if isinstance(getattr(statement, field, None), list) and not isinstance(
+                    statement, gast.FunctionDef):
+                setattr(statement, field, _name_lambdas(getattr(statement, field), namer))
+        namer_pass = _NameLambdas(namer)
+        statement = namer_pass.visit(statement)
+        out += namer_pass.hoisted + [statement]
+    return out
+
+
+def _check_defaults(definition, label: str, outer_locals: set, location: Location):
+    """A lifted function's defaults are evaluated once, where it is loaded: one that reads a
+    variable of the enclosing function (`lambda y, k=k: y * k` in a loop) cannot be."""
+    arguments = definition.args
+    defaults = [d for d in arguments.defaults + arguments.kw_defaults if d is not None]
+    read = sorted(_loaded(defaults) & outer_locals)
+    if read:
+        raise location.error(
+            defaults[0], f"a default of {label} reads the "
+            f"enclosing function's variable{'s' if len(read) > 1 else ''} {', '.join(read)}; "
+            "autotrace evaluates the defaults of nested functions once. Pass "
+            f"{', '.join(read)} as an argument instead", "nested function default")
+
+
+def lift_nested_functions(function: gast.FunctionDef, location: Location, namer: Namer,
+                          namespace: dict) -> None:
+    """Replace each nested def/lambda in `function` by a lifted function bound in `namespace`
+    (a transforms.live_names.LiveNamespace, which loads it)."""
+    names_in_source = {n.id for n in walk(function) if isinstance(n, gast.Name)}
+    if any(isinstance(n, gast.Lambda) for n in walk(function)):
+        function.body = _name_lambdas(function.body, namer)
+    definitions = _nested_definitions(function.body)
+    if not definitions:
+        return
+    statements = {id(statement) for statement, _, _ in definitions}
+    nested_names = {nested_name for _, nested_name, _ in definitions}
+    outer_locals = (set(_parameters(function.args)) | _stored(function.body)) - nested_names
+
+    free = {}
+    for _, nested_name, definition in definitions:
+        own = set(_parameters(definition.args)) | _stored(definition.body)
+        free[nested_name] = (_loaded(definition.body) - own) & outer_locals
+    calls = {n: _loaded(d.body) & nested_names for _, n, d in definitions}
+    changed = True
+    while changed:  # a nested function that calls another needs that one's free variables
+        changed = False
+        for nested_name, callees in calls.items():
+            for callee in callees:
+                if not free[callee] <= free[nested_name]:
+                    free[nested_name] |= free[callee]
+                    changed = True
+
+    for statement, nested_name, definition in definitions:
+        hoisted = isinstance(statement, gast.Assign) and nested_name not in names_in_source
+        _check_defaults(definition, "a lambda" if hoisted else
+                        f"the nested function {nested_name!r}", outer_locals, location)
+    lifted = {n: (namer.fresh(f"{function.name}__{n}"), sorted(free[n])) for n in free}
+    rewrite = _RewriteCalls(lifted, location)
+    for _, nested_name, definition in definitions:
+        new_name, free_variables = lifted[nested_name]
+        definition = copy.deepcopy(definition)
+        definition.name = new_name
+        definition.decorator_list = []
+        definition.args.kwonlyargs = definition.args.kwonlyargs + [
+            gast.Name(id=v, ctx=gast.Param(), annotation=None, type_comment=None)
+            for v in free_variables]
+        definition.args.kw_defaults = definition.args.kw_defaults + [None] * len(free_variables)
+        definition.body = [rewrite.visit(s) for s in definition.body]
+        source = to_source(definition)
+        lifted_function = namespace.load(source, new_name, new_name)
+        lifted_function.__autotrace_origin__ = Location(
+            location.filename, location.line_of(definition) or 1, nested_name)
+        if getattr(definition, "checkpointed", False):  # a loop segment (transforms/segments)
+            lifted_function = Checkpointed(lifted_function)
+        namespace[new_name] = lifted_function
+
+    def strip(body):
+        out = []
+        for statement in body:
+            if id(statement) in statements:
+                continue
+            for field in ("body", "orelse"):
+                if hasattr(statement, field) and isinstance(getattr(statement, field), list):
+                    setattr(statement, field, strip(getattr(statement, field)))
+            out.append(statement)
+        return out
+
+    function.body = [rewrite.visit(s) for s in strip(function.body)] or [gast.Pass()]

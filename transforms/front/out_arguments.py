@@ -1,0 +1,138 @@
+"""A NumPy call's `out` argument, given by keyword or by position, as the write it is.
+
+`np.multiply(a, b, y)` and `np.multiply(a, b, out=y)` store the product into y's memory and
+return y. The transforms follow values, so such a call is rewritten into that write, which they
+then follow as any other (transforms/front/inplace.py, aliases.py: views of y and other names for its
+memory see it):
+
+    np.multiply(y, 3.0, y)             ->  y[...] = np.multiply(y, 3.0)
+    z = np.clip(y, 0.0, 0.5, out=y)    ->  y[...] = np.clip(y, 0.0, 0.5); z = y
+    return np.sin(x, out=y)            ->  y[...] = np.sin(x); return y
+
+(each value checked first by `checked_out(value, y, name)`, which raises NumPy's error where
+out= would not cast it: a float result into an integer array).
+
+That is done where the call is a statement of its own, the whole value of an assignment or of a
+return, and `out` is a variable (or a one-element tuple of one). Elsewhere the call is refused
+(inplace.py), naming the user's line: a silently ignored `out` would give a wrong derivative.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+import numpy as np
+
+from ...runtime.primitives.index import out_position
+from ..analysis.call_results import numpy_name
+from .parsing import MISSING, resolve
+from ..codegen.nodes import walk
+
+
+def out_argument(call: gast.Call, namespace: dict):
+    """(the `out` argument of `call`, the call without it) where `call` names a NumPy function
+    or ufunc (or a method of an array, for `out=` by keyword) and passes `out`, else None."""
+    keyword = next((k for k in call.keywords if k.arg == "out"), None)
+    if keyword is not None:
+        if not _may_take_out(call.func, namespace):
+            return None
+        return keyword.value, gast.Call(func=call.func, args=list(call.args),
+                                        keywords=[k for k in call.keywords if k is not keyword])
+    position = _out_position(call.func, namespace)
+    if position is None or len(call.args) <= position or any(
+            isinstance(argument, gast.Starred) for argument in call.args[:position + 1]):
+        return None
+    return call.args[position], gast.Call(
+        func=call.func, args=call.args[:position] + call.args[position + 1:],
+        keywords=list(call.keywords))
+
+
+def array_method_out(call: gast.Call, namespace: dict):
+    """(the out argument, the call without it) for `A.method(..., out)` with `out` given by
+    position to a method of a variable that NumPy's arrays have (`y.clip(0, 1, y)`,
+    `y.sum(0, None, s)`), else None. Whether A is an array is known only when it runs."""
+    func = call.func
+    if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
+            and resolve(func, namespace) is MISSING and hasattr(np.ndarray, func.attr)):
+        return None
+    position = out_position(getattr(np, func.attr, None))
+    if not position or len(call.args) < position or any(
+            isinstance(argument, gast.Starred) for argument in call.args[:position]):
+        return None
+    return call.args[position - 1], gast.Call(
+        func=func, args=call.args[:position - 1] + call.args[position:],
+        keywords=list(call.keywords))
+
+
+def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, checked_out: str) -> None:
+    """Rewrite each call with an `out` that is a statement of its own, or the whole value of an
+    assignment or return, into the write into `out` it is (see the module docstring).
+
+    checked_out: the name generated code calls runtime.derivatives.items.checked_out by, which
+    raises NumPy's error where the result's dtype does not cast to out's as out= allows."""
+    for node in walk(function):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list) and statements:
+                setattr(node, field, [rewritten for statement in statements for rewritten
+                                      in _rewrite(statement, namespace, checked_out)])
+
+
+def _rewrite(statement, namespace, checked_out: str) -> list:
+    call = statement.value if isinstance(statement, (gast.Expr, gast.Assign, gast.Return)) \
+        else None
+    if not isinstance(call, gast.Call):
+        return [statement]
+    found = out_argument(call, namespace)
+    target = _variable(found[0], by_keyword=not any(
+        argument is found[0] for argument in call.args)) if found is not None else None
+    if target is None:
+        return [statement]
+    function_name = getattr(resolve(call.func, namespace), "__name__", None) or getattr(
+        call.func, "attr", "?")
+    checked = gast.Call(func=_load(checked_out), args=[
+        found[1], _load(target), gast.Constant(value=function_name, kind=None)], keywords=[])
+    write = gast.Assign(targets=[gast.Subscript(
+        value=_load(target), slice=gast.Constant(value=Ellipsis, kind=None), ctx=gast.Store())],
+        value=checked, type_comment=None)
+    rewritten = [write]
+    if not isinstance(statement, gast.Expr):  # the call's value is `out` itself
+        rest = copy.copy(statement)
+        rest.value = _load(target)
+        rewritten.append(rest)
+    for new in rewritten:
+        for node in walk(new):
+            if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
+                gast.copy_location(node, statement)
+    return rewritten
+
+
+def _load(identifier: str) -> gast.Name:
+    return gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def _variable(out, by_keyword: bool) -> str | None:
+    """The name `out` is (`y`, or by keyword `(y,)`), else None."""
+    if by_keyword and isinstance(out, gast.Tuple) and len(out.elts) == 1:
+        out = out.elts[0]
+    return out.id if isinstance(out, gast.Name) else None
+
+
+def _may_take_out(func, namespace) -> bool:
+    """Whether `out=` of a call of `func` is NumPy's: a NumPy function or ufunc (or a method of
+    one, np.add.reduce), or a method of a value (an array's: x.clip(0, 1, out=y))."""
+    method_of_value = isinstance(func, gast.Attribute) and resolve(func, namespace) is MISSING
+    return method_of_value or numpy_name(func, namespace) is not None or (
+        isinstance(func, gast.Attribute)
+        and isinstance(resolve(func.value, namespace), np.ufunc))
+
+
+def _out_position(func, namespace) -> int | None:
+    """Where `out` goes among the positional arguments of the NumPy function `func` names."""
+    if numpy_name(func, namespace) is not None:
+        return out_position(resolve(func, namespace))
+    if isinstance(func, gast.Attribute):  # a ufunc's method: np.add.reduce
+        owner = resolve(func.value, namespace)
+        if isinstance(owner, np.ufunc):
+            return out_position(getattr(owner, func.attr, None))
+    return None  # (a method of a value: array_method_out)

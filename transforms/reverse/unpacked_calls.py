@@ -1,0 +1,189 @@
+"""The derivatives of calls that unpack their arguments: `f(*items)`, `f(**options)`.
+
+A-normal form writes such a call as `apply_unpacked(f, arguments, keywords)` (see
+runtime/derivatives/unpacking.py). Which arguments carry gradient is known only when the call
+runs, so the rules below hand the call to `vjp_call` and `jvp_call` with the positions and
+keywords of the floating-point arguments found then (and the object whose method `f` is, whose
+gradient is that of `f`, as for a call resolved when it runs), and give each argument its own
+gradient back: `d[arguments]` is a tuple with one entry per positional argument (None for a
+shape's integers), `d[keywords]` a dict. The helpers have rules of their own, so a derivative
+that contains such a call can be differentiated again.
+"""
+from __future__ import annotations
+
+from ...runtime.derivatives.structure import zeros_like
+from ...runtime.derivatives.unpacking import (apply_unpacked, keywords_parts, keywords_tangent,
+                                             merged_keywords)
+from ..dynamic_calls import (SELF, _bound_self, _floating, jvp_call, jvp_call_tangent, vjp_call,
+                            vjp_call_tangent, vjp_call_transpose)
+from ..rules.core import adjoint, constant, d, tangent
+
+
+def floating_wrt(function, arguments: tuple, keywords: dict) -> tuple:
+    """What vjp_call differentiates a call of `function` for: the object whose method it is
+    (SELF), then the positions and keywords of the arguments holding floating-point values (a
+    shape's integers have none)."""
+    return ((SELF,) if _bound_self(function) is not None else ()) + tuple(
+        i for i, a in enumerate(arguments) if _floating(a)) + tuple(
+        k for k, v in keywords.items() if _floating(v))
+
+
+def by_argument(gradients, wrt: tuple, arguments: tuple, keywords: dict) -> tuple:
+    """`(the function's, a tuple by position, a dict by keyword)` from the gradients (or
+    tangents) vjp_call gives for `wrt`."""
+    found = dict(zip(wrt, gradients))
+    return (found.get(SELF), tuple(found.get(i) for i in range(len(arguments))),
+            type(keywords)((k, found.get(k)) for k in keywords))
+
+
+def in_wrt_order(parts, wrt: tuple, arguments: tuple, keywords: dict) -> tuple:
+    """The inverse of `by_argument`: the entries for `wrt`, in its order (zeros for none)."""
+    own, positional, named = parts if parts is not None else (None, (), {})
+    positional, named = positional or (), named or {}
+    values = []
+    for w in wrt:
+        if w == SELF:
+            values.append(own)
+            continue
+        given = (positional[w] if w < len(positional) else None) if isinstance(w, int) \
+            else named.get(w)
+        like = arguments[w] if isinstance(w, int) else keywords[w]
+        values.append(zeros_like(like) if given is None else given)
+    return tuple(values)
+
+
+def unpacked_vjp(function, arguments, keywords, dy):
+    """The gradients of `apply_unpacked(function, arguments, keywords)`, given `dy`: of the
+    function (of the object whose method it is), of each positional argument (a tuple), of
+    each keyword (a dict)."""
+    wrt = floating_wrt(function, arguments, keywords)
+    if not wrt:
+        return by_argument((), wrt, arguments, keywords)
+    return by_argument(vjp_call(function, arguments, keywords, dy, wrt), wrt, arguments,
+                       keywords)
+
+
+def unpacked_vjp_transpose(function, arguments, keywords, dy, gradient):
+    """The gradients of `unpacked_vjp(function, arguments, keywords, dy)` for the function,
+    arguments, dy and keywords, given the gradient of its result."""
+    wrt = floating_wrt(function, arguments, keywords)
+    if not wrt:
+        return None, by_argument((), wrt, arguments, keywords)[1], None, {}
+    flat = in_wrt_order(gradient, wrt, arguments, keywords)
+    transposed = vjp_call_transpose(function, arguments, keywords, dy, wrt, flat)
+    return transposed[3], transposed[0], transposed[1], transposed[2]
+
+
+def unpacked_vjp_tangent(function, arguments, keywords, dy, function_tangent,
+                         arguments_tangent, dy_tangent, keywords_tangent):
+    """The tangent of `unpacked_vjp(function, arguments, keywords, dy)`."""
+    wrt = floating_wrt(function, arguments, keywords)
+    if not wrt:
+        return by_argument((), wrt, arguments, keywords)
+    tangents = vjp_call_tangent(function, arguments, keywords, dy, wrt,
+                                arguments_tangent or zeros_like(arguments), dy_tangent,
+                                keywords_tangent, function_tangent)
+    return by_argument(tangents, wrt, arguments, keywords)
+
+
+def unpacked_jvp(function, arguments, keywords, function_tangent, arguments_tangent,
+                 keywords_tangent):
+    """The tangent of `apply_unpacked(function, arguments, keywords)` given the tangents of
+    the function (None for one that carries none), its arguments (a tuple) and keywords (a
+    dict)."""
+    wrt = floating_wrt(function, arguments, keywords)
+    if function_tangent is None and wrt[:1] == (SELF,):
+        wrt = wrt[1:]  # the object whose method it is carries no tangent
+    if not wrt:
+        return zeros_like(function(*arguments, **keywords))
+    tangents = in_wrt_order((function_tangent, arguments_tangent, keywords_tangent), wrt,
+                            arguments, keywords)
+    return jvp_call(function, arguments, keywords, tangents, wrt)[1]
+
+
+def unpacked_jvp_tangent(function, arguments, keywords, function_tangent, arguments_tangent,
+                         keywords_tangent, tangents_tangent):
+    """The tangent of `unpacked_jvp(function, arguments, keywords, function_tangent,
+    arguments_tangent, keywords_tangent)` given tangents of all six (`tangents_tangent`: of
+    the last three, in that order)."""
+    wrt = floating_wrt(function, arguments, keywords)
+    if function_tangent is None and wrt[:1] == (SELF,):
+        wrt = wrt[1:]
+    if not wrt:
+        return zeros_like(function(*arguments, **keywords))
+    given = (function_tangent, arguments_tangent, keywords_tangent)
+    tangents = in_wrt_order(given, wrt, arguments, keywords)
+    second = in_wrt_order(tangents_tangent[3:], wrt, arguments, keywords)
+    return jvp_call_tangent(function, arguments, keywords, tangents, wrt, tangents_tangent[1],
+                            tangents_tangent[2], second, tangents_tangent[0])[1]
+
+
+constant(floating_wrt)
+
+
+@adjoint(apply_unpacked)
+def _apply_unpacked(y, function, arguments, keywords):
+    gradients = unpacked_vjp(function, arguments, keywords, d[y])
+    d[function] = gradients[0]
+    d[arguments] = gradients[1]
+    d[keywords] = gradients[2]
+
+
+@tangent(apply_unpacked)
+def _apply_unpacked_tangent(y, function, arguments, keywords):
+    d[y] = unpacked_jvp(function, arguments, keywords, d[function], d[arguments], d[keywords])
+
+
+@tangent(unpacked_jvp)
+def _unpacked_jvp_tangent(y, function, arguments, keywords, function_tangent,
+                          arguments_tangent, keywords_tangent):
+    d[y] = unpacked_jvp_tangent(function, arguments, keywords, function_tangent,
+                                arguments_tangent, keywords_tangent,
+                                (d[function], d[arguments], d[keywords], d[function_tangent],
+                                 d[arguments_tangent], d[keywords_tangent]))
+
+
+@adjoint(unpacked_vjp)
+def _unpacked_vjp(y, function, arguments, keywords, dy):
+    transposed = unpacked_vjp_transpose(function, arguments, keywords, dy, d[y])
+    d[function] = transposed[0]
+    d[arguments] = transposed[1]
+    d[dy] = transposed[2]
+    d[keywords] = transposed[3]
+
+
+@tangent(unpacked_vjp)
+def _unpacked_vjp_tangent(y, function, arguments, keywords, dy):
+    d[y] = unpacked_vjp_tangent(function, arguments, keywords, dy, d[function], d[arguments],
+                                d[dy], d[keywords])
+
+
+# merged_keywords and its two helpers are linear, and each other's transposes.
+@adjoint(merged_keywords)
+def _merged_keywords(y, *dicts):
+    d[dicts] = keywords_parts(d[y], dicts)
+
+
+@tangent(merged_keywords)
+def _merged_keywords_tangent(y, *dicts):
+    d[y] = keywords_tangent(d[dicts], dicts)
+
+
+@adjoint(keywords_parts)
+def _keywords_parts(y, gradient, dicts):
+    d[gradient] = keywords_tangent(d[y], dicts)
+
+
+@tangent(keywords_parts)
+def _keywords_parts_tangent(y, gradient, dicts):
+    d[y] = keywords_parts(d[gradient], dicts)
+
+
+@adjoint(keywords_tangent)
+def _keywords_tangent(y, tangents, dicts):
+    d[tangents] = keywords_parts(d[y], dicts)
+
+
+@tangent(keywords_tangent)
+def _keywords_tangent_tangent(y, tangents, dicts):
+    d[y] = keywords_tangent(d[tangents], dicts)
