@@ -86,7 +86,7 @@ class StaticSlice:
 
 
 class Equation:
-    """`outputs = primitive(inputs, **attrs)`; `primitive` is a `runtime.registry.Primitive`.
+    """`outputs = primitive(inputs, **attrs)`; `primitive` is a `runtime.primitives.primitive.Primitive`.
 
     `scope` is the name scope the equation was traced in ("model/dense", "" for none; see
     runtime/scopes.py). It is for people (graph pictures) only: printing does not show it and

@@ -156,7 +156,7 @@ def user_op():
     def define(name, function):
         define_runtime_function(name, function, lambda x: x)
         defined.append(name)
-        return lambda x: at.runtime.registry.bind(name, x)
+        return lambda x: at.runtime.primitives.registry.bind(name, x)
     yield define
     for name in defined:
         del primitives[name], source_globals[name]

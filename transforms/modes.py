@@ -35,7 +35,7 @@ class DerivativeMode:
         self.location = context.location
         self.active = active
         self.temporaries: set[str] = set()
-        self.sequences = None  # a transforms.sequences.SequenceKinds, set by the driver
+        self.sequences = None  # a transforms.analysis.list_operators.SequenceKinds, set by the driver
 
     def helper(self, helper_name: str) -> str:
         return self.context.helper(helper_name)

@@ -13,7 +13,7 @@ rebuilt, namedtuples and dataclasses rebuilt as classes of the same names and fi
 module defines. The graph's constants are saved beside it in an .npz of the same name, loaded
 when the module is imported (no pickles).
 
-autotrace's own ops (conv2d, pooling, erf, random draws: runtime/registry.source_globals, which
+autotrace's own ops (conv2d, pooling, erf, random draws: runtime/primitives/registry.py source_globals, which
 the NumPy backend's graphs call by name) are written into the module as the source of the
 functions that compute them, with what those use (op_sources.py); an op whose code needs more
 than NumPy and the standard library (allreduce) is refused with an ExportError that says why.

@@ -2,7 +2,7 @@
 
 A graph of the NumPy backend calls these ops by name (`conv2d(a, b, padding='same', ...)`), with
 the backend's namespace binding each name to the function that computes it
-(runtime/registry.source_globals). An exported module binds the same names the same way: it
+(runtime/primitives/registry.py source_globals). An exported module binds the same names the same way: it
 holds the source of each such function, and of everything that function uses in turn (helpers,
 the WindowGeometry dataclass, tables of coefficients), read with `inspect` from autotrace's own
 files, so it computes exactly what the traced function computes.

@@ -410,7 +410,7 @@ def in_dtype_of(gradient, value):
 
 
 def _is_traced(value) -> bool:
-    """True for a value being traced (runtime.tracer.Tracer), which has no concrete value."""
+    """True for a value being traced (runtime.tracing.tracer.Tracer), which has no concrete value."""
     return getattr(value, "_builder", None) is not None
 
 

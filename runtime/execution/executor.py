@@ -223,7 +223,7 @@ def compile_graph(graph: Graph, name: str = "graph",
             devices of the graph's inputs (`backend_for`).
     Returns:
         (function, source). `function(*arrays)` returns a tuple of the graph's outputs;
-        runtime.tracer.OutputStructure.unflatten rebuilds the traced function's result.
+        runtime.tracing.tracer.OutputStructure.unflatten rebuilds the traced function's result.
 
     Example:
         >>> graph, structure = trace(lambda x: x * 2.0, (np.ones(3),))

@@ -142,7 +142,7 @@ def _checked(graph: Graph) -> list:
 def float_function_source(graph: Graph, function_name: str, exact_name: str, names) -> str:
     """The float version of a `lowerable` graph; `exact_name` is its NumPy version.
 
-    `names` gives the graph's Python names (runtime.executor's `_SourceNames`), so each line reads
+    `names` gives the graph's Python names (runtime.execution.executor's `_SourceNames`), so each line reads
     like the NumPy version's line for the same equation.
     """
     parameters = ", ".join(names.of(var) for var in graph.inputs)

@@ -82,7 +82,7 @@ def traces(*functions):
 def bind(name: str, *inputs, **attrs):
     """Apply primitive `name` to `inputs`: recorded in the trace of a traced input, if any.
 
-    A traced value is any object with a `_builder` (runtime.tracer.Tracer); without one the
+    A traced value is any object with a `_builder` (runtime.tracing.tracer.Tracer); without one the
     primitive is evaluated now, so a binding may mix traced and concrete pieces freely.
     """
     primitive = primitives[name]

@@ -19,7 +19,7 @@ Rules, one per kind of leaf:
   ints' subclasses with __slots__...) are keyed by identity with a strong reference in the key
   (`StrongIdentity`): they live as long as the cache entry.
 
-`signature_and_arrays` returns the key and the array leaves (in the order runtime.tracer.trace
+`signature_and_arrays` returns the key and the array leaves (in the order runtime.tracing.tracer.trace
 makes them graph inputs), in one walk.
 """
 from __future__ import annotations

@@ -10,7 +10,7 @@
   their arrays' sizes, the shape of each array seen so far; a dimension seen with two sizes
   becomes None, and the widened signature is traced once for all its sizes.
 
-A placeholder is a Tracer of no trace holding an AbstractArray: `runtime.tracer.trace` takes
+A placeholder is a Tracer of no trace holding an AbstractArray: `runtime.tracing.tracer.trace` takes
 it as a graph input of that shape (None dimensions included), as it takes a concrete array.
 """
 from __future__ import annotations
@@ -106,7 +106,7 @@ def _dtype_of_text(name: str):
 
 
 def placeholder(aval: AbstractArray) -> Tracer:
-    """An abstract argument: `runtime.tracer.trace` makes it a graph input of type `aval`,
+    """An abstract argument: `runtime.tracing.tracer.trace` makes it a graph input of type `aval`,
     whose unknown dimensions each have an origin of their own."""
     return Tracer(None, Var(unknown_origins(aval, object())))
 
@@ -331,7 +331,7 @@ def _covered_parameters(function, count: int, name: str, skip: int = 0) -> tuple
 # --- reduce_retracing ---------------------------------------------------------------------------
 
 def _map_array_keys(key, function):
-    """`key` (a signature, runtime.signature) with each array leaf replaced by
+    """`key` (a signature, runtime.tracing.signature) with each array leaf replaced by
     `function(leaf)`, visited in graph-input order."""
     if is_array_key(key):
         return function(key)

@@ -256,3 +256,37 @@ def test_dir_of_autotrace_lists_the_public_names_and_each_resolves():
     assert autotrace.Checkpoint.__module__ == "autotrace.checkpoints.checkpoint"
     import autotrace.checkpoints  # noqa: F401 - importing the package binds nothing over them
     assert callable(autotrace.checkpoint)
+
+
+def _all_sources() -> dict:
+    return {**RUNTIME, **TRANSFORMS, **API}
+
+
+def test_no_import_cycle_anywhere_counting_imports_inside_functions():
+    """runtime/, transforms/ and autotrace/ together: a lazy import that breaks a cycle is a
+    cycle still."""
+    modules = _all_sources()
+    imports = {module: _imports(tree, module, modules) for module, tree in modules.items()}
+    graph = {module: {name for _, name in at_import + late if name in modules} - {module}
+             for module, (at_import, late) in imports.items()}
+    cycle = find_cycle(graph)
+    assert cycle is None, "imports in a ring: " + " -> ".join(cycle)
+
+
+def test_no_module_is_past_600_lines():
+    long = [f"{path.relative_to(ROOT)} ({len(path.read_text().splitlines())})"
+            for package in ("autotrace", "runtime", "transforms")
+            for path in sorted((ROOT / package).rglob("*.py"))
+            if len(path.read_text().splitlines()) > 600]
+    assert long == [], "modules past 600 lines (split them by family or pass): " + ", ".join(long)
+
+
+def test_an_elementwise_op_is_stated_in_its_row_and_its_derivative_only():
+    """Adding an elementwise op touches its row of facts and its derivative rule: arctan2's
+    name appears in no other module (docstrings and comments included)."""
+    import re
+    places = sorted(str(path.relative_to(ROOT))
+                    for package in ("autotrace", "runtime", "transforms")
+                    for path in (ROOT / package).rglob("*.py")
+                    if re.search(r"\barctan2\b", path.read_text()))
+    assert places == ["runtime/primitives/elementwise.py", "transforms/rules/elementwise.py"]

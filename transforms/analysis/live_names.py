@@ -73,7 +73,7 @@ class LiveNamespace(dict):
     names); then the loader of the code generated for it (`load`)."""
 
     def __init__(self, parsed):
-        """The namespace of `parsed` (a transforms.parsing.ParsedFunction)."""
+        """The namespace of `parsed` (a transforms.front.parsing.ParsedFunction)."""
         super().__init__(parsed.namespace)
         function = parsed.function
         self.function = function  # whose names these are

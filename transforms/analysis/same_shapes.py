@@ -30,7 +30,7 @@ class ShapeClasses:
     """Union-find over names; `same(a, b)` is True when a and b provably share one shape."""
 
     def __init__(self, body, namespace: dict, sequences=None):
-        """sequences: a transforms.sequences.SequenceKinds; `a + b` and `a * n` keep no shape
+        """sequences: a transforms.analysis.list_operators.SequenceKinds; `a + b` and `a * n` keep no shape
         where they may join or repeat lists."""
         self.parent: dict[str, str] = {}
         self.unknown: set[str] = set()

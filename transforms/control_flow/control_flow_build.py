@@ -87,7 +87,7 @@ def _user_origin(derivative) -> str | None:
 
 def _mark_stacks(tree, namespace: dict) -> None:
     """`stack = []` becomes `stack = SavedValues()` for each list that generated code only
-    pushes onto and pops from (see runtime.stacks.SavedValues); `tangents = zeros_like(stack)`
+    pushes onto and pops from (see runtime.tracing.stacks.SavedValues); `tangents = zeros_like(stack)`
     (forward mode over reverse-mode code) and `b_stack = zeros_like(stack)` (reverse over
     reverse) are stacks of the same kind, made by `SavedValues.zeros_like`. The gradient of a
     stack is pushed and popped as a value (`_GradientStackEdits`); those become `append` and

@@ -140,7 +140,7 @@ def _check_defaults(definition, label: str, outer_locals: set, location: Locatio
 def lift_nested_functions(function: gast.FunctionDef, location: Location, namer: Namer,
                           namespace: dict) -> None:
     """Replace each nested def/lambda in `function` by a lifted function bound in `namespace`
-    (a transforms.live_names.LiveNamespace, which loads it)."""
+    (a transforms.analysis.live_names.LiveNamespace, which loads it)."""
     names_in_source = {n.id for n in walk(function) if isinstance(n, gast.Name)}
     if any(isinstance(n, gast.Lambda) for n in walk(function)):
         function.body = _name_lambdas(function.body, namer)

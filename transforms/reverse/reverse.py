@@ -80,7 +80,7 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
         # Results of calls made for their effect on an object: zero gradients, seeded all the
         # same (see visit_Expr).
         self.unread_results: set[str] = set()
-        self.shapes = None  # a transforms.shapes.ShapeClasses, when known
+        self.shapes = None  # a transforms.analysis.same_shapes.ShapeClasses, when known
         self.local_names = local_names
         self.references = references
         # id(call) -> [(the helper its recomputation runs in, the name of what it takes)]:

@@ -1,6 +1,6 @@
 """Reverse mode for calls: inlined rules, derivatives of user functions, custom gradients.
 
-These are the methods of transforms.reverse.ReverseMode that turn `y = f(...)` into adjoint
+These are the methods of transforms.reverse.reverse.ReverseMode that turn `y = f(...)` into adjoint
 statements; they live here to keep each module to one idea.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Reverse mode for control flow: if statements, loops, and name scopes.
 
-These are the methods of transforms.reverse.ReverseMode for `if`, `for` and `while`; they live
+These are the methods of transforms.reverse.reverse.ReverseMode for `if`, `for` and `while`; they live
 here to keep each module to one idea. The primal sweep keeps what the adjoint sweep needs to
 take the same path backwards: each loop counts its iterations, and a branch condition the
 adjoint cannot read back from its name is pushed after the if and popped before its adjoint.

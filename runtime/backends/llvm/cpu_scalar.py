@@ -98,7 +98,7 @@ def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
             (None: above ROLL_ABOVE equations).
     Returns:
         a function taking the graph's inputs and returning the tuple of its outputs
-        (np.float64 and np.bool_ values for computed ones), as runtime.executor's do.
+        (np.float64 and np.bool_ values for computed ones), as runtime.execution.executor's do.
     """
     if not accepts(graph) or not llvm.available():
         return None
