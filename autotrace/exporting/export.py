@@ -44,7 +44,7 @@ from .op_sources import ExportError, OpSources
 from autotrace.traced_function import traced_and_instance
 from autotrace.variables import unique_names
 from autotrace.runtime.backends.selection import backend_named
-from autotrace.runtime.execution import executor
+from autotrace.runtime.passes import optimize
 from autotrace.runtime.execution.executor import graph_source
 from autotrace.runtime.ops import source_globals
 from autotrace.runtime.tracing.spec import placeholders_of
@@ -119,7 +119,7 @@ def export(function, *arguments_and_path, name: str | None = None,
         {key: placeholders_of(value) for key, value in keyword_arguments.items()})
     unoptimized, structure = traced.traced_graph(traced_args, traced_kwargs)
     backend = backend_named("numpy")
-    graph = executor.compile(unoptimized, backend).graph
+    graph = optimize(unoptimized, backend=backend)  # written out below, never run here
 
     namespace = backend.namespace()
     graph_name = f"_{entry_name}_graph"

@@ -19,7 +19,7 @@ from autotrace.variables import unique_names
 from autotrace.runtime.tracing.spec import placeholders_of
 from .graph_def import graph_def
 from autotrace.runtime.backends.selection import backend_named
-from autotrace.runtime.execution import executor
+from autotrace.runtime.passes import optimize
 from autotrace.runtime.state import StateCell
 from autotrace.runtime.tracing.tracer import Tracer
 from autotrace.runtime.tracing.trees import leaves_with_paths
@@ -324,7 +324,7 @@ def _traced_graph(function, arguments: tuple):
         arguments = traced.input_signature.specs  # its own Specs, as a call would be traced
     traced_args = (*instance, *(placeholders_of(argument) for argument in arguments))
     unoptimized, structure = traced.traced_graph(traced_args, {})
-    graph = executor.compile(unoptimized, backend_named("numpy")).graph
+    graph = optimize(unoptimized, backend=backend_named("numpy"))
     parameters = [name.lstrip("*") for name in traced._positional]
     names = []
     for index, argument in enumerate(traced_args):

@@ -24,8 +24,9 @@ its array module (NumPy, CuPy), and equations its passes made (a fused kernel) b
 globals.
 
 `compile(graph, backend)` is the one way from a traced graph to something that runs: the graph
-passes (runtime/passes/__init__.py, the common ones then the backend's), then this executor. Traced
-functions, export and summary graphs all go through it.
+passes (runtime/passes/__init__.py, the common ones then the backend's), then this executor.
+Export and summary graphs, which write the optimized graph out rather than run it, take the
+passes alone (`optimize(graph, backend=...)`).
 """
 from __future__ import annotations
 
