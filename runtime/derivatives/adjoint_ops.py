@@ -26,7 +26,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..abstract import UnknownDimensionError
-from .scans import shift
 from .structure import _is_traced
 # The structural adjoints live beside this module; rules and tests name them from here too.
 from .structural_adjoints import (  # noqa: F401
@@ -394,7 +393,7 @@ def solve_as_matrix(v, a, b):
 # prod's rules multiply by the product of the other elements, written without dividing by the
 # element (exact at zeros, to any order): the reduced axes are merged into one last axis, and
 # along it the products of the elements before and after each one are cumulative products whose
-# rules are recurrences (runtime/derivatives/scans.py).
+# rules are recurrences (runtime/derivatives/scans.py, `products_before` and `products_after`).
 
 def reduced_last(a, axis=None):
     """`a` with the axes of `axis` (all where None) moved last and merged into one."""
@@ -414,14 +413,3 @@ def reduced_last_back(rows, a, axis=None):
     kept = tuple(i for i in range(len(shape)) if i not in axes)
     moved = xp.reshape(rows, tuple(shape[i] for i in kept + axes))
     return xp.moveaxis(moved, tuple(range(len(kept), len(shape))), axes)
-
-
-def products_before(rows):
-    """Along the last axis, the product of the elements before each one (1 for the first)."""
-    return shift(array_module(rows).cumprod(rows, axis=-1), -1, 1, 1.0)
-
-
-def products_after(rows):
-    """Along the last axis, the product of the elements after each one (1 for the last)."""
-    xp = array_module(rows)
-    return xp.flip(products_before(xp.flip(rows, -1)), -1)

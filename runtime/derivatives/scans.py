@@ -84,3 +84,14 @@ def reverse_scan(c, a, axis: int):
             return s
     following = shift(a, axis, -1)
     return xp.flip(forward_scan(xp.flip(c, axis), xp.flip(following, axis), axis), axis)
+
+
+def products_before(rows):
+    """Along the last axis, the product of the elements before each one (1 for the first)."""
+    return shift(array_module(rows).cumprod(rows, axis=-1), -1, 1, 1.0)
+
+
+def products_after(rows):
+    """Along the last axis, the product of the elements after each one (1 for the last)."""
+    xp = array_module(rows)
+    return xp.flip(products_before(xp.flip(rows, -1)), -1)

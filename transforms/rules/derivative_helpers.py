@@ -20,10 +20,9 @@ from ...runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like,
                                                 first_given, flat_axis, hstack_axis,
                                                 insert_places, inverse_permutation, join,
                                                 negate_shift, norm_direction, norm_power,
-                                                norm_slope, products_after, products_before,
-                                                reduced_last, reduced_last_back, reduced_size,
-                                                reshape_each, reshape_each_back, sinc_slope,
-                                                solve_as_matrix, sort_like, split_like, take_at,
+                                                norm_slope, reduced_last, reduced_last_back,
+                                                reduced_size, reshape_each, reshape_each_back,
+                                                sinc_slope, solve_as_matrix, sort_like, split_like, take_at,
                                                 tie_weights, tril_half_diagonal, unarray,
                                                 unbroadcast, unbroadcast_each, unpad, unreduce,
                                                 unrepeat, unsort, unstack, untake, untake_along,
@@ -34,7 +33,8 @@ from ...runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_
                                                      kron_adjoint_a, kron_adjoint_b,
                                                      matmul_adjoint_a, matmul_adjoint_b,
                                                      tensordot_adjoint_a, tensordot_adjoint_b)
-from ...runtime.derivatives.scans import forward_scan, reverse_scan, shift
+from ...runtime.derivatives.scans import (forward_scan, products_after, products_before,
+                                          reverse_scan, shift)
 from ...runtime.derivatives.structure import add
 from ...runtime.derivatives.tangent_ops import einsum_jvp_cross
 from .core import adjoint, constant, d, tangent

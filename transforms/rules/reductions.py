@@ -15,10 +15,10 @@ never divide (the products before and after each element, runtime/derivatives/ad
 import numpy as np
 
 from ...runtime.derivatives.adjoint_ops import (diff_pad_width, extremum_weights, flat_axis,
-                                                products_after, products_before, reduced_last,
-                                                reduced_last_back, reduced_size, sort_like,
-                                                unreduce, unsort)
-from ...runtime.derivatives.scans import forward_scan, reverse_scan, shift
+                                                reduced_last, reduced_last_back, reduced_size,
+                                                sort_like, unreduce, unsort)
+from ...runtime.derivatives.scans import (forward_scan, products_after, products_before,
+                                          reverse_scan, shift)
 from .core import adjoint, d, tangent
 from .declarations import linear
 
