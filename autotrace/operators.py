@@ -15,7 +15,7 @@ import numpy as np
 from autotrace.conversion import for_tracing
 from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
-from autotrace.recompute import caller_site
+from autotrace.runtime.user_frames import user_site
 from autotrace.runtime.containers import rebuild, zeros_like
 from autotrace.runtime.devices import array_module
 from autotrace.runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
@@ -96,7 +96,7 @@ def reverse(f: Callable, wrt, optimized: bool = True, with_value: bool = False,
     `implicit` for the one `implicit_grad` runs (see transforms/session.py `Session`);
     `checkpoint_every` splits f's loops into recomputed segments (transforms/front/segments.py);
     `split`: the derivative run in halves (runtime/derivatives/sweeps.py), as vjp runs it."""
-    check_every(checkpoint_every, caller_site())
+    check_every(checkpoint_every, user_site())
     options = {} if checkpoint_every is None else {"checkpoint_every": checkpoint_every}
     if split:
         options["split"] = True

@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import inspect
-import os
-import sys
 from typing import Callable
 
+from autotrace.runtime.user_frames import user_site
 from autotrace.transforms.analysis.calls import Checkpointed, classify_value, describe
 
 __all__ = ["checkpoint"]
@@ -46,7 +45,7 @@ def checkpoint(function: Callable) -> Checkpointed:
         return function
     problem = _problem_with(function)
     if problem is not None:
-        raise TypeError(f"{caller_site()}: autotrace.checkpoint takes a Python function "
+        raise TypeError(f"{user_site()}: autotrace.checkpoint takes a Python function "
                         f"whose calls reverse mode recomputes; {problem}")
     wrapper = Checkpointed(function)
     for attribute in ("__name__", "__qualname__", "__doc__", "__module__"):
@@ -74,16 +73,3 @@ def _problem_with(function) -> str | None:
 
 
 checkpoint.__autotrace_makes_checkpointed__ = True  # `checkpoint(g)(x)`: transforms/front/segments.py
-
-
-_AUTOTRACE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def caller_site() -> str:
-    """`file:line` of the user's code that called into autotrace."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_AUTOTRACE_DIR):
-        frame = frame.f_back
-    if frame is None:
-        return "<unknown>"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"

@@ -3,9 +3,11 @@ and the backend for the devices of a graph's inputs (runtime/backends/__init__.p
 from __future__ import annotations
 
 import os
+import warnings
 
 from ..array_api import is_place
 from ..devices import mixing_error, parse_device
+from ..user_frames import user_stacklevel
 from . import cupy_backend, numpy_backend
 from .array_api_backend import backend_for_place
 from .llvm import backend as llvm_backend
@@ -14,7 +16,8 @@ from .protocol import Backend
 
 _BACKENDS: dict[str, Backend] = {}
 
-# The CPU backend asked for: "auto" (llvm where it is available, else numpy), "llvm" or "numpy".
+# The CPU backend asked for: "auto" (llvm where it can run, else numpy with one warning), "llvm"
+# or "numpy".
 # AUTOTRACE_CPU_BACKEND sets it for a whole process (the tests run both ways with it).
 CPU_CHOICES = ("auto", "llvm", "numpy")
 _settings = {"cpu": os.environ.get("AUTOTRACE_CPU_BACKEND", "auto")}
@@ -38,9 +41,9 @@ def backend_named(name: str) -> Backend:
 
 
 def cpu_backend(name: str | None = None) -> str:
-    """Set (with a name) or read the CPU backend: "auto" (the default: "llvm" when llvmlite is
-    installed, else "numpy"), "llvm" (an error when it cannot run) or "numpy". Functions traced
-    afterwards use it; graphs already compiled keep theirs."""
+    """Set (with a name) or read the CPU backend: "auto" (the default: "llvm", or "numpy" with
+    one warning where llvmlite cannot compile here), "llvm" (an error when it cannot run) or
+    "numpy". Functions traced afterwards use it; graphs already compiled keep theirs."""
     if name is not None:
         if name not in CPU_CHOICES:
             raise ValueError(f"unknown CPU backend {name!r}: expected one of "
@@ -68,7 +71,24 @@ def backend_for(devices) -> Backend:
         return _BACKENDS["cupy"]
     choice = _settings["cpu"]
     if choice == "auto":
-        llvm = _BACKENDS.get("llvm")
-        choice = "llvm" if llvm is not None and llvm.available() is None else "numpy"
+        reason = _BACKENDS["llvm"].available()
+        if reason is not None:
+            _warn_once_without_llvm(reason)
+        choice = "numpy" if reason else "llvm"
     return _BACKENDS[choice]
+
+
+_warned_without_llvm: list = []
+
+
+def _warn_once_without_llvm(reason: str) -> None:
+    """The one warning of a process whose traced graphs run on NumPy for want of llvmlite."""
+    if _warned_without_llvm:
+        return
+    _warned_without_llvm.append(reason)
+    warnings.warn(f"autotrace's compiled CPU backend cannot run here: {reason}. Traced "
+                  f"functions run on the NumPy backend, one NumPy call per operation. Reinstall "
+                  f"llvmlite (pip install llvmlite), or set AUTOTRACE_CPU_BACKEND=numpy to "
+                  f"choose the NumPy backend without this warning.", RuntimeWarning,
+                  stacklevel=user_stacklevel())
 

@@ -3,6 +3,8 @@ with NumPy, special values included; regions with several outputs, scalar inputs
 temporaries; the size threshold; the disk cache of object code; denormals survive kernels.
 """
 import os
+import subprocess
+import sys
 import time
 import timeit
 import warnings
@@ -517,10 +519,7 @@ def test_disk_cache_is_read_and_a_corrupt_entry_recompiled(tmp_path, monkeypatch
 
 
 def test_without_llvmlite_autotrace_imports_and_nothing_fuses():
-    import subprocess
-    import sys
     program = (
-        "import sys; sys.modules['llvmlite'] = None\n"
         "import numpy as np, autotrace\n"
         "from autotrace.runtime.backends.llvm import compiler as llvm\n"
         "from autotrace.runtime.backends.llvm.cpu_fusion import CpuFusion\n"
@@ -528,9 +527,45 @@ def test_without_llvmlite_autotrace_imports_and_nothing_fuses():
         "graph = trace(lambda x: np.tanh(x * 2.0), (np.ones(5000),))[0]\n"
         "assert not llvm.available() and CpuFusion().run(graph) is graph\n"
         "print('ok')\n")
-    completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                               env={**os.environ, "PYTHONPATH": str(REPOSITORY)}, timeout=120)
+    completed = _run_without_llvmlite(program)
     assert completed.stdout.strip() == "ok", completed.stderr
+
+
+def _run_without_llvmlite(program: str, **environment) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-W", "always", "-c",
+                           "import sys; sys.modules['llvmlite'] = None\n" + program],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(REPOSITORY), **environment})
+
+
+TRACE_TWICE = (
+    "import numpy as np, autotrace\n"
+    "f = autotrace.function(lambda x: np.tanh(x * 2.0))\n"
+    "g = autotrace.function(lambda x: np.sum(x * x))\n"
+    "x = np.linspace(-1.0, 1.0, 5000)\n"
+    "assert np.array_equal(f(x), np.tanh(x * 2.0)) and g(x) == np.sum(x * x)\n"
+    "print(str(f.graph(x)).count('fused'))\n")
+
+
+def test_without_llvmlite_traced_functions_warn_once_and_run_on_numpy():
+    completed = _run_without_llvmlite(TRACE_TWICE, AUTOTRACE_CPU_BACKEND="auto")
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "0"  # no fused region: the NumPy backend ran the graph
+    warnings_shown = [line for line in completed.stderr.splitlines() if "RuntimeWarning" in line]
+    assert len(warnings_shown) == 1, completed.stderr
+    assert warnings_shown[0].startswith("<string>:6: RuntimeWarning: ")  # the first call
+    assert ("RuntimeWarning: autotrace's compiled CPU backend cannot run here: llvmlite did not "
+            "load (ModuleNotFoundError: No module named 'llvmlite.binding'; 'llvmlite' is not a "
+            "package). Traced functions run on the NumPy backend, one NumPy call per "
+            "operation. Reinstall llvmlite (pip install llvmlite), or set "
+            "AUTOTRACE_CPU_BACKEND=numpy to choose the NumPy backend without this warning."
+            ) in warnings_shown[0]
+
+
+def test_choosing_the_numpy_backend_without_llvmlite_warns_nothing():
+    completed = _run_without_llvmlite(TRACE_TWICE, AUTOTRACE_CPU_BACKEND="numpy")
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "0" and "Warning" not in completed.stderr
 
 
 def test_cache_key_depends_on_the_ir():

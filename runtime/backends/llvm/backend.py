@@ -4,9 +4,10 @@ input once and writes each output once, calling glibc's vector math (libmvec) fo
 transcendental functions; and a graph of scalars compiled whole into one native function, its
 repeated blocks rolled back into loops (cpu_scalar.py).
 
-It needs llvmlite (`pip install 'autotrace[cpu]'`). Without it, `backend_for` gives the NumPy
-backend instead (`config.cpu_backend("auto")`); a kernel that fails to build leaves its region
-to NumPy with one warning.
+It needs llvmlite, a dependency of autotrace. Where llvmlite cannot be imported or cannot compile
+for the CPU, `backend_for` warns once and gives the NumPy backend instead
+(`config.cpu_backend("auto")`); a kernel that fails to build leaves its region to NumPy with one
+warning.
 """
 from __future__ import annotations
 
@@ -24,9 +25,9 @@ class LlvmBackend(NumpyBackend):
     min_elements: int | None = int(os.environ.get("AUTOTRACE_FUSION_MIN_ELEMENTS", 0)) or None
 
     def available(self) -> str | None:
-        if not compiler.available():
-            return ("llvmlite is not installed (pip install 'autotrace[cpu]') or cannot "
-                    "compile for this CPU")
+        reason = compiler.unavailable_reason()
+        if reason is not None:
+            return f"llvmlite did not load ({reason})"
         return None
 
     # The compiled parts load when first used (they register their own primitives).

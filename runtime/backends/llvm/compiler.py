@@ -27,8 +27,8 @@
 - Compiled engines are kept for the life of the process: the addresses point into them. A
   module compiled or loaded once is not loaded again by this process.
 
-llvmlite is optional: importing this module does not import it; `available()` says whether it
-is there and the native target initialises.
+llvmlite is a dependency, imported when first used: `available()` says whether it imports and
+the native target initialises (`unavailable_reason()` why not).
 """
 from __future__ import annotations
 
@@ -78,11 +78,17 @@ def _llvm():
 
 def available() -> bool:
     """Whether llvmlite can be imported and compiles for this machine."""
+    return unavailable_reason() is None
+
+
+@functools.cache
+def unavailable_reason() -> str | None:
+    """Why llvmlite cannot compile here (its import or target error, in a line), or None."""
     try:
         _llvm()
-    except (ImportError, RuntimeError, OSError):
-        return False
-    return True
+    except (ImportError, RuntimeError, OSError) as error:
+        return f"{type(error).__name__}: {error}"
+    return None
 
 
 @functools.cache

@@ -20,8 +20,8 @@ Python function that calls it:
   its warnings (or raises under np.errstate) and its exact results; the native code only
   reports which happened.
 
-llvmlite is optional: without it (or for a graph with other ops) compile_scalar_graph returns
-None and the caller keeps its Python version.
+Where llvmlite does not load (or for a graph with other ops) compile_scalar_graph returns None
+and the caller keeps its Python version.
 """
 from __future__ import annotations
 

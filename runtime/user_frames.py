@@ -1,0 +1,35 @@
+"""The user's frame: where a warning autotrace raises should point, and the `file:line` it names.
+
+autotrace's code lives in three folders (autotrace/, and runtime/ and transforms/, which install
+inside it); the first frame outside them, walking out from the caller, is the user's.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Installed, runtime/ and transforms/ are inside autotrace/; in a checkout they sit beside it.
+PACKAGE_DIRS = ((_PARENT + os.sep,) if os.path.basename(_PARENT) == "autotrace" else
+                tuple(os.path.join(_PARENT, name) + os.sep
+                      for name in ("autotrace", "runtime", "transforms")))
+
+
+def _first_outside(frame):
+    """(the first frame from `frame` outward that is not autotrace's, or None; frames passed)."""
+    passed = 0
+    while frame is not None and frame.f_code.co_filename.startswith(PACKAGE_DIRS):
+        frame, passed = frame.f_back, passed + 1
+    return frame, passed
+
+
+def user_stacklevel() -> int:
+    """The `stacklevel` for `warnings.warn`, called by the function that calls this one, that
+    points at the user's line which called into autotrace."""
+    return 1 + _first_outside(sys._getframe(1))[1]
+
+
+def user_site() -> str:
+    """`file:line` of the user's code that called into autotrace ("<unknown>" if none)."""
+    frame = _first_outside(sys._getframe(1))[0]
+    return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
