@@ -65,7 +65,8 @@ def map_fields(function, *instances):
 
 
 def float_dtype(dtype):
-    return dtype if np.issubdtype(dtype, np.inexact) else np.float64
+    """`dtype` where it is floating or complex, else float64 (the dtype of its gradient)."""
+    return dtype if np.dtype(dtype).kind in "fc" else np.float64
 
 
 def zeros_like(value):

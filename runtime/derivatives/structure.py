@@ -177,10 +177,13 @@ def _apart_from_arguments(gradient, frame):
         return gradient  # a number: nothing to share, and no need to look at the arguments
     code = frame.f_code
     values = frame.f_locals
+    owner = type(gradient) is np.ndarray and gradient.base is None
     arguments = []
     for parameter in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
         value = values.get(parameter)
         if type(value) is np.ndarray:
+            if owner and (value is gradient or value.base is gradient):
+                return gradient.copy()  # only it, or a view of it, shares its memory
             arguments.append(value)
         elif type(value) not in _NO_ARRAYS:
             _leaves(value, arguments.append)
@@ -357,6 +360,8 @@ def _raise_holds_state(value):
 
 
 def _is_integral(value) -> bool:
+    if type(value) is np.ndarray:
+        return value.dtype.kind in "biu"
     if isinstance(value, (bool, int, np.integer, np.bool_)):
         return True
     dtype = getattr(value, "dtype", None)
@@ -373,6 +378,8 @@ def _parameter_holding(value, frame) -> str:
 
 
 def _match(gradient, value):
+    if type(value) is np.ndarray and type(gradient) is np.ndarray:  # the common case, first
+        return gradient if gradient.dtype == value.dtype else in_dtype_of(gradient, value)
     if isinstance(value, float) and not hasattr(value, "dtype"):
         # Inside a trace a float argument is a constant; its gradient stays traced.
         return gradient if _is_traced(gradient) else float(gradient)
