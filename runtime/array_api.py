@@ -25,9 +25,8 @@ from functools import lru_cache, partial
 
 import numpy as np
 
-from .array_api_index import INDEXING
-from .array_api_products import PRODUCTS, Linalg
-from .primitives.primitive import primitives
+from .array_api_products import Linalg
+from .primitives.primitive import NO_FACTS, SAME_NAME, function_facts, primitives
 
 
 class ArrayApiError(NotImplementedError):
@@ -79,8 +78,6 @@ def _names(namespace, device) -> NumpyNames:
     return NumpyNames(namespace, device)
 
 
-_SAME_NAMES = ("tril", "triu", "roll", "moveaxis", "broadcast_arrays", "searchsorted",
-               "isin", "nonzero", "unique_values", "vecdot", "meshgrid", "squeeze")
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float32", "float64", "complex64", "complex128")
 
@@ -92,6 +89,18 @@ def _array_api_primitive(name: str):
     function = getattr(np, name, None)
     primitive = primitives.get(function.__name__ if isinstance(function, np.ufunc) else name)
     return primitive if primitive is not None and primitive.array_api else None
+
+
+def _array_api_function(name: str):
+    """How NumPy's function `name` runs over a namespace, where it is no elementwise function of
+    the standard (`array_api_function`): its primitive's, or else the NumPy function's facts'
+    (np.split, np.moveaxis: no primitive is named after them)."""
+    primitive = primitives.get(name)
+    if primitive is not None and primitive.array_api_function is not None:
+        return primitive.array_api_function
+    function = getattr(np, name, None)
+    return function_facts.get(function, NO_FACTS).array_api_function if callable(
+        function) else None
 
 
 class _ScalarType:
@@ -147,15 +156,16 @@ class NumpyNames:
         if name.startswith("_"):  # not a NumPy function: Python asking (copy, pickle, ...)
             raise AttributeError(name)
         primitive = _array_api_primitive(name)
+        written = _array_api_function(name) if primitive is None else None
         if primitive is not None and primitive.array_api.startswith("cumulative_"):
             function = partial(self._cumulative, getattr(self.xp, primitive.array_api))
         elif primitive is not None:
             function = self._elementwise(getattr(self.xp, primitive.array_api),
                                          float_only=primitive.float_only)
-        elif name in _SAME_NAMES and hasattr(self.xp, name):
+        elif written is SAME_NAME and hasattr(self.xp, name):
             function = getattr(self.xp, name)
-        elif name in PRODUCTS or name in INDEXING:
-            function = partial(PRODUCTS.get(name) or INDEXING[name], self)
+        elif callable(written):
+            function = partial(written, self)
         else:
             raise ArrayApiError(
                 f"numpy.{name} has no equivalent in the array API that autotrace knows, so it "

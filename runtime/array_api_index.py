@@ -10,6 +10,8 @@ arrays alone, and assigns through slices and integers only.
 - `scatter_add(names, x, index, value)`: a copy of `x` with `np.add.at(copy, index, value)`:
   positions that repeat add up, in index order, as NumPy adds them.
 - `take`, `split`, `diag` and `pad` (mode "constant") as NumPy's.
+The primitive of each (np.split's facts, as no primitive is named after it) names it
+(`array_api_function`, runtime/primitives/index.py and shape.py).
 Assignment through integer arrays works on element positions: the index applied to the array
 of positions `arange(x.size)` says which element each value goes to; values are written
 round by round, each round writing at most once per position (the k-th occurrence of each
@@ -195,7 +197,3 @@ def take(names, x, indices, axis=None):
     taken = names.xp.take(x, names.ravel(indices), axis=axis)
     axis = axis % x.ndim
     return names.xp.reshape(taken, (*x.shape[:axis], *indices.shape, *x.shape[axis + 1:]))
-
-
-INDEXING = {"getitem": getitem, "setitem": setitem, "scatter_add": scatter_add, "take": take,
-            "split": split, "diag": diag, "pad": pad}

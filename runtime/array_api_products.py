@@ -1,5 +1,6 @@
 """NumPy's products and `np.linalg` over an array-API namespace (runtime/array_api.NumpyNames):
-each function takes the NumpyNames first, then NumPy's arguments.
+each function takes the NumpyNames first, then NumPy's arguments; the primitive of each names it
+(`Primitive.array_api_function`, runtime/primitives/linalg.py).
 
 The standard has matmul, tensordot, vecdot and a linalg extension; NumPy's dot, inner, outer,
 kron and einsum are written from them (einsum as broadcast products summed over the letters
@@ -199,7 +200,3 @@ class Linalg:
         if b.ndim == 1:  # NumPy's b of one dimension is a vector
             return self._function("solve")(a, b[:, None])[..., 0]
         return self._function("solve")(a, b)
-
-
-PRODUCTS = {"matmul": matmul, "dot": dot, "tensordot": tensordot, "inner": inner,
-            "outer": outer, "kron": kron, "cross": cross, "einsum": einsum}

@@ -219,6 +219,15 @@ def writes_through_asarray(x):
     return np.sum(A * x)
 
 
+def writes_through_a_matrix_transpose(x):
+    # np.matrix_transpose's view was once missing from the analysis, which took B for a new
+    # array: the write into A went unseen and the gradient came out wrong.
+    A = np.outer(x, x)
+    B = np.matrix_transpose(A)
+    B[0, 1] = 0.0
+    return np.sum(A)
+
+
 def writes_an_array_a_dict_holds(x):
     A = x * 1.0
     d = {"a": A}
@@ -358,6 +367,9 @@ SHARED_WRITES = [
         "B[0, 0] = ...", "B", "A", "B = A.reshape(2, 1)", "return", "A.reshape(2, 1).copy()")),
     (writes_through_asarray, "B[0] = 0.0", views(
         "B[0] = ...", "B", "A", "B = np.asarray(A)", "return", "np.asarray(A).copy()")),
+    (writes_through_a_matrix_transpose, "B[0, 1] = 0.0", views(
+        "B[0, 1] = ...", "B", "A", "B = np.matrix_transpose(A)", "return",
+        "np.matrix_transpose(A).copy()")),
     (writes_an_array_a_dict_holds, "A[0] = 0.0", shares(
         "A[0] = ...", "A", "d", 'd = {"a": A}', "return", copy_advice("A", "d"),
         shown="d = {'a': A}")),

@@ -39,22 +39,12 @@ def _zero_signs(value) -> set:
     return set(np.signbit(parts).reshape(-1).tolist()) if parts.dtype.kind == "f" else {False}
 
 
-_NEUTRAL = {  # primitive -> (the neutral element, the input positions it may take, the sign
-    "add": (0, (0, 1), True),  # a float zero must have: -0.0 + x and x + -0.0 are x, +0.0 not
-    "multiply": (1, (0, 1), None),
-    "subtract": (0, (1,), False),  # x - 0.0 is x, x - (-0.0) is x + 0.0
-    "divide": (1, (1,), None),
-    "power": (1, (1,), None),
-}
-
-
 def _neutral_operand(equation):
-    """`x` for x*1, 1*x, x+(-0.0), (-0.0)+x, x-0.0, x/1, x**1 (and x+0, x-0 for integers);
-    None otherwise."""
-    rule = _NEUTRAL.get(equation.primitive.name)
-    if rule is None:
+    """`x` for x*1, 1*x, x+(-0.0), (-0.0)+x, x-0.0, x/1, x**1 (and x+0, x-0 for integers), as
+    the primitive's `neutral` says; None otherwise."""
+    if equation.primitive.neutral is None:
         return None
-    neutral, positions, negative_zero = rule
+    neutral, positions, negative_zero = equation.primitive.neutral
     signed = equation.outputs[0].aval.dtype.kind in "fc"
     for position in positions:
         operand = equation.inputs[position]

@@ -1,8 +1,10 @@
 """The primitives: every op a graph can hold, one record each, in families.
 
 `primitive` defines the record (`Primitive`: its NumPy implementation, shape and dtype rule,
-Python source, and each backend's facts about it); `registry` enters records and binds NumPy
-calls to them; the families define them: `elementwise` (every ufunc, one row of facts each,
+Python source, and each backend's facts about it), and that of a NumPy function's facts beyond
+the op it binds to (`FunctionFacts`: a view, a new array, its array-API form); `registry`
+enters records and binds NumPy calls to them; the families define them, each fact in its op's
+row: `elementwise` (every ufunc, one row of facts each,
 plus where, clip, astype...), `reduce` (sums, extrema, scans), `shape` (reshape, transpose,
 creation...), `index` and `insert` (x[i], x[i] = v), `linalg` (matmul, einsum, np.linalg), and
 autotrace's own array functions: `convolution` and `pooling` (with `windows`, their geometry),

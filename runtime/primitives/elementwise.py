@@ -80,12 +80,12 @@ def _c(template: str, kinds: tuple = _FLOAT) -> dict:
     return {kind: template for kind in kinds}
 
 
-def _arithmetic(operator: str, instruction: str, array_api: str) -> dict:
+def _arithmetic(operator: str, instruction: str, array_api: str, neutral: tuple) -> dict:
     """`a <operator> b`: the same expression in C and on Python floats, one LLVM instruction;
     an inf or nan in either operand makes the result inf or nan."""
     return dict(c=_c(f"{{0}} {operator} {{1}}", _NUMBER), python_float=f"{{0}} {operator} {{1}}",
                 llvm_instruction=f"{instruction} {{type}} {{0}}, {{1}}", propagates_nan=(0, 1),
-                array_api=array_api)
+                array_api=array_api, neutral=neutral)
 
 
 def _libm(libm: str, array_api: str | None = None, *, math_function=None,
@@ -129,10 +129,11 @@ def _select(predicate: str, nan_operand: int, c: dict, array_api: str | None = N
 
 
 ELEMENTWISE_FACTS = {
-    "add": _arithmetic("+", "fadd", "add"),
-    "subtract": _arithmetic("-", "fsub", "subtract"),
-    "multiply": _arithmetic("*", "fmul", "multiply"),
-    "divide": dict(c=_c("{0} / {1}"), python_float="{0} / {1}",
+    # -0.0 + x and x + -0.0 are x, +0.0 + x not; x - 0.0 is x, x - (-0.0) is x + 0.0
+    "add": _arithmetic("+", "fadd", "add", neutral=(0, (0, 1), True)),
+    "subtract": _arithmetic("-", "fsub", "subtract", neutral=(0, (1,), False)),
+    "multiply": _arithmetic("*", "fmul", "multiply", neutral=(1, (0, 1), None)),
+    "divide": dict(c=_c("{0} / {1}"), python_float="{0} / {1}", neutral=(1, (1,), None),
                    llvm_instruction="fdiv {type} {0}, {1}", array_api="divide", float_only=True),
     "negative": dict(c=_c("-{0}", _NUMBER), python_float="-{0}",
                      llvm_instruction="fneg {type} {0}", propagates_nan=(0,),
@@ -173,7 +174,7 @@ ELEMENTWISE_FACTS = {
     "ceil": _rounding("ceil", "ceil"),
     "trunc": _rounding("trunc", "trunc"),
     "rint": _rounding("rint", None),
-    "power": _binary_libm("pow", "pow", float_only=False),
+    "power": dict(_binary_libm("pow", "pow", float_only=False), neutral=(1, (1,), None)),
     "arctan2": _binary_libm("atan2", "atan2"),
     "hypot": _binary_libm("hypot", "hypot"),
     "logaddexp": dict(array_api="logaddexp", float_only=True),
@@ -474,7 +475,7 @@ register(Primitive("copy", np.copy, lambda aval, order="K": aval, source=_copy_s
                    fresh=True, python_float="{0}"))
 
 
-@traces(np.copy)
+@traces(np.copy, makes_array=True)
 def bind_copy(a, order="K", subok=False):
     order = static(order, "np.copy's order")
     if order not in ("K", "A", "C", "F"):
@@ -498,7 +499,23 @@ for _function in (np.real, np.imag, np.angle, np.nan_to_num, np.isclose, np.sinc
                     array_api=_function.__name__ if _function in (np.real, np.imag) else None)
 
 
-for _function in (np.real, np.imag, np.isreal, np.iscomplex, np.sinc):
+def _real_view(view, val):
+    """The real part of a complex array is a view (of a real one, NumPy gives the array)."""
+    if np.issubdtype(val.dtype, np.complexfloating):
+        return (lambda base, value: np.astype(value + 1j * np.imag(base), base.dtype)), True, ""
+    return None
+
+
+def _imag_view(view, val):
+    """The imaginary part of a complex array is a view; of a real one, read-only zeros."""
+    if np.issubdtype(val.dtype, np.complexfloating):
+        return (lambda base, value: np.astype(np.real(base) + 1j * value, base.dtype)), True, ""
+    return None, True, ""
+
+
+traces(np.real, view=_real_view)(lambda x: bind("real", x))
+traces(np.imag, view=_imag_view)(lambda x: bind("imag", x))
+for _function in (np.isreal, np.iscomplex, np.sinc):
     traces(_function)(lambda x, _name=_function.__name__: bind(_name, x))
 
 
@@ -568,16 +585,16 @@ def full_like(a, fill_value, dtype=None, shape=None):
     return bind_like(a, "full", shape=shape, fill_value=fill_value, dtype=dtype)
 
 
-@traces(np.zeros_like, np.empty_like)
+@traces(np.zeros_like, np.empty_like, makes_array=True)
 def bind_zeros_like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
     return full_like(a, 0, dtype, shape)
 
 
-@traces(np.ones_like)
+@traces(np.ones_like, makes_array=True)
 def bind_ones_like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
     return full_like(a, 1, dtype, shape)
 
 
-@traces(np.full_like)
+@traces(np.full_like, makes_array=True)
 def bind_full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
     return full_like(a, fill_value, dtype, shape)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import array_api_index
 from ..abstract import (AbstractArray, broadcast_shapes, is_unknown,
                                         unknown_dimension_error, unknown_origins)
 from ..graph import StaticSlice
@@ -168,7 +169,8 @@ def _array_api_getitem_source(args, attrs):
 
 
 register(Primitive("getitem", _getitem, _getitem_rule, source=_getitem_source,
-                   array_api_source=_array_api_getitem_source))
+                   array_api_source=_array_api_getitem_source,
+                   array_api_function=array_api_index.getitem))
 register(Primitive("gather", _getitem, _getitem_rule, source=_getitem_source, fresh=True,
                    array_api_source=_array_api_getitem_source))
 # Indexing with 0-d integer arrays only (a traced loop counter) is NumPy's basic indexing:
@@ -252,10 +254,11 @@ def _array_api_setitem_statements(outputs, args, attrs):
             f"{args[1]})"]
 
 
-for _name in ("setitem", "scatter"):
+for _name, _array_api in (("setitem", array_api_index.setitem), ("scatter", None)):
     register(Primitive(_name, _setitem, _setitem_rule, statements=_setitem_statements,
                        fresh=True, writes_into=(0,),
-                       array_api_statements=_array_api_setitem_statements))
+                       array_api_statements=_array_api_setitem_statements,
+                       array_api_function=_array_api))
 
 
 def _mask_assign_rule(aval, value, mask, index):
@@ -308,7 +311,8 @@ def _array_api_scatter_add_statements(outputs, args, attrs):
 
 register(Primitive("scatter_add", _scatter_add, _scatter_add_rule,
                    statements=_scatter_add_statements, fresh=True,
-                   array_api_statements=_array_api_scatter_add_statements))
+                   array_api_statements=_array_api_scatter_add_statements,
+                   array_api_function=array_api_index.scatter_add))
 
 
 def add_at(x, index, value):

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import array_api_products
 from ..abstract import AbstractArray, broadcast_shapes
-from .registry import (Primitive, array_method, bind, by_example,
-                                        define_traced_function, literal_source, register,
-                                        reject_arguments, shape_of, static, traces)
+from .registry import (SAME_NAME, Primitive, array_method, bind, by_example,
+                                        define_traced_function, literal_source,
+                                        read_only_view, register, reject_arguments, shape_of,
+                                        static, traces)
 
 
 def _inexact(dtype) -> np.dtype:
@@ -38,7 +40,8 @@ def _matmul_rule(a, b):
 
 
 register(Primitive("matmul", np.matmul, _matmul_rule, fresh=True,
-                   source=lambda args, attrs: f"np.matmul({args[0]}, {args[1]})"))
+                   source=lambda args, attrs: f"np.matmul({args[0]}, {args[1]})",
+                   array_api_function=array_api_products.matmul))
 
 
 def _dot_rule(a, b):
@@ -54,7 +57,8 @@ def _dot_rule(a, b):
 
 
 register(Primitive("dot", np.dot, _dot_rule, fresh=True,
-                   source=lambda args, attrs: f"np.dot({args[0]}, {args[1]})"))
+                   source=lambda args, attrs: f"np.dot({args[0]}, {args[1]})",
+                   array_api_function=array_api_products.dot))
 
 
 @traces(np.dot)
@@ -66,10 +70,14 @@ def bind_dot(a, b, out=None):
 array_method(np.dot)
 
 
-for _function in (np.tensordot, np.outer, np.inner, np.vdot, np.kron, np.cross):
-    define_traced_function(_function, 2, fresh=True)
+for _function, _array_api in ((np.tensordot, array_api_products.tensordot),
+                              (np.outer, array_api_products.outer),
+                              (np.inner, array_api_products.inner), (np.vdot, None),
+                              (np.kron, array_api_products.kron),
+                              (np.cross, array_api_products.cross)):
+    define_traced_function(_function, 2, fresh=True, array_api_function=_array_api)
 for _function in (np.vecdot, np.linalg.vecdot):
-    define_traced_function(_function, 2, name="vecdot", fresh=True)
+    define_traced_function(_function, 2, name="vecdot", fresh=True, array_api_function=SAME_NAME)
 
 
 # The array API's names in numpy.linalg, as the NumPy functions they are.
@@ -77,7 +85,8 @@ traces(np.linalg.matmul)(lambda x1, x2, /: np.matmul(x1, x2))
 traces(np.linalg.tensordot)(lambda x1, x2, /, *, axes=2: np.tensordot(x1, x2, axes))
 traces(np.linalg.cross)(lambda x1, x2, /, *, axis=-1: np.cross(x1, x2, axis=axis))
 traces(np.linalg.trace)(lambda x, /, *, offset=0, dtype=None: np.trace(x, offset, -2, -1, dtype))
-traces(np.linalg.diagonal)(lambda x, /, *, offset=0: np.diagonal(x, offset, -2, -1))
+traces(np.linalg.diagonal, view=read_only_view)(
+    lambda x, /, *, offset=0: np.diagonal(x, offset, -2, -1))
 
 
 @traces(np.linalg.outer)
@@ -103,7 +112,8 @@ def _einsum_rule(*avals, subscripts, optimize=False):
 
 
 # Not fresh: einsum may return a view of an operand ('ij->ji', 'ii->i').
-register(Primitive("einsum", _einsum, _einsum_rule, source=_einsum_source))
+register(Primitive("einsum", _einsum, _einsum_rule, source=_einsum_source,
+                   array_api_function=array_api_products.einsum))
 
 
 @traces(np.einsum)
@@ -153,4 +163,5 @@ for _function in (np.linalg.eigvalsh, np.linalg.pinv, np.linalg.norm, np.linalg.
 
 _one = np.eye(1)
 for _function in (np.linalg.slogdet, np.linalg.eigh, np.linalg.svd, np.linalg.qr):
-    define_traced_function(_function, result_type=type(_function(_one)), fresh=True)
+    define_traced_function(_function, result_type=type(_function(_one)), fresh=True,
+                           container=True)

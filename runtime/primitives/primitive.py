@@ -1,5 +1,7 @@
 """The `Primitive`, one record of everything autotrace knows about an op, and the registry of
-them by name (`primitives`, filled by `register` as the op families are imported).
+them by name (`primitives`, filled by `register` as the op families are imported); beside it
+`FunctionFacts`, what autotrace knows about one NumPy function beyond the op it binds to, and
+their registry by function (`function_facts`, filled by `declare`).
 
 It imports nothing of runtime/, so that every module may read an op's facts, the array-API
 adapter too (runtime/array_api.py, which the abstract values build on); runtime/primitives/registry.py
@@ -49,10 +51,19 @@ class Primitive:
         llvm_compare: the fcmp predicate that computes it (`olt`).
         llvm_select: (predicate, operand) for NumPy's maximum-like rules: the first operand
             where `a <predicate> b` or the operand is NaN, else the second.
+        neutral: (the value, the input positions it may take, the sign a float zero must have or
+            None) where an operand of that value leaves the other one (x * 1, x + -0.0), for
+            runtime/passes/algebra.py.
         array_api: the array-API function that computes it (`atan2`); `float_only` where that
             takes floats only (NumPy takes an integer or bool input as float64).
         array_api_source, array_api_statements: how the array-API backend writes it, where
             `source`/`statements` use a method or subscript (`x[i]` as `np.getitem(x, ...)`).
+        array_api_function: how NumPy's function of its name (or the call its
+            `array_api_source` writes, `np.getitem`) runs over an array-API namespace where
+            it is no elementwise function of the standard: `function(names, *args, **kwargs)`
+            over runtime/array_api.NumpyNames `names` (runtime/array_api_products.py,
+            array_api_index.py), or SAME_NAME, the namespace's function of that name, called
+            as NumPy's is.
         batching: its rule under vmap (room for one: None for now).
     """
 
@@ -77,10 +88,12 @@ class Primitive:
     llvm_intrinsic: str | None = field(default=None, compare=False)
     llvm_compare: str | None = field(default=None, compare=False)
     llvm_select: tuple | None = field(default=None, compare=False)
+    neutral: tuple | None = field(default=None, compare=False)
     array_api: str | None = field(default=None, compare=False)
     float_only: bool = field(default=False, compare=False)
     array_api_source: Callable | None = field(default=None, compare=False)
     array_api_statements: Callable | None = field(default=None, compare=False)
+    array_api_function: Callable | str | None = field(default=None, compare=False)
     batching: Callable | None = field(default=None, compare=False)
 
 
@@ -90,3 +103,53 @@ primitives: dict[str, Primitive] = {}
 def register(primitive: Primitive) -> Primitive:
     primitives[primitive.name] = primitive
     return primitive
+
+
+# Primitive.array_api_function, FunctionFacts.array_api_function: the array-API namespace has a
+# function of NumPy's name that does what NumPy's does (`tril`, `moveaxis`).
+SAME_NAME = "the namespace's function of the same name"
+
+
+@dataclass(frozen=True)
+class FunctionFacts:
+    """What autotrace knows about one NumPy function beyond the op it binds to: np.swapaxes is
+    no primitive of its own (it traces as `transpose`), yet its result is a view. Declared in
+    the function's row of its family, with its binding (`traces(np.swapaxes, view=...)`), or
+    by `declare` for a function autotrace does not trace but whose calls the transforms read in
+    the user's source (np.zeros, np.asarray). Read by the tracer (views), the alias analysis
+    of transforms/ and the array-API adapter.
+
+    Attributes:
+        function: the NumPy function.
+        view: its result may be its first argument or a view of it. For a function that
+            traces, `view(result, *args, **kwargs)` says how the tracer keeps the view
+            (runtime/tracing/views.py): (write, certain, how), where `write(base, value)` is
+            the base with the view's part replaced by `value` (None: NumPy's view is
+            read-only), `certain` whether NumPy makes a view for every memory layout, and
+            `how` names the call in errors ("" for np.<name>); None where this call gives no
+            view. True for a function that does not trace.
+        views_in_list: its result is a list of views of its first argument; for a split that
+            traces, `views_in_list(*args, **kwargs)` -> (axis, indices_or_sections).
+        makes_array: its result is always a new array: never a NumPy scalar, nor an argument.
+        container: its result may be a tuple or list of arrays (the transforms take it for a
+            sequence, and give its tangent the same kind).
+        array_api_function: as Primitive's, for a function no primitive is named after
+            (np.split, np.moveaxis).
+    """
+
+    function: Callable
+    view: Callable | bool = False
+    views_in_list: Callable | bool = False
+    makes_array: bool = False
+    container: bool = False
+    array_api_function: Callable | str | None = None
+
+
+function_facts: dict[Callable, FunctionFacts] = {}
+NO_FACTS = FunctionFacts(function=None)  # what function_facts.get gives for any other function
+
+
+def declare(*functions: Callable, **facts) -> None:
+    """Enter the facts (fields of FunctionFacts) of each of `functions`."""
+    for function in functions:
+        function_facts[function] = FunctionFacts(function, **facts)

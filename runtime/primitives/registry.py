@@ -10,6 +10,11 @@
 - `array_methods` maps an ndarray method that is a NumPy function (`x.sum`) to it, and
   `ufunc_methods` a ufunc's method (`np.add.reduce`) to the function that does the same; the
   families enter theirs, the tracer and transforms/ read them.
+- `function_facts` maps a NumPy function to its `FunctionFacts` (runtime/primitives/primitive.py):
+  whether its result is a view, a list of views or a new array, how it runs on an array-API
+  namespace. Each family declares them in the function's row, with its binding
+  (`traces(np.swapaxes, view=...)`); the tracer, transforms/ and the array-API adapter read them
+  (`names_with` gives the names of the functions that have a fact).
 
 The families import this module and register their primitives when imported: elementwise
 (ufuncs, where, clip, astype, ...), reduce (sum, mean, argmax, cumsum, ...), shape
@@ -34,7 +39,8 @@ from ..abstract import (AbstractArray, abstractify, is_unknown,
                                         unknown_dimension_error)
 from ..graph import StaticSlice
 from ..state import StateCell
-from .primitive import Primitive, primitives, register  # noqa: F401 - defined there, used here
+from .primitive import (  # noqa: F401 - defined there, used here
+    NO_FACTS, SAME_NAME, FunctionFacts, Primitive, declare, function_facts, primitives, register)
 
 LITERAL_TYPES = (bool, int, float, complex)
 
@@ -45,9 +51,9 @@ class UntraceableError(NotImplementedError):
 
 numpy_functions: dict[Callable, Callable] = {}
 # ndarray methods that are NumPy functions of the array (`x.sum(axis=0)` is `np.sum(x, axis=0)`):
-# the method's name -> (the function, whether its result may be a view of the array). Each
-# family enters its own (`array_method`); the tracer and transforms/ read them.
-array_methods: dict[str, tuple[Callable, bool]] = {}
+# the method's name -> the function (whose facts say whether its result may be a view of the
+# array). Each family enters its own (`array_method`); the tracer and transforms/ read them.
+array_methods: dict[str, Callable] = {}
 # (ufunc name, method) -> the NumPy function that does the same: ("add", "reduce") is np.sum.
 ufunc_methods: dict[tuple[str, str], Callable] = {}
 # autotrace's own array functions that compiled graphs call by name, beside `np` and `math`
@@ -64,19 +70,33 @@ def viewed_inputs(equation) -> list:
     return list(inputs)
 
 
-def array_method(function: Callable, *, views: bool = False, name: str | None = None) -> None:
-    """`x.<name>(...)` (name: the function's own) is `function(x, ...)`; `views`: its result
-    may be a view of x."""
-    array_methods[name or function.__name__] = (function, views)
+def array_method(function: Callable, *, name: str | None = None) -> None:
+    """`x.<name>(...)` (name: the function's own) is `function(x, ...)`."""
+    array_methods[name or function.__name__] = function
 
 
-def traces(*functions):
-    """Decorator: the binding traces calls of each NumPy function in `functions`."""
+def traces(*functions, **facts):
+    """Decorator: the binding traces calls of each NumPy function in `functions`, whose facts
+    (fields of FunctionFacts: `view=...`) are `facts`."""
+    if facts:
+        declare(*functions, **facts)
+
     def register_binding(binding):
         for function in functions:
             numpy_functions[function] = binding
         return binding
     return register_binding
+
+
+def read_only_view(result, *args, **kwargs) -> tuple:
+    """FunctionFacts.view of a function whose view NumPy makes read-only (np.broadcast_to)."""
+    return None, True, ""
+
+
+def names_with(fact: str) -> set[str]:
+    """The names (`__name__`) of the NumPy functions whose FunctionFacts have `fact`."""
+    return {function.__name__ for function, facts in function_facts.items()
+            if getattr(facts, fact)}
 
 
 def bind(name: str, *inputs, **attrs):
@@ -293,15 +313,17 @@ def define_runtime_function(name: str, function: Callable, abstract_eval: Callab
 
 
 def define_traced_function(function: Callable, arrays: int = 1, *, name: str | None = None,
-                           abstract_eval=None, fresh: bool = False,
-                           result_type=None) -> Primitive:
+                           abstract_eval=None, fresh: bool = False, result_type=None,
+                           array_api_function=None, **facts) -> Primitive:
     """Register `function` as a primitive and bind calls of it: its first `arrays` parameters
     are the inputs, the arguments given for the others are static attributes by name.
 
     `result_type` wraps several results the way NumPy does (np.linalg.eigh's EighResult).
+    `array_api_function` is the primitive's; `facts` are the function's (FunctionFacts).
     """
     name = name or function.__name__
-    primitive = define_function(name, function, abstract_eval=abstract_eval, fresh=fresh)
+    primitive = define_function(name, function, abstract_eval=abstract_eval, fresh=fresh,
+                                array_api_function=array_api_function)
     signature = inspect.signature(function)
     array_names = list(signature.parameters)[:arrays]
     numpy_name = qualified_name(function)
@@ -317,6 +339,6 @@ def define_traced_function(function: Callable, arrays: int = 1, *, name: str | N
             return result_type(*result)
         return result
 
-    traces(function)(binding)
+    traces(function, **facts)(binding)
     return primitive
 

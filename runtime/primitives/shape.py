@@ -5,6 +5,10 @@ take, diff. insert, delete and append are in insert.py.
 
 Questions about a traced array's shape (np.shape, np.ndim, np.size, np.result_type) are
 answered while tracing and record nothing.
+
+A function whose result NumPy makes a view of its argument says so in its row (`view=`: how the
+tracer writes a new value of the view back into the argument, runtime/tracing/views.py), as one
+whose result is a list of views, or always a new array, does (FunctionFacts).
 """
 from __future__ import annotations
 
@@ -12,10 +16,11 @@ import numpy as np
 
 from ..abstract import (AbstractArray, broadcast_shapes, carried_origins,
                                         unknown_dimension_error)
-from .registry import (UntraceableError, array_method, bind, define_function,
-                                        define_traced_function, normalize_axes, normalize_axis,
-                                        reject_arguments, shape_of, size_of, static, traces,
-                                        untraceable_shape)
+from .. import array_api_index
+from .registry import (SAME_NAME, UntraceableError, array_method, bind, declare,
+                       define_function, define_traced_function, normalize_axes, normalize_axis,
+                       read_only_view, reject_arguments, shape_of, size_of, static, traces,
+                       untraceable_shape)
 from .elementwise import check_unknown_sizes
 from .index import getitem
 
@@ -96,19 +101,40 @@ def _reshape_unknown(a, shape):
     return bind("reshape", a, shape=tuple(-1 if n is None else int(n) for n in shape))
 
 
-@traces(np.reshape)
+def _reshaped_back(order="C"):
+    return lambda base, value: np.reshape(value, base.shape, order=order)
+
+
+def _same_but_unit(a: tuple, b: tuple) -> bool:
+    return [size for size in a if size != 1] == [size for size in b if size != 1]
+
+
+def _reshape_view(view, a, shape=None, order="C", *, newshape=None, copy=None):
+    """A view, but for copy=True; NumPy makes it one whatever the layout where it only adds or
+    removes axes of length 1 (and of a 1-d array made in the function, runtime/tracing/views.py
+    adds)."""
+    if copy:
+        return None
+    return _reshaped_back(order), _same_but_unit(a.shape, view.shape), "a reshape"
+
+
+def _unit_axes_view(view, a, axis=None):
+    return _reshaped_back(), True, ""
+
+
+@traces(np.reshape, view=_reshape_view)
 def bind_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if order != "C":
         raise UntraceableError("autotrace cannot trace numpy.reshape with order= yet")
     return reshape(a, newshape if shape is None else shape)
 
 
-@traces(np.ravel)
+@traces(np.ravel, view=lambda view, a, order="C": (_reshaped_back(order), False, "a ravel"))
 def bind_ravel(a, order="C"):
     return reshape(a, (-1,))
 
 
-@traces(np.squeeze)
+@traces(np.squeeze, view=_unit_axes_view, array_api_function=SAME_NAME)
 def bind_squeeze(a, axis=None):
     shape = np.shape(a)
     if axis is None and None in shape:  # whether an unknown dimension is 1 shows only later
@@ -120,7 +146,7 @@ def bind_squeeze(a, axis=None):
     return reshape(a, tuple(n for i, n in enumerate(shape) if i not in axes))
 
 
-@traces(np.expand_dims)
+@traces(np.expand_dims, view=_unit_axes_view)
 def bind_expand_dims(a, axis):
     ndim = np.ndim(a) + (len(axis) if isinstance(axis, (tuple, list)) else 1)
     axes = normalize_axes(axis, ndim, "numpy.expand_dims")
@@ -139,8 +165,12 @@ def _atleast(ndim: int, array):
     return reshape(array, (1,) * (ndim - len(shape)) + shape)
 
 
+def _at_least_view(view, *arrays):
+    return (_reshaped_back(), True, "") if len(arrays) == 1 else None
+
+
 for _ndim, _function in ((1, np.atleast_1d), (2, np.atleast_2d), (3, np.atleast_3d)):
-    traces(_function)(lambda *arys, _ndim=_ndim: (
+    traces(_function, view=_at_least_view, container=True)(lambda *arys, _ndim=_ndim: (
         _atleast(_ndim, arys[0]) if len(arys) == 1 else tuple(_atleast(_ndim, a) for a in arys)))
 
 
@@ -172,12 +202,25 @@ def transpose(a, axes=None):
     return bind("transpose", a, axes=axes)
 
 
-traces(np.transpose, np.permute_dims)(lambda a, axes=None: transpose(a, axes))
-traces(np.matrix_transpose, np.linalg.matrix_transpose)(
+def _transpose_view(view, a, axes=None):
+    axes = tuple(range(a.ndim))[::-1] if axes is None else \
+        tuple(axis % a.ndim for axis in axes)
+    inverse = tuple(int(axis) for axis in np.argsort(axes))
+    return (lambda base, value: np.transpose(value, inverse)), True, ""
+
+
+traces(np.transpose, np.permute_dims, view=_transpose_view)(
+    lambda a, axes=None: transpose(a, axes))
+traces(np.matrix_transpose, np.linalg.matrix_transpose,
+       view=lambda view, x: ((lambda base, value: np.matrix_transpose(value)), True, ""))(
     lambda x: transpose(x, (*range(np.ndim(x) - 2), -1, -2)))
 
 
-@traces(np.swapaxes)
+def _swapaxes_view(view, a, axis1, axis2):
+    return (lambda base, value: np.swapaxes(value, axis1, axis2)), True, ""
+
+
+@traces(np.swapaxes, view=_swapaxes_view)
 def bind_swapaxes(a, axis1, axis2):
     axes = list(range(np.ndim(a)))
     i, j = (normalize_axis(axis, len(axes), "numpy.swapaxes") for axis in (axis1, axis2))
@@ -185,7 +228,11 @@ def bind_swapaxes(a, axis1, axis2):
     return transpose(a, axes)
 
 
-@traces(np.moveaxis)
+def _moveaxis_view(view, a, source, destination):
+    return (lambda base, value: np.moveaxis(value, destination, source)), True, ""
+
+
+@traces(np.moveaxis, view=_moveaxis_view, array_api_function=SAME_NAME)
 def bind_moveaxis(a, source, destination):
     ndim = np.ndim(a)
     source = normalize_axes_in_order(source, ndim)
@@ -208,7 +255,7 @@ define_function("broadcast_to", np.broadcast_to, abstract_eval=lambda aval, shap
                 AbstractArray(shape, aval.dtype, aval.device))
 
 
-@traces(np.broadcast_to)
+@traces(np.broadcast_to, view=read_only_view)
 def bind_broadcast_to(array, shape, subok=False):
     shape = static(shape if isinstance(shape, (tuple, list)) else (shape,), "a shape")
     if None in shape:
@@ -238,7 +285,8 @@ def broadcast_like(a, like):
     return bind("broadcast_like", a, like)
 
 
-@traces(np.broadcast_arrays)
+# Its views are np.broadcast_to's, which the binding calls.
+@traces(np.broadcast_arrays, views_in_list=True, container=True, array_api_function=SAME_NAME)
 def bind_broadcast_arrays(*args, subok=False):
     shape = broadcast_shapes(*[np.shape(a) for a in args])
     if None in shape:  # those already of that shape stay: their unknown sizes are checked equal
@@ -280,7 +328,7 @@ define_function("stack", lambda *arrays, axis: np.stack(arrays, axis=axis),
                 abstract_eval=_stack_rule, source=_join_source("np.stack"), fresh=True)
 
 
-@traces(np.concatenate)
+@traces(np.concatenate, makes_array=True)
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     reject_arguments("numpy.concatenate", out=out, dtype=dtype)
     arrays = list(arrays)
@@ -290,7 +338,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     return bind("concatenate", *arrays, axis=axis)
 
 
-@traces(np.stack)
+@traces(np.stack, makes_array=True)
 def bind_stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     reject_arguments("numpy.stack", out=out, dtype=dtype)
     arrays = list(arrays)
@@ -298,12 +346,12 @@ def bind_stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     return bind("stack", *arrays, axis=axis)
 
 
-traces(np.vstack)(
+traces(np.vstack, makes_array=True)(
     lambda tup, *, dtype=None, casting="same_kind": concatenate(
         [_atleast(2, a) for a in tup], 0, dtype=dtype))
 
 
-@traces(np.hstack)
+@traces(np.hstack, makes_array=True)
 def bind_hstack(tup, *, dtype=None, casting="same_kind"):
     arrays = [_atleast(1, a) for a in tup]
     return concatenate(arrays, 0 if np.ndim(arrays[0]) == 1 else 1, dtype=dtype)
@@ -338,24 +386,36 @@ def _split(ary, indices_or_sections, axis, even: bool):
             for start, stop in zip(bounds[:-1], bounds[1:])]
 
 
-traces(np.split)(lambda ary, indices_or_sections, axis=0:
-                 _split(ary, indices_or_sections, axis, even=True))
-traces(np.array_split)(lambda ary, indices_or_sections, axis=0:
-                       _split(ary, indices_or_sections, axis, even=False))
-traces(np.hsplit)(lambda ary, indices_or_sections:
-                  _split(ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0, even=True))
-traces(np.vsplit)(lambda ary, indices_or_sections:
-                  _split(ary, indices_or_sections, 0, even=True))
+# Each split's `views_in_list`: (the axis, indices_or_sections) of a call, for the tracer to
+# make each piece the view of the array it is.
+traces(np.split, views_in_list=lambda ary, indices_or_sections, axis=0: (
+    axis, indices_or_sections), container=True, array_api_function=array_api_index.split)(
+    lambda ary, indices_or_sections, axis=0: _split(ary, indices_or_sections, axis, even=True))
+traces(np.array_split, views_in_list=lambda ary, indices_or_sections, axis=0: (
+    axis, indices_or_sections), container=True)(
+    lambda ary, indices_or_sections, axis=0: _split(ary, indices_or_sections, axis, even=False))
+traces(np.hsplit, views_in_list=lambda ary, indices_or_sections: (
+    1 if ary.ndim > 1 else 0, indices_or_sections))(
+    lambda ary, indices_or_sections: _split(ary, indices_or_sections,
+                                            1 if np.ndim(ary) > 1 else 0, even=True))
+traces(np.vsplit, views_in_list=lambda ary, indices_or_sections: (0, indices_or_sections))(
+    lambda ary, indices_or_sections: _split(ary, indices_or_sections, 0, even=True))
+# np.unstack traces not (it has no binding), but its pieces are views all the same.
+declare(np.unstack, views_in_list=True)
 
 
-@traces(np.dsplit)
+@traces(np.dsplit, views_in_list=lambda ary, indices_or_sections: (2, indices_or_sections))
 def bind_dsplit(ary, indices_or_sections):
     if np.ndim(ary) < 3:
         raise ValueError("dsplit only works on arrays of 3 or more dimensions")
     return _split(ary, indices_or_sections, 2, even=True)
 
 
-@traces(np.flip)
+def _flip_view(view, m, axis=None):
+    return (lambda base, value: np.flip(value, axis)), True, ""
+
+
+@traces(np.flip, view=_flip_view)
 def bind_flip(m, axis=None):
     ndim = np.ndim(m)
     axes = normalize_axes(axis, ndim, "numpy.flip")
@@ -363,11 +423,17 @@ def bind_flip(m, axis=None):
                             for i in range(ndim)))
 
 
-traces(np.fliplr)(lambda m: bind_flip(m, 1))
-traces(np.flipud)(lambda m: bind_flip(m, 0))
+traces(np.fliplr, view=lambda view, m: ((lambda base, value: np.fliplr(value)), True, ""))(
+    lambda m: bind_flip(m, 1))
+traces(np.flipud, view=lambda view, m: ((lambda base, value: np.flipud(value)), True, ""))(
+    lambda m: bind_flip(m, 0))
 
 
-@traces(np.rot90)
+def _rot90_view(view, m, k=1, axes=(0, 1)):
+    return (lambda base, value: np.rot90(value, -k, axes)), True, ""
+
+
+@traces(np.rot90, view=_rot90_view)
 def bind_rot90(m, k=1, axes=(0, 1)):
     """NumPy's own construction: a quarter turn is a flip and a swap of the two axes."""
     ndim = np.ndim(m)
@@ -403,13 +469,18 @@ traces(np.fft.ifftshift)(lambda x, axes=None: _half_shift(x, axes, -1))
 
 # --- functions kept whole: NumPy computes them, the rule runs them on stand-ins ----------------
 
-for _function in (np.roll, np.tile, np.repeat, np.tril, np.triu, np.trace, np.sort, np.argsort):
+for _function in (np.roll, np.tril, np.triu):
+    define_traced_function(_function, fresh=True, array_api_function=SAME_NAME)
+define_traced_function(np.tile, fresh=True, makes_array=True)
+for _function in (np.repeat, np.trace, np.sort, np.argsort):
     define_traced_function(_function, fresh=True)
-for _function in (np.diagonal, np.diag, np.diff):  # a view, or (np.diff with n=0) the input
-    define_traced_function(_function)
-define_traced_function(np.take, 2, fresh=True)
+# Not fresh: a view, or (np.diff with n=0) the input.
+define_traced_function(np.diagonal, view=read_only_view)
+define_traced_function(np.diag, array_api_function=array_api_index.diag)
+define_traced_function(np.diff)
+define_traced_function(np.take, 2, fresh=True, array_api_function=array_api_index.take)
 define_traced_function(np.take_along_axis, 2, fresh=True)
-define_function("pad", np.pad, fresh=True)
+define_function("pad", np.pad, fresh=True, array_api_function=array_api_index.pad)
 
 
 @traces(np.pad)
@@ -428,9 +499,19 @@ def _data_dependent(function):
 
 for _function in (np.nonzero, np.argwhere, np.flatnonzero, np.unique, np.compress, np.extract):
     traces(_function)(_data_dependent(_function))
+declare(np.nonzero, array_api_function=SAME_NAME)
 
-# ndarray methods that are these functions: the first four may give views of the array.
-for _function in (np.squeeze, np.swapaxes, np.diagonal, np.ravel):
-    array_method(_function, views=True)
-for _function in (np.trace, np.take, np.repeat, np.argsort, np.nonzero):
+# Functions autotrace does not trace, whose calls it reads all the same (in the user's source,
+# and in derivative code that runs on array-API arrays). Making an array from Python values (a
+# shape, a list) records nothing: while tracing, the result is a constant of the graph; and
+# np.asarray and its kin of a traced value are refused (runtime/tracing/tracer.py __array__).
+declare(np.zeros, np.ones, np.empty, np.full, np.array, np.arange, np.linspace, np.eye,
+        np.identity, makes_array=True)
+declare(np.asarray, np.asanyarray, np.ascontiguousarray, np.require, view=True)
+declare(np.searchsorted, np.isin, np.unique_values, array_api_function=SAME_NAME)
+declare(np.meshgrid, container=True, array_api_function=SAME_NAME)
+
+# ndarray methods that are these functions.
+for _function in (np.squeeze, np.swapaxes, np.diagonal, np.ravel, np.trace, np.take, np.repeat,
+                  np.argsort, np.nonzero):
     array_method(_function)

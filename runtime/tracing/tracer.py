@@ -455,7 +455,7 @@ def _write(tracer: Tracer, value, operation: str, read_only_message: str) -> Non
                read_only_message)
 
 
-for _name, (_function, _) in array_methods.items():  # x.sum(axis=0) is np.sum(x, axis=0)
+for _name, _function in array_methods.items():  # x.sum(axis=0) is np.sum(x, axis=0)
     if _name not in vars(Tracer):
         setattr(Tracer, _name, _forward(_function))
 

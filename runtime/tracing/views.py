@@ -13,6 +13,8 @@ Decisions:
 - NumPy's basic indexing (ints, slices, ..., None; a traced 0-d int counts as an int),
   transpose, swapaxes, moveaxis, squeeze, expand_dims and the real/imag parts of complex
   arrays always give views. `a[i]` selecting one element gives a NumPy scalar, no view.
+  Which NumPy functions give views, and how a new value of one is written back into its
+  base, each function's row says (FunctionFacts.view, views_in_list, runtime/primitives/).
 - `reshape` and `ravel` give a view or a copy depending on the memory layout of the array
   when the graph runs, which the trace does not know. Both are modelled as views; a value
   whose reading depends on the choice (a write through such a reshape, then a read of its
@@ -31,6 +33,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .control_scope import ControlFlowError
+from ..ops import NO_FACTS, function_facts
 from ..primitives.index import getitem, indexes_a_view, setitem
 
 
@@ -181,122 +184,29 @@ def index_view(view, base, index) -> None:
               "indexing")
 
 
-def _reshape_back(order="C"):
-    return lambda b, v: np.reshape(v, b.shape, order=order)
-
-
-def _same_but_unit(a: tuple, b: tuple) -> bool:
-    return [size for size in a if size != 1] == [size for size in b if size != 1]
-
-
 def _made_here_1d(base) -> bool:
     return base._link is None and base.ndim <= 1 and \
         not base._builder.arguments.get(id(base))
 
 
-def _reshape(view, a, shape=None, order="C", *, newshape=None, copy=None):
-    if copy:
-        return None
-    certain = _same_but_unit(a.shape, view.shape) or _made_here_1d(a)
-    return _reshape_back(order), certain, "a reshape"
-
-
-def _ravel(view, a, order="C"):
-    return _reshape_back(order), _made_here_1d(a), "a ravel"
-
-
-def _transpose(view, a, axes=None):
-    axes = tuple(range(a.ndim))[::-1] if axes is None else \
-        tuple(axis % a.ndim for axis in axes)
-    inverse = tuple(int(axis) for axis in np.argsort(axes))
-    return (lambda b, v: np.transpose(v, inverse)), True, ""
-
-
-def _matrix_transpose(view, x):
-    return (lambda b, v: np.matrix_transpose(v)), True, ""
-
-
-def _swapaxes(view, a, axis1, axis2):
-    return (lambda b, v: np.swapaxes(v, axis1, axis2)), True, ""
-
-
-def _moveaxis(view, a, source, destination):
-    return (lambda b, v: np.moveaxis(v, destination, source)), True, ""
-
-
-def _unit_axes(view, a, axis=None):
-    return _reshape_back(), True, ""
-
-
-def _flip(view, m, axis=None):
-    return (lambda b, v: np.flip(v, axis)), True, ""
-
-
-def _flip_back(flip):
-    return lambda view, m: ((lambda b, v: flip(v)), True, "")
-
-
-def _rot90(view, m, k=1, axes=(0, 1)):
-    return (lambda b, v: np.rot90(v, -k, axes)), True, ""
-
-
-def _at_least(view, *arrays):
-    return (_reshape_back(), True, "") if len(arrays) == 1 else None
-
-
-def _real(view, val):
-    if not np.issubdtype(val.dtype, np.complexfloating):
-        return None  # NumPy: the real array itself
-    return (lambda b, v: np.astype(v + 1j * np.imag(b), b.dtype)), True, ""
-
-
-def _imag(view, val):
-    if not np.issubdtype(val.dtype, np.complexfloating):
-        return None, True, ""  # NumPy: a read-only array of zeros
-    return (lambda b, v: np.astype(np.real(b) + 1j * v, b.dtype)), True, ""
-
-
-def _read_only(view, *args, **kwargs):
-    return None, True, ""
-
-
-# NumPy function -> `(view, *args, **kwargs) -> (write, certain, how)`: how to write a view
-# it returned back into its first argument (None: read-only); None for no view.
-_VIEW_FUNCTIONS = {
-    np.reshape: _reshape, np.ravel: _ravel, np.transpose: _transpose,
-    np.matrix_transpose: _matrix_transpose, np.swapaxes: _swapaxes, np.moveaxis: _moveaxis,
-    np.squeeze: _unit_axes, np.expand_dims: _unit_axes, np.real: _real, np.imag: _imag,
-    np.broadcast_to: _read_only, np.diagonal: _read_only, np.permute_dims: _transpose,
-    np.flip: _flip, np.fliplr: _flip_back(np.fliplr), np.flipud: _flip_back(np.flipud),
-    np.rot90: _rot90, np.linalg.diagonal: _read_only,
-    np.linalg.matrix_transpose: _matrix_transpose,
-    np.atleast_1d: _at_least, np.atleast_2d: _at_least, np.atleast_3d: _at_least}
-
-# NumPy function -> `(ary, *args, **kwargs) -> (axis, indices_or_sections)`: how it splits
-# into views.
-_SPLIT_FUNCTIONS = {
-    np.split: lambda ary, indices_or_sections, axis=0: (axis, indices_or_sections),
-    np.array_split: lambda ary, indices_or_sections, axis=0: (axis, indices_or_sections),
-    np.hsplit: lambda ary, indices_or_sections: (1 if ary.ndim > 1 else 0, indices_or_sections),
-    np.vsplit: lambda ary, indices_or_sections: (0, indices_or_sections),
-    np.dsplit: lambda ary, indices_or_sections: (2, indices_or_sections)}
-
-
 def function_view(function, result, args: tuple, kwargs: dict) -> None:
     """Make `result` (= `function(*args, **kwargs)`) a view of its first argument where NumPy
-    returns a view."""
-    maker = _VIEW_FUNCTIONS.get(function)
+    returns a view, as the function's facts say (FunctionFacts.view, views_in_list)."""
+    facts = function_facts.get(function, NO_FACTS)
     base = args[0] if args else None
-    if function in _SPLIT_FUNCTIONS and getattr(base, "_builder", None) is not None:
-        _split_views(result, base, *_SPLIT_FUNCTIONS[function](*args, **kwargs))
+    if callable(facts.views_in_list) and getattr(base, "_builder", None) is not None:
+        _split_views(result, base, *facts.views_in_list(*args, **kwargs))
         return
-    if maker is None or getattr(base, "_builder", None) is None or result is base or \
-            getattr(result, "_builder", None) is None:
+    if not callable(facts.view) or getattr(base, "_builder", None) is None or \
+            result is base or getattr(result, "_builder", None) is None:
         return
-    made = maker(result, *args, **kwargs)
+    made = facts.view(result, *args, **kwargs)
     if made is None:
         return
     write, certain, how = made
+    # A view the memory layout decides (a reshape, a ravel) is a view all the same of a 1-d
+    # array made inside the function: that is contiguous.
+    certain = certain or _made_here_1d(base)
     rest = args[1:]
     take_view(result, base, lambda b: function(b, *rest, **kwargs), write,
               how or f"np.{function.__name__}", certain)

@@ -13,6 +13,8 @@
 - autotrace/ has no import cycle, counting imports inside functions too; its __init__ loads
   each public name lazily, so `import autotrace.runtime` loads no transform, and
   `dir(autotrace)` lists the public names only.
+- A NumPy function is named, as a fact about it, in its row of runtime/primitives/ and its
+  rule only: no other module keeps a list of op names.
 
 The imports are read with `ast` (nothing is imported), so this runs in a fraction of a second.
 """
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -290,3 +294,50 @@ def test_an_elementwise_op_is_stated_in_its_row_and_its_derivative_only():
                     for path in (ROOT / package).rglob("*.py")
                     if re.search(r"\barctan2\b", path.read_text()))
     assert places == ["runtime/primitives/elementwise.py", "transforms/rules/elementwise.py"]
+
+
+def _modules_naming(op: str) -> list:
+    """The modules of runtime/ and transforms/ that name NumPy's function `op` as a fact about
+    it: its name as a string (an entry of a table of names), or the function itself where it is
+    not called (`np.swapaxes` in a table, or declared: `@traces(np.swapaxes, view=...)`).
+    A call is a use, not a fact about the op, and a definition named after it (the array-API
+    adapter's `NumpyNames.swapaxes`) is an implementation; prose is not read."""
+    places = []
+    for package in ("runtime", "transforms"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            tree = ast.parse(path.read_text())
+            called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+            if any(isinstance(node, ast.Constant) and node.value == op
+                   or isinstance(node, ast.Attribute) and node.attr == op
+                   and id(node) not in called
+                   or isinstance(node, ast.Name) and node.id == op and id(node) not in called
+                   for node in ast.walk(tree)):
+                places.append(str(path.relative_to(ROOT)))
+    return places
+
+
+# Forward mode's list of the linear maps it folds a zero tangent through is the one table
+# of op names left outside the rows and the rules (transforms/forward/forward.py
+# `linear_functions`): the rules declare more functions linear than it lists (np.vdot and
+# np.cross among them), so reading it from them would change the code forward mode writes.
+_FORWARD_LINEAR_MAPS = "transforms/forward/forward.py"
+
+
+@pytest.mark.parametrize("op, family, rule, also", [
+    ("swapaxes", "shape", "shape_functions", [_FORWARD_LINEAR_MAPS]),  # a view
+    ("matrix_transpose", "shape", "shape_functions", []),  # a view
+    ("fliplr", "shape", "shape_functions", []),  # a view
+    ("atleast_2d", "shape", "shape_functions", []),  # a view, or a tuple of arrays
+    ("hsplit", "shape", "shape_functions", []),  # a list of views
+    ("tril", "shape", "shape_functions", []),  # the array API's function of its name
+    ("cross", "linalg", "linalg", []),  # on an array-API namespace, written from others
+])
+def test_a_numpy_function_is_named_in_its_row_and_its_rule_only(op, family, rule, also):
+    """What autotrace knows about a NumPy function (its result is a view, how it runs on an
+    array-API namespace, ...) is declared in its row of runtime/primitives/; the tracer, the
+    alias analysis and the array-API adapter read it from there, and keep no list of names."""
+    allowed = {f"runtime/primitives/{family}.py", f"transforms/rules/{rule}.py", *also}
+    places = _modules_naming(op)
+    assert f"runtime/primitives/{family}.py" in places
+    assert set(places) <= allowed, f"{op} is named outside its row and its rule: " + ", ".join(
+        sorted(set(places) - allowed))

@@ -12,23 +12,22 @@ import gast
 import numpy as np
 
 from ..front.parsing import MISSING, resolve
-from ...runtime.ops import array_methods
+from ...runtime.ops import NO_FACTS, array_methods, function_facts, names_with
 
-# NumPy functions and array methods whose result may be a view of their first argument.
-VIEW_FUNCTIONS = {"transpose", "reshape", "ravel", "squeeze", "expand_dims", "swapaxes",
-                  "moveaxis", "asarray", "asanyarray", "atleast_1d", "atleast_2d", "atleast_3d",
-                  "diagonal", "flip", "fliplr", "flipud", "rot90", "real", "imag", "view",
-                  "broadcast_to", "ascontiguousarray", "require"}
+# The names of NumPy's functions, and of the array methods that are such functions, whose result
+# may be a view of their first argument (or the argument itself), by their facts (FunctionFacts,
+# declared in each function's row of runtime/primitives/); and `x.view()`, an ndarray method that
+# is no NumPy function.
+VIEW_FUNCTIONS = names_with("view") | {"view"}
 # NumPy functions whose result is a list of views of their first argument.
-VIEWS_IN_A_LIST = {"split", "array_split", "hsplit", "vsplit", "dsplit", "broadcast_arrays",
-                    "unstack"}
+VIEWS_IN_A_LIST = names_with("views_in_list")
 # NumPy functions whose result is surely a new array (not a number).
-ARRAY_MAKERS = {"zeros", "ones", "empty", "full", "array", "copy", "zeros_like", "ones_like",
-                "empty_like", "full_like", "arange", "linspace", "eye", "identity", "stack",
-                "concatenate", "vstack", "hstack", "tile"}
+ARRAY_MAKERS = names_with("makes_array")
 # Array methods whose result is new (`copy` of a list or dict holds the same items): those that
-# are NumPy functions giving no view (runtime's array_methods), and a few others.
-NEW_VALUE_METHODS = {name for name, (_, views) in array_methods.items() if not views} | {
+# are NumPy functions giving no view (runtime's array_methods), and those no family enters there
+# (the tracer's own astype, flatten, tolist and item; a list's count and index).
+NEW_VALUE_METHODS = {name for name, function in array_methods.items()
+                     if not function_facts.get(function, NO_FACTS).view} | {
     "astype", "flatten", "tolist", "item", "count", "index"}
 # Builtins whose result is a new value holding none of their arguments.
 NEW_VALUE_BUILTINS = {len, range, float, int, bool, complex, abs, round, str, repr, isinstance,
