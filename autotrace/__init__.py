@@ -13,8 +13,10 @@ import sys as _sys
 class _CheckoutPackages:
     """In a repository checkout, runtime/ and transforms/ sit beside this folder; installed,
     they are inside it (pyproject's package-dir). Either way they import as autotrace.runtime
-    and autotrace.transforms, also when the checkout is used without installing it: this finder,
-    last on the import path, finds them beside this folder when nothing else does."""
+    and autotrace.transforms, also when the checkout is used without installing it: this finder
+    finds them beside this folder. It comes first on the import path, so that the autotrace of
+    a checkout (on PYTHONPATH) runs with its own runtime/ and transforms/, never with those of
+    another checkout installed in editable mode, whose finder maps them to its folders."""
 
     def __init__(self, folders: dict):
         self.folders = folders
@@ -35,7 +37,7 @@ def _find_checkout_packages() -> None:
     folders = {full: folder for full, folder in folders.items()
                if _os.path.isfile(_os.path.join(folder, "__init__.py"))}
     if folders and not any(isinstance(finder, _CheckoutPackages) for finder in _sys.meta_path):
-        _sys.meta_path.append(_CheckoutPackages(folders))
+        _sys.meta_path.insert(0, _CheckoutPackages(folders))
 
 
 _find_checkout_packages()

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Callable
 
 from autotrace.operators import reverse
+from autotrace.transforms.derivative_record import source_of
 from autotrace.transforms.errors import TransformError
 
 
@@ -56,7 +57,7 @@ def source(derivative: Callable) -> str:
                 "implicit_grad generates its derivative on the first call, for the arguments "
                 "that hold Variables; call it once, then ask for its source")
         return "\n".join(source(function) for function in generated)
-    text = getattr(derivative, "__autotrace_source__", None)
+    text = source_of(derivative)
     if text is None:
         raise TypeError(f"{getattr(derivative, '__name__', derivative)!r} was not generated "
                         "by autotrace; source() shows the code of functions that grad and "

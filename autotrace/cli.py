@@ -36,7 +36,7 @@ from autotrace.runtime.execution.graph_dot import graph_dot
 from autotrace.runtime.tracing.spec import Spec
 from autotrace.summary import create_file_writer
 from autotrace.transforms.errors import TransformError
-from autotrace.transforms.wrt import resolve_wrt
+from autotrace.transforms.wrt import WithRespectTo
 
 PROGRAM = "python -m autotrace"
 
@@ -121,12 +121,12 @@ def _add_target(command: argparse.ArgumentParser) -> None:
 
 def _grad_command(arguments) -> int:
     python_function = load_function(arguments.target)
-    wrt = _parse_wrt(arguments.wrt)
+    wrt = WithRespectTo.of(_parse_wrt(arguments.wrt))
     parameters = [parameter.name
                   for parameter in inspect.signature(python_function).parameters.values()
                   if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)]
     try:
-        resolve_wrt(wrt, parameters, python_function.__name__)
+        wrt.resolve(parameters, python_function.__name__)
     except ValueError as error:  # a --wrt that names no parameter; the message says which
         raise UsageError(f"--wrt: {error}") from None
     make = forward if arguments.mode == "forward" else grad

@@ -27,6 +27,7 @@ from autotrace.transforms.control_flow.control_flow_build import convert
 from autotrace.transforms.dynamic_calls import (derivative_conversion, jvp_call, vjp_call,
                                                 vjp_call_tangent, vjp_call_transpose,
                                                 vjp_start)
+from autotrace.transforms.derivative_record import derivative_record
 from autotrace.transforms.front.function_caches import made_from
 from autotrace.transforms.front.line_map import user_function_name, user_place
 from autotrace.transforms.analysis.live_names import transform_lock
@@ -60,9 +61,9 @@ def for_tracing(function):
         return types.MethodType(for_tracing(function.__func__), function.__self__)
     if not inspect.isfunction(function):
         return function
-    top = getattr(function, "__autotrace_top_calls__", None)
-    if top is not None and whole_calls.get():
-        function = top()
+    record = derivative_record(function)
+    if record is not None and record.top_calls is not None and whole_calls.get():
+        function = record.top_calls()
     with transform_lock:  # converting parses source, which runs one thread at a time
         made = made_from(function, "__autotrace_converted__")
         known = made.get("for_tracing")

@@ -25,6 +25,7 @@ Decisions:
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import keyword
 import os
@@ -47,10 +48,11 @@ from autotrace.runtime.derivatives.structure import _is_traced
 from autotrace.runtime.tracing.tracer import (TracerConversionError, _Slot, leaves_with_paths, map_arrays,
                                       sorted_keys, trace)
 from autotrace.transforms.codegen.codegen import load_function
+from autotrace.transforms.derivative_record import Derivative, derivative_record
 from autotrace.transforms.dynamic_calls import caller_of, classify_value_safely
 from autotrace.transforms.errors import SourceUnavailableError, TransformError
 from autotrace.transforms.front.front_end import Session
-from autotrace.transforms.wrt import past_self, wrt_items
+from autotrace.transforms.wrt import WithRespectTo
 
 # How many derivatives (distinct traces) one function built from traces keeps.
 MAX_TRACES = 32
@@ -73,8 +75,8 @@ def traceable(function) -> bool:
         classify_value_safely(function) == "rule"
 
 
-def derivative_from_trace(build, function, wrt, optimized: bool, error: SourceUnavailableError,
-                          **options):
+def derivative_from_trace(build, function, wrt: WithRespectTo, optimized: bool,
+                          error: SourceUnavailableError, **options):
     """The derivative `build` makes (reverse_function, forward_function) of `function`,
     differentiating a trace of it per call; `error` (why its source could not be read) is
     raised where it cannot be traced."""
@@ -94,7 +96,7 @@ def derivative_from_trace(build, function, wrt, optimized: bool, error: SourceUn
             TracedSourceWarning, stacklevel=_callers_level())
     if inspect.ismethod(function):
         # A bound method: its function, with `self` bound and not differentiated.
-        inner = TracedDerivative(build, function.__func__, past_self(wrt), optimized, options)
+        inner = TracedDerivative(build, function.__func__, wrt.past_self(), optimized, options)
         return types.MethodType(inner, function.__self__)
     return TracedDerivative(build, function, wrt, optimized, options)
 
@@ -104,7 +106,7 @@ class TracedDerivative:
     transforms generate (same arguments, same seed keyword), it traces the function for the
     call and runs the derivative generated from that trace (kept per distinct trace)."""
 
-    def __init__(self, build, function, wrt, optimized: bool, options: dict):
+    def __init__(self, build, function, wrt: WithRespectTo, optimized: bool, options: dict):
         self.build = build
         self.function = function
         self.wrt = wrt
@@ -113,33 +115,46 @@ class TracedDerivative:
         self.__name__ = getattr(function, "__name__", "function")
         self.__qualname__ = getattr(function, "__qualname__", self.__name__)
         self.__doc__ = f"A derivative of {self.__name__}, built from traces of it."
-        base = "tangent" if getattr(build, "__name__", "") == "forward_function" else "dy"
-        self.__autotrace_seed__ = _free_keyword(base, _taken_names(function))
-        self.__autotrace_primal__ = function
+        forward = getattr(build, "__name__", "") == "forward_function"
+        seed = _free_keyword("tangent" if forward else "dy", _taken_names(function))
+        # Its record, less its source (what it made last: see __autotrace_derivative__).
+        self._record = Derivative(mode="forward" if forward else "reverse", wrt=wrt,
+                                  seed=seed, primal=function)
         # What the transforms differentiate when generated code calls it: itself, whose
         # source cannot be read, so that the calling function is traced as a whole.
         self.__autotrace_python_function__ = self
         # NumPy functions take their arguments as given (binding would pass every default).
         self._binding = ParameterBinding(_root(function) if inspect.isfunction(_root(
             function)) else None)
-        self.__signature__ = _signature_with(function, self.__autotrace_seed__)
+        self.__signature__ = _signature_with(function, seed)
         # The seed keywords of the derivatives this one differentiates (`dy` for a Hessian's
         # gradient): passed through, not bound to the function's parameters.
         self._inner_seeds = []
         while isinstance(function, TracedDerivative):
-            self._inner_seeds.append(function.__autotrace_seed__)
+            self._inner_seeds.append(function.seed)
             function = function.function
         self._built: OrderedDict = OrderedDict()  # printed source -> [(namespace, generated)]
         self._latest = None
 
+    @property
+    def seed(self) -> str:
+        """The keyword its seed (`dy`, `tangent`) is given by."""
+        return self._record.seed
+
+    @property
+    def __autotrace_derivative__(self) -> Derivative:
+        """Its record (autotrace/transforms/derivative_record.py), whose source is the function
+        as traced last, and its derivative (what autotrace.source shows)."""
+        return dataclasses.replace(self._record, source=self._source())
+
     def __call__(self, *args, **kwargs):
-        seed = kwargs.pop(self.__autotrace_seed__, None)
+        seed = kwargs.pop(self.seed, None)
         inner_seeds = {key: kwargs.pop(key) for key in self._inner_seeds if key in kwargs}
         args, kwargs = self._binding.bind(args, kwargs)
         kwargs.update(inner_seeds)
         generated = self.generated_for(args, kwargs)
         if seed is not None:
-            kwargs[generated.__autotrace_seed__] = seed
+            kwargs[derivative_record(generated).seed] = seed
         if _traced((args, kwargs)):  # called while a caller is traced: convert its if/while
             generated = for_tracing(generated)
         return generated(*args, **kwargs)
@@ -149,7 +164,7 @@ class TracedDerivative:
         if isinstance(self.function, TracedDerivative):
             # A derivative built from traces: differentiate its generated source for the call.
             inner_kwargs = {key: value for key, value in kwargs.items()
-                            if key != self.function.__autotrace_seed__}
+                            if key != self.function.seed}
             primal = self.function.generated_for(args, inner_kwargs)
             key, namespace = ("derivative", id(primal)), {"": primal}
         elif not inspect.isfunction(self.function):  # np.sin: `def call_sin(x0): ...`
@@ -168,10 +183,12 @@ class TracedDerivative:
         if primal is None:
             primal = load_function(source, _identifier(self.__name__), namespace,
                                    hint=_identifier(self.__name__))
-            primal.__autotrace_source__ = source
+            # A function autotrace wrote, no derivative: its source is all its record holds.
+            primal.__autotrace_derivative__ = Derivative(source=source)
         generated = self.build(primal, self.wrt, session=Session(self.optimized, outermost=True),
                                **self.options)
-        generated.__autotrace_traced_primal__ = primal
+        generated.__autotrace_derivative__ = dataclasses.replace(
+            derivative_record(generated), traced_primal=primal)
         built = self._built.setdefault(key, [])
         built.append((values, generated))
         del built[:-MAX_TRACES]  # a function that draws random numbers traces anew each call
@@ -181,17 +198,20 @@ class TracedDerivative:
         self._latest = generated
         return generated
 
-    @property
-    def __autotrace_source__(self) -> str:
-        """What autotrace.source shows: the function as traced last, and its derivative."""
+    def _source(self) -> str | None:
+        """What autotrace.source shows: the function as traced last, and its derivative (None
+        where what it derived last is a call of a NumPy function, which it did not print)."""
         if self._latest is None:
             return (f"# The source of {self.__name__} cannot be read: its derivative is built "
                     f"from a trace of it on each call.\n# Call it, then autotrace.source shows "
                     f"the traced function and its derivative.\n")
-        primal = self._latest.__autotrace_traced_primal__
+        latest = derivative_record(self._latest)
+        traced = derivative_record(latest.traced_primal)
+        if traced is None:
+            return None
         return (f"# The source of {self.__name__} cannot be read: autotrace traced it (as it "
                 f"ran for the last call)\n# and differentiated the trace.\n"
-                f"{primal.__autotrace_source__}\n{self._latest.__autotrace_source__}")
+                f"{traced.source}\n{latest.source}")
 
     def __repr__(self) -> str:
         return f"<autotrace derivative of {self.__name__}, built from traces>"
@@ -259,7 +279,7 @@ def _root(function):
 def _taken_names(function) -> set:
     """The names a derivative's seed keyword must not take (see dynamic_calls.seed_keyword)."""
     if isinstance(function, TracedDerivative):
-        return _taken_names(function.function) | {function.__autotrace_seed__}
+        return _taken_names(function.function) | {function.seed}
     code = getattr(getattr(function, "__func__", function), "__code__", None)
     if code is None:
         return set()
@@ -280,12 +300,12 @@ def _identifier(name: str) -> str:
 
 # --- printing a trace ---------------------------------------------------------------------------
 
-def traced_source(function, args: tuple, kwargs: dict, wrt) -> tuple:
+def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tuple:
     """(source, namespace): `function` traced for this call (its arguments bound to its
     parameters, defaults filled in), written as a Python function with its parameters, one
     NumPy call a line."""
     parameters = _parameters(function)
-    differentiated = _differentiated(parameters, wrt)
+    differentiated = wrt.names_among([p.name for p in parameters])
     names = _argument_names(parameters, len(args), kwargs)
     traced_args = tuple(_floats_as_scalars(value) if name in differentiated else value
                         for (_, name), value in zip(names[0], args))
@@ -339,18 +359,6 @@ def _parameters(function) -> list:
         return list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):  # a NumPy function without a signature: one argument
         return [inspect.Parameter("x", inspect.Parameter.POSITIONAL_ONLY)]
-
-
-def _differentiated(parameters: list, wrt) -> set:
-    names = [p.name for p in parameters]
-    chosen = set()
-    for item in wrt_items(wrt):
-        if isinstance(item, int) and not isinstance(item, bool) and -len(names) <= item < len(
-                names):
-            chosen.add(names[item])
-        elif isinstance(item, str):
-            chosen.add(item)
-    return chosen
 
 
 def _argument_names(parameters: list, count: int, kwargs: dict) -> tuple:

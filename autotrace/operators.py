@@ -28,11 +28,15 @@ from autotrace.transforms.session import Session
 from autotrace.transforms.front.segments import check_every
 from autotrace.transforms.rules.core import adjoint_rules, constant, tangent_rules
 from autotrace.transforms.front.varargs import by_arguments, takes_varargs
-from autotrace.transforms.wrt import past_self
+from autotrace.transforms.derivative_record import Derivative, derivative_record
+from autotrace.transforms.wrt import WithRespectTo
 
 
 def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = False,
               **options) -> Callable:
+    if not callable(f):
+        raise TypeError(f"expected a function to differentiate, got {type(f).__name__}")
+    wrt = WithRespectTo.of(wrt)  # what every layer below takes
     rules = tangent_rules if build is forward_function else adjoint_rules
     if _has_rule(f, rules):  # np.sin, math.exp: differentiated through their rules
         f = rule_caller(f, rules)
@@ -52,10 +56,8 @@ def _has_rule(f, rules: dict) -> bool:
         return False
 
 
-def _generate_from_source(build, f: Callable, wrt, optimized: bool = True,
+def _generate_from_source(build, f: Callable, wrt: WithRespectTo, optimized: bool = True,
                           implicit: bool = False, **options) -> Callable:
-    if not callable(f):
-        raise TypeError(f"expected a function to differentiate, got {type(f).__name__}")
     traced = getattr(f, "__autotrace_python_function__", None)
     if inspect.ismethod(traced):  # autotrace.function of a method: the method, bound
         f = traced
@@ -63,29 +65,26 @@ def _generate_from_source(build, f: Callable, wrt, optimized: bool = True,
         f = types.MethodType(type(f).__call__, f)
     if inspect.ismethod(f):
         # A bound method: transform its function, with `self` bound and not differentiated.
-        inner = _cached(build, f.__func__, past_self(wrt), optimized, implicit, options)
+        inner = _cached(build, f.__func__, wrt.past_self(), optimized, implicit, options)
         return types.MethodType(inner, f.__self__)
     return _cached(build, f, wrt, optimized, implicit, options)
 
 
-def _cached(build, f: Callable, wrt, optimized: bool, implicit: bool, options: dict):
+def _cached(build, f: Callable, wrt: WithRespectTo, optimized: bool, implicit: bool,
+            options: dict):
     """f's derivative, made once per transform and options (see autotrace/derivative_cache)."""
     def make():
         if takes_varargs(f):  # specialized to the arguments of each call, when it runs
             generated = by_arguments(
                 lambda g: build(g, wrt, session=Session(optimized, implicit, outermost=True),
                                 **options), f,
-                "tangent" if build is forward_function else "dy")
+                "forward" if build is forward_function else "reverse", wrt)
         else:
             generated = build(f, wrt, session=Session(optimized, implicit, outermost=True),
                               **options)
         generated.__module__ = getattr(f, "__module__", None)
         return generated
     key = (build, wrt, optimized, implicit, tuple(sorted(options.items())))
-    try:
-        hash(key)
-    except TypeError:  # an invalid wrt: the transform says what is wrong with it
-        return make()
     return cached_derivative(f, key, make)
 
 
@@ -159,7 +158,7 @@ def vjp(f: Callable, *args, checkpoint_every: int | None = None):
         if waiting:
             return adjoint_sweep(waiting.pop(), cotangent)
         gradient = reverse(f, wrt, checkpoint_every=checkpoint_every)
-        return _as_run_now(gradient)(*args, **{gradient.__autotrace_seed__: cotangent})
+        return _as_run_now(gradient)(*args, **{derivative_record(gradient).seed: cotangent})
     return value, vjp_fn
 
 
@@ -173,7 +172,9 @@ def _vjp_called_whole(f: Callable, *args, checkpoint_every: int | None = None):
     return value, VJPFunction(gradient, args)
 
 
-vjp.__autotrace_whole_calls__ = lambda: _vjp_called_whole
+# vjp runs derivatives in halves: a derivative of a function that calls it differentiates a
+# call of _vjp_called_whole instead (no derivative of its own: its record holds only that).
+vjp.__autotrace_derivative__ = Derivative(whole_calls=lambda: _vjp_called_whole)
 
 
 class VJPFunction:
@@ -190,7 +191,7 @@ class VJPFunction:
         self.args = args
 
     def __call__(self, cotangent):
-        seed = {self.gradient.__autotrace_seed__: cotangent}
+        seed = {derivative_record(self.gradient).seed: cotangent}
         return _as_run_now(self.gradient)(*self.args, **seed)[1]
 
 
@@ -223,7 +224,7 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
         raise TypeError("jacobian takes one wrt argument; call it once per argument")
     generated = (reverse(f, wrt, with_value=True) if mode == "reverse"
                  else forward(f, wrt))
-    position = _position(f, wrt)
+    position = WithRespectTo.of(wrt).argument(f)
     name = getattr(f, "__name__", "f")
 
     def jacobian_fn(*args, **kwargs):
@@ -246,7 +247,7 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
                 for e in _unit_vectors(output):
                     seed = unflatten(zeros[:index] + [e] + zeros[index + 1:])
                     gradient = derivative(*args, **kwargs,
-                                          **{generated.__autotrace_seed__: seed})[1]
+                                          **{derivative_record(generated).seed: seed})[1]
                     rows.append(_inexact(gradient))  # in the dtype of x
                 blocks.append(xp.stack(rows).reshape(np.shape(output) + np.shape(x)) if rows
                               else xp.zeros(np.shape(output) + np.shape(x)))
@@ -298,13 +299,6 @@ def _flatten(value):
             return type(value)(zip(value.keys(), rebuilt))
         return rebuild(value, rebuilt)
     return leaves, unflatten
-
-
-def _position(f, wrt):
-    if isinstance(wrt, int):
-        return wrt
-    parameters = list(inspect.signature(f).parameters)
-    return parameters.index(wrt) if wrt in parameters else wrt
 
 
 def hessian(f: Callable, wrt: int | str = 0) -> Callable:

@@ -37,6 +37,7 @@ import numpy as np
 from autotrace.api import grad
 from autotrace.operators import forward
 from autotrace.runtime.containers import rebuild, zeros_like
+from autotrace.transforms.derivative_record import derivative_record
 
 ALLOWED_MODES = ("reverse", "forward")
 
@@ -367,8 +368,8 @@ def check_jvp(f: Callable, forward_f: Callable, args: Sequence, wrt=0, *, rtol: 
         forward_f: the claimed forward derivative, called like forward(f, wrt):
             `forward_f(*args, tangent=v)` returns `(f(*args), the output's tangent)`, where `v`
             is the tangent of the `wrt` argument (a tuple of tangents for a tuple `wrt`). The
-            keyword is `forward_f.__autotrace_seed__` where that is set (autotrace renames it
-            when f already uses `tangent`).
+            keyword is the seed keyword of forward_f's record where it has one (autotrace
+            renames it when f already uses `tangent`; transforms/derivative_record.py).
         args, wrt, rtol, atol, eps, seed: as for `check_grads`.
         description: what `forward_f` is, for error messages (default: "the forward-mode
             derivative of f").
@@ -385,7 +386,8 @@ def check_jvp(f: Callable, forward_f: Callable, args: Sequence, wrt=0, *, rtol: 
     args = _to_float64(tuple(args))
     positions, labels = _wrt_positions(f, wrt, len(args))
     tuple_wrt = isinstance(wrt, (tuple, list))
-    keyword = getattr(forward_f, "__autotrace_seed__", "tangent")
+    record = derivative_record(forward_f)
+    keyword = record.seed if record is not None and record.seed is not None else "tangent"
     rng = np.random.default_rng(seed)
 
     output = f(*_copy(args))

@@ -249,7 +249,7 @@ class Function:
         except CallInHalvesError:
             # A call's derivative run in halves sits in a traced `if` or loop, whose branches
             # and body are graphs of their own: trace again with the calls in `if`s and loops
-            # run whole (transforms/pipeline.py `__autotrace_top_calls__`).
+            # run whole (the `top_calls` of its record, transforms/derivative_record.py).
             token = whole_calls.set(True)
             try:
                 return trace(self._for_tracing(), args, kwargs,

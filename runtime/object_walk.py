@@ -6,8 +6,8 @@
 A slot is one place a value is kept: an attribute of an object of the user's classes, an item
 of a dict or list, a global a function names, a variable a closure reads. The walk starts at
 roots (the traced function, the objects among its arguments) and follows, breadth first, the
-globals and closure variables of user functions (also through a method's `__self__`, a
-derivative's `__autotrace_primal__` and a traced function's Python function), the attributes
+globals and closure variables of user functions (also through a method's `__self__`, the
+function a derivative derives and a traced function's Python function), the attributes
 of objects of user classes, and the items of dicts, lists and tuples. It goes a few levels
 deep and no further than a budget of values: what lies past them is not state it sees.
 Each slot is reached by a path of steps from its root, which `follow` takes again on a later
@@ -36,7 +36,12 @@ MAX_VALUES = 20000  # values looked at in one walk
 MAX_ITEMS = 1000  # items of one dict or list
 _LIBRARIES = frozenset({"numpy", "autotrace", "scipy", "cupy", "gast", "llvmlite",
                         "_pytest", "pytest", "pluggy"})
-_FUNCTION_LINKS = ("__wrapped__", "__autotrace_primal__", "__autotrace_python_function__")
+# The links from a function to another whose globals and closure it reads: a wrapper's
+# function, the `primal` of the record a derivative autotrace generated carries (one attribute,
+# transforms/derivative_record.py, read here by name: runtime/ imports no transform), and an
+# autotrace.function's Python function. A dotted link is followed attribute by attribute.
+_FUNCTION_LINKS = ("__wrapped__", "__autotrace_derivative__.primal",
+                   "__autotrace_python_function__")
 NUMBERS = (int, float, complex, np.number)  # Python state a counter is kept in (not bool)
 _LEAVES = (np.ndarray, np.generic, str, bytes, int, float, complex, type(None), StateCell)
 _SCALARS = frozenset({int, float, complex, bool, str, bytes, type(None)})
@@ -134,8 +139,11 @@ def follow(value, steps):
     """The value reached from `value` by `steps` (LookupError, AttributeError or TypeError
     where the path no longer leads anywhere)."""
     for kind, key in steps:
-        if kind in ("attr", "via"):
+        if kind == "attr":
             value = getattr(value, key)
+        elif kind == "via":
+            for name in key.split("."):
+                value = getattr(value, name)
         elif kind in ("item", "tuple"):
             value = value[key]
         elif kind == "global":
@@ -209,10 +217,12 @@ def _children(value, root):
 
 
 def _links(value):
-    for name in _FUNCTION_LINKS:
-        linked = _attribute(value, name) if not isinstance(value, StateCell) else None
+    for link in _FUNCTION_LINKS:
+        linked = value if not isinstance(value, StateCell) else None
+        for name in link.split("."):
+            linked = None if linked is None else _attribute(linked, name)
         if linked is not None and linked is not value and callable(linked):
-            yield ("via", name), linked, None
+            yield ("via", link), linked, None
 
 
 def _attribute(value, name: str):

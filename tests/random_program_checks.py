@@ -52,6 +52,7 @@ from autotrace.runtime.ops import UntraceableError
 from autotrace.runtime.state import StateError
 from autotrace.runtime.tracing.tracer import TracerConversionError
 from autotrace.transforms.errors import TransformError
+from autotrace.transforms.derivative_record import derivative_record
 from autotrace.transforms.rules.core import RuleError
 
 from tests.random_programs import Program
@@ -444,7 +445,7 @@ class Judge:
         inner = at.grad(self.f, wrt=wrt)
         outer = at.grad(inner, wrt=(0, 1))
         seed = point.seed_for(point.v, wrt)
-        result = outer(point.x, point.a, **{outer.__autotrace_seed__: seed})
+        result = outer(point.x, point.a, **{derivative_record(outer).seed: seed})
         first = point.restricted(point.v, wrt)
         self.agree(dot(result, point.u, (0, 1)), point.second(first, point.u), 2,
                    "grad(grad(f, wrt), wrt=(0, 1)) with dy=V, against U",

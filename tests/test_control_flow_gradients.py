@@ -11,6 +11,7 @@ import pytest
 import autotrace
 from autotrace.testing import check_grads, check_vjp
 from autotrace.runtime.tracing.control import ControlFlowError
+from autotrace.transforms.derivative_record import derivative_record
 
 
 def check_every_mode(f, args, wrt=0, order=2):
@@ -450,7 +451,7 @@ def test_the_loops_of_derivatives_of_any_order_know_the_users_line():
         derivative = autotrace.grad(derivative)
         # The forward loop, its adjoint, and at higher orders their adjoints in turn; the
         # other statements the derivative runs name the user's lines of the function too.
-        places = list(derivative.__autotrace_lines__.values())
+        places = list(derivative_record(derivative).lines.values())
         lines, first = inspect.getsourcelines(scale_until_large)
         assert set(places) <= {(__file__, first + i) for i in range(len(lines))}
         assert places.count((__file__, loop_line)) >= 2 ** (order + 1)

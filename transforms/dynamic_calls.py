@@ -37,7 +37,7 @@ from .analysis.live_names import is_current, transform_lock
 from .derivative_record import derivative_record
 from .codegen.naming import seed_keyword
 from .session import Session
-from .wrt import past_self
+from .wrt import WithRespectTo
 from .rules.core import adjoint, adjoint_rules, d, tangent
 from .rule_evaluation import rule_jvp, rule_vjp
 from .codegen.codegen import load_function
@@ -125,7 +125,7 @@ def rule_caller(func, rules: dict):
     return cache[key]
 
 
-def derivative_of(func, wrt: tuple, implicit: bool = False, split: bool = False):
+def derivative_of(func, wrt: WithRespectTo, implicit: bool = False, split: bool = False):
     """The reverse-mode derivative of the Python function `func`, built once per `wrt` (and
     mode: implicit derivatives hand the gradients of Variables they reach to the sink; split
     ones run in halves, see vjp_start)."""
@@ -138,7 +138,7 @@ def derivative_of(func, wrt: tuple, implicit: bool = False, split: bool = False)
         return cache[key]
 
 
-def unbind_method(func, args, wrt):
+def unbind_method(func, args, wrt: WithRespectTo):
     if isinstance(func, Checkpointed):  # (vjp_call recomputes it: see there)
         func = func.function
     method = getattr(type(func), "__autotrace_call__", None)
@@ -151,10 +151,10 @@ def unbind_method(func, args, wrt):
     elif isinstance(func, functools.partial):  # its function, with the bound arguments
         func = partial_caller(func)
     if is_namedtuple_replace(func):  # derived as autotrace's twin of it, its object first
-        return replace_namedtuple_call, (func.__self__,) + tuple(args), past_self(wrt)
+        return replace_namedtuple_call, (func.__self__,) + tuple(args), wrt.past_self()
     if inspect.ismethod(func):
         args = (func.__self__,) + tuple(args)
-        wrt = past_self(wrt)
+        wrt = wrt.past_self()
         func = func.__func__
     return func, tuple(args), wrt
 
@@ -166,11 +166,14 @@ SELF = "<self>"
 
 def _asks_for_self(func, wrt) -> tuple:
     """(whether `wrt` asks for the gradient of the called object, whether it has one, wrt
-    without it). The object of `p.f(x)` where `f` is no method of `p` (a function held in an
-    attribute) gets none from the call; a method of an array that carries gradient is an
-    error."""
-    if not wrt or wrt[0] != SELF:
+    without it, a WithRespectTo). `wrt` is the tuple of positions and keywords generated code
+    passes (or that WithRespectTo). The object of `p.f(x)` where `f` is no method of `p` (a
+    function held in an attribute) gets none from the call; a method of an array that carries
+    gradient is an error."""
+    wrt = WithRespectTo.of(wrt)
+    if wrt.items[:1] != (SELF,):
         return False, False, wrt
+    wrt = WithRespectTo(wrt.items[1:])
     bound_self = _bound_self(func)
     if bound_self is None or holds_state(bound_self) and not _gradient_beside_state(bound_self):
         # An object holding only Variables has no gradient of its own: they get theirs (under
@@ -182,8 +185,8 @@ def _asks_for_self(func, wrt) -> tuple:
                 f"{getattr(func, '__name__', '?')} of a value that carries gradient; write it "
                 "without the method (an operator or subscript for a container's, a NumPy "
                 "function for an array's), or register a rule with @autotrace.register_adjoint")
-        return True, False, wrt[1:]
-    return True, True, wrt[1:]
+        return True, False, wrt
+    return True, True, wrt
 
 
 def _gradient_beside_state(value) -> bool:
@@ -243,7 +246,7 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
     if asked and not with_self:  # (the object's gradient passes the call unchanged)
         return (after,) + tuple(_unscoped_vjp_call(func, args, kwargs, dy, wrt))
     if classify_value_safely(func) == "constant":  # a bound method that draws random numbers
-        return (after,) * with_self + tuple(None for _ in wrt)
+        return (after,) * with_self + tuple(None for _ in wrt.items)
     bound_self = _bound_self(func)
     func, args, wrt = unbind_method(func, args, wrt)
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
@@ -251,7 +254,7 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
     if with_self or implicit and bound_self is not None and holds_state(bound_self):
         # The method may read Variables through `self`: differentiate for it too; its own
         # gradient went to the sink (the caller passed no `self` and expects none back).
-        derivative = derivative_of(func, (0,) + wrt, implicit)
+        derivative = derivative_of(func, wrt.with_object(), implicit)
         taking = _takes_object_gradient(derivative, after if with_self else None)
         gradients = _as_called(derivative)(*args, **{seed_keyword(func): dy}, **taking, **kwargs)
         if not with_self:
@@ -262,7 +265,7 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
         parameters = list(adjoint_rules[func].signature.parameters)
         gradients = rule_vjp(func, *args, **kwargs)[1](dy)
         # (None for an argument that the rule gives no gradient: a window's size)
-        return tuple(gradients.get(parameters[w] if isinstance(w, int) else w) for w in wrt)
+        return tuple(gradients.get(name) for name in wrt.parameter_names(parameters))
     if kind != "user":
         raise TransformError(
             f"no derivative rule for {getattr(func, '__name__', func)!r}, called at run time "
@@ -321,14 +324,14 @@ def _split_derivative(func, args, kwargs, wrt):
     return _as_called(derivative_of(func, wrt, split=True))(*args, **kwargs)
 
 
-def _unbound_call(func, args, kwargs, wrt: tuple, with_self: bool) -> tuple:
+def _unbound_call(func, args, kwargs, wrt: WithRespectTo, with_self: bool) -> tuple:
     """(the function, its arguments, wrt, whether a method or a module's call) of a call of
     `func`, the object whose method it is made its first argument (with respect to which too,
     with_self), as a function that takes the arguments as the call passes them (*args)."""
     bound = _bound_self(func) is not None
     func, args, wrt = unbind_method(func, args, wrt)
     if with_self:
-        wrt = (0,) + wrt
+        wrt = wrt.with_object()
     return for_call(func, len(args), kwargs), args, wrt, bound
 
 
@@ -400,7 +403,7 @@ def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
     func, args, wrt, _ = _unbound_call(func, args, kwargs, wrt, with_self)
     kind = classify_value_safely(func)
     if has_tangent_rule(func):  # (a tangent rule registered alone, too)
-        by_position = dict(zip(wrt, tangents))
+        by_position = dict(zip(wrt.items, tangents))
         return rule_jvp(func, args, [by_position.get(i) for i in range(len(args))], **kwargs)
     if kind != "user":
         raise TransformError(
@@ -411,7 +414,7 @@ def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
         *args, **{seed_keyword(func, "tangent"): tangents}, **kwargs)
 
 
-def forward_derivative_of(func, wrt: tuple):
+def forward_derivative_of(func, wrt: WithRespectTo):
     """The forward-mode derivative of the Python function `func`, built once per `wrt`."""
     cache = _cache_of(func)
     with transform_lock:

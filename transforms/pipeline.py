@@ -2,6 +2,8 @@
 
     reverse_function(f, wrt, session=...)      forward_function(f, wrt, session=...)
 
+where wrt is a WithRespectTo (transforms/wrt.py), made where autotrace was given it.
+
 Both drivers make a `Unit` of the function (transforms/front/front_end.py) and run SOURCE_PASSES
 on it, the passes of its mode, in order: the front end both modes share (parse, checks, dict
 and list methods, writes into arguments, nested functions, A-normal form, exits to flags,
@@ -18,6 +20,7 @@ AUTOTRACE_DEBUG=generated prints each generated function as loaded.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from dataclasses import dataclass
@@ -31,9 +34,11 @@ from .front import front_end
 from .codegen import loading
 from .reverse import reverse_body
 from .codegen.codegen import to_source
+from .derivative_record import derivative_record
 from .front.dead_branches import deferring_refusals
 from .front.front_end import Unit
 from .session import Session, register_builder
+from .wrt import WithRespectTo
 from . import rules  # noqa: F401  (fills the rule registries)
 
 # The source passes, in the order they run (modes: the halves that run a pass; when: a test
@@ -149,16 +154,17 @@ def _show(pass_name: str, unit: Unit) -> None:
 
 
 @deferring_refusals
-def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
+def reverse_function(func, wrt: WithRespectTo, *, session: Session, with_value: bool = False,
                      checkpoint_every: int | None = None, split: bool = False):
     """Generate and load the reverse-mode derivative of `func` (see the module docstring).
 
-    wrt: a parameter index or name, or a tuple of those. The generated function takes func's
-    parameters plus a keyword `dy` and returns the gradient (a tuple for a tuple `wrt`), or
-    `(value, gradient)` when with_value. checkpoint_every: store the state of func's loops
-    once every so many iterations, recomputing the others (transforms/front/segments.py).
-    split: generate the derivative a caller runs in two halves, a generator that yields the
-    value after the primal sweep and takes `dy` back (runtime/derivatives/sweeps.py).
+    wrt: what it is taken with respect to (transforms/wrt.py). The generated function takes
+    func's parameters plus a keyword `dy` and returns the gradient (a tuple for a tuple
+    `wrt`), or `(value, gradient)` when with_value. checkpoint_every: store the state of
+    func's loops once every so many iterations, recomputing the others
+    (transforms/front/segments.py). split: generate the derivative a caller runs in two
+    halves, a generator that yields the value after the primal sweep and takes `dy` back
+    (runtime/derivatives/sweeps.py).
     """
     outermost, session.outermost = session.outermost, False
     unit = run_passes(Unit(func, wrt, session, "reverse", "dy", checkpoint_every,
@@ -168,19 +174,21 @@ def reverse_function(func, wrt, *, session: Session, with_value: bool = False,
     if unit.derivative_mode.split_calls:
         # It runs its callees' derivatives in halves, which a derivative of this derivative
         # cannot follow: that one differentiates the same function with each callee's
-        # derivative called whole (transforms/front/parsing.py reads this).
+        # derivative called whole (transforms/front/parsing.py reads this). And the one
+        # autotrace.function traces where a call in halves sat in a traced `if` or loop:
+        # calls there run whole, the others still in halves.
         options = dict(with_value=with_value, checkpoint_every=checkpoint_every, split=split)
-        generated.__autotrace_whole_calls__ = functools.cache(lambda: reverse_function(
-            func, wrt, session=session.with_whole_calls(outermost), **options))
-        # The one autotrace.function traces where a call in halves sat in a traced `if` or
-        # loop: calls there run whole, the others still in halves.
-        generated.__autotrace_top_calls__ = functools.cache(lambda: reverse_function(
-            func, wrt, session=session.with_whole_calls(outermost, "top"), **options))
+        generated.__autotrace_derivative__ = dataclasses.replace(
+            derivative_record(generated),
+            whole_calls=functools.cache(lambda: reverse_function(
+                func, wrt, session=session.with_whole_calls(outermost), **options)),
+            top_calls=functools.cache(lambda: reverse_function(
+                func, wrt, session=session.with_whole_calls(outermost, "top"), **options)))
     return generated
 
 
 @deferring_refusals
-def forward_function(func, wrt, *, session: Session):
+def forward_function(func, wrt: WithRespectTo, *, session: Session):
     """Generate and load the forward-mode derivative of `func`.
 
     The generated function takes func's parameters plus a keyword `tangent` (the tangent of the

@@ -13,9 +13,10 @@ import collections
 import inspect
 import types
 
-from .wrt import past_self
+from .wrt import WithRespectTo
 
-# mode ("reverse", "forward") -> build(func, wrt, *, session, **options), the driver's.
+# mode ("reverse", "forward") -> build(func, wrt, *, session, **options), the driver's (wrt a
+# WithRespectTo).
 _BUILDERS: dict = {}
 
 
@@ -74,7 +75,8 @@ class Session:
         del self.namespaces[namespaces:]
         self.checked_callees = checked
 
-    def bind_derivative(self, func, wrt, namespace, identifier, mode="reverse"):
+    def bind_derivative(self, func, wrt: WithRespectTo, namespace, identifier,
+                        mode="reverse"):
         """Bind func's derivative (made once per mode and wrt in this session) to `identifier`
         in `namespace`, now or, where it is being built (recursion), once it is."""
         key = (mode, func, wrt)
@@ -85,14 +87,14 @@ class Session:
         if len(self.pending[key]) == 1:  # not already being built (recursion)
             if inspect.ismethod(func):  # a bound method: derive its function, bind it again
                 derivative = types.MethodType(
-                    self.build(mode, func.__func__, past_self(wrt)), func.__self__)
+                    self.build(mode, func.__func__, wrt.past_self()), func.__self__)
             else:
                 derivative = self.build(mode, func, wrt)
             self.done[key] = derivative
             for waiting_namespace, waiting_identifier in self.pending.pop(key):
                 waiting_namespace[waiting_identifier] = derivative
 
-    def build(self, mode: str, func, wrt, **options):
+    def build(self, mode: str, func, wrt: WithRespectTo, **options):
         """func's derivative, built in this session by the driver's builder for `mode`
         ("reverse", "split": reverse run in halves, or "forward")."""
         if mode == "split":

@@ -1,70 +1,103 @@
-"""What a derivative is taken with respect to: `wrt`, resolved once.
+"""What a derivative is taken with respect to: `wrt`, made one object where autotrace is given
+it, and resolved once.
 
 A user writes wrt as a parameter's position or name, or a tuple of those (`grad(f, wrt=(0,
-"b"))`): one item asks for one gradient (tangent), a tuple for a tuple of them. The front end
-resolves it against the parameters of the function it parsed (`WithRespectTo.resolve`), and
-the passes after it read that. Where a bound method is differentiated, its function is, which
-takes the object first: `past_self` moves wrt past it, the one rule for a user's wrt and the
-positions generated code passes alike.
+"b"))`): one item asks for one gradient (tangent), a tuple for a tuple of them. Where a wrt
+comes in (autotrace's operators, autotrace/operators.py; a pass deriving a call of a user's
+function, transforms/front/front_end.py `Context.derive`; generated code calling vjp_call or
+jvp_call, transforms/dynamic_calls.py), it becomes a `WithRespectTo` (`WithRespectTo.of`, which
+refuses an item that is no position or name), and that object is what every layer below takes.
+The front end resolves it against the parameters of the function it parsed (`resolve`: the
+names and positions the passes after it read). Where a bound method is differentiated, its
+function is, which takes the object first: `past_self` moves wrt past it, the one rule for a
+user's wrt and the positions generated code passes alike.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
-
-
-def wrt_items(wrt) -> tuple:
-    """The items of `wrt`: itself for a tuple, else a tuple of the one item."""
-    return wrt if isinstance(wrt, tuple) else (wrt,)
 
 
 @dataclass(frozen=True)
 class WithRespectTo:
-    """`wrt` resolved against a function's parameters.
+    """What a derivative is taken with respect to.
 
     given: wrt as written (a position, a name, or a tuple of those). names: the parameters it
-    names, in its order. positions: theirs among the parameters.
+    names, in its order, and positions: theirs among the parameters; both None until it is
+    resolved against a function's parameters (`resolve`).
     """
 
     given: object
-    names: tuple
-    positions: tuple
+    names: tuple | None = None
+    positions: tuple | None = None
+
+    @classmethod
+    def of(cls, wrt) -> "WithRespectTo":
+        """`wrt` as given (a WithRespectTo is itself); a TypeError where an item of it is no
+        parameter position or name."""
+        if isinstance(wrt, cls):
+            return wrt
+        for item in (wrt if isinstance(wrt, tuple) else (wrt,)):
+            if isinstance(item, bool) or not isinstance(item, (int, str)):
+                raise TypeError(f"wrt must be a parameter index or name, or a tuple of those; "
+                                f"got {item!r}")
+        return cls(wrt)
+
+    @property
+    def items(self) -> tuple:
+        """The positions and names as given, in order: one for a single item."""
+        return self.given if isinstance(self.given, tuple) else (self.given,)
 
     @property
     def single(self) -> bool:
         """Whether one gradient (tangent) is asked for, not a tuple of them."""
         return not isinstance(self.given, tuple)
 
-    @classmethod
-    def resolve(cls, wrt, parameters: list, function_name: str) -> "WithRespectTo":
-        """`wrt` for a function `function_name` of `parameters`; an error saying what is
-        wrong with it where it is no parameter's position or name."""
-        names = resolve_wrt(wrt, parameters, function_name)
-        return cls(wrt, names, tuple(parameters.index(n) for n in names))
+    def resolve(self, parameters: list, function_name: str) -> "WithRespectTo":
+        """This wrt for a function `function_name` of `parameters`: its names and positions;
+        an error saying what is wrong where an item is no parameter's position or name."""
+        names = []
+        for item in self.items:
+            if isinstance(item, int):
+                if not -len(parameters) <= item < len(parameters):
+                    raise ValueError(f"wrt={item} is out of range: {function_name} has "
+                                     f"{len(parameters)} parameters {tuple(parameters)}")
+                names.append(parameters[item])
+            else:
+                if item not in parameters:
+                    raise ValueError(f"wrt={item!r} is not a parameter of {function_name}; its "
+                                     f"parameters are {tuple(parameters)}")
+                names.append(item)
+        return WithRespectTo(self.given, tuple(names),
+                             tuple(parameters.index(n) for n in names))
 
+    def past_self(self) -> "WithRespectTo":
+        """wrt of a bound method as wrt of its function, which takes the object first: each
+        position counted from the front one further on; names, and positions counted from
+        the end (a user's -1), stay. One item stays one item, a tuple a tuple."""
+        shifted = tuple(w + 1 if isinstance(w, int) and w >= 0 else w for w in self.items)
+        return WithRespectTo(shifted if not self.single else shifted[0])
 
-def resolve_wrt(wrt, parameters: list, function_name: str) -> tuple:
-    """`wrt` (an index, a name, or a tuple of those) as a tuple of parameter names."""
-    names = []
-    for item in wrt_items(wrt):
-        if isinstance(item, bool) or not isinstance(item, (int, str)):
-            raise TypeError(f"wrt must be a parameter index or name, or a tuple of those; "
-                            f"got {item!r}")
+    def with_object(self) -> "WithRespectTo":
+        """wrt of a method's function (past_self) with respect to its object, first, too."""
+        return WithRespectTo((0,) + self.items)
+
+    def parameter_names(self, parameters: list) -> tuple:
+        """The parameter each item names among `parameters`, as Python indexes them (a name
+        is itself): how a derivative rule's gradients, keyed by its parameters, are read."""
+        return tuple(parameters[w] if isinstance(w, int) else w for w in self.items)
+
+    def names_among(self, parameters: list) -> set:
+        """The names of `parameters` it asks for, leaving out a position past them (the
+        transform that follows says what is wrong with it)."""
+        return {parameters[w] if isinstance(w, int) else w for w in self.items
+                if not isinstance(w, int) or -len(parameters) <= w < len(parameters)}
+
+    def argument(self, function) -> int | str:
+        """Where a call of `function` passes the one argument this names: its position (a
+        name's among function's parameters), or the keyword of a name none of them has."""
+        (item,) = self.items
         if isinstance(item, int):
-            if not -len(parameters) <= item < len(parameters):
-                raise ValueError(f"wrt={item} is out of range: {function_name} has "
-                                 f"{len(parameters)} parameters {tuple(parameters)}")
-            names.append(parameters[item])
-        else:
-            if item not in parameters:
-                raise ValueError(f"wrt={item!r} is not a parameter of {function_name}; its "
-                                 f"parameters are {tuple(parameters)}")
-            names.append(item)
-    return tuple(names)
-
-
-def past_self(wrt):
-    """wrt of a bound method as wrt of its function, which takes the object first: each
-    position counted from the front one further on; names, and positions counted from the
-    end (a user's -1), stay. One item stays one item, a tuple a tuple."""
-    shifted = tuple(w + 1 if isinstance(w, int) and w >= 0 else w for w in wrt_items(wrt))
-    return shifted if isinstance(wrt, tuple) else shifted[0]
+            return item
+        parameters = list(inspect.signature(function).parameters)
+        return parameters.index(item) if item in parameters else item

@@ -45,19 +45,19 @@ def generated_source(unit: Unit) -> None:
 
 
 def load(unit: Unit) -> None:
-    """Load the generated function from its source (`unit.generated`), and note on it what
-    derivatives of it, tracing and errors read."""
+    """Load the generated function from its source (`unit.generated`), and note on it, in its
+    record (transforms/derivative_record.py), what derivatives of it, tracing and errors
+    read."""
     func, source = unit.func, unit.source
     generated = unit.namespace.load(source, unit.generated_name, unit.generated_name,
                                     checked=True)
     unit.namespace.read_live(generated.__code__)  # globals, closure variables: live
-    generated.__autotrace_source__ = source
     # Variables the user's own code sets to None: None in them is a value the code may test
     # (`if n is None:`), never a placeholder the derivative left unset (see if_stmt). The
     # front end's own temporaries (`_return1 = None` for an early return) are not the user's;
     # a derivative of a derivative takes the user's from the one it derives.
     derived = derivative_record(func)
-    if derived is not None:
+    if derived is not None and derived.user_nones is not None:
         user_nones = derived.user_nones
     else:
         temporaries = {f"{base}{index}" for base, count in unit.namer.counters.items()
@@ -66,14 +66,12 @@ def load(unit: Unit) -> None:
             target.id for node in walk(unit.function) if isinstance(node, gast.Assign)
             and isinstance(node.value, gast.Constant) and node.value.value is None
             for target in node.targets if isinstance(target, gast.Name)) - temporaries
-    generated.__autotrace_lines__ = user_lines(unit.definition, source,
-                                               unit.location.filename, func)
-    generated.__autotrace_seed__ = unit.keyword
-    generated.__autotrace_primal__ = func
     # What it reads when it runs (namespaces) is checked before a cache hands it out again.
     generated.__autotrace_derivative__ = Derivative(
-        unit.mode, unit.with_respect_to, user_nones, unit.after,
-        unit.context.session.namespaces)
+        mode=unit.mode, wrt=unit.with_respect_to, seed=unit.keyword, source=source,
+        lines=user_lines(unit.definition, source, unit.location.filename, func),
+        primal=func, user_nones=user_nones, object_after=unit.after,
+        namespaces=unit.context.session.namespaces)
     remember(generated)  # errors while it is traced name the user's lines
     wrt = ", ".join(unit.with_respect_to.names)
     generated.__doc__ = (

@@ -19,7 +19,7 @@ from ...runtime.derivatives.structure import zeros_like
 from ..codegen.codegen import compile_in_factory, debug_source
 from .control_flow import _USER, ControlFlowConverter
 from .control_flow_calls import HELPER_NAMES, helper
-from ..derivative_record import derivative_record
+from ..derivative_record import derivative_record, source_of
 from ..codegen.naming import Namer, names_in
 from ..front.parsing import namespace_of, parse_function, resolve
 from ..front.out_arguments import rewrite_out_arguments
@@ -58,13 +58,13 @@ def convert(function, helpers: dict):
         setattr(node, _USER, True)
     namer = Namer(names_in(tree))
     converter = ControlFlowConverter(namer, code.co_filename, namespace_of(original))
-    converter.generated_code = hasattr(original, "__autotrace_source__")
+    record = derivative_record(original)
+    converter.generated_code = record is not None and record.source is not None
     if converter.generated_code:
         converter.origin = _user_origin(original)
         _mark_stacks(tree, namespace_of(original))
-        converter.user_lines = getattr(original, "__autotrace_lines__", {})
-        record = derivative_record(original)
-        converter.user_nones = frozenset() if record is None else record.user_nones
+        converter.user_lines = record.lines or {}
+        converter.user_nones = record.user_nones or frozenset()
     tree = converter.function(tree)
     debug_source("control_flow", tree)
     return _compile(tree, original, helpers, converter.generated)
@@ -73,10 +73,10 @@ def convert(function, helpers: dict):
 def _user_origin(derivative) -> str | None:
     """`second derivative of f (file.py:12)` for code generated from the user's function f:
     errors in it name the user's function, where the generated lines mean nothing to them."""
-    order, function = 0, derivative
-    while hasattr(function, "__autotrace_source__") and getattr(
-            function, "__autotrace_primal__", None) is not None:
-        order, function = order + 1, function.__autotrace_primal__
+    order, function, record = 0, derivative, derivative_record(derivative)
+    while record is not None and record.source is not None and record.primal is not None:
+        order, function = order + 1, record.primal
+        record = derivative_record(function)
     code = getattr(function, "__code__", None)
     if order == 0 or code is None:
         return None
@@ -264,7 +264,7 @@ def _replace_in(tree, old, new) -> None:
 
 
 def _parse(function):
-    source = getattr(function, "__autotrace_source__", None)
+    source = source_of(function)
     try:
         if source is not None:
             tree = gast.parse(source).body[0]

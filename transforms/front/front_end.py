@@ -139,8 +139,10 @@ class Context:
         return seed_keyword(func, keyword)
 
     def derive(self, func, wrt: tuple, mode: str = "reverse") -> str:
-        """The identifier bound to func's derivative (`mode` "reverse", "split": reverse run
-        in halves, or "forward")."""
+        """The identifier bound to func's derivative with respect to the positions and
+        keywords `wrt` of a call of it (`mode` "reverse", "split": reverse run in halves, or
+        "forward")."""
+        wrt = WithRespectTo.of(wrt)
         key = (mode, func, wrt)
         if key in self.bound:
             return self.bound[key]
@@ -187,7 +189,7 @@ class Unit:
     """
 
     func: object
-    wrt: object
+    with_respect_to: WithRespectTo  # as given; the bind pass resolves it (names, positions)
     session: Session
     mode: str
     keyword: str
@@ -203,7 +205,6 @@ class Unit:
     state_written: object = None
     called: bool = False
     parameters: list = None
-    with_respect_to: WithRespectTo = None  # wrt, resolved
     namer: Namer = None
     namespace: dict = None
     numpy_name: str = None
@@ -284,8 +285,7 @@ def bind(unit: Unit) -> None:
         parsed.function, "__code__", None) not in session.checked_callees
     unit.parameters = _parameter_names(function.args)
     unit.keyword = seed_keyword(parsed.function, unit.keyword)
-    unit.with_respect_to = WithRespectTo.resolve(unit.wrt, unit.parameters,
-                                                 unit.location.name)
+    unit.with_respect_to = unit.with_respect_to.resolve(unit.parameters, unit.location.name)
 
     namespace = unit.namespace = LiveNamespace(parsed)
     namespace.update(getattr(parsed, "generated_names", {}))  # of a fields function

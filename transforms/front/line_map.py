@@ -8,7 +8,7 @@ mode each statement); loading the generated function reads the marks back agains
 source (`user_lines`). A derivative of generated code (grad of grad) marks lines of that code,
 which its own map translates on to the user's:
 
-    ddf.__autotrace_lines__ = {18: ("model.py", 7), 22: ("model.py", 6), ...}
+    derivative_record(ddf).lines == {18: ("model.py", 7), 22: ("model.py", 6), ...}
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import weakref
 
 import gast
 
+from ..derivative_record import derivative_record
 from ..reverse.sweep_parts import COMMENT
 
 _USER_LINE = "autotrace_user_line"
@@ -39,14 +40,13 @@ def user_place(filename: str, line: int):
     `filename` was made from: a marked statement (`user_lines`), or a line of an adjoint
     sweep, under its `# Grad of line N` comment. None where that is not known (code that is
     no derivative)."""
-    derivative = _DERIVATIVES.get(filename)
-    if derivative is None:
+    record = derivative_record(_DERIVATIVES.get(filename))
+    if record is None:
         return None
-    marked = getattr(derivative, "__autotrace_lines__", {}).get(line)
+    marked = (record.lines or {}).get(line)
     if marked is not None:
         return marked
-    primal = getattr(derivative, "__autotrace_primal__", None)
-    primal = getattr(primal, "__func__", primal)
+    primal = getattr(record.primal, "__func__", record.primal)
     code = getattr(primal, "__code__", None)
     if code is None:
         return None
@@ -82,9 +82,10 @@ def user_function_name(filename: str) -> str | None:
     function = _DERIVATIVES.get(filename)
     if function is None:
         return None
-    while getattr(function, "__autotrace_primal__", None) is not None and hasattr(
-            function, "__autotrace_source__"):
-        function = function.__autotrace_primal__  # the user's function the code derives
+    record = derivative_record(function)
+    while record is not None and record.primal is not None and record.source is not None:
+        function = record.primal  # the user's function the code derives
+        record = derivative_record(function)
     return getattr(function, "__name__", "?")
 
 
@@ -99,9 +100,10 @@ def user_lines(definition: gast.FunctionDef, source: str, filename: str, primal)
     own = [s for s in _statements(definition.body) if not _is_comment(s)]
     if len(printed) != len(own):
         return {}
-    outer = getattr(primal, "__autotrace_lines__", None)
-    if outer is None and hasattr(primal, "__autotrace_source__"):
-        return {}
+    generated = derivative_record(primal)
+    outer = None if generated is None else generated.lines
+    if outer is None and generated is not None and generated.source is not None:
+        return {}  # code autotrace wrote whose lines map to no user's line (a printed trace)
     lines = {}
     for mine, statement in zip(own, printed):
         line = getattr(mine, _USER_LINE, None)

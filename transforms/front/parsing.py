@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import gast
 
+from ..derivative_record import derivative_record
 from ..errors import Location, SourceUnavailableError, TransformError
 from .source_check import check_source_matches, source_changed
 from .function_caches import made_from_code
@@ -32,9 +33,9 @@ def _unwrap(func):
         func = wrapped
     if inspect.ismethod(func):
         func = func.__func__
-    whole = getattr(func, "__autotrace_whole_calls__", None)
-    if whole is not None:  # a derivative that runs calls in halves: the one running them whole
-        func = whole()
+    record = derivative_record(func)
+    if record is not None and record.whole_calls is not None:
+        func = record.whole_calls()  # one that runs calls in halves: the one running them whole
     return func
 
 

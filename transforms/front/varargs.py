@@ -30,6 +30,8 @@ from .parsing import parse_function
 from ..codegen.templates import name
 from ..codegen.naming import seed_keyword
 from ..codegen.nodes import walk
+from ..derivative_record import Derivative, derivative_record
+from ..wrt import WithRespectTo
 
 _specialized: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -45,9 +47,10 @@ def takes_varargs(func) -> bool:
 def specialize(func, positional: int, keywords: tuple):
     """`func` with its *args as `positional` arguments in all (named ones included) and its
     **kwargs as the keyword arguments `keywords` (those its named parameters do not take)."""
-    made_by_arguments = getattr(func, "__autotrace_specialize__", None)
-    if made_by_arguments is not None:  # a derivative of a function with *args (by_arguments)
-        return made_by_arguments(positional, keywords)
+    record = derivative_record(func)
+    if record is not None and record.specialized is not None:
+        # a derivative of a function with *args (by_arguments): its derivative for the call
+        return record.specialized(positional, keywords)
     cache = made_from(func, "__autotrace_specialized__", _specialized)
     key = (positional, tuple(keywords))
     if key in cache:
@@ -213,18 +216,20 @@ def specialize_calls(function: gast.FunctionDef, namespace: dict, resolve, namer
         node.func = name(identifier)
 
 
-def by_arguments(derive, func, keyword: str):
+def by_arguments(derive, func, mode: str, wrt: WithRespectTo):
     """A derivative of `func` (which takes *args or **kwargs) that specializes func to the
     arguments of each call, and runs `derive(specialized)` on them (made once for each number
-    of positional arguments and set of keywords). keyword: the seed's keyword (`dy`,
-    `tangent`), taken out of the call's keywords and handed to the derivative."""
+    of positional arguments and set of keywords). mode and wrt: those `derive` makes it of and
+    for; its seed's keyword (`dy`, `tangent`) is taken out of the call's keywords and handed to
+    the derivative."""
     derivatives = {}
+    keyword = "tangent" if mode == "forward" else "dy"
     func = getattr(func, "__autotrace_python_function__", func)  # grad(function(f)): f's
-    inner = getattr(func, "__autotrace_specialize__", None)
-    if inner is None:
+    inner = derivative_record(func)
+    if inner is None or inner.specialized is None:
         keyword = seed_keyword(func, keyword)
     else:  # a derivative of this kind itself: its own seed keyword is taken
-        while keyword == func.__autotrace_seed__:
+        while keyword == inner.seed:
             keyword += "_"
 
     def specialized(positional: int, names: tuple):
@@ -237,11 +242,11 @@ def by_arguments(derive, func, keyword: str):
         seed = kwargs.pop(keyword, _ABSENT)
         generated = specialized(len(args), tuple(kwargs))
         if seed is not _ABSENT:
-            kwargs[generated.__autotrace_seed__] = seed
+            kwargs[derivative_record(generated).seed] = seed
         return generated(*args, **kwargs)
     derivative.__name__ = f"d{func.__name__}"
-    derivative.__autotrace_seed__ = keyword
-    derivative.__autotrace_specialize__ = specialized
+    derivative.__autotrace_derivative__ = Derivative(mode=mode, wrt=wrt, seed=keyword,
+                                                     specialized=specialized)
     return derivative
 
 
