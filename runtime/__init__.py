@@ -6,8 +6,11 @@ Its folders, in the order a traced call goes through them:
   its NumPy implementation, shape and dtype rule, Python source, and what each backend needs
   to know about it), declared in families (elementwise, reduce, shape, index, insert, linalg,
   convolution, pooling, special, keyed_random, recompute_barrier); runtime/ops.py gathers
-  them all. Backends, fusion, the scalar compiler and the array-API adapter read an op's facts
-  from its record, never from a table of names.
+  them all. A NumPy function's own facts (its result a view of an argument, or a fresh array;
+  its array-API name), which hold whichever op it traces as (np.swapaxes as transpose), are a
+  `FunctionFacts` record declared in the same row. Backends, fusion, the scalar compiler, the
+  tracer, the alias analysis and the array-API adapter read these records, never a table of
+  names.
 - derivatives/: the helpers that generated derivative code calls (adjoint_ops, structure,
   items, objects, ...), on arrays eagerly and on traced values when traced.
 - tracing/: the tracer (tracer, arguments, trees, views, stacks), signatures and the cache of
