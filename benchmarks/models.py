@@ -149,6 +149,28 @@ def describe_threads(libraries: Libraries, one_core: bool) -> None:
         print("note: --one-core was not on the command line, so BLAS and XLA kept their threads")
 
 
+def describe_autotrace() -> None:
+    """Where autotrace's three folders load from, and the CPU backend of traced functions."""
+    import autotrace.runtime
+    import autotrace.transforms
+    from autotrace.runtime.backends.selection import backend_named, cpu_backend
+    package = os.path.dirname(os.path.abspath(autotrace.__file__))
+    # runtime/ and transforms/ sit beside autotrace/ in a checkout, inside it when installed
+    mixed = [os.path.dirname(module.__file__) for module in (autotrace.runtime,
+                                                             autotrace.transforms)
+             if os.path.dirname(os.path.dirname(os.path.abspath(module.__file__)))
+             not in (package, os.path.dirname(package))]
+    if mixed:  # an editable install of another checkout, say, supplying runtime/
+        print(f"WARNING: autotrace from {package}, but {' and '.join(mixed)} from another "
+              "checkout: the numbers below are of the two mixed")
+    else:
+        print(f"autotrace from {package}")
+    llvm_reason = backend_named("llvm").available()
+    print(f"autotrace's traced gradients run on its {cpu_backend()} CPU backend"
+          + (f" (llvm cannot run here: {llvm_reason})" if llvm_reason else
+             " (llvm: fused elementwise kernels)"))
+
+
 @dataclass
 class Row:
     """One workload in one dtype: its inputs and a gradient function of each column."""
@@ -463,11 +485,7 @@ def main(argv=None) -> int:
     libraries = Libraries(jax, torch, autograd, autograd_numpy,
                           torch is not None and not options.no_compile)
     describe_threads(libraries, options.one_core)
-    from autotrace.runtime.backends.selection import backend_named, cpu_backend
-    llvm_reason = backend_named("llvm").available()
-    print(f"autotrace's traced gradients run on its {cpu_backend()} CPU backend"
-          + (f" (llvm cannot run here: {llvm_reason})" if llvm_reason else
-             " (llvm: fused elementwise kernels)"))
+    describe_autotrace()
 
     started = time.perf_counter()
     rng = numpy.random.default_rng(0)
