@@ -241,27 +241,32 @@ def load_autograd():
     return autograd, autograd.numpy
 
 
-def parse_options(doc: str, argv=None):
-    """`--repeat` and `--only` for a benchmark over WORKLOADS: (options, chosen workloads)."""
+def parse_options(doc: str, argv=None, workloads=None, add_arguments=None):
+    """`--repeat`, `--only` and `--one-core` for a benchmark over `workloads` (anything with a
+    `name`; this module's WORKLOADS by default), and any options `add_arguments(parser)` adds:
+    (options, chosen workloads)."""
+    workloads = WORKLOADS if workloads is None else workloads
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="timing repeats (best is kept)")
-    parser.add_argument("--only", nargs="*", choices=[w.name for w in WORKLOADS],
+    parser.add_argument("--only", nargs="*", choices=[w.name for w in workloads],
                         help="run only these workloads")
     parser.add_argument("--one-core", action="store_true",
                         help="run the whole process on one CPU core: JAX (XLA) otherwise "
                              "spreads large elementwise loops over every core, which BLAS "
                              "pinned to one thread and autotrace's kernels do not")
+    if add_arguments is not None:
+        add_arguments(parser)
     options = parser.parse_args(argv)
     if options.one_core:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    return options, [w for w in WORKLOADS if not options.only or w.name in options.only]
+    return options, [w for w in workloads if not options.only or w.name in options.only]
 
 
 def describe_environment():
     """Print the machine and library versions; returns (autograd, autograd.numpy) or Nones."""
     print(f"python {platform.python_version()}, numpy {numpy.__version__}, "
           f"{os.cpu_count()} CPUs, {platform.machine()}, "
-          f"BLAS threads {os.environ['OPENBLAS_NUM_THREADS']}, "
+          f"BLAS threads {os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, "
           f"running on {len(os.sched_getaffinity(0))} of them")
     if os.environ.get("OPENBLAS_CORETYPE"):
         # A machine may pin OpenBLAS to an older CPU's kernels (Haswell's AVX2 on an AVX-512
