@@ -96,3 +96,75 @@ def test_jacobians_keep_the_dtype_of_their_gradients_or_tangents():
     np.testing.assert_array_equal(reverse, 2.0 * np.eye(2))
     np.testing.assert_array_equal(forward, 2.0 * np.eye(2))
     assert at.jacobian(lambda x: x ** 2)(3.0) == 6.0  # a Python float: float64
+
+
+# --- float32 programs compute their derivatives in float32 ---------------------------------
+# tests/test_rule_table_dtypes.py checks every rule's dtypes; these check the values of the
+# rules that weigh gradients by masks or scale them by constants, in float32, against the
+# float64 derivative (which tests/test_rules.py checks against finite differences).
+
+TIES = np.array([[1.0, 3.0, 3.0], [2.0, -1.0, 2.0], [0.5, 0.5, 0.5]], np.float32)
+BOUNDS = np.array([-2.0, -0.5, 0.0, 0.5, 1.5, 0.25], np.float32)  # outside, on, inside
+POINTS = np.array([0.3, 1.0, 1.7, 2.5], np.float32)
+
+FLOAT32_CASES = {  # name: (function, argument, the gradient exactly, or None)
+    "max ties": (lambda x: np.sum(np.max(x, axis=1) * np.array([1.0, 2.0, 3.0], np.float32)),
+                 TIES, [[0, 0.5, 0.5], [1, 0, 1], [1, 1, 1]]),
+    "amin ties": (lambda x: np.amin(x), TIES[2], [1 / 3, 1 / 3, 1 / 3]),
+    "maximum ties": (lambda x: np.sum(np.maximum(x, 0.5)), BOUNDS, [0, 0, 0, 0.5, 1, 0]),
+    "fmin": (lambda x: np.sum(np.fmin(x, x[::-1])), POINTS, [2, 2, 0, 0]),
+    "clip": (lambda x: np.sum(np.clip(x, -0.5, 0.5) * 3.0), BOUNDS, [0, 3, 3, 3, 0, 3]),
+    "exp2": (lambda x: np.sum(np.exp2(x)), POINTS, None),
+    "log2": (lambda x: np.sum(np.log2(x)), POINTS, None),
+    "log10": (lambda x: np.sum(np.log10(x)), POINTS, None),
+    "power of a float": (lambda x: np.sum(np.power(2.0, x)), POINTS, None),
+    "einsum trace": (lambda a: np.einsum("ii->", a), TIES, np.eye(3)),
+    "einsum diagonal": (lambda a: np.sum(np.einsum("ii->i", a) * POINTS[:3]), TIES,
+                        np.diag(POINTS[:3])),
+}
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+@pytest.mark.parametrize("name", FLOAT32_CASES)
+def test_float32_gradients_of_masks_and_constants(name, traced):
+    f, x, exact = FLOAT32_CASES[name]
+    gradient = at.function(at.grad(f)) if traced else at.grad(f)
+    result, reference = gradient(x), at.grad(f)(x.astype(np.float64))
+    assert result.dtype == np.float32
+    if exact is not None:
+        np.testing.assert_array_equal(result, np.asarray(exact, np.float32))
+    np.testing.assert_allclose(result, reference, rtol=1e-6)
+    if traced:
+        graph = str(gradient.graph(x, optimized=False))
+        assert "f64" not in graph, graph
+    tangent = np.linspace(-1.0, 1.0, x.size).reshape(x.shape).astype(np.float32)
+    forward = at.forward(f)
+    _, result = (at.function(forward) if traced else forward)(x, tangent=tangent)
+    _, reference = forward(x.astype(np.float64), tangent=tangent.astype(np.float64))
+    assert result.dtype == np.float32
+    np.testing.assert_allclose(result, reference, rtol=1e-6, atol=1e-7)
+
+
+def mean_of_rows(x):
+    return np.sum(np.mean(x, axis=0) ** 2)
+
+
+def variance(x):
+    return np.sum(np.var(x, axis=0, ddof=1))
+
+
+def deviation(x):
+    return np.sum(np.std(x, axis=0))
+
+
+@pytest.mark.parametrize("f", [np.mean, mean_of_rows, variance, deviation])
+def test_sizes_known_when_the_graph_runs_divide_in_float32(f):
+    """A size known only at run time (None in a Spec) is a traced number: in the gradient's
+    dtype, as NumPy's Python int is weak, not a traced int64 that makes the division float64."""
+    traced = at.function(at.grad(f), input_signature=[at.Spec((None, 4), np.float32)])
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4) ** 1.5
+    graph = str(traced.graph(x, optimized=False))
+    assert "f64" not in graph, graph
+    result = traced(x)
+    assert result.dtype == np.float32
+    np.testing.assert_allclose(result, at.grad(f)(x.astype(np.float64)), rtol=2e-6)

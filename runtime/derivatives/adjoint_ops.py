@@ -22,10 +22,12 @@ broadcast view: gradients are never written in place.
 """
 from __future__ import annotations
 
+import math
 
 import numpy as np
 
 from ..abstract import UnknownDimensionError
+from .dtypes import as_weights, dtype_beside, real_dtype
 from .structure import _is_traced
 # The structural adjoints live beside this module; rules and tests name them from here too.
 from .structural_adjoints import (  # noqa: F401
@@ -37,9 +39,6 @@ from ..devices import array_module
 from ..primitives.shape import broadcast_like as broadcast_to_shape_of, dimension_size
 
 
-
-
-
 # Up to this many elements, writing a broadcast into a new array beats np.broadcast_to's
 # Python overhead (microseconds); larger results stay read-only broadcast views.
 _SMALL = 1 << 14
@@ -47,7 +46,9 @@ _SMALL = 1 << 14
 
 def _broadcast(g, shape, like=None):
     """`g` broadcast to `shape`, the shape of `like` (a new array when small, else a read-only
-    view). A traced `like` may have sizes known only at run time (None in `shape`)."""
+    view). A traced `like` may have sizes known only at run time (None in `shape`). A Python
+    number `g` becomes an array of the dtype NumPy gives it beside `like` (float32 beside
+    float32: a float64 array would make the rest of a float32 backward pass float64)."""
     if None in shape:
         if not _is_traced(like):
             raise UnknownDimensionError(
@@ -57,10 +58,12 @@ def _broadcast(g, shape, like=None):
     xp = array_module(g if like is None else like)  # on the device of the value it is like
     if (xp is np and isinstance(g, (np.ndarray, np.generic, float, int))
             and getattr(g, "size", 1) <= _SMALL and _size(shape) <= _SMALL):
-        out = np.empty(shape, dtype=getattr(g, "dtype", np.float64))
+        out = np.empty(shape, dtype=g.dtype if hasattr(g, "dtype") else dtype_beside(g, like))
         out[...] = g
         return out
-    return xp.broadcast_to(g if hasattr(g, "shape") else xp.asarray(g), shape)
+    if not hasattr(g, "shape"):
+        g = xp.asarray(g, dtype=dtype_beside(g, like))
+    return xp.broadcast_to(g, shape)
 
 
 def _size(shape) -> int:
@@ -75,7 +78,7 @@ def _sum_to_shape(g, shape, like=None):
     `like`, which a shape with unknown sizes needs)."""
     xp = array_module(g)
     if not hasattr(g, "ndim"):  # a Python number (traced values and arrays have ndim)
-        g = xp.asarray(g)
+        g = xp.asarray(g, dtype=dtype_beside(g, like))
     extra = g.ndim - len(shape)
     if extra > 0:
         g = _sum(xp, g, tuple(range(extra)))
@@ -138,15 +141,15 @@ def unbroadcast(g, x):
         return g
     if kind is np.ndarray:  # the hot path: no work when the shapes already agree
         if x.dtype.kind not in _FLOAT_KINDS:
-            return _float_zeros(x)
+            return _float_zeros(x, g)
         if type(g) is np.ndarray and g.shape == x.shape:
             return g
-        return _sum_to_shape(g, x.shape)
+        return _sum_to_shape(g, x.shape, x)
     shape = getattr(x, "shape", None)
     if shape is None:
         return _gradient_like(g, x, _sum_to_shape)
     if not _holds_floats(x):
-        return _float_zeros(x)
+        return _float_zeros(x, g)
     if getattr(g, "shape", ()) == shape:
         return g
     return _sum_to_shape(g, shape, x)
@@ -191,15 +194,15 @@ def unreduce(g, x, axis=None, keepdims=False):
         return g if type(g) is float else _as_float(g)
     if kind is np.ndarray:
         if x.dtype.kind not in _FLOAT_KINDS:
-            return _float_zeros(x)
+            return _float_zeros(x, g)
         if type(g) is np.ndarray and g.shape == x.shape:
             return g
-        return _expand_to_shape(g, x.shape, axis, keepdims)
+        return _expand_to_shape(g, x.shape, axis, keepdims, x)
     shape = getattr(x, "shape", None)
     if shape is None:
         return _gradient_like(g, x, lambda g, s: _expand_to_shape(g, s, axis, keepdims))
     if not _holds_floats(x):
-        return _float_zeros(x)
+        return _float_zeros(x, g)
     if getattr(g, "shape", ()) == shape:
         return g
     return _expand_to_shape(g, shape, axis, keepdims, x)
@@ -216,8 +219,10 @@ def _axes(axis, ndim):
 
 
 def reduced_size(a, axis):
-    """How many elements a reduction of `a` over `axis` combines into one (a traced integer
-    where a dimension's size is known only at run time)."""
+    """How many elements a reduction of `a` over `axis` combines into one: a Python int, or
+    where a dimension's size is known only at run time, a traced integer, cast to the real
+    dtype of `a` where that is not float64 (a float32 gradient divided by an int64 would be
+    float64; NumPy's mean divides by a Python int, which is weak)."""
     shape = np.shape(a)
     size = 1
     for i in range(len(shape)) if axis is None else _axes(axis, len(shape)):
@@ -225,7 +230,9 @@ def reduced_size(a, axis):
             size = size * dimension_size(a, i)
         else:
             size *= shape[i]
-    return size
+    if type(size) is int or real_dtype(a) == np.float64:
+        return size
+    return size.astype(real_dtype(a))
 
 
 def flat_axis(axis):
@@ -240,10 +247,11 @@ def first_given(a, b):
 
 def tie_weights(y, x, other):
     """How much of the gradient of `y = maximum(x, other)` (or minimum) goes to `x`: 1 where x
-    was chosen, 1/2 where x and other tie, 0 elsewhere."""
+    was chosen, 1/2 where x and other tie, 0 elsewhere; in the real dtype of y."""
     xp = array_module(y)
     # The module's functions, not operators: an array-API library's `/` and `+` take no masks.
-    return xp.divide(xp.equal(x, y), xp.add(1.0, xp.equal(other, y)))
+    chosen, tied = as_weights(xp.equal(x, y), y), as_weights(xp.equal(other, y), y)
+    return xp.divide(chosen, xp.add(1.0, tied))
 
 
 def extremum_weights(a, y, axis=None, keepdims=False):
@@ -251,17 +259,18 @@ def extremum_weights(a, y, axis=None, keepdims=False):
     xp = array_module(a)
     if not hasattr(a, "ndim"):  # a Python number (traced values and arrays have ndim)
         a = xp.asarray(a)
-    mask = xp.equal(a, _expand_to_shape(y, a.shape, axis, keepdims, a))
-    return xp.divide(mask, xp.sum(mask, axis=axis, keepdims=True))
+    attained = as_weights(xp.equal(a, _expand_to_shape(y, a.shape, axis, keepdims, a)), a)
+    return xp.divide(attained, xp.sum(attained, axis=axis, keepdims=True))
 
 
 def clip_weights(y, a, lower, upper, which):
     """Where the gradient of `y = clip(a, lower, upper)` goes: to "a" where a is inside (bounds
-    included), to "upper" where y is the upper bound, to "lower" where it is the lower bound."""
+    included), to "upper" where y is the upper bound, to "lower" where it is the lower bound;
+    as 1.0 and 0.0 in the real dtype of y."""
     xp = array_module(y)
     from_a = xp.equal(y, a)  # masks become floats by the module's multiply, as in tie_weights
     if which == "a":
-        return xp.multiply(1.0, from_a)
+        return xp.multiply(1.0, as_weights(from_a, y))
     if which == "upper":
         bound = upper
         mask = xp.logical_not(from_a)
@@ -271,8 +280,8 @@ def clip_weights(y, a, lower, upper, which):
         if upper is not None:
             mask = xp.logical_and(mask, xp.not_equal(y, upper))
     if bound is None:
-        return xp.multiply(0.0, from_a)
-    return xp.multiply(1.0, xp.logical_and(mask, xp.equal(y, bound)))
+        return xp.multiply(0.0, as_weights(from_a, y))
+    return xp.multiply(1.0, as_weights(xp.logical_and(mask, xp.equal(y, bound)), y))
 
 
 def diff_pad_width(a, n, axis):
@@ -304,8 +313,8 @@ def hstack_axis(tup):
 
 
 def eye_like(w):
-    """An identity matrix as wide as the last axis of `w`."""
-    return array_module(w).eye(np.shape(w)[-1])
+    """An identity matrix as wide as the last axis of `w`, in its real dtype."""
+    return array_module(w).eye(np.shape(w)[-1], dtype=real_dtype(w))
 
 
 def norm_power(x, ord=None, axis=None):
@@ -345,10 +354,20 @@ def norm_slope(x, p):
     """The derivative of `norm_direction(x, p)`: (p-1)|x|^(p-2), exactly 1 for p=2, 0 for p=1."""
     xp = array_module(x)
     if p == 2:
-        return xp.ones(np.shape(x))
+        return xp.ones(np.shape(x), dtype=real_dtype(x))
     if p == 1:
-        return xp.zeros(np.shape(x))
+        return xp.zeros(np.shape(x), dtype=real_dtype(x))
     return (p - 1) * xp.abs(x) ** (p - 2)
+
+
+def log_where_positive(x):
+    """log(x) where x > 0, else 0 (the derivative of x ** p in p is x ** p times it). A Python
+    number gets a Python float, weak as NumPy 2 keeps it: NumPy's functions would make it a
+    float64 array, and the gradient of a float32 exponent float64."""
+    if type(x) in (float, int):
+        return math.log(x) if x > 0 else 0.0
+    xp = array_module(x)
+    return xp.log(xp.where(xp.greater(x, 0), x, 1.0))
 
 
 def sinc_slope(x):
@@ -363,7 +382,7 @@ def sinc_slope(x):
 def tril_half_diagonal(x):
     """The lower triangle of `x` with its diagonal halved (Murray's Phi, for cholesky)."""
     xp = array_module(x)
-    return xp.tril(x) - 0.5 * x * xp.eye(x.shape[-1])
+    return xp.tril(x) - 0.5 * x * xp.eye(x.shape[-1], dtype=real_dtype(x))
 
 
 def eigh_gap_inverse(w):

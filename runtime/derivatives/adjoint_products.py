@@ -10,6 +10,7 @@ import string
 import numpy as np
 
 from .adjoint_ops import _as_float, _sum_to_shape, unbroadcast
+from .dtypes import real_dtype
 from ..devices import array_module
 
 
@@ -197,14 +198,17 @@ def _einsum_operand_gradient(g, specs, output, spare, operands, k):
         for c, n in zip(s, np.shape(x)):
             sizes[c] = max(sizes.get(c, 1), n)
     seen = "".join(s for s, _ in terms)
+    # Ones of the gradient's precision (of the operand's, for a Python float gradient):
+    # float64 ones would make a float32 gradient float64.
+    ones = real_dtype(g if hasattr(g, "dtype") else operands[k])
     for c in dict.fromkeys(target):
         if c not in seen:  # summed over in this operand alone: it comes back by broadcasting
-            terms.append((c, xp.ones(sizes[c])))
+            terms.append((c, xp.ones(sizes[c], dtype=ones)))
     written, spare = "", list(spare)
     for c in target:
         if c in written:  # a repeated letter is a diagonal: put the gradient on it
             fresh = spare.pop(0)
-            terms.append((c + fresh, xp.eye(sizes[c])))
+            terms.append((c + fresh, xp.eye(sizes[c], dtype=ones)))
             c = fresh
         written += c
     out = xp.einsum(",".join(s for s, _ in terms) + "->" + written, *[x for _, x in terms])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..array_api import numpy_dtype
+from .dtypes import gradient_dtype
 from .structure import _is_traced
 from ..devices import add_at as add_at_in_place, array_module, set_at
 from ..primitives.index import add_at, set_item
@@ -29,8 +30,10 @@ def _holds_floats(x) -> bool:
     return numpy_dtype(x.dtype).kind in _FLOAT_KINDS
 
 
-def _float_zeros(x):
-    return array_module(x).zeros(np.shape(x))
+def _float_zeros(x, g=None):
+    """The zero gradient of an integer or boolean `x`: zeros of its shape, in the dtype of the
+    gradient `g` that reached it (float64 where none did)."""
+    return array_module(x).zeros(np.shape(x), dtype=gradient_dtype(g))
 
 
 def _as_float(g):
@@ -131,7 +134,7 @@ def unarray(g, obj):
         return _as_float(g)
     if hasattr(obj, "shape"):
         if not _holds_floats(obj):
-            return _float_zeros(obj)
+            return _float_zeros(obj, g)
         return g if getattr(g, "shape", ()) == obj.shape else array_module(g).reshape(g, obj.shape)
     if isinstance(obj, (list, tuple)):
         return [unarray(g[i], item) for i, item in enumerate(obj)]
@@ -140,11 +143,19 @@ def unarray(g, obj):
 
 def array_like(v, like):
     """`v` (an array, or a nested list of numbers and arrays: the gradient of `unarray`'s
-    result) as one array of `like`'s shape, on `like`'s device (the adjoint of unarray)."""
+    result) as one array of `like`'s shape, on `like`'s device (the adjoint of unarray), in
+    `like`'s dtype where `v` holds Python floats alone (which NumPy would make float64)."""
     if _is_traced(v):
         return np.reshape(v, np.shape(like))
     xp = array_module(like)
-    return xp.reshape(xp.asarray(v), np.shape(like))
+    dtype = gradient_dtype(like) if _python_numbers_alone(v) else None
+    return xp.reshape(xp.asarray(v, dtype=dtype), np.shape(like))
+
+
+def _python_numbers_alone(v) -> bool:
+    if isinstance(v, (list, tuple)):
+        return all(_python_numbers_alone(item) for item in v)
+    return isinstance(v, (float, int, complex)) and not isinstance(v, np.generic)
 
 
 def untile(g, A, reps):

@@ -46,7 +46,9 @@ register(Primitive("matmul", np.matmul, _matmul_rule, fresh=True,
 
 def _dot_rule(a, b):
     a_shape, b_shape = shape_of(a), shape_of(b)
-    dtype = np.result_type(*[getattr(x, "dtype", x) for x in (a, b)])
+    # np.dot makes a Python number an array first: no weak scalar (1.5 with float32: float64).
+    dtype = np.result_type(*[x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+                             for x in (a, b)])
     if not a_shape or not b_shape:
         return AbstractArray(broadcast_shapes(a_shape, b_shape), dtype)
     inner = b_shape[-2] if len(b_shape) > 1 else b_shape[0]

@@ -19,7 +19,8 @@ from ...runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like,
                                                 eigh_gap_inverse, extremum_weights, eye_like,
                                                 first_given, flat_axis, hstack_axis,
                                                 insert_places, inverse_permutation, join,
-                                                negate_shift, norm_direction, norm_power,
+                                                log_where_positive, negate_shift,
+                                                norm_direction, norm_power,
                                                 norm_slope, reduced_last, reduced_last_back,
                                                 reduced_size, reshape_each, reshape_each_back,
                                                 sinc_slope, solve_as_matrix, sort_like, split_like, take_at,
@@ -33,6 +34,7 @@ from ...runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_
                                                      kron_adjoint_a, kron_adjoint_b,
                                                      matmul_adjoint_a, matmul_adjoint_b,
                                                      tensordot_adjoint_a, tensordot_adjoint_b)
+from ...runtime.derivatives.dtypes import as_weights
 from ...runtime.derivatives.scans import (forward_scan, products_after, products_before,
                                           reverse_scan, shift)
 from ...runtime.derivatives.structure import add
@@ -42,7 +44,7 @@ from .declarations import bilinear, linear, partials
 
 constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, clip_weights,
          diff_pad_width, inverse_permutation, negate_shift, hstack_axis, eye_like, norm_power,
-         insert_places, delete_sources, vector_norm_power)
+         insert_places, delete_sources, vector_norm_power, as_weights)
 
 # Broadcasting and reductions. unbroadcast(g, x) is zero for an integer x, so its adjoint passes
 # the incoming gradient through unbroadcast again before broadcasting it back.
@@ -107,7 +109,9 @@ def products_after_tangent(z, rows):
     d[z] = reverse_scan(shift(d[rows] * z, -1, -1), rows, -1)
 
 
-# Elementwise pieces of the norm, cholesky and eigh rules.
+# Elementwise pieces of the power, norm, cholesky and eigh rules.
+
+partials(log_where_positive, x="d[y] / np.where(np.greater(x, 0), x, np.inf)")
 
 
 partials(norm_direction, x="d[y] * norm_slope(x, p)", p=None)

@@ -9,6 +9,9 @@ evenly between tied arguments; clip gives the gradient to `a` where it lies insi
 bounds included, and to a bound where it binds.
 The math module's functions of floats (math.sin, math.pow, math.atan2, ...) share the rules of
 their NumPy twins.
+Derivatives compute in the dtype of their values: constants are Python floats (`math.log(2.0)`,
+weak under NumPy 2's promotion; np.log(2.0) is a float64 scalar that would make a float32
+gradient float64), and masks become floats in the result's dtype (`as_weights`).
 """
 import math
 
@@ -16,7 +19,9 @@ import numpy as np
 
 from ...runtime.derivatives.adjoint_ops import clip_weights, first_given, unbroadcast
 # Named in partials' expressions.
-from ...runtime.derivatives.adjoint_ops import sinc_slope, tie_weights  # noqa: F401
+from ...runtime.derivatives.adjoint_ops import (log_where_positive, sinc_slope,  # noqa: F401
+                                                tie_weights)
+from ...runtime.derivatives.dtypes import as_weights
 from ...runtime.derivatives.structure import add, zeros_like
 from .core import adjoint, d, tangent
 from .declarations import partials
@@ -28,7 +33,7 @@ partials(np.subtract, x1="d[y]", x2="-d[y]")
 partials(np.multiply, x1="d[y] * x2", x2="d[y] * x1")
 # The exponent's gradient is taken as 0 where the base is not positive.
 partials(np.power, np.float_power, math.pow, x1="d[y] * x2 * x1 ** (x2 - 1)",
-         x2="d[y] * y * np.log(np.where(np.greater(x1, 0), x1, 1.0))")
+         x2="d[y] * y * log_where_positive(x1)")
 partials(np.negative, x="-d[y]")
 partials(np.positive, x="d[y]")
 partials(np.mod, np.remainder, x1="d[y]", x2="-d[y] * np.floor_divide(x1, x2)")
@@ -63,11 +68,11 @@ def floor_divide_tangent(y, x1, x2):
 # Exponentials, logarithms, powers.
 
 partials(np.exp, math.exp, x="d[y] * y")
-partials(np.exp2, x="d[y] * y * np.log(2.0)")
+partials(np.exp2, x="d[y] * y * math.log(2.0)")
 partials(np.expm1, math.expm1, x="d[y] * (y + 1.0)")
 partials(np.log, math.log, x="d[y] / x")
-partials(np.log2, math.log2, x="d[y] / (x * np.log(2.0))")
-partials(np.log10, math.log10, x="d[y] / (x * np.log(10.0))")
+partials(np.log2, math.log2, x="d[y] / (x * math.log(2.0))")
+partials(np.log10, math.log10, x="d[y] / (x * math.log(10.0))")
 partials(np.log1p, math.log1p, x="d[y] / (x + 1.0)")
 partials(np.sqrt, math.sqrt, x="d[y] * 0.5 / y")
 partials(np.cbrt, x="d[y] / (3.0 * y * y)")
@@ -171,5 +176,7 @@ def nan_to_num_rule(y, x, copy=True, nan=0.0, posinf=None, neginf=None):
 @tangent(np.nan_to_num)
 def nan_to_num_tangent(y, x, copy=True, nan=0.0, posinf=None, neginf=None):
     # `add` reads a tangent of None (a replacement not given: NumPy's largest float) as zero.
-    d[y] = (np.where(np.isfinite(x), d[x], 0.0) + add(d[nan], 0.0) * np.isnan(x)
-            + add(d[posinf], 0.0) * np.isposinf(x) + add(d[neginf], 0.0) * np.isneginf(x))
+    d[y] = (np.where(np.isfinite(x), d[x], 0.0)
+            + add(d[nan], 0.0) * as_weights(np.isnan(x), y)
+            + add(d[posinf], 0.0) * as_weights(np.isposinf(x), y)
+            + add(d[neginf], 0.0) * as_weights(np.isneginf(x), y))
