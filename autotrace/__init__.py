@@ -14,7 +14,9 @@ class _CheckoutPackages:
     """In a repository checkout, runtime/ and transforms/ sit beside this folder; installed,
     they are inside it (pyproject's package-dir). Either way they import as autotrace.runtime
     and autotrace.transforms, also when the checkout is used without installing it: this finder,
-    last on the import path, finds them beside this folder when nothing else does."""
+    first on the import path, finds them beside this folder. First, because another checkout
+    installed in editable mode maps the same names to its own folders: a checkout put first on
+    sys.path (PYTHONPATH) runs its own runtime and transforms, never that checkout's."""
 
     def __init__(self, folders: dict):
         self.folders = folders
@@ -35,7 +37,7 @@ def _find_checkout_packages() -> None:
     folders = {full: folder for full, folder in folders.items()
                if _os.path.isfile(_os.path.join(folder, "__init__.py"))}
     if folders and not any(isinstance(finder, _CheckoutPackages) for finder in _sys.meta_path):
-        _sys.meta_path.append(_CheckoutPackages(folders))
+        _sys.meta_path.insert(0, _CheckoutPackages(folders))
 
 
 _find_checkout_packages()
