@@ -17,6 +17,7 @@ import warnings
 from contextlib import contextmanager
 
 from autotrace.runtime.backends import selection as backends
+from autotrace.runtime.backends.llvm import cpu_threads as kernel_threads
 from autotrace.runtime.devices import (CPU, Device, DeviceError, check_available, cupy_module,
                                        gpu_count, parse_device)
 from autotrace.runtime.devices import to_device as _to_device
@@ -56,6 +57,19 @@ class _Config:
         "numpy" (one NumPy call per op). Functions traced afterwards use it; graphs already
         compiled keep theirs. The environment variable AUTOTRACE_CPU_BACKEND sets it too."""
         return backends.cpu_backend(name)
+
+    def cpu_threads(self, count: int | None = None) -> int:
+        """Set (with a count) or read how many threads a large fused region of the compiled
+        CPU backend runs on: by default the environment variable AUTOTRACE_NUM_THREADS, else
+        as many as the cores this process may run on (os.sched_getaffinity). 1 runs every
+        kernel on the calling thread. Results are the same, bit for bit, with any count. It
+        applies to calls made afterwards, of functions traced before too.
+
+        Example:
+            >>> autotrace.config.cpu_threads(1)   # fused kernels on the calling thread only
+            1
+        """
+        return kernel_threads.cpu_threads(count)
 
     def gpu_memory(self, growth: bool = True, limit_bytes: int | None = None) -> dict:
         """How GPU memory is taken, through CuPy's memory pool.

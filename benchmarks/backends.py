@@ -6,7 +6,10 @@
 
 Each column is the traced gradient's time as a ratio to the primal (the loss in plain NumPy,
 timed in the same run, the columns taking turns so that load from elsewhere slows all alike),
-then the llvm column over the jax column. BLAS runs on one thread, printed below.
+then the llvm column over the jax column. BLAS runs on one thread; autotrace's fused kernels
+and XLA's loops on every core the process may use (autotrace's: AUTOTRACE_NUM_THREADS, or
+`autotrace.config.cpu_threads`), both printed below. `--one-core` runs the whole process on one
+core, and autotrace's kernels on one thread.
 
 Targets of the compiled backend (printed as PASS or MISS; a MISS does not change the exit
 status, a gradient that differs from the hand-written one does):

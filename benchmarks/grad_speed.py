@@ -251,14 +251,17 @@ def parse_options(doc: str, argv=None, workloads=None, add_arguments=None):
     parser.add_argument("--only", nargs="*", choices=[w.name for w in workloads],
                         help="run only these workloads")
     parser.add_argument("--one-core", action="store_true",
-                        help="run the whole process on one CPU core: JAX (XLA) otherwise "
-                             "spreads large elementwise loops over every core, which BLAS "
-                             "pinned to one thread and autotrace's kernels do not")
+                        help="run the whole process on one CPU core, BLAS and autotrace's "
+                             "fused kernels on one thread: JAX (XLA) and autotrace otherwise "
+                             "spread large elementwise loops over every core, which BLAS "
+                             "pinned to one thread does not")
     if add_arguments is not None:
         add_arguments(parser)
     options = parser.parse_args(argv)
     if options.one_core:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        # one core, one thread: more would only take turns on it
+        autotrace.config.cpu_threads(1)
     return options, [w for w in workloads if not options.only or w.name in options.only]
 
 
@@ -267,6 +270,7 @@ def describe_environment():
     print(f"python {platform.python_version()}, numpy {numpy.__version__}, "
           f"{os.cpu_count()} CPUs, {platform.machine()}, "
           f"BLAS threads {os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, "
+          f"autotrace kernel threads {autotrace.config.cpu_threads()}, "
           f"running on {len(os.sched_getaffinity(0))} of them")
     if os.environ.get("OPENBLAS_CORETYPE"):
         # A machine may pin OpenBLAS to an older CPU's kernels (Haswell's AVX2 on an AVX-512

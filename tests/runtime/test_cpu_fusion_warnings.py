@@ -87,12 +87,12 @@ def test_a_fused_region_warns_as_numpy(name, function, args):
 def test_only_a_kernel_that_raised_an_exception_runs_numpys_calls():
     """1003 values: the last 3 run with 5 lanes of padding, which repeat a value (zeros would
     make log(0) divide by zero there, and every call run NumPy's calls)."""
-    from autotrace.runtime.backends.llvm import cpu_fusion
+    from autotrace.runtime.backends.llvm import cpu_calls
 
     _, kernel = fused(lambda a: np.log(a) * 2.0, [POSITIVE])
     numpy_calls = []
     kernel.numpy_version = lambda *args: numpy_calls.append(args)
-    call = cpu_fusion._wrapper(kernel, kernel.address)
+    call = cpu_calls._wrapper(kernel, kernel.address)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         np.testing.assert_allclose(call(POSITIVE), np.log(POSITIVE) * 2.0, rtol=1e-13)

@@ -29,28 +29,26 @@ it. The fused equation's outputs are the region values read outside it or return
 Only regions of at least `MIN_FUSED_ELEMENTS` elements and two equations are fused: below that
 the call's fixed cost is not won back. A region the compiler refuses stays as NumPy calls, with
 a warning. Runs after DeadCode and MatmulLayout, before BufferReuse (which may then write into
-the fused equation's fresh outputs).
+the fused equation's fresh outputs). The graph's code calls each kernel through
+runtime/backends/llvm/cpu_calls.py, which runs a large region on every core
+(runtime/backends/llvm/cpu_threads.py), with the results of one thread, bit for bit.
 """
 from __future__ import annotations
 
-import functools
-import hashlib
 import math
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...abstract import AbstractArray
 from . import compiler as llvm
-from .cpu_kernels import (ARRAY, BOOL, computes, MAX_WIDTH, REGISTER_TYPES, SCALAR, KernelSpec,
-                          Step, array_layout_known)
-from .cpu_loop import kernel_ir
+from .cpu_calls import CompiledKernel, compiled_kernel
+from .cpu_kernels import (ARRAY, computes, MAX_WIDTH, REGISTER_TYPES, SCALAR, KernelSpec, Step,
+                          array_layout_known)
 from .cpu_reductions import PAIRWISE_BLOCK
-from .cpu_scalar import numpy_errors_default
 from ..fusion import loop_dtypes, replace_regions, run_equations
 from ...graph import Constant, Equation, Graph, Literal, Var
-from ...primitives.registry import Primitive, bind, is_traced, register
+from ...primitives.registry import Primitive, register
 
 # Below this many elements a fused call saves less than it costs. A call costs ~0.8 us (ctypes,
 # np.empty per output), a NumPy ufunc call ~0.3 us; measured (2 cores, AVX-512) on tanh(x*y)+1:
@@ -323,42 +321,6 @@ def _fused_equation(region: Region, read_outside: set) -> Equation | None:
     return Equation(fused_cpu, inputs, {"kernel": kernel}, outputs + sums)
 
 
-class CompiledKernel:
-    """A fused kernel for one shape, called like the equations it replaces:
-    `kernel(*inputs)` returns its output array, or a tuple of them. `kernel.ir` is its LLVM
-    IR and `kernel.call.source` the Python that calls it, for people to read."""
-
-    def __init__(self, name: str, spec: KernelSpec, shape: tuple, input_shapes: tuple,
-                 address: int, ir: str, numpy_version=None, sum_shapes: tuple = ()):
-        self.name = name
-        self.numpy_version = numpy_version  # what runs where NumPy might warn or raise
-        self.ir = ir
-        self.spec = spec
-        self.input_shapes = input_shapes
-        self.shape = shape
-        self.size = math.prod(shape)
-        summed = spec.sums + tuple(index for index, _ in spec.leading_sums + spec.trailing_sums)
-        sum_shapes = sum_shapes or ((),) * len(summed)
-        self.avals = tuple([AbstractArray(shape, spec.steps[index].dtype)
-                            for index in spec.outputs]
-                           + [AbstractArray(sum_shape, spec.steps[index].dtype)
-                              for index, sum_shape in zip(summed, sum_shapes)])
-        self.address = address
-        self.call = _wrapper(self, address)
-
-    @functools.cached_property
-    def unchecked(self):
-        """`call` without the NumPy calls: the kernel's own results, under any NumPy error
-        state and whatever values it computes (for tests)."""
-        return _wrapper(self, self.address, as_numpy=False)
-
-    def __call__(self, *inputs):
-        return self.call(*inputs)
-
-    def __repr__(self) -> str:
-        return self.name
-
-
 def _numpy_version(equations, inputs, results):
     """The region as NumPy calls: run where NumPy's error state is not its default, so that
     np.errstate(all="raise") raises and np.seterr's warnings come, as they would unfused, and
@@ -368,109 +330,6 @@ def _numpy_version(equations, inputs, results):
         computed = tuple(environment[id(var)] for var in results)
         return computed[0] if len(computed) == 1 else computed
     return run
-
-
-def compiled_kernel(spec: KernelSpec, shape: tuple, input_shapes: tuple,
-                    numpy_version=None, sum_shapes: tuple = ()) -> CompiledKernel:
-    """Compile (or load from the caches) the kernel of `spec`, wrapped for results of `shape`,
-    sums of `sum_shapes` (0-d if not given) and inputs of `input_shapes`, running
-    `numpy_version` instead under a non-default NumPy error state."""
-    ir = kernel_ir(spec, "kernel")  # named by its content, so written once, then renamed
-    digest = hashlib.sha256(ir.encode()).hexdigest()[:12]
-    function = f"fused_{digest}"
-    ir = ir.replace("@kernel(", f"@{function}(", 1)
-    address = llvm.compile_module(ir, [function])[function]
-    shaped = hashlib.sha256(f"{digest}{shape}{input_shapes}{sum_shapes}".encode()).hexdigest()
-    return CompiledKernel(f"fused_{shaped[:12]}", spec, shape, input_shapes, address, ir,
-                          numpy_version, sum_shapes)
-
-
-def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
-    """A small Python function that allocates the outputs and calls the kernel through ctypes
-    (the array objects themselves are passed; the kernel reads their data pointers).
-
-    With `as_numpy` (and a NumPy version of the kernel), it runs the region's NumPy calls
-    instead under a non-default NumPy error state, and after the kernel where it raised an
-    invalid value, division by zero or overflow exception (the kernel returns whether it did:
-    runtime/backends/llvm/cpu_loop.py), so that NumPy warns or raises as it would unfused; the
-    kernel's results are NumPy's anyway, to an ulp or two.
-
-    Called with traced values (a compiled graph inlined into another trace), it records the
-    fused equation instead: converting a tracer to an array raises a TypeError first.
-    """
-    import ctypes
-    argument_types = [ctypes.c_int64]
-    parameters, prologue, dtypes = [], [], {}
-    for index, ((dtype, period), value_shape) in enumerate(zip(kernel.spec.inputs,
-                                                                kernel.input_shapes)):
-        name = f"x{index}"
-        parameters.append(name)
-        if period == SCALAR:
-            argument_types.append({np.dtype(np.float64): ctypes.c_double,
-                                   np.dtype(np.float32): ctypes.c_float,
-                                   BOOL: ctypes.c_bool}[dtype])
-        else:
-            argument_types.append(ctypes.py_object)
-            # the kernel reads `size` elements of this dtype: anything else would read past
-            # the array's memory, so it is checked, not assumed
-            prologue += [f"        {name} = ascontiguousarray({name}, {name}_dtype)",
-                         f"        if {name}.shape != {value_shape!r}:",
-                         "            raise TypeError"]
-            dtypes[f"{name}_dtype"] = dtype
-    spec = kernel.spec
-    results = [f"y{index}" for index in range(len(spec.outputs))]
-    results += [f"total{index}" for index in range(
-        len(spec.sums) + len(spec.leading_sums) + len(spec.trailing_sums))]
-    # a sum over leading axes adds each row into its output: it starts at zero
-    zeroed = results[len(spec.outputs) + len(spec.sums):][:len(spec.leading_sums)]
-    namespace = {"ascontiguousarray": np.ascontiguousarray, "empty": np.empty, "zeros": np.zeros,
-                 "ArgumentError": ctypes.ArgumentError, "record": _recorder(kernel),
-                 "errors_default": numpy_errors_default, "numpy_version": kernel.numpy_version,
-                 **dtypes}
-    for result, aval in zip(results, kernel.avals):
-        namespace[f"{result}_dtype"] = aval.dtype
-        allocate = "zeros" if result in zeroed else "empty"
-        prologue.append(f"        {result} = {allocate}({aval.shape!r}, {result}_dtype)")
-        argument_types.append(ctypes.py_object)
-    namespace["compiled"] = ctypes.CFUNCTYPE(ctypes.c_uint8, *argument_types)(address)
-    # a sum of all elements is a NumPy scalar, as np.sum returns it
-    returned = [f"{result}[()]" if aval.shape == () else result
-                for result, aval in zip(results, kernel.avals)]
-    returned = returned[0] if len(returned) == 1 else ", ".join(returned)
-    arguments = ", ".join(parameters)
-    as_numpy = as_numpy and kernel.numpy_version is not None
-    unless = ["    if not errors_default():", f"        return numpy_version({arguments})"]
-    source = "\n".join([
-        f"def {kernel.name}({arguments}):",
-        *(unless if as_numpy else []),
-        "    try:",
-        *prologue,
-        f"        nonfinite = compiled({kernel.size}, {', '.join(parameters + results)})",
-        "    except (TypeError, ValueError, ArgumentError) as error:",
-        f"        return record(error, {arguments})",
-        *(["    if nonfinite:", f"        return numpy_version({arguments})"] if as_numpy
-          else []),
-        f"    return {returned}",
-    ])
-    exec(compile(source, f"<autotrace kernel {kernel.name}>", "exec"), namespace)
-    function = namespace[kernel.name]
-    function.source = source
-    return function
-
-
-def _recorder(kernel: CompiledKernel):
-    def record(error, *inputs):
-        if not any(is_traced(value) for value in inputs):
-            raise TypeError(
-                f"{kernel.name} takes arrays of shape {kernel.shape} and 0-d values of the "
-                f"dtypes it was compiled for, not {', '.join(map(_describe, inputs))}") from error
-        return bind("fused_cpu", *inputs, kernel=kernel)
-    return record
-
-
-def _describe(value) -> str:
-    shape = getattr(value, "shape", None)
-    return type(value).__name__ if shape is None else f"{type(value).__name__} of shape {shape}"
 
 
 def _fused_impl(*inputs, kernel: CompiledKernel):

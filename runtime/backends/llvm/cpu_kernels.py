@@ -241,6 +241,19 @@ class VectorBody:
         return result
 
 
+def calls_library(step: Step) -> bool:
+    """Whether a kernel computes `step` by calling a function of the C library (libmvec's or
+    libm's: tanh, exp, pow...), tens of cycles a value, rather than an instruction or two
+    (`VectorBody.step`)."""
+    if step.operation in ("astype", "where", "reduce_sum"):
+        return False
+    primitive = primitives[step.operation]
+    if (primitive.llvm_instruction or primitive.llvm_intrinsic or primitive.llvm_compare
+            or primitive.llvm_select or integer_exponent(step) is not None):
+        return False
+    return not (step.operation == "power" and step.operands[1] == ("literal", 0.5))
+
+
 def integer_exponent(step: Step) -> int | None:
     """The exponent of `power(x, k)` for a literal integer k small enough to multiply out."""
     if step.operation != "power" or step.operands[1][0] != "literal":

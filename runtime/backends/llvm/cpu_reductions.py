@@ -34,22 +34,23 @@ class Totals:
     """
 
     NAMES = ("b", "s", "c", "p")
+    BLOCK_SUMS = ("b",)  # a kernel's part (several threads) writes its block sums out
+    COMBINED = ("s", "c", "p")  # and `totals_function` adds them up
 
-    def __init__(self, count: int, width: int):
+    def __init__(self, count: int, width: int, names: tuple = NAMES):
         self.count = count
+        self.width = width
         self.vector = f"<{width} x double>"
+        self.names = names
         # NumPy's sums start from +0.0: a sum of -0.0s is 0.0
         self.initial = {name: "zeroinitializer" for name in self.NAMES}
-
-    def names(self, suffix: str) -> list:
-        return [f"%{name}{index}{suffix}" for index in range(self.count) for name in self.NAMES]
 
     def phis(self, suffix: str, incoming: list) -> list:
         """One phi per accumulator: incoming is [(value suffix or None for the initial value,
         block)]."""
         lines = []
         for index in range(self.count):
-            for name in self.NAMES:
+            for name in self.names:
                 sources = ", ".join(
                     f"[ {self.initial[name] if source is None else f'%{name}{index}{source}'}"
                     f", %{block} ]" for source, block in incoming)
@@ -89,6 +90,25 @@ class Totals:
                          f"align {dtype.itemsize}")
         return lines
 
+    def combined(self, dtypes: list, buffers: list, addresses: list) -> list:
+        """The body of a kernel's `totals` function (runtime/backends/llvm/cpu_loop.py), after
+        its `entry` block: the `%blocks` block sums that its parts wrote to each of `buffers`
+        (one vector each, in order, the last the sum of the elements after the last whole
+        block), added into s, c and p as the kernel run whole adds them, then each sum stored
+        at its address: the same additions in the same order, whatever the parts."""
+        v = self.vector
+        lines = ["  br label %combine", "combine:",
+                 "  %k = phi i64 [ 0, %entry ], [ %k.next, %combine ]",
+                 *self.phis("", [(None, "entry"), (".flushed", "combine")])]
+        for index, buffer in enumerate(buffers):
+            lines += [f"  %block{index}.address = getelementptr {v}, ptr {buffer}, i64 %k",
+                      f"  %block{index} = load {v}, ptr %block{index}.address, align 8"]
+        return [*lines, *self.flush("", ".flushed", "%block{}"),
+                "  %k.next = add nuw nsw i64 %k, 1",
+                "  %more = icmp slt i64 %k.next, %blocks",
+                "  br i1 %more, label %combine, label %combined",
+                "combined:",
+                *self.results(".flushed", self.width, dtypes, addresses)]
 
 
 def leading_sum(body: VectorBody, value: str, data: str, position: str, dtype) -> None:
@@ -121,11 +141,12 @@ class TrailingSums:
     def zero(self, dtype) -> str:
         return f"splat ({REGISTER_TYPES[dtype]} {float_constant(-0.0, dtype)})"
 
-    def phis(self) -> list:
+    def phis(self, start: str = "entry") -> list:
+        """The accumulators at the top of the loop, zero coming from block `start`."""
         lines = []
         for k, (dtype, _, _) in enumerate(self.sums):
             vector = f"<{self.lanes} x {REGISTER_TYPES[dtype]}>"
-            lines += [f"  %row{k}.{group} = phi {vector} [ {self.zero(dtype)}, %entry ], "
+            lines += [f"  %row{k}.{group} = phi {vector} [ {self.zero(dtype)}, %{start} ], "
                       f"[ %row{k}.{group}.next, %latch ]" for group in range(self.groups)]
         return lines
 
