@@ -30,7 +30,6 @@ import shutil
 import sys
 import tempfile
 import time
-import traceback
 
 import numpy
 
@@ -173,8 +172,4 @@ def call_overhead() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Exception:
-        traceback.print_exc()
-        sys.exit(2)
+    sys.exit(main())
