@@ -208,7 +208,10 @@ def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
     for result, aval in zip(results, kernel.avals):
         namespace[f"{result}_dtype"] = aval.dtype
         allocate = "zeros" if result in zeroed else "empty"
-        prologue.append(f"        {result} = {allocate}({aval.shape!r}, {result}_dtype)")
+        prologue += [f"        if {result} is None:",
+                     f"            {result} = {allocate}({aval.shape!r}, {result}_dtype)"]
+        if result in zeroed:
+            prologue += ["        else:", f"            {result}.fill(0)"]
     namespace["compiled"] = ctypes.CFUNCTYPE(ctypes.c_uint8, *_argument_types(kernel))(address)
     # a sum of all elements is a NumPy scalar, as np.sum returns it
     returned = [f"{result}[()]" if aval.shape == () else result
@@ -216,6 +219,9 @@ def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
     returned = returned[0] if len(returned) == 1 else ", ".join(returned)
     arguments = ", ".join(parameters)
     passed = ", ".join(parameters + results)
+    # each result may be given, an array of its shape and dtype to write it into (a buffer the
+    # graph keeps from call to call: runtime/execution/call_buffers.py)
+    signature = ", ".join(parameters + [f"{result}=None" for result in results])
     as_numpy = as_numpy and kernel.numpy_version is not None
     unless = ["    if not errors_default():", f"        return numpy_version({arguments})"]
     call = [f"        nonfinite = compiled({kernel.size}, {passed})"]
@@ -229,7 +235,7 @@ def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
                 "        else:",
                 f"            nonfinite = run_parts(threads, pieces, {passed})"]
     source = "\n".join([
-        f"def {kernel.name}({arguments}):",
+        f"def {kernel.name}({signature}):",
         *(unless if as_numpy else []),
         "    try:",
         *prologue,

@@ -341,9 +341,15 @@ def _fused_abstract_eval(*avals, kernel: CompiledKernel):
 
 
 def _fused_source(args, attrs) -> str:
-    return f"{attrs['kernel'].name}({', '.join(args)})"
+    into = attrs.get("out", ())
+    into = (into,) if isinstance(into, str) else into
+    results = [f"y{index}" for index in range(len(attrs["kernel"].spec.outputs))]
+    results += [f"total{index}" for index in range(len(into) - len(results))]
+    given = [f"{result}={name}" for result, name in zip(results, into) if name is not None]
+    return f"{attrs['kernel'].name}({', '.join([*args, *given])})"
 
 
 fused_cpu = register(Primitive(
     "fused_cpu", _fused_impl, _fused_abstract_eval, source=_fused_source, fresh=True,
+    takes_out=True,
     globals=lambda attrs: {attrs["kernel"].name: attrs["kernel"].call}))
