@@ -33,7 +33,9 @@ class LlvmBackend(NumpyBackend):
     # The compiled parts load when first used (they register their own primitives).
     def passes(self) -> list:
         from .cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion
-        return [CpuFusion(self.min_elements or MIN_FUSED_ELEMENTS)]
+        from .cpu_row_fusion import CpuRowFusion
+        minimum = self.min_elements or MIN_FUSED_ELEMENTS
+        return [CpuRowFusion(minimum), CpuFusion(minimum)]
 
     def compile_whole(self, graph, python_version):
         from .cpu_scalar import compile_scalar_graph
