@@ -32,7 +32,8 @@ import warnings
 from .cpu_calls import compiled_kernel
 from .cpu_fusion import (KERNEL_DTYPES, MAX_REGION_EQUATIONS, MIN_FUSED_ELEMENTS, Region,
                          fused_cpu, region_as_numpy, step_dtypes, values_read_outside)
-from .cpu_kernels import ARRAY, SCALAR, KernelSpec, Step, array_layout_known
+from .cpu_kernels import ARRAY, MAX_WIDTH, SCALAR, KernelSpec, Step, array_layout_known
+from .cpu_reductions import PAIRWISE_BLOCK
 from .cpu_rows import PER_ROW, ROW_REDUCTIONS
 from . import compiler as llvm
 from ..fusion import replace_regions
@@ -202,14 +203,31 @@ def find_row_regions(graph: Graph) -> list[Region]:
 
 
 def _has_rows(region: Region) -> bool:
-    """Whether the region reduces rows or reads one value per row: else CpuFusion's loop,
-    which needs no row structure, computes it."""
-    per_row = region.shape[:-1] + (1,)
+    """Whether the region needs a row kernel: it uses a row's reduction in the row, or has a
+    maximum, minimum or mean, or a sum CpuFusion's loop cannot add (rows of no multiple of
+    MAX_WIDTH elements, or longer than PAIRWISE_BLOCK), or reads one value per row, or a row
+    repeated along the leading axes that CpuFusion's loop cannot read (of no multiple of
+    MAX_WIDTH elements: a bias of 10 logits). Else CpuFusion's loop computes it."""
     computed = {id(equation.outputs[0]) for equation in region.equations}
-    return any(reduced_rows(equation) is not None
-               or any(isinstance(value, Var) and value.aval.shape == per_row
-                      and id(value) not in computed for value in equation.inputs)
-               for equation in region.equations)
+    reduced = set()
+    length = region.shape[-1]
+    for equation in region.equations:
+        if reduced_rows(equation) is not None:
+            reduced.add(id(equation.outputs[0]))
+            if (equation.primitive.name != "reduce_sum" or length % MAX_WIDTH
+                    or length > PAIRWISE_BLOCK):
+                return True
+            continue
+        for value in equation.inputs:
+            if not isinstance(value, Var):
+                continue
+            if id(value) in reduced:
+                return True
+            if id(value) not in computed:
+                kind = input_kind(value.aval.shape, region.shape)
+                if kind == PER_ROW or kind is not None and kind > 0 and kind % MAX_WIDTH:
+                    return True
+    return False
 
 
 def _row_equation(region: Region, read_outside: set) -> Equation | None:
