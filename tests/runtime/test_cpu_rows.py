@@ -20,8 +20,9 @@ from autotrace.runtime.execution.executor import compile_graph  # noqa: E402
 from tests.runtime.test_cpu_fusion import (  # noqa: E402
     fused_equations, fused_graph, fusing_backend, run_fused,
 )
+from autotrace.runtime.backends.llvm import cpu_threads  # noqa: E402
 from tests.runtime.test_cpu_threads import (  # noqa: E402
-    assert_same_bits, results_by_thread_count, small_threshold, threads_restored,
+    assert_same_bits, results_by_thread_count,
 )
 
 LENGTHS = [10, 64, 100, 128, 300]
@@ -185,7 +186,12 @@ def test_small_regions_stay_numpy():
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_results_do_not_depend_on_the_thread_count(small_threshold, threads_restored, dtype):
+def test_results_do_not_depend_on_the_thread_count(monkeypatch, dtype):
+    """Kernels of 1,000 elements or more run in pieces of whole rows, as small as can be."""
+    for name in ("MIN_PARALLEL_ELEMENTS", "MIN_PARALLEL_ARITHMETIC_ELEMENTS"):
+        monkeypatch.setattr(cpu_threads, name, 1000)
+    monkeypatch.setattr(cpu_threads, "MIN_PIECE_ELEMENTS", 1)
+    monkeypatch.setattr(cpu_threads, "_settings", {"threads": cpu_threads.cpu_threads()})
     for function, shape in [(softmax, (301, 100)), (squared_softmax, (97, 300)),
                             (lambda a: layer_norm(a, a[0], a[1]), (501, 10))]:
         results, kernels = results_by_thread_count(function, rows(shape, dtype))
@@ -211,3 +217,18 @@ def test_a_kernel_that_raises_a_floating_point_exception_runs_numpy_and_warns():
         messages.append([str(warning.message) for warning in caught])
     assert messages[0] == messages[1] and messages[0]
     assert np.array_equal(results[0][0], results[1], equal_nan=True)
+
+
+def test_a_reduction_without_keepdims_broadcasts_as_numpy_broadcasts_it():
+    """Square rows: np.sum(x, -1) of shape (64,) repeats along the leading axis in x * s."""
+    x = rows((64, 64), np.float64)
+
+    def f(a):
+        s = np.sum(a * a, axis=-1)
+        return a * s + np.max(a, axis=-1), np.log(s) * 2.0
+
+    with np.errstate(all="ignore"):
+        expected = f(x)
+        results, graph = run_fused(f, x)
+    for result, wanted in zip(results, expected):
+        np.testing.assert_allclose(result, wanted, rtol=1e-13)

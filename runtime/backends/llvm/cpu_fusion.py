@@ -20,6 +20,11 @@ value `y` is added up in the same loop, so `y` need not be written at all: of al
 `y.sum(axis=0)`), or over its trailing axes, rows of 16 to 128 elements (`np.sum(y, axis=-1)`;
 `summed_layout`, runtime/backends/llvm/cpu_reductions.py).
 
+Before this pass, CpuRowFusion (runtime/backends/llvm/cpu_row_fusion.py) makes row kernels of
+the regions that reduce rows over the trailing axis and use the results in the same rows
+(softmax, layer norm), read one value per row (`x - m` with m of shape [N, 1]), or read rows
+this loop cannot (of no multiple of 16 elements); this pass fuses what it leaves.
+
 A region is built in graph order: an equation joins the regions that compute its inputs or read
 the same array it reads, merging them, unless one of those regions is closed or one of its sums
 is an input. A region closes when an equation outside it reads one of its values, because the

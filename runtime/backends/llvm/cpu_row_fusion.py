@@ -133,8 +133,12 @@ def _fits(equation: Equation, rows: tuple, row_values: set) -> str | None:
     shape = equation.outputs[0].aval.shape
     arrays = [value for value in equation.inputs if isinstance(value, Var)]
     if shape == rows:
-        return "element" if all(input_kind(value.aval.shape, rows) is not None
-                                for value in arrays) else None
+        # a per-row value that NumPy broadcasts along the rows: keepdims (a row reduction's
+        # result of rows[:-1], as NumPy broadcasts it, would repeat along the leading axes)
+        return "element" if all(
+            input_kind(value.aval.shape, rows) is not None and (
+                id(value) not in row_values or value.aval.shape in (rows[:-1] + (1,), ()))
+            for value in arrays) else None
     if shape in per_row_shapes(rows) and shape != ():
         # an input of this shape that no region computes is one value per row only where it
         # cannot be taken for a row repeated along the leading axes
@@ -259,9 +263,18 @@ def _row_equation(region: Region, read_outside: set) -> Equation | None:
                if id(equation.outputs[0]) in read_outside]
     outputs = [var for var in results if var.aval.shape == rows]
     per_row = [var for var in results if var.aval.shape != rows]
-    # an input that no elementwise step can read is one value per row, of a per-row step
+    # an input that a per-row step reads is one value per row; one that an elementwise step
+    # reads, as NumPy broadcasts it (the region is left to NumPy where they differ)
     kinds = [input_kind(value.aval.shape, rows) for value in inputs]
-    kinds = [PER_ROW if kind is None else kind for kind in kinds]
+    for equation in region.equations:
+        if equation.outputs[0].aval.shape == rows or reduced_rows(equation) is not None:
+            continue
+        for value in equation.inputs:
+            index = argument_of.get(id(value))
+            if index is not None and value.aval.shape != ():
+                if kinds[index] not in (None, PER_ROW):
+                    return None
+                kinds[index] = PER_ROW
     spec = KernelSpec(
         tuple((value.aval.dtype, kind) for value, kind in zip(inputs, kinds)), tuple(steps),
         tuple(step_of[id(var)] for var in outputs),

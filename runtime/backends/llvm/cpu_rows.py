@@ -87,12 +87,11 @@ class RowPlan:
                 self.element_pass[index] = max(passes)
             else:
                 self.row_pass[index] = max(passes)
-        for index, step in enumerate(spec.steps):
-            if index in self.element_pass:
-                for kind, item in step.operands:
-                    if kind == "step" and self.element_pass.get(item, -1) < self.element_pass[
-                            index] and item in self.element_pass:
-                        self.buffered.add(item)
+        for index, step in enumerate(spec.steps):  # element values a later pass reads
+            for kind, item in step.operands if index in self.element_pass else ():
+                if (kind == "step" and item in self.element_pass
+                        and self.element_pass[item] < self.element_pass[index]):
+                    self.buffered.add(item)
         self.passes = max([*self.element_pass.values(), *self.reduced_in, 0]) + 1
 
 
@@ -165,7 +164,7 @@ class _RowWriter:
         spec, lines = self.spec, self.lines
         self.block = "row"  # the block the next instructions go to
         head = VectorBody(1, lines, self.declarations, "h.")
-        self.scalar_ones, self.scalar_splats = {}, {}
+        self.scalar_ones = {}  # input -> its <1 x T> value in this row (0-d or per-row)
         for index, (dtype, period) in enumerate(spec.inputs):
             scalar = REGISTER_TYPES[dtype]
             if period == SCALAR:
@@ -180,8 +179,8 @@ class _RowWriter:
             elif period != ARRAY:  # a row of P elements repeated: this row's place in it
                 place = head.emit(f"urem i64 %r, {period // self.length}")
                 head.lines.append(f"  %start{index} = mul i64 {place}, {self.length}")
-            if period == ARRAY:
-                lines.append(f"  %start{index} = add i64 %base, 0")
+            else:
+                lines.append(f"  %start{index} = add i64 %base, 0")  # the row itself
         for pass_index in range(self.plan.passes + 1):
             self.row_steps(pass_index)
             if pass_index < self.plan.passes:
@@ -362,7 +361,6 @@ class _RowWriter:
 
     def pairwise_sum(self, body: VectorBody, step) -> str:
         """The row's sum as NumPy's pairwise sum adds it (a mean: divided by L), <1 x T>."""
-        spec = self.spec
         kind, item = step.operands[0]
         dtype = step.dtype
         scalar = REGISTER_TYPES[dtype]
@@ -371,8 +369,6 @@ class _RowWriter:
                              f"i64 %start{item}")
         else:
             data = f"%buffer{item}"
-        source = spec.inputs[item][0] if kind == "input" else spec.steps[item].dtype
-        assert source == dtype
 
         def element(position):
             address = body.emit(f"getelementptr {scalar}, ptr {data}, i64 {position}")
