@@ -34,13 +34,16 @@ from .cpu_fusion import (KERNEL_DTYPES, MAX_REGION_EQUATIONS, MIN_FUSED_ELEMENTS
                          fused_cpu, region_as_numpy, step_dtypes, values_read_outside)
 from .cpu_kernels import ARRAY, MAX_WIDTH, SCALAR, KernelSpec, Step, array_layout_known
 from .cpu_reductions import PAIRWISE_BLOCK
-from .cpu_rows import PER_ROW, ROW_REDUCTIONS
+from .cpu_rows import PER_ROW, ROW_REDUCTIONS, RowPlan
 from . import compiler as llvm
 from ..fusion import replace_regions
 from ...graph import Constant, Equation, Graph, Literal, Var
 
-# Each value a later pass reads is kept in a row buffer on the stack: rows stay in the cache.
+# Each value a later pass reads is kept in a row buffer on the kernel's stack (a thread's stack
+# may be small: 128 KiB by default on musl): rows of at most this many elements, and buffers of
+# at most this many bytes in all, so that they stay in the cache too.
 MAX_ROW_LENGTH = 4096
+MAX_ROW_BUFFER_BYTES = 64 * 1024
 
 
 class CpuRowFusion:
@@ -280,6 +283,10 @@ def _row_equation(region: Region, read_outside: set) -> Equation | None:
         tuple(step_of[id(var)] for var in outputs),
         trailing_sums=tuple((step_of[id(var)], rows[-1]) for var in per_row),
         row_length=rows[-1])
+    plan = RowPlan(spec)
+    if sum(spec.steps[index].dtype.itemsize for index in plan.buffered) * (
+            rows[-1] + MAX_WIDTH) > MAX_ROW_BUFFER_BYTES:
+        return None
     try:
         kernel = compiled_kernel(spec, rows, tuple(value.aval.shape for value in inputs),
                                  region_as_numpy(region.equations, inputs, outputs + per_row),
