@@ -23,6 +23,7 @@ from . import cpu_threads
 from .cpu_kernels import BOOL, SCALAR, KernelSpec, calls_library, kernel_width
 from .cpu_loop import kernel_ir
 from .cpu_reductions import SUM_BLOCK
+from .cpu_rows import row_kernel_ir
 from .cpu_scalar import numpy_errors_default
 from ...primitives.registry import bind, is_traced
 
@@ -75,7 +76,8 @@ def compiled_kernel(spec: KernelSpec, shape: tuple, input_shapes: tuple,
     are compiled too."""
     parts = (math.prod(shape) >= parallel_from(spec)
              and KernelParts.split(spec, math.prod(shape), 2) is not None)
-    ir = kernel_ir(spec, "kernel", parts)  # named by its content, so written once, then renamed
+    # named by its content, so written once, then renamed
+    ir = (row_kernel_ir if spec.row_length else kernel_ir)(spec, "kernel", parts)
     digest = hashlib.sha256(ir.encode()).hexdigest()[:12]
     function = f"fused_{digest}"
     suffixes = ["", ".part", ".totals"] if parts and spec.sums else ["", ".part"] if parts else [""]
@@ -123,9 +125,11 @@ class KernelParts:
         if len(columns) > 1:  # two rows of accumulators of different lengths
             return None
         width = kernel_width(spec)
+        rows = tuple(length for _, length in spec.trailing_sums)
+        if spec.row_length:  # a row kernel (cpu_rows.py) runs whole rows
+            width, rows = 1, (spec.row_length,)
         return cpu_threads.pieces(size, width, threads,
-                                  SUM_BLOCK * width if spec.sums else None,
-                                  tuple(length for _, length in spec.trailing_sums),
+                                  SUM_BLOCK * width if spec.sums else None, rows,
                                   columns.pop() if columns else None)
 
     def pieces(self, threads: int) -> list | None:

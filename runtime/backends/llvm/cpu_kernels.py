@@ -88,7 +88,8 @@ class KernelSpec:
     indices of the steps it writes to memory, and the `reduce_sum` steps whose sums it returns:
     `sums` (indices of sums of all elements), `leading_sums` ((index, R) pairs: sums over the
     leading axes into a row of R elements) and `trailing_sums` ((index, L) pairs: one sum per
-    row of L elements, over the trailing axes).
+    row of L elements, over the trailing axes). A kernel with a `row_length` L runs row by row
+    (runtime/backends/llvm/cpu_rows.py says what its inputs, steps and trailing sums may be).
 
     An input's period is ARRAY for an array of the loop's length, SCALAR for a 0-d value passed
     by value, or P > 0 for an array of P elements read over and over (a row broadcast along
@@ -102,6 +103,7 @@ class KernelSpec:
     sums: tuple = ()
     leading_sums: tuple = ()
     trailing_sums: tuple = ()
+    row_length: int = 0
 
     def dtypes(self) -> set:
         return {dtype for dtype, _ in self.inputs} | {step.dtype for step in self.steps}
@@ -245,7 +247,7 @@ def calls_library(step: Step) -> bool:
     """Whether a kernel computes `step` by calling a function of the C library (libmvec's or
     libm's: tanh, exp, pow...), tens of cycles a value, rather than an instruction or two
     (`VectorBody.step`)."""
-    if step.operation in ("astype", "where", "reduce_sum"):
+    if step.operation in ("astype", "where", "reduce_sum", "reduce_max", "reduce_min", "mean"):
         return False
     primitive = primitives[step.operation]
     if (primitive.llvm_instruction or primitive.llvm_intrinsic or primitive.llvm_compare
