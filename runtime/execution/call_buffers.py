@@ -21,8 +21,9 @@ every name of the first (results written into it, views of it) has been read for
 time, before the equation that reads it last. Only what dies inside the call is kept there:
 never an output or anything an output may view, nor anything a control op, a stack push or a
 side effect reads (which may hold on to it); only results of ops that write into any array
-given (`Primitive.takes_out`: ufuncs, clip, matmul, fused kernels) and of known shape, of at
-least one dimension. A call running while another holds the buffers (another thread) makes its
+given (`Primitive.takes_out`: ufuncs, clip, matmul, fused kernels), of known shape, of at
+least one dimension, and C-contiguous whatever the inputs' layout (`c_ordered`), as the
+kept buffer is: NumPy's results are then the same arrays, bit for bit. A call running while another holds the buffers (another thread) makes its
 own set, and both sets are kept for the next calls; a call that raises leaves its set to the
 garbage collector.
 """
@@ -33,8 +34,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..graph import Graph, Var
-from ..primitives.primitive import Primitive
+from ..graph import Constant, Graph, Var
+from ..primitives.primitive import C_ORDER, INPUTS_ORDER, Primitive
 
 
 @dataclass
@@ -66,6 +67,7 @@ def kept_buffers(graph: Graph, sets: dict, last_read: dict, seen: set) -> KeptBu
             for value in equation.inputs:
                 if isinstance(value, Var):
                     held.update(sets.get(value, ()))
+    in_c_order = c_ordered(graph)
     assignment = KeptBuffers()
     free: dict[tuple, list] = {}
     ending: dict[int, list] = {}  # equation index -> slots free after it
@@ -78,7 +80,7 @@ def kept_buffers(graph: Graph, sets: dict, last_read: dict, seen: set) -> KeptBu
         for var in equation.outputs:
             slot = None
             shape = var.aval.shape
-            if (var in sets and var not in held and len(shape) >= 1
+            if (var in sets and var not in held and var in in_c_order and len(shape) >= 1
                     and all(isinstance(size, int) for size in shape)
                     and math.prod(shape) > 0):
                 key = (tuple(shape), np.dtype(var.aval.dtype))
@@ -93,3 +95,29 @@ def kept_buffers(graph: Graph, sets: dict, last_read: dict, seen: set) -> KeptBu
         if any(slot is not None for slot in slots):
             assignment.results[index] = slots
     return assignment
+
+
+def c_ordered(graph: Graph) -> set:
+    """The results of `graph` surely C-contiguous, whatever the layout of its inputs: the new
+    results of matmul and fused kernels, and of ufuncs whose array inputs all are. A kept buffer
+    is C-contiguous, so it may hold only these: NumPy gives a ufunc's result the memory order of
+    its inputs, and a sum over a transposed layout adds in another order, with other roundings."""
+    known: set = set()
+
+    def c_contiguous(value) -> bool:
+        if isinstance(value, Var):
+            return value in known or value.aval.shape == ()
+        if isinstance(value, Constant):
+            return np.ndim(value.value) == 0 or value.value.flags.c_contiguous
+        return True  # a Python number
+
+    for equation in graph.equations:
+        order = equation.primitive.takes_out
+        if "out" in equation.attrs:  # written into an input's buffer (BufferReuse)
+            ordered = c_contiguous(equation.inputs[equation.attrs["out"]])
+        else:
+            ordered = order == C_ORDER or (order == INPUTS_ORDER and all(
+                c_contiguous(value) for value in equation.inputs))
+        if ordered:
+            known.update(equation.outputs)
+    return known

@@ -19,11 +19,11 @@ import numpy as np
 
 from ..abstract import (AbstractArray, broadcast_origins, broadcast_shapes,
                                         unknown_dimension_error)
-from .registry import (Primitive, array_method, out_argument, bind, bind_like, define_function,
-                                        define_runtime_function, device_of_inputs, literal_source,
-                                        numpy_functions, primitives, register, reject_arguments,
-                                        shape_of, static, static_dtype, is_traced, traces,
-                                        ufunc_methods, untraceable, untraceable_shape)
+from .registry import (INPUTS_ORDER, Primitive, array_method, bind, bind_like, define_function,
+                       define_runtime_function, device_of_inputs, is_traced, literal_source,
+                       numpy_functions, out_argument, primitives, register, reject_arguments,
+                       shape_of, static, static_dtype, traces, ufunc_methods, untraceable,
+                       untraceable_shape)
 
 
 def _resolution_type(aval):
@@ -216,7 +216,7 @@ def _register_ufuncs() -> None:
         register(Primitive(
             ufunc.__name__, ufunc, _ufunc_rule(ufunc), source=_ufunc_source(ufunc.__name__),
             fresh=True, writes_into=tuple(range(ufunc.nin)) if ufunc.nout == 1 else (),
-            takes_out=ufunc.nout == 1,
+            takes_out=INPUTS_ORDER if ufunc.nout == 1 else None,
             **ELEMENTWISE_FACTS.get(ufunc.__name__, {})))
 
 
@@ -406,7 +406,7 @@ def bind_where(condition, x=None, y=None):
 
 
 register(Primitive("clip", np.clip, elementwise_rule(np.clip), source=_ufunc_source("clip"),
-                   fresh=True, writes_into=(0,), takes_out=True))
+                   fresh=True, writes_into=(0,), takes_out=INPUTS_ORDER))
 
 
 @traces(np.clip)

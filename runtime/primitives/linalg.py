@@ -13,10 +13,9 @@ import numpy as np
 
 from .. import array_api_products
 from ..abstract import AbstractArray, broadcast_shapes
-from .registry import (SAME_NAME, Primitive, out_argument, array_method, bind, by_example,
-                                        define_traced_function, literal_source,
-                                        read_only_view, register, reject_arguments, shape_of,
-                                        static, traces)
+from .registry import (C_ORDER, SAME_NAME, Primitive, array_method, bind, by_example,
+                       define_traced_function, literal_source, out_argument, read_only_view,
+                       register, reject_arguments, shape_of, static, traces)
 
 
 def _inexact(dtype) -> np.dtype:
@@ -44,7 +43,7 @@ def _matmul_source(args, attrs):
     return f"np.matmul({args[0]}, {args[1]}{out})"
 
 
-register(Primitive("matmul", np.matmul, _matmul_rule, fresh=True, takes_out=True,
+register(Primitive("matmul", np.matmul, _matmul_rule, fresh=True, takes_out=C_ORDER,
                    source=_matmul_source,
                    array_api_function=array_api_products.matmul))
 

@@ -30,7 +30,10 @@ class Primitive:
         writes_into: input positions whose buffer it can write its output into (attr `out`).
         takes_out: its source can write its results into any arrays of their types, given as
             attr `out` (`out_argument`): a buffer the compiled graph keeps from one call to the
-            next (runtime/execution/call_buffers.py).
+            next (runtime/execution/call_buffers.py). C_ORDER where its new results are always
+            C-contiguous (matmul, fused kernels), INPUTS_ORDER where they take the memory order
+            of its inputs, as NumPy's ufuncs do (C-contiguous where every input is); None where
+            it takes no `out`.
         globals: `globals(attrs)` -> {name: object} that the generated code must see for this
             equation (a compiled kernel its `source` calls by name); None when it needs none.
 
@@ -77,7 +80,7 @@ class Primitive:
     statements: Callable | None = None
     fresh: bool = False
     writes_into: tuple = ()
-    takes_out: bool = False
+    takes_out: str | None = None
     globals: Callable | None = None
     # The facts take no part in equality and hashing: they describe the op, they do not tell
     # two ops apart (and `c` is a dict).
@@ -115,6 +118,10 @@ def out_argument(args: list, attrs: dict) -> str:
     next, by name (runtime/execution/call_buffers.py)."""
     out = attrs["out"]
     return out if isinstance(out, str) else args[out]
+
+
+# Primitive.takes_out: the memory order of the results an op makes
+C_ORDER, INPUTS_ORDER = "C-contiguous", "the memory order of its inputs"
 
 
 # Primitive.array_api_function, FunctionFacts.array_api_function: the array-API namespace has a

@@ -23,19 +23,35 @@ def _compiled(function, *args, backend=NUMPY):
 
 
 def test_an_array_that_dies_in_the_call_is_written_into_a_kept_buffer():
-    run, source = _compiled(lambda x, y: np.sum(x * y, axis=0), m34, m34)
+    run, source = _compiled(lambda x, w: np.sum(np.tanh(x @ w) * 2.0, axis=0), m34, m45)
     name = source.splitlines()[0][len("def "):source.index("(")]
     assert source.splitlines()[1:] == [
         f"    _kept = kept_{name}.pop() if kept_{name} else new_kept_{name}()",
         "    _kept0, = _kept",
-        "    c = np.multiply(a, b, out=_kept0)  # f64[3,4]",
-        "    d = np.sum(c, axis=(0,))  # f64[4]",
-        "    del c",
+        "    c = np.matmul(a, b, out=_kept0)  # f64[3,5]",
+        "    d = np.tanh(c, out=c)  # f64[3,5]",
+        "    e = np.multiply(d, 2.0, out=d)  # f64[3,5]",
+        "    f = np.sum(e, axis=(0,))  # f64[5]",
+        "    del c, d, e",
         f"    kept_{name}.append(_kept)",
-        "    return (d,)",
+        "    return (f,)",
     ]
     for x in (m34, -m34):
-        np.testing.assert_array_equal(run(x, m34)[0], np.sum(x * m34, axis=0))
+        np.testing.assert_array_equal(run(x, m45)[0], np.sum(np.tanh(x @ m45) * 2.0, axis=0))
+
+
+def test_only_results_surely_c_contiguous_are_kept():
+    """NumPy gives a ufunc's result its inputs' memory order, and sums it in that order: a
+    Fortran-ordered input's product, summed, has other roundings in a C-ordered buffer."""
+    def function(x):
+        return np.sum(x * 3.0), np.sum(np.tanh(x @ x.T) * 3.0)
+    x = np.asfortranarray(rng.standard_normal((37, 53)))
+    run, source = _compiled(function, x)
+    assert "np.multiply(a, 3.0)" in source  # x's layout is not known: a new array, as NumPy's
+    assert "out=_kept0)" in source  # the matmul's is
+    for value in (x, np.ascontiguousarray(x), x[:, ::-1]):
+        got, expected = run(value), function(value)
+        assert got[0] == expected[0] and got[1] == expected[1]
 
 
 def test_results_stay_the_callers_across_calls():
@@ -55,33 +71,42 @@ def test_results_stay_the_callers_across_calls():
 
 
 def test_a_returned_view_of_an_intermediate_is_never_kept():
-    run, source = _compiled(lambda x: ((x * 2.0).T, (x + 1.0)[1:]), m34)
-    assert "_kept" not in source
-    first = run(m34)
-    run(-m34)
-    np.testing.assert_array_equal(first[0], (m34 * 2.0).T)
-    np.testing.assert_array_equal(first[1], (m34 + 1.0)[1:])
+    def function(x, w):
+        product = x @ w
+        return (product * 2.0).T, (product + 1.0)[1:], np.sum(np.exp(product))
+    run, source = _compiled(function, m34, m45)
+    assert source.count("out=_kept") == 1  # the exp, alone
+    first = run(m34, m45)
+    run(-m34, m45)
+    np.testing.assert_array_equal(first[0], (m34 @ m45 * 2.0).T)
+    np.testing.assert_array_equal(first[1], (m34 @ m45 + 1.0)[1:])
 
 
 def test_arrays_of_one_shape_share_a_buffer_once_the_first_is_dead():
-    def function(x):
-        a = np.exp(x)
+    def function(x, w):
+        h = x @ w
+        a = np.exp(h)
         b = np.sum(a * a)     # a and a * a die here
-        c = np.sin(x) * b     # the next arrays of their shape take their buffers
+        c = np.sin(h) * b     # the next arrays of their shape take their buffers
         return np.sum(np.cos(c) + c)
-    run, source = _compiled(function, m34)
-    assert source.count("= np.") >= 6
-    assert "_kept0, _kept1 = _kept" in source  # two buffers serve every [3,4] intermediate
-    expected = function(m34)
+    run, source = _compiled(function, m34, m45)
+    assert "_kept0, _kept1 = _kept" in source  # two serve every [3,5] intermediate
+    assert "np.exp(c, out=_kept1)" in source and "np.cos(h, out=_kept1)" in source
+    expected = function(m34, m45)
     for _ in range(3):
-        assert run(m34)[0] == expected
+        assert run(m34, m45)[0] == expected
 
 
 def test_concurrent_calls_each_get_their_own_buffers():
-    x = rng.standard_normal((200, 300))
-    run, _ = _compiled(lambda x, s: np.sum(np.tanh(x * s) * x, axis=1), x, np.float64(1.0))
+    x, w = rng.standard_normal((200, 30)), rng.standard_normal((30, 300))
+
+    def function(x, s):
+        h = x @ w
+        return np.sum(np.tanh(h * s) * h, axis=1)
+    run, source = _compiled(function, x, np.float64(1.0))
+    assert "out=_kept" in source
     scales = [np.float64(0.5 + index) for index in range(8)]
-    expected = [np.sum(np.tanh(x * s) * x, axis=1) for s in scales]
+    expected = [function(x, s) for s in scales]
     results = {}
 
     def work(index):
@@ -98,15 +123,14 @@ def test_concurrent_calls_each_get_their_own_buffers():
 
 
 def test_values_a_loop_carries_are_not_kept():
-    def function(x):
-        start = x * 2.0
+    def function(x, w):
+        start = (x @ w) * 2.0
         return while_loop(lambda state: state[0] < 3, lambda state: (state[0] + 1, state[1] * 0.5),
                           (0, start))
-    graph, _ = trace(function, (m34,))
-    run, source = compile_graph(optimize(graph, backend=NUMPY), backend=NUMPY)
+    run, source = _compiled(function, m34, m45)
     assert "out=_kept" not in source
     for _ in range(2):
-        np.testing.assert_array_equal(run(m34)[1], m34 * 2.0 * 0.5 * 0.5 * 0.5)
+        np.testing.assert_array_equal(run(m34, m45)[1], (m34 @ m45) * 2.0 * 0.5 * 0.5 * 0.5)
 
 
 @pytest.mark.parametrize("backend_name", ["numpy", "llvm"])
