@@ -114,3 +114,34 @@ def test_gelu_gradient_is_one_kernel_with_tanh_inline(dtype):
     assert got.dtype == dtype
     np.testing.assert_allclose(got, expected, rtol=1e-14 if dtype == np.float64 else 2e-6,
                                atol=1e-15 if dtype == np.float64 else 1e-6)
+
+
+def test_interleaved_kernel_computes_what_one_register_at_a_time_does(monkeypatch):
+    from autotrace.runtime.backends.llvm import cpu_kernels
+
+    def function(x, y):
+        t = np.tanh(x * 0.8 + y)
+        return 0.5 * x * (1.0 - t * t) + t
+
+    x, y = np.linspace(-6.0, 6.0, 1003), np.linspace(-1.0, 1.0, 1003)  # 1003: the tail too
+    (interleaved,), graph = run_fused(function, x, y)
+    [equation] = fused_equations(graph)
+    assert cpu_kernels.kernel_width(equation.attrs["kernel"].spec) == cpu_kernels.MAX_WIDTH
+    monkeypatch.setattr(cpu_kernels, "interleaves", lambda spec: False)
+    (one_register,), graph = run_fused(function, x, y)
+    [equation] = fused_equations(graph)
+    assert cpu_kernels.kernel_width(equation.attrs["kernel"].spec) == llvm.vector_width(x.dtype)
+    np.testing.assert_array_equal(interleaved.view(np.uint64), one_register.view(np.uint64))
+    np.testing.assert_allclose(interleaved, function(x, y), rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("function", [
+    lambda x: np.sum(np.tanh(x) * 2.0),            # a sum: its order is the lanes'
+    lambda x: np.tanh(x) * np.exp(x)])             # the C library's exp takes one register
+def test_kernels_that_sum_or_call_the_c_library_stay_one_register_wide(function):
+    from autotrace.runtime.backends.llvm import cpu_kernels
+    x = np.linspace(-3.0, 3.0, 1003)
+    [equation] = fused_equations(run_fused(function, x)[1])
+    spec = equation.attrs["kernel"].spec
+    assert not cpu_kernels.interleaves(spec)
+    assert cpu_kernels.kernel_width(spec) == llvm.vector_width(np.float64)

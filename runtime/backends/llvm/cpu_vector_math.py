@@ -44,7 +44,7 @@ class TanhConstants:
         self.dtype, self.bits = np.dtype(dtype), bits
         self.crossover, self.clamp = crossover, clamp
         self.numerator, self.denominator = numerator, denominator  # P, and Q less its 1
-        self.exp_coefficients = exp_coefficients  # h: exp(r) = 1 + r + r * r * h(r)
+        self.exp_coefficients = exp_coefficients  # R: exp(r) = 1 + r + r c / (2 - c)
         self.ln2_high, self.ln2_low = ln2_high, ln2_low
         self.exponent_bias = exponent_bias
         self.mantissa_bits = {64: 52, 32: 23}[bits]
@@ -62,18 +62,14 @@ TANH = {
         numerator=(-0.3333333333333333, -0.021408625624635535, -0.0002432346109074976,
                    -1.724196864037584e-08),
         denominator=(0.46422587687390593, 0.02451529267753459, 0.00025425434001041103),
-        exp_coefficients=(
-            0.5000000000000012, 0.16666666666666483, 0.04166666666651632,
-            0.008333333333451433, 0.0013888888946678828, 0.00019841269597118904,
-            2.480149034623507e-05, 2.755750728541229e-06, 2.7631125446226205e-07,
-            2.50246452096493e-08),
+        exp_coefficients=(0.166666666666666, -0.0027777777777002934, 6.613756318687473e-05,
+                          -1.653389974904173e-06, 4.138059249231763e-08),
         ln2_high=0.6931471805599453, ln2_low=2.3190468138462996e-17, exponent_bias=1023),
     FLOAT32: TanhConstants(
         np.float32, 32, crossover=1.0, clamp=9.5,
         numerator=(-0.3333333134651184, -0.0017275267746299505, 5.728390169679187e-05),
         denominator=(0.405181884765625,),
-        exp_coefficients=(0.49999988079071045, 0.166665181517601, 0.04166953265666962,
-                          0.008368915878236294, 0.0013751407386735082),
+        exp_coefficients=(0.16666625440120697, -0.0027666937094181776),
         ln2_high=0.6931471824645996, ln2_low=-1.9046542121259336e-09, exponent_bias=127),
 }
 
@@ -105,26 +101,30 @@ def tanh(body, x: str, dtype) -> str:
                              f"{integers} {magnitude_bits}")
     a = body.emit(f"bitcast {integers} {clamped_bits} to {vector}")
 
-    # u = exp(-2a) = 2 ** n * exp(r), -2a = n ln2 + r
+    # u = exp(-2a) = 2 ** n exp(r), -2a = n ln2 + r, and exp(r) = M / B (B = 2 - c,
+    # M = B + 2r, c = r - r * r * R(r * r)): 2u / (1 + u) = 2 ** (n + 1) M / (B + 2 ** n M)
     y = body.emit(f"fmul {vector} {a}, {writer.splat(-2.0)}")
     shifted = writer.fma(y, writer.splat(1.4426950408889634), writer.splat(constants.shifter))
     n = body.emit(f"fsub {vector} {shifted}, {writer.splat(constants.shifter)}")
     reduced = writer.fma(n, writer.splat(-constants.ln2_high), y)  # exact
     r = writer.fma(n, writer.splat(-constants.ln2_low), reduced)
-    h = writer.polynomial(r, constants.exp_coefficients)
     square = body.emit(f"fmul {vector} {r}, {r}")
-    expm1_r = writer.fma(square, h, r)
-    exp_r = body.emit(f"fadd {vector} {expm1_r}, {writer.splat(1.0)}")
+    negative_square = body.emit(f"fneg {vector} {square}")
+    c = writer.fma(negative_square, writer.polynomial(square, constants.exp_coefficients), r)
+    b = body.emit(f"fsub {vector} {writer.splat(2.0)}, {c}")
+    m = writer.fma(r, writer.splat(2.0), b)
     # 2 ** n: n sits in the low bits of `shifted`, whose own exponent shifts out
     shifted_bits = body.emit(f"bitcast {vector} {shifted} to {integers}")
     biased = body.emit(f"add {integers} {shifted_bits}, "
                        f"{writer.integer_splat(constants.exponent_bias)}")
     scale_bits = body.emit(f"shl {integers} {biased}, "
                            f"{writer.integer_splat(constants.mantissa_bits)}")
+    twice_scale_bits = body.emit(f"add {integers} {scale_bits}, "
+                                 f"{writer.integer_splat(1 << constants.mantissa_bits)}")
     scale = body.emit(f"bitcast {integers} {scale_bits} to {vector}")
-    u = body.emit(f"fmul {vector} {exp_r}, {scale}")
-    large_numerator = body.emit(f"fadd {vector} {u}, {u}")
-    large_denominator = body.emit(f"fadd {vector} {u}, {writer.splat(1.0)}")
+    twice_scale = body.emit(f"bitcast {integers} {twice_scale_bits} to {vector}")
+    large_numerator = body.emit(f"fmul {vector} {twice_scale}, {m}")
+    large_denominator = writer.fma(scale, m, b)
 
     # a z P(z) / Q(z)
     z = body.emit(f"fmul {vector} {a}, {a}")
