@@ -124,9 +124,10 @@ def interleaves(spec: KernelSpec) -> bool:
     it computes a function of the C library inline (cpu_vector_math.py), tens of dependent
     instructions a value, too long a chain for the processor to overlap one pass with the next
     on its own. LLVM splits each instruction on a wide vector into one per register, side by
-    side, so that the registers' chains run together: the GELU gradient on 1e6 float64, 4
-    lanes a register (AVX2), 5.8 -> 4.7 ms with 16 lanes. Not in a kernel that calls libmvec
-    (its functions take one register) or adds up sums (their order is its lanes')."""
+    side, so that the registers' chains run together: the GELU gradient on 1e5 values, AVX2
+    (Zen 3), one core, 360 -> 302 us in float64 (4 -> 16 lanes), 148 -> 136 in float32 (8 ->
+    16). Not in a kernel that calls libmvec (its functions take one register) or adds up sums
+    (their order is its lanes')."""
     if spec.sums or spec.leading_sums or spec.trailing_sums:
         return False
     inline = False
