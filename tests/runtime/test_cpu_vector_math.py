@@ -116,23 +116,29 @@ def test_gelu_gradient_is_one_kernel_with_tanh_inline(dtype):
                                atol=1e-15 if dtype == np.float64 else 1e-6)
 
 
-def test_interleaved_kernel_computes_what_one_register_at_a_time_does(monkeypatch):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_interleaved_kernel_computes_what_one_register_at_a_time_does(monkeypatch, dtype):
     from autotrace.runtime.backends.llvm import cpu_kernels
 
     def function(x, y):
         t = np.tanh(x * 0.8 + y)
         return 0.5 * x * (1.0 - t * t) + t
 
-    x, y = np.linspace(-6.0, 6.0, 1003), np.linspace(-1.0, 1.0, 1003)  # 1003: the tail too
+    x = np.linspace(-6.0, 6.0, 1003).astype(dtype)  # 1003: the tail too
+    y = np.linspace(-1.0, 1.0, 1003).astype(dtype)
     (interleaved,), graph = run_fused(function, x, y)
     [equation] = fused_equations(graph)
-    assert cpu_kernels.kernel_width(equation.attrs["kernel"].spec) == cpu_kernels.MAX_WIDTH
+    one_register = llvm.vector_width(x.dtype)
+    assert cpu_kernels.kernel_width(equation.attrs["kernel"].spec) == max(
+        one_register, min(2 * one_register, cpu_kernels.MAX_WIDTH))
     monkeypatch.setattr(cpu_kernels, "interleaves", lambda spec: False)
-    (one_register,), graph = run_fused(function, x, y)
+    (narrow,), graph = run_fused(function, x, y)
     [equation] = fused_equations(graph)
-    assert cpu_kernels.kernel_width(equation.attrs["kernel"].spec) == llvm.vector_width(x.dtype)
-    np.testing.assert_array_equal(interleaved.view(np.uint64), one_register.view(np.uint64))
-    np.testing.assert_allclose(interleaved, function(x, y), rtol=1e-14, atol=1e-15)
+    assert cpu_kernels.kernel_width(equation.attrs["kernel"].spec) == one_register
+    bits = BITS[np.dtype(dtype)]
+    np.testing.assert_array_equal(interleaved.view(bits), narrow.view(bits))
+    tolerance = 1e-14 if dtype == np.float64 else 1e-6
+    np.testing.assert_allclose(interleaved, function(x, y), rtol=tolerance, atol=tolerance)
 
 
 @pytest.mark.parametrize("function", [

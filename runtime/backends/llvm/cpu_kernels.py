@@ -112,11 +112,11 @@ class KernelSpec:
 
 def kernel_width(spec: KernelSpec) -> int:
     """Lanes per vector: as many float64 as a register holds if the kernel computes any float64
-    (float32 values then fill half a register), else as many float32; MAX_WIDTH, two or four
-    registers' worth, in a kernel that `interleaves`."""
+    (float32 values then fill half a register), else as many float32; two registers' worth
+    (at most MAX_WIDTH) in a kernel that `interleaves`."""
     floats = spec.dtypes() - {BOOL}
     width = llvm.vector_width(FLOAT64 if FLOAT64 in floats or not floats else FLOAT32)
-    return max(width, MAX_WIDTH) if interleaves(spec) else width
+    return max(width, min(2 * width, MAX_WIDTH)) if interleaves(spec) else width
 
 
 def interleaves(spec: KernelSpec) -> bool:
@@ -125,9 +125,10 @@ def interleaves(spec: KernelSpec) -> bool:
     instructions a value, too long a chain for the processor to overlap one pass with the next
     on its own. LLVM splits each instruction on a wide vector into one per register, side by
     side, so that the registers' chains run together: the GELU gradient on 1e5 values, AVX2
-    (Zen 3), one core, 360 -> 302 us in float64 (4 -> 16 lanes), 148 -> 136 in float32 (8 ->
-    16). Not in a kernel that calls libmvec (its functions take one register) or adds up sums
-    (their order is its lanes')."""
+    (Zen 3), one core, 370 -> 310 us in float64 (4 -> 8 lanes), 156 -> 135 in float32 (8 ->
+    16); four registers gain nothing more and take twice as long to compile. Not in a kernel
+    that calls libmvec (its functions take one register) or adds up sums (their order is its
+    lanes')."""
     if spec.sums or spec.leading_sums or spec.trailing_sums:
         return False
     inline = False
