@@ -52,7 +52,7 @@ class _Config:
 
     def cpu_backend(self, name: str | None = None) -> str:
         """Set (with a name) or read what traced functions on the CPU compile to: "auto" (the
-        default: "llvm" when the `cpu` extra, llvmlite, is installed, else "numpy"), "llvm"
+        default: "llvm" where llvmlite, a dependency of autotrace, loads, else "numpy"), "llvm"
         (elementwise regions fused into compiled loops; an error if it cannot run here) or
         "numpy" (one NumPy call per op). Functions traced afterwards use it; graphs already
         compiled keep theirs. The environment variable AUTOTRACE_CPU_BACKEND sets it too."""

@@ -532,8 +532,4 @@ def add_arguments(parser) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Exception:
-        traceback.print_exc()
-        sys.exit(2)
+    sys.exit(main())

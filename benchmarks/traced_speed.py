@@ -25,7 +25,6 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import sys
 import time
 import timeit
-import traceback
 
 import numpy
 
@@ -181,8 +180,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Exception:
-        traceback.print_exc()
-        sys.exit(2)
+    sys.exit(main())

@@ -13,8 +13,8 @@ instance, `BACKEND`; selection.py registers them and picks one for a graph:
 - llvm    (llvm/)             the NumPy backend, plus regions of elementwise equations fused
                               into one compiled loop each (llvmlite, glibc's vector math), and
                               graphs of scalars compiled whole (llvm/backend.py says which
-                              module does what); needs the `cpu` extra, and falls back to numpy
-                              without it.
+                              module does what); needs llvmlite (a dependency of autotrace),
+                              and falls back to numpy, with one warning, where it cannot load.
 - cupy    (cupy_backend.py)   CuPy's functions on a GPU, elementwise regions fused into CuPy
                               ElementwiseKernels (fusion.py writes their C); needs the `gpu`
                               extra.
@@ -37,6 +37,9 @@ added to those selection.py registers):
 - `passes()`: graph passes of its own, run after the common passes and before buffer reuse
   (fusion replaces regions of equations by one equation calling a kernel).
 - `writes_in_place`: whether results may be written into dying buffers (`out=`, BufferReuse).
+- `keeps_buffers`: whether a compiled graph keeps the buffers of the arrays that die inside a
+  call for its next call (runtime/execution/call_buffers.py): the CPU's, whose allocator maps
+  large arrays fresh each time; a GPU's memory pool already keeps them.
 - `lowers_scalars`: whether a graph of float64 scalars may be written as Python floats
   (runtime/passes/floats.py): true on the CPU, false where values must stay on a device.
 - `compile_whole(graph, python_version)`: the whole graph as one native function (a graph of

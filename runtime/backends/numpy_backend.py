@@ -11,6 +11,7 @@ class NumpyBackend(Backend):
     name = "numpy"
     device_kind = "cpu"
     lowers_scalars = True
+    keeps_buffers = True
 
     def array_module(self):
         return np

@@ -13,6 +13,7 @@ class Backend:
     device_kind = "cpu"
     lowers_scalars = False
     writes_in_place = True
+    keeps_buffers = False
 
     def available(self) -> str | None:
         """None when this backend can run here, else why not (what to install)."""

@@ -51,6 +51,12 @@ def matmul_adjoint_b(g, a, b):
     if ndim_b == 1:
         return _sum_to_shape(xp.matmul(xp.swapaxes(a, -1, -2), xp.expand_dims(g, -1))[..., 0],
                              np.shape(b))
+    if ndim_b == 2 and np.shape(g)[:-1] == np.shape(a)[:-1]:
+        # a stack of matrices times one matrix (a layer applied to (batch, tokens, features)):
+        # the sum over the stack of a_i.T @ g_i is one product of the rows stacked, one BLAS
+        # call and no (stack, k, m) temporary
+        return xp.matmul(xp.reshape(a, (-1, np.shape(a)[-1])).T,
+                         xp.reshape(g, (-1, np.shape(g)[-1])))
     return _sum_to_shape(xp.matmul(xp.swapaxes(a, -1, -2), g), np.shape(b))
 
 

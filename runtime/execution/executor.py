@@ -47,6 +47,7 @@ from ..graph import Constant, Graph, Literal, Var, short_name
 from ..ops import literal_source, viewed_inputs
 from ..passes import optimize
 from ..passes.floats import float_function_source, lowerable
+from .call_buffers import KeptBuffers, kept_buffers
 
 # Numbers the generated files; the only state here, and only so that file names are unique.
 _graph_numbers = itertools.count(1)
@@ -113,7 +114,8 @@ class _SourceNames:
 
 
 def graph_source(graph: Graph, function_name: str, namespace: dict,
-                 lower_scalars: bool = True, place_constant=None) -> str:
+                 lower_scalars: bool = True, place_constant=None,
+                 keep_buffers: bool = False) -> str:
     """The Python source of `graph` as a function; constants are put in `namespace`.
 
     The subgraphs of control ops (cond, while) become functions of their own, defined first
@@ -121,23 +123,25 @@ def graph_source(graph: Graph, function_name: str, namespace: dict,
     `graph_3_numpy` and the float version `graph_3`, which runs the other where they may differ,
     unless `lower_scalars` is false (a backend whose values stay on a device).
     `place_constant(value)` gives a constant's value as the function uses it (on a device).
+    With `keep_buffers`, the arrays that die inside a call of the graph (not of its subgraphs)
+    are written into buffers the function keeps for its next call (call_buffers.py).
     """
     source = _Source(namespace, lower_scalars, place_constant)
-    _function_source(graph, function_name, source)
+    _function_source(graph, function_name, source, keep_buffers)
     return "\n".join(source.blocks)
 
 
-def _function_source(graph, function_name, source: _Source) -> None:
+def _function_source(graph, function_name, source: _Source, keep_buffers=False) -> None:
     if source.lower_scalars and lowerable(graph):
         exact_name = f"{function_name}_numpy"
         _array_function_source(graph, exact_name, source)
         source.blocks.append(float_function_source(graph, function_name, exact_name,
                                                    _SourceNames(source)))
     else:
-        _array_function_source(graph, function_name, source)
+        _array_function_source(graph, function_name, source, keep_buffers)
 
 
-def _array_function_source(graph, function_name, source: _Source) -> None:
+def _array_function_source(graph, function_name, source: _Source, keep_buffers=False) -> None:
     names = _SourceNames(source)
     namespace = source.namespace
 
@@ -148,34 +152,49 @@ def _array_function_source(graph, function_name, source: _Source) -> None:
 
     parameters = ", ".join(names.of(var) for var in graph.inputs)
     lines = [f"def {function_name}({parameters}):"]
-    deletions = _deletions(graph)
+    sets, last_read, seen = buffer_sets(graph)
+    deletions = _deletions(graph, sets, last_read, seen)
+    kept = kept_buffers(graph, sets, last_read, seen) if keep_buffers else KeptBuffers()
+    if kept.slots:
+        pool, slot_names = f"kept_{function_name}", kept.names("_kept")
+        namespace[pool], namespace[f"new_{pool}"] = [], kept.maker()
+        lines += [f"    _kept = {pool}.pop() if {pool} else new_{pool}()",
+                  f"    {', '.join(slot_names)}{',' if len(slot_names) == 1 else ''} = _kept"]
     for index, equation in enumerate(graph.equations):
         args = [names.use(value) for value in equation.inputs]
         outputs = [names.of(var) for var in equation.outputs]
         primitive = equation.primitive
+        attrs = equation.attrs
+        if index in kept.results:
+            slots = kept.results[index]
+            into = [None if slot is None else slot_names[slot] for slot in slots]
+            attrs = {**attrs, "out": into[0] if len(into) == 1 else tuple(into)}
         if primitive.globals is not None:
-            namespace.update(primitive.globals(equation.attrs))
+            namespace.update(primitive.globals(attrs))
         subgraph_statements = getattr(primitive, "subgraph_statements", None)
         if subgraph_statements is not None:
-            statements = subgraph_statements(outputs, args, equation.attrs, define)
+            statements = subgraph_statements(outputs, args, attrs, define)
         elif primitive.statements is not None:
-            statements = primitive.statements(outputs, args, equation.attrs)
+            statements = primitive.statements(outputs, args, attrs)
         else:
-            statements = [f"{', '.join(outputs)} = {primitive.source(args, equation.attrs)}"]
+            statements = [f"{', '.join(outputs)} = {primitive.source(args, attrs)}"]
         types = " ".join(str(var.aval) for var in equation.outputs)
         lines.append(f"    {statements[0]}  # {types}" if types else f"    {statements[0]}")
         lines.extend(f"    {statement}" for statement in statements[1:])
         if index in deletions:
             lines.append(f"    del {', '.join(names.of(var) for var in deletions[index])}")
     results = [names.result(value) for value in graph.outputs]
+    if kept.slots:
+        lines.append(f"    {pool}.append(_kept)")
     lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''})")
     source.blocks.append("\n".join(lines) + "\n")
 
 
-def _deletions(graph: Graph) -> dict:
-    """Equation index -> the Vars to delete after it: all the names of one buffer (an array,
-    the results written into it with `out=`, views of it), once the last of them is read.
-    Buffers that hold only 0-d values, and those of the graph's inputs and outputs, are left."""
+def buffer_sets(graph: Graph) -> tuple[dict, dict, set]:
+    """The arrays of `graph` that may share memory: (var -> the list of every name of its
+    buffer: the array, the results written into it with `out=`, views of it, one list object
+    per buffer; var -> the index of the last equation reading it; the vars whose buffer the
+    caller sees: the graph's inputs and outputs and every name of theirs)."""
     parent: dict[Var, Var] = {}
 
     def root(var: Var) -> Var:
@@ -201,13 +220,25 @@ def _deletions(graph: Graph) -> dict:
             if isinstance(value, Var):
                 last_read[value] = index
 
-    buffers: dict[Var, list] = {}
+    members: dict[Var, list] = {}
     for var in parent:
-        buffers.setdefault(root(var), []).append(var)
-    kept = {root(value) for value in (*graph.inputs, *graph.outputs) if isinstance(value, Var)}
+        members.setdefault(root(var), []).append(var)
+    sets = {var: members[root(var)] for var in parent}
+    seen = {root(value) for value in (*graph.inputs, *graph.outputs) if isinstance(value, Var)}
+    return sets, last_read, {var for owner in seen for var in members[owner]}
+
+
+def _deletions(graph: Graph, sets: dict, last_read: dict, seen: set) -> dict:
+    """Equation index -> the Vars to delete after it: all the names of one buffer, once the
+    last of them is read. Buffers that hold only 0-d values, and those the caller sees (the
+    graph's inputs and outputs), are left."""
     deletions: dict[int, list] = {}
-    for buffer, members in buffers.items():
-        if buffer in kept or all(var.aval.shape == () for var in members):
+    done = set()
+    for members in sets.values():
+        if id(members) in done or members[0] in seen:
+            continue
+        done.add(id(members))
+        if all(var.aval.shape == () for var in members):
             continue
         deletions.setdefault(max(last_read[var] for var in members), []).extend(members)
     return deletions
@@ -241,7 +272,8 @@ def compile_graph(graph: Graph, name: str = "graph",
     devices = sorted({var.aval.device for var in graph.inputs
                       if isinstance(var.aval, AbstractArray)}) or ["cpu"]
     source = graph_source(graph, function_name, namespace, backend.lowers_scalars,
-                          lambda value: backend.place_constant(value, devices[0]))
+                          lambda value: backend.place_constant(value, devices[0]),
+                          backend.keeps_buffers)
     exec(builtins.compile(source, filename, "exec"), namespace)
     function = namespace[function_name]
     native = backend.compile_whole(graph, function)

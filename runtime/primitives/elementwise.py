@@ -19,7 +19,7 @@ import numpy as np
 
 from ..abstract import (AbstractArray, broadcast_origins, broadcast_shapes,
                                         unknown_dimension_error)
-from .registry import (Primitive, array_method, bind, bind_like, define_function,
+from .registry import (Primitive, array_method, out_argument, bind, bind_like, define_function,
                                         define_runtime_function, device_of_inputs, literal_source,
                                         numpy_functions, primitives, register, reject_arguments,
                                         shape_of, static, static_dtype, is_traced, traces,
@@ -65,7 +65,7 @@ def _ufunc_rule(ufunc: np.ufunc):
 def _ufunc_source(name: str):
     def source(args, attrs):
         if "out" in attrs:
-            return f"np.{name}({', '.join(args)}, out={args[attrs['out']]})"
+            return f"np.{name}({', '.join(args)}, out={out_argument(args, attrs)})"
         return f"np.{name}({', '.join(args)})"
     return source
 
@@ -216,6 +216,7 @@ def _register_ufuncs() -> None:
         register(Primitive(
             ufunc.__name__, ufunc, _ufunc_rule(ufunc), source=_ufunc_source(ufunc.__name__),
             fresh=True, writes_into=tuple(range(ufunc.nin)) if ufunc.nout == 1 else (),
+            takes_out=ufunc.nout == 1,
             **ELEMENTWISE_FACTS.get(ufunc.__name__, {})))
 
 
@@ -404,13 +405,8 @@ def bind_where(condition, x=None, y=None):
     return bind("where", condition, x, y)
 
 
-def _clip_source(args, attrs):
-    out = f", out={args[0]}" if "out" in attrs else ""
-    return f"np.clip({', '.join(args)}{out})"
-
-
-register(Primitive("clip", np.clip, elementwise_rule(np.clip), source=_clip_source,
-                   fresh=True, writes_into=(0,)))
+register(Primitive("clip", np.clip, elementwise_rule(np.clip), source=_ufunc_source("clip"),
+                   fresh=True, writes_into=(0,), takes_out=True))
 
 
 @traces(np.clip)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import array_api_products
 from ..abstract import AbstractArray, broadcast_shapes
-from .registry import (SAME_NAME, Primitive, array_method, bind, by_example,
+from .registry import (SAME_NAME, Primitive, out_argument, array_method, bind, by_example,
                                         define_traced_function, literal_source,
                                         read_only_view, register, reject_arguments, shape_of,
                                         static, traces)
@@ -39,8 +39,13 @@ def _matmul_rule(a, b):
     return AbstractArray(shape, np.result_type(a.dtype, b.dtype), a.device)
 
 
-register(Primitive("matmul", np.matmul, _matmul_rule, fresh=True,
-                   source=lambda args, attrs: f"np.matmul({args[0]}, {args[1]})",
+def _matmul_source(args, attrs):
+    out = f", out={out_argument(args, attrs)}" if "out" in attrs else ""
+    return f"np.matmul({args[0]}, {args[1]}{out})"
+
+
+register(Primitive("matmul", np.matmul, _matmul_rule, fresh=True, takes_out=True,
+                   source=_matmul_source,
                    array_api_function=array_api_products.matmul))
 
 

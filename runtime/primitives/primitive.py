@@ -28,6 +28,9 @@ class Primitive:
         fresh: its output is always a new, writable buffer, never a view of an input nor an
             input itself. Buffer reuse writes into such outputs, so it is claimed per op.
         writes_into: input positions whose buffer it can write its output into (attr `out`).
+        takes_out: its source can write its results into any arrays of their types, given as
+            attr `out` (`out_argument`): a buffer the compiled graph keeps from one call to the
+            next (runtime/execution/call_buffers.py).
         globals: `globals(attrs)` -> {name: object} that the generated code must see for this
             equation (a compiled kernel its `source` calls by name); None when it needs none.
 
@@ -74,6 +77,7 @@ class Primitive:
     statements: Callable | None = None
     fresh: bool = False
     writes_into: tuple = ()
+    takes_out: bool = False
     globals: Callable | None = None
     # The facts take no part in equality and hashing: they describe the op, they do not tell
     # two ops apart (and `c` is a dict).
@@ -103,6 +107,14 @@ primitives: dict[str, Primitive] = {}
 def register(primitive: Primitive) -> Primitive:
     primitives[primitive.name] = primitive
     return primitive
+
+
+def out_argument(args: list, attrs: dict) -> str:
+    """The name of the array an equation's result is written into (attr `out`): one of its
+    inputs, by position (runtime/passes/buffers.py), or a buffer kept from one call to the
+    next, by name (runtime/execution/call_buffers.py)."""
+    out = attrs["out"]
+    return out if isinstance(out, str) else args[out]
 
 
 # Primitive.array_api_function, FunctionFacts.array_api_function: the array-API namespace has a

@@ -40,7 +40,8 @@ from ..abstract import (AbstractArray, abstractify, is_unknown,
 from ..graph import StaticSlice
 from ..state import StateCell
 from .primitive import (  # noqa: F401 - defined there, used here
-    NO_FACTS, SAME_NAME, FunctionFacts, Primitive, declare, function_facts, primitives, register)
+    NO_FACTS, SAME_NAME, FunctionFacts, Primitive, declare, function_facts, out_argument,
+    primitives, register)
 
 LITERAL_TYPES = (bool, int, float, complex)
 

@@ -88,6 +88,7 @@ def assert_matches_numpy(function, *args, rtol=1e-13, signed_zeros=True):
         # the sign of zeros is NumPy's too
         same = (result == wanted) & (wanted == 0)
         assert np.array_equal(np.signbit(result[same]), np.signbit(wanted[same]))
+    return graph
 
 
 UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin", "cos",
@@ -213,10 +214,12 @@ def test_rows_broadcast_along_leading_axes():
     (result,), graph = run_fused(lambda a, b, c: np.sum(np.tanh(a * b) + c), x, bias, x[0])
     assert fused_equations(graph)
     np.testing.assert_allclose(result, np.sum(np.tanh(x * bias) + x[0]), rtol=1e-13)
-    # a row whose length is no multiple of every vector width, or a column, stays NumPy's
-    for a, b in [(np.ones((3, 47)), np.ones(47)), (np.ones((64, 48)), np.ones((64, 1)))]:
-        graph = fused_graph(lambda a, b: np.tanh(a + b) * 2.0, a, b)
-        assert [eq.primitive.name for eq in graph.equations] == ["add", "fused_cpu"]
+    # a row whose length is no multiple of every vector width, or a column: a row kernel
+    # (tests/runtime/test_cpu_rows.py)
+    for a, b in [(sample(3 * 47).reshape(3, 47), sample(47, seed=1)),
+                 (sample(64 * 48).reshape(64, 48), sample(64, seed=2).reshape(64, 1))]:
+        graph = assert_matches_numpy(lambda a, b: np.tanh(a + b) * 2.0, a, b)
+        assert fused_equations(graph)[0].attrs["kernel"].spec.row_length == a.shape[-1]
 
 
 def test_input_that_is_not_contiguous():
@@ -335,13 +338,11 @@ def test_sum_in_float32_and_sums_that_stay_numpy():
     (total,), graph = run_fused(lambda a: np.sum(np.sin(a) * 2.0), x)
     assert fused_equations(graph) and total.dtype == np.float32
     np.testing.assert_allclose(total, np.sum(np.sin(x.astype(np.float64)) * 2.0), rtol=1e-6)
-    # rows of no multiple of 16 elements, a middle axis, rows longer than NumPy's pairwise
-    # block, a dtype argument, or a sum of an input alone are left to NumPy
+    # columns of no multiple of 16 elements, a middle axis, a dtype argument, or a sum of an
+    # input alone are left to NumPy (rows of any length are a row kernel's: test_cpu_rows.py)
     m, cube = rng.standard_normal((40, 30)), rng.standard_normal((4, 16, 144))
     for function, value in [(lambda a: np.sum(np.exp(a) * 2.0, axis=0), m),
-                            (lambda a: np.sum(np.exp(a) * 2.0, axis=-1), m),
                             (lambda a: np.sum(np.exp(a) * 2.0, axis=1), cube),
-                            (lambda a: np.sum(np.exp(a) * 2.0, axis=-1), cube),
                             (lambda a: np.sum(np.exp(a) * 2.0, dtype=np.float32), m),
                             (lambda a: np.sum(a) + np.exp(a) * 2.0, m)]:
         graph = fused_graph(function, value)

@@ -140,10 +140,15 @@ def test_unoptimized_graph_matches_eager(name, function, args):
 def test_source_is_one_line_per_equation_with_names_of_the_graph():
     graph, _ = trace(lambda x, y: np.sum(x * y, axis=0), (m34, v4))
     _, source = compile_graph(graph, name="dot")
+    name = source[len("def "):source.index("(")]
+    assert re.fullmatch(r"dot_\d+", name)
     assert source.splitlines()[1:] == [
-        "    c = np.multiply(a, b)  # f64[3,4]",
+        f"    _kept = kept_{name}.pop() if kept_{name} else new_kept_{name}()",
+        "    _kept0, = _kept",  # c dies in the call: the function keeps its buffer
+        "    c = np.multiply(a, b, out=_kept0)  # f64[3,4]",
         "    d = np.sum(c, axis=(0,))  # f64[4]",
         "    del c",
+        f"    kept_{name}.append(_kept)",
         "    return (d,)",
     ]
 
@@ -229,8 +234,8 @@ def test_keywords_are_not_used_as_names():
             x = np.sin(x)
         return x
     _, source = compile_graph(trace(long, (v3,))[0])
-    assert "    if_ = np.sin(ie)" in source and "    ig = np.sin(if_)" in source
-    assert "    np_ = np.sin(no)" in source
+    assert "    if_ = np.sin(ie, out=_kept" in source and "    ig = np.sin(if_, out=" in source
+    assert "    np_ = np.sin(no, out=_kept" in source
 
 
 def test_dead_arrays_are_deleted_once_every_name_of_their_buffer_is_read():

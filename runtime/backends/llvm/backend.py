@@ -1,7 +1,9 @@
 """The compiled CPU backend: the NumPy backend, with each region of elementwise equations that is
 large enough to pay fused into one loop compiled by LLVM (cpu_fusion.py), which reads each
 input once and writes each output once, calling glibc's vector math (libmvec) for the
-transcendental functions but tanh, which it writes inline (cpu_vector_math.py); and a graph of scalars compiled whole into one native function, its
+transcendental functions but tanh, which it writes inline (cpu_vector_math.py); rows reduced
+over the trailing axis and used in the same rows (softmax, layer norm) in one row kernel each
+(cpu_row_fusion.py); and a graph of scalars compiled whole into one native function, its
 repeated blocks rolled back into loops (cpu_scalar.py).
 
 It needs llvmlite, a dependency of autotrace. Where llvmlite cannot be imported or cannot compile
@@ -33,7 +35,9 @@ class LlvmBackend(NumpyBackend):
     # The compiled parts load when first used (they register their own primitives).
     def passes(self) -> list:
         from .cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion
-        return [CpuFusion(self.min_elements or MIN_FUSED_ELEMENTS)]
+        from .cpu_row_fusion import CpuRowFusion
+        minimum = self.min_elements or MIN_FUSED_ELEMENTS
+        return [CpuRowFusion(minimum), CpuFusion(minimum)]
 
     def compile_whole(self, graph, python_version):
         from .cpu_scalar import compile_scalar_graph

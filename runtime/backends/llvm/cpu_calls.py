@@ -23,6 +23,7 @@ from . import cpu_threads
 from .cpu_kernels import BOOL, SCALAR, KernelSpec, computes_libm_function, kernel_width
 from .cpu_loop import kernel_ir
 from .cpu_reductions import SUM_BLOCK
+from .cpu_rows import row_kernel_ir
 from .cpu_scalar import numpy_errors_default
 from ...primitives.registry import bind, is_traced
 
@@ -75,7 +76,8 @@ def compiled_kernel(spec: KernelSpec, shape: tuple, input_shapes: tuple,
     are compiled too."""
     parts = (math.prod(shape) >= parallel_from(spec)
              and KernelParts.split(spec, math.prod(shape), 2) is not None)
-    ir = kernel_ir(spec, "kernel", parts)  # named by its content, so written once, then renamed
+    # named by its content, so written once, then renamed
+    ir = (row_kernel_ir if spec.row_length else kernel_ir)(spec, "kernel", parts)
     digest = hashlib.sha256(ir.encode()).hexdigest()[:12]
     function = f"fused_{digest}"
     suffixes = ["", ".part", ".totals"] if parts and spec.sums else ["", ".part"] if parts else [""]
@@ -124,9 +126,11 @@ class KernelParts:
         if len(columns) > 1:  # two rows of accumulators of different lengths
             return None
         width = kernel_width(spec)
+        rows = tuple(length for _, length in spec.trailing_sums)
+        if spec.row_length:  # a row kernel (cpu_rows.py) runs whole rows
+            width, rows = 1, (spec.row_length,)
         return cpu_threads.pieces(size, width, threads,
-                                  SUM_BLOCK * width if spec.sums else None,
-                                  tuple(length for _, length in spec.trailing_sums),
+                                  SUM_BLOCK * width if spec.sums else None, rows,
                                   columns.pop() if columns else None)
 
     def pieces(self, threads: int) -> list | None:
@@ -209,7 +213,10 @@ def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
     for result, aval in zip(results, kernel.avals):
         namespace[f"{result}_dtype"] = aval.dtype
         allocate = "zeros" if result in zeroed else "empty"
-        prologue.append(f"        {result} = {allocate}({aval.shape!r}, {result}_dtype)")
+        prologue += [f"        if {result} is None:",
+                     f"            {result} = {allocate}({aval.shape!r}, {result}_dtype)"]
+        if result in zeroed:
+            prologue += ["        else:", f"            {result}.fill(0)"]
     namespace["compiled"] = ctypes.CFUNCTYPE(ctypes.c_uint8, *_argument_types(kernel))(address)
     # a sum of all elements is a NumPy scalar, as np.sum returns it
     returned = [f"{result}[()]" if aval.shape == () else result
@@ -217,6 +224,9 @@ def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
     returned = returned[0] if len(returned) == 1 else ", ".join(returned)
     arguments = ", ".join(parameters)
     passed = ", ".join(parameters + results)
+    # each result may be given, an array of its shape and dtype to write it into (a buffer the
+    # graph keeps from call to call: runtime/execution/call_buffers.py)
+    signature = ", ".join(parameters + [f"{result}=None" for result in results])
     as_numpy = as_numpy and kernel.numpy_version is not None
     unless = ["    if not errors_default():", f"        return numpy_version({arguments})"]
     call = [f"        nonfinite = compiled({kernel.size}, {passed})"]
@@ -230,7 +240,7 @@ def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
                 "        else:",
                 f"            nonfinite = run_parts(threads, pieces, {passed})"]
     source = "\n".join([
-        f"def {kernel.name}({arguments}):",
+        f"def {kernel.name}({signature}):",
         *(unless if as_numpy else []),
         "    try:",
         *prologue,

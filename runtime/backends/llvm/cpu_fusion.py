@@ -20,6 +20,11 @@ value `y` is added up in the same loop, so `y` need not be written at all: of al
 `y.sum(axis=0)`), or over its trailing axes, rows of 16 to 128 elements (`np.sum(y, axis=-1)`;
 `summed_layout`, runtime/backends/llvm/cpu_reductions.py).
 
+Before this pass, CpuRowFusion (runtime/backends/llvm/cpu_row_fusion.py) makes row kernels of
+the regions that reduce rows over the trailing axis and use the results in the same rows
+(softmax, layer norm), read one value per row (`x - m` with m of shape [N, 1]), or read rows
+this loop cannot (of no multiple of 16 elements); this pass fuses what it leaves.
+
 A region is built in graph order: an equation joins the regions that compute its inputs or read
 the same array it reads, merging them, unless one of those regions is closed or one of its sums
 is an input. A region closes when an equation outside it reads one of its values, because the
@@ -75,7 +80,7 @@ class CpuFusion:
                    if len(region.equations) >= 2 and region.size >= self.min_elements]
         if not regions:
             return graph
-        read_outside = _values_read_outside(graph, regions)
+        read_outside = values_read_outside(graph, regions)
         fused_at: dict[int, Equation] = {}
         replaced: set[int] = set()
         for region in regions:
@@ -254,7 +259,7 @@ def find_regions(graph: Graph) -> list[Region]:
     return regions
 
 
-def _values_read_outside(graph: Graph, regions: list[Region]) -> set[int]:
+def values_read_outside(graph: Graph, regions: list[Region]) -> set[int]:
     """ids of the Vars that an equation outside their region reads, or that the graph returns."""
     member_of = {id(equation): region for region in regions for equation in region.equations}
     produced_by = {id(var): member_of.get(id(equation))
@@ -312,7 +317,7 @@ def _fused_equation(region: Region, read_outside: set) -> Equation | None:
     try:
         kernel = compiled_kernel(spec, region.shape,
                                  tuple(value.aval.shape for value in inputs),
-                                 _numpy_version(region.equations, inputs, outputs + sums),
+                                 region_as_numpy(region.equations, inputs, outputs + sums),
                                  tuple(var.aval.shape for var in sums))
     except RuntimeError as error:
         warnings.warn(f"autotrace could not compile a fused CPU kernel ({error}); "
@@ -321,7 +326,7 @@ def _fused_equation(region: Region, read_outside: set) -> Equation | None:
     return Equation(fused_cpu, inputs, {"kernel": kernel}, outputs + sums)
 
 
-def _numpy_version(equations, inputs, results):
+def region_as_numpy(equations, inputs, results):
     """The region as NumPy calls: run where NumPy's error state is not its default, so that
     np.errstate(all="raise") raises and np.seterr's warnings come, as they would unfused, and
     where the kernel raised an exception that NumPy warns on, so that NumPy's warnings come."""
@@ -341,9 +346,15 @@ def _fused_abstract_eval(*avals, kernel: CompiledKernel):
 
 
 def _fused_source(args, attrs) -> str:
-    return f"{attrs['kernel'].name}({', '.join(args)})"
+    into = attrs.get("out", ())
+    into = (into,) if isinstance(into, str) else into
+    results = [f"y{index}" for index in range(len(attrs["kernel"].spec.outputs))]
+    results += [f"total{index}" for index in range(len(into) - len(results))]
+    given = [f"{result}={name}" for result, name in zip(results, into) if name is not None]
+    return f"{attrs['kernel'].name}({', '.join([*args, *given])})"
 
 
 fused_cpu = register(Primitive(
     "fused_cpu", _fused_impl, _fused_abstract_eval, source=_fused_source, fresh=True,
+    takes_out=True,
     globals=lambda attrs: {attrs["kernel"].name: attrs["kernel"].call}))

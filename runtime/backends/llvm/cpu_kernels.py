@@ -91,7 +91,8 @@ class KernelSpec:
     indices of the steps it writes to memory, and the `reduce_sum` steps whose sums it returns:
     `sums` (indices of sums of all elements), `leading_sums` ((index, R) pairs: sums over the
     leading axes into a row of R elements) and `trailing_sums` ((index, L) pairs: one sum per
-    row of L elements, over the trailing axes).
+    row of L elements, over the trailing axes). A kernel with a `row_length` L runs row by row
+    (runtime/backends/llvm/cpu_rows.py says what its inputs, steps and trailing sums may be).
 
     An input's period is ARRAY for an array of the loop's length, SCALAR for a 0-d value passed
     by value, or P > 0 for an array of P elements read over and over (a row broadcast along
@@ -105,6 +106,7 @@ class KernelSpec:
     sums: tuple = ()
     leading_sums: tuple = ()
     trailing_sums: tuple = ()
+    row_length: int = 0
 
     def dtypes(self) -> set:
         return {dtype for dtype, _ in self.inputs} | {step.dtype for step in self.steps}
@@ -127,9 +129,9 @@ def interleaves(spec: KernelSpec) -> bool:
     side, so that the registers' chains run together: the GELU gradient on 1e5 values, AVX2
     (Zen 3), one core, 370 -> 310 us in float64 (4 -> 8 lanes), 156 -> 135 in float32 (8 ->
     16); four registers gain nothing more and take twice as long to compile. Not in a kernel
-    that calls libmvec (its functions take one register) or adds up sums (their order is its
-    lanes')."""
-    if spec.sums or spec.leading_sums or spec.trailing_sums:
+    that calls libmvec (its functions take one register), adds up sums (their order is its
+    lanes') or runs row by row."""
+    if spec.sums or spec.leading_sums or spec.trailing_sums or spec.row_length:
         return False
     inline = False
     for step in spec.steps:
@@ -277,7 +279,7 @@ def computes_libm_function(step: Step) -> bool:
     a call to libmvec or libm, or autotrace's own vector version of it (runtime/backends/llvm/
     cpu_vector_math.py), tens of instructions a value rather than an instruction or two
     (`VectorBody.step`)."""
-    if step.operation in ("astype", "where", "reduce_sum"):
+    if step.operation in ("astype", "where", "reduce_sum", "reduce_max", "reduce_min", "mean"):
         return False
     primitive = primitives[step.operation]
     if (primitive.llvm_instruction or primitive.llvm_intrinsic or primitive.llvm_compare

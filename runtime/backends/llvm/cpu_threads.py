@@ -16,7 +16,8 @@ How the elements are split (`pieces`), so that no sum adds in another order:
 - A sum of all elements (cpu_reductions.Totals): the kernel adds blocks of SUM_BLOCK vectors,
   then adds the block sums in order. Pieces start at block boundaries and store their block
   sums, which the kernel's `totals` function then adds in the same order.
-- Sums over trailing axes: pieces hold whole rows.
+- Sums over trailing axes, and row kernels (runtime/backends/llvm/cpu_rows.py): pieces hold
+  whole rows.
 - Sums over leading axes: each column of the row of accumulators is added to in row order, so
   the pieces split the columns, and each runs its columns of every row (`rows`, `stride`).
 So the results do not depend on the number of threads, nor on which thread runs which piece.

@@ -1,0 +1,139 @@
+"""Buffers a compiled graph keeps from one call to the next (runtime/execution/call_buffers.py):
+only arrays that die inside the call live there, never what the caller gets back."""
+import threading
+
+import numpy as np
+import pytest
+
+from autotrace.runtime.backends.selection import backend_named
+from autotrace.runtime.execution.executor import compile_graph
+from autotrace.runtime.passes import optimize
+from autotrace.runtime.tracing.control import while_loop
+from autotrace.runtime.tracing.tracer import trace
+
+rng = np.random.default_rng(7)
+m34 = rng.standard_normal((3, 4))
+m45 = rng.standard_normal((4, 5))
+NUMPY = backend_named("numpy")
+
+
+def _compiled(function, *args, backend=NUMPY):
+    graph, _ = trace(function, args)
+    return compile_graph(optimize(graph, backend=backend), name="g", backend=backend)
+
+
+def test_an_array_that_dies_in_the_call_is_written_into_a_kept_buffer():
+    run, source = _compiled(lambda x, y: np.sum(x * y, axis=0), m34, m34)
+    name = source.splitlines()[0][len("def "):source.index("(")]
+    assert source.splitlines()[1:] == [
+        f"    _kept = kept_{name}.pop() if kept_{name} else new_kept_{name}()",
+        "    _kept0, = _kept",
+        "    c = np.multiply(a, b, out=_kept0)  # f64[3,4]",
+        "    d = np.sum(c, axis=(0,))  # f64[4]",
+        "    del c",
+        f"    kept_{name}.append(_kept)",
+        "    return (d,)",
+    ]
+    for x in (m34, -m34):
+        np.testing.assert_array_equal(run(x, m34)[0], np.sum(x * m34, axis=0))
+
+
+def test_results_stay_the_callers_across_calls():
+    def function(x, w):
+        hidden = np.tanh(x @ w)
+        return hidden * 2.0, np.sum(hidden * hidden)
+    run, source = _compiled(function, m34, m45)
+    assert "out=_kept" in source
+    first = run(m34, m45)
+    kept_first = [np.copy(value) for value in first]
+    second = run(-m34, m45)
+    for value, expected in zip(first, kept_first):
+        np.testing.assert_array_equal(value, expected)  # not overwritten by the second call
+    hidden = np.tanh(-m34 @ m45)
+    np.testing.assert_array_equal(second[0], hidden * 2.0)
+    assert second[1] == np.sum(hidden * hidden)
+
+
+def test_a_returned_view_of_an_intermediate_is_never_kept():
+    run, source = _compiled(lambda x: ((x * 2.0).T, (x + 1.0)[1:]), m34)
+    assert "_kept" not in source
+    first = run(m34)
+    run(-m34)
+    np.testing.assert_array_equal(first[0], (m34 * 2.0).T)
+    np.testing.assert_array_equal(first[1], (m34 + 1.0)[1:])
+
+
+def test_arrays_of_one_shape_share_a_buffer_once_the_first_is_dead():
+    def function(x):
+        a = np.exp(x)
+        b = np.sum(a * a)     # a and a * a die here
+        c = np.sin(x) * b     # the next arrays of their shape take their buffers
+        return np.sum(np.cos(c) + c)
+    run, source = _compiled(function, m34)
+    assert source.count("= np.") >= 6
+    assert "_kept0, _kept1 = _kept" in source  # two buffers serve every [3,4] intermediate
+    expected = function(m34)
+    for _ in range(3):
+        assert run(m34)[0] == expected
+
+
+def test_concurrent_calls_each_get_their_own_buffers():
+    x = rng.standard_normal((200, 300))
+    run, _ = _compiled(lambda x, s: np.sum(np.tanh(x * s) * x, axis=1), x, np.float64(1.0))
+    scales = [np.float64(0.5 + index) for index in range(8)]
+    expected = [np.sum(np.tanh(x * s) * x, axis=1) for s in scales]
+    results = {}
+
+    def work(index):
+        for _ in range(20):
+            results[index] = run(x, scales[index])[0]
+            np.testing.assert_array_equal(results[index], expected[index])
+    threads = [threading.Thread(target=work, args=(index,)) for index in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for index in range(8):
+        np.testing.assert_array_equal(results[index], expected[index])
+
+
+def test_values_a_loop_carries_are_not_kept():
+    def function(x):
+        start = x * 2.0
+        return while_loop(lambda state: state[0] < 3, lambda state: (state[0] + 1, state[1] * 0.5),
+                          (0, start))
+    graph, _ = trace(function, (m34,))
+    run, source = compile_graph(optimize(graph, backend=NUMPY), backend=NUMPY)
+    assert "out=_kept" not in source
+    for _ in range(2):
+        np.testing.assert_array_equal(run(m34)[1], m34 * 2.0 * 0.5 * 0.5 * 0.5)
+
+
+@pytest.mark.parametrize("backend_name", ["numpy", "llvm"])
+def test_traced_gradient_in_kept_buffers_matches_eager(backend_name):
+    import autotrace
+    backend = backend_named(backend_name)
+    if backend.available() is not None:
+        pytest.skip(f"the {backend_name} backend is not available here: {backend.available()}")
+    x = rng.standard_normal((64, 48))
+    w = rng.standard_normal((48, 40))
+
+    def loss(x, w):
+        h = np.tanh(x @ w)
+        return np.sum(0.5 * h * (1.0 + np.tanh(h * h)))
+    eager = autotrace.grad(loss, wrt=(0, 1))
+    before = autotrace.config.cpu_backend()
+    autotrace.config.cpu_backend(backend_name)
+    try:
+        traced = autotrace.function(autotrace.grad(loss, wrt=(0, 1)))
+        results = [traced(x * scale, w) for scale in (1.0, -1.0, 1.0)]
+        source = traced.get_concrete_function(x, w).source
+    finally:
+        autotrace.config.cpu_backend(before)
+    for result, scale in zip(results, (1.0, -1.0, 1.0)):
+        for got, expected in zip(result, eager(x * scale, w)):
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    assert results[0][0] is not results[2][0]
+    assert "out=_kept" in source
+    if backend_name == "llvm":  # a fused kernel writes its results into kept buffers too
+        assert "fused_" in source and "y0=_kept" in source
