@@ -8,9 +8,9 @@ which it adds up. `write_steps` writes the steps as LLVM IR on `<width x double>
 cpu_reductions.py adds up the sums.
 
 Transcendental functions call glibc's vector math library (libmvec) where it has them and libm
-once per lane where it does not, except tanh, written inline as autotrace's own vector version
-(runtime/backends/llvm/cpu_vector_math.py) where the CPU has a fused multiply-add; NumPy's NaN
-rules for maximum, minimum, fmax and fmin are written as compares and selects. No fast-math
+once per lane where it does not, except tanh: autotrace's own vector version, written into the
+module (runtime/backends/llvm/cpu_vector_math.py) where the CPU has a fused multiply-add.
+NumPy's NaN rules for maximum, minimum, fmax and fmin are written as compares and selects. No fast-math
 flags: arithmetic is IEEE, as NumPy's, bit for bit; transcendental functions are glibc's, which
 differ from NumPy's own by an ulp or two (NumPy brings its own SIMD versions of some), and
 tanh is within 1.5 ulp of the correctly rounded result, 2 of NumPy's.
@@ -123,7 +123,7 @@ def kernel_width(spec: KernelSpec) -> int:
 
 def interleaves(spec: KernelSpec) -> bool:
     """Whether the kernel computes several registers of values in each pass of its loop: where
-    it computes a function of the C library inline (cpu_vector_math.py), tens of dependent
+    it computes a function of the C library as IR of its own (cpu_vector_math.py), tens of dependent
     instructions a value, too long a chain for the processor to overlap one pass with the next
     on its own. LLVM splits each instruction on a wide vector into one per register, side by
     side, so that the registers' chains run together: the GELU gradient on 1e5 values, AVX2
