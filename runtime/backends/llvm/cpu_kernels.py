@@ -10,10 +10,10 @@ cpu_reductions.py adds up the sums.
 Transcendental functions call glibc's vector math library (libmvec) where it has them and libm
 once per lane where it does not, except tanh: autotrace's own vector version, written into the
 module (runtime/backends/llvm/cpu_vector_math.py) where the CPU has a fused multiply-add.
-NumPy's NaN rules for maximum, minimum, fmax and fmin are written as compares and selects. No fast-math
-flags: arithmetic is IEEE, as NumPy's, bit for bit; transcendental functions are glibc's, which
-differ from NumPy's own by an ulp or two (NumPy brings its own SIMD versions of some), and
-tanh is within 1.5 ulp of the correctly rounded result, 2 of NumPy's.
+NumPy's NaN rules for maximum, minimum, fmax and fmin are written as compares and selects. No
+fast-math flags: arithmetic is IEEE, as NumPy's, bit for bit; transcendental functions are
+glibc's, which differ from NumPy's own by an ulp or two (NumPy brings its own SIMD versions of
+some), and tanh is within 1.5 ulp of the correctly rounded result, 2 of NumPy's.
 NumPy's warnings (an invalid value, a division by zero, an overflow): a kernel returns whether
 it raised one of those floating-point exceptions (runtime/backends/llvm/cpu_loop.py), and the fused
 call then runs the NumPy calls the region replaced (runtime/backends/llvm/cpu_fusion.py), as it does
