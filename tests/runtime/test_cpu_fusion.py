@@ -133,7 +133,7 @@ def test_without_libmvec_kernels_call_libm_per_element(monkeypatch, dtype):
     function = lambda a, b: np.tanh(a) * np.exp(b) + np.arctan2(a, b) - a ** 2.5  # noqa: E731
     with np.errstate(all="ignore"):
         graph = fused_graph(function, x, y)
-    assert "call double @tanh(" in graph.equations[0].attrs["kernel"].ir or dtype != np.float64
+    assert "call double @exp(" in graph.equations[0].attrs["kernel"].ir or dtype != np.float64
     assert_matches_numpy(function, x, y, rtol=rtol)
 
 

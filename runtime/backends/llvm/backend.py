@@ -1,8 +1,9 @@
 """The compiled CPU backend: the NumPy backend, with each region of elementwise equations that is
 large enough to pay fused into one loop compiled by LLVM (cpu_fusion.py), which reads each
 input once and writes each output once, calling glibc's vector math (libmvec) for the
-transcendental functions; rows reduced over the trailing axis and used in the same rows
-(softmax, layer norm) in one row kernel each (cpu_row_fusion.py); and a graph of scalars compiled whole into one native function, its
+transcendental functions but tanh, which it writes itself (cpu_vector_math.py); rows reduced
+over the trailing axis and used in the same rows (softmax, layer norm) in one row kernel each
+(cpu_row_fusion.py); and a graph of scalars compiled whole into one native function, its
 repeated blocks rolled back into loops (cpu_scalar.py).
 
 It needs llvmlite, a dependency of autotrace. Where llvmlite cannot be imported or cannot compile

@@ -104,6 +104,12 @@ def has_feature(feature: str) -> bool:
     return f"+{feature}" in host()[2].split(",")
 
 
+def has_fused_multiply_add() -> bool:
+    """Whether the host CPU computes a fused multiply-add (llvm.fma) in one instruction: x86's
+    FMA3, and every aarch64."""
+    return has_feature("fma") or host()[0].startswith(("aarch64", "arm64"))
+
+
 # <fenv.h>'s exception flags, per architecture: (the ones NumPy warns on by default: invalid,
 # division by zero, overflow; all of them).
 _EXCEPTION_FLAGS = {"x86_64": (0x01 | 0x04 | 0x08, 0x3D), "aarch64": (0x01 | 0x02 | 0x04, 0x1F)}

@@ -20,7 +20,7 @@ import numpy as np
 from ...abstract import AbstractArray
 from . import compiler as llvm
 from . import cpu_threads
-from .cpu_kernels import BOOL, SCALAR, KernelSpec, calls_library, kernel_width
+from .cpu_kernels import BOOL, SCALAR, KernelSpec, computes_libm_function, kernel_width
 from .cpu_loop import kernel_ir
 from .cpu_reductions import SUM_BLOCK
 from .cpu_rows import row_kernel_ir
@@ -94,8 +94,9 @@ def compiled_kernel(spec: KernelSpec, shape: tuple, input_shapes: tuple,
 
 def parallel_from(spec: KernelSpec) -> int:
     """The fewest elements on which a kernel of `spec` runs on several threads: fewer where it
-    calls the C library's functions, which cost more an element (cpu_threads says how much)."""
-    if any(calls_library(step) for step in spec.steps):
+    computes the C library's functions, which cost more an element (cpu_threads says how
+    much)."""
+    if any(computes_libm_function(step) for step in spec.steps):
         return cpu_threads.MIN_PARALLEL_ELEMENTS
     return cpu_threads.MIN_PARALLEL_ARITHMETIC_ELEMENTS
 

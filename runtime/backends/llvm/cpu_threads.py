@@ -35,7 +35,8 @@ import threading
 # and in a graph more: the pieces of a worker read what the caller's core just wrote, and both
 # threads take page faults on fresh outputs. Measured on a 2-core AMD EPYC (Zen 3, AVX2), 1
 # thread -> 2 threads, best of 15 on an idle machine:
-# - a kernel that calls a function of the C library (`calls_library`), 4 to 5 ns an element:
+# - a kernel that computes a function of the C library (`computes_libm_function`), 4 to 5 ns
+#   an element with glibc's tanh (less with autotrace's own):
 #   tanh(x * y) + x called over and over 25 -> 42 us at 6,144 elements, 49 -> 46 at 12,288,
 #   63 -> 58 at 16,384, 94 -> 78 at 24,576, 254 -> 157 at 65,536, 3,650 -> 1,960 at 1e6; but
 #   in an MLP's gradient, tanh(x @ W + b) 70 -> 120 us at 16,384, 125 -> 190 at 32,768,
