@@ -38,8 +38,9 @@ from .control_variables import (Undefined, _Retry, _error, _is_defined,
                                                  _until_settled, _zeros_like_tree)
 from ..primitives.shape import dimension_size
 from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
-from .tracer import (Tracer, is_array, leaves_with_paths, map_arrays, mark_view,
+from .tracer import (Tracer, leaves_with_paths, map_arrays, mark_view,
                                       write_value)
+from .weak_numbers import dtypes_from_body, weak_carries
 
 
 def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, where: str,
@@ -269,11 +270,26 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
         return tuple(kept if _left_dead(placeholders, names[index], results[index], live)
                      else results[index] for index, kept in zip(carried(), state))
 
+    # index -> the Python number a loop value starts as; `weak`: those still carried in
+    # Python's dtype, for want of another the body gives them (tracing/weak_numbers.py)
+    starts = {carried()[position]: number
+              for position, number in weak_carries(values, carried()).items()}
+    weak = set(starts)
+    if starts:
+        indexes = carried()
+        found_dtypes = dtypes_from_body(parent, loop_body, tuple(values[i] for i in indexes),
+                                        {indexes.index(i): number for i, number in starts.items()})
+        for position, dtype in found_dtypes.items():
+            values[indexes[position]] = np.asarray(starts[indexes[position]], dtype)
+            weak.discard(indexes[position])
+        restore(before_loop)
+
     def attempt():
         promote = {}
         indexes = carried()  # the same through one attempt: the flags change only in `check`
         init = tuple(values[index] for index in indexes)
         carried_names = [names[index] for index in indexes]
+        numbers = [(starts.get(index), index in weak) for index in indexes]
 
         def check(before, after):
             if placeholders is True and found != flags:  # a flag found, or one changed
@@ -285,8 +301,8 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
                 flags.clear()
                 flags.update(found)
                 raise _Retry()
-            _check_loop_values(where, statement, carried_names, init, before, after, promote,
-                               placeholders, user_nones)
+            _check_loop_values(where, statement, carried_names, numbers, before, after,
+                               promote, placeholders, user_nones)
 
         restore(before_loop)
         try:
@@ -294,6 +310,7 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
         except _Retry:
             for position, value in promote.items():  # (empty when the flags changed)
                 values[indexes[position]] = value
+                weak.discard(indexes[position])
             raise
         return state
 
@@ -335,8 +352,13 @@ def _left_dead(placeholders, variable: str, result, live) -> bool:
     return placeholders is True and not _is_defined(result) and variable not in live
 
 
-def _check_loop_values(where, statement, names, init, before, after, promote,
+def _check_loop_values(where, statement, names, numbers, before, after, promote,
                        placeholders, user_nones=()) -> None:
+    """Raise where a loop value changes in one iteration; `_Retry` with `promote` (position ->
+    its new start) where a Python number becomes another dtype. `numbers`: for each loop
+    value, the Python number it starts as (or None), and whether it is still weak, carried in
+    Python's dtype: it then takes the dtype NumPy gives the number meeting the new one
+    (float32 for a float32 scalar), else the wider of the two."""
     for index, variable in enumerate(names):
         old, new = before[index], after[index]
         refuse_halves(where, variable, old, new)
@@ -356,10 +378,10 @@ def _check_loop_values(where, statement, names, init, before, after, promote,
             old_aval, new_aval = _aval(old_leaf), _aval(new_leaf)
             if same_type(old_aval, new_aval):
                 continue
-            number = isinstance(init[index], (int, float, complex)) and not is_array(init[index])
-            if number and old_aval.shape == new_aval.shape:
-                promote[index] = np.asarray(init[index], np.result_type(old_aval.dtype,
-                                                                         new_aval.dtype))
+            start, weak = numbers[index]
+            if start is not None and old_aval.shape == new_aval.shape:
+                joined = np.result_type(new_aval.dtype, start if weak else old_aval.dtype)
+                promote[index] = np.asarray(start, joined)
                 continue
             raise _error(where, f"variable {variable!r}{path} changes from {old_aval} to "
                                 f"{new_aval} in one iteration of this {statement} on a traced "

@@ -1,0 +1,77 @@
+"""Python numbers carried through a traced `if` or loop stay weak, as NumPy 2 and JAX take them.
+
+    total = 0.0
+    for row in X:                      # X float32, the loop traced
+        total = total + np.sum(row)
+
+Eagerly, `total` is a Python float until it meets the float32 sum, and float32 from then on. A
+traced loop carries it as one graph value of one dtype: the dtype NumPy gives what the body
+computes from the Python number (float32 here), not the float64 that the number alone has. A
+traced `if` whose one branch leaves the number and the other a float32 scalar gives both the
+float32 (runtime/tracing/control_branches.py). A number that the body leaves a Python number
+(`n = n + 0.5`) is carried in Python's own dtype (int64, float64, complex128), and takes the
+dtype the body gives it later (`_check_loop_values` in runtime/tracing/control_loops.py).
+
+Decisions:
+- A loop learns the dtypes by tracing its body once more, before the loop is traced, with its
+  Python floats and complex numbers as they are (the first iteration, as NumPy runs it); what
+  that trace records is thrown away. Python ints are left out of it: they are counters and
+  indices, which a Python value would send down other paths (a Python `if` on the counter, a
+  constant index); one that meets an array gets its dtype when the loop is traced.
+- A body that cannot be traced that way (a constant index out of bounds, say) tells nothing:
+  its numbers are carried in Python's dtypes, as before, and the loop traced as it is.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .control import _aval, _numbers_to_arrays, _trace_subgraph
+from .tracer import Tracer, is_array
+
+WEAK_NUMBERS = (int, float, complex)  # not bool: flags of generated code stay Python bools
+_PROBED = (float, complex)
+
+
+def as_dtype(value, dtype):
+    """The scalar `value` (a Python number, a NumPy scalar or a Tracer) as `dtype`."""
+    if isinstance(value, Tracer):
+        return value if value.dtype == dtype else value.astype(dtype)
+    return np.asarray(value, dtype)
+
+
+def weak_carries(values: list, carried: list) -> dict:
+    """Position among the `carried` indexes of `values` -> the Python number the loop value
+    there starts as."""
+    return {position: values[index] for position, index in enumerate(carried)
+            if type(values[index]) in WEAK_NUMBERS}
+
+
+def dtypes_from_body(parent, body, state: tuple, starts: dict) -> dict:
+    """Trace `body(state)` (a loop body over its loop values) once, inside `parent`'s trace,
+    with the Python floats and complex numbers of `starts` (position -> number) as they are,
+    and throw the trace away: position -> the dtype of the scalar the body makes of each
+    number that it makes a scalar array of."""
+    probed = {position: number for position, number in starts.items()
+              if type(number) in _PROBED}
+    if not probed:
+        return {}
+    results = []
+
+    def run(others):
+        others = iter(others)
+        results.append(body(tuple(probed[position] if position in probed else next(others)
+                                  for position in range(len(state)))))
+        return ()
+
+    others = _numbers_to_arrays(tuple(value for position, value in enumerate(state)
+                                      if position not in probed))
+    try:
+        _trace_subgraph(parent, run, (others,), ("loop", object(), "body"), share=False)
+    except Exception:  # noqa: BLE001 - the body traced as it is says what is wrong
+        return {}
+    dtypes = {}
+    for position in probed:
+        result = results[-1][position]
+        if type(result) not in WEAK_NUMBERS and is_array(result) and _aval(result).shape == ():
+            dtypes[position] = _aval(result).dtype
+    return dtypes
