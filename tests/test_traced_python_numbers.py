@@ -71,7 +71,15 @@ def nested(X, w):
     return total
 
 
-FUNCTIONS = [rows, traced_range, traced_while, branch, branch_in_loop, weak_later, nested]
+def int_start(X, w):
+    total = 0  # a Python int: float32 once it meets the float32 sum
+    for row in X:
+        total = total + np.sum(row * w)
+    return total
+
+
+FUNCTIONS = [rows, traced_range, traced_while, branch, branch_in_loop, weak_later, nested,
+             int_start]
 # Forward mode traces no loop over a traced range (in float64 neither).
 UNTRACED_TANGENTS = {traced_range, traced_while}
 
@@ -79,7 +87,7 @@ UNTRACED_TANGENTS = {traced_range, traced_while}
 def arguments(function, dtype):
     rng = np.random.default_rng(3)
     X, w = rng.normal(size=(3, 4)), rng.normal(size=4)
-    matrix = function in (rows, branch_in_loop, weak_later, nested)
+    matrix = function in (rows, branch_in_loop, weak_later, nested, int_start)
     return (X if matrix else X[0]).astype(dtype), w.astype(dtype)
 
 

@@ -275,14 +275,19 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
     starts = {carried()[position]: number
               for position, number in weak_carries(values, carried()).items()}
     weak = set(starts)
-    if starts:
+
+    def learn_dtypes(numbers: dict):
+        """Carry each of `numbers` (index -> a Python number) in the dtype the body makes of
+        it, where the body, traced with it as it is, makes it a scalar array."""
         indexes = carried()
         found_dtypes = dtypes_from_body(parent, loop_body, tuple(values[i] for i in indexes),
-                                        {indexes.index(i): number for i, number in starts.items()})
+                                        {indexes.index(i): number for i, number in numbers.items()})
         for position, dtype in found_dtypes.items():
             values[indexes[position]] = np.asarray(starts[indexes[position]], dtype)
             weak.discard(indexes[position])
         restore(before_loop)
+
+    learn_dtypes({index: number for index, number in starts.items() if type(number) is not int})
 
     def attempt():
         promote = {}
@@ -308,9 +313,14 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
         try:
             state = traced_while(parent, loop_test, loop_body, init, check)
         except _Retry:
+            # A Python int the body makes a float (`n = 0`, `n = n + np.sum(row)`) met the
+            # body as an int64 array, which made that float float64: learn its dtype again.
+            ints = {indexes[position]: starts[indexes[position]] for position in promote
+                    if indexes[position] in weak and type(starts[indexes[position]]) is int}
             for position, value in promote.items():  # (empty when the flags changed)
                 values[indexes[position]] = value
                 weak.discard(indexes[position])
+            learn_dtypes(ints)
             raise
         return state
 

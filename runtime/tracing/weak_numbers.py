@@ -17,7 +17,9 @@ Decisions:
   Python floats and complex numbers as they are (the first iteration, as NumPy runs it); what
   that trace records is thrown away. Python ints are left out of it: they are counters and
   indices, which a Python value would send down other paths (a Python `if` on the counter, a
-  constant index); one that meets an array gets its dtype when the loop is traced.
+  constant index), and which stay ints. Only one that the loop's trace finds becoming a float
+  (`n = 0`, `n = n + np.sum(row)`) is learned so, then: carried as int64 it made that float
+  float64. An int carried as int64 that meets an int32 array stays int64 (NumPy: int32).
 - A body that cannot be traced that way (a constant index out of bounds, say) tells nothing:
   its numbers are carried in Python's dtypes, as before, and the loop traced as it is.
 """
@@ -29,7 +31,6 @@ from .control import _aval, _numbers_to_arrays, _trace_subgraph
 from .tracer import Tracer, is_array
 
 WEAK_NUMBERS = (int, float, complex)  # not bool: flags of generated code stay Python bools
-_PROBED = (float, complex)
 
 
 def as_dtype(value, dtype):
@@ -46,31 +47,29 @@ def weak_carries(values: list, carried: list) -> dict:
             if type(values[index]) in WEAK_NUMBERS}
 
 
-def dtypes_from_body(parent, body, state: tuple, starts: dict) -> dict:
+def dtypes_from_body(parent, body, state: tuple, numbers: dict) -> dict:
     """Trace `body(state)` (a loop body over its loop values) once, inside `parent`'s trace,
-    with the Python floats and complex numbers of `starts` (position -> number) as they are,
-    and throw the trace away: position -> the dtype of the scalar the body makes of each
-    number that it makes a scalar array of."""
-    probed = {position: number for position, number in starts.items()
-              if type(number) in _PROBED}
-    if not probed:
+    with the Python numbers of `numbers` (position -> number) as they are, and throw the trace
+    away: position -> the dtype of the scalar the body makes of each number that it makes a
+    scalar array of."""
+    if not numbers:
         return {}
     results = []
 
     def run(others):
         others = iter(others)
-        results.append(body(tuple(probed[position] if position in probed else next(others)
+        results.append(body(tuple(numbers[position] if position in numbers else next(others)
                                   for position in range(len(state)))))
         return ()
 
     others = _numbers_to_arrays(tuple(value for position, value in enumerate(state)
-                                      if position not in probed))
+                                      if position not in numbers))
     try:
         _trace_subgraph(parent, run, (others,), ("loop", object(), "body"), share=False)
     except Exception:  # noqa: BLE001 - the body traced as it is says what is wrong
         return {}
     dtypes = {}
-    for position in probed:
+    for position in numbers:
         result = results[-1][position]
         if type(result) not in WEAK_NUMBERS and is_array(result) and _aval(result).shape == ():
             dtypes[position] = _aval(result).dtype
