@@ -83,7 +83,7 @@ REAL_RULES = {
 
 # Corpus functions that autotrace.function traces in float64 but not in float32 (none now:
 # a Python float accumulator carried through a traced `if` or loop is weak, float32 after it
-# meets float32, as in NumPy: runtime/tracing/weak_numbers.py).
+# meets float32, as in NumPy: runtime/tracing/control_weak.py).
 PYTHON_FLOAT_CARRIES: set = set()
 
 

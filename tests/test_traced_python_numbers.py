@@ -1,5 +1,5 @@
 """A Python number carried through a traced loop or `if` is weak, as NumPy 2 and JAX take it
-(runtime/tracing/weak_numbers.py): `total = 0.0`, then `total = total + np.sum(row)` over
+(runtime/tracing/control_weak.py): `total = 0.0`, then `total = total + np.sum(row)` over
 float32 rows, is float32 in the graph as it is eagerly, not float64. Each function here is
 traced, and so are its gradient and its tangent; each gives the value and the dtype of the eager
 NumPy code, in float32 and float64, and a float32 graph holds no float64 value.

@@ -9,6 +9,9 @@ np.logical_not.
 Decisions:
 - A traced `if` keeps the live variables both branches assign; one assigned in a single branch
   is an error (the graph runs both paths). Dead ones come back `Undefined`.
+- A variable one branch leaves a Python number and the other a scalar of another dtype gets
+  the dtype NumPy gives the number meeting it (tracing/control_weak.py): `total = 0.0`, and
+  `total += np.sum(x)` in one branch of a float32 program, is float32 after the `if`.
 - In generated code a list is a stack of saved values. One that a traced branch pushes onto or
   pops from becomes a graph stack (runtime/tracing/stacks.py) that holds what the taken branch pushed.
 - In generated code a Python int (a loop's trip count), bool (a flag such as `not _returned1`,
@@ -35,7 +38,7 @@ from .control_variables import (Undefined, _Retry, _error, _is_defined,
                                                  _until_settled, _zeros_like_tree)
 from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
 from .tracer import Tracer, is_array, leaves_with_paths, map_arrays
-from .weak_numbers import WEAK_NUMBERS, as_dtype
+from .control_weak import WEAK_NUMBERS, as_dtype
 
 
 def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple, where: str,

@@ -8,8 +8,10 @@ graph-level `while` op (runtime/tracing/control.py) over the statement's variabl
 Decisions:
 - A traced loop carries the variables assigned before it. One first assigned inside the loop
   is an error only when it is read after the loop.
-- A loop variable that starts as a Python number and becomes a float (`n = 0`, `n = n + 0.5`)
-  is carried as the float: the body is traced again from the promoted start.
+- A loop variable that starts as a Python number is weak, as in NumPy (tracing/control_weak.py):
+  it is carried in the dtype the body gives it, float32 where it meets float32 values
+  (`total = 0.0`, `total += np.sum(row)`), and one that becomes a float (`n = 0`,
+  `n = n + 0.5`) is carried as the float: the body is traced again from the promoted start.
 - `for` over a traced array loops over its first axis in a graph `while` op, unless a variable
   is a list, set or other object, which cannot be a loop value: then the loop is unrolled (its
   length is known while tracing, so the trace still serves every value).
@@ -40,7 +42,7 @@ from ..primitives.shape import dimension_size
 from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
 from .tracer import (Tracer, leaves_with_paths, map_arrays, mark_view,
                                       write_value)
-from .weak_numbers import dtypes_from_body, weak_carries
+from .control_weak import WEAK_NUMBERS, dtypes_from_body
 
 
 def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, where: str,
@@ -271,9 +273,8 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
                      else results[index] for index, kept in zip(carried(), state))
 
     # index -> the Python number a loop value starts as; `weak`: those still carried in
-    # Python's dtype, for want of another the body gives them (tracing/weak_numbers.py)
-    starts = {carried()[position]: number
-              for position, number in weak_carries(values, carried()).items()}
+    # Python's dtype, for want of another the body gives them (tracing/control_weak.py)
+    starts = {index: values[index] for index in carried() if type(values[index]) in WEAK_NUMBERS}
     weak = set(starts)
 
     def learn_dtypes(numbers: dict):

@@ -20,6 +20,9 @@ Decisions:
   constant index), and which stay ints. Only one that the loop's trace finds becoming a float
   (`n = 0`, `n = n + np.sum(row)`) is learned so, then: carried as int64 it made that float
   float64. An int carried as int64 that meets an int32 array stays int64 (NumPy: int32).
+- The loop value starts as the number cast to that dtype, as NumPy casts it where it meets
+  the body's float32 values; arithmetic the body does on it before (`t * 0.9 + np.sum(row)`)
+  is then done in float32, not in Python's float64 (a rounding apart, in the first iteration).
 - A body that cannot be traced that way (a constant index out of bounds, say) tells nothing:
   its numbers are carried in Python's dtypes, as before, and the loop traced as it is.
 """
@@ -38,13 +41,6 @@ def as_dtype(value, dtype):
     if isinstance(value, Tracer):
         return value if value.dtype == dtype else value.astype(dtype)
     return np.asarray(value, dtype)
-
-
-def weak_carries(values: list, carried: list) -> dict:
-    """Position among the `carried` indexes of `values` -> the Python number the loop value
-    there starts as."""
-    return {position: values[index] for position, index in enumerate(carried)
-            if type(values[index]) in WEAK_NUMBERS}
 
 
 def dtypes_from_body(parent, body, state: tuple, numbers: dict) -> dict:
@@ -71,6 +67,11 @@ def dtypes_from_body(parent, body, state: tuple, numbers: dict) -> dict:
     dtypes = {}
     for position in numbers:
         result = results[-1][position]
-        if type(result) not in WEAK_NUMBERS and is_array(result) and _aval(result).shape == ():
-            dtypes[position] = _aval(result).dtype
+        if type(result) in WEAK_NUMBERS or not is_array(result) or _aval(result).shape != ():
+            continue
+        dtype = _aval(result).dtype
+        if np.result_type(dtype, numbers[position]) == dtype:
+            # NumPy would make the number this dtype where it meets the body's arrays: the
+            # loop starts from it as such (a complex number the body makes a float does not)
+            dtypes[position] = dtype
     return dtypes
