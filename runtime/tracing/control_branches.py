@@ -9,6 +9,9 @@ np.logical_not.
 Decisions:
 - A traced `if` keeps the live variables both branches assign; one assigned in a single branch
   is an error (the graph runs both paths). Dead ones come back `Undefined`.
+- A variable one branch leaves a Python number and the other a scalar of another dtype gets
+  the dtype NumPy gives the number meeting it (tracing/control_weak.py): `total = 0.0`, and
+  `total += np.sum(x)` in one branch of a float32 program, is float32 after the `if`.
 - In generated code a list is a stack of saved values. One that a traced branch pushes onto or
   pops from becomes a graph stack (runtime/tracing/stacks.py) that holds what the taken branch pushed.
 - In generated code a Python int (a loop's trip count), bool (a flag such as `not _returned1`,
@@ -34,7 +37,8 @@ from .control_variables import (Undefined, _Retry, _error, _is_defined,
                                                  _may_be_placeholder, _scalar_condition,
                                                  _until_settled, _zeros_like_tree)
 from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
-from .tracer import Tracer, leaves_with_paths, map_arrays
+from .tracer import Tracer, is_array, leaves_with_paths, map_arrays
+from .control_weak import WEAK_NUMBERS, as_dtype
 
 
 def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple, where: str,
@@ -57,12 +61,15 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
     saved: dict = {}  # index -> the snapshot of a TracedStack before the branches are traced
     counts: dict = {}  # index -> a Python int or bool both branches leave the same
     numbers: dict = {}  # side -> {index: a Python int or bool the branch left}
+    weak: dict = {}  # side -> {index: a Python number (weak) the branch left}
 
     def branch(function, side):
         def run(*operands):
             results = _traced_branch(function, operands, side, where, "`if`")
             numbers[side] = {index: value for index, value in enumerate(results)
                              if _is_python_ints(value)}  # before they become arrays
+            weak[side] = {index: value for index, value in enumerate(results)
+                          if type(value) in WEAK_NUMBERS}
             return tuple(None if index in counts
                          else fixes[side, index](value) if (side, index) in fixes
                          else value if kept else None
@@ -93,6 +100,10 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                 needed.update(_placeholders(index, values[index], in_true, in_false))
                 if any(key[1] == index for key in needed):
                     continue
+            joined = _weak_join(weak, index, in_true, in_false)
+            if joined:
+                needed.update(joined)
+                continue
             _check_variable(where, variable, in_true, in_false, placeholders)
         if needed or converted:
             fixes.update(needed)
@@ -219,6 +230,21 @@ def _placeholders(index: int, before, in_true, in_false) -> dict:
             fixes[side, index] = lambda value, unset=unset: [unset.get(i, item)
                                                              for i, item in enumerate(value)]
     return fixes
+
+
+def _weak_join(weak: dict, index: int, in_true, in_false) -> dict:
+    """Where one branch leaves a variable a Python number (weak, as NumPy 2 and JAX take it) and
+    the other a scalar of another dtype (`total = 0.0` before the `if`, `total += x[i]` in one
+    branch): the fixes that give both sides the dtype NumPy gives the number meeting that
+    scalar (float32 for a float32 one), as the eager code has after its next use of it."""
+    sides = {True: in_true, False: in_false}
+    if not any(index in weak[side] for side in sides) or not all(
+            is_array(value) and _aval(value).shape == () for value in sides.values()):
+        return {}
+    joined = np.result_type(*(weak[side][index] if index in weak[side] else _aval(value).dtype
+                              for side, value in sides.items()))
+    return {(side, index): lambda value: as_dtype(value, joined)
+            for side, value in sides.items() if _aval(value).dtype != joined}
 
 
 def _check_variable(where: str, variable: str, in_true, in_false,

@@ -8,8 +8,10 @@ graph-level `while` op (runtime/tracing/control.py) over the statement's variabl
 Decisions:
 - A traced loop carries the variables assigned before it. One first assigned inside the loop
   is an error only when it is read after the loop.
-- A loop variable that starts as a Python number and becomes a float (`n = 0`, `n = n + 0.5`)
-  is carried as the float: the body is traced again from the promoted start.
+- A loop variable that starts as a Python number is weak, as in NumPy (tracing/control_weak.py):
+  it is carried in the dtype the body gives it, float32 where it meets float32 values
+  (`total = 0.0`, `total += np.sum(row)`), and one that becomes a float (`n = 0`,
+  `n = n + 0.5`) is carried as the float: the body is traced again from the promoted start.
 - `for` over a traced array loops over its first axis in a graph `while` op, unless a variable
   is a list, set or other object, which cannot be a loop value: then the loop is unrolled (its
   length is known while tracing, so the trace still serves every value).
@@ -38,8 +40,9 @@ from .control_variables import (Undefined, _Retry, _error, _is_defined,
                                                  _until_settled, _zeros_like_tree)
 from ..primitives.shape import dimension_size
 from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
-from .tracer import (Tracer, is_array, leaves_with_paths, map_arrays, mark_view,
+from .tracer import (Tracer, leaves_with_paths, map_arrays, mark_view,
                                       write_value)
+from .control_weak import WEAK_NUMBERS, dtypes_from_body
 
 
 def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, where: str,
@@ -269,11 +272,30 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
         return tuple(kept if _left_dead(placeholders, names[index], results[index], live)
                      else results[index] for index, kept in zip(carried(), state))
 
+    # index -> the Python number a loop value starts as; `weak`: those still carried in
+    # Python's dtype, for want of another the body gives them (tracing/control_weak.py)
+    starts = {index: values[index] for index in carried() if type(values[index]) in WEAK_NUMBERS}
+    weak = set(starts)
+
+    def learn_dtypes(numbers: dict):
+        """Carry each of `numbers` (index -> a Python number) in the dtype the body makes of
+        it, where the body, traced with it as it is, makes it a scalar array."""
+        indexes = carried()
+        found_dtypes = dtypes_from_body(parent, loop_body, tuple(values[i] for i in indexes),
+                                        {indexes.index(i): number for i, number in numbers.items()})
+        for position, dtype in found_dtypes.items():
+            values[indexes[position]] = np.asarray(starts[indexes[position]], dtype)
+            weak.discard(indexes[position])
+        restore(before_loop)
+
+    learn_dtypes({index: number for index, number in starts.items() if type(number) is not int})
+
     def attempt():
         promote = {}
         indexes = carried()  # the same through one attempt: the flags change only in `check`
         init = tuple(values[index] for index in indexes)
         carried_names = [names[index] for index in indexes]
+        numbers = [(starts.get(index), index in weak) for index in indexes]
 
         def check(before, after):
             if placeholders is True and found != flags:  # a flag found, or one changed
@@ -285,15 +307,21 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
                 flags.clear()
                 flags.update(found)
                 raise _Retry()
-            _check_loop_values(where, statement, carried_names, init, before, after, promote,
-                               placeholders, user_nones)
+            _check_loop_values(where, statement, carried_names, numbers, before, after,
+                               promote, placeholders, user_nones)
 
         restore(before_loop)
         try:
             state = traced_while(parent, loop_test, loop_body, init, check)
         except _Retry:
+            # A Python int the body makes a float (`n = 0`, `n = n + np.sum(row)`) met the
+            # body as an int64 array, which made that float float64: learn its dtype again.
+            ints = {indexes[position]: starts[indexes[position]] for position in promote
+                    if indexes[position] in weak and type(starts[indexes[position]]) is int}
             for position, value in promote.items():  # (empty when the flags changed)
                 values[indexes[position]] = value
+                weak.discard(indexes[position])
+            learn_dtypes(ints)
             raise
         return state
 
@@ -335,8 +363,13 @@ def _left_dead(placeholders, variable: str, result, live) -> bool:
     return placeholders is True and not _is_defined(result) and variable not in live
 
 
-def _check_loop_values(where, statement, names, init, before, after, promote,
+def _check_loop_values(where, statement, names, numbers, before, after, promote,
                        placeholders, user_nones=()) -> None:
+    """Raise where a loop value changes in one iteration; `_Retry` with `promote` (position ->
+    its new start) where a Python number becomes another dtype. `numbers`: for each loop
+    value, the Python number it starts as (or None), and whether it is still weak, carried in
+    Python's dtype: it then takes the dtype NumPy gives the number meeting the new one
+    (float32 for a float32 scalar), else the wider of the two."""
     for index, variable in enumerate(names):
         old, new = before[index], after[index]
         refuse_halves(where, variable, old, new)
@@ -356,10 +389,10 @@ def _check_loop_values(where, statement, names, init, before, after, promote,
             old_aval, new_aval = _aval(old_leaf), _aval(new_leaf)
             if same_type(old_aval, new_aval):
                 continue
-            number = isinstance(init[index], (int, float, complex)) and not is_array(init[index])
-            if number and old_aval.shape == new_aval.shape:
-                promote[index] = np.asarray(init[index], np.result_type(old_aval.dtype,
-                                                                         new_aval.dtype))
+            start, weak = numbers[index]
+            if start is not None and old_aval.shape == new_aval.shape:
+                joined = np.result_type(new_aval.dtype, start if weak else old_aval.dtype)
+                promote[index] = np.asarray(start, joined)
                 continue
             raise _error(where, f"variable {variable!r}{path} changes from {old_aval} to "
                                 f"{new_aval} in one iteration of this {statement} on a traced "

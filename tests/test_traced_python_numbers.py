@@ -1,0 +1,177 @@
+"""A Python number carried through a traced loop or `if` is weak, as NumPy 2 and JAX take it
+(runtime/tracing/control_weak.py): `total = 0.0`, then `total = total + np.sum(row)` over
+float32 rows, is float32 in the graph as it is eagerly, not float64. Each function here is
+traced, and so are its gradient and its tangent; each gives the value and the dtype of the eager
+NumPy code, in float32 and float64, and a float32 graph holds no float64 value.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autotrace
+from tests.test_rule_table_dtypes import dtypes_computed_unlike_traced, graph_dtypes, precision
+
+
+def rows(X, w):
+    total = 0.0  # a `for` over a traced array's rows
+    for row in X:
+        total = total + np.sum(row * w)
+    return total
+
+
+def traced_range(x, w):
+    total = 0.0  # a `for` over a range whose bound is traced
+    for i in range(np.sum(x > -10.0)):
+        total += x[i] ** 2 * w[i]
+    return total
+
+
+def traced_while(x, w):
+    i = 0
+    total = 0.0  # a `while` whose condition is traced from its first test
+    while i < np.sum(x > -10.0):
+        total = total + np.exp(x[i]) * w[i]
+        i += 1
+    return total
+
+
+def branch(x, w):
+    total = 0.0  # one branch leaves the Python float, the other a scalar of x's dtype
+    if np.sum(x) > -100.0:
+        total = total + np.sum(x ** 2 * w)
+    return total * 2.0
+
+
+def branch_in_loop(X, w):
+    total = 0.0  # the `if` in the first iteration meets the Python float
+    for row in X:
+        if np.sum(row) > 0.0:
+            total = total + np.sum(row * w)
+        else:
+            total = total - np.sum(row ** 2)
+    return total
+
+
+def weak_later(X, w):
+    before, total = 0.0, 0.0  # `before` meets float32 in the second iteration only
+    for row in X:
+        before = total
+        total = total + np.sum(row * w)
+    return before * total
+
+
+def nested(X, w):
+    total = 0.0
+    for row in X:
+        inner = 0.0
+        for value in row:
+            inner = inner + np.tanh(value)
+        total = total + inner * np.sum(w)
+    return total
+
+
+def int_start(X, w):
+    total = 0  # a Python int: float32 once it meets the float32 sum
+    for row in X:
+        total = total + np.sum(row * w)
+    return total
+
+
+FUNCTIONS = [rows, traced_range, traced_while, branch, branch_in_loop, weak_later, nested,
+             int_start]
+# Forward mode traces no loop over a traced range (in float64 neither).
+UNTRACED_TANGENTS = {traced_range, traced_while}
+
+
+def arguments(function, dtype):
+    rng = np.random.default_rng(3)
+    X, w = rng.normal(size=(3, 4)), rng.normal(size=4)
+    matrix = function in (rows, branch_in_loop, weak_later, nested, int_start)
+    return (X if matrix else X[0]).astype(dtype), w.astype(dtype)
+
+
+def assert_same(traced, eager, dtype):
+    assert np.result_type(traced) == np.result_type(eager)
+    np.testing.assert_allclose(traced, eager, rtol=1e-6 if dtype == np.float32 else 1e-13)
+
+
+def assert_no_wider(graph, dtype, args):
+    assert max(precision(d) for d in graph_dtypes(graph)) <= precision(dtype), str(graph)
+    assert dtypes_computed_unlike_traced(graph, args) == [], str(graph)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("function", FUNCTIONS, ids=lambda f: f.__name__)
+def test_traced_function_computes_what_numpy_does(function, dtype):
+    args = arguments(function, dtype)
+    eager = function(*args)
+    assert np.result_type(eager) == dtype
+    traced = autotrace.function(function)
+    assert_same(traced(*args), eager, dtype)
+    assert_no_wider(traced.graph(*args, optimized=False), dtype, args)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("function", FUNCTIONS, ids=lambda f: f.__name__)
+def test_traced_gradient_computes_what_numpy_does(function, dtype):
+    args = arguments(function, dtype)
+    gradient = autotrace.grad(function, wrt=(0, 1))
+    eager = gradient(*args)
+    traced = autotrace.function(gradient)
+    for traced_part, eager_part in zip(traced(*args), eager):
+        assert eager_part.dtype == dtype
+        assert_same(traced_part, eager_part, dtype)
+    assert_no_wider(traced.graph(*args, optimized=False), dtype, args)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("function", [f for f in FUNCTIONS if f not in UNTRACED_TANGENTS],
+                         ids=lambda f: f.__name__)
+def test_traced_tangent_computes_what_numpy_does(function, dtype):
+    args = arguments(function, dtype)
+    tangent = autotrace.forward(function, wrt=0)
+    eager = tangent(*args)
+    traced = autotrace.function(tangent)
+    for traced_part, eager_part in zip(traced(*args), eager):
+        assert_same(traced_part, eager_part, dtype)
+    assert_no_wider(traced.graph(*args, optimized=False), dtype, args)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_both_branches_give_the_value_numpy_gives(dtype):
+    """The branch that leaves the Python float gives it, as a scalar of the other's dtype."""
+    traced = autotrace.function(branch)
+    x, w = arguments(branch, dtype)
+    low = np.full_like(x, -100.0)
+    assert traced(low, w) == branch(low, w) == 0.0
+    assert_same(traced(x, w), branch(x, w), dtype)
+
+
+def test_a_loop_that_runs_no_iteration_gives_the_number_back():
+    x, w = np.full(4, -20.0, np.float32), np.ones(4, np.float32)
+    assert autotrace.function(traced_while)(x, w) == traced_while(x, w) == 0.0
+
+
+def test_a_number_the_body_keeps_a_python_number_stays_in_pythons_dtype():
+    def halving(X):
+        scale = 1.0  # never meets an array: a Python float eagerly, float64 in the graph
+        for _ in X:
+            scale = scale * 0.5
+        return scale
+
+    X = np.ones((3, 4), np.float32)
+    traced = autotrace.function(halving)(X)
+    assert np.result_type(traced) == np.float64 and traced == halving(X) == 0.125
+
+
+def test_a_complex_accumulator_takes_complex64_from_float32_rows():
+    def spectrum(X):
+        z = 0j
+        for row in X:
+            z = z * 0.5 + np.sum(row)
+        return z
+
+    X = np.random.default_rng(0).normal(size=(3, 4)).astype(np.float32)
+    assert_same(autotrace.function(spectrum)(X), spectrum(X), np.float32)
+    assert np.result_type(spectrum(X)) == np.complex64
