@@ -33,7 +33,7 @@ class LlvmBackend(NumpyBackend):
     # The compiled parts load when first used (they register their own primitives).
     def passes(self) -> list:
         from .cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion
-        return [CpuFusion(self.min_elements or MIN_FUSED_ELEMENTS)]
+        return [*super().passes(), CpuFusion(self.min_elements or MIN_FUSED_ELEMENTS)]
 
     def compile_whole(self, graph, python_version):
         from .cpu_scalar import compile_scalar_graph
