@@ -1,11 +1,12 @@
 """Outer products (runtime/backends/outer_products.py): on the CPU backends a matmul whose
-contracted length is 1 runs as a broadcast multiply and an add of +0.0, giving NumPy's matmul
-bit for bit (special values included), and every other product stays a matmul."""
+contracted length is 1 runs as np.einsum, giving NumPy's matmul bit for bit (special values
+included), and every other product stays a matmul."""
 import numpy as np
 import pytest
 
 import autotrace
-from autotrace.runtime.backends.outer_products import OuterProducts, is_outer_product
+from autotrace.runtime.backends.outer_products import (MIN_ELEMENTS, OuterProducts,
+                                                       is_outer_product)
 from autotrace.runtime.backends.selection import backend_named
 from autotrace.runtime.execution.executor import compile
 from autotrace.runtime.tracing.tracer import trace
@@ -33,9 +34,9 @@ def matmuls(graph):
 @pytest.mark.parametrize("backend_name", ["numpy", "llvm"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shapes", [
-    ((22, 1), (1, 22)),             # a column times a row
-    ((1, 1), (1, 22)),              # a number times a row
-    ((22, 1), (1, 1)),              # a column times a number
+    ((44, 1), (1, 44)),             # a column times a row
+    ((1, 1), (1, 1100)),            # a number times a row
+    ((1100, 1), (1, 1)),            # a column times a number
     ((3, 22, 1), (1, 22)),          # batched, the right operand broadcast
     ((2, 1, 22, 1), (3, 1, 22)),    # batched, both broadcast
 ])
@@ -47,6 +48,7 @@ def test_a_product_of_one_term_is_numpys_matmul_bit_for_bit(backend_name, dtype,
         expected = np.matmul(a, b)
         (result,), graph = run_on(backend_name, lambda x, y: x @ y, a, b)
     assert not matmuls(graph)
+    assert [eq.primitive.name for eq in graph.equations] == ["matmul_outer"]
     assert result.dtype == expected.dtype and result.shape == expected.shape
     assert np.array_equal(bits(result), bits(expected))
 
@@ -61,11 +63,12 @@ def test_negative_zero_products_are_positive_zeros_as_numpys(dtype):
 
 
 @pytest.mark.parametrize("function, args", [
-    (lambda x, y: x @ y, (np.ones((4, 2)), np.ones((2, 5)))),                 # two terms
+    (lambda x, y: x @ y, (np.ones((40, 2)), np.ones((2, 50)))),               # two terms
     (lambda x, y: x @ y, (np.ones((1, 1)), np.ones((1, 1)))),                 # NumPy's dot
-    (lambda x, y: x @ y, (np.ones(1), np.ones((1, 5)))),                      # a vector
-    (lambda x, y: x @ y, (np.ones((4, 1), np.int64), np.ones((1, 5), np.int64))),
-    (lambda x, y: x @ y, (np.ones((4, 1), np.complex128), np.ones((1, 5)))),
+    (lambda x, y: x @ y, (np.ones((20, 1)), np.ones((1, 50)))),               # small
+    (lambda x, y: x @ y, (np.ones(1), np.ones((1, 2000)))),                   # a vector
+    (lambda x, y: x @ y, (np.ones((40, 1), np.int64), np.ones((1, 50), np.int64))),
+    (lambda x, y: x @ y, (np.ones((40, 1), np.complex128), np.ones((1, 50)))),
 ])
 def test_other_products_stay_matmuls(function, args):
     (result,), graph = run_on("llvm", function, *args)
@@ -74,7 +77,7 @@ def test_other_products_stay_matmuls(function, args):
 
 
 def test_the_gpu_backends_keep_their_matmul():
-    graph, _ = trace(lambda x, y: x @ y, (np.ones((4, 1)), np.ones((1, 5))))
+    graph, _ = trace(lambda x, y: x @ y, (np.ones((40, 1)), np.ones((1, 50))))
     assert any(is_outer_product(equation) for equation in graph.equations)
     assert not any(isinstance(each, OuterProducts) for each in backend_named("cupy").passes())
 
@@ -88,11 +91,14 @@ def mlp_loss(W1, b1, W2, b2, x, y):
 def test_the_batch_1_weight_gradients_are_products_of_one_term(dtype):
     rng = np.random.default_rng(0)
     args = [rng.standard_normal(shape).astype(dtype)
-            for shape in [(30, 20), (20,), (20, 4), (4,), (1, 30), (1, 4)]]
+            for shape in [(64, 32), (32,), (32, 4), (4,), (1, 64), (1, 4)]]
     gradient = autotrace.grad(mlp_loss, wrt=(0, 1, 2, 3))
     traced = autotrace.function(gradient)
     graph = traced.graph(*args)
-    assert not [equation for equation in matmuls(graph) if equation.inputs[0].aval.shape[-1] == 1]
+    # (64, 1) @ (1, 32) is rewritten, (32, 1) @ (1, 4) too small to be
+    assert [eq.primitive.name for eq in graph.equations].count("matmul_outer") == 1
+    assert all(equation.outputs[0].aval.size < MIN_ELEMENTS for equation in matmuls(graph)
+               if equation.inputs[0].aval.shape[-1] == 1)
     assert matmuls(graph)  # the batch-1 forward products and their input gradients stay
     for result, expected in zip(traced(*args), gradient(*args)):
         assert result.dtype == dtype
