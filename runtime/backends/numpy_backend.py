@@ -1,6 +1,6 @@
 """The NumPy backend: every equation one NumPy call (or Python float arithmetic for a graph of
 float64 scalars); always available, and what the other CPU backend falls back on. Its one pass
-writes a matmul whose contracted length is 1 as a broadcast multiply (outer_products.py)."""
+computes a matmul whose contracted length is 1 with np.einsum (outer_products.py)."""
 from __future__ import annotations
 
 import numpy as np
