@@ -19,10 +19,10 @@ from ..abstract import AbstractArray
 from ..array_api import numpy_dtype
 from ..devices import array_module
 from .registry import bind, define_runtime_function
-from .windows import (check_pair, check_window_options, extract_patches,
-                                       fold_patches, from_channels_last, output_length,
-                                       shape_from_channels_last, shape_to_channels_last,
-                                       to_channels_last, window_geometry)
+from .windows import (check_pair, check_window_options, extract_patches, fold_patches,
+                      fold_taps, from_channels_last, output_length, pad_spatial,
+                      shape_from_channels_last, shape_to_channels_last, to_channels_last,
+                      window_geometry)
 
 
 def max_pool2d(x, pool_size=(2, 2), strides=None, padding="valid", data_format="channels_last"):
@@ -122,9 +122,32 @@ def _geometry(x, pool_size, strides, padding):
     return window_geometry(x.shape[1:3], pool_size, strides, padding, "pooling")
 
 
-def _winning_taps(x, geometry):
-    """For each window of the NHWC x, the tap of its first largest element: (N, oh, ow, C)."""
-    return array_module(x).argmax(extract_patches(x, geometry, _lowest(x.dtype)), axis=3)
+def _winning_taps(x, geometry) -> list:
+    """For each tap, whether it holds its window's first largest element (row-major order
+    within the window), as argmax over the window picks it: a NaN is the largest, and 0.0 and
+    -0.0 are equal. One bool (N, oh, ow, C) array per tap, of the NHWC x.
+
+    Computed tap by tap on views of the padded x, as the pooling computes its maximum: argmax
+    over the taps axis of extract_patches(x) costs 4x as much (a 2x2 pool of 50x8x8x32
+    float32: 150 us against 610)."""
+    xp = array_module(x)
+    padded = pad_spatial(x, geometry, _lowest(x.dtype))
+    values = list(xp.stack([padded[tap] for tap in geometry.taps]))  # each tap contiguous
+    largest = values[0]
+    for value in values[1:]:
+        largest = xp.maximum(largest, value)  # NaN if the window holds one
+    nan = x.dtype.kind in "fc" and bool(xp.isnan(largest).any())
+    winners, found = [], None
+    for index, value in enumerate(values):
+        winner = value == largest
+        if nan:
+            winner |= xp.isnan(value)  # the first NaN, where the largest is NaN
+        if found is not None:
+            winner = xp.greater(winner, found)  # and no earlier tap won
+        if index < len(values) - 1:
+            found = winner if found is None else found | winner
+        winners.append(winner)
+    return winners
 
 
 def _max_pool2d(x, *, pool_size, strides, padding, data_format):
@@ -137,19 +160,21 @@ def _max_pool2d(x, *, pool_size, strides, padding, data_format):
 def _max_pool2d_scatter(g, x, *, pool_size, strides, padding, data_format):
     g, x = to_channels_last(g, data_format), to_channels_last(x, data_format)
     geometry = _geometry(x, pool_size, strides, padding)
-    xp = array_module(x)
-    taps = xp.reshape(xp.arange(pool_size[0] * pool_size[1]), (1, 1, 1, -1, 1))
-    chosen = _winning_taps(x, geometry)[:, :, :, None, :] == taps
-    patches = array_module(g).where(chosen, g[:, :, :, None, :], 0)
-    return from_channels_last(fold_patches(patches, geometry), data_format)
+    xp = array_module(g)
+    taps = [xp.where(winner, g, 0) for winner in _winning_taps(x, geometry)]
+    return from_channels_last(fold_taps(taps, geometry), data_format)
 
 
 def _max_pool2d_gather(v, x, *, pool_size, strides, padding, data_format):
     v, x = to_channels_last(v, data_format), to_channels_last(x, data_format)
     geometry = _geometry(x, pool_size, strides, padding)
-    chosen = _winning_taps(x, geometry)[:, :, :, None, :]
-    picked = array_module(v).take_along_axis(extract_patches(v, geometry), chosen, axis=3)
-    return from_channels_last(picked[:, :, :, 0, :], data_format)
+    xp = array_module(v)
+    padded = pad_spatial(v, geometry)
+    picked = None
+    for tap, winner in zip(geometry.taps, _winning_taps(x, geometry)):
+        picked = (padded[tap].copy() if picked is None  # a new array, as take_along_axis's
+                  else xp.where(winner, padded[tap], picked))
+    return from_channels_last(picked, data_format)
 
 
 def _float_dtype(dtype) -> np.dtype:

@@ -10,7 +10,8 @@ window), never over pixels:
 
 - `extract_patches` stacks those slices into (N, out_h, out_w, taps, C), the im2col matrix;
 - `fold_patches`, its transpose, adds each tap's slice of a patch array back into an image
-  (col2im), so that <extract_patches(x), p> == <x, fold_patches(p)>.
+  (col2im), so that <extract_patches(x), p> == <x, fold_patches(p)>; `fold_taps` does the
+  same for taps given one by one.
 
 Padding follows TensorFlow: "valid" uses only windows that fit; "same" gives ceil(size /
 stride) outputs, padding max((out - 1) * stride + window - size, 0) in all, the extra one
@@ -171,11 +172,49 @@ def extract_patches(x, geometry: WindowGeometry, pad_value=0):
 def fold_patches(patches, geometry: WindowGeometry):
     """The transpose of `extract_patches`: each tap's values added back where they were taken
     from, padding cropped off. `patches` is (N, out_h, out_w, taps, C); returns NHWC."""
-    batch, channels = patches.shape[0], patches.shape[-1]
-    xp = array_module(patches)
-    image = xp.zeros((batch, *geometry.padded_size, channels), dtype=patches.dtype)
-    for index, tap in enumerate(geometry.taps):
-        image[tap] += patches[:, :, :, index, :]
-    (top, _), (left, _) = geometry.pads
-    height, width = geometry.input_size
-    return image[:, top:top + height, left:left + width, :]
+    return fold_taps([patches[:, :, :, index, :] for index in range(patches.shape[3])],
+                     geometry)
+
+
+def fold_taps(taps: list, geometry: WindowGeometry):
+    """`fold_patches` of the taps' (N, out_h, out_w, C) arrays, given one by one.
+
+    Each tap's values are added, in tap order, to a zero image of the input's size, those that
+    fall in the padding left out: every pixel gets the sum that a padded image would hold, in
+    the same order (0 + first tap + second tap ...), and no work goes to the padding (half of
+    a 5x5 "same" convolution's taps on a 4x4 image).
+    """
+    first = taps[0]
+    xp = array_module(first)
+    image = xp.zeros((first.shape[0], *geometry.input_size, first.shape[-1]), dtype=first.dtype)
+    for values, (inside, within) in zip(taps, _taps_inside(geometry)):
+        if inside is not None:
+            image[inside] += values[within]
+    return image
+
+
+def _taps_inside(geometry: WindowGeometry) -> list:
+    """For each tap in row-major order, where it lands inside the image: (the index of those
+    pixels in an unpadded NHWC image, the index of the outputs they come from in an
+    (N, out_h, out_w, C) array), or (None, None) where it lands in the padding only."""
+    axes = []
+    for window, stride, size, count, (before, _) in zip(
+            geometry.window, geometry.strides, geometry.input_size, geometry.output_size,
+            geometry.pads):
+        along = []
+        for offset in range(window):  # output o reads pixel o * stride + offset - before
+            first = max(0, -(-(before - offset) // stride))
+            last = min(count - 1, (size - 1 + before - offset) // stride)
+            along.append(None if first > last else (
+                slice(first * stride + offset - before, last * stride + offset - before + 1,
+                      stride), slice(first, last + 1)))
+        axes.append(along)
+    found = []
+    for rows in axes[0]:
+        for columns in axes[1]:
+            if rows is None or columns is None:
+                found.append((None, None))
+            else:
+                found.append(((slice(None), rows[0], columns[0], slice(None)),
+                              (slice(None), rows[1], columns[1], slice(None))))
+    return found

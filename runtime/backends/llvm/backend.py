@@ -37,7 +37,7 @@ class LlvmBackend(NumpyBackend):
         from .cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion
         from .cpu_row_fusion import CpuRowFusion
         minimum = self.min_elements or MIN_FUSED_ELEMENTS
-        return [CpuRowFusion(minimum), CpuFusion(minimum)]
+        return [*super().passes(), CpuRowFusion(minimum), CpuFusion(minimum)]
 
     def compile_whole(self, graph, python_version):
         from .cpu_scalar import compile_scalar_graph

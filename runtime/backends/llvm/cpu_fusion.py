@@ -31,6 +31,9 @@ is an input. A region closes when an equation outside it reads one of its values
 fused equation takes the place of the region's last equation and every reader must come after
 it. The fused equation's outputs are the region values read outside it or returned by the graph.
 
+A region reads at most MAX_LATE_INPUTS arrays that equations outside it compute after its first
+equation: each stays alive until the region's last equation, where the fused call is.
+
 Only regions of at least `MIN_FUSED_ELEMENTS` elements and two equations are fused: below that
 the call's fixed cost is not won back. A region the compiler refuses stays as NumPy calls, with
 a warning. Runs after DeadCode and MatmulLayout, before BufferReuse (which may then write into
@@ -63,6 +66,15 @@ from ...primitives.registry import C_ORDER, Primitive, register
 MIN_FUSED_ELEMENTS = 1024
 # A region grows no longer than this many equations, to bound a kernel's compile time.
 MAX_REGION_EQUATIONS = 256
+# A region reads at most this many arrays that equations outside it compute after its first
+# equation: the fused call takes the place of the region's last equation, so each of them stays
+# alive until then. A gradient's sum over steps, `dW = dW + h_t.T @ d_t` in an RNN's backward
+# pass, is a chain of adds that would otherwise grow into one region reading every step's
+# product (50 arrays of 128x128, all alive at once: 6.5 MB more memory to fault in on every
+# call). The traced RNN gradient of benchmarks/backends.py took 1.8x-1.9x its primal so, and
+# 1.4x with a limit of 0, 1 or 2 (one BLAS thread; with two, 2.0x -> 1.15x). One lets a
+# product join the elementwise chain it feeds (`(g @ W.T) * (1 - t * t)`, begun before it).
+MAX_LATE_INPUTS = 1
 
 KERNEL_DTYPES = frozenset(REGISTER_TYPES)
 
@@ -101,6 +113,7 @@ class Region:
     shape: tuple
     equations: list = field(default_factory=list)
     closed: bool = False
+    late_inputs: set = field(default_factory=set)  # ids: MAX_LATE_INPUTS says which
     merged_into: Region | None = None  # the region that took this one's equations
 
     @property
@@ -214,6 +227,19 @@ def find_regions(graph: Graph) -> list[Region]:
     sums: set[int] = set()              # ids of the Vars that are a region's sums
     readers: dict[int, list] = {}      # id of an array Var -> the regions that read it
     position = {id(equation): index for index, equation in enumerate(graph.equations)}
+    computed_at = {id(var): index for index, equation in enumerate(graph.equations)
+                   for var in equation.outputs}
+
+    def late_inputs(equations, region=None) -> set:
+        """ids of the arrays `equations` read that are computed after the first of them,
+        not by one of them nor by `region`."""
+        start, computed = position[id(equations[0])], {id(e.outputs[0]) for e in equations}
+        return {id(value) for member in equations for value in member.inputs
+                if isinstance(value, Var) and value.aval.shape != ()
+                and computed_at.get(id(value), -1) > start and id(value) not in computed
+                and (region is None or region_of.get(id(value)) is None
+                     or region_of[id(value)].current() is not region)}
+
     regions: list[Region] = []
     for equation in graph.equations:
         shape = fusable_shape(equation)
@@ -234,7 +260,15 @@ def find_regions(graph: Graph) -> list[Region]:
                     if (found is not None and not found.closed and found.shape == shape
                             and all(found is not other for other in candidates + totals_of)
                             and len(found.equations) < MAX_REGION_EQUATIONS):
-                        candidates.append(found)
+                        late = found.late_inputs | late_inputs([found.equations[0], equation],
+                                                               found)
+                        if candidates:  # merging regions: count again over all of them
+                            late = late_inputs(sorted(
+                                [*found.equations, equation,
+                                 *(m for other in candidates for m in other.equations)],
+                                key=lambda member: position[id(member)]))
+                        if len(late) <= MAX_LATE_INPUTS:
+                            candidates.append(found)
             if candidates:
                 region = candidates[0]
                 for other in candidates[1:]:
@@ -247,6 +281,9 @@ def find_regions(graph: Graph) -> list[Region]:
                 regions.append(region)
             if region is not None:
                 region.equations.append(equation)
+                region.late_inputs = (late_inputs(region.equations) if len(candidates) > 1 else
+                                      region.late_inputs
+                                      | late_inputs([region.equations[0], equation], region))
                 region_of[id(equation.outputs[0])] = region
                 if summed is not None:
                     sums.add(id(equation.outputs[0]))

@@ -1,0 +1,105 @@
+"""Outer products (runtime/backends/outer_products.py): on the CPU backends a matmul whose
+contracted length is 1 runs as np.einsum, giving NumPy's matmul bit for bit (special values
+included), and every other product stays a matmul."""
+import numpy as np
+import pytest
+
+import autotrace
+from autotrace.runtime.backends.outer_products import (MIN_ELEMENTS, OuterProducts,
+                                                       is_outer_product)
+from autotrace.runtime.backends.selection import backend_named
+from autotrace.runtime.execution.executor import compile
+from autotrace.runtime.tracing.tracer import trace
+
+SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -3.0, 1e-30, -1e-30, 1e-200,
+           -1e-200, 5e-324, -5e-324, 1.5e-45, -1.5e-45, 3e38, -3e38, 1e300, 0.1, -0.7]
+
+
+def bits(array):
+    array = np.ascontiguousarray(array)
+    return array.view(f"u{array.itemsize}")
+
+
+def run_on(backend_name, function, *args):
+    """`function` traced, optimized for the backend and run: (results, optimized graph)."""
+    graph, structure = trace(function, args)
+    compiled = compile(graph, backend_named(backend_name))
+    return compiled.run(*args), compiled.graph
+
+
+def matmuls(graph):
+    return [equation for equation in graph.equations if equation.primitive.name == "matmul"]
+
+
+@pytest.mark.parametrize("backend_name", ["numpy", "llvm"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shapes", [
+    ((44, 1), (1, 44)),             # a column times a row
+    ((1, 1), (1, 1100)),            # a number times a row
+    ((1100, 1), (1, 1)),            # a column times a number
+    ((3, 22, 1), (1, 22)),          # batched, the right operand broadcast
+    ((2, 1, 22, 1), (3, 1, 22)),    # batched, both broadcast
+])
+def test_a_product_of_one_term_is_numpys_matmul_bit_for_bit(backend_name, dtype, shapes):
+    with np.errstate(all="ignore"):
+        values = np.array(SPECIAL).astype(dtype)  # in float32 some overflow, some are 0
+        a = np.resize(values, shapes[0])
+        b = np.resize(values[::-1], shapes[1])
+        expected = np.matmul(a, b)
+        (result,), graph = run_on(backend_name, lambda x, y: x @ y, a, b)
+    assert not matmuls(graph)
+    assert [eq.primitive.name for eq in graph.equations] == ["matmul_outer"]
+    assert result.dtype == expected.dtype and result.shape == expected.shape
+    assert np.array_equal(bits(result), bits(expected))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_negative_zero_products_are_positive_zeros_as_numpys(dtype):
+    a = np.array([[-0.0], [1.0], [-1e-30]], dtype=dtype)
+    b = np.array([[1.0, -0.0, 1e-30]], dtype=dtype)
+    (result,), _ = run_on("llvm", lambda x, y: x @ y, a, b)
+    assert not np.signbit(result[result == 0]).any()  # NumPy's matmul adds +0.0 to each
+    assert np.array_equal(bits(result), bits(np.matmul(a, b)))
+
+
+@pytest.mark.parametrize("function, args", [
+    (lambda x, y: x @ y, (np.ones((40, 2)), np.ones((2, 50)))),               # two terms
+    (lambda x, y: x @ y, (np.ones((1, 1)), np.ones((1, 1)))),                 # NumPy's dot
+    (lambda x, y: x @ y, (np.ones((20, 1)), np.ones((1, 50)))),               # small
+    (lambda x, y: x @ y, (np.ones(1), np.ones((1, 2000)))),                   # a vector
+    (lambda x, y: x @ y, (np.ones((40, 1), np.int64), np.ones((1, 50), np.int64))),
+    (lambda x, y: x @ y, (np.ones((40, 1), np.complex128), np.ones((1, 50)))),
+])
+def test_other_products_stay_matmuls(function, args):
+    (result,), graph = run_on("llvm", function, *args)
+    assert len(matmuls(graph)) == 1
+    np.testing.assert_array_equal(result, function(*args))
+
+
+def test_the_gpu_backends_keep_their_matmul():
+    graph, _ = trace(lambda x, y: x @ y, (np.ones((40, 1)), np.ones((1, 50))))
+    assert any(is_outer_product(equation) for equation in graph.equations)
+    assert not any(isinstance(each, OuterProducts) for each in backend_named("cupy").passes())
+
+
+def mlp_loss(W1, b1, W2, b2, x, y):
+    hidden = np.tanh(x @ W1 + b1)
+    return np.mean((hidden @ W2 + b2 - y) ** 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_batch_1_weight_gradients_are_products_of_one_term(dtype):
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(shape).astype(dtype)
+            for shape in [(64, 32), (32,), (32, 4), (4,), (1, 64), (1, 4)]]
+    gradient = autotrace.grad(mlp_loss, wrt=(0, 1, 2, 3))
+    traced = autotrace.function(gradient)
+    graph = traced.graph(*args)
+    # (64, 1) @ (1, 32) is rewritten, (32, 1) @ (1, 4) too small to be
+    assert [eq.primitive.name for eq in graph.equations].count("matmul_outer") == 1
+    assert all(equation.outputs[0].aval.size < MIN_ELEMENTS for equation in matmuls(graph)
+               if equation.inputs[0].aval.shape[-1] == 1)
+    assert matmuls(graph)  # the batch-1 forward products and their input gradients stay
+    for result, expected in zip(traced(*args), gradient(*args)):
+        assert result.dtype == dtype
+        assert np.array_equal(bits(result), bits(expected))
