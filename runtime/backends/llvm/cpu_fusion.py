@@ -312,10 +312,14 @@ def values_read_outside(graph: Graph, regions: list[Region]) -> set[int]:
 
 # --- one region as a kernel ---------------------------------------------------------------------
 
-def _fused_equation(region: Region, read_outside: set) -> Equation | None:
-    inputs: list = []                 # the graph values the kernel reads, in argument order
-    argument_of: dict[int, int] = {}  # id of a graph value -> its argument position
-    step_of: dict[int, int] = {}      # id of a Var computed in the region -> its step
+def region_steps(region: Region, reduces) -> tuple[list, dict, dict, list]:
+    """A region's equations as kernel steps: (the graph values the kernel reads, in argument
+    order; id of such a value -> its argument position; id of a Var computed in the region ->
+    its step; the Steps). `reduces(equation)`: whether it reduces its input (its step takes its
+    input's dtype)."""
+    inputs: list = []
+    argument_of: dict[int, int] = {}
+    step_of: dict[int, int] = {}
     steps = []
     for equation in region.equations:
         operands = []
@@ -332,10 +336,15 @@ def _fused_equation(region: Region, read_outside: set) -> Equation | None:
                     inputs.append(value)
                 operands.append(("input", argument_of[id(value)]))
         step_of[id(equation.outputs[0])] = len(steps)
-        dtypes = ([equation.inputs[0].aval.dtype] if equation.primitive.name == "reduce_sum"
-                  else step_dtypes(equation))
+        dtypes = [equation.inputs[0].aval.dtype] if reduces(equation) else step_dtypes(equation)
         steps.append(Step(equation.primitive.name, tuple(operands), tuple(dtypes),
                           equation.outputs[0].aval.dtype))
+    return inputs, argument_of, step_of, steps
+
+
+def _fused_equation(region: Region, read_outside: set) -> Equation | None:
+    inputs, _, step_of, steps = region_steps(
+        region, lambda equation: equation.primitive.name == "reduce_sum")
     layout_of = {id(equation.outputs[0]): summed_layout(equation)
                  for equation in region.equations if equation.primitive.name == "reduce_sum"}
     results = [equation.outputs[0] for equation in region.equations

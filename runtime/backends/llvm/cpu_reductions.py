@@ -162,7 +162,7 @@ class TrailingSums:
                 for start in range(0, self.width, PAIRWISE_LANES):
                     part = value if self.width == PAIRWISE_LANES else body.emit(
                         f"shufflevector {wide} {value}, {wide} poison, "
-                        f"{_lanes(range(start, start + PAIRWISE_LANES))}")
+                        f"{lanes_mask(range(start, start + PAIRWISE_LANES))}")
                     total = body.emit(f"fadd {vector} {total}, {part}")
                 updated = [total]
             else:  # vector i of the row goes to accumulator i % groups
@@ -189,24 +189,29 @@ class TrailingSums:
         lanes = self.lanes
         while len(parts) > 1:  # narrower accumulators, joined into one vector of 8
             parts = [body.emit(f"shufflevector <{lanes} x {scalar}> {first}, <{lanes} x "
-                               f"{scalar}> {second}, {_lanes(range(2 * lanes))}")
+                               f"{scalar}> {second}, {lanes_mask(range(2 * lanes))}")
                      for first, second in zip(parts[::2], parts[1::2])]
             lanes *= 2
-        pairs = parts[0]
-        while lanes > 2:
-            source = f"<{lanes} x {scalar}>"
-            even = body.emit(f"shufflevector {source} {pairs}, {source} poison, "
-                             f"{_lanes(range(0, lanes, 2))}")
-            odd = body.emit(f"shufflevector {source} {pairs}, {source} poison, "
-                            f"{_lanes(range(1, lanes, 2))}")
-            lanes //= 2
-            pairs = body.emit(f"fadd <{lanes} x {scalar}> {even}, {odd}")
-        first, second = (body.emit(f"extractelement <2 x {scalar}> {pairs}, i32 {lane}")
-                         for lane in (0, 1))
-        return body.emit(f"fadd {scalar} {first}, {second}")
+        return pairwise_lanes(body, parts[0], scalar, lanes)
 
 
-def _lanes(indices) -> str:
+def pairwise_lanes(body: VectorBody, pairs: str, scalar: str,
+                   lanes: int = PAIRWISE_LANES) -> str:
+    """((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)) of the 8 lanes of the vector `pairs`."""
+    while lanes > 2:
+        source = f"<{lanes} x {scalar}>"
+        even = body.emit(f"shufflevector {source} {pairs}, {source} poison, "
+                         f"{lanes_mask(range(0, lanes, 2))}")
+        odd = body.emit(f"shufflevector {source} {pairs}, {source} poison, "
+                        f"{lanes_mask(range(1, lanes, 2))}")
+        lanes //= 2
+        pairs = body.emit(f"fadd <{lanes} x {scalar}> {even}, {odd}")
+    first, second = (body.emit(f"extractelement <2 x {scalar}> {pairs}, i32 {lane}")
+                     for lane in (0, 1))
+    return body.emit(f"fadd {scalar} {first}, {second}")
+
+
+def lanes_mask(indices) -> str:
     """A shufflevector mask."""
     indices = list(indices)
     return f"<{len(indices)} x i32> <{', '.join(f'i32 {index}' for index in indices)}>"

@@ -31,13 +31,14 @@ import warnings
 
 from .cpu_calls import compiled_kernel
 from .cpu_fusion import (KERNEL_DTYPES, MAX_REGION_EQUATIONS, MIN_FUSED_ELEMENTS, Region,
-                         fused_cpu, region_as_numpy, step_dtypes, values_read_outside)
-from .cpu_kernels import ARRAY, MAX_WIDTH, SCALAR, KernelSpec, Step, array_layout_known
+                         fused_cpu, region_as_numpy, region_steps, step_dtypes,
+                         values_read_outside)
+from .cpu_kernels import ARRAY, MAX_WIDTH, SCALAR, KernelSpec, array_layout_known
 from .cpu_reductions import PAIRWISE_BLOCK
 from .cpu_rows import PER_ROW, ROW_REDUCTIONS, RowPlan
 from . import compiler as llvm
 from ..fusion import replace_regions
-from ...graph import Constant, Equation, Graph, Literal, Var
+from ...graph import Equation, Graph, Literal, Var
 
 # Each value a later pass reads is kept in a row buffer on the kernel's stack (a thread's stack
 # may be small: 128 KiB by default on musl): rows of at most this many elements, and buffers of
@@ -239,29 +240,8 @@ def _has_rows(region: Region) -> bool:
 
 def _row_equation(region: Region, read_outside: set) -> Equation | None:
     rows = region.shape
-    inputs: list = []
-    argument_of: dict[int, int] = {}
-    step_of: dict[int, int] = {}
-    steps = []
-    for equation in region.equations:
-        operands = []
-        for value in equation.inputs:
-            if isinstance(value, Literal):
-                operands.append(("literal", value.value))
-            elif isinstance(value, Constant) and value.aval.shape == ():
-                operands.append(("literal", value.value.item()))
-            elif id(value) in step_of:
-                operands.append(("step", step_of[id(value)]))
-            else:
-                if id(value) not in argument_of:
-                    argument_of[id(value)] = len(inputs)
-                    inputs.append(value)
-                operands.append(("input", argument_of[id(value)]))
-        step_of[id(equation.outputs[0])] = len(steps)
-        reduced = reduced_rows(equation) is not None
-        dtypes = [equation.inputs[0].aval.dtype] if reduced else step_dtypes(equation)
-        steps.append(Step(equation.primitive.name, tuple(operands), tuple(dtypes),
-                          equation.outputs[0].aval.dtype))
+    inputs, argument_of, step_of, steps = region_steps(
+        region, lambda equation: reduced_rows(equation) is not None)
     results = [equation.outputs[0] for equation in region.equations
                if id(equation.outputs[0]) in read_outside]
     outputs = [var for var in results if var.aval.shape == rows]

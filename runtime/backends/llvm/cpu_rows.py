@@ -34,7 +34,7 @@ from __future__ import annotations
 from .cpu_kernels import (ARRAY, ARRAY_DATA_OFFSET, BOOL, MEMORY_TYPES, REGISTER_TYPES, SCALAR,
                           KernelSpec, VectorBody, float_constant, kernel_width)
 from .cpu_loop import watch_exceptions
-from .cpu_reductions import PAIRWISE_BLOCK, PAIRWISE_LANES
+from .cpu_reductions import PAIRWISE_BLOCK, PAIRWISE_LANES, lanes_mask, pairwise_lanes
 
 PER_ROW = -2  # an input's period (KernelSpec): one value per row
 ROW_REDUCTIONS = ("reduce_sum", "reduce_max", "reduce_min", "mean")
@@ -389,7 +389,7 @@ class _RowWriter:
                     loaded = body.emit(f"load {vector}, ptr {address}, align {dtype.itemsize}")
                     accumulators = loaded if accumulators is None else body.emit(
                         f"fadd {vector} {accumulators}, {loaded}")
-                total = _pairwise_lanes(body, accumulators, scalar)
+                total = pairwise_lanes(body, accumulators, scalar)
                 for position in range(offset + whole, offset + count):
                     total = body.emit(f"fadd {scalar} {total}, {element(position)}")
                 return total
@@ -463,33 +463,11 @@ def _horizontal_extremum(body: VectorBody, step, accumulator: str, width: int) -
         lanes //= 2
         source = f"<{2 * lanes} x {scalar}>"
         low = body.emit(f"shufflevector {source} {value}, {source} poison, "
-                        f"{_lanes(range(lanes))}")
+                        f"{lanes_mask(range(lanes))}")
         high = body.emit(f"shufflevector {source} {value}, {source} poison, "
-                         f"{_lanes(range(lanes, 2 * lanes))}")
+                         f"{lanes_mask(range(lanes, 2 * lanes))}")
         narrow = VectorBody(lanes, body.lines, body.declarations, body.prefix + "x")
         narrow.count = body.count
         value = _extremum(narrow, step, high, low)
         body.count = narrow.count
     return value
-
-
-def _pairwise_lanes(body: VectorBody, pairs: str, scalar: str) -> str:
-    """((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)) of the 8 lanes of `pairs`."""
-    lanes = PAIRWISE_LANES
-    while lanes > 2:
-        source = f"<{lanes} x {scalar}>"
-        even = body.emit(f"shufflevector {source} {pairs}, {source} poison, "
-                         f"{_lanes(range(0, lanes, 2))}")
-        odd = body.emit(f"shufflevector {source} {pairs}, {source} poison, "
-                        f"{_lanes(range(1, lanes, 2))}")
-        lanes //= 2
-        pairs = body.emit(f"fadd <{lanes} x {scalar}> {even}, {odd}")
-    first, second = (body.emit(f"extractelement <2 x {scalar}> {pairs}, i32 {lane}")
-                     for lane in (0, 1))
-    return body.emit(f"fadd {scalar} {first}, {second}")
-
-
-def _lanes(indices) -> str:
-    """A shufflevector mask."""
-    indices = list(indices)
-    return f"<{len(indices)} x i32> <{', '.join(f'i32 {index}' for index in indices)}>"
