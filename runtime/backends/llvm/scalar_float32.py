@@ -13,7 +13,7 @@ is not compiled in float32 and its graph stays NumPy's.
 Measured on an AVX2 CPU (glibc 2.36, NumPy 2.4): sinf and cosf within 1 ulp of NumPy, expf
 within 2, tanhf 3 but tanh in double within 1, logf 3 and log in double 3 (NumPy's AVX2 logf is
 up to 3 ulps from the exact value): log of float32 stays NumPy's there. The other functions
-(tan, arctan, sinh, expm1, log1p, ..., pow, arctan2, hypot) are the C library's float
+(tan, sinh, expm1, log1p, ..., the functions of two values) are the C library's float
 functions in NumPy too: 0 ulps.
 """
 from __future__ import annotations
@@ -29,9 +29,7 @@ from ...primitives.primitive import primitives
 # The largest difference from NumPy's float32 result allowed, in units in the last place, as
 # the fused kernels' libmvec functions (runtime/backends/llvm/cpu_kernels.py): an ulp or two.
 MAX_ULPS = 2
-# Ops computed by NumPy's power loop (scalar_power is NumPy's scalar `**`: C's powf too).
-PROBES = 1 << 17  # values probed per function: about 2 ms
-_PROBED_AS = {"scalar_power": "power"}
+PROBES = 1 << 17  # values probed per function: a few milliseconds
 
 
 def probe_values(count: int, seed: int) -> np.ndarray:
@@ -64,16 +62,15 @@ def ulp_distance(got: np.ndarray, want: np.ndarray) -> np.ndarray:
 def float32_function(name: str) -> tuple[str, str] | None:
     """(C function, the LLVM type it computes in: "float" or "double") for the op `name` on
     float32 values, or None where neither version is within MAX_ULPS of NumPy (see above)."""
-    libm = primitives[name].libm
-    ufunc = getattr(np, _PROBED_AS.get(name, name))
-    arity = ufunc.nin
+    libm, numpy_function = primitives[name].libm, primitives[name].impl
+    arity = getattr(numpy_function, "nin", None) or numpy_function.__code__.co_argcount
     arguments = [probe_values(PROBES, seed) for seed in range(arity)]
     with np.errstate(all="ignore"):
         if arity == 2:  # exponents mostly small: pow of large ones is 0 or inf
             arguments[1] = np.where(np.abs(arguments[1]) <= 16, arguments[1],
                                     np.fmod(arguments[1], np.float32(7.0)))
-        want = ufunc(*arguments)
-        zero_d = [ufunc(*(np.asarray(a[i]) for a in arguments)) for i in range(256)]
+        want = numpy_function(*arguments)
+        zero_d = [numpy_function(*(np.asarray(a[i]) for a in arguments)) for i in range(256)]
     for function, kind in ((libm + "f", "float"), (libm, "double")):
         got = _call_each(function, kind, arity, arguments)
         if got is None:
@@ -130,7 +127,7 @@ def float32_select(name: str) -> tuple[str, int] | None:
     where its SIMD loops run (the float64 ones, on 0-d values, the first). None where NumPy
     gives neither the first nor the second for both orders."""
     predicate, nan_operand = primitives[name].llvm_select
-    ufunc = getattr(np, name)
+    ufunc = primitives[name].impl
     zero, negative_zero = np.asarray(0.0, np.float32), np.asarray(-0.0, np.float32)
     signs = (bool(np.signbit(ufunc(zero, negative_zero))),
              bool(np.signbit(ufunc(negative_zero, zero))))
