@@ -1,4 +1,4 @@
-"""Compiled scalar graphs: a graph of float64 (and bool) scalars as one native function.
+"""Compiled scalar graphs: a graph of float64, float32 (and bool) scalars as one native function.
 
 A traced loop on scalars is a long chain of 0-d ops: NumPy spends about a microsecond of
 dispatch on each, Python floats a few tens of nanoseconds (runtime/passes/floats.py), machine
@@ -12,6 +12,10 @@ Python function that calls it:
 - Arithmetic is IEEE, as NumPy's loops: no fast-math flags. sin, cos, exp, ... are the C
   library's (NumPy's own SIMD versions may differ in the last bit). sin and cos of one value
   become one `sincos` call.
+- float32 values are computed in float, each op in the type NumPy computes it in (its output's
+  dtype; an f32 and an f64 operand give f64), so that arithmetic and sqrt are NumPy's bit for
+  bit; the float32 functions (sinf, expf, ...) are within scalar_float32.MAX_ULPS (2) of
+  NumPy's, or the graph is not compiled (runtime/backends/llvm/scalar_float32.py).
 - A block of equations repeated many times (a loop unrolled by tracing, and its adjoint) is
   compiled as a loop again, with the values it leaves for later code in a buffer of doubles
   (runtime/backends/llvm/scalar_loops.py): a large graph compiles in a fraction of the time.
@@ -33,10 +37,11 @@ from typing import Callable
 import numpy as np
 
 from . import compiler as llvm
-from .cpu_scalar_ir import (FILLS, TapeTooLarge, kernel_ir, lowers, operand_type, scalar_type,
-                            squares)
+from .cpu_scalar_ir import (FILLS, FLOATS, TapeTooLarge, compute_type, kernel_ir, libm_call,
+                            literal_fits, lowers, operand_type, promoted_type, scalar_type,
+                            select_of, squares)
 from .scalar_loops import find_loops
-from ...graph import Graph, Var
+from ...graph import Graph, Literal, Var
 from ...primitives.elementwise import ZERO_D_ARRAYS
 
 # Graphs longer than this are compiled with their repeated blocks rolled into loops; shorter
@@ -49,7 +54,8 @@ MAX_STRAIGHT_LINE = 12000
 
 def accepts(graph: Graph) -> bool:
     """Whether every equation of `graph` is an op the kernel computes (cpu_scalar_ir.lowers) on
-    f64 or bool scalars, with float results for float ops and bool results for comparisons."""
+    f64, f32 or bool scalars, with float results of NumPy's dtype for float ops and bool results
+    for comparisons."""
     if not graph.equations:
         return False
     for equation in graph.equations:
@@ -62,28 +68,50 @@ def accepts(graph: Graph) -> bool:
             return False
         types = [operand_type(value) for value in equation.inputs]
         result = scalar_type(equation.outputs[0].aval)
-        if None in types or result != _result_type(equation.primitive, types):
+        if None in types or not _types_fit(equation.primitive, types, result):
+            return False
+        if not _computed_as_numpy_does(equation):
             return False
     return True
 
 
 def _is_scalar_fill(equation) -> bool:
-    """`np.zeros(())` and friends: one f64 or bool scalar of a fixed value."""
+    """`np.zeros(())` and friends: one f64, f32 or bool scalar of a fixed value."""
     value = equation.attrs.get("fill_value")
     return (len(equation.outputs) == 1 and scalar_type(equation.outputs[0].aval) is not None
             and type(value) in (bool, int, float) and not equation.inputs)
 
 
-def _result_type(primitive, types: list) -> str | None:
+def _types_fit(primitive, types: list, result: str | None) -> bool:
     if primitive.llvm_compare:
-        return "i1" if len(types) == 2 else None
+        return result == "i1" and len(types) == 2
     if primitive.llvm_bools:
-        return "i1" if all(kind == "i1" for kind in types) else None
+        return result == "i1" and all(kind == "i1" for kind in types)
     if primitive.name == "where":
-        return "double" if len(types) == 3 and types[0] == "i1" else None
+        return result in FLOATS and len(types) == 3 and types[0] == "i1"
     if primitive.llvm_instruction and len(types) == 2:
-        return "double"  # a bool counts as 0.0 or 1.0 (the gradient of maximum has them)
-    return "double" if "i1" not in types else None
+        return result in FLOATS  # a bool counts as 0.0 or 1.0 (the gradient of maximum has them)
+    return result in FLOATS and "i1" not in types
+
+
+def _computed_as_numpy_does(equation) -> bool:
+    """Whether the kernel computes `equation` in the type NumPy does (cpu_scalar_ir.compute_type)
+    from operands it converts exactly, with a float32 function close enough to NumPy's."""
+    kind = compute_type(equation)
+    if kind is None or not all(literal_fits(value, kind) for value in equation.inputs
+                               if isinstance(value, Literal)):
+        return False
+    if kind == "i1":
+        return True
+    primitive = equation.primitive
+    inputs = equation.inputs[1:] if primitive.name == "where" else equation.inputs
+    if inputs and promoted_type(inputs) != kind:
+        return False  # not NumPy's promotion: an f64 value in an f32 op
+    if primitive.llvm_select and select_of(primitive, kind) is None:
+        return False
+    needs_libm = primitive.libm and not primitive.llvm_intrinsic and not (
+        primitive.name == "power" and squares(equation))
+    return not needs_libm or libm_call(primitive, kind) is not None
 
 
 def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
@@ -98,7 +126,8 @@ def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
             (None: above ROLL_ABOVE equations).
     Returns:
         a function taking the graph's inputs and returning the tuple of its outputs
-        (np.float64 and np.bool_ values for computed ones), as runtime.execution.executor's do.
+        (np.float64, np.float32 and np.bool_ values for computed ones), as
+        runtime.execution.executor's do.
     """
     if not accepts(graph) or not llvm.available():
         return None
@@ -136,7 +165,7 @@ def scalar_kernel_ir(graph: Graph, name: str, roll: bool,
     straight-line code, which LLVM compiles in more time than Python floats take to run."""
     loops = []
     if roll:
-        loops = find_loops(graph, taped_ok=lambda var: scalar_type(var.aval) == "double")
+        loops = find_loops(graph, taped_ok=lambda var: scalar_type(var.aval) in FLOATS)
     if len(graph.equations) - sum(loop.count * loop.period for loop in loops) \
             > MAX_STRAIGHT_LINE:
         return None
@@ -186,8 +215,8 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
     arguments = [f"{'bool' if kind == 'i1' else 'float'}({names[position]})"
                  for position, kind in parameters]
     namespace = {"kernel": kernel, "fallback": fallback, "float64": np.float64,
-                 "bool_": np.bool_, "asarray": np.asarray, "underflow_ignored": underflow_ignored,
-                 "c_double": ctypes.c_double, "error_state": _numpy_error_state,
+                 "float32": np.float32, "bool_": np.bool_, "asarray": np.asarray,
+                 "underflow_ignored": underflow_ignored, "c_double": ctypes.c_double, "error_state": _numpy_error_state,
                  "default_error_state": _default_error_state}
     lines = [f"def run({', '.join(names)}):"]
     call = ", ".join(names)
@@ -212,8 +241,8 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
         elif isinstance(value, Var):
             slot = computed.index(value)
             text = "first" if slot == 0 else f"rest[{slot - 1}]"
-            is_bool = scalar_type(value.aval) == "i1"
-            text = f"{'bool_' if is_bool else 'float64'}({text})"
+            convert = {"i1": "bool_", "float": "float32"}.get(scalar_type(value.aval), "float64")
+            text = f"{convert}({text})"
             # Ufuncs give NumPy scalars for 0-d arrays; np.where and np.zeros give 0-d arrays.
             array = producers[value] in ZERO_D_ARRAYS
             results.append(f"asarray({text})" if array else text)
@@ -239,4 +268,4 @@ def _checked(graph: Graph) -> set:
                     position == 0 and equation.primitive.name == "power"
                     and squares(equation)):
                 checked.add(value)
-    return {var for var in checked if scalar_type(var.aval) == "double"}
+    return {var for var in checked if scalar_type(var.aval) in FLOATS}
