@@ -263,6 +263,15 @@ def numpy_peak_bytes(call: Callable) -> int:
         tracemalloc.stop()
 
 
+def kept_bytes(traced, args: tuple) -> int:
+    """The bytes of the buffers the traced gradient's compiled function keeps from one call to
+    the next for its intermediates (runtime/execution/call_buffers.py): allocated at its first
+    call, so tracemalloc does not see them over a later one."""
+    run = traced.get_concrete_function(*args)._entry.run
+    return sum(buffer.nbytes for name, pool in getattr(run, "__globals__", {}).items()
+               if name.startswith("kept_") for buffers in pool for buffer in buffers)
+
+
 def torch_peak_bytes(torch, call: Callable) -> int | None:
     """The most memory torch's CPU allocator held at once during `call`, from the allocation
     and free events its profiler records (None where this torch does not expose them)."""
@@ -380,6 +389,8 @@ def peak_memory(row: Row, libraries: Libraries) -> dict:
     for name, gradient in row.gradients.items():
         if name in NUMPY_COLUMNS:
             peaks[name] = numpy_peak_bytes(gradient)
+            if name == "traced":
+                peaks[name] += kept_bytes(row.traced, row.args)
         elif name in ("torch", "compiled"):
             peaks[name] = torch_peak_bytes(libraries.torch, gradient)
         elif name == "jax":
@@ -464,7 +475,8 @@ def print_memory(dtype: str, memory: list) -> None:
 MEMORY_NOTE = """\
 Peak memory: primal, eager, traced and autograd are tracemalloc's peak over the call: the
 Python objects and NumPy array buffers allocated during it (NumPy reports its buffers to
-tracemalloc; the compiled backend allocates its outputs with NumPy too). tracemalloc cannot see
+tracemalloc; the compiled backend allocates its outputs with NumPy too); traced adds the
+buffers its compiled function keeps from call to call for its intermediates. tracemalloc cannot see
 BLAS's own work buffers, nor any allocator but Python's and NumPy's: not XLA's, not torch's.
 torch and compiled are torch's CPU allocator's peak over the call, from the allocation events its
 profiler records. jax is not measured: XLA on CPU keeps no memory statistics
