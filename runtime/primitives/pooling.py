@@ -132,18 +132,19 @@ def _winning_taps(x, geometry) -> list:
     float32: 150 us against 610)."""
     xp = array_module(x)
     padded = pad_spatial(x, geometry, _lowest(x.dtype))
-    values = list(xp.stack([padded[tap] for tap in geometry.taps]))  # each tap contiguous
+    stacked = xp.stack([padded[tap] for tap in geometry.taps])  # each tap contiguous
+    values = [stacked[index, ...] for index in range(len(geometry.taps))]
     largest = values[0]
     for value in values[1:]:
         largest = xp.maximum(largest, value)  # NaN if the window holds one
-    nan = x.dtype.kind in "fc" and bool(xp.isnan(largest).any())
+    nan = numpy_dtype(x.dtype).kind in "fc" and bool(xp.any(xp.isnan(largest)))
     winners, found = [], None
     for index, value in enumerate(values):
         winner = value == largest
         if nan:
             winner |= xp.isnan(value)  # the first NaN, where the largest is NaN
         if found is not None:
-            winner = xp.greater(winner, found)  # and no earlier tap won
+            winner = winner & ~found  # and no earlier tap won
         if index < len(values) - 1:
             found = winner if found is None else found | winner
         winners.append(winner)
@@ -170,10 +171,12 @@ def _max_pool2d_gather(v, x, *, pool_size, strides, padding, data_format):
     geometry = _geometry(x, pool_size, strides, padding)
     xp = array_module(v)
     padded = pad_spatial(v, geometry)
-    picked = None
-    for tap, winner in zip(geometry.taps, _winning_taps(x, geometry)):
-        picked = (padded[tap].copy() if picked is None  # a new array, as take_along_axis's
-                  else xp.where(winner, padded[tap], picked))
+    taps = list(zip(geometry.taps, _winning_taps(x, geometry)))
+    picked = padded[taps[0][0]]
+    for tap, winner in taps[1:]:
+        picked = xp.where(winner, padded[tap], picked)
+    if len(taps) == 1:  # a new array, as take_along_axis's, in any array library
+        picked = xp.where(taps[0][1], picked, picked)
     return from_channels_last(picked, data_format)
 
 
