@@ -270,12 +270,7 @@ def find_regions(graph: Graph) -> list[Region]:
                         if len(late) <= MAX_LATE_INPUTS:
                             candidates.append(found)
             if candidates:
-                region = candidates[0]
-                for other in candidates[1:]:
-                    region.equations = sorted(region.equations + other.equations,
-                                              key=lambda member: position[id(member)])
-                    other.merged_into = region
-                    regions.remove(other)
+                region = merged(candidates, regions, position)
             elif summed is None:  # a sum of an array no region computes or reads stays np.sum
                 region = Region(shape)
                 regions.append(region)
@@ -294,6 +289,18 @@ def find_regions(graph: Graph) -> list[Region]:
             if producer is not None and producer.current() is not region:
                 producer.current().closed = True
     return regions
+
+
+def merged(candidates: list, regions: list, position: dict) -> Region:
+    """The first of `candidates` with the equations of the others, in graph order (`position`:
+    id of an equation -> its index); the others leave `regions`, pointing at it."""
+    region = candidates[0]
+    for other in candidates[1:]:
+        region.equations = sorted(region.equations + other.equations,
+                                  key=lambda member: position[id(member)])
+        other.merged_into = region
+        regions.remove(other)
+    return region
 
 
 def values_read_outside(graph: Graph, regions: list[Region]) -> set[int]:

@@ -31,7 +31,7 @@ import warnings
 
 from .cpu_calls import compiled_kernel
 from .cpu_fusion import (KERNEL_DTYPES, MAX_REGION_EQUATIONS, MIN_FUSED_ELEMENTS, Region,
-                         fused_cpu, region_as_numpy, region_steps, step_dtypes,
+                         fused_cpu, merged, region_as_numpy, region_steps, step_dtypes,
                          values_read_outside)
 from .cpu_kernels import ARRAY, MAX_WIDTH, SCALAR, KernelSpec, array_layout_known
 from .cpu_reductions import PAIRWISE_BLOCK
@@ -185,12 +185,7 @@ def find_row_regions(graph: Graph) -> list[Region]:
                             and len(found.equations) < MAX_REGION_EQUATIONS):
                         candidates.append(found)
             if candidates:
-                region = candidates[0]
-                for other in candidates[1:]:
-                    region.equations = sorted(region.equations + other.equations,
-                                              key=lambda member: position[id(member)])
-                    other.merged_into = region
-                    regions.remove(other)
+                region = merged(candidates, regions, position)
             elif kind != "row":
                 region = Region(rows)
                 regions.append(region)
