@@ -90,18 +90,25 @@ class CpuFusion:
             return graph
         regions = [region for region in find_regions(graph)
                    if len(region.equations) >= 2 and region.size >= self.min_elements]
-        if not regions:
-            return graph
-        read_outside = values_read_outside(graph, regions)
-        fused_at: dict[int, Equation] = {}
-        replaced: set[int] = set()
-        for region in regions:
-            equation = _fused_equation(region, read_outside)
-            if equation is None:
-                continue
-            replaced.update(id(member) for member in region.equations)
-            fused_at[id(region.equations[-1])] = equation
-        return replace_regions(graph, fused_at, replaced)
+        return fuse_regions(graph, regions, _fused_equation)
+
+
+def fuse_regions(graph: Graph, regions: list, kernel_equation) -> Graph:
+    """`graph` with each of `regions` replaced by its kernel's equation, at the place of its
+    last equation: `kernel_equation(region, ids of the values read outside their regions)`
+    gives it, or None to leave the region's equations as they are."""
+    if not regions:
+        return graph
+    read_outside = _values_read_outside(graph, regions)
+    fused_at: dict[int, Equation] = {}
+    replaced: set[int] = set()
+    for region in regions:
+        equation = kernel_equation(region, read_outside)
+        if equation is None:
+            continue
+        replaced.update(id(member) for member in region.equations)
+        fused_at[id(region.equations[-1])] = equation
+    return replace_regions(graph, fused_at, replaced)
 
 
 # --- which equations fuse, and into which regions -----------------------------------------------
@@ -303,7 +310,7 @@ def merged(candidates: list, regions: list, position: dict) -> Region:
     return region
 
 
-def values_read_outside(graph: Graph, regions: list[Region]) -> set[int]:
+def _values_read_outside(graph: Graph, regions: list[Region]) -> set[int]:
     """ids of the Vars that an equation outside their region reads, or that the graph returns."""
     member_of = {id(equation): region for region in regions for equation in region.equations}
     produced_by = {id(var): member_of.get(id(equation))

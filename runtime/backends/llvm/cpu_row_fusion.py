@@ -31,13 +31,12 @@ import warnings
 
 from .cpu_calls import compiled_kernel
 from .cpu_fusion import (KERNEL_DTYPES, MAX_REGION_EQUATIONS, MIN_FUSED_ELEMENTS, Region,
-                         fused_cpu, merged, region_as_numpy, region_steps, step_dtypes,
-                         values_read_outside)
+                         fuse_regions, fused_cpu, merged, region_as_numpy, region_steps,
+                         step_dtypes)
 from .cpu_kernels import ARRAY, MAX_WIDTH, SCALAR, KernelSpec, array_layout_known
 from .cpu_reductions import PAIRWISE_BLOCK
 from .cpu_rows import PER_ROW, ROW_REDUCTIONS, RowPlan
 from . import compiler as llvm
-from ..fusion import replace_regions
 from ...graph import Equation, Graph, Literal, Var
 
 # Each value a later pass reads is kept in a row buffer on the kernel's stack (a thread's stack
@@ -60,17 +59,7 @@ class CpuRowFusion:
         regions = [region for region in find_row_regions(graph)
                    if len(region.equations) >= 2 and region.size >= self.min_elements
                    and _has_rows(region)]
-        if not regions:
-            return graph
-        read_outside = values_read_outside(graph, regions)
-        fused_at: dict[int, Equation] = {}
-        replaced: set[int] = set()
-        for region in regions:
-            equation = _row_equation(region, read_outside)
-            if equation is not None:
-                replaced.update(id(member) for member in region.equations)
-                fused_at[id(region.equations[-1])] = equation
-        return replace_regions(graph, fused_at, replaced)
+        return fuse_regions(graph, regions, _row_equation)
 
 
 def reduced_rows(equation: Equation) -> tuple | None:
