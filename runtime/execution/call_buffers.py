@@ -23,9 +23,9 @@ never an output or anything an output may view, nor anything a control op, a sta
 side effect reads (which may hold on to it); only results of ops that write into any array
 given (`Primitive.takes_out`: ufuncs, clip, matmul, fused kernels), of known shape, of at
 least one dimension, and C-contiguous whatever the inputs' layout (`c_ordered`), as the
-kept buffer is: NumPy's results are then the same arrays, bit for bit. A call running while another holds the buffers (another thread) makes its
-own set, and both sets are kept for the next calls; a call that raises leaves its set to the
-garbage collector.
+kept buffer is: NumPy's results are then the same arrays, bit for bit. A call running while
+another holds the buffers (another thread) makes its own set, and both sets are kept for the
+next calls; a call that raises leaves its set to the garbage collector.
 """
 from __future__ import annotations
 

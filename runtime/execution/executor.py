@@ -153,7 +153,7 @@ def _array_function_source(graph, function_name, source: _Source, keep_buffers=F
     parameters = ", ".join(names.of(var) for var in graph.inputs)
     lines = [f"def {function_name}({parameters}):"]
     sets, last_read, seen = buffer_sets(graph)
-    deletions = _deletions(graph, sets, last_read, seen)
+    deletions = _deletions(sets, last_read, seen)
     kept = kept_buffers(graph, sets, last_read, seen) if keep_buffers else KeptBuffers()
     if kept.slots:
         pool, slot_names = f"kept_{function_name}", kept.names("_kept")
@@ -228,7 +228,7 @@ def buffer_sets(graph: Graph) -> tuple[dict, dict, set]:
     return sets, last_read, {var for owner in seen for var in members[owner]}
 
 
-def _deletions(graph: Graph, sets: dict, last_read: dict, seen: set) -> dict:
+def _deletions(sets: dict, last_read: dict, seen: set) -> dict:
     """Equation index -> the Vars to delete after it: all the names of one buffer, once the
     last of them is read. Buffers that hold only 0-d values, and those the caller sees (the
     graph's inputs and outputs), are left."""

@@ -50,6 +50,10 @@ class CompiledKernel:
                             for index in spec.outputs]
                            + [AbstractArray(sum_shape, spec.steps[index].dtype)
                               for index, sum_shape in zip(summed, sum_shapes)])
+        # the names its call gives its results: a result given by name is written into that
+        # array (a buffer the graph keeps from call to call: runtime/execution/call_buffers.py)
+        self.result_names = tuple([f"y{index}" for index in range(len(spec.outputs))]
+                                  + [f"total{index}" for index in range(len(summed))])
         self.address = address
         self.parts = KernelParts(self, **parts) if parts else None
         self.call = _wrapper(self, address)
@@ -201,9 +205,7 @@ def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
                          "            raise TypeError"]
             dtypes[f"{name}_dtype"] = dtype
     spec = kernel.spec
-    results = [f"y{index}" for index in range(len(spec.outputs))]
-    results += [f"total{index}" for index in range(
-        len(spec.sums) + len(spec.leading_sums) + len(spec.trailing_sums))]
+    results = list(kernel.result_names)
     # a sum over leading axes adds each row into its output: it starts at zero
     zeroed = results[len(spec.outputs) + len(spec.sums):][:len(spec.leading_sums)]
     namespace = {"ascontiguousarray": np.ascontiguousarray, "empty": np.empty, "zeros": np.zeros,
@@ -224,8 +226,6 @@ def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
     returned = returned[0] if len(returned) == 1 else ", ".join(returned)
     arguments = ", ".join(parameters)
     passed = ", ".join(parameters + results)
-    # each result may be given, an array of its shape and dtype to write it into (a buffer the
-    # graph keeps from call to call: runtime/execution/call_buffers.py)
     signature = ", ".join(parameters + [f"{result}=None" for result in results])
     as_numpy = as_numpy and kernel.numpy_version is not None
     unless = ["    if not errors_default():", f"        return numpy_version({arguments})"]

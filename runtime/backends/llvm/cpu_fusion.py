@@ -408,9 +408,8 @@ def _fused_abstract_eval(*avals, kernel: CompiledKernel):
 def _fused_source(args, attrs) -> str:
     into = attrs.get("out", ())
     into = (into,) if isinstance(into, str) else into
-    results = [f"y{index}" for index in range(len(attrs["kernel"].spec.outputs))]
-    results += [f"total{index}" for index in range(len(into) - len(results))]
-    given = [f"{result}={name}" for result, name in zip(results, into) if name is not None]
+    given = [f"{result}={name}" for result, name in zip(attrs["kernel"].result_names, into)
+             if name is not None]
     return f"{attrs['kernel'].name}({', '.join([*args, *given])})"
 
 

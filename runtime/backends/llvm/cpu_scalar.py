@@ -216,8 +216,8 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
                  for position, kind in parameters]
     namespace = {"kernel": kernel, "fallback": fallback, "float64": np.float64,
                  "float32": np.float32, "bool_": np.bool_, "asarray": np.asarray,
-                 "underflow_ignored": underflow_ignored, "c_double": ctypes.c_double, "error_state": _numpy_error_state,
-                 "default_error_state": _default_error_state}
+                 "underflow_ignored": underflow_ignored, "c_double": ctypes.c_double,
+                 "error_state": _numpy_error_state, "default_error_state": _default_error_state}
     lines = [f"def run({', '.join(names)}):"]
     call = ", ".join(names)
     if fallback is not None:
