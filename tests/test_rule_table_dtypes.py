@@ -153,17 +153,20 @@ def subgraphs(equation: Equation) -> list:
             for graph in getattr(attribute, "graphs", ())]
 
 
-def graph_dtypes(graph: Graph, found=None) -> set:
+def graph_dtypes(graph: Graph, found=None, scalars: bool = True) -> set:
     """The dtypes of the arrays a graph (and the graphs in its equations) takes and computes;
-    Python scalars written into equations (Literals) are weak and have none."""
+    Python scalars written into equations (Literals) are weak and have none. Without
+    `scalars`, those of 0-d arrays are left out too (a Python number a traced loop carries
+    is one, of Python's dtype)."""
     found = set() if found is None else found
     for value in graph.inputs + tuple(value for equation in graph.equations
                                       for value in equation.inputs + equation.outputs):
-        if isinstance(value, (Var, Constant)) and isinstance(value.aval, AbstractArray):
+        if isinstance(value, (Var, Constant)) and isinstance(value.aval, AbstractArray) and (
+                scalars or value.aval.shape != ()):
             found.add(value.aval.dtype)
     for equation in graph.equations:
         for subgraph in subgraphs(equation):
-            graph_dtypes(subgraph, found)
+            graph_dtypes(subgraph, found, scalars)
     return found
 
 

@@ -78,8 +78,28 @@ def int_start(X, w):
     return total
 
 
+def decaying_steps(X, w):
+    rate, k = 0.5, 1  # Python numbers the body leaves Python numbers: weak in the loop
+    for row in X:
+        w = w - rate * np.tanh(w * row) + k * 0.01 * w - rate ** 2 * w
+        rate *= 0.9
+        k = k + 1
+    return np.sum(w) * -rate
+
+
+def numbers_in_both_branches(x, w):
+    scale, shift = 1.0, 0  # each branch leaves them Python numbers: weak after the `if`
+    if np.sum(x) > 0.0:
+        scale, shift = scale * 2.0, shift + 1
+    else:
+        scale = -scale
+    return np.sum((x * scale + shift) * w)
+
+
 FUNCTIONS = [rows, traced_range, traced_while, branch, branch_in_loop, weak_later, nested,
-             int_start]
+             int_start, decaying_steps, numbers_in_both_branches]
+# Python numbers carried as such, float64 scalars in the graph as they are eagerly
+WEAK_SCALARS = {decaying_steps, numbers_in_both_branches}
 # Forward mode traces no loop over a traced range (in float64 neither).
 UNTRACED_TANGENTS = {traced_range, traced_while}
 
@@ -87,7 +107,7 @@ UNTRACED_TANGENTS = {traced_range, traced_while}
 def arguments(function, dtype):
     rng = np.random.default_rng(3)
     X, w = rng.normal(size=(3, 4)), rng.normal(size=4)
-    matrix = function in (rows, branch_in_loop, weak_later, nested, int_start)
+    matrix = function in (rows, branch_in_loop, weak_later, nested, int_start, decaying_steps)
     return (X if matrix else X[0]).astype(dtype), w.astype(dtype)
 
 
@@ -96,8 +116,12 @@ def assert_same(traced, eager, dtype):
     np.testing.assert_allclose(traced, eager, rtol=1e-6 if dtype == np.float32 else 1e-13)
 
 
-def assert_no_wider(graph, dtype, args):
-    assert max(precision(d) for d in graph_dtypes(graph)) <= precision(dtype), str(graph)
+def assert_no_wider(graph, dtype, args, function=None):
+    """No value of `graph` is wider than `dtype`, but the scalars of Python's dtypes that
+    stand for the Python numbers of a function in WEAK_SCALARS, as eagerly; and each
+    equation computes the dtype the graph says, as NumPy does."""
+    found = graph_dtypes(graph, scalars=function not in WEAK_SCALARS)
+    assert max(precision(d) for d in found) <= precision(dtype), str(graph)
     assert dtypes_computed_unlike_traced(graph, args) == [], str(graph)
 
 
@@ -109,7 +133,7 @@ def test_traced_function_computes_what_numpy_does(function, dtype):
     assert np.result_type(eager) == dtype
     traced = autotrace.function(function)
     assert_same(traced(*args), eager, dtype)
-    assert_no_wider(traced.graph(*args, optimized=False), dtype, args)
+    assert_no_wider(traced.graph(*args, optimized=False), dtype, args, function)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
@@ -122,7 +146,7 @@ def test_traced_gradient_computes_what_numpy_does(function, dtype):
     for traced_part, eager_part in zip(traced(*args), eager):
         assert eager_part.dtype == dtype
         assert_same(traced_part, eager_part, dtype)
-    assert_no_wider(traced.graph(*args, optimized=False), dtype, args)
+    assert_no_wider(traced.graph(*args, optimized=False), dtype, args, function)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
@@ -135,7 +159,7 @@ def test_traced_tangent_computes_what_numpy_does(function, dtype):
     traced = autotrace.function(tangent)
     for traced_part, eager_part in zip(traced(*args), eager):
         assert_same(traced_part, eager_part, dtype)
-    assert_no_wider(traced.graph(*args, optimized=False), dtype, args)
+    assert_no_wider(traced.graph(*args, optimized=False), dtype, args, function)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
@@ -175,3 +199,41 @@ def test_a_complex_accumulator_takes_complex64_from_float32_rows():
     X = np.random.default_rng(0).normal(size=(3, 4)).astype(np.float32)
     assert_same(autotrace.function(spectrum)(X), spectrum(X), np.float32)
     assert np.result_type(spectrum(X)) == np.complex64
+
+
+@pytest.mark.parametrize("negate", [False, True], ids=["then", "else"])
+def test_numbers_both_branches_leave_stay_weak_on_either_path(negate):
+    x, w = arguments(numbers_in_both_branches, np.float32)
+    x = -x if negate else x
+    traced = autotrace.function(numbers_in_both_branches)
+    assert traced(x, w).dtype == np.float32
+    assert traced(x, w) == numbers_in_both_branches(x, w)
+
+
+def test_a_numpy_function_of_a_weak_number_is_a_numpy_scalar():
+    """np.sqrt of a Python float is a float64 NumPy scalar, which is not weak: the float32
+    sum times it is float64, eagerly and traced."""
+    def shrink(X):
+        rate = 4.0
+        for _ in X:
+            rate = rate * 0.25
+        return np.sum(X[0]) * np.sqrt(rate)
+
+    X = np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(2, 4)
+    assert shrink(X).dtype == np.float64
+    assert autotrace.function(shrink)(X).dtype == np.float64
+    assert autotrace.function(shrink)(X) == shrink(X)
+
+
+def test_a_weak_number_meeting_float32_is_rounded_to_float32_first():
+    """`rate * x` with a Python float rate: NumPy rounds rate to float32, then multiplies;
+    the traced loop gives the same bits, the rate decaying in float64 as Python's does."""
+    def steps(X):
+        rate, x = 0.1, X[0]
+        for row in X:
+            x = x + rate * row
+            rate = rate / 3.0
+        return x
+
+    X = np.random.default_rng(5).normal(size=(6, 5)).astype(np.float32)
+    np.testing.assert_array_equal(autotrace.function(steps)(X), steps(X))

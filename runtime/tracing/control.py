@@ -43,8 +43,8 @@ from ..graph import Graph, Var
 from ..ops import LITERAL_TYPES, Primitive, primitives, register
 from ..passes import optimize
 from ..passes.cleanup import has_side_effect
-from .tracer import (GraphBuilder, OutputStructure, Tracer, _Slot,
-                                      inherit_arguments, is_array, leaves_with_paths, map_arrays)
+from .tracer import (GraphBuilder, OutputStructure, Tracer, _Slot, inherit_arguments, is_array,
+                     is_weak, leaves_with_paths, make_weak, map_arrays)
 from .control_aliases import (branch_choices, carry_branch_aliases, carry_loop_aliases,
                               inline_graph)
 from .control_writes import (changed_in_place, first_iteration_writes,
@@ -330,17 +330,23 @@ class TracedSubgraph(NamedTuple):
 
 
 def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple,
-                    share: bool = True, bases: list = ()) -> TracedSubgraph:
+                    share: bool = True, bases: list = (), weak=frozenset()) -> TracedSubgraph:
     """Trace `function(*operands)` as a subgraph inside `parent`'s trace (as `role`, see
     SubgraphBuilder); Python numbers it returns become 0-d arrays. With `share`, operands that
     share memory share it inside too (share_operand_memory): true for a branch, which runs
     once, not for a loop body, whose next iteration may have rebound one of them. `bases`:
     arrays the operands view, inputs of the subgraph after the operands' leaves, which the
-    code reads by name (control_stale.bases_inside); their leaves come last in `inner`."""
+    code reads by name (control_stale.bases_inside); their leaves come last in `inner`. Inside,
+    an operand stands for a Python number (is weak, tracer.make_weak) where it does outside,
+    and where its leaf's position is in `weak` (a loop's Python numbers, which are NumPy
+    scalars outside it)."""
     builder = SubgraphBuilder(parent, role)
     with _recording_into(builder):
         outer_leaves = [leaf for _, leaf in leaves_with_paths(operands)]
         inner_leaves = [builder.new_input(_input_aval(leaf, parent)) for leaf in outer_leaves]
+        for position, (outer, inner) in enumerate(zip(outer_leaves, inner_leaves)):
+            if position in weak or isinstance(outer, Tracer) and is_weak(outer):
+                make_weak(inner)
         base_inputs = [builder.new_input(base.aval) for base in bases]
         with bases_inside(builder, bases, base_inputs):
             outer_leaves, inner_leaves = outer_leaves + list(bases), inner_leaves + list(bases)
@@ -515,13 +521,17 @@ def while_loop(cond_fn: Callable, body_fn: Callable, init_vals):
 
 
 def traced_while(parent: GraphBuilder, cond_fn, body_fn, init_vals,
-                 check: Callable | None = None):
+                 check: Callable | None = None, weak=frozenset()):
     """Record a `while` op in `parent`'s trace; `check(init_vals, result)` (the loop values
-    before and after one traced iteration) raises when the body changes them."""
+    before and after one traced iteration) raises when the body changes them. `weak`: the
+    positions in `init_vals` of Python numbers the loop carries as such (tracer.make_weak),
+    in the body and after the loop."""
     init_vals = _numbers_to_arrays(init_vals)
     token = object()
+    weak_leaves = frozenset(sum(len(leaves_with_paths(value)) for value in init_vals[:position])
+                            for position in weak)
     condition = _trace_subgraph(parent, cond_fn, (init_vals,), ("loop", token, "test"),
-                                share=False)
+                                share=False, weak=weak_leaves)
     predicate = condition.result
     if not is_array(predicate) or _aval(predicate).shape != ():
         what = _describe(predicate) if is_array(predicate) else type(predicate).__name__
@@ -529,7 +539,7 @@ def traced_while(parent: GraphBuilder, cond_fn, body_fn, init_vals,
             f"autotrace.while_loop: cond_fn must return a scalar (a bool array of shape ()), "
             f"but it returned {what}")
     body = _trace_subgraph(parent, body_fn, (init_vals,), ("loop", token, "body"),
-                           share=False)
+                           share=False, weak=weak_leaves)
     (check or _check_body)(init_vals, body.result)
     check_loop(condition.builder.stale_reads, body.builder.stale_reads)
     first_writes = first_iteration_writes(parent, init_vals, body, parent.device())
@@ -554,7 +564,9 @@ def traced_while(parent: GraphBuilder, cond_fn, body_fn, init_vals,
     else:
         ran_none = None
     values = loop_write_back(parent, init_vals, body, body.structure.unflatten(results[:count]))
-    return carry_loop_aliases(values, init_vals, body, ran_none)
+    values = carry_loop_aliases(values, init_vals, body, ran_none)
+    return type(values)(make_weak(value) if position in weak else value
+                        for position, value in enumerate(values)) if weak else values
 
 
 def _check_body(init_vals, result) -> None:

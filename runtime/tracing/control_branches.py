@@ -37,7 +37,8 @@ from .control_variables import (Undefined, _Retry, _error, _is_defined,
                                                  _may_be_placeholder, _scalar_condition,
                                                  _until_settled, _zeros_like_tree)
 from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
-from .tracer import Tracer, is_array, leaves_with_paths, map_arrays
+from .tracer import (WEAK_DTYPES, Tracer, is_array, is_weak, leaves_with_paths, make_weak,
+                     map_arrays)
 from .control_weak import WEAK_NUMBERS, as_dtype
 
 
@@ -68,8 +69,9 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
             results = _traced_branch(function, operands, side, where, "`if`")
             numbers[side] = {index: value for index, value in enumerate(results)
                              if _is_python_ints(value)}  # before they become arrays
-            weak[side] = {index: value for index, value in enumerate(results)
-                          if type(value) in WEAK_NUMBERS}
+            weak[side] = {index: value if type(value) in WEAK_NUMBERS
+                          else WEAK_DTYPES[value.dtype](0) for index, value in enumerate(results)
+                          if type(value) in WEAK_NUMBERS or is_weak(value)}
             return tuple(None if index in counts
                          else fixes[side, index](value) if (side, index) in fixes
                          else value if kept else None
@@ -120,6 +122,9 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
         return traced_cond(test, branch(true_fn, True), branch(false_fn, False), operands, check)
 
     results = _until_settled(where, len(names) + 1, attempt)
+    # a number both branches leave a Python number (or a traced one, weak) is one after the if
+    results = [make_weak(value) if index in weak[True] and index in weak[False] else value
+               for index, value in enumerate(results)]
     return tuple(counts[index] if index in counts else value if kept else Undefined(variable)
                  for index, (value, kept, variable) in enumerate(zip(results, keep, names)))
 

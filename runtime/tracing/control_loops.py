@@ -12,6 +12,8 @@ Decisions:
   it is carried in the dtype the body gives it, float32 where it meets float32 values
   (`total = 0.0`, `total += np.sum(row)`), and one that becomes a float (`n = 0`,
   `n = n + 0.5`) is carried as the float: the body is traced again from the promoted start.
+  One the body leaves a Python number (`lr *= 0.9`) is carried as a weak scalar of Python's
+  dtype, which meets float32 values as the number does (tracer.make_weak).
 - `for` over a traced array loops over its first axis in a graph `while` op, unless a variable
   is a list, set or other object, which cannot be a loop value: then the loop is unrolled (its
   length is known while tracing, so the trace still serves every value).
@@ -312,7 +314,9 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
 
         restore(before_loop)
         try:
-            state = traced_while(parent, loop_test, loop_body, init, check)
+            state = traced_while(parent, loop_test, loop_body, init, check,
+                                 weak=frozenset(position for position, index in enumerate(indexes)
+                                                if index in weak))
         except _Retry:
             # A Python int the body makes a float (`n = 0`, `n = n + np.sum(row)`) met the
             # body as an int64 array, which made that float float64: learn its dtype again.

@@ -9,8 +9,15 @@ traced loop carries it as one graph value of one dtype: the dtype NumPy gives wh
 computes from the Python number (float32 here), not the float64 that the number alone has. A
 traced `if` whose one branch leaves the number and the other a float32 scalar gives both the
 float32 (runtime/tracing/control_branches.py). A number that the body leaves a Python number
-(`n = n + 0.5`) is carried in Python's own dtype (int64, float64, complex128), and takes the
-dtype the body gives it later (`_check_loop_values` in runtime/tracing/control_loops.py).
+(`lr *= 0.9`, `n = n + 1`) is carried in Python's own dtype (int64, float64, complex128) as a
+weak scalar (runtime/tracing/tracer.py `make_weak`): where it meets a float32 array in the body
+or after the loop (`w - lr * g`), it is rounded to float32 first, as NumPy rounds the number,
+so that `w` stays float32 as it does eagerly; Python's operators on it and other numbers keep it
+weak, a NumPy function of it (np.sqrt(lr)) gives a float64 NumPy scalar, as NumPy's does. It
+takes the dtype the body gives it later (`_check_loop_values` in
+runtime/tracing/control_loops.py). A number both branches of a traced `if` leave a Python
+number is weak after it, and values saved on a stack for the adjoint sweep stay weak when
+popped (runtime/tracing/stacks.py).
 
 Decisions:
 - A loop learns the dtypes by tracing its body once more, before the loop is traced, with its
@@ -19,7 +26,8 @@ Decisions:
   indices, which a Python value would send down other paths (a Python `if` on the counter, a
   constant index), and which stay ints. Only one that the loop's trace finds becoming a float
   (`n = 0`, `n = n + np.sum(row)`) is learned so, then: carried as int64 it made that float
-  float64. An int carried as int64 that meets an int32 array stays int64 (NumPy: int32).
+  float64. An int carried as int64 that meets an int32 array stays int64 (NumPy: int32,
+  after checking that the number fits, which a graph cannot check while tracing).
 - The loop value starts as the number cast to that dtype, as NumPy casts it where it meets
   the body's float32 values; arithmetic the body does on it before (`t * 0.9 + np.sum(row)`)
   is then done in float32, not in Python's float64 (a rounding apart, in the first iteration).

@@ -54,17 +54,19 @@ from ..abstract import abstractify
 from .control import ControlFlowError, ControlPrimitive, current_builder
 from ..ops import primitives, register
 from ..containers import zeros_like
-from .tracer import (OutputStructure, Tracer, _Slot, is_array, leaves_with_paths,
-                                      map_arrays, tracer_kinds)
+from .tracer import (OutputStructure, Tracer, _Slot, is_array, is_weak, leaves_with_paths,
+                     make_weak, map_arrays, tracer_kinds)
 
 _TOP = "top"  # the reading key of the top-level entries
 
 
 class Item(NamedTuple):
-    """One pushed value: `stored` arrays by their AbstractArray, other values as they are."""
+    """One pushed value: `stored` arrays by their AbstractArray, other values as they are;
+    `weak` where a stored one stands for a Python number (tracer.make_weak), as its pop does."""
 
     stored: bool
     content: object
+    weak: bool = False
 
 
 class Container(NamedTuple):
@@ -250,7 +252,7 @@ class TracedStack(Tracer):
 
     def _push_array(self, builder, entries: list, value) -> None:
         entries.append(Item(True, value.aval if isinstance(value, Tracer)
-                            else abstractify(value)))
+                            else abstractify(value), is_weak(value)))
         self._rebind(builder, "stack_push", [self, value])
 
     def pop(self):
@@ -286,7 +288,7 @@ class TracedStack(Tracer):
         self.schema.popping = item.content
         shape = tuple(None if size is None else int(size) for size in item.content.shape)
         (value,) = self._rebind(builder, "stack_pop", [self], shape=shape)
-        return value
+        return make_weak(value) if item.weak else value
 
     def _take(self, entries: list, key, wanted: str):
         """The top entry of `entries` not popped yet. A loop or branch whose pushes were not

@@ -196,9 +196,66 @@ def _forward(function):
 
 
 def _operator(ufunc, reflected=False):
+    """`self <op> other` (`other <op> self` where `reflected`): the ufunc on both, a Python
+    number as NumPy takes one (`weak_ufunc`)."""
     if reflected:
-        return lambda self, other: apply_ufunc(ufunc, "__call__", read_cells(other), self)
-    return lambda self, other: apply_ufunc(ufunc, "__call__", self, read_cells(other))
+        return lambda self, other: weak_ufunc(ufunc, read_cells(other), self)
+    return lambda self, other: weak_ufunc(ufunc, self, read_cells(other))
+
+
+# --- weak scalars ---------------------------------------------------------------------------
+# A traced loop or `if` carries a Python number that its body leaves a Python number (`lr *=
+# 0.9`) as a 0-d value of Python's dtype (int64, float64, complex128), marked weak: as the
+# number itself would, it takes the dtype of the arrays it meets in a ufunc (`lr * g` is
+# float32 for a float32 g, as eager NumPy 2 computes it), and Python's arithmetic on it with
+# other Python numbers (`lr * 0.9`, `-lr`) leaves it weak. A NumPy function of it alone
+# (np.sqrt(lr)) gives a NumPy scalar, which is not weak, as NumPy's is not.
+# runtime/tracing/control_weak.py says where loops and branches make them.
+
+WEAK_DTYPES = {np.dtype(np.int64): int, np.dtype(np.float64): float,
+               np.dtype(np.complex128): complex}  # Python's numbers' dtypes, and their types
+
+
+def make_weak(value):
+    """Mark the 0-d traced `value` of a Python number's dtype weak; returns it."""
+    if isinstance(value, Tracer) and value.shape == () and value.dtype in WEAK_DTYPES:
+        value._weak = True
+    return value
+
+
+def is_weak(value) -> bool:
+    """A Python number (not a bool) or a traced value that stands for one."""
+    return type(value) in (int, float, complex) or isinstance(value, Tracer) and value._weak
+
+
+def weak_ufunc(ufunc, *inputs):
+    """`ufunc(*inputs)` where an input may be a weak traced value, with the result NumPy 2's
+    for the Python number it stands for: a weak value that meets other arrays is cast first to
+    the dtype NumPy would convert the number to (float32 beside a float32 array), unless that
+    is an integer dtype (NumPy then checks the number's range at run time; the value stays
+    int64, as the number would where it fits). The result of Python's operators on weak
+    values and Python numbers alone is weak again."""
+    if not any(isinstance(value, Tracer) and value._weak for value in inputs):
+        return apply_ufunc(ufunc, "__call__", *inputs)
+    if all(is_weak(value) for value in inputs):
+        result = apply_ufunc(ufunc, "__call__", *inputs)
+        return make_weak(result) if ufunc in _PYTHON_ARITHMETIC else result
+    return apply_ufunc(ufunc, "__call__", *_cast_weak(ufunc, inputs))
+
+
+def _cast_weak(ufunc, inputs) -> tuple:
+    def described(value):
+        if isinstance(value, Tracer) and value._weak or type(value) in (int, float, complex):
+            return WEAK_DTYPES[value.dtype] if isinstance(value, Tracer) else type(value)
+        return np.result_type(value) if not isinstance(value, Tracer) else value.dtype
+    try:
+        resolved = ufunc.resolve_dtypes(tuple(described(value) for value in inputs)
+                                        + (None,) * ufunc.nout)
+    except (TypeError, ValueError):  # no loop for them: the ufunc's own error, as NumPy's
+        return inputs
+    return tuple(astype(value, dtype) if isinstance(value, Tracer) and value._weak
+                 and dtype != value.dtype and dtype.kind in "fc" else value
+                 for value, dtype in zip(inputs, resolved))
 
 
 def read_cells(value):
@@ -230,7 +287,7 @@ class Tracer:
     # _var: the Var last bound; _link: how it is a view of its base (runtime/tracing/views.py), or
     # None; _memory: the writes into the memory it shares with views, None while it has none;
     # _seen: how many of those writes _var has seen.
-    __slots__ = ("_builder", "_var", "_link", "_memory", "_seen")
+    __slots__ = ("_builder", "_var", "_link", "_memory", "_seen", "_weak")
     __array_priority__ = 1000
     is_traced_array = True  # an array leaf of argument and result trees (runtime/tracing/trees.py)
     __hash__ = None  # like ndarray: == is elementwise
@@ -242,6 +299,7 @@ class Tracer:
     def __init__(self, builder: GraphBuilder, var: Var):
         self._builder = builder
         self._var, self._link, self._memory, self._seen = var, None, None, 0
+        self._weak = False  # stands for a Python number (`make_weak`)
 
     @property
     def graph_var(self) -> Var:
@@ -291,7 +349,12 @@ class Tracer:
         if ufunc is np.add and method == "at" and not kwargs:
             return _add_at(*read_cells(inputs))
         out = kwargs.pop("out", None)
-        result = apply_ufunc(ufunc, method, *read_cells(inputs), **kwargs)
+        if method == "__call__" and not kwargs:
+            result = weak_ufunc(ufunc, *read_cells(inputs))
+            if isinstance(result, Tracer):
+                result._weak = False  # np.multiply(lr, 0.9) is a NumPy scalar, not weak
+        else:
+            result = apply_ufunc(ufunc, method, *read_cells(inputs), **kwargs)
         if out is None:
             return result
         if not all(isinstance(target, Tracer) for target in out):
@@ -475,8 +538,19 @@ for _dunder, _ufunc in BINARY_OPERATORS:
     setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
     setattr(Tracer, f"__r{_dunder}__", _operator(_ufunc, reflected=True))
 # `**` on two numbers is NumPy's scalar power, not the ufunc (primitives/elementwise.py power)
-Tracer.__pow__ = lambda self, other: power(self, read_cells(other))
-Tracer.__rpow__ = lambda self, other: power(read_cells(other), self)
+
+
+def _weak_power(base, exponent):
+    """`base ** exponent` where either may be weak (`weak_ufunc`)."""
+    if not any(isinstance(value, Tracer) and value._weak for value in (base, exponent)):
+        return power(base, exponent)
+    if is_weak(base) and is_weak(exponent):
+        return make_weak(power(base, exponent))
+    return power(*_cast_weak(np.power, (base, exponent)))
+
+
+Tracer.__pow__ = lambda self, other: _weak_power(self, read_cells(other))
+Tracer.__rpow__ = lambda self, other: _weak_power(read_cells(other), self)
 
 
 def _in_place_operator(ufunc, symbol: str):
@@ -506,8 +580,12 @@ for _dunder, _ufunc in COMPARISON_OPERATORS:
     setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
 
 for _dunder, _ufunc in UNARY_OPERATORS:
-    setattr(Tracer, f"__{_dunder}__", lambda self, _ufunc=_ufunc: apply_ufunc(_ufunc, "__call__",
-                                                                             self))
+    setattr(Tracer, f"__{_dunder}__", lambda self, _ufunc=_ufunc: weak_ufunc(_ufunc, self))
+
+# The ufuncs of Python's arithmetic operators: on Python numbers alone they give a Python
+# number (weak); comparisons give a bool, which is never weak.
+_PYTHON_ARITHMETIC = frozenset(ufunc for _, ufunc in BINARY_OPERATORS + UNARY_OPERATORS
+                               if ufunc is not np.matmul)
 
 
 def trace(function, args: tuple = (), kwargs: dict | None = None,
