@@ -26,8 +26,9 @@ from autotrace.placement import placed
 from autotrace.runtime.devices import DeviceError, device_of, is_gpu_array, to_device
 from autotrace.runtime.state import StateCell, StateError, current_scope
 from autotrace.runtime.derivatives.structure import array_module
-from autotrace.runtime.tracing.tracer import (BINARY_OPERATORS, COMPARISON_OPERATORS, UNARY_OPERATORS,
-                                      Tracer)
+from autotrace.runtime.python_operators import (BINARY_OPERATORS, COMPARISON_OPERATORS,
+                                               UNARY_OPERATORS)
+from autotrace.runtime.tracing.tracer import Tracer
 
 _UIDS = itertools.count()
 

@@ -43,8 +43,9 @@ from ..graph import Graph, Var
 from ..ops import LITERAL_TYPES, Primitive, primitives, register
 from ..passes import optimize
 from ..passes.cleanup import has_side_effect
-from .tracer import (GraphBuilder, OutputStructure, Tracer, _Slot, inherit_arguments, is_array,
-                     is_weak, leaves_with_paths, make_weak, map_arrays)
+from .tracer import (GraphBuilder, OutputStructure, Tracer, _Slot,
+                     inherit_arguments, is_array, leaves_with_paths, map_arrays)
+from .weak_scalars import is_weak, make_weak
 from .control_aliases import (branch_choices, carry_branch_aliases, carry_loop_aliases,
                               inline_graph)
 from .control_writes import (changed_in_place, first_iteration_writes,
@@ -337,7 +338,7 @@ def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple
     once, not for a loop body, whose next iteration may have rebound one of them. `bases`:
     arrays the operands view, inputs of the subgraph after the operands' leaves, which the
     code reads by name (control_stale.bases_inside); their leaves come last in `inner`. Inside,
-    an operand stands for a Python number (is weak, tracer.make_weak) where it does outside,
+    an operand stands for a Python number (is weak, weak_scalars.make_weak) where it does outside,
     and where its leaf's position is in `weak` (a loop's Python numbers, which are NumPy
     scalars outside it)."""
     builder = SubgraphBuilder(parent, role)
@@ -524,7 +525,7 @@ def traced_while(parent: GraphBuilder, cond_fn, body_fn, init_vals,
                  check: Callable | None = None, weak=frozenset()):
     """Record a `while` op in `parent`'s trace; `check(init_vals, result)` (the loop values
     before and after one traced iteration) raises when the body changes them. `weak`: the
-    positions in `init_vals` of Python numbers the loop carries as such (tracer.make_weak),
+    positions in `init_vals` of Python numbers the loop carries as such (weak_scalars.make_weak),
     in the body and after the loop."""
     init_vals = _numbers_to_arrays(init_vals)
     token = object()

@@ -37,9 +37,9 @@ from .control_variables import (Undefined, _Retry, _error, _is_defined,
                                                  _may_be_placeholder, _scalar_condition,
                                                  _until_settled, _zeros_like_tree)
 from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
-from .tracer import (WEAK_DTYPES, Tracer, is_array, is_weak, leaves_with_paths, make_weak,
-                     map_arrays)
-from .control_weak import WEAK_NUMBERS, as_dtype
+from .tracer import Tracer, is_array, leaves_with_paths, map_arrays
+from .weak_scalars import WEAK_DTYPES, WEAK_NUMBERS, is_weak, make_weak
+from .control_weak import as_dtype
 
 
 def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple, where: str,
@@ -71,7 +71,7 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                              if _is_python_ints(value)}  # before they become arrays
             weak[side] = {index: value if type(value) in WEAK_NUMBERS
                           else WEAK_DTYPES[value.dtype](0) for index, value in enumerate(results)
-                          if type(value) in WEAK_NUMBERS or is_weak(value)}
+                          if is_weak(value)}
             return tuple(None if index in counts
                          else fixes[side, index](value) if (side, index) in fixes
                          else value if kept else None

@@ -13,7 +13,7 @@ Decisions:
   (`total = 0.0`, `total += np.sum(row)`), and one that becomes a float (`n = 0`,
   `n = n + 0.5`) is carried as the float: the body is traced again from the promoted start.
   One the body leaves a Python number (`lr *= 0.9`) is carried as a weak scalar of Python's
-  dtype, which meets float32 values as the number does (tracer.make_weak).
+  dtype, which meets float32 values as the number does (weak_scalars.make_weak).
 - `for` over a traced array loops over its first axis in a graph `while` op, unless a variable
   is a list, set or other object, which cannot be a loop value: then the loop is unrolled (its
   length is known while tracing, so the trace still serves every value).
@@ -44,7 +44,8 @@ from ..primitives.shape import dimension_size
 from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
 from .tracer import (Tracer, leaves_with_paths, map_arrays, mark_view,
                                       write_value)
-from .control_weak import WEAK_NUMBERS, dtypes_from_body
+from .control_weak import dtypes_from_body
+from .weak_scalars import WEAK_NUMBERS
 
 
 def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, where: str,

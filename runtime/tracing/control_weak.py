@@ -10,7 +10,7 @@ computes from the Python number (float32 here), not the float64 that the number 
 traced `if` whose one branch leaves the number and the other a float32 scalar gives both the
 float32 (runtime/tracing/control_branches.py). A number that the body leaves a Python number
 (`lr *= 0.9`, `n = n + 1`) is carried in Python's own dtype (int64, float64, complex128) as a
-weak scalar (runtime/tracing/tracer.py `make_weak`): where it meets a float32 array in the body
+weak scalar (runtime/tracing/weak_scalars.py): where it meets a float32 array in the body
 or after the loop (`w - lr * g`), it is rounded to float32 first, as NumPy rounds the number,
 so that `w` stays float32 as it does eagerly; Python's operators on it and other numbers keep it
 weak, a NumPy function of it (np.sqrt(lr)) gives a float64 NumPy scalar, as NumPy's does. It
@@ -40,8 +40,8 @@ import numpy as np
 
 from .control import _aval, _numbers_to_arrays, _trace_subgraph
 from .tracer import Tracer, is_array
+from .weak_scalars import WEAK_NUMBERS
 
-WEAK_NUMBERS = (int, float, complex)  # not bool: flags of generated code stay Python bools
 
 
 def as_dtype(value, dtype):

@@ -54,15 +54,16 @@ from ..abstract import abstractify
 from .control import ControlFlowError, ControlPrimitive, current_builder
 from ..ops import primitives, register
 from ..containers import zeros_like
-from .tracer import (OutputStructure, Tracer, _Slot, is_array, is_weak, leaves_with_paths,
-                     make_weak, map_arrays, tracer_kinds)
+from .tracer import (OutputStructure, Tracer, _Slot, is_array, leaves_with_paths,
+                                      map_arrays, tracer_kinds)
+from .weak_scalars import is_weak, make_weak
 
 _TOP = "top"  # the reading key of the top-level entries
 
 
 class Item(NamedTuple):
     """One pushed value: `stored` arrays by their AbstractArray, other values as they are;
-    `weak` where a stored one stands for a Python number (tracer.make_weak), as its pop does."""
+    `weak` where a stored one stands for a Python number (weak_scalars.make_weak), as its pop does."""
 
     stored: bool
     content: object

@@ -52,8 +52,9 @@ from ..devices import is_gpu_array, mixing_error
 from ..graph import Constant, Equation, Graph, Literal, Var
 from ..ops import (LITERAL_TYPES, UntraceableError, array_methods, numpy_functions,
                                    untraceable)
-from ..python_operators import OPERATOR_SYMBOLS
-from ..primitives.elementwise import ZERO_D_ARRAYS, apply_ufunc, astype, power
+from ..python_operators import (BINARY_OPERATORS, COMPARISON_OPERATORS, OPERATOR_SYMBOLS,
+                                UNARY_OPERATORS)
+from ..primitives.elementwise import ZERO_D_ARRAYS, apply_ufunc, astype
 from ..primitives.index import (  # noqa: F401 - set_item, imported from here too
     add_at, getitem, set_item, setitem)
 from ..primitives.index import out_position
@@ -61,6 +62,7 @@ from ..scopes import current as current_scope
 from ..state import StateCell, capturing
 from .trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
+from .weak_scalars import weak_power, weak_ufunc
 from .views import (check_output, current_var, function_view, index_view,
                                      write_into)
 
@@ -201,61 +203,6 @@ def _operator(ufunc, reflected=False):
     if reflected:
         return lambda self, other: weak_ufunc(ufunc, read_cells(other), self)
     return lambda self, other: weak_ufunc(ufunc, self, read_cells(other))
-
-
-# --- weak scalars ---------------------------------------------------------------------------
-# A traced loop or `if` carries a Python number that its body leaves a Python number (`lr *=
-# 0.9`) as a 0-d value of Python's dtype (int64, float64, complex128), marked weak: as the
-# number itself would, it takes the dtype of the arrays it meets in a ufunc (`lr * g` is
-# float32 for a float32 g, as eager NumPy 2 computes it), and Python's arithmetic on it with
-# other Python numbers (`lr * 0.9`, `-lr`) leaves it weak. A NumPy function of it alone
-# (np.sqrt(lr)) gives a NumPy scalar, which is not weak, as NumPy's is not.
-# runtime/tracing/control_weak.py says where loops and branches make them.
-
-WEAK_DTYPES = {np.dtype(np.int64): int, np.dtype(np.float64): float,
-               np.dtype(np.complex128): complex}  # Python's numbers' dtypes, and their types
-
-
-def make_weak(value):
-    """Mark the 0-d traced `value` of a Python number's dtype weak; returns it."""
-    if isinstance(value, Tracer) and value.shape == () and value.dtype in WEAK_DTYPES:
-        value._weak = True
-    return value
-
-
-def is_weak(value) -> bool:
-    """A Python number (not a bool) or a traced value that stands for one."""
-    return type(value) in (int, float, complex) or isinstance(value, Tracer) and value._weak
-
-
-def weak_ufunc(ufunc, *inputs):
-    """`ufunc(*inputs)` where an input may be a weak traced value, with the result NumPy 2's
-    for the Python number it stands for: a weak value that meets other arrays is cast first to
-    the dtype NumPy would convert the number to (float32 beside a float32 array), unless that
-    is an integer dtype (NumPy then checks the number's range at run time; the value stays
-    int64, as the number would where it fits). The result of Python's operators on weak
-    values and Python numbers alone is weak again."""
-    if not any(isinstance(value, Tracer) and value._weak for value in inputs):
-        return apply_ufunc(ufunc, "__call__", *inputs)
-    if all(is_weak(value) for value in inputs):
-        result = apply_ufunc(ufunc, "__call__", *inputs)
-        return make_weak(result) if ufunc in _PYTHON_ARITHMETIC else result
-    return apply_ufunc(ufunc, "__call__", *_cast_weak(ufunc, inputs))
-
-
-def _cast_weak(ufunc, inputs) -> tuple:
-    def described(value):
-        if isinstance(value, Tracer) and value._weak or type(value) in (int, float, complex):
-            return WEAK_DTYPES[value.dtype] if isinstance(value, Tracer) else type(value)
-        return np.result_type(value) if not isinstance(value, Tracer) else value.dtype
-    try:
-        resolved = ufunc.resolve_dtypes(tuple(described(value) for value in inputs)
-                                        + (None,) * ufunc.nout)
-    except (TypeError, ValueError):  # no loop for them: the ufunc's own error, as NumPy's
-        return inputs
-    return tuple(astype(value, dtype) if isinstance(value, Tracer) and value._weak
-                 and dtype != value.dtype and dtype.kind in "fc" else value
-                 for value, dtype in zip(inputs, resolved))
 
 
 def read_cells(value):
@@ -522,35 +469,13 @@ for _name, _function in array_methods.items():  # x.sum(axis=0) is np.sum(x, axi
     if _name not in vars(Tracer):
         setattr(Tracer, _name, _forward(_function))
 
-# Python's operators and the ufuncs they are: Tracer and autotrace.Variable both answer them.
-BINARY_OPERATORS = (
-    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.divide),
-    ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power),
-    ("matmul", np.matmul), ("and", np.bitwise_and), ("or", np.bitwise_or),
-    ("xor", np.bitwise_xor), ("lshift", np.left_shift), ("rshift", np.right_shift),
-    ("divmod", np.divmod))
-COMPARISON_OPERATORS = (("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
-                        ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal))
-UNARY_OPERATORS = (("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
-                   ("invert", np.invert))
 
 for _dunder, _ufunc in BINARY_OPERATORS:
     setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
     setattr(Tracer, f"__r{_dunder}__", _operator(_ufunc, reflected=True))
 # `**` on two numbers is NumPy's scalar power, not the ufunc (primitives/elementwise.py power)
-
-
-def _weak_power(base, exponent):
-    """`base ** exponent` where either may be weak (`weak_ufunc`)."""
-    if not any(isinstance(value, Tracer) and value._weak for value in (base, exponent)):
-        return power(base, exponent)
-    if is_weak(base) and is_weak(exponent):
-        return make_weak(power(base, exponent))
-    return power(*_cast_weak(np.power, (base, exponent)))
-
-
-Tracer.__pow__ = lambda self, other: _weak_power(self, read_cells(other))
-Tracer.__rpow__ = lambda self, other: _weak_power(read_cells(other), self)
+Tracer.__pow__ = lambda self, other: weak_power(self, read_cells(other))
+Tracer.__rpow__ = lambda self, other: weak_power(read_cells(other), self)
 
 
 def _in_place_operator(ufunc, symbol: str):
@@ -581,11 +506,6 @@ for _dunder, _ufunc in COMPARISON_OPERATORS:
 
 for _dunder, _ufunc in UNARY_OPERATORS:
     setattr(Tracer, f"__{_dunder}__", lambda self, _ufunc=_ufunc: weak_ufunc(_ufunc, self))
-
-# The ufuncs of Python's arithmetic operators: on Python numbers alone they give a Python
-# number (weak); comparisons give a bool, which is never weak.
-_PYTHON_ARITHMETIC = frozenset(ufunc for _, ufunc in BINARY_OPERATORS + UNARY_OPERATORS
-                               if ufunc is not np.matmul)
 
 
 def trace(function, args: tuple = (), kwargs: dict | None = None,
