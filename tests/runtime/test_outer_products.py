@@ -1,6 +1,7 @@
 """Outer products (runtime/backends/outer_products.py): on the CPU backends a matmul whose
-contracted length is 1 runs as np.einsum, giving NumPy's matmul bit for bit (special values
-included), and every other product stays a matmul."""
+contracted length is 1 runs as np.einsum, or on the compiled backend, for two matrices of one
+dtype, as its own loop (runtime/backends/llvm/cpu_outer.py), giving NumPy's matmul bit for bit
+(special values included), and every other product stays a matmul."""
 import numpy as np
 import pytest
 
@@ -10,6 +11,11 @@ from autotrace.runtime.backends.outer_products import (MIN_ELEMENTS, OuterProduc
 from autotrace.runtime.backends.selection import backend_named
 from autotrace.runtime.execution.executor import compile
 from autotrace.runtime.tracing.tracer import trace
+
+llvm_backend = backend_named("llvm")
+compiled = pytest.mark.skipif(llvm_backend.available() is not None,
+                              reason=f"no compiled backend here: {llvm_backend.available()}")
+OUTER = ("matmul_outer", "outer_cpu")
 
 SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -3.0, 1e-30, -1e-30, 1e-200,
            -1e-200, 5e-324, -5e-324, 1.5e-45, -1.5e-45, 3e38, -3e38, 1e300, 0.1, -0.7]
@@ -48,7 +54,10 @@ def test_a_product_of_one_term_is_numpys_matmul_bit_for_bit(backend_name, dtype,
         expected = np.matmul(a, b)
         (result,), graph = run_on(backend_name, lambda x, y: x @ y, a, b)
     assert not matmuls(graph)
-    assert [eq.primitive.name for eq in graph.equations] == ["matmul_outer"]
+    # the compiled backend's own loop for two matrices, einsum for batched products
+    own_loop = backend_name == "llvm" and len(shapes[0]) == len(shapes[1]) == 2
+    assert [eq.primitive.name for eq in graph.equations] == [
+        "outer_cpu" if own_loop else "matmul_outer"]
     assert result.dtype == expected.dtype and result.shape == expected.shape
     assert np.array_equal(bits(result), bits(expected))
 
@@ -96,10 +105,69 @@ def test_the_batch_1_weight_gradients_are_products_of_one_term(dtype):
     traced = autotrace.function(gradient)
     graph = traced.graph(*args)
     # (64, 1) @ (1, 32) is rewritten, (32, 1) @ (1, 4) too small to be
-    assert [eq.primitive.name for eq in graph.equations].count("matmul_outer") == 1
+    assert sum(eq.primitive.name in OUTER for eq in graph.equations) == 1
     assert all(equation.outputs[0].aval.size < MIN_ELEMENTS for equation in matmuls(graph)
                if equation.inputs[0].aval.shape[-1] == 1)
     assert matmuls(graph)  # the batch-1 forward products and their input gradients stay
     for result, expected in zip(traced(*args), gradient(*args)):
         assert result.dtype == dtype
         assert np.array_equal(bits(result), bits(expected))
+
+
+@compiled
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m, n", [(1, 1), (3, 1), (2, 7), (5, 15), (4, 16), (3, 17), (2, 33),
+                                  (1, 100)])
+def test_the_compiled_loop_gives_matmuls_bits_at_every_row_length(dtype, m, n):
+    """Rows of every length around the loop's vectors of two registers (8 to 32 lanes) and
+    their tails, special values in both operands."""
+    from autotrace.runtime.backends.llvm.cpu_outer import outer_product
+    with np.errstate(all="ignore"):
+        values = np.array(SPECIAL).astype(dtype)
+        a = np.resize(values, (m, 1))
+        b = np.resize(values[::-1], (1, n))
+        expected = np.matmul(a, b)
+    result = outer_product(a, b)
+    assert result.dtype == dtype and result.flags.c_contiguous
+    assert np.array_equal(bits(result), bits(expected))
+
+
+@compiled
+def test_the_compiled_loop_reads_operands_of_any_layout_and_writes_into_out():
+    from autotrace.runtime.backends.llvm.cpu_outer import outer_product
+    rng = np.random.default_rng(1)
+    matrix = rng.standard_normal((30, 40))
+    column, row = matrix[::3, 5:6], matrix[7:8, ::-2]  # strided, reversed
+    out = np.full((10, 20), np.nan)
+    assert outer_product(column, row, out) is out
+    assert np.array_equal(bits(out), bits(np.matmul(column, row)))
+    assert np.array_equal(bits(outer_product(column.T.T, np.asfortranarray(row))),
+                          bits(np.matmul(column, row)))
+
+
+@compiled
+def test_the_compiled_loop_refuses_what_it_was_not_made_for():
+    from autotrace.runtime.backends.llvm.cpu_outer import outer_product
+    with pytest.raises(TypeError, match=r"outer_product takes a column and a row of one float "
+                                        r"dtype, not float32\[3, 1\] and float64\[1, 4\]"):
+        outer_product(np.ones((3, 1), np.float32), np.ones((1, 4)))
+    with pytest.raises(ValueError, match=r"outer_product writes into a C-contiguous "
+                                         r"float64\[3, 4\], not float64\[4, 3\]"):
+        outer_product(np.ones((3, 1)), np.ones((1, 4)), np.empty((4, 3)))
+
+
+@compiled
+def test_a_product_that_dies_in_the_call_is_written_into_a_kept_buffer():
+    """The traced function keeps the product's buffer from call to call
+    (runtime/execution/call_buffers.py): each call gives the product of its own inputs."""
+    def weighted(x, g, W):
+        return np.tanh(x.T @ g) @ W
+
+    rng = np.random.default_rng(2)
+    W = rng.standard_normal((32, 8))
+    traced = autotrace.function(weighted)
+    for _ in range(3):
+        x, g = rng.standard_normal((1, 64)), rng.standard_normal((1, 32))
+        assert np.array_equal(bits(traced(x, g, W)), bits(weighted(x, g, W)))
+    source = traced.source(x, g, W)
+    assert "outer_product(" in source and "out=_kept" in source, source

@@ -3,7 +3,8 @@ large enough to pay fused into one loop compiled by LLVM (cpu_fusion.py), which 
 input once and writes each output once, calling glibc's vector math (libmvec) for the
 transcendental functions but tanh, which it writes itself (cpu_vector_math.py); rows reduced
 over the trailing axis and used in the same rows (softmax, layer norm) in one row kernel each
-(cpu_row_fusion.py); and a graph of scalars compiled whole into one native function, its
+(cpu_row_fusion.py); an outer product (a column times a row) in one loop that writes it
+(cpu_outer.py); and a graph of scalars compiled whole into one native function, its
 repeated blocks rolled back into loops (cpu_scalar.py).
 
 It needs llvmlite, a dependency of autotrace. Where llvmlite cannot be imported or cannot compile
@@ -35,9 +36,10 @@ class LlvmBackend(NumpyBackend):
     # The compiled parts load when first used (they register their own primitives).
     def passes(self) -> list:
         from .cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion
+        from .cpu_outer import CpuOuterProducts
         from .cpu_row_fusion import CpuRowFusion
         minimum = self.min_elements or MIN_FUSED_ELEMENTS
-        return [*super().passes(), CpuRowFusion(minimum), CpuFusion(minimum)]
+        return [*super().passes(), CpuOuterProducts(), CpuRowFusion(minimum), CpuFusion(minimum)]
 
     def compile_whole(self, graph, python_version):
         from .cpu_scalar import compile_scalar_graph
