@@ -1,0 +1,124 @@
+"""Batching rules: how an op runs on values that carry a batch axis (autotrace.vmap).
+
+A rule is the `batching` field of an op's `Primitive`, declared in its family's row. The graph
+transform (runtime/batching.py) calls it for each equation that reads a batched value, with a
+`BatchedCall`: the equation's inputs (those batched carry the batch axis first, axis 0), which of
+them are batched, the batch size and the attributes. The rule records what computes the batched
+result, by `bind` and NumPy functions on the inputs, and returns it (a tuple for several
+results), every result batched along axis 0:
+
+    def transpose_batching(call):            # per example: np.transpose(x, axes)
+        axes = call.attrs["axes"] or reversed_axes(call.example_ndim(0))
+        return call.bind(call.args[0], axes=(0, *(axis + 1 for axis in axes)))
+
+The transform checks each result's shape and dtype against the per-example trace, so a rule
+that gets an axis wrong is an error, never a wrong value. An op that cannot be batched yet has a
+rule that refuses with the reason (`refuse_batching`); an op with no rule at all is refused too.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .registry import bind
+
+
+class NoBatchingRule(NotImplementedError):
+    """An op autotrace.vmap cannot batch (the transform adds which op and where)."""
+
+
+@dataclass
+class BatchedCall:
+    """One equation to batch.
+
+    Attributes:
+        primitive: its Primitive.
+        args: its inputs: traced values (batched ones with the batch axis first), Python
+            scalars for literals, arrays for constants.
+        batched: for each input, whether it carries the batch axis.
+        size: the batch size.
+        attrs: its attributes.
+        batch_graph: `batch_graph(graph, batched) -> (graph, batched outputs)` batches a
+            subgraph (the branches of a traced `cond`).
+    """
+
+    primitive: object
+    args: tuple
+    batched: tuple
+    size: int
+    attrs: dict
+    batch_graph: object = None
+
+    def bind(self, *args, **changed):
+        """The op itself on `args`, its attributes updated by `changed`."""
+        return bind(self.primitive.name, *args, **{**self.attrs, **changed})
+
+    def example_ndim(self, position: int) -> int:
+        """The number of axes of input `position` in one example (without the batch axis)."""
+        return np.ndim(self.args[position]) - self.batched[position]
+
+    def example_shape(self, position: int) -> tuple:
+        return tuple(np.shape(self.args[position])[self.batched[position]:])
+
+    def with_batch(self, position: int):
+        """Input `position` with the batch axis: broadcast along it where it has none."""
+        value = self.args[position]
+        if self.batched[position]:
+            return value
+        return np.broadcast_to(value, (self.size, *np.shape(value)))
+
+    def aligned(self, position: int, ndim: int):
+        """Batched input `position` with unit axes after the batch axis up to `ndim` axes per
+        example, so that it broadcasts against unbatched values as NumPy aligns them (from the
+        right); an unbatched one as it is."""
+        value = self.args[position]
+        missing = ndim - self.example_ndim(position)
+        if not self.batched[position] or missing <= 0:
+            return value
+        return np.reshape(value, (self.size, *(1,) * missing, *self.example_shape(position)))
+
+
+def refuse_batching(reason: str):
+    """The rule of an op that autotrace.vmap cannot batch: `reason` says why and what to do."""
+    def rule(call: BatchedCall):
+        raise NoBatchingRule(reason)
+    rule.refuses = reason
+    return rule
+
+
+# The rule of an op that takes no inputs (np.zeros): no input of it is ever batched.
+never_batched = refuse_batching("it takes no inputs")
+
+
+def elementwise_batching(call: BatchedCall):
+    """Any op that broadcasts its inputs elementwise (ufuncs, where, clip): the batched inputs
+    get unit axes so that every example's axes line up, the batch axis first."""
+    ndim = max(call.example_ndim(position) for position in range(len(call.args)))
+    return call.bind(*[call.aligned(position, ndim) for position in range(len(call.args))])
+
+
+def shifted(axis, ndim: int | None = None):
+    """An axis attribute (an int, a tuple of ints or None) of one example as an axis of the
+    batch; None stays None. Negative axes count from the end, which the batch axis does not
+    change."""
+    if axis is None:
+        return None
+    if isinstance(axis, tuple):
+        return tuple(shifted(item) for item in axis)
+    return axis + 1 if axis >= 0 else axis
+
+
+def axis_batching(*names: str, flat_when_none: str | None = None):
+    """The rule of an op of one batched input (the first) whose attributes `names` are axes of
+    it: they move by one. With `flat_when_none`, the attribute of that name being None means
+    the op works on the flattened array (np.cumsum(x)): each example is flattened first."""
+    def rule(call: BatchedCall):
+        x = call.with_batch(0)
+        changed = {name: shifted(call.attrs[name]) for name in names if name in call.attrs}
+        if flat_when_none is not None and call.attrs.get(flat_when_none) is None:
+            x = np.reshape(x, (call.size, -1))
+            changed[flat_when_none] = 1
+        others = [call.with_batch(p) for p in range(1, len(call.args))]
+        return call.bind(x, *others, **changed)
+    return rule
