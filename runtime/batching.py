@@ -26,7 +26,8 @@ class BatchingError(NotImplementedError):
     """autotrace.vmap cannot batch an op of the traced function."""
 
 
-def batch_graph(graph: Graph, batched: tuple, size: int) -> tuple[Graph, tuple]:
+def batch_graph(graph: Graph, batched: tuple, size: int,
+                all_batched: bool = False) -> tuple[Graph, tuple]:
     """The graph computing `graph` for `size` examples at once.
 
     Arguments:
@@ -34,6 +35,8 @@ def batch_graph(graph: Graph, batched: tuple, size: int) -> tuple[Graph, tuple]:
         batched: for each input of `graph`, whether it differs between examples; the batched
             graph takes those with a batch axis first (length `size`).
         size: the batch size.
+        all_batched: give every output the batch axis, also those the same for every
+            example (the branches of a `cond` must agree).
     Returns:
         (batched graph, for each output whether it carries the batch axis first).
     """
@@ -49,6 +52,8 @@ def batch_graph(graph: Graph, batched: tuple, size: int) -> tuple[Graph, tuple]:
     outputs, outputs_batched = [], []
     for value in graph.outputs:
         traced, is_batched = _value_of(value, values)
+        if all_batched and not is_batched:
+            traced, is_batched = np.broadcast_to(traced, (size, *np.shape(traced))), True
         outputs.append(builder.own_var(traced) if isinstance(traced, Tracer)
                        else builder.constant(traced))
         outputs_batched.append(is_batched)
@@ -81,7 +86,7 @@ def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder) ->
             f"function applies to a batched value; compute it outside vmap, or loop over "
             f"the examples in Python")
     call = BatchedCall(equation.primitive, tuple(args), tuple(batched), size, equation.attrs,
-                       lambda graph, flags: batch_graph(graph, flags, size))
+                       lambda graph, flags: batch_graph(graph, flags, size, all_batched=True))
     try:
         results = rule(call)
     except NoBatchingRule as error:

@@ -40,7 +40,7 @@ class BatchedCall:
         size: the batch size.
         attrs: its attributes.
         batch_graph: `batch_graph(graph, batched) -> (graph, batched outputs)` batches a
-            subgraph (the branches of a traced `cond`).
+            subgraph (the branches of a traced `cond`), every output with the batch axis.
     """
 
     primitive: object
@@ -88,7 +88,7 @@ def refuse_batching(reason: str):
 
 
 # The rule of an op that takes no inputs (np.zeros): no input of it is ever batched.
-never_batched = refuse_batching("it takes no inputs")
+never_batched = refuse_batching("it takes no inputs, so none of them is ever batched")
 
 
 def elementwise_batching(call: BatchedCall):
@@ -109,16 +109,39 @@ def shifted(axis, ndim: int | None = None):
     return axis + 1 if axis >= 0 else axis
 
 
-def axis_batching(*names: str, flat_when_none: str | None = None):
-    """The rule of an op of one batched input (the first) whose attributes `names` are axes of
-    it: they move by one. With `flat_when_none`, the attribute of that name being None means
-    the op works on the flattened array (np.cumsum(x)): each example is flattened first."""
+def axis_batching(*names: str, defaults: dict | None = None, flat_when_none: str | None = None):
+    """The rule of an op of one array input, the first, whose attributes `names` are axes of
+    it (those absent from an equation take their NumPy default, from `defaults`): they move by
+    one. Other array inputs get the batch axis too. With `flat_when_none`, the attribute of
+    that name being None means the op works on the flattened array (np.cumsum(x)), and its
+    result is flat: each example is flattened first."""
+    defaults = defaults or {}
+
     def rule(call: BatchedCall):
         x = call.with_batch(0)
-        changed = {name: shifted(call.attrs[name]) for name in names if name in call.attrs}
-        if flat_when_none is not None and call.attrs.get(flat_when_none) is None:
+        axes = {name: call.attrs.get(name, defaults.get(name)) for name in names}
+        changed = {name: shifted(axis) for name, axis in axes.items()}
+        if flat_when_none is not None and axes[flat_when_none] is None:
             x = np.reshape(x, (call.size, -1))
             changed[flat_when_none] = 1
         others = [call.with_batch(p) for p in range(1, len(call.args))]
         return call.bind(x, *others, **changed)
+    return rule
+
+
+def merged_batch_batching(*positions: int):
+    """The rule of an op over a leading axis of examples of its own (conv2d's and the
+    pooling ops' N): the inputs at `positions` get the batch axis and merge it into that
+    axis; the others must be the same for every example."""
+    def rule(call: BatchedCall):
+        for position, is_batched in enumerate(call.batched):
+            if is_batched and position not in positions:
+                raise NoBatchingRule(f"its input {position} (its weights) differs between "
+                                     f"examples; only its inputs {positions} may be mapped")
+        args = list(call.args)
+        for position in positions:
+            value = call.with_batch(position)
+            args[position] = np.reshape(value, (-1, *np.shape(value)[2:]))
+        result = call.bind(*args)
+        return np.reshape(result, (call.size, -1, *np.shape(result)[1:]))
     return rule

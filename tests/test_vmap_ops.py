@@ -1,0 +1,183 @@
+"""autotrace.vmap, op by op: each batching rule against a Python loop over the examples, and
+a walk of the op registry so that no op is without a rule or a deliberate refusal."""
+import numpy as np
+import pytest
+
+import autotrace
+from autotrace.runtime.primitives.primitive import primitives
+
+rng = np.random.default_rng(0)
+B = 3  # the batch size
+
+
+def values(*shape):
+    return rng.standard_normal(shape)
+
+
+def check(f, in_axes, *args, exact=False):
+    """vmap(f) equals np.stack of f on each example (NumPy running f eagerly)."""
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    examples = [f(*[arg if axis is None else np.take(arg, i, axis)
+                    for arg, axis in zip(args, axes)]) for i in range(B)]
+    expected = np.stack(examples)
+    got = autotrace.vmap(f, in_axes=in_axes)(*args)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    if exact:
+        np.testing.assert_array_equal(got, expected)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+POSITIVE = np.abs(values(B, 4)) + 0.5
+SQUARE = values(B, 3, 3) + 3 * np.eye(3)
+
+# (name, function, in_axes, arguments)
+CASES = [
+    ("sin", np.sin, 0, [values(B, 4)]),
+    ("add of vector and row", lambda x, y: x + y, (0, None), [values(B, 4), values(2, 4)]),
+    ("multiply of scalars by a matrix", lambda s, m: s * m, (0, None), [values(B), values(2, 3)]),
+    ("divmod", lambda x: np.divmod(x, 0.7)[1], 0, [values(B, 4)]),
+    ("scalar power", lambda x: np.sum(x) ** 0.5, 0, [POSITIVE]),
+    ("where", lambda c, x: np.where(c > 0, x, -x), (0, None), [values(B, 4), values(4)]),
+    ("clip", lambda x, lo: np.clip(x, lo, 1.0), (0, 0), [values(B, 4), values(B) - 1]),
+    ("astype", lambda x: (x * 10).astype(np.int32), 0, [values(B, 4)]),
+    ("erf", lambda x: autotrace.nn.erf(x) if hasattr(autotrace.nn, "erf") else np.tanh(x), 0,
+     [values(B, 3)]),
+    ("sum of axis 1", lambda x: np.sum(x, axis=1), 0, [values(B, 2, 3)]),
+    ("mean keepdims", lambda x: np.mean(x, axis=0, keepdims=True), 0, [values(B, 2, 3)]),
+    ("var over all", lambda x: np.var(x, ddof=1), 0, [values(B, 2, 3)]),
+    ("max negative axis", lambda x: np.max(x, axis=-1), 1, [values(2, B, 3)]),
+    ("argmax flat", lambda x: np.argmax(x), 0, [values(B, 2, 3)]),
+    ("argmin keepdims", lambda x: np.argmin(x, keepdims=True), 0, [values(B, 2, 3)]),
+    ("argmax axis", lambda x: np.argmax(x, axis=1), 0, [values(B, 2, 3)]),
+    ("cumsum flat", np.cumsum, 0, [values(B, 2, 3)]),
+    ("cumprod axis", lambda x: np.cumprod(x, axis=1), 0, [values(B, 2, 3)]),
+    ("reshape", lambda x: x.reshape(3, 2), 0, [values(B, 2, 3)]),
+    ("transpose", lambda x: x.T, 0, [values(B, 2, 3, 4)]),
+    ("swapaxes", lambda x: np.swapaxes(x, 0, 2), 2, [values(2, 3, B, 4)]),
+    ("broadcast_to", lambda x: np.broadcast_to(x, (2, 3)), 0, [values(B, 3)]),
+    ("concatenate", lambda x, y: np.concatenate([x, y], axis=1), (0, None),
+     [values(B, 2, 3), values(2, 1)]),
+    ("stack", lambda x, y: np.stack([x, y], axis=-1), (0, 0), [values(B, 4), values(B, 4)]),
+    ("roll flat", lambda x: np.roll(x, 2), 0, [values(B, 2, 3)]),
+    ("roll axis", lambda x: np.roll(x, 1, axis=0), 0, [values(B, 2, 3)]),
+    ("tril", lambda x: np.tril(x, -1), 0, [values(B, 3, 3)]),
+    ("tile", lambda x: np.tile(x, (2, 1, 2)), 0, [values(B, 2, 3)]),
+    ("repeat flat", lambda x: np.repeat(x, 2), 0, [values(B, 2, 3)]),
+    ("repeat axis", lambda x: np.repeat(x, 2, axis=1), 0, [values(B, 2, 3)]),
+    ("trace", np.trace, 0, [values(B, 3, 3)]),
+    ("sort", np.sort, 0, [values(B, 2, 4)]),
+    ("sort flat", lambda x: np.sort(x, axis=None), 0, [values(B, 2, 4)]),
+    ("argsort axis 0", lambda x: np.argsort(x, axis=0), 0, [values(B, 2, 4)]),
+    ("diagonal", lambda x: np.diagonal(x, 1), 0, [values(B, 3, 4)]),
+    ("diag of a matrix", np.diag, 0, [values(B, 3, 3)]),
+    ("diff", lambda x: np.diff(x, axis=0, prepend=0.0), 0, [values(B, 3, 2)]),
+    ("pad", lambda x: np.pad(x, 1, constant_values=2.0), 0, [values(B, 2, 3)]),
+    ("take axis", lambda x, i: np.take(x, i, axis=1), (0, 0),
+     [values(B, 2, 5), rng.integers(0, 5, (B, 3))]),
+    ("take flat of a shared array", lambda x, i: np.take(x, i), (None, 0),
+     [values(2, 5), rng.integers(-10, 10, (B, 2, 2))]),
+    ("take_along_axis", lambda x, i: np.take_along_axis(x, i, axis=1), (0, None),
+     [values(B, 2, 5), rng.integers(0, 5, (2, 3))]),
+    ("matmul", lambda a, b: a @ b, (0, None), [values(B, 2, 3), values(3, 4)]),
+    ("matmul of vectors", lambda a, b: a @ b, (0, 0), [values(B, 3), values(B, 3)]),
+    ("matmul vector by matrices", lambda a, b: a @ b, (0, 0), [values(B, 3), values(B, 2, 3, 4)]),
+    ("matmul matrix by vector", lambda a, b: a @ b, (None, 0), [values(2, 3), values(B, 3)]),
+    ("dot", np.dot, (0, 0), [values(B, 2, 3), values(B, 4, 3, 2)]),
+    ("dot of vector", np.dot, (None, 0), [values(3), values(B, 3)]),
+    ("dot by scalar", np.dot, (0, None), [values(B, 3), 2.0]),
+    ("tensordot", lambda a, b: np.tensordot(a, b, axes=([0, 2], [1, 0])), (0, 0),
+     [values(B, 2, 3, 4), values(B, 4, 2)]),
+    ("outer", np.outer, (0, None), [values(B, 2, 2), values(3)]),
+    ("inner", np.inner, (0, 0), [values(B, 2, 3), values(B, 3)]),
+    ("vdot", np.vdot, (0, None), [values(B, 2, 3), values(3, 2)]),
+    ("einsum", lambda a, b: np.einsum("ij,jk", a, b), (0, None), [values(B, 2, 3), values(3, 2)]),
+    ("einsum ellipsis", lambda a: np.einsum("...ii->...i", a), 0, [values(B, 2, 3, 3)]),
+    ("vecdot", np.vecdot, (0, None), [values(B, 2, 3), values(3)]),
+    ("cross", np.cross, (0, None), [values(B, 3), values(3)]),
+    ("inv", np.linalg.inv, 0, [SQUARE]),
+    ("det", np.linalg.det, 0, [SQUARE]),
+    ("solve of a vector", np.linalg.solve, (None, 0), [SQUARE[0], values(B, 3)]),
+    ("solve of matrices", np.linalg.solve, (0, 0), [SQUARE, values(B, 3, 2)]),
+    ("norm flat", np.linalg.norm, 0, [values(B, 2, 3)]),
+    ("norm of a matrix", lambda x: np.linalg.norm(x, ord=1), 0, [values(B, 2, 3)]),
+    ("norm axis", lambda x: np.linalg.norm(x, axis=0), 0, [values(B, 2, 3)]),
+    ("vector_norm keepdims", lambda x: np.linalg.vector_norm(x, keepdims=True), 0,
+     [values(B, 2, 3)]),
+    ("eigvalsh", np.linalg.eigvalsh, 0, [SQUARE + SQUARE.transpose(0, 2, 1)]),
+]
+
+
+@pytest.mark.parametrize("name, f, in_axes, args", CASES, ids=[case[0] for case in CASES])
+def test_op_matches_a_loop(name, f, in_axes, args):
+    check(f, in_axes, *args, exact=name in ("sort", "argsort axis 0", "take axis", "roll flat"))
+
+
+INDEX_CASES = [
+    ("basic", lambda x: x[1, ::2], 0, [values(B, 3, 4)]),
+    ("ellipsis and new axis", lambda x: x[..., None, 1], 0, [values(B, 3, 4)]),
+    ("shared array, mapped index", lambda x, i: x[i], (None, 0),
+     [values(5, 2), rng.integers(0, 5, (B, 3))]),
+    ("mapped array, shared index", lambda x, i: x[:, i], (0, None),
+     [values(B, 2, 5), rng.integers(0, 5, (4,))]),
+    ("both mapped", lambda x, i: x[i, 1], (0, 0), [values(B, 5, 2), rng.integers(0, 5, (B,))]),
+    ("indices apart", lambda x, i: x[i, :, 0], (0, 0),
+     [values(B, 5, 2, 3), rng.integers(0, 5, (B, 4))]),
+    ("indices after a slice", lambda x, i, j: x[:, i, j], (0, 0, None),
+     [values(B, 2, 5, 3), rng.integers(0, 5, (B, 4)), rng.integers(0, 3, (4,))]),
+    ("traced loop counter", lambda x, i: x[i], (0, 0), [values(B, 5), np.array([0, 4, 2])]),
+]
+
+
+@pytest.mark.parametrize("name, f, in_axes, args", INDEX_CASES,
+                         ids=[case[0] for case in INDEX_CASES])
+def test_indexing_matches_a_loop(name, f, in_axes, args):
+    check(f, in_axes, *args, exact=True)
+
+
+def _set(x, index, value):
+    x = x.copy()
+    x[index] = value
+    return x
+
+
+def _add_at(x, index, value):
+    x = x.copy()
+    np.add.at(x, index, value)
+    return x
+
+
+WRITE_CASES = [
+    ("basic", lambda x, v: _set(x, (1, slice(None, 2)), v), (0, 0), [values(B, 3, 4), values(B, 2)]),
+    ("shared value", lambda x, v: _set(x, 0, v), (0, None), [values(B, 3, 4), values(4)]),
+    ("shared array", lambda x, v: _set(x, 0, v), (None, 0), [values(3, 4), values(B, 4)]),
+    ("index mapped", lambda x, i: _set(x, i, 7.0), (None, 0),
+     [values(5, 2), rng.integers(0, 5, (B, 2))]),
+    ("index and value mapped apart", lambda x, i, v: _set(x, (i, slice(None), 1), v), (0, 0, 0),
+     [values(B, 5, 2, 3), rng.integers(0, 5, (B, 3)), values(B, 3, 2)]),
+    ("after a slice", lambda x, i, v: _set(x, (slice(None), i), v), (0, 0, 0),
+     [values(B, 2, 5), rng.integers(0, 5, (B, 3)), values(B, 2, 3)]),
+    ("add.at repeated", lambda x, i, v: _add_at(x, i, v), (0, 0, 0),
+     [values(B, 5), np.array([[0, 0, 1], [2, 2, 2], [4, 3, 4]]), values(B, 3)]),
+]
+
+
+@pytest.mark.parametrize("name, f, in_axes, args", WRITE_CASES,
+                         ids=[case[0] for case in WRITE_CASES])
+def test_writes_match_a_loop(name, f, in_axes, args):
+    check(f, in_axes, *args)
+
+
+def test_every_op_has_a_batching_rule_or_refuses_with_a_reason():
+    import autotrace.runtime.backends.llvm.cpu_fusion  # noqa: F401 - registers fused_cpu
+    import autotrace.runtime.backends.outer_products  # noqa: F401
+    import autotrace.runtime.tracing.stacks  # noqa: F401 - the stack ops
+    missing = sorted(name for name, primitive in primitives.items() if primitive.batching is None)
+    assert missing == []
+    refused = {name: primitive.batching.refuses for name, primitive in primitives.items()
+               if hasattr(primitive.batching, "refuses")}
+    assert all(len(reason) > 20 for reason in refused.values())
+    # the ops that are refused on purpose, each with its reason
+    assert sorted(refused) == [
+        "conv2d_backprop_kernel", "full", "fused_cpu", "kron", "mask_assign", "mask_select",
+        "matmul_outer", "random_draw", "stack_new", "stack_pop", "stack_push", "while"]
