@@ -60,9 +60,13 @@ class Vmapped:
         self.function = function
         self.in_axes, self.out_axes, self.axis_size = in_axes, out_axes, axis_size
         self._traced, self._bound = traced_and_instance(function, "autotrace.vmap")
-        self._parameters = _parameter_names(function)
+        self._parameter_names = _parameter_names(function)
         self._entries: dict = {}
-        functools.update_wrapper(self, function)
+        # Its name and docstring, not its attributes (those of an inner vmap would replace
+        # this one's), nor `__wrapped__`: its signature is not this function's, and what
+        # differentiates a function must not reach past vmap to the unbatched one.
+        functools.update_wrapper(self, function, updated=())
+        del self.__wrapped__
 
     @property
     def trace_count(self) -> int:
@@ -120,6 +124,8 @@ class Vmapped:
         """The sources of the batched graphs traced so far (autotrace.source shows them)."""
         return [self._compiled(entry).source for entry in self._entries.values()]
 
+    __autotrace_batched_sources__ = sources
+
     def __repr__(self) -> str:
         return f"<autotrace.vmap of {getattr(self.function, '__qualname__', self.__name__)}>"
 
@@ -133,7 +139,7 @@ class Vmapped:
 
     def _entry(self, args: tuple, kwargs: dict):
         """The batched trace for a call, the call's array leaves and their mapped axes."""
-        leaves, axes, paths = _mapped_leaves(args, kwargs, self.in_axes, self._parameters)
+        leaves, axes, paths = _mapped_leaves(args, kwargs, self.in_axes, self._parameter_names)
         size = self._size(leaves, axes, paths)
         examples = iter([_example(leaf, axis, path) for leaf, axis, path
                          in zip(leaves, axes, paths)])
@@ -272,14 +278,14 @@ def _check_matches(tree, spec, path: str) -> None:
     if isinstance(spec, dict):
         if not isinstance(tree, dict) or set(tree) != set(spec):
             got = f"a dict with keys {sorted_keys(tree)}" if isinstance(tree, dict) \
-                else f"a {type(tree).__name__}"
+                else "an array" if is_array(tree) else f"a {type(tree).__name__}"
             raise ValueError(f"autotrace.vmap: in_axes gives a dict with keys "
                              f"{sorted_keys(spec)} for {path}, which is {got}; give an int, "
                              f"None, or a dict with the same keys")
         return
     if not isinstance(tree, (tuple, list)) or len(tree) != len(spec):
         got = f"a {type(tree).__name__} of {len(tree)}" if isinstance(tree, (tuple, list)) \
-            else f"a {type(tree).__name__}"
+            else "an array" if is_array(tree) else f"a {type(tree).__name__}"
         raise ValueError(f"autotrace.vmap: in_axes gives a {type(spec).__name__} of {len(spec)} "
                          f"for {path}, which is {got}; give an int, None, or a tuple or list "
                          f"of the same length")

@@ -143,9 +143,11 @@ def _matmul_batching(call):
     b = np.reshape(b, (call.size, *(1,) * (ndim + 1 - np.ndim(b)), *np.shape(b)[1:])) \
         if call.batched[1] else b
     result = call.bind(a, b)
-    if a_row and b_column:
-        return result[..., 0, 0]
-    return result[..., 0, :] if a_row else result[..., 0] if b_column else result
+    if b_column:
+        result = result[..., 0]
+    if a_row:  # the row's axis is the last one where b is (was) a vector
+        result = result[..., 0] if call.example_ndim(1) == 1 else result[..., 0, :]
+    return result
 
 
 def _solve_batching(call):

@@ -202,9 +202,8 @@ register(ControlPrimitive(
     lambda *avals, loop: tuple(value.aval for value in loop.body.outputs),
     subgraph_statements=_while_statements, side_effect=_subgraphs_have_effects,
     batching=refuse_batching(
-        "a traced while loop (or a for loop over a traced range) is not batched yet; run "
-        "the loop in Python over the examples, or give every example the same trip count "
-        "by looping outside vmap")))
+        "a traced while loop (or a for loop over a traced range) is not batched yet; loop "
+        "over the examples in Python, or give the loop a trip count known while tracing")))
 register(ControlPrimitive(
     "print", _print_impl, lambda *avals, texts, sep, end: (),
     subgraph_statements=_print_statements, side_effect=lambda attrs: True,
