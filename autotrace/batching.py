@@ -4,10 +4,10 @@
     per_example(w, X, Y)          # one gradient for each row of X and Y
 
 The function is traced once per signature on one example (the mapped axes taken out), and the
-traced graph is batched (runtime/batching.py: each op's batching rule); the batched graph is
-compiled and cached, as autotrace.function caches its graphs. Called while another function is
-traced (`autotrace.function(vmap(f))`, `vmap(vmap(f))`), the batched graph is recorded into
-that trace instead.
+traced graph is batched (runtime/tracing/tracer_batching.py, by each op's batching rule); the
+batched graph is compiled and cached, as autotrace.function caches its graphs. Called while
+another function is traced (`autotrace.function(vmap(f))`, `vmap(vmap(f))`), the batched
+graph is recorded into that trace instead.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from autotrace.runtime.batching import batch_graph
+from autotrace.runtime.tracing.tracer_batching import batch_graph
 from autotrace.runtime.execution import executor
 from autotrace.runtime.graph import Graph
 from autotrace.runtime.tracing.control_aliases import inline_graph

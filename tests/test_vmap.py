@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace.runtime.batching import BatchingError
+from autotrace.runtime.tracing.tracer_batching import BatchingError
 
 rng = np.random.default_rng(1)
 

@@ -1,5 +1,7 @@
 """autotrace.vmap, op by op: each batching rule against a Python loop over the examples, and
 a walk of the op registry so that no op is without a rule or a deliberate refusal."""
+import importlib
+
 import numpy as np
 import pytest
 
@@ -148,7 +150,8 @@ def _add_at(x, index, value):
 
 
 WRITE_CASES = [
-    ("basic", lambda x, v: _set(x, (1, slice(None, 2)), v), (0, 0), [values(B, 3, 4), values(B, 2)]),
+    ("basic", lambda x, v: _set(x, (1, slice(None, 2)), v), (0, 0),
+     [values(B, 3, 4), values(B, 2)]),
     ("shared value", lambda x, v: _set(x, 0, v), (0, None), [values(B, 3, 4), values(4)]),
     ("shared array", lambda x, v: _set(x, 0, v), (None, 0), [values(3, 4), values(B, 4)]),
     ("index mapped", lambda x, i: _set(x, i, 7.0), (None, 0),
@@ -169,9 +172,8 @@ def test_writes_match_a_loop(name, f, in_axes, args):
 
 
 def test_every_op_has_a_batching_rule_or_refuses_with_a_reason():
-    import autotrace.runtime.backends.llvm.cpu_fusion  # noqa: F401 - registers fused_cpu
-    import autotrace.runtime.backends.outer_products  # noqa: F401
-    import autotrace.runtime.tracing.stacks  # noqa: F401 - the stack ops
+    for module in ("backends.llvm.cpu_fusion", "backends.outer_products", "tracing.stacks"):
+        importlib.import_module(f"autotrace.runtime.{module}")  # their ops: fused_cpu, ...
     missing = sorted(name for name, primitive in primitives.items() if primitive.batching is None)
     assert missing == []
     refused = {name: primitive.batching.refuses for name, primitive in primitives.items()

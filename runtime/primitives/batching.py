@@ -1,11 +1,11 @@
 """Batching rules: how an op runs on values that carry a batch axis (autotrace.vmap).
 
 A rule is the `batching` field of an op's `Primitive`, declared in its family's row. The graph
-transform (runtime/batching.py) calls it for each equation that reads a batched value, with a
-`BatchedCall`: the equation's inputs (those batched carry the batch axis first, axis 0), which of
-them are batched, the batch size and the attributes. The rule records what computes the batched
-result, by `bind` and NumPy functions on the inputs, and returns it (a tuple for several
-results), every result batched along axis 0:
+transform (runtime/tracing/tracer_batching.py) calls it for each equation that reads a batched
+value, with a `BatchedCall`: the equation's inputs (those batched carry the batch axis first,
+axis 0), which of them are batched, the batch size and the attributes. The rule records what
+computes the batched result, by `bind` and NumPy functions on the inputs, and returns it (a
+tuple for several results), every result batched along axis 0:
 
     def transpose_batching(call):            # per example: np.transpose(x, axes)
         axes = call.attrs["axes"] or reversed_axes(call.example_ndim(0))
@@ -96,6 +96,13 @@ def elementwise_batching(call: BatchedCall):
     get unit axes so that every example's axes line up, the batch axis first."""
     ndim = max(call.example_ndim(position) for position in range(len(call.args)))
     return call.bind(*[call.aligned(position, ndim) for position in range(len(call.args))])
+
+
+def same_sizes_batching(call: BatchedCall):
+    """The check that axes of two inputs have the same sizes: the axes move by one."""
+    axes = tuple((shifted(i), shifted(j)) for i, j in call.attrs["axes"])
+    call.bind(call.with_batch(0), call.with_batch(1), axes=axes)
+    return ()
 
 
 def shifted(axis, ndim: int | None = None):

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..abstract import (AbstractArray, broadcast_origins, broadcast_shapes,
                                         unknown_dimension_error)
-from .batching import elementwise_batching, never_batched, shifted
+from .batching import elementwise_batching, never_batched, same_sizes_batching
 from .registry import (INPUTS_ORDER, Primitive, array_method, bind, bind_like, define_function,
                        define_runtime_function, device_of_inputs, is_traced, literal_source,
                        numpy_functions, out_argument, primitives, register, reject_arguments,
@@ -242,14 +242,11 @@ def _number(value):
 
 
 # NumPy's scalar `**` is the C library's pow, which math.pow calls too (its errors, where NumPy
-# would warn, hand over to NumPy: runtime/passes/floats.py)
+# would warn, hand over to NumPy: runtime/passes/floats.py). Batched, it is the power ufunc of
+# the stacked numbers, as NumPy's `**` of arrays is: it may differ from pow in the last bit.
 define_runtime_function("scalar_power", scalar_power, _ufunc_rule(np.power), fresh=True,
                         libm="pow", python_float="math.pow({0}, {1})",
                         batching=lambda call: bind("power", *call.args))
-
-
-# Batched, `**` of numbers is the power ufunc of arrays, as NumPy's `**` of the stacked numbers
-# is: it may differ from C's pow in the last bit for some values (see above).
 
 
 def power(base, exponent):
@@ -341,14 +338,8 @@ def _same_sizes_statements(outputs, args, attrs):
             f"    raise ValueError({message!r}.format({a}.shape, {b}.shape))"]
 
 
-def _same_sizes_batching(call):
-    axes = tuple((shifted(i), shifted(j)) for i, j in call.attrs["axes"])
-    call.bind(call.with_batch(0), call.with_batch(1), axes=axes)
-    return ()
-
-
 register(CheckPrimitive("same_sizes", _same_sizes, lambda a, b, axes, op: (),
-                        statements=_same_sizes_statements, batching=_same_sizes_batching))
+                        statements=_same_sizes_statements, batching=same_sizes_batching))
 
 
 def check_unknown_sizes(op: str, inputs, core: int = 0) -> None:
@@ -493,17 +484,13 @@ def bind_copy(a, order="K", subok=False):
     return bind("copy", a) if order == "K" else bind("copy", a, order=order)
 
 
-define_function("round", np.round, abstract_eval=elementwise_rule(np.round), fresh=True,
-                batching=elementwise_batching)
-
-
 @traces(np.round, np.around)
 def bind_round(a, decimals=0, out=None):
     reject_arguments("numpy.round", out=out)
     return bind("round", a, decimals=static(decimals, "the decimals of numpy.round"))
 
 
-for _function in (np.real, np.imag, np.angle, np.nan_to_num, np.isclose, np.sinc,
+for _function in (np.round, np.real, np.imag, np.angle, np.nan_to_num, np.isclose, np.sinc,
                   np.isreal, np.iscomplex):
     define_function(_function.__name__, _function, abstract_eval=elementwise_rule(_function),
                     fresh=_function not in (np.real, np.imag),

@@ -21,10 +21,13 @@ from .registry import (SAME_NAME, UntraceableError, array_method, bind, declare,
                        define_function, define_traced_function, normalize_axes, normalize_axis,
                        read_only_view, reject_arguments, shape_of, size_of, static, traces,
                        untraceable_shape)
-from ..graph import StaticSlice
-from .batching import NoBatchingRule, axis_batching, shifted
+from .batching import axis_batching, shifted
 from .elementwise import check_unknown_sizes
-from .index import IndexInput, batched_gather, getitem
+from .index import getitem
+from .shape_batching import (AXIS, TWO_AXES, broadcast_like_batching, broadcast_to_batching,
+                             diag_batching, diff_batching, join_batching,
+                             last_two_axes_batching, pad_batching, roll_batching,
+                             take_along_axis_batching, take_batching, tile_batching)
 
 
 def _dtype(value) -> np.dtype:
@@ -259,13 +262,8 @@ def normalize_axes_in_order(axis, ndim: int) -> tuple:
 
 # --- broadcast_to -------------------------------------------------------------------------------
 
-def _broadcast_to_batching(call):
-    shape = call.attrs["shape"]
-    return call.bind(call.aligned(0, len(shape)), shape=(call.size, *shape))
-
-
 define_function("broadcast_to", np.broadcast_to, abstract_eval=lambda aval, shape:
-                AbstractArray(shape, aval.dtype, aval.device), batching=_broadcast_to_batching)
+                AbstractArray(shape, aval.dtype, aval.device), batching=broadcast_to_batching)
 
 
 @traces(np.broadcast_to, view=read_only_view)
@@ -288,17 +286,10 @@ def _broadcast_like_rule(aval, like):
 
 # `a` broadcast to the shape of `like`, which may hold sizes known only at run time (gradients
 # flowing back to x[mask] are broadcast this way): a read-only view, as np.broadcast_to gives.
-def _broadcast_like_batching(call):
-    a = call.aligned(0, call.example_ndim(1))
-    if call.batched[1]:
-        return call.bind(a, call.args[1])
-    return np.broadcast_to(a, (call.size, *np.shape(call.args[1])))
-
-
 define_function("broadcast_like", lambda a, like: np.broadcast_to(a, np.shape(like)),
                 abstract_eval=_broadcast_like_rule,
                 source=lambda args, attrs: f"np.broadcast_to({args[0]}, np.shape({args[1]}))",
-                batching=_broadcast_like_batching)
+                batching=broadcast_like_batching)
 
 
 def broadcast_like(a, like):
@@ -342,18 +333,12 @@ def _join_source(path):
     return lambda args, attrs: f"{path}(({', '.join(args)},), axis={attrs['axis']})"
 
 
-def _join_batching(call):
-    """concatenate and stack: every input gets the batch axis; the axis moves by one."""
-    return call.bind(*[call.with_batch(p) for p in range(len(call.args))],
-                     axis=call.attrs["axis"] + 1)
-
-
 define_function("concatenate", lambda *arrays, axis: np.concatenate(arrays, axis=axis),
                 abstract_eval=_concatenate_rule, source=_join_source("np.concatenate"),
-                fresh=True, batching=_join_batching)
+                fresh=True, batching=join_batching)
 define_function("stack", lambda *arrays, axis: np.stack(arrays, axis=axis),
                 abstract_eval=_stack_rule, source=_join_source("np.stack"), fresh=True,
-                batching=_join_batching)
+                batching=join_batching)
 
 
 @traces(np.concatenate, makes_array=True)
@@ -497,98 +482,26 @@ traces(np.fft.ifftshift)(lambda x, axes=None: _half_shift(x, axes, -1))
 
 # --- functions kept whole: NumPy computes them, the rule runs them on stand-ins ----------------
 
-def _roll_batching(call):
-    x = call.args[0]
-    if call.attrs.get("axis") is None:  # a roll of the flattened array, reshaped back
-        flat = call.bind(np.reshape(x, (call.size, -1)), axis=1)
-        return np.reshape(flat, np.shape(x))
-    return call.bind(x, axis=shifted(call.attrs["axis"]))
-
-
-def _last_two_axes_batching(call):
-    """np.tril and np.triu: of the last two axes, which a batch axis in front leaves alone."""
-    if call.example_ndim(0) < 2:
-        raise NoBatchingRule("it makes a matrix of a vector; batch matrices only")
-    return call.bind(call.args[0])
-
-
-def _tile_batching(call):
-    reps = call.attrs["reps"]
-    reps = reps if isinstance(reps, tuple) else (reps,)
-    ndim = max(len(reps), call.example_ndim(0))
-    reps = (1,) * (ndim - len(reps)) + reps
-    return call.bind(call.aligned(0, ndim), reps=(1, *reps))
-
-
-def _diag_batching(call):
-    if call.example_ndim(0) != 2:
-        raise NoBatchingRule("np.diag of a vector makes a matrix; batch np.diag of matrices "
-                             "(their diagonals) only")
-    return np.diagonal(call.args[0], call.attrs.get("k", 0), 1, 2)
-
-
-def _diff_batching(call):
-    for edge in ("prepend", "append"):
-        if np.ndim(call.attrs.get(edge)) > 0:
-            raise NoBatchingRule(f"its {edge} is an array; give a number")
-    return axis_batching("axis", defaults={"axis": -1})(call)
-
-
-def _take_batching(call):
-    """np.take(a, indices, axis): as indexing a[..., indices] along the axis."""
-    a, indices = call.args
-    if call.attrs.get("mode", "raise") != "raise":
-        raise NoBatchingRule("its mode is not 'raise'")
-    axis = call.attrs.get("axis")
-    if axis is None:
-        a = np.reshape(call.with_batch(0), (call.size, -1))
-        batched = (True, call.batched[1])
-        axis = 0
-    else:
-        batched = call.batched
-        axis = axis % call.example_ndim(0)
-    template = (StaticSlice(None, None, None),) * axis + (IndexInput(0),)
-    return batched_gather(a, batched[0], template, [indices], [batched[1]], call.size)
-
-
-def _take_along_axis_batching(call):
-    arr, indices = call.with_batch(0), call.with_batch(1)
-    axis = call.attrs["axis"]
-    if axis is None:
-        return call.bind(np.reshape(arr, (call.size, -1)), indices, axis=1)
-    return call.bind(arr, indices, axis=shifted(axis))
-
-
-def _pad_batching(call):
-    extra = set(call.attrs) - {"pad_width", "mode", "constant_values"}
-    if extra or np.ndim(call.attrs.get("constant_values", 0)) > 0:
-        raise NoBatchingRule("of its options only a number for constant_values is batched")
-    widths = np.broadcast_to(np.array(call.attrs["pad_width"]), (call.example_ndim(0), 2))
-    return call.bind(call.args[0], pad_width=((0, 0), *map(tuple, widths.tolist())))
-
-
-_AXIS = axis_batching("axis", defaults={"axis": -1}, flat_when_none="axis")
-_TWO_AXES = axis_batching("axis1", "axis2", defaults={"axis1": 0, "axis2": 1})
 for _function in (np.roll, np.tril, np.triu):
     define_traced_function(_function, fresh=True, array_api_function=SAME_NAME,
-                           batching=_roll_batching if _function is np.roll
-                           else _last_two_axes_batching)
-define_traced_function(np.tile, fresh=True, makes_array=True, batching=_tile_batching)
+                           batching=roll_batching if _function is np.roll
+                           else last_two_axes_batching)
+define_traced_function(np.tile, fresh=True, makes_array=True, batching=tile_batching)
 define_traced_function(np.repeat, fresh=True, batching=axis_batching(
     "axis", defaults={"axis": None}, flat_when_none="axis"))
-define_traced_function(np.trace, fresh=True, batching=_TWO_AXES)
+define_traced_function(np.trace, fresh=True, batching=TWO_AXES)
 for _function in (np.sort, np.argsort):
-    define_traced_function(_function, fresh=True, batching=_AXIS)
+    define_traced_function(_function, fresh=True, batching=AXIS)
 # Not fresh: a view, or (np.diff with n=0) the input.
-define_traced_function(np.diagonal, view=read_only_view, batching=_TWO_AXES)
+define_traced_function(np.diagonal, view=read_only_view, batching=TWO_AXES)
 define_traced_function(np.diag, array_api_function=array_api_index.diag,
-                       batching=_diag_batching)
-define_traced_function(np.diff, batching=_diff_batching)
+                       batching=diag_batching)
+define_traced_function(np.diff, batching=diff_batching)
 define_traced_function(np.take, 2, fresh=True, array_api_function=array_api_index.take,
-                       batching=_take_batching)
-define_traced_function(np.take_along_axis, 2, fresh=True, batching=_take_along_axis_batching)
+                       batching=take_batching)
+define_traced_function(np.take_along_axis, 2, fresh=True, batching=take_along_axis_batching)
 define_function("pad", np.pad, fresh=True, array_api_function=array_api_index.pad,
-                batching=_pad_batching)
+                batching=pad_batching)
 
 
 @traces(np.pad)

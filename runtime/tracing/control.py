@@ -41,7 +41,8 @@ from ..scopes import active_subgraphs
 from ..execution.executor import compile_graph
 from ..graph import Graph, Var
 from ..ops import LITERAL_TYPES, Primitive, primitives, register
-from ..primitives.batching import NoBatchingRule, refuse_batching
+from ..primitives.batching import refuse_batching
+from .control_batching import cond_batching, print_batching
 from ..passes import optimize
 from ..passes.cleanup import has_side_effect
 from .tracer import (GraphBuilder, OutputStructure, Tracer, _Slot,
@@ -168,35 +169,11 @@ def _print_statements(outputs, args, attrs, define):
     return [f"print({', '.join(items)}, sep={attrs['sep']!r}, end={attrs['end']!r})"]
 
 
-def _cond_batching(call):
-    """Both branches batched; where the condition is the same for every example, the cond
-    chooses one; where it differs, both run, and np.where selects each example's results."""
-    branches = call.attrs["branches"]
-    true, false = (optimize(call.batch_graph(graph, call.batched[1:])[0])
-                   for graph in branches.graphs)
-    if not call.batched[0]:
-        return call.bind(*call.args, branches=Branches(true, false))
-    builder = call.args[0]._builder
-    chosen = [inline_graph(builder, graph, list(call.args[1:])) for graph in (true, false)]
-    if None in chosen:
-        raise NoBatchingRule("its condition differs between examples, so both branches run, "
-                             "but a branch prints or checks values")
-    condition = call.args[0]
-    results = tuple(np.where(np.reshape(condition, (call.size, *(1,) * (np.ndim(t) - 1))), t, f)
-                    for t, f in zip(*chosen))
-    return results
-
-
-def _print_batching(call):
-    call.bind(*call.args)  # prints the batch's values
-    return ()
-
-
 register(ControlPrimitive(
     "cond", _cond_impl,
     lambda *avals, branches: tuple(value.aval for value in branches.true.outputs),
     subgraph_statements=_cond_statements, side_effect=_subgraphs_have_effects,
-    batching=_cond_batching))
+    batching=cond_batching))
 register(ControlPrimitive(
     "while", _while_impl,
     lambda *avals, loop: tuple(value.aval for value in loop.body.outputs),
@@ -207,7 +184,7 @@ register(ControlPrimitive(
 register(ControlPrimitive(
     "print", _print_impl, lambda *avals, texts, sep, end: (),
     subgraph_statements=_print_statements, side_effect=lambda attrs: True,
-    batching=_print_batching))
+    batching=print_batching))
 
 
 # --- tracing subgraphs --------------------------------------------------------------------------

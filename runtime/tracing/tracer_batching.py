@@ -8,7 +8,8 @@ batched value is replaced by what its op's batching rule records (`Primitive.bat
 runtime/primitives/batching.py), and all its results are batched. Every result a rule makes is
 checked against the example's trace: the batch size first, then the example's shape, and the
 same dtype; a mismatch is an error rather than a wrong value. An op without a rule is refused,
-naming the op.
+naming the op. The rules compute on Tracers of a builder of the transform's own, with NumPy's
+functions as a traced function does: batching is tracing a graph again, a batch at a time.
 """
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from .abstract import AbstractArray
-from .graph import Constant, Graph, Literal
-from .primitives.batching import BatchedCall, NoBatchingRule
-from .tracing.tracer import GraphBuilder, Tracer
+from ..abstract import AbstractArray
+from ..graph import Constant, Graph, Literal
+from ..primitives.batching import BatchedCall, NoBatchingRule
+from .tracer import GraphBuilder, Tracer
 
 
 class BatchingError(NotImplementedError):
