@@ -28,6 +28,10 @@ from autotrace.runtime.containers import field_names, is_dataclass_instance
 from autotrace.traced_function import traced_and_instance
 
 
+# How many batched traces a vmapped function keeps, as autotrace.function keeps 64.
+MAX_TRACES = 64
+
+
 class _Entry:
     """The batched trace of one signature: its graphs, which outputs are batched, their
     out_axes, the function's output structure, and the compiled graph once it has run."""
@@ -46,7 +50,8 @@ class Vmapped:
     docstring says what the arguments do).
 
     Attributes:
-        trace_count: how many signatures have been traced and batched.
+        trace_count: how many batched traces it keeps (one per signature, at most
+            MAX_TRACES, the oldest dropped first).
     """
 
     def __init__(self, function: Callable, in_axes=0, out_axes=0, axis_size=None):
@@ -88,6 +93,10 @@ class Vmapped:
                     "autotrace.function and other vmaps")
         else:
             outputs = self._compiled(entry).run(*inputs)
+            # A batch is a new array, as np.stack of the examples' results is, even where an
+            # example's result is its argument: never a view of the caller's arrays.
+            outputs = [np.array(value) if any(np.may_share_memory(value, leaf) for leaf in leaves)
+                       else value for value in outputs]
         outputs = [_to_out_axis(value, batched, axis, size, self.__name__)
                    for value, batched, axis in zip(outputs, entry.outputs_batched,
                                                    entry.out_axes)]
@@ -148,7 +157,10 @@ class Vmapped:
                size)
         entry = self._entries.get(key)
         if entry is None:
-            entry = self._entries[key] = self._trace(example_args, example_kwargs, axes, size)
+            entry = self._trace(example_args, example_kwargs, axes, size)
+            if len(self._entries) >= MAX_TRACES:  # the oldest goes first
+                del self._entries[next(iter(self._entries))]
+            self._entries[key] = entry
         return entry, leaves, axes, size
 
     def _trace(self, args, kwargs, axes, size) -> _Entry:

@@ -107,6 +107,18 @@ CASES = [
     ("vector_norm keepdims", lambda x: np.linalg.vector_norm(x, keepdims=True), 0,
      [values(B, 2, 3)]),
     ("eigvalsh", np.linalg.eigvalsh, 0, [SQUARE + SQUARE.transpose(0, 2, 1)]),
+    # ops without a batched form run once per example
+    ("kron", np.kron, (0, None), [values(B, 2), values(2, 2)]),
+    ("tril of a vector", np.tril, 0, [values(B, 3)]),
+    ("diag of a vector", lambda v: np.diag(v, 1), 0, [values(B, 3)]),
+    ("diff with an array prepended", lambda x: np.diff(x, prepend=[[1.0], [2.0]]), 0,
+     [values(B, 2, 3)]),
+    ("take clipped", lambda x, i: np.take(x, i, mode="clip"), (0, 0),
+     [values(B, 4), rng.integers(-3, 7, (B, 5))]),
+    ("pad per axis", lambda x: np.pad(x, ((1, 0), (0, 2)), constant_values=((1, 2), (3, 4))),
+     0, [values(B, 2, 3)]),
+    ("cross on axis 0", lambda a, b: np.cross(a, b, axis=0), (0, 0),
+     [values(B, 3, 2), values(B, 3, 2)]),
 ]
 
 
@@ -128,6 +140,8 @@ INDEX_CASES = [
     ("indices after a slice", lambda x, i, j: x[:, i, j], (0, 0, None),
      [values(B, 2, 5, 3), rng.integers(0, 5, (B, 4)), rng.integers(0, 3, (4,))]),
     ("traced loop counter", lambda x, i: x[i], (0, 0), [values(B, 5), np.array([0, 4, 2])]),
+    ("ellipsis between index arrays", lambda x, i: x[i, ..., 1], (0, 0),
+     [values(B, 4, 2, 3), rng.integers(0, 4, (B, 2))]),
 ]
 
 
@@ -171,6 +185,42 @@ def test_writes_match_a_loop(name, f, in_axes, args):
     check(f, in_axes, *args)
 
 
+def test_per_example_gradients_of_a_convolutional_net():
+    def loss(kernel, image, target):
+        h = autotrace.nn.relu(autotrace.nn.conv2d(image[None], kernel, padding="same"))
+        h = autotrace.nn.max_pool2d(h, 2)
+        return np.mean((np.mean(h, axis=(1, 2)) - target) ** 2)
+    kernel, images, targets = values(3, 3, 2, 4), values(B, 4, 4, 2), values(B, 4)
+    for wrt in (0, 1):  # kernel: conv2d_backprop_kernel once per example; image: batched
+        check(autotrace.grad(loss, wrt=wrt), (None, 0, 0), kernel, images, targets)
+
+
+def test_random_draws_from_a_batch_of_keys():
+    from autotrace.runtime.primitives.keyed_random import draw
+    check(lambda key: draw(key, (2,), distribution="normal"), 0, np.array([1, 2, 3]),
+          exact=True)
+
+
+def test_a_traced_while_loop_runs_as_long_as_each_example_needs():
+    def doubles_until_large(x):
+        while np.sum(x) < 10.0:
+            x = x * 2.0
+        return x
+    check(doubles_until_large, 0, np.abs(values(B, 3)) + np.array([[0.1], [1.0], [20.0]]),
+          exact=True)
+
+
+def test_unrolled_ops_are_refused_past_the_limit():
+    from autotrace.runtime.primitives.batching import UNROLL_LIMIT
+    from autotrace.runtime.tracing.tracer_batching import BatchingError
+    with pytest.raises(BatchingError) as error:
+        autotrace.vmap(np.kron, in_axes=(0, None))(np.ones((UNROLL_LIMIT + 1, 2)), np.ones(2))
+    assert str(error.value) == (
+        f"autotrace.vmap cannot batch the op 'kron': it has no batched form, so it runs once "
+        f"per example, for batches of at most {UNROLL_LIMIT} examples (this one has "
+        f"{UNROLL_LIMIT + 1}); split the batch")
+
+
 def test_every_op_has_a_batching_rule_or_refuses_with_a_reason():
     for module in ("backends.llvm.cpu_fusion", "backends.outer_products", "tracing.stacks"):
         importlib.import_module(f"autotrace.runtime.{module}")  # their ops: fused_cpu, ...
@@ -180,6 +230,5 @@ def test_every_op_has_a_batching_rule_or_refuses_with_a_reason():
                if hasattr(primitive.batching, "refuses")}
     assert all(len(reason) > 20 for reason in refused.values())
     # the ops that are refused on purpose, each with its reason
-    assert sorted(refused) == [
-        "conv2d_backprop_kernel", "full", "fused_cpu", "kron", "mask_assign", "mask_select",
-        "matmul_outer", "random_draw", "stack_new", "stack_pop", "stack_push", "while"]
+    assert sorted(refused) == ["full", "fused_cpu", "mask_select", "matmul_outer", "stack_new",
+                               "stack_pop", "stack_push"]

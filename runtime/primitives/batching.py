@@ -87,6 +87,26 @@ def refuse_batching(reason: str):
     return rule
 
 
+# An op without a batched form runs once per example for batches up to this size.
+UNROLL_LIMIT = 256
+
+
+def unrolled_batching(call: BatchedCall):
+    """The rule of an op without a batched form (a traced while loop, np.kron): it runs once
+    for each example, on that example's inputs, and its results are stacked. The graph holds
+    one such op per example, so batches past UNROLL_LIMIT are refused."""
+    if call.size > UNROLL_LIMIT:
+        raise NoBatchingRule(
+            f"it has no batched form, so it runs once per example, for batches of at most "
+            f"{UNROLL_LIMIT} examples (this one has {call.size}); split the batch")
+    examples = [call.bind(*[arg[index] if is_batched else arg
+                            for arg, is_batched in zip(call.args, call.batched)])
+                for index in range(call.size)]
+    if isinstance(examples[0], tuple):
+        return tuple(np.stack(results) for results in zip(*examples))
+    return np.stack(examples)
+
+
 # The rule of an op that takes no inputs (np.zeros): no input of it is ever batched.
 never_batched = refuse_batching("it takes no inputs, so none of them is ever batched")
 

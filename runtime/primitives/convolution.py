@@ -21,7 +21,7 @@ import numpy as np
 
 from ..abstract import AbstractArray
 from ..devices import array_module
-from .batching import merged_batch_batching, refuse_batching
+from .batching import merged_batch_batching, unrolled_batching
 from .registry import bind, define_runtime_function
 from .windows import (DATA_FORMATS, check_choice, check_image_batch,
                                        check_window_options, extract_patches, fold_patches,
@@ -154,6 +154,5 @@ define_runtime_function("conv2d", _conv2d, _conv2d_shape, batching=merged_batch_
 define_runtime_function("conv2d_backprop_input", _conv2d_backprop_input,
                         _conv2d_backprop_input_shape, batching=merged_batch_batching(0))
 define_runtime_function("conv2d_backprop_kernel", _conv2d_backprop_kernel,
-                        _conv2d_backprop_kernel_shape, batching=refuse_batching(
-                            "the kernel's gradient of each example sums over its images, "
-                            "which are not batched yet; loop over the examples"))
+                        _conv2d_backprop_kernel_shape,
+                        batching=unrolled_batching)  # each example's sums over its images

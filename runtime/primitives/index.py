@@ -24,7 +24,7 @@ from .. import array_api_index
 from ..abstract import (AbstractArray, broadcast_shapes, is_unknown,
                                         unknown_dimension_error, unknown_origins)
 from ..graph import StaticSlice
-from .batching import NoBatchingRule, refuse_batching
+from .batching import NoBatchingRule, refuse_batching, unrolled_batching
 from .registry import (Primitive, bind, example, is_traced, register, static,
                                         untraceable_shape)
 
@@ -173,8 +173,11 @@ def batched_gather(x, x_batched: bool, template: tuple, arrays, batched, size: i
 
 
 def _getitem_batching(call):
-    return batched_gather(call.args[0], call.batched[0], call.attrs["index"], call.args[1:],
-                          call.batched[1:], call.size)
+    try:
+        return batched_gather(call.args[0], call.batched[0], call.attrs["index"],
+                              call.args[1:], call.batched[1:], call.size)
+    except NoBatchingRule:  # an index this rule does not lay out: each example's own
+        return unrolled_batching(call)
 
 
 def _selection_shape(call) -> tuple:
@@ -188,6 +191,13 @@ def _selection_shape(call) -> tuple:
 
 def _setitem_batching(call):
     """setitem, scatter and scatter_add: x[index] = value for each example."""
+    try:
+        return _batched_setitem(call)
+    except NoBatchingRule:  # an index this rule does not lay out: each example's own
+        return unrolled_batching(call)
+
+
+def _batched_setitem(call):
     template, arrays, batched = call.attrs["index"], call.args[2:], call.batched[2:]
     x = call.with_batch(0)  # the op writes into a copy of it
     selection = _selection_shape(call)
@@ -380,9 +390,7 @@ def _mask_assign_rule(aval, value, mask, index):
 register(Primitive("mask_assign", _setitem, _mask_assign_rule, statements=_setitem_statements,
                    fresh=True, writes_into=(0,),
                    array_api_statements=_array_api_setitem_statements,
-                   batching=refuse_batching(
-                       "x[mask] = value with a traced mask is not batched yet; write "
-                       "x = np.where(mask, value, x)")))
+                   batching=unrolled_batching))
 
 
 def setitem(x, index, value):

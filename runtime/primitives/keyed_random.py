@@ -14,7 +14,7 @@ import numpy as np
 
 from ..abstract import AbstractArray
 from ..devices import device_of, to_device
-from .batching import refuse_batching
+from .batching import unrolled_batching
 from .registry import bind, define_runtime_function
 
 _DISTRIBUTIONS = ("uniform", "normal")
@@ -33,10 +33,9 @@ def _draw_shape(key, *, shape: tuple, dtype, distribution: str):
     return AbstractArray(shape, np.dtype(dtype), key.device)
 
 
-# Each key draws its own numbers: a batch of keys would need a draw per key.
-define_runtime_function("random_draw", _draw, _draw_shape, fresh=True, batching=refuse_batching(
-    "its random key differs between examples; split the keys and draw outside vmap, then "
-    "map over the drawn numbers"))
+# Each key draws its own numbers: a batch of keys, one draw per key, as each example would.
+define_runtime_function("random_draw", _draw, _draw_shape, fresh=True,
+                        batching=unrolled_batching)
 
 
 def draw(key, shape, dtype=np.float64, distribution: str = "uniform"):

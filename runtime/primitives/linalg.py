@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import array_api_products
 from ..abstract import AbstractArray, broadcast_shapes
-from .batching import NoBatchingRule, refuse_batching, shifted
+from .batching import shifted, unrolled_batching
 from .registry import (C_ORDER, SAME_NAME, Primitive, array_method, bind, by_example,
                        define_traced_function, literal_source, out_argument, read_only_view,
                        register, reject_arguments, shape_of, static, traces)
@@ -124,8 +124,7 @@ def _broadcast_batching(call):
     ndim = max(call.example_ndim(0), call.example_ndim(1))
     axes = {key: value for key, value in call.attrs.items() if key.startswith("axis")}
     if any(value is not None and value >= 0 for value in axes.values()):
-        raise NoBatchingRule("an axis is given counting from the start; count from the end "
-                             "(axis=-1)")
+        return unrolled_batching(call)  # an axis counted from the start
     return call.bind(call.aligned(0, ndim), call.aligned(1, ndim))
 
 
@@ -231,7 +230,7 @@ array_method(np.dot)
 _PRODUCT_BATCHING = {
     np.tensordot: _tensordot_batching, np.outer: _outer_batching, np.inner: _inner_batching,
     np.vdot: _vdot_batching, np.cross: _broadcast_batching,
-    np.kron: refuse_batching("np.kron of a batch is not written yet; loop over the examples")}
+    np.kron: unrolled_batching}
 for _function, _array_api in ((np.tensordot, array_api_products.tensordot),
                               (np.outer, array_api_products.outer),
                               (np.inner, array_api_products.inner), (np.vdot, None),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import StaticSlice
-from .batching import NoBatchingRule, axis_batching, shifted
+from .batching import axis_batching, shifted, unrolled_batching
 from .index import IndexInput, batched_gather
 
 AXIS = axis_batching("axis", defaults={"axis": -1}, flat_when_none="axis")
@@ -23,7 +23,7 @@ def roll_batching(call):
 def last_two_axes_batching(call):
     """np.tril and np.triu: of the last two axes, which a batch axis in front leaves alone."""
     if call.example_ndim(0) < 2:
-        raise NoBatchingRule("it makes a matrix of a vector; batch matrices only")
+        return unrolled_batching(call)  # a matrix of each vector
     return call.bind(call.args[0])
 
 
@@ -37,15 +37,14 @@ def tile_batching(call):
 
 def diag_batching(call):
     if call.example_ndim(0) != 2:
-        raise NoBatchingRule("np.diag of a vector makes a matrix; batch np.diag of matrices "
-                             "(their diagonals) only")
+        return unrolled_batching(call)  # a matrix of each vector
     return np.diagonal(call.args[0], call.attrs.get("k", 0), 1, 2)
 
 
 def diff_batching(call):
     for edge in ("prepend", "append"):
         if np.ndim(call.attrs.get(edge)) > 0:
-            raise NoBatchingRule(f"its {edge} is an array; give a number")
+            return unrolled_batching(call)  # an array to put before or after each
     return axis_batching("axis", defaults={"axis": -1})(call)
 
 
@@ -53,7 +52,7 @@ def take_batching(call):
     """np.take(a, indices, axis): as indexing a[..., indices] along the axis."""
     a, indices = call.args
     if call.attrs.get("mode", "raise") != "raise":
-        raise NoBatchingRule("its mode is not 'raise'")
+        return unrolled_batching(call)
     axis = call.attrs.get("axis")
     if axis is None:
         a = np.reshape(call.with_batch(0), (call.size, -1))
@@ -77,7 +76,7 @@ def take_along_axis_batching(call):
 def pad_batching(call):
     extra = set(call.attrs) - {"pad_width", "mode", "constant_values"}
     if extra or np.ndim(call.attrs.get("constant_values", 0)) > 0:
-        raise NoBatchingRule("of its options only a number for constant_values is batched")
+        return unrolled_batching(call)  # options of each axis
     widths = np.broadcast_to(np.array(call.attrs["pad_width"]), (call.example_ndim(0), 2))
     return call.bind(call.args[0], pad_width=((0, 0), *map(tuple, widths.tolist())))
 

@@ -41,7 +41,7 @@ from ..scopes import active_subgraphs
 from ..execution.executor import compile_graph
 from ..graph import Graph, Var
 from ..ops import LITERAL_TYPES, Primitive, primitives, register
-from ..primitives.batching import refuse_batching
+from ..primitives.batching import unrolled_batching
 from .control_batching import cond_batching, print_batching
 from ..passes import optimize
 from ..passes.cleanup import has_side_effect
@@ -178,9 +178,7 @@ register(ControlPrimitive(
     "while", _while_impl,
     lambda *avals, loop: tuple(value.aval for value in loop.body.outputs),
     subgraph_statements=_while_statements, side_effect=_subgraphs_have_effects,
-    batching=refuse_batching(
-        "a traced while loop (or a for loop over a traced range) is not batched yet; loop "
-        "over the examples in Python, or give the loop a trip count known while tracing")))
+    batching=unrolled_batching))  # each example's loop runs as long as it needs
 register(ControlPrimitive(
     "print", _print_impl, lambda *avals, texts, sep, end: (),
     subgraph_statements=_print_statements, side_effect=lambda attrs: True,
