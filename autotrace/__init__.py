@@ -54,6 +54,7 @@ _PUBLIC = {
     "TransformError": ("autotrace.transforms.errors", "TransformError"),
     "function": ("autotrace.traced_function", "function"),
     "vmap": ("autotrace.batching", "vmap"),
+    **{name: ("autotrace.jacobians", name) for name in ("jacfwd", "jacrev")},
     "Function": ("autotrace.traced_function", "Function"),
     "ConcreteFunction": ("autotrace.concrete", "ConcreteFunction"),
     "cond": ("autotrace.control", "cond"),

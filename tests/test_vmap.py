@@ -279,3 +279,43 @@ def test_gradient_through_a_vmapped_call_is_refused():
         return np.sum(per_row(w, x))
     with pytest.raises(autotrace.TransformError, match="no derivative rule for per_row"):
         autotrace.grad(total)(W, X[0])
+
+
+# --- jacrev and jacfwd: vmap over the gradient's seeds and over tangents ------------------------
+
+def layer(x, w):
+    return np.tanh(w @ x) * np.sum(x ** 2)
+
+
+def central_differences(f, args, wrt, step=1e-6):
+    point = np.array(args[wrt], dtype=float)
+    columns = []
+    for index in np.ndindex(point.shape):
+        shift = np.zeros_like(point)
+        shift[index] = step
+        up = f(*[point + shift if i == wrt else a for i, a in enumerate(args)])
+        down = f(*[point - shift if i == wrt else a for i, a in enumerate(args)])
+        columns.append((up - down) / (2 * step))
+    return np.moveaxis(np.array(columns), 0, -1).reshape(np.shape(up) + point.shape)
+
+
+@pytest.mark.parametrize("jacobian", [autotrace.jacrev, autotrace.jacfwd])
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_jacobians_match_central_differences(jacobian, wrt):
+    x, w = rng.standard_normal(3), rng.standard_normal((2, 3))
+    got = jacobian(layer, wrt)(x, w)
+    expected = central_differences(layer, (x, w), wrt)
+    assert got.shape == expected.shape == (2, *(x, w)[wrt].shape)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got, autotrace.jacobian(layer, wrt)(x, w), rtol=1e-13,
+                               atol=1e-15)
+
+
+def test_jacobians_of_a_scalar_and_their_errors():
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(autotrace.jacrev(lambda x: np.sum(x ** 2))(x), [2.0, 4.0])
+    np.testing.assert_allclose(autotrace.jacfwd(lambda x: np.sum(x ** 2))(x), [2.0, 4.0])
+    with pytest.raises(TypeError, match="wrt must be the position of one argument"):
+        autotrace.jacrev(layer, wrt=(0, 1))
+    with pytest.raises(TypeError, match="returns a tuple: it takes functions of one array"):
+        autotrace.jacrev(lambda x: (x, x))(x)
