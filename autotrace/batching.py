@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-from dataclasses import replace as replace_fields
 from typing import Callable
 
 import numpy as np
@@ -24,7 +23,7 @@ from autotrace.runtime.graph import Graph
 from autotrace.runtime.tracing.control_aliases import inline_graph
 from autotrace.runtime.tracing.signature import signature_of
 from autotrace.runtime.tracing.trees import _Slot, is_array, sorted_keys
-from autotrace.runtime.containers import field_names, is_dataclass_instance
+from autotrace.runtime.containers import field_names, is_dataclass_instance, new_dataclass
 from autotrace.traced_function import traced_and_instance
 
 
@@ -72,6 +71,8 @@ class Vmapped:
         # differentiates a function must not reach past vmap to the unbatched one.
         functools.update_wrapper(self, function, updated=())
         del self.__wrapped__
+        if not hasattr(self, "__name__"):  # a functools.partial, a callable object
+            self.__name__ = type(function).__name__
 
     @property
     def trace_count(self) -> int:
@@ -148,7 +149,8 @@ class Vmapped:
 
     def _entry(self, args: tuple, kwargs: dict):
         """The batched trace for a call, the call's array leaves and their mapped axes."""
-        leaves, axes, paths = _mapped_leaves(args, kwargs, self.in_axes, self._parameter_names)
+        leaves, axes, paths, slots = _mapped_leaves(args, kwargs, self.in_axes,
+                                                    self._parameter_names)
         size = self._size(leaves, axes, paths)
         examples = iter([_example(leaf, axis, path) for leaf, axis, path
                          in zip(leaves, axes, paths)])
@@ -157,19 +159,17 @@ class Vmapped:
                size)
         entry = self._entries.get(key)
         if entry is None:
-            entry = self._trace(example_args, example_kwargs, axes, size)
+            entry = self._trace(example_args, example_kwargs, axes, slots, size)
             if len(self._entries) >= MAX_TRACES:  # the oldest goes first
                 del self._entries[next(iter(self._entries))]
             self._entries[key] = entry
         return entry, leaves, axes, size
 
-    def _trace(self, args, kwargs, axes, size) -> _Entry:
-        graph, structure = self._traced.traced_graph((*self._bound, *args), kwargs)
+    def _trace(self, args, kwargs, axes, slots, size) -> _Entry:
+        graph, structure = self._traced.traced_graph((*self._bound, *args), kwargs,
+                                                     state_known=False)
         if structure.written:
-            raise NotImplementedError(
-                f"autotrace.vmap({self.__name__}) writes autotrace.Variables "
-                f"({', '.join(repr(cell.name) for cell in structure.written)}), one value for "
-                "all examples; return the new values instead and update them outside vmap")
+            graph = _without_unchanged_arguments(graph, structure, slots, self.__name__)
         flags = tuple(axis is not None for axis in axes) + (False,) * len(structure.captured)
         batched_graph, outputs_batched = batch_graph(graph, flags, size)
         out_axes = _output_axes(structure.template, self.out_axes, len(graph.outputs))
@@ -224,6 +224,23 @@ def vmap(function: Callable, in_axes=0, out_axes=0, axis_size: int | None = None
 
 # --- in_axes and out_axes -----------------------------------------------------------------------
 
+def _without_unchanged_arguments(graph: Graph, structure, slots: list, name: str) -> Graph:
+    """The trace without the writes of the state of objects it was passed that it left as
+    they were (a dataclass argument's fields: the trace finds them written with the values
+    they held); any other write is refused: one value cannot stand for every example's."""
+    count = len(graph.outputs) - len(structure.written)
+    inputs = dict(zip(slots, graph.inputs))
+    changed = [cell.name for cell, value in zip(structure.written, graph.outputs[count:])
+               if inputs.get(cell.name) is not value]
+    if changed:
+        raise NotImplementedError(
+            f"autotrace.vmap({name}) writes the state of objects or autotrace.Variables "
+            f"({', '.join(changed)}), one value for all examples; return the new values "
+            "instead and update them outside vmap")
+    structure.written = []
+    return Graph(graph.inputs, graph.equations, graph.outputs[:count])
+
+
 def _check_axes_spec(spec, name: str) -> None:
     if spec is None or (isinstance(spec, int) and not isinstance(spec, bool)):
         return
@@ -257,33 +274,33 @@ def _mapped_leaves(args: tuple, kwargs: dict, in_axes, parameters: tuple):
     found: list = []
     for position, (arg, spec) in enumerate(zip(args, per_argument)):
         name = parameters[position] if position < len(parameters) else f"argument {position}"
-        _walk(arg, spec, f"argument {name!r}", found)
+        _walk(arg, spec, f"argument {name!r}", name, found)
     for key in sorted_keys(kwargs):
-        _walk(kwargs[key], 0, f"argument {key!r}", found)
-    leaves = [leaf for leaf, _, _ in found]
-    axes = [axis for _, axis, _ in found]
-    paths = [path for _, _, path in found]
-    return leaves, axes, paths
+        _walk(kwargs[key], 0, f"argument {key!r}", key, found)
+    leaves, axes, paths, slots = (list(column) for column in zip(*found)) if found \
+        else ([], [], [], [])
+    return leaves, axes, paths, slots
 
 
-def _walk(tree, spec, path: str, found: list) -> None:
-    """Append (leaf, axis, path) for each array leaf of `tree`, in map_arrays' order, `spec`
-    being the in_axes entry for `tree` (a prefix of its structure)."""
+def _walk(tree, spec, path: str, slot: str, found: list) -> None:
+    """Append (leaf, axis, path, slot) for each array leaf of `tree`, in map_arrays' order,
+    `spec` being the in_axes entry for `tree` (a prefix of its structure); `path` names the
+    leaf in messages, `slot` as the state of objects names it (`p.w`, `p.b[0]`)."""
     if isinstance(spec, (tuple, list)) or isinstance(spec, dict):
         _check_matches(tree, spec, path)
     if isinstance(tree, (tuple, list)):
         for index, item in enumerate(tree):
             _walk(item, spec[index] if isinstance(spec, (tuple, list)) else spec,
-                  f"{path}[{index}]", found)
+                  f"{path}[{index}]", f"{slot}[{index}]", found)
     elif isinstance(tree, dict):
         for key in sorted_keys(tree):
             _walk(tree[key], spec[key] if isinstance(spec, dict) else spec,
-                  f"{path}[{key!r}]", found)
+                  f"{path}[{key!r}]", f"{slot}[{key!r}]", found)
     elif is_dataclass_instance(tree):
         for name in field_names(type(tree)):
-            _walk(getattr(tree, name), spec, f"{path}.{name}", found)
+            _walk(getattr(tree, name), spec, f"{path}.{name}", f"{slot}.{name}", found)
     elif is_array(tree):
-        found.append((tree, _axis(tree, spec, path), path))
+        found.append((tree, _axis(tree, spec, path), path, slot))
 
 
 def _check_matches(tree, spec, path: str) -> None:
@@ -342,8 +359,8 @@ def _replace_leaves(tree, replace: Callable):
         done = {key: _replace_leaves(tree[key], replace) for key in sorted_keys(tree)}
         return type(tree)((key, done[key]) for key in tree)
     if is_dataclass_instance(tree):
-        return replace_fields(tree, **{name: _replace_leaves(getattr(tree, name), replace)
-                                       for name in field_names(type(tree))})
+        return new_dataclass(type(tree), {name: _replace_leaves(getattr(tree, name), replace)
+                                          for name in field_names(type(tree))})
     return replace(tree) if is_array(tree) else tree
 
 

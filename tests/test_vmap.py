@@ -1,6 +1,8 @@
 """autotrace.vmap: in_axes and out_axes as JAX reads them, nesting, composition with the
 derivative transforms and autotrace.function, what users read (graph, source) and the errors.
 Every value is compared with a Python loop over the examples."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -214,8 +216,38 @@ def test_reading_a_variable_and_refusing_to_write_one():
     def assigns(x):
         v.assign(x)
         return x
-    with pytest.raises(NotImplementedError, match=r"writes autotrace.Variables"):
+    with pytest.raises(NotImplementedError, match=r"writes the state of objects or "
+                                                  r"autotrace.Variables \(Variable\)"):
         autotrace.vmap(assigns)(xs)
+
+
+@dataclasses.dataclass
+class Dense:
+    w: np.ndarray
+    b: np.ndarray
+
+
+def dense(layer, x):
+    return x @ layer.w + layer.b
+
+
+def test_dataclass_arguments_shared_or_mapped():
+    layer, xs = Dense(rng.standard_normal((3, 2)), rng.standard_normal(2)), np.ones((4, 3))
+    np.testing.assert_allclose(autotrace.vmap(dense, in_axes=(None, 0))(layer, xs),
+                               xs @ layer.w + layer.b)
+    layers = Dense(rng.standard_normal((5, 3, 2)), rng.standard_normal((5, 2)))
+    got = autotrace.vmap(dense, in_axes=(0, None))(layers, xs[0])
+    np.testing.assert_allclose(got, [xs[0] @ layers.w[i] + layers.b[i] for i in range(5)])
+
+
+def test_writing_the_state_of_an_object_is_refused():
+    class Cache:
+        def remember(self, x):
+            self.last = x
+            return x
+    with pytest.raises(NotImplementedError, match=r"writes the state of objects or "
+                                                  r"autotrace.Variables \(self.last\)"):
+        autotrace.vmap(Cache().remember)(np.ones((2, 3)))
 
 
 # --- errors --------------------------------------------------------------------------------------
