@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from autotrace.runtime.tracing.tracer_batching import batch_graph
+from autotrace.runtime.tracing.tracer_batching import BatchingError, batch_graph
 from autotrace.runtime.execution import executor
 from autotrace.runtime.graph import Graph
 from autotrace.runtime.tracing.control_aliases import inline_graph
@@ -171,7 +171,10 @@ class Vmapped:
         if structure.written:
             graph = _without_unchanged_arguments(graph, structure, slots, self.__name__)
         flags = tuple(axis is not None for axis in axes) + (False,) * len(structure.captured)
-        batched_graph, outputs_batched = batch_graph(graph, flags, size)
+        try:
+            batched_graph, outputs_batched = batch_graph(graph, flags, size)
+        except BatchingError as error:
+            raise BatchingError(f"autotrace.vmap({self.__name__}) {error}") from None
         out_axes = _output_axes(structure.template, self.out_axes, len(graph.outputs))
         return _Entry(graph, batched_graph, outputs_batched, out_axes, structure)
 

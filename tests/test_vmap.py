@@ -289,10 +289,13 @@ def test_an_output_mapped_with_out_axes_none():
 
 
 def test_ops_without_a_rule_are_refused_by_name():
+    def positives(x):
+        return np.sum(x[x > 0])
     with pytest.raises(BatchingError) as error:
-        autotrace.vmap(lambda x: np.sum(x[x > 0]))(np.ones((2, 3)))
+        autotrace.vmap(positives)(np.ones((2, 3)))
     assert str(error.value) == (
-        "autotrace.vmap cannot batch the op 'mask_select': x[mask] with a traced mask has as "
+        "autotrace.vmap(positives) cannot batch the op 'mask_select': x[mask] with a traced "
+        "mask has as "
         "many rows as the mask has true elements, which differs between examples; use "
         "np.where(mask, x, 0)")
 

@@ -216,8 +216,8 @@ def test_unrolled_ops_are_refused_past_the_limit():
     with pytest.raises(BatchingError) as error:
         autotrace.vmap(np.kron, in_axes=(0, None))(np.ones((UNROLL_LIMIT + 1, 2)), np.ones(2))
     assert str(error.value) == (
-        f"autotrace.vmap cannot batch the op 'kron': it has no batched form, so it runs once "
-        f"per example, for batches of at most {UNROLL_LIMIT} examples (this one has "
+        f"autotrace.vmap(kron) cannot batch the op 'kron': it has no batched form, so it runs "
+        f"once per example, for batches of at most {UNROLL_LIMIT} examples (this one has "
         f"{UNROLL_LIMIT + 1}); split the batch")
 
 
@@ -232,3 +232,35 @@ def test_every_op_has_a_batching_rule_or_refuses_with_a_reason():
     # the ops that are refused on purpose, each with its reason
     assert sorted(refused) == ["full", "fused_cpu", "mask_select", "matmul_outer", "stack_new",
                                "stack_pop", "stack_push"]
+
+
+def test_an_op_without_a_rule_is_refused_by_name():
+    from autotrace.runtime.abstract import AbstractArray
+    from autotrace.runtime.graph import Equation, Graph, Var
+    from autotrace.runtime.primitives.primitive import Primitive
+    from autotrace.runtime.tracing.tracer_batching import BatchingError, batch_graph
+    new_op = Primitive("new_op", np.negative, lambda aval: aval)  # no batching rule yet
+    x, y = Var(AbstractArray((3,), np.float64)), Var(AbstractArray((3,), np.float64))
+    graph = Graph([x], [Equation(new_op, [x], {}, [y])], [y])
+    assert batch_graph(graph, (False,), 4)[1] == (False,)  # not batched: copied as it is
+    with pytest.raises(BatchingError) as error:
+        batch_graph(graph, (True,), 4)
+    assert str(error.value) == (
+        "has no batching rule for the op 'new_op', which the function applies to a batched "
+        "value; compute it outside vmap, or loop over the examples in Python")
+
+
+def test_a_rule_that_gets_the_shape_wrong_is_an_error_not_a_wrong_value():
+    from autotrace.runtime.abstract import AbstractArray
+    from autotrace.runtime.graph import Equation, Graph, Var
+    from autotrace.runtime.primitives.primitive import Primitive
+    from autotrace.runtime.tracing.tracer_batching import batch_graph
+    total = primitives["reduce_sum"]
+    wrong = Primitive("reduce_sum", total.impl, total.abstract_eval, source=total.source,
+                      batching=lambda call: call.bind(call.args[0]))  # axes not moved
+    x, y = Var(AbstractArray((2, 3), np.float64)), Var(AbstractArray((3,), np.float64))
+    graph = Graph([x], [Equation(wrong, [x], {"axis": (0,)}, [y])], [y])
+    with pytest.raises(AssertionError, match=r"the batching rule of 'reduce_sum' gave a "
+                                             r"float64 array of shape \(2, 3\) where the batch "
+                                             r"of 4 examples of f64\[3\] is float64\[4, 3\]"):
+        batch_graph(graph, (True,), 4)

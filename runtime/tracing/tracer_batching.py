@@ -24,7 +24,8 @@ from .tracer import GraphBuilder, Tracer
 
 
 class BatchingError(NotImplementedError):
-    """autotrace.vmap cannot batch an op of the traced function."""
+    """autotrace.vmap cannot batch an op of the traced function (the message goes on from
+    `autotrace.vmap(f) `, which autotrace.vmap puts before it)."""
 
 
 def batch_graph(graph: Graph, batched: tuple, size: int,
@@ -83,15 +84,14 @@ def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder) ->
     name = equation.primitive.name
     if rule is None:
         raise BatchingError(
-            f"autotrace.vmap has no batching rule for the op {name!r}, which the traced "
-            f"function applies to a batched value; compute it outside vmap, or loop over "
-            f"the examples in Python")
+            f"has no batching rule for the op {name!r}, which the function applies to a "
+            f"batched value; compute it outside vmap, or loop over the examples in Python")
     call = BatchedCall(equation.primitive, tuple(args), tuple(batched), size, equation.attrs,
                        lambda graph, flags: batch_graph(graph, flags, size, all_batched=True))
     try:
         results = rule(call)
     except NoBatchingRule as error:
-        raise BatchingError(f"autotrace.vmap cannot batch the op {name!r}: {error}") from None
+        raise BatchingError(f"cannot batch the op {name!r}: {error}") from None
     results = results if isinstance(results, tuple) else (results,)
     if len(results) != len(equation.outputs):
         raise AssertionError(f"autotrace internal error: the batching rule of {name!r} gave "
