@@ -19,9 +19,12 @@ import numpy as np
 
 from autotrace.runtime.tracing.tracer_batching import BatchingError, batch_graph
 from autotrace.runtime.execution import executor
+from autotrace.runtime.abstract import AbstractArray
+from autotrace.runtime.devices import device_of
 from autotrace.runtime.graph import Graph
 from autotrace.runtime.tracing.control_aliases import inline_graph
 from autotrace.runtime.tracing.signature import signature_of
+from autotrace.runtime.tracing.spec import placeholder
 from autotrace.runtime.tracing.trees import _Slot, is_array, sorted_keys
 from autotrace.runtime.containers import field_names, is_dataclass_instance, new_dataclass
 from autotrace.traced_function import traced_and_instance
@@ -96,7 +99,7 @@ class Vmapped:
             outputs = self._compiled(entry).run(*inputs)
             # A batch is a new array, as np.stack of the examples' results is, even where an
             # example's result is its argument: never a view of the caller's arrays.
-            outputs = [np.array(value) if any(np.may_share_memory(value, leaf) for leaf in leaves)
+            outputs = [value.copy() if any(np.may_share_memory(value, leaf) for leaf in leaves)
                        else value for value in outputs]
         outputs = [_to_out_axis(value, batched, axis, size, self.__name__)
                    for value, batched, axis in zip(outputs, entry.outputs_batched,
@@ -339,7 +342,8 @@ def _axis(leaf, spec, path: str):
 
 def _example(leaf, axis, path: str):
     """A stand-in for one example of `leaf` (its mapped axis taken out): zeros of its dtype
-    that cost no memory. Unmapped NumPy scalars stay as they are (they trace as scalars)."""
+    that cost no memory, or, for an array on a GPU, a placeholder there. Unmapped NumPy
+    scalars stay as they are (they trace as scalars)."""
     shape = tuple(np.shape(leaf))
     if axis is None and isinstance(leaf, np.generic):
         return leaf
@@ -347,6 +351,9 @@ def _example(leaf, axis, path: str):
         raise ValueError(f"autotrace.vmap: {path} has a dimension of unknown size {shape}; "
                          "vmap traces with known sizes")
     shape = shape if axis is None else shape[:axis] + shape[axis + 1:]
+    device = leaf.device if getattr(leaf, "_builder", None) is not None else device_of(leaf)
+    if device != "cpu":
+        return placeholder(AbstractArray(shape, leaf.dtype, device))
     if not shape:
         return np.zeros((), leaf.dtype)
     return np.broadcast_to(np.zeros((), leaf.dtype), shape)
@@ -405,7 +412,7 @@ def _to_out_axis(value, batched: bool, axis, size: int, name: str):
     if not batched:  # the same for every example: repeated along the batch axis
         value = np.broadcast_to(value, (size, *np.shape(value)))
         if getattr(value, "_builder", None) is None:
-            value = np.array(value)
+            value = value.copy()
     ndim = np.ndim(value)
     if not -ndim <= axis < ndim:
         raise ValueError(f"autotrace.vmap({name}): out_axes {axis} is out of range for an "
