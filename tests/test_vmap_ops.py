@@ -210,6 +210,24 @@ def test_a_traced_while_loop_runs_as_long_as_each_example_needs():
           exact=True)
 
 
+def counts_to(x, n):
+    i = 0
+    while i < n:
+        x = x * 2.0
+        i = i + 1
+    return x, i
+
+
+def test_a_batch_of_loops_is_one_masked_loop_of_any_size():
+    xs, limits = np.ones((300, 2)), np.arange(300) % 7  # past UNROLL_LIMIT
+    batched = autotrace.vmap(counts_to)
+    doubled, counts = batched(xs, limits)
+    np.testing.assert_array_equal(doubled, 2.0 ** limits[:, None] * xs)
+    np.testing.assert_array_equal(counts, limits)
+    graph = str(batched.graph(xs, limits))
+    assert graph.count("while[") == 1 and "reduce_any" in graph and "where" in graph
+
+
 def test_unrolled_ops_are_refused_past_the_limit():
     from autotrace.runtime.primitives.batching import UNROLL_LIMIT
     from autotrace.runtime.tracing.tracer_batching import BatchingError

@@ -41,8 +41,7 @@ from ..scopes import active_subgraphs
 from ..execution.executor import compile_graph
 from ..graph import Graph, Var
 from ..ops import LITERAL_TYPES, Primitive, primitives, register
-from ..primitives.batching import unrolled_batching
-from .control_batching import cond_batching, print_batching
+from .control_batching import cond_batching, print_batching, while_batching
 from ..passes import optimize
 from ..passes.cleanup import has_side_effect
 from .tracer import (GraphBuilder, OutputStructure, Tracer, _Slot,
@@ -178,7 +177,7 @@ register(ControlPrimitive(
     "while", _while_impl,
     lambda *avals, loop: tuple(value.aval for value in loop.body.outputs),
     subgraph_statements=_while_statements, side_effect=_subgraphs_have_effects,
-    batching=unrolled_batching))  # each example's loop runs as long as it needs
+    batching=while_batching))
 register(ControlPrimitive(
     "print", _print_impl, lambda *avals, texts, sep, end: (),
     subgraph_statements=_print_statements, side_effect=lambda attrs: True,

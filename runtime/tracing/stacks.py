@@ -396,8 +396,9 @@ def _pop_statements(outputs, args, attrs, define) -> list:
 
 
 _STACK_BATCHING = refuse_batching(
-    "the derivative of a traced loop saves values on a stack, which is not batched yet; "
-    "take the gradient inside a loop over the examples")
+    "the derivative of a traced loop saves values on a stack, which is not batched yet "
+    "(masked or chosen by example, its pushes and pops would not pair up); take the "
+    "gradient inside a loop over the examples")
 register(ControlPrimitive(
     "stack_new", _new_impl, lambda *, schema: AbstractStack(schema),
     subgraph_statements=lambda outputs, args, attrs, define: [f"{outputs[0]} = []"],
