@@ -195,6 +195,11 @@ def test_per_example_gradients_of_a_convolutional_net():
         check(autotrace.grad(loss, wrt=wrt), (None, 0, 0), kernel, images, targets)
 
 
+def test_a_kernel_for_each_example():
+    kernels, image = values(B, 3, 3, 2, 4), values(1, 5, 5, 2)
+    check(lambda k, x: autotrace.nn.conv2d(x, k, padding="same"), (0, None), kernels, image)
+
+
 def test_random_draws_from_a_batch_of_keys():
     from autotrace.runtime.primitives.keyed_random import draw
     check(lambda key: draw(key, (2,), distribution="normal"), 0, np.array([1, 2, 3]),

@@ -92,7 +92,7 @@ UNROLL_LIMIT = 256
 
 
 def unrolled_batching(call: BatchedCall):
-    """The rule of an op without a batched form (a traced while loop, np.kron): it runs once
+    """The rule of an op without a batched form (np.kron, a random draw per key): it runs once
     for each example, on that example's inputs, and its results are stacked. The graph holds
     one such op per example, so batches past UNROLL_LIMIT are refused."""
     if call.size > UNROLL_LIMIT:
@@ -125,7 +125,7 @@ def same_sizes_batching(call: BatchedCall):
     return ()
 
 
-def shifted(axis, ndim: int | None = None):
+def shifted(axis):
     """An axis attribute (an int, a tuple of ints or None) of one example as an axis of the
     batch; None stays None. Negative axes count from the end, which the batch axis does not
     change."""
@@ -159,12 +159,12 @@ def axis_batching(*names: str, defaults: dict | None = None, flat_when_none: str
 def merged_batch_batching(*positions: int):
     """The rule of an op over a leading axis of examples of its own (conv2d's and the
     pooling ops' N): the inputs at `positions` get the batch axis and merge it into that
-    axis; the others must be the same for every example."""
+    axis. Where another input (a kernel) differs between examples, the op runs once per
+    example (`unrolled_batching`)."""
     def rule(call: BatchedCall):
-        for position, is_batched in enumerate(call.batched):
-            if is_batched and position not in positions:
-                raise NoBatchingRule(f"its input {position} (its weights) differs between "
-                                     f"examples; only its inputs {positions} may be mapped")
+        if any(is_batched and position not in positions
+               for position, is_batched in enumerate(call.batched)):
+            return unrolled_batching(call)
         args = list(call.args)
         for position in positions:
             value = call.with_batch(position)
