@@ -174,6 +174,8 @@ WRITE_CASES = [
      [values(B, 5, 2, 3), rng.integers(0, 5, (B, 3)), values(B, 3, 2)]),
     ("after a slice", lambda x, i, v: _set(x, (slice(None), i), v), (0, 0, 0),
      [values(B, 2, 5), rng.integers(0, 5, (B, 3)), values(B, 2, 3)]),
+    ("value with a leading unit axis", lambda x, v: _set(x, 1, v), (0, 0),
+     [values(B, 3, 4), values(B, 1, 4)]),
     ("add.at repeated", lambda x, i, v: _add_at(x, i, v), (0, 0, 0),
      [values(B, 5), np.array([[0, 0, 1], [2, 2, 2], [4, 3, 4]]), values(B, 3)]),
 ]

@@ -201,7 +201,11 @@ def _batched_setitem(call):
     template, arrays, batched = call.attrs["index"], call.args[2:], call.batched[2:]
     x = call.with_batch(0)  # the op writes into a copy of it
     selection = _selection_shape(call)
-    value = call.aligned(1, len(selection))
+    extra = call.example_ndim(1) - len(selection)
+    if call.batched[1] and extra > 0:  # NumPy drops a value's leading axes of length 1
+        value = np.reshape(call.args[1], (call.size, *call.example_shape(1)[extra:]))
+    else:
+        value = call.aligned(1, len(selection))
     if not arrays:
         return call.bind(x, value, index=(_ALL, *template))
     _check_ellipsis(template)
