@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 from typing import Callable
 
 import numpy as np
@@ -139,6 +140,11 @@ class Vmapped:
 
     __autotrace_batched_sources__ = sources
 
+    def __get__(self, instance, owner=None):
+        """`@autotrace.vmap` on a method: read from an instance, it takes the instance first
+        (an object, the same for every example; a tuple in_axes has an entry for it)."""
+        return self if instance is None else types.MethodType(self, instance)
+
     def __repr__(self) -> str:
         return f"<autotrace.vmap of {getattr(self.function, '__qualname__', self.__name__)}>"
 
@@ -212,7 +218,8 @@ def vmap(function: Callable, in_axes=0, out_axes=0, axis_size: int | None = None
             the end) or None (the same value for every example), for all arguments; or a
             tuple or list with one entry per positional argument, each an int, None, or a
             tuple, list or dict matching the argument's own structure. Keyword arguments are
-            mapped over their axis 0.
+            mapped over their axis 0. Python numbers, strings and other objects that are no
+            arrays are the same for every example, whatever in_axes says for them.
         out_axes: where the batch axis goes in each output: an int, None for an output that is
             the same for every example, or a tree matching the function's result.
         axis_size: the batch size, needed where no argument is mapped.

@@ -240,6 +240,18 @@ def test_dataclass_arguments_shared_or_mapped():
     np.testing.assert_allclose(got, [xs[0] @ layers.w[i] + layers.b[i] for i in range(5)])
 
 
+def test_a_vmapped_method():
+    class Scaler:
+        def __init__(self):
+            self.scale = np.array([1.0, 10.0])
+
+        @autotrace.vmap
+        def apply(self, x):
+            return x * self.scale
+    xs = np.ones((3, 2))
+    np.testing.assert_array_equal(Scaler().apply(xs), [[1.0, 10.0]] * 3)
+
+
 def test_writing_the_state_of_an_object_is_refused():
     class Cache:
         def remember(self, x):
