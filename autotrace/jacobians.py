@@ -23,12 +23,13 @@ def _position(wrt, caller: str) -> int:
     return wrt
 
 
-def _array_output(value, f: Callable, caller: str) -> np.ndarray:
+def _array_output(value, f: Callable, caller: str):
+    """`value`, f's result, checked to be one array (or number): also a traced one."""
     if isinstance(value, (tuple, list, dict)):
         raise TypeError(f"autotrace.{caller}({getattr(f, '__name__', f)!r}) returns a "
                         f"{type(value).__name__}: it takes functions of one array result; use "
                         f"autotrace.jacobian for others")
-    return np.asarray(value)
+    return value
 
 
 def _basis(shape: tuple, dtype) -> np.ndarray:
@@ -38,7 +39,7 @@ def _basis(shape: tuple, dtype) -> np.ndarray:
 
 
 def _float_dtype(value) -> np.dtype:
-    dtype = np.result_type(value)
+    dtype = value.dtype if hasattr(value, "dtype") else np.result_type(value)
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
 
 
@@ -68,8 +69,8 @@ def jacrev(f: Callable, wrt: int = 0) -> Callable:
         rows = batched.get(len(args))
         if rows is None:
             rows = batched[len(args)] = vmap(row, in_axes=(0, *[None] * len(args)))
-        result = rows(_basis(output.shape, _float_dtype(output)), *args)
-        return np.reshape(result, (*output.shape, *np.shape(args[wrt])))
+        result = rows(_basis(np.shape(output), _float_dtype(output)), *args)
+        return np.reshape(result, (*np.shape(output), *np.shape(args[wrt])))
     jacobian.__name__ = f"jacrev_{getattr(f, '__name__', 'f')}"
     return jacobian
 
@@ -100,6 +101,6 @@ def jacfwd(f: Callable, wrt: int = 0) -> Callable:
         point = args[wrt]
         result = columns(_basis(np.shape(point), _float_dtype(point)), *args)
         output = _array_output(result, f, "jacfwd")
-        return np.reshape(output, (*output.shape[:-1], *np.shape(point)))
+        return np.reshape(output, (*np.shape(output)[:-1], *np.shape(point)))
     jacobian.__name__ = f"jacfwd_{getattr(f, '__name__', 'f')}"
     return jacobian

@@ -358,6 +358,15 @@ def test_jacobians_match_central_differences(jacobian, wrt):
                                atol=1e-15)
 
 
+def test_jacobians_traced_by_function():
+    x, w = rng.standard_normal(3), rng.standard_normal((2, 3))
+    for jacobian in (autotrace.jacrev, autotrace.jacfwd):
+        traced = autotrace.function(jacobian(layer))
+        np.testing.assert_allclose(traced(x, w), autotrace.jacobian(layer)(x, w), rtol=1e-13)
+        traced(x + 1.0, w)
+        assert traced.trace_count == 1
+
+
 def test_jacobians_of_a_scalar_and_their_errors():
     x = np.array([1.0, 2.0])
     np.testing.assert_allclose(autotrace.jacrev(lambda x: np.sum(x ** 2))(x), [2.0, 4.0])
