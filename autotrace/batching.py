@@ -70,6 +70,9 @@ class Vmapped:
         self._traced, self._bound = traced_and_instance(function, "autotrace.vmap")
         self._parameter_names = _parameter_names(function)
         self._entries: dict = {}
+        # Calls of NumPy arrays alone, by position, by their shapes and dtypes: what `_entry`
+        # found for them (the entry, the mapped axes, the batch size), without walking them.
+        self._array_calls: dict = {}
         # Its name and docstring, not its attributes (those of an inner vmap would replace
         # this one's), nor `__wrapped__`: its signature is not this function's, and what
         # differentiates a function must not reach past vmap to the unbatched one.
@@ -83,9 +86,19 @@ class Vmapped:
         return len(self._entries)
 
     def __call__(self, *args, **kwargs):
-        entry, leaves, axes, size = self._entry(args, kwargs)
+        array_call = None
+        if not kwargs and all(type(arg) is np.ndarray for arg in args):
+            array_call = tuple((arg.shape, arg.dtype) for arg in args)
+        found = self._array_calls.get(array_call) if array_call is not None else None
+        if found is not None:
+            entry, axes, size = found
+            leaves = args
+        else:
+            entry, leaves, axes, size = self._entry(args, kwargs)
+            if array_call is not None:
+                self._array_calls[array_call] = (entry, axes, size)
         captured = [cell.read() for cell in entry.structure.captured]
-        inputs = [leaf if axis is None else _moved(leaf, axis, 0)
+        inputs = [leaf if not axis else _moved(leaf, axis, 0)  # None, or 0: as it is
                   for leaf, axis in zip(leaves, axes)] + captured
         builder = next((value._builder for value in inputs
                         if getattr(value, "_builder", None) is not None), None)
@@ -171,6 +184,7 @@ class Vmapped:
             entry = self._trace(example_args, example_kwargs, axes, slots, size)
             if len(self._entries) >= MAX_TRACES:  # the oldest goes first
                 del self._entries[next(iter(self._entries))]
+                self._array_calls.clear()
             self._entries[key] = entry
         return entry, leaves, axes, size
 
