@@ -163,12 +163,15 @@ def test_function_of_vmap_traces_once_and_caches():
 
 
 def test_vmap_caches_per_signature():
-    vmapped = autotrace.vmap(np.cumsum)
+    vmapped = autotrace.vmap(np.cumsum, in_axes=1)
     vmapped(np.ones((2, 3)))
-    vmapped(np.zeros((2, 3)))
+    again = rng.standard_normal((2, 3))
+    np.testing.assert_allclose(vmapped(again), np.cumsum(again, axis=0).T, rtol=1e-14)
     assert vmapped.trace_count == 1
-    vmapped(np.ones((4, 3)))
+    np.testing.assert_allclose(vmapped(np.ones((4, 3))), np.cumsum(np.ones((3, 4)), axis=1))
     assert vmapped.trace_count == 2
+    with pytest.raises(ValueError, match="maps argument 'a' over axis 1, but it has 1 axes"):
+        vmapped(np.ones(3))
 
 
 def test_traced_branches_become_a_select_or_stay_a_cond():
