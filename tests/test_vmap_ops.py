@@ -289,3 +289,58 @@ def test_a_rule_that_gets_the_shape_wrong_is_an_error_not_a_wrong_value():
                                              r"float64 array of shape \(2, 3\) where the batch "
                                              r"of 4 examples of f64\[3\] is float64\[4, 3\]"):
         batch_graph(graph, (True,), 4)
+
+
+def random_index(draw: np.random.Generator, shape: tuple) -> list:
+    """A random index for an array of `shape`: ints, slices, None, `...` and index arrays,
+    each array ("array", its shape, whether it is mapped)."""
+    items, axis = [], 0
+    while axis < len(shape) and (not items or draw.random() < 0.7):
+        kind = draw.choice(["int", "slice", "none", "array", "array"])
+        if kind == "int":
+            items.append(int(draw.integers(-shape[axis], shape[axis])))
+        elif kind == "slice":
+            items.append(slice(draw.choice([None, 1]), None, draw.choice([None, 2])))
+        elif kind == "none":
+            items.append(None)
+            continue
+        else:
+            index_shape = [(), (2,), (2, 1), (1, 2)][draw.integers(4)]  # they broadcast
+            items.append(("array", shape[axis], index_shape, bool(draw.random() < 0.5)))
+        axis += 1
+    if draw.random() < 0.3:  # anywhere where it stands for no axis, else last
+        items.insert(int(draw.integers(len(items) + 1)) if axis == len(shape) else len(items),
+                     Ellipsis)
+    return items
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_random_indices_read_and_write_as_a_loop(seed):
+    draw = np.random.default_rng(seed)
+    checked = 0
+    for _ in range(25):
+        shape = tuple(int(n) for n in draw.integers(2, 5, draw.integers(1, 4)))
+        items = random_index(draw, shape)
+        arrays = [draw.integers(0, item[1], (B, *item[2]) if item[3] else item[2])
+                  for item in items if isinstance(item, tuple)]
+        mapped = [item[3] for item in items if isinstance(item, tuple)]
+
+        def index(arrays):
+            given = iter(arrays)
+            return tuple(next(given) if isinstance(item, tuple) else item for item in items)
+
+        def read(x, *arrays):
+            return x[index(arrays)]
+
+        def write(x, value, *arrays):
+            x = x.copy()
+            x[index(arrays)] = value
+            return x
+        x = values(B, *shape)
+        example = x[0][index([a[0] if m else a for a, m in zip(arrays, mapped)])]
+        in_axes = (0, *[0 if m else None for m in mapped])
+        check(read, in_axes, x, *arrays, exact=True)
+        value = values(B, *np.shape(example)[1:])  # broadcast along the selection's first axis
+        check(write, (0, 0, *in_axes[1:]), x, value, *arrays, exact=True)
+        checked += 1
+    assert checked == 25
