@@ -103,12 +103,7 @@ class Vmapped:
         builder = next((value._builder for value in inputs
                         if getattr(value, "_builder", None) is not None), None)
         if builder is not None:  # called while tracing: record the batched graph there
-            outputs = inline_graph(builder, entry.batched_graph, inputs)
-            if outputs is None:
-                raise NotImplementedError(
-                    f"autotrace.vmap({self.__name__}) prints or checks values while it runs, "
-                    "which cannot be recorded into another trace; call it outside "
-                    "autotrace.function and other vmaps")
+            outputs = inline_graph(builder, entry.batched_graph, inputs, once=True)
         else:
             outputs = self._compiled(entry).run(*inputs)
             # A batch is a new array, as np.stack of the examples' results is, even where an

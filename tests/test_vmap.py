@@ -210,6 +210,21 @@ def test_graph_and_source_show_the_batch():
     assert "np.sum(" in text and "axis=(1,)" in text and text == vmapped.source(x, y)
 
 
+def shout(x):
+    autotrace.print("x is", x)
+    return x * 2.0
+
+
+def test_printing_prints_the_batch_once_a_call(capsys):
+    xs = np.arange(4.0).reshape(2, 2)
+    np.testing.assert_array_equal(autotrace.vmap(shout)(xs), 2.0 * xs)
+    traced = autotrace.function(autotrace.vmap(shout))
+    traced(xs)
+    traced(xs + 1.0)
+    assert capsys.readouterr().out == (
+        f"x is {xs}\nx is {xs}\nx is {xs + 1.0}\n")
+
+
 def test_reading_a_variable_and_refusing_to_write_one():
     v = autotrace.Variable(np.arange(3.0))
     xs = np.ones((4, 3))
