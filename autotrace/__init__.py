@@ -53,6 +53,8 @@ _PUBLIC = {
     **{name: ("autotrace.rules", name) for name in ("register_adjoint", "register_tangent", "d")},
     "TransformError": ("autotrace.transforms.errors", "TransformError"),
     "function": ("autotrace.traced_function", "function"),
+    "vmap": ("autotrace.batching", "vmap"),
+    **{name: ("autotrace.jacobians", name) for name in ("jacfwd", "jacrev")},
     "Function": ("autotrace.traced_function", "Function"),
     "ConcreteFunction": ("autotrace.concrete", "ConcreteFunction"),
     "cond": ("autotrace.control", "cond"),

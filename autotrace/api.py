@@ -47,7 +47,16 @@ def value_and_grad(f: Callable, wrt=0, *, optimized: bool = True,
 def source(derivative: Callable) -> str:
     """The generated Python source of a function made by autotrace (grad, value_and_grad,
     implicit_grad: the derivatives its calls so far generated, one per set of arguments that
-    hold Variables)."""
+    hold Variables; vmap: the batched code of each signature it was called with)."""
+    batched = getattr(derivative, "__autotrace_batched_sources__", None)
+    if batched is not None:  # autotrace.vmap: the code of the batches traced so far
+        sources = batched()
+        if not sources:
+            raise TypeError(
+                f"{derivative!r} has not been called yet: vmap traces and batches the "
+                "function on its first call with each signature; call it once, or ask for "
+                "vmapped.source(*args)")
+        return "\n".join(sources)
     implicit = getattr(derivative, "__autotrace_implicit__", None)
     if implicit is not None:
         generated = implicit.values()
