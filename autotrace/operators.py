@@ -17,6 +17,7 @@ from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
 from autotrace.runtime.user_frames import user_site
 from autotrace.runtime.containers import rebuild, zeros_like
+from autotrace.runtime.derivatives.structure import seed
 from autotrace.runtime.devices import array_module
 from autotrace.runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from autotrace.runtime.state import current_scope
@@ -103,6 +104,57 @@ def reverse(f: Callable, wrt, optimized: bool = True, with_value: bool = False,
                      **options)
 
 
+def reverse_with_aux(f: Callable, wrt: WithRespectTo, optimized: bool = True,
+                     with_value: bool = False, checkpoint_every: int | None = None) -> Callable:
+    """The reverse-mode derivative of an f that returns a pair (value, aux) (has_aux=True):
+    only the value is differentiated; aux is handed back beside the gradient, as JAX's
+    `(gradient, aux)`, or `((value, aux), gradient)` with_value."""
+    halves = reverse(f, wrt, optimized, checkpoint_every=checkpoint_every, split=True)
+    return AuxDerivative(f, halves, with_value)
+
+
+class AuxDerivative:
+    """What `grad(f, has_aux=True)` returns: it runs f's derivative in halves (as vjp does),
+    the primal sweep giving the pair (value, aux), the adjoint sweep starting from the seed
+    of the value and no gradient of aux.
+
+    An object rather than a function: a function would be converted for tracing from its
+    source, while this runs the generated code, which is (`_as_run_now`).
+    """
+
+    def __init__(self, f: Callable, halves: Callable, with_value: bool):
+        self.f, self.halves, self.with_value = f, halves, with_value
+        record = derivative_record(halves)
+        self.keyword = record.seed if record is not None and record.seed else "dy"
+        self.__name__ = self.__qualname__ = getattr(halves, "__name__", "derivative")
+        # autotrace.source shows the code it runs; the record says no more (it is no
+        # derivative of f's whole value, which another transform could take it for).
+        self.__autotrace_derivative__ = Derivative(
+            source=None if record is None else record.source)
+
+    def __call__(self, *args, **kwargs):
+        dy = kwargs.pop(self.keyword, None)
+        adjoint = _as_run_now(self.halves)(*args, **kwargs)
+        value, aux = value_and_aux(primal_sweep(adjoint), self.f)
+        gradient = adjoint_sweep(adjoint, (seed(value, dy), zeros_like(aux)))
+        return ((value, aux), gradient) if self.with_value else (gradient, aux)
+
+    def __repr__(self) -> str:
+        return f"<gradient of {getattr(self.f, '__qualname__', self.f)} with aux>"
+
+
+def value_and_aux(pair, f: Callable) -> tuple:
+    """(value, aux) from what f, differentiated with has_aux=True, returned: a pair, else a
+    TypeError naming f and what it returned."""
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        what = (f"a {type(pair).__name__} of {len(pair)} items"
+                if isinstance(pair, (tuple, list)) else f"a {type(pair).__name__}")
+        raise TypeError(f"{getattr(f, '__qualname__', f)} is differentiated with has_aux=True, "
+                        f"so it must return a pair (value, aux), but it returned {what}; "
+                        "return `value, aux`, or leave out has_aux")
+    return pair[0], pair[1]
+
+
 def forward(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
     """Forward mode: f rewritten to carry tangents beside its values.
 
@@ -141,8 +193,11 @@ def jvp(f: Callable, primals, tangents):
     return _as_run_now(derivative)(*primals, tangent=tangents)
 
 
-def vjp(f: Callable, *args, checkpoint_every: int | None = None):
+def vjp(f: Callable, *args, has_aux: bool = False, checkpoint_every: int | None = None):
     """`(f(*args), vjp_fn)`: `vjp_fn(cotangent)` returns one gradient per argument of f.
+
+    has_aux: f returns a pair (value, aux), of which only the value is differentiated;
+    vjp then returns `(value, vjp_fn, aux)`, as jax.vjp does.
 
     f runs once, here: its derivative's primal sweep, whose adjoint sweep the first call of
     vjp_fn runs (runtime/derivatives/sweeps.py). A second call of vjp_fn runs the whole
@@ -152,20 +207,30 @@ def vjp(f: Callable, *args, checkpoint_every: int | None = None):
     adjoint = _as_run_now(reverse(f, wrt, checkpoint_every=checkpoint_every, split=True))(
         *args)
     value = primal_sweep(adjoint)
+    if has_aux:
+        value, aux = value_and_aux(value, f)
     waiting = [adjoint]  # the adjoint sweep not run yet
 
     def vjp_fn(cotangent):
+        if has_aux:  # no gradient of aux
+            cotangent = (cotangent, zeros_like(aux))
         if waiting:
             return adjoint_sweep(waiting.pop(), cotangent)
         gradient = reverse(f, wrt, checkpoint_every=checkpoint_every)
         return _as_run_now(gradient)(*args, **{derivative_record(gradient).seed: cotangent})
-    return value, vjp_fn
+    return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
 
 
-def _vjp_called_whole(f: Callable, *args, checkpoint_every: int | None = None):
+def _vjp_called_whole(f: Callable, *args, has_aux: bool = False,
+                      checkpoint_every: int | None = None):
     """vjp as a derivative of a function that calls it reads it: f's value from its whole
     derivative, and a vjp_fn that runs that derivative again (a generator, whose halves vjp
     runs, has no derivative of its own; transforms/front/parsing.py reads this in vjp's place)."""
+    if has_aux:
+        raise NotImplementedError(
+            f"vjp(..., has_aux=True) of {getattr(f, '__qualname__', f)} inside a function "
+            "that is itself differentiated is not supported; call vjp without has_aux there, "
+            "returning the value alone")
     gradient = reverse(f, tuple(range(len(args))), with_value=True,
                        checkpoint_every=checkpoint_every)
     value, _ = _as_run_now(gradient)(*args)
@@ -204,7 +269,8 @@ def _unit_vectors(value):
     return [b if shape else float(b) for b in basis]
 
 
-def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable:
+def jacobian(f: Callable, wrt: int | str | None = None, mode: str = "reverse", *,
+             argnums: int | str | None = None) -> Callable:
     """The Jacobian of f with respect to one array or float argument.
 
     The returned function gives an array of shape `output.shape + input.shape`; where f
@@ -220,6 +286,7 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
     """
     if mode not in ("reverse", "forward"):
         raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
+    wrt = WithRespectTo.of_wrt_or_argnums(wrt, argnums).given  # (argnums: wrt, as JAX names it)
     if isinstance(wrt, tuple):
         raise TypeError("jacobian takes one wrt argument; call it once per argument")
     generated = (reverse(f, wrt, with_value=True) if mode == "reverse"

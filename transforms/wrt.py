@@ -3,8 +3,9 @@ it, and resolved once.
 
 A user writes wrt as a parameter's position or name, or a tuple of those (`grad(f, wrt=(0,
 "b"))`): one item asks for one gradient (tangent), a tuple for a tuple of them. Where a wrt
-comes in (autotrace's operators, autotrace/operators.py; a pass deriving a call of a user's
-function, transforms/front/front_end.py `Context.derive`; generated code calling vjp_call or
+comes in (autotrace's operators, autotrace/operators.py, where it may be given as
+`argnums`, JAX's name for it: `WithRespectTo.of_wrt_or_argnums`; a pass deriving a call of a
+user's function, transforms/front/front_end.py `Context.derive`; generated code calling vjp_call or
 jvp_call, transforms/dynamic_calls.py), it becomes a `WithRespectTo` (`WithRespectTo.of`, which
 refuses an item that is no position or name), and that object is what every layer below takes.
 The front end resolves it against the parameters of the function it parsed (`resolve`: the
@@ -42,6 +43,17 @@ class WithRespectTo:
                 raise TypeError(f"wrt must be a parameter index or name, or a tuple of those; "
                                 f"got {item!r}")
         return cls(wrt)
+
+    @classmethod
+    def of_wrt_or_argnums(cls, wrt=None, argnums=None, default=0) -> "WithRespectTo":
+        """What a derivative operator was given as `wrt=` or as `argnums=`, JAX's name for it
+        (`default` where neither): the one place the two spellings meet. A TypeError naming
+        both where both are given."""
+        if wrt is not None and argnums is not None:
+            raise TypeError(f"wrt={wrt!r} and argnums={argnums!r} were both given; argnums is "
+                            "another name for wrt: give one of them")
+        return cls.of(default if wrt is None and argnums is None
+                      else argnums if wrt is None else wrt)
 
     @property
     def items(self) -> tuple:
