@@ -80,7 +80,7 @@ _PUBLIC = {
         "config", "DeviceError")},
     **{name: (f"autotrace.{name}", None) for name in (
         "nn", "losses", "random", "optimizers", "metrics", "summary", "data", "layers",
-        "testing", "distributed")},
+        "testing", "distributed", "tree_util")},
 }
 
 __version__ = "0.1.0"

@@ -17,6 +17,7 @@ from .objects import (ObjectGradient, add_objects,
 from ..devices import array_module
 from ..containers import (ClearedList, float_dtype, is_namedtuple, rebuild,  # noqa: F401
                           zeros_like)
+from ..pytrees import registered
 from ..state import StateCell, StateError, current_sink, holds_state
 
 
@@ -303,6 +304,9 @@ def match(gradient, value):
     The gradient goes to the user, who gets none for an object other than a dataclass (see
     `match_for_caller`).
     """
+    if isinstance(gradient, ObjectGradient) and registered(type(value)) is not None \
+            and current_sink() is None:
+        gradient = _registered_gradient(gradient, value)
     if isinstance(gradient, ObjectGradient):
         if current_sink() is not None:  # implicit_grad: its Variables got their gradients
             return None
@@ -324,6 +328,32 @@ def match_for_caller(gradient, value):
     if _is_integral(value):
         return zeros_like(value)
     return _match(gradient, value)
+
+
+def _registered_gradient(gradient: ObjectGradient, value):
+    """The gradient of an instance of a registered pytree type (runtime/pytrees.py), which
+    generated code gathers by attribute (`gradient`): an instance of the type, made by its
+    unflatten from the gradients of the children its flatten gives (the attributes that hold
+    them; zeros for one no gradient reached). A TypeError where a child is held by no
+    attribute or by several, whose gradient cannot be told."""
+    node_type = registered(type(value))
+    children, aux = node_type.flatten(value)
+    attributes = vars(value) if hasattr(value, "__dict__") else {}
+    gradients = []
+    for index, child in enumerate(children):
+        holders = [name for name, held in attributes.items() if held is child]
+        if len(holders) != 1:
+            where = ("no attribute of it holds it" if not holders else
+                     f"the attributes {', '.join(map(repr, holders))} all hold it")
+            raise TypeError(
+                f"cannot give the gradient of a {type(value).__qualname__} as one: autotrace "
+                f"finds the gradient of each child its flatten function returns by the "
+                f"attribute holding it, and for child {index} (a {type(child).__name__}) "
+                f"{where}; make flatten return the attributes themselves, each held once")
+        child_gradient = gradient.get(holders[0])
+        gradients.append(zeros_like(child) if child_gradient is None
+                         else _match(child_gradient, child))
+    return node_type.unflatten(aux, gradients)
 
 
 def refuse_integral_argument(value) -> None:
@@ -392,6 +422,13 @@ def _match(gradient, value):
     if gradient is None and current_sink() is None and not isinstance(value, StateCell) \
             and holds_state(value):
         _raise_holds_state(value)
+    node_type = registered(type(value))
+    if node_type is not None and type(gradient) is type(value):
+        # an instance of a registered pytree type: its children matched, its aux data its own
+        children, aux = node_type.flatten(value)
+        return node_type.unflatten(aux, [
+            _match(zeros_like(v) if g is None else g, v)
+            for g, v in zip(node_type.flatten(gradient)[0], children)])
     if is_dataclass_instance(value) and type(gradient) is type(value):
         return map_fields(lambda g, v: _match(zeros_like(v) if g is None else g, v),
                           gradient, value)

@@ -12,7 +12,8 @@ Rules, one per kind of leaf:
   changes NumPy's promotion). -0.0 and NaN are keyed by their text (NaN != NaN would miss).
 - strings and None by value.
 - tuples, lists and dicts recursively (dicts by sorted key: their order does not matter;
-  namedtuples by their type too).
+  namedtuples by their type too); a registered pytree type (runtime/pytrees.py) by its type,
+  its aux data (by value: it must be hashable) and its children recursively.
 - anything else by identity, held weakly (`WeakIdentity`): the key does not keep the object
   alive; `with_release_hook(key, hook)` makes a key whose hook runs when an object in it dies,
   so a cache can evict the entry. Objects that cannot be weakly referenced (`object()`, ufuncs,
@@ -32,6 +33,7 @@ import numpy as np
 from ..abstract import abstractify, short_dtype
 from ..devices import device_of, is_gpu_array
 from ..containers import field_names, is_dataclass_instance
+from ..pytrees import registered
 from .tracer import Tracer, sorted_keys
 
 
@@ -142,6 +144,18 @@ def _other_key(value, arrays: list):
         arrays.append(value)
         aval = abstractify(value)
         return ("array", aval.shape, aval.dtype, aval.device)
+    node_type = registered(type(value))
+    if node_type is not None:
+        children, aux = node_type.flatten(value)
+        try:
+            hash(aux)
+        except TypeError:
+            raise TypeError(
+                f"a {type(value).__qualname__} is an argument of a traced function, and the "
+                f"aux data its flatten function gives, {aux!r}, cannot be hashed: it is part "
+                "of the cache key of the trace; return hashable aux data (a tuple, not a "
+                "list)") from None
+        return (type(value), ("aux", aux), *[_key(child, arrays) for child in children])
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
         return (type(value), *[_key(item, arrays) for item in value])
     if isinstance(value, (tuple, list)):
