@@ -53,6 +53,7 @@ _PUBLIC = {
     **{name: ("autotrace.rules", name) for name in ("register_adjoint", "register_tangent", "d")},
     "TransformError": ("autotrace.transforms.errors", "TransformError"),
     "function": ("autotrace.traced_function", "function"),
+    **{name: ("autotrace.jit", name) for name in ("jit", "linearize")},
     "Function": ("autotrace.traced_function", "Function"),
     "ConcreteFunction": ("autotrace.concrete", "ConcreteFunction"),
     "cond": ("autotrace.control", "cond"),

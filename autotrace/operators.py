@@ -119,7 +119,7 @@ class AuxDerivative:
     of the value and no gradient of aux.
 
     An object rather than a function: a function would be converted for tracing from its
-    source, while this runs the generated code, which is (`_as_run_now`).
+    source, while this runs the generated code, which is (`as_run_now`).
     """
 
     def __init__(self, f: Callable, halves: Callable, with_value: bool):
@@ -134,7 +134,7 @@ class AuxDerivative:
 
     def __call__(self, *args, **kwargs):
         dy = kwargs.pop(self.keyword, None)
-        adjoint = _as_run_now(self.halves)(*args, **kwargs)
+        adjoint = as_run_now(self.halves)(*args, **kwargs)
         value, aux = value_and_aux(primal_sweep(adjoint), self.f)
         gradient = adjoint_sweep(adjoint, (seed(value, dy), zeros_like(aux)))
         return ((value, aux), gradient) if self.with_value else (gradient, aux)
@@ -172,7 +172,7 @@ def forward(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
     return _generate(forward_function, f, wrt, optimized)
 
 
-def _as_run_now(derivative: Callable) -> Callable:
+def as_run_now(derivative: Callable) -> Callable:
     """`derivative`, to be called now: while autotrace.function traces, with its control flow
     converted, as the function being traced has (`function(forward(f))` converts it too)."""
     return for_tracing(derivative) if current_scope() is not None else derivative
@@ -180,7 +180,7 @@ def _as_run_now(derivative: Callable) -> Callable:
 
 # A function that calls jvp or vjp is differentiated through their source: the derivative they
 # run carries no gradient of its own (the values it is called with do).
-constant(_as_run_now)
+constant(as_run_now)
 
 
 def jvp(f: Callable, primals, tangents):
@@ -190,7 +190,7 @@ def jvp(f: Callable, primals, tangents):
         raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents; "
                          "give one tangent per argument")
     derivative = forward(f, wrt=tuple(range(len(primals))))
-    return _as_run_now(derivative)(*primals, tangent=tangents)
+    return as_run_now(derivative)(*primals, tangent=tangents)
 
 
 def vjp(f: Callable, *args, has_aux: bool = False, checkpoint_every: int | None = None):
@@ -204,7 +204,7 @@ def vjp(f: Callable, *args, has_aux: bool = False, checkpoint_every: int | None 
     derivative again, f's primal sweep with it. checkpoint_every: as for `grad`.
     """
     wrt = tuple(range(len(args)))
-    adjoint = _as_run_now(reverse(f, wrt, checkpoint_every=checkpoint_every, split=True))(
+    adjoint = as_run_now(reverse(f, wrt, checkpoint_every=checkpoint_every, split=True))(
         *args)
     value = primal_sweep(adjoint)
     if has_aux:
@@ -217,7 +217,7 @@ def vjp(f: Callable, *args, has_aux: bool = False, checkpoint_every: int | None 
         if waiting:
             return adjoint_sweep(waiting.pop(), cotangent)
         gradient = reverse(f, wrt, checkpoint_every=checkpoint_every)
-        return _as_run_now(gradient)(*args, **{derivative_record(gradient).seed: cotangent})
+        return as_run_now(gradient)(*args, **{derivative_record(gradient).seed: cotangent})
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
 
 
@@ -233,7 +233,7 @@ def _vjp_called_whole(f: Callable, *args, has_aux: bool = False,
             "returning the value alone")
     gradient = reverse(f, tuple(range(len(args))), with_value=True,
                        checkpoint_every=checkpoint_every)
-    value, _ = _as_run_now(gradient)(*args)
+    value, _ = as_run_now(gradient)(*args)
     return value, VJPFunction(gradient, args)
 
 
@@ -257,7 +257,7 @@ class VJPFunction:
 
     def __call__(self, cotangent):
         seed = {derivative_record(self.gradient).seed: cotangent}
-        return _as_run_now(self.gradient)(*self.args, **seed)[1]
+        return as_run_now(self.gradient)(*self.args, **seed)[1]
 
 
 def _unit_vectors(value):
@@ -295,7 +295,7 @@ def jacobian(f: Callable, wrt: int | str | None = None, mode: str = "reverse", *
     name = getattr(f, "__name__", "f")
 
     def jacobian_fn(*args, **kwargs):
-        derivative = _as_run_now(generated)
+        derivative = as_run_now(generated)
         x = args[position] if isinstance(position, int) else kwargs[position]
         if isinstance(x, (tuple, list, dict)):
             raise TypeError(
@@ -383,7 +383,7 @@ def hvp(f: Callable, wrt: int | str = 0) -> Callable:
 
     def hvp_fn(*args):
         *primals, v = args
-        return _as_run_now(tangent_of_gradient)(*primals, tangent=v)[1]
+        return as_run_now(tangent_of_gradient)(*primals, tangent=v)[1]
     return hvp_fn
 
 
