@@ -49,7 +49,8 @@ _PUBLIC = {
     **{name: ("autotrace.api", name) for name in ("grad", "value_and_grad", "source")},
     **{name: ("autotrace.operators", name) for name in (
         "forward", "jvp", "vjp", "jacobian", "hessian", "hvp", "elementwise_grad")},
-    **{name: ("autotrace.custom", name) for name in ("custom_gradient", "stop_gradient")},
+    **{name: ("autotrace.custom", name) for name in (
+        "custom_gradient", "custom_vjp", "custom_jvp", "stop_gradient")},
     **{name: ("autotrace.rules", name) for name in ("register_adjoint", "register_tangent", "d")},
     "TransformError": ("autotrace.transforms.errors", "TransformError"),
     "function": ("autotrace.traced_function", "function"),

@@ -6,10 +6,10 @@ from typing import Callable
 from autotrace.operators import reverse, reverse_with_aux
 from autotrace.transforms.derivative_record import source_of
 from autotrace.transforms.errors import TransformError
-from autotrace.transforms.wrt import WithRespectTo
+from autotrace.transforms.wrt import FIRST_PARAMETER, WithRespectTo
 
 
-def grad(f: Callable, wrt=None, *, argnums=None, has_aux: bool = False,
+def grad(f: Callable, wrt=FIRST_PARAMETER, *, argnums=None, has_aux: bool = False,
          optimized: bool = True, checkpoint_every: int | None = None) -> Callable:
     """The gradient of `f`, as a new function generated from f's source.
 
@@ -48,8 +48,9 @@ def grad(f: Callable, wrt=None, *, argnums=None, has_aux: bool = False,
     return reverse(f, wrt, optimized, checkpoint_every=checkpoint_every)
 
 
-def value_and_grad(f: Callable, wrt=None, *, argnums=None, has_aux: bool = False,
-                   optimized: bool = True, checkpoint_every: int | None = None) -> Callable:
+def value_and_grad(f: Callable, wrt=FIRST_PARAMETER, *, argnums=None,
+                   has_aux: bool = False, optimized: bool = True,
+                   checkpoint_every: int | None = None) -> Callable:
     """Like `grad`, but the generated function returns `(f's value, gradient)`; with
     has_aux, `((value, aux), gradient)`, as in JAX."""
     wrt = WithRespectTo.of_wrt_or_argnums(wrt, argnums)

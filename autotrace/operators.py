@@ -30,7 +30,7 @@ from autotrace.transforms.front.segments import check_every
 from autotrace.transforms.rules.core import adjoint_rules, constant, tangent_rules
 from autotrace.transforms.front.varargs import by_arguments, takes_varargs
 from autotrace.transforms.derivative_record import Derivative, derivative_record
-from autotrace.transforms.wrt import WithRespectTo
+from autotrace.transforms.wrt import FIRST_PARAMETER, WithRespectTo
 
 
 def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = False,
@@ -269,7 +269,7 @@ def _unit_vectors(value):
     return [b if shape else float(b) for b in basis]
 
 
-def jacobian(f: Callable, wrt: int | str | None = None, mode: str = "reverse", *,
+def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse", *,
              argnums: int | str | None = None) -> Callable:
     """The Jacobian of f with respect to one array or float argument.
 
@@ -278,6 +278,7 @@ def jacobian(f: Callable, wrt: int | str | None = None, mode: str = "reverse", *
     holding one such array per output, as jax.jacobian does.
     mode="reverse" runs the gradient once per output element; mode="forward" runs the tangent
     code once per input element (cheaper when the input is smaller than the output).
+    argnums: another name for wrt, as JAX calls it (give one of the two).
 
     Example:
         >>> jacobian(lambda x: (x * 2.0, np.sum(x ** 2)))(np.array([1.0, 2.0]))

@@ -19,6 +19,17 @@ import inspect
 from dataclasses import dataclass
 
 
+class _FirstParameter:
+    """The default of a derivative operator's `wrt`: the first parameter, unless argnums says
+    otherwise (so that `wrt=0` given with argnums is told from wrt not given)."""
+
+    def __repr__(self) -> str:
+        return "0"
+
+
+FIRST_PARAMETER = _FirstParameter()
+
+
 @dataclass(frozen=True)
 class WithRespectTo:
     """What a derivative is taken with respect to.
@@ -45,15 +56,16 @@ class WithRespectTo:
         return cls(wrt)
 
     @classmethod
-    def of_wrt_or_argnums(cls, wrt=None, argnums=None, default=0) -> "WithRespectTo":
+    def of_wrt_or_argnums(cls, wrt=None, argnums=None) -> "WithRespectTo":
         """What a derivative operator was given as `wrt=` or as `argnums=`, JAX's name for it
-        (`default` where neither): the one place the two spellings meet. A TypeError naming
-        both where both are given."""
-        if wrt is not None and argnums is not None:
+        (the first parameter, where neither: `wrt` is FIRST_PARAMETER): the one place the two
+        spellings meet. A TypeError naming both where both are given."""
+        if argnums is None:
+            return cls.of(0 if wrt is FIRST_PARAMETER else wrt)
+        if wrt is not FIRST_PARAMETER:
             raise TypeError(f"wrt={wrt!r} and argnums={argnums!r} were both given; argnums is "
                             "another name for wrt: give one of them")
-        return cls.of(default if wrt is None and argnums is None
-                      else argnums if wrt is None else wrt)
+        return cls.of(argnums)
 
     @property
     def items(self) -> tuple:
