@@ -130,7 +130,7 @@ class AuxDerivative:
         # autotrace.source shows the code it runs; the record says no more (it is no
         # derivative of f's whole value, which another transform could take it for).
         self.__autotrace_derivative__ = Derivative(
-            source=None if record is None else record.source)
+            source=None if record is None else record.source, seed=self.keyword)
 
     def __call__(self, *args, **kwargs):
         dy = kwargs.pop(self.keyword, None)
@@ -270,7 +270,7 @@ def _unit_vectors(value):
 
 
 def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse", *,
-             argnums: int | str | None = None) -> Callable:
+             argnums: int | str | None = None, has_aux: bool = False) -> Callable:
     """The Jacobian of f with respect to one array or float argument.
 
     The returned function gives an array of shape `output.shape + input.shape`; where f
@@ -279,6 +279,8 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
     mode="reverse" runs the gradient once per output element; mode="forward" runs the tangent
     code once per input element (cheaper when the input is smaller than the output).
     argnums: another name for wrt, as JAX calls it (give one of the two).
+    has_aux: f returns a pair (value, aux); the Jacobian is the value's, and the returned
+    function gives `(Jacobian, aux)`, as in JAX.
 
     Example:
         >>> jacobian(lambda x: (x * 2.0, np.sum(x ** 2)))(np.array([1.0, 2.0]))
@@ -290,8 +292,12 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
     wrt = WithRespectTo.of_wrt_or_argnums(wrt, argnums).given  # (argnums: wrt, as JAX names it)
     if isinstance(wrt, tuple):
         raise TypeError("jacobian takes one wrt argument; call it once per argument")
-    generated = (reverse(f, wrt, with_value=True) if mode == "reverse"
-                 else forward(f, wrt))
+    if mode == "forward":
+        generated = forward(f, wrt)
+    elif has_aux:  # ((value, aux), gradient), seeded for the value alone
+        generated = reverse_with_aux(f, WithRespectTo.of(wrt), with_value=True)
+    else:
+        generated = reverse(f, wrt, with_value=True)
     position = WithRespectTo.of(wrt).argument(f)
     name = getattr(f, "__name__", "f")
 
@@ -305,8 +311,11 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
                 "the Jacobian with respect to each array in it (wrap f in a function of that "
                 "array), or use autotrace.grad / autotrace.forward, which take containers")
         xp = array_module(x)
+        aux = None
         if mode == "reverse":
             value, _ = derivative(*args, **kwargs)
+            if has_aux:
+                value, aux = value
             outputs, unflatten = _flatten(value)
             zeros = [zeros_like(output) for output in outputs]
             blocks = []
@@ -319,13 +328,17 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
                     rows.append(_inexact(gradient))  # in the dtype of x
                 blocks.append(xp.stack(rows).reshape(np.shape(output) + np.shape(x)) if rows
                               else xp.zeros(np.shape(output) + np.shape(x)))
-            return unflatten(blocks)
+            return (unflatten(blocks), aux) if has_aux else unflatten(blocks)
         columns, value = [], None
         for e in _unit_vectors(x):
             value, tangent = derivative(*args, **kwargs, tangent=e)
+            if has_aux:  # the value's tangent; aux's is not taken
+                (value, aux), tangent = value_and_aux(value, f), tangent[0]
             columns.append(_flatten(tangent)[0])
         if value is None:  # an empty x: run f for the shape of its value
             value = derivative(*args, **kwargs)[0]
+            if has_aux:
+                value, aux = value_and_aux(value, f)
         outputs, unflatten = _flatten(value)
         blocks = []
         for index, output in enumerate(outputs):
@@ -334,7 +347,7 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
                       for column in columns]
             blocks.append(xp.stack(pieces, axis=-1).reshape(shape + np.shape(x)) if pieces
                           else xp.zeros(shape + np.shape(x)))
-        return unflatten(blocks)
+        return (unflatten(blocks), aux) if has_aux else unflatten(blocks)
     jacobian_fn.__name__ = f"jacobian_{name}"
     return jacobian_fn
 

@@ -130,3 +130,18 @@ def test_has_aux_needs_a_pair(f, description):
     with pytest.raises(TypeError) as error:
         autotrace.vjp(f, 1.0, has_aux=True)
     assert str(error.value) == message
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_jacobian_has_aux(mode):
+    def f(x):
+        y = np.sin(x) * x[0]
+        return y, {"y": y, "note": "aux"}
+    x = np.array([0.5, -1.0, 2.0])
+    jacobian, aux = autotrace.jacobian(f, mode=mode, has_aux=True)(x)
+    expected = np.stack([central_difference(lambda v: f(v)[0][i], x) for i in range(3)])
+    np.testing.assert_allclose(jacobian, expected, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(aux["y"], np.sin(x) * x[0])
+    assert aux["note"] == "aux"
+    with pytest.raises(TypeError, match="returns_a_float is differentiated with has_aux=True"):
+        autotrace.jacobian(returns_a_float, mode=mode, has_aux=True)(1.0)
