@@ -122,6 +122,10 @@ class AuxDerivative:
     source, while this runs the generated code, which is (`as_run_now`).
     """
 
+    __autotrace_no_rule_hint__ = (
+        "a gradient taken with has_aux=True cannot be differentiated again; for higher "
+        "derivatives nest autotrace.grad over a function that returns the value alone")
+
     def __init__(self, f: Callable, halves: Callable, with_value: bool):
         self.f, self.halves, self.with_value = f, halves, with_value
         record = derivative_record(halves)

@@ -16,6 +16,7 @@ The registry is filled by the user's registrations, at import of their modules.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 from typing import Callable
 
@@ -110,6 +111,11 @@ def registered(cls: type) -> NodeType | None:
     return _REGISTERED.get(cls)
 
 
+def any_registered() -> bool:
+    """Whether any type is registered (walks that only look for them can stop at once)."""
+    return bool(_REGISTERED)
+
+
 def sorted_keys(mapping: dict) -> list:
     """A dict's keys in the one order pytrees, signatures and traces all use."""
     try:
@@ -131,6 +137,11 @@ def node_of(value):
         return list(children), aux, lambda children: node_type.unflatten(aux, children)
     if kind is tuple or kind is list:
         return list(value), None, kind
+    if kind is collections.defaultdict:  # its default factory is aux data too
+        keys = sorted_keys(value)
+        factory = value.default_factory
+        return ([value[key] for key in keys], (factory, tuple(keys)),
+                lambda children: kind(factory, zip(keys, children)))
     if kind is dict or isinstance(value, dict):
         keys = sorted_keys(value)
         return ([value[key] for key in keys], tuple(keys),
@@ -211,7 +222,7 @@ class PyTreeDef:
         if kind is list:
             return f"[{', '.join(children)}]"
         if issubclass(kind, dict) and kind not in _REGISTERED:
-            items = ", ".join(f"{key!r}: {text}" for key, text in zip(self.aux, children))
+            items = ", ".join(f"{key!r}: {text}" for key, text in zip(_keys(self), children))
             return "{" + items + "}" if kind is dict else f"{kind.__name__}({{{items}}})"
         if is_namedtuple_type(kind) and kind not in _REGISTERED:
             fields = ", ".join(f"{name}={text}" for name, text in zip(kind._fields, children))
@@ -219,6 +230,11 @@ class PyTreeDef:
         if kind in _REGISTERED:
             return f"CustomNode({kind.__name__}[{self.aux!r}], [{', '.join(children)}])"
         return f"{kind.__name__}([{', '.join(children)}])"
+
+
+def _keys(structure: PyTreeDef) -> tuple:
+    """The keys of a dict node, in the order of its children."""
+    return structure.aux[1] if structure.kind is collections.defaultdict else structure.aux
 
 
 def _hashable(aux):
@@ -231,7 +247,7 @@ def _hashable(aux):
 
 def _child_label(structure: PyTreeDef, index: int) -> str:
     if issubclass(structure.kind, dict) and structure.kind not in _REGISTERED:
-        return repr(structure.aux[index])
+        return repr(_keys(structure)[index])
     return str(index)
 
 

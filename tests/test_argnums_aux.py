@@ -145,3 +145,18 @@ def test_jacobian_has_aux(mode):
     assert aux["note"] == "aux"
     with pytest.raises(TypeError, match="returns_a_float is differentiated with has_aux=True"):
         autotrace.jacobian(returns_a_float, mode=mode, has_aux=True)(1.0)
+
+
+def test_gradient_with_aux_is_not_differentiated_again():
+    def cube(x):
+        return x ** 3, "aux"
+    dcube = autotrace.grad(cube, has_aux=True)
+
+    def first(x):
+        return dcube(x)[0]
+    with pytest.raises(autotrace.TransformError) as error:
+        autotrace.grad(first)(2.0)
+    assert error.value.message == (
+        "no derivative rule for dcube: a gradient taken with has_aux=True cannot be "
+        "differentiated again; for higher derivatives nest autotrace.grad over a function "
+        "that returns the value alone")

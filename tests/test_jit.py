@@ -120,3 +120,12 @@ def test_linearize_errors():
     with pytest.raises(ValueError, match=r"^tangent 0 of the linearization of .*<lambda> has "
                                          r"shape \(2,\), but its primal has shape \(3,\)$"):
         f_jvp(np.ones(2))
+
+
+def test_retracing_warning_names_the_static_argument():
+    fast = autotrace.jit(power, static_argnums=1)
+    x = np.array([1.5])
+    with pytest.warns(RuntimeWarning, match=r"the latest because argument 'n': static 4 -> "
+                                            r"static 5\. "):
+        for n in range(1, 6):
+            fast(x, n)

@@ -183,3 +183,25 @@ def test_gradient_of_a_child_no_attribute_holds_is_refused():
                                         r"it holds it; make flatten return the attributes "
                                         r"themselves, each held once$"):
         autotrace.grad(lambda c: np.sum(c.a ** 2))(Computed(np.ones(2)))
+
+
+def test_gradients_of_registered_types_in_containers_and_unused():
+    pairs = [Pair(np.array([1.0, 2.0]), 1.5), Pair(np.array([0.5, 0.5]), 3.0)]
+    gradients = autotrace.grad(lambda ps: np.sum(ps[0].a * ps[1].b))(pairs)
+    assert [type(g) for g in gradients] == [Pair, Pair]
+    np.testing.assert_allclose(gradients[0].a, [3.0, 3.0])
+    assert gradients[0].b == 0.0 and gradients[1].b == 3.0  # sum(a0) = 3
+    np.testing.assert_allclose(gradients[1].a, [0.0, 0.0])
+    unused = autotrace.grad(lambda p, x: np.sum(x ** 2))(pairs[0], np.ones(2))
+    assert type(unused) is Pair and unused.b == 0.0
+    np.testing.assert_allclose(unused.a, [0.0, 0.0])
+
+
+def test_dict_kinds_keep_their_type():
+    counts = collections.defaultdict(list, {"b": 1, "a": 2})
+    mapped = tu.tree_map(lambda x: x * 10, counts)
+    assert type(mapped) is collections.defaultdict and mapped.default_factory is list
+    assert dict(mapped) == {"a": 20, "b": 10}
+    assert repr(tu.tree_structure(counts)) == "PyTreeDef(defaultdict({'a': *, 'b': *}))"
+    ordered = tu.tree_map(str, collections.OrderedDict(b=1, a=2))
+    assert type(ordered) is collections.OrderedDict and list(ordered) == ["a", "b"]

@@ -17,7 +17,7 @@ from .objects import (ObjectGradient, add_objects,
 from ..devices import array_module
 from ..containers import (ClearedList, float_dtype, is_namedtuple, rebuild,  # noqa: F401
                           zeros_like)
-from ..pytrees import registered
+from ..pytrees import any_registered, registered
 from ..state import StateCell, StateError, current_sink, holds_state
 
 
@@ -304,9 +304,8 @@ def match(gradient, value):
     The gradient goes to the user, who gets none for an object other than a dataclass (see
     `match_for_caller`).
     """
-    if isinstance(gradient, ObjectGradient) and registered(type(value)) is not None \
-            and current_sink() is None:
-        gradient = _registered_gradient(gradient, value)
+    if any_registered() and current_sink() is None:
+        gradient = _with_registered(gradient, value)
     if isinstance(gradient, ObjectGradient):
         if current_sink() is not None:  # implicit_grad: its Variables got their gradients
             return None
@@ -330,12 +329,29 @@ def match_for_caller(gradient, value):
     return _match(gradient, value)
 
 
-def _registered_gradient(gradient: ObjectGradient, value):
+def _with_registered(gradient, value):
+    """`gradient` with the gradient of each instance of a registered pytree type in `value`
+    (runtime/pytrees.py), which generated code gathers by attribute (an ObjectGradient, None
+    where none reached it), made an instance of its type (`_registered_gradient`)."""
+    if registered(type(value)) is not None and (
+            gradient is None or isinstance(gradient, ObjectGradient)):
+        return _registered_gradient(gradient or {}, value)
+    if isinstance(value, (tuple, list)) and isinstance(gradient, (tuple, list)) and \
+            len(gradient) == len(value):
+        return rebuild(gradient, [_with_registered(g, v) for g, v in zip(gradient, value)])
+    if isinstance(value, dict) and isinstance(gradient, dict) and \
+            not isinstance(gradient, ObjectGradient):
+        return type(gradient)((key, _with_registered(item, value[key]) if key in value
+                               else item) for key, item in gradient.items())
+    return gradient
+
+
+def _registered_gradient(gradient, value):
     """The gradient of an instance of a registered pytree type (runtime/pytrees.py), which
-    generated code gathers by attribute (`gradient`): an instance of the type, made by its
-    unflatten from the gradients of the children its flatten gives (the attributes that hold
-    them; zeros for one no gradient reached). A TypeError where a child is held by no
-    attribute or by several, whose gradient cannot be told."""
+    generated code gathers by attribute (`gradient`, attribute -> gradient): an instance of
+    the type, made by its unflatten from the gradients of the children its flatten gives (the
+    attributes that hold them; zeros for one no gradient reached). A TypeError where a child
+    is held by no attribute or by several, whose gradient cannot be told."""
     node_type = registered(type(value))
     children, aux = node_type.flatten(value)
     attributes = vars(value) if hasattr(value, "__dict__") else {}
@@ -350,7 +366,7 @@ def _registered_gradient(gradient: ObjectGradient, value):
                 f"finds the gradient of each child its flatten function returns by the "
                 f"attribute holding it, and for child {index} (a {type(child).__name__}) "
                 f"{where}; make flatten return the attributes themselves, each held once")
-        child_gradient = gradient.get(holders[0])
+        child_gradient = _with_registered(gradient.get(holders[0]), child)
         gradients.append(zeros_like(child) if child_gradient is None
                          else _match(child_gradient, child))
     return node_type.unflatten(aux, gradients)

@@ -423,6 +423,12 @@ def _is_container_key(key) -> bool:
 def _describe(key) -> str:
     if key is None:
         return "None"
+    if type(key) is tuple and len(key) >= 2 and isinstance(key[0], type) and \
+            registered(key[0]) is not None:  # (type, ("aux", aux data), children...)
+        aux = key[1][1]
+        if key[0] is StaticValue:  # its aux data: (type, value)
+            return f"static {aux[1]!r}"
+        return f"a {key[0].__name__} with aux data {aux!r} and {len(key) - 2} children"
     if is_array_key(key):
         return f"an array {short_dtype(key[2])}[{','.join(map(str, key[1]))}]"
     if type(key) is tuple and len(key) == 2 and key[0] in (int, float, bool, complex, str):
