@@ -120,6 +120,24 @@ def test_bwd_that_returns_no_gradient_per_argument_is_refused():
         "a float")
 
 
+def test_bwd_that_returns_none_or_calls_by_keyword_are_refused():
+    @autotrace.custom_vjp
+    def half_rule(x, y):
+        return x * y
+    half_rule.defvjp(lambda x, y: (x * y, y), lambda y, dy: (dy * y, None))
+    with pytest.raises(TypeError) as error:
+        autotrace.grad(lambda a, b: half_rule(a, b), wrt=(0, 1))(2.0, 3.0)
+    assert str(error.value) == (
+        "the bwd rule of the custom_vjp function half_rule (test_bwd_that_returns_none_or_"
+        "calls_by_keyword_are_refused.<locals>.<lambda>) returned None as the gradient of "
+        "argument 1; return zeros shaped like it where it gets no gradient")
+    with pytest.raises(autotrace.TransformError) as error:
+        autotrace.grad(lambda a, b: clipped_product(a, y=b))(2.0, 3.0)
+    assert error.value.message == (
+        "pass y to clipped_product by position: the bwd rule of a custom_vjp function "
+        "returns the gradients of its parameters in order")
+
+
 def test_rules_not_given_are_an_error():
     @autotrace.custom_jvp
     def no_rule(x):

@@ -83,10 +83,14 @@ def check_call(custom, call, location, node) -> None:
     parameters' order."""
     if call.keywords:
         passed = ", ".join(k.arg or "**" + to_source(k.value).strip() for k in call.keywords)
-        label = getattr(custom, "__name__", "the custom_gradient function")
+        kind = kind_of(custom)
+        label = getattr(custom, "__name__", f"the {kind} function")
+        rule = {"custom_gradient": "the grad_fn of a custom_gradient function returns",
+                "custom_vjp": "the bwd rule of a custom_vjp function returns",
+                "custom_jvp": "the jvp rule of a custom_jvp function takes"}[kind]
         raise location.error(
-            node, f"pass {passed} to {label} by position: the grad_fn of a custom_gradient "
-            "function returns the gradients of its parameters in order", "custom_gradient")
+            node, f"pass {passed} to {label} by position: {rule} the gradients of its "
+            "parameters in order", kind)
 
 
 def custom_functions(custom):
@@ -225,7 +229,8 @@ def _rule_functions(custom) -> tuple:
 
 
 def _cotangent_check(name: str, bwd, count: int):
-    """A function that refuses what `bwd` returned unless it is one gradient per argument."""
+    """A function that refuses what `bwd` returned unless it is one gradient per argument,
+    none of them None."""
     def check(gradients) -> None:
         if not isinstance(gradients, (tuple, list)) or len(gradients) != count:
             what = (f"a {type(gradients).__name__} of {len(gradients)}"
@@ -234,6 +239,12 @@ def _cotangent_check(name: str, bwd, count: int):
                             f"({getattr(bwd, '__qualname__', bwd)}) must return a tuple with "
                             f"one gradient per argument of {name} ({count}), but it returned "
                             f"{what}")
+        for index, gradient in enumerate(gradients):
+            if gradient is None:
+                raise TypeError(f"the bwd rule of the custom_vjp function {name} "
+                                f"({getattr(bwd, '__qualname__', bwd)}) returned None as the "
+                                f"gradient of argument {index}; return zeros shaped like it "
+                                "where it gets no gradient")
     constant(check)
     return check
 
