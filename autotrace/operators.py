@@ -16,8 +16,9 @@ from autotrace.conversion import for_tracing
 from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
 from autotrace.runtime.user_frames import user_site
-from autotrace.runtime.containers import rebuild, zeros_like
-from autotrace.runtime.derivatives.structure import seed
+from autotrace.runtime.containers import zeros_like
+from autotrace.runtime.pytrees import tree_flatten, tree_structure
+from autotrace.runtime.derivatives.structure import as_registered_types, seed
 from autotrace.runtime.devices import array_module
 from autotrace.runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from autotrace.runtime.state import current_scope
@@ -338,7 +339,10 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
             value, tangent = derivative(*args, **kwargs, tangent=e)
             if has_aux:  # the value's tangent; aux's is not taken
                 (value, aux), tangent = value_and_aux(value, f), tangent[0]
-            columns.append(_flatten(tangent)[0])
+            # the tangent's leaves where the value has its own (an object's tangent, gathered
+            # by attribute, made an instance of a registered type first)
+            columns.append(tree_structure(value).flatten_up_to(
+                as_registered_types(tangent, value)))
         if value is None:  # an empty x: run f for the shape of its value
             value = derivative(*args, **kwargs)[0]
             if has_aux:
@@ -366,24 +370,11 @@ def _inexact(value):
 
 
 def _flatten(value):
-    """The arrays and numbers in `value`, through nested tuples, lists, dicts and namedtuples,
-    in order; and a function that builds a container of value's structure from a list of
-    replacements for them."""
-    if not isinstance(value, (tuple, list, dict)):
-        return [value], lambda leaves: leaves[0]
-    items = list(value.values()) if isinstance(value, dict) else list(value)
-    parts = [_flatten(item) for item in items]
-    leaves = [leaf for part_leaves, _ in parts for leaf in part_leaves]
-
-    def unflatten(replacements):
-        rebuilt, start = [], 0
-        for part_leaves, rebuild_part in parts:
-            rebuilt.append(rebuild_part(replacements[start:start + len(part_leaves)]))
-            start += len(part_leaves)
-        if isinstance(value, dict):
-            return type(value)(zip(value.keys(), rebuilt))
-        return rebuild(value, rebuilt)
-    return leaves, unflatten
+    """The leaves of `value` (a pytree: tuples, lists, dicts, namedtuples and registered types,
+    nested, as autotrace.tree_util takes them apart), in order; and a function that builds a
+    tree of value's structure from a list of replacements for them."""
+    leaves, structure = tree_flatten(value)
+    return leaves, structure.unflatten
 
 
 def hessian(f: Callable, wrt: int | str = 0) -> Callable:

@@ -35,6 +35,17 @@ class Params:
     activation: str = dataclasses.field(default="tanh", metadata={"static": True})
 
 
+class Reversed:
+    """Registered with its children in another order than its attributes' names sort in."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+tu.register_pytree_node(Reversed, lambda r: ((r.b, r.a), None),
+                        lambda aux, children: Reversed(children[1], children[0]))
+
+
 class Computed:
     """Registered with a flatten that computes its child: no attribute holds it."""
 
@@ -205,3 +216,31 @@ def test_dict_kinds_keep_their_type():
     assert repr(tu.tree_structure(counts)) == "PyTreeDef(defaultdict({'a': *, 'b': *}))"
     ordered = tu.tree_map(str, collections.OrderedDict(b=1, a=2))
     assert type(ordered) is collections.OrderedDict and list(ordered) == ["a", "b"]
+
+
+def pair_of(v):
+    return Pair(v * 2.0, (np.sum(v ** 2),))
+
+
+def reversed_of(v):
+    return Reversed(v * 2.0, np.sum(v ** 2))
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_jacobian_of_a_registered_result(mode):
+    x = np.array([0.5, -1.0])
+    jacobian = autotrace.jacobian(pair_of, mode=mode)(x)
+    assert type(jacobian) is Pair and type(jacobian.b) is tuple
+    np.testing.assert_allclose(jacobian.a, 2.0 * np.eye(2))
+    np.testing.assert_allclose(jacobian.b[0], 2 * x)
+    jacobian = autotrace.jacobian(reversed_of, mode=mode)(x)  # children b, a
+    assert type(jacobian) is Reversed
+    np.testing.assert_allclose(jacobian.a, 2.0 * np.eye(2))
+    np.testing.assert_allclose(jacobian.b, 2 * x)
+
+
+def test_seed_of_a_registered_result():
+    x = np.array([0.5, -1.0])
+    gradient = autotrace.grad(reversed_of)(x, dy=Reversed(np.array([1.0, 0.0]), 2.0))
+    np.testing.assert_allclose(gradient, [2.0, 0.0] + 2.0 * 2 * x)
+    np.testing.assert_allclose(autotrace.grad(reversed_of)(x), 2.0 + 2 * x)  # ones for both

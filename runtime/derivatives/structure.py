@@ -45,6 +45,9 @@ def ones_like(value):
         return array_module(value).ones(value.shape, dtype=float_dtype(value.dtype))
     if is_dataclass_instance(value):
         return map_fields(ones_like, value)
+    if registered(type(value)) is not None:  # by attribute, as generated code reads it
+        return _by_attribute(value, [ones_like(child)
+                                     for child in registered(type(value)).flatten(value)[0]])
     raise TypeError(f"cannot make a seed gradient for a value of type {type(value).__name__}")
 
 
@@ -118,8 +121,52 @@ def seed(value, dy):
     and shapes of `value`, the function's output), else ones like `value`."""
     if dy is None:
         return ones_like(value)
+    if any_registered():
+        dy = _registered_by_attribute(value, dy)
     _check_seed(value, dy, "")
     return _on_entries_of(value, dy)
+
+
+def _registered_by_attribute(value, dy):
+    """`dy` with the seed of each instance of a registered pytree type in the output `value`,
+    given as an instance of its type, made the ObjectGradient generated code reads (by the
+    attributes that hold its children)."""
+    node_type = registered(type(value))
+    if node_type is not None and type(dy) is type(value):
+        return _by_attribute(value, [
+            _registered_by_attribute(child, seed) for child, seed in
+            zip(node_type.flatten(value)[0], node_type.flatten(dy)[0])])
+    if isinstance(value, (tuple, list)) and isinstance(dy, (tuple, list)) and \
+            len(dy) == len(value):
+        return rebuild(dy, [_registered_by_attribute(v, g) for v, g in zip(value, dy)])
+    if isinstance(value, dict) and isinstance(dy, dict):
+        return type(dy)((key, _registered_by_attribute(value[key], item) if key in value
+                         else item) for key, item in dy.items())
+    return dy
+
+
+def _by_attribute(value, child_gradients: list) -> ObjectGradient:
+    """The ObjectGradient of an instance of a registered type whose children (as its flatten
+    gives them) have `child_gradients`: each under the attribute that holds the child."""
+    children = registered(type(value)).flatten(value)[0]
+    return ObjectGradient((_holder(value, index, child), gradient) for index, (child, gradient)
+                          in enumerate(zip(children, child_gradients)))
+
+
+def _holder(value, index: int, child) -> str:
+    """The one attribute of `value` that holds its child number `index`; a TypeError where
+    none or several do, whose gradient cannot be told."""
+    attributes = vars(value) if hasattr(value, "__dict__") else {}
+    holders = [name for name, held in attributes.items() if held is child]
+    if len(holders) != 1:
+        where = ("no attribute of it holds it" if not holders else
+                 f"the attributes {', '.join(map(repr, holders))} all hold it")
+        raise TypeError(
+            f"cannot give the gradient of a {type(value).__qualname__} as one: autotrace "
+            f"finds the gradient of each child its flatten function returns by the "
+            f"attribute holding it, and for child {index} (a {type(child).__name__}) "
+            f"{where}; make flatten return the attributes themselves, each held once")
+    return holders[0]
 
 
 def fresh_gradients(gradients: tuple) -> tuple:
@@ -305,7 +352,7 @@ def match(gradient, value):
     `match_for_caller`).
     """
     if any_registered() and current_sink() is None:
-        gradient = _with_registered(gradient, value)
+        gradient = as_registered_types(gradient, value)
     if isinstance(gradient, ObjectGradient):
         if current_sink() is not None:  # implicit_grad: its Variables got their gradients
             return None
@@ -329,19 +376,20 @@ def match_for_caller(gradient, value):
     return _match(gradient, value)
 
 
-def _with_registered(gradient, value):
-    """`gradient` with the gradient of each instance of a registered pytree type in `value`
-    (runtime/pytrees.py), which generated code gathers by attribute (an ObjectGradient, None
-    where none reached it), made an instance of its type (`_registered_gradient`)."""
+def as_registered_types(gradient, value):
+    """`gradient` (or a tangent) with the gradient of each instance of a registered pytree
+    type in `value` (runtime/pytrees.py), which generated code gathers by attribute (an
+    ObjectGradient, None where none reached it), made an instance of its type
+    (`_registered_gradient`): what `match` hands the user, and a Jacobian is made of."""
     if registered(type(value)) is not None and (
             gradient is None or isinstance(gradient, ObjectGradient)):
         return _registered_gradient(gradient or {}, value)
     if isinstance(value, (tuple, list)) and isinstance(gradient, (tuple, list)) and \
             len(gradient) == len(value):
-        return rebuild(gradient, [_with_registered(g, v) for g, v in zip(gradient, value)])
+        return rebuild(gradient, [as_registered_types(g, v) for g, v in zip(gradient, value)])
     if isinstance(value, dict) and isinstance(gradient, dict) and \
             not isinstance(gradient, ObjectGradient):
-        return type(gradient)((key, _with_registered(item, value[key]) if key in value
+        return type(gradient)((key, as_registered_types(item, value[key]) if key in value
                                else item) for key, item in gradient.items())
     return gradient
 
@@ -354,19 +402,9 @@ def _registered_gradient(gradient, value):
     is held by no attribute or by several, whose gradient cannot be told."""
     node_type = registered(type(value))
     children, aux = node_type.flatten(value)
-    attributes = vars(value) if hasattr(value, "__dict__") else {}
     gradients = []
     for index, child in enumerate(children):
-        holders = [name for name, held in attributes.items() if held is child]
-        if len(holders) != 1:
-            where = ("no attribute of it holds it" if not holders else
-                     f"the attributes {', '.join(map(repr, holders))} all hold it")
-            raise TypeError(
-                f"cannot give the gradient of a {type(value).__qualname__} as one: autotrace "
-                f"finds the gradient of each child its flatten function returns by the "
-                f"attribute holding it, and for child {index} (a {type(child).__name__}) "
-                f"{where}; make flatten return the attributes themselves, each held once")
-        child_gradient = _with_registered(gradient.get(holders[0]), child)
+        child_gradient = as_registered_types(gradient.get(_holder(value, index, child)), child)
         gradients.append(zeros_like(child) if child_gradient is None
                          else _match(child_gradient, child))
     return node_type.unflatten(aux, gradients)
