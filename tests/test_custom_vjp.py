@@ -194,3 +194,12 @@ def test_custom_jvp_with_a_tangent_not_linear_is_refused_in_reverse_mode():
     with pytest.raises(TypeError) as error:  # traced: checked on values of the traced shapes
         autotrace.function(autotrace.grad(loss))(X)
     assert str(error.value) == message
+
+
+def test_hessians_through_the_rules():
+    # forward mode over reverse: through bwd's cos(x) * dy, and through the custom_jvp
+    # rule's transposed tangent cos(x) * y * t
+    np.testing.assert_allclose(autotrace.hessian(lambda a: np.sum(sine(a)))(X),
+                               np.diag(-np.sin(X)), atol=1e-12)
+    np.testing.assert_allclose(autotrace.hessian(lambda a: np.sum(scaled_sine(a, Y)))(X),
+                               np.diag(-np.sin(X) * Y), atol=1e-12)
