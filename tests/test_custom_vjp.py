@@ -203,3 +203,21 @@ def test_hessians_through_the_rules():
                                np.diag(-np.sin(X)), atol=1e-12)
     np.testing.assert_allclose(autotrace.hessian(lambda a: np.sum(scaled_sine(a, Y)))(X),
                                np.diag(-np.sin(X) * Y), atol=1e-12)
+
+
+@autotrace.custom_jvp
+def activation(x, kind):
+    return np.tanh(x) if kind == "tanh" else x
+
+
+activation.defjvp(lambda primals, tangents: (
+    activation(*primals),
+    (1 - np.tanh(primals[0]) ** 2) * tangents[0] if primals[1] == "tanh" else tangents[0]))
+
+
+def test_custom_jvp_with_an_argument_that_carries_no_gradient():
+    def loss(x):
+        return np.sum(activation(x, "tanh"))
+    expected = 1 - np.tanh(X) ** 2
+    np.testing.assert_allclose(autotrace.grad(loss)(X), expected)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(loss))(X), expected)

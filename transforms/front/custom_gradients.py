@@ -35,7 +35,7 @@ import gast
 
 import numpy as np
 
-from ...runtime.derivatives.structure import ones_like, zeros_like
+from ...runtime.derivatives.structure import carries_gradient, ones_like, zeros_like
 from ..analysis.calls import CustomJVP, CustomVJP
 from ..codegen.codegen import load_function, to_source
 from ..errors import Location
@@ -268,7 +268,7 @@ def transposed_tangents(transposed, primals: tuple, cotangent, seed: str, label:
                              **{seed: check_cotangent})
     else:
         check_primals, check_cotangent, at_zero = primals, cotangent, gradients
-    at_ones = transposed(*check_primals, *(ones_like(p) for p in check_primals),
+    at_ones = transposed(*check_primals, *(_unit_tangent(p) for p in check_primals),
                          **{seed: check_cotangent})
     if not _close(at_zero, at_ones):
         raise TypeError(
@@ -277,6 +277,17 @@ def transposed_tangents(transposed, primals: tuple, cotangent, seed: str, label:
             "changes with them); make it linear, or give the function a custom_vjp for "
             "reverse mode")
     return gradients[0] if len(primals) == 1 else gradients
+
+
+def _unit_tangent(value):
+    """Ones where `value` carries gradient (through tuples, lists and dicts), zeros (None)
+    elsewhere: the other tangents the linearity check runs at."""
+    if isinstance(value, (tuple, list)) and type(value) in (tuple, list):
+        return type(value)(_unit_tangent(item) for item in value)
+    if isinstance(value, dict) and type(value) is dict:
+        return {key: _unit_tangent(item) for key, item in value.items()}
+    return ones_like(value) if carries_gradient(value) and not isinstance(value, (
+        tuple, list, dict)) else zeros_like(value)
 
 
 def _traced(value) -> bool:
