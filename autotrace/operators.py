@@ -188,14 +188,22 @@ def as_run_now(derivative: Callable) -> Callable:
 constant(as_run_now)
 
 
-def jvp(f: Callable, primals, tangents):
-    """`(f(*primals), the derivative of f at primals along tangents)`, by forward mode."""
+def jvp(f: Callable, primals, tangents, *, has_aux: bool = False):
+    """`(f(*primals), the derivative of f at primals along tangents)`, by forward mode.
+
+    has_aux: f returns a pair (value, aux), of which only the value is differentiated; jvp
+    then returns `(value, tangent, aux)`, as jax.jvp does.
+    """
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents; "
                          "give one tangent per argument")
     derivative = forward(f, wrt=tuple(range(len(primals))))
-    return as_run_now(derivative)(*primals, tangent=tangents)
+    value, tangent = as_run_now(derivative)(*primals, tangent=tangents)
+    if has_aux:  # (aux's tangent, computed alongside, is dropped)
+        value, aux = value_and_aux(value, f)
+        return value, tangent[0], aux
+    return value, tangent
 
 
 def vjp(f: Callable, *args, has_aux: bool = False, checkpoint_every: int | None = None):

@@ -160,3 +160,14 @@ def test_gradient_with_aux_is_not_differentiated_again():
         "no derivative rule for dcube: a gradient taken with has_aux=True cannot be "
         "differentiated again; for higher derivatives nest autotrace.grad over a function "
         "that returns the value alone")
+
+
+def test_jvp_has_aux():
+    value, tangent, aux = autotrace.jvp(loss_with_aux, (W, X), (np.array([1.0, 0.0]),
+                                                                 np.zeros_like(X)), has_aux=True)
+    assert value == pytest.approx(value_of(W, X))
+    assert tangent == pytest.approx(central_difference(lambda w: value_of(w, X), W)[0],
+                                    rel=1e-6)
+    np.testing.assert_allclose(aux["r"], np.tanh(X @ W))
+    with pytest.raises(TypeError, match="returns_three is differentiated with has_aux=True"):
+        autotrace.jvp(returns_three, (1.0,), (1.0,), has_aux=True)
