@@ -244,3 +244,21 @@ def test_seed_of_a_registered_result():
     gradient = autotrace.grad(reversed_of)(x, dy=Reversed(np.array([1.0, 0.0]), 2.0))
     np.testing.assert_allclose(gradient, [2.0, 0.0] + 2.0 * 2 * x)
     np.testing.assert_allclose(autotrace.grad(reversed_of)(x), 2.0 + 2 * x)  # ones for both
+
+
+def pair_total(p):
+    return np.sum(p.a) + np.sum(p.b)
+
+
+def test_retrace_explanation_inside_a_registered_argument():
+    total = autotrace.function(pair_total)
+    with pytest.warns(RuntimeWarning, match=r"the latest because argument 'p'\[1\]: shape "
+                                            r"\(4,\) -> \(5,\)\. "):
+        for size in range(1, 6):
+            total(Pair(np.ones(2), np.ones(size)))
+    total = autotrace.function(pair_total)  # (a function warns once)
+    with pytest.warns(RuntimeWarning, match=r"the latest because argument 'p': a Pair with "
+                                            r"aux data 'e' and 2 children -> a Pair with aux "
+                                            r"data 'f' and 2 children\. "):
+        for label in "bcdef":
+            total(Pair(np.ones(2), np.ones(5), label))

@@ -385,6 +385,11 @@ def _difference(old, new) -> str:
                 return f": {part} {show(old[index])} -> {show(new[index])}"
         if old[4:] != new[4:]:
             return f": {_kind_of_0d(old)} -> {_kind_of_0d(new)}"
+    if _is_registered_key(old) and _is_registered_key(new) and old[0] == new[0] and \
+            old[0] is not StaticValue and old[1] == new[1] and len(old) == len(new):
+        for index, (a, b) in enumerate(zip(old[2:], new[2:])):  # its children
+            if a != b:
+                return f"[{index}]{_difference(a, b)}"
     if _is_container_key(old) and _is_container_key(new) and old[0] == new[0]:
         old_items, new_items = old[1:], new[1:]
         if old[0] == "dict" or (isinstance(old[0], type) and issubclass(old[0], dict)):
@@ -420,11 +425,16 @@ def _is_container_key(key) -> bool:
         and issubclass(key[0], (tuple, list, dict)))
 
 
+def _is_registered_key(key) -> bool:
+    """Whether `key` is a registered pytree type's: (type, ("aux", aux data), children...)."""
+    return type(key) is tuple and len(key) >= 2 and isinstance(key[0], type) and \
+        registered(key[0]) is not None
+
+
 def _describe(key) -> str:
     if key is None:
         return "None"
-    if type(key) is tuple and len(key) >= 2 and isinstance(key[0], type) and \
-            registered(key[0]) is not None:  # (type, ("aux", aux data), children...)
+    if _is_registered_key(key):
         aux = key[1][1]
         if key[0] is StaticValue:  # its aux data: (type, value)
             return f"static {aux[1]!r}"
