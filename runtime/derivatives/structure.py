@@ -138,10 +138,12 @@ def _registered_by_attribute(value, dy):
             zip(node_type.flatten(value)[0], node_type.flatten(dy)[0])])
     if isinstance(value, (tuple, list)) and isinstance(dy, (tuple, list)) and \
             len(dy) == len(value):
-        return rebuild(dy, [_registered_by_attribute(v, g) for v, g in zip(value, dy)])
+        items = [_registered_by_attribute(v, g) for v, g in zip(value, dy)]
+        return dy if _same_items(items, dy) else rebuild(dy, items)
     if isinstance(value, dict) and isinstance(dy, dict):
-        return type(dy)((key, _registered_by_attribute(value[key], item) if key in value
-                         else item) for key, item in dy.items())
+        items = {key: _registered_by_attribute(value[key], item) if key in value else item
+                 for key, item in dy.items()}
+        return dy if _same_items(items.values(), dy.values()) else type(dy)(items.items())
     return dy
 
 
@@ -386,12 +388,20 @@ def as_registered_types(gradient, value):
         return _registered_gradient(gradient or {}, value)
     if isinstance(value, (tuple, list)) and isinstance(gradient, (tuple, list)) and \
             len(gradient) == len(value):
-        return rebuild(gradient, [as_registered_types(g, v) for g, v in zip(gradient, value)])
+        items = [as_registered_types(g, v) for g, v in zip(gradient, value)]
+        return gradient if _same_items(items, gradient) else rebuild(gradient, items)
     if isinstance(value, dict) and isinstance(gradient, dict) and \
             not isinstance(gradient, ObjectGradient):
-        return type(gradient)((key, as_registered_types(item, value[key]) if key in value
-                               else item) for key, item in gradient.items())
+        items = {key: as_registered_types(item, value[key]) if key in value else item
+                 for key, item in gradient.items()}
+        return gradient if _same_items(items.values(), gradient.values()) else \
+            type(gradient)(items.items())
     return gradient
+
+
+def _same_items(items, originals) -> bool:
+    """Whether a walk left every item as it was (the container is then kept itself)."""
+    return all(item is original for item, original in zip(items, originals))
 
 
 def _registered_gradient(gradient, value):
