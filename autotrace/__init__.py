@@ -49,10 +49,14 @@ _PUBLIC = {
     **{name: ("autotrace.api", name) for name in ("grad", "value_and_grad", "source")},
     **{name: ("autotrace.operators", name) for name in (
         "forward", "jvp", "vjp", "jacobian", "hessian", "hvp", "elementwise_grad")},
-    **{name: ("autotrace.custom", name) for name in ("custom_gradient", "stop_gradient")},
+    **{name: ("autotrace.custom", name) for name in (
+        "custom_gradient", "custom_vjp", "custom_jvp", "stop_gradient")},
     **{name: ("autotrace.rules", name) for name in ("register_adjoint", "register_tangent", "d")},
     "TransformError": ("autotrace.transforms.errors", "TransformError"),
     "function": ("autotrace.traced_function", "function"),
+    "vmap": ("autotrace.batching", "vmap"),
+    **{name: ("autotrace.jacobians", name) for name in ("jacfwd", "jacrev")},
+    **{name: ("autotrace.jit", name) for name in ("jit", "linearize")},
     "Function": ("autotrace.traced_function", "Function"),
     "ConcreteFunction": ("autotrace.concrete", "ConcreteFunction"),
     "cond": ("autotrace.control", "cond"),
@@ -80,7 +84,7 @@ _PUBLIC = {
         "config", "DeviceError")},
     **{name: (f"autotrace.{name}", None) for name in (
         "nn", "losses", "random", "optimizers", "metrics", "summary", "data", "layers",
-        "testing", "distributed")},
+        "testing", "distributed", "tree_util")},
 }
 
 __version__ = "0.1.0"

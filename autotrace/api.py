@@ -3,19 +3,25 @@ from __future__ import annotations
 
 from typing import Callable
 
-from autotrace.operators import reverse
+from autotrace.operators import reverse, reverse_with_aux
 from autotrace.transforms.derivative_record import source_of
 from autotrace.transforms.errors import TransformError
+from autotrace.transforms.wrt import FIRST_PARAMETER, WithRespectTo
 
 
-def grad(f: Callable, wrt=0, *, optimized: bool = True,
-         checkpoint_every: int | None = None) -> Callable:
+def grad(f: Callable, wrt=FIRST_PARAMETER, *, argnums=None, has_aux: bool = False,
+         optimized: bool = True, checkpoint_every: int | None = None) -> Callable:
     """The gradient of `f`, as a new function generated from f's source.
 
     Arguments:
         f: a Python function of NumPy arrays and numbers.
         wrt: the parameter (index or name) to differentiate with respect to, or a tuple of
-            them.
+            them (default 0, the first).
+        argnums: another name for wrt, as JAX calls it (give one of the two).
+        has_aux: f returns a pair `(value, aux)`: only the value is differentiated, and the
+            gradient function returns `(gradient, aux)`. Without has_aux, a tuple (list,
+            dict) that f returns is differentiated whole: the gradient is that of the sum of
+            all the numbers and arrays in it.
         optimized: remove dead code, unneeded saves and single-use temporaries from the
             generated code (False shows the raw form).
         checkpoint_every: gradient checkpointing of f's `for` loops: store the loop's state
@@ -28,6 +34,7 @@ def grad(f: Callable, wrt=0, *, optimized: bool = True,
         output to start from (default: ones shaped like the output, so a non-scalar output
         gives the gradient of its sum). It returns one gradient for an int or str `wrt`, a
         tuple of them for a tuple `wrt`; each has the type and shape of its argument.
+        With has_aux, `(gradient, aux)`.
 
     Example:
         >>> def f(x, y):
@@ -35,19 +42,37 @@ def grad(f: Callable, wrt=0, *, optimized: bool = True,
         >>> grad(f, wrt=(0, 1))(2.0, 1.0)
         (2.0, -1.0)
     """
+    wrt = WithRespectTo.of_wrt_or_argnums(wrt, argnums)
+    if has_aux:
+        return reverse_with_aux(f, wrt, optimized, checkpoint_every=checkpoint_every)
     return reverse(f, wrt, optimized, checkpoint_every=checkpoint_every)
 
 
-def value_and_grad(f: Callable, wrt=0, *, optimized: bool = True,
+def value_and_grad(f: Callable, wrt=FIRST_PARAMETER, *, argnums=None,
+                   has_aux: bool = False, optimized: bool = True,
                    checkpoint_every: int | None = None) -> Callable:
-    """Like `grad`, but the generated function returns `(f's value, gradient)`."""
+    """Like `grad`, but the generated function returns `(f's value, gradient)`; with
+    has_aux, `((value, aux), gradient)`, as in JAX."""
+    wrt = WithRespectTo.of_wrt_or_argnums(wrt, argnums)
+    if has_aux:
+        return reverse_with_aux(f, wrt, optimized, with_value=True,
+                                checkpoint_every=checkpoint_every)
     return reverse(f, wrt, optimized, with_value=True, checkpoint_every=checkpoint_every)
 
 
 def source(derivative: Callable) -> str:
     """The generated Python source of a function made by autotrace (grad, value_and_grad,
     implicit_grad: the derivatives its calls so far generated, one per set of arguments that
-    hold Variables)."""
+    hold Variables; vmap: the batched code of each signature it was called with)."""
+    batched = getattr(derivative, "__autotrace_batched_sources__", None)
+    if batched is not None:  # autotrace.vmap: the code of the batches traced so far
+        sources = batched()
+        if not sources:
+            raise TypeError(
+                f"{derivative!r} has not been called yet: vmap traces and batches the "
+                "function on its first call with each signature; call it once, or ask for "
+                "vmapped.source(*args)")
+        return "\n".join(sources)
     implicit = getattr(derivative, "__autotrace_implicit__", None)
     if implicit is not None:
         generated = implicit.values()

@@ -1,13 +1,13 @@
-"""Gradients the user writes: custom_gradient and stop_gradient."""
+"""Gradients the user writes: custom_gradient, custom_vjp, custom_jvp and stop_gradient."""
 from __future__ import annotations
 
 import functools
 from typing import Callable
 
-from autotrace.transforms.analysis.calls import CustomGradient
+from autotrace.transforms.analysis.calls import CustomGradient, CustomJVP, CustomVJP
 from autotrace.transforms.rules.core import constant
 
-__all__ = ["custom_gradient", "stop_gradient"]
+__all__ = ["custom_gradient", "custom_vjp", "custom_jvp", "stop_gradient"]
 
 
 def custom_gradient(f: Callable) -> CustomGradient:
@@ -29,6 +29,55 @@ def custom_gradient(f: Callable) -> CustomGradient:
         1.0
     """
     wrapper = CustomGradient(f)
+    functools.update_wrapper(wrapper, f)
+    return wrapper
+
+
+def custom_vjp(f: Callable) -> CustomVJP:
+    """Give `f` a reverse-mode derivative of your own, as jax.custom_vjp.
+
+    After `f.defvjp(fwd, bwd)`: `fwd(*args)` returns `(value, residuals)`, what bwd needs;
+    `bwd(residuals, dy)` returns a tuple with one gradient per argument of f, given `dy`, the
+    gradient of the value. Called directly, f runs as written; under grad, vjp and the other
+    reverse-mode transforms, fwd gives the value and bwd the gradients (fwd runs again in the
+    adjoint sweep, for the residuals). Forward mode cannot use them: it refuses f (give it a
+    custom_jvp). f's parameters are positional, and calls pass them by position.
+
+    Example:
+        >>> @custom_vjp
+        ... def clip_gradient(x):
+        ...     return x
+        >>> clip_gradient.defvjp(lambda x: (x, None),
+        ...                      lambda residuals, dy: (np.clip(dy, -1.0, 1.0),))
+        >>> grad(lambda x: 5.0 * clip_gradient(x))(2.0)
+        1.0
+    """
+    wrapper = CustomVJP(f)
+    functools.update_wrapper(wrapper, f)
+    return wrapper
+
+
+def custom_jvp(f: Callable) -> CustomJVP:
+    """Give `f` a forward-mode derivative of your own, as jax.custom_jvp.
+
+    After `f.defjvp(jvp)`: `jvp(primals, tangents)` (two tuples, one item per argument of f)
+    returns `(value, tangent)`, the tangent of the value. Called directly, f runs as
+    written; forward mode (forward, jvp, jacobian with mode="forward") takes the value and
+    tangent from the rule. Reverse mode runs f for the value and transposes the rule's
+    tangent, which must be linear in the tangents: autotrace differentiates it in them, and
+    refuses a rule whose tangent it finds not linear (checked on each call, at the call's
+    values; while tracing, on random values of the traced shapes).
+
+    Example:
+        >>> @custom_jvp
+        ... def log1pexp(x):
+        ...     return np.log1p(np.exp(x))
+        >>> log1pexp.defjvp(lambda primals, tangents: (
+        ...     log1pexp(primals[0]), tangents[0] / (1 + np.exp(-primals[0]))))
+        >>> grad(log1pexp)(100.0)
+        1.0
+    """
+    wrapper = CustomJVP(f)
     functools.update_wrapper(wrapper, f)
     return wrapper
 

@@ -16,7 +16,9 @@ from autotrace.conversion import for_tracing
 from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
 from autotrace.runtime.user_frames import user_site
-from autotrace.runtime.containers import rebuild, zeros_like
+from autotrace.runtime.containers import zeros_like
+from autotrace.runtime.pytrees import tree_flatten, tree_structure
+from autotrace.runtime.derivatives.structure import as_registered_types, seed
 from autotrace.runtime.devices import array_module
 from autotrace.runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from autotrace.runtime.state import current_scope
@@ -29,7 +31,7 @@ from autotrace.transforms.front.segments import check_every
 from autotrace.transforms.rules.core import adjoint_rules, constant, tangent_rules
 from autotrace.transforms.front.varargs import by_arguments, takes_varargs
 from autotrace.transforms.derivative_record import Derivative, derivative_record
-from autotrace.transforms.wrt import WithRespectTo
+from autotrace.transforms.wrt import FIRST_PARAMETER, WithRespectTo
 
 
 def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = False,
@@ -103,6 +105,61 @@ def reverse(f: Callable, wrt, optimized: bool = True, with_value: bool = False,
                      **options)
 
 
+def reverse_with_aux(f: Callable, wrt: WithRespectTo, optimized: bool = True,
+                     with_value: bool = False, checkpoint_every: int | None = None) -> Callable:
+    """The reverse-mode derivative of an f that returns a pair (value, aux) (has_aux=True):
+    only the value is differentiated; aux is handed back beside the gradient, as JAX's
+    `(gradient, aux)`, or `((value, aux), gradient)` with_value."""
+    halves = reverse(f, wrt, optimized, checkpoint_every=checkpoint_every, split=True)
+    return AuxDerivative(f, halves, with_value)
+
+
+class AuxDerivative:
+    """What `grad(f, has_aux=True)` returns: it runs f's derivative in halves (as vjp does),
+    the primal sweep giving the pair (value, aux), the adjoint sweep starting from the seed
+    of the value and no gradient of aux.
+
+    An object rather than a function: a function would be converted for tracing from its
+    source, while this runs the generated code, which is (`as_run_now`).
+    """
+
+    __autotrace_no_rule_hint__ = (
+        "a gradient taken with has_aux=True cannot be differentiated again; for higher "
+        "derivatives nest autotrace.grad over a function that returns the value alone")
+
+    def __init__(self, f: Callable, halves: Callable, with_value: bool):
+        self.f, self.halves, self.with_value = f, halves, with_value
+        record = derivative_record(halves)
+        self.keyword = record.seed if record is not None and record.seed else "dy"
+        self.__name__ = self.__qualname__ = getattr(halves, "__name__", "derivative")
+        # autotrace.source shows the code it runs; the record says no more (it is no
+        # derivative of f's whole value, which another transform could take it for).
+        self.__autotrace_derivative__ = Derivative(
+            source=None if record is None else record.source, seed=self.keyword)
+
+    def __call__(self, *args, **kwargs):
+        dy = kwargs.pop(self.keyword, None)
+        adjoint = as_run_now(self.halves)(*args, **kwargs)
+        value, aux = value_and_aux(primal_sweep(adjoint), self.f)
+        gradient = adjoint_sweep(adjoint, (seed(value, dy), zeros_like(aux)))
+        return ((value, aux), gradient) if self.with_value else (gradient, aux)
+
+    def __repr__(self) -> str:
+        return f"<gradient of {getattr(self.f, '__qualname__', self.f)} with aux>"
+
+
+def value_and_aux(pair, f: Callable) -> tuple:
+    """(value, aux) from what f, differentiated with has_aux=True, returned: a pair, else a
+    TypeError naming f and what it returned."""
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        what = (f"a {type(pair).__name__} of {len(pair)} items"
+                if isinstance(pair, (tuple, list)) else f"a {type(pair).__name__}")
+        raise TypeError(f"{getattr(f, '__qualname__', f)} is differentiated with has_aux=True, "
+                        f"so it must return a pair (value, aux), but it returned {what}; "
+                        "return `value, aux`, or leave out has_aux")
+    return pair[0], pair[1]
+
+
 def forward(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
     """Forward mode: f rewritten to carry tangents beside its values.
 
@@ -120,7 +177,7 @@ def forward(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
     return _generate(forward_function, f, wrt, optimized)
 
 
-def _as_run_now(derivative: Callable) -> Callable:
+def as_run_now(derivative: Callable) -> Callable:
     """`derivative`, to be called now: while autotrace.function traces, with its control flow
     converted, as the function being traced has (`function(forward(f))` converts it too)."""
     return for_tracing(derivative) if current_scope() is not None else derivative
@@ -128,47 +185,68 @@ def _as_run_now(derivative: Callable) -> Callable:
 
 # A function that calls jvp or vjp is differentiated through their source: the derivative they
 # run carries no gradient of its own (the values it is called with do).
-constant(_as_run_now)
+constant(as_run_now)
 
 
-def jvp(f: Callable, primals, tangents):
-    """`(f(*primals), the derivative of f at primals along tangents)`, by forward mode."""
+def jvp(f: Callable, primals, tangents, *, has_aux: bool = False):
+    """`(f(*primals), the derivative of f at primals along tangents)`, by forward mode.
+
+    has_aux: f returns a pair (value, aux), of which only the value is differentiated; jvp
+    then returns `(value, tangent, aux)`, as jax.jvp does.
+    """
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents; "
                          "give one tangent per argument")
     derivative = forward(f, wrt=tuple(range(len(primals))))
-    return _as_run_now(derivative)(*primals, tangent=tangents)
+    value, tangent = as_run_now(derivative)(*primals, tangent=tangents)
+    if has_aux:  # (aux's tangent, computed alongside, is dropped)
+        value, aux = value_and_aux(value, f)
+        return value, tangent[0], aux
+    return value, tangent
 
 
-def vjp(f: Callable, *args, checkpoint_every: int | None = None):
+def vjp(f: Callable, *args, has_aux: bool = False, checkpoint_every: int | None = None):
     """`(f(*args), vjp_fn)`: `vjp_fn(cotangent)` returns one gradient per argument of f.
+
+    has_aux: f returns a pair (value, aux), of which only the value is differentiated;
+    vjp then returns `(value, vjp_fn, aux)`, as jax.vjp does.
 
     f runs once, here: its derivative's primal sweep, whose adjoint sweep the first call of
     vjp_fn runs (runtime/derivatives/sweeps.py). A second call of vjp_fn runs the whole
     derivative again, f's primal sweep with it. checkpoint_every: as for `grad`.
     """
     wrt = tuple(range(len(args)))
-    adjoint = _as_run_now(reverse(f, wrt, checkpoint_every=checkpoint_every, split=True))(
+    adjoint = as_run_now(reverse(f, wrt, checkpoint_every=checkpoint_every, split=True))(
         *args)
     value = primal_sweep(adjoint)
+    if has_aux:
+        value, aux = value_and_aux(value, f)
     waiting = [adjoint]  # the adjoint sweep not run yet
 
     def vjp_fn(cotangent):
+        if has_aux:  # no gradient of aux
+            cotangent = (cotangent, zeros_like(aux))
         if waiting:
             return adjoint_sweep(waiting.pop(), cotangent)
         gradient = reverse(f, wrt, checkpoint_every=checkpoint_every)
-        return _as_run_now(gradient)(*args, **{derivative_record(gradient).seed: cotangent})
-    return value, vjp_fn
+        return as_run_now(gradient)(*args, **{derivative_record(gradient).seed: cotangent})
+    return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
 
 
-def _vjp_called_whole(f: Callable, *args, checkpoint_every: int | None = None):
+def _vjp_called_whole(f: Callable, *args, has_aux: bool = False,
+                      checkpoint_every: int | None = None):
     """vjp as a derivative of a function that calls it reads it: f's value from its whole
     derivative, and a vjp_fn that runs that derivative again (a generator, whose halves vjp
     runs, has no derivative of its own; transforms/front/parsing.py reads this in vjp's place)."""
+    if has_aux:
+        raise NotImplementedError(
+            f"vjp(..., has_aux=True) of {getattr(f, '__qualname__', f)} inside a function "
+            "that is itself differentiated is not supported; call vjp without has_aux there, "
+            "returning the value alone")
     gradient = reverse(f, tuple(range(len(args))), with_value=True,
                        checkpoint_every=checkpoint_every)
-    value, _ = _as_run_now(gradient)(*args)
+    value, _ = as_run_now(gradient)(*args)
     return value, VJPFunction(gradient, args)
 
 
@@ -192,7 +270,7 @@ class VJPFunction:
 
     def __call__(self, cotangent):
         seed = {derivative_record(self.gradient).seed: cotangent}
-        return _as_run_now(self.gradient)(*self.args, **seed)[1]
+        return as_run_now(self.gradient)(*self.args, **seed)[1]
 
 
 def _unit_vectors(value):
@@ -204,7 +282,8 @@ def _unit_vectors(value):
     return [b if shape else float(b) for b in basis]
 
 
-def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable:
+def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse", *,
+             argnums: int | str | None = None, has_aux: bool = False) -> Callable:
     """The Jacobian of f with respect to one array or float argument.
 
     The returned function gives an array of shape `output.shape + input.shape`; where f
@@ -212,6 +291,9 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
     holding one such array per output, as jax.jacobian does.
     mode="reverse" runs the gradient once per output element; mode="forward" runs the tangent
     code once per input element (cheaper when the input is smaller than the output).
+    argnums: another name for wrt, as JAX calls it (give one of the two).
+    has_aux: f returns a pair (value, aux); the Jacobian is the value's, and the returned
+    function gives `(Jacobian, aux)`, as in JAX.
 
     Example:
         >>> jacobian(lambda x: (x * 2.0, np.sum(x ** 2)))(np.array([1.0, 2.0]))
@@ -220,15 +302,20 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
     """
     if mode not in ("reverse", "forward"):
         raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
+    wrt = WithRespectTo.of_wrt_or_argnums(wrt, argnums).given  # (argnums: wrt, as JAX names it)
     if isinstance(wrt, tuple):
         raise TypeError("jacobian takes one wrt argument; call it once per argument")
-    generated = (reverse(f, wrt, with_value=True) if mode == "reverse"
-                 else forward(f, wrt))
+    if mode == "forward":
+        generated = forward(f, wrt)
+    elif has_aux:  # ((value, aux), gradient), seeded for the value alone
+        generated = reverse_with_aux(f, WithRespectTo.of(wrt), with_value=True)
+    else:
+        generated = reverse(f, wrt, with_value=True)
     position = WithRespectTo.of(wrt).argument(f)
     name = getattr(f, "__name__", "f")
 
     def jacobian_fn(*args, **kwargs):
-        derivative = _as_run_now(generated)
+        derivative = as_run_now(generated)
         x = args[position] if isinstance(position, int) else kwargs[position]
         if isinstance(x, (tuple, list, dict)):
             raise TypeError(
@@ -237,8 +324,11 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
                 "the Jacobian with respect to each array in it (wrap f in a function of that "
                 "array), or use autotrace.grad / autotrace.forward, which take containers")
         xp = array_module(x)
+        aux = None
         if mode == "reverse":
             value, _ = derivative(*args, **kwargs)
+            if has_aux:
+                value, aux = value
             outputs, unflatten = _flatten(value)
             zeros = [zeros_like(output) for output in outputs]
             blocks = []
@@ -251,13 +341,20 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
                     rows.append(_inexact(gradient))  # in the dtype of x
                 blocks.append(xp.stack(rows).reshape(np.shape(output) + np.shape(x)) if rows
                               else xp.zeros(np.shape(output) + np.shape(x)))
-            return unflatten(blocks)
+            return (unflatten(blocks), aux) if has_aux else unflatten(blocks)
         columns, value = [], None
         for e in _unit_vectors(x):
             value, tangent = derivative(*args, **kwargs, tangent=e)
-            columns.append(_flatten(tangent)[0])
+            if has_aux:  # the value's tangent; aux's is not taken
+                (value, aux), tangent = value_and_aux(value, f), tangent[0]
+            # the tangent's leaves where the value has its own (an object's tangent, gathered
+            # by attribute, made an instance of a registered type first)
+            columns.append(tree_structure(value).flatten_up_to(
+                as_registered_types(tangent, value)))
         if value is None:  # an empty x: run f for the shape of its value
             value = derivative(*args, **kwargs)[0]
+            if has_aux:
+                value, aux = value_and_aux(value, f)
         outputs, unflatten = _flatten(value)
         blocks = []
         for index, output in enumerate(outputs):
@@ -266,7 +363,7 @@ def jacobian(f: Callable, wrt: int | str = 0, mode: str = "reverse") -> Callable
                       for column in columns]
             blocks.append(xp.stack(pieces, axis=-1).reshape(shape + np.shape(x)) if pieces
                           else xp.zeros(shape + np.shape(x)))
-        return unflatten(blocks)
+        return (unflatten(blocks), aux) if has_aux else unflatten(blocks)
     jacobian_fn.__name__ = f"jacobian_{name}"
     return jacobian_fn
 
@@ -281,24 +378,11 @@ def _inexact(value):
 
 
 def _flatten(value):
-    """The arrays and numbers in `value`, through nested tuples, lists, dicts and namedtuples,
-    in order; and a function that builds a container of value's structure from a list of
-    replacements for them."""
-    if not isinstance(value, (tuple, list, dict)):
-        return [value], lambda leaves: leaves[0]
-    items = list(value.values()) if isinstance(value, dict) else list(value)
-    parts = [_flatten(item) for item in items]
-    leaves = [leaf for part_leaves, _ in parts for leaf in part_leaves]
-
-    def unflatten(replacements):
-        rebuilt, start = [], 0
-        for part_leaves, rebuild_part in parts:
-            rebuilt.append(rebuild_part(replacements[start:start + len(part_leaves)]))
-            start += len(part_leaves)
-        if isinstance(value, dict):
-            return type(value)(zip(value.keys(), rebuilt))
-        return rebuild(value, rebuilt)
-    return leaves, unflatten
+    """The leaves of `value` (a pytree: tuples, lists, dicts, namedtuples and registered types,
+    nested, as autotrace.tree_util takes them apart), in order; and a function that builds a
+    tree of value's structure from a list of replacements for them."""
+    leaves, structure = tree_flatten(value)
+    return leaves, structure.unflatten
 
 
 def hessian(f: Callable, wrt: int | str = 0) -> Callable:
@@ -316,7 +400,7 @@ def hvp(f: Callable, wrt: int | str = 0) -> Callable:
 
     def hvp_fn(*args):
         *primals, v = args
-        return _as_run_now(tangent_of_gradient)(*primals, tangent=v)[1]
+        return as_run_now(tangent_of_gradient)(*primals, tangent=v)[1]
     return hvp_fn
 
 

@@ -79,7 +79,7 @@ class _Entry:
 class Function:
     """A function traced per input signature; calls with a known signature run its graph.
 
-    Made by `autotrace.function`, whose docstring says what the arguments do.
+    Made by `autotrace.function` and `autotrace.jit`, whose docstrings say what the arguments do.
 
     Attributes:
         trace_count: how many times the Python function has been traced.
@@ -89,7 +89,8 @@ class Function:
     """
 
     def __init__(self, python_function: Callable, input_signature=None,
-                 reduce_retracing: bool = False, max_traces: int = 64):
+                 reduce_retracing: bool = False, max_traces: int = 64, *,
+                 static_argnums=(), static_argnames=()):
         if not callable(python_function):
             raise TypeError(f"autotrace.function expects a function, got "
                             f"{type(python_function).__name__}")
@@ -104,7 +105,7 @@ class Function:
         self._parameters = tuple(_parameter_names(python_function))
         self._positional = _positional_names(python_function)
         # Calls are bound to the parameters (defaults filled in) before they are keyed.
-        self._binding = ParameterBinding(python_function)
+        self._binding = ParameterBinding(python_function, static_argnums, static_argnames)
         self.input_signature = (None if input_signature is None
                                 else InputSignature(input_signature, python_function))
         self.reduce_retracing = bool(reduce_retracing)
@@ -488,7 +489,7 @@ def _array_call_arity(binding: ParameterBinding) -> int:
     """How many positional arguments a call has that is keyed by its arrays alone: all the
     positional parameters (none of *args), with keyword-only ones left to defaults that are
     fixed Python values (a gradient's `dy=None`); -1 where calls cannot be keyed so."""
-    if binding.signature is None or binding.varargs:
+    if binding.signature is None or binding.varargs or binding.static is not None:
         return -1
     if binding.keywords and (binding.keyword_defaults is None or not all(
             type(value) in (type(None), bool, int, float, str)

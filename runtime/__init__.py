@@ -14,7 +14,9 @@ Its folders, in the order a traced call goes through them:
 - derivatives/: the helpers that generated derivative code calls (adjoint_ops, structure,
   items, objects, ...), on arrays eagerly and on traced values when traced.
 - tracing/: the tracer (tracer, arguments, trees, views, stacks), signatures and the cache of
-  traces (signature, spec, cache), and traced control flow (control and control_*).
+  traces (signature, spec, cache), traced control flow (control and control_*), and the
+  batching transform of autotrace.vmap (tracer_batching: a graph traced again, a batch at a
+  time, by each op's batching rule).
 - passes/: the graph passes, one list (`PASSES`, `optimize`), each pass a module.
 - execution/: the executor (a graph as a Python function; `compile`, the one entry from a
   traced graph to something that runs), graph_python (a graph as readable Python) and

@@ -46,6 +46,7 @@ import numpy as np
 
 from .abstract import abstractify
 from .devices import is_gpu_array
+from .pytrees import registered
 from .object_walk import NUMBERS, Root, container_of, follow, load, place_of_write, store, walk
 from .state import StateCell, StateError, ThreadStack, current_scope
 
@@ -190,6 +191,9 @@ class ObjectSlots:
         roots = [Root(("function",), function, "self", lambda: function)]
 
         def add(value, key, label):
+            node_type = registered(type(value))
+            if node_type is not None:  # a pytree node: its children are what is traced
+                value = node_type.flatten(value)[0]
             if isinstance(value, (tuple, list)):
                 for index, item in enumerate(value):
                     add(item, key + (index,), f"{label}[{index}]")

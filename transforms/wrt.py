@@ -3,8 +3,9 @@ it, and resolved once.
 
 A user writes wrt as a parameter's position or name, or a tuple of those (`grad(f, wrt=(0,
 "b"))`): one item asks for one gradient (tangent), a tuple for a tuple of them. Where a wrt
-comes in (autotrace's operators, autotrace/operators.py; a pass deriving a call of a user's
-function, transforms/front/front_end.py `Context.derive`; generated code calling vjp_call or
+comes in (autotrace's operators, autotrace/operators.py, where it may be given as
+`argnums`, JAX's name for it: `WithRespectTo.of_wrt_or_argnums`; a pass deriving a call of a
+user's function, transforms/front/front_end.py `Context.derive`; generated code calling vjp_call or
 jvp_call, transforms/dynamic_calls.py), it becomes a `WithRespectTo` (`WithRespectTo.of`, which
 refuses an item that is no position or name), and that object is what every layer below takes.
 The front end resolves it against the parameters of the function it parsed (`resolve`: the
@@ -16,6 +17,17 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
+
+
+class _FirstParameter:
+    """The default of a derivative operator's `wrt`: the first parameter, unless argnums says
+    otherwise (so that `wrt=0` given with argnums is told from wrt not given)."""
+
+    def __repr__(self) -> str:
+        return "0"
+
+
+FIRST_PARAMETER = _FirstParameter()
 
 
 @dataclass(frozen=True)
@@ -42,6 +54,18 @@ class WithRespectTo:
                 raise TypeError(f"wrt must be a parameter index or name, or a tuple of those; "
                                 f"got {item!r}")
         return cls(wrt)
+
+    @classmethod
+    def of_wrt_or_argnums(cls, wrt=None, argnums=None) -> "WithRespectTo":
+        """What a derivative operator was given as `wrt=` or as `argnums=`, JAX's name for it
+        (the first parameter, where neither: `wrt` is FIRST_PARAMETER): the one place the two
+        spellings meet. A TypeError naming both where both are given."""
+        if argnums is None:
+            return cls.of(0 if wrt is FIRST_PARAMETER else wrt)
+        if wrt is not FIRST_PARAMETER:
+            raise TypeError(f"wrt={wrt!r} and argnums={argnums!r} were both given; argnums is "
+                            "another name for wrt: give one of them")
+        return cls.of(argnums)
 
     @property
     def items(self) -> tuple:

@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from ..graph import Equation, Graph
+from ..primitives.batching import refuse_batching
 from ..primitives.registry import Primitive, primitives, register
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -47,7 +48,8 @@ def _outer_product_shape(a, b):
 
 matmul_outer = register(Primitive(
     "matmul_outer", _outer_product, _outer_product_shape, fresh=True,
-    source=lambda args, attrs: f"np.einsum({SUBSCRIPTS!r}, {', '.join(args)})"))
+    source=lambda args, attrs: f"np.einsum({SUBSCRIPTS!r}, {', '.join(args)})",
+    batching=refuse_batching("it is made by the CPU backend's passes, after batching")))
 
 
 def is_outer_product(equation: Equation) -> bool:

@@ -17,6 +17,7 @@ from .objects import (ObjectGradient, add_objects,
 from ..devices import array_module
 from ..containers import (ClearedList, float_dtype, is_namedtuple, rebuild,  # noqa: F401
                           zeros_like)
+from ..pytrees import any_registered, registered
 from ..state import StateCell, StateError, current_sink, holds_state
 
 
@@ -44,6 +45,9 @@ def ones_like(value):
         return array_module(value).ones(value.shape, dtype=float_dtype(value.dtype))
     if is_dataclass_instance(value):
         return map_fields(ones_like, value)
+    if registered(type(value)) is not None:  # by attribute, as generated code reads it
+        return _by_attribute(value, [ones_like(child)
+                                     for child in registered(type(value)).flatten(value)[0]])
     raise TypeError(f"cannot make a seed gradient for a value of type {type(value).__name__}")
 
 
@@ -117,8 +121,54 @@ def seed(value, dy):
     and shapes of `value`, the function's output), else ones like `value`."""
     if dy is None:
         return ones_like(value)
+    if any_registered():
+        dy = _registered_by_attribute(value, dy)
     _check_seed(value, dy, "")
     return _on_entries_of(value, dy)
+
+
+def _registered_by_attribute(value, dy):
+    """`dy` with the seed of each instance of a registered pytree type in the output `value`,
+    given as an instance of its type, made the ObjectGradient generated code reads (by the
+    attributes that hold its children)."""
+    node_type = registered(type(value))
+    if node_type is not None and type(dy) is type(value):
+        return _by_attribute(value, [
+            _registered_by_attribute(child, seed) for child, seed in
+            zip(node_type.flatten(value)[0], node_type.flatten(dy)[0])])
+    if isinstance(value, (tuple, list)) and isinstance(dy, (tuple, list)) and \
+            len(dy) == len(value):
+        items = [_registered_by_attribute(v, g) for v, g in zip(value, dy)]
+        return dy if _same_items(items, dy) else rebuild(dy, items)
+    if isinstance(value, dict) and isinstance(dy, dict):
+        items = {key: _registered_by_attribute(value[key], item) if key in value else item
+                 for key, item in dy.items()}
+        return dy if _same_items(items.values(), dy.values()) else type(dy)(items.items())
+    return dy
+
+
+def _by_attribute(value, child_gradients: list) -> ObjectGradient:
+    """The ObjectGradient of an instance of a registered type whose children (as its flatten
+    gives them) have `child_gradients`: each under the attribute that holds the child."""
+    children = registered(type(value)).flatten(value)[0]
+    return ObjectGradient((_holder(value, index, child), gradient) for index, (child, gradient)
+                          in enumerate(zip(children, child_gradients)))
+
+
+def _holder(value, index: int, child) -> str:
+    """The one attribute of `value` that holds its child number `index`; a TypeError where
+    none or several do, whose gradient cannot be told."""
+    attributes = vars(value) if hasattr(value, "__dict__") else {}
+    holders = [name for name, held in attributes.items() if held is child]
+    if len(holders) != 1:
+        where = ("no attribute of it holds it" if not holders else
+                 f"the attributes {', '.join(map(repr, holders))} all hold it")
+        raise TypeError(
+            f"cannot give the gradient of a {type(value).__qualname__} as one: autotrace "
+            f"finds the gradient of each child its flatten function returns by the "
+            f"attribute holding it, and for child {index} (a {type(child).__name__}) "
+            f"{where}; make flatten return the attributes themselves, each held once")
+    return holders[0]
 
 
 def fresh_gradients(gradients: tuple) -> tuple:
@@ -303,6 +353,8 @@ def match(gradient, value):
     The gradient goes to the user, who gets none for an object other than a dataclass (see
     `match_for_caller`).
     """
+    if any_registered() and current_sink() is None:
+        gradient = as_registered_types(gradient, value)
     if isinstance(gradient, ObjectGradient):
         if current_sink() is not None:  # implicit_grad: its Variables got their gradients
             return None
@@ -324,6 +376,48 @@ def match_for_caller(gradient, value):
     if _is_integral(value):
         return zeros_like(value)
     return _match(gradient, value)
+
+
+def as_registered_types(gradient, value):
+    """`gradient` (or a tangent) with the gradient of each instance of a registered pytree
+    type in `value` (runtime/pytrees.py), which generated code gathers by attribute (an
+    ObjectGradient, None where none reached it), made an instance of its type
+    (`_registered_gradient`): what `match` hands the user, and a Jacobian is made of."""
+    if registered(type(value)) is not None and (
+            gradient is None or isinstance(gradient, ObjectGradient)):
+        return _registered_gradient(gradient or {}, value)
+    if isinstance(value, (tuple, list)) and isinstance(gradient, (tuple, list)) and \
+            len(gradient) == len(value):
+        items = [as_registered_types(g, v) for g, v in zip(gradient, value)]
+        return gradient if _same_items(items, gradient) else rebuild(gradient, items)
+    if isinstance(value, dict) and isinstance(gradient, dict) and \
+            not isinstance(gradient, ObjectGradient):
+        items = {key: as_registered_types(item, value[key]) if key in value else item
+                 for key, item in gradient.items()}
+        return gradient if _same_items(items.values(), gradient.values()) else \
+            type(gradient)(items.items())
+    return gradient
+
+
+def _same_items(items, originals) -> bool:
+    """Whether a walk left every item as it was (the container is then kept itself)."""
+    return all(item is original for item, original in zip(items, originals))
+
+
+def _registered_gradient(gradient, value):
+    """The gradient of an instance of a registered pytree type (runtime/pytrees.py), which
+    generated code gathers by attribute (`gradient`, attribute -> gradient): an instance of
+    the type, made by its unflatten from the gradients of the children its flatten gives (the
+    attributes that hold them; zeros for one no gradient reached). A TypeError where a child
+    is held by no attribute or by several, whose gradient cannot be told."""
+    node_type = registered(type(value))
+    children, aux = node_type.flatten(value)
+    gradients = []
+    for index, child in enumerate(children):
+        child_gradient = as_registered_types(gradient.get(_holder(value, index, child)), child)
+        gradients.append(zeros_like(child) if child_gradient is None
+                         else _match(child_gradient, child))
+    return node_type.unflatten(aux, gradients)
 
 
 def refuse_integral_argument(value) -> None:
@@ -392,6 +486,13 @@ def _match(gradient, value):
     if gradient is None and current_sink() is None and not isinstance(value, StateCell) \
             and holds_state(value):
         _raise_holds_state(value)
+    node_type = registered(type(value))
+    if node_type is not None and type(gradient) is type(value):
+        # an instance of a registered pytree type: its children matched, its aux data its own
+        children, aux = node_type.flatten(value)
+        return node_type.unflatten(aux, [
+            _match(zeros_like(v) if g is None else g, v)
+            for g, v in zip(node_type.flatten(gradient)[0], children)])
     if is_dataclass_instance(value) and type(gradient) is type(value):
         return map_fields(lambda g, v: _match(zeros_like(v) if g is None else g, v),
                           gradient, value)

@@ -9,5 +9,7 @@ plus where, clip, astype...), `reduce` (sums, extrema, scans), `shape` (reshape,
 creation...), `index` and `insert` (x[i], x[i] = v), `linalg` (matmul, einsum, np.linalg), and
 autotrace's own array functions: `convolution` and `pooling` (with `windows`, their geometry),
 `special` (erf), `keyed_random` and `recompute_barrier` (gradient checkpointing's barrier).
+`batching` says what an op's batching rule (autotrace.vmap) is and holds the rules many ops
+share; a family's own rules are in its rows, or beside it (`shape_batching`).
 runtime/ops.py imports every family: whoever needs the complete registry imports that.
 """

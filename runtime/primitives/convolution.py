@@ -21,6 +21,7 @@ import numpy as np
 
 from ..abstract import AbstractArray
 from ..devices import array_module
+from .batching import merged_batch_batching, unrolled_batching
 from .registry import bind, define_runtime_function
 from .windows import (DATA_FORMATS, check_choice, check_image_batch,
                                        check_window_options, extract_patches, fold_patches,
@@ -147,8 +148,11 @@ def _conv2d_backprop_kernel_shape(g, x, *, window, strides, padding, data_format
                          np.result_type(g.dtype, x.dtype), x.device)
 
 
-define_runtime_function("conv2d", _conv2d, _conv2d_shape)
+# Batched, the examples' images are one longer batch of images (their axis N); the kernel is
+# the same for every example.
+define_runtime_function("conv2d", _conv2d, _conv2d_shape, batching=merged_batch_batching(0))
 define_runtime_function("conv2d_backprop_input", _conv2d_backprop_input,
-                        _conv2d_backprop_input_shape)
+                        _conv2d_backprop_input_shape, batching=merged_batch_batching(0))
 define_runtime_function("conv2d_backprop_kernel", _conv2d_backprop_kernel,
-                        _conv2d_backprop_kernel_shape)
+                        _conv2d_backprop_kernel_shape,
+                        batching=unrolled_batching)  # each example's sums over its images

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..abstract import (AbstractArray, broadcast_origins, broadcast_shapes,
                                         unknown_dimension_error)
+from .batching import elementwise_batching, never_batched, same_sizes_batching
 from .registry import (INPUTS_ORDER, Primitive, array_method, bind, bind_like, define_function,
                        define_runtime_function, device_of_inputs, is_traced, literal_source,
                        numpy_functions, out_argument, primitives, register, reject_arguments,
@@ -216,7 +217,7 @@ def _register_ufuncs() -> None:
         register(Primitive(
             ufunc.__name__, ufunc, _ufunc_rule(ufunc), source=_ufunc_source(ufunc.__name__),
             fresh=True, writes_into=tuple(range(ufunc.nin)) if ufunc.nout == 1 else (),
-            takes_out=INPUTS_ORDER if ufunc.nout == 1 else None,
+            takes_out=INPUTS_ORDER if ufunc.nout == 1 else None, batching=elementwise_batching,
             **ELEMENTWISE_FACTS.get(ufunc.__name__, {})))
 
 
@@ -241,9 +242,11 @@ def _number(value):
 
 
 # NumPy's scalar `**` is the C library's pow, which math.pow calls too (its errors, where NumPy
-# would warn, hand over to NumPy: runtime/passes/floats.py)
+# would warn, hand over to NumPy: runtime/passes/floats.py). Batched, it is the power ufunc of
+# the stacked numbers, as NumPy's `**` of arrays is: it may differ from pow in the last bit.
 define_runtime_function("scalar_power", scalar_power, _ufunc_rule(np.power), fresh=True,
-                        libm="pow", python_float="math.pow({0}, {1})")
+                        libm="pow", python_float="math.pow({0}, {1})",
+                        batching=lambda call: bind("power", *call.args))
 
 
 def power(base, exponent):
@@ -336,7 +339,7 @@ def _same_sizes_statements(outputs, args, attrs):
 
 
 register(CheckPrimitive("same_sizes", _same_sizes, lambda a, b, axes, op: (),
-                        statements=_same_sizes_statements))
+                        statements=_same_sizes_statements, batching=same_sizes_batching))
 
 
 def check_unknown_sizes(op: str, inputs, core: int = 0) -> None:
@@ -392,7 +395,7 @@ def elementwise_rule(function):
 
 register(Primitive("where", np.where, elementwise_rule(np.where),
                    source=lambda args, attrs: f"np.where({', '.join(args)})", fresh=True,
-                   c=_c("{0} ? {1} : {2}", _ANY)))
+                   c=_c("{0} ? {1} : {2}", _ANY), batching=elementwise_batching))
 
 
 @traces(np.where)
@@ -406,7 +409,8 @@ def bind_where(condition, x=None, y=None):
 
 
 register(Primitive("clip", np.clip, elementwise_rule(np.clip), source=_ufunc_source("clip"),
-                   fresh=True, writes_into=(0,), takes_out=INPUTS_ORDER))
+                   fresh=True, writes_into=(0,), takes_out=INPUTS_ORDER,
+                   batching=elementwise_batching))
 
 
 @traces(np.clip)
@@ -447,7 +451,8 @@ register(Primitive(
     lambda aval, dtype: AbstractArray(aval.shape, dtype, aval.device, aval.origins),
     source=lambda args, attrs: f"{args[0]}.astype({literal_source(attrs['dtype'])})",
     fresh=True, array_api_source=lambda args, attrs: (
-        f"np.astype({args[0]}, {literal_source(attrs['dtype'])})")))
+        f"np.astype({args[0]}, {literal_source(attrs['dtype'])})"),
+    batching=elementwise_batching))
 
 
 def astype(x, dtype, copy=True):
@@ -468,7 +473,7 @@ def _copy_source(args, attrs) -> str:
 # `order="C"` makes a row-major copy of a view (runtime/passes/layout.py asks for one).
 # A Python float is a new value, as np.copy's result is a new array.
 register(Primitive("copy", np.copy, lambda aval, order="K": aval, source=_copy_source,
-                   fresh=True, python_float="{0}"))
+                   fresh=True, python_float="{0}", batching=elementwise_batching))
 
 
 @traces(np.copy, makes_array=True)
@@ -479,20 +484,18 @@ def bind_copy(a, order="K", subok=False):
     return bind("copy", a) if order == "K" else bind("copy", a, order=order)
 
 
-define_function("round", np.round, abstract_eval=elementwise_rule(np.round), fresh=True)
-
-
 @traces(np.round, np.around)
 def bind_round(a, decimals=0, out=None):
     reject_arguments("numpy.round", out=out)
     return bind("round", a, decimals=static(decimals, "the decimals of numpy.round"))
 
 
-for _function in (np.real, np.imag, np.angle, np.nan_to_num, np.isclose, np.sinc,
+for _function in (np.round, np.real, np.imag, np.angle, np.nan_to_num, np.isclose, np.sinc,
                   np.isreal, np.iscomplex):
     define_function(_function.__name__, _function, abstract_eval=elementwise_rule(_function),
                     fresh=_function not in (np.real, np.imag),
-                    array_api=_function.__name__ if _function in (np.real, np.imag) else None)
+                    array_api=_function.__name__ if _function in (np.real, np.imag) else None,
+                    batching=elementwise_batching)
 
 
 def _real_view(view, val):
@@ -549,7 +552,7 @@ def _full_source(args, attrs):
 
 register(Primitive("full", _full,
                    lambda shape, fill_value, dtype: AbstractArray(shape, dtype),
-                   source=_full_source, fresh=True))
+                   source=_full_source, fresh=True, batching=never_batched))
 
 
 def _full_like_source(args, attrs):
@@ -563,7 +566,7 @@ def _full_like_source(args, attrs):
 register(Primitive(
     "full_like", lambda a, fill_value, dtype: np.full_like(a, fill_value, dtype),
     lambda aval, fill_value, dtype: AbstractArray(aval.shape, dtype, aval.device, aval.origins),
-    source=_full_like_source, fresh=True))
+    source=_full_like_source, fresh=True, batching=elementwise_batching))
 
 
 def full_like(a, fill_value, dtype=None, shape=None):

@@ -24,6 +24,7 @@ from .. import array_api_index
 from ..abstract import (AbstractArray, broadcast_shapes, is_unknown,
                                         unknown_dimension_error, unknown_origins)
 from ..graph import StaticSlice
+from .batching import NoBatchingRule, refuse_batching, unrolled_batching
 from .registry import (Primitive, bind, example, is_traced, register, static,
                                         untraceable_shape)
 
@@ -104,6 +105,124 @@ def index_source(template: tuple, arrays) -> str:
     return ", ".join(items)
 
 
+# --- batching (autotrace.vmap) ------------------------------------------------------------------
+
+_ALL = StaticSlice(None, None, None)
+
+
+def _advanced_offset(template: tuple, ndim: int) -> int:
+    """Where the axes of the index arrays go in `x[index]` for an `x` of `ndim` axes: after
+    the axes of the items before them where those items (ints count, as NumPy counts them)
+    are next to each other; first otherwise."""
+    advanced = [position for position, item in enumerate(template)
+                if isinstance(item, IndexInput) or type(item) is int]
+    if advanced != list(range(advanced[0], advanced[-1] + 1)):
+        return 0
+    consumed = sum(isinstance(item, (int, StaticSlice, IndexInput)) for item in template)
+    offset = 0
+    for item in template[:advanced[0]]:
+        offset += ndim - consumed if item is Ellipsis else 1
+    return offset
+
+
+def _batched_index(template: tuple, arrays, batched, size: int):
+    """The index of a batch for an example's advanced index: an arange over the batch first,
+    then the example's items, its index arrays with unit axes after their batch axis so that
+    all broadcast. Returns (template, index arrays, the examples' broadcast index ndim)."""
+    if any(isinstance(item, bool) for item in template):
+        raise NoBatchingRule("its index holds True or False")
+    ndims = [np.ndim(array) - is_batched for array, is_batched in zip(arrays, batched)]
+    ndim = max(ndims)
+    aligned = [np.reshape(array, (size, *(1,) * (ndim - own), *np.shape(array)[1:]))
+               if is_batched else array for array, is_batched, own in zip(arrays, batched, ndims)]
+    batch = np.arange(size).reshape((size, *(1,) * ndim))
+    shifted = tuple(IndexInput(item.position + 1) if isinstance(item, IndexInput) else item
+                    for item in template)
+    return (IndexInput(0), *shifted), [batch, *aligned], ndim
+
+
+def _example_layout(offset: int, index_ndim: int, ndim: int) -> tuple:
+    """The axes of a batch's advanced selection, (batch, index axes, the rest), in the order
+    of one example's ((batch,) the first `offset` of the rest, index axes, the rest)."""
+    index_axes = list(range(1, 1 + index_ndim))
+    rest = list(range(1 + index_ndim, ndim))
+    return (0, *rest[:offset], *index_axes, *rest[offset:])
+
+
+def _check_ellipsis(template: tuple) -> None:
+    advanced = [position for position, item in enumerate(template)
+                if isinstance(item, IndexInput) or type(item) is int]
+    if any(template[p] is Ellipsis for p in range(advanced[0], advanced[-1] + 1)):
+        raise NoBatchingRule("its index has `...` between index arrays")
+
+
+def batched_gather(x, x_batched: bool, template: tuple, arrays, batched, size: int):
+    """`x[index]` for each example, the batch axis first: `x` and the index `arrays` batched
+    or not (`x_batched`, `batched`), `template` an example's index (IndexInputs for arrays)."""
+    if not x_batched:
+        x = np.broadcast_to(x, (size, *np.shape(x)))
+    example_ndim = np.ndim(x) - 1
+    if not arrays:
+        return bind("getitem", x, index=(_ALL, *template))
+    _check_ellipsis(template)
+    offset = _advanced_offset(template, example_ndim)
+    index, index_arrays, index_ndim = _batched_index(template, arrays, batched, size)
+    result = bind("gather", x, *index_arrays, index=index)
+    layout = _example_layout(offset, index_ndim, np.ndim(result))
+    return result if layout == tuple(range(len(layout))) else np.transpose(result, layout)
+
+
+def _getitem_batching(call):
+    try:
+        return batched_gather(call.args[0], call.batched[0], call.attrs["index"],
+                              call.args[1:], call.batched[1:], call.size)
+    except NoBatchingRule:  # an index this rule does not lay out: each example's own
+        return unrolled_batching(call)
+
+
+def _selection_shape(call) -> tuple:
+    """The shape of one example's `x[index]` in an equation writing into x[index]."""
+    def stand_in(position):
+        return example(AbstractArray(call.example_shape(position),
+                                     np.result_type(call.args[position])))
+    index = build_index(call.attrs["index"], [stand_in(p) for p in range(2, len(call.args))])
+    return np.shape(stand_in(0)[index])
+
+
+def _setitem_batching(call):
+    """setitem, scatter and scatter_add: x[index] = value for each example."""
+    try:
+        return _batched_setitem(call)
+    except NoBatchingRule:  # an index this rule does not lay out: each example's own
+        return unrolled_batching(call)
+
+
+def _batched_setitem(call):
+    template, arrays, batched = call.attrs["index"], call.args[2:], call.batched[2:]
+    x = call.with_batch(0)  # the op writes into a copy of it
+    selection = _selection_shape(call)
+    extra = call.example_ndim(1) - len(selection)
+    if call.batched[1] and extra > 0:  # NumPy drops a value's leading axes of length 1
+        value = np.reshape(call.args[1], (call.size, *call.example_shape(1)[extra:]))
+    else:
+        value = call.aligned(1, len(selection))
+    if not arrays:
+        return call.bind(x, value, index=(_ALL, *template))
+    _check_ellipsis(template)
+    offset = _advanced_offset(template, call.example_ndim(0))
+    index, index_arrays, index_ndim = _batched_index(template, arrays, batched, call.size)
+    # the value laid out as the batch's selection is: (batch, index axes, the rest)
+    value = np.broadcast_to(value, (call.size, *selection) if call.batched[1] else selection)
+    layout = _example_layout(offset, index_ndim, len(selection) + 1)
+    inverse = tuple(int(axis) for axis in np.argsort(layout))
+    if call.batched[1]:
+        value = np.transpose(value, inverse)
+    else:
+        value = np.transpose(value, [axis - 1 for axis in inverse[1:]])
+    name = "scatter_add" if call.primitive.name == "scatter_add" else "scatter"
+    return bind(name, x, value, *index_arrays, index=index)
+
+
 # --- reading ------------------------------------------------------------------------------------
 
 def _getitem(x, *arrays, index):
@@ -170,13 +289,13 @@ def _array_api_getitem_source(args, attrs):
 
 register(Primitive("getitem", _getitem, _getitem_rule, source=_getitem_source,
                    array_api_source=_array_api_getitem_source,
-                   array_api_function=array_api_index.getitem))
+                   array_api_function=array_api_index.getitem, batching=_getitem_batching))
 register(Primitive("gather", _getitem, _getitem_rule, source=_getitem_source, fresh=True,
-                   array_api_source=_array_api_getitem_source))
+                   array_api_source=_array_api_getitem_source, batching=_getitem_batching))
 # Indexing with 0-d integer arrays only (a traced loop counter) is NumPy's basic indexing:
 # its result may be a view of x, so it is not fresh (buffer reuse must not write into it).
 register(Primitive("index_at", _getitem, _getitem_rule, source=_getitem_source,
-                   array_api_source=_array_api_getitem_source))
+                   array_api_source=_array_api_getitem_source, batching=_getitem_batching))
 
 
 def _mask_select_rule(aval, mask):
@@ -190,6 +309,9 @@ def _mask_select_rule(aval, mask):
 # known only at run time (a dimension of unknown size, `?`).
 register(Primitive("mask_select", lambda x, mask: x[mask], _mask_select_rule,
                    source=lambda args, attrs: f"{args[0]}[{args[1]}]", fresh=True,
+                   batching=refuse_batching(
+                       "x[mask] with a traced mask has as many rows as the mask has true "
+                       "elements, which differs between examples; use np.where(mask, x, 0)"),
                    array_api_source=lambda args, attrs: f"np.getitem({args[0]}, {args[1]})"))
 
 
@@ -258,7 +380,7 @@ for _name, _array_api in (("setitem", array_api_index.setitem), ("scatter", None
     register(Primitive(_name, _setitem, _setitem_rule, statements=_setitem_statements,
                        fresh=True, writes_into=(0,),
                        array_api_statements=_array_api_setitem_statements,
-                       array_api_function=_array_api))
+                       array_api_function=_array_api, batching=_setitem_batching))
 
 
 def _mask_assign_rule(aval, value, mask, index):
@@ -271,7 +393,8 @@ def _mask_assign_rule(aval, value, mask, index):
 # graph runs). It runs as `setitem` does; only its shape rule differs.
 register(Primitive("mask_assign", _setitem, _mask_assign_rule, statements=_setitem_statements,
                    fresh=True, writes_into=(0,),
-                   array_api_statements=_array_api_setitem_statements))
+                   array_api_statements=_array_api_setitem_statements,
+                   batching=unrolled_batching))
 
 
 def setitem(x, index, value):
@@ -312,7 +435,8 @@ def _array_api_scatter_add_statements(outputs, args, attrs):
 register(Primitive("scatter_add", _scatter_add, _scatter_add_rule,
                    statements=_scatter_add_statements, fresh=True,
                    array_api_statements=_array_api_scatter_add_statements,
-                   array_api_function=array_api_index.scatter_add))
+                   array_api_function=array_api_index.scatter_add,
+                   batching=_setitem_batching))
 
 
 def add_at(x, index, value):
@@ -407,3 +531,4 @@ def indexes_a_view(base, index) -> bool:
         return False
     return any(piece is Ellipsis for piece in pieces) or base.ndim + sum(
         (piece is None) - _is_int(piece) for piece in pieces) > 0
+

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..abstract import AbstractArray
 from ..devices import device_of, to_device
+from .batching import unrolled_batching
 from .registry import bind, define_runtime_function
 
 _DISTRIBUTIONS = ("uniform", "normal")
@@ -32,7 +33,9 @@ def _draw_shape(key, *, shape: tuple, dtype, distribution: str):
     return AbstractArray(shape, np.dtype(dtype), key.device)
 
 
-define_runtime_function("random_draw", _draw, _draw_shape, fresh=True)
+# Each key draws its own numbers: a batch of keys, one draw per key, as each example would.
+define_runtime_function("random_draw", _draw, _draw_shape, fresh=True,
+                        batching=unrolled_batching)
 
 
 def draw(key, shape, dtype=np.float64, distribution: str = "uniform"):

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import array_api_products
 from ..abstract import AbstractArray, broadcast_shapes
+from .batching import shifted, unrolled_batching
 from .registry import (C_ORDER, SAME_NAME, Primitive, array_method, bind, by_example,
                        define_traced_function, literal_source, out_argument, read_only_view,
                        register, reject_arguments, shape_of, static, traces)
@@ -22,6 +23,156 @@ def _inexact(dtype) -> np.dtype:
     """The dtype np.linalg computes in: float64 for integers and booleans."""
     dtype = np.dtype(dtype)
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+
+
+# --- batching (autotrace.vmap): products as einsum with a batch index -----------------------------
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _implicit_output(inputs: list) -> str:
+    """The output of an einsum written without `->`: the letters used once, in order."""
+    letters = "".join(inputs).replace(".", "")
+    once = "".join(sorted(letter for letter in set(letters) if letters.count(letter) == 1))
+    return ("..." if any("..." in spec for spec in inputs) else "") + once
+
+
+def _batched_einsum(call, inputs: list, output: str, args, **attrs):
+    """`np.einsum` of `inputs` -> `output` (an example's subscripts) for the batch: the batched
+    operands and the output get a batch index of a letter none of them uses."""
+    batch = next(letter for letter in _LETTERS if letter not in "".join(inputs) + output)
+    specs = [batch + spec if is_batched else spec for spec, is_batched in zip(inputs, call.batched)]
+    return bind("einsum", *args, subscripts=f"{','.join(specs)}->{batch}{output}", **attrs)
+
+
+def _einsum_batching(call):
+    subscripts = call.attrs["subscripts"]
+    inputs, _, output = subscripts.partition("->")
+    inputs = inputs.split(",")
+    if "->" not in subscripts:
+        output = _implicit_output(inputs)
+    options = {key: value for key, value in call.attrs.items() if key != "subscripts"}
+    return _batched_einsum(call, inputs, output, call.args, **options)
+
+
+def _operands_as_arrays(call):
+    """The inputs, a Python number made an array as np.dot and its kin make it."""
+    return [arg if hasattr(arg, "dtype") else np.asarray(arg) for arg in call.args]
+
+
+def _dot_batching(call):
+    a_ndim, b_ndim = call.example_ndim(0), call.example_ndim(1)
+    a, b = _operands_as_arrays(call)
+    if not a_ndim or not b_ndim:  # np.dot of a scalar multiplies
+        ndim = max(a_ndim, b_ndim)
+        return np.multiply(call.aligned(0, ndim) if call.batched[0] else a,
+                           call.aligned(1, ndim) if call.batched[1] else b)
+    a_spec = _LETTERS[:a_ndim]
+    b_spec = _LETTERS[a_ndim:a_ndim + b_ndim]
+    inner = -2 if b_ndim > 1 else -1
+    b_spec = b_spec.replace(b_spec[inner], a_spec[-1])
+    output = a_spec[:-1] + b_spec[:inner] + (b_spec[-1:] if b_ndim > 1 else "")
+    return _batched_einsum(call, [a_spec, b_spec], output, [a, b])
+
+
+def _tensordot_batching(call):
+    a_ndim, b_ndim = call.example_ndim(0), call.example_ndim(1)
+    axes = call.attrs.get("axes", 2)
+    if isinstance(axes, int):
+        a_axes, b_axes = tuple(range(a_ndim - axes, a_ndim)), tuple(range(axes))
+    else:
+        a_axes, b_axes = [axis if isinstance(axis, tuple) else (axis,) for axis in axes]
+    a_axes = [axis % a_ndim for axis in a_axes]
+    b_axes = [axis % b_ndim for axis in b_axes]
+    a_spec = list(_LETTERS[:a_ndim])
+    b_spec = list(_LETTERS[a_ndim:a_ndim + b_ndim])
+    for a_axis, b_axis in zip(a_axes, b_axes):
+        b_spec[b_axis] = a_spec[a_axis]
+    output = [a_spec[i] for i in range(a_ndim) if i not in a_axes] + \
+        [b_spec[i] for i in range(b_ndim) if i not in b_axes]
+    return _batched_einsum(call, ["".join(a_spec), "".join(b_spec)], "".join(output),
+                           _operands_as_arrays(call))
+
+
+def _flat(call, position: int, value):
+    return np.reshape(value, (call.size, -1) if call.batched[position] else (-1,))
+
+
+def _outer_batching(call):
+    a, b = _operands_as_arrays(call)
+    return _batched_einsum(call, ["i", "j"], "ij", [_flat(call, 0, a), _flat(call, 1, b)])
+
+
+def _vdot_batching(call):
+    a, b = _operands_as_arrays(call)
+    a = np.conjugate(a) if np.iscomplexobj(a) else a
+    return _batched_einsum(call, ["i", "i"], "", [_flat(call, 0, a), _flat(call, 1, b)])
+
+
+def _inner_batching(call):
+    a_ndim, b_ndim = call.example_ndim(0), call.example_ndim(1)
+    if not a_ndim or not b_ndim:
+        return _dot_batching(call)
+    a_spec = _LETTERS[:a_ndim]
+    b_spec = _LETTERS[a_ndim:a_ndim + b_ndim - 1] + a_spec[-1]
+    return _batched_einsum(call, [a_spec, b_spec], a_spec[:-1] + b_spec[:-1],
+                           _operands_as_arrays(call))
+
+
+def _broadcast_batching(call):
+    """vecdot and cross: their inputs broadcast, and their axes count from the end."""
+    ndim = max(call.example_ndim(0), call.example_ndim(1))
+    axes = {key: value for key, value in call.attrs.items() if key.startswith("axis")}
+    if any(value is not None and value >= 0 for value in axes.values()):
+        return unrolled_batching(call)  # an axis counted from the start
+    return call.bind(call.aligned(0, ndim), call.aligned(1, ndim))
+
+
+def _matmul_batching(call):
+    """The batch axis is one more stacking axis, except on a vector (which matmul reads as a
+    row or column of its own): that one is made a matrix, and its axis taken out again."""
+    a, b = call.args
+    a_row = call.batched[0] and call.example_ndim(0) == 1
+    b_column = call.batched[1] and call.example_ndim(1) == 1
+    a = np.expand_dims(a, 1) if a_row else a
+    b = np.expand_dims(b, -1) if b_column else b
+    ndim = max(np.ndim(a) - call.batched[0], np.ndim(b) - call.batched[1])
+    a = np.reshape(a, (call.size, *(1,) * (ndim + 1 - np.ndim(a)), *np.shape(a)[1:])) \
+        if call.batched[0] else a
+    b = np.reshape(b, (call.size, *(1,) * (ndim + 1 - np.ndim(b)), *np.shape(b)[1:])) \
+        if call.batched[1] else b
+    result = call.bind(a, b)
+    if b_column:
+        result = result[..., 0]
+    if a_row:  # the row's axis is the last one where b is (was) a vector
+        result = result[..., 0] if call.example_ndim(1) == 1 else result[..., 0, :]
+    return result
+
+
+def _solve_batching(call):
+    if call.batched[1] and call.example_ndim(1) == 1:  # b a vector: made a column
+        return call.bind(call.args[0], np.expand_dims(call.args[1], -1))[..., 0]
+    if call.example_ndim(1) == 1:
+        return call.bind(*call.args)
+    ndim = max(call.example_ndim(0), call.example_ndim(1))
+    return call.bind(call.aligned(0, ndim), call.aligned(1, ndim))
+
+
+def _stacks_batching(call):
+    """np.linalg's functions of a stack of matrices: the batch axis is one more."""
+    return call.bind(call.args[0])
+
+
+def _norm_batching(call):
+    """np.linalg.norm and vector_norm: of given axes, moved by one; of none, of each
+    example flattened (or, with an ord, norm's vector or matrix norm of it)."""
+    x, axis, ndim = call.args[0], call.attrs.get("axis"), call.example_ndim(0)
+    if axis is not None:
+        return call.bind(x, axis=shifted(axis))
+    if call.attrs.get("ord") is not None and call.primitive.name == "norm":
+        return call.bind(x, axis=(1,) if ndim == 1 else (1, 2))
+    flat = call.bind(np.reshape(x, (call.size, -1)), axis=1, keepdims=False)
+    return np.reshape(flat, (call.size, *(1,) * ndim)) if call.attrs.get("keepdims") else flat
 
 
 def _matmul_rule(a, b):
@@ -45,7 +196,7 @@ def _matmul_source(args, attrs):
 
 register(Primitive("matmul", np.matmul, _matmul_rule, fresh=True, takes_out=C_ORDER,
                    source=_matmul_source,
-                   array_api_function=array_api_products.matmul))
+                   array_api_function=array_api_products.matmul, batching=_matmul_batching))
 
 
 def _dot_rule(a, b):
@@ -64,7 +215,7 @@ def _dot_rule(a, b):
 
 register(Primitive("dot", np.dot, _dot_rule, fresh=True,
                    source=lambda args, attrs: f"np.dot({args[0]}, {args[1]})",
-                   array_api_function=array_api_products.dot))
+                   array_api_function=array_api_products.dot, batching=_dot_batching))
 
 
 @traces(np.dot)
@@ -76,14 +227,20 @@ def bind_dot(a, b, out=None):
 array_method(np.dot)
 
 
+_PRODUCT_BATCHING = {
+    np.tensordot: _tensordot_batching, np.outer: _outer_batching, np.inner: _inner_batching,
+    np.vdot: _vdot_batching, np.cross: _broadcast_batching,
+    np.kron: unrolled_batching}
 for _function, _array_api in ((np.tensordot, array_api_products.tensordot),
                               (np.outer, array_api_products.outer),
                               (np.inner, array_api_products.inner), (np.vdot, None),
                               (np.kron, array_api_products.kron),
                               (np.cross, array_api_products.cross)):
-    define_traced_function(_function, 2, fresh=True, array_api_function=_array_api)
+    define_traced_function(_function, 2, fresh=True, array_api_function=_array_api,
+                           batching=_PRODUCT_BATCHING[_function])
 for _function in (np.vecdot, np.linalg.vecdot):
-    define_traced_function(_function, 2, name="vecdot", fresh=True, array_api_function=SAME_NAME)
+    define_traced_function(_function, 2, name="vecdot", fresh=True, array_api_function=SAME_NAME,
+                           batching=_broadcast_batching)
 
 
 # The array API's names in numpy.linalg, as the NumPy functions they are.
@@ -119,7 +276,7 @@ def _einsum_rule(*avals, subscripts, optimize=False):
 
 # Not fresh: einsum may return a view of an operand ('ij->ji', 'ii->i').
 register(Primitive("einsum", _einsum, _einsum_rule, source=_einsum_source,
-                   array_api_function=array_api_products.einsum))
+                   array_api_function=array_api_products.einsum, batching=_einsum_batching))
 
 
 @traces(np.einsum)
@@ -157,17 +314,23 @@ def _matrix_power_rule(a, n):
     return AbstractArray(a.shape, dtype, a.device)
 
 
-define_traced_function(np.linalg.inv, abstract_eval=_square_rule, fresh=True)
-define_traced_function(np.linalg.cholesky, abstract_eval=_square_rule, fresh=True)
-define_traced_function(np.linalg.det, abstract_eval=_det_rule, fresh=True)
-define_traced_function(np.linalg.solve, 2, abstract_eval=_solve_rule, fresh=True)
+define_traced_function(np.linalg.inv, abstract_eval=_square_rule, fresh=True,
+                       batching=_stacks_batching)
+define_traced_function(np.linalg.cholesky, abstract_eval=_square_rule, fresh=True,
+                       batching=_stacks_batching)
+define_traced_function(np.linalg.det, abstract_eval=_det_rule, fresh=True,
+                       batching=_stacks_batching)
+define_traced_function(np.linalg.solve, 2, abstract_eval=_solve_rule, fresh=True,
+                       batching=_solve_batching)
 # Not fresh: matrix_power(a, 1) returns a itself.
-define_traced_function(np.linalg.matrix_power, abstract_eval=_matrix_power_rule)
+define_traced_function(np.linalg.matrix_power, abstract_eval=_matrix_power_rule,
+                       batching=_stacks_batching)
 for _function in (np.linalg.eigvalsh, np.linalg.pinv, np.linalg.norm, np.linalg.vector_norm,
                   np.linalg.matrix_norm, np.linalg.svdvals):
-    define_traced_function(_function, fresh=True)
+    define_traced_function(_function, fresh=True, batching=_norm_batching if _function in (
+        np.linalg.norm, np.linalg.vector_norm) else _stacks_batching)
 
 _one = np.eye(1)
 for _function in (np.linalg.slogdet, np.linalg.eigh, np.linalg.svd, np.linalg.qr):
     define_traced_function(_function, result_type=type(_function(_one)), fresh=True,
-                           container=True)
+                           container=True, batching=_stacks_batching)

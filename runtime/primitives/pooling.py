@@ -18,6 +18,7 @@ import numpy as np
 from ..abstract import AbstractArray
 from ..array_api import numpy_dtype
 from ..devices import array_module
+from .batching import merged_batch_batching
 from .registry import bind, define_runtime_function
 from .windows import (check_pair, check_window_options, extract_patches, fold_patches,
                       fold_taps, from_channels_last, output_length, pad_spatial,
@@ -247,8 +248,14 @@ def _avg_pool2d_backprop_shape(g, *, input_size, pool_size, strides, padding, da
                          _float_dtype(g.dtype), g.device)
 
 
-define_runtime_function("max_pool2d", _max_pool2d, _max_pool2d_shape)
-define_runtime_function("avg_pool2d", _avg_pool2d, _avg_pool2d_shape)
-define_runtime_function("max_pool2d_scatter", _max_pool2d_scatter, _max_pool2d_scatter_shape)
-define_runtime_function("max_pool2d_gather", _max_pool2d_gather, _max_pool2d_gather_shape)
-define_runtime_function("avg_pool2d_backprop", _avg_pool2d_backprop, _avg_pool2d_backprop_shape)
+# Batched, the examples' images are one longer batch of images (their axis N).
+define_runtime_function("max_pool2d", _max_pool2d, _max_pool2d_shape,
+                        batching=merged_batch_batching(0))
+define_runtime_function("avg_pool2d", _avg_pool2d, _avg_pool2d_shape,
+                        batching=merged_batch_batching(0))
+define_runtime_function("max_pool2d_scatter", _max_pool2d_scatter, _max_pool2d_scatter_shape,
+                        batching=merged_batch_batching(0, 1))
+define_runtime_function("max_pool2d_gather", _max_pool2d_gather, _max_pool2d_gather_shape,
+                        batching=merged_batch_batching(0, 1))
+define_runtime_function("avg_pool2d_backprop", _avg_pool2d_backprop, _avg_pool2d_backprop_shape,
+                        batching=merged_batch_batching(0))

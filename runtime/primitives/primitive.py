@@ -70,7 +70,10 @@ class Primitive:
             over runtime/array_api.NumpyNames `names` (runtime/array_api_products.py,
             array_api_index.py), or SAME_NAME, the namespace's function of that name, called
             as NumPy's is.
-        batching: its rule under vmap (room for one: None for now).
+        batching: its rule under autotrace.vmap: `batching(call)` records the op on a batch
+            (runtime/primitives/batching.py says how; runtime/tracing/tracer_batching.py calls
+            it). None nowhere: an op that cannot be batched has a rule that refuses, and says
+            why (`refuse_batching`).
     """
 
     name: str

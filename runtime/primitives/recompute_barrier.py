@@ -25,7 +25,8 @@ class _Barrier(Primitive):
 
 BARRIER = register(_Barrier(
     "recompute_barrier", lambda value, *after: value, lambda value, *after: value,
-    source=lambda args, attrs: args[0]))
+    source=lambda args, attrs: args[0],
+    batching=lambda call: call.bind(call.with_batch(0), *call.args[1:])))
 
 
 def _innermost_builder(builders: list):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..abstract import AbstractArray, carried_origins
+from .batching import axis_batching
 from .registry import (array_method, bind, define_function, normalize_axes,
                                         normalize_axis, reject_arguments, static, static_dtype,
                                         traces, ufunc_methods)
@@ -88,7 +89,8 @@ def _make_binding(name: str, kind: str, numpy_name: str):
 
 
 for _name, (_function, _kind, _callables) in _REDUCTIONS.items():
-    define_function(_name, _function, abstract_eval=_reduction_rule(_function), fresh=True)
+    define_function(_name, _function, abstract_eval=_reduction_rule(_function), fresh=True,
+                    batching=axis_batching("axis"))
     traces(*_callables)(_make_binding(_name, _kind, f"numpy.{_callables[0].__name__}"))
     array_method(_callables[0])
 for _ufunc, _function in ((np.add, np.sum), (np.multiply, np.prod), (np.maximum, np.max),
@@ -120,9 +122,18 @@ def _make_arg_binding(name: str):
     return binding
 
 
+def _arg_batching(call):
+    """argmax and argmin: of one axis, moved by one; of none, each example flattened."""
+    if "axis" in call.attrs:
+        return call.bind(call.args[0], axis=call.attrs["axis"] + 1)
+    flat = call.bind(np.reshape(call.args[0], (call.size, -1)), axis=1)
+    return np.reshape(flat, (call.size, *(1,) * call.example_ndim(0))) \
+        if call.attrs.get("keepdims") else flat
+
+
 for _function in (np.argmax, np.argmin):
     define_function(_function.__name__, _function, abstract_eval=_arg_rule(_function),
-                    fresh=True)
+                    fresh=True, batching=_arg_batching)
     traces(_function)(_make_arg_binding(_function.__name__))
     array_method(_function)
 
@@ -153,7 +164,8 @@ def _make_scan_binding(name: str):
 for _function, _ufunc, _array_api in ((np.cumsum, np.add, "cumulative_sum"),
                                       (np.cumprod, np.multiply, "cumulative_prod")):
     define_function(_function.__name__, _function, abstract_eval=_scan_rule(_function),
-                    fresh=True, array_api=_array_api)
+                    fresh=True, array_api=_array_api,
+                    batching=axis_batching("axis", flat_when_none="axis"))
     traces(_function)(_make_scan_binding(_function.__name__))
     array_method(_function)
     ufunc_methods[(_ufunc.__name__, "accumulate")] = _function  # np.add.accumulate is np.cumsum

@@ -315,16 +315,17 @@ def define_runtime_function(name: str, function: Callable, abstract_eval: Callab
 
 def define_traced_function(function: Callable, arrays: int = 1, *, name: str | None = None,
                            abstract_eval=None, fresh: bool = False, result_type=None,
-                           array_api_function=None, **facts) -> Primitive:
+                           array_api_function=None, batching=None, **facts) -> Primitive:
     """Register `function` as a primitive and bind calls of it: its first `arrays` parameters
     are the inputs, the arguments given for the others are static attributes by name.
 
     `result_type` wraps several results the way NumPy does (np.linalg.eigh's EighResult).
-    `array_api_function` is the primitive's; `facts` are the function's (FunctionFacts).
+    `array_api_function` and `batching` are the primitive's; `facts` are the function's
+    (FunctionFacts).
     """
     name = name or function.__name__
     primitive = define_function(name, function, abstract_eval=abstract_eval, fresh=fresh,
-                                array_api_function=array_api_function)
+                                array_api_function=array_api_function, batching=batching)
     signature = inspect.signature(function)
     array_names = list(signature.parameters)[:arrays]
     numpy_name = qualified_name(function)

@@ -21,8 +21,13 @@ from .registry import (SAME_NAME, UntraceableError, array_method, bind, declare,
                        define_function, define_traced_function, normalize_axes, normalize_axis,
                        read_only_view, reject_arguments, shape_of, size_of, static, traces,
                        untraceable_shape)
+from .batching import axis_batching, shifted
 from .elementwise import check_unknown_sizes
 from .index import getitem
+from .shape_batching import (AXIS, TWO_AXES, broadcast_like_batching, broadcast_to_batching,
+                             diag_batching, diff_batching, join_batching,
+                             last_two_axes_batching, pad_batching, roll_batching,
+                             take_along_axis_batching, take_batching, tile_batching)
 
 
 def _dtype(value) -> np.dtype:
@@ -43,7 +48,9 @@ traces(np.isrealobj)(lambda x: _dtype(x).kind != "c")
 # integer: gradients of means divide by it.
 define_function("dimension_size", lambda a, *, axis: np.int64(np.shape(a)[axis]),
                 abstract_eval=lambda aval, *, axis: AbstractArray((), np.int64, aval.device),
-                source=lambda args, attrs: f"np.int64(np.shape({args[0]})[{attrs['axis']}])")
+                source=lambda args, attrs: f"np.int64(np.shape({args[0]})[{attrs['axis']}])",
+                batching=lambda call: np.broadcast_to(
+                    call.bind(call.args[0], axis=shifted(call.attrs["axis"])), (call.size,)))
 
 
 def dimension_size(a, axis: int):
@@ -73,7 +80,9 @@ def bind_result_type(*arrays_and_dtypes):
 define_function("reshape", lambda a, shape: np.reshape(a, shape),
                 abstract_eval=lambda aval, shape: AbstractArray(
                     tuple(None if n == -1 else n for n in shape), aval.dtype, aval.device),
-                source=lambda args, attrs: f"np.reshape({args[0]}, {attrs['shape']!r})")
+                source=lambda args, attrs: f"np.reshape({args[0]}, {attrs['shape']!r})",
+                batching=lambda call: call.bind(call.args[0],
+                                                shape=(call.size, *call.attrs["shape"])))
 
 
 def reshape(a, shape):
@@ -190,7 +199,9 @@ define_function("transpose", np.transpose, source=_transpose_source,
                     tuple(aval.shape[i] for i in axes), aval.dtype, aval.device,
                     carried_origins(aval, axes)),
                 array_api_source=lambda args, attrs: (
-                    f"np.transpose({args[0]}, {attrs['axes']!r})"))
+                    f"np.transpose({args[0]}, {attrs['axes']!r})"),
+                batching=lambda call: call.bind(
+                    call.args[0], axes=(0, *(axis + 1 for axis in call.attrs["axes"]))))
 
 
 def transpose(a, axes=None):
@@ -252,7 +263,7 @@ def normalize_axes_in_order(axis, ndim: int) -> tuple:
 # --- broadcast_to -------------------------------------------------------------------------------
 
 define_function("broadcast_to", np.broadcast_to, abstract_eval=lambda aval, shape:
-                AbstractArray(shape, aval.dtype, aval.device))
+                AbstractArray(shape, aval.dtype, aval.device), batching=broadcast_to_batching)
 
 
 @traces(np.broadcast_to, view=read_only_view)
@@ -277,7 +288,8 @@ def _broadcast_like_rule(aval, like):
 # flowing back to x[mask] are broadcast this way): a read-only view, as np.broadcast_to gives.
 define_function("broadcast_like", lambda a, like: np.broadcast_to(a, np.shape(like)),
                 abstract_eval=_broadcast_like_rule,
-                source=lambda args, attrs: f"np.broadcast_to({args[0]}, np.shape({args[1]}))")
+                source=lambda args, attrs: f"np.broadcast_to({args[0]}, np.shape({args[1]}))",
+                batching=broadcast_like_batching)
 
 
 def broadcast_like(a, like):
@@ -323,9 +335,10 @@ def _join_source(path):
 
 define_function("concatenate", lambda *arrays, axis: np.concatenate(arrays, axis=axis),
                 abstract_eval=_concatenate_rule, source=_join_source("np.concatenate"),
-                fresh=True)
+                fresh=True, batching=join_batching)
 define_function("stack", lambda *arrays, axis: np.stack(arrays, axis=axis),
-                abstract_eval=_stack_rule, source=_join_source("np.stack"), fresh=True)
+                abstract_eval=_stack_rule, source=_join_source("np.stack"), fresh=True,
+                batching=join_batching)
 
 
 @traces(np.concatenate, makes_array=True)
@@ -470,17 +483,25 @@ traces(np.fft.ifftshift)(lambda x, axes=None: _half_shift(x, axes, -1))
 # --- functions kept whole: NumPy computes them, the rule runs them on stand-ins ----------------
 
 for _function in (np.roll, np.tril, np.triu):
-    define_traced_function(_function, fresh=True, array_api_function=SAME_NAME)
-define_traced_function(np.tile, fresh=True, makes_array=True)
-for _function in (np.repeat, np.trace, np.sort, np.argsort):
-    define_traced_function(_function, fresh=True)
+    define_traced_function(_function, fresh=True, array_api_function=SAME_NAME,
+                           batching=roll_batching if _function is np.roll
+                           else last_two_axes_batching)
+define_traced_function(np.tile, fresh=True, makes_array=True, batching=tile_batching)
+define_traced_function(np.repeat, fresh=True, batching=axis_batching(
+    "axis", defaults={"axis": None}, flat_when_none="axis"))
+define_traced_function(np.trace, fresh=True, batching=TWO_AXES)
+for _function in (np.sort, np.argsort):
+    define_traced_function(_function, fresh=True, batching=AXIS)
 # Not fresh: a view, or (np.diff with n=0) the input.
-define_traced_function(np.diagonal, view=read_only_view)
-define_traced_function(np.diag, array_api_function=array_api_index.diag)
-define_traced_function(np.diff)
-define_traced_function(np.take, 2, fresh=True, array_api_function=array_api_index.take)
-define_traced_function(np.take_along_axis, 2, fresh=True)
-define_function("pad", np.pad, fresh=True, array_api_function=array_api_index.pad)
+define_traced_function(np.diagonal, view=read_only_view, batching=TWO_AXES)
+define_traced_function(np.diag, array_api_function=array_api_index.diag,
+                       batching=diag_batching)
+define_traced_function(np.diff, batching=diff_batching)
+define_traced_function(np.take, 2, fresh=True, array_api_function=array_api_index.take,
+                       batching=take_batching)
+define_traced_function(np.take_along_axis, 2, fresh=True, batching=take_along_axis_batching)
+define_function("pad", np.pad, fresh=True, array_api_function=array_api_index.pad,
+                batching=pad_batching)
 
 
 @traces(np.pad)

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..abstract import AbstractArray
 from ..devices import array_module
+from .batching import elementwise_batching
 from .registry import bind, define_runtime_function
 
 # erf(x) = x + x P(x^2) / Q(x^2) on [0, 0.84375).
@@ -99,4 +100,4 @@ def _erf_shape(x):
     return AbstractArray(x.shape, dtype, x.device)
 
 
-define_runtime_function("erf", _erf, _erf_shape)
+define_runtime_function("erf", _erf, _erf_shape, batching=elementwise_batching)

@@ -41,6 +41,7 @@ from ..scopes import active_subgraphs
 from ..execution.executor import compile_graph
 from ..graph import Graph, Var
 from ..ops import LITERAL_TYPES, Primitive, primitives, register
+from .control_batching import cond_batching, print_batching, while_batching
 from ..passes import optimize
 from ..passes.cleanup import has_side_effect
 from .tracer import (GraphBuilder, OutputStructure, Tracer, _Slot,
@@ -171,14 +172,17 @@ def _print_statements(outputs, args, attrs, define):
 register(ControlPrimitive(
     "cond", _cond_impl,
     lambda *avals, branches: tuple(value.aval for value in branches.true.outputs),
-    subgraph_statements=_cond_statements, side_effect=_subgraphs_have_effects))
+    subgraph_statements=_cond_statements, side_effect=_subgraphs_have_effects,
+    batching=cond_batching))
 register(ControlPrimitive(
     "while", _while_impl,
     lambda *avals, loop: tuple(value.aval for value in loop.body.outputs),
-    subgraph_statements=_while_statements, side_effect=_subgraphs_have_effects))
+    subgraph_statements=_while_statements, side_effect=_subgraphs_have_effects,
+    batching=while_batching))
 register(ControlPrimitive(
     "print", _print_impl, lambda *avals, texts, sep, end: (),
-    subgraph_statements=_print_statements, side_effect=lambda attrs: True))
+    subgraph_statements=_print_statements, side_effect=lambda attrs: True,
+    batching=print_batching))
 
 
 # --- tracing subgraphs --------------------------------------------------------------------------

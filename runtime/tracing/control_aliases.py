@@ -406,11 +406,12 @@ def body_alias_is_new(body, index: int, init_vals) -> bool:
     return not isinstance(leaf, Tracer) or path_alias(leaf, body.builder, outer_of) is _NEW
 
 
-def inline_graph(builder, graph, inputs: list):
+def inline_graph(builder, graph, inputs: list, once: bool = False):
     """Record the equations of `graph` into `builder` on `inputs` (Tracers or concrete
     values, one for each graph input); its outputs as Tracers. None where the graph has
-    side effects (they would run twice)."""
-    if any(has_side_effect(equation) for equation in graph.equations):
+    side effects (they would run twice), unless the graph is recorded `once`, in place of
+    running it (a vmap's batched graph)."""
+    if not once and any(has_side_effect(equation) for equation in graph.equations):
         return None
     values = dict(zip(graph.inputs, inputs))
 

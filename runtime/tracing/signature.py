@@ -12,7 +12,8 @@ Rules, one per kind of leaf:
   changes NumPy's promotion). -0.0 and NaN are keyed by their text (NaN != NaN would miss).
 - strings and None by value.
 - tuples, lists and dicts recursively (dicts by sorted key: their order does not matter;
-  namedtuples by their type too).
+  namedtuples by their type too); a registered pytree type (runtime/pytrees.py) by its type,
+  its aux data (by value: it must be hashable) and its children recursively.
 - anything else by identity, held weakly (`WeakIdentity`): the key does not keep the object
   alive; `with_release_hook(key, hook)` makes a key whose hook runs when an object in it dies,
   so a cache can evict the entry. Objects that cannot be weakly referenced (`object()`, ufuncs,
@@ -32,6 +33,7 @@ import numpy as np
 from ..abstract import abstractify, short_dtype
 from ..devices import device_of, is_gpu_array
 from ..containers import field_names, is_dataclass_instance
+from ..pytrees import register_pytree_node, registered
 from .tracer import Tracer, sorted_keys
 
 
@@ -142,6 +144,18 @@ def _other_key(value, arrays: list):
         arrays.append(value)
         aval = abstractify(value)
         return ("array", aval.shape, aval.dtype, aval.device)
+    node_type = registered(type(value))
+    if node_type is not None:
+        children, aux = node_type.flatten(value)
+        try:
+            hash(aux)
+        except TypeError:
+            raise TypeError(
+                f"a {type(value).__qualname__} is an argument of a traced function, and the "
+                f"aux data its flatten function gives, {aux!r}, cannot be hashed: it is part "
+                "of the cache key of the trace; return hashable aux data (a tuple, not a "
+                "list)") from None
+        return (type(value), ("aux", aux), *[_key(child, arrays) for child in children])
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
         return (type(value), *[_key(item, arrays) for item in value])
     if isinstance(value, (tuple, list)):
@@ -178,11 +192,15 @@ class ParameterBinding:
         ((3, 4.0), {'k': 2})
     """
 
-    def __init__(self, function):
+    def __init__(self, function, static_argnums=(), static_argnames=()):
+        self.static = None  # the static arguments' StaticArguments, where there are any
         try:
             self.signature = inspect.signature(function)
         except (TypeError, ValueError):  # no signature to bind to: calls are keyed as made
             self.signature = None
+            if static_argnums or static_argnames:
+                raise TypeError(f"{function!r} has no signature that static arguments can be "
+                                "found in; wrap it in a function of your own") from None
             return
         kinds = [parameter.kind for parameter in self.signature.parameters.values()]
         self.positional = sum(kind in (inspect.Parameter.POSITIONAL_ONLY,
@@ -202,10 +220,19 @@ class ParameterBinding:
                 parameter.default is not inspect.Parameter.empty for parameter in keyword_only):
             self.keyword_defaults = {parameter.name: parameter.default
                                      for parameter in keyword_only}
+        if static_argnums or static_argnames:
+            self.static = StaticArguments(function, self.signature, static_argnums,
+                                          static_argnames)
 
     def bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-        """(positional arguments, keyword arguments) of the call, defaults filled in; the call
-        as it is where it does not fit the parameters (calling the function then says why)."""
+        """(positional arguments, keyword arguments) of the call, defaults filled in, static
+        arguments marked (StaticValue); the call as it is where it does not fit the
+        parameters (calling the function then says why)."""
+        if self.static is not None:
+            return self.static.marked(*self._bind(args, kwargs))
+        return self._bind(args, kwargs)
+
+    def _bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         if self.signature is None:
             return args, kwargs
         if not kwargs and (len(args) == self.positional
@@ -220,6 +247,83 @@ class ParameterBinding:
             return args, kwargs
         bound.apply_defaults()
         return bound.args, bound.kwargs
+
+
+class StaticValue:
+    """A static argument (autotrace.jit's static_argnums, static_argnames) in a bound call: a
+    pytree node with no children whose aux data is the value, by type and value. So the
+    signature keys it by value (its hash and equality), and tracing, which rebuilds each
+    argument from its leaves (runtime/tracing/trees.py map_arrays), hands the function the
+    value itself, a Python value of the trace, never a traced one."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"static {self.value!r}"
+
+
+register_pytree_node(StaticValue, lambda static: ((), (type(static.value), static.value)),
+                     lambda aux, children: aux[1])
+
+
+class StaticArguments:
+    """Which arguments of a call of `function` are static: the positions (among the bound
+    positional arguments) and the keyword-only names that static_argnums and static_argnames
+    give, resolved once against its parameters."""
+
+    def __init__(self, function, signature: inspect.Signature, static_argnums,
+                 static_argnames):
+        self.name = getattr(function, "__qualname__", repr(function))
+        numbers = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        names = (static_argnames,) if isinstance(static_argnames, str) else \
+            tuple(static_argnames)
+        parameters = list(signature.parameters.values())
+        positional = [p.name for p in parameters if p.kind in (
+            inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        varargs = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters)
+        self.positions, self.keywords = set(), set()
+        for number in numbers:
+            if isinstance(number, bool) or not isinstance(number, int):
+                raise TypeError(f"static_argnums of {self.name} must be ints, not {number!r}")
+            if not (-len(positional) <= number < len(positional) or varargs and number >= 0):
+                raise ValueError(f"static_argnums={number} is out of range: {self.name} has "
+                                 f"{len(positional)} positional parameters {tuple(positional)}")
+            self.positions.add(number % len(positional) if number < 0 else number)
+        for name in names:
+            if name in positional:
+                self.positions.add(positional.index(name))
+            elif any(p.name == name and p.kind is inspect.Parameter.KEYWORD_ONLY
+                     for p in parameters):
+                self.keywords.add(name)
+            else:
+                raise ValueError(f"static_argnames: {name!r} is not a parameter of "
+                                 f"{self.name}; its parameters are "
+                                 f"{tuple(p.name for p in parameters)}")
+        self.labels = {position: repr(positional[position]) if position < len(positional)
+                       else f"at position {position}" for position in self.positions}
+
+    def marked(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """The bound call with each static argument a StaticValue; a TypeError for one that
+        cannot be hashed, which a trace cannot be keyed by."""
+        args = tuple(self._static(value, self.labels[index]) if index in self.positions
+                     else value for index, value in enumerate(args))
+        if self.keywords:
+            kwargs = {name: self._static(value, repr(name)) if name in self.keywords
+                      else value for name, value in kwargs.items()}
+        return args, kwargs
+
+    def _static(self, value, label: str) -> StaticValue:
+        try:
+            hash(value)
+        except TypeError:
+            raise TypeError(
+                f"the static argument {label} of {self.name} must be hashable, as the traces "
+                f"are keyed by its value; it is a {type(value).__name__} ({value!r}): pass a "
+                "tuple for a list, or do not make it static") from None
+        return StaticValue(value)
 
 
 def signature_of(args: tuple, kwargs: dict | None = None) -> tuple:
@@ -281,6 +385,11 @@ def _difference(old, new) -> str:
                 return f": {part} {show(old[index])} -> {show(new[index])}"
         if old[4:] != new[4:]:
             return f": {_kind_of_0d(old)} -> {_kind_of_0d(new)}"
+    if _is_registered_key(old) and _is_registered_key(new) and old[0] == new[0] and \
+            old[0] is not StaticValue and old[1] == new[1] and len(old) == len(new):
+        for index, (a, b) in enumerate(zip(old[2:], new[2:])):  # its children
+            if a != b:
+                return f"[{index}]{_difference(a, b)}"
     if _is_container_key(old) and _is_container_key(new) and old[0] == new[0]:
         old_items, new_items = old[1:], new[1:]
         if old[0] == "dict" or (isinstance(old[0], type) and issubclass(old[0], dict)):
@@ -316,9 +425,20 @@ def _is_container_key(key) -> bool:
         and issubclass(key[0], (tuple, list, dict)))
 
 
+def _is_registered_key(key) -> bool:
+    """Whether `key` is a registered pytree type's: (type, ("aux", aux data), children...)."""
+    return type(key) is tuple and len(key) >= 2 and isinstance(key[0], type) and \
+        registered(key[0]) is not None
+
+
 def _describe(key) -> str:
     if key is None:
         return "None"
+    if _is_registered_key(key):
+        aux = key[1][1]
+        if key[0] is StaticValue:  # its aux data: (type, value)
+            return f"static {aux[1]!r}"
+        return f"a {key[0].__name__} with aux data {aux!r} and {len(key) - 2} children"
     if is_array_key(key):
         return f"an array {short_dtype(key[2])}[{','.join(map(str, key[1]))}]"
     if type(key) is tuple and len(key) == 2 and key[0] in (int, float, bool, complex, str):

@@ -53,6 +53,7 @@ import numpy as np
 from ..abstract import abstractify
 from .control import ControlFlowError, ControlPrimitive, current_builder
 from ..ops import primitives, register
+from ..primitives.batching import never_batched, refuse_batching
 from ..containers import zeros_like
 from .tracer import (OutputStructure, Tracer, _Slot, is_array, leaves_with_paths,
                                       map_arrays, tracer_kinds)
@@ -397,14 +398,20 @@ def _pop_statements(outputs, args, attrs, define) -> list:
             f"if {' or '.join(wrong)}: raise RuntimeError({_POPPED_WRONG!r})"]
 
 
+_STACK_BATCHING = refuse_batching(
+    "the derivative of a traced loop saves values on a stack, which is not batched yet "
+    "(masked or chosen by example, its pushes and pops would not pair up); take the "
+    "gradient inside a loop over the examples")
 register(ControlPrimitive(
     "stack_new", _new_impl, lambda *, schema: AbstractStack(schema),
-    subgraph_statements=lambda outputs, args, attrs, define: [f"{outputs[0]} = []"]))
+    subgraph_statements=lambda outputs, args, attrs, define: [f"{outputs[0]} = []"],
+    batching=never_batched))
 register(ControlPrimitive(
     "stack_push", _push_impl, lambda stack, value: stack, retains_inputs=True,
     subgraph_statements=lambda outputs, args, attrs, define: [
-        f"{args[0]}.append({args[1]})", f"{outputs[0]} = {args[0]}"]))
+        f"{args[0]}.append({args[1]})", f"{outputs[0]} = {args[0]}"],
+    batching=_STACK_BATCHING))
 register(ControlPrimitive(
     "stack_pop", _pop_impl, lambda stack, *, shape: (stack, stack.schema.popping),
-    subgraph_statements=_pop_statements))
+    subgraph_statements=_pop_statements, batching=_STACK_BATCHING))
 tracer_kinds[AbstractStack] = TracedStack

@@ -1,11 +1,13 @@
-"""Argument and result trees: tuples, lists, dicts and dataclasses of arrays (NumPy arrays,
-NumPy scalars and Tracers), walked in the one order that signatures and traces share."""
+"""Argument and result trees: tuples, lists, dicts, dataclasses and registered pytree types
+(runtime/pytrees.py) of arrays (NumPy arrays, NumPy scalars and Tracers), walked in the one
+order that signatures and traces share."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..containers import field_names, is_dataclass_instance, new_dataclass
 from ..devices import is_gpu_array
+from ..pytrees import registered, sorted_keys
 
 
 def is_array(value) -> bool:
@@ -16,17 +18,17 @@ def is_array(value) -> bool:
         hasattr(type(value), "__array_namespace__")  # an array-API library's
 
 
-def sorted_keys(mapping: dict) -> list:
-    """A dict's keys in the one order signatures and traces both use."""
-    try:
-        return sorted(mapping)
-    except TypeError:
-        return sorted(mapping, key=repr)
+__all__ = ["is_array", "sorted_keys", "map_arrays", "OutputStructure", "leaves_with_paths"]
 
 
 def map_arrays(tree, function):
     """`tree` with each array leaf replaced by `function(leaf)`, called in canonical order:
-    sequences in order, dicts by sorted key (the rebuilt dict keeps its own order)."""
+    sequences in order, dicts by sorted key (the rebuilt dict keeps its own order), a
+    registered type's children as it flattens them."""
+    node_type = registered(type(tree))
+    if node_type is not None:
+        children, aux = node_type.flatten(tree)
+        return node_type.unflatten(aux, [map_arrays(child, function) for child in children])
     if isinstance(tree, (tuple, list)):
         items = [map_arrays(item, function) for item in tree]
         if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
@@ -53,7 +55,7 @@ class OutputStructure:
         self.single = isinstance(template, _Slot)
         # A result that is one Python value (`return 1.0`) is returned as it is, as _fill would.
         self.constant = not self.single and not isinstance(template, (dict, tuple, list)) \
-            and not is_dataclass_instance(template)
+            and not is_dataclass_instance(template) and registered(type(template)) is None
         self.captured = list(captured)  # state cells read: inputs after the arguments' arrays
         self.written = list(written)  # state cells written: outputs after the result's
 
@@ -96,6 +98,10 @@ class _Slot:
 def _fill(template, outputs):
     if isinstance(template, _Slot):
         return outputs[template.index]
+    node_type = registered(type(template))
+    if node_type is not None:
+        children, aux = node_type.flatten(template)
+        return node_type.unflatten(aux, [_fill(child, outputs) for child in children])
     if isinstance(template, dict):
         return type(template)((key, _fill(value, outputs)) for key, value in template.items())
     if isinstance(template, (tuple, list)):
@@ -112,6 +118,10 @@ def _fill(template, outputs):
 
 def leaves_with_paths(tree, path: str = "") -> list:
     """The array leaves of `tree` with their paths (`[1]`, `['w']`), in map_arrays' order."""
+    node_type = registered(type(tree))
+    if node_type is not None:
+        return [leaf for index, child in enumerate(node_type.flatten(tree)[0])
+                for leaf in leaves_with_paths(child, f"{path}[{index}]")]
     if isinstance(tree, (tuple, list)):
         return [leaf for index, item in enumerate(tree)
                 for leaf in leaves_with_paths(item, f"{path}[{index}]")]

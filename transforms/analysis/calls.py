@@ -65,6 +65,48 @@ class CustomGradient:
         return self.function(*args, **kwargs)[0]
 
 
+class CustomVJP(CustomGradient):
+    """A function whose reverse-mode derivative its author gives as two functions (see
+    autotrace.custom_vjp): `fwd(*args) -> (value, residuals)` and `bwd(residuals, dy)` -> one
+    gradient per argument. Called directly, it is the function itself."""
+
+    def __init__(self, function):
+        super().__init__(function)
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd) -> None:
+        """Give the rules: fwd and bwd as above (the decorated function's docstring)."""
+        if not callable(fwd) or not callable(bwd):
+            raise TypeError(f"{getattr(self, '__name__', 'f')}.defvjp(fwd, bwd) takes two "
+                            f"functions, not {type(fwd).__name__} and {type(bwd).__name__}")
+        self.fwd, self.bwd = fwd, bwd
+        self.__dict__.pop("_autotrace_functions", None)  # (made from the rules given last)
+
+    def __call__(self, *args, **kwargs):
+        return self.function(*args, **kwargs)
+
+
+class CustomJVP(CustomGradient):
+    """A function whose forward-mode derivative its author gives (see autotrace.custom_jvp):
+    `jvp(primals, tangents) -> (value, tangent)`. Called directly, it is the function
+    itself."""
+
+    def __init__(self, function):
+        super().__init__(function)
+        self.jvp = None
+
+    def defjvp(self, jvp) -> None:
+        """Give the rule: jvp as above (the decorated function's docstring)."""
+        if not callable(jvp):
+            raise TypeError(f"{getattr(self, '__name__', 'f')}.defjvp(jvp) takes a function, "
+                            f"not {type(jvp).__name__}")
+        self.jvp = jvp
+        self.__dict__.pop("_autotrace_functions", None)
+
+    def __call__(self, *args, **kwargs):
+        return self.function(*args, **kwargs)
+
+
 class Checkpointed:
     """A function whose calls reverse mode recomputes instead of storing what they compute
     (see autotrace.checkpoint): the primal sweep calls `function` plainly, and the adjoint

@@ -22,7 +22,7 @@ from ..analysis.activity import DESCRIPTIVE_ATTRIBUTES
 from ..analysis.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, describe,
                                         has_tangent_rule)
 from ..codegen.codegen import to_source
-from ..front.custom_gradients import check_call, custom_functions
+from ..front.custom_gradients import check_call, custom_functions, kind_of
 from ..dynamic_calls import SELF
 from ..errors import TransformError
 from ..front.line_map import mark, mark_unmarked
@@ -412,9 +412,21 @@ class ForwardMode(DerivativeMode):
         """`y = f(...)` for an f with a custom gradient (see transforms/front/custom_gradients.py): y from f's
         value-only twin, and its tangent from the user's grad_fn, so that forward mode agrees
         with reverse mode. grad_fn is linear in dy, dy -> J^T dy, so J v is the gradient in dy
-        of <grad_fn(dy), v>: one reverse-mode derivative of f's vjp twin, seeded with v."""
+        of <grad_fn(dy), v>: one reverse-mode derivative of f's vjp twin, seeded with v.
+        A custom_jvp function's tangent comes from its rule; a custom_vjp function's is
+        refused, as in JAX (its bwd need not be code autotrace can transpose)."""
+        kind = kind_of(custom)
+        if kind == "custom_vjp":
+            label = getattr(custom, "__name__", "f")
+            raise self.location.error(
+                node, f"{label} is a custom_vjp function, whose rules give its gradient in "
+                "reverse mode only; forward mode (forward, jvp, hessian, jacobian with "
+                f"mode='forward') cannot use them: give {label} a custom_jvp rule instead "
+                "(autotrace.custom_jvp), which both modes use", describe(custom))
         value_function, vjp_function = custom_functions(custom)
         check_call(custom, call, self.location, node)
+        if kind == "custom_jvp":
+            return self.custom_jvp_call(primal, call, custom, node)
         value_name = self.context.import_value(value_function.__name__, value_function)
         arguments = inspect.signature(vjp_function).parameters
         seed_parameter = list(arguments)[-1]  # the twin's last parameter: dy
@@ -443,6 +455,22 @@ class ForwardMode(DerivativeMode):
                               keywords=keywords)
         tangent = replace_expression("gradients[0]", gradients=gradients)
         return [gast.copy_location(value, node)] + self.assign_tangent(primal, tangent)
+
+    def custom_jvp_call(self, primal, call, custom, node) -> list:
+        """`y = f(...)` for a custom_jvp f: y and its tangent from f's rule,
+        `y, dy = jvp((args...), (tangents...))`."""
+        rule = self.context.import_value(f"{getattr(custom, '__name__', 'f')}__jvp", custom.jvp)
+        pair = self.temporary("pair")
+        primals = gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load())
+        tangents = gast.Tuple(elts=[self.tangent_of(argument) for argument in call.args],
+                              ctx=gast.Load())
+        statements = [
+            gast.Assign(targets=[name(pair, store=True)], value=gast.Call(
+                func=name(rule), args=[primals, tangents], keywords=[]), type_comment=None),
+            gast.Assign(targets=[name(primal, store=True)],
+                        value=replace_expression("pair[0]", pair=pair), type_comment=None)]
+        return [gast.copy_location(s, node) for s in statements] + self.assign_tangent(
+            primal, replace_expression("pair[1]", pair=pair))
 
     def no_rule_text(self, label: str) -> str:
         return f"no tangent rule for {label}"

@@ -13,6 +13,19 @@ forward mode takes the gradient of the second in dy, seeded with the tangents (g
 linear in dy, so that is the Jacobian times the tangents), and so agrees with reverse mode.
 Both are ordinary source, so derivatives of any order go through them: grad_fn is called
 directly, and the variables it reads become its arguments when it is lifted.
+
+A custom_vjp function (CustomVJP) gets the same two twins, written around its rules:
+
+    def f__value(x, y):                 def f__vjp(x, y, dy):
+        return f__fwd(x, y)[0]              gradients = f__bwd(f__fwd(x, y)[1], dy)
+                                            f__check(gradients)
+                                            return gradients
+
+and forward mode refuses it. A custom_jvp function (CustomJVP) runs itself for its value in
+reverse mode, and its rule for the tangent in forward mode; reverse mode transposes the
+rule's tangent, `f__tangent(x, y, tx, ty)`, linear in the tangents, by differentiating it in
+them (reverse_calls.py `custom_jvp_adjoint`): `transposed_tangents` runs that derivative, and
+refuses a rule whose tangent is not linear, which no transposition can follow.
 """
 from __future__ import annotations
 
@@ -20,12 +33,17 @@ import copy
 
 import gast
 
+import numpy as np
+
+from ...runtime.derivatives.structure import carries_gradient, ones_like, zeros_like
+from ..analysis.calls import CustomJVP, CustomVJP
 from ..codegen.codegen import load_function, to_source
 from ..errors import Location
 from ..analysis.live_names import LiveNamespace
 from .parsing import parse_function
 from .partials import caller_location
 from ..codegen.nodes import walk
+from ..rules.core import constant
 
 
 def _split_return(definition: gast.FunctionDef, location: Location):
@@ -48,13 +66,15 @@ def _inside_nested(definition, node) -> bool:
     return False
 
 
-def _check_parameters(parsed) -> None:
+def _check_parameters(parsed, kind: str = "custom_gradient") -> None:
     arguments = parsed.node.args
     if arguments.vararg is not None or arguments.kwarg is not None or arguments.kwonlyargs:
+        rule = {"custom_gradient": "its grad_fn returns", "custom_vjp": "its bwd returns",
+                "custom_jvp": "its jvp takes"}[kind]
         raise parsed.location.error(
-            parsed.node, "a custom_gradient function takes positional parameters only (no "
-            "*args, keyword-only parameters or **kwargs): its grad_fn returns one gradient "
-            "per parameter, in order", "custom_gradient")
+            parsed.node, f"a {kind} function takes positional parameters only (no "
+            f"*args, keyword-only parameters or **kwargs): {rule} one gradient "
+            "per parameter, in order", kind)
 
 
 def check_call(custom, call, location, node) -> None:
@@ -63,17 +83,26 @@ def check_call(custom, call, location, node) -> None:
     parameters' order."""
     if call.keywords:
         passed = ", ".join(k.arg or "**" + to_source(k.value).strip() for k in call.keywords)
-        label = getattr(custom, "__name__", "the custom_gradient function")
+        kind = kind_of(custom)
+        label = getattr(custom, "__name__", f"the {kind} function")
+        rule = {"custom_gradient": "the grad_fn of a custom_gradient function returns",
+                "custom_vjp": "the bwd rule of a custom_vjp function returns",
+                "custom_jvp": "the jvp rule of a custom_jvp function takes"}[kind]
         raise location.error(
-            node, f"pass {passed} to {label} by position: the grad_fn of a custom_gradient "
-            "function returns the gradients of its parameters in order", "custom_gradient")
+            node, f"pass {passed} to {label} by position: {rule} the gradients of its "
+            "parameters in order", kind)
 
 
 def custom_functions(custom):
-    """`(value_function, vjp_function)` for a CustomGradient object (made once, then kept)."""
+    """`(value_function, vjp_function)` for a CustomGradient object (made once, then kept);
+    for a custom_jvp function, `(the function itself, tangent_function)` (see the module
+    docstring)."""
     made = getattr(custom, "_autotrace_functions", None)
     if made is not None:
         return made
+    if isinstance(custom, (CustomVJP, CustomJVP)):
+        custom._autotrace_functions = _rule_functions(custom)
+        return custom._autotrace_functions
     parsed = parse_function(custom.function)
     definition, location = parsed.node, parsed.location
     _check_parameters(parsed)
@@ -141,3 +170,155 @@ def custom_caller(custom):
     function.__autotrace_origin__ = caller_location(parsed)
     custom._autotrace_caller = function
     return function
+
+
+def kind_of(custom) -> str:
+    """How the user made `custom`: "custom_vjp", "custom_jvp" or "custom_gradient"."""
+    return ("custom_vjp" if isinstance(custom, CustomVJP) else
+            "custom_jvp" if isinstance(custom, CustomJVP) else "custom_gradient")
+
+
+def _rule_functions(custom) -> tuple:
+    """The twins of a custom_vjp or custom_jvp function, written around its rules (see the
+    module docstring), in a namespace of their own."""
+    parsed = parse_function(custom.function)
+    kind = kind_of(custom)
+    _check_parameters(parsed, kind)
+    base = parsed.node.name
+    parameters = [a.id for a in parsed.node.args.posonlyargs + parsed.node.args.args]
+    rules = (custom.fwd, custom.bwd) if kind == "custom_vjp" else (custom.jvp,)
+    if rules[0] is None:
+        given = "defvjp(fwd, bwd)" if kind == "custom_vjp" else "defjvp(jvp)"
+        raise parsed.location.error(
+            parsed.node, f"{base} is a {kind} function whose rules were not given: call "
+            f"{base}.{given} before differentiating it", kind)
+    taken = set(parameters)
+
+    def fresh(hint: str) -> str:
+        while hint in taken:
+            hint += "_"
+        taken.add(hint)
+        return hint
+    listed = ", ".join(parameters)
+    packed = f"({listed},)" if parameters else "()"
+    if kind == "custom_vjp":
+        fwd, bwd, check = fresh(f"{base}__fwd"), fresh(f"{base}__bwd"), fresh(f"{base}__check")
+        seed, gradients = fresh("dy"), fresh("gradients")
+        namespace = {fwd: custom.fwd, bwd: custom.bwd,
+                     check: _cotangent_check(base, custom.bwd, len(parameters))}
+        value = load_function(f"def {base}__value({listed}):\n"
+                              f"    return {fwd}({listed})[0]\n",
+                              f"{base}__value", namespace)
+        returned = f"{gradients}[0]" if len(parameters) == 1 else gradients
+        vjp = load_function(f"def {base}__vjp({listed}, {seed}):\n"
+                            f"    {gradients} = {bwd}({fwd}({listed})[1], {seed})\n"
+                            f"    {check}({gradients})\n"
+                            f"    return {returned}\n", f"{base}__vjp", namespace)
+        made = (value, vjp)
+    else:
+        rule = fresh(f"{base}__jvp")
+        tangents = [fresh(f"t_{p}") for p in parameters]
+        tangent = load_function(
+            f"def {base}__tangent({', '.join(parameters + tangents)}):\n"
+            f"    return {rule}({packed}, ({', '.join(tangents)},))[1]\n",
+            f"{base}__tangent", {rule: custom.jvp})
+        made = (custom.function, tangent)
+    for function in made:
+        function.__autotrace_origin__ = parsed.location
+    return made
+
+
+def _cotangent_check(name: str, bwd, count: int):
+    """A function that refuses what `bwd` returned unless it is one gradient per argument,
+    none of them None."""
+    def check(gradients) -> None:
+        if not isinstance(gradients, (tuple, list)) or len(gradients) != count:
+            what = (f"a {type(gradients).__name__} of {len(gradients)}"
+                    if isinstance(gradients, (tuple, list)) else f"a {type(gradients).__name__}")
+            raise TypeError(f"the bwd rule of the custom_vjp function {name} "
+                            f"({getattr(bwd, '__qualname__', bwd)}) must return a tuple with "
+                            f"one gradient per argument of {name} ({count}), but it returned "
+                            f"{what}")
+        for index, gradient in enumerate(gradients):
+            if gradient is None:
+                raise TypeError(f"the bwd rule of the custom_vjp function {name} "
+                                f"({getattr(bwd, '__qualname__', bwd)}) returned None as the "
+                                f"gradient of argument {index}; return zeros shaped like it "
+                                "where it gets no gradient")
+    constant(check)
+    return check
+
+
+def transposed_tangents(transposed, primals: tuple, cotangent, seed: str, label: str):
+    """The gradients of a custom_jvp function's arguments given the gradient `cotangent` of
+    its value: `transposed` (its rule's tangent differentiated in the tangents, seeded by the
+    keyword `seed`) at zero tangents.
+
+    A transposition is right only for a tangent linear in the tangents, whose derivative in
+    them is the same at any tangents: run again at tangents of ones, a derivative that
+    differs is refused. Where autotrace.function traces, the values are not known: the check
+    runs on stand-ins of their shapes (random values), and where a size is unknown too, the
+    function is refused, as no check can run.
+    """
+    zeros = tuple(zeros_like(p) for p in primals)
+    gradients = transposed(*primals, *zeros, **{seed: cotangent})
+    if _traced(primals) or _traced(cotangent):
+        check_primals, check_cotangent = _stand_in(primals, label), _stand_in(cotangent, label)
+        at_zero = transposed(*check_primals, *(zeros_like(p) for p in check_primals),
+                             **{seed: check_cotangent})
+    else:
+        check_primals, check_cotangent, at_zero = primals, cotangent, gradients
+    at_ones = transposed(*check_primals, *(_unit_tangent(p) for p in check_primals),
+                         **{seed: check_cotangent})
+    if not _close(at_zero, at_ones):
+        raise TypeError(
+            f"reverse mode cannot transpose the jvp rule of the custom_jvp function {label}: "
+            "the tangent it returns is not linear in the tangents (its derivative in them "
+            "changes with them); make it linear, or give the function a custom_vjp for "
+            "reverse mode")
+    return gradients[0] if len(primals) == 1 else gradients
+
+
+def _unit_tangent(value):
+    """Ones where `value` carries gradient (through tuples, lists and dicts), zeros (None)
+    elsewhere: the other tangents the linearity check runs at."""
+    if isinstance(value, (tuple, list)) and type(value) in (tuple, list):
+        return type(value)(_unit_tangent(item) for item in value)
+    if isinstance(value, dict) and type(value) is dict:
+        return {key: _unit_tangent(item) for key, item in value.items()}
+    return ones_like(value) if carries_gradient(value) and not isinstance(value, (
+        tuple, list, dict)) else zeros_like(value)
+
+
+def _traced(value) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(_traced(item) for item in value)
+    if isinstance(value, dict):
+        return any(_traced(item) for item in value.values())
+    return getattr(type(value), "is_traced_array", False)
+
+
+def _stand_in(value, label: str):
+    """`value` with each traced array replaced by random values of its shape and dtype."""
+    if isinstance(value, (tuple, list)) and type(value) in (tuple, list):
+        return type(value)(_stand_in(item, label) for item in value)
+    if isinstance(value, dict) and type(value) is dict:
+        return {key: _stand_in(item, label) for key, item in value.items()}
+    if not getattr(type(value), "is_traced_array", False):
+        return value
+    if any(size is None for size in value.shape):
+        raise TypeError(
+            f"reverse mode transposes the jvp rule of the custom_jvp function {label}, and "
+            "checks that its tangent is linear on values of the traced shapes; a size of "
+            f"{tuple(value.shape)} is unknown here, so no check can run: trace with known "
+            "sizes, or give the function a custom_vjp for reverse mode")
+    generator = np.random.default_rng(0)
+    return generator.standard_normal(value.shape).astype(value.dtype)
+
+
+def _close(a, b) -> bool:
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if a is None or b is None:
+        return a is b
+    return bool(np.allclose(a, b, rtol=1e-7, atol=1e-12))

@@ -6,6 +6,7 @@ statements; they live here to keep each module to one idea.
 from __future__ import annotations
 
 import copy
+import inspect
 
 import gast
 import numpy as np
@@ -13,7 +14,8 @@ import numpy as np
 from ...runtime.derivatives import adjoint_ops as adjoint_ops
 from ..analysis.calls import classify, describe, tangent_rule_only
 from ..codegen.codegen import to_source
-from ..front.custom_gradients import check_call, custom_functions
+from ..front.custom_gradients import (check_call, custom_functions, kind_of,
+                                      transposed_tangents)
 from ..dynamic_calls import SELF
 from ..errors import TransformError
 from ..analysis.calls import FieldsOf
@@ -28,12 +30,20 @@ class CallAdjoints:
 
     def custom_gradient(self, node, primal: str, custom) -> Sweep:
         """`y = f(a, b)` for an f with a custom gradient: the primal sweep computes f's value,
-        the adjoint sweep calls f's grad_fn (see transforms/front/custom_gradients.py)."""
+        the adjoint sweep calls f's grad_fn (see transforms/front/custom_gradients.py); a
+        custom_jvp function's, its rule's tangent transposed (`custom_jvp_adjoint`)."""
         value_function, vjp_function = custom_functions(custom)
         call = node.value
         check_call(custom, call, self.location, node)
         value_name = self.context.import_value(value_function.__name__, value_function)
-        vjp_name = self.context.import_value(vjp_function.__name__, vjp_function)
+        if kind_of(custom) == "custom_jvp":
+            gradients_of = self.custom_jvp_adjoint(custom, vjp_function, node)
+        else:
+            vjp_name = self.context.import_value(vjp_function.__name__, vjp_function)
+
+            def gradients_of(arguments: list, gradient) -> gast.Call:
+                return gast.Call(func=name(vjp_name), args=arguments + [gradient],
+                                 keywords=[])
         push, pop = self.assignment_site(primal)
         statement = gast.copy_location(gast.Assign(
             targets=[name(primal, store=True)],
@@ -46,10 +56,8 @@ class CallAdjoints:
             if primal in self.active and primal in state and active:
                 state.discard(primal)
                 results = self.temporary("grads")
-                out.append(gast.Assign(targets=[name(results, store=True)], value=gast.Call(
-                    func=name(vjp_name),
-                    args=copy.deepcopy(call.args) + [name(self.gradient(primal))],
-                    keywords=copy.deepcopy(call.keywords)), type_comment=None))
+                out.append(gast.Assign(targets=[name(results, store=True)], value=gradients_of(
+                    copy.deepcopy(call.args), name(self.gradient(primal))), type_comment=None))
                 for position, argument in enumerate(call.args):
                     if not self.is_active(argument):
                         continue
@@ -59,6 +67,37 @@ class CallAdjoints:
                     out += self.accumulate(argument.id, item, state)
             return out + pop
         return Sweep(push + [statement], adjoint)
+
+    def custom_jvp_adjoint(self, custom, tangent_function, node):
+        """For a custom_jvp function, a function from its call's arguments (nodes) and its
+        value's gradient (a node) to the call that gives the arguments' gradients:
+        `transposed_tangents` of its rule's tangent (`tangent_function` of the arguments and
+        their tangents) differentiated in the tangents, which refuses a tangent not linear
+        in them (transforms/front/custom_gradients.py)."""
+        parameters = list(inspect.signature(tangent_function).parameters)
+        count = len(parameters) // 2
+        try:
+            transposed = self.context.derive(tangent_function, tuple(parameters[count:]),
+                                             "reverse")
+        except TransformError as error:
+            message = (f"reverse mode transposes the jvp rule of {describe(custom)} (called on "
+                       f"line {self.location.line_of(node)} of {self.location.filename}), and "
+                       f"cannot differentiate its tangent in the tangents: {error.message}")
+            if error.filename is None:
+                raise self.location.error(node, message, describe(custom)) from None
+            raise TransformError(message, error.filename, error.lineno,
+                                 error.construct) from None
+        helper = self.context.import_value("transposed_tangents", transposed_tangents)
+        seed = gast.Constant(value=self.context.seed_keyword(tangent_function), kind=None)
+        label = gast.Constant(value=f"{getattr(custom, '__name__', 'f')} (called on line "
+                              f"{self.location.line_of(node)} of {self.location.filename})",
+                              kind=None)
+
+        def gradients_of(arguments: list, gradient) -> gast.Call:
+            return gast.Call(func=name(helper), args=[
+                name(transposed), gast.Tuple(elts=arguments, ctx=gast.Load()), gradient,
+                seed, label], keywords=[])
+        return gradients_of
 
     def apply_rule(self, function, primal, args, keywords, gradient, state, node) -> list:
         rule = adjoint_rules.get(function)

@@ -56,6 +56,7 @@ from .cpu_kernels import (ARRAY, computes, MAX_WIDTH, REGISTER_TYPES, SCALAR, Ke
 from .cpu_reductions import PAIRWISE_BLOCK
 from ..fusion import loop_dtypes, replace_regions, run_equations
 from ...graph import Constant, Equation, Graph, Literal, Var
+from ...primitives.batching import refuse_batching
 from ...primitives.registry import C_ORDER, Primitive, register
 
 # Below this many elements a fused call saves less than it costs. A call costs ~0.8 us (ctypes,
@@ -416,4 +417,5 @@ def _fused_source(args, attrs) -> str:
 fused_cpu = register(Primitive(
     "fused_cpu", _fused_impl, _fused_abstract_eval, source=_fused_source, fresh=True,
     takes_out=C_ORDER,
-    globals=lambda attrs: {attrs["kernel"].name: attrs["kernel"].call}))
+    globals=lambda attrs: {attrs["kernel"].name: attrs["kernel"].call},
+    batching=refuse_batching("it is made by the CPU backend's passes, after batching")))

@@ -1,0 +1,114 @@
+"""The batching transform: a graph of one example becomes the graph of a batch (autotrace.vmap).
+
+    batched, outputs_batched = batch_graph(graph, (True, False), size=8)
+
+Each value of the graph either carries a batch axis, always its axis 0, or is the same for
+every example. An equation none of whose inputs is batched is copied as it is; one that reads a
+batched value is replaced by what its op's batching rule records (`Primitive.batching`,
+runtime/primitives/batching.py), and all its results are batched. Every result a rule makes is
+checked against the example's trace: the batch size first, then the example's shape, and the
+same dtype; a mismatch is an error rather than a wrong value. An op without a rule is refused,
+naming the op. The rules compute on Tracers of a builder of the transform's own, with NumPy's
+functions as a traced function does: batching is tracing a graph again, a batch at a time.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..abstract import AbstractArray
+from ..graph import Constant, Graph, Literal
+from ..primitives.batching import BatchedCall, NoBatchingRule
+from .tracer import GraphBuilder, Tracer
+
+
+class BatchingError(NotImplementedError):
+    """autotrace.vmap cannot batch an op of the traced function (the message goes on from
+    `autotrace.vmap(f) `, which autotrace.vmap puts before it)."""
+
+
+def batch_graph(graph: Graph, batched: tuple, size: int,
+                all_batched: bool = False) -> tuple[Graph, tuple]:
+    """The graph computing `graph` for `size` examples at once.
+
+    Arguments:
+        graph: a traced graph of one example.
+        batched: for each input of `graph`, whether it differs between examples; the batched
+            graph takes those with a batch axis first (length `size`).
+        size: the batch size.
+        all_batched: give every output the batch axis, also those the same for every
+            example (the branches of a `cond` must agree).
+    Returns:
+        (batched graph, for each output whether it carries the batch axis first).
+    """
+    builder = GraphBuilder()
+    values = {}
+    for var, is_batched in zip(graph.inputs, batched):
+        aval = var.aval
+        if is_batched:
+            aval = replace(aval, shape=(size, *aval.shape), origins=None)
+        values[var] = (builder.new_input(aval), is_batched)
+    for equation in graph.equations:
+        _batch_equation(equation, values, size, builder)
+    outputs, outputs_batched = [], []
+    for value in graph.outputs:
+        traced, is_batched = _value_of(value, values)
+        if all_batched and not is_batched:
+            traced, is_batched = np.broadcast_to(traced, (size, *np.shape(traced))), True
+        outputs.append(builder.own_var(traced) if isinstance(traced, Tracer)
+                       else builder.constant(traced))
+        outputs_batched.append(is_batched)
+    builder.finished = True
+    return Graph(builder.inputs, builder.equations, outputs), tuple(outputs_batched)
+
+
+def _value_of(item, values: dict):
+    """(what an equation input is in the batched graph, whether it is batched)."""
+    if isinstance(item, Literal):
+        return item.value, False
+    if isinstance(item, Constant):
+        return item.value, False
+    return values[item]
+
+
+def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder) -> None:
+    args, batched = zip(*[_value_of(item, values) for item in equation.inputs]) \
+        if equation.inputs else ((), ())
+    if not any(batched):
+        results = builder.record(equation.primitive, args, equation.attrs)
+        results = results if isinstance(results, tuple) else (results,)
+        values.update((var, (result, False)) for var, result in zip(equation.outputs, results))
+        return
+    rule = equation.primitive.batching
+    name = equation.primitive.name
+    if rule is None:
+        raise BatchingError(
+            f"has no batching rule for the op {name!r}, which the function applies to a "
+            f"batched value; compute it outside vmap, or loop over the examples in Python")
+    call = BatchedCall(equation.primitive, tuple(args), tuple(batched), size, equation.attrs,
+                       lambda graph, flags: batch_graph(graph, flags, size, all_batched=True))
+    try:
+        results = rule(call)
+    except NoBatchingRule as error:
+        raise BatchingError(f"cannot batch the op {name!r}: {error}") from None
+    results = results if isinstance(results, tuple) else (results,)
+    if len(results) != len(equation.outputs):
+        raise AssertionError(f"autotrace internal error: the batching rule of {name!r} gave "
+                             f"{len(results)} results for {len(equation.outputs)}")
+    for var, result in zip(equation.outputs, results):
+        _check_result(name, var.aval, result, size)
+        values[var] = (result, True)
+
+
+def _check_result(name: str, example: AbstractArray, result, size: int) -> None:
+    """Refuse a batched result whose type is not the example's with the batch axis first."""
+    shape, dtype = np.shape(result), getattr(result, "dtype", None)
+    expected = (size, *example.shape)
+    fits = len(shape) == len(expected) and all(
+        want is None or got is None or got == want for got, want in zip(shape, expected))
+    if not fits or dtype != example.dtype:
+        raise AssertionError(
+            f"autotrace internal error: the batching rule of {name!r} gave a "
+            f"{getattr(dtype, 'name', dtype)} array of shape {shape} where the batch of "
+            f"{size} examples of {example} is {example.dtype.name}{list(expected)}")
