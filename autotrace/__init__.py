@@ -48,14 +48,15 @@ _find_checkout_packages()
 _PUBLIC = {
     **{name: ("autotrace.api", name) for name in ("grad", "value_and_grad", "source")},
     **{name: ("autotrace.operators", name) for name in (
-        "forward", "jvp", "vjp", "jacobian", "hessian", "hvp", "elementwise_grad")},
+        "forward", "jvp", "vjp", "hvp", "elementwise_grad")},
     **{name: ("autotrace.custom", name) for name in (
         "custom_gradient", "custom_vjp", "custom_jvp", "stop_gradient")},
     **{name: ("autotrace.rules", name) for name in ("register_adjoint", "register_tangent", "d")},
     "TransformError": ("autotrace.transforms.errors", "TransformError"),
     "function": ("autotrace.traced_function", "function"),
     "vmap": ("autotrace.batching", "vmap"),
-    **{name: ("autotrace.jacobians", name) for name in ("jacfwd", "jacrev")},
+    **{name: ("autotrace.jacobians", name) for name in (
+        "jacobian", "hessian", "jacfwd", "jacrev")},
     **{name: ("autotrace.jit", name) for name in ("jit", "linearize")},
     "Function": ("autotrace.traced_function", "Function"),
     "ConcreteFunction": ("autotrace.concrete", "ConcreteFunction"),

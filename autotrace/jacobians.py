@@ -1,9 +1,11 @@
-"""`jacrev` and `jacfwd`: the Jacobian of a function as one batched call, as JAX's.
+"""Jacobians: `jacobian` and `hessian`, and `jacrev` and `jacfwd` as JAX's.
 
 jacrev runs the reverse-mode gradient with a batch of seeds `dy` (the basis of the output),
 vmapped; jacfwd runs the forward-mode tangent code on a batch of tangents (the basis of the
-input). Each is one traced, batched graph per signature, where autotrace.jacobian runs the
-generated code once per row or column.
+input). Each is one traced, batched graph per signature. `jacobian` takes more (containers of
+outputs, names of arguments, keyword arguments, has_aux, values traced by autotrace.function)
+and runs the same batched call where it can (`_BatchedDerivative`), else the generated code
+once per row or column; `hessian` is its forward-mode Jacobian of the gradient.
 """
 from __future__ import annotations
 
@@ -13,7 +15,15 @@ import numpy as np
 
 from autotrace.api import grad
 from autotrace.batching import vmap
-from autotrace.operators import forward
+from autotrace.operators import (as_run_now, forward, reverse, reverse_with_aux,
+                                 value_and_aux)
+from autotrace.runtime.derivatives.structure import as_registered_types
+from autotrace.runtime.containers import zeros_like
+from autotrace.runtime.devices import array_module
+from autotrace.runtime.pytrees import tree_flatten, tree_structure
+from autotrace.runtime.state import current_scope
+from autotrace.transforms.derivative_record import derivative_record
+from autotrace.transforms.wrt import FIRST_PARAMETER, WithRespectTo
 
 
 def _position(wrt, caller: str) -> int:
@@ -104,3 +114,167 @@ def jacfwd(f: Callable, wrt: int = 0) -> Callable:
         return np.reshape(output, (*np.shape(output)[:-1], *np.shape(point)))
     jacobian.__name__ = f"jacfwd_{getattr(f, '__name__', 'f')}"
     return jacobian
+
+
+def _unit_vectors(value):
+    """The standard basis of the space `value` (an array or float) lives in. It reads the
+    shape alone: under autotrace.function, `value` is traced and has no value yet."""
+    shape = tuple(value.shape) if hasattr(value, "shape") else np.shape(value)
+    size = int(np.prod(shape, dtype=int))
+    basis = array_module(value).eye(size, dtype=float).reshape((size,) + shape)
+    return [b if shape else float(b) for b in basis]
+
+
+def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse", *,
+             argnums: int | str | None = None, has_aux: bool = False) -> Callable:
+    """The Jacobian of f with respect to one array or float argument.
+
+    The returned function gives an array of shape `output.shape + input.shape`; where f
+    returns a tuple, list, dict or namedtuple (nested or not), a container of the same kind
+    holding one such array per output, as jax.jacobian does.
+    mode="reverse" runs the gradient once per output element; mode="forward" runs the tangent
+    code once per input element (cheaper when the input is smaller than the output).
+    argnums: another name for wrt, as JAX calls it (give one of the two).
+    has_aux: f returns a pair (value, aux); the Jacobian is the value's, and the returned
+    function gives `(Jacobian, aux)`, as in JAX.
+
+    Example:
+        >>> jacobian(lambda x: (x * 2.0, np.sum(x ** 2)))(np.array([1.0, 2.0]))
+        (array([[2., 0.],
+               [0., 2.]]), array([2., 4.]))
+    """
+    if mode not in ("reverse", "forward"):
+        raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
+    wrt = WithRespectTo.of_wrt_or_argnums(wrt, argnums).given  # (argnums: wrt, as JAX names it)
+    if isinstance(wrt, tuple):
+        raise TypeError("jacobian takes one wrt argument; call it once per argument")
+    if mode == "forward":
+        generated = forward(f, wrt)
+    elif has_aux:  # ((value, aux), gradient), seeded for the value alone
+        generated = reverse_with_aux(f, WithRespectTo.of(wrt), with_value=True)
+    else:
+        generated = reverse(f, wrt, with_value=True)
+    position = WithRespectTo.of(wrt).argument(f)
+    name = getattr(f, "__name__", "f")
+    batched = _BatchedDerivative(generated, mode)
+
+    def jacobian_fn(*args, **kwargs):
+        derivative = as_run_now(generated)
+        x = args[position] if isinstance(position, int) else kwargs[position]
+        if isinstance(x, (tuple, list, dict)):
+            raise TypeError(
+                f"jacobian of {name} with respect to {wrt!r}: that argument is a "
+                f"{type(x).__name__}, and jacobian takes one array or float argument; take "
+                "the Jacobian with respect to each array in it (wrap f in a function of that "
+                "array), or use autotrace.grad / autotrace.forward, which take containers")
+        xp = array_module(x)
+        aux = None
+        if mode == "reverse":
+            value, _ = derivative(*args, **kwargs)
+            if has_aux:
+                value, aux = value
+            outputs, unflatten = _flatten(value)
+            if not has_aux and not kwargs and batched.serves(value, x):
+                rows = batched(_basis(np.shape(value), value.dtype), args)  # the gradient of each unit seed at once
+                if rows is not None:
+                    return xp.reshape(_inexact(rows), np.shape(value) + np.shape(x))
+            zeros = [zeros_like(output) for output in outputs]
+            blocks = []
+            for index, output in enumerate(outputs):
+                rows = []
+                for e in _unit_vectors(output):
+                    seed = unflatten(zeros[:index] + [e] + zeros[index + 1:])
+                    gradient = derivative(*args, **kwargs,
+                                          **{derivative_record(generated).seed: seed})[1]
+                    rows.append(_inexact(gradient))  # in the dtype of x
+                blocks.append(xp.stack(rows).reshape(np.shape(output) + np.shape(x)) if rows
+                              else xp.zeros(np.shape(output) + np.shape(x)))
+            return (unflatten(blocks), aux) if has_aux else unflatten(blocks)
+        if not has_aux and not kwargs and batched.serves(x, x):
+            columns = batched(_basis(np.shape(x), x.dtype), args)  # the tangent of each unit vector at once
+            if columns is not None and not isinstance(columns, (tuple, list, dict)):
+                output = xp.moveaxis(_inexact(columns), 0, -1)
+                return xp.reshape(output, np.shape(output)[:-1] + np.shape(x))
+        columns, value = [], None
+        for e in _unit_vectors(x):
+            value, tangent = derivative(*args, **kwargs, tangent=e)
+            if has_aux:  # the value's tangent; aux's is not taken
+                (value, aux), tangent = value_and_aux(value, f), tangent[0]
+            # the tangent's leaves where the value has its own (an object's tangent, gathered
+            # by attribute, made an instance of a registered type first)
+            columns.append(tree_structure(value).flatten_up_to(
+                as_registered_types(tangent, value)))
+        if value is None:  # an empty x: run f for the shape of its value
+            value = derivative(*args, **kwargs)[0]
+            if has_aux:
+                value, aux = value_and_aux(value, f)
+        outputs, unflatten = _flatten(value)
+        blocks = []
+        for index, output in enumerate(outputs):
+            shape = np.shape(output)
+            pieces = [xp.broadcast_to(_inexact(column[index]), shape)
+                      for column in columns]
+            blocks.append(xp.stack(pieces, axis=-1).reshape(shape + np.shape(x)) if pieces
+                          else xp.zeros(shape + np.shape(x)))
+        return (unflatten(blocks), aux) if has_aux else unflatten(blocks)
+    jacobian_fn.__name__ = f"jacobian_{name}"
+    return jacobian_fn
+
+
+class _BatchedDerivative:
+    """A Jacobian's derivative code run for every unit seed (reverse mode) or tangent
+    (forward mode) in one call: autotrace.vmap over them, the arguments the same for each
+    (as jacrev and jacfwd do). For plain arrays, called eagerly without keyword arguments;
+    where vmap cannot batch the derivative (a construct it refuses, a trace that cannot be
+    made), the jacobian runs it once per seed instead, as it always could, from then on."""
+
+    def __init__(self, generated: Callable, mode: str):
+        self.generated, self.mode = generated, mode
+        self.refused = False
+        self.mapped: dict = {}  # how many arguments -> the vmapped derivative
+
+    def serves(self, value, x) -> bool:
+        return not self.refused and current_scope() is None and all(
+            type(v) is np.ndarray and v.dtype.kind in "fc" for v in (value, x))
+
+    def __call__(self, basis, args: tuple):
+        """The gradients (or tangents) for each unit array of `basis` (along axis 0), or None
+        where vmap cannot batch the derivative."""
+        mapped = self.mapped.get(len(args))
+        if mapped is None:
+            generated, keyword = self.generated, ("tangent" if self.mode == "forward"
+                                                  else derivative_record(self.generated).seed)
+
+            def one(unit, *arguments):
+                return generated(*arguments, **{keyword: unit})[1]
+            mapped = self.mapped[len(args)] = vmap(one, in_axes=(0,) + (None,) * len(args))
+        try:
+            return mapped(basis, *args)
+        except Exception:  # noqa: BLE001 - refused by vmap: the loop computes it instead
+            self.refused = True
+            return None
+
+
+def _inexact(value):
+    """`value` as an array, where it is floating or complex (a Jacobian keeps the dtype of
+    the gradients or tangents it is made of, as in JAX), else as float64. An array, or a value
+    traced by autotrace.function, is kept as it is: a traced one cannot be converted."""
+    array = value if hasattr(value, "dtype") and hasattr(value, "shape") else \
+        array_module(value).asarray(value)
+    return array if array.dtype.kind in "fc" else array.astype(float)
+
+
+def _flatten(value):
+    """The leaves of `value` (a pytree: tuples, lists, dicts, namedtuples and registered types,
+    nested, as autotrace.tree_util takes them apart), in order; and a function that builds a
+    tree of value's structure from a list of replacements for them."""
+    leaves, structure = tree_flatten(value)
+    return leaves, structure.unflatten
+
+
+def hessian(f: Callable, wrt: int | str = 0) -> Callable:
+    """The Hessian of a scalar f with respect to one argument: forward mode over the gradient.
+
+    The returned function gives an array of shape `input.shape + input.shape`.
+    """
+    return jacobian(reverse(f, wrt), wrt, mode="forward")

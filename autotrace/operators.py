@@ -1,8 +1,7 @@
-"""Derivative operators built from the two transforms: forward, jvp, vjp, jacobian, hessian, hvp.
+"""Derivative operators built from the two transforms: forward, jvp, vjp, hvp (the Jacobians,
+which batch them with vmap, are autotrace/jacobians.py's).
 
-Each is a thin composition: `jacobian(mode="reverse")` runs the generated gradient once per
-output element, `mode="forward"` the generated tangent code once per input element, and
-`hessian` is forward mode over the reverse-mode gradient.
+Each is a thin composition: `hvp` is forward mode over the reverse-mode gradient.
 """
 from __future__ import annotations
 
@@ -10,16 +9,13 @@ import inspect
 import types
 from typing import Callable
 
-import numpy as np
 
 from autotrace.conversion import for_tracing
 from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
 from autotrace.runtime.user_frames import user_site
 from autotrace.runtime.containers import zeros_like
-from autotrace.runtime.pytrees import tree_flatten, tree_structure
-from autotrace.runtime.derivatives.structure import as_registered_types, seed
-from autotrace.runtime.devices import array_module
+from autotrace.runtime.derivatives.structure import seed
 from autotrace.runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from autotrace.runtime.state import current_scope
 from autotrace.transforms.dynamic_calls import rule_caller
@@ -31,7 +27,7 @@ from autotrace.transforms.front.segments import check_every
 from autotrace.transforms.rules.core import adjoint_rules, constant, tangent_rules
 from autotrace.transforms.front.varargs import by_arguments, takes_varargs
 from autotrace.transforms.derivative_record import Derivative, derivative_record
-from autotrace.transforms.wrt import FIRST_PARAMETER, WithRespectTo
+from autotrace.transforms.wrt import WithRespectTo
 
 
 def _generate(build, f: Callable, wrt, optimized: bool = True, implicit: bool = False,
@@ -271,126 +267,6 @@ class VJPFunction:
     def __call__(self, cotangent):
         seed = {derivative_record(self.gradient).seed: cotangent}
         return as_run_now(self.gradient)(*self.args, **seed)[1]
-
-
-def _unit_vectors(value):
-    """The standard basis of the space `value` (an array or float) lives in. It reads the
-    shape alone: under autotrace.function, `value` is traced and has no value yet."""
-    shape = tuple(value.shape) if hasattr(value, "shape") else np.shape(value)
-    size = int(np.prod(shape, dtype=int))
-    basis = array_module(value).eye(size, dtype=float).reshape((size,) + shape)
-    return [b if shape else float(b) for b in basis]
-
-
-def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse", *,
-             argnums: int | str | None = None, has_aux: bool = False) -> Callable:
-    """The Jacobian of f with respect to one array or float argument.
-
-    The returned function gives an array of shape `output.shape + input.shape`; where f
-    returns a tuple, list, dict or namedtuple (nested or not), a container of the same kind
-    holding one such array per output, as jax.jacobian does.
-    mode="reverse" runs the gradient once per output element; mode="forward" runs the tangent
-    code once per input element (cheaper when the input is smaller than the output).
-    argnums: another name for wrt, as JAX calls it (give one of the two).
-    has_aux: f returns a pair (value, aux); the Jacobian is the value's, and the returned
-    function gives `(Jacobian, aux)`, as in JAX.
-
-    Example:
-        >>> jacobian(lambda x: (x * 2.0, np.sum(x ** 2)))(np.array([1.0, 2.0]))
-        (array([[2., 0.],
-               [0., 2.]]), array([2., 4.]))
-    """
-    if mode not in ("reverse", "forward"):
-        raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
-    wrt = WithRespectTo.of_wrt_or_argnums(wrt, argnums).given  # (argnums: wrt, as JAX names it)
-    if isinstance(wrt, tuple):
-        raise TypeError("jacobian takes one wrt argument; call it once per argument")
-    if mode == "forward":
-        generated = forward(f, wrt)
-    elif has_aux:  # ((value, aux), gradient), seeded for the value alone
-        generated = reverse_with_aux(f, WithRespectTo.of(wrt), with_value=True)
-    else:
-        generated = reverse(f, wrt, with_value=True)
-    position = WithRespectTo.of(wrt).argument(f)
-    name = getattr(f, "__name__", "f")
-
-    def jacobian_fn(*args, **kwargs):
-        derivative = as_run_now(generated)
-        x = args[position] if isinstance(position, int) else kwargs[position]
-        if isinstance(x, (tuple, list, dict)):
-            raise TypeError(
-                f"jacobian of {name} with respect to {wrt!r}: that argument is a "
-                f"{type(x).__name__}, and jacobian takes one array or float argument; take "
-                "the Jacobian with respect to each array in it (wrap f in a function of that "
-                "array), or use autotrace.grad / autotrace.forward, which take containers")
-        xp = array_module(x)
-        aux = None
-        if mode == "reverse":
-            value, _ = derivative(*args, **kwargs)
-            if has_aux:
-                value, aux = value
-            outputs, unflatten = _flatten(value)
-            zeros = [zeros_like(output) for output in outputs]
-            blocks = []
-            for index, output in enumerate(outputs):
-                rows = []
-                for e in _unit_vectors(output):
-                    seed = unflatten(zeros[:index] + [e] + zeros[index + 1:])
-                    gradient = derivative(*args, **kwargs,
-                                          **{derivative_record(generated).seed: seed})[1]
-                    rows.append(_inexact(gradient))  # in the dtype of x
-                blocks.append(xp.stack(rows).reshape(np.shape(output) + np.shape(x)) if rows
-                              else xp.zeros(np.shape(output) + np.shape(x)))
-            return (unflatten(blocks), aux) if has_aux else unflatten(blocks)
-        columns, value = [], None
-        for e in _unit_vectors(x):
-            value, tangent = derivative(*args, **kwargs, tangent=e)
-            if has_aux:  # the value's tangent; aux's is not taken
-                (value, aux), tangent = value_and_aux(value, f), tangent[0]
-            # the tangent's leaves where the value has its own (an object's tangent, gathered
-            # by attribute, made an instance of a registered type first)
-            columns.append(tree_structure(value).flatten_up_to(
-                as_registered_types(tangent, value)))
-        if value is None:  # an empty x: run f for the shape of its value
-            value = derivative(*args, **kwargs)[0]
-            if has_aux:
-                value, aux = value_and_aux(value, f)
-        outputs, unflatten = _flatten(value)
-        blocks = []
-        for index, output in enumerate(outputs):
-            shape = np.shape(output)
-            pieces = [xp.broadcast_to(_inexact(column[index]), shape)
-                      for column in columns]
-            blocks.append(xp.stack(pieces, axis=-1).reshape(shape + np.shape(x)) if pieces
-                          else xp.zeros(shape + np.shape(x)))
-        return (unflatten(blocks), aux) if has_aux else unflatten(blocks)
-    jacobian_fn.__name__ = f"jacobian_{name}"
-    return jacobian_fn
-
-
-def _inexact(value):
-    """`value` as an array, where it is floating or complex (a Jacobian keeps the dtype of
-    the gradients or tangents it is made of, as in JAX), else as float64. An array, or a value
-    traced by autotrace.function, is kept as it is: a traced one cannot be converted."""
-    array = value if hasattr(value, "dtype") and hasattr(value, "shape") else \
-        array_module(value).asarray(value)
-    return array if array.dtype.kind in "fc" else array.astype(float)
-
-
-def _flatten(value):
-    """The leaves of `value` (a pytree: tuples, lists, dicts, namedtuples and registered types,
-    nested, as autotrace.tree_util takes them apart), in order; and a function that builds a
-    tree of value's structure from a list of replacements for them."""
-    leaves, structure = tree_flatten(value)
-    return leaves, structure.unflatten
-
-
-def hessian(f: Callable, wrt: int | str = 0) -> Callable:
-    """The Hessian of a scalar f with respect to one argument: forward mode over the gradient.
-
-    The returned function gives an array of shape `input.shape + input.shape`.
-    """
-    return jacobian(reverse(f, wrt), wrt, mode="forward")
 
 
 def hvp(f: Callable, wrt: int | str = 0) -> Callable:

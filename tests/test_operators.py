@@ -130,6 +130,49 @@ def test_jacobian_of_a_vector_map_from_three_to_five(mode):
 
 
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_jacobian_runs_its_derivative_for_every_row_or_column_in_one_batched_call(
+        mode, monkeypatch):
+    """Eagerly, on arrays, a Jacobian is one vmapped call of the derivative code, not one
+    call per row or column."""
+    import autotrace.jacobians
+    batched_calls = []
+    vmap = autotrace.jacobians.vmap
+
+    def counted_vmap(function, **options):
+        mapped = vmap(function, **options)
+
+        def call(*args):
+            batched_calls.append(np.shape(args[0]))
+            return mapped(*args)
+        return call
+
+    monkeypatch.setattr(autotrace.jacobians, "vmap", counted_vmap)
+    W = np.random.default_rng(4).standard_normal((40, 30))
+    x = np.random.default_rng(5).standard_normal(30)
+    jacobian = autotrace.jacobian(lambda x: np.tanh(W @ x), mode=mode)
+    for point in (x, 2 * x):
+        np.testing.assert_allclose(jacobian(point), (1 - np.tanh(W @ point) ** 2)[:, None] * W,
+                                   rtol=1e-12, atol=1e-15)
+    basis = (40, 40) if mode == "reverse" else (30, 30)  # the output's or the input's
+    assert batched_calls == [basis, basis]
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_jacobian_runs_once_per_row_where_vmap_cannot_batch_it(mode):
+    """A boolean mask's selection has a length of its own in each example, which vmap
+    refuses: the Jacobian is then the derivative run once per row or column."""
+    def selected(x):
+        return np.tanh(x[x > 0.0]) * 3.0
+
+    x = np.array([0.5, -1.0, 2.0, 0.1])
+    with pytest.raises(NotImplementedError):
+        autotrace.vmap(autotrace.grad(selected))(np.stack([x, -x]))
+    jacobian = autotrace.jacobian(selected, mode=mode)(x)
+    np.testing.assert_allclose(jacobian, numerical_jacobian(selected, x), rtol=1e-6,
+                               atol=1e-8)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
 def test_jacobian_of_a_matrix_argument(mode):
     A = np.random.default_rng(3).standard_normal((2, 3))
     jacobian = autotrace.jacobian(matrix_to_four, mode=mode)(A)

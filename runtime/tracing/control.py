@@ -341,10 +341,9 @@ def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple
     share memory share it inside too (share_operand_memory): true for a branch, which runs
     once, not for a loop body, whose next iteration may have rebound one of them. `bases`:
     arrays the operands view, inputs of the subgraph after the operands' leaves, which the
-    code reads by name (control_stale.bases_inside); their leaves come last in `inner`. Inside,
-    an operand stands for a Python number (is weak, weak_scalars.make_weak) where it does outside,
-    and where its leaf's position is in `weak` (a loop's Python numbers, which are NumPy
-    scalars outside it)."""
+    code reads by name (control_stale.bases_inside); their leaves come last in `inner`. An
+    operand is weak inside (weak_scalars.py) where it is outside, or its leaf's position is in
+    `weak` (a loop's Python numbers, NumPy scalars outside it)."""
     builder = SubgraphBuilder(parent, role)
     with _recording_into(builder):
         outer_leaves = [leaf for _, leaf in leaves_with_paths(operands)]
