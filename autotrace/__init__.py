@@ -71,6 +71,8 @@ _PUBLIC = {
     "FrozenRandomWarning": ("autotrace.conversion", "FrozenRandomWarning"),
     "Variable": ("autotrace.variables", "Variable"),
     "Module": ("autotrace.module", "Module"),
+    **{name: ("autotrace.clipping", name) for name in (
+        "clip_by_norm", "clip_by_global_norm", "global_norm")},
     "implicit_grad": ("autotrace.implicit", "implicit_grad"),
     "implicit_value_and_grad": ("autotrace.implicit", "implicit_value_and_grad"),
     "Checkpoint": ("autotrace.checkpoints", "Checkpoint"),

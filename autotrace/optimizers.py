@@ -1,5 +1,7 @@
-"""Optimizers: SGD (with momentum and Nesterov), Adam, RMSprop and Adagrad, with Keras's update
-formulas and argument names.
+"""Optimizers: SGD (with momentum and Nesterov), Adam, AdamW, Nadam, RMSprop and Adagrad, with
+Keras's update formulas and argument names, gradient clipping (`clipnorm`, `global_clipnorm`,
+`clipvalue`), decoupled weight decay (`weight_decay`) and learning-rate schedules
+(`autotrace.optimizers.schedules`).
 
     optimizer = autotrace.optimizers.Adam(learning_rate=0.01)
     optimizer.apply_gradients(zip(gradients, model.trainable_variables))
@@ -22,16 +24,21 @@ must all get a gradient in that first trace.
 """
 from __future__ import annotations
 
+import re
 from typing import Callable, Iterable
 
 import numpy as np
 
-from autotrace import tracking
+from autotrace import schedules, tracking
+from autotrace.clipping import clip_by_global_norm, clip_by_norm
 from autotrace.placement import device
 from autotrace.implicit import implicit_value_and_grad
 from autotrace.variables import Variable
 
-__all__ = ["Optimizer", "SGD", "Adam", "RMSprop", "RMSProp", "Adagrad"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Nadam", "RMSprop", "RMSProp", "Adagrad",
+           "schedules"]
+
+CLIPPING_OPTIONS = ("clipnorm", "global_clipnorm", "clipvalue")
 
 
 class Optimizer:
@@ -42,13 +49,39 @@ class Optimizer:
     Arguments:
         learning_rate: a number (kept in a Variable, so that `optimizer.learning_rate.assign`
             changes it, also for traced steps), or a schedule: a function of the step (the
-            number of steps applied before this one, an int64 array) returning the rate.
+            number of steps applied before this one, an int64 array) returning the rate, such
+            as those of `autotrace.optimizers.schedules`.
         name: the optimizer's name, which starts its Variables' names.
+        clipnorm: if set, each gradient is clipped to this L2 norm (`clip_by_norm`).
+        global_clipnorm: if set, the gradients of a step are clipped together to this global
+            norm (`clip_by_global_norm`).
+        clipvalue: if set, each gradient element is clipped to [-clipvalue, clipvalue].
+        weight_decay: if set, each variable first decays by itself times weight_decay times
+            the learning rate (decoupled weight decay, as in AdamW); see
+            `exclude_from_weight_decay`.
+
+    At most one of clipnorm, global_clipnorm and clipvalue may be set (as in Keras). Every
+    optimizer takes these four as keyword arguments.
     """
 
-    _untracked_attributes = ("_slot_keys",)
+    _untracked_attributes = ("_slot_keys", "_decay_excluded")
 
-    def __init__(self, learning_rate, name: str):
+    def __init__(self, learning_rate, name: str, *, clipnorm=None, global_clipnorm=None,
+                 clipvalue=None, weight_decay=None):
+        clipping = {"clipnorm": clipnorm, "global_clipnorm": global_clipnorm,
+                    "clipvalue": clipvalue}
+        given = {option: value for option, value in clipping.items() if value is not None}
+        if len(given) > 1:
+            raise ValueError(f"{name}: only one of clipnorm, global_clipnorm and clipvalue can "
+                             f"be set; got {given}")
+        for option, value in {**given, "weight_decay": weight_decay}.items():
+            if value is not None and not (isinstance(value, (int, float)) and value >= 0):
+                raise ValueError(f"{name}: {option} must be a number >= 0 or None, not "
+                                 f"{value!r}")
+        self.clipnorm, self.global_clipnorm, self.clipvalue = (
+            None if value is None else float(value) for value in clipping.values())
+        self.weight_decay = None if weight_decay is None else float(weight_decay)
+        self._decay_excluded = ([], [])  # (variable refs, name patterns)
         self.name = name
         self.iterations = Variable(np.int64(0), name=f"{name}/iterations", trainable=False)
         if callable(learning_rate):
@@ -69,6 +102,9 @@ class Optimizer:
 
     def _hyperparameters(self) -> dict:
         return {}
+
+    def _prepare_step(self, step) -> None:
+        """Update optimizer-wide state once per step, before the variables' updates."""
 
     # --- applying gradients ------------------------------------------------------------------
     def apply_gradients(self, grads_and_vars: Iterable) -> Variable:
@@ -95,9 +131,52 @@ class Optimizer:
         learning_rate = self.learning_rate
         learning_rate = (learning_rate.value() if isinstance(learning_rate, Variable) else
                          learning_rate(step) if callable(learning_rate) else learning_rate)
+        pairs = self._clipped(pairs)
+        if self.weight_decay:
+            # Keras's order: clip the gradients, decay the variables, then update them.
+            for _, variable in pairs:
+                if self._decays(variable):
+                    decay = _cast(self.weight_decay * learning_rate, variable.dtype)
+                    variable.assign(variable - variable * decay)
+        self._prepare_step(step)
         for gradient, variable in pairs:
             self._update(variable, gradient, self._slots_for(variable), learning_rate, step)
         return self.iterations.assign_add(1)
+
+    def _clipped(self, pairs) -> list:
+        """The pairs with their gradients clipped as clipnorm, global_clipnorm or clipvalue
+        say."""
+        gradients = [gradient for gradient, _ in pairs]
+        if self.clipnorm:
+            gradients = [clip_by_norm(gradient, self.clipnorm) for gradient in gradients]
+        elif self.global_clipnorm:
+            gradients, _ = clip_by_global_norm(gradients, self.global_clipnorm)
+        elif self.clipvalue:
+            gradients = [np.clip(gradient, -self.clipvalue, self.clipvalue)
+                         for gradient in gradients]
+        return [(gradient, variable) for gradient, (_, variable) in zip(gradients, pairs)]
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None) -> None:
+        """Keep some variables from weight decay (biases and normalization scales, typically).
+
+        Arguments:
+            var_list: Variables not to decay.
+            var_names: regular expressions; a variable whose name contains a match (as
+                `re.search` finds) is not decayed.
+
+        Example:
+            >>> optimizer = AdamW(weight_decay=0.01)
+            >>> optimizer.exclude_from_weight_decay(var_names=["bias", "gamma"])
+        """
+        excluded_refs, excluded_names = self._decay_excluded
+        excluded_refs.extend(variable.ref() for variable in var_list or ())
+        excluded_names.extend(var_names or ())
+
+    def _decays(self, variable: Variable) -> bool:
+        excluded_refs, excluded_names = self._decay_excluded
+        if variable.ref() in excluded_refs:
+            return False
+        return not any(re.search(pattern, variable.name) for pattern in excluded_names)
 
     def minimize(self, loss_fn: Callable, var_list=None):
         """One step down the gradient of `loss_fn()`.
@@ -155,9 +234,13 @@ class Optimizer:
         if len(devices) != 1:
             return
         target = devices.pop()
-        for state in (self.iterations, self.learning_rate):
+        for state in self._step_state():
             if isinstance(state, Variable) and state.device != target:
                 state._move_to(target)
+
+    def _step_state(self) -> tuple:
+        """The optimizer-wide state (not per variable): the step counter, the learning rate."""
+        return (self.iterations, self.learning_rate)
 
     # --- slots -------------------------------------------------------------------------------
     def _slots_for(self, variable: Variable) -> dict:
@@ -199,7 +282,11 @@ class Optimizer:
         learning_rate = self.learning_rate
         if isinstance(learning_rate, Variable):
             learning_rate = float(learning_rate.numpy())
-        return {"name": self.name, "learning_rate": learning_rate, **self._hyperparameters()}
+        options = {option: getattr(self, option)
+                   for option in CLIPPING_OPTIONS + ("weight_decay",)
+                   if getattr(self, option) is not None}
+        return {"name": self.name, "learning_rate": learning_rate, **self._hyperparameters(),
+                **options}
 
     @classmethod
     def from_config(cls, config: dict) -> "Optimizer":
@@ -241,6 +328,7 @@ class SGD(Optimizer):
 
     Arguments:
         learning_rate: a number or a schedule (see `Optimizer`).
+        clipnorm, global_clipnorm, clipvalue, weight_decay: keyword arguments, see `Optimizer`.
         momentum: 0 for plain gradient descent; a slot `momentum` per variable otherwise.
         nesterov: use Nesterov momentum.
 
@@ -250,10 +338,10 @@ class SGD(Optimizer):
     """
 
     def __init__(self, learning_rate=0.01, momentum: float = 0.0, nesterov: bool = False,
-                 name: str = "SGD"):
+                 name: str = "SGD", **options):
         if not 0 <= momentum <= 1:
             raise ValueError(f"SGD: momentum must be between 0 and 1, not {momentum!r}")
-        super().__init__(learning_rate, name)
+        super().__init__(learning_rate, name, **options)
         self.momentum = float(momentum)
         self.nesterov = bool(nesterov)
 
@@ -286,6 +374,7 @@ class Adam(Optimizer):
 
     Arguments:
         learning_rate: a number or a schedule (see `Optimizer`).
+        clipnorm, global_clipnorm, clipvalue, weight_decay: keyword arguments, see `Optimizer`.
         beta_1, beta_2: decay rates of the first and second moment estimates (slots m, v).
         epsilon: added to sqrt(v) for numerical stability.
 
@@ -295,8 +384,8 @@ class Adam(Optimizer):
     """
 
     def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.999,
-                 epsilon: float = 1e-7, name: str = "Adam"):
-        super().__init__(learning_rate, name)
+                 epsilon: float = 1e-7, name: str = "Adam", **options):
+        super().__init__(learning_rate, name, **options)
         self.beta_1 = float(beta_1)
         self.beta_2 = float(beta_2)
         self.epsilon = float(epsilon)
@@ -310,6 +399,97 @@ class Adam(Optimizer):
         m = slots["m"].assign(self.beta_1 * slots["m"] + (1 - self.beta_1) * gradient)
         v = slots["v"].assign(self.beta_2 * slots["v"] + (1 - self.beta_2) * gradient ** 2)
         variable.assign_sub(_cast(corrected, variable.dtype) * m / (np.sqrt(v) + self.epsilon))
+
+    def _hyperparameters(self):
+        return {"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon}
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov and Hutter; Keras's AdamW): each step first
+    shrinks every variable by its learning-rate-scaled decay, then takes Adam's step.
+
+        variable -= learning_rate * weight_decay * variable     # not in the gradient, so
+        (Adam's update, see `Adam`)                              # not in m and v
+
+    Arguments:
+        learning_rate: a number or a schedule (see `Optimizer`); the decay uses the rate of
+            the step (the schedule's value), without Adam's bias correction.
+        weight_decay: the decay rate (`exclude_from_weight_decay` keeps some variables from
+            it).
+        beta_1, beta_2, epsilon: as for `Adam`.
+        clipnorm, global_clipnorm, clipvalue: keyword arguments, see `Optimizer`.
+
+    Example:
+        >>> optimizer = AdamW(learning_rate=1e-3, weight_decay=0.004)
+        >>> optimizer.exclude_from_weight_decay(var_names=["bias"])
+    """
+
+    def __init__(self, learning_rate=0.001, weight_decay: float = 0.004, beta_1: float = 0.9,
+                 beta_2: float = 0.999, epsilon: float = 1e-7, name: str = "AdamW", **options):
+        if weight_decay is None:
+            raise ValueError("AdamW: weight_decay must be a number >= 0, not None (use Adam "
+                             "for no weight decay)")
+        super().__init__(learning_rate, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
+                         name=name, weight_decay=weight_decay, **options)
+
+
+class Nadam(Optimizer):
+    """Adam with Nesterov momentum (Dozat; Keras's Nadam, with its momentum schedule).
+
+        u_t = beta_1 * (1 - 0.5 * 0.96 ** t)                        # t = 1, 2, ...
+        u_product = u_1 * u_2 * ... * u_t                           # kept across steps
+        m = beta_1 * m + (1 - beta_1) * gradient
+        v = beta_2 * v + (1 - beta_2) * gradient ** 2
+        m_hat = u_{t+1} * m / (1 - u_product * u_{t+1}) + (1 - u_t) * gradient / (1 - u_product)
+        v_hat = v / (1 - beta_2 ** t)
+        variable -= learning_rate * m_hat / (sqrt(v_hat) + epsilon)
+
+    Arguments:
+        learning_rate: a number or a schedule (see `Optimizer`).
+        beta_1, beta_2: decay rates of the first and second moment estimates (slots m, v).
+        epsilon: added to sqrt(v_hat) for numerical stability.
+        clipnorm, global_clipnorm, clipvalue, weight_decay: keyword arguments, see `Optimizer`.
+
+    The product of the u_t is the Variable `u_product` (saved by a Checkpoint with the step
+    counter).
+
+    Example:
+        >>> optimizer = Nadam(learning_rate=1e-3)
+    """
+
+    def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.999,
+                 epsilon: float = 1e-7, name: str = "Nadam", **options):
+        super().__init__(learning_rate, name, **options)
+        self.beta_1 = float(beta_1)
+        self.beta_2 = float(beta_2)
+        self.epsilon = float(epsilon)
+        self.u_product = Variable(1.0, name=f"{name}/u_product", trainable=False)
+
+    def _slot_names(self):
+        return (("m", 0.0), ("v", 0.0))
+
+    def _step_state(self):
+        return super()._step_state() + (self.u_product,)
+
+    def _momentum_schedule(self, t):
+        return self.beta_1 * (1.0 - 0.5 * 0.96 ** t)
+
+    def _prepare_step(self, step):
+        self.u_product.assign(self.u_product * self._momentum_schedule(_step_number(step)))
+
+    def _update(self, variable, gradient, slots, learning_rate, step):
+        t = _step_number(step)
+        u_t, u_next = self._momentum_schedule(t), self._momentum_schedule(t + 1)
+        u_product = self.u_product.value()
+        dtype = variable.dtype
+        momentum_weight = _cast(u_next / (1 - u_product * u_next), dtype)
+        gradient_weight = _cast((1 - u_t) / (1 - u_product), dtype)
+        correction = _cast(1 - self.beta_2 ** t, dtype)
+        m = slots["m"].assign(self.beta_1 * slots["m"] + (1 - self.beta_1) * gradient)
+        v = slots["v"].assign(self.beta_2 * slots["v"] + (1 - self.beta_2) * gradient ** 2)
+        m_hat = momentum_weight * m + gradient_weight * gradient
+        variable.assign_sub(_cast(learning_rate, dtype) * m_hat
+                            / (np.sqrt(v / correction) + self.epsilon))
 
     def _hyperparameters(self):
         return {"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon}
@@ -329,6 +509,7 @@ class RMSprop(Optimizer):
 
     Arguments:
         learning_rate: a number or a schedule (see `Optimizer`).
+        clipnorm, global_clipnorm, clipvalue, weight_decay: keyword arguments, see `Optimizer`.
         rho: decay rate of the mean square (slot `rms`).
         momentum: 0, or the momentum (slot `momentum`).
         epsilon: for numerical stability.
@@ -340,8 +521,9 @@ class RMSprop(Optimizer):
     """
 
     def __init__(self, learning_rate=0.001, rho: float = 0.9, momentum: float = 0.0,
-                 epsilon: float = 1e-7, centered: bool = False, name: str = "RMSprop"):
-        super().__init__(learning_rate, name)
+                 epsilon: float = 1e-7, centered: bool = False, name: str = "RMSprop",
+                 **options):
+        super().__init__(learning_rate, name, **options)
         self.rho = float(rho)
         self.momentum = float(momentum)
         self.epsilon = float(epsilon)
@@ -382,6 +564,7 @@ class Adagrad(Optimizer):
 
     Arguments:
         learning_rate: a number or a schedule (see `Optimizer`).
+        clipnorm, global_clipnorm, clipvalue, weight_decay: keyword arguments, see `Optimizer`.
         initial_accumulator_value: the starting value of the slot `accumulator`.
         epsilon: for numerical stability.
 
@@ -390,11 +573,11 @@ class Adagrad(Optimizer):
     """
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value: float = 0.1,
-                 epsilon: float = 1e-7, name: str = "Adagrad"):
+                 epsilon: float = 1e-7, name: str = "Adagrad", **options):
         if initial_accumulator_value < 0:
             raise ValueError("Adagrad: initial_accumulator_value must be >= 0, not "
                              f"{initial_accumulator_value!r}")
-        super().__init__(learning_rate, name)
+        super().__init__(learning_rate, name, **options)
         self.initial_accumulator_value = float(initial_accumulator_value)
         self.epsilon = float(epsilon)
 
