@@ -24,10 +24,10 @@ def _squared_norm(value, axis=None, keepdims=False):
 
 
 def _safe_sqrt(squared):
-    """sqrt(squared), whose derivative at 0 is 0 instead of infinite (as the norm of a zero
-    gradient is a constant 0)."""
+    """sqrt(squared), with a finite derivative at 0 (the square root's is infinite there, and
+    times the 0 derivative of the square would be NaN); NaN stays NaN."""
     positive = squared > 0
-    return np.where(positive, np.sqrt(np.where(positive, squared, 1.0)), 0.0 * squared)
+    return np.where(positive, np.sqrt(np.where(positive, squared, 1.0)), squared)
 
 
 def _check_clip_norm(clip_norm, function: str) -> None:

@@ -1,10 +1,12 @@
 """Optimizers: each update against the formulas written out here step by step, slots, the step
 counter, gradients that are None or misshapen, and optimizer steps inside autotrace.function."""
+import json
+
 import numpy as np
 import pytest
 
 import autotrace
-from autotrace import Variable, optimizers
+from autotrace import Checkpoint, Variable, optimizers
 from autotrace.tracking import tracked_variables
 
 GRADIENTS = [np.array([0.5, -1.0]), np.array([0.1, 0.2]), np.array([-2.0, 3.0])]
@@ -239,6 +241,11 @@ OPTIMIZERS = {
     "rmsprop": lambda: optimizers.RMSprop(0.1, momentum=0.5, centered=True),
     "adagrad": lambda: optimizers.Adagrad(0.1),
     "schedule": lambda: optimizers.Adam(lambda step: 0.1 / (1.0 + step)),
+    "adamw": lambda: optimizers.AdamW(0.1, weight_decay=0.5),
+    "nadam": lambda: optimizers.Nadam(0.1),
+    "clipped_scheduled": lambda: optimizers.SGD(
+        optimizers.schedules.CosineDecay(0.0, 2, warmup_target=0.2, warmup_steps=1),
+        momentum=0.9, global_clipnorm=1.0),
 }
 
 
@@ -270,3 +277,181 @@ def test_traced_step_reads_the_learning_rate_on_every_call():
     optimizer.learning_rate.assign(0.0)
     step(np.ones(2))
     assert w.numpy().tolist() == [0.5, 0.5] and step.trace_count == 1
+
+
+# --- AdamW, Nadam ---------------------------------------------------------------------------------
+
+def adam_update(lr, b1=0.9, b2=0.999, eps=1e-7):
+    def update(w, g, state, t):
+        state["m"] = b1 * state["m"] + (1 - b1) * g
+        state["v"] = b2 * state["v"] + (1 - b2) * g * g
+        lr_t = lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+        return w - lr_t * state["m"] / (np.sqrt(state["v"]) + eps)
+    return update
+
+
+def test_adamw_decays_the_variable_before_adams_step():
+    lr, wd = 0.1, 0.05
+    adam = adam_update(lr)
+
+    def update(w, g, state, t):
+        return adam(w - w * wd * lr, g, state, t)
+    expected = expected_steps(update, {"m": np.zeros(2), "v": np.zeros(2)})
+    assert_steps(run_steps(optimizers.AdamW(learning_rate=lr, weight_decay=wd)), expected)
+    # The first step: (1, 2) shrunk by 0.5%, then Adam's step of about lr against the gradient.
+    np.testing.assert_allclose(expected[0], START * 0.995 - lr * np.sign(GRADIENTS[0]),
+                               rtol=1e-5)
+
+
+def test_adamw_decays_with_the_scheduled_rate_and_skips_excluded_variables():
+    def schedule(step):
+        return 0.1 * 0.5 ** step
+    optimizer = optimizers.AdamW(learning_rate=schedule, weight_decay=0.2)
+    w, bias, scale = (Variable(START, name="dense/kernel"), Variable(START, name="dense/bias"),
+                      Variable(START, name="norm/gamma"))
+    optimizer.exclude_from_weight_decay(var_list=[scale], var_names=["bias$"])
+    adam_w, adam_free = {"m": np.zeros(2), "v": np.zeros(2)}, {"m": np.zeros(2), "v": np.zeros(2)}
+    expected_w, expected_free = START.copy(), START.copy()
+    for t, g in enumerate(GRADIENTS, start=1):
+        lr = 0.1 * 0.5 ** (t - 1)
+        expected_w = adam_update(lr)(expected_w - expected_w * 0.2 * lr, g, adam_w, t)
+        expected_free = adam_update(lr)(expected_free, g, adam_free, t)
+        optimizer.apply_gradients([(g, w), (g, bias), (g, scale)])
+        np.testing.assert_allclose(w.numpy(), expected_w, rtol=1e-12, err_msg=f"step {t}")
+        np.testing.assert_allclose(bias.numpy(), expected_free, rtol=1e-12)
+        np.testing.assert_allclose(scale.numpy(), expected_free, rtol=1e-12)
+
+
+def test_nadam():
+    lr, b1, b2, eps = 0.1, 0.9, 0.999, 1e-7
+
+    def update(w, g, state, t):
+        u_t, u_next = b1 * (1 - 0.5 * 0.96 ** t), b1 * (1 - 0.5 * 0.96 ** (t + 1))
+        state["u_product"] = state["u_product"] * u_t
+        state["m"] = b1 * state["m"] + (1 - b1) * g
+        state["v"] = b2 * state["v"] + (1 - b2) * g * g
+        m_hat = (u_next * state["m"] / (1 - state["u_product"] * u_next)
+                 + (1 - u_t) * g / (1 - state["u_product"]))
+        v_hat = state["v"] / (1 - b2 ** t)
+        return w - lr * m_hat / (np.sqrt(v_hat) + eps)
+    state = {"m": np.zeros(2), "v": np.zeros(2), "u_product": 1.0}
+    expected = expected_steps(update, state)
+    optimizer = optimizers.Nadam(learning_rate=lr)
+    assert_steps(run_steps(optimizer), expected)
+    # By hand: u_1 = 0.9 * 0.52 = 0.468, u_2 = 0.9 * (1 - 0.5 * 0.9216) = 0.48528, and at
+    # t = 1, m = 0.1 g, v_hat = g^2, so the step is lr * (0.048528 / (1 - 0.468 * 0.48528) + 1)
+    # against the gradient's sign.
+    np.testing.assert_allclose(
+        expected[0], START - lr * (0.048528 / (1 - 0.468 * 0.48528) + 1) * np.sign(GRADIENTS[0]),
+        rtol=1e-6)
+    np.testing.assert_allclose(float(optimizer.u_product.numpy()), state["u_product"],
+                               rtol=1e-15)
+
+
+def test_new_defaults_are_keras_defaults():
+    assert optimizers.AdamW().get_config() == {
+        "name": "AdamW", "learning_rate": 0.001, "beta_1": 0.9, "beta_2": 0.999,
+        "epsilon": 1e-7, "weight_decay": 0.004}
+    assert optimizers.Nadam().get_config() == {
+        "name": "Nadam", "learning_rate": 0.001, "beta_1": 0.9, "beta_2": 0.999,
+        "epsilon": 1e-7}
+    config = optimizers.SGD(0.1, clipnorm=2, weight_decay=0.01).get_config()
+    assert config == {"name": "SGD", "learning_rate": 0.1, "momentum": 0.0, "nesterov": False,
+                      "clipnorm": 2.0, "weight_decay": 0.01}
+    again = optimizers.AdamW.from_config(optimizers.AdamW(global_clipnorm=1.5).get_config())
+    assert (again.global_clipnorm, again.weight_decay, again.clipnorm) == (1.5, 0.004, None)
+
+
+# --- clipping and schedules in a step --------------------------------------------------------------
+
+def test_clipped_and_scheduled_sgd_matches_the_formula_by_hand():
+    schedule = optimizers.schedules.ExponentialDecay(0.1, decay_steps=1, decay_rate=0.5)
+    optimizer = optimizers.SGD(schedule, momentum=0.9, global_clipnorm=1.0)
+    w, b = Variable(START, name="w"), Variable([0.5], name="b")
+    b_gradients = [np.array([1.0]), np.array([0.0]), np.array([-1.0])]
+    velocity_w, velocity_b = np.zeros(2), np.zeros(1)
+    expected_w, expected_b = START.copy(), np.array([0.5])
+    for t, (g_w, g_b) in enumerate(zip(GRADIENTS, b_gradients), start=1):
+        norm = np.sqrt(np.sum(g_w ** 2) + np.sum(g_b ** 2))
+        scale = 1.0 / max(norm, 1.0)
+        lr = 0.1 * 0.5 ** (t - 1)
+        velocity_w = 0.9 * velocity_w - lr * g_w * scale
+        velocity_b = 0.9 * velocity_b - lr * g_b * scale
+        expected_w, expected_b = expected_w + velocity_w, expected_b + velocity_b
+        optimizer.apply_gradients([(g_w, w), (g_b, b)])
+        np.testing.assert_allclose(w.numpy(), expected_w, rtol=1e-14, err_msg=f"step {t}")
+        np.testing.assert_allclose(b.numpy(), expected_b, rtol=1e-14, err_msg=f"step {t}")
+        if t == 1:  # by hand: norm sqrt(0.25 + 1 + 1) = 1.5, so w moves by -0.1 (0.5, -1) / 1.5
+            np.testing.assert_allclose(w.numpy(), [1.0 - 0.05 / 1.5, 2.0 + 0.1 / 1.5])
+
+
+@pytest.mark.parametrize("option", ["clipnorm", "clipvalue"])
+def test_clipnorm_and_clipvalue_clip_each_gradient(option):
+    optimizer = optimizers.SGD(0.1, **{option: 0.5})
+    w, b = Variable(START, name="w"), Variable([0.5], name="b")
+    expected_w, expected_b = START.copy(), np.array([0.5])
+    for g_w, g_b in zip(GRADIENTS, [np.array([0.25]), np.array([-3.0]), np.array([1.0])]):
+        if option == "clipnorm":
+            clipped = [g * 0.5 / max(np.sqrt(np.sum(g * g)), 0.5) for g in (g_w, g_b)]
+        else:
+            clipped = [np.minimum(np.maximum(g, -0.5), 0.5) for g in (g_w, g_b)]
+        expected_w, expected_b = expected_w - 0.1 * clipped[0], expected_b - 0.1 * clipped[1]
+        optimizer.apply_gradients([(g_w, w), (g_b, b)])
+        np.testing.assert_allclose(w.numpy(), expected_w, rtol=1e-14)
+        np.testing.assert_allclose(b.numpy(), expected_b, rtol=1e-14)
+    # b's gradients 0.25, -3 and 1 clip to 0.25, -0.5 and 0.5 either way.
+    np.testing.assert_allclose(b.numpy(), [0.5 - 0.1 * (0.25 - 0.5 + 0.5)], rtol=1e-15)
+
+
+def test_clipping_options_are_checked():
+    with pytest.raises(ValueError) as error:
+        optimizers.Adam(clipnorm=1.0, clipvalue=0.5)
+    assert str(error.value) == ("Adam: only one of clipnorm, global_clipnorm and clipvalue can "
+                                "be set; got {'clipnorm': 1.0, 'clipvalue': 0.5}")
+    with pytest.raises(ValueError, match=r"^SGD: global_clipnorm must be a number >= 0 or "
+                                         r"None, not -1$"):
+        optimizers.SGD(global_clipnorm=-1)
+    with pytest.raises(ValueError, match="AdamW: weight_decay must be a number >= 0, not None"):
+        optimizers.AdamW(weight_decay=None)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: optimizers.AdamW(0.1, global_clipnorm=0.5),
+    lambda: optimizers.Nadam(0.1, clipnorm=0.5),
+    lambda: optimizers.RMSprop(0.1, momentum=0.5, clipvalue=0.5),
+], ids=["adamw", "nadam", "rmsprop"])
+def test_float32_stays_float32(make):
+    optimizer, w = make(), Variable(START.astype(np.float32), name="w")
+    for gradient in GRADIENTS:
+        optimizer.apply_gradients([(gradient.astype(np.float32), w)])
+    assert w.dtype == np.float32 and w.numpy().dtype == np.float32
+    assert all(slot.dtype == np.float32 for slot in optimizer.slots["w"].values())
+    reference = make()
+    expected = run_steps(reference)[-1]
+    np.testing.assert_allclose(w.numpy(), expected, rtol=1e-5)
+
+
+# --- checkpoints ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("make, state", [
+    (lambda: optimizers.AdamW(0.1, weight_decay=0.1), []),
+    (lambda: optimizers.Nadam(0.1), ["optimizer/u_product"]),
+], ids=["adamw", "nadam"])
+def test_checkpoint_restores_the_state_and_training_continues_the_same(tmp_path, make, state):
+    optimizer, w = make(), Variable(START, name="w")
+    checkpoint = Checkpoint(w=w, optimizer=optimizer)
+    for gradient in GRADIENTS[:2]:
+        optimizer.apply_gradients([(gradient, w)])
+    path = checkpoint.save(tmp_path / "ckpt")
+    optimizer.apply_gradients([(GRADIENTS[2], w)])
+    after_three = [variable.numpy() for variable in [w] + optimizer.variables]
+    for gradient in GRADIENTS:
+        optimizer.apply_gradients([(gradient, w)])
+    checkpoint.restore(path).assert_consumed()
+    assert int(optimizer.iterations) == 2
+    optimizer.apply_gradients([(GRADIENTS[2], w)])
+    for variable, expected in zip([w] + optimizer.variables, after_three):
+        np.testing.assert_array_equal(variable.numpy(), expected, err_msg=variable.name)
+    index = json.loads((tmp_path / "ckpt-1.index.json").read_text())
+    assert list(index["variables"]) == ["w", "optimizer/iterations", "optimizer/learning_rate",
+                                        "optimizer/slots/w/m", "optimizer/slots/w/v", *state]
