@@ -467,9 +467,10 @@ def test_dropout_draws_a_new_mask_on_every_call_of_a_traced_step():
      "BatchNormalization: argument `momentum` must be in [0, 1], got 1.5"),
     (lambda: layers.Sequential().add(3), TypeError,
      "Sequential.add: argument `layer` must be a layer or a function, got int"),
-    (lambda: layers.Dense(2, activation="swish"), ValueError,
+    (lambda: layers.Dense(2, activation="mish"), ValueError,
      "get_activation: activation must be one of 'relu', 'sigmoid', 'tanh', 'softmax', "
-     "'gelu', 'linear', None or a function, got 'swish'"),
+     "'gelu', 'linear', 'leaky_relu', 'elu', 'softplus', 'silu', 'swish', None or a function, "
+     "got 'mish'"),
 ])
 def test_argument_errors(make, error, message):
     with pytest.raises(error) as raised:

@@ -188,6 +188,12 @@ def gelu_by_tanh(x):
 ACTIVATIONS = {"relu": nn.relu, "sigmoid": nn.sigmoid, "tanh": nn.tanh, "softmax": nn.softmax,
                "softmax_axis0": softmax_over_rows, "log_softmax": nn.log_softmax,
                "gelu": nn.gelu, "gelu_tanh": gelu_by_tanh, "erf": nn.erf}
+# Checked to first order in both modes (second order costs seconds each; they are compositions
+# of functions whose second derivatives the table above checks).
+FIRST_ORDER_ACTIVATIONS = {
+    "leaky_relu": lambda x: nn.leaky_relu(x, 0.1), "elu": lambda x: nn.elu(x, alpha=2.0),
+    "softplus": nn.softplus, "silu": nn.silu, "logsumexp": nn.logsumexp,
+    "logsumexp_axis1": lambda x: nn.logsumexp(x, axis=1)[:, None] * x}
 
 
 @pytest.mark.parametrize("name", list(ACTIVATIONS))
@@ -201,6 +207,17 @@ def test_activation_derivatives(name):
     check_grads(loss, (x,), order=2, modes=BOTH_MODES)
 
 
+@pytest.mark.parametrize("name", list(FIRST_ORDER_ACTIVATIONS))
+def test_new_activation_derivatives(name):
+    activation = FIRST_ORDER_ACTIVATIONS[name]
+    x = rng.uniform(0.2, 2.0, (3, 4)) * rng.choice([-1.0, 1.0], (3, 4))  # away from kinks
+
+    def loss(x):
+        return np.sum(activation(x) * np.cos(x))
+
+    check_grads(loss, (x,), modes=BOTH_MODES)
+
+
 def test_activation_values():
     x = np.linspace(-3.0, 3.0, 13)
     exact = np.array([math.erf(v) for v in x / math.sqrt(2.0)])
@@ -210,6 +227,71 @@ def test_activation_values():
     np.testing.assert_array_equal(nn.relu(x), np.where(x > 0, x, 0.0))
     np.testing.assert_allclose(nn.softmax(x), np.exp(x) / np.sum(np.exp(x)), rtol=1e-14)
     np.testing.assert_allclose(nn.log_softmax(x), np.log(nn.softmax(x)), rtol=1e-14)
+
+
+def test_new_activation_values():
+    x = np.linspace(-3.0, 3.0, 13)
+    np.testing.assert_array_equal(nn.leaky_relu(x), [v if v > 0 else 0.2 * v for v in x])
+    np.testing.assert_array_equal(nn.leaky_relu(x, negative_slope=0.5),
+                                  [v if v > 0 else 0.5 * v for v in x])
+    np.testing.assert_allclose(nn.elu(x, alpha=1.5),
+                               [v if v > 0 else 1.5 * (math.exp(v) - 1) for v in x], rtol=1e-14)
+    np.testing.assert_allclose(nn.softplus(x), [math.log(1 + math.exp(v)) for v in x],
+                               rtol=1e-14)
+    np.testing.assert_allclose(nn.silu(x), [v / (1 + math.exp(-v)) for v in x], rtol=1e-14,
+                               atol=1e-300)
+    assert nn.swish is nn.silu
+    matrix = x[:12].reshape(3, 4)
+    for axis in (None, 0, 1, (0, 1)):
+        expected = np.log(np.sum(np.exp(matrix), axis=axis))
+        np.testing.assert_allclose(nn.logsumexp(matrix, axis=axis), expected, rtol=1e-14)
+        np.testing.assert_allclose(nn.logsumexp(matrix, axis=axis, keepdims=True),
+                                   np.log(np.sum(np.exp(matrix), axis=axis, keepdims=True)),
+                                   rtol=1e-14)
+    assert nn.logsumexp(np.float32([1.0, 2.0])).dtype == np.float32
+
+
+def test_new_activations_are_stable_on_large_inputs():
+    big = np.array([-1e4, -800.0, 0.0, 800.0, 1e4])
+    with np.errstate(over="raise", divide="raise", invalid="raise"):
+        np.testing.assert_allclose(nn.softplus(big), [0.0, 0.0, math.log(2.0), 800.0, 1e4])
+        np.testing.assert_allclose(nn.elu(big), [-1.0, -1.0, 0.0, 800.0, 1e4])
+        np.testing.assert_allclose(nn.silu(big), [-0.0, -0.0, 0.0, 800.0, 1e4])
+        assert float(nn.logsumexp(np.array([1e4, 1e4]))) == 1e4 + math.log(2.0)
+        gradient = autotrace.grad(lambda x: np.sum(nn.softplus(x)))(big)
+        np.testing.assert_allclose(gradient, [0.0, 0.0, 0.5, 1.0, 1.0])
+        gradient = autotrace.grad(lambda x: nn.logsumexp(x))(np.array([1e4, 1e4]))
+        np.testing.assert_allclose(gradient, [0.5, 0.5])
+    with np.errstate(divide="ignore"):  # log(0) for the row of -inf only
+        all_minus_inf = nn.logsumexp(np.array([[-np.inf, -np.inf], [0.0, -np.inf]]), axis=1)
+    assert all_minus_inf.tolist() == [-np.inf, 0.0]
+
+
+def test_new_activation_derivatives_at_zero():
+    zero = np.zeros(1)
+    assert autotrace.grad(lambda x: np.sum(nn.softplus(x)))(zero)[0] == 0.5
+    assert autotrace.grad(lambda x: np.sum(nn.leaky_relu(x)))(zero)[0] == 0.2
+    assert autotrace.grad(lambda x: np.sum(nn.elu(x)))(zero)[0] == 1.0
+    assert autotrace.grad(lambda x: np.sum(nn.silu(x)))(zero)[0] == 0.5
+
+
+def test_one_hot():
+    indices = np.array([[2, 0], [1, 5]])
+    encoded = nn.one_hot(indices, 3)
+    assert encoded.dtype == np.float32 and encoded.shape == (2, 2, 3)
+    expected = np.zeros((2, 2, 3), np.float32)
+    for (i, j), index in np.ndenumerate(indices):
+        if index < 3:
+            expected[i, j, index] = 1.0
+    np.testing.assert_array_equal(encoded, expected)  # index 5 is a row of zeros
+    np.testing.assert_array_equal(nn.one_hot(indices, 3, axis=0),
+                                  np.moveaxis(expected, -1, 0))
+    assert nn.one_hot([1], 2, dtype=np.int64).tolist() == [[0, 1]]
+    traced = autotrace.function(lambda labels: nn.one_hot(labels, 3, dtype=np.float64))
+    np.testing.assert_array_equal(traced(np.array([2, 0, 1])), np.eye(3)[[2, 0, 1]])
+    with pytest.raises(TypeError, match=r"^one_hot: indices must be integers, got dtype "
+                                        r"float64$"):
+        nn.one_hot(np.array([1.0]), 2)
 
 
 def test_erf_matches_math_erf_to_the_last_bits():
@@ -243,7 +325,8 @@ def test_get_activation():
     assert nn.get_activation("ReLU") is nn.relu
     assert nn.get_activation(None) is nn.linear and nn.get_activation("linear") is nn.linear
     assert nn.get_activation(np.tanh) is np.tanh
-    for name in ("sigmoid", "tanh", "softmax", "gelu"):
+    for name in ("sigmoid", "tanh", "softmax", "gelu", "leaky_relu", "elu", "softplus", "silu",
+                 "swish"):
         assert nn.get_activation(name) is getattr(nn, name)
 
 
@@ -314,9 +397,10 @@ KERNEL = np.zeros((3, 3, 2, 1))
     (lambda: nn.conv2d(X, np.zeros((5, 1, 2, 1))),
      "conv2d: the 5x1 window does not fit in the 4x4 input with padding='valid'; use "
      "padding='same' or a smaller window"),
-    (lambda: nn.get_activation("swish"),
+    (lambda: nn.get_activation("mish"),
      "get_activation: activation must be one of 'relu', 'sigmoid', 'tanh', 'softmax', 'gelu', "
-     "'linear', None or a function, got 'swish'"),
+     "'linear', 'leaky_relu', 'elu', 'softplus', 'silu', 'swish', None or a function, got "
+     "'mish'"),
 ])
 def test_error_messages(call, message):
     with pytest.raises(ValueError) as error:

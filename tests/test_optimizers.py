@@ -38,7 +38,7 @@ def assert_steps(actual, expected):
         np.testing.assert_allclose(a, e, rtol=1e-12, atol=0, err_msg=f"step {step}")
 
 
-# --- each optimizer's formulas ------------------------------------------------------------------
+# --- each optimizer's formulas -------------------------------------------------------------------
 
 def test_sgd():
     assert_steps(run_steps(optimizers.SGD(learning_rate=0.1)),
@@ -128,7 +128,7 @@ def test_defaults_are_keras_defaults():
     assert (again.get_config()["learning_rate"], again.beta_1) == (0.5, 0.8)
 
 
-# --- counter, learning rate, slots --------------------------------------------------------------
+# --- counter, learning rate, slots ---------------------------------------------------------------
 
 def test_step_counter_and_schedule():
     steps_seen = []
@@ -203,7 +203,7 @@ def test_apply_gradients_takes_pairs_only():
         optimizers.SGD().apply_gradients([np.ones(2)])
 
 
-# --- minimize -----------------------------------------------------------------------------------
+# --- minimize ------------------------------------------------------------------------------------
 
 def test_minimize_with_and_without_var_list(monkeypatch):
     w, b = Variable([3.0], name="w"), Variable([1.0], name="b")
@@ -232,7 +232,7 @@ def test_minimize_with_implicit_gradients(traced):
     assert float(step(np.ones(2))) == 2.5 and w.numpy().tolist() == [0.75, -0.25]
 
 
-# --- inside autotrace.function ------------------------------------------------------------------
+# --- inside autotrace.function -------------------------------------------------------------------
 
 OPTIMIZERS = {
     "sgd": lambda: optimizers.SGD(0.1),
@@ -279,7 +279,7 @@ def test_traced_step_reads_the_learning_rate_on_every_call():
     assert w.numpy().tolist() == [0.5, 0.5] and step.trace_count == 1
 
 
-# --- AdamW, Nadam ---------------------------------------------------------------------------------
+# --- AdamW, Nadam --------------------------------------------------------------------------------
 
 def adam_update(lr, b1=0.9, b2=0.999, eps=1e-7):
     def update(w, g, state, t):
@@ -362,7 +362,7 @@ def test_new_defaults_are_keras_defaults():
     assert (again.global_clipnorm, again.weight_decay, again.clipnorm) == (1.5, 0.004, None)
 
 
-# --- clipping and schedules in a step --------------------------------------------------------------
+# --- clipping and schedules in a step ------------------------------------------------------------
 
 def test_clipped_and_scheduled_sgd_matches_the_formula_by_hand():
     schedule = optimizers.schedules.ExponentialDecay(0.1, decay_steps=1, decay_rate=0.5)
@@ -431,7 +431,7 @@ def test_float32_stays_float32(make):
     np.testing.assert_allclose(w.numpy(), expected, rtol=1e-5)
 
 
-# --- checkpoints ------------------------------------------------------------------------------------
+# --- checkpoints ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("make, state", [
     (lambda: optimizers.AdamW(0.1, weight_decay=0.1), []),

@@ -1,6 +1,8 @@
 """Learning-rate schedules against Keras's formulas written out with `math`, eagerly and read by
 a traced step; gradient clipping against norms computed by hand, its None, infinite and float32
 cases, and its derivatives against finite differences."""
+import doctest
+import importlib
 import math
 
 import numpy as np
@@ -160,3 +162,8 @@ def test_clipping_gradients_match_finite_differences():
         return np.sum(np.sin(autotrace.clip_by_norm(a, 1.0, axes=1)))
     check_grads(clipped_sum, (np.array([0.8, -1.1]), np.array([0.5])), wrt=(0, 1))
     check_grads(clipped_rows, (np.array([[0.8, -1.1], [0.1, 0.2]]),))
+
+
+@pytest.mark.parametrize("module", ["autotrace.schedules", "autotrace.clipping"])
+def test_docstring_examples(module):
+    assert doctest.testmod(importlib.import_module(module)).failed == 0
