@@ -6,6 +6,14 @@ default) averages the per-example losses, "sum" adds them, "none" returns them.
     import autotrace as at
     loss = at.losses.softmax_cross_entropy(labels, logits)     # integer or one-hot labels
     grad = at.grad(lambda w: at.losses.mean_squared_error(y, X @ w))(w)
+
+Keras's names are here too, with Keras's arguments and defaults (probabilities unless
+from_logits=True): `binary_crossentropy`, `categorical_crossentropy`,
+`sparse_categorical_crossentropy`, `huber`, `mean_absolute_error`, `kl_divergence`. Their
+"mean" is the value of Keras's loss classes (`keras.losses.BinaryCrossentropy()(y_true,
+y_pred)`, ...); with reduction="none", an elementwise loss (binary cross entropy, Huber,
+absolute error) gives one loss per element where Keras's functions average each sample's last
+axis.
 """
 from __future__ import annotations
 
@@ -16,7 +24,9 @@ from autotrace.runtime.devices import array_module
 from autotrace.runtime.primitives.registry import is_traced
 
 __all__ = ["softmax_cross_entropy", "sparse_softmax_cross_entropy",
-           "dense_softmax_cross_entropy", "sigmoid_cross_entropy", "mean_squared_error"]
+           "dense_softmax_cross_entropy", "sigmoid_cross_entropy", "mean_squared_error",
+           "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy",
+           "huber", "mean_absolute_error", "kl_divergence", "kld"]
 
 REDUCTIONS = ("mean", "sum", "none")
 # Probabilities are clipped to [EPSILON, 1 - EPSILON] before their log (from_logits=False).
@@ -125,6 +135,133 @@ def mean_squared_error(y_true, y_pred, reduction="mean"):
     """
     _check_reduction(reduction, "mean_squared_error")
     return _reduce((y_pred - y_true) ** 2, reduction)
+
+
+def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0,
+                        reduction="mean"):
+    """The binary cross entropy -(z log p + (1 - z) log(1 - p)), elementwise, as Keras's.
+
+    Arguments:
+        y_true: 0/1 targets or probabilities z, shaped like y_pred.
+        y_pred: probabilities p (clipped to [1e-7, 1 - 1e-7] before their log, as Keras does),
+            or logits with from_logits=True (see `sigmoid_cross_entropy`, which is then used).
+        from_logits: whether y_pred are logits.
+        label_smoothing: z becomes z (1 - label_smoothing) + label_smoothing / 2.
+        reduction: "mean" or "sum" over every element, or "none" (one loss per element).
+
+    Example:
+        >>> float(binary_crossentropy(np.array([1.0, 0.0]), np.array([0.5, 0.5])))
+        0.6931471805599453
+    """
+    _check_reduction(reduction, "binary_crossentropy")
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    if from_logits:
+        return sigmoid_cross_entropy(y_true, y_pred, reduction)
+    p = np.clip(y_pred, EPSILON, 1.0 - EPSILON)
+    return _reduce(-(y_true * np.log(p) + (1.0 - y_true) * np.log(1.0 - p)), reduction)
+
+
+def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0,
+                             reduction="mean"):
+    """Keras's categorical cross entropy: `dense_softmax_cross_entropy` of one-hot (or
+    probability) rows, with probabilities by default and optional label smoothing.
+
+    Arguments:
+        y_true: (N, C) one-hot or probability rows.
+        y_pred: (N, C) probabilities (normalized and clipped, as Keras does), or logits with
+            from_logits=True.
+        from_logits: whether y_pred are logits.
+        label_smoothing: y_true becomes y_true (1 - label_smoothing) + label_smoothing / C.
+        reduction: "mean", "sum" or "none" (the N per-example losses).
+
+    Example:
+        >>> float(categorical_crossentropy(np.array([[0.0, 1.0]]), np.array([[0.5, 0.5]])))
+        0.6931471805599453
+    """
+    _check_reduction(reduction, "categorical_crossentropy")
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / np.shape(y_pred)[-1]
+    return dense_softmax_cross_entropy(y_true, y_pred, from_logits, reduction)
+
+
+def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, reduction="mean"):
+    """Keras's sparse categorical cross entropy: `sparse_softmax_cross_entropy` of integer
+    labels, with probabilities by default.
+
+    Arguments:
+        y_true: (N,) or (N, 1) integer class indices.
+        y_pred: (N, C) probabilities (normalized and clipped, as Keras does), or logits with
+            from_logits=True.
+        from_logits: whether y_pred are logits.
+        reduction: "mean", "sum" or "none" (the N per-example losses).
+
+    Example:
+        >>> float(sparse_categorical_crossentropy(np.array([[1]]), np.array([[0.5, 0.5]])))
+        0.6931471805599453
+    """
+    _check_reduction(reduction, "sparse_categorical_crossentropy")
+    if np.ndim(y_true) == np.ndim(y_pred) and np.shape(y_true)[-1] == 1:
+        y_true = np.squeeze(y_true, axis=-1)
+    return sparse_softmax_cross_entropy(y_true, y_pred, from_logits, reduction)
+
+
+def huber(y_true, y_pred, delta=1.0, reduction="mean"):
+    """The Huber loss of the error e = y_pred - y_true, elementwise: e^2 / 2 where |e| <= delta,
+    delta (|e| - delta / 2) elsewhere (quadratic near 0, linear beyond delta).
+
+    Arguments:
+        y_true, y_pred: arrays of one shape.
+        delta: where the loss turns from quadratic to linear.
+        reduction: "mean" or "sum" over every element, or "none" (one per element).
+
+    Example:
+        >>> float(huber(np.array([0.0, 0.0]), np.array([0.5, 3.0])))
+        1.3125
+    """
+    _check_reduction(reduction, "huber")
+    error = y_pred - y_true
+    absolute = np.abs(error)
+    losses = np.where(absolute <= delta, 0.5 * error ** 2, delta * absolute - 0.5 * delta ** 2)
+    return _reduce(losses, reduction)
+
+
+def mean_absolute_error(y_true, y_pred, reduction="mean"):
+    """The absolute differences |y_pred - y_true|, reduced.
+
+    Arguments:
+        y_true, y_pred: arrays of one shape.
+        reduction: "mean" or "sum" over every element, or "none" (one per element).
+
+    Example:
+        >>> float(mean_absolute_error(np.array([0.0, 0.0]), np.array([1.0, -3.0])))
+        2.0
+    """
+    _check_reduction(reduction, "mean_absolute_error")
+    return _reduce(np.abs(y_pred - y_true), reduction)
+
+
+def kl_divergence(y_true, y_pred, reduction="mean"):
+    """The Kullback-Leibler divergence sum(y_true log(y_true / y_pred)) over the last axis, for
+    each example, with both clipped to [1e-7, 1] first (as Keras does, so a 0 in y_true
+    contributes nothing and a 0 in y_pred is finite).
+
+    Arguments:
+        y_true: (..., C) probability rows.
+        y_pred: (..., C) predicted probability rows.
+        reduction: "mean", "sum" or "none" (one loss per row).
+
+    Example:
+        >>> float(kl_divergence(np.array([[0.5, 0.5]]), np.array([[0.25, 0.75]])))
+        0.14384103622589042
+    """
+    _check_reduction(reduction, "kl_divergence")
+    y_true = np.clip(y_true, EPSILON, 1.0)
+    y_pred = np.clip(y_pred, EPSILON, 1.0)
+    return _reduce(np.sum(y_true * np.log(y_true / y_pred), axis=-1), reduction)
+
+
+kld = kl_divergence
 
 
 def _log_probabilities(logits, from_logits):
