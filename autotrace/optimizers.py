@@ -24,298 +24,14 @@ must all get a gradient in that first trace.
 """
 from __future__ import annotations
 
-import re
-from typing import Callable, Iterable
-
 import numpy as np
 
-from autotrace import schedules, tracking
-from autotrace.clipping import clip_by_global_norm, clip_by_norm
-from autotrace.placement import device
-from autotrace.implicit import implicit_value_and_grad
+from autotrace import schedules
+from autotrace.optimizer_base import Optimizer, cast, step_number
 from autotrace.variables import Variable
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Nadam", "RMSprop", "RMSProp", "Adagrad",
            "schedules"]
-
-CLIPPING_OPTIONS = ("clipnorm", "global_clipnorm", "clipvalue")
-
-
-class Optimizer:
-    """The base of the optimizers: the step counter, the learning rate, slots per variable,
-    and `apply_gradients`/`minimize`. A subclass names its slots in `_slot_names(self)` and
-    updates one variable in `_update(variable, gradient, slots, learning_rate, step)`.
-
-    Arguments:
-        learning_rate: a number (kept in a Variable, so that `optimizer.learning_rate.assign`
-            changes it, also for traced steps), or a schedule: a function of the step (the
-            number of steps applied before this one, an int64 array) returning the rate, such
-            as those of `autotrace.optimizers.schedules`.
-        name: the optimizer's name, which starts its Variables' names.
-        clipnorm: if set, each gradient is clipped to this L2 norm (`clip_by_norm`).
-        global_clipnorm: if set, the gradients of a step are clipped together to this global
-            norm (`clip_by_global_norm`).
-        clipvalue: if set, each gradient element is clipped to [-clipvalue, clipvalue].
-        weight_decay: if set, each variable first decays by itself times weight_decay times
-            the learning rate (decoupled weight decay, as in AdamW); see
-            `exclude_from_weight_decay`.
-
-    At most one of clipnorm, global_clipnorm and clipvalue may be set (as in Keras). Every
-    optimizer takes these four as keyword arguments.
-    """
-
-    _untracked_attributes = ("_slot_keys", "_decay_excluded")
-
-    def __init__(self, learning_rate, name: str, *, clipnorm=None, global_clipnorm=None,
-                 clipvalue=None, weight_decay=None):
-        clipping = {"clipnorm": clipnorm, "global_clipnorm": global_clipnorm,
-                    "clipvalue": clipvalue}
-        given = {option: value for option, value in clipping.items() if value is not None}
-        if len(given) > 1:
-            raise ValueError(f"{name}: only one of clipnorm, global_clipnorm and clipvalue can "
-                             f"be set; got {given}")
-        for option, value in {**given, "weight_decay": weight_decay}.items():
-            if value is not None and not (isinstance(value, (int, float)) and value >= 0):
-                raise ValueError(f"{name}: {option} must be a number >= 0 or None, not "
-                                 f"{value!r}")
-        self.clipnorm, self.global_clipnorm, self.clipvalue = (
-            None if value is None else float(value) for value in clipping.values())
-        self.weight_decay = None if weight_decay is None else float(weight_decay)
-        self._decay_excluded = ([], [])  # (variable refs, name patterns)
-        self.name = name
-        self.iterations = Variable(np.int64(0), name=f"{name}/iterations", trainable=False)
-        if callable(learning_rate):
-            self.learning_rate = learning_rate
-        else:
-            self.learning_rate = Variable(float(learning_rate), name=f"{name}/learning_rate",
-                                          trainable=False)
-        self.slots: dict = {}  # unique variable name -> {slot name: Variable}
-        self._slot_keys: dict = {}  # variable.ref() -> its key in self.slots
-
-    # --- what subclasses define --------------------------------------------------------------
-    def _slot_names(self) -> tuple:
-        """(slot name, initial value) for each slot a variable gets."""
-        return ()
-
-    def _update(self, variable: Variable, gradient, slots: dict, learning_rate, step) -> None:
-        raise NotImplementedError
-
-    def _hyperparameters(self) -> dict:
-        return {}
-
-    def _prepare_step(self, step) -> None:
-        """Update optimizer-wide state once per step, before the variables' updates."""
-
-    # --- applying gradients ------------------------------------------------------------------
-    def apply_gradients(self, grads_and_vars: Iterable) -> Variable:
-        """Update each variable from its gradient, and count one step.
-
-        Arguments:
-            grads_and_vars: (gradient, Variable) pairs; pairs whose gradient is None are
-                skipped. A gradient must have its Variable's shape.
-        Returns:
-            `iterations`, the step counter, after this step.
-        Raises:
-            ValueError: a gradient's shape differs from its Variable's, or every gradient is
-                None (the loss does not depend on the variables).
-
-        Example:
-            >>> w = autotrace.Variable([1.0, 2.0])
-            >>> steps = SGD(learning_rate=0.5).apply_gradients([(np.array([1.0, 1.0]), w)])
-            >>> w.numpy(), int(steps)
-            (array([0.5, 1.5]), 1)
-        """
-        pairs = self._checked_pairs(grads_and_vars)
-        self._follow_device(pairs)
-        step = self.iterations.value()
-        learning_rate = self.learning_rate
-        learning_rate = (learning_rate.value() if isinstance(learning_rate, Variable) else
-                         learning_rate(step) if callable(learning_rate) else learning_rate)
-        pairs = self._clipped(pairs)
-        if self.weight_decay:
-            # Keras's order: clip the gradients, decay the variables, then update them.
-            for _, variable in pairs:
-                if self._decays(variable):
-                    decay = _cast(self.weight_decay * learning_rate, variable.dtype)
-                    variable.assign(variable - variable * decay)
-        self._prepare_step(step)
-        for gradient, variable in pairs:
-            self._update(variable, gradient, self._slots_for(variable), learning_rate, step)
-        return self.iterations.assign_add(1)
-
-    def _clipped(self, pairs) -> list:
-        """The pairs with their gradients clipped as clipnorm, global_clipnorm or clipvalue
-        say."""
-        gradients = [gradient for gradient, _ in pairs]
-        if self.clipnorm:
-            gradients = [clip_by_norm(gradient, self.clipnorm) for gradient in gradients]
-        elif self.global_clipnorm:
-            gradients, _ = clip_by_global_norm(gradients, self.global_clipnorm)
-        elif self.clipvalue:
-            gradients = [np.clip(gradient, -self.clipvalue, self.clipvalue)
-                         for gradient in gradients]
-        return [(gradient, variable) for gradient, (_, variable) in zip(gradients, pairs)]
-
-    def exclude_from_weight_decay(self, var_list=None, var_names=None) -> None:
-        """Keep some variables from weight decay (biases and normalization scales, typically).
-
-        Arguments:
-            var_list: Variables not to decay.
-            var_names: regular expressions; a variable whose name contains a match (as
-                `re.search` finds) is not decayed.
-
-        Example:
-            >>> optimizer = AdamW(weight_decay=0.01)
-            >>> optimizer.exclude_from_weight_decay(var_names=["bias", "gamma"])
-        """
-        excluded_refs, excluded_names = self._decay_excluded
-        excluded_refs.extend(variable.ref() for variable in var_list or ())
-        excluded_names.extend(var_names or ())
-
-    def _decays(self, variable: Variable) -> bool:
-        excluded_refs, excluded_names = self._decay_excluded
-        if variable.ref() in excluded_refs:
-            return False
-        return not any(re.search(pattern, variable.name) for pattern in excluded_names)
-
-    def minimize(self, loss_fn: Callable, var_list=None):
-        """One step down the gradient of `loss_fn()`.
-
-        Arguments:
-            loss_fn: a function of no arguments returning the scalar loss.
-            var_list: the Variables to update (default: every trainable Variable the loss
-                reads, found by `autotrace.implicit_value_and_grad`).
-        Returns:
-            the loss, computed before the update.
-
-        Example:
-            >>> w = autotrace.Variable(3.0)
-            >>> SGD(0.25).minimize(lambda: w * w)      # gradient 6: w becomes 1.5
-            9.0
-        """
-        loss, grads_and_vars = implicit_value_and_grad(loss_fn)()
-        if var_list is not None:
-            wanted = {variable.ref() for variable in var_list}
-            grads_and_vars = [(gradient, variable) for gradient, variable in grads_and_vars
-                              if variable.ref() in wanted]
-        self.apply_gradients(grads_and_vars)
-        return loss
-
-    def _checked_pairs(self, grads_and_vars) -> list:
-        pairs, skipped = [], []
-        for position, pair in enumerate(grads_and_vars):
-            if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and
-                    isinstance(pair[1], Variable)):
-                raise TypeError(f"{self.name}.apply_gradients: item {position} is not a "
-                                f"(gradient, Variable) pair: {pair!r}")
-            gradient, variable = pair
-            if gradient is None:
-                skipped.append(variable.name)
-                continue
-            if isinstance(gradient, Variable):
-                gradient = gradient.value()
-            if tuple(np.shape(gradient)) != tuple(variable.shape):
-                raise ValueError(
-                    f"{self.name}.apply_gradients: the gradient of Variable {variable.name!r} "
-                    f"has shape {tuple(np.shape(gradient))}, but the Variable has shape "
-                    f"{tuple(variable.shape)}")
-            pairs.append((gradient, variable))
-        if not pairs:
-            raise ValueError(f"{self.name}.apply_gradients: no gradients to apply (None for "
-                             f"every variable: {skipped}); does the loss depend on them?")
-        return pairs
-
-    def _follow_device(self, pairs) -> None:
-        """Keep the step counter and the learning rate on the device of the Variables updated
-        (an optimizer made outside `autotrace.device("gpu:0")` may update a model made inside
-        it): moved once, the first time they are elsewhere. Variables on two devices stay as
-        they are, and their update is the error that names both."""
-        devices = {variable.device for _, variable in pairs}
-        if len(devices) != 1:
-            return
-        target = devices.pop()
-        for state in self._step_state():
-            if isinstance(state, Variable) and state.device != target:
-                state._move_to(target)
-
-    def _step_state(self) -> tuple:
-        """The optimizer-wide state (not per variable): the step counter, the learning rate."""
-        return (self.iterations, self.learning_rate)
-
-    # --- slots -------------------------------------------------------------------------------
-    def _slots_for(self, variable: Variable) -> dict:
-        """The slots of `variable`, made (from its shape and dtype) the first time it is seen."""
-        key = self._slot_keys.get(variable.ref())
-        if key is not None:
-            return self.slots[key]
-        key = _unique_key(variable.name, self.slots)
-        with device(variable.device):  # a slot is where its Variable is
-            slots = {slot: Variable(np.full(variable.shape, initial, variable.dtype),
-                                    name=f"{self.name}/{key}/{slot}", trainable=False)
-                     for slot, initial in self._slot_names()}
-        for slot, slot_variable in slots.items():
-            # What Checkpoint names the slot by: f"slots/{key}/{slot}" becomes the path of
-            # `variable`, where the checkpoint holds it.
-            slot_variable._slot_of = (variable, f"slots/{key}/{slot}", slot)
-        self._slot_keys[variable.ref()] = key
-        self.slots[key] = slots
-        # A checkpoint waiting to restore these slots hears of them here.
-        tracking.attribute_set(self, "slots", self.slots)
-        return slots
-
-    def get_slot(self, variable: Variable, slot_name: str) -> Variable:
-        """The slot `slot_name` (e.g. "m") of `variable`; KeyError if it has none yet."""
-        key = self._slot_keys.get(variable.ref())
-        if key is None or slot_name not in self.slots[key]:
-            raise KeyError(f"{self.name} has no slot {slot_name!r} for Variable "
-                           f"{variable.name!r} (slots are made on its first update)")
-        return self.slots[key][slot_name]
-
-    @property
-    def variables(self) -> list:
-        """The optimizer's Variables: iterations, learning rate, slots (checkpoint order)."""
-        return list(tracking.iter_variables(self))
-
-    # --- configuration -----------------------------------------------------------------------
-    def get_config(self) -> dict:
-        """The arguments that make an optimizer like this one (Keras's `get_config`)."""
-        learning_rate = self.learning_rate
-        if isinstance(learning_rate, Variable):
-            learning_rate = float(learning_rate.numpy())
-        options = {option: getattr(self, option)
-                   for option in CLIPPING_OPTIONS + ("weight_decay",)
-                   if getattr(self, option) is not None}
-        return {"name": self.name, "learning_rate": learning_rate, **self._hyperparameters(),
-                **options}
-
-    @classmethod
-    def from_config(cls, config: dict) -> "Optimizer":
-        """A new optimizer (with fresh state) from `get_config()`'s result."""
-        return cls(**config)
-
-    def __repr__(self) -> str:
-        return f"<autotrace.optimizers.{type(self).__name__} {self.name!r}>"
-
-
-def _unique_key(name: str, taken) -> str:
-    key, count = name, 0
-    while key in taken:
-        count += 1
-        key = f"{name}_{count}"
-    return key
-
-
-def _cast(value, dtype):
-    """`value` in `dtype` when it is an array (a NumPy scalar, a traced value); Python numbers
-    are left alone, since NumPy already computes them in the other operand's dtype."""
-    if isinstance(value, (int, float)) or getattr(value, "dtype", dtype) == dtype:
-        return value
-    return value.astype(dtype)
-
-
-def _step_number(step):
-    """1, 2, ... for the first, second, ... step, as float64 (a traced value while tracing)."""
-    return (step + 1).astype(np.float64)
 
 
 class SGD(Optimizer):
@@ -349,7 +65,7 @@ class SGD(Optimizer):
         return (("momentum", 0.0),) if self.momentum else ()
 
     def _update(self, variable, gradient, slots, learning_rate, step):
-        step_size = _cast(learning_rate, variable.dtype) * gradient
+        step_size = cast(learning_rate, variable.dtype) * gradient
         if not self.momentum:
             variable.assign_sub(step_size)
             return
@@ -394,11 +110,11 @@ class Adam(Optimizer):
         return (("m", 0.0), ("v", 0.0))
 
     def _update(self, variable, gradient, slots, learning_rate, step):
-        t = _step_number(step)
+        t = step_number(step)
         corrected = learning_rate * np.sqrt(1 - self.beta_2 ** t) / (1 - self.beta_1 ** t)
         m = slots["m"].assign(self.beta_1 * slots["m"] + (1 - self.beta_1) * gradient)
         v = slots["v"].assign(self.beta_2 * slots["v"] + (1 - self.beta_2) * gradient ** 2)
-        variable.assign_sub(_cast(corrected, variable.dtype) * m / (np.sqrt(v) + self.epsilon))
+        variable.assign_sub(cast(corrected, variable.dtype) * m / (np.sqrt(v) + self.epsilon))
 
     def _hyperparameters(self):
         return {"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon}
@@ -475,20 +191,20 @@ class Nadam(Optimizer):
         return self.beta_1 * (1.0 - 0.5 * 0.96 ** t)
 
     def _prepare_step(self, step):
-        self.u_product.assign(self.u_product * self._momentum_schedule(_step_number(step)))
+        self.u_product.assign(self.u_product * self._momentum_schedule(step_number(step)))
 
     def _update(self, variable, gradient, slots, learning_rate, step):
-        t = _step_number(step)
+        t = step_number(step)
         u_t, u_next = self._momentum_schedule(t), self._momentum_schedule(t + 1)
         u_product = self.u_product.value()
         dtype = variable.dtype
-        momentum_weight = _cast(u_next / (1 - u_product * u_next), dtype)
-        gradient_weight = _cast((1 - u_t) / (1 - u_product), dtype)
-        correction = _cast(1 - self.beta_2 ** t, dtype)
+        momentum_weight = cast(u_next / (1 - u_product * u_next), dtype)
+        gradient_weight = cast((1 - u_t) / (1 - u_product), dtype)
+        correction = cast(1 - self.beta_2 ** t, dtype)
         m = slots["m"].assign(self.beta_1 * slots["m"] + (1 - self.beta_1) * gradient)
         v = slots["v"].assign(self.beta_2 * slots["v"] + (1 - self.beta_2) * gradient ** 2)
         m_hat = momentum_weight * m + gradient_weight * gradient
-        variable.assign_sub(_cast(learning_rate, dtype) * m_hat
+        variable.assign_sub(cast(learning_rate, dtype) * m_hat
                             / (np.sqrt(v / correction) + self.epsilon))
 
     def _hyperparameters(self):
@@ -534,7 +250,7 @@ class RMSprop(Optimizer):
             (("mg", 0.0),) if self.centered else ())
 
     def _update(self, variable, gradient, slots, learning_rate, step):
-        learning_rate = _cast(learning_rate, variable.dtype)
+        learning_rate = cast(learning_rate, variable.dtype)
         rms = slots["rms"].assign(self.rho * slots["rms"] + (1 - self.rho) * gradient ** 2)
         denominator = rms
         if self.centered:
@@ -586,7 +302,7 @@ class Adagrad(Optimizer):
 
     def _update(self, variable, gradient, slots, learning_rate, step):
         accumulator = slots["accumulator"].assign_add(gradient * gradient)
-        variable.assign_sub(_cast(learning_rate, variable.dtype) * gradient
+        variable.assign_sub(cast(learning_rate, variable.dtype) * gradient
                             / (np.sqrt(accumulator) + self.epsilon))
 
     def _hyperparameters(self):
