@@ -246,6 +246,8 @@ OPTIMIZERS = {
     "clipped_scheduled": lambda: optimizers.SGD(
         optimizers.schedules.CosineDecay(0.0, 2, warmup_target=0.2, warmup_steps=1),
         momentum=0.9, global_clipnorm=1.0),
+    "clipnorm_decay": lambda: optimizers.Nadam(0.1, clipnorm=0.5, weight_decay=0.1),
+    "clipvalue": lambda: optimizers.RMSprop(0.1, clipvalue=0.5),
 }
 
 
@@ -419,7 +421,9 @@ def test_clipping_options_are_checked():
     lambda: optimizers.AdamW(0.1, global_clipnorm=0.5),
     lambda: optimizers.Nadam(0.1, clipnorm=0.5),
     lambda: optimizers.RMSprop(0.1, momentum=0.5, clipvalue=0.5),
-], ids=["adamw", "nadam", "rmsprop"])
+    lambda: optimizers.SGD(optimizers.schedules.ExponentialDecay(0.1, 1, 0.5), momentum=0.5,
+                           weight_decay=0.1),
+], ids=["adamw", "nadam", "rmsprop", "sgd_schedule_decay"])
 def test_float32_stays_float32(make):
     optimizer, w = make(), Variable(START.astype(np.float32), name="w")
     for gradient in GRADIENTS:
