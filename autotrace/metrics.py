@@ -21,6 +21,7 @@ import numpy as np
 
 from autotrace.module import Module
 from autotrace.nn import sigmoid
+from autotrace.runtime.devices import array_module
 from autotrace.runtime.primitives.registry import is_traced
 
 
@@ -361,14 +362,15 @@ class _ConfusionMetric(Metric):
         them wrong); traced ones cannot be checked."""
         if is_traced(y_pred) or not np.size(y_pred):
             return
-        values = np.asarray(y_pred)
-        if np.min(values) < 0 or np.max(values) > 1:
+        arrays = array_module(y_pred)  # numpy, or cupy for a GPU array
+        low, high = float(arrays.min(y_pred)), float(arrays.max(y_pred))
+        if low < 0 or high > 1:
             raise ValueError(f"{owner}: y_pred must be probabilities in [0, 1]; got values from "
-                             f"{np.min(values)} to {np.max(values)} (for logits, apply "
-                             f"autotrace.nn.sigmoid first)")
+                             f"{low} to {high} (for logits, apply autotrace.nn.sigmoid first)")
 
     def _count(self, labels, predictions, weights) -> None:
-        thresholds = np.asarray(self.thresholds, dtype=self.dtype)[:, None]
+        thresholds = array_module(predictions).asarray(self.thresholds, dtype=self.dtype)
+        thresholds = thresholds[:, None]
         above = np.expand_dims(predictions, 0) > thresholds  # (thresholds, elements)
         positive_weights = np.where(labels, weights, 0.0)
         negative_weights = np.where(labels, 0.0, weights)
