@@ -40,7 +40,31 @@ def grad(f: Callable, wrt=0, *, optimized: bool = True,
 
 def value_and_grad(f: Callable, wrt=0, *, optimized: bool = True,
                    checkpoint_every: int | None = None) -> Callable:
-    """Like `grad`, but the generated function returns `(f's value, gradient)`."""
+    """The value and the gradient of `f` together, as one function generated from f's source:
+    its primal sweep computes f's value, which is returned beside the gradient, so f runs
+    once, not once for the value and again inside `grad(f)`.
+
+    Arguments:
+        f: a Python function of NumPy arrays and numbers.
+        wrt: the parameter (index or name) to differentiate with respect to, or a tuple of
+            them.
+        optimized: remove dead code, unneeded saves and single-use temporaries from the
+            generated code (False shows the raw form).
+        checkpoint_every: gradient checkpointing of f's `for` loops, as for `grad`.
+
+    Returns:
+        A function taking f's arguments and an optional keyword `dy` (as `grad`'s) that
+        returns `(value, gradient)`: f's output, and what `grad(f, wrt)` returns for the same
+        arguments (one gradient, or a tuple of them for a tuple `wrt`).
+
+    Example:
+        >>> def f(x, y):
+        ...     return x ** 2 - 2 * x * y + 3 * y
+        >>> value_and_grad(f)(2.0, 1.0)
+        (3.0, 2.0)
+        >>> value_and_grad(f, wrt=(0, 1))(2.0, 1.0)
+        (3.0, (2.0, -1.0))
+    """
     return reverse(f, wrt, optimized, with_value=True, checkpoint_every=checkpoint_every)
 
 
