@@ -48,7 +48,7 @@ from autotrace.transforms.errors import TransformError
 from autotrace.transforms.wrt import WithRespectTo
 
 # How the user ran it: the console script `autotrace` installs, or `python -m autotrace`.
-PROGRAM = "autotrace" if Path(sys.argv[0]).name == "autotrace" else "python -m autotrace"
+PROGRAM = "autotrace" if Path(sys.argv[0]).stem == "autotrace" else "python -m autotrace"
 
 
 class UsageError(Exception):

@@ -1,7 +1,9 @@
 """The command line (`python -m autotrace grad|graph FILE.py::FUNCTION`), the DOT text of
 graphs (runtime/execution/graph_dot.py) and the array types `--spec` reads (`Spec.parse`).
 
-The commands run in a fresh interpreter on files written to tmp_path, as a user runs them.
+The commands run in a fresh interpreter on files written to tmp_path, as a user runs them;
+the messages for mistakes and the methods of classes are checked by calling the command line's
+main in this process (`run_main`), which is quicker.
 """
 import os
 import re
@@ -15,6 +17,7 @@ import numpy as np
 import pytest
 
 import autotrace
+from autotrace import cli
 from autotrace.runtime.execution.graph_dot import graph_dot
 from autotrace.runtime.tracing.spec import Spec
 
@@ -82,6 +85,15 @@ def succeeds(*arguments, cwd, wrote: str = "") -> str:
     assert result.returncode == 0, result.stderr
     assert result.stderr == wrote
     return result.stdout
+
+
+def run_main(*arguments, cwd, monkeypatch, capsys) -> tuple:
+    """(exit status, standard output, standard error) of the command line run in this process,
+    in the folder `cwd`."""
+    monkeypatch.chdir(cwd)
+    status = cli.main(list(arguments))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
 
 
 # --- grad -----------------------------------------------------------------------------------------
@@ -369,7 +381,7 @@ def test_graph_tensorboard_writes_the_graph_into_an_event_file(model):
                "leave out --raw\n")
 
 
-def test_specs_an_op_refuses_are_one_line_naming_the_users_line(tmp_path):
+def test_specs_an_op_refuses_are_one_line_naming_the_users_line(tmp_path, monkeypatch, capsys):
     (tmp_path / "product.py").write_text(textwrap.dedent("""\
         import numpy as np
 
@@ -385,8 +397,10 @@ def test_specs_an_op_refuses_are_one_line_naming_the_users_line(tmp_path):
                "matmul: shapes (5, 4) and (3, 2) do not match in their core dimension "
                "(4 != 3); the types given were --spec f64[3,2] --spec f64[5,4]\n")
     # the same function with types that fit traces
-    assert "matmul" in succeeds("graph", "product.py::predict", "--spec", "f64[4,2]",
-                                "--spec", "f64[5,4]", cwd=tmp_path)
+    status, printed, errors = run_main("graph", "product.py::predict", "--spec", "f64[4,2]",
+                                       "--spec", "f64[5,4]", cwd=tmp_path,
+                                       monkeypatch=monkeypatch, capsys=capsys)
+    assert (status, errors) == (0, "") and "f64[5,2] = matmul" in printed
 
 
 @pytest.mark.parametrize("files, message", [
@@ -408,12 +422,12 @@ def test_specs_an_op_refuses_are_one_line_naming_the_users_line(tmp_path):
      "neighbour.py, line 2: SyntaxError: invalid syntax"),
 ])
 def test_a_file_that_does_not_parse_or_import_is_one_line_with_exit_status_2(
-        tmp_path, files, message):
+        tmp_path, files, message, monkeypatch, capsys):
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-    result = run_command("grad", "broken.py::f", cwd=tmp_path)
-    assert (result.returncode, result.stdout, result.stderr) == (
-        2, "", f"python -m autotrace grad: error: {message}\n")
+    assert run_main("grad", "broken.py::f", cwd=tmp_path, monkeypatch=monkeypatch,
+                    capsys=capsys) == (2, "", f"python -m autotrace grad: error: {message}\n")
+    assert "broken" not in sys.modules and "neighbour" not in sys.modules
 
 
 METHODS = """\
@@ -436,8 +450,14 @@ class Model:
 """
 
 
-def test_a_method_of_a_class_is_named_class_dot_method(tmp_path):
+def test_a_method_of_a_class_is_named_class_dot_method(tmp_path, monkeypatch, capsys):
     (tmp_path / "methods.py").write_text(METHODS)
+
+    def succeeds(*arguments, cwd):
+        status, printed, errors = run_main(*arguments, cwd=cwd, monkeypatch=monkeypatch,
+                                           capsys=capsys)
+        assert (status, errors) == (0, "")
+        return printed
     # a method for instances: d/dx, the parameter after self, by default
     assert succeeds("grad", "methods.py::Model.loss", cwd=tmp_path) == textwrap.dedent("""\
         def dloss(self, x, *, dy=None):
@@ -466,8 +486,7 @@ def test_a_method_of_a_class_is_named_class_dot_method(tmp_path):
             return match(bx, x)
         """)
     # The code printed is grad's, which computes the right thing: 3 * 2x and 3.
-    from autotrace.cli import load_function
-    loss = load_function(f"{tmp_path / 'methods.py'}::Model.loss").function
+    loss = cli.load_function(f"{tmp_path / 'methods.py'}::Model.loss").function
     model, x = sys.modules[loss.__module__].Model, np.array([0.5, -2.0])
     np.testing.assert_allclose(autotrace.grad(model.loss, wrt="x")(model(), x), 6.0 * x,
                                rtol=1e-15)
@@ -501,10 +520,10 @@ def test_a_method_of_a_class_is_named_class_dot_method(tmp_path):
     (["grad", "methods.py::np.sum"], "'np' in methods.py is a module, not a class: it has no "
                                      "methods"),
 ])
-def test_methods_mistakes_are_one_line_with_exit_status_2(tmp_path, arguments, message):
+def test_methods_mistakes_are_one_line_with_exit_status_2(tmp_path, arguments, message,
+                                                         monkeypatch, capsys):
     (tmp_path / "methods.py").write_text(METHODS)
-    result = run_command(*arguments, cwd=tmp_path)
-    assert (result.returncode, result.stdout, result.stderr) == (
+    assert run_main(*arguments, cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys) == (
         2, "", f"python -m autotrace {arguments[0]}: error: {message}\n")
 
 
