@@ -279,11 +279,11 @@ def _import_file(path: Path):
     try:
         spec.loader.exec_module(module)
     except SyntaxError as error:  # in the file, or in a file it imports
-        del sys.modules[name]
+        sys.modules.pop(name, None)
         where = _place(error.filename, error.lineno)
         raise UsageError(f"{where}: {type(error).__name__}: {error.msg}") from None
     except ImportError as error:
-        del sys.modules[name]
+        sys.modules.pop(name, None)
         # the import statement that failed: the innermost frame not importlib's own
         frame = [frame for frame in traceback.extract_tb(error.__traceback__)
                  if not frame.filename.startswith("<")][-1]
