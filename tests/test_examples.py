@@ -52,6 +52,15 @@ def test_mnist_cnn_reaches_95_percent_writes_summaries_and_graph_and_resumes(tmp
     assert "epoch 9:" in printed and "epoch 8:" not in printed
     assert resumed >= 0.95 and (tmp_path / "ckpt-9.npz").exists()
 
+    # And again: 9 epochs are done, so it trains none, and evaluates the checkpoint's model.
+    again = main(["--logdir", str(tmp_path), "--epochs", "9"] + smaller)
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[1:] == [
+        "Already trained for 9 epochs, --epochs 9: nothing to train (give a larger --epochs to "
+        "train more); evaluating the checkpoint",
+        f"train_step traced 0 time(s); test accuracy {resumed:.2%}"]
+    assert again == resumed and not (tmp_path / "ckpt-10.npz").exists()
+
 
 def test_csv_pipeline_reads_every_row_each_epoch_and_fits_the_plane(tmp_path, capsys):
     W, B = load("csv_pipeline.py")["main"]([str(tmp_path)])
