@@ -129,9 +129,21 @@ def _broadcast_batching(call):
 
 
 def _matmul_batching(call):
-    """The batch axis is one more stacking axis, except on a vector (which matmul reads as a
-    row or column of its own): that one is made a matrix, and its axis taken out again."""
+    """One matrix product where one operand is the same for every example and a matrix: the
+    examples' rows stacked times that matrix, or, for a matrix times each example's vector,
+    the vectors as rows times the matrix transposed. Otherwise the batch axis is one more
+    stacking axis (NumPy then multiplies example by example), except on a vector (which
+    matmul reads as a row or column of its own): that one is made a matrix, and its axis taken
+    out again."""
     a, b = call.args
+    a_ndim, b_ndim = call.example_ndim(0), call.example_ndim(1)
+    if call.batched[0] and not call.batched[1] and b_ndim == 2:
+        rows = a if a_ndim == 1 else np.reshape(a, (-1, np.shape(a)[-1]))
+        result = call.bind(rows, b)
+        return result if a_ndim == 1 else np.reshape(
+            result, (call.size, *call.example_shape(0)[:-1], np.shape(b)[-1]))
+    if call.batched[1] and not call.batched[0] and a_ndim == 2 and b_ndim == 1:
+        return call.bind(b, np.transpose(a))
     a_row = call.batched[0] and call.example_ndim(0) == 1
     b_column = call.batched[1] and call.example_ndim(1) == 1
     a = np.expand_dims(a, 1) if a_row else a
