@@ -56,7 +56,7 @@ _PUBLIC = {
     "function": ("autotrace.traced_function", "function"),
     "vmap": ("autotrace.batching", "vmap"),
     **{name: ("autotrace.jacobians", name) for name in ("jacfwd", "jacrev")},
-    **{name: ("autotrace.jit", name) for name in ("jit", "linearize")},
+    **{name: ("autotrace.jax_names", name) for name in ("jit", "linearize")},
     "Function": ("autotrace.traced_function", "Function"),
     "ConcreteFunction": ("autotrace.concrete", "ConcreteFunction"),
     "cond": ("autotrace.control", "cond"),

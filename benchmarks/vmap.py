@@ -38,36 +38,21 @@ from __future__ import annotations
 
 import os
 import sys
-
-THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-ONE_CORE_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-if "--one-core" in sys.argv[1:]:
-    for _variable in THREAD_VARIABLES:
-        os.environ[_variable] = "1"
-    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {ONE_CORE_XLA_FLAGS}".strip()
-_THREADS_AS_GIVEN = {variable: os.environ.get(variable) for variable in THREAD_VARIABLES}
-
-import time  # noqa: E402
-import traceback  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from typing import Callable  # noqa: E402
-
-import numpy  # noqa: E402  OpenBLAS reads its number of threads now, from the above
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# benchmarks/models.py pins the threads for --one-core before NumPy loads, and leaves the
+# environment as given for XLA after grad_speed's BLAS setting: importing it first does both.
+from models import Libraries, describe_autotrace, describe_threads  # noqa: E402
 from grad_speed import describe_environment, parse_options  # noqa: E402
 from traced_speed import best_times_in_turns, first_line, load_jax  # noqa: E402
 
-# grad_speed pins BLAS to one thread when it is imported (NumPy has already started its BLAS);
-# XLA, loaded later, must see the environment as it was given.
-for _variable, _value in _THREADS_AS_GIVEN.items():
-    if _value is None:
-        os.environ.pop(_variable, None)
-    else:
-        os.environ[_variable] = _value
+import numpy  # noqa: E402
 
 import autotrace  # noqa: E402
-from models import describe_autotrace, describe_threads, Libraries  # noqa: E402
 
 DTYPES = ("float32", "float64")
 # Largest relative error (2-norm, per output) from the float64 reference.

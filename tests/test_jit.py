@@ -1,6 +1,10 @@
 """autotrace.jit: autotrace.function's cached tracing with static arguments (keyed by value,
 passed as Python values, unhashable ones refused), and autotrace.linearize against central
 differences."""
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -66,6 +70,20 @@ def test_jit_without_static_arguments_is_function():
     np.testing.assert_allclose(f(x + 1, x), np.sin(x + 1) * x)
     assert f.trace_count == 1 and len(calls) == 1
     assert isinstance(f, autotrace.Function)
+
+
+def test_jit_is_the_function_after_linearize_is_first_used():
+    # Importing a submodule sets it as an attribute of its package: a module named like a
+    # public function (autotrace/jit.py) replaced autotrace.jit once linearize loaded it.
+    script = "import autotrace; autotrace.linearize; print(type(autotrace.jit).__name__)"
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parent.parent, check=True)
+    assert run.stdout.strip() == "function"
+    package = Path(autotrace.__file__).parent
+    clashes = [name for name, (_, attribute) in autotrace._PUBLIC.items()
+               if attribute is not None and ((package / f"{name}.py").exists()
+                                             or (package / name / "__init__.py").exists())]
+    assert clashes == []
 
 
 def test_unhashable_static_argument_is_refused():
