@@ -50,6 +50,18 @@ def test_a_shared_matrix_makes_one_product_of_the_batch(name, f, in_axes, args, 
     assert matmul_input_shapes(batched.graph(*args)) == shapes
 
 
+def test_a_matrix_the_function_holds_is_shared_too():
+    held = values(4, 3)
+
+    def f(x):
+        return held @ x + x[:, None].T @ held.T
+
+    x = values(B, 3)
+    batched = autotrace.vmap(f)
+    np.testing.assert_allclose(batched(x), looped(f, (0,), [x]), rtol=1e-12, atol=1e-12)
+    assert matmul_input_shapes(batched.graph(x)) == [((B, 3), (3, 4)), ((B, 3), (3, 4))]
+
+
 # Products whose matrices differ between examples keep one product per example.
 OTHERS = [
     ("matrices of the batch times a vector", lambda w, x: w @ x, (0, None),
