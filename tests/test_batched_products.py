@@ -33,6 +33,17 @@ SHARED_MATRIX = [
      [((B * 12, 3), (3, 4))]),
     ("matrix times vector", lambda w, x: w @ x, (None, 0), [values(4, 3), values(B, 3)],
      [((B, 3), (3, 4))]),
+    # np.dot, and np.tensordot over one axis, are np.matmul where b has at most two axes
+    ("dot of vector and matrix", np.dot, (0, None), [values(B, 3), values(3, 4)],
+     [((B, 3), (3, 4))]),
+    ("dot of stack and matrix", np.dot, (0, None), [values(B, 2, 3), values(3, 4)],
+     [((B * 2, 3), (3, 4))]),
+    ("dot of matrix and vector", np.dot, (None, 0), [values(4, 3), values(B, 3)],
+     [((B, 3), (3, 4))]),
+    ("tensordot over one axis", lambda x, w: np.tensordot(x, w, axes=1), (0, None),
+     [values(B, 2, 3), values(3, 4)], [((B * 2, 3), (3, 4))]),
+    ("tensordot over the last axis", lambda w, x: np.tensordot(w, x, axes=([-1], [0])),
+     (None, 0), [values(4, 3), values(B, 3)], [((B, 3), (3, 4))]),
 ]
 
 
@@ -72,6 +83,16 @@ OTHERS = [
     ("stack of matrices times vectors", lambda w, x: w @ x, (None, 0),
      [values(2, 4, 3), values(B, 3)]),
     ("both batched", lambda x, w: x @ w, (0, 0), [values(B, 3), values(B, 3, 4)]),
+    ("dot of vectors", np.dot, (0, None), [values(B, 3), values(3)]),
+    ("dot of a stack and matrices", np.dot, (None, 0), [values(2, 4, 3), values(B, 3, 5)]),
+    ("dot with a stack second", np.dot, (0, None), [values(B, 4, 3), values(2, 3, 5)]),
+    ("dot of a vector and matrices", np.dot, (None, 0), [values(3), values(B, 3, 5)]),
+    ("dot, both batched", np.dot, (0, 0), [values(B, 4, 3), values(B, 3, 2)]),
+    ("dot with a scalar", np.dot, (0, None), [values(B, 3), np.float64(2.5)]),
+    ("tensordot over two axes", lambda x, w: np.tensordot(x, w, axes=2), (0, None),
+     [values(B, 2, 3), values(2, 3, 4)]),
+    ("tensordot of a vector and matrices", lambda v, x: np.tensordot(v, x, axes=1),
+     (None, 0), [values(3), values(B, 3, 4)]),
 ]
 
 
