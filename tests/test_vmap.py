@@ -452,3 +452,19 @@ def test_per_example_gradients_of_a_registered_pytree_are_that_type():
     assert isinstance(per_example, Params)
     np.testing.assert_allclose(per_example.w, np.stack([g.w for g in looped]), rtol=1e-12)
     np.testing.assert_allclose(per_example.b, np.stack([g.b for g in looped]), rtol=1e-12)
+
+
+def per_example_loss(w, x, y):
+    return (np.tanh(x @ w) - y) ** 2
+
+
+def test_readme_shows_the_real_batched_source():
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    shown = readme.split("`autotrace.source` of `vmap(grad(per_example_loss)", 1)[1]
+    shown = shown.split("```python\n", 1)[1].split("```", 1)[0]
+    per_example = autotrace.vmap(autotrace.grad(per_example_loss), in_axes=(None, 0, 0))
+    per_example(np.ones(3), np.ones((8, 3)), np.zeros(8))
+    generated = autotrace.source(per_example)
+    assert shown.strip() == generated.strip(), (
+        "README.md's batched-source example is out of date; paste in this:\n" + generated)
