@@ -275,6 +275,20 @@ def test_new_activation_derivatives_at_zero():
     assert autotrace.grad(lambda x: np.sum(nn.silu(x)))(zero)[0] == 0.5
 
 
+def new_activations_loss(x):
+    return (nn.logsumexp(x) + np.sum(nn.logsumexp(x, axis=1))
+            + np.sum(nn.leaky_relu(x) * nn.elu(x) + nn.softplus(x) * nn.silu(x)))
+
+
+def test_new_activations_traced_equal_eager():
+    x = rng.standard_normal((3, 4))
+    gradient = autotrace.grad(new_activations_loss)
+    traced_value, traced_gradient = (autotrace.function(new_activations_loss),
+                                     autotrace.function(gradient))
+    np.testing.assert_allclose(traced_value(x), new_activations_loss(x), rtol=1e-14)
+    np.testing.assert_allclose(traced_gradient(x), gradient(x), rtol=1e-13)
+
+
 def test_one_hot():
     indices = np.array([[2, 0], [1, 5]])
     encoded = nn.one_hot(indices, 3)
