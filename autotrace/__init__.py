@@ -71,6 +71,9 @@ _PUBLIC = {
     "FrozenRandomWarning": ("autotrace.conversion", "FrozenRandomWarning"),
     "Variable": ("autotrace.variables", "Variable"),
     "Module": ("autotrace.module", "Module"),
+    **{name: ("autotrace.shared_variables", name) for name in (
+        "variable_scope", "get_variable", "get_variable_scope", "AUTO_REUSE", "VariableScope",
+        "VariableStore")},
     "implicit_grad": ("autotrace.implicit", "implicit_grad"),
     "implicit_value_and_grad": ("autotrace.implicit", "implicit_value_and_grad"),
     "Checkpoint": ("autotrace.checkpoints", "Checkpoint"),
