@@ -71,6 +71,8 @@ _PUBLIC = {
     "FrozenRandomWarning": ("autotrace.conversion", "FrozenRandomWarning"),
     "Variable": ("autotrace.variables", "Variable"),
     "Module": ("autotrace.module", "Module"),
+    **{name: ("autotrace.coordinator", name) for name in (
+        "Coordinator", "QueueRunner", "FIFOQueue", "OutOfRangeError", "QueueClosedError")},
     **{name: ("autotrace.shared_variables", name) for name in (
         "variable_scope", "get_variable", "get_variable_scope", "AUTO_REUSE", "VariableScope",
         "VariableStore")},
