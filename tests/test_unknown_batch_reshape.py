@@ -101,9 +101,9 @@ def test_a_none_that_may_be_another_dimensions_size_is_refused():
     assert str(error.value).startswith(
         "autotrace cannot trace numpy.reshape to shape (None, -1): the None in it could be the "
         "size of another dimension of unknown size than this array's, and autotrace cannot "
-        "tell which; write the reshape with -1 where the None is and the sizes that are known, "
-        "np.reshape(x, (-1, 1)), on an array with a dimension of unknown size (f32[?]; ? is "
-        "None in the Spec): give that dimension a size in the Spec\n  File ")
+        "tell which (if it is this array's, write np.reshape(x, (-1, 1)): -1 where the None "
+        "is, and the sizes that are known) on an array with a dimension of unknown size "
+        "(f32[?]; ? is None in the Spec): give that dimension a size in the Spec\n  File ")
 
 
 def test_a_none_with_sizes_that_do_not_divide_is_refused():

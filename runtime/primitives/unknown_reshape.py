@@ -53,13 +53,13 @@ def _check_none_is_own_dimension(a, axis: int, shape: tuple, rest: int) -> None:
     suggestion = tuple(rest if n == -1 else -1 if n is None else n for n in shape)
     refusal = unknown_dimension_error(
         f"numpy.reshape to shape {shape}: the None in it could be the size of another "
-        f"dimension of unknown size than this array's, and autotrace cannot tell which; write "
-        f"the reshape with -1 where the None is and the sizes that are known, "
-        f"np.reshape(x, {suggestion}),", a.aval)
-    origin = _origin(a.graph_var, axis)
+        f"dimension of unknown size than this array's, and autotrace cannot tell which (if it "
+        f"is this array's, write np.reshape(x, {suggestion}): -1 where the None is, and the "
+        f"sizes that are known)", a.aval)
     builder = getattr(a, "_builder", None)
-    if origin is None or builder is None:
+    if builder is None or _origin(a.graph_var, axis) is None:
         raise refusal
+    origin = _origin(a.graph_var, axis)
     root = builder
     while getattr(root, "parent", None) is not None:
         root = root.parent
