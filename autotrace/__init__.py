@@ -57,7 +57,7 @@ _PUBLIC = {
     "vmap": ("autotrace.batching", "vmap"),
     **{name: ("autotrace.jacobians", name) for name in (
         "jacobian", "hessian", "jacfwd", "jacrev")},
-    **{name: ("autotrace.jit", name) for name in ("jit", "linearize")},
+    **{name: ("autotrace.jax_names", name) for name in ("jit", "linearize")},
     "Function": ("autotrace.traced_function", "Function"),
     "ConcreteFunction": ("autotrace.concrete", "ConcreteFunction"),
     "cond": ("autotrace.control", "cond"),

@@ -51,8 +51,34 @@ def grad(f: Callable, wrt=FIRST_PARAMETER, *, argnums=None, has_aux: bool = Fals
 def value_and_grad(f: Callable, wrt=FIRST_PARAMETER, *, argnums=None,
                    has_aux: bool = False, optimized: bool = True,
                    checkpoint_every: int | None = None) -> Callable:
-    """Like `grad`, but the generated function returns `(f's value, gradient)`; with
-    has_aux, `((value, aux), gradient)`, as in JAX."""
+    """The value and the gradient of `f` together, as one function generated from f's source:
+    its primal sweep computes f's value, which is returned beside the gradient, so f runs
+    once, not once for the value and again inside `grad(f)`.
+
+    Arguments:
+        f: a Python function of NumPy arrays and numbers.
+        wrt: the parameter (index or name) to differentiate with respect to, or a tuple of
+            them.
+        argnums: another name for wrt, as JAX calls it (give one of the two).
+        has_aux: f returns a pair (value, aux), of which only the value is differentiated;
+            the function then returns `((value, aux), gradient)`, as in JAX.
+        optimized: remove dead code, unneeded saves and single-use temporaries from the
+            generated code (False shows the raw form).
+        checkpoint_every: gradient checkpointing of f's `for` loops, as for `grad`.
+
+    Returns:
+        A function taking f's arguments and an optional keyword `dy` (as `grad`'s) that
+        returns `(value, gradient)`: f's output, and what `grad(f, wrt)` returns for the same
+        arguments (one gradient, or a tuple of them for a tuple `wrt`).
+
+    Example:
+        >>> def f(x, y):
+        ...     return x ** 2 - 2 * x * y + 3 * y
+        >>> value_and_grad(f)(2.0, 1.0)
+        (3.0, 2.0)
+        >>> value_and_grad(f, wrt=(0, 1))(2.0, 1.0)
+        (3.0, (2.0, -1.0))
+    """
     wrt = WithRespectTo.of_wrt_or_argnums(wrt, argnums)
     if has_aux:
         return reverse_with_aux(f, wrt, optimized, with_value=True,

@@ -1,6 +1,7 @@
 """The command line: a derivative's source, or a traced graph, for a function in a file.
 
     python -m autotrace grad model.py::loss                   # d loss / d (first parameter)
+    python -m autotrace grad model.py::Model.loss             # a method: d / d (first after self)
     python -m autotrace grad model.py::loss --wrt w,b         # a tuple of gradients
     python -m autotrace grad model.py::loss --mode forward    # forward mode's source
     python -m autotrace grad model.py::loss --raw             # before the cleanup passes
@@ -11,34 +12,43 @@
 
 The file is imported as a module of its own name, with its folder first on sys.path while it
 loads (so it imports its neighbours as it does when run), and its `if __name__ == "__main__":`
-block does not run. The function is a module-level name of it.
+block does not run. The function is a module-level name of it, or a method of a class it
+defines (Class.method). Installed, the same command line is the `autotrace` console script.
 
 A mistake in what was typed (a missing file, a name the file does not define, a --spec that is
-not an array type) is one line on standard error and exit status 2, like argparse's own.
+not an array type, --spec types the function's operations refuse), and a file that does not
+parse or import, are one line on standard error and exit status 2, like argparse's own. What
+--dot FILE, --svg and --tensorboard write is named on standard error ("wrote FILE"), so that
+standard output holds only the graph or source asked for.
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
 import inspect
+import os
 import shutil
 import subprocess
 import sys
+import traceback
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
+from autotrace import __version__
 from autotrace.api import grad, source
 from autotrace.traced_function import function
 from autotrace.operators import forward
 from autotrace.runtime.execution.graph_dot import graph_dot
 from autotrace.runtime.tracing.spec import Spec
 from autotrace.summary import create_file_writer
+from autotrace.trace_errors import raised_by_an_op, user_line
 from autotrace.transforms.errors import TransformError
 from autotrace.transforms.wrt import WithRespectTo
 
-PROGRAM = "python -m autotrace"
+# How the user ran it: the console script `autotrace` installs, or `python -m autotrace`.
+PROGRAM = "autotrace" if Path(sys.argv[0]).stem == "autotrace" else "python -m autotrace"
 
 
 class UsageError(Exception):
@@ -62,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROGRAM, description="Show what autotrace makes of a function in a Python file.")
+    parser.add_argument("--version", action="version", version=f"autotrace {__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     grad_command = commands.add_parser(
@@ -114,14 +125,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_target(command: argparse.ArgumentParser) -> None:
     command.add_argument("target", metavar="FILE.py::FUNCTION",
-                         help="a Python file and the name of a function it defines")
+                         help="a Python file and the name of a function it defines, or of a "
+                              "method of a class it defines (FILE.py::Class.method)")
 
 
 # --- the commands ---------------------------------------------------------------------------------
 
 def _grad_command(arguments) -> int:
-    python_function = load_function(arguments.target)
-    wrt = WithRespectTo.of(_parse_wrt(arguments.wrt))
+    python_function, takes_instance = load_function(arguments.target)
+    # A method looked up on its class takes `self` first: the default is the parameter after.
+    wrt = WithRespectTo.of(_parse_wrt(arguments.wrt, default=1 if takes_instance else 0))
     parameters = [parameter.name
                   for parameter in inspect.signature(python_function).parameters.values()
                   if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)]
@@ -135,8 +148,13 @@ def _grad_command(arguments) -> int:
 
 
 def _graph_command(arguments) -> int:
-    python_function = load_function(arguments.target)
+    python_function, takes_instance = load_function(arguments.target)
     python_function = getattr(python_function, "__autotrace_python_function__", python_function)
+    if takes_instance:
+        name = arguments.target.rpartition("::")[2]
+        raise UsageError(f"{name} takes an instance first (self), which --spec cannot give; "
+                         f"graph traces functions, static methods and class methods: trace a "
+                         f"function that makes the instance and calls the method")
     specs = [_parse_spec(text) for text in arguments.spec]
     if arguments.tensorboard is not None and arguments.raw:
         raise UsageError("--tensorboard writes the optimized graph; leave out --raw")
@@ -146,17 +164,43 @@ def _graph_command(arguments) -> int:
     # and the graph is traced for any size all the same.
     examples = [np.zeros(tuple(1 if size is None else size for size in spec.shape), spec.dtype)
                 for spec in specs]
-    graph = traced.graph(*examples, optimized=not arguments.raw)
+    try:
+        graph = traced.graph(*examples, optimized=not arguments.raw)
+    except (ValueError, IndexError) as error:
+        if not raised_by_an_op(error):
+            raise
+        raise UsageError(_refused_specs(error, arguments)) from None
     if arguments.tensorboard is not None:
         with create_file_writer(arguments.tensorboard) as writer:
             writer.graph(traced)  # traced for its input_signature, the Specs given
+        _wrote(writer.path)
     if arguments.svg is not None:
         _write_svg(graph_dot(graph, name=python_function.__name__), arguments.svg)
+        _wrote(arguments.svg)
     if arguments.dot is not None:
         _write(graph_dot(graph, name=python_function.__name__), arguments.dot)
+        if arguments.dot != "-":
+            _wrote(arguments.dot)
     elif arguments.svg is None and arguments.tensorboard is None:
         _write(f"{graph}\n", "-")
     return 0
+
+
+def _refused_specs(error: Exception, arguments) -> str:
+    """One line for an op that refused the --spec types (shapes that do not match): the op's
+    complaint, the user's line that called it, and the --spec given."""
+    complaint = str(error).split("\n")[0]
+    place = user_line(error)
+    where = ""
+    if place is not None:
+        filename, line, text = place
+        where = _place(filename, line) + (f" ({text})" if text else "") + ": "
+    given = " ".join(f"--spec {text}" for text in arguments.spec)
+    return f"{where}{complaint}; the types given were {given or 'none'}"
+
+
+def _wrote(path: str) -> None:
+    print(f"wrote {path}", file=sys.stderr)
 
 
 def _write_svg(dot_text: str, destination: str) -> None:
@@ -182,8 +226,16 @@ def _write(text: str, destination: str) -> None:
 
 # --- reading the command line -----------------------------------------------------------------
 
-def load_function(target: str) -> Callable:
-    """The function `FILE.py::NAME` names, importing the file as a module."""
+class Target(NamedTuple):
+    """What FILE.py::NAME names: the function, and whether it is a method looked up on its
+    class (Class.method) that takes an instance first."""
+    function: Callable
+    takes_instance: bool
+
+
+def load_function(target: str) -> Target:
+    """The function `FILE.py::NAME` names (or `FILE.py::Class.method`), importing the file as
+    a module."""
     path_text, separator, name = target.rpartition("::")
     if not separator or not path_text or not name:
         raise UsageError(f"{target!r} names no function: expected FILE.py::FUNCTION, "
@@ -192,16 +244,27 @@ def load_function(target: str) -> Callable:
     if not path.is_file():
         raise UsageError(f"no such file: {path_text}")
     module = _import_file(path)
+    first, *attributes = name.split(".")
     functions = [key for key, value in vars(module).items() if _defined_in(value, module)]
-    if name not in vars(module):
+    if first not in vars(module):
         defined = (f"its functions are {', '.join(functions)}" if functions
                    else "it defines no functions")
-        raise UsageError(f"{path_text} has no function {name!r}; {defined}")
-    value = getattr(module, name)
-    if not callable(value):
-        raise UsageError(f"{name!r} in {path_text} is a {type(value).__name__}, "
-                         f"not a function")
-    return value
+        raise UsageError(f"{path_text} has no function {first!r}; {defined}")
+    value, reached, takes_instance = getattr(module, first), first, False
+    for attribute in attributes:
+        if not inspect.isclass(value):
+            raise UsageError(f"{reached!r} in {path_text} is a {type(value).__name__}, not a "
+                             f"class: it has no methods")
+        if not hasattr(value, attribute):
+            raise UsageError(f"{reached!r} in {path_text} has no method {attribute!r}")
+        # A plain function in the class is a method for instances; staticmethod and
+        # classmethod objects are not, and getattr unwraps them.
+        takes_instance = inspect.isfunction(inspect.getattr_static(value, attribute))
+        value, reached = getattr(value, attribute), f"{reached}.{attribute}"
+    if not callable(value) or inspect.isclass(value):
+        kind = "class" if inspect.isclass(value) else type(value).__name__
+        raise UsageError(f"{name!r} in {path_text} is a {kind}, not a function")
+    return Target(value, takes_instance)
 
 
 def _import_file(path: Path):
@@ -215,9 +278,29 @@ def _import_file(path: Path):
     sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
+    except SyntaxError as error:  # in the file, or in a file it imports
+        sys.modules.pop(name, None)
+        where = _place(error.filename, error.lineno)
+        raise UsageError(f"{where}: {type(error).__name__}: {error.msg}") from None
+    except ImportError as error:
+        sys.modules.pop(name, None)
+        # the import statement that failed: the innermost frame not importlib's own
+        frame = [frame for frame in traceback.extract_tb(error.__traceback__)
+                 if not frame.filename.startswith("<")][-1]
+        where = _place(frame.filename, frame.lineno)
+        raise UsageError(f"{where}: {type(error).__name__}: {error}") from None
     finally:
         sys.path.remove(folder)
     return module
+
+
+def _place(filename: str | None, line: int | None) -> str:
+    """`model.py, line 3`: a file relative to the working directory where it lies below it."""
+    if filename is None:
+        return "?"
+    relative = os.path.relpath(filename)
+    shown = filename if relative.startswith("..") else relative
+    return shown if line is None else f"{shown}, line {line}"
 
 
 def _defined_in(value, module) -> bool:
@@ -227,10 +310,10 @@ def _defined_in(value, module) -> bool:
         python_function.__module__ == module.__name__
 
 
-def _parse_wrt(text: str | None):
+def _parse_wrt(text: str | None, default: int):
     """`x` -> "x", `0` -> 0, `x,y` -> ("x", "y"): as grad's wrt takes them."""
     if text is None:
-        return 0
+        return default
     items = [item.strip() for item in text.split(",")]
     if not all(items):
         raise UsageError(f"--wrt {text!r}: expected parameter names or positions separated "

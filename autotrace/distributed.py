@@ -48,7 +48,7 @@ __all__ = ["init", "is_initialized", "rank", "size", "local_rank", "allreduce_me
            "allreduce_sum", "sum_metric_states", "broadcast_variables", "DistributedOptimizer",
            "DistributedError", "DEFAULT_BUCKET_BYTES"]
 
-DEFAULT_BUCKET_BYTES = 25 * 2 ** 20
+DEFAULT_BUCKET_BYTES = 25 * 2 ** 20  # allreduce_mean's default bucket_bytes: 25 MiB
 
 # (rank, size, local rank) variables that MPI launchers set in the processes they start.
 _LAUNCHER_ENVIRONMENTS = (
@@ -151,6 +151,9 @@ def _import_mpi(launched):
 
 
 def is_initialized() -> bool:
+    """Whether this process has joined its ranks: True after `init()`, or after a first call
+    that needs them (`rank()`, `size()`, a reduction), which calls `init()`; False before.
+    A library can ask it before choosing the communicator to give `init()`."""
     return _world is not None
 
 

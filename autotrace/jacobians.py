@@ -9,6 +9,7 @@ once per row or column; `hessian` is its forward-mode Jacobian of the gradient.
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import numpy as np
@@ -22,6 +23,7 @@ from autotrace.runtime.containers import zeros_like
 from autotrace.runtime.devices import array_module
 from autotrace.runtime.pytrees import tree_flatten, tree_structure
 from autotrace.runtime.state import current_scope
+from autotrace.runtime.tracing.signature import signature_of
 from autotrace.transforms.derivative_record import derivative_record
 from autotrace.transforms.wrt import FIRST_PARAMETER, WithRespectTo
 
@@ -42,10 +44,14 @@ def _array_output(value, f: Callable, caller: str):
     return value
 
 
+@functools.lru_cache(maxsize=32)
 def _basis(shape: tuple, dtype) -> np.ndarray:
-    """The unit arrays of `shape`, one after another along a new first axis."""
+    """The unit arrays of `shape`, one after another along a new first axis (read-only: one
+    array serves every call of a shape)."""
     size = int(np.prod(shape))
-    return np.eye(size, dtype=dtype).reshape((size, *shape))
+    basis = np.eye(size, dtype=dtype).reshape((size, *shape))
+    basis.flags.writeable = False
+    return basis
 
 
 def _float_dtype(value) -> np.dtype:
@@ -73,14 +79,23 @@ def jacrev(f: Callable, wrt: int = 0) -> Callable:
     def row(seed, *args):
         return gradient(*args, dy=seed)
     batched: dict = {}
+    outputs: dict = {}  # the signature of a call of plain values -> f's output (shape, dtype)
 
     def jacobian(*args):
-        output = _array_output(f(*args), f, "jacrev")
+        traced = any(getattr(arg, "_builder", None) is not None for arg in args)
+        key = None if traced else signature_of(args)
+        shape_and_dtype = outputs.get(key) if key is not None else None
+        if shape_and_dtype is None:  # f runs once a signature (and each time it is traced)
+            output = _array_output(f(*args), f, "jacrev")
+            shape_and_dtype = np.shape(output), _float_dtype(output)
+            if key is not None:
+                outputs[key] = shape_and_dtype
+        shape, dtype = shape_and_dtype
         rows = batched.get(len(args))
         if rows is None:
             rows = batched[len(args)] = vmap(row, in_axes=(0, *[None] * len(args)))
-        result = rows(_basis(np.shape(output), _float_dtype(output)), *args)
-        return np.reshape(result, (*np.shape(output), *np.shape(args[wrt])))
+        result = rows(_basis(shape, dtype), *args)
+        return np.reshape(result, (*shape, *np.shape(args[wrt])))
     jacobian.__name__ = f"jacrev_{getattr(f, '__name__', 'f')}"
     return jacobian
 
@@ -175,7 +190,8 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
                 value, aux = value
             outputs, unflatten = _flatten(value)
             if not has_aux and not kwargs and batched.serves(value, x):
-                rows = batched(_basis(np.shape(value), value.dtype), args)  # the gradient of each unit seed at once
+                # the gradient of each unit seed, at once
+                rows = batched(_basis(np.shape(value), value.dtype), args)
                 if rows is not None:
                     return xp.reshape(_inexact(rows), np.shape(value) + np.shape(x))
             zeros = [zeros_like(output) for output in outputs]
@@ -191,7 +207,8 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
                               else xp.zeros(np.shape(output) + np.shape(x)))
             return (unflatten(blocks), aux) if has_aux else unflatten(blocks)
         if not has_aux and not kwargs and batched.serves(x, x):
-            columns = batched(_basis(np.shape(x), x.dtype), args)  # the tangent of each unit vector at once
+            # the tangent of each unit vector, at once
+            columns = batched(_basis(np.shape(x), x.dtype), args)
             if columns is not None and not isinstance(columns, (tuple, list, dict)):
                 output = xp.moveaxis(_inexact(columns), 0, -1)
                 return xp.reshape(output, np.shape(output)[:-1] + np.shape(x))

@@ -185,10 +185,29 @@ constant(as_run_now)
 
 
 def jvp(f: Callable, primals, tangents, *, has_aux: bool = False):
-    """`(f(*primals), the derivative of f at primals along tangents)`, by forward mode.
+    """f's value at `primals` and its directional derivative there along `tangents` (a
+    Jacobian-vector product), computed together by forward mode (`forward(f)`, generated from
+    f's source) in one run.
 
-    has_aux: f returns a pair (value, aux), of which only the value is differentiated; jvp
-    then returns `(value, tangent, aux)`, as jax.jvp does.
+    Arguments:
+        f: a Python function of NumPy arrays and numbers.
+        primals: f's positional arguments, a tuple or list.
+        tangents: one tangent per argument, each shaped like its argument: the direction to
+            differentiate along (zeros for an argument held fixed).
+        has_aux: f returns a pair (value, aux), of which only the value is differentiated;
+            jvp then returns `(value, tangent, aux)`, as jax.jvp does.
+
+    Returns:
+        `(f(*primals), tangent)`, where the tangent has the structure of f's output: the sum
+        over the arguments of d f / d argument applied to that argument's tangent.
+
+    Example:
+        >>> def f(x, y):
+        ...     return x ** 2 - 2 * x * y + 3 * y
+        >>> jvp(f, (2.0, 1.0), (1.0, 0.0))    # d f / d x at (2, 1): 2 x - 2 y
+        (3.0, 2.0)
+        >>> jvp(f, (2.0, 1.0), (0.0, 1.0))    # d f / d y: -2 x + 3
+        (3.0, -1.0)
     """
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):

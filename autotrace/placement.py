@@ -98,6 +98,11 @@ class _Config:
                     pool.malloc(size)  # freed at once: the pool keeps the block for reuse
         return dict(self._gpu_memory)
 
+    def __dir__(self) -> list:
+        # autotrace.config is an object, not a module, so it has no __all__: dir() (and a
+        # shell's completion) lists its settings only, as dir(autotrace) lists public names.
+        return sorted(name for name in vars(_Config) if not name.startswith("_"))
+
 
 config = _Config()
 

@@ -18,6 +18,8 @@ from autotrace.variables import Variable
 from autotrace.runtime.primitives.keyed_random import draw
 from autotrace.transforms.rules.core import constant
 
+__all__ = ["Generator", "default_generator", "set_seed", "uniform", "normal"]
+
 
 class Generator:
     """A stream of random numbers, its position held in a Variable (`.key`).

@@ -39,6 +39,8 @@ from autotrace.operators import forward
 from autotrace.runtime.containers import rebuild, zeros_like
 from autotrace.transforms.derivative_record import derivative_record
 
+__all__ = ["check_grads", "check_vjp", "check_jvp", "random_like", "inner", "axpy"]
+
 ALLOWED_MODES = ("reverse", "forward")
 
 

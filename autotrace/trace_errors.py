@@ -52,10 +52,22 @@ def _autotrace_frame(error: BaseException):
     return found
 
 
-def _raised_by_an_op(error: BaseException) -> bool:
-    """Whether the error was raised in runtime/, where the ops check their inputs."""
+def raised_by_an_op(error: BaseException) -> bool:
+    """Whether the error was raised in runtime/, where the ops check their inputs (a shape or
+    index rule: `matmul: shapes (2, 3) and (2, 3) do not match`)."""
     frames = traceback.extract_tb(error.__traceback__)
     return bool(frames) and os.path.abspath(frames[-1].filename).startswith(_LIBRARY_DIRS[1])
+
+
+def user_line(error: BaseException) -> tuple[str, int, str] | None:
+    """The user's line the error was raised from: (file, line number, its text stripped), or
+    None. A line of a generated derivative is the user's line it was made from."""
+    frame = _user_frame(error)
+    if frame is None:
+        return None
+    place = user_place(frame.filename, frame.lineno)
+    filename, line = place if place is not None else (frame.filename, frame.lineno)
+    return filename, line, linecache.getline(filename, line).strip()
 
 
 def explain_trace_error(error: Exception, args, kwargs) -> None:
@@ -77,7 +89,7 @@ def explain_trace_error(error: Exception, args, kwargs) -> None:
                     f"give them a size in the Spec)")
     # A shape or index rule of an op (`matmul: shapes (2, 3) and (2, 3) do not match`) says
     # what is wrong but not where: the user's line is added, as for autotrace's own errors.
-    op_rule = isinstance(error, (ValueError, IndexError)) and _raised_by_an_op(error)
+    op_rule = isinstance(error, (ValueError, IndexError)) and raised_by_an_op(error)
     if isinstance(error, _LOCATED_ERRORS) or unknown_size or op_rule:
         frame = _user_frame(error)
         place = None if frame is None else user_place(frame.filename, frame.lineno)

@@ -1,7 +1,9 @@
 """The command line (`python -m autotrace grad|graph FILE.py::FUNCTION`), the DOT text of
 graphs (runtime/execution/graph_dot.py) and the array types `--spec` reads (`Spec.parse`).
 
-The commands run in a fresh interpreter on files written to tmp_path, as a user runs them.
+The commands run in a fresh interpreter on files written to tmp_path, as a user runs them;
+the messages for mistakes and the methods of classes are checked by calling the command line's
+main in this process (`run_main`), which is quicker.
 """
 import os
 import re
@@ -15,6 +17,7 @@ import numpy as np
 import pytest
 
 import autotrace
+from autotrace import cli
 from autotrace.runtime.execution.graph_dot import graph_dot
 from autotrace.runtime.tracing.spec import Spec
 
@@ -75,11 +78,22 @@ def run_command(*arguments, cwd) -> subprocess.CompletedProcess:
                           env=environment, capture_output=True, text=True, timeout=120)
 
 
-def succeeds(*arguments, cwd) -> str:
+def succeeds(*arguments, cwd, wrote: str = "") -> str:
+    """Standard output of a command that succeeds; `wrote` is what it says on standard error
+    (the files it wrote)."""
     result = run_command(*arguments, cwd=cwd)
     assert result.returncode == 0, result.stderr
-    assert result.stderr == ""
+    assert result.stderr == wrote
     return result.stdout
+
+
+def run_main(*arguments, cwd, monkeypatch, capsys) -> tuple:
+    """(exit status, standard output, standard error) of the command line run in this process,
+    in the folder `cwd`."""
+    monkeypatch.chdir(cwd)
+    status = cli.main(list(arguments))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
 
 
 # --- grad -----------------------------------------------------------------------------------------
@@ -178,7 +192,7 @@ def test_graph_dot_has_a_node_per_input_equation_and_output(model):
     assert dot.startswith('digraph "f" {\n') and dot.endswith("}\n")
     # Written to a file, the same text; nothing on standard output.
     assert succeeds("graph", "model.py::f", "--spec", "f64[3,4]", "--spec", "f64[4]", "--dot",
-                    "f.dot", cwd=model.parent) == ""
+                    "f.dot", cwd=model.parent, wrote="wrote f.dot\n") == ""
     assert (model.parent / "f.dot").read_text() == dot
 
 
@@ -224,7 +238,7 @@ def test_graph_svg_is_drawn_by_graphviz(model):
     if shutil.which("dot") is None:
         pytest.skip("Graphviz's dot is not installed, so --svg can only refuse (tested below)")
     assert succeeds("graph", "model.py::f", "--spec", "f64[3]", "--spec", "f64[3]", "--svg",
-                    "f.svg", cwd=model.parent) == ""
+                    "f.svg", cwd=model.parent, wrote="wrote f.svg\n") == ""
     picture = (model.parent / "f.svg").read_text()
     assert picture.startswith('<?xml version="1.0" encoding="UTF-8" standalone="no"?>')
     assert "<svg" in picture and picture.rstrip().endswith("</svg>")
@@ -346,9 +360,11 @@ def test_spec_parse_refuses_what_is_not_an_array_type(text):
 def test_graph_tensorboard_writes_the_graph_into_an_event_file(model):
     from autotrace.summary import read_events
 
-    assert succeeds("graph", "model.py::shifted", "--spec", "f64[?]", "--tensorboard", "logs",
-                    cwd=model.parent) == ""
+    result = run_command("graph", "model.py::shifted", "--spec", "f64[?]", "--tensorboard",
+                         "logs", cwd=model.parent)
     (events,) = (model.parent / "logs").glob("events.out.tfevents.*")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0, "", f"wrote {Path('logs') / events.name}\n")
     first, event = read_events(events)
     assert [(node["name"], node["op"]) for node in event["graph_def"]] == [
         ("x", "Placeholder"), ("reduce_sum", "reduce_sum"), ("Const", "Const"),
@@ -363,3 +379,155 @@ def test_graph_tensorboard_writes_the_graph_into_an_event_file(model):
     assert (result.returncode, result.stdout, result.stderr) == (
         2, "", "python -m autotrace graph: error: --tensorboard writes the optimized graph; "
                "leave out --raw\n")
+
+
+def test_specs_an_op_refuses_are_one_line_naming_the_users_line(tmp_path, monkeypatch, capsys):
+    (tmp_path / "product.py").write_text(textwrap.dedent("""\
+        import numpy as np
+
+
+        def predict(w, x):
+            hidden = np.tanh(x)
+            return hidden @ w
+        """))
+    result = run_command("graph", "product.py::predict", "--spec", "f64[3,2]", "--spec",
+                         "f64[5,4]", cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", "python -m autotrace graph: error: product.py, line 6 (return hidden @ w): "
+               "matmul: shapes (5, 4) and (3, 2) do not match in their core dimension "
+               "(4 != 3); the types given were --spec f64[3,2] --spec f64[5,4]\n")
+    # the same function with types that fit traces
+    status, printed, errors = run_main("graph", "product.py::predict", "--spec", "f64[4,2]",
+                                       "--spec", "f64[5,4]", cwd=tmp_path,
+                                       monkeypatch=monkeypatch, capsys=capsys)
+    assert (status, errors) == (0, "") and "f64[5,2] = matmul" in printed
+
+
+@pytest.mark.parametrize("files, message", [
+    ({"broken.py": "import numpy as np\n\ndef f(x):\n    return x +\n"},
+     "broken.py, line 4: SyntaxError: invalid syntax"),
+    ({"broken.py": "def f(x):\n    if x:\n    return x\n"},
+     "broken.py, line 3: IndentationError: expected an indented block after 'if' statement "
+     "on line 2"),
+    ({"broken.py": "import numpy as np\nimport no_such_module_here\n\ndef f(x):\n"
+                   "    return x\n"},
+     "broken.py, line 2: ModuleNotFoundError: No module named 'no_such_module_here'"),
+    ({"broken.py": "from neighbour import g\n\ndef f(x):\n    return g(x)\n",
+      "neighbour.py": "import numpy as np\nfrom numpy import no_such_name\n\n"
+                      "def g(x):\n    return x\n"},
+     "neighbour.py, line 2: ImportError: cannot import name 'no_such_name' from 'numpy' "
+     f"({Path(np.__file__)})"),
+    ({"broken.py": "from neighbour import g\n\ndef f(x):\n    return g(x)\n",
+      "neighbour.py": "def g(x):\n    return x +* 2\n"},
+     "neighbour.py, line 2: SyntaxError: invalid syntax"),
+])
+def test_a_file_that_does_not_parse_or_import_is_one_line_with_exit_status_2(
+        tmp_path, files, message, monkeypatch, capsys):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert run_main("grad", "broken.py::f", cwd=tmp_path, monkeypatch=monkeypatch,
+                    capsys=capsys) == (2, "", f"python -m autotrace grad: error: {message}\n")
+    assert "broken" not in sys.modules and "neighbour" not in sys.modules
+
+
+METHODS = """\
+import numpy as np
+
+
+class Model:
+    scale = 3.0
+
+    def loss(self, x):
+        return self.scale * np.sum(x ** 2)
+
+    @staticmethod
+    def smooth(x):
+        return np.sum(np.sin(x))
+
+    @classmethod
+    def scaled(cls, x):
+        return cls.scale * np.sum(x)
+"""
+
+
+def test_a_method_of_a_class_is_named_class_dot_method(tmp_path, monkeypatch, capsys):
+    (tmp_path / "methods.py").write_text(METHODS)
+
+    def succeeds(*arguments, cwd):
+        status, printed, errors = run_main(*arguments, cwd=cwd, monkeypatch=monkeypatch,
+                                           capsys=capsys)
+        assert (status, errors) == (0, "")
+        return printed
+    # a method for instances: d/dx, the parameter after self, by default
+    assert succeeds("grad", "methods.py::Model.loss", cwd=tmp_path) == textwrap.dedent("""\
+        def dloss(self, x, *, dy=None):
+            # Primal sweep
+            _t1 = self.scale
+            _t2 = x ** 2
+            _t3 = np.sum(_t2)
+            # Adjoint sweep
+            # Grad of line 8: return self.scale * np.sum(x ** 2)
+            b_t4 = seed(_t1 * _t3, dy)
+            b_t3 = sum_copies(b_t4, _t3) if repeats(_t1, _t3) else unbroadcast(b_t4 * _t1, _t3)
+            bx = unreduce(b_t3, _t2, None, False) * 2 * x
+            return match(bx, x)
+        """)
+    # a class method, bound to its class: d/dx too
+    assert succeeds("grad", "methods.py::Model.scaled", cwd=tmp_path) == textwrap.dedent("""\
+        def dscaled(cls, x, *, dy=None):
+            # Primal sweep
+            _t1 = cls.scale
+            _t2 = np.sum(x)
+            # Adjoint sweep
+            # Grad of line 16: return cls.scale * np.sum(x)
+            b_t3 = seed(_t1 * _t2, dy)
+            b_t2 = sum_copies(b_t3, _t2) if repeats(_t1, _t2) else unbroadcast(b_t3 * _t1, _t2)
+            bx = unreduce(b_t2, x, None, False)
+            return match(bx, x)
+        """)
+    # The code printed is grad's, which computes the right thing: 3 * 2x and 3.
+    loss = cli.load_function(f"{tmp_path / 'methods.py'}::Model.loss").function
+    model, x = sys.modules[loss.__module__].Model, np.array([0.5, -2.0])
+    np.testing.assert_allclose(autotrace.grad(model.loss, wrt="x")(model(), x), 6.0 * x,
+                               rtol=1e-15)
+    np.testing.assert_allclose(autotrace.grad(model.scaled)(x), [3.0, 3.0], rtol=1e-15)
+    # a static method traces as a function; a class method with its class bound
+    assert succeeds("graph", "methods.py::Model.smooth", "--spec", "f64[2]",
+                    cwd=tmp_path) == textwrap.dedent("""\
+        { lambda a:f64[2] ;
+          b:f64[2] = sin a
+          c:f64[] = reduce_sum[axis=(0,)] b
+          in (c) }
+        """)
+    assert succeeds("graph", "methods.py::Model.scaled", "--spec", "f64[2]",
+                    cwd=tmp_path) == textwrap.dedent("""\
+        { lambda a:f64[2] ;
+          b:f64[] = reduce_sum[axis=(0,)] a
+          c:f64[] = multiply 3.0 b
+          in (c) }
+        """)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["graph", "methods.py::Model.loss", "--spec", "f64[2]"],
+     "Model.loss takes an instance first (self), which --spec cannot give; graph traces "
+     "functions, static methods and class methods: trace a function that makes the instance "
+     "and calls the method"),
+    (["grad", "methods.py::Model.fit"], "'Model' in methods.py has no method 'fit'"),
+    (["grad", "methods.py::Model.scale"], "'Model.scale' in methods.py is a float, not a "
+                                          "function"),
+    (["grad", "methods.py::Model"], "'Model' in methods.py is a class, not a function"),
+    (["grad", "methods.py::np.sum"], "'np' in methods.py is a module, not a class: it has no "
+                                     "methods"),
+])
+def test_methods_mistakes_are_one_line_with_exit_status_2(tmp_path, arguments, message,
+                                                         monkeypatch, capsys):
+    (tmp_path / "methods.py").write_text(METHODS)
+    assert run_main(*arguments, cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys) == (
+        2, "", f"python -m autotrace {arguments[0]}: error: {message}\n")
+
+
+def test_version_is_the_packages():
+    result = run_command("--version", cwd=ROOT)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0, f"autotrace {autotrace.__version__}\n", "")

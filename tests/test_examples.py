@@ -6,6 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import autotrace
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
@@ -51,6 +53,15 @@ def test_mnist_cnn_reaches_95_percent_writes_summaries_and_graph_and_resumes(tmp
     assert f"Resumed from {tmp_path}/ckpt-8 after epoch 8" in printed
     assert "epoch 9:" in printed and "epoch 8:" not in printed
     assert resumed >= 0.95 and (tmp_path / "ckpt-9.npz").exists()
+
+    # And again: 9 epochs are done, so it trains none, and evaluates the checkpoint's model.
+    again = main(["--logdir", str(tmp_path), "--epochs", "9"] + smaller)
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[1:] == [
+        "Already trained for 9 epochs, --epochs 9: nothing to train (give a larger --epochs to "
+        "train more); evaluating the checkpoint",
+        f"train_step traced 0 time(s); test accuracy {resumed:.2%}"]
+    assert again == resumed and not (tmp_path / "ckpt-10.npz").exists()
 
 
 def test_csv_pipeline_reads_every_row_each_epoch_and_fits_the_plane(tmp_path, capsys):
@@ -103,3 +114,31 @@ def test_library_model_is_differentiated_as_written(capsys):
     np.testing.assert_allclose(result["of_weights"], result["weights_by_hand"], rtol=1e-12,
                                atol=1e-14)
     assert "forward ran once per gradient: True" in capsys.readouterr().out
+
+
+def test_per_example_gradients_clips_each_example_and_trains_privately(capsys):
+    pytest.importorskip("sklearn", reason="the digits data set comes with scikit-learn")
+    example = load("per_example_gradients.py")
+    result = example["main"](["--epochs", "9"])
+    printed = capsys.readouterr().out
+    assert "Per-example gradients of 16 examples agree with a loop of autotrace.grad" in printed
+    assert result["difference"] < 1e-12 and result["trace_count"] == 1
+    assert printed.count("training loss") == 3 and result["test_accuracy"] >= 0.9
+
+    # The private gradient, against one computed by hand from a loop of grad: each example's
+    # gradient scaled to norm at most C, summed, the noise times sigma * C added, averaged.
+    images, labels = example["load_digits"]()[:2]
+    images, labels = images[:8], labels[:8]
+    rng = np.random.default_rng(1)
+    parameters = example["initial_parameters"](rng)
+    noise = tuple(rng.standard_normal(np.shape(p)) for p in parameters)
+    clip, sigma = 4.0, 0.7
+    looped = [autotrace.grad(example["loss"])(parameters, image, label)
+              for image, label in zip(images, labels)]
+    norms = [np.sqrt(sum(np.sum(g ** 2) for g in gradient)) for gradient in looped]
+    assert min(norms) < clip < max(norms)  # some examples are clipped, some are not
+    expected = [(sum(gradient[k] * min(1.0, clip / norm) for gradient, norm in zip(looped, norms))
+                 + sigma * clip * noise[k]) / len(images) for k in range(len(parameters))]
+    step = autotrace.function(example["private_gradient"])
+    for got, want in zip(step(parameters, images, labels, noise, clip, sigma), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

@@ -1,6 +1,8 @@
 """autotrace.jit: autotrace.function's cached tracing with static arguments (keyed by value,
 passed as Python values, unhashable ones refused), and autotrace.linearize against central
 differences."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -66,6 +68,18 @@ def test_jit_without_static_arguments_is_function():
     np.testing.assert_allclose(f(x + 1, x), np.sin(x + 1) * x)
     assert f.trace_count == 1 and len(calls) == 1
     assert isinstance(f, autotrace.Function)
+
+
+def test_no_public_function_shares_its_name_with_a_module_of_the_package():
+    # Importing a submodule sets it as an attribute of its package: a module autotrace/jit.py
+    # replaced the function autotrace.jit with itself once autotrace.linearize loaded it.
+    package = Path(autotrace.__file__).parent
+    clashes = [name for name, (_, attribute) in autotrace._PUBLIC.items()
+               if attribute is not None and ((package / f"{name}.py").exists()
+                                             or (package / name / "__init__.py").exists())]
+    assert clashes == []
+    autotrace.linearize
+    assert isinstance(autotrace.jit(power, static_argnums=(1,)), autotrace.Function)
 
 
 def test_unhashable_static_argument_is_refused():

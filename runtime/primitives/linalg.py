@@ -67,6 +67,8 @@ def _dot_batching(call):
         ndim = max(a_ndim, b_ndim)
         return np.multiply(call.aligned(0, ndim) if call.batched[0] else a,
                            call.aligned(1, ndim) if call.batched[1] else b)
+    if b_ndim <= 2:  # np.dot is np.matmul here, which makes one product where it can
+        return _batched_matmul(call, a, b)
     a_spec = _LETTERS[:a_ndim]
     b_spec = _LETTERS[a_ndim:a_ndim + b_ndim]
     inner = -2 if b_ndim > 1 else -1
@@ -84,6 +86,8 @@ def _tensordot_batching(call):
         a_axes, b_axes = [axis if isinstance(axis, tuple) else (axis,) for axis in axes]
     a_axes = [axis % a_ndim for axis in a_axes]
     b_axes = [axis % b_ndim for axis in b_axes]
+    if a_axes == [a_ndim - 1] and b_axes == [0] and b_ndim <= 2:  # np.matmul, as np.dot
+        return _batched_matmul(call, *_operands_as_arrays(call))
     a_spec = list(_LETTERS[:a_ndim])
     b_spec = list(_LETTERS[a_ndim:a_ndim + b_ndim])
     for a_axis, b_axis in zip(a_axes, b_axes):
@@ -129,9 +133,28 @@ def _broadcast_batching(call):
 
 
 def _matmul_batching(call):
-    """The batch axis is one more stacking axis, except on a vector (which matmul reads as a
-    row or column of its own): that one is made a matrix, and its axis taken out again."""
-    a, b = call.args
+    return _batched_matmul(call, *call.args)
+
+
+def _batched_matmul(call, a, b):
+    """np.matmul of each example's `a` and `b` (matmul takes no attributes), for np.matmul
+    and for the products that are np.matmul where the second operand has at most two axes
+    (np.dot, np.tensordot over one axis).
+
+    One matrix product where one operand is the same for every example and a matrix: the
+    examples' rows stacked times that matrix, or, for a matrix times each example's vector,
+    the vectors as rows times the matrix transposed. Otherwise the batch axis is one more
+    stacking axis (NumPy then multiplies example by example), except on a vector (which
+    matmul reads as a row or column of its own): that one is made a matrix, and its axis taken
+    out again."""
+    a_ndim, b_ndim = call.example_ndim(0), call.example_ndim(1)
+    if call.batched[0] and not call.batched[1] and b_ndim == 2:
+        rows = a if a_ndim == 1 else np.reshape(a, (-1, np.shape(a)[-1]))
+        result = bind("matmul", rows, b)
+        return result if a_ndim == 1 else np.reshape(
+            result, (call.size, *call.example_shape(0)[:-1], np.shape(b)[-1]))
+    if call.batched[1] and not call.batched[0] and a_ndim == 2 and b_ndim == 1:
+        return bind("matmul", b, np.transpose(a))
     a_row = call.batched[0] and call.example_ndim(0) == 1
     b_column = call.batched[1] and call.example_ndim(1) == 1
     a = np.expand_dims(a, 1) if a_row else a
@@ -141,7 +164,7 @@ def _matmul_batching(call):
         if call.batched[0] else a
     b = np.reshape(b, (call.size, *(1,) * (ndim + 1 - np.ndim(b)), *np.shape(b)[1:])) \
         if call.batched[1] else b
-    result = call.bind(a, b)
+    result = bind("matmul", a, b)
     if b_column:
         result = result[..., 0]
     if a_row:  # the row's axis is the last one where b is (was) a vector

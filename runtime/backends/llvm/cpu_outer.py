@@ -22,6 +22,7 @@ import numpy as np
 
 from . import compiler as llvm
 from ...graph import Graph
+from ...primitives.batching import refuse_batching
 from ...primitives.registry import (C_ORDER, Primitive, bind, is_traced, out_argument,
                                     primitives, register)
 
@@ -151,4 +152,5 @@ def _source(args, attrs) -> str:
 outer_cpu = register(Primitive(
     "outer_cpu", lambda a, b, **attrs: outer_product(a, b),
     lambda a, b, **attrs: primitives["matmul"].abstract_eval(a, b), source=_source, fresh=True,
-    takes_out=C_ORDER, globals=lambda attrs: {"outer_product": outer_product}))
+    takes_out=C_ORDER, globals=lambda attrs: {"outer_product": outer_product},
+    batching=refuse_batching("it is made by the CPU backend's passes, after batching")))
