@@ -36,11 +36,15 @@ from autotrace.variables import Variable
 
 
 class _AutoReuse:
+    """`reuse=autotrace.AUTO_REUSE` in a variable_scope: get_variable makes a Variable where
+    its name is missing, and returns the one made before otherwise (TensorFlow's
+    tf.compat.v1.AUTO_REUSE)."""
+
     def __repr__(self) -> str:
         return "autotrace.AUTO_REUSE"
 
 
-AUTO_REUSE = _AutoReuse()  # reuse= for a scope that makes a Variable if missing, else reuses it
+AUTO_REUSE = _AutoReuse()
 
 
 class VariableStore:
