@@ -36,6 +36,7 @@ def test_zip_takes_a_structure_or_separate_datasets_and_ends_with_the_shortest()
     assert values(Dataset.zip({"x": a, "pair": (b, a)})) == [
         {"x": 1, "pair": (4, 1)}, {"x": 2, "pair": (5, 2)}, {"x": 3, "pair": (6, 3)}]
     assert values(Dataset.zip(a)) == [1, 2, 3]
+    assert values(Dataset.zip(datasets=(a, b))) == values(Dataset.zip((a, b)))
     # iterated again, it starts over
     zipped = Dataset.zip(a, b)
     assert values(zipped) == values(zipped)
@@ -48,8 +49,12 @@ def test_zip_refuses_what_is_not_a_dataset():
         Dataset.zip((Dataset.range(2), [1, 2]))
     assert str(error.value) == ("Dataset.zip: datasets must be Datasets in a tuple or dict, "
                                 "nested; datasets[1] is list")
-    with pytest.raises(TypeError, match="Dataset.zip: give the datasets"):
-        Dataset.zip()
+    for wrong in ((), (Dataset.range(1),)):
+        with pytest.raises(TypeError) as error:
+            Dataset.zip(*wrong, **({"datasets": (Dataset.range(1),)} if wrong else {}))
+        assert str(error.value) == ("Dataset.zip: give the datasets once, as a tuple or dict "
+                                    "of Datasets (nested), as separate arguments, or as "
+                                    "datasets=")
 
 
 def test_concatenate_needs_the_same_structure_and_dtypes():
@@ -128,7 +133,7 @@ def filled(x):
 def test_padded_batch_pads_each_batch_to_its_longest():
     dataset = Dataset.range(1, 5).map(filled)
     assert values(dataset.padded_batch(2)) == [[[1, 0], [2, 2]], [[3, 3, 3, 0], [4, 4, 4, 4]]]
-    assert values(dataset.padded_batch(2, padded_shapes=(5,))) == [
+    assert values(dataset.padded_batch(2, padded_shapes=5)) == [
         [[1, 0, 0, 0, 0], [2, 2, 0, 0, 0]], [[3, 3, 3, 0, 0], [4, 4, 4, 4, 0]]]
     assert values(dataset.padded_batch(2, padded_shapes=[None], padding_values=-1)) == [
         [[1, -1], [2, 2]], [[3, 3, 3, -1], [4, 4, 4, 4]]]
@@ -145,6 +150,11 @@ def test_padded_batch_pads_components_by_structure():
     assert b.shape == (3, 3, 2) and b.dtype == np.float64
     np.testing.assert_array_equal(b[:, :, 0], [[1.5, 0, 0], [1.5, 1.5, 0], [1.5, 1.5, 1.5]])
     np.testing.assert_array_equal(c, [1, 2, 3])
+    named = Dataset.range(1, 3).map(lambda x: {"ids": filled(x), "n": x})
+    batch, = named.padded_batch(2, padded_shapes={"ids": (3,), "n": ()},
+                                padding_values={"ids": 9, "n": 0})
+    np.testing.assert_array_equal(batch["ids"], [[1, 9, 9], [2, 2, 9]])
+    np.testing.assert_array_equal(batch["n"], [1, 2])
     words = Dataset.from_tensor_slices(np.array([["a", "b"], ["c", "d"]])).map(
         lambda row: row[: 1 if row[0] == "a" else 2])
     assert values(words.padded_batch(2)) == [[["a", ""], ["c", "d"]]]

@@ -115,3 +115,25 @@ def test_a_none_with_sizes_that_do_not_divide_is_refused():
         "cannot reshape array of shape f32[?,8,8,1] into shape (None, 5, -1): with the None "
         "taken as its dimension of unknown size, the other dimensions hold 64 elements, which "
         "is not a multiple of 5")
+
+
+def test_a_flattening_reshape_in_a_traced_branch():
+    def branchy(x, flag):
+        return autotrace.cond(flag > 0, lambda x: x.reshape(x.shape[0], -1) * 2.0,
+                              lambda x: x.reshape(x.shape[0], -1), x)
+    traced = autotrace.function(branchy, input_signature=[IMAGES, Spec((), np.float32)])
+    for batch, flag in ((1, 1.0), (3, -1.0), (50, 1.0)):
+        x = images(batch)
+        expected = x.reshape(batch, 64) * (2.0 if flag > 0 else 1.0)
+        np.testing.assert_array_equal(traced(x, np.float32(flag)), expected)
+    assert traced.trace_count == 1
+
+
+def test_two_unknown_dimensions_in_the_array_are_still_refused():
+    traced = autotrace.function(lambda x: x.reshape(x.shape[0], -1),
+                                input_signature=[Spec((None, None, 4))])
+    with pytest.raises(UnknownDimensionError) as error:
+        traced(np.ones((2, 3, 4)))
+    assert str(error.value).startswith(
+        "autotrace cannot trace numpy.reshape to shape (None, -1) (one dimension must be -1 or "
+        "unknown) on an array with a dimension of unknown size (f64[?,?,4]; ")

@@ -16,24 +16,25 @@ class CombiningMethods:
     """zip, concatenate, flat_map, cache and reduce, for Dataset to inherit."""
 
     @classmethod
-    def zip(cls, *datasets):
+    def zip(cls, *args, datasets=None):
         """The elements of several datasets side by side, as tf.data.Dataset.zip: element i
         has the structure of `datasets` with each dataset replaced by its element i. It ends
         with the shortest.
 
         Arguments:
-            datasets: a tuple or dict of Datasets, nested (`Dataset.zip((a, (b, c)))`), or
-                the datasets as separate arguments (`Dataset.zip(a, b)`, a tuple).
+            args: a tuple or dict of Datasets, nested (`Dataset.zip((a, (b, c)))`), or the
+                datasets as separate arguments (`Dataset.zip(a, b)`, a tuple).
+            datasets: the tuple or dict by keyword instead (`Dataset.zip(datasets=(a, b))`).
 
         Example:
             >>> a, b = Dataset.range(3), Dataset.range(10, 12)
             >>> list(Dataset.zip(a, b))
             [(np.int64(0), np.int64(10)), (np.int64(1), np.int64(11))]
         """
-        if not datasets:
-            raise TypeError("Dataset.zip: give the datasets, as a tuple or dict of Datasets "
-                            "(nested), or as separate arguments")
-        structure = datasets[0] if len(datasets) == 1 else tuple(datasets)
+        if (datasets is None) == (not args):
+            raise TypeError("Dataset.zip: give the datasets once, as a tuple or dict of "
+                            "Datasets (nested), as separate arguments, or as datasets=")
+        structure = datasets if datasets is not None else args[0] if len(args) == 1 else args
         leaves = _leaves(structure, "datasets")
         for path, leaf in leaves:
             if not isinstance(leaf, cls):

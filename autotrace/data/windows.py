@@ -24,8 +24,8 @@ class WindowMethods:
         Arguments:
             batch_size: elements a batch (a positive int).
             padded_shapes: the shape to pad each component to, in the elements' structure (a
-                tuple of ints, with None or -1 for "the largest in the batch"); default: every
-                axis to the largest in the batch. A component longer than its size is an
+                tuple of ints, with None or -1 for "the largest in the batch"; an int n for a
+                vector is (n,)); default: every axis to the largest in the batch. A component longer than its size is an
                 error.
             padding_values: what to pad with, in the elements' structure or one value for
                 all (default 0: False for bools, "" for strings).
@@ -188,6 +188,8 @@ def _padded_component(path: str, arrays: list, padded_shape, padding_value) -> n
                          f"{[array.shape for array in arrays]}")
     rank = ranks.pop()
     largest = tuple(max(array.shape[axis] for array in arrays) for axis in range(rank))
+    if isinstance(padded_shape, (int, np.integer)) and not isinstance(padded_shape, bool):
+        padded_shape = (padded_shape,)  # tf.data's padded_shapes=5 for a vector
     if padded_shape is not None and not isinstance(padded_shape, (tuple, list)):
         raise ValueError(f"Dataset.padded_batch: padded_shapes must give {path} a shape (a "
                          f"tuple of ints and None); got {padded_shape!r}")
