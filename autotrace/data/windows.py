@@ -25,8 +25,8 @@ class WindowMethods:
             batch_size: elements a batch (a positive int).
             padded_shapes: the shape to pad each component to, in the elements' structure (a
                 tuple of ints, with None or -1 for "the largest in the batch"; an int n for a
-                vector is (n,)); default: every axis to the largest in the batch. A component longer than its size is an
-                error.
+                vector is (n,)); default: every axis to the largest in the batch. A
+                component longer than its size is an error.
             padding_values: what to pad with, in the elements' structure or one value for
                 all (default 0: False for bools, "" for strings).
             drop_remainder: leave out a last batch smaller than batch_size.
