@@ -123,9 +123,9 @@ class Coordinator:
         exception a thread reported to request_stop, if any; else, if threads are still
         running, a RuntimeError naming them (unless `ignore_live_threads`).
         """
+        given = list(threads or ())
         with self._lock:
-            threads = list(threads or ()) + [thread for thread in self._registered
-                                             if thread not in (threads or ())]
+            threads = given + [thread for thread in self._registered if thread not in given]
         while any(thread.is_alive() for thread in threads) and not self.wait_for_stop(0.05):
             pass
         deadline = time.monotonic() + stop_grace_period_secs

@@ -31,7 +31,7 @@ def test_workers_loop_until_a_stop_is_requested():
     threads = [started(work, 0), started(work, 1)]
     assert all(event.wait(WAIT) for event in looping) and not coord.should_stop()
     coord.request_stop()
-    coord.join(threads, stop_grace_period_secs=WAIT)
+    coord.join(iter(threads), stop_grace_period_secs=WAIT)  # any iterable of threads
     assert coord.should_stop() and coord.joined
     assert not any(thread.is_alive() for thread in threads) and counts == [1, 1]
 
