@@ -32,6 +32,7 @@ import numpy as np
 
 from autotrace.initializers import initial_value
 from autotrace.runtime.scopes import name_scope
+from autotrace.runtime.state import current_scope
 from autotrace.variables import Variable
 
 
@@ -193,8 +194,13 @@ def get_variable(name: str, shape=None, dtype=None, initializer=None,
                     f"in the variable_scope?")
             return _shared(existing, full, shape, dtype)
         if existing is not None:
+            traced = "" if current_scope() is None else (
+                " (A traced function runs its Python code again on the first call, to check "
+                "the Variables it makes, and on each new signature: make them there with "
+                "reuse=autotrace.AUTO_REUSE.)")
             raise ValueError(f"Variable {full} already exists, disallowed. Did you mean to set "
-                             f"reuse=True or reuse=autotrace.AUTO_REUSE in the variable_scope?")
+                             f"reuse=True or reuse=autotrace.AUTO_REUSE in the "
+                             f"variable_scope?{traced}")
         variable = _made(full, shape, dtype, initializer, scope, trainable)
         store._variables[full] = variable
         return variable

@@ -162,3 +162,17 @@ def test_scopes_are_per_thread():
         assert done.wait(timeout=5)
     thread.join(timeout=5)
     assert seen == [""]
+
+
+def test_making_a_variable_in_a_traced_function_without_reuse_says_why_it_is_made_twice():
+    @autotrace.function
+    def step(x):
+        with autotrace.variable_scope("layer"):
+            return x @ autotrace.get_variable("w", (3, 2))
+    with pytest.raises(ValueError) as error:
+        step(np.ones((1, 3), np.float32))
+    assert str(error.value).startswith(
+        "Variable layer/w already exists, disallowed. Did you mean to set reuse=True or "
+        "reuse=autotrace.AUTO_REUSE in the variable_scope? (A traced function runs its Python "
+        "code again on the first call, to check the Variables it makes, and on each new "
+        "signature: make them there with reuse=autotrace.AUTO_REUSE.)")
