@@ -12,9 +12,10 @@ dimension of unknown size only where nothing else in the trace could have given 
   a dimension of another input of the function: then the graph checks, when it runs, that the
   two are the same size (a batch of images and its batch of labels are).
 
-Anything else (a dimension of unknown size from a flattening reshape, a boolean mask, a
-branch) could be where the None came from, and the reshape is refused with the error that
-says to write it with -1 and the sizes that are known.
+Anything else (a dimension of unknown size from a flattening reshape or a boolean mask; one
+of another input, inside a traced branch or loop body) could be where the None came from, and
+the reshape is refused with the error that says to write it with -1 and the sizes that are
+known.
 """
 from __future__ import annotations
 
