@@ -73,6 +73,11 @@ _PUBLIC = {
     "Module": ("autotrace.module", "Module"),
     **{name: ("autotrace.clipping", name) for name in (
         "clip_by_norm", "clip_by_global_norm", "global_norm")},
+    **{name: ("autotrace.coordinator", name) for name in (
+        "Coordinator", "QueueRunner", "FIFOQueue", "OutOfRangeError", "QueueClosedError")},
+    **{name: ("autotrace.shared_variables", name) for name in (
+        "variable_scope", "get_variable", "get_variable_scope", "AUTO_REUSE", "VariableScope",
+        "VariableStore")},
     "implicit_grad": ("autotrace.implicit", "implicit_grad"),
     "implicit_value_and_grad": ("autotrace.implicit", "implicit_value_and_grad"),
     "Checkpoint": ("autotrace.checkpoints", "Checkpoint"),

@@ -339,8 +339,8 @@ def test_ops_trace_with_an_unknown_number_of_rows(name):
      "(f64[?,1]"),
     (lambda x: np.squeeze(x), "numpy.squeeze without axis="),
     (lambda x: np.zeros_like(x, shape=(x.shape[0], 2)), "numpy.full_like with shape=(None, 2)"),
-    (lambda x: x.reshape(-1, x.shape[0]), "numpy.reshape to shape (-1, None) (one dimension "
-                                          "must be -1 or unknown)"),
+    (lambda x: x.reshape(x.shape[0], x.shape[0], -1),
+     "numpy.reshape to shape (None, None, -1) (one dimension must be -1 or unknown)"),
 ])
 def test_ops_that_need_an_unknown_size_say_so(python_function, what):
     traced = autotrace.function(python_function, input_signature=[Spec((None, 3))])

@@ -12,7 +12,9 @@ of them, nested. Tuples are structure; lists are turned into arrays, as in tf.da
 given to `map` and `filter` receive a tuple element as separate arguments.
 
 The package: `Dataset` and its transformations (dataset.py, with map and interleave on worker
-threads in threads.py and interleave.py); the readers of files (TextLineDataset, CSVDataset,
+threads in threads.py and interleave.py, zip, concatenate, flat_map, cache and reduce in
+combining.py, padded_batch, unbatch and window in windows.py, and what they share about
+elements in elements.py); the readers of files (TextLineDataset, CSVDataset,
 FixedLengthRecordDataset, TFRecordDataset) in readers.py; compressed byte streams and
 TFRecordWriter in streams.py.
 """

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..abstract import AbstractArray
+from ..abstract import AbstractArray, carried_origins
 from ..devices import array_module
 from .batching import merged_batch_batching, unrolled_batching
 from .registry import bind, define_runtime_function
@@ -132,7 +132,8 @@ def _conv2d_shape(x, kernel, *, strides, padding, data_format):
     shape = (batch, output_length(height, window_h, strides[0], padding),
              output_length(width, window_w, strides[1], padding), out_channels)
     return AbstractArray(shape_from_channels_last(shape, data_format),
-                         np.result_type(x.dtype, kernel.dtype), x.device)
+                         np.result_type(x.dtype, kernel.dtype), x.device,
+                         carried_origins(x, [0, None, None, None]))  # the batch carried through
 
 
 def _conv2d_backprop_input_shape(g, kernel, *, input_size, strides, padding, data_format):

@@ -209,7 +209,14 @@ def _matmul_rule(a, b):
                          f"core dimension ({a_matrix[-1]} != {b_matrix[-2]})")
     shape = (broadcast_shapes(a_matrix[:-2], b_matrix[:-2])
              + a_shape[-2:-1] * (len(a_shape) > 1) + b_shape[-1:] * (len(b_shape) > 1))
-    return AbstractArray(shape, np.result_type(a.dtype, b.dtype), a.device)
+    # the rows of `a` and the columns of `b` are carried through, unknown ones with their origin
+    origins = [None] * len(shape)
+    if len(a_shape) > 1 and getattr(a, "origins", None):
+        origins[len(shape) - 1 - (len(b_shape) > 1)] = a.origins[-2]
+    if len(b_shape) > 1 and getattr(b, "origins", None):
+        origins[-1] = b.origins[-1]
+    return AbstractArray(shape, np.result_type(a.dtype, b.dtype), a.device,
+                         tuple(origins) if any(o is not None for o in origins) else None)
 
 
 def _matmul_source(args, attrs):

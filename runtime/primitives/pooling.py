@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..abstract import AbstractArray
+from ..abstract import AbstractArray, carried_origins
 from ..array_api import numpy_dtype
 from ..devices import array_module
 from .batching import merged_batch_batching
@@ -225,12 +225,12 @@ def _pooled_shape(x_shape, pool_size, strides, padding, data_format) -> tuple:
 
 def _max_pool2d_shape(x, *, pool_size, strides, padding, data_format):
     return AbstractArray(_pooled_shape(x.shape, pool_size, strides, padding, data_format),
-                         x.dtype, x.device)
+                         x.dtype, x.device, carried_origins(x, [0, None, None, None]))
 
 
 def _avg_pool2d_shape(x, *, pool_size, strides, padding, data_format):
     return AbstractArray(_pooled_shape(x.shape, pool_size, strides, padding, data_format),
-                         _float_dtype(x.dtype), x.device)
+                         _float_dtype(x.dtype), x.device, carried_origins(x, [0, None, None, None]))
 
 
 def _max_pool2d_scatter_shape(g, x, **options):

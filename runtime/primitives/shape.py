@@ -28,6 +28,7 @@ from .shape_batching import (AXIS, TWO_AXES, broadcast_like_batching, broadcast_
                              diag_batching, diff_batching, join_batching,
                              last_two_axes_batching, pad_batching, roll_batching,
                              take_along_axis_batching, take_batching, tile_batching)
+from .unknown_reshape import unknown_reshape_shape
 
 
 def _dtype(value) -> np.dtype:
@@ -79,10 +80,22 @@ def bind_result_type(*arrays_and_dtypes):
 # CuPy still does.
 define_function("reshape", lambda a, shape: np.reshape(a, shape),
                 abstract_eval=lambda aval, shape: AbstractArray(
-                    tuple(None if n == -1 else n for n in shape), aval.dtype, aval.device),
+                    tuple(None if n == -1 else n for n in shape), aval.dtype, aval.device,
+                    _reshape_origins(aval, shape)),
                 source=lambda args, attrs: f"np.reshape({args[0]}, {attrs['shape']!r})",
                 batching=lambda call: call.bind(call.args[0],
                                                 shape=(call.size, *call.attrs["shape"])))
+
+
+def _reshape_origins(aval, shape) -> tuple | None:
+    """The origin of the one unknown dimension of the result where it is the one of `aval`
+    carried through: the known dimensions on either side hold as many elements."""
+    unknown = [axis for axis, n in enumerate(aval.shape) if n is None]
+    if len(unknown) != 1 or shape.count(-1) != 1 or aval.origins is None or \
+            size_of(n for n in aval.shape if n is not None) != size_of(
+                n for n in shape if n != -1):
+        return None
+    return carried_origins(aval, [unknown[0] if n == -1 else None for n in shape])
 
 
 def reshape(a, shape):
@@ -104,10 +117,7 @@ def reshape(a, shape):
 def _reshape_unknown(a, shape):
     """reshape where `a` has a dimension of unknown size: the one dimension of the new shape
     that is not known (given as -1, or as None from `a.shape`) is written -1."""
-    if sum(n is None or n == -1 for n in shape) != 1:
-        raise unknown_dimension_error(
-            f"numpy.reshape to shape {shape} (one dimension must be -1 or unknown)", a.aval)
-    return bind("reshape", a, shape=tuple(-1 if n is None else int(n) for n in shape))
+    return bind("reshape", a, shape=unknown_reshape_shape(a, shape))
 
 
 def _reshaped_back(order="C"):
