@@ -1,4 +1,5 @@
-"""Convolution and pooling layers: Conv2D, MaxPool2D and AveragePool2D."""
+"""Convolution and pooling layers: Conv2D, Conv1D, MaxPool2D, AveragePool2D and
+GlobalAveragePooling2D."""
 from __future__ import annotations
 
 from typing import Callable
@@ -120,3 +121,112 @@ class AveragePool2D(_Pool2D):
 
 MaxPooling2D = MaxPool2D
 AveragePooling2D = AveragePool2D
+
+
+class GlobalAveragePooling2D(Layer):
+    """The mean of each channel over the height and width of each image.
+
+    Arguments:
+        data_format: "channels_last" (batch, height, width, channels) or "channels_first".
+        keepdims: whether to keep the height and width axes, of length 1.
+    Returns: (batch, channels), or (batch, 1, 1, channels) (channels_first: (batch, channels,
+    1, 1)) with keepdims.
+
+    Example:
+        >>> GlobalAveragePooling2D()(np.arange(8.0).reshape(1, 2, 2, 2))
+        array([[3., 4.]])
+    """
+
+    default_name = "global_average_pooling2d"
+    input_rank = _IMAGES
+
+    def __init__(self, data_format: str = "channels_last", keepdims: bool = False,
+                 name: str | None = None):
+        super().__init__(name)
+        self.data_format = _choice("GlobalAveragePooling2D", "data_format", data_format,
+                                   _DATA_FORMATS)
+        self.keepdims = bool(keepdims)
+
+    def call(self, inputs):
+        axes = (1, 2) if self.data_format == "channels_last" else (2, 3)
+        return np.mean(inputs, axis=axes, keepdims=self.keepdims)
+
+
+class Conv1D(Layer):
+    """A 1-d convolution layer over sequences: `activation(conv1d(inputs, kernel) + bias)`,
+    computed by `autotrace.nn.conv2d` on images of height 1.
+
+    Arguments:
+        filters: the number of output channels (a positive integer).
+        kernel_size: the window's length (an int, or a tuple of one int).
+        strides: the step between windows (an int, or a tuple of one int).
+        padding: "valid" or "same".
+        data_format: "channels_last" (batch, steps, channels) or "channels_first" (batch,
+            channels, steps).
+        dilation_rate: 1 only (dilated convolutions are not supported).
+        activation, use_bias, kernel_initializer, bias_initializer, name: as for Dense.
+    Returns (when called on a batch of sequences): the convolved batch, in `data_format`. Its
+    Variables are `<name>/kernel` (kernel_size, in channels, filters) and `<name>/bias`
+    (filters,), of the inputs' floating dtype.
+
+    Example:
+        >>> Conv1D(4, 3, padding="same")(np.ones((2, 8, 3))).shape
+        (2, 8, 4)
+    """
+
+    default_name = "conv1d"
+    input_rank = ("3 (batch, steps, channels) or (batch, channels, steps)",
+                  lambda rank: rank == 3)
+
+    def __init__(self, filters: int, kernel_size, strides=1, padding: str = "valid",
+                 data_format: str = "channels_last", dilation_rate=1,
+                 activation: str | Callable | None = None, use_bias: bool = True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 name: str | None = None):
+        super().__init__(name)
+        self.filters = _positive_int("Conv1D", "filters", filters)
+        self.kernel_size = _single("Conv1D", "kernel_size", kernel_size)
+        self.strides = _single("Conv1D", "strides", strides)
+        if _single("Conv1D", "dilation_rate", dilation_rate) != 1:
+            raise ValueError(f"Conv1D: argument `dilation_rate` must be 1 (dilated "
+                             f"convolutions are not supported), got {dilation_rate!r}")
+        self.padding = _choice("Conv1D", "padding", padding, _PADDINGS)
+        self.data_format = _choice("Conv1D", "data_format", data_format, _DATA_FORMATS)
+        self.activation = get_activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+
+    def build(self, input_shape) -> None:
+        channels = input_shape[-1] if self.data_format == "channels_last" else input_shape[1]
+        self.add_weight("kernel", (self.kernel_size, channels, self.filters),
+                        self.kernel_initializer, dtype=self.weight_dtype)
+        if self.use_bias:
+            self.add_weight("bias", (self.filters,), self.bias_initializer,
+                            dtype=self.weight_dtype)
+
+    def call(self, inputs):
+        # A sequence is an image of height 1: (batch, 1, steps, channels), or (batch,
+        # channels, 1, steps) channels first.
+        height_axis = 1 if self.data_format == "channels_last" else 2
+        images = np.expand_dims(inputs, height_axis)
+        kernel = np.expand_dims(self.kernel, 0)
+        outputs = conv2d(images, kernel, strides=(1, self.strides), padding=self.padding,
+                         data_format=self.data_format)
+        outputs = np.squeeze(outputs, axis=height_axis)
+        if self.use_bias:
+            if self.data_format == "channels_last":
+                outputs = outputs + self.bias
+            else:
+                outputs = outputs + np.reshape(self.bias, (-1, 1))
+        return self.activation(outputs)
+
+
+def _single(layer: str, argument: str, value) -> int:
+    """A positive int, or a tuple or list of one."""
+    if isinstance(value, (tuple, list)) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{layer}: argument `{argument}` must be a positive integer or a "
+                         f"tuple of one, got {value!r}")
+    return int(value)
