@@ -18,8 +18,9 @@ def random(*shape, seed=0):
 
 
 def randomize(layer, seed=1, scale=0.5):
-    """Random values in every Variable of a built layer (zeros biases test nothing)."""
-    for variable in layer.variables:
+    """Random values in every trainable Variable of a built layer (zero biases test
+    nothing)."""
+    for variable in layer.trainable_variables:
         variable.assign(random(*variable.shape, seed=seed + variable.size) * scale)
 
 
@@ -291,3 +292,113 @@ def test_float32_stays_float32(make, example):
             return np.sum((output[0] if isinstance(output, list) else output) ** 2)
         pairs = at.implicit_grad(loss)(x)
         assert pairs and all(g.dtype == np.float32 for g, _ in pairs)
+
+
+# --- MultiHeadAttention --------------------------------------------------------------------------
+
+def attention_reference(layer, query, value, key, mask=None):
+    """Keras' equations with einsum, from the layer's weights."""
+    w = {v.name.split("/")[-1]: v.numpy() for v in layer.trainable_variables}
+    q = np.einsum("btd,dnh->btnh", query, w["query_kernel"]) + w["query_bias"]
+    k = np.einsum("bsd,dnh->bsnh", key, w["key_kernel"]) + w["key_bias"]
+    v = np.einsum("bsd,dnh->bsnh", value, w["value_kernel"]) + w["value_bias"]
+    scores = np.einsum("btnh,bsnh->bnts", q, k) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask[:, None], scores, -np.inf)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    attended = np.einsum("bnts,bsnh->btnh", weights, v)
+    return np.einsum("btnh,nho->bto", attended, w["output_kernel"]) + w["output_bias"], weights
+
+
+def built_attention(seed=1, **options):
+    layer = layers.MultiHeadAttention(num_heads=2, key_dim=3, **options)
+    layer(random(1, 3, 4), random(1, 5, 6), random(1, 5, 2))
+    randomize(layer, seed=seed)
+    return layer
+
+
+def test_multi_head_attention_output_masks_and_scores():
+    layer = built_attention(value_dim=2, output_shape=7)
+    assert [(v.name.split("/")[-1], v.shape) for v in layer.trainable_variables] == [
+        ("query_kernel", (4, 2, 3)), ("query_bias", (2, 3)), ("key_kernel", (2, 2, 3)),
+        ("key_bias", (2, 3)), ("value_kernel", (6, 2, 2)), ("value_bias", (2, 2)),
+        ("output_kernel", (2, 2, 7)), ("output_bias", (7,))]
+    query, value, key = random(2, 3, 4, seed=2), random(2, 5, 6, seed=3), random(2, 5, 2, seed=4)
+    output, scores = layer(query, value, key, return_attention_scores=True)
+    expected, expected_scores = attention_reference(layer, query, value, key)
+    np.testing.assert_allclose(output, expected, rtol=1e-12)
+    np.testing.assert_allclose(scores, expected_scores, rtol=1e-12)
+
+    mask = np.random.default_rng(5).random((2, 3, 5)) > 0.4
+    mask[:, :, 0] = True  # every target attends to something
+    np.testing.assert_allclose(layer(query, value, key, attention_mask=mask.astype(int)),
+                               attention_reference(layer, query, value, key, mask)[0],
+                               rtol=1e-12)
+    causal = np.tril(np.ones((3, 5), bool))[None] & mask
+    np.testing.assert_allclose(layer(query, value, key, attention_mask=mask,
+                                     use_causal_mask=True),
+                               attention_reference(layer, query, value, key, causal)[0],
+                               rtol=1e-12)
+    self_attention = layers.MultiHeadAttention(num_heads=2, key_dim=3)
+    x = random(2, 3, 4, seed=6)
+    self_attention(x, x)
+    randomize(self_attention)
+    np.testing.assert_array_equal(self_attention(x, x), self_attention(x, x, x))  # key: value
+    np.testing.assert_allclose(self_attention(x, x),
+                               attention_reference(self_attention, x, x, x)[0], rtol=1e-12)
+    with pytest.raises(ValueError, match=re.escape(
+            f"MultiHeadAttention {layer.name!r}: argument `value` must have rank 3 (batch, "
+            f"sequence, features), got shape (5, 6)")):
+        layer(query, value[0])
+
+
+def test_multi_head_attention_gradients():
+    layer = built_attention(use_bias=True)
+    query, value, key = random(2, 3, 4, seed=7), random(2, 5, 6, seed=8), random(2, 5, 2, seed=9)
+    mask = np.tril(np.ones((3, 5), bool))[None].repeat(2, axis=0)
+    check_grads(lambda q, v, k: layer(q, v, k, attention_mask=mask), (query, value, key),
+                wrt=(0, 1, 2), modes=("reverse", "forward"))
+    weights = random(2, 3, 4, seed=10)
+    pairs = check_variable_gradients(lambda q: np.sum(layer(q, value, key) * weights), query,
+                                     rtol=1e-5, atol=1e-8)
+    assert [v for _, v in pairs] == layer.trainable_variables
+
+
+def test_multi_head_attention_traced_with_an_unknown_batch_size_matches_eager():
+    layer = built_attention()
+
+    def attend(query, value, key, mask):
+        return layer(query, value, key, attention_mask=mask, return_attention_scores=True)
+    traced = at.function(attend, input_signature=[
+        at.Spec((None, 3, 4)), at.Spec((None, 5, 6)), at.Spec((None, 5, 2)),
+        at.Spec((None, 3, 5), np.bool_)])
+    for batch in (1, 4):
+        arguments = (random(batch, 3, 4, seed=batch), random(batch, 5, 6, seed=batch + 1),
+                     random(batch, 5, 2, seed=batch + 2),
+                     np.random.default_rng(batch).random((batch, 3, 5)) > 0.3)
+        for value, eager in zip(traced(*arguments), attend(*arguments)):
+            np.testing.assert_allclose(value, eager, rtol=1e-12, atol=1e-14)
+    assert traced.trace_count == 1
+
+
+def test_multi_head_attention_dropout_float32_and_checkpoint(tmp_path):
+    layer = layers.MultiHeadAttention(num_heads=2, key_dim=3, dropout=0.5)
+    query, value = random(2, 3, 4).astype(np.float32), random(2, 5, 6).astype(np.float32)
+    output, scores = layer(query, value, return_attention_scores=True)
+    assert output.dtype == scores.dtype == np.float32
+    assert all(v.dtype == np.float32 for v in layer.trainable_variables)
+    causal = np.tril(np.ones((1, 3, 5), bool))
+    assert layer(query, value, attention_mask=causal).dtype == np.float32
+    pairs = at.implicit_grad(lambda q: np.sum(layer(q, value, attention_mask=causal,
+                                                    training=True) ** 2))(query)
+    assert len(pairs) == 8 and all(g.dtype == np.float32 for g, _ in pairs)
+    np.testing.assert_array_equal(layer(query, value), output)  # not training: no dropout
+    assert not np.allclose(layer(query, value, training=True), output)
+
+    checkpoint = at.Checkpoint(layer=layer)
+    path = checkpoint.save(str(tmp_path / "ckpt"))
+    for variable in layer.trainable_variables:
+        variable.assign(np.zeros(variable.shape, np.float32))
+    checkpoint.restore(path).assert_consumed()
+    np.testing.assert_array_equal(layer(query, value), output)
