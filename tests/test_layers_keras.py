@@ -1,7 +1,8 @@
 """The Keras layers beyond Dense and Conv2D: LayerNormalization, GlobalAveragePooling2D,
-Reshape, Conv1D, SimpleRNN, LSTM and GRU. Outputs against NumPy references written here (for
-LSTM and GRU, Keras' equations), gradients against finite differences, each layer traced with an
-unknown batch size against its eager self, checkpoints, and float32 kept float32."""
+Reshape, Conv1D, SimpleRNN, LSTM, GRU, MultiHeadAttention and Conv2DTranspose. Outputs against
+NumPy references written here (for LSTM, GRU and attention, Keras' equations), gradients
+against finite differences, each layer traced with an unknown batch size against its eager
+self, checkpoints, and float32 kept float32."""
 import re
 
 import numpy as np
@@ -241,6 +242,7 @@ LAYERS = [
     (lambda: layers.SimpleRNN(3, go_backwards=True), (4, 2)),
     (lambda: layers.LSTM(3, return_sequences=True, return_state=True), (4, 2)),
     (lambda: layers.GRU(3, return_state=True), (4, 2)),
+    (lambda: layers.Conv2DTranspose(2, 3, strides=2, padding="same"), (3, 3, 2)),
 ]
 
 
@@ -402,3 +404,65 @@ def test_multi_head_attention_dropout_float32_and_checkpoint(tmp_path):
         variable.assign(np.zeros(variable.shape, np.float32))
     checkpoint.restore(path).assert_consumed()
     np.testing.assert_array_equal(layer(query, value), output)
+
+
+# --- Conv2DTranspose -----------------------------------------------------------------------------
+
+def conv_transpose_reference(x, kernel, stride, size, pad_top, pad_left):
+    """Each input pixel adds its channels times the kernel (kh, kw, filters, channels) to a
+    window of the output, by loops; the output cropped by the convolution's padding."""
+    batch, height, width, _ = x.shape
+    kh, kw, filters, _ = kernel.shape
+    full = np.zeros((batch, max((height - 1) * stride + kh, size[0] + pad_top),
+                     max((width - 1) * stride + kw, size[1] + pad_left), filters))
+    for i in range(height):
+        for j in range(width):
+            full[:, i * stride:i * stride + kh, j * stride:j * stride + kw] += np.einsum(
+                "nc,abfc->nabf", x[:, i, j], kernel)
+    return full[:, pad_top:pad_top + size[0], pad_left:pad_left + size[1]]
+
+
+@pytest.mark.parametrize("options, size, pads", [
+    (dict(strides=2), (7, 9), (0, 0)),  # valid: h * stride + max(kernel - stride, 0)
+    (dict(strides=2, padding="same"), (6, 8), (0, 0)),  # SAME's total padding 1: at the bottom
+    (dict(strides=1, padding="same"), (3, 4), (1, 1)),
+    (dict(strides=2, output_padding=1), (8, 10), (0, 0)),
+    # SAME's padding for each size: height 5 total 2, one at the top; width 8 total 1, at the
+    # bottom, as TensorFlow's conv2d_transpose (which Keras' layer calls) pads
+    (dict(strides=2, padding="same", output_padding=(0, 1)), (5, 8), (1, 0)),
+])
+def test_conv2d_transpose_output(options, size, pads):
+    x = random(2, 3, 4, 3)
+    layer = layers.Conv2DTranspose(2, 3, activation="relu", **options)
+    layer(x)
+    assert layer.kernel.shape == (3, 3, 2, 3)  # Keras' layout: (..., filters, in channels)
+    randomize(layer)
+    expected = conv_transpose_reference(x, layer.kernel.numpy(), layer.strides[0], size, *pads)
+    np.testing.assert_allclose(layer(x), np.maximum(expected + layer.bias.numpy(), 0),
+                               rtol=1e-12, atol=1e-14)
+    first = layers.Conv2DTranspose(2, 3, data_format="channels_first", **options)
+    first(x.transpose(0, 3, 1, 2))
+    first.kernel.assign(layer.kernel.numpy())
+    np.testing.assert_allclose(first(x.transpose(0, 3, 1, 2)), expected.transpose(0, 3, 1, 2),
+                               rtol=1e-12, atol=1e-14)
+
+
+def test_conv2d_transpose_gradients_and_refusals():
+    x = random(2, 3, 3, 2, seed=12)
+    layer = layers.Conv2DTranspose(2, (2, 3), strides=(2, 1), padding="same")
+    layer(x)
+    randomize(layer)
+    check_grads(lambda x: layer(x), (x,), modes=("reverse", "forward"))
+    weights = random(*layer(x).shape, seed=13)
+    pairs = check_variable_gradients(lambda x: np.sum(layer(x) * weights), x)
+    assert [v.name for _, v in pairs] == [layer.kernel.name, layer.bias.name]
+    with pytest.raises(ValueError, match=re.escape(
+            "Conv2DTranspose 'even': output_padding (0, 0) gives outputs of length 4, which "
+            "the convolution with kernel 2, stride 2 and padding 'same' maps to length 2, "
+            "not 3; choose another output_padding, or None")):
+        layers.Conv2DTranspose(1, 2, strides=2, padding="same", output_padding=0,
+                               name="even")(x)
+    with pytest.raises(ValueError, match=re.escape(
+            "Conv2DTranspose: argument `output_padding` must be None or a non-negative integer "
+            "or pair of them, each less than its stride (2, 2), got 2")):
+        layers.Conv2DTranspose(1, 2, strides=2, output_padding=2)
