@@ -44,5 +44,5 @@ from autotrace.layers.regularization import Dropout
 
 __all__ = ["Layer", "Dense", "Conv2D", "Conv1D", "Conv2DTranspose", "MaxPool2D",
            "MaxPooling2D", "AveragePool2D", "AveragePooling2D", "GlobalAveragePooling2D",
-           "Flatten", "Reshape", "Dropout", "BatchNormalization", "LayerNormalization", "Embedding", "SimpleRNN", "LSTM", "GRU",
-           "MultiHeadAttention", "Sequential"]
+           "Flatten", "Reshape", "Dropout", "BatchNormalization", "LayerNormalization",
+           "Embedding", "SimpleRNN", "LSTM", "GRU", "MultiHeadAttention", "Sequential"]
