@@ -232,6 +232,24 @@ def test_recurrent_gradients_in_weights(make):
     assert [v.name for _, v in pairs] == [v.name for v in layer.variables]
 
 
+def test_gradients_in_initial_states():
+    layer = layers.LSTM(2, return_state=True)
+    x = random(2, 3, 2, seed=14)
+    layer(x)
+    randomize(layer)
+    check_grads(lambda x, h, c: layer(x, initial_state=[h, c]),
+                (x, random(2, 2, seed=15), random(2, 2, seed=16)), wrt=(0, 1, 2))
+
+
+def test_the_number_of_time_steps_must_be_known_when_traced():
+    layer = layers.GRU(2, name="unknown_steps")
+    traced = at.function(lambda x: layer(x), input_signature=[at.Spec((2, None, 3))])
+    with pytest.raises(ValueError, match=re.escape(
+            "GRU 'unknown_steps': the number of time steps (axis 1 of `inputs`) must be known, "
+            "since the loop over them is unrolled when traced; give it a size in the Spec")):
+        traced(random(2, 4, 3))
+
+
 # --- traced with an unknown batch size, checkpoints, float32 -------------------------------------
 
 LAYERS = [

@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 
 from autotrace.initializers import initial_value
-from autotrace.layers.base import Layer, _positive_int
+from autotrace.layers.base import Layer, _positive_int, _shape
 from autotrace.nn import get_activation
 
 _SEQUENCES = ("3 (batch, timesteps, features)", lambda rank: rank == 3)
@@ -63,6 +63,13 @@ class _Recurrent(Layer):
 
     def bias_shape(self) -> tuple:
         return (self.gates * self.units,)
+
+    def __call__(self, inputs, *args, **kwargs):
+        if len(_shape(inputs)) == 3 and _shape(inputs)[1] is None:
+            raise ValueError(f"{type(self).__name__} {self.name!r}: the number of time steps "
+                             f"(axis 1 of `inputs`) must be known, since the loop over them "
+                             f"is unrolled when traced; give it a size in the Spec")
+        return super().__call__(inputs, *args, **kwargs)
 
     def call(self, inputs, initial_state=None):
         states = self._initial_states(inputs, initial_state)
