@@ -106,8 +106,8 @@ class MultiHeadAttention(Layer):
         # arguments the user gave.
         if key is None:
             key = value
-        # Each head's projections, (batch, heads, position, size): matrix products, which
-        # need no batch size (einsum does).
+        # Each head's projections, (batch, heads, position, size), by matrix products, which
+        # trace with an unknown batch size (autotrace's einsum needs every size).
         query = self._heads(query, self.query_kernel, self.query_bias if self.use_bias else 0)
         key = self._heads(key, self.key_kernel, self.key_bias if self.use_bias else 0)
         value = self._heads(value, self.value_kernel, self.value_bias if self.use_bias else 0)
