@@ -502,7 +502,7 @@ def test_input_errors(layer, inputs, error, message):
 
 
 @pytest.mark.parametrize("family", ["core", "convolutional", "normalization",
-                                    "regularization"])
+                                    "recurrent", "attention", "regularization"])
 def test_docstring_examples(family):
     import importlib
     module = importlib.import_module(f"autotrace.layers.{family}")

@@ -1,5 +1,6 @@
-"""Keras-like layers on `autotrace.Module`: Dense, Conv2D, pooling, Flatten, Dropout,
-BatchNormalization, Embedding, and the Sequential container.
+"""Keras-like layers on `autotrace.Module`: Dense, Conv2D, Conv1D, Conv2DTranspose, pooling,
+Flatten, Reshape, Dropout, BatchNormalization, LayerNormalization, Embedding, SimpleRNN, LSTM,
+GRU, MultiHeadAttention, and the Sequential container.
 
     import autotrace as at
     from autotrace import layers
@@ -24,17 +25,24 @@ statistics once per call, and Dropout's generator, whose key is a Variable, draw
 mask in the recomputation as in the forward pass.
 
 The layers live by family: base (Layer and its argument checks), core (Dense, Flatten,
-Embedding, Sequential), convolutional (Conv2D, pooling), normalization (BatchNormalization)
-and regularization (Dropout).
+Reshape, Embedding, Sequential), convolutional (Conv2D, Conv1D, Conv2DTranspose, pooling),
+normalization (BatchNormalization, LayerNormalization), recurrent (SimpleRNN, LSTM, GRU),
+attention (MultiHeadAttention) and regularization (Dropout). The newer layers make their
+weights in the floating dtype of their first inputs, so that a float32 model computes in
+float32.
 """
+from autotrace.layers.attention import MultiHeadAttention
 from autotrace.layers.base import Layer
 from autotrace.layers.convolutional import (
-    AveragePool2D, AveragePooling2D, Conv2D, MaxPool2D, MaxPooling2D,
+    AveragePool2D, AveragePooling2D, Conv1D, Conv2D, Conv2DTranspose, GlobalAveragePooling2D,
+    MaxPool2D, MaxPooling2D,
 )
-from autotrace.layers.core import Dense, Embedding, Flatten, Sequential
-from autotrace.layers.normalization import BatchNormalization
+from autotrace.layers.core import Dense, Embedding, Flatten, Reshape, Sequential
+from autotrace.layers.normalization import BatchNormalization, LayerNormalization
+from autotrace.layers.recurrent import GRU, LSTM, SimpleRNN
 from autotrace.layers.regularization import Dropout
 
-__all__ = ["Layer", "Dense", "Conv2D", "MaxPool2D", "MaxPooling2D", "AveragePool2D",
-           "AveragePooling2D", "Flatten", "Dropout", "BatchNormalization", "Embedding",
-           "Sequential"]
+__all__ = ["Layer", "Dense", "Conv2D", "Conv1D", "Conv2DTranspose", "MaxPool2D",
+           "MaxPooling2D", "AveragePool2D", "AveragePooling2D", "GlobalAveragePooling2D",
+           "Flatten", "Reshape", "Dropout", "BatchNormalization", "LayerNormalization",
+           "Embedding", "SimpleRNN", "LSTM", "GRU", "MultiHeadAttention", "Sequential"]

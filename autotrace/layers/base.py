@@ -48,6 +48,13 @@ def _shape(inputs) -> tuple:
     return tuple(inputs.shape) if hasattr(inputs, "shape") else np.shape(inputs)
 
 
+def _floating_dtype(inputs) -> np.dtype:
+    """The dtype of the weights a layer makes for `inputs`: theirs if they hold floats (so
+    that a float32 model stays float32), float64 otherwise."""
+    dtype = np.dtype(inputs.dtype if hasattr(inputs, "dtype") else np.asarray(inputs).dtype)
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
 # --- the base class -----------------------------------------------------------------------------
 
 class Layer(Module):
@@ -74,6 +81,15 @@ class Layer(Module):
                 raise ValueError(f"{type(self).__name__} {self.name!r}: argument `inputs` "
                                  f"must have rank {description}, got shape {shape}")
         return super().__call__(inputs, *args, **kwargs)
+
+    def build_for(self, inputs) -> None:
+        """Builds as Module does, with `weight_dtype` set first: the floating dtype of
+        `inputs` (float64 for integers), which the layers that keep float32 float32 give
+        `add_weight`."""
+        if not self.built:
+            first = inputs[0] if isinstance(inputs, (tuple, list)) else inputs
+            object.__setattr__(self, "weight_dtype", _floating_dtype(first))
+        super().build_for(inputs)
 
 
 _FEATURES = ("at least 2 (batch, ..., features)", lambda rank: rank >= 2)

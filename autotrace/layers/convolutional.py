@@ -1,4 +1,5 @@
-"""Convolution and pooling layers: Conv2D, MaxPool2D and AveragePool2D."""
+"""Convolution and pooling layers: Conv2D, Conv1D, Conv2DTranspose, MaxPool2D, AveragePool2D
+and GlobalAveragePooling2D."""
 from __future__ import annotations
 
 from typing import Callable
@@ -9,6 +10,7 @@ from autotrace.layers.base import (
     _DATA_FORMATS, _IMAGES, _PADDINGS, Layer, _choice, _pair, _positive_int,
 )
 from autotrace.nn import avg_pool2d, conv2d, get_activation, max_pool2d
+from autotrace.runtime.primitives.convolution import conv2d_backprop_input
 
 
 class Conv2D(Layer):
@@ -120,3 +122,220 @@ class AveragePool2D(_Pool2D):
 
 MaxPooling2D = MaxPool2D
 AveragePooling2D = AveragePool2D
+
+
+class GlobalAveragePooling2D(Layer):
+    """The mean of each channel over the height and width of each image.
+
+    Arguments:
+        data_format: "channels_last" (batch, height, width, channels) or "channels_first".
+        keepdims: whether to keep the height and width axes, of length 1.
+    Returns: (batch, channels), or (batch, 1, 1, channels) (channels_first: (batch, channels,
+    1, 1)) with keepdims.
+
+    Example:
+        >>> GlobalAveragePooling2D()(np.arange(8.0).reshape(1, 2, 2, 2))
+        array([[3., 4.]])
+    """
+
+    default_name = "global_average_pooling2d"
+    input_rank = _IMAGES
+
+    def __init__(self, data_format: str = "channels_last", keepdims: bool = False,
+                 name: str | None = None):
+        super().__init__(name)
+        self.data_format = _choice("GlobalAveragePooling2D", "data_format", data_format,
+                                   _DATA_FORMATS)
+        self.keepdims = bool(keepdims)
+
+    def call(self, inputs):
+        axes = (1, 2) if self.data_format == "channels_last" else (2, 3)
+        return np.mean(inputs, axis=axes, keepdims=self.keepdims)
+
+
+class Conv1D(Layer):
+    """A 1-d convolution layer over sequences: `activation(conv1d(inputs, kernel) + bias)`,
+    computed by `autotrace.nn.conv2d` on images of height 1.
+
+    Arguments:
+        filters: the number of output channels (a positive integer).
+        kernel_size: the window's length (an int, or a tuple of one int).
+        strides: the step between windows (an int, or a tuple of one int).
+        padding: "valid" or "same".
+        data_format: "channels_last" (batch, steps, channels) or "channels_first" (batch,
+            channels, steps).
+        dilation_rate: 1 only (dilated convolutions are not supported).
+        activation, use_bias, kernel_initializer, bias_initializer, name: as for Dense.
+    Returns (when called on a batch of sequences): the convolved batch, in `data_format`. Its
+    Variables are `<name>/kernel` (kernel_size, in channels, filters) and `<name>/bias`
+    (filters,), of the inputs' floating dtype.
+
+    Example:
+        >>> Conv1D(4, 3, padding="same")(np.ones((2, 8, 3))).shape
+        (2, 8, 4)
+    """
+
+    default_name = "conv1d"
+    input_rank = ("3 (batch, steps, channels) or (batch, channels, steps)",
+                  lambda rank: rank == 3)
+
+    def __init__(self, filters: int, kernel_size, strides=1, padding: str = "valid",
+                 data_format: str = "channels_last", dilation_rate=1,
+                 activation: str | Callable | None = None, use_bias: bool = True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 name: str | None = None):
+        super().__init__(name)
+        self.filters = _positive_int("Conv1D", "filters", filters)
+        self.kernel_size = _single("Conv1D", "kernel_size", kernel_size)
+        self.strides = _single("Conv1D", "strides", strides)
+        if _single("Conv1D", "dilation_rate", dilation_rate) != 1:
+            raise ValueError(f"Conv1D: argument `dilation_rate` must be 1 (dilated "
+                             f"convolutions are not supported), got {dilation_rate!r}")
+        self.padding = _choice("Conv1D", "padding", padding, _PADDINGS)
+        self.data_format = _choice("Conv1D", "data_format", data_format, _DATA_FORMATS)
+        self.activation = get_activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+
+    def build(self, input_shape) -> None:
+        channels = input_shape[-1] if self.data_format == "channels_last" else input_shape[1]
+        self.add_weight("kernel", (self.kernel_size, channels, self.filters),
+                        self.kernel_initializer, dtype=self.weight_dtype)
+        if self.use_bias:
+            self.add_weight("bias", (self.filters,), self.bias_initializer,
+                            dtype=self.weight_dtype)
+
+    def call(self, inputs):
+        # A sequence is an image of height 1: (batch, 1, steps, channels), or (batch,
+        # channels, 1, steps) channels first.
+        height_axis = 1 if self.data_format == "channels_last" else 2
+        images = np.expand_dims(inputs, height_axis)
+        kernel = np.expand_dims(self.kernel, 0)
+        outputs = conv2d(images, kernel, strides=(1, self.strides), padding=self.padding,
+                         data_format=self.data_format)
+        outputs = np.squeeze(outputs, axis=height_axis)
+        if self.use_bias:
+            if self.data_format == "channels_last":
+                outputs = outputs + self.bias
+            else:
+                outputs = outputs + np.reshape(self.bias, (-1, 1))
+        return self.activation(outputs)
+
+
+class Conv2DTranspose(Layer):
+    """A transposed 2-d convolution (sometimes called deconvolution): the gradient of a
+    `conv2d` in its input, which maps each input pixel to a window of the output, so that
+    strides > 1 make the images larger.
+
+    Arguments:
+        filters: the number of output channels (a positive integer).
+        kernel_size, strides: as for Conv2D.
+        padding: "valid" or "same" (those of the convolution it transposes).
+        output_padding: None, or an int or pair of ints, each less than its stride: the
+            rows and columns added at the bottom and right of the output.
+        data_format: "channels_last" or "channels_first".
+        dilation_rate: 1 only (dilated convolutions are not supported).
+        activation, use_bias, kernel_initializer, bias_initializer, name: as for Dense.
+    Returns (when called on a batch of images of height h): images of height h * stride +
+    max(kernel - stride, 0) for "valid", h * stride for "same", as Keras' (with
+    output_padding: (h - 1) * stride + kernel - 2 * pad + output_padding, pad kernel // 2 for
+    "same" and 0 for "valid"); the same for the width. Its Variables are `<name>/kernel`
+    (kernel height, kernel width, filters, in channels), Keras' layout, and `<name>/bias`
+    (filters,), of the inputs' floating dtype.
+
+    Example:
+        >>> Conv2DTranspose(4, 3, strides=2, padding="same")(np.ones((2, 5, 5, 3))).shape
+        (2, 10, 10, 4)
+    """
+
+    default_name = "conv2d_transpose"
+    input_rank = _IMAGES
+
+    def __init__(self, filters: int, kernel_size, strides=(1, 1), padding: str = "valid",
+                 output_padding=None, data_format: str = "channels_last",
+                 dilation_rate=(1, 1), activation: str | Callable | None = None,
+                 use_bias: bool = True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", name: str | None = None):
+        super().__init__(name)
+        layer = "Conv2DTranspose"
+        self.filters = _positive_int(layer, "filters", filters)
+        self.kernel_size = _pair(layer, "kernel_size", kernel_size)
+        self.strides = _pair(layer, "strides", strides)
+        self.padding = _choice(layer, "padding", padding, _PADDINGS)
+        self.output_padding = (None if output_padding is None else
+                               _output_padding(output_padding, self.strides))
+        if _pair(layer, "dilation_rate", dilation_rate) != (1, 1):
+            raise ValueError(f"Conv2DTranspose: argument `dilation_rate` must be 1 (dilated "
+                             f"convolutions are not supported), got {dilation_rate!r}")
+        self.data_format = _choice(layer, "data_format", data_format, _DATA_FORMATS)
+        self.activation = get_activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+
+    def build(self, input_shape) -> None:
+        channels = input_shape[-1] if self.data_format == "channels_last" else input_shape[1]
+        self.add_weight("kernel", self.kernel_size + (self.filters, channels),
+                        self.kernel_initializer, dtype=self.weight_dtype)
+        if self.use_bias:
+            self.add_weight("bias", (self.filters,), self.bias_initializer,
+                            dtype=self.weight_dtype)
+
+    def call(self, inputs):
+        height, width = (inputs.shape[1:3] if self.data_format == "channels_last" else
+                         inputs.shape[2:4])
+        size = (self._output_length(height, 0), self._output_length(width, 1))
+        # The convolution transposed maps images of the output's size to the inputs': one
+        # such image, a view of a single zero, gives conv2d_backprop_input that size.
+        image = (1,) + size + (self.filters,) if self.data_format == "channels_last" else (
+            1, self.filters) + size
+        output_like = np.broadcast_to(np.zeros((), self.kernel.dtype), image)
+        outputs = conv2d_backprop_input(inputs, output_like, self.kernel, strides=self.strides,
+                                        padding=self.padding, data_format=self.data_format)
+        if self.use_bias:
+            if self.data_format == "channels_last":
+                outputs = outputs + self.bias
+            else:
+                outputs = outputs + np.reshape(self.bias, (-1, 1, 1))
+        return self.activation(outputs)
+
+    def _output_length(self, length: int, axis: int) -> int:
+        kernel, stride = self.kernel_size[axis], self.strides[axis]
+        if self.output_padding is None:
+            if self.padding == "valid":
+                return length * stride + max(kernel - stride, 0)
+            return length * stride
+        pad = kernel // 2 if self.padding == "same" else 0
+        output = (length - 1) * stride + kernel - 2 * pad + self.output_padding[axis]
+        # the convolution transposed must map that length back to `length`
+        back = (-(-output // stride) if self.padding == "same" else
+                (output - kernel) // stride + 1)
+        if back != length:
+            raise ValueError(f"Conv2DTranspose {self.name!r}: output_padding "
+                             f"{self.output_padding} gives outputs of length {output}, which "
+                             f"the convolution with kernel {kernel}, stride {stride} and "
+                             f"padding {self.padding!r} maps to length {back}, not {length}; "
+                             f"choose another output_padding, or None")
+        return output
+
+
+def _output_padding(value, strides: tuple) -> tuple:
+    pair = (value, value) if isinstance(value, (int, np.integer)) else value
+    if (not isinstance(pair, (tuple, list)) or len(pair) != 2 or
+            not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and
+                    0 <= v < stride for v, stride in zip(pair, strides))):
+        raise ValueError(f"Conv2DTranspose: argument `output_padding` must be None or a "
+                         f"non-negative integer or pair of them, each less than its stride "
+                         f"{strides}, got {value!r}")
+    return tuple(int(v) for v in pair)
+
+
+def _single(layer: str, argument: str, value) -> int:
+    """A positive int, or a tuple or list of one."""
+    if isinstance(value, (tuple, list)) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{layer}: argument `{argument}` must be a positive integer or a "
+                         f"tuple of one, got {value!r}")
+    return int(value)

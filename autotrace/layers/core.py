@@ -1,4 +1,4 @@
-"""Core layers: Dense, Flatten, Embedding, and the Sequential container."""
+"""Core layers: Dense, Flatten, Reshape, Embedding, and the Sequential container."""
 from __future__ import annotations
 
 from typing import Callable
@@ -83,6 +83,48 @@ class Flatten(Layer):
         if inputs.shape[0] is None:  # traced with an unknown batch size: the rows' is known
             return np.reshape(inputs, (-1, int(np.prod(inputs.shape[1:]))))
         return np.reshape(inputs, (inputs.shape[0], -1))
+
+
+class Reshape(Layer):
+    """Reshapes each example: (batch, ...) to (batch,) + target_shape.
+
+    Arguments:
+        target_shape: the shape of each example (a tuple of positive ints; one may be -1,
+            the length that makes the sizes agree).
+    Returns: (batch,) + target_shape. The batch size may be unknown when traced.
+
+    Example:
+        >>> Reshape((3, -1))(np.ones((2, 12))).shape
+        (2, 3, 4)
+    """
+
+    default_name = "reshape"
+    input_rank = ("at least 1 (batch, ...)", lambda rank: rank >= 1)
+
+    def __init__(self, target_shape, name: str | None = None):
+        super().__init__(name)
+        shape = tuple(target_shape) if isinstance(target_shape, (tuple, list)) else None
+        if (shape is None or sum(1 for size in shape if size == -1) > 1 or not all(
+                isinstance(size, (int, np.integer)) and not isinstance(size, bool) and
+                (size > 0 or size == -1) for size in shape)):
+            raise ValueError(f"Reshape: argument `target_shape` must be a tuple of positive "
+                             f"integers, one of which may be -1, got {target_shape!r}")
+        self.target_shape = tuple(int(size) for size in shape)
+
+    def call(self, inputs):
+        return np.reshape(inputs, (-1,) + self._example_shape(tuple(inputs.shape[1:])))
+
+    def _example_shape(self, example_shape: tuple) -> tuple:
+        """target_shape with its -1 resolved, checked against the examples' size."""
+        size = int(np.prod(example_shape))
+        known = int(np.prod([s for s in self.target_shape if s != -1]))
+        if -1 in self.target_shape and size % known == 0:
+            return tuple(size // known if s == -1 else s for s in self.target_shape)
+        if size != known or -1 in self.target_shape:
+            raise ValueError(f"Reshape {self.name!r}: cannot reshape examples of shape "
+                             f"{example_shape} ({size} elements) to target_shape "
+                             f"{self.target_shape}")
+        return self.target_shape
 
 
 class Embedding(Layer):

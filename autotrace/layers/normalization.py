@@ -1,4 +1,5 @@
-"""BatchNormalization: normalizes per feature, and keeps moving statistics."""
+"""BatchNormalization, which normalizes per feature and keeps moving statistics, and
+LayerNormalization, which normalizes each example over its features."""
 from __future__ import annotations
 
 import numpy as np
@@ -99,3 +100,69 @@ def _update_moving_statistics(layer: BatchNormalization, mean, variance) -> None
 # Updating statistics changes state and carries no gradient: the transforms call it in the
 # primal sweep only, and never differentiate its source.
 constant(_update_moving_statistics)
+
+
+class LayerNormalization(Layer):
+    """Normalizes each example over its features: `gamma * (x - mean) / sqrt(variance +
+    epsilon) + beta`, with the mean and (biased) variance taken over `axis`.
+
+    Arguments:
+        axis: the axis or axes normalized over (default -1, the last); gamma and beta have
+            the inputs' shape along them.
+        epsilon: added to the variance.
+        center: whether to add the trainable offset beta; scale: whether to multiply by the
+            trainable gamma.
+        beta_initializer, gamma_initializer: as for `Module.add_weight`.
+        name: default layer_normalization, layer_normalization_1, ...
+    Returns an array shaped like inputs. Its Variables `<name>/gamma` and `<name>/beta` take
+    the inputs' floating dtype.
+
+    Example:
+        >>> LayerNormalization()(np.array([[0.0, 2.0], [1.0, 1.0]])).round(4)
+        array([[-0.9995,  0.9995],
+               [ 0.    ,  0.    ]])
+    """
+
+    default_name = "layer_normalization"
+
+    def __init__(self, axis=-1, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
+                 beta_initializer="zeros", gamma_initializer="ones", name: str | None = None):
+        super().__init__(name)
+        axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+        if not axes or any(isinstance(a, bool) or not isinstance(a, (int, np.integer))
+                           for a in axes):
+            raise ValueError(f"LayerNormalization: argument `axis` must be an integer or a "
+                             f"list of them, got {axis!r}")
+        if not epsilon > 0.0:
+            raise ValueError(f"LayerNormalization: argument `epsilon` must be positive, got "
+                             f"{epsilon!r}")
+        self.axis, self.epsilon = tuple(int(a) for a in axes), float(epsilon)
+        self.center, self.scale = bool(center), bool(scale)
+        self.beta_initializer, self.gamma_initializer = beta_initializer, gamma_initializer
+
+    def build(self, input_shape) -> None:
+        rank = len(input_shape)
+        if not all(-rank <= a < rank for a in self.axis):
+            raise ValueError(f"LayerNormalization {self.name!r}: argument `axis` must hold "
+                             f"axes of the inputs, of rank {rank}, got {list(self.axis)}")
+        axes = sorted(set(a % rank for a in self.axis))
+        if 0 in axes:
+            raise ValueError(f"LayerNormalization {self.name!r}: argument `axis` must not "
+                             f"hold the batch axis 0, got {list(self.axis)}")
+        self.reduction_axes = tuple(axes)
+        self.broadcast_shape = tuple(input_shape[a] if a in axes else 1 for a in range(rank))
+        features = tuple(input_shape[a] for a in axes)
+        if self.scale:
+            self.add_weight("gamma", features, self.gamma_initializer, dtype=self.weight_dtype)
+        if self.center:
+            self.add_weight("beta", features, self.beta_initializer, dtype=self.weight_dtype)
+
+    def call(self, inputs):
+        mean = np.mean(inputs, axis=self.reduction_axes, keepdims=True)
+        variance = np.mean((inputs - mean) ** 2, axis=self.reduction_axes, keepdims=True)
+        outputs = (inputs - mean) / np.sqrt(variance + self.epsilon)
+        if self.scale:
+            outputs = outputs * np.reshape(self.gamma, self.broadcast_shape)
+        if self.center:
+            outputs = outputs + np.reshape(self.beta, self.broadcast_shape)
+        return outputs
