@@ -41,6 +41,7 @@ from autotrace.optimizers import Optimizer
 from autotrace.variables import Variable
 from autotrace.runtime.devices import device_of, is_gpu_array
 from autotrace.runtime.ops import source_globals
+from autotrace.runtime.primitives.batching import refuse_batching
 from autotrace.runtime.primitives.registry import Primitive, bind, call_source, register
 from autotrace.runtime.tracing.tracer import Tracer
 
@@ -269,7 +270,10 @@ def _allreduce_types(*avals, mean, bucket_bytes, what):
 
 source_globals["allreduce"] = _allreduce_op
 register(_Collective("allreduce", _allreduce_op, _allreduce_types, fresh=True,
-                     source=lambda args, attrs: call_source("allreduce", args, attrs)))
+                     source=lambda args, attrs: call_source("allreduce", args, attrs),
+                     batching=refuse_batching(
+                         "it sums over the ranks of a distributed run; take the per-example "
+                         "values out of vmap first, then all-reduce them")))
 
 
 def sum_metric_states(*metrics) -> None:

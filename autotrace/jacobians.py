@@ -141,7 +141,8 @@ def _unit_vectors(value):
 
 
 def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse", *,
-             argnums: int | str | None = None, has_aux: bool = False) -> Callable:
+             argnums: int | str | None = None, has_aux: bool = False,
+             batched: bool = False) -> Callable:
     """The Jacobian of f with respect to one array or float argument.
 
     The returned function gives an array of shape `output.shape + input.shape`; where f
@@ -152,6 +153,10 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
     argnums: another name for wrt, as JAX calls it (give one of the two).
     has_aux: f returns a pair (value, aux); the Jacobian is the value's, and the returned
     function gives `(Jacobian, aux)`, as in JAX.
+    batched: run the derivative for all rows (or columns) in one vmapped call, traced once
+    per signature, as jacrev and jacfwd do, where it can (`_BatchedDerivative`), instead of
+    once per row: for functions without Python side effects, which then run once while
+    tracing (and again where vmap refuses and the rows run one by one), not once per row.
 
     Example:
         >>> jacobian(lambda x: (x * 2.0, np.sum(x ** 2)))(np.array([1.0, 2.0]))
@@ -171,7 +176,7 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
         generated = reverse(f, wrt, with_value=True)
     position = WithRespectTo.of(wrt).argument(f)
     name = getattr(f, "__name__", "f")
-    batched = _BatchedDerivative(generated, mode)
+    batched = _BatchedDerivative(generated, mode, enabled=batched)
 
     def jacobian_fn(*args, **kwargs):
         derivative = as_run_now(generated)
@@ -245,9 +250,9 @@ class _BatchedDerivative:
     where vmap cannot batch the derivative (a construct it refuses, a trace that cannot be
     made), the jacobian runs it once per seed instead, as it always could, from then on."""
 
-    def __init__(self, generated: Callable, mode: str):
+    def __init__(self, generated: Callable, mode: str, enabled: bool):
         self.generated, self.mode = generated, mode
-        self.refused = False
+        self.refused = not enabled
         self.mapped: dict = {}  # how many arguments -> the vmapped derivative
 
     def serves(self, value, x) -> bool:
@@ -289,9 +294,10 @@ def _flatten(value):
     return leaves, structure.unflatten
 
 
-def hessian(f: Callable, wrt: int | str = 0) -> Callable:
+def hessian(f: Callable, wrt: int | str = 0, *, batched: bool = False) -> Callable:
     """The Hessian of a scalar f with respect to one argument: forward mode over the gradient.
 
-    The returned function gives an array of shape `input.shape + input.shape`.
+    The returned function gives an array of shape `input.shape + input.shape`. batched: as
+    jacobian's (every column in one vmapped call, for functions without Python side effects).
     """
-    return jacobian(reverse(f, wrt), wrt, mode="forward")
+    return jacobian(reverse(f, wrt), wrt, mode="forward", batched=batched)

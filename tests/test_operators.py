@@ -132,8 +132,8 @@ def test_jacobian_of_a_vector_map_from_three_to_five(mode):
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
 def test_jacobian_runs_its_derivative_for_every_row_or_column_in_one_batched_call(
         mode, monkeypatch):
-    """Eagerly, on arrays, a Jacobian is one vmapped call of the derivative code, not one
-    call per row or column."""
+    """With batched=True, eagerly, on arrays, a Jacobian is one vmapped call of the derivative
+    code, not one call per row or column."""
     import autotrace.jacobians
     batched_calls = []
     vmap = autotrace.jacobians.vmap
@@ -149,12 +149,16 @@ def test_jacobian_runs_its_derivative_for_every_row_or_column_in_one_batched_cal
     monkeypatch.setattr(autotrace.jacobians, "vmap", counted_vmap)
     W = np.random.default_rng(4).standard_normal((40, 30))
     x = np.random.default_rng(5).standard_normal(30)
-    jacobian = autotrace.jacobian(lambda x: np.tanh(W @ x), mode=mode)
+    jacobian = autotrace.jacobian(lambda x: np.tanh(W @ x), mode=mode, batched=True)
     for point in (x, 2 * x):
         np.testing.assert_allclose(jacobian(point), (1 - np.tanh(W @ point) ** 2)[:, None] * W,
                                    rtol=1e-12, atol=1e-15)
     basis = (40, 40) if mode == "reverse" else (30, 30)  # the output's or the input's
     assert batched_calls == [basis, basis]
+    batched_calls.clear()  # by default, once per row or column, as eager code runs
+    np.testing.assert_allclose(autotrace.jacobian(lambda x: np.tanh(W @ x), mode=mode)(x),
+                               (1 - np.tanh(W @ x) ** 2)[:, None] * W, rtol=1e-12, atol=1e-15)
+    assert batched_calls == []
 
 
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
@@ -167,7 +171,7 @@ def test_jacobian_runs_once_per_row_where_vmap_cannot_batch_it(mode):
     x = np.array([0.5, -1.0, 2.0, 0.1])
     with pytest.raises(NotImplementedError):
         autotrace.vmap(autotrace.grad(selected))(np.stack([x, -x]))
-    jacobian = autotrace.jacobian(selected, mode=mode)(x)
+    jacobian = autotrace.jacobian(selected, mode=mode, batched=True)(x)
     np.testing.assert_allclose(jacobian, numerical_jacobian(selected, x), rtol=1e-6,
                                atol=1e-8)
 

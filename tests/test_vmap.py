@@ -2,6 +2,7 @@
 derivative transforms and autotrace.function, what users read (graph, source) and the errors.
 Every value is compared with a Python loop over the examples."""
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -466,5 +467,7 @@ def test_readme_shows_the_real_batched_source():
     per_example = autotrace.vmap(autotrace.grad(per_example_loss), in_axes=(None, 0, 0))
     per_example(np.ones(3), np.ones((8, 3)), np.zeros(8))
     generated = autotrace.source(per_example)
-    assert shown.strip() == generated.strip(), (
+    def numbered_alike(text):  # the graph's number counts the graphs made before it
+        return re.sub(r"loss_\d+", "loss_N", text).strip()
+    assert numbered_alike(shown) == numbered_alike(generated), (
         "README.md's batched-source example is out of date; paste in this:\n" + generated)

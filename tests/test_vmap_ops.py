@@ -250,14 +250,15 @@ def test_every_op_has_a_batching_rule_or_refuses_with_a_reason():
     for module in ("backends.llvm.cpu_fusion", "backends.llvm.cpu_outer",
                    "backends.outer_products", "tracing.stacks"):
         importlib.import_module(f"autotrace.runtime.{module}")  # their ops: fused_cpu, ...
+    importlib.import_module("autotrace.distributed")  # allreduce
     missing = sorted(name for name, primitive in primitives.items() if primitive.batching is None)
     assert missing == []
     refused = {name: primitive.batching.refuses for name, primitive in primitives.items()
                if hasattr(primitive.batching, "refuses")}
     assert all(len(reason) > 20 for reason in refused.values())
     # the ops that are refused on purpose, each with its reason
-    assert sorted(refused) == ["full", "fused_cpu", "mask_select", "matmul_outer", "outer_cpu",
-                               "stack_new", "stack_pop", "stack_push"]
+    assert sorted(refused) == ["allreduce", "full", "fused_cpu", "mask_select", "matmul_outer",
+                               "outer_cpu", "stack_new", "stack_pop", "stack_push"]
 
 
 def test_an_op_without_a_rule_is_refused_by_name():
