@@ -36,7 +36,8 @@ An exception is a "refusal" when it is one of autotrace's errors for people and 
 program's file and line, else an "internal" error. In the traced modes, a ControlFlowError
 naming the program's line is a "traced_limit": control flow on traced values that
 autotrace.function documents it cannot convert (the README's list); the eager modes run the same
-program, and the test counts these apart from the failures.
+program, and the test counts these apart from the failures. vmap traces too: its modes count
+them as traced limits as well.
 """
 from __future__ import annotations
 
@@ -277,7 +278,8 @@ class Judge:
         if mode in VMAP_MODES and documented_refusal(error):
             return Outcome(mode, "vmap_refused", f"{documented_refusal(error)}: {text}")
         if isinstance(error, REFUSALS) and self.filename in str(error):
-            traced_limit = mode in TRACED_MODES and isinstance(error, ControlFlowError)
+            traced_limit = (mode in TRACED_MODES + VMAP_MODES
+                            and isinstance(error, ControlFlowError))
             return Outcome(mode, "traced_limit" if traced_limit else "refusal", text)
         where = traceback.format_exception(type(error), error, error.__traceback__)
         return Outcome(mode, "internal", text + "\n" + "".join(where[-6:]))
