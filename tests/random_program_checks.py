@@ -457,7 +457,8 @@ class Judge:
     def mode_vmap_grad(self):
         reverse = next((o for o in self.outcomes if o.mode == "reverse"), None)
         if reverse is not None and reverse.kind != "pass":
-            return Outcome("vmap_grad", "skipped", f"the gradient itself: {reverse.kind}")
+            return Outcome("vmap_grad", "skipped",
+                           f"vmap_grad without a gradient: {reverse.kind}")
         check_vmap_grad(self.f, self.program.wrt, batch_of(self.point.x, self.program.seed),
                         self.point.a)
         return Outcome("vmap_grad", "pass")
