@@ -26,9 +26,10 @@ from autotrace.runtime.graph import Constant, Graph
 from autotrace.runtime.tracing.control_aliases import inline_graph
 from autotrace.runtime.tracing.signature import signature_of
 from autotrace.runtime.tracing.spec import placeholder
+from autotrace.runtime.pytrees import registered
 from autotrace.runtime.tracing.trees import (OutputStructure, _Slot, is_array, map_arrays,
                                              sorted_keys)
-from autotrace.runtime.containers import field_names, is_dataclass_instance, new_dataclass
+from autotrace.runtime.containers import field_names, is_dataclass_instance
 from autotrace.traced_function import traced_and_instance
 
 
@@ -172,7 +173,7 @@ class Vmapped:
         size = self._size(leaves, axes, paths)
         examples = iter([_example(leaf, axis, path) for leaf, axis, path
                          in zip(leaves, axes, paths)])
-        example_args, example_kwargs = _replace_leaves((args, kwargs), lambda leaf: next(examples))
+        example_args, example_kwargs = map_arrays((args, kwargs), lambda leaf: next(examples))
         key = (signature_of(example_args, example_kwargs), tuple(axis is not None for axis in axes),
                size)
         entry = self._entries.get(key)
@@ -327,6 +328,15 @@ def _walk(tree, spec, path: str, slot: str, found: list) -> None:
     """Append (leaf, axis, path, slot) for each array leaf of `tree`, in map_arrays' order,
     `spec` being the in_axes entry for `tree` (a prefix of its structure); `path` names the
     leaf in messages, `slot` as the state of objects names it (`p.w`, `p.b[0]`)."""
+    node_type = registered(type(tree))
+    if node_type is not None:  # a registered pytree: its children, each mapped by `spec`
+        if not (spec is None or isinstance(spec, int)):
+            raise ValueError(f"autotrace.vmap: in_axes for {path} (a registered "
+                             f"{type(tree).__name__}) must be an int or None, not {spec!r}")
+        children, _ = node_type.flatten(tree)
+        for index, child in enumerate(children):
+            _walk(child, spec, f"{path}<{index}>", f"{slot}<{index}>", found)
+        return
     if isinstance(spec, (tuple, list)) or isinstance(spec, dict):
         _check_matches(tree, spec, path)
     if isinstance(tree, (tuple, list)):
@@ -394,21 +404,6 @@ def _example(leaf, axis, path: str):
     return np.broadcast_to(np.zeros((), leaf.dtype), shape)
 
 
-def _replace_leaves(tree, replace: Callable):
-    if isinstance(tree, (tuple, list)):
-        items = [_replace_leaves(item, replace) for item in tree]
-        if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
-            return type(tree)(*items)
-        return type(tree)(items)
-    if isinstance(tree, dict):
-        done = {key: _replace_leaves(tree[key], replace) for key in sorted_keys(tree)}
-        return type(tree)((key, done[key]) for key in tree)
-    if is_dataclass_instance(tree):
-        return new_dataclass(type(tree), {name: _replace_leaves(getattr(tree, name), replace)
-                                          for name in field_names(type(tree))})
-    return replace(tree) if is_array(tree) else tree
-
-
 def _output_axes(template, out_axes, count: int) -> list:
     """The out_axes entry for each graph output (after the result's, the Variables written)."""
     axes = [None] * count
@@ -418,8 +413,12 @@ def _output_axes(template, out_axes, count: int) -> list:
                 isinstance(spec, (tuple, list)) and isinstance(tree, (tuple, list))):
             raise ValueError(f"autotrace.vmap: out_axes gives a {type(spec).__name__} for the "
                              f"result{path}, which is a {type(tree).__name__}")
+        node_type = registered(type(tree))
         if isinstance(tree, _Slot):
             axes[tree.index] = spec
+        elif node_type is not None:  # a registered pytree: each child by `spec`
+            for index, child in enumerate(node_type.flatten(tree)[0]):
+                walk(child, spec, f"{path}<{index}>")
         elif isinstance(tree, (tuple, list)):
             if isinstance(spec, (tuple, list)) and len(spec) != len(tree):
                 raise ValueError(f"autotrace.vmap: out_axes has {len(spec)} entries for the "
