@@ -22,12 +22,13 @@ from autotrace.runtime.tracing.tracer_batching import BatchingError, batch_graph
 from autotrace.runtime.execution import executor
 from autotrace.runtime.abstract import AbstractArray
 from autotrace.runtime.devices import device_of
-from autotrace.runtime.graph import Graph
+from autotrace.runtime.graph import Constant, Graph
 from autotrace.runtime.tracing.control_aliases import inline_graph
 from autotrace.runtime.tracing.signature import signature_of
 from autotrace.runtime.tracing.spec import placeholder
 from autotrace.runtime.pytrees import registered
-from autotrace.runtime.tracing.trees import _Slot, is_array, map_arrays, sorted_keys
+from autotrace.runtime.tracing.trees import (OutputStructure, _Slot, is_array, map_arrays,
+                                             sorted_keys)
 from autotrace.runtime.containers import field_names, is_dataclass_instance
 from autotrace.traced_function import traced_and_instance
 
@@ -189,6 +190,7 @@ class Vmapped:
                                                      state_known=False)
         if structure.written:
             graph = _without_unchanged_arguments(graph, structure, slots, self.__name__)
+        graph, structure = _numbers_as_outputs(graph, structure)
         flags = tuple(axis is not None for axis in axes) + (False,) * len(structure.captured)
         try:
             batched_graph, outputs_batched = batch_graph(graph, flags, size)
@@ -262,6 +264,23 @@ def _without_unchanged_arguments(graph: Graph, structure, slots: list, name: str
             "instead and update them outside vmap")
     structure.written = []
     return Graph(graph.inputs, graph.equations, graph.outputs[:count])
+
+
+def _numbers_as_outputs(graph: Graph, structure):
+    """The trace with the Python numbers of the result (a gradient that is 0.0 for every
+    example) made outputs of the graph, constants: out_axes then repeats them along the batch
+    axis, as np.stack of the examples' results (and jax.vmap) does."""
+    numbers = []
+
+    def output(number):
+        numbers.append(Constant(np.asarray(number)))
+        return _Slot(len(graph.outputs) + len(numbers) - 1)
+    template = map_arrays(structure.template, output,
+                          is_leaf=lambda leaf: type(leaf) in (bool, int, float, complex))
+    if not numbers:
+        return graph, structure
+    return (Graph(graph.inputs, graph.equations, [*graph.outputs, *numbers]),
+            OutputStructure(template, structure.captured, structure.written))
 
 
 def _check_axes_spec(spec, name: str) -> None:

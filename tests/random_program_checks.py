@@ -13,6 +13,8 @@ differences of `f` itself, along random directions V and U:
     grad_of_grad     grad(grad(f, wrt), wrt=(0, 1)), dy=V     <result, U> = D_U D_V f
     hessian          hessian(f, w) and hvp(f, w)              U' H V' = D_U' D_V' f
     traced_primal    function(f_arrays) against f_arrays run by NumPy (below)
+    vmap, vmap_grad  vmap(f) and vmap(grad(f, wrt)) against a loop over examples
+                     (tests/random_program_vmap.py; vmap_grad skipped where reverse fails)
 
 f_arrays is f's body returning its scalar and some of its arrays (x among them). Traced, at
 the point and (every other program) at points of special values (signed zeros, infinities,
@@ -34,7 +36,8 @@ An exception is a "refusal" when it is one of autotrace's errors for people and 
 program's file and line, else an "internal" error. In the traced modes, a ControlFlowError
 naming the program's line is a "traced_limit": control flow on traced values that
 autotrace.function documents it cannot convert (the README's list); the eager modes run the same
-program, and the test counts these apart from the failures.
+program, and the test counts these apart from the failures. vmap traces too: its modes count
+them as traced limits as well.
 """
 from __future__ import annotations
 
@@ -55,10 +58,12 @@ from autotrace.transforms.errors import TransformError
 from autotrace.transforms.derivative_record import derivative_record
 from autotrace.transforms.rules.core import RuleError
 
+from tests.random_program_vmap import batch_of, check_vmap, check_vmap_grad, \
+    documented_refusal
 from tests.random_programs import Program
 
 MODES = ("reverse", "forward", "traced", "traced_forward", "traced_primal", "value_and_grad",
-         "vjp", "jvp", "grad_of_grad", "hessian")
+         "vjp", "jvp", "vmap", "vmap_grad", "grad_of_grad", "hessian")
 REFUSALS = (TransformError, RuleError, ControlFlowError, TracerConversionError,
             UntraceableError, StateError)
 FIRST_STEP, SECOND_STEP = 1e-5, 2e-4   # central differences of first and second order
@@ -86,7 +91,8 @@ class Outcome:
     kind: str            # "pass", "wrong", "refusal", "internal", "skipped", "traced_limit",
                          # "shared_write_refused" (a write another name reads after, or
                          # through a container's item: the documented refusals, in a program
-                         # written to have one), "results_share_memory" (ResultsShareMemory)
+                         # written to have one), "results_share_memory" (ResultsShareMemory),
+                         # "vmap_refused" (what the README lists vmap as refusing)
     detail: str = ""
 
 
@@ -220,6 +226,7 @@ def dot(gradient, direction, wrt) -> float:
 # --- the modes -------------------------------------------------------------------------------
 
 TRACED_MODES = ("traced", "traced_forward", "traced_primal")
+VMAP_MODES = ("vmap", "vmap_grad")
 # Points of special values for traced_primal: each element of x from these, a from the last.
 # (values below 1 in size besides: repeated powers of larger ones lose every digit, and sin of
 # the result differs by more than any tolerance between two exact implementations)
@@ -268,8 +275,11 @@ class Judge:
                     ("subscript assignment",  # items[0][1] = v: refused, README says so
                      "container_items_written" in self.program.features))):
             return Outcome(mode, "shared_write_refused", text)
+        if mode in VMAP_MODES and documented_refusal(error):
+            return Outcome(mode, "vmap_refused", f"{documented_refusal(error)}: {text}")
         if isinstance(error, REFUSALS) and self.filename in str(error):
-            traced_limit = mode in TRACED_MODES and isinstance(error, ControlFlowError)
+            traced_limit = (mode in TRACED_MODES + VMAP_MODES
+                            and isinstance(error, ControlFlowError))
             return Outcome(mode, "traced_limit" if traced_limit else "refusal", text)
         where = traceback.format_exception(type(error), error, error.__traceback__)
         return Outcome(mode, "internal", text + "\n" + "".join(where[-6:]))
@@ -439,6 +449,19 @@ class Judge:
         result = at.jvp(self.f, (self.point.x, self.point.a), self.point.v)
         self.check_tangent(result, (0, 1), "jvp")
         return Outcome("jvp", "pass")
+
+    def mode_vmap(self):
+        check_vmap(self.f, batch_of(self.point.x, self.program.seed), self.point.a)
+        return Outcome("vmap", "pass")
+
+    def mode_vmap_grad(self):
+        reverse = next((o for o in self.outcomes if o.mode == "reverse"), None)
+        if reverse is not None and reverse.kind != "pass":
+            return Outcome("vmap_grad", "skipped",
+                           f"vmap_grad without a gradient: {reverse.kind}")
+        check_vmap_grad(self.f, self.program.wrt, batch_of(self.point.x, self.program.seed),
+                        self.point.a)
+        return Outcome("vmap_grad", "pass")
 
     def mode_grad_of_grad(self):
         wrt, point = self.program.wrt, self.point

@@ -1,13 +1,14 @@
-"""Random programs (tests/random_programs.py) in nine modes against finite differences, and
+"""Random programs (tests/random_programs.py) in nine modes against finite differences,
 traced against NumPy (the traced_primal mode: special values, arguments written in place,
-memory the results share).
+memory the results share), and batched by vmap against a loop over examples (vmap, vmap_grad).
 
 Every program runs in the first-order modes (reverse, forward, traced, traced forward,
-traced primal, value_and_grad, vjp, jvp); every SECOND_ORDER_EVERY-th also in grad of grad and
-hessian, which cost the most. The test fails on any wrong derivative or value, traced results
-sharing memory where NumPy's do not, internal error or refusal (but for the refusals of writes
-into shared memory that programs written to have one meet, counted apart), and prints a summary
-line with the counts per mode.
+traced primal, value_and_grad, vjp, jvp, vmap, vmap_grad); every SECOND_ORDER_EVERY-th also in
+grad of grad and hessian, which cost the most. The test fails on any wrong derivative or value,
+traced results sharing memory where NumPy's do not, internal error or refusal (but for the
+refusals of writes into shared memory that programs written to have one meet, and the refusals
+the README lists for vmap, counted apart by reason), and prints a summary line with the counts
+per mode.
 
 The programs are checked in CHUNKS tests of consecutive seeds, which the test run spreads over
 its workers; each prints its summary line at the end of the run (conftest.py).
@@ -46,8 +47,12 @@ def chunks() -> list:
     return [seeds[start:start + size] for start in range(0, len(seeds), size)]
 
 
+def _counts(reasons: collections.Counter) -> str:
+    return ", ".join(f"{reason} {count}" for reason, count in sorted(reasons.items()))
+
+
 def summary(tally: dict, programs: int, rejected: collections.Counter, seconds: float,
-            skipped: collections.Counter) -> str:
+            skipped: collections.Counter, vmap_refused: collections.Counter) -> str:
     kinds = collections.Counter()
     for counts in tally.values():
         kinds.update(counts)
@@ -60,9 +65,10 @@ def summary(tally: dict, programs: int, rejected: collections.Counter, seconds: 
             f"{kinds['refusal']} refusals, {kinds['traced_limit']} traced limits, "
             f"{kinds['shared_write_refused']} writes into shared memory refused as documented, "
             f"{kinds['results_share_memory']} traced results sharing memory where NumPy's do "
-            f"not, "
+            f"not, {kinds['vmap_refused']} vmap refusals as documented "
+            f"({_counts(vmap_refused)}), "
             f"{kinds['skipped']} skipped as known broken "
-            f"({', '.join(f'{reason} {count}' for reason, count in sorted(skipped.items()))}) | "
+            f"({_counts(skipped)}) | "
             f"passed per mode: {per_mode} | known broken, left out: "
             f"{', '.join(sorted(KNOWN_BROKEN - enabled_features()))}")
 
@@ -73,6 +79,7 @@ def test_random_programs_in_nine_modes(seeds, tmp_path, capsys, record_property)
     features = enabled_features()
     tally = {mode: collections.Counter() for mode in MODES}
     rejected, skipped = collections.Counter(), collections.Counter()
+    vmap_refused = collections.Counter()
     failures = []
     start = time.perf_counter()
     for seed in seeds:
@@ -87,13 +94,16 @@ def test_random_programs_in_nine_modes(seeds, tmp_path, capsys, record_property)
                 failures.append((program, outcome))
             if outcome.kind == "skipped":
                 skipped[outcome.detail.split(":")[0]] += 1
+            if outcome.kind == "vmap_refused":
+                vmap_refused[outcome.detail.split(":")[0]] += 1
         if ONE_SEED:
             with capsys.disabled():
                 print(f"\n# program {seed}, wrt={program.wrt!r}, rejected: "
                       f"{result.rejected or 'no'}\n{program.source}")
                 for outcome in result.outcomes:
                     print(f"{outcome.mode}: {outcome.kind} {outcome.detail}")
-    line = summary(tally, len(seeds), rejected, time.perf_counter() - start, skipped)
+    line = summary(tally, len(seeds), rejected, time.perf_counter() - start, skipped,
+                   vmap_refused)
     record_property("random programs", f"seeds {seeds[0]}-{seeds[-1]}: {line}")
     if failures:
         listing = [f"program {program.seed}, {outcome.kind} in {outcome.mode}: "

@@ -88,6 +88,23 @@ def test_out_axes_int_none_and_nested():
     np.testing.assert_allclose(got["b"], 2 * x.T)
 
 
+def test_python_numbers_in_the_result_are_repeated_along_the_batch():
+    # grad with respect to a Python float the result does not depend on is 0.0 for every
+    # example: the batch of it is np.stack's, an array of zeros, as for any other output
+    def f(x, a):
+        return np.sum(np.sin(x))
+    x = rng.standard_normal((3, 4))
+    per_example = autotrace.vmap(autotrace.grad(f, wrt=(0, 1)), in_axes=(0, None))
+    d_x, d_a = per_example(x, 0.5)
+    np.testing.assert_allclose(d_x, np.cos(x))
+    np.testing.assert_array_equal(d_a, np.zeros(3))
+    assert d_a.dtype == np.float64
+    flags, count = autotrace.vmap(lambda x: (True, 2), out_axes=(0, -1))(x)
+    np.testing.assert_array_equal(flags, np.stack([True] * 3))
+    np.testing.assert_array_equal(count, [2, 2, 2])
+    np.testing.assert_array_equal(autotrace.vmap(lambda x: 1.5)(x), [1.5, 1.5, 1.5])
+
+
 def test_axis_size_without_mapped_arguments():
     got = autotrace.vmap(lambda x: x + 1.0, in_axes=None, axis_size=3)(np.arange(2.0))
     np.testing.assert_array_equal(got, [[1.0, 2.0]] * 3)

@@ -346,3 +346,24 @@ def test_random_indices_read_and_write_as_a_loop(seed):
         check(write, (0, 0, *in_axes[1:]), x, value, *arrays, exact=True)
         checked += 1
     assert checked == 25
+
+
+def test_branches_and_loop_bodies_that_write_into_dying_buffers():
+    # A traced cond's branches and a loop's body are optimized when traced: an op writes its
+    # result into an input no later op reads (`out=`). Batched, each example keeps its values.
+    def branches(x):
+        if np.sum(x) < 0.5:
+            x = np.tanh(x) * (x / (1.5 + x ** 2))
+        else:
+            x = x * (0.01 + x)
+        return np.sin(x)
+
+    def grows(x):
+        while np.sum(x) < 4.0:
+            y = np.exp(x) * 0.5
+            y[0] = y[1] * 2.0
+            x = x + np.abs(y) * (1.0 + x ** 2)
+        return x
+    xs = np.array([[0.1, 0.2], [1.0, 2.0], [-1.0, 0.3]])
+    check(branches, 0, xs, exact=True)
+    check(grows, 0, np.abs(xs), exact=True)

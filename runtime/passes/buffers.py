@@ -26,6 +26,13 @@ from ..primitives.registry import viewed_inputs
 _STRIDE_DEPENDENT = frozenset(["power", "float_power"])
 
 
+def unbuffered_attrs(equation) -> dict:
+    """An equation's attributes without the input BufferReuse chose to write into (`out`),
+    for recording it again into another graph (inlined, or batched by vmap): which buffers die
+    where is that graph's, and its own optimization chooses again."""
+    return {key: value for key, value in equation.attrs.items() if key != "out"}
+
+
 class BufferReuse:
     """Mark equations that may write their result into a dying input's buffer (attr `out`)."""
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..abstract import AbstractArray
 from ..graph import Constant, Literal
+from ..passes.buffers import unbuffered_attrs
 from ..passes.cleanup import has_side_effect
 from .tracer import Tracer, TracerConversionError
 from .trees import leaves_with_paths, map_arrays
@@ -422,8 +423,8 @@ def inline_graph(builder, graph, inputs: list, once: bool = False):
             return item.value
         return values[item]
     for equation in graph.equations:
-        results = builder.record(equation.primitive, [value_of(item) for item in
-                                                      equation.inputs], equation.attrs)
+        arguments = [value_of(item) for item in equation.inputs]
+        results = builder.record(equation.primitive, arguments, unbuffered_attrs(equation))
         results = results if isinstance(results, tuple) else (results,)
         values.update(zip(equation.outputs, results))
     return [value_of(item) for item in graph.outputs]

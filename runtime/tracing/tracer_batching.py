@@ -19,6 +19,7 @@ import numpy as np
 
 from ..abstract import AbstractArray
 from ..graph import Constant, Graph, Literal
+from ..passes.buffers import unbuffered_attrs
 from ..primitives.batching import BatchedCall, NoBatchingRule
 from .tracer import GraphBuilder, Tracer
 
@@ -75,8 +76,9 @@ def _value_of(item, values: dict):
 def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder) -> None:
     args, batched = zip(*[_value_of(item, values) for item in equation.inputs]) \
         if equation.inputs else ((), ())
+    attrs = unbuffered_attrs(equation)  # a subgraph's, optimized: the batch chooses again
     if not any(batched):
-        results = builder.record(equation.primitive, args, equation.attrs)
+        results = builder.record(equation.primitive, args, attrs)
         results = results if isinstance(results, tuple) else (results,)
         values.update((var, (result, False)) for var, result in zip(equation.outputs, results))
         return
@@ -86,7 +88,7 @@ def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder) ->
         raise BatchingError(
             f"has no batching rule for the op {name!r}, which the function applies to a "
             f"batched value; compute it outside vmap, or loop over the examples in Python")
-    call = BatchedCall(equation.primitive, tuple(args), tuple(batched), size, equation.attrs,
+    call = BatchedCall(equation.primitive, tuple(args), tuple(batched), size, attrs,
                        lambda graph, flags: batch_graph(graph, flags, size, all_batched=True))
     try:
         results = rule(call)

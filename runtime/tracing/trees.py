@@ -21,30 +21,31 @@ def is_array(value) -> bool:
 __all__ = ["is_array", "sorted_keys", "map_arrays", "OutputStructure", "leaves_with_paths"]
 
 
-def map_arrays(tree, function):
-    """`tree` with each array leaf replaced by `function(leaf)`, called in canonical order:
-    sequences in order, dicts by sorted key (the rebuilt dict keeps its own order), a
-    registered type's children as it flattens them."""
+def map_arrays(tree, function, is_leaf=is_array):
+    """`tree` with each array leaf (each leaf for which `is_leaf` holds) replaced by
+    `function(leaf)`, called in canonical order: sequences in order, dicts by sorted key (the
+    rebuilt dict keeps its own order), a registered type's children as it flattens them."""
     node_type = registered(type(tree))
     if node_type is not None:
         children, aux = node_type.flatten(tree)
-        return node_type.unflatten(aux, [map_arrays(child, function) for child in children])
+        return node_type.unflatten(aux, [map_arrays(child, function, is_leaf)
+                                         for child in children])
     if isinstance(tree, (tuple, list)):
-        items = [map_arrays(item, function) for item in tree]
+        items = [map_arrays(item, function, is_leaf) for item in tree]
         if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
             return type(tree)(*items)
         return type(tree)(items)
     if isinstance(tree, dict):
-        mapped = {key: map_arrays(tree[key], function) for key in sorted_keys(tree)}
+        mapped = {key: map_arrays(tree[key], function, is_leaf) for key in sorted_keys(tree)}
         return {key: mapped[key] for key in tree} if type(tree) is dict else \
             type(tree)((key, mapped[key]) for key in tree)
     if is_dataclass_instance(tree):  # its fields in order, as a namedtuple's
         fields = {name: getattr(tree, name) for name in field_names(type(tree))}
-        mapped = {name: map_arrays(value, function) for name, value in fields.items()}
+        mapped = {name: map_arrays(value, function, is_leaf) for name, value in fields.items()}
         if all(mapped[name] is value for name, value in fields.items()):
             return tree  # no array in it: the object itself
         return new_dataclass(type(tree), mapped)
-    return function(tree) if is_array(tree) else tree
+    return function(tree) if is_leaf(tree) else tree
 
 
 class OutputStructure:
