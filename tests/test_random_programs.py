@@ -1,4 +1,4 @@
-"""Random programs (tests/random_programs.py) in nine modes against finite differences,
+"""Random programs (tests/random_programs.py) in twelve modes against finite differences,
 traced against NumPy (the traced_primal mode: special values, arguments written in place,
 memory the results share), and batched by vmap against a loop over examples (vmap, vmap_grad).
 
