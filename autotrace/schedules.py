@@ -50,7 +50,24 @@ class LearningRateSchedule:
         return f"{type(self).__name__}({arguments})"
 
 
-class ExponentialDecay(LearningRateSchedule):
+class _StepDecay(LearningRateSchedule):
+    """A rate that decays with step / decay_steps (rounded down where `staircase`)."""
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
+                 staircase: bool, name: str):
+        _check_positive(name, decay_steps=decay_steps)
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.decay_rate = decay_rate
+        self.staircase = staircase
+        self.name = name
+
+    def _progress(self, step):
+        progress = _as_float(step) / self.decay_steps
+        return np.floor(progress) if self.staircase else progress
+
+
+class ExponentialDecay(_StepDecay):
     """initial_learning_rate * decay_rate ** (step / decay_steps).
 
     Arguments:
@@ -67,21 +84,13 @@ class ExponentialDecay(LearningRateSchedule):
 
     def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
                  staircase: bool = False, name: str = "ExponentialDecay"):
-        _check_positive(name, decay_steps=decay_steps)
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
     def __call__(self, step):
-        progress = _as_float(step) / self.decay_steps
-        if self.staircase:
-            progress = np.floor(progress)
-        return self.initial_learning_rate * self.decay_rate ** progress
+        return self.initial_learning_rate * self.decay_rate ** self._progress(step)
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_StepDecay):
     """initial_learning_rate / (1 + decay_rate * step / decay_steps).
 
     Arguments:
@@ -97,18 +106,10 @@ class InverseTimeDecay(LearningRateSchedule):
 
     def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
                  staircase: bool = False, name: str = "InverseTimeDecay"):
-        _check_positive(name, decay_steps=decay_steps)
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
     def __call__(self, step):
-        progress = _as_float(step) / self.decay_steps
-        if self.staircase:
-            progress = np.floor(progress)
-        return self.initial_learning_rate / (1.0 + self.decay_rate * progress)
+        return self.initial_learning_rate / (1.0 + self.decay_rate * self._progress(step))
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):

@@ -79,12 +79,7 @@ class BatchNormalization(Layer):
         else:
             mean = np.reshape(self.moving_mean, self.broadcast_shape)
             variance = np.reshape(self.moving_variance, self.broadcast_shape)
-        outputs = (inputs - mean) / np.sqrt(variance + self.epsilon)
-        if self.scale:
-            outputs = outputs * np.reshape(self.gamma, self.broadcast_shape)
-        if self.center:
-            outputs = outputs + np.reshape(self.beta, self.broadcast_shape)
-        return outputs
+        return _normalized(self, inputs, mean, variance)
 
 
 def _update_moving_statistics(layer: BatchNormalization, mean, variance) -> None:
@@ -160,9 +155,15 @@ class LayerNormalization(Layer):
     def call(self, inputs):
         mean = np.mean(inputs, axis=self.reduction_axes, keepdims=True)
         variance = np.mean((inputs - mean) ** 2, axis=self.reduction_axes, keepdims=True)
-        outputs = (inputs - mean) / np.sqrt(variance + self.epsilon)
-        if self.scale:
-            outputs = outputs * np.reshape(self.gamma, self.broadcast_shape)
-        if self.center:
-            outputs = outputs + np.reshape(self.beta, self.broadcast_shape)
-        return outputs
+        return _normalized(self, inputs, mean, variance)
+
+
+def _normalized(layer, inputs, mean, variance):
+    """`inputs` less `mean`, over the standard deviation, scaled by the layer's gamma and
+    shifted by its beta where it has them (BatchNormalization, LayerNormalization)."""
+    outputs = (inputs - mean) / np.sqrt(variance + layer.epsilon)
+    if layer.scale:
+        outputs = outputs * np.reshape(layer.gamma, layer.broadcast_shape)
+    if layer.center:
+        outputs = outputs + np.reshape(layer.beta, layer.broadcast_shape)
+    return outputs
