@@ -74,8 +74,15 @@ class OuterProducts:
     """Write each matmul whose contracted length is 1 as `matmul_outer` (np.einsum)."""
 
     def run(self, graph: Graph) -> Graph:
-        if not any(is_outer_product(equation) for equation in graph.equations):
-            return graph
-        equations = [equation.replace(primitive=matmul_outer) if is_outer_product(equation)
-                     else equation for equation in graph.equations]
-        return Graph(graph.inputs, equations, graph.outputs)
+        return with_primitive(graph, is_outer_product, matmul_outer)
+
+
+def with_primitive(graph: Graph, chosen, primitive: Primitive) -> Graph:
+    """`graph` with each equation that `chosen(equation)` picks an equation of `primitive`
+    (the same inputs, attributes and outputs); `graph` itself where it picks none."""
+    picked = [chosen(equation) for equation in graph.equations]
+    if not any(picked):
+        return graph
+    equations = [equation.replace(primitive=primitive) if pick else equation
+                 for equation, pick in zip(graph.equations, picked)]
+    return Graph(graph.inputs, equations, graph.outputs)

@@ -21,6 +21,7 @@ import ctypes
 import numpy as np
 
 from . import compiler as llvm
+from ..outer_products import with_primitive
 from ...graph import Graph
 from ...primitives.batching import refuse_batching
 from ...primitives.registry import (C_ORDER, Primitive, bind, is_traced, out_argument,
@@ -33,11 +34,7 @@ class CpuOuterProducts:
     """Write each `matmul_outer` of two matrices of one float dtype as `outer_cpu`."""
 
     def run(self, graph: Graph) -> Graph:
-        if not llvm.available() or not any(_compiles(equation) for equation in graph.equations):
-            return graph
-        equations = [equation.replace(primitive=outer_cpu) if _compiles(equation) else equation
-                     for equation in graph.equations]
-        return Graph(graph.inputs, equations, graph.outputs)
+        return with_primitive(graph, _compiles, outer_cpu) if llvm.available() else graph
 
 
 def _compiles(equation) -> bool:
