@@ -26,6 +26,7 @@ from autotrace.runtime.graph import Constant, Graph
 from autotrace.runtime.tracing.control_aliases import inline_graph
 from autotrace.runtime.tracing.signature import signature_of
 from autotrace.runtime.tracing.spec import placeholder
+from autotrace.runtime.primitives.registry import is_traced
 from autotrace.runtime.pytrees import registered
 from autotrace.runtime.tracing.trees import (OutputStructure, _Slot, is_array, map_arrays,
                                              sorted_keys)
@@ -102,8 +103,7 @@ class Vmapped:
         captured = [cell.read() for cell in entry.structure.captured]
         inputs = [leaf if not axis else _moved(leaf, axis, 0)  # None, or 0: as it is
                   for leaf, axis in zip(leaves, axes)] + captured
-        builder = next((value._builder for value in inputs
-                        if getattr(value, "_builder", None) is not None), None)
+        builder = next((value._builder for value in inputs if is_traced(value)), None)
         if builder is not None:  # called while tracing: record the batched graph there
             outputs = inline_graph(builder, entry.batched_graph, inputs, once=True)
         else:
@@ -396,7 +396,7 @@ def _example(leaf, axis, path: str):
         raise ValueError(f"autotrace.vmap: {path} has a dimension of unknown size {shape}; "
                          "vmap traces with known sizes")
     shape = shape if axis is None else shape[:axis] + shape[axis + 1:]
-    device = leaf.device if getattr(leaf, "_builder", None) is not None else device_of(leaf)
+    device = leaf.device if is_traced(leaf) else device_of(leaf)
     if device != "cpu":
         return placeholder(AbstractArray(shape, leaf.dtype, device))
     if not shape:
@@ -445,7 +445,7 @@ def _to_out_axis(value, batched: bool, axis, size: int, name: str):
         return value
     if not batched:  # the same for every example: repeated along the batch axis
         value = np.broadcast_to(value, (size, *np.shape(value)))
-        if getattr(value, "_builder", None) is None:
+        if not is_traced(value):
             value = value.copy()
     ndim = np.ndim(value)
     if not -ndim <= axis < ndim:

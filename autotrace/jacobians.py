@@ -21,6 +21,7 @@ from autotrace.operators import (as_run_now, forward, reverse, reverse_with_aux,
 from autotrace.runtime.derivatives.structure import as_registered_types
 from autotrace.runtime.containers import zeros_like
 from autotrace.runtime.devices import array_module
+from autotrace.runtime.primitives.registry import is_traced
 from autotrace.runtime.pytrees import tree_flatten, tree_structure
 from autotrace.runtime.state import current_scope
 from autotrace.runtime.tracing.signature import signature_of
@@ -82,7 +83,7 @@ def jacrev(f: Callable, wrt: int = 0) -> Callable:
     outputs: dict = {}  # the signature of a call of plain values -> f's output (shape, dtype)
 
     def jacobian(*args):
-        traced = any(getattr(arg, "_builder", None) is not None for arg in args)
+        traced = any(is_traced(arg) for arg in args)
         key = None if traced else signature_of(args)
         shape_and_dtype = outputs.get(key) if key is not None else None
         if shape_and_dtype is None:  # f runs once a signature (and each time it is traced)
