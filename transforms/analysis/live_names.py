@@ -120,10 +120,11 @@ class LiveNamespace(dict):
                                           else types.CellType(value))
         return cell
 
-    def load(self, source: str, name: str, hint: str, checked: bool = False):
+    def load(self, source: str, name: str, hint: str, checked: bool = False, parsed=None):
         """The function `source` defines, as a function of the user's module (see the module
         docstring). `checked`: each call first checks the names the transform read (`check`);
-        for the functions that the user, or other generated code, calls."""
+        for the functions that the user, or other generated code, calls. `parsed`: `source`
+        read by ast.parse, where the caller read it (it is changed here)."""
         def cells_of(read: set) -> dict:
             cells = {key: cell for key in sorted(read)
                      if (cell := self._cell_for(key)) is not None}
@@ -132,7 +133,7 @@ class LiveNamespace(dict):
             return cells
         first = [ast.Expr(value=ast.Call(func=ast.Name(id=_CHECK, ctx=ast.Load()), args=[],
                                          keywords=[]))] if checked else []
-        return load_closure(source, name, self.live_globals, cells_of, hint, first)
+        return load_closure(source, name, self.live_globals, cells_of, hint, first, parsed)
 
     def read_live(self, *generated_code) -> None:
         """Once the code is generated: leave the user's globals and closure values to be read

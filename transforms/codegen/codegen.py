@@ -15,6 +15,8 @@ import weakref
 
 import gast
 
+from .nodes import to_ast
+
 _counter = itertools.count()
 
 
@@ -23,7 +25,7 @@ def to_source(node) -> str:
     if isinstance(node, list):
         return "".join(to_source(n) for n in node)
     if isinstance(node, gast.AST):
-        node = gast.gast_to_ast(node)
+        node = to_ast(node)
     node = ast.fix_missing_locations(node)
     return ast.unparse(node).rstrip("\n") + "\n"
 
@@ -77,14 +79,15 @@ def compile_in_factory(definition: ast.FunctionDef, free_names, filename: str,
 
 
 def load_closure(source: str, name: str, globals_: dict, cells_of, hint: str,
-                 first: list = ()) -> types.FunctionType:
+                 first: list = (), parsed: ast.Module | None = None) -> types.FunctionType:
     """The function `name` that `source` defines, reading some names through cells and every
     other name from `globals_` (then the builtins), as a nested function reads its enclosing
     function's variables and its module's globals. `cells_of(names)`: of the names the code
     reads, those read through a cell, as a dict name -> cell. `first`: statements (ast) each
-    call runs first, compiled in but not in the printed source."""
+    call runs first, compiled in but not in the printed source. `parsed`: `source` as
+    ast.parse read it, where the caller read it already (it is changed here)."""
     filename = register_source(source, hint)
-    definition = ast.parse(source, filename).body[0]
+    definition = (ast.parse(source, filename) if parsed is None else parsed).body[0]
     cells = cells_of({node.id for node in ast.walk(definition) if isinstance(node, ast.Name)})
     # (parsed, the definition has every location; the statements put first take its own)
     definition.body[:0] = [ast.fix_missing_locations(ast.copy_location(statement, definition))

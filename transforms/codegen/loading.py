@@ -7,6 +7,7 @@ name: its record's `object_after`, transforms/derivative_record.py).
 """
 from __future__ import annotations
 
+import ast
 import copy
 import re
 
@@ -49,8 +50,11 @@ def load(unit: Unit) -> None:
     record (transforms/derivative_record.py), what derivatives of it, tracing and errors
     read."""
     func, source = unit.func, unit.source
+    # The source read back once: the lines of its statements, then the code loaded.
+    printed = ast.parse(source)
+    lines = user_lines(unit.definition, printed.body[0], unit.location.filename, func)
     generated = unit.namespace.load(source, unit.generated_name, unit.generated_name,
-                                    checked=True)
+                                    checked=True, parsed=printed)
     unit.namespace.read_live(generated.__code__)  # globals, closure variables: live
     # Variables the user's own code sets to None: None in them is a value the code may test
     # (`if n is None:`), never a placeholder the derivative left unset (see if_stmt). The
@@ -69,7 +73,7 @@ def load(unit: Unit) -> None:
     # What it reads when it runs (namespaces) is checked before a cache hands it out again.
     generated.__autotrace_derivative__ = Derivative(
         mode=unit.mode, wrt=unit.with_respect_to, seed=unit.keyword, source=source,
-        lines=user_lines(unit.definition, source, unit.location.filename, func),
+        lines=lines,
         primal=func, user_nones=user_nones, object_after=unit.after,
         namespaces=unit.context.session.namespaces)
     remember(generated)  # errors while it is traced name the user's lines

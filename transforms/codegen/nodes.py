@@ -1,13 +1,17 @@
-"""Walking and copying syntax trees: what `gast.walk` and `copy.deepcopy` do, made fast.
+"""Walking, copying and converting syntax trees: what `gast.walk`, `copy.deepcopy` and
+`gast.gast_to_ast` do, made fast.
 
 Generating a derivative walks and copies the same trees many times (every cleanup pass counts
 the names a body reads; every template filled copies its holes), and the standard library's
-generic versions spend most of their time in generators and `__reduce_ex__`. These two give
-the same results in the same order.
+generic versions spend most of their time in generators and `__reduce_ex__`; gast's converter
+to the standard library's nodes, which every printed and compiled tree goes through, costs six
+times the unparsing of the tree it converts. These give the same results in the same order.
 """
 from __future__ import annotations
 
+import ast
 import copy
+import sys
 
 import gast
 
@@ -65,3 +69,101 @@ def _copy(value, memo: dict):
             copied.append(item if type(item) in _ATOMS else _copy(item, memo))
         return copied
     return copy.deepcopy(value, memo)
+
+
+def to_ast(node):
+    """The standard library's tree of a gast tree (a node, or a list of them): what
+    `gast.gast_to_ast(node)` makes, node for node, attributes and locations alike."""
+    return _to_ast(node) if _OWN_CONVERTER else gast.gast_to_ast(node)
+
+
+_MISSING = object()
+_AST_CLASSES: dict = {}  # gast node class -> the ast class of its name, None where ast has none
+_LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+
+
+def _to_ast(value):
+    if isinstance(value, list):
+        return [_to_ast(item) for item in value]
+    if not isinstance(value, _AST):
+        return value
+    special = _SPECIAL.get(type(value).__name__)
+    return _converted(value) if special is None else special(value)
+
+
+def _converted(node):
+    """A node whose class ast has by the same name and fields: each field converted, the
+    attributes (its location) copied. Made as copy.deepcopy makes nodes (the class called with
+    no arguments, its __dict__ filled), which costs half what the constructor's keywords do."""
+    kind = type(node)
+    target = _AST_CLASSES.get(kind, _MISSING)
+    if target is _MISSING:
+        target = _AST_CLASSES[kind] = getattr(ast, kind.__name__, None)
+    if target is None:  # a node only gast has: dropped, as gast drops it
+        return None
+    converted = target()
+    state = converted.__dict__
+    for field in node._fields:
+        value = getattr(node, field, _MISSING)
+        if value is not _MISSING:
+            state[field] = value if type(value) in _ATOMS else _to_ast(value)
+    for attribute in node._attributes:
+        value = getattr(node, attribute, _MISSING)  # (end_lineno: None where unset)
+        if value is not _MISSING:
+            state[attribute] = value
+    return converted
+
+
+def _located(converted, node):
+    """`ast.copy_location(converted, node)` for the nodes below (all four attributes in both
+    classes): lineno and col_offset where set, the end positions where set or None."""
+    for attribute in _LOCATION:
+        value = getattr(node, attribute, _MISSING)
+        if value is not _MISSING and (value is not None or attribute[:4] == "end_"):
+            setattr(converted, attribute, value)
+    return converted
+
+
+def _argument(node):
+    """A parameter: gast's Name, ast's arg."""
+    if node is None:
+        return None
+    return _located(ast.arg(_to_ast(node.id), _to_ast(node.annotation),
+                            _to_ast(node.type_comment)), node)
+
+
+def _except_handler(node):
+    if not node.name:
+        return _converted(node)
+    return _located(ast.ExceptHandler(_to_ast(node.type), node.name.id, _to_ast(node.body)),
+                    node)
+
+
+def _function(kind):
+    def converted(node):
+        return _located(kind(_to_ast(node.name), _to_ast(node.args), _to_ast(node.body),
+                             _to_ast(node.decorator_list), _to_ast(node.returns),
+                             _to_ast(node.type_comment)), node)
+    return converted
+
+
+# The nodes gast converts by hands of its own (gast/ast3.py GAstToAst3, Python 3.10 and 3.11:
+# gast's extra fields left out, parameters as ast.arg), by class name as gast dispatches.
+_SPECIAL = {
+    "Name": lambda node: _located(ast.Name(node.id, _to_ast(node.ctx)), node),
+    "Assign": lambda node: _located(ast.Assign(_to_ast(node.targets), _to_ast(node.value)),
+                                    node),
+    "ExceptHandler": _except_handler,
+    "FunctionDef": _function(ast.FunctionDef),
+    "AsyncFunctionDef": _function(ast.AsyncFunctionDef),
+    "ClassDef": lambda node: _located(ast.ClassDef(
+        _to_ast(node.name), _to_ast(node.bases), _to_ast(node.keywords), _to_ast(node.body),
+        _to_ast(node.decorator_list)), node),
+    "arguments": lambda node: ast.arguments(
+        [_argument(a) for a in node.posonlyargs], [_argument(a) for a in node.args],
+        _argument(node.vararg), [_argument(a) for a in node.kwonlyargs],
+        _to_ast(node.kw_defaults), _argument(node.kwarg), _to_ast(node.defaults)),
+}
+
+# Later Pythons' nodes have type parameters, which gast converts too: its own converter there.
+_OWN_CONVERTER = sys.version_info < (3, 12)

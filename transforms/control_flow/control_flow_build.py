@@ -24,7 +24,7 @@ from ..codegen.naming import Namer, names_in
 from ..front.parsing import namespace_of, parse_function, resolve
 from ..front.out_arguments import rewrite_out_arguments
 from ..codegen.templates import name
-from ..codegen.nodes import walk
+from ..codegen.nodes import to_ast, walk
 
 
 def _has_control_flow(node) -> bool:
@@ -299,7 +299,7 @@ def _compile(tree: gast.FunctionDef, original, helpers: dict, generated=frozense
     # Named apart, so that the function's own name (recursion) still means the global.
     tree.name = "_autotrace_converted"
     free = list(code.co_freevars) + [helper(h) for h in HELPER_NAMES]
-    function_code = compile_in_factory(ast.fix_missing_locations(gast.gast_to_ast(tree)), free,
+    function_code = compile_in_factory(ast.fix_missing_locations(to_ast(tree)), free,
                                        code.co_filename, _FACTORY)
     cells = dict(zip(code.co_freevars, original.__closure__ or ()))
     for helper_name in HELPER_NAMES:

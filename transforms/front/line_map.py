@@ -89,14 +89,15 @@ def user_function_name(filename: str) -> str | None:
     return getattr(function, "__name__", "?")
 
 
-def user_lines(definition: gast.FunctionDef, source: str, filename: str, primal) -> dict:
-    """The printed line of each marked statement of `definition` (printed as `source`) ->
-    (file, line) in the user's code. `filename` is the file the marks' lines are in; when that
-    is generated code (`primal`'s), its own map carries them on. Empty when the printed
-    statements do not line up with the tree's."""
+def user_lines(definition: gast.FunctionDef, printed: ast.FunctionDef, filename: str,
+               primal) -> dict:
+    """The printed line of each marked statement of `definition` (printed, and read back by
+    ast.parse as `printed`) -> (file, line) in the user's code. `filename` is the file the
+    marks' lines are in; when that is generated code (`primal`'s), its own map carries them
+    on. Empty when the printed statements do not line up with the tree's."""
     # read back with ast, not gast: only the kinds and lines of statements are compared, and
     # converting the whole tree to gast would cost more than the parse
-    printed = _statements(ast.parse(source).body[0].body)
+    printed = _statements(printed.body)
     own = [s for s in _statements(definition.body) if not _is_comment(s)]
     if len(printed) != len(own):
         return {}
