@@ -117,3 +117,10 @@ def test_a_derivative_prints_as_through_gast():
     tree = gast.parse(source)
     assert _differences(gast.gast_to_ast(tree), nodes.to_ast(tree)) == []
     assert to_source(tree) == ast.unparse(ast.fix_missing_locations(gast.gast_to_ast(tree))) + "\n"
+
+
+@pytest.mark.parametrize("name", SOURCES)
+def test_children_are_iter_child_nodes(name):
+    tree = gast.parse(textwrap.dedent(SOURCES[name]))
+    for node in nodes.walk(tree):
+        assert nodes.children(node) == list(gast.iter_child_nodes(node))

@@ -19,6 +19,7 @@ from ..codegen.naming import SCOPES
 from ..front.parsing import MISSING, parse_function, resolve
 from ..front.function_caches import made_from
 from ..codegen.codegen import to_source
+from ..codegen.nodes import children
 
 # Functions called are read to see which arguments they may return, this many calls deep.
 _DEEPEST_CALLS = 3
@@ -252,7 +253,7 @@ def _walk(statements):
         node = todo.pop()
         yield node
         if not isinstance(node, SCOPES):
-            todo.extend(gast.iter_child_nodes(node))
+            todo.extend(children(node))
 
 
 def _text(node) -> str:

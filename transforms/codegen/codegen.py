@@ -15,7 +15,7 @@ import weakref
 
 import gast
 
-from .nodes import to_ast
+from .nodes import to_ast, walk
 
 _counter = itertools.count()
 
@@ -88,7 +88,7 @@ def load_closure(source: str, name: str, globals_: dict, cells_of, hint: str,
     ast.parse read it, where the caller read it already (it is changed here)."""
     filename = register_source(source, hint)
     definition = (ast.parse(source, filename) if parsed is None else parsed).body[0]
-    cells = cells_of({node.id for node in ast.walk(definition) if isinstance(node, ast.Name)})
+    cells = cells_of({node.id for node in walk(definition) if isinstance(node, ast.Name)})
     # (parsed, the definition has every location; the statements put first take its own)
     definition.body[:0] = [ast.fix_missing_locations(ast.copy_location(statement, definition))
                            for statement in first]

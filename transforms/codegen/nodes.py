@@ -38,6 +38,19 @@ def walk(node):
         yield node
 
 
+def children(node) -> list:
+    """The nodes directly under `node`: `ast.iter_child_nodes(node)`, order and all, as a
+    list."""
+    found = []
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if isinstance(value, _AST):
+            found.append(value)
+        elif isinstance(value, list):
+            found.extend(item for item in value if isinstance(item, _AST))
+    return found
+
+
 def copy_tree(value, memo: dict | None = None):
     """A deep copy of a tree (a node, or a list of them): `copy.deepcopy(value)`, node for node,
     every attribute copied (marks that passes set too), a node or list met twice copied once.

@@ -53,7 +53,7 @@ from ..errors import Location
 from ..codegen.naming import SCOPES, Namer
 from .parsing import resolve
 from ..codegen.templates import name, replace, replace_expression
-from ..codegen.nodes import walk
+from ..codegen.nodes import children, walk
 
 CHANGING_METHODS = ("setdefault", "update", "pop")
 
@@ -73,7 +73,7 @@ def _own_nodes(node):
     yield node
     if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)):
         return
-    for child in gast.iter_child_nodes(node):
+    for child in children(node):
         yield from _own_nodes(child)
 
 

@@ -46,7 +46,7 @@ from .list_methods import rewrite_list_methods
 from ..analysis.live_names import LiveNamespace
 from ..codegen.naming import Namer, names_in, seed_keyword
 from .nested import lift_nested_functions
-from ..codegen.nodes import walk
+from ..codegen.nodes import children, walk
 from ..analysis.object_state import check_calls, check_state_writes
 from ..reverse.built_objects_and_super import (check_constructions, explicit_super, objects_built,
                       parse_fields_function, replace_calls)
@@ -462,7 +462,7 @@ def _own_local_names(function) -> set:
             continue
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             names.add(node.id)
-        pending.extend(gast.iter_child_nodes(node))
+        pending.extend(children(node))
     return names
 
 
