@@ -413,24 +413,6 @@ def test_jacobians_of_a_scalar_and_their_errors():
         autotrace.jacrev(lambda x: (x, x))(x)
 
 
-def sines(x, n):
-    i = 0
-    while i < n:
-        x = np.sin(x)
-        i = i + 1
-    return np.sum(x)
-
-
-def test_gradients_of_traced_loops_are_refused_not_mispaired():
-    with pytest.raises(BatchingError) as error:
-        autotrace.vmap(autotrace.grad(sines))(np.ones((3, 2)), np.array([1, 2, 3]))
-    assert str(error.value) == (
-        "autotrace.vmap(dsines) cannot batch the op 'while': the derivative of a traced loop "
-        "saves values on a stack, which is not batched yet (masked or chosen by example, its "
-        "pushes and pops would not pair up); take the gradient inside a loop over the "
-        "examples")
-
-
 class Params:
     """A registered pytree (autotrace.tree_util) of two weight arrays."""
 

@@ -41,6 +41,7 @@ class BatchedCall:
         attrs: its attributes.
         batch_graph: `batch_graph(graph, batched) -> (graph, batched outputs)` batches a
             subgraph (the branches of a traced `cond`), every output with the batch axis.
+        example_outputs: the types of its results in one example's trace.
     """
 
     primitive: object
@@ -49,6 +50,7 @@ class BatchedCall:
     size: int
     attrs: dict
     batch_graph: object = None
+    example_outputs: tuple = ()
 
     def bind(self, *args, **changed):
         """The op itself on `args`, its attributes updated by `changed`."""

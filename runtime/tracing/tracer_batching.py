@@ -13,14 +13,13 @@ functions as a traced function does: batching is tracing a graph again, a batch 
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from ..abstract import AbstractArray
 from ..graph import Constant, Graph, Literal
 from ..passes.buffers import unbuffered_attrs
 from ..primitives.batching import BatchedCall, NoBatchingRule
+from .stack_batching import AbstractStackBatch, as_batch, batched_aval, is_stack
 from .tracer import GraphBuilder, Tracer
 
 
@@ -46,9 +45,7 @@ def batch_graph(graph: Graph, batched: tuple, size: int,
     builder = GraphBuilder()
     values = {}
     for var, is_batched in zip(graph.inputs, batched):
-        aval = var.aval
-        if is_batched:
-            aval = replace(aval, shape=(size, *aval.shape), origins=None)
+        aval = batched_aval(var.aval, size) if is_batched else var.aval
         values[var] = (builder.new_input(aval), is_batched)
     for equation in graph.equations:
         _batch_equation(equation, values, size, builder)
@@ -56,7 +53,9 @@ def batch_graph(graph: Graph, batched: tuple, size: int,
     for value in graph.outputs:
         traced, is_batched = _value_of(value, values)
         if all_batched and not is_batched:
-            traced, is_batched = np.broadcast_to(traced, (size, *np.shape(traced))), True
+            traced = as_batch(traced, size) if is_stack(getattr(traced, "aval", None)) \
+                else np.broadcast_to(traced, (size, *np.shape(traced)))
+            is_batched = True
         outputs.append(builder.own_var(traced) if isinstance(traced, Tracer)
                        else builder.constant(traced))
         outputs_batched.append(is_batched)
@@ -89,7 +88,8 @@ def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder) ->
             f"has no batching rule for the op {name!r}, which the function applies to a "
             f"batched value; compute it outside vmap, or loop over the examples in Python")
     call = BatchedCall(equation.primitive, tuple(args), tuple(batched), size, attrs,
-                       lambda graph, flags: batch_graph(graph, flags, size, all_batched=True))
+                       lambda graph, flags: batch_graph(graph, flags, size, all_batched=True),
+                       tuple(var.aval for var in equation.outputs))
     try:
         results = rule(call)
     except NoBatchingRule as error:
@@ -105,6 +105,11 @@ def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder) ->
 
 def _check_result(name: str, example: AbstractArray, result, size: int) -> None:
     """Refuse a batched result whose type is not the example's with the batch axis first."""
+    if is_stack(example):
+        if getattr(result, "aval", None) != AbstractStackBatch(example, size):
+            raise AssertionError(f"autotrace internal error: the batching rule of {name!r} "
+                                 f"gave {result!r} where a batch of {size} stacks belongs")
+        return
     shape, dtype = np.shape(result), getattr(result, "dtype", None)
     expected = (size, *example.shape)
     fits = len(shape) == len(expected) and all(
