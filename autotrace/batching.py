@@ -19,6 +19,8 @@ from typing import Callable
 import numpy as np
 
 from autotrace.runtime.tracing.tracer_batching import BatchingError, batch_graph
+from autotrace.runtime.user_frames import code_site
+from autotrace.trace_errors import located
 from autotrace.runtime.execution import executor
 from autotrace.runtime.abstract import AbstractArray
 from autotrace.runtime.devices import device_of
@@ -168,11 +170,15 @@ class Vmapped:
 
     def _entry(self, args: tuple, kwargs: dict):
         """The batched trace for a call, the call's array leaves and their mapped axes."""
-        leaves, axes, paths, slots = _mapped_leaves(args, kwargs, self.in_axes,
-                                                    self._parameter_names)
-        size = self._size(leaves, axes, paths)
-        examples = iter([_example(leaf, axis, path) for leaf, axis, path
-                         in zip(leaves, axes, paths)])
+        try:
+            leaves, axes, paths, slots = _mapped_leaves(args, kwargs, self.in_axes,
+                                                        self._parameter_names)
+            size = self._size(leaves, axes, paths)
+            examples = iter([_example(leaf, axis, path) for leaf, axis, path
+                             in zip(leaves, axes, paths)])
+        except ValueError as error:  # arguments that in_axes does not fit: name the call
+            site = code_site()
+            raise ValueError(f"{error}{'' if site is None else located(*site)}") from None
         example_args, example_kwargs = map_arrays((args, kwargs), lambda leaf: next(examples))
         key = (signature_of(example_args, example_kwargs), tuple(axis is not None for axis in axes),
                size)
@@ -195,7 +201,9 @@ class Vmapped:
         try:
             batched_graph, outputs_batched = batch_graph(graph, flags, size)
         except BatchingError as error:
-            raise BatchingError(f"autotrace.vmap({self.__name__}) {error}") from None
+            place = "" if error.site is None else located(*error.site)
+            raise BatchingError(f"autotrace.vmap({self.__name__}) {error}{place}",
+                                error.site) from None
         out_axes = _output_axes(structure.template, self.out_axes, len(graph.outputs))
         return _Entry(graph, batched_graph, outputs_batched, out_axes, structure)
 

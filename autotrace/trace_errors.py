@@ -70,6 +70,18 @@ def user_line(error: BaseException) -> tuple[str, int, str] | None:
     return filename, line, linecache.getline(filename, line).strip()
 
 
+def located(filename: str, line: int, function: str | None = None) -> str:
+    """The lines an error message ends with to name a place of the user's code: its file and
+    line (for a line of a generated derivative, the user's line it was made from), the
+    function's name where given, and the line's text."""
+    place = user_place(filename, line)
+    if place is not None:
+        (filename, line), function = place, None
+    where = f'\n  File "{filename}", line {line}' + (f", in {function}" if function else "")
+    text = linecache.getline(filename, line).strip()
+    return where + (f"\n    {text}" if text else "")
+
+
 def explain_trace_error(error: Exception, args, kwargs) -> None:
     """Add to the message of an error raised while tracing: where in the user's code it was
     raised, and, for a trace with unknown sizes that asked for one, what to do."""
@@ -92,17 +104,8 @@ def explain_trace_error(error: Exception, args, kwargs) -> None:
     op_rule = isinstance(error, (ValueError, IndexError)) and raised_by_an_op(error)
     if isinstance(error, _LOCATED_ERRORS) or unknown_size or op_rule:
         frame = _user_frame(error)
-        place = None if frame is None else user_place(frame.filename, frame.lineno)
-        if place is not None:  # a line of a derivative: the user's line it was made from
-            filename, line = place
-            message += f'\n  File "{filename}", line {line}'
-            text = linecache.getline(filename, line).strip()
-            if text:
-                message += f"\n    {text}"
-        elif frame is not None:
-            message += f'\n  File "{frame.filename}", line {frame.lineno}, in {frame.name}'
-            if frame.line:
-                message += f"\n    {frame.line}"
+        if frame is not None:
+            message += located(frame.filename, frame.lineno, frame.name)
     error.args = (message,)
     error._autotrace_explained = True
 

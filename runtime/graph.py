@@ -91,16 +91,21 @@ class Equation:
     `scope` is the name scope the equation was traced in ("model/dense", "" for none; see
     runtime/scopes.py). It is for people (graph pictures) only: printing does not show it and
     no pass reads it, but `replace` keeps it, so a rewritten equation stays in its scope.
+    `site`, for people too (an error about the equation names it), is (file, line) of the
+    code outside autotrace that recorded it, None where it is not known; a line of generated
+    code stays one (autotrace/ maps it to the user's line).
     """
 
-    __slots__ = ("primitive", "inputs", "attrs", "outputs", "scope")
+    __slots__ = ("primitive", "inputs", "attrs", "outputs", "scope", "site")
 
-    def __init__(self, primitive, inputs, attrs: dict, outputs, scope: str = ""):
+    def __init__(self, primitive, inputs, attrs: dict, outputs, scope: str = "",
+                 site: tuple | None = None):
         self.primitive = primitive
         self.inputs = tuple(inputs)
         self.attrs = attrs
         self.outputs = tuple(outputs)
         self.scope = scope
+        self.site = site
 
     def replace(self, **changes) -> Equation:
         """A copy with some fields changed."""

@@ -305,9 +305,10 @@ def add(x, y):
 
 
 def test_mapped_sizes_that_differ():
+    # (the line of the call ends each message here: tests/test_vmap_errors.py)
     with pytest.raises(ValueError) as error:
         autotrace.vmap(add)(np.ones((5, 2)), np.ones((3, 2)))
-    assert str(error.value) == (
+    assert str(error.value).splitlines()[0] == (
         "autotrace.vmap(add) got mapped axes of different sizes: argument 'x' has size 5, "
         "argument 'y' has size 3; every mapped axis must have the batch size")
 
@@ -315,12 +316,12 @@ def test_mapped_sizes_that_differ():
 def test_in_axes_that_do_not_match_the_arguments():
     with pytest.raises(ValueError) as error:
         autotrace.vmap(add, in_axes=(0, 0, 0))(np.ones(2), np.ones(2))
-    assert str(error.value) == (
+    assert str(error.value).splitlines()[0] == (
         "autotrace.vmap: in_axes has 3 entries but the call has 2 positional arguments; give "
         "one axis (or None) per positional argument, or one int for all")
     with pytest.raises(ValueError) as error:
         autotrace.vmap(add, in_axes=(0, (0, 0)))(np.ones(2), np.ones(2))
-    assert str(error.value) == (
+    assert str(error.value).splitlines()[0] == (
         "autotrace.vmap: in_axes gives a tuple of 2 for argument 'y', which is an array; give "
         "an int, None, or a tuple or list of the same length")
     with pytest.raises(ValueError, match=r"maps argument 'x' over axis 2, but it has 1 axes"):
@@ -341,7 +342,7 @@ def test_ops_without_a_rule_are_refused_by_name():
         return np.sum(x[x > 0])
     with pytest.raises(BatchingError) as error:
         autotrace.vmap(positives)(np.ones((2, 3)))
-    assert str(error.value) == (
+    assert str(error.value).splitlines()[0] == (
         "autotrace.vmap(positives) cannot batch the op 'mask_select': x[mask] with a traced "
         "mask has as "
         "many rows as the mask has true elements, which differs between examples; use "

@@ -144,14 +144,14 @@ def printing_sines(x, n):
 def test_what_is_refused_is_refused_with_its_reason():
     with pytest.raises(BatchingError) as error:
         autotrace.vmap(autotrace.grad(printing_sines))(X, COUNTS)
-    assert str(error.value) == (
+    assert str(error.value).splitlines()[0] == (
         "autotrace.vmap(dprinting_sines) cannot batch the op 'while': a loop that prints and "
         "saves values for a derivative runs once per example, which a stack of saved values "
         "cannot follow; take the print out of the loop")
     twice = autotrace.vmap(autotrace.vmap(autotrace.grad(sines)))
     with pytest.raises(BatchingError) as error:
         twice(np.ones((2, 4, 3)), np.ones((2, 4), int))
-    assert str(error.value) == (
+    assert str(error.value).splitlines()[0] == (
         "autotrace.vmap(dsines) cannot batch the op 'stack_batch_push': the derivative of a "
         "traced loop, batched by one vmap, is not batched again by another; loop over one of "
         "the two batch axes in Python")

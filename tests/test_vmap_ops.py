@@ -240,7 +240,7 @@ def test_unrolled_ops_are_refused_past_the_limit():
     from autotrace.runtime.tracing.tracer_batching import BatchingError
     with pytest.raises(BatchingError) as error:
         autotrace.vmap(np.kron, in_axes=(0, None))(np.ones((UNROLL_LIMIT + 1, 2)), np.ones(2))
-    assert str(error.value) == (
+    assert str(error.value).splitlines()[0] == (
         f"autotrace.vmap(kron) cannot batch the op 'kron': it has no batched form, so it runs "
         f"once per example, for batches of at most {UNROLL_LIMIT} examples (this one has "
         f"{UNROLL_LIMIT + 1}); split the batch")

@@ -32,7 +32,8 @@ def cond_batching(call):
     chosen = [inline_graph(builder, graph, args) for graph in (true, false)]
     if None in chosen:
         raise NoBatchingRule("its condition differs between examples, so both branches run, "
-                             "but a branch prints or checks values")
+                             "but a branch prints or checks values; do that outside the if, "
+                             "or loop over the examples in Python")
     condition = call.args[0]
     return tuple(_chosen(condition, t, f, call.size) for t, f in zip(*chosen))
 

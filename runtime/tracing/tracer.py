@@ -60,6 +60,7 @@ from ..primitives.index import (  # noqa: F401 - set_item, imported from here to
 from ..primitives.index import out_position
 from ..scopes import current as current_scope
 from ..state import StateCell, capturing
+from ..user_frames import code_site
 from .trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
 from .weak_scalars import weak_power, weak_ufunc
@@ -134,7 +135,8 @@ class GraphBuilder:
         outputs = tuple(Var(aval) for aval in results)
         if primitive.name in ZERO_D_ARRAYS:
             self.zero_d_arrays.update(var for var in outputs if var.aval.shape == ())
-        self.equations.append(Equation(primitive, values, attrs, outputs, current_scope()))
+        self.equations.append(Equation(primitive, values, attrs, outputs, current_scope(),
+                                       code_site()))
         tracers = tuple(Tracer(self, var) for var in outputs)
         return tracers if several else tracers[0]
 

@@ -25,7 +25,16 @@ from .tracer import GraphBuilder, Tracer
 
 class BatchingError(NotImplementedError):
     """autotrace.vmap cannot batch an op of the traced function (the message goes on from
-    `autotrace.vmap(f) `, which autotrace.vmap puts before it)."""
+    `autotrace.vmap(f) `, which autotrace.vmap puts before it, and the place of the code that
+    made the op after it).
+
+    Attributes:
+        site: (file, line) of the code that recorded the op (Equation.site), or None.
+    """
+
+    def __init__(self, message: str, site: tuple | None = None):
+        super().__init__(message)
+        self.site = site
 
 
 def batch_graph(graph: Graph, batched: tuple, size: int,
@@ -86,14 +95,15 @@ def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder) ->
     if rule is None:
         raise BatchingError(
             f"has no batching rule for the op {name!r}, which the function applies to a "
-            f"batched value; compute it outside vmap, or loop over the examples in Python")
+            f"batched value; compute it outside vmap, or loop over the examples in Python",
+            equation.site)
     call = BatchedCall(equation.primitive, tuple(args), tuple(batched), size, attrs,
                        lambda graph, flags: batch_graph(graph, flags, size, all_batched=True),
                        tuple(var.aval for var in equation.outputs))
     try:
         results = rule(call)
     except NoBatchingRule as error:
-        raise BatchingError(f"cannot batch the op {name!r}: {error}") from None
+        raise BatchingError(f"cannot batch the op {name!r}: {error}", equation.site) from None
     results = results if isinstance(results, tuple) else (results,)
     if len(results) != len(equation.outputs):
         raise AssertionError(f"autotrace internal error: the batching rule of {name!r} gave "
