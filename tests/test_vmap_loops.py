@@ -128,8 +128,34 @@ def test_the_batched_graph_keeps_one_stack_per_example():
     graph = str(autotrace.vmap(autotrace.grad(sines)).graph(X, COUNTS))
     assert "stack_to_batch[size=4]" in graph
     assert "stack_batch_push[batched=True]" in graph
-    assert "stack_batch_pop[dtype='float64' shape=(3,)]" in graph
-    assert "stack_select" in graph
+    # in the masked loop, pops and selects for examples that take other paths are not checked
+    assert "stack_batch_pop[dtype='float64' shape=(3,) strict=False]" in graph
+    assert "stack_select[strict=True]" in graph  # the loop's own mask: each example's path
+
+
+def test_a_pop_that_does_not_pair_is_an_error_where_the_path_is_the_examples_own():
+    from autotrace.runtime.tracing import stack_batching
+    stacks = stack_batching.to_batch_impl([np.ones(3)], size=2)
+    stacks = stack_batching.push_impl(stacks, np.arange(4.0).reshape(2, 2), batched=True)
+    rests, values = stack_batching.pop_impl(stacks, shape=(2,), dtype="float64", strict=True)
+    np.testing.assert_array_equal(values, [[0.0, 1.0], [2.0, 3.0]])
+    # a pop of another shape: zeros where masked (and the stack marked), an error where not
+    rests, values = stack_batching.pop_impl(stacks, shape=(3,), dtype="float64", strict=False)
+    np.testing.assert_array_equal(values, np.zeros((2, 3)))
+    assert rests == (stack_batching.UNPAIRED, stack_batching.UNPAIRED)
+    message = ("autotrace internal error: under vmap, the saved values an example popped were "
+               "not the ones it pushed; compute this derivative in a loop over the examples")
+    with pytest.raises(RuntimeError) as error:
+        stack_batching.pop_impl(stacks, shape=(3,), dtype="float64", strict=True)
+    assert str(error.value) == message
+    # a mask discarding the marked stacks: no error; keeping one: an error where strict
+    kept = stack_batching.select_impl(np.array([False, False]), rests, stacks, strict=True)
+    assert kept[0] is stacks[0] and kept[1] is stacks[1]
+    kept = stack_batching.select_impl(np.array([False, True]), rests, stacks, strict=False)
+    assert kept[0] is stacks[0] and kept[1] is stack_batching.UNPAIRED
+    with pytest.raises(RuntimeError) as error:
+        stack_batching.select_impl(np.array([False, True]), rests, stacks, strict=True)
+    assert str(error.value) == message
 
 
 def printing_sines(x, n):

@@ -19,8 +19,8 @@ def cond_batching(call):
     (stack_select each example's stacks of saved values, which both branches take as a
     batch: the one that is not taken must not change them)."""
     branches = call.attrs["branches"]
-    if not call.batched[0]:
-        true, false = (optimize(call.batch_graph(graph, call.batched[1:])[0])
+    if not call.batched[0]:  # one branch runs, for every example
+        true, false = (optimize(call.batch_graph(graph, call.batched[1:], False)[0])
                        for graph in branches.graphs)
         return call.bind(*call.args, branches=type(branches)(true, false))
     args = [as_batch(arg, call.size) if is_stack(getattr(arg, "aval", None)) else arg
@@ -35,13 +35,14 @@ def cond_batching(call):
                              "but a branch prints or checks values; do that outside the if, "
                              "or loop over the examples in Python")
     condition = call.args[0]
-    return tuple(_chosen(condition, t, f, call.size) for t, f in zip(*chosen))
+    return tuple(_chosen(condition, t, f, call) for t, f in zip(*chosen))
 
 
-def _chosen(condition, true, false, size: int):
+def _chosen(condition, true, false, call):
     """Each example's value of `true` where its `condition` holds, else of `false`."""
     if is_stack(getattr(true, "aval", None)):
-        return select(condition, true, false)
+        return select(condition, true, false, strict=not call.masked)
+    size = call.size
     return np.where(np.reshape(condition, (size, *(1,) * (np.ndim(true) - 1))), true, false)
 
 
@@ -75,7 +76,7 @@ def while_batching(call):
     def masked_body(builder, values):
         holds = running(builder, values)
         changed = inline_graph(builder, body, values)
-        return [_chosen(holds, new, old, call.size) for new, old in zip(changed, values)]
+        return [_chosen(holds, new, old, call) for new, old in zip(changed, values)]
     masked = type(loop)(optimize(_graph_of(avals, any_running)),
                         optimize(_graph_of(avals, masked_body)))
     return call.bind(*carried, *call.args[count:], loop=masked)

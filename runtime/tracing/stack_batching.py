@@ -20,7 +20,9 @@ else (the top value, the rest). Each example's list holds exactly what its own r
 pushed, so where the example takes the path that pops, the pop pairs with its push. An example
 whose list is empty, or whose top value is not of the popped type, pops zeros, and its list
 becomes UNPAIRED: that happens only in an iteration or branch the example does not take (also
-one nested in such), whose results a mask discards.
+one nested in such), whose results a mask discards. Where the example's path is its own (a
+pop outside any masked loop or per-example branch, the mask of the outermost one), its stack
+being UNPAIRED is an error, never a wrong value: the pops are checked as where unbatched.
 """
 from __future__ import annotations
 
@@ -77,11 +79,12 @@ def as_batch(stack, size: int):
     return bind("stack_to_batch", stack, size=size)
 
 
-def select(mask, chosen, other):
+def select(mask, chosen, other, strict: bool):
     """For each example, the stacks of `chosen` where `mask` (one bool per example) holds,
-    else those of `other`."""
+    else those of `other`; `strict` where the mask is each example's own path (no enclosing
+    loop or branch runs for examples that do not take it)."""
     return bind("stack_select", mask, as_batch(chosen, mask.shape[0]),
-                as_batch(other, mask.shape[0]))
+                as_batch(other, mask.shape[0]), strict=strict)
 
 
 def refuse_unrolled(args) -> None:
@@ -102,7 +105,7 @@ def push_batching(call):
 def pop_batching(call):
     value = call.example_outputs[1]
     return bind("stack_batch_pop", call.args[0], shape=call.attrs["shape"],
-                dtype=value.dtype.name)
+                dtype=value.dtype.name, strict=not call.masked)
 
 
 # The ops below hold the batch of one vmap; a vmap around it is refused.
@@ -125,13 +128,15 @@ def push_impl(stacks, value, *, batched):
                  for index, linked in enumerate(stacks))
 
 
-def pop_impl(stacks, *, shape, dtype):
+def pop_impl(stacks, *, shape, dtype, strict):
     values, rests = [], []
     for linked in stacks:
         value, rest = (None, UNPAIRED) if linked is None or linked is UNPAIRED else linked
         if value is not None and (np.ndim(value) != len(shape) or any(
                 size is not None and got != size for got, size in zip(np.shape(value), shape))):
             value, rest = None, UNPAIRED
+        if strict and rest is UNPAIRED:
+            raise RuntimeError(POPPED_WRONG)
         values.append(value)
         rests.append(rest)
     taken = [value for value in values if value is not None]
@@ -141,8 +146,11 @@ def pop_impl(stacks, *, shape, dtype):
     return tuple(rests), stacked.astype(dtype, copy=False)
 
 
-def select_impl(mask, chosen, other):
-    return tuple(a if keep else b for keep, a, b in zip(mask.tolist(), chosen, other))
+def select_impl(mask, chosen, other, *, strict):
+    selected = tuple(a if keep else b for keep, a, b in zip(mask.tolist(), chosen, other))
+    if strict and any(linked is UNPAIRED for linked in selected):
+        raise RuntimeError(POPPED_WRONG)
+    return selected
 
 
 def to_batch_eval(stack, *, size):
@@ -153,11 +161,11 @@ def push_eval(stacks, value, *, batched):
     return stacks
 
 
-def pop_eval(stacks, *, shape, dtype):
+def pop_eval(stacks, *, shape, dtype, strict):
     return stacks, AbstractArray((stacks.size, *shape), np.dtype(dtype))
 
 
-def select_eval(mask, chosen, other):
+def select_eval(mask, chosen, other, *, strict):
     return chosen
 
 
@@ -171,3 +179,8 @@ def source_of(function_name: str):
 
 # An example's stack after a pop that did not pair with its pushes (on a path it does not take).
 UNPAIRED = ("unpaired",)
+
+# Where an example's path is its own (`strict`), an UNPAIRED stack is an error, never a value.
+POPPED_WRONG = ("autotrace internal error: under vmap, the saved values an example popped "
+                "were not the ones it pushed; compute this derivative in a loop over the "
+                "examples")

@@ -38,7 +38,7 @@ class BatchingError(NotImplementedError):
 
 
 def batch_graph(graph: Graph, batched: tuple, size: int,
-                all_batched: bool = False) -> tuple[Graph, tuple]:
+                all_batched: bool = False, masked: bool = False) -> tuple[Graph, tuple]:
     """The graph computing `graph` for `size` examples at once.
 
     Arguments:
@@ -48,6 +48,8 @@ def batch_graph(graph: Graph, batched: tuple, size: int,
         size: the batch size.
         all_batched: give every output the batch axis, also those the same for every
             example (the branches of a `cond` must agree).
+        masked: the graph is a loop body or branch that runs for examples that do not take
+            it too (whose results a mask then discards).
     Returns:
         (batched graph, for each output whether it carries the batch axis first).
     """
@@ -57,7 +59,7 @@ def batch_graph(graph: Graph, batched: tuple, size: int,
         aval = batched_aval(var.aval, size) if is_batched else var.aval
         values[var] = (builder.new_input(aval), is_batched)
     for equation in graph.equations:
-        _batch_equation(equation, values, size, builder)
+        _batch_equation(equation, values, size, builder, masked)
     outputs, outputs_batched = [], []
     for value in graph.outputs:
         traced, is_batched = _value_of(value, values)
@@ -81,7 +83,8 @@ def _value_of(item, values: dict):
     return values[item]
 
 
-def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder) -> None:
+def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder,
+                    masked: bool) -> None:
     args, batched = zip(*[_value_of(item, values) for item in equation.inputs]) \
         if equation.inputs else ((), ())
     attrs = unbuffered_attrs(equation)  # a subgraph's, optimized: the batch chooses again
@@ -98,8 +101,10 @@ def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder) ->
             f"batched value; compute it outside vmap, or loop over the examples in Python",
             equation.site)
     call = BatchedCall(equation.primitive, tuple(args), tuple(batched), size, attrs,
-                       lambda graph, flags: batch_graph(graph, flags, size, all_batched=True),
-                       tuple(var.aval for var in equation.outputs))
+                       lambda graph, flags, inner_masked=True: batch_graph(
+                           graph, flags, size, all_batched=True,
+                           masked=masked or inner_masked),
+                       tuple(var.aval for var in equation.outputs), masked)
     try:
         results = rule(call)
     except NoBatchingRule as error:
