@@ -3,6 +3,8 @@ on a stack in its forward loop and pops them in its adjoint loop; batched, each 
 a stack of its own, so that its adjoint loop pops what its own iterations pushed, however many
 those were. Every value is compared with a Python loop over the examples, and the gradients
 with central differences of the function."""
+import inspect
+
 import numpy as np
 import pytest
 
@@ -181,3 +183,8 @@ def test_what_is_refused_is_refused_with_its_reason():
         "autotrace.vmap(dsines) cannot batch the op 'stack_batch_push': the derivative of a "
         "traced loop, batched by one vmap, is not batched again by another; loop over one of "
         "the two batch axes in Python")
+    # the user's line whose value the derivative pushes, not the generated one
+    lines, first = inspect.getsourcelines(sines)
+    line = first + next(i for i, text in enumerate(lines) if "np.sin(x) * 1.5" in text)
+    assert str(error.value).splitlines()[1:] == [f'  File "{__file__}", line {line}',
+                                                 "    x = np.sin(x) * 1.5"]

@@ -88,6 +88,13 @@ def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder,
     args, batched = zip(*[_value_of(item, values) for item in equation.inputs]) \
         if equation.inputs else ((), ())
     attrs = unbuffered_attrs(equation)  # a subgraph's, optimized: the batch chooses again
+    start = len(builder.equations)
+    _record_batched(equation, args, batched, attrs, values, size, builder, masked)
+    for recorded in builder.equations[start:]:  # made by the line that made the equation
+        recorded.site = equation.site
+
+
+def _record_batched(equation, args, batched, attrs, values, size, builder, masked) -> None:
     if not any(batched):
         results = builder.record(equation.primitive, args, attrs)
         results = results if isinstance(results, tuple) else (results,)
