@@ -10,8 +10,9 @@ counts (the selects and masked loops vmap makes of them); `a`, a Python float, i
 every example. The loop runs f as Python and NumPy run it, and grad eagerly.
 
 vmap refuses, with the reason, what the README lists as refused (`x[mask]` with a traced mask,
-the gradient of a traced loop, writing objects' state): such a refusal is counted apart, under
-the reason it names; any other error is a failure.
+writing objects' state): such a refusal is counted apart, under the reason it names; any other
+error is a failure. (The gradient of a traced loop is batched, one stack of saved values per
+example, and checked like any other.)
 """
 from __future__ import annotations
 
@@ -25,7 +26,6 @@ PERTURBATION = 0.05   # the size of the moves from the point to the other exampl
 # What the README lists as refused under vmap: a phrase of each refusal, and its name.
 DOCUMENTED_REFUSALS = {
     "x[mask] with a traced mask": "x[mask] with a traced mask",
-    "the derivative of a traced loop saves values on a stack": "the gradient of a traced loop",
     "writes the state of objects or autotrace.Variables": "writing objects' state",
 }
 

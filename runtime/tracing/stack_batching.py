@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..abstract import AbstractArray
+from ..devices import array_module
 from ..primitives.batching import NoBatchingRule, refuse_batching
 from ..primitives.registry import bind
 
@@ -140,9 +141,10 @@ def pop_impl(stacks, *, shape, dtype, strict):
         values.append(value)
         rests.append(rest)
     taken = [value for value in values if value is not None]
+    xp = array_module(taken[0]) if taken else np  # (CuPy's arrays stay on their device)
     example_shape = np.shape(taken[0]) if taken else tuple(size or 0 for size in shape)
-    empty = np.zeros(example_shape, np.dtype(dtype))
-    stacked = np.stack([empty if value is None else value for value in values])
+    empty = xp.zeros(example_shape, np.dtype(dtype))
+    stacked = xp.stack([empty if value is None else value for value in values])
     return tuple(rests), stacked.astype(dtype, copy=False)
 
 
