@@ -42,8 +42,8 @@ def _chosen(condition, true, false, call):
     """Each example's value of `true` where its `condition` holds, else of `false`."""
     if is_stack(getattr(true, "aval", None)):
         return select(condition, true, false, strict=not call.masked)
-    size = call.size
-    return np.where(np.reshape(condition, (size, *(1,) * (np.ndim(true) - 1))), true, false)
+    mask = np.reshape(condition, (call.size, *(1,) * (np.ndim(true) - 1)))
+    return np.where(mask, true, false)
 
 
 def print_batching(call):
