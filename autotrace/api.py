@@ -36,7 +36,7 @@ def grad(f: Callable, wrt=FIRST_PARAMETER, *, argnums=None, has_aux: bool = Fals
         tuple of them for a tuple `wrt`; each has the type and shape of its argument.
         With has_aux, `(gradient, aux)`.
 
-    Example:
+    Examples:
         >>> def f(x, y):
         ...     return x ** 2 - 2 * x * y + 3 * y
         >>> grad(f, wrt=(0, 1))(2.0, 1.0)
@@ -71,7 +71,7 @@ def value_and_grad(f: Callable, wrt=FIRST_PARAMETER, *, argnums=None,
         returns `(value, gradient)`: f's output, and what `grad(f, wrt)` returns for the same
         arguments (one gradient, or a tuple of them for a tuple `wrt`).
 
-    Example:
+    Examples:
         >>> def f(x, y):
         ...     return x ** 2 - 2 * x * y + 3 * y
         >>> value_and_grad(f)(2.0, 1.0)

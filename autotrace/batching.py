@@ -127,7 +127,7 @@ class Vmapped:
             optimized: False for the batched graph as the batching rules wrote it, before
                 the passes.
             batched: False for the graph of one example, as traced.
-        Example:
+        Examples:
             >>> print(autotrace.vmap(np.sum).graph(np.ones((4, 3)), optimized=False))
             { lambda a:f64[4,3] ;
               b:f64[4] = reduce_sum[axis=(1,)] a
@@ -239,7 +239,7 @@ def vmap(function: Callable, in_axes=0, out_axes=0, axis_size: int | None = None
         a `Vmapped` function: call it like `function`; `graph(*args)` and `source(*args)`
         show the batched graph and the code that runs it.
 
-    Example:
+    Examples:
         >>> per_example = autotrace.vmap(autotrace.grad(loss), in_axes=(None, 0, 0))
         >>> per_example(w, X, Y).shape        # one gradient of w for each row of X
         (32, 3)

@@ -47,7 +47,7 @@ def clip_by_norm(t, clip_norm, axes=None):
     Returns:
         An array of `t`'s shape and dtype.
 
-    Example:
+    Examples:
         >>> clip_by_norm(np.array([3.0, 4.0]), 1.0)
         array([0.6, 0.8])
     """
@@ -61,7 +61,7 @@ def global_norm(t_list):
     """sqrt(sum of the squares of every element of every array in `t_list`); None entries are
     skipped.
 
-    Example:
+    Examples:
         >>> float(global_norm([np.array([3.0]), None, np.array([[4.0]])]))
         5.0
     """
@@ -87,7 +87,7 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None):
         is infinite or NaN, every clipped array is NaN, so that the error shows (as TensorFlow
         does).
 
-    Example:
+    Examples:
         >>> clipped, norm = clip_by_global_norm([np.array([3.0]), np.array([4.0])], 1.0)
         >>> clipped, float(norm)
         ([array([0.6]), array([0.8])], 5.0)

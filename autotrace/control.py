@@ -51,7 +51,7 @@ def cond(predicate, true_fn: Callable, false_fn: Callable, *operands):
         operands: pytrees of arrays passed to the branch taken.
     Returns:
         what the branch taken returns.
-    Example:
+    Examples:
         >>> @autotrace.function
         ... def relu_or_square(x):
         ...     return autotrace.cond(x.sum() > 0, lambda x: x, lambda x: x * x, x)
@@ -74,7 +74,7 @@ def while_loop(cond_fn: Callable, body_fn: Callable, init_vals):
         init_vals: the first loop values: an array or a pytree of arrays and numbers.
     Returns:
         the loop values once `cond_fn` is false.
-    Example:
+    Examples:
         >>> @autotrace.function
         ... def halvings(x):      # how many halvings bring max|x| below 1
         ...     return autotrace.while_loop(lambda s: np.max(np.abs(s[1])) >= 1.0,
@@ -98,7 +98,7 @@ def print_(*values, sep: str = " ", end: str = "\n") -> None:
         sep, end: as for Python's print.
     Returns:
         None.
-    Example:
+    Examples:
         >>> @autotrace.function
         ... def total(x):
         ...     s = x.sum()

@@ -45,7 +45,7 @@ class Coordinator:
             (default: OutOfRangeError, what a drained queue raises): `request_stop(e)` with one
             of them stops, and `join` does not raise it.
 
-    Example:
+    Examples:
         >>> coord = Coordinator()
         >>> def work():
         ...     with coord.stop_on_exception():

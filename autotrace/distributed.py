@@ -99,7 +99,7 @@ def init(communicator=None, abort_on_exception: bool = True) -> None:
     Raises:
         DistributedError: launched under mpiexec with several ranks, but mpi4py is missing.
 
-    Example:
+    Examples:
         >>> distributed.init(); distributed.rank(), distributed.size()
         (0, 1)                                # run as `python train.py`
     """
@@ -204,7 +204,7 @@ def allreduce_mean(arrays: Sequence, bucket_bytes: int = DEFAULT_BUCKET_BYTES,
     overlap the transfers; float32 stays float32, float64 float64. A CuPy array is reduced
     through host memory and its mean returned on its GPU.
 
-    Example:
+    Examples:
         >>> distributed.allreduce_mean([np.array([1.0, 2.0]) * (distributed.rank() + 1)])
         [array([1.5, 3. ])]                     # on each of 2 ranks
     """
@@ -283,7 +283,7 @@ def sum_metric_states(*metrics) -> None:
     `reset_state()` before the next round. The metrics of autotrace.metrics keep sums
     (total, count), which is what makes summing them right.
 
-    Example:
+    Examples:
         >>> accuracy = autotrace.metrics.SparseCategoricalAccuracy()
         >>> accuracy(labels[rank::size], model(images[rank::size]))   # this rank's part
         >>> distributed.sum_metric_states(accuracy); accuracy.result()  # the whole set's
@@ -299,7 +299,7 @@ def broadcast_variables(variables: Iterable[Variable], root: int = 0,
     """Give every rank's `variables` the values rank `root` holds (at the start of training,
     so that all ranks start alike, and after restoring a checkpoint on one rank).
 
-    Example:
+    Examples:
         >>> distributed.broadcast_variables(model.variables, root=0)
     """
     variables = list(variables)
@@ -414,7 +414,7 @@ def DistributedOptimizer(optimizer, bucket_bytes: int = DEFAULT_BUCKET_BYTES):
         optimizer: any autotrace optimizer.
         bucket_bytes: the size of the buffers gradients are packed into.
 
-    Example:
+    Examples:
         >>> optimizer = DistributedOptimizer(autotrace.optimizers.SGD(0.1))
         >>> optimizer.apply_gradients(zip(gradients, model.trainable_variables))
     """

@@ -104,7 +104,7 @@ class ImplicitGradient:
 def implicit_value_and_grad(f: Callable, *, optimized: bool = True) -> ImplicitGradient:
     """Like `implicit_grad`, but the returned function gives `(f's value, grads_and_vars)`.
 
-    Example:
+    Examples:
         >>> W = autotrace.Variable(3.0, name="W")
         >>> value, grads = implicit_value_and_grad(lambda x: W * x * x)(2.0)
         >>> value, grads[0][0], grads[0][1].name
@@ -132,7 +132,7 @@ def implicit_grad(f: Callable, *, optimized: bool = True) -> ImplicitGradient:
     sweep recomputes parts of f, which must see the same values); reading a Variable after
     assigning it in f is an error.
 
-    Example:
+    Examples:
         >>> W = autotrace.Variable(3.0, name="W")
         >>> implicit_grad(lambda x: W * x * x)(2.0)
         [(array(4.), <autotrace.Variable 'W' shape=() dtype=float64, numpy=3.>)]

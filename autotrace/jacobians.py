@@ -69,7 +69,7 @@ def jacrev(f: Callable, wrt: int = 0) -> Callable:
     Returns:
         a function of f's arguments giving an array of shape `output.shape + input.shape`.
 
-    Example:
+    Examples:
         >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))
         array([[2., 0.],
                [0., 4.]])
@@ -107,7 +107,7 @@ def jacfwd(f: Callable, wrt: int = 0) -> Callable:
     Arguments, returns: as `jacrev`'s; jacfwd is the cheaper of the two when the input is
     smaller than the output.
 
-    Example:
+    Examples:
         >>> jacfwd(lambda x: np.sin(x) * 2.0)(np.zeros(2))
         array([[2., 0.],
                [0., 2.]])
@@ -159,7 +159,7 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
     once per row: for functions without Python side effects, which then run once while
     tracing (and again where vmap refuses and the rows run one by one), not once per row.
 
-    Example:
+    Examples:
         >>> jacobian(lambda x: (x * 2.0, np.sum(x ** 2)))(np.array([1.0, 2.0]))
         (array([[2., 0.],
                [0., 2.]]), array([2., 4.]))

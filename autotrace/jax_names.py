@@ -28,7 +28,7 @@ def jit(f: Callable | None = None, *, static_argnums=(), static_argnames=()):
     Returns:
         an autotrace `Function`, or, without `f`, a decorator that makes one.
 
-    Example:
+    Examples:
         >>> def power(x, n):
         ...     for _ in range(n - 1):
         ...         x = x * x
@@ -50,7 +50,7 @@ def linearize(f: Callable, *primals):
     f_jvp runs f's forward-mode derivative (`autotrace.forward`) at the primals, f's own
     computation with it: autotrace keeps no linearized program apart from f's code.
 
-    Example:
+    Examples:
         >>> value, f_jvp = linearize(lambda x, y: x * y, 2.0, 3.0)
         >>> value, f_jvp(1.0, 0.0)
         (6.0, 3.0)

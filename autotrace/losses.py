@@ -43,7 +43,7 @@ def softmax_cross_entropy(labels, logits, from_logits=True, reduction="mean"):
         from_logits: whether `logits` are logits (True) or probabilities (False).
         reduction: "mean", "sum" or "none" (the N per-example losses).
 
-    Example:
+    Examples:
         >>> logits = np.array([[2.0, 0.0], [0.0, 2.0]])
         >>> bool(np.isclose(softmax_cross_entropy(np.array([0, 1]), logits),
         ...                 softmax_cross_entropy(np.eye(2), logits)))
@@ -67,7 +67,7 @@ def sparse_softmax_cross_entropy(labels, logits, from_logits=True, reduction="me
     N may be unknown (None in an `autotrace.Spec`): the label's class is chosen by comparing
     the labels with each class index, which needs C alone.
 
-    Example:
+    Examples:
         >>> float(sparse_softmax_cross_entropy(np.array([1]), np.array([[0.0, 0.0]])))
         0.6931471805599453
     """
@@ -90,7 +90,7 @@ def dense_softmax_cross_entropy(labels, logits, from_logits=True, reduction="mea
             1 and clipped to [1e-7, 1 - 1e-7] before their log, as Keras does).
         from_logits, reduction: as for `softmax_cross_entropy`.
 
-    Example:
+    Examples:
         >>> float(dense_softmax_cross_entropy(np.array([[0.5, 0.5]]), np.array([[0.0, 0.0]])))
         0.6931471805599453
     """
@@ -108,7 +108,7 @@ def sigmoid_cross_entropy(labels, logits, reduction="mean"):
         logits: logits of any shape.
         reduction: "mean" or "sum" over every element, or "none" (one loss per element).
 
-    Example:
+    Examples:
         >>> float(sigmoid_cross_entropy(np.array([1.0]), np.array([0.0])))
         0.6931471805599453
     """
@@ -129,7 +129,7 @@ def mean_squared_error(y_true, y_pred, reduction="mean"):
         y_true, y_pred: arrays of one shape.
         reduction: "mean" or "sum" over every element, or "none" (one per element).
 
-    Example:
+    Examples:
         >>> float(mean_squared_error(np.array([0.0, 0.0]), np.array([1.0, 3.0])))
         5.0
     """
@@ -149,7 +149,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0,
         label_smoothing: z becomes z (1 - label_smoothing) + label_smoothing / 2.
         reduction: "mean" or "sum" over every element, or "none" (one loss per element).
 
-    Example:
+    Examples:
         >>> float(binary_crossentropy(np.array([1.0, 0.0]), np.array([0.5, 0.5])))
         0.6931471805599453
     """
@@ -175,7 +175,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
         label_smoothing: y_true becomes y_true (1 - label_smoothing) + label_smoothing / C.
         reduction: "mean", "sum" or "none" (the N per-example losses).
 
-    Example:
+    Examples:
         >>> float(categorical_crossentropy(np.array([[0.0, 1.0]]), np.array([[0.5, 0.5]])))
         0.6931471805599453
     """
@@ -196,7 +196,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, reduction
         from_logits: whether y_pred are logits.
         reduction: "mean", "sum" or "none" (the N per-example losses).
 
-    Example:
+    Examples:
         >>> float(sparse_categorical_crossentropy(np.array([[1]]), np.array([[0.5, 0.5]])))
         0.6931471805599453
     """
@@ -215,7 +215,7 @@ def huber(y_true, y_pred, delta=1.0, reduction="mean"):
         delta: where the loss turns from quadratic to linear.
         reduction: "mean" or "sum" over every element, or "none" (one per element).
 
-    Example:
+    Examples:
         >>> float(huber(np.array([0.0, 0.0]), np.array([0.5, 3.0])))
         1.3125
     """
@@ -233,7 +233,7 @@ def mean_absolute_error(y_true, y_pred, reduction="mean"):
         y_true, y_pred: arrays of one shape.
         reduction: "mean" or "sum" over every element, or "none" (one per element).
 
-    Example:
+    Examples:
         >>> float(mean_absolute_error(np.array([0.0, 0.0]), np.array([1.0, -3.0])))
         2.0
     """
@@ -251,7 +251,7 @@ def kl_divergence(y_true, y_pred, reduction="mean"):
         y_pred: (..., C) predicted probability rows.
         reduction: "mean", "sum" or "none" (one loss per row).
 
-    Example:
+    Examples:
         >>> float(kl_divergence(np.array([[0.5, 0.5]]), np.array([[0.25, 0.75]])))
         0.14384103622589042
     """

@@ -125,7 +125,7 @@ class Sum(Metric):
         name: default "sum".
         dtype: default float64.
 
-    Example:
+    Examples:
         >>> total = Sum()
         >>> total.update_state([1, 3, 5, 7])
         >>> total.result()
@@ -165,7 +165,7 @@ class Mean(Metric):
         name: default "mean".
         dtype: default float64.
 
-    Example:
+    Examples:
         >>> mean = Mean()
         >>> mean.update_state(0.0)
         >>> mean(10.0)
@@ -215,7 +215,7 @@ class Accuracy(Mean):
         name: default "accuracy".
         dtype: default float64.
 
-    Example:
+    Examples:
         >>> accuracy = Accuracy()
         >>> accuracy([[1], [2], [3], [4]], [[0], [2], [3], [4]])
         np.float64(0.75)
@@ -247,7 +247,7 @@ class SparseCategoricalAccuracy(Mean):
         name: default "sparse_categorical_accuracy".
         dtype: default float64.
 
-    Example:
+    Examples:
         >>> accuracy = SparseCategoricalAccuracy()
         >>> accuracy([[2], [1]], [[0.1, 0.6, 0.3], [0.05, 0.95, 0.0]])
         np.float64(0.5)
@@ -284,7 +284,7 @@ class MeanSquaredError(Mean):
         name: default "mean_squared_error".
         dtype: default float64.
 
-    Example:
+    Examples:
         >>> error = MeanSquaredError()
         >>> error([[0, 1], [0, 0]], [[1, 1], [0, 0]])
         np.float64(0.25)
@@ -426,7 +426,7 @@ class Precision(_ConfusionMetric):
         name: default "precision".
         dtype: default float64.
 
-    Example:
+    Examples:
         >>> precision = Precision()
         >>> precision([0, 1, 1, 1], [1, 0, 1, 1])
         np.float64(0.6666666666666666)
@@ -456,7 +456,7 @@ class Recall(_ConfusionMetric):
         name: default "recall".
         dtype: default float64.
 
-    Example:
+    Examples:
         >>> recall = Recall()
         >>> recall([0, 1, 1, 1], [1, 0, 1, 1])
         np.float64(0.6666666666666666)
@@ -494,7 +494,7 @@ class AUC(_ConfusionMetric):
         name: default "auc".
         dtype: default float64.
 
-    Example:
+    Examples:
         >>> auc = AUC(num_thresholds=3)
         >>> auc([0, 0, 1, 1], [0, 0.5, 0.3, 0.9])
         np.float64(0.75)

@@ -166,7 +166,7 @@ def forward(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
         A function taking f's arguments and an optional keyword `tangent` (the tangent of the
         `wrt` argument, a tuple of tangents for a tuple `wrt`; default ones shaped like it),
         returning `(value, output tangent)`: the directional derivative of f.
-    Example:
+    Examples:
         >>> forward(lambda x: x * x)(3.0)
         (9.0, 6.0)
     """
@@ -201,7 +201,7 @@ def jvp(f: Callable, primals, tangents, *, has_aux: bool = False):
         `(f(*primals), tangent)`, where the tangent has the structure of f's output: the sum
         over the arguments of d f / d argument applied to that argument's tangent.
 
-    Example:
+    Examples:
         >>> def f(x, y):
         ...     return x ** 2 - 2 * x * y + 3 * y
         >>> jvp(f, (2.0, 1.0), (1.0, 0.0))    # d f / d x at (2, 1): 2 x - 2 y

@@ -98,7 +98,7 @@ class Optimizer:
             ValueError: a gradient's shape differs from its Variable's, or every gradient is
                 None (the loss does not depend on the variables).
 
-        Example:
+        Examples:
             >>> w = autotrace.Variable([1.0, 2.0])
             >>> steps = SGD(learning_rate=0.5).apply_gradients([(np.array([1.0, 1.0]), w)])
             >>> w.numpy(), int(steps)
@@ -143,7 +143,7 @@ class Optimizer:
             var_names: regular expressions; a variable whose name contains a match (as
                 `re.search` finds) is not decayed.
 
-        Example:
+        Examples:
             >>> optimizer = AdamW(weight_decay=0.01)
             >>> optimizer.exclude_from_weight_decay(var_names=["bias", "gamma"])
         """
@@ -167,7 +167,7 @@ class Optimizer:
         Returns:
             the loss, computed before the update.
 
-        Example:
+        Examples:
             >>> w = autotrace.Variable(3.0)
             >>> SGD(0.25).minimize(lambda: w * w)      # gradient 6: w becomes 1.5
             9.0

@@ -48,7 +48,7 @@ class SGD(Optimizer):
         momentum: 0 for plain gradient descent; a slot `momentum` per variable otherwise.
         nesterov: use Nesterov momentum.
 
-    Example:
+    Examples:
         >>> optimizer = SGD(learning_rate=0.1, momentum=0.9)
         >>> optimizer.apply_gradients([(gradient, w)])
     """
@@ -94,7 +94,7 @@ class Adam(Optimizer):
         beta_1, beta_2: decay rates of the first and second moment estimates (slots m, v).
         epsilon: added to sqrt(v) for numerical stability.
 
-    Example:
+    Examples:
         >>> optimizer = Adam(learning_rate=1e-3)
         >>> optimizer.apply_gradients(zip(gradients, model.trainable_variables))
     """
@@ -135,7 +135,7 @@ class AdamW(Adam):
         beta_1, beta_2, epsilon: as for `Adam`.
         clipnorm, global_clipnorm, clipvalue: keyword arguments, see `Optimizer`.
 
-    Example:
+    Examples:
         >>> optimizer = AdamW(learning_rate=1e-3, weight_decay=0.004)
         >>> optimizer.exclude_from_weight_decay(var_names=["bias"])
     """
@@ -169,7 +169,7 @@ class Nadam(Optimizer):
     The product of the u_t is the Variable `u_product` (saved by a Checkpoint with the step
     counter).
 
-    Example:
+    Examples:
         >>> optimizer = Nadam(learning_rate=1e-3)
     """
 
@@ -232,7 +232,7 @@ class RMSprop(Optimizer):
         centered: divide by an estimate of the variance instead of the mean square (slot
             `mg`, the mean gradient).
 
-    Example:
+    Examples:
         >>> optimizer = RMSprop(learning_rate=0.01, centered=True)
     """
 
@@ -284,7 +284,7 @@ class Adagrad(Optimizer):
         initial_accumulator_value: the starting value of the slot `accumulator`.
         epsilon: for numerical stability.
 
-    Example:
+    Examples:
         >>> optimizer = Adagrad(learning_rate=0.1)
     """
 

@@ -65,7 +65,7 @@ class _Config:
         kernel on the calling thread. Results are the same, bit for bit, with any count. It
         applies to calls made afterwards, of functions traced before too.
 
-        Example:
+        Examples:
             >>> autotrace.config.cpu_threads(1)   # fused kernels on the calling thread only
             1
         """
@@ -133,7 +133,7 @@ def device(name):
     that GPU is CuPy's current device too, so the CuPy calls of eager code run there (a traced
     function runs on its inputs' GPU wherever it is called).
 
-    Example:
+    Examples:
         >>> with autotrace.device("cpu"):
         ...     autotrace.current_device()
         'cpu'

@@ -127,7 +127,7 @@ def variable_scope(name_or_scope, reuse=None, initializer=None,
     Yields:
         the VariableScope.
 
-    Example:
+    Examples:
         >>> with autotrace.variable_scope("foo"):
         ...     with autotrace.variable_scope("bar"):
         ...         v = autotrace.get_variable("v", (1,))

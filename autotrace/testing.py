@@ -508,7 +508,7 @@ def check_grads(f: Callable, args: Sequence, wrt: Any = 0, order: int = 1, *,
     Returns None; raises AssertionError naming the function, the argument, and the expected
     and actual values when a derivative is wrong or has the wrong structure.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from autotrace.testing import check_grads
         >>> def f(x, y):

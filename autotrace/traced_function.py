@@ -362,7 +362,7 @@ class Function:
         Returns:
             a runtime.graph.Graph; `str()` of it prints one operation a line.
 
-        Example:
+        Examples:
             >>> print(double.graph(np.ones(2), optimized=False))
             { lambda a:f64[2] ;
               b:f64[2] = add a a
@@ -388,7 +388,7 @@ class Function:
             what differs otherwise); `.graph`, `.source`, `.structured_input_signature`,
             `.structured_outputs` and `.pretty_printed_signature()` describe it.
 
-        Example:
+        Examples:
             >>> double.get_concrete_function(autotrace.Spec((None,))).pretty_printed_signature()
             'double(a: f64[?]) -> f64[?]'
         """
@@ -572,7 +572,7 @@ def function(python_function: Callable | None = None, *, input_signature=None,
     Returns:
         a `Function`, or, without `python_function`, a decorator that makes one.
 
-    Example:
+    Examples:
         >>> @autotrace.function(input_signature=[autotrace.Spec((None, 3))])
         ... def double(x):
         ...     return x + x

@@ -97,7 +97,7 @@ class Variable(StateCell):
         trainable: whether `autotrace.implicit_grad` and optimizers take its gradient.
         dtype: the dtype to store (default: the initial value's; Python floats are float64).
 
-    Example:
+    Examples:
         >>> v = Variable(1.0, name="scale")
         >>> v.assign_add(2.0); v.numpy()
         array(3.)

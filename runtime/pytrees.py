@@ -46,7 +46,7 @@ def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable) -> N
             subtrees) and hashable data that says the rest (compared to tell structures
             apart, and part of the cache key of a traced function taking one).
         unflatten: `unflatten(aux_data, children) -> value`.
-    Example:
+    Examples:
         >>> register_pytree_node(Pair, lambda p: ((p.a, p.b), None),
         ...                      lambda aux, children: Pair(*children))
     """
@@ -68,7 +68,7 @@ def register_dataclass(cls: type = None, data_fields=None, meta_fields=None):
     them, the fields whose metadata has `static=True` are meta fields and the others data.
     Usable as a decorator; returns `cls`.
 
-    Example:
+    Examples:
         >>> @register_dataclass
         ... @dataclasses.dataclass
         ... class Params:

@@ -87,7 +87,7 @@ def test_config_lists_its_settings():
 def test_the_derivative_functions_docstring_examples_hold(function):
     finder = doctest.DocTestFinder(recurse=False)
     [test] = finder.find(function, globs={function.__name__: function, "np": np})
-    assert [section in function.__doc__ for section in ("Arguments:", "Returns:", "Example:")] \
+    assert [section in function.__doc__ for section in ("Arguments:", "Returns:", "Examples:")] \
         == [True, True, True]
     results = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE).run(test)
     assert results.attempted >= 2 and results.failed == 0

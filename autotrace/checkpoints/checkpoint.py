@@ -50,7 +50,7 @@ class Checkpoint:
         save_counter: how many times this checkpoint was saved (restored with the values, so
             numbering goes on after a restore); the N in `<prefix>-<N>`.
 
-    Example:
+    Examples:
         >>> x, y = autotrace.Variable(10.), autotrace.Variable(5.)
         >>> ckpt = Checkpoint(x=x, y=y)
         >>> x.assign(2.)
@@ -262,7 +262,7 @@ def latest_checkpoint(directory) -> str | None:
     Raises CheckpointError if the directory's state file is damaged, or names a checkpoint
     outside the directory (a path, or a file that is a link leading out).
 
-    Example:
+    Examples:
         >>> ckpt.restore(autotrace.latest_checkpoint("runs"))
     """
     directory = os.fspath(directory)

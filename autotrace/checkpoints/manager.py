@@ -33,7 +33,7 @@ class CheckpointManager:
             each save the oldest beyond it are deleted, and the state file lists those left.
         checkpoint_name: the start of each checkpoint's file names.
 
-    Example:
+    Examples:
         >>> manager = CheckpointManager(autotrace.Checkpoint(model=model), "runs", max_to_keep=2)
         >>> manager.save(); manager.save(); manager.save()
         'runs/ckpt-3'

@@ -96,7 +96,7 @@ def TextLineDataset(filenames, compression_type: str | None = None, buffer_size=
         num_parallel_reads: read this many files at once on as many threads, interleaving
             their lines one at a time in tf.data's order (see Dataset.interleave).
 
-    Example:
+    Examples:
         >>> list(TextLineDataset(["a.txt", "b.txt"]))
         ['first line of a', 'second line of a', 'first line of b']
     """
@@ -127,7 +127,7 @@ def FixedLengthRecordDataset(filenames, record_bytes: int, header_bytes: int = 0
     naming the file and the bytes left over (checked before any record of a plain file is
     given, at the end of a compressed file).
 
-    Example:
+    Examples:
         >>> # a file of a 4-byte header and two 3-byte records
         >>> list(FixedLengthRecordDataset("r.bin", record_bytes=3, header_bytes=4))
         [b'abc', b'def']
@@ -185,7 +185,7 @@ def TFRecordDataset(filenames, compression_type: str | None = None, buffer_size=
     whole record before it (a file whose writer was killed gives those it wrote whole).
     TFRecordWriter writes such files, plain or compressed.
 
-    Example:
+    Examples:
         >>> [len(record) for record in TFRecordDataset(writer.path)]
         [24, 35]
     """
@@ -219,7 +219,7 @@ def CSVDataset(filenames, record_defaults, compression_type: str | None = None,
     digits, a sign, a decimal point and exponent, inf and nan (no `1_000`, no other scripts'
     digits); a number beyond its column's type (1e39 for float32, 300 for int8) is an error.
 
-    Example:
+    Examples:
         >>> # rows.csv: "x,label\\n1.5,3\\n,4\\n"
         >>> list(CSVDataset("rows.csv", [np.float32(0), np.int64], header=True))
         [(np.float32(1.5), np.int64(3)), (np.float32(0.0), np.int64(4))]

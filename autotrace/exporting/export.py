@@ -97,7 +97,7 @@ def export(function, *arguments_and_path, name: str | None = None,
         and the standard library (allreduce), or a result that is not tuples, lists, dicts,
         namedtuples and dataclasses of arrays and Python literals.
 
-    Example:
+    Examples:
         >>> autotrace.export(autotrace.grad(f), autotrace.Spec((3,)), "f_grad.py",
         ...                  name="f_grad")
         >>> # python -c "import f_grad; print(f_grad.f_grad(np.ones(3)))"

@@ -39,7 +39,7 @@ class MultiHeadAttention(Layer):
     key_dim), the same for key and value, `<name>/output_kernel` (num_heads, value_dim,
     output_shape) and `<name>/output_bias` (output_shape,), of the query's floating dtype.
 
-    Example:
+    Examples:
         >>> layer = MultiHeadAttention(num_heads=2, key_dim=4)
         >>> output, scores = layer(np.ones((3, 5, 6)), np.ones((3, 7, 8)),
         ...                        return_attention_scores=True)

@@ -27,7 +27,7 @@ class Conv2D(Layer):
     Variables are `<name>/kernel` (kernel height, kernel width, in channels, filters) and
     `<name>/bias` (filters,).
 
-    Example:
+    Examples:
         >>> Conv2D(4, 3, padding="same")(np.ones((2, 8, 8, 3))).shape
         (2, 8, 8, 4)
     """
@@ -95,7 +95,7 @@ class MaxPool2D(_Pool2D):
         padding: "valid" or "same"; data_format: "channels_last" or "channels_first".
     Returns (when called on a batch of images): the pooled batch.
 
-    Example:
+    Examples:
         >>> MaxPool2D()(np.arange(16.0).reshape(1, 4, 4, 1))[0, :, :, 0]
         array([[ 5.,  7.],
                [13., 15.]])
@@ -110,7 +110,7 @@ class AveragePool2D(_Pool2D):
 
     Arguments and returns as for MaxPool2D.
 
-    Example:
+    Examples:
         >>> AveragePool2D()(np.arange(16.0).reshape(1, 4, 4, 1))[0, :, :, 0]
         array([[ 2.5,  4.5],
                [10.5, 12.5]])
@@ -133,7 +133,7 @@ class GlobalAveragePooling2D(Layer):
     Returns: (batch, channels), or (batch, 1, 1, channels) (channels_first: (batch, channels,
     1, 1)) with keepdims.
 
-    Example:
+    Examples:
         >>> GlobalAveragePooling2D()(np.arange(8.0).reshape(1, 2, 2, 2))
         array([[3., 4.]])
     """
@@ -170,7 +170,7 @@ class Conv1D(Layer):
     Variables are `<name>/kernel` (kernel_size, in channels, filters) and `<name>/bias`
     (filters,), of the inputs' floating dtype.
 
-    Example:
+    Examples:
         >>> Conv1D(4, 3, padding="same")(np.ones((2, 8, 3))).shape
         (2, 8, 4)
     """
@@ -244,7 +244,7 @@ class Conv2DTranspose(Layer):
     (kernel height, kernel width, filters, in channels), Keras' layout, and `<name>/bias`
     (filters,), of the inputs' floating dtype.
 
-    Example:
+    Examples:
         >>> Conv2DTranspose(4, 3, strides=2, padding="same")(np.ones((2, 5, 5, 3))).shape
         (2, 10, 10, 4)
     """

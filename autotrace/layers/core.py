@@ -25,7 +25,7 @@ class Dense(Layer):
     Returns (when called on (batch, ..., features)): (batch, ..., units). Its Variables are
     `<name>/kernel` (features, units) and `<name>/bias` (units,), made on the first call.
 
-    Example:
+    Examples:
         >>> layer = Dense(3, activation="relu", name="dense")
         >>> layer(np.ones((2, 4))).shape, [v.name for v in layer.variables]
         ((2, 3), ['dense/kernel', 'dense/bias'])
@@ -65,7 +65,7 @@ class Flatten(Layer):
             features in the same order in both formats.
     Returns: (batch, features).
 
-    Example:
+    Examples:
         >>> Flatten()(np.ones((2, 3, 4))).shape
         (2, 12)
     """
@@ -93,7 +93,7 @@ class Reshape(Layer):
             the length that makes the sizes agree).
     Returns: (batch,) + target_shape. The batch size may be unknown when traced.
 
-    Example:
+    Examples:
         >>> Reshape((3, -1))(np.ones((2, 12))).shape
         (2, 3, 4)
     """
@@ -139,7 +139,7 @@ class Embedding(Layer):
     Returns: an array of shape indices.shape + (output_dim,). The gradient of
     `<name>/embeddings` sums the output's gradient into the rows looked up.
 
-    Example:
+    Examples:
         >>> layer = Embedding(10, 3)
         >>> layer(np.array([[1, 2], [3, 1]])).shape
         (2, 2, 3)
@@ -187,7 +187,7 @@ class Sequential(Layer):
     Call as `model(inputs, training=False)`; `training` is passed on to the layers whose
     `call` takes it (Dropout, BatchNormalization, Sequential, and Modules of your own).
 
-    Example:
+    Examples:
         >>> model = Sequential([Dense(4, activation="relu")])
         >>> model.add(Dense(2))
         >>> model(np.ones((3, 5))).shape, len(model.variables)

@@ -29,7 +29,7 @@ class BatchNormalization(Layer):
     leave them alone (a layer called on two batches in one loss updates from both, in order).
     Inside `autotrace.function` the update is a graph output, written back on every call.
 
-    Example:
+    Examples:
         >>> layer = BatchNormalization(momentum=0.5)
         >>> layer(np.array([[0.0], [2.0]]), training=True).round(4)[:, 0]
         array([-0.9995,  0.9995])
@@ -112,7 +112,7 @@ class LayerNormalization(Layer):
     Returns an array shaped like inputs. Its Variables `<name>/gamma` and `<name>/beta` take
     the inputs' floating dtype.
 
-    Example:
+    Examples:
         >>> LayerNormalization()(np.array([[0.0, 2.0], [1.0, 1.0]])).round(4)
         array([[-0.9995,  0.9995],
                [ 0.    ,  0.    ]])

@@ -114,7 +114,7 @@ class SimpleRNN(_Recurrent):
     Call as `layer(inputs, initial_state=None)`. Its Variables are `<name>/kernel` (features,
     units), `<name>/recurrent_kernel` (units, units) and `<name>/bias` (units,).
 
-    Example:
+    Examples:
         >>> layer = SimpleRNN(4, return_sequences=True)
         >>> layer(np.ones((2, 5, 3))).shape
         (2, 5, 4)
@@ -145,7 +145,7 @@ class LSTM(_Recurrent):
     return_state it returns [output, h, c]. Its Variables are `<name>/kernel` (features,
     4 units), `<name>/recurrent_kernel` (units, 4 units) and `<name>/bias` (4 units,).
 
-    Example:
+    Examples:
         >>> output, h, c = LSTM(4, return_state=True)(np.ones((2, 5, 3)))
         >>> output.shape, c.shape
         ((2, 4), (2, 4))
@@ -210,7 +210,7 @@ class GRU(_Recurrent):
         name: default gru, gru_1, ...
     Call as `layer(inputs, initial_state=None)`. With return_state it returns [output, h].
 
-    Example:
+    Examples:
         >>> GRU(4)(np.ones((2, 5, 3))).shape
         (2, 4)
     """

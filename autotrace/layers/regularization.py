@@ -22,7 +22,7 @@ class Dropout(Layer):
     the gradient is done, so the adjoint sweep's recomputation of the layer draws the same
     mask. Under plain `autotrace.grad` the draw is an error that says so.
 
-    Example:
+    Examples:
         >>> layer = Dropout(0.5, seed=0)
         >>> layer(np.ones(4)), layer(np.ones(4), training=True).shape
         (array([1., 1., 1., 1.]), (4,))

@@ -127,7 +127,7 @@ def read_events(path) -> list[dict]:
     whole events before it, with a RuntimeWarning naming the file and the record's offset, as
     TensorBoard reads such a file. A bad CRC is a ValueError.
 
-    Example:
+    Examples:
         >>> [event["step"] for event in read_events(path)][:2]
         [0, 1]
     """

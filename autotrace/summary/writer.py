@@ -93,7 +93,7 @@ class SummaryWriter:
         Returns:
             True.
 
-        Example:
+        Examples:
             >>> writer.scalar("loss", 0.25, step=3)
             True
         """
@@ -115,7 +115,7 @@ class SummaryWriter:
         Returns:
             True.
 
-        Example:
+        Examples:
             >>> writer.histogram("weights", np.random.randn(1000), step=0)
             True
         """
@@ -149,7 +149,7 @@ class SummaryWriter:
         Returns:
             True.
 
-        Example:
+        Examples:
             >>> writer.text("notes", "learning rate *0.01*", step=0)
             True
         """
@@ -174,7 +174,7 @@ class SummaryWriter:
         Returns:
             True.
 
-        Example:
+        Examples:
             >>> writer.graph(autotrace.grad(loss), autotrace.Spec((3,)), X, y)
             True
         """
@@ -204,7 +204,7 @@ class SummaryWriter:
         """Within it, `autotrace.summary.scalar(...)` and the others write here, and `step`
         (if given) is their default step.
 
-        Example:
+        Examples:
             >>> with writer.as_default(step=0):
             ...     autotrace.summary.scalar("loss", 0.5)
             True
@@ -252,7 +252,7 @@ def create_file_writer(logdir, flush_millis: int = 120_000, filename_suffix: str
     Returns:
         a `SummaryWriter`; use it as `with writer.as_default():` and close it when done.
 
-    Example:
+    Examples:
         >>> writer = autotrace.summary.create_file_writer("logs/run1")
         >>> writer.scalar("loss", 0.5, step=0)
         True
@@ -277,7 +277,7 @@ def scalar(name: str, value, step: int | None = None) -> bool:
     Returns:
         True if written; False when there is no default writer (like tf.summary).
 
-    Example:
+    Examples:
         >>> with writer.as_default():
         ...     autotrace.summary.scalar("loss", 0.5, step=0)
         True
@@ -302,7 +302,7 @@ def graph(function, *specs_or_examples, step: int | None = None) -> bool:
     Returns:
         True if written; False when there is no default writer.
 
-    Example:
+    Examples:
         >>> with writer.as_default():
         ...     autotrace.summary.graph(model, autotrace.Spec((None, 784)))
         True

@@ -257,7 +257,7 @@ def compile_graph(graph: Graph, name: str = "graph",
         (function, source). `function(*arrays)` returns a tuple of the graph's outputs;
         runtime.tracing.tracer.OutputStructure.unflatten rebuilds the traced function's result.
 
-    Example:
+    Examples:
         >>> graph, structure = trace(lambda x: x * 2.0, (np.ones(3),))
         >>> function, source = compile_graph(graph)
         >>> function(np.ones(3))
@@ -315,7 +315,7 @@ def compile(graph: Graph, backend: Backend | None = None,  # noqa: A001 - runtim
         backend: by default the one for the devices of the graph's inputs (`backend_for`).
         name: a prefix for the function's name, shown in tracebacks.
 
-    Example:
+    Examples:
         >>> graph, structure = trace(lambda x: x * 2.0 + 0.0, (np.ones(3),))
         >>> compiled = compile(graph)
         >>> compiled.run(np.ones(3))

@@ -57,7 +57,7 @@ def erf(x):
     Returns:
         An array of x's shape, floating point (float64 for integer x).
 
-    Example:
+    Examples:
         >>> erf(np.array([0.0, 0.5, 3.0]))
         array([0.        , 0.52049988, 0.99997791])
     """

@@ -35,7 +35,7 @@ class Spec:
         shape: a tuple (or list) of ints and None: `(None, 3)` is any number of rows of 3.
         dtype: anything `np.dtype` accepts. float64 by default, NumPy's default float.
 
-    Example:
+    Examples:
         >>> @autotrace.function(input_signature=[autotrace.Spec((None, 3))])
         ... def row_norms(x):
         ...     return np.sqrt(np.sum(x * x, axis=1))

@@ -526,7 +526,7 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
         (graph, structure): `structure.unflatten(outputs)` rebuilds the function's result
         from the graph's flat outputs.
 
-    Example:
+    Examples:
         >>> graph, structure = trace(lambda x: np.sin(x) * 2.0, (np.ones(3),))
         >>> print(graph)
         { lambda a:f64[3] ;

@@ -1,0 +1,84 @@
+"""Every public function and class of autotrace has an `Examples:` section in its docstring,
+and the examples there run and print what they say (doctest). The examples see the globals of
+the module defining the name (as doctest.testmod runs them), `np`, `autotrace` and the name
+itself; each runs in a fresh temporary folder, so those
+that write files leave nothing behind."""
+import doctest
+import importlib
+import inspect
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import autotrace
+
+# autotrace's public modules: itself and those autotrace/__init__.py names (nn, random, ...)
+PUBLIC_MODULES = ["autotrace"] + sorted(
+    module for module, attribute in autotrace._PUBLIC.values() if attribute is None)
+
+
+def _documented(value):
+    """What holds the docstring of a public value: the value, or for an instance of a private
+    class (autotrace.config, autotrace.AUTO_REUSE), that class."""
+    if (inspect.isclass(value) or inspect.isroutine(value) or hasattr(value, "__wrapped__")):
+        return value
+    return type(value)
+
+
+def _public_objects() -> list:
+    """(full name, value) of every public function, class and object of the public modules;
+    constants (numbers, strings) and modules excluded."""
+    objects = []
+    for module_name in PUBLIC_MODULES:
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            value = getattr(module, name)
+            if not inspect.ismodule(value) and not isinstance(value, (bool, int, float, str)):
+                objects.append((f"{module_name}.{name}", value))
+    return objects
+
+
+PUBLIC_OBJECTS = _public_objects()
+
+
+def _examples(full_name: str, value) -> doctest.DocTest:
+    """The doctest of the docstring of `value` (its own, not its methods')."""
+    name = full_name.rsplit(".", 1)[1]
+    documented = _documented(value)
+    # as doctest.testmod would run it, in the module defining it, plus np and autotrace
+    defining = sys.modules[getattr(documented, "__module__", None) or "autotrace"]
+    globs = {**vars(defining), "np": np, "autotrace": autotrace, name: value}
+    docstring = inspect.getdoc(documented) or ""
+    return doctest.DocTestParser().get_doctest(docstring, globs, full_name, None, 0)
+
+
+def test_the_public_objects_are_many():
+    names = [name for name, _ in PUBLIC_OBJECTS]
+    assert len(names) > 150 and len(set(names)) == len(names)
+    assert {"autotrace.grad", "autotrace.nn.relu", "autotrace.config"} <= set(names)
+
+
+def test_every_public_object_has_an_examples_section_that_runs_something():
+    without = [name for name, value in PUBLIC_OBJECTS
+               if "Examples:" not in (inspect.getdoc(_documented(value)) or "")
+               or not _examples(name, value).examples]
+    assert without == []
+
+
+@pytest.mark.parametrize("full_name, value", PUBLIC_OBJECTS, ids=[n for n, _ in PUBLIC_OBJECTS])
+def test_the_examples_print_what_they_say(full_name, value, tmp_path):
+    test = _examples(full_name, value)
+    if not test.examples:
+        pytest.skip(f"{full_name} has no example (the test above names it)")
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    failures = []
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with np.printoptions(legacy=False):
+            results = runner.run(test, out=lambda text: failures.append(text))
+    finally:
+        os.chdir(cwd)
+    assert results.failed == 0, "".join(failures)
