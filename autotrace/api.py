@@ -89,7 +89,22 @@ def value_and_grad(f: Callable, wrt=FIRST_PARAMETER, *, argnums=None,
 def source(derivative: Callable) -> str:
     """The generated Python source of a function made by autotrace (grad, value_and_grad,
     implicit_grad: the derivatives its calls so far generated, one per set of arguments that
-    hold Variables; vmap: the batched code of each signature it was called with)."""
+    hold Variables; vmap: the batched code of each signature it was called with).
+
+    Examples:
+        >>> def f(x):
+        ...     return np.sin(x) * x
+        >>> print(source(grad(f)), end="")
+        def df(x, *, dy=None):
+            # Primal sweep
+            _t1 = np.sin(x)
+            # Adjoint sweep
+            # Grad of line 2: return np.sin(x) * x
+            b_t2 = seed(_t1 * x, dy)
+            bx = b_t2 * _t1
+            bx = accumulate(bx, b_t2 * x * np.cos(x))
+            return match(bx, x)
+    """
     batched = getattr(derivative, "__autotrace_batched_sources__", None)
     if batched is not None:  # autotrace.vmap: the code of the batches traced so far
         sources = batched()

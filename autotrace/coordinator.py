@@ -29,12 +29,34 @@ from typing import Callable, Iterable, Iterator
 
 class OutOfRangeError(Exception):
     """A closed queue has no elements left (TensorFlow's tf.errors.OutOfRangeError); a
-    Coordinator takes it for a clean stop, not an error."""
+    Coordinator takes it for a clean stop, not an error.
+
+    Examples:
+        >>> queue = autotrace.FIFOQueue(2)
+        >>> queue.put(1.0); queue.close()
+        >>> queue.get()
+        1.0
+        >>> try:
+        ...     queue.get()
+        ... except OutOfRangeError as error:
+        ...     print(error)
+        FIFOQueue is closed and has no elements left
+    """
 
 
 class QueueClosedError(Exception):
     """An element was put into a closed queue, or the queue was closed with
-    cancel_pending_enqueues while a put waited for room."""
+    cancel_pending_enqueues while a put waited for room.
+
+    Examples:
+        >>> queue = autotrace.FIFOQueue(2)
+        >>> queue.close()
+        >>> try:
+        ...     queue.put(1.0)
+        ... except QueueClosedError as error:
+        ...     print(error)
+        FIFOQueue.put: the queue is closed
+    """
 
 
 class Coordinator:

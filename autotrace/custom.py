@@ -83,7 +83,12 @@ def custom_jvp(f: Callable) -> CustomJVP:
 
 
 def stop_gradient(x):
-    """`x` itself, through which no gradient (or tangent) flows."""
+    """`x` itself, through which no gradient (or tangent) flows.
+
+    Examples:
+        >>> grad(lambda x: x * stop_gradient(x))(3.0)   # the second x counts as a constant
+        3.0
+    """
     return x
 
 

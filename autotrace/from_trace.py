@@ -61,7 +61,18 @@ _SEEDS = ("dy", "tangent")
 
 
 class TracedSourceWarning(UserWarning):
-    """A derivative is built from a trace, because the function's source cannot be read."""
+    """A derivative is built from a trace, because the function's source cannot be read.
+
+    Examples:
+        >>> import warnings
+        >>> square = eval("lambda x: x * x")     # made by eval: no source to read
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     autotrace.grad(square)(3.0)
+        6.0
+        >>> caught[0].category.__name__
+        'TracedSourceWarning'
+    """
 
 
 def traceable(function) -> bool:

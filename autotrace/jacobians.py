@@ -300,5 +300,12 @@ def hessian(f: Callable, wrt: int | str = 0, *, batched: bool = False) -> Callab
 
     The returned function gives an array of shape `input.shape + input.shape`. batched: as
     jacobian's (every column in one vmapped call, for functions without Python side effects).
+
+    Examples:
+        >>> def f(x):
+        ...     return x[0] ** 2 * x[1]
+        >>> hessian(f)(np.array([1.0, 2.0]))
+        array([[4., 2.],
+               [2., 0.]])
     """
     return jacobian(reverse(f, wrt), wrt, mode="forward", batched=batched)

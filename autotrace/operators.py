@@ -230,6 +230,11 @@ def vjp(f: Callable, *args, has_aux: bool = False, checkpoint_every: int | None 
     f runs once, here: its derivative's primal sweep, whose adjoint sweep the first call of
     vjp_fn runs (runtime/derivatives/sweeps.py). A second call of vjp_fn runs the whole
     derivative again, f's primal sweep with it. checkpoint_every: as for `grad`.
+
+    Examples:
+        >>> value, vjp_fn = vjp(lambda x, y: x * y, 2.0, 3.0)
+        >>> value, vjp_fn(1.0)
+        (6.0, (3.0, 2.0))
     """
     wrt = tuple(range(len(args)))
     adjoint = as_run_now(reverse(f, wrt, checkpoint_every=checkpoint_every, split=True))(
@@ -290,7 +295,14 @@ class VJPFunction:
 
 def hvp(f: Callable, wrt: int | str = 0) -> Callable:
     """The Hessian-vector product of a scalar f: `hvp(*args, v)` = hessian(f)(*args) @ v,
-    without forming the Hessian (forward mode over the reverse-mode gradient)."""
+    without forming the Hessian (forward mode over the reverse-mode gradient).
+
+    Examples:
+        >>> def f(x):
+        ...     return np.sum(x ** 3)
+        >>> hvp(f)(np.array([1.0, 2.0]), np.array([1.0, 0.0]))   # 6 x * v
+        array([6., 0.])
+    """
     tangent_of_gradient = forward(reverse(f, wrt), wrt)
 
     def hvp_fn(*args):
@@ -301,5 +313,10 @@ def hvp(f: Callable, wrt: int | str = 0) -> Callable:
 
 def elementwise_grad(f: Callable, wrt=0) -> Callable:
     """For f acting element by element, the derivative of each output element with respect to
-    its input element (the gradient of the sum of f's outputs)."""
+    its input element (the gradient of the sum of f's outputs).
+
+    Examples:
+        >>> elementwise_grad(np.tanh)(np.array([0.0, 1.0]))   # 1 - tanh(x) ** 2
+        array([1.        , 0.41997434])
+    """
     return reverse(f, wrt)

@@ -86,6 +86,18 @@ class Function:
         cache_size: how many traces are kept now (at most `max_traces`).
         input_signature: the InputSignature every call is checked against, or None.
         reduce_retracing: whether dimensions seen with several sizes are traced as unknown.
+
+    Examples:
+        >>> double = autotrace.function(lambda x: 2 * x)
+        >>> double(np.ones(3))
+        array([2., 2., 2.])
+        >>> _ = double(np.zeros(3)); _ = double(np.zeros(4))   # a new shape: traced again
+        >>> double.trace_count, double.cache_size
+        (2, 2)
+        >>> print(double.graph(np.ones(3)))
+        { lambda a:f64[3] ;
+          b:f64[3] = multiply 2 a
+          in (b) }
     """
 
     def __init__(self, python_function: Callable, input_signature=None,

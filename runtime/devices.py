@@ -22,7 +22,15 @@ from .array_api import NumpyNames, is_place, numpy_names, place_of
 
 
 class DeviceError(RuntimeError):
-    """A device that does not exist here, or arrays of two devices in one call."""
+    """A device that does not exist here, or arrays of two devices in one call.
+
+    Examples:
+        >>> try:
+        ...     autotrace.to_device(np.ones(2), "gpu:7")
+        ... except DeviceError as error:
+        ...     print(error)   # doctest: +ELLIPSIS
+        device 'gpu:7' was asked for, but ...
+    """
 
 
 @dataclass(frozen=True)

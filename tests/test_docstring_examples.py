@@ -1,7 +1,7 @@
 """Every public function and class of autotrace has an `Examples:` section in its docstring,
 and the examples there run and print what they say (doctest). The examples see the globals of
-the module defining the name (as doctest.testmod runs them), `np`, `autotrace` and the name
-itself; each runs in a fresh temporary folder, so those
+the module defining the name (as doctest.testmod runs them), autotrace's public names, `np`,
+`autotrace` and the name itself; each runs in a fresh temporary folder, so those
 that write files leave nothing behind."""
 import doctest
 import importlib
@@ -41,15 +41,18 @@ def _public_objects() -> list:
 
 
 PUBLIC_OBJECTS = _public_objects()
+AUTOTRACE_NAMES = {name: getattr(autotrace, name) for name in autotrace.__all__ if name != "print"}
 
 
 def _examples(full_name: str, value) -> doctest.DocTest:
     """The doctest of the docstring of `value` (its own, not its methods')."""
     name = full_name.rsplit(".", 1)[1]
     documented = _documented(value)
-    # as doctest.testmod would run it, in the module defining it, plus np and autotrace
+    # as doctest.testmod would run it, in the module defining it, with autotrace's names
+    # (as after `from autotrace import *`, less `print`, which would hide Python's)
     defining = sys.modules[getattr(documented, "__module__", None) or "autotrace"]
-    globs = {**vars(defining), "np": np, "autotrace": autotrace, name: value}
+    globs = {**AUTOTRACE_NAMES, **vars(defining), "np": np, "autotrace": autotrace, name: value,
+             "__name__": "__main__"}  # what an example defines is the user's, not autotrace's
     docstring = inspect.getdoc(documented) or ""
     return doctest.DocTestParser().get_doctest(docstring, globs, full_name, None, 0)
 
