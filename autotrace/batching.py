@@ -240,9 +240,15 @@ def vmap(function: Callable, in_axes=0, out_axes=0, axis_size: int | None = None
         show the batched graph and the code that runs it.
 
     Examples:
+        >>> def loss(w, x, y):
+        ...     return (x @ w - y) ** 2
         >>> per_example = autotrace.vmap(autotrace.grad(loss), in_axes=(None, 0, 0))
-        >>> per_example(w, X, Y).shape        # one gradient of w for each row of X
-        (32, 3)
+        >>> X, Y = np.ones((4, 3)), np.arange(4.0)
+        >>> per_example(np.ones(3), X, Y)   # one gradient of w for each row of X (and of Y)
+        array([[6., 6., 6.],
+               [4., 4., 4.],
+               [2., 2., 2.],
+               [0., 0., 0.]])
     """
     return Vmapped(function, in_axes, out_axes, axis_size)
 

@@ -104,7 +104,9 @@ def print_(*values, sep: str = " ", end: str = "\n") -> None:
         ...     s = x.sum()
         ...     autotrace.print("total:", s)
         ...     return s
-        >>> total(np.ones(3)); total(np.ones(3))       # prints "total: 3.0" twice
+        >>> _ = total(np.ones(3)); _ = total(np.ones(3))   # traced once, printed on both calls
+        total: 3.0
+        total: 3.0
     """
     control.print_values(*values, sep=sep, end=end)
 

@@ -107,8 +107,10 @@ def implicit_value_and_grad(f: Callable, *, optimized: bool = True) -> ImplicitG
     Examples:
         >>> W = autotrace.Variable(3.0, name="W")
         >>> value, grads = implicit_value_and_grad(lambda x: W * x * x)(2.0)
-        >>> value, grads[0][0], grads[0][1].name
-        (12.0, 4.0, 'W')
+        >>> [(float(gradient), variable.name) for gradient, variable in grads]
+        [(4.0, 'W')]
+        >>> float(value)
+        12.0
     """
     return ImplicitGradient(f, optimized)
 

@@ -99,7 +99,9 @@ class Variable(StateCell):
 
     Examples:
         >>> v = Variable(1.0, name="scale")
-        >>> v.assign_add(2.0); v.numpy()
+        >>> v.assign_add(2.0)
+        <autotrace.Variable 'scale' shape=() dtype=float64, numpy=3.>
+        >>> v.numpy()
         array(3.)
     """
 

@@ -53,11 +53,13 @@ class Checkpoint:
     Examples:
         >>> x, y = autotrace.Variable(10.), autotrace.Variable(5.)
         >>> ckpt = Checkpoint(x=x, y=y)
-        >>> x.assign(2.)
-        >>> path = ckpt.save("/tmp/demo/ckpt")      # '/tmp/demo/ckpt-1'
-        >>> x.assign(11.); float(x + y)
+        >>> _ = x.assign(2.)
+        >>> path = ckpt.save("demo/ckpt")
+        >>> path
+        'demo/ckpt-1'
+        >>> _ = x.assign(11.); float(x + y)
         16.0
-        >>> ckpt.restore(path); float(x + y)
+        >>> _ = ckpt.restore(path); float(x + y)
         7.0
     """
 
@@ -263,7 +265,13 @@ def latest_checkpoint(directory) -> str | None:
     outside the directory (a path, or a file that is a link leading out).
 
     Examples:
-        >>> ckpt.restore(autotrace.latest_checkpoint("runs"))
+        >>> x = autotrace.Variable(1.0)
+        >>> ckpt = autotrace.Checkpoint(x=x)
+        >>> _ = ckpt.save("runs/ckpt"); _ = x.assign(5.0); _ = ckpt.save("runs/ckpt")
+        >>> latest_checkpoint("runs")
+        'runs/ckpt-2'
+        >>> _ = ckpt.restore(latest_checkpoint("runs")); float(x)
+        5.0
     """
     directory = os.fspath(directory)
     state = read_state(directory)

@@ -34,8 +34,9 @@ class CheckpointManager:
         checkpoint_name: the start of each checkpoint's file names.
 
     Examples:
+        >>> model = autotrace.layers.Dense(2)
         >>> manager = CheckpointManager(autotrace.Checkpoint(model=model), "runs", max_to_keep=2)
-        >>> manager.save(); manager.save(); manager.save()
+        >>> _ = manager.save(); _ = manager.save(); manager.save()
         'runs/ckpt-3'
         >>> manager.checkpoints
         ['runs/ckpt-2', 'runs/ckpt-3']

@@ -98,9 +98,13 @@ def export(function, *arguments_and_path, name: str | None = None,
         namedtuples and dataclasses of arrays and Python literals.
 
     Examples:
-        >>> autotrace.export(autotrace.grad(f), autotrace.Spec((3,)), "f_grad.py",
-        ...                  name="f_grad")
-        >>> # python -c "import f_grad; print(f_grad.f_grad(np.ones(3)))"
+        >>> def f(x):
+        ...     return np.sum(x ** 3)
+        >>> autotrace.export(autotrace.grad(f), autotrace.Spec((3,)), "f_grad.py", name="f_grad")
+        PosixPath('f_grad.py')
+        >>> import runpy                       # NumPy code: autotrace is not needed to run it
+        >>> runpy.run_path("f_grad.py")["f_grad"](np.array([1.0, 2.0, 3.0]))
+        array([ 3., 12., 27.])
     """
     if not arguments_and_path or not isinstance(arguments_and_path[-1], (str, os.PathLike)):
         raise TypeError("autotrace.export(function, *arguments, path): the last argument must "
