@@ -171,6 +171,14 @@ class FIFOQueue:
 
     Arguments:
         capacity: how many elements it holds before `put` waits for room (None: no limit).
+
+    Examples:
+        >>> queue = FIFOQueue(capacity=2)
+        >>> queue.put(1.0); queue.put(2.0); queue.close()
+        >>> queue.get()
+        1.0
+        >>> list(queue)                          # what is left, then the end
+        [2.0]
     """
 
     def __init__(self, capacity: int | None = None):
@@ -257,6 +265,15 @@ class QueueRunner:
         queue: the FIFOQueue.
         enqueue_functions: functions of no arguments, each giving the next element
             (`iter(source).__next__` reads an iterable).
+
+    Examples:
+        >>> queue = autotrace.FIFOQueue(capacity=4)
+        >>> runner = QueueRunner(queue, [iter(range(3)).__next__])
+        >>> coordinator = autotrace.Coordinator()
+        >>> threads = runner.create_threads(coordinator, start=True)
+        >>> list(queue)                          # closed by the runner once range(3) is read
+        [0, 1, 2]
+        >>> coordinator.request_stop(); coordinator.join(threads)
     """
 
     def __init__(self, queue: FIFOQueue, enqueue_functions: list[Callable]):

@@ -28,7 +28,16 @@ _current = ThreadStack()  # the devices of the `device` contexts open in this th
 
 
 class _Config:
-    """Process-wide device settings (`autotrace.config`)."""
+    """Process-wide device settings (`autotrace.config`).
+
+    Examples:
+        >>> autotrace.config.soft_placement()        # read a setting
+        False
+        >>> autotrace.config.soft_placement(True)    # set it: a missing GPU falls back to the CPU
+        True
+        >>> autotrace.config.soft_placement(False)
+        False
+    """
 
     def __init__(self):
         self._soft_placement = False
@@ -147,7 +156,15 @@ def device(name):
 
 
 def current_device() -> str:
-    """The name of the device autotrace places new arrays on here ("cpu" by default)."""
+    """The name of the device autotrace places new arrays on here ("cpu" by default).
+
+    Examples:
+        >>> current_device()
+        'cpu'
+        >>> with autotrace.device("cpu"):
+        ...     print(current_device())
+        cpu
+    """
     return (_current.top() or CPU).name
 
 
@@ -161,17 +178,33 @@ def placed(array):
 
 
 def to_device(value, name):
-    """`value` (an array, or a tuple, list or dict of them) moved to device `name`."""
+    """`value` (an array, or a tuple, list or dict of them) moved to device `name`.
+
+    Examples:
+        >>> moved = to_device({"w": np.ones(2)}, "cpu")     # "gpu:0" to copy onto a GPU
+        >>> moved["w"]
+        array([1., 1.])
+    """
     return _to_device(value, _placed(parse_device(name)))
 
 
 def num_gpus() -> int:
-    """How many GPUs autotrace can use here (0 without CuPy or a CUDA device)."""
+    """How many GPUs autotrace can use here (0 without CuPy or a CUDA device).
+
+    Examples:
+        >>> num_gpus() == len(autotrace.list_devices()) - 1    # 0 where there is no GPU
+        True
+    """
     return gpu_count()
 
 
 def list_devices() -> list:
-    """The devices here, by name: `["cpu", "gpu:0", ...]`."""
+    """The devices here, by name: `["cpu", "gpu:0", ...]`.
+
+    Examples:
+        >>> list_devices()[0]                        # then "gpu:0", ... where there are GPUs
+        'cpu'
+    """
     return ["cpu"] + [f"gpu:{index}" for index in range(gpu_count())]
 
 

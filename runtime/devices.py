@@ -206,5 +206,10 @@ def to_device(value, device):
 
 
 def to_numpy(value):
-    """`value` with every array a NumPy array (copied from the GPU where it is on one)."""
+    """`value` with every array a NumPy array (copied from the GPU where it is on one).
+
+    Examples:
+        >>> autotrace.to_numpy([np.ones(2), 3.0])          # from the GPU too, where arrays are there
+        [array([1., 1.]), 3.0]
+    """
     return to_device(value, CPU)
