@@ -100,12 +100,22 @@ swish = silu
 
 
 def tanh(x):
-    """The hyperbolic tangent, elementwise."""
+    """The hyperbolic tangent, elementwise.
+
+    Examples:
+        >>> tanh(np.array([0.0, 1.0]))
+        array([0.        , 0.76159416])
+    """
     return np.tanh(x)
 
 
 def linear(x):
-    """x itself: the identity activation ("linear" or None in `get_activation`)."""
+    """x itself: the identity activation ("linear" or None in `get_activation`).
+
+    Examples:
+        >>> linear(np.array([-1.0, 2.0]))
+        array([-1.,  2.])
+    """
     return x
 
 

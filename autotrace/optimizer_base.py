@@ -41,6 +41,15 @@ class Optimizer:
 
     At most one of clipnorm, global_clipnorm and clipvalue may be set (as in Keras). Every
     optimizer takes these four as keyword arguments.
+
+    Examples:
+        >>> w = autotrace.Variable(np.array([3.0, 4.0]))
+        >>> optimizer = autotrace.optimizers.SGD(learning_rate=1.0, clipnorm=1.0)
+        >>> _ = optimizer.apply_gradients([(np.array([3.0, 4.0]), w)])   # clipped to norm 1
+        >>> w.numpy()
+        array([2.4, 3.2])
+        >>> int(optimizer.iterations.numpy())
+        1
     """
 
     _untracked_attributes = ("_slot_keys", "_decay_excluded")

@@ -49,8 +49,14 @@ class SGD(Optimizer):
         nesterov: use Nesterov momentum.
 
     Examples:
+        >>> w = autotrace.Variable(1.0)
         >>> optimizer = SGD(learning_rate=0.1, momentum=0.9)
-        >>> optimizer.apply_gradients([(gradient, w)])
+        >>> _ = optimizer.apply_gradients([(np.array(2.0), w)])
+        >>> float(w)                              # 1 - 0.1 * 2
+        0.8
+        >>> _ = optimizer.apply_gradients([(np.array(2.0), w)])
+        >>> round(float(w), 6)                    # the velocity is 0.9 * 0.2 + 0.2 now
+        0.42
     """
 
     def __init__(self, learning_rate=0.01, momentum: float = 0.0, nesterov: bool = False,
@@ -95,8 +101,11 @@ class Adam(Optimizer):
         epsilon: added to sqrt(v) for numerical stability.
 
     Examples:
-        >>> optimizer = Adam(learning_rate=1e-3)
-        >>> optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        >>> w = autotrace.Variable(np.array([1.0, -1.0]))
+        >>> optimizer = Adam(learning_rate=0.1)
+        >>> _ = optimizer.minimize(lambda: np.sum(w * w), [w])
+        >>> np.round(w.numpy(), 4)                # Adam's first step is the rate times sign(gradient)
+        array([ 0.9, -0.9])
     """
 
     def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.999,

@@ -61,6 +61,10 @@ def random_like(value, rng: np.random.Generator):
     Float arrays and floats get random values of the same shape and type; tuples, lists,
     dicts and namedtuples are followed; anything else (integers, booleans, strings, None,
     other objects) gets None, meaning "not perturbed, no gradient".
+
+    Examples:
+        >>> random_like({"w": np.zeros(2), "n": 3}, np.random.default_rng(0))
+        {'w': array([ 0.12573022, -0.13210486]), 'n': None}
     """
     if isinstance(value, (tuple, list)):
         return rebuild(value, [random_like(item, rng) for item in value])
@@ -77,7 +81,12 @@ def random_like(value, rng: np.random.Generator):
 
 
 def inner(a, b) -> float:
-    """The inner product of two values of the same structure; a None on either side is zero."""
+    """The inner product of two values of the same structure; a None on either side is zero.
+
+    Examples:
+        >>> inner({"w": np.ones(2), "n": None}, {"w": np.array([2.0, 3.0]), "n": 3})
+        5.0
+    """
     if a is None or b is None:
         return 0.0
     if isinstance(b, (tuple, list)):
@@ -91,6 +100,10 @@ def axpy(value, direction, eps: float):
     """`value + eps * direction` over nested containers; leaves with a None direction are kept.
 
     Python floats stay Python floats, and integers (whose direction is None) are not touched.
+
+    Examples:
+        >>> axpy({"w": np.ones(2), "n": 3}, {"w": np.array([2.0, 4.0]), "n": None}, 0.5)
+        {'w': array([2., 3.]), 'n': 3}
     """
     if direction is None:
         return value
@@ -304,6 +317,14 @@ def check_vjp(f: Callable, grad_f: Callable, args: Sequence, wrt=0, *, rtol: flo
     Raises AssertionError naming the function, the argument, and the expected (finite
     differences) and actual (gradient) values when they differ by more than
     `atol + rtol * max(|expected|, |actual|)`, or when a gradient has the wrong structure.
+
+    Examples:
+        >>> check_vjp(np.sin, autotrace.grad(np.sin), (0.5,))        # passes: returns None
+        >>> def wrong(x, dy=1.0):
+        ...     return np.sin(x) * dy
+        >>> check_vjp(np.sin, wrong, (0.5,))   # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        AssertionError: the gradient of sin with respect to 'x' (argument 0) does not match finite differences...
     """
     description = description or f"the gradient of {_name(f)}"
     args = _to_float64(tuple(args))
@@ -383,6 +404,9 @@ def check_jvp(f: Callable, forward_f: Callable, args: Sequence, wrt=0, *, rtol: 
     differences) and actual (forward mode) values when they differ by more than
     `atol + rtol * max(|expected|, |actual|)`, when the output tangent does not have the
     structure of the output, or when the value forward_f returns is not f's.
+
+    Examples:
+        >>> check_jvp(np.tanh, autotrace.forward(np.tanh), (np.array([0.5, 1.0]),))   # passes
     """
     description = description or f"the forward-mode derivative of {_name(f)}"
     args = _to_float64(tuple(args))

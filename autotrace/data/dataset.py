@@ -30,6 +30,12 @@ class Dataset(CombiningMethods, WindowMethods):
 
     Iterating (`for element in dataset`, `iter(dataset)`, `as_numpy_iterator()`) starts from
     the beginning each time.
+
+    Examples:
+        >>> list(Dataset.range(5).map(lambda x: x * 2).batch(2))
+        [array([0, 2]), array([4, 6]), array([8])]
+        >>> list(Dataset.from_tensor_slices(np.arange(4.0)).shuffle(4, seed=0).batch(4))[0].shape
+        (4,)
     """
 
     def __init__(self, make_iterator: Callable[[], Iterator], description: str = "Dataset"):

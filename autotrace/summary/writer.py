@@ -65,6 +65,14 @@ class SummaryWriter:
 
     Attributes:
         path: the event file's path.
+
+    Examples:
+        >>> writer = autotrace.summary.create_file_writer("logs")
+        >>> writer.scalar("loss", 0.5, step=0)
+        True
+        >>> writer.flush()
+        >>> [event.get("summary") for event in autotrace.summary.read_events(writer.path)][1]
+        [{'tag': 'loss', 'simple_value': 0.5}]
     """
 
     def __init__(self, logdir, flush_millis: int = 120_000, filename_suffix: str = "",
@@ -278,6 +286,7 @@ def scalar(name: str, value, step: int | None = None) -> bool:
         True if written; False when there is no default writer (like tf.summary).
 
     Examples:
+        >>> writer = autotrace.summary.create_file_writer("logs")
         >>> with writer.as_default():
         ...     autotrace.summary.scalar("loss", 0.5, step=0)
         True
@@ -286,12 +295,26 @@ def scalar(name: str, value, step: int | None = None) -> bool:
 
 
 def histogram(name: str, values, step: int | None = None, buckets: int = 30) -> bool:
-    """`SummaryWriter.histogram` on the default writer; False when there is none."""
+    """`SummaryWriter.histogram` on the default writer; False when there is none.
+
+    Examples:
+        >>> writer = autotrace.summary.create_file_writer("logs")
+        >>> with writer.as_default():
+        ...     autotrace.summary.histogram("weights", np.arange(10.0), step=0)
+        True
+    """
     return _write_default("histogram", name, values, step, buckets=buckets)
 
 
 def text(name: str, text: str, step: int | None = None) -> bool:  # noqa: A002 - tf's name
-    """`SummaryWriter.text` on the default writer; False when there is none."""
+    """`SummaryWriter.text` on the default writer; False when there is none.
+
+    Examples:
+        >>> writer = autotrace.summary.create_file_writer("logs")
+        >>> with writer.as_default():
+        ...     autotrace.summary.text("note", "learning rate halved", step=100)
+        True
+    """
     return _write_default("text", name, text, step)
 
 
@@ -303,8 +326,10 @@ def graph(function, *specs_or_examples, step: int | None = None) -> bool:
         True if written; False when there is no default writer.
 
     Examples:
+        >>> writer = autotrace.summary.create_file_writer("logs")
+        >>> model = autotrace.layers.Dense(2)
         >>> with writer.as_default():
-        ...     autotrace.summary.graph(model, autotrace.Spec((None, 784)))
+        ...     autotrace.summary.graph(model, autotrace.Spec((None, 3)))
         True
     """
     stack = getattr(_DEFAULTS, "stack", None)
