@@ -63,6 +63,22 @@ class Layer(Module):
     Subclasses set `default_name` (the name's base: "dense" gives dense, dense_1, ...),
     `input_rank` (a description of the ranks accepted and a predicate), and `takes_training`
     when `call` takes a `training` keyword (Sequential passes it on to those layers only).
+
+    Examples:
+        >>> class Scale(Layer):
+        ...     default_name = "scale"
+        ...     input_rank = ("at least 2 (batch, ..., features)", lambda rank: rank >= 2)
+        ...     def build(self, input_shape):
+        ...         self.add_weight("factor", (input_shape[-1],), initializer="ones")
+        ...     def call(self, inputs):
+        ...         return inputs * self.factor
+        >>> Scale()(np.array([[1.0, 2.0]]))
+        array([[1., 2.]])
+        >>> try:
+        ...     Scale(name="flat")(np.array([1.0, 2.0]))
+        ... except ValueError as error:
+        ...     print(error)
+        Scale 'flat': argument `inputs` must have rank at least 2 (batch, ..., features), got shape (2,)
     """
 
     default_name: str | None = None
