@@ -49,6 +49,12 @@ __all__ = ["init", "is_initialized", "rank", "size", "local_rank", "allreduce_me
            "allreduce_sum", "sum_metric_states", "broadcast_variables", "DistributedOptimizer",
            "DistributedError", "DEFAULT_BUCKET_BYTES"]
 
+
+def __dir__() -> list:
+    """Only the public names (`__all__`), not what this module imports."""
+    return sorted(__all__)
+
+
 DEFAULT_BUCKET_BYTES = 25 * 2 ** 20  # allreduce_mean's default bucket_bytes: 25 MiB
 
 # (rank, size, local rank) variables that MPI launchers set in the processes they start.

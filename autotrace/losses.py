@@ -28,6 +28,12 @@ __all__ = ["softmax_cross_entropy", "sparse_softmax_cross_entropy",
            "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy",
            "huber", "mean_absolute_error", "kl_divergence", "kld"]
 
+
+def __dir__() -> list:
+    """Only the public names (`__all__`), not what this module imports."""
+    return sorted(__all__)
+
+
 REDUCTIONS = ("mean", "sum", "none")
 # Probabilities are clipped to [EPSILON, 1 - EPSILON] before their log (from_logits=False).
 EPSILON = 1e-7

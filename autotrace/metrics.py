@@ -592,3 +592,8 @@ def _as_arrays(*values):
 
 __all__ = ["Metric", "Mean", "Sum", "Accuracy", "SparseCategoricalAccuracy", "MeanSquaredError",
            "Precision", "Recall", "AUC"]
+
+
+def __dir__() -> list:
+    """Only the public names (`__all__`), not what this module imports."""
+    return sorted(__all__)

@@ -24,6 +24,12 @@ __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "relu", "leaky_relu", "elu", "s
            "sigmoid", "silu", "swish", "tanh", "softmax", "log_softmax", "logsumexp", "gelu",
            "erf", "linear", "one_hot", "get_activation"]
 
+
+def __dir__() -> list:
+    """Only the public names (`__all__`), not what this module imports."""
+    return sorted(__all__)
+
+
 SQRT_HALF = 0.7071067811865476  # 1 / sqrt(2)
 SQRT_TWO_OVER_PI = 0.7978845608028654  # sqrt(2 / pi)
 

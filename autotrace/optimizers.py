@@ -34,6 +34,11 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Nadam", "RMSprop", "RMSProp", "
            "schedules"]
 
 
+def __dir__() -> list:
+    """Only the public names (`__all__`), not what this module imports."""
+    return sorted(__all__)
+
+
 class SGD(Optimizer):
     """Gradient descent, with optional momentum (Keras's formulation).
 

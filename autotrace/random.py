@@ -21,6 +21,11 @@ from autotrace.transforms.rules.core import constant
 __all__ = ["Generator", "default_generator", "set_seed", "uniform", "normal"]
 
 
+def __dir__() -> list:
+    """Only the public names (`__all__`), not what this module imports."""
+    return sorted(__all__)
+
+
 class Generator:
     """A stream of random numbers, its position held in a Variable (`.key`).
 

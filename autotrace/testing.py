@@ -41,6 +41,12 @@ from autotrace.transforms.derivative_record import derivative_record
 
 __all__ = ["check_grads", "check_vjp", "check_jvp", "random_like", "inner", "axpy"]
 
+
+def __dir__() -> list:
+    """Only the public names (`__all__`), not what this module imports."""
+    return sorted(__all__)
+
+
 ALLOWED_MODES = ("reverse", "forward")
 
 

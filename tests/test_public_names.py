@@ -32,6 +32,24 @@ def test_dir_of_autotrace_is_its_public_names():
     assert not {"importlib", "os", "sys", "runtime", "transforms", "api"} & set(names)
 
 
+@pytest.mark.parametrize("module_name", PUBLIC_MODULES)
+def test_dir_of_a_public_module_is_its_public_names(module_name):
+    module = importlib.import_module(module_name)
+    assert dir(module) == sorted(module.__all__)
+    # what it imports (numpy, typing, its own submodules) is not among them
+    imported = {name for name, value in vars(module).items()
+                if not name.startswith("_") and name not in module.__all__}
+    assert not imported & set(dir(module))
+
+
+def test_dir_of_autotrace_hides_its_implementation_modules_once_loaded():
+    for name in ("grad", "function", "FrozenRandomWarning", "register_adjoint"):
+        getattr(autotrace, name)  # imports the module defining it
+    loaded = {"api", "conversion", "rules", "traced_function", "runtime", "transforms"}
+    assert loaded <= set(vars(autotrace))
+    assert not loaded & set(dir(autotrace))
+
+
 def _documented_constant(module, name: str) -> bool:
     """A number or string has no docstring: it is documented by a comment on the line that
     defines it (in the module, or for a package in one of its files) or in the module's

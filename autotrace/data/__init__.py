@@ -24,3 +24,8 @@ from .streams import TFRecordWriter
 
 __all__ = ["Dataset", "AUTOTUNE", "TextLineDataset", "CSVDataset", "FixedLengthRecordDataset",
            "TFRecordDataset", "TFRecordWriter"]
+
+
+def __dir__() -> list:
+    """Only the public names (`__all__`), not what this module imports."""
+    return sorted(__all__)
