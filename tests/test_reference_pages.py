@@ -1,0 +1,67 @@
+"""The API reference (docs/reference/) has a page for every public name, and its pages are the
+ones tools/reference_pages.py writes: a public name added without running it fails here."""
+import importlib
+import inspect
+from pathlib import Path
+
+import pytest
+
+import autotrace
+from tools import reference_pages
+
+REFERENCE = Path(__file__).resolve().parent.parent / "docs" / "reference"
+
+
+def test_the_committed_pages_are_what_the_generator_writes():
+    written = reference_pages.pages()
+    committed = {path.name: path.read_text() for path in REFERENCE.glob("*.md")}
+    assert sorted(committed) == sorted(written), \
+        "run `python tools/reference_pages.py` to write docs/reference/ again"
+    stale = [name for name in written if committed[name] != written[name]]
+    assert stale == [], "run `python tools/reference_pages.py` to write docs/reference/ again"
+
+
+def test_every_top_level_name_has_a_page_that_documents_it():
+    for name in autotrace.__all__:
+        value = getattr(autotrace, name)
+        if inspect.ismodule(value):
+            page = (REFERENCE / f"{name}.md").read_text()
+            assert page.startswith(f"# autotrace.{name}\n\n::: autotrace.{name}\n")
+        else:
+            page = (REFERENCE / reference_pages.page_name(name)).read_text()
+            assert page.startswith(f"# autotrace.{name}\n\n::: ")
+            assert f"[`autotrace.{name}`]({reference_pages.page_name(name)})" in \
+                (REFERENCE / "index.md").read_text()
+
+
+@pytest.mark.parametrize("module", reference_pages.public_modules())
+def test_every_name_of_a_public_module_has_a_section_of_its_page(module):
+    page = (REFERENCE / f"{module}.md").read_text()
+    for name in importlib.import_module(f"autotrace.{module}").__all__:
+        full = f"autotrace.{module}.{name}"
+        assert f"::: {full}\n" in page or f"## {full}\n" in page, full
+
+
+def test_names_differing_in_case_only_get_different_files():
+    # one file where file names ignore case (macOS, Windows) otherwise
+    assert reference_pages.page_name("function") == "function.md"
+    assert reference_pages.page_name("Function") == "Function-class.md"
+    assert reference_pages.page_name("Checkpoint") == "Checkpoint-class.md"
+    assert reference_pages.page_name("Variable") == "Variable.md"
+    names = [path.name.lower() for path in REFERENCE.glob("*.md")]
+    assert len(names) == len(set(names))
+
+
+def test_an_instance_is_documented_by_its_class_and_a_wrapper_as_its_function():
+    assert reference_pages.documented_path("autotrace", "config") == "autotrace.placement._Config"
+    assert reference_pages.documented_path("autotrace", "cond") == "autotrace.cond"
+    assert reference_pages.documented_path("autotrace.data", "AUTOTUNE") == \
+        "autotrace.data.AUTOTUNE"
+
+
+def test_a_public_name_missing_from_the_groups_is_named(monkeypatch):
+    groups = {group: [name for name in names if name != "vmap"]
+              for group, names in reference_pages.GROUPS.items()}
+    monkeypatch.setattr(reference_pages, "GROUPS", {**groups, "More": ["not_a_name"]})
+    with pytest.raises(ValueError, match=r"add \['vmap'\], remove \['not_a_name'\]"):
+        reference_pages.pages()
