@@ -235,6 +235,7 @@ def vmap(function: Callable, in_axes=0, out_axes=0, axis_size: int | None = None
         out_axes: where the batch axis goes in each output: an int, None for an output that is
             the same for every example, or a tree matching the function's result.
         axis_size: the batch size, needed where no argument is mapped.
+
     Returns:
         a `Vmapped` function: call it like `function`; `graph(*args)` and `source(*args)`
         show the batched graph and the code that runs it.

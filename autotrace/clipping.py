@@ -44,6 +44,7 @@ def clip_by_norm(t, clip_norm, axes=None):
         clip_norm: the largest norm kept, a positive number.
         axes: None for the norm of all of `t`, or the axes whose norms are clipped each on its
             own (the norm of each row of a matrix for axes=1).
+
     Returns:
         An array of `t`'s shape and dtype.
 
@@ -82,6 +83,7 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None):
         t_list: a list of arrays (gradients); None entries stay None.
         clip_norm: the largest global norm kept, a positive number.
         use_norm: the global norm to use, if already computed (default: computed here).
+
     Returns:
         (clipped list, global norm): the global norm is that of `t_list` before clipping. If it
         is infinite or NaN, every clipped array is NaN, so that the error shows (as TensorFlow

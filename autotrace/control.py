@@ -49,8 +49,10 @@ def cond(predicate, true_fn: Callable, false_fn: Callable, *operands):
             structure (tuples, lists, dicts) of arrays with the same shapes and dtypes. They may
             use other traced values of the enclosing function; those become inputs of the op.
         operands: pytrees of arrays passed to the branch taken.
+
     Returns:
         what the branch taken returns.
+
     Examples:
         >>> @autotrace.function
         ... def relu_or_square(x):
@@ -72,8 +74,10 @@ def while_loop(cond_fn: Callable, body_fn: Callable, init_vals):
         cond_fn: loop values -> a scalar bool (traced or not).
         body_fn: loop values -> new loop values, with the same structure, shapes and dtypes.
         init_vals: the first loop values: an array or a pytree of arrays and numbers.
+
     Returns:
         the loop values once `cond_fn` is false.
+
     Examples:
         >>> @autotrace.function
         ... def halvings(x):      # how many halvings bring max|x| below 1
@@ -96,8 +100,10 @@ def print_(*values, sep: str = " ", end: str = "\n") -> None:
     Arguments:
         values: arrays (traced or not) and other objects, printed with `str`.
         sep, end: as for Python's print.
+
     Returns:
         None.
+
     Examples:
         >>> @autotrace.function
         ... def total(x):

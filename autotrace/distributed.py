@@ -115,6 +115,7 @@ def init(communicator=None, abort_on_exception: bool = True) -> None:
         abort_on_exception: with several ranks, an exception that ends one rank's script is
             printed and then ends every rank (MPI Abort), instead of leaving the others
             waiting forever in their next reduction.
+
     Raises:
         DistributedError: launched under mpiexec with several ranks, but mpi4py is missing.
 

@@ -124,6 +124,7 @@ def implicit_grad(f: Callable, *, optimized: bool = True) -> ImplicitGradient:
             also read Variables from globals and closures. Its value must be a scalar (or the
             gradient is of its sum).
         optimized: as for `grad`.
+
     Returns:
         A function taking f's arguments and returning a list of `(gradient, variable)` pairs,
         one for each trainable Variable that f's value depends on, in the order the Variables

@@ -66,6 +66,7 @@ def jacrev(f: Callable, wrt: int = 0) -> Callable:
     Arguments:
         f: a function of NumPy arrays returning one array.
         wrt: the position of the argument to differentiate with respect to.
+
     Returns:
         a function of f's arguments giving an array of shape `output.shape + input.shape`.
 

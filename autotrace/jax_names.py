@@ -25,6 +25,7 @@ def jit(f: Callable | None = None, *, static_argnums=(), static_argnames=()):
             type: 1 and 1.0 are two), and f gets it as the Python value it is, never traced:
             it may steer Python control flow, give shapes, or be any hashable object. An
             unhashable one (a list, an array) is a TypeError.
+
     Returns:
         an autotrace `Function`, or, without `f`, a decorator that makes one.
 

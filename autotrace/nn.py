@@ -179,6 +179,7 @@ def one_hot(indices, num_classes, axis=-1, dtype=np.float32):
         num_classes: the length of each one-hot row.
         axis: where the new axis of classes goes (default last).
         dtype: the result's dtype (default float32, as in Keras and TensorFlow).
+
     Returns:
         An array of shape indices.shape with num_classes inserted at `axis`; an index outside
         [0, num_classes) gives a row of zeros (as in TensorFlow).
@@ -225,6 +226,7 @@ def get_activation(activation: str | Callable | None) -> Callable:
         activation: one of "relu", "sigmoid", "tanh", "softmax", "gelu", "linear",
             "leaky_relu", "elu", "softplus", "silu", "swish" (any case), None (the same as
             "linear"), or a function.
+
     Returns:
         A function of one array.
 

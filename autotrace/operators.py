@@ -162,10 +162,12 @@ def forward(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
     Arguments:
         f: a Python function of NumPy arrays and numbers.
         wrt: the parameter (index or name) whose tangent is given, or a tuple of them.
+
     Returns:
         A function taking f's arguments and an optional keyword `tangent` (the tangent of the
         `wrt` argument, a tuple of tangents for a tuple `wrt`; default ones shaped like it),
         returning `(value, output tangent)`: the directional derivative of f.
+
     Examples:
         >>> forward(lambda x: x * x)(3.0)
         (9.0, 6.0)

@@ -101,8 +101,10 @@ class Optimizer:
         Arguments:
             grads_and_vars: (gradient, Variable) pairs; pairs whose gradient is None are
                 skipped. A gradient must have its Variable's shape.
+
         Returns:
             `iterations`, the step counter, after this step.
+
         Raises:
             ValueError: a gradient's shape differs from its Variable's, or every gradient is
                 None (the loss does not depend on the variables).
@@ -173,6 +175,7 @@ class Optimizer:
             loss_fn: a function of no arguments returning the scalar loss.
             var_list: the Variables to update (default: every trainable Variable the loss
                 reads, found by `autotrace.implicit_value_and_grad`).
+
         Returns:
             the loss, computed before the update.
 

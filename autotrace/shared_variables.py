@@ -157,6 +157,7 @@ def variable_scope(name_or_scope, reuse=None, initializer=None,
             see autotrace/initializers.py); default: the open scope's.
         dtype: the dtype of Variables made here; default: the open scope's (float32 at the
             root).
+
     Yields:
         the VariableScope.
 
@@ -207,6 +208,7 @@ def get_variable(name: str, shape=None, dtype=None, initializer=None,
             scope's, else "glorot_uniform" for floats and zeros for other dtypes, as in
             TensorFlow.
         trainable: whether optimizers and autotrace.implicit_grad take its gradient.
+
     Raises:
         ValueError: a name made already, outside a reusing scope; a name not made, in a
             scope with reuse=True; a shape or dtype unlike the Variable's when reusing.

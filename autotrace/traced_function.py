@@ -371,6 +371,7 @@ class Function:
             args, kwargs: arguments as for a call (only their signature matters).
             optimized: False for the graph as traced, before the passes (constant folding,
                 algebraic simplification, common subexpressions, dead code, buffer reuse).
+
         Returns:
             a runtime.graph.Graph; `str()` of it prints one operation a line.
 
@@ -395,6 +396,7 @@ class Function:
             args, kwargs: arguments as for a call, where an `autotrace.Spec` stands for any
                 array of its type (None for any size); none with an input_signature (its
                 trace for arrays on the CPU).
+
         Returns:
             a ConcreteFunction: call it with arguments of that signature (a TypeError names
             what differs otherwise); `.graph`, `.source`, `.structured_input_signature`,
@@ -581,6 +583,7 @@ def function(python_function: Callable | None = None, *, input_signature=None,
             function cannot trace (or run) with an unknown size, it is traced per size as
             without this option. Ignored with an input_signature.
         max_traces: how many traces to keep; the least recently used goes first.
+
     Returns:
         a `Function`, or, without `python_function`, a decorator that makes one.
 

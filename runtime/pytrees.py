@@ -46,6 +46,7 @@ def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable) -> N
             subtrees) and hashable data that says the rest (compared to tell structures
             apart, and part of the cache key of a traced function taking one).
         unflatten: `unflatten(aux_data, children) -> value`.
+
     Examples:
         >>> class Pair:
         ...     def __init__(self, a, b):

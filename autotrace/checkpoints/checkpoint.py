@@ -89,6 +89,7 @@ class Checkpoint:
 
         Returns:
             the checkpoint's path, `<file_prefix>-<N>` (what `restore` takes).
+
         Raises:
             CheckpointError: two Variables would be saved under one path (a dict key holding
                 "/", say); the message names how each is reached.
@@ -127,8 +128,10 @@ class Checkpoint:
             save_path: a path returned by `save` or `latest_checkpoint`. None restores nothing
                 (so `ckpt.restore(latest_checkpoint(directory))` starts afresh where there is
                 no checkpoint yet), and the status's `assert_consumed` says so.
+
         Returns:
             a RestoreStatus: `assert_consumed()` checks that every value found its Variable.
+
         Raises:
             CheckpointError: a file is missing or damaged, or a Variable has no value, or one
                 of another shape or dtype, in the checkpoint; the message names both.

@@ -64,6 +64,7 @@ class Dataset(CombiningMethods, WindowMethods):
         Arguments:
             tensors: an array (or list, number list, anything np.asarray takes), or a tuple or
                 dict of them, nested. Every array must have the same first dimension.
+
         Returns:
             a Dataset of len(first axis) elements of the same structure as `tensors`. It
             holds a read-only copy of the arrays: changing them later does not change the

@@ -90,8 +90,10 @@ def export(function, *arguments_and_path, name: str | None = None,
             fixed, as a Python value is (its Variables are the module's state).
         keyword_arguments: arguments given by keyword, as in a call (a parameter called
             `name` is given by position); the entry point takes them by the same keywords.
+
     Returns:
         the path written; the constants and Variables' values are in the same path with .npz.
+
     Raises:
         ExportError naming what cannot be written: an op whose code needs more than NumPy
         and the standard library (allreduce), or a result that is not tuples, lists, dicts,

@@ -98,6 +98,7 @@ class SummaryWriter:
             name: the tag, as TensorBoard shows it ("loss", "train/accuracy").
             value: a number, a NumPy scalar, a one-element array or a Variable.
             step: the step (an int); default, the step given to `as_default`.
+
         Returns:
             True.
 
@@ -120,6 +121,7 @@ class SummaryWriter:
             values: numbers: an array of any shape, a list, a Variable.
             step: the step; default, the step given to `as_default`.
             buckets: how many buckets (a positive int).
+
         Returns:
             True.
 
@@ -179,6 +181,7 @@ class SummaryWriter:
                 (fixed in the trace, as in a call); none for an autotrace.function given an
                 input_signature, which is traced for it.
             step: the event's step. TensorBoard shows one graph a run: the last one written.
+
         Returns:
             True.
 
@@ -257,6 +260,7 @@ def create_file_writer(logdir, flush_millis: int = 120_000, filename_suffix: str
         flush_millis: write to disk at least this often while summaries are added.
         filename_suffix: appended to the file name.
         max_queue: write to disk once this many summaries are waiting.
+
     Returns:
         a `SummaryWriter`; use it as `with writer.as_default():` and close it when done.
 

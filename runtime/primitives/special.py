@@ -54,6 +54,7 @@ def erf(x):
 
     Arguments:
         x: an array or a number.
+
     Returns:
         An array of x's shape, floating point (float64 for integer x).
 
