@@ -95,9 +95,9 @@ def export(function, *arguments_and_path, name: str | None = None,
         the path written; the constants and Variables' values are in the same path with .npz.
 
     Raises:
-        ExportError naming what cannot be written: an op whose code needs more than NumPy
-        and the standard library (allreduce), or a result that is not tuples, lists, dicts,
-        namedtuples and dataclasses of arrays and Python literals.
+        ExportError: it names what cannot be written: an op whose code needs more than
+            NumPy and the standard library (allreduce), or a result that is not tuples,
+            lists, dicts, namedtuples and dataclasses of arrays and Python literals.
 
     Examples:
         >>> def f(x):
