@@ -46,12 +46,15 @@ AUTOTRACE_NAMES = {name: getattr(autotrace, name) for name in autotrace.__all__ 
 
 def _examples(full_name: str, value) -> doctest.DocTest:
     """The doctest of the docstring of `value` (its own, not its methods')."""
-    name = full_name.rsplit(".", 1)[1]
+    module_name, name = full_name.rsplit(".", 1)
     documented = _documented(value)
-    # as doctest.testmod would run it, in the module defining it, with autotrace's names
-    # (as after `from autotrace import *`, less `print`, which would hide Python's)
+    # as doctest.testmod would run it, in the module defining it, with autotrace's names and
+    # those of the public module listing it (as after `from autotrace import *` and
+    # `from autotrace.data import *`, less `print`, which would hide Python's)
     defining = sys.modules[getattr(documented, "__module__", None) or "autotrace"]
-    globs = {**AUTOTRACE_NAMES, **vars(defining), "np": np, "autotrace": autotrace, name: value,
+    public = importlib.import_module(module_name)
+    globs = {**AUTOTRACE_NAMES, **{other: getattr(public, other) for other in public.__all__},
+             **vars(defining), "np": np, "autotrace": autotrace, name: value,
              "__name__": "__main__"}  # what an example defines is the user's, not autotrace's
     docstring = inspect.getdoc(documented) or ""
     return doctest.DocTestParser().get_doctest(docstring, globs, full_name, None, 0)

@@ -161,7 +161,7 @@ class TFRecordWriter:
         >>> with TFRecordWriter("r.tfrecord.z", compression_type="ZLIB") as writer:
         ...     writer.write(b"first")
         ...     writer.write(b"second")
-        >>> list(autotrace.data.TFRecordDataset("r.tfrecord.z", compression_type="ZLIB"))
+        >>> list(TFRecordDataset("r.tfrecord.z", compression_type="ZLIB"))
         [b'first', b'second']
     """
 
