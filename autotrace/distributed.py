@@ -48,11 +48,7 @@ from autotrace.runtime.tracing.tracer import Tracer
 __all__ = ["init", "is_initialized", "rank", "size", "local_rank", "allreduce_mean",
            "allreduce_sum", "sum_metric_states", "broadcast_variables", "DistributedOptimizer",
            "DistributedError", "DEFAULT_BUCKET_BYTES"]
-
-
-def __dir__() -> list:
-    """Only the public names (`__all__`), not what this module imports."""
-    return sorted(__all__)
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports
 
 
 DEFAULT_BUCKET_BYTES = 25 * 2 ** 20  # allreduce_mean's default bucket_bytes: 25 MiB

@@ -27,11 +27,7 @@ __all__ = ["softmax_cross_entropy", "sparse_softmax_cross_entropy",
            "dense_softmax_cross_entropy", "sigmoid_cross_entropy", "mean_squared_error",
            "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy",
            "huber", "mean_absolute_error", "kl_divergence", "kld"]
-
-
-def __dir__() -> list:
-    """Only the public names (`__all__`), not what this module imports."""
-    return sorted(__all__)
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports
 
 
 REDUCTIONS = ("mean", "sum", "none")

@@ -23,11 +23,7 @@ from autotrace.runtime.primitives.special import erf
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "relu", "leaky_relu", "elu", "softplus",
            "sigmoid", "silu", "swish", "tanh", "softmax", "log_softmax", "logsumexp", "gelu",
            "erf", "linear", "one_hot", "get_activation"]
-
-
-def __dir__() -> list:
-    """Only the public names (`__all__`), not what this module imports."""
-    return sorted(__all__)
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports
 
 
 SQRT_HALF = 0.7071067811865476  # 1 / sqrt(2)

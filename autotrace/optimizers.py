@@ -32,11 +32,7 @@ from autotrace.variables import Variable
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Nadam", "RMSprop", "RMSProp", "Adagrad",
            "schedules"]
-
-
-def __dir__() -> list:
-    """Only the public names (`__all__`), not what this module imports."""
-    return sorted(__all__)
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports
 
 
 class SGD(Optimizer):
@@ -109,7 +105,7 @@ class Adam(Optimizer):
         >>> w = autotrace.Variable(np.array([1.0, -1.0]))
         >>> optimizer = Adam(learning_rate=0.1)
         >>> _ = optimizer.minimize(lambda: np.sum(w * w), [w])
-        >>> np.round(w.numpy(), 4)                # Adam's first step is the rate times sign(gradient)
+        >>> np.round(w.numpy(), 4)        # a first step of Adam: the rate times sign(gradient)
         array([ 0.9, -0.9])
     """
 

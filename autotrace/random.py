@@ -19,11 +19,7 @@ from autotrace.runtime.primitives.keyed_random import draw
 from autotrace.transforms.rules.core import constant
 
 __all__ = ["Generator", "default_generator", "set_seed", "uniform", "normal"]
-
-
-def __dir__() -> list:
-    """Only the public names (`__all__`), not what this module imports."""
-    return sorted(__all__)
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports
 
 
 class Generator:

@@ -1,27 +1,17 @@
 """`autotrace.function`: a Python function traced once per input signature into a cached,
-optimized graph, with tf.function's rules.
+optimized graph, with tf.function's rules (see the example of `Function`).
 
-    @autotrace.function
-    def double(a):
-        print("Tracing with", a)      # runs while tracing only
-        return a + a
-
-    double(np.array([1, 2]))          # traces, prints, runs the graph
-    double(np.array([3, 4]))          # same signature: runs the cached graph, prints nothing
-
-The signature of a call is its arrays' (shape, dtype, device), Python scalars, strings and
-None by value, containers recursively, other objects by identity (see runtime/tracing/signature.py).
-Python side effects run only while tracing; arrays written into objects that outlive the call
-are state of the graph, read and written back on every call (runtime/object_slots.py).
-Control flow on Python values is unrolled into the graph; control flow on traced values is
-converted before tracing into graph `cond` and `while` ops (autotrace/conversion.py,
-transforms/control_flow/control_flow.py).
+The signature of a call is its arrays' (shape, dtype, device), Python scalars, strings and None by
+value, containers recursively, other objects by identity (see runtime/tracing/signature.py). Python
+side effects run only while tracing; arrays written into objects that outlive the call are state of
+the graph, read and written back on every call (runtime/object_slots.py). Control flow on Python
+values is unrolled into the graph; control flow on traced values is converted before tracing into
+graph `cond` and `while` ops (autotrace/conversion.py, transforms/control_flow/control_flow.py).
 
 Two ways trace once for many sizes (runtime/tracing/spec.py): `input_signature=[Spec((None, 3))]`
 traces once with the sizes it leaves unknown, and checks every call against it;
-`reduce_retracing=True` traces again with a dimension made unknown once it has been seen with
-two sizes. Inside such a trace an unknown size is None (`x.shape == (None, 3)`), as in
-TensorFlow.
+`reduce_retracing=True` traces again with a dimension made unknown once it has been seen with two
+sizes. Inside such a trace an unknown size is None (`x.shape == (None, 3)`), as in TensorFlow.
 """
 from __future__ import annotations
 
@@ -88,16 +78,13 @@ class Function:
         reduce_retracing: whether dimensions seen with several sizes are traced as unknown.
 
     Examples:
-        >>> double = autotrace.function(lambda x: 2 * x)
-        >>> double(np.ones(3))
-        array([2., 2., 2.])
-        >>> _ = double(np.zeros(3)); _ = double(np.zeros(4))   # a new shape: traced again
-        >>> double.trace_count, double.cache_size
-        (2, 2)
-        >>> print(double.graph(np.ones(3)))
-        { lambda a:f64[3] ;
-          b:f64[3] = multiply 2 a
-          in (b) }
+        >>> @autotrace.function
+        ... def double(a):
+        ...     print("Tracing with", a)      # runs while tracing only
+        ...     return a + a
+        >>> double(np.array([1, 2])), double(np.array([3, 4])), double.trace_count
+        Tracing with Tracer<i64[2]>
+        (array([2, 4]), array([6, 8]), 1)
     """
 
     def __init__(self, python_function: Callable, input_signature=None,
@@ -591,11 +578,7 @@ def function(python_function: Callable | None = None, *, input_signature=None,
         >>> @autotrace.function(input_signature=[autotrace.Spec((None, 3))])
         ... def double(x):
         ...     return x + x
-        >>> double(np.ones((2, 3)))
-        array([[2., 2., 2.],
-               [2., 2., 2.]])
-        >>> _ = double(np.ones((5, 3)))     # any number of rows: the same trace
-        >>> double.trace_count
+        >>> _ = double(np.ones((2, 3))); _ = double(np.ones((5, 3))); double.trace_count
         1
     """
     def make(f):

@@ -209,7 +209,7 @@ def to_numpy(value):
     """`value` with every array a NumPy array (copied from the GPU where it is on one).
 
     Examples:
-        >>> autotrace.to_numpy([np.ones(2), 3.0])          # from the GPU too, where arrays are there
+        >>> autotrace.to_numpy([np.ones(2), 3.0])    # copied from the GPU, for arrays there
         [array([1., 1.]), 3.0]
     """
     return to_device(value, CPU)

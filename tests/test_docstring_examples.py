@@ -2,7 +2,8 @@
 and the examples there run and print what they say (doctest). The examples see the globals of
 the module defining the name (as doctest.testmod runs them), autotrace's public names, `np`,
 `autotrace` and the name itself; each runs in a fresh temporary folder, so those
-that write files leave nothing behind."""
+that write files leave nothing behind. Outputs compare with doctest's NORMALIZE_WHITESPACE
+(a long message may wrap) and ELLIPSIS (`...` stands for what varies)."""
 import doctest
 import importlib
 import inspect
@@ -53,8 +54,9 @@ def _examples(full_name: str, value) -> doctest.DocTest:
     # `from autotrace.data import *`, less `print`, which would hide Python's)
     defining = sys.modules[getattr(documented, "__module__", None) or "autotrace"]
     public = importlib.import_module(module_name)
-    globs = {**AUTOTRACE_NAMES, **{other: getattr(public, other) for other in public.__all__},
-             **vars(defining), "np": np, "autotrace": autotrace, name: value,
+    public_names = {other: getattr(public, other) for other in public.__all__ if other != "print"}
+    globs = {**AUTOTRACE_NAMES, **public_names, **vars(defining), "np": np,
+             "autotrace": autotrace, name: value,
              "__name__": "__main__"}  # what an example defines is the user's, not autotrace's
     docstring = inspect.getdoc(documented) or ""
     return doctest.DocTestParser().get_doctest(docstring, globs, full_name, None, 0)

@@ -15,7 +15,8 @@ class TransformError(Exception):
         ...     grad(f)
         ... except TransformError as error:
         ...     print(error)   # doctest: +ELLIPSIS
-        File "...", line 2: autotrace cannot differentiate a try statement; move the error handling outside the differentiated function
+        File "...", line 2: autotrace cannot differentiate a try statement; move the error
+        handling outside the differentiated function
     """
 
     def __init__(self, message: str, filename: str | None = None, lineno: int | None = None,

@@ -24,8 +24,4 @@ from .streams import TFRecordWriter
 
 __all__ = ["Dataset", "AUTOTUNE", "TextLineDataset", "CSVDataset", "FixedLengthRecordDataset",
            "TFRecordDataset", "TFRecordWriter"]
-
-
-def __dir__() -> list:
-    """Only the public names (`__all__`), not what this module imports."""
-    return sorted(__all__)
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports

@@ -39,7 +39,8 @@ class ExportError(ValueError):
         ...     autotrace.export(autotrace.function(with_slice), autotrace.Spec((2,)), "f.py")
         ... except ExportError as error:
         ...     print(error)
-        autotrace.export: with_slice returns slice(1, 2, None) (a slice), which an exported module cannot write; return arrays, numbers, strings and None
+        autotrace.export: with_slice returns slice(1, 2, None) (a slice), which an exported
+        module cannot write; return arrays, numbers, strings and None
     """
 
 

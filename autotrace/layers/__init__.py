@@ -46,8 +46,4 @@ __all__ = ["Layer", "Dense", "Conv2D", "Conv1D", "Conv2DTranspose", "MaxPool2D",
            "MaxPooling2D", "AveragePool2D", "AveragePooling2D", "GlobalAveragePooling2D",
            "Flatten", "Reshape", "Dropout", "BatchNormalization", "LayerNormalization",
            "Embedding", "SimpleRNN", "LSTM", "GRU", "MultiHeadAttention", "Sequential"]
-
-
-def __dir__() -> list:
-    """Only the public names (`__all__`), not what this module imports."""
-    return sorted(__all__)
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports

@@ -78,7 +78,8 @@ class Layer(Module):
         ...     Scale(name="flat")(np.array([1.0, 2.0]))
         ... except ValueError as error:
         ...     print(error)
-        Scale 'flat': argument `inputs` must have rank at least 2 (batch, ..., features), got shape (2,)
+        Scale 'flat': argument `inputs` must have rank at least 2 (batch, ..., features),
+        got shape (2,)
     """
 
     default_name: str | None = None

@@ -19,8 +19,4 @@ from .writer import SummaryWriter, create_file_writer, graph, histogram, scalar,
 
 __all__ = ["create_file_writer", "SummaryWriter", "scalar", "histogram", "text", "graph",
            "read_events"]
-
-
-def __dir__() -> list:
-    """Only the public names (`__all__`), not what this module imports."""
-    return sorted(__all__)
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports
