@@ -55,6 +55,15 @@ def test_page_blocks_run_and_show_what_they_print(page, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, module_name, module)
     sources = tmp_path / "blocks"
     sources.mkdir()
+    try:
+        run_page(page, sources, module)
+    finally:  # modules a page writes and imports (an exported one) go with its directory
+        for name, imported in list(sys.modules.items()):
+            if str(getattr(imported, "__file__", None) or "").startswith(str(tmp_path)):
+                del sys.modules[name]
+
+
+def run_page(page, sources, module) -> None:
     for block in runnable_blocks(page):
         if block.marker.startswith("not run"):
             assert NOT_RUN.fullmatch(block.marker), (
