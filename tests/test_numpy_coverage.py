@@ -139,6 +139,7 @@ def test_gradients_guide_names_refused_functions_that_are_refused_and_their_erro
     named = re.findall(r"(?<=`)((?:np|linalg)\.[a-z_0-9]+)", paragraph)
     assert len(named) >= 10, named
     for name in named:
-        assert name.removeprefix("np.") in REFUSED, f"docs/guides/gradients.md names {name} as refused"
+        assert name.removeprefix("np.") in REFUSED, (
+            f"docs/guides/gradients.md names {name} as refused")
     example = re.search(r"e\.g\. `(no derivative rule for [^`]*)`", paragraph).group(1)
     assert example == f"no derivative rule for numpy.average: {REFUSED['average']}"
