@@ -50,7 +50,7 @@ SHOWN_NOT_RUN = [block for page in PAGES for block in runnable_blocks(page)
 def test_page_blocks_run_and_show_what_they_print(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    module_name = "docs_" + re.sub(r"\W", "_", page_id(page).removesuffix(".md"))
+    module_name = "page_" + re.sub(r"\W", "_", page_id(page).removesuffix(".md"))
     module = types.ModuleType(module_name)
     monkeypatch.setitem(sys.modules, module_name, module)
     sources = tmp_path / "blocks"
