@@ -34,7 +34,9 @@ class CodeBlock:
     @property
     def where(self) -> str:
         """`docs/guides/vmap.md:42`, the block's opening fence, for messages."""
-        return f"{self.path.relative_to(REPO_ROOT)}:{self.line}"
+        shown = (self.path.relative_to(REPO_ROOT) if self.path.is_relative_to(REPO_ROOT)
+                 else self.path)
+        return f"{shown}:{self.line}"
 
 
 def code_blocks(path: Path) -> list[CodeBlock]:

@@ -86,6 +86,32 @@ def test_blocks_not_run_say_why(block):
     pytest.skip(f"{block.where} is shown, not run: {reason['reason']}")
 
 
+@pytest.mark.parametrize("shown, error", [
+    (">>> 1 + 1\n3\n", "Expected:\n    3\nGot:\n    2"),
+    (">>> [1, 2][5]\n2\n", "[1, 2][5] raised"),
+    (">>> 1 + 1\nTraceback (most recent call last):\n    ...\nValueError: no\n",
+     "raised nothing; the page shows ValueError: no"),
+    (">>> int('x')\nTraceback (most recent call last):\n    ...\nValueError: no\n",
+     "Expected:\n    ValueError: no\nGot:\n    ValueError: invalid literal"),
+    (">>> 1\n1\n\nstray words\n", "'stray words' is neither a `>>>` statement"),
+])
+def test_a_session_that_shows_other_than_it_prints_fails(shown, error, tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(f"# A page\n\n```pycon\n{shown}```\n")
+    (tmp_path / "blocks").mkdir()
+    with pytest.raises((pytest.fail.Exception, AssertionError), match=re.escape(error)):
+        run_page(page, tmp_path / "blocks", types.ModuleType("page_under_test"))
+
+
+def test_a_block_that_raises_fails_naming_the_page(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("# A page\n\n```python\nx = 1\ny = x / 0\n```\n")
+    (tmp_path / "blocks").mkdir()
+    with pytest.raises(pytest.fail.Exception, match=r"page.md:3: the block raised[\s\S]*"
+                                                     r"line 2, in <module>[\s\S]*ZeroDivision"):
+        run_page(page, tmp_path / "blocks", types.ModuleType("page_under_test"))
+
+
 def run_code(block: CodeBlock, source_file, module) -> None:
     assert not block.text.lstrip().startswith(">>>"), (
         f"{block.where}: a block in doctest form is a ```pycon block")
