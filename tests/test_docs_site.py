@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.markdown_blocks import REPO_ROOT, code_blocks
+from tests.markdown_blocks import DOCS, REPO_ROOT, code_blocks, markdown_files
 
 README = REPO_ROOT / "README.md"
 README_MOST_LINES = 400
@@ -85,3 +85,10 @@ def heading_anchor(heading: str) -> str:
     """The anchor GitHub and mkdocs give a heading: lower case, punctuation dropped, spaces
     as hyphens."""
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_page_is_in_the_site_navigation():
+    navigation = (REPO_ROOT / "mkdocs.yml").read_text()
+    pages = [str(page.relative_to(DOCS)) for page in markdown_files()[1:]]
+    missing = [page for page in pages if f" {page}\n" not in navigation]
+    assert not missing, f"mkdocs.yml's nav leaves out {missing}: add them where they belong"
