@@ -6,7 +6,8 @@ The pages keep one convention, which this test reads:
 - A ```python block is code: it runs, and must not raise.
 - A ```pycon block is a session at the prompt, in doctest form: each `>>>` statement runs and
   must print exactly the lines under it (a value as the prompt echoes it, what `print`
-  writes, or a traceback's last line; doctest's `# doctest: +ELLIPSIS` and the like apply).
+  writes, or a traceback's last line; doctest's `# doctest: +ELLIPSIS` and the like apply),
+  but for blank lines at the end, which are not shown.
 - A block that cannot run here (it needs a GPU, MPI, a data file, long training) has
   `<!-- not run: why -->` on the line before it; each is reported as a skip with its reason.
 
@@ -159,6 +160,8 @@ def run_session(block: CodeBlock, source_file, module) -> None:
                                         f"raised nothing; the page shows {example.exc_msg}")
             example.want = example.exc_msg
             got = "".join(traceback.format_exception_only(type(raised), raised))
+        # Blank lines at the end of what is printed are not shown (`print(source)` ends in one).
+        got = got.rstrip("\n") + "\n" if got.strip() else ""
         if not checker.check_output(example.want, got, flags):
             pytest.fail(f"{block.where}, line {line}: {example.source.strip()}\n"
                         + checker.output_difference(example, got, flags))
