@@ -1,7 +1,10 @@
 """The API reference (docs/reference/) has a page for every public name, and its pages are the
-ones tools/reference_pages.py writes: a public name added without running it fails here."""
+ones tools/reference_pages.py writes: a public name added without running it fails here. The
+docstrings the pages render read as Google-style sections to griffe, which mkdocstrings uses."""
 import importlib
 import inspect
+import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -65,3 +68,42 @@ def test_a_public_name_missing_from_the_groups_is_named(monkeypatch):
     monkeypatch.setattr(reference_pages, "GROUPS", {**groups, "More": ["not_a_name"]})
     with pytest.raises(ValueError, match=r"add \['vmap'\], remove \['not_a_name'\]"):
         reference_pages.pages()
+
+
+def _rendered_docstrings() -> dict:
+    """full name -> docstring, of what the reference renders: each public object and the public
+    methods and properties of a public class."""
+    import tests.test_docstring_examples as examples
+    rendered = {}
+    for full_name, value in examples.PUBLIC_OBJECTS:
+        documented = examples._documented(value)
+        rendered[full_name] = inspect.getdoc(documented)
+        if inspect.isclass(documented):
+            for name, member in vars(documented).items():
+                member = getattr(getattr(member, "fget", member), "__func__", member)
+                if inspect.isfunction(member) and (not name.startswith("_")
+                                                   or name in ("__init__", "__call__")):
+                    rendered[f"{full_name}.{name}"] = inspect.getdoc(member)
+    return {name: doc for name, doc in rendered.items() if doc}
+
+
+SECTION = re.compile(r"^\s*(Arguments|Args|Returns|Raises|Examples|Attributes|Yields):\s*$",
+                     re.MULTILINE)
+
+
+def test_the_docstrings_sections_read_as_sections(caplog):
+    """griffe (mkdocstrings) reads a Google-style section only after a blank line, and an
+    entry of Raises as `Error: description`; otherwise the page shows the raw text."""
+    griffe = pytest.importorskip("griffe", reason="griffe comes with mkdocstrings[python]: "
+                                                  "pip install -e '.[docs]'")
+    unread, warned = [], []
+    for name, doc in _rendered_docstrings().items():
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="griffe"):
+            sections = griffe.Docstring(doc, parser="google").parse()
+        unread += [f"{name}: {match[1]}" for section in sections if section.kind.value == "text"
+                   for match in [SECTION.search(str(section.value))] if match]
+        warned += [f"{name}: {record.getMessage()}" for record in caplog.records
+                   if "No type or annotation" not in record.getMessage()
+                   and "does not appear in the function signature" not in record.getMessage()]
+    assert unread == [] and warned == []
