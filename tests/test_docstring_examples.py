@@ -1,9 +1,10 @@
 """Every public function and class of autotrace has an `Examples:` section in its docstring,
 and the examples there run and print what they say (doctest). The examples see the globals of
 the module defining the name (as doctest.testmod runs them), autotrace's public names and those
-of the public module listing it (autotrace.data's, say), `np`, `autotrace` and the name itself; each runs in a fresh temporary folder, so those
-that write files leave nothing behind. Outputs compare with doctest's NORMALIZE_WHITESPACE
-(a long message may wrap) and ELLIPSIS (`...` stands for what varies)."""
+of the public module listing it (autotrace.data's, say), `np`, `autotrace` and the name itself;
+each runs in a fresh temporary folder, so those that write files leave nothing behind. Outputs
+compare with doctest's NORMALIZE_WHITESPACE (a long message may wrap) and ELLIPSIS (`...`
+stands for what varies)."""
 import doctest
 import importlib
 import inspect
