@@ -8,7 +8,6 @@ stands for what varies)."""
 import doctest
 import importlib
 import inspect
-import os
 import sys
 
 import numpy as np
@@ -77,17 +76,13 @@ def test_every_public_object_has_an_examples_section_that_runs_something():
 
 
 @pytest.mark.parametrize("full_name, value", PUBLIC_OBJECTS, ids=[n for n, _ in PUBLIC_OBJECTS])
-def test_the_examples_print_what_they_say(full_name, value, tmp_path):
+def test_the_examples_print_what_they_say(full_name, value, tmp_path, monkeypatch):
     test = _examples(full_name, value)
     if not test.examples:
         pytest.skip(f"{full_name} has no example (the test above names it)")
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     failures = []
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        with np.printoptions(legacy=False):
-            results = runner.run(test, out=lambda text: failures.append(text))
-    finally:
-        os.chdir(cwd)
+    monkeypatch.chdir(tmp_path)
+    with np.printoptions(legacy=False):  # NumPy's own repr, whatever another test set
+        results = runner.run(test, out=failures.append)
     assert results.failed == 0, "".join(failures)
