@@ -32,7 +32,8 @@ def test_every_top_level_name_has_a_page_that_documents_it():
             assert page.startswith(f"# autotrace.{name}\n\n::: autotrace.{name}\n")
         else:
             page = (REFERENCE / reference_pages.page_name(name)).read_text()
-            assert page.startswith(f"# autotrace.{name}\n\n::: ")
+            anchor = re.escape(f"[](){{#autotrace.{name}}}")
+            assert re.match(rf"# autotrace\.{name}\n\n({anchor}\n\n)?::: ", page), name
             assert f"[`autotrace.{name}`]({reference_pages.page_name(name)})" in \
                 (REFERENCE / "index.md").read_text()
 
@@ -60,6 +61,8 @@ def test_an_instance_is_documented_by_its_class_and_a_wrapper_as_its_function():
     assert reference_pages.documented_path("autotrace", "cond") == "autotrace.cond"
     assert reference_pages.documented_path("autotrace.data", "AUTOTUNE") == \
         "autotrace.data.AUTOTUNE"
+    # a cross-reference to autotrace.config finds the page of its class
+    assert "\n[](){#autotrace.config}\n" in (REFERENCE / "config.md").read_text()
 
 
 def test_a_public_name_missing_from_the_groups_is_named(monkeypatch):

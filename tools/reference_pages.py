@@ -94,10 +94,16 @@ def _directive(path: str, options: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _anchor(full: str, path: str) -> str:
+    """For an instance documented by its class, an anchor by its public name, so that a
+    cross-reference `[config][autotrace.config]` finds it (mkdocs-autorefs' syntax)."""
+    return "" if path == full else f"[](){{#{full}}}\n\n"
+
+
 def name_page(name: str) -> str:
     """The page of one of autotrace's own public names."""
     path = documented_path("autotrace", name)
-    return (f"# autotrace.{name}\n\n"
+    return (f"# autotrace.{name}\n\n" + _anchor(f"autotrace.{name}", path)
             + _directive(path, {"show_root_heading": False}))
 
 
@@ -110,7 +116,7 @@ def module_page(module: str) -> str:
         options = {"heading_level": 2, "show_root_heading": True, "show_root_full_path": True}
         if path != f"{full}.{name}":
             # an instance documented by its class: give the section the public name
-            sections.append(f"## {full}.{name}\n")
+            sections.append(f"## {full}.{name}\n\n" + _anchor(f"{full}.{name}", path).rstrip())
             options = {"show_root_heading": False}
         sections.append(_directive(path, options))
     return "\n".join(sections)
