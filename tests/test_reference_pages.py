@@ -19,9 +19,9 @@ def test_the_committed_pages_are_what_the_generator_writes():
     written = reference_pages.pages()
     committed = {path.name: path.read_text() for path in REFERENCE.glob("*.md")}
     assert sorted(committed) == sorted(written), \
-        "run `python tools/reference_pages.py` to write docs/reference/ again"
+        "run `python -m tools.reference_pages` to write docs/reference/ again"
     stale = [name for name in written if committed[name] != written[name]]
-    assert stale == [], "run `python tools/reference_pages.py` to write docs/reference/ again"
+    assert stale == [], "run `python -m tools.reference_pages` to write docs/reference/ again"
 
 
 def test_every_top_level_name_has_a_page_that_documents_it():

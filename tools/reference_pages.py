@@ -1,6 +1,6 @@
 """Write the API reference's pages, docs/reference/*.md, from autotrace's public names.
 
-    python tools/reference_pages.py        # from the repository root; rewrites docs/reference/
+    python -m tools.reference_pages     # from the repository root: rewrites docs/reference/
 
 One page per public name of `autotrace` (`grad.md`, ...), one page per public module
 (`nn.md`, ...) with a section per name of its `__all__`, and `index.md`, which lists them all,
