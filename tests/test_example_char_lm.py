@@ -1,6 +1,7 @@
 """examples/char_lm.py: it trains, checkpoints, resumes where it stopped, writes summaries and
 samples; and the gradient its training step takes is the loss's."""
 import runpy
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ def scalars(logdir: Path, tag: str) -> list:
             for value in event.get("summary", []) if value["tag"] == tag]
 
 
-def test_char_lm_trains_checkpoints_resumes_and_samples(tmp_path, capsys):
+def test_char_lm_trains_checkpoints_resumes_and_samples(tmp_path, capsys, monkeypatch):
     main = load()["main"]
     result = main(["--logdir", str(tmp_path), "--steps", "30"] + SMALL)
     printed = capsys.readouterr().out
@@ -59,13 +60,22 @@ def test_char_lm_trains_checkpoints_resumes_and_samples(tmp_path, capsys):
     assert f"Sampled at temperature 0.8:\n{sample}" in printed
 
     # Take the checkpoint of step 30 away: the run resumes from step 20 and takes the same
-    # steps 21 to 30 as before (the same batches, learning rates and optimizer state).
+    # steps 21 to 30 as before (the same batches, learning rates and optimizer state). This
+    # time without tqdm: it says how to get it, and prints the loss every 5 steps.
     for path in tmp_path.glob("ckpt-30.*"):
         path.unlink()
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # `import tqdm` raises ImportError
     resumed = main(["--logdir", str(tmp_path), "--steps", "30"] + SMALL)
     printed = capsys.readouterr().out
-    assert printed.splitlines()[0] == f"Resumed from {tmp_path}/ckpt-20 after step 20"
     np.testing.assert_allclose(resumed["losses"], losses[20:], rtol=1e-9)
+    assert printed.splitlines()[:5] == [
+        f"Resumed from {tmp_path}/ckpt-20 after step 20",
+        "For a progress bar install tqdm (pip install tqdm, or pip install -e "
+        "'.[examples]'); printing the loss every --log-every steps instead",
+        f"step 25: loss {np.mean(losses[20:25]):.3f}",
+        f"step 30: loss {np.mean(losses[25:]):.3f}",
+        f"step 30: validation loss {resumed['validation_loss']:.3f} nats/char, saved "
+        f"{tmp_path}/ckpt-30"]
     assert resumed["sample"] == sample
 
     # Everything is trained: it says so, and samples from the checkpoint.
