@@ -16,9 +16,10 @@ learning rate go to --logdir for TensorBoard, a checkpoint every --checkpoint-ev
 resumes from the latest. At the end it prints the validation loss in nats per character and
 samples text from a prompt.
 
-With the defaults (600 steps) the validation loss falls from 4.2 (log 61, no better than
-chance among the text's 61 characters) to about 1.8 nats per character, in about three
-minutes on two cores.
+With the defaults (600 steps of 32 windows of 64 characters) the validation loss falls from
+4.46 at the start (log 61 = 4.11 is chance among the text's 61 characters) to 1.75 nats per
+character, in about 140 s of processor time (0.23 s a step: two to three minutes on two
+cores).
 """
 import os
 
