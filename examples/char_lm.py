@@ -119,8 +119,8 @@ def sample(predict, indices_of, characters, prompt: str, length: int, context: i
     (its logits over `temperature`), after `prompt`.
 
     The window is always `context` long, so that `predict` is traced once: while the text is
-    shorter, it fills the window from the left, and the causal mask keeps the padding after
-    it from changing the logits read at the text's last character.
+    shorter, it starts the window, and the causal mask keeps the padding after it from
+    changing the logits read at the text's last character.
     """
     text = [indices_of[c] for c in prompt]
     for _ in range(length):
