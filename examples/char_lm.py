@@ -163,6 +163,14 @@ def main(argv=None) -> dict:
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--seed", type=int, default=0)
     arguments = parser.parse_args(argv)
+    for option in ("steps", "batch_size", "context", "width", "heads", "depth",
+                   "checkpoint_every", "log_every", "sample_length"):
+        if getattr(arguments, option) < 1:
+            parser.error(f"--{option.replace('_', '-')} must be at least 1, got "
+                         f"{getattr(arguments, option)}")
+    if arguments.width % arguments.heads:
+        parser.error(f"--width ({arguments.width}) must be a multiple of --heads "
+                     f"({arguments.heads}): each head gets width / heads of it")
 
     text, characters, indices = load_text()
     split = len(indices) * 9 // 10

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import autotrace
 
@@ -143,3 +144,14 @@ def test_char_lm_samples_through_a_padded_window_as_through_the_text_alone():
     padded[:, 2:] = 0
     np.testing.assert_allclose(np.asarray(model(padded))[:, :2],
                                np.asarray(model(tokens[:, :2])), rtol=1e-12, atol=1e-12)
+
+
+def test_char_lm_refuses_arguments_it_cannot_train_with(capsys):
+    main = load()["main"]
+    for arguments, message in (
+            (["--steps", "0"], "--steps must be at least 1, got 0"),
+            (["--width", "30", "--heads", "4"], "--width (30) must be a multiple of --heads (4): "
+                                                "each head gets width / heads of it")):
+        with pytest.raises(SystemExit):
+            main(arguments)
+        assert capsys.readouterr().err.splitlines()[-1].endswith(f"error: {message}")
