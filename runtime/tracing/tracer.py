@@ -588,9 +588,10 @@ def _input_name(parameter: str, path: str) -> str | None:
     """The name a graph prints for the input that a leaf of an argument becomes: the
     parameter and the leaf's path, as Python writes them (`x`, `params['w']`, `batch[0]`,
     `state.h`); None (a short name is printed) for a leaf of no named parameter, or a path
-    with spaces, which would not read as one name."""
+    with a space or a colon, which would not read as one name before its `:type`."""
     name = parameter + path
-    return name if parameter.isidentifier() and not any(c.isspace() for c in name) else None
+    readable = parameter.isidentifier() and not any(c.isspace() or c == ":" for c in name)
+    return name if readable else None
 
 
 def _aval_of(leaf) -> AbstractArray:
