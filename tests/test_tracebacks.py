@@ -80,6 +80,7 @@ def test_failures_at_the_prompt_print_one_traceback_each():
 
 SCRIPT = '''\
 import sys
+import threading
 
 import numpy as np
 import autotrace
@@ -130,6 +131,13 @@ show(lambda: gradient(np.ones((2, 3)), np.ones((4, 5))))
 show(lambda: autotrace.function(gradient)(np.ones((2, 3)), np.ones((4, 5))))
 
 
+print("=== case", file=sys.stderr)
+thread = threading.Thread(target=gradient, args=(np.ones((2, 3)), np.ones((4, 5))),
+                          name="worker")
+thread.start()  # its uncaught error, as the thread's default hook prints it
+thread.join()
+
+
 def users_hook(kind, error, trace):
     print("the user's hook:", error, file=sys.stderr)
 
@@ -148,9 +156,9 @@ def script_failures(tmp_path) -> list:
 
 
 def test_failures_in_a_file_print_one_traceback_each_with_generated_lines(tmp_path):
-    refused, branch, generated, traced, hook = script_failures(tmp_path)
+    refused, branch, generated, traced, in_thread, hook = script_failures(tmp_path)
     assert hook == "the user's hook is kept: True\n"
-    for printed in (refused, branch, generated, traced):
+    for printed in (refused, branch, generated, traced, in_thread):
         assert_one_traceback(printed)
     assert ("autotrace.transforms.errors.TransformError: File \"" in refused and
             "no derivative rule for __main__.soft_clip; it has a tangent rule" in refused)
@@ -161,8 +169,11 @@ def test_failures_in_a_file_print_one_traceback_each_with_generated_lines(tmp_pa
     assert re.search(generated_line, generated), generated
     assert generated.rstrip().endswith("(size 4 is different from 3)")
     assert re.search(generated_line, traced), traced
-    assert traced.rstrip().endswith("match in their core dimension (3 != 4)\n"
-                                    '  File "' + str(tmp_path / "failing.py") + '", line 41\n'
+    assert in_thread.startswith("Exception in thread worker:\nTraceback (most recent call last):")
+    assert re.search(generated_line, in_thread), in_thread
+    line = SCRIPT.splitlines().index("    y = x @ w") + 1  # the user's line, named under
+    assert traced.rstrip().endswith("match in their core dimension (3 != 4)\n"  # the message
+                                    f'  File "{tmp_path / "failing.py"}", line {line}\n'
                                     "    y = x @ w")
 
 
