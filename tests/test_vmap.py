@@ -218,8 +218,8 @@ def test_graph_and_source_show_the_batch():
         "  d:f64[4,3] = reduce_sum[axis=(1,)] c\n"
         "  in (d) }")
     assert str(vmapped.graph(x, y, batched=False)) == (
-        "{ lambda a:f64[2,3] b:f64[2,3] ;\n"
-        "  c:f64[2,3] = multiply a b\n"
+        "{ lambda x:f64[2,3] y:f64[2,3] ;\n"
+        "  c:f64[2,3] = multiply x y\n"
         "  d:f64[3] = reduce_sum[axis=(0,)] c\n"
         "  in (d) }")
     with pytest.raises(TypeError, match="has not been called yet"):

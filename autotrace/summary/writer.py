@@ -33,13 +33,16 @@ class _EventFile:
     so it must not refer back to the writer)."""
 
     def __init__(self, path: str):
+        self.path = path
         self.file = open(path, "xb")
         self.pending: list[bytes] = []
+        self.records = 0
         self.lock = threading.Lock()
 
     def append(self, record: bytes) -> None:
         with self.lock:
             self.pending.append(record)
+            self.records += 1
 
     def flush(self) -> None:
         with self.lock:
@@ -50,9 +53,13 @@ class _EventFile:
             self.file.flush()
 
     def close(self) -> None:
+        """Flush and close; a file that holds its header only (the writer wrote nothing, or
+        what it was to write failed) is removed, not left as an empty run in the logdir."""
         self.flush()
         with self.lock:
             self.file.close()
+            if self.records <= 1 and os.path.exists(self.path):
+                os.remove(self.path)
 
 
 class SummaryWriter:
@@ -61,7 +68,8 @@ class SummaryWriter:
     Records are kept in memory and written when `max_queue` of them are waiting, when
     `flush_millis` have passed since the last write to disk (checked as each summary is
     added), on `flush()`, on `close()`, and when the writer is garbage-collected or Python
-    exits.
+    exits. A writer that wrote nothing (or whose one graph failed to trace) leaves no file:
+    its file, which holds only the header, is removed when it closes.
 
     Attributes:
         path: the event file's path.

@@ -47,6 +47,7 @@ from ..graph import Constant, Graph, Literal, Var, short_name
 from ..ops import literal_source, viewed_inputs
 from ..passes import optimize
 from ..passes.floats import float_function_source, lowerable
+from ..generated_source import register_generated
 from .call_buffers import KeptBuffers, kept_buffers
 
 # Numbers the generated files; the only state here, and only so that file names are unique.
@@ -283,7 +284,7 @@ def compile_graph(graph: Graph, name: str = "graph",
                    "backend; the Python above\n# computes the same, and runs where NumPy "
                    "must warn.\n")
     function = backend.run_on(function, devices[0])
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    register_generated(filename, source)
     weakref.finalize(function, linecache.cache.pop, filename, None)
     return function, source
 

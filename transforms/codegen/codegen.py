@@ -15,6 +15,8 @@ import weakref
 
 import gast
 
+from ...runtime.generated_source import PREFIX as GENERATED_PREFIX, register_generated
+
 _counter = itertools.count()
 
 
@@ -38,10 +40,8 @@ def debug_source(pass_name: str, node) -> None:
 
 def register_source(source: str, hint: str) -> str:
     """Give generated `source` a file name that linecache, tracebacks, inspect and pdb read."""
-    filename = f"<autotrace {hint} #{next(_counter)}>"
-    lines = source.splitlines(keepends=True)
-    # A size of None keeps linecache.checkcache from discarding the entry.
-    linecache.cache[filename] = (len(source), None, lines, filename)
+    filename = f"{GENERATED_PREFIX}{hint} #{next(_counter)}>"
+    register_generated(filename, source)
     return filename
 
 
