@@ -40,8 +40,8 @@ class ConcreteFunction:
         >>> concrete(np.zeros(3))
         array([0., 0., 0.])
         >>> print(concrete.graph)
-        { lambda a:f64[3] ;
-          b:f64[3] = tanh a
+        { lambda x:f64[3] ;
+          b:f64[3] = tanh x
           c:f64[3] = multiply[out=0] b 2
           in (c) }
     """

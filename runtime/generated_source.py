@@ -19,12 +19,14 @@ import linecache
 import sys
 import threading
 import traceback
+import weakref
 
 PREFIX = "<autotrace "
 
 
 def register_generated(filename: str, source: str) -> None:
     """Put `source`, compiled under `filename`, where tracebacks, inspect and pdb read it."""
+    _drop_collected()
     lines = source.splitlines(keepends=True)
     linecache.cache[filename] = (len(source), None, lines, filename)
     if sys.version_info < (3, 13):
@@ -32,6 +34,24 @@ def register_generated(filename: str, source: str) -> None:
             sys.excepthook = _print_with_generated_lines
         if threading.excepthook is threading.__excepthook__:
             threading.excepthook = _print_thread_error_with_generated_lines
+
+
+def forget_with(owner, filename: str) -> None:
+    """Drop `filename`'s lines once `owner` (the function compiled from them) is collected, so
+    a program that makes derivatives in a loop does not fill linecache.
+
+    The collector may run while linecache walks its cache (`linecache.checkcache()` reads each
+    entry of a list of names it took before), so the collector only notes the name; the entry is
+    dropped at the next registration, outside any walk of the cache."""
+    weakref.finalize(owner, _collected.append, filename)
+
+
+_collected: list[str] = []
+
+
+def _drop_collected() -> None:
+    while _collected:
+        linecache.cache.pop(_collected.pop(), None)
 
 
 def _print_with_generated_lines(kind, error, trace) -> None:

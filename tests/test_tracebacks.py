@@ -198,3 +198,30 @@ def test_generated_lines_survive_checkcache_and_show_in_formatted_tracebacks():
     assert f'File "{filename}", line {lines.index("    y = x @ w" + chr(10)) + 1}' in printed
     assert "\n    y = x @ w\n" in printed
 
+
+
+def _made_square():
+    def square(x):
+        return x * x
+    return square
+
+
+def test_lines_of_collected_code_stay_until_the_next_registration():
+    """linecache.checkcache() walks a list of names taken before it reads each entry; the
+    collector, which may run during that walk, must not drop an entry (KeyError in
+    checkcache). So lines of a collected derivative go at the next registration."""
+    import gc
+
+    derivative = autotrace.grad(_made_square())
+    derivative(np.float64(2.0))  # builds the generated code
+    before = set(linecache.cache)
+    ours = {name for name in before if name.startswith("<autotrace ")}
+    assert ours, "no generated source was registered"
+    del derivative
+    gc.collect()
+    for name in before:  # as checkcache's walk reads them
+        linecache.cache[name]
+    later = autotrace.grad(_made_square())
+    later(np.float64(3.0))  # a registration drops what was collected
+    dropped = {name for name in ours if name not in linecache.cache}
+    assert dropped, "collected generated code was never dropped from linecache"

@@ -33,8 +33,6 @@ from __future__ import annotations
 import builtins
 import itertools
 import keyword
-import linecache
-import weakref
 from dataclasses import dataclass
 from typing import Callable
 
@@ -47,7 +45,7 @@ from ..graph import Constant, Graph, Literal, Var, short_name
 from ..ops import literal_source, viewed_inputs
 from ..passes import optimize
 from ..passes.floats import float_function_source, lowerable
-from ..generated_source import register_generated
+from ..generated_source import forget_with, register_generated
 from .call_buffers import KeptBuffers, kept_buffers
 
 # Numbers the generated files; the only state here, and only so that file names are unique.
@@ -285,7 +283,7 @@ def compile_graph(graph: Graph, name: str = "graph",
                    "must warn.\n")
     function = backend.run_on(function, devices[0])
     register_generated(filename, source)
-    weakref.finalize(function, linecache.cache.pop, filename, None)
+    forget_with(function, filename)
     return function, source
 
 

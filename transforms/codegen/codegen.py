@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import ast
 import itertools
-import linecache
 import os
 import types
-import weakref
 
 import gast
 
-from ...runtime.generated_source import PREFIX as GENERATED_PREFIX, register_generated
+from ...runtime.generated_source import (PREFIX as GENERATED_PREFIX, forget_with,
+                                         register_generated)
 
 _counter = itertools.count()
 
@@ -51,9 +50,7 @@ def load_function(source: str, name: str, namespace: dict, hint: str | None = No
     code = compile(source, filename, "exec")
     exec(code, namespace)
     function = namespace[name]
-    # Its lines are kept while it lives: a program that makes derivatives in a loop does not
-    # fill linecache.
-    weakref.finalize(function, linecache.cache.pop, filename, None)
+    forget_with(function, filename)
     return function
 
 
@@ -110,7 +107,7 @@ def load_closure(source: str, name: str, globals_: dict, cells_of, hint: str,
     function.__kwdefaults__ = {a.arg: evaluated(d) for a, d in
                                zip(arguments.kwonlyargs, arguments.kw_defaults)
                                if d is not None} or None
-    weakref.finalize(function, linecache.cache.pop, filename, None)  # as load_function
+    forget_with(function, filename)  # as load_function
     return function
 
 
