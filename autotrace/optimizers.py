@@ -27,11 +27,12 @@ from __future__ import annotations
 import numpy as np
 
 from autotrace import schedules
+from autotrace.loss_scaling import LossScaleOptimizer
 from autotrace.optimizer_base import Optimizer, cast, step_number
 from autotrace.variables import Variable
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Nadam", "RMSprop", "RMSProp", "Adagrad",
-           "schedules"]
+           "LossScaleOptimizer", "schedules"]
 
 
 class SGD(Optimizer):

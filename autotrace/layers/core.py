@@ -33,11 +33,12 @@ class Dense(Layer):
 
     default_name = "dense"
     input_rank = _FEATURES
+    casts_weights = True
 
     def __init__(self, units: int, activation: str | Callable | None = None,
                  use_bias: bool = True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", name: str | None = None):
-        super().__init__(name)
+                 bias_initializer="zeros", name: str | None = None, dtype=None):
+        super().__init__(name, dtype)
         self.units = _positive_int("Dense", "units", units)
         self.activation = get_activation(activation)
         self.use_bias = bool(use_bias)
@@ -45,14 +46,16 @@ class Dense(Layer):
         self.bias_initializer = bias_initializer
 
     def build(self, input_shape) -> None:
-        self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
+        self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer,
+                        dtype=self.weight_dtype)
         if self.use_bias:
-            self.add_weight("bias", (self.units,), self.bias_initializer)
+            self.add_weight("bias", (self.units,), self.bias_initializer,
+                            dtype=self.weight_dtype)
 
     def call(self, inputs):
-        outputs = inputs @ self.kernel
+        outputs = inputs @ self.compute(self.kernel)
         if self.use_bias:
-            outputs = outputs + self.bias
+            outputs = outputs + self.compute(self.bias)
         return self.activation(outputs)
 
 
@@ -73,8 +76,8 @@ class Flatten(Layer):
     default_name = "flatten"
     input_rank = ("at least 1 (batch, ...)", lambda rank: rank >= 1)
 
-    def __init__(self, data_format: str = "channels_last", name: str | None = None):
-        super().__init__(name)
+    def __init__(self, data_format: str = "channels_last", name: str | None = None, dtype=None):
+        super().__init__(name, dtype)
         self.data_format = _choice("Flatten", "data_format", data_format, _DATA_FORMATS)
 
     def call(self, inputs):
@@ -101,8 +104,8 @@ class Reshape(Layer):
     default_name = "reshape"
     input_rank = ("at least 1 (batch, ...)", lambda rank: rank >= 1)
 
-    def __init__(self, target_shape, name: str | None = None):
-        super().__init__(name)
+    def __init__(self, target_shape, name: str | None = None, dtype=None):
+        super().__init__(name, dtype)
         shape = tuple(target_shape) if isinstance(target_shape, (tuple, list)) else None
         if (shape is None or sum(1 for size in shape if size == -1) > 1 or not all(
                 isinstance(size, (int, np.integer)) and not isinstance(size, bool) and
@@ -146,17 +149,18 @@ class Embedding(Layer):
     """
 
     default_name = "embedding"
+    casts_weights = True
 
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer=None,
-                 name: str | None = None):
-        super().__init__(name)
+                 name: str | None = None, dtype=None):
+        super().__init__(name, dtype)
         self.input_dim = _positive_int("Embedding", "input_dim", input_dim)
         self.output_dim = _positive_int("Embedding", "output_dim", output_dim)
         self.embeddings_initializer = embeddings_initializer or _uniform_005
 
     def build(self, input_shape) -> None:
         self.add_weight("embeddings", (self.input_dim, self.output_dim),
-                        self.embeddings_initializer)
+                        self.embeddings_initializer, dtype=self.weight_dtype)
 
     def __call__(self, inputs, *args, **kwargs):
         dtype = np.dtype(inputs.dtype if hasattr(inputs, "dtype") else np.asarray(inputs).dtype)
@@ -171,7 +175,7 @@ class Embedding(Layer):
         return super().__call__(inputs, *args, **kwargs)
 
     def call(self, inputs):
-        return np.take(self.embeddings, inputs, axis=0)
+        return np.take(self.compute(self.embeddings), inputs, axis=0)
 
 
 def _uniform_005(shape, dtype, rng):
@@ -197,8 +201,8 @@ class Sequential(Layer):
     default_name = "sequential"
     takes_training = True
 
-    def __init__(self, layers=None, name: str | None = None):
-        super().__init__(name)
+    def __init__(self, layers=None, name: str | None = None, dtype=None):
+        super().__init__(name, dtype)
         self.layers = []
         self.passes_training = ()
         for layer in layers or ():

@@ -41,8 +41,8 @@ class BatchNormalization(Layer):
     takes_training = True
 
     def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3,
-                 center: bool = True, scale: bool = True, name: str | None = None):
-        super().__init__(name)
+                 center: bool = True, scale: bool = True, name: str | None = None, dtype=None):
+        super().__init__(name, dtype)
         if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
             raise ValueError(f"BatchNormalization: argument `axis` must be an integer, got "
                              f"{axis!r}")
@@ -121,8 +121,9 @@ class LayerNormalization(Layer):
     default_name = "layer_normalization"
 
     def __init__(self, axis=-1, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
-                 beta_initializer="zeros", gamma_initializer="ones", name: str | None = None):
-        super().__init__(name)
+                 beta_initializer="zeros", gamma_initializer="ones", name: str | None = None,
+                 dtype=None):
+        super().__init__(name, dtype)
         axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
         if not axes or any(isinstance(a, bool) or not isinstance(a, (int, np.integer))
                            for a in axes):

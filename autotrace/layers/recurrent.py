@@ -39,8 +39,8 @@ class _Recurrent(Layer):
                  use_bias: bool = True, kernel_initializer="glorot_uniform",
                  recurrent_initializer=orthogonal, bias_initializer="zeros",
                  return_sequences: bool = False, return_state: bool = False,
-                 go_backwards: bool = False, name: str | None = None):
-        super().__init__(name)
+                 go_backwards: bool = False, name: str | None = None, dtype=None):
+        super().__init__(name, dtype)
         self.units = _positive_int(type(self).__name__, "units", units)
         self.activation = get_activation(activation)
         self.use_bias = bool(use_bias)
@@ -161,10 +161,10 @@ class LSTM(_Recurrent):
                  recurrent_initializer=orthogonal, bias_initializer="zeros",
                  unit_forget_bias: bool = True, return_sequences: bool = False,
                  return_state: bool = False, go_backwards: bool = False,
-                 name: str | None = None):
+                 name: str | None = None, dtype=None):
         super().__init__(units, activation, use_bias, kernel_initializer,
                          recurrent_initializer, bias_initializer, return_sequences,
-                         return_state, go_backwards, name)
+                         return_state, go_backwards, name, dtype)
         self.recurrent_activation = get_activation(recurrent_activation)
         if unit_forget_bias:
             self.bias_initializer = _forget_bias_one(bias_initializer, self.units)
@@ -224,10 +224,10 @@ class GRU(_Recurrent):
                  recurrent_initializer=orthogonal, bias_initializer="zeros",
                  return_sequences: bool = False, return_state: bool = False,
                  go_backwards: bool = False, reset_after: bool = True,
-                 name: str | None = None):
+                 name: str | None = None, dtype=None):
         super().__init__(units, activation, use_bias, kernel_initializer,
                          recurrent_initializer, bias_initializer, return_sequences,
-                         return_state, go_backwards, name)
+                         return_state, go_backwards, name, dtype)
         self.recurrent_activation = get_activation(recurrent_activation)
         self.reset_after = bool(reset_after)
 
