@@ -1,5 +1,5 @@
-"""Dtype policies for layers (public as `autotrace.mixed_precision`), Keras's names: `Policy`, `set_global_policy`, `global_policy`,
-and the default float dtype of layers' weights (`autotrace.config.set_floatx`).
+"""Dtype policies for layers (public as `autotrace.mixed_precision`), Keras's names:
+`Policy`, `set_global_policy`, `global_policy`, and the default float dtype of layers' weights (`autotrace.config.set_floatx`).
 
     from autotrace import mixed_precision
     mixed_precision.set_global_policy("mixed_float16")   # before the layers are made
@@ -93,11 +93,11 @@ def as_policy(dtype, owner: str) -> Policy | None:
             dtype = np.dtype(dtype).name
         except TypeError:
             pass
-    try:
-        return Policy(dtype)
-    except ValueError as error:
-        raise ValueError(f"{owner}: argument `dtype`: {error.args[0].split(': ', 1)[1]}"
-                         ) from None
+    if dtype not in _POLICIES:
+        known = ", ".join(repr(known) for known in _POLICIES)
+        raise ValueError(f"{owner}: argument `dtype` must be a Policy or one of {known}, got "
+                         f"{dtype!r}")
+    return Policy(dtype)
 
 
 def set_global_policy(policy) -> None:

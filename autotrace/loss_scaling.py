@@ -111,7 +111,7 @@ class LossScaleOptimizer:
         function returning its scaled loss."""
         if callable(loss):
             return lambda: self.get_scaled_loss(loss())
-        return loss * cast(self.dynamic_scale.value(), _dtype_of(loss))
+        return loss * cast(self.dynamic_scale, _dtype_of(loss))
 
     def get_unscaled_gradients(self, gradients: Iterable) -> list:
         """Each gradient divided by the scale (in the gradient's dtype); None stays None."""

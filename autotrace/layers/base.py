@@ -107,9 +107,21 @@ class Layer(Module):
             if not accepts(len(shape)):
                 raise ValueError(f"{type(self).__name__} {self.name!r}: argument `inputs` "
                                  f"must have rank {description}, got shape {shape}")
-        if self.dtype_policy is not None:
-            inputs = _cast_inputs(inputs, self.compute_dtype)
+        if self.dtype_policy is not None and not isinstance(inputs, (tuple, list)):
+            inputs = cast_floating(inputs, self.compute_dtype)
         return super().__call__(inputs, *args, **kwargs)
+
+    @property
+    def __autotrace_call__(self):
+        """What the gradient transforms differentiate when the layer is called: under a
+        policy, `call` with the inputs cast as `__call__` casts them."""
+        if self.dtype_policy is None or self._user_defines_call():
+            return super().__autotrace_call__
+        return self._call_in_compute_dtype
+
+    def _call_in_compute_dtype(self, inputs, *args, **kwargs):
+        return self.call(inputs.astype(_computed_dtype(inputs.dtype, self.compute_dtype)),
+                         *args, **kwargs)
 
     def build_for(self, inputs) -> None:
         """Builds as Module does, with `weight_dtype` set first: the policy's variable dtype,
@@ -143,10 +155,10 @@ class Layer(Module):
                             f"{policy.compute_dtype!r} or 'float32'")
 
 
-def _cast_inputs(inputs, dtype: str):
-    if isinstance(inputs, (tuple, list)):
-        return type(inputs)(cast_floating(item, dtype) for item in inputs)
-    return cast_floating(inputs, dtype)
+def _computed_dtype(dtype, compute_dtype: str) -> np.dtype:
+    """The dtype a layer computes inputs of `dtype` in: its compute dtype for floats, their
+    own for others (integer indices, masks)."""
+    return np.dtype(compute_dtype) if np.dtype(dtype).kind == "f" else np.dtype(dtype)
 
 
 _FEATURES = ("at least 2 (batch, ..., features)", lambda rank: rank >= 2)
