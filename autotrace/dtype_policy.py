@@ -1,5 +1,6 @@
 """Dtype policies for layers (public as `autotrace.mixed_precision`), Keras's names:
-`Policy`, `set_global_policy`, `global_policy`, and the default float dtype of layers' weights (`autotrace.config.set_floatx`).
+`Policy`, `set_global_policy`, `global_policy`, and the default float dtype of layers'
+weights (`autotrace.config.set_floatx`).
 
     from autotrace import mixed_precision
     mixed_precision.set_global_policy("mixed_float16")   # before the layers are made
