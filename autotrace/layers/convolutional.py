@@ -231,7 +231,9 @@ class Conv1D(Layer):
         padding = self.padding
         if padding == "causal":
             span = (self.kernel_size - 1) * self.dilation_rate
-            inputs = np.pad(inputs, ((0, 0), (span, 0), (0, 0)))
+            # zeros (batch, span, channels), made from the inputs: the batch may be unknown
+            zeros = np.zeros_like(inputs[:, :1, :]) * np.zeros((1, span, 1), inputs.dtype)
+            inputs = np.concatenate([zeros, inputs], axis=1)
             padding = "valid"
         height_axis = 1 if self.data_format == "channels_last" else 2
         images = np.expand_dims(inputs, height_axis)
