@@ -184,8 +184,9 @@ class SimpleRNN(_Recurrent):
             docstring; `reset_states()` zeros them).
         zero_output_for_mask: output zeros at masked steps, not the previous output.
     Call as `layer(inputs, initial_state=None, mask=None)`, mask a boolean (batch, timesteps)
-    array, False at the steps to skip (see the module's docstring). Its Variables are `<name>/kernel` (features,
-    units), `<name>/recurrent_kernel` (units, units) and `<name>/bias` (units,).
+    array, False at the steps to skip (see the module's docstring). Its Variables are
+    `<name>/kernel` (features, units), `<name>/recurrent_kernel` (units, units) and
+    `<name>/bias` (units,).
 
     Example:
         >>> layer = SimpleRNN(4, return_sequences=True)
