@@ -14,6 +14,17 @@ from_logits=True): `binary_crossentropy`, `categorical_crossentropy`,
 y_pred)`, ...); with reduction="none", an elementwise loss (binary cross entropy, Huber,
 absolute error) gives one loss per element where Keras's functions average each sample's last
 axis.
+
+Keras's loss classes are here as well: `BinaryCrossentropy`, `CategoricalCrossentropy`,
+`SparseCategoricalCrossentropy`, `MeanSquaredError`, `MeanAbsoluteError`, `Huber` and
+`KLDivergence`, made with the functions' options and called as `loss(y_true, y_pred,
+sample_weight=None)`. As Keras's, each computes one loss per sample (the elementwise ones
+average the last axis), weighs them, and reduces them as `reduction` says:
+"sum_over_batch_size" (the default: the weighted sum over the number of losses), "sum", or
+"none".
+
+    loss = at.losses.BinaryCrossentropy(from_logits=True, label_smoothing=0.1)
+    value = loss(labels, logits, sample_weight=weights)
 """
 from __future__ import annotations
 
@@ -26,7 +37,9 @@ from autotrace.runtime.primitives.registry import is_traced
 __all__ = ["softmax_cross_entropy", "sparse_softmax_cross_entropy",
            "dense_softmax_cross_entropy", "sigmoid_cross_entropy", "mean_squared_error",
            "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy",
-           "huber", "mean_absolute_error", "kl_divergence", "kld"]
+           "huber", "mean_absolute_error", "kl_divergence", "kld", "Loss", "BinaryCrossentropy",
+           "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "MeanSquaredError",
+           "MeanAbsoluteError", "Huber", "KLDivergence"]
 
 REDUCTIONS = ("mean", "sum", "none")
 # Probabilities are clipped to [EPSILON, 1 - EPSILON] before their log (from_logits=False).
@@ -262,6 +275,279 @@ def kl_divergence(y_true, y_pred, reduction="mean"):
 
 
 kld = kl_divergence
+
+
+# --- Keras's loss classes ----------------------------------------------------------------------
+
+CLASS_REDUCTIONS = ("sum_over_batch_size", "sum", "none")
+
+
+class Loss:
+    """The base of the loss classes: per-sample losses (`call`), weighed and reduced.
+
+    Arguments:
+        reduction: "sum_over_batch_size" (the default: the sum of the weighted losses over
+            their number, so a weight of 0 still counts in the number, as in Keras), "sum",
+            or "none" (the weighted per-sample losses).
+        name: the loss's name.
+        dtype: the dtype the loss is computed in: y_pred (and floating y_true) are cast to
+            it. None (the default) keeps y_pred's floating dtype, but float16 (the output of a
+            layer under "mixed_float16") is computed in float32, as Keras's losses do.
+
+    Calling it as `loss(y_true, y_pred, sample_weight=None)`: sample_weight broadcasts to
+    the per-sample losses (weights of one dimension fewer, such as one per sample for losses
+    per time step, get trailing axes; a trailing axis of size 1 is dropped).
+    """
+
+    default_name = "loss"
+    # the gradient transforms differentiate a call of a loss as its __call__, from source
+    __autotrace_differentiable__ = True
+
+    def __init__(self, reduction: str = "sum_over_batch_size", name: str | None = None,
+                 dtype=None):
+        owner = type(self).__name__
+        if reduction not in CLASS_REDUCTIONS:
+            expected = ", ".join(repr(known) for known in CLASS_REDUCTIONS)
+            raise ValueError(f"{owner}: argument `reduction` must be one of {expected}, got "
+                             f"{reduction!r}")
+        self.reduction = reduction
+        self.name = name or self.default_name
+        self.dtype = None if dtype is None else np.dtype(dtype)
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        y_pred = _as_array(y_pred)
+        dtype = self.dtype or (np.dtype(np.float32) if y_pred.dtype == np.float16 else
+                               y_pred.dtype if y_pred.dtype.kind == "f" else np.float64)
+        y_pred = y_pred.astype(dtype) if y_pred.dtype != dtype else y_pred
+        y_true = _as_array(y_true)
+        if y_true.dtype.kind == "f" and y_true.dtype != dtype or (
+                y_true.dtype.kind in "biu" and not self.takes_class_indices):
+            y_true = y_true.astype(dtype)
+        losses = self.call(y_true, y_pred)
+        return _reduce_weighted(losses, sample_weight, self.reduction,
+                                f"{type(self).__name__} {self.name!r}")
+
+    takes_class_indices = False  # whether y_true holds integer class indices, not values
+
+    def call(self, y_true, y_pred):
+        """The per-sample losses."""
+        raise NotImplementedError(f"{type(self).__name__} must define call")
+
+    def get_config(self) -> dict:
+        """The arguments that make a loss like this one (Keras's `get_config`)."""
+        return {"name": self.name, "reduction": self.reduction, **self._options()}
+
+    def _options(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Loss":
+        return cls(**config)
+
+    def __repr__(self) -> str:
+        return f"<autotrace.losses.{type(self).__name__} {self.name!r}>"
+
+
+class MeanSquaredError(Loss):
+    """The mean over the last axis of (y_pred - y_true)^2, per sample.
+
+    Example:
+        >>> float(MeanSquaredError()(np.array([[0.0, 0.0]]), np.array([[1.0, 3.0]])))
+        5.0
+    """
+
+    default_name = "mean_squared_error"
+
+    def call(self, y_true, y_pred):
+        return np.mean((y_pred - y_true) ** 2, axis=-1)
+
+
+class MeanAbsoluteError(Loss):
+    """The mean over the last axis of |y_pred - y_true|, per sample.
+
+    Example:
+        >>> float(MeanAbsoluteError()(np.array([[0.0, 0.0]]), np.array([[1.0, -3.0]])))
+        2.0
+    """
+
+    default_name = "mean_absolute_error"
+
+    def call(self, y_true, y_pred):
+        return np.mean(np.abs(y_pred - y_true), axis=-1)
+
+
+class Huber(Loss):
+    """The mean over the last axis of the Huber loss of y_pred - y_true (see `huber`).
+
+    Arguments:
+        delta: where the loss turns from quadratic to linear (default 1.0).
+        reduction, name, dtype: as for `Loss`.
+
+    Example:
+        >>> float(Huber()(np.array([[0.0, 0.0]]), np.array([[0.5, 3.0]])))
+        1.3125
+    """
+
+    default_name = "huber_loss"
+
+    def __init__(self, delta: float = 1.0, reduction: str = "sum_over_batch_size",
+                 name: str | None = None, dtype=None):
+        super().__init__(reduction, name, dtype)
+        self.delta = float(delta)
+
+    def call(self, y_true, y_pred):
+        return np.mean(huber(y_true, y_pred, self.delta, reduction="none"), axis=-1)
+
+    def _options(self):
+        return {"delta": self.delta}
+
+
+class BinaryCrossentropy(Loss):
+    """The mean over the last axis of the binary cross entropy (see `binary_crossentropy`).
+
+    Arguments:
+        from_logits: whether y_pred are logits (default: probabilities).
+        label_smoothing: targets z become z (1 - label_smoothing) + label_smoothing / 2.
+        reduction, name, dtype: as for `Loss`.
+
+    Example:
+        >>> float(BinaryCrossentropy()(np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]])))
+        0.6931471805599453
+    """
+
+    default_name = "binary_crossentropy"
+
+    def __init__(self, from_logits: bool = False, label_smoothing: float = 0.0,
+                 reduction: str = "sum_over_batch_size", name: str | None = None,
+                 dtype=None):
+        super().__init__(reduction, name, dtype)
+        self.from_logits = bool(from_logits)
+        self.label_smoothing = _smoothing(label_smoothing, type(self).__name__)
+
+    def call(self, y_true, y_pred):
+        return np.mean(binary_crossentropy(y_true, y_pred, self.from_logits,
+                                           self.label_smoothing, reduction="none"), axis=-1)
+
+    def _options(self):
+        return {"from_logits": self.from_logits, "label_smoothing": self.label_smoothing}
+
+
+class CategoricalCrossentropy(Loss):
+    """The cross entropy of one-hot (or probability) rows, per sample (see
+    `categorical_crossentropy`).
+
+    Arguments:
+        from_logits: whether y_pred are logits (default: probabilities).
+        label_smoothing: y_true becomes y_true (1 - label_smoothing) + label_smoothing / C.
+        reduction, name, dtype: as for `Loss`.
+
+    Example:
+        >>> float(CategoricalCrossentropy()(np.array([[0.0, 1.0]]), np.array([[0.5, 0.5]])))
+        0.6931471805599453
+    """
+
+    default_name = "categorical_crossentropy"
+
+    def __init__(self, from_logits: bool = False, label_smoothing: float = 0.0,
+                 reduction: str = "sum_over_batch_size", name: str | None = None,
+                 dtype=None):
+        super().__init__(reduction, name, dtype)
+        self.from_logits = bool(from_logits)
+        self.label_smoothing = _smoothing(label_smoothing, type(self).__name__)
+
+    def call(self, y_true, y_pred):
+        return categorical_crossentropy(y_true, y_pred, self.from_logits,
+                                        self.label_smoothing, reduction="none")
+
+    def _options(self):
+        return {"from_logits": self.from_logits, "label_smoothing": self.label_smoothing}
+
+
+class SparseCategoricalCrossentropy(Loss):
+    """The cross entropy of integer class indices, per sample (see
+    `sparse_categorical_crossentropy`).
+
+    Arguments:
+        from_logits: whether y_pred are logits (default: probabilities).
+        reduction, name, dtype: as for `Loss`.
+
+    Example:
+        >>> loss = SparseCategoricalCrossentropy(from_logits=True)
+        >>> float(loss(np.array([1]), np.array([[0.0, 0.0]])))
+        0.6931471805599453
+    """
+
+    default_name = "sparse_categorical_crossentropy"
+    takes_class_indices = True
+
+    def __init__(self, from_logits: bool = False, reduction: str = "sum_over_batch_size",
+                 name: str | None = None, dtype=None):
+        super().__init__(reduction, name, dtype)
+        self.from_logits = bool(from_logits)
+
+    def call(self, y_true, y_pred):
+        return sparse_categorical_crossentropy(y_true, y_pred, self.from_logits,
+                                               reduction="none")
+
+    def _options(self):
+        return {"from_logits": self.from_logits}
+
+
+class KLDivergence(Loss):
+    """The Kullback-Leibler divergence of each row of y_pred from y_true's (see
+    `kl_divergence`).
+
+    Example:
+        >>> float(KLDivergence()(np.array([[0.5, 0.5]]), np.array([[0.25, 0.75]])))
+        0.14384103622589042
+    """
+
+    default_name = "kl_divergence"
+
+    def call(self, y_true, y_pred):
+        return kl_divergence(y_true, y_pred, reduction="none")
+
+
+def _as_array(value):
+    return value if hasattr(value, "dtype") and hasattr(value, "astype") else np.asarray(value)
+
+
+def _smoothing(value, owner: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise ValueError(f"{owner}: argument `label_smoothing` must be a number in [0, 1], got "
+                         f"{value!r}")
+    return float(value)
+
+
+def _reduce_weighted(losses, sample_weight, reduction: str, owner: str):
+    """The per-sample `losses` times `sample_weight`, reduced as Keras's loss classes do."""
+    if sample_weight is not None:
+        losses = losses * _weights_for(sample_weight, tuple(losses.shape), losses.dtype, owner)
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return np.sum(losses)
+    return np.mean(losses)
+
+
+def _weights_for(sample_weight, shape: tuple, dtype, owner: str):
+    """`sample_weight` in `dtype`, shaped to broadcast to losses of `shape`: a trailing axis
+    of size 1 dropped, trailing axes added to weights of the leading axes only (one per
+    sample for losses per time step)."""
+    weights = _as_array(sample_weight)
+    given_shape = tuple(weights.shape)
+    weights = weights.astype(dtype) if weights.dtype != dtype else weights
+    if weights.ndim == len(shape) + 1 and weights.shape[-1] == 1:
+        weights = np.squeeze(weights, axis=-1)
+    for _ in range(len(shape) - weights.ndim if weights.ndim else 0):
+        weights = np.expand_dims(weights, -1)
+    try:
+        np.broadcast_shapes(tuple(1 if size is None else size for size in weights.shape),
+                            tuple(1 if size is None else size for size in shape))
+    except ValueError:
+        raise ValueError(f"{owner}: sample_weight of shape {given_shape} does not broadcast "
+                         f"to the per-sample losses, of shape {shape}") from None
+    return weights
 
 
 def _log_probabilities(logits, from_logits):
