@@ -28,6 +28,7 @@ import numpy as np
 from autotrace import tracking
 from autotrace.implicit import implicit_value_and_grad
 from autotrace.optimizer_base import Optimizer, cast
+from autotrace.runtime.devices import device_of, is_gpu_array
 from autotrace.variables import Variable
 
 __all__ = ["LossScaleOptimizer"]
@@ -111,10 +112,14 @@ class LossScaleOptimizer:
         function returning its scaled loss."""
         if callable(loss):
             return lambda: self.get_scaled_loss(loss())
+        self._follow(loss)
         return loss * cast(self.dynamic_scale, _dtype_of(loss))
 
     def get_unscaled_gradients(self, gradients: Iterable) -> list:
         """Each gradient divided by the scale (in the gradient's dtype); None stays None."""
+        gradients = list(gradients)
+        for gradient in gradients:
+            self._follow(gradient)
         return [None if gradient is None else
                 gradient * cast(1.0 / self.dynamic_scale.value(), _dtype_of(gradient))
                 for gradient in gradients]
@@ -129,6 +134,8 @@ class LossScaleOptimizer:
         if not self.dynamic:
             return self.inner_optimizer.apply_gradients(pairs)
         given = [(gradient, variable) for gradient, variable in pairs if gradient is not None]
+        for _, variable in given[:1]:
+            self._follow(variable)
         finite = _all_finite([gradient for gradient, _ in given])
         for _, variable in given:
             if isinstance(variable, Variable):
@@ -145,6 +152,20 @@ class LossScaleOptimizer:
             variable.assign(np.where(finite, variable.value(), old))
         self._adapt_scale(finite)
         return self.iterations
+
+    def _follow(self, value) -> None:
+        """Keep the scale and the counter on the GPU of the values scaled (an optimizer made
+        outside `autotrace.device("gpu:0")` may scale a model's loss made inside it): moved
+        the first time an eager GPU value comes, before any traced function reads them."""
+        if isinstance(value, Variable):
+            target = value.device
+        elif is_gpu_array(value):
+            target = device_of(value)
+        else:
+            return
+        for state in (self.dynamic_scale, self.step_counter):
+            if state.device != target:
+                state._move_to(target)
 
     def _adapt_scale(self, finite) -> None:
         counter = np.where(finite, self.step_counter.value() + 1, 0)
@@ -177,9 +198,10 @@ def _dtype_of(value):
 
 def _all_finite(gradients: list):
     """Whether every element of every gradient is finite (a traced bool while tracing)."""
-    finite = np.asarray(True)
+    finite = None
     for gradient in gradients:
-        finite = np.logical_and(finite, np.all(np.isfinite(gradient)))
+        here = np.all(np.isfinite(gradient))
+        finite = here if finite is None else np.logical_and(finite, here)
     return finite
 
 

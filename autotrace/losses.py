@@ -297,6 +297,12 @@ def _reduce_weighted(losses, sample_weight, reduction: str, owner: str):
     return np.mean(losses)
 
 
+def _broadcasts(shape: tuple, target: tuple) -> bool:
+    """Whether arrays of `shape` broadcast against `target` (None: a size not known)."""
+    return all(size in (1, None) or other in (1, None) or size == other
+               for size, other in zip(reversed(shape), reversed(target)))
+
+
 def _weights_for(sample_weight, shape: tuple, dtype, owner: str):
     """`sample_weight` in `dtype`, shaped to broadcast to losses of `shape`: a trailing axis
     of size 1 dropped, trailing axes added to weights of the leading axes only (one per
@@ -308,10 +314,7 @@ def _weights_for(sample_weight, shape: tuple, dtype, owner: str):
         weights = np.squeeze(weights, axis=-1)
     for _ in range(len(shape) - weights.ndim if weights.ndim else 0):
         weights = np.expand_dims(weights, -1)
-    try:
-        np.broadcast_shapes(tuple(1 if size is None else size for size in weights.shape),
-                            tuple(1 if size is None else size for size in shape))
-    except ValueError:
+    if not _broadcasts(tuple(weights.shape), shape):
         raise ValueError(f"{owner}: sample_weight of shape {given_shape} does not broadcast "
-                         f"to the per-sample losses, of shape {shape}") from None
+                         f"to the per-sample losses, of shape {shape}")
     return weights
