@@ -72,14 +72,45 @@ def test_layer_dtype_argument_over_the_global_policy():
 
 
 def test_layers_that_cannot_compute_mixed_refuse():
-    layer = layers.LayerNormalization(dtype="mixed_float16", name="norm")
+    layer = layers.MultiHeadAttention(num_heads=1, key_dim=2, dtype="mixed_float16",
+                                      name="attention")
     with pytest.raises(TypeError, match=re.escape(
-            "LayerNormalization 'norm' does not support the mixed policy 'mixed_float16' yet "
-            "(its weights ['norm/gamma', 'norm/beta'] would be used in float32); give it "
-            "dtype='float16' or 'float32'")):
-        layer(random(2, 3))
+            "MultiHeadAttention 'attention' does not support the mixed policy 'mixed_float16' "
+            "yet (its weights ['attention/query_kernel', 'attention/query_bias', ")) as error:
+        layer(random(2, 3, 4), random(2, 3, 4))
+    assert str(error.value).endswith("would be used in float32); give it dtype='float16' or "
+                                     "'float32'")
     # layers without weights are fine
     assert layers.Flatten(dtype="mixed_float16")(random(2, 3, 1)).dtype == np.float16
+
+
+@pytest.mark.parametrize("make, shape", [
+    (lambda dtype: layers.LayerNormalization(dtype=dtype), (3, 4)),
+    (lambda dtype: layers.BatchNormalization(dtype=dtype), (3, 4)),
+    (lambda dtype: layers.Conv1D(2, 3, padding="causal", dilation_rate=2, dtype=dtype), (6, 2)),
+    (lambda dtype: layers.Conv2D(2, 2, dtype=dtype), (4, 4, 2)),
+    (lambda dtype: layers.LSTM(3, return_sequences=True, dtype=dtype), (4, 2)),
+    (lambda dtype: layers.GRU(3, dtype=dtype), (4, 2)),
+    (lambda dtype: layers.SimpleRNN(3, dtype=dtype), (4, 2)),
+])
+def test_layers_under_mixed_float16_match_float32(make, shape):
+    x = random(2, *shape)
+    mixed, single = make("mixed_float16"), make("float32")
+    mixed(x)
+    single(x)
+    for variable, twin in zip(mixed.variables, single.variables):
+        assert variable.dtype == np.float32
+        variable.assign(twin.numpy() + random(*twin.shape, seed=variable.size) * 0.1)
+        twin.assign(variable.numpy())
+    kwargs = {"training": True} if isinstance(mixed, layers.BatchNormalization) else {}
+    outputs = mixed(x, **kwargs)
+    assert outputs.dtype == np.float16
+    np.testing.assert_allclose(outputs, single(x, **kwargs), rtol=2e-2, atol=2e-2)
+
+    def loss():
+        return np.sum(mixed(x).astype(np.float32) ** 2)
+    _, grads_and_vars = at.implicit_value_and_grad(loss)()
+    assert grads_and_vars and all(g.dtype == np.float32 for g, _ in grads_and_vars)
 
 
 def test_floatx():

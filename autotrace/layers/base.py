@@ -135,11 +135,19 @@ class Layer(Module):
             self._check_policy()
 
     def compute(self, weight):
-        """`weight` (a Variable of the layer) as `call` computes with it: cast to the
-        compute dtype under a mixed policy, itself otherwise."""
+        """`weight` (a Variable of the layer) as `call` computes with it, or a value computed
+        in the variable dtype as the layer outputs it: cast to the compute dtype under a
+        mixed policy, itself otherwise."""
         if self.dtype_policy is None or not self.dtype_policy.is_mixed:
             return weight
         return cast_floating(weight, self.compute_dtype)
+
+    def in_variable_dtype(self, value):
+        """`value` cast to the variable dtype under a mixed policy (where a layer computes in
+        float32 for accuracy, as the normalization layers do), itself otherwise."""
+        if self.dtype_policy is None or not self.dtype_policy.is_mixed:
+            return value
+        return cast_floating(value, self.variable_dtype)
 
     def _check_policy(self) -> None:
         """Refuse a mixed policy in a layer that would compute with its weights uncast."""

@@ -42,6 +42,7 @@ class _Recurrent(Layer):
     """What SimpleRNN, LSTM and GRU share: arguments, weights, and the loop over time."""
 
     input_rank = _SEQUENCES
+    casts_weights = True
     gates = 1  # the kernels' column blocks, each `units` wide
     state_count = 1
 
@@ -152,7 +153,8 @@ class _Recurrent(Layer):
 
     def _initial_states(self, inputs, initial_state) -> tuple:
         if initial_state is None and self.stateful:
-            return tuple(getattr(self, f"states_{index}") for index in range(self.state_count))
+            return tuple(self.compute(getattr(self, f"states_{index}"))
+                         for index in range(self.state_count))
         if initial_state is None:
             # zeros (batch, units), made from the inputs so the batch size may be unknown
             zeros = np.zeros_like(inputs[:, 0, :1]) * np.zeros((1, self.units), inputs.dtype)
@@ -197,9 +199,9 @@ class SimpleRNN(_Recurrent):
     default_name = "simple_rnn"
 
     def step(self, x, states):
-        z = x @ self.kernel + states[0] @ self.recurrent_kernel
+        z = x @ self.compute(self.kernel) + states[0] @ self.compute(self.recurrent_kernel)
         if self.use_bias:
-            z = z + self.bias
+            z = z + self.compute(self.bias)
         h = self.activation(z)
         return h, (h,)
 
@@ -247,9 +249,9 @@ class LSTM(_Recurrent):
 
     def step(self, x, states):
         h, c = states
-        z = x @ self.kernel + h @ self.recurrent_kernel
+        z = x @ self.compute(self.kernel) + h @ self.compute(self.recurrent_kernel)
         if self.use_bias:
-            z = z + self.bias
+            z = z + self.compute(self.bias)
         u = self.units
         i = self.recurrent_activation(z[:, :u])
         f = self.recurrent_activation(z[:, u:2 * u])
@@ -315,21 +317,23 @@ class GRU(_Recurrent):
     def step(self, x, states):
         h = states[0]
         u = self.units
-        x_gates = x @ self.kernel
+        recurrent_kernel = self.compute(self.recurrent_kernel)
+        x_gates = x @ self.compute(self.kernel)
         if self.use_bias:
-            x_gates = x_gates + (self.bias[0] if self.reset_after else self.bias)
+            bias = self.compute(self.bias)
+            x_gates = x_gates + (bias[0] if self.reset_after else bias)
         if self.reset_after:
-            h_gates = h @ self.recurrent_kernel
+            h_gates = h @ recurrent_kernel
             if self.use_bias:
-                h_gates = h_gates + self.bias[1]
+                h_gates = h_gates + bias[1]
         else:
-            h_gates = h @ self.recurrent_kernel[:, :2 * u]
+            h_gates = h @ recurrent_kernel[:, :2 * u]
         z = self.recurrent_activation(x_gates[:, :u] + h_gates[:, :u])
         r = self.recurrent_activation(x_gates[:, u:2 * u] + h_gates[:, u:2 * u])
         if self.reset_after:
             candidate = self.activation(x_gates[:, 2 * u:] + r * h_gates[:, 2 * u:])
         else:
             candidate = self.activation(x_gates[:, 2 * u:] +
-                                        (r * h) @ self.recurrent_kernel[:, 2 * u:])
+                                        (r * h) @ recurrent_kernel[:, 2 * u:])
         h = z * h + (1 - z) * candidate
         return h, (h,)
