@@ -46,8 +46,10 @@ class _ConfusionMetric(Metric):
             weights = _as_array(sample_weight, self.dtype)
             if weights.ndim == y_pred.ndim - 1:
                 weights = np.expand_dims(weights, -1)
-            try:
-                weights = np.broadcast_to(weights, y_pred.shape)
+            try:  # by a product, not broadcast_to: the batch size may be unknown when traced
+                weights = weights * np.ones_like(y_pred)
+                if tuple(weights.shape) != tuple(y_pred.shape):
+                    raise ValueError(weights.shape)
             except ValueError:
                 raise ValueError(f"{owner}: sample_weight must broadcast to the shape "
                                  f"{tuple(y_pred.shape)} of y_pred (or match its leading "

@@ -125,3 +125,16 @@ def test_errors():
     with pytest.raises(ValueError, match=re.escape(
             "AUC 'flat': label_weights has 2 weights; y_pred has 3 labels (its last axis)")):
         flat.update_state(LABELS, SCORES)
+
+
+def test_label_weights_without_multi_label_traced_with_an_unknown_batch_size():
+    label_weights = [1.0, 2.0, 0.5]
+    traced_auc = metrics.AUC(num_thresholds=10, label_weights=label_weights)
+    traced = at.function(lambda y, p, w: traced_auc.update_state(y, p, sample_weight=w),
+                         input_signature=[at.Spec((None, 3)), at.Spec((None, 3)),
+                                          at.Spec((None,))])
+    traced(LABELS[:5], SCORES[:5], SAMPLE_WEIGHTS[:5])
+    traced(LABELS[5:], SCORES[5:], SAMPLE_WEIGHTS[5:])
+    weights = (SAMPLE_WEIGHTS[:, None] * np.array(label_weights)).ravel()
+    assert traced_auc.result() == pytest.approx(
+        roc_area(LABELS.ravel(), SCORES.ravel(), weights), rel=1e-12)
