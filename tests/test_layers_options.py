@@ -272,3 +272,24 @@ def test_stateful_lstm_traced_and_checkpointed(tmp_path):
     with pytest.raises(ValueError, match=re.escape(
             "GRU 'gru_x': reset_states needs stateful=True")):
         layers.GRU(2, name="gru_x").reset_states()
+
+
+@pytest.mark.parametrize("padding", ["valid", "same"])
+def test_dilated_conv2d_transpose_is_the_adjoint_of_the_dilated_convolution(padding):
+    # <transpose(x), y> = <x, conv(y)> for the convolution with the same kernel and rates,
+    # whose kernel layout (height, width, in, out) is the transpose's (height, width, out, in)
+    x = random(2, 4, 5, 3, seed=20)
+    transpose = layers.Conv2DTranspose(2, (2, 3), dilation_rate=(2, 1), padding=padding,
+                                       use_bias=False)
+    outputs = transpose(x)
+    expected_shape = {"valid": (2, 4 + 2, 5 + 2, 2), "same": (2, 4, 5, 2)}[padding]
+    assert outputs.shape == expected_shape
+    randomize(transpose)
+    y = random(*expected_shape, seed=21)
+    convolution = layers.Conv2D(3, (2, 3), dilation_rate=(2, 1), padding=padding,
+                                use_bias=False)
+    convolution(y)
+    convolution.kernel.assign(transpose.kernel.numpy())
+    np.testing.assert_allclose(np.sum(transpose(x) * y), np.sum(x * convolution(y)),
+                               rtol=1e-12)
+    check_grads(lambda x: transpose(x), (x,), modes=("reverse",))

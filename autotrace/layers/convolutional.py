@@ -263,8 +263,11 @@ class Conv2DTranspose(Layer):
         output_padding: None, or an int or pair of ints, each less than its stride: the
             rows and columns added at the bottom and right of the output.
         data_format: "channels_last" or "channels_first".
-        dilation_rate: 1 only (dilated convolutions are not supported).
-        activation, use_bias, kernel_initializer, bias_initializer, name: as for Dense.
+        dilation_rate: that of the convolution it transposes (an int or a pair, default 1;
+            not with strides above 1); in the lengths below, a kernel of size k dilated by
+            rate counts as one of size (k - 1) * rate + 1.
+        activation, use_bias, kernel_initializer, bias_initializer, name, dtype: as for
+            Dense.
     Returns (when called on a batch of images of height h): images of height h * stride +
     max(kernel - stride, 0) for "valid", h * stride for "same", as Keras' (with
     output_padding: (h - 1) * stride + kernel - 2 * pad + output_padding, pad kernel // 2 for
@@ -294,9 +297,8 @@ class Conv2DTranspose(Layer):
         self.padding = _choice(layer, "padding", padding, _PADDINGS)
         self.output_padding = (None if output_padding is None else
                                _output_padding(output_padding, self.strides))
-        if _pair(layer, "dilation_rate", dilation_rate) != (1, 1):
-            raise ValueError(f"Conv2DTranspose: argument `dilation_rate` must be 1 (dilated "
-                             f"convolutions are not supported), got {dilation_rate!r}")
+        self.dilation_rate = _pair(layer, "dilation_rate", dilation_rate)
+        _check_strides_or_dilation(layer, self.strides, self.dilation_rate)
         self.data_format = _choice(layer, "data_format", data_format, _DATA_FORMATS)
         self.activation = get_activation(activation)
         self.use_bias = bool(use_bias)
@@ -319,7 +321,7 @@ class Conv2DTranspose(Layer):
         # such image, a view of a single zero, gives conv2d_backprop_input that size.
         image = (1,) + size + (self.filters,) if self.data_format == "channels_last" else (
             1, self.filters) + size
-        kernel = self.compute(self.kernel)
+        kernel = dilated(self.compute(self.kernel), self.dilation_rate)
         output_like = np.broadcast_to(np.zeros((), kernel.dtype), image)
         outputs = conv2d_backprop_input(inputs, output_like, kernel, strides=self.strides,
                                         padding=self.padding, data_format=self.data_format)
@@ -333,6 +335,7 @@ class Conv2DTranspose(Layer):
 
     def _output_length(self, length: int, axis: int) -> int:
         kernel, stride = self.kernel_size[axis], self.strides[axis]
+        kernel = (kernel - 1) * self.dilation_rate[axis] + 1  # the span of the dilated kernel
         if self.output_padding is None:
             if self.padding == "valid":
                 return length * stride + max(kernel - stride, 0)
