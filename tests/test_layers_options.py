@@ -293,3 +293,34 @@ def test_dilated_conv2d_transpose_is_the_adjoint_of_the_dilated_convolution(padd
     np.testing.assert_allclose(np.sum(transpose(x) * y), np.sum(x * convolution(y)),
                                rtol=1e-12)
     check_grads(lambda x: transpose(x), (x,), modes=("reverse",))
+
+
+def test_stateful_gradients_stop_at_the_kept_states():
+    """Two calls in one loss: the gradient is that of the same two calls with the first's
+    final state given to the second as a constant (truncated backpropagation through time,
+    as Keras's stateful layers), and the value is the same as without stopping."""
+    x = random(2, 6, 2, seed=22)
+    layer = layers.SimpleRNN(3, stateful=True, return_sequences=True)
+    layer(x[:, :3])
+    randomize(layer)
+    twin = layers.SimpleRNN(3, return_sequences=True, return_state=True)
+    twin(x[:, :3])
+    for mine, theirs in zip(twin.variables, layer.trainable_variables):
+        mine.assign(theirs.numpy())
+    weights = random(2, 3, 3, seed=23)
+
+    def loss():
+        layer.reset_states()
+        first = layer(x[:, :3])
+        return np.sum(layer(x[:, 3:]) * weights) + np.sum(first * weights)
+
+    def truncated():
+        first, state = twin(x[:, :3])
+        second, _ = twin(x[:, 3:], initial_state=[at.stop_gradient(state)])
+        return np.sum(second * weights) + np.sum(first * weights)
+    value, gradients = at.implicit_value_and_grad(loss)()
+    expected_value, expected = at.implicit_value_and_grad(truncated)()
+    np.testing.assert_allclose(value, expected_value, rtol=1e-12)
+    assert len(gradients) == 3
+    for (gradient, _), (reference, _) in zip(gradients, expected):
+        np.testing.assert_allclose(gradient, reference, rtol=1e-12, atol=1e-14)

@@ -14,7 +14,9 @@ With go_backwards the mask is read backwards with the inputs.
 
 stateful=True keeps the final states of a call, in non-trainable Variables `<name>/states_0`
 (and `<name>/states_1`, LSTM's cell state), as the initial states of the next: the batch size
-must be known and the same on every call. `reset_states()` sets them back to zeros.
+must be known and the same on every call. `reset_states()` sets them back to zeros. Gradients
+do not flow from one call into the next through the kept states, which are Variables (as in
+Keras: backpropagation through time truncated at each call); within a call they do.
 """
 from __future__ import annotations
 
