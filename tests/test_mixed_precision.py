@@ -298,3 +298,23 @@ def test_checkpoint_saves_and_restores_the_loss_scale(tmp_path):
         opt.apply_gradients([(np.array([[0.5], [0.5]], np.float32), kernel)])
         assert float(opt.loss_scale) == 64.0
     np.testing.assert_array_equal(fresh_layer.kernel.numpy(), w.numpy())
+
+
+def test_input_gradients_through_a_policy_cast():
+    """The transforms differentiate a layer with a policy as it runs: its float64 inputs cast
+    to float32 first, so the gradient is that of the float32 computation, cast back."""
+    layer = layers.Dense(2, activation="tanh", dtype="float32")
+    x = random(3, 4, dtype=np.float64)
+    layer(x)
+    kernel = layer.kernel.numpy().astype(np.float64)
+    weights = random(3, 2, seed=4, dtype=np.float64)
+
+    def loss(x):
+        return np.sum(layer(x).astype(np.float64) * weights)
+    gradient = at.grad(loss)(x)
+    assert gradient.dtype == np.float64
+    # by hand: d/dx sum(tanh(x k + b) w) = ((1 - tanh^2) w) k^T
+    outputs = np.tanh(x @ kernel + layer.bias.numpy())
+    np.testing.assert_allclose(gradient, ((1 - outputs ** 2) * weights) @ kernel.T, rtol=1e-5)
+    tangent = at.jvp(loss, (x,), (np.ones_like(x),))[1]
+    np.testing.assert_allclose(tangent, np.sum(gradient), rtol=1e-5)
