@@ -13,4 +13,9 @@ autotrace/loss_scaling.py).
 from autotrace.dtype_policy import Policy, global_policy, set_global_policy
 from autotrace.loss_scaling import LossScaleOptimizer
 
-__all__ = ["Policy", "set_global_policy", "global_policy", "LossScaleOptimizer"]
+# Keras 3's names for the same two functions
+set_dtype_policy = set_global_policy
+dtype_policy = global_policy
+
+__all__ = ["Policy", "set_global_policy", "global_policy", "set_dtype_policy", "dtype_policy",
+           "LossScaleOptimizer"]
