@@ -80,6 +80,8 @@ def test_layers_that_cannot_compute_mixed_refuse():
         layer(random(2, 3, 4), random(2, 3, 4))
     assert str(error.value).endswith("would be used in float32); give it dtype='float16' or "
                                      "'float32'")
+    with pytest.raises(TypeError, match="does not support the mixed policy"):
+        layer(random(2, 3, 4), random(2, 3, 4))   # built now, and still refused
     # layers without weights are fine
     assert layers.Flatten(dtype="mixed_float16")(random(2, 3, 1)).dtype == np.float16
 
@@ -267,9 +269,10 @@ def test_traced_step_with_an_unknown_batch_size():
         outputs = traced(batch, np.float32(poison))
         expected = eager_step(batch, np.float32(poison))
         assert outputs.dtype == np.float16
-        np.testing.assert_allclose(outputs, expected, rtol=2e-3)
+        # float16 results of one rounding or two, traced and eager
+        np.testing.assert_allclose(outputs, expected, rtol=2e-3, atol=2e-3)
         np.testing.assert_allclose(layer.kernel.numpy(), eager_layer.kernel.numpy(),
-                                   rtol=1e-3)
+                                   rtol=1e-3, atol=1e-4)
         assert float(optimizer.loss_scale) == float(eager.loss_scale)
         scales.append(float(optimizer.loss_scale))
     # two finite steps double the scale, the inf step halves it
@@ -306,6 +309,7 @@ def test_input_gradients_through_a_policy_cast():
     layer = layers.Dense(2, activation="tanh", dtype="float32")
     x = random(3, 4, dtype=np.float64)
     layer(x)
+    layer.kernel.assign(random(4, 2, seed=5))
     kernel = layer.kernel.numpy().astype(np.float64)
     weights = random(3, 2, seed=4, dtype=np.float64)
 
@@ -315,6 +319,8 @@ def test_input_gradients_through_a_policy_cast():
     assert gradient.dtype == np.float64
     # by hand: d/dx sum(tanh(x k + b) w) = ((1 - tanh^2) w) k^T
     outputs = np.tanh(x @ kernel + layer.bias.numpy())
-    np.testing.assert_allclose(gradient, ((1 - outputs ** 2) * weights) @ kernel.T, rtol=1e-5)
+    # float32 arithmetic: errors of a few float32 roundings
+    np.testing.assert_allclose(gradient, ((1 - outputs ** 2) * weights) @ kernel.T, rtol=1e-5,
+                               atol=1e-6)
     tangent = at.jvp(loss, (x,), (np.ones_like(x),))[1]
-    np.testing.assert_allclose(tangent, np.sum(gradient), rtol=1e-5)
+    np.testing.assert_allclose(tangent, np.sum(gradient), rtol=1e-5, atol=1e-6)

@@ -109,6 +109,8 @@ class Layer(Module):
                                  f"must have rank {description}, got shape {shape}")
         if self.dtype_policy is not None and not isinstance(inputs, (tuple, list)):
             inputs = cast_floating(inputs, self.compute_dtype)
+            self.build_for(inputs)
+            self._check_policy()  # on every call: a refused layer stays refused
         return super().__call__(inputs, *args, **kwargs)
 
     @property
@@ -132,7 +134,6 @@ class Layer(Module):
                      _floating_dtype(first))
             object.__setattr__(self, "weight_dtype", dtype)
             super().build_for(inputs)
-            self._check_policy()
 
     def compute(self, weight):
         """`weight` (a Variable of the layer) as `call` computes with it, or a value computed
