@@ -1,7 +1,8 @@
 """Optimizers: SGD (with momentum and Nesterov), Adam, AdamW, Nadam, RMSprop and Adagrad, with
 Keras's update formulas and argument names, gradient clipping (`clipnorm`, `global_clipnorm`,
 `clipvalue`), decoupled weight decay (`weight_decay`) and learning-rate schedules
-(`autotrace.optimizers.schedules`).
+(`autotrace.optimizers.schedules`); and `LossScaleOptimizer`, which wraps one of them for
+mixed precision (see `autotrace.mixed_precision`).
 
     optimizer = autotrace.optimizers.Adam(learning_rate=0.01)
     optimizer.apply_gradients(zip(gradients, model.trainable_variables))
