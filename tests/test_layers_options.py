@@ -179,6 +179,8 @@ def test_simple_rnn_mask_against_a_loop(backwards, zero_output):
                                       zero_output=zero_output)
     np.testing.assert_allclose(outputs, expected, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(state, final, rtol=1e-12)
+    as_lists = layer(x, mask=MASK.tolist())
+    np.testing.assert_array_equal(as_lists[0], outputs)
     last = layers.SimpleRNN(3, go_backwards=backwards, zero_output_for_mask=zero_output)
     last(x)
     for mine, theirs in zip(last.variables, layer.variables):

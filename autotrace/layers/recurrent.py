@@ -110,8 +110,9 @@ class _Recurrent(Layer):
                              f"is unrolled when traced; give it a size in the Spec")
         mask = kwargs.get("mask")
         if mask is not None:
-            mask_dtype = np.dtype(mask.dtype if hasattr(mask, "dtype") else
-                                  np.asarray(mask).dtype)
+            if not hasattr(mask, "dtype"):  # nested lists of bools
+                mask = kwargs["mask"] = np.asarray(mask)
+            mask_dtype = np.dtype(mask.dtype)
             if mask_dtype != np.bool_ or tuple(_shape(mask)) != tuple(shape[:2]):
                 raise ValueError(f"{type(self).__name__} {self.name!r}: argument `mask` must "
                                  f"be a boolean array of shape (batch, timesteps) "
