@@ -90,9 +90,17 @@ class Loss:
         if y_true.dtype.kind == "f" and y_true.dtype != dtype or (
                 y_true.dtype.kind in "biu" and not self.takes_class_indices):
             y_true = y_true.astype(dtype)
+        kept, y_true = self._kept_samples(y_true, y_pred)
         losses = self.call(y_true, y_pred)
-        return _reduce_weighted(losses, sample_weight, self.reduction,
-                                f"{type(self).__name__} {self.name!r}")
+        owner = f"{type(self).__name__} {self.name!r}"
+        if kept is None:
+            return _reduce_weighted(losses, sample_weight, self.reduction, owner)
+        return _reduce_kept(losses, kept, sample_weight, self.reduction, owner)
+
+    def _kept_samples(self, y_true, y_pred):
+        """(None, y_true), or where some samples are left out (SparseCategoricalCrossentropy's
+        ignore_class), (a boolean per sample, y_true with theirs replaced)."""
+        return None, y_true
 
     takes_class_indices = False  # whether y_true holds integer class indices, not values
 
@@ -236,6 +244,9 @@ class SparseCategoricalCrossentropy(Loss):
 
     Arguments:
         from_logits: whether y_pred are logits (default: probabilities).
+        ignore_class: a label (such as -1 or 255 for a "void" class) whose samples count for
+            nothing: their losses are 0, and "sum_over_batch_size" divides by the number of
+            the other samples (as Keras does, plus 1e-7), not of all.
         reduction, name, dtype: as for `Loss`.
 
     Example:
@@ -247,17 +258,30 @@ class SparseCategoricalCrossentropy(Loss):
     default_name = "sparse_categorical_crossentropy"
     takes_class_indices = True
 
-    def __init__(self, from_logits: bool = False, reduction: str = "sum_over_batch_size",
-                 name: str | None = None, dtype=None):
+    def __init__(self, from_logits: bool = False, ignore_class: int | None = None,
+                 reduction: str = "sum_over_batch_size", name: str | None = None, dtype=None):
         super().__init__(reduction, name, dtype)
         self.from_logits = bool(from_logits)
+        if ignore_class is not None and (isinstance(ignore_class, bool) or
+                                         not isinstance(ignore_class, (int, np.integer))):
+            raise ValueError(f"SparseCategoricalCrossentropy: argument `ignore_class` must be "
+                             f"an integer or None, got {ignore_class!r}")
+        self.ignore_class = None if ignore_class is None else int(ignore_class)
 
     def call(self, y_true, y_pred):
         return sparse_categorical_crossentropy(y_true, y_pred, self.from_logits,
                                                reduction="none")
 
+    def _kept_samples(self, y_true, y_pred):
+        if self.ignore_class is None:
+            return None, y_true
+        if y_true.ndim == np.ndim(y_pred) and y_true.shape[-1] == 1:
+            y_true = np.squeeze(y_true, axis=-1)
+        kept = np.not_equal(y_true, self.ignore_class)
+        return kept, np.where(kept, y_true, 0)
+
     def _options(self):
-        return {"from_logits": self.from_logits}
+        return {"from_logits": self.from_logits, "ignore_class": self.ignore_class}
 
 
 class KLDivergence(Loss):
@@ -295,6 +319,21 @@ def _reduce_weighted(losses, sample_weight, reduction: str, owner: str):
     if reduction == "sum":
         return np.sum(losses)
     return np.mean(losses)
+
+
+def _reduce_kept(losses, kept, sample_weight, reduction: str, owner: str):
+    """As `_reduce_weighted`, with the samples not `kept` weighing 0 and left out of the
+    number "sum_over_batch_size" divides by (Keras's masked reduction)."""
+    weights = kept.astype(losses.dtype)
+    if sample_weight is not None:
+        weights = weights * _weights_for(sample_weight, tuple(losses.shape), losses.dtype,
+                                         owner)
+    losses = losses * weights
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return np.sum(losses)
+    return np.sum(losses) / (np.sum(kept.astype(losses.dtype)) + 1e-7)
 
 
 def _broadcasts(shape: tuple, target: tuple) -> bool:

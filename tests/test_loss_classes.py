@@ -144,3 +144,36 @@ def test_errors():
             "BinaryCrossentropy: argument `label_smoothing` must be a number in [0, 1], got "
             "1.5")):
         losses.BinaryCrossentropy(label_smoothing=1.5)
+
+
+def test_sparse_categorical_crossentropy_ignore_class():
+    labels = np.array([0, 255, 1, 2, 255])
+    logits = rng.standard_normal((5, 3))
+    log_probabilities = logits - np.log(np.sum(np.exp(logits), axis=1, keepdims=True))
+    kept = [0, 2, 3]
+    per_sample = np.array([-log_probabilities[n, labels[n]] if n in kept else 0.0
+                           for n in range(5)])
+    weights = np.array([1.0, 5.0, 2.0, 0.5, 3.0])
+    loss = losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=255)
+    # the mean over the three samples kept, as Keras (which adds 1e-7 to their number)
+    np.testing.assert_allclose(loss(labels, logits), np.sum(per_sample) / (3 + 1e-7),
+                               rtol=1e-12)
+    np.testing.assert_allclose(loss(labels[:, None], logits, sample_weight=weights),
+                               np.sum(per_sample * weights) / (3 + 1e-7), rtol=1e-12)
+    each = losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=255,
+                                                reduction="none")
+    np.testing.assert_allclose(each(labels, logits), per_sample, rtol=1e-12)
+    total = losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=255,
+                                                 reduction="sum")
+    np.testing.assert_allclose(total(labels, logits), np.sum(per_sample), rtol=1e-12)
+    # the ignored samples' logits get no gradient; the others' that of the mean over three
+    gradient = at.grad(lambda z: loss(labels, z))(logits)
+    np.testing.assert_array_equal(gradient[[1, 4]], 0.0)
+    softmax = np.exp(log_probabilities)
+    np.testing.assert_allclose(gradient[kept], (softmax[kept] - np.eye(3)[labels[kept]]) /
+                               (3 + 1e-7), rtol=1e-10)
+    traced = at.function(lambda y, z: loss(y, z), input_signature=[
+        at.Spec((None,), np.int64), at.Spec((None, 3))])
+    np.testing.assert_allclose(traced(labels, logits), loss(labels, logits), rtol=1e-12)
+    np.testing.assert_allclose(traced(labels[:2], logits[:2]),
+                               per_sample[0] / (1 + 1e-7), rtol=1e-12)
