@@ -326,3 +326,69 @@ def test_stateful_gradients_stop_at_the_kept_states():
     assert len(gradients) == 3
     for (gradient, _), (reference, _) in zip(gradients, expected):
         np.testing.assert_allclose(gradient, reference, rtol=1e-12, atol=1e-14)
+
+
+# --- masks passed on by Sequential -------------------------------------------------------------
+
+TOKENS = np.array([[3, 1, 4, 0, 0],
+                   [2, 7, 1, 8, 2],
+                   [5, 0, 0, 0, 0]])
+
+
+def test_embedding_mask_zero_reaches_the_recurrent_layers():
+    embedding = layers.Embedding(10, 3, mask_zero=True)
+    first = layers.LSTM(4, return_sequences=True)
+    dense = layers.Dense(4, activation="tanh")
+    second = layers.GRU(2)
+    model = layers.Sequential([embedding, first, layers.Dropout(0.5), dense, second])
+    model(TOKENS)
+    for layer in (first, dense, second):
+        randomize(layer)
+    np.testing.assert_array_equal(embedding.compute_mask(TOKENS), TOKENS != 0)
+    # the same layers called one by one with the mask given by hand
+    mask = TOKENS != 0
+    by_hand = second(dense(first(embedding(TOKENS), mask=mask)), mask=mask)
+    np.testing.assert_allclose(model(TOKENS), by_hand, rtol=1e-12)
+    # the padding changes nothing: each sequence alone, without its zeros
+    for n, tokens in enumerate(TOKENS):
+        alone = tokens[tokens != 0][None]
+        unmasked = second(dense(first(embedding(alone))))
+        np.testing.assert_allclose(model(TOKENS)[n:n + 1], unmasked, rtol=1e-12)
+
+    def loss(tokens):
+        return np.sum(model(tokens, training=False) ** 2)
+    check_variable_gradients(loss, TOKENS, rtol=1e-5)
+    # (Embedding's lookup, np.take, needs the batch size when traced)
+    traced = at.function(lambda tokens: model(tokens))
+    np.testing.assert_allclose(traced(TOKENS), model(TOKENS), rtol=1e-12)
+    np.testing.assert_allclose(traced(TOKENS[1:]), model(TOKENS[1:]), rtol=1e-12)
+
+
+def test_backwards_sequences_carry_their_mask_reversed():
+    embedding = layers.Embedding(10, 2, mask_zero=True)
+    backwards = layers.SimpleRNN(3, return_sequences=True, go_backwards=True)
+    last = layers.SimpleRNN(2)
+    model = layers.Sequential([embedding, backwards, last])
+    model(TOKENS)
+    mask = TOKENS != 0
+    assert np.array_equal(backwards.compute_mask(embedding(TOKENS), mask), mask[:, ::-1])
+    np.testing.assert_allclose(
+        model(TOKENS), last(backwards(embedding(TOKENS), mask=mask), mask=mask[:, ::-1]),
+        rtol=1e-12)
+
+
+def test_a_layer_that_cannot_carry_the_mask_refuses_it():
+    model = layers.Sequential([layers.Embedding(10, 2, mask_zero=True),
+                               layers.Flatten(name="flat")], name="masked")
+    with pytest.raises(TypeError, match=re.escape(
+            "Sequential 'masked': layer 'flat' does not support masking, but gets the mask of "
+            "the steps to skip from the layer before it (Embedding with mask_zero=True, say); "
+            "put a recurrent layer (without return_sequences) before it, or drop the mask")):
+        model(TOKENS)
+    # after a recurrent layer without return_sequences there is no mask left
+    fine = layers.Sequential([layers.Embedding(10, 2, mask_zero=True), layers.GRU(3),
+                              layers.Flatten()])
+    assert fine(TOKENS).shape == (3, 3)
+    # normalizing over the steps too would mix the masked ones in
+    assert not layers.LayerNormalization(axis=(1, 2)).supports_masking
+    assert layers.LayerNormalization().supports_masking

@@ -77,12 +77,19 @@ class Layer(Module):
     A subclass whose weights a mixed policy keeps in another dtype than it computes in reads
     them through `self.compute(weight)` and sets `casts_weights = True`; the others refuse
     such a policy.
+
+    Masks, as Keras's: a layer that makes a mask of the time steps to skip (Embedding with
+    mask_zero=True) returns it from `compute_mask(inputs, mask)`, and Sequential passes it on
+    to the next layers: as `mask=` to those whose `call` takes it (the recurrent layers),
+    through those that set `supports_masking` (they compute step by step, so the mask still
+    holds for their outputs); any other layer refuses it.
     """
 
     default_name: str | None = None
     input_rank: tuple | None = None  # (description, predicate on the rank)
     takes_training = False
     casts_weights = False
+    supports_masking = False
 
     def __init__(self, name: str | None = None, dtype=None):
         base = self.default_name or None
@@ -142,6 +149,11 @@ class Layer(Module):
         if self.dtype_policy is None or not self.dtype_policy.is_mixed:
             return weight
         return cast_floating(weight, self.compute_dtype)
+
+    def compute_mask(self, inputs, mask=None):
+        """The mask of this layer's outputs, given its inputs and their mask: the mask itself
+        where the layer supports masking, else None."""
+        return mask if self.supports_masking else None
 
     def in_variable_dtype(self, value):
         """`value` cast to the variable dtype under a mixed policy (where a layer computes in

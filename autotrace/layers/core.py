@@ -1,6 +1,7 @@
 """Core layers: Dense, Flatten, Reshape, Embedding, and the Sequential container."""
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 import numpy as np
@@ -10,6 +11,7 @@ from autotrace.layers.base import (
 )
 from autotrace.nn import get_activation
 from autotrace.runtime.tracing.tracer import Tracer
+from autotrace.transforms.rules.core import constant
 
 
 class Dense(Layer):
@@ -34,6 +36,7 @@ class Dense(Layer):
     default_name = "dense"
     input_rank = _FEATURES
     casts_weights = True
+    supports_masking = True  # on (batch, steps, features), step by step
 
     def __init__(self, units: int, activation: str | Callable | None = None,
                  use_bias: bool = True, kernel_initializer="glorot_uniform",
@@ -138,6 +141,9 @@ class Embedding(Layer):
         output_dim: the length of each row.
         embeddings_initializer: as for `Module.add_weight` (default: uniform in
             [-0.05, 0.05], as Keras').
+        mask_zero: whether index 0 is padding: `compute_mask(indices)` is then `indices != 0`,
+            which Sequential passes on to the layers after it (a recurrent layer skips those
+            steps). Row 0 is still a row of the table, as in Keras.
         name: default embedding, embedding_1, ...
     Returns: an array of shape indices.shape + (output_dim,). The gradient of
     `<name>/embeddings` sums the output's gradient into the rows looked up.
@@ -152,8 +158,9 @@ class Embedding(Layer):
     casts_weights = True
 
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer=None,
-                 name: str | None = None, dtype=None):
+                 mask_zero: bool = False, name: str | None = None, dtype=None):
         super().__init__(name, dtype)
+        self.mask_zero = bool(mask_zero)
         self.input_dim = _positive_int("Embedding", "input_dim", input_dim)
         self.output_dim = _positive_int("Embedding", "output_dim", output_dim)
         self.embeddings_initializer = embeddings_initializer or _uniform_005
@@ -176,6 +183,10 @@ class Embedding(Layer):
 
     def call(self, inputs):
         return np.take(self.compute(self.embeddings), inputs, axis=0)
+
+    def compute_mask(self, inputs, mask=None):
+        """`inputs != 0` with mask_zero=True (padding at index 0), else None."""
+        return np.not_equal(inputs, 0) if self.mask_zero else None
 
 
 def _uniform_005(shape, dtype, rng):
@@ -205,6 +216,7 @@ class Sequential(Layer):
         super().__init__(name, dtype)
         self.layers = []
         self.passes_training = ()
+        self.passes_mask = ()
         for layer in layers or ():
             self.add(layer)
 
@@ -215,12 +227,47 @@ class Sequential(Layer):
                             f"got {type(layer).__name__}")
         self.layers = self.layers + [layer]
         self.passes_training = self.passes_training + (_takes_training(layer),)
+        self.passes_mask = self.passes_mask + (_takes_mask(layer),)
 
     def call(self, inputs, training=False):
-        outputs = inputs
-        for layer, passes_training in zip(self.layers, self.passes_training):
-            if passes_training:
+        outputs, mask = inputs, None
+        for layer, passes_training, passes_mask in zip(self.layers, self.passes_training,
+                                                       self.passes_mask):
+            next_mask = _output_mask(self, layer, passes_mask, outputs, mask)
+            if passes_training and passes_mask and mask is not None:
+                outputs = layer(outputs, training=training, mask=mask)
+            elif passes_training:
                 outputs = layer(outputs, training=training)
+            elif passes_mask and mask is not None:
+                outputs = layer(outputs, mask=mask)
             else:
                 outputs = layer(outputs)
+            mask = next_mask
         return outputs
+
+
+def _takes_mask(layer) -> bool:
+    call = getattr(layer, "call", layer)
+    try:
+        return "mask" in inspect.signature(call).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _output_mask(model, layer, passes_mask: bool, inputs, mask):
+    """The mask of `layer`'s outputs, given its inputs' `mask`; refuses a layer that can
+    neither take the mask nor carry it (it would compute on the steps to skip as if kept)."""
+    if mask is not None and not passes_mask and not getattr(layer, "supports_masking", False):
+        raise TypeError(f"Sequential {model.name!r}: layer {getattr(layer, 'name', layer)!r} "
+                        f"does not support masking, but gets the mask of the steps to skip "
+                        f"from the layer before it (Embedding with mask_zero=True, say); "
+                        f"put a recurrent layer (without return_sequences) before it, or "
+                        f"drop the mask")
+    if isinstance(layer, Layer):
+        return layer.compute_mask(inputs, mask)
+    return None
+
+
+# A mask is booleans, which carry no gradient: the transforms compute it in the primal sweep
+# only, and never differentiate its source.
+constant(_output_mask)

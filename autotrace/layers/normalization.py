@@ -144,6 +144,12 @@ class LayerNormalization(Layer):
         self.center, self.scale = bool(center), bool(scale)
         self.beta_initializer, self.gamma_initializer = beta_initializer, gamma_initializer
 
+    @property
+    def supports_masking(self) -> bool:
+        """Whether a mask of time steps still holds for the outputs: where each step is
+        normalized on its own (over the last axis only)."""
+        return self.axis == (-1,)
+
     def build(self, input_shape) -> None:
         rank = len(input_shape)
         if not all(-rank <= a < rank for a in self.axis):

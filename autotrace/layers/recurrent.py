@@ -145,6 +145,13 @@ class _Recurrent(Layer):
             return [output] + list(states)
         return output
 
+    def compute_mask(self, inputs, mask=None):
+        """The mask of the outputs: the inputs' with return_sequences (reversed with
+        go_backwards, as the outputs are), else None (the last output is always valid)."""
+        if not self.return_sequences or mask is None:
+            return None
+        return mask[:, ::-1] if self.go_backwards else mask
+
     def _masked_step(self, x, states, kept, previous):
         """A step at which `kept` (batch, 1) says which examples' states move on: the others
         keep their states, and output their previous output (or zeros)."""
