@@ -1,7 +1,8 @@
 """Optimizers: SGD (with momentum and Nesterov), Adam, AdamW, Nadam, RMSprop and Adagrad, with
 Keras's update formulas and argument names, gradient clipping (`clipnorm`, `global_clipnorm`,
 `clipvalue`), decoupled weight decay (`weight_decay`) and learning-rate schedules
-(`autotrace.optimizers.schedules`).
+(`autotrace.optimizers.schedules`); and `LossScaleOptimizer`, which wraps one of them for
+mixed precision (see `autotrace.mixed_precision`).
 
     optimizer = autotrace.optimizers.Adam(learning_rate=0.01)
     optimizer.apply_gradients(zip(gradients, model.trainable_variables))
@@ -27,11 +28,12 @@ from __future__ import annotations
 import numpy as np
 
 from autotrace import schedules
+from autotrace.loss_scaling import LossScaleOptimizer
 from autotrace.optimizer_base import Optimizer, cast, step_number
 from autotrace.variables import Variable
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Nadam", "RMSprop", "RMSProp", "Adagrad",
-           "schedules"]
+           "LossScaleOptimizer", "schedules"]
 __dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports
 
 

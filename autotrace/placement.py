@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 from contextlib import contextmanager
 
+from autotrace import dtype_policy
 from autotrace.runtime.backends import selection as backends
 from autotrace.runtime.backends.llvm import cpu_threads as kernel_threads
 from autotrace.runtime.devices import (CPU, Device, DeviceError, check_available, cupy_module,
@@ -106,6 +107,26 @@ class _Config:
                     size = limit_bytes or int(cupy.cuda.runtime.memGetInfo()[0] * 0.9)
                     pool.malloc(size)  # freed at once: the pool keeps the block for reuse
         return dict(self._gpu_memory)
+
+    def floatx(self) -> str | None:
+        """The float dtype layers keep their weights in and compute in, as Keras's
+        `keras.config.floatx()`: that of the global policy (`autotrace.mixed_precision`),
+        or None, autotrace's default, where none is set: each layer then makes its weights in
+        the floating dtype of its first inputs (float64 for integer inputs), so that NumPy's
+        float64 programs stay float64 and float32 ones float32."""
+        return dtype_policy.floatx()
+
+    def set_floatx(self, name: str | None) -> None:
+        """Make layers made from now on keep their weights and compute in `name` ("float16",
+        "float32", Keras's default, or "float64"; None: autotrace's default, see `floatx`).
+        It sets the global policy of `autotrace.mixed_precision`.
+
+        Examples:
+            >>> autotrace.config.set_floatx("float32")
+            >>> autotrace.layers.Dense(2)(np.ones((1, 3))).dtype
+            dtype('float32')
+        """
+        dtype_policy.set_floatx(name)
 
     def __dir__(self) -> list:
         # autotrace.config is an object, not a module, so it has no __all__: dir() (and a

@@ -19,7 +19,8 @@ PUBLIC_MODULES = ["autotrace"] + sorted(
 def test_the_public_modules_are_the_ones_the_guide_uses():
     assert PUBLIC_MODULES == [
         "autotrace", "autotrace.data", "autotrace.distributed", "autotrace.layers",
-        "autotrace.losses", "autotrace.metrics", "autotrace.nn", "autotrace.optimizers",
+        "autotrace.losses", "autotrace.metrics", "autotrace.mixed_precision", "autotrace.nn",
+        "autotrace.optimizers",
         "autotrace.random", "autotrace.summary", "autotrace.testing", "autotrace.tree_util"]
 
 
@@ -95,8 +96,8 @@ def test_an_undocumented_name_or_constant_is_caught(tmp_path, monkeypatch):
 
 
 def test_config_lists_its_settings():
-    assert dir(autotrace.config) == ["cpu_backend", "cpu_threads", "gpu_memory", "log_placement",
-                                     "soft_placement"]
+    assert dir(autotrace.config) == ["cpu_backend", "cpu_threads", "floatx", "gpu_memory",
+                                     "log_placement", "set_floatx", "soft_placement"]
     for name in dir(autotrace.config):
         assert getattr(autotrace.config, name).__doc__.strip()
 
