@@ -112,13 +112,23 @@ def set_global_policy(policy) -> None:
         >>> set_global_policy("mixed_float16")
         >>> global_policy().compute_dtype
         'float16'
+        >>> set_global_policy(None)  # back to autotrace's default
     """
     _settings.policy = as_policy(policy, "set_global_policy")
 
 
 def global_policy() -> Policy | None:
     """The policy layers made now get when given no `dtype`; None where none was set (then
-    layers keep weights in the floating dtype of their first inputs)."""
+    layers keep weights in the floating dtype of their first inputs).
+
+    Examples:
+        >>> print(global_policy())
+        None
+        >>> set_global_policy("mixed_float16")
+        >>> global_policy().compute_dtype, global_policy().variable_dtype
+        ('float16', 'float32')
+        >>> set_global_policy(None)
+    """
     return _settings.policy
 
 

@@ -54,9 +54,9 @@ class LossScaleOptimizer:
     step, and after `dynamic_growth_steps` of them doubles the scale and restarts the count.
 
     Examples:
-        >>> optimizer = LossScaleOptimizer(SGD(0.5), initial_scale=4.0)
+        >>> optimizer = LossScaleOptimizer(autotrace.optimizers.SGD(0.5), initial_scale=4.0)
         >>> w = autotrace.Variable([1.0])
-        >>> optimizer.apply_gradients([(np.array([np.inf]), w)])
+        >>> _ = optimizer.apply_gradients([(np.array([np.inf]), w)])  # skipped: not finite
         >>> w.numpy(), float(optimizer.loss_scale)
         (array([1.]), 2.0)
     """

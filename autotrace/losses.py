@@ -65,6 +65,16 @@ class Loss:
     Calling it as `loss(y_true, y_pred, sample_weight=None)`: sample_weight broadcasts to
     the per-sample losses (weights of one dimension fewer, such as one per sample for losses
     per time step, get trailing axes; a trailing axis of size 1 is dropped).
+
+    Examples:
+        >>> class LargestError(Loss):
+        ...     def call(self, y_true, y_pred):
+        ...         return np.max(np.abs(y_pred - y_true), axis=-1)
+        >>> y_true, y_pred = np.array([[0.0, 1.0], [1.0, 1.0]]), np.array([[0.5, 1.0], [1.0, 3.0]])
+        >>> float(LargestError()(y_true, y_pred))  # (0.5 + 2.0) / 2
+        1.25
+        >>> float(LargestError(reduction="sum")(y_true, y_pred, sample_weight=[1.0, 0.0]))
+        0.5
     """
 
     default_name = "loss"

@@ -65,6 +65,20 @@ class Metric(Module):
 
     Subclasses make their state with `add_state` and define `update_state(...)` and
     `result()`. Calling a metric updates it and returns the result so far.
+
+    Examples:
+        >>> class Maximum(Metric):
+        ...     def __init__(self, name="maximum"):
+        ...         super().__init__(name)
+        ...         self.add_state("largest")
+        ...     def update_state(self, values):
+        ...         self.largest.assign(max(float(self.largest), float(np.max(values))))
+        ...     def result(self):
+        ...         return self.largest.numpy()
+        >>> maximum = Maximum()
+        >>> maximum.update_state([1.0, 5.0])
+        >>> maximum([3.0])
+        array(5.)
     """
 
     default_name = "metric"

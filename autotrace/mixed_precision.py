@@ -19,3 +19,4 @@ dtype_policy = global_policy
 
 __all__ = ["Policy", "set_global_policy", "global_policy", "set_dtype_policy", "dtype_policy",
            "LossScaleOptimizer"]
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports
