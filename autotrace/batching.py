@@ -129,7 +129,7 @@ class Vmapped:
             optimized: False for the batched graph as the batching rules wrote it, before
                 the passes.
             batched: False for the graph of one example, as traced.
-        Example:
+        Examples:
             >>> print(autotrace.vmap(np.sum).graph(np.ones((4, 3)), optimized=False))
             { lambda a:f64[4,3] ;
               b:f64[4] = reduce_sum[axis=(1,)] a
@@ -243,14 +243,21 @@ def vmap(function: Callable, in_axes=0, out_axes=0, axis_size: int | None = None
         out_axes: where the batch axis goes in each output: an int, None for an output that is
             the same for every example, or a tree matching the function's result.
         axis_size: the batch size, needed where no argument is mapped.
+
     Returns:
         a `Vmapped` function: call it like `function`; `graph(*args)` and `source(*args)`
         show the batched graph and the code that runs it.
 
-    Example:
+    Examples:
+        >>> def loss(w, x, y):
+        ...     return (x @ w - y) ** 2
         >>> per_example = autotrace.vmap(autotrace.grad(loss), in_axes=(None, 0, 0))
-        >>> per_example(w, X, Y).shape        # one gradient of w for each row of X
-        (32, 3)
+        >>> X, Y = np.ones((4, 3)), np.arange(4.0)
+        >>> per_example(np.ones(3), X, Y)   # one gradient of w for each row of X (and of Y)
+        array([[6., 6., 6.],
+               [4., 4., 4.],
+               [2., 2., 2.],
+               [0., 0., 0.]])
     """
     return Vmapped(function, in_axes, out_axes, axis_size)
 

@@ -18,7 +18,7 @@ def custom_gradient(f: Callable) -> CustomGradient:
     the value. grad_fn may use values computed by f. Called directly, the decorated function
     returns the value alone; under `grad` the gradient comes from grad_fn.
 
-    Example:
+    Examples:
         >>> @custom_gradient
         ... def log1pexp(x):
         ...     e = np.exp(x)
@@ -47,7 +47,7 @@ def custom_vjp(f: Callable | None = None, *, nondiff_argnums: tuple = ()):
     adjoint sweep, for the residuals). Forward mode cannot use them: it refuses f (give it a
     custom_jvp). f's parameters are positional, and calls pass them by position.
 
-    Example:
+    Examples:
         >>> @custom_vjp
         ... def clip_gradient(x):
         ...     return x
@@ -74,7 +74,7 @@ def custom_jvp(f: Callable) -> CustomJVP:
     refuses a rule whose tangent it finds not linear (checked on each call, at the call's
     values; while tracing, on random values of the traced shapes).
 
-    Example:
+    Examples:
         >>> @custom_jvp
         ... def log1pexp(x):
         ...     return np.log1p(np.exp(x))
@@ -89,7 +89,12 @@ def custom_jvp(f: Callable) -> CustomJVP:
 
 
 def stop_gradient(x):
-    """`x` itself, through which no gradient (or tangent) flows."""
+    """`x` itself, through which no gradient (or tangent) flows.
+
+    Examples:
+        >>> grad(lambda x: x * stop_gradient(x))(3.0)   # the second x counts as a constant
+        3.0
+    """
     return x
 
 

@@ -59,6 +59,17 @@ def raised_by_an_op(error: BaseException) -> bool:
     return bool(frames) and os.path.abspath(frames[-1].filename).startswith(_LIBRARY_DIRS[1])
 
 
+def raised_by_user_code(error: BaseException) -> bool:
+    """Whether the user's own code raised the error: the innermost frame of its traceback is
+    the user's, not NumPy's, autotrace's or that of code autotrace generated."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return False
+    filename = frames[-1].filename
+    return not (filename.startswith("<autotrace ") or
+                os.path.abspath(filename).startswith(_LIBRARY_DIRS))
+
+
 def user_line(error: BaseException) -> tuple[str, int, str] | None:
     """The user's line the error was raised from: (file, line number, its text stripped), or
     None. A line of a generated derivative is the user's line it was made from."""

@@ -9,6 +9,7 @@ import pytest
 
 import autotrace
 from autotrace.runtime.tracing.tracer_batching import BatchingError
+from tests.markdown_blocks import DOCS, block_after
 
 rng = np.random.default_rng(1)
 
@@ -217,8 +218,8 @@ def test_graph_and_source_show_the_batch():
         "  d:f64[4,3] = reduce_sum[axis=(1,)] c\n"
         "  in (d) }")
     assert str(vmapped.graph(x, y, batched=False)) == (
-        "{ lambda a:f64[2,3] b:f64[2,3] ;\n"
-        "  c:f64[2,3] = multiply a b\n"
+        "{ lambda x:f64[2,3] y:f64[2,3] ;\n"
+        "  c:f64[2,3] = multiply x y\n"
         "  d:f64[3] = reduce_sum[axis=(0,)] c\n"
         "  in (d) }")
     with pytest.raises(TypeError, match="has not been called yet"):
@@ -459,15 +460,13 @@ def per_example_loss(w, x, y):
     return (np.tanh(x @ w) - y) ** 2
 
 
-def test_readme_shows_the_real_batched_source():
-    from pathlib import Path
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    shown = readme.split("`autotrace.source` of `vmap(grad(per_example_loss)", 1)[1]
-    shown = shown.split("```python\n", 1)[1].split("```", 1)[0]
+def test_vmap_guide_shows_the_real_batched_source():
+    shown = block_after(DOCS / "guides" / "vmap.md",
+                        "`autotrace.source` of `vmap(grad(per_example_loss)")
     per_example = autotrace.vmap(autotrace.grad(per_example_loss), in_axes=(None, 0, 0))
     per_example(np.ones(3), np.ones((8, 3)), np.zeros(8))
     generated = autotrace.source(per_example)
     def numbered_alike(text):  # the graph's number counts the graphs made before it
         return re.sub(r"loss_\d+", "loss_N", text).strip()
-    assert numbered_alike(shown) == numbered_alike(generated), (
-        "README.md's batched-source example is out of date; paste in this:\n" + generated)
+    assert numbered_alike(shown.text) == numbered_alike(generated), (
+        f"{shown.where}: the batched-source example is out of date; paste in this:\n" + generated)
