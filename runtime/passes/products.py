@@ -31,8 +31,9 @@ So:
   that add alone) to the sum so far (read by the next add alone), every term of one shape and
   dtype. The a_i, and the d_i, are stacked in the chain's order; where the a_i are the slices
   xs[t] of one array, every t once, xs itself is read (reshaped, no copy) and the d_i are put
-  in the order of t. The last add's place holds the stacked product, added to the chain's
-  first value; the chain's other adds and products are left to DeadCode.
+  in the order of t; chains of the same d_i (an RNN's two weight gradients) read one
+  concatenation of them, in one order. The last add's place holds the stacked product, added
+  to the chain's first value; the chain's other adds and products are left to DeadCode.
 - Only float32 and float64 products of MIN_PRODUCTS or more, whose stacked operands and result
   hold at most MAX_STACKED_ELEMENTS elements (all of them live at once: the d_i until the
   last add, the forward's results until the last reader of any of them).
@@ -212,48 +213,82 @@ def _summed_products(graph: Graph, producers, readers) -> dict:
             chains[total] = chain
             lasts[total] = equation
 
+    plans = {total: _plan(chain, producers) for total, chain in chains.items()}
+    plans = {total: plan for total, plan in plans.items() if plan is not None}
+    _share_right_operands(plans.values())
+    position = {id(equation): index for index, equation in enumerate(graph.equations)}
+    stacked_rights: dict = {}  # the d_i in order -> the Var of their concatenation
     replacements = {}
-    for total, chain in chains.items():
-        stacked = _stacked(chain, producers, lasts[total].scope)
-        if stacked is not None:
-            product, equations = stacked
-            replacements[id(lasts[total])] = [
-                *equations, _equation("add", [chain.start, product], {}, total,
-                                      lasts[total].scope)]
+    for total in sorted(plans, key=lambda total: position[id(lasts[total])]):
+        plan, last = plans[total], lasts[total]
+        equations = []
+        if plan.rights not in stacked_rights:
+            right = _new((len(plan.rights) * plan.rights[0].aval.shape[0],
+                          plan.rights[0].aval.shape[1]), plan.rights[0].aval)
+            equations.append(_equation("concatenate", plan.rights, {"axis": 0}, right,
+                                       last.scope))
+            stacked_rights[plan.rights] = right
+        right = stacked_rights[plan.rights]
+        first = plan.lefts[0].aval
+        left = _new((len(plan.lefts) * first.shape[0], first.shape[1]), first)
+        if plan.array is not None:
+            equations.append(_equation("reshape", [plan.array], {"shape": left.aval.shape},
+                                       left, last.scope))
+        else:
+            equations.append(_equation("concatenate", plan.lefts, {"axis": 0}, left,
+                                       last.scope))
+        flipped = _new(left.aval.shape[::-1], left.aval)
+        equations.append(_equation("transpose", [left], {"axes": (1, 0)}, flipped, last.scope))
+        product = _new((first.shape[1], right.aval.shape[1]), total.aval)
+        equations.append(_equation("matmul", [flipped, right], {}, product, last.scope))
+        equations.append(_equation("add", [plan.start, product], {}, total, last.scope))
+        replacements[id(last)] = equations
     return replacements
 
 
-def _stacked(chain: _Chain, producers, scope):
-    """(Var, equations) of transpose(stack of the a_i) @ (stack of the d_i), or None where the
-    chain is too short, too large or its terms differ in shape."""
+@dataclass
+class _Plan:
+    """How a chain is stacked: its start, its a_i and d_i in the order they are stacked, and
+    the array whose slices the a_i are, in that order (None: the a_i are concatenated)."""
+    start: object
+    lefts: tuple
+    rights: tuple
+    array: Var | None
+
+
+def _plan(chain: _Chain, producers) -> _Plan | None:
+    """The chain's _Plan, or None where it is too short, too large or its terms differ in
+    shape."""
     lefts, rights = zip(*chain.terms)
-    left_shape, right_shape = lefts[0].aval.shape, rights[0].aval.shape
-    if (len(chain.terms) < MIN_PRODUCTS
-            or any(a.aval != lefts[0].aval for a in lefts)
-            or any(d.aval != rights[0].aval for d in rights)):
-        return None
     count = len(chain.terms)
-    stacked_left = (count * left_shape[0], left_shape[1])
-    stacked_right = (count * right_shape[0], right_shape[1])
-    if math.prod(stacked_left) + math.prod(stacked_right) > MAX_STACKED_ELEMENTS:
+    if (count < MIN_PRODUCTS or any(a.aval != lefts[0].aval for a in lefts)
+            or any(d.aval != rights[0].aval for d in rights)
+            or count * (math.prod(lefts[0].aval.shape) + math.prod(rights[0].aval.shape))
+            > MAX_STACKED_ELEMENTS):
         return None
-    equations = []
     rows = [_row_of(a, producers) for a in lefts]
     arrays = {row[0] for row in rows if row is not None}
     if (None not in rows and len(arrays) == 1
             and sorted(t for _, t in rows) == list(range(next(iter(arrays)).aval.shape[0]))):
-        (array,) = arrays
         order = sorted(range(count), key=lambda i: rows[i][1])
-        rights = [rights[i] for i in order]
-        left = _new(stacked_left, lefts[0].aval)
-        equations.append(_equation("reshape", [array], {"shape": stacked_left}, left, scope))
-    else:
-        left = _new(stacked_left, lefts[0].aval)
-        equations.append(_equation("concatenate", lefts, {"axis": 0}, left, scope))
-    right = _new(stacked_right, rights[0].aval)
-    equations.append(_equation("concatenate", rights, {"axis": 0}, right, scope))
-    flipped = _new(stacked_left[::-1], left.aval)
-    equations.append(_equation("transpose", [left], {"axes": (1, 0)}, flipped, scope))
-    product = _new((left_shape[1], right_shape[1]), chain.start.aval)
-    equations.append(_equation("matmul", [flipped, right], {}, product, scope))
-    return product, equations
+        return _Plan(chain.start, tuple(lefts[i] for i in order),
+                     tuple(rights[i] for i in order), next(iter(arrays)))
+    return _Plan(chain.start, lefts, rights, None)
+
+
+def _share_right_operands(plans) -> None:
+    """Put the terms of each chain whose a_i are concatenated in the order of another chain
+    with the same d_i, so that both read one concatenation of them: an RNN's two weight
+    gradients, sum_t xs[t].T @ d_t and sum_t h_t.T @ d_t."""
+    orders = {}
+    for plan in plans:
+        if len(set(plan.rights)) == len(plan.rights):
+            orders.setdefault(frozenset(plan.rights), plan.rights)
+            if plan.array is not None:  # an order that cannot change
+                orders[frozenset(plan.rights)] = plan.rights
+    for plan in plans:
+        order = orders.get(frozenset(plan.rights))
+        if (plan.array is None and order is not None
+                and len(set(plan.rights)) == len(plan.rights) == len(order)):
+            left_of = dict(zip(plan.rights, plan.lefts))
+            plan.lefts, plan.rights = tuple(left_of[d] for d in order), order

@@ -72,9 +72,9 @@ def test_rows_of_a_matrix_times_one_matrix_are_one_product():
 def test_a_sum_of_products_of_slices_is_one_product_of_the_stacked_terms():
     before, after = stacked(summed_products, XS, *DS)
     assert names(before).count("matmul") == STEPS
-    assert names(after) == ["reshape", "concatenate", "transpose", "matmul", "add"]
+    assert names(after) == ["concatenate", "reshape", "transpose", "matmul", "add"]
     # the d_t stacked in the order of the slices they multiply, not the sum's
-    assert after.equations[1].inputs == tuple(before.inputs[1:])
+    assert after.equations[0].inputs == tuple(before.inputs[1:])
     want = sum(x.T @ d for x, d in zip(XS, DS))
     (got,) = run(after, XS, *DS)
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
@@ -86,6 +86,23 @@ def test_a_sum_of_products_of_separate_arrays_stacks_both_sides():
     assert names(after) == ["concatenate", "concatenate", "transpose", "matmul", "add"]
     want = sum(h.T @ d for h, d in zip(HS, DS))
     np.testing.assert_allclose(run(after, *HS, *DS)[0], want, rtol=1e-13, atol=1e-14)
+
+
+def test_two_sums_of_the_same_right_operands_read_one_concatenation_of_them():
+    def two_sums(xs, *pairs):
+        hs, ds = pairs[:STEPS], pairs[STEPS:]
+        separate = summed_separate_products(*hs, *ds)  # in the order t = 0, 1, ...
+        return summed_products(xs, *ds), separate      # in the order t = S - 1, ..., 0
+    before, after = stacked(two_sums, XS, *HS, *DS)
+    concatenations = [equation for equation in after.equations
+                      if equation.primitive.name == "concatenate"]
+    assert len(concatenations) == 2
+    d_inputs = after.inputs[1 + STEPS:]
+    assert concatenations[0].inputs == d_inputs  # the order of the slices of xs
+    assert names(after).count("matmul") == 2
+    by_slices, by_separate = run(after, XS, *HS, *DS)
+    np.testing.assert_allclose(by_slices, sum(x.T @ d for x, d in zip(XS, DS)), rtol=1e-13)
+    np.testing.assert_allclose(by_separate, sum(h.T @ d for h, d in zip(HS, DS)), rtol=1e-13)
 
 
 def test_a_partial_sum_read_elsewhere_ends_the_chain_there():
@@ -173,6 +190,8 @@ def test_an_rnn_gradient_with_stacked_products(backend, dtype, tolerance):
         autotrace.config.cpu_backend("auto")
     # forward: one product by wx; backward: one for each weight's sum
     assert graph.count("= matmul ") == 1 + STEPS + (STEPS - 1) + 2
+    # the states stacked, and the d_t once for both sums
+    assert graph.count("= concatenate") == 2
     for result, want in zip(got, rnn_gradient(wx, wh, XS, h0)):
         assert result.dtype == dtype
         np.testing.assert_allclose(result, want, rtol=tolerance, atol=tolerance)
