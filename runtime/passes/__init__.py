@@ -8,9 +8,9 @@
                            elementwise op is read as that scalar
 3. IntegerPowers           x ** 3 as x * x * x, x ** -1 as 1 / x, x ** 0.5 as sqrt(x)
 4. AlgebraicSimplification x*1, x+(-0.0), --x, transpose of transpose, reshape of reshape, ...
-5. CommonSubexpressions    one equation per (primitive, inputs, attributes)
-6. StackedProducts         the matmuls of each slice of one array by one matrix, and sums of
+5. StackedProducts         the matmuls of each slice of one array by one matrix, and sums of
                            products of transposed matrices, as one matmul (an unrolled RNN's)
+6. CommonSubexpressions    one equation per (primitive, inputs, attributes)
 7. DeadCode                equations whose results reach no output are dropped
 8. MatmulLayout            a transpose that several matmuls read on the right is copied once
 9. BufferReuse             results written into dying inputs' buffers (`out=`)
@@ -37,7 +37,7 @@ from .products import StackedProducts
 from .scalars import IntegerPowers, UniformConstants
 
 PASSES = [ConstantFolding(), UniformConstants(), IntegerPowers(), AlgebraicSimplification(),
-          CommonSubexpressions(), StackedProducts(), DeadCode(), MatmulLayout(), BufferReuse()]
+          StackedProducts(), CommonSubexpressions(), DeadCode(), MatmulLayout(), BufferReuse()]
 
 
 def optimize(graph: Graph, passes=None, show_after=(), backend=None) -> Graph:
