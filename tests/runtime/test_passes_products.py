@@ -6,6 +6,7 @@ import pytest
 import autotrace
 from autotrace.runtime.execution.executor import compile_graph
 from autotrace.runtime.passes import CommonSubexpressions, DeadCode, StackedProducts, optimize
+from autotrace.runtime.passes import products
 from autotrace.runtime.passes.products import MIN_PRODUCTS
 from autotrace.runtime.tracing.tracer import trace
 
@@ -140,6 +141,13 @@ def test_a_partial_sum_read_elsewhere_ends_the_chain_there():
 def test_other_products_are_left_alone(function, args):
     before, after = stacked(function, *args)
     assert str(StackedProducts().run(before)) == str(before)
+
+
+def test_stacks_past_the_size_limit_are_left_alone(monkeypatch):
+    monkeypatch.setattr(products, "MAX_STACKED_ELEMENTS", STEPS * BATCH * HIDDEN - 1)
+    for function, args in ((slices_times_weights, (W, XS)), (summed_products, (XS, *DS))):
+        before, _ = stacked(function, *args)
+        assert str(StackedProducts().run(before)) == str(before)
 
 
 def test_results_of_the_stacked_product_are_never_written_into():
