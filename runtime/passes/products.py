@@ -126,6 +126,7 @@ def _slice_products(graph: Graph, producers) -> dict:
             continue
         groups.setdefault((found[0], weights), {}).setdefault(found[1], []).append(equation)
 
+    position = {id(equation): index for index, equation in enumerate(graph.equations)}
     replacements = {}
     for (array, weights), by_step in groups.items():
         steps, columns = array.aval.shape[0], weights.aval.shape[1]
@@ -133,8 +134,8 @@ def _slice_products(graph: Graph, producers) -> dict:
         if (sorted(by_step) != list(range(steps)) or steps < MIN_PRODUCTS
                 or math.prod(stacked_shape) > MAX_STACKED_ELEMENTS):
             continue
-        products = [equation for step in sorted(by_step) for equation in by_step[step]]
-        first = min(products, key=graph.equations.index)
+        first = min((equation for equations in by_step.values() for equation in equations),
+                    key=lambda equation: position[id(equation)])
         output = first.outputs[0].aval
         rows = math.prod(array.aval.shape[:-1])
         stacked = []
