@@ -203,3 +203,15 @@ def test_an_rnn_gradient_with_stacked_products(backend, dtype, tolerance):
     for result, want in zip(got, rnn_gradient(wx, wh, XS, h0)):
         assert result.dtype == dtype
         np.testing.assert_allclose(result, want, rtol=tolerance, atol=tolerance)
+
+
+def test_an_rnn_gradient_with_stacked_products_on_another_array_library():
+    xp = pytest.importorskip("array_api_strict", reason="array_api_strict is not installed")
+    wx, wh = 0.5 * W, 0.3 * rng.standard_normal((HIDDEN, HIDDEN))
+    h0 = np.zeros((BATCH, HIDDEN))
+    gradient = autotrace.function(autotrace.grad(rnn_loss, wrt=(0, 1)))
+    args = [xp.asarray(a) for a in (wx, wh, XS, h0)]
+    got = gradient(*args)
+    assert str(gradient.graph(*args)).count("= concatenate") == 2
+    for result, want in zip(got, rnn_gradient(wx, wh, XS, h0)):
+        np.testing.assert_allclose(np.from_dlpack(result), want, rtol=1e-12, atol=1e-12)
