@@ -92,7 +92,7 @@ _PUBLIC = {
         "config", "DeviceError")},
     **{name: (f"autotrace.{name}", None) for name in (
         "nn", "losses", "random", "optimizers", "metrics", "summary", "data", "layers",
-        "testing", "distributed", "tree_util")},
+        "testing", "distributed", "tree_util", "mixed_precision")},
 }
 
 __version__ = "0.1.0"

@@ -36,7 +36,7 @@ def grad(f: Callable, wrt=FIRST_PARAMETER, *, argnums=None, has_aux: bool = Fals
         tuple of them for a tuple `wrt`; each has the type and shape of its argument.
         With has_aux, `(gradient, aux)`.
 
-    Example:
+    Examples:
         >>> def f(x, y):
         ...     return x ** 2 - 2 * x * y + 3 * y
         >>> grad(f, wrt=(0, 1))(2.0, 1.0)
@@ -71,7 +71,7 @@ def value_and_grad(f: Callable, wrt=FIRST_PARAMETER, *, argnums=None,
         returns `(value, gradient)`: f's output, and what `grad(f, wrt)` returns for the same
         arguments (one gradient, or a tuple of them for a tuple `wrt`).
 
-    Example:
+    Examples:
         >>> def f(x, y):
         ...     return x ** 2 - 2 * x * y + 3 * y
         >>> value_and_grad(f)(2.0, 1.0)
@@ -89,7 +89,22 @@ def value_and_grad(f: Callable, wrt=FIRST_PARAMETER, *, argnums=None,
 def source(derivative: Callable) -> str:
     """The generated Python source of a function made by autotrace (grad, value_and_grad,
     implicit_grad: the derivatives its calls so far generated, one per set of arguments that
-    hold Variables; vmap: the batched code of each signature it was called with)."""
+    hold Variables; vmap: the batched code of each signature it was called with).
+
+    Examples:
+        >>> def f(x):
+        ...     return np.sin(x) * x
+        >>> print(source(grad(f)), end="")
+        def df(x, *, dy=None):
+            # Primal sweep
+            _t1 = np.sin(x)
+            # Adjoint sweep
+            # Grad of line 2: return np.sin(x) * x
+            b_t2 = seed(_t1 * x, dy)
+            bx = b_t2 * _t1
+            bx = accumulate(bx, b_t2 * x * np.cos(x))
+            return match(bx, x)
+    """
     batched = getattr(derivative, "__autotrace_batched_sources__", None)
     if batched is not None:  # autotrace.vmap: the code of the batches traced so far
         sources = batched()

@@ -19,6 +19,8 @@ from typing import Callable
 import numpy as np
 
 from autotrace.runtime.tracing.tracer_batching import BatchingError, batch_graph
+from autotrace.runtime.user_frames import code_site
+from autotrace.trace_errors import located
 from autotrace.runtime.execution import executor
 from autotrace.runtime.abstract import AbstractArray
 from autotrace.runtime.devices import device_of
@@ -127,7 +129,7 @@ class Vmapped:
             optimized: False for the batched graph as the batching rules wrote it, before
                 the passes.
             batched: False for the graph of one example, as traced.
-        Example:
+        Examples:
             >>> print(autotrace.vmap(np.sum).graph(np.ones((4, 3)), optimized=False))
             { lambda a:f64[4,3] ;
               b:f64[4] = reduce_sum[axis=(1,)] a
@@ -168,11 +170,15 @@ class Vmapped:
 
     def _entry(self, args: tuple, kwargs: dict):
         """The batched trace for a call, the call's array leaves and their mapped axes."""
-        leaves, axes, paths, slots = _mapped_leaves(args, kwargs, self.in_axes,
-                                                    self._parameter_names)
-        size = self._size(leaves, axes, paths)
-        examples = iter([_example(leaf, axis, path) for leaf, axis, path
-                         in zip(leaves, axes, paths)])
+        try:
+            leaves, axes, paths, slots = _mapped_leaves(args, kwargs, self.in_axes,
+                                                        self._parameter_names)
+            size = self._size(leaves, axes, paths)
+            examples = iter([_example(leaf, axis, path) for leaf, axis, path
+                             in zip(leaves, axes, paths)])
+        except ValueError as error:  # arguments that in_axes does not fit: name the call
+            site = code_site()
+            raise ValueError(f"{error}{'' if site is None else located(*site)}") from None
         example_args, example_kwargs = map_arrays((args, kwargs), lambda leaf: next(examples))
         key = (signature_of(example_args, example_kwargs), tuple(axis is not None for axis in axes),
                size)
@@ -195,7 +201,9 @@ class Vmapped:
         try:
             batched_graph, outputs_batched = batch_graph(graph, flags, size)
         except BatchingError as error:
-            raise BatchingError(f"autotrace.vmap({self.__name__}) {error}") from None
+            place = "" if error.site is None else located(*error.site)
+            raise BatchingError(f"autotrace.vmap({self.__name__}) {error}{place}",
+                                error.site) from None
         out_axes = _output_axes(structure.template, self.out_axes, len(graph.outputs))
         return _Entry(graph, batched_graph, outputs_batched, out_axes, structure)
 
@@ -235,14 +243,21 @@ def vmap(function: Callable, in_axes=0, out_axes=0, axis_size: int | None = None
         out_axes: where the batch axis goes in each output: an int, None for an output that is
             the same for every example, or a tree matching the function's result.
         axis_size: the batch size, needed where no argument is mapped.
+
     Returns:
         a `Vmapped` function: call it like `function`; `graph(*args)` and `source(*args)`
         show the batched graph and the code that runs it.
 
-    Example:
+    Examples:
+        >>> def loss(w, x, y):
+        ...     return (x @ w - y) ** 2
         >>> per_example = autotrace.vmap(autotrace.grad(loss), in_axes=(None, 0, 0))
-        >>> per_example(w, X, Y).shape        # one gradient of w for each row of X
-        (32, 3)
+        >>> X, Y = np.ones((4, 3)), np.arange(4.0)
+        >>> per_example(np.ones(3), X, Y)   # one gradient of w for each row of X (and of Y)
+        array([[6., 6., 6.],
+               [4., 4., 4.],
+               [2., 2., 2.],
+               [0., 0., 0.]])
     """
     return Vmapped(function, in_axes, out_axes, axis_size)
 

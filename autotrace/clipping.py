@@ -44,10 +44,11 @@ def clip_by_norm(t, clip_norm, axes=None):
         clip_norm: the largest norm kept, a positive number.
         axes: None for the norm of all of `t`, or the axes whose norms are clipped each on its
             own (the norm of each row of a matrix for axes=1).
+
     Returns:
         An array of `t`'s shape and dtype.
 
-    Example:
+    Examples:
         >>> clip_by_norm(np.array([3.0, 4.0]), 1.0)
         array([0.6, 0.8])
     """
@@ -61,7 +62,7 @@ def global_norm(t_list):
     """sqrt(sum of the squares of every element of every array in `t_list`); None entries are
     skipped.
 
-    Example:
+    Examples:
         >>> float(global_norm([np.array([3.0]), None, np.array([[4.0]])]))
         5.0
     """
@@ -82,12 +83,13 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None):
         t_list: a list of arrays (gradients); None entries stay None.
         clip_norm: the largest global norm kept, a positive number.
         use_norm: the global norm to use, if already computed (default: computed here).
+
     Returns:
         (clipped list, global norm): the global norm is that of `t_list` before clipping. If it
         is infinite or NaN, every clipped array is NaN, so that the error shows (as TensorFlow
         does).
 
-    Example:
+    Examples:
         >>> clipped, norm = clip_by_global_norm([np.array([3.0]), np.array([4.0])], 1.0)
         >>> clipped, float(norm)
         ([array([0.6]), array([0.8])], 5.0)

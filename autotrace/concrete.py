@@ -31,6 +31,19 @@ class ConcreteFunction:
         source: the Python the executor runs for it.
         structured_input_signature: (args, kwargs) it takes, each array as an autotrace.Spec.
         structured_outputs: what it returns, each array as an autotrace.Spec.
+
+    Examples:
+        >>> f = autotrace.function(lambda x: np.tanh(x) * 2)
+        >>> concrete = f.get_concrete_function(np.ones(3))
+        >>> concrete
+        <autotrace.ConcreteFunction <lambda>(x: f64[3]) -> f64[3]>
+        >>> concrete(np.zeros(3))
+        array([0., 0., 0.])
+        >>> print(concrete.graph)
+        { lambda x:f64[3] ;
+          b:f64[3] = tanh x
+          c:f64[3] = multiply[out=0] b 2
+          in (c) }
     """
 
     def __init__(self, function, entry, inputs: tuple, flatten, bound: tuple = ()):

@@ -49,9 +49,11 @@ def cond(predicate, true_fn: Callable, false_fn: Callable, *operands):
             structure (tuples, lists, dicts) of arrays with the same shapes and dtypes. They may
             use other traced values of the enclosing function; those become inputs of the op.
         operands: pytrees of arrays passed to the branch taken.
+
     Returns:
         what the branch taken returns.
-    Example:
+
+    Examples:
         >>> @autotrace.function
         ... def relu_or_square(x):
         ...     return autotrace.cond(x.sum() > 0, lambda x: x, lambda x: x * x, x)
@@ -72,9 +74,11 @@ def while_loop(cond_fn: Callable, body_fn: Callable, init_vals):
         cond_fn: loop values -> a scalar bool (traced or not).
         body_fn: loop values -> new loop values, with the same structure, shapes and dtypes.
         init_vals: the first loop values: an array or a pytree of arrays and numbers.
+
     Returns:
         the loop values once `cond_fn` is false.
-    Example:
+
+    Examples:
         >>> @autotrace.function
         ... def halvings(x):      # how many halvings bring max|x| below 1
         ...     return autotrace.while_loop(lambda s: np.max(np.abs(s[1])) >= 1.0,
@@ -96,15 +100,19 @@ def print_(*values, sep: str = " ", end: str = "\n") -> None:
     Arguments:
         values: arrays (traced or not) and other objects, printed with `str`.
         sep, end: as for Python's print.
+
     Returns:
         None.
-    Example:
+
+    Examples:
         >>> @autotrace.function
         ... def total(x):
         ...     s = x.sum()
         ...     autotrace.print("total:", s)
         ...     return s
-        >>> total(np.ones(3)); total(np.ones(3))       # prints "total: 3.0" twice
+        >>> _ = total(np.ones(3)); _ = total(np.ones(3))   # traced once, printed on both calls
+        total: 3.0
+        total: 3.0
     """
     control.print_values(*values, sep=sep, end=end)
 

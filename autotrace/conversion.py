@@ -96,7 +96,18 @@ def converted(callee):
 
 
 class FrozenRandomWarning(UserWarning):
-    """NumPy drew random numbers while a function was traced: they are fixed in its graph."""
+    """NumPy drew random numbers while a function was traced: they are fixed in its graph.
+
+    Examples:
+        >>> import warnings
+        >>> def noisy(x):
+        ...     return x + np.random.rand(3)
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     _ = autotrace.function(noisy)(np.ones(3))
+        >>> print(caught[0].message)   # doctest: +ELLIPSIS
+        np.random.rand in noisy draws its numbers once, while it is traced: ...
+    """
 
 
 # np.random's functions are methods of a global RandomState; a Generator's are its own.

@@ -29,12 +29,34 @@ from typing import Callable, Iterable, Iterator
 
 class OutOfRangeError(Exception):
     """A closed queue has no elements left (TensorFlow's tf.errors.OutOfRangeError); a
-    Coordinator takes it for a clean stop, not an error."""
+    Coordinator takes it for a clean stop, not an error.
+
+    Examples:
+        >>> queue = autotrace.FIFOQueue(2)
+        >>> queue.put(1.0); queue.close()
+        >>> queue.get()
+        1.0
+        >>> try:
+        ...     queue.get()
+        ... except OutOfRangeError as error:
+        ...     print(error)
+        FIFOQueue is closed and has no elements left
+    """
 
 
 class QueueClosedError(Exception):
     """An element was put into a closed queue, or the queue was closed with
-    cancel_pending_enqueues while a put waited for room."""
+    cancel_pending_enqueues while a put waited for room.
+
+    Examples:
+        >>> queue = autotrace.FIFOQueue(2)
+        >>> queue.close()
+        >>> try:
+        ...     queue.put(1.0)
+        ... except QueueClosedError as error:
+        ...     print(error)
+        FIFOQueue.put: the queue is closed
+    """
 
 
 class Coordinator:
@@ -45,7 +67,7 @@ class Coordinator:
             (default: OutOfRangeError, what a drained queue raises): `request_stop(e)` with one
             of them stops, and `join` does not raise it.
 
-    Example:
+    Examples:
         >>> coord = Coordinator()
         >>> def work():
         ...     with coord.stop_on_exception():
@@ -149,6 +171,14 @@ class FIFOQueue:
 
     Arguments:
         capacity: how many elements it holds before `put` waits for room (None: no limit).
+
+    Examples:
+        >>> queue = FIFOQueue(capacity=2)
+        >>> queue.put(1.0); queue.put(2.0); queue.close()
+        >>> queue.get()
+        1.0
+        >>> list(queue)                          # what is left, then the end
+        [2.0]
     """
 
     def __init__(self, capacity: int | None = None):
@@ -235,6 +265,15 @@ class QueueRunner:
         queue: the FIFOQueue.
         enqueue_functions: functions of no arguments, each giving the next element
             (`iter(source).__next__` reads an iterable).
+
+    Examples:
+        >>> queue = autotrace.FIFOQueue(capacity=4)
+        >>> runner = QueueRunner(queue, [iter(range(3)).__next__])
+        >>> coordinator = autotrace.Coordinator()
+        >>> threads = runner.create_threads(coordinator, start=True)
+        >>> list(queue)                          # closed by the runner once range(3) is read
+        [0, 1, 2]
+        >>> coordinator.request_stop(); coordinator.join(threads)
     """
 
     def __init__(self, queue: FIFOQueue, enqueue_functions: list[Callable]):

@@ -18,7 +18,7 @@ def custom_gradient(f: Callable) -> CustomGradient:
     the value. grad_fn may use values computed by f. Called directly, the decorated function
     returns the value alone; under `grad` the gradient comes from grad_fn.
 
-    Example:
+    Examples:
         >>> @custom_gradient
         ... def log1pexp(x):
         ...     e = np.exp(x)
@@ -33,17 +33,21 @@ def custom_gradient(f: Callable) -> CustomGradient:
     return wrapper
 
 
-def custom_vjp(f: Callable) -> CustomVJP:
+def custom_vjp(f: Callable | None = None, *, nondiff_argnums: tuple = ()):
     """Give `f` a reverse-mode derivative of your own, as jax.custom_vjp.
 
     After `f.defvjp(fwd, bwd)`: `fwd(*args)` returns `(value, residuals)`, what bwd needs;
     `bwd(residuals, dy)` returns a tuple with one gradient per argument of f, given `dy`, the
-    gradient of the value. Called directly, f runs as written; under grad, vjp and the other
+    gradient of the value; None for zeros. The arguments at `nondiff_argnums` (positions)
+    get no gradient: bwd takes them first, `bwd(*those, residuals, dy)`, and returns one
+    gradient per other argument (`@functools.partial(custom_vjp, nondiff_argnums=(1,))`,
+    or `custom_vjp(nondiff_argnums=(1,))` as a decorator). Called directly, f runs as
+    written; under grad, vjp and the other
     reverse-mode transforms, fwd gives the value and bwd the gradients (fwd runs again in the
     adjoint sweep, for the residuals). Forward mode cannot use them: it refuses f (give it a
     custom_jvp). f's parameters are positional, and calls pass them by position.
 
-    Example:
+    Examples:
         >>> @custom_vjp
         ... def clip_gradient(x):
         ...     return x
@@ -52,7 +56,9 @@ def custom_vjp(f: Callable) -> CustomVJP:
         >>> grad(lambda x: 5.0 * clip_gradient(x))(2.0)
         1.0
     """
-    wrapper = CustomVJP(f)
+    if f is None:
+        return functools.partial(custom_vjp, nondiff_argnums=nondiff_argnums)
+    wrapper = CustomVJP(f, nondiff_argnums)
     functools.update_wrapper(wrapper, f)
     return wrapper
 
@@ -68,7 +74,7 @@ def custom_jvp(f: Callable) -> CustomJVP:
     refuses a rule whose tangent it finds not linear (checked on each call, at the call's
     values; while tracing, on random values of the traced shapes).
 
-    Example:
+    Examples:
         >>> @custom_jvp
         ... def log1pexp(x):
         ...     return np.log1p(np.exp(x))
@@ -83,7 +89,12 @@ def custom_jvp(f: Callable) -> CustomJVP:
 
 
 def stop_gradient(x):
-    """`x` itself, through which no gradient (or tangent) flows."""
+    """`x` itself, through which no gradient (or tangent) flows.
+
+    Examples:
+        >>> grad(lambda x: x * stop_gradient(x))(3.0)   # the second x counts as a constant
+        3.0
+    """
     return x
 
 

@@ -48,6 +48,8 @@ from autotrace.runtime.tracing.tracer import Tracer
 __all__ = ["init", "is_initialized", "rank", "size", "local_rank", "allreduce_mean",
            "allreduce_sum", "sum_metric_states", "broadcast_variables", "DistributedOptimizer",
            "DistributedError", "DEFAULT_BUCKET_BYTES"]
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports
+
 
 DEFAULT_BUCKET_BYTES = 25 * 2 ** 20  # allreduce_mean's default bucket_bytes: 25 MiB
 
@@ -61,7 +63,20 @@ _INSTALL_HINT = "pip install -e '.[distributed]'"
 
 
 class DistributedError(RuntimeError):
-    """The ranks disagree (different arrays to reduce), or MPI is missing under a launcher."""
+    """The ranks disagree (different arrays to reduce), or MPI is missing under a launcher.
+
+    Examples:
+        >>> w = autotrace.Variable(np.ones(2))
+        >>> @autotrace.function
+        ... def step(x):
+        ...     distributed.broadcast_variables([w])
+        ...     return w * x
+        >>> try:
+        ...     step(np.ones(2))
+        ... except DistributedError as error:
+        ...     print(error)   # doctest: +ELLIPSIS
+        broadcast_variables is called inside autotrace.function; call it outside, ...
+    """
 
 
 class _World:
@@ -96,12 +111,14 @@ def init(communicator=None, abort_on_exception: bool = True) -> None:
         abort_on_exception: with several ranks, an exception that ends one rank's script is
             printed and then ends every rank (MPI Abort), instead of leaving the others
             waiting forever in their next reduction.
+
     Raises:
         DistributedError: launched under mpiexec with several ranks, but mpi4py is missing.
 
-    Example:
-        >>> distributed.init(); distributed.rank(), distributed.size()
-        (0, 1)                                # run as `python train.py`
+    Examples:
+        >>> distributed.init()                    # run as `python train.py`: one rank
+        >>> distributed.rank(), distributed.size()
+        (0, 1)
     """
     global _world
     if _world is not None:
@@ -154,7 +171,13 @@ def _import_mpi(launched):
 def is_initialized() -> bool:
     """Whether this process has joined its ranks: True after `init()`, or after a first call
     that needs them (`rank()`, `size()`, a reduction), which calls `init()`; False before.
-    A library can ask it before choosing the communicator to give `init()`."""
+    A library can ask it before choosing the communicator to give `init()`.
+
+    Examples:
+        >>> distributed.init()
+        >>> distributed.is_initialized()
+        True
+    """
     return _world is not None
 
 
@@ -165,7 +188,12 @@ def _current() -> _World:
 
 
 def rank() -> int:
-    """This process's number among the ranks, 0 to size() - 1 (0 when run as one process)."""
+    """This process's number among the ranks, 0 to size() - 1 (0 when run as one process).
+
+    Examples:
+        >>> distributed.rank()                    # under `mpiexec -n 4`: 0, 1, 2 or 3
+        0
+    """
     return _current().rank
 
 
@@ -182,12 +210,22 @@ def barrier() -> None:
 
 
 def size() -> int:
-    """The number of ranks (1 when not launched under mpiexec)."""
+    """The number of ranks (1 when not launched under mpiexec).
+
+    Examples:
+        >>> distributed.size()                    # under `mpiexec -n 4`: 4
+        1
+    """
     return _current().size
 
 
 def local_rank() -> int:
-    """This process's number among the ranks on its machine (to pick its GPU, for example)."""
+    """This process's number among the ranks on its machine (to pick its GPU, for example).
+
+    Examples:
+        >>> distributed.local_rank()              # 0 to the number of ranks on this machine - 1
+        0
+    """
     return _current().local_rank
 
 
@@ -204,16 +242,23 @@ def allreduce_mean(arrays: Sequence, bucket_bytes: int = DEFAULT_BUCKET_BYTES,
     overlap the transfers; float32 stays float32, float64 float64. A CuPy array is reduced
     through host memory and its mean returned on its GPU.
 
-    Example:
+    Examples:
         >>> distributed.allreduce_mean([np.array([1.0, 2.0]) * (distributed.rank() + 1)])
-        [array([1.5, 3. ])]                     # on each of 2 ranks
+        [array([1., 2.])]
+        >>> # under `mpiexec -n 2`, each of the 2 ranks gets [array([1.5, 3. ])]
     """
     return _allreduce(arrays, bucket_bytes, name, mean=True)
 
 
 def allreduce_sum(arrays: Sequence, bucket_bytes: int = DEFAULT_BUCKET_BYTES,
                   name: str = "allreduce_sum") -> list[np.ndarray]:
-    """The sum over all ranks of each array (as `allreduce_mean`, without the division)."""
+    """The sum over all ranks of each array (as `allreduce_mean`, without the division).
+
+    Examples:
+        >>> distributed.allreduce_sum([np.array([1.0, 2.0]) * (distributed.rank() + 1)])
+        [array([1., 2.])]
+        >>> # under `mpiexec -n 2`, each of the 2 ranks gets [array([3., 6.])]
+    """
     return _allreduce(arrays, bucket_bytes, name, mean=False)
 
 
@@ -283,10 +328,14 @@ def sum_metric_states(*metrics) -> None:
     `reset_state()` before the next round. The metrics of autotrace.metrics keep sums
     (total, count), which is what makes summing them right.
 
-    Example:
+    Examples:
+        >>> labels, predictions = np.array([0, 1, 1, 0]), np.eye(2)[[0, 1, 0, 0]]
+        >>> rank, size = distributed.rank(), distributed.size()
         >>> accuracy = autotrace.metrics.SparseCategoricalAccuracy()
-        >>> accuracy(labels[rank::size], model(images[rank::size]))   # this rank's part
-        >>> distributed.sum_metric_states(accuracy); accuracy.result()  # the whole set's
+        >>> _ = accuracy(labels[rank::size], predictions[rank::size])   # this rank's part
+        >>> distributed.sum_metric_states(accuracy)
+        >>> float(accuracy.result())              # over the whole set, whatever the number of ranks
+        0.75
     """
     variables = [variable for metric in metrics for variable in metric.variables]
     for variable, total in zip(variables, allreduce_sum(
@@ -299,8 +348,10 @@ def broadcast_variables(variables: Iterable[Variable], root: int = 0,
     """Give every rank's `variables` the values rank `root` holds (at the start of training,
     so that all ranks start alike, and after restoring a checkpoint on one rank).
 
-    Example:
-        >>> distributed.broadcast_variables(model.variables, root=0)
+    Examples:
+        >>> model = autotrace.layers.Dense(2)
+        >>> _ = model(np.ones((1, 3)))            # made, with random values on each rank
+        >>> distributed.broadcast_variables(model.variables, root=0)   # now rank 0's everywhere
     """
     variables = list(variables)
     for position, variable in enumerate(variables):
@@ -414,9 +465,14 @@ def DistributedOptimizer(optimizer, bucket_bytes: int = DEFAULT_BUCKET_BYTES):
         optimizer: any autotrace optimizer.
         bucket_bytes: the size of the buffers gradients are packed into.
 
-    Example:
-        >>> optimizer = DistributedOptimizer(autotrace.optimizers.SGD(0.1))
-        >>> optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    Examples:
+        >>> w = autotrace.Variable(np.array([1.0, 2.0]))
+        >>> optimizer = DistributedOptimizer(autotrace.optimizers.SGD(0.5))
+        >>> type(optimizer).__name__
+        'DistributedSGD'
+        >>> _ = optimizer.apply_gradients([(np.array([1.0, 1.0]), w)])  # averaged over the ranks
+        >>> w.numpy()
+        array([0.5, 1.5])
     """
     if not isinstance(optimizer, Optimizer):
         raise TypeError("DistributedOptimizer: expected an autotrace optimizer "

@@ -39,7 +39,7 @@ import numpy as np
 
 from autotrace.conversion import for_tracing
 from autotrace.traced_function import _positional_names
-from autotrace.trace_errors import explain_trace_error
+from autotrace.trace_errors import explain_trace_error, raised_by_user_code
 from autotrace.runtime.ops import source_globals
 from autotrace.runtime.execution.graph_python import UnprintableGraphError, graph_statements
 from autotrace.runtime.tracing.signature import ParameterBinding
@@ -61,7 +61,18 @@ _SEEDS = ("dy", "tangent")
 
 
 class TracedSourceWarning(UserWarning):
-    """A derivative is built from a trace, because the function's source cannot be read."""
+    """A derivative is built from a trace, because the function's source cannot be read.
+
+    Examples:
+        >>> import warnings
+        >>> square = eval("lambda x: x * x")     # made by eval: no source to read
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     autotrace.grad(square)(3.0)
+        6.0
+        >>> caught[0].category.__name__
+        'TracedSourceWarning'
+    """
 
 
 def traceable(function) -> bool:
@@ -317,6 +328,8 @@ def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tu
                                  parameters=_positional_names(function))
     except Exception as trace_error:  # noqa: BLE001 - re-raised, saying why it was traced
         explain_trace_error(trace_error, traced_args, traced_kwargs)
+        if raised_by_user_code(trace_error):
+            raise  # the user's own error, as their code raised it
         advice = ("A trace cannot follow Python control flow (if, while, bool(), float()) on "
                   "array values: use np.where, autotrace.cond or autotrace.while_loop there, "
                   "or define the function in a .py file." if isinstance(
@@ -324,7 +337,7 @@ def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tu
                   "Define the function in a .py file to differentiate its source.")
         raise TransformError(
             f"{_cannot_read(function)}, and tracing it failed: "
-            f"{type(trace_error).__name__}: {trace_error}\n  {advice}") from trace_error
+            f"{type(trace_error).__name__}: {trace_error}\n  {advice}") from None
     if structure.captured or structure.written:
         raise TransformError(
             f"{_cannot_read(function)}, but it reads or "

@@ -104,11 +104,13 @@ class ImplicitGradient:
 def implicit_value_and_grad(f: Callable, *, optimized: bool = True) -> ImplicitGradient:
     """Like `implicit_grad`, but the returned function gives `(f's value, grads_and_vars)`.
 
-    Example:
+    Examples:
         >>> W = autotrace.Variable(3.0, name="W")
         >>> value, grads = implicit_value_and_grad(lambda x: W * x * x)(2.0)
-        >>> value, grads[0][0], grads[0][1].name
-        (12.0, 4.0, 'W')
+        >>> [(float(gradient), variable.name) for gradient, variable in grads]
+        [(4.0, 'W')]
+        >>> float(value)
+        12.0
     """
     return ImplicitGradient(f, optimized)
 
@@ -122,6 +124,7 @@ def implicit_grad(f: Callable, *, optimized: bool = True) -> ImplicitGradient:
             also read Variables from globals and closures. Its value must be a scalar (or the
             gradient is of its sum).
         optimized: as for `grad`.
+
     Returns:
         A function taking f's arguments and returning a list of `(gradient, variable)` pairs,
         one for each trainable Variable that f's value depends on, in the order the Variables
@@ -132,7 +135,7 @@ def implicit_grad(f: Callable, *, optimized: bool = True) -> ImplicitGradient:
     sweep recomputes parts of f, which must see the same values); reading a Variable after
     assigning it in f is an error.
 
-    Example:
+    Examples:
         >>> W = autotrace.Variable(3.0, name="W")
         >>> implicit_grad(lambda x: W * x * x)(2.0)
         [(array(4.), <autotrace.Variable 'W' shape=() dtype=float64, numpy=3.>)]

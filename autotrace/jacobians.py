@@ -66,10 +66,11 @@ def jacrev(f: Callable, wrt: int = 0) -> Callable:
     Arguments:
         f: a function of NumPy arrays returning one array.
         wrt: the position of the argument to differentiate with respect to.
+
     Returns:
         a function of f's arguments giving an array of shape `output.shape + input.shape`.
 
-    Example:
+    Examples:
         >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))
         array([[2., 0.],
                [0., 4.]])
@@ -107,7 +108,7 @@ def jacfwd(f: Callable, wrt: int = 0) -> Callable:
     Arguments, returns: as `jacrev`'s; jacfwd is the cheaper of the two when the input is
     smaller than the output.
 
-    Example:
+    Examples:
         >>> jacfwd(lambda x: np.sin(x) * 2.0)(np.zeros(2))
         array([[2., 0.],
                [0., 2.]])
@@ -159,7 +160,7 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
     once per row: for functions without Python side effects, which then run once while
     tracing (and again where vmap refuses and the rows run one by one), not once per row.
 
-    Example:
+    Examples:
         >>> jacobian(lambda x: (x * 2.0, np.sum(x ** 2)))(np.array([1.0, 2.0]))
         (array([[2., 0.],
                [0., 2.]]), array([2., 4.]))
@@ -300,5 +301,12 @@ def hessian(f: Callable, wrt: int | str = 0, *, batched: bool = False) -> Callab
 
     The returned function gives an array of shape `input.shape + input.shape`. batched: as
     jacobian's (every column in one vmapped call, for functions without Python side effects).
+
+    Examples:
+        >>> def f(x):
+        ...     return x[0] ** 2 * x[1]
+        >>> hessian(f)(np.array([1.0, 2.0]))
+        array([[4., 2.],
+               [2., 0.]])
     """
     return jacobian(reverse(f, wrt), wrt, mode="forward", batched=batched)

@@ -25,10 +25,11 @@ def jit(f: Callable | None = None, *, static_argnums=(), static_argnames=()):
             type: 1 and 1.0 are two), and f gets it as the Python value it is, never traced:
             it may steer Python control flow, give shapes, or be any hashable object. An
             unhashable one (a list, an array) is a TypeError.
+
     Returns:
         an autotrace `Function`, or, without `f`, a decorator that makes one.
 
-    Example:
+    Examples:
         >>> def power(x, n):
         ...     for _ in range(n - 1):
         ...         x = x * x
@@ -50,7 +51,7 @@ def linearize(f: Callable, *primals):
     f_jvp runs f's forward-mode derivative (`autotrace.forward`) at the primals, f's own
     computation with it: autotrace keeps no linearized program apart from f's code.
 
-    Example:
+    Examples:
         >>> value, f_jvp = linearize(lambda x, y: x * y, 2.0, 3.0)
         >>> value, f_jvp(1.0, 0.0)
         (6.0, 3.0)

@@ -52,6 +52,20 @@ class Module:
     Subclasses define `call(self, inputs, ...)`, and may define `build(self, input_shape)`,
     which runs once before the first call with the shape of the first argument (a tuple of
     shapes for a tuple or list of arrays) and makes the Variables with `add_weight`.
+
+    Examples:
+        >>> class Scale(autotrace.Module):
+        ...     def build(self, input_shape):
+        ...         self.add_weight("factor", (input_shape[-1],), initializer="ones")
+        ...     def call(self, x):
+        ...         return x * self.factor
+        >>> scale = Scale()
+        >>> scale.variables                      # made on the first call
+        []
+        >>> scale(np.array([[1.0, 2.0]]))
+        array([[1., 2.]])
+        >>> [variable.shape for variable in scale.trainable_variables]
+        [(2,)]
     """
 
     _untracked_attributes = ("_name",)

@@ -23,6 +23,8 @@ from autotrace.runtime.primitives.special import erf
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "relu", "leaky_relu", "elu", "softplus",
            "sigmoid", "silu", "swish", "tanh", "softmax", "log_softmax", "logsumexp", "gelu",
            "erf", "linear", "one_hot", "get_activation"]
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports
+
 
 SQRT_HALF = 0.7071067811865476  # 1 / sqrt(2)
 SQRT_TWO_OVER_PI = 0.7978845608028654  # sqrt(2 / pi)
@@ -31,7 +33,7 @@ SQRT_TWO_OVER_PI = 0.7978845608028654  # sqrt(2 / pi)
 def relu(x):
     """max(x, 0), elementwise; its derivative at 0 is 0, as in TensorFlow and PyTorch.
 
-    Example:
+    Examples:
         >>> relu(np.array([-1.0, 2.0]))
         array([0., 2.])
     """
@@ -41,7 +43,7 @@ def relu(x):
 def leaky_relu(x, negative_slope=0.2):
     """x where x > 0, negative_slope * x elsewhere (Keras's and TensorFlow's default slope, 0.2).
 
-    Example:
+    Examples:
         >>> leaky_relu(np.array([-1.0, 2.0]))
         array([-0.2,  2. ])
     """
@@ -51,7 +53,7 @@ def leaky_relu(x, negative_slope=0.2):
 def elu(x, alpha=1.0):
     """The exponential linear unit: x where x > 0, alpha * (exp(x) - 1) elsewhere.
 
-    Example:
+    Examples:
         >>> elu(np.array([-1.0, 2.0]))
         array([-0.63212056,  2.        ])
     """
@@ -63,7 +65,7 @@ def softplus(x):
     """log(1 + exp(x)), elementwise, computed as max(x, 0) + log(1 + exp(-|x|)), which does not
     overflow for any x.
 
-    Example:
+    Examples:
         >>> softplus(np.array([-1000.0, 0.0, 1000.0])).tolist()
         [0.0, 0.6931471805599453, 1000.0]
     """
@@ -76,7 +78,7 @@ def softplus(x):
 def sigmoid(x):
     """1 / (1 + exp(-x)), elementwise, without overflow for any x: exp is only taken of -|x|.
 
-    Example:
+    Examples:
         >>> sigmoid(np.array([-1000.0, 0.0, 1000.0]))
         array([0. , 0.5, 1. ])
     """
@@ -89,7 +91,7 @@ def sigmoid(x):
 def silu(x):
     """x * sigmoid(x), the sigmoid linear unit (also called swish).
 
-    Example:
+    Examples:
         >>> silu(np.array([0.0, 1000.0]))
         array([   0., 1000.])
     """
@@ -100,12 +102,22 @@ swish = silu
 
 
 def tanh(x):
-    """The hyperbolic tangent, elementwise."""
+    """The hyperbolic tangent, elementwise.
+
+    Examples:
+        >>> tanh(np.array([0.0, 1.0]))
+        array([0.        , 0.76159416])
+    """
     return np.tanh(x)
 
 
 def linear(x):
-    """x itself: the identity activation ("linear" or None in `get_activation`)."""
+    """x itself: the identity activation ("linear" or None in `get_activation`).
+
+    Examples:
+        >>> linear(np.array([-1.0, 2.0]))
+        array([-1.,  2.])
+    """
     return x
 
 
@@ -114,7 +126,7 @@ def softmax(x, axis=-1):
 
     The maximum is a constant to the gradient (softmax does not change when x is shifted).
 
-    Example:
+    Examples:
         >>> softmax(np.array([1000.0, 1000.0]))
         array([0.5, 0.5])
     """
@@ -127,7 +139,7 @@ def log_softmax(x, axis=-1):
     """log(softmax(x)) along `axis`, computed as x - max(x) - log(sum(exp(x - max(x)))), which
     stays finite where softmax underflows to 0.
 
-    Example:
+    Examples:
         >>> log_softmax(np.array([0.0, 1000.0]))
         array([-1000.,     0.])
     """
@@ -144,7 +156,7 @@ def logsumexp(x, axis=None, keepdims=False):
         axis: an axis, a tuple of axes, or None for all of them.
         keepdims: keep the reduced axes with size 1.
 
-    Example:
+    Examples:
         >>> float(logsumexp(np.array([1000.0, 1000.0])))
         1000.6931471805599
     """
@@ -163,11 +175,12 @@ def one_hot(indices, num_classes, axis=-1, dtype=np.float32):
         num_classes: the length of each one-hot row.
         axis: where the new axis of classes goes (default last).
         dtype: the result's dtype (default float32, as in Keras and TensorFlow).
+
     Returns:
         An array of shape indices.shape with num_classes inserted at `axis`; an index outside
         [0, num_classes) gives a row of zeros (as in TensorFlow).
 
-    Example:
+    Examples:
         >>> one_hot(np.array([2, 0]), 3)
         array([[0., 0., 1.],
                [1., 0., 0.]], dtype=float32)
@@ -188,7 +201,7 @@ def gelu(x, approximate=False):
         approximate: False for the exact x (1 + erf(x / sqrt(2))) / 2; True for the tanh
             approximation x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2.
 
-    Example:
+    Examples:
         >>> gelu(np.array([-1.0, 0.0, 1.0]))
         array([-0.15865525,  0.        ,  0.84134475])
     """
@@ -209,10 +222,11 @@ def get_activation(activation: str | Callable | None) -> Callable:
         activation: one of "relu", "sigmoid", "tanh", "softmax", "gelu", "linear",
             "leaky_relu", "elu", "softplus", "silu", "swish" (any case), None (the same as
             "linear"), or a function.
+
     Returns:
         A function of one array.
 
-    Example:
+    Examples:
         >>> get_activation("relu") is relu, get_activation(None) is linear
         (True, True)
     """

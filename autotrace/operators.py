@@ -162,11 +162,13 @@ def forward(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
     Arguments:
         f: a Python function of NumPy arrays and numbers.
         wrt: the parameter (index or name) whose tangent is given, or a tuple of them.
+
     Returns:
         A function taking f's arguments and an optional keyword `tangent` (the tangent of the
         `wrt` argument, a tuple of tangents for a tuple `wrt`; default ones shaped like it),
         returning `(value, output tangent)`: the directional derivative of f.
-    Example:
+
+    Examples:
         >>> forward(lambda x: x * x)(3.0)
         (9.0, 6.0)
     """
@@ -201,7 +203,7 @@ def jvp(f: Callable, primals, tangents, *, has_aux: bool = False):
         `(f(*primals), tangent)`, where the tangent has the structure of f's output: the sum
         over the arguments of d f / d argument applied to that argument's tangent.
 
-    Example:
+    Examples:
         >>> def f(x, y):
         ...     return x ** 2 - 2 * x * y + 3 * y
         >>> jvp(f, (2.0, 1.0), (1.0, 0.0))    # d f / d x at (2, 1): 2 x - 2 y
@@ -230,6 +232,11 @@ def vjp(f: Callable, *args, has_aux: bool = False, checkpoint_every: int | None 
     f runs once, here: its derivative's primal sweep, whose adjoint sweep the first call of
     vjp_fn runs (runtime/derivatives/sweeps.py). A second call of vjp_fn runs the whole
     derivative again, f's primal sweep with it. checkpoint_every: as for `grad`.
+
+    Examples:
+        >>> value, vjp_fn = vjp(lambda x, y: x * y, 2.0, 3.0)
+        >>> value, vjp_fn(1.0)
+        (6.0, (3.0, 2.0))
     """
     wrt = tuple(range(len(args)))
     adjoint = as_run_now(reverse(f, wrt, checkpoint_every=checkpoint_every, split=True))(
@@ -290,7 +297,14 @@ class VJPFunction:
 
 def hvp(f: Callable, wrt: int | str = 0) -> Callable:
     """The Hessian-vector product of a scalar f: `hvp(*args, v)` = hessian(f)(*args) @ v,
-    without forming the Hessian (forward mode over the reverse-mode gradient)."""
+    without forming the Hessian (forward mode over the reverse-mode gradient).
+
+    Examples:
+        >>> def f(x):
+        ...     return np.sum(x ** 3)
+        >>> hvp(f)(np.array([1.0, 2.0]), np.array([1.0, 0.0]))   # 6 x * v
+        array([6., 0.])
+    """
     tangent_of_gradient = forward(reverse(f, wrt), wrt)
 
     def hvp_fn(*args):
@@ -301,5 +315,10 @@ def hvp(f: Callable, wrt: int | str = 0) -> Callable:
 
 def elementwise_grad(f: Callable, wrt=0) -> Callable:
     """For f acting element by element, the derivative of each output element with respect to
-    its input element (the gradient of the sum of f's outputs)."""
+    its input element (the gradient of the sum of f's outputs).
+
+    Examples:
+        >>> elementwise_grad(np.tanh)(np.array([0.0, 1.0]))   # 1 - tanh(x) ** 2
+        array([1.        , 0.41997434])
+    """
     return reverse(f, wrt)

@@ -41,6 +41,15 @@ class Optimizer:
 
     At most one of clipnorm, global_clipnorm and clipvalue may be set (as in Keras). Every
     optimizer takes these four as keyword arguments.
+
+    Examples:
+        >>> w = autotrace.Variable(np.array([3.0, 4.0]))
+        >>> optimizer = autotrace.optimizers.SGD(learning_rate=1.0, clipnorm=1.0)
+        >>> _ = optimizer.apply_gradients([(np.array([3.0, 4.0]), w)])   # clipped to norm 1
+        >>> w.numpy()
+        array([2.4, 3.2])
+        >>> int(optimizer.iterations.numpy())
+        1
     """
 
     _untracked_attributes = ("_slot_keys", "_decay_excluded")
@@ -92,13 +101,15 @@ class Optimizer:
         Arguments:
             grads_and_vars: (gradient, Variable) pairs; pairs whose gradient is None are
                 skipped. A gradient must have its Variable's shape.
+
         Returns:
             `iterations`, the step counter, after this step.
+
         Raises:
             ValueError: a gradient's shape differs from its Variable's, or every gradient is
                 None (the loss does not depend on the variables).
 
-        Example:
+        Examples:
             >>> w = autotrace.Variable([1.0, 2.0])
             >>> steps = SGD(learning_rate=0.5).apply_gradients([(np.array([1.0, 1.0]), w)])
             >>> w.numpy(), int(steps)
@@ -143,7 +154,7 @@ class Optimizer:
             var_names: regular expressions; a variable whose name contains a match (as
                 `re.search` finds) is not decayed.
 
-        Example:
+        Examples:
             >>> optimizer = AdamW(weight_decay=0.01)
             >>> optimizer.exclude_from_weight_decay(var_names=["bias", "gamma"])
         """
@@ -164,10 +175,11 @@ class Optimizer:
             loss_fn: a function of no arguments returning the scalar loss.
             var_list: the Variables to update (default: every trainable Variable the loss
                 reads, found by `autotrace.implicit_value_and_grad`).
+
         Returns:
             the loss, computed before the update.
 
-        Example:
+        Examples:
             >>> w = autotrace.Variable(3.0)
             >>> SGD(0.25).minimize(lambda: w * w)      # gradient 6: w becomes 1.5
             9.0

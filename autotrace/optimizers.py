@@ -1,7 +1,8 @@
 """Optimizers: SGD (with momentum and Nesterov), Adam, AdamW, Nadam, RMSprop and Adagrad, with
 Keras's update formulas and argument names, gradient clipping (`clipnorm`, `global_clipnorm`,
 `clipvalue`), decoupled weight decay (`weight_decay`) and learning-rate schedules
-(`autotrace.optimizers.schedules`).
+(`autotrace.optimizers.schedules`); and `LossScaleOptimizer`, which wraps one of them for
+mixed precision (see `autotrace.mixed_precision`).
 
     optimizer = autotrace.optimizers.Adam(learning_rate=0.01)
     optimizer.apply_gradients(zip(gradients, model.trainable_variables))
@@ -27,11 +28,13 @@ from __future__ import annotations
 import numpy as np
 
 from autotrace import schedules
+from autotrace.loss_scaling import LossScaleOptimizer
 from autotrace.optimizer_base import Optimizer, cast, step_number
 from autotrace.variables import Variable
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Nadam", "RMSprop", "RMSProp", "Adagrad",
-           "schedules"]
+           "LossScaleOptimizer", "schedules"]
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports
 
 
 class SGD(Optimizer):
@@ -48,9 +51,15 @@ class SGD(Optimizer):
         momentum: 0 for plain gradient descent; a slot `momentum` per variable otherwise.
         nesterov: use Nesterov momentum.
 
-    Example:
+    Examples:
+        >>> w = autotrace.Variable(1.0)
         >>> optimizer = SGD(learning_rate=0.1, momentum=0.9)
-        >>> optimizer.apply_gradients([(gradient, w)])
+        >>> _ = optimizer.apply_gradients([(np.array(2.0), w)])
+        >>> float(w)                              # 1 - 0.1 * 2
+        0.8
+        >>> _ = optimizer.apply_gradients([(np.array(2.0), w)])
+        >>> round(float(w), 6)                    # the velocity is 0.9 * 0.2 + 0.2 now
+        0.42
     """
 
     def __init__(self, learning_rate=0.01, momentum: float = 0.0, nesterov: bool = False,
@@ -94,9 +103,12 @@ class Adam(Optimizer):
         beta_1, beta_2: decay rates of the first and second moment estimates (slots m, v).
         epsilon: added to sqrt(v) for numerical stability.
 
-    Example:
-        >>> optimizer = Adam(learning_rate=1e-3)
-        >>> optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    Examples:
+        >>> w = autotrace.Variable(np.array([1.0, -1.0]))
+        >>> optimizer = Adam(learning_rate=0.1)
+        >>> _ = optimizer.minimize(lambda: np.sum(w * w), [w])
+        >>> np.round(w.numpy(), 4)        # a first step of Adam: the rate times sign(gradient)
+        array([ 0.9, -0.9])
     """
 
     def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.999,
@@ -135,7 +147,7 @@ class AdamW(Adam):
         beta_1, beta_2, epsilon: as for `Adam`.
         clipnorm, global_clipnorm, clipvalue: keyword arguments, see `Optimizer`.
 
-    Example:
+    Examples:
         >>> optimizer = AdamW(learning_rate=1e-3, weight_decay=0.004)
         >>> optimizer.exclude_from_weight_decay(var_names=["bias"])
     """
@@ -169,7 +181,7 @@ class Nadam(Optimizer):
     The product of the u_t is the Variable `u_product` (saved by a Checkpoint with the step
     counter).
 
-    Example:
+    Examples:
         >>> optimizer = Nadam(learning_rate=1e-3)
     """
 
@@ -232,7 +244,7 @@ class RMSprop(Optimizer):
         centered: divide by an estimate of the variance instead of the mean square (slot
             `mg`, the mean gradient).
 
-    Example:
+    Examples:
         >>> optimizer = RMSprop(learning_rate=0.01, centered=True)
     """
 
@@ -284,7 +296,7 @@ class Adagrad(Optimizer):
         initial_accumulator_value: the starting value of the slot `accumulator`.
         epsilon: for numerical stability.
 
-    Example:
+    Examples:
         >>> optimizer = Adagrad(learning_rate=0.1)
     """
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 from contextlib import contextmanager
 
+from autotrace import dtype_policy
 from autotrace.runtime.backends import selection as backends
 from autotrace.runtime.backends.llvm import cpu_threads as kernel_threads
 from autotrace.runtime.devices import (CPU, Device, DeviceError, check_available, cupy_module,
@@ -28,7 +29,16 @@ _current = ThreadStack()  # the devices of the `device` contexts open in this th
 
 
 class _Config:
-    """Process-wide device settings (`autotrace.config`)."""
+    """Process-wide device settings (`autotrace.config`).
+
+    Examples:
+        >>> autotrace.config.soft_placement()        # read a setting
+        False
+        >>> autotrace.config.soft_placement(True)    # set it: a missing GPU falls back to the CPU
+        True
+        >>> autotrace.config.soft_placement(False)
+        False
+    """
 
     def __init__(self):
         self._soft_placement = False
@@ -65,7 +75,7 @@ class _Config:
         kernel on the calling thread. Results are the same, bit for bit, with any count. It
         applies to calls made afterwards, of functions traced before too.
 
-        Example:
+        Examples:
             >>> autotrace.config.cpu_threads(1)   # fused kernels on the calling thread only
             1
         """
@@ -97,6 +107,26 @@ class _Config:
                     size = limit_bytes or int(cupy.cuda.runtime.memGetInfo()[0] * 0.9)
                     pool.malloc(size)  # freed at once: the pool keeps the block for reuse
         return dict(self._gpu_memory)
+
+    def floatx(self) -> str | None:
+        """The float dtype layers keep their weights in and compute in, as Keras's
+        `keras.config.floatx()`: that of the global policy (`autotrace.mixed_precision`),
+        or None, autotrace's default, where none is set: each layer then makes its weights in
+        the floating dtype of its first inputs (float64 for integer inputs), so that NumPy's
+        float64 programs stay float64 and float32 ones float32."""
+        return dtype_policy.floatx()
+
+    def set_floatx(self, name: str | None) -> None:
+        """Make layers made from now on keep their weights and compute in `name` ("float16",
+        "float32", Keras's default, or "float64"; None: autotrace's default, see `floatx`).
+        It sets the global policy of `autotrace.mixed_precision`.
+
+        Examples:
+            >>> autotrace.config.set_floatx("float32")
+            >>> autotrace.layers.Dense(2)(np.ones((1, 3))).dtype
+            dtype('float32')
+        """
+        dtype_policy.set_floatx(name)
 
     def __dir__(self) -> list:
         # autotrace.config is an object, not a module, so it has no __all__: dir() (and a
@@ -133,7 +163,7 @@ def device(name):
     that GPU is CuPy's current device too, so the CuPy calls of eager code run there (a traced
     function runs on its inputs' GPU wherever it is called).
 
-    Example:
+    Examples:
         >>> with autotrace.device("cpu"):
         ...     autotrace.current_device()
         'cpu'
@@ -147,7 +177,15 @@ def device(name):
 
 
 def current_device() -> str:
-    """The name of the device autotrace places new arrays on here ("cpu" by default)."""
+    """The name of the device autotrace places new arrays on here ("cpu" by default).
+
+    Examples:
+        >>> current_device()
+        'cpu'
+        >>> with autotrace.device("cpu"):
+        ...     print(current_device())
+        cpu
+    """
     return (_current.top() or CPU).name
 
 
@@ -161,17 +199,33 @@ def placed(array):
 
 
 def to_device(value, name):
-    """`value` (an array, or a tuple, list or dict of them) moved to device `name`."""
+    """`value` (an array, or a tuple, list or dict of them) moved to device `name`.
+
+    Examples:
+        >>> moved = to_device({"w": np.ones(2)}, "cpu")     # "gpu:0" to copy onto a GPU
+        >>> moved["w"]
+        array([1., 1.])
+    """
     return _to_device(value, _placed(parse_device(name)))
 
 
 def num_gpus() -> int:
-    """How many GPUs autotrace can use here (0 without CuPy or a CUDA device)."""
+    """How many GPUs autotrace can use here (0 without CuPy or a CUDA device).
+
+    Examples:
+        >>> num_gpus() == len(autotrace.list_devices()) - 1    # 0 where there is no GPU
+        True
+    """
     return gpu_count()
 
 
 def list_devices() -> list:
-    """The devices here, by name: `["cpu", "gpu:0", ...]`."""
+    """The devices here, by name: `["cpu", "gpu:0", ...]`.
+
+    Examples:
+        >>> list_devices()[0]                        # then "gpu:0", ... where there are GPUs
+        'cpu'
+    """
     return ["cpu"] + [f"gpu:{index}" for index in range(gpu_count())]
 
 

@@ -31,7 +31,7 @@ def checkpoint(function: Callable) -> Checkpointed:
     Returns:
         A callable that calls `function`; use it as a decorator or as `checkpoint(g)(x)`.
 
-    Example:
+    Examples:
         >>> @checkpoint
         ... def cell(h, w):
         ...     return np.tanh(h @ w)

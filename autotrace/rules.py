@@ -19,6 +19,15 @@ def register_adjoint(*functions) -> Callable:
             d[x] = d[y] * 2 / np.sqrt(np.pi) * np.exp(-x * x)
 
     Generated code shows the body inlined where the function is called.
+
+    Examples:
+        >>> def softsign(x):
+        ...     return x / (1 + np.abs(x))
+        >>> @register_adjoint(softsign)
+        ... def softsign_adjoint(y, x):
+        ...     d[x] = d[y] / (1 + np.abs(x)) ** 2
+        >>> grad(lambda x: 3.0 * softsign(x))(1.0)
+        0.75
     """
     return adjoint(*functions)
 
@@ -32,5 +41,15 @@ def register_tangent(*functions) -> Callable:
         @autotrace.register_tangent(scipy.special.erf)
         def erf_tangent(y, x):
             d[y] = d[x] * 2 / np.sqrt(np.pi) * np.exp(-x * x)
+
+    Examples:
+        >>> def softsign(x):
+        ...     return x / (1 + np.abs(x))
+        >>> @register_tangent(softsign)
+        ... def softsign_tangent(y, x):
+        ...     d[y] = d[x] / (1 + np.abs(x)) ** 2
+        >>> value, tangent = jvp(lambda x: 3.0 * softsign(x), (1.0,), (1.0,))
+        >>> float(value), float(tangent)
+        (1.5, 0.75)
     """
     return tangent(*functions)

@@ -77,7 +77,7 @@ class ExponentialDecay(_StepDecay):
         staircase: if True, step / decay_steps is rounded down (the rate changes every
             decay_steps steps).
 
-    Example:
+    Examples:
         >>> float(ExponentialDecay(1.0, decay_steps=10, decay_rate=0.5)(20))
         0.25
     """
@@ -99,7 +99,7 @@ class InverseTimeDecay(_StepDecay):
         decay_rate: how fast the rate falls.
         staircase: if True, step / decay_steps is rounded down.
 
-    Example:
+    Examples:
         >>> float(InverseTimeDecay(1.0, decay_steps=1, decay_rate=0.5)(2))
         0.5
     """
@@ -120,7 +120,7 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         boundaries: increasing steps.
         values: the rates, one more than the boundaries.
 
-    Example:
+    Examples:
         >>> schedule = PiecewiseConstantDecay([10, 20], [1.0, 0.5, 0.1])
         >>> [float(schedule(step)) for step in (10, 11, 21)]
         [1.0, 0.5, 0.1]
@@ -161,7 +161,7 @@ class PolynomialDecay(LearningRateSchedule):
             of itself at or after the step, so the rate rises at each multiple and decays
             more slowly.
 
-    Example:
+    Examples:
         >>> float(PolynomialDecay(1.0, decay_steps=10, end_learning_rate=0.0)(5))
         0.5
     """
@@ -207,7 +207,7 @@ class CosineDecay(LearningRateSchedule):
         warmup_target: the rate reached at the end of the warmup; None for no warmup.
         warmup_steps: the steps of the warmup (used only with warmup_target).
 
-    Example:
+    Examples:
         >>> float(CosineDecay(1.0, decay_steps=10)(5))
         0.5
         >>> float(CosineDecay(0.0, decay_steps=10, warmup_target=1.0, warmup_steps=4)(2))

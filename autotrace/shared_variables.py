@@ -39,7 +39,16 @@ from autotrace.variables import Variable
 class _AutoReuse:
     """`reuse=autotrace.AUTO_REUSE` in a variable_scope: get_variable makes a Variable where
     its name is missing, and returns the one made before otherwise (TensorFlow's
-    tf.compat.v1.AUTO_REUSE)."""
+    tf.compat.v1.AUTO_REUSE).
+
+    Examples:
+        >>> with autotrace.VariableStore() as store:
+        ...     for step in range(2):
+        ...         with autotrace.variable_scope("shared", reuse=autotrace.AUTO_REUSE):
+        ...             v = autotrace.get_variable("v", (1,))   # made, then found
+        >>> [variable.name for variable in store.variables()]
+        ['shared/v']
+    """
 
     def __repr__(self) -> str:
         return "autotrace.AUTO_REUSE"
@@ -50,7 +59,16 @@ AUTO_REUSE = _AutoReuse()
 
 class VariableStore:
     """The Variables `get_variable` has made, by full name. `with VariableStore():` makes a
-    fresh one the store of the block (in this thread); `variables()` lists what it holds."""
+    fresh one the store of the block (in this thread); `variables()` lists what it holds.
+
+    Examples:
+        >>> with VariableStore() as store:
+        ...     with autotrace.variable_scope("net"):
+        ...         _ = autotrace.get_variable("w", (2,))
+        ...         _ = autotrace.get_variable("b", (2,), initializer="zeros")
+        >>> [variable.name for variable in store.variables()]
+        ['net/w', 'net/b']
+    """
 
     def __init__(self):
         self._variables: dict[str, Variable] = {}
@@ -70,7 +88,13 @@ class VariableStore:
 
 class VariableScope:
     """An open `variable_scope`: its full `name` ("model/layer1"), `reuse` (False, True or
-    AUTO_REUSE), `initializer` and `dtype` for the Variables made in it (None: inherited)."""
+    AUTO_REUSE), `initializer` and `dtype` for the Variables made in it (None: inherited).
+
+    Examples:
+        >>> with autotrace.variable_scope("model", reuse=autotrace.AUTO_REUSE) as scope:
+        ...     print(scope.name, scope.reuse is autotrace.AUTO_REUSE)
+        model True
+    """
 
     def __init__(self, name: str, reuse=False, initializer=None, dtype=None):
         self.name = name
@@ -104,7 +128,16 @@ def _store() -> VariableStore:
 
 
 def get_variable_scope() -> VariableScope:
-    """The variable scope open now in this thread (the root, named "", outside any)."""
+    """The variable scope open now in this thread (the root, named "", outside any).
+
+    Examples:
+        >>> with autotrace.variable_scope("model"):
+        ...     with autotrace.variable_scope("encoder"):
+        ...         print(get_variable_scope().name)
+        model/encoder
+        >>> get_variable_scope().name
+        ''
+    """
     return _scopes()[-1]
 
 
@@ -124,10 +157,11 @@ def variable_scope(name_or_scope, reuse=None, initializer=None,
             see autotrace/initializers.py); default: the open scope's.
         dtype: the dtype of Variables made here; default: the open scope's (float32 at the
             root).
+
     Yields:
         the VariableScope.
 
-    Example:
+    Examples:
         >>> with autotrace.variable_scope("foo"):
         ...     with autotrace.variable_scope("bar"):
         ...         v = autotrace.get_variable("v", (1,))
@@ -174,9 +208,19 @@ def get_variable(name: str, shape=None, dtype=None, initializer=None,
             scope's, else "glorot_uniform" for floats and zeros for other dtypes, as in
             TensorFlow.
         trainable: whether optimizers and autotrace.implicit_grad take its gradient.
+
     Raises:
         ValueError: a name made already, outside a reusing scope; a name not made, in a
             scope with reuse=True; a shape or dtype unlike the Variable's when reusing.
+
+    Examples:
+        >>> with autotrace.VariableStore():
+        ...     with autotrace.variable_scope("layer"):
+        ...         w = get_variable("w", (2, 3), initializer="zeros")
+        ...     with autotrace.variable_scope("layer", reuse=True):
+        ...         same = get_variable("w")
+        >>> w.name, w.shape, same is w
+        ('layer/w', (2, 3), True)
     """
     if not isinstance(name, str) or not name or "/" in name:
         raise ValueError(f"autotrace.get_variable: name must be a non-empty string without "

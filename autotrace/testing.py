@@ -2,8 +2,7 @@
 
 `check_grads(f, args)` compares autotrace's reverse-mode gradient of `f` with central finite
 differences of `f` itself, along random directions. It rests on the identity that defines a
-vector-Jacobian product: for any direction `v` of an argument and any cotangent `u` of the
-output,
+vector-Jacobian product: for any direction `v` of an argument and any cotangent `u` of the output,
 
     <grad(f)(x, dy=u), v>  ==  d/dt <f(x + t v), u>  at t = 0,
 
@@ -23,8 +22,8 @@ Higher orders differentiate generated derivative code: the gradient of
 `grad(f)` itself, which is how `grad(grad(f))` is tested. In forward mode the same objective
 is differentiated by `forward`, which checks `forward(grad(f))`: the tangent of the gradient.
 
-The structure helpers (`random_like`, `inner`, `axpy`) and the core comparisons `check_vjp`
-and `check_jvp`, which take any claimed derivative function, do not depend on the transform.
+The structure helpers (`random_like`, `inner`, `axpy`) and the core comparisons `check_vjp` and
+`check_jvp`, which take any claimed derivative function, do not depend on the transform.
 """
 from __future__ import annotations
 
@@ -40,6 +39,8 @@ from autotrace.runtime.containers import rebuild, zeros_like
 from autotrace.transforms.derivative_record import derivative_record
 
 __all__ = ["check_grads", "check_vjp", "check_jvp", "random_like", "inner", "axpy"]
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports
+
 
 ALLOWED_MODES = ("reverse", "forward")
 
@@ -61,6 +62,10 @@ def random_like(value, rng: np.random.Generator):
     Float arrays and floats get random values of the same shape and type; tuples, lists,
     dicts and namedtuples are followed; anything else (integers, booleans, strings, None,
     other objects) gets None, meaning "not perturbed, no gradient".
+
+    Examples:
+        >>> random_like({"w": np.zeros(2), "n": 3}, np.random.default_rng(0))
+        {'w': array([ 0.12573022, -0.13210486]), 'n': None}
     """
     if isinstance(value, (tuple, list)):
         return rebuild(value, [random_like(item, rng) for item in value])
@@ -77,7 +82,12 @@ def random_like(value, rng: np.random.Generator):
 
 
 def inner(a, b) -> float:
-    """The inner product of two values of the same structure; a None on either side is zero."""
+    """The inner product of two values of the same structure; a None on either side is zero.
+
+    Examples:
+        >>> inner({"w": np.ones(2), "n": None}, {"w": np.array([2.0, 3.0]), "n": 3})
+        5.0
+    """
     if a is None or b is None:
         return 0.0
     if isinstance(b, (tuple, list)):
@@ -91,6 +101,10 @@ def axpy(value, direction, eps: float):
     """`value + eps * direction` over nested containers; leaves with a None direction are kept.
 
     Python floats stay Python floats, and integers (whose direction is None) are not touched.
+
+    Examples:
+        >>> axpy({"w": np.ones(2), "n": 3}, {"w": np.array([2.0, 4.0]), "n": None}, 0.5)
+        {'w': array([2., 3.]), 'n': 3}
     """
     if direction is None:
         return value
@@ -304,6 +318,11 @@ def check_vjp(f: Callable, grad_f: Callable, args: Sequence, wrt=0, *, rtol: flo
     Raises AssertionError naming the function, the argument, and the expected (finite
     differences) and actual (gradient) values when they differ by more than
     `atol + rtol * max(|expected|, |actual|)`, or when a gradient has the wrong structure.
+
+    Examples:
+        >>> check_vjp(np.sin, lambda x, dy=1.0: np.sin(x) * dy, (0.5,))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        AssertionError: the gradient of sin with respect to 'x' (argument 0) does not match ...
     """
     description = description or f"the gradient of {_name(f)}"
     args = _to_float64(tuple(args))
@@ -383,6 +402,9 @@ def check_jvp(f: Callable, forward_f: Callable, args: Sequence, wrt=0, *, rtol: 
     differences) and actual (forward mode) values when they differ by more than
     `atol + rtol * max(|expected|, |actual|)`, when the output tangent does not have the
     structure of the output, or when the value forward_f returns is not f's.
+
+    Examples:
+        >>> check_jvp(np.tanh, autotrace.forward(np.tanh), (np.array([0.5, 1.0]),))   # passes
     """
     description = description or f"the forward-mode derivative of {_name(f)}"
     args = _to_float64(tuple(args))
@@ -508,7 +530,7 @@ def check_grads(f: Callable, args: Sequence, wrt: Any = 0, order: int = 1, *,
     Returns None; raises AssertionError naming the function, the argument, and the expected
     and actual values when a derivative is wrong or has the wrong structure.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from autotrace.testing import check_grads
         >>> def f(x, y):

@@ -59,6 +59,17 @@ def raised_by_an_op(error: BaseException) -> bool:
     return bool(frames) and os.path.abspath(frames[-1].filename).startswith(_LIBRARY_DIRS[1])
 
 
+def raised_by_user_code(error: BaseException) -> bool:
+    """Whether the user's own code raised the error: the innermost frame of its traceback is
+    the user's, not NumPy's, autotrace's or that of code autotrace generated."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return False
+    filename = frames[-1].filename
+    return not (filename.startswith("<autotrace ") or
+                os.path.abspath(filename).startswith(_LIBRARY_DIRS))
+
+
 def user_line(error: BaseException) -> tuple[str, int, str] | None:
     """The user's line the error was raised from: (file, line number, its text stripped), or
     None. A line of a generated derivative is the user's line it was made from."""
@@ -68,6 +79,18 @@ def user_line(error: BaseException) -> tuple[str, int, str] | None:
     place = user_place(frame.filename, frame.lineno)
     filename, line = place if place is not None else (frame.filename, frame.lineno)
     return filename, line, linecache.getline(filename, line).strip()
+
+
+def located(filename: str, line: int, function: str | None = None) -> str:
+    """The lines an error message ends with to name a place of the user's code: its file and
+    line (for a line of a generated derivative, the user's line it was made from), the
+    function's name where given, and the line's text."""
+    place = user_place(filename, line)
+    if place is not None:
+        (filename, line), function = place, None
+    where = f'\n  File "{filename}", line {line}' + (f", in {function}" if function else "")
+    text = linecache.getline(filename, line).strip()
+    return where + (f"\n    {text}" if text else "")
 
 
 def explain_trace_error(error: Exception, args, kwargs) -> None:
@@ -92,17 +115,8 @@ def explain_trace_error(error: Exception, args, kwargs) -> None:
     op_rule = isinstance(error, (ValueError, IndexError)) and raised_by_an_op(error)
     if isinstance(error, _LOCATED_ERRORS) or unknown_size or op_rule:
         frame = _user_frame(error)
-        place = None if frame is None else user_place(frame.filename, frame.lineno)
-        if place is not None:  # a line of a derivative: the user's line it was made from
-            filename, line = place
-            message += f'\n  File "{filename}", line {line}'
-            text = linecache.getline(filename, line).strip()
-            if text:
-                message += f"\n    {text}"
-        elif frame is not None:
-            message += f'\n  File "{frame.filename}", line {frame.lineno}, in {frame.name}'
-            if frame.line:
-                message += f"\n    {frame.line}"
+        if frame is not None:
+            message += located(frame.filename, frame.lineno, frame.name)
     error.args = (message,)
     error._autotrace_explained = True
 

@@ -1,27 +1,17 @@
 """`autotrace.function`: a Python function traced once per input signature into a cached,
-optimized graph, with tf.function's rules.
+optimized graph, with tf.function's rules (see the example of `Function`).
 
-    @autotrace.function
-    def double(a):
-        print("Tracing with", a)      # runs while tracing only
-        return a + a
-
-    double(np.array([1, 2]))          # traces, prints, runs the graph
-    double(np.array([3, 4]))          # same signature: runs the cached graph, prints nothing
-
-The signature of a call is its arrays' (shape, dtype, device), Python scalars, strings and
-None by value, containers recursively, other objects by identity (see runtime/tracing/signature.py).
-Python side effects run only while tracing; arrays written into objects that outlive the call
-are state of the graph, read and written back on every call (runtime/object_slots.py).
-Control flow on Python values is unrolled into the graph; control flow on traced values is
-converted before tracing into graph `cond` and `while` ops (autotrace/conversion.py,
-transforms/control_flow/control_flow.py).
+The signature of a call is its arrays' (shape, dtype, device), Python scalars, strings and None by
+value, containers recursively, other objects by identity (see runtime/tracing/signature.py). Python
+side effects run only while tracing; arrays written into objects that outlive the call are state of
+the graph, read and written back on every call (runtime/object_slots.py). Control flow on Python
+values is unrolled into the graph; control flow on traced values is converted before tracing into
+graph `cond` and `while` ops (autotrace/conversion.py, transforms/control_flow/control_flow.py).
 
 Two ways trace once for many sizes (runtime/tracing/spec.py): `input_signature=[Spec((None, 3))]`
 traces once with the sizes it leaves unknown, and checks every call against it;
-`reduce_retracing=True` traces again with a dimension made unknown once it has been seen with
-two sizes. Inside such a trace an unknown size is None (`x.shape == (None, 3)`), as in
-TensorFlow.
+`reduce_retracing=True` traces again with a dimension made unknown once it has been seen with two
+sizes. Inside such a trace an unknown size is None (`x.shape == (None, 3)`), as in TensorFlow.
 """
 from __future__ import annotations
 
@@ -86,6 +76,15 @@ class Function:
         cache_size: how many traces are kept now (at most `max_traces`).
         input_signature: the InputSignature every call is checked against, or None.
         reduce_retracing: whether dimensions seen with several sizes are traced as unknown.
+
+    Examples:
+        >>> @autotrace.function
+        ... def double(a):
+        ...     print("Tracing with", a)      # runs while tracing only
+        ...     return a + a
+        >>> double(np.array([1, 2])), double(np.array([3, 4])), double.trace_count
+        Tracing with Tracer<i64[2]>
+        (array([2, 4]), array([6, 8]), 1)
     """
 
     def __init__(self, python_function: Callable, input_signature=None,
@@ -359,10 +358,11 @@ class Function:
             args, kwargs: arguments as for a call (only their signature matters).
             optimized: False for the graph as traced, before the passes (constant folding,
                 algebraic simplification, common subexpressions, dead code, buffer reuse).
+
         Returns:
             a runtime.graph.Graph; `str()` of it prints one operation a line.
 
-        Example:
+        Examples:
             >>> print(double.graph(np.ones(2), optimized=False))
             { lambda a:f64[2] ;
               b:f64[2] = add a a
@@ -383,12 +383,13 @@ class Function:
             args, kwargs: arguments as for a call, where an `autotrace.Spec` stands for any
                 array of its type (None for any size); none with an input_signature (its
                 trace for arrays on the CPU).
+
         Returns:
             a ConcreteFunction: call it with arguments of that signature (a TypeError names
             what differs otherwise); `.graph`, `.source`, `.structured_input_signature`,
             `.structured_outputs` and `.pretty_printed_signature()` describe it.
 
-        Example:
+        Examples:
             >>> double.get_concrete_function(autotrace.Spec((None,))).pretty_printed_signature()
             'double(a: f64[?]) -> f64[?]'
         """
@@ -569,14 +570,15 @@ def function(python_function: Callable | None = None, *, input_signature=None,
             function cannot trace (or run) with an unknown size, it is traced per size as
             without this option. Ignored with an input_signature.
         max_traces: how many traces to keep; the least recently used goes first.
+
     Returns:
         a `Function`, or, without `python_function`, a decorator that makes one.
 
-    Example:
+    Examples:
         >>> @autotrace.function(input_signature=[autotrace.Spec((None, 3))])
         ... def double(x):
         ...     return x + x
-        >>> double(np.ones((2, 3))); double(np.ones((5, 3))); double.trace_count
+        >>> _ = double(np.ones((2, 3))); _ = double(np.ones((5, 3))); double.trace_count
         1
     """
     def make(f):

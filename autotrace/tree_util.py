@@ -15,3 +15,4 @@ from autotrace.runtime.pytrees import (PyTreeDef, register_dataclass, register_p
 
 __all__ = ["PyTreeDef", "register_dataclass", "register_pytree_node", "tree_flatten",
            "tree_leaves", "tree_map", "tree_structure", "tree_unflatten"]
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports

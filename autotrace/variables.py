@@ -97,9 +97,11 @@ class Variable(StateCell):
         trainable: whether `autotrace.implicit_grad` and optimizers take its gradient.
         dtype: the dtype to store (default: the initial value's; Python floats are float64).
 
-    Example:
+    Examples:
         >>> v = Variable(1.0, name="scale")
-        >>> v.assign_add(2.0); v.numpy()
+        >>> v.assign_add(2.0)
+        <autotrace.Variable 'scale' shape=() dtype=float64, numpy=3.>
+        >>> v.numpy()
         array(3.)
     """
 

@@ -22,7 +22,15 @@ from .array_api import NumpyNames, is_place, numpy_names, place_of
 
 
 class DeviceError(RuntimeError):
-    """A device that does not exist here, or arrays of two devices in one call."""
+    """A device that does not exist here, or arrays of two devices in one call.
+
+    Examples:
+        >>> try:
+        ...     autotrace.to_device(np.ones(2), "gpu:7")
+        ... except DeviceError as error:
+        ...     print(error)   # doctest: +ELLIPSIS
+        device 'gpu:7' was asked for, but ...
+    """
 
 
 @dataclass(frozen=True)
@@ -198,5 +206,10 @@ def to_device(value, device):
 
 
 def to_numpy(value):
-    """`value` with every array a NumPy array (copied from the GPU where it is on one)."""
+    """`value` with every array a NumPy array (copied from the GPU where it is on one).
+
+    Examples:
+        >>> autotrace.to_numpy([np.ones(2), 3.0])    # copied from the GPU, for arrays there
+        [array([1., 1.]), 3.0]
+    """
     return to_device(value, CPU)

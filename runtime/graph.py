@@ -9,9 +9,11 @@ A `Graph` is what a trace records and what the passes and the executor work on:
 
 - An equation without results (`print`, a `same_sizes` check) prints as `print[...] a b`.
 - A dimension of unknown size prints as `?` (`f64[?,3]`; see runtime/abstract.py).
-- A `Var` is a value the graph computes or takes as input. It holds only its AbstractArray;
-  names (a, b, ..., z, ba, bb, ...) are given when a graph is printed, in order of appearance,
-  so the same graph always prints the same way.
+- A `Var` is a value the graph computes or takes as input. It holds its AbstractArray, and an
+  input the name of the argument it stands for (`x`, `params['w']`; see `Var`). Other names
+  (a, b, ..., z, ba, bb, ...) are given when a graph is printed, in order of appearance, each
+  input taking one whether it has a name or not, so the same graph always prints the same way
+  and its equations print alike however its inputs are named.
 - An equation input is a `Var`, a `Literal` (a Python scalar or None, kept as it is so that
   NumPy 2's weak-scalar promotion applies: python float * f32 array -> f32) or a `Constant`
   (a concrete array or NumPy scalar captured while tracing; printed `const0:f64[3]`).
@@ -27,12 +29,16 @@ from .abstract import AbstractArray, abstractify, short_dtype
 
 
 class Var:
-    """A value in a graph: an input or the output of one equation. Compared by identity."""
+    """A value in a graph: an input or the output of one equation. Compared by identity.
 
-    __slots__ = ("aval",)
+    `name`: for an input, the argument it stands for as Python would write it (`x`,
+    `params['w']`, `batch[0]`, `state.h`), which printing uses; None where there is none."""
 
-    def __init__(self, aval: AbstractArray):
+    __slots__ = ("aval", "name")
+
+    def __init__(self, aval: AbstractArray, name: str | None = None):
         self.aval = aval
+        self.name = name
 
     def __repr__(self) -> str:
         return f"Var({self.aval})"
@@ -91,16 +97,21 @@ class Equation:
     `scope` is the name scope the equation was traced in ("model/dense", "" for none; see
     runtime/scopes.py). It is for people (graph pictures) only: printing does not show it and
     no pass reads it, but `replace` keeps it, so a rewritten equation stays in its scope.
+    `site`, for people too (an error about the equation names it), is (file, line) of the
+    code outside autotrace that recorded it, None where it is not known; a line of generated
+    code stays one (autotrace/ maps it to the user's line).
     """
 
-    __slots__ = ("primitive", "inputs", "attrs", "outputs", "scope")
+    __slots__ = ("primitive", "inputs", "attrs", "outputs", "scope", "site")
 
-    def __init__(self, primitive, inputs, attrs: dict, outputs, scope: str = ""):
+    def __init__(self, primitive, inputs, attrs: dict, outputs, scope: str = "",
+                 site: tuple | None = None):
         self.primitive = primitive
         self.inputs = tuple(inputs)
         self.attrs = attrs
         self.outputs = tuple(outputs)
         self.scope = scope
+        self.site = site
 
     def replace(self, **changes) -> Equation:
         """A copy with some fields changed."""
@@ -176,16 +187,27 @@ def short_name(number: int) -> str:
 
 
 class _Names:
-    """Short names for Vars and Constants, given in order of first appearance."""
+    """Names for Vars and Constants, given in order of first appearance: an input its own
+    name (see `Var`), any other Var the next short name (a, b, ...), each Constant
+    `const0`, `const1`, ..., none of them a name given before."""
 
     def __init__(self):
         self.names: dict[int, str] = {}
+        self.taken: set[str] = set()
+        self.numbers = 0    # short names given out, an input's own name counting as one
         self.constants = 0
 
     def of(self, var: Var) -> str:
         name = self.names.get(id(var))
         if name is None:
-            name = self.names[id(var)] = short_name(len(self.names) - self.constants)
+            name = var.name
+            if name is None or name in self.taken:
+                while short_name(self.numbers) in self.taken:
+                    self.numbers += 1
+                name = short_name(self.numbers)
+            self.numbers += 1
+            self.names[id(var)] = name
+            self.taken.add(name)
         return name
 
     def use(self, value) -> str:
@@ -196,7 +218,10 @@ class _Names:
                 return f"{value.value.item()!r}:{short_dtype(value.aval.dtype)}[]"
             name = self.names.get(id(value))
             if name is None:
+                while f"const{self.constants}" in self.taken:
+                    self.constants += 1
                 name = self.names[id(value)] = f"const{self.constants}"
                 self.constants += 1
+                self.taken.add(name)
             return f"{name}:{value.aval}"
         return self.of(value)

@@ -57,7 +57,23 @@ class ObjectStateError(StateError):
 
 class PythonStateWarning(UserWarning):
     """A Python value in an object's state changed while a function was traced: the traced
-    graph does not change it on later calls."""
+    graph does not change it on later calls.
+
+    Examples:
+        >>> import warnings
+        >>> class Counter:
+        ...     def __init__(self):
+        ...         self.calls = 0
+        ...     def __call__(self, x):
+        ...         self.calls += 1
+        ...         return 2 * x
+        >>> counter = Counter()
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     _ = autotrace.function(counter)(np.ones(2))
+        >>> print(caught[0].message)   # doctest: +ELLIPSIS
+        self.calls changed from 0 to 1 while Counter was traced: ...
+    """
 
 
 _traces = ThreadStack()  # the traces by autotrace.function in progress in this thread

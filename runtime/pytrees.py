@@ -46,9 +46,17 @@ def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable) -> N
             subtrees) and hashable data that says the rest (compared to tell structures
             apart, and part of the cache key of a traced function taking one).
         unflatten: `unflatten(aux_data, children) -> value`.
-    Example:
+
+    Examples:
+        >>> class Pair:
+        ...     def __init__(self, a, b):
+        ...         self.a, self.b = a, b
         >>> register_pytree_node(Pair, lambda p: ((p.a, p.b), None),
         ...                      lambda aux, children: Pair(*children))
+        >>> autotrace.tree_util.tree_leaves(Pair(1.0, np.ones(2)))
+        [1.0, array([1., 1.])]
+        >>> autotrace.grad(lambda p: p.a * np.sum(p.b))(Pair(2.0, np.ones(2))).b
+        array([2., 2.])
     """
     if not isinstance(cls, type):
         raise TypeError(f"register_pytree_node takes a type, not {cls!r}")
@@ -68,7 +76,7 @@ def register_dataclass(cls: type = None, data_fields=None, meta_fields=None):
     them, the fields whose metadata has `static=True` are meta fields and the others data.
     Usable as a decorator; returns `cls`.
 
-    Example:
+    Examples:
         >>> @register_dataclass
         ... @dataclasses.dataclass
         ... class Params:
@@ -160,6 +168,13 @@ class PyTreeDef:
 
     num_leaves: how many leaves it holds; num_nodes: its nodes and leaves together.
     Two are equal where their nodes are of one type with equal aux data, in the same places.
+
+    Examples:
+        >>> leaves, structure = autotrace.tree_util.tree_flatten({"w": np.ones(2), "n": (3, None)})
+        >>> structure
+        PyTreeDef({'n': (*, None), 'w': *})
+        >>> structure.num_leaves, structure.num_nodes
+        (2, 5)
     """
 
     __slots__ = ("kind", "aux", "children", "num_leaves", "num_nodes", "_rebuild")
@@ -260,7 +275,15 @@ def _describe(tree) -> str:
 
 def tree_flatten(tree, is_leaf: Callable | None = None) -> tuple[list, PyTreeDef]:
     """(the leaves of `tree` in order, its structure). is_leaf(subtree) True stops there:
-    that subtree is a leaf."""
+    that subtree is a leaf.
+
+    Examples:
+        >>> leaves, structure = tree_flatten({"w": np.ones(2), "n": (3, None)})
+        >>> leaves                                  # None is a node with no leaves
+        [3, array([1., 1.])]
+        >>> structure
+        PyTreeDef({'n': (*, None), 'w': *})
+    """
     leaves: list = []
     return leaves, _flatten(tree, leaves, is_leaf)
 
@@ -279,7 +302,13 @@ _LEAF = PyTreeDef(None, None, (), None)
 
 
 def tree_unflatten(structure: PyTreeDef, leaves) -> object:
-    """The tree of `structure` holding `leaves` (as structure.unflatten)."""
+    """The tree of `structure` holding `leaves` (as structure.unflatten).
+
+    Examples:
+        >>> leaves, structure = autotrace.tree_util.tree_flatten({"a": 1, "b": (2, 3)})
+        >>> tree_unflatten(structure, [10, 20, 30])
+        {'a': 10, 'b': (20, 30)}
+    """
     if not isinstance(structure, PyTreeDef):
         raise TypeError(f"tree_unflatten takes a PyTreeDef (from tree_flatten or "
                         f"tree_structure) first, not {type(structure).__name__}")
@@ -287,18 +316,33 @@ def tree_unflatten(structure: PyTreeDef, leaves) -> object:
 
 
 def tree_leaves(tree, is_leaf: Callable | None = None) -> list:
-    """The leaves of `tree`, in order (None holds none)."""
+    """The leaves of `tree`, in order (None holds none).
+
+    Examples:
+        >>> tree_leaves([1, (2, {"a": 3}), None])
+        [1, 2, 3]
+    """
     return tree_flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree, is_leaf: Callable | None = None) -> PyTreeDef:
-    """The structure of `tree`."""
+    """The structure of `tree`.
+
+    Examples:
+        >>> tree_structure([1, (2, {"a": 3})])
+        PyTreeDef([*, (*, {'a': *})])
+    """
     return tree_flatten(tree, is_leaf)[1]
 
 
 def tree_map(f: Callable, tree, *rest, is_leaf: Callable | None = None):
     """A tree of `tree`'s structure whose leaves are `f(leaf, *leaves of rest there)`; each of
-    `rest` has tree's structure (or more below its leaves, which f is given whole)."""
+    `rest` has tree's structure (or more below its leaves, which f is given whole).
+
+    Examples:
+        >>> tree_map(lambda x, y: x + y, {"a": 1, "b": (2, 3)}, {"a": 10, "b": (20, 30)})
+        {'a': 11, 'b': (22, 33)}
+    """
     leaves, structure = tree_flatten(tree, is_leaf)
     others = [structure.flatten_up_to(other) for other in rest]
     return structure.unflatten(f(*items) for items in zip(leaves, *others))

@@ -52,6 +52,15 @@ def name_scope(name: str):
                 with autotrace.name_scope("layer1"):
                     h = np.tanh(x)           # its equation's scope: "encoder/layer1"
             return np.sum(h)                 # scope ""
+
+    Examples:
+        >>> @autotrace.function
+        ... def model(x):
+        ...     with autotrace.name_scope("encoder"):
+        ...         h = np.tanh(x)
+        ...     return np.sum(h)
+        >>> [equation.scope for equation in model.graph(np.ones(2)).equations]
+        ['encoder', '']
     """
     names = _names()
     names.append(_checked(name))

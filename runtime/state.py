@@ -47,7 +47,19 @@ from .scopes import active_subgraphs
 
 
 class StateError(TypeError):
-    """State used in a way a trace or a gradient cannot follow."""
+    """State used in a way a trace or a gradient cannot follow.
+
+    Examples:
+        >>> v = autotrace.Variable(1.0)
+        >>> def f(x):
+        ...     v.assign(x)
+        ...     return x * x
+        >>> try:
+        ...     autotrace.grad(f)(2.0)
+        ... except StateError as error:
+        ...     print(error)   # doctest: +ELLIPSIS
+        Variable 'Variable' is assigned inside a function that autotrace.grad differentiates: ...
+    """
 
 
 class StateCell:

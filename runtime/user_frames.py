@@ -8,11 +8,15 @@ from __future__ import annotations
 import os
 import sys
 
+import numpy as np
+
 _PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Installed, runtime/ and transforms/ are inside autotrace/; in a checkout they sit beside it.
 PACKAGE_DIRS = ((_PARENT + os.sep,) if os.path.basename(_PARENT) == "autotrace" else
                 tuple(os.path.join(_PARENT, name) + os.sep
                       for name in ("autotrace", "runtime", "transforms")))
+# autotrace's folders and NumPy's, whose frames are no user's code.
+_LIBRARIES = PACKAGE_DIRS + (os.path.dirname(os.path.abspath(np.__file__)) + os.sep,)
 
 
 def _first_outside(frame):
@@ -33,3 +37,13 @@ def user_site() -> str:
     """`file:line` of the user's code that called into autotrace ("<unknown>" if none)."""
     frame = _first_outside(sys._getframe(1))[0]
     return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def code_site() -> tuple | None:
+    """(file, line) of the code outside autotrace and NumPy that called into them, or None:
+    what each traced op remembers, for the errors about it (NumPy's own Python functions,
+    np.linalg's, call the ops the user's line asked for)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_LIBRARIES):
+        frame = frame.f_back
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)

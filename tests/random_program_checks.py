@@ -35,7 +35,7 @@ with it.
 An exception is a "refusal" when it is one of autotrace's errors for people and names the
 program's file and line, else an "internal" error. In the traced modes, a ControlFlowError
 naming the program's line is a "traced_limit": control flow on traced values that
-autotrace.function documents it cannot convert (the README's list); the eager modes run the same
+autotrace.function documents it cannot convert (docs/limitations.md lists it); the eager modes run the same
 program, and the test counts these apart from the failures. vmap traces too: its modes count
 them as traced limits as well.
 """
@@ -92,7 +92,7 @@ class Outcome:
                          # "shared_write_refused" (a write another name reads after, or
                          # through a container's item: the documented refusals, in a program
                          # written to have one), "results_share_memory" (ResultsShareMemory),
-                         # "vmap_refused" (what the README lists vmap as refusing)
+                         # "vmap_refused" (what docs/limitations.md lists vmap as refusing)
     detail: str = ""
 
 
@@ -272,7 +272,7 @@ class Judge:
                 and (error.construct, True) in (
                     ("write into shared memory",
                      "alias_read_after_write" in self.program.features),
-                    ("subscript assignment",  # items[0][1] = v: refused, README says so
+                    ("subscript assignment",  # items[0][1] = v: refused, as the docs say
                      "container_items_written" in self.program.features))):
             return Outcome(mode, "shared_write_refused", text)
         if mode in VMAP_MODES and documented_refusal(error):

@@ -9,9 +9,10 @@ perturbations, different for each, so that examples may take different branches 
 counts (the selects and masked loops vmap makes of them); `a`, a Python float, is the same for
 every example. The loop runs f as Python and NumPy run it, and grad eagerly.
 
-vmap refuses, with the reason, what the README lists as refused (`x[mask]` with a traced mask,
-the gradient of a traced loop, writing objects' state): such a refusal is counted apart, under
-the reason it names; any other error is a failure.
+vmap refuses, with the reason, what docs/limitations.md lists as refused (`x[mask]` with a
+traced mask, writing objects' state): such a refusal is counted apart, under the reason it
+names; any other error is a failure. (The gradient of a traced loop is batched, one stack of
+saved values per example, and checked like any other.)
 """
 from __future__ import annotations
 
@@ -22,10 +23,9 @@ import autotrace as at
 BATCH = 3
 PERTURBATION = 0.05   # the size of the moves from the point to the other examples
 
-# What the README lists as refused under vmap: a phrase of each refusal, and its name.
+# What docs/limitations.md lists as refused under vmap: a phrase of each refusal, and its name.
 DOCUMENTED_REFUSALS = {
     "x[mask] with a traced mask": "x[mask] with a traced mask",
-    "the derivative of a traced loop saves values on a stack": "the gradient of a traced loop",
     "writes the state of objects or autotrace.Variables": "writing objects' state",
 }
 
@@ -38,7 +38,7 @@ def batch_of(x: np.ndarray, seed: int) -> np.ndarray:
 
 
 def documented_refusal(error: Exception) -> str:
-    """The README's name for the vmap refusal `error` is, or "" where it is none of them."""
+    """The docs' name for the vmap refusal `error` is, or "" where it is none of them."""
     text = str(error)
     if not text.startswith("autotrace.vmap("):
         return ""

@@ -154,7 +154,7 @@ def test_the_graph_runs_on_the_array_api_backend():
 
     x = xp.asarray([3.0, 4.0])
     assert float(f(x)) == 9.0 + 64.0 + 3.0
-    assert str(f.graph(x)).splitlines()[0] == "{ lambda a:f64[2]@array_api_strict ;"
+    assert str(f.graph(x)).splitlines()[0] == "{ lambda x:f64[2]@array_api_strict ;"
     source = f.source(x)
     assert "np.getitem(a, np.s_[0])" in source and ".copy()" not in source
     assert f.trace_count == 1

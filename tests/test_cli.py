@@ -165,9 +165,9 @@ def test_graph_prints_the_optimized_graph_for_the_specs(model):
     printed = succeeds("graph", "model.py::f", "--spec", "f64[?,4]", "--spec", "f64[4]",
                        cwd=model.parent)
     assert printed == textwrap.dedent("""\
-        { lambda a:f64[?,4] b:f64[4] ;
-          c:f64[?,4] = multiply a b
-          d:f64[?,4] = sin a
+        { lambda x:f64[?,4] y:f64[4] ;
+          c:f64[?,4] = multiply x y
+          d:f64[?,4] = sin x
           e:f64[?,4] = add[out=0] c d
           in (e) }
         """)
@@ -184,7 +184,7 @@ def test_graph_dot_has_a_node_per_input_equation_and_output(model):
     dot = succeeds("graph", "model.py::f", "--spec", "f64[3,4]", "--spec", "f64[4]", "--dot",
                    cwd=model.parent)
     nodes, edges = _statements(dot)
-    assert list(nodes.values()) == [r"a\nf64[3,4]", r"b\nf64[4]", r"multiply\nc: f64[3,4]",
+    assert list(nodes.values()) == [r"x\nf64[3,4]", r"y\nf64[4]", r"multiply\nc: f64[3,4]",
                                     r"sin\nd: f64[3,4]", r"add[out=0]\ne: f64[3,4]",
                                     r"out 0\nf64[3,4]"]
     assert edges == [("n0", "n2"), ("n1", "n2"), ("n0", "n3"), ("n2", "n4"), ("n3", "n4"),
@@ -264,9 +264,46 @@ def test_graph_dot_escapes_quotes_and_names_constants():
     dot = graph_dot(graph, name='say "hi"\\')
     assert dot.startswith('digraph "say \\"hi\\"\\\\" {\n')
     nodes, edges = _statements(dot)
-    assert list(nodes.values()) == [r"a\nf64[2]", "const0: f64[2]",
+    assert list(nodes.values()) == [r"x\nf64[2]", "const0: f64[2]",
                                     r"subtract\nb: f64[2]", r"out 0\nf64[2]"]
     assert ("n1", "n2") in edges
+
+
+
+def difference_in_a_scope(x, b):
+    with autotrace.name_scope("layer"):
+        y = x - b
+        if np.sum(y) > 0:
+            autotrace.print("positive", y)
+            y = y * b
+        return np.sum(y ** 2)
+
+
+def test_every_dot_edge_joins_declared_nodes_and_no_check_dangles():
+    """Rows of unknown size meeting in an op get a `same_sizes` check, which has no results:
+    a dotted edge joins it (and a print) to the equation that follows it."""
+    specs = [Spec((None, 3)), Spec((None, 3))]
+    pictures = []
+    for function in (difference_in_a_scope, autotrace.grad(difference_in_a_scope, wrt=(0, 1)),
+                     lambda p, t: np.mean((p - t) ** 2)):
+        traced = autotrace.function(function, input_signature=specs)
+        for optimized in (True, False):
+            pictures.append(graph_dot(traced.get_concrete_function().graph if optimized else
+                                      traced.graph(np.ones((2, 3)), np.ones((2, 3)),
+                                                   optimized=False)))
+    for dot in pictures:
+        nodes, edges = _statements(dot)
+        assert edges and all(source in nodes and target in nodes for source, target in edges)
+        checks = [node for node, label in nodes.items()
+                  if label.startswith(("same_sizes[", "print["))]
+        assert checks
+        for check in checks:
+            assert re.search(rf"^\s*{check} -> n\d+ \[style=dotted\];$", dot, re.MULTILINE), dot
+    # the check of `p - t` points at the subtraction it guards
+    nodes, edges = _statements(pictures[-1])
+    check, = [node for node, label in nodes.items() if label.startswith("same_sizes[")]
+    follows, = [target for source, target in edges if source == check]
+    assert nodes[follows] == r"subtract\nc: f64[?,3]"
 
 
 # --- errors ---------------------------------------------------------------------------------------
@@ -325,8 +362,8 @@ def test_a_traced_function_in_the_file_and_a_construct_autotrace_refuses(tmp_pat
         """)
     assert succeeds("graph", "more.py::scaled", "--spec", "f64[2]", "--raw",
                     cwd=tmp_path) == textwrap.dedent("""\
-        { lambda a:f64[2] ;
-          b:f64[2] = tanh a
+        { lambda x:f64[2] ;
+          b:f64[2] = tanh x
           c:f64[2] = multiply 2.0 b
           in (c) }
         """)
@@ -494,15 +531,15 @@ def test_a_method_of_a_class_is_named_class_dot_method(tmp_path, monkeypatch, ca
     # a static method traces as a function; a class method with its class bound
     assert succeeds("graph", "methods.py::Model.smooth", "--spec", "f64[2]",
                     cwd=tmp_path) == textwrap.dedent("""\
-        { lambda a:f64[2] ;
-          b:f64[2] = sin a
+        { lambda x:f64[2] ;
+          b:f64[2] = sin x
           c:f64[] = reduce_sum[axis=(0,)] b
           in (c) }
         """)
     assert succeeds("graph", "methods.py::Model.scaled", "--spec", "f64[2]",
                     cwd=tmp_path) == textwrap.dedent("""\
-        { lambda a:f64[2] ;
-          b:f64[] = reduce_sum[axis=(0,)] a
+        { lambda x:f64[2] ;
+          b:f64[] = reduce_sum[axis=(0,)] x
           c:f64[] = multiply 3.0 b
           in (c) }
         """)

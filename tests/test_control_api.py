@@ -68,7 +68,7 @@ def test_public_names_and_docstrings():
     assert autotrace.print.__name__ == "print"
     for name in ("cond", "while_loop", "print"):
         assert name in autotrace.__all__
-        assert "Example:" in getattr(autotrace, name).__doc__
+        assert "Examples:" in getattr(autotrace, name).__doc__
 
 
 def test_grad_through_cond_is_a_clear_error():

@@ -1,7 +1,8 @@
 """autotrace.custom_vjp and autotrace.custom_jvp, with JAX's interface: rules honoured in
 reverse mode (both) and forward mode (custom_jvp), traced and of second order, against hand
 computation and central differences; a custom_vjp function refused in forward mode, and a
-custom_jvp rule whose tangent is not linear refused in reverse mode, with exact messages."""
+custom_jvp rule whose tangent is not linear refused in reverse mode, with exact messages; a
+bwd's None (zeros) and nondiff_argnums, eager, traced and under vmap."""
 import numpy as np
 import pytest
 
@@ -116,26 +117,103 @@ def test_bwd_that_returns_no_gradient_per_argument_is_refused():
     assert str(error.value) == (
         "the bwd rule of the custom_vjp function pair_product "
         "(test_bwd_that_returns_no_gradient_per_argument_is_refused.<locals>.<lambda>) must "
-        "return a tuple with one gradient per argument of pair_product (2), but it returned "
-        "a float")
+        "return a tuple with one gradient (or None, for zeros) per argument of pair_product "
+        "(2), but it returned a float")
 
 
-def test_bwd_that_returns_none_or_calls_by_keyword_are_refused():
-    @autotrace.custom_vjp
-    def half_rule(x, y):
-        return x * y
-    half_rule.defvjp(lambda x, y: (x * y, y), lambda y, dy: (dy * y, None))
-    with pytest.raises(TypeError) as error:
-        autotrace.grad(lambda a, b: half_rule(a, b), wrt=(0, 1))(2.0, 3.0)
-    assert str(error.value) == (
-        "the bwd rule of the custom_vjp function half_rule (test_bwd_that_returns_none_or_"
-        "calls_by_keyword_are_refused.<locals>.<lambda>) returned None as the gradient of "
-        "argument 1; return zeros shaped like it where it gets no gradient")
+def test_calls_by_keyword_are_refused():
     with pytest.raises(autotrace.TransformError) as error:
         autotrace.grad(lambda a, b: clipped_product(a, y=b))(2.0, 3.0)
     assert error.value.message == (
         "pass y to clipped_product by position: the bwd rule of a custom_vjp function "
         "returns the gradients of its parameters in order")
+
+
+# --- bwd's None, and nondiff_argnums, as in JAX -------------------------------------------
+
+@autotrace.custom_vjp
+def half_rule(x, y):
+    return x * y
+
+
+half_rule.defvjp(lambda x, y: (x * y, x), lambda x, dy: (None, dy * x))  # None: x gets zeros
+
+
+@autotrace.custom_vjp(nondiff_argnums=(1,))
+def scaled_sine_vjp(x, k, y):
+    return np.sin(x) * k * y
+
+
+def scaled_sine_bwd(k, residuals, dy):  # k first; gradients of x and y only
+    x, y = residuals
+    return dy * np.cos(x) * k * y, None  # y's gradient left out on purpose: zeros
+
+
+scaled_sine_vjp.defvjp(lambda x, k, y: (np.sin(x) * k * y, (x, y)), scaled_sine_bwd)
+
+
+def half_loss(x, y):
+    return np.sum(half_rule(x, y) ** 2)
+
+
+def scaled_loss(x, y, k):
+    return np.sum(scaled_sine_vjp(x, k, y) ** 2)
+
+
+def test_a_bwd_that_returns_none_gives_zeros():
+    by_hand = (np.zeros(3), 2 * X * Y * X)  # d/dy of sum((x y)^2), x's None: zeros
+    transforms = [autotrace.grad(half_loss, wrt=(0, 1)),
+                  autotrace.function(autotrace.grad(half_loss, wrt=(0, 1)))]
+    for gradient in transforms:
+        for got, expected in zip(gradient(X, Y), by_hand):
+            np.testing.assert_allclose(got, expected, rtol=1e-14)
+    per_example = autotrace.vmap(autotrace.grad(half_loss, wrt=(0, 1)))(
+        np.stack([X, Y]), np.stack([Y, X]))
+    np.testing.assert_allclose(per_example[0], np.zeros((2, 3)))
+    np.testing.assert_allclose(per_example[1], [2 * X * Y * X, 2 * Y * X * Y], rtol=1e-14)
+    assert autotrace.grad(half_rule, wrt=(0, 1))(2.0, 3.0) == (0.0, 2.0)
+
+
+def test_nondiff_arguments_go_to_bwd_first_and_get_no_gradient():
+    k = 3.0
+    value = np.sin(X) * k * Y
+    by_hand = (2 * value * np.cos(X) * k * Y, np.zeros(3))
+    transforms = [autotrace.grad(scaled_loss, wrt=(0, 1)),
+                  autotrace.function(autotrace.grad(scaled_loss, wrt=(0, 1)))]
+    for gradient in transforms:
+        for got, expected in zip(gradient(X, Y, k), by_hand):
+            np.testing.assert_allclose(got, expected, rtol=1e-14)
+    xs, ys = np.stack([X, Y, -X]), np.stack([Y, X, Y])
+    per_example = autotrace.vmap(autotrace.grad(scaled_loss), in_axes=(0, 0, None))(xs, ys, k)
+    np.testing.assert_allclose(per_example, [
+        2 * np.sin(x) * k * y * np.cos(x) * k * y for x, y in zip(xs, ys)], rtol=1e-14)
+    # k's gradient is zero though the value depends on it: bwd gives none
+    assert autotrace.grad(scaled_sine_vjp, wrt=(0, 1, 2))(0.3, 2.0, 1.5) == (
+        pytest.approx(np.cos(0.3) * 2.0 * 1.5), 0.0, 0.0)
+    # second order through bwd: d/dx of cos(x) k y is -sin(x) k y
+    assert autotrace.grad(autotrace.grad(scaled_sine_vjp))(0.3, 2.0, 1.5) == pytest.approx(
+        -np.sin(0.3) * 2.0 * 1.5)
+
+
+def test_nondiff_argnums_that_are_no_positions_or_a_bwd_that_gives_too_many():
+    def one(x):
+        return x
+    with pytest.raises(ValueError) as error:
+        autotrace.custom_vjp(one, nondiff_argnums=(1,))
+    assert str(error.value) == ("custom_vjp(one): nondiff_argnums must be distinct positions "
+                                "of its parameters (ints from 0 to 0), not (1,)")
+
+    @autotrace.custom_vjp(nondiff_argnums=(1,))
+    def times(x, n):
+        return x * n
+    times.defvjp(lambda x, n: (x * n, None), lambda n, residuals, dy: (dy * n, 0.0))
+    with pytest.raises(TypeError) as error:
+        autotrace.grad(times)(1.0, 2.0)
+    assert str(error.value) == (
+        "the bwd rule of the custom_vjp function times (test_nondiff_argnums_that_are_no_"
+        "positions_or_a_bwd_that_gives_too_many.<locals>.<lambda>) must return a tuple with one "
+        "gradient (or None, for zeros) per argument of times not in nondiff_argnums (1: all "
+        "but n), but it returned a tuple of 2")
 
 
 def test_rules_not_given_are_an_error():

@@ -23,6 +23,7 @@ import pytest
 import autotrace
 from autotrace import Spec
 from autotrace.runtime.abstract import UnknownDimensionError
+from autotrace.runtime.execution.graph_dot import graph_dot
 from autotrace.runtime.ops import UntraceableError
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden_graphs"
@@ -126,7 +127,7 @@ def test_input_signature_traces_once_for_every_size():
             assert got.shape == expected.shape
             np.testing.assert_allclose(got, expected, rtol=1e-12)
     assert traced.trace_count == 1
-    assert "a:f64[?,3] b:f64[3,2]" in str(traced.graph(x, w))
+    assert "x:f64[?,3] w:f64[3,2]" in str(traced.graph(x, w))  # named after the parameters
 
 
 def test_input_signature_trace_bakes_no_unknown_size_into_the_source():
@@ -270,7 +271,7 @@ def test_unknown_dimensions_that_meet_must_be_equal_when_the_graph_runs():
                                 input_signature=[Spec((None, 3)), Spec((None, 3))])
     np.testing.assert_array_equal(traced(np.ones((4, 3)), np.full((4, 3), 2.0)),
                                   np.full((4, 3), 2.0))
-    assert "same_sizes[axes=((0, 0),) op='multiply'] a b" in str(traced.graph(
+    assert "same_sizes[axes=((0, 0),) op='multiply'] x y" in str(traced.graph(
         np.ones((4, 3)), np.ones((4, 3))))
     with pytest.raises(ValueError) as error:
         traced(np.ones((1, 3)), np.ones((4, 3)))
@@ -494,7 +495,7 @@ def test_reduce_retracing_makes_a_dimension_seen_with_two_sizes_unknown():
     calls = [(np.ones((rows, 3)),) for rows in (2, 3, 4, 9, 2, 3)]
     traced, counts = traced_count(column_means, calls, reduce_retracing=True)
     assert counts == [1, 2, 2, 2, 2, 2]
-    assert "a:f64[?,3]" in str(traced.graph(np.ones((5, 3))))
+    assert "x:f64[?,3]" in str(traced.graph(np.ones((5, 3))))
     np.testing.assert_array_equal(traced(np.ones((6, 3))), np.full(3, 2.0))
     # A second dimension that changes is generalized too: one more trace.
     assert [traced(np.ones((rows, cols))).shape for rows, cols in ((5, 4), (6, 7))] == [
@@ -696,7 +697,7 @@ def test_threads_calling_with_several_signatures_trace_once_each():
         assert result.shape == x.shape
         np.testing.assert_allclose(result, np.sin(x) * 2.0)
     for n in (1, 2, 3, 4):  # each entry is its own signature's
-        assert f"a:f64[{n}]" in str(traced.graph(np.ones(n)))
+        assert f"x:f64[{n}]" in str(traced.graph(np.ones(n)))
     assert traced.trace_count == 4
 
 
@@ -780,6 +781,36 @@ def test_every_golden_is_tested():
 def test_golden_functions_compute_what_numpy_does(name, traced, args, capsys):
     """A golden is only worth freezing if the graph it shows is right."""
     np.testing.assert_allclose(traced(*args), traced.python_function(*args), rtol=1e-12)
+
+
+
+def named_inputs(params, batch, k, *rest, scale, **options):
+    y = np.tanh(batch[0] @ params["w"]) * k
+    return np.sum(y + rest[0]) * scale + options["my shift"]
+
+
+def test_graph_inputs_are_named_after_the_parameters_they_come_from():
+    """An input prints as the argument it stands for, written as Python writes it; a name
+    that would not read as one (a key with a space) falls back to a short name, and a short
+    name a parameter took (k) is skipped."""
+    args = ({"w": np.ones((3, 2))}, (np.ones((4, 3)), np.ones(1)), np.ones(2), np.ones(2))
+    kwargs = {"scale": np.float64(2.0), "my shift": np.ones(())}
+    traced = autotrace.function(named_inputs)
+    assert str(traced.graph(*args, **kwargs, optimized=False)) == (
+        "{ lambda params['w']:f64[3,2] batch[0]:f64[4,3] batch[1]:f64[1] k:f64[2] "
+        "rest[0]:f64[2] f:f64[] scale:f64[] ;\n"
+        "  h:f64[4,2] = matmul batch[0] params['w']\n"
+        "  i:f64[4,2] = tanh h\n"
+        "  j:f64[4,2] = multiply i k\n"
+        "  l:f64[4,2] = add j rest[0]\n"
+        "  m:f64[] = reduce_sum[axis=(0, 1)] l\n"
+        "  n:f64[] = multiply m scale\n"
+        "  o:f64[] = add n f\n"
+        "  in (o) }")
+    np.testing.assert_allclose(traced(*args, **kwargs), named_inputs(*args, **kwargs))
+    # the same names in the DOT picture
+    labels = re.findall(r'\[label="([^\\"]*)\\n', graph_dot(traced.graph(*args, **kwargs)))
+    assert labels[:7] == ["params['w']", "batch[0]", "batch[1]", "k", "rest[0]", "f", "scale"]
 
 
 def test_the_passes_fire_on_the_simplifiable_function():

@@ -13,8 +13,10 @@ from pathlib import Path
 import numpy as np
 
 import autotrace
+from tests.markdown_blocks import DOCS, block_after
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+GRADIENTS_GUIDE = DOCS / "guides" / "gradients.md"
 
 
 def polynomial(x, y):
@@ -71,17 +73,18 @@ def f(x, y):
     return x ** 2 - 2 * x * y + 3 * y
 
 
-def test_readme_shows_the_real_generated_source():
-    readme = (REPO_ROOT / "README.md").read_text()
-    shown = readme.split("`autotrace.source(df)` for the `f` above", 1)[1]
-    shown = shown.split("```python\n", 1)[1].split("```", 1)[0]
+def test_gradients_guide_shows_the_real_generated_source():
+    shown = block_after(GRADIENTS_GUIDE, "`autotrace.source(df)` for the `f` above")
+    assert shown.text.startswith(">>> print(autotrace.source(df))\n"), shown.where
+    shown_source = shown.text.split("\n", 1)[1]
     generated = autotrace.source(autotrace.grad(f, wrt=(0, 1)))
 
     def without_line_numbers(text):
         return re.sub(r"line \d+", "line N", text).strip()
 
-    assert without_line_numbers(shown) == without_line_numbers(generated), (
-        "README.md's generated-source example is out of date; paste in this:\n" + generated)
+    assert without_line_numbers(shown_source) == without_line_numbers(generated), (
+        f"{shown.where}: the generated-source example is out of date; paste in this:\n"
+        + generated)
 
 
 def linear_regression_loss(W, B, inputs, targets):

@@ -93,9 +93,9 @@ def test_conv1d_output():
     np.testing.assert_allclose(same(x.transpose(0, 2, 1)), expected.transpose(0, 2, 1),
                                rtol=1e-12)
     with pytest.raises(ValueError, match=re.escape(
-            "Conv1D: argument `dilation_rate` must be 1 (dilated convolutions are not "
-            "supported), got 2")):
-        layers.Conv1D(2, 3, dilation_rate=2)
+            "Conv1D: strides (2,) and dilation_rate (2,) cannot both be above 1 (as in "
+            "Keras); use one or the other")):
+        layers.Conv1D(2, 3, strides=2, dilation_rate=2)
 
 
 def simple_rnn_reference(x, kernel, recurrent, bias):

@@ -161,6 +161,33 @@ def test_jacobian_runs_its_derivative_for_every_row_or_column_in_one_batched_cal
     assert batched_calls == []
 
 
+SCALE = {"now": 2.0}  # read by scaled_tanh on each call; changed between calls below
+
+
+def scaled_tanh(x):
+    return np.tanh(x) * SCALE["now"]
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_jacobian_by_default_reads_what_the_function_captures_on_every_call(mode):
+    """The default Jacobian runs the derivative code as it is, not a trace cached per
+    signature: a value the function reads from outside (a global, a closure) that changes
+    between calls is read again. (A trace would keep the value it saw, and nothing in the
+    trace tells a read of a captured value that will change from one that will not: that is
+    why batched=True stays a choice the user makes.)"""
+    x = np.array([0.3, -1.2, 0.8])
+    jacobian = autotrace.jacobian(scaled_tanh, mode=mode)
+    try:
+        for scale in (2.0, 5.0):
+            SCALE["now"] = scale
+            np.testing.assert_allclose(jacobian(x), np.diag((1 - np.tanh(x) ** 2) * scale),
+                                       rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(jacobian(x), numerical_jacobian(scaled_tanh, x),
+                                       rtol=1e-6, atol=1e-8)
+    finally:
+        SCALE["now"] = 2.0
+
+
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
 def test_jacobian_runs_once_per_row_where_vmap_cannot_batch_it(mode):
     """A boolean mask's selection has a length of its own in each example, which vmap

@@ -154,7 +154,7 @@ def test_an_installed_wheel_adds_only_autotrace_and_works(tmp_path):
                             "--spec", "f64[2]"], cwd=tmp_path, capture_output=True, text=True,
                            timeout=300, env=environment)
     assert (graph.returncode, graph.stderr) == (0, "")
-    assert graph.stdout.splitlines()[1:3] == ["  b:f64[2] = sin a",
+    assert graph.stdout.splitlines()[1:3] == ["  b:f64[2] = sin x",
                                               "  c:f64[] = reduce_sum[axis=(0,)] b"]
     # its messages are headed by the name it was run by
     missing = subprocess.run([str(target / "bin" / "autotrace"), "grad", "missing.py::f"],

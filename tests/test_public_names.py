@@ -19,7 +19,8 @@ PUBLIC_MODULES = ["autotrace"] + sorted(
 def test_the_public_modules_are_the_ones_the_guide_uses():
     assert PUBLIC_MODULES == [
         "autotrace", "autotrace.data", "autotrace.distributed", "autotrace.layers",
-        "autotrace.losses", "autotrace.metrics", "autotrace.nn", "autotrace.optimizers",
+        "autotrace.losses", "autotrace.metrics", "autotrace.mixed_precision", "autotrace.nn",
+        "autotrace.optimizers",
         "autotrace.random", "autotrace.summary", "autotrace.testing", "autotrace.tree_util"]
 
 
@@ -30,6 +31,24 @@ def test_dir_of_autotrace_is_its_public_names():
     assert {"grad", "value_and_grad", "jvp", "function", "random", "config"} <= set(names)
     # modules autotrace imports for itself are not among them
     assert not {"importlib", "os", "sys", "runtime", "transforms", "api"} & set(names)
+
+
+@pytest.mark.parametrize("module_name", PUBLIC_MODULES)
+def test_dir_of_a_public_module_is_its_public_names(module_name):
+    module = importlib.import_module(module_name)
+    assert dir(module) == sorted(module.__all__)
+    # what it imports (numpy, typing, its own submodules) is not among them
+    imported = {name for name, value in vars(module).items()
+                if not name.startswith("_") and name not in module.__all__}
+    assert not imported & set(dir(module))
+
+
+def test_dir_of_autotrace_hides_its_implementation_modules_once_loaded():
+    for name in ("grad", "function", "FrozenRandomWarning", "register_adjoint"):
+        getattr(autotrace, name)  # imports the module defining it
+    loaded = {"api", "conversion", "rules", "traced_function", "runtime", "transforms"}
+    assert loaded <= set(vars(autotrace))
+    assert not loaded & set(dir(autotrace))
 
 
 def _documented_constant(module, name: str) -> bool:
@@ -77,8 +96,8 @@ def test_an_undocumented_name_or_constant_is_caught(tmp_path, monkeypatch):
 
 
 def test_config_lists_its_settings():
-    assert dir(autotrace.config) == ["cpu_backend", "cpu_threads", "gpu_memory", "log_placement",
-                                     "soft_placement"]
+    assert dir(autotrace.config) == ["cpu_backend", "cpu_threads", "floatx", "gpu_memory",
+                                     "log_placement", "set_floatx", "soft_placement"]
     for name in dir(autotrace.config):
         assert getattr(autotrace.config, name).__doc__.strip()
 
@@ -87,7 +106,7 @@ def test_config_lists_its_settings():
 def test_the_derivative_functions_docstring_examples_hold(function):
     finder = doctest.DocTestFinder(recurse=False)
     [test] = finder.find(function, globs={function.__name__: function, "np": np})
-    assert [section in function.__doc__ for section in ("Arguments:", "Returns:", "Example:")] \
+    assert [section in function.__doc__ for section in ("Arguments:", "Returns:", "Examples:")] \
         == [True, True, True]
     results = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE).run(test)
     assert results.attempted >= 2 and results.failed == 0

@@ -7,7 +7,7 @@ traced primal, value_and_grad, vjp, jvp, vmap, vmap_grad); every SECOND_ORDER_EV
 grad of grad and hessian, which cost the most. The test fails on any wrong derivative or value,
 traced results sharing memory where NumPy's do not, internal error or refusal (but for the
 refusals of writes into shared memory that programs written to have one meet, and the refusals
-the README lists for vmap, counted apart by reason), and prints a summary line with the counts
+docs/limitations.md lists for vmap, counted apart by reason), and prints a summary line with the counts
 per mode.
 
 The programs are checked in CHUNKS tests of consecutive seeds, which the test run spreads over

@@ -6,6 +6,8 @@ event loader and its graphs plugin and compared with a GraphDef built by protobu
 """
 from __future__ import annotations
 
+import gc
+import os
 import re
 
 import numpy as np
@@ -204,6 +206,30 @@ def test_mistakes_are_told(tmp_path):
     with pytest.raises(ValueError, match=re.escape(
             f"this summary writer is closed: {writer.path}")):
         writer.graph(scaled_sine, autotrace.Spec((2,)))
+
+
+
+def mismatched(x):
+    return np.sum(x @ np.ones((4, 2)))
+
+
+def test_a_logdir_gets_one_event_file_per_writer_and_no_empty_ones(tmp_path):
+    writer = summary.create_file_writer(tmp_path)
+    with pytest.raises(ValueError, match=r"matmul: shapes \(3,\) and \(4, 2\) do not match"):
+        writer.graph(mismatched, autotrace.Spec((3,)))
+    writer.close()  # its graph failed: it wrote nothing, and leaves no file
+    forgotten = summary.create_file_writer(tmp_path)
+    del forgotten  # nor does a writer dropped without writing
+    gc.collect()
+    assert list(tmp_path.iterdir()) == []
+    with summary.create_file_writer(tmp_path) as writer:  # written as default and by name
+        with writer.as_default(step=1):
+            assert summary.graph(scaled_sine, autotrace.Spec((2,))) is True
+        writer.scalar("loss", 0.5, step=1)
+    assert [path.name for path in tmp_path.iterdir()] == [os.path.basename(writer.path)]
+    events = summary.read_events(writer.path)
+    assert [sorted(set(event) - {"wall_time", "step"}) for event in events] == [
+        ["file_version"], ["graph_def"], ["summary"]]
 
 
 def _tensorboard():

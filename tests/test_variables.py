@@ -140,9 +140,9 @@ def test_variables_are_graph_inputs_and_their_new_values_outputs():
         return x
 
     assert str(bump.graph(np.ones(2))) == (
-        "{ lambda a:f64[2] b:f64[2] ;\n"
-        "  c:f64[2] = multiply b a\n"
-        "  in (a, c) }")
+        "{ lambda x:f64[2] b:f64[2] ;\n"
+        "  c:f64[2] = multiply b x\n"
+        "  in (x, c) }")
 
 
 def test_variables_made_on_the_first_trace_only():

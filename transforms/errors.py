@@ -3,7 +3,21 @@ from __future__ import annotations
 
 
 class TransformError(Exception):
-    """Raised when a function cannot be transformed: names the file, line and construct."""
+    """Raised when a function cannot be transformed: names the file, line and construct.
+
+    Examples:
+        >>> def f(x):
+        ...     try:
+        ...         return x * x
+        ...     except ValueError:
+        ...         return x
+        >>> try:
+        ...     grad(f)
+        ... except TransformError as error:
+        ...     print(error)   # doctest: +ELLIPSIS
+        File "...", line 2: autotrace cannot differentiate a try statement; move the error
+        handling outside the differentiated function
+    """
 
     def __init__(self, message: str, filename: str | None = None, lineno: int | None = None,
                  construct: str | None = None):

@@ -50,14 +50,16 @@ class Checkpoint:
         save_counter: how many times this checkpoint was saved (restored with the values, so
             numbering goes on after a restore); the N in `<prefix>-<N>`.
 
-    Example:
+    Examples:
         >>> x, y = autotrace.Variable(10.), autotrace.Variable(5.)
         >>> ckpt = Checkpoint(x=x, y=y)
-        >>> x.assign(2.)
-        >>> path = ckpt.save("/tmp/demo/ckpt")      # '/tmp/demo/ckpt-1'
-        >>> x.assign(11.); float(x + y)
+        >>> _ = x.assign(2.)
+        >>> path = ckpt.save("demo/ckpt")
+        >>> path
+        'demo/ckpt-1'
+        >>> _ = x.assign(11.); float(x + y)
         16.0
-        >>> ckpt.restore(path); float(x + y)
+        >>> _ = ckpt.restore(path); float(x + y)
         7.0
     """
 
@@ -87,6 +89,7 @@ class Checkpoint:
 
         Returns:
             the checkpoint's path, `<file_prefix>-<N>` (what `restore` takes).
+
         Raises:
             CheckpointError: two Variables would be saved under one path (a dict key holding
                 "/", say); the message names how each is reached.
@@ -125,8 +128,10 @@ class Checkpoint:
             save_path: a path returned by `save` or `latest_checkpoint`. None restores nothing
                 (so `ckpt.restore(latest_checkpoint(directory))` starts afresh where there is
                 no checkpoint yet), and the status's `assert_consumed` says so.
+
         Returns:
             a RestoreStatus: `assert_consumed()` checks that every value found its Variable.
+
         Raises:
             CheckpointError: a file is missing or damaged, or a Variable has no value, or one
                 of another shape or dtype, in the checkpoint; the message names both.
@@ -262,8 +267,14 @@ def latest_checkpoint(directory) -> str | None:
     Raises CheckpointError if the directory's state file is damaged, or names a checkpoint
     outside the directory (a path, or a file that is a link leading out).
 
-    Example:
-        >>> ckpt.restore(autotrace.latest_checkpoint("runs"))
+    Examples:
+        >>> x = autotrace.Variable(1.0)
+        >>> ckpt = autotrace.Checkpoint(x=x)
+        >>> _ = ckpt.save("runs/ckpt"); _ = x.assign(5.0); _ = ckpt.save("runs/ckpt")
+        >>> latest_checkpoint("runs")
+        'runs/ckpt-2'
+        >>> _ = ckpt.restore(latest_checkpoint("runs")); float(x)
+        5.0
     """
     directory = os.fspath(directory)
     state = read_state(directory)

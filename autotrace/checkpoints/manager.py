@@ -33,9 +33,10 @@ class CheckpointManager:
             each save the oldest beyond it are deleted, and the state file lists those left.
         checkpoint_name: the start of each checkpoint's file names.
 
-    Example:
+    Examples:
+        >>> model = autotrace.layers.Dense(2)
         >>> manager = CheckpointManager(autotrace.Checkpoint(model=model), "runs", max_to_keep=2)
-        >>> manager.save(); manager.save(); manager.save()
+        >>> _ = manager.save(); _ = manager.save(); manager.save()
         'runs/ckpt-3'
         >>> manager.checkpoints
         ['runs/ckpt-2', 'runs/ckpt-3']

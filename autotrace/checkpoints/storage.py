@@ -196,7 +196,8 @@ def read_state(directory: str) -> dict | None:
     except FileNotFoundError:
         return None
     except (ValueError, UnicodeDecodeError) as error:
-        raise CheckpointError(f"{state_path} is not a valid checkpoint state file: {error}")
+        raise CheckpointError(
+            f"{state_path} is not a valid checkpoint state file: {error}") from None
     except RecursionError:
         raise CheckpointError(f"{state_path} is not a valid checkpoint state file: "
                               f"{_TOO_DEEP}") from None

@@ -24,3 +24,4 @@ from .streams import TFRecordWriter
 
 __all__ = ["Dataset", "AUTOTUNE", "TextLineDataset", "CSVDataset", "FixedLengthRecordDataset",
            "TFRecordDataset", "TFRecordWriter"]
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports

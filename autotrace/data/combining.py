@@ -26,7 +26,7 @@ class CombiningMethods:
                 datasets as separate arguments (`Dataset.zip(a, b)`, a tuple).
             datasets: the tuple or dict by keyword instead (`Dataset.zip(datasets=(a, b))`).
 
-        Example:
+        Examples:
             >>> a, b = Dataset.range(3), Dataset.range(10, 12)
             >>> list(Dataset.zip(a, b))
             [(np.int64(0), np.int64(10)), (np.int64(1), np.int64(11))]
@@ -53,7 +53,7 @@ class CombiningMethods:
         """The elements of this dataset, then those of `dataset`, which must have elements of
         the same structure and dtypes (shapes may differ).
 
-        Example:
+        Examples:
             >>> list(Dataset.range(2).concatenate(Dataset.range(5, 6)))
             [np.int64(0), np.int64(1), np.int64(5)]
         """
@@ -76,7 +76,7 @@ class CombiningMethods:
         """The elements of the datasets that `map_func` makes of each element (a tuple element
         as separate arguments), one dataset after another.
 
-        Example:
+        Examples:
             >>> list(Dataset.range(1, 3).flat_map(lambda n: Dataset.range(n)))
             [np.int64(0), np.int64(0), np.int64(1)]
         """
@@ -104,7 +104,7 @@ class CombiningMethods:
 
         An iteration left before the end (a `break`, a `take`) keeps nothing.
 
-        Example:
+        Examples:
             >>> calls = []
             >>> ds = Dataset.range(3).map(lambda x: calls.append(x) or x).cache()
             >>> list(ds) == list(ds), len(calls)
@@ -132,7 +132,7 @@ class CombiningMethods:
         last state (NumPy values). The state must keep the structure and dtypes of
         `initial_state`, as in tf.data.
 
-        Example:
+        Examples:
             >>> Dataset.range(5).reduce(np.int64(0), lambda total, x: total + x)
             np.int64(10)
         """

@@ -30,6 +30,12 @@ class Dataset(CombiningMethods, WindowMethods):
 
     Iterating (`for element in dataset`, `iter(dataset)`, `as_numpy_iterator()`) starts from
     the beginning each time.
+
+    Examples:
+        >>> list(Dataset.range(5).map(lambda x: x * 2).batch(2))
+        [array([0, 2]), array([4, 6]), array([8])]
+        >>> list(Dataset.from_tensor_slices(np.arange(4.0)).shuffle(4, seed=0).batch(4))[0].shape
+        (4,)
     """
 
     def __init__(self, make_iterator: Callable[[], Iterator], description: str = "Dataset"):
@@ -58,12 +64,13 @@ class Dataset(CombiningMethods, WindowMethods):
         Arguments:
             tensors: an array (or list, number list, anything np.asarray takes), or a tuple or
                 dict of them, nested. Every array must have the same first dimension.
+
         Returns:
             a Dataset of len(first axis) elements of the same structure as `tensors`. It
             holds a read-only copy of the arrays: changing them later does not change the
             dataset, and its elements cannot be changed in place.
 
-        Example:
+        Examples:
             >>> ds = Dataset.from_tensor_slices(({"a": [1, 2]}, np.eye(2)))
             >>> list(ds)[1]
             ({'a': np.int64(2)}, array([0., 1.]))
@@ -94,7 +101,7 @@ class Dataset(CombiningMethods, WindowMethods):
         """Integers like Python's range: `range(stop)`, `range(start, stop[, step])`, as
         np.int64 scalars.
 
-        Example:
+        Examples:
             >>> list(Dataset.range(1, 7, 2))
             [np.int64(1), np.int64(3), np.int64(5)]
         """
@@ -114,7 +121,7 @@ class Dataset(CombiningMethods, WindowMethods):
             generator: a function of no arguments that returns an iterable (a generator
                 function, for one). What it yields is converted leaf by leaf to NumPy values.
 
-        Example:
+        Examples:
             >>> list(Dataset.from_generator(lambda: ((i, i * i) for i in range(2))))
             [(np.int64(0), np.int64(0)), (np.int64(1), np.int64(1))]
         """
@@ -140,7 +147,7 @@ class Dataset(CombiningMethods, WindowMethods):
                 map_func must be safe to call from several threads at once.
             deterministic: accepted for tf.data's API; the order is always the input's.
 
-        Example:
+        Examples:
             >>> list(Dataset.range(3).map(lambda x: x * 10))
             [np.int64(0), np.int64(10), np.int64(20)]
         """
@@ -160,7 +167,7 @@ class Dataset(CombiningMethods, WindowMethods):
         """The elements for which `predicate` (a tuple element as separate arguments) is true;
         it must return a bool or a scalar boolean array.
 
-        Example:
+        Examples:
             >>> list(Dataset.range(6).filter(lambda x: x % 2 == 0))
             [np.int64(0), np.int64(2), np.int64(4)]
         """
@@ -190,7 +197,7 @@ class Dataset(CombiningMethods, WindowMethods):
             seed: an int for the same orders in every run; default, fresh randomness.
             reshuffle_each_iteration: False to give every iteration the same order.
 
-        Example:
+        Examples:
             >>> sorted(Dataset.range(5).shuffle(5, seed=0))
             [np.int64(0), np.int64(1), np.int64(2), np.int64(3), np.int64(4)]
         """
@@ -220,7 +227,7 @@ class Dataset(CombiningMethods, WindowMethods):
         """Consecutive elements stacked into batches: each leaf gains a first axis of size
         `batch_size` (the last batch may be smaller, unless `drop_remainder`).
 
-        Example:
+        Examples:
             >>> list(Dataset.range(5).batch(2))
             [array([0, 1]), array([2, 3]), array([4])]
         """
@@ -239,7 +246,7 @@ class Dataset(CombiningMethods, WindowMethods):
         reshuffling) each time. As in tf.data, repeating forever ends where an epoch yields
         nothing (an empty dataset, a filter that keeps nothing), rather than looping for ever.
 
-        Example:
+        Examples:
             >>> list(Dataset.range(2).repeat(2))
             [np.int64(0), np.int64(1), np.int64(0), np.int64(1)]
         """
@@ -257,7 +264,7 @@ class Dataset(CombiningMethods, WindowMethods):
     def take(self, count: int) -> "Dataset":
         """The first `count` elements (all of them for -1).
 
-        Example:
+        Examples:
             >>> list(Dataset.range(10).take(2))
             [np.int64(0), np.int64(1)]
         """
@@ -268,7 +275,7 @@ class Dataset(CombiningMethods, WindowMethods):
     def skip(self, count: int) -> "Dataset":
         """All but the first `count` elements (none for -1).
 
-        Example:
+        Examples:
             >>> list(Dataset.range(4).skip(2))
             [np.int64(2), np.int64(3)]
         """
@@ -284,7 +291,7 @@ class Dataset(CombiningMethods, WindowMethods):
         and shuffle before sharding only with a seed that every rank shares, so that the
         shards are disjoint and together are the whole data set.
 
-        Example:
+        Examples:
             >>> list(Dataset.range(7).shard(3, 1))
             [np.int64(1), np.int64(4)]
         """
@@ -338,7 +345,7 @@ class Dataset(CombiningMethods, WindowMethods):
         An error in a dataset is raised where the order above reaches it, with its traceback
         and a note naming the input element (the file) whose dataset raised it.
 
-        Example:
+        Examples:
             >>> list(Dataset.range(1, 4).interleave(
             ...     lambda x: Dataset.from_tensor_slices([x] * 2), cycle_length=2))
             [np.int64(1), np.int64(2), np.int64(1), np.int64(2), np.int64(3), np.int64(3)]

@@ -96,7 +96,9 @@ def TextLineDataset(filenames, compression_type: str | None = None, buffer_size=
         num_parallel_reads: read this many files at once on as many threads, interleaving
             their lines one at a time in tf.data's order (see Dataset.interleave).
 
-    Example:
+    Examples:
+        >>> _ = open("a.txt", "w").write("first line of a\\nsecond line of a\\n")
+        >>> _ = open("b.txt", "w").write("first line of b\\n")
         >>> list(TextLineDataset(["a.txt", "b.txt"]))
         ['first line of a', 'second line of a', 'first line of b']
     """
@@ -127,8 +129,8 @@ def FixedLengthRecordDataset(filenames, record_bytes: int, header_bytes: int = 0
     naming the file and the bytes left over (checked before any record of a plain file is
     given, at the end of a compressed file).
 
-    Example:
-        >>> # a file of a 4-byte header and two 3-byte records
+    Examples:
+        >>> _ = open("r.bin", "wb").write(b"HEADabcdef")   # a 4-byte header, two 3-byte records
         >>> list(FixedLengthRecordDataset("r.bin", record_bytes=3, header_bytes=4))
         [b'abc', b'def']
     """
@@ -185,9 +187,12 @@ def TFRecordDataset(filenames, compression_type: str | None = None, buffer_size=
     whole record before it (a file whose writer was killed gives those it wrote whole).
     TFRecordWriter writes such files, plain or compressed.
 
-    Example:
-        >>> [len(record) for record in TFRecordDataset(writer.path)]
-        [24, 35]
+    Examples:
+        >>> with autotrace.data.TFRecordWriter("r.tfrecord") as writer:
+        ...     writer.write(b"first")
+        ...     writer.write(b"second")
+        >>> list(TFRecordDataset("r.tfrecord"))
+        [b'first', b'second']
     """
     def read_records(stream: ByteStream) -> Iterator[bytes]:
         return records.iter_records(stream.read, stream.name)
@@ -219,10 +224,13 @@ def CSVDataset(filenames, record_defaults, compression_type: str | None = None,
     digits, a sign, a decimal point and exponent, inf and nan (no `1_000`, no other scripts'
     digits); a number beyond its column's type (1e39 for float32, 300 for int8) is an error.
 
-    Example:
-        >>> # rows.csv: "x,label\\n1.5,3\\n,4\\n"
-        >>> list(CSVDataset("rows.csv", [np.float32(0), np.int64], header=True))
-        [(np.float32(1.5), np.int64(3)), (np.float32(0.0), np.int64(4))]
+    Examples:
+        >>> _ = open("rows.csv", "w").write("x,label\\n1.5,3\\n,4\\n")
+        >>> rows = list(CSVDataset("rows.csv", [np.float32(0), np.int64], header=True))
+        >>> [(float(x), int(label)) for x, label in rows]     # a missing x takes its default, 0
+        [(1.5, 3), (0.0, 4)]
+        >>> rows[0][0].dtype, rows[0][1].dtype
+        (dtype('float32'), dtype('int64'))
     """
     reader = "CSVDataset"
     columns = [_column(reader, index, entry) for index, entry in enumerate(record_defaults)]

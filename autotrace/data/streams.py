@@ -157,7 +157,7 @@ class TFRecordWriter:
     A compressed file is complete once the writer is closed (`with` closes it); `flush()`
     writes what is pending so that a reader gets every record written so far.
 
-    Example:
+    Examples:
         >>> with TFRecordWriter("r.tfrecord.z", compression_type="ZLIB") as writer:
         ...     writer.write(b"first")
         ...     writer.write(b"second")

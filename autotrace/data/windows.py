@@ -31,7 +31,7 @@ class WindowMethods:
                 all (default 0: False for bools, "" for strings).
             drop_remainder: leave out a last batch smaller than batch_size.
 
-        Example:
+        Examples:
             >>> ds = Dataset.range(1, 4).map(lambda n: np.arange(n))
             >>> next(iter(ds.padded_batch(2)))
             array([[0, 0],
@@ -51,7 +51,7 @@ class WindowMethods:
         """The rows of each element: the inverse of batch, each array sliced along its first
         axis (all of an element's arrays must have the same first dimension).
 
-        Example:
+        Examples:
             >>> list(Dataset.range(3).batch(2).unbatch())
             [np.int64(0), np.int64(1), np.int64(2)]
         """
@@ -85,7 +85,7 @@ class WindowMethods:
             stride: elements from one element of a window to the next.
             drop_remainder: leave out windows with fewer than `size` elements.
 
-        Example:
+        Examples:
             >>> windows = Dataset.range(5).window(3, shift=2)
             >>> [batch.tolist() for batch in windows.flat_map(lambda w: w.batch(3))]
             [[0, 1, 2], [2, 3, 4], [4]]

@@ -90,17 +90,23 @@ def export(function, *arguments_and_path, name: str | None = None,
             fixed, as a Python value is (its Variables are the module's state).
         keyword_arguments: arguments given by keyword, as in a call (a parameter called
             `name` is given by position); the entry point takes them by the same keywords.
+
     Returns:
         the path written; the constants and Variables' values are in the same path with .npz.
-    Raises:
-        ExportError naming what cannot be written: an op whose code needs more than NumPy
-        and the standard library (allreduce), or a result that is not tuples, lists, dicts,
-        namedtuples and dataclasses of arrays and Python literals.
 
-    Example:
-        >>> autotrace.export(autotrace.grad(f), autotrace.Spec((3,)), "f_grad.py",
-        ...                  name="f_grad")
-        >>> # python -c "import f_grad; print(f_grad.f_grad(np.ones(3)))"
+    Raises:
+        ExportError: it names what cannot be written: an op whose code needs more than
+            NumPy and the standard library (allreduce), or a result that is not tuples,
+            lists, dicts, namedtuples and dataclasses of arrays and Python literals.
+
+    Examples:
+        >>> def f(x):
+        ...     return np.sum(x ** 3)
+        >>> autotrace.export(autotrace.grad(f), autotrace.Spec((3,)), "f_grad.py", name="f_grad")
+        PosixPath('f_grad.py')
+        >>> import runpy                       # NumPy code: autotrace is not needed to run it
+        >>> runpy.run_path("f_grad.py")["f_grad"](np.array([1.0, 2.0, 3.0]))
+        array([ 3., 12., 27.])
     """
     if not arguments_and_path or not isinstance(arguments_and_path[-1], (str, os.PathLike)):
         raise TypeError("autotrace.export(function, *arguments, path): the last argument must "

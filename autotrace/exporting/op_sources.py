@@ -30,7 +30,18 @@ from autotrace.runtime import devices
 
 
 class ExportError(ValueError):
-    """A traced function that cannot be written as a module of NumPy code; says why."""
+    """A traced function that cannot be written as a module of NumPy code; says why.
+
+    Examples:
+        >>> def with_slice(x):
+        ...     return x, slice(1, 2)
+        >>> try:
+        ...     autotrace.export(autotrace.function(with_slice), autotrace.Spec((2,)), "f.py")
+        ... except ExportError as error:
+        ...     print(error)
+        autotrace.export: with_slice returns slice(1, 2, None) (a slice), which an exported
+        module cannot write; return arrays, numbers, strings and None
+    """
 
 
 # What the device helpers return for NumPy arrays on the CPU, the only arrays an exported module

@@ -27,9 +27,12 @@ mask in the recomputation as in the forward pass.
 The layers live by family: base (Layer and its argument checks), core (Dense, Flatten,
 Reshape, Embedding, Sequential), convolutional (Conv2D, Conv1D, Conv2DTranspose, pooling),
 normalization (BatchNormalization, LayerNormalization), recurrent (SimpleRNN, LSTM, GRU),
-attention (MultiHeadAttention) and regularization (Dropout). The newer layers make their
-weights in the floating dtype of their first inputs, so that a float32 model computes in
-float32.
+attention (MultiHeadAttention) and regularization (Dropout). Each layer makes its weights in
+the floating dtype of its first inputs (float64 for integer inputs), so that a float32 model
+computes in float32, unless it has a dtype policy (its `dtype` argument, or the global one of
+`autotrace.mixed_precision` or `autotrace.config.set_floatx`): then in the policy's variable
+dtype, casting its floating inputs to the compute dtype ("mixed_float16": float16
+computations, float32 weights).
 """
 from autotrace.layers.attention import MultiHeadAttention
 from autotrace.layers.base import Layer
@@ -46,3 +49,4 @@ __all__ = ["Layer", "Dense", "Conv2D", "Conv1D", "Conv2DTranspose", "MaxPool2D",
            "MaxPooling2D", "AveragePool2D", "AveragePooling2D", "GlobalAveragePooling2D",
            "Flatten", "Reshape", "Dropout", "BatchNormalization", "LayerNormalization",
            "Embedding", "SimpleRNN", "LSTM", "GRU", "MultiHeadAttention", "Sequential"]
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports

@@ -39,7 +39,7 @@ class MultiHeadAttention(Layer):
     key_dim), the same for key and value, `<name>/output_kernel` (num_heads, value_dim,
     output_shape) and `<name>/output_bias` (output_shape,), of the query's floating dtype.
 
-    Example:
+    Examples:
         >>> layer = MultiHeadAttention(num_heads=2, key_dim=4)
         >>> output, scores = layer(np.ones((3, 5, 6)), np.ones((3, 7, 8)),
         ...                        return_attention_scores=True)
@@ -54,8 +54,8 @@ class MultiHeadAttention(Layer):
     def __init__(self, num_heads: int, key_dim: int, value_dim: int | None = None,
                  dropout: float = 0.0, use_bias: bool = True, output_shape: int | None = None,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
-                 name: str | None = None):
-        super().__init__(name)
+                 name: str | None = None, dtype=None):
+        super().__init__(name, dtype)
         self.num_heads = _positive_int("MultiHeadAttention", "num_heads", num_heads)
         self.key_dim = _positive_int("MultiHeadAttention", "key_dim", key_dim)
         self.value_dim = (self.key_dim if value_dim is None else

@@ -5,7 +5,9 @@ import inspect
 
 import numpy as np
 
+from autotrace.dtype_policy import Policy, as_policy, cast_floating, global_policy
 from autotrace.module import Module, _unique_name
+from autotrace.variables import Variable
 
 _PADDINGS = ("valid", "same")
 _DATA_FORMATS = ("channels_last", "channels_first")
@@ -60,18 +62,67 @@ def _floating_dtype(inputs) -> np.dtype:
 class Layer(Module):
     """A Module that checks its input's rank on every call and names itself like Keras.
 
+    Arguments:
+        name: the layer's name (default: `default_name`, numbered: dense, dense_1, ...).
+        dtype: its dtype policy (`autotrace.mixed_precision.Policy` or its name, such as
+            "mixed_float16" or "float32"; default: the global policy when the layer is made).
+            With a policy the layer makes its weights in `variable_dtype`, casts its floating
+            inputs to `compute_dtype`, and computes in it; without one (autotrace's default)
+            it makes its weights in the floating dtype of its first inputs (float64 for
+            integer inputs) and casts nothing.
+
     Subclasses set `default_name` (the name's base: "dense" gives dense, dense_1, ...),
     `input_rank` (a description of the ranks accepted and a predicate), and `takes_training`
     when `call` takes a `training` keyword (Sequential passes it on to those layers only).
+    A subclass whose weights a mixed policy keeps in another dtype than it computes in reads
+    them through `self.compute(weight)` and sets `casts_weights = True`; the others refuse
+    such a policy.
+
+    Masks, as Keras's: a layer that makes a mask of the time steps to skip (Embedding with
+    mask_zero=True) returns it from `compute_mask(inputs, mask)`, and Sequential passes it on
+    to the next layers: as `mask=` to those whose `call` takes it (the recurrent layers),
+    through those that set `supports_masking` (they compute step by step, so the mask still
+    holds for their outputs); any other layer refuses it.
+
+    Examples:
+        >>> class Scale(Layer):
+        ...     default_name = "scale"
+        ...     input_rank = ("at least 2 (batch, ..., features)", lambda rank: rank >= 2)
+        ...     def build(self, input_shape):
+        ...         self.add_weight("factor", (input_shape[-1],), initializer="ones")
+        ...     def call(self, inputs):
+        ...         return inputs * self.factor
+        >>> Scale()(np.array([[1.0, 2.0]]))
+        array([[1., 2.]])
+        >>> try:
+        ...     Scale(name="flat")(np.array([1.0, 2.0]))
+        ... except ValueError as error:
+        ...     print(error)
+        Scale 'flat': argument `inputs` must have rank at least 2 (batch, ..., features),
+        got shape (2,)
     """
 
     default_name: str | None = None
     input_rank: tuple | None = None  # (description, predicate on the rank)
     takes_training = False
+    casts_weights = False
+    supports_masking = False
 
-    def __init__(self, name: str | None = None):
+    def __init__(self, name: str | None = None, dtype=None):
         base = self.default_name or None
         super().__init__(name or (_unique_name(base) if base else None))
+        policy = as_policy(dtype, f"{type(self).__name__}") if dtype is not None else None
+        object.__setattr__(self, "dtype_policy", policy or global_policy())
+
+    @property
+    def compute_dtype(self) -> str | None:
+        """The dtype the layer computes in (its policy's), or None without a policy."""
+        return None if self.dtype_policy is None else self.dtype_policy.compute_dtype
+
+    @property
+    def variable_dtype(self) -> str | None:
+        """The dtype of the weights the layer makes (its policy's), or None without one."""
+        return None if self.dtype_policy is None else self.dtype_policy.variable_dtype
 
     def __call__(self, inputs, *args, **kwargs):
         if self.input_rank is not None:
@@ -80,16 +131,72 @@ class Layer(Module):
             if not accepts(len(shape)):
                 raise ValueError(f"{type(self).__name__} {self.name!r}: argument `inputs` "
                                  f"must have rank {description}, got shape {shape}")
+        if self.dtype_policy is not None and not isinstance(inputs, (tuple, list)):
+            inputs = cast_floating(inputs, self.compute_dtype)
+            self.build_for(inputs)
+            self._check_policy()  # on every call: a refused layer stays refused
         return super().__call__(inputs, *args, **kwargs)
 
+    @property
+    def __autotrace_call__(self):
+        """What the gradient transforms differentiate when the layer is called: under a
+        policy, `call` with the inputs cast as `__call__` casts them."""
+        if self.dtype_policy is None or self._user_defines_call():
+            return super().__autotrace_call__
+        return self._call_in_compute_dtype
+
+    def _call_in_compute_dtype(self, inputs, *args, **kwargs):
+        return self.call(inputs.astype(_computed_dtype(inputs.dtype, self.compute_dtype)),
+                         *args, **kwargs)
+
     def build_for(self, inputs) -> None:
-        """Builds as Module does, with `weight_dtype` set first: the floating dtype of
-        `inputs` (float64 for integers), which the layers that keep float32 float32 give
-        `add_weight`."""
+        """Builds as Module does, with `weight_dtype` set first: the policy's variable dtype,
+        or without a policy the floating dtype of `inputs` (float64 for integers)."""
         if not self.built:
             first = inputs[0] if isinstance(inputs, (tuple, list)) else inputs
-            object.__setattr__(self, "weight_dtype", _floating_dtype(first))
-        super().build_for(inputs)
+            dtype = (np.dtype(self.variable_dtype) if self.dtype_policy is not None else
+                     _floating_dtype(first))
+            object.__setattr__(self, "weight_dtype", dtype)
+            super().build_for(inputs)
+
+    def compute(self, weight):
+        """`weight` (a Variable of the layer) as `call` computes with it, or a value computed
+        in the variable dtype as the layer outputs it: cast to the compute dtype under a
+        mixed policy, itself otherwise."""
+        if self.dtype_policy is None or not self.dtype_policy.is_mixed:
+            return weight
+        return cast_floating(weight, self.compute_dtype)
+
+    def compute_mask(self, inputs, mask=None):
+        """The mask of this layer's outputs, given its inputs and their mask: the mask itself
+        where the layer supports masking, else None."""
+        return mask if self.supports_masking else None
+
+    def in_variable_dtype(self, value):
+        """`value` cast to the variable dtype under a mixed policy (where a layer computes in
+        float32 for accuracy, as the normalization layers do), itself otherwise."""
+        if self.dtype_policy is None or not self.dtype_policy.is_mixed:
+            return value
+        return cast_floating(value, self.variable_dtype)
+
+    def _check_policy(self) -> None:
+        """Refuse a mixed policy in a layer that would compute with its weights uncast."""
+        policy: Policy | None = self.dtype_policy
+        if policy is None or not policy.is_mixed or self.casts_weights:
+            return
+        own = [value.name for value in vars(self).values()
+               if isinstance(value, Variable) and value.dtype.kind == "f"]
+        if own:
+            raise TypeError(f"{type(self).__name__} {self.name!r} does not support the mixed "
+                            f"policy {policy.name!r} yet (its weights {own} would be used "
+                            f"in {policy.variable_dtype}); give it dtype="
+                            f"{policy.compute_dtype!r} or 'float32'")
+
+
+def _computed_dtype(dtype, compute_dtype: str) -> np.dtype:
+    """The dtype a layer computes inputs of `dtype` in: its compute dtype for floats, their
+    own for others (integer indices, masks)."""
+    return np.dtype(compute_dtype) if np.dtype(dtype).kind == "f" else np.dtype(dtype)
 
 
 _FEATURES = ("at least 2 (batch, ..., features)", lambda rank: rank >= 2)

@@ -1,6 +1,7 @@
 """Core layers: Dense, Flatten, Reshape, Embedding, and the Sequential container."""
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 import numpy as np
@@ -10,6 +11,7 @@ from autotrace.layers.base import (
 )
 from autotrace.nn import get_activation
 from autotrace.runtime.tracing.tracer import Tracer
+from autotrace.transforms.rules.core import constant
 
 
 class Dense(Layer):
@@ -25,7 +27,7 @@ class Dense(Layer):
     Returns (when called on (batch, ..., features)): (batch, ..., units). Its Variables are
     `<name>/kernel` (features, units) and `<name>/bias` (units,), made on the first call.
 
-    Example:
+    Examples:
         >>> layer = Dense(3, activation="relu", name="dense")
         >>> layer(np.ones((2, 4))).shape, [v.name for v in layer.variables]
         ((2, 3), ['dense/kernel', 'dense/bias'])
@@ -33,11 +35,13 @@ class Dense(Layer):
 
     default_name = "dense"
     input_rank = _FEATURES
+    casts_weights = True
+    supports_masking = True  # on (batch, steps, features), step by step
 
     def __init__(self, units: int, activation: str | Callable | None = None,
                  use_bias: bool = True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", name: str | None = None):
-        super().__init__(name)
+                 bias_initializer="zeros", name: str | None = None, dtype=None):
+        super().__init__(name, dtype)
         self.units = _positive_int("Dense", "units", units)
         self.activation = get_activation(activation)
         self.use_bias = bool(use_bias)
@@ -45,14 +49,16 @@ class Dense(Layer):
         self.bias_initializer = bias_initializer
 
     def build(self, input_shape) -> None:
-        self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
+        self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer,
+                        dtype=self.weight_dtype)
         if self.use_bias:
-            self.add_weight("bias", (self.units,), self.bias_initializer)
+            self.add_weight("bias", (self.units,), self.bias_initializer,
+                            dtype=self.weight_dtype)
 
     def call(self, inputs):
-        outputs = inputs @ self.kernel
+        outputs = inputs @ self.compute(self.kernel)
         if self.use_bias:
-            outputs = outputs + self.bias
+            outputs = outputs + self.compute(self.bias)
         return self.activation(outputs)
 
 
@@ -65,7 +71,7 @@ class Flatten(Layer):
             features in the same order in both formats.
     Returns: (batch, features).
 
-    Example:
+    Examples:
         >>> Flatten()(np.ones((2, 3, 4))).shape
         (2, 12)
     """
@@ -73,8 +79,8 @@ class Flatten(Layer):
     default_name = "flatten"
     input_rank = ("at least 1 (batch, ...)", lambda rank: rank >= 1)
 
-    def __init__(self, data_format: str = "channels_last", name: str | None = None):
-        super().__init__(name)
+    def __init__(self, data_format: str = "channels_last", name: str | None = None, dtype=None):
+        super().__init__(name, dtype)
         self.data_format = _choice("Flatten", "data_format", data_format, _DATA_FORMATS)
 
     def call(self, inputs):
@@ -93,7 +99,7 @@ class Reshape(Layer):
             the length that makes the sizes agree).
     Returns: (batch,) + target_shape. The batch size may be unknown when traced.
 
-    Example:
+    Examples:
         >>> Reshape((3, -1))(np.ones((2, 12))).shape
         (2, 3, 4)
     """
@@ -101,8 +107,8 @@ class Reshape(Layer):
     default_name = "reshape"
     input_rank = ("at least 1 (batch, ...)", lambda rank: rank >= 1)
 
-    def __init__(self, target_shape, name: str | None = None):
-        super().__init__(name)
+    def __init__(self, target_shape, name: str | None = None, dtype=None):
+        super().__init__(name, dtype)
         shape = tuple(target_shape) if isinstance(target_shape, (tuple, list)) else None
         if (shape is None or sum(1 for size in shape if size == -1) > 1 or not all(
                 isinstance(size, (int, np.integer)) and not isinstance(size, bool) and
@@ -135,28 +141,33 @@ class Embedding(Layer):
         output_dim: the length of each row.
         embeddings_initializer: as for `Module.add_weight` (default: uniform in
             [-0.05, 0.05], as Keras').
+        mask_zero: whether index 0 is padding: `compute_mask(indices)` is then `indices != 0`,
+            which Sequential passes on to the layers after it (a recurrent layer skips those
+            steps). Row 0 is still a row of the table, as in Keras.
         name: default embedding, embedding_1, ...
     Returns: an array of shape indices.shape + (output_dim,). The gradient of
     `<name>/embeddings` sums the output's gradient into the rows looked up.
 
-    Example:
+    Examples:
         >>> layer = Embedding(10, 3)
         >>> layer(np.array([[1, 2], [3, 1]])).shape
         (2, 2, 3)
     """
 
     default_name = "embedding"
+    casts_weights = True
 
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer=None,
-                 name: str | None = None):
-        super().__init__(name)
+                 mask_zero: bool = False, name: str | None = None, dtype=None):
+        super().__init__(name, dtype)
+        self.mask_zero = bool(mask_zero)
         self.input_dim = _positive_int("Embedding", "input_dim", input_dim)
         self.output_dim = _positive_int("Embedding", "output_dim", output_dim)
         self.embeddings_initializer = embeddings_initializer or _uniform_005
 
     def build(self, input_shape) -> None:
         self.add_weight("embeddings", (self.input_dim, self.output_dim),
-                        self.embeddings_initializer)
+                        self.embeddings_initializer, dtype=self.weight_dtype)
 
     def __call__(self, inputs, *args, **kwargs):
         dtype = np.dtype(inputs.dtype if hasattr(inputs, "dtype") else np.asarray(inputs).dtype)
@@ -171,7 +182,11 @@ class Embedding(Layer):
         return super().__call__(inputs, *args, **kwargs)
 
     def call(self, inputs):
-        return np.take(self.embeddings, inputs, axis=0)
+        return np.take(self.compute(self.embeddings), inputs, axis=0)
+
+    def compute_mask(self, inputs, mask=None):
+        """`inputs != 0` with mask_zero=True (padding at index 0), else None."""
+        return np.not_equal(inputs, 0) if self.mask_zero else None
 
 
 def _uniform_005(shape, dtype, rng):
@@ -187,7 +202,7 @@ class Sequential(Layer):
     Call as `model(inputs, training=False)`; `training` is passed on to the layers whose
     `call` takes it (Dropout, BatchNormalization, Sequential, and Modules of your own).
 
-    Example:
+    Examples:
         >>> model = Sequential([Dense(4, activation="relu")])
         >>> model.add(Dense(2))
         >>> model(np.ones((3, 5))).shape, len(model.variables)
@@ -197,10 +212,11 @@ class Sequential(Layer):
     default_name = "sequential"
     takes_training = True
 
-    def __init__(self, layers=None, name: str | None = None):
-        super().__init__(name)
+    def __init__(self, layers=None, name: str | None = None, dtype=None):
+        super().__init__(name, dtype)
         self.layers = []
         self.passes_training = ()
+        self.passes_mask = ()
         for layer in layers or ():
             self.add(layer)
 
@@ -211,12 +227,47 @@ class Sequential(Layer):
                             f"got {type(layer).__name__}")
         self.layers = self.layers + [layer]
         self.passes_training = self.passes_training + (_takes_training(layer),)
+        self.passes_mask = self.passes_mask + (_takes_mask(layer),)
 
     def call(self, inputs, training=False):
-        outputs = inputs
-        for layer, passes_training in zip(self.layers, self.passes_training):
-            if passes_training:
+        outputs, mask = inputs, None
+        for layer, passes_training, passes_mask in zip(self.layers, self.passes_training,
+                                                       self.passes_mask):
+            next_mask = _output_mask(self, layer, passes_mask, outputs, mask)
+            if passes_training and passes_mask and mask is not None:
+                outputs = layer(outputs, training=training, mask=mask)
+            elif passes_training:
                 outputs = layer(outputs, training=training)
+            elif passes_mask and mask is not None:
+                outputs = layer(outputs, mask=mask)
             else:
                 outputs = layer(outputs)
+            mask = next_mask
         return outputs
+
+
+def _takes_mask(layer) -> bool:
+    call = getattr(layer, "call", layer)
+    try:
+        return "mask" in inspect.signature(call).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _output_mask(model, layer, passes_mask: bool, inputs, mask):
+    """The mask of `layer`'s outputs, given its inputs' `mask`; refuses a layer that can
+    neither take the mask nor carry it (it would compute on the steps to skip as if kept)."""
+    if mask is not None and not passes_mask and not getattr(layer, "supports_masking", False):
+        raise TypeError(f"Sequential {model.name!r}: layer {getattr(layer, 'name', layer)!r} "
+                        f"does not support masking, but gets the mask of the steps to skip "
+                        f"from the layer before it (Embedding with mask_zero=True, say); "
+                        f"put a recurrent layer (without return_sequences) before it, or "
+                        f"drop the mask")
+    if isinstance(layer, Layer):
+        return layer.compute_mask(inputs, mask)
+    return None
+
+
+# A mask is booleans, which carry no gradient: the transforms compute it in the primal sweep
+# only, and never differentiate its source.
+constant(_output_mask)

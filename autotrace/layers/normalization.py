@@ -19,6 +19,8 @@ class BatchNormalization(Layer):
         center: whether to add the trainable offset beta; scale: whether to multiply by the
             trainable gamma.
         name: default batch_normalization, batch_normalization_1, ...
+        dtype: a dtype policy (see `Layer`); under "mixed_float16" the layer normalizes in
+            float32, its Variables' dtype, and returns float16.
     Call as `layer(inputs, training=False)`. With training=True it normalizes with the batch's
     mean and (biased) variance over every axis but `axis`, and updates the non-trainable
     Variables `<name>/moving_mean` and `<name>/moving_variance` by assign; with training=False
@@ -29,7 +31,7 @@ class BatchNormalization(Layer):
     leave them alone (a layer called on two batches in one loss updates from both, in order).
     Inside `autotrace.function` the update is a graph output, written back on every call.
 
-    Example:
+    Examples:
         >>> layer = BatchNormalization(momentum=0.5)
         >>> layer(np.array([[0.0], [2.0]]), training=True).round(4)[:, 0]
         array([-0.9995,  0.9995])
@@ -38,11 +40,12 @@ class BatchNormalization(Layer):
     """
 
     default_name = "batch_normalization"
+    casts_weights = True
     takes_training = True
 
     def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3,
-                 center: bool = True, scale: bool = True, name: str | None = None):
-        super().__init__(name)
+                 center: bool = True, scale: bool = True, name: str | None = None, dtype=None):
+        super().__init__(name, dtype)
         if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
             raise ValueError(f"BatchNormalization: argument `axis` must be an integer, got "
                              f"{axis!r}")
@@ -64,14 +67,17 @@ class BatchNormalization(Layer):
         features = (input_shape[axis],)
         self.reduction_axes = tuple(a for a in range(rank) if a != axis)
         self.broadcast_shape = tuple(-1 if a == axis else 1 for a in range(rank))
+        dtype = self.weight_dtype
         if self.scale:
-            self.add_weight("gamma", features, "ones")
+            self.add_weight("gamma", features, "ones", dtype=dtype)
         if self.center:
-            self.add_weight("beta", features, "zeros")
-        self.add_weight("moving_mean", features, "zeros", trainable=False)
-        self.add_weight("moving_variance", features, "ones", trainable=False)
+            self.add_weight("beta", features, "zeros", dtype=dtype)
+        self.add_weight("moving_mean", features, "zeros", trainable=False, dtype=dtype)
+        self.add_weight("moving_variance", features, "ones", trainable=False, dtype=dtype)
 
     def call(self, inputs, training=False):
+        # under a mixed policy the statistics are computed in float32, the variables' dtype
+        inputs = self.in_variable_dtype(inputs)
         if training:
             mean = np.mean(inputs, axis=self.reduction_axes, keepdims=True)
             variance = np.mean((inputs - mean) ** 2, axis=self.reduction_axes, keepdims=True)
@@ -79,7 +85,7 @@ class BatchNormalization(Layer):
         else:
             mean = np.reshape(self.moving_mean, self.broadcast_shape)
             variance = np.reshape(self.moving_variance, self.broadcast_shape)
-        return _normalized(self, inputs, mean, variance)
+        return self.compute(_normalized(self, inputs, mean, variance))
 
 
 def _update_moving_statistics(layer: BatchNormalization, mean, variance) -> None:
@@ -110,19 +116,22 @@ class LayerNormalization(Layer):
         beta_initializer, gamma_initializer: as for `Module.add_weight`.
         name: default layer_normalization, layer_normalization_1, ...
     Returns an array shaped like inputs. Its Variables `<name>/gamma` and `<name>/beta` take
-    the inputs' floating dtype.
+    the inputs' floating dtype (or the policy's: under "mixed_float16" the layer normalizes in
+    float32 and returns float16).
 
-    Example:
+    Examples:
         >>> LayerNormalization()(np.array([[0.0, 2.0], [1.0, 1.0]])).round(4)
         array([[-0.9995,  0.9995],
                [ 0.    ,  0.    ]])
     """
 
     default_name = "layer_normalization"
+    casts_weights = True
 
     def __init__(self, axis=-1, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
-                 beta_initializer="zeros", gamma_initializer="ones", name: str | None = None):
-        super().__init__(name)
+                 beta_initializer="zeros", gamma_initializer="ones", name: str | None = None,
+                 dtype=None):
+        super().__init__(name, dtype)
         axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
         if not axes or any(isinstance(a, bool) or not isinstance(a, (int, np.integer))
                            for a in axes):
@@ -134,6 +143,12 @@ class LayerNormalization(Layer):
         self.axis, self.epsilon = tuple(int(a) for a in axes), float(epsilon)
         self.center, self.scale = bool(center), bool(scale)
         self.beta_initializer, self.gamma_initializer = beta_initializer, gamma_initializer
+
+    @property
+    def supports_masking(self) -> bool:
+        """Whether a mask of time steps still holds for the outputs: where each step is
+        normalized on its own (over the last axis only)."""
+        return self.axis == (-1,)
 
     def build(self, input_shape) -> None:
         rank = len(input_shape)
@@ -153,9 +168,11 @@ class LayerNormalization(Layer):
             self.add_weight("beta", features, self.beta_initializer, dtype=self.weight_dtype)
 
     def call(self, inputs):
+        # under a mixed policy the statistics are computed in float32, the variables' dtype
+        inputs = self.in_variable_dtype(inputs)
         mean = np.mean(inputs, axis=self.reduction_axes, keepdims=True)
         variance = np.mean((inputs - mean) ** 2, axis=self.reduction_axes, keepdims=True)
-        return _normalized(self, inputs, mean, variance)
+        return self.compute(_normalized(self, inputs, mean, variance))
 
 
 def _normalized(layer, inputs, mean, variance):

@@ -5,6 +5,18 @@ when it traces (the number of steps must be known; the batch size need not be) a
 gradient the transforms take from the source like any loop's. Inputs are (batch, timesteps,
 features). Each layer returns the last output, or every output (batch, timesteps, units) with
 return_sequences=True; with return_state=True, a list: that output, then the final states.
+
+Masking, as Keras: `layer(inputs, mask=mask)`, mask a boolean (batch, timesteps) array,
+False at the steps to skip (padding). At a masked step the states are carried through
+unchanged, and the output is the previous step's (zeros before the first unmasked step), or
+zeros with zero_output_for_mask=True; so the last output is that of the last unmasked step.
+With go_backwards the mask is read backwards with the inputs.
+
+stateful=True keeps the final states of a call, in non-trainable Variables `<name>/states_0`
+(and `<name>/states_1`, LSTM's cell state), as the initial states of the next: the batch size
+must be known and the same on every call. `reset_states()` sets them back to zeros. Gradients
+do not flow from one call into the next through the kept states, which are Variables (as in
+Keras: backpropagation through time truncated at each call); within a call they do.
 """
 from __future__ import annotations
 
@@ -32,6 +44,7 @@ class _Recurrent(Layer):
     """What SimpleRNN, LSTM and GRU share: arguments, weights, and the loop over time."""
 
     input_rank = _SEQUENCES
+    casts_weights = True
     gates = 1  # the kernels' column blocks, each `units` wide
     state_count = 1
 
@@ -39,8 +52,11 @@ class _Recurrent(Layer):
                  use_bias: bool = True, kernel_initializer="glorot_uniform",
                  recurrent_initializer=orthogonal, bias_initializer="zeros",
                  return_sequences: bool = False, return_state: bool = False,
-                 go_backwards: bool = False, name: str | None = None):
-        super().__init__(name)
+                 go_backwards: bool = False, name: str | None = None, dtype=None,
+                 stateful: bool = False, zero_output_for_mask: bool = False):
+        super().__init__(name, dtype)
+        self.stateful = bool(stateful)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
         self.units = _positive_int(type(self).__name__, "units", units)
         self.activation = get_activation(activation)
         self.use_bias = bool(use_bias)
@@ -60,31 +76,95 @@ class _Recurrent(Layer):
         if self.use_bias:
             self.add_weight("bias", self.bias_shape(), self.bias_initializer,
                             dtype=self.weight_dtype)
+        if self.stateful:
+            if input_shape[0] is None:
+                raise ValueError(f"{type(self).__name__} {self.name!r}: stateful=True needs "
+                                 f"a known batch size, the same on every call; give it a "
+                                 f"size in the Spec")
+            for index in range(self.state_count):
+                self.add_weight(f"states_{index}", (input_shape[0], self.units), "zeros",
+                                dtype=self.weight_dtype, trainable=False)
+
+    def reset_states(self) -> None:
+        """Set the states a stateful layer keeps between calls back to zeros."""
+        for state in self._kept_states():
+            state.assign(np.zeros(state.shape, state.dtype))
+
+    reset_state = reset_states
+
+    def _kept_states(self) -> list:
+        if not self.stateful:
+            raise ValueError(f"{type(self).__name__} {self.name!r}: reset_states needs "
+                             f"stateful=True")
+        return [getattr(self, f"states_{index}") for index in range(self.state_count)
+                if hasattr(self, f"states_{index}")]
 
     def bias_shape(self) -> tuple:
         return (self.gates * self.units,)
 
     def __call__(self, inputs, *args, **kwargs):
-        if len(_shape(inputs)) == 3 and _shape(inputs)[1] is None:
+        shape = _shape(inputs)
+        if len(shape) == 3 and shape[1] is None:
             raise ValueError(f"{type(self).__name__} {self.name!r}: the number of time steps "
                              f"(axis 1 of `inputs`) must be known, since the loop over them "
                              f"is unrolled when traced; give it a size in the Spec")
+        mask = kwargs.get("mask")
+        if mask is not None:
+            if not hasattr(mask, "dtype"):  # nested lists of bools
+                mask = kwargs["mask"] = np.asarray(mask)
+            mask_dtype = np.dtype(mask.dtype)
+            if mask_dtype != np.bool_ or tuple(_shape(mask)) != tuple(shape[:2]):
+                raise ValueError(f"{type(self).__name__} {self.name!r}: argument `mask` must "
+                                 f"be a boolean array of shape (batch, timesteps) "
+                                 f"{tuple(shape[:2])}, got dtype {mask_dtype} and shape "
+                                 f"{tuple(_shape(mask))}")
+        if self.stateful and self.built and tuple(shape[:1]) != (self.states_0.shape[0],):
+            raise ValueError(f"{type(self).__name__} {self.name!r}: stateful=True keeps states "
+                             f"for a batch of {self.states_0.shape[0]}; got inputs of shape "
+                             f"{shape}; make another layer for another batch size")
         return super().__call__(inputs, *args, **kwargs)
 
-    def call(self, inputs, initial_state=None):
+    def call(self, inputs, initial_state=None, mask=None):
         states = self._initial_states(inputs, initial_state)
         steps = range(inputs.shape[1])
         outputs = []
+        output = None
         for t in (reversed(steps) if self.go_backwards else steps):
-            output, states = self.step(inputs[:, t, :], states)
+            if mask is None:
+                output, states = self.step(inputs[:, t, :], states)
+            else:
+                output, states = self._masked_step(inputs[:, t, :], states, mask[:, t:t + 1],
+                                                   output)
             outputs.append(output)
+        if self.stateful:
+            for index, state in enumerate(states):
+                getattr(self, f"states_{index}").assign(state)
         if self.return_sequences:
             output = np.stack(outputs, axis=1)
         if self.return_state:
             return [output] + list(states)
         return output
 
+    def compute_mask(self, inputs, mask=None):
+        """The mask of the outputs: the inputs' with return_sequences (reversed with
+        go_backwards, as the outputs are), else None (the last output is always valid)."""
+        if not self.return_sequences or mask is None:
+            return None
+        return mask[:, ::-1] if self.go_backwards else mask
+
+    def _masked_step(self, x, states, kept, previous):
+        """A step at which `kept` (batch, 1) says which examples' states move on: the others
+        keep their states, and output their previous output (or zeros)."""
+        output, new_states = self.step(x, states)
+        states = tuple(np.where(kept, new, old) for new, old in zip(new_states, states))
+        if previous is None or self.zero_output_for_mask:
+            previous = np.zeros_like(output)
+        return np.where(kept, output, previous), states
+
     def _initial_states(self, inputs, initial_state) -> tuple:
+        if initial_state is None and self.stateful:
+            return tuple(self.compute(getattr(self, f"states_{index}"))
+                         for index in range(self.state_count))
         if initial_state is None:
             # zeros (batch, units), made from the inputs so the batch size may be unknown
             zeros = np.zeros_like(inputs[:, 0, :1]) * np.zeros((1, self.units), inputs.dtype)
@@ -111,10 +191,16 @@ class SimpleRNN(_Recurrent):
         return_state: return a list [output, final state].
         go_backwards: run over the time steps in reverse (the outputs too).
         name: default simple_rnn, simple_rnn_1, ...
-    Call as `layer(inputs, initial_state=None)`. Its Variables are `<name>/kernel` (features,
-    units), `<name>/recurrent_kernel` (units, units) and `<name>/bias` (units,).
+        dtype: a dtype policy (see `Layer`).
+        stateful: keep the final states as the next call's initial states (see the module's
+            docstring; `reset_states()` zeros them).
+        zero_output_for_mask: output zeros at masked steps, not the previous output.
+    Call as `layer(inputs, initial_state=None, mask=None)`, mask a boolean (batch, timesteps)
+    array, False at the steps to skip (see the module's docstring). Its Variables are
+    `<name>/kernel` (features, units), `<name>/recurrent_kernel` (units, units) and
+    `<name>/bias` (units,).
 
-    Example:
+    Examples:
         >>> layer = SimpleRNN(4, return_sequences=True)
         >>> layer(np.ones((2, 5, 3))).shape
         (2, 5, 4)
@@ -123,9 +209,9 @@ class SimpleRNN(_Recurrent):
     default_name = "simple_rnn"
 
     def step(self, x, states):
-        z = x @ self.kernel + states[0] @ self.recurrent_kernel
+        z = x @ self.compute(self.kernel) + states[0] @ self.compute(self.recurrent_kernel)
         if self.use_bias:
-            z = z + self.bias
+            z = z + self.compute(self.bias)
         h = self.activation(z)
         return h, (h,)
 
@@ -145,7 +231,7 @@ class LSTM(_Recurrent):
     return_state it returns [output, h, c]. Its Variables are `<name>/kernel` (features,
     4 units), `<name>/recurrent_kernel` (units, 4 units) and `<name>/bias` (4 units,).
 
-    Example:
+    Examples:
         >>> output, h, c = LSTM(4, return_state=True)(np.ones((2, 5, 3)))
         >>> output.shape, c.shape
         ((2, 4), (2, 4))
@@ -161,19 +247,21 @@ class LSTM(_Recurrent):
                  recurrent_initializer=orthogonal, bias_initializer="zeros",
                  unit_forget_bias: bool = True, return_sequences: bool = False,
                  return_state: bool = False, go_backwards: bool = False,
-                 name: str | None = None):
+                 name: str | None = None, dtype=None, stateful: bool = False,
+                 zero_output_for_mask: bool = False):
         super().__init__(units, activation, use_bias, kernel_initializer,
                          recurrent_initializer, bias_initializer, return_sequences,
-                         return_state, go_backwards, name)
+                         return_state, go_backwards, name, dtype, stateful,
+                         zero_output_for_mask)
         self.recurrent_activation = get_activation(recurrent_activation)
         if unit_forget_bias:
             self.bias_initializer = _forget_bias_one(bias_initializer, self.units)
 
     def step(self, x, states):
         h, c = states
-        z = x @ self.kernel + h @ self.recurrent_kernel
+        z = x @ self.compute(self.kernel) + h @ self.compute(self.recurrent_kernel)
         if self.use_bias:
-            z = z + self.bias
+            z = z + self.compute(self.bias)
         u = self.units
         i = self.recurrent_activation(z[:, :u])
         f = self.recurrent_activation(z[:, u:2 * u])
@@ -210,7 +298,7 @@ class GRU(_Recurrent):
         name: default gru, gru_1, ...
     Call as `layer(inputs, initial_state=None)`. With return_state it returns [output, h].
 
-    Example:
+    Examples:
         >>> GRU(4)(np.ones((2, 5, 3))).shape
         (2, 4)
     """
@@ -224,10 +312,12 @@ class GRU(_Recurrent):
                  recurrent_initializer=orthogonal, bias_initializer="zeros",
                  return_sequences: bool = False, return_state: bool = False,
                  go_backwards: bool = False, reset_after: bool = True,
-                 name: str | None = None):
+                 name: str | None = None, dtype=None, stateful: bool = False,
+                 zero_output_for_mask: bool = False):
         super().__init__(units, activation, use_bias, kernel_initializer,
                          recurrent_initializer, bias_initializer, return_sequences,
-                         return_state, go_backwards, name)
+                         return_state, go_backwards, name, dtype, stateful,
+                         zero_output_for_mask)
         self.recurrent_activation = get_activation(recurrent_activation)
         self.reset_after = bool(reset_after)
 
@@ -237,21 +327,23 @@ class GRU(_Recurrent):
     def step(self, x, states):
         h = states[0]
         u = self.units
-        x_gates = x @ self.kernel
+        recurrent_kernel = self.compute(self.recurrent_kernel)
+        x_gates = x @ self.compute(self.kernel)
         if self.use_bias:
-            x_gates = x_gates + (self.bias[0] if self.reset_after else self.bias)
+            bias = self.compute(self.bias)
+            x_gates = x_gates + (bias[0] if self.reset_after else bias)
         if self.reset_after:
-            h_gates = h @ self.recurrent_kernel
+            h_gates = h @ recurrent_kernel
             if self.use_bias:
-                h_gates = h_gates + self.bias[1]
+                h_gates = h_gates + bias[1]
         else:
-            h_gates = h @ self.recurrent_kernel[:, :2 * u]
+            h_gates = h @ recurrent_kernel[:, :2 * u]
         z = self.recurrent_activation(x_gates[:, :u] + h_gates[:, :u])
         r = self.recurrent_activation(x_gates[:, u:2 * u] + h_gates[:, u:2 * u])
         if self.reset_after:
             candidate = self.activation(x_gates[:, 2 * u:] + r * h_gates[:, 2 * u:])
         else:
             candidate = self.activation(x_gates[:, 2 * u:] +
-                                        (r * h) @ self.recurrent_kernel[:, 2 * u:])
+                                        (r * h) @ recurrent_kernel[:, 2 * u:])
         h = z * h + (1 - z) * candidate
         return h, (h,)

@@ -22,17 +22,18 @@ class Dropout(Layer):
     the gradient is done, so the adjoint sweep's recomputation of the layer draws the same
     mask. Under plain `autotrace.grad` the draw is an error that says so.
 
-    Example:
+    Examples:
         >>> layer = Dropout(0.5, seed=0)
         >>> layer(np.ones(4)), layer(np.ones(4), training=True).shape
         (array([1., 1., 1., 1.]), (4,))
     """
 
     default_name = "dropout"
+    supports_masking = True  # elementwise, or per step: the mask still holds
     takes_training = True
 
-    def __init__(self, rate: float, seed: int | None = None, name: str | None = None):
-        super().__init__(name)
+    def __init__(self, rate: float, seed: int | None = None, name: str | None = None, dtype=None):
+        super().__init__(name, dtype)
         self.rate = _rate("Dropout", rate)
         self.generator = Generator(seed, name=f"{self.name}/seed_generator")
 

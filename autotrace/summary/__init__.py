@@ -19,3 +19,4 @@ from .writer import SummaryWriter, create_file_writer, graph, histogram, scalar,
 
 __all__ = ["create_file_writer", "SummaryWriter", "scalar", "histogram", "text", "graph",
            "read_events"]
+__dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports

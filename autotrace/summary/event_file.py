@@ -127,9 +127,15 @@ def read_events(path) -> list[dict]:
     whole events before it, with a RuntimeWarning naming the file and the record's offset, as
     TensorBoard reads such a file. A bad CRC is a ValueError.
 
-    Example:
-        >>> [event["step"] for event in read_events(path)][:2]
-        [0, 1]
+    Examples:
+        >>> writer = autotrace.summary.create_file_writer("logs")
+        >>> with writer.as_default():
+        ...     for step in range(2):
+        ...         _ = autotrace.summary.scalar("loss", 1.0 / (step + 1), step=step)
+        >>> writer.flush()
+        >>> [(event["step"], event["summary"][0]["simple_value"])
+        ...  for event in read_events(writer.path) if "summary" in event]
+        [(0, 1.0), (1, 0.5)]
     """
     cut_off_message = []
     with open(path, "rb") as file:

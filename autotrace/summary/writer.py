@@ -33,13 +33,16 @@ class _EventFile:
     so it must not refer back to the writer)."""
 
     def __init__(self, path: str):
+        self.path = path
         self.file = open(path, "xb")
         self.pending: list[bytes] = []
+        self.records = 0
         self.lock = threading.Lock()
 
     def append(self, record: bytes) -> None:
         with self.lock:
             self.pending.append(record)
+            self.records += 1
 
     def flush(self) -> None:
         with self.lock:
@@ -50,9 +53,13 @@ class _EventFile:
             self.file.flush()
 
     def close(self) -> None:
+        """Flush and close; a file that holds its header only (the writer wrote nothing, or
+        what it was to write failed) is removed, not left as an empty run in the logdir."""
         self.flush()
         with self.lock:
             self.file.close()
+            if self.records <= 1 and os.path.exists(self.path):
+                os.remove(self.path)
 
 
 class SummaryWriter:
@@ -61,10 +68,19 @@ class SummaryWriter:
     Records are kept in memory and written when `max_queue` of them are waiting, when
     `flush_millis` have passed since the last write to disk (checked as each summary is
     added), on `flush()`, on `close()`, and when the writer is garbage-collected or Python
-    exits.
+    exits. A writer that wrote nothing (or whose one graph failed to trace) leaves no file:
+    its file, which holds only the header, is removed when it closes.
 
     Attributes:
         path: the event file's path.
+
+    Examples:
+        >>> writer = autotrace.summary.create_file_writer("logs")
+        >>> writer.scalar("loss", 0.5, step=0)
+        True
+        >>> writer.flush()
+        >>> [event.get("summary") for event in autotrace.summary.read_events(writer.path)][1]
+        [{'tag': 'loss', 'simple_value': 0.5}]
     """
 
     def __init__(self, logdir, flush_millis: int = 120_000, filename_suffix: str = "",
@@ -90,10 +106,11 @@ class SummaryWriter:
             name: the tag, as TensorBoard shows it ("loss", "train/accuracy").
             value: a number, a NumPy scalar, a one-element array or a Variable.
             step: the step (an int); default, the step given to `as_default`.
+
         Returns:
             True.
 
-        Example:
+        Examples:
             >>> writer.scalar("loss", 0.25, step=3)
             True
         """
@@ -112,10 +129,11 @@ class SummaryWriter:
             values: numbers: an array of any shape, a list, a Variable.
             step: the step; default, the step given to `as_default`.
             buckets: how many buckets (a positive int).
+
         Returns:
             True.
 
-        Example:
+        Examples:
             >>> writer.histogram("weights", np.random.randn(1000), step=0)
             True
         """
@@ -149,7 +167,7 @@ class SummaryWriter:
         Returns:
             True.
 
-        Example:
+        Examples:
             >>> writer.text("notes", "learning rate *0.01*", step=0)
             True
         """
@@ -171,10 +189,11 @@ class SummaryWriter:
                 (fixed in the trace, as in a call); none for an autotrace.function given an
                 input_signature, which is traced for it.
             step: the event's step. TensorBoard shows one graph a run: the last one written.
+
         Returns:
             True.
 
-        Example:
+        Examples:
             >>> writer.graph(autotrace.grad(loss), autotrace.Spec((3,)), X, y)
             True
         """
@@ -204,7 +223,7 @@ class SummaryWriter:
         """Within it, `autotrace.summary.scalar(...)` and the others write here, and `step`
         (if given) is their default step.
 
-        Example:
+        Examples:
             >>> with writer.as_default(step=0):
             ...     autotrace.summary.scalar("loss", 0.5)
             True
@@ -249,10 +268,11 @@ def create_file_writer(logdir, flush_millis: int = 120_000, filename_suffix: str
         flush_millis: write to disk at least this often while summaries are added.
         filename_suffix: appended to the file name.
         max_queue: write to disk once this many summaries are waiting.
+
     Returns:
         a `SummaryWriter`; use it as `with writer.as_default():` and close it when done.
 
-    Example:
+    Examples:
         >>> writer = autotrace.summary.create_file_writer("logs/run1")
         >>> writer.scalar("loss", 0.5, step=0)
         True
@@ -277,7 +297,8 @@ def scalar(name: str, value, step: int | None = None) -> bool:
     Returns:
         True if written; False when there is no default writer (like tf.summary).
 
-    Example:
+    Examples:
+        >>> writer = autotrace.summary.create_file_writer("logs")
         >>> with writer.as_default():
         ...     autotrace.summary.scalar("loss", 0.5, step=0)
         True
@@ -286,12 +307,26 @@ def scalar(name: str, value, step: int | None = None) -> bool:
 
 
 def histogram(name: str, values, step: int | None = None, buckets: int = 30) -> bool:
-    """`SummaryWriter.histogram` on the default writer; False when there is none."""
+    """`SummaryWriter.histogram` on the default writer; False when there is none.
+
+    Examples:
+        >>> writer = autotrace.summary.create_file_writer("logs")
+        >>> with writer.as_default():
+        ...     autotrace.summary.histogram("weights", np.arange(10.0), step=0)
+        True
+    """
     return _write_default("histogram", name, values, step, buckets=buckets)
 
 
 def text(name: str, text: str, step: int | None = None) -> bool:  # noqa: A002 - tf's name
-    """`SummaryWriter.text` on the default writer; False when there is none."""
+    """`SummaryWriter.text` on the default writer; False when there is none.
+
+    Examples:
+        >>> writer = autotrace.summary.create_file_writer("logs")
+        >>> with writer.as_default():
+        ...     autotrace.summary.text("note", "learning rate halved", step=100)
+        True
+    """
     return _write_default("text", name, text, step)
 
 
@@ -302,9 +337,11 @@ def graph(function, *specs_or_examples, step: int | None = None) -> bool:
     Returns:
         True if written; False when there is no default writer.
 
-    Example:
+    Examples:
+        >>> writer = autotrace.summary.create_file_writer("logs")
+        >>> model = autotrace.layers.Dense(2)
         >>> with writer.as_default():
-        ...     autotrace.summary.graph(model, autotrace.Spec((None, 784)))
+        ...     autotrace.summary.graph(model, autotrace.Spec((None, 3)))
         True
     """
     stack = getattr(_DEFAULTS, "stack", None)

@@ -81,7 +81,7 @@ def fuse(graph: Graph) -> list[FusedKernel]:
         graph: a traced graph; it is not changed.
     Returns:
         one FusedKernel per group of two or more elementwise equations.
-    Example:
+    Examples:
         >>> [kernel.operation for kernel in fuse(graph_of_tanh_x_times_w_plus_b)]
         ['double t0 = x0 * x1; double t1 = t0 + x2; y0 = tanh(t1);']
     """

@@ -33,8 +33,6 @@ from __future__ import annotations
 import builtins
 import itertools
 import keyword
-import linecache
-import weakref
 from dataclasses import dataclass
 from typing import Callable
 
@@ -47,6 +45,7 @@ from ..graph import Constant, Graph, Literal, Var, short_name
 from ..ops import literal_source, viewed_inputs
 from ..passes import optimize
 from ..passes.floats import float_function_source, lowerable
+from ..generated_source import forget_with, register_generated
 from .call_buffers import KeptBuffers, kept_buffers
 
 # Numbers the generated files; the only state here, and only so that file names are unique.
@@ -257,7 +256,7 @@ def compile_graph(graph: Graph, name: str = "graph",
         (function, source). `function(*arrays)` returns a tuple of the graph's outputs;
         runtime.tracing.tracer.OutputStructure.unflatten rebuilds the traced function's result.
 
-    Example:
+    Examples:
         >>> graph, structure = trace(lambda x: x * 2.0, (np.ones(3),))
         >>> function, source = compile_graph(graph)
         >>> function(np.ones(3))
@@ -283,8 +282,8 @@ def compile_graph(graph: Graph, name: str = "graph",
                    "backend; the Python above\n# computes the same, and runs where NumPy "
                    "must warn.\n")
     function = backend.run_on(function, devices[0])
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    weakref.finalize(function, linecache.cache.pop, filename, None)
+    register_generated(filename, source)
+    forget_with(function, filename)
     return function, source
 
 
@@ -315,7 +314,7 @@ def compile(graph: Graph, backend: Backend | None = None,  # noqa: A001 - runtim
         backend: by default the one for the devices of the graph's inputs (`backend_for`).
         name: a prefix for the function's name, shown in tracebacks.
 
-    Example:
+    Examples:
         >>> graph, structure = trace(lambda x: x * 2.0 + 0.0, (np.ones(3),))
         >>> compiled = compile(graph)
         >>> compiled.run(np.ones(3))

@@ -14,7 +14,9 @@
   them), and each output (doubleoctagon).
 - Edges follow the data: from what made a value to each equation that reads it. Where an
   equation reads several values their edges are labelled with the position, since order
-  matters (`subtract a b`).
+  matters (`subtract a b`). An equation without results (a `same_sizes` check, a `print`)
+  runs before the equations after it: a dotted edge joins it to the next equation of its
+  graph (to the graph's first output where it is the last), so that no check dangles.
 - A control equation's subgraphs (cond's branches, while's cond and body: any attribute
   holding graphs) are drawn as dashed clusters named by the attribute's field, with their
   outputs joined to the equation by dashed edges.
@@ -63,11 +65,13 @@ class _DotWriter:
         suffix = f" [{attributes}]" if attributes else ""
         self.lines.append(f"{indent}{source} -> {target}{suffix};")
 
-    def draw(self, graph: Graph, indent: str, scopes: _ScopeClusters) -> list:
+    def draw(self, graph: Graph, indent: str, scopes: _ScopeClusters) -> tuple:
         """Draw `graph`'s nodes and edges, noting each equation's node in `scopes`; returns
-        the nodes that hold its outputs."""
+        (the nodes that hold its outputs, the nodes of its last equations without results,
+        which no equation follows)."""
         names = _Names()
         made_by: dict[int, str] = {}  # id of a Var or Constant -> the node that makes it
+        without_results: list[str] = []  # checks and prints not yet joined to what follows
         for var in graph.inputs:
             made_by[id(var)] = self.node(indent, f"{names.of(var)}\n{var.aval}", "ellipse")
         for equation in graph.equations:
@@ -81,6 +85,9 @@ class _DotWriter:
             for position, source in enumerate(sources):
                 self.edge(indent, source, equation_node,
                           f'label="{position}"' if len(sources) > 1 else "")
+            for check_node in without_results:
+                self.edge(indent, check_node, equation_node, "style=dotted")
+            without_results = [] if equation.outputs else [equation_node]
             for var in equation.outputs:
                 made_by[id(var)] = equation_node
             for field_name, subgraph in subgraphs_of(equation.attrs):
@@ -96,7 +103,8 @@ class _DotWriter:
                 for output_node in output_nodes:
                     self.edge(indent, output_node, equation_node,
                               f'style=dashed, label="{field_name}"')
-        return [self.value_node(value, names, made_by, indent) for value in graph.outputs]
+        return ([self.value_node(value, names, made_by, indent) for value in graph.outputs],
+                without_results)
 
     def value_node(self, value, names: _Names, made_by: dict, indent: str) -> str:
         """The node an equation input comes from; constants and literals get theirs here."""
@@ -124,12 +132,14 @@ class _DotWriter:
         """Draw `graph` with a node for each of its outputs, then a cluster for each name
         scope below `base_scope` its equations were traced in; returns the output nodes."""
         scopes = _ScopeClusters(base_scope, indent)
+        sources, last_checks = self.draw(graph, indent, scopes)
         result_nodes = []
-        for position, (source, value) in enumerate(zip(self.draw(graph, indent, scopes),
-                                                       graph.outputs)):
+        for position, (source, value) in enumerate(zip(sources, graph.outputs)):
             output_node = self.node(indent, f"out {position}\n{value.aval}", "doubleoctagon")
             self.edge(indent, source, output_node)
             result_nodes.append(output_node)
+        for check_node in last_checks if result_nodes else []:
+            self.edge(indent, check_node, result_nodes[0], "style=dotted")
         self.scope_clusters(scopes, "", indent)
         return result_nodes
 

@@ -8,11 +8,13 @@
                            elementwise op is read as that scalar
 3. IntegerPowers           x ** 3 as x * x * x, x ** -1 as 1 / x, x ** 0.5 as sqrt(x)
 4. AlgebraicSimplification x*1, x+(-0.0), --x, transpose of transpose, reshape of reshape, ...
-5. CommonSubexpressions    one equation per (primitive, inputs, attributes)
-6. DeadCode                equations whose results reach no output are dropped
-7. MatmulLayout            a transpose that several matmuls read on the right is copied once
-8. BufferReuse             results written into dying inputs' buffers (`out=`)
-9. FreshOutputs            outputs the passes made an input, a constant or another output
+5. StackedProducts         the matmuls of each slice of one array by one matrix, and sums of
+                           products of transposed matrices, as one matmul (an unrolled RNN's)
+6. CommonSubexpressions    one equation per (primitive, inputs, attributes)
+7. DeadCode                equations whose results reach no output are dropped
+8. MatmulLayout            a transpose that several matmuls read on the right is copied once
+9. BufferReuse             results written into dying inputs' buffers (`out=`)
+10. FreshOutputs           outputs the passes made an input, a constant or another output
                            are copied where NumPy's would be new arrays (outputs.py)
 Each pass is a class in its own module with `run(graph) -> graph`, but for FreshOutputs, which
 compares the optimized graph with the traced one and runs last, always. A backend's own passes
@@ -31,10 +33,11 @@ from .buffers import BufferReuse
 from .cleanup import CommonSubexpressions, ConstantFolding, DeadCode
 from .layout import MatmulLayout
 from .outputs import FreshOutputs
+from .products import StackedProducts
 from .scalars import IntegerPowers, UniformConstants
 
 PASSES = [ConstantFolding(), UniformConstants(), IntegerPowers(), AlgebraicSimplification(),
-          CommonSubexpressions(), DeadCode(), MatmulLayout(), BufferReuse()]
+          StackedProducts(), CommonSubexpressions(), DeadCode(), MatmulLayout(), BufferReuse()]
 
 
 def optimize(graph: Graph, passes=None, show_after=(), backend=None) -> Graph:

@@ -39,8 +39,13 @@ class BatchedCall:
         batched: for each input, whether it carries the batch axis.
         size: the batch size.
         attrs: its attributes.
-        batch_graph: `batch_graph(graph, batched) -> (graph, batched outputs)` batches a
-            subgraph (the branches of a traced `cond`), every output with the batch axis.
+        batch_graph: `batch_graph(graph, batched, masked=True) -> (graph, batched outputs)`
+            batches a subgraph (the branches of a traced `cond`), every output with the batch
+            axis; `masked` where it runs for examples that do not take it too.
+        example_outputs: the types of its results in one example's trace.
+        masked: the equation is in a subgraph that runs for examples that do not take it
+            too (a masked loop's body, a branch chosen per example), whose results for those
+            examples a mask discards.
     """
 
     primitive: object
@@ -49,6 +54,8 @@ class BatchedCall:
     size: int
     attrs: dict
     batch_graph: object = None
+    example_outputs: tuple = ()
+    masked: bool = False
 
     def bind(self, *args, **changed):
         """The op itself on `args`, its attributes updated by `changed`."""

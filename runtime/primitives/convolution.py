@@ -46,7 +46,7 @@ def conv2d(x, kernel, strides=(1, 1), padding="valid", data_format="channels_las
         (batch, out_height, out_width, out_channels), or NCHW for "channels_first":
         y[n, i, j, o] = sum over a, b, c of x_padded[n, i*sh + a, j*sw + b, c] kernel[a, b, c, o].
 
-    Example:
+    Examples:
         >>> x = np.ones((1, 4, 4, 1)); kernel = np.ones((3, 3, 1, 2))
         >>> conv2d(x, kernel).shape, conv2d(x, kernel, padding="same")[0, 0, 0]
         ((1, 2, 2, 2), array([4., 4.]))

@@ -245,9 +245,9 @@ def _indexed_shape(aval, index_avals, index) -> tuple:
         try:
             shapes.append(np.shape(stand_in(aval)[build_index(
                 template, [stand_in(a) for a in index_avals])]))
-        except ValueError as error:  # index arrays of unknown size that broadcast
+        except ValueError:  # index arrays of unknown size that broadcast
             raise unknown_dimension_error("x[index] with this index", aval,
-                                          *index_avals) from error
+                                          *index_avals) from None
     return tuple(n if n == m else None for n, m in zip(*shapes))
 
 

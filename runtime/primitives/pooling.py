@@ -44,7 +44,7 @@ def max_pool2d(x, pool_size=(2, 2), strides=None, padding="valid", data_format="
         goes to the first largest element of each window (row-major order within the window)
         when several tie.
 
-    Example:
+    Examples:
         >>> x = np.arange(16.0).reshape(1, 4, 4, 1)
         >>> max_pool2d(x)[0, :, :, 0]
         array([[ 5.,  7.],
@@ -64,7 +64,7 @@ def avg_pool2d(x, pool_size=(2, 2), strides=None, padding="valid", data_format="
         (batch, out_height, out_width, channels), or NCHW for "channels_first"; floating
         point (float64 for integer x).
 
-    Example:
+    Examples:
         >>> x = np.arange(9.0).reshape(1, 3, 3, 1)
         >>> avg_pool2d(x, padding="same")[0, :, :, 0]
         array([[2. , 3.5],

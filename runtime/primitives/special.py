@@ -54,10 +54,11 @@ def erf(x):
 
     Arguments:
         x: an array or a number.
+
     Returns:
         An array of x's shape, floating point (float64 for integer x).
 
-    Example:
+    Examples:
         >>> erf(np.array([0.0, 0.5, 3.0]))
         array([0.        , 0.52049988, 0.99997791])
     """

@@ -160,7 +160,7 @@ def pad_spatial(x, geometry: WindowGeometry, value=0):
 def extract_patches(x, geometry: WindowGeometry, pad_value=0):
     """The windows of the NHWC `x` as an (N, out_h, out_w, taps, C) array (im2col).
 
-    Example:
+    Examples:
         >>> geometry = window_geometry((3, 3), (2, 2), (1, 1), "valid", "example")
         >>> extract_patches(np.arange(9.0).reshape(1, 3, 3, 1), geometry)[0, 0, 0, :, 0]
         array([0., 1., 3., 4.])

@@ -425,6 +425,7 @@ def inline_graph(builder, graph, inputs: list, once: bool = False):
     for equation in graph.equations:
         arguments = [value_of(item) for item in equation.inputs]
         results = builder.record(equation.primitive, arguments, unbuffered_attrs(equation))
+        builder.equations[-1].site = equation.site  # the user's line that made it
         results = results if isinstance(results, tuple) else (results,)
         values.update(zip(equation.outputs, results))
     return [value_of(item) for item in graph.outputs]

@@ -4,32 +4,46 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..abstract import AbstractArray
 from ..graph import Graph
 from ..passes import optimize
 from ..passes.cleanup import has_side_effect
 from ..primitives.batching import NoBatchingRule, unrolled_batching
 from .control_aliases import inline_graph
+from .stack_batching import as_batch, is_stack, refuse_unrolled, select
 from .tracer import GraphBuilder, Tracer
 
 
 def cond_batching(call):
     """Both branches batched; where the condition is the same for every example, the cond
-    chooses one; where it differs, both run, and np.where selects each example's results."""
+    chooses one; where it differs, both run, and np.where selects each example's results
+    (stack_select each example's stacks of saved values, which both branches take as a
+    batch: the one that is not taken must not change them)."""
     branches = call.attrs["branches"]
-    _refuse_stacks(branches.graphs)
-    true, false = (optimize(call.batch_graph(graph, call.batched[1:])[0])
-                   for graph in branches.graphs)
-    if not call.batched[0]:
+    if not call.batched[0]:  # one branch runs, for every example
+        true, false = (optimize(call.batch_graph(graph, call.batched[1:], False)[0])
+                       for graph in branches.graphs)
         return call.bind(*call.args, branches=type(branches)(true, false))
+    args = [as_batch(arg, call.size) if is_stack(getattr(arg, "aval", None)) else arg
+            for arg in call.args[1:]]
+    flags = tuple(is_batched or is_stack(getattr(arg, "aval", None))
+                  for arg, is_batched in zip(args, call.batched[1:]))
+    true, false = (optimize(call.batch_graph(graph, flags)[0]) for graph in branches.graphs)
     builder = call.args[0]._builder
-    chosen = [inline_graph(builder, graph, list(call.args[1:])) for graph in (true, false)]
+    chosen = [inline_graph(builder, graph, args) for graph in (true, false)]
     if None in chosen:
         raise NoBatchingRule("its condition differs between examples, so both branches run, "
-                             "but a branch prints or checks values")
+                             "but a branch prints or checks values; do that outside the if, "
+                             "or loop over the examples in Python")
     condition = call.args[0]
-    return tuple(np.where(np.reshape(condition, (call.size, *(1,) * (np.ndim(t) - 1))), t, f)
-                 for t, f in zip(*chosen))
+    return tuple(_chosen(condition, t, f, call) for t, f in zip(*chosen))
+
+
+def _chosen(condition, true, false, call):
+    """Each example's value of `true` where its `condition` holds, else of `false`."""
+    if is_stack(getattr(true, "aval", None)):
+        return select(condition, true, false, strict=not call.masked)
+    mask = np.reshape(condition, (call.size, *(1,) * (np.ndim(true) - 1)))
+    return np.where(mask, true, false)
 
 
 def print_batching(call):
@@ -42,27 +56,27 @@ def while_batching(call):
     changes only the loop values of the examples whose condition still holds, so every
     example ends with the values its own loop ends with."""
     loop = call.attrs["loop"]
-    _refuse_stacks(loop.graphs)
     count = len(loop.body.outputs)
-    carried = [np.copy(call.with_batch(position)) for position in range(count)]
+    carried = [as_batch(call.args[position], call.size)
+               if is_stack(getattr(call.args[position], "aval", None))
+               else np.copy(call.with_batch(position)) for position in range(count)]
     flags = (True,) * count + tuple(call.batched[count:])
     cond, body = (optimize(call.batch_graph(graph, flags)[0]) for graph in loop.graphs)
     if any(has_side_effect(equation) for graph in (cond, body) for equation in graph.equations):
+        refuse_unrolled(call.args)
         return unrolled_batching(call)  # it prints: each example's loop prints its own
     avals = [var.aval for var in cond.inputs]
 
     def running(builder, values):
-        holds = inline_graph(builder, cond, values)[0]
-        return holds, [np.reshape(holds, (call.size, *(1,) * (np.ndim(value) - 1)))
-                       for value in values[:count]]
+        return inline_graph(builder, cond, values)[0]
 
     def any_running(builder, values):
-        return [np.any(running(builder, values)[0])]
+        return [np.any(running(builder, values))]
 
     def masked_body(builder, values):
-        _, masks = running(builder, values)
+        holds = running(builder, values)
         changed = inline_graph(builder, body, values)
-        return [np.where(mask, new, old) for mask, new, old in zip(masks, changed, values)]
+        return [_chosen(holds, new, old, call) for new, old in zip(changed, values)]
     masked = type(loop)(optimize(_graph_of(avals, any_running)),
                         optimize(_graph_of(avals, masked_body)))
     return call.bind(*carried, *call.args[count:], loop=masked)
@@ -76,21 +90,3 @@ def _graph_of(avals: list, build) -> Graph:
                for value in build(builder, inputs)]
     builder.finished = True
     return Graph(builder.inputs, builder.equations, outputs)
-
-
-_STACKS = ("the derivative of a traced loop saves values on a stack, which is not batched yet "
-           "(masked or chosen by example, its pushes and pops would not pair up); take the "
-           "gradient inside a loop over the examples")
-
-
-def _refuse_stacks(graphs) -> None:
-    """Refuse subgraphs that push or pop a stack of saved values (or hold one): run for
-    examples whose condition does not hold, or for none, they would change it."""
-    for graph in graphs:
-        values = [*graph.inputs, *(var for equation in graph.equations
-                                   for var in equation.outputs)]
-        if any(not isinstance(var.aval, AbstractArray) for var in values):
-            raise NoBatchingRule(_STACKS)
-        for equation in graph.equations:
-            _refuse_stacks([inner for value in equation.attrs.values()
-                            for inner in getattr(value, "graphs", ())])

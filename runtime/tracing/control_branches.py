@@ -146,8 +146,9 @@ def _traced_branch(function, operands: tuple, side: bool, where: str, statement:
     except (ValueError, IndexError) as error:
         if type(error).__module__.startswith("autotrace"):
             raise  # autotrace's own errors say where and what already
+        # NumPy's error is in the message and stays the __context__, not printed twice
         raise _branch_error(where, side, error, statement).with_traceback(
-            error.__traceback__) from error
+            error.__traceback__) from None
 
 
 def _branch_error(where: str, side: bool, error: Exception, statement: str = "`if`"):

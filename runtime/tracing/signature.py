@@ -187,7 +187,7 @@ class ParameterBinding:
     `(x, 2.0), {}`, and `f(x)` is `(x, 1.0), {}`. Keyword-only parameters (their defaults
     filled in) and **kwargs stay keywords; *args stay positional.
 
-    Example:
+    Examples:
         >>> ParameterBinding(lambda x, s=1.0, *, k=2: x).bind((3,), {"s": 4.0})
         ((3, 4.0), {'k': 2})
     """

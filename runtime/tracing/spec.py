@@ -35,11 +35,14 @@ class Spec:
         shape: a tuple (or list) of ints and None: `(None, 3)` is any number of rows of 3.
         dtype: anything `np.dtype` accepts. float64 by default, NumPy's default float.
 
-    Example:
+    Examples:
         >>> @autotrace.function(input_signature=[autotrace.Spec((None, 3))])
         ... def row_norms(x):
         ...     return np.sqrt(np.sum(x * x, axis=1))
-        >>> row_norms(np.ones((2, 3))); row_norms(np.ones((5, 3))); row_norms.trace_count
+        >>> row_norms(np.ones((2, 3)))
+        array([1.73205081, 1.73205081])
+        >>> _ = row_norms(np.ones((5, 3)))   # any number of rows of 3: the same trace
+        >>> row_norms.trace_count
         1
     """
 

@@ -53,7 +53,8 @@ import numpy as np
 from ..abstract import abstractify
 from .control import ControlFlowError, ControlPrimitive, current_builder
 from ..ops import primitives, register
-from ..primitives.batching import never_batched, refuse_batching
+from ..primitives.batching import never_batched
+from . import stack_batching
 from ..containers import zeros_like
 from .tracer import (OutputStructure, Tracer, _Slot, is_array, leaves_with_paths,
                                       map_arrays, tracer_kinds)
@@ -398,10 +399,6 @@ def _pop_statements(outputs, args, attrs, define) -> list:
             f"if {' or '.join(wrong)}: raise RuntimeError({_POPPED_WRONG!r})"]
 
 
-_STACK_BATCHING = refuse_batching(
-    "the derivative of a traced loop saves values on a stack, which is not batched yet "
-    "(masked or chosen by example, its pushes and pops would not pair up); take the "
-    "gradient inside a loop over the examples")
 register(ControlPrimitive(
     "stack_new", _new_impl, lambda *, schema: AbstractStack(schema),
     subgraph_statements=lambda outputs, args, attrs, define: [f"{outputs[0]} = []"],
@@ -410,8 +407,19 @@ register(ControlPrimitive(
     "stack_push", _push_impl, lambda stack, value: stack, retains_inputs=True,
     subgraph_statements=lambda outputs, args, attrs, define: [
         f"{args[0]}.append({args[1]})", f"{outputs[0]} = {args[0]}"],
-    batching=_STACK_BATCHING))
+    batching=stack_batching.push_batching))
 register(ControlPrimitive(
     "stack_pop", _pop_impl, lambda stack, *, shape: (stack, stack.schema.popping),
-    subgraph_statements=_pop_statements, batching=_STACK_BATCHING))
+    subgraph_statements=_pop_statements, batching=stack_batching.pop_batching))
+
+# Under autotrace.vmap, one stack per example (runtime/tracing/stack_batching.py).
+for name, impl, abstract_eval, retains in (
+        ("stack_to_batch", stack_batching.to_batch_impl, stack_batching.to_batch_eval, True),
+        ("stack_batch_push", stack_batching.push_impl, stack_batching.push_eval, True),
+        ("stack_batch_pop", stack_batching.pop_impl, stack_batching.pop_eval, False),
+        ("stack_select", stack_batching.select_impl, stack_batching.select_eval, False)):
+    register(ControlPrimitive(
+        name, impl, abstract_eval, source=stack_batching.source_of(name),
+        globals=lambda attrs, name=name, impl=impl: {name: impl}, retains_inputs=retains,
+        batching=stack_batching.batched_again))
 tracer_kinds[AbstractStack] = TracedStack

@@ -60,6 +60,7 @@ from ..primitives.index import (  # noqa: F401 - set_item, imported from here to
 from ..primitives.index import out_position
 from ..scopes import current as current_scope
 from ..state import StateCell, capturing
+from ..user_frames import code_site
 from .trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
 from .weak_scalars import weak_power, weak_ufunc
@@ -134,7 +135,8 @@ class GraphBuilder:
         outputs = tuple(Var(aval) for aval in results)
         if primitive.name in ZERO_D_ARRAYS:
             self.zero_d_arrays.update(var for var in outputs if var.aval.shape == ())
-        self.equations.append(Equation(primitive, values, attrs, outputs, current_scope()))
+        self.equations.append(Equation(primitive, values, attrs, outputs, current_scope(),
+                                       code_site()))
         tracers = tuple(Tracer(self, var) for var in outputs)
         return tracers if several else tracers[0]
 
@@ -526,7 +528,7 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
         (graph, structure): `structure.unflatten(outputs)` rebuilds the function's result
         from the graph's flat outputs.
 
-    Example:
+    Examples:
         >>> graph, structure = trace(lambda x: np.sin(x) * 2.0, (np.ones(3),))
         >>> print(graph)
         { lambda a:f64[3] ;
@@ -542,6 +544,7 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
         if isinstance(leaf, np.ndarray) and leaf.ndim == 0:  # not a NumPy scalar (signature)
             builder.zero_d_arrays.add(tracer.graph_var)
         parameter, path = next(names)
+        tracer.graph_var.name = _input_name(parameter, path)
         if protect_arguments and not isinstance(leaf, (np.generic, Tracer)):  # not a scalar
             builder.arguments[id(tracer)] = (tracer, parameter, path)
         return tracer
@@ -581,6 +584,16 @@ def _argument_paths(args: tuple, kwargs: dict, parameters: tuple) -> list:
     return ([(name, prefix + path) for (name, prefix), arg in zip(positional, args)
              for path in paths(arg, "")]
             + [(key, path) for key in sorted_keys(kwargs) for path in paths(kwargs[key], "")])
+
+
+def _input_name(parameter: str, path: str) -> str | None:
+    """The name a graph prints for the input that a leaf of an argument becomes: the
+    parameter and the leaf's path, as Python writes them (`x`, `params['w']`, `batch[0]`,
+    `state.h`); None (a short name is printed) for a leaf of no named parameter, or a path
+    with a space or a colon, which would not read as one name before its `:type`."""
+    name = parameter + path
+    readable = parameter.isidentifier() and not any(c.isspace() or c == ":" for c in name)
+    return name if readable else None
 
 
 def _aval_of(leaf) -> AbstractArray:

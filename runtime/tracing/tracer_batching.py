@@ -13,24 +13,32 @@ functions as a traced function does: batching is tracing a graph again, a batch 
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from ..abstract import AbstractArray
 from ..graph import Constant, Graph, Literal
 from ..passes.buffers import unbuffered_attrs
 from ..primitives.batching import BatchedCall, NoBatchingRule
+from .stack_batching import AbstractStackBatch, as_batch, batched_aval, is_stack
 from .tracer import GraphBuilder, Tracer
 
 
 class BatchingError(NotImplementedError):
     """autotrace.vmap cannot batch an op of the traced function (the message goes on from
-    `autotrace.vmap(f) `, which autotrace.vmap puts before it)."""
+    `autotrace.vmap(f) `, which autotrace.vmap puts before it, and the place of the code that
+    made the op after it).
+
+    Attributes:
+        site: (file, line) of the code that recorded the op (Equation.site), or None.
+    """
+
+    def __init__(self, message: str, site: tuple | None = None):
+        super().__init__(message)
+        self.site = site
 
 
 def batch_graph(graph: Graph, batched: tuple, size: int,
-                all_batched: bool = False) -> tuple[Graph, tuple]:
+                all_batched: bool = False, masked: bool = False) -> tuple[Graph, tuple]:
     """The graph computing `graph` for `size` examples at once.
 
     Arguments:
@@ -40,23 +48,25 @@ def batch_graph(graph: Graph, batched: tuple, size: int,
         size: the batch size.
         all_batched: give every output the batch axis, also those the same for every
             example (the branches of a `cond` must agree).
+        masked: the graph is a loop body or branch that runs for examples that do not take
+            it too (whose results a mask then discards).
     Returns:
         (batched graph, for each output whether it carries the batch axis first).
     """
     builder = GraphBuilder()
     values = {}
     for var, is_batched in zip(graph.inputs, batched):
-        aval = var.aval
-        if is_batched:
-            aval = replace(aval, shape=(size, *aval.shape), origins=None)
+        aval = batched_aval(var.aval, size) if is_batched else var.aval
         values[var] = (builder.new_input(aval), is_batched)
     for equation in graph.equations:
-        _batch_equation(equation, values, size, builder)
+        _batch_equation(equation, values, size, builder, masked)
     outputs, outputs_batched = [], []
     for value in graph.outputs:
         traced, is_batched = _value_of(value, values)
         if all_batched and not is_batched:
-            traced, is_batched = np.broadcast_to(traced, (size, *np.shape(traced))), True
+            traced = as_batch(traced, size) if is_stack(getattr(traced, "aval", None)) \
+                else np.broadcast_to(traced, (size, *np.shape(traced)))
+            is_batched = True
         outputs.append(builder.own_var(traced) if isinstance(traced, Tracer)
                        else builder.constant(traced))
         outputs_batched.append(is_batched)
@@ -73,10 +83,18 @@ def _value_of(item, values: dict):
     return values[item]
 
 
-def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder) -> None:
+def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder,
+                    masked: bool) -> None:
     args, batched = zip(*[_value_of(item, values) for item in equation.inputs]) \
         if equation.inputs else ((), ())
     attrs = unbuffered_attrs(equation)  # a subgraph's, optimized: the batch chooses again
+    start = len(builder.equations)
+    _record_batched(equation, args, batched, attrs, values, size, builder, masked)
+    for recorded in builder.equations[start:]:  # made by the line that made the equation
+        recorded.site = equation.site
+
+
+def _record_batched(equation, args, batched, attrs, values, size, builder, masked) -> None:
     if not any(batched):
         results = builder.record(equation.primitive, args, attrs)
         results = results if isinstance(results, tuple) else (results,)
@@ -87,13 +105,17 @@ def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder) ->
     if rule is None:
         raise BatchingError(
             f"has no batching rule for the op {name!r}, which the function applies to a "
-            f"batched value; compute it outside vmap, or loop over the examples in Python")
+            f"batched value; compute it outside vmap, or loop over the examples in Python",
+            equation.site)
     call = BatchedCall(equation.primitive, tuple(args), tuple(batched), size, attrs,
-                       lambda graph, flags: batch_graph(graph, flags, size, all_batched=True))
+                       lambda graph, flags, inner_masked=True: batch_graph(
+                           graph, flags, size, all_batched=True,
+                           masked=masked or inner_masked),
+                       tuple(var.aval for var in equation.outputs), masked)
     try:
         results = rule(call)
     except NoBatchingRule as error:
-        raise BatchingError(f"cannot batch the op {name!r}: {error}") from None
+        raise BatchingError(f"cannot batch the op {name!r}: {error}", equation.site) from None
     results = results if isinstance(results, tuple) else (results,)
     if len(results) != len(equation.outputs):
         raise AssertionError(f"autotrace internal error: the batching rule of {name!r} gave "
@@ -105,6 +127,11 @@ def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder) ->
 
 def _check_result(name: str, example: AbstractArray, result, size: int) -> None:
     """Refuse a batched result whose type is not the example's with the batch axis first."""
+    if is_stack(example):
+        if getattr(result, "aval", None) != AbstractStackBatch(example, size):
+            raise AssertionError(f"autotrace internal error: the batching rule of {name!r} "
+                                 f"gave {result!r} where a batch of {size} stacks belongs")
+        return
     shape, dtype = np.shape(result), getattr(result, "dtype", None)
     expected = (size, *example.shape)
     fits = len(shape) == len(expected) and all(

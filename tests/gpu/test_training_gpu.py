@@ -183,3 +183,71 @@ def test_an_optimizer_made_on_the_cpu_updates_a_model_on_the_gpu(traced):
     assert on_gpu0(weights.value()) and optimizer.iterations.device == "gpu:0"
     np.testing.assert_allclose(weights.numpy(), w, rtol=1e-15)
     assert int(optimizer.iterations.numpy()) == 2
+
+
+def mixed_precision_training(device, images, labels, steps=3):
+    """A Dense model under "mixed_float16" trained by traced loss-scaled SGD steps on
+    `device`, the third step's gradients poisoned with an inf: (losses, weights, scales,
+    model, optimizer)."""
+    with autotrace.device(device):
+        model = layers.Sequential([layers.Dense(4, activation="relu", dtype="mixed_float16"),
+                                   layers.Dense(3, dtype="mixed_float16")])
+        model(images)
+        for index, variable in enumerate(model.variables):
+            variable.assign(np.random.default_rng(index).uniform(-0.5, 0.5, variable.shape))
+        optimizer = autotrace.mixed_precision.LossScaleOptimizer(
+            autotrace.optimizers.SGD(0.1), initial_scale=2.0 ** 10, dynamic_growth_steps=1)
+        loss = autotrace.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+        @autotrace.function
+        def step(images, labels, poison):
+            def scaled_loss():
+                return optimizer.get_scaled_loss(loss(labels, model(images)) * poison)
+            value, grads_and_vars = autotrace.implicit_value_and_grad(scaled_loss)()
+            gradients = optimizer.get_unscaled_gradients([g for g, _ in grads_and_vars])
+            optimizer.apply_gradients(zip(gradients, [v for _, v in grads_and_vars]))
+            return value
+
+        losses, scales = [], []
+        for poison in [1.0, 1.0, np.inf][:steps]:
+            poison = autotrace.to_device(np.float32(poison), device)
+            losses.append(float(autotrace.to_numpy(step(images, labels, poison))))
+            scales.append(float(optimizer.loss_scale.numpy()))
+    return losses, [v.numpy() for v in model.variables], scales, model, optimizer
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+def test_mixed_precision_with_loss_scaling_trains_on_the_gpu_as_on_the_cpu():
+    rng = np.random.default_rng(2)
+    images = rng.standard_normal((8, 5)).astype(np.float32)
+    labels = rng.integers(0, 3, 8)
+    cpu_losses, cpu_weights, cpu_scales, *_ = mixed_precision_training("cpu", images, labels)
+    gpu_losses, gpu_weights, gpu_scales, model, optimizer = mixed_precision_training(
+        "gpu:0", *autotrace.to_device((images, labels), "gpu:0"))
+    assert all(on_gpu0(variable.value()) for variable in model.variables)
+    assert on_gpu0(optimizer.loss_scale.value())
+    assert [variable.dtype for variable in model.variables] == [np.float32] * 4
+    # growth after every finite step; the inf step halves the scale and changes nothing
+    assert gpu_scales == cpu_scales == [2.0 ** 11, 2.0 ** 12, 2.0 ** 11]
+    np.testing.assert_allclose(gpu_losses[:2], cpu_losses[:2], rtol=1e-2)
+    for gpu, cpu in zip(gpu_weights, cpu_weights):
+        np.testing.assert_allclose(gpu, cpu, rtol=1e-2, atol=1e-3)
+
+
+def test_multi_label_auc_and_weighted_loss_classes_on_the_gpu():
+    rng = np.random.default_rng(3)
+    labels = (rng.uniform(size=(10, 3)) < 0.5).astype(np.float64)
+    scores = rng.uniform(size=(10, 3))
+    weights = rng.uniform(0.5, 2.0, 10)
+    cpu_auc = autotrace.metrics.AUC(num_thresholds=20, multi_label=True)
+    cpu_auc(labels, scores, sample_weight=weights)
+    with autotrace.device("gpu:0"):
+        gpu_auc = autotrace.metrics.AUC(num_thresholds=20, multi_label=True, num_labels=3)
+    gpu_value = gpu_auc(*autotrace.to_device((labels, scores, weights), "gpu:0"))
+    assert on_gpu0(gpu_value)
+    np.testing.assert_allclose(autotrace.to_numpy(gpu_value), cpu_auc.result(), rtol=1e-12)
+    loss = autotrace.losses.BinaryCrossentropy(label_smoothing=0.1)
+    gpu_loss = loss(*autotrace.to_device((labels, scores, weights), "gpu:0"))
+    assert on_gpu0(gpu_loss)
+    np.testing.assert_allclose(autotrace.to_numpy(gpu_loss),
+                               loss(labels, scores, sample_weight=weights), rtol=1e-12)

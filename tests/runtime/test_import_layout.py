@@ -29,9 +29,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # What transforms/ may import from runtime/: the helpers generated code calls, the primitives
 # (the registry, its families and the custom ops it writes calls of), state cells (user code
-# and derivatives share them), and name scopes (generated code opens gradient scopes).
+# and derivatives share them), name scopes (generated code opens gradient scopes), and where
+# generated source is registered for tracebacks (derivatives and traced graphs alike).
 TRANSFORMS_MAY_IMPORT = ("runtime.derivatives", "runtime.primitives", "runtime.ops",
-                         "runtime.state", "runtime.scopes")
+                         "runtime.state", "runtime.scopes", "runtime.generated_source")
 # The tracing compiler, which nothing transforms/ imports loads. (The graph IR is loaded all the
 # same: the op registry that the derivative helpers call NumPy through names its StaticSlice.)
 COMPILER = ("runtime.tracing", "runtime.passes", "runtime.execution", "runtime.backends")

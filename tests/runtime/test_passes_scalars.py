@@ -216,12 +216,12 @@ def test_the_gelu_gradient_has_no_seed_array_and_no_power():
     x = np.linspace(-4.0, 4.0, 1000)
     traced = autotrace.function(autotrace.grad(gelu_loss))
     assert str(traced.graph(x)) == "\n".join([
-        "{ lambda a:f64[1000] ;",
-        "  b:f64[1000] = multiply 0.5 a",
-        "  c:f64[1000] = square a",
-        "  d:f64[1000] = multiply a c",
+        "{ lambda x:f64[1000] ;",
+        "  b:f64[1000] = multiply 0.5 x",
+        "  c:f64[1000] = square x",
+        "  d:f64[1000] = multiply x c",
         "  e:f64[1000] = multiply[out=1] 0.044715 d",
-        "  f:f64[1000] = add[out=1] a e",
+        "  f:f64[1000] = add[out=1] x e",
         "  g:f64[1000] = multiply[out=1] 0.7978845608028654 f",
         "  h:f64[1000] = tanh[out=0] g",
         "  i:f64[1000] = add 1.0 h",

@@ -173,4 +173,4 @@ def test_placeholders_take_the_widened_types_in_graph_input_order():
     assert str(traced_args[0]["z"].aval) == "f64[?,3]" and traced_args[1] == 1.5
     assert str(traced_args[0]["y"].aval) == "i32[?]" and str(traced_kwargs["w"].aval) == "f64[2]"
     graph, _ = trace(lambda p, s, w: p["z"] * s, traced_args, traced_kwargs)
-    assert str(graph).startswith("{ lambda a:i32[?] b:f64[?,3] c:f64[2] ;")
+    assert str(graph).startswith("{ lambda a:i32[?] b:f64[?,3] w:f64[2] ;")  # w: its keyword

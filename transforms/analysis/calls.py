@@ -67,12 +67,14 @@ class CustomGradient:
 
 class CustomVJP(CustomGradient):
     """A function whose reverse-mode derivative its author gives as two functions (see
-    autotrace.custom_vjp): `fwd(*args) -> (value, residuals)` and `bwd(residuals, dy)` -> one
-    gradient per argument. Called directly, it is the function itself."""
+    autotrace.custom_vjp): `fwd(*args) -> (value, residuals)` and `bwd(*nondiff, residuals,
+    dy)` -> one gradient (or None, for zeros) per argument not in `nondiff_argnums`, those
+    arguments coming first. Called directly, it is the function itself."""
 
-    def __init__(self, function):
+    def __init__(self, function, nondiff_argnums: tuple = ()):
         super().__init__(function)
         self.fwd = self.bwd = None
+        self.nondiff_argnums = _positions(function, nondiff_argnums)
 
     def defvjp(self, fwd, bwd) -> None:
         """Give the rules: fwd and bwd as above (the decorated function's docstring)."""
@@ -84,6 +86,25 @@ class CustomVJP(CustomGradient):
 
     def __call__(self, *args, **kwargs):
         return self.function(*args, **kwargs)
+
+
+def _positions(function, nondiff_argnums) -> tuple:
+    """nondiff_argnums checked against `function`'s positional parameters, in order."""
+    name = getattr(function, "__name__", "the function")
+    if isinstance(nondiff_argnums, int) and not isinstance(nondiff_argnums, bool):
+        nondiff_argnums = (nondiff_argnums,)
+    try:
+        count = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                    for p in inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        count = None
+    if not isinstance(nondiff_argnums, (tuple, list)) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n < (count or n + 1)
+            for n in nondiff_argnums) or len(set(nondiff_argnums)) != len(nondiff_argnums):
+        raise ValueError(f"custom_vjp({name}): nondiff_argnums must be distinct positions of "
+                         f"its parameters (ints from 0 to {(count or 1) - 1}), not "
+                         f"{nondiff_argnums!r}")
+    return tuple(sorted(nondiff_argnums))
 
 
 class CustomJVP(CustomGradient):

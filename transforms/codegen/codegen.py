@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import ast
 import itertools
-import linecache
 import os
 import types
-import weakref
 
 import gast
 
+from ...runtime.generated_source import (PREFIX as GENERATED_PREFIX, forget_with,
+                                         register_generated)
 from .nodes import to_ast, walk
 
 _counter = itertools.count()
@@ -40,10 +40,8 @@ def debug_source(pass_name: str, node) -> None:
 
 def register_source(source: str, hint: str) -> str:
     """Give generated `source` a file name that linecache, tracebacks, inspect and pdb read."""
-    filename = f"<autotrace {hint} #{next(_counter)}>"
-    lines = source.splitlines(keepends=True)
-    # A size of None keeps linecache.checkcache from discarding the entry.
-    linecache.cache[filename] = (len(source), None, lines, filename)
+    filename = f"{GENERATED_PREFIX}{hint} #{next(_counter)}>"
+    register_generated(filename, source)
     return filename
 
 
@@ -53,9 +51,7 @@ def load_function(source: str, name: str, namespace: dict, hint: str | None = No
     code = compile(source, filename, "exec")
     exec(code, namespace)
     function = namespace[name]
-    # Its lines are kept while it lives: a program that makes derivatives in a loop does not
-    # fill linecache.
-    weakref.finalize(function, linecache.cache.pop, filename, None)
+    forget_with(function, filename)
     return function
 
 
@@ -113,7 +109,7 @@ def load_closure(source: str, name: str, globals_: dict, cells_of, hint: str,
     function.__kwdefaults__ = {a.arg: evaluated(d) for a, d in
                                zip(arguments.kwonlyargs, arguments.kw_defaults)
                                if d is not None} or None
-    weakref.finalize(function, linecache.cache.pop, filename, None)  # as load_function
+    forget_with(function, filename)  # as load_function
     return function
 
 

@@ -19,7 +19,14 @@ A custom_vjp function (CustomVJP) gets the same two twins, written around its ru
     def f__value(x, y):                 def f__vjp(x, y, dy):
         return f__fwd(x, y)[0]              gradients = f__bwd(f__fwd(x, y)[1], dy)
                                             f__check(gradients)
-                                            return gradients
+                                            d_x = gradients[0]
+                                            if d_x is None:         # bwd's None: zeros
+                                                d_x = no_gradient(x)
+                                            ... (d_y the same)
+                                            return d_x, d_y
+
+(with nondiff_argnums=(1,), bwd takes y first, `f__bwd(y, f__fwd(x, y)[1], dy)`, and gives
+x's gradient alone; y's is no_gradient(y))
 
 and forward mode refuses it. A custom_jvp function (CustomJVP) runs itself for its value in
 reverse mode, and its rule for the tangent in forward mode; reverse mode transposes the
@@ -202,19 +209,7 @@ def _rule_functions(custom) -> tuple:
     listed = ", ".join(parameters)
     packed = f"({listed},)" if parameters else "()"
     if kind == "custom_vjp":
-        fwd, bwd, check = fresh(f"{base}__fwd"), fresh(f"{base}__bwd"), fresh(f"{base}__check")
-        seed, gradients = fresh("dy"), fresh("gradients")
-        namespace = {fwd: custom.fwd, bwd: custom.bwd,
-                     check: _cotangent_check(base, custom.bwd, len(parameters))}
-        value = load_function(f"def {base}__value({listed}):\n"
-                              f"    return {fwd}({listed})[0]\n",
-                              f"{base}__value", namespace)
-        returned = f"{gradients}[0]" if len(parameters) == 1 else gradients
-        vjp = load_function(f"def {base}__vjp({listed}, {seed}):\n"
-                            f"    {gradients} = {bwd}({fwd}({listed})[1], {seed})\n"
-                            f"    {check}({gradients})\n"
-                            f"    return {returned}\n", f"{base}__vjp", namespace)
-        made = (value, vjp)
+        made = _vjp_twins(custom, base, parameters, fresh)
     else:
         rule = fresh(f"{base}__jvp")
         tangents = [fresh(f"t_{p}") for p in parameters]
@@ -228,23 +223,62 @@ def _rule_functions(custom) -> tuple:
     return made
 
 
-def _cotangent_check(name: str, bwd, count: int):
-    """A function that refuses what `bwd` returned unless it is one gradient per argument,
-    none of them None."""
+def _vjp_twins(custom, base: str, parameters: list, fresh) -> tuple:
+    """The twins of a custom_vjp function (see the module docstring). Its bwd takes the
+    arguments at nondiff_argnums first and returns one gradient for each other argument, None
+    for zeros (JAX's rules); the vjp twin gives every argument one, those at nondiff_argnums
+    and those bwd gave None zeros (no gradient where an argument carries none)."""
+    fwd, bwd, check = fresh(f"{base}__fwd"), fresh(f"{base}__bwd"), fresh(f"{base}__check")
+    zeros, seed, gradients = fresh("no_gradient"), fresh("dy"), fresh("gradients")
+    nondiff = [parameters[index] for index in custom.nondiff_argnums]
+    differentiable = [p for p in parameters if p not in nondiff]
+    namespace = {fwd: custom.fwd, bwd: custom.bwd, zeros: _no_gradient,
+                 check: _cotangent_check(base, custom.bwd, len(differentiable), nondiff)}
+    listed = ", ".join(parameters)
+    value = load_function(f"def {base}__value({listed}):\n"
+                          f"    return {fwd}({listed})[0]\n", f"{base}__value", namespace)
+    lines = [f"def {base}__vjp({listed}, {seed}):",
+             f"    {gradients} = {bwd}({''.join(p + ', ' for p in nondiff)}"
+             f"{fwd}({listed})[1], {seed})",
+             f"    {check}({gradients})"]
+    results = []
+    for parameter in parameters:
+        if parameter in nondiff:
+            results.append(f"{zeros}({parameter})")
+            continue
+        name = fresh(f"d_{parameter}")
+        lines += [f"    {name} = {gradients}[{differentiable.index(parameter)}]",
+                  f"    if {name} is None:",
+                  f"        {name} = {zeros}({parameter})"]
+        results.append(name)
+    lines.append(f"    return {results[0] if len(results) == 1 else ', '.join(results)}")
+    vjp = load_function("\n".join(lines) + "\n", f"{base}__vjp", namespace)
+    return value, vjp
+
+
+def _no_gradient(value):
+    """The gradient of an argument that gets none: zeros like it, or None where it is no
+    number, array or container of them (a string, a function)."""
+    return zeros_like(value) if carries_gradient(value) else None
+
+
+constant(_no_gradient)
+
+
+def _cotangent_check(name: str, bwd, count: int, nondiff: list):
+    """A function that refuses what `bwd` returned unless it is one gradient (or None) per
+    argument not in nondiff_argnums."""
     def check(gradients) -> None:
         if not isinstance(gradients, (tuple, list)) or len(gradients) != count:
             what = (f"a {type(gradients).__name__} of {len(gradients)}"
                     if isinstance(gradients, (tuple, list)) else f"a {type(gradients).__name__}")
+            arguments = (f"argument of {name} ({count})" if not nondiff else
+                         f"argument of {name} not in nondiff_argnums ({count}: all but "
+                         f"{', '.join(nondiff)})")
             raise TypeError(f"the bwd rule of the custom_vjp function {name} "
                             f"({getattr(bwd, '__qualname__', bwd)}) must return a tuple with "
-                            f"one gradient per argument of {name} ({count}), but it returned "
-                            f"{what}")
-        for index, gradient in enumerate(gradients):
-            if gradient is None:
-                raise TypeError(f"the bwd rule of the custom_vjp function {name} "
-                                f"({getattr(bwd, '__qualname__', bwd)}) returned None as the "
-                                f"gradient of argument {index}; return zeros shaped like it "
-                                "where it gets no gradient")
+                            f"one gradient (or None, for zeros) per {arguments}, but it "
+                            f"returned {what}")
     constant(check)
     return check
 

@@ -108,8 +108,9 @@ class CallAdjoints:
         try:
             bound = rule.signature.bind(*args, **kwargs)
         except TypeError as error:
-            raise self.location.error(node, f"the derivative rule of {describe(function)} "
-                                      f"cannot take this call: {error}", describe(function))
+            raise self.location.error(
+                node, f"the derivative rule of {describe(function)} cannot take this call: "
+                f"{error}", describe(function)) from None
         for parameter, argument in bound.arguments.items():
             elements = argument if isinstance(argument, tuple) else [argument]
             if any(self.is_active(e) for e in elements):
@@ -226,7 +227,7 @@ class CallAdjoints:
             return self.context.derive(function, wrt, mode)
         except TransformError as error:
             if tangent_rule_only(function):
-                raise self.no_rule(function, node, call.func) from error
+                raise self.no_rule(function, node, call.func) from None
             if error.filename is not None:
                 raise
             raise self.location.error(node, error.message, error.construct,

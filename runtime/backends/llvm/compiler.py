@@ -197,7 +197,7 @@ def compile_module(ir: str, names: list[str]) -> dict[str, int]:
         {name: address}, to call through ctypes. The code stays loaded until the process ends.
     Raises:
         RuntimeError: the IR does not parse or verify, or a name is not defined in it.
-    Example:
+    Examples:
         >>> ir = ("define double @twice(double %x) {\\n"
         ...       "  %y = fadd double %x, %x\\n  ret double %y\\n}")
         >>> address = compile_module(ir, ["twice"])["twice"]

@@ -262,7 +262,7 @@ def _recorder(kernel: CompiledKernel):
         if not any(is_traced(value) for value in inputs):
             raise TypeError(
                 f"{kernel.name} takes arrays of shape {kernel.shape} and 0-d values of the "
-                f"dtypes it was compiled for, not {', '.join(map(_describe, inputs))}") from error
+                f"dtypes it was compiled for, not {', '.join(map(_describe, inputs))}") from None
         return bind("fused_cpu", *inputs, kernel=kernel)
     return record
 

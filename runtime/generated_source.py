@@ -1,0 +1,88 @@
+"""Generated source that tracebacks, `inspect` and pdb show.
+
+autotrace compiles the code it generates (derivatives, traced graphs, kernels) under made-up
+file names such as `<autotrace df #0>`, and puts their lines in `linecache.cache`, where the
+traceback module, `inspect` and pdb read them. Such an entry has no modification time (None), so
+`linecache.checkcache` keeps it: there is no file on disk to compare it with.
+
+Before Python 3.13 the interpreter prints an uncaught exception with its own printer, written in
+C, which reads no linecache and shows no line of a file named `<...>`; from 3.13 it prints
+through the traceback module. So on 3.10 to 3.12 the first source registered here sets hooks
+(`sys.excepthook`, and `threading.excepthook` for a thread's uncaught exception) that print an
+exception whose traceback passes through generated code with the traceback module, as 3.13
+does, and hand every other exception to Python's own printer. A hook set by someone else
+(IPython's, which reads linecache itself) is left alone.
+"""
+from __future__ import annotations
+
+import linecache
+import sys
+import threading
+import traceback
+import weakref
+
+PREFIX = "<autotrace "
+
+
+def register_generated(filename: str, source: str) -> None:
+    """Put `source`, compiled under `filename`, where tracebacks, inspect and pdb read it."""
+    _drop_collected()
+    lines = source.splitlines(keepends=True)
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    if sys.version_info < (3, 13):
+        if sys.excepthook is sys.__excepthook__:
+            sys.excepthook = _print_with_generated_lines
+        if threading.excepthook is threading.__excepthook__:
+            threading.excepthook = _print_thread_error_with_generated_lines
+
+
+def forget_with(owner, filename: str) -> None:
+    """Drop `filename`'s lines once `owner` (the function compiled from them) is collected, so
+    a program that makes derivatives in a loop does not fill linecache.
+
+    The collector may run while linecache walks its cache (`linecache.checkcache()` reads each
+    entry of a list of names it took before), so the collector only notes the name; the entry is
+    dropped at the next registration, outside any walk of the cache."""
+    weakref.finalize(owner, _collected.append, filename)
+
+
+_collected: list[str] = []
+
+
+def _drop_collected() -> None:
+    while _collected:
+        linecache.cache.pop(_collected.pop(), None)
+
+
+def _print_with_generated_lines(kind, error, trace) -> None:
+    """`sys.excepthook` before Python 3.13: an exception that passed through generated code is
+    printed by the traceback module, which shows the generated lines."""
+    if _passes_generated_code(error, trace):
+        traceback.print_exception(kind, error, trace)
+    else:
+        sys.__excepthook__(kind, error, trace)
+
+
+def _print_thread_error_with_generated_lines(arguments) -> None:
+    """`threading.excepthook` before Python 3.13, as `_print_with_generated_lines`."""
+    error, trace = arguments.exc_value, arguments.exc_traceback
+    if sys.stderr is None or not _passes_generated_code(error, trace):
+        threading.__excepthook__(arguments)
+        return
+    name = arguments.thread.name if arguments.thread is not None else threading.get_ident()
+    print(f"Exception in thread {name}:", file=sys.stderr, flush=True)
+    traceback.print_exception(arguments.exc_type, error, trace)
+
+
+def _passes_generated_code(error, trace) -> bool:
+    """Whether a frame of `trace`, or of an exception chained to `error`, runs generated code."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        while trace is not None:
+            if trace.tb_frame.f_code.co_filename.startswith(PREFIX):
+                return True
+            trace = trace.tb_next
+        error = error.__cause__ or (None if error.__suppress_context__ else error.__context__)
+        trace = getattr(error, "__traceback__", None)
+    return False
