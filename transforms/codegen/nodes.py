@@ -107,7 +107,7 @@ def _to_ast(value):
 def _converted(node):
     """A node whose class ast has by the same name and fields: each field converted, the
     attributes (its location) copied. Made as copy.deepcopy makes nodes (the class called with
-    no arguments, its __dict__ filled), which costs half what the constructor's keywords do."""
+    no arguments, its __dict__ filled), which costs less than the constructor's keywords."""
     kind = type(node)
     target = _AST_CLASSES.get(kind, _MISSING)
     if target is _MISSING:
@@ -160,7 +160,7 @@ def _function(kind):
     return converted
 
 
-# The nodes gast converts by hands of its own (gast/ast3.py GAstToAst3, Python 3.10 and 3.11:
+# The nodes gast's converter builds by hand (gast/ast3.py GAstToAst3, Python 3.10 and 3.11:
 # gast's extra fields left out, parameters as ast.arg), by class name as gast dispatches.
 _SPECIAL = {
     "Name": lambda node: _located(ast.Name(node.id, _to_ast(node.ctx)), node),
