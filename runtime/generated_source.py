@@ -38,15 +38,32 @@ def register_generated(filename: str, source: str) -> None:
 
 def forget_with(owner, filename: str) -> None:
     """Drop `filename`'s lines once `owner` (the function compiled from them) is collected, so
-    a program that makes derivatives in a loop does not fill linecache.
-
-    The collector may run while linecache walks its cache (`linecache.checkcache()` reads each
-    entry of a list of names it took before), so the collector only notes the name; the entry is
-    dropped at the next registration, outside any walk of the cache."""
-    weakref.finalize(owner, _collected.append, filename)
+    a program that makes derivatives in a loop does not fill linecache."""
+    weakref.finalize(owner, _forget, filename)
 
 
+# Names whose lines were to go while linecache walked its cache: dropped at the next
+# registration.
 _collected: list[str] = []
+
+
+def _forget(filename: str) -> None:
+    """Drop `filename` from linecache now, unless a thread is inside `linecache.checkcache`,
+    which reads each entry of a list of names it took before: the collector may run there
+    (any allocation can start it), and an entry gone from under it is a KeyError in the
+    caller's traceback or doctest. Then it goes at the next registration."""
+    if any(_in_checkcache(frame) for frame in sys._current_frames().values()):
+        _collected.append(filename)
+    else:
+        linecache.cache.pop(filename, None)
+
+
+def _in_checkcache(frame) -> bool:
+    while frame is not None:
+        if frame.f_code is linecache.checkcache.__code__:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _drop_collected() -> None:
