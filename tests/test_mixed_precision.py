@@ -72,18 +72,64 @@ def test_layer_dtype_argument_over_the_global_policy():
 
 
 def test_layers_that_cannot_compute_mixed_refuse():
-    layer = layers.MultiHeadAttention(num_heads=1, key_dim=2, dtype="mixed_float16",
-                                      name="attention")
+    class Scale(layers.Layer):   # reads its weight uncast: it cannot compute mixed
+        default_name = "scale"
+
+        def build(self, input_shape):
+            self.add_weight("factor", (input_shape[-1],), initializer="ones")
+
+        def call(self, inputs):
+            return inputs * self.factor
+
+    layer = Scale(dtype="mixed_float16", name="scaling")
     with pytest.raises(TypeError, match=re.escape(
-            "MultiHeadAttention 'attention' does not support the mixed policy 'mixed_float16' "
-            "yet (its weights ['attention/query_kernel', 'attention/query_bias', ")) as error:
-        layer(random(2, 3, 4), random(2, 3, 4))
-    assert str(error.value).endswith("would be used in float32); give it dtype='float16' or "
-                                     "'float32'")
+            "Scale 'scaling' does not support the mixed policy 'mixed_float16' yet (its "
+            "weights ['scaling/factor'] would be used in float32); give it dtype='float16' or "
+            "'float32'")):
+        layer(random(2, 3, 4))
     with pytest.raises(TypeError, match="does not support the mixed policy"):
-        layer(random(2, 3, 4), random(2, 3, 4))   # built now, and still refused
+        layer(random(2, 3, 4))   # built now, and still refused
     # layers without weights are fine
     assert layers.Flatten(dtype="mixed_float16")(random(2, 3, 1)).dtype == np.float16
+
+
+def test_attention_under_mixed_float16_masks_and_normalizes_in_float32():
+    attention = layers.MultiHeadAttention(num_heads=2, key_dim=3, dtype="mixed_float16")
+    twin = layers.MultiHeadAttention(num_heads=2, key_dim=3, dtype="float32")
+    query, value = random(2, 4, 5), random(2, 6, 5)
+    attention(query, value)
+    twin(query, value)
+    for variable, other in zip(attention.trainable_variables, twin.trainable_variables):
+        assert variable.dtype == np.float32
+        other.assign(variable.numpy())
+    outputs, weights = attention(query, value, return_attention_scores=True)
+    expected, expected_weights = twin(query, value, return_attention_scores=True)
+    assert outputs.dtype == weights.dtype == np.float16
+    np.testing.assert_allclose(outputs, expected, rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(weights, expected_weights, rtol=2e-2, atol=2e-3)
+    # a causal mask: masked weights are exactly 0 (-1e9 would be -inf in float16) and each
+    # row still sums to 1
+    square = random(2, 4, 5)
+    causal = attention(square, square, use_causal_mask=True, return_attention_scores=True)[1]
+    assert np.all(causal[..., np.triu_indices(4, 1)[0], np.triu_indices(4, 1)[1]] == 0)
+    np.testing.assert_allclose(np.sum(causal.astype(np.float32), axis=-1), 1.0, atol=5e-3)
+
+    traced = at.function(lambda q, v: attention(q, v))
+    np.testing.assert_array_equal(traced(query, value), outputs)
+
+    def loss():
+        return np.sum(attention(query, value).astype(np.float32) ** 2)
+    _, grads_and_vars = at.implicit_value_and_grad(loss)()
+    assert len(grads_and_vars) == 8 and all(g.dtype == np.float32 for g, _ in grads_and_vars)
+
+    def twin_loss():
+        return np.sum(twin(query, value) ** 2)
+    _, twin_grads = at.implicit_value_and_grad(twin_loss)()
+    # the key biases' gradients are 0 but for rounding (a shift of every key's score for one
+    # query leaves its softmax as it is): tolerances scale with the largest gradient
+    largest = max(float(np.max(np.abs(h))) for h, _ in twin_grads)
+    for (g, _), (h, _) in zip(grads_and_vars, twin_grads):
+        np.testing.assert_allclose(g, h, rtol=5e-2, atol=2e-2 * largest)
 
 
 @pytest.mark.parametrize("make, shape", [

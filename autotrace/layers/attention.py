@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from autotrace.dtype_policy import cast_floating
 from autotrace.layers.base import Layer, _positive_int, _rate, _shape
 from autotrace.layers.regularization import Dropout
 from autotrace.nn import softmax
@@ -50,6 +51,7 @@ class MultiHeadAttention(Layer):
     default_name = "multi_head_attention"
     input_rank = _SEQUENCES
     takes_training = True
+    casts_weights = True
 
     def __init__(self, num_heads: int, key_dim: int, value_dim: int | None = None,
                  dropout: float = 0.0, use_bias: bool = True, output_shape: int | None = None,
@@ -106,24 +108,34 @@ class MultiHeadAttention(Layer):
         # arguments the user gave.
         if key is None:
             key = value
+        if self.dtype_policy is not None:  # as the query, which Layer.__call__ casts
+            value = cast_floating(value, self.compute_dtype)
+            key = cast_floating(key, self.compute_dtype)
         # Each head's projections, (batch, heads, position, size), by matrix products, which
         # trace with an unknown batch size (autotrace's einsum needs every size).
-        query = self._heads(query, self.query_kernel, self.query_bias if self.use_bias else 0)
-        key = self._heads(key, self.key_kernel, self.key_bias if self.use_bias else 0)
-        value = self._heads(value, self.value_kernel, self.value_bias if self.use_bias else 0)
+        compute, bias = self.compute, self.use_bias
+        query = self._heads(query, compute(self.query_kernel),
+                            compute(self.query_bias) if bias else 0)
+        key = self._heads(key, compute(self.key_kernel), compute(self.key_bias) if bias else 0)
+        value = self._heads(value, compute(self.value_kernel),
+                            compute(self.value_bias) if bias else 0)
         scores = query @ np.swapaxes(key, 2, 3) / math.sqrt(self.key_dim)  # weak: keeps float32
+        # Under a mixed policy the scores are masked and normalized in the variable dtype
+        # (float32): MASKED_SCORE is -inf in float16, and a float16 softmax loses the small
+        # weights; the weights then go on in the compute dtype.
+        scores = self.in_variable_dtype(scores)
         mask = self._mask(attention_mask, use_causal_mask, scores.shape[2], scores.shape[3])
         if mask is not None:
             scores = np.where(mask, scores, MASKED_SCORE)
-        weights = softmax(scores, axis=-1)
+        weights = self.compute(softmax(scores, axis=-1))
         attended = self.dropout(weights, training=training) @ value
         # the heads side by side, (batch, target, heads * value_dim), then projected
         attended = np.reshape(np.transpose(attended, (0, 2, 1, 3)),
                               (-1, attended.shape[2], self.num_heads * self.value_dim))
-        outputs = attended @ np.reshape(self.output_kernel,
+        outputs = attended @ np.reshape(self.compute(self.output_kernel),
                                         (self.num_heads * self.value_dim, -1))
         if self.use_bias:
-            outputs = outputs + self.output_bias
+            outputs = outputs + self.compute(self.output_bias)
         if return_attention_scores:
             return outputs, weights
         return outputs
