@@ -188,7 +188,21 @@ class Huber(Loss):
         return {"delta": self.delta}
 
 
-class BinaryCrossentropy(Loss):
+class _CrossEntropy(Loss):
+    """A cross entropy's options, Keras's: `from_logits` and `label_smoothing`."""
+
+    def __init__(self, from_logits: bool = False, label_smoothing: float = 0.0,
+                 reduction: str = "sum_over_batch_size", name: str | None = None,
+                 dtype=None):
+        super().__init__(reduction, name, dtype)
+        self.from_logits = bool(from_logits)
+        self.label_smoothing = _smoothing(label_smoothing, type(self).__name__)
+
+    def _options(self):
+        return {"from_logits": self.from_logits, "label_smoothing": self.label_smoothing}
+
+
+class BinaryCrossentropy(_CrossEntropy):
     """The mean over the last axis of the binary cross entropy (see `binary_crossentropy`).
 
     Arguments:
@@ -203,22 +217,12 @@ class BinaryCrossentropy(Loss):
 
     default_name = "binary_crossentropy"
 
-    def __init__(self, from_logits: bool = False, label_smoothing: float = 0.0,
-                 reduction: str = "sum_over_batch_size", name: str | None = None,
-                 dtype=None):
-        super().__init__(reduction, name, dtype)
-        self.from_logits = bool(from_logits)
-        self.label_smoothing = _smoothing(label_smoothing, type(self).__name__)
-
     def call(self, y_true, y_pred):
         return np.mean(binary_crossentropy(y_true, y_pred, self.from_logits,
                                            self.label_smoothing, reduction="none"), axis=-1)
 
-    def _options(self):
-        return {"from_logits": self.from_logits, "label_smoothing": self.label_smoothing}
 
-
-class CategoricalCrossentropy(Loss):
+class CategoricalCrossentropy(_CrossEntropy):
     """The cross entropy of one-hot (or probability) rows, per sample (see
     `categorical_crossentropy`).
 
@@ -234,19 +238,9 @@ class CategoricalCrossentropy(Loss):
 
     default_name = "categorical_crossentropy"
 
-    def __init__(self, from_logits: bool = False, label_smoothing: float = 0.0,
-                 reduction: str = "sum_over_batch_size", name: str | None = None,
-                 dtype=None):
-        super().__init__(reduction, name, dtype)
-        self.from_logits = bool(from_logits)
-        self.label_smoothing = _smoothing(label_smoothing, type(self).__name__)
-
     def call(self, y_true, y_pred):
         return categorical_crossentropy(y_true, y_pred, self.from_logits,
                                         self.label_smoothing, reduction="none")
-
-    def _options(self):
-        return {"from_logits": self.from_logits, "label_smoothing": self.label_smoothing}
 
 
 class SparseCategoricalCrossentropy(Loss):
