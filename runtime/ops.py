@@ -10,9 +10,9 @@ whichever module was imported first.
 from __future__ import annotations
 
 from .primitives.registry import (  # noqa: F401 - the registry's names, complete from here
-    LITERAL_TYPES, NO_FACTS, Primitive, UntraceableError, array_methods, bind, function_facts,
-    literal_source, names_with, numpy_functions, primitives, register, source_globals,
-    untraceable, viewed_inputs,
+    LITERAL_TYPES, NO_FACTS, Primitive, UntraceableError, array_methods, bind, call_source,
+    function_facts, literal_source, names_with, numpy_functions, primitives, register,
+    source_globals, untraceable, viewed_inputs,
 )
 
 # Each family registers its primitives and bindings when imported.

@@ -14,6 +14,9 @@ class Backend:
     lowers_scalars = False
     writes_in_place = True
     keeps_buffers = False
+    # primitive name -> source(args, attrs): a faster call of the same meaning in this backend's
+    # array module, written in place of the primitive's own (`np.sum(...)`)
+    sources: dict = {}
 
     def available(self) -> str | None:
         """None when this backend can run here, else why not (what to install)."""

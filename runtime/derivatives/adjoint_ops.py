@@ -259,7 +259,8 @@ def extremum_weights(a, y, axis=None, keepdims=False):
     xp = array_module(a)
     if not hasattr(a, "ndim"):  # a Python number (traced values and arrays have ndim)
         a = xp.asarray(a)
-    attained = as_weights(xp.equal(a, _expand_to_shape(y, a.shape, axis, keepdims, a)), a)
+    attained = as_weights(xp.equal(a, _expand_to_shape(y, a.shape, axis, keepdims, a)), a,
+                          always=True)  # counted in floats: the same counts, exactly
     return xp.divide(attained, xp.sum(attained, axis=axis, keepdims=True))
 
 

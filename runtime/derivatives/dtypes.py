@@ -51,13 +51,15 @@ def dtype_beside(number, like) -> np.dtype:
     return np.result_type(number, numpy_dtype(dtype), 0.0)
 
 
-def as_weights(mask, like):
+def as_weights(mask, like, always: bool = False):
     """The booleans `mask` as weights of the real dtype of `like`, for the module's functions
     (xp.multiply, xp.divide) to compute with: cast where that dtype is not float64, the mask
     itself where it is, since NumPy makes float64 of booleans by itself (a bool divided by a
-    count, 1.0 times a bool), in graphs the CPU's scalar compiler reads."""
+    count, 1.0 times a bool), in graphs the CPU's scalar compiler reads. `always` casts in
+    float64 too: weights that are summed (a sum of booleans is an int64 count, which a fused
+    CPU kernel does not compute in)."""
     dtype = real_dtype(like)
-    if dtype == _FLOAT64:
+    if dtype == _FLOAT64 and not always:
         return mask
     if hasattr(mask, "astype"):  # NumPy's and CuPy's arrays and scalars, traced values
         return mask.astype(dtype)

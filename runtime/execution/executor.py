@@ -2,7 +2,7 @@
 
     def graph_1(a, b):
         c = np.multiply(a, b)  # f64[3]
-        d = np.sum(c, axis=(0,))  # f64[]
+        d = np.add.reduce(c, axis=(0,))  # f64[]
         del c
         return (d,)
 
@@ -57,8 +57,10 @@ class _Source:
     in (constants are put there), its blocks of text so far, the numbers of its constants and
     subgraph functions, and how a backend places a constant where the function runs."""
 
-    def __init__(self, namespace: dict, lower_scalars: bool, place_constant=None):
+    def __init__(self, namespace: dict, lower_scalars: bool, place_constant=None,
+                 sources=None):
         self.namespace = namespace
+        self.sources = sources or {}
         self.lower_scalars = lower_scalars
         self.place_constant = place_constant
         self.blocks: list[str] = []
@@ -114,7 +116,7 @@ class _SourceNames:
 
 def graph_source(graph: Graph, function_name: str, namespace: dict,
                  lower_scalars: bool = True, place_constant=None,
-                 keep_buffers: bool = False) -> str:
+                 keep_buffers: bool = False, sources=None) -> str:
     """The Python source of `graph` as a function; constants are put in `namespace`.
 
     The subgraphs of control ops (cond, while) become functions of their own, defined first
@@ -124,8 +126,10 @@ def graph_source(graph: Graph, function_name: str, namespace: dict,
     `place_constant(value)` gives a constant's value as the function uses it (on a device).
     With `keep_buffers`, the arrays that die inside a call of the graph (not of its subgraphs)
     are written into buffers the function keeps for its next call (call_buffers.py).
+    `sources` (primitive name -> source function) replaces primitives' own sources: a
+    backend's faster calls (Backend.sources).
     """
-    source = _Source(namespace, lower_scalars, place_constant)
+    source = _Source(namespace, lower_scalars, place_constant, sources)
     _function_source(graph, function_name, source, keep_buffers)
     return "\n".join(source.blocks)
 
@@ -176,7 +180,8 @@ def _array_function_source(graph, function_name, source: _Source, keep_buffers=F
         elif primitive.statements is not None:
             statements = primitive.statements(outputs, args, attrs)
         else:
-            statements = [f"{', '.join(outputs)} = {primitive.source(args, attrs)}"]
+            write = source.sources.get(primitive.name, primitive.source)
+            statements = [f"{', '.join(outputs)} = {write(args, attrs)}"]
         types = " ".join(str(var.aval) for var in equation.outputs)
         lines.append(f"    {statements[0]}  # {types}" if types else f"    {statements[0]}")
         lines.extend(f"    {statement}" for statement in statements[1:])
@@ -272,7 +277,7 @@ def compile_graph(graph: Graph, name: str = "graph",
                       if isinstance(var.aval, AbstractArray)}) or ["cpu"]
     source = graph_source(graph, function_name, namespace, backend.lowers_scalars,
                           lambda value: backend.place_constant(value, devices[0]),
-                          backend.keeps_buffers)
+                          backend.keeps_buffers, backend.sources)
     exec(builtins.compile(source, filename, "exec"), namespace)
     function = namespace[function_name]
     native = backend.compile_whole(graph, function)

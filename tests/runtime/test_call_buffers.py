@@ -31,7 +31,7 @@ def test_an_array_that_dies_in_the_call_is_written_into_a_kept_buffer():
         "    c = np.matmul(a, b, out=_kept0)  # f64[3,5]",
         "    d = np.tanh(c, out=c)  # f64[3,5]",
         "    e = np.multiply(d, 2.0, out=d)  # f64[3,5]",
-        "    f = np.sum(e, axis=(0,))  # f64[5]",
+        "    f = np.add.reduce(e, axis=(0,))  # f64[5]",
         "    del c, d, e",
         f"    kept_{name}.append(_kept)",
         "    return (f,)",

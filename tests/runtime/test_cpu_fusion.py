@@ -18,7 +18,8 @@ if not llvm.available():
     pytest.skip("llvmlite is not installed (pip install llvmlite): the compiled CPU backend "
                 "is not available", allow_module_level=True)
 
-from autotrace.runtime.backends.llvm.cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion  # noqa: E402
+from autotrace.runtime.backends.llvm.cpu_fusion import (  # noqa: E402
+    MIN_CHAIN_ELEMENTS, MIN_FUSED_ELEMENTS, CpuFusion)
 from autotrace.runtime.backends.llvm.backend import LlvmBackend  # noqa: E402
 from autotrace.runtime.execution.executor import compile_graph  # noqa: E402
 from autotrace.runtime.passes import optimize  # noqa: E402
@@ -412,7 +413,14 @@ def test_only_regions_of_two_equations_and_enough_elements_fuse():
     small, large = np.ones(MIN_FUSED_ELEMENTS - 1), np.ones(MIN_FUSED_ELEMENTS)
     assert not fused_equations(fused_graph(function, small, min_elements=MIN_FUSED_ELEMENTS))
     assert fused_equations(fused_graph(function, large, min_elements=MIN_FUSED_ELEMENTS))
-    assert CpuFusion().min_elements == MIN_FUSED_ELEMENTS
+    # by default, also a chain of MIN_CHAIN_EQUATIONS from MIN_CHAIN_ELEMENTS on
+    assert not fused_equations(fused_graph(function, small, min_elements=None))
+    chain = lambda x: np.tanh(x * 2.0) + x  # noqa: E731 - three equations
+    for size, fused in [(MIN_CHAIN_ELEMENTS - 1, False), (MIN_CHAIN_ELEMENTS, True)]:
+        graph = fused_graph(chain, np.ones(size), min_elements=None)
+        assert len(fused_equations(graph)) == fused, size
+        assert len(graph.equations) == (1 if fused else 3)
+    assert CpuFusion().min_elements is None
 
 
 def test_graph_and_source_stay_readable():

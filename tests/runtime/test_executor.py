@@ -142,7 +142,7 @@ def test_source_is_one_line_per_equation_with_names_of_the_graph():
     _, source = compile_graph(graph, name="dot")
     assert source.splitlines()[1:] == [
         "    c = np.multiply(a, b)  # f64[3,4]",
-        "    d = np.sum(c, axis=(0,))  # f64[4]",
+        "    d = np.add.reduce(c, axis=(0,))  # f64[4]",
         "    del c",
         "    return (d,)",
     ]

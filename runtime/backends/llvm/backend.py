@@ -22,9 +22,9 @@ from . import compiler
 
 class LlvmBackend(NumpyBackend):
     name = "llvm"
-    # Regions smaller than this stay NumPy calls (cpu_fusion.py says why); None: CpuFusion's
-    # measured MIN_FUSED_ELEMENTS. AUTOTRACE_FUSION_MIN_ELEMENTS=1 fuses every region, to test
-    # the kernels on programs of small arrays.
+    # Regions smaller than this stay NumPy calls; None: cpu_fusion.worth_fusing's measured
+    # rule. AUTOTRACE_FUSION_MIN_ELEMENTS=1 fuses every region, to test the kernels on programs
+    # of small arrays.
     min_elements: int | None = int(os.environ.get("AUTOTRACE_FUSION_MIN_ELEMENTS", 0)) or None
 
     def available(self) -> str | None:
@@ -38,8 +38,8 @@ class LlvmBackend(NumpyBackend):
         from .cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion
         from .cpu_outer import CpuOuterProducts
         from .cpu_row_fusion import CpuRowFusion
-        minimum = self.min_elements or MIN_FUSED_ELEMENTS
-        return [*super().passes(), CpuOuterProducts(), CpuRowFusion(minimum), CpuFusion(minimum)]
+        return [*super().passes(), CpuOuterProducts(),
+                CpuRowFusion(self.min_elements or MIN_FUSED_ELEMENTS), CpuFusion(self.min_elements)]
 
     def compile_whole(self, graph, python_version):
         from .cpu_scalar import compile_scalar_graph
