@@ -21,6 +21,7 @@ The imports are read with `ast` (nothing is imported), so this runs in a fractio
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -110,7 +111,8 @@ def _import_graph(modules: dict) -> dict:
     """Module -> the runtime modules it imports when it is imported. (Its packages are imported
     first too, but a package's __init__ that gathers its own modules makes no cycle: Python
     finishes the submodule it is importing before the package goes on.)"""
-    return {module: {name for _, name in IMPORTS[module][0] if name in modules} - {module}
+    imports = _runtime_imports()
+    return {module: {name for _, name in imports[module][0] if name in modules} - {module}
             for module in modules}
 
 
@@ -150,11 +152,20 @@ def _closure(graph: dict, start) -> set:
     return seen
 
 
-RUNTIME = _sources("runtime")
-TRANSFORMS = _sources("transforms")
-# Module -> (module-level imports, imports inside functions), as (line, module) pairs.
-IMPORTS = {module: _imports(tree, module, RUNTIME)
-           for modules in (RUNTIME, TRANSFORMS) for module, tree in modules.items()}
+@functools.cache
+def _parsed(package: str) -> dict:
+    """`_sources(package)`, parsed when a test first needs it rather than when the tests are
+    collected (in every worker of the test run, a few seconds)."""
+    return _sources(package)
+
+
+@functools.cache
+def _runtime_imports() -> dict:
+    """Module -> (module-level imports, imports inside functions), as (line, module) pairs,
+    for runtime/ and transforms/."""
+    runtime = _parsed("runtime")
+    return {module: _imports(tree, module, runtime)
+            for modules in (runtime, _parsed("transforms")) for module, tree in modules.items()}
 
 
 def test_find_cycle_names_a_cycle_and_accepts_a_dag():
@@ -163,31 +174,31 @@ def test_find_cycle_names_a_cycle_and_accepts_a_dag():
 
 
 def test_runtime_has_no_module_level_import_cycle():
-    cycle = find_cycle(_import_graph(RUNTIME))
+    cycle = find_cycle(_import_graph(_parsed("runtime")))
     assert cycle is None, (
         "runtime/ imports in a ring: " + " -> ".join(cycle) + ". Move what the lower module "
         "needs from the higher one down (into it, or into a small module both import).")
 
 
 def test_runtime_imports_runtime_inside_functions_only_where_the_design_says():
-    late = [f"{module} line {line}: {name}" for module in RUNTIME
+    late = [f"{module} line {line}: {name}" for module in _parsed("runtime")
             if not _within(module, LATE_IMPORTS_ALLOWED_IN)
-            for line, name in IMPORTS[module][1] if _within(name, ("runtime",))]
+            for line, name in _runtime_imports()[module][1] if _within(name, ("runtime",))]
     assert late == [], (
         "imports of runtime/ inside functions (they hide import cycles; import at the top, "
         "or move the shared piece into a lower module): " + "; ".join(late))
 
 
 def test_runtime_never_imports_transforms_or_autotrace():
-    found = [f"{module} line {line}: {name}" for module in RUNTIME
-             for line, name in sum(IMPORTS[module], [])
+    found = [f"{module} line {line}: {name}" for module in _parsed("runtime")
+             for line, name in sum(_runtime_imports()[module], [])
              if _within(name, ("transforms", "autotrace"))]
     assert found == [], "runtime/ imports transforms/ or autotrace/: " + "; ".join(found)
 
 
 def test_transforms_imports_from_runtime_only_the_derivative_helpers_and_custom_ops():
-    found = [f"{module} line {line}: {name}" for module in TRANSFORMS
-             for line, name in sum(IMPORTS[module], [])
+    found = [f"{module} line {line}: {name}" for module in _parsed("transforms")
+             for line, name in sum(_runtime_imports()[module], [])
              if _within(name, ("runtime",)) and not _within(name, TRANSFORMS_MAY_IMPORT)]
     assert found == [], (
         f"transforms/ may import from runtime/ only {', '.join(TRANSFORMS_MAY_IMPORT)}; "
@@ -195,11 +206,13 @@ def test_transforms_imports_from_runtime_only_the_derivative_helpers_and_custom_
 
 
 def test_what_transforms_imports_from_runtime_never_loads_the_compiler():
-    imported = {name for module in TRANSFORMS for _, name in sum(IMPORTS[module], [])
+    imports = _runtime_imports()
+    imported = {name for module in _parsed("transforms") for _, name in sum(imports[module], [])
                 if _within(name, ("runtime",))}
     assert imported and all(_within(name, TRANSFORMS_MAY_IMPORT) for name in imported)
-    graph = _import_graph(RUNTIME)
-    may_import = {module for module in RUNTIME if _within(module, TRANSFORMS_MAY_IMPORT)}
+    graph = _import_graph(_parsed("runtime"))
+    may_import = {module for module in _parsed("runtime")
+                  if _within(module, TRANSFORMS_MAY_IMPORT)}
     loaded = _closure(graph, imported | may_import)
     compiler = sorted(module for module in loaded if _within(module, COMPILER))
     assert compiler == [], (
@@ -207,14 +220,17 @@ def test_what_transforms_imports_from_runtime_never_loads_the_compiler():
         + ", ".join(compiler))
 
 
-API = _sources("autotrace")
-API_IMPORTS = {module: _imports(tree, module, API) for module, tree in API.items()}
+@functools.cache
+def _api_imports() -> dict:
+    api = _parsed("autotrace")
+    return {module: _imports(tree, module, api) for module, tree in api.items()}
 
 
 def test_autotrace_has_no_import_cycle_even_through_function_level_imports():
     graph = {}
-    for module, (at_import, late) in API_IMPORTS.items():
-        graph[module] = {name for _, name in at_import + late if name in API} - {module}
+    for module, (at_import, late) in _api_imports().items():
+        graph[module] = {name for _, name in at_import + late
+                         if name in _parsed("autotrace")} - {module}
     cycle = find_cycle(graph)
     assert cycle is None, (
         "autotrace/ imports in a ring: " + " -> ".join(cycle) + ". A module below the public "
@@ -225,8 +241,8 @@ def test_autotrace_has_no_import_cycle_even_through_function_level_imports():
 def test_the_package_init_loads_its_parts_lazily():
     """autotrace/__init__.py imports none of its parts: each loads when its name is first used,
     so importing one layer (autotrace.runtime) loads only that layer."""
-    init = API["autotrace"]
-    imported = [name for _, name in sum(API_IMPORTS["autotrace"], [])
+    init = _parsed("autotrace")["autotrace"]
+    imported = [name for _, name in sum(_api_imports()["autotrace"], [])
                 if _within(name, ("autotrace", "runtime", "transforms"))]
     assert imported == [], "autotrace/__init__.py imports " + ", ".join(imported)
     assert any(isinstance(node, ast.FunctionDef) and node.name == "__getattr__"
@@ -264,7 +280,7 @@ def test_dir_of_autotrace_lists_the_public_names_and_each_resolves():
 
 
 def _all_sources() -> dict:
-    return {**RUNTIME, **TRANSFORMS, **API}
+    return {**_parsed("runtime"), **_parsed("transforms"), **_parsed("autotrace")}
 
 
 def test_no_import_cycle_anywhere_counting_imports_inside_functions():

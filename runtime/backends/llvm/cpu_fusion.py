@@ -69,10 +69,11 @@ MIN_FUSED_ELEMENTS = 1024
 # A longer chain fuses at fewer elements: each NumPy call it replaces costs ~0.5 us, the fused
 # call ~0.9 us. Measured (Zen 3, one core) on chains of multiplies and adds, NumPy -> fused:
 # three equations 3.6 -> 3.5 us at 128 elements, 4.1 -> 3.7 at 512; four 4.2 -> 3.5 at 128.
-# The batch-1 MLP's gradient (regions of 512 values: GELU and its derivative) went from 347 to
-# 303 us in float64. Below 128 elements, a kernel's compile time (tens of ms, once) is won back
-# only after tens of thousands of calls.
-MIN_CHAIN_EQUATIONS, MIN_CHAIN_ELEMENTS = 3, 128
+# The batch-1 MLP's gradient (regions of 256 and 512 values: GELU and its derivative) takes
+# 290-300 us in float64 so, 335-365 without. The gain per call is small beside a kernel's
+# compile time (tens of ms, once), won back only after tens of thousands of calls: hence 256,
+# not lower.
+MIN_CHAIN_EQUATIONS, MIN_CHAIN_ELEMENTS = 3, 256
 # A region grows no longer than this many equations, to bound a kernel's compile time.
 MAX_REGION_EQUATIONS = 256
 # A region reads at most this many arrays that equations outside it compute after its first
