@@ -32,7 +32,7 @@ import warnings
 from .cpu_calls import compiled_kernel
 from .cpu_fusion import (KERNEL_DTYPES, MAX_REGION_EQUATIONS, MIN_FUSED_ELEMENTS, Region,
                          fuse_regions, fused_cpu, merged, region_as_numpy, region_steps,
-                         step_dtypes)
+                         step_dtypes, worth_fusing)
 from .cpu_kernels import ARRAY, MAX_WIDTH, SCALAR, KernelSpec, array_layout_known
 from .cpu_reductions import PAIRWISE_BLOCK
 from .cpu_rows import PER_ROW, ROW_REDUCTIONS, RowPlan
@@ -57,8 +57,7 @@ class CpuRowFusion:
         if not (llvm.available() and array_layout_known()):
             return graph
         regions = [region for region in find_row_regions(graph)
-                   if len(region.equations) >= 2 and region.size >= self.min_elements
-                   and _has_rows(region)]
+                   if worth_fusing(region, self.min_elements) and _has_rows(region)]
         return fuse_regions(graph, regions, _row_equation)
 
 
