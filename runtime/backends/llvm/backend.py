@@ -4,8 +4,9 @@ input once and writes each output once, calling glibc's vector math (libmvec) fo
 transcendental functions but tanh, which it writes itself (cpu_vector_math.py); rows reduced
 over the trailing axis and used in the same rows (softmax, layer norm) in one row kernel each
 (cpu_row_fusion.py); an outer product (a column times a row) in one loop that writes it
-(cpu_outer.py); and a graph of scalars compiled whole into one native function, its
-repeated blocks rolled back into loops (cpu_scalar.py).
+(cpu_outer.py); max pooling and its gradient in one loop each (cpu_pooling.py); and a graph
+of scalars compiled whole into one native function, its repeated blocks rolled back into loops
+(cpu_scalar.py).
 
 It needs llvmlite, a dependency of autotrace. Where llvmlite cannot be imported or cannot compile
 for the CPU, `backend_for` warns once and gives the NumPy backend instead
@@ -37,8 +38,9 @@ class LlvmBackend(NumpyBackend):
     def passes(self) -> list:
         from .cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion
         from .cpu_outer import CpuOuterProducts
+        from .cpu_pooling import CpuMaxPooling
         from .cpu_row_fusion import CpuRowFusion
-        return [*super().passes(), CpuOuterProducts(),
+        return [*super().passes(), CpuOuterProducts(), CpuMaxPooling(),
                 CpuRowFusion(self.min_elements or MIN_FUSED_ELEMENTS), CpuFusion(self.min_elements)]
 
     def compile_whole(self, graph, python_version):
