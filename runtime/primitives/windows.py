@@ -187,13 +187,13 @@ def fold_taps(taps: list, geometry: WindowGeometry):
     first = taps[0]
     xp = array_module(first)
     image = xp.zeros((first.shape[0], *geometry.input_size, first.shape[-1]), dtype=first.dtype)
-    for values, (inside, within) in zip(taps, _taps_inside(geometry)):
+    for values, (inside, within) in zip(taps, taps_inside(geometry)):
         if inside is not None:
             image[inside] += values[within]
     return image
 
 
-def _taps_inside(geometry: WindowGeometry) -> list:
+def taps_inside(geometry: WindowGeometry) -> list:
     """For each tap in row-major order, where it lands inside the image: (the index of those
     pixels in an unpadded NHWC image, the index of the outputs they come from in an
     (N, out_h, out_w, C) array), or (None, None) where it lands in the padding only."""
@@ -218,3 +218,15 @@ def _taps_inside(geometry: WindowGeometry) -> list:
                 found.append(((slice(None), rows[0], columns[0], slice(None)),
                               (slice(None), rows[1], columns[1], slice(None))))
     return found
+
+
+def padding_share(geometry: WindowGeometry) -> float:
+    """The share of the im2col matrix (`extract_patches`) that is padding: half for a 5x5
+    "same" window on a 4x4 image, none with padding="valid"."""
+    inside = 0
+    for pixels, outputs in taps_inside(geometry):
+        if pixels is not None:
+            inside += ((outputs[1].stop - outputs[1].start)
+                       * (outputs[2].stop - outputs[2].start))
+    (window_h, window_w), (out_h, out_w) = geometry.window, geometry.output_size
+    return 1.0 - inside / (window_h * window_w * out_h * out_w)
