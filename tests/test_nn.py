@@ -144,6 +144,42 @@ def test_conv2d_derivatives(strides, padding, data_format):
     check_grads(loss, (x, kernel), wrt=(0, 1), order=2, modes=BOTH_MODES)
 
 
+@pytest.mark.parametrize("data_format", FORMATS)
+@pytest.mark.parametrize("spatial,window,strides", [((4, 4), (5, 5), (1, 1)),
+                                                    ((3, 5), (3, 4), (2, 1))])
+def test_conv2d_gradients_of_mostly_padded_images_by_taps(spatial, window, strides,
+                                                          data_format):
+    """Where most of the im2col matrix is padding and there are 16 channels or more, the
+    gradients are computed tap by tap (runtime/primitives/convolution.py MIN_PADDING_SHARE):
+    each is conv2d's adjoint, <conv2d(x, k), g> == <x, dx> == <k, dk>, and equals the loops'
+    reference gradient."""
+    from autotrace.runtime.primitives import convolution
+    x = images(spatial, 16, data_format, batch=3)
+    kernel = rng.standard_normal((*window, 16, 20))
+    geometry = window_geometry(spatial, window, strides, "same", "test")
+    assert convolution._by_taps(geometry, 16, 20)
+    y = nn.conv2d(x, kernel, strides, "same", data_format)
+    g = rng.standard_normal(y.shape)
+    dx, dk = autotrace.grad(lambda x, k: np.sum(nn.conv2d(x, k, strides, "same", data_format)
+                                                 * g), wrt=(0, 1))(x, kernel)
+    inner = np.sum(y * g)
+    assert np.isclose(np.sum(x * dx), inner, rtol=1e-12)
+    assert np.isclose(np.sum(kernel * dk), inner, rtol=1e-12)
+    # the reference's gradient in an element: its conv with a one-hot image (kernel), summed
+    for index in [(0, 0, 0, 0), (2, 1, 2, 5), (1, 2, 3, 15)]:
+        element = index if data_format == "channels_last" else (index[0], index[3], *index[1:3])
+        one_hot = np.zeros_like(x)
+        one_hot[element] = 1.0
+        expected = np.sum(reference_conv2d(one_hot, kernel, strides, "same", data_format) * g)
+        assert np.isclose(dx[element], expected, rtol=1e-12, atol=1e-12)
+    for index in [(0, 0, 0, 0), (2, 3, 7, 19), (4, 1, 15, 3)]:
+        if index[0] < window[0] and index[1] < window[1]:
+            one_hot = np.zeros_like(kernel)
+            one_hot[index] = 1.0
+            expected = np.sum(reference_conv2d(x, one_hot, strides, "same", data_format) * g)
+            assert np.isclose(dk[index], expected, rtol=1e-12, atol=1e-12)
+
+
 def distinct_images(shape):
     """No two values within 0.1 of each other: no ties in a max pool."""
     return (rng.permutation(int(np.prod(shape))) * 0.3 - 3.0).reshape(shape)
