@@ -248,7 +248,8 @@ def test_unrolled_ops_are_refused_past_the_limit():
 
 def test_every_op_has_a_batching_rule_or_refuses_with_a_reason():
     for module in ("backends.llvm.cpu_fusion", "backends.llvm.cpu_outer",
-                   "backends.llvm.cpu_pooling", "backends.outer_products", "tracing.stacks"):
+                   "backends.llvm.cpu_pooling", "backends.outer_products",
+                   "backends.row_products", "tracing.stacks"):
         importlib.import_module(f"autotrace.runtime.{module}")  # their ops: fused_cpu, ...
     importlib.import_module("autotrace.distributed")  # allreduce
     missing = sorted(name for name, primitive in primitives.items() if primitive.batching is None)
@@ -258,7 +259,7 @@ def test_every_op_has_a_batching_rule_or_refuses_with_a_reason():
     assert all(len(reason) > 20 for reason in refused.values())
     # the ops that are refused on purpose, each with its reason
     assert sorted(refused) == ["allreduce", "full", "fused_cpu", "mask_select", "matmul_outer",
-                               "max_pool_cpu", "max_pool_scatter_cpu", "outer_cpu",
+                               "matmul_rows", "max_pool_cpu", "max_pool_scatter_cpu", "outer_cpu",
                                "stack_batch_pop", "stack_batch_push", "stack_new",
                                "stack_select", "stack_to_batch"]
 

@@ -1,6 +1,7 @@
 """The NumPy backend: every equation one NumPy call (or Python float arithmetic for a graph of
-float64 scalars); always available, and what the other CPU backend falls back on. Its one pass
-computes a matmul whose contracted length is 1 with np.einsum (outer_products.py).
+float64 scalars); always available, and what the other CPU backend falls back on. Its passes
+compute a matmul whose contracted length is 1 with np.einsum (outer_products.py), and a stack
+of matrices times one matrix as one product of the stack's rows (row_products.py).
 
 A reduction is written as its ufunc's `reduce` (`np.add.reduce(c, axis=(1,), keepdims=True)`),
 which is what np.sum, np.prod, np.max and np.min call on an array after their Python wrapper:
@@ -13,6 +14,7 @@ import numpy as np
 from ..ops import call_source
 from .outer_products import OuterProducts
 from .protocol import Backend
+from .row_products import RowProducts
 
 _UFUNC_REDUCTIONS = {"reduce_sum": "np.add.reduce", "reduce_prod": "np.multiply.reduce",
                      "reduce_max": "np.maximum.reduce", "reduce_min": "np.minimum.reduce"}
@@ -33,7 +35,9 @@ class NumpyBackend(Backend):
         return np
 
     def passes(self) -> list:
-        return [OuterProducts()]  # NumPy's matmul of a column by a row is a slow loop
+        # NumPy's matmul of a column by a row is a slow loop, and of a stack one BLAS call per
+        # matrix
+        return [OuterProducts(), RowProducts()]
 
 
 BACKEND = NumpyBackend()
