@@ -60,8 +60,8 @@ def test_compiled_max_pooling_is_numpys_bit_for_bit(dtype, image):
         attrs = options(pool_size, strides, padding)
         pooled = pooling._max_pool2d(x, **attrs)
         assert same_bits(cpu_pooling.max_pool(x, **attrs), pooled), attrs
-        if strides[0] >= pool_size[0] and strides[1] >= pool_size[1]:
-            g = special_images(pooled.shape, dtype, seed + 100)
+        g = special_images(pooled.shape, dtype, seed + 100)  # overlapping windows: NumPy's
+        with np.errstate(invalid="ignore"):  # where windows overlap, inf + -inf is NaN
             assert same_bits(cpu_pooling.max_pool_scatter(g, x, **attrs),
                              pooling._max_pool2d_scatter(g, x, **attrs)), attrs
         compared += 1

@@ -37,6 +37,7 @@ import numpy as np
 from . import compiler as llvm
 from ..outer_products import with_primitive
 from ...graph import Graph
+from ...primitives import pooling
 from ...primitives.batching import refuse_batching
 from ...primitives.registry import Primitive, bind, is_traced, primitives, register
 from ...primitives.windows import WindowGeometry, pad_spatial, window_geometry
@@ -89,18 +90,20 @@ def max_pool(x, *, pool_size, strides, padding, data_format="channels_last"):
 
 
 def max_pool_scatter(g, x, *, pool_size, strides, padding, data_format="channels_last"):
-    """max_pool2d_scatter(g, x, ...) of channels_last float32 or float64 g and x whose windows
-    do not overlap, by one compiled loop: NumPy's result bit for bit."""
+    """max_pool2d_scatter(g, x, ...) of channels_last float32 or float64 g and x, by one
+    compiled loop where windows do not overlap (else by NumPy): NumPy's result bit for bit."""
     if is_traced(g) or is_traced(x):
         return bind("max_pool_scatter_cpu", g, x, pool_size=pool_size, strides=strides,
                     padding=padding, data_format=data_format)
+    if any(stride < size for stride, size in zip(strides, pool_size)):
+        return pooling.max_pool2d_scatter(g, x, pool_size, strides, padding, data_format)
     geometry, padded = _padded(x, pool_size, strides, padding)
     g = np.ascontiguousarray(g, dtype=x.dtype)
     covered = _covers(geometry, padded.shape[1:3])
     out = (np.empty if covered else np.zeros)(padded.shape, x.dtype)
     _kernel("scatter", x.dtype, geometry)(x.shape[0], *padded.shape[1:],
                                           *geometry.output_size, padded, g, out)
-    if padded is x:
+    if not any(before or after for before, after in geometry.pads):
         return out
     (top, _), (left, _) = geometry.pads
     height, width = geometry.input_size
