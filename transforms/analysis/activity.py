@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import gast
 
-from ..codegen.nodes import walk
+from ..codegen.nodes import nodes_of
 
 # Attributes of arrays that describe them rather than hold their values.
 DESCRIPTIVE_ATTRIBUTES = {"shape", "ndim", "dtype", "size", "itemsize", "nbytes"}
 
 
 def _reads(node) -> set:
-    return {n.id for n in walk(node) if isinstance(n, gast.Name)
+    return {n.id for n in nodes_of(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)}
 
 

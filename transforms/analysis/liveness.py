@@ -11,7 +11,7 @@ import collections
 
 import gast
 
-from ..codegen.nodes import walk
+from ..codegen.nodes import nodes_of
 
 
 def live_after(body) -> dict:
@@ -60,7 +60,7 @@ def live_after(body) -> dict:
 
 
 def _reads(node) -> set:
-    return {n.id for n in walk(node) if isinstance(n, gast.Name)
+    return {n.id for n in nodes_of(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)} if node is not None else set()
 
 

@@ -32,7 +32,7 @@ from ..errors import TransformError
 from ..codegen.naming import walk_scope
 from ..front.parsing import MISSING, parse_function, resolve
 from ..rules.core import constant
-from ..codegen.nodes import walk
+from ..codegen.nodes import nodes_of, walk
 from ..codegen.codegen import to_source
 
 # Functions called are read for what they change this many calls deep.
@@ -327,7 +327,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
     classify(func): what the callee `func` is (transforms/analysis/calls.py); helper(name): the name
     generated code calls a helper by; namespace: the function's, where a method of an object
     found before running (`layer.forward`, `layer` a global) is checked at once."""
-    names = {n.id for statement in body for n in walk(statement)
+    names = {n.id for statement in body for n in nodes_of(statement)
              if isinstance(n, gast.Name)}
     nodes = [n for statement in body for n in walk_scope(statement)]
     held = held_attributes(nodes, names)

@@ -19,7 +19,7 @@ from ..analysis.aliases import memory_sharing
 from ..analysis.calls import classify
 from .naming import name_counts
 from ..reverse.sweep_parts import COMMENT, SAVE
-from .nodes import walk
+from .nodes import nodes_of, walk
 
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
              gast.Div: operator.truediv, gast.Pow: operator.pow}
@@ -190,7 +190,7 @@ def _value_reads(node, shape_only: dict) -> tuple:
     """(the names read in `node`, those leaving out arguments that `shape_only` helpers read
     the shape of)."""
     skipped, reads = set(), []
-    for found in walk(node):  # one walk: the calls and the names read
+    for found in nodes_of(node):  # one walk: the calls and the names read
         if isinstance(found, gast.Name):
             if isinstance(found.ctx, gast.Load):
                 reads.append(found)
@@ -213,7 +213,7 @@ def fold_constants(body, namer=None):
         # Most statements hold neither: one walk finds out, where each pass below visits
         # every node.
         folds = identities = False
-        for node in walk(statement):
+        for node in nodes_of(statement):
             if isinstance(node, gast.BinOp):
                 folds = folds or (isinstance(node.left, gast.Constant)
                                   and isinstance(node.right, gast.Constant))
@@ -372,15 +372,15 @@ def inline_temporaries(body, temporaries, is_pure):
 
 def _loads_and_stores(nodes) -> tuple:
     """(how often each name is read, how often assigned) in `nodes`: one walk."""
-    loads, stores = collections.Counter(), collections.Counter()
+    loaded, stored = [], []  # in the order walk meets them, which is the Counters' order
     for root in nodes:
-        for node in walk(root):
+        for node in nodes_of(root):
             if isinstance(node, gast.Name):
                 if isinstance(node.ctx, gast.Load):
-                    loads[node.id] += 1
+                    loaded.append(node.id)
                 elif isinstance(node.ctx, gast.Store):
-                    stores[node.id] += 1
-    return loads, stores
+                    stored.append(node.id)
+    return collections.Counter(loaded), collections.Counter(stored)
 
 
 class _SimpleStatements:

@@ -15,7 +15,7 @@ import gast
 
 from ...runtime.generated_source import (PREFIX as GENERATED_PREFIX, forget_with,
                                          register_generated)
-from .nodes import to_ast, walk
+from .nodes import fill_missing_locations, nodes_of, to_ast
 
 _counter = itertools.count()
 
@@ -26,7 +26,7 @@ def to_source(node) -> str:
         return "".join(to_source(n) for n in node)
     if isinstance(node, gast.AST):
         node = to_ast(node)
-    node = ast.fix_missing_locations(node)
+    node = fill_missing_locations(node)  # (the unparser reads statements' lines)
     return ast.unparse(node).rstrip("\n") + "\n"
 
 
@@ -84,7 +84,7 @@ def load_closure(source: str, name: str, globals_: dict, cells_of, hint: str,
     ast.parse read it, where the caller read it already (it is changed here)."""
     filename = register_source(source, hint)
     definition = (ast.parse(source, filename) if parsed is None else parsed).body[0]
-    cells = cells_of({node.id for node in walk(definition) if isinstance(node, ast.Name)})
+    cells = cells_of({node.id for node in nodes_of(definition) if isinstance(node, ast.Name)})
     # (parsed, the definition has every location; the statements put first take its own)
     definition.body[:0] = [ast.fix_missing_locations(ast.copy_location(statement, definition))
                            for statement in first]

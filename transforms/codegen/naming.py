@@ -5,17 +5,18 @@ import collections
 
 import gast
 
-from .nodes import walk
+from .nodes import nodes_of
 
 
 def names_in(tree) -> set:
     """Every identifier that appears in `tree` (names, arguments, function names)."""
     found = set()
-    for node in walk(tree):
+    add = found.add
+    for node in nodes_of(tree):
         if isinstance(node, gast.Name):
-            found.add(node.id)
+            add(node.id)
         elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
-            found.add(node.name)
+            add(node.name)
     return found
 
 
@@ -28,28 +29,33 @@ def walk_scope(node):
     """`node` and what it contains, depth first, in source order, not descending into nested
     scopes (functions, lambdas, classes, comprehensions), whose names are their own."""
     # A stack, not recursion: a recursive generator passes every node up through each level
-    # above it, and generated bodies nest deep.
+    # above it, and generated bodies nest deep. A node's children are pushed last to first,
+    # so that the first is taken next.
     todo = [node]
+    pop, push = todo.pop, todo.append
     while todo:
-        node = todo.pop()
+        node = pop()
         yield node
         if isinstance(node, SCOPES):
             continue  # its name (a def) belongs here; its body does not
-        children = []
-        for field in node._fields:
+        for field in reversed(node._fields):
             value = getattr(node, field, None)
             if isinstance(value, gast.AST):
-                children.append(value)
+                push(value)
             elif isinstance(value, list):
-                children.extend(item for item in value if isinstance(item, gast.AST))
-        todo.extend(reversed(children))
+                for item in reversed(value):
+                    if isinstance(item, gast.AST):
+                        push(item)
 
 
 def name_counts(nodes, context=gast.Load) -> collections.Counter:
     """How often each name is used in `context` (gast.Load or gast.Store) within `nodes`,
     nested scopes included."""
-    return collections.Counter(node.id for root in nodes for node in walk(root)
-                               if isinstance(node, gast.Name) and isinstance(node.ctx, context))
+    found = []  # in the order walk meets them, which is the Counter's order
+    for root in nodes:
+        found += [node.id for node in nodes_of(root)
+                  if isinstance(node, gast.Name) and isinstance(node.ctx, context)]
+    return collections.Counter(found)
 
 
 class Namer:

@@ -38,17 +38,81 @@ def walk(node):
         yield node
 
 
+def nodes_of(node) -> list:
+    """The nodes `walk(node)` hands out, in its order, as a list: for a caller that reads
+    every node of a tree it does not change, which costs less than resuming a generator once
+    a node."""
+    todo = [node]
+    append = todo.append
+    for node in todo:  # the list grows as it is read: a queue
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, _AST):
+                append(value)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, _AST):
+                        append(item)
+    return todo
+
+
 def children(node) -> list:
     """The nodes directly under `node`: `ast.iter_child_nodes(node)`, order and all, as a
     list."""
     found = []
+    append = found.append
     for field in node._fields:
         value = getattr(node, field, None)
         if isinstance(value, _AST):
-            found.append(value)
+            append(value)
         elif isinstance(value, list):
-            found.extend(item for item in value if isinstance(item, _AST))
+            for item in value:  # (a loop: a generator per list costs more than its items)
+                if isinstance(item, _AST):
+                    append(item)
     return found
+
+
+def fill_missing_locations(root):
+    """`ast.fix_missing_locations(root)` for a tree of the standard library's nodes, without
+    its recursion and generators: each node without a position takes its parent's, nodes met
+    in the same order (depth first, in source order), so a node met twice ends as it does
+    there. Returns `root`."""
+    todo = [(root, 1, 0, 1, 0)]
+    pop, push = todo.pop, todo.append
+    while todo:
+        node, lineno, col_offset, end_lineno, end_col_offset = pop()
+        attributes = node._attributes
+        if attributes:
+            if "lineno" in attributes:
+                if not hasattr(node, "lineno"):
+                    node.lineno = lineno
+                else:
+                    lineno = node.lineno
+            if "end_lineno" in attributes:
+                if getattr(node, "end_lineno", None) is None:
+                    node.end_lineno = end_lineno
+                else:
+                    end_lineno = node.end_lineno
+            if "col_offset" in attributes:
+                if not hasattr(node, "col_offset"):
+                    node.col_offset = col_offset
+                else:
+                    col_offset = node.col_offset
+            if "end_col_offset" in attributes:
+                if getattr(node, "end_col_offset", None) is None:
+                    node.end_col_offset = end_col_offset
+                else:
+                    end_col_offset = node.end_col_offset
+        # the children pushed last to first, so that the first is taken next
+        for field in reversed(node._fields):
+            value = getattr(node, field, None)
+            if isinstance(value, ast.AST):
+                push((value, lineno, col_offset, end_lineno, end_col_offset))
+            elif isinstance(value, list):
+                for item in reversed(value):
+                    if isinstance(item, ast.AST):
+                        push((item, lineno, col_offset, end_lineno, end_col_offset))
+    return root
 
 
 def copy_tree(value, memo: dict | None = None):

@@ -46,7 +46,7 @@ from .list_methods import rewrite_list_methods
 from ..analysis.live_names import LiveNamespace
 from ..codegen.naming import Namer, names_in, seed_keyword
 from .nested import lift_nested_functions
-from ..codegen.nodes import children, walk
+from ..codegen.nodes import children, nodes_of, walk
 from ..analysis.object_state import check_calls, check_state_writes
 from ..reverse.built_objects_and_super import (check_constructions, explicit_super, objects_built,
                       parse_fields_function, replace_calls)
@@ -375,7 +375,7 @@ def activity(unit: Unit) -> None:
         return_node = body[-1]  # the one return exits_to_flags left, last
         result = return_node.value
         body = body[:-1]
-    local_names = set(parameters) | {n.id for s in body for n in walk(s)
+    local_names = set(parameters) | {n.id for s in body for n in nodes_of(s)
                                      if isinstance(n, gast.Name)
                                      and isinstance(n.ctx, gast.Store)}
     namer.locals = local_names
@@ -394,7 +394,7 @@ def activity(unit: Unit) -> None:
                                   unit.context.helper, unit.outermost,
                                   unit.state_written)
     if rebound:  # objects whose state a write changed: they carry gradient from there
-        local_names = set(parameters) | {n.id for s in body for n in walk(s)
+        local_names = set(parameters) | {n.id for s in body for n in nodes_of(s)
                                          if isinstance(n, gast.Name)
                                          and isinstance(n.ctx, gast.Store)}
         namer.locals = local_names
@@ -479,7 +479,7 @@ def _accumulate_as_add(function, namespace: dict, helper) -> None:
 
 def _state_names(body, local_names: set, namespace: dict) -> tuple:
     """The globals and closure variables the body reads that hold Variables."""
-    free = {n.id for s in body for n in walk(s) if isinstance(n, gast.Name)
+    free = {n.id for s in body for n in nodes_of(s) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load) and n.id not in local_names}
     return tuple(sorted(n for n in free if n in namespace and holds_state(namespace[n])))
 
