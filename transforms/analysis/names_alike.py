@@ -50,13 +50,14 @@ def names_bound_alike(body, is_item_write) -> dict:
             # A loop's body runs again after its own bindings; any block, after its head's.
             head = [getattr(statement, field, None) for field in ("test", "iter", "target")]
             head += getattr(statement, "items", None) or []
-            rebound = _bound_names([statement] if isinstance(statement, (gast.For, gast.While))
+            loop = isinstance(statement, (gast.For, gast.While))
+            rebound = _bound_names([statement] if loop
                                    else [part for part in head if part is not None])
             inner = {key: of for key, of in objects.items() if key not in rebound}
             inner_views = _unchanged(views, rebound)
             for field in ("body", "orelse"):
                 scan(getattr(statement, field, None) or [], dict(inner), dict(inner_views))
-            bound = _bound_names([statement])
+            bound = rebound if loop else _bound_names([statement])  # (scan changes nothing)
             kept = _unchanged(views, bound)
             views.clear()
             views.update(kept)
@@ -93,7 +94,11 @@ def _unchanged(views: dict, bound: set) -> dict:
 
 def _bound_names(statements) -> set:
     """The names `statements` bind or delete, nested blocks included."""
-    return {n.id for n in _walk(statements) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, (gast.Store, gast.Del))} | {
-        n.name for n in _walk(statements)
-        if isinstance(n, (gast.FunctionDef, gast.ClassDef))}
+    names, definitions = [], []  # one walk
+    for node in _walk(statements):
+        if isinstance(node, gast.Name):
+            if isinstance(node.ctx, (gast.Store, gast.Del)):
+                names.append(node.id)
+        elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
+            definitions.append(node.name)
+    return set(names) | set(definitions)

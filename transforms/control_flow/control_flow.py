@@ -135,8 +135,11 @@ class ControlFlowConverter:
     def block(self, statements: list, after: set) -> list:
         """Convert `statements`; `after` holds the variables read after this block."""
         later = [after]  # what is read after each statement, from the last one back
-        for statement in reversed(statements[1:]):
-            later.append(later[-1] | loaded_names([statement]))
+        if all(id(statement) in self.live_after for statement in statements):
+            later *= len(statements)  # each replaced below: no need to read the statements
+        else:
+            for statement in reversed(statements[1:]):
+                later.append(later[-1] | loaded_names([statement]))
         out = []
         for statement, read_after in zip(statements, reversed(later)):
             # The liveness analysis knows what an assignment binds again: a variable a loop

@@ -22,6 +22,7 @@ from ..analysis.activity import DESCRIPTIVE_ATTRIBUTES
 from ..analysis.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, describe,
                                         has_tangent_rule)
 from ..codegen.codegen import to_source
+from ..codegen.nodes import copy_tree
 from ..front.custom_gradients import check_call, custom_functions, kind_of
 from ..dynamic_calls import SELF
 from ..errors import TransformError
@@ -337,7 +338,7 @@ class ForwardMode(DerivativeMode):
         not be an input's tangent itself, which a later `y[i] = ...` would write into: where
         the rule (its zero terms dropped, its constants folded) gives one through, copy it,
         unless it is a temporary's (read once, here) that holds an array of its own."""
-        folded = copy.deepcopy(statement)
+        folded = copy_tree(statement)
         cleanup.fold_constants([folded])
         value = folded.value
         passed = value

@@ -80,10 +80,18 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     if called:
         _refuse_writes_into_arguments(function, location)
     guarded = {id(node): message for node, message in guards}
+    # Each statement is checked with the statements it holds, a nested one again in its own
+    # block; most functions give no array method its out by position, which one walk finds
+    # (what is written below holds no such call the function did not).
+    out_by_position = any(
+        isinstance(node, gast.Call) and array_method_out(node, namespace) is not None
+        for statement in function.body for node in walk_scope(statement))
     for body in _bodies(function):
         for index, statement in reversed(list(enumerate(body))):
-            for check in _array_method_out_checks(statement, namespace, helper, location):
-                body.insert(index, check)
+            if out_by_position:
+                for check in _array_method_out_checks(statement, namespace, helper,
+                                                      location):
+                    body.insert(index, check)
             if _is_add_at(statement, namespace):
                 body[index] = _add_at_as_assignment(statement, helper, numpy)
             elif id(statement) in guarded:
