@@ -29,7 +29,7 @@ import numpy as np
 
 from ..graph import Equation, Graph
 from ..primitives.batching import refuse_batching
-from ..primitives.registry import Primitive, primitives, register
+from ..primitives.registry import C_ORDER, Primitive, out_argument, primitives, register
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # Below this many elements einsum's fixed cost is not won back: (16, 1) @ (1, 10) 1.5 us with
@@ -86,3 +86,20 @@ def with_primitive(graph: Graph, chosen, primitive: Primitive) -> Graph:
     equations = [equation.replace(primitive=primitive) if pick else equation
                  for equation, pick in zip(graph.equations, picked)]
     return Graph(graph.inputs, equations, graph.outputs)
+
+
+def product_primitive(name: str, function) -> Primitive:
+    """A primitive of two operands whose result is matmul's, computed by `function(a, b,
+    out=None)` and written as a call of it by its name, into the C-contiguous buffer the
+    executor gives it where it has one. A CPU backend's pass makes it, after batching."""
+    called = function.__name__
+
+    def source(args, attrs) -> str:
+        into = f", out={out_argument(args, attrs)}" if "out" in attrs else ""
+        return f"{called}({args[0]}, {args[1]}{into})"
+
+    return register(Primitive(
+        name, lambda a, b, **attrs: function(a, b),
+        lambda a, b, **attrs: primitives["matmul"].abstract_eval(a, b), source=source,
+        fresh=True, takes_out=C_ORDER, globals=lambda attrs: {called: function},
+        batching=refuse_batching("it is made by the CPU backend's passes, after batching")))

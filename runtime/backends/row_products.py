@@ -23,9 +23,7 @@ import math
 import numpy as np
 
 from ..graph import Equation, Graph
-from ..primitives.batching import refuse_batching
-from ..primitives.registry import C_ORDER, Primitive, out_argument, primitives, register
-from .outer_products import with_primitive
+from .outer_products import product_primitive, with_primitive
 
 
 def row_product(a, b, out=None):
@@ -58,13 +56,4 @@ class RowProducts:
         return with_primitive(graph, is_stacked_product, matmul_rows)
 
 
-def _source(args, attrs) -> str:
-    into = f", out={out_argument(args, attrs)}" if "out" in attrs else ""
-    return f"row_product({args[0]}, {args[1]}{into})"
-
-
-matmul_rows = register(Primitive(
-    "matmul_rows", lambda a, b, **attrs: row_product(a, b),
-    lambda a, b, **attrs: primitives["matmul"].abstract_eval(a, b), source=_source, fresh=True,
-    takes_out=C_ORDER, globals=lambda attrs: {"row_product": row_product},
-    batching=refuse_batching("it is made by the CPU backend's passes, after batching")))
+matmul_rows = product_primitive("matmul_rows", row_product)

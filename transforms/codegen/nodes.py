@@ -27,14 +27,7 @@ def walk(node):
     todo = [node]
     append = todo.append
     for node in todo:  # the list grows as it is read: a queue
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if isinstance(value, _AST):
-                append(value)
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, _AST):
-                        append(item)
+        _add_children(node, append)
         yield node
 
 
@@ -45,22 +38,12 @@ def nodes_of(node) -> list:
     todo = [node]
     append = todo.append
     for node in todo:  # the list grows as it is read: a queue
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if isinstance(value, _AST):
-                append(value)
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, _AST):
-                        append(item)
+        _add_children(node, append)
     return todo
 
 
-def children(node) -> list:
-    """The nodes directly under `node`: `ast.iter_child_nodes(node)`, order and all, as a
-    list."""
-    found = []
-    append = found.append
+def _add_children(node, append) -> None:
+    """append(child) for each node directly under `node`, in ast.iter_child_nodes' order."""
     for field in node._fields:
         value = getattr(node, field, None)
         if isinstance(value, _AST):
@@ -69,6 +52,13 @@ def children(node) -> list:
             for item in value:  # (a loop: a generator per list costs more than its items)
                 if isinstance(item, _AST):
                     append(item)
+
+
+def children(node) -> list:
+    """The nodes directly under `node`: `ast.iter_child_nodes(node)`, order and all, as a
+    list."""
+    found = []
+    _add_children(node, found.append)
     return found
 
 

@@ -166,6 +166,15 @@ def vector_math(name: str, dtype, width: int, arguments: int = 1) -> str | None:
     return symbol if _llvm().address_of_symbol(symbol) else None
 
 
+def next_step(index: str, step, bound: str, loop: str, leave: str, metadata: str = "") -> str:
+    """The IR that ends one step of a counted loop: `%<index>.next = <index> + step`, and back
+    to block `loop` while that is below `bound`, else on to `leave` (`metadata`: `!llvm.loop`
+    hints for the branch, such as ", !llvm.loop !0")."""
+    return (f"  %{index}.next = add nuw nsw i64 %{index}, {step}\n"
+            f"  %{index}.more = icmp slt i64 %{index}.next, {bound}\n"
+            f"  br i1 %{index}.more, label %{loop}, label %{leave}{metadata}")
+
+
 # --- compiling ----------------------------------------------------------------------------------
 
 def cache_directory() -> Path:

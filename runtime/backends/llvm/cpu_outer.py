@@ -21,11 +21,9 @@ import ctypes
 import numpy as np
 
 from . import compiler as llvm
-from ..outer_products import with_primitive
+from ..outer_products import product_primitive, with_primitive
 from ...graph import Graph
-from ...primitives.batching import refuse_batching
-from ...primitives.registry import (C_ORDER, Primitive, bind, is_traced, out_argument,
-                                    primitives, register)
+from ...primitives.registry import bind, is_traced
 
 _FLOATS = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 
@@ -113,9 +111,7 @@ vectors:
   %sum = fadd {vector} %product, zeroinitializer
   %c.at = getelementptr {scalar}, ptr %out.row, i64 %j
   store {vector} %sum, ptr %c.at, align {size}
-  %j.next = add nuw nsw i64 %j, {width}
-  %more = icmp slt i64 %j.next, %main
-  br i1 %more, label %vectors, label %tail_start
+{llvm.next_step("j", width, "%main", "vectors", "tail_start")}
 tail_start:
   %any_tail = icmp slt i64 %main, %n
   br i1 %any_tail, label %tail, label %row_end
@@ -127,13 +123,9 @@ tail:
   %sum.k = fadd {scalar} %product.k, 0.0
   %c.k.at = getelementptr {scalar}, ptr %out.row, i64 %k
   store {scalar} %sum.k, ptr %c.k.at, align {size}
-  %k.next = add nuw nsw i64 %k, 1
-  %more.k = icmp slt i64 %k.next, %n
-  br i1 %more.k, label %tail, label %row_end
+{llvm.next_step("k", 1, "%n", "tail", "row_end")}
 row_end:
-  %i.next = add nuw nsw i64 %i, 1
-  %more.rows = icmp slt i64 %i.next, %m
-  br i1 %more.rows, label %row_start, label %done
+{llvm.next_step("i", 1, "%m", "row_start", "done")}
 done:
   ret void
 }}
@@ -141,13 +133,4 @@ attributes #0 = {{ nounwind }}
 """
 
 
-def _source(args, attrs) -> str:
-    into = f", out={out_argument(args, attrs)}" if "out" in attrs else ""
-    return f"outer_product({args[0]}, {args[1]}{into})"
-
-
-outer_cpu = register(Primitive(
-    "outer_cpu", lambda a, b, **attrs: outer_product(a, b),
-    lambda a, b, **attrs: primitives["matmul"].abstract_eval(a, b), source=_source, fresh=True,
-    takes_out=C_ORDER, globals=lambda attrs: {"outer_product": outer_product},
-    batching=refuse_batching("it is made by the CPU backend's passes, after batching")))
+outer_cpu = product_primitive("outer_cpu", outer_product)

@@ -212,29 +212,19 @@ column:
 vectors:
   %c.v = phi i64 [0, %column], [%c.v.next, %vectors]
 {vectors}
-  %c.v.next = add nuw nsw i64 %c.v, {lanes}
-  %more.v = icmp slt i64 %c.v.next, %main
-  br i1 %more.v, label %vectors, label %tail_start, !llvm.loop !0
+{llvm.next_step("c.v", lanes, "%main", "vectors", "tail_start", ", !llvm.loop !0")}
 tail_start:
   br i1 %any.tail, label %tail, label %column_end
 tail:
   %c.s = phi i64 [%main, %tail_start], [%c.s.next, %tail]
 {tail}
-  %c.s.next = add nuw nsw i64 %c.s, 1
-  %more.s = icmp slt i64 %c.s.next, %channels
-  br i1 %more.s, label %tail, label %column_end, !llvm.loop !3
+{llvm.next_step("c.s", 1, "%channels", "tail", "column_end", ", !llvm.loop !3")}
 column_end:
-  %q.next = add nuw nsw i64 %q, 1
-  %more.q = icmp slt i64 %q.next, %out_w
-  br i1 %more.q, label %column, label %row_end
+{llvm.next_step("q", 1, "%out_w", "column", "row_end")}
 row_end:
-  %r.next = add nuw nsw i64 %r, 1
-  %more.r = icmp slt i64 %r.next, %out_h
-  br i1 %more.r, label %row, label %image_end
+{llvm.next_step("r", 1, "%out_h", "row", "image_end")}
 image_end:
-  %n.next = add nuw nsw i64 %n, 1
-  %more.n = icmp slt i64 %n.next, %batch
-  br i1 %more.n, label %image, label %done
+{llvm.next_step("n", 1, "%batch", "image", "done")}
 done:
   ret void
 }}
