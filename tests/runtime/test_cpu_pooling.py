@@ -144,3 +144,14 @@ def test_a_traced_function_shows_the_compiled_pooling_it_calls():
         autotrace.config.cpu_backend(before)
     assert ("max_pool(a, pool_size=(2, 2), strides=(2, 2), padding='valid', "
             "data_format='channels_last')") in source
+
+
+def test_the_gradient_of_windows_past_four_taps_stays_numpys():
+    """A 3x3 window's gradient loop would take LLVM longer to compile than a kernel may
+    (cpu_pooling.MAX_SCATTER_TAPS); its pool is compiled."""
+    x = special_images((2, 6, 6, 4), np.float64, 9)
+    gradient = autotrace.grad(lambda v: np.sum(nn.max_pool2d(v, 3) ** 2))
+    graph, _ = trace(gradient, (np.nan_to_num(x, posinf=5.0, neginf=-5.0),))
+    names = ops(compile(graph, llvm_backend).graph)
+    assert "max_pool_cpu" in names and "max_pool2d_scatter" in names
+    assert "max_pool_scatter_cpu" not in names

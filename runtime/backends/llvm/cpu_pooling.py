@@ -19,8 +19,8 @@ a scalar loop), and
   that maximum (0.0 == -0.0), or the first NaN where it is NaN; and writes `g + 0.0` there and
   +0.0 at every other tap: what the fold's `0 + where(winner, g, 0)` gives, bit for bit. Only
   windows that do not overlap (strides at least the pool size) are compiled, so that each
-  pixel gets at most one value and no sum's order is in question; pixels under no window are
-  zeroed first.
+  pixel gets at most one value and no sum's order is in question, and of at most
+  MAX_SCATTER_TAPS taps (2x2), for the compile time; pixels under no window are zeroed first.
 
 "same" padding is -inf, as in pooling.py: the image is padded (a copy) before the loop, and
 the scatter's padded result cropped. A kernel is compiled once per dtype, window and strides
@@ -43,13 +43,17 @@ from ...primitives.registry import Primitive, bind, is_traced, primitives, regis
 from ...primitives.windows import WindowGeometry, pad_spatial, window_geometry
 
 _FLOATS = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+# The gradient's loop is compiled for windows of at most this many taps: LLVM takes 50-85 ms
+# to compile it for a 2x2 window, but 145-215 ms for 3x3, past the 150 ms a kernel may take
+# (the pool's loop: 50-85 ms for either).
+MAX_SCATTER_TAPS = 4
 _ATTRS = ("pool_size", "strides", "padding", "data_format")
 
 
 class CpuMaxPooling:
     """Write each channels_last `max_pool2d` of a float32 or float64 image batch as
-    `max_pool_cpu`, and each such `max_pool2d_scatter` whose windows do not overlap as
-    `max_pool_scatter_cpu`."""
+    `max_pool_cpu`, and each such `max_pool2d_scatter` whose windows do not overlap and hold
+    at most MAX_SCATTER_TAPS taps as `max_pool_scatter_cpu`."""
 
     def run(self, graph: Graph) -> Graph:
         if not llvm.available():
@@ -71,8 +75,10 @@ def _compiles(equation, name: str) -> bool:
     if None in image.shape[1:]:
         return False
     if name == "max_pool2d_scatter":
-        return all(stride >= size for stride, size in
-                   zip(equation.attrs["strides"], equation.attrs["pool_size"]))
+        pool_size = equation.attrs["pool_size"]
+        return (pool_size[0] * pool_size[1] <= MAX_SCATTER_TAPS
+                and all(stride >= size for stride, size in
+                        zip(equation.attrs["strides"], pool_size)))
     return True
 
 
@@ -91,11 +97,13 @@ def max_pool(x, *, pool_size, strides, padding, data_format="channels_last"):
 
 def max_pool_scatter(g, x, *, pool_size, strides, padding, data_format="channels_last"):
     """max_pool2d_scatter(g, x, ...) of channels_last float32 or float64 g and x, by one
-    compiled loop where windows do not overlap (else by NumPy): NumPy's result bit for bit."""
+    compiled loop where windows do not overlap and hold at most MAX_SCATTER_TAPS taps (else
+    by NumPy): NumPy's result bit for bit."""
     if is_traced(g) or is_traced(x):
         return bind("max_pool_scatter_cpu", g, x, pool_size=pool_size, strides=strides,
                     padding=padding, data_format=data_format)
-    if any(stride < size for stride, size in zip(strides, pool_size)):
+    if (pool_size[0] * pool_size[1] > MAX_SCATTER_TAPS
+            or any(stride < size for stride, size in zip(strides, pool_size))):
         return pooling.max_pool2d_scatter(g, x, pool_size, strides, padding, data_format)
     geometry, padded = _padded(x, pool_size, strides, padding)
     g = np.ascontiguousarray(g, dtype=x.dtype)
