@@ -9,8 +9,7 @@ the channels_last ops of float32 and float64 images become one loop each:
     d:f64[50,8,8,32] = max_pool2d_scatter g x  ->  d = max_pool_scatter_cpu g x
 
 For each window, the loop reads its taps in row-major order, a vector register of channels at
-a time (the IR is written in vectors: LLVM compiles it in less time than it takes to vectorize
-a scalar loop), and
+a time (the IR is written in vectors, then a scalar loop for the channels left over), and
 
 - `max_pool_cpu` writes NumPy's maximum of the taps, as np.max over the stacked taps folds
   them: m = maximum(m, tap), which keeps the first NaN and, between equal values (0.0 and
@@ -156,8 +155,8 @@ def pooling_ir(kind: str, dtype, geometry: WindowGeometry) -> str:
     `max_pool` and `max_pool_scatter` say (g is not read by the pool). The window and strides
     are constants of the loop, its taps written out one by one; the loops run over images,
     rows and columns of windows, then channels: a vector register of them at a time, then
-    one at a time. `optsize` and the loops' metadata keep LLVM from unrolling, interleaving or
-    vectorizing them again, which would double the compile time and not the speed."""
+    one at a time. `optsize` and the loops' metadata keep LLVM from unrolling the loops or
+    vectorizing them a second time."""
     dtype = np.dtype(dtype)
     lanes = llvm.vector_width(dtype)
     vectors = _window_body(kind, geometry, dtype, lanes, "v")
