@@ -74,11 +74,15 @@ def _compiles(equation, name: str) -> bool:
     if None in image.shape[1:]:
         return False
     if name == "max_pool2d_scatter":
-        pool_size = equation.attrs["pool_size"]
-        return (pool_size[0] * pool_size[1] <= MAX_SCATTER_TAPS
-                and all(stride >= size for stride, size in
-                        zip(equation.attrs["strides"], pool_size)))
+        return _scatter_compiles(equation.attrs["pool_size"], equation.attrs["strides"])
     return True
+
+
+def _scatter_compiles(pool_size, strides) -> bool:
+    """Whether the gradient's loop serves these windows: they do not overlap and hold at most
+    MAX_SCATTER_TAPS taps."""
+    return (pool_size[0] * pool_size[1] <= MAX_SCATTER_TAPS
+            and all(stride >= size for stride, size in zip(strides, pool_size)))
 
 
 def max_pool(x, *, pool_size, strides, padding, data_format="channels_last"):
@@ -101,8 +105,7 @@ def max_pool_scatter(g, x, *, pool_size, strides, padding, data_format="channels
     if is_traced(g) or is_traced(x):
         return bind("max_pool_scatter_cpu", g, x, pool_size=pool_size, strides=strides,
                     padding=padding, data_format=data_format)
-    if (pool_size[0] * pool_size[1] > MAX_SCATTER_TAPS
-            or any(stride < size for stride, size in zip(strides, pool_size))):
+    if not _scatter_compiles(pool_size, strides):
         return pooling.max_pool2d_scatter(g, x, pool_size, strides, padding, data_format)
     geometry, padded = _padded(x, pool_size, strides, padding)
     g = np.ascontiguousarray(g, dtype=x.dtype)
