@@ -1,8 +1,8 @@
 """autotrace's own vector tanh in fused CPU kernels (runtime/backends/llvm/cpu_vector_math.py):
-within 1.5 ulp of the correctly rounded tanh, 2 of NumPy's, over every range of float64 and
-float32; NumPy's results on zeros, infinities, subnormals and NaN; no floating-point flag
-raised, so the kernel never falls back to NumPy's calls; and still one kernel in the GELU
-gradient.
+within 1.5 ulp of the correctly rounded tanh in float64 (2 of NumPy's), 5 in float32 (6.5 of
+NumPy's), over every range, and never above 1 in magnitude; NumPy's results on zeros,
+infinities, subnormals and NaN; no floating-point flag raised, so the kernel never falls back
+to NumPy's calls; and still one kernel in the GELU gradient.
 """
 import numpy as np
 import pytest
@@ -22,6 +22,9 @@ from autotrace.runtime.backends.llvm.cpu_kernels import ARRAY, KernelSpec, Step 
 from tests.runtime.test_cpu_fusion import fused_equations, run_fused  # noqa: E402
 
 BITS = {np.dtype(np.float64): np.uint64, np.dtype(np.float32): np.uint32}
+# ulps from the correctly rounded tanh, at most, and from NumPy's (the module docstring of
+# cpu_vector_math says what each dtype's algorithm is and why float32's is wider)
+ULP_BOUNDS = {np.dtype(np.float64): (1.5, 2.0), np.dtype(np.float32): (5.0, 6.5)}
 
 
 def tanh_kernel(dtype, size: int, numpy_version=None):
@@ -53,12 +56,15 @@ def float64_values(rng) -> np.ndarray:
 
 def float32_values() -> np.ndarray:
     """Every 97th float32 from 2 ** -14, below which tanh rounds to x, to 10, above which it
-    rounds to 1, both signs, and every float32 within 2 ** -12 of 1."""
-    low, high = np.float32(2.0 ** -14).view(np.uint32), np.float32(10.0).view(np.uint32)
-    spread = np.arange(low, high, 97, dtype=np.uint32).view(np.float32)
-    near_one = np.arange(np.float32(1 - 2.0 ** -12).view(np.uint32),
-                         np.float32(1 + 2.0 ** -12).view(np.uint32), dtype=np.uint32)
-    values = np.concatenate([spread, near_one.view(np.float32)])
+    rounds to 1, both signs, and every float32 within 2 ** -12 of 1 and from 7.5 to 9.5, where
+    tanh is within a few ulps of 1 and the error is largest."""
+    def every_float32(low: float, high: float, step: int = 1) -> np.ndarray:
+        return np.arange(np.float32(low).view(np.uint32), np.float32(high).view(np.uint32),
+                         step, dtype=np.uint32).view(np.float32)
+
+    values = np.concatenate([every_float32(2.0 ** -14, 10.0, 97),
+                             every_float32(1 - 2.0 ** -12, 1 + 2.0 ** -12),
+                             every_float32(7.5, 9.5)])
     return np.concatenate([values, -values])
 
 
@@ -68,12 +74,14 @@ def test_tanh_within_its_ulp_bound(dtype):
               else float32_values())
     got = tanh_kernel(dtype, values.size).unchecked(values)
     assert got.dtype == dtype
+    assert np.abs(got).max() <= 1.0
+    exact_bound, numpy_bound = ULP_BOUNDS[np.dtype(dtype)]
     # NumPy's own: glibc's tanh, or NumPy's SIMD versions
-    assert ulps(got, np.tanh(values), dtype).max() <= 2.0
+    assert ulps(got, np.tanh(values), dtype).max() <= numpy_bound
     if dtype == np.float64 and np.finfo(np.longdouble).nmant < 63:
         return  # no wider type to take as the exact tanh
     wide = np.longdouble if dtype == np.float64 else np.float64
-    assert ulps(got, np.tanh(values.astype(wide)), dtype).max() <= 1.5
+    assert ulps(got, np.tanh(values.astype(wide)), dtype).max() <= exact_bound
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -81,7 +89,7 @@ def test_tanh_of_special_values_is_numpys(dtype):
     info = np.finfo(dtype)
     values = np.array([0.0, -0.0, np.inf, -np.inf, info.max, -info.max, info.tiny, -info.tiny,
                        info.smallest_subnormal, -info.smallest_subnormal, info.tiny / 3,
-                       1e-30, -1e-30, 20.0, -20.0, 25.0, 1e10, 1.0, -1.0], dtype)
+                       1e-30, -1e-30, 20.0, -20.0, 25.0, 1e10], dtype)
     called = []
     kernel = tanh_kernel(dtype, values.size, lambda *args: called.append(args))
     got = kernel(values)
