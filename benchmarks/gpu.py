@@ -3,15 +3,17 @@ the same GPU, and the CPU, in one run.
 
     python benchmarks/gpu.py            # needs a CUDA GPU and CuPy (pip install -e '.[gpu]')
 
-1. GELU chain, 1e7 float64 elements, d/dx of sum(gelu(x)): the traced gradient (autotrace's
-   fused kernels), the CuPy primal, jax.jit(jax.grad) on the GPU. The bound: a gradient must
-   read x and write dx, 16 bytes an element, at the bandwidth of a device-to-device copy
-   measured in the same run. Target: the traced gradient within 1.3x of that bound. Beside
-   them, two one-line ElementwiseKernels over the same x, called the same way: `y = x` (what
-   a kernel that reads and writes once costs) and `y = tanh(x)` (and with one tanh).
+1. GELU chain, 1e7 elements, d/dx of sum(gelu(x)), in float64 and in float32: the traced
+   gradient (autotrace's fused kernels), the CuPy primal, jax.jit(jax.grad) on the GPU. The
+   bound: a gradient must read x and write dx, twice the element's bytes, at the bandwidth of
+   a device-to-device copy measured in the same run. Target: the traced gradient within 1.3x
+   of that bound. Beside them, two one-line ElementwiseKernels over the same x, called the
+   same way: `y = x` (what a kernel that reads and writes once costs) and `y = tanh(x)` (and
+   with one tanh).
 2. An MLP training step (batch 512, 784-1024-1024-10, ReLU, softmax cross entropy, Adam, one
-   traced step with the optimizer's update in it), float64 (layers' weights are), on the GPU
-   and on the CPU (BLAS threads printed): milliseconds a step and the ratio.
+   traced step with the optimizer's update in it), with float64 and with float32 weights and
+   images, on the GPU and on the CPU (BLAS threads printed): milliseconds a step and the
+   ratio.
 
 GPU times are of whole calls, each synchronized with the device (the time a user waits), best
 of several runs.
@@ -67,19 +69,27 @@ def copy_bandwidth(cupy, nbytes: int = 1 << 30) -> float:
     return 2 * source.nbytes / seconds
 
 
-def gelu_row(cupy, jax, jax_numpy) -> dict:
-    size = 10_000_000
-    x_host = numpy.random.default_rng(0).standard_normal(size)
+# (relative, absolute) tolerances of a GELU gradient against the hand-written float64 one
+TOLERANCES = {numpy.dtype(numpy.float64): (1e-12, 1e-12),
+              numpy.dtype(numpy.float32): (1e-4, 1e-5)}
+
+
+def gelu_row(cupy, jax, jax_numpy, dtype) -> dict:
+    size, dtype = 10_000_000, numpy.dtype(dtype)
+    x_host = numpy.random.default_rng(0).standard_normal(size).astype(dtype)
     x = cupy.asarray(x_host)
     traced = autotrace.function(autotrace.grad(make_gelu_loss(numpy)))
     gradient = traced(x)
     assert isinstance(gradient, cupy.ndarray), type(gradient)
-    numpy.testing.assert_allclose(cupy.asnumpy(gradient), gelu_grad(x_host), rtol=1e-12,
-                                  atol=1e-12)
+    assert gradient.dtype == dtype, gradient.dtype
+    relative, absolute = TOLERANCES[dtype]
+    expected = gelu_grad(x_host.astype(numpy.float64))
+    numpy.testing.assert_allclose(cupy.asnumpy(gradient), expected, rtol=relative,
+                                  atol=absolute)
     graph = traced.graph(x)
     kernels = sum(equation.primitive.name == "fused_gpu" for equation in graph.equations)
-    print(f"\ngelu, 1e7 float64: the traced gradient is {len(graph.equations)} ops, {kernels} "
-          "of them fused kernels:")
+    print(f"\ngelu, 1e7 {dtype.name}: the traced gradient is {len(graph.equations)} ops, "
+          f"{kernels} of them fused kernels:")
     print("  " + traced.source(x).replace("\n", "\n  ").rstrip())
     primal = make_gelu_loss(cupy)
     times = {"autotrace": gpu_seconds(lambda: traced(x), cupy),
@@ -87,19 +97,20 @@ def gelu_row(cupy, jax, jax_numpy) -> dict:
     if jax is not None:
         jax_gradient = jax.jit(jax.grad(make_gelu_loss(jax_numpy)))
         x_jax = jax.device_put(x_host, jax.devices("gpu")[0])
-        numpy.testing.assert_allclose(numpy.asarray(jax_gradient(x_jax)), gelu_grad(x_host),
-                                      rtol=1e-12, atol=1e-12)
+        numpy.testing.assert_allclose(numpy.asarray(jax_gradient(x_jax)), expected,
+                                      rtol=relative, atol=absolute)
         times["jax.jit(grad)"] = gpu_seconds(
             lambda: jax_gradient(x_jax).block_until_ready(), cupy)
     bandwidth = copy_bandwidth(cupy)
-    bound = 16 * size / bandwidth
-    copy_kernel = cupy.ElementwiseKernel("float64 x0", "float64 y0", "y0 = x0", "copy_kernel")
+    bound = 2 * dtype.itemsize * size / bandwidth
+    copy_kernel = cupy.ElementwiseKernel(f"{dtype.name} x0", f"{dtype.name} y0", "y0 = x0",
+                                         "copy_kernel")
     times["copy kernel"] = gpu_seconds(lambda: copy_kernel(x), cupy)
-    tanh_kernel = cupy.ElementwiseKernel("float64 x0", "float64 y0", "y0 = tanh(x0)",
-                                         "tanh_kernel")
+    tanh_kernel = cupy.ElementwiseKernel(f"{dtype.name} x0", f"{dtype.name} y0",
+                                         "y0 = tanh(x0)", "tanh_kernel")
     times["tanh kernel"] = gpu_seconds(lambda: tanh_kernel(x), cupy)
-    print(f"  device-to-device copy: {bandwidth / 1e12:.2f} TB/s; the bound (16 bytes an "
-          f"element): {bound * 1e6:.0f} us")
+    print(f"  device-to-device copy: {bandwidth / 1e12:.2f} TB/s; the bound "
+          f"({2 * dtype.itemsize} bytes an element): {bound * 1e6:.0f} us")
     for name, seconds in times.items():
         print(f"  {name:14s} {seconds * 1e6:8.0f} us   {seconds / bound:5.2f}x the bound")
     ratio = times["autotrace"] / bound
@@ -109,11 +120,11 @@ def gelu_row(cupy, jax, jax_numpy) -> dict:
 
 
 class MLP(autotrace.Module):
-    def __init__(self):
+    def __init__(self, dtype):
         super().__init__()
-        self.hidden1 = layers.Dense(1024, activation="relu")
-        self.hidden2 = layers.Dense(1024, activation="relu")
-        self.logits = layers.Dense(10)
+        self.hidden1 = layers.Dense(1024, activation="relu", dtype=dtype)
+        self.hidden2 = layers.Dense(1024, activation="relu", dtype=dtype)
+        self.logits = layers.Dense(10, dtype=dtype)
 
     def call(self, x):
         return self.logits(self.hidden2(self.hidden1(x)))
@@ -127,7 +138,7 @@ def training_step_seconds(device: str, dtype, cupy) -> float:
     autotrace.random.set_seed(0)
     with autotrace.device(device):
         images, labels = autotrace.to_device((images, labels), device)
-        model = MLP()
+        model = MLP(numpy.dtype(dtype).name)
         optimizer = autotrace.optimizers.Adam(learning_rate=1e-3)
         gradients = autotrace.implicit_value_and_grad(
             lambda x, y: autotrace.losses.sparse_softmax_cross_entropy(y, model(x)))
@@ -149,6 +160,7 @@ def training_step_seconds(device: str, dtype, cupy) -> float:
             seconds = gpu_seconds(lambda: step(images, labels), cupy, repeat=3)
         last = float(step(images, labels))
     assert step.trace_count == 1 and last < first, (step.trace_count, first, last)
+    assert {variable.dtype for variable in model.trainable_variables} == {numpy.dtype(dtype)}
     return seconds
 
 
@@ -165,9 +177,10 @@ def main() -> int:
     if jax is not None and not any(d.platform == "gpu" for d in jax.devices()):
         print("jax sees no GPU: its column is skipped.")
         jax = None
-    gelu_row(cupy, jax, jax_numpy)
+    for dtype in (numpy.float64, numpy.float32):
+        gelu_row(cupy, jax, jax_numpy, dtype)
     print("\nMLP training step (batch 512, 784-1024-1024-10, Adam, traced):")
-    for dtype in (numpy.float64,):
+    for dtype in (numpy.float64, numpy.float32):
         gpu = training_step_seconds("gpu:0", dtype, cupy)
         cpu = training_step_seconds("cpu", dtype, cupy)
         print(f"  {numpy.dtype(dtype).name}: GPU {gpu * 1e3:7.2f} ms, CPU {cpu * 1e3:7.2f} ms "
