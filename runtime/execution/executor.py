@@ -175,7 +175,11 @@ def _array_function_source(graph, function_name, source: _Source, keep_buffers=F
         if primitive.globals is not None:
             namespace.update(primitive.globals(attrs))
         subgraph_statements = getattr(primitive, "subgraph_statements", None)
-        if subgraph_statements is not None:
+        if index in kept.joins:  # made in place (call_buffers.py): its parts are written
+            result, copied = kept.joins[index]
+            statements = [f"{outputs[0]} = {slot_names[result]}", *(
+                f"np.copyto({slot_names[slot]}, {names.use(value)})" for slot, value in copied)]
+        elif subgraph_statements is not None:
             statements = subgraph_statements(outputs, args, attrs, define)
         elif primitive.statements is not None:
             statements = primitive.statements(outputs, args, attrs)

@@ -1,5 +1,6 @@
 """Buffers a compiled graph keeps from one call to the next (runtime/execution/call_buffers.py):
 only arrays that die inside the call live there, never what the caller gets back."""
+import re
 import threading
 
 import numpy as np
@@ -163,3 +164,85 @@ def test_traced_gradient_in_kept_buffers_matches_eager(backend_name):
     assert "out=_kept" in source
     if backend_name == "llvm":  # a fused kernel writes its results into kept buffers too
         assert "fused_" in source and "y0=_kept" in source
+
+
+# -- joins made in place ------------------------------------------------------------------
+
+def _steps(x, w, count):
+    """`count` states of a small recurrence, each a new array that dies inside the call."""
+    states, h = [], x
+    for _ in range(count):
+        h = np.tanh(h @ w)
+        states.append(h)
+    return states
+
+
+def test_a_join_of_arrays_that_die_in_the_call_is_written_in_place():
+    w = rng.standard_normal((4, 4)) * 0.5
+
+    def function(x, w):
+        states = _steps(x, w, 3)
+        return np.sum(np.concatenate([x] + states, axis=0).T @ np.ones((12, 2)))
+    x = rng.standard_normal((3, 4))
+    run, source = _compiled(function, x, w)
+    assert "np.concatenate" not in source
+    # the join's result is a kept buffer, each state made in its rows (the tanh written into
+    # the matmul's rows), and x, the graph's input, copied into its own
+    lines = source.splitlines()
+    [join] = [index for index, line in enumerate(lines)
+              if re.fullmatch(r"    \w+ = _kept\d+  # f64\[12,4\]", line)]
+    assert re.fullmatch(r"    np\.copyto\(_kept\d+, a\)", lines[join + 1]), source
+    assert sum("np.matmul(" in line and "out=_kept" in line for line in lines) == 4
+    for value in (x, -x, 2.0 * x):
+        assert run(value, w)[0] == function(value, w)
+
+
+@pytest.mark.parametrize("join", [
+    lambda parts: np.stack(parts, axis=0),
+    lambda parts: np.concatenate(parts, axis=0)])
+def test_joins_in_place_give_numpys_values_bit_for_bit(join):
+    w = rng.standard_normal((5, 5)) * 0.5
+
+    def function(x, w):
+        states = _steps(x, w, 4)
+        joined = join(states)
+        return np.sum(np.exp(joined) * 2.0, axis=0), states[1] @ w
+    x = rng.standard_normal((6, 5))
+    run, source = _compiled(function, x, w)
+    assert "np.stack" not in source and "np.concatenate" not in source
+    for value in (x, -x):
+        for got, expected in zip(run(value, w), function(value, w)):
+            np.testing.assert_array_equal(got, expected)
+
+
+def test_a_part_written_into_later_is_copied_not_joined_in_place():
+    """tanh(h2) writes into h2's buffer once the join has read it: were h2 made in the join's
+    rows, that write would change the join."""
+    w = rng.standard_normal((4, 4)) * 0.5
+
+    def function(x, w):
+        h1, h2 = _steps(x, w, 2)
+        joined = np.concatenate([h1, h2], axis=0)
+        later = np.tanh(h2)
+        return np.sum(joined @ w, axis=0), np.sum(later * 3.0)
+    x = rng.standard_normal((3, 4))
+    run, source = _compiled(function, x, w)
+    assert "out=" in source.split("np.tanh(")[-1].split("\n")[0]  # the write in place
+    for value in (x, -x):
+        for got, expected in zip(run(value, w), function(value, w)):
+            np.testing.assert_array_equal(got, expected)
+
+
+def test_joins_the_caller_sees_or_along_other_axes_are_left_to_numpy():
+    w = rng.standard_normal((4, 4)) * 0.5
+
+    def returned(x, w):
+        return np.concatenate(_steps(x, w, 2), axis=0)
+
+    def other_axis(x, w):
+        return np.sum(np.concatenate(_steps(x, w, 2), axis=1) * 2.0)
+    x = rng.standard_normal((3, 4))
+    for function in (returned, other_axis):
+        run, source = _compiled(function, x, w)
+        assert "np.concatenate" in source
+        np.testing.assert_array_equal(run(x, w)[0], function(x, w))
