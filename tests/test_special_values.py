@@ -4,7 +4,10 @@ on the llvm backend (every region fused, graphs of scalars compiled whole), as a
 0-d arrays (the float path of graphs of scalars).
 
 Each function is run by NumPy on the same values; the traced result must have the same bits
-where it is a number (np.signbit tells -0.0 from 0.0) and be nan where NumPy's is.
+where it is a number (np.signbit tells -0.0 from 0.0) and be nan where NumPy's is. The one
+exception is the C library's arctan2 in llvm's compiled code: NumPy's AVX-512 builds compute
+it with SVML, which rounds differently in the last bit (runtime/backends/llvm/cpu_scalar.py),
+so there the value may be one ulp from NumPy's, its sign still NumPy's.
 """
 from __future__ import annotations
 
@@ -57,6 +60,8 @@ IDENTITIES = {  # what a pass may fold, and the neighbours it may not
 }
 
 BACKENDS = ["numpy"] + (["llvm"] if backend_named("llvm").available() is None else [])
+# computed by the C library on the llvm backend: within an ulp of NumPy's (see above)
+C_LIBRARY = {"arctan2(x + 0.0, -1)", "arctan2(x * 1.0 + 0.0, -1)"}
 
 
 def _traced_call(backend: str, function, args):
@@ -76,14 +81,21 @@ def _traced_result(backend: str, function, argument):
     return _traced_call(backend, function, (argument,))
 
 
-def assert_same_bits(got, expected, where: str):
+def assert_same_bits(got, expected, where: str, ulps: int = 0):
+    """`got` is NumPy's `expected` bit for bit, or, with `ulps`, of its sign and within that
+    many units in the last place."""
     got, expected = np.asarray(got), np.asarray(expected)
     assert got.shape == expected.shape and got.dtype == expected.dtype, where
     nan = np.isnan(expected)
     assert np.array_equal(np.isnan(got), nan), f"{where}: {got} for NumPy's {expected}"
-    assert np.array_equal(got[~nan], expected[~nan]) and np.array_equal(
-        np.signbit(got[~nan]), np.signbit(expected[~nan])), \
+    close = np.array_equal(got[~nan], expected[~nan]) or np.all(
+        np.abs(got[~nan] - expected[~nan]) <= ulps * np.spacing(np.abs(expected[~nan])))
+    assert close and np.array_equal(np.signbit(got[~nan]), np.signbit(expected[~nan])), \
         f"{where}: {got!r} for NumPy's {expected!r}"
+
+
+def _ulps(name: str, backend: str) -> int:
+    return 1 if backend == "llvm" and name in C_LIBRARY else 0
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -93,7 +105,8 @@ def test_special_values_in_an_array(name, backend):
     x = np.array(SPECIAL)
     with np.errstate(all="ignore"):
         expected = function(x.copy())
-    assert_same_bits(_traced_result(backend, function, x), expected, f"{name} on {backend}")
+    assert_same_bits(_traced_result(backend, function, x), expected, f"{name} on {backend}",
+                     _ulps(name, backend))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -107,7 +120,7 @@ def test_special_values_one_at_a_time(name, backend):
         with np.errstate(all="ignore"):
             expected = function(x.copy())
         assert_same_bits(_traced_result(backend, function, x), expected,
-                         f"{name} for {value!r} on {backend}")
+                         f"{name} for {value!r} on {backend}", _ulps(name, backend))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -122,9 +135,10 @@ def test_special_values_of_numpy_scalars(name, backend):
             expected = function(x)
             then_more = function(x) * 2.0 + x  # a longer graph: the float version of scalars
         assert_same_bits(_traced_result(backend, function, x), expected,
-                         f"{name} for np.float64({value!r}) on {backend}")
+                         f"{name} for np.float64({value!r}) on {backend}", _ulps(name, backend))
         assert_same_bits(_traced_result(backend, lambda x: function(x) * 2.0 + x, x),
-                         then_more, f"{name}, then more, for np.float64({value!r}) on {backend}")
+                         then_more, f"{name}, then more, for np.float64({value!r}) on {backend}",
+                         _ulps(name, backend))
 
 
 def test_a_numpy_scalar_and_a_0d_array_are_traced_apart():
