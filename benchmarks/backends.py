@@ -6,10 +6,11 @@
 
 Each column is the traced gradient's time as a ratio to the primal (the loss in plain NumPy,
 timed in the same run, the columns taking turns so that load from elsewhere slows all alike),
-then the llvm column over the jax column. BLAS runs on one thread; autotrace's fused kernels
-and XLA's loops on every core the process may use (autotrace's: AUTOTRACE_NUM_THREADS, or
-`autotrace.config.cpu_threads`), both printed below. `--one-core` runs the whole process on one
-core, and autotrace's kernels on one thread.
+then the llvm column over the jax column. Every library runs as installed: BLAS on the threads
+OPENBLAS_NUM_THREADS (or OMP_NUM_THREADS, MKL_NUM_THREADS) gives it, every core where they are
+unset; autotrace's fused kernels and XLA's loops on every core the process may use
+(autotrace's: AUTOTRACE_NUM_THREADS, or `autotrace.config.cpu_threads`), all printed below.
+`--one-core` runs the whole process on one core, BLAS and autotrace's kernels on one thread.
 
 Every workload runs in float64 and in float32 (`--dtype` picks one): the inputs are cast to
 the dtype, and each gradient is checked against the hand-written float64 one (to 1e-6 relative
@@ -25,23 +26,34 @@ status, a gradient that differs from the hand-written one does):
 from __future__ import annotations
 
 import os
-
-for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_variable, "1")  # before NumPy loads its BLAS
-
-import shutil
 import sys
-import tempfile
-import time
 
-import numpy
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+if "--one-core" in sys.argv[1:]:
+    for _variable in THREAD_VARIABLES:
+        os.environ[_variable] = "1"  # before NumPy loads its BLAS
+_THREADS_AS_GIVEN = {variable: os.environ.get(variable) for variable in THREAD_VARIABLES}
 
-import autotrace
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import numpy  # noqa: E402  OpenBLAS reads its number of threads now, from the above
+
+import autotrace  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from grad_speed import as_tuple, describe_environment, parse_options  # noqa: E402
 from trace_overhead import function_hit_us  # noqa: E402
 from traced_speed import best_times_in_turns, load_jax  # noqa: E402
+
+# grad_speed pins BLAS to one thread for its own runs by setting these variables when it is
+# imported; NumPy's BLAS has read them already, and what is printed must be what it read.
+for _variable, _value in _THREADS_AS_GIVEN.items():
+    if _value is None:
+        os.environ.pop(_variable, None)
+    else:
+        os.environ[_variable] = _value
 
 TARGETS = {"scalar_loop": 0.5}  # llvm time / jax time, at most (others: below 1)
 MAX_PRIMALS = 2.5  # llvm time / primal time, at most (the scalar loop excepted)
