@@ -215,7 +215,6 @@ def _joins_in_place(graph: Graph, sets: dict, last_read: dict, keepable) -> dict
 
     joins: dict = {}
     joined: set = set()
-    roots: dict = {}  # a part of the join at hand -> the first array of its buffer
     for index, equation in enumerate(graph.equations):
         name = equation.primitive.name
         if name not in ("concatenate", "stack") or equation.attrs.get("axis") != 0 \
@@ -237,6 +236,7 @@ def _joins_in_place(graph: Graph, sets: dict, last_read: dict, keepable) -> dict
         # result's: neither may come before the last use of what it changes
         result_written, result_used = first_write(result, index), last_use(result)
         in_place = set()  # the first array of each part's buffer, made in its rows
+        roots = {}  # each of those parts -> that array
         for value in parts:
             first = root(value) if isinstance(value, Var) and counts[id(value)] == 1 else None
             if (first is not None and first not in joined and keepable(first)
@@ -253,8 +253,7 @@ def _joins_in_place(graph: Graph, sets: dict, last_read: dict, keepable) -> dict
             continue
         joined |= in_place
         joins[index] = _Join(index, result, parts, rows, in_place,
-                             min(made_at[value] for value in in_place), dict(roots))
-        roots.clear()
+                             min(made_at[value] for value in in_place), roots)
     return joins
 
 

@@ -246,3 +246,30 @@ def test_joins_the_caller_sees_or_along_other_axes_are_left_to_numpy():
         run, source = _compiled(function, x, w)
         assert "np.concatenate" in source
         np.testing.assert_array_equal(run(x, w)[0], function(x, w))
+
+
+def test_a_part_of_a_join_left_to_numpy_is_copied_into_a_later_join_made_in_place():
+    """p, of a length-1 axis, leaves its first join to NumPy; the second join, made in place,
+    must still copy it into its rows (twice, or once where p is written into afterwards)."""
+    w = rng.standard_normal((5, 5))
+
+    def twice(x, w):
+        p = np.tanh(x[:1] @ w)
+        first = np.concatenate([p, np.exp(p)], axis=0)
+        second = np.concatenate([np.sin(x @ w), p, p], axis=0)
+        return np.sum(first * 3.0, axis=0), np.sum(second * 2.0, axis=0)
+
+    def written_after(x, w):
+        p = np.tanh(x[:1] @ w)
+        first = np.concatenate([p, np.exp(p)], axis=0)
+        total = np.sum(first @ w, axis=0)
+        second = np.concatenate([np.sin(x @ w), p], axis=0)
+        later = np.cos(p)
+        return total, np.sum(later * 2.0) + np.sum(second @ w, axis=0)
+    x = rng.standard_normal((3, 5))
+    for function in (twice, written_after):
+        run, source = _compiled(function, x, w)
+        assert "np.copyto(" in source, source
+        for value in (x, -x, 2.0 * x):
+            for got, expected in zip(run(value, w), function(value, w)):
+                np.testing.assert_array_equal(got, expected)
