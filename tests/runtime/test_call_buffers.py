@@ -273,3 +273,29 @@ def test_a_part_of_a_join_left_to_numpy_is_copied_into_a_later_join_made_in_plac
         for value in (x, -x, 2.0 * x):
             for got, expected in zip(run(value, w), function(value, w)):
                 np.testing.assert_array_equal(got, expected)
+
+
+def test_a_fused_kernel_that_runs_numpys_calls_still_writes_its_rows_of_a_join():
+    """Under a non-default NumPy error state, or where the kernel meets an overflow, a fused
+    region runs its NumPy calls instead (runtime/backends/llvm/cpu_calls.py); their results
+    must land in the rows of the join the kernel's would have been written into."""
+    llvm = backend_named("llvm")
+    if llvm.available() is not None:
+        pytest.skip(f"the llvm backend is not available here: {llvm.available()}")
+    w = rng.standard_normal((64, 64)) * 0.1
+
+    def function(x, w):
+        h = x @ w
+        fused = np.exp(h) * 2.0 + 1.0  # one kernel, written into its rows of the join
+        return np.sum(np.concatenate([fused, np.sin(h)], axis=0), axis=0)
+    x = rng.standard_normal((200, 64))
+    run, source = _compiled(function, x, w, backend=llvm)
+    assert "np.concatenate" not in source and "fused_" in source
+    overflowing = x.copy()
+    overflowing[3, :] = 1e4  # exp overflows: the kernel reports it and NumPy's calls run
+    with np.errstate(all="ignore"):
+        expected = [function(value, w) for value in (x, -x, overflowing)]
+        for value, want in zip((x, -x), expected):  # NumPy's calls: its results, bit for bit
+            np.testing.assert_array_equal(run(value, w)[0], want)
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        np.testing.assert_array_equal(run(overflowing, w)[0], expected[2])

@@ -187,7 +187,9 @@ def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
     instead under a non-default NumPy error state, and after the kernel where it raised an
     invalid value, division by zero or overflow exception (the kernel returns whether it did:
     runtime/backends/llvm/cpu_loop.py), so that NumPy warns or raises as it would unfused; the
-    kernel's results are NumPy's anyway, to an ulp or two.
+    kernel's results are NumPy's anyway, to an ulp or two. Their results are written into the
+    arrays given for the kernel's (`y0=`, ...), as the kernel's are: such an array may be the
+    rows of a join the caller reads through another name (runtime/execution/call_buffers.py).
 
     Called with traced values (a compiled graph inlined into another trace), it records the
     fused equation instead: converting a tracer to an array raises a TypeError first.
@@ -211,7 +213,7 @@ def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
     namespace = {"ascontiguousarray": np.ascontiguousarray, "empty": np.empty, "zeros": np.zeros,
                  "ArgumentError": ctypes.ArgumentError, "record": _recorder(kernel),
                  "errors_default": numpy_errors_default, "numpy_version": kernel.numpy_version,
-                 **dtypes}
+                 "into": _into, **dtypes}
     for result, aval in zip(results, kernel.avals):
         namespace[f"{result}_dtype"] = aval.dtype
         allocate = "zeros" if result in zeroed else "empty"
@@ -228,7 +230,8 @@ def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
     passed = ", ".join(parameters + results)
     signature = ", ".join(parameters + [f"{result}=None" for result in results])
     as_numpy = as_numpy and kernel.numpy_version is not None
-    unless = ["    if not errors_default():", f"        return numpy_version({arguments})"]
+    as_numpys = f"into(numpy_version({arguments}), {', '.join(results)})"
+    unless = ["    if not errors_default():", f"        return {as_numpys}"]
     call = [f"        nonfinite = compiled({kernel.size}, {passed})"]
     if kernel.parts is not None:
         namespace.update(thread_count=cpu_threads.cpu_threads, pieces_for=kernel.parts.pieces,
@@ -247,14 +250,28 @@ def _wrapper(kernel: CompiledKernel, address: int, as_numpy: bool = True):
         *call,
         "    except (TypeError, ValueError, ArgumentError) as error:",
         f"        return record(error, {arguments})",
-        *(["    if nonfinite:", f"        return numpy_version({arguments})"] if as_numpy
-          else []),
+        *(["    if nonfinite:", f"        return {as_numpys}"] if as_numpy else []),
         f"    return {returned}",
     ])
     exec(compile(source, f"<autotrace kernel {kernel.name}>", "exec"), namespace)
     function = namespace[kernel.name]
     function.source = source
     return function
+
+
+def _into(results, *given):
+    """The NumPy version's `results` (one value, or a tuple of them), each written into the
+    array `given` for it where there is one and returned as the kernel returns it (a 0-d sum
+    as a NumPy scalar)."""
+    values = (results,) if len(given) == 1 else tuple(results)
+    written = []
+    for value, out in zip(values, given):
+        if out is None:
+            written.append(value)
+        else:
+            np.copyto(out, value)
+            written.append(out[()] if out.shape == () else out)
+    return written[0] if len(given) == 1 else tuple(written)
 
 
 def _recorder(kernel: CompiledKernel):
