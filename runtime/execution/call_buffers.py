@@ -42,9 +42,10 @@ and cotangents so, for the two products that sum over the steps (runtime/passes/
 A part is written in place only where the op makes it C-contiguous, where no op writes into it
 (`out=`) before the last read of the join's result, nor into the result before the last read
 of the part, and where the same array is not joined twice; any other part (an input of the
-graph, a constant, a part joined twice) is copied into its rows where the join was. The join's rows stay in use until
-the last read of the result or of any part. At least one part is written in place, and one
-with every axis longer than 1, so that NumPy's own join would be C-contiguous too.
+graph, a constant, a part joined twice) is copied into its rows where the join was. The join's
+rows stay in use until the last read of the result or of any part. At least one part is
+written in place, and one with every axis longer than 1, so that NumPy's own join would be
+C-contiguous too.
 """
 from __future__ import annotations
 

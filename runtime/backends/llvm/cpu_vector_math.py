@@ -22,7 +22,7 @@ In float32, one rational over the whole range instead, tanh(a) = a P(z) / Q(z) f
 5 and Q of degree 4 (relative error 1.4e-9, a twentieth of an ulp), a clamped to 9.02, where
 the result rounds to 1, and the result to 1 (rounding lets a P / Q reach 1 + 2 ulps near the
 clamp). It is half the instructions of the two branches above and takes the float32 GELU
-gradient from 0.84 to 0.61 ns a value (Zen 3, one core), for a larger error: the rounding of a
+gradient from 0.84 to 0.61 ns a value (Zen 4, one core), for a larger error: the rounding of a
 dozen steps near a = 8, where P and Q are large, adds up to 4.8 ulp (XLA's float32 tanh, a
 rational of the same kind: 5.5).
 
@@ -33,9 +33,9 @@ Measured against the correctly rounded tanh (tanhl, x87's 64-bit significand, fo
 float64 of every exponent; float64 tanh for every float32 in [2 ** -14, 10], the range where
 tanh is neither x nor 1): at most 1.37 ulp in float64, 4.80 in float32 (more than 1 ulp for
 19% of them); NumPy's own (glibc's tanh, 1.17 ulp; NumPy's SIMD tanhf, 1.37) is within 1 ulp
-(float64), 5 (float32) of it. Only integer compares and quiet arithmetic see a NaN or inf: no input raises a
-floating-point flag NumPy warns on (but a signaling NaN, as in glibc's), so a kernel never
-falls back to NumPy's calls for them.
+(float64), 5 (float32) of it. Only integer compares and quiet arithmetic see a NaN or inf: no
+input raises a floating-point flag NumPy warns on (but a signaling NaN, as in glibc's), so a
+kernel never falls back to NumPy's calls for them.
 """
 from __future__ import annotations
 
@@ -48,19 +48,12 @@ from . import compiler as llvm
 FLOAT64, FLOAT32 = np.dtype(np.float64), np.dtype(np.float32)
 
 
-class TanhConstants:
-    """The constants of tanh in one float dtype (the module docstring says what each is)."""
+class _Constants:
+    """What every tanh's constants have: the float `dtype`, its `bits`, and the `clamp`."""
 
-    def __init__(self, dtype, bits: int, crossover: float, clamp: float, numerator: tuple,
-                 denominator: tuple, exp_coefficients: tuple, ln2_high: float, ln2_low: float):
-        self.dtype, self.bits = np.dtype(dtype), bits
-        self.crossover, self.clamp = crossover, clamp
-        self.numerator, self.denominator = numerator, denominator  # P, and Q less its 1
-        # R: c = r - r * r * R(r * r), and exp(r) = 1 + r + r c / (2 - c) = M / B
-        self.exp_coefficients = exp_coefficients
-        self.ln2_high, self.ln2_low = ln2_high, ln2_low
-        self.mantissa_bits = {64: 52, 32: 23}[bits]
-        self.shifter = 1.5 * 2.0 ** self.mantissa_bits  # adding it rounds to an integer
+    def __init__(self, dtype, clamp: float):
+        self.dtype, self.clamp = np.dtype(dtype), clamp
+        self.bits = 8 * self.dtype.itemsize
 
     def bits_of(self, value: float) -> int:
         if self.bits == 64:
@@ -68,48 +61,63 @@ class TanhConstants:
         return struct.unpack("<I", struct.pack("<f", value))[0]
 
 
-# Fitted by least squares weighted for relative error, iterated (Loeb), on Chebyshev nodes
-# of |x| in [0, 1] and |r| in [0, ln2 / 2], in 50-digit arithmetic, then rounded to the dtype.
-TANH = {
+class TanhConstants(_Constants):
+    """The constants of the two-branch tanh (the module docstring says what each is)."""
+
+    def __init__(self, dtype, crossover: float, clamp: float, numerator: tuple,
+                 denominator: tuple, exp_coefficients: tuple, ln2_high: float, ln2_low: float):
+        super().__init__(dtype, clamp)
+        self.crossover = crossover
+        self.numerator, self.denominator = numerator, denominator  # P, and Q less its 1
+        # R: c = r - r * r * R(r * r), and exp(r) = 1 + r + r c / (2 - c) = M / B
+        self.exp_coefficients = exp_coefficients
+        self.ln2_high, self.ln2_low = ln2_high, ln2_low
+        self.mantissa_bits = np.finfo(self.dtype).nmant
+        self.shifter = 1.5 * 2.0 ** self.mantissa_bits  # adding it rounds to an integer
+
+    def write(self, writer, x: str) -> str:
+        return _tanh(writer, x)
+
+
+class RationalTanhConstants(_Constants):
+    """The constants of the one-rational tanh, a P(z) / Q(z) (the module docstring says how)."""
+
+    def __init__(self, dtype, clamp: float, numerator: tuple, denominator: tuple):
+        super().__init__(dtype, clamp)
+        self.numerator, self.denominator = numerator, denominator
+
+    def write(self, writer, x: str) -> str:
+        return _rational_tanh(writer, x)
+
+
+TANH = {  # the constants of each dtype's tanh, which write it
+    # Fitted by least squares weighted for relative error, iterated (Loeb), on Chebyshev
+    # nodes of |x| in [0, 1] and |r| in [0, ln2 / 2], in 50-digit arithmetic, then rounded.
     FLOAT64: TanhConstants(
-        np.float64, 64, crossover=1.0, clamp=20.0,
+        np.float64, crossover=1.0, clamp=20.0,
         numerator=(-0.3333333333333333, -0.021408625624635535, -0.0002432346109074976,
                    -1.724196864037584e-08),
         denominator=(0.46422587687390593, 0.02451529267753459, 0.00025425434001041103),
         exp_coefficients=(0.166666666666666, -0.0027777777777002934, 6.613756318687473e-05,
                           -1.653389974904173e-06, 4.138059249231763e-08),
         ln2_high=0.6931471805599453, ln2_low=2.3190468138462996e-17),
+    # P / Q fitted to tanh(a) / a over a in [0, 9.02], P(0) = Q(0) = 1, by least squares
+    # weighted for relative error, reweighted toward the largest errors until they level
+    # (Lawson), on 72,000 points dense near both ends, then rounded to float32.
+    FLOAT32: RationalTanhConstants(
+        np.float32, clamp=9.02,
+        numerator=(1.0, 0.13681529462337494, 0.003870324231684208, 2.8046177249052562e-05,
+                   3.067186682415013e-08, -1.2262238967275518e-11),
+        denominator=(1.0, 0.47014862298965454, 0.02725321240723133, 0.00039420954999513924,
+                     1.2899881767225452e-06)),
 }
-
-
-class RationalTanhConstants:
-    """The constants of the float32 tanh, a P(z) / Q(z) (the module docstring says how)."""
-
-    def __init__(self, clamp: float, numerator: tuple, denominator: tuple):
-        self.dtype, self.bits = FLOAT32, 32
-        self.clamp, self.numerator, self.denominator = clamp, numerator, denominator
-
-    def bits_of(self, value: float) -> int:
-        return struct.unpack("<I", struct.pack("<f", value))[0]
-
-
-# P / Q fitted to tanh(a) / a over a in [0, 9.02], P(0) = Q(0) = 1, by least squares weighted
-# for relative error, reweighted toward the largest errors until they level (Lawson), on 72,000
-# points dense near both ends, then rounded to float32.
-RATIONAL_TANH = RationalTanhConstants(
-    clamp=9.02,
-    numerator=(1.0, 0.13681529462337494, 0.003870324231684208, 2.8046177249052562e-05,
-               3.067186682415013e-08, -1.2262238967275518e-11),
-    denominator=(1.0, 0.47014862298965454, 0.02725321240723133, 0.00039420954999513924,
-                 1.2899881767225452e-06))
 
 
 def inline_function(name: str, dtype):
     """The writer of libm's function `name` on vectors of `dtype` as inline IR, or None where
     there is none (another function or dtype, or a CPU without fused multiply-add)."""
     dtype = np.dtype(dtype)
-    if name != "tanh" or dtype not in (*TANH, RATIONAL_TANH.dtype) \
-            or not llvm.has_fused_multiply_add():
+    if name != "tanh" or dtype not in TANH or not llvm.has_fused_multiply_add():
         return None
     return tanh
 
@@ -125,10 +133,9 @@ def tanh(body, x: str, dtype) -> str:
     name = f"autotrace.tanh.{body.suffix(dtype)}"
     if name not in body.declarations:
         lines: list = []
-        constants = TANH[dtype] if dtype in TANH else RATIONAL_TANH
-        writer = _Writer(type(body)(body.width, lines, body.declarations, "h"), constants,
+        writer = _Writer(type(body)(body.width, lines, body.declarations, "h"), TANH[dtype],
                          table=f"@{name}.constants")
-        result = (_tanh if dtype in TANH else _rational_tanh)(writer, "%x")
+        result = TANH[dtype].write(writer, "%x")
         body.declarations[name] = "\n".join([
             writer.table_definition(),
             f"define internal fastcc {vector} @{name}({vector} %x) noinline #0 {{", *lines,
