@@ -259,9 +259,10 @@ def test_every_op_has_a_batching_rule_or_refuses_with_a_reason():
     assert all(len(reason) > 20 for reason in refused.values())
     # the ops that are refused on purpose, each with its reason
     assert sorted(refused) == ["allreduce", "full", "fused_cpu", "mask_select", "matmul_outer",
-                               "matmul_rows", "max_pool_cpu", "max_pool_scatter_cpu", "outer_cpu",
-                               "stack_batch_pop", "stack_batch_push", "stack_new",
-                               "stack_select", "stack_to_batch"]
+                               "matmul_rows", "matmul_transposed", "max_pool_cpu",
+                               "max_pool_scatter_cpu", "outer_cpu", "stack_batch_pop",
+                               "stack_batch_push", "stack_new", "stack_select",
+                               "stack_to_batch"]
 
 
 def test_an_op_without_a_rule_is_refused_by_name():
