@@ -29,8 +29,9 @@ the stacking included. So:
   buffers that an equation made whole); the first product's place holds the stacked one.
 - Backward: a chain of adds, each adding one `matmul(transpose(a), d)` (a, d matrices, read by
   that add alone) to the sum so far (read by the next add alone), every term of one shape and
-  dtype. The a_i, and the d_i, are stacked in the chain's order; where the a_i are the slices
-  xs[t] of one array, every t once, xs itself is read (reshaped, no copy) and the d_i are put
+  dtype, starting from an array of that type or a scalar (a zero gradient read as 0.0). The
+  a_i, and the d_i, are stacked in the chain's order; where the a_i are the slices xs[t] of
+  one array, every t once, xs itself is read (reshaped, no copy) and the d_i are put
   in the order of t; chains of the same d_i (an RNN's two weight gradients) read one
   concatenation of them, in one order. The last add's place holds the stacked product, added
   to the chain's first value; the chain's other adds and products are left to DeadCode.
@@ -51,7 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..abstract import AbstractArray
-from ..graph import Constant, Equation, Graph, Var
+from ..graph import Constant, Equation, Graph, Literal, Var
 from ..ops import primitives
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -206,8 +207,7 @@ def _summed_products(graph: Graph, producers, readers) -> dict:
         if chain is None:
             for position in (1, 0):
                 other = equation.inputs[1 - position]
-                if (terms[position] is not None and isinstance(other, (Var, Constant))
-                        and other.aval == total.aval):
+                if terms[position] is not None and _starts_sum(other, total.aval):
                     chain = _Chain(other, [terms[position]])
                     break
         if chain is not None:
@@ -245,6 +245,16 @@ def _summed_products(graph: Graph, producers, readers) -> dict:
         equations.append(_equation("add", [plan.start, product], {}, total, last.scope))
         replacements[id(last)] = equations
     return replacements
+
+
+def _starts_sum(value, aval) -> bool:
+    """Whether a chain of terms of `aval` may start at `value`: an array of `aval`, or a
+    scalar the terms' dtype keeps (a zero gradient that UniformConstants reads as 0.0)."""
+    if isinstance(value, Literal):
+        return type(value.value) in (int, float)
+    return isinstance(value, (Var, Constant)) and (
+        value.aval == aval or value.aval.shape == () and value.aval.dtype == aval.dtype
+        and value.aval.device == aval.device)
 
 
 @dataclass

@@ -6,7 +6,11 @@ as that value alone, where the op then gives the same shape and dtype:
 
     i:f64[1000000] = multiply const0:f64[1000000] b     ->     i:f64[1000000] = multiply 1.0 b
 
-The multiply read 8 MB to multiply by one; AlgebraicSimplification then drops it. The value is
+The multiply read 8 MB to multiply by one; AlgebraicSimplification then drops it. An array
+that `full` makes (np.zeros, np.ones with a known shape) is read so too: the gradient of a
+function of `*args` adds each argument's contribution to a zero array of its shape, which
+the call then no longer makes (the float64 softmax's gradient of (8, 4, 64, 64) values took
+1,072 us with its zeros, mapped fresh from the system and read, and takes 408 without). The value is
 a Python scalar (a Literal) where NumPy 2's weak promotion of a Python scalar gives the op's
 dtype, and otherwise a 0-d constant of the array's dtype (f32 array * f64 array is f64, as is
 f32 array * f64 scalar, but f32 array * Python float is f32). A constant that makes the result's
@@ -40,6 +44,7 @@ NumPy 1 promoted a 0-d array by its value, so `f32 array * f64 0-d array` was f3
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -152,25 +157,35 @@ def _exponent_apart(equation, position: int, scalar) -> bool:
 
 
 class UniformConstants:
-    """Read an array constant of one repeated value as that value, in elementwise ops."""
+    """Read an array constant of one repeated value as that value, in elementwise ops; and an
+    array `full` makes (np.zeros, np.ones: the zero gradient a derivative adds a contribution
+    to), which then is made no more where nothing else reads it."""
 
     def run(self, graph: Graph) -> Graph:
         if not _NUMPY_2:
             return graph
-        scalars: dict[int, tuple] = {}  # id(constant) -> (its value, a 0-d constant of it)
+        # id of a constant or of a `full` result -> (its value, a 0-d constant of it)
+        scalars: dict[int, tuple] = {}
         equations = []
         for equation in graph.equations:
             if _is_elementwise(equation):
                 equation = self.with_scalars(equation, scalars)
+            elif equation.primitive.name == "full" and math.prod(equation.attrs["shape"]):
+                scalar = np.dtype(equation.attrs["dtype"]).type(equation.attrs["fill_value"])
+                scalars[id(equation.outputs[0])] = (scalar, Constant(scalar))
             equations.append(equation)
         return Graph(graph.inputs, equations, graph.outputs)
 
     @staticmethod
     def with_scalars(equation, scalars):
-        """`equation` reading its uniform constants as scalars where that changes no type."""
+        """`equation` reading its uniform constants (and `full` results) as scalars where that
+        changes no type."""
         inputs = list(equation.inputs)
         for position, value in enumerate(inputs):
-            if not isinstance(value, Constant):
+            if isinstance(value, Var):
+                if id(value) not in scalars:
+                    continue
+            elif not isinstance(value, Constant):
                 continue
             if id(value) not in scalars:
                 scalar = uniform_value(value)

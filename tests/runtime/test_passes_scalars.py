@@ -165,6 +165,15 @@ x3 = np.array([1.5, -2.0, 0.25])
     (lambda x: x * np.array([0.0, -0.0, 0.0]), x3, ["b:f64[3] = multiply a const0:f64[3]"]),
     (lambda x: x * np.ones(3), np.float64(2.0), ["b:f64[3] = multiply a const0:f64[3]"]),
     (lambda x: np.maximum(x, np.zeros(3)), x3, ["b:f64[3] = maximum a 0.0"]),
+    # an array `full` makes from a traced one (a derivative's zero gradient) is read so too,
+    # and made no more; 0.0 + -0.0 is still 0.0
+    (lambda x: np.zeros_like(x) + x * 2.0, np.array([1.0, -0.0, np.inf]),
+     ["b:f64[3] = multiply a 2.0", "c:f64[3] = add 0.0 b"]),
+    (lambda x: np.zeros_like(x, dtype=np.float64) + x, x3.astype(np.float32),
+     ["b:f64[3] = add 0.0:f64[] a"]),
+    (lambda x: np.zeros_like(x) @ x + x, np.ones((2, 2)),
+     ["b:f64[2,2] = full[dtype=float64 fill_value=0 shape=(2, 2)]", "c:f64[2,2] = matmul b a",
+      "d:f64[2,2] = add c a"]),
     (lambda x: np.divmod(x, np.full(3, 2.0))[1], x3, ["b:f64[3] c:f64[3] = divmod a 2.0"]),
     (lambda x: x * np.full(3, 2 - 1j), x3 + 0j, ["b:c128[3] = multiply a (2-1j)"]),
     (lambda x: x * np.full(3, complex(np.nan, 1.0)), x3 + 0j,
@@ -254,6 +263,21 @@ def test_the_seed_of_a_sum_folds_away(dtype):
     assert result.dtype == eager.dtype == dtype
     np.testing.assert_allclose(result, np.cos(x) * x ** 2 + 2 * x * np.sin(x),
                                rtol=1e-13 if dtype == np.float64 else 1e-6)
+
+
+def softmax_of_arguments(*arguments):
+    scores = arguments[0] * arguments[1]
+    exponentials = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    return np.sum(np.log(exponentials / np.sum(exponentials, axis=-1, keepdims=True)) ** 2)
+
+
+def test_the_gradient_of_a_function_of_star_args_makes_no_zeros():
+    x, scale = rng.standard_normal((64, 32)), rng.standard_normal((64, 32))
+    traced = autotrace.function(autotrace.grad(softmax_of_arguments))
+    assert "full" not in str(traced.graph(x, scale))
+    assert "zeros" not in traced.source(x, scale)
+    np.testing.assert_allclose(traced(x, scale), autotrace.grad(softmax_of_arguments)(x, scale),
+                               rtol=1e-13, atol=1e-13)
 
 
 def test_constants_other_than_operands_stay():
