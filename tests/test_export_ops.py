@@ -100,6 +100,25 @@ def test_exported_gelu_uses_autotrace_erf(tmp_path, numpy_backend):
     assert_runs_as_traced(tmp_path, "gelu", "gelu", {"call0": traced(x)}, (x,))
 
 
+def attention_heads(x, w):
+    """A dense layer over (batch, tokens, features), split into heads, attended and merged:
+    the NumPy backend's row_product and transposed_product."""
+    heads = np.transpose(np.reshape(x @ w, (2, 5, 2, 3)), (0, 2, 1, 3))
+    merged = np.transpose(heads @ np.swapaxes(heads, -1, -2) @ heads, (0, 2, 1, 3))
+    return np.sum(np.tanh(np.reshape(merged, (2, 5, 6))) ** 2)
+
+
+def test_exported_attention_writes_the_backends_product_helpers(tmp_path, numpy_backend):
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((2, 5, 4)), rng.standard_normal((4, 6)) / 2
+    traced = at.function(at.grad(attention_heads, wrt=(0, 1)))
+    at.export(traced, x, w, tmp_path / "attention.py", name="attention")
+    source = (tmp_path / "attention.py").read_text()
+    assert "def row_product(" in source and "def transposed_product(" in source
+    assert_runs_as_traced(tmp_path, "attention", "attention",
+                          flatten(traced(x, w), "call0"), (x, w))
+
+
 def test_exported_random_draws_follow_the_generator_state(tmp_path, numpy_backend):
     generator = at.random.Generator(seed=7, name="noise_key")
     dropout = at.layers.Dropout(0.5, seed=3)

@@ -13,10 +13,12 @@ rebuilt, namedtuples and dataclasses rebuilt as classes of the same names and fi
 module defines. The graph's constants are saved beside it in an .npz of the same name, loaded
 when the module is imported (no pickles).
 
-autotrace's own ops (conv2d, pooling, erf, random draws: runtime/primitives/registry.py source_globals, which
-the NumPy backend's graphs call by name) are written into the module as the source of the
-functions that compute them, with what those use (op_sources.py); an op whose code needs more
-than NumPy and the standard library (allreduce) is refused with an ExportError that says why.
+autotrace's own ops (conv2d, pooling, erf, random draws: runtime/primitives/registry.py
+source_globals, which the NumPy backend's graphs call by name), and the helpers its passes'
+products call (`row_product`, `transposed_product`: runtime/backends/), are written into the
+module as the source of the functions that compute them, with what those use (op_sources.py);
+an op whose code needs more than NumPy and the standard library (allreduce) is refused with an
+ExportError that says why.
 
 Arguments that are Python values (a learning rate, a flag) are fixed at their exported values,
 as a trace fixes them; the module's docstring lists them. Variables the function reads (a
@@ -31,6 +33,7 @@ from __future__ import annotations
 import ast
 import builtins
 import importlib
+import inspect
 import keyword
 import math
 import os
@@ -152,8 +155,8 @@ def export(function, *arguments_and_path, name: str | None = None,
     imported = {"np": np, "math": math, "os": os,
                 **{module: importlib.import_module(module) for module in classes.modules()}}
     op_sources = OpSources(provided=imported, reserved=module_names | set(classes.names()))
-    for op in ops:
-        op_sources.add_op(op, source_globals[op], entry_name)
+    for op, function in ops.items():
+        op_sources.add_op(op, function, entry_name)
 
     result_count = len(graph.outputs) - len(structure.written)
     call_arguments = [*entry.inputs, *(f"variables[{cell_names[id(cell)]!r}]"
@@ -200,9 +203,10 @@ def _loading(npz_name: str, constants: dict, cells: list, cell_names: dict) -> s
                                     for index, cell in enumerate(cells)) + "}"])
 
 
-def _globals_of(body: str, namespace: dict, entry_name: str) -> tuple[dict, list]:
-    """The graph's constants by name, and the names of autotrace's own ops it calls; an
-    ExportError for any other global its code needs."""
+def _globals_of(body: str, namespace: dict, entry_name: str) -> tuple[dict, dict]:
+    """The graph's constants by name, and the functions of autotrace's own ops it calls by
+    name (source_globals, and those a backend pass's primitive puts in the namespace, such
+    as `row_product`); an ExportError for any other global its code needs."""
     tree = ast.parse(body)
     defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
     used = {node.id for node in ast.walk(tree)
@@ -211,12 +215,14 @@ def _globals_of(body: str, namespace: dict, entry_name: str) -> tuple[dict, list
                 if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)} | {
         argument.arg for node in ast.walk(tree) if isinstance(node, ast.arguments)
         for argument in node.args}
-    constants, ops = {}, []
+    constants, ops = {}, {}
     for global_name in sorted(used - defined - assigned - _MODULE_NAMES - set(dir(builtins))):
         if re.fullmatch(r"const[0-9]+", global_name):
             constants[global_name] = namespace[global_name]
         elif global_name in source_globals:
-            ops.append(global_name)
+            ops[global_name] = source_globals[global_name]
+        elif inspect.isfunction(namespace.get(global_name)):
+            ops[global_name] = namespace[global_name]
         else:
             raise ExportError(f"autotrace.export: {entry_name}'s graph uses {global_name}, "
                               f"which is not NumPy's, so it cannot be exported")
