@@ -20,6 +20,7 @@ if not llvm.available():
 
 from autotrace.runtime.backends.llvm.cpu_fusion import (  # noqa: E402
     MIN_CHAIN_ELEMENTS, MIN_FUSED_ELEMENTS, CpuFusion)
+from autotrace.runtime.backends.llvm.cpu_kernels import UNDERFLOWS_BELOW  # noqa: E402
 from autotrace.runtime.backends.llvm.backend import LlvmBackend  # noqa: E402
 from autotrace.runtime.execution.executor import compile_graph  # noqa: E402
 from autotrace.runtime.passes import optimize  # noqa: E402
@@ -170,6 +171,32 @@ def test_special_values_propagate_as_in_numpy():
     assert tanh[0] == 1.0 and tanh[1] == -1.0 and np.isnan(tanh[4])
     assert negative_log[2] == np.inf and np.isnan(negative_log[3]) and np.isnan(negative_log[4])
     assert np.isnan(maximum[4]) and maximum[0] == np.inf and maximum[1] == 2.0
+
+
+@pytest.mark.parametrize("name, dtype, edge", [
+    ("exp", np.float64, -745.1332191019412), ("exp", np.float32, -103.97208),
+    ("exp2", np.float64, -1075.0), ("exp2", np.float32, -150.0)])
+def test_exp_of_what_underflows_to_zero(name, dtype, edge):
+    # Lanes below UNDERFLOWS_BELOW (a masked attention score, -1e9) are given 0 to compute and
+    # set to +0.0, as NumPy's exp gives them; around the edge where results become subnormal,
+    # libmvec's results stand, within an ulp or two of NumPy's (which differ on this CPU).
+    ufunc = getattr(np, name)
+    near = edge + np.linspace(-2.0, 2.0, 41)
+    x = np.tile(np.concatenate([near, [-1e9, -np.inf, np.nan, 0.0, -1.0, edge - 40.0]]),
+                3).astype(dtype)
+    with np.errstate(all="ignore"):
+        expected = ufunc(x) + 0.0
+        (result,), graph = run_fused(lambda a: ufunc(a) + 0.0, x)
+    (kernel,) = [equation.attrs["kernel"] for equation in fused_equations(graph)]
+    assert "fcmp olt" in kernel.ir  # the lanes that underflow, told apart
+    assert result.dtype == dtype
+    below = x < UNDERFLOWS_BELOW[name, np.dtype(dtype)]
+    assert below.sum() == 3 * (len(near[near < UNDERFLOWS_BELOW[name, np.dtype(dtype)]]) + 3)
+    assert np.all(result[below] == 0) and not np.any(np.signbit(result[below]))
+    assert np.all(expected[below] == 0)
+    tiny = np.finfo(dtype).smallest_subnormal
+    np.testing.assert_allclose(result, expected, rtol=1e-6 if dtype == np.float32 else 1e-13,
+                               atol=2 * tiny, equal_nan=True)
 
 
 def test_mixed_float32_and_float64_and_casts():
