@@ -3,10 +3,11 @@ large enough to pay fused into one loop compiled by LLVM (cpu_fusion.py), which 
 input once and writes each output once, calling glibc's vector math (libmvec) for the
 transcendental functions but tanh, which it writes itself (cpu_vector_math.py); rows reduced
 over the trailing axis and used in the same rows (softmax, layer norm) in one row kernel each
-(cpu_row_fusion.py); an outer product (a column times a row) in one loop that writes it
-(cpu_outer.py); max pooling and its gradient in one loop each (cpu_pooling.py); and a graph
-of scalars compiled whole into one native function, its repeated blocks rolled back into loops
-(cpu_scalar.py).
+(cpu_row_fusion.py); arithmetic that a later kernel can compute from what it reads anyway
+computed again there rather than written and read back (cpu_recompute.py); an outer product
+(a column times a row) in one loop that writes it (cpu_outer.py); max pooling and its
+gradient in one loop each (cpu_pooling.py); and a graph of scalars compiled whole into one
+native function, its repeated blocks rolled back into loops (cpu_scalar.py).
 
 It needs llvmlite, a dependency of autotrace. Where llvmlite cannot be imported or cannot compile
 for the CPU, `backend_for` warns once and gives the NumPy backend instead
@@ -39,9 +40,11 @@ class LlvmBackend(NumpyBackend):
         from .cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion
         from .cpu_outer import CpuOuterProducts
         from .cpu_pooling import CpuMaxPooling
+        from .cpu_recompute import CpuRecompute
         from .cpu_row_fusion import CpuRowFusion
         return [*super().passes(), CpuOuterProducts(), CpuMaxPooling(),
-                CpuRowFusion(self.min_elements or MIN_FUSED_ELEMENTS), CpuFusion(self.min_elements)]
+                CpuRowFusion(self.min_elements or MIN_FUSED_ELEMENTS),
+                CpuRecompute(self.min_elements), CpuFusion(self.min_elements)]
 
     def compile_whole(self, graph, python_version):
         from .cpu_scalar import compile_scalar_graph

@@ -23,7 +23,9 @@ value `y` is added up in the same loop, so `y` need not be written at all: of al
 Before this pass, CpuRowFusion (runtime/backends/llvm/cpu_row_fusion.py) makes row kernels of
 the regions that reduce rows over the trailing axis and use the results in the same rows
 (softmax, layer norm), read one value per row (`x - m` with m of shape [N, 1]), or read rows
-this loop cannot (of no multiple of 16 elements); this pass fuses what it leaves.
+this loop cannot (of no multiple of 16 elements); this pass fuses what it leaves, after
+CpuRecompute (runtime/backends/llvm/cpu_recompute.py) has copied into later regions the
+arithmetic they would otherwise read back from memory.
 
 A region is built in graph order: an equation joins the regions that compute its inputs or read
 the same array it reads, merging them, unless one of those regions is closed or one of its sums
