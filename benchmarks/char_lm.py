@@ -17,22 +17,26 @@ on the loss and the gradient of the first batch (to 1e-9 relative) and on the lo
 next steps (to 1e-6: PyTorch clips to a norm of 1 a little differently); one that does not is
 reported and left out. Times are per step, the best of --repeat runs, the frameworks taking
 turns so that load from elsewhere slows all alike; then autotrace's time over each (2.0x:
-autotrace takes twice as long). BLAS runs on one thread (the products are small and many),
-autotrace's fused kernels, PyTorch's and XLA's loops on every core the process may use;
-`--one-core` puts the whole process on one core.
+autotrace takes twice as long). Every library runs as installed: BLAS on the threads
+OPENBLAS_NUM_THREADS (or OMP_NUM_THREADS, MKL_NUM_THREADS) gives it, every core where they are
+unset; autotrace's fused kernels, PyTorch's and XLA's loops on every core the process may use.
+`--one-core` puts the whole process on one core, BLAS and every library's loops on one thread.
 """
 from __future__ import annotations
 
 import os
+import sys
 
-for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_variable, "1")  # before NumPy loads its BLAS
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+if "--one-core" in sys.argv[1:]:
+    for _variable in THREAD_VARIABLES:
+        os.environ[_variable] = "1"  # before NumPy loads its BLAS
+_THREADS_AS_GIVEN = {variable: os.environ.get(variable) for variable in THREAD_VARIABLES}
 
 import argparse  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
 import runpy  # noqa: E402
-import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy  # noqa: E402
@@ -41,6 +45,16 @@ import autotrace  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from traced_speed import best_times_in_turns, first_line  # noqa: E402
+
+# traced_speed pins BLAS to one thread for its own runs by setting these variables when it is
+# imported; NumPy's BLAS has read them already, and what is printed must be what it read.
+for _variable, _value in _THREADS_AS_GIVEN.items():
+    if _value is None:
+        os.environ.pop(_variable, None)
+    else:
+        os.environ[_variable] = _value
+# (examples/char_lm.py, run below, sets them too, after NumPy has read them)
+BLAS_THREADS = os.environ.get("OPENBLAS_NUM_THREADS", "as installed (every core)")
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "char_lm.py"
 BATCH, CONTEXT, WIDTH, HEADS, DEPTH = 32, 64, 64, 4, 2
@@ -306,7 +320,8 @@ def main(argv=None) -> int:
 
     print(f"python {platform.python_version()}, numpy {numpy.__version__}, {os.cpu_count()} "
           f"CPUs, running on {len(os.sched_getaffinity(0))}; BLAS threads "
-          f"{os.environ['OPENBLAS_NUM_THREADS']}, autotrace kernel threads "
+          f"{BLAS_THREADS}, "
+          f"autotrace kernel threads "
           f"{autotrace.config.cpu_threads()}")
     print(f"batch {BATCH} x {CONTEXT} characters, width {WIDTH}, {HEADS} heads, {DEPTH} "
           f"blocks, {sum(w.size for w in initial.values())} weights, float64")
@@ -332,8 +347,8 @@ def main(argv=None) -> int:
         print("  torch is not installed: its columns are skipped")
         torch = None
     if torch is not None:
-        # its own loops on every core the process may use (OMP_NUM_THREADS, set to 1 above for
-        # BLAS, would hold them to one)
+        # its own loops on every core the process may use (OMP_NUM_THREADS, set to 1 for BLAS
+        # with --one-core, would hold them to one)
         torch.set_num_threads(len(os.sched_getaffinity(0)))
         print(f"  torch {torch.__version__}, {torch.get_num_threads()} threads")
         arrays = (torch.from_numpy(batch[0]), torch.from_numpy(batch[1]))
