@@ -33,7 +33,8 @@ are summed in another order), as runtime/passes/products.py's do.
 Only float32 and float64 products of two stacks of matrices (two dimensions or more) of one
 dtype are rewritten, whose result is read by one transpose and nothing else (not returned), that
 transpose keeping the product's rows or its columns on the last axis and being read by a
-reshape (which would copy it). A backend whose matmul is not NumPy's does not run this pass.
+reshape (which would copy it), and no more than one of the graph's outputs viewing it (the
+reshape, now a view, would share memory with another, where NumPy's copy does not). A backend whose matmul is not NumPy's does not run this pass.
 """
 from __future__ import annotations
 
@@ -106,7 +107,8 @@ class TransposedProducts:
         dropped: set[int] = set()           # ids of the transposes it replaces
         for equation in graph.equations:
             transpose = _read_through_transpose(equation, readers, returned)
-            if transpose is not None:
+            if transpose is not None and _returned_views(transpose.outputs[0], readers,
+                                                         returned) < 2:
                 replaced[id(equation)] = Equation(
                     matmul_transposed, equation.inputs,
                     {"axes": transpose.attrs["axes"], "shape": transpose.outputs[0].aval.shape},
@@ -117,6 +119,23 @@ class TransposedProducts:
         return Graph(graph.inputs, [replaced.get(id(equation), equation)
                                     for equation in graph.equations
                                     if id(equation) not in dropped], graph.outputs)
+
+
+def _returned_views(value: Var, readers: dict, returned: set) -> int:
+    """How many of the graph's outputs are `value` or may view its buffer. Two or more: the
+    product written transposed would make a reshape of it, a copy in NumPy, a view that
+    shares memory with the other (`return np.reshape(t, ...), t`), where NumPy's results do
+    not share it."""
+    viewing, pending = {id(value)}, [value]
+    while pending:
+        for reader in readers.get(id(pending.pop()), []):
+            if reader.primitive.fresh:
+                continue
+            for output in reader.outputs:
+                if id(output) not in viewing:
+                    viewing.add(id(output))
+                    pending.append(output)
+    return len(viewing & returned)
 
 
 def _read_through_transpose(equation: Equation, readers: dict, returned: set):

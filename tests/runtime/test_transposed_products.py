@@ -135,3 +135,25 @@ def test_a_returned_product_is_a_new_array_on_every_call():
     np.testing.assert_array_equal(second, merge_heads(weights + 1, values))
     assert "transposed_product(a, b, (0, 2, 1, 3), False, (3, 8, 4, 5))" in merged.source(
         weights, values)
+
+
+def merged_and_heads(weights, values):
+    batch, heads, tokens, _ = weights.shape
+    heads_first = np.transpose(weights @ values, (0, 2, 1, 3))
+    return np.reshape(heads_first, (batch, tokens, -1)), heads_first
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_results_that_would_share_the_transposed_product_stay_apart(backend):
+    # NumPy's reshape of the transposed product is a copy: written transposed, the reshape
+    # would be a view of the other result. The product stays a matmul.
+    weights, values = rng.standard_normal((3, 4, 8, 8)), rng.standard_normal((3, 4, 8, 5))
+    assert "matmul_transposed" not in optimized_ops(merged_and_heads, weights, values,
+                                                    backend=backend)
+    merged, heads = compile(trace(merged_and_heads, (weights, values))[0],
+                            backend_named(backend)).run(weights, values)
+    assert not np.shares_memory(merged, heads)
+    expected_merged, expected_heads = merged_and_heads(weights, values)
+    np.testing.assert_array_equal(merged, expected_merged)
+    merged[...] = 0.0
+    np.testing.assert_array_equal(heads, expected_heads)

@@ -15,11 +15,15 @@ anyway, and the tanh):
 
 Only arithmetic is computed again (`cheap`: an LLVM instruction or intrinsic, a compare, a
 select: add, multiply, divide, square, sqrt, where, maximum, casts...), never a function of the
-C library (tanh, exp, log: tens of instructions a value, as costly as the memory traffic saved):
-their results are read as they were. Arithmetic is IEEE, correctly rounded, in the kernels as in
-NumPy, so the values computed again are the same bits, whoever computes them: every result of
-the graph is unchanged, bit for bit. (Where a value overflows or divides by zero, the kernel
-that computes it again falls back on NumPy's calls, which warn again.)
+C library (tanh, exp, log: tens of instructions a value, as costly as the memory traffic saved),
+nor a region's sums: their results are read as they were. Arithmetic is IEEE, correctly
+rounded, in the kernels as in NumPy, so the values computed again are the same bits, whoever
+computes them: every result of the graph is unchanged, bit for bit, as long as no kernel
+raises a floating-point exception. One that does (a value overflows, divides by zero, or is
+NaN where a compare sees it) runs its region as NumPy's calls instead, so that NumPy warns
+(runtime/backends/llvm/cpu_calls.py): the region that computes the value again then does so
+too, and warns again, and its functions of the C library are NumPy's, which may differ from
+the kernel's by an ulp.
 
 The pass runs after CpuRowFusion, on the regions CpuFusion will fuse (`find_regions`), so it
 sees which values would be written (read outside their region) and where they would be read.
@@ -49,7 +53,7 @@ from __future__ import annotations
 
 import math
 
-from .cpu_fusion import find_regions, worth_fusing
+from .cpu_fusion import find_regions, fusable_shape, worth_fusing
 from ...graph import Equation, Graph, Var
 
 MIN_RECOMPUTED_ELEMENTS = 16384
@@ -81,10 +85,11 @@ class CpuRecompute:
 
 
 def cheap(equation: Equation) -> bool:
-    """Whether a kernel computes `equation` with an instruction or two an element, correctly
-    rounded (not by a function of the C library)."""
+    """Whether a kernel computes `equation` elementwise with an instruction or two an element,
+    correctly rounded (not a function of the C library, not a sum of a region's values)."""
     primitive = equation.primitive
-    return not primitive.libm or bool(primitive.llvm_intrinsic or primitive.llvm_instruction)
+    return fusable_shape(equation) is not None and (
+        not primitive.libm or bool(primitive.llvm_intrinsic or primitive.llvm_instruction))
 
 
 class _Plan:
