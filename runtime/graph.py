@@ -150,6 +150,16 @@ class Graph:
     __repr__ = __str__
 
 
+def readers_of(graph: Graph) -> dict[int, list[Equation]]:
+    """id of each Var an equation of `graph` reads -> the equations that read it, in order."""
+    readers: dict[int, list[Equation]] = {}
+    for equation in graph.equations:
+        for value in equation.inputs:
+            if isinstance(value, Var):
+                readers.setdefault(id(value), []).append(equation)
+    return readers
+
+
 def format_equation(equation: Equation, names: _Names) -> str:
     """`c:f64[3] = multiply a b`, with attributes in brackets sorted by name; an equation
     without results (`print`) is just `print[...] a b`."""

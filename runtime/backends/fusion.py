@@ -38,7 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..graph import Constant, Equation, Graph, Literal, Var, _Names, format_equation
+from ..graph import (Constant, Equation, Graph, Literal, Var, _Names, format_equation,
+                     readers_of)
 
 # NumPy dtype -> C type of the variables that hold it in a kernel.
 C_TYPES = {
@@ -191,11 +192,7 @@ def _groups(graph: Graph) -> list[list[Equation]]:
     """Maximal groups, found from the last equation back: an equation joins the group of the
     equations that read its result if they are all in one group, it is elementwise with the
     same shape, and its result is no graph output; otherwise it starts a group of its own."""
-    readers: dict[int, list[Equation]] = {}
-    for equation in graph.equations:
-        for value in equation.inputs:
-            if isinstance(value, Var):
-                readers.setdefault(id(value), []).append(equation)
+    readers = readers_of(graph)
     graph_outputs = {id(value) for value in graph.outputs}
     group_of: dict[int, list[Equation]] = {}
     groups = []

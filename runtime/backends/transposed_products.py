@@ -41,9 +41,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..abstract import AbstractArray
-from ..graph import Equation, Graph, Var
+from ..graph import Equation, Graph, Var, readers_of
 from ..primitives.batching import refuse_batching
-from ..primitives.registry import C_ORDER, Primitive, out_argument, primitives, register
+from ..primitives.registry import (C_ORDER, Primitive, out_argument, primitives, register,
+                                   viewed_inputs)
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -97,11 +98,7 @@ class TransposedProducts:
     """Write each matmul read through one transpose, then reshaped, as `matmul_transposed`."""
 
     def run(self, graph: Graph) -> Graph:
-        readers: dict[int, list] = {}
-        for equation in graph.equations:
-            for value in equation.inputs:
-                if isinstance(value, Var):
-                    readers.setdefault(id(value), []).append(equation)
+        readers = readers_of(graph)
         returned = {id(value) for value in graph.outputs if isinstance(value, Var)}
         replaced: dict[int, Equation] = {}  # id of a matmul -> its matmul_transposed
         dropped: set[int] = set()           # ids of the transposes it replaces
@@ -128,8 +125,10 @@ def _returned_views(value: Var, readers: dict, returned: set) -> int:
     not share it."""
     viewing, pending = {id(value)}, [value]
     while pending:
-        for reader in readers.get(id(pending.pop()), []):
-            if reader.primitive.fresh:
+        viewed = pending.pop()
+        for reader in readers.get(id(viewed), []):
+            if reader.primitive.fresh or all(value is not viewed
+                                             for value in viewed_inputs(reader)):
                 continue
             for output in reader.outputs:
                 if id(output) not in viewing:

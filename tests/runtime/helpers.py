@@ -1,7 +1,8 @@
 """Shared by the runtime tests: trace, optimize and compile a function, then call it."""
 import numpy as np
 
-from autotrace.runtime.execution.executor import compile_graph
+from autotrace.runtime.backends.selection import backend_named
+from autotrace.runtime.execution.executor import compile, compile_graph
 from autotrace.runtime.passes import optimize
 from autotrace.runtime.tracing.signature import signature_and_arrays
 from autotrace.runtime.tracing.tracer import trace
@@ -17,6 +18,13 @@ def compiled(function, *args, optimized=True):
     def call(*call_args):
         return structure.unflatten(run(*signature_and_arrays(call_args, {})[1]))
     return call, source
+
+
+def optimized_ops(function, *args, backend="numpy"):
+    """The primitives of `function`'s graph, traced with `args` and compiled for `backend`."""
+    graph, _ = trace(function, args)
+    return [equation.primitive.name
+            for equation in compile(graph, backend_named(backend)).graph.equations]
 
 
 def assert_same(result, expected):

@@ -10,15 +10,10 @@ from autotrace.runtime.backends.selection import backend_named
 from autotrace.runtime.backends.transposed_products import layout, transposed_product
 from autotrace.runtime.execution.executor import compile
 from autotrace.runtime.tracing.tracer import trace
+from tests.runtime.helpers import optimized_ops
 
 rng = np.random.default_rng(11)
 BACKENDS = ["numpy"] + (["llvm"] if backend_named("llvm").available() is None else [])
-
-
-def optimized_ops(function, *args, backend="numpy"):
-    graph, _ = trace(function, args)
-    return [equation.primitive.name for equation in compile(graph, backend_named(backend))
-            .graph.equations]
 
 
 def merge_heads(weights, values):  # attention's (batch, heads, tokens, d) -> (batch, tokens, h*d)

@@ -54,7 +54,7 @@ from __future__ import annotations
 import math
 
 from .cpu_fusion import find_regions, fusable_shape, worth_fusing
-from ...graph import Equation, Graph, Var
+from ...graph import Equation, Graph, Var, readers_of
 
 MIN_RECOMPUTED_ELEMENTS = 16384
 # At most this many equations computed again for one value.
@@ -102,11 +102,7 @@ class _Plan:
         self.producer = {id(var): equation for equation in graph.equations
                          for var in equation.outputs}
         self.position = {id(equation): index for index, equation in enumerate(graph.equations)}
-        self.readers: dict[int, list] = {}
-        for equation in graph.equations:
-            for value in equation.inputs:
-                if isinstance(value, Var):
-                    self.readers.setdefault(id(value), []).append(equation)
+        self.readers = readers_of(graph)
         self.returned = {id(value) for value in graph.outputs if isinstance(value, Var)}
 
     def written_anyway(self, var: Var) -> bool:
@@ -146,8 +142,7 @@ class _Plan:
         the equations that compute it})] for the values of `region` worth computing again in
         the regions that read them, or []."""
         trees: dict[int, tuple] = {}      # id of a value -> (its equations, their leaves)
-        read_by: dict[int, list] = {}     # id of a reading region -> ids of the values it reads
-        reading: dict[int, object] = {}   # id of a reading region -> the region
+        read_by: dict = {}                # a reading region -> ids of the values it reads
         read_outside: set[int] = set()    # ids of the values of `region` read outside it
         for equation in region.equations:
             var = equation.outputs[0]
@@ -163,17 +158,15 @@ class _Plan:
                 continue
             trees[id(var)] = tree
             for reader in readers:
-                other = self.region_of[id(reader)]
-                if id(var) not in read_by.setdefault(id(other), []):
-                    read_by[id(other)].append(id(var))
-                reading[id(other)] = other
+                values = read_by.setdefault(self.region_of[id(reader)], [])
+                if id(var) not in values:
+                    values.append(id(var))
         if not trees:
             return []
         saved = len(trees) + sum(len(values) for values in read_by.values())
         cost, written = 0.0, set()
-        for key, values in read_by.items():
-            already = {id(value) for member in reading[key].equations
-                       for value in member.inputs}
+        for other, values in read_by.items():
+            already = {id(value) for member in other.equations for value in member.inputs}
             equations = {id(each) for value in values for each in trees[value][0]}
             leaves = {id(leaf): leaf for value in values for leaf in trees[value][1]}
             cost += ARITHMETIC_COST * len(equations) + sum(
@@ -184,8 +177,7 @@ class _Plan:
         if cost + len(written) >= saved:
             return []
         copies = []
-        for key, values in read_by.items():
-            other = reading[key]
+        for other, values in read_by.items():
             first = min((reader for value in values for reader in self.readers[value]
                          if self.region_of.get(id(reader)) is other),
                         key=lambda reader: self.position[id(reader)])
