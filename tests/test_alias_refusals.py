@@ -120,10 +120,32 @@ def sizes_read_before_a_write(x):
     return np.sum(u ** 2) * (n + m + k + d + s)
 
 
+def writes_into_a_slice_of_a_sum_with_an_attribute(x, a=0.7):
+    # box.value() + box.w is a new array (or, were they lists, a new list): its slice is a
+    # view of it, or a new list, and never what box holds (x, a)
+    box = Box(np.tanh(x * x), a)
+    v = box.value() + box.w
+    part = v[2:4]
+    scaled = v * a
+    part[0] = 1.0
+    return np.sum(scaled) + np.sum(part * x[:2]) + np.sum(x) * a
+
+
+def scales_a_reversed_sum_by_itself(x):
+    # x[[1, 3, 2, 0]] is a copy; v and its reversed view are v's memory alone
+    box = Box(x[np.array([1, 3, 2, 0])], 2.0)
+    v = box.value() + box.w
+    reversed_v = v[::-1]
+    reversed_v *= v
+    return np.sum(reversed_v) + np.sum(x * x)
+
+
 FORMERLY_REFUSED = [an_item_beside_a_power, a_sum_over_enumerate, a_product_of_split_parts,
                     a_product_of_an_attribute, a_product_of_what_a_call_returned,
                     a_power_of_what_an_unknown_call_returned,
-                    a_view_read_only_before_the_write, sizes_read_before_a_write]
+                    a_view_read_only_before_the_write, sizes_read_before_a_write,
+                    writes_into_a_slice_of_a_sum_with_an_attribute,
+                    scales_a_reversed_sum_by_itself]
 
 
 @pytest.mark.parametrize("function", FORMERLY_REFUSED, ids=lambda f: f.__name__)
@@ -196,6 +218,14 @@ def writes_into_a_list_repeated(x):
     return np.sum(repeated[1] * x)
 
 
+def writes_an_item_of_a_slice_of_a_list(x):
+    u = x * 1.0
+    items = [u, x]
+    part = items[0:1]  # a new list, holding u itself
+    part[0][0] = 5.0
+    return np.sum(u * x)
+
+
 def item_advice(written, other, bound, read, item, rest, put=None):
     def message(func):
         copy = f"item = {item}.copy(); item{rest} = ...; {item} = item"
@@ -229,6 +259,8 @@ SHARED_ITEMS = [
         "items[0][0] = ...", "items[0]", "u", "u = items[0]", "return", "items[0].copy()")),
     (writes_into_a_list_joined_with_plus, "u[0] = 5.0", changes(
         "u[0] = ...", "u", "joined", "joined = [x] + [u]", "return", "u.copy()")),
+    (writes_an_item_of_a_slice_of_a_list, "part[0][0] = 5.0", item_advice(
+        "part", "u", "part = items[0:1]", "return", "part[0]", "[0]")),
     (writes_into_a_list_repeated, "u[0] = 5.0", changes(
         "u[0] = ...", "u", "repeated", "repeated = [u] * 2", "return", "u.copy()")),
 ]

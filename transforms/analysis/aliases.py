@@ -160,6 +160,17 @@ class _Sharing(CallSharing, RefusalMessages):
         return set().union(*(self.held({m}) if m in self.containers else self.reach({m})
                              for m in memories))
 
+    def sliced(self, node, memories) -> set:
+        """The memories `value[a:b]` may be or view: of an array, a view of it; of a list or
+        tuple, a new one holding its items, never an item itself, so that `part[0] = v`
+        changes neither the items nor what they hold. An object of the user's class may
+        return anything its `__getitem__` reads: what it holds."""
+        whole = {m for m in memories if m not in self.containers}
+        objects = {m for m in whole if m in self.objects}
+        items = self.held(memories - objects)
+        made = self.new(node, items, container=True) if memories - self.arrays else set()
+        return whole | self.reach(objects) | made
+
     def new(self, node, holding=(), array=False, container=False, plain=False) -> set:
         """The memory made at `node`. In a loop, what the last run made there (held by a list
         the loop appends to, say) becomes an older memory of its own: a write into the newest
@@ -228,6 +239,9 @@ class _Sharing(CallSharing, RefusalMessages):
             return self.name_value(node.id)
         if isinstance(node, (gast.Constant, gast.JoinedStr, gast.Lambda)) or node is None:
             return set()
+        if isinstance(node, gast.Subscript) and _slices(node.slice):
+            self.value(node.slice)
+            return self.sliced(node, self.value(node.value))
         if isinstance(node, (gast.Subscript, gast.Starred)):
             self.value(getattr(node, "slice", None))
             return self.item(self.value(node.value))
@@ -457,6 +471,13 @@ def _functions_defined_once(statements) -> dict:
                 1 if isinstance(definitions[0], gast.Lambda) else 0):
             found[name] = definitions[0]
     return found
+
+
+def _slices(index) -> bool:
+    """Whether the subscript `index` slices (`a:b`, alone or in a tuple), which takes a view of
+    an array and a new list or tuple of a list or tuple, never one of its items."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    return any(isinstance(part, gast.Slice) for part in parts)
 
 
 def _is_number(node) -> bool:
