@@ -310,6 +310,35 @@ def test_an_exception_in_a_worker_is_raised_after_every_call_finished():
     assert cpu_threads.WORKERS.run([lambda: 1, lambda: 2, lambda: 3], 2) == [1, 2, 3]
 
 
+def test_the_caller_never_waits_for_a_worker_that_has_not_started():
+    # a worker that cannot run yet (its core busy): the caller takes every call itself and
+    # returns; the worker, when it runs, finds nothing left and runs nothing
+    import threading
+    workers = cpu_threads.Workers()
+    release, ran_in_worker = threading.Event(), []
+
+    class Busy:
+        def take_calls(self):
+            release.wait(timeout=30)
+
+    workers._queues_for(1)[0].put(Busy())
+    returned = []
+    caller = threading.Thread(target=lambda: returned.append(workers.run(
+        [lambda i=i: ran_in_worker.append(threading.current_thread().name) or i
+         for i in range(6)], 2)))
+    caller.start()
+    caller.join(timeout=20)
+    finished_while_busy = not caller.is_alive()
+    release.set()
+    caller.join(timeout=20)
+    assert finished_while_busy and returned == [[0, 1, 2, 3, 4, 5]]
+    assert set(ran_in_worker) == {caller.name}
+    # the worker, free again, still takes its share of the next calls
+    together = threading.Barrier(2, timeout=30)
+    assert len(set(workers.run([lambda: together.wait() is not None and
+                                threading.current_thread().name] * 2, 2))) == 2
+
+
 def test_the_thread_count_is_set_by_config_or_the_environment():
     assert autotrace.config.cpu_threads(3) == 3 == cpu_threads.cpu_threads()
     for wrong in (0, -1, 1.5, True, "2"):
