@@ -180,9 +180,15 @@ def test_inputs_of_one_value_per_row_and_rows_of_no_multiple_of_16():
 
 
 def test_small_regions_stay_numpy():
-    x = rows((8, 64), np.float64)
-    graph = fused_graph(softmax, x, min_elements=None)
-    assert "fused_cpu" not in str(graph) and "reduce_max" in str(graph)
+    # cpu_fusion.worth_fusing: a chain of three equations or more from 256 elements on (the
+    # softmax's five), two equations from 1,024
+    def shifted(x):
+        return x - np.max(x, axis=-1, keepdims=True)
+
+    for function, shape, fused in [(softmax, (4, 32), False), (softmax, (8, 32), True),
+                                   (shifted, (8, 64), False), (shifted, (16, 64), True)]:
+        graph = fused_graph(function, rows(shape, np.float64), min_elements=None)
+        assert ("fused_cpu" in str(graph)) is fused and ("reduce_max" in str(graph)) is not fused
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -37,13 +37,13 @@ class LlvmBackend(NumpyBackend):
 
     # The compiled parts load when first used (they register their own primitives).
     def passes(self) -> list:
-        from .cpu_fusion import MIN_FUSED_ELEMENTS, CpuFusion
+        from .cpu_fusion import CpuFusion
         from .cpu_outer import CpuOuterProducts
         from .cpu_pooling import CpuMaxPooling
         from .cpu_recompute import CpuRecompute
         from .cpu_row_fusion import CpuRowFusion
         return [*super().passes(), CpuOuterProducts(), CpuMaxPooling(),
-                CpuRowFusion(self.min_elements or MIN_FUSED_ELEMENTS),
+                CpuRowFusion(self.min_elements),
                 CpuRecompute(self.min_elements), CpuFusion(self.min_elements)]
 
     def compile_whole(self, graph, python_version):

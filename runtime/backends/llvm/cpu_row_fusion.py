@@ -20,9 +20,11 @@ region of shape S = (..., L) holds, in graph order:
 
 Regions grow and close as runtime/backends/llvm/cpu_fusion.py's do (a region closes when an
 equation outside it reads one of its values). A region becomes a row kernel if it has a
-reduction or a per-row input, at least two equations and `MIN_FUSED_ELEMENTS` elements, and
-rows of 2 to MAX_ROW_LENGTH elements; the others are left to CpuFusion, which runs after this
-pass on what it leaves. Its outputs are the values read outside it, per-row values included.
+reduction or a per-row input, is worth a call (cpu_fusion.worth_fusing: two equations of
+`MIN_FUSED_ELEMENTS` elements, or a chain of `MIN_CHAIN_EQUATIONS` of `MIN_CHAIN_ELEMENTS`: the
+log-softmax cross-entropy of 64 rows of 10 classes and its gradient, twenty NumPy calls, is one
+kernel, and a float32 MLP's gradient 4.5% faster), and has rows of 2 to MAX_ROW_LENGTH
+elements; the others are left to CpuFusion, which runs after this pass on what it leaves. Its outputs are the values read outside it, per-row values included.
 """
 from __future__ import annotations
 
@@ -30,8 +32,7 @@ import math
 import warnings
 
 from .cpu_calls import compiled_kernel
-from .cpu_fusion import (KERNEL_DTYPES, MAX_REGION_EQUATIONS, MIN_FUSED_ELEMENTS, Region,
-                         fuse_regions, fused_cpu, merged, region_as_numpy, region_steps,
+from .cpu_fusion import (KERNEL_DTYPES, MAX_REGION_EQUATIONS, Region, fuse_regions, fused_cpu, merged, region_as_numpy, region_steps,
                          step_dtypes, worth_fusing)
 from .cpu_kernels import ARRAY, MAX_WIDTH, SCALAR, KernelSpec, array_layout_known
 from .cpu_reductions import PAIRWISE_BLOCK
@@ -50,8 +51,8 @@ class CpuRowFusion:
     """Replace each row region (a reduction over the trailing axis and its uses in the same
     rows) by one `fused_cpu` equation, a row kernel."""
 
-    def __init__(self, min_elements: int = MIN_FUSED_ELEMENTS):
-        self.min_elements = min_elements
+    def __init__(self, min_elements: int | None = None):
+        self.min_elements = min_elements  # None: `worth_fusing`; a number: every region that large
 
     def run(self, graph: Graph) -> Graph:
         if not (llvm.available() and array_layout_known()):
