@@ -132,7 +132,41 @@ def add_at(out, index, value) -> None:
     """`np.add.at(out, index, value)` on `out`'s device (repeated indices add up); NumPy arrays
     in `index` are copied there first."""
     module = array_module(out)
-    module.add.at(out, _index_on(module, index), value)
+    if module is np:
+        numpy_add_at(out, index, value)
+    else:
+        module.add.at(out, _index_on(module, index), value)
+
+
+def numpy_add_at(out, index, value) -> None:
+    """`np.add.at(out, index, value)`, the same bits, faster where `index` is one array of row
+    numbers (an embedding's gradient: `np.add.at(table, token_ids, rows)`).
+
+    NumPy runs `np.add.at` over rows of a 2-d array element by element through a general
+    iterator, about 9 ns an element; over a 1-d array it has a loop of its own, 5x faster. So
+    the rows are added as one 1-d `np.add.at` over `out`'s elements, each element's index
+    `row * row_size + column`: every element still gets its values in the order of `index`,
+    as NumPy adds them. (2048 rows of 64 float64 into a table of 61: 1,150 -> 240 us.) An index
+    out of bounds is left to `np.add.at`, which names the row."""
+    rows = index[0] if type(index) is tuple and len(index) == 1 else index
+    if not (type(out) is np.ndarray and out.ndim >= 2 and out.flags.c_contiguous
+            and out.flags.writeable and type(rows) is np.ndarray and rows.ndim == 1
+            and rows.dtype.kind in "iu" and out.dtype.kind in "iufc"):
+        np.add.at(out, index, value)
+        return
+    count, row_size = len(out), out.size // max(len(out), 1)
+    try:
+        value = np.broadcast_to(value, rows.shape + out.shape[1:])
+    except ValueError:
+        np.add.at(out, index, value)  # NumPy's error
+        return
+    if rows.size == 0 or row_size == 0:
+        return
+    if rows.max() >= count or (rows.dtype.kind == "i" and rows.min() < -count):
+        np.add.at(out, index, value)  # NumPy's IndexError, which names the row
+        return
+    elements = rows.astype(np.intp)[:, None] * row_size + np.arange(row_size)
+    np.add.at(out.reshape(-1), elements.reshape(-1), value.reshape(-1))
 
 
 def set_at(out, index, value):

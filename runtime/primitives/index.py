@@ -23,10 +23,11 @@ import numpy as np
 from .. import array_api_index
 from ..abstract import (AbstractArray, broadcast_shapes, is_unknown,
                                         unknown_dimension_error, unknown_origins)
+from ..devices import numpy_add_at
 from ..graph import StaticSlice
 from .batching import NoBatchingRule, refuse_batching, unrolled_batching
-from .registry import (Primitive, bind, example, is_traced, register, static,
-                                        untraceable_shape)
+from .registry import (Primitive, bind, example, is_traced, register, source_globals,
+                       static, untraceable_shape)
 
 
 @dataclass(frozen=True)
@@ -409,7 +410,7 @@ def setitem(x, index, value):
 
 def _scatter_add(x, value, *arrays, index):
     target = np.array(x, dtype=np.result_type(x, value))
-    np.add.at(target, build_index(index, arrays), value)
+    numpy_add_at(target, build_index(index, arrays), value)
     return target
 
 
@@ -424,7 +425,7 @@ def _scatter_add_statements(outputs, args, attrs):
     # np.s_ turns the bracketed index (slices included) into the tuple np.add.at takes.
     index = index_source(attrs["index"], args[2:])
     return [f"{outputs[0]} = np.array({args[0]})",
-            f"np.add.at({outputs[0]}, np.s_[{index}], {args[1]})"]
+            f"numpy_add_at({outputs[0]}, np.s_[{index}], {args[1]})"]
 
 
 def _array_api_scatter_add_statements(outputs, args, attrs):
@@ -432,6 +433,7 @@ def _array_api_scatter_add_statements(outputs, args, attrs):
             f"{args[1]})"]
 
 
+source_globals["numpy_add_at"] = numpy_add_at
 register(Primitive("scatter_add", _scatter_add, _scatter_add_rule,
                    statements=_scatter_add_statements, fresh=True,
                    array_api_statements=_array_api_scatter_add_statements,
