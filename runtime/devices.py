@@ -13,6 +13,7 @@ accepted; autotrace itself spells a device one way only, "cpu" or "gpu:N": that 
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -154,16 +155,15 @@ def numpy_add_at(out, index, value) -> None:
             and rows.dtype.kind in "iu" and out.dtype.kind in "iufc"):
         np.add.at(out, index, value)
         return
-    count, row_size = len(out), out.size // max(len(out), 1)
+    count, row_size = len(out), math.prod(out.shape[1:])
     try:
         value = np.broadcast_to(value, rows.shape + out.shape[1:])
     except ValueError:
         np.add.at(out, index, value)  # NumPy's error
         return
-    if rows.size == 0 or row_size == 0:
-        return
-    if rows.max() >= count or (rows.dtype.kind == "i" and rows.min() < -count):
-        np.add.at(out, index, value)  # NumPy's IndexError, which names the row
+    if rows.size == 0 or row_size == 0 or rows.max() >= count or (
+            rows.dtype.kind == "i" and rows.min() < -count):
+        np.add.at(out, index, value)  # nothing to add, or NumPy's IndexError naming the row
         return
     elements = rows.astype(np.intp)[:, None] * row_size + np.arange(row_size)
     np.add.at(out.reshape(-1), elements.reshape(-1), value.reshape(-1))

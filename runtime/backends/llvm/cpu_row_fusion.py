@@ -24,7 +24,8 @@ reduction or a per-row input, is worth a call (cpu_fusion.worth_fusing: two equa
 `MIN_FUSED_ELEMENTS` elements, or a chain of `MIN_CHAIN_EQUATIONS` of `MIN_CHAIN_ELEMENTS`: the
 log-softmax cross-entropy of 64 rows of 10 classes and its gradient, twenty NumPy calls, is one
 kernel, and a float32 MLP's gradient 4.5% faster), and has rows of 2 to MAX_ROW_LENGTH
-elements; the others are left to CpuFusion, which runs after this pass on what it leaves. Its outputs are the values read outside it, per-row values included.
+elements; the others are left to CpuFusion, which runs after this pass on what it leaves. Its
+outputs are the values read outside it, per-row values included.
 """
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ import math
 import warnings
 
 from .cpu_calls import compiled_kernel
-from .cpu_fusion import (KERNEL_DTYPES, MAX_REGION_EQUATIONS, Region, fuse_regions, fused_cpu, merged, region_as_numpy, region_steps,
-                         step_dtypes, worth_fusing)
+from .cpu_fusion import (KERNEL_DTYPES, MAX_REGION_EQUATIONS, Region, fuse_regions, fused_cpu,
+                         merged, region_as_numpy, region_steps, step_dtypes, worth_fusing)
 from .cpu_kernels import ARRAY, MAX_WIDTH, SCALAR, KernelSpec, array_layout_known
 from .cpu_reductions import PAIRWISE_BLOCK
 from .cpu_rows import PER_ROW, ROW_REDUCTIONS, RowPlan

@@ -143,9 +143,9 @@ class Workers:
     that starts after the caller took the last call finds none left and does nothing. On a
     machine whose every core is busy (a multithreaded BLAS's threads spin for a while after
     each product) a woken worker may wait a scheduler's time slice for a core; the caller,
-    which runs, does its calls meanwhile. (char_lm's training step on 2 cores, OpenBLAS on 2
-    threads: the fused kernels took 20-28 ms when the caller waited for both workers, against
-    18.5 ms on one thread.)"""
+    which runs, does its calls meanwhile. (The GELU gradient on 2 threads, a busy loop on the
+    second core: 131,072 values 261 -> 190 us, against 230 on one thread; 262,144 values
+    414-488 -> 327-354 us, against 467.)"""
 
     def __init__(self):
         self._queues: list = []
@@ -190,7 +190,6 @@ class _Batch:
         self.pending = iter(enumerate(calls))
         self.results = [None] * len(calls)
         self.errors: list = []
-        self.count = len(calls)
         self.returned = itertools.count(1)
         self.finished = threading.Event()
 
@@ -200,7 +199,7 @@ class _Batch:
                 self.results[index] = call()
             except BaseException as error:
                 self.errors.append(error)
-            if next(self.returned) == self.count:
+            if next(self.returned) == len(self.results):
                 self.finished.set()
 
 
