@@ -3,6 +3,8 @@
 1. unneeded saves: a value pushed before it is overwritten, and popped back in the adjoint
    sweep, is kept only if the adjoint sweep reads it; the items an in-place write changes
    (`x[i] = v`), only if it reads a name that may share x's memory (transforms/analysis/aliases.py);
+   a value that a name assigned once holds too is restored from that name, not the stack
+   (transforms/codegen/restores.py, which runs first);
 2. constant folding: `2 * 3.0` becomes `6.0`;
 3. dead code: assignments of pure expressions to names nobody reads;
 4. single-use temporaries: a temporary read once, by the next statement, is written into it;
@@ -33,21 +35,21 @@ def _stores(nodes) -> collections.Counter:
     return name_counts(nodes, gast.Store)
 
 
-def _statements(body):
+def statements_in(body):
     """Every statement in `body`, nested ones included, outermost first."""
     for statement in body:
         yield statement
         for field in ("body", "orelse"):
-            yield from _statements(getattr(statement, field, []) or [])
+            yield from statements_in(getattr(statement, field, []) or [])
 
 
-def _map_blocks(body, function):
+def map_blocks(body, function):
     """Apply `function` to every statement list, innermost first; returns the new body."""
     for statement in body:
         for field in ("body", "orelse"):
             block = getattr(statement, field, None)
             if isinstance(block, list) and block:
-                setattr(statement, field, _map_blocks(block, function))
+                setattr(statement, field, map_blocks(block, function))
     return function(body)
 
 
@@ -87,15 +89,15 @@ def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict,
 
         def keep(block):
             return [s for s in block if not hasattr(s, SAVE) or wanted(s)]
-        before = sum(1 for _ in _statements(primal + adjoint))
-        primal[:] = _map_blocks(primal, keep)
-        adjoint[:] = _map_blocks(adjoint, keep)
+        before = sum(1 for _ in statements_in(primal + adjoint))
+        primal[:] = map_blocks(primal, keep)
+        adjoint[:] = map_blocks(adjoint, keep)
         remove_empty_control_flow(adjoint)
-        if sum(1 for _ in _statements(primal + adjoint)) == before:
+        if sum(1 for _ in statements_in(primal + adjoint)) == before:
             break
     if shape_only_helper is not None:
         _push_shapes_only(primal, needed - values_needed, shape_only_helper)
-    return {getattr(s, SAVE)[0] for s in _statements(primal)
+    return {getattr(s, SAVE)[0] for s in statements_in(primal)
             if hasattr(s, SAVE) and getattr(s, SAVE)[2]}
 
 
@@ -116,7 +118,7 @@ class _MemoryOfSaves:
 
 def _push_shapes_only(primal: list, names: set, helper: str) -> None:
     """`stack.append(x)` becomes `stack.append(shape_only(x))` for each x in `names`."""
-    for statement in _statements(primal):
+    for statement in statements_in(primal):
         saved, kind, _ = getattr(statement, SAVE, (None, None, None))
         if kind == "push" and saved in names:
             call = statement.value
@@ -162,12 +164,12 @@ def _needed(adjoint, sharing, reads: _Reads, values: bool) -> set:
     restores for names that `sharing` says may share the array's memory); with `values`,
     reads of an argument's shape alone do not count."""
     needed = set()
-    for statement in _statements(adjoint):
+    for statement in statements_in(adjoint):
         if not hasattr(statement, SAVE):
             needed |= reads.of(statement, values)
     # each save and restore: (the name saved, whether it restores items, the names it reads)
     marked = [(getattr(s, SAVE)[0], getattr(s, SAVE)[1].startswith("item"), reads.of(s, values))
-              for s in _statements(adjoint) if hasattr(s, SAVE)]
+              for s in statements_in(adjoint) if hasattr(s, SAVE)]
     changed = True
     # A kept restore reads its index, which must be restored too; a kept item restore writes
     # into its array, whose name must be bound to the array written then (in a loop, each run's).
@@ -322,7 +324,7 @@ def remove_dead_code(body, is_pure, keep_names=()):
                     continue
                 out.append(statement)
             return out or [gast.Pass()]  # a block stays a block
-        body[:] = _map_blocks(body, prune)
+        body[:] = map_blocks(body, prune)
         if not removed:
             return
 
@@ -365,7 +367,7 @@ def inline_temporaries(body, temporaries, is_pure):
                     continue
                 position += 1
             return out
-        body[:] = _map_blocks(body, inline)
+        body[:] = map_blocks(body, inline)
         if not changed:
             return
 
@@ -475,7 +477,7 @@ def remove_empty_control_flow(body):
                     continue
             out.append(statement)
         return out
-    body[:] = _map_blocks(body, prune)
+    body[:] = map_blocks(body, prune)
 
 
 def _is_plain_range(node) -> bool:
@@ -494,7 +496,7 @@ def remove_orphan_comments(body):
                     continue
             out.append(statement)
         return out or [gast.Pass()]  # a block stays a block
-    body[:] = _map_blocks(body, prune)
+    body[:] = map_blocks(body, prune)
 
 
 def _is_heading(statement) -> bool:

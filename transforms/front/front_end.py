@@ -498,7 +498,7 @@ def _may_read_state(namespace):
 def _attach_loop_tests(body) -> None:
     """Put each while loop's test back at the end of its body (exits_to_flags does this when
     it runs; a `continue` there would skip it, but forward mode keeps jumps as they are)."""
-    for statement in cleanup._statements(body):
+    for statement in cleanup.statements_in(body):
         if isinstance(statement, gast.While) and getattr(statement, "recompute", None):
             recompute = statement.recompute
             statement.body = _test_before_continue(statement.body, recompute) + recompute

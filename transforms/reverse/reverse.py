@@ -32,7 +32,7 @@ from ..modes import DerivativeMode
 from .reverse_calls import CallAdjoints
 from .reverse_control import ControlFlowAdjoints
 from ..analysis.list_operators import SEQUENCE, UNKNOWN
-from .sweep_parts import Sweep, comment, marked
+from .sweep_parts import PAIR, Sweep, comment, marked
 from ..codegen.templates import name, replace, replace_expression
 
 # The functions whose rules `a + b` and `a * b` take when an operand is, or may be, a list.
@@ -141,6 +141,9 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
         undefined = primal not in self.definite  # may be unbound: the prologue binds None
         push = replace("stack.append(value)", stack=self.stack, value=primal)
         pop = replace("value = stack.pop()", stack=self.stack, value=primal)
+        pair = object()
+        for statement in push + pop:
+            setattr(statement, PAIR, pair)
         return marked(push, primal, "push", undefined), marked(pop, primal, "pop")
 
     def assignment_site(self, primal: str) -> tuple[list, list]:
@@ -331,8 +334,14 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
 
         def adjoint(state):
             out = []
-            if container in self.active and container in state:
-                gradient = self.gradient(container)
+            # The gradient reaching the item written, through x or a name bound to the same
+            # array and read after the write (in a derivative autotrace generated, `x = _t2`
+            # given back in its adjoint sweep; a user's function reading one is refused), is
+            # the value's: a second derivative reads the first's restores so.
+            for name_read in (container, *alike):
+                if name_read not in self.active or name_read not in state:
+                    continue
+                gradient = self.gradient(name_read)
                 if self.is_active(value):
                     contribution = replace_expression(
                         "item_gradient(gradient, index, value)",

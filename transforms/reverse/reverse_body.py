@@ -22,6 +22,7 @@ from ...runtime.derivatives import structure as structure
 from ...runtime.state import deposit
 from ...runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from ..codegen import cleanup
+from ..codegen.restores import restore_from_names
 from ..dynamic_calls import vjp_call
 from ..front.front_end import Unit
 from ..analysis.names_alike import names_bound_alike
@@ -140,6 +141,7 @@ def saves(unit: Unit) -> None:
     unit.pure = cleanup.purity(namespace, helper_identifiers | {COMMENT},
                                {v for k, v in context.bound.items() if k in impure})
     if session.optimized:
+        restore_from_names(primal, adjoint, parameters)
         undefined = cleanup.remove_unneeded_saves(primal, adjoint, _shape_only(context),
                                                   context.helper("shape_only"), namespace,
                                                   parameters)
@@ -178,7 +180,7 @@ def _shape_only(context) -> dict:
 
 
 def _walk_statements(body):
-    return list(cleanup._statements(body))
+    return list(cleanup.statements_in(body))
 
 
 def _writes_its_object(body: list, parameters: list, wrt_names, result, namespace: dict) -> bool:

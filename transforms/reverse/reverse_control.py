@@ -14,7 +14,7 @@ import gast
 
 from ..front.line_map import mark
 from .name_scopes import recomputes, scope_call, with_block
-from .sweep_parts import SAVE, Sweep, marked
+from .sweep_parts import SAVE, UNDOES, Sweep, marked
 from ..codegen.templates import name, replace
 from ..codegen.nodes import walk
 
@@ -71,8 +71,9 @@ class ControlFlowAdjoints:
         definite_in_orelse = self.definite
         self.defined |= defined_in_body
         self.definite = definite_in_body & definite_in_orelse
-        primal.append(mark(gast.If(test=test, body=body.primal or [gast.Pass()],
-                                   orelse=orelse.primal), self.location, node))
+        primal_if = mark(gast.If(test=test, body=body.primal or [gast.Pass()],
+                                 orelse=orelse.primal), self.location, node)
+        primal.append(primal_if)
         condition_pop = []
         if saved_condition is not None:
             primal += marked(replace("stack.append(condition)", stack=self.stack,
@@ -99,6 +100,7 @@ class ControlFlowAdjoints:
                 out.append(mark(gast.If(test=copy.deepcopy(test),
                                         body=body_adjoint or [gast.Pass()],
                                         orelse=orelse_adjoint), self.location, node))
+                setattr(out[-1], UNDOES, primal_if)
             if condition_site is not None:
                 out += condition_site.adjoint(state)
             return out

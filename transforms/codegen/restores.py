@@ -1,0 +1,112 @@
+"""Restores from names: a value pushed before it is overwritten, which a name assigned once
+holds too, is given back from that name in the adjoint sweep, not from the stack."""
+from __future__ import annotations
+
+import gast
+
+from .cleanup import map_blocks, statements_in
+from .naming import name_counts
+from ..reverse.sweep_parts import PAIR, SAVE, UNDOES, marked
+
+
+def restore_from_names(primal: list, adjoint: list, parameters=()) -> None:
+    """Restore from a name, not from the stack, a value that a name assigned once holds.
+
+    `_t4 = np.copy(v); v = _t4; ...; stack.append(v); v = v + x` pushes the array _t4 holds;
+    its pop in the adjoint sweep becomes `v = _t4`, the same object, and the push goes. The
+    adjoint of an `if` says it too: at the start of a branch's adjoint where v held _t4 at the
+    end of that branch, and after the adjoint `if` (whose branches give back what each
+    changed) where v held it before the primal `if`. A traced derivative then sees one array
+    on every path, where the stack would hand back a new value on the path that pushed it, or
+    the value after the primal `if` would be either path's (and the graph could not tell
+    that both are one memory).
+
+    The source name is assigned once in the whole function, outside any loop (so it holds the
+    same value in the adjoint sweep as when pushed), and is not a parameter; the pushed name
+    holds its value on every path to the push. The restores are marked as pops: where the
+    adjoint sweep never reads the name, remove_unneeded_saves drops them. Both lists are
+    edited in place.
+    """
+    stores = name_counts(primal + adjoint, gast.Store) + name_counts(primal + adjoint, gast.Del)
+    in_loops = set()
+    for statement in statements_in(primal):
+        if isinstance(statement, (gast.For, gast.While)):
+            in_loops |= set(name_counts([statement], gast.Store))
+    once = {n for n, count in stores.items() if count == 1} - in_loops - set(parameters)
+    restored = {}  # the pair of a push and its pop -> the name holding the pushed value
+    # id of a primal if -> for each name it changes that holds what a name assigned once
+    # holds, that name: before the if, after its true branch, after its false branch
+    ifs = {}
+
+    def forget(known: dict, statements) -> None:
+        for stored in name_counts(statements, gast.Store) | name_counts(statements, gast.Del):
+            known.pop(stored, None)
+
+    def follow(block, known: dict) -> dict:
+        for statement in block:
+            saved, kind, _ = getattr(statement, SAVE, (None, None, None))
+            if kind == "push" and hasattr(statement, PAIR) and saved in known:
+                restored[getattr(statement, PAIR)] = known[saved]
+            elif isinstance(statement, gast.If):
+                forget(known, [statement.test])
+                changed = name_counts(statement.body + statement.orelse, gast.Store)
+                true = follow(statement.body, dict(known))
+                false = follow(statement.orelse, dict(known))
+                ifs[id(statement)] = [{n: branch[n] for n in changed if n in branch}
+                                      for branch in (known, true, false)]
+                known = {n: source for n, source in true.items() if false.get(n) == source}
+            elif isinstance(statement, (gast.For, gast.While)):
+                forget(known, [statement])
+                follow(statement.body, dict(known))
+                follow(statement.orelse, dict(known))
+            else:
+                forget(known, [statement])
+                if (isinstance(statement, gast.Assign) and len(statement.targets) == 1
+                        and isinstance(statement.targets[0], gast.Name)
+                        and isinstance(statement.value, gast.Name)):
+                    source = statement.value.id
+                    source = source if source in once else known.get(source)
+                    if source is not None:
+                        known[statement.targets[0].id] = source
+        return known
+
+    follow(primal, {})
+
+    def restore(target, source, where):
+        assignment = gast.Assign(
+            targets=[gast.Name(id=target, ctx=gast.Store(), annotation=None, type_comment=None)],
+            value=gast.Name(id=source, ctx=gast.Load(), annotation=None, type_comment=None),
+            type_comment=None)
+        return marked([gast.copy_location(assignment, where)], target, "pop")[0]
+
+    def rewrite(block):
+        out = []
+        for statement in block:
+            pair = getattr(statement, PAIR, None)
+            if pair not in restored:
+                out.append(statement)
+            elif getattr(statement, SAVE)[1] == "pop":
+                out.append(restore(getattr(statement, SAVE)[0], restored[pair], statement))
+            undone = getattr(statement, UNDOES, None)
+            if id(undone) not in ifs:
+                continue
+            before, after_true, after_false = ifs[id(undone)]
+            for field, after in (("body", after_true), ("orelse", after_false)):
+                branch = getattr(statement, field)
+                setattr(statement, field, [
+                    restore(target, source, statement) for target, source in sorted(after.items())
+                    if _read_before_assigned(branch, target)] + branch)
+            out += [restore(target, source, statement) for target, source in sorted(before.items())]
+        return out
+    primal[:] = map_blocks(primal, rewrite)
+    adjoint[:] = map_blocks(adjoint, rewrite)
+
+
+def _read_before_assigned(block: list, identifier: str) -> bool:
+    """Whether `block` may read `identifier` before a statement of its own assigns it."""
+    for statement in block:
+        if identifier in name_counts([statement], gast.Load):
+            return True
+        if not hasattr(statement, "body") and identifier in name_counts([statement], gast.Store):
+            return False
+    return False
