@@ -1,6 +1,6 @@
 """The calls of transforms/analysis/aliases.py's analysis: what a call may return of its arguments
 (the memories it may be or hold), and calls that write into their arguments where another
-name reads that memory afterwards. These are methods of aliases._Sharing, mixed in from here
+name reads that memory afterwards. These are methods of aliases.Sharing, mixed in from here
 to keep each module to one idea; a Python function called is read with the same analysis, a
 few calls deep.
 """
@@ -33,7 +33,7 @@ _CONTAINER_MAKERS = {list, tuple, dict, set, frozenset, sorted, reversed, zip, e
 
 
 class CallSharing:
-    """Mixed into aliases._Sharing: what calls share (see the module docstring)."""
+    """Mixed into aliases.Sharing: what calls share (see the module docstring)."""
 
     def call(self, node) -> set:
         func = node.func

@@ -1,6 +1,6 @@
 """The messages of transforms/analysis/aliases.py's refusals: which write, which other name reads the
 memory afterwards and where it came to share it, and how to write the code so that it does not.
-These are methods of aliases._Sharing, mixed in from here to keep each module to one idea.
+These are methods of aliases.Sharing, mixed in from here to keep each module to one idea.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from .alias_calls import _text
 
 
 class RefusalMessages:
-    """Mixed into aliases._Sharing: the words of its refusals."""
+    """Mixed into aliases.Sharing: the words of its refusals."""
 
     def message(self, name, other, other_bound, shared, node, what, target) -> str:
         own_bound = next((bound for memory, bound in self.env.get(name, {}).items()

@@ -11,7 +11,10 @@ name reads afterwards is followed as it is, into an argument too.
 `A += v` changes A in place only where A is an array or a list (a number gets a new value), and
 the source does not say which. Unless A is surely an array (made by `np.zeros`, ...), such a
 write is checked when it runs: `check_writes` returns it with its message, and the function
-gets a call of `refuse_shared_write` before it (transforms/front/inplace.py).
+gets a call of `refuse_shared_write` before it (transforms/front/inplace.py). So is a name
+read afterwards that was bound to an item of the array (`s = A[2]`): a NumPy number, which
+the write leaves as it was, where A has one dimension, and a view of A where it has more
+(`refuse_shared_item`).
 
 The analysis reads the function's own source, statement by statement. Each place where a value
 is made (an expression, a parameter) is one memory; a name holds the memories it may be or view
@@ -42,7 +45,7 @@ import inspect
 import gast
 
 from .alias_calls import CallSharing, _text, _walk
-from .alias_messages import RefusalMessages, place_of
+from .alias_messages import RefusalMessages
 from .argument_writes import (base_name, enclosing_names_written,
                                                   operator_text, parameter_names)
 from .call_results import python_callee
@@ -71,11 +74,13 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
                  checked_callees: set) -> list:
     """Raise TransformError at the first write into memory that another name reads afterwards.
 
-    Returns the `A op= v` statements that may be such a write, where A is an array or a list
-    (not a number): a list of (statement, message) for `refuse_shared_write` to check. Adds
+    Returns the checks to run before writes that may be such a write: (statement, message,
+    None) for `A op= v` where A may be an array or a list (not a number), which
+    `refuse_shared_write` checks; (statement, message, name) where the name read afterwards
+    was bound to an item of A (`s = A[2]`), which `refuse_shared_item` checks. Adds
     to `checked_callees` the code of the functions called here whose writes into their
     arguments were checked."""
-    sharing = _Sharing(function, location, namespace)
+    sharing = Sharing(function, location, namespace)
     if location.filename.startswith("<autotrace "):
         # A derivative autotrace generated: its function's writes, and the calls it makes
         # again, were checked.
@@ -85,10 +90,10 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
         return []
     sharing.block(function.body)
     checked_callees |= sharing.callees
-    return list(sharing.guards.values())
+    return [guard for guards in sharing.guards.values() for guard in guards]
 
 
-class _Sharing(CallSharing, RefusalMessages):
+class Sharing(CallSharing, RefusalMessages):
     """Which memories each name may share, statement by statement; refuses shared writes."""
 
     def __init__(self, function, location, namespace, depth=0, returns=None):
@@ -443,10 +448,32 @@ class _Sharing(CallSharing, RefusalMessages):
                     bound = self.taking(memory, shared) or bound
                 message = (self.item_message(other, shared, node, what) if item else
                            self.message(name, other, bound, shared, node, what, target))
+                if memory in shared and self.is_an_item_of_an_array(other, memory, bound):
+                    # `s = A[2]` is a NumPy number where A has one dimension, a view where it
+                    # has more: checked when it runs
+                    self.guards.setdefault(id(node), []).append((node, message, other))
+                    continue
                 if in_place:
                     raise self.location.error(node, message, "write into shared memory")
-                self.guards[id(node)] = (node, message)
+                self.guards.setdefault(id(node), []).append((node, message, None))
                 return
+
+    def is_an_item_of_an_array(self, other, memory, bound) -> bool:
+        """Whether `other` was bound to `memory`, which no container holds, by `bound`:
+        `other = A[i]` with integers for the index, A that memory or a view of it. Where A is
+        an array, `other` is a NumPy number or a view with a dimension at least; where A is a
+        list, one of its items, which a write into the list leaves as it was."""
+        if not (isinstance(bound, gast.Assign) and len(bound.targets) == 1
+                and isinstance(bound.targets[0], gast.Name) and bound.targets[0].id == other
+                and isinstance(bound.value, gast.Subscript)):
+            return False
+        index = bound.value.slice
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        if any(isinstance(part, (gast.Slice, gast.Tuple, gast.List, gast.Starred)) or (
+                isinstance(part, gast.Constant) and not isinstance(part.value, int))
+                for part in parts):
+            return False  # `A[1:]`, `A[...]`, `A[None]`: views
+        return not any(memory in held for held in self.holds.values())
 
 
 # --- small pieces ---------------------------------------------------------------------------
@@ -527,73 +554,3 @@ def _names(env):
 
 
 # --- the same model over generated code ------------------------------------------------------
-
-def memory_sharing(statements, parameters, namespace, skipped) -> "MemorySharing":
-    """The model above run over generated code (reverse mode's primal sweep), refusing
-    nothing: which names may share memory with which, anywhere in `statements`.
-
-    parameters: the names bound on entry (each its own memory). skipped(statement): whether to
-    leave a statement out (the sweeps' own saves, which put values on a stack, not in the
-    program's memory)."""
-    function = gast.FunctionDef(
-        name="<generated>", args=gast.arguments(
-            args=[gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None)
-                  for p in parameters], posonlyargs=[], vararg=None, kwonlyargs=[],
-            kw_defaults=[], kwarg=None, defaults=[]),
-        body=statements, decorator_list=[], returns=None, type_comment=None, type_params=[])
-    sharing = MemorySharing(function, Location("<autotrace generated>", 1, "<generated>"),
-                            namespace)
-    sharing.skipped = skipped
-    sharing.block(statements)
-    return sharing
-
-
-class MemorySharing(_Sharing):
-    """The model of _Sharing, each name's memories gathered over every place that binds it
-    (so on some path: more than on each path, which is the safe side for its callers)."""
-
-    def __init__(self, *arguments):
-        super().__init__(*arguments)
-        self.ever = collections.defaultdict(set)  # name -> every memory it was bound to
-        for identifier, memories in self.env.items():
-            self.ever[identifier] |= set(memories)
-        self.skipped = lambda statement: False
-        self.found = {}
-
-    def run(self, node) -> None:
-        if not self.skipped(node):
-            super().run(node)
-
-    def bind(self, target, memories, statement) -> None:
-        if isinstance(target, gast.Name):
-            self.ever[target.id] |= set(memories)
-        super().bind(target, memories, statement)
-
-    def write(self, target, written, node, what, in_place: bool, item=False) -> None:
-        """Generated code's writes are followed by its sweeps, not refused."""
-
-    def refuse_call_writing(self, node, written, given, change, callee) -> None:
-        """As write."""
-
-    def names_sharing(self, identifier) -> set:
-        """The names that may share memory with `identifier` (itself included): bound to a
-        memory that is, views, holds or is held by one of its own."""
-        if identifier not in self.found:
-            # A memory made in a loop ages ("new" -> "old") when the loop makes the next: both
-            # are one place of the code here, every run of it.
-            edges = collections.defaultdict(set)
-            for memory, held in self.holds.items():
-                edges[place_of(memory)] |= {place_of(m) for m in held}
-
-            def reach(memories) -> set:
-                found, todo = {place_of(m) for m in memories}, [place_of(m) for m in memories]
-                while todo:
-                    for held in edges.get(todo.pop(), ()):
-                        if held not in found:
-                            found.add(held)
-                            todo.append(held)
-                return found
-            own = reach(self.ever.get(identifier, ()))
-            self.found[identifier] = {identifier} | {
-                other for other, memories in self.ever.items() if reach(memories) & own}
-        return self.found[identifier]

@@ -24,7 +24,7 @@ def names_bound_alike(body, is_item_write) -> dict:
     = b`; empty where a nested function may rebind names.
 
     is_item_write(statement): the name a statement writes items into (`x[i] = v`), or None.
-    aliases.MemorySharing.names_sharing says which names *may* share memory; this model,
+    memory_sharing.MemorySharing.names_sharing says which names *may* share memory; this model,
     which names surely are one object or its view, is what an exact restore of the items
     needs: writing the old items back through each of them (or indexing the view again) is
     writing them into that object (once more, eagerly; into each name's own value, in a

@@ -17,7 +17,7 @@ import operator
 
 import gast
 
-from ..analysis.aliases import memory_sharing
+from ..analysis.memory_sharing import memory_sharing
 from ..analysis.calls import classify
 from .naming import name_counts
 from ..reverse.sweep_parts import COMMENT, SAVE

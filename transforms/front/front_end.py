@@ -41,7 +41,7 @@ from .dead_branches import raise_when_run
 from .dict_methods import rewrite_dict_methods
 from ..dynamic_calls import jvp_call, vjp_call, vjp_start
 from .exits import exits_to_flags
-from .inplace import check_writes, follow_writes, refuse_shared_write
+from .inplace import check_writes, follow_writes, refuse_shared_item, refuse_shared_write
 from .list_methods import rewrite_list_methods
 from ..analysis.live_names import LiveNamespace
 from ..codegen.naming import Namer, names_in, seed_keyword
@@ -86,7 +86,7 @@ HELPERS = {
     "refuse_integral_argument": structure.refuse_integral_argument,
     "like_container": structure.like_container, "deposit": deposit,
     "state_version": state_version, "state_as_of": state_as_of,
-    "refuse_shared_write": refuse_shared_write,
+    "refuse_shared_write": refuse_shared_write, "refuse_shared_item": refuse_shared_item,
     "check_state_writes": check_state_writes, "gradient_scope": gradient_scope,
     "recompute_from": recompute_from, "apply_unpacked": apply_unpacked,
     "merged_keywords": merged_keywords,

@@ -16,6 +16,8 @@ nothing would be wrong. So:
 """
 from __future__ import annotations
 
+import collections
+
 import gast
 import numpy as np
 
@@ -79,7 +81,9 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     written = arguments_written_in_place(function)
     if called:
         _refuse_writes_into_arguments(function, location)
-    guarded = {id(node): message for node, message in guards}
+    guarded = collections.defaultdict(list)  # id(statement) -> [(message, name checked)]
+    for node, message, subject in guards:
+        guarded[id(node)].append((message, subject))
     # Each statement is checked with the statements it holds, a nested one again in its own
     # block; most functions give no array method its out by position, which one walk finds
     # (what is written below holds no such call the function did not).
@@ -94,16 +98,18 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                     body.insert(index, check)
             if _is_add_at(statement, namespace):
                 body[index] = _add_at_as_assignment(statement, helper, numpy)
-            elif id(statement) in guarded:
-                target = statement.target
-                # `L[i] += v` changes the item in place where L is a list or dict, not an array
-                within = (f", container={_text(target.value)}"
-                          if isinstance(target, gast.Subscript) else "")
-                check = _statement(
-                    f"{helper('refuse_shared_write')}({_text(target)}, "
-                    f"{guarded[id(statement)]!r}, {location.filename!r}, "
-                    f"{location.line_of(statement)}{within})", statement)
-                body.insert(index, check)
+            for message, subject in reversed(guarded.get(id(statement), [])):
+                where = f"{message!r}, {location.filename!r}, {location.line_of(statement)}"
+                if subject is not None:
+                    check = f"{helper('refuse_shared_item')}({subject}, {where})"
+                else:
+                    target = statement.target
+                    # `L[i] += v` changes the item in place where L is a list or dict, not an
+                    # array
+                    within = (f", container={_text(target.value)}"
+                              if isinstance(target, gast.Subscript) else "")
+                    check = f"{helper('refuse_shared_write')}({_text(target)}, {where}{within})"
+                body.insert(index, _statement(check, statement))
     copies = [_statement(f"{argument} = {helper('snapshot')}({argument})", function)
               for argument in written]
     function.body[:0] = copies
@@ -122,8 +128,16 @@ def refuse_shared_write(value, message: str, filename: str, line: int,
         raise TransformError(message, filename, line, construct)
 
 
-# It checks a value and gives nothing: a constant to the gradient.
-constant(refuse_shared_write)
+def refuse_shared_item(item, message: str, filename: str, line: int) -> None:
+    """Raise TransformError where `item`, bound to an item of an array (`s = A[2]`) and read
+    after a write into that array, is an array: a view of it, where A has more than one
+    dimension. Of a one-dimensional array it is a number, which the write leaves as it was."""
+    if isinstance(item, np.ndarray) or np.ndim(item) > 0:
+        raise TransformError(message, filename, line, "write into shared memory")
+
+
+# They check a value and give nothing: constants to the gradient.
+constant(refuse_shared_write, refuse_shared_item)
 
 
 def _is_array(value) -> bool:

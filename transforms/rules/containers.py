@@ -50,7 +50,8 @@ from .declarations import identity, linear, partials
 
 # shape_only's result is read for its shape alone (transforms/codegen/cleanup.py);
 # refuse_integral_argument checks a value and gives nothing; the replaced_*_fields give the names
-# of fields. (transforms/front/inplace.py declares its refuse_shared_write so.)
+# of fields. (transforms/front/inplace.py declares its refuse_shared_write and refuse_shared_item
+# so.)
 constant(zeros_like, zero_seed, ones_like, dict_keys, draw, shape_only, sort_order,
          refuse_integral_argument, replaced_dataclass_fields, replaced_namedtuple_fields,
          indexes_a_view)
