@@ -51,6 +51,8 @@ class CallSharing:
                     f"{written!r} in place ({write_text(write)}, line "
                     f"{self.location.line_of(write)})", func.id)
         numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
+        if numpy is None:  # (a method or function may change a container it reaches)
+            self.forget_keys()
         uncopied = any(k.arg == "copy" and isinstance(k.value, gast.Constant)
                        and k.value.value is False for k in node.keywords)  # may be its input
         if numpy is not None:

@@ -45,6 +45,7 @@ import inspect
 import gast
 
 from .alias_calls import CallSharing, _text, _walk
+from .alias_keys import KeyedItems, has_key, key_of
 from .alias_messages import RefusalMessages
 from .argument_writes import (base_name, enclosing_names_written,
                                                   operator_text, parameter_names)
@@ -93,7 +94,7 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
     return [guard for guards in sharing.guards.values() for guard in guards]
 
 
-class Sharing(CallSharing, RefusalMessages):
+class Sharing(CallSharing, RefusalMessages, KeyedItems):
     """Which memories each name may share, statement by statement; refuses shared writes."""
 
     def __init__(self, function, location, namespace, depth=0, returns=None):
@@ -131,6 +132,7 @@ class Sharing(CallSharing, RefusalMessages):
         self.taken_at = {}  # (container's site, held memory's site) -> the statement
         # a list, tuple, set or dict display -> [(its item, the memories the item may be)]
         self.parts = {}
+        self.keyed = {}  # a container's items by key (transforms/analysis/alias_keys.py)
 
     @functools.cached_property
     def live_after(self) -> dict:
@@ -194,6 +196,7 @@ class Sharing(CallSharing, RefusalMessages):
         return {memory}
 
     def age(self, memory) -> None:
+        self.forget_keys(memory)
         old = ("old", memory[1])
         rename = (lambda m: old if m == memory else m)
         for memories in self.env.values():
@@ -213,7 +216,11 @@ class Sharing(CallSharing, RefusalMessages):
         if memory in self.objects:
             self.objects[old] = self.objects[memory]
 
-    def hold(self, memory, holding) -> None:
+    def hold(self, memory, holding, keep_keys=False) -> None:
+        """`memory` comes to hold `holding`; unless `keep_keys` (a store by a constant key,
+        noted already), its items by key are forgotten."""
+        if not keep_keys:
+            self.keyed.pop(memory, None)
         for held in holding:  # where, for errors: `rows.append(A)`, more telling than `rows = []`
             self.taken_at.setdefault((memory[1], held[1]), self.statement)
         self.holds[memory].update(holding)
@@ -248,6 +255,8 @@ class Sharing(CallSharing, RefusalMessages):
             self.value(node.slice)
             return self.sliced(node, self.value(node.value))
         if isinstance(node, (gast.Subscript, gast.Starred)):
+            if isinstance(node, gast.Subscript) and has_key(key_of(node.slice)):
+                return self.item_at(self.value(node.value), key_of(node.slice))
             self.value(getattr(node, "slice", None))
             return self.item(self.value(node.value))
         if isinstance(node, gast.Attribute):
@@ -265,8 +274,11 @@ class Sharing(CallSharing, RefusalMessages):
                 self.value(key)  # a key is hashable: it holds no array a write could change
             elements = node.values if isinstance(node, gast.Dict) else node.elts
             self.parts[id(node)] = [(e, self.reach(self.value(e))) for e in elements]
-            return self.new(node, set().union(*(m for _, m in self.parts[id(node)])),
+            made = self.new(node, set().union(*(m for _, m in self.parts[id(node)])),
                             container=True)
+            if not isinstance(node, gast.Set):
+                self.note_display(node, next(iter(made)))
+            return made
         if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
             for call in [n for n in _walk([node.elt if hasattr(node, "elt") else node.value])
                          if isinstance(n, gast.Call)]:
@@ -355,6 +367,8 @@ class Sharing(CallSharing, RefusalMessages):
             self.env = None
         elif isinstance(node, gast.Expr):
             self.value(node.value)
+        elif isinstance(node, gast.Delete):  # `del L[0]` moves the items after it
+            self.forget_keys()
         elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
             self.env[node.name] = {}
             if isinstance(node, gast.FunctionDef):
@@ -364,7 +378,7 @@ class Sharing(CallSharing, RefusalMessages):
         if isinstance(node, gast.For):  # an item of what it runs over
             items = self.item(self.value(node.iter))
         for _ in range(_MOST_LOOP_RUNS):
-            entry, held = _copy(self.env), self.held_now()
+            entry, held, keys = _copy(self.env), self.held_now(), self.keys_now()
             self.loops.append(([], []))
             self.statement = node
             if isinstance(node, gast.While):
@@ -374,7 +388,8 @@ class Sharing(CallSharing, RefusalMessages):
             self.block(node.body)
             continues, breaks = self.loops.pop()
             self.env = _join(entry, *continues, self.env)
-            if _names(self.env) == _names(entry) and held == self.held_now():
+            if _names(self.env) == _names(entry) and held == self.held_now() and \
+                    keys == self.keys_now():
                 break
         self.env = _join(self.env, *breaks)
 
@@ -389,7 +404,10 @@ class Sharing(CallSharing, RefusalMessages):
             base = base_name(target)
             written = self.name_value(base.id) if base is not None else set()
             if isinstance(target.value, gast.Subscript):  # x[i][j] = v writes into x[i]
-                written = self.reach(written)
+                inner = target.value
+                key = key_of(inner.slice)
+                written = (self.item_at(written, key) if has_key(key) and isinstance(
+                    inner.value, gast.Name) else self.reach(written))
             self.value(target.slice)
             self.write(target, written, statement, f"{_text(target)} = ...", in_place=True)
             for memory in written:
@@ -400,7 +418,9 @@ class Sharing(CallSharing, RefusalMessages):
                 if memory in self.plain:
                     continue
                 holding = self.reach(memories)
-                self.hold(memory, holding if memory in self.containers else holding - {memory})
+                kept = self.store_key(memory, key_of(target.slice), holding)
+                self.hold(memory, holding if memory in self.containers else holding - {memory},
+                          keep_keys=kept)
 
     def augmented(self, node) -> None:
         memories = self.value(node.value)

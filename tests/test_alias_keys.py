@@ -1,0 +1,128 @@
+"""Items of lists, tuples and dicts by key in the alias analysis (transforms/analysis/alias_keys.py).
+
+`d["w"]` of `d = {"w": u, "b": x[::-1]}` is u alone: a write into it changes u, not x, so it
+is differentiated where x is read afterwards (each function against finite differences in
+every mode). Whatever may change which item a key gives (a store through another name or on
+one path, another index, `+=`, a method, `del`, a function called, a later run of a loop)
+makes it any item again.
+"""
+import textwrap
+
+import gast
+import numpy as np
+import pytest
+
+from autotrace.transforms.analysis.memory_sharing import memory_sharing
+from tests.numeric import check_every_mode
+
+X = np.array([0.3, -0.7, 1.1, 0.4])
+
+
+def writes_the_item_of_a_key_beside_a_view(x):
+    u = x * 1.0
+    d = {"w": u, "b": x[::-1]}
+    w = d["w"]
+    w[0] = 0.5
+    return np.sum(w * x) + np.sum(x ** 2)
+
+
+def writes_an_item_of_a_list_by_position(x):
+    rows = [np.sin(x), x]
+    first = rows[-2]
+    first[1] = 3.0
+    return np.sum(first * x) + np.sum(x ** 2)
+
+
+def writes_the_item_of_a_key_stored_again(x):
+    d = {"w": np.cos(x), "b": x}
+    d["w"] = x * 2.0
+    w = d["w"]
+    w[2] = 1.5
+    return np.sum(w * x) + np.sum(x)
+
+
+@pytest.mark.parametrize("function", [writes_the_item_of_a_key_beside_a_view,
+                                      writes_an_item_of_a_list_by_position,
+                                      writes_the_item_of_a_key_stored_again],
+                         ids=lambda f: f.__name__)
+def test_an_item_taken_by_key_is_that_item_alone(function):
+    check_every_mode(function, X)
+
+
+# --- the model's answer: which names w may share memory with ---------------------------------
+
+def names_sharing_w(source: str) -> set:
+    """The names that w may share memory with at the end of `source` (the body of a function
+    of x), as the model finds them (transforms/analysis/memory_sharing.py)."""
+    body = gast.parse(textwrap.dedent(source)).body
+    return memory_sharing(body, ["x"], {"np": np}, lambda statement: False).names_sharing("w")
+
+
+def test_an_item_by_key_shares_only_what_that_item_holds():
+    assert names_sharing_w("""
+        u = x * 1.0
+        d = {"w": u, "b": x[::-1]}
+        w = d["w"]
+        """) == {"w", "u", "d"}
+    assert names_sharing_w("""
+        rows = (x, np.sin(x), [x])
+        w = rows[-2]
+        """) == {"w", "rows"}
+
+
+CHANGED = {
+    "a method": """
+        d = {"w": x * 1.0, "b": x}
+        d.update({"w": x})
+        w = d["w"]
+        """,
+    "a store through another name": """
+        d = {"w": x * 1.0}
+        e = d
+        e["w"] = x
+        w = d["w"]
+        """,
+    "another index": """
+        d = {"w": x * 1.0}
+        k = "w"
+        d[k] = x
+        w = d["w"]
+        """,
+    "del": """
+        rows = [x * 1.0, x]
+        del rows[0]
+        w = rows[0]
+        """,
+    "reverse": """
+        rows = [x * 1.0, x]
+        rows.reverse()
+        w = rows[0]
+        """,
+    "a function called": """
+        d = {"w": x * 1.0, "b": x}
+        swap(d)
+        w = d["w"]
+        """,
+    "a store on one path": """
+        d = {"w": x * 1.0}
+        if x[0] > 0:
+            d["w"] = x
+        w = d["w"]
+        """,
+    "a later run of a loop": """
+        d = {"w": x * 1.0, "b": x}
+        for _ in range(2):
+            w = d["w"]
+            d["w"] = d["b"]
+        """,
+    "+=": """
+        rows = [x * 1.0]
+        rows += [x]
+        w = rows[-1]
+        """,
+}
+
+
+@pytest.mark.parametrize("source", CHANGED.values(), ids=CHANGED.keys())
+def test_a_key_whose_item_may_have_changed_may_be_any_item(source):
+    assert "x" in names_sharing_w(source)

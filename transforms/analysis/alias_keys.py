@@ -1,0 +1,108 @@
+"""The items of lists, tuples and dicts by key, for transforms/analysis/aliases.py's analysis:
+`d = {"w": A, "b": x[::-1]}` then `d["w"][0] = 1.0` writes into A, which x does not share.
+
+A display with constant keys (`[A, B]`, `(A, B)`, `{"w": A}`) notes what each of its items may
+be; `d["w"]` and `L[-1]` are then those memories alone, not every item. The notes are one
+set for the whole function, as the analysis's holds are: a constant-key store (`d["w"] = C`,
+through any name of that memory, on any path) adds to its key's memories; anything else that
+may change which item a key gives forgets the container's notes: a store with another index,
+`+=`, a method of a list or dict, `del`, and any call that is not NumPy's (a function or
+method may change a container it reaches in ways the source here does not show). These are
+methods of aliases.Sharing, mixed in from here to keep each module to one idea.
+"""
+from __future__ import annotations
+
+import gast
+
+_NO_KEY = object()
+_KEY_TYPES = (str, bytes, int, float, complex, bool, type(None))
+
+
+def key_of(index):
+    """The constant key of a subscript's index (`"w"`, `2`, `-1`), or _NO_KEY."""
+    if isinstance(index, gast.Constant) and isinstance(index.value, _KEY_TYPES):
+        return index.value
+    if isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub) and isinstance(
+            index.operand, gast.Constant) and type(index.operand.value) is int:
+        return -index.operand.value
+    return _NO_KEY
+
+
+def has_key(key) -> bool:
+    return key is not _NO_KEY
+
+
+class KeyedItems:
+    """Mixed into aliases.Sharing: the items of containers by key (see the module docstring).
+    `self.keyed`: container memory -> (its length, for a list or tuple, else None; {key: the
+    memories its item may be})."""
+
+    def note_display(self, node, memory) -> None:
+        """Note the items of the display `node`, made as `memory`, by key; `self.parts` holds
+        the memories of each of its elements."""
+        parts = self.parts[id(node)]
+        if isinstance(node, gast.Dict):
+            keys = [key_of(k) if k is not None else _NO_KEY for k in node.keys]  # (None: **d)
+            length = None
+        else:
+            keys = list(range(len(node.elts)))
+            keys = [_NO_KEY if isinstance(e, gast.Starred) else k for e, k in zip(node.elts, keys)]
+            length = len(node.elts)
+        if any(key is _NO_KEY for key in keys):
+            return
+        items = {}
+        for key, (_, memories) in zip(keys, parts):
+            items.setdefault(key, set()).update(memories)
+        self.keyed[memory] = (length, items)
+
+    def item_at(self, memories, key) -> set:
+        """The memories item `key` (a constant) of a value in `memories` may be or view."""
+        found = set()
+        for memory in memories:
+            entry = self.keyed.get(memory)
+            slot = None if entry is None else _slot(entry, key)
+            found |= self.item({memory}) if slot is None else self.reach(entry[1][slot])
+        return found
+
+    def store_key(self, memory, key, holding) -> bool:
+        """`memory[key] = value`, the value being `holding`: add it to the key's memories, and
+        say whether the container's notes are kept (False: forgotten, where the index is no
+        constant or the container has no notes)."""
+        entry = self.keyed.get(memory)
+        if entry is None:
+            return False
+        slot = _slot(entry, key) if has_key(key) else None
+        if slot is None and (entry[0] is not None or not has_key(key)):
+            del self.keyed[memory]  # another index, or one past a list's end
+            return False
+        entry[1].setdefault(key if slot is None else slot, set()).update(holding)
+        return True
+
+    def forget_keys(self, memory=None) -> None:
+        """Forget the notes of `memory`, and of every container noting it as an item (None:
+        of every container)."""
+        if memory is None:
+            self.keyed.clear()
+            return
+        self.keyed.pop(memory, None)
+        for container in [c for c, (_, items) in self.keyed.items()
+                          if any(memory in held for held in items.values())]:
+            del self.keyed[container]
+
+    def keys_now(self) -> dict:
+        return {memory: {key: frozenset(held) for key, held in items.items()}
+                for memory, (_, items) in self.keyed.items()}
+
+
+def _slot(entry, key):
+    """The key under which `entry` notes item `key`, or None where it has none: of a list or
+    tuple, a position counted from the start (`-1` is the last)."""
+    length, items = entry
+    if length is not None:
+        if type(key) not in (int, bool):
+            return None
+        key = int(key) + (length if key < 0 else 0)
+    try:
+        return key if key in items else None
+    except TypeError:  # (an unhashable key cannot be a constant's)
+        return None
