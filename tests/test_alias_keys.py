@@ -1,4 +1,5 @@
-"""Items of lists, tuples and dicts by key in the alias analysis (transforms/analysis/alias_keys.py).
+"""Items of lists, tuples and dicts by key in the alias analysis
+(transforms/analysis/alias_keys.py).
 
 `d["w"]` of `d = {"w": u, "b": x[::-1]}` is u alone: a write into it changes u, not x, so it
 is differentiated where x is read afterwards (each function against finite differences in

@@ -726,3 +726,26 @@ def test_the_traced_second_gradient_of_overlapping_slices_is_refused_at_the_loop
     assert str(caught.value).startswith(f"{__file__}:{first + 3}: while s < 3.0:")
     assert ("a traced loop changes a loop value in place (f64[4]) that shares its memory with "
             "another loop value") in str(caught.value)
+
+
+def returns_early_under_nested_ifs_then_writes(x):
+    # The adjoint restores v's items under the middle `if`, then reads v under the inner one,
+    # where v (chosen by the outer `if`'s adjoint) is read again from its base: that read is
+    # recorded where v's link belongs, with the condition that chose it from further out.
+    v = x * 2.0
+    if x[1] < -0.5:
+        if np.max(v) < -0.95:
+            if v[1] > -0.75:
+                return np.sum(np.sin(v))
+            v[0:2] = x[1:3]
+        v *= v
+    return np.sum(v)
+
+
+@pytest.mark.parametrize("x", [np.array([0.3, -0.7, 1.1, 0.4]),
+                               np.array([-1.3, -0.9, -1.1, -0.4]),
+                               np.array([0.3, -0.7, -1.1, -2.4]),
+                               np.array([1.5, 0.5, 2.0, 0.2])],
+                         ids=["returns", "writes", "neither_inner", "outer_false"])
+def test_a_view_read_again_under_nested_traced_ifs_has_the_right_gradient(x):
+    check_every_mode(returns_early_under_nested_ifs_then_writes, x)

@@ -113,14 +113,23 @@ def take_view(view, base, read, write, how: str, certain: bool = True):
 
 @contextmanager
 def _recording_in(builder):
-    """Record into `builder` itself, also while a subgraph of it traces (then its `record`
-    is redirected into the subgraph): a view read again belongs where its base is."""
-    redirected = builder.__dict__.pop("record", None)
+    """Record into `builder` itself, also while a subgraph of it traces (then its `record`,
+    and those of the builders enclosing it, are redirected into the subgraph): a view read
+    again belongs where its base is, and what its read does to a value of an enclosing trace
+    (a condition that chose its link) is recorded there too."""
+    chain = [builder, *getattr(builder, "enclosing", tuple)()]
+    redirected = [outer.__dict__.pop("record", None) for outer in chain]
+    own = builder.record
+    for outer in chain[1:]:
+        outer.record = own
     try:
         yield
     finally:
-        if redirected is not None:
-            builder.record = redirected
+        for outer, record in zip(chain, redirected):
+            if record is None:
+                outer.__dict__.pop("record", None)
+            else:
+                outer.record = record
 
 
 def current_var(tracer):

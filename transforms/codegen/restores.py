@@ -96,7 +96,8 @@ def restore_from_names(primal: list, adjoint: list, parameters=()) -> None:
                 setattr(statement, field, [
                     restore(target, source, statement) for target, source in sorted(after.items())
                     if _read_before_assigned(branch, target)] + branch)
-            out += [restore(target, source, statement) for target, source in sorted(before.items())]
+            out += [restore(target, source, statement)
+                    for target, source in sorted(before.items())]
         return out
     primal[:] = map_blocks(primal, rewrite)
     adjoint[:] = map_blocks(adjoint, rewrite)

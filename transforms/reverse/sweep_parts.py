@@ -11,8 +11,8 @@ from ..codegen.templates import name
 
 SAVE = "_autotrace_save"  # attribute on generated save/restore statements: the saved name
 COMMENT = "__autotrace_comment__"
-PAIR = "_autotrace_pair"  # on a push and the pop restoring its value: one object, the same on both
-UNDOES = "_autotrace_undoes"  # on the adjoint sweep's if: the primal sweep's if it is the adjoint of
+PAIR = "_autotrace_pair"  # on a push and the pop restoring its value: one object on both
+UNDOES = "_autotrace_undoes"  # on an adjoint sweep's if: the primal sweep's if it undoes
 
 
 def comment(text: str) -> gast.stmt:
