@@ -309,17 +309,30 @@ def a_row_read_before_adding_into_its_matrix(x):
     return np.sum(v ** 2) + np.sum(row)
 
 
+def a_view_with_no_dimension_read_after_adding_into_its_array(x):
+    w = np.tanh(x)
+    v = w[..., 0]
+    i = Ellipsis
+    row = v[i]
+    v += 1.0
+    return row * x[1]
+
+
 @pytest.mark.parametrize("mode", MODES)
-def test_an_item_of_a_matrix_is_a_view_refused_when_it_runs(mode):
-    # of an array of two dimensions, v[1] is a view, which `v +=` changes: the source does
-    # not say which, so the check runs with the values (and refuses before any is changed)
-    func = a_row_read_before_adding_into_its_matrix
+@pytest.mark.parametrize("func, bound", [
+    (a_row_read_before_adding_into_its_matrix, "row = v[1]"),
+    (a_view_with_no_dimension_read_after_adding_into_its_array, "row = v[i]")],
+    ids=["a_row_of_a_matrix", "a_view_with_no_dimension"])
+def test_an_item_that_is_a_view_is_refused_when_it_runs(func, bound, mode):
+    # v[1] of a matrix is a view, which `v +=` changes, and so is v[i] with i = Ellipsis: the
+    # source does not say which an item is, so the check runs with the values (and refuses
+    # before any is changed)
     with pytest.raises(TransformError) as caught:
         MODES[mode](func, X)
     error = caught.value
     assert error.message == (
-        f"v += ... changes 'v' in place, and 'row' shares its memory (row = v[1], line "
-        f"{line_of(func, 'row = v[1]')}), read after it on line {line_of(func, 'return')}; "
+        f"v += ... changes 'v' in place, and 'row' shares its memory ({bound}, line "
+        f"{line_of(func, bound)}), read after it on line {line_of(func, 'return')}; "
         f"autotrace gives 'v' alone a new value. Write v = v + ... if 'row' should keep the "
         f"old value, or update 'row' too")
     assert error.lineno == line_of(func, "v += 1.0")

@@ -571,6 +571,3 @@ def _join(*envs):
 
 def _names(env):
     return None if env is None else {k: set(v) for k, v in env.items()}
-
-
-# --- the same model over generated code ------------------------------------------------------

@@ -131,8 +131,11 @@ def refuse_shared_write(value, message: str, filename: str, line: int,
 def refuse_shared_item(item, message: str, filename: str, line: int) -> None:
     """Raise TransformError where `item`, bound to an item of an array (`s = A[2]`) and read
     after a write into that array, is an array: a view of it, where A has more than one
-    dimension. Of a one-dimensional array it is a number, which the write leaves as it was."""
-    if isinstance(item, np.ndarray) or np.ndim(item) > 0:
+    dimension. Of a one-dimensional array it is a number, which the write leaves as it was.
+    (A view with no dimension, `A[i]` with `i = Ellipsis`, is refused too: an array, or a
+    traced value with a view link, runtime/tracing/views.py.)"""
+    if isinstance(item, np.ndarray) or np.ndim(item) > 0 or \
+            getattr(item, "_link", None) is not None:
         raise TransformError(message, filename, line, "write into shared memory")
 
 
