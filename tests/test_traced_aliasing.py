@@ -749,3 +749,30 @@ def returns_early_under_nested_ifs_then_writes(x):
                          ids=["returns", "writes", "neither_inner", "outer_false"])
 def test_a_view_read_again_under_nested_traced_ifs_has_the_right_gradient(x):
     check_every_mode(returns_early_under_nested_ifs_then_writes, x)
+
+
+def returns_early_then_rebinds_in_a_loop(x):
+    if x[-1] > -0.84:
+        return np.sum(x ** 2)
+    for _ in range(2):
+        if np.sum(x) > 0.83:
+            pass
+        else:
+            x = x ** 2
+            x[0:2] = x[1:3] * 3.0
+    return np.sum(x ** 2)
+
+
+def test_a_refusal_after_an_early_return_names_the_users_line():
+    # The rest of the function runs under a traced `if` on whether it returned; each run of
+    # the loop leaves x new or as it was, which the adjoint's writes cannot follow out of that
+    # `if`. Refused (docs/limitations.md), at the line that may return, never a wrong value;
+    # the gradient of the traced function is right.
+    x = np.array([0.3, -0.7, 1.1, -0.9])
+    function = returns_early_then_rebinds_in_a_loop
+    with pytest.raises(ControlFlowError, match="may share memory, depending on a traced "
+                       "condition") as refused:
+        at.function(at.grad(function))(x)
+    assert f'line {line_of(function, "if x[-1] > -0.84:")}\n' in str(refused.value)
+    np.testing.assert_allclose(at.grad(at.function(function))(x), central_difference(function, x),
+                               rtol=1e-6, atol=1e-8)

@@ -85,7 +85,9 @@ class ExitsToFlags:
                     guard = loops[-1].skip if loops else self.returned
                     if guard is None:  # the tail return of a function with no other return
                         return out + rest, True
-                    out.append(gast.If(test=_not(guard), body=rest, orelse=[]))
+                    # (where errors about the rest point: the statement that may exit)
+                    out.append(gast.copy_location(
+                        gast.If(test=_not(guard), body=rest, orelse=[]), statement))
                 return out, True
         return out, False
 
