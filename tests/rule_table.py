@@ -398,6 +398,7 @@ TABLE += [
     E("reshape/order-F", np.reshape, lambda rng: (rng.standard_normal((3, 4)), (6, -1)),
       dict(order="F")),
     E("ravel", np.ravel, normal((3, 4))),
+    E("ravel/order-F", np.ravel, normal((3, 4, 2)), dict(order="F")),
     E("expand_dims", np.expand_dims, normal((3, 4)), dict(axis=1)),
     E("expand_dims/axes", np.expand_dims, normal((3,)), dict(axis=(0, 2))),
     E("squeeze", np.squeeze, normal((1, 3, 1))),

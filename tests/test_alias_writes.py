@@ -305,7 +305,7 @@ def test_a_rule_reading_its_result_after_a_write_and_a_traced_rebinding(function
     def weighted_gradient(x):  # a scalar of the gradient, for a second derivative
         return np.sum(autotrace.grad(function)(x) * weights)
     for x in (X, -X[::-1]):
-        expected = assert_gradients_eager_and_traced(function, x)
+        assert_gradients_eager_and_traced(function, x)
         second = central_difference(weighted_gradient, x)
         np.testing.assert_allclose(autotrace.grad(weighted_gradient)(x), second, rtol=1e-5,
                                    atol=1e-6)

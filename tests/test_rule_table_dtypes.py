@@ -61,7 +61,6 @@ WIDENING = {
 # only their eager derivatives are checked here.
 UNTRACED = {
     "vecdot/axis": "np.vecdot with axis= has no op",
-    "reshape/order-F": "np.reshape with order= has no op",
     "sort/flat": "unsort reads the sorting order as a NumPy array",
     "helper:sort_like/flat": "sort_like's rules read the sorting order as a NumPy array",
     "take_along_axis/repeats": "untake_along reads the indices as a NumPy array",

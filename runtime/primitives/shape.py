@@ -121,6 +121,8 @@ def _reshape_unknown(a, shape):
 
 
 def _reshaped_back(order="C"):
+    if order == "F":  # (the C-order ravel of the transpose, read back)
+        return lambda base, value: np.transpose(np.reshape(value, base.shape[::-1]))
     return lambda base, value: np.reshape(value, base.shape, order=order)
 
 
@@ -143,14 +145,34 @@ def _unit_axes_view(view, a, axis=None):
 
 @traces(np.reshape, view=_reshape_view)
 def bind_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    """Order "F" reads and places the items down the columns: the C-order reshape of the
+    transpose into the reversed shape, transposed. "A" follows the memory layout, which the
+    trace does not know."""
+    shape = newshape if shape is None else shape
+    if order == "F":
+        reversed_shape = tuple(shape)[::-1] if isinstance(shape, (tuple, list)) else shape
+        return transpose(reshape(transpose(a), reversed_shape))
     if order != "C":
-        raise UntraceableError("autotrace cannot trace numpy.reshape with order= yet")
-    return reshape(a, newshape if shape is None else shape)
+        raise UntraceableError(
+            f"autotrace cannot trace numpy.reshape with order={order!r}: the order of the "
+            f"items is that of the memory layout, which the trace does not know; give "
+            f"order='C' or order='F'")
+    return reshape(a, shape)
 
 
 @traces(np.ravel, view=lambda view, a, order="C": (_reshaped_back(order), False, "a ravel"))
 def bind_ravel(a, order="C"):
-    return reshape(a, (-1,))
+    """Of an array of more than one dimension, order "F" runs down the columns: the C-order
+    ravel of its transpose. "A" and "K" follow the memory layout, which the trace does not
+    know."""
+    if order == "C" or np.ndim(a) <= 1:
+        return reshape(a, (-1,))
+    if order == "F":
+        return reshape(transpose(a), (-1,))
+    raise UntraceableError(
+        f"autotrace cannot trace numpy.ravel with order={order!r} of an array of "
+        f"{np.ndim(a)} dimensions: the order of its items is that of the memory layout, "
+        f"which the trace does not know; give order='C' or order='F'")
 
 
 @traces(np.squeeze, view=_unit_axes_view, array_api_function=SAME_NAME)

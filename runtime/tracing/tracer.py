@@ -401,7 +401,7 @@ class Tracer:
         return self[...]
 
     def flatten(self, order="C"):
-        return np.copy(np.reshape(self, (-1,)))
+        return np.copy(np.ravel(self, order=order))
 
     def ravel(self, order="C"):
         return np.ravel(self, order=order)
