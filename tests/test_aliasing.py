@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import autotrace
+from autotrace.runtime.primitives.registry import UntraceableError
 from autotrace import TransformError
 from autotrace.testing import check_grads
 
@@ -568,6 +569,12 @@ def adds_at_inside_an_expression(x):
     return np.add.at(A, np.array([0]), 1.0) or np.sum(A)
 
 
+def replaces_nans_in_place(x):
+    A = x * 1.0
+    np.nan_to_num(A, copy=False)
+    return np.sum(A)
+
+
 @pytest.mark.parametrize("func, marker, construct, message", [
     (copies_into, "np.copyto", "np.copyto",
      "autotrace cannot differentiate np.copyto(...), which writes into its first argument in "
@@ -582,7 +589,10 @@ def adds_at_inside_an_expression(x):
      "first argument in place; it follows np.add.at(A, index, values) alone, as a statement "
      "of its own with A a variable (np.subtract.at(A, index, values) is "
      "np.add.at(A, index, -values))"),
-], ids=["copyto", "multiply.at", "add.at-in-an-expression"])
+    (replaces_nans_in_place, "np.nan_to_num", "np.nan_to_num",
+     "autotrace cannot differentiate np.nan_to_num(A, copy=False), which may write into its "
+     "first argument in place; assign instead: A = np.nan_to_num(A)"),
+], ids=["copyto", "multiply.at", "add.at-in-an-expression", "nan_to_num-copy-False"])
 def test_numpy_functions_that_write_into_an_argument_are_refused(func, marker, construct,
                                                                   message):
     with pytest.raises(TransformError) as caught:
@@ -590,6 +600,15 @@ def test_numpy_functions_that_write_into_an_argument_are_refused(func, marker, c
     assert caught.value.message == message
     assert caught.value.lineno == line_of(func, marker)
     assert caught.value.construct == construct
+
+
+def test_a_traced_nan_to_num_in_place_is_refused():
+    # autotrace.function traced np.nan_to_num(A, copy=False) as a new value, leaving A's NaNs
+    with pytest.raises(UntraceableError) as caught:
+        autotrace.function(replaces_nans_in_place)(np.array([1.0, np.nan, np.inf]))
+    assert str(caught.value).startswith(
+        "autotrace cannot trace numpy.nan_to_num with copy=False, which writes into its "
+        "argument in place; assign the result instead: x = np.nan_to_num(x)")
 
 
 # --- Arguments changed in place --------------------------------------------------------------

@@ -24,7 +24,7 @@ from .registry import (INPUTS_ORDER, Primitive, array_method, bind, bind_like, d
                        define_runtime_function, device_of_inputs, is_traced, literal_source,
                        numpy_functions, out_argument, primitives, register, reject_arguments,
                        shape_of, static, static_dtype, traces, ufunc_methods, untraceable,
-                       untraceable_shape)
+                       untraceable_shape, UntraceableError)
 
 
 def _resolution_type(aval):
@@ -525,6 +525,10 @@ def bind_angle(z, deg=False):
 
 @traces(np.nan_to_num)
 def bind_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    if not copy:
+        raise UntraceableError(
+            "autotrace cannot trace numpy.nan_to_num with copy=False, which writes into its "
+            "argument in place; assign the result instead: x = np.nan_to_num(x)")
     return bind("nan_to_num", x, nan=static(nan, "nan"), posinf=static(posinf, "posinf"),
                 neginf=static(neginf, "neginf"))
 

@@ -264,6 +264,15 @@ def _check_writing_function(call, location, namespace, is_statement: bool) -> No
             f"of its own with A a variable (np.subtract.at(A, index, values) is "
             f"np.add.at(A, index, -values))", ".at")
     function_name = numpy_name(func, namespace)
+    if function_name == "nan_to_num" and resolve(func, namespace) is np.nan_to_num and (
+            len(call.args) > 1 or any(k.arg == "copy" and not (
+                isinstance(k.value, gast.Constant) and k.value.value is True)
+                for k in call.keywords)):
+        first = _text(call.args[0]) if call.args else "x"
+        raise location.error(
+            call, f"autotrace cannot differentiate {_text(call)}, which may write into its "
+            f"first argument in place; assign instead: {first} = np.nan_to_num({first})",
+            "np.nan_to_num")
     if function_name in _WRITING_FUNCTIONS and resolve(func, namespace) is getattr(
             np, function_name, None):
         arguments = [_text(a) for a in call.args] + ["..."] * 3
