@@ -112,8 +112,7 @@ def _binary_libm(libm: str, array_api: str, float_only: bool = True) -> dict:
 def _comparison(operator: str, predicate: str, array_api: str) -> dict:
     """NumPy's comparisons are false with a nan, except not_equal: ordered predicates (olt),
     and the unordered une for not_equal."""
-    return dict(c=_c(f"{{0}} {operator} {{1}}", _ANY), llvm_compare=predicate,
-                array_api=array_api)
+    return dict(c=_c(f"{{0}} {operator} {{1}}", _ANY), llvm_compare=predicate, array_api=array_api)
 
 
 def _on_bools(instruction: str, c: str | None = None, array_api: str | None = None) -> dict:
@@ -442,12 +441,8 @@ def bind_isneginf(x, out=None):
     return np.logical_and(np.isinf(x), np.signbit(x))
 
 
-def _astype(x, dtype):
-    return x.astype(dtype)
-
-
 register(Primitive(
-    "astype", _astype,
+    "astype", lambda x, dtype: x.astype(dtype),
     lambda aval, dtype: AbstractArray(aval.shape, dtype, aval.device, aval.origins),
     source=lambda args, attrs: f"{args[0]}.astype({literal_source(attrs['dtype'])})",
     fresh=True, array_api_source=lambda args, attrs: (
@@ -554,8 +549,7 @@ def _full_source(args, attrs):
     return f"np.full({literal_source(shape)}, {literal_source(value)}, {literal_source(dtype)})"
 
 
-register(Primitive("full", _full,
-                   lambda shape, fill_value, dtype: AbstractArray(shape, dtype),
+register(Primitive("full", _full, lambda shape, fill_value, dtype: AbstractArray(shape, dtype),
                    source=_full_source, fresh=True, batching=never_batched))
 
 
