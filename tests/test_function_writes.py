@@ -74,6 +74,15 @@ def reshape_of_a_made_array(x):
     return np.sum(A * np.concatenate([x, x]))
 
 
+def ravel_of_a_reshape_of_a_made_array(x):
+    # a 1-d array made here is contiguous, and so is its C-order reshape: the ravel is a view
+    A = x * 2.0
+    flat = A.reshape(2, x.shape[0] // 2).ravel()
+    flat *= 3.0
+    flat[0] = x[1]
+    return A * 1.0
+
+
 def unit_reshape(x):
     A = np.ones_like(x, shape=(1, x.shape[0]))
     row = A.reshape(x.shape[0])
@@ -144,7 +153,8 @@ def integer_operators(n):
 
 VALUE_CASES = [add_through_a_name, write_base_read_slice, write_slice_read_base,
                add_into_transpose, multiply_array_in_a_list, loop_over_rows, view_of_a_view,
-               reshape_of_a_made_array, unit_reshape, swapped_axes, squeezed_and_expanded,
+               reshape_of_a_made_array, ravel_of_a_reshape_of_a_made_array, unit_reshape,
+               swapped_axes, squeezed_and_expanded,
                fill_and_sort_through_views, out_into_a_view, every_in_place_operator]
 
 
@@ -309,7 +319,16 @@ def write_base_then_read_reshape(x):
     return np.sum(flat)
 
 
-@pytest.mark.parametrize("function", [reshape_then_read_base, write_base_then_read_reshape])
+def ravel_of_a_transposed_reshape(x):
+    # the transpose of a reshape of a made 1-d array is not C-contiguous: NumPy's ravel copies
+    A = np.concatenate([x, x]) * 2.0
+    flat = A.reshape(2, x.shape[0]).T.ravel()
+    flat[0] = 9.0
+    return np.sum(A)
+
+
+@pytest.mark.parametrize("function", [reshape_then_read_base, write_base_then_read_reshape,
+                                      ravel_of_a_transposed_reshape])
 def test_a_read_that_depends_on_whether_reshape_copied_is_refused(function):
     with pytest.raises(ViewAmbiguityError, match="a reshape|a ravel"):
         at.function(function)(np.array([1.0, 2.0]))

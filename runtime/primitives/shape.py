@@ -136,7 +136,8 @@ def _reshape_view(view, a, shape=None, order="C", *, newshape=None, copy=None):
     adds)."""
     if copy:
         return None
-    return _reshaped_back(order), _same_but_unit(a.shape, view.shape), "a reshape"
+    how = "a reshape" if order == "C" else f"an {order}-order reshape"
+    return _reshaped_back(order), _same_but_unit(a.shape, view.shape), how
 
 
 def _unit_axes_view(view, a, axis=None):
@@ -160,7 +161,8 @@ def bind_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     return reshape(a, shape)
 
 
-@traces(np.ravel, view=lambda view, a, order="C": (_reshaped_back(order), False, "a ravel"))
+@traces(np.ravel, view=lambda view, a, order="C": (
+    _reshaped_back(order), False, "a ravel" if order == "C" else f"an {order}-order ravel"))
 def bind_ravel(a, order="C"):
     """Of an array of more than one dimension, order "F" runs down the columns: the C-order
     ravel of its transpose. "A" and "K" follow the memory layout, which the trace does not

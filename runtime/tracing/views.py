@@ -198,6 +198,21 @@ def _made_here_1d(base) -> bool:
         not base._builder.arguments.get(id(base))
 
 
+_C_ORDER = ("a reshape", "a ravel")  # the `how` of C-order reshapes and ravels
+
+
+def _contiguous_here(base) -> bool:
+    """Whether `base` is C-contiguous when the graph runs: a 1-d array made inside the
+    function, or a view of one through C-order reshapes and ravels that are surely views (a
+    C-order reshape of a C-contiguous array is one, and C-contiguous)."""
+    while base._link is not None:
+        link = base._link
+        if link.how not in _C_ORDER or link in link.ambiguous or link.choice is not None:
+            return False
+        base = link.base
+    return _made_here_1d(base)
+
+
 def function_view(function, result, args: tuple, kwargs: dict) -> None:
     """Make `result` (= `function(*args, **kwargs)`) a view of its first argument where NumPy
     returns a view, as the function's facts say (FunctionFacts.view, views_in_list)."""
@@ -214,8 +229,9 @@ def function_view(function, result, args: tuple, kwargs: dict) -> None:
         return
     write, certain, how = made
     # A view the memory layout decides (a reshape, a ravel) is a view all the same of a 1-d
-    # array made inside the function: that is contiguous.
-    certain = certain or _made_here_1d(base)
+    # array made inside the function: that is contiguous; so is a C-order one of a C-order
+    # reshape of it.
+    certain = certain or _made_here_1d(base) or (how in _C_ORDER and _contiguous_here(base))
     rest = args[1:]
     take_view(result, base, lambda b: function(b, *rest, **kwargs), write,
               how or f"np.{function.__name__}", certain)
