@@ -120,6 +120,11 @@ def _reshape_unknown(a, shape):
     return bind("reshape", a, shape=unknown_reshape_shape(a, shape))
 
 
+# How a C-order reshape and ravel make their views (runtime/tracing/views.py reads them: a chain
+# of these from a 1-d array made in the function is surely a view).
+RESHAPE, RAVEL = "a reshape", "a ravel"
+
+
 def _reshaped_back(order="C"):
     if order == "F":  # (the C-order ravel of the transpose, read back)
         return lambda base, value: np.transpose(np.reshape(value, base.shape[::-1]))
@@ -136,7 +141,7 @@ def _reshape_view(view, a, shape=None, order="C", *, newshape=None, copy=None):
     adds)."""
     if copy:
         return None
-    how = "a reshape" if order == "C" else f"an {order}-order reshape"
+    how = RESHAPE if order == "C" else f"an {order}-order reshape"
     return _reshaped_back(order), _same_but_unit(a.shape, view.shape), how
 
 
@@ -162,7 +167,7 @@ def bind_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 
 @traces(np.ravel, view=lambda view, a, order="C": (
-    _reshaped_back(order), False, "a ravel" if order == "C" else f"an {order}-order ravel"))
+    _reshaped_back(order), False, RAVEL if order == "C" else f"an {order}-order ravel"))
 def bind_ravel(a, order="C"):
     """Of an array of more than one dimension, order "F" runs down the columns: the C-order
     ravel of its transpose. "A" and "K" follow the memory layout, which the trace does not

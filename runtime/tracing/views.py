@@ -35,6 +35,7 @@ import numpy as np
 from .control_scope import ControlFlowError
 from ..ops import NO_FACTS, function_facts
 from ..primitives.index import getitem, indexes_a_view, setitem
+from ..primitives.shape import RAVEL, RESHAPE
 
 
 class ViewAmbiguityError(ValueError):
@@ -198,7 +199,7 @@ def _made_here_1d(base) -> bool:
         not base._builder.arguments.get(id(base))
 
 
-_C_ORDER = ("a reshape", "a ravel")  # the `how` of C-order reshapes and ravels
+_C_ORDER = (RESHAPE, RAVEL)  # the `how` of C-order reshapes and ravels
 
 
 def _contiguous_here(base) -> bool:

@@ -14,22 +14,22 @@ from __future__ import annotations
 
 import gast
 
-_NO_KEY = object()
+NO_KEY = object()
 _KEY_TYPES = (str, bytes, int, float, complex, bool, type(None))
 
 
 def key_of(index):
-    """The constant key of a subscript's index (`"w"`, `2`, `-1`), or _NO_KEY."""
+    """The constant key of a subscript's index (`"w"`, `2`, `-1`), or NO_KEY."""
     if isinstance(index, gast.Constant) and isinstance(index.value, _KEY_TYPES):
         return index.value
     if isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub) and isinstance(
             index.operand, gast.Constant) and type(index.operand.value) is int:
         return -index.operand.value
-    return _NO_KEY
+    return NO_KEY
 
 
 def has_key(key) -> bool:
-    return key is not _NO_KEY
+    return key is not NO_KEY
 
 
 class KeyedItems:
@@ -42,13 +42,13 @@ class KeyedItems:
         the memories of each of its elements."""
         parts = self.parts[id(node)]
         if isinstance(node, gast.Dict):
-            keys = [key_of(k) if k is not None else _NO_KEY for k in node.keys]  # (None: **d)
+            keys = [key_of(k) if k is not None else NO_KEY for k in node.keys]  # (None: **d)
             length = None
         else:
             keys = list(range(len(node.elts)))
-            keys = [_NO_KEY if isinstance(e, gast.Starred) else k for e, k in zip(node.elts, keys)]
+            keys = [NO_KEY if isinstance(e, gast.Starred) else k for e, k in zip(node.elts, keys)]
             length = len(node.elts)
-        if any(key is _NO_KEY for key in keys):
+        if any(key is NO_KEY for key in keys):
             return
         items = {}
         for key, (_, memories) in zip(keys, parts):

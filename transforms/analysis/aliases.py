@@ -45,7 +45,7 @@ import inspect
 import gast
 
 from .alias_calls import CallSharing, _text, _walk
-from .alias_keys import KeyedItems, has_key, key_of
+from .alias_keys import NO_KEY, KeyedItems, has_key, key_of
 from .alias_messages import RefusalMessages
 from .argument_writes import (base_name, enclosing_names_written,
                                                   operator_text, parameter_names)
@@ -255,8 +255,9 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
             self.value(node.slice)
             return self.sliced(node, self.value(node.value))
         if isinstance(node, (gast.Subscript, gast.Starred)):
-            if isinstance(node, gast.Subscript) and has_key(key_of(node.slice)):
-                return self.item_at(self.value(node.value), key_of(node.slice))
+            key = key_of(node.slice) if isinstance(node, gast.Subscript) else NO_KEY
+            if has_key(key):
+                return self.item_at(self.value(node.value), key)
             self.value(getattr(node, "slice", None))
             return self.item(self.value(node.value))
         if isinstance(node, gast.Attribute):
@@ -405,11 +406,12 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
             written = self.name_value(base.id) if base is not None else set()
             if isinstance(target.value, gast.Subscript):  # x[i][j] = v writes into x[i]
                 inner = target.value
-                key = key_of(inner.slice)
-                written = (self.item_at(written, key) if has_key(key) and isinstance(
+                inner_key = key_of(inner.slice)
+                written = (self.item_at(written, inner_key) if has_key(inner_key) and isinstance(
                     inner.value, gast.Name) else self.reach(written))
             self.value(target.slice)
             self.write(target, written, statement, f"{_text(target)} = ...", in_place=True)
+            key = key_of(target.slice)
             for memory in written:
                 # A container now holds the value; an array, a copy. Where the source does not
                 # say which, a value that is the memory itself or a view of it (`x[2:4] =
@@ -418,7 +420,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
                 if memory in self.plain:
                     continue
                 holding = self.reach(memories)
-                kept = self.store_key(memory, key_of(target.slice), holding)
+                kept = self.store_key(memory, key, holding)
                 self.hold(memory, holding if memory in self.containers else holding - {memory},
                           keep_keys=kept)
 

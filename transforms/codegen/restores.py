@@ -6,6 +6,7 @@ import gast
 
 from .cleanup import map_blocks, statements_in
 from .naming import name_counts
+from .templates import replace
 from ..reverse.sweep_parts import PAIR, SAVE, UNDOES, marked
 
 
@@ -73,11 +74,8 @@ def restore_from_names(primal: list, adjoint: list, parameters=()) -> None:
     follow(primal, {})
 
     def restore(target, source, where):
-        assignment = gast.Assign(
-            targets=[gast.Name(id=target, ctx=gast.Store(), annotation=None, type_comment=None)],
-            value=gast.Name(id=source, ctx=gast.Load(), annotation=None, type_comment=None),
-            type_comment=None)
-        return marked([gast.copy_location(assignment, where)], target, "pop")[0]
+        assignment = replace("target = source", target=target, source=source)
+        return marked([gast.copy_location(assignment[0], where)], target, "pop")[0]
 
     def rewrite(block):
         out = []
