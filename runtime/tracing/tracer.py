@@ -368,8 +368,7 @@ class Tracer:
 
     def __setitem__(self, index, value):
         refuse_change_of_argument(self, "{}[...] = ...")
-        _write(self, setitem(self, index, value), "{}[...] = ...",
-               "assignment destination is read-only")
+        write_value(self, setitem(self, index, value))
 
     # --- methods -----------------------------------------------------------------------------
     def reshape(self, *shape, order="C"):
@@ -379,6 +378,9 @@ class Tracer:
         return np.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        if not np.can_cast(self.dtype, dtype, casting):  # NumPy's own check and words
+            raise TypeError(f"Cannot cast array data from {self.dtype!r} to "
+                            f"{np.dtype(dtype)!r} according to the rule {casting!r}")
         return astype(self, dtype)
 
     def copy(self, order="C"):
@@ -411,13 +413,11 @@ class Tracer:
 
     def fill(self, value):
         refuse_change_of_argument(self, "{}.fill(...)")
-        _write(self, np.full_like(self, value), "{}.fill(...)",
-               "assignment destination is read-only")
+        write_value(self, np.full_like(self, value), "{}.fill(...)")
 
     def sort(self, axis=-1, kind=None, order=None):
         refuse_change_of_argument(self, "{}.sort()")
-        _write(self, np.sort(self, axis=axis, kind=kind), "{}.sort()",
-               "assignment destination is read-only")
+        write_value(self, np.sort(self, axis=axis, kind=kind), "{}.sort()")
 
 
 def write_value(tracer: Tracer, value, operation: str = "{}[...] = ...") -> None:
