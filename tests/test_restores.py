@@ -90,9 +90,12 @@ def test_the_copy_comes_back_from_its_name_not_the_stack():
     primal = lines[:lines.index("# Adjoint sweep")]
     adjoint = lines[lines.index("# Adjoint sweep"):]
     copy = next(line.split(" = ")[0] for line in primal if line.endswith("= np.copy(v)"))
-    # v is pushed once, before the function's first write (its argument's snapshot), and
-    # not before `v = copy` or `v = v + x`
-    assert primal.count("_stack1.append(v)") == 1, source
+    # v is never pushed: not before `v = copy` or `v = v + x`, nor before the function's first
+    # write, where `v = V * 1.0` is split so that a name of its own holds the value
+    assert "_stack1.append(v)" not in primal, source
+    made = next(line.split(" = ")[0] for line in primal if line.endswith(" = V * 1.0"))
+    assert primal[primal.index(f"{made} = V * 1.0") + 1] == f"v = {made}", source
+    assert adjoint[-2] == f"v = {made}", source
     # given back after `v = v + x`, and after the inner if's adjoint
     assert adjoint.count(f"v = {copy}") == 2, source
 

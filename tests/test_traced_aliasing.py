@@ -15,6 +15,7 @@ import pytest
 import autotrace as at
 from autotrace.runtime.tracing.control import ControlFlowError
 from autotrace.runtime.tracing.tracer import ArgumentChangedError
+from autotrace.transforms.errors import TransformError
 from tests.numeric import central_difference, check_every_mode
 
 POSITIVE, NEGATIVE = np.array([1.5, -0.5, 2.0, 0.25]), np.array([-1.5, 0.5, -2.0, 0.75])
@@ -776,3 +777,44 @@ def test_a_refusal_after_an_early_return_names_the_users_line():
     assert f'line {line_of(function, "if x[-1] > -0.84:")}\n' in str(refused.value)
     np.testing.assert_allclose(at.grad(at.function(function))(x), central_difference(function, x),
                                rtol=1e-6, atol=1e-8)
+
+
+def writes_through_a_name_bound_in_the_branch(x):
+    A = x * 2.0
+    if np.sum(x) > 0.0:
+        y = A
+        y[0] = x[1] * 3.0
+    return np.sum(A * x)
+
+
+@pytest.mark.parametrize("x", [POSITIVE, NEGATIVE], ids=["taken", "not_taken"])
+def test_a_write_through_a_name_bound_in_a_traced_branch_reaches_the_array(x):
+    # y = A inside the branch: the branch writes into A, which is one of its variables (as if
+    # it were written by its own name), not a value of the enclosing trace
+    traced = at.function(writes_through_a_name_bound_in_the_branch)
+    assert traced(x) == pytest.approx(writes_through_a_name_bound_in_the_branch(x), rel=1e-12)
+    if np.sum(x) <= 0.0:
+        return
+    # the derivative refuses the write, which changes A, read afterwards (as documented)
+    with pytest.raises(TransformError, match="writes into 'y', which may share its memory "
+                       "with 'A'"):
+        at.grad(writes_through_a_name_bound_in_the_branch)(x)
+
+
+def restored_by_name_then_written_under_nested_ifs(x):
+    x = np.log(1.0 + x ** 2)
+    if np.sum(x) < 3.0:
+        if x.sum() > 2.5:
+            x = x + 0.0
+        else:
+            x[-3] = np.dot(np.exp(np.tanh(x)), x)
+            x = x[np.array([2, 3, 0, 1])] ** 3
+    return np.sum(np.sin(x)) + np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("x", [np.array([1.3, -0.6, 1.6, 0.3]), NEGATIVE * 0.5, POSITIVE],
+                         ids=["inner_true", "inner_false", "outer_false"])
+def test_a_value_restored_from_its_name_and_written_under_nested_traced_ifs(x):
+    # The adjoint gives x back from the name of np.log's result (`x = _t4`) in the inner
+    # branch and restores its item there: _t4 is a variable of both traced ifs
+    check_every_mode(restored_by_name_then_written_under_nested_ifs, x)

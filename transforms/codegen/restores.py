@@ -10,7 +10,7 @@ from .templates import replace
 from ..reverse.sweep_parts import PAIR, SAVE, UNDOES, marked
 
 
-def restore_from_names(primal: list, adjoint: list, parameters=()) -> None:
+def restore_from_names(primal: list, adjoint: list, parameters=(), temporary=None) -> None:
     """Restore from a name, not from the stack, a value that a name assigned once holds.
 
     `_t4 = np.copy(v); v = _t4; ...; stack.append(v); v = v + x` pushes the array _t4 holds;
@@ -24,7 +24,10 @@ def restore_from_names(primal: list, adjoint: list, parameters=()) -> None:
 
     The source name is assigned once in the whole function, outside any loop (so it holds the
     same value in the adjoint sweep as when pushed), and is not a parameter; the pushed name
-    holds its value on every path to the push. The restores are marked as pops: where the
+    holds its value on every path to the push. Where it holds the value of an assignment run
+    at most once (outside loops) of something else than a name, `x = np.sqrt(x + 2.0)`, and
+    that value is pushed, the assignment is split in two, `_t5 = np.sqrt(x + 2.0); x = _t5`,
+    with a name from `temporary()` (where given). The restores are marked as pops: where the
     adjoint sweep never reads the name, remove_unneeded_saves drops them. Both lists are
     edited in place.
     """
@@ -43,45 +46,61 @@ def restore_from_names(primal: list, adjoint: list, parameters=()) -> None:
         for stored in name_counts(statements, gast.Store) | name_counts(statements, gast.Del):
             known.pop(stored, None)
 
-    def follow(block, known: dict) -> dict:
+    def follow(block, known: dict, in_loop: bool = False) -> dict:
         for statement in block:
             saved, kind, _ = getattr(statement, SAVE, (None, None, None))
             if kind == "push" and hasattr(statement, PAIR) and saved in known:
-                restored[getattr(statement, PAIR)] = known[saved]
+                source = known[saved]
+                if isinstance(source, _Split) and source.name is None:
+                    source.name = temporary()
+                    splits[id(source.statement)] = source
+                restored[getattr(statement, PAIR)] = source
             elif isinstance(statement, gast.If):
                 forget(known, [statement.test])
                 changed = name_counts(statement.body + statement.orelse, gast.Store)
-                true = follow(statement.body, dict(known))
-                false = follow(statement.orelse, dict(known))
+                true = follow(statement.body, dict(known), in_loop)
+                false = follow(statement.orelse, dict(known), in_loop)
                 ifs[id(statement)] = [{n: branch[n] for n in changed if n in branch}
                                       for branch in (known, true, false)]
-                known = {n: source for n, source in true.items() if false.get(n) == source}
+                known = {n: source for n, source in true.items() if false.get(n) is source}
             elif isinstance(statement, (gast.For, gast.While)):
                 forget(known, [statement])
-                follow(statement.body, dict(known))
-                follow(statement.orelse, dict(known))
+                follow(statement.body, dict(known), True)
+                follow(statement.orelse, dict(known), True)
             else:
                 forget(known, [statement])
-                if (isinstance(statement, gast.Assign) and len(statement.targets) == 1
-                        and isinstance(statement.targets[0], gast.Name)
-                        and isinstance(statement.value, gast.Name)):
+                target = (statement.targets[0].id if isinstance(statement, gast.Assign)
+                          and len(statement.targets) == 1
+                          and isinstance(statement.targets[0], gast.Name) else None)
+                if target is not None and isinstance(statement.value, gast.Name):
                     source = statement.value.id
                     source = source if source in once else known.get(source)
                     if source is not None:
-                        known[statement.targets[0].id] = source
+                        known[target] = source
+                elif (target is not None and temporary is not None and not in_loop
+                        and target not in once and not hasattr(statement, SAVE)):
+                    known[target] = _Split(statement)
         return known
 
+    splits = {}  # id of an assignment to split -> its _Split
     follow(primal, {})
 
     def restore(target, source, where):
-        assignment = replace("target = source", target=target, source=source)
+        assignment = replace("target = source", target=target, source=_name(source))
         return marked([gast.copy_location(assignment[0], where)], target, "pop")[0]
+
+    def restores(known: dict, branch=None) -> list:
+        return [(target, source) for target, source in sorted(known.items(), key=_first)
+                if _name(source) is not None
+                and (branch is None or _read_before_assigned(branch, target))]
 
     def rewrite(block):
         out = []
         for statement in block:
             pair = getattr(statement, PAIR, None)
-            if pair not in restored:
+            if id(statement) in splits:
+                out += _split(statement, splits[id(statement)].name)
+            elif pair not in restored:
                 out.append(statement)
             elif getattr(statement, SAVE)[1] == "pop":
                 out.append(restore(getattr(statement, SAVE)[0], restored[pair], statement))
@@ -91,11 +110,10 @@ def restore_from_names(primal: list, adjoint: list, parameters=()) -> None:
             before, after_true, after_false = ifs[id(undone)]
             for field, after in (("body", after_true), ("orelse", after_false)):
                 branch = getattr(statement, field)
-                setattr(statement, field, [
-                    restore(target, source, statement) for target, source in sorted(after.items())
-                    if _read_before_assigned(branch, target)] + branch)
-            out += [restore(target, source, statement)
-                    for target, source in sorted(before.items())]
+                setattr(statement, field, [restore(target, source, statement)
+                                           for target, source in restores(after, branch)]
+                        + branch)
+            out += [restore(target, source, statement) for target, source in restores(before)]
         return out
     primal[:] = map_blocks(primal, rewrite)
     adjoint[:] = map_blocks(adjoint, rewrite)
@@ -109,3 +127,30 @@ def _read_before_assigned(block: list, identifier: str) -> bool:
         if not hasattr(statement, "body") and identifier in name_counts([statement], gast.Store):
             return False
     return False
+
+
+class _Split:
+    """The value of `statement` (`x = <not a name>`), held by a name of its own once a push
+    needs it (`name`, None until then)."""
+
+    def __init__(self, statement):
+        self.statement, self.name = statement, None
+
+
+def _name(source) -> str | None:
+    """The name holding a source's value: a name assigned once, or a split's temporary."""
+    return source.name if isinstance(source, _Split) else source
+
+
+def _first(item):
+    return item[0]
+
+
+def _split(statement, temporary: str) -> list:
+    """`x = value` as `temporary = value; x = temporary` (the second, `statement` itself)."""
+    first = gast.copy_location(gast.Assign(targets=[gast.Name(
+        id=temporary, ctx=gast.Store(), annotation=None, type_comment=None)],
+        value=statement.value, type_comment=None), statement)
+    statement.value = gast.Name(id=temporary, ctx=gast.Load(), annotation=None,
+                                type_comment=None)
+    return [first, statement]

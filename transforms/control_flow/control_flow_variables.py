@@ -31,30 +31,54 @@ def _base_name(node):
 def assigned_names(statements) -> list:
     """The variables `statements` assign or mutate, in order of first appearance."""
     found: dict[str, None] = {}
+    mutated = set()  # the names written into in place
     for statement in statements:
         for node in walk_scope(statement):
             if isinstance(node, (gast.FunctionDef, gast.ClassDef)):
                 found[node.name] = None
             elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 found[node.id] = None
+            elif _sets_item(node):  # `a = set_item(a, i, v)`, made of `a[i] = v`
+                mutated.add(node.targets[0].id)
             elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
                 base = _base_name(node)
                 if base is not None:
                     found[base] = None
+                    mutated.add(base)
             elif (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
                   and node.func.attr in MUTATING_METHODS):
                 base = _base_name(node.func.value)
                 if base is not None:
                     found[base] = None
+                    mutated.add(base)
             elif _restores_item(node):
                 # Derivative code's `restore_item(v, i, saved)` writes `v[i] = saved`: in a
                 # branch or loop on a traced value, `v` is one of its variables, as it is
                 # where the forward sweep wrote `v[i] = ...`.
                 found[node.args[0].id] = None
+                mutated.add(node.args[0].id)
             elif isinstance(node, (gast.Import, gast.ImportFrom)):
                 for alias in node.names:
                     found[(alias.asname or alias.name).split(".")[0]] = None
+    # `x = a; x[0] = v` (derivative code's `x = _t4; restore_item(x, ...)` too) mutates a:
+    # a is a variable as well, so that the write goes into the statement's own a.
+    for statement in statements:
+        for node in walk_scope(statement):
+            if (isinstance(node, gast.Assign) and isinstance(node.value, gast.Name)
+                    and any(isinstance(t, gast.Name) and t.id in mutated for t in node.targets)):
+                found.setdefault(node.value.id, None)
     return list(found)
+
+
+def _sets_item(node) -> bool:
+    """Whether `node` is `a = set_item(a, i, v)` (transforms/control_flow/control_flow.py's
+    `a[i] = v`, which writes into a where a is an array)."""
+    return (isinstance(node, gast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], gast.Name) and isinstance(node.value, gast.Call)
+            and isinstance(node.value.func, gast.Name)
+            and node.value.func.id.endswith("_set_item") and bool(node.value.args)
+            and isinstance(node.value.args[0], gast.Name)
+            and node.value.args[0].id == node.targets[0].id)
 
 
 def _restores_item(node) -> bool:

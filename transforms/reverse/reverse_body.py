@@ -141,7 +141,7 @@ def saves(unit: Unit) -> None:
     unit.pure = cleanup.purity(namespace, helper_identifiers | {COMMENT},
                                {v for k, v in context.bound.items() if k in impure})
     if session.optimized:
-        restore_from_names(primal, adjoint, parameters)
+        restore_from_names(primal, adjoint, parameters, context.namer.temporary)
         undefined = cleanup.remove_unneeded_saves(primal, adjoint, _shape_only(context),
                                                   context.helper("shape_only"), namespace,
                                                   parameters)
