@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import re
 import sys
 import time
 import traceback
@@ -268,12 +269,17 @@ class Judge:
 
     def exception_outcome(self, mode: str, error: Exception) -> Outcome:
         text = f"{type(error).__name__}: {error}"
+        two_subscripts = re.search(r"\]\[[^\]]*\] = \.\.\. writes into ", text) is not None
         if (isinstance(error, TransformError) and self.filename in str(error)
                 and (error.construct, True) in (
                     ("write into shared memory",
                      "alias_read_after_write" in self.program.features),
-                    ("subscript assignment",  # items[0][1] = v: refused, as the docs say
-                     "container_items_written" in self.program.features))):
+                    # items[0][1] = v: refused, as the docs say, the alias analysis (which
+                    # runs first) naming the item's other name where one is read after it
+                    ("subscript assignment",
+                     "container_items_written" in self.program.features),
+                    ("write into shared memory",
+                     "container_items_written" in self.program.features and two_subscripts))):
             return Outcome(mode, "shared_write_refused", text)
         if mode in VMAP_MODES and documented_refusal(error):
             return Outcome(mode, "vmap_refused", f"{documented_refusal(error)}: {text}")

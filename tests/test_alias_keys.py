@@ -42,9 +42,29 @@ def writes_the_item_of_a_key_stored_again(x):
     return np.sum(w * x) + np.sum(x)
 
 
+class Box:
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b
+
+    def value(self):
+        return self.w * self.b
+
+
+def writes_into_a_sum_taken_by_key(x):
+    s = np.dot(x, x)
+    box = Box(np.cos(x), s)
+    v = box.value() + box.w  # new: an array, or a list holding what box holds, never s
+    d = {"w": v, "b": x}
+    w = d["w"]
+    w[3] = 0.5  # writes into v alone, not into what v may hold
+    return np.sum(w ** 2) + np.sum(x) * s
+
+
 @pytest.mark.parametrize("function", [writes_the_item_of_a_key_beside_a_view,
                                       writes_an_item_of_a_list_by_position,
-                                      writes_the_item_of_a_key_stored_again],
+                                      writes_the_item_of_a_key_stored_again,
+                                      writes_into_a_sum_taken_by_key],
                          ids=lambda f: f.__name__)
 def test_an_item_taken_by_key_is_that_item_alone(function):
     check_every_mode(function, X)

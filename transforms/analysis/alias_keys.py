@@ -37,10 +37,9 @@ class KeyedItems:
     `self.keyed`: container memory -> (its length, for a list or tuple, else None; {key: the
     memories its item may be})."""
 
-    def note_display(self, node, memory) -> None:
-        """Note the items of the display `node`, made as `memory`, by key; `self.parts` holds
-        the memories of each of its elements."""
-        parts = self.parts[id(node)]
+    def note_display(self, node, memory, values) -> None:
+        """Note the items of the display `node`, made as `memory`, by key; `values` are the
+        memories each of its elements may be."""
         if isinstance(node, gast.Dict):
             keys = [key_of(k) if k is not None else NO_KEY for k in node.keys]  # (None: **d)
             length = None
@@ -51,21 +50,23 @@ class KeyedItems:
         if any(key is NO_KEY for key in keys):
             return
         items = {}
-        for key, (_, memories) in zip(keys, parts):
+        for key, memories in zip(keys, values):
             items.setdefault(key, set()).update(memories)
         self.keyed[memory] = (length, items)
 
     def item_at(self, memories, key) -> set:
-        """The memories item `key` (a constant) of a value in `memories` may be or view."""
+        """The memories item `key` (a constant) of a value in `memories` may be or view: of a
+        container with notes, those of its key alone (not what they hold, which an item is
+        not: `L = [A + B]` then `L[0][1] = v` writes into the sum, not into what A holds)."""
         found = set()
         for memory in memories:
             entry = self.keyed.get(memory)
             slot = None if entry is None else _slot(entry, key)
-            found |= self.item({memory}) if slot is None else self.reach(entry[1][slot])
+            found |= self.item({memory}) if slot is None else set(entry[1][slot])
         return found
 
-    def store_key(self, memory, key, holding) -> bool:
-        """`memory[key] = value`, the value being `holding`: add it to the key's memories, and
+    def store_key(self, memory, key, value) -> bool:
+        """`memory[key] = value`, the value's memories `value`: add them to the key's, and
         say whether the container's notes are kept (False: forgotten, where the index is no
         constant or the container has no notes)."""
         entry = self.keyed.get(memory)
@@ -75,7 +76,7 @@ class KeyedItems:
         if slot is None and (entry[0] is not None or not has_key(key)):
             del self.keyed[memory]  # another index, or one past a list's end
             return False
-        entry[1].setdefault(key if slot is None else slot, set()).update(holding)
+        entry[1].setdefault(key if slot is None else slot, set()).update(value)
         return True
 
     def forget_keys(self, memory=None) -> None:
@@ -86,7 +87,7 @@ class KeyedItems:
             return
         self.keyed.pop(memory, None)
         for container in [c for c, (_, items) in self.keyed.items()
-                          if any(memory in held for held in items.values())]:
+                          if any(memory in self.reach(held) for held in items.values())]:
             del self.keyed[container]
 
     def keys_now(self) -> dict:

@@ -274,11 +274,12 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
             for key in getattr(node, "keys", ()):
                 self.value(key)  # a key is hashable: it holds no array a write could change
             elements = node.values if isinstance(node, gast.Dict) else node.elts
-            self.parts[id(node)] = [(e, self.reach(self.value(e))) for e in elements]
+            values = [self.value(e) for e in elements]
+            self.parts[id(node)] = [(e, self.reach(v)) for e, v in zip(elements, values)]
             made = self.new(node, set().union(*(m for _, m in self.parts[id(node)])),
                             container=True)
             if not isinstance(node, gast.Set):
-                self.note_display(node, next(iter(made)))
+                self.note_display(node, next(iter(made)), values)
             return made
         if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
             for call in [n for n in _walk([node.elt if hasattr(node, "elt") else node.value])
@@ -420,7 +421,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
                 if memory in self.plain:
                     continue
                 holding = self.reach(memories)
-                kept = self.store_key(memory, key, holding)
+                kept = self.store_key(memory, key, memories)
                 self.hold(memory, holding if memory in self.containers else holding - {memory},
                           keep_keys=kept)
 

@@ -250,8 +250,10 @@ class Normalizer:
     def subscript_parts(self, target):
         if not isinstance(target.value, gast.Name):
             raise self.location.error(
-                target, "autotrace can assign into `name[index]` only; write x[i, j] = v "
-                "rather than x[i][j] = v", "subscript assignment")
+                target, "autotrace can assign into `name[index]` only: into an array write "
+                "x[i, j] = v rather than x[i][j] = v; into an item of a list or dict, change "
+                "a copy of the item and store it back (item = d[k].copy(); item[j] = v; "
+                "d[k] = item)", "subscript assignment")
         return name(target.value.id), self.index(target.slice)
 
     # ---- expressions ---------------------------------------------------------------------------
