@@ -206,6 +206,9 @@ TABLE += [
       note="a negative base: the exponent is not differentiable there"),
     E("mod", np.mod, ratio_args), E("remainder", np.remainder, ratio_args),
     E("fmod", np.fmod, ratio_args),
+    E("copysign", np.copysign, lambda rng: (away_from_zero(rng, (3, 4)),
+                                            away_from_zero(rng, (4,))),
+      wrt=(0,), note="x2 gets no gradient: its sign bit is a step"),
     E("floor_divide", np.floor_divide, ratio_args, note="piecewise constant: zero derivative"),
     E("multiply/int-argument", np.multiply, lambda rng: (rng.standard_normal((2, 3)),
                                                          np.arange(3)),
@@ -234,8 +237,12 @@ _MATH = [
     (math.degrees, normal(None)), (math.fabs, lambda rng: (float(away_from_zero(rng, ())),)),
     (math.atan2, normal(None, None)), (math.hypot, normal(None, None)),
     (math.pow, uniform(0.5, 2.0, None, None)), (math.erf, normal(None)),
+    (math.fmod, lambda rng: tuple(float(v) for v in ratio_args(rng, (), ()))),
 ]
 TABLE += [E(f"math.{f.__name__}", f, make, note="a float gets a float") for f, make in _MATH]
+TABLE.append(E("math.copysign", math.copysign, lambda rng: tuple(
+    float(v) for v in (away_from_zero(rng, ()), away_from_zero(rng, ()))), wrt=(0,),
+    note="y gets no gradient: its sign is a step"))
 
 # --- Reductions -------------------------------------------------------------------------------
 

@@ -26,8 +26,8 @@ UNARY_OPERATORS = {gast.USub: np.negative, gast.UAdd: np.positive}
 # Builtins whose results carry no gradient.
 CONSTANT_BUILTINS = {
     len, range, int, bool, str, isinstance, type, print, repr, id, hash, enumerate, zip,
-    round, divmod, any, all, callable, hasattr, sorted, set, frozenset, ord, chr,
-    format, issubclass, iter, next, reversed, slice, object,
+    round, any, all, callable, hasattr, sorted, set, frozenset, ord, chr,
+    format, issubclass, reversed, slice, object,
 }
 
 

@@ -13,7 +13,7 @@ from .core import constant
 
 # Rounding and signs.
 constant(np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix, np.sign, np.signbit,
-         np.heaviside, np.floor_divide, math.floor, math.ceil, math.trunc, math.copysign)
+         np.heaviside, np.floor_divide, math.floor, math.ceil, math.trunc)
 
 # Comparisons, logic and tests.
 constant(np.greater, np.less, np.equal, np.not_equal, np.greater_equal, np.less_equal,

@@ -37,7 +37,18 @@ partials(np.power, np.float_power, math.pow, x1="d[y] * x2 * x1 ** (x2 - 1)",
 partials(np.negative, x="-d[y]")
 partials(np.positive, x="d[y]")
 partials(np.mod, np.remainder, x1="d[y]", x2="-d[y] * np.floor_divide(x1, x2)")
-partials(np.fmod, x1="d[y]", x2="-d[y] * np.trunc(x1 / x2)")
+partials(np.fmod, math.fmod, x1="d[y]", x2="-d[y] * np.trunc(x1 / x2)")
+
+
+# |x1| with x2's sign: x1's gradient times the sign of x1 * y; x2's sign bit is a step.
+@adjoint(np.copysign, math.copysign)
+def copysign_rule(y, x1, x2):
+    d[x1] = unbroadcast(d[y] * np.sign(x1 * y), x1)
+
+
+@tangent(np.copysign, math.copysign)
+def copysign_tangent(y, x1, x2):
+    d[y] = d[x1] * np.sign(x1 * y)
 
 
 # The tangent divides once, where the gradients' quotients are two.

@@ -151,7 +151,6 @@ REFUSED = {
     "frexp": "the mantissa is x / 2.0 ** e, with the integer exponent e computed "
               "outside the differentiated function",
     "ldexp": "write x1 * 2.0 ** x2",
-    "copysign": "write np.abs(x1) * np.where(np.signbit(x2), -1.0, 1.0)",
     "nextafter": "the next floating-point number after x1: differentiate x1 itself",
     "asanyarray": "use np.asarray",
     "ascontiguousarray": "use np.asarray (autotrace's values have no memory layout)",
@@ -197,9 +196,19 @@ not_differentiable_functions = _functions(NOT_DIFFERENTIABLE)
 refused_functions = _functions(REFUSED)
 constant(*not_differentiable_functions)
 
+# Python's builtins that pass values through in ways autotrace does not follow.
+refused_functions.update({
+    divmod: REFUSED["divmod"],
+    iter: "autotrace follows no iterator: take the items by index (items[0]) or loop over "
+          "them with for",
+    next: "autotrace follows no iterator: take the items by index (items[0]) or loop over "
+          "them with for",
+})
+
 
 def refused_reason(function) -> str | None:
-    """Why autotrace has no derivative rule for `function`, if it is one of NumPy's."""
+    """Why autotrace has no derivative rule for `function`, if it is one of NumPy's (or
+    Python's divmod, iter or next)."""
     try:
         return refused_functions.get(function)
     except TypeError:  # an unhashable callable: not NumPy's
