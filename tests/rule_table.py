@@ -337,6 +337,10 @@ TABLE += [
     E("kron/mixed-ndim", np.kron, normal((3,), (2, 2))),
     E("cross/broadcast", np.cross, normal((4, 3), (3,))),
     E("cross/axis0", np.cross, normal((3, 4), (3, 4)), dict(axis=0)),
+    E("cross/2-vectors", np.cross, normal((4, 2), (2,)), note="one number per pair"),
+    E("cross/2-and-3-vectors", np.cross, normal((4, 2), (4, 3))),
+    E("cross/3-and-2-vectors-axes", np.cross, normal((3, 4), (2, 4)),
+      dict(axisa=0, axisb=0, axisc=0)),
     E("trace/2d", np.trace, normal((3, 4))),
     E("trace/3d-offset", np.trace, normal((2, 4, 3)), dict(offset=-1, axis1=1, axis2=2)),
     E("diagonal/offset", np.diagonal, normal((3, 4)), dict(offset=1)),
@@ -659,6 +663,9 @@ _BILINEAR = [
         ("pairs", (3, 2, 4), (2, 5, 3), (4, 5))], dict(axes=([1, 0], [0, 2]))),
     ("kron", products.kron_adjoint_a, products.kron_adjoint_b, [
         ("2d", (2, 3), (3, 2), (6, 6)), ("mixed", (3,), (2, 2), (2, 6))], {}),
+    ("cross", products.cross_adjoint_a, products.cross_adjoint_b, [
+        ("3-vectors", (4, 3), (3,), (4, 3)), ("2-vectors", (4, 2), (2,), (4,)),
+        ("2-and-3-vectors", (4, 2), (4, 3), (4, 3))], {}),
 ]
 for _name, _adjoint_a, _adjoint_b, _cases, _kwargs in _BILINEAR:
     for _case, _a, _b, _y in _cases:

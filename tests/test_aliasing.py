@@ -558,6 +558,12 @@ def copies_into(x):
     return np.sum(A)
 
 
+def puts_along_an_axis(x):
+    y = x.copy()
+    np.put_along_axis(y, np.array([[0], [1]]), 0.0, axis=1)
+    return np.sum(y * np.array([[1.0, 2.0], [3.0, 4.0]]))
+
+
 def multiplies_at(x):
     A = x * 1.0
     np.multiply.at(A, np.array([0, 0]), 2.0)
@@ -579,6 +585,10 @@ def replaces_nans_in_place(x):
     (copies_into, "np.copyto", "np.copyto",
      "autotrace cannot differentiate np.copyto(...), which writes into its first argument in "
      "place; assign instead: A[...] = x"),
+    (puts_along_an_axis, "np.put_along_axis", "np.put_along_axis",
+     "autotrace cannot differentiate np.put_along_axis(...), which writes into its first "
+     "argument in place; assign instead: y[np.arange(y.shape[0])[:, None], np.array([[0], "
+     "[1]])] = 0.0 (a matrix, axis=1)"),
     (multiplies_at, "np.multiply.at", ".at",
      "autotrace cannot differentiate np.multiply.at(A, np.array([0, 0]), 2.0), which changes "
      "its first argument in place; it follows np.add.at(A, index, values) alone, as a "
@@ -592,7 +602,8 @@ def replaces_nans_in_place(x):
     (replaces_nans_in_place, "np.nan_to_num", "np.nan_to_num",
      "autotrace cannot differentiate np.nan_to_num(A, copy=False), which may write into its "
      "first argument in place; assign instead: A = np.nan_to_num(A)"),
-], ids=["copyto", "multiply.at", "add.at-in-an-expression", "nan_to_num-copy-False"])
+], ids=["copyto", "put_along_axis", "multiply.at", "add.at-in-an-expression",
+        "nan_to_num-copy-False"])
 def test_numpy_functions_that_write_into_an_argument_are_refused(func, marker, construct,
                                                                   message):
     with pytest.raises(TransformError) as caught:

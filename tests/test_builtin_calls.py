@@ -63,3 +63,17 @@ def test_copysign_and_fmod_have_gradients(x):
     direction = np.array([0.5, -1.0, 2.0])
     _, tangent = autotrace.jvp(signs_copied_by_math, (x,), (direction,))
     assert tangent == pytest.approx(np.sum(expected * direction), rel=1e-6)
+
+
+def summed_from_a_start(x):
+    return np.sum(sum([x[0:2], x[1:3]], x[::-1][0:2] * 2.0) * np.array([1.0, 10.0]))
+
+
+def summed_from_a_start_by_keyword(x):
+    return sum([x[0], x[1] ** 2], start=x[2] * 3.0) * x[0]
+
+
+@pytest.mark.parametrize("function", [summed_from_a_start, summed_from_a_start_by_keyword],
+                         ids=["positional", "keyword"])
+def test_the_start_of_a_builtin_sum_gets_its_gradient(function):
+    check_every_mode(function, X)

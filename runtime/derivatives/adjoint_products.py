@@ -170,14 +170,58 @@ def kron_adjoint_b(g, a, b):
     return _kron_adjoint(g, a, b, False)
 
 
+def _cross_adjoint(g, a, b, axisa, axisb, axisc, axis, of_a):
+    """The gradient of <g, np.cross(a, b, ...)> in a (of_a) or in b: <g, a x b> = <a, b x g> =
+    <b, g x a>, with a 2-vector taken as a 3-vector whose third item is 0 (as NumPy does:
+    two 2-vectors make the third item of the product alone, one number)."""
+    xp = array_module(g)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a_last, b_last = xp.moveaxis(a, axisa, -1), xp.moveaxis(b, axisb, -1)
+    if a_last.shape[-1] == 2 and b_last.shape[-1] == 2:
+        g3 = xp.stack([xp.zeros_like(g), xp.zeros_like(g), g], axis=-1)
+    else:
+        g3 = xp.moveaxis(g, axisc, -1)
+    if of_a:
+        gradient = xp.cross(_three_vectors(xp, b_last), g3)[..., :a_last.shape[-1]]
+        return unbroadcast(xp.moveaxis(gradient, -1, axisa), a)
+    gradient = xp.cross(g3, _three_vectors(xp, a_last))[..., :b_last.shape[-1]]
+    return unbroadcast(xp.moveaxis(gradient, -1, axisb), b)
+
+
+def cross_adjoint_a(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The gradient of <g, np.cross(a, b, ...)> with respect to a."""
+    return _cross_adjoint(g, a, b, axisa, axisb, axisc, axis, True)
+
+
+def cross_adjoint_b(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The gradient of <g, np.cross(a, b, ...)> with respect to b."""
+    return _cross_adjoint(g, a, b, axisa, axisb, axisc, axis, False)
+
+
+def _three_vectors(xp, vectors):
+    """Vectors along the last axis, a 2-vector given a third item 0."""
+    if vectors.shape[-1] == 3:
+        return vectors
+    return xp.concatenate([vectors, xp.zeros_like(vectors[..., :1])], axis=-1)
+
+
 # einsum: the gradient for one operand is another einsum, of the output gradient and the other
 # operands, written with explicit subscripts.
 
+def einsum_sublists_refused(subscripts) -> None:
+    """Raises for np.einsum's sublist form (`np.einsum(a, [0, 1], b, [1], [0])`), whose first
+    argument is an operand: the rules take the subscripts string alone (which gets no
+    gradient: None)."""
+    if not isinstance(subscripts, str):
+        raise NotImplementedError(
+            "np.einsum has a derivative rule only for its subscripts-string form: write "
+            "np.einsum('ij,j->i', a, b) rather than np.einsum(a, [0, 1], b, [1], [0])")
+
+
 def _einsum_subscripts(subscripts, operands):
     """Input subscripts and output subscript, with '...' written out as letters."""
-    if not isinstance(subscripts, str):
-        raise NotImplementedError("np.einsum has a derivative rule only for its subscripts-string "
-                                  "form, np.einsum('ij,jk->ik', a, b)")
+    einsum_sublists_refused(subscripts)
     subscripts = subscripts.replace(" ", "")
     inputs, arrow, output = subscripts.partition("->")
     specs = inputs.split(",")
@@ -235,6 +279,7 @@ def _replaced(operands, k, value):
 def einsum_jvp(subscripts, tangents, operands):
     """The derivative of np.einsum(subscripts, *operands) in the direction `tangents`."""
     xp = array_module(operands[0])
+    einsum_sublists_refused(subscripts)
     return sum(xp.einsum(subscripts, *_replaced(operands, k, t)) for k, t in enumerate(tangents))
 
 

@@ -306,3 +306,34 @@ def insert_places(arr, obj, values, axis=None):
     kept[sources[from_arr]] = np.flatnonzero(from_arr)
     placed = np.flatnonzero(~from_arr)
     return np.reshape(kept, np.shape(arr)), placed, sources[placed] - arr_size
+
+
+def memory_order(a, order: str) -> str:
+    """The order ("C" or "F") in which np.reshape or np.ravel with `order` read a's items:
+    "A" is "F" for an array laid out in Fortran order alone, "K" the order of a contiguous
+    array's memory; either for one of at most one dimension, where every order is one."""
+    if order not in ("A", "K") or np.ndim(a) <= 1:
+        return order
+    flags = getattr(a, "flags", None)
+    if flags is None:  # a traced value: its memory layout is not known
+        raise NotImplementedError(
+            f"autotrace differentiates np.reshape and np.ravel with order={order!r} of arrays "
+            f"whose memory layout is known only: give order='C' or order='F'")
+    if flags.f_contiguous and not flags.c_contiguous:
+        return "F"
+    if order == "K" and not flags.c_contiguous:
+        raise NotImplementedError(
+            "autotrace differentiates np.ravel with order='K' of a contiguous array only: give "
+            "order='C' or order='F'")
+    return "C"
+
+
+def _fold_memory_order(arguments):
+    """`memory_order(a, "C")` is "C" (and "F" is "F"): the order, where it is a constant that
+    names one (transforms/rules/core.py folds such calls in the code it makes)."""
+    order = arguments[1] if len(arguments) == 2 else None
+    # (only a constant node's `value` is a string)
+    return order if getattr(order, "value", None) in ("C", "F") else None
+
+
+memory_order.__autotrace_fold__ = _fold_memory_order

@@ -44,6 +44,8 @@ _WRITING_FUNCTIONS = {
     "copyto": "{0}[...] = {1}", "put": "{0}[np.unravel_index({1}, {0}.shape)] = {2}",
     "place": "{0}[{1}] = {2}", "putmask": "{0} = np.where({1}, {2}, {0})",
     "fill_diagonal": "{0}[np.diag_indices(min({0}.shape), {0}.ndim)] = {1}",
+    "put_along_axis": "{0}[np.arange({0}.shape[0])[:, None], {1}] = {2} (a matrix, "
+                      "axis=1)",
 }
 
 

@@ -292,6 +292,7 @@ def _extremum_tangent(y, *args):
 @adjoint(sum)
 def _sum(y, iterable, start=0):
     d[iterable] = sum_gradient(d[y], iterable)
+    d[start] = unbroadcast(d[y], start)
 
 
 @tangent(sum)

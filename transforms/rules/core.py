@@ -155,18 +155,27 @@ class _Substitute:
     temporaries by fresh names, and `d[...]` by gradients. The template is read, never
     changed: copying it while filling it in is one pass where copying it first was two."""
 
-    def __init__(self, bindings: dict, gradients: dict, result_name: str, gradient_of_result):
+    def __init__(self, bindings: dict, gradients: dict, result_name: str, gradient_of_result,
+                 namespace: dict | None = None):
         self.bindings = bindings
         self.gradients = gradients
         self.result_name = result_name
         self.gradient_of_result = gradient_of_result
+        self.namespace = namespace or {}
 
     def visit(self, node):
         if isinstance(node, gast.Name):
             return self.visit_Name(node)
         if isinstance(node, gast.Subscript) and gradient_target(node) is not None:
             return self.visit_Subscript(node)
-        return self.copy(node)
+        copied = self.copy(node)
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+            # A helper that says its value from the call's constant arguments
+            # (`memory_order(x, "C")` is "C") is that value in the code made.
+            fold = getattr(self.namespace.get(node.func.id), "__autotrace_fold__", None)
+            folded = fold(copied.args) if fold is not None else None
+            return folded if folded is not None else copied
+        return copied
 
     def copy(self, node):
         """`node` copied as copy.deepcopy copies it (its class, every attribute), with the
@@ -281,7 +290,8 @@ def instantiate(rule: Rule, result, args: list, kwargs: dict, fresh_name: Callab
         statements.append(statement)
 
     bindings.update(temporaries)
-    substitute = _Substitute(bindings, gradients, rule.result_name, gradient_of_result)
+    substitute = _Substitute(bindings, gradients, rule.result_name, gradient_of_result,
+                             rule.namespace)
     statements = [substitute.visit(statement) for statement in statements]
     return Instance(statements, gradients, arguments)
 
@@ -317,15 +327,17 @@ def instantiate_tangent(rule: Rule, result, args: list, kwargs: dict,
         raise RuleError(f"tangent template {rule.template.__name__} never assigns "
                         f"d[{rule.result_name}]")
     bindings.update(temporaries)
-    substitute = _TangentSubstitute(bindings, tangents, rule.result_name, output)
+    substitute = _TangentSubstitute(bindings, tangents, rule.result_name, output,
+                                    rule.namespace)
     return [substitute.visit(statement) for statement in statements]
 
 
 class _TangentSubstitute(_Substitute):
     """Like _Substitute, with `d[x]` for an input x read as that input's tangent."""
 
-    def __init__(self, bindings: dict, tangents: dict, result_name: str, output: str):
-        super().__init__(bindings, {}, None, None)
+    def __init__(self, bindings: dict, tangents: dict, result_name: str, output: str,
+                 namespace: dict | None = None):
+        super().__init__(bindings, {}, None, None, namespace)
         self.tangents = tangents
         self.result = result_name
         self.output = output

@@ -28,7 +28,8 @@ from ...runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like,
                                                 unbroadcast, unbroadcast_each, unpad, unreduce,
                                                 unrepeat, unsort, unstack, untake, untake_along,
                                                 untile, vector_norm_power)
-from ...runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
+from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjoint_b,
+                                                     dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
                                                      einsum_adjoint_cross, einsum_jvp,
                                                      inner_adjoint_a, inner_adjoint_b,
                                                      kron_adjoint_a, kron_adjoint_b,
@@ -295,6 +296,18 @@ def tensordot_adjoint_a_rule(z, g, a, b, axes=2):
 def tensordot_adjoint_b_rule(z, g, a, b, axes=2):
     d[g] = np.tensordot(a, d[z], axes)
     d[a] = tensordot_adjoint_a(g, a, d[z], axes)
+
+
+@bilinear(cross_adjoint_a)
+def cross_adjoint_a_rule(z, g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    d[g] = np.cross(d[z], b, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
+    d[b] = cross_adjoint_b(g, d[z], b, axisa, axisb, axisc, axis)
+
+
+@bilinear(cross_adjoint_b)
+def cross_adjoint_b_rule(z, g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    d[g] = np.cross(a, d[z], axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
+    d[a] = cross_adjoint_a(g, a, d[z], axisa, axisb, axisc, axis)
 
 
 @bilinear(kron_adjoint_a)

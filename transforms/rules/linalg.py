@@ -20,14 +20,16 @@ from ...runtime.derivatives.adjoint_ops import (diagonal_adjoint, eigh_gap_inver
                                                 norm_direction, norm_power, solve_as_matrix,
                                                 tril_half_diagonal, unbroadcast, unreduce,
                                                 vector_norm_power)
-from ...runtime.derivatives.adjoint_products import (dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
-                                                     einsum_jvp, inner_adjoint_a,
+from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjoint_b,
+                                                     dot_adjoint_a, dot_adjoint_b,
+                                                     einsum_adjoint, einsum_jvp,
+                                                     einsum_sublists_refused, inner_adjoint_a,
                                                      inner_adjoint_b, kron_adjoint_a,
                                                      kron_adjoint_b, matmul_adjoint_a,
                                                      matmul_adjoint_b, tensordot_adjoint_a,
                                                      tensordot_adjoint_b)
 from ...runtime.derivatives.structure import zeros_like
-from .core import adjoint, d, tangent
+from .core import adjoint, constant, d, tangent
 from .declarations import bilinear, linear
 
 # Products.
@@ -82,9 +84,13 @@ def vdot_rule(y, a, b):
     d[b] = unbroadcast(np.reshape(d[y] * np.ravel(a), np.shape(b)), b)
 
 
+constant(einsum_sublists_refused)
+
+
 @adjoint(np.einsum)
 def einsum_rule(y, subscripts, *operands, optimize=False):
     d[operands] = einsum_adjoint(d[y], subscripts, operands)
+    d[subscripts] = einsum_sublists_refused(subscripts)  # (an operand, in the sublist form)
 
 
 @tangent(np.einsum)
@@ -101,9 +107,8 @@ def kron_rule(y, a, b):
 @bilinear(np.cross, np.linalg.cross,
           call="a, b, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis")
 def cross_rule(y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    # <g, a x b> = <a, b x g> = <b, g x a>; 3-vectors only.
-    d[a] = unbroadcast(np.cross(b, d[y], axisa=axisb, axisb=axisc, axisc=axisa, axis=axis), a)
-    d[b] = unbroadcast(np.cross(d[y], a, axisa=axisc, axisb=axisa, axisc=axisb, axis=axis), b)
+    d[a] = cross_adjoint_a(d[y], a, b, axisa, axisb, axisc, axis)
+    d[b] = cross_adjoint_b(d[y], a, b, axisa, axisb, axisc, axis)
 
 
 @linear(np.trace, call="a, offset, axis1, axis2")

@@ -16,19 +16,35 @@ from ...runtime.derivatives.adjoint_ops import (broadcast_each_like, delete_sour
                                                 split_like, take_at, unarray, unbroadcast,
                                                 unbroadcast_each, unpad, unrepeat, unstack,
                                                 untake, untake_along, untile)
+from ...runtime.derivatives.structural_adjoints import memory_order
 from ...runtime.derivatives.structure import cast_like
-from .core import adjoint, d, tangent
+from .core import adjoint, constant, d, tangent
 from .declarations import linear
 
 
-@linear(np.reshape, call="a, np.shape(y), order=order")
+# "A" and "K" read the items in the order of a's memory layout: the tangent and the gradient
+# read theirs (laid out anew) in that same order, named.
+constant(memory_order)
+
+
+@adjoint(np.reshape)
 def reshape_rule(y, a, shape=None, order="C", *, newshape=None, copy=None):  # newshape: NumPy 1
-    d[a] = np.reshape(d[y], np.shape(a), order=order)
+    d[a] = np.reshape(d[y], np.shape(a), order=memory_order(a, order))
 
 
-@linear(np.ravel)
+@tangent(np.reshape)
+def reshape_tangent(y, a, shape=None, order="C", *, newshape=None, copy=None):
+    d[y] = np.reshape(d[a], np.shape(y), order=memory_order(a, order))
+
+
+@adjoint(np.ravel)
 def ravel_rule(y, a, order="C"):
-    d[a] = np.reshape(d[y], np.shape(a), order=order)
+    d[a] = np.reshape(d[y], np.shape(a), order=memory_order(a, order))
+
+
+@tangent(np.ravel)
+def ravel_tangent(y, a, order="C"):
+    d[y] = np.ravel(d[a], order=memory_order(a, order))
 
 
 @linear(np.expand_dims)
