@@ -536,3 +536,28 @@ def test_what_cannot_trace_says_why_and_names_the_users_line(function, args, kin
         autotrace.function(function)(*args)
     assert str(raised.value) == (f"{message}\n  File \"{__file__}\", line "
                                  f"{line_of(function, line)}, in {function.__name__}\n    {line}")
+
+
+def counts_until_a_large_item(a):
+    i = 0
+    while i < a.shape[0] and a[i] < 100.0:
+        i = i + 1
+    return i
+
+
+def counts_until_a_small_item(a):
+    i = 0
+    while not (i >= a.shape[0] or a[i] < 0.0):
+        i = i + 1
+    return i
+
+
+@pytest.mark.parametrize("function", [counts_until_a_large_item, counts_until_a_small_item])
+@pytest.mark.parametrize("a", [np.array([1.0, 2.0, 3.0]), np.array([1.0, 200.0, -3.0]),
+                               np.array([-1.0, 2.0, 3.0])], ids=["all", "middle", "first"])
+def test_a_traced_and_or_reads_its_right_side_only_where_python_would(function, a):
+    # `i < 3 and a[i] ...` at i = 3 would index past the end: the right side of a traced
+    # `and` (`or`) is computed under a cond, where the left is true (false)
+    traced = autotrace.function(function)
+    assert int(traced(a)) == function(a)
+    assert int(traced(a[::-1].copy())) == function(a[::-1].copy())  # the cached graph

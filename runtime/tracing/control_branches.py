@@ -288,17 +288,48 @@ def if_exp(test, true_thunk, false_thunk, where: str = "a conditional expression
 
 
 def and_(left, right_thunk):
-    """`left and right_thunk()`, elementwise (np.logical_and) when `left` is traced."""
+    """`left and right_thunk()`: where `left` is a traced number, a `cond` that computes the
+    right side only where left is true, as Python does (`i < n and a[i] > 0` reads a[i] only
+    for an i in range); elementwise (np.logical_and) for a traced array."""
     if isinstance(left, Tracer):
+        if left.ndim == 0:
+            return _short_circuit(left, right_thunk, True)
         return np.logical_and(left, right_thunk())
     return left and right_thunk()
 
 
 def or_(left, right_thunk):
-    """`left or right_thunk()`, elementwise (np.logical_or) when `left` is traced."""
+    """`left or right_thunk()`: where `left` is a traced number, a `cond` that computes the
+    right side only where left is false; elementwise (np.logical_or) for a traced array."""
     if isinstance(left, Tracer):
+        if left.ndim == 0:
+            return _short_circuit(left, right_thunk, False)
         return np.logical_or(left, right_thunk())
     return left or right_thunk()
+
+
+def _short_circuit(left, right_thunk, right_where: bool):
+    """The truth of `left and right` (right_where True) or `left or right` (False), a traced
+    boolean, computing right only where left is `right_where`."""
+    def right():
+        value = right_thunk()
+        if np.ndim(value) != 0:  # an array on the right: elementwise, as before
+            raise _ElementwiseRight
+        return np.logical_and(value, True)
+
+    def left_alone():
+        return np.logical_and(left, True)
+    try:
+        if right_where:
+            return cond(left, right, left_alone)
+        return cond(left, left_alone, right)
+    except _ElementwiseRight:
+        combine = np.logical_and if right_where else np.logical_or
+        return combine(left, right_thunk())
+
+
+class _ElementwiseRight(Exception):
+    """The right side of a traced `and`/`or` is an array: combined elementwise."""
 
 
 def not_(value):
