@@ -193,14 +193,31 @@ def unrepeat(g, a, repeats, axis=None):
     return _as_float(summed) if type(a) is float else xp.reshape(summed, shape)
 
 
+# The modes of np.pad whose padding copies items of the array: the adjoint adds the gradient
+# of each copy to the item it copies.
+_COPYING_PADS = ("edge", "reflect", "symmetric", "wrap")
+
+
 def unpad(g, pad_width, mode="constant"):
-    """The adjoint of np.pad(array, pad_width) in constant mode: the middle of `g`."""
-    if mode != "constant":
-        raise NotImplementedError(f"np.pad with mode={mode!r} has no derivative rule; "
-                                  "only mode='constant' has one")
+    """The adjoint of np.pad(array, pad_width, mode): the middle of `g` in constant mode; in a
+    mode that pads with copies of the array's items, the middle plus the gradient of every
+    copy, added to the item it copies."""
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (np.ndim(g), 2))
-    return g[tuple(slice(int(before), n - int(after))
-                   for (before, after), n in zip(widths, np.shape(g)))]
+    middle = tuple(slice(int(before), n - int(after))
+                   for (before, after), n in zip(widths, np.shape(g)))
+    if mode == "constant":
+        return g[middle]
+    if mode not in _COPYING_PADS:
+        raise NotImplementedError(
+            f"np.pad with mode={mode!r} has no derivative rule; mode='constant' and the modes "
+            f"that copy the array's items ({', '.join(map(repr, _COPYING_PADS))}) have one")
+    shape = tuple(n - int(before) - int(after) for (before, after), n in zip(widths, np.shape(g)))
+    size = int(np.prod(shape, dtype=np.int64))
+    sources = np.pad(np.arange(size).reshape(shape), widths, mode)  # the item each one copies
+    xp = array_module(g)
+    flat = xp.reshape(g, (-1,))
+    out = _scatter_add(xp.zeros(size, dtype=flat.dtype), sources.reshape(-1), flat)
+    return xp.reshape(out, shape)
 
 
 def diagonal_adjoint(g, a, offset=0, axis1=0, axis2=1):

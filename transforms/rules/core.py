@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import operator
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -175,6 +176,10 @@ class _Substitute:
             fold = getattr(self.namespace.get(node.func.id), "__autotrace_fold__", None)
             folded = fold(copied.args) if fold is not None else None
             return folded if folded is not None else copied
+        if isinstance(node, gast.IfExp):
+            # `a if "edge" != "constant" else b`, the argument a constant: the branch taken
+            test = _constant_comparison(copied.test)
+            return copied if test is None else (copied.body if test else copied.orelse)
         return copied
 
     def copy(self, node):
@@ -330,6 +335,20 @@ def instantiate_tangent(rule: Rule, result, args: list, kwargs: dict,
     substitute = _TangentSubstitute(bindings, tangents, rule.result_name, output,
                                     rule.namespace)
     return [substitute.visit(statement) for statement in statements]
+
+
+_COMPARISONS = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.In: lambda a, b: a in b,
+                gast.NotIn: lambda a, b: a not in b}
+
+
+def _constant_comparison(test):
+    """The truth of `test` where it compares constants alone (`"edge" != "constant"`), else
+    None."""
+    if not (isinstance(test, gast.Compare) and len(test.ops) == 1
+            and type(test.ops[0]) in _COMPARISONS and isinstance(test.left, gast.Constant)
+            and isinstance(test.comparators[0], gast.Constant)):
+        return None
+    return bool(_COMPARISONS[type(test.ops[0])](test.left.value, test.comparators[0].value))
 
 
 class _TangentSubstitute(_Substitute):

@@ -218,7 +218,7 @@ def unrepeat_rule(z, g, a, repeats, axis=None):
 
 @linear(unpad)
 def unpad_rule(z, g, pad_width, mode="constant"):
-    d[g] = np.pad(d[z], pad_width)
+    d[g] = np.pad(d[z], pad_width, mode)
 
 
 @linear(diagonal_adjoint)

@@ -277,11 +277,18 @@ def repeat_rule(y, a, repeats, axis=None):
 
 
 # Linear in the array and the fill value together.
-@linear(np.pad, call="array, pad_width, mode, constant_values=constant_values")
+@adjoint(np.pad)
 def pad_rule(y, array, pad_width, mode="constant", constant_values=0):
     d[array] = unpad(d[y], pad_width, mode)
     # A scalar fill value gets the gradient of every padded element.
     d[constant_values] = np.sum(d[y]) - np.sum(unpad(d[y], pad_width, mode))
+
+
+@tangent(np.pad)
+def pad_tangent(y, array, pad_width, mode="constant", constant_values=0):
+    # (constant_values is constant mode's alone)
+    d[y] = np.pad(d[array], pad_width, mode) if mode != "constant" else np.pad(
+        d[array], pad_width, mode, constant_values=d[constant_values])
 
 
 @linear(np.diag)
