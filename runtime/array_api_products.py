@@ -66,11 +66,24 @@ def cross(names, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = names.xp.moveaxis(a, axisa, -1), names.xp.moveaxis(b, axisb, -1)
-    if a.shape[-1] != 3 or b.shape[-1] != 3:
-        raise names.unsupported("autotrace runs np.cross on array-API arrays of 3-vectors "
-                                "only")
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n"
+                         "(dimension must be 2 or 3)")  # NumPy's words
+    planar = a.shape[-1] == 2 and b.shape[-1] == 2  # NumPy's: the third item alone
+    a, b = _three_vectors(names, a), _three_vectors(names, b)
     a, b = names.xp.broadcast_arrays(a, b)
-    return names.xp.moveaxis(names.xp.linalg.cross(a, b, axis=-1), -1, axisc)
+    product = names.xp.linalg.cross(a, b, axis=-1)
+    if planar:
+        return product[..., 2]
+    return names.xp.moveaxis(product, -1, axisc)
+
+
+def _three_vectors(names, vectors):
+    """Vectors along the last axis, a 2-vector given a third item 0 (as np.cross takes it)."""
+    if vectors.shape[-1] == 3:
+        return vectors
+    zero = names.xp.zeros(vectors.shape[:-1] + (1,), dtype=vectors.dtype)
+    return names.xp.concat([vectors, zero], axis=-1)
 
 
 def einsum(names, subscripts, *operands, optimize=False):

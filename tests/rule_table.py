@@ -653,6 +653,30 @@ TABLE += [
       _with(_n(2, 4), _n(3, 1), _ALONG_COLUMNS), dict(axis=0), wrt=(_G,)),
 ]
 
+# Arrays filled from values (transforms/rules/filled_arrays.py). arange's bounds stay away
+# from the points where its length changes.
+TABLE += [
+    E("full", np.full, lambda rng: ((2, 3), float(rng.standard_normal()))),
+    E("full/array-fill", np.full, lambda rng: ((2, 3), rng.standard_normal(3)),
+      note="a row of fill values broadcast to every row"),
+    E("full_like", np.full_like, normal((2, 3), None), wrt=(1,),
+      note="`a` gives only its shape and dtype: no gradient"),
+    E("full_like/array-fill", np.full_like, normal((2, 3), (2, 1)), wrt=(1,)),
+    E("linspace", np.linspace, normal(None, None), dict(num=5)),
+    E("linspace/no-endpoint", np.linspace, normal(None, None), dict(num=4, endpoint=False)),
+    E("linspace/one", np.linspace, normal(None, None), dict(num=1),
+      note="one sample: start"),
+    E("linspace/arrays-axis", np.linspace, normal((2, 3), (3,)), dict(num=4, axis=1),
+      note="a start of shape (2, 3), a stop broadcast against it, samples along axis 1"),
+    E("linspace/arrays-last", np.linspace, normal((2,), None), dict(num=3, axis=-1)),
+    E("arange", np.arange, lambda rng: (float(rng.uniform(0.1, 0.4)), 3.05), wrt=(0,),
+      note="three elements, 0.1 < start < 0.4: stop, which only sets the length, gets none"),
+    E("arange/step", np.arange, lambda rng: (0.3, 2.0, float(rng.uniform(0.35, 0.4))),
+      wrt=(0, 2), note="five elements"),
+    E("arange/stop-alone", np.arange, lambda rng: (float(rng.uniform(3.1, 3.9)),),
+      note="y_i = i: no gradient"),
+]
+
 _BILINEAR = [
     ("matmul", products.matmul_adjoint_a, products.matmul_adjoint_b, [
         ("2d", (3, 4), (4, 5), (3, 5)), ("batched", (2, 3, 4), (4, 5), (2, 3, 5)),

@@ -27,15 +27,16 @@ import math
 import numpy as np
 
 from ..abstract import UnknownDimensionError
-from .dtypes import as_weights, dtype_beside, real_dtype
+from .dtypes import as_weights, dtype_beside, gradient_dtype, real_dtype
 from .structure import _is_traced
 # The structural adjoints live beside this module; rules and tests name them from here too.
 from .structural_adjoints import (  # noqa: F401
-    _FLOAT_KINDS, _as_float, _float_zeros, _holds_floats, array_like, diag_adjoint,
-    delete_sources, diagonal_adjoint, insert_places, join, reshape_each, reshape_each_back,
-    sort_like,
-    split_like, take_at, unarray, unpad, unrepeat, unsort, unstack, untake, untake_along, untile)
+    _FLOAT_KINDS, _as_float, _float_zeros, _holds_floats, _python_numbers_alone, array_like,
+    diag_adjoint, delete_sources, diagonal_adjoint, insert_places, join, reshape_each,
+    reshape_each_back, sort_like, split_like, take_at, unarray, unpad, unrepeat, unsort, unstack,
+    untake, untake_along, untile)
 from ..devices import array_module
+from ..primitives.index import holds_traced, stacked
 from ..primitives.shape import broadcast_like as broadcast_to_shape_of, dimension_size
 
 
@@ -66,6 +67,15 @@ def _broadcast(g, shape, like=None):
     return xp.broadcast_to(g, shape)
 
 
+def _list_as_array(v, like):
+    """The (nested) list or tuple of gradients `v` as one array: Python floats alone in the
+    dtype of a gradient of `like`, as they would meet it."""
+    if holds_traced(v):
+        return stacked(v)
+    return array_module(like).asarray(
+        v, dtype=gradient_dtype(like) if _python_numbers_alone(v) else None)
+
+
 def _size(shape) -> int:
     size = 1
     for n in shape:
@@ -77,7 +87,9 @@ def _sum_to_shape(g, shape, like=None):
     """Sum `g` over the axes that broadcasting added or stretched, so it has `shape` (that of
     `like`, which a shape with unknown sizes needs)."""
     xp = array_module(g)
-    if not hasattr(g, "ndim"):  # a Python number (traced values and arrays have ndim)
+    if isinstance(g, (list, tuple)):  # the gradient of a list, item by item
+        g = _list_as_array(g, like)
+    elif not hasattr(g, "ndim"):  # a Python number (traced values and arrays have ndim)
         g = xp.asarray(g, dtype=dtype_beside(g, like))
     extra = g.ndim - len(shape)
     if extra > 0:
@@ -117,7 +129,7 @@ def _gradient_like(g, x, to_shape):
         return 0.0
     if isinstance(x, complex):
         return complex(array_module(g).sum(g))
-    array = np.asarray(x)
+    array = stacked(x) if holds_traced(x) else np.asarray(x)  # a list may hold traced values
     if array.dtype.kind not in _FLOAT_KINDS:
         return _to_structure(np.zeros(array.shape), x)
     return _to_structure(to_shape(g, array.shape), x)
@@ -156,9 +168,12 @@ def unbroadcast(g, x):
 
 
 def broadcast_like(v, g):
-    """`v` broadcast to the shape of `g` (the adjoint of `unbroadcast(g, x)` in `g`)."""
+    """`v` broadcast to the shape of `g` (the adjoint of `unbroadcast(g, x)` in `g`). `v` may
+    be a list, as unbroadcast's gradient of a list x is (np.full(shape, [a, b]))."""
     if type(g) is float:
         return v if type(v) is float else _as_float(v)
+    if isinstance(v, (list, tuple)):
+        v = _list_as_array(v, g)
     shape = np.shape(g)
     if getattr(v, "shape", ()) == shape:
         return v
@@ -316,6 +331,44 @@ def hstack_axis(tup):
 def eye_like(w):
     """An identity matrix as wide as the last axis of `w`, in its real dtype."""
     return array_module(w).eye(np.shape(w)[-1], dtype=real_dtype(w))
+
+
+# The rules of np.linspace and np.arange (transforms/rules/filled_arrays.py).
+
+def linspace_samples(y, retstep):
+    """The samples np.linspace returned as `y`: y itself, for a call without retstep. With
+    retstep=True, y is (samples, step), and np.linspace has no derivative rule."""
+    if retstep:
+        raise NotImplementedError(
+            "np.linspace with retstep=True has no derivative rule: call it without retstep, "
+            "and compute the step as (stop - start) / (num - 1), or (stop - start) / num with "
+            "endpoint=False")
+    return y
+
+
+def linspace_weights(samples, num, endpoint, axis):
+    """t in np.linspace's samples y = start + t * (stop - start): i / (num - 1), or i / num
+    without the endpoint (the last sample with it is stop, t = 1; the only one of num=1 is
+    start, t = 0); along `axis` of the samples, of size 1 along their other axes, in their
+    real dtype."""
+    shape = [1] * np.ndim(samples)
+    shape[axis % len(shape)] = num
+    t = np.linspace(0.0, 1.0, num, endpoint=endpoint, dtype=real_dtype(samples))
+    xp = array_module(samples)
+    return np.reshape(t, shape) if xp is np else xp.reshape(xp.asarray(t), tuple(shape))
+
+
+def arange_start_weight(stop):
+    """How np.arange's y_i = start + i * step moves with its first argument: 1, but 0 where it
+    is the only bound given (np.arange(stop), np.arange(stop, step=h)): then it is the stop."""
+    return 0.0 if stop is None else 1.0
+
+
+def arange_positions(y):
+    """The positions i of np.arange's y_i = start + i * step (its derivatives in step), in
+    y's real dtype."""
+    xp = array_module(y)
+    return xp.arange(np.shape(y)[0], dtype=real_dtype(y))
 
 
 def norm_power(x, ord=None, axis=None):

@@ -15,7 +15,8 @@ The traced `if` is in runtime/tracing/control_branches.py, traced loops in runti
 what both share about a statement's variables in runtime/tracing/control_variables.py. This module
 holds the table of what converted code calls (HELPERS), and the writes and NumPy functions it
 calls in place of those that cannot see traced values (`x[i] = v`, np.array of a list, the
-builtins max and min), and the test of a statement left as Python code.
+builtins max and min; np.full, np.linspace and their kin are in filled_arrays.py), and the test
+of a statement left as Python code.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from .control_branches import and_, if_exp, if_stmt, not_, or_
 from .control_loops import TracedRange, for_stmt, range_, while_stmt
 from .control_variables import Undefined, _error
 from ..devices import is_gpu_array
+from .filled_arrays import REPLACEMENTS as FILLED_ARRAYS
 from ..primitives.index import checked_out, holds_traced, stacked
 from .stacks import SavedValues
 from ..python_operators import AUGMENTED_OPERATORS
@@ -121,8 +123,8 @@ HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "
            "SavedValues": SavedValues,
            "checked_out": checked_out, "refuse_outside_write": refuse_outside_write}
 
-# NumPy functions that cannot see traced values in a list, and builtins that compare Python
-# values: converted code calls these instead.
-NUMPY_REPLACEMENTS = {np.array: array, np.asarray: asarray,
+# NumPy functions that cannot see traced values in a list or as a fill value or endpoint
+# (filled_arrays.py), and builtins that compare Python values: converted code calls these instead.
+NUMPY_REPLACEMENTS = {np.array: array, np.asarray: asarray, **FILLED_ARRAYS,
                       max: _compare_builtin(max, "maximum", "max"),
                       min: _compare_builtin(min, "minimum", "min")}

@@ -1,9 +1,9 @@
 """Functions whose outputs carry no gradient: piecewise constant, boolean, integer or shape-valued.
 
 A call to one of these is a constant to the gradient, whatever its arguments. Functions that
-build arrays from shapes or fill values (zeros, full, arange, linspace, ...) are listed here too:
-their values do not depend on differentiable inputs in the programs autotrace differentiates
-(full(shape, x) and linspace(a, b) with a differentiable x, a or b get no gradient).
+build arrays from shapes alone (zeros, ones, empty, eye, ...) are listed here too: their values
+are fixed numbers. Those that fill an array from values that may be differentiable (full,
+full_like, linspace, arange) have rules of their own, in filled_arrays.py.
 """
 import math
 
@@ -28,6 +28,6 @@ constant(np.argmax, np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.argwhe
 # Shapes, sizes and types.
 constant(np.shape, np.ndim, np.size, np.result_type, len, int, bool, isinstance, range)
 
-# Arrays built from shapes and fill values.
-constant(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
-         np.full_like, np.arange, np.linspace, np.eye, np.identity, np.tri, np.indices)
+# Arrays built from shapes alone.
+constant(np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye,
+         np.identity, np.tri, np.indices)
