@@ -247,7 +247,8 @@ def _recompute_from(y, value, after):
 
 @adjoint(astype)
 def _astype(y, value, dtype):
-    d[value] = cast_like(d[y], value)
+    # An integer (or bool) y carries no gradient, whatever reached it: unbroadcast makes it 0.
+    d[value] = cast_like(unbroadcast(d[y], y), value)
 
 
 @tangent(astype)
