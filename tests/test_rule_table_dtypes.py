@@ -78,6 +78,7 @@ REAL_RULES = {
     "hstack/1d": "the gradient of the Python float 0.5 is a Python float, not complex",
     "helper:join/hstack": "the gradient of the Python float 0.5 is a Python float",
     "insert/int-axis-broadcast": "the gradient of the Python float value is a Python float",
+    "absolute": "the absolute value of complex values is refused (not holomorphic)",
 }
 
 # Corpus functions that autotrace.function traces in float64 but not in float32 (none now:

@@ -414,6 +414,18 @@ def norm_slope(x, p):
     return (p - 1) * xp.abs(x) ** (p - 2)
 
 
+def real_sign(x):
+    """np.sign(x), the slope of |x|, for real x. The absolute value of complex values is not
+    holomorphic: autotrace refuses it, as it refuses np.real and np.conj (where np.sign(z) is
+    z / |z|, the slope needs its conjugate, and a real argument the real part)."""
+    if np.dtype(getattr(x, "dtype", type(x))).kind == "c":
+        raise NotImplementedError(
+            "autotrace does not differentiate the absolute value of complex values (as it does "
+            "not differentiate np.real or np.conj): keep the real and imaginary parts as real "
+            "arrays, re and im, and write np.sqrt(re ** 2 + im ** 2)")
+    return array_module(x).sign(x) if hasattr(x, "dtype") else float(np.sign(x))
+
+
 def log_where_positive(x):
     """log(x) where x > 0, else 0 (the derivative of x ** p in p is x ** p times it). A Python
     number gets a Python float, weak as NumPy 2 keeps it: NumPy's functions would make it a

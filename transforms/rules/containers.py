@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np  # noqa: F401  (named in partials' expressions)
 
-from ...runtime.derivatives.adjoint_ops import unbroadcast
+from ...runtime.derivatives.adjoint_ops import real_sign, unbroadcast  # noqa: F401 (real_sign: in partials)
 from ...runtime.derivatives.built_objects import (build_object, field_gradients, object_gradient,
                                                   replaced_dataclass_fields,
                                                   replaced_namedtuple_fields)
@@ -277,7 +277,7 @@ def _float(y, x=0.0):
     d[x] = match(d[y], x)
 
 
-partials(abs, x="d[y] * np.sign(x)")
+partials(abs, x="d[y] * real_sign(x)")
 
 
 @adjoint(max, min)

@@ -21,7 +21,8 @@ from ...runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like,
                                                 insert_places, inverse_permutation, join,
                                                 log_where_positive, negate_shift,
                                                 norm_direction, norm_power,
-                                                norm_slope, reduced_last, reduced_last_back,
+                                                norm_slope, real_sign, reduced_last,
+                                                reduced_last_back,
                                                 reduced_size, reshape_each, reshape_each_back,
                                                 sinc_slope, solve_as_matrix, sort_like, split_like, take_at,
                                                 tie_weights, tril_half_diagonal, unarray,
@@ -113,6 +114,7 @@ def products_after_tangent(z, rows):
 # Elementwise pieces of the power, norm, cholesky and eigh rules.
 
 partials(log_where_positive, x="d[y] / np.where(np.greater(x, 0), x, np.inf)")
+constant(real_sign)  # (a step: zero almost everywhere)
 
 
 partials(norm_direction, x="d[y] * norm_slope(x, p)", p=None)

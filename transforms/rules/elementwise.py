@@ -19,8 +19,8 @@ import numpy as np
 
 from ...runtime.derivatives.adjoint_ops import clip_weights, first_given, unbroadcast
 # Named in partials' expressions.
-from ...runtime.derivatives.adjoint_ops import (log_where_positive, sinc_slope,  # noqa: F401
-                                                tie_weights)
+from ...runtime.derivatives.adjoint_ops import (log_where_positive, real_sign,  # noqa: F401
+                                                sinc_slope, tie_weights)
 from ...runtime.derivatives.dtypes import as_weights
 from ...runtime.derivatives.structure import add, zeros_like
 from .core import adjoint, d, tangent
@@ -136,7 +136,7 @@ def hypot_tangent(y, x1, x2):
 
 # Piecewise functions.
 
-partials(np.absolute, np.fabs, math.fabs, x="d[y] * np.sign(x)")
+partials(np.absolute, np.fabs, math.fabs, x="d[y] * real_sign(x)")
 partials(np.maximum, np.minimum, np.fmax, np.fmin, x1="d[y] * tie_weights(y, x1, x2)",
          x2="d[y] * tie_weights(y, x2, x1)")
 
