@@ -13,8 +13,8 @@ result's shape does not depend on them (elementwise ops, reductions, matmul, tra
 indexing, reshape with -1); an op that needs the size raises `UnknownDimensionError`. Where two
 dimensions meet in broadcasting, an unknown one is taken to match the other: `?` with 4 is 4,
 `?` with `?` is `?` (and the graph checks, when it runs, that the two are equal:
-runtime/primitives/elementwise.py check_unknown_sizes). An unknown dimension may carry its origin, the
-input dimension its size comes from, so that two of one origin need no check.
+runtime/primitives/same_sizes.py). An unknown dimension may carry its origin, the input
+dimension its size comes from, so that two of one origin need no check.
 """
 from __future__ import annotations
 

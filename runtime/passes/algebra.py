@@ -11,6 +11,8 @@ A rule drops only what is NumPy's result bit for bit, for every value (-0.0, inf
 x * 1, x / 1, x ** 1, x - 0.0 and -(-x) are x, but x + 0.0 is not where x is -0.0 (NumPy gives
 +0.0, and then `1.0 / (x + 0.0)` is inf, not -inf): for floats, only x + (-0.0) is x. The result
 is still a new array in NumPy; FreshOutputs (outputs.py) copies it where it is an output.
+Nor may a rule make a result share memory that NumPy's would not: a reshape of a reshape is one
+reshape only where both are views of the same memory in NumPy too (`_reshapes_compose`).
 """
 from __future__ import annotations
 
@@ -76,6 +78,24 @@ def _without_broadcasts(equation, producers):
     return equation.replace(inputs=tuple(inputs))
 
 
+def _same_but_unit(a: tuple, b: tuple) -> bool:
+    return [size for size in a if size != 1] == [size for size in b if size != 1]
+
+
+def _reshapes_compose(inner, output, producers) -> bool:
+    """Whether `reshape(reshape(x, s1), s2)` (`inner` the first, `output` the result) may be
+    `reshape(x, s2)`. NumPy's first reshape copies where x's memory layout allows no view of
+    shape s1, and the second then views the copy, though x's layout may allow a view of shape
+    s2: the result is new memory in NumPy, and would share x's. So only where either reshape
+    changes axes of length 1 alone (a view for every layout), or x is new memory the graph
+    made, which no caller's array shares."""
+    x, middle = inner.inputs[0], inner.outputs[0]
+    source = producers.get(x) if isinstance(x, Var) else None
+    return (_same_but_unit(x.aval.shape, middle.aval.shape)
+            or _same_but_unit(middle.aval.shape, output.aval.shape)
+            or (source is not None and source.primitive.fresh))
+
+
 class AlgebraicSimplification:
     """Replace equations by an input, or by one cheaper equation, where algebra allows."""
 
@@ -113,7 +133,7 @@ class AlgebraicSimplification:
             else:
                 return equation.replace(inputs=inputs, attrs={"axes": axes})
         elif name == "reshape":
-            if source_name == "reshape":
+            if source_name == "reshape" and _reshapes_compose(source, output, producers):
                 inputs = source.inputs
             candidate = inputs[0]
             if candidate.aval.shape != output.aval.shape:

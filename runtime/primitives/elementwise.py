@@ -12,19 +12,18 @@ derivative.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from ..abstract import (AbstractArray, broadcast_origins, broadcast_shapes,
                                         unknown_dimension_error)
-from .batching import elementwise_batching, never_batched, same_sizes_batching
-from .registry import (INPUTS_ORDER, Primitive, array_method, bind, bind_like, define_function,
-                       define_runtime_function, device_of_inputs, is_traced, literal_source,
-                       numpy_functions, out_argument, primitives, register, reject_arguments,
-                       shape_of, static, static_dtype, traces, ufunc_methods, untraceable,
-                       untraceable_shape, UntraceableError)
+from .batching import elementwise_batching, never_batched
+from .registry import (INPUTS_ORDER, Primitive, array_method, bind, bind_like, declare,
+                       define_function, define_runtime_function, device_of_inputs, is_traced,
+                       literal_source, numpy_functions, out_argument, primitives, register,
+                       reject_arguments, shape_of, static, static_dtype, traces, ufunc_methods,
+                       untraceable, untraceable_shape, UntraceableError)
+from .same_sizes import check_unknown_sizes
 
 
 def _resolution_type(aval):
@@ -250,13 +249,47 @@ define_runtime_function("scalar_power", scalar_power, _ufunc_rule(np.power), fre
 
 def power(base, exponent):
     """A traced value's `**` (and its reflection): NumPy's scalar `**` where both are numbers
-    (a 0-d traced value that is no view, a Python or NumPy number) and one is a float, else the
-    power ufunc, as an array's `**` is."""
+    (a 0-d traced value that is no view, a Python or NumPy number) and one is a float, else an
+    array's `**`: the power ufunc, or the ufunc of its fast path (below)."""
     if _scalar_operand(base) and _scalar_operand(exponent):
         kinds = {np.dtype(_dtype_of(value)).kind for value in (base, exponent)}
         if "f" in kinds and "c" not in kinds:
             return bind("scalar_power", base, exponent)
+        return apply_ufunc(np.power, "__call__", base, exponent)
+    fast = _array_power_ufunc(base, exponent)
+    if fast is not None:
+        return apply_ufunc(fast, "__call__", base)
     return apply_ufunc(np.power, "__call__", base, exponent)
+
+
+# An array's `**` takes three exponents given as a Python int or float (not a bool, not a NumPy
+# number) apart (fast_scalar_power, numpy/_core/src/multiarray/number.c): `a ** 2` is
+# np.square(a) for any dtype, `a ** -1` np.reciprocal(a) and `a ** 0.5` np.sqrt(a) for floats
+# and complex numbers. The power loop of integers, float32 and float64 computes those exponents
+# so too, bit for bit (tests/runtime/test_traced_edge_cases.py checks), so `power` stays for
+# them (runtime/passes/scalars.py rewrites it); a bool array's square is int8 where its power is
+# int64, and the float16, longdouble and complex power loops round otherwise.
+_ARRAY_POWER_UFUNCS = {(int, 2): np.square, (int, -1): np.reciprocal, (float, 0.5): np.sqrt}
+_POWER_LOOP_AGREES = frozenset(np.dtype(t) for t in (np.float32, np.float64))
+
+
+def _array_power_ufunc(base, exponent):
+    """The ufunc NumPy's `base ** exponent` of an array calls instead of power, if it differs."""
+    if not is_traced(base):
+        return None
+    dtype = base.aval.dtype
+    if dtype.kind == "b" and hasattr(type(exponent), "_weak") and exponent._weak and \
+            exponent.dtype.kind == "i":  # a Python int whose value the trace does not know
+        raise UntraceableError(
+            "autotrace cannot trace `**` of a bool array to a Python int that a traced loop or "
+            "branch carries: NumPy's result is int8 where the int is 2, int64 otherwise; write "
+            "np.square(x) or np.power(x, n)")
+    if type(exponent) not in (int, float):
+        return None
+    ufunc = _ARRAY_POWER_UFUNCS.get((type(exponent), exponent))
+    if ufunc is None or dtype.kind in "iu" or dtype in _POWER_LOOP_AGREES:
+        return None
+    return ufunc if ufunc is np.square or dtype.kind in "fc" else None
 
 
 def _scalar_operand(value) -> bool:
@@ -307,78 +340,6 @@ for _ufunc in [getattr(np, name) for name in dir(np)]:
         numpy_functions.setdefault(_ufunc, _ufunc_binding(_ufunc))
 
 
-# --- dimensions of unknown size that meet in broadcasting ---------------------------------------
-
-@dataclass(frozen=True)
-class CheckPrimitive(Primitive):
-    """A primitive without results that checks its inputs when the graph runs; the passes keep
-    it in place, as they keep a print (runtime/passes/cleanup.py has_side_effect)."""
-
-    side_effect: Callable = lambda attrs: True
-
-
-def _same_sizes_message(op: str) -> str:
-    return (f"{op}: shapes {{}} and {{}} differ in dimensions of unknown size (None in a Spec) "
-            f"that the trace takes to be equal; give them the same size")
-
-
-def _same_sizes(a, b, axes, op):
-    if tuple(a.shape[i] for i, _ in axes) != tuple(b.shape[j] for _, j in axes):
-        raise ValueError(_same_sizes_message(op).format(a.shape, b.shape))
-    return ()
-
-
-def _same_sizes_statements(outputs, args, attrs):
-    a, b = args
-    left = "".join(f"{a}.shape[{i}], " for i, _ in attrs["axes"])
-    right = "".join(f"{b}.shape[{j}], " for _, j in attrs["axes"])
-    message = _same_sizes_message(attrs["op"])
-    return [f"if ({left.rstrip(' ')}) != ({right.rstrip(' ')}):",
-            f"    raise ValueError({message!r}.format({a}.shape, {b}.shape))"]
-
-
-register(CheckPrimitive("same_sizes", _same_sizes, lambda a, b, axes, op: (),
-                        statements=_same_sizes_statements, batching=same_sizes_batching))
-
-
-def check_unknown_sizes(op: str, inputs, core: int = 0) -> None:
-    """Record a `same_sizes` check for each two traced inputs with unknown dimensions that
-    meet in broadcasting (leaving out the last `core` dimensions, for matmul).
-
-    Shape rules take two unknown dimensions that meet to be equal; NumPy would broadcast one of
-    size 1 instead, so the graph checks, when it runs, that they are equal.
-    """
-    traced = []
-    for value in inputs:
-        if is_traced(value) and None in value.shape and not any(
-                value.graph_var is other.graph_var for other in traced):
-            traced.append(value)
-    if len(traced) < 2:
-        return
-    first: dict = {}  # aligned position -> (the first input with it unknown, its axis)
-    pairs: dict = {}  # (input i, input j) -> [(axis of i, axis of j), ...]
-    for index, value in enumerate(traced):
-        ndim = len(value.shape) - core
-        for axis in range(max(ndim, 0)):
-            if value.shape[axis] is None:
-                position = axis - ndim
-                if position in first:
-                    other, other_axis = first[position]
-                    if not _same_origin(traced[other], other_axis, value, axis):
-                        pairs.setdefault((other, index), []).append((other_axis, axis))
-                else:
-                    first[position] = (index, axis)
-    for (i, j), axes in pairs.items():
-        bind("same_sizes", traced[i], traced[j], axes=tuple(axes), op=op)
-
-
-def _same_origin(a, a_axis: int, b, b_axis: int) -> bool:
-    """Whether two unknown dimensions are known to be equal: they have one origin."""
-    a_origins, b_origins = a.aval.origins, b.aval.origins
-    return (a_origins is not None and b_origins is not None
-            and a_origins[a_axis] is not None and a_origins[a_axis] == b_origins[b_axis])
-
-
 # --- where, clip, astype, copy, round -----------------------------------------------------------
 
 def elementwise_rule(function):
@@ -427,6 +388,9 @@ def bind_clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoVa
 for _function in (np.clip, np.round, np.conjugate):
     array_method(_function)
 array_method(np.conjugate, name="conj")
+# The methods x.conj() and x.conjugate() of a real x give x itself (Tracer.conjugate does too),
+# so a call read as this function may give its argument; the tracer has no view to keep.
+declare(np.conjugate, view=lambda result, x: None)
 
 
 @traces(np.isposinf)
@@ -451,13 +415,15 @@ register(Primitive(
 
 
 def astype(x, dtype, copy=True):
-    """`x.astype(dtype)` as an op (a same-dtype astype still copies, as NumPy's does)."""
-    return bind("astype", x, dtype=static_dtype(dtype))
+    """`x.astype(dtype)` as an op, a new array (of x's dtype too) as NumPy's; but with
+    copy=False, x of that dtype already is NumPy's result itself, and so this one's."""
+    dtype = static_dtype(dtype)
+    return x if not copy and x.dtype == dtype else bind("astype", x, dtype=dtype)
 
 
 @traces(getattr(np, "astype", astype))
 def bind_astype(x, dtype, /, *, copy=True, device=None):
-    return astype(x, dtype)
+    return astype(x, dtype, copy)
 
 
 def _copy_source(args, attrs) -> str:

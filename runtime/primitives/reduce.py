@@ -12,9 +12,9 @@ import numpy as np
 
 from ..abstract import AbstractArray, carried_origins
 from .batching import axis_batching
-from .registry import (array_method, bind, define_function, normalize_axes,
-                                        normalize_axis, reject_arguments, static, static_dtype,
-                                        traces, ufunc_methods)
+from .registry import (UntraceableError, array_method, bind, define_function, normalize_axes,
+                       normalize_axis, reject_arguments, static, static_dtype, traces,
+                       ufunc_methods)
 
 
 def _reduced_shape(shape: tuple, axis: tuple, keepdims: bool) -> tuple:
@@ -61,10 +61,42 @@ _REDUCTIONS = {  # primitive name -> (NumPy function, its signature's kind, the 
 }
 
 
+# NumPy computes these as a ufunc's reduce, whose axes `_ufunc_axes` gives; np.mean, np.var and
+# np.std count the elements along the axes first, and raise AxisError for axis 0 of a 0-d array.
+_UFUNC_REDUCTIONS = frozenset({"reduce_sum", "reduce_prod", "reduce_max", "reduce_min",
+                               "reduce_any", "reduce_all"})
+
+
+def _static_axis(axis, numpy_name: str):
+    """The axis argument, known while tracing; NumPy refuses a bool for an integer."""
+    axis = static(axis, f"the axis of {numpy_name}")
+    if any(isinstance(item, bool) for item in (axis if isinstance(axis, tuple) else (axis,))):
+        raise TypeError(f"{numpy_name}: an axis must be an integer, not {axis!r}")
+    return axis
+
+
+def _ufunc_axes(axis, ndim: int, numpy_name: str) -> tuple:
+    """The axes a ufunc's reduce or accumulate takes `axis` for, as NumPy converts it
+    (PyArray_ConvertMultiAxis): None is every axis, and an int 0 or -1 of a 0-d array is none,
+    "a special case for backwards compatibility"."""
+    if axis is None:
+        return tuple(range(ndim))
+    if ndim == 0 and axis in (0, -1):
+        return ()
+    for item in axis if isinstance(axis, tuple) else (axis,):
+        if not -ndim <= item < ndim:
+            raise np.exceptions.AxisError(item, ndim, f"in {numpy_name}")
+    return normalize_axes(axis, ndim, numpy_name)
+
+
 def _reduce(name, numpy_name, a, axis, dtype=None, out=None, keepdims=False, ddof=0,
             **unsupported):
     reject_arguments(numpy_name, out=out, **unsupported)
-    axes = normalize_axes(axis, np.ndim(a), numpy_name)
+    axis = _static_axis(axis, numpy_name)
+    if name in _UFUNC_REDUCTIONS:
+        axes = _ufunc_axes(axis, np.ndim(a), numpy_name)
+    else:
+        axes = normalize_axes(axis, np.ndim(a), numpy_name)
     return bind(name, a, axis=axes, **_options(keepdims, dtype, ddof))
 
 
@@ -93,10 +125,34 @@ for _name, (_function, _kind, _callables) in _REDUCTIONS.items():
                     batching=axis_batching("axis"))
     traces(*_callables)(_make_binding(_name, _kind, f"numpy.{_callables[0].__name__}"))
     array_method(_callables[0])
+
+
+def _logical_reduce(ufunc, reduction, identity: bool):
+    """np.logical_and.reduce as np.all (identity True), np.logical_or.reduce as np.any. An
+    `initial` that is as true as the identity changes nothing; one that is not is every result
+    (np.logical_and.reduce(x, initial=False) is all False). initial=None is no initial and no
+    identity: the same result, but NumPy raises where there is nothing to reduce."""
+    def reduce(a, axis=0, keepdims=False, initial=np._NoValue):
+        result = reduction(a, axis=axis, keepdims=keepdims)
+        if initial is None:
+            if None in np.shape(a):
+                raise UntraceableError(f"autotrace cannot trace numpy.{ufunc.__name__}.reduce "
+                                       f"with initial=None of an array of unknown size")
+            if 0 in np.shape(a) and 0 not in np.shape(result):
+                raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} "
+                                 f"which has no identity")
+        if initial is None or initial is np._NoValue or bool(
+                static(initial, f"the initial of numpy.{ufunc.__name__}.reduce")) == identity:
+            return result
+        return ufunc(result, not identity)  # the result's shape and bool dtype, all not identity
+    return reduce
+
+
 for _ufunc, _function in ((np.add, np.sum), (np.multiply, np.prod), (np.maximum, np.max),
-                          (np.minimum, np.min), (np.logical_and, np.all),
-                          (np.logical_or, np.any)):
+                          (np.minimum, np.min)):
     ufunc_methods[(_ufunc.__name__, "reduce")] = _function  # np.add.reduce is np.sum
+ufunc_methods[("logical_and", "reduce")] = _logical_reduce(np.logical_and, np.all, True)
+ufunc_methods[("logical_or", "reduce")] = _logical_reduce(np.logical_or, np.any, False)
 
 
 # --- argmax and argmin: one axis or none (the flattened array) ----------------------------------
@@ -111,13 +167,21 @@ def _arg_rule(function):
     return abstract_eval
 
 
+def _one_axis(a, axis, numpy_name: str):
+    """The axis of argmax, argmin, cumsum or cumprod: an int, or None for the flattened array.
+    NumPy takes a 0-d array for the 1-d array of its element here: its axis 0 or -1 is None."""
+    if axis is None:
+        return None
+    axis = normalize_axis(_static_axis(axis, numpy_name), max(np.ndim(a), 1), numpy_name)
+    return axis if np.ndim(a) else None
+
+
 def _make_arg_binding(name: str):
     def binding(a, axis=None, out=None, *, keepdims=False):
         reject_arguments(f"numpy.{name}", out=out)
         options = {"keepdims": True} if keepdims else {}
-        if axis is not None:
-            options["axis"] = normalize_axis(static(axis, f"the axis of numpy.{name}"),
-                                             np.ndim(a), f"numpy.{name}")
+        if (axis := _one_axis(a, axis, f"numpy.{name}")) is not None:
+            options["axis"] = axis
         return bind(name, a, **options)
     return binding
 
@@ -154,11 +218,23 @@ def _make_scan_binding(name: str):
     def binding(a, axis=None, dtype=None, out=None):
         reject_arguments(f"numpy.{name}", out=out)
         options = _options(dtype=dtype)
-        if axis is not None:
-            options["axis"] = normalize_axis(static(axis, f"the axis of numpy.{name}"),
-                                             np.ndim(a), f"numpy.{name}")
+        if (axis := _one_axis(a, axis, f"numpy.{name}")) is not None:
+            options["axis"] = axis
         return bind(name, a, **options)
     return binding
+
+
+def _accumulate(scan):
+    """np.add.accumulate as np.cumsum, which takes what accumulate refuses: a 0-d array, no
+    axis or many (np.cumsum flattens the array)."""
+    def accumulate(a, axis=0):
+        axes = _ufunc_axes(_static_axis(axis, "accumulate"), np.ndim(a), "accumulate")
+        if np.ndim(a) == 0:
+            raise TypeError("cannot accumulate on a scalar")
+        if len(axes) != 1:
+            raise ValueError("accumulate does not allow multiple axes")
+        return scan(a, axis=axes[0])
+    return accumulate
 
 
 for _function, _ufunc, _array_api in ((np.cumsum, np.add, "cumulative_sum"),
@@ -168,4 +244,4 @@ for _function, _ufunc, _array_api in ((np.cumsum, np.add, "cumulative_sum"),
                     batching=axis_batching("axis", flat_when_none="axis"))
     traces(_function)(_make_scan_binding(_function.__name__))
     array_method(_function)
-    ufunc_methods[(_ufunc.__name__, "accumulate")] = _function  # np.add.accumulate is np.cumsum
+    ufunc_methods[(_ufunc.__name__, "accumulate")] = _accumulate(_function)  # np.cumsum

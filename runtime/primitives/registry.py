@@ -29,6 +29,7 @@ value itself for a literal (so NumPy's weak-scalar promotion can see it), plus t
 """
 from __future__ import annotations
 
+import builtins
 import inspect
 import math
 from typing import Callable
@@ -176,6 +177,8 @@ def static(value, what: str):
 
 
 def static_dtype(dtype):
+    """A dtype argument (float, np.float32, 'f4', np.dtype) as an np.dtype, so that equal dtypes
+    make equal attributes and `literal_source` writes it; None stays None."""
     return None if dtype is None else np.dtype(dtype)
 
 
@@ -254,6 +257,13 @@ def literal_source(value) -> str:
         if getattr(np, name, None) is value.type and value.isnative:
             return f"np.{name}"
         return f"np.dtype({value.str!r})"
+    if isinstance(value, type):
+        # a scalar type (np.float32, float) where a binding kept one: its name, not its repr
+        if getattr(np, value.__name__, None) is value:
+            return f"np.{value.__name__}"
+        if getattr(builtins, value.__name__, None) is value:
+            return value.__name__
+        raise TypeError(f"an op's attribute is the type {value!r}, which has no Python source")
     if isinstance(value, float) and not math.isfinite(value):
         return "np.nan" if math.isnan(value) else ("np.inf" if value > 0 else "-np.inf")
     if isinstance(value, complex) and not (math.isfinite(value.real)
@@ -336,6 +346,8 @@ def define_traced_function(function: Callable, arrays: int = 1, *, name: str | N
         inputs = [arguments.pop(parameter, None) for parameter in array_names]
         attrs = {key: static(value, f"the argument {key} of {numpy_name}")
                  for key, value in arguments.items()}
+        if "dtype" in attrs:  # np.trace(m, dtype=float): the attribute is np.dtype(float)
+            attrs["dtype"] = static_dtype(attrs["dtype"])
         result = bind(name, *inputs, **attrs)
         if result_type is not None and isinstance(result, tuple):
             return result_type(*result)

@@ -19,8 +19,8 @@ from ..abstract import (AbstractArray, broadcast_shapes, carried_origins,
 from .. import array_api_index
 from .registry import (SAME_NAME, UntraceableError, array_method, bind, declare,
                        define_function, define_traced_function, normalize_axes, normalize_axis,
-                       read_only_view, reject_arguments, shape_of, size_of, static, traces,
-                       untraceable_shape)
+                       numpy_functions, read_only_view, reject_arguments, shape_of, size_of,
+                       static, traces, untraceable_shape)
 from .batching import axis_batching, shifted
 from .elementwise import check_unknown_sizes
 from .index import getitem
@@ -126,8 +126,8 @@ RESHAPE, RAVEL = "a reshape", "a ravel"
 
 
 def _reshaped_back(order="C"):
-    if order == "F":  # (the C-order ravel of the transpose, read back)
-        return lambda base, value: np.transpose(np.reshape(value, base.shape[::-1]))
+    """How a new value of a reshape in `order` (C or F) is written back: reshaped, in that
+    order, into the shape of its base."""
     return lambda base, value: np.reshape(value, base.shape, order=order)
 
 
@@ -152,30 +152,42 @@ def _unit_axes_view(view, a, axis=None):
 @traces(np.reshape, view=_reshape_view)
 def bind_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     """Order "F" reads and places the items down the columns: the C-order reshape of the
-    transpose into the reversed shape, transposed. "A" follows the memory layout, which the
-    trace does not know."""
+    transpose into the reversed shape, transposed (a view where NumPy's is one). "A" follows
+    the memory layout, which the trace does not know. copy=True gives a new array."""
     shape = newshape if shape is None else shape
-    if order == "F":
-        reversed_shape = tuple(shape)[::-1] if isinstance(shape, (tuple, list)) else shape
-        return transpose(reshape(transpose(a), reversed_shape))
-    if order != "C":
+    if order not in ("C", "F"):
         raise UntraceableError(
             f"autotrace cannot trace numpy.reshape with order={order!r}: the order of the "
             f"items is that of the memory layout, which the trace does not know; give "
             f"order='C' or order='F'")
-    return reshape(a, shape)
+    if order == "F":
+        reversed_shape = tuple(shape)[::-1] if isinstance(shape, (tuple, list)) else shape
+        result = transpose(reshape(transpose(a), reversed_shape))
+    else:
+        result = reshape(a, shape)
+    return bind("copy", result) if copy else result
+
+
+# np.ravel is a view where the array is C-contiguous when the graph runs, else a copy (of a
+# strided 1-d array too, which a reshape would view): its own op, whose NumPy call decides.
+define_function("ravel", np.ravel, abstract_eval=lambda aval: AbstractArray(
+                    (None if None in aval.shape else size_of(aval.shape),), aval.dtype,
+                    aval.device, _reshape_origins(aval, (-1,))),
+                batching=lambda call: reshape(call.args[0], (call.size, -1)))
 
 
 @traces(np.ravel, view=lambda view, a, order="C": (
-    _reshaped_back(order), False, RAVEL if order == "C" else f"an {order}-order ravel"))
+    _reshaped_back("F" if order == "F" else "C"), False,
+    RAVEL if order == "C" else f"an {order}-order ravel"))
 def bind_ravel(a, order="C"):
     """Of an array of more than one dimension, order "F" runs down the columns: the C-order
-    ravel of its transpose. "A" and "K" follow the memory layout, which the trace does not
+    ravel of its transpose (a view just where NumPy's is one: the transpose of an F-contiguous
+    array is C-contiguous). "A" and "K" follow the memory layout, which the trace does not
     know."""
     if order == "C" or np.ndim(a) <= 1:
-        return reshape(a, (-1,))
+        return bind("ravel", a)
     if order == "F":
-        return reshape(transpose(a), (-1,))
+        return bind("ravel", transpose(a))
     raise UntraceableError(
         f"autotrace cannot trace numpy.ravel with order={order!r} of an array of "
         f"{np.ndim(a)} dimensions: the order of its items is that of the memory layout, "
@@ -531,16 +543,24 @@ define_traced_function(np.repeat, fresh=True, batching=axis_batching(
 define_traced_function(np.trace, fresh=True, batching=TWO_AXES)
 for _function in (np.sort, np.argsort):
     define_traced_function(_function, fresh=True, batching=AXIS)
-# Not fresh: a view, or (np.diff with n=0) the input.
+# Not fresh: read-only views, as NumPy's (np.diag's of a matrix; of a vector, a new matrix).
 define_traced_function(np.diagonal, view=read_only_view, batching=TWO_AXES)
-define_traced_function(np.diag, array_api_function=array_api_index.diag,
-                       batching=diag_batching)
-define_traced_function(np.diff, batching=diff_batching)
+define_traced_function(np.diag, array_api_function=array_api_index.diag, batching=diag_batching,
+                       view=lambda view, v, k=0: read_only_view(view) if np.ndim(v) == 2 else None)
 define_traced_function(np.take, 2, fresh=True, array_api_function=array_api_index.take,
                        batching=take_batching)
 define_traced_function(np.take_along_axis, 2, fresh=True, batching=take_along_axis_batching)
 define_function("pad", np.pad, fresh=True, array_api_function=array_api_index.pad,
                 batching=pad_batching)
+# (n=0 gives the argument itself, which the binding returns: no view to keep)
+define_traced_function(np.diff, batching=diff_batching, view=lambda result, a, *args, **kw: None)
+_diff_of_order = numpy_functions[np.diff]
+
+
+@traces(np.diff)
+def bind_diff(a, n=1, *args, **kwargs):
+    """NumPy's np.diff with n=0 gives `a` itself (a write through the result reaches it)."""
+    return a if static(n, "n of numpy.diff") == 0 else _diff_of_order(a, n, *args, **kwargs)
 
 
 @traces(np.pad)

@@ -64,8 +64,8 @@ from ..user_frames import code_site
 from .trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
 from .weak_scalars import weak_power, weak_ufunc
-from .views import (check_output, current_var, function_view, index_view,
-                                     write_into)
+from .views import (astype_in_order, check_output, current_var, function_view,
+                                     index_view, write_into)
 
 
 class TracerConversionError(TypeError):
@@ -100,8 +100,7 @@ class GraphBuilder:
         self.equations: list[Equation] = []
         self.constants: dict[int, tuple] = {}  # id(array) -> (array, Constant)
         self.finished = False
-        # The Tracers that are the caller's (mutable) arrays:
-        # id -> (Tracer, the parameter's name, the path in it: "['w']" or "").
+        # The caller's (mutable) arrays: id -> (Tracer, parameter name, path: "['w']" or "").
         self.arguments: dict[int, tuple] = {}
         # 0-d results NumPy gives as arrays, not NumPy scalars (primitives/elementwise.py ZERO_D_ARRAYS)
         self.zero_d_arrays: set[Var] = set()
@@ -246,8 +245,7 @@ class Tracer:
         return object.__new__(kind or cls)
 
     def __init__(self, builder: GraphBuilder, var: Var):
-        self._builder = builder
-        self._var, self._link, self._memory, self._seen = var, None, None, 0
+        self._builder, self._var, self._link, self._memory, self._seen = builder, var, None, None, 0
         self._weak = False  # stands for a Python number (`make_weak`)
 
     @property
@@ -371,8 +369,8 @@ class Tracer:
         write_value(self, setitem(self, index, value))
 
     # --- methods -----------------------------------------------------------------------------
-    def reshape(self, *shape, order="C"):
-        return np.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
+    def reshape(self, *shape, order="C", **copy):  # copy=: NumPy 2.1 and later
+        return np.reshape(self, shape[0] if len(shape) == 1 else shape, order=order, **copy)
 
     def transpose(self, *axes):
         return np.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
@@ -381,7 +379,8 @@ class Tracer:
         if not np.can_cast(self.dtype, dtype, casting):  # NumPy's own check and words
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to "
                             f"{np.dtype(dtype)!r} according to the rule {casting!r}")
-        return astype(self, dtype)
+        return astype(self, dtype, copy) if copy or order == "K" else \
+            astype_in_order(self, dtype, order)
 
     def copy(self, order="C"):
         return np.copy(self)
@@ -408,8 +407,9 @@ class Tracer:
     def ravel(self, order="C"):
         return np.ravel(self, order=order)
 
-    def conjugate(self):
-        return np.conjugate(self)
+    def conjugate(self):  # NumPy's method gives an array of real numbers itself
+        return np.conjugate(self) if self.dtype.kind == "c" else self
+    conj = conjugate
 
     def fill(self, value):
         refuse_change_of_argument(self, "{}.fill(...)")

@@ -20,9 +20,12 @@ Decisions:
   whose reading depends on the choice (a write through such a reshape, then a read of its
   base, or the other way round) raises ViewAmbiguityError. A reshape that only adds or
   removes dimensions of size 1 is a view for every layout, as is one of a 1-d array made
-  inside the function.
-- `np.broadcast_to`, `np.diagonal` and the imaginary part of a real array are read-only in
-  NumPy: writing into them raises NumPy's ValueError.
+  inside the function. `x.astype(x.dtype, order=..., copy=False)` in an order other than
+  "K" is modelled the same way: NumPy's is x itself or a copy, by x's layout.
+- `x.astype(x.dtype, copy=False)`, `np.diff(x, n=0)` and `x.conj()` of a real x are x
+  itself, as NumPy's.
+- `np.broadcast_to`, `np.diagonal`, `np.diag` of a matrix and the imaginary part of a real
+  array are read-only in NumPy: writing into them raises NumPy's ValueError.
 - In-place operators follow NumPy's casting rule for them (same_kind): `int_array += 0.5`
   raises NumPy's own UFuncTypeError; a float32 array stays float32.
 """
@@ -34,6 +37,7 @@ import numpy as np
 
 from .control_scope import ControlFlowError
 from ..ops import NO_FACTS, function_facts
+from ..primitives.elementwise import astype
 from ..primitives.index import getitem, indexes_a_view, setitem
 from ..primitives.shape import RAVEL, RESHAPE
 
@@ -236,6 +240,18 @@ def function_view(function, result, args: tuple, kwargs: dict) -> None:
     rest = args[1:]
     take_view(result, base, lambda b: function(b, *rest, **kwargs), write,
               how or f"np.{function.__name__}", certain)
+
+
+def astype_in_order(tracer, dtype, order: str):
+    """`tracer.astype(dtype, order=order, copy=False)` for an order other than "K": of another
+    dtype a new array; of its own, NumPy's is the array itself where its memory is laid out in
+    that order, else a copy, which the trace does not know: a view whose writes and reads
+    across it raise ViewAmbiguityError, as a reshape's."""
+    result = astype(tracer, dtype)
+    if result.dtype == tracer.dtype:
+        take_view(result, tracer, lambda base: astype(base, dtype),
+                  lambda base, value: value, f"an order={order!r} astype", certain=False)
+    return result
 
 
 def _split_views(pieces, base, axis: int, indices_or_sections) -> None:

@@ -66,6 +66,7 @@ def softmax(z):
 def redundant(x):
     y = np.sin(x) + np.sin(x)
     shift = np.eye(3)[0] * 2.0 + 1.0  # concrete: NumPy computes it, the graph sees a constant
+    # (the reshapes of the argument stay two: of a strided x, NumPy's first one copies)
     return (-(-y)).T.T + 0.0 + shift, x.reshape(6).reshape(2, 3)
 
 
@@ -130,7 +131,9 @@ def test_golden_redundant():
           c:f64[2,3] = add[out=0] b b
           d:f64[2,3] = add[out=0] c 0.0
           e:f64[2,3] = add[out=0] d const0:f64[3]
-          in (e, a) }
+          f:f64[6] = reshape[shape=(6,)] a
+          g:f64[2,3] = reshape[shape=(2, 3)] f
+          in (e, g) }
     """)
 
 

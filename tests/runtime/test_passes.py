@@ -105,11 +105,26 @@ def test_transpose_of_transpose():
 
 
 def test_reshape_of_reshape():
-    back = AlgebraicSimplification().run(traced(lambda x: x.reshape(6).reshape(2, 3), m23))
-    assert back.outputs[0] is back.inputs[0] and DeadCode().run(back).equations == []
+    back = DeadCode().run(AlgebraicSimplification().run(
+        traced(lambda x: (x * 2.0).reshape(6).reshape(2, 3), m23)))
+    assert primitive_names(back) == ["multiply"] and back.outputs[0] is back.equations[0].outputs[0]
     once = DeadCode().run(AlgebraicSimplification().run(
-        traced(lambda x: x.reshape(6).reshape(3, 2), m23)))
-    assert primitive_names(once) == ["reshape"] and once.equations[0].inputs[0] is once.inputs[0]
+        traced(lambda x: (x * 2.0).reshape(6).reshape(3, 2), m23)))
+    assert primitive_names(once) == ["multiply", "reshape"]
+    unit = DeadCode().run(AlgebraicSimplification().run(
+        traced(lambda x: x.reshape(2, 1, 3).reshape(3, 2), m23)))
+    assert primitive_names(unit) == ["reshape"] and unit.equations[0].inputs[0] is unit.inputs[0]
+
+
+def test_a_reshape_of_a_reshape_of_an_argument_stays_two():
+    """Of an argument whose layout allows no view of the first shape (a strided one), NumPy's
+    first reshape copies: the result is new memory, where one reshape would view the argument."""
+    graph = traced(lambda x: x.reshape(6).reshape(2, 3), m23)
+    assert primitive_names(AlgebraicSimplification().run(graph)) == ["reshape", "reshape"]
+    strided = np.arange(12.0).reshape(2, 6)[:, :3]
+    result = compile_graph(optimize(graph))[0](strided)[0]
+    np.testing.assert_array_equal(result, strided)
+    assert not np.shares_memory(result, strided)
 
 
 # --- common subexpressions ----------------------------------------------------------------------
