@@ -78,7 +78,8 @@ def restore_from_names(primal: list, adjoint: list, parameters=(), temporary=Non
                     if source is not None:
                         known[target] = source
                 elif (target is not None and temporary is not None and not in_loop
-                        and target not in once and not hasattr(statement, SAVE)):
+                        and target not in once and not hasattr(statement, SAVE)
+                        and not isinstance(statement.value, _NO_MEMORY)):
                     known[target] = _Split(statement)
         return known
 
@@ -127,6 +128,11 @@ def _read_before_assigned(block: list, identifier: str) -> bool:
         if not hasattr(statement, "body") and identifier in name_counts([statement], gast.Store):
             return False
     return False
+
+
+# Values that hold no memory a write could change: no name of their own is needed (and
+# `n = None` stays as the user wrote it, which the control-flow conversion reads).
+_NO_MEMORY = (gast.Constant, gast.JoinedStr, gast.Lambda)
 
 
 class _Split:
