@@ -5,7 +5,10 @@
                                                     y = np.sum(_t2, axis=0)
 
 Besides flattening expressions this pass makes the language the other passes see small:
-- array methods become NumPy calls (`x.sum(axis=0)` -> `np.sum(x, axis=0)`, `x.T`);
+- array methods become NumPy calls (`x.sum(axis=0)` -> `np.sum(x, axis=0)`, `x.T`) where the
+  receiver is an array, or a value passed in (checked when the code runs); a module's or an
+  object's stay its own; where the source cannot tell, the generated code asks when it runs
+  (transforms/front/method_receivers.py);
 - augmented assignment becomes plain assignment, tuple unpacking becomes subscripts;
 - `a if c else b`, `and`/`or` and comprehensions become if statements and loops;
 - every `for` loop counts over `range`: `for a, b in zip(A, B)` iterates an index and reads
@@ -28,12 +31,11 @@ from ..reverse.name_scopes import scope_call, with_block
 from ..codegen.templates import name
 from .star_arguments import joined, keywords_value, unpacks
 from ..codegen.nodes import walk
+from .method_receivers import PACKED_METHODS, ArrayMethodCalls, ReceiverKinds
 from ...runtime.ops import array_methods
 
 # ndarray methods that are NumPy functions of the array: `x.sum(axis=0)` is `np.sum(x, axis=0)`.
 ARRAY_METHODS = set(array_methods)
-# Methods whose positional arguments form one shape or axes argument: `x.reshape(2, 3)`.
-PACKED_METHODS = {"reshape": "reshape", "transpose": "transpose"}
 # Methods that become helpers of runtime.derivatives.structure: `x.copy()` copies a list or dict
 # as one, where np.copy would make it an array.
 HELPER_METHODS = {"astype": "astype", "item": "item", "copy": "shallow_copy"}
@@ -45,7 +47,7 @@ def _constant(value):
     return gast.Constant(value=value, kind=None)
 
 
-class Normalizer:
+class Normalizer(ArrayMethodCalls):
     """Rewrites a function body into A-normal form (see the module docstring)."""
 
     def __init__(self, location: Location, namer: Namer, namespace: dict, numpy_name: str,
@@ -55,6 +57,7 @@ class Normalizer:
         self.namespace = namespace
         self.numpy_name = numpy_name
         self.helper_name = helper_name  # helper_name("sequence") -> the name bound in namespace
+        self.receivers = None  # which receivers of array methods hold arrays (ReceiverKinds)
         self.out = None
 
     # ---- blocks and statements -------------------------------------------------------------
@@ -350,7 +353,7 @@ class Normalizer:
         if self.is_static(node):
             return node
         if node.attr == "T":
-            return self.numpy_call("transpose", [self.atom(node.value)], [])
+            return self.array_method(node.value, "T", [], [])
         return gast.Attribute(value=self.atom(node.value), attr=node.attr, ctx=gast.Load())
 
     def expr_Subscript(self, node):
@@ -423,6 +426,7 @@ class Normalizer:
                              orelse=[], type_comment=None)]
         loop = body[0]
         _Rename(renames).visit(loop)
+        self.receivers.renamed(renames)
         # The outermost iterable is evaluated in the enclosing scope: undo its renaming.
         loop.iter = generators[0].iter
         for node in walk(loop):
@@ -446,15 +450,8 @@ class Normalizer:
             if method in LIST_METHODS:
                 return self.call(gast.Attribute(value=self.atom(func.value), attr=method,
                                                 ctx=gast.Load()), args, keywords)
-            if method == "flatten":  # a copy always; np.ravel is a view where it can be
-                return self.numpy_call("copy", [self.numpy_call(
-                    "ravel", [func.value] + args, keywords)], [])
-            if method in ARRAY_METHODS:
-                return self.numpy_call(method, [func.value] + args, keywords)
-            if method in PACKED_METHODS:
-                if len(args) > 1 or unpacks(args, []):
-                    args = [joined(args, "tuple")]
-                return self.numpy_call(PACKED_METHODS[method], [func.value] + args, keywords)
+            if method in ARRAY_METHODS or method in PACKED_METHODS or method == "flatten":
+                return self.array_method(func.value, method, args, keywords)
             if method in HELPER_METHODS:
                 return self.call(name(self.helper_name(HELPER_METHODS[method])),
                                  [func.value] + args, keywords)
@@ -534,6 +531,7 @@ def normalize(function: gast.FunctionDef, location: Location, namer: Namer, name
               numpy_name: str, helper_name) -> gast.FunctionDef:
     """`function` with its body in A-normal form."""
     normalizer = Normalizer(location, namer, namespace, numpy_name, helper_name)
+    normalizer.receivers = ReceiverKinds(function, namespace)
     normalizer.current = function
     function.body = normalizer.block(function.body)
     return function

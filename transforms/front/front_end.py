@@ -43,6 +43,7 @@ from ..dynamic_calls import jvp_call, vjp_call, vjp_start
 from .exits import exits_to_flags
 from .inplace import check_writes, follow_writes, refuse_shared_item, refuse_shared_write
 from .list_methods import rewrite_list_methods
+from .method_receivers import check_array_method, is_array_method
 from ..analysis.live_names import LiveNamespace
 from ..codegen.naming import Namer, names_in, seed_keyword
 from .nested import lift_nested_functions
@@ -97,6 +98,7 @@ HELPERS = {
     "indexes_a_view": indexes_a_view,
     "state_writes_log": state_writes_log, "state_as_at": state_as_at,
     "add_recomputed": add_recomputed, "zero_seed": structure.zero_seed,
+    "is_array_method": is_array_method, "check_array_method": check_array_method,
 }
 
 
