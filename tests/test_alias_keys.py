@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from autotrace.transforms.analysis.memory_sharing import memory_sharing
+from tests.test_alias_refusals import Box
 from tests.numeric import check_every_mode
 
 X = np.array([0.3, -0.7, 1.1, 0.4])
@@ -40,15 +41,6 @@ def writes_the_item_of_a_key_stored_again(x):
     w = d["w"]
     w[2] = 1.5
     return np.sum(w * x) + np.sum(x)
-
-
-class Box:
-    def __init__(self, w, b):
-        self.w = w
-        self.b = b
-
-    def value(self):
-        return self.w * self.b
 
 
 def writes_into_a_sum_taken_by_key(x):

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace.runtime.backends.selection import backend_named, cpu_backend
+from autotrace.runtime.backends.selection import backend_named
 from autotrace.runtime.tracing.views import ViewAmbiguityError
+from tests.test_output_memory import _traced
 
 # Arguments of one shape in several memory layouts, each made anew by a call.
 MATRICES = {
@@ -224,21 +225,6 @@ CASES = ([(function, layout, MATRICES[layout]) for function in MATRIX_FUNCTIONS
 BACKENDS = ["numpy"] + (["llvm"] if backend_named("llvm").available() is None else [])
 
 
-def _traced(backend: str, function):
-    """`function` traced, called on `backend` ("numpy", or "llvm" with every region fused)."""
-    traced = autotrace.function(function)
-    llvm = backend_named("llvm")
-
-    def call(*args):
-        before, threshold = cpu_backend(), llvm.min_elements
-        try:
-            cpu_backend(backend)
-            llvm.min_elements = 1
-            return traced(*args)
-        finally:
-            llvm.min_elements = threshold
-            cpu_backend(before)
-    return call
 
 
 def _leaves(result) -> list:
