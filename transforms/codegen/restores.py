@@ -6,7 +6,7 @@ import gast
 
 from .cleanup import map_blocks, statements_in
 from .naming import name_counts
-from .templates import replace
+from .templates import name, replace
 from ..reverse.sweep_parts import PAIR, SAVE, UNDOES, marked
 
 
@@ -154,9 +154,6 @@ def _first(item):
 
 def _split(statement, temporary: str) -> list:
     """`x = value` as `temporary = value; x = temporary` (the second, `statement` itself)."""
-    first = gast.copy_location(gast.Assign(targets=[gast.Name(
-        id=temporary, ctx=gast.Store(), annotation=None, type_comment=None)],
-        value=statement.value, type_comment=None), statement)
-    statement.value = gast.Name(id=temporary, ctx=gast.Load(), annotation=None,
-                                type_comment=None)
-    return [first, statement]
+    first = replace("temporary = value", temporary=temporary, value=statement.value)[0]
+    statement.value = name(temporary)
+    return [gast.copy_location(first, statement), statement]
