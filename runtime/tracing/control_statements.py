@@ -15,8 +15,9 @@ The traced `if` is in runtime/tracing/control_branches.py, traced loops in runti
 what both share about a statement's variables in runtime/tracing/control_variables.py. This module
 holds the table of what converted code calls (HELPERS), and the writes and NumPy functions it
 calls in place of those that cannot see traced values (`x[i] = v`, np.array of a list, the
-builtins max and min; np.full, np.linspace and their kin are in filled_arrays.py), and the test
-of a statement left as Python code.
+builtins max and min; np.full, np.linspace and their kin are in filled_arrays.py; a NumPy
+array written with or indexed by a traced value, and np.take, in control_concrete_arrays.py),
+and the test of a statement left as Python code.
 """
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ import numpy as np
 
 from .control_branches import and_, if_exp, if_stmt, not_, or_
 from .control_loops import TracedRange, for_stmt, range_, while_stmt
+from .control_concrete_arrays import (indexable, refuse_traced_writes,
+                                      refuse_unfollowed_write, take, writes_traced)
 from .control_variables import Undefined, _error
 from ..devices import is_gpu_array
 from .filled_arrays import REPLACEMENTS as FILLED_ARRAYS
@@ -34,15 +37,21 @@ from .stacks import SavedValues
 from ..python_operators import AUGMENTED_OPERATORS
 from .tracer import (Tracer, TracerConversionError,
                                       set_item as _set_array_item)
+from .type_checks import isinstance_, scalar_as_array, type_
 
 
-def set_item(target, index, value):
+def set_item(target, index, value, *, where: str | None = None, unfollowed: str | None = None):
     """`target[index] = value` for converted code, returning the target's new value: an
     array written with traced values (or at traced indices, a traced boolean mask too) becomes
-    traced. Containers are written as they are."""
+    traced. Containers are written as they are. Where converted user code gives `where` (its
+    line), a NumPy array that other names may share is refused instead
+    (control_concrete_arrays.py: `unfollowed`, the reason its source gives,
+    transforms/analysis/write_sharing.py)."""
     if not isinstance(target, (np.ndarray, Tracer)):
         target[index] = value
         return target
+    if where is not None and isinstance(target, np.ndarray) and writes_traced(index, value):
+        refuse_unfollowed_write(target, where, unfollowed)
     return _set_array_item(target, index, value)
 
 
@@ -54,8 +63,8 @@ def updated_item(target, index, symbol: str, value):
     operator: an array item (and every name bound to it) is changed in place, a number gets a
     new value. An array's item is the new value `target[index] op value`, written by set_item."""
     in_place, plain = AUGMENTED_OPERATORS[symbol]
-    if isinstance(target, (np.ndarray, Tracer)):
-        return plain(target[index], value)
+    if isinstance(target, (np.ndarray, Tracer)):  # (a NumPy array at a traced index too)
+        return plain(indexable(target)[index], value)
     item = target[index]
     # A NumPy array cannot take a traced value in place. Where nothing but the container holds
     # it (the references: the container's, `item`'s and getrefcount's own), a new traced value
@@ -75,9 +84,11 @@ def array(value, dtype=None, *, copy=True, **options):
 
 
 def asarray(value, dtype=None, **options):
-    """`np.asarray(value, dtype)` for converted code (see `array`): a traced value as is."""
+    """`np.asarray(value, dtype)` for converted code (see `array`): a traced value as is, a
+    traced number a new 0-d array."""
     if isinstance(value, Tracer):  # the same array, as NumPy's: it shares the memory
-        return value if dtype is None or np.dtype(dtype) == value.dtype else value.astype(dtype)
+        value = value if dtype is None or np.dtype(dtype) == value.dtype else value.astype(dtype)
+        return scalar_as_array(value)  # a NumPy scalar's is a new 0-d array
     if holds_traced(value):
         return array(value, dtype)
     return np.asarray(value, dtype=dtype, **options)
@@ -121,10 +132,15 @@ HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "
            "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
            "set_item": set_item, "updated_item": updated_item, "python_test": python_test,
            "SavedValues": SavedValues,
-           "checked_out": checked_out, "refuse_outside_write": refuse_outside_write}
+           "checked_out": checked_out, "refuse_outside_write": refuse_outside_write,
+           "indexable": indexable, "refuse_traced_writes": refuse_traced_writes}
 
 # NumPy functions that cannot see traced values in a list or as a fill value or endpoint
-# (filled_arrays.py), and builtins that compare Python values: converted code calls these instead.
-NUMPY_REPLACEMENTS = {np.array: array, np.asarray: asarray, **FILLED_ARRAYS,
+# (filled_arrays.py), np.take, which NumPy does not hand traced indices
+# (control_concrete_arrays.py), builtins that compare Python values, and isinstance and type,
+# which answer for a traced value as for the NumPy value it stands for (type_checks.py):
+# converted code calls these instead.
+NUMPY_REPLACEMENTS = {np.array: array, np.asarray: asarray, np.take: take, **FILLED_ARRAYS,
                       max: _compare_builtin(max, "maximum", "max"),
-                      min: _compare_builtin(min, "minimum", "min")}
+                      min: _compare_builtin(min, "minimum", "min"),
+                      isinstance: isinstance_, type: type_}

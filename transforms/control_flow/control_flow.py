@@ -61,6 +61,8 @@ from .control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
                                                          assigned_names, loaded_names, local_names)
 from ..front.exits import exits_to_flags, single_return
 from ..analysis.liveness import live_after
+from ..analysis.write_sharing import write_sharing
+from .concrete_writes import checked_test, unfollowed_writes, write_keywords
 from ..codegen.naming import Namer, name_counts, names_in, walk_scope
 from ..front.parsing import resolve
 from ..codegen.templates import name, replace, replace_expression
@@ -93,6 +95,8 @@ class ControlFlowConverter:
         self.closure_reads: set = set()
         # Generated code: its line -> (file, line) of the user's statement it came from.
         self.user_lines: dict = {}
+        # id(user's `a[i] = v`) -> set_item's keywords (transforms/analysis/write_sharing.py)
+        self.unfollowed: dict | None = {}
 
     def function(self, node: gast.FunctionDef) -> gast.FunctionDef:
         self.fixed = {n for statement in node.body for s in walk_scope(statement)
@@ -109,6 +113,10 @@ class ControlFlowConverter:
         self.local = local_names(node.args, body) - self.fixed
         self.loads = name_counts(body)
         self.live_after = live_after(body)
+        # The user's writes that other names' memory may miss, were they traced (generated
+        # code's are followed by its sweeps: none is checked).
+        self.unfollowed = None if self.generated_code else write_sharing(
+            node, self.filename, self.namespace)
         self.closure_reads = {n for statement in body for scope in walk_scope(statement)
                               if isinstance(scope, (gast.FunctionDef, gast.Lambda))
                               for n in loaded_names([scope])}
@@ -181,7 +189,8 @@ class ControlFlowConverter:
             return [node]
         if isinstance(node, (gast.Assign, gast.AugAssign)):
             checks = self._outside_write_checks(node)
-            node = _subscript_assignment(node, self.local)
+            node = _subscript_assignment(node, self.local,
+                                         lambda write: write_keywords(self, write))
             return checks + [self.expressions(node)]
         return [self.expressions(node)]
 
@@ -267,6 +276,7 @@ class ControlFlowConverter:
 
     def if_statement(self, node: gast.If, after: set) -> list:
         inside = name_counts([node])
+        writes = unfollowed_writes(self, node)
         node.body = self.block(node.body, after)
         node.orelse = self.block(node.orelse, after)
         header = "if " + to_source(node.test).strip() + ":"
@@ -282,7 +292,8 @@ class ControlFlowConverter:
         true_name, true_def = self._function("if_true", variables, node.body, variables, node)
         false_name, false_def = self._function("if_false", variables, node.orelse, variables,
                                                node)
-        test = _Conditions(self).visit(self.expressions(node.test))
+        test = checked_test(_Conditions(self).visit(self.expressions(node.test)), writes,
+                            variables)
         return [true_def, false_def] + self._helper_call(
             node, "if_stmt", header, "test, if_true, if_false", variables,
             self._live(variables, after, inside), test=test, if_true=true_name,
@@ -332,6 +343,7 @@ class ControlFlowConverter:
         inside = name_counts([node])
         header = "while " + to_source(node.test).strip() + ":"
         head = self.live_after.get(id(node.body[-1]))
+        writes = unfollowed_writes(self, node)
         node.body = self.block(node.body, self._loop_after(node, after))
         stop = _trailing_stop(node)
         if stop is not None:
@@ -345,7 +357,8 @@ class ControlFlowConverter:
             node.orelse = self.block(node.orelse, after)
             return [node]
         variables, local = self._carried(node, self._variables(node.body), head)
-        test = _Conditions(self).visit(self.expressions(node.test))
+        test = checked_test(_Conditions(self).visit(self.expressions(node.test)), writes,
+                            variables)
         test_name, test_def = self._function("loop_test", variables, [], [], node)
         test_def.body = [_locate(gast.Return(value=test), node)]
         body_name, body_def = self._function("loop_body", variables, local + node.body,
@@ -358,6 +371,7 @@ class ControlFlowConverter:
         inside = name_counts([node])
         header = f"for {to_source(node.target).strip()} in {to_source(node.iter).strip()}:"
         head = self.live_after.get(id(node.body[-1]))
+        writes = unfollowed_writes(self, node)
         node.body = self.block(node.body, self._loop_after(node, after))
         node.iter = self.expressions(node.iter)
         stop = _trailing_stop(node)
@@ -377,7 +391,7 @@ class ControlFlowConverter:
                                          keep=targets + [stop])
         body_name, body_def = self._function("loop_body", [item] + variables,
                                              [bind] + local + node.body, variables, node)
-        iterable = self._range(node.iter)
+        iterable = checked_test(self._range(node.iter), writes, variables)
         keywords = "targets=target_names, " + ("stop=stop_name, " if stop else "")
         stop_name = {"stop_name": gast.Constant(value=stop, kind=None)} if stop else {}
         return [body_def] + self._helper_call(
@@ -423,10 +437,11 @@ class ControlFlowConverter:
         return _locate(call, node)
 
 
-def _subscript_assignment(node, local: set):
-    """`a[i] = v` -> `a = set_item(a, i, v)` (and `a[i] += v` likewise), for a local variable
-    `a`: a concrete array made in the function and written with traced values becomes a traced
-    one. A global or closure container is written as it is (assigning it would make it local)."""
+def _subscript_assignment(node, local: set, keywords=lambda node: []):
+    """`a[i] = v` -> `a = set_item(a, i, v, **keywords(node))` (and `a[i] += v` likewise), for
+    a local variable `a`: a concrete array made in the function and written with traced values
+    becomes a traced one (which set_item refuses where other names may share the array). A
+    global or closure container is written as it is (assigning it would make it local)."""
     targets = node.targets if isinstance(node, gast.Assign) else [node.target]
     if len(targets) != 1 or not isinstance(targets[0], gast.Subscript) or \
             not isinstance(targets[0].value, gast.Name) or targets[0].value.id not in local:
@@ -438,7 +453,7 @@ def _subscript_assignment(node, local: set):
             name(target.value.id), copy.deepcopy(target.slice),
             gast.Constant(value=operator_text(node)[:-1], kind=None), value], keywords=[])
     call = gast.Call(func=name(helper("set_item")),
-                     args=[name(target.value.id), target.slice, value], keywords=[])
+                     args=[name(target.value.id), target.slice, value], keywords=keywords(node))
     assign = gast.Assign(targets=[name(target.value.id, store=True)], value=call,
                          type_comment=None)
     for child in walk(_locate(assign, node)):

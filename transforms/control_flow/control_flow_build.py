@@ -18,7 +18,7 @@ from ...runtime.derivatives.sequences import append_zeros_like
 from ...runtime.derivatives.structure import zeros_like
 from ..codegen.codegen import compile_in_factory, debug_source
 from .control_flow import _USER, ControlFlowConverter
-from .control_flow_calls import HELPER_NAMES, helper
+from .control_flow_calls import HELPER_NAMES, helper, may_be_traced_index
 from ..derivative_record import derivative_record, source_of
 from ..codegen.naming import Namer, names_in
 from ..front.parsing import namespace_of, parse_function, resolve
@@ -28,9 +28,13 @@ from ..codegen.nodes import to_ast, walk
 
 
 def _has_control_flow(node) -> bool:
-    """Whether `node` has control flow to convert, or calls a function that may have some."""
+    """Whether `node` has control flow to convert, calls a function that may have some, or
+    reads an item at what may be a traced index (`W[labels]`: see control_flow_calls.py).
+    (Without a call, an array it writes into is one it is given, or a global: NumPy refuses
+    a traced value there.)"""
     return any(isinstance(n, (gast.If, gast.While, gast.For, gast.IfExp, gast.BoolOp,
-                              gast.Call)) for n in walk(node))
+                              gast.Call)) or isinstance(n, gast.Subscript) and isinstance(
+        n.ctx, gast.Load) and may_be_traced_index(n.slice) for n in walk(node))
 
 
 def convert(function, helpers: dict):

@@ -22,12 +22,26 @@ from ..codegen.templates import name
 HELPER_NAMES = ("if_stmt", "while_stmt", "for_stmt", "if_exp", "and_", "or_", "not_",
                 "range_", "Undefined", "converted", "set_item", "updated_item",
                 "python_test", "SavedValues",
-                "checked_out", "refuse_outside_write")
+                "checked_out", "refuse_outside_write", "indexable", "refuse_traced_writes")
 
 
-# Builtins whose calls go through `converted` all the same: they compare values as Python
-# values, and the runtime's versions say what to use for traced ones.
-_COMPARING_BUILTINS = frozenset({"max", "min"})
+# Builtins whose calls go through `converted` all the same: max and min compare values as
+# Python values, and the runtime's versions say what to use for traced ones; isinstance and
+# type answer for a traced value as for the NumPy value it stands for.
+_COMPARING_BUILTINS = frozenset({"max", "min", "isinstance", "type"})
+
+
+def may_be_traced_index(index) -> bool:
+    """Whether the subscript `index` may hold a traced value: not only numbers, `None`,
+    `...` and slices of those."""
+    if isinstance(index, gast.Tuple):
+        return any(may_be_traced_index(part) for part in index.elts)
+    if isinstance(index, gast.Slice):
+        return any(part is not None and may_be_traced_index(part)
+                   for part in (index.lower, index.upper, index.step))
+    if isinstance(index, gast.UnaryOp) and isinstance(index.op, (gast.USub, gast.UAdd)):
+        return may_be_traced_index(index.operand)
+    return not isinstance(index, gast.Constant)
 
 
 def helper(helper_name: str) -> str:
@@ -102,6 +116,36 @@ class _ConditionalExpressions(gast.NodeTransformer):
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
         return _Conditions(self.converter).visit_UnaryOp(node)
+
+    def visit_Subscript(self, node):
+        """`a[i]` -> `indexable(a)[i]` where `i` may be traced: NumPy's own indexing of a
+        NumPy array `a` cannot read a traced index. What a write goes into (`a[i][j] = v`)
+        stays NumPy's, so that the write reaches `a`."""
+        if not isinstance(node.ctx, gast.Load):
+            self._written(node)
+            return node
+        self.generic_visit(node)
+        if may_be_traced_index(node.slice):
+            node.value = gast.copy_location(gast.Call(func=name(helper("indexable")),
+                                                      args=[node.value], keywords=[]), node)
+        return node
+
+    def visit_Attribute(self, node):
+        if not isinstance(node.ctx, gast.Load):
+            self._written(node)
+            return node
+        self.generic_visit(node)
+        return node
+
+    def _written(self, target) -> None:
+        """Convert the indices in a written target (`a[i][j]`, `a[i].b`), not what it
+        writes into."""
+        while isinstance(target, (gast.Subscript, gast.Attribute)):
+            if isinstance(target, gast.Subscript):
+                target.slice = self.visit(target.slice)
+            if not isinstance(target.value, (gast.Subscript, gast.Attribute)):
+                target.value = self.visit(target.value)
+            target = target.value
 
     def visit_FunctionDef(self, node):
         return node  # converted on its own

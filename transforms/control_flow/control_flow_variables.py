@@ -23,9 +23,16 @@ _LOOPS = (gast.For, gast.While, gast.AsyncFor)
 
 
 def _base_name(node):
-    while isinstance(node, (gast.Subscript, gast.Attribute)):
-        node = node.value
+    """The name `a[i].b` reads from (a); through converted code's `indexable(a)[i]` too."""
+    while isinstance(node, (gast.Subscript, gast.Attribute)) or _indexes(node):
+        node = node.args[0] if isinstance(node, gast.Call) else node.value
     return node.id if isinstance(node, gast.Name) else None
+
+
+def _indexes(node) -> bool:
+    """Whether `node` is converted code's `indexable(a)` (control_flow_calls.py)."""
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and node.func.id.endswith("_indexable") and len(node.args) == 1)
 
 
 def assigned_names(statements) -> list:

@@ -1,0 +1,194 @@
+"""`isinstance` and `type` for converted code: a traced value answers as the NumPy value it
+stands for would (control_statements.py NUMPY_REPLACEMENTS puts these in place of the builtins
+in the user's code; autotrace's own code calls the builtins and sees Tracers).
+
+    isinstance(x, np.ndarray)        # x: Tracer<f64[3]>  -> True, as for np.zeros(3)
+    isinstance(x[0], float)          # a NumPy scalar (np.float64 is a float) -> True
+    type(np.sum(x)) is np.float64    # -> True
+
+An array of one or more dimensions is an np.ndarray (a CuPy array on a GPU). A 0-d value may
+stand for a NumPy scalar (what `x[0]`, `np.sum(x)` and arithmetic on numbers give) or a 0-d
+array (`np.array(v)`, `a[...]`, a reshape of an array to `()`). The tracer does not record which,
+so `stands_for` reads it off how the value was made, where that decides it:
+- a NumPy scalar: the result of a ufunc (unless it may be `a += v` on a 0-d array, which
+  autotrace traces as `a = a + v`), of a reduction or product of NumPy's that gives scalars,
+  or of `a[i]` selecting one element;
+- a 0-d array: a view taken by indexing (`a[...]`) or of an array of more dimensions, or the
+  result of np.copy, np.array, np.where, np.full and their kin, or of a write into it;
+- what its input stands for: a reshape, transpose, squeeze, real or imaginary part or astype
+  of a 0-d value (NumPy's of a scalar is a scalar).
+A weak traced value (weak_scalars.py) stands for a Python number, and answers as one.
+Elsewhere (a 0-d argument, which is an example of autotrace.vmap too; a value carried through
+a traced loop or branch) isinstance answers only where a NumPy scalar and a 0-d array of its
+dtype answer the same, and `type` not at all: UntraceableError says what to write instead.
+Out of reach of this reading: a 0-d array written with `out=` (np.add(a, b, out=c)) and a NumPy
+scalar's `.copy()`, which trace as a scalar and as an array.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..abstract import AbstractArray
+from ..devices import cupy_module
+from ..graph import Var
+from ..primitives.registry import UntraceableError, is_traced
+from ..primitives.shape import RESHAPE
+from .weak_scalars import WEAK_DTYPES
+
+SCALAR, ARRAY = "a NumPy scalar", "a 0-d array"  # what a 0-d traced value stands for
+
+# Ops whose 0-d result NumPy gives as a NumPy scalar, beside every ufunc's.
+_SCALAR_RESULTS = frozenset({
+    "scalar_power", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_all",
+    "reduce_any", "mean", "std", "var", "argmax", "argmin", "dot", "vdot", "inner", "matmul",
+    "vecdot", "einsum", "trace", "det", "slogdet", "norm", "vector_norm", "matrix_norm",
+    "take", "index_at", "clip", "round", "nan_to_num", "angle", "sinc", "isclose"})
+# Ops whose result is an array whatever they are given: new arrays, and writes into arrays
+# (a NumPy scalar cannot be written into).
+_ARRAY_RESULTS = frozenset({
+    "copy", "where", "full", "full_like", "broadcast_to", "tensordot", "setitem", "scatter",
+    "scatter_add", "mask_assign", "add_at"})
+# Ops whose 0-d result of a 0-d input is what that input is: a scalar's reshape is a scalar.
+_KEEPING = frozenset({"reshape", "transpose", "real", "imag", "astype"})
+# Views of a 0-d value that keep what it is (views.py ViewLink.how); `a[...]` and
+# np.broadcast_to make arrays of scalars too.
+_KEEPING_VIEWS = frozenset({RESHAPE, "np.transpose", "np.squeeze", "np.real", "np.imag",
+                            "np.moveaxis", "np.permute_dims"})
+
+
+def isinstance_(obj, classinfo) -> bool:
+    """`isinstance(obj, classinfo)` for converted code: for a traced array, NumPy's answer for
+    the value it stands for (see the module's docstring); else the builtin's."""
+    examples = _examples(obj)
+    if examples is None:
+        return isinstance(obj, classinfo)
+    answers = {_is_instance(example, classinfo) for example in examples}
+    if len(answers) > 1:
+        raise _ambiguous(obj, f"isinstance(x, {_class_names(classinfo)})")
+    return answers.pop()
+
+
+def type_(*args, **kwargs):
+    """`type(obj)` for converted code: for a traced array, the type of the value it stands for
+    (np.ndarray, np.float64, float); `type(name, bases, namespace)` and any other object as the
+    builtin has them."""
+    if len(args) != 1 or kwargs:
+        return type(*args, **kwargs)
+    examples = _examples(args[0])
+    if examples is None:
+        return type(args[0])
+    if len(examples) > 1:
+        raise _ambiguous(args[0], "type(x)")
+    example = examples[0]
+    return example if isinstance(example, type) else type(example)
+
+
+def stands_for(tracer) -> str | None:
+    """What the 0-d traced array `tracer` stands for in NumPy: SCALAR, ARRAY, or None where the
+    way it was made does not say (see the module's docstring)."""
+    link = tracer._link
+    if link is not None:  # a view (runtime/tracing/views.py)
+        if link.base.ndim > 0 or link.how in ("indexing", "np.broadcast_to"):
+            return ARRAY
+        keeps = link.how in _KEEPING_VIEWS and link.choice is None
+        return stands_for(link.base) if keeps else None
+    return _var_stands_for(tracer._builder, tracer._var)
+
+
+def _var_stands_for(builder, var) -> str | None:
+    """What the 0-d graph value `var` of `builder`'s trace stands for (see `stands_for`)."""
+    equation = next((equation for equation in reversed(builder.equations)
+                     if any(output is var for output in equation.outputs)), None)
+    if equation is None:  # an input: an argument, a loop's or branch's value, or captured
+        captured = next((outer for outer, inner in getattr(builder, "captures", {}).values()
+                         if inner is var), None)
+        return None if captured is None else stands_for(captured)
+    name, inputs = equation.primitive.name, equation.inputs
+    if var in builder.zero_d_arrays or name in _ARRAY_RESULTS:
+        return ARRAY
+    if name == "getitem":  # one element is a scalar; `a[..., 0]` an array
+        return ARRAY if any(piece is Ellipsis for piece in _pieces(equation)) else SCALAR
+    if isinstance(equation.primitive.impl, np.ufunc):
+        # `a += v` on a 0-d array `a` traces as `a = a + v` (tracer.py _in_place_operator):
+        # an array in NumPy, where `a + v` is a scalar.
+        if inputs and _is_zero_d_var(inputs[0]) and \
+                _var_stands_for(builder, inputs[0]) != SCALAR:
+            return None
+        return SCALAR
+    if name in _SCALAR_RESULTS:
+        return SCALAR
+    if name in _KEEPING and inputs and isinstance(inputs[0], Var):
+        return ARRAY if inputs[0].aval.ndim > 0 else _var_stands_for(builder, inputs[0])
+    return None
+
+
+def scalar_as_array(value):
+    """A traced 0-d `value` that stands for a number (a NumPy scalar, a weak Python number) as a
+    new 0-d array, as np.asarray makes of a number (converted code's np.asarray calls it); any
+    other value as it is."""
+    if is_traced(value) and _is_array_aval(value) and value.ndim == 0 and \
+            value.device == "cpu" and (value._weak or stands_for(value) == SCALAR):
+        return np.copy(value)
+    return value
+
+
+# --- the examples of what a traced value stands for ----------------------------------------------
+
+def _examples(obj) -> list | None:
+    """Values (or, on a GPU, the type) that `obj` may stand for: one where it is known, a NumPy
+    scalar and a 0-d array where not; None for anything but a traced array."""
+    if not is_traced(obj) or not _is_array_aval(obj):
+        return None
+    dtype = obj.dtype
+    if obj._weak and dtype in WEAK_DTYPES:  # a Python number (weak_scalars.py)
+        return [WEAK_DTYPES[dtype](0)]
+    if obj.device != "cpu":  # CuPy has no scalars: every value is a cupy.ndarray
+        cupy = cupy_module()
+        if cupy is None:
+            raise UntraceableError(f"autotrace cannot tell the type of a traced array on "
+                                   f"{obj.device} without CuPy installed")
+        return [cupy.ndarray]
+    if obj.ndim > 0:
+        return [np.zeros((1,) * obj.ndim, dtype)]
+    kind = stands_for(obj)
+    scalar, array = dtype.type(0), np.zeros((), dtype)
+    return [scalar] if kind == SCALAR else [array] if kind == ARRAY else [scalar, array]
+
+
+def _is_instance(example, classinfo) -> bool:
+    if isinstance(example, type):  # a type only (a GPU array)
+        return issubclass(example, classinfo)
+    return isinstance(example, classinfo)
+
+
+def _ambiguous(tracer, call: str) -> UntraceableError:
+    dtype = tracer.dtype
+    return UntraceableError(
+        f"autotrace cannot trace {call} of this 0-d {dtype} value: it may stand for a NumPy "
+        f"scalar (np.{dtype.type.__name__}, as x[0], np.sum(x) and arithmetic on numbers give) "
+        f"or for a 0-d array (np.array(v), a 0-d argument, an example of autotrace.vmap, a "
+        f"value a traced loop or branch carries), and {call} answers differently for the two. "
+        f"Test np.ndim(x) == 0 instead, or make it an array first (x = np.array(x))")
+
+
+def _class_names(classinfo) -> str:
+    if isinstance(classinfo, tuple):
+        return "(" + ", ".join(_class_names(item) for item in classinfo) + ")"
+    module = getattr(classinfo, "__module__", "")
+    name = getattr(classinfo, "__qualname__", None) or repr(classinfo)
+    return f"np.{name}" if module.startswith("numpy") else name
+
+
+# --- small readers -------------------------------------------------------------------------------
+
+def _is_array_aval(value) -> bool:
+    return isinstance(getattr(value, "aval", None), AbstractArray)
+
+
+def _is_zero_d_var(value) -> bool:
+    return isinstance(value, Var) and value.aval.ndim == 0
+
+
+def _pieces(equation) -> tuple:
+    index = equation.attrs.get("index", ())
+    return index if isinstance(index, tuple) else (index,)

@@ -1,0 +1,207 @@
+"""Which item writes of a traced function autotrace could not follow, were a NumPy array
+written with a traced value there.
+
+Converted code turns `a[i] = v` into `a = set_item(a, i, v)` (transforms/control_flow/
+control_flow.py). Where `a` is a NumPy array the function made (`a = np.zeros(3)`) and `v` is
+traced, the result is a new traced value, bound to `a` alone: NumPy's write changes memory,
+and every other name for that memory would keep the old contents. That is right where no
+other name holds the memory, the common buffer (`h = np.zeros(n)`, `h[t] = ...` in a loop).
+It is not where, on some path, one of these holds:
+- another name read after the write shares the memory: `z = y`, a view (`y[1:]`, `rows[0]`,
+  `out[:, 1]`) or a container or object holding it (`{"k": y}`, `[y]`);
+- the memory may be an argument's: the caller holds it (a function called with a concrete
+  array it writes into);
+- the function does not make it: a global, what a call the model cannot read returns.
+
+For those writes `write_sharing` gives the refusal that set_item raises when the write turns
+out to be traced (runtime/tracing/control_concrete_arrays.py), naming the lines and saying how
+to make the array traced where it is made (`np.zeros_like(x, shape=...)`), after which writes
+through any name are followed. The model of memory is transforms/analysis/aliases.py's, run without
+its refusals of derivatives.
+"""
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from .aliases import Sharing, _copy, _join
+from .argument_writes import parameter_names
+from .call_results import NEW_VALUE_METHODS
+from ..codegen.codegen import to_source
+from ..codegen.nodes import walk
+from ..errors import Location
+from ..front.parsing import resolve
+
+# NumPy's makers of arrays of a given shape -> the one that makes them like a traced value.
+_TRACED_MAKERS = {np.zeros: "zeros_like", np.ones: "ones_like", np.empty: "empty_like",
+                  np.full: "full_like"}
+
+# Methods of an array that give a new one (a copy): what a name holds after `b = a.copy()`.
+_NEW_ARRAY_METHODS = NEW_VALUE_METHODS | {"copy"}
+
+_ADVICE = ("Make the array traced where it is made, so that a write through any name is "
+           "followed: {made}")
+
+
+def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) -> dict | None:
+    """id(statement) -> {"unfollowed": the refusal} for each `name[index] = value` or
+    `name[index] op= value` (name a local variable: the writes converted code sends through
+    set_item) that autotrace could not follow were `name` a NumPy array and the write traced
+    (see the module docstring); {"unfollowed": None} for one into memory the function may not
+    have made (a view of it is checked when the write runs); nothing for a write into an array
+    the function made, which no other name read afterwards shares. None where the model
+    cannot read the function."""
+    analysis = _WriteSharing(function, Location(filename, 1, function.name), namespace)
+    try:
+        analysis.block(function.body)
+    except Exception:  # noqa: BLE001 - a construct the model does not read: nothing known
+        return None
+    return {key: {"unfollowed": message} for key, message in analysis.refusals.items()
+            if message is not False}
+
+
+def converted_write(statement) -> bool:
+    """Whether `statement` is a write converted code sends through set_item: `a[i] = v` or
+    `a[i] op= v` into a name."""
+    targets = statement.targets if isinstance(statement, gast.Assign) else \
+        [statement.target] if isinstance(statement, gast.AugAssign) else []
+    return len(targets) == 1 and isinstance(targets[0], gast.Subscript) and isinstance(
+        targets[0].value, gast.Name)
+
+
+def _text(node) -> str:
+    return to_source(node).strip().splitlines()[0]
+
+
+class _WriteSharing(Sharing):
+    """aliases.Sharing noting, instead of refusing, the writes it could not follow."""
+
+    def __init__(self, function, location, namespace, depth=0, returns=None):
+        super().__init__(function, location, namespace, depth, returns)
+        # id(statement) -> its refusal; None: into memory it may not make; False: followed
+        self.refusals = {}
+        parameters = [p for p in parameter_names(function) if p not in ("self", "cls")]
+        self.traced_name = parameters[0] if parameters else "x"
+        self.made_at = {id(node): node for node in walk(function)}
+        self.copies = set()  # id() of the calls `a.copy()` and the like
+
+    def run(self, node) -> None:
+        # `a, b = np.zeros(3), np.zeros(3)` binds each name to its own array, where the model
+        # takes each name for any item of the tuple (as after `a, b = pair`).
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], (gast.Tuple, gast.List)) and isinstance(
+                node.value, (gast.Tuple, gast.List)) and len(node.targets[0].elts) == len(
+                node.value.elts) and not any(isinstance(part, gast.Starred) for part in (
+                *node.targets[0].elts, *node.value.elts)):
+            values = [self.value(element) for element in node.value.elts]
+            for target, memories in zip(node.targets[0].elts, values):
+                self.bind(target, memories, node)
+            return
+        if isinstance(node, gast.Try):  # the handlers from any point of the body
+            entry = _copy(self.env)
+            self.block(node.body)
+            self.block(node.orelse)
+            exits = [self.env]
+            for handler in node.handlers:
+                self.env = _join(entry, exits[0])
+                self.block(handler.body)
+                exits.append(self.env)
+            self.env = _join(*exits)
+            self.block(node.finalbody)
+            return
+        super().run(node)
+
+    def write(self, target, written, node, what, in_place: bool, item=False) -> None:
+        if item or not converted_write(node) or self.refusals.get(id(node)):
+            return  # (in a loop: run again until a refusal is found, or the loop settles)
+        refusal = self.refusal(node.targets[0] if isinstance(node, gast.Assign) else
+                               node.target, written, node)
+        if refusal is None and all(self.made_here(memory) for memory in written):
+            refusal = self.refusals.get(id(node), False)  # followed
+        self.refusals[id(node)] = refusal
+
+    def call(self, node) -> set:
+        memories = super().call(node)
+        func = node.func
+        if isinstance(func, gast.Attribute) and func.attr in _NEW_ARRAY_METHODS and not \
+                self.is_global(func):  # `a.copy()`, `a.astype(...)`: a new array
+            self.copies.add(id(node))
+        return memories
+
+    def made_here(self, memory) -> bool:
+        """Whether `memory` is surely a new array or number the function made: by NumPy, by
+        arithmetic, or as a copy of a value."""
+        return memory in self.arrays or memory in self.plain or (
+            memory[0] in ("new", "old") and memory[1] in self.copies)
+
+    def refuse_call_writing(self, node, written, given, change, callee) -> None:
+        """A call writing into its argument: the callee's own set_item refuses it (its
+        argument is the caller's memory)."""
+
+    def refusal(self, target, written, node) -> str | None:
+        """Why a traced write into `written` (through `target`) at `node` is not followed."""
+        name = target.value.id
+        for other in sorted(self.live_after.get(id(self.statement), ())):
+            if other == name or other not in self.env:
+                continue
+            for memory, bound in self.env[other].items():
+                if self.reach({memory}) & written:
+                    bound = self.taking(memory, written) or bound
+                    own = next((f" ({self.shown(own)})" for m, own in self.env[name].items()
+                                if self.reach({m}) & written), "")
+                    return (f"this writes traced values into the NumPy array {name!r}{own}, "
+                            f"whose memory {other!r} shares ({self.shown(bound)}) and reads "
+                            f"after it, "
+                            f"on line {self.read_line(other, node)}: autotrace makes {name!r} "
+                            f"alone a new traced value, and {other!r} would keep the old "
+                            f"contents. " + self.advice(written))
+        parameters = sorted(m[1] for m in written if m[0] == "argument")
+        if parameters:
+            return (f"this writes traced values into the NumPy array {name!r}, which may be "
+                    f"the argument {parameters[0]!r} of {self.location.name}: autotrace "
+                    f"cannot make the caller's array traced in place, and the caller would "
+                    f"see the old contents. Make the array traced where the caller makes it "
+                    f"(np.zeros_like(x, shape=...), x a traced value), or write into a copy "
+                    f"made here and return it ({name} = {name}.copy())")
+        if not written:
+            bound = next(iter(self.env.get(name, {}).values()), None)
+            made = f" ({self.shown(bound)})" if isinstance(bound, gast.stmt) else ""
+            return (f"this writes traced values into {name!r}, an array the function does "
+                    f"not make{made}: autotrace cannot tell which other names or objects hold "
+                    f"it, and cannot make it traced in place for them. Make it traced where "
+                    f"it is made (np.zeros_like({self.traced_name}, shape=...)), or write "
+                    f"into a copy made here ({name} = {name}.copy())")
+        return None
+
+    def shown(self, statement) -> str:
+        if isinstance(statement, gast.FunctionDef):
+            return "an argument"
+        return f"{_text(statement)}, line {self.location.line_of(statement)}"
+
+    def advice(self, written) -> str:
+        """How to make the array traced where it is made: its maker's `_like` form."""
+        for memory in written:
+            made = self.made_at.get(memory[1]) if memory[0] in ("new", "old") else None
+            if not isinstance(made, gast.Call):
+                continue
+            maker = _TRACED_MAKERS.get(_resolved(made.func, self.namespace))
+            if maker is not None and made.args:
+                # np.full(shape, fill, dtype) -> np.full_like(x, fill, dtype, shape=shape)
+                shape, *rest = made.args
+                arguments = [self.traced_name, *map(_text, rest), f"shape={_text(shape)}",
+                             *(f"{k.arg}={_text(k.value)}" for k in made.keywords)]
+                return _ADVICE.format(made=f"np.{maker}({', '.join(arguments)}) in place of "
+                                           f"{_text(made)} (line {self.location.line_of(made)})")
+            return _ADVICE.format(made=f"np.zeros_like({self.traced_name}, shape=...) in place "
+                                       f"of {_text(made)} (line {self.location.line_of(made)})")
+        return _ADVICE.format(made=f"np.zeros_like({self.traced_name}, shape=...)")
+
+
+def _resolved(func, namespace):
+    """What `func` names, where that is hashable (else None)."""
+    try:
+        value = resolve(func, namespace)
+        hash(value)
+    except Exception:  # noqa: BLE001 - an attribute that raises, an unhashable value
+        return None
+    return value

@@ -1,0 +1,76 @@
+"""The checks converted code makes of the user's writes `a[i] = v` that autotrace could not
+follow, should `a` be a NumPy array and the write traced (transforms/analysis/write_sharing.py
+says which): set_item's keywords, and the test of an `if` or loop holding such a write.
+
+    y = set_item(y, 0, x[0], where='f.py:4: z[0] = x[0]', unfollowed='...')
+    (z,) = if_stmt(refuse_traced_writes(x.sum() > 0, (z,), ('f.py:6: ...',)), ...)
+
+A traced `if` or loop traces its variables as graph values, a NumPy array too: every write in
+it is traced, a NumPy value's as well, so its test refuses the arrays written there that other
+names may share (runtime/tracing/control_concrete_arrays.py). Code autotrace generated is
+checked by its sweeps instead: it gets none of these.
+"""
+from __future__ import annotations
+
+import gast
+
+from ..analysis.write_sharing import converted_write
+from ..codegen.codegen import to_source
+from ..codegen.naming import walk_scope
+from ..codegen.templates import name
+from .control_flow_calls import helper
+
+# The refusal of a write where the model of memory could not read the function.
+_UNREAD = ("autotrace could not read which names share this array's memory, and makes the "
+           "name written alone a new traced value; make the array traced where it is made "
+           "(np.zeros_like(x, shape=...), x a traced value)")
+
+
+def write_keywords(converter, node) -> list:
+    """The keywords of set_item for the user's `a[i] = v` (`node`, a ControlFlowConverter's
+    statement): where it is and why a traced write there is not followed, where it may not be
+    (none where it is, as for a NumPy array only the written name holds)."""
+    if converter.generated_code:
+        return []
+    if converter.unfollowed is None:
+        keywords = {"unfollowed": _UNREAD}
+    else:
+        keywords = converter.unfollowed.get(id(node), {})
+    if not keywords:
+        return []
+    keywords = {"where": converter._where(node, to_source(node).strip()), **keywords}
+    return [gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))
+            for key, value in keywords.items() if value is not None]
+
+
+def unfollowed_writes(converter, statement) -> list:
+    """[(written name, refusal)] for the writes in `statement` (not yet converted) that are
+    not followed where it becomes a graph op; `header` is the statement's first line."""
+    if converter.generated_code:
+        return []
+    header = to_source(statement).strip().splitlines()[0]
+    found = []
+    for node in (n for part in statement.body + statement.orelse for n in walk_scope(part)):
+        if not converted_write(node):
+            continue
+        reason = _UNREAD if converter.unfollowed is None else converter.unfollowed.get(
+            id(node), {}).get("unfollowed")
+        if reason is None:
+            continue
+        written = (node.targets[0] if isinstance(node, gast.Assign) else node.target).value.id
+        found.append((written, f"{converter._where(node, to_source(node).strip())}\n  "
+                               f"{reason}\n  (`{header}` runs on a traced value: autotrace "
+                               f"makes it one graph op, in which every write is traced.)"))
+    return found
+
+
+def checked_test(test, writes: list, variables) -> gast.expr:
+    """`refuse_traced_writes(test, (a, ...), (refusal, ...))` for the `writes` into the
+    statement's `variables` (those a graph op takes), else `test` itself."""
+    writes = [(written, refusal) for written, refusal in writes if written in variables]
+    if not writes:
+        return test
+    return gast.Call(func=name(helper("refuse_traced_writes")), args=[
+        test, gast.Tuple(elts=[name(written) for written, _ in writes], ctx=gast.Load()),
+        gast.Tuple(elts=[gast.Constant(value=refusal, kind=None) for _, refusal in writes],
+                   ctx=gast.Load())], keywords=[])
