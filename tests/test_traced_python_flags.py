@@ -131,13 +131,45 @@ def none_until_a_traced_loop(x, a):
     return np.sum(y) * a
 
 
+def nothing():
+    return None
+
+
+def none_from_a_call(x, a):
+    n = nothing()
+    if np.sum(x) > 0:
+        n = x[1] * 2.0
+    y = x ** 2
+    if n is None:
+        y = x ** 3
+    return np.sum(y) * a
+
+
+OPTIONS = {"scale": None}
+
+
+def none_from_an_item_through_a_name(x, a):
+    given = OPTIONS["scale"]
+    n = given
+    if np.sum(x) > 0:
+        n = x[1] * 2.0
+    y = x ** 2
+    if n is None:
+        y = x ** 3
+    return np.sum(y) * a
+
+
 @pytest.mark.parametrize("function, line, statement", [
     (none_until_a_traced_branch, 2, "if np.sum(x) > 0:"),
-    (none_until_a_traced_loop, 3, "while k < 2.0:")])
+    (none_until_a_traced_loop, 3, "while k < 2.0:"),
+    (none_from_a_call, 2, "if np.sum(x) > 0:"),
+    (none_from_an_item_through_a_name, 3, "if np.sum(x) > 0:")])
 def test_a_users_none_is_a_value_not_a_placeholder(function, line, statement):
-    """A variable the user sets to None and assigns under a traced condition cannot be traced
-    (the traced function refuses it too): the traced gradient refuses it naming the user's
-    line, where it gave zeros for the None and so took the wrong branch of `is None`."""
+    """A variable the user sets to None (`n = None`, or a value that may be None: a call of a
+    Python function, an item of a dict, a name bound to either) and assigns under a traced
+    condition cannot be traced (the traced function refuses it too): the traced gradient
+    refuses it naming the user's line, where it gave zeros for the None and so took the wrong
+    branch of `is None`."""
     x, a = np.array([-0.3, -0.7, -1.1, 0.2]), 0.8
     first = inspect.getsourcelines(function)[1]
     for traced in (autotrace.function(function), autotrace.function(autotrace.grad(function))):
@@ -147,5 +179,5 @@ def test_a_users_none_is_a_value_not_a_placeholder(function, line, statement):
         assert "None" in str(error.value)
     # Eagerly, the gradient is the one by hand: the sum is negative, so the branch leaves n
     # None (y = x ** 3), and the loop runs, setting `seen` (y = x ** 2).
-    by_hand = 3 * x ** 2 * a if function is none_until_a_traced_branch else 2 * x * a
+    by_hand = 2 * x * a if function is none_until_a_traced_loop else 3 * x ** 2 * a
     np.testing.assert_allclose(autotrace.grad(function)(x, a), by_hand, rtol=1e-14)

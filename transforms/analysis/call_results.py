@@ -71,3 +71,76 @@ def numpy_name(func, namespace) -> str | None:
     if isinstance(value, np.ufunc) or module.startswith("numpy"):
         return getattr(value, "__name__", None)
     return None
+
+
+# Builtins whose result is never None.
+_VALUE_BUILTINS = (NEW_VALUE_BUILTINS - {print}) | CONTAINER_BUILTINS | {callable, hasattr}
+# Attributes of an array, never None.
+_ARRAY_ATTRIBUTES = {"T", "mT", "real", "imag", "shape", "dtype", "ndim", "size", "strides",
+                     "itemsize", "nbytes", "flat"}
+
+
+def names_that_may_hold_none(function: gast.FunctionDef, namespace: dict) -> tuple:
+    """(the names `function`'s own statements bind to None, `n = None`; those they may bind to
+    None: those, and `n = e` where `e` may be None as far as its source says: a call of a
+    Python function, an item of a container, an attribute of an object, another such name;
+    not a value NumPy or a builtin makes)."""
+    assignments = [node for node in gast.walk(function) if isinstance(node, gast.Assign)]
+    literal = frozenset(target for node in assignments for target, value in _pairs(node)
+                        if isinstance(value, gast.Constant) and value.value is None)
+    nones = set(literal)
+    while True:  # until no more names join (`a = b` after `b = g()`)
+        found = {target for node in assignments for target, value in _pairs(node)
+                 if _may_be_none(value, namespace, nones)}
+        if found <= nones:
+            return literal, frozenset(nones)
+        nones |= found
+
+
+def _pairs(node: gast.Assign):
+    """(name bound, the expression it is bound to) for an assignment; a name unpacked from
+    anything but a tuple display is paired with the whole value."""
+    def bound(target, value):
+        if isinstance(target, gast.Name):
+            yield target.id, value
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            parts = value.elts if isinstance(value, (gast.Tuple, gast.List)) and len(
+                value.elts) == len(target.elts) else [value] * len(target.elts)
+            for element, part in zip(target.elts, parts):
+                if isinstance(element, gast.Starred):
+                    element = element.value
+                yield from bound(element, part)
+    for target in node.targets:
+        yield from ((target_name, value) for target_name, value in bound(target, node.value))
+
+
+def _may_be_none(value, namespace: dict, nones: set) -> bool:
+    if isinstance(value, gast.Constant):
+        return value.value is None
+    if isinstance(value, gast.Name):
+        return value.id in nones
+    if isinstance(value, gast.IfExp):
+        return any(_may_be_none(part, namespace, nones) for part in (value.body, value.orelse))
+    if isinstance(value, gast.BoolOp):
+        return any(_may_be_none(part, namespace, nones) for part in value.values)
+    if isinstance(value, gast.NamedExpr):
+        return _may_be_none(value.value, namespace, nones)
+    if isinstance(value, gast.Subscript):
+        return True  # an item of a list or dict may be None
+    if isinstance(value, gast.Attribute):
+        return value.attr not in _ARRAY_ATTRIBUTES
+    if isinstance(value, gast.Call):
+        return not _makes_a_value(value.func, namespace)
+    return False  # arithmetic, comparisons, displays, lambdas: never None
+
+
+def _makes_a_value(func, namespace: dict) -> bool:
+    """Whether calling `func` surely gives a value, not None: a NumPy function, a builtin that
+    makes one, an array's method (the NumPy function it is)."""
+    if numpy_name(func, namespace) is not None:
+        return True
+    value = resolve(func, namespace)
+    if value is MISSING:
+        return isinstance(func, gast.Attribute) and (
+            func.attr in NEW_VALUE_METHODS or func.attr in array_methods)
+    return is_one_of(value, _VALUE_BUILTINS)

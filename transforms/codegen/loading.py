@@ -19,7 +19,6 @@ from ..derivative_record import Derivative, derivative_record
 from ..front.front_end import Unit
 from ..front.line_map import remember, user_lines
 from ..analysis.live_names import DEFAULT, default_argument
-from .nodes import walk
 from ..reverse.sweep_parts import COMMENT
 from .templates import name, replace
 
@@ -56,20 +55,19 @@ def load(unit: Unit) -> None:
     generated = unit.namespace.load(source, unit.generated_name, unit.generated_name,
                                     checked=True, parsed=printed)
     unit.namespace.read_live(generated.__code__)  # globals, closure variables: live
-    # Variables the user's own code sets to None: None in them is a value the code may test
+    # Variables the user's own code may set to None: None in them is a value the code may test
     # (`if n is None:`), never a placeholder the derivative left unset (see if_stmt). The
-    # front end's own temporaries (`_return1 = None` for an early return) are not the user's;
-    # a derivative of a derivative takes the user's from the one it derives.
+    # front end's own temporaries (`_return1 = None` for an early return) are not the user's,
+    # nor are the names a reverse derivative starts as None before the primal sets them (those
+    # are placeholders); a derivative of a derivative takes the user's from the one it derives.
     derived = derivative_record(func)
     if derived is not None and derived.user_nones is not None:
-        user_nones = derived.user_nones
+        user_nones = derived.user_nones - unit.started_as_none
     else:
         temporaries = {f"{base}{index}" for base, count in unit.namer.counters.items()
                        for index in range(1, count + 1)}
-        user_nones = frozenset(
-            target.id for node in walk(unit.function) if isinstance(node, gast.Assign)
-            and isinstance(node.value, gast.Constant) and node.value.value is None
-            for target in node.targets if isinstance(target, gast.Name)) - temporaries
+        user_nones = (unit.set_to_none | (unit.may_hold_none - unit.started_as_none)) \
+            - temporaries
     # What it reads when it runs (namespaces) is checked before a cache hands it out again.
     generated.__autotrace_derivative__ = Derivative(
         mode=unit.mode, wrt=unit.with_respect_to, seed=unit.keyword, source=source,

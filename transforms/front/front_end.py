@@ -34,6 +34,7 @@ from .. import rules  # noqa: F401  (fills the rule registries)
 from ..reverse import unpacked_calls# noqa: F401  (the rules of apply_unpacked)
 from ..analysis.activity import STATE, active_names, varied_names
 from .anf import normalize
+from ..analysis.call_results import names_that_may_hold_none
 from ..analysis.calls import CustomGradient, FieldsOf, classify
 from .checks import check_supported
 from .custom_gradients import custom_caller
@@ -225,6 +226,9 @@ class Unit:
     new_body: list = None  # the generated function's body
     pure: object = None  # pure(expression): whether cleanup may drop or move it
     temporaries: set = None  # names cleanup may inline
+    set_to_none: frozenset = frozenset()  # names the user's code sets to None (`n = None`)
+    may_hold_none: frozenset = frozenset()  # and those it may set to None (`n = g()`)
+    started_as_none: frozenset = frozenset()  # names a reverse derivative sets to None first
     after: str | None = None  # the keyword taking the object's gradient after the call
     # The last passes' (transforms/codegen/loading.py):
     generated_name: str = None
@@ -355,6 +359,8 @@ def lists(unit: Unit) -> None:
 def anf(unit: Unit) -> None:
     normalize(unit.function, unit.location, unit.namer, unit.namespace, unit.numpy_name,
               unit.context.helper)
+    # read before the mode's passes rewrite its statements (transforms/codegen/loading.py)
+    unit.set_to_none, unit.may_hold_none = names_that_may_hold_none(unit.function, unit.namespace)
 
 
 def exits(unit: Unit) -> None:

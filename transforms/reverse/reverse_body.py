@@ -154,7 +154,8 @@ def saves(unit: Unit) -> None:
         prologue += replace("stack = []", stack=reverse.stack)
     for stack in sorted(reverse.apart_stacks.values()):
         prologue += replace("stack = []", stack=stack)
-    for undefined_name in sorted((undefined | reverse.maybe_unassigned) - set(parameters)):
+    unit.started_as_none = frozenset((undefined | reverse.maybe_unassigned) - set(parameters))
+    for undefined_name in sorted(unit.started_as_none):
         prologue += replace("name = None", name=undefined_name)
     unit.new_body = prologue + [comment("Primal sweep")] + primal + [
         comment("Adjoint sweep")] + adjoint
