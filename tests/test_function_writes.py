@@ -4,6 +4,8 @@ NumPy changes an array in place through every name and view that shares its memo
 (`B = A; A += x`, `B = A[1:]; A[1] = v`, `B = A.T; B += 1`); a trace must see the same values,
 and the traced gradient must be the eager one.
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -369,6 +371,38 @@ def test_in_place_operator_on_a_scalar_rebinds_it():
     x = np.array([1.0, 2.0])
     traced = at.function(scalar_in_place)(x)
     assert tuple(traced) == scalar_in_place(x) == (3.0, 4.0)
+
+
+def element_of_an_argument_in_place(x, m, z):
+    a = x[0]  # an element of an argument is a NumPy scalar, a copy: `+=` rebinds it
+    a += 2.0 * x[1]
+    b = m[1, 0]
+    b *= 3.0
+    c = z[()]  # the element of a 0-d array too
+    c -= 1.0
+    return a * x[2] + b + c, x, m, z
+
+
+def test_in_place_operator_on_an_element_of_an_argument_rebinds_it():
+    x, m, z = np.array([0.5, 2.0, 1.0]), np.array([[1.0, 2.0], [3.0, 4.0]]), np.array(7.0)
+    expected = element_of_an_argument_in_place(x.copy(), m.copy(), z.copy())
+    traced = at.function(element_of_an_argument_in_place)(x, m, z)
+    assert traced[0] == expected[0] == 4.5 + 9.0 + 6.0
+    for value, eager in zip(traced[1:], expected[1:]):
+        np.testing.assert_array_equal(value, eager)
+    gradient = at.function(at.grad(lambda x: element_of_an_argument_in_place(x, m, z)[0]))(x)
+    np.testing.assert_allclose(gradient, [x[2], 2.0 * x[2], x[0] + 2.0 * x[1]], rtol=1e-15)
+
+
+@pytest.mark.parametrize("index, shown", [(Ellipsis, "x[...]"), ((0, Ellipsis), "x[0, ...]")])
+def test_in_place_operator_on_a_view_of_an_argument_is_refused(index, shown):
+    def changes(x):
+        a = x[index]  # a 0-d array: a view, which `+=` changes in place
+        a += 1.0
+        return x
+    with pytest.raises(ArgumentChangedError,
+                       match=rf"changes argument 'x'\[.*\] in place \({re.escape(shown)} \+="):
+        at.function(changes)(np.array([1.0]) if index is not Ellipsis else np.array(1.0))
 
 
 # --- traced branches and loops (converted to graph ops) ---------------------------------------

@@ -47,8 +47,19 @@ def _basic_index(index) -> bool:
     """Whether `array[index]` is a view in NumPy (integers, slices, ..., None)."""
     pieces = index if isinstance(index, tuple) else (index,)
     return all(piece is None or piece is Ellipsis or isinstance(piece, slice)
-               or isinstance(piece, (int, np.integer)) and not isinstance(piece, bool)
-               for piece in pieces)
+               or _is_integer(piece) for piece in pieces)
+
+
+def is_view_index(array, index) -> bool:
+    """Whether `array[index]` is a view of `array` in NumPy: a basic index, but not one
+    integer for each axis (`()` of a 0-d array), which gives one element, a NumPy scalar."""
+    pieces = index if isinstance(index, tuple) else (index,)
+    return _basic_index(index) and not (
+        len(pieces) == array.ndim and all(_is_integer(piece) for piece in pieces))
+
+
+def _is_integer(piece) -> bool:
+    return isinstance(piece, (int, np.integer)) and not isinstance(piece, bool)
 
 
 def _index_text(index) -> str:

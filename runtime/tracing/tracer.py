@@ -46,7 +46,7 @@ import numpy as np
 
 from ..abstract import AbstractArray, abstractify, unknown_size_error
 from .arguments import (  # noqa: F401 - the argument checks, imported here too
-    ArgumentChangedError, _basic_index, _index_text, inherit_arguments, mark_view,
+    ArgumentChangedError, _index_text, inherit_arguments, is_view_index, mark_view,
     refuse_change_of_argument)
 from ..devices import is_gpu_array, mixing_error
 from ..graph import Constant, Equation, Graph, Literal, Var
@@ -360,7 +360,7 @@ class Tracer:
         result = getitem(self, index)
         if isinstance(result, Tracer):
             index_view(result, self, index)
-        if self._builder.arguments and _basic_index(index):
+        if self._builder.arguments and is_view_index(self, index):
             mark_view(result, self, index)
         return result
 
