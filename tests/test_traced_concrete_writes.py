@@ -182,7 +182,30 @@ def buffer_added_into(x):
     return np.sum(y)
 
 
-BUFFERS = [buffer_in_a_for_loop, buffer_in_a_traced_while_loop, buffer_added_into]
+def buffer_written_under_traced_ifs(x):
+    y = np.zeros(3)
+    for i in range(3):  # a Python loop: each `if` is traced, the first one takes the array over
+        if x[i] > 0.0:
+            y[i] = 5.0
+        else:
+            y[i] = x[i] * x[i]
+        if x[i] < 1.0:
+            y[(i + 1) % 3] += x[i]
+    return np.sum(y * x)
+
+
+def clamped_in_place(x):
+    y = x * 1.0
+    ones = np.ones(3)
+    for i in range(3):
+        if y[i] > 1.0:
+            y[i] = 1.0
+            ones[i] = 0.5
+    return np.sum(y ** 3 * ones)
+
+
+BUFFERS = [buffer_in_a_for_loop, buffer_in_a_traced_while_loop, buffer_added_into,
+           buffer_written_under_traced_ifs, clamped_in_place]
 
 
 @pytest.mark.parametrize("function", BUFFERS)
@@ -195,6 +218,20 @@ def test_a_buffer_written_through_one_name(function):
                                **options)
     np.testing.assert_allclose(autotrace.grad(autotrace.function(function))(x), expected,
                                **options)
+
+
+def test_second_derivatives_of_writes_under_traced_ifs():
+    """The Hessian's forward sweep over the gradient carries a tangent made from a NumPy unit
+    vector: written under the gradient's traced `if`s, it is taken over as the user's array
+    is."""
+    x = np.array([0.3, -0.7, 1.1])
+    for function in (clamped_in_place, buffer_written_under_traced_ifs):
+        expected = np.stack([central_difference(
+            lambda x, i=i: autotrace.grad(function)(x)[i], x) for i in range(3)])
+        np.testing.assert_allclose(autotrace.function(autotrace.hessian(function))(x),
+                                   expected, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(autotrace.hessian(function)(x), expected, rtol=1e-6,
+                                   atol=1e-8)
 
 
 # --- reading a NumPy array at a traced index ----------------------------------------------------

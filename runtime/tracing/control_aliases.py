@@ -310,17 +310,21 @@ def carry_branch_aliases(values, predicate: Tracer, branches: list, operands,
     """The results `values` of a traced cond sharing memory with arrays outside it as NumPy's
     would (see carry_aliases); `branches` are the true and false TracedSubgraphs, and
     `exported`, for each, {id of what a chosen link holds: the cond's output for it}."""
-    outer_leaves = [leaf for _, leaf in leaves_with_paths(operands)]
+    operand_paths = leaves_with_paths(operands)
+    outer_leaves = [leaf for _, leaf in operand_paths]
     per_branch = []
     for branch in branches:
         outer_of = {id(inner): outer if isinstance(outer, Tracer) else None
                     for inner, outer in zip(branch.inner, outer_leaves)}
-        results = [leaf for _, leaf in leaves_with_paths(branch.result)]
+        result_paths = leaves_with_paths(branch.result)
+        results = [leaf for _, leaf in result_paths]
         results_of = {}
         for position, leaf in enumerate(results):
             results_of.setdefault(id(leaf), position)
-        per_branch.append([path_alias(leaf, branch.builder, outer_of, results_of)
-                           if isinstance(leaf, Tracer) else _NEW for leaf in results])
+        per_branch.append([
+            _NEW if _own_concrete_operand(position, result_paths, operand_paths, branch)
+            else path_alias(leaf, branch.builder, outer_of, results_of)
+            if isinstance(leaf, Tracer) else _NEW for position, leaf in enumerate(results)])
     outside = {id(leaf) for leaf in outer_leaves}
     leaves = iter(zip(*per_branch))
     carried_so_far = []  # what stands outside for each result leaf before this one
@@ -343,6 +347,20 @@ def carry_branch_aliases(values, predicate: Tracer, branches: list, operands,
         carried_so_far.append(carry_aliases(value, paths))
         return carried_so_far[-1]
     return map_arrays(values, carried)
+
+
+def _own_concrete_operand(position: int, result_paths: list, operand_paths: list,
+                          branch) -> bool:
+    """Whether the branch's result leaf `position` is its variable's own operand (written in
+    place or not), a NumPy array from outside: the traced value the cond gives takes over that
+    array for the name, as a loop's does (carry_loop_aliases). Other names that share the
+    NumPy array do not see the change: converted user code refuses a traced write into one
+    (runtime/tracing/control_concrete_arrays.py); generated code keeps the user's sharing."""
+    if position >= len(operand_paths) or position >= len(branch.inner):
+        return False
+    (path, leaf), (operand_path, outer) = result_paths[position], operand_paths[position]
+    return path == operand_path and leaf is branch.inner[position] and \
+        not isinstance(outer, Tracer)
 
 
 def carry_loop_aliases(values, init_vals, body, ran_none) -> object:
