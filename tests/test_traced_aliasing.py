@@ -301,18 +301,82 @@ def test_a_write_that_may_reach_an_argument_is_refused(function, line, what):
 UNFOLLOWABLE = (
     "this array may share memory, depending on a traced condition (a traced `if`, or whether "
     "a traced loop ran), with one of several arrays, or with an array in a way autotrace "
-    "cannot replay outside the branch or loop (e.g. `B = A if c else C`), and it is written "
-    "in place, or read after one of those arrays was: NumPy changes only the memory the "
-    "condition picked, which the graph cannot follow. Give the name an array of its own "
-    "where it is chosen (`B = A.copy() if c else C.copy()`), or write into each array with "
-    "np.where (`A = np.where(c, new_A, A)`)")
+    "cannot replay outside the branch or loop (e.g. `B = A if c else C`), and it is read "
+    "after one of the others was written in place (or written inside a traced branch or "
+    "loop, or where autotrace does not know them all): NumPy changes only the memory the "
+    "condition picked, which the graph cannot follow. Give the name an array of its own where "
+    "it is chosen (`B = A.copy() if c else C.copy()`), or write into each array with np.where "
+    "(`A = np.where(c, new_A, A)`)")
 
 
 def one_of_two_arrays_written(x, M):
     A, C = M * 1.0, M * 2.0
     B = A if x[0] > 0 else C
+    B[0] = 1.0  # changes B alone: A and C may have changed
+    return np.sum(A)
+
+
+def one_of_two_arrays_written_then_a_view_read(x, M):
+    A, C = M * 1.0, M * 2.0
+    V = C[1:]
+    B = A if x[0] > 0 else C
+    B *= 2.0
+    return np.sum(B) + np.sum(V)
+
+
+def one_of_two_arrays_written_and_returned(x, M):
+    A, C = M * 1.0, M * 2.0
+    B = A if x[0] > 0 else C
     B[0] = 1.0
-    return A, C
+    return B, C
+
+
+def one_of_two_arrays_written_and_read_alone(x, M):
+    A, C = M * 1.0, M * 2.0
+    E = M * 3.0
+    D = C if x[1] > 0 else E
+    B = A if x[0] > 0 else C
+    B[0] = 1.0
+    B *= np.sum(E)
+    return B, E, np.sum(B ** 2)
+
+
+def one_of_two_arrays_written_in_a_loop_that_reads_the_other(x, M):
+    A, C = M * 1.0, M * 2.0
+    B = A if x[0] > 0 else C
+    s, k = 0.0, 0.0
+    while k < np.sum(x * 0.0) + 3.0:  # traced: the body reads A, which B's write may change
+        B[0] += 1.0
+        s = s + A[0, 0]
+        k = k + 1.0
+    return s
+
+
+def one_of_two_arrays_written_in_a_branch_that_reads_the_other(x, M):
+    A, C = M * 1.0, M * 2.0
+    B = A if x[0] > 0 else C
+    s = 0.0
+    if x[2] > 0:
+        B[0] = 5.0
+        s = np.sum(A)
+    return s
+
+
+def test_a_write_through_one_of_two_arrays_changes_it_alone():
+    """After `B = A if c else C` a write through B changes B (NumPy's B, whichever array it
+    is); A, C and what may share their memory (D) are not read after it, so the trace
+    follows NumPy."""
+    traced = at.function(one_of_two_arrays_written_and_read_alone)
+    for x in (POSITIVE, NEGATIVE):
+        for got, want in zip(traced(x, MATRIX), one_of_two_arrays_written_and_read_alone(
+                x, MATRIX)):
+            np.testing.assert_array_equal(got, want)
+
+
+def test_an_array_that_may_have_been_written_is_refused_where_it_is_returned():
+    with pytest.raises(ControlFlowError) as raised:
+        at.function(one_of_two_arrays_written_and_returned)(POSITIVE, MATRIX)
+    assert str(raised.value) == f"{UNFOLLOWABLE}\n  (read in what the traced function returns)"
 
 
 def one_of_two_arrays_read_after_a_write(x, M):
@@ -338,8 +402,12 @@ def swapped_in_a_loop(x, M):
 
 
 @pytest.mark.parametrize("function, line", [
-    (one_of_two_arrays_written, "B[0] = 1.0"),
+    (one_of_two_arrays_written, "return np.sum(A)"),
+    (one_of_two_arrays_written_then_a_view_read, "return np.sum(B) + np.sum(V)"),
     (one_of_two_arrays_read_after_a_write, "return np.sum(B)"),
+    (one_of_two_arrays_written_in_a_loop_that_reads_the_other,
+     "while k < np.sum(x * 0.0) + 3.0:  # traced: the body reads A, which B's write may change"),
+    (one_of_two_arrays_written_in_a_branch_that_reads_the_other, "if x[2] > 0:"),
     (swapped_in_a_loop, "A[0] = 3.0"),
 ], ids=lambda value: getattr(value, "__name__", None))
 def test_sharing_the_trace_cannot_follow_is_refused_at_the_users_line(function, line):

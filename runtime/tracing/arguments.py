@@ -3,13 +3,15 @@ the caller's arrays (see runtime/tracing/tracer.py, `protect_arguments`).
 
 `GraphBuilder.arguments` maps the id of each Tracer that is an array argument, or a view of
 one, to (the Tracer, the parameter's name, the path in it); a write into one of them raises
-ArgumentChangedError naming it.
+ArgumentChangedError naming it. The names the graph gives the arguments' leaves are made here
+too (`argument_paths`, `input_name`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .trees import map_arrays
+from ..pytrees import sorted_keys
+from .trees import leaves_with_paths, map_arrays
 
 
 class ArgumentChangedError(TypeError):
@@ -91,3 +93,32 @@ def inherit_arguments(builder, operands, inner) -> None:
             known = outer._builder.arguments.get(id(outer))
             if known is not None and known[0] is outer:
                 builder.arguments[id(leaf)] = (leaf, *known[1:])
+
+
+def argument_paths(args: tuple, kwargs: dict, parameters: tuple) -> list:
+    """(parameter, path) for each array leaf of a call's arguments, in map_arrays' order:
+    ("x", ""), ("params", "['W']"), ("args", "[0]") for *args, ("argument 2", "") past the
+    named parameters (`parameters`, the names positional arguments fill, "*args" last)."""
+    def paths(tree, path):
+        return [leaf_path for leaf_path, _ in leaves_with_paths(tree, path)]
+    positional = []
+    for index in range(len(args)):
+        named = parameters[min(index, len(parameters) - 1)] if parameters else ""
+        if named.startswith("*"):  # *args: its items
+            positional.append((named[1:], f"[{index - len(parameters) + 1}]"))
+        else:
+            positional.append((named, "") if index < len(parameters) else
+                              (f"argument {index}", ""))
+    return ([(name, prefix + path) for (name, prefix), arg in zip(positional, args)
+             for path in paths(arg, "")]
+            + [(key, path) for key in sorted_keys(kwargs) for path in paths(kwargs[key], "")])
+
+
+def input_name(parameter: str, path: str) -> str | None:
+    """The name a graph prints for the input that a leaf of an argument becomes: the
+    parameter and the leaf's path, as Python writes them (`x`, `params['w']`, `batch[0]`,
+    `state.h`); None (a short name is printed) for a leaf of no named parameter, or a path
+    with a space or a colon, which would not read as one name before its `:type`."""
+    name = parameter + path
+    readable = parameter.isidentifier() and not any(c.isspace() or c == ":" for c in name)
+    return name if readable else None

@@ -35,16 +35,7 @@ from ..passes.buffers import unbuffered_attrs
 from ..passes.cleanup import has_side_effect
 from .tracer import Tracer, TracerConversionError
 from .trees import leaves_with_paths, map_arrays
-from .views import Memory, ViewLink, take_view
-
-UNFOLLOWABLE_MESSAGE = (
-    "this array may share memory, depending on a traced condition (a traced `if`, or whether "
-    "a traced loop ran), with one of several arrays, or with an array in a way autotrace "
-    "cannot replay outside the branch or loop (e.g. `B = A if c else C`), and it is written "
-    "in place, or read after one of those arrays was: NumPy changes only the memory the "
-    "condition picked, which the graph cannot follow. Give the name an array of its own "
-    "where it is chosen (`B = A.copy() if c else C.copy()`), or write into each array with "
-    "np.where (`A = np.where(c, new_A, A)`)")
+from .views import UNFOLLOWABLE_MESSAGE, Memory, ViewLink, take_view
 
 _NEW = "new"  # a path's leaf made on that path
 
@@ -165,14 +156,24 @@ def _same_equations(first, second) -> bool:
     return renamed.get(value_a.graph_var, value_a.graph_var) is value_b.graph_var
 
 
-def _unfollowable(result: Tracer, outers) -> None:
-    """Make `result` refuse writes, and reads after a write into any of `outers`."""
-    result._memory, result._seen, result._link = Memory(UNFOLLOWABLE_MESSAGE), 0, None
+def _unfollowable(result: Tracer, outers, known: bool = False) -> None:
+    """Make `result` refuse reads after a write into any of `outers`, and writes; but where
+    `known` (the arrays it may share memory with are `outers`, all of them) and they are
+    traced values of its own trace, take a write into it as changing it alone, and make
+    reading any of them after refuse instead (views.Memory)."""
+    outers = list(outers)
+    known = known and all(isinstance(outer, Tracer) and outer._builder is result._builder
+                          for outer in outers)
+    memories = []
     for outer in outers:
         if isinstance(outer, Tracer):
             if outer._memory is None:
                 outer._memory, outer._seen = Memory(), 0
-            outer._memory.followers.append(result._memory)
+            memories.append(outer._memory)
+    memory = Memory(UNFOLLOWABLE_MESSAGE, memories if known else None)
+    result._memory, result._seen, result._link = memory, 0, None
+    for outer_memory in memories:
+        outer_memory.followers.append(memory)
 
 
 def carry_aliases(result: Tracer, paths: list):
@@ -186,17 +187,19 @@ def carry_aliases(result: Tracer, paths: list):
         _unfollowable(result, [alias[0] for _, alias in paths if alias not in (None, _NEW)])
         return result
     builder = result._builder
+    # arrays of this trace itself, not of an enclosing one (a write cannot make those stale)
+    own = all(alias[0]._builder is builder for _, alias in paths if alias is not _NEW)
     paths = [(taken, alias if alias is _NEW else (_standing_for(alias[0], builder), alias[1]))
              for taken, alias in paths]
     outers = {id(alias[0]): alias[0] for _, alias in paths if alias is not _NEW}
     if len(outers) > 1 or not _is_array_tracer(next(iter(outers.values()))):
-        _unfollowable(result, outers.values())
+        _unfollowable(result, outers.values(), known=own)
         return result
     (outer,) = outers.values()
     reads = [None if alias is _NEW else _recorded(builder, lambda alias=alias: _read_through(
         alias[1])(outer)) for _, alias in paths]
     if any(read is None for read, (_, alias) in zip(reads, paths) if alias is not _NEW):
-        _unfollowable(result, [outer])
+        _unfollowable(result, [outer], known=own)
         return result
     chains = [alias[1] for _, alias in paths if alias is not _NEW]
     certain = all(link not in link.ambiguous for chain in chains for link in chain)

@@ -19,7 +19,7 @@ from ..primitives.registry import primitives
 from .control_scope import ControlFlowError
 from .tracer import Tracer, write_value
 from .trees import leaves_with_paths, map_arrays
-from .views import shares_memory_with_another
+from .views import refuse_unfollowed, shares_memory_with_another
 
 
 class LoopMemoryError(ControlFlowError):
@@ -48,6 +48,7 @@ def write_back(operands, changed: list, values: tuple, results, positions: list)
     that operand's memory (see positions_of_operands)."""
     outer_leaves = [leaf for _, leaf in leaves_with_paths(operands)]
     for index, value in zip(changed, values):
+        refuse_unfollowed(outer_leaves[index])
         write_value(outer_leaves[index], value)
     positions = iter(positions)
 
@@ -154,6 +155,7 @@ def write_first_iteration(init_vals, first_writes: FirstWrites | None, results) 
         return
     outer_leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
     for index, first in zip(first_writes.lost, results):
+        refuse_unfollowed(outer_leaves[index])
         write_value(outer_leaves[index], first)
 
 

@@ -46,8 +46,8 @@ import numpy as np
 
 from ..abstract import AbstractArray, abstractify, unknown_size_error
 from .arguments import (  # noqa: F401 - the argument checks, imported here too
-    ArgumentChangedError, _index_text, inherit_arguments, is_view_index, mark_view,
-    refuse_change_of_argument)
+    ArgumentChangedError, _index_text, argument_paths, inherit_arguments, input_name,
+    is_view_index, mark_view, refuse_change_of_argument)
 from ..devices import is_gpu_array, mixing_error
 from ..graph import Constant, Equation, Graph, Literal, Var
 from ..ops import (LITERAL_TYPES, UntraceableError, array_methods, numpy_functions,
@@ -61,6 +61,7 @@ from ..primitives.index import out_position
 from ..scopes import current as current_scope
 from ..state import StateCell, capturing
 from ..user_frames import code_site
+from .control_scope import ControlFlowError
 from .trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
 from .weak_scalars import weak_power, weak_ufunc
@@ -537,14 +538,14 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
           in (c) }
     """
     builder = GraphBuilder()
-    names = iter(_argument_paths(tuple(args), dict(kwargs or {}), parameters))
+    names = iter(argument_paths(tuple(args), dict(kwargs or {}), parameters))
 
     def new_argument(leaf):
         tracer = builder.new_input(_aval_of(leaf))
         if isinstance(leaf, np.ndarray) and leaf.ndim == 0:  # not a NumPy scalar (signature)
             builder.zero_d_arrays.add(tracer.graph_var)
         parameter, path = next(names)
-        tracer.graph_var.name = _input_name(parameter, path)
+        tracer.graph_var.name = input_name(parameter, path)
         if protect_arguments and not isinstance(leaf, (np.generic, Tracer)):  # not a scalar
             builder.arguments[id(tracer)] = (tracer, parameter, path)
         return tracer
@@ -552,8 +553,11 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
     outputs: list = []
 
     def output_slot(leaf):
-        outputs.append(builder.own_var(leaf) if isinstance(leaf, Tracer)
-                       else builder.constant(leaf))
+        try:
+            outputs.append(builder.own_var(leaf) if isinstance(leaf, Tracer)
+                           else builder.constant(leaf))
+        except ControlFlowError as error:  # read after the function returned: say where
+            raise type(error)(f"{error}\n  (read in what the traced function returns)") from None
         return _Slot(len(outputs) - 1)
 
     try:
@@ -565,35 +569,6 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
         builder.finished = True
     structure = OutputStructure(template, scope.captured_cells, scope.written_cells)
     return Graph(builder.inputs, builder.equations, outputs), structure
-
-
-def _argument_paths(args: tuple, kwargs: dict, parameters: tuple) -> list:
-    """(parameter, path) for each array leaf of a call's arguments, in map_arrays' order:
-    ("x", ""), ("params", "['W']"), ("args", "[0]") for *args, ("argument 2", "") past the
-    named parameters (`parameters`, the names positional arguments fill, "*args" last)."""
-    def paths(tree, path):
-        return [leaf_path for leaf_path, _ in leaves_with_paths(tree, path)]
-    positional = []
-    for index in range(len(args)):
-        named = parameters[min(index, len(parameters) - 1)] if parameters else ""
-        if named.startswith("*"):  # *args: its items
-            positional.append((named[1:], f"[{index - len(parameters) + 1}]"))
-        else:
-            positional.append((named, "") if index < len(parameters) else
-                              (f"argument {index}", ""))
-    return ([(name, prefix + path) for (name, prefix), arg in zip(positional, args)
-             for path in paths(arg, "")]
-            + [(key, path) for key in sorted_keys(kwargs) for path in paths(kwargs[key], "")])
-
-
-def _input_name(parameter: str, path: str) -> str | None:
-    """The name a graph prints for the input that a leaf of an argument becomes: the
-    parameter and the leaf's path, as Python writes them (`x`, `params['w']`, `batch[0]`,
-    `state.h`); None (a short name is printed) for a leaf of no named parameter, or a path
-    with a space or a colon, which would not read as one name before its `:type`."""
-    name = parameter + path
-    readable = parameter.isidentifier() and not any(c.isspace() or c == ":" for c in name)
-    return name if readable else None
 
 
 def _aval_of(leaf) -> AbstractArray:

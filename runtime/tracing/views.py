@@ -62,27 +62,57 @@ _ENCLOSING_WRITE_MESSAGE = (
     "loop so it is carried")
 
 
+# A name that may share memory with one of several arrays, chosen by a traced condition
+# (runtime/tracing/control_aliases.py), and the arrays it may share memory with.
+UNFOLLOWABLE_MESSAGE = (
+    "this array may share memory, depending on a traced condition (a traced `if`, or whether "
+    "a traced loop ran), with one of several arrays, or with an array in a way autotrace "
+    "cannot replay outside the branch or loop (e.g. `B = A if c else C`), and it is read "
+    "after one of the others was written in place (or written inside a traced branch or "
+    "loop, or where autotrace does not know them all): NumPy changes only the memory the "
+    "condition picked, which the graph cannot follow. Give the name an array of its own where "
+    "it is chosen (`B = A.copy() if c else C.copy()`), or write into each array with np.where "
+    "(`A = np.where(c, new_A, A)`)")
+
+
 class Memory:
     """The memory a root and its views share: `writes[k]` is the set of ambiguous view links
     (reshapes) between the root and what write k was made through (or STALE, see below).
 
     A traced branch or loop may leave a name sharing memory with one of several arrays in a
-    way the trace cannot follow (runtime/tracing/control_aliases.py): its memory then has a `refusal`
-    (the message a write into it raises), and it follows the memories of those arrays: a
-    write into one of them adds STALE to its writes, and reading it after that raises too."""
+    way the trace cannot follow (runtime/tracing/control_aliases.py): its memory then has a
+    `refusal`, and it follows the memories of those arrays: a write into one of them adds STALE
+    to its writes, and reading it after that raises. Where those arrays are all known traced
+    values of its trace (`shares`, their memories), a write into it is taken, changing it
+    alone, and the memories it may share become stale in turn (`written_alone`): NumPy changed
+    one of them, and reading any of them after raises. Where they are not all known, a write
+    into it raises its `refusal`."""
 
-    __slots__ = ("writes", "refusal", "followers")
+    __slots__ = ("writes", "refusal", "followers", "shares")
 
-    def __init__(self, refusal: str | None = None):
+    def __init__(self, refusal: str | None = None, shares: list | None = None):
         self.writes: list = []
         self.refusal = refusal
         self.followers: list[Memory] = []
+        self.shares = shares
 
     def note_write(self, ambiguous: frozenset) -> None:
         """Count a write (through the ambiguous links `ambiguous`) into this memory."""
         self.writes.append(ambiguous)
         for follower in self.followers:
             follower.writes.append(STALE)
+
+    def written_alone(self) -> None:
+        """A write into this memory (whose `shares` are known) is taken as changing it alone:
+        every memory it may share, and every one that may share theirs, becomes stale."""
+        pending, seen = list(self.shares), {id(self)}
+        while pending:
+            other = pending.pop()
+            if id(other) in seen:
+                continue
+            seen.add(id(other))
+            other.writes.append(STALE)
+            pending += other.followers
 
 
 STALE = object()  # in Memory.writes: a memory this one may share was written (see Memory)
@@ -146,7 +176,7 @@ def current_var(tracer):
     ambiguous = _ambiguous(tracer)
     for written in memory.writes[tracer._seen:]:
         if written is STALE:
-            raise ControlFlowError(memory.refusal)
+            raise ControlFlowError(memory.refusal or UNFOLLOWABLE_MESSAGE)
         if written != ambiguous:
             how = next(iter(written ^ ambiguous)).how
             raise ViewAmbiguityError(_AMBIGUOUS_MESSAGE.format(how=how))
@@ -158,15 +188,29 @@ def current_var(tracer):
     return tracer._var
 
 
+def refuse_unfollowed(tracer) -> None:
+    """Raise where `tracer`, or an array it views, may share memory with one of several arrays
+    (Memory's refusal), for a write into it that a traced branch or loop made: the body may
+    have read the others as they were before it, which a write taken as changing it alone
+    (Memory.written_alone) would not make stale in time."""
+    current = tracer
+    while current is not None:
+        if current._memory is not None and current._memory.refusal is not None:
+            raise ControlFlowError(current._memory.refusal)
+        current = current._link.base if current._link is not None else None
+
+
 def write_into(tracer, value, refuse, read_only_message: str) -> None:
     """Change `tracer` in place to `value` (a Tracer of its shape and dtype), and the memory
     it shares with its bases and views. `refuse(t)` raises if `t` (`tracer` or a base of it)
     may not be changed (an argument); a read-only view raises NumPy's `read_only_message`."""
-    chain, current = [], tracer
+    chain, current, alone = [], tracer, []
     while current is not None:
         refuse(current)
         if current._memory is not None and current._memory.refusal is not None:
-            raise ControlFlowError(current._memory.refusal)
+            if current._memory.shares is None:
+                raise ControlFlowError(current._memory.refusal)
+            alone.append(current._memory)  # (see Memory)
         link = current._link
         if link is not None and link.write is None:
             raise ValueError(read_only_message)
@@ -179,6 +223,8 @@ def write_into(tracer, value, refuse, read_only_message: str) -> None:
     values = [value]
     for view in chain[:-1]:
         values.append(view._link.write(view._link.base, values[-1]))
+    for shared in alone:
+        shared.written_alone()
     memory = tracer._memory
     if memory is not None:
         memory.note_write(_ambiguous(tracer))
