@@ -561,6 +561,35 @@ def test_python_loop_inside_a_traced_branch(function):
     assert_one_trace_serves(function, [small, large, small * 0.5], 1.3)
 
 
+def python_loop_inside_a_traced_loop(x, a):
+    w = np.tanh(np.sum(np.sin(x)))
+    while w < 1.4:  # traced
+        w = w + 0.5 + x[1] ** 2
+        k = 0
+        while k < 2:  # in Python: the same two iterations every time
+            k += 1
+            x = np.concatenate([x[2:], x[:2]]) * a
+    return np.sum(np.sin(x)) + np.sum(x) * a
+
+
+def python_loop_inside_a_traced_for(x, a):
+    for i in range(np.sum(x > 0.0)):  # traced: how many elements are positive
+        for j in range(3):
+            x = x * a + np.roll(x, j) * 0.1
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("function", [python_loop_inside_a_traced_loop,
+                                      python_loop_inside_a_traced_for])
+def test_python_loop_inside_a_traced_loop(function):
+    """The inner loop's trip count is the same in every iteration of the traced loop: it stays
+    a Python int, so the adjoint's inner loop runs in Python too and pops what the primal's
+    pushed, where it was refused ("pops values that were not pushed by a loop")."""
+    inputs = [np.array([0.3, -0.7, 0.5, 0.1]), np.array([-0.3, -0.7, -0.5, -0.9]),
+              np.array([0.9, 0.4, 0.2, -0.1])]
+    assert_one_trace_serves(function, inputs, 0.9)
+
+
 def return_under_an_or(x, a):
     if np.sin(a) < -0.3 or np.sum(x) < 0.35:
         return np.sum(np.sin(x)) + np.sum(x) * a

@@ -19,7 +19,8 @@ Decisions:
   length is known while tracing, so the trace still serves every value).
 - `for i in range(n)` with a traced bound is a graph `while` op over `i`.
 - In generated code a variable the loop body leaves the same Python bool every iteration (a
-  condition on Python values) stays that bool, not a loop value (see `_flags_after`).
+  condition on Python values), or the same trip count of a loop inside it that runs in Python
+  (`_n2`), stays that bool or int, not a loop value (see `_flags_after`).
 - In generated code every stack of saved values a traced loop carries becomes a graph stack
   (runtime/tracing/stacks.py); a loop whose break or condition turns traced after some iterations
   starts over in the graph, with its stacks, and the arrays those iterations changed in place
@@ -247,10 +248,10 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
     stacks = [value for value in values if isinstance(value, TracedStack)]
     before_loop = snapshot(stacks)
     values = list(values)
-    # index -> the Python bool the body leaves in it (generated code; see `_flags_after`). A
-    # Python bool on entry is taken for one until the body changes it.
+    # index -> the Python bool or trip count the body leaves in it (generated code; see
+    # `_flags_after`). One on entry is taken for one until the body changes it.
     flags: dict = {index: value for index, value in enumerate(values)
-                   if placeholders is True and isinstance(value, _BOOLS)}
+                   if placeholders is True and _may_be_flag(names[index], value)}
     settled: set = set()  # indexes of flags the body changed: carried as graph values
     found: dict = {}  # the flags as the body's last trace left them
 
@@ -303,7 +304,11 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
         def check(before, after):
             if placeholders is True and found != flags:  # a flag found, or one changed
                 for index in set(flags) - set(found):
-                    values[index] = np.asarray(flags[index])
+                    if type(flags[index]) is int:  # a count the body changes: a weak int
+                        values[index] = starts[index] = flags[index]
+                        weak.add(index)
+                    else:
+                        values[index] = np.asarray(flags[index])
                     settled.add(index)
                 for index in set(found) - set(flags):
                     values[index] = found[index]
@@ -333,9 +338,20 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
     return tuple(full(_until_settled(where, 2 * len(values), attempt)))
 
 
-_TEMPORARY = re.compile(r"_(t|cond)\d+")  # the derivative's temporaries (transforms/pipeline.py)
+_TEMPORARY = re.compile(r"_(t|cond|n)\d+")  # the derivative's temporaries (pipeline.py)
+_COUNT = re.compile(r"_n\d+")  # the trip count of a loop, in generated code
 # A flag's values: a comparison of Python numbers, or of NumPy scalars (np.True_ is one object)
 _BOOLS = (bool, np.bool_)
+
+
+def _may_be_flag(variable: str, value) -> bool:
+    """Whether `value` of `variable` may stay a Python value in a loop of generated code: a bool,
+    or a loop's trip count (an int)."""
+    return isinstance(value, _BOOLS) or type(value) is int and bool(_COUNT.fullmatch(variable))
+
+
+def _same_flag(first, second) -> bool:
+    return first is second or type(first) is int and type(second) is int and first == second
 
 
 def _flags_after(names, values: list, results, flags: dict, settled: set) -> dict:
@@ -345,18 +361,21 @@ def _flags_after(names, values: list, results, flags: dict, settled: set) -> dic
     derivative (read after the loop only by the adjoint of the same iterations; a user's None
     is a value code may read). The values saved with it are then bools known while tracing,
     so that the adjoint `if` on it stays a Python `if` too, and never traces the branch that
-    the primal never takes (whose saved values were never assigned). A flag the body changes
-    is carried as a graph value, and the body traced again. Returns the flags after this
-    trace."""
+    the primal never takes (whose saved values were never assigned). So does the trip count of
+    a loop inside the body that runs in Python (`_n2`, the same in every iteration): the
+    adjoint's loop over it then runs in Python too, popping what the primal's pushed. A flag
+    the body changes (the loop's own count) is carried as a graph value, and the body traced
+    again. Returns the flags after this trace."""
     after = {}
     for index, result in enumerate(results):
         if index in settled:
             continue
         if index in flags:
-            if result is flags[index]:
+            if _same_flag(result, flags[index]):
                 after[index] = result
-        elif isinstance(result, _BOOLS) and (values[index] is result or values[index] is None
-                                             and _TEMPORARY.fullmatch(names[index])):
+        elif _may_be_flag(names[index], result) and (
+                _same_flag(values[index], result)
+                or values[index] is None and _TEMPORARY.fullmatch(names[index])):
             after[index] = result
     return after
 
