@@ -23,6 +23,7 @@ import numpy as np
 from autotrace import runtime
 from autotrace import transforms
 from autotrace.runtime.tracing.control_statements import HELPERS as STATEMENT_HELPERS, NUMPY_REPLACEMENTS
+from autotrace.runtime.tracing.tracer_list_arguments import reads_arrays, with_lists_as_arrays
 from autotrace.transforms.control_flow.control_flow_build import convert
 from autotrace.transforms.dynamic_calls import (derivative_conversion, jvp_call, vjp_call,
                                                 vjp_call_tangent, vjp_call_transpose,
@@ -80,10 +81,13 @@ def converted(callee):
         _warn_of_a_frozen_draw(callee, sys._getframe(1))
     try:
         replacement = NUMPY_REPLACEMENTS.get(callee) or _CONVERTING_CALLERS.get(callee)
+        numpy_callee = reads_arrays(callee)
     except TypeError:  # unhashable
-        replacement = None
+        replacement, numpy_callee = None, False
     if replacement is not None:
         return replacement
+    if numpy_callee:  # a list of traced values read as an array: np.linalg.norm([a, b])
+        return with_lists_as_arrays(callee)
     inner = getattr(callee, "__autotrace_python_function__", None)
     if inner is not None and not inspect.isfunction(callee):
         return for_tracing(inner)

@@ -294,12 +294,14 @@ class NumpyNames:
     def size(self, x) -> int:
         return math.prod(self.shape(x))
 
-    def reshape(self, x, shape, order="C"):
+    def reshape(self, x, shape, order="C", copy=None):
         if order != "C":
             raise ArrayApiError(f"numpy.reshape with order={order!r} cannot run on "
                                 f"{self.xp.__name__} arrays")
-        return self.xp.reshape(self.asarray(x), tuple(shape) if isinstance(shape, (
-            tuple, list)) else (shape,))
+        shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        if copy is None:
+            return self.xp.reshape(self.asarray(x), shape)
+        return self.xp.reshape(self.asarray(x), shape, copy=copy)
 
     def ravel(self, x):
         return self.xp.reshape(x, (-1,))

@@ -180,13 +180,15 @@ def pad(names, x, pad_width, mode="constant", constant_values=0):
         raise names.unsupported(f"numpy.pad with mode={mode!r} cannot run on "
                                 f"{names.xp.__name__} arrays; only mode='constant' can")
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (x.ndim, 2))
-    for axis, (before, after) in enumerate(widths.tolist()):
+    # One value, a (before, after) pair, or a pair per axis; a later axis's sides span the
+    # earlier ones', as NumPy's corners hold the later axis's value.
+    values = np.broadcast_to(np.asarray(constant_values), (x.ndim, 2))
+    for axis, ((before, after), pair) in enumerate(zip(widths.tolist(), values.tolist())):
         if before or after:
-            def side(width):
+            def side(width, value):
                 shape = (*x.shape[:axis], width, *x.shape[axis + 1:])
-                return names.xp.full(shape, constant_values, dtype=x.dtype,
-                                     device=names.device)
-            x = names.xp.concat([side(before), x, side(after)], axis=axis)
+                return names.xp.full(shape, value, dtype=x.dtype, device=names.device)
+            x = names.xp.concat([side(before, pair[0]), x, side(after, pair[1])], axis=axis)
     return x
 
 

@@ -182,6 +182,19 @@ def set_at(out, index, value):
     return out
 
 
+def reshape_view(a, shape):
+    """`np.reshape(a, shape, copy=False)` on `a`'s device: a view of `a`, or NumPy's ValueError
+    where a's memory layout allows none. CuPy's reshape takes no `copy` and copies there: its
+    result is checked to share a's memory."""
+    module = array_module(a)
+    if not is_gpu_array(a):
+        return module.reshape(a, shape, copy=False)
+    view = module.reshape(a, shape)
+    if a.size and not module.shares_memory(view, a):
+        raise ValueError("Unable to avoid creating a copy while reshaping.")
+    return view
+
+
 def cupy_module():
     """CuPy, or None when it is not installed or cannot start (no CUDA driver)."""
     try:

@@ -12,13 +12,14 @@ from __future__ import annotations
 from .primitives.registry import (  # noqa: F401 - the registry's names, complete from here
     LITERAL_TYPES, NO_FACTS, Primitive, UntraceableError, array_methods, bind, call_source,
     function_facts, literal_source, names_with, numpy_functions, primitives, register,
-    source_globals, untraceable, viewed_inputs,
+    source_globals, ufunc_methods, untraceable, viewed_inputs,
 )
 
 # Each family registers its primitives and bindings when imported.
 from .primitives import index as ops_index
 from .primitives import insert as ops_insert
 from .primitives import linalg as ops_linalg
+from .primitives import pad as ops_pad
 from .primitives import reduce as ops_reduce
 from .primitives import shape as ops_shape
 from .primitives import convolution

@@ -518,9 +518,9 @@ def mismatched_product(x):
      "return it, or leave this function untraced", "return float(np.sum(x))"),
     (as_item, (positive,), TypeError,
      "cannot convert a traced value to a Python scalar (.item()): a traced value has no Python "
-     "value while tracing (it has one only when the graph runs). Keep it an array: compute "
-     "with NumPy functions (np.where to choose between values, autotrace.cond for a branch) "
-     "and return it, or leave this function untraced", "return np.sum(x).item()"),
+     "value while tracing (it has one only when the graph runs). Index it instead, which keeps "
+     "a traced NumPy scalar: x.ravel()[0] for x.item(), x.ravel()[i] for x.item(i), x[i, j] "
+     "for x.item(i, j)", "return np.sum(x).item()"),
     (in_a_loop, (positive, np.int64(2)), TypeError,
      "cannot convert a traced value to a Python float: a traced value has no Python value "
      "while tracing (it has one only when the graph runs). Keep it an array: compute with "

@@ -31,10 +31,10 @@ from .dtypes import as_weights, dtype_beside, gradient_dtype, real_dtype
 from .structure import _is_traced
 # The structural adjoints live beside this module; rules and tests name them from here too.
 from .structural_adjoints import (  # noqa: F401
-    _FLOAT_KINDS, _as_float, _float_zeros, _holds_floats, _python_numbers_alone, array_like,
-    diag_adjoint, delete_sources, diagonal_adjoint, insert_places, join, reshape_each,
-    reshape_each_back, sort_like, split_like, take_at, unarray, unpad, unrepeat, unsort, unstack,
-    untake, untake_along, untile)
+    _FLOAT_KINDS, _as_array, _as_float, _float_zeros, _holds_floats, _python_numbers_alone,
+    array_like, diag_adjoint, delete_sources, diagonal_adjoint, insert_places, join,
+    reshape_each, reshape_each_back, sort_like, split_like, take_at, unarray, unpad,
+    unpad_values, unrepeat, unsort, unstack, untake, untake_along, untile)
 from ..devices import array_module
 from ..primitives.index import holds_traced, stacked
 from ..primitives.shape import broadcast_like as broadcast_to_shape_of, dimension_size
@@ -269,14 +269,32 @@ def tie_weights(y, x, other):
     return xp.divide(chosen, xp.add(1.0, tied))
 
 
-def extremum_weights(a, y, axis=None, keepdims=False):
-    """Where `a` attains its max/min `y` over `axis`, 1/(number of ties); 0 elsewhere."""
+def extremum_weights(a, y, axis=None, keepdims=False, initial=None):
+    """Where `a` attains its max/min `y` over `axis`, 1/(number of ties); 0 elsewhere. An
+    `initial` the reduction started from (np.max(a, initial=c)) that attains `y` is one tie
+    more."""
     xp = array_module(a)
     if not hasattr(a, "ndim"):  # a Python number (traced values and arrays have ndim)
         a = xp.asarray(a)
-    attained = as_weights(xp.equal(a, _expand_to_shape(y, a.shape, axis, keepdims, a)), a,
-                          always=True)  # counted in floats: the same counts, exactly
-    return xp.divide(attained, xp.sum(attained, axis=axis, keepdims=True))
+    extremum = _expand_to_shape(y, a.shape, axis, keepdims, a)
+    # Counted in floats: the same counts, exactly.
+    attained = as_weights(xp.equal(a, extremum), a, always=True)
+    ties = xp.sum(attained, axis=axis, keepdims=True)
+    if initial is not None:
+        ties = ties + as_weights(xp.equal(initial, extremum), a, always=True)
+    return xp.divide(attained, ties)
+
+
+def initial_weight(a, y, axis=None, keepdims=False, initial=None):
+    """The share of the gradient of `y`, the max/min of `a` over `axis` started from `initial`,
+    that goes to `initial` (in y's shape): 1/(number of ties) where it attains `y`, else 0."""
+    xp = array_module(a)
+    if not hasattr(a, "ndim"):
+        a = xp.asarray(a)
+    starts = as_weights(xp.equal(initial, y), y, always=True)
+    ties = xp.sum(as_weights(xp.equal(a, _expand_to_shape(y, a.shape, axis, keepdims, a)), a,
+                             always=True), axis=axis, keepdims=keepdims)
+    return xp.divide(starts, ties + starts)
 
 
 def clip_weights(y, a, lower, upper, which):
@@ -373,7 +391,7 @@ def arange_positions(y):
 
 def norm_power(x, ord=None, axis=None):
     """The p of the vector p-norm that np.linalg.norm(x, ord, axis) computes (Frobenius: 2)."""
-    ndim = np.ndim(x) if axis is None else (1 if np.ndim(axis) == 0 else len(axis))
+    ndim = np.ndim(_as_array(x)) if axis is None else (1 if np.ndim(axis) == 0 else len(axis))
     if ord is None or (ord == "fro" and ndim == 2):
         return 2.0
     if ndim == 1 and not isinstance(ord, str) and np.isfinite(ord) and ord != 0:
@@ -395,7 +413,9 @@ def vector_norm_power(ord):
 # Differentiable helpers: each has an adjoint rule in transforms/rules/derivative_helpers.py.
 
 def norm_direction(x, p):
-    """|x|^(p-1) sign(x): the direction of the gradient of a p-norm (x itself for p=2)."""
+    """|x|^(p-1) sign(x): the direction of the gradient of a p-norm (x itself for p=2), an
+    array also where x is a list (np.linalg.norm([a, b]))."""
+    x = _as_array(x)
     if p == 2:
         return x
     xp = array_module(x)
@@ -406,6 +426,7 @@ def norm_direction(x, p):
 
 def norm_slope(x, p):
     """The derivative of `norm_direction(x, p)`: (p-1)|x|^(p-2), exactly 1 for p=2, 0 for p=1."""
+    x = _as_array(x)
     xp = array_module(x)
     if p == 2:
         return xp.ones(np.shape(x), dtype=real_dtype(x))

@@ -17,8 +17,9 @@ from ..array_api import numpy_dtype
 from .dtypes import gradient_dtype
 from .structure import _is_traced
 from ..devices import add_at as add_at_in_place, array_module, set_at
-from ..primitives.index import add_at, set_item
+from ..primitives.index import add_at, get_item, holds_traced, set_item, stacked
 from ..primitives.insert import delete_sources, insert_sources  # noqa: F401 (delete_sources: for rules)
+from ..primitives.pad import pad_sides
 
 _FLOAT_KINDS = "fc"
 
@@ -42,7 +43,16 @@ def _as_float(g):
     return g if _is_traced(g) else float(g)
 
 
+def _as_array(x):
+    """`x`, or the array NumPy reads a (nested) list or tuple `x` as (which may hold traced
+    values)."""
+    if isinstance(x, (list, tuple)):
+        return stacked(x) if holds_traced(x) else np.asarray(x)
+    return x
+
+
 def _sort_order(a, axis):
+    a = _as_array(a)  # np.sort([a, b]) sorts the array NumPy makes of the list
     xp = array_module(a)
     if axis is None:
         return xp.argsort(xp.ravel(a), kind="stable")
@@ -51,6 +61,7 @@ def _sort_order(a, axis):
 
 def sort_like(v, a, axis=-1):
     """`v` put in the order that sorts `a` along `axis` (None: flattened)."""
+    v = _as_array(v)  # (the tangents of a list np.sort reads as an array)
     xp = array_module(v)
     if axis is None:
         return xp.ravel(v)[_sort_order(a, None)]
@@ -62,8 +73,8 @@ def unsort(g, a, axis=-1):
     xp = array_module(g)
     order = _sort_order(a, axis)
     inverse = xp.argsort(order, axis=-1 if axis is None else axis)
-    if axis is None:
-        return xp.reshape(g[inverse], np.shape(a))
+    if axis is None:  # (a traced `inverse` reads a concrete `g` too: get_item)
+        return xp.reshape(get_item(g, inverse), np.shape(a))
     return xp.take_along_axis(g, inverse, axis=axis)
 
 
@@ -220,6 +231,35 @@ def unpad(g, pad_width, mode="constant"):
     return xp.reshape(out, shape)
 
 
+def unpad_values(g, pad_width, constant_values=0):
+    """The adjoint of np.pad(array, pad_width, constant_values=...) with respect to the fill
+    values, in their shape: each (before, after) value of each axis gets the gradient of the
+    elements it fills (at a corner, those of the later axis, whose value NumPy writes last)."""
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (np.ndim(g), 2))
+    ndim = len(widths)
+    inner = tuple(n - int(before) - int(after) for (before, after), n in zip(widths, np.shape(g)))
+    fills = pad_sides(inner, widths)  # 0 the array's own, 1 + 2 * axis + (0 before, 1 after)
+    xp = array_module(g)
+    sums = _scatter_add(xp.zeros(2 * ndim + 1, dtype=xp.result_type(g, 1.0)),
+                        fills.reshape(-1), xp.reshape(g, (-1,)))
+    per_value = xp.reshape(sums[1:], (ndim, 2))
+    shape = _nested_shape(constant_values)
+    if int(np.prod(shape, dtype=np.int64)) == 1:  # one value fills every side
+        return xp.reshape(xp.sum(per_value), shape)
+    if len(shape) == 1:  # (before, after), the same for every axis
+        return xp.sum(per_value, axis=0)
+    return xp.sum(per_value, axis=tuple(i for i in range(2) if shape[i] == 1), keepdims=True)
+
+
+def _nested_shape(value) -> tuple:
+    """The shape of np.asarray(value), read without making it (its items may be traced)."""
+    if hasattr(value, "shape"):
+        return tuple(value.shape)
+    if isinstance(value, (list, tuple)):
+        return (len(value),) + (_nested_shape(value[0]) if len(value) else ())
+    return ()
+
+
 def diagonal_adjoint(g, a, offset=0, axis1=0, axis2=1):
     """The adjoint of np.diagonal(a, offset, axis1, axis2): zeros shaped like `a` with `g`
     (broadcast to the diagonal's shape) on that diagonal."""
@@ -252,8 +292,10 @@ def diag_adjoint(g, v, k=0):
 
 def _scatter_add(out, index, values):
     """`out` with `values` added at `index` (repeated indices add up): `out` itself, or a new
-    traced value inside autotrace.function."""
-    if _is_traced(values) or _is_traced(index):
+    traced value inside autotrace.function (where `values`, or any piece of `index`, is
+    traced: a constant gradient can be sent back through a traced sort order)."""
+    pieces = index if isinstance(index, tuple) else (index,)
+    if _is_traced(values) or any(_is_traced(piece) for piece in pieces):
         return add_at(out, index, values)
     add_at_in_place(out, index, values)
     return out

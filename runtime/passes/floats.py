@@ -108,7 +108,7 @@ def float_template(equation) -> str | None:
         return primitive.python_float
     if name == "power" and _is_two(equation.inputs[1]):
         return "{0} * {0}" if math_matches_numpy("power") else None
-    if primitive.math is not None and math_matches_numpy(name):
+    if primitive.math is not None and len(equation.inputs) == 1 and math_matches_numpy(name):
         return f"math.{primitive.math.__name__}({{0}})"
     if primitive.silent:
         # it cannot warn, so NumPy may compute it on the float: falling back afterwards

@@ -11,6 +11,7 @@ derivative.
 """
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -146,9 +147,10 @@ ELEMENTWISE_FACTS = {
     "reciprocal": dict(llvm_instruction="fdiv {type} {one}, {0}", array_api="reciprocal"),
     "absolute": dict(libm="fabs", c=_c("fabs({0})"), python_float="abs({0})",
                      llvm_intrinsic="fabs", propagates_nan=(0,), array_api="abs"),
-    "fabs": dict(llvm_intrinsic="fabs", propagates_nan=(0,)),
+    "fabs": dict(llvm_intrinsic="fabs", propagates_nan=(0,), math=math.fabs),
     "sqrt": dict(libm="sqrt", c=_c("sqrt({0})"), python_float="math.sqrt({0})",
-                 llvm_intrinsic="sqrt", propagates_nan=(0,), array_api="sqrt", float_only=True),
+                 llvm_intrinsic="sqrt", propagates_nan=(0,), array_api="sqrt", float_only=True,
+                 math=math.sqrt),
     "cbrt": _libm("cbrt", propagates=True),
     "exp": _libm("exp", "exp", math_function=math.exp),
     "exp2": _libm("exp2"),
@@ -166,18 +168,21 @@ ELEMENTWISE_FACTS = {
     "sinh": _libm("sinh", "sinh", math_function=math.sinh, propagates=True),
     "cosh": _libm("cosh", "cosh", math_function=math.cosh, propagates=True),
     "tanh": _libm("tanh", "tanh", math_function=math.tanh, silent=True),
-    "arcsinh": _libm("asinh", "asinh", propagates=True),
-    "arccosh": _libm("acosh", "acosh", propagates=True),
-    "arctanh": _libm("atanh", "atanh", propagates=True),
+    "arcsinh": _libm("asinh", "asinh", math_function=math.asinh, propagates=True),
+    "arccosh": _libm("acosh", "acosh", math_function=math.acosh, propagates=True),
+    "arctanh": _libm("atanh", "atanh", math_function=math.atanh, propagates=True),
     "floor": _rounding("floor", "floor"),
     "ceil": _rounding("ceil", "ceil"),
     "trunc": _rounding("trunc", "trunc"),
     "rint": _rounding("rint", None),
     "power": dict(_binary_libm("pow", "pow", float_only=False), neutral=(1, (1,), None)),
-    "arctan2": _binary_libm("atan2", "atan2"),
-    "hypot": _binary_libm("hypot", "hypot"),
+    "arctan2": dict(_binary_libm("atan2", "atan2"), math=math.atan2),
+    "hypot": dict(_binary_libm("hypot", "hypot"), math=math.hypot),
     "logaddexp": dict(array_api="logaddexp", float_only=True),
-    "copysign": dict(array_api="copysign", float_only=True),
+    "copysign": dict(array_api="copysign", float_only=True, math=math.copysign),
+    "fmod": dict(math=math.fmod),
+    "degrees": dict(math=math.degrees),
+    "radians": dict(math=math.radians),
     "nextafter": dict(array_api="nextafter", float_only=True),
     "maximum": _select("ogt", 0, {"f": "({0} >= {1} || isnan({0})) ? {0} : {1}",
                                   "i": "max({0}, {1})"}, "maximum"),
@@ -243,7 +248,7 @@ def _number(value):
 # would warn, hand over to NumPy: runtime/passes/floats.py). Batched, it is the power ufunc of
 # the stacked numbers, as NumPy's `**` of arrays is: it may differ from pow in the last bit.
 define_runtime_function("scalar_power", scalar_power, _ufunc_rule(np.power), fresh=True,
-                        libm="pow", python_float="math.pow({0}, {1})",
+                        libm="pow", python_float="math.pow({0}, {1})", math=math.pow,
                         batching=lambda call: bind("power", *call.args))
 
 
@@ -309,10 +314,21 @@ def _dtype_of(value):
 
 
 def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
-    """What a tracer's `__array_ufunc__` does: bind the ufunc (or its method) as a primitive."""
+    """What a tracer's `__array_ufunc__` does: bind the ufunc (or its method) as a primitive.
+    With `dtype=`, the ufunc runs on its inputs cast as NumPy casts them: to the loop it picks
+    for that output dtype in a call, to that dtype in a reduction."""
+    dtype = kwargs.pop("dtype", None)
     reject_arguments(f"numpy.{ufunc.__name__}", where=kwargs.pop("where", None),
-                     dtype=kwargs.pop("dtype", None), casting=kwargs.pop("casting", None),
-                     order=kwargs.pop("order", None), subok=kwargs.pop("subok", None))
+                     casting=kwargs.pop("casting", None), order=kwargs.pop("order", None),
+                     subok=kwargs.pop("subok", None))
+    if dtype is not None and method == "__call__":
+        inputs = _in_loop_dtypes(ufunc, inputs, np.dtype(dtype))
+    elif dtype is not None:
+        function = ufunc_methods.get((ufunc.__name__, method))
+        if function is not None and "dtype" in inspect.signature(function).parameters:
+            kwargs["dtype"] = dtype  # np.sum(a, dtype=...): NumPy reduces in that dtype
+        else:
+            inputs = (_cast_to(inputs[0], np.dtype(dtype)), *inputs[1:])
     if method == "__call__" and not kwargs:
         if ufunc.__name__ not in primitives:
             raise untraceable(f"numpy.{ufunc.__name__}")
@@ -328,6 +344,27 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
                           else f"numpy.{ufunc.__name__} with {keywords}")
     kwargs.setdefault("axis", 0)  # ufunc.reduce and .accumulate default to the first axis
     return function(*inputs, **kwargs)
+
+
+def _in_loop_dtypes(ufunc: np.ufunc, inputs: tuple, dtype: np.dtype) -> tuple:
+    """The inputs of `ufunc(*inputs, dtype=dtype)`, each cast to its dtype in the loop NumPy
+    picks for an output of `dtype` (NumPy's error where none casts to it by "same_kind");
+    Python numbers stay weak, as the loop's dtype takes them."""
+    if ufunc.nout != 1:
+        raise untraceable(f"numpy.{ufunc.__name__} with dtype=")
+    kinds = tuple(value if isinstance(value, (int, float, complex)) and not isinstance(
+        value, bool) else _dtype_of(value) for value in inputs)
+    loop = ufunc.resolve_dtypes(tuple(kind if isinstance(kind, np.dtype) else type(kind)
+                                      for kind in kinds) + (None,),
+                                signature=(None,) * ufunc.nin + (dtype,))
+    return tuple(value if not isinstance(kind, np.dtype) else _cast_to(value, wanted)
+                 for value, kind, wanted in zip(inputs, kinds, loop))
+
+
+def _cast_to(value, dtype: np.dtype):
+    if is_traced(value):
+        return value if value.dtype == dtype else astype(value, dtype)
+    return np.asarray(value, dtype=dtype)
 
 
 def _ufunc_binding(ufunc):

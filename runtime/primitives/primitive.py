@@ -42,8 +42,10 @@ class Primitive:
     runtime/primitives/elementwise.py):
         python_float: a Python expression on floats ({0}, {1} for the inputs) that gives
             NumPy's float64 result bit for bit (`{0} * {1}`), for runtime/passes/floats.py.
-        math: the function of Python's math module that computes it (math.sin), used on
-            floats only where it gives NumPy's results on this machine (probed at run time).
+        math: the function of Python's math module that computes it (math.sin, math.atan2),
+            used on floats of one input only where it gives NumPy's results on this machine
+            (probed at run time), and computed as this op where a traced function calls it
+            (runtime/tracing/math_functions.py).
         silent: it sets no floating-point flag for any input, inf and nan included.
         propagates_nan: the input positions where an inf or nan always makes the result inf
             or nan (or raises): a value read only there needs no check of its own.

@@ -89,15 +89,45 @@ def _ufunc_axes(axis, ndim: int, numpy_name: str) -> tuple:
     return normalize_axes(axis, ndim, numpy_name)
 
 
+# The ufunc of each reduction that takes `initial`: NumPy's reduction starts from it.
+_STARTS_FROM_INITIAL = {"reduce_sum": np.add, "reduce_prod": np.multiply,
+                        "reduce_max": np.maximum, "reduce_min": np.minimum}
+
+
 def _reduce(name, numpy_name, a, axis, dtype=None, out=None, keepdims=False, ddof=0,
-            **unsupported):
+            initial=np._NoValue, **unsupported):
+    if name not in _STARTS_FROM_INITIAL:
+        unsupported["initial"] = initial
     reject_arguments(numpy_name, out=out, **unsupported)
     axis = _static_axis(axis, numpy_name)
     if name in _UFUNC_REDUCTIONS:
         axes = _ufunc_axes(axis, np.ndim(a), numpy_name)
     else:
         axes = normalize_axes(axis, np.ndim(a), numpy_name)
-    return bind(name, a, axis=axes, **_options(keepdims, dtype, ddof))
+    options = _options(keepdims, dtype, ddof)
+    if initial is np._NoValue or initial is None:  # (None: no initial, as NumPy reads it)
+        return bind(name, a, axis=axes, **options)
+    return _from_initial(name, a, axes, options, initial)
+
+
+def _from_initial(name, a, axes, options, initial):
+    """np.sum(a, axis, initial=c) and the like (np.prod, np.max, np.min): the reduction without
+    it combined with c by the reduction's ufunc, c cast to the result's dtype as NumPy casts it
+    (np.max of an int array with initial=2.5 starts from 2); of no elements, c alone."""
+    shape = np.shape(a)
+    if name in ("reduce_max", "reduce_min") and any(shape[axis] == 0 for axis in axes):
+        dtype = a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
+        result_shape = _reduced_shape(shape, axes, options.get("keepdims", False))
+        return np.broadcast_to(_cast(initial, dtype), result_shape).copy()
+    reduced = bind(name, a, axis=axes, **options)
+    return _STARTS_FROM_INITIAL[name](reduced, _cast(initial, reduced.dtype))
+
+
+def _cast(value, dtype):
+    """`value` (a Python number, an array or a traced value) as a 0-d array of `dtype`."""
+    if hasattr(value, "_builder"):
+        return value.astype(dtype)
+    return np.asarray(value).astype(dtype)
 
 
 def _make_binding(name: str, kind: str, numpy_name: str):

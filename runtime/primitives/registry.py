@@ -18,7 +18,7 @@
 
 The families import this module and register their primitives when imported: elementwise
 (ufuncs, where, clip, astype, ...), reduce (sum, mean, argmax, cumsum, ...), shape
-(reshape, transpose, concatenate, creation, ...), index (x[i], x[i] = v), linalg (matmul,
+(reshape, transpose, concatenate, creation, ...), pad, index (x[i], x[i] = v), linalg (matmul,
 dot, einsum, np.linalg), and autotrace's own array functions: convolution and pooling (conv2d,
 max_pool2d, ..., and the helpers their derivatives call), special (erf) and random. runtime/ops.py
 imports them all: whoever needs the complete registry (the tracer, the executor) imports that.

@@ -1,7 +1,7 @@
 """Shape ops: reshape, transpose, broadcast_to, concatenate, stack, and what NumPy builds from
 them (squeeze, expand_dims, ravel, swapaxes, moveaxis, split, flip, rot90, hstack, vstack, ...),
-plus roll (and fftshift), tile, repeat, pad, diag, diagonal, tril, triu, trace, sort, argsort,
-take, diff. insert, delete and append are in insert.py.
+plus roll (and fftshift), tile, repeat, diag, diagonal, tril, triu, trace, sort, argsort,
+take, diff. insert, delete and append are in insert.py, pad in pad.py.
 
 Questions about a traced array's shape (np.shape, np.ndim, np.size, np.result_type) are
 answered while tracing and record nothing.
@@ -17,16 +17,17 @@ import numpy as np
 from ..abstract import (AbstractArray, broadcast_shapes, carried_origins,
                                         unknown_dimension_error)
 from .. import array_api_index
+from ..devices import reshape_view
 from .registry import (SAME_NAME, UntraceableError, array_method, bind, declare,
-                       define_function, define_traced_function, normalize_axes, normalize_axis,
-                       numpy_functions, read_only_view, reject_arguments, shape_of, size_of,
-                       static, traces, untraceable_shape)
+                       define_function, define_runtime_function, define_traced_function,
+                       normalize_axes, normalize_axis, numpy_functions, read_only_view,
+                       reject_arguments, shape_of, size_of, static, traces, untraceable_shape)
 from .batching import axis_batching, shifted
 from .elementwise import check_unknown_sizes
 from .index import getitem
 from .shape_batching import (AXIS, TWO_AXES, broadcast_like_batching, broadcast_to_batching,
                              diag_batching, diff_batching, join_batching,
-                             last_two_axes_batching, pad_batching, roll_batching,
+                             last_two_axes_batching, roll_batching,
                              take_along_axis_batching, take_batching, tile_batching)
 from .unknown_reshape import unknown_reshape_shape
 
@@ -78,13 +79,23 @@ def bind_result_type(*arrays_and_dtypes):
 # A -1 stays in the attribute only where `a` has a dimension of unknown size: then it is `?`.
 # Written with the shape positional: NumPy before 2.1 calls that parameter `newshape`, and
 # CuPy still does.
-define_function("reshape", lambda a, shape: np.reshape(a, shape),
-                abstract_eval=lambda aval, shape: AbstractArray(
-                    tuple(None if n == -1 else n for n in shape), aval.dtype, aval.device,
-                    _reshape_origins(aval, shape)),
+def _reshaped(aval, shape) -> AbstractArray:
+    return AbstractArray(tuple(None if n == -1 else n for n in shape), aval.dtype, aval.device,
+                         _reshape_origins(aval, shape))
+
+
+def _reshape_batching(call):
+    return call.bind(call.args[0], shape=(call.size, *call.attrs["shape"]))
+
+
+define_function("reshape", lambda a, shape: np.reshape(a, shape), abstract_eval=_reshaped,
                 source=lambda args, attrs: f"np.reshape({args[0]}, {attrs['shape']!r})",
-                batching=lambda call: call.bind(call.args[0],
-                                                shape=(call.size, *call.attrs["shape"])))
+                batching=_reshape_batching)
+# A reshape that must give a view (copy=False): it raises NumPy's ValueError where the memory
+# layout of the array when the graph runs allows none, as NumPy's does. Batched, the layout is
+# the batch's, not an example's: a reshape.
+define_runtime_function("reshape_view", reshape_view, _reshaped, batching=lambda call: bind(
+    "reshape", call.args[0], shape=(call.size, *call.attrs["shape"])))
 
 
 def _reshape_origins(aval, shape) -> tuple | None:
@@ -98,11 +109,12 @@ def _reshape_origins(aval, shape) -> tuple | None:
     return carried_origins(aval, [unknown[0] if n == -1 else None for n in shape])
 
 
-def reshape(a, shape):
-    """`np.reshape(a, shape)` with -1 resolved, as a `reshape[shape=...]` op."""
+def reshape(a, shape, name: str = "reshape"):
+    """`np.reshape(a, shape)` with -1 resolved, as a `reshape[shape=...]` op (`name`
+    "reshape_view": one that must be a view, copy=False)."""
     shape = static(shape if isinstance(shape, (tuple, list)) else (shape,), "a shape")
     if None in np.shape(a):
-        return _reshape_unknown(a, shape)
+        return bind(name, a, shape=unknown_reshape_shape(a, shape))
     if None in shape and shape.count(None) + shape.count(-1) == 1:
         shape = tuple(-1 if n is None else n for n in shape)  # `a` is known: resolve it
     size = size_of(np.shape(a))
@@ -111,13 +123,7 @@ def reshape(a, shape):
         shape = tuple(size // known if known and n == -1 else n for n in shape)
     if size_of(shape) != size:
         raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
-    return bind("reshape", a, shape=tuple(int(n) for n in shape))
-
-
-def _reshape_unknown(a, shape):
-    """reshape where `a` has a dimension of unknown size: the one dimension of the new shape
-    that is not known (given as -1, or as None from `a.shape`) is written -1."""
-    return bind("reshape", a, shape=unknown_reshape_shape(a, shape))
+    return bind(name, a, shape=tuple(int(n) for n in shape))
 
 
 # How a C-order reshape and ravel make their views (runtime/tracing/views.py reads them: a chain
@@ -138,11 +144,11 @@ def _same_but_unit(a: tuple, b: tuple) -> bool:
 def _reshape_view(view, a, shape=None, order="C", *, newshape=None, copy=None):
     """A view, but for copy=True; NumPy makes it one whatever the layout where it only adds or
     removes axes of length 1 (and of a 1-d array made in the function, runtime/tracing/views.py
-    adds)."""
+    adds), and with copy=False, where NumPy's is a view or raises."""
     if copy:
         return None
     how = RESHAPE if order == "C" else f"an {order}-order reshape"
-    return _reshaped_back(order), _same_but_unit(a.shape, view.shape), how
+    return _reshaped_back(order), copy is False or _same_but_unit(a.shape, view.shape), how
 
 
 def _unit_axes_view(view, a, axis=None):
@@ -153,18 +159,20 @@ def _unit_axes_view(view, a, axis=None):
 def bind_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     """Order "F" reads and places the items down the columns: the C-order reshape of the
     transpose into the reversed shape, transposed (a view where NumPy's is one). "A" follows
-    the memory layout, which the trace does not know. copy=True gives a new array."""
+    the memory layout, which the trace does not know. copy=True gives a new array; copy=False
+    a view, or NumPy's ValueError when the graph runs, where the array's layout allows none."""
     shape = newshape if shape is None else shape
     if order not in ("C", "F"):
         raise UntraceableError(
             f"autotrace cannot trace numpy.reshape with order={order!r}: the order of the "
             f"items is that of the memory layout, which the trace does not know; give "
             f"order='C' or order='F'")
+    name = "reshape_view" if copy is False else "reshape"
     if order == "F":
         reversed_shape = tuple(shape)[::-1] if isinstance(shape, (tuple, list)) else shape
-        result = transpose(reshape(transpose(a), reversed_shape))
+        result = transpose(reshape(transpose(a), reversed_shape, name))
     else:
-        result = reshape(a, shape)
+        result = reshape(a, shape, name)
     return bind("copy", result) if copy else result
 
 
@@ -550,8 +558,6 @@ define_traced_function(np.diag, array_api_function=array_api_index.diag, batchin
 define_traced_function(np.take, 2, fresh=True, array_api_function=array_api_index.take,
                        batching=take_batching)
 define_traced_function(np.take_along_axis, 2, fresh=True, batching=take_along_axis_batching)
-define_function("pad", np.pad, fresh=True, array_api_function=array_api_index.pad,
-                batching=pad_batching)
 # (n=0 gives the argument itself, which the binding returns: no view to keep)
 define_traced_function(np.diff, batching=diff_batching, view=lambda result, a, *args, **kw: None)
 _diff_of_order = numpy_functions[np.diff]
@@ -561,14 +567,6 @@ _diff_of_order = numpy_functions[np.diff]
 def bind_diff(a, n=1, *args, **kwargs):
     """NumPy's np.diff with n=0 gives `a` itself (a write through the result reaches it)."""
     return a if static(n, "n of numpy.diff") == 0 else _diff_of_order(a, n, *args, **kwargs)
-
-
-@traces(np.pad)
-def bind_pad(array, pad_width, mode="constant", **kwargs):
-    attrs = {key: static(value, f"the argument {key} of numpy.pad")
-             for key, value in kwargs.items()}
-    return bind("pad", array, pad_width=static(pad_width, "pad_width"), mode=mode, **attrs)
-
 
 
 def _data_dependent(function):

@@ -16,8 +16,9 @@ what both share about a statement's variables in runtime/tracing/control_variabl
 holds the table of what converted code calls (HELPERS), and the writes and NumPy functions it
 calls in place of those that cannot see traced values (`x[i] = v`, np.array of a list, the
 builtins max and min; np.full, np.linspace and their kin are in filled_arrays.py; a NumPy
-array written with or indexed by a traced value, and np.take, in control_concrete_arrays.py),
-and the test of a statement left as Python code.
+array written with or indexed by a traced value, and np.take, in control_concrete_arrays.py;
+the math module's functions in math_functions.py), and the test of a statement left as Python
+code.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from .control_concrete_arrays import (indexable, refuse_traced_writes,
 from .control_variables import Undefined, _error
 from ..devices import is_gpu_array
 from .filled_arrays import REPLACEMENTS as FILLED_ARRAYS
+from .math_functions import REPLACEMENTS as MATH_FUNCTIONS
 from ..primitives.index import checked_out, holds_traced, stacked
 from .stacks import SavedValues
 from ..python_operators import AUGMENTED_OPERATORS
@@ -137,10 +139,12 @@ HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "
 
 # NumPy functions that cannot see traced values in a list or as a fill value or endpoint
 # (filled_arrays.py), np.take, which NumPy does not hand traced indices
-# (control_concrete_arrays.py), builtins that compare Python values, and isinstance and type,
-# which answer for a traced value as for the NumPy value it stands for (type_checks.py):
-# converted code calls these instead.
+# (control_concrete_arrays.py), the math module's functions, which take Python numbers
+# (math_functions.py), builtins that compare Python values, and isinstance and type, which
+# answer for a traced value as for the NumPy value it stands for (type_checks.py): converted
+# code calls these instead.
 NUMPY_REPLACEMENTS = {np.array: array, np.asarray: asarray, np.take: take, **FILLED_ARRAYS,
+                      **MATH_FUNCTIONS,
                       max: _compare_builtin(max, "maximum", "max"),
                       min: _compare_builtin(min, "minimum", "min"),
                       isinstance: isinstance_, type: type_}

@@ -56,16 +56,16 @@ from ..python_operators import (BINARY_OPERATORS, COMPARISON_OPERATORS, OPERATOR
                                 UNARY_OPERATORS)
 from ..primitives.elementwise import ZERO_D_ARRAYS, apply_ufunc, astype
 from ..primitives.index import (  # noqa: F401 - set_item, imported from here too
-    add_at, getitem, set_item, setitem)
-from ..primitives.index import out_position
+    add_at, getitem, holds_traced, out_position, set_item, setitem, stacked)
 from ..scopes import current as current_scope
 from ..state import StateCell, capturing
 from ..user_frames import code_site
 from .control_scope import ControlFlowError
 from .trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
+from .math_functions import traced_round
 from .weak_scalars import weak_power, weak_ufunc
-from .views import (astype_in_order, check_output, current_var, function_view,
+from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
                                      index_view, write_into)
 
 
@@ -87,6 +87,13 @@ _VALUE_MESSAGE = (
     "cannot convert a traced value to {what}: its value is not known while tracing. If it is "
     "being written into a NumPy array made inside the traced function (buffer[i] = value), "
     "make that array from a traced one so it is traced too: np.zeros_like(x, shape=...)")
+
+
+_ITEM_MESSAGE = (
+    "cannot convert a traced value to a Python scalar (.item()): a traced value has no Python "
+    "value while tracing (it has one only when the graph runs). Index it instead, which keeps "
+    "a traced NumPy scalar: x.ravel()[0] for x.item(), x.ravel()[i] for x.item(i), x[i, j] "
+    "for x.item(i, j)")
 
 
 def _no_python_value(what: str) -> TracerConversionError:
@@ -146,6 +153,8 @@ class GraphBuilder:
             return self.own_var(value)
         if value is None or type(value) in LITERAL_TYPES:
             return Literal(value)
+        if isinstance(value, (list, tuple)) and holds_traced(value):  # t * [a, b], as NumPy's
+            return self.own_var(stacked(value))
         if isinstance(value, (np.ndarray, np.generic, list, tuple)) or is_gpu_array(value):
             return self.constant(value)
         raise TypeError(f"autotrace cannot use a {type(value).__name__} as an array in a "
@@ -276,6 +285,7 @@ class Tracer:
     mT = property(lambda self: np.matrix_transpose(self))
     real = property(lambda self: np.real(self))
     imag = property(lambda self: np.imag(self))
+    flat = property(FlatItems, FlatItems.assigned)  # reads t.flat[i]; writes are refused
 
     def __len__(self) -> int:
         if not self.shape:
@@ -351,7 +361,7 @@ class Tracer:
         raise _no_python_value("a Python int (an index)")
 
     def item(self, *args):
-        raise _no_python_value("a Python scalar (.item())")
+        raise TracerConversionError(_ITEM_MESSAGE)
 
     def tolist(self):
         raise _no_python_value("a Python list (.tolist())")
@@ -479,6 +489,7 @@ for _dunder, _ufunc in BINARY_OPERATORS:
 # `**` on two numbers is NumPy's scalar power, not the ufunc (primitives/elementwise.py power)
 Tracer.__pow__ = lambda self, other: weak_power(self, read_cells(other))
 Tracer.__rpow__ = lambda self, other: weak_power(read_cells(other), self)
+Tracer.__round__ = traced_round  # round(t, ndigits) as NumPy's scalars round (math_functions.py)
 
 
 def _in_place_operator(ufunc, symbol: str):

@@ -28,6 +28,9 @@ Decisions:
   array are read-only in NumPy: writing into them raises NumPy's ValueError.
 - In-place operators follow NumPy's casting rule for them (same_kind): `int_array += 0.5`
   raises NumPy's own UFuncTypeError; a float32 array stays float32.
+- `t.flat[index]` reads t's items in C order at a flat index (an int, a slice, `...`, an array
+  of ints), a new array as NumPy's flat iterator gives, and iterating `t.flat` gives them one
+  by one; a write through it (`t.flat[i] = v`) is refused, saying what to write instead.
 """
 from __future__ import annotations
 
@@ -36,9 +39,9 @@ from contextlib import contextmanager
 import numpy as np
 
 from .control_scope import ControlFlowError
-from ..ops import NO_FACTS, function_facts
+from ..ops import NO_FACTS, UntraceableError, function_facts
 from ..primitives.elementwise import astype
-from ..primitives.index import getitem, indexes_a_view, setitem
+from ..primitives.index import get_item, getitem, indexes_a_view, setitem
 from ..primitives.shape import RAVEL, RESHAPE
 
 
@@ -315,6 +318,41 @@ def _split_views(pieces, base, axis: int, indices_or_sections) -> None:
         if getattr(piece, "_builder", None) is not None:
             take_view(piece, base, lambda b, index=index: getitem(b, index),
                       lambda b, v, index=index: setitem(b, index, v), "np.split")
+
+
+class FlatItems:
+    """What `t.flat` is for a traced array `t` (see the module docstring)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        positions = get_item(np.arange(np.size(self.array)), index)
+        return np.take(np.ravel(self.array), positions)
+
+    def __setitem__(self, index, value):
+        raise UntraceableError(
+            "autotrace cannot trace a write through .flat[...] of a traced array; write into "
+            "the array at the place the flat index stands for instead: "
+            "a[np.unravel_index(i, a.shape)] = v")
+
+    def __iter__(self):
+        return iter(np.ravel(self.array))
+
+    def __len__(self) -> int:
+        return np.size(self.array)
+
+    def copy(self):
+        return np.ravel(self.array).copy()
+
+    @staticmethod
+    def assigned(array, value):
+        """`t.flat = v` (every item of t, v's items cycling): refused too."""
+        raise UntraceableError(
+            "autotrace cannot trace an assignment to .flat of a traced array; write into the "
+            "array itself instead: a[...] = v")
 
 
 # --- in-place operators -------------------------------------------------------------------------

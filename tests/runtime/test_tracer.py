@@ -137,7 +137,6 @@ def test_bool_of_a_tracer():
 
 @pytest.mark.parametrize("convert, what", [
     (float, "a Python float"), (int, "a Python int"), (range, "a Python int (an index)"),
-    (lambda t: t.item(), "a Python scalar (.item())"),
 ])
 def test_python_values_of_a_tracer(convert, what):
     with pytest.raises(TracerConversionError) as error:
@@ -147,6 +146,16 @@ def test_python_values_of_a_tracer(convert, what):
         f"tracing (it has one only when the graph runs). Keep it an array: compute with NumPy "
         f"functions (np.where to choose between values, autotrace.cond for a branch) and "
         f"return it, or leave this function untraced")
+
+
+def test_item_of_a_tracer_says_to_index_instead():
+    with pytest.raises(TracerConversionError) as error:
+        trace(lambda x: x.sum().item(), (x3,))
+    assert str(error.value) == (
+        "cannot convert a traced value to a Python scalar (.item()): a traced value has no "
+        "Python value while tracing (it has one only when the graph runs). Index it instead, "
+        "which keeps a traced NumPy scalar: x.ravel()[0] for x.item(), x.ravel()[i] for "
+        "x.item(i), x[i, j] for x.item(i, j)")
 
 
 def test_a_numpy_array_of_a_tracer():

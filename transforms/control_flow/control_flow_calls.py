@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import types
 
 import gast
 
@@ -83,8 +84,11 @@ class _ConditionalExpressions(gast.NodeTransformer):
                                               and callee.id not in self.converter.namespace
                                               and callee.id not in _COMPARING_BUILTINS):
             return node
-        if isinstance(callee, gast.Attribute) and callee.attr in MUTATING_METHODS:
-            return node  # a container's method (and how `assigned_names` sees a mutation)
+        if isinstance(callee, gast.Attribute) and callee.attr in MUTATING_METHODS and not (
+                isinstance(callee.value, gast.Name) and isinstance(
+                    self.converter.namespace.get(callee.value.id), types.ModuleType)):
+            return node  # a container's method (and how `assigned_names` sees a mutation),
+            # not a module's function of the same name (np.sort, np.put)
         node.func = gast.copy_location(
             gast.Call(func=name(helper("converted")), args=[callee], keywords=[]), callee)
         return node

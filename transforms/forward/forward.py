@@ -31,7 +31,8 @@ from ..analysis.object_state import may_change_its_object
 from ..pipeline_names import CONTAINER_RESULTS
 from ..analysis.list_operators import ARRAY
 from ..analysis.same_shapes import is_number
-from ..rules.core import RuleError, instantiate_tangent, tangent_rules
+from ..rules.core import (RuleError, instantiate_tangent, tangent_rules,
+                          unbound_call_message)
 from ..codegen.templates import keywords_dict, name, replace, replace_expression
 from ..modes import DerivativeMode
 from ..reverse.name_scopes import recomputes, scope_call, with_block
@@ -296,6 +297,12 @@ class ForwardMode(DerivativeMode):
                 self.is_active(e) for e in a.elts) for a in args + [k.value for k in keywords]):
             return None
         kwargs = {k.arg: k.value for k in keywords}
+        try:
+            rule.bind(args, kwargs)
+        except TypeError as error:
+            raise self.location.error(
+                node, unbound_call_message(function, describe(function), error),
+                describe(function)) from None
         try:
             statements = instantiate_tangent(
                 rule, name(primal), list(args), kwargs, self.temporary,

@@ -5,10 +5,12 @@
                                                     y = np.sum(_t2, axis=0)
 
 Besides flattening expressions this pass makes the language the other passes see small:
-- array methods become NumPy calls (`x.sum(axis=0)` -> `np.sum(x, axis=0)`, `x.T`) where the
-  receiver is an array, or a value passed in (checked when the code runs); a module's or an
-  object's stay its own; where the source cannot tell, the generated code asks when it runs
-  (transforms/front/method_receivers.py);
+- array methods become NumPy calls (`x.sum(axis=0)` -> `np.sum(x, axis=0)`, `x.T`, and
+  `x.flat[i]` -> np.take of np.ravel(x)) where the receiver is an array, or a value passed in
+  (checked when the code runs); a module's or an object's stay its own; where the source
+  cannot tell, the generated code asks when it runs (transforms/front/method_receivers.py);
+- a ufunc's reduce becomes the NumPy reduction it is (`np.add.reduce(a)` -> `np.sum(a, axis=0)`,
+  `np.maximum.reduce` -> `np.max`), whose rules apply;
 - augmented assignment becomes plain assignment, tuple unpacking becomes subscripts;
 - `a if c else b`, `and`/`or` and comprehensions become if statements and loops;
 - every `for` loop counts over `range`: `for a, b in zip(A, B)` iterates an index and reads
@@ -274,6 +276,11 @@ class Normalizer(ArrayMethodCalls):
         """An attribute chain rooted at a module (`np.pi`, `np.linalg.norm`)."""
         return isinstance(node, gast.Attribute) and resolve(node, self.namespace) is not MISSING
 
+    def is_flat(self, node) -> bool:
+        """`x.flat` of a value `x` (not of a module)."""
+        return isinstance(node, gast.Attribute) and node.attr == "flat" and \
+            not self.is_static(node)
+
     def is_call_to(self, node, function) -> bool:
         return (isinstance(node, gast.Call) and isinstance(node.func, (gast.Name, gast.Attribute))
                 and resolve(node.func, self.namespace) is function)
@@ -357,6 +364,10 @@ class Normalizer(ArrayMethodCalls):
         return gast.Attribute(value=self.atom(node.value), attr=node.attr, ctx=gast.Load())
 
     def expr_Subscript(self, node):
+        if self.is_flat(node.value):
+            items = self.flat_items(node.value.value, self.index(node.slice))
+            if items is not None:
+                return items
         return gast.Subscript(value=self.atom(node.value), slice=self.index(node.slice),
                               ctx=gast.Load())
 
@@ -457,6 +468,9 @@ class Normalizer(ArrayMethodCalls):
                                  [func.value] + args, keywords)
             if method in ("items", "keys", "values") and not args:
                 return self.call(name(self.helper_name("dict_" + method)), [func.value], [])
+        reduction = self.ufunc_reduction(func, args, keywords)  # np.add.reduce(x): np.sum
+        if reduction is not None:
+            return reduction
         # `p.method(x)` keeps its callee: the gradient of `p` is that of the method's self.
         method_of_name = isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
         if not (isinstance(func, gast.Name) or self.is_static(func) or method_of_name):
@@ -506,6 +520,8 @@ class Normalizer(ArrayMethodCalls):
             last = self.atom(gast.BinOp(left=length, op=gast.Sub(), right=_constant(1)))
             return length, lambda index: item(gast.BinOp(left=last, op=gast.Sub(),
                                                          right=index))
+        if self.is_flat(node):  # `for v in x.flat`: x's items in C order
+            node = self.flat_items(node.value, None) or node
         sequence = self.atom(gast.Call(func=name(self.helper_name("sequence")), args=[node],
                                        keywords=[]))
         length = self.atom(gast.Call(func=name("len"), args=[sequence], keywords=[]))

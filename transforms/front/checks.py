@@ -92,6 +92,12 @@ def _check_target(target, location):
         base = target.value
         while isinstance(base, gast.Subscript):
             base = base.value
+        if isinstance(base, gast.Attribute) and base.attr == "flat":
+            raise location.error(target, f"autotrace cannot differentiate a write through "
+                                 f"{_text(base)}[...]; write into the array at the place the "
+                                 f"flat index stands for instead: "
+                                 f"{_text(base.value)}[np.unravel_index(i, "
+                                 f"{_text(base.value)}.shape)] = v", "write through .flat")
         if not isinstance(base, gast.Name):
             raise location.error(target, "autotrace can assign into subscripts of local "
                                  "variables only", "subscript assignment")

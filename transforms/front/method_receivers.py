@@ -39,7 +39,7 @@ from .line_map import user_place
 from .parsing import MISSING, parse_function, resolve
 from .star_arguments import joined, unpacks
 from ..rules.core import constant
-from ...runtime.ops import array_methods, numpy_functions
+from ...runtime.ops import array_methods, numpy_functions, ufunc_methods
 
 ARRAY, OTHER, PASSED, UNKNOWN = "array", "other", "passed", "unknown"
 
@@ -109,6 +109,10 @@ def check_array_method(value, method: str) -> None:
     if method == "T":
         read, numpy, own = f"{held}.T", f"the array's transpose np.transpose({held})", "attribute"
         instead = f"getattr({held}, 'T')"
+    elif method == "flat":
+        read, numpy, own = f"{held}.flat[...]", f"the array's items np.ravel({held})[...]", \
+            "attribute"
+        instead = f"getattr({held}, 'flat')[...]"
     else:
         read, numpy, own = f"{held}.{method}(...)", f"the array method np.{method}({held}, ...)", \
             "method"
@@ -424,6 +428,54 @@ class ArrayMethodCalls:
                 args = [joined(args, "tuple")]
             return self.numpy_call(PACKED_METHODS[method], [receiver] + args, keywords)
         return self.numpy_call(method, [receiver] + args, keywords)
+
+    def flat_items(self, receiver, index):
+        """`receiver.flat[index]` (index: in A-normal form) of an array, or of a value passed
+        in (checked when the code runs): its items in C order at the flat `index`, a new array
+        as NumPy's flat iterator gives, `np.take(np.ravel(receiver), positions)` where
+        `positions = np.arange(np.size(receiver))[index]`; `np.ravel(receiver)` for index
+        None (what `for v in receiver.flat` iterates). None for a receiver that may be no
+        array: its own `flat` is read as it is."""
+        kind = self.receivers.of(receiver, "flat")
+        if kind not in (ARRAY, PASSED):
+            return None
+        receiver = self.atom(receiver)
+        if kind == PASSED:
+            test = gast.Call(func=name(self.helper_name("check_array_method")), keywords=[],
+                             args=[copy.deepcopy(receiver), gast.Constant(value="flat", kind=None)])
+            self.emit(gast.Expr(value=test), self.current)
+        if index is None:
+            return self.numpy_call("ravel", [receiver], [])
+        every_position = self.numpy_call(
+            "arange", [self.numpy_call("size", [copy.deepcopy(receiver)], [])], [])
+        positions = gast.Subscript(value=self.atom(every_position), slice=index, ctx=gast.Load())
+        items = self.numpy_call("ravel", [copy.deepcopy(receiver)], [])
+        return self.numpy_call("take", [items, positions], [])
+
+    def ufunc_reduction(self, func, args, keywords):
+        """`np.add.reduce(a, axis, dtype, out, ...)` as the NumPy reduction it is (runtime's
+        ufunc_methods: np.sum(a, axis=0, ...), np.max, ...), whose rules apply; a dtype for a
+        reduction that takes none (np.max) casts `a` first, as NumPy reduces in it. None for
+        any other call, or one that unpacks its arguments."""
+        owner = resolve(func.value, self.namespace) if isinstance(func, gast.Attribute) \
+            and func.attr == "reduce" else None
+        if not isinstance(owner, np.ufunc) or unpacks(args, keywords):
+            return None
+        function = ufunc_methods.get((owner.__name__, "reduce"))
+        if function is None or getattr(np, function.__name__, None) is not function:
+            return None
+        given = dict(zip(("axis", "dtype", "out"), args[1:]))
+        given.update((keyword.arg, keyword.value) for keyword in keywords)
+        array = given.pop("array", args[0] if args else None)
+        given.setdefault("axis", gast.Constant(value=0, kind=None))  # reduce's default
+        dtype = given.pop("dtype", None)
+        if dtype is not None and "dtype" in inspect.signature(function).parameters:
+            given["dtype"] = dtype
+        elif dtype is not None:
+            array = gast.Call(func=name(self.helper_name("astype")), args=[array, dtype],
+                              keywords=[])
+        return self.numpy_call(function.__name__, [array],
+                               [gast.keyword(arg=key, value=value) for key, value in given.items()])
 
     def own_method(self, receiver, method: str, args, keywords):
         """`receiver.<method>(...)` as it is written: the method of the object (an atom)."""

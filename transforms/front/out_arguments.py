@@ -15,6 +15,9 @@ out= would not cast it: a float result into an integer array).
 That is done where the call is a statement of its own, the whole value of an assignment or of a
 return, and `out` is a variable (or a one-element tuple of one). Elsewhere the call is refused
 (inplace.py), naming the user's line: a silently ignored `out` would give a wrong derivative.
+
+An `out` that is None (`np.add(a, b, None)`, `out=(None,)`) means no out, as in NumPy: it is
+left out of the call.
 """
 from __future__ import annotations
 
@@ -71,6 +74,9 @@ def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, checked_o
     checked_out: the name generated code calls runtime.derivatives.items.checked_out by, which
     raises NumPy's error where the result's dtype does not cast to out's as out= allows."""
     for node in walk(function):
+        if isinstance(node, gast.Call):
+            _leave_out_none(node, namespace)
+    for node in walk(function):
         for field in ("body", "orelse", "finalbody"):
             statements = getattr(node, field, None)
             if isinstance(statements, list) and statements:
@@ -105,6 +111,22 @@ def _rewrite(statement, namespace, checked_out: str) -> list:
             if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
                 gast.copy_location(node, statement)
     return rewritten
+
+
+def _leave_out_none(call: gast.Call, namespace: dict) -> None:
+    """Take an `out` that is None (or, by keyword, a tuple of Nones) out of `call`: NumPy reads
+    it as no out at all."""
+    for find in (out_argument, array_method_out):
+        found = find(call, namespace)
+        if found is None:
+            continue
+        out = found[0]
+        if _variable(out, by_keyword=False) is None and isinstance(  # (a tuple by keyword alone)
+                out, gast.Tuple) and not any(argument is out for argument in call.args):
+            out = out.elts[0] if len(out.elts) == 1 else out
+        if isinstance(out, gast.Constant) and out.value is None:
+            call.args, call.keywords = found[1].args, found[1].keywords
+        return
 
 
 def _load(identifier: str) -> gast.Name:

@@ -20,7 +20,7 @@ from ..dynamic_calls import SELF
 from ..errors import TransformError
 from ..analysis.calls import FieldsOf
 from ..analysis.object_state import may_change_its_object
-from ..rules.core import RuleError, adjoint_rules, instantiate
+from ..rules.core import RuleError, adjoint_rules, instantiate, unbound_call_message
 from .sweep_parts import Sweep, comment
 from ..codegen.templates import keywords_dict, name, replace, replace_expression
 
@@ -106,11 +106,11 @@ class CallAdjoints:
         kwargs = {k.arg: k.value for k in keywords}
         wanted = set()
         try:
-            bound = rule.signature.bind(*args, **kwargs)
+            bound = rule.bind(args, kwargs)
         except TypeError as error:
             raise self.location.error(
-                node, f"the derivative rule of {describe(function)} cannot take this call: "
-                f"{error}", describe(function)) from None
+                node, unbound_call_message(function, describe(function), error),
+                describe(function)) from None
         for parameter, argument in bound.arguments.items():
             elements = argument if isinstance(argument, tuple) else [argument]
             if any(self.is_active(e) for e in elements):

@@ -45,7 +45,7 @@ from ...runtime.derivatives.tangent_ops import extremum_tangent, iteration_tange
 from ...runtime.primitives.index import add_at, checked_out, indexes_a_view
 from ...runtime.primitives.keyed_random import draw
 from ...runtime.primitives.recompute_barrier import recompute_from
-from .core import adjoint, constant, d, tangent
+from .core import adjoint, constant, d, other_calls, tangent
 from .declarations import identity, linear, partials
 
 # shape_only's result is read for its shape alone (transforms/codegen/cleanup.py);
@@ -270,6 +270,10 @@ def _checked_out(y, value, out, function_name):
 @linear(item)
 def _item(y, value):
     d[value] = match(d[y], value)
+
+
+other_calls(item, "autotrace differentiates x.item(), not x.item(i) with an index: write "
+                  "x.ravel()[i] (x[i, j] for x.item(i, j)), a NumPy scalar")
 
 
 @linear(float, call="x")

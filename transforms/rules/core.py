@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import gast
+import numpy as np
 
 
 class _GradientOf:
@@ -50,6 +51,9 @@ adjoint_rules: dict[Any, "Rule"] = {}
 tangent_rules: dict[Any, "Rule"] = {}
 # Functions whose value is piecewise constant or not numeric: constants to the gradient.
 constant_functions: set[Any] = set()
+# What to write instead of a call of a function that its rules cannot take (math.log(x, base),
+# where the rules are of math.log(x)), by function: declared beside the rules (`other_calls`).
+other_call_advice: dict[Any, str] = {}
 
 
 class RuleError(Exception):
@@ -62,10 +66,13 @@ class Rule:
 
     source: the template's text where it was generated (declarations.py) rather than written
     in a module, which inspect would read.
+    ignored_keywords: keywords a call may pass that the template has no parameter for, as they
+    change no derivative (a ufunc's dtype=, the loop NumPy computes in: `ignored_by(funcs)`).
     """
 
     template: Callable
     source: str | None = None
+    ignored_keywords: frozenset = frozenset()
     result_name: str = field(init=False)
     signature: inspect.Signature = field(init=False)
     _body: list | None = field(default=None, init=False, repr=False)
@@ -95,10 +102,26 @@ class Rule:
         """What the template's names mean: the globals of the module that wrote it."""
         return self.template.__globals__
 
+    def bind(self, args, kwargs: dict) -> inspect.BoundArguments:
+        """The template's parameters bound to a call's arguments, leaving out the keywords it
+        ignores; TypeError where they do not bind."""
+        return self.signature.bind(*args, **{key: value for key, value in kwargs.items()
+                                             if key not in self.ignored_keywords})
+
+
+# The keywords of a ufunc's call that change no derivative: dtype= is the loop NumPy computes
+# in (the gradients meet the arguments' dtypes as they reach them).
+_UFUNC_KEYWORDS = frozenset({"dtype"})
+
+
+def ignored_by(funcs) -> frozenset:
+    """The keywords the rules of `funcs` take without a parameter (Rule.ignored_keywords)."""
+    return _UFUNC_KEYWORDS if any(isinstance(func, np.ufunc) for func in funcs) else frozenset()
+
 
 def _register(registry: dict, funcs) -> Callable:
     def register(template):
-        rule = Rule(template)
+        rule = Rule(template, ignored_keywords=ignored_by(funcs))
         for func in funcs:
             registry[func] = rule
         return template
@@ -118,6 +141,19 @@ def tangent(*funcs) -> Callable:
 def constant(*funcs) -> None:
     """Declare functions whose outputs carry no gradient (piecewise constant, non-numeric)."""
     constant_functions.update(funcs)
+
+
+def other_calls(func, advice: str) -> None:
+    """Declare what a call of `func` that its rules cannot take should say: what autotrace
+    differentiates, and what to write instead."""
+    other_call_advice[func] = advice
+
+
+def unbound_call_message(func, described: str, error: Exception) -> str:
+    """The message for a call of `func` (named `described`) that its rule could not bind
+    (`error`, what inspect said): the advice declared for it, else what inspect said."""
+    return other_call_advice.get(func) or (
+        f"the derivative rule of {described} cannot take this call: {error}")
 
 
 def literal(value) -> gast.expr:
@@ -236,7 +272,7 @@ def _bind(rule: Rule, args: list, kwargs: dict, mode: str) -> dict:
     """Each parameter of `rule` -> the call's argument expression bound to it (a gast.Tuple for
     a `*name` parameter, a literal for a default)."""
     try:
-        bound = rule.signature.bind(*args, **kwargs)
+        bound = rule.bind(args, kwargs)
     except TypeError as error:
         raise RuleError(f"the {mode} rule cannot take this call: {error}") from None
     bound.apply_defaults()
@@ -338,17 +374,33 @@ def instantiate_tangent(rule: Rule, result, args: list, kwargs: dict,
 
 
 _COMPARISONS = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.In: lambda a, b: a in b,
-                gast.NotIn: lambda a, b: a not in b}
+                gast.NotIn: lambda a, b: a not in b, gast.Is: operator.is_,
+                gast.IsNot: operator.is_not}
 
 
 def _constant_comparison(test):
-    """The truth of `test` where it compares constants alone (`"edge" != "constant"`), else
-    None."""
+    """The truth of `test` where it compares constants alone (`"edge" != "constant"`,
+    `-0.5 is None`), else None."""
     if not (isinstance(test, gast.Compare) and len(test.ops) == 1
-            and type(test.ops[0]) in _COMPARISONS and isinstance(test.left, gast.Constant)
-            and isinstance(test.comparators[0], gast.Constant)):
+            and type(test.ops[0]) in _COMPARISONS):
         return None
-    return bool(_COMPARISONS[type(test.ops[0])](test.left.value, test.comparators[0].value))
+    left, right = _constant(test.left), _constant(test.comparators[0])
+    if left is _NOT_CONSTANT or right is _NOT_CONSTANT:
+        return None
+    return bool(_COMPARISONS[type(test.ops[0])](left, right))
+
+
+_NOT_CONSTANT = object()
+
+
+def _constant(node):
+    """The value of a constant node, a signed number too (`-0.5`), else _NOT_CONSTANT."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        value = _constant(node.operand)
+        if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
+            return -value if isinstance(node.op, gast.USub) else value
+        return _NOT_CONSTANT
+    return node.value if isinstance(node, gast.Constant) else _NOT_CONSTANT
 
 
 class _TangentSubstitute(_Substitute):

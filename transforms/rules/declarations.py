@@ -36,7 +36,8 @@ from typing import Callable
 import gast
 
 from ...runtime.derivatives.adjoint_ops import unbroadcast
-from .core import Rule, RuleError, adjoint_rules, gradient_target, tangent_rules
+from .core import (Rule, RuleError, adjoint_rules, gradient_target, ignored_by,
+                   tangent_rules)
 
 
 def linear(*funcs, call: str | None = None) -> Callable:
@@ -140,7 +141,7 @@ def _register(registry, funcs, name, signature, body, namespace) -> None:
     source = f"def {name}{signature}:\n" + "".join(f"    {line}\n" for line in body)
     scope = {}
     exec(compile(source, f"<rule {name}>", "exec"), namespace, scope)
-    rule = Rule(scope[name], source=source)
+    rule = Rule(scope[name], source=source, ignored_keywords=ignored_by(funcs))
     for func in funcs:
         registry[func] = rule
 

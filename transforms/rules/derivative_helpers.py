@@ -18,6 +18,7 @@ from ...runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like,
                                                 diagonal_adjoint, diff_pad_width,
                                                 eigh_gap_inverse, extremum_weights, eye_like,
                                                 first_given, flat_axis, hstack_axis,
+                                                initial_weight,
                                                 insert_places, inverse_permutation, join,
                                                 log_where_positive, negate_shift,
                                                 norm_direction, norm_power,
@@ -26,8 +27,9 @@ from ...runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like,
                                                 reduced_size, reshape_each, reshape_each_back,
                                                 sinc_slope, solve_as_matrix, sort_like, split_like, take_at,
                                                 tie_weights, tril_half_diagonal, unarray,
-                                                unbroadcast, unbroadcast_each, unpad, unreduce,
-                                                unrepeat, unsort, unstack, untake, untake_along,
+                                                unbroadcast, unbroadcast_each, unpad,
+                                                unpad_values, unreduce, unrepeat, unsort,
+                                                unstack, untake, untake_along,
                                                 untile, vector_norm_power)
 from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjoint_b,
                                                      dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
@@ -44,9 +46,9 @@ from ...runtime.derivatives.tangent_ops import einsum_jvp_cross
 from .core import adjoint, constant, d, tangent
 from .declarations import bilinear, linear, partials
 
-constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, clip_weights,
-         diff_pad_width, inverse_permutation, negate_shift, hstack_axis, eye_like, norm_power,
-         insert_places, delete_sources, vector_norm_power, as_weights)
+constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, initial_weight,
+         clip_weights, diff_pad_width, inverse_permutation, negate_shift, hstack_axis, eye_like,
+         norm_power, insert_places, delete_sources, vector_norm_power, as_weights)
 
 # Broadcasting and reductions. unbroadcast(g, x) is zero for an integer x, so its adjoint passes
 # the incoming gradient through unbroadcast again before broadcasting it back.
@@ -221,6 +223,11 @@ def unrepeat_rule(z, g, a, repeats, axis=None):
 @linear(unpad)
 def unpad_rule(z, g, pad_width, mode="constant"):
     d[g] = np.pad(d[z], pad_width, mode)
+
+
+@linear(unpad_values)
+def unpad_values_rule(z, g, pad_width, constant_values=0):
+    d[g] = np.pad(np.zeros_like(unpad(g, pad_width)), pad_width, constant_values=d[z])
 
 
 @linear(diagonal_adjoint)

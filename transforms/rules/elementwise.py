@@ -23,7 +23,7 @@ from ...runtime.derivatives.adjoint_ops import (log_where_positive, real_sign,  
                                                 sinc_slope, tie_weights)
 from ...runtime.derivatives.dtypes import as_weights
 from ...runtime.derivatives.structure import add, zeros_like
-from .core import adjoint, d, tangent
+from .core import adjoint, d, other_calls, tangent
 from .declarations import partials
 
 # Arithmetic: what the operators +, -, *, /, **, unary - and + mean.
@@ -82,6 +82,8 @@ partials(np.exp, math.exp, x="d[y] * y")
 partials(np.exp2, x="d[y] * y * math.log(2.0)")
 partials(np.expm1, math.expm1, x="d[y] * (y + 1.0)")
 partials(np.log, math.log, x="d[y] / x")
+other_calls(math.log, "autotrace differentiates math.log(x), not math.log(x, base): write "
+                      "math.log(x) / math.log(base)")
 partials(np.log2, math.log2, x="d[y] / (x * math.log(2.0))")
 partials(np.log10, math.log10, x="d[y] / (x * math.log(10.0))")
 partials(np.log1p, math.log1p, x="d[y] / (x + 1.0)")
@@ -132,6 +134,11 @@ def hypot_rule(y, x1, x2):
 @tangent(np.hypot, math.hypot)
 def hypot_tangent(y, x1, x2):
     d[y] = (d[x1] * x1 + d[x2] * x2) / y
+
+
+other_calls(math.hypot, "autotrace differentiates math.hypot of two values, not of one or of "
+                        "three or more: write math.hypot(math.hypot(a, b), c), or math.fabs(a) "
+                        "for one")
 
 
 # Piecewise functions.

@@ -15,17 +15,29 @@ never divide (the products before and after each element, runtime/derivatives/ad
 import numpy as np
 
 from ...runtime.derivatives.adjoint_ops import (diff_pad_width, extremum_weights, flat_axis,
-                                                reduced_last, reduced_last_back, reduced_size,
-                                                sort_like, unreduce, unsort)
+                                                initial_weight, reduced_last,
+                                                reduced_last_back, reduced_size, sort_like,
+                                                unreduce, unsort)
 from ...runtime.derivatives.scans import (forward_scan, products_after, products_before,
                                           reverse_scan, shift)
 from .core import adjoint, d, tangent
 from .declarations import linear
 
 
-@linear(np.sum, call="a, axis=axis, keepdims=keepdims")
-def sum_rule(y, a, axis=None, dtype=None, *, keepdims=False):
+# initial=c: the reduction starts from c, which each result element holds once (sum), as a
+# factor (prod), or as one more candidate (max, min). Without it the templates fold to those
+# of the reduction alone (`initial is None`).
+
+@adjoint(np.sum)
+def sum_rule(y, a, axis=None, dtype=None, *, keepdims=False, initial=None):
     d[a] = unreduce(d[y], a, axis, keepdims)
+    d[initial] = np.sum(d[y])
+
+
+@tangent(np.sum)
+def sum_tangent(y, a, axis=None, dtype=None, *, keepdims=False, initial=None):
+    d[y] = np.sum(d[a], axis=axis, keepdims=keepdims) if initial is None else np.sum(
+        d[a], axis=axis, keepdims=keepdims) + d[initial]
 
 
 @linear(np.mean, call="a, axis=axis, keepdims=keepdims")
@@ -34,29 +46,38 @@ def mean_rule(y, a, axis=None, dtype=None, *, keepdims=False):
 
 
 @adjoint(np.prod)
-def prod_rule(y, a, axis=None, dtype=None, *, keepdims=False):
+def prod_rule(y, a, axis=None, dtype=None, *, keepdims=False, initial=None):
     # Each element's factor is the product of the others: those before it times those after.
     rows = reduced_last(a, axis)
     others = reduced_last_back(products_before(rows) * products_after(rows), a, axis)
-    d[a] = unreduce(d[y], a, axis, keepdims) * others
+    d[a] = unreduce(d[y] if initial is None else d[y] * initial, a, axis, keepdims) * others
+    d[initial] = np.sum(d[y] * np.prod(a, axis=axis, keepdims=keepdims))
 
 
 @tangent(np.prod)
-def prod_tangent(y, a, axis=None, dtype=None, *, keepdims=False):
+def prod_tangent(y, a, axis=None, dtype=None, *, keepdims=False, initial=None):
     rows = reduced_last(a, axis)
     others = reduced_last_back(products_before(rows) * products_after(rows), a, axis)
-    d[y] = np.sum(d[a] * others, axis=axis, keepdims=keepdims)
+    d[y] = np.sum(d[a] * others, axis=axis, keepdims=keepdims) if initial is None else (
+        np.sum(d[a] * others, axis=axis, keepdims=keepdims) * initial
+        + d[initial] * np.prod(a, axis=axis, keepdims=keepdims))
 
 
 @adjoint(np.max, np.amax, np.min, np.amin)
-def max_rule(y, a, axis=None, *, keepdims=False):
-    d[a] = unreduce(d[y], a, axis, keepdims) * extremum_weights(a, y, axis, keepdims)
+def max_rule(y, a, axis=None, *, keepdims=False, initial=None):
+    weights = extremum_weights(a, y, axis, keepdims) if initial is None else extremum_weights(
+        a, y, axis, keepdims, initial)
+    d[a] = unreduce(d[y], a, axis, keepdims) * weights
+    d[initial] = np.sum(d[y] * initial_weight(a, y, axis, keepdims, initial))
 
 
 @tangent(np.max, np.amax, np.min, np.amin)
-def max_tangent(y, a, axis=None, *, keepdims=False):
-    weights = extremum_weights(a, y, axis, keepdims)
-    d[y] = np.sum(d[a] * weights, axis=axis, keepdims=keepdims)
+def max_tangent(y, a, axis=None, *, keepdims=False, initial=None):
+    weights = extremum_weights(a, y, axis, keepdims) if initial is None else extremum_weights(
+        a, y, axis, keepdims, initial)
+    d[y] = np.sum(d[a] * weights, axis=axis, keepdims=keepdims) if initial is None else (
+        np.sum(d[a] * weights, axis=axis, keepdims=keepdims)
+        + d[initial] * initial_weight(a, y, axis, keepdims, initial))
 
 
 @adjoint(np.var)

@@ -14,8 +14,8 @@ from ...runtime.derivatives.adjoint_ops import (broadcast_each_like, delete_sour
                                                 hstack_axis, insert_places, inverse_permutation,
                                                 negate_shift, reshape_each, reshape_each_back,
                                                 split_like, take_at, unarray, unbroadcast,
-                                                unbroadcast_each, unpad, unrepeat, unstack,
-                                                untake, untake_along, untile)
+                                                unbroadcast_each, unpad, unpad_values, unrepeat,
+                                                unstack, untake, untake_along, untile)
 from ...runtime.derivatives.structural_adjoints import memory_order
 from ...runtime.derivatives.structure import cast_like
 from .core import adjoint, constant, d, tangent
@@ -280,8 +280,9 @@ def repeat_rule(y, a, repeats, axis=None):
 @adjoint(np.pad)
 def pad_rule(y, array, pad_width, mode="constant", constant_values=0):
     d[array] = unpad(d[y], pad_width, mode)
-    # A scalar fill value gets the gradient of every padded element.
-    d[constant_values] = np.sum(d[y]) - np.sum(unpad(d[y], pad_width, mode))
+    # Each fill value (one, a (before, after) pair, or a pair per axis) gets the gradient of
+    # the padded elements it fills.
+    d[constant_values] = unpad_values(d[y], pad_width, constant_values)
 
 
 @tangent(np.pad)

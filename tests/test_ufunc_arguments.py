@@ -1,0 +1,206 @@
+"""A ufunc's and a reduction's optional arguments as NumPy reads them, in every mode: an `out`
+given as None (by position too) is no out; `initial=` starts np.sum, np.prod, np.max, np.min
+and np.<ufunc>.reduce from a value (cast to the result's dtype, and the whole result of an empty
+max); `dtype=` runs a ufunc in the loop NumPy picks for that output dtype, and a reduction in
+that dtype. Values (and dtypes) are checked against NumPy, gradients against central
+differences."""
+import numpy as np
+import pytest
+
+import autotrace
+from tests.numeric import central_difference, check_every_mode
+
+X = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
+
+
+def assert_traced_like_numpy(function, *args):
+    result, expected = autotrace.function(function)(*args), function(*args)
+    if not isinstance(expected, tuple):
+        result, expected = (result,), (expected,)
+    for value, reference in zip(result, expected, strict=True):
+        assert np.asarray(value).dtype == np.asarray(reference).dtype
+        np.testing.assert_allclose(value, reference, rtol=1e-6)
+
+
+# --- out=None ----------------------------------------------------------------------------------
+
+def added_with_no_out(x):
+    return np.sum(np.add(x, 2.0 * x, None) ** 2)
+
+
+def products_and_sines_with_no_out(x):
+    return np.sum(np.multiply(x, x, None) + np.sin(x, None))
+
+
+def clipped_with_no_out(x):
+    return np.sum(np.clip(x, 0.0, 2.5, None) ** 2)
+
+
+def reduced_with_no_out(x):
+    return np.sum(np.add.reduce(x, 0, None, None) ** 2)
+
+
+def summed_by_the_method_with_no_out(x):
+    return np.sum(x.sum(0, None, None) ** 2)
+
+
+def added_with_no_out_by_keyword(x):
+    return np.sum(np.add(x, x, out=(None,)) ** 2) + np.sum(np.sin(x, out=None))
+
+
+@pytest.mark.parametrize("function", [
+    added_with_no_out, products_and_sines_with_no_out, clipped_with_no_out,
+    reduced_with_no_out, summed_by_the_method_with_no_out, added_with_no_out_by_keyword])
+def test_out_none_is_no_out(function):
+    assert_traced_like_numpy(function, X)
+    check_every_mode(function, X)
+
+
+# --- initial= ----------------------------------------------------------------------------------
+
+def summed_from_initial(x):
+    return np.sum(np.sum(x, axis=0, initial=2.0) ** 2)
+
+
+def added_by_reduce_from_initial(x):
+    return np.sum(np.add.reduce(x, axis=1, initial=1.5) ** 2)
+
+
+def maxima_from_initial(x):
+    return np.sum(np.maximum.reduce(x, axis=0, initial=2.5) ** 2)
+
+
+def row_maxima_from_initial(x):
+    return np.sum(np.max(x, axis=1, initial=3.5) ** 2) + np.sum(x.max(axis=0, initial=2.5))
+
+
+def products_from_initial(x):
+    return np.sum(np.prod(x, axis=0, initial=2.0)) + np.sum(
+        np.multiply.reduce(x, axis=1, initial=-0.5))
+
+
+def minimum_from_initial(x):
+    return np.sum(np.min(x, initial=0.0) * x) + np.sum(
+        np.minimum.reduce(x, initial=1.25, keepdims=True) * x)
+
+
+def summed_from_an_initial_of_the_input(x):
+    return np.sum(np.sum(x ** 2, axis=1, initial=x[0, 1]) ** 2)
+
+
+def products_from_an_initial_of_the_input(x):
+    return np.sum(np.prod(x, axis=1, initial=np.sin(x[1, 0])) ** 2)
+
+
+def maxima_from_an_initial_of_the_input(x):
+    return np.sum(np.max(x, axis=1, keepdims=True, initial=x[0, 2] * 1.75) ** 2)
+
+
+@pytest.mark.parametrize("function", [
+    summed_from_initial, added_by_reduce_from_initial, maxima_from_initial,
+    row_maxima_from_initial, products_from_initial, minimum_from_initial,
+    summed_from_an_initial_of_the_input, products_from_an_initial_of_the_input,
+    maxima_from_an_initial_of_the_input])
+def test_initial_in_every_mode(function):
+    assert_traced_like_numpy(function, X)
+    check_every_mode(function, X)
+
+
+def test_initial_is_cast_to_the_result_dtype():
+    integers = np.array([[1, 2], [3, 4]])
+
+    def reductions(a):
+        return (np.sum(a, initial=0.5), np.max(a, axis=0, initial=2.5),
+                np.prod(a, axis=1, initial=1.5), np.sum(a.astype(np.float32), initial=0.1))
+    result, expected = autotrace.function(reductions)(integers), reductions(integers)
+    for value, reference in zip(result, expected):
+        assert np.asarray(value).dtype == np.asarray(reference).dtype
+        np.testing.assert_array_equal(value, reference)
+
+
+def test_empty_maximum_is_its_initial():
+    def maxima(a):
+        return np.max(a, axis=0, initial=1.0), np.minimum.reduce(a, axis=0, initial=-2.0)
+    empty = np.zeros((0, 3))
+    for value, reference in zip(autotrace.function(maxima)(empty), maxima(empty)):
+        np.testing.assert_array_equal(value, reference)
+
+
+def test_tie_with_initial_splits_the_gradient():
+    def maximum(x):
+        return np.max(x, initial=4.0) * 3.0
+    # x[1, 1] is 4.0, as is the initial value: each gets half.
+    expected = np.zeros_like(X)
+    expected[1, 1] = 1.5
+    np.testing.assert_allclose(autotrace.grad(maximum)(X), expected)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(maximum))(X), expected)
+
+    def from_the_input(x):
+        return np.max(x, initial=x[1, 1])
+    expected[1, 1] = 1.0  # both halves reach x[1, 1]
+    np.testing.assert_allclose(autotrace.grad(from_the_input)(X), expected)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(from_the_input))(X), expected)
+
+
+# --- dtype= ------------------------------------------------------------------------------------
+
+def added_in_float32(x):
+    return np.add(x, x, dtype=np.float32)
+
+
+def sine_in_float64(x):
+    return np.sin(x, dtype=np.float64)
+
+
+def added_to_a_number_in_float32(x):
+    return np.add(x, 1.5, dtype=np.float32)
+
+
+def reduced_in_float32(x):
+    return np.add.reduce(x, 0, np.float32), np.maximum.reduce(x, axis=1, dtype=np.float32)
+
+
+@pytest.mark.parametrize("function", [added_in_float32, sine_in_float64,
+                                      added_to_a_number_in_float32, reduced_in_float32])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dtype_gives_numpy_values_and_dtypes(function, dtype):
+    assert_traced_like_numpy(function, X.astype(dtype))
+
+
+def test_dtype_numpy_cannot_cast_to_raises_numpy_error():
+    def to_integers(x):
+        return np.add(x, 1, dtype=np.int64)
+    with pytest.raises(TypeError) as expected:
+        to_integers(X)
+    with pytest.raises(TypeError) as caught:
+        autotrace.function(to_integers)(X)
+    assert str(caught.value) == str(expected.value)
+
+
+def test_dtype_in_every_mode():
+    def in_float64(x):
+        return np.sum(np.sin(x, dtype=np.float64) ** 2) + np.sum(
+            np.divide(x, 2.0 + x * x, dtype=np.float64)) + np.sum(
+            np.add.reduce(x, 1, np.float64) ** 2)
+    assert_traced_like_numpy(in_float64, X)
+    check_every_mode(in_float64, X)
+
+
+def test_dtype_gradient_of_float32_arguments_is_float32():
+    def in_float64(x):
+        return np.sum(np.sin(x, dtype=np.float64) ** 2)
+    x32 = X.astype(np.float32)
+    expected = 2.0 * np.sin(X) * np.cos(X)
+    for gradient in (autotrace.grad(in_float64)(x32),
+                     autotrace.function(autotrace.grad(in_float64))(x32)):
+        assert gradient.dtype == np.float32
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6)
+
+
+def test_float32_sum_gradient_matches_float64():
+    def in_float32(x):
+        return np.sum(np.add(x, x, dtype=np.float32) ** 2)
+    expected = central_difference(lambda x: np.sum((x + x) ** 2), X)
+    np.testing.assert_allclose(autotrace.grad(in_float32)(X), expected, rtol=1e-6)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(in_float32))(X), expected,
+                               rtol=1e-6)
