@@ -43,6 +43,15 @@ def assert_gradients_eager_and_traced(function, x):
     return expected
 
 
+def assert_gradients_in_both_orders(function, x):
+    """As assert_gradients_eager_and_traced, and the gradient of the traced function,
+    grad(function(function))(x), too; returns the differences."""
+    expected = assert_gradients_eager_and_traced(function, x)
+    np.testing.assert_allclose(autotrace.grad(autotrace.function(function))(x), expected,
+                               rtol=1e-6, atol=1e-8)
+    return expected
+
+
 def check_every_mode(f, x) -> None:
     """f's derivative at x (f: array -> float) in every mode against central differences:
     grad, value_and_grad, vjp, the traced gradient, forward mode, jvp, and the gradient of a

@@ -13,7 +13,7 @@ import pytest
 
 import autotrace
 from autotrace.runtime.tracing.control_scope import ControlFlowError
-from tests.numeric import central_difference
+from tests.numeric import assert_gradients_in_both_orders, central_difference
 
 W = np.arange(12.0).reshape(3, 4)
 V = np.array([0.5, -1.0, 2.0])
@@ -212,12 +212,7 @@ BUFFERS = [buffer_in_a_for_loop, buffer_in_a_traced_while_loop, buffer_added_int
 def test_a_buffer_written_through_one_name(function):
     x = np.array([0.3, -0.7, 1.1])
     assert autotrace.function(function)(x) == pytest.approx(function(x))
-    expected = central_difference(function, x)
-    options = dict(rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(autotrace.function(autotrace.grad(function))(x), expected,
-                               **options)
-    np.testing.assert_allclose(autotrace.grad(autotrace.function(function))(x), expected,
-                               **options)
+    assert_gradients_in_both_orders(function, x)
 
 
 def test_second_derivatives_of_writes_under_traced_ifs():
