@@ -362,6 +362,23 @@ def one_of_two_arrays_written_in_a_branch_that_reads_the_other(x, M):
     return s
 
 
+def one_of_an_argument_and_an_array_written(x, M):
+    C = x * 2.0
+    B = x if x[0] > 0 else C  # NumPy's write changes the caller's x where B is x
+    B[0] = 5.0
+    return np.sum(B)
+
+
+def test_a_write_through_a_name_that_may_be_an_argument_is_refused():
+    with pytest.raises(ControlFlowError) as raised:
+        at.function(one_of_an_argument_and_an_array_written)(POSITIVE.copy(), MATRIX)
+    line = "B[0] = 5.0"
+    assert str(raised.value) == (
+        f"{UNFOLLOWABLE}\n  File \"{__file__}\", line "
+        f"{line_of(one_of_an_argument_and_an_array_written, line)}, in "
+        f"one_of_an_argument_and_an_array_written\n    {line}")
+
+
 def test_a_write_through_one_of_two_arrays_changes_it_alone():
     """After `B = A if c else C` a write through B changes B (NumPy's B, whichever array it
     is); A, C and what may share their memory (D) are not read after it, so the trace

@@ -19,14 +19,20 @@ class ArgumentChangedError(TypeError):
     the graph cannot write into the caller's array."""
 
 
+def is_argument(tracer) -> bool:
+    """Whether `tracer` is an array argument of the traced function, or a view of one, or
+    stands for one in a branch or loop (a write into it would change the caller's array)."""
+    known = tracer._builder.arguments.get(id(tracer))
+    return known is not None and known[0] is tracer
+
+
 def refuse_change_of_argument(tracer, operation: str) -> None:
     """Raise ArgumentChangedError if `tracer` is an array argument of the traced function (or
     stands for one in a branch or loop): `operation` (e.g. "{} += ...", `{}` for the
     argument) would change it in place."""
-    known = tracer._builder.arguments.get(id(tracer))
-    if known is None or known[0] is not tracer:
+    if not is_argument(tracer):
         return
-    _, parameter, path = known
+    _, parameter, path = tracer._builder.arguments[id(tracer)]
     shown = f"{parameter}{path}" if parameter.isidentifier() else "x"
     name = f"{parameter!r}{path}" if parameter.isidentifier() else f"{parameter}{path}"
     raise ArgumentChangedError(

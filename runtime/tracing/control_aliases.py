@@ -33,6 +33,7 @@ from ..abstract import AbstractArray
 from ..graph import Constant, Literal
 from ..passes.buffers import unbuffered_attrs
 from ..passes.cleanup import has_side_effect
+from .arguments import is_argument
 from .tracer import Tracer, TracerConversionError
 from .trees import leaves_with_paths, map_arrays
 from .views import UNFOLLOWABLE_MESSAGE, Memory, ViewLink, take_view
@@ -159,11 +160,12 @@ def _same_equations(first, second) -> bool:
 def _unfollowable(result: Tracer, outers, known: bool = False) -> None:
     """Make `result` refuse reads after a write into any of `outers`, and writes; but where
     `known` (the arrays it may share memory with are `outers`, all of them) and they are
-    traced values of its own trace, take a write into it as changing it alone, and make
-    reading any of them after refuse instead (views.Memory)."""
+    traced values of its own trace, none an argument (whose caller's array a write would
+    change), take a write into it as changing it alone, and make reading any of them after
+    refuse instead (views.Memory)."""
     outers = list(outers)
     known = known and all(isinstance(outer, Tracer) and outer._builder is result._builder
-                          for outer in outers)
+                          and not is_argument(outer) for outer in outers)
     memories = []
     for outer in outers:
         if isinstance(outer, Tracer):
