@@ -46,9 +46,9 @@ def refuse_change_of_argument(tracer, operation: str) -> None:
 def mark_view(view, base, index) -> None:
     """Mark `view` (`base[index]`, a NumPy view when `base` is an array) as part of the array
     argument `base` stands for, if it stands for one: changing it changes the caller's array."""
-    known = base._builder.arguments.get(id(base))
-    if known is not None and known[0] is base and getattr(view, "_builder", None) is not None:
-        view._builder.arguments[id(view)] = (view, known[1], f"{known[2]}[{_index_text(index)}]")
+    if is_argument(base) and getattr(view, "_builder", None) is not None:
+        _, parameter, path = base._builder.arguments[id(base)]
+        view._builder.arguments[id(view)] = (view, parameter, f"{path}[{_index_text(index)}]")
 
 
 def _basic_index(index) -> bool:
@@ -95,10 +95,8 @@ def inherit_arguments(builder, operands, inner) -> None:
     map_arrays(inner, inner_leaves.append)
     for outer, leaf in zip(outer_leaves, inner_leaves):
         if getattr(outer, "_builder", None) is not None and \
-                getattr(leaf, "_builder", None) is not None:
-            known = outer._builder.arguments.get(id(outer))
-            if known is not None and known[0] is outer:
-                builder.arguments[id(leaf)] = (leaf, *known[1:])
+                getattr(leaf, "_builder", None) is not None and is_argument(outer):
+            builder.arguments[id(leaf)] = (leaf, *outer._builder.arguments[id(outer)][1:])
 
 
 def argument_paths(args: tuple, kwargs: dict, parameters: tuple) -> list:
