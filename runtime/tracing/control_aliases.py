@@ -157,12 +157,13 @@ def _same_equations(first, second) -> bool:
     return renamed.get(value_a.graph_var, value_a.graph_var) is value_b.graph_var
 
 
-def _unfollowable(result: Tracer, outers, known: bool = False) -> None:
-    """Make `result` refuse reads after a write into any of `outers`, and writes; but where
-    `known` (the arrays it may share memory with are `outers`, all of them) and they are
-    traced values of its own trace, none an argument (whose caller's array a write would
-    change), take a write into it as changing it alone, and make reading any of them after
-    refuse instead (views.Memory)."""
+def _unfollowable(result: Tracer, outers, known: bool = False,
+                  message: str = UNFOLLOWABLE_MESSAGE) -> None:
+    """Make `result` refuse reads after a write into any of `outers`, and writes, with
+    `message`; but where `known` (the arrays it may share memory with are `outers`, all of
+    them) and they are traced values of its own trace, none an argument (whose caller's array a
+    write would change), take a write into it as changing it alone, and make reading any of
+    them after refuse instead (views.Memory)."""
     outers = list(outers)
     known = known and all(isinstance(outer, Tracer) and outer._builder is result._builder
                           and not is_argument(outer) for outer in outers)
@@ -172,10 +173,45 @@ def _unfollowable(result: Tracer, outers, known: bool = False) -> None:
             if outer._memory is None:
                 outer._memory, outer._seen = Memory(), 0
             memories.append(outer._memory)
-    memory = Memory(UNFOLLOWABLE_MESSAGE, memories if known else None)
+    memory = Memory(message, memories if known else None)
     result._memory, result._seen, result._link = memory, 0, None
     for outer_memory in memories:
         outer_memory.followers.append(memory)
+
+
+# A traced result that may be, on one path, a NumPy array the function does not make.
+OUTSIDE_MESSAGE = (
+    "this writes into an array that may be, depending on a traced condition (a traced `if`, "
+    "or whether a traced loop ran), a NumPy array the function does not make (a global, an "
+    "object's attribute, or an argument given as a NumPy array): NumPy would change that "
+    "array, which a traced graph cannot, and autotrace does not follow it. Write into a copy "
+    "of the chosen array (`B = (G if c else C).copy()`), or pass the array in and return "
+    "the changed one")
+
+
+def may_be_outside_array(value, before=()) -> None:
+    """`value`, the result of a traced branch or loop for a variable that may hold a NumPy
+    array the function does not make, where a path did give one (a NumPy array taken over as
+    a traced value): make each of its new traced arrays refuse writes (OUTSIDE_MESSAGE), and
+    reads after a write into what else it may share. `before`: the values before the branch
+    or loop, left as they are where a path gave them back."""
+    kept = {id(leaf) for _, leaf in leaves_with_paths(before)}
+    for _, leaf in leaves_with_paths(value):
+        if not _is_array_tracer(leaf) or id(leaf) in kept:
+            continue
+        memory = leaf._memory
+        if leaf._link is not None:  # a view of an array from outside on another path
+            _unfollowable(leaf, [leaf._link.base], message=OUTSIDE_MESSAGE)
+        elif memory is None:
+            leaf._memory, leaf._seen = Memory(OUTSIDE_MESSAGE), 0
+        else:  # (one that may share memory with several arrays: now refusing writes too)
+            memory.refusal, memory.shares = OUTSIDE_MESSAGE, None
+
+
+def holds_numpy_array(*trees) -> bool:
+    """Whether a leaf of `trees` is a NumPy array (no traced value)."""
+    return any(isinstance(leaf, np.ndarray) for tree in trees
+               for _, leaf in leaves_with_paths(tree))
 
 
 def carry_aliases(result: Tracer, paths: list):

@@ -30,6 +30,7 @@ import numpy as np
 from ..abstract import same_type
 from .control import (_aval, _describe, _same_structure, cond, current_builder,
                                        traced_cond)
+from .control_aliases import holds_numpy_array, may_be_outside_array
 from .control_scope import ControlFlowError
 from .control_variables import (Undefined, _Retry, _error, _is_defined,
                                                  refuse_halves,
@@ -43,8 +44,10 @@ from .control_weak import as_dtype
 
 
 def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple, where: str,
-            placeholders=False, user_nones: tuple = ()):
+            placeholders=False, user_nones: tuple = (), outside: tuple = ()):
     """`true_fn(*values)` if `test` else `false_fn(*values)`: the new values of `names`.
+    `outside`: the variables that may hold a NumPy array the function does not make
+    (control_aliases.may_be_outside_array).
 
     With `placeholders` (True for code autotrace generated, which reads a variable assigned
     in one branch only under the same condition; or the names of such variables, the flags
@@ -64,9 +67,14 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
     numbers: dict = {}  # side -> {index: a Python int or bool the branch left}
     weak: dict = {}  # side -> {index: a Python number (weak) the branch left}
 
+    taken_over: set = set()  # indexes of `outside` variables a path gave a NumPy array
+
     def branch(function, side):
         def run(*operands):
             results = _traced_branch(function, operands, side, where, "`if`")
+            taken_over.update(index for index, variable in enumerate(names)
+                              if variable in outside
+                              and holds_numpy_array(values[index], results[index]))
             numbers[side] = {index: value for index, value in enumerate(results)
                              if _is_python_ints(value)}  # before they become arrays
             weak[side] = {index: value if type(value) in WEAK_NUMBERS
@@ -122,6 +130,8 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
         return traced_cond(test, branch(true_fn, True), branch(false_fn, False), operands, check)
 
     results = _until_settled(where, len(names) + 1, attempt)
+    for index in taken_over:
+        may_be_outside_array(results[index], values[index])
     # a number both branches leave a Python number (or a traced one, weak) is one after the if
     results = [make_weak(value) if index in weak[True] and index in weak[False] else value
                for index, value in enumerate(results)]
@@ -277,14 +287,23 @@ def _check_variable(where: str, variable: str, in_true, in_false,
                                 f"both branches must give it the same shape and dtype")
 
 
-def if_exp(test, true_thunk, false_thunk, where: str = "a conditional expression"):
+def if_exp(test, true_thunk, false_thunk, where: str = "a conditional expression",
+           outside: bool = False):
     """`true_thunk() if test else false_thunk()`; a traced `test` records a `cond`. `where`: the
-    user's file, line and expression, for errors."""
+    user's file, line and expression, for errors. `outside`: whether it may give a NumPy array
+    the function does not make (control_aliases.may_be_outside_array)."""
     if not isinstance(test, Tracer):
         return true_thunk() if test else false_thunk()
-    expression = "conditional expression"
-    return cond(test, lambda: _traced_branch(true_thunk, (), True, where, expression),
-                lambda: _traced_branch(false_thunk, (), False, where, expression))
+    expression, taken_over = "conditional expression", []
+
+    def branch(thunk, side):
+        result = _traced_branch(thunk, (), side, where, expression)
+        taken_over.append(outside and holds_numpy_array(result))
+        return result
+    result = cond(test, lambda: branch(true_thunk, True), lambda: branch(false_thunk, False))
+    if any(taken_over):
+        may_be_outside_array(result)
+    return result
 
 
 def and_(left, right_thunk):

@@ -36,6 +36,7 @@ from ..abstract import same_type
 from .control import (ControlFlowError, _aval, _describe, _same_structure,
                                        current_builder, traced_while)
 from .control_branches import if_stmt
+from .control_aliases import holds_numpy_array, may_be_outside_array
 from .control_variables import (Undefined, _Retry, _error, _is_defined,
                                                  refuse_halves,
                                                  _lengths_differ, _list_length_error,
@@ -50,10 +51,10 @@ from .weak_scalars import WEAK_NUMBERS
 
 
 def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, where: str,
-               placeholders=(), user_nones: tuple = ()):
+               placeholders=(), user_nones: tuple = (), outside: tuple = ()):
     """`while test_fn(*values): values = body_fn(*values)`, recorded as a graph `while` op
-    from the first iteration whose test is traced. (`placeholders` and `user_nones` as for
-    if_stmt: a variable the user sets to None is not given zeros where it stays None.)"""
+    from the first iteration whose test is traced. (`placeholders`, `user_nones` and `outside`
+    as for if_stmt: a variable the user sets to None is not given zeros where it stays None.)"""
     values = first = tuple(values)
     saved = _save_loop_start(values, placeholders)
     while True:
@@ -64,8 +65,11 @@ def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, wh
                 # Generated code: iterations already run pushed onto stacks at trace time,
                 # which a traced adjoint loop could not pop; run the whole loop in the graph.
                 values = _start_over(first, saved)
-            return _graph_loop(current_builder(test), test_fn, body_fn, values, names, live,
-                               where, "while loop", placeholders, user_nones=user_nones)
+            taken_over = _TakenOver(values, names, outside)
+            results = _graph_loop(current_builder(test), test_fn, taken_over.noting(body_fn),
+                                  values, names, live, where, "while loop", placeholders,
+                                  user_nones=user_nones)
+            return taken_over.refuse_writes(results)
         if not test:
             return values
         values = tuple(body_fn(*values))
@@ -137,24 +141,30 @@ def range_(*bounds):
 
 
 def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, live: tuple,
-             where: str, placeholders=(), stop: str | None = None, user_nones: tuple = ()):
+             where: str, placeholders=(), stop: str | None = None, user_nones: tuple = (),
+             outside: tuple = ()):
     """`for item in iterable: values = body_fn(item, *values)`: a graph `while` op over a
     traced array's first axis or a traced range, else a Python loop (unrolled when traced).
-    `stop` names the flag a `break` sets: the loop ends once it is true."""
+    `stop` names the flag a `break` sets: the loop ends once it is true. (`outside` as for
+    if_stmt.)"""
     values = tuple(values)
     stop_index = names.index(stop) if stop is not None else None
     options = (names, targets, live, where, placeholders, stop_index)
+    taken_over = _TakenOver(values, names, outside)
     if isinstance(iterable, TracedRange):
-        return _range_loop(iterable, body_fn, values, *options, user_nones=user_nones)
+        return taken_over.refuse_writes(_range_loop(
+            iterable, taken_over.noting(body_fn, item=True), values, *options,
+            user_nones=user_nones))
     if isinstance(iterable, Tracer) and all(_loopable(value) for value in values):
         if iterable.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         # As many steps as the array has rows, a number known only at run time where a traced
         # boolean mask selected them (x[mask]).
         rows = iterable.shape[0] if iterable.shape[0] is not None else dimension_size(iterable, 0)
-        return _range_loop(TracedRange(0, rows, 1), lambda i, *state: body_fn(
-            _item(iterable, i), *state), values, *options, over=iterable,
-            user_nones=user_nones)
+        body = taken_over.noting(body_fn, item=True)
+        return taken_over.refuse_writes(_range_loop(
+            TracedRange(0, rows, 1), lambda i, *state: body(_item(iterable, i), *state),
+            values, *options, over=iterable, user_nones=user_nones))
     first, saved = values, _save_loop_start(values, placeholders)
     for item in iterable:
         stopped = values[stop_index] if stop_index is not None else False
@@ -169,12 +179,43 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
             values = if_stmt(stopped, lambda *state: state,
                              lambda *state, item=item: tuple(body_fn(item, *state)), values,
                              names=names, live=names, where=where,
-                             placeholders=placeholders, user_nones=user_nones)
+                             placeholders=placeholders, user_nones=user_nones,
+                             outside=outside)
             continue
         if stopped:
             break
         values = tuple(body_fn(item, *values))
     return values
+
+
+class _TakenOver:
+    """Which of a graph loop's `outside` variables (those that may hold a NumPy array the
+    function does not make, see if_stmt) a path gives a NumPy array: before the loop (where it
+    runs no iteration), or at the end of its body."""
+
+    def __init__(self, values, names, outside):
+        self.values, self.names, self.outside = values, names, outside
+        self.found = {index for index, variable in enumerate(names)
+                      if variable in outside and holds_numpy_array(values[index])}
+
+    def noting(self, body_fn, item=False):
+        """`body_fn`, noting the variables it gives a NumPy array (after a loop item where
+        `item`)."""
+        if not self.outside:
+            return body_fn
+
+        def body(*state):
+            results = tuple(body_fn(*state))
+            self.found.update(index for index, variable in enumerate(self.names)
+                              if variable in self.outside
+                              and holds_numpy_array(results[index]))
+            return results
+        return body
+
+    def refuse_writes(self, results):
+        for index in self.found:
+            may_be_outside_array(results[index], self.values[index])
+        return results
 
 
 def _item(iterable, i):

@@ -13,6 +13,13 @@ It is not where, on some path, one of these holds:
   array it writes into);
 - the function does not make it: a global, what a call the model cannot read returns.
 
+A traced `if`, loop or conditional expression may leave a name holding, on one path, a NumPy
+array the function does not make (`B = G if c else C`, G a global; `B = G` then `if c: B =
+x * 2.0`): its result takes the array over as a traced value, and a write into it afterwards
+would leave the array as it was. `write_sharing` names the variables of such statements (and
+the expressions) that may hold one, and their results refuse writes where a path did hold a
+NumPy array (control_aliases.may_be_outside_array).
+
 For those writes `write_sharing` gives the refusal that set_item raises when the write turns
 out to be traced (runtime/tracing/control_concrete_arrays.py), naming the lines and saying how
 to make the array traced where it is made (`np.zeros_like(x, shape=...)`), after which writes
@@ -20,6 +27,8 @@ through any name are followed. The model of memory is transforms/analysis/aliase
 its refusals of derivatives.
 """
 from __future__ import annotations
+
+import types
 
 import gast
 import numpy as np
@@ -30,7 +39,7 @@ from .call_results import NEW_VALUE_METHODS
 from ..codegen.codegen import to_source
 from ..codegen.nodes import walk
 from ..errors import Location
-from ..front.parsing import resolve
+from ..front.parsing import MISSING, resolve
 
 # NumPy's makers of arrays of a given shape -> the one that makes them like a traced value.
 _TRACED_MAKERS = {np.zeros: "zeros_like", np.ones: "ones_like", np.empty: "empty_like",
@@ -49,15 +58,21 @@ def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) ->
     set_item) that autotrace could not follow were `name` a NumPy array and the write traced
     (see the module docstring); {"unfollowed": None} for one into memory the function may not
     have made (a view of it is checked when the write runs); nothing for a write into an array
-    the function made, which no other name read afterwards shares. None where the model
-    cannot read the function."""
+    the function made, which no other name read afterwards shares. For each `if`, `while` and
+    `for` statement, {"outside": the names it assigns that may hold memory the function does
+    not make after it}, and {"outside": True} for each conditional expression that may give
+    such memory. None where the model cannot read the function."""
     analysis = _WriteSharing(function, Location(filename, 1, function.name), namespace)
     try:
         analysis.block(function.body)
     except Exception:  # noqa: BLE001 - a construct the model does not read: nothing known
         return None
-    return {key: {"unfollowed": message} for key, message in analysis.refusals.items()
-            if message is not False}
+    found = {key: {"unfollowed": message} for key, message in analysis.refusals.items()
+             if message is not False}
+    found.update((key, {"outside": tuple(sorted(names))})
+                 for key, names in analysis.outside.items() if names)
+    found.update((key, {"outside": True}) for key in analysis.outside_expressions)
+    return found
 
 
 def converted_write(statement) -> bool:
@@ -84,8 +99,40 @@ class _WriteSharing(Sharing):
         self.traced_name = parameters[0] if parameters else "x"
         self.made_at = {id(node): node for node in walk(function)}
         self.copies = set()  # id() of the calls `a.copy()` and the like
+        # id(if, while or for statement) -> the names it assigns that may hold memory the
+        # function does not make after it; the conditional expressions that may give some
+        self.outside = {}
+        self.outside_expressions = set()
+
+    def name_value(self, identifier) -> set:
+        if identifier in self.locals:
+            return super().name_value(identifier)
+        return _outside(identifier, resolve(gast.Name(id=identifier, ctx=gast.Load(),
+                                                      annotation=None, type_comment=None),
+                                            self.namespace))
+
+    def value(self, node) -> set:
+        if isinstance(node, gast.Attribute) and node.value is not None and self.is_global(node):
+            return _outside(_text(node), resolve(node, self.namespace))  # a module's array
+        memories = super().value(node)
+        if isinstance(node, gast.IfExp) and self.not_made(memories):
+            self.outside_expressions.add(id(node))
+        return memories
+
+    def not_made(self, memories) -> bool:
+        """Whether `memories` may be or hold memory the function does not make: a global's,
+        an object's from outside, an argument's."""
+        return any(memory[0] in ("outside", "argument") for memory in self.reach(memories))
 
     def run(self, node) -> None:
+        if isinstance(node, (gast.If, gast.While, gast.For)):
+            super().run(node)
+            if self.env is not None:  # (in a loop: the names found in any run of it)
+                assigned = {n.id for n in walk(node)
+                            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+                self.outside.setdefault(id(node), set()).update(
+                    name for name in assigned if self.not_made(self.env.get(name, {})))
+            return
         # `a, b = np.zeros(3), np.zeros(3)` binds each name to its own array, where the model
         # takes each name for any item of the tuple (as after `a, b = pair`).
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
@@ -163,7 +210,7 @@ class _WriteSharing(Sharing):
                     f"see the old contents. Make the array traced where the caller makes it "
                     f"(np.zeros_like(x, shape=...), x a traced value), or write into a copy "
                     f"made here and return it ({name} = {name}.copy())")
-        if not written:
+        if not written or any(memory[0] == "outside" for memory in written):
             bound = next(iter(self.env.get(name, {}).values()), None)
             made = f" ({self.shown(bound)})" if isinstance(bound, gast.stmt) else ""
             return (f"this writes traced values into {name!r}, an array the function does "
@@ -195,6 +242,17 @@ class _WriteSharing(Sharing):
             return _ADVICE.format(made=f"np.zeros_like({self.traced_name}, shape=...) in place "
                                        f"of {_text(made)} (line {self.location.line_of(made)})")
         return _ADVICE.format(made=f"np.zeros_like({self.traced_name}, shape=...)")
+
+
+def _outside(label: str, value) -> set:
+    """The memory of `value`, what a global name or a module's attribute `label` holds: one
+    outside the function where it is an array, a container or an object (which may hold
+    arrays), else none."""
+    if value is MISSING or callable(value) or isinstance(value, (
+            types.ModuleType, type, str, bytes, int, float, complex, bool, type(None),
+            np.generic)):
+        return set()
+    return {("outside", label)}
 
 
 def _resolved(func, namespace):

@@ -7,8 +7,11 @@ says which): set_item's keywords, and the test of an `if` or loop holding such a
 
 A traced `if` or loop traces its variables as graph values, a NumPy array too: every write in
 it is traced, a NumPy value's as well, so its test refuses the arrays written there that other
-names may share (runtime/tracing/control_concrete_arrays.py). Code autotrace generated is
-checked by its sweeps instead: it gets none of these.
+names may share (runtime/tracing/control_concrete_arrays.py). Its variables that may hold,
+after it, a NumPy array the function does not make are named to it (`outside=`), as is a
+conditional expression that may give one: where one does, the traced result refuses writes
+(runtime/tracing/control_aliases.may_be_outside_array). Code autotrace generated is checked
+by its sweeps instead: it gets none of these.
 """
 from __future__ import annotations
 
@@ -62,6 +65,18 @@ def unfollowed_writes(converter, statement) -> list:
                                f"{reason}\n  (`{header}` runs on a traced value: autotrace "
                                f"makes it one graph op, in which every write is traced.)"))
     return found
+
+
+def outside_names(converter, statement, variables) -> list:
+    """The `variables` of the `if`, `while` or `for` `statement` that may hold memory the
+    function does not make after it (all of them where the model could not read the
+    function)."""
+    if converter.generated_code:
+        return []
+    if converter.unfollowed is None:
+        return list(variables)
+    flagged = converter.unfollowed.get(id(statement), {}).get("outside", ())
+    return [variable for variable in variables if variable in flagged]
 
 
 def checked_test(test, writes: list, variables) -> gast.expr:

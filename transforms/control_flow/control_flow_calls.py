@@ -56,6 +56,15 @@ def _lazy(expression) -> gast.Lambda:
     return gast.Lambda(args=arguments, body=expression)
 
 
+def may_give_outside(converter, expression) -> bool:
+    """Whether the conditional expression `expression` may give memory the function does not
+    make (transforms/analysis/write_sharing.py; converted code says so to if_exp)."""
+    if converter.generated_code:
+        return False
+    return converter.unfollowed is None or converter.unfollowed.get(
+        id(expression), {}).get("outside") is True
+
+
 class _ConditionalExpressions(gast.NodeTransformer):
     """`a if c else b` -> `if_exp(c, lambda: a, lambda: b)`, in this scope only.
 
@@ -69,10 +78,12 @@ class _ConditionalExpressions(gast.NodeTransformer):
         where = self.converter._where(node, to_source(node).strip())  # as the user wrote it
         self.generic_visit(node)
         test = _Conditions(self.converter).visit(node.test)
+        keywords = [gast.keyword(arg="where", value=gast.Constant(value=where, kind=None))]
+        if may_give_outside(self.converter, node):
+            keywords.append(gast.keyword(arg="outside", value=gast.Constant(value=True,
+                                                                            kind=None)))
         call = gast.Call(func=name(helper("if_exp")),
-                         args=[test, _lazy(node.body), _lazy(node.orelse)],
-                         keywords=[gast.keyword(arg="where",
-                                                value=gast.Constant(value=where, kind=None))])
+                         args=[test, _lazy(node.body), _lazy(node.orelse)], keywords=keywords)
         return gast.copy_location(call, node)
 
     def visit_Call(self, node):
