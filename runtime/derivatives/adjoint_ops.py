@@ -390,47 +390,86 @@ def arange_positions(y):
 
 
 def norm_power(x, ord=None, axis=None):
-    """The p of the vector p-norm that np.linalg.norm(x, ord, axis) computes (Frobenius: 2)."""
+    """The kind of norm np.linalg.norm(x, ord, axis) computes, as the p its rules take: a
+    finite nonzero p of a vector p-norm (Frobenius and the default: 2); np.inf for one that is
+    a max or min of sums of |x| (a vector's ord=inf or -inf, a matrix's ord=1, -1, inf, -inf),
+    whose gradient is sign(x) where the extremum is attained (norm_ties); 0 for a vector's
+    ord=0, a count of nonzeros, whose gradient is zero."""
     ndim = np.ndim(_as_array(x)) if axis is None else (1 if np.ndim(axis) == 0 else len(axis))
     if ord is None or (ord == "fro" and ndim == 2):
         return 2.0
-    if ndim == 1 and not isinstance(ord, str) and np.isfinite(ord) and ord != 0:
-        return float(ord)
+    if ndim == 1 and not isinstance(ord, str):
+        return float(ord) if ord == 0 or np.isfinite(ord) else np.inf
+    if ndim == 2 and not isinstance(ord, str) and ord in (1, -1, np.inf, -np.inf):
+        return np.inf
     raise NotImplementedError(
         f"np.linalg.norm with ord={ord!r} over {ndim} axes has no derivative rule; rules cover "
-        "ord=None, 'fro', and finite nonzero p for vectors")
+        "ord=None and 'fro', every ord of a vector, and ord=1, -1, inf and -inf of a matrix "
+        "(ord=2, -2 and 'nuc' of a matrix need the singular value decomposition, which has no "
+        "rule)")
 
 
 def vector_norm_power(ord):
-    """The p of np.linalg.vector_norm(x, ord=ord), a p-norm over any number of axes."""
-    if isinstance(ord, str) or not np.isfinite(ord) or ord == 0:
+    """The p of np.linalg.vector_norm(x, ord=ord), a norm over any number of axes, as
+    norm_power gives it: np.inf for ord=inf or -inf, 0 for ord=0."""
+    if isinstance(ord, str):
         raise NotImplementedError(
-            f"np.linalg.vector_norm with ord={ord!r} has no derivative rule; rules cover "
-            "finite nonzero ord")
-    return float(ord)
+            f"np.linalg.vector_norm with ord={ord!r} has no derivative rule; ord is a number")
+    return float(ord) if ord == 0 or np.isfinite(ord) else np.inf
+
+
+def norm_exponent(p):
+    """p - 1, the power of the norm y that divides its gradient |x|^(p-1) sign(x) / y^(p-1);
+    0 for a max or min (p = np.inf) and a count (p = 0), whose gradients y does not scale."""
+    return p - 1.0 if p != 0 and np.isfinite(p) else 0.0
+
+
+def norm_ties(x, y, p, ord=None, axis=None, keepdims=False, matrix=True):
+    """For a norm y of `x` that is a max or min (`p` np.inf, see norm_power): where over `axis`
+    x attains it, 1/(number of ties), else 0, broadcast against x: over the entries of a
+    vector (|x| = y), or (`matrix`, two axes) the columns (ord=1, -1) or rows (ord=inf, -inf)
+    whose sum of |x| is the norm. None for other norms."""
+    if p != np.inf:
+        return None
+    xp = array_module(x)
+    magnitude = xp.abs(_as_array(x))
+    axes = _axes(axis, magnitude.ndim)
+    if not matrix or len(axes) == 1:
+        return extremum_weights(magnitude, y, axis, keepdims)
+    summed, extremal = axes if ord in (1, -1) else axes[::-1]
+    sums = xp.sum(magnitude, axis=summed, keepdims=True)
+    # (its extremum again, not y: the sums the norm took may be summed in another order)
+    extremum = (xp.max if ord > 0 else xp.min)(sums, axis=extremal, keepdims=True)
+    return extremum_weights(sums, extremum, extremal, keepdims=True)
 
 
 # Differentiable helpers: each has an adjoint rule in transforms/rules/derivative_helpers.py.
 
-def norm_direction(x, p):
+def norm_direction(x, p, ties):
     """|x|^(p-1) sign(x): the direction of the gradient of a p-norm (x itself for p=2), an
-    array also where x is a list (np.linalg.norm([a, b]))."""
+    array also where x is a list (np.linalg.norm([a, b])); sign(x) times `ties` for a max or
+    min of sums of |x| (p = np.inf, norm_ties), zeros for a count (p = 0)."""
     x = _as_array(x)
     if p == 2:
         return x
     xp = array_module(x)
+    if p == 0:
+        return xp.zeros(np.shape(x), dtype=real_dtype(x))
     if p == 1:
         return xp.sign(x)
+    if p == np.inf:
+        return xp.sign(x) * ties
     return xp.abs(x) ** (p - 1) * xp.sign(x)
 
 
 def norm_slope(x, p):
-    """The derivative of `norm_direction(x, p)`: (p-1)|x|^(p-2), exactly 1 for p=2, 0 for p=1."""
+    """The derivative of `norm_direction(x, p)`: (p-1)|x|^(p-2), exactly 1 for p=2, 0 for p=1
+    and for a max, a min or a count (p = np.inf, 0), piecewise constant."""
     x = _as_array(x)
     xp = array_module(x)
     if p == 2:
         return xp.ones(np.shape(x), dtype=real_dtype(x))
-    if p == 1:
+    if p in (0, 1, np.inf):
         return xp.zeros(np.shape(x), dtype=real_dtype(x))
     return (p - 1) * xp.abs(x) ** (p - 2)
 

@@ -21,8 +21,8 @@ from ...runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like,
                                                 initial_weight,
                                                 insert_places, inverse_permutation, join,
                                                 log_where_positive, negate_shift,
-                                                norm_direction, norm_power,
-                                                norm_slope, real_sign, reduced_last,
+                                                norm_direction, norm_exponent, norm_power,
+                                                norm_slope, norm_ties, real_sign, reduced_last,
                                                 reduced_last_back,
                                                 reduced_size, reshape_each, reshape_each_back,
                                                 sinc_slope, solve_as_matrix, sort_like, split_like, take_at,
@@ -48,7 +48,8 @@ from .declarations import bilinear, linear, partials
 
 constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, initial_weight,
          clip_weights, diff_pad_width, inverse_permutation, negate_shift, hstack_axis, eye_like,
-         norm_power, insert_places, delete_sources, vector_norm_power, as_weights)
+         norm_power, insert_places, delete_sources, vector_norm_power, as_weights,
+         norm_exponent, norm_ties)
 
 # Broadcasting and reductions. unbroadcast(g, x) is zero for an integer x, so its adjoint passes
 # the incoming gradient through unbroadcast again before broadcasting it back.
@@ -119,8 +120,8 @@ partials(log_where_positive, x="d[y] / np.where(np.greater(x, 0), x, np.inf)")
 constant(real_sign)  # (a step: zero almost everywhere)
 
 
-partials(norm_direction, x="d[y] * norm_slope(x, p)", p=None)
-partials(norm_slope, x="d[y] * (p - 1.0) * norm_slope(x, p - 1.0) * np.sign(x)", p=None)
+partials(norm_direction, x="d[y] * norm_slope(x, p)", p=None, ties=None)  # (ties: constant)
+partials(norm_slope, x="d[y] * norm_exponent(p) * norm_slope(x, p - 1.0) * np.sign(x)", p=None)
 
 
 @adjoint(sinc_slope)

@@ -9,15 +9,16 @@ Matrix functions assume what their derivatives need: inv, det, slogdet, solve an
 nonsingular matrix; eigh distinct eigenvalues; pinv a matrix of constant rank. cholesky, eigh and
 eigvalsh read one triangle of a symmetric matrix; their gradients are symmetrized (what a
 symmetric perturbation sees) and their tangents use the symmetric part of the tangent, which
-makes each mode the exact transpose of the other. norm covers ord=None, 'fro' and finite nonzero
-p for vectors, vector_norm finite nonzero ord. vdot and vecdot are for real arrays (no
-conjugate). numpy.linalg's array-API names (matmul, outer, tensordot, cross, vecdot) share the
-rules of NumPy's functions.
+makes each mode the exact transpose of the other. norm covers ord=None, 'fro', every ord of a
+vector and ord=1, -1, inf, -inf of a matrix (not 2, -2, 'nuc': no SVD rule), vector_norm every
+ord. vdot and vecdot are for real arrays (no conjugate). numpy.linalg's array-API names
+(matmul, outer, tensordot, cross, vecdot) share the rules of NumPy's functions.
 """
 import numpy as np
 
 from ...runtime.derivatives.adjoint_ops import (diagonal_adjoint, eigh_gap_inverse, eye_like,
-                                                norm_direction, norm_power, solve_as_matrix,
+                                                norm_direction, norm_exponent, norm_power,
+                                                norm_ties, solve_as_matrix,
                                                 tril_half_diagonal, unbroadcast, unreduce,
                                                 vector_norm_power)
 from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjoint_b,
@@ -269,25 +270,33 @@ def pinv_tangent(y, a, rcond=None, hermitian=False, *, rtol=None):
 
 @adjoint(np.linalg.norm)
 def norm_rule(y, x, ord=None, axis=None, keepdims=False):
-    # A p-norm: d[x] = g |x|^(p-1) sign(x) / y^(p-1); Frobenius and the default are p = 2.
+    # A p-norm: d[x] = g |x|^(p-1) sign(x) / y^(p-1); Frobenius and the default are p = 2. A
+    # max or min of sums of |x| (ord=inf of a vector, ord=1 of a matrix): g sign(x) where it
+    # is attained; a count (ord=0): zero.
     p = norm_power(x, ord, axis)
-    d[x] = unreduce(d[y] / y ** (p - 1.0), x, axis, keepdims) * norm_direction(x, p)
+    ties = norm_ties(x, y, p, ord, axis, keepdims)
+    d[x] = unreduce(d[y] / y ** norm_exponent(p), x, axis, keepdims) * norm_direction(x, p, ties)
 
 
 @tangent(np.linalg.norm)
 def norm_tangent(y, x, ord=None, axis=None, keepdims=False):
     # A p-norm: dy = sum(|x|^(p-1) sign(x) dx) / y^(p-1); Frobenius and the default are p = 2.
     p = norm_power(x, ord, axis)
-    d[y] = np.sum(norm_direction(x, p) * d[x], axis=axis, keepdims=keepdims) / y ** (p - 1.0)
+    ties = norm_ties(x, y, p, ord, axis, keepdims)
+    d[y] = np.sum(norm_direction(x, p, ties) * d[x], axis=axis,
+                  keepdims=keepdims) / y ** norm_exponent(p)
 
 
 @adjoint(np.linalg.vector_norm)
 def vector_norm_rule(y, x, axis=None, keepdims=False, ord=2):
     p = vector_norm_power(ord)
-    d[x] = unreduce(d[y] / y ** (p - 1.0), x, axis, keepdims) * norm_direction(x, p)
+    ties = norm_ties(x, y, p, ord, axis, keepdims, matrix=False)
+    d[x] = unreduce(d[y] / y ** norm_exponent(p), x, axis, keepdims) * norm_direction(x, p, ties)
 
 
 @tangent(np.linalg.vector_norm)
 def vector_norm_tangent(y, x, axis=None, keepdims=False, ord=2):
     p = vector_norm_power(ord)
-    d[y] = np.sum(norm_direction(x, p) * d[x], axis=axis, keepdims=keepdims) / y ** (p - 1.0)
+    ties = norm_ties(x, y, p, ord, axis, keepdims, matrix=False)
+    d[y] = np.sum(norm_direction(x, p, ties) * d[x], axis=axis,
+                  keepdims=keepdims) / y ** norm_exponent(p)
