@@ -155,6 +155,26 @@ def a_number_read_from_an_array_written_into_another_item(x):
     return np.sum(v ** 2) + s
 
 
+def a_product_by_a_float_ufunc_before_writing_the_factor(x):
+    # x may be a list and `a` an int, `v` a list repeated: but np.exp gives a float, so
+    # `u * e` is an array or a number, no repeat of u's items that the write could reach
+    a = x[3]
+    v = x ** 2 * a + x
+    w = np.tanh(np.exp(0.5 * np.tanh(v))[-3])
+    while w < 1.9:
+        w = w + 0.5
+        v = (v + x) - np.mean(v + x)
+    v[2:4] = v[1:3]
+    cubed = (v ** 3) / (1.5 + (v - np.mean(v)) ** 2) * 1.5
+    if x.shape[0] > 3:
+        u = v.reshape(4)
+    else:
+        u = cubed[::-1]
+    product = u * np.exp(np.tanh(a))
+    u[0:2] = (np.arctan2(product, -1.0) + v)[1:3]
+    return np.sum(product ** 2) + np.sum(u * x)
+
+
 FORMERLY_REFUSED = [an_item_beside_a_power, a_sum_over_enumerate, a_product_of_split_parts,
                     a_product_of_an_attribute, a_product_of_what_a_call_returned,
                     a_power_of_what_an_unknown_call_returned,
@@ -162,7 +182,8 @@ FORMERLY_REFUSED = [an_item_beside_a_power, a_sum_over_enumerate, a_product_of_s
                     writes_into_a_slice_of_a_sum_with_an_attribute,
                     scales_a_reversed_sum_by_itself,
                     a_number_read_from_an_array_before_adding_into_it,
-                    a_number_read_from_an_array_written_into_another_item]
+                    a_number_read_from_an_array_written_into_another_item,
+                    a_product_by_a_float_ufunc_before_writing_the_factor]
 
 
 @pytest.mark.parametrize("function", FORMERLY_REFUSED, ids=lambda f: f.__name__)

@@ -62,8 +62,9 @@ class CallSharing:
                 return self.new(node, self.reach(arguments[0]) if arguments else (),
                                 container=True)
             ufunc = resolve(func, self.namespace)
-            return self.new(node, array=numpy in ARRAY_MAKERS, plain=isinstance(
-                ufunc, np.ufunc) and ufunc.nout == 1)
+            plain = isinstance(ufunc, np.ufunc) and ufunc.nout == 1
+            return self.new(node, array=numpy in ARRAY_MAKERS, plain=plain,
+                            inexact=plain and _inexact(ufunc))
         if isinstance(func, gast.Attribute) and not self.is_global(func):  # a value's method
             owner = self.value(func.value)
             if func.attr in VIEW_FUNCTIONS or uncopied:
@@ -260,3 +261,10 @@ def _walk(statements):
 
 def _text(node) -> str:
     return to_source(node).strip()
+
+
+def _inexact(ufunc: np.ufunc) -> bool:
+    """Whether every result of `ufunc` is a float or complex number or array, whatever its
+    inputs (np.exp, np.tanh; not np.add, which adds ints to an int)."""
+    loops = [loop.split("->")[1] for loop in ufunc.types if "O" not in loop]
+    return bool(loops) and all(kind in "efdgFDG" for loop in loops for kind in loop)

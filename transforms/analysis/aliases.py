@@ -118,6 +118,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         # Memories that are surely an array or a number, made by a NumPy ufunc or by arithmetic
         # on those and numbers: a value written into one is copied, never held.
         self.plain = set()
+        self.inexact = set()  # plain memories surely floats or complex: `L * v` is no repeat
         # Memories that are surely objects of a class of the user's (memory -> the class): an
         # attribute the object holds is not the object, where an attribute of an array (A.T)
         # is a view of it.
@@ -178,7 +179,8 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         made = self.new(node, items, container=True) if memories - self.arrays else set()
         return whole | self.reach(objects) | made
 
-    def new(self, node, holding=(), array=False, container=False, plain=False) -> set:
+    def new(self, node, holding=(), array=False, container=False, plain=False,
+            inexact=False) -> set:
         """The memory made at `node`. In a loop, what the last run made there (held by a list
         the loop appends to, say) becomes an older memory of its own: a write into the newest
         does not reach the old ones."""
@@ -193,6 +195,8 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
             self.containers.add(memory)
         if plain:
             self.plain.add(memory)
+        if plain and inexact:
+            self.inexact.add(memory)
         return {memory}
 
     def age(self, memory) -> None:
@@ -213,6 +217,8 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
             self.containers.add(old)
         if memory in self.plain:
             self.plain.add(old)
+        if memory in self.inexact:
+            self.inexact.add(old)
         if memory in self.objects:
             self.objects[old] = self.objects[memory]
 
@@ -306,14 +312,20 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         """The memory `a op b` makes: always a new value, never an operand. Only a list or tuple
         (`+`, `*` by an int) or a set or dict (`|`, `-`, `&`, `^`) makes a container, which
         holds its operands' items; where an operand is surely an array or a number (a float
-        for `*`, which also repeats a list by an int), the result is an array or a number."""
+        for `*`, which also repeats a list by an int), the result is an array or a number: a
+        float or complex one where an operand is (a float ufunc's result, `2.0`)."""
         left, right = self.value(node.left), self.value(node.right)
+        inexact = [_is_float(operand) or bool(memories) and memories <= self.inexact
+                   for operand, memories in ((node.left, left), (node.right, right))]
         if not isinstance(node.op, _CONTAINER_OPERATORS) or any(
                 self.is_plain(operand, memories) and (
-                    not isinstance(node.op, gast.Mult) or _is_float(operand)
+                    not isinstance(node.op, gast.Mult) or floating
                     or (memories and memories <= self.arrays))
-                for operand, memories in ((node.left, left), (node.right, right))):
-            return self.new(node, plain=True)
+                for operand, memories, floating in ((node.left, left, inexact[0]),
+                                                    (node.right, right, inexact[1]))):
+            return self.new(node, plain=True, inexact=any(inexact) and all(
+                self.is_plain(operand, memories) for operand, memories in (
+                    (node.left, left), (node.right, right))))
         return self.new(node, self.held(left | right), plain=self.is_plain(
             node.left, left) and self.is_plain(node.right, right))
 
