@@ -31,12 +31,12 @@ from .dtypes import as_weights, dtype_beside, gradient_dtype, real_dtype
 from .structure import _is_traced
 # The structural adjoints live beside this module; rules and tests name them from here too.
 from .structural_adjoints import (  # noqa: F401
-    _FLOAT_KINDS, _as_array, _as_float, _float_zeros, _holds_floats, _python_numbers_alone,
+    _FLOAT_KINDS, _as_float, _float_zeros, _holds_floats, _python_numbers_alone,
     array_like, diag_adjoint, delete_sources, diagonal_adjoint, insert_places, join,
     reshape_each, reshape_each_back, sort_like, split_like, take_at, unarray, unpad,
     unpad_values, unrepeat, unsort, unstack, untake, untake_along, untile)
 from ..devices import array_module
-from ..primitives.index import holds_traced, stacked
+from ..primitives.index import as_array, holds_traced, stacked
 from ..primitives.shape import broadcast_like as broadcast_to_shape_of, dimension_size
 
 
@@ -70,10 +70,8 @@ def _broadcast(g, shape, like=None):
 def _list_as_array(v, like):
     """The (nested) list or tuple of gradients `v` as one array: Python floats alone in the
     dtype of a gradient of `like`, as they would meet it."""
-    if holds_traced(v):
-        return stacked(v)
-    return array_module(like).asarray(
-        v, dtype=gradient_dtype(like) if _python_numbers_alone(v) else None)
+    return as_array(v, lambda v: array_module(like).asarray(
+        v, dtype=gradient_dtype(like) if _python_numbers_alone(v) else None))
 
 
 def _size(shape) -> int:
@@ -395,7 +393,7 @@ def norm_power(x, ord=None, axis=None):
     a max or min of sums of |x| (a vector's ord=inf or -inf, a matrix's ord=1, -1, inf, -inf),
     whose gradient is sign(x) where the extremum is attained (norm_ties); 0 for a vector's
     ord=0, a count of nonzeros, whose gradient is zero."""
-    ndim = np.ndim(_as_array(x)) if axis is None else (1 if np.ndim(axis) == 0 else len(axis))
+    ndim = np.ndim(as_array(x)) if axis is None else (1 if np.ndim(axis) == 0 else len(axis))
     if ord is None or (ord == "fro" and ndim == 2):
         return 2.0
     if ndim == 1 and not isinstance(ord, str):
@@ -432,7 +430,7 @@ def norm_ties(x, y, p, ord=None, axis=None, keepdims=False, matrix=True):
     if p != np.inf:
         return None
     xp = array_module(x)
-    magnitude = xp.abs(_as_array(x))
+    magnitude = xp.abs(as_array(x))
     axes = _axes(axis, magnitude.ndim)
     if not matrix or len(axes) == 1:
         return extremum_weights(magnitude, y, axis, keepdims)
@@ -449,7 +447,7 @@ def norm_direction(x, p, ties):
     """|x|^(p-1) sign(x): the direction of the gradient of a p-norm (x itself for p=2), an
     array also where x is a list (np.linalg.norm([a, b])); sign(x) times `ties` for a max or
     min of sums of |x| (p = np.inf, norm_ties), zeros for a count (p = 0)."""
-    x = _as_array(x)
+    x = as_array(x)
     if p == 2:
         return x
     xp = array_module(x)
@@ -465,7 +463,7 @@ def norm_direction(x, p, ties):
 def norm_slope(x, p):
     """The derivative of `norm_direction(x, p)`: (p-1)|x|^(p-2), exactly 1 for p=2, 0 for p=1
     and for a max, a min or a count (p = np.inf, 0), piecewise constant."""
-    x = _as_array(x)
+    x = as_array(x)
     xp = array_module(x)
     if p == 2:
         return xp.ones(np.shape(x), dtype=real_dtype(x))

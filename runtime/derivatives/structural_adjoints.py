@@ -17,7 +17,7 @@ from ..array_api import numpy_dtype
 from .dtypes import gradient_dtype
 from .structure import _is_traced
 from ..devices import add_at as add_at_in_place, array_module, set_at
-from ..primitives.index import add_at, get_item, holds_traced, set_item, stacked
+from ..primitives.index import add_at, as_array, get_item, set_item
 from ..primitives.insert import delete_sources, insert_sources  # noqa: F401 (delete_sources: for rules)
 from ..primitives.pad import pad_sides
 
@@ -43,16 +43,8 @@ def _as_float(g):
     return g if _is_traced(g) else float(g)
 
 
-def _as_array(x):
-    """`x`, or the array NumPy reads a (nested) list or tuple `x` as (which may hold traced
-    values)."""
-    if isinstance(x, (list, tuple)):
-        return stacked(x) if holds_traced(x) else np.asarray(x)
-    return x
-
-
 def _sort_order(a, axis):
-    a = _as_array(a)  # np.sort([a, b]) sorts the array NumPy makes of the list
+    a = as_array(a)  # np.sort([a, b]) sorts the array NumPy makes of the list
     xp = array_module(a)
     if axis is None:
         return xp.argsort(xp.ravel(a), kind="stable")
@@ -61,7 +53,7 @@ def _sort_order(a, axis):
 
 def sort_like(v, a, axis=-1):
     """`v` put in the order that sorts `a` along `axis` (None: flattened)."""
-    v = _as_array(v)  # (the tangents of a list np.sort reads as an array)
+    v = as_array(v)  # (the tangents of a list np.sort reads as an array)
     xp = array_module(v)
     if axis is None:
         return xp.ravel(v)[_sort_order(a, None)]

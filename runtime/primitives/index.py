@@ -88,6 +88,16 @@ def stacked(items):
                      else item if is_traced(item) else np.asarray(item) for item in items])
 
 
+def as_array(value, otherwise=np.asarray):
+    """`value` where it is no list or tuple; else the array NumPy reads it as: the stack of its
+    items where some are traced, else `otherwise(value)` (None: the list as it is)."""
+    if not isinstance(value, (list, tuple)):
+        return value
+    if holds_traced(value):
+        return stacked(value)
+    return value if otherwise is None else otherwise(value)
+
+
 def build_index(template: tuple, arrays) -> tuple:
     """The NumPy index a template stands for, given its index arrays."""
     return tuple(arrays[item.position] if isinstance(item, IndexInput)

@@ -19,7 +19,7 @@ import operator
 import numpy as np
 
 from ..primitives.elementwise import astype
-from ..primitives.index import holds_traced, stacked
+from ..primitives.index import as_array, holds_traced
 from ..primitives.registry import UntraceableError, is_traced, static
 from .weak_scalars import WEAK_DTYPES, is_weak
 
@@ -29,23 +29,18 @@ def full(shape, fill_value, dtype=None, order="C", **options):
     if not holds_traced(fill_value):
         return np.full(shape, fill_value, dtype, order, **options)
     shape = static(shape, "the shape of numpy.full")
-    return _filled(_as_array(fill_value), shape if isinstance(shape, tuple) else (shape,), dtype)
+    return _filled(as_array(fill_value), shape if isinstance(shape, tuple) else (shape,), dtype)
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **options):
     """`np.full_like(a, fill_value, dtype)` for converted code: a traced fill value broadcast
     to the shape of `a` (or `shape`), in a's dtype (or `dtype`)."""
     if not holds_traced(fill_value) or is_traced(a):  # a traced `a`: the tracer's binding
-        fill_value = _as_array(fill_value) if holds_traced(fill_value) else fill_value
+        fill_value = as_array(fill_value) if holds_traced(fill_value) else fill_value
         return np.full_like(a, fill_value, dtype, order, subok, shape, **options)
     shape = np.shape(a) if shape is None else static(shape, "the shape of numpy.full_like")
-    return _filled(_as_array(fill_value), shape if isinstance(shape, tuple) else (shape,),
+    return _filled(as_array(fill_value), shape if isinstance(shape, tuple) else (shape,),
                    np.asarray(a).dtype if dtype is None else dtype)
-
-
-def _as_array(value):
-    """A traced value as it is; a list or tuple holding traced values, stacked."""
-    return value if is_traced(value) else stacked(value)
 
 
 def _filled(fill, shape, dtype):
@@ -62,7 +57,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     num = operator.index(static(num, "the number of samples of numpy.linspace"))
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    start, stop = (_as_array(v) if holds_traced(v) else v for v in (start, stop))
+    start, stop = (as_array(v) if holds_traced(v) else v for v in (start, stop))
     computed = _inexact_result_type(start, stop)
     delta = _cast(stop, computed) - _cast(start, computed)
     div = (num - 1) if endpoint else num

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..primitives.index import holds_traced, stacked
+from ..primitives.index import as_array, holds_traced
 from ..primitives.registry import numpy_functions
 from .tracer import TracerConversionError
 
@@ -33,14 +33,10 @@ def with_lists_as_arrays(function: Callable) -> Callable:
         except TracerConversionError:
             if not any(_traced_list(value) for value in (*args, *kwargs.values())):
                 raise
-        return function(*map(_as_array, args),
-                        **{key: _as_array(value) for key, value in kwargs.items()})
+        return function(*(as_array(value, None) for value in args),
+                        **{key: as_array(value, None) for key, value in kwargs.items()})
     return call
 
 
 def _traced_list(value) -> bool:
     return isinstance(value, (list, tuple)) and holds_traced(value)
-
-
-def _as_array(value):
-    return stacked(value) if _traced_list(value) else value

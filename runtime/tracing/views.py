@@ -196,29 +196,32 @@ def refuse_unfollowed(tracer) -> None:
     (Memory's refusal), for a write into it that a traced branch or loop made: the body may
     have read the others as they were before it, which a write taken as changing it alone
     (Memory.written_alone) would not make stale in time."""
-    current = tracer
-    while current is not None:
-        if current._memory is not None and current._memory.refusal is not None:
-            raise ControlFlowError(current._memory.refusal)
-        current = current._link.base if current._link is not None else None
+    for member in view_chain(tracer):
+        if member._memory is not None and member._memory.refusal is not None:
+            raise ControlFlowError(member._memory.refusal)
+
+
+def view_chain(tracer):
+    """`tracer`, then the array it views, and so on to the root of its memory."""
+    while tracer is not None:
+        yield tracer
+        tracer = tracer._link.base if tracer._link is not None else None
 
 
 def write_into(tracer, value, refuse, read_only_message: str) -> None:
     """Change `tracer` in place to `value` (a Tracer of its shape and dtype), and the memory
     it shares with its bases and views. `refuse(t)` raises if `t` (`tracer` or a base of it)
     may not be changed (an argument); a read-only view raises NumPy's `read_only_message`."""
-    chain, current, alone = [], tracer, []
-    while current is not None:
+    chain, alone = [], []
+    for current in view_chain(tracer):
         refuse(current)
         if current._memory is not None and current._memory.refusal is not None:
             if current._memory.shares is None:
                 raise ControlFlowError(current._memory.refusal)
             alone.append(current._memory)  # (see Memory)
-        link = current._link
-        if link is not None and link.write is None:
+        if current._link is not None and current._link.write is None:
             raise ValueError(read_only_message)
         chain.append(current)
-        current = link.base if link is not None else None
     if tracer._link is not None and any(member._builder is not value._builder
                                         for member in chain):
         # (An array itself from outside is refused by own_var: a closed-over traced value.)
