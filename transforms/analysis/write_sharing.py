@@ -60,8 +60,11 @@ def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) ->
     have made (a view of it is checked when the write runs); nothing for a write into an array
     the function made, which no other name read afterwards shares. For each `if`, `while` and
     `for` statement, {"outside": the names it assigns that may hold memory the function does
-    not make after it}, and {"outside": True} for each conditional expression that may give
-    such memory. None where the model cannot read the function."""
+    not make after it, "written": {each name whose memory a write in it may change through
+    another name (a container's item, a view made in it): the names that may share or hold
+    that memory before it}}, and {"outside": True} for each
+    conditional expression that may give such memory. None where the model cannot read the
+    function."""
     analysis = _WriteSharing(function, Location(filename, 1, function.name), namespace)
     try:
         analysis.block(function.body)
@@ -69,8 +72,13 @@ def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) ->
         return None
     found = {key: {"unfollowed": message} for key, message in analysis.refusals.items()
              if message is not False}
-    found.update((key, {"outside": tuple(sorted(names))})
-                 for key, names in analysis.outside.items() if names)
+    for key, names in analysis.outside.items():
+        if names:
+            found.setdefault(key, {})["outside"] = tuple(sorted(names))
+    for key, names in analysis.written_through.items():
+        if names:
+            found.setdefault(key, {})["written"] = {
+                name: tuple(sorted(holders)) for name, holders in sorted(names.items())}
     found.update((key, {"outside": True}) for key in analysis.outside_expressions)
     return found
 
@@ -103,6 +111,12 @@ class _WriteSharing(Sharing):
         # function does not make after it; the conditional expressions that may give some
         self.outside = {}
         self.outside_expressions = set()
+        # the if, while and for statements being read, innermost last; id(one) -> the names
+        # whose memory a write in it may change (`items[0] -= v` changes v's, `w = v[1:]` then
+        # `w *= 2.0` too)
+        self.enclosing = []
+        self.changed_inside = {}
+        self.written_through = {}  # id(statement) -> {name: the names sharing its memory}
 
     def name_value(self, identifier) -> set:
         if identifier in self.locals:
@@ -126,12 +140,24 @@ class _WriteSharing(Sharing):
 
     def run(self, node) -> None:
         if isinstance(node, (gast.If, gast.While, gast.For)):
-            super().run(node)
+            entry = _copy(self.env)
+            self.enclosing.append(node)
+            try:
+                super().run(node)
+            finally:
+                self.enclosing.pop()
+            assigned = {n.id for n in walk(node)
+                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
             if self.env is not None:  # (in a loop: the names found in any run of it)
-                assigned = {n.id for n in walk(node)
-                            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
                 self.outside.setdefault(id(node), set()).update(
                     name for name in assigned if self.not_made(self.env.get(name, {})))
+            if entry is not None:  # those changed through another name, and who share them
+                found = self.written_through.setdefault(id(node), {})
+                for name in self.changed_inside.get(id(node), ()):
+                    if name in entry and name not in assigned and entry[name]:
+                        found.setdefault(name, set()).update(
+                            other for other, memories in entry.items() if other != name
+                            and set(entry[name]) & self.reach(set(memories)))
             return
         # `a, b = np.zeros(3), np.zeros(3)` binds each name to its own array, where the model
         # takes each name for any item of the tuple (as after `a, b = pair`).
@@ -159,6 +185,11 @@ class _WriteSharing(Sharing):
         super().run(node)
 
     def write(self, target, written, node, what, in_place: bool, item=False) -> None:
+        if self.enclosing and self.env is not None:
+            # names whose memory this may change in place, through another name
+            changed = {name for name, memories in self.env.items() if written & set(memories)}
+            for statement in self.enclosing:
+                self.changed_inside.setdefault(id(statement), set()).update(changed)
         if item or not converted_write(node) or self.refusals.get(id(node)):
             return  # (in a loop: run again until a refusal is found, or the loop settles)
         refusal = self.refusal(node.targets[0] if isinstance(node, gast.Assign) else

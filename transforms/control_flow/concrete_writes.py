@@ -67,6 +67,18 @@ def unfollowed_writes(converter, statement) -> list:
     return found
 
 
+def written_through(converter, statement, variables) -> list:
+    """The names whose memory the `if`, `while` or `for` `statement` may change in place
+    without assigning them (`items = [v]; items[0] -= w` in it changes v), but where none of
+    its `variables` may share or hold that memory on entry (the change is carried out with
+    that variable, and views follow it): a traced statement takes them as its variables too."""
+    if converter.generated_code or converter.unfollowed is None:
+        return []
+    written = converter.unfollowed.get(id(statement), {}).get("written", {})
+    return [name for name, holders in written.items()
+            if name not in variables and not set(holders) & set(variables)]
+
+
 def outside_names(converter, statement, variables) -> list:
     """The `variables` of the `if`, `while` or `for` `statement` that may hold memory the
     function does not make after it (all of them where the model could not read the

@@ -62,7 +62,8 @@ from .control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
 from ..front.exits import exits_to_flags, single_return
 from ..analysis.liveness import live_after
 from ..analysis.write_sharing import write_sharing
-from .concrete_writes import checked_test, outside_names, unfollowed_writes, write_keywords
+from .concrete_writes import (checked_test, outside_names, unfollowed_writes, write_keywords,
+                              written_through)
 from ..codegen.naming import Namer, name_counts, names_in, walk_scope
 from ..front.parsing import resolve
 from ..codegen.templates import name, replace, replace_expression
@@ -219,9 +220,16 @@ class ControlFlowConverter:
         `converted(g)(x)`, so a function it calls is converted too."""
         return _ConditionalExpressions(self).visit(node)
 
-    def _variables(self, statements) -> list:
-        return [n for n in assigned_names(statements)
-                if n not in self.generated and n in self.local]
+    def _variables(self, statements, statement=None) -> list:
+        """The local variables `statements` assign; for the `if`, `while` or `for`
+        `statement` they are the body of, also those whose memory they may change in place
+        through another name (concrete_writes.written_through)."""
+        names = [n for n in assigned_names(statements)
+                 if n not in self.generated and n in self.local]
+        if statement is not None:
+            names += [n for n in written_through(self, statement, names)
+                      if n not in self.generated and n in self.local]
+        return names
 
     def _where(self, node, header: str) -> str:
         """Where errors about `node` point: the user's line, for generated code too (or, where
@@ -294,7 +302,7 @@ class ControlFlowConverter:
                 node.test = self._python_test(node, header, node.test,
                                               self._why_python([node], "if statement"))
             return [node]
-        variables = self._variables(node.body + node.orelse)
+        variables = self._variables(node.body + node.orelse, node)
         true_name, true_def = self._function("if_true", variables, node.body, variables, node)
         false_name, false_def = self._function("if_false", variables, node.orelse, variables,
                                                node)
@@ -362,7 +370,7 @@ class ControlFlowConverter:
                                           self._why_python(node.body, "while loop", node.orelse))
             node.orelse = self.block(node.orelse, after)
             return [node]
-        variables, local = self._carried(node, self._variables(node.body), head)
+        variables, local = self._carried(node, self._variables(node.body, node), head)
         test = checked_test(_Conditions(self).visit(self.expressions(node.test)), writes,
                             variables)
         test_name, test_def = self._function("loop_test", variables, [], [], node)
@@ -393,7 +401,7 @@ class ControlFlowConverter:
         bind = _locate(gast.Assign(targets=[node.target], value=name(item), type_comment=None),
                        node)
         targets = self._variables([bind])
-        variables, local = self._carried(node, self._variables([bind] + node.body), head,
+        variables, local = self._carried(node, self._variables([bind] + node.body, node), head,
                                          keep=targets + [stop])
         body_name, body_def = self._function("loop_body", [item] + variables,
                                              [bind] + local + node.body, variables, node)
