@@ -122,6 +122,22 @@ def align_eigenvectors(y, reference):
     return (w, v * signs)
 
 
+def spread_singular_values(rng, shape):
+    """A matrix (a stack of them) whose singular values are at least 0.5 apart and 1 from 0."""
+    m, n = shape[-2:]
+    k = min(m, n)
+    u, _ = np.linalg.qr(rng.standard_normal(shape[:-2] + (m, k)))
+    v, _ = np.linalg.qr(rng.standard_normal(shape[:-2] + (n, k)))
+    s = 1.0 + np.arange(k)[::-1] * 0.75 + rng.uniform(0, 0.25, shape[:-2] + (k,))
+    return (u * s[..., None, :]) @ np.swapaxes(v, -1, -2)
+
+
+def align_singular_vectors(y, reference):
+    u, s, vh = y
+    signs = np.sign(np.sum(u * reference[0], axis=-2, keepdims=True))
+    return (u * signs, s, vh * np.swapaxes(signs, -1, -2))
+
+
 def ratio_args(rng, shape1=(3, 4), shape2=(4,)):
     """(x1, x2) for mod/fmod: x2 > 0 and x1 / x2 away from integers."""
     x2 = rng.uniform(0.5, 2.0, shape2)
@@ -378,6 +394,17 @@ TABLE += [
     E("linalg.eigh/batched", np.linalg.eigh,
       lambda rng: (np.stack([symmetric_spread(rng, 3), symmetric_spread(rng, 3)]),),
       direction=symmetrize, align=align_eigenvectors),
+    E("linalg.svd/tall", np.linalg.svd, lambda rng: (spread_singular_values(rng, (4, 3)),),
+      dict(full_matrices=False), align=align_singular_vectors,
+      note="singular vector signs aligned"),
+    E("linalg.svd/wide-batched", np.linalg.svd,
+      lambda rng: (spread_singular_values(rng, (2, 2, 4)),), dict(full_matrices=False),
+      align=align_singular_vectors),
+    E("linalg.svd/square-full", np.linalg.svd,
+      lambda rng: (spread_singular_values(rng, (3, 3)),), align=align_singular_vectors),
+    E("linalg.svdvals", np.linalg.svdvals, lambda rng: (spread_singular_values(rng, (3, 5)),)),
+    E("linalg.svdvals/batched", np.linalg.svdvals,
+      lambda rng: (spread_singular_values(rng, (2, 4, 3)),)),
     E("linalg.pinv/tall", np.linalg.pinv, normal((5, 3))),
     E("linalg.pinv/wide", np.linalg.pinv, normal((2, 4))),
     E("linalg.norm/vector", np.linalg.norm, normal((5,))),

@@ -79,6 +79,9 @@ REAL_RULES = {
     "helper:join/hstack": "the gradient of the Python float 0.5 is a Python float",
     "insert/int-axis-broadcast": "the gradient of the Python float value is a Python float",
     "absolute": "the absolute value of complex values is refused (not holomorphic)",
+    **dict.fromkeys(["linalg.svd/tall", "linalg.svd/wide-batched", "linalg.svd/square-full",
+                     "linalg.svdvals", "linalg.svdvals/batched"],
+                    "the singular value decomposition of a complex matrix is refused"),
 }
 
 # Corpus functions that autotrace.function traces in float64 but not in float32 (none now:

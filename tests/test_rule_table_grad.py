@@ -31,7 +31,7 @@ import pytest
 
 from autotrace.testing import check_grads
 from autotrace.runtime.derivatives import adjoint_ops as ops
-from tests.rule_table import TABLE, align_eigenvectors, symmetrize
+from tests.rule_table import TABLE, align_eigenvectors, align_singular_vectors, symmetrize
 
 # Where a callee can be named in the wrapper's source, by the module that holds it.
 NAMESPACES = [("np", np), ("np.linalg", np.linalg), ("ops", ops)]
@@ -104,7 +104,10 @@ class Wrapper:
             for i in self.wrt:
                 body.append(f"{parameters[i]} = 0.5 * ({parameters[i]} + "
                             f"np.swapaxes({parameters[i]}, -1, -2))")
-        if entry.align is not None:
+        if entry.align is align_singular_vectors:  # (each u_k v_k^T, whatever the signs)
+            body += [f"u, s, vh = {call}",
+                     "return s, u[..., :, None, :] * np.swapaxes(vh, -1, -2)[..., None, :, :]"]
+        elif entry.align is not None:
             assert entry.align is align_eigenvectors, f"{entry.name}: unknown align"
             body += [f"w, v = {call}", "return w, v * v"]
         else:

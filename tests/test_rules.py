@@ -361,8 +361,16 @@ def test_integer_and_float_arguments():
 
 
 def test_unsupported_calls_fail_loudly():
-    with pytest.raises(NotImplementedError, match="ord"):
+    with pytest.raises(NotImplementedError, match="write np.max, np.min or np.sum of "
+                                                  "np.linalg.svdvals"):
         rule_vjp(np.linalg.norm, np.ones((3, 3)), 2)[1](1.0)
+    tall = np.arange(6.0).reshape(3, 2) ** 2
+    with pytest.raises(NotImplementedError, match="3x2 matrix with full_matrices=True"):
+        rule_vjp(np.linalg.svd, tall)[1]((np.ones((3, 3)), np.ones(2), np.ones((2, 2))))
+    with pytest.raises(NotImplementedError, match="write np.linalg.svdvals"):
+        rule_vjp(np.linalg.svd, tall, compute_uv=False)[1](np.ones(2))
+    with pytest.raises(NotImplementedError, match="complex matrix"):
+        rule_vjp(np.linalg.svdvals, tall * (1.0 + 1.0j))[1](np.ones(2))
     with pytest.raises(NotImplementedError, match="mode='linear_ramp' has no derivative rule"):
         rule_vjp(np.pad, np.ones(3), 1, mode="linear_ramp")[1](np.ones(5))
     with pytest.raises(Exception, match="cannot take this call"):

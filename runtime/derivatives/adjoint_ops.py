@@ -402,9 +402,9 @@ def norm_power(x, ord=None, axis=None):
         return np.inf
     raise NotImplementedError(
         f"np.linalg.norm with ord={ord!r} over {ndim} axes has no derivative rule; rules cover "
-        "ord=None and 'fro', every ord of a vector, and ord=1, -1, inf and -inf of a matrix "
-        "(ord=2, -2 and 'nuc' of a matrix need the singular value decomposition, which has no "
-        "rule)")
+        "ord=None and 'fro', every ord of a vector, and ord=1, -1, inf and -inf of a matrix. "
+        "For ord=2, -2 and 'nuc' of a matrix write np.max, np.min or np.sum of "
+        "np.linalg.svdvals(x), which are differentiated")
 
 
 def vector_norm_power(ord):
@@ -515,6 +515,34 @@ def eigh_gap_inverse(w):
     gaps = w[..., None, :] - w[..., :, None]
     gaps = xp.where(xp.eye(w.shape[-1], dtype=bool), xp.inf, gaps)
     return 1.0 / gaps
+
+
+def svd_gap_inverse(s, a, full_matrices=True, compute_uv=True):
+    """F[..., i, j] = 1 / (s[..., j]^2 - s[..., i]^2) off the diagonal, 0 on it, for the
+    singular values `s` of np.linalg.svd(a, full_matrices, compute_uv). Raises for a call the
+    rules do not cover."""
+    shape = np.shape(a)
+    if not compute_uv:
+        raise NotImplementedError(
+            "np.linalg.svd with compute_uv=False has no derivative rule: write "
+            "np.linalg.svdvals(a), which has one")
+    if full_matrices and len(shape) >= 2 and shape[-1] != shape[-2]:
+        raise NotImplementedError(
+            f"np.linalg.svd of a {shape[-2]}x{shape[-1]} matrix with full_matrices=True (the "
+            f"default) has no derivative rule: its extra singular vectors are any basis of "
+            f"the complement, so no gradient is defined for them; pass full_matrices=False")
+    real_singular_values(s, a)
+    return eigh_gap_inverse(s * s)
+
+
+def real_singular_values(g, a):
+    """`g`, a gradient of the singular values of `a` (or what the svd rules compute from
+    them), where `a` is real; a complex `a` is refused: its singular vectors' phases make the
+    rules others."""
+    if getattr(a, "dtype", np.dtype(float)).kind == "c" or np.iscomplexobj(g):
+        raise NotImplementedError(
+            "np.linalg.svd and np.linalg.svdvals of a complex matrix have no derivative rule")
+    return g
 
 
 # NumPy 2 reads b in solve(a, b) as a vector only when it is 1-d; NumPy 1 whenever it has one

@@ -21,11 +21,13 @@ from ...runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like,
                                                 initial_weight,
                                                 insert_places, inverse_permutation, join,
                                                 log_where_positive, negate_shift,
+                                                real_singular_values,
                                                 norm_direction, norm_exponent, norm_power,
                                                 norm_slope, norm_ties, real_sign, reduced_last,
                                                 reduced_last_back,
                                                 reduced_size, reshape_each, reshape_each_back,
-                                                sinc_slope, solve_as_matrix, sort_like, split_like, take_at,
+                                                sinc_slope, solve_as_matrix, sort_like,
+                                                split_like, svd_gap_inverse, take_at,
                                                 tie_weights, tril_half_diagonal, unarray,
                                                 unbroadcast, unbroadcast_each, unpad,
                                                 unpad_values, unreduce, unrepeat, unsort,
@@ -156,6 +158,25 @@ def eigh_gap_inverse_rule(z, w):
 def eigh_gap_inverse_tangent(z, w):
     # z_ij = 1 / (w_j - w_i), so dz_ij = -z_ij^2 (dw_j - dw_i).
     d[z] = -z * z * (np.expand_dims(d[w], -2) - np.expand_dims(d[w], -1))
+
+
+@linear(real_singular_values)
+def real_singular_values_rule(z, g, a):
+    d[g] = real_singular_values(d[z], a)
+
+
+@adjoint(svd_gap_inverse)
+def svd_gap_inverse_rule(z, s, a, full_matrices=True, compute_uv=True):
+    # z_ij = 1 / (s_j^2 - s_i^2), so dz_ij/ds_k = -2 s_k z_ij^2 (delta_jk - delta_ik).
+    weighted = -d[z] * z * z
+    d[s] = 2.0 * s * (np.sum(weighted, axis=-2) - np.sum(weighted, axis=-1))
+
+
+@tangent(svd_gap_inverse)
+def svd_gap_inverse_tangent(z, s, a, full_matrices=True, compute_uv=True):
+    # z_ij = 1 / (s_j^2 - s_i^2), so dz_ij = -z_ij^2 (2 s_j ds_j - 2 s_i ds_i).
+    moved = 2.0 * s * d[s]
+    d[z] = -z * z * (np.expand_dims(moved, -2) - np.expand_dims(moved, -1))
 
 
 @linear(solve_as_matrix)

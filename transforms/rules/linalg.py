@@ -17,6 +17,7 @@ ord. vdot and vecdot are for real arrays (no conjugate). numpy.linalg's array-AP
 import numpy as np
 
 from ...runtime.derivatives.adjoint_ops import (diagonal_adjoint, eigh_gap_inverse, eye_like,
+                                                real_singular_values, svd_gap_inverse,
                                                 norm_direction, norm_exponent, norm_power,
                                                 norm_ties, solve_as_matrix,
                                                 tril_half_diagonal, unbroadcast, unreduce,
@@ -241,6 +242,60 @@ def eigvalsh_tangent(y, a, UPLO="L"):
     vectors = np.linalg.eigh(a, UPLO)[1]
     symmetric = 0.5 * (d[a] + np.swapaxes(d[a], -1, -2))
     d[y] = np.sum(vectors * np.matmul(symmetric, vectors), axis=-2)
+
+
+@adjoint(np.linalg.svd)
+def svd_rule(y, a, full_matrices=True, compute_uv=True, hermitian=False):
+    # a = U diag(s) V^T with gradients gU, gs, gV, F_ij = 1 / (s_j^2 - s_i^2) (Townsend 2016):
+    # d[a] = U (F * (U^T gU - gU^T U) diag(s) + diag(gs) + diag(s) F * (V^T gV - gV^T V)) V^T
+    #        + (1 - U U^T) gU diag(1/s) V^T + U diag(1/s) gV^T (1 - V V^T)
+    gaps = svd_gap_inverse(y[1], a, full_matrices, compute_uv)
+    left = np.matmul(np.swapaxes(y[0], -1, -2), d[y][0])
+    right = np.matmul(y[2], np.swapaxes(d[y][2], -1, -2))
+    columns = np.expand_dims(y[1], -2)
+    rows = np.expand_dims(y[1], -1)
+    middle = (gaps * (left - np.swapaxes(left, -1, -2)) * columns
+              + np.expand_dims(d[y][1], -1) * eye_like(y[1])
+              + rows * (gaps * (right - np.swapaxes(right, -1, -2))))
+    d[a] = (np.matmul(y[0], np.matmul(middle, y[2]))
+            + np.matmul((d[y][0] - np.matmul(y[0], left)) / columns, y[2])
+            + np.matmul(y[0], (d[y][2] - np.matmul(np.swapaxes(right, -1, -2), y[2])) / rows))
+
+
+@tangent(np.linalg.svd)
+def svd_tangent(y, a, full_matrices=True, compute_uv=True, hermitian=False):
+    # a = U diag(s) V^T, P = U^T da V: ds = diag(P),
+    # dU = U (F * (P diag(s) + diag(s) P^T)) + (1 - U U^T) da V diag(1/s),
+    # dV = V (F * (diag(s) P + P^T diag(s))) + (1 - V V^T) da^T U diag(1/s), F as above.
+    gaps = svd_gap_inverse(y[1], a, full_matrices, compute_uv)
+    v = np.swapaxes(y[2], -1, -2)
+    da_v = np.matmul(d[a], v)
+    da_t_u = np.matmul(np.swapaxes(d[a], -1, -2), y[0])
+    middle = np.matmul(np.swapaxes(y[0], -1, -2), da_v)
+    middle_t = np.swapaxes(middle, -1, -2)
+    columns = np.expand_dims(y[1], -2)
+    rows = np.expand_dims(y[1], -1)
+    d_u = (np.matmul(y[0], gaps * (middle * columns + rows * middle_t))
+           + (da_v - np.matmul(y[0], middle)) / columns)
+    d_v = (np.matmul(v, gaps * (rows * middle + middle_t * columns))
+           + (da_t_u - np.matmul(v, middle_t)) / columns)
+    d[y] = (d_u, np.diagonal(middle, 0, -2, -1), np.swapaxes(d_v, -1, -2))
+
+
+@adjoint(np.linalg.svdvals)
+def svdvals_rule(y, x):
+    # x = U diag(s) V^T: d[x] = U diag(gs) V^T.
+    factors = np.linalg.svd(x, full_matrices=False)
+    d[x] = np.matmul(factors[0] * np.expand_dims(real_singular_values(d[y], x), -2),
+                     factors[2])
+
+
+@tangent(np.linalg.svdvals)
+def svdvals_tangent(y, x):
+    # ds_k = u_k^T dx v_k, the diagonal of svd's tangent.
+    factors = np.linalg.svd(x, full_matrices=False)
+    d[y] = real_singular_values(np.sum(
+        factors[0] * np.matmul(d[x], np.swapaxes(factors[2], -1, -2)), axis=-2), x)
 
 
 @adjoint(np.linalg.pinv)

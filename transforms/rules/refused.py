@@ -11,7 +11,7 @@ beside this one), is a constant to the gradient (constants.py), or is in one of 
   a call of one raises TransformError at the call's line with the reason, which says what to
   write instead. README.md's "What can be differentiated" points here.
 
-Both map a name under numpy ("median", "linalg.svd", "fft.fft") to the reason; a name the
+Both map a name under numpy ("median", "linalg.qr", "fft.fft") to the reason; a name the
 installed NumPy does not have (one added after NumPy 2.0) is left out of the functions they
 resolve to (`not_differentiable_functions`, `refused_functions`).
 """
@@ -83,7 +83,8 @@ _PER_ELEMENT = ("calls a Python function for each element or slice: write the co
 _POLYNOMIAL = ("a function of the legacy polynomial API: write the arithmetic on the "
                "coefficient arrays (np.polyval is Horner's rule: y = y * x + c for each c)")
 _MATRIX = "np.matrix is not supported: use 2-d arrays and @"
-_NEEDS_SVD = "needs the singular value decomposition, and np.linalg.svd has no rule"
+_CONDITION = ("write it with the singular values: s = np.linalg.svdvals(x), then "
+              "np.max(s, axis=-1) / np.min(s, axis=-1) (the default, p=None)")
 
 REFUSED = {
     **dict.fromkeys(["real", "imag", "conj", "conjugate", "angle", "real_if_close",
@@ -105,7 +106,7 @@ REFUSED = {
     **dict.fromkeys(["poly", "polyadd", "polysub", "polymul", "polydiv", "polyder",
                      "polyint", "polyval", "polyfit"], _POLYNOMIAL),
     **dict.fromkeys(["asmatrix", "bmat"], _MATRIX),
-    **dict.fromkeys(["linalg.svd", "linalg.svdvals", "linalg.cond"], _NEEDS_SVD),
+    "linalg.cond": _CONDITION,
     "compress": _BY_VALUE + " (x[mask] is differentiated)",
     "extract": _BY_VALUE + " (x[mask] is differentiated)",
     "select": "write nested np.where(condition, x, y), which is differentiated",
@@ -183,7 +184,7 @@ REFUSED = {
 
 
 def _numpy_function(name: str):
-    """NumPy's function `name` ("median", "linalg.svd"), or None where this NumPy has none."""
+    """NumPy's function `name` ("median", "linalg.qr"), or None where this NumPy has none."""
     return functools.reduce(lambda owner, part: getattr(owner, part, None), name.split("."), np)
 
 
