@@ -80,7 +80,8 @@ REAL_RULES = {
     "insert/int-axis-broadcast": "the gradient of the Python float value is a Python float",
     "absolute": "the absolute value of complex values is refused (not holomorphic)",
     **dict.fromkeys(["linalg.svd/tall", "linalg.svd/wide-batched", "linalg.svd/square-full",
-                     "linalg.svdvals", "linalg.svdvals/batched"],
+                     "linalg.svdvals", "linalg.svdvals/batched", "helper:svd_gap_inverse",
+                     "helper:real_singular_values"],
                     "the singular value decomposition of a complex matrix is refused"),
 }
 

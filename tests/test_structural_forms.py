@@ -115,6 +115,35 @@ def test_pad_gradient_of_the_fill_values_has_their_structure():
     assert [np.sum(by_hand == side) for side in (1, 2, 3, 4)] == [3, 6, 0, 5]
 
 
+# --- np.pad(mode="linear_ramp") --------------------------------------------------------------------
+
+def ramped_to_zero(x):
+    return np.sum(np.pad(x, ((2, 1), (1, 3)), mode="linear_ramp") * np.arange(35.0).reshape(5, 7))
+
+
+def ramped_to_ends_from_the_input(x):
+    ends = ((x[0, 0] ** 2, 2.0), (x[1, 2], np.sin(x[0, 1])))
+    return np.sum(np.pad(x, ((1, 2), (3, 1)), mode="linear_ramp", end_values=ends) ** 2)
+
+
+def ramped_to_one_end_from_the_input(x):
+    return np.sum(np.tanh(np.pad(x, 2, mode="linear_ramp", end_values=x[1, 1] * 3.0)))
+
+
+@pytest.mark.parametrize("function", [ramped_to_zero, ramped_to_ends_from_the_input,
+                                      ramped_to_one_end_from_the_input])
+def test_pad_linear_ramp_in_every_mode(function):
+    assert_traced_value(function)
+    check_every_mode(function, X)
+
+
+def test_pad_linear_ramp_to_traced_ends_of_an_integer_array_is_refused():
+    def ramped(x):
+        return np.pad(x.astype(np.int64), 2, mode="linear_ramp", end_values=x[0])
+    with pytest.raises(TypeError, match="NumPy rounds the ramps of a int64 array"):
+        autotrace.function(ramped)(np.ones(2))
+
+
 # --- np.linalg.norm of a Python list --------------------------------------------------------------
 
 def norm_of_two_items(x):

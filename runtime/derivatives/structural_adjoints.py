@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..array_api import numpy_dtype
-from .dtypes import gradient_dtype
+from .dtypes import gradient_dtype, real_dtype
 from .structure import _is_traced
 from ..devices import add_at as add_at_in_place, array_module, set_at
 from ..primitives.index import add_at, as_array, get_item, set_item
@@ -210,10 +210,13 @@ def unpad(g, pad_width, mode="constant"):
                    for (before, after), n in zip(widths, np.shape(g)))
     if mode == "constant":
         return g[middle]
+    if mode == "linear_ramp":
+        return _linear_ramp_adjoint(g, widths)[0]
     if mode not in _COPYING_PADS:
         raise NotImplementedError(
-            f"np.pad with mode={mode!r} has no derivative rule; mode='constant' and the modes "
-            f"that copy the array's items ({', '.join(map(repr, _COPYING_PADS))}) have one")
+            f"np.pad with mode={mode!r} has no derivative rule; mode='constant', "
+            f"'linear_ramp' and the modes that copy the array's items "
+            f"({', '.join(map(repr, _COPYING_PADS))}) have one")
     shape = tuple(n - int(before) - int(after) for (before, after), n in zip(widths, np.shape(g)))
     size = int(np.prod(shape, dtype=np.int64))
     sources = np.pad(np.arange(size).reshape(shape), widths, mode)  # the item each one copies
@@ -223,24 +226,71 @@ def unpad(g, pad_width, mode="constant"):
     return xp.reshape(out, shape)
 
 
-def unpad_values(g, pad_width, constant_values=0):
+def unpad_values(g, pad_width, constant_values=0, mode="constant"):
     """The adjoint of np.pad(array, pad_width, constant_values=...) with respect to the fill
     values, in their shape: each (before, after) value of each axis gets the gradient of the
-    elements it fills (at a corner, those of the later axis, whose value NumPy writes last)."""
+    elements it fills (at a corner, those of the later axis, whose value NumPy writes last).
+    With mode="linear_ramp", of np.pad(array, pad_width, mode, end_values=...) with respect to
+    the end values (`constant_values` then holds them)."""
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (np.ndim(g), 2))
     ndim = len(widths)
-    inner = tuple(n - int(before) - int(after) for (before, after), n in zip(widths, np.shape(g)))
-    fills = pad_sides(inner, widths)  # 0 the array's own, 1 + 2 * axis + (0 before, 1 after)
     xp = array_module(g)
-    sums = _scatter_add(xp.zeros(2 * ndim + 1, dtype=xp.result_type(g, 1.0)),
-                        fills.reshape(-1), xp.reshape(g, (-1,)))
-    per_value = xp.reshape(sums[1:], (ndim, 2))
+    if mode == "linear_ramp":
+        per_value = _linear_ramp_adjoint(g, widths)[1]
+    else:
+        inner = tuple(n - int(before) - int(after)
+                      for (before, after), n in zip(widths, np.shape(g)))
+        fills = pad_sides(inner, widths)  # 0 the array's own, 1 + 2 * axis + (0 before, 1 after)
+        sums = _scatter_add(xp.zeros(2 * ndim + 1, dtype=xp.result_type(g, 1.0)),
+                            fills.reshape(-1), xp.reshape(g, (-1,)))
+        per_value = xp.reshape(sums[1:], (ndim, 2))
     shape = _nested_shape(constant_values)
     if int(np.prod(shape, dtype=np.int64)) == 1:  # one value fills every side
         return xp.reshape(xp.sum(per_value), shape)
     if len(shape) == 1:  # (before, after), the same for every axis
         return xp.sum(per_value, axis=0)
     return xp.sum(per_value, axis=tuple(i for i in range(2) if shape[i] == 1), keepdims=True)
+
+
+def _linear_ramp_adjoint(g, widths):
+    """The adjoint of np.pad(array, widths, "linear_ramp", end_values=e): (the gradient of the
+    array, that of the end values as an (ndim, 2) array). NumPy pads one axis after another,
+    each from the edges of the array padded so far: before the array, at i = 0..b-1, it
+    writes e + (edge - e) i / b, after it the same ramp reversed. So, from the last axis back,
+    each side's gradient goes to its edge with weight i / b and to its end value with the
+    rest."""
+    xp = array_module(g)
+    dtype = real_dtype(g)
+    sums = [None] * len(widths)
+    for axis in reversed(range(len(widths))):
+        before, after = int(widths[axis][0]), int(widths[axis][1])
+        size = np.shape(g)[axis]
+        inner = size - before - after
+        shape = [1] * np.ndim(g)
+        shape[axis] = -1
+
+        def part(start, stop):
+            return g[(slice(None),) * axis + (slice(start, stop),)]
+
+        def ramp(width, reverse):  # the edge's weight at each padded position
+            steps = xp.arange(width, dtype=dtype) / width
+            return xp.reshape(steps[::-1] if reverse else steps, shape)
+        middle = part(before, size - after)
+        sides = []
+        for width, start, reverse, edge in ((before, 0, False, (0, inner - 1)),
+                                            (after, size - after, True, (inner - 1, 0))):
+            if not width:
+                sides.append(xp.zeros((), dtype=dtype))
+                continue
+            padded, weights = part(start, start + width), ramp(width, reverse)
+            to_edge = xp.sum(padded * weights, axis=axis, keepdims=True)
+            pad_width = [(0, 0)] * np.ndim(g)
+            pad_width[axis] = edge
+            middle = middle + xp.pad(to_edge, pad_width)
+            sides.append(xp.sum(padded * (1.0 - weights)))
+        sums[axis] = xp.stack(sides)
+        g = middle
+    return g, xp.stack(sums)
 
 
 def _nested_shape(value) -> tuple:

@@ -2,7 +2,8 @@
 
 Fill values that are traced (computed in the traced function: `constant_values=(x[0], 0.0)`)
 cannot be attributes: the array is padded with zeros, and each padded element then takes the
-value of its side by ops of their own. NumPy fills one value, a (before, after) pair for every
+value of its side by ops of their own. Traced end values of a linear ramp likewise: the ramps
+to ends of 0, plus each end value times the (constant) ramps it leads. NumPy fills one value, a (before, after) pair for every
 axis, or a pair per axis, axis after axis: a corner holds the later axis's value
 (`pad_sides`, which the derivative of the fill values reads too).
 """
@@ -33,6 +34,8 @@ def bind_pad(array, pad_width, mode="constant", **kwargs):
     pad_width = static(pad_width, "pad_width")
     if mode == "constant" and holds_traced(kwargs.get("constant_values")):
         return _pad_with_traced_values(array, pad_width, **kwargs)
+    if mode == "linear_ramp" and holds_traced(kwargs.get("end_values")):
+        return _ramp_to_traced_ends(array, pad_width, **kwargs)
     attrs = {key: static(value, f"the argument {key} of numpy.pad")
              for key, value in kwargs.items()}
     return bind("pad", array, pad_width=pad_width, mode=mode, **attrs)
@@ -55,3 +58,24 @@ def _pad_with_traced_values(array, pad_width, constant_values):
     fills = pad_sides(tuple(array.shape), pad_width)
     padded = bind("pad", array, pad_width=pad_width, mode="constant")
     return np.where(fills == 0, padded, getitem(sides, fills).astype(array.dtype))
+
+
+def _ramp_to_traced_ends(array, pad_width, end_values):
+    """np.pad(array, pad_width, "linear_ramp", end_values) with traced end values: the ramps
+    to ends of 0, plus each end value times the ramps it leads (linear in the end values:
+    constants of the graph, one per side of each axis)."""
+    if None in array.shape:
+        raise unknown_dimension_error("numpy.pad with traced end_values", array.aval)
+    if array.dtype.kind not in "fc":
+        raise TypeError(
+            f"numpy.pad with mode='linear_ramp' and traced end_values needs a floating array "
+            f"(NumPy rounds the ramps of a {array.dtype} array): cast it first")
+    values = stacked(end_values) if isinstance(end_values, (list, tuple)) else end_values
+    ndim = array.ndim
+    ends = np.reshape(np.broadcast_to(values, (ndim, 2)), (-1,))
+    zeros = np.zeros(tuple(array.shape), array.dtype)
+    ramps = np.stack([np.pad(zeros, pad_width, "linear_ramp",
+                             end_values=np.eye(2 * ndim)[side].reshape(ndim, 2))
+                      for side in range(2 * ndim)])
+    padded = bind("pad", array, pad_width=pad_width, mode="linear_ramp", end_values=0)
+    return padded + np.tensordot(ends.astype(array.dtype), ramps, axes=1)

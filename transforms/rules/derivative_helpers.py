@@ -248,8 +248,10 @@ def unpad_rule(z, g, pad_width, mode="constant"):
 
 
 @linear(unpad_values)
-def unpad_values_rule(z, g, pad_width, constant_values=0):
-    d[g] = np.pad(np.zeros_like(unpad(g, pad_width)), pad_width, constant_values=d[z])
+def unpad_values_rule(z, g, pad_width, constant_values=0, mode="constant"):
+    d[g] = np.pad(np.zeros_like(unpad(g, pad_width)), pad_width, mode, end_values=d[z]) if (
+        mode == "linear_ramp") else np.pad(np.zeros_like(unpad(g, pad_width)), pad_width,
+                                           constant_values=d[z])
 
 
 @linear(diagonal_adjoint)

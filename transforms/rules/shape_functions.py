@@ -278,18 +278,21 @@ def repeat_rule(y, a, repeats, axis=None):
 
 # Linear in the array and the fill value together.
 @adjoint(np.pad)
-def pad_rule(y, array, pad_width, mode="constant", constant_values=0):
+def pad_rule(y, array, pad_width, mode="constant", constant_values=0, end_values=0):
     d[array] = unpad(d[y], pad_width, mode)
     # Each fill value (one, a (before, after) pair, or a pair per axis) gets the gradient of
-    # the padded elements it fills.
+    # the padded elements it fills; each end value of a linear ramp, of those its ramp leads
+    # from it.
     d[constant_values] = unpad_values(d[y], pad_width, constant_values)
+    d[end_values] = unpad_values(d[y], pad_width, end_values, mode)
 
 
 @tangent(np.pad)
-def pad_tangent(y, array, pad_width, mode="constant", constant_values=0):
-    # (constant_values is constant mode's alone)
-    d[y] = np.pad(d[array], pad_width, mode) if mode != "constant" else np.pad(
-        d[array], pad_width, mode, constant_values=d[constant_values])
+def pad_tangent(y, array, pad_width, mode="constant", constant_values=0, end_values=0):
+    # (constant_values is constant mode's alone, end_values linear_ramp's)
+    d[y] = np.pad(d[array], pad_width, mode, constant_values=d[constant_values]) if (
+        mode == "constant") else np.pad(d[array], pad_width, mode, end_values=d[end_values]) if (
+        mode == "linear_ramp") else np.pad(d[array], pad_width, mode)
 
 
 @linear(np.diag)
