@@ -153,7 +153,7 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
     taken_over = _TakenOver(values, names, outside)
     if isinstance(iterable, TracedRange):
         return taken_over.refuse_writes(_range_loop(
-            iterable, taken_over.noting(body_fn, item=True), values, *options,
+            iterable, taken_over.noting(body_fn), values, *options,
             user_nones=user_nones))
     if isinstance(iterable, Tracer) and all(_loopable(value) for value in values):
         if iterable.ndim == 0:
@@ -161,7 +161,7 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
         # As many steps as the array has rows, a number known only at run time where a traced
         # boolean mask selected them (x[mask]).
         rows = iterable.shape[0] if iterable.shape[0] is not None else dimension_size(iterable, 0)
-        body = taken_over.noting(body_fn, item=True)
+        body = taken_over.noting(body_fn)
         return taken_over.refuse_writes(_range_loop(
             TracedRange(0, rows, 1), lambda i, *state: body(_item(iterable, i), *state),
             values, *options, over=iterable, user_nones=user_nones))
@@ -198,9 +198,8 @@ class _TakenOver:
         self.found = {index for index, variable in enumerate(names)
                       if variable in outside and holds_numpy_array(values[index])}
 
-    def noting(self, body_fn, item=False):
-        """`body_fn`, noting the variables it gives a NumPy array (after a loop item where
-        `item`)."""
+    def noting(self, body_fn):
+        """`body_fn`, noting the variables it gives a NumPy array."""
         if not self.outside:
             return body_fn
 
