@@ -175,20 +175,32 @@ def diag(names, v, k=0):
                           names.xp.zeros((), dtype=v.dtype, device=names.device))
 
 
-def pad(names, x, pad_width, mode="constant", constant_values=0):
-    if mode != "constant":
+def pad(names, x, pad_width, mode="constant", constant_values=0, end_values=0):
+    if mode not in ("constant", "linear_ramp"):
         raise names.unsupported(f"numpy.pad with mode={mode!r} cannot run on "
-                                f"{names.xp.__name__} arrays; only mode='constant' can")
+                                f"{names.xp.__name__} arrays; only mode='constant' and "
+                                f"'linear_ramp' can")
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (x.ndim, 2))
     # One value, a (before, after) pair, or a pair per axis; a later axis's sides span the
-    # earlier ones', as NumPy's corners hold the later axis's value.
-    values = np.broadcast_to(np.asarray(constant_values), (x.ndim, 2))
+    # earlier ones', as NumPy's corners hold the later axis's value (and a later axis's ramps
+    # start from the edges the earlier ones padded).
+    values = np.broadcast_to(np.asarray(constant_values if mode == "constant" else end_values),
+                             (x.ndim, 2))
     for axis, ((before, after), pair) in enumerate(zip(widths.tolist(), values.tolist())):
         if before or after:
-            def side(width, value):
+            def side(width, value, edge_at):
                 shape = (*x.shape[:axis], width, *x.shape[axis + 1:])
-                return names.xp.full(shape, value, dtype=x.dtype, device=names.device)
-            x = names.xp.concat([side(before, pair[0]), x, side(after, pair[1])], axis=axis)
+                if mode == "constant":
+                    return names.xp.full(shape, value, dtype=x.dtype, device=names.device)
+                # NumPy's linspace from the end value to the edge, without the edge
+                edge = x[(slice(None),) * axis + (slice(edge_at, edge_at + 1), Ellipsis)]
+                steps = names.xp.arange(width, dtype=x.dtype, device=names.device) / width
+                if edge_at:  # after the array: the ramp reversed
+                    steps = names.xp.flip(steps)
+                steps = names.xp.reshape(steps, (width,) + (1,) * (x.ndim - axis - 1))
+                return names.xp.broadcast_to(value + (edge - value) * steps, shape)
+            x = names.xp.concat([side(before, pair[0], 0), x,
+                                 side(after, pair[1], x.shape[axis] - 1)], axis=axis)
     return x
 
 

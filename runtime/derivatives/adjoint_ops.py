@@ -539,7 +539,7 @@ def real_singular_values(g, a):
     """`g`, a gradient of the singular values of `a` (or what the svd rules compute from
     them), where `a` is real; a complex `a` is refused: its singular vectors' phases make the
     rules others."""
-    if getattr(a, "dtype", np.dtype(float)).kind == "c" or np.iscomplexobj(g):
+    if "c" in (gradient_dtype(a).kind, gradient_dtype(g).kind):
         raise NotImplementedError(
             "np.linalg.svd and np.linalg.svdvals of a complex matrix have no derivative rule")
     return g

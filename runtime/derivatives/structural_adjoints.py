@@ -270,11 +270,12 @@ def _linear_ramp_adjoint(g, widths):
         shape[axis] = -1
 
         def part(start, stop):
-            return g[(slice(None),) * axis + (slice(start, stop),)]
+            return g[(slice(None),) * axis + (slice(start, stop), Ellipsis)]
 
         def ramp(width, reverse):  # the edge's weight at each padded position
-            steps = xp.arange(width, dtype=dtype) / width
-            return xp.reshape(steps[::-1] if reverse else steps, shape)
+            steps = xp.arange(width - 1, -1, -1, dtype=dtype) if reverse else xp.arange(
+                width, dtype=dtype)
+            return xp.reshape(steps / width, shape)
         middle = part(before, size - after)
         sides = []
         for width, start, reverse, edge in ((before, 0, False, (0, inner - 1)),
