@@ -62,9 +62,8 @@ def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) ->
     `for` statement, {"outside": the names it assigns that may hold memory the function does
     not make after it, "written": {each name whose memory a write in it may change through
     another name (a container's item, a view made in it): the names that may share or hold
-    that memory before it}}, and {"outside": True} for each
-    conditional expression that may give such memory. None where the model cannot read the
-    function."""
+    that memory before it}}, and {"outside": True} for each conditional expression that may
+    give such memory. None where the model cannot read the function."""
     analysis = _WriteSharing(function, Location(filename, 1, function.name), namespace)
     try:
         analysis.block(function.body)
