@@ -92,7 +92,31 @@ def argument_of_a_helper(x):
     return A.sum() + B.sum()
 
 
+PARAMETERS = [np.array([1.0, 2.0, 3.0])]
+
+
+def item_of_a_global_list(x):
+    C = x * 2.0
+    B = PARAMETERS[0] if x[0] > 0 else C
+    B[2] = 6.0
+    return B.sum()
+
+
+def _closing_over(array):
+    def closure(x):
+        C = x * 2.0
+        B = array if x[0] > 0 else C
+        B -= 1.0
+        return B.sum()
+    return closure
+
+
+closure_over_an_array = _closing_over(G)
+
+
 @pytest.mark.parametrize("function, line", [
+    (item_of_a_global_list, "B[2] = 6.0"),
+    (closure_over_an_array, "B -= 1.0"),
     (chosen_by_expression, "B[0] = 5.0"),
     (kept_by_an_if, "B[0] = 5.0"),
     (kept_by_a_while_loop, "B[0] = 5.0"),
@@ -111,6 +135,7 @@ def test_a_write_into_what_may_be_an_outside_array_is_refused_at_its_line(functi
     # nothing is lost: the arrays keep their contents
     np.testing.assert_array_equal(G, [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(HOLDER.buf, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(PARAMETERS[0], [1.0, 2.0, 3.0])
 
 
 def test_a_for_loop_over_a_traced_range_refuses_an_in_place_write_after_it():
