@@ -72,9 +72,43 @@ def copied_under_an_if_in_a_loop(x):
     return np.sum(w * x)
 
 
+def rebound_to_a_name_in_a_for_loop(x):
+    # y holds v (assigned once, outside the loop) when the next line overwrites it: the pop
+    # of its push becomes `y = v`, in the adjoint loop's body, which is a copy of the
+    # statements made for it (it kept the push's pair: before, only the push went)
+    v = x * 2.0
+    y = x
+    for i in range(3):
+        y = v
+        y = np.sin(y) * x + y
+    return np.sum(y * y)
+
+
+def rebound_to_a_name_in_a_while_loop(x):
+    v = np.cos(x)
+    y = x * 1.0
+    k = 0
+    while k < 2:
+        k += 1
+        t = y
+        y = v
+        y = y * t + x
+    return np.sum(y ** 2)
+
+
+def rebound_to_a_name_under_an_if_in_a_loop(x):
+    v = (x - np.mean(x))[::-1]
+    for i in range(3):
+        if np.sum(x) > 0.1:
+            x = v
+            x = (x - x) - np.mean(x - x) + x * x
+    return np.sum(v ** 2) + np.sum(np.sin(x))
+
+
 FUNCTIONS = [copied_written_then_rebound, copied_written_then_added_under_nested_ifs,
              copied_written_then_written_or_rebound, copied_in_one_branch_rebound_in_the_other,
-             copied_under_an_if_in_a_loop]
+             copied_under_an_if_in_a_loop, rebound_to_a_name_in_a_for_loop,
+             rebound_to_a_name_in_a_while_loop, rebound_to_a_name_under_an_if_in_a_loop]
 INPUTS = [np.array([0.5, 1.0, -0.2]), np.array([-0.5, 0.3, -0.2]), np.array([0.9, -0.4, 0.1])]
 
 

@@ -106,6 +106,7 @@ def restore_from_names(primal: list, adjoint: list, parameters=(), temporary=Non
             elif getattr(statement, SAVE)[1] == "pop":
                 out.append(restore(getattr(statement, SAVE)[0], restored[pair], statement))
             undone = getattr(statement, UNDOES, None)
+            undone = undone.value if undone is not None else None
             if id(undone) not in ifs:
                 continue
             before, after_true, after_false = ifs[id(undone)]

@@ -32,7 +32,7 @@ from ..modes import DerivativeMode
 from .reverse_calls import CallAdjoints
 from .reverse_control import ControlFlowAdjoints
 from ..analysis.list_operators import SEQUENCE, UNKNOWN
-from .sweep_parts import PAIR, Sweep, comment, marked
+from .sweep_parts import PAIR, Shared, Sweep, comment, marked
 from ..codegen.templates import name, replace, replace_expression
 
 # The functions whose rules `a + b` and `a * b` take when an operand is, or may be, a list.
@@ -141,7 +141,7 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
         undefined = primal not in self.definite  # may be unbound: the prologue binds None
         push = replace("stack.append(value)", stack=self.stack, value=primal)
         pop = replace("value = stack.pop()", stack=self.stack, value=primal)
-        pair = object()
+        pair = Shared()
         for statement in push + pop:
             setattr(statement, PAIR, pair)
         return marked(push, primal, "push", undefined), marked(pop, primal, "pop")

@@ -14,7 +14,7 @@ import gast
 
 from ..front.line_map import mark
 from .name_scopes import recomputes, scope_call, with_block
-from .sweep_parts import SAVE, UNDOES, Sweep, marked
+from .sweep_parts import SAVE, UNDOES, Shared, Sweep, marked
 from ..codegen.templates import name, replace
 from ..codegen.nodes import walk
 
@@ -100,7 +100,7 @@ class ControlFlowAdjoints:
                 out.append(mark(gast.If(test=copy.deepcopy(test),
                                         body=body_adjoint or [gast.Pass()],
                                         orelse=orelse_adjoint), self.location, node))
-                setattr(out[-1], UNDOES, primal_if)
+                setattr(out[-1], UNDOES, Shared(primal_if))
             if condition_site is not None:
                 out += condition_site.adjoint(state)
             return out

@@ -11,8 +11,25 @@ from ..codegen.templates import name
 
 SAVE = "_autotrace_save"  # attribute on generated save/restore statements: the saved name
 COMMENT = "__autotrace_comment__"
-PAIR = "_autotrace_pair"  # on a push and the pop restoring its value: one object on both
-UNDOES = "_autotrace_undoes"  # on an adjoint sweep's if: the primal sweep's if it undoes
+PAIR = "_autotrace_pair"  # on a push and the pop restoring its value: one Shared on both
+UNDOES = "_autotrace_undoes"  # on an adjoint sweep's if: a Shared of the primal if it undoes
+
+
+class Shared:
+    """A mark that generated statements carry (PAIR, UNDOES) and that copies of them keep as
+    it is: a loop's adjoint body is a copy of the statements made for it (templates.replace),
+    and a push inside the loop must still find its pop there."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value=None):
+        self.value = value
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
 
 def comment(text: str) -> gast.stmt:
