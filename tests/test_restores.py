@@ -105,10 +105,31 @@ def rebound_to_a_name_under_an_if_in_a_loop(x):
     return np.sum(v ** 2) + np.sum(np.sin(x))
 
 
+def written_in_a_loop_under_an_if_then_rebound_in_another_loop(x):
+    # The adjoint gives v2 back from the name holding it (v2 = _t), then writes the saved
+    # items back into it, inside the adjoint of the traced if: the if takes that name as a
+    # variable of its own (before, the write reached a value of the enclosing trace).
+    v2 = x * 1.5
+    if np.sum(v2[1:3]) > -0.25:
+        k6 = 0
+        while k6 < 3:
+            k6 += 1
+            v2[0:2] = x[1:3]
+    else:
+        v2 = v2 - 0.78
+    k7 = 0
+    while np.sum(x) < 5.0 and k7 < 2:
+        k7 += 1
+        if np.max(x) > 0.33:
+            v2 = v2 + 0.72
+    return np.sum(x ** 2) + np.sum(v2 ** 2)
+
+
 FUNCTIONS = [copied_written_then_rebound, copied_written_then_added_under_nested_ifs,
              copied_written_then_written_or_rebound, copied_in_one_branch_rebound_in_the_other,
              copied_under_an_if_in_a_loop, rebound_to_a_name_in_a_for_loop,
-             rebound_to_a_name_in_a_while_loop, rebound_to_a_name_under_an_if_in_a_loop]
+             rebound_to_a_name_in_a_while_loop, rebound_to_a_name_under_an_if_in_a_loop,
+             written_in_a_loop_under_an_if_then_rebound_in_another_loop]
 INPUTS = [np.array([0.5, 1.0, -0.2]), np.array([-0.5, 0.3, -0.2]), np.array([0.9, -0.4, 0.1])]
 
 

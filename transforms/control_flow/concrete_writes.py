@@ -20,6 +20,7 @@ import gast
 from ..analysis.write_sharing import converted_write
 from ..codegen.codegen import to_source
 from ..codegen.naming import walk_scope
+from ..codegen.nodes import walk
 from ..codegen.templates import name
 from .control_flow_calls import helper
 
@@ -72,11 +73,29 @@ def written_through(converter, statement, variables) -> list:
     without assigning them (`items = [v]; items[0] -= w` in it changes v), but where none of
     its `variables` may share or hold that memory on entry (the change is carried out with
     that variable, and views follow it): a traced statement takes them as its variables too."""
-    if converter.generated_code or converter.unfollowed is None:
+    if converter.generated_code:
+        return _restore_sources(statement, variables) if isinstance(statement, gast.If) else []
+    if converter.unfollowed is None:
         return []
     written = converter.unfollowed.get(id(statement), {}).get("written", {})
     return [name for name, holders in written.items()
             if name not in variables and not set(holders) & set(variables)]
+
+
+def _restore_sources(statement: gast.If, variables) -> list:
+    """In code autotrace generated, the names an `if` gives back to another by name (`v =
+    _t24`, a restore from a name: transforms/codegen/restores.py), which the adjoint may then
+    write into (restore_item(v, ...)): a traced `if` takes them as its variables, so that such
+    a write changes the value the branch was given, not one of the enclosing trace."""
+    found = []
+    for node in walk(statement):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], gast.Name) and isinstance(node.value, gast.Name):
+            source = node.value.id
+            if source not in variables and source not in found and \
+                    source != node.targets[0].id:
+                found.append(source)
+    return found
 
 
 def outside_names(converter, statement, variables) -> list:
