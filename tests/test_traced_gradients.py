@@ -620,3 +620,28 @@ def test_item_written_in_a_traced_branch():
                                      [np.array([1.0, 2.0, 3.0]), np.array([-1.0, -2.0, 0.5])],
                                      1.5)
     np.testing.assert_allclose(traced(np.array([1.0, 2.0, 3.0]), 1.5), [0.0, 13.0, 13.5])
+
+
+def returns_in_a_nested_loop_then_selects_rows(x, a):
+    # After the loops, the rest runs under a traced `if` on whether the function returned;
+    # `v6 = (x - a)[rows]` is assigned there alone. An item of an array is never the user's
+    # None, so the derivative's `if` gives v6 zeros on the other path, as it does its own
+    # temporaries (before, it was taken for a name the user may set to None, and refused).
+    k = 0
+    while k < 2:
+        k += 1
+        w = np.tanh(np.max(x))
+        while w < 1.93:
+            w = w + 0.5 + a ** 2
+            t = np.arctan2(x, -1.0)
+            if a > 0.79:
+                return np.sum(np.sin(t)) + np.sum(x) * a
+    x = x * 2.0
+    v6 = (x - a)[np.array([2, 1, 0])]
+    return np.sum(v6 ** 2) + np.sum(np.sin(x))
+
+
+@pytest.mark.parametrize("a", [np.float64(0.3), np.float64(0.9)])
+def test_a_name_assigned_after_an_early_return_is_no_user_none(a):
+    assert_one_trace_serves(returns_in_a_nested_loop_then_selects_rows,
+                            [np.array([0.3, -0.5, 0.9]), np.array([1.2, 0.1, -0.4])], a)

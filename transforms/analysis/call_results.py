@@ -88,10 +88,11 @@ def names_that_may_hold_none(function: gast.FunctionDef, namespace: dict) -> tup
     assignments = [node for node in gast.walk(function) if isinstance(node, gast.Assign)]
     literal = frozenset(target for node in assignments for target, value in _pairs(node)
                         if isinstance(value, gast.Constant) and value.value is None)
+    arrays = _array_names(function, assignments, namespace)
     nones = set(literal)
     while True:  # until no more names join (`a = b` after `b = g()`)
         found = {target for node in assignments for target, value in _pairs(node)
-                 if _may_be_none(value, namespace, nones)}
+                 if _may_be_none(value, namespace, nones, arrays)}
         if found <= nones:
             return literal, frozenset(nones)
         nones |= found
@@ -114,24 +115,60 @@ def _pairs(node: gast.Assign):
         yield from ((target_name, value) for target_name, value in bound(target, node.value))
 
 
-def _may_be_none(value, namespace: dict, nones: set) -> bool:
+def _array_names(function: gast.FunctionDef, assignments: list, namespace: dict) -> set:
+    """The names `function` binds only by assignments of values that are surely arrays or
+    numbers (_surely_an_array, through such names too): never a parameter, a loop target or
+    a name bound any other way."""
+    values, stores = {}, {}
+    for node in assignments:
+        for target, value in _pairs(node):
+            values.setdefault(target, []).append(value)
+    for node in gast.walk(function):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    arrays = {name for name, bound in values.items() if stores.get(name) == len(bound)}
+    while True:  # the largest set whose every assignment is surely an array
+        kept = {name for name in arrays
+                if all(_surely_an_array(value, namespace, arrays) for value in values[name])}
+        if kept == arrays:
+            return arrays
+        arrays = kept
+
+
+def _may_be_none(value, namespace: dict, nones: set, arrays: set = frozenset()) -> bool:
     if isinstance(value, gast.Constant):
         return value.value is None
     if isinstance(value, gast.Name):
         return value.id in nones
     if isinstance(value, gast.IfExp):
-        return any(_may_be_none(part, namespace, nones) for part in (value.body, value.orelse))
+        return any(_may_be_none(part, namespace, nones, arrays)
+                   for part in (value.body, value.orelse))
     if isinstance(value, gast.BoolOp):
-        return any(_may_be_none(part, namespace, nones) for part in value.values)
+        return any(_may_be_none(part, namespace, nones, arrays) for part in value.values)
     if isinstance(value, gast.NamedExpr):
-        return _may_be_none(value.value, namespace, nones)
-    if isinstance(value, gast.Subscript):
-        return True  # an item of a list or dict may be None
+        return _may_be_none(value.value, namespace, nones, arrays)
+    if isinstance(value, gast.Subscript):  # an item of a list or dict may be None
+        return not _surely_an_array(value.value, namespace, arrays)
     if isinstance(value, gast.Attribute):
         return value.attr not in _ARRAY_ATTRIBUTES
     if isinstance(value, gast.Call):
         return not _makes_a_value(value.func, namespace)
     return False  # arithmetic, comparisons, displays, lambdas: never None
+
+
+def _surely_an_array(value, namespace: dict, arrays: set) -> bool:
+    """Whether the expression `value` surely gives an array or a number, whose items are
+    never None: arithmetic other than `+` and `*` (which join and repeat lists), a negation,
+    what a NumPy function gives, a name in `arrays`, and a part of one of those."""
+    if isinstance(value, gast.BinOp):
+        return not isinstance(value.op, (gast.Add, gast.Mult))
+    if isinstance(value, gast.UnaryOp):
+        return isinstance(value.op, (gast.USub, gast.UAdd, gast.Invert))
+    if isinstance(value, gast.Call):
+        return numpy_name(value.func, namespace) is not None
+    if isinstance(value, gast.Subscript):
+        return _surely_an_array(value.value, namespace, arrays)
+    return isinstance(value, gast.Name) and value.id in arrays
 
 
 def _makes_a_value(func, namespace: dict) -> bool:
