@@ -3,9 +3,10 @@
 Fill values that are traced (computed in the traced function: `constant_values=(x[0], 0.0)`)
 cannot be attributes: the array is padded with zeros, and each padded element then takes the
 value of its side by ops of their own. Traced end values of a linear ramp likewise: the ramps
-to ends of 0, plus each end value times the (constant) ramps it leads. NumPy fills one value, a (before, after) pair for every
-axis, or a pair per axis, axis after axis: a corner holds the later axis's value
-(`pad_sides`, which the derivative of the fill values reads too).
+to ends of 0, plus each end value times the (constant) ramps it leads. NumPy fills one
+value, a (before, after) pair for every axis, or a pair per axis, axis after axis: a corner
+holds the later axis's value (`pad_sides`, which the derivative of the fill values reads
+too).
 """
 from __future__ import annotations
 

@@ -214,6 +214,39 @@ def holds_numpy_array(*trees) -> bool:
                for _, leaf in leaves_with_paths(tree))
 
 
+class TakenOver:
+    """Which of a traced branch's or loop's `outside` variables (those of `names` that may hold
+    a NumPy array the function does not make) a path gives a NumPy array: the value before it
+    (`values`), or what a branch or the body leaves (`note`). `refuse_writes` then makes
+    their results refuse writes (may_be_outside_array)."""
+
+    def __init__(self, values, names, outside):
+        self.values, self.names, self.outside = values, names, outside
+        self.found = set()
+        self.note(values)
+
+    def note(self, results) -> None:
+        """Note the variables `results` (one value each) give a NumPy array."""
+        self.found.update(index for index, variable in enumerate(self.names)
+                          if variable in self.outside and holds_numpy_array(results[index]))
+
+    def noting(self, body_fn):
+        """`body_fn`, noting the variables it gives a NumPy array."""
+        if not self.outside:
+            return body_fn
+
+        def body(*state):
+            results = tuple(body_fn(*state))
+            self.note(results)
+            return results
+        return body
+
+    def refuse_writes(self, results):
+        for index in self.found:
+            may_be_outside_array(results[index], self.values[index])
+        return results
+
+
 def carry_aliases(result: Tracer, paths: list):
     """`result` (a new value of a cond or while op) sharing memory as NumPy's would: `paths`
     is, for each way the op can go, (a traced 0-d bool saying it went that way, or None for

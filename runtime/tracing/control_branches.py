@@ -30,7 +30,7 @@ import numpy as np
 from ..abstract import same_type
 from .control import (_aval, _describe, _same_structure, cond, current_builder,
                                        traced_cond)
-from .control_aliases import holds_numpy_array, may_be_outside_array
+from .control_aliases import TakenOver, holds_numpy_array, may_be_outside_array
 from .control_scope import ControlFlowError
 from .control_variables import (Undefined, _Retry, _error, _is_defined,
                                                  refuse_halves,
@@ -67,14 +67,12 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
     numbers: dict = {}  # side -> {index: a Python int or bool the branch left}
     weak: dict = {}  # side -> {index: a Python number (weak) the branch left}
 
-    taken_over: set = set()  # indexes of `outside` variables a path gave a NumPy array
+    taken_over = TakenOver(values, names, outside)
 
     def branch(function, side):
         def run(*operands):
             results = _traced_branch(function, operands, side, where, "`if`")
-            taken_over.update(index for index, variable in enumerate(names)
-                              if variable in outside
-                              and holds_numpy_array(values[index], results[index]))
+            taken_over.note(results)
             numbers[side] = {index: value for index, value in enumerate(results)
                              if _is_python_ints(value)}  # before they become arrays
             weak[side] = {index: value if type(value) in WEAK_NUMBERS
@@ -129,9 +127,7 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                     saved[index] = snapshot([value])
         return traced_cond(test, branch(true_fn, True), branch(false_fn, False), operands, check)
 
-    results = _until_settled(where, len(names) + 1, attempt)
-    for index in taken_over:
-        may_be_outside_array(results[index], values[index])
+    results = taken_over.refuse_writes(_until_settled(where, len(names) + 1, attempt))
     # a number both branches leave a Python number (or a traced one, weak) is one after the if
     results = [make_weak(value) if index in weak[True] and index in weak[False] else value
                for index, value in enumerate(results)]

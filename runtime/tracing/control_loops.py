@@ -36,7 +36,7 @@ from ..abstract import same_type
 from .control import (ControlFlowError, _aval, _describe, _same_structure,
                                        current_builder, traced_while)
 from .control_branches import if_stmt
-from .control_aliases import holds_numpy_array, may_be_outside_array
+from .control_aliases import TakenOver
 from .control_variables import (Undefined, _Retry, _error, _is_defined,
                                                  refuse_halves,
                                                  _lengths_differ, _list_length_error,
@@ -65,7 +65,7 @@ def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, wh
                 # Generated code: iterations already run pushed onto stacks at trace time,
                 # which a traced adjoint loop could not pop; run the whole loop in the graph.
                 values = _start_over(first, saved)
-            taken_over = _TakenOver(values, names, outside)
+            taken_over = TakenOver(values, names, outside)
             results = _graph_loop(current_builder(test), test_fn, taken_over.noting(body_fn),
                                   values, names, live, where, "while loop", placeholders,
                                   user_nones=user_nones)
@@ -150,7 +150,7 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
     values = tuple(values)
     stop_index = names.index(stop) if stop is not None else None
     options = (names, targets, live, where, placeholders, stop_index)
-    taken_over = _TakenOver(values, names, outside)
+    taken_over = TakenOver(values, names, outside)
     if isinstance(iterable, TracedRange):
         return taken_over.refuse_writes(_range_loop(
             iterable, taken_over.noting(body_fn), values, *options,
@@ -186,35 +186,6 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
             break
         values = tuple(body_fn(item, *values))
     return values
-
-
-class _TakenOver:
-    """Which of a graph loop's `outside` variables (those that may hold a NumPy array the
-    function does not make, see if_stmt) a path gives a NumPy array: before the loop (where it
-    runs no iteration), or at the end of its body."""
-
-    def __init__(self, values, names, outside):
-        self.values, self.names, self.outside = values, names, outside
-        self.found = {index for index, variable in enumerate(names)
-                      if variable in outside and holds_numpy_array(values[index])}
-
-    def noting(self, body_fn):
-        """`body_fn`, noting the variables it gives a NumPy array."""
-        if not self.outside:
-            return body_fn
-
-        def body(*state):
-            results = tuple(body_fn(*state))
-            self.found.update(index for index, variable in enumerate(self.names)
-                              if variable in self.outside
-                              and holds_numpy_array(results[index]))
-            return results
-        return body
-
-    def refuse_writes(self, results):
-        for index in self.found:
-            may_be_outside_array(results[index], self.values[index])
-        return results
 
 
 def _item(iterable, i):

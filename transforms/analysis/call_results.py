@@ -135,7 +135,7 @@ def _array_names(function: gast.FunctionDef, assignments: list, namespace: dict)
         arrays = kept
 
 
-def _may_be_none(value, namespace: dict, nones: set, arrays: set = frozenset()) -> bool:
+def _may_be_none(value, namespace: dict, nones: set, arrays: set) -> bool:
     if isinstance(value, gast.Constant):
         return value.value is None
     if isinstance(value, gast.Name):
