@@ -53,10 +53,30 @@ def writes_into_a_sum_taken_by_key(x):
     return np.sum(w ** 2) + np.sum(x) * s
 
 
+def scales_an_item_beside_its_repeat(x):
+    s = np.dot(x, x)
+    box = Box(np.cos(x), s)
+    v = box.value() + box.w  # an array, or a list holding what box holds
+    items = [v, x + x]
+    r = items[0] * x.sum()  # an array, or v's items repeated: never v itself
+    items[0] *= np.sin(x)  # changes v (an array in place, or a list), not what v holds
+    return np.sum(r ** 2) + np.sum(items[0] * x) + s
+
+
+def takes_an_item_of_a_reversed_view(x):
+    v = x * 2.0
+    total = np.concatenate([v[2:], v[:2]]).sum()  # a list held v for a moment
+    a = v[::-1][1]  # a NumPy number: `v +=` leaves it as it was
+    v += np.sin(a) * total
+    return np.sum(v ** 2) * a
+
+
 @pytest.mark.parametrize("function", [writes_the_item_of_a_key_beside_a_view,
                                       writes_an_item_of_a_list_by_position,
                                       writes_the_item_of_a_key_stored_again,
-                                      writes_into_a_sum_taken_by_key],
+                                      writes_into_a_sum_taken_by_key,
+                                      scales_an_item_beside_its_repeat,
+                                      takes_an_item_of_a_reversed_view],
                          ids=lambda f: f.__name__)
 def test_an_item_taken_by_key_is_that_item_alone(function):
     check_every_mode(function, X)
@@ -81,6 +101,11 @@ def test_an_item_by_key_shares_only_what_that_item_holds():
         rows = (x, np.sin(x), [x])
         w = rows[-2]
         """) == {"w", "rows"}
+    assert names_sharing_w("""
+        d = {"w": x * 1.0, "b": x}
+        n = x.sum() + x.max()  # NumPy's methods change no container
+        w = d["w"]
+        """) == {"w", "d"}
 
 
 CHANGED = {

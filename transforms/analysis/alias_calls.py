@@ -51,8 +51,10 @@ class CallSharing:
                     f"{written!r} in place ({write_text(write)}, line "
                     f"{self.location.line_of(write)})", func.id)
         numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
-        if numpy is None:  # (a method or function may change a container it reaches)
-            self.forget_keys()
+        method = isinstance(func, gast.Attribute) and not self.is_global(func)
+        if numpy is None and not (method and func.attr in NEW_VALUE_METHODS):
+            self.forget_keys()  # (a method or function may change a container it reaches;
+            # `x.sum()` is taken for NumPy's, as below)
         uncopied = any(k.arg == "copy" and isinstance(k.value, gast.Constant)
                        and k.value.value is False for k in node.keywords)  # may be its input
         if numpy is not None:
@@ -65,7 +67,7 @@ class CallSharing:
             plain = isinstance(ufunc, np.ufunc) and ufunc.nout == 1
             return self.new(node, array=numpy in ARRAY_MAKERS, plain=plain,
                             inexact=plain and _inexact(ufunc))
-        if isinstance(func, gast.Attribute) and not self.is_global(func):  # a value's method
+        if method:  # a value's method
             owner = self.value(func.value)
             if func.attr in VIEW_FUNCTIONS or uncopied:
                 return owner

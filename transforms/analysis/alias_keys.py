@@ -54,15 +54,16 @@ class KeyedItems:
             items.setdefault(key, set()).update(memories)
         self.keyed[memory] = (length, items)
 
-    def item_at(self, memories, key) -> set:
+    def item_at(self, memories, key, unnoted=None) -> set:
         """The memories item `key` (a constant) of a value in `memories` may be or view: of a
         container with notes, those of its key alone (not what they hold, which an item is
-        not: `L = [A + B]` then `L[0][1] = v` writes into the sum, not into what A holds)."""
+        not: `L = [A + B]` then `L[0][1] = v` writes into the sum, not into what A holds); of
+        another, `unnoted` of it (by default `item`)."""
         found = set()
         for memory in memories:
             entry = self.keyed.get(memory)
             slot = None if entry is None else _slot(entry, key)
-            found |= self.item({memory}) if slot is None else set(entry[1][slot])
+            found |= (unnoted or self.item)({memory}) if slot is None else set(entry[1][slot])
         return found
 
     def store_key(self, memory, key, value) -> bool:

@@ -134,6 +134,8 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         # a list, tuple, set or dict display -> [(its item, the memories the item may be)]
         self.parts = {}
         self.keyed = {}  # a container's items by key (transforms/analysis/alias_keys.py)
+        # id(an item's subscript) -> the sites of what its base held (in any run of a loop)
+        self.base_held = {}
 
     @functools.cached_property
     def live_after(self) -> dict:
@@ -262,10 +264,12 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
             return self.sliced(node, self.value(node.value))
         if isinstance(node, (gast.Subscript, gast.Starred)):
             key = key_of(node.slice) if isinstance(node, gast.Subscript) else NO_KEY
+            base = self.value(node.value)
+            self.base_held.setdefault(id(node), set()).update(m[1] for m in self.held(base))
             if has_key(key):
-                return self.item_at(self.value(node.value), key)
+                return self.item_at(base, key)
             self.value(getattr(node, "slice", None))
-            return self.item(self.value(node.value))
+            return self.item(base)
         if isinstance(node, gast.Attribute):
             if node.value is not None and self.is_global(node):
                 return set()  # np.pi, a module's attribute
@@ -456,9 +460,13 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         """`L[i] += v` where L is a list or dict runs the item's own `+=`: an array item is
         changed in place (then stored back), and so is every name sharing its memory. Where L
         is an array, `L[i] = L[i] + v` is the same write, which `bind` follows."""
-        owners = self.value(node.target.value)
-        items = set().union(set(), *(self.held({m}) for m in owners
-                                     if m not in self.arrays and m not in self.plain))
+        owners = {m for m in self.value(node.target.value)
+                  if m not in self.arrays and m not in self.plain}
+        # The item's own `op=` changes the item, not what it holds (a list's changes the list,
+        # not its items), unless it is an object of the user's class
+        key = key_of(node.target.slice)
+        items = self.item_at(owners, key, self.held) if has_key(key) else self.held(owners)
+        items |= self.reach({m for m in items if m in self.objects})
         if not items:
             return
         # Unless the items are surely arrays of a surely container, the check runs with the
@@ -494,9 +502,9 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
                 return
 
     def is_an_item_of_an_array(self, other, memory, bound) -> bool:
-        """Whether `other` was bound to `memory`, which no container holds, by `bound`:
-        `other = A[i]` with integers for the index, A that memory or a view of it. Where A is
-        an array, `other` is a NumPy number or a view with a dimension at least; where A is a
+        """Whether `other` was bound to `memory` by `bound`: `other = A[i]` with integers for
+        the index, A that memory or a view of it, not a container holding it. Where A is an
+        array, `other` is a NumPy number or a view with a dimension at least; where A is a
         list, one of its items, which a write into the list leaves as it was."""
         if not (isinstance(bound, gast.Assign) and len(bound.targets) == 1
                 and isinstance(bound.targets[0], gast.Name) and bound.targets[0].id == other
@@ -508,7 +516,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
                 isinstance(part, gast.Constant) and not isinstance(part.value, int))
                 for part in parts):
             return False  # `A[1:]`, `A[...]`, `A[None]`: views
-        return not any(memory in held for held in self.holds.values())
+        return memory[1] not in self.base_held.get(id(bound.value), {memory[1]})
 
 
 # --- small pieces ---------------------------------------------------------------------------
