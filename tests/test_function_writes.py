@@ -405,6 +405,101 @@ def test_in_place_operator_on_a_view_of_an_argument_is_refused(index, shown):
         at.function(changes)(np.array([1.0]) if index is not Ellipsis else np.array(1.0))
 
 
+# --- 0-d arrays: `op=` changes one in place, as NumPy's does, through every name -------------
+
+def zero_d_array_through_a_name(x):
+    u = np.asarray(np.sum(x))  # a 0-d array, not a NumPy scalar
+    a = u
+    u += 1.0
+    return np.sum(a * x)
+
+
+def zero_d_copy_through_a_list(x):
+    u = np.copy(np.sum(x))
+    rows = [u, x]
+    a = rows[0]
+    u *= 2.0
+    return np.sum(a * x)
+
+
+def zero_d_array_in_a_branch(x):
+    u = np.array(np.sum(x))
+    a = u
+    if np.sum(x) > 0.0:
+        u *= 2.0
+    return np.sum(a * x)
+
+
+def zero_d_array_in_a_loop(x):
+    u = np.zeros(())
+    u[...] = np.sum(x)
+    a = u
+    i = 0
+    while np.sum(u) < 20.0:
+        u += 1.0
+        i += 1
+    return np.sum(a * x) + i
+
+
+def zero_d_array_through_a_view(x):
+    u = np.asarray(np.sum(x))
+    a = u.reshape(1)
+    u *= 3.0
+    return np.sum(a * x)
+
+
+def zero_d_array_chosen_by_where(x):
+    u = np.where(x[0] > 0.0, x[0], x[1])  # np.where makes an array, of 0-d too
+    a = u
+    u -= 1.0
+    return a * x[2]
+
+
+# At x = [1, 2, 3] (sum 6), a is u changed: 7, 12, 12, 20 after 14 runs of the loop, 18 and 0
+# (where `u = u + 1.0` would leave a as it was)
+ZERO_D_WRITES = {zero_d_array_through_a_name: 7.0 * 6.0, zero_d_copy_through_a_list: 12.0 * 6.0,
+                 zero_d_array_in_a_branch: 12.0 * 6.0, zero_d_array_in_a_loop: 20.0 * 6.0 + 14,
+                 zero_d_array_through_a_view: 18.0 * 6.0, zero_d_array_chosen_by_where: 0.0}
+
+
+@pytest.mark.parametrize("function", ZERO_D_WRITES, ids=lambda f: f.__name__)
+def test_a_0d_array_changes_in_place_through_every_name(function):
+    x = np.array([1.0, 2.0, 3.0])
+    expected = function(x)
+    assert expected == ZERO_D_WRITES[function]
+    assert at.function(function)(x) == expected
+    batch = np.stack([x, -0.5 * x])
+    np.testing.assert_array_equal(at.vmap(function)(batch), [function(row) for row in batch])
+
+
+@pytest.mark.parametrize("function", ZERO_D_WRITES, ids=lambda f: f.__name__)
+def test_the_gradient_refuses_a_0d_array_changed_through_another_name_traced_or_not(function):
+    x = np.array([1.0, 2.0, 3.0])
+    pattern = r"changes 'u' in place, and 'a' shares its memory"
+    with pytest.raises(at.TransformError, match=pattern):
+        at.grad(function)(x)
+    with pytest.raises(at.TransformError, match=pattern):
+        at.function(at.grad(function))(x)
+
+
+def scalar_through_a_name(x):
+    s = np.sum(x)  # a NumPy scalar: `+=` rebinds s, and t keeps the old value
+    t = s
+    s += 1.0
+    if s > 0.0:
+        s *= 2.0
+    return t * s
+
+
+def test_in_place_operator_on_a_shared_scalar_rebinds_it():
+    x = np.array([1.0, 2.0, 3.0])
+    assert at.function(scalar_through_a_name)(x) == scalar_through_a_name(x) == 6.0 * 14.0
+    expected = 4.0 * np.sum(x) + 2.0  # d/dx of 2 s (s + 1)
+    np.testing.assert_allclose(at.grad(scalar_through_a_name)(x), expected, rtol=1e-15)
+    np.testing.assert_allclose(at.function(at.grad(scalar_through_a_name))(x), expected,
+                               rtol=1e-15)
+
+
 # --- traced branches and loops (converted to graph ops) ---------------------------------------
 
 def loop_writes_an_aliased_array(x, n):

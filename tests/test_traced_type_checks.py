@@ -241,9 +241,11 @@ ZERO_D = [
     ("np.where(x[0] > 0, x[0], x[1])", lambda x: np.where(x[0] > 0, x[0], x[1]), ARRAY),
     ("np.broadcast_to(x[0], ())", lambda x: np.broadcast_to(x[0], ()), ARRAY),
     ("0-d array written", lambda x: _written(x), ARRAY),
-    # NumPy's is a scalar, but `a += 1.0` on the array a would trace the same, and be an array
-    ("np.copy(x[0]) + 1.0", lambda x: np.copy(x[0]) + 1.0, None),
-    ("a += 1.0 on a copy", lambda x: _added(np.copy(x[0])), None),
+    # `a += 1.0` on a value known for a 0-d array writes into it (an array); `a + 1.0` of one
+    # is a scalar
+    ("np.copy(x[0]) + 1.0", lambda x: np.copy(x[0]) + 1.0, SCALAR),
+    ("a += 1.0 on a copy", lambda x: _added(np.copy(x[0])), ARRAY),
+    ("a += 1.0 on a scalar", lambda x: _added(x[0] * 1.0), SCALAR),
     ("a += 1.0 on a view", lambda x: _added(x[:1].reshape(())), ARRAY),
 ]
 

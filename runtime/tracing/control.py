@@ -49,10 +49,10 @@ from .tracer import (GraphBuilder, OutputStructure, Tracer, _Slot,
 from .weak_scalars import is_weak, make_weak
 from .control_aliases import (branch_choices, carry_branch_aliases, carry_loop_aliases,
                               inline_graph)
-from .control_writes import (changed_in_place, first_iteration_writes,
-                                              loop_write_back, positions_of_operands,
-                                              write_back, write_first_iteration)
+from .control_writes import (changed_in_place, first_iteration_writes, loop_write_back,
+                             positions_of_operands, write_back, write_first_iteration)
 from .views import share_operand_memory
+from .type_checks import inherit_zero_d_array
 from .control_stale import (StaleReads, bases_inside, check_loop, outside_bases,
                             view_of_operand)
 
@@ -301,8 +301,7 @@ def _input_aval(leaf, builder):
     the trace (the graph's)."""
     if isinstance(leaf, Tracer):
         return leaf.aval
-    aval = abstractify(leaf)
-    device = builder.device()
+    aval, device = abstractify(leaf), builder.device()
     return aval if aval.device == device else replace(aval, device=device)
 
 
@@ -351,6 +350,7 @@ def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple
         for position, (outer, inner) in enumerate(zip(outer_leaves, inner_leaves)):
             if position in weak or isinstance(outer, Tracer) and is_weak(outer):
                 make_weak(inner)
+            inherit_zero_d_array(outer, inner)
         base_inputs = [builder.new_input(base.aval) for base in bases]
         with bases_inside(builder, bases, base_inputs):
             outer_leaves, inner_leaves = outer_leaves + list(bases), inner_leaves + list(bases)

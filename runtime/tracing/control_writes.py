@@ -19,6 +19,7 @@ from ..primitives.registry import primitives
 from .control_scope import ControlFlowError
 from .tracer import Tracer, write_value
 from .trees import leaves_with_paths, map_arrays
+from .type_checks import ARRAY, stands_for
 from .views import refuse_unfollowed, shares_memory_with_another
 
 
@@ -31,7 +32,8 @@ def changed_in_place(parent, operands, traced: list) -> list:
     """The indices of `operands`' array leaves (Tracers of `parent`) that a subgraph in
     `traced` changes in place: NumPy changes their memory, seen by every name for it."""
     return [index for index, (_, leaf) in enumerate(leaves_with_paths(operands))
-            if isinstance(leaf, Tracer) and leaf._builder is parent and leaf.ndim >= 1
+            if isinstance(leaf, Tracer) and leaf._builder is parent and (
+                leaf.ndim >= 1 or stands_for(leaf) == ARRAY)
             and any(subgraph.written[index] is not None for subgraph in traced)]
 
 

@@ -64,6 +64,7 @@ from .control_scope import ControlFlowError
 from .trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
 from .math_functions import traced_round
+from .type_checks import ARRAY, stands_for
 from .weak_scalars import weak_power, weak_ufunc
 from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
                                      index_view, write_into)
@@ -257,6 +258,12 @@ class Tracer:
     def __init__(self, builder: GraphBuilder, var: Var):
         self._builder, self._var, self._link, self._memory, self._seen = builder, var, None, None, 0
         self._weak = False  # stands for a Python number (`make_weak`)
+
+    def is_zero_d_array(self) -> bool:
+        """Whether it is known to stand for a 0-d NumPy array (not a NumPy scalar or a Python
+        number): runtime/tracing/type_checks.py."""
+        return isinstance(self.aval, AbstractArray) and self.ndim == 0 and \
+            stands_for(self) == ARRAY
 
     @property
     def graph_var(self) -> Var:
@@ -495,13 +502,15 @@ Tracer.__round__ = traced_round  # round(t, ndigits) as NumPy's scalars round (m
 def _in_place_operator(ufunc, symbol: str):
     """`t += v` and the like: refused on an array argument; otherwise `t` changes in place,
     as NumPy's `np.add(t, v, out=t)`, with its views. A 0-d traced value that is no view
-    becomes `t = t + v` instead: it may stand for an immutable NumPy scalar (np.sum's
-    result), which `+=` rebinds, and no name can tell the two apart."""
+    and is not known for a 0-d array (np.asarray's, type_checks.py) becomes `t = t + v`
+    instead: it may stand for an immutable NumPy scalar (np.sum's result), which `+=`
+    rebinds."""
     operation = "{} " + symbol + "= ..."
 
     def method(self, other):
         refuse_change_of_argument(self, operation)
-        if not isinstance(self.aval, AbstractArray) or self.ndim == 0 and self._link is None:
+        if not isinstance(self.aval, AbstractArray) or self.ndim == 0 and self._link is None \
+                and not self.is_zero_d_array():
             return NotImplemented
         other = read_cells(other)
         result = apply_ufunc(ufunc, "__call__", self, other)

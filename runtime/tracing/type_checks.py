@@ -10,19 +10,21 @@ An array of one or more dimensions is an np.ndarray (a CuPy array on a GPU). A 0
 stand for a NumPy scalar (what `x[0]`, `np.sum(x)` and arithmetic on numbers give) or a 0-d
 array (`np.array(v)`, `a[...]`, a reshape of an array to `()`). The tracer does not record which,
 so `stands_for` reads it off how the value was made, where that decides it:
-- a NumPy scalar: the result of a ufunc (unless it may be `a += v` on a 0-d array, which
-  autotrace traces as `a = a + v`), of a reduction or product of NumPy's that gives scalars,
+- a NumPy scalar: the result of a ufunc (unless it may be `a += v` on a 0-d array not known
+  for one, which autotrace traces as `a = a + v`), of a reduction or product of NumPy's that gives scalars,
   or of `a[i]` selecting one element;
 - a 0-d array: a view taken by indexing (`a[...]`) or of an array of more dimensions, or the
-  result of np.copy, np.array, np.where, np.full and their kin, or of a write into it;
+  result of np.copy, np.array, np.where, np.full and their kin, or of a write into it (`a += v`
+  on a value known for a 0-d array writes into it, tracer.py); a traced branch's or loop's
+  input where its operand is one (inherit_zero_d_array);
 - what its input stands for: a reshape, transpose, squeeze, real or imaginary part or astype
   of a 0-d value (NumPy's of a scalar is a scalar).
 A weak traced value (weak_scalars.py) stands for a Python number, and answers as one.
-Elsewhere (a 0-d argument, which is an example of autotrace.vmap too; a value carried through
-a traced loop or branch) isinstance answers only where a NumPy scalar and a 0-d array of its
-dtype answer the same, and `type` not at all: UntraceableError says what to write instead.
-Out of reach of this reading: a 0-d array written with `out=` (np.add(a, b, out=c)) and a NumPy
-scalar's `.copy()`, which trace as a scalar and as an array.
+Elsewhere (a 0-d argument of autotrace.vmap, whose example may be either; a value carried
+through a traced loop or branch from one of those) isinstance answers only where a NumPy scalar
+and a 0-d array of its dtype answer the same, and `type` not at all: UntraceableError says what
+to write instead. Out of reach of this reading: a NumPy scalar's `.copy()`, which traces as an
+array.
 """
 from __future__ import annotations
 
@@ -95,11 +97,21 @@ def stands_for(tracer) -> str | None:
     return _var_stands_for(tracer._builder, tracer._var)
 
 
+def inherit_zero_d_array(outer, inner) -> None:
+    """Note the input `inner` of a traced branch or loop body for a 0-d array where the
+    operand `outer` it stands for is one, so that `inner += v` changes it in place."""
+    if np.ndim(outer) == 0 and (isinstance(outer, np.ndarray) or is_traced(outer) and
+                                _is_array_aval(outer) and stands_for(outer) == ARRAY):
+        inner._builder.zero_d_arrays.add(inner.graph_var)
+
+
 def _var_stands_for(builder, var) -> str | None:
     """What the 0-d graph value `var` of `builder`'s trace stands for (see `stands_for`)."""
     equation = next((equation for equation in reversed(builder.equations)
                      if any(output is var for output in equation.outputs)), None)
     if equation is None:  # an input: an argument, a loop's or branch's value, or captured
+        if var in builder.zero_d_arrays and hasattr(builder, "parent"):
+            return ARRAY  # a branch's or loop's, of an operand that is one
         captured = next((outer for outer, inner in getattr(builder, "captures", {}).values()
                          if inner is var), None)
         return None if captured is None else stands_for(captured)
@@ -109,10 +121,9 @@ def _var_stands_for(builder, var) -> str | None:
     if name == "getitem":  # one element is a scalar; `a[..., 0]` an array
         return ARRAY if any(piece is Ellipsis for piece in _pieces(equation)) else SCALAR
     if isinstance(equation.primitive.impl, np.ufunc):
-        # `a += v` on a 0-d array `a` traces as `a = a + v` (tracer.py _in_place_operator):
-        # an array in NumPy, where `a + v` is a scalar.
-        if inputs and _is_zero_d_var(inputs[0]) and \
-                _var_stands_for(builder, inputs[0]) != SCALAR:
+        # `a += v` on a 0-d value `a` not known for an array traces as `a = a + v` (tracer.py
+        # _in_place_operator): an array in NumPy where `a` is one, where `a + v` is a scalar.
+        if inputs and _is_zero_d_var(inputs[0]) and _var_stands_for(builder, inputs[0]) is None:
             return None
         return SCALAR
     if name in _SCALAR_RESULTS:

@@ -210,7 +210,7 @@ def view_chain(tracer):
 
 def write_into(tracer, value, refuse, read_only_message: str) -> None:
     """Change `tracer` in place to `value` (a Tracer of its shape and dtype), and the memory
-    it shares with its bases and views. `refuse(t)` raises if `t` (`tracer` or a base of it)
+    it shares with its bases and views (a 0-d one is then known for an array). `refuse(t)` raises if `t` (`tracer` or a base of it)
     may not be changed (an argument); a read-only view raises NumPy's `read_only_message`."""
     chain, alone = [], []
     for current in view_chain(tracer):
@@ -236,6 +236,8 @@ def write_into(tracer, value, refuse, read_only_message: str) -> None:
         memory.note_write(_ambiguous(tracer))
     for member, new_value in zip(chain, values):
         member._var = member._builder.own_var(new_value)
+        if member.ndim == 0:  # written into: an array, not a NumPy scalar (type_checks.py)
+            member._builder.zero_d_arrays.add(member._var)
         if memory is not None and _ambiguous(member) == _ambiguous(tracer):
             member._seen = len(memory.writes)
 

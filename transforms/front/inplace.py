@@ -136,8 +136,7 @@ def refuse_shared_item(item, message: str, filename: str, line: int) -> None:
     dimension. Of a one-dimensional array it is a number, which the write leaves as it was.
     (A view with no dimension, `A[i]` with `i = Ellipsis`, is refused too: an array, or a
     traced value with a view link, runtime/tracing/views.py.)"""
-    if isinstance(item, np.ndarray) or np.ndim(item) > 0 or \
-            getattr(item, "_link", None) is not None:
+    if _is_array(item) or getattr(item, "_link", None) is not None:
         raise TransformError(message, filename, line, "write into shared memory")
 
 
@@ -146,11 +145,13 @@ constant(refuse_shared_write, refuse_shared_item)
 
 
 def _is_array(value) -> bool:
-    """An array of NumPy's or of an array library (not a NumPy number)."""
+    """An array of NumPy's or of an array library (not a NumPy number), or a traced value
+    that stands for one (a 0-d traced value may stand for a NumPy number: type_checks.py)."""
     return isinstance(value, np.ndarray) or (
             hasattr(value, "shape") and hasattr(value, "dtype")
             and not isinstance(value, np.generic)
-            and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy")))
+            and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy")
+                 or getattr(value, "is_zero_d_array", lambda: False)()))
 
 
 def _array_method_out_checks(statement, namespace, helper, location) -> list:
