@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import autotrace
+from autotrace.runtime.tracing.control import ControlFlowError
 from tests import corpus
 from tests.numeric import central_difference
 
@@ -645,3 +646,66 @@ def returns_in_a_nested_loop_then_selects_rows(x, a):
 def test_a_name_assigned_after_an_early_return_is_no_user_none(a):
     assert_one_trace_serves(returns_in_a_nested_loop_then_selects_rows,
                             [np.array([0.3, -0.5, 0.9]), np.array([1.2, 0.1, -0.4])], a)
+
+
+def _scaled(u, s):
+    return u * s + 1.0
+
+
+def reads_a_name_of_one_branch_the_user_may_set_to_none(x, a):
+    # `t = x` is assigned in the true branch alone and read by the derivative of the next line
+    # only there. x may be None as far as the source says (a Python function's result, below),
+    # so t counts as a name the user may set to None: the derivative's `if` gives it zeros on
+    # the other path all the same, since it is unassigned there, not None (before, refused).
+    if np.sum(x) < 0.5:
+        t = x
+        x = np.sin(t + x)
+    else:
+        u = a * 2.0
+    x = _scaled(x, a)
+    return np.sum(x ** 2) + a
+
+
+@pytest.mark.parametrize("a", [np.float64(0.3), np.float64(-1.5)])
+def test_a_name_one_branch_assigns_gets_zeros_though_the_user_may_set_it_to_none(a):
+    assert_one_trace_serves(reads_a_name_of_one_branch_the_user_may_set_to_none,
+                            [np.array([0.3, -0.5, 0.2]), np.array([1.2, 0.1, -0.4])], a)
+
+
+def none_on_one_path(x):
+    n = None
+    if np.sum(x) > 0.0:
+        n = x * 2.0
+    return np.sum(x ** 2) if n is None else np.sum(n * x)
+
+
+def test_a_name_the_user_sets_to_none_on_one_path_is_still_refused():
+    # as the traced function itself refuses it: None is a value there, not a placeholder
+    for traced in (autotrace.function(none_on_one_path),
+                   autotrace.function(autotrace.grad(none_on_one_path))):
+        with pytest.raises(ControlFlowError, match=r"variable 'n' is f64\[3\] after the true "
+                           r"branch and None after the false branch"):
+            traced(np.array([0.3, -0.5, 0.9]))
+
+
+class _Pair:
+    def __init__(self, w, b):
+        self.w, self.b = w, b
+
+
+def makes_an_object_in_a_branch(x):
+    if np.sum(x) > 0.0:
+        pair = _Pair(x * 2.0, 1.0)
+    else:
+        pair = _Pair(x * 3.0, 2.0)
+    return np.sum(pair.w * pair.b)
+
+
+def test_an_object_made_in_a_traced_branch_is_refused_saying_what_to_write():
+    for traced in (autotrace.function(makes_an_object_in_a_branch),
+                   autotrace.function(autotrace.grad(makes_an_object_in_a_branch))):
+        with pytest.raises(ControlFlowError, match=(
+                r"variable 'pair' is an object of class _Pair after the if; a traced condition "
+                r"can only choose between arrays: choose the object's arrays under the condition "
+                r"and make the object after the if")):
+            traced(np.array([0.3, -0.5, 0.9]))

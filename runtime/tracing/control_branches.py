@@ -104,8 +104,9 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                 # a flag stays a Python bool, so that the adjoint `if` on it stays Python too.
                 counts[index], converted = count, True
                 continue
-            if _may_be_placeholder(placeholders, variable) and variable not in user_nones:
-                needed.update(_placeholders(index, values[index], in_true, in_false))
+            if _may_be_placeholder(placeholders, variable):
+                needed.update(_placeholders(index, values[index], in_true, in_false,
+                                            none_is_value=variable in user_nones))
                 if any(key[1] == index for key in needed):
                     continue
             joined = _weak_join(weak, index, in_true, in_false)
@@ -220,9 +221,16 @@ def _is_set(value) -> bool:
     return value is not None and _is_defined(value)
 
 
-def _placeholders(index: int, before, in_true, in_false) -> dict:
+def _placeholders(index: int, before, in_true, in_false, none_is_value=False) -> dict:
     """For generated code: make a variable one branch leaves unassigned (or None) zeros
-    there, and the items of a list (of gradients) unset on one side zeros there."""
+    there, and the items of a list (of gradients) unset on one side zeros there. Where
+    `none_is_value` (a variable the user's code may set to None), only an unassigned one
+    takes the other side's value as zeros (or None)."""
+    if none_is_value:
+        if _is_defined(in_true) == _is_defined(in_false):
+            return {}
+        filler = _zeros_like_tree(in_true if _is_defined(in_true) else in_false)
+        return {(not _is_defined(in_true), index): lambda value: filler}
     true_set, false_set = _is_set(in_true), _is_set(in_false)
     if true_set != false_set:
         side = not true_set
@@ -271,6 +279,12 @@ def _check_variable(where: str, variable: str, in_true, in_false,
     shapes = (map_arrays(in_true, lambda leaf: 0), map_arrays(in_false, lambda leaf: 0))
     if placeholders is True and _lengths_differ(in_true, in_false):
         raise _list_length_error(where, variable, "if")
+    objects = [] if in_true is in_false else [_class_of_object(v) for v in (in_true, in_false)]
+    if any(objects):
+        raise _error(where, f"variable {variable!r} is an object of class "
+                            f"{next(filter(None, objects))} after the if; a traced condition can "
+                            f"only choose between arrays: choose the object's arrays under the "
+                            f"condition and make the object after the if")
     if not _same_structure(*shapes):
         raise _error(where, f"variable {variable!r} is {_describe(in_true)} after the true "
                             f"branch and {_describe(in_false)} after the false branch; a traced "
@@ -281,6 +295,16 @@ def _check_variable(where: str, variable: str, in_true, in_false,
             raise _error(where, f"variable {variable!r}{path} is {_aval(true_leaf)} after the "
                                 f"true branch and {_aval(false_leaf)} after the false branch; "
                                 f"both branches must give it the same shape and dtype")
+
+
+def _class_of_object(value) -> str | None:
+    """The name of the class of `value` where it is an object of the user's (no array, number,
+    container or function), else None."""
+    module = type(value).__module__
+    if module == "builtins" or module.startswith(("numpy", "autotrace")) or callable(value) \
+            or not hasattr(value, "__dict__"):
+        return None
+    return type(value).__qualname__
 
 
 def if_exp(test, true_thunk, false_thunk, where: str = "a conditional expression",
