@@ -32,6 +32,8 @@ class MemoryWriter:
             kinds += ["held_then_write"]
         if self.has("alias_chosen_by_condition"):
             kinds += ["chosen_alias"]
+        if self.has("zero_d_arrays_written") and self.seed % 3 == 1:
+            kinds += ["zero_d_written", "zero_d_written"]
         return kinds
 
     def writable(self, scope: Scope) -> list:
@@ -190,3 +192,31 @@ class MemoryWriter:
         self.write_into(scope, chosen)
         self.forget(scope, first, second)
         self.keep(scope, chosen, owned=False)
+
+    def memory_zero_d_written(self, scope: Scope) -> None:
+        """A 0-d array (np.asarray of a number, or a view of one item of an array), read under
+        another name, then changed in place through one of the two, which is read afterwards:
+        `+=` changes a 0-d array in place, where it gives a NumPy scalar a new value."""
+        self.use("zero_d_arrays_written")
+        zero_d, other, early = self.new_name("z"), self.new_name("z"), self.new_name("s")
+        if self.chance(0.6):
+            maker = self.rng.choice(["np.asarray", "np.array", "np.copy"])
+            # (of traced values: a NumPy array of constants cannot take traced ones in place)
+            self.emit(f"{zero_d} = {maker}(np.mean(x) * {self.scalar(scope, 2)})")
+        else:
+            original = self.rng.choice(self.writable(scope))
+            start = self.rng.randint(0, SIZE - 1)
+            self.emit(f"{zero_d} = {original}[{start}:{start + 1}].reshape(())")
+            self.forget(scope, original)
+        form = self.rng.choice(["{}", "{}", "{}[...]", "{}.reshape(1)"])
+        self.emit(f"{other} = {form.format(zero_d)}")
+        self.emit(f"{early} = np.sum({other}) * {self.scalar(scope, 1)}")
+        written, read = (zero_d, other) if self.chance(0.5) else (other, zero_d)
+        self.emit(f"{written} {self.rng.choice(['+=', '-=', '*='])} {self.scalar(scope, 2)}")
+        later = self.new_name("s")
+        if self.has("alias_read_after_write") and self.chance(0.1):
+            self.use("alias_read_after_write")
+            self.emit(f"{later} = np.sum({written}) * np.sum({read})")
+        else:
+            self.emit(f"{later} = np.sum({written}) * {self.scalar(scope, 1)}")
+        scope.scalars += [early, later]

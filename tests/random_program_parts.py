@@ -54,6 +54,9 @@ FEATURES = frozenset({
     "partial_view_writes",  # p = u[1:3]; p *= s: a write through a slice into u
     "container_items_written",  # an array a list or dict holds, read through the item, then
                                 # written by its name or through the item
+    "zero_d_arrays_written",  # z = np.asarray(s) (or a 0-d view of an item), read under
+                              # another name, then changed in place (every third seed: chosen
+                              # by the seed, so other programs stay the same)
     "alias_chosen_by_condition",  # w = u if <array condition> else v, then a write through w
     "alias_read_after_write",  # both names read after a write through one (refused, naming
                                # both lines: counted apart, as traced limits are)
