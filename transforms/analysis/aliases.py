@@ -119,9 +119,6 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         # on those and numbers: a value written into one is copied, never held.
         self.plain = set()
         self.inexact = set()  # plain memories surely floats or complex: `L * v` is no repeat
-        # Memories surely no object of the user's (an array, a number, a list or a tuple that
-        # `+` or `*` made): `v.T` is v itself or a view of it, not what v holds
-        self.no_objects = set()
         # Memories that are surely objects of a class of the user's (memory -> the class): an
         # attribute the object holds is not the object, where an attribute of an array (A.T)
         # is a view of it.
@@ -216,9 +213,14 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
                 self.holds[held] = {rename(m) for m in memories}
         if memory in self.holds:
             self.holds[old] |= self.holds.pop(memory)
-        for kind in (self.arrays, self.containers, self.plain, self.inexact, self.no_objects):
-            if memory in kind:
-                kind.add(old)
+        if memory in self.arrays:
+            self.arrays.add(old)
+        if memory in self.containers:
+            self.containers.add(old)
+        if memory in self.plain:
+            self.plain.add(old)
+        if memory in self.inexact:
+            self.inexact.add(old)
         if memory in self.objects:
             self.objects[old] = self.objects[memory]
 
@@ -277,7 +279,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
             owners = self.value(node.value)
             return set().union(*(
                 self.held({m}) if _instance_attribute(self.objects.get(m), node.attr)
-                else {m} if m in self.no_objects else self.reach({m}) for m in owners))
+                else self.reach({m}) for m in owners))
         if isinstance(node, (gast.List, gast.Tuple, gast.Set, gast.Dict)):
             for key in getattr(node, "keys", ()):
                 self.value(key)  # a key is hashable: it holds no array a write could change
@@ -328,10 +330,8 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
             return self.new(node, plain=True, inexact=any(inexact) and all(
                 self.is_plain(operand, memories) for operand, memories in (
                     (node.left, left), (node.right, right))))
-        made = self.new(node, self.held(left | right), plain=self.is_plain(
+        return self.new(node, self.held(left | right), plain=self.is_plain(
             node.left, left) and self.is_plain(node.right, right))
-        self.no_objects |= made
-        return made
 
     def is_plain(self, node, memories) -> bool:
         """Whether expression `node`, whose value is `memories`, is surely an array or a
