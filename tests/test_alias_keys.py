@@ -13,6 +13,9 @@ import gast
 import numpy as np
 import pytest
 
+import autotrace
+from autotrace.transforms.errors import TransformError
+
 from autotrace.transforms.analysis.memory_sharing import memory_sharing
 from tests.test_alias_refusals import Box
 from tests.numeric import check_every_mode
@@ -58,7 +61,7 @@ def scales_an_item_beside_its_repeat(x):
     box = Box(np.cos(x), s)
     v = box.value() + box.w  # an array, or a list holding what box holds
     items = [v, x + x]
-    r = items[0] * x.sum()  # an array, or v's items repeated: never v itself
+    r = items[0] * (x * 1.0).sum()  # an array, or v's items repeated: never v itself
     items[0] *= np.sin(x)  # changes v (an array in place, or a list), not what v holds
     return np.sum(r ** 2) + np.sum(items[0] * x) + s
 
@@ -69,6 +72,20 @@ def takes_an_item_of_a_reversed_view(x):
     a = v[::-1][1]  # a NumPy number: `v +=` leaves it as it was
     v += np.sin(a) * total
     return np.sum(v ** 2) * a
+
+
+class _Reverser:
+    def sum(self, items):  # named as NumPy's method, but reverses the list it is given
+        items.reverse()
+        return 1.0
+
+
+def a_method_named_sum_reverses_a_list(x):
+    A, B = x * 2.0, x * 3.0
+    rows = [A, B]
+    _Reverser().sum(rows)  # rows is [B, A]: its key notes are forgotten
+    rows[0] *= np.cos(x)  # changes B in place
+    return np.sum(B * x) + np.sum(A)
 
 
 @pytest.mark.parametrize("function", [writes_the_item_of_a_key_beside_a_view,
@@ -83,6 +100,12 @@ def test_an_item_taken_by_key_is_that_item_alone(function):
 
 
 # --- the model's answer: which names w may share memory with ---------------------------------
+
+def test_a_method_of_what_may_be_no_array_may_change_a_list_whatever_its_name():
+    with pytest.raises(TransformError, match=r"rows\[0\] \*= \.\.\. changes the item rows\[0\] "
+                       r"in place where it is an array, and 'A' may share its memory"):
+        autotrace.grad(a_method_named_sum_reverses_a_list)(X)
+
 
 def names_sharing_w(source: str) -> set:
     """The names that w may share memory with at the end of `source` (the body of a function
@@ -103,7 +126,8 @@ def test_an_item_by_key_shares_only_what_that_item_holds():
         """) == {"w", "rows"}
     assert names_sharing_w("""
         d = {"w": x * 1.0, "b": x}
-        n = x.sum() + x.max()  # NumPy's methods change no container
+        u = np.sin(x)
+        n = u.sum() + u.max()  # NumPy's methods of an array change no container
         w = d["w"]
         """) == {"w", "d"}
 

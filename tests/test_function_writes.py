@@ -11,6 +11,7 @@ import pytest
 
 import autotrace as at
 from autotrace.runtime.tracing.tracer import ArgumentChangedError
+from autotrace.runtime.tracing.control import ControlFlowError
 from autotrace.runtime.tracing.views import ViewAmbiguityError
 
 
@@ -480,6 +481,45 @@ def test_the_gradient_refuses_a_0d_array_changed_through_another_name_traced_or_
         at.grad(function)(x)
     with pytest.raises(at.TransformError, match=pattern):
         at.function(at.grad(function))(x)
+
+
+def copy_of_a_scalar_through_a_name(x):
+    u = np.sum(x).copy()  # a NumPy scalar's copy is a NumPy scalar: `+=` rebinds u
+    a = u
+    u += 1.0
+    t = (x[0] * x[1]).reshape(())  # a scalar's reshape is a scalar too
+    b = t
+    t *= 3.0
+    return a * x[0] + u * x[1] + b * x[2] + t
+
+
+def test_a_copy_or_reshape_of_a_scalar_is_rebound_by_in_place_operators():
+    x = np.array([1.0, 2.0, 3.0])
+    expected = 6.0 * 1.0 + 7.0 * 2.0 + 2.0 * 3.0 + 6.0
+    assert copy_of_a_scalar_through_a_name(x) == expected
+    assert at.function(copy_of_a_scalar_through_a_name)(x) == expected
+    np.testing.assert_array_equal(at.vmap(copy_of_a_scalar_through_a_name)(np.stack([x, x])),
+                                  [expected, expected])
+
+
+def array_made_a_scalar_in_a_loop(x):
+    u = np.asarray(np.sum(x))
+    i = 0.0
+    while np.sum(x) * 0.0 + i < 3.0:
+        a = u
+        u += 1.0  # changes a on the first run alone: then u is a NumPy scalar
+        u = u * 1.0
+        i = i + a
+    return i + u
+
+
+def test_a_loop_that_writes_into_a_0d_array_and_makes_it_a_scalar_is_refused():
+    x = np.array([1.0, 2.0, 3.0])
+    assert array_made_a_scalar_in_a_loop(x) == 7.0 + 7.0
+    with pytest.raises(ControlFlowError, match=(
+            r"a traced loop changes a 0-d array in place \(u \+= v\) and then gives the name a "
+            r"NumPy scalar")):
+        at.function(array_made_a_scalar_in_a_loop)(x)
 
 
 def scalar_through_a_name(x):

@@ -236,6 +236,8 @@ ZERO_D = [
     ("0-d array[()]", lambda x: x[:1].reshape(())[()], SCALAR),
     ("np.sum(0-d array)", lambda x: np.sum(x[:1].reshape(())), SCALAR),
     ("np.copy(x[0])", lambda x: np.copy(x[0]), ARRAY),
+    ("x[0].copy()", lambda x: x[0].copy(), SCALAR),
+    ("x[:1].reshape(()).copy()", lambda x: x[:1].reshape(()).copy(), ARRAY),
     ("np.zeros_like(x[0])", lambda x: np.zeros_like(x[0]), ARRAY),
     ("np.full_like(x[0], 2.0)", lambda x: np.full_like(x[0], 2.0), ARRAY),
     ("np.where(x[0] > 0, x[0], x[1])", lambda x: np.where(x[0] > 0, x[0], x[1]), ARRAY),

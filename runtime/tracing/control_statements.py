@@ -81,7 +81,7 @@ def array(value, dtype=None, *, copy=True, **options):
     `np.stack`s of them, a traced value a copy (cast to `dtype`)."""
     if not holds_traced(value):
         return np.array(value, dtype=dtype, copy=copy, **options)
-    result = value.copy() if isinstance(value, Tracer) else stacked(value)
+    result = np.copy(value) if isinstance(value, Tracer) else stacked(value)  # (0-d: an array)
     return result if dtype is None else result.astype(dtype)
 
 

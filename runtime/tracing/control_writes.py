@@ -37,6 +37,22 @@ def changed_in_place(parent, operands, traced: list) -> list:
             and any(subgraph.written[index] is not None for subgraph in traced)]
 
 
+def refuse_array_made_scalar(body) -> None:
+    """Raise where a traced loop's body writes into a 0-d array it is given (`u += v`) and then
+    gives the name a value not known for one (`u = u * 1.0`, a NumPy scalar): from its second
+    run on, NumPy's `+=` gives that number a new value, where the graph would write into it."""
+    outputs = [leaf for _, leaf in leaves_with_paths(body.result)]
+    for var, written, output in zip(body.builder.inputs, body.written, outputs):
+        if written is not None and var in body.builder.zero_d_arrays and not (
+                isinstance(output, Tracer) and stands_for(output) == ARRAY):
+            raise ControlFlowError(
+                "a traced loop changes a 0-d array in place (u += v) and then gives the name a "
+                "NumPy scalar (u = u * 1.0, or another value NumPy makes a number): from its "
+                "second run on, NumPy's `+=` would give that number a new value, where the "
+                "graph changes it in place. Keep it an array (u = np.asarray(u * 1.0)), or "
+                "write the change as a new value (u = u + v)")
+
+
 def positions_of_operands(subgraph, changed: list) -> list:
     """For each array leaf of the subgraph's result, the index of the operand leaf (one of
     `changed`) whose inner leaf it is (the name still holds that memory), else None."""
@@ -129,6 +145,7 @@ def first_iteration_writes(parent, init_vals, body, device: str) -> FirstWrites 
     each (`first = where(ran, first, written)`, `ran = True`), so that it runs once: computed
     again outside the loop, a body's pops and pushes of saved values, or a print, would run
     twice. `device`: the trace's."""
+    refuse_array_made_scalar(body)
     changed = changed_in_place(parent, (init_vals,), [body])
     positions = positions_of_operands(body, changed)
     lost = [index for index in changed if positions[index] != index]

@@ -64,7 +64,7 @@ from .control_scope import ControlFlowError
 from .trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
 from .math_functions import traced_round
-from .type_checks import ARRAY, stands_for
+from .type_checks import ARRAY, SCALAR, stands_for
 from .weak_scalars import weak_power, weak_ufunc
 from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
                                      index_view, write_into)
@@ -260,8 +260,7 @@ class Tracer:
         self._weak = False  # stands for a Python number (`make_weak`)
 
     def is_zero_d_array(self) -> bool:
-        """Whether it is known to stand for a 0-d NumPy array (not a NumPy scalar or a Python
-        number): runtime/tracing/type_checks.py."""
+        """Whether it is known to stand for a 0-d NumPy array: type_checks.py."""
         return isinstance(self.aval, AbstractArray) and self.ndim == 0 and \
             stands_for(self) == ARRAY
 
@@ -401,6 +400,10 @@ class Tracer:
             astype_in_order(self, dtype, order)
 
     def copy(self, order="C"):
+        """np.copy's, but of a NumPy scalar a new one (`astype` stands for what its input
+        does, type_checks.py): np.sum(x).copy() is a number, which `+=` rebinds."""
+        if self.ndim == 0 and stands_for(self) == SCALAR:
+            return astype(self, self.dtype)
         return np.copy(self)
 
     def view(self, dtype=None, type=None):
@@ -501,16 +504,16 @@ Tracer.__round__ = traced_round  # round(t, ndigits) as NumPy's scalars round (m
 
 def _in_place_operator(ufunc, symbol: str):
     """`t += v` and the like: refused on an array argument; otherwise `t` changes in place,
-    as NumPy's `np.add(t, v, out=t)`, with its views. A 0-d traced value that is no view
-    and is not known for a 0-d array (np.asarray's, type_checks.py) becomes `t = t + v`
-    instead: it may stand for an immutable NumPy scalar (np.sum's result), which `+=`
-    rebinds."""
+    as NumPy's `np.add(t, v, out=t)`, with its views. A 0-d traced value known for a NumPy
+    scalar (np.sum's result, its reshape), or no view and not known for a 0-d array
+    (np.asarray's, type_checks.py), becomes `t = t + v` instead: NumPy's `+=` rebinds an
+    immutable NumPy scalar."""
     operation = "{} " + symbol + "= ..."
 
     def method(self, other):
         refuse_change_of_argument(self, operation)
-        if not isinstance(self.aval, AbstractArray) or self.ndim == 0 and self._link is None \
-                and not self.is_zero_d_array():
+        if not isinstance(self.aval, AbstractArray) or self.ndim == 0 and (
+                stands_for(self) == SCALAR or self._link is None and not self.is_zero_d_array()):
             return NotImplemented
         other = read_cells(other)
         result = apply_ufunc(ufunc, "__call__", self, other)

@@ -11,8 +11,8 @@ stand for a NumPy scalar (what `x[0]`, `np.sum(x)` and arithmetic on numbers giv
 array (`np.array(v)`, `a[...]`, a reshape of an array to `()`). The tracer does not record which,
 so `stands_for` reads it off how the value was made, where that decides it:
 - a NumPy scalar: the result of a ufunc (unless it may be `a += v` on a 0-d array not known
-  for one, which autotrace traces as `a = a + v`), of a reduction or product of NumPy's that gives scalars,
-  or of `a[i]` selecting one element;
+  for one, which autotrace traces as `a = a + v`), of a reduction or product of NumPy's that
+  gives scalars, or of `a[i]` selecting one element;
 - a 0-d array: a view taken by indexing (`a[...]`) or of an array of more dimensions, or the
   result of np.copy, np.array, np.where, np.full and their kin, or of a write into it (`a += v`
   on a value known for a 0-d array writes into it, tracer.py); a traced branch's or loop's
@@ -23,8 +23,8 @@ A weak traced value (weak_scalars.py) stands for a Python number, and answers as
 Elsewhere (a 0-d argument of autotrace.vmap, whose example may be either; a value carried
 through a traced loop or branch from one of those) isinstance answers only where a NumPy scalar
 and a 0-d array of its dtype answer the same, and `type` not at all: UntraceableError says what
-to write instead. Out of reach of this reading: a NumPy scalar's `.copy()`, which traces as an
-array.
+to write instead. (A NumPy scalar's `.copy()` is a scalar, where np.copy makes a 0-d array:
+the Tracer's `copy` method records it as `astype`, which keeps what its input stands for.)
 """
 from __future__ import annotations
 

@@ -210,8 +210,9 @@ def view_chain(tracer):
 
 def write_into(tracer, value, refuse, read_only_message: str) -> None:
     """Change `tracer` in place to `value` (a Tracer of its shape and dtype), and the memory
-    it shares with its bases and views (a 0-d one is then known for an array). `refuse(t)` raises if `t` (`tracer` or a base of it)
-    may not be changed (an argument); a read-only view raises NumPy's `read_only_message`."""
+    it shares with its bases and views (a 0-d one is then known for an array). `refuse(t)`
+    raises if `t` (`tracer` or a base of it) may not be changed (an argument); a read-only
+    view raises NumPy's `read_only_message`."""
     chain, alone = [], []
     for current in view_chain(tracer):
         refuse(current)

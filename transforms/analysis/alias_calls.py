@@ -52,9 +52,10 @@ class CallSharing:
                     f"{self.location.line_of(write)})", func.id)
         numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
         method = isinstance(func, gast.Attribute) and not self.is_global(func)
-        if numpy is None and not (method and func.attr in NEW_VALUE_METHODS):
+        if numpy is None and not (method and func.attr in NEW_VALUE_METHODS and self.is_plain(
+                func.value, self.value(func.value))):
             self.forget_keys()  # (a method or function may change a container it reaches;
-            # `x.sum()` is taken for NumPy's, as below)
+            # NumPy's `x.sum()` of what is surely an array or a number changes none)
         uncopied = any(k.arg == "copy" and isinstance(k.value, gast.Constant)
                        and k.value.value is False for k in node.keywords)  # may be its input
         if numpy is not None:
