@@ -7,6 +7,7 @@ every mode). Whatever may change which item a key gives (a store through another
 one path, another index, `+=`, a method, `del`, a function called, a later run of a loop)
 makes it any item again.
 """
+import re
 import textwrap
 
 import gast
@@ -188,3 +189,17 @@ CHANGED = {
 @pytest.mark.parametrize("source", CHANGED.values(), ids=CHANGED.keys())
 def test_a_key_whose_item_may_have_changed_may_be_any_item(source):
     assert "x" in names_sharing_w(source)
+
+
+def writes_an_item_another_item_views(x):
+    A = x * 2.0
+    rows = [A, A[1:]]
+    rows[0] *= 2.0  # changes A in place, and with it rows[1]
+    return np.sum(rows[1] * x[1:])
+
+
+def test_an_item_changed_in_place_that_another_item_views_is_refused():
+    with pytest.raises(TransformError, match=re.escape(
+            "rows[0] *= ... changes the item rows[0] in place where it is an array, and rows[1] "
+            "may share its memory, read after it on line")):
+        autotrace.grad(writes_an_item_another_item_views)(X)

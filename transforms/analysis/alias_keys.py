@@ -66,6 +66,29 @@ class KeyedItems:
             found |= (unnoted or self.item)({memory}) if slot is None else set(entry[1][slot])
         return found
 
+    def check_other_items(self, node, owners, key, written, sure: bool, what: str) -> None:
+        """`L[k] op= v` changes the item L[k] in place: refuse it where L, read afterwards,
+        notes another item that may share its memory (`L = [A, A[1:]]`), and the items are
+        `sure`ly arrays or numbers of a surely container: autotrace gives L[k] alone a new
+        value."""
+        container = node.target.value
+        if not sure or not (isinstance(container, gast.Name)
+                and container.id in self.live_after.get(id(self.statement), ())):
+            return
+        for memory in owners:
+            entry = self.keyed.get(memory)
+            slot = None if entry is None else _slot(entry, key)
+            others = [] if slot is None else [other for other, held in entry[1].items()
+                                              if other != slot and self.reach(held) & written]
+            if others:
+                item, other = f"{container.id}[{key!r}]", f"{container.id}[{others[0]!r}]"
+                message = (f"{what} changes the item {item} in place where it is an array, and "
+                           f"{other} may share its memory, read after it on line "
+                           f"{self.read_line(container.id, node)}; autotrace gives {item} "
+                           f"alone a new value. Write {item} = {item} {what.split()[1][:-1]} "
+                           f"... if {other} should keep the old value, or update {other} too")
+                raise self.location.error(node, message, "write into shared memory")
+
     def store_key(self, memory, key, value) -> bool:
         """`memory[key] = value`, the value's memories `value`: add them to the key's, and
         say whether the container's notes are kept (False: forgotten, where the index is no

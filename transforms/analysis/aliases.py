@@ -475,6 +475,8 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         calls = any(isinstance(n, gast.Call) for n in walk(node.target.slice))
         sure = (owners <= self.containers and items <= self.arrays) or calls
         self.write(node.target, items, node, what, in_place=sure, item=True)
+        self.check_other_items(node, owners, key, items, owners <= self.containers and items <= (
+            self.arrays | self.plain), what)
 
     def write(self, target, written, node, what, in_place: bool, item=False) -> None:
         """Refuse (or, where `in_place` is not sure, check when it runs) a write into the
