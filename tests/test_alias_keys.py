@@ -89,12 +89,20 @@ def a_method_named_sum_reverses_a_list(x):
     return np.sum(B * x) + np.sum(A)
 
 
+def writes_one_of_two_items_of_one_array_and_reads_it(x):
+    v = np.sin(x) * 2.0
+    rows = [v, v]
+    rows[0] *= np.cos(x)  # changes rows[1] too, which is never read
+    return np.sum(rows[0] * x) + np.sum(x ** 2)
+
+
 @pytest.mark.parametrize("function", [writes_the_item_of_a_key_beside_a_view,
                                       writes_an_item_of_a_list_by_position,
                                       writes_the_item_of_a_key_stored_again,
                                       writes_into_a_sum_taken_by_key,
                                       scales_an_item_beside_its_repeat,
-                                      takes_an_item_of_a_reversed_view],
+                                      takes_an_item_of_a_reversed_view,
+                                      writes_one_of_two_items_of_one_array_and_reads_it],
                          ids=lambda f: f.__name__)
 def test_an_item_taken_by_key_is_that_item_alone(function):
     check_every_mode(function, X)

@@ -67,10 +67,11 @@ class KeyedItems:
         return found
 
     def check_other_items(self, node, owners, key, written, sure: bool, what: str) -> None:
-        """`L[k] op= v` changes the item L[k] in place: refuse it where L, read afterwards,
-        notes another item that may share its memory (`L = [A, A[1:]]`), and the items are
-        `sure`ly arrays or numbers of a surely container: autotrace gives L[k] alone a new
-        value."""
+        """`L[k] op= v` changes the item L[k] in place, and autotrace gives L[k] alone a new
+        value: refuse it where L is read afterwards and notes another item that may share its
+        memory (`L = [A, A[1:]]`), unless the function reads L by constant keys alone and
+        never that item's (`_keys_read`). Only where the items are `sure`ly arrays or numbers
+        of a surely container."""
         container = node.target.value
         if not sure or not (isinstance(container, gast.Name)
                 and container.id in self.live_after.get(id(self.statement), ())):
@@ -80,6 +81,8 @@ class KeyedItems:
             slot = None if entry is None else _slot(entry, key)
             others = [] if slot is None else [other for other, held in entry[1].items()
                                               if other != slot and self.reach(held) & written]
+            read = _keys_read(self.body, container.id, entry) if others else None
+            others = [other for other in others if read is None or other in read]
             if others:
                 item, other = f"{container.id}[{key!r}]", f"{container.id}[{others[0]!r}]"
                 message = (f"{what} changes the item {item} in place where it is an array, and "
@@ -117,6 +120,23 @@ class KeyedItems:
     def keys_now(self) -> dict:
         return {memory: {key: frozenset(held) for key, held in items.items()}
                 for memory, (_, items) in self.keyed.items()}
+
+
+def _keys_read(body, name: str, entry):
+    """The keys (as `entry` notes them) of the items of container `name` that `body` reads by
+    a constant key; None where it reads the container any other way (`len(L)`, `L[i]`)."""
+    by_key = {id(node.value): key_of(node.slice) for node in gast.walk(gast.Module(body, []))
+              if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name)
+              and node.value.id == name}
+    keys = set()
+    for node in gast.walk(gast.Module(body, [])):
+        if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
+            key = by_key.get(id(node), NO_KEY)
+            slot = _slot(entry, key) if has_key(key) else None
+            if slot is None:
+                return None
+            keys.add(slot)
+    return keys
 
 
 def _slot(entry, key):
