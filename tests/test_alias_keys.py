@@ -211,3 +211,39 @@ def test_an_item_changed_in_place_that_another_item_views_is_refused():
             "rows[0] *= ... changes the item rows[0] in place where it is an array, and rows[1] "
             "may share its memory, read after it on line")):
         autotrace.grad(writes_an_item_another_item_views)(X)
+
+
+class _Accumulator:
+    def __init__(self, total):
+        self.total = total
+
+    def __iadd__(self, v):
+        self.total += v  # into the array it holds
+        return self
+
+    def __add__(self, v):
+        return _Accumulator(self.total + v)
+
+
+def adds_into_an_object(x):
+    A = x * 2.0
+    acc = _Accumulator(A)
+    acc += np.sin(x)  # Python runs __iadd__: A changes
+    return np.sum(A * x)
+
+
+def adds_into_an_object_in_a_list(x):
+    A = x * 2.0
+    rows = [_Accumulator(A), x]
+    rows[0] += np.sin(x)
+    return np.sum(A * x)
+
+
+@pytest.mark.parametrize("function, shown", [(adds_into_an_object, "acc"),
+                                             (adds_into_an_object_in_a_list, "rows[0]")])
+def test_an_objects_own_in_place_operator_is_refused(function, shown):
+    with pytest.raises(TransformError, match=re.escape(
+            f"{shown} += ... runs _Accumulator.__iadd__, which may change the object and what "
+            f"it holds in place; autotrace differentiates {shown} = {shown} + ... instead")):
+        autotrace.grad(function)(X)
+    assert autotrace.function(function)(X) == pytest.approx(function(X))  # traced: NumPy's

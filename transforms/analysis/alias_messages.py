@@ -8,6 +8,13 @@ import gast
 
 from .alias_calls import _text
 
+# The name of the in-place operator method (`__iadd__`) Python runs for `a op= v`, by op.
+_IN_PLACE_METHODS = {
+    gast.Add: "__iadd__", gast.Sub: "__isub__", gast.Mult: "__imul__", gast.Div: "__itruediv__",
+    gast.FloorDiv: "__ifloordiv__", gast.Mod: "__imod__", gast.Pow: "__ipow__",
+    gast.MatMult: "__imatmul__", gast.BitAnd: "__iand__", gast.BitOr: "__ior__",
+    gast.BitXor: "__ixor__", gast.LShift: "__ilshift__", gast.RShift: "__irshift__"}
+
 
 class RefusalMessages:
     """Mixed into aliases.Sharing: the words of its refusals."""
@@ -92,6 +99,23 @@ class RefusalMessages:
 
 
 # --- small pieces ---------------------------------------------------------------------------
+
+    def refuse_object_in_place(self, node, memories, what) -> None:
+        """`a op= v` where `a` (a name or an item) is surely an object of a class of the user's
+        with its own in-place operator (`__iadd__`): Python runs that method, which may change
+        the object and what it holds in place, where the derivative runs `a = a op v`."""
+        method = _IN_PLACE_METHODS.get(type(node.op))
+        classes = sorted({self.objects[m].__name__ for m in memories if m in self.objects
+                          and method and hasattr(self.objects[m], method)})
+        if classes:
+            target, symbol = _text(node.target), what.split()[1][:-1]
+            raise self.location.error(
+                node, f"{what} runs {classes[0]}.{method}, which may change the object and "
+                      f"what it holds in place; autotrace differentiates {target} = {target} "
+                      f"{symbol} ... instead, which changes nothing in place. Write that if it "
+                      f"is what you mean, or make the change by assignment", "write into shared "
+                      "memory")
+
 
 def _shown(statement) -> str:
     text = _text(statement).splitlines()[0]

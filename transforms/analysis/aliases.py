@@ -445,12 +445,14 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         memories = self.value(node.value)
         what = f"{_text(node.target)} {operator_text(node)} ..."
         if isinstance(node.target, gast.Subscript):
+            self.refuse_object_in_place(node, self.value(node.target), what)
             self.item_in_place(node, what)
             self.bind(node.target, memories, node)
             return
         if not isinstance(node.target, gast.Name):
             return
         own = self.name_value(node.target.id)
+        self.refuse_object_in_place(node, own, what)
         surely_in_place = bool(own) and own <= self.arrays
         self.write(node.target, own, node, what, in_place=surely_in_place)
         for memory in own:  # `items += [A]`: the list now holds A
