@@ -226,16 +226,14 @@ def _placeholders(index: int, before, in_true, in_false, none_is_value=False) ->
     there, and the items of a list (of gradients) unset on one side zeros there. Where
     `none_is_value` (a variable the user's code may set to None), only an unassigned one
     takes the other side's value as zeros (or None)."""
-    if none_is_value:
-        if _is_defined(in_true) == _is_defined(in_false):
-            return {}
-        filler = _zeros_like_tree(in_true if _is_defined(in_true) else in_false)
-        return {(not _is_defined(in_true), index): lambda value: filler}
-    true_set, false_set = _is_set(in_true), _is_set(in_false)
+    is_set = _is_defined if none_is_value else _is_set
+    true_set, false_set = is_set(in_true), is_set(in_false)
     if true_set != false_set:
         side = not true_set
         filler = _zeros_like_tree(in_true if true_set else in_false)
         return {(side, index): lambda value: filler}
+    if none_is_value:
+        return {}
     if _is_defined(in_true) != _is_defined(in_false):
         # None on one side (a value saved before anything set it), unassigned on the other.
         return {(_is_defined(in_false), index): lambda value: None}

@@ -19,7 +19,7 @@ from ..primitives.registry import primitives
 from .control_scope import ControlFlowError
 from .tracer import Tracer, write_value
 from .trees import leaves_with_paths, map_arrays
-from .type_checks import ARRAY, stands_for
+from .type_checks import is_zero_d_array
 from .views import refuse_unfollowed, shares_memory_with_another
 
 
@@ -33,7 +33,7 @@ def changed_in_place(parent, operands, traced: list) -> list:
     `traced` changes in place: NumPy changes their memory, seen by every name for it."""
     return [index for index, (_, leaf) in enumerate(leaves_with_paths(operands))
             if isinstance(leaf, Tracer) and leaf._builder is parent and (
-                leaf.ndim >= 1 or stands_for(leaf) == ARRAY)
+                leaf.ndim >= 1 or is_zero_d_array(leaf))
             and any(subgraph.written[index] is not None for subgraph in traced)]
 
 
@@ -43,8 +43,8 @@ def refuse_array_made_scalar(body) -> None:
     run on, NumPy's `+=` gives that number a new value, where the graph would write into it."""
     outputs = [leaf for _, leaf in leaves_with_paths(body.result)]
     for var, written, output in zip(body.builder.inputs, body.written, outputs):
-        if written is not None and var in body.builder.zero_d_arrays and not (
-                isinstance(output, Tracer) and stands_for(output) == ARRAY):
+        if written is not None and var in body.builder.zero_d_arrays and \
+                not is_zero_d_array(output):
             raise ControlFlowError(
                 "a traced loop changes a 0-d array in place (u += v) and then gives the name a "
                 "NumPy scalar (u = u * 1.0, or another value NumPy makes a number): from its "

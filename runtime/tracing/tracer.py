@@ -64,7 +64,7 @@ from .control_scope import ControlFlowError
 from .trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
 from .math_functions import traced_round
-from .type_checks import ARRAY, SCALAR, stands_for
+from .type_checks import SCALAR, is_zero_d_array, stands_for
 from .weak_scalars import weak_power, weak_ufunc
 from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
                                      index_view, write_into)
@@ -261,8 +261,7 @@ class Tracer:
 
     def is_zero_d_array(self) -> bool:
         """Whether it is known to stand for a 0-d NumPy array: type_checks.py."""
-        return isinstance(self.aval, AbstractArray) and self.ndim == 0 and \
-            stands_for(self) == ARRAY
+        return is_zero_d_array(self)
 
     @property
     def graph_var(self) -> Var:
@@ -513,7 +512,7 @@ def _in_place_operator(ufunc, symbol: str):
     def method(self, other):
         refuse_change_of_argument(self, operation)
         if not isinstance(self.aval, AbstractArray) or self.ndim == 0 and (
-                stands_for(self) == SCALAR or self._link is None and not self.is_zero_d_array()):
+                (kind := stands_for(self)) == SCALAR or kind is None and self._link is None):
             return NotImplemented
         other = read_cells(other)
         result = apply_ufunc(ufunc, "__call__", self, other)

@@ -97,11 +97,18 @@ def stands_for(tracer) -> str | None:
     return _var_stands_for(tracer._builder, tracer._var)
 
 
+def is_zero_d_array(value) -> bool:
+    """Whether `value` is a 0-d NumPy array, or a traced value known to stand for one."""
+    if isinstance(value, np.ndarray):
+        return value.ndim == 0
+    return is_traced(value) and _is_array_aval(value) and value.ndim == 0 and \
+        stands_for(value) == ARRAY
+
+
 def inherit_zero_d_array(outer, inner) -> None:
     """Note the input `inner` of a traced branch or loop body for a 0-d array where the
     operand `outer` it stands for is one, so that `inner += v` changes it in place."""
-    if np.ndim(outer) == 0 and (isinstance(outer, np.ndarray) or is_traced(outer) and
-                                _is_array_aval(outer) and stands_for(outer) == ARRAY):
+    if is_zero_d_array(outer):
         inner._builder.zero_d_arrays.add(inner.graph_var)
 
 

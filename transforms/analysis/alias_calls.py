@@ -52,8 +52,9 @@ class CallSharing:
                     f"{self.location.line_of(write)})", func.id)
         numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
         method = isinstance(func, gast.Attribute) and not self.is_global(func)
+        owner = self.value(func.value) if method else set()
         if numpy is None and not (method and func.attr in NEW_VALUE_METHODS and self.is_plain(
-                func.value, self.value(func.value))):
+                func.value, owner)):
             self.forget_keys()  # (a method or function may change a container it reaches;
             # NumPy's `x.sum()` of what is surely an array or a number changes none)
         uncopied = any(k.arg == "copy" and isinstance(k.value, gast.Constant)
@@ -69,7 +70,6 @@ class CallSharing:
             return self.new(node, array=numpy in ARRAY_MAKERS, plain=plain,
                             inexact=plain and _inexact(ufunc))
         if method:  # a value's method
-            owner = self.value(func.value)
             if func.attr in VIEW_FUNCTIONS or uncopied:
                 return owner
             if func.attr in CONTAINER_WRITES:

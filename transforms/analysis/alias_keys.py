@@ -84,12 +84,8 @@ class KeyedItems:
             read = _keys_read(self.body, container.id, entry) if others else None
             others = [other for other in others if read is None or other in read]
             if others:
-                item, other = f"{container.id}[{key!r}]", f"{container.id}[{others[0]!r}]"
-                message = (f"{what} changes the item {item} in place where it is an array, and "
-                           f"{other} may share its memory, read after it on line "
-                           f"{self.read_line(container.id, node)}; autotrace gives {item} "
-                           f"alone a new value. Write {item} = {item} {what.split()[1][:-1]} "
-                           f"... if {other} should keep the old value, or update {other} too")
+                message = self.item_message(container.id, written, node, what,
+                                            f"{container.id}[{others[0]!r}]")
                 raise self.location.error(node, message, "write into shared memory")
 
     def store_key(self, memory, key, value) -> bool:

@@ -48,20 +48,22 @@ class RefusalMessages:
                 f"({_shown(other_bound)}, line {line(other_bound)}), read after it on line "
                 f"{read}; autotrace gives {name!r} alone a new value. {advice}")
 
-    def item_message(self, other, shared, node, what) -> str:
-        """The refusal of `L[i] op= v` (transforms/analysis/aliases.py's item_in_place), where the item
-        of list or dict L changed in place may be what `other` is, read afterwards."""
+    def item_message(self, other, shared, node, what, other_item=None) -> str:
+        """The refusal of `L[i] op= v` (aliases.py's item_in_place), where the item of list or
+        dict L changed in place may be what `other` is, read afterwards; or, given
+        `other_item` (`L[1]`), what that other item of L (named `other`) may be."""
         item = _text(node.target)
         container = next((bound for memory, bound in self.env.get(_text(
             node.target.value), {}).items() if self.reach({memory}) & shared), None)
         where = (f" ({_shown(container)}, line {self.location.line_of(container)})"
                  if container is not None and not isinstance(container, gast.FunctionDef)
-                 else "")
-        return (f"{what} changes the item {item} in place where it is an array, and {other!r} "
+                 and other_item is None else "")
+        shown = other_item or repr(other)
+        return (f"{what} changes the item {item} in place where it is an array, and {shown} "
                 f"may share its memory{where}, read after it on line "
                 f"{self.read_line(other, node)}; autotrace gives {item} alone a new value. "
-                f"Write {item} = {item} {what.split()[1][:-1]} ... if {other!r} should keep "
-                f"the old value, or update {other!r} too")
+                f"Write {item} = {item} {what.split()[1][:-1]} ... if {shown} should keep "
+                f"the old value, or update {shown} too")
 
     def item_copy_advice(self, bound, shared, target) -> str:
         """How to write into an item of a container without changing another name: put a copy
@@ -98,8 +100,6 @@ class RefusalMessages:
         return (later or lines or [here])[0] + self.location.first_line - 1
 
 
-# --- small pieces ---------------------------------------------------------------------------
-
     def refuse_object_in_place(self, node, memories, what) -> None:
         """`a op= v` where `a` (a name or an item) is surely an object of a class of the user's
         with its own in-place operator (`__iadd__`): Python runs that method, which may change
@@ -113,8 +113,11 @@ class RefusalMessages:
                 node, f"{what} runs {classes[0]}.{method}, which may change the object and "
                       f"what it holds in place; autotrace differentiates {target} = {target} "
                       f"{symbol} ... instead, which changes nothing in place. Write that if it "
-                      f"is what you mean, or make the change by assignment", "write into shared "
-                      "memory")
+                      f"is what you mean, or make the change by assignment",
+                "write into shared memory")
+
+
+# --- small pieces ---------------------------------------------------------------------------
 
 
 def _shown(statement) -> str:

@@ -445,7 +445,6 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         memories = self.value(node.value)
         what = f"{_text(node.target)} {operator_text(node)} ..."
         if isinstance(node.target, gast.Subscript):
-            self.refuse_object_in_place(node, self.value(node.target), what)
             self.item_in_place(node, what)
             self.bind(node.target, memories, node)
             return
@@ -468,6 +467,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         # not its items), unless it is an object of the user's class
         key = key_of(node.target.slice)
         items = self.item_at(owners, key, self.held) if has_key(key) else self.held(owners)
+        self.refuse_object_in_place(node, items, what)
         items |= self.reach({m for m in items if m in self.objects})
         if not items:
             return

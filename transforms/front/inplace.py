@@ -136,7 +136,7 @@ def refuse_shared_item(item, message: str, filename: str, line: int) -> None:
     dimension. Of a one-dimensional array it is a number, which the write leaves as it was.
     (A view with no dimension, `A[i]` with `i = Ellipsis`, is refused too: an array, or a
     traced value with a view link, runtime/tracing/views.py.)"""
-    if _is_array(item) or getattr(item, "_link", None) is not None:
+    if np.ndim(item) > 0 or _is_array(item) or getattr(item, "_link", None) is not None:
         raise TransformError(message, filename, line, "write into shared memory")
 
 
