@@ -52,7 +52,7 @@ from .control_aliases import (branch_choices, carry_branch_aliases, carry_loop_a
 from .control_writes import (changed_in_place, first_iteration_writes, loop_write_back,
                              positions_of_operands, write_back, write_first_iteration)
 from .views import share_operand_memory
-from .type_checks import inherit_zero_d_array
+from .type_checks import inherit_zero_d_kind
 from .control_stale import (StaleReads, bases_inside, check_loop, outside_bases,
                             view_of_operand)
 
@@ -350,7 +350,7 @@ def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple
         for position, (outer, inner) in enumerate(zip(outer_leaves, inner_leaves)):
             if position in weak or isinstance(outer, Tracer) and is_weak(outer):
                 make_weak(inner)
-            inherit_zero_d_array(outer, inner)
+            inherit_zero_d_kind(outer, inner)
         base_inputs = [builder.new_input(base.aval) for base in bases]
         with bases_inside(builder, bases, base_inputs):
             outer_leaves, inner_leaves = outer_leaves + list(bases), inner_leaves + list(bases)

@@ -36,6 +36,8 @@ from ..passes.cleanup import has_side_effect
 from .arguments import is_argument
 from .tracer import Tracer, TracerConversionError
 from .trees import leaves_with_paths, map_arrays
+from .type_checks import ARRAY, EITHER, SCALAR, is_zero_d_array, stands_for
+from .weak_scalars import is_weak
 from .views import UNFOLLOWABLE_MESSAGE, Memory, ViewLink, take_view
 
 _NEW = "new"  # a path's leaf made on that path
@@ -48,6 +50,39 @@ class _Result(int):
 
 def _is_array_tracer(leaf) -> bool:
     return isinstance(leaf, Tracer) and isinstance(leaf.aval, AbstractArray) and leaf.ndim >= 1
+
+
+def _is_zero_d(leaf) -> bool:
+    return isinstance(leaf, Tracer) and isinstance(leaf.aval, AbstractArray) and leaf.ndim == 0
+
+
+def path_kind(leaf, alias) -> str | None:
+    """What a 0-d result `leaf` is on one path, whose alias (path_alias) is `alias`: ARRAY,
+    SCALAR (a NumPy scalar or a Python number), or None where that is not known."""
+    if not isinstance(leaf, Tracer):
+        return ARRAY if isinstance(leaf, np.ndarray) else SCALAR
+    if is_weak(leaf):
+        return SCALAR
+    if alias not in (None, _NEW) and not alias[1] and isinstance(alias[0], Tracer):
+        return stands_for(alias[0])  # the value from outside itself
+    return stands_for(leaf)
+
+
+def zero_d_kind(result: Tracer, paths: list, kinds: list):
+    """For a 0-d `result` that is a 0-d array on some paths (`kinds`, as path_kind gives them,
+    one for each of `paths`): note it as one on every path (ARRAY), or where it is a NumPy
+    scalar on the others, as EITHER; those paths make a new value (a write into a NumPy scalar
+    gives it a new value, never changing what it came from). Returns the paths and what the
+    result stands for, or None where it is no 0-d array on any path or a path does not say."""
+    if ARRAY not in kinds or None in kinds:
+        return paths, None
+    stands = ARRAY if set(kinds) == {ARRAY} else EITHER
+    if stands == ARRAY:
+        result._builder.zero_d_arrays.add(result._var)
+    else:
+        result._builder.zero_d_kinds[result._var] = EITHER
+    return [(taken, _NEW if kind == SCALAR else alias)
+            for (taken, alias), kind in zip(paths, kinds)], stands
 
 
 def path_alias(leaf, builder, outer_of: dict, results_of: dict | None = None):
@@ -247,12 +282,13 @@ class TakenOver:
         return results
 
 
-def carry_aliases(result: Tracer, paths: list):
+def carry_aliases(result: Tracer, paths: list, stands: str | None = None):
     """`result` (a new value of a cond or while op) sharing memory as NumPy's would: `paths`
     is, for each way the op can go, (a traced 0-d bool saying it went that way, or None for
     the last way; what the result is on it, as `path_alias` gives). Returns the value that
-    stands for it: `result`, made a view, or the outside array itself."""
-    if not _is_array_tracer(result) or all(alias is _NEW for _, alias in paths):
+    stands for it: `result`, made a view, or the outside array itself. A 0-d result is
+    followed where it `stands` for a 0-d array on some path (zero_d_kind)."""
+    if not (_is_array_tracer(result) or stands) or all(alias is _NEW for _, alias in paths):
         return result
     if any(alias is None for _, alias in paths):
         _unfollowable(result, [alias[0] for _, alias in paths if alias not in (None, _NEW)])
@@ -263,7 +299,8 @@ def carry_aliases(result: Tracer, paths: list):
     paths = [(taken, alias if alias is _NEW else (_standing_for(alias[0], builder), alias[1]))
              for taken, alias in paths]
     outers = {id(alias[0]): alias[0] for _, alias in paths if alias is not _NEW}
-    if len(outers) > 1 or not _is_array_tracer(next(iter(outers.values()))):
+    if len(outers) > 1 or not (_is_array_tracer(only := next(iter(outers.values())))
+                               or stands and is_zero_d_array(only)):
         _unfollowable(result, outers.values(), known=own)
         return result
     (outer,) = outers.values()
@@ -279,10 +316,12 @@ def carry_aliases(result: Tracer, paths: list):
     if len(known) == len(paths) and all(_same_equations(known[0], read) for read in known[1:]):
         if not chains[0]:
             return outer
-        return take_view(result, outer, _read_through(chains[0]), _write_through(chains[0]),
+        view = take_view(result, outer, _read_through(chains[0]), _write_through(chains[0]),
                          how, certain)
-    view = take_view(result, outer, *_chosen_link(_own_value(result), paths), how, certain)
-    view._link.choice = paths
+    else:
+        view = take_view(result, outer, *_chosen_link(_own_value(result), paths), how, certain)
+        view._link.choice = paths
+    view._link.stands = stands
     return view
 
 
@@ -395,16 +434,18 @@ def carry_branch_aliases(values, predicate: Tracer, branches: list, operands,
         results_of = {}
         for position, leaf in enumerate(results):
             results_of.setdefault(id(leaf), position)
-        per_branch.append([
+        aliases = [
             _NEW if _own_concrete_operand(position, result_paths, operand_paths, branch)
             else path_alias(leaf, branch.builder, outer_of, results_of)
-            if isinstance(leaf, Tracer) else _NEW for position, leaf in enumerate(results)])
+            if isinstance(leaf, Tracer) else _NEW for position, leaf in enumerate(results)]
+        per_branch.append([(alias, path_kind(leaf, alias))
+                           for leaf, alias in zip(results, aliases)])
     outside = {id(leaf) for leaf in outer_leaves}
     leaves = iter(zip(*per_branch))
     carried_so_far = []  # what stands outside for each result leaf before this one
 
     def carried(value):
-        aliases = next(leaves)
+        aliases, kinds = zip(*next(leaves))
         if id(value) in outside or not isinstance(value, Tracer):  # an operand already
             carried_so_far.append(value)
             return value
@@ -418,7 +459,10 @@ def carry_branch_aliases(values, predicate: Tracer, branches: list, operands,
                 links = _remade(alias[1], mapping, _own_value(value))
                 alias = None if links is None else (alias[0], links)
             paths.append((taken, alias))
-        carried_so_far.append(carry_aliases(value, paths))
+        stands = None
+        if _is_zero_d(value):
+            paths, stands = zero_d_kind(value, paths, kinds)
+        carried_so_far.append(carry_aliases(value, paths, stands))
         return carried_so_far[-1]
     return map_arrays(values, carried)
 
@@ -452,12 +496,24 @@ def carry_loop_aliases(values, init_vals, body, ran_none) -> object:
     def carried(value):
         index = next(indexes)
         outer, leaf = outer_leaves[index], body_leaves[index]
-        if id(value) in outside or not _is_array_tracer(value):
+        if id(value) in outside or not (_is_array_tracer(value) or _is_zero_d(value)):
             return value
-        if leaf is body.inner[index]:  # passed on unchanged: the same array
-            return outer if _is_array_tracer(outer) else value
-        alias = path_alias(leaf, body.builder, outer_of) if isinstance(leaf, Tracer) else _NEW
-        before = (outer, []) if _is_array_tracer(outer) else _NEW  # with no iteration
+        unchanged = leaf is body.inner[index]  # passed on unchanged: the same array
+        alias = path_alias(leaf, body.builder, outer_of) if isinstance(
+            leaf, Tracer) and not unchanged else _NEW
+        before = (outer, []) if isinstance(outer, Tracer) else _NEW  # with no iteration
+        stands = None
+        if _is_array_tracer(value):
+            before = before if _is_array_tracer(outer) else _NEW
+        else:  # 0-d: followed where it is a 0-d array on a path
+            kind = SCALAR if is_weak(body.inner[index]) else path_kind(outer, None)
+            paths, stands = zero_d_kind(value, [(ran_none, before), (None, alias)],
+                                        [kind, kind if unchanged else path_kind(leaf, alias)])
+            if stands is None:
+                return value
+            (_, before), (_, alias) = paths
+        if unchanged:
+            return outer if before is not _NEW else value
         if alias is not _NEW and (alias is None or not _carried_as_itself(leaf, body)):
             # The body gives a loop value's memory (or a view of one) to the next iteration,
             # where that loop value may be another array.
@@ -468,7 +524,7 @@ def carry_loop_aliases(values, init_vals, body, ran_none) -> object:
         if ran_none is None:  # whether the loop ran cannot be computed again
             _unfollowable(value, [outer] + ([alias[0]] if alias is not _NEW else []))
             return value
-        return carry_aliases(value, [(ran_none, before), (None, alias)])
+        return carry_aliases(value, [(ran_none, before), (None, alias)], stands)
     return map_arrays(values, carried)
 
 

@@ -299,7 +299,7 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
         found_dtypes = dtypes_from_body(parent, loop_body, tuple(values[i] for i in indexes),
                                         {indexes.index(i): number for i, number in numbers.items()})
         for position, dtype in found_dtypes.items():
-            values[indexes[position]] = np.asarray(starts[indexes[position]], dtype)
+            values[indexes[position]] = np.asarray(starts[indexes[position]], dtype)[()]
             weak.discard(indexes[position])
         restore(before_loop)
 
@@ -427,7 +427,7 @@ def _check_loop_values(where, statement, names, numbers, before, after, promote,
             start, weak = numbers[index]
             if start is not None and old_aval.shape == new_aval.shape:
                 joined = np.result_type(new_aval.dtype, start if weak else old_aval.dtype)
-                promote[index] = np.asarray(start, joined)
+                promote[index] = np.asarray(start, joined)[()]
                 continue
             raise _error(where, f"variable {variable!r}{path} changes from {old_aval} to "
                                 f"{new_aval} in one iteration of this {statement} on a traced "

@@ -48,7 +48,7 @@ def as_dtype(value, dtype):
     """The scalar `value` (a Python number, a NumPy scalar or a Tracer) as `dtype`."""
     if isinstance(value, Tracer):
         return value if value.dtype == dtype else value.astype(dtype)
-    return np.asarray(value, dtype)
+    return np.asarray(value, dtype)[()]  # a NumPy scalar, as the number cast
 
 
 def dtypes_from_body(parent, body, state: tuple, numbers: dict) -> dict:

@@ -37,10 +37,15 @@ def changed_in_place(parent, operands, traced: list) -> list:
             and any(subgraph.written[index] is not None for subgraph in traced)]
 
 
-def refuse_array_made_scalar(body) -> None:
-    """Raise where a traced loop's body writes into a 0-d array it is given (`u += v`) and then
-    gives the name a value not known for one (`u = u * 1.0`, a NumPy scalar): from its second
-    run on, NumPy's `+=` gives that number a new value, where the graph would write into it."""
+def refuse_kind_change(body) -> None:
+    """Raise where a traced loop's body changes a 0-d loop value in place and then makes the
+    name a value of the other kind, which NumPy's next iteration treats the other way:
+    - it writes into a 0-d array it is given (`u += v`) and then gives the name a value not
+      known for one (`u = u * 1.0`, a NumPy scalar): from its second run on, NumPy's `+=`
+      gives that number a new value, where the graph would write into it;
+    - `u += v` gives a NumPy scalar it is given a new value, and then the name is made a 0-d
+      array (`u = np.asarray(u)`): from its second run on, NumPy's `+=` changes that array in
+      place, and every name for it, where the graph gives a new value."""
     outputs = [leaf for _, leaf in leaves_with_paths(body.result)]
     for var, written, output in zip(body.builder.inputs, body.written, outputs):
         if written is not None and var in body.builder.zero_d_arrays and \
@@ -51,6 +56,14 @@ def refuse_array_made_scalar(body) -> None:
                 "second run on, NumPy's `+=` would give that number a new value, where the "
                 "graph changes it in place. Keep it an array (u = np.asarray(u * 1.0)), or "
                 "write the change as a new value (u = u + v)")
+        if var in body.builder.rebound_in_place and is_zero_d_array(output):
+            raise ControlFlowError(
+                "a traced loop gives a NumPy scalar a new value by an in-place operator "
+                "(u += v) and then makes the name a 0-d array (u = np.asarray(u), or another "
+                "value NumPy makes an array): from its second run on, NumPy's `+=` would change "
+                "that array in place, with every name for it, where the graph gives a new "
+                "value. Make it an array before the loop, or write the change as a new value "
+                "(u = u + v)")
 
 
 def positions_of_operands(subgraph, changed: list) -> list:
@@ -145,7 +158,7 @@ def first_iteration_writes(parent, init_vals, body, device: str) -> FirstWrites 
     each (`first = where(ran, first, written)`, `ran = True`), so that it runs once: computed
     again outside the loop, a body's pops and pushes of saved values, or a print, would run
     twice. `device`: the trace's."""
-    refuse_array_made_scalar(body)
+    refuse_kind_change(body)
     changed = changed_in_place(parent, (init_vals,), [body])
     positions = positions_of_operands(body, changed)
     lost = [index for index in changed if positions[index] != index]

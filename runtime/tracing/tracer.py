@@ -64,7 +64,7 @@ from .control_scope import ControlFlowError
 from .trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
 from .math_functions import traced_round
-from .type_checks import SCALAR, is_zero_d_array, stands_for
+from .type_checks import SCALAR, is_zero_d_array, rebinds_in_place, stands_for
 from .weak_scalars import weak_power, weak_ufunc
 from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
                                      index_view, write_into)
@@ -113,6 +113,8 @@ class GraphBuilder:
         self.arguments: dict[int, tuple] = {}
         # 0-d results NumPy gives as arrays, not NumPy scalars (primitives/elementwise.py ZERO_D_ARRAYS)
         self.zero_d_arrays: set[Var] = set()
+        self.zero_d_kinds: dict[Var, str] = {}  # others' kinds where known (type_checks.py)
+        self.rebound_in_place: set[Var] = set()  # 0-d values `op=` gave a new value
 
     def device(self) -> str:
         """Where the trace's inputs are (what an op with no graph-value input makes goes
@@ -511,8 +513,7 @@ def _in_place_operator(ufunc, symbol: str):
 
     def method(self, other):
         refuse_change_of_argument(self, operation)
-        if not isinstance(self.aval, AbstractArray) or self.ndim == 0 and (
-                (kind := stands_for(self)) == SCALAR or kind is None and self._link is None):
+        if not isinstance(self.aval, AbstractArray) or self.ndim == 0 and rebinds_in_place(self):
             return NotImplemented
         other = read_cells(other)
         result = apply_ufunc(ufunc, "__call__", self, other)

@@ -16,9 +16,12 @@ so `stands_for` reads it off how the value was made, where that decides it:
 - a 0-d array: a view taken by indexing (`a[...]`) or of an array of more dimensions, or the
   result of np.copy, np.array, np.where, np.full and their kin, or of a write into it (`a += v`
   on a value known for a 0-d array writes into it, tracer.py); a traced branch's or loop's
-  input where its operand is one (inherit_zero_d_array);
+  result that is one on every path (control_aliases.zero_d_kind);
 - what its input stands for: a reshape, transpose, squeeze, real or imaginary part or astype
   of a 0-d value (NumPy's of a scalar is a scalar).
+A traced branch's or loop's input stands for what its operand stands for (inherit_zero_d_kind).
+A result that is a 0-d array on one path and a NumPy scalar on another stands for EITHER: `op=`
+on it is refused (rebinds_in_place), since neither way is NumPy's on every path.
 A weak traced value (weak_scalars.py) stands for a Python number, and answers as one.
 Elsewhere (a 0-d argument of autotrace.vmap, whose example may be either; a value carried
 through a traced loop or branch from one of those) isinstance answers only where a NumPy scalar
@@ -38,6 +41,8 @@ from ..primitives.shape import RESHAPE
 from .weak_scalars import WEAK_DTYPES
 
 SCALAR, ARRAY = "a NumPy scalar", "a 0-d array"  # what a 0-d traced value stands for
+# ... or, by a traced condition, one or the other (control_aliases.py zero_d_kind)
+EITHER = "a 0-d array or a NumPy scalar, depending on a traced condition"
 
 # Ops whose 0-d result NumPy gives as a NumPy scalar, beside every ufunc's.
 _SCALAR_RESULTS = frozenset({
@@ -86,9 +91,12 @@ def type_(*args, **kwargs):
 
 
 def stands_for(tracer) -> str | None:
-    """What the 0-d traced array `tracer` stands for in NumPy: SCALAR, ARRAY, or None where the
-    way it was made does not say (see the module's docstring)."""
+    """What the 0-d traced array `tracer` stands for in NumPy: SCALAR, ARRAY, EITHER (by a
+    traced condition), or None where the way it was made does not say (see the module's
+    docstring)."""
     link = tracer._link
+    if link is not None and link.stands is not None:  # a traced branch's or loop's result
+        return link.stands
     if link is not None:  # a view (runtime/tracing/views.py)
         if link.base.ndim > 0 or link.how in ("indexing", "np.broadcast_to"):
             return ARRAY
@@ -105,15 +113,46 @@ def is_zero_d_array(value) -> bool:
         stands_for(value) == ARRAY
 
 
-def inherit_zero_d_array(outer, inner) -> None:
-    """Note the input `inner` of a traced branch or loop body for a 0-d array where the
-    operand `outer` it stands for is one, so that `inner += v` changes it in place."""
-    if is_zero_d_array(outer):
+def rebinds_in_place(tracer) -> bool:
+    """Whether `t op= v` on the 0-d traced `tracer` gives the name a new value, as NumPy's
+    `+=` does to an immutable NumPy scalar, rather than writing into it: where it is known
+    for one, or is no view and not known for a 0-d array. Where it may be either, by a traced
+    condition, neither would be NumPy's on every path: UntraceableError."""
+    kind = stands_for(tracer)
+    if kind == EITHER:
+        raise UntraceableError(_EITHER_MESSAGE)
+    rebinds = kind == SCALAR or kind is None and tracer._link is None
+    if rebinds:  # (a loop checks that it stays so: control_writes.refuse_kind_change)
+        tracer._builder.rebound_in_place.add(tracer._var)
+    return rebinds
+
+
+_EITHER_MESSAGE = (
+    "this in-place operator (`+=` and the like) is given a 0-d value that is a 0-d array or a "
+    "NumPy scalar depending on a traced condition (a traced `if`, or whether a traced loop "
+    "ran): NumPy changes a 0-d array in place, with every name for it, but gives a NumPy "
+    "scalar a new value, and a traced graph cannot do both. Write u = u + v, which gives a "
+    "new value either way, or give it one kind on every path (a 0-d array, np.asarray(...), "
+    "or a NumPy scalar, ...[()], in each branch, or before the loop and in its body)")
+
+
+def inherit_zero_d_kind(outer, inner) -> None:
+    """Note the input `inner` of a traced branch or loop body for what the 0-d operand `outer`
+    it stands for is, where that is known: `inner += v` then changes a 0-d array in place and
+    gives a NumPy scalar a new value. (A loop whose body changes that checks it does no such
+    write: control_writes.refuse_kind_change.)"""
+    kind = SCALAR if isinstance(outer, np.generic) else stands_for(outer) if is_traced(
+        outer) and _is_array_aval(outer) and outer.ndim == 0 else None
+    if kind == ARRAY or is_zero_d_array(outer):
         inner._builder.zero_d_arrays.add(inner.graph_var)
+    elif kind is not None:
+        inner._builder.zero_d_kinds[inner.graph_var] = kind
 
 
 def _var_stands_for(builder, var) -> str | None:
     """What the 0-d graph value `var` of `builder`'s trace stands for (see `stands_for`)."""
+    if var in builder.zero_d_kinds:
+        return builder.zero_d_kinds[var]
     equation = next((equation for equation in reversed(builder.equations)
                      if any(output is var for output in equation.outputs)), None)
     if equation is None:  # an input: an argument, a loop's or branch's value, or captured

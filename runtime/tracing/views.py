@@ -125,13 +125,14 @@ class ViewLink:
     """How a view is made from its base: `read(base)` is its value, `write(base, value)` the
     base's value with the view's part replaced by `value` (None: read-only). `choice`: for a
     view whose link a traced condition chose, the paths it chose between (see
-    runtime/tracing/control_aliases.py), else None."""
+    runtime/tracing/control_aliases.py), else None. `stands`: for a 0-d result of a traced
+    branch or loop, what it stands for (type_checks.py), else None."""
 
-    __slots__ = ("base", "read", "write", "ambiguous", "how", "choice")
+    __slots__ = ("base", "read", "write", "ambiguous", "how", "choice", "stands")
 
     def __init__(self, base, read, write, ambiguous: frozenset, how: str):
         self.base, self.read, self.write = base, read, write
-        self.ambiguous, self.how, self.choice = ambiguous, how, None
+        self.ambiguous, self.how, self.choice, self.stands = ambiguous, how, None, None
 
 
 def _ambiguous(tracer) -> frozenset:
