@@ -7,6 +7,7 @@ every mode). Whatever may change which item a key gives (a store through another
 one path, another index, `+=`, a method, `del`, a function called, a later run of a loop)
 makes it any item again.
 """
+import inspect
 import re
 import textwrap
 
@@ -247,3 +248,36 @@ def test_an_objects_own_in_place_operator_is_refused(function, shown):
             f"it holds in place; autotrace differentiates {shown} = {shown} + ... instead")):
         autotrace.grad(function)(X)
     assert autotrace.function(function)(X) == pytest.approx(function(X))  # traced: NumPy's
+
+
+def adds_into_an_argument_object(x, acc):
+    held = acc.total
+    acc += np.sin(x)  # Python runs __iadd__: held changes
+    return np.sum(held * x)
+
+
+def adds_into_an_object_a_function_made(x):
+    acc = _made(x * 2.0)
+    held = acc.total
+    acc += np.sin(x)
+    return np.sum(held * x)
+
+
+def _made(total):
+    return _Accumulator(total)
+
+
+@pytest.mark.parametrize("function, arguments", [
+    (adds_into_an_argument_object, lambda: (_Accumulator(X * 2.0),)),
+    (adds_into_an_object_a_function_made, lambda: ())], ids=["argument", "call"])
+def test_an_objects_own_in_place_operator_is_refused_when_run(function, arguments):
+    source, first = inspect.getsourcelines(function)
+    line = first + next(k for k, text in enumerate(source) if "acc +=" in text)
+    message = re.escape(f'test_alias_keys.py", line {line}: acc += ... changes \'acc\' in '
+                        f"place, and 'held' shares its memory (held = acc.total, line "
+                        f"{line - 1}), read after it on line {line + 1}")
+    for transform in (autotrace.grad, lambda f: autotrace.function(autotrace.grad(f))):
+        with pytest.raises(TransformError, match=message):
+            transform(function)(X, *arguments())
+    if not arguments():  # (a trace cannot write into an argument's NumPy array)
+        assert autotrace.function(function)(X) == pytest.approx(function(X))  # NumPy's

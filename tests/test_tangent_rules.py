@@ -21,7 +21,7 @@ import pytest
 
 import autotrace.transforms.rules  # noqa: F401  (fills the registries)
 from autotrace.runtime.derivatives import (built_objects, items, objects, sequences,
-                                           state_log, state_writes, structure, sweeps)
+                                           snapshots, state_log, state_writes, structure, sweeps)
 from autotrace.runtime.derivatives import tangent_ops
 from autotrace.runtime.derivatives.adjoint_products import einsum_adjoint_cross
 from autotrace.runtime.derivatives.structure import zeros_like
@@ -218,8 +218,8 @@ STRUCTURE_TABLE = [
       _with(lambda rng: [rng.standard_normal(2), _float(rng)])),
     E("shallow_copy/dict", items.shallow_copy,
       _with(lambda rng: {"a": rng.standard_normal(2), "b": _float(rng)})),
-    E("snapshot", structure.snapshot, normal((2, 3))),
-    E("snapshot/float", structure.snapshot, lambda rng: (_float(rng),)),
+    E("snapshot", snapshots.snapshot, normal((2, 3))),
+    E("snapshot/float", snapshots.snapshot, lambda rng: (_float(rng),)),
     E("astype", items.astype, normal((3,)), dict(dtype=np.float64)),
     E("astype/int", items.astype, lambda rng: (rng.uniform(0.2, 0.8, 3) + np.arange(3),),
       dict(dtype=np.int64), note="an integer result has a zero tangent"),

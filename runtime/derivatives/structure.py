@@ -547,17 +547,6 @@ def carries_gradient(value) -> bool:
     return hasattr(value, "dtype") and hasattr(value, "shape")
 
 
-def snapshot(value):
-    """A copy of `value` that later in-place changes to its arrays and lists do not reach."""
-    if isinstance(value, (tuple, list)):
-        return rebuild(value, [snapshot(v) for v in value])
-    if isinstance(value, dict):
-        return type(value)((k, snapshot(v)) for k, v in value.items())
-    if hasattr(value, "copy") and hasattr(value, "shape"):
-        return value.copy()
-    return value
-
-
 def tangent_seed(value, tangent):
     """The tangent a forward derivative starts from: `tangent` if given, else ones like
     `value` (a tuple of values takes a tuple of tangents), in the dtype of its value."""

@@ -42,21 +42,23 @@ from .tracer import (Tracer, TracerConversionError,
 from .type_checks import isinstance_, scalar_as_array, type_
 
 
-def set_item(target, index, value, *, where: str | None = None, unfollowed: str | None = None):
+def set_item(target, index, value, *, op: str | None = None, where: str | None = None,
+             unfollowed: str | None = None):
     """`target[index] = value` for converted code, returning the target's new value: an
     array written with traced values (or at traced indices, a traced boolean mask too) becomes
     traced. Containers are written as they are. Where converted user code gives `where` (its
     line), a NumPy array that other names may share is refused instead
     (control_concrete_arrays.py: `unfollowed`, the reason its source gives,
-    transforms/analysis/write_sharing.py)."""
+    transforms/analysis/write_sharing.py). With `op` (`"+"`), `target[index] op= value`: the
+    item `updated_item` gives is stored, the index evaluated once, as Python does."""
+    if op is not None:
+        value = updated_item(target, index, op, value)
     if not isinstance(target, (np.ndarray, Tracer)):
         target[index] = value
         return target
     if where is not None and isinstance(target, np.ndarray) and writes_traced(index, value):
         refuse_unfollowed_write(target, where, unfollowed)
     return _set_array_item(target, index, value)
-
-
 
 
 def updated_item(target, index, symbol: str, value):
@@ -132,7 +134,7 @@ def python_test(value, *, where: str, reason: str, iterable: bool = False):
 # What converted code calls, by the names transforms/control_flow/control_flow.py gives them.
 HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "if_exp": if_exp,
            "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
-           "set_item": set_item, "updated_item": updated_item, "python_test": python_test,
+           "set_item": set_item, "python_test": python_test,
            "SavedValues": SavedValues,
            "checked_out": checked_out, "refuse_outside_write": refuse_outside_write,
            "indexable": indexable, "refuse_traced_writes": refuse_traced_writes}

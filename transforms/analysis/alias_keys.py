@@ -12,6 +12,8 @@ methods of aliases.Sharing, mixed in from here to keep each module to one idea.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import gast
 
 NO_KEY = object()
@@ -68,20 +70,31 @@ class KeyedItems:
 
     def check_other_items(self, node, owners, key, written, sure: bool, what: str) -> None:
         """`L[k] op= v` changes the item L[k] in place, and autotrace gives L[k] alone a new
-        value: refuse it where L is read afterwards and notes another item that may share its
-        memory (`L = [A, A[1:]]`), unless the function reads L by constant keys alone and
-        never that item's (`_keys_read`). Only where the items are `sure`ly arrays or numbers
-        of a surely container."""
+        value: refuse it where L is read afterwards and another item of L may share its memory
+        (`L = [A, A[1:]]`). Where the items are `sure`ly arrays or numbers of a surely
+        container with notes for constant key k, the notes decide: refused where another
+        noted item may share it, unless the function reads L by constant keys alone and never
+        that item's (`_keys_read`). Anywhere else (an index that is no constant, a list made
+        by `append`), the check runs with the values (refuse_shared_items)."""
         container = node.target.value
-        if not sure or not (isinstance(container, gast.Name)
+        if not (owners and isinstance(container, gast.Name)
                 and container.id in self.live_after.get(id(self.statement), ())):
             return
-        for memory in owners:
-            entry = self.keyed.get(memory)
-            slot = None if entry is None else _slot(entry, key)
-            others = [] if slot is None else [other for other, held in entry[1].items()
-                                              if other != slot and self.reach(held) & written]
-            read = _keys_read(self.body, container.id, entry) if others else None
+        entries = [self.keyed.get(memory) for memory in owners]
+        if not (sure and has_key(key) and all(
+                entry is not None and _slot(entry, key) is not None for entry in entries)):
+            if not isinstance(node.target.slice, gast.Slice):
+                message = self.item_message(container.id, written, node, what,
+                                            f"another item of {container.id}")
+                read = _constant_keys_read(self.body, container.id, node)
+                self.guards.setdefault(id(node), []).append(
+                    (node, message, OtherItems(container.id, read)))
+            return
+        for entry in entries:
+            slot = _slot(entry, key)
+            others = [other for other, held in entry[1].items()
+                      if other != slot and self.reach(held) & written]
+            read = _keys_read(self.body, container.id, entry, node) if others else None
             others = [other for other in others if read is None or other in read]
             if others:
                 message = self.item_message(container.id, written, node, what,
@@ -118,21 +131,48 @@ class KeyedItems:
                 for memory, (_, items) in self.keyed.items()}
 
 
-def _keys_read(body, name: str, entry):
-    """The keys (as `entry` notes them) of the items of container `name` that `body` reads by
-    a constant key; None where it reads the container any other way (`len(L)`, `L[i]`)."""
-    by_key = {id(node.value): key_of(node.slice) for node in gast.walk(gast.Module(body, []))
+class OtherItems(NamedTuple):
+    """The run-time check of `L[k] op= v` (transforms/front/shared_items.py): `container`, L's
+    name; `read`, the constant keys the function reads L by, or None (_constant_keys_read)."""
+    container: str
+    read: tuple | None
+
+
+def _constant_keys_read(body, name: str, write) -> tuple | None:
+    """The constant keys by which `body` reads container `name` after the statement `write`
+    (on a later line, in a loop around it, or in a nested function), each once; None where it
+    reads the container any other way then (`len(L)`, `L[i]`)."""
+    module = gast.Module(body, [])
+    # (a nested function may run later, wherever it is defined)
+    around = [node for node in gast.walk(module) if isinstance(node, (
+        gast.FunctionDef, gast.Lambda)) or isinstance(node, (gast.For, gast.While)) and any(
+        inner is write for inner in gast.walk(node))]
+    spans = [(node.lineno, node.end_lineno) for node in around] + [
+        (write.end_lineno + 1, float("inf"))]
+    by_key = {id(node.value): key_of(node.slice) for node in gast.walk(module)
               if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name)
               and node.value.id == name}
-    keys = set()
-    for node in gast.walk(gast.Module(body, [])):
-        if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
-            key = by_key.get(id(node), NO_KEY)
-            slot = _slot(entry, key) if has_key(key) else None
-            if slot is None:
-                return None
-            keys.add(slot)
-    return keys
+    keys = []
+    for node in gast.walk(module):
+        if not (isinstance(node, gast.Name) and node.id == name and isinstance(
+                node.ctx, gast.Load) and node is not write.target.value and any(
+                start <= node.lineno <= end for start, end in spans)):
+            continue
+        key = by_key.get(id(node), NO_KEY)
+        if not has_key(key):
+            return None
+        if key not in keys:
+            keys.append(key)
+    return tuple(keys)
+
+
+def _keys_read(body, name: str, entry, write):
+    """The keys (as `entry` notes them) of the items of container `name` that `body` reads by
+    a constant key after `write` (see _constant_keys_read); None where it reads the container
+    any other way."""
+    keys = _constant_keys_read(body, name, write)
+    slots = None if keys is None else [_slot(entry, key) for key in keys]
+    return None if slots is None or None in slots else set(slots)
 
 
 def _slot(entry, key):

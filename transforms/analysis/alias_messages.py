@@ -9,7 +9,7 @@ import gast
 from .alias_calls import _text
 
 # The name of the in-place operator method (`__iadd__`) Python runs for `a op= v`, by op.
-_IN_PLACE_METHODS = {
+IN_PLACE_OPERATORS = {
     gast.Add: "__iadd__", gast.Sub: "__isub__", gast.Mult: "__imul__", gast.Div: "__itruediv__",
     gast.FloorDiv: "__ifloordiv__", gast.Mod: "__imod__", gast.Pow: "__ipow__",
     gast.MatMult: "__imatmul__", gast.BitAnd: "__iand__", gast.BitOr: "__ior__",
@@ -104,7 +104,7 @@ class RefusalMessages:
         """`a op= v` where `a` (a name or an item) is surely an object of a class of the user's
         with its own in-place operator (`__iadd__`): Python runs that method, which may change
         the object and what it holds in place, where the derivative runs `a = a op v`."""
-        method = _IN_PLACE_METHODS.get(type(node.op))
+        method = IN_PLACE_OPERATORS.get(type(node.op))
         classes = sorted({self.objects[m].__name__ for m in memories if m in self.objects
                           and method and hasattr(self.objects[m], method)})
         if classes:

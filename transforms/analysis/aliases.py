@@ -445,9 +445,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         memories = self.value(node.value)
         what = f"{_text(node.target)} {operator_text(node)} ..."
         if isinstance(node.target, gast.Subscript):
-            self.item_in_place(node, what)
-            self.bind(node.target, memories, node)
-            return
+            self.bind(node.target, self.item_in_place(node, what, memories), node)
         if not isinstance(node.target, gast.Name):
             return
         own = self.name_value(node.target.id)
@@ -457,10 +455,11 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         for memory in own:  # `items += [A]`: the list now holds A
             self.hold(memory, self.held(memories))
 
-    def item_in_place(self, node, what) -> None:
+    def item_in_place(self, node, what, memories) -> set:
         """`L[i] += v` where L is a list or dict runs the item's own `+=`: an array item is
-        changed in place (then stored back), and so is every name sharing its memory. Where L
-        is an array, `L[i] = L[i] + v` is the same write, which `bind` follows."""
+        changed in place (then stored back), and so is every name sharing its memory (where L
+        is an array, `bind` follows `L[i] = L[i] + v`). Returns what L then holds of v's
+        `memories`: what v holds, where the items are arrays, numbers or containers."""
         owners = {m for m in self.value(node.target.value)
                   if m not in self.arrays and m not in self.plain}
         # The item's own `op=` changes the item, not what it holds (a list's changes the list,
@@ -469,16 +468,17 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         items = self.item_at(owners, key, self.held) if has_key(key) else self.held(owners)
         self.refuse_object_in_place(node, items, what)
         items |= self.reach({m for m in items if m in self.objects})
-        if not items:
-            return
         # Unless the items are surely arrays of a surely container, the check runs with the
         # values (refuse_shared_write): it evaluates the target once more, so an index that
         # calls something is refused here.
         calls = any(isinstance(n, gast.Call) for n in walk(node.target.slice))
         sure = (owners <= self.containers and items <= self.arrays) or calls
-        self.write(node.target, items, node, what, in_place=sure, item=True)
+        if items:  # (a container a call returned may hold anything: checked when it runs)
+            self.write(node.target, items, node, what, in_place=sure, item=True)
         self.check_other_items(node, owners, key, items, owners <= self.containers and items <= (
             self.arrays | self.plain), what)
+        return self.held(memories) if items and items <= (
+            self.arrays | self.plain | self.containers) else memories
 
     def write(self, target, written, node, what, in_place: bool, item=False) -> None:
         """Refuse (or, where `in_place` is not sure, check when it runs) a write into the

@@ -461,13 +461,13 @@ def _subscript_assignment(node, local: set, keywords=lambda node: []):
             not isinstance(targets[0].value, gast.Name) or targets[0].value.id not in local:
         return node
     target = targets[0]
-    value = node.value
+    extra = []
     if isinstance(node, gast.AugAssign):  # the item's own `op=` where a is a list or dict
-        value = gast.Call(func=name(helper("updated_item")), args=[
-            name(target.value.id), copy.deepcopy(target.slice),
-            gast.Constant(value=operator_text(node)[:-1], kind=None), value], keywords=[])
-    call = gast.Call(func=name(helper("set_item")),
-                     args=[name(target.value.id), target.slice, value], keywords=keywords(node))
+        extra = [gast.keyword(arg="op", value=gast.Constant(value=operator_text(node)[:-1],
+                                                            kind=None))]
+    call = gast.Call(func=name(helper("set_item")), args=[name(target.value.id), target.slice,
+                                                          node.value],
+                     keywords=extra + keywords(node))
     assign = gast.Assign(targets=[name(target.value.id, store=True)], value=call,
                          type_comment=None)
     for child in walk(_locate(assign, node)):

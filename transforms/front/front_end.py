@@ -20,6 +20,7 @@ import gast
 import numpy as np
 
 from ...runtime.derivatives import items, structure
+from ...runtime.derivatives.snapshots import snapshot
 from ...runtime.derivatives.state_log import add_recomputed, state_as_at, state_writes_log
 from ...runtime.derivatives.state_writes import object_tangent, refuse_reads_of
 from ...runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, primal_sweep,
@@ -43,6 +44,7 @@ from .dict_methods import rewrite_dict_methods
 from ..dynamic_calls import jvp_call, vjp_call, vjp_start
 from .exits import exits_to_flags
 from .inplace import check_writes, follow_writes, refuse_shared_item, refuse_shared_write
+from .shared_items import refuse_shared_items
 from .list_methods import rewrite_list_methods
 from .method_receivers import check_array_method, is_array_method
 from ..analysis.live_names import LiveNamespace
@@ -81,7 +83,7 @@ HELPERS = {
     "sequence": items.sequence, "sort_order": items.sort_order,
     "dict_items": items.dict_items,
     "dict_keys": items.dict_keys, "dict_values": items.dict_values,
-    "astype": items.astype, "item": items.item, "snapshot": structure.snapshot,
+    "astype": items.astype, "item": items.item, "snapshot": snapshot,
     "checked_out": checked_out,
     "shallow_copy": items.shallow_copy,
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
@@ -89,6 +91,7 @@ HELPERS = {
     "like_container": structure.like_container, "deposit": deposit,
     "state_version": state_version, "state_as_of": state_as_of,
     "refuse_shared_write": refuse_shared_write, "refuse_shared_item": refuse_shared_item,
+    "refuse_shared_items": refuse_shared_items,
     "check_state_writes": check_state_writes, "gradient_scope": gradient_scope,
     "recompute_from": recompute_from, "apply_unpacked": apply_unpacked,
     "merged_keywords": merged_keywords,
@@ -318,7 +321,7 @@ def writes(unit: Unit) -> None:
     shared_writes = check_writes(unit.function, unit.location, unit.parsed.namespace,
                                  unit.session.checked_callees)
     follow_writes(unit.function, unit.namespace, unit.context.helper, shared_writes,
-                  unit.location, unit.called, unit.numpy_name)
+                  unit.location, unit.called, unit.numpy_name, unit.namer.fresh)
 
 
 def replaced(unit: Unit) -> None:

@@ -22,6 +22,8 @@ import gast
 import numpy as np
 
 from ..analysis import aliases
+from ..analysis.alias_keys import OtherItems
+from ..analysis.alias_messages import IN_PLACE_OPERATORS
 from ..analysis.call_results import numpy_name
 from ..analysis.argument_writes import (arguments_written_in_place,
                                                   enclosing_names_written,
@@ -34,6 +36,7 @@ from .parsing import MISSING, resolve
 from ..codegen.nodes import walk
 from ..codegen.codegen import to_source
 from ..rules.core import constant
+from .shared_items import is_mutable_array
 
 # Methods that change their object in place (those of lists that the transforms follow,
 # append, extend, insert and pop, are not here).
@@ -71,12 +74,12 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
 
 
 def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: list,
-                  location: Location, called: bool, numpy: str) -> None:
+                  location: Location, called: bool, numpy: str, fresh) -> None:
     """Turn the writes the transforms follow into values: `np.add.at` becomes an assignment,
     arguments written in place are copied on entry, and `guards` (from check_writes) are
     checked before they run.
 
-    numpy: the name NumPy has in the function's namespace.
+    numpy: the name NumPy has in the function's namespace; fresh(hint): a new name.
     called: the function is differentiated for a caller that did not check what its call
     writes into (autotrace.grad checks the calls of the functions it can name). The caller
     would not see a change to an argument, so that is refused."""
@@ -100,9 +103,16 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                     body.insert(index, check)
             if _is_add_at(statement, namespace):
                 body[index] = _add_at_as_assignment(statement, helper, numpy)
-            for message, subject in reversed(guarded.get(id(statement), [])):
+            checks = guarded.get(id(statement), [])
+            # L[k] op= v checked when it runs: an index that calls something, evaluated once
+            hoisted = _hoisted_index(statement, fresh) if any(
+                isinstance(subject, OtherItems) for _, subject in checks) else None
+            for message, subject in reversed(checks):
                 where = f"{message!r}, {location.filename!r}, {location.line_of(statement)}"
-                if subject is not None:
+                if isinstance(subject, OtherItems):
+                    check = (f"{helper('refuse_shared_items')}({subject.container}, "
+                             f"({_text(statement.target.slice)}), {where}, read={subject.read!r})")
+                elif subject is not None:
                     check = f"{helper('refuse_shared_item')}({subject}, {where})"
                 else:
                     target = statement.target
@@ -110,24 +120,51 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                     # array
                     within = (f", container={_text(target.value)}"
                               if isinstance(target, gast.Subscript) else "")
+                    method = IN_PLACE_OPERATORS.get(type(getattr(statement, "op", None)))
+                    within += f", method={method!r}" if method is not None else ""
                     check = f"{helper('refuse_shared_write')}({_text(target)}, {where}{within})"
                 body.insert(index, _statement(check, statement))
+            if hoisted is not None:
+                body.insert(index, hoisted)
     copies = [_statement(f"{argument} = {helper('snapshot')}({argument})", function)
               for argument in written]
     function.body[:0] = copies
 
 
+def _hoisted_index(statement, fresh):
+    """`index = k` to run before `L[k] op= v` and its check, where k calls something (which
+    must run once), the statement then reading `L[index]`; else None."""
+    index = statement.target.slice
+    if not any(isinstance(node, gast.Call) for node in walk(index)):
+        return None
+    held = fresh("index")
+    statement.target.slice = gast.Name(id=held, ctx=gast.Load(), annotation=None,
+                                       type_comment=None)
+    return _statement(f"{held} = {_text(index)}", statement)
+
+
 def refuse_shared_write(value, message: str, filename: str, line: int,
-                        construct: str = "write into shared memory", container=None) -> None:
+                        construct: str = "write into shared memory", container=None,
+                        method: str | None = None) -> None:
     """Raise TransformError where `value`, about to be changed by `op=`, is changed in place: an
-    array (not a NumPy number) or a list. Generated code calls it before `A op= v` where another
-    name that is read afterwards may share A's memory, and before `A.method(..., out)` with out
-    given by position (`construct` "out="). Before `L[i] op= v` it is given the item L[i] and
-    L as `container`: the item changes in place only where L is not an array itself."""
-    if container is not None and _is_array(container):
+    array (not a NumPy number) or a list, or an object whose class has the operator's own
+    in-place `method` (`__iadd__`, which may change what it holds). Generated code calls it
+    before `A op= v` where another name that is read afterwards may share A's memory, and
+    before `A.method(..., out)` with out given by position (`construct` "out="). Before
+    `L[i] op= v` it is given the item L[i] and L as `container`: the item changes in place
+    only where L is not an array itself."""
+    if container is not None and is_mutable_array(container):
         return
-    if isinstance(value, (list, dict, set, bytearray)) or _is_array(value):
+    if isinstance(value, (list, dict, set, bytearray)) or is_mutable_array(value) or (
+            method is not None and _has_own_in_place(value, method)):
         raise TransformError(message, filename, line, construct)
+
+
+def _has_own_in_place(value, method: str) -> bool:
+    """Whether `value` is an object (not an array, traced value or number) whose class has
+    the in-place operator `method`, which Python runs for `value op= v`."""
+    return not (hasattr(value, "shape") and hasattr(value, "dtype")) and hasattr(
+        type(value), method)
 
 
 def refuse_shared_item(item, message: str, filename: str, line: int) -> None:
@@ -136,22 +173,12 @@ def refuse_shared_item(item, message: str, filename: str, line: int) -> None:
     dimension. Of a one-dimensional array it is a number, which the write leaves as it was.
     (A view with no dimension, `A[i]` with `i = Ellipsis`, is refused too: an array, or a
     traced value with a view link, runtime/tracing/views.py.)"""
-    if np.ndim(item) > 0 or _is_array(item) or getattr(item, "_link", None) is not None:
+    if np.ndim(item) > 0 or is_mutable_array(item) or getattr(item, "_link", None) is not None:
         raise TransformError(message, filename, line, "write into shared memory")
 
 
 # They check a value and give nothing: constants to the gradient.
 constant(refuse_shared_write, refuse_shared_item)
-
-
-def _is_array(value) -> bool:
-    """An array of NumPy's or of an array library (not a NumPy number), or a traced value
-    that stands for one (a 0-d traced value may stand for a NumPy number: type_checks.py)."""
-    return isinstance(value, np.ndarray) or (
-            hasattr(value, "shape") and hasattr(value, "dtype")
-            and not isinstance(value, np.generic)
-            and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy")
-                 or getattr(value, "is_zero_d_array", lambda: False)()))
 
 
 def _array_method_out_checks(statement, namespace, helper, location) -> list:

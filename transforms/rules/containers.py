@@ -38,8 +38,9 @@ from ...runtime.derivatives.state_writes import (object_tangent, placed_state, r
 from ...runtime.derivatives.structure import (accumulate, add, cast_like, fresh_gradients,
                                               fresh_tangent, like_container, match,
                                               match_for_caller, ones_like,
-                                              refuse_integral_argument, seed, snapshot,
+                                              refuse_integral_argument, seed,
                                               tangent_like, tangent_seed, zero_seed, zeros_like)
+from ...runtime.derivatives.snapshots import snapshot
 from ...runtime.derivatives.sweeps import sent_object_gradient
 from ...runtime.derivatives.tangent_ops import extremum_tangent, iteration_tangent, seed_tangent
 from ...runtime.primitives.index import add_at, checked_out, indexes_a_view

@@ -1,0 +1,63 @@
+"""The copy of an argument that a derivative writes into in place (transforms/front/inplace.py
+follow_writes): the caller's arrays and lists never change, and the copy's arrays share memory
+as the argument's do.
+
+`rows = [A, A[1:]]` passed in and `rows[0] *= 2.0` changes both items in NumPy; copied item by
+item, they would share nothing, and the run-time check that refuses such a write
+(transforms/front/shared_items.py) would pass it. So NumPy arrays of the argument that view one
+array are copied as views of one copy of that array: the array they view is copied once,
+keeping its strides, and each is the same view of the copy (at the same offset, with the same
+shape and strides). Where the copy cannot keep the strides (an array with gaps between its
+elements), each is copied on its own.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..containers import rebuild
+
+
+def snapshot(value):
+    """A copy of `value` that later in-place changes to its arrays and lists do not reach, its
+    NumPy arrays sharing memory as those of `value` do (see the module's docstring)."""
+    roots: dict = {}
+    _count_roots(value, roots)
+    shared = {key for key, count in roots.items() if count > 1}
+    return _copy(value, shared, {})
+
+
+def _root(array: np.ndarray) -> np.ndarray:
+    """The array a NumPy array views (NumPy makes a view's base the last array of the chain)."""
+    return array.base if isinstance(array.base, np.ndarray) else array
+
+
+def _count_roots(value, roots: dict) -> None:
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            _count_roots(item, roots)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _count_roots(item, roots)
+    elif isinstance(value, np.ndarray):
+        key = id(_root(value))
+        roots[key] = roots.get(key, 0) + 1
+
+
+def _copy(value, shared: set, copies: dict):
+    if isinstance(value, (tuple, list)):
+        return rebuild(value, [_copy(item, shared, copies) for item in value])
+    if isinstance(value, dict):
+        return type(value)((key, _copy(item, shared, copies)) for key, item in value.items())
+    if isinstance(value, np.ndarray) and id(_root(value)) in shared:
+        root = _root(value)
+        if id(root) not in copies:
+            copy = root.copy(order="K")
+            copies[id(root)] = copy if copy.strides == root.strides else None
+        copy = copies[id(root)]
+        if copy is not None:
+            offset = value.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+            return np.ndarray(value.shape, value.dtype, buffer=copy, offset=offset,
+                              strides=value.strides)
+    if hasattr(value, "copy") and hasattr(value, "shape"):
+        return value.copy()
+    return value

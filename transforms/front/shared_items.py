@@ -1,0 +1,176 @@
+"""The run-time check before `L[k] op= v` where the source does not say which items of L share
+memory (transforms/analysis/alias_keys.py check_other_items): an index that is no constant, a
+list made by `append` or a comprehension, a container a function returned.
+
+NumPy's `L[k] += v` runs the item's own `+=`: an array item changes in place, and so does every
+other item of L that shares its memory (`L = [A, A[1:]]`), or a list item that is the same list
+(`L = [M, M]`). The derivative gives L[k] alone a new value, so where another item of L that
+the function reads afterwards shares the item's memory, the write is refused at the user's line.
+
+Decisions:
+- Another item counts where it is, or holds (in a list, tuple or dict, or as an attribute of an
+  object of the user's class), an array sharing an element with the item. Two NumPy arrays share
+  one where np.shares_memory says so; two traced values where they view one root array and
+  their view links, read on that root's element positions, pick a common one (a link a traced
+  condition chose, or one that is no indexing or NumPy function, counts as sharing).
+- Only the items at the keys the function reads afterwards count, where it reads L by constant
+  keys alone (`read`).
+- An array no other object refers to (its reference count) has no view and no other name: the
+  check ends there without looking at the other items, so a loop writing into each item of a
+  long list of new arrays stays linear.
+"""
+from __future__ import annotations
+
+import operator
+import sys
+
+import numpy as np
+
+from ..errors import TransformError
+from ..rules.core import constant
+
+# The references to an item held by its container, the check's own name for it and
+# sys.getrefcount's argument: where there are no more, nothing else shares the item.
+_ONLY_THE_CONTAINERS = 3
+
+
+def refuse_shared_items(container, key, message: str, filename: str, line: int,
+                        read=None) -> None:
+    """Raise TransformError where `container[key] op= v` is about to change an item of list or
+    dict `container` in place (an array, or a list, which `+=` extends), and another item of it
+    shares that item's memory (see the module's docstring). `read`: the constant keys at which
+    the function reads `container` afterwards, or None where it reads it otherwise too."""
+    if not isinstance(container, (list, dict)):
+        return
+    item = container[key]
+    is_list = isinstance(item, list)
+    if not (is_list or is_mutable_array(item)):
+        return
+    if type(item) is np.ndarray and item.base is None and \
+            sys.getrefcount(item) <= _ONLY_THE_CONTAINERS:
+        return
+    if isinstance(container, list):
+        count = len(container)
+        slot = operator.index(key) % count
+        positions = range(count) if read is None else sorted(
+            {operator.index(k) % count for k in read if -count <= operator.index(k) < count})
+        others = [container[position] for position in positions if position != slot]
+    else:
+        keys = container.keys() if read is None else [k for k in read if k in container]
+        others = [container[k] for k in keys if not (k is key or k == key)]
+    if _any_shares(item, others, is_list):
+        raise TransformError(message, filename, line, "write into shared memory")
+
+
+def _any_shares(item, others: list, is_list: bool) -> bool:
+    """Whether one of `others`, or what one holds, is the list `item` (`is_list`) or shares an
+    element with the array `item`. NumPy arrays among `others` first, by a loop that does little
+    for each: a NumPy view's base is the array that owns its memory."""
+    if is_list:
+        return any(leaf is item for leaf in _leaves(others))
+    nested = others
+    if type(item) is np.ndarray:
+        root = item.base if isinstance(item.base, np.ndarray) else item
+        nested = []
+        for other in others:
+            if type(other) is not np.ndarray:
+                nested.append(other)
+            elif (other is root or other.base is root) and np.may_share_memory(item, other) \
+                    and _shares_an_element(item, other):
+                return True
+    return any(_shares_an_element(item, leaf) for leaf in _leaves(nested))
+
+
+def _leaves(values):
+    """The values in `values` and all they hold, each once: items of lists, tuples and dicts,
+    attributes of objects of classes that are not NumPy's, autotrace's or Python's."""
+    pending, seen = list(values), set()
+    while pending:
+        value = pending.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        yield value
+        if isinstance(value, (list, tuple)):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+        elif _is_users(value):
+            pending.extend(vars(value).values())
+
+
+def _is_users(value) -> bool:
+    module = (getattr(type(value), "__module__", None) or "").split(".")[0]
+    return hasattr(value, "__dict__") and module not in _LIBRARIES and not isinstance(value, type)
+
+
+_LIBRARIES = {"numpy", "cupy", "autotrace", "runtime", "transforms", "builtins", "types"}
+
+
+def _shares_an_element(item, other) -> bool:
+    if other is item:
+        return True
+    if not is_mutable_array(other) or _root(other) is not _root(item):
+        return False
+    if isinstance(item, np.ndarray) and isinstance(other, np.ndarray):
+        try:
+            return bool(np.shares_memory(item, other, max_work=10_000))
+        except np.exceptions.TooHardError:
+            return True
+    return _traced_overlap(item, other)
+
+
+def _root(value):
+    """The array whose memory `value` views: following a traced value's view links, or a
+    NumPy (or CuPy) array's bases."""
+    while True:
+        link = getattr(value, "_link", None)
+        base = link.base if link is not None else (
+            None if hasattr(value, "_builder") else getattr(value, "base", None))
+        if base is None or not hasattr(base, "shape"):
+            return value
+        value = base
+
+
+def _traced_overlap(first, second) -> bool:
+    """Whether two traced views of one root pick a common element of it (see the module's
+    docstring); yes for anything else."""
+    chains = [_links(first), _links(second)]
+    if None in chains:
+        return True
+    root = _root(first)
+    if not hasattr(root, "shape"):
+        return True
+    picked = []
+    for chain in chains:
+        positions = np.arange(int(np.prod(root.shape, dtype=np.int64))).reshape(root.shape)
+        for link in chain:
+            positions = link.read(positions)
+        picked.append(np.ravel(positions))
+    return bool(np.intersect1d(*picked).size)
+
+
+def _links(tracer) -> list | None:
+    """The view links from `tracer`'s root to it, outermost first; None where one is chosen by
+    a traced condition or made by something else than indexing or a NumPy function."""
+    links = []
+    while getattr(tracer, "_link", None) is not None:
+        link = tracer._link
+        if link.choice is not None or not (link.how == "indexing" or link.how.startswith("np.")):
+            return None
+        links.append(link)
+        tracer = link.base
+    return links[::-1]
+
+
+def is_mutable_array(value) -> bool:
+    """An array of NumPy's or of an array library (not a NumPy number), or a traced value
+    that stands for one (a 0-d traced value may stand for a NumPy number, type_checks.py)."""
+    return isinstance(value, np.ndarray) or (
+            hasattr(value, "shape") and hasattr(value, "dtype")
+            and not isinstance(value, np.generic)
+            and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy")
+                 or getattr(value, "is_zero_d_array", lambda: False)()))
+
+
+constant(refuse_shared_items)  # it checks a value and gives nothing: a constant to the gradient
