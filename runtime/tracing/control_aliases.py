@@ -68,21 +68,22 @@ def path_kind(leaf, alias) -> str | None:
     return stands_for(leaf)
 
 
-def zero_d_kind(result: Tracer, paths: list, kinds: list):
-    """For a 0-d `result` that is a 0-d array on some paths (`kinds`, as path_kind gives them,
-    one for each of `paths`): note it as one on every path (ARRAY), or where it is a NumPy
-    scalar on the others, as EITHER; those paths make a new value (a write into a NumPy scalar
-    gives it a new value, never changing what it came from). Returns the paths and what the
-    result stands for, or None where it is no 0-d array on any path or a path does not say."""
-    if ARRAY not in kinds or None in kinds:
+def note_zero_d_kind(result: Tracer, paths: list, kinds: list):
+    """Note what the 0-d `result` stands for, by `kinds` (what it is on each of `paths`, as
+    path_kind gives them): ARRAY where it is one on every path; EITHER where it is a 0-d array
+    (or EITHER) on some path that shares an array from outside (an alias), and a NumPy scalar
+    on another. Returns the paths, those where it is a NumPy scalar made new values (a write
+    into a scalar gives it a new value, never changing what it came from), and what it stands
+    for; None (the paths as they are) where it is an array on no path, or a path does not
+    say."""
+    if not {ARRAY, EITHER} & set(kinds) or None in kinds:
         return paths, None
-    stands = ARRAY if set(kinds) == {ARRAY} else EITHER
-    if stands == ARRAY:
+    if set(kinds) == {ARRAY}:
         result._builder.zero_d_arrays.add(result._var)
-    else:
-        result._builder.zero_d_kinds[result._var] = EITHER
+        return paths, ARRAY
+    result._builder.zero_d_kinds[result._var] = EITHER
     return [(taken, _NEW if kind == SCALAR else alias)
-            for (taken, alias), kind in zip(paths, kinds)], stands
+            for (taken, alias), kind in zip(paths, kinds)], EITHER
 
 
 def path_alias(leaf, builder, outer_of: dict, results_of: dict | None = None):
@@ -287,7 +288,7 @@ def carry_aliases(result: Tracer, paths: list, stands: str | None = None):
     is, for each way the op can go, (a traced 0-d bool saying it went that way, or None for
     the last way; what the result is on it, as `path_alias` gives). Returns the value that
     stands for it: `result`, made a view, or the outside array itself. A 0-d result is
-    followed where it `stands` for a 0-d array on some path (zero_d_kind)."""
+    followed where it `stands` for a 0-d array on some path (note_zero_d_kind)."""
     if not (_is_array_tracer(result) or stands) or all(alias is _NEW for _, alias in paths):
         return result
     if any(alias is None for _, alias in paths):
@@ -461,7 +462,7 @@ def carry_branch_aliases(values, predicate: Tracer, branches: list, operands,
             paths.append((taken, alias))
         stands = None
         if _is_zero_d(value):
-            paths, stands = zero_d_kind(value, paths, kinds)
+            paths, stands = note_zero_d_kind(value, paths, kinds)
         carried_so_far.append(carry_aliases(value, paths, stands))
         return carried_so_far[-1]
     return map_arrays(values, carried)
@@ -507,7 +508,7 @@ def carry_loop_aliases(values, init_vals, body, ran_none) -> object:
             before = before if _is_array_tracer(outer) else _NEW
         else:  # 0-d: followed where it is a 0-d array on a path
             kind = SCALAR if is_weak(body.inner[index]) else path_kind(outer, None)
-            paths, stands = zero_d_kind(value, [(ran_none, before), (None, alias)],
+            paths, stands = note_zero_d_kind(value, [(ran_none, before), (None, alias)],
                                         [kind, kind if unchanged else path_kind(leaf, alias)])
             if stands is None:
                 return value

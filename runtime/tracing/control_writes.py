@@ -20,7 +20,7 @@ from .control_scope import ControlFlowError
 from .tracer import Tracer, write_value
 from .trees import leaves_with_paths, map_arrays
 from .type_checks import is_zero_d_array
-from .views import refuse_unfollowed, shares_memory_with_another
+from .views import refuse_unfollowed, shares_memory_with_another, view_chain
 
 
 class LoopMemoryError(ControlFlowError):
@@ -44,10 +44,18 @@ def refuse_kind_change(body) -> None:
       known for one (`u = u * 1.0`, a NumPy scalar): from its second run on, NumPy's `+=`
       gives that number a new value, where the graph would write into it;
     - `u += v` gives a NumPy scalar it is given a new value, and then the name is made a 0-d
-      array (`u = np.asarray(u)`): from its second run on, NumPy's `+=` changes that array in
-      place, and every name for it, where the graph gives a new value."""
+      array (`u = np.asarray(u)`) that another loop value is too (`b = u`, before the `+=` or
+      after the array is made): from its second run on, NumPy's `+=` changes that array in
+      place, and that other name with it, where the graph gives u alone a new value."""
     outputs = [leaf for _, leaf in leaves_with_paths(body.result)]
-    for var, written, output in zip(body.builder.inputs, body.written, outputs):
+
+    def shared(index):  # another loop value leaves the body as u's array, or as u itself
+        mine = {id(outputs[index]), id(body.inner[index])}
+        return any(id(member) in mine for position, leaf in enumerate(outputs)
+                   if position != index and isinstance(leaf, Tracer)
+                   for member in view_chain(leaf))
+    for index, (var, written, output) in enumerate(zip(body.builder.inputs, body.written,
+                                                        outputs)):
         if written is not None and var in body.builder.zero_d_arrays and \
                 not is_zero_d_array(output):
             raise ControlFlowError(
@@ -56,7 +64,7 @@ def refuse_kind_change(body) -> None:
                 "second run on, NumPy's `+=` would give that number a new value, where the "
                 "graph changes it in place. Keep it an array (u = np.asarray(u * 1.0)), or "
                 "write the change as a new value (u = u + v)")
-        if var in body.builder.rebound_in_place and is_zero_d_array(output):
+        if var in body.builder.rebound_in_place and is_zero_d_array(output) and shared(index):
             raise ControlFlowError(
                 "a traced loop gives a NumPy scalar a new value by an in-place operator "
                 "(u += v) and then makes the name a 0-d array (u = np.asarray(u), or another "

@@ -16,7 +16,7 @@ so `stands_for` reads it off how the value was made, where that decides it:
 - a 0-d array: a view taken by indexing (`a[...]`) or of an array of more dimensions, or the
   result of np.copy, np.array, np.where, np.full and their kin, or of a write into it (`a += v`
   on a value known for a 0-d array writes into it, tracer.py); a traced branch's or loop's
-  result that is one on every path (control_aliases.zero_d_kind);
+  result that is one on every path (control_aliases.note_zero_d_kind);
 - what its input stands for: a reshape, transpose, squeeze, real or imaginary part or astype
   of a 0-d value (NumPy's of a scalar is a scalar).
 A traced branch's or loop's input stands for what its operand stands for (inherit_zero_d_kind).
@@ -31,6 +31,8 @@ the Tracer's `copy` method records it as `astype`, which keeps what its input st
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..abstract import AbstractArray
@@ -41,7 +43,7 @@ from ..primitives.shape import RESHAPE
 from .weak_scalars import WEAK_DTYPES
 
 SCALAR, ARRAY = "a NumPy scalar", "a 0-d array"  # what a 0-d traced value stands for
-# ... or, by a traced condition, one or the other (control_aliases.py zero_d_kind)
+# ... or, by a traced condition, one or the other (control_aliases.py note_zero_d_kind)
 EITHER = "a 0-d array or a NumPy scalar, depending on a traced condition"
 
 # Ops whose 0-d result NumPy gives as a NumPy scalar, beside every ufunc's.
@@ -117,23 +119,56 @@ def rebinds_in_place(tracer) -> bool:
     """Whether `t op= v` on the 0-d traced `tracer` gives the name a new value, as NumPy's
     `+=` does to an immutable NumPy scalar, rather than writing into it: where it is known
     for one, or is no view and not known for a 0-d array. Where it may be either, by a traced
-    condition, neither would be NumPy's on every path: UntraceableError."""
+    condition: a new value too, where no other name holds it and it is no view of an array
+    from before the condition; else neither would be NumPy's on every path: UntraceableError."""
     kind = stands_for(tracer)
     if kind == EITHER:
-        raise UntraceableError(_EITHER_MESSAGE)
+        # A new array on each path that makes one (sharing no memory, views.py), under one
+        # name alone: a write into it and a new value read the same
+        if tracer._link is None and tracer._memory is None and \
+                _references(tracer) <= _ONE_NAME:
+            return True
+        raise UntraceableError(EITHER_MESSAGE)
     rebinds = kind == SCALAR or kind is None and tracer._link is None
     if rebinds:  # (a loop checks that it stays so: control_writes.refuse_kind_change)
         tracer._builder.rebound_in_place.add(tracer._var)
     return rebinds
 
 
-_EITHER_MESSAGE = (
-    "this in-place operator (`+=` and the like) is given a 0-d value that is a 0-d array or a "
-    "NumPy scalar depending on a traced condition (a traced `if`, or whether a traced loop "
-    "ran): NumPy changes a 0-d array in place, with every name for it, but gives a NumPy "
-    "scalar a new value, and a traced graph cannot do both. Write u = u + v, which gives a "
-    "new value either way, or give it one kind on every path (a 0-d array, np.asarray(...), "
-    "or a NumPy scalar, ...[()], in each branch, or before the loop and in its body)")
+def _references(value) -> int:
+    return sys.getrefcount(value)
+
+
+class _Probe:
+    """Counts the references to a value that `u += v` on it makes while `rebinds_in_place`
+    runs (the name u, the interpreter's, the calls' arguments): Tracer.__iadd__ calls it as
+    __iadd__ here calls `_probe`."""
+
+    def __iadd__(self, other):
+        return _probe(self)
+
+
+def _probe(value) -> int:
+    return _references(value)
+
+
+def _references_of_one_name() -> int:
+    probe = _Probe()
+    probe += 1  # (now the count)
+    return probe
+
+
+# The references to a value `op=` is given where one name alone holds it.
+_ONE_NAME = _references_of_one_name()
+
+EITHER_MESSAGE = (
+    "this changes in place (`+=` and the like, `u[...] = v`, `out=u`) a 0-d value that is a "
+    "0-d array or a NumPy scalar depending on a traced condition (a traced `if`, or whether a "
+    "traced loop ran): NumPy changes a 0-d array in place, with every name for it, but gives "
+    "a NumPy scalar a new value, and a traced graph cannot do both. Write u = u + v, which "
+    "gives a new value either way, or give it one kind on every path (a 0-d array, "
+    "np.asarray(...), or a NumPy scalar, ...[()], in each branch, or before the loop and in "
+    "its body)")
 
 
 def inherit_zero_d_kind(outer, inner) -> None:
@@ -175,7 +210,9 @@ def _var_stands_for(builder, var) -> str | None:
     if name in _SCALAR_RESULTS:
         return SCALAR
     if name in _KEEPING and inputs and isinstance(inputs[0], Var):
-        return ARRAY if inputs[0].aval.ndim > 0 else _var_stands_for(builder, inputs[0])
+        kind = ARRAY if inputs[0].aval.ndim > 0 else _var_stands_for(builder, inputs[0])
+        # (`astype` copies: whichever it is, nothing else shares it)
+        return None if kind == EITHER and name == "astype" else kind
     return None
 
 

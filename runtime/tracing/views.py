@@ -43,6 +43,7 @@ from ..ops import NO_FACTS, UntraceableError, function_facts
 from ..primitives.elementwise import astype
 from ..primitives.index import get_item, getitem, indexes_a_view, setitem
 from ..primitives.shape import RAVEL, RESHAPE
+from .type_checks import EITHER, EITHER_MESSAGE, stands_for
 
 
 class ViewAmbiguityError(ValueError):
@@ -214,6 +215,8 @@ def write_into(tracer, value, refuse, read_only_message: str) -> None:
     it shares with its bases and views (a 0-d one is then known for an array). `refuse(t)`
     raises if `t` (`tracer` or a base of it) may not be changed (an argument); a read-only
     view raises NumPy's `read_only_message`."""
+    if tracer.ndim == 0 and stands_for(tracer) == EITHER:
+        raise UntraceableError(EITHER_MESSAGE)
     chain, alone = [], []
     for current in view_chain(tracer):
         refuse(current)
