@@ -190,3 +190,35 @@ def test_items_of_an_argument_keep_their_sharing_when_copied():
     B = np.stack([X, X])
     gradient = autotrace.grad(scales_an_item_of_a_list_passed_in)(X, [B[0], B[1, 1:]])
     np.testing.assert_allclose(gradient, [0.0, *B[1, 1:]])  # d/dx of sum(B[1, 1:] * x[1:])
+
+
+def scales_one_argument_reads_another(x, y):
+    x *= 2.0  # NumPy's changes y too where y is x's memory
+    return np.sum(x * y)
+
+
+def writes_an_item_of_one_argument_reads_another(x, y):
+    x[0] = 5.0
+    return np.sum(x * y)
+
+
+@pytest.mark.parametrize("function, write", [
+    (scales_one_argument_reads_another, "x *= ..."),
+    (writes_an_item_of_one_argument_reads_another, "x[0] = ...")], ids=["op", "item"])
+def test_an_argument_changed_in_place_that_another_argument_shares_is_refused(function, write):
+    A = X * 1.0
+    message = re.escape(f"the function changes argument 'x' in place ({write}), and argument "
+                        f"'y' shares its memory")
+    for shared in (A, A[::-1]):
+        with pytest.raises(TransformError, match=message):
+            autotrace.grad(function, argnums=(0, 1))(A, shared)
+    np.testing.assert_array_equal(A, X)
+    # arguments of their own: d/dx and d/dy against finite differences
+    y = X[::-1] * 3.0
+    value, (gx, gy) = autotrace.value_and_grad(function, argnums=(0, 1))(X * 1.0, y)
+    assert value == pytest.approx(function(X * 1.0, y * 1.0))
+    for gradient, wrt in ((gx, 0), (gy, 1)):
+        expected = [(function(*[p + e * (k == wrt) for k, p in enumerate((X, y))])
+                     - function(*[p - e * (k == wrt) for k, p in enumerate((X, y))])) / 2e-6
+                    for e in np.eye(4) * 1e-6]
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-6)

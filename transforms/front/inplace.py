@@ -25,7 +25,7 @@ from ..analysis import aliases
 from ..analysis.alias_keys import OtherItems
 from ..analysis.alias_messages import IN_PLACE_OPERATORS
 from ..analysis.call_results import numpy_name
-from ..analysis.argument_writes import (arguments_written_in_place,
+from ..analysis.argument_writes import (arguments_written_in_place, parameter_names,
                                                   enclosing_names_written,
                                                   outside_write_message, write_text,
                                                   writes_into_arguments)
@@ -126,9 +126,40 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                 body.insert(index, _statement(check, statement))
             if hoisted is not None:
                 body.insert(index, hoisted)
-    copies = [_statement(f"{argument} = {helper('snapshot')}({argument})", function)
-              for argument in written]
-    function.body[:0] = copies
+    changed = {**_arguments_changed_by_operators(function), **written}
+    function.body[:0] = [statement for argument, write in changed.items()
+                         for statement in _argument_copy(function, argument, write, helper,
+                                                         location, copy=argument in written)]
+
+
+def _argument_copy(function, argument: str, write, helper, location, copy: bool) -> list:
+    """What the function does first about an argument it changes in place (`write`): where
+    it has other arguments, check that none shares the argument's memory, which NumPy's write
+    would change too (shared_items.refuse_shared_argument); with `copy`, `argument =
+    snapshot(argument)`, the copy it writes into (an item assignment, a list method), where
+    the derivative of `x += v` gives x a new value instead."""
+    others = [name for name in parameter_names(function) + [
+        a.id for a in (function.args.vararg, function.args.kwarg) if a is not None]
+        if name != argument]
+    held = "{" + ", ".join(f"{other!r}: {other}" for other in others) + "}"
+    check = (f"{helper('refuse_shared_argument')}({argument}, {held}, {argument!r}, "
+             f"{write_text(write)!r}, {location.filename!r}, {location.line_of(write)})")
+    texts = ([check] if others else []) + (
+        [f"{argument} = {helper('snapshot')}({argument})"] if copy else [])
+    return [_statement(text, function) for text in texts]
+
+
+def _arguments_changed_by_operators(function) -> dict:
+    """The parameters an in-place operator is given (`x += v`): parameter -> the first such
+    statement. NumPy's changes an array argument in place; the derivative gives x a new
+    value."""
+    parameters = set(parameter_names(function))
+    changed = {}
+    for node in (n for statement in function.body for n in walk_scope(statement)):
+        if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and \
+                node.target.id in parameters:
+            changed.setdefault(node.target.id, node)
+    return changed
 
 
 def _hoisted_index(statement, fresh):

@@ -81,6 +81,27 @@ def _any_shares(item, others: list, is_list: bool) -> bool:
     return any(_shares_an_element(item, leaf) for leaf in _leaves(nested))
 
 
+def refuse_shared_argument(value, others: dict, name: str, write: str, filename: str,
+                           line: int) -> None:
+    """Raise TransformError where an array or list of argument `name`, which the function
+    changes in place (`write`, at `line`), is, or shares memory with, one of the function's
+    other arguments `others` (name -> value): NumPy's write would change that one too, where
+    the derivative gives `name` alone a new value (or writes into a copy of it)."""
+    mine = list(_leaves([value]))
+    containers = {id(leaf) for leaf in mine if isinstance(leaf, (list, dict))}
+    arrays = [leaf for leaf in mine if is_mutable_array(leaf)]
+    for other, held in others.items():
+        for leaf in _leaves([held]):
+            if id(leaf) in containers or is_mutable_array(leaf) and any(
+                    _shares_an_element(array, leaf) for array in arrays):
+                raise TransformError(
+                    f"the function changes argument {name!r} in place ({write}), and argument "
+                    f"{other!r} shares its memory: autotrace gives {name} alone the new value, "
+                    f"so that the caller's arrays never change, and {other} would not see the "
+                    f"change NumPy makes. Pass {name} a copy of its own ({name}.copy()), or "
+                    f"the shared value once", filename, line, "write into shared memory")
+
+
 def _leaves(values):
     """The values in `values` and all they hold, each once: items of lists, tuples and dicts,
     attributes of objects of classes that are not NumPy's, autotrace's or Python's."""
@@ -173,4 +194,5 @@ def is_mutable_array(value) -> bool:
                  or getattr(value, "is_zero_d_array", lambda: False)()))
 
 
-constant(refuse_shared_items)  # it checks a value and gives nothing: a constant to the gradient
+# They check values and give nothing: constants to the gradient.
+constant(refuse_shared_items, refuse_shared_argument)
