@@ -180,15 +180,25 @@ def test_a_0d_argument_is_answered_where_both_agree(argument):
 
 def carried_through_a_traced_if(x):
     s = np.sum(x)
-    if s > 0.0:  # a traced `if`: its result may be either branch's
+    if s > 0.0:  # a traced `if`: its result is a NumPy scalar on both paths
         s = s * 2.0
     return s * 2.0 if isinstance(s, float) else s * 3.0
 
 
-def test_a_value_a_traced_branch_carries_is_refused_where_scalar_and_array_differ():
+def made_an_array_in_a_traced_if(x):
+    s = np.sum(x)
+    if s > 0.0:  # an array on one path, a NumPy scalar on the other
+        s = np.asarray(s * 2.0)
+    return s * 2.0 if isinstance(s, float) else s * 3.0
+
+
+def test_a_value_a_traced_branch_carries_answers_as_numpys_or_is_refused():
     assert carried_through_a_traced_if(X) == pytest.approx(np.sum(X) * 4.0)
+    assert autotrace.function(carried_through_a_traced_if)(X) == pytest.approx(np.sum(X) * 4.0)
+    assert autotrace.function(carried_through_a_traced_if)(-X) == pytest.approx(-np.sum(X) * 2.0)
+    assert made_an_array_in_a_traced_if(X) == pytest.approx(np.sum(X) * 6.0)
     with pytest.raises(UntraceableError, match=r"isinstance\(x, float\) of this 0-d float64"):
-        autotrace.function(carried_through_a_traced_if)(X)
+        autotrace.function(made_an_array_in_a_traced_if)(X)
 
 
 def test_vmap_over_numbers_refuses_where_scalar_and_array_differ():

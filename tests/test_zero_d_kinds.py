@@ -216,3 +216,23 @@ def test_a_new_array_under_one_name_is_written_as_numpy_writes_it(function):
         expected = function(x)
         assert at.function(function)(x) == expected
         np.testing.assert_array_equal(at.vmap(function)(np.stack([x, x])), [expected] * 2)
+
+
+def scalar_made_an_array_after_a_branch_in_a_loop(x):
+    u = np.sum(x)
+    n = np.sum(x) * 0.0
+    b = u
+    while n < 2.0:
+        b = u
+        if np.sum(x) > 0.0:
+            u += 1.0  # a new value on the first run; from the second on, b changes too
+        u = np.asarray(u)
+        n = n + 1.0
+    return b * 1.0
+
+
+def test_a_loop_that_rebinds_a_scalar_in_a_branch_and_makes_it_an_array_is_refused():
+    assert scalar_made_an_array_after_a_branch_in_a_loop(SMALL) == 12.0  # (not 11.0)
+    with pytest.raises(ControlFlowError, match=re.escape(
+            "a traced loop gives a NumPy scalar a new value by an in-place operator (u += v)")):
+        at.function(scalar_made_an_array_after_a_branch_in_a_loop)(SMALL)

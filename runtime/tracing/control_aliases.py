@@ -70,12 +70,13 @@ def path_kind(leaf, alias) -> str | None:
 
 def note_zero_d_kind(result: Tracer, paths: list, kinds: list):
     """Note what the 0-d `result` stands for, by `kinds` (what it is on each of `paths`, as
-    path_kind gives them): ARRAY where it is one on every path; EITHER where it is a 0-d array
-    (or EITHER) on some path that shares an array from outside (an alias), and a NumPy scalar
-    on another. Returns the paths, those where it is a NumPy scalar made new values (a write
-    into a scalar gives it a new value, never changing what it came from), and what it stands
-    for; None (the paths as they are) where it is an array on no path, or a path does not
-    say."""
+    path_kind gives them): ARRAY or SCALAR where it is that on every path; EITHER where it is a
+    0-d array (or EITHER) on some path and a NumPy scalar on another. Returns the paths, those
+    where it is a NumPy scalar made new values (a write into a scalar gives it a new value,
+    never changing what it came from), and what it stands for, if it may be an array; else
+    None (the paths as they are)."""
+    if set(kinds) == {SCALAR}:
+        result._builder.zero_d_kinds[result._var] = SCALAR
     if not {ARRAY, EITHER} & set(kinds) or None in kinds:
         return paths, None
     if set(kinds) == {ARRAY}:

@@ -64,7 +64,8 @@ def refuse_kind_change(body) -> None:
                 "second run on, NumPy's `+=` would give that number a new value, where the "
                 "graph changes it in place. Keep it an array (u = np.asarray(u * 1.0)), or "
                 "write the change as a new value (u = u + v)")
-        if var in body.builder.rebound_in_place and is_zero_d_array(output) and shared(index):
+        if id(body.inner[index]) in body.builder.rebound_in_place and \
+                is_zero_d_array(output) and shared(index):
             raise ControlFlowError(
                 "a traced loop gives a NumPy scalar a new value by an in-place operator "
                 "(u += v) and then makes the name a 0-d array (u = np.asarray(u), or another "

@@ -114,7 +114,7 @@ class GraphBuilder:
         # 0-d results NumPy gives as arrays, not NumPy scalars (primitives/elementwise.py ZERO_D_ARRAYS)
         self.zero_d_arrays: set[Var] = set()
         self.zero_d_kinds: dict[Var, str] = {}  # others' kinds where known (type_checks.py)
-        self.rebound_in_place: set[Var] = set()  # 0-d values `op=` gave a new value
+        self.rebound_in_place: set[int] = set()  # ids of 0-d values `op=` made new
 
     def device(self) -> str:
         """Where the trace's inputs are (what an op with no graph-value input makes goes

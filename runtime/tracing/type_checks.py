@@ -19,9 +19,10 @@ so `stands_for` reads it off how the value was made, where that decides it:
   result that is one on every path (control_aliases.note_zero_d_kind);
 - what its input stands for: a reshape, transpose, squeeze, real or imaginary part or astype
   of a 0-d value (NumPy's of a scalar is a scalar).
-A traced branch's or loop's input stands for what its operand stands for (inherit_zero_d_kind).
-A result that is a 0-d array on one path and a NumPy scalar on another stands for EITHER: `op=`
-on it is refused (rebinds_in_place), since neither way is NumPy's on every path.
+A traced branch's or loop's input stands for what its operand stands for (inherit_zero_d_kind),
+and its result for what it is on every path; one that is a 0-d array on one path and a NumPy
+scalar on another stands for EITHER: a write into it is refused (rebinds_in_place,
+views.write_into), since neither way is NumPy's on every path.
 A weak traced value (weak_scalars.py) stands for a Python number, and answers as one.
 Elsewhere (a 0-d argument of autotrace.vmap, whose example may be either; a value carried
 through a traced loop or branch from one of those) isinstance answers only where a NumPy scalar
@@ -131,8 +132,20 @@ def rebinds_in_place(tracer) -> bool:
         raise UntraceableError(EITHER_MESSAGE)
     rebinds = kind == SCALAR or kind is None and tracer._link is None
     if rebinds:  # (a loop checks that it stays so: control_writes.refuse_kind_change)
-        tracer._builder.rebound_in_place.add(tracer._var)
+        _note_rebound(tracer)
     return rebinds
+
+
+def _note_rebound(tracer) -> None:
+    """Note `tracer` as given a new value by `op=`, in its trace's `rebound_in_place`; where
+    it is a traced branch's input, the operand it stands for in the enclosing trace too, and
+    so on outward."""
+    builder, key = tracer._builder, id(tracer)
+    while builder is not None:
+        builder.rebound_in_place.add(key)
+        key = next((outer for outer, inner in getattr(builder, "inner_of", {}).items()
+                    if id(inner) == key), None)
+        builder = getattr(builder, "parent", None) if key is not None else None
 
 
 def _references(value) -> int:
