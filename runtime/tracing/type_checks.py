@@ -126,11 +126,12 @@ def rebinds_in_place(tracer) -> bool:
     if kind == EITHER:
         # A new array on each path that makes one (sharing no memory, views.py), under one
         # name alone: a write into it and a new value read the same
-        if tracer._link is None and tracer._memory is None and \
-                _references(tracer) <= _ONE_NAME:
-            return True
-        raise UntraceableError(EITHER_MESSAGE)
-    rebinds = kind == SCALAR or kind is None and tracer._link is None
+        if not (tracer._link is None and tracer._memory is None
+                and _references(tracer) <= _ONE_NAME):
+            raise UntraceableError(EITHER_MESSAGE)
+        rebinds = True
+    else:
+        rebinds = kind == SCALAR or kind is None and tracer._link is None
     if rebinds:  # (a loop checks that it stays so: control_writes.refuse_kind_change)
         _note_rebound(tracer)
     return rebinds
