@@ -178,12 +178,6 @@ def scalar_made_an_array_in_a_loop(x):
     return b * 1.0
 
 
-def test_a_loop_that_rebinds_a_scalar_and_makes_it_an_array_is_refused():
-    assert scalar_made_an_array_in_a_loop(SMALL) == 12.0  # (not 11.0)
-    with pytest.raises(ControlFlowError, match=re.escape(
-            "a traced loop gives a NumPy scalar a new value by an in-place operator (u += v) "
-            "and then makes the name a 0-d array (u = np.asarray(u)")):
-        at.function(scalar_made_an_array_in_a_loop)(SMALL)
 
 
 def test_a_write_through_a_view_of_a_value_of_either_kind_is_refused():
@@ -231,8 +225,12 @@ def scalar_made_an_array_after_a_branch_in_a_loop(x):
     return b * 1.0
 
 
-def test_a_loop_that_rebinds_a_scalar_in_a_branch_and_makes_it_an_array_is_refused():
-    assert scalar_made_an_array_after_a_branch_in_a_loop(SMALL) == 12.0  # (not 11.0)
+@pytest.mark.parametrize("function", [scalar_made_an_array_in_a_loop,
+                                      scalar_made_an_array_after_a_branch_in_a_loop],
+                         ids=lambda f: f.__name__)
+def test_a_loop_that_rebinds_a_scalar_and_makes_it_an_array_is_refused(function):
+    assert function(SMALL) == 12.0  # (not 11.0)
     with pytest.raises(ControlFlowError, match=re.escape(
-            "a traced loop gives a NumPy scalar a new value by an in-place operator (u += v)")):
-        at.function(scalar_made_an_array_after_a_branch_in_a_loop)(SMALL)
+            "a traced loop gives a NumPy scalar a new value by an in-place operator (u += v) "
+            "and then makes the name a 0-d array (u = np.asarray(u)")):
+        at.function(function)(SMALL)
