@@ -264,7 +264,7 @@ class _DropIdentities(gast.NodeTransformer):
         return node
 
     def visit_BinOp(self, node):
-        operand = _identity_operand(node)
+        operand = _identity_operand(_without_zeroth_powers(node))
         if operand is not None and self.fresh:
             return self.visit(operand)
         return self.operands(node)
@@ -291,9 +291,29 @@ def _identity_operand(node):
     return None
 
 
+def _without_zeroth_powers(node):
+    """`d * e ** 0` as `d * 1` (what power's partial of `e ** 1` gives): NumPy's `e ** 0` is 1
+    for every e (0, nan and inf too), where differentiating it again would give 0 * e ** -1,
+    nan at e = 0. (A factor: the product's shape is the other's, at least e's.)"""
+    if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult):
+        for side in ("left", "right"):
+            if _is_zeroth_power(getattr(node, side)):
+                setattr(node, side, gast.Constant(value=1, kind=None))
+    return node
+
+
 def _is_one(node) -> bool:
+    return _is_constant(node, 1)
+
+
+def _is_zeroth_power(node) -> bool:
+    return isinstance(node, gast.BinOp) and isinstance(node.op, gast.Pow) and \
+        _is_constant(node.right, 0)
+
+
+def _is_constant(node, value) -> bool:
     return (isinstance(node, gast.Constant) and not isinstance(node.value, bool)
-            and isinstance(node.value, (int, float)) and node.value == 1)
+            and isinstance(node.value, (int, float)) and node.value == value)
 
 
 def _number(value):
