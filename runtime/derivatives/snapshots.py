@@ -26,7 +26,7 @@ def snapshot(value):
     return _copy(value, shared, {})
 
 
-def _root(array: np.ndarray) -> np.ndarray:
+def array_root(array: np.ndarray) -> np.ndarray:
     """The array a NumPy array views (NumPy makes a view's base the last array of the chain)."""
     return array.base if isinstance(array.base, np.ndarray) else array
 
@@ -39,7 +39,7 @@ def _count_roots(value, roots: dict) -> None:
         for item in value.values():
             _count_roots(item, roots)
     elif isinstance(value, np.ndarray):
-        key = id(_root(value))
+        key = id(array_root(value))
         roots[key] = roots.get(key, 0) + 1
 
 
@@ -48,8 +48,8 @@ def _copy(value, shared: set, copies: dict):
         return rebuild(value, [_copy(item, shared, copies) for item in value])
     if isinstance(value, dict):
         return type(value)((key, _copy(item, shared, copies)) for key, item in value.items())
-    if isinstance(value, np.ndarray) and id(_root(value)) in shared:
-        root = _root(value)
+    if isinstance(value, np.ndarray) and id(array_root(value)) in shared:
+        root = array_root(value)
         if id(root) not in copies:
             copy = root.copy(order="K")
             copies[id(root)] = copy if copy.strides == root.strides else None

@@ -503,11 +503,11 @@ def carry_loop_aliases(values, init_vals, body, ran_none) -> object:
         unchanged = leaf is body.inner[index]  # passed on unchanged: the same array
         alias = path_alias(leaf, body.builder, outer_of) if isinstance(
             leaf, Tracer) and not unchanged else _NEW
-        before = (outer, []) if isinstance(outer, Tracer) else _NEW  # with no iteration
         stands = None
         if _is_array_tracer(value):
-            before = before if _is_array_tracer(outer) else _NEW
+            before = (outer, []) if _is_array_tracer(outer) else _NEW  # with no iteration
         else:  # 0-d: followed where it is a 0-d array on a path
+            before = (outer, []) if isinstance(outer, Tracer) else _NEW
             kind = SCALAR if is_weak(body.inner[index]) else path_kind(outer, None)
             paths, stands = note_zero_d_kind(value, [(ran_none, before), (None, alias)],
                                         [kind, kind if unchanged else path_kind(leaf, alias)])

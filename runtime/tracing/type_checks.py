@@ -190,9 +190,14 @@ def inherit_zero_d_kind(outer, inner) -> None:
     it stands for is, where that is known: `inner += v` then changes a 0-d array in place and
     gives a NumPy scalar a new value. (A loop whose body changes that checks it does no such
     write: control_writes.refuse_kind_change.)"""
-    kind = SCALAR if isinstance(outer, np.generic) else stands_for(outer) if is_traced(
-        outer) and _is_array_aval(outer) and outer.ndim == 0 else None
-    if kind == ARRAY or is_zero_d_array(outer):
+    if isinstance(outer, np.generic):
+        kind = SCALAR
+    elif isinstance(outer, np.ndarray):
+        kind = ARRAY if outer.ndim == 0 else None
+    else:
+        traced = is_traced(outer) and _is_array_aval(outer) and outer.ndim == 0
+        kind = stands_for(outer) if traced else None
+    if kind == ARRAY:
         inner._builder.zero_d_arrays.add(inner.graph_var)
     elif kind is not None:
         inner._builder.zero_d_kinds[inner.graph_var] = kind

@@ -26,6 +26,7 @@ import sys
 
 import numpy as np
 
+from ...runtime.derivatives.snapshots import array_root
 from ..errors import TransformError
 from ..rules.core import constant
 
@@ -68,17 +69,16 @@ def _any_shares(item, others: list, is_list: bool) -> bool:
     for each: a NumPy view's base is the array that owns its memory."""
     if is_list:
         return any(leaf is item for leaf in _leaves(others))
-    nested = others
+    root, nested = _root(item), others
     if type(item) is np.ndarray:
-        root = item.base if isinstance(item.base, np.ndarray) else item
         nested = []
         for other in others:
             if type(other) is not np.ndarray:
                 nested.append(other)
             elif (other is root or other.base is root) and np.may_share_memory(item, other) \
-                    and _shares_an_element(item, other):
+                    and _shares_an_element(item, root, other):
                 return True
-    return any(_shares_an_element(item, leaf) for leaf in _leaves(nested))
+    return any(_shares_an_element(item, root, leaf) for leaf in _leaves(nested))
 
 
 def refuse_shared_argument(value, others: dict, name: str, write: str, filename: str,
@@ -89,11 +89,11 @@ def refuse_shared_argument(value, others: dict, name: str, write: str, filename:
     the derivative gives `name` alone a new value (or writes into a copy of it)."""
     mine = list(_leaves([value]))
     containers = {id(leaf) for leaf in mine if isinstance(leaf, (list, dict))}
-    arrays = [leaf for leaf in mine if is_mutable_array(leaf)]
+    arrays = [(leaf, _root(leaf)) for leaf in mine if is_mutable_array(leaf)]
     for other, held in others.items():
         for leaf in _leaves([held]):
             if id(leaf) in containers or is_mutable_array(leaf) and any(
-                    _shares_an_element(array, leaf) for array in arrays):
+                    _shares_an_element(array, root, leaf) for array, root in arrays):
                 raise TransformError(
                     f"the function changes argument {name!r} in place ({write}), and argument "
                     f"{other!r} shares its memory: autotrace gives {name} alone the new value, "
@@ -128,22 +128,25 @@ def _is_users(value) -> bool:
 _LIBRARIES = {"numpy", "cupy", "autotrace", "runtime", "transforms", "builtins", "types"}
 
 
-def _shares_an_element(item, other) -> bool:
+def _shares_an_element(item, root, other) -> bool:
+    """Whether `other` shares an element with the array `item`, whose root is `root`."""
     if other is item:
         return True
-    if not is_mutable_array(other) or _root(other) is not _root(item):
+    if not is_mutable_array(other) or _root(other) is not root:
         return False
     if isinstance(item, np.ndarray) and isinstance(other, np.ndarray):
         try:
             return bool(np.shares_memory(item, other, max_work=10_000))
         except np.exceptions.TooHardError:
             return True
-    return _traced_overlap(item, other)
+    return _traced_overlap(item, root, other)
 
 
 def _root(value):
     """The array whose memory `value` views: following a traced value's view links, or a
     NumPy (or CuPy) array's bases."""
+    if isinstance(value, np.ndarray):
+        return array_root(value)
     while True:
         link = getattr(value, "_link", None)
         base = link.base if link is not None else (
@@ -153,18 +156,16 @@ def _root(value):
         value = base
 
 
-def _traced_overlap(first, second) -> bool:
-    """Whether two traced views of one root pick a common element of it (see the module's
+def _traced_overlap(first, root, second) -> bool:
+    """Whether two traced views of `root` pick a common element of it (see the module's
     docstring); yes for anything else."""
     chains = [_links(first), _links(second)]
-    if None in chains:
+    if None in chains or not hasattr(root, "shape"):
         return True
-    root = _root(first)
-    if not hasattr(root, "shape"):
-        return True
+    every = np.arange(int(np.prod(root.shape, dtype=np.int64))).reshape(root.shape)
     picked = []
     for chain in chains:
-        positions = np.arange(int(np.prod(root.shape, dtype=np.int64))).reshape(root.shape)
+        positions = every
         for link in chain:
             positions = link.read(positions)
         picked.append(np.ravel(positions))
