@@ -30,9 +30,18 @@ from ...runtime.derivatives.snapshots import array_root
 from ..errors import TransformError
 from ..rules.core import constant
 
-# The references to an item held by its container, the check's own name for it and
-# sys.getrefcount's argument: where there are no more, nothing else shares the item.
-_ONLY_THE_CONTAINERS = 3
+
+def _references_in_a_container() -> int:
+    """The references sys.getrefcount counts for an item a container alone holds, read as
+    refuse_shared_items reads it (the container's, a local name's, the call's argument's):
+    measured, since Python versions count them differently."""
+    container = [object()]
+    item = container[0]
+    return sys.getrefcount(item)
+
+
+# Where an item has no more, nothing else shares it.
+_ONLY_THE_CONTAINERS = _references_in_a_container()
 
 
 def refuse_shared_items(container, key, message: str, filename: str, line: int,
