@@ -26,7 +26,8 @@ from autotrace.runtime.abstract import AbstractArray
 from autotrace.runtime.devices import device_of
 from autotrace.runtime.graph import Constant, Graph
 from autotrace.runtime.tracing.control_aliases import inline_graph
-from autotrace.runtime.tracing.signature import signature_of
+from autotrace.runtime.tracing.arguments import memory_shared, overlap_tokens
+from autotrace.runtime.tracing.signature import array_call_key, signature_of
 from autotrace.runtime.tracing.spec import placeholder
 from autotrace.runtime.primitives.registry import is_traced
 from autotrace.runtime.pytrees import registered
@@ -91,9 +92,7 @@ class Vmapped:
         return len(self._entries)
 
     def __call__(self, *args, **kwargs):
-        array_call = None
-        if not kwargs and all(type(arg) is np.ndarray for arg in args):
-            array_call = tuple((arg.shape, arg.dtype) for arg in args)
+        array_call = None if kwargs else array_call_key(args, memory=True)
         found = self._array_calls.get(array_call) if array_call is not None else None
         if found is not None:
             entry, axes, size = found
@@ -174,14 +173,17 @@ class Vmapped:
             leaves, axes, paths, slots = _mapped_leaves(args, kwargs, self.in_axes,
                                                         self._parameter_names)
             size = self._size(leaves, axes, paths)
-            examples = iter([_example(leaf, axis, path) for leaf, axis, path
-                             in zip(leaves, axes, paths)])
+            shared = memory_shared(leaves)
+            tokens = overlap_tokens(leaves) if shared else {}
+            zeros: dict = {}  # one element for the examples of leaves that share memory
+            examples = iter([_example(leaf, axis, path, zeros, tokens.get(index))
+                             for index, (leaf, axis, path) in enumerate(zip(leaves, axes, paths))])
         except ValueError as error:  # arguments that in_axes does not fit: name the call
             site = code_site()
             raise ValueError(f"{error}{'' if site is None else located(*site)}") from None
         example_args, example_kwargs = map_arrays((args, kwargs), lambda leaf: next(examples))
         key = (signature_of(example_args, example_kwargs), tuple(axis is not None for axis in axes),
-               size)
+               size, shared)
         entry = self._entries.get(key)
         if entry is None:
             entry = self._trace(example_args, example_kwargs, axes, slots, size)
@@ -400,10 +402,12 @@ def _axis(leaf, spec, path: str):
     return axis
 
 
-def _example(leaf, axis, path: str):
+def _example(leaf, axis, path: str, zeros: dict, token=None):
     """A stand-in for one example of `leaf` (its mapped axis taken out): zeros of its dtype
     that cost no memory, or, for an array on a GPU, a placeholder there. Unmapped NumPy
-    scalars stay as they are (they trace as scalars)."""
+    scalars stay as they are (they trace as scalars). Leaves that share memory (one `token`,
+    runtime/tracing/arguments.py overlap_tokens) have examples that share it too, one element
+    of `zeros` for each token and dtype, so that the trace follows their sharing."""
     shape = tuple(np.shape(leaf))
     if axis is None and isinstance(leaf, np.generic):
         return leaf
@@ -414,9 +418,9 @@ def _example(leaf, axis, path: str):
     device = leaf.device if is_traced(leaf) else device_of(leaf)
     if device != "cpu":
         return placeholder(AbstractArray(shape, leaf.dtype, device))
-    if not shape:
-        return np.zeros((), leaf.dtype)
-    return np.broadcast_to(np.zeros((), leaf.dtype), shape)
+    zero = np.zeros((), leaf.dtype) if token is None else \
+        zeros.setdefault((id(token), leaf.dtype), np.zeros((), leaf.dtype))
+    return zero if not shape and token is None else np.broadcast_to(zero, shape)
 
 
 def _output_axes(template, out_axes, count: int) -> list:

@@ -16,6 +16,7 @@ import itertools
 
 from autotrace.runtime.abstract import AbstractArray, abstractify
 from autotrace.runtime.devices import device_of
+from autotrace.runtime.tracing.arguments import memory_shared
 from autotrace.runtime.tracing.signature import (describe_difference, is_array_key,
                                          signature_and_arrays)
 from autotrace.runtime.tracing.spec import Spec, placeholders_of
@@ -102,7 +103,8 @@ def concrete_function(function, args: tuple, kwargs: dict,
 
     def flatten(call_args, call_kwargs):
         call_args, call_kwargs = function._binding.bind(call_args, call_kwargs)
-        call_key, arrays = signature_and_arrays(call_args, call_kwargs)
+        call_key, arrays = signature_and_arrays(call_args, call_kwargs,
+                                                entry.structure.reads_argument_memory)
         if not _fits(key, call_key):
             raise TypeError(
                 f"the concrete function {describe_trace(function, inputs, None, len(bound))} "
@@ -138,6 +140,22 @@ def input_signature_concrete_function(function, bound: tuple = ()) -> ConcreteFu
         return instance_arrays + arrays
 
     return ConcreteFunction(function, entry, as_specs((placeholders, {})), flatten, bound)
+
+
+def refuse_shared_memory(structure, arrays: list, name: str) -> None:
+    """Raise TypeError where `arrays` (a call's array leaves) share memory and the trace that
+    runs them (made for arrays sharing none: an input_signature's) asked which of its arrays
+    share memory (OutputStructure.reads_argument_memory): it would run as if none did."""
+    shared = memory_shared(arrays) if structure.reads_argument_memory else ()
+    if shared:
+        first, second = shared[0]
+        raise TypeError(
+            f"{name} was traced for its input_signature with arrays that share no memory, and "
+            f"its trace depends on which of its array arguments share memory (it changes a "
+            f"copy of one in place, as a gradient of a function that writes into its argument "
+            f"does); this call passes arrays that share memory (array arguments {first + 1} "
+            f"and {second + 1}, counted from 1). Pass a copy of one (x.copy()), or leave "
+            f"input_signature out, so that it traces for them")
 
 
 def describe_trace(function, inputs: tuple, outputs, skip: int = 0) -> str:

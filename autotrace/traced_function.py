@@ -27,7 +27,8 @@ from typing import Callable
 import numpy as np
 
 from autotrace.concrete import (as_specs, concrete_function, describe_trace,
-                                 input_signature_concrete_function, outputs_of)
+                                 input_signature_concrete_function, outputs_of,
+                                 refuse_shared_memory)
 from autotrace.conversion import for_tracing, whole_calls
 from autotrace.placement import config
 from autotrace.trace_errors import explain_trace_error
@@ -37,7 +38,8 @@ from autotrace.runtime.tracing.cache import TraceCache
 from autotrace.runtime.tracing.control_variables import CallInHalvesError
 from autotrace.runtime.execution import executor
 from autotrace.runtime.object_slots import ObjectSlots, graph_state_of
-from autotrace.runtime.tracing.signature import ParameterBinding, signature_and_arrays
+from autotrace.runtime.tracing.signature import (ParameterBinding, array_call_key,
+                                                 signature_and_arrays)
 from autotrace.runtime.state import StateError
 from autotrace.runtime.tracing.spec import InputSignature, RetracingReducer, placeholders_for
 from autotrace.runtime.tracing.tracer import trace
@@ -118,6 +120,9 @@ class Function:
         self._array_generation = 0
         self._array_call_arity = _array_call_arity(self._binding) \
             if input_signature is None and not reduce_retracing else -1
+        # Whether calls are keyed by which of their arrays share memory too: from the first
+        # trace that asked (OutputStructure.reads_argument_memory) on.
+        self._memory_keyed = False
         functools.update_wrapper(self, python_function)
         # Arrays it writes into objects' state, kept as state of its graphs.
         self._object_slots = ObjectSlots(
@@ -142,7 +147,7 @@ class Function:
                 array_call = (args[0].shape, args[0].dtype) if type(args[0]) is np.ndarray \
                     else None
             else:
-                array_call = _shapes_and_dtypes(args)
+                array_call = array_call_key(args, self._memory_keyed)
             found = self._array_calls.get(array_call)
             if found is not None:
                 key, entry = found
@@ -156,7 +161,7 @@ class Function:
             return self._run(entry, arrays, lambda: self._signature_entry(args, kwargs)[0])
         generation = self._array_generation
         args, kwargs = self._binding.bind(args, kwargs)
-        key, arrays = signature_and_arrays(args, kwargs)
+        key, arrays = signature_and_arrays(args, kwargs, self._memory_keyed)
         entry = self._cache.get(key) or self._missed(key, args, kwargs, warn=True)
         if entry.general:
             return self._run_general(entry, key, args, kwargs, arrays)
@@ -194,6 +199,9 @@ class Function:
     def _build(self, args, kwargs, general: bool = False, state_known: bool = False) -> _Entry:
         graph, structure = self.traced_graph(args, kwargs, state_known=state_known)
         entry = self._compile(graph, structure, general)
+        if structure.reads_argument_memory and not self._memory_keyed:
+            self._memory_keyed = True
+            self._forget_array_calls()
         entry.signature = describe_trace(self, as_specs((tuple(args), dict(kwargs))),
                                          outputs_of(entry))
         if config.log_placement():
@@ -284,7 +292,9 @@ class Function:
             instance_key, instance_arrays = signature_and_arrays(instance, {})
         arrays = self.input_signature.arrays(args, kwargs)
         devices = tuple(device_of(array) for array in arrays)
-        return self._signature_trace(devices, instance, instance_key), instance_arrays + arrays
+        entry = self._signature_trace(devices, instance, instance_key)
+        refuse_shared_memory(entry.structure, instance_arrays + arrays, self.__name__)
+        return entry, instance_arrays + arrays
 
     def _signature_trace(self, devices: tuple, instance: tuple = (), instance_key=None):
         """The input_signature's trace for arrays on `devices` (and a method's instance)."""
@@ -298,7 +308,8 @@ class Function:
     def _missed(self, key, args, kwargs, warn: bool = False) -> _Entry:
         """The trace for a signature not in the cache: reduce_retracing's widened one if it is
         there, else a new trace (with a warning, once, if `warn` and traces are frequent)."""
-        general = self._reducer.generalize(key) if self._reducer is not None else None
+        general = self._reducer.generalize(key) if self._reducer is not None and \
+            len(key) == 2 else None  # (not for arrays sharing memory: placeholders share none)
         entry = self._cache.get(general) if general is not None else None
         if entry is None:
             reason = self._cache.explain(key, self._parameters) if warn else ""
@@ -346,7 +357,7 @@ class Function:
         if self.input_signature is not None:
             return self._signature_entry(args, kwargs)[0]
         args, kwargs = self._binding.bind(args, kwargs)
-        key, _ = signature_and_arrays(args, kwargs)
+        key, _ = signature_and_arrays(args, kwargs, self._memory_keyed)
         return self._cache.get(key) or self._missed(key, args, kwargs)
 
     # --- what users look at ------------------------------------------------------------------
@@ -497,18 +508,6 @@ def _array_call_arity(binding: ParameterBinding) -> int:
             for value in binding.keyword_defaults.values())):
         return -1
     return binding.positional
-
-
-def _shapes_and_dtypes(args: tuple) -> tuple | None:
-    """The shapes and dtypes of a call's arguments if all are NumPy arrays (each keyed by
-    shape and dtype alone, runtime/tracing/signature.py), else None."""
-    described = []
-    for value in args:
-        if type(value) is not np.ndarray:
-            return None
-        described.append(value.shape)
-        described.append(value.dtype)
-    return tuple(described)
 
 
 def _caller_level() -> int:

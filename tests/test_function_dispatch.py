@@ -15,9 +15,9 @@ def count_keying(monkeypatch):
     calls = []
     keyed = function_module.signature_and_arrays
 
-    def counting(args, kwargs):
+    def counting(args, kwargs, memory=False):
         calls.append(args)
-        return keyed(args, kwargs)
+        return keyed(args, kwargs, memory)
     monkeypatch.setattr(function_module, "signature_and_arrays", counting)
     return calls
 

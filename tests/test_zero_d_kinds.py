@@ -225,8 +225,24 @@ def scalar_made_an_array_after_a_branch_in_a_loop(x):
     return b * 1.0
 
 
+def scalar_made_an_array_after_a_nested_loop(x):
+    u = np.sum(x)
+    n = np.sum(x) * 0.0
+    b = u
+    while n < 2.0:
+        b = u
+        m = np.sum(x) * 0.0
+        while m < 1.0:
+            u += 1.0  # a new value on the first run; from the second on, b changes too
+            m = m + 1.0
+        u = np.asarray(u)
+        n = n + 1.0
+    return b * 1.0
+
+
 @pytest.mark.parametrize("function", [scalar_made_an_array_in_a_loop,
-                                      scalar_made_an_array_after_a_branch_in_a_loop],
+                                      scalar_made_an_array_after_a_branch_in_a_loop,
+                                      scalar_made_an_array_after_a_nested_loop],
                          ids=lambda f: f.__name__)
 def test_a_loop_that_rebinds_a_scalar_and_makes_it_an_array_is_refused(function):
     assert function(SMALL) == 12.0  # (not 11.0)

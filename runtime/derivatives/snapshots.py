@@ -8,7 +8,9 @@ item, they would share nothing, and the run-time check that refuses such a write
 array are copied as views of one copy of that array: the array they view is copied once,
 keeping its strides, and each is the same view of the copy (at the same offset, with the same
 shape and strides). Where the copy cannot keep the strides (an array with gaps between its
-elements), each is copied on its own.
+elements), each is copied on its own. Traced values are copied by the same rule
+(runtime/tracing/views.py snapshot_copy), and keep the sharing of arguments the caller passed
+sharing memory.
 """
 from __future__ import annotations
 
@@ -26,6 +28,17 @@ def snapshot(value):
     return _copy(value, shared, {})
 
 
+def note_memory_read(value) -> None:
+    """Note, where `value` is a traced value, that its trace asks which of its arrays share
+    memory (a derivative's copy of an argument, or a check that refuses a write into shared
+    memory, transforms/front/shared_items.py): autotrace.function then keys the traces of the
+    function by the memory its array arguments share (runtime/tracing/signature.py)."""
+    builder = getattr(value, "_builder", None)
+    while builder is not None:
+        builder.reads_argument_memory = True
+        builder = getattr(builder, "parent", None)
+
+
 def array_root(array: np.ndarray) -> np.ndarray:
     """The array a NumPy array views (NumPy makes a view's base the last array of the chain)."""
     return array.base if isinstance(array.base, np.ndarray) else array
@@ -38,16 +51,26 @@ def _count_roots(value, roots: dict) -> None:
     elif isinstance(value, dict):
         for item in value.values():
             _count_roots(item, roots)
-    elif isinstance(value, np.ndarray):
-        key = id(array_root(value))
+    elif isinstance(value, np.ndarray) or hasattr(value, "_snapshot_copy"):
+        note_memory_read(value)
+        key = id(_root(value))
         roots[key] = roots.get(key, 0) + 1
+
+
+def _root(value):
+    """The array `value` views: a NumPy array's, or a traced value's (its view links)."""
+    if isinstance(value, np.ndarray):
+        return array_root(value)
+    while value._link is not None:
+        value = value._link.base
+    return value
 
 
 def _copy(value, shared: set, copies: dict):
     if isinstance(value, (tuple, list)):
         return rebuild(value, [_copy(item, shared, copies) for item in value])
     if isinstance(value, dict):
-        return type(value)((key, _copy(item, shared, copies)) for key, item in value.items())
+        return rebuild(value, ((key, _copy(item, shared, copies)) for key, item in value.items()))
     if isinstance(value, np.ndarray) and id(array_root(value)) in shared:
         root = array_root(value)
         if id(root) not in copies:
@@ -58,6 +81,8 @@ def _copy(value, shared: set, copies: dict):
             offset = value.__array_interface__["data"][0] - root.__array_interface__["data"][0]
             return np.ndarray(value.shape, value.dtype, buffer=copy, offset=offset,
                               strides=value.strides)
+    if hasattr(value, "_snapshot_copy"):  # a traced value (runtime/tracing/views.py)
+        return value._snapshot_copy(copies, shared)
     if hasattr(value, "copy") and hasattr(value, "shape"):
         return value.copy()
     return value

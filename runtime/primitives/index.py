@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,6 +74,20 @@ def split_index(index) -> tuple[tuple, list]:
         else:
             raise IndexError(f"autotrace cannot index with {type(item).__name__} {item!r}")
     return tuple(template), arrays
+
+
+def _references_in_a_container() -> int:
+    """The references sys.getrefcount counts for an item a container alone holds, read as
+    `item = container[key]` in a function, then `sys.getrefcount(item)` (the container's, the
+    local name's, the call's argument's): measured, since Python versions count them
+    differently."""
+    container = [object()]
+    item = container[0]
+    return sys.getrefcount(item)
+
+
+# Where an item read so has no more references, nothing but its container holds it.
+ONLY_THE_CONTAINERS = _references_in_a_container()
 
 
 def holds_traced(value) -> bool:
@@ -491,6 +506,18 @@ def set_item(target, index, value):
 
 # Where a ufunc's methods take out among their positional arguments (outer and at take none).
 _UFUNC_METHOD_OUT = {"reduce": 3, "accumulate": 3, "reduceat": 4}
+
+
+def take_out(func, args: tuple, kwargs: dict):
+    """(out, args, kwargs) for a call of NumPy's `func`, with its `out` argument, given by
+    keyword or by position, taken out of args and kwargs (None where there is none)."""
+    if kwargs.get("out") is not None:
+        kwargs = dict(kwargs)
+        return kwargs.pop("out"), args, kwargs
+    position = out_position(func)
+    if position is None or len(args) <= position or args[position] is None:
+        return None, args, kwargs
+    return args[position], args[:position] + args[position + 1:], kwargs
 
 
 @functools.lru_cache(maxsize=None)

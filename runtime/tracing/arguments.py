@@ -12,6 +12,7 @@ import numpy as np
 
 from ..pytrees import sorted_keys
 from .trees import leaves_with_paths, map_arrays
+from .views import Memory
 
 
 class ArgumentChangedError(TypeError):
@@ -126,3 +127,65 @@ def input_name(parameter: str, path: str) -> str | None:
     name = parameter + path
     readable = parameter.isidentifier() and not any(c.isspace() or c == ":" for c in name)
     return name if readable else None
+
+
+# --- array arguments that share memory ----------------------------------------------------------
+
+def memory_owner(array: np.ndarray):
+    """The object that owns the memory of a NumPy array: the array itself, or the array (or
+    buffer) its chain of bases ends in. Arrays with different owners share no memory."""
+    while isinstance(array, np.ndarray) and array.base is not None:
+        array = array.base
+    return array
+
+
+def memory_shared(arrays: list) -> tuple:
+    """The pairs (i, j), i < j, of a call's array leaves `arrays` that share memory (the same
+    array twice, or views of one array that overlap): a trace keys and follows them (a
+    derivative that writes into a copy of one argument must not give the other its old value,
+    transforms/front/shared_items.py). () where none do, found by owner alone."""
+    owners, count = set(), 0
+    for array in arrays:  # the usual call (no two share an owner) kept cheap
+        if type(array) is np.ndarray:
+            owners.add(id(array) if array.base is None else id(memory_owner(array)))
+            count += 1
+    if len(owners) == count:
+        return ()
+    owners = [id(memory_owner(array)) for array in arrays if type(array) is np.ndarray]
+    numpy_arrays = [(index, array) for index, array in enumerate(arrays)
+                    if type(array) is np.ndarray]
+    return tuple((i, j) for (i, first), owner in zip(numpy_arrays, owners)
+                 for (j, second), other in zip(numpy_arrays, owners)
+                 if i < j and owner == other and _overlap(first, second))
+
+
+def _overlap(first: np.ndarray, second: np.ndarray) -> bool:
+    if first is second:
+        return True
+    try:
+        return bool(np.shares_memory(first, second, max_work=10_000))
+    except np.exceptions.TooHardError:
+        return True
+
+
+def overlap_tokens(arrays: list) -> dict:
+    """For each of a call's array leaves (by position) that shares memory with another, a
+    token its group of such leaves shares (views.Memory.overlaps): a trace takes leaves with
+    one token as arrays that may share elements."""
+    tokens: dict = {}
+    for first, second in memory_shared(arrays):
+        joined = {id(tokens[index]) for index in (first, second) if index in tokens}
+        token = object()
+        for index in [index for index, held in tokens.items() if id(held) in joined]:
+            tokens[index] = token
+        tokens[first] = tokens[second] = token
+    return tokens
+
+
+def mark_overlaps(made: list) -> None:
+    """Give the traced arguments `made` ((leaf, Tracer) for each array leaf of a call, in
+    order) that the caller passed sharing memory one memory token per group (overlap_tokens)."""
+    tokens = overlap_tokens([leaf for leaf, _ in made])
+    for index, token in tokens.items():
+        tracer = made[index][1]
+        tracer._memory, tracer._seen = Memory(overlaps=token), 0

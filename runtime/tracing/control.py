@@ -51,10 +51,9 @@ from .control_aliases import (branch_choices, carry_branch_aliases, carry_loop_a
                               inline_graph)
 from .control_writes import (changed_in_place, first_iteration_writes, loop_write_back,
                              positions_of_operands, write_back, write_first_iteration)
-from .views import share_operand_memory
+from .views import note_operands, share_operand_memory
 from .type_checks import inherit_zero_d_kind
-from .control_stale import (StaleReads, bases_inside, check_loop, outside_bases,
-                            view_of_operand)
+from .control_stale import StaleReads, bases_inside, check_loop, outside_bases, view_of_operand
 
 # --- subgraph attributes ------------------------------------------------------------------------
 
@@ -359,6 +358,7 @@ def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple
                 builder.inner_of = {id(outer): inner for outer, inner in zip(outer_leaves,
                                                                               inner_leaves)
                                     if isinstance(outer, Tracer)}
+            note_operands(builder, outer_leaves, inner_leaves)
             operand_vars = list(builder.inputs)
             builder.stale_reads.enter(outer_leaves, inner_leaves)
             leaves = iter(inner_leaves)

@@ -34,7 +34,7 @@ from .control_variables import Undefined, _error
 from ..devices import is_gpu_array
 from .filled_arrays import REPLACEMENTS as FILLED_ARRAYS
 from .math_functions import REPLACEMENTS as MATH_FUNCTIONS
-from ..primitives.index import checked_out, holds_traced, stacked
+from ..primitives.index import ONLY_THE_CONTAINERS, checked_out, holds_traced, stacked
 from .stacks import SavedValues
 from ..python_operators import AUGMENTED_OPERATORS
 from .tracer import (Tracer, TracerConversionError,
@@ -71,9 +71,10 @@ def updated_item(target, index, symbol: str, value):
         return plain(indexable(target)[index], value)
     item = target[index]
     # A NumPy array cannot take a traced value in place. Where nothing but the container holds
-    # it (the references: the container's, `item`'s and getrefcount's own), a new traced value
-    # in its place is the same to every reader; else NumPy's in-place operator says what to do.
-    if isinstance(item, np.ndarray) and holds_traced(value) and sys.getrefcount(item) <= 3:
+    # it (by its references), a new traced value in its place is the same to every reader;
+    # else NumPy's in-place operator says what to do.
+    if isinstance(item, np.ndarray) and holds_traced(value) and \
+            sys.getrefcount(item) <= ONLY_THE_CONTAINERS:
         return plain(item, value)
     return in_place(item, value)
 

@@ -14,6 +14,10 @@ Rules, one per kind of leaf:
 - tuples, lists and dicts recursively (dicts by sorted key: their order does not matter;
   namedtuples by their type too); a registered pytree type (runtime/pytrees.py) by its type,
   its aux data (by value: it must be hashable) and its children recursively.
+- array leaves that share memory (the same array twice, or overlapping views of one), where
+  `memory` asks (a function one of whose traces asked which do, OutputStructure): a third part
+  of the key, the pairs of their positions (runtime/tracing/arguments.py memory_shared); keys
+  of calls whose arrays share none have two parts.
 - anything else by identity, held weakly (`WeakIdentity`): the key does not keep the object
   alive; `with_release_hook(key, hook)` makes a key whose hook runs when an object in it dies,
   so a cache can evict the entry. Objects that cannot be weakly referenced (`object()`, ufuncs,
@@ -34,6 +38,7 @@ from ..abstract import abstractify, short_dtype
 from ..devices import device_of, is_gpu_array
 from ..containers import field_names, is_dataclass_instance
 from ..pytrees import register_pytree_node, registered
+from .arguments import memory_owner, memory_shared
 from .tracer import Tracer, sorted_keys
 
 
@@ -171,14 +176,30 @@ def _other_key(value, arrays: list):
         return StrongIdentity(value)
 
 
-def signature_and_arrays(args: tuple, kwargs: dict) -> tuple[tuple, list]:
-    """The signature of a call and its array leaves, in graph-input order."""
+def signature_and_arrays(args: tuple, kwargs: dict, memory: bool = False) -> tuple[tuple, list]:
+    """The signature of a call and its array leaves, in graph-input order; with `memory`, a
+    third part of the key for arrays that share memory (the module's docstring)."""
     arrays: list = []
     key = tuple([_key(value, arrays) for value in args])
-    if kwargs:
-        return (key, tuple([(name, _key(kwargs[name], arrays))
-                            for name in sorted(kwargs)])), arrays
-    return (key, ()), arrays
+    key = (key, tuple([(name, _key(kwargs[name], arrays)) for name in sorted(kwargs)])
+           if kwargs else ())
+    shared = memory_shared(arrays) if memory and len(arrays) > 1 else ()
+    return (key + (shared,) if shared else key), arrays
+
+
+def array_call_key(args: tuple, memory: bool) -> tuple | None:
+    """The key of a call whose arguments are all NumPy arrays (with `memory`, none sharing
+    memory with another, by the arrays that own it), by its arrays' shapes and dtypes alone: a
+    cache hit's cheap key (autotrace/traced_function.py); None for any other call."""
+    described = []
+    for value in args:
+        if type(value) is not np.ndarray:
+            return None
+        described.append(value.shape)
+        described.append(value.dtype)
+    if memory and len({id(memory_owner(value)) for value in args}) < len(args):
+        return None
+    return tuple(described)
 
 
 class ParameterBinding:
@@ -360,7 +381,7 @@ def describe_difference(old_key: tuple, new_key: tuple, parameter_names=()) -> s
 
     `parameter_names` names the positional arguments (the function's parameters, in order).
     """
-    (old_args, old_kwargs), (new_args, new_kwargs) = old_key, new_key
+    (old_args, old_kwargs, *old_shared), (new_args, new_kwargs, *new_shared) = old_key, new_key
     if len(old_args) != len(new_args):
         return f"number of positional arguments: {len(old_args)} -> {len(new_args)}"
     for position, (old, new) in enumerate(zip(old_args, new_args)):
@@ -374,7 +395,16 @@ def describe_difference(old_key: tuple, new_key: tuple, parameter_names=()) -> s
     for name in old_names:
         if old_names[name] != new_names[name]:
             return f"argument {name!r}{_difference(old_names[name], new_names[name])}"
+    if old_shared != new_shared:
+        return f"array arguments that share memory: {_shared_text(old_shared)} -> " \
+               f"{_shared_text(new_shared)}"
     return "no difference"
+
+
+def _shared_text(shared: list) -> str:
+    """`none`, or `leaves 1 and 2, 1 and 3` (the call's array leaves, counted from 1)."""
+    pairs = shared[0] if shared else ()
+    return "leaves " + ", ".join(f"{i + 1} and {j + 1}" for i, j in pairs) if pairs else "none"
 
 
 def _difference(old, new) -> str:

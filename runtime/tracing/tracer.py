@@ -47,7 +47,7 @@ import numpy as np
 from ..abstract import AbstractArray, abstractify, unknown_size_error
 from .arguments import (  # noqa: F401 - the argument checks, imported here too
     ArgumentChangedError, _index_text, argument_paths, inherit_arguments, input_name,
-    is_view_index, mark_view, refuse_change_of_argument)
+    is_view_index, mark_overlaps, mark_view, refuse_change_of_argument)
 from ..devices import is_gpu_array, mixing_error
 from ..graph import Constant, Equation, Graph, Literal, Var
 from ..ops import (LITERAL_TYPES, UntraceableError, array_methods, numpy_functions,
@@ -56,7 +56,7 @@ from ..python_operators import (BINARY_OPERATORS, COMPARISON_OPERATORS, OPERATOR
                                 UNARY_OPERATORS)
 from ..primitives.elementwise import ZERO_D_ARRAYS, apply_ufunc, astype
 from ..primitives.index import (  # noqa: F401 - set_item, imported from here too
-    add_at, getitem, holds_traced, out_position, set_item, setitem, stacked)
+    add_at, getitem, holds_traced, set_item, setitem, stacked, take_out)
 from ..scopes import current as current_scope
 from ..state import StateCell, capturing
 from ..user_frames import code_site
@@ -67,7 +67,7 @@ from .math_functions import traced_round
 from .type_checks import SCALAR, is_zero_d_array, rebinds_in_place, stands_for
 from .weak_scalars import weak_power, weak_ufunc
 from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
-                                     index_view, write_into)
+                                     index_view, snapshot_copy, write_into)
 
 
 class TracerConversionError(TypeError):
@@ -115,6 +115,7 @@ class GraphBuilder:
         self.zero_d_arrays: set[Var] = set()
         self.zero_d_kinds: dict[Var, str] = {}  # others' kinds where known (type_checks.py)
         self.rebound_in_place: set[int] = set()  # ids of 0-d values `op=` made new
+        self.reads_argument_memory = False  # (see runtime/derivatives/snapshots.py)
 
     def device(self) -> str:
         """Where the trace's inputs are (what an op with no graph-value input makes goes
@@ -340,7 +341,7 @@ class Tracer:
         args, kwargs = read_cells(args), read_cells(kwargs)
         if func is np.real and args[0] is self and not np.iscomplexobj(self):
             return self  # as NumPy's: the same array, so writes into it change self
-        out, args, kwargs = _take_out(func, args, kwargs)
+        out, args, kwargs = take_out(func, args, kwargs)
         result = binding(*args, **kwargs)
         if out is not None:  # np.clip(a, lo, hi, out): the result written into out
             return _write_out(f"np.{func.__name__}(..., out={{}})", out, result)
@@ -458,18 +459,6 @@ def _add_at(target, index, value) -> None:
     write_value(target, add_at(target, index, value), "np.add.at({}, ...)")
 
 
-def _take_out(func, args: tuple, kwargs: dict):
-    """(out, args, kwargs) for a call of NumPy's `func`, with its `out` argument, given by
-    keyword or by position, taken out of args and kwargs (None where there is none)."""
-    if kwargs.get("out") is not None:
-        kwargs = dict(kwargs)
-        return kwargs.pop("out"), args, kwargs
-    position = out_position(func)
-    if position is None or len(args) <= position or args[position] is None:
-        return None, args, kwargs
-    return args[position], args[:position] + args[position + 1:], kwargs
-
-
 def _write_out(operation: str, out, result):
     """`result` written into `out` (a traced array, or a tuple of one), which is returned."""
     target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
@@ -501,6 +490,7 @@ for _dunder, _ufunc in BINARY_OPERATORS:
 Tracer.__pow__ = lambda self, other: weak_power(self, read_cells(other))
 Tracer.__rpow__ = lambda self, other: weak_power(read_cells(other), self)
 Tracer.__round__ = traced_round  # round(t, ndigits) as NumPy's scalars round (math_functions.py)
+Tracer._snapshot_copy = snapshot_copy  # a derivative's copy of an argument (derivatives/snapshots.py)
 
 
 def _in_place_operator(ufunc, symbol: str):
@@ -571,8 +561,11 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
         tracer.graph_var.name = input_name(parameter, path)
         if protect_arguments and not isinstance(leaf, (np.generic, Tracer)):  # not a scalar
             builder.arguments[id(tracer)] = (tracer, parameter, path)
+        made.append((leaf, tracer))
         return tracer
+    made: list = []  # (leaf, Tracer): arguments the caller passed sharing memory stay so
     traced_args, traced_kwargs = map_arrays((tuple(args), dict(kwargs or {})), new_argument)
+    mark_overlaps(made)
     outputs: list = []
 
     def output_slot(leaf):
@@ -591,6 +584,7 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
     finally:
         builder.finished = True
     structure = OutputStructure(template, scope.captured_cells, scope.written_cells)
+    structure.reads_argument_memory = builder.reads_argument_memory
     return Graph(builder.inputs, builder.equations, outputs), structure
 
 

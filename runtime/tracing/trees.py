@@ -49,7 +49,12 @@ def map_arrays(tree, function, is_leaf=is_array):
 
 
 class OutputStructure:
-    """Where a trace's graph outputs go in the function's result, and its static leaves."""
+    """Where a trace's graph outputs go in the function's result, and its static leaves.
+    `reads_argument_memory`: whether the trace asked which array arguments share memory
+    (runtime/derivatives/snapshots.py note_memory_read), so that it serves only calls whose
+    arrays share memory as those it traced with did."""
+
+    reads_argument_memory = False
 
     def __init__(self, template, captured: list = (), written: list = ()):
         self.template = template  # the result with each graph output replaced by _Slot(i)

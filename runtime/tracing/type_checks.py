@@ -139,13 +139,12 @@ def rebinds_in_place(tracer) -> bool:
 
 def _note_rebound(tracer) -> None:
     """Note `tracer` as given a new value by `op=`, in its trace's `rebound_in_place`; where
-    it is a traced branch's input, the operand it stands for in the enclosing trace too, and
-    so on outward."""
+    it is a traced branch's or loop body's input, the operand it stands for in the enclosing
+    trace too (views.note_operands), and so on outward."""
     builder, key = tracer._builder, id(tracer)
     while builder is not None:
         builder.rebound_in_place.add(key)
-        key = next((outer for outer, inner in getattr(builder, "inner_of", {}).items()
-                    if id(inner) == key), None)
+        key = getattr(builder, "operand_of", {}).get(key)
         builder = getattr(builder, "parent", None) if key is not None else None
 
 

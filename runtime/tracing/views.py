@@ -90,15 +90,26 @@ class Memory:
     values of its trace (`shares`, their memories), a write into it is taken, changing it
     alone, and the memories it may share become stale in turn (`written_alone`): NumPy changed
     one of them, and reading any of them after raises. Where they are not all known, a write
-    into it raises its `refusal`."""
+    into it raises its `refusal`.
 
-    __slots__ = ("writes", "refusal", "followers", "shares")
+    Where the run-time checks before a write into a list's item (transforms/front/
+    shared_items.py) look for items sharing memory, two more facts count:
+    - `overlaps`: for the memory of an array argument the caller passed sharing memory with
+      another (runtime/tracing/arguments.py overlap_tokens), a token the memories of those
+      share: two memories with one token may share elements;
+    - `outer`: for the memory of a subgraph's input that stands for a view of an array the
+      subgraph does not take (share_operand_memory), or of a derivative's copy of one
+      (snapshot_copy), that view: its memory is part of that array's."""
 
-    def __init__(self, refusal: str | None = None, shares: list | None = None):
+    __slots__ = ("writes", "refusal", "followers", "shares", "overlaps", "outer")
+
+    def __init__(self, refusal: str | None = None, shares: list | None = None, overlaps=None,
+                 outer=None):
         self.writes: list = []
         self.refusal = refusal
         self.followers: list[Memory] = []
         self.shares = shares
+        self.overlaps, self.outer = overlaps, outer
 
     def note_write(self, ambiguous: frozenset) -> None:
         """Count a write (through the ambiguous links `ambiguous`) into this memory."""
@@ -429,6 +440,23 @@ def share_operand_memory(outer_leaves: list, inner_leaves: list) -> list:
     return shared
 
 
+def note_operands(builder, outer_leaves: list, inner_leaves: list) -> None:
+    """Note what the inputs `inner_leaves` of the subgraph `builder` traces stand for (its
+    operands' leaves `outer_leaves`): `builder.operand_of` maps the id of each to the id of its
+    traced operand (type_checks follows `op=` on a 0-d input out to it); and each input that is
+    a root of its own inside and stands for a traced value from outside sharing memory with
+    others (a view, an array with views, an argument the caller passed sharing memory) gets a
+    memory that says so (Memory.outer, Memory.overlaps), for the run-time checks before writes
+    into shared memory."""
+    builder.operand_of = {id(inner): id(outer) for outer, inner in zip(outer_leaves,
+                                                                       inner_leaves)
+                          if getattr(outer, "_builder", None) is not None}
+    for outer, inner in zip(outer_leaves, inner_leaves):
+        memory = getattr(outer, "_memory", None)
+        if memory is not None and getattr(inner, "_memory", False) is None:
+            inner._memory, inner._seen = Memory(overlaps=memory.overlaps, outer=outer), 0
+
+
 def shares_memory_with_another(outer_leaves: list, index: int, counts=lambda other: True) -> bool:
     """Whether operand leaf `index` is another operand leaf too, or a view of one or has one
     as a view (through bases only: views of a common base are not found), among the leaves
@@ -447,3 +475,34 @@ def shares_memory_with_another(outer_leaves: list, index: int, counts=lambda oth
                 leaf is outer_leaves[index] for leaf in bases(other)):
             return True
     return False
+
+
+def snapshot_copy(tracer, copies: dict, shared_roots: set):
+    """A copy of `tracer` for a derivative's copy of an argument it writes into
+    (runtime/derivatives/snapshots.py), sharing memory as `tracer` does with the other values
+    copied with the same `copies`: a view whose root's id is in `shared_roots` is the same view
+    of one copy of that root, the copy of an argument that may share memory with another
+    (Memory.overlaps) may share memory with that one's copy, and the copy of a subgraph's input
+    that stands for a view from outside (Memory.outer) stands for that input."""
+    root = tracer
+    while root._link is not None:
+        root = root._link.base
+    memory = root._memory if root._memory is not None else Memory()
+    if id(root) not in shared_roots and memory.overlaps is None and memory.outer is None:
+        return tracer.copy()
+    if id(tracer) in copies:
+        return copies[id(tracer)]
+    link = tracer._link
+    if link is None:
+        copy = tracer.copy()
+        if memory.overlaps is not None or memory.outer is not None:
+            token = None if memory.overlaps is None else \
+                copies.setdefault(id(memory.overlaps), (memory.overlaps, object()))[1]
+            outer = None if memory.outer is None else tracer
+            copy._memory, copy._seen = Memory(overlaps=token, outer=outer), 0
+    else:
+        base = snapshot_copy(link.base, copies, shared_roots | {id(root)})
+        copy = take_view(link.read(base), base, link.read, link.write, link.how,
+                         certain=link not in link.ambiguous)
+    copies[id(tracer)] = copy
+    return copy

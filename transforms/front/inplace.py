@@ -107,6 +107,7 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
             # L[k] op= v checked when it runs: an index that calls something, evaluated once
             hoisted = _hoisted_index(statement, fresh) if any(
                 isinstance(subject, OtherItems) for _, subject in checks) else None
+            inserted = set()  # a loop's statement may be guarded once per pass over it
             for message, subject in reversed(checks):
                 where = f"{message!r}, {location.filename!r}, {location.line_of(statement)}"
                 if isinstance(subject, OtherItems):
@@ -123,7 +124,9 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                     method = IN_PLACE_OPERATORS.get(type(getattr(statement, "op", None)))
                     within += f", method={method!r}" if method is not None else ""
                     check = f"{helper('refuse_shared_write')}({_text(target)}, {where}{within})"
-                body.insert(index, _statement(check, statement))
+                if check not in inserted:
+                    inserted.add(check)
+                    body.insert(index, _statement(check, statement))
             if hoisted is not None:
                 body.insert(index, hoisted)
     changed = {**_arguments_changed_by_operators(function), **written}

@@ -12,7 +12,8 @@ Decisions:
   object of the user's class), an array sharing an element with the item. Two NumPy arrays share
   one where np.shares_memory says so; two traced values where they view one root array and
   their view links, read on that root's element positions, pick a common one (a link a traced
-  condition chose, or one that is no indexing or NumPy function, counts as sharing).
+  condition chose, or one that is no indexing or NumPy function, counts as sharing). Traced
+  arguments the caller passed sharing memory may share every element.
 - Only the items at the keys the function reads afterwards count, where it reads L by constant
   keys alone (`read`).
 - An array no other object refers to (its reference count) has no view and no other name: the
@@ -26,22 +27,11 @@ import sys
 
 import numpy as np
 
-from ...runtime.derivatives.snapshots import array_root
+from ...runtime.derivatives.snapshots import array_root, note_memory_read
+from ...runtime.primitives.index import ONLY_THE_CONTAINERS
 from ..errors import TransformError
 from ..rules.core import constant
 
-
-def _references_in_a_container() -> int:
-    """The references sys.getrefcount counts for an item a container alone holds, read as
-    refuse_shared_items reads it (the container's, a local name's, the call's argument's):
-    measured, since Python versions count them differently."""
-    container = [object()]
-    item = container[0]
-    return sys.getrefcount(item)
-
-
-# Where an item has no more, nothing else shares it.
-_ONLY_THE_CONTAINERS = _references_in_a_container()
 
 
 def refuse_shared_items(container, key, message: str, filename: str, line: int,
@@ -56,8 +46,9 @@ def refuse_shared_items(container, key, message: str, filename: str, line: int,
     is_list = isinstance(item, list)
     if not (is_list or is_mutable_array(item)):
         return
+    note_memory_read(item)
     if type(item) is np.ndarray and item.base is None and \
-            sys.getrefcount(item) <= _ONLY_THE_CONTAINERS:
+            sys.getrefcount(item) <= ONLY_THE_CONTAINERS:
         return
     if isinstance(container, list):
         count = len(container)
@@ -99,6 +90,8 @@ def refuse_shared_argument(value, others: dict, name: str, write: str, filename:
     mine = list(_leaves([value]))
     containers = {id(leaf) for leaf in mine if isinstance(leaf, (list, dict))}
     arrays = [(leaf, _root(leaf)) for leaf in mine if is_mutable_array(leaf)]
+    for leaf, _ in arrays:
+        note_memory_read(leaf)
     for other, held in others.items():
         for leaf in _leaves([held]):
             if id(leaf) in containers or is_mutable_array(leaf) and any(
@@ -141,8 +134,10 @@ def _shares_an_element(item, root, other) -> bool:
     """Whether `other` shares an element with the array `item`, whose root is `root`."""
     if other is item:
         return True
-    if not is_mutable_array(other) or _root(other) is not root:
+    if not is_mutable_array(other):
         return False
+    if _root(other) is not root:
+        return _may_overlap(root, _root(other))
     if isinstance(item, np.ndarray) and isinstance(other, np.ndarray):
         try:
             return bool(np.shares_memory(item, other, max_work=10_000))
@@ -151,18 +146,36 @@ def _shares_an_element(item, root, other) -> bool:
     return _traced_overlap(item, root, other)
 
 
+def _may_overlap(first, second) -> bool:
+    """Whether two traced roots stand for arrays the caller passed sharing memory (their
+    memories' overlaps token, runtime/tracing/views.py Memory)."""
+    first, second = getattr(first, "_memory", None), getattr(second, "_memory", None)
+    return first is not None and second is not None and first.overlaps is not None and \
+        first.overlaps is second.overlaps
+
+
 def _root(value):
-    """The array whose memory `value` views: following a traced value's view links, or a
-    NumPy (or CuPy) array's bases."""
+    """The array whose memory `value` views: following a traced value's view links (and from a
+    subgraph's input to the view from outside it stands for), or a NumPy (or CuPy) array's
+    bases."""
     if isinstance(value, np.ndarray):
         return array_root(value)
     while True:
-        link = getattr(value, "_link", None)
-        base = link.base if link is not None else (
-            None if hasattr(value, "_builder") else getattr(value, "base", None))
+        base = _base(value)
         if base is None or not hasattr(base, "shape"):
             return value
         value = base
+
+
+def _base(value):
+    """What `value` is a view of: a traced value's base, or for a subgraph's input the value
+    from outside it stands for (runtime/tracing/views.py Memory.outer); an array's base."""
+    link = getattr(value, "_link", None)
+    if link is not None:
+        return link.base
+    if hasattr(value, "_builder"):
+        return value._memory.outer if value._memory is not None else None
+    return getattr(value, "base", None)
 
 
 def _traced_overlap(first, root, second) -> bool:
@@ -185,8 +198,11 @@ def _links(tracer) -> list | None:
     """The view links from `tracer`'s root to it, outermost first; None where one is chosen by
     a traced condition or made by something else than indexing or a NumPy function."""
     links = []
-    while getattr(tracer, "_link", None) is not None:
+    while _base(tracer) is not None:
         link = tracer._link
+        if link is None:  # a subgraph's input: the links of the view it stands for
+            tracer = _base(tracer)
+            continue
         if link.choice is not None or not (link.how == "indexing" or link.how.startswith("np.")):
             return None
         links.append(link)

@@ -1,0 +1,174 @@
+"""Arguments that share memory in traced gradients: a gradient that writes into (a copy of) an
+argument refuses, as the eager gradient does, where the caller passes it memory another
+argument or item shares (transforms/front/shared_items.py), also in autotrace.function, vmap,
+a trace with an input_signature, a concrete function, a traced loop, and a gradient taken
+inside a traced function; where the arrays share no element, each gives NumPy's gradient
+(computed by hand here).
+"""
+import re
+
+import numpy as np
+import pytest
+
+import autotrace
+from autotrace.runtime.tracing.signature import describe_difference, signature_and_arrays
+from autotrace.transforms.errors import TransformError
+
+
+def scaled_product(x, y):
+    x *= 2.0
+    return np.sum(x * y)
+
+
+def product(x, y):
+    return np.sum(x * y)
+
+
+def first_item_scaled(L):
+    L[0] *= 2.0
+    return np.sum(L[0] * L[1])
+
+
+def first_item_scaled_in_a_loop(L, n):
+    for i in range(n):
+        L[0] *= 2.0
+    return np.sum(L[0] * L[1])
+
+
+def gradient_of_overlapping_items(M):
+    return autotrace.grad(first_item_scaled)([M[:3], M[1:4]])
+
+
+def gradient_of_disjoint_items(M):
+    return autotrace.grad(first_item_scaled)([M[:3], M[3:]])
+
+
+def gradient_of_overlapping_items_in_a_loop(M, n):
+    return autotrace.grad(first_item_scaled_in_a_loop)([M[:3], M[1:4]], n)
+
+
+ARGUMENT_REFUSAL = (r"line 19: the function changes argument 'x' in place \(x \*= \.\.\.\), "
+                    r"and argument 'y' shares its memory")
+ITEM_REFUSAL = r"L\[0\] \*= \.\.\. changes the item L\[0\] in place where it is an array"
+
+
+def _message(call) -> str:
+    with pytest.raises(TransformError) as raised:
+        call()
+    return str(raised.value)
+
+
+def test_a_traced_gradient_refuses_one_array_passed_twice_as_the_eager_one_does():
+    x = np.array([1.0, 2.0, 3.0])
+    traced = autotrace.function(autotrace.grad(scaled_product))
+    np.testing.assert_array_equal(traced(x, x.copy()), 2.0 * x)  # d/dx sum(2x * y) = 2y
+    eager = _message(lambda: autotrace.grad(scaled_product)(x, x))
+    assert re.search(ARGUMENT_REFUSAL, eager)
+    assert _message(lambda: traced(x, x)) == eager
+    # The trace for separate arrays still serves them; the caller's arrays are unchanged.
+    np.testing.assert_array_equal(traced(x, x.copy()), 2.0 * x)
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
+    assert _message(lambda: traced(x, x)) == eager
+
+
+def test_overlapping_views_are_refused_and_disjoint_views_of_one_array_are_not():
+    M = np.arange(1.0, 7.0)
+    traced = autotrace.function(autotrace.grad(scaled_product))
+    assert re.search(ARGUMENT_REFUSAL, _message(lambda: traced(M[:3], M[1:4])))
+    assert re.search(ARGUMENT_REFUSAL, _message(lambda: traced(M[:4:2], M[2::2])))
+    np.testing.assert_array_equal(traced(M[:3], M[3:]), 2.0 * M[3:])
+    np.testing.assert_array_equal(traced(M[::2], M[1::2]), 2.0 * M[1::2])
+    np.testing.assert_array_equal(M, np.arange(1.0, 7.0))
+
+
+def test_a_traced_gradient_refuses_list_items_that_share_memory():
+    M = np.arange(1.0, 7.0)
+    traced = autotrace.function(autotrace.grad(first_item_scaled))
+    a, b = M[:3], M[3:]
+    got = traced([a, b])  # d/da sum(2a * b) = 2b, d/db = 2a
+    np.testing.assert_array_equal(got[0], 2.0 * b)
+    np.testing.assert_array_equal(got[1], 2.0 * a)
+    for items in ([M[:3], M[:3]], [M[:3], M[1:4]]):
+        eager = _message(lambda: autotrace.grad(first_item_scaled)(items))
+        assert re.search(ITEM_REFUSAL, eager)
+        assert _message(lambda: traced(items)) == eager
+
+
+def test_a_traced_loop_refuses_list_items_that_share_memory():
+    M = np.arange(1.0, 7.0)
+    n = np.int64(2)  # a traced loop: L[0] is scaled by 4
+    traced = autotrace.function(autotrace.grad(first_item_scaled_in_a_loop))
+    got = traced([M[:3], M[3:]], n)
+    np.testing.assert_array_equal(got[0], 4.0 * M[3:])
+    np.testing.assert_array_equal(got[1], 4.0 * M[:3])
+    for items in ([M[:3], M[:3]], [M[:3], M[1:4]]):
+        assert re.search(ITEM_REFUSAL, _message(lambda: traced(items, n)))
+    # Views of one array made inside the traced function, taken into the loop
+    assert re.search(ITEM_REFUSAL, _message(
+        lambda: autotrace.function(gradient_of_overlapping_items_in_a_loop)(M, n)))
+
+
+def test_a_gradient_inside_a_traced_function_refuses_items_viewing_one_array():
+    M = np.arange(1.0, 7.0)
+    for function in (gradient_of_overlapping_items, autotrace.function(
+            gradient_of_overlapping_items)):
+        assert re.search(ITEM_REFUSAL, _message(lambda: function(M)))
+    got = autotrace.function(gradient_of_disjoint_items)(M)
+    np.testing.assert_array_equal(got[0], 2.0 * M[3:])
+    np.testing.assert_array_equal(got[1], 2.0 * M[:3])
+
+
+def test_vmap_of_a_gradient_refuses_arguments_that_share_memory():
+    B = np.arange(1.0, 7.0).reshape(2, 3)
+    batched = autotrace.vmap(autotrace.grad(scaled_product))
+    np.testing.assert_array_equal(batched(B, B.copy()), 2.0 * B)
+    assert re.search(ARGUMENT_REFUSAL, _message(lambda: batched(B, B)))
+    assert re.search(ARGUMENT_REFUSAL, _message(lambda: batched(B[:, :2], B[:, 1:])))
+    # Reading alone, one array twice is two arguments: d/dx sum(x * y) = y
+    np.testing.assert_array_equal(autotrace.vmap(autotrace.grad(product))(B, B), B)
+
+
+def test_an_input_signature_trace_refuses_arrays_that_share_memory():
+    x = np.array([1.0, 2.0, 3.0])
+    spec = autotrace.Spec((3,))
+    traced = autotrace.function(autotrace.grad(scaled_product), input_signature=[spec, spec])
+    np.testing.assert_array_equal(traced(x, x.copy()), 2.0 * x)
+    with pytest.raises(TypeError, match=r"this call passes arrays that share memory \(array "
+                                        r"arguments 1 and 2, counted from 1\)"):
+        traced(x, x)
+    reading = autotrace.function(autotrace.grad(product), input_signature=[spec, spec])
+    np.testing.assert_array_equal(reading(x, x), x)
+
+
+def test_a_concrete_function_refuses_arrays_that_share_memory_where_it_writes():
+    x = np.array([1.0, 2.0, 3.0])
+    spec = autotrace.Spec((3,))
+    concrete = autotrace.function(autotrace.grad(scaled_product)).get_concrete_function(
+        spec, spec)
+    np.testing.assert_array_equal(concrete(x, x.copy()), 2.0 * x)
+    with pytest.raises(TypeError, match="this call differs in array arguments that share "
+                                        "memory: none -> leaves 1 and 2"):
+        concrete(x, x)
+    reading = autotrace.function(autotrace.grad(product)).get_concrete_function(spec, spec)
+    np.testing.assert_array_equal(reading(x, x), x)
+
+
+def test_functions_that_only_read_keep_one_trace_for_arrays_that_share_memory():
+    x = np.array([1.0, 2.0, 3.0])
+    for function, want in ((product, 14.0), (autotrace.grad(product), x)):
+        traced = autotrace.function(function)
+        np.testing.assert_array_equal(traced(x, x), want)
+        np.testing.assert_array_equal(traced(x, x.copy()), want)
+        np.testing.assert_array_equal(traced(x[:], x), want)
+        assert traced.trace_count == 1
+
+
+def test_the_signature_keys_arrays_that_share_memory_where_asked():
+    x, y = np.ones(3), np.ones(3)
+    separate, _ = signature_and_arrays((x, y), {}, memory=True)
+    same, _ = signature_and_arrays((x, x), {}, memory=True)
+    views, _ = signature_and_arrays((x[:2], 1.0, x[1:], x[2:], y), {}, memory=True)
+    assert len(separate) == 2 and same[2] == ((0, 1),) and views[2] == ((0, 1), (1, 2))
+    assert signature_and_arrays((x, x), {})[0] == separate  # not asked: keyed as before
+    assert describe_difference(separate, same, ("x", "y")) == \
+        "array arguments that share memory: none -> leaves 1 and 2"
