@@ -8,6 +8,7 @@ and how one is rebuilt with other items, is stated here once. The derivative hel
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import numbers
 
@@ -31,11 +32,14 @@ class ClearedList(list):
 
 def rebuild(value, items):
     """A container of the same kind as `value` holding `items` (a plain list for a
-    ClearedList: the items may be no zeros)."""
+    ClearedList: the items may be no zeros); for a dict, `items` are (key, item) pairs, and a
+    defaultdict keeps its default_factory."""
     if is_namedtuple(value):
         return type(value)(*items)
     if type(value) is ClearedList:
         return list(items)
+    if isinstance(value, collections.defaultdict):
+        return type(value)(value.default_factory, items)
     return type(value)(items)
 
 
@@ -74,7 +78,7 @@ def zeros_like(value):
     if isinstance(value, (tuple, list)):
         return rebuild(value, [zeros_like(v) for v in value])
     if isinstance(value, dict):
-        return type(value)((k, zeros_like(v)) for k, v in value.items())
+        return rebuild(value, ((k, zeros_like(v)) for k, v in value.items()))
     if isinstance(value, (bool, numbers.Integral, float)) and not hasattr(value, "dtype"):
         return 0.0
     if isinstance(value, complex) and not hasattr(value, "dtype"):

@@ -56,7 +56,7 @@ def _basic_index(index) -> bool:
 
 def _copy(container):
     if isinstance(container, (list, dict)):
-        return type(container)(container.copy()) if isinstance(container, dict) else list(
+        return rebuild(container, container.items()) if isinstance(container, dict) else list(
             container)
     if isinstance(container, tuple):
         return list(container)
@@ -295,12 +295,12 @@ def sequence_gradient(gradient, iterable):
 
 def values_gradient(gradient, mapping):
     """The gradient of a dict given the gradient of `list(mapping.values())`."""
-    return type(mapping)(zip(mapping.keys(), gradient))
+    return rebuild(mapping, zip(mapping.keys(), gradient))
 
 
 def items_gradient(gradient, mapping):
     """The gradient of a dict given the gradient of `list(mapping.items())`."""
-    return type(mapping)((key, pair[1]) for key, pair in zip(mapping.keys(), gradient))
+    return rebuild(mapping, ((key, pair[1]) for key, pair in zip(mapping.keys(), gradient)))
 
 
 def read_attribute(value, attribute: str):

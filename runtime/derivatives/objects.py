@@ -18,7 +18,7 @@ import numbers
 import threading
 import types
 
-from ..containers import (field_names, is_dataclass_instance,  # noqa: F401
+from ..containers import (field_names, is_dataclass_instance, rebuild,  # noqa: F401
                           map_fields, new_dataclass)
 
 
@@ -191,7 +191,8 @@ def replaced_at(gradient, keys: tuple, entry, missing=None, depth: int = 0):
     inner = entry if not rest else replaced_at(entry_at(gradient, (key,)), rest, entry,
                                                missing, depth + 1)
     if isinstance(gradient, dict):
-        out = type(gradient)(gradient)
+        out = type(gradient)(gradient) if isinstance(gradient, ObjectGradient) else \
+            rebuild(gradient, gradient.items())
         if inner is None:
             out.pop(key, None)
         else:

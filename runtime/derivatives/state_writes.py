@@ -32,7 +32,7 @@ from .adjoint_ops import unbroadcast
 from .objects import (ObjectGradient, StateWriteError, entry_at, is_dataclass_instance,
                       is_plain_object, nonzero_gradient, recomputing, replaced_at)
 from .state_log import note_write
-from .structure import zeros_like
+from .structure import rebuild, zeros_like
 
 # The methods written as writes at the end of a list (transforms/analysis/given_state_writes.py).
 GROWING = ("append", "extend")
@@ -132,8 +132,8 @@ def _shaped(gradient, value):
     """`gradient`, read from a slot's, as the gradient of `value`: summed to its shape, a
     container's entries that nothing reached made zeros."""
     if isinstance(value, dict):
-        return type(value)((key, _shaped(entry_at(gradient, (key,)), item))
-                           for key, item in value.items())
+        return rebuild(value, ((key, _shaped(entry_at(gradient, (key,)), item))
+                               for key, item in value.items()))
     if isinstance(value, (list, tuple)):
         items = [_shaped(entry_at(gradient, (index,)), item) for index, item in enumerate(value)]
         return type(value)(items) if type(value) in (list, tuple) else type(value)(*items)

@@ -34,7 +34,7 @@ def ones_like(value):
     if isinstance(value, (tuple, list)):
         return rebuild(value, [ones_like(v) for v in value])
     if isinstance(value, dict):
-        return type(value)((k, ones_like(v)) for k, v in value.items())
+        return rebuild(value, ((k, ones_like(v)) for k, v in value.items()))
     if isinstance(value, (bool, numbers.Integral, float)) and not hasattr(value, "dtype"):
         return 1.0
     if hasattr(value, "dtype") and hasattr(value, "shape"):
@@ -92,7 +92,7 @@ def add(a, b):
     if isinstance(a, dict) and isinstance(b, dict):
         # A key one of them lacks has no gradient there yet (a dict filled in a loop, read
         # before and after the loop): the sum has the keys of both.
-        total = type(a)((k, add(v, b[k]) if k in b else v) for k, v in a.items())
+        total = rebuild(a, ((k, add(v, b[k]) if k in b else v) for k, v in a.items()))
         total.update((k, v) for k, v in b.items() if k not in a)
         return total
     if a is None:
@@ -267,7 +267,7 @@ def _map_leaves(value, function):
     if isinstance(value, (tuple, list)):
         return rebuild(value, [_map_leaves(item, function) for item in value])
     if isinstance(value, dict):
-        return type(value)((k, _map_leaves(v, function)) for k, v in value.items())
+        return rebuild(value, ((k, _map_leaves(v, function)) for k, v in value.items()))
     if is_dataclass_instance(value) and not holds_state(value):
         return map_fields(lambda field: _map_leaves(field, function), value)
     if isinstance(value, np.ndarray) or _is_traced_array(value):
@@ -395,7 +395,7 @@ def as_registered_types(gradient, value):
         items = {key: as_registered_types(item, value[key]) if key in value else item
                  for key, item in gradient.items()}
         return gradient if _same_items(items.values(), gradient.values()) else \
-            type(gradient)(items.items())
+            rebuild(gradient, items.items())
     return gradient
 
 
@@ -480,7 +480,7 @@ def _match(gradient, value):
     if isinstance(value, (tuple, list)):
         return rebuild(value, [_match(g, v) for g, v in zip(gradient, value)])
     if isinstance(value, dict):
-        return type(value)((k, _match(gradient[k], v)) for k, v in value.items())
+        return rebuild(value, ((k, _match(gradient[k], v)) for k, v in value.items()))
     if isinstance(value, np.ndarray) and isinstance(gradient, (float, int, np.generic)):
         return np.asarray(gradient, dtype=float_dtype(value.dtype)).reshape(value.shape)
     if gradient is None and current_sink() is None and not isinstance(value, StateCell) \
@@ -508,7 +508,7 @@ def in_dtype_of(gradient, value):
             and len(value) == len(gradient):
         return rebuild(gradient, [in_dtype_of(g, v) for g, v in zip(gradient, value)])
     if isinstance(value, dict) and isinstance(gradient, dict) and gradient.keys() == value.keys():
-        return type(gradient)((k, in_dtype_of(g, value[k])) for k, g in gradient.items())
+        return rebuild(gradient, ((k, in_dtype_of(g, value[k])) for k, g in gradient.items()))
     dtype, given = getattr(value, "dtype", None), getattr(gradient, "dtype", None)
     if dtype is None or given is None or given == dtype or not hasattr(gradient, "astype"):
         return gradient

@@ -8,6 +8,8 @@ when it runs, which of those values carry gradient.
 """
 from __future__ import annotations
 
+from ..containers import rebuild
+
 
 def apply_unpacked(function, arguments: tuple, keywords: dict):
     """`function(*arguments, **keywords)`."""
@@ -30,7 +32,7 @@ def keywords_parts(gradient, dicts) -> tuple:
     """The gradient of `merged_keywords(*dicts)` given that of its result (a dict, or None for
     none), cut into one dict per merged dict (also the tangent of the inverse cut)."""
     gradient = gradient or {}
-    return tuple(type(given)((k, gradient.get(k)) for k in given) for given in dicts)
+    return tuple(rebuild(given, ((k, gradient.get(k)) for k in given)) for given in dicts)
 
 
 def keywords_tangent(tangents, dicts) -> dict:

@@ -140,8 +140,15 @@ def unsupported_construction(cls) -> str | None:
     (autotrace's)."""
     if not isinstance(cls, type) or cls is functools.partial or cls.__module__ == "builtins" \
             or issubclass(cls, (int, float, complex, bool, tuple)) \
-            or _of_library(cls):
+            or _of_library(cls, _LIBRARY_PACKAGES - {"builtins"}):
         return None
+    container = next((base for base in (list, dict, set, frozenset, bytearray)
+                      if issubclass(cls, base)), None)
+    if container is not None and _package(cls) not in sys.stdlib_module_names:
+        return f"it derives from {container.__name__}, and autotrace differentiates building " \
+               f"a {container.__name__} itself, not a class derived from one (whose methods " \
+               f"may read its items otherwise); build a {container.__name__}, or a class of " \
+               f"your own whose __init__ stores the values as attributes"
     if _library_class(cls):
         return "autotrace has no derivative rule for building it (a class of the standard " \
                "library, or with its __init__); use a dict, or a class of your own"
@@ -170,10 +177,11 @@ def _library_class(cls) -> bool:
         initializer is not object and _package(initializer) in sys.stdlib_module_names)
 
 
-def _of_library(cls) -> bool:
-    """A class of NumPy's or autotrace's, or derived from one, but for those of autotrace's
-    that ask to be differentiated as a user's (autotrace.vjp's VJPFunction)."""
-    return any(_package(base) in _LIBRARY_PACKAGES for base in cls.__mro__[:-1]) and not \
+def _of_library(cls, packages=_LIBRARY_PACKAGES) -> bool:
+    """A class of NumPy's or autotrace's (or of Python's builtins, of another of `packages`),
+    or derived from one, but for those of autotrace's that ask to be differentiated as a
+    user's (autotrace.vjp's VJPFunction)."""
+    return any(_package(base) in packages for base in cls.__mro__[:-1]) and not \
         cls.__dict__.get("__autotrace_differentiable__", False)
 
 
