@@ -167,6 +167,7 @@ class MemoryWriter:
                 self.use("alias_read_after_write")
                 self.emit(f"{later} = {self.read_of(scope, [item, original])}")
             else:
+                self.forget(scope, original)  # (its scalars read after would read it too)
                 self.emit(f"{later} = {self.read_of(scope, [item])}")
             self.forget(scope, original)
             self.keep(scope, later, owned=True)
