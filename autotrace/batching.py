@@ -26,7 +26,7 @@ from autotrace.runtime.abstract import AbstractArray
 from autotrace.runtime.devices import device_of
 from autotrace.runtime.graph import Constant, Graph
 from autotrace.runtime.tracing.control_aliases import inline_graph
-from autotrace.runtime.tracing.arguments import memory_shared, overlap_tokens
+from autotrace.runtime.tracing.arguments import arrays_overlap, memory_shared
 from autotrace.runtime.tracing.signature import array_call_key, signature_of
 from autotrace.runtime.tracing.spec import placeholder
 from autotrace.runtime.primitives.registry import is_traced
@@ -92,7 +92,9 @@ class Vmapped:
         return len(self._entries)
 
     def __call__(self, *args, **kwargs):
-        array_call = None if kwargs else array_call_key(args, memory=True)
+        array_call = None if kwargs else array_call_key(args, self._traced._memory_keyed)
+        if array_call is not None and len(array_call) > 2 * len(args):
+            array_call = None  # arrays that share memory: keyed by their examples' (_entry)
         found = self._array_calls.get(array_call) if array_call is not None else None
         if found is not None:
             entry, axes, size = found
@@ -173,8 +175,9 @@ class Vmapped:
             leaves, axes, paths, slots = _mapped_leaves(args, kwargs, self.in_axes,
                                                         self._parameter_names)
             size = self._size(leaves, axes, paths)
-            shared = memory_shared(leaves)
-            tokens = overlap_tokens(leaves) if shared else {}
+            keyed = self._traced._memory_keyed  # (autotrace/traced_function.py)
+            shared = _examples_sharing(leaves, axes, size) if keyed else ()
+            tokens = _groups(shared)
             zeros: dict = {}  # one element for the examples of leaves that share memory
             examples = iter([_example(leaf, axis, path, zeros, tokens.get(index))
                              for index, (leaf, axis, path) in enumerate(zip(leaves, axes, paths))])
@@ -191,6 +194,10 @@ class Vmapped:
                 del self._entries[next(iter(self._entries))]
                 self._array_calls.clear()
             self._entries[key] = entry
+            if not keyed and self._traced._memory_keyed:
+                # The trace asked which arrays share memory: key this call by it too.
+                self._array_calls.clear()
+                return self._entry(args, kwargs)
         return entry, leaves, axes, size
 
     def _trace(self, args, kwargs, axes, slots, size) -> _Entry:
@@ -402,12 +409,35 @@ def _axis(leaf, spec, path: str):
     return axis
 
 
+def _examples_sharing(leaves: list, axes: list, size: int) -> tuple:
+    """The pairs (i, j) of the call's array leaves whose examples share memory: example k of
+    one (the leaf itself where it is not mapped) and example k of the other, for some k."""
+    def example(index, k):
+        leaf, axis = leaves[index], axes[index]
+        return leaf if axis is None else leaf[(slice(None),) * axis + (k,)]
+    return tuple((i, j) for i, j in memory_shared(leaves)
+                 if any(arrays_overlap(example(i, k), example(j, k)) for k in range(size)))
+
+
+def _groups(pairs: tuple) -> dict:
+    """For each leaf in `pairs`, its group: leaves joined by a pair, directly or through
+    others, are one (the examples of one group share one element, _example)."""
+    groups: dict = {}
+    for first, second in pairs:
+        joined = {groups[index] for index in (first, second) if index in groups}
+        group = min(joined) if joined else first
+        for index in [index for index, held in groups.items() if held in joined]:
+            groups[index] = group
+        groups[first] = groups[second] = group
+    return groups
+
+
 def _example(leaf, axis, path: str, zeros: dict, token=None):
     """A stand-in for one example of `leaf` (its mapped axis taken out): zeros of its dtype
     that cost no memory, or, for an array on a GPU, a placeholder there. Unmapped NumPy
-    scalars stay as they are (they trace as scalars). Leaves that share memory (one `token`,
-    runtime/tracing/arguments.py overlap_tokens) have examples that share it too, one element
-    of `zeros` for each token and dtype, so that the trace follows their sharing."""
+    scalars stay as they are (they trace as scalars). Leaves whose examples share memory (one
+    `token`, _groups) have examples that share it too, one element of `zeros` for each token
+    and dtype, so that the trace follows their sharing."""
     shape = tuple(np.shape(leaf))
     if axis is None and isinstance(leaf, np.generic):
         return leaf
@@ -419,7 +449,7 @@ def _example(leaf, axis, path: str, zeros: dict, token=None):
     if device != "cpu":
         return placeholder(AbstractArray(shape, leaf.dtype, device))
     zero = np.zeros((), leaf.dtype) if token is None else \
-        zeros.setdefault((id(token), leaf.dtype), np.zeros((), leaf.dtype))
+        zeros.setdefault((token, leaf.dtype), np.zeros((), leaf.dtype))
     return zero if not shape and token is None else np.broadcast_to(zero, shape)
 
 

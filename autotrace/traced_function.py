@@ -199,9 +199,6 @@ class Function:
     def _build(self, args, kwargs, general: bool = False, state_known: bool = False) -> _Entry:
         graph, structure = self.traced_graph(args, kwargs, state_known=state_known)
         entry = self._compile(graph, structure, general)
-        if structure.reads_argument_memory and not self._memory_keyed:
-            self._memory_keyed = True
-            self._forget_array_calls()
         entry.signature = describe_trace(self, as_specs((tuple(args), dict(kwargs))),
                                          outputs_of(entry))
         if config.log_placement():
@@ -250,21 +247,24 @@ class Function:
         return graph, structure
 
     def _trace(self, args, kwargs, allow_state_creation: bool):
+        token = None
         try:
-            return trace(self._for_tracing(), args, kwargs,
-                         allow_state_creation=allow_state_creation, protect_arguments=True,
-                         parameters=self._positional)
+            traced = trace(self._for_tracing(), args, kwargs, protect_arguments=True,
+                           allow_state_creation=allow_state_creation, parameters=self._positional)
         except CallInHalvesError:
             # A call's derivative run in halves sits in a traced `if` or loop, whose branches
             # and body are graphs of their own: trace again with the calls in `if`s and loops
             # run whole (the `top_calls` of its record, transforms/derivative_record.py).
             token = whole_calls.set(True)
-            try:
-                return trace(self._for_tracing(), args, kwargs,
-                             allow_state_creation=allow_state_creation,
-                             protect_arguments=True, parameters=self._positional)
-            finally:
+            traced = trace(self._for_tracing(), args, kwargs, protect_arguments=True,
+                           allow_state_creation=allow_state_creation, parameters=self._positional)
+        finally:
+            if token is not None:
                 whole_calls.reset(token)
+        if traced[1].reads_argument_memory and not self._memory_keyed:  # (see __init__)
+            self._memory_keyed = True
+            self._forget_array_calls()
+        return traced
 
     def _for_tracing(self):
         """What is traced: the Python function converted, keeping the arrays it writes into

@@ -9,6 +9,7 @@ and how one is rebuilt with other items, is stated here once. The derivative hel
 from __future__ import annotations
 
 import collections
+import copy
 import dataclasses
 import numbers
 
@@ -32,15 +33,25 @@ class ClearedList(list):
 
 def rebuild(value, items):
     """A container of the same kind as `value` holding `items` (a plain list for a
-    ClearedList: the items may be no zeros); for a dict, `items` are (key, item) pairs, and a
-    defaultdict keeps its default_factory."""
+    ClearedList: the items may be no zeros); for a dict, `items` are (key, item) pairs. A
+    dict of another class whose constructor takes other arguments (a defaultdict's factory,
+    a Counter's counting, a class of the user's) is a copy of `value`, its attributes kept,
+    holding `items` (dict's own methods set them: the class's may do something else)."""
     if is_namedtuple(value):
         return type(value)(*items)
     if type(value) is ClearedList:
         return list(items)
-    if isinstance(value, collections.defaultdict):
-        return type(value)(value.default_factory, items)
+    if isinstance(value, dict) and type(value) not in _DICTS_BY_ITEMS and \
+            not getattr(type(value), "rebuilt_from_items", False):
+        made = copy.copy(value)
+        dict.clear(made)
+        dict.update(made, items)
+        return made
     return type(value)(items)
+
+
+# Dicts whose constructor takes (key, item) pairs and does nothing else with them.
+_DICTS_BY_ITEMS = {dict, collections.OrderedDict}
 
 
 def is_dataclass_instance(value) -> bool:

@@ -102,3 +102,27 @@ def test_a_list_subclass_built_empty_or_passed_in_is_differentiated():
     gradient = autotrace.grad(reads_a_list_subclass)(Items([X, X * 2.0]))
     np.testing.assert_allclose(gradient[0], 2.0 * X)
     np.testing.assert_allclose(gradient[1], X)
+
+
+def multiplies_counts(counts):
+    return counts["a"] * counts["b"]
+
+
+def reads_a_defaultdict(totals):
+    return np.sum(totals["a"] * totals["b"])
+
+
+def test_a_counter_and_a_defaultdict_argument_in_traced_functions():
+    counts = collections.Counter(a=1.5, b=2.0)
+    for derivative in (autotrace.grad(multiplies_counts),
+                       autotrace.function(autotrace.grad(multiplies_counts))):
+        gradient = derivative(counts)  # d(ab)/da = b, d(ab)/db = a
+        assert type(gradient) is collections.Counter
+        assert dict(gradient) == {"a": 2.0, "b": 1.5}
+    totals = collections.defaultdict(float, {"a": X, "b": X * 2.0})
+    assert autotrace.function(reads_a_defaultdict)(totals) == pytest.approx(
+        reads_a_defaultdict(totals))
+    gradient = autotrace.function(autotrace.grad(reads_a_defaultdict))(totals)
+    assert type(gradient) is collections.defaultdict and gradient.default_factory is float
+    np.testing.assert_allclose(gradient["a"], 2.0 * X)
+    np.testing.assert_allclose(gradient["b"], X)

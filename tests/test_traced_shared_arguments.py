@@ -172,3 +172,78 @@ def test_the_signature_keys_arrays_that_share_memory_where_asked():
     assert signature_and_arrays((x, x), {})[0] == separate  # not asked: keyed as before
     assert describe_difference(separate, same, ("x", "y")) == \
         "array arguments that share memory: none -> leaves 1 and 2"
+
+
+def scales_an_item_read_with_the_third(L):
+    L[0] *= 2.0
+    return np.sum(L[0] * L[2])
+
+
+def gradient_of_views_of_arguments(x, y):
+    return autotrace.grad(scaled_product)(x[:2], y[2:])
+
+
+def gradient_of_a_view_chosen_by_a_condition(M, offset):
+    if np.sum(M) > 0.0:
+        a = M[:3]
+    else:
+        a = M[6:9]
+    return autotrace.grad(first_item_scaled)([a, M[offset:offset + 3]])
+
+
+def gradient_of_reshaped_views(A, start):
+    return autotrace.grad(first_item_scaled)([A.reshape(-1)[:3], np.ravel(A)[start:start + 3]])
+
+
+def test_views_of_an_array_passed_twice_are_followed_element_by_element():
+    A = np.arange(1.0, 5.0)
+    traced = autotrace.function(gradient_of_views_of_arguments)
+    np.testing.assert_array_equal(traced(A, A), 2.0 * A[2:])  # A[:2] and A[2:]: disjoint
+    np.testing.assert_array_equal(A, np.arange(1.0, 5.0))
+    # Items that share memory with a third one alone, not with each other: followed
+    M = np.arange(1.0, 8.0)
+    got = autotrace.function(autotrace.grad(scales_an_item_read_with_the_third))(
+        [M[:3], M[2:5], M[4:7]])
+    np.testing.assert_array_equal(got[0], 2.0 * M[4:7])
+    np.testing.assert_array_equal(got[2], 2.0 * M[:3])
+
+
+def test_views_chosen_by_a_traced_condition_or_reshaped_are_followed():
+    M = np.arange(1.0, 10.0)
+    traced = autotrace.jit(gradient_of_a_view_chosen_by_a_condition, static_argnums=1)
+    got = traced(M, 3)  # M[:3] (the condition holds) or M[6:9], beside M[3:6]: disjoint
+    np.testing.assert_array_equal(got[0], 2.0 * M[3:6])
+    np.testing.assert_array_equal(got[1], 2.0 * M[:3])
+    assert re.search(ITEM_REFUSAL, _message(lambda: traced(M, 1)))  # M[1:4] meets M[:3]
+    A = np.arange(1.0, 10.0).reshape(3, 3)
+    reshaped = autotrace.jit(gradient_of_reshaped_views, static_argnums=1)
+    got = reshaped(A, 6)
+    np.testing.assert_array_equal(got[0], 2.0 * A.reshape(-1)[6:])
+    assert re.search(ITEM_REFUSAL, _message(lambda: reshaped(A, 2)))
+
+
+def test_vmap_follows_memory_shared_example_by_example():
+    B = np.arange(1.0, 13.0).reshape(4, 3)
+    batched = autotrace.vmap(autotrace.grad(scaled_product))
+    # Example k pairs rows k and k + 1: the batches overlap, no example's arrays do
+    np.testing.assert_array_equal(batched(B[:3], B[1:]), 2.0 * B[1:])
+    assert re.search(ARGUMENT_REFUSAL, _message(lambda: batched(B[:3], B[:3])))
+    # The same arrays' pairs sharing memory, the same shapes: keyed by the examples' sharing
+    np.testing.assert_array_equal(batched(B[:3], B[1:]), 2.0 * B[1:])
+    assert re.search(ARGUMENT_REFUSAL, _message(lambda: batched(B[1:], B[1:])))
+
+
+def test_zero_d_arrays_subclasses_and_strided_views_that_share_memory_are_refused():
+    from numpy.lib.stride_tricks import as_strided
+    M = np.arange(9.0)
+    traced = autotrace.function(autotrace.grad(scaled_product))
+    zero_d = np.array(3.0)
+    mapped = M[:3].view(np.memmap)  # an ndarray subclass
+    pairs = [(zero_d, zero_d), (mapped, mapped),
+             (as_strided(M, (3,), (8,)), as_strided(M[1:], (3,), (8,)))]
+    for x, y in pairs:
+        eager = _message(lambda: autotrace.grad(scaled_product)(x, y))
+        assert re.search(ARGUMENT_REFUSAL, eager)
+        assert _message(lambda: traced(x, y)) == eager
+    disjoint = as_strided(M, (3,), (16,)), as_strided(M[1:], (3,), (16,))
+    np.testing.assert_array_equal(traced(*disjoint), 2.0 * M[1::2][:3])

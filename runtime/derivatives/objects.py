@@ -43,6 +43,7 @@ class ObjectGradient(dict):
 
     written = frozenset()
     recomputed = frozenset()
+    rebuilt_from_items = True  # (containers.rebuild: as ObjectGradient(pairs), no copy)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

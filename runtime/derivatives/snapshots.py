@@ -40,8 +40,14 @@ def note_memory_read(value) -> None:
 
 
 def array_root(array: np.ndarray) -> np.ndarray:
-    """The array a NumPy array views (NumPy makes a view's base the last array of the chain)."""
-    return array.base if isinstance(array.base, np.ndarray) else array
+    """The array a NumPy array views: the last array in its chain of bases, through objects
+    that are no arrays too (as_strided's), itself where there is none."""
+    root, base = array, array.base
+    while base is not None:
+        if isinstance(base, np.ndarray):
+            root = base
+        base = base.obj if isinstance(base, memoryview) else getattr(base, "base", None)
+    return root
 
 
 def _count_roots(value, roots: dict) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,20 +73,6 @@ def split_index(index) -> tuple[tuple, list]:
         else:
             raise IndexError(f"autotrace cannot index with {type(item).__name__} {item!r}")
     return tuple(template), arrays
-
-
-def _references_in_a_container() -> int:
-    """The references sys.getrefcount counts for an item a container alone holds, read as
-    `item = container[key]` in a function, then `sys.getrefcount(item)` (the container's, the
-    local name's, the call's argument's): measured, since Python versions count them
-    differently."""
-    container = [object()]
-    item = container[0]
-    return sys.getrefcount(item)
-
-
-# Where an item read so has no more references, nothing but its container holds it.
-ONLY_THE_CONTAINERS = _references_in_a_container()
 
 
 def holds_traced(value) -> bool:

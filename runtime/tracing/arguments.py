@@ -10,8 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
+try:
+    from numpy.lib.array_utils import byte_bounds
+except ImportError:  # NumPy 1
+    from numpy import byte_bounds
+
 from ..pytrees import sorted_keys
 from .trees import leaves_with_paths, map_arrays
+from ..primitives.memory import memory_owner
 from .views import Memory
 
 
@@ -131,14 +137,6 @@ def input_name(parameter: str, path: str) -> str | None:
 
 # --- array arguments that share memory ----------------------------------------------------------
 
-def memory_owner(array: np.ndarray):
-    """The object that owns the memory of a NumPy array: the array itself, or the array (or
-    buffer) its chain of bases ends in. Arrays with different owners share no memory."""
-    while isinstance(array, np.ndarray) and array.base is not None:
-        array = array.base
-    return array
-
-
 def memory_shared(arrays: list) -> tuple:
     """The pairs (i, j), i < j, of a call's array leaves `arrays` that share memory (the same
     array twice, or views of one array that overlap): a trace keys and follows them (a
@@ -146,20 +144,43 @@ def memory_shared(arrays: list) -> tuple:
     transforms/front/shared_items.py). () where none do, found by owner alone."""
     owners, count = set(), 0
     for array in arrays:  # the usual call (no two share an owner) kept cheap
-        if type(array) is np.ndarray:
+        if isinstance(array, np.ndarray):
             owners.add(id(array) if array.base is None else id(memory_owner(array)))
             count += 1
     if len(owners) == count:
         return ()
-    owners = [id(memory_owner(array)) for array in arrays if type(array) is np.ndarray]
-    numpy_arrays = [(index, array) for index, array in enumerate(arrays)
-                    if type(array) is np.ndarray]
-    return tuple((i, j) for (i, first), owner in zip(numpy_arrays, owners)
-                 for (j, second), other in zip(numpy_arrays, owners)
-                 if i < j and owner == other and _overlap(first, second))
+    groups: dict = {}
+    for index, array in enumerate(arrays):
+        if isinstance(array, np.ndarray):
+            groups.setdefault(id(memory_owner(array)), []).append(index)
+    return tuple(sorted(pair for members in groups.values() if len(members) > 1
+                        for pair in _overlapping(arrays, members)))
 
 
-def _overlap(first: np.ndarray, second: np.ndarray) -> bool:
+def _overlapping(arrays: list, members: list) -> list:
+    """The pairs of `members` (positions of arrays of one owner) that share memory: where there
+    are many, those whose spans of bytes meet, found by a sweep over the spans in order (rows
+    of one matrix meet none), then np.shares_memory."""
+    if len(members) <= _FEW:
+        return [(first, second) for place, first in enumerate(members)
+                for second in members[place + 1:] if arrays_overlap(arrays[first], arrays[second])]
+    spans = sorted((byte_bounds(arrays[index]), index) for index in members)
+    pairs, reaching = [], []  # (end, index) of the spans that may reach the next
+    for (start, end), index in spans:
+        reaching = [(reach, other) for reach, other in reaching if reach > start]
+        pairs += [(min(other, index), max(other, index)) for _, other in reaching
+                  if arrays_overlap(arrays[other], arrays[index])]
+        reaching.append((end, index))
+    return pairs
+
+
+# Up to so many arrays of one owner are compared pair by pair (np.shares_memory is cheaper than
+# finding an array's span of bytes).
+_FEW = 6
+
+
+def arrays_overlap(first: np.ndarray, second: np.ndarray) -> bool:
+    """Whether two NumPy arrays share an element (where NumPy cannot tell in little work: yes)."""
     if first is second:
         return True
     try:
@@ -168,24 +189,23 @@ def _overlap(first: np.ndarray, second: np.ndarray) -> bool:
         return True
 
 
-def overlap_tokens(arrays: list) -> dict:
-    """For each of a call's array leaves (by position) that shares memory with another, a
-    token its group of such leaves shares (views.Memory.overlaps): a trace takes leaves with
-    one token as arrays that may share elements."""
-    tokens: dict = {}
-    for first, second in memory_shared(arrays):
-        joined = {id(tokens[index]) for index in (first, second) if index in tokens}
-        token = object()
-        for index in [index for index, held in tokens.items() if id(held) in joined]:
-            tokens[index] = token
-        tokens[first] = tokens[second] = token
-    return tokens
-
-
 def mark_overlaps(made: list) -> None:
-    """Give the traced arguments `made` ((leaf, Tracer) for each array leaf of a call, in
-    order) that the caller passed sharing memory one memory token per group (overlap_tokens)."""
-    tokens = overlap_tokens([leaf for leaf, _ in made])
-    for index, token in tokens.items():
-        tracer = made[index][1]
-        tracer._memory, tracer._seen = Memory(overlaps=token), 0
+    """Note on the traced arguments `made` ((leaf, Tracer) for each array leaf of a call, in
+    order) the memory the caller passed them sharing (views.Memory): an array passed again
+    stands for its first Tracer (Memory.outer: a view of all of it), and each pair of others
+    that share memory gets a token of its own (Memory.overlaps: a trace takes two arrays with
+    a common token as sharing every element)."""
+    leaves = [leaf for leaf, _ in made]
+    first_of, tokens = {}, {}
+    for first, second in memory_shared(leaves):
+        if leaves[first] is leaves[second]:
+            first_of.setdefault(second, first_of.get(first, first))
+        else:
+            token = object()
+            for index in (first, second):
+                tokens.setdefault(index, set()).add(token)
+    for index, (_, tracer) in enumerate(made):
+        if index in first_of:
+            tracer._memory, tracer._seen = Memory(outer=made[first_of[index]][1]), 0
+        elif index in tokens:
+            tracer._memory, tracer._seen = Memory(overlaps=frozenset(tokens[index])), 0

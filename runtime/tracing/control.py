@@ -40,6 +40,7 @@ from .control_scope import ControlFlowError
 from ..scopes import active_subgraphs
 from ..execution.executor import compile_graph
 from ..graph import Graph, Var
+from ..containers import rebuild
 from ..ops import LITERAL_TYPES, Primitive, primitives, register
 from .control_batching import cond_batching, print_batching, while_batching
 from ..passes import optimize
@@ -47,8 +48,7 @@ from ..passes.cleanup import has_side_effect
 from .tracer import (GraphBuilder, OutputStructure, Tracer, _Slot,
                      inherit_arguments, is_array, leaves_with_paths, map_arrays)
 from .weak_scalars import is_weak, make_weak
-from .control_aliases import (branch_choices, carry_branch_aliases, carry_loop_aliases,
-                              inline_graph)
+from .control_aliases import branch_choices, carry_branch_aliases, carry_loop_aliases, inline_graph
 from .control_writes import (changed_in_place, first_iteration_writes, loop_write_back,
                              positions_of_operands, write_back, write_first_iteration)
 from .views import note_operands, share_operand_memory
@@ -272,7 +272,7 @@ def _numbers_to_arrays(tree):
             return type(tree)(*items)
         return type(tree)(items)
     if isinstance(tree, dict):
-        return type(tree)((key, _numbers_to_arrays(value)) for key, value in tree.items())
+        return rebuild(tree, ((key, _numbers_to_arrays(value)) for key, value in tree.items()))
     if type(tree) in LITERAL_TYPES:
         return np.asarray(tree)[()]
     return tree

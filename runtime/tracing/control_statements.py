@@ -34,7 +34,8 @@ from .control_variables import Undefined, _error
 from ..devices import is_gpu_array
 from .filled_arrays import REPLACEMENTS as FILLED_ARRAYS
 from .math_functions import REPLACEMENTS as MATH_FUNCTIONS
-from ..primitives.index import ONLY_THE_CONTAINERS, checked_out, holds_traced, stacked
+from ..primitives.index import checked_out, holds_traced, stacked
+from ..primitives.memory import ONLY_THE_CONTAINERS
 from .stacks import SavedValues
 from ..python_operators import AUGMENTED_OPERATORS
 from .tracer import (Tracer, TracerConversionError,

@@ -38,7 +38,8 @@ from ..abstract import abstractify, short_dtype
 from ..devices import device_of, is_gpu_array
 from ..containers import field_names, is_dataclass_instance
 from ..pytrees import register_pytree_node, registered
-from .arguments import memory_owner, memory_shared
+from ..primitives.memory import memory_owner
+from .arguments import memory_shared
 from .tracer import Tracer, sorted_keys
 
 
@@ -188,17 +189,19 @@ def signature_and_arrays(args: tuple, kwargs: dict, memory: bool = False) -> tup
 
 
 def array_call_key(args: tuple, memory: bool) -> tuple | None:
-    """The key of a call whose arguments are all NumPy arrays (with `memory`, none sharing
-    memory with another, by the arrays that own it), by its arrays' shapes and dtypes alone: a
+    """The key of a call whose arguments are all NumPy arrays, by its arrays' shapes and dtypes
+    (with `memory`, and the pairs of them that share memory, where any share an owner): a
     cache hit's cheap key (autotrace/traced_function.py); None for any other call."""
-    described = []
+    described, owners = [], set()
     for value in args:
         if type(value) is not np.ndarray:
             return None
         described.append(value.shape)
         described.append(value.dtype)
-    if memory and len({id(memory_owner(value)) for value in args}) < len(args):
-        return None
+        if memory:
+            owners.add(id(value) if value.base is None else id(memory_owner(value)))
+    if memory and len(owners) < len(args):
+        described.append(memory_shared(list(args)))
     return tuple(described)
 
 

@@ -23,6 +23,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..abstract import AbstractArray, unknown_origins
+from ..containers import rebuild
 from ..graph import Var
 from .signature import is_array_key
 from .tracer import Tracer, map_arrays, sorted_keys
@@ -121,7 +122,7 @@ def placeholders_of(value):
     if isinstance(value, Spec):
         return placeholder(AbstractArray(value.shape, value.dtype, "cpu"))
     if isinstance(value, dict):
-        return type(value)((key, placeholders_of(item)) for key, item in value.items())
+        return rebuild(value, ((key, placeholders_of(item)) for key, item in value.items()))
     if isinstance(value, (tuple, list)):
         items = [placeholders_of(item) for item in value]
         return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)

@@ -266,6 +266,10 @@ class Tracer:
         """Whether it is known to stand for a 0-d NumPy array: type_checks.py."""
         return is_zero_d_array(self)
 
+    def may_be_array(self) -> bool:
+        """Whether it may stand for an array, not a NumPy number: type_checks.py."""
+        return self.ndim != 0 or stands_for(self) != SCALAR
+
     @property
     def graph_var(self) -> Var:
         return current_var(self)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..containers import field_names, is_dataclass_instance, new_dataclass
+from ..containers import field_names, is_dataclass_instance, new_dataclass, rebuild
 from ..devices import is_gpu_array
 from ..pytrees import registered, sorted_keys
 
@@ -38,7 +38,7 @@ def map_arrays(tree, function, is_leaf=is_array):
     if isinstance(tree, dict):
         mapped = {key: map_arrays(tree[key], function, is_leaf) for key in sorted_keys(tree)}
         return {key: mapped[key] for key in tree} if type(tree) is dict else \
-            type(tree)((key, mapped[key]) for key in tree)
+            rebuild(tree, ((key, mapped[key]) for key in tree))
     if is_dataclass_instance(tree):  # its fields in order, as a namedtuple's
         fields = {name: getattr(tree, name) for name in field_names(type(tree))}
         mapped = {name: map_arrays(value, function, is_leaf) for name, value in fields.items()}
@@ -109,7 +109,7 @@ def _fill(template, outputs):
         children, aux = node_type.flatten(template)
         return node_type.unflatten(aux, [_fill(child, outputs) for child in children])
     if isinstance(template, dict):
-        return type(template)((key, _fill(value, outputs)) for key, value in template.items())
+        return rebuild(template, ((key, _fill(value, outputs)) for key, value in template.items()))
     if isinstance(template, (tuple, list)):
         items = [_fill(item, outputs) for item in template]
         if isinstance(template, tuple) and hasattr(type(template), "_fields"):

@@ -95,11 +95,12 @@ class Memory:
     Where the run-time checks before a write into a list's item (transforms/front/
     shared_items.py) look for items sharing memory, two more facts count:
     - `overlaps`: for the memory of an array argument the caller passed sharing memory with
-      another (runtime/tracing/arguments.py overlap_tokens), a token the memories of those
-      share: two memories with one token may share elements;
+      others (runtime/tracing/arguments.py mark_overlaps), a token for each such pair: two
+      memories with a common token may share elements;
     - `outer`: for the memory of a subgraph's input that stands for a view of an array the
-      subgraph does not take (share_operand_memory), or of a derivative's copy of one
-      (snapshot_copy), that view: its memory is part of that array's."""
+      subgraph does not take (share_operand_memory), of a derivative's copy of one
+      (snapshot_copy), or of an argument the caller passed again, that view or first argument:
+      its memory is part of that one's."""
 
     __slots__ = ("writes", "refusal", "followers", "shares", "overlaps", "outer")
 
@@ -496,13 +497,14 @@ def snapshot_copy(tracer, copies: dict, shared_roots: set):
     if link is None:
         copy = tracer.copy()
         if memory.overlaps is not None or memory.outer is not None:
-            token = None if memory.overlaps is None else \
-                copies.setdefault(id(memory.overlaps), (memory.overlaps, object()))[1]
+            token = None if memory.overlaps is None else frozenset(
+                copies.setdefault(id(old), (old, object()))[1] for old in memory.overlaps)
             outer = None if memory.outer is None else tracer
             copy._memory, copy._seen = Memory(overlaps=token, outer=outer), 0
     else:
         base = snapshot_copy(link.base, copies, shared_roots | {id(root)})
         copy = take_view(link.read(base), base, link.read, link.write, link.how,
                          certain=link not in link.ambiguous)
+        copy._link.choice = link.choice  # (a link a traced condition chose stays one)
     copies[id(tracer)] = copy
     return copy

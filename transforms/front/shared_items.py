@@ -11,9 +11,10 @@ Decisions:
 - Another item counts where it is, or holds (in a list, tuple or dict, or as an attribute of an
   object of the user's class), an array sharing an element with the item. Two NumPy arrays share
   one where np.shares_memory says so; two traced values where they view one root array and
-  their view links, read on that root's element positions, pick a common one (a link a traced
-  condition chose, or one that is no indexing or NumPy function, counts as sharing). Traced
-  arguments the caller passed sharing memory may share every element.
+  their view links, read on that root's element positions, pick a common one (for a link a
+  traced condition chose, one of the views it chose between; a read that gives no positions
+  counts as sharing). Traced arguments the caller passed sharing memory may share every
+  element.
 - Only the items at the keys the function reads afterwards count, where it reads L by constant
   keys alone (`read`).
 - An array no other object refers to (its reference count) has no view and no other name: the
@@ -28,7 +29,7 @@ import sys
 import numpy as np
 
 from ...runtime.derivatives.snapshots import array_root, note_memory_read
-from ...runtime.primitives.index import ONLY_THE_CONTAINERS
+from ...runtime.primitives.memory import ONLY_THE_CONTAINERS, memory_owner
 from ..errors import TransformError
 from ..rules.core import constant
 
@@ -44,7 +45,7 @@ def refuse_shared_items(container, key, message: str, filename: str, line: int,
         return
     item = container[key]
     is_list = isinstance(item, list)
-    if not (is_list or is_mutable_array(item)):
+    if not (is_list or _may_be_array(item)):
         return
     note_memory_read(item)
     if type(item) is np.ndarray and item.base is None and \
@@ -71,12 +72,12 @@ def _any_shares(item, others: list, is_list: bool) -> bool:
         return any(leaf is item for leaf in _leaves(others))
     root, nested = _root(item), others
     if type(item) is np.ndarray:
-        nested = []
+        nested, owner = [], memory_owner(item)
         for other in others:
             if type(other) is not np.ndarray:
                 nested.append(other)
-            elif (other is root or other.base is root) and np.may_share_memory(item, other) \
-                    and _shares_an_element(item, root, other):
+            elif (other is owner or other.base is owner or memory_owner(other) is owner) \
+                    and np.may_share_memory(item, other) and _shares_an_element(item, root, other):
                 return True
     return any(_shares_an_element(item, root, leaf) for leaf in _leaves(nested))
 
@@ -89,12 +90,12 @@ def refuse_shared_argument(value, others: dict, name: str, write: str, filename:
     the derivative gives `name` alone a new value (or writes into a copy of it)."""
     mine = list(_leaves([value]))
     containers = {id(leaf) for leaf in mine if isinstance(leaf, (list, dict))}
-    arrays = [(leaf, _root(leaf)) for leaf in mine if is_mutable_array(leaf)]
+    arrays = [(leaf, _root(leaf)) for leaf in mine if _may_be_array(leaf)]
     for leaf, _ in arrays:
         note_memory_read(leaf)
     for other, held in others.items():
         for leaf in _leaves([held]):
-            if id(leaf) in containers or is_mutable_array(leaf) and any(
+            if id(leaf) in containers or _may_be_array(leaf) and any(
                     _shares_an_element(array, root, leaf) for array, root in arrays):
                 raise TransformError(
                     f"the function changes argument {name!r} in place ({write}), and argument "
@@ -134,24 +135,26 @@ def _shares_an_element(item, root, other) -> bool:
     """Whether `other` shares an element with the array `item`, whose root is `root`."""
     if other is item:
         return True
-    if not is_mutable_array(other):
+    if not _may_be_array(other):
         return False
-    if _root(other) is not root:
-        return _may_overlap(root, _root(other))
     if isinstance(item, np.ndarray) and isinstance(other, np.ndarray):
+        if memory_owner(item) is not memory_owner(other):
+            return False
         try:
             return bool(np.shares_memory(item, other, max_work=10_000))
         except np.exceptions.TooHardError:
             return True
+    if _root(other) is not root:
+        return _may_overlap(root, _root(other))
     return _traced_overlap(item, root, other)
 
 
 def _may_overlap(first, second) -> bool:
-    """Whether two traced roots stand for arrays the caller passed sharing memory (their
-    memories' overlaps token, runtime/tracing/views.py Memory)."""
+    """Whether two traced roots stand for arrays the caller passed sharing memory (a common
+    overlaps token of their memories, runtime/tracing/views.py Memory)."""
     first, second = getattr(first, "_memory", None), getattr(second, "_memory", None)
-    return first is not None and second is not None and first.overlaps is not None and \
-        first.overlaps is second.overlaps
+    return first is not None and second is not None and bool(
+        first.overlaps and second.overlaps and first.overlaps & second.overlaps)
 
 
 def _root(value):
@@ -180,34 +183,45 @@ def _base(value):
 
 def _traced_overlap(first, root, second) -> bool:
     """Whether two traced views of `root` pick a common element of it (see the module's
-    docstring); yes for anything else."""
-    chains = [_links(first), _links(second)]
-    if None in chains or not hasattr(root, "shape"):
+    docstring); yes where that cannot be told."""
+    if not hasattr(root, "shape"):
         return True
     every = np.arange(int(np.prod(root.shape, dtype=np.int64))).reshape(root.shape)
-    picked = []
-    for chain in chains:
-        positions = every
-        for link in chain:
-            positions = link.read(positions)
-        picked.append(np.ravel(positions))
-    return bool(np.intersect1d(*picked).size)
+    picked = [_picked(first, every), _picked(second, every)]
+    return any(p is None for p in picked) or bool(np.intersect1d(*picked).size)
 
 
-def _links(tracer) -> list | None:
-    """The view links from `tracer`'s root to it, outermost first; None where one is chosen by
-    a traced condition or made by something else than indexing or a NumPy function."""
-    links = []
-    while _base(tracer) is not None:
-        link = tracer._link
-        if link is None:  # a subgraph's input: the links of the view it stands for
-            tracer = _base(tracer)
-            continue
-        if link.choice is not None or not (link.how == "indexing" or link.how.startswith("np.")):
-            return None
-        links.append(link)
-        tracer = link.base
-    return links[::-1]
+def _picked(tracer, every):
+    """The positions in its root (whose elements' positions are `every`) of the elements the
+    traced view `tracer` may be: each view link read on the positions, and for a link a
+    traced condition chose, the positions of each view it chose between; None where a read
+    does not give positions (one that depends on traced values)."""
+    base = _base(tracer)
+    if base is None:
+        return np.ravel(every)
+    link = tracer._link
+    if link is None:  # a subgraph's input: the positions of the view it stands for
+        return _picked(base, every)
+    outer = _picked(link.base, every)
+    if outer is None:
+        return None
+    outer = outer.reshape(np.shape(link.base))
+    paths = [(link,)] if link.choice is None else [
+        alias[1] for _, alias in link.choice if isinstance(alias, tuple)]  # (else made new)
+    found = []
+    for chain in paths:
+        positions = outer
+        for step in chain:
+            if step is not link and step.choice is not None:
+                return None
+            try:
+                positions = step.read(positions)
+            except (TypeError, ValueError, IndexError):
+                return None
+            if not isinstance(positions, np.ndarray):
+                return None
+        found.append(np.ravel(positions))
+    return np.concatenate(found) if found else np.zeros(0, np.int64)
 
 
 def is_mutable_array(value) -> bool:
@@ -218,6 +232,12 @@ def is_mutable_array(value) -> bool:
             and not isinstance(value, np.generic)
             and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy")
                  or getattr(value, "is_zero_d_array", lambda: False)()))
+
+
+def _may_be_array(value) -> bool:
+    """is_mutable_array, or a 0-d traced value not known for a NumPy number (a 0-d argument,
+    which the caller may have passed twice): the checks here refuse where it may share."""
+    return is_mutable_array(value) or getattr(value, "may_be_array", lambda: False)()
 
 
 # They check values and give nothing: constants to the gradient.
