@@ -362,9 +362,12 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient, after=None):
     func = caller_of(func, args, kwargs)
     derivative = derivative_of(func, wrt)
     seed = seed_keyword(func)
+    # (an object whose attributes carry gradient counts, `self` or another argument: the
+    # derivative's gradients depend on its attributes too)
     numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a)
-                    or bound and i == 0 and _object_with_gradient(a))
-    named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v))
+                    or _object_with_gradient(a))
+    named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v)
+                  or _object_with_gradient(v))
     taking = _takes_object_gradient(derivative, after if with_self else None)
     grads = vjp_call(derivative, args, {**kwargs, **taking, seed: dy}, tuple(gradient),
                      numeric + named + tuple(taking) + (seed,))
@@ -376,6 +379,12 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient, after=None):
     return (tuple(by_position.get(i) for i in range(first, len(args))), grads[-1],
             {k: by_keyword.get(k) for k in kwargs}, by_position.get(0) if bound else None,
             after_gradient)
+
+
+def _has_tangent(tangents, index: int) -> bool:
+    """Whether the tangents of a call's arguments (a sequence, or None) give argument `index`
+    one: an object (`self`, or another argument) then counts with its attributes' tangents."""
+    return tangents is not None and index < len(tangents) and tangents[index] is not None
 
 
 def _object_with_gradient(value) -> bool:
@@ -440,8 +449,7 @@ def jvp_call_tangent(func, args, kwargs, tangents, wrt, arguments_tangent, keywo
     derivative = forward_derivative_of(func, wrt)
     seed = seed_keyword(func, "tangent")
     numeric = tuple(i for i, a in enumerate(args) if _floating(a)
-                    or bound and i == 0 and function_tangent is not None
-                    and _object_with_gradient(a))
+                    or _has_tangent(arguments_tangent, i) and _object_with_gradient(a))
     named = tuple(k for k, v in kwargs.items() if _floating(v)
                   and keywords_tangent is not None and keywords_tangent.get(k) is not None)
     second = (tuple(arguments_tangent[i] for i in numeric)
@@ -475,9 +483,9 @@ def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
     derivative = derivative_of(func, wrt)
     seed = seed_keyword(func)
     numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a)
-                    or bound and i == 0 and function_tangent is not None
-                    and _object_with_gradient(a))
-    named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v)
+                    or _has_tangent(arguments_tangent, i) and _object_with_gradient(a))
+    named = tuple(k for k, v in kwargs.items() if (structure.carries_gradient(v)
+                                                   or _object_with_gradient(v))
                   and keywords_tangent is not None and keywords_tangent.get(k) is not None)
     taking = _takes_object_gradient(derivative, after if with_self else None)
     if taking and after_tangent is None:

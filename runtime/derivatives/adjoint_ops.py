@@ -28,6 +28,7 @@ import numpy as np
 
 from ..abstract import UnknownDimensionError
 from .dtypes import as_weights, dtype_beside, gradient_dtype, real_dtype
+from .objects import operator_on_object
 from .structure import _is_traced
 # The structural adjoints live beside this module; rules and tests name them from here too.
 from .structural_adjoints import (  # noqa: F401
@@ -128,6 +129,8 @@ def _gradient_like(g, x, to_shape):
     if isinstance(x, complex):
         return complex(array_module(g).sum(g))
     array = stacked(x) if holds_traced(x) else np.asarray(x)  # a list may hold traced values
+    if array.dtype == object and not array.ndim:  # an object: no array, number or container
+        raise operator_on_object(f"a {type(x).__name__} met the gradient of an operator")
     if array.dtype.kind not in _FLOAT_KINDS:
         return _to_structure(np.zeros(array.shape), x)
     return _to_structure(to_shape(g, array.shape), x)

@@ -22,6 +22,25 @@ from ..containers import (field_names, is_dataclass_instance, rebuild,  # noqa: 
                           map_fields, new_dataclass)
 
 
+def operator_on_object(detail: str) -> TypeError:
+    """The error of a derivative that met an object of a class of the user's where it took an
+    operator for array arithmetic (transforms/front/object_operators.py): `detail` says where."""
+    return TypeError(
+        f"autotrace differentiated an arithmetic operator as array arithmetic, but an operand "
+        f"is an object of a class of yours, which Python hands the operator to ({detail}); "
+        f"write the method call, `a.__add__(b)` for `a + b` (where the method may return "
+        f"NotImplemented, the one that handles the operands), or keep the object in a name "
+        f"bound only to calls of its class (`a = Vec(x)`), so that autotrace sees it is one")
+
+
+def _refused_arithmetic(symbol: str):
+    """An operator of ObjectGradient, `symbol`, that refuses (see ObjectGradient)."""
+    def refused(self, *other):
+        raise operator_on_object(f"its gradient, of the attributes {[str(key) for key in self]}, "
+                                 f"met `{symbol}` in the derivative")
+    return refused
+
+
 class ObjectGradient(dict):
     """The gradient of an object that is no container, array or dataclass: attribute name ->
     the gradient of that attribute (read with runtime.derivatives.items.read_attribute).
@@ -44,6 +63,20 @@ class ObjectGradient(dict):
     written = frozenset()
     recomputed = frozenset()
     rebuilt_from_items = True  # (containers.rebuild: as ObjectGradient(pairs), no copy)
+    # Arithmetic on it comes of an operator on an object differentiated as array arithmetic,
+    # where the source did not tell it is one (transforms/front/object_operators.py):
+    # refused, saying what to write.
+    __add__ = __radd__ = _refused_arithmetic("+")
+    __sub__ = __rsub__ = _refused_arithmetic("-")
+    __mul__ = __rmul__ = _refused_arithmetic("*")
+    __truediv__ = __rtruediv__ = _refused_arithmetic("/")
+    __floordiv__ = __rfloordiv__ = _refused_arithmetic("//")
+    __mod__ = __rmod__ = _refused_arithmetic("%")
+    __pow__ = __rpow__ = _refused_arithmetic("**")
+    __matmul__ = __rmatmul__ = _refused_arithmetic("@")
+    __neg__ = _refused_arithmetic("-")
+    __pos__ = _refused_arithmetic("+")
+    __abs__ = _refused_arithmetic("abs")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

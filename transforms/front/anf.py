@@ -9,6 +9,8 @@ Besides flattening expressions this pass makes the language the other passes see
   `x.flat[i]` -> np.take of np.ravel(x)) where the receiver is an array, or a value passed in
   (checked when the code runs); a module's or an object's stay its own; where the source
   cannot tell, the generated code asks when it runs (transforms/front/method_receivers.py);
+- an operator on an object of a class of the user's becomes the method call Python makes
+  (`a + b` -> `a.__add__(b)`) where the source tells (transforms/front/object_operators.py);
 - a ufunc's reduce becomes the NumPy reduction it is (`np.add.reduce(a)` -> `np.sum(a, axis=0)`,
   `np.maximum.reduce` -> `np.max`), whose rules apply;
 - augmented assignment becomes plain assignment, tuple unpacking becomes subscripts;
@@ -34,6 +36,7 @@ from ..codegen.templates import name
 from .star_arguments import joined, keywords_value, unpacks
 from ..codegen.nodes import walk
 from .method_receivers import PACKED_METHODS, ArrayMethodCalls, ReceiverKinds
+from .object_operators import ObjectClasses, ObjectOperators, method_class
 from ...runtime.ops import array_methods
 
 # ndarray methods that are NumPy functions of the array: `x.sum(axis=0)` is `np.sum(x, axis=0)`.
@@ -49,7 +52,7 @@ def _constant(value):
     return gast.Constant(value=value, kind=None)
 
 
-class Normalizer(ArrayMethodCalls):
+class Normalizer(ArrayMethodCalls, ObjectOperators):
     """Rewrites a function body into A-normal form (see the module docstring)."""
 
     def __init__(self, location: Location, namer: Namer, namespace: dict, numpy_name: str,
@@ -60,6 +63,7 @@ class Normalizer(ArrayMethodCalls):
         self.numpy_name = numpy_name
         self.helper_name = helper_name  # helper_name("sequence") -> the name bound in namespace
         self.receivers = None  # which receivers of array methods hold arrays (ReceiverKinds)
+        self.objects = None  # which operands are objects of the user's (ObjectClasses)
         self.out = None
 
     # ---- blocks and statements -------------------------------------------------------------
@@ -166,8 +170,8 @@ class Normalizer(ArrayMethodCalls):
                            orelse=[], type_comment=None), node)
 
     def visit_With(self, node):
-        # A name scope (transforms/reverse/name_scopes.py): its name becomes an atom, computed before the
-        # block, so the adjoint sweep opens the same name again.
+        # A name scope (transforms/reverse/name_scopes.py): its name becomes an atom, computed
+        # before the block, so the adjoint sweep opens the same name again.
         scope = scope_call(node)
         call = gast.Call(func=copy.deepcopy(scope.func),
                          args=[self.atom(argument) for argument in scope.args],
@@ -315,10 +319,12 @@ class Normalizer(ArrayMethodCalls):
         return node  # f-strings: text, no gradient
 
     def expr_BinOp(self, node):
-        return gast.BinOp(left=self.atom(node.left), op=node.op, right=self.atom(node.right))
+        return self.object_operation(node) or gast.BinOp(
+            left=self.atom(node.left), op=node.op, right=self.atom(node.right))
 
     def expr_UnaryOp(self, node):
-        return gast.UnaryOp(op=node.op, operand=self.atom(node.operand))
+        return self.object_operation(node) or gast.UnaryOp(op=node.op,
+                                                           operand=self.atom(node.operand))
 
     def expr_Compare(self, node):
         if len(node.ops) > 1:
@@ -548,6 +554,8 @@ def normalize(function: gast.FunctionDef, location: Location, namer: Namer, name
     """`function` with its body in A-normal form."""
     normalizer = Normalizer(location, namer, namespace, numpy_name, helper_name)
     normalizer.receivers = ReceiverKinds(function, namespace)
+    normalizer.objects = ObjectClasses(function, namespace,
+                                       method_class(function, namespace, location))
     normalizer.current = function
     function.body = normalizer.block(function.body)
     return function

@@ -83,13 +83,14 @@ def is_array_method(value, method: str) -> bool:
         pass
     for cls in type(value).__mro__:
         if method in vars(cls):
-            return _is_library(cls)
+            return is_library_class(cls)
     # (An object that makes its attributes when asked, `__getattr__`, may make this one.)
     maker = next((cls for cls in type(value).__mro__ if "__getattr__" in vars(cls)), None)
-    return maker is None or _is_library(maker) or not hasattr(value, method)
+    return maker is None or is_library_class(maker) or not hasattr(value, method)
 
 
-def _is_library(cls) -> bool:
+def is_library_class(cls) -> bool:
+    """Whether `cls` is NumPy's, CuPy's, autotrace's or Python's own."""
     return (getattr(cls, "__module__", None) or "").split(".")[0] in _LIBRARY_PACKAGES
 
 
@@ -142,7 +143,7 @@ class ReceiverKinds:
         self.returned = {}  # id of a function called -> the kind of what it returns
         self.parameters = _parameter_kinds(function.args, namespace)
         bindings = {parameter: [kind] for parameter, kind in self.parameters.items()}
-        for target, value in _bindings(function.body):
+        for target, value in name_bindings(function.body):
             bindings.setdefault(target, []).append(value)
         self.locals = set(bindings)  # (and the parameters, which the body may assign)
         self.kinds: dict[str, str] = {}
@@ -179,7 +180,7 @@ class ReceiverKinds:
         """The kind of what `function` (a node's) returns: PASSED as UNKNOWN (it may return
         what it is given)."""
         kind = _join(self._kind(node.value) if node.value is not None else OTHER
-                     for node in _returns(function.body))
+                     for node in return_statements(function.body))
         return OTHER if kind is None else UNKNOWN if kind == PASSED else kind
 
     def _is_global(self, identifier: str) -> bool:
@@ -302,7 +303,7 @@ def _class_kind(cls) -> str:
     if not (issubclass(cls, (np.ndarray, np.generic, bool, int, float, complex))
             or hasattr(cls, "__array_function__") or hasattr(cls, "__array_ufunc__")):
         return OTHER  # its attributes of array methods' names are its own
-    return ARRAY if _is_library(cls) else UNKNOWN  # (a user's may define any method)
+    return ARRAY if is_library_class(cls) else UNKNOWN  # (a user's may define any method)
 
 
 def _join(kinds) -> str | None:
@@ -313,7 +314,7 @@ def _join(kinds) -> str | None:
     return PASSED if kinds <= {ARRAY, PASSED} else UNKNOWN
 
 
-def _bindings(statements):
+def name_bindings(statements):
     """(name, value) for each binding of a name in `statements`, leaving out the functions,
     classes and lambdas defined there (their own scopes); a kind instead of a value where
     the name is no value's (PASSED for what a loop, `with` or unpacking binds)."""
@@ -367,7 +368,7 @@ def _assigned(target, value):
                 yield node.id, PASSED
 
 
-def _returns(statements):
+def return_statements(statements):
     """The return statements of `statements`, leaving out those of functions defined there."""
     pending = list(statements)
     while pending:
