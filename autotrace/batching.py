@@ -27,6 +27,8 @@ from autotrace.runtime.devices import device_of
 from autotrace.runtime.graph import Constant, Graph
 from autotrace.runtime.tracing.control_aliases import inline_graph
 from autotrace.runtime.tracing.arguments import arrays_overlap, memory_shared
+from autotrace.runtime.derivatives.snapshots import note_memory_read
+from autotrace.transforms.front.shared_items import may_share
 from autotrace.runtime.tracing.signature import array_call_key, signature_of
 from autotrace.runtime.tracing.spec import placeholder
 from autotrace.runtime.primitives.registry import is_traced
@@ -411,12 +413,20 @@ def _axis(leaf, spec, path: str):
 
 def _examples_sharing(leaves: list, axes: list, size: int) -> tuple:
     """The pairs (i, j) of the call's array leaves whose examples share memory: example k of
-    one (the leaf itself where it is not mapped) and example k of the other, for some k."""
+    one (the leaf itself where it is not mapped) and example k of the other, for some k; of
+    traced leaves (a vmap inside a trace), those that view one array, or arguments the caller
+    passed sharing memory (transforms/front/shared_items.py may_share)."""
     def example(index, k):
         leaf, axis = leaves[index], axes[index]
         return leaf if axis is None else leaf[(slice(None),) * axis + (k,)]
-    return tuple((i, j) for i, j in memory_shared(leaves)
-                 if any(arrays_overlap(example(i, k), example(j, k)) for k in range(size)))
+    traced = [index for index, leaf in enumerate(leaves) if is_traced(leaf)]
+    for index in traced:  # the enclosing trace asks which of its arrays share memory
+        note_memory_read(leaves[index])
+    return tuple(sorted(
+        [(i, j) for i, j in memory_shared(leaves)
+         if any(arrays_overlap(example(i, k), example(j, k)) for k in range(size))]
+        + [(i, j) for place, i in enumerate(traced) for j in traced[place + 1:]
+           if may_share(leaves[i], leaves[j])]))
 
 
 def _groups(pairs: tuple) -> dict:

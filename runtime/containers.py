@@ -9,7 +9,6 @@ and how one is rebuilt with other items, is stated here once. The derivative hel
 from __future__ import annotations
 
 import collections
-import copy
 import dataclasses
 import numbers
 
@@ -35,19 +34,34 @@ def rebuild(value, items):
     """A container of the same kind as `value` holding `items` (a plain list for a
     ClearedList: the items may be no zeros); for a dict, `items` are (key, item) pairs. A
     dict of another class whose constructor takes other arguments (a defaultdict's factory,
-    a Counter's counting, a class of the user's) is a copy of `value`, its attributes kept,
-    holding `items` (dict's own methods set them: the class's may do something else)."""
+    a Counter's counting, a class of the user's) is a new object of its class holding
+    `value`'s attributes and `items`, made without its __init__ and __setitem__ (dict's own
+    methods set the items: the class's may do something else, or refuse)."""
     if is_namedtuple(value):
         return type(value)(*items)
     if type(value) is ClearedList:
         return list(items)
     if isinstance(value, dict) and type(value) not in _DICTS_BY_ITEMS and \
             not getattr(type(value), "rebuilt_from_items", False):
-        made = copy.copy(value)
-        dict.clear(made)
+        made = type(value).__new__(type(value))  # (its __init__ and __setitem__ not run)
+        if isinstance(value, collections.defaultdict):
+            made.default_factory = value.default_factory
+        for name in _slots(type(value)):
+            if hasattr(value, name):
+                object.__setattr__(made, name, getattr(value, name))
+        if hasattr(value, "__dict__"):
+            made.__dict__.update(value.__dict__)
         dict.update(made, items)
         return made
     return type(value)(items)
+
+
+def _slots(cls) -> list:
+    """The names of the slots the classes of `cls` declare (but for __dict__, __weakref__)."""
+    return [name for klass in cls.__mro__ for name in (
+        (klass.__dict__.get("__slots__", ()),) if isinstance(
+            klass.__dict__.get("__slots__", ()), str) else klass.__dict__.get("__slots__", ()))
+            if name not in ("__dict__", "__weakref__")]
 
 
 # Dicts whose constructor takes (key, item) pairs and does nothing else with them.

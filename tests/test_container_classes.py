@@ -126,3 +126,30 @@ def test_a_counter_and_a_defaultdict_argument_in_traced_functions():
     assert type(gradient) is collections.defaultdict and gradient.default_factory is float
     np.testing.assert_allclose(gradient["a"], 2.0 * X)
     np.testing.assert_allclose(gradient["b"], X)
+
+
+class Frozen(dict):
+    def __setitem__(self, key, value):
+        raise TypeError("a Frozen is not changed")
+
+
+class Converted(dict):
+    def __setitem__(self, key, value):
+        super().__setitem__(key, np.asarray(value, float))
+
+
+def doubles_an_entry(entries):
+    return np.sum(entries["a"] * 2.0)
+
+
+def gives_back(entries):
+    return entries
+
+
+def test_dict_classes_are_rebuilt_without_their_own_setitem():
+    frozen = Frozen(a=X)
+    assert autotrace.function(doubles_an_entry)(frozen) == pytest.approx(np.sum(X) * 2.0)
+    np.testing.assert_allclose(autotrace.grad(doubles_an_entry)(frozen)["a"], 2.0 * np.ones(3))
+    returned = autotrace.function(gives_back)(Converted(a=X))
+    assert type(returned) is Converted
+    np.testing.assert_array_equal(returned["a"], X)

@@ -6,6 +6,7 @@ an operand is an object, the operator stays Python's: without gradient through i
 with gradient, the derivative refuses when it runs, saying what to write
 (runtime/derivatives/objects.py operator_on_object), where it gave zero silently or crashed."""
 import dataclasses
+import fractions
 
 import numpy as np
 import pytest
@@ -283,3 +284,110 @@ def test_a_method_given_another_object_in_every_mode():
     check_every_mode(multiplies_by_a_method, X)
     np.testing.assert_allclose(autotrace.hessian(multiplies_by_a_method)(X),
                                np.diag(2.0 * np.cos(X) - X * np.sin(X)), atol=1e-12)
+
+
+class Summed:
+    def __init__(self, v):
+        self.v = v
+
+    def __add__(self, other):
+        return Summed(self.v + other.v)
+
+    def __radd__(self, other):
+        return Summed(other.v + self.v)
+
+    def shifted(self):
+        return Summed(np.ones(3)) + self  # self may be a Weighted, whose __radd__ goes first
+
+
+class Weighted(Summed):
+    def __radd__(self, other):
+        return Weighted(other.v + 10.0 * self.v)
+
+
+def adds_an_object_passed_in(x, other):
+    a = Summed(np.ones(3))
+    return np.sum((a + other).v * x)
+
+
+def shifts_a_subclass(x):
+    return np.sum(Weighted(x).shifted().v)
+
+
+class Handing:
+    def __init__(self, v):
+        self.v = v
+
+    def __add__(self, other):
+        if not isinstance(other, Handing):
+            return NotImplemented
+        return type(self)(self.v + other.v)
+
+
+class HandingOn(Handing):
+    def __add__(self, other):
+        return super().__add__(other)  # which may return NotImplemented
+
+
+class Taking:
+    def __init__(self, v):
+        self.v = v
+
+    def __radd__(self, other):
+        return Handing(3.0 * other.v + self.v)
+
+
+def adds_through_super(x):
+    total = HandingOn(np.ones(3)) + Taking(np.ones(3))
+    return np.sum(total.v * x)
+
+
+def test_the_operand_python_hands_the_operator_to_first():
+    # A subclass's reflected method goes first: (a + other).v is 1 + 10 * other.v
+    other = Weighted(np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(autotrace.grad(adds_an_object_passed_in)(X, other),
+                               1.0 + 10.0 * other.v)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(adds_an_object_passed_in))(
+        X, other), 1.0 + 10.0 * other.v)
+    # A method's `self` may be a subclass's: the operator stays Python's, and the derivative
+    # that meets the object says what to write
+    with pytest.raises(TypeError, match="autotrace differentiated an arithmetic operator"):
+        autotrace.grad(shifts_a_subclass)(X)
+    assert shifts_a_subclass(X) == pytest.approx(3.0 + 10.0 * np.sum(X))
+    # An __add__ that hands on to super()'s, which returns NotImplemented: Python's operator
+    check_every_mode(adds_through_super, X)
+
+
+class Product:
+    def __init__(self, v):
+        self.v = v
+
+    def times(self, other):
+        return Product(self.v * other.v)
+
+
+def multiplies_by_keyword(x):
+    return np.sum(Product(np.sin(x)).times(other=Product(x)).v)
+
+
+def test_a_method_given_an_object_by_keyword_in_every_mode():
+    check_every_mode(multiplies_by_keyword, X)
+    direction = np.array([1.0, 0.0, 0.0])
+    second = autotrace.jvp(lambda p: autotrace.jvp(multiplies_by_keyword, (p,), (direction,))[1],
+                           (X,), (direction,))[1]
+    assert second == pytest.approx(2.0 * np.cos(X[0]) - X[0] * np.sin(X[0]))
+
+
+HALF = fractions.Fraction(1, 2)
+
+
+def scales_by_a_fraction(x):
+    return np.sum(x * x * HALF)  # NumPy makes an array of Python objects
+
+
+def test_an_array_of_python_objects_met_by_a_gradient_is_refused():
+    # Its gradient was taken for an integer array's: zero, silently
+    assert scales_by_a_fraction(X) == pytest.approx(0.5 * np.sum(X * X))
+    with pytest.raises(TypeError, match=r"a gradient reached an array of Python objects \("
+                                        r"dtype object, shape \(3,\)\)"):
+        autotrace.grad(scales_by_a_fraction)(X)

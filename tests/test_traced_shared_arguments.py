@@ -231,6 +231,10 @@ def test_vmap_follows_memory_shared_example_by_example():
     # The same arrays' pairs sharing memory, the same shapes: keyed by the examples' sharing
     np.testing.assert_array_equal(batched(B[:3], B[1:]), 2.0 * B[1:])
     assert re.search(ARGUMENT_REFUSAL, _message(lambda: batched(B[1:], B[1:])))
+    # vmap inside a traced function: its leaves are traced values
+    traced = autotrace.function(autotrace.vmap(autotrace.grad(scaled_product)))
+    np.testing.assert_array_equal(traced(B, B.copy()), 2.0 * B)
+    assert re.search(ARGUMENT_REFUSAL, _message(lambda: traced(B, B)))
 
 
 def test_zero_d_arrays_subclasses_and_strided_views_that_share_memory_are_refused():

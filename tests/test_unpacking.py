@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import autotrace
-from tests.numeric import central_difference
+from tests.numeric import central_difference, check_every_mode
 
 X = np.linspace(0.3, 1.4, 6).reshape(2, 3)
 CUBE = np.linspace(-0.7, 0.9, 12).reshape(2, 3, 2)
@@ -203,3 +203,22 @@ def test_keyword_given_twice_is_python_s_error():
         return scaled(x, scale=1.0, **options)
     with pytest.raises(TypeError, match="multiple values for keyword argument 'scale'"):
         autotrace.grad(twice)(X)
+
+
+class _Held:
+    def __init__(self, v):
+        self.v = v
+
+
+def _product_of_held(p, q):
+    return np.sum(p.v * q.v)
+
+
+def unpacks_objects_into_a_call(x):
+    held = [_Held(np.sin(x)), _Held(x)]
+    return _product_of_held(*held)
+
+
+def test_objects_unpacked_into_a_call_carry_their_gradient():
+    # Objects among the unpacked arguments were taken for values with no gradient: zero
+    check_every_mode(unpacks_objects_into_a_call, np.array([0.3, -1.2, 0.8]))

@@ -450,7 +450,7 @@ def jvp_call_tangent(func, args, kwargs, tangents, wrt, arguments_tangent, keywo
     seed = seed_keyword(func, "tangent")
     numeric = tuple(i for i, a in enumerate(args) if _floating(a)
                     or _has_tangent(arguments_tangent, i) and _object_with_gradient(a))
-    named = tuple(k for k, v in kwargs.items() if _floating(v)
+    named = tuple(k for k, v in kwargs.items() if (_floating(v) or _object_with_gradient(v))
                   and keywords_tangent is not None and keywords_tangent.get(k) is not None)
     second = (tuple(arguments_tangent[i] for i in numeric)
               + tuple(keywords_tangent[k] for k in named) + (tuple(tangents_tangent),))

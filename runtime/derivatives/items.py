@@ -72,8 +72,9 @@ def _finish(copied, original):
 def accumulate_item(gradient, index, value):
     """The gradient of a container or array, with `value` added at `index` (a new object)."""
     out = _copy(gradient)
-    if isinstance(gradient, dict):
-        out[index] = add(out.get(index), value)  # a key added after the zeros were made
+    if isinstance(gradient, dict):  # (a key added after the zeros were made; dict's own
+        # methods: a class of the user's may refuse or convert, containers.rebuild)
+        dict.__setitem__(out, index, add(dict.get(out, index), value))
         return out
     if isinstance(gradient, (list, tuple)):
         out[index] = add(out[index], value)
@@ -176,7 +177,11 @@ def clear_item(gradient, index, like=None):
     if _indexed_by_traced(out, index) or type(out) is np.ndarray and _is_traced(zeros):
         # (traced zeros: `like` is traced, in a traced derivative of a derivative)
         return set_item(out, index, zeros)
-    out[index] = ClearedList(zeros) if type(zeros) is list else zeros
+    zeros = ClearedList(zeros) if type(zeros) is list else zeros
+    if isinstance(out, dict):
+        dict.__setitem__(out, index, zeros)
+    else:
+        out[index] = zeros
     return _finish(out, gradient)
 
 
@@ -279,7 +284,10 @@ def place_item(like, index, gradient):
     """Zeros shaped like `like`, with `gradient` (broadcast) at `index`: the adjoint of
     `item_gradient`."""
     out = _copy(zeros_like(like))
-    if isinstance(out, (list, dict)):
+    if isinstance(out, dict):
+        dict.__setitem__(out, index, gradient)
+        return out
+    if isinstance(out, list):
         out[index] = gradient
         return _finish(out, like)
     out[index] = gradient

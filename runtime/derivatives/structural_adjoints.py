@@ -33,7 +33,14 @@ def _holds_floats(x) -> bool:
 
 def _float_zeros(x, g=None):
     """The zero gradient of an integer or boolean `x`: zeros of its shape, in the dtype of the
-    gradient `g` that reached it (float64 where none did)."""
+    gradient `g` that reached it (float64 where none did). An array of Python objects, which
+    a gradient reached, is refused: its numbers carry gradient that zeros would drop."""
+    if getattr(x, "dtype", None) == object:
+        raise TypeError(
+            f"a gradient reached an array of Python objects (dtype object, shape "
+            f"{np.shape(x)}), as NumPy makes of an array and a Fraction, a Decimal or an "
+            f"object of a class of yours: autotrace differentiates arrays of floating-point "
+            f"numbers; convert it (np.asarray(v, dtype=float)) or the number (float(h))")
     return array_module(x).zeros(np.shape(x), dtype=gradient_dtype(g))
 
 

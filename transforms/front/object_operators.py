@@ -77,8 +77,9 @@ def method_class(function: gast.FunctionDef, namespace: dict, location):
         return None
     for value in list(namespace.values()):
         member = vars(value).get(function.name) if isinstance(value, type) else None
-        if not inspect.isfunction(member) or not is_users_class(value):
-            continue
+        if not inspect.isfunction(member) or not is_users_class(value) or \
+                member.__qualname__ != f"{value.__qualname__}.{member.__name__}":
+            continue  # (a function defined elsewhere, an attribute of the class too)
         code = member.__code__
         if code.co_firstlineno == location.first_line and \
                 list(code.co_varnames[:len(parameters)]) == parameters and \
@@ -102,6 +103,24 @@ def _names_in_code(code, identifier: str) -> bool:
     return identifier in code.co_names or any(
         _names_in_code(constant, identifier) for constant in code.co_consts
         if isinstance(constant, types.CodeType))
+
+
+def _overridden_below(cls, method: str) -> bool:
+    """Whether a subclass of `cls` (defined by now) has a `method` of its own."""
+    own = inspect.getattr_static(cls, method, None)
+    return any(inspect.getattr_static(sub, method, None) is not own
+               for sub in _subclasses(cls))
+
+
+def _subclasses(cls) -> set:
+    """The subclasses of `cls` defined by now, at any depth."""
+    found, pending = set(), list(cls.__subclasses__())
+    while pending:
+        sub = pending.pop()
+        if sub not in found:
+            found.add(sub)
+            pending.extend(sub.__subclasses__())
+    return found
 
 
 def _defined(classes, method: str) -> list:
@@ -133,17 +152,19 @@ class ObjectClasses:
         return self._kind(node) or NO_OBJECT
 
     def gives_way(self, method) -> bool:
-        """Whether the function `method` mentions NotImplemented (in its source, or where
-        that cannot be read, in its code)."""
+        """Whether the function `method` may return NotImplemented: it mentions it, or calls
+        `super()` (whose method may), in its source, or where that cannot be read, in its
+        code."""
         key = ("NotImplemented", method)
         if key not in self.known:
             try:
                 tree = parse_function(method).node
             except Exception:  # noqa: BLE001 - no source: its code tells
-                self.known[key] = _names_in_code(method.__code__, "NotImplemented")
+                self.known[key] = any(_names_in_code(method.__code__, name)
+                                      for name in ("NotImplemented", "super"))
             else:
-                self.known[key] = any(isinstance(node, gast.Name) and node.id ==
-                                      "NotImplemented" for node in walk(tree))
+                self.known[key] = any(isinstance(node, gast.Name) and node.id in (
+                    "NotImplemented", "super") for node in walk(tree))
         return self.known[key]
 
     def returned(self):
@@ -158,7 +179,9 @@ class ObjectClasses:
         positional = arguments.posonlyargs + arguments.args
         bindings = {argument.id: [NO_OBJECT] for argument in positional + arguments.kwonlyargs}
         if self.self_class is not None and positional:
-            bindings[positional[0].id] = [frozenset({self.self_class})]
+            # (an instance of a subclass too, whose methods may go first: binary_method)
+            bindings[positional[0].id] = [frozenset({self.self_class,
+                                                     *_subclasses(self.self_class)})]
         for extra in (arguments.vararg, arguments.kwarg):
             if extra is not None:
                 bindings[extra.id] = [NO_OBJECT]
@@ -295,6 +318,10 @@ def binary_method(method: str, left, right) -> MethodCall | None:
         if first:
             return MethodCall(1, reflected, right if len(left) == len(right) == 1 else None)
     if left_has:
+        if not isinstance(right, frozenset) and right != NUMBER and any(
+                _overridden_below(cls, reflected) for cls in left):
+            # (the right operand may be of a subclass whose reflected method goes first)
+            return MethodCall(0, method, None)
         return MethodCall(0, method, left if len(left_has) == len(left) else None)
     if not right_has:
         return None  # no method of an object the source knows: Python looks elsewhere

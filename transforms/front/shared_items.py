@@ -149,6 +149,13 @@ def _shares_an_element(item, root, other) -> bool:
     return _traced_overlap(item, root, other)
 
 
+def may_share(first, second) -> bool:
+    """Whether two traced values may share memory: views of one array (even of parts that do
+    not meet), or of arguments the caller passed sharing memory."""
+    first, second = _root(first), _root(second)
+    return first is second or _may_overlap(first, second)
+
+
 def _may_overlap(first, second) -> bool:
     """Whether two traced roots stand for arrays the caller passed sharing memory (a common
     overlaps token of their memories, runtime/tracing/views.py Memory)."""

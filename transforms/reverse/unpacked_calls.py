@@ -14,18 +14,20 @@ from __future__ import annotations
 from ...runtime.derivatives.structure import zeros_like
 from ...runtime.derivatives.unpacking import (apply_unpacked, keywords_parts, keywords_tangent,
                                              merged_keywords)
-from ..dynamic_calls import (SELF, _bound_self, _floating, jvp_call, jvp_call_tangent, vjp_call,
-                            vjp_call_tangent, vjp_call_transpose)
+from ..dynamic_calls import (SELF, _bound_self, _floating, _object_with_gradient, jvp_call,
+                            jvp_call_tangent, vjp_call, vjp_call_tangent, vjp_call_transpose)
 from ..rules.core import adjoint, constant, d, tangent
 
 
 def floating_wrt(function, arguments: tuple, keywords: dict) -> tuple:
     """What vjp_call differentiates a call of `function` for: the object whose method it is
     (SELF), then the positions and keywords of the arguments holding floating-point values (a
-    shape's integers have none)."""
+    shape's integers have none), or objects whose attributes carry gradient."""
+    def carries(value):
+        return _floating(value) or _object_with_gradient(value)
     return ((SELF,) if _bound_self(function) is not None else ()) + tuple(
-        i for i, a in enumerate(arguments) if _floating(a)) + tuple(
-        k for k, v in keywords.items() if _floating(v))
+        i for i, a in enumerate(arguments) if carries(a)) + tuple(
+        k for k, v in keywords.items() if carries(v))
 
 
 def by_argument(gradients, wrt: tuple, arguments: tuple, keywords: dict) -> tuple:
