@@ -903,3 +903,16 @@ def test_a_value_restored_from_its_name_and_written_under_nested_traced_ifs(x):
     # The adjoint gives x back from the name of np.log's result (`x = _t4`) in the inner
     # branch and restores its item there: _t4 is a variable of both traced ifs
     check_every_mode(restored_by_name_then_written_under_nested_ifs, x)
+
+
+def test_a_write_into_an_array_from_outside_a_branch_names_the_limit(tmp_path):
+    # Random program 9945: after an `if` holding an early return, the rest of the function
+    # runs in the traced branch, and writes into `items9['w'][0]`, an array from before it.
+    # The error said "a traced value from another trace was used here (a closure ...?)".
+    from tests.random_program_checks import load
+    from tests.random_programs import write_program
+    module = load(write_program(9945), tmp_path)
+    x, a = np.array([0.4, -0.2, 0.9, 0.1]), np.float64(0.2)
+    with pytest.raises(ControlFlowError, match="this changes in place, inside a loop or branch "
+                                               "on traced values, an array from outside it"):
+        at.function(module.f_arrays)(x, a)

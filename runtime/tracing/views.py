@@ -60,10 +60,11 @@ _AMBIGUOUS_MESSAGE = (
 
 _ENCLOSING_WRITE_MESSAGE = (
     "this changes in place, inside a loop or branch on traced values, an array from outside "
-    "it that the loop does not carry (e.g. `for row in H: row *= 2.0` over a traced H, where "
-    "row is a view of H): autotrace cannot take that change out of the graph op. Loop over "
-    "indices instead (`for i in range(len(H)): H[i] *= 2.0`), or assign the array in the "
-    "loop so it is carried")
+    "it that the loop or branch does not carry (e.g. `for row in H: row *= 2.0` over a traced "
+    "H, where row is a view of H; an array a branch function of autotrace.cond closes over): "
+    "autotrace cannot take that change out of the graph op. Loop over indices instead (`for i "
+    "in range(len(H)): H[i] *= 2.0`), assign the array in the loop or branch so it is "
+    "carried, or pass it in as an operand")
 
 
 # A name that may share memory with one of several arrays, chosen by a traced condition
@@ -239,9 +240,11 @@ def write_into(tracer, value, refuse, read_only_message: str) -> None:
         if current._link is not None and current._link.write is None:
             raise ValueError(read_only_message)
         chain.append(current)
-    if tracer._link is not None and any(member._builder is not value._builder
-                                        for member in chain):
-        # (An array itself from outside is refused by own_var: a closed-over traced value.)
+    if any(member._builder is not value._builder for member in chain) and (
+            tracer._link is not None or any(outer is tracer._builder for outer in getattr(
+                value._builder, "enclosing", tuple)())):
+        # (a view of an array from outside, or that array itself; not an array of this
+        # trace given a value from outside, which it reads)
         raise ControlFlowError(_ENCLOSING_WRITE_MESSAGE)
     values = [value]
     for view in chain[:-1]:
