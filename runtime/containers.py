@@ -58,10 +58,11 @@ def rebuild(value, items):
 
 def _slots(cls) -> list:
     """The names of the slots the classes of `cls` declare (but for __dict__, __weakref__)."""
-    return [name for klass in cls.__mro__ for name in (
-        (klass.__dict__.get("__slots__", ()),) if isinstance(
-            klass.__dict__.get("__slots__", ()), str) else klass.__dict__.get("__slots__", ()))
-            if name not in ("__dict__", "__weakref__")]
+    names = []
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else list(slots)
+    return [name for name in names if name not in ("__dict__", "__weakref__")]
 
 
 # Dicts whose constructor takes (key, item) pairs and does nothing else with them.

@@ -190,8 +190,9 @@ def signature_and_arrays(args: tuple, kwargs: dict, memory: bool = False) -> tup
 
 def array_call_key(args: tuple, memory: bool) -> tuple | None:
     """The key of a call whose arguments are all NumPy arrays, by its arrays' shapes and dtypes
-    (with `memory`, and the pairs of them that share memory, where any share an owner): a
-    cache hit's cheap key (autotrace/traced_function.py); None for any other call."""
+    (with `memory`, and the pairs of them that share memory, where any do, as
+    signature_and_arrays keys them; the owners first, which is cheap): a cache hit's cheap key
+    (autotrace/traced_function.py); None for any other call."""
     described, owners = [], set()
     for value in args:
         if type(value) is not np.ndarray:
@@ -200,9 +201,8 @@ def array_call_key(args: tuple, memory: bool) -> tuple | None:
         described.append(value.dtype)
         if memory:
             owners.add(id(value) if value.base is None else id(memory_owner(value)))
-    if memory and len(owners) < len(args):
-        described.append(memory_shared(list(args)))
-    return tuple(described)
+    shared = memory_shared(list(args)) if memory and len(owners) < len(args) else ()
+    return tuple(described) + (shared,) if shared else tuple(described)
 
 
 class ParameterBinding:

@@ -429,8 +429,7 @@ def share_operand_memory(outer_leaves: list, inner_leaves: list) -> list:
         base = inner_view(link.base) if link is not None else None
         if base is None:
             return None
-        view = take_view(link.read(base), base, link.read, link.write, link.how,
-                         certain=link not in link.ambiguous)
+        view = _view_again(link, base)
         inner_of[id(outer)] = view
         return view
 
@@ -461,6 +460,12 @@ def note_operands(builder, outer_leaves: list, inner_leaves: list) -> None:
             inner._memory, inner._seen = Memory(overlaps=memory.overlaps, outer=outer), 0
 
 
+def _view_again(link, base):
+    """The view `link` makes, made again of `base` (another value standing for its base)."""
+    return take_view(link.read(base), base, link.read, link.write, link.how,
+                     certain=link not in link.ambiguous)
+
+
 def shares_memory_with_another(outer_leaves: list, index: int, counts=lambda other: True) -> bool:
     """Whether operand leaf `index` is another operand leaf too, or a view of one or has one
     as a view (through bases only: views of a common base are not found), among the leaves
@@ -488,9 +493,7 @@ def snapshot_copy(tracer, copies: dict, shared_roots: set):
     of one copy of that root, the copy of an argument that may share memory with another
     (Memory.overlaps) may share memory with that one's copy, and the copy of a subgraph's input
     that stands for a view from outside (Memory.outer) stands for that input."""
-    root = tracer
-    while root._link is not None:
-        root = root._link.base
+    *_, root = view_chain(tracer)
     memory = root._memory if root._memory is not None else Memory()
     if id(root) not in shared_roots and memory.overlaps is None and memory.outer is None:
         return tracer.copy()
@@ -505,9 +508,7 @@ def snapshot_copy(tracer, copies: dict, shared_roots: set):
             outer = None if memory.outer is None else tracer
             copy._memory, copy._seen = Memory(overlaps=token, outer=outer), 0
     else:
-        base = snapshot_copy(link.base, copies, shared_roots | {id(root)})
-        copy = take_view(link.read(base), base, link.read, link.write, link.how,
-                         certain=link not in link.ambiguous)
+        copy = _view_again(link, snapshot_copy(link.base, copies, shared_roots | {id(root)}))
         copy._link.choice = link.choice  # (a link a traced condition chose stays one)
     copies[id(tracer)] = copy
     return copy
