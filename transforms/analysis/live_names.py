@@ -139,7 +139,7 @@ class LiveNamespace(dict):
         """Once the code is generated: leave the user's globals and closure values to be read
         when it runs, recording what the transform saw of the names the function or
         `generated_code` (code objects) read."""
-        read = set().union(*(_names_read(code) for code in
+        read = set().union(*(names_read(code) for code in
                              (self.function.__code__,) + generated_code))
         for key, value in list(self.items()):
             if self._holds_user_value(key, value):
@@ -181,12 +181,12 @@ _CHECK = "__autotrace_check__"
 _ABSENT = object()
 
 
-def _names_read(code) -> set:
+def names_read(code) -> set:
     """The global, free and attribute names `code` and the code objects inside it read."""
     names = set(code.co_names) | set(code.co_freevars)
     for constant in code.co_consts:
         if hasattr(constant, "co_names"):
-            names |= _names_read(constant)
+            names |= names_read(constant)
     return names
 
 

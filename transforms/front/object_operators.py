@@ -35,6 +35,7 @@ from typing import NamedTuple
 import gast
 import numpy as np
 
+from ..analysis.live_names import names_read
 from ..codegen.nodes import walk
 from .method_receivers import ARRAY, is_library_class, name_bindings, return_statements
 from .parsing import MISSING, parse_function, resolve
@@ -98,13 +99,6 @@ def _join(kinds):
     return NUMBER if all(kind == NUMBER for kind in kinds) else NO_OBJECT
 
 
-def _names_in_code(code, identifier: str) -> bool:
-    """Whether `code`, or code defined in it, reads the global or builtin `identifier`."""
-    return identifier in code.co_names or any(
-        _names_in_code(constant, identifier) for constant in code.co_consts
-        if isinstance(constant, types.CodeType))
-
-
 def _overridden_below(cls, method: str) -> bool:
     """Whether a subclass of `cls` (defined by now) has a `method` of its own."""
     own = inspect.getattr_static(cls, method, None)
@@ -160,8 +154,8 @@ class ObjectClasses:
             try:
                 tree = parse_function(method).node
             except Exception:  # noqa: BLE001 - no source: its code tells
-                self.known[key] = any(_names_in_code(method.__code__, name)
-                                      for name in ("NotImplemented", "super"))
+                self.known[key] = not names_read(method.__code__).isdisjoint(
+                    ("NotImplemented", "super"))
             else:
                 self.known[key] = any(isinstance(node, gast.Name) and node.id in (
                     "NotImplemented", "super") for node in walk(tree))
