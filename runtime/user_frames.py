@@ -47,3 +47,8 @@ def code_site() -> tuple | None:
     while frame is not None and frame.f_code.co_filename.startswith(_LIBRARIES):
         frame = frame.f_back
     return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+
+
+def library_frame(frame) -> bool:
+    """Whether `frame` runs autotrace's code or NumPy's."""
+    return frame.f_code.co_filename.startswith(_LIBRARIES)

@@ -31,7 +31,9 @@ from ..abstract import same_type
 from .control import (_aval, _describe, _same_structure, cond, current_builder,
                                        traced_cond)
 from .control_aliases import TakenOver, holds_numpy_array, may_be_outside_array
+from .control_containers import KeptContainers
 from .control_scope import ControlFlowError
+from .control_held import held_read_only
 from .control_variables import (Undefined, _Retry, _error, _is_defined,
                                                  refuse_halves,
                                                  _lengths_differ, _list_length_error,
@@ -44,10 +46,11 @@ from .control_weak import as_dtype
 
 
 def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple, where: str,
-            placeholders=False, user_nones: tuple = (), outside: tuple = ()):
+            placeholders=False, user_nones: tuple = (), outside: tuple = (), made: tuple = ()):
     """`true_fn(*values)` if `test` else `false_fn(*values)`: the new values of `names`.
     `outside`: the variables that may hold a NumPy array the function does not make
-    (control_aliases.may_be_outside_array).
+    (control_aliases.may_be_outside_array); `made`: those holding a list or dict it makes,
+    which the `if` may change in place (control_containers.py).
 
     With `placeholders` (True for code autotrace generated, which reads a variable assigned
     in one branch only under the same condition; or the names of such variables, the flags
@@ -68,11 +71,17 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
     weak: dict = {}  # side -> {index: a Python number (weak) the branch left}
 
     taken_over = TakenOver(values, names, outside)
+    kept = KeptContainers(values, names, where, made, (true_fn, false_fn))
 
     def branch(function, side):
         def run(*operands):
-            results = _traced_branch(function, operands, side, where, "`if`")
+            results = _traced_branch(kept.noting(function, side), operands, side, where,
+                                     "`if`", held=placeholders is not True)
             taken_over.note(results)
+            for index, found in kept.found.get(side, {}).items():
+                # a list or dict changed in place is written back after the `if`, live or
+                # not: another name may hold it
+                keep[index] = keep[index] or found is not None
             numbers[side] = {index: value for index, value in enumerate(results)
                              if _is_python_ints(value)}  # before they become arrays
             weak[side] = {index: value if type(value) in WEAK_NUMBERS
@@ -128,7 +137,8 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                     saved[index] = snapshot([value])
         return traced_cond(test, branch(true_fn, True), branch(false_fn, False), operands, check)
 
-    results = taken_over.refuse_writes(_until_settled(where, len(names) + 1, attempt))
+    results = kept.write_back(taken_over.refuse_writes(
+        _until_settled(where, len(names) + 1, attempt)))
     # a number both branches leave a Python number (or a traced one, weak) is one after the if
     results = [make_weak(value) if index in weak[True] and index in weak[False] else value
                for index, value in enumerate(results)]
@@ -145,11 +155,14 @@ class BranchIndexError(ControlFlowError, IndexError):
     """A branch of a traced `if` raised NumPy's IndexError while it was traced."""
 
 
-def _traced_branch(function, operands: tuple, side: bool, where: str, statement: str):
+def _traced_branch(function, operands: tuple, side: bool, where: str, statement: str,
+                   held: bool = True):
     """`function(*operands)`, a branch being traced; NumPy's errors of shapes and indices there
-    become `_branch_error`s."""
+    become `_branch_error`s. With `held` (the user's code), the NumPy arrays it reaches are
+    read-only meanwhile (control_held.py)."""
     try:
-        return function(*operands)
+        with held_read_only((function,) if held else (), where, statement):
+            return function(*operands)
     except (ValueError, IndexError) as error:
         if type(error).__module__.startswith("autotrace"):
             raise  # autotrace's own errors say where and what already

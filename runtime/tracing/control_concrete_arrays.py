@@ -23,6 +23,7 @@ import sys
 
 import numpy as np
 
+from .control_aliases import holds_numpy_array
 from .control_loops import TracedRange
 from .control_scope import ControlFlowError
 from ..primitives.index import getitem, holds_traced, indexes_a_view
@@ -71,7 +72,7 @@ def refuse_traced_writes(test, arrays: tuple, refusals: tuple):
     traced: raise for it."""
     if is_traced(test) or isinstance(test, TracedRange):
         for array, refusal in zip(arrays, refusals):
-            if isinstance(array, np.ndarray):
+            if holds_numpy_array(array):  # (an array, or a list or dict holding one)
                 raise ControlFlowError(refusal)
     return test
 

@@ -28,6 +28,7 @@ Decisions:
 """
 from __future__ import annotations
 
+import contextlib
 import re
 
 import numpy as np
@@ -37,11 +38,13 @@ from .control import (ControlFlowError, _aval, _describe, _same_structure,
                                        current_builder, traced_while)
 from .control_branches import if_stmt
 from .control_aliases import TakenOver
+from .control_containers import KeptContainers
 from .control_variables import (Undefined, _Retry, _error, _is_defined,
                                                  refuse_halves,
                                                  _lengths_differ, _list_length_error,
                                                  _may_be_placeholder, _scalar_condition,
                                                  _until_settled, _zeros_like_tree)
+from .control_held import held_read_only
 from ..primitives.shape import dimension_size
 from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
 from .tracer import (Tracer, leaves_with_paths, map_arrays, mark_view,
@@ -51,10 +54,11 @@ from .weak_scalars import WEAK_NUMBERS
 
 
 def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, where: str,
-               placeholders=(), user_nones: tuple = (), outside: tuple = ()):
+               placeholders=(), user_nones: tuple = (), outside: tuple = (), made: tuple = ()):
     """`while test_fn(*values): values = body_fn(*values)`, recorded as a graph `while` op
     from the first iteration whose test is traced. (`placeholders`, `user_nones` and `outside`
-    as for if_stmt: a variable the user sets to None is not given zeros where it stays None.)"""
+    as for if_stmt: a variable the user sets to None is not given zeros where it stays None;
+    `made` too.)"""
     values = first = tuple(values)
     saved = _save_loop_start(values, placeholders)
     while True:
@@ -66,10 +70,13 @@ def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, wh
                 # which a traced adjoint loop could not pop; run the whole loop in the graph.
                 values = _start_over(first, saved)
             taken_over = TakenOver(values, names, outside)
-            results = _graph_loop(current_builder(test), test_fn, taken_over.noting(body_fn),
-                                  values, names, live, where, "while loop", placeholders,
-                                  user_nones=user_nones)
-            return taken_over.refuse_writes(results)
+            kept = KeptContainers(values, names, where, made, (test_fn, body_fn))
+            with _held(placeholders, (test_fn, body_fn), where, "`while` loop"):
+                results = _graph_loop(current_builder(test), test_fn,
+                                      kept.noting(taken_over.noting(body_fn)), values, names,
+                                      live, where, "while loop", placeholders,
+                                      user_nones=user_nones)
+            return kept.write_back(taken_over.refuse_writes(results))
         if not test:
             return values
         values = tuple(body_fn(*values))
@@ -142,29 +149,31 @@ def range_(*bounds):
 
 def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, live: tuple,
              where: str, placeholders=(), stop: str | None = None, user_nones: tuple = (),
-             outside: tuple = ()):
+             outside: tuple = (), made: tuple = ()):
     """`for item in iterable: values = body_fn(item, *values)`: a graph `while` op over a
     traced array's first axis or a traced range, else a Python loop (unrolled when traced).
-    `stop` names the flag a `break` sets: the loop ends once it is true. (`outside` as for
-    if_stmt.)"""
+    `stop` names the flag a `break` sets: the loop ends once it is true. (`outside` and `made`
+    as for if_stmt.)"""
     values = tuple(values)
     stop_index = names.index(stop) if stop is not None else None
     options = (names, targets, live, where, placeholders, stop_index)
     taken_over = TakenOver(values, names, outside)
+    kept = KeptContainers(values, names, where, made, (body_fn,))
+    body = kept.noting(taken_over.noting(body_fn), offset=1)
     if isinstance(iterable, TracedRange):
-        return taken_over.refuse_writes(_range_loop(
-            iterable, taken_over.noting(body_fn), values, *options,
-            user_nones=user_nones))
+        with _held(placeholders, (body_fn,), where, "`for` loop"):
+            return kept.write_back(taken_over.refuse_writes(_range_loop(
+                iterable, body, values, *options, user_nones=user_nones)))
     if isinstance(iterable, Tracer) and all(_loopable(value) for value in values):
         if iterable.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         # As many steps as the array has rows, a number known only at run time where a traced
         # boolean mask selected them (x[mask]).
         rows = iterable.shape[0] if iterable.shape[0] is not None else dimension_size(iterable, 0)
-        body = taken_over.noting(body_fn)
-        return taken_over.refuse_writes(_range_loop(
-            TracedRange(0, rows, 1), lambda i, *state: body(_item(iterable, i), *state),
-            values, *options, over=iterable, user_nones=user_nones))
+        with _held(placeholders, (body_fn,), where, "`for` loop"):
+            return kept.write_back(taken_over.refuse_writes(_range_loop(
+                TracedRange(0, rows, 1), lambda i, *state: body(_item(iterable, i), *state),
+                values, *options, over=iterable, user_nones=user_nones)))
     first, saved = values, _save_loop_start(values, placeholders)
     for item in iterable:
         stopped = values[stop_index] if stop_index is not None else False
@@ -180,12 +189,20 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
                              lambda *state, item=item: tuple(body_fn(item, *state)), values,
                              names=names, live=names, where=where,
                              placeholders=placeholders, user_nones=user_nones,
-                             outside=outside)
+                             outside=outside, made=made)
             continue
         if stopped:
             break
         values = tuple(body_fn(item, *values))
     return values
+
+
+def _held(placeholders, functions, where: str, statement: str):
+    """control_held.held_read_only for the user's statement; nothing for code autotrace
+    generated (`placeholders` True), which its sweeps check instead."""
+    if placeholders is True:
+        return contextlib.nullcontext()
+    return held_read_only(functions, where, statement)
 
 
 def _item(iterable, i):

@@ -62,7 +62,8 @@ def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) ->
     `for` statement, {"outside": the names it assigns that may hold memory the function does
     not make after it, "written": {each name whose memory a write in it may change through
     another name (a container's item, a view made in it): the names that may share or hold
-    that memory before it}}, and {"outside": True} for each conditional expression that may
+    that memory before it}, "made": the names that hold, when it starts, a list or dict the
+    function makes which another name holds too}, and {"outside": True} for each conditional expression that may
     give such memory. None where the model cannot read the function."""
     analysis = _WriteSharing(function, Location(filename, 1, function.name), namespace)
     try:
@@ -78,6 +79,9 @@ def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) ->
         if names:
             found.setdefault(key, {})["written"] = {
                 name: tuple(sorted(holders)) for name, holders in sorted(names.items())}
+    for key, names in analysis.made.items():
+        if names:
+            found.setdefault(key, {})["made"] = tuple(sorted(names))
     found.update((key, {"outside": True}) for key in analysis.outside_expressions)
     return found
 
@@ -89,6 +93,19 @@ def converted_write(statement) -> bool:
         [statement.target] if isinstance(statement, gast.AugAssign) else []
     return len(targets) == 1 and isinstance(targets[0], gast.Subscript) and isinstance(
         targets[0].value, gast.Name)
+
+
+def name_in_place(statement) -> bool:
+    """Whether `statement` is `a op= v` into a name: in place where `a` is an array. Converted
+    code leaves it as it is; in a traced `if` or loop, which takes a NumPy array as a graph
+    value, the write is traced as one into a set_item would be."""
+    return isinstance(statement, gast.AugAssign) and isinstance(statement.target, gast.Name)
+
+
+def written_name(statement) -> str:
+    """The name a converted write or an `a op= v` writes into."""
+    target = statement.targets[0] if isinstance(statement, gast.Assign) else statement.target
+    return target.id if isinstance(target, gast.Name) else target.value.id
 
 
 def _text(node) -> str:
@@ -116,6 +133,7 @@ class _WriteSharing(Sharing):
         self.enclosing = []
         self.changed_inside = {}
         self.written_through = {}  # id(statement) -> {name: the names sharing its memory}
+        self.made = {}  # id(statement) -> the names holding a list or dict made here on entry
 
     def name_value(self, identifier) -> set:
         if identifier in self.locals:
@@ -150,6 +168,9 @@ class _WriteSharing(Sharing):
             if self.env is not None:  # (in a loop: the names found in any run of it)
                 self.outside.setdefault(id(node), set()).update(
                     name for name in assigned if self.not_made(self.env.get(name, {})))
+            if entry is not None:  # lists and dicts it makes (in a loop: on every run)
+                made = {name for name in entry if self.shared_container(entry, name)}
+                self.made[id(node)] = self.made.get(id(node), made) & made
             if entry is not None:  # those changed through another name, and who share them
                 found = self.written_through.setdefault(id(node), {})
                 for name in self.changed_inside.get(id(node), ()):
@@ -183,16 +204,50 @@ class _WriteSharing(Sharing):
             return
         super().run(node)
 
+    def shared_container(self, env, name) -> bool:
+        """Whether `name` holds, in `env`, a list or dict the function makes, which another
+        name holds too or which holds one another name holds (`d2 = d`, `outer = [d]`)."""
+        memories = env[name]
+        if not memories or not all(memory[0] in ("new", "old") and memory in self.containers
+                                   for memory in memories):
+            return False
+        mine = {memory for memory in self.reach(set(memories)) if memory in self.containers}
+        return any(mine & self.reach(set(others)) for other, others in env.items()
+                   if other != name)
+
     def write(self, target, written, node, what, in_place: bool, item=False) -> None:
         if self.enclosing and self.env is not None:
             # names whose memory this may change in place, through another name
             changed = {name for name, memories in self.env.items() if written & set(memories)}
             for statement in self.enclosing:
                 self.changed_inside.setdefault(id(statement), set()).update(changed)
-        if item or not converted_write(node) or self.refusals.get(id(node)):
+        if self.refusals.get(id(node)):
             return  # (in a loop: run again until a refusal is found, or the loop settles)
-        refusal = self.refusal(node.targets[0] if isinstance(node, gast.Assign) else
-                               node.target, written, node)
+        if item:
+            # `d[k] op= v` changes the array item in place; where the statement is traced, its
+            # variable d (a list or dict) holds it as a traced value, and the others sharing
+            # it keep the old contents
+            if self.enclosing and converted_write(node):
+                self.refusals[id(node)] = self.refusal(written_name(node), written, node,
+                                                       item=True)
+            return
+        if name_in_place(node) and self.enclosing:
+            # Not followed where the statement is traced: the others sharing the memory are
+            # not its variables, and keep the old contents. (Outside one, `a op= t` with `a`
+            # a NumPy array and `t` traced is refused by the tracer.) A number or a container
+            # is no array written in place.
+            may_be_array = not written <= (self.containers | self.plain)
+            self.refusals[id(node)] = may_be_array and self.refusal(
+                written_name(node), written, node) or False
+            return
+        if not converted_write(node):
+            return
+        if written and written <= self.containers:
+            # `d[k] = v` into a list or dict the function made: a traced statement changes it
+            # in place after it (runtime/tracing/control_containers.py)
+            self.refusals[id(node)] = False
+            return
+        refusal = self.refusal(written_name(node), written, node)
         if refusal is None and all(self.made_here(memory) for memory in written):
             refusal = self.refusals.get(id(node), False)  # followed
         self.refusals[id(node)] = refusal
@@ -215,9 +270,9 @@ class _WriteSharing(Sharing):
         """A call writing into its argument: the callee's own set_item refuses it (its
         argument is the caller's memory)."""
 
-    def refusal(self, target, written, node) -> str | None:
-        """Why a traced write into `written` (through `target`) at `node` is not followed."""
-        name = target.value.id
+    def refusal(self, name, written, node, item=False) -> str | None:
+        """Why a traced write into `written` (through the name `name`, or with `item` through
+        an item of it) at `node` is not followed."""
         for other in sorted(self.live_after.get(id(self.statement), ())):
             if other == name or other not in self.env:
                 continue
@@ -226,7 +281,8 @@ class _WriteSharing(Sharing):
                     bound = self.taking(memory, written) or bound
                     own = next((f" ({self.shown(own)})" for m, own in self.env[name].items()
                                 if self.reach({m}) & written), "")
-                    return (f"this writes traced values into the NumPy array {name!r}{own}, "
+                    into = f"an item of {name!r}" if item else f"the NumPy array {name!r}"
+                    return (f"this writes traced values into {into}{own}, "
                             f"whose memory {other!r} shares ({self.shown(bound)}) and reads "
                             f"after it, "
                             f"on line {self.read_line(other, node)}: autotrace makes {name!r} "

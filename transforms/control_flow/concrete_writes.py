@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import gast
 
-from ..analysis.write_sharing import converted_write
+from ..analysis.write_sharing import converted_write, name_in_place, written_name
 from ..codegen.codegen import to_source
 from ..codegen.naming import walk_scope
 from ..codegen.nodes import walk
@@ -55,13 +55,13 @@ def unfollowed_writes(converter, statement) -> list:
     header = to_source(statement).strip().splitlines()[0]
     found = []
     for node in (n for part in statement.body + statement.orelse for n in walk_scope(part)):
-        if not converted_write(node):
+        if not (converted_write(node) or name_in_place(node)):
             continue
         reason = _UNREAD if converter.unfollowed is None else converter.unfollowed.get(
             id(node), {}).get("unfollowed")
         if reason is None:
             continue
-        written = (node.targets[0] if isinstance(node, gast.Assign) else node.target).value.id
+        written = written_name(node)
         found.append((written, f"{converter._where(node, to_source(node).strip())}\n  "
                                f"{reason}\n  (`{header}` runs on a traced value: autotrace "
                                f"makes it one graph op, in which every write is traced.)"))
@@ -108,6 +108,18 @@ def outside_names(converter, statement, variables) -> list:
         return list(variables)
     flagged = converter.unfollowed.get(id(statement), {}).get("outside", ())
     return [variable for variable in variables if variable in flagged]
+
+
+def made_containers(converter, statement, variables) -> list:
+    """The `variables` of the `if`, `while` or `for` `statement` that hold, on entry, a list or
+    dict the function makes which another name holds too: one the statement changes in place
+    is changed in place after it (runtime/tracing/control_containers.py). Not one it may not
+    make (a global's, an argument's object's), which a trace cannot change for every call;
+    nor one no other name holds, for which a new one is the same."""
+    if converter.generated_code or converter.unfollowed is None:
+        return []
+    made = converter.unfollowed.get(id(statement), {}).get("made", ())
+    return [variable for variable in variables if variable in made]
 
 
 def checked_test(test, writes: list, variables) -> gast.expr:

@@ -62,7 +62,7 @@ from .control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
 from ..front.exits import exits_to_flags, single_return
 from ..analysis.liveness import live_after
 from ..analysis.write_sharing import write_sharing
-from .concrete_writes import (checked_test, outside_names, unfollowed_writes, write_keywords,
+from .concrete_writes import (checked_test, made_containers, outside_names, unfollowed_writes, write_keywords,
                               written_through)
 from ..codegen.naming import Namer, name_counts, names_in, walk_scope
 from ..front.parsing import resolve
@@ -265,11 +265,16 @@ class ControlFlowConverter:
         the statement `node` becomes; `holes` fill the names in `leading` and `keywords`. The
         names are holes too, so that the template's text is one of a few, each parsed once.
         The variables that may hold a NumPy array the function does not make are named too
-        (`outside=`, concrete_writes.outside_names)."""
+        (`outside=`, concrete_writes.outside_names), and those that hold a list or dict it
+        makes (`made=`, concrete_writes.made_containers)."""
         outside = outside_names(self, node, variables)
         if outside:
             keywords += "outside=outside_names, "
             holes["outside_names"] = _names_tuple(outside)
+        made = made_containers(self, node, variables)
+        if made:
+            keywords += "made=made_names, "
+            holes["made_names"] = _names_tuple(made)
         placeholders, placeholder_holes = self._placeholders(variables, kind)
         call = replace_expression(
             f"{helper(kind)}({leading}, values, names=variable_names, "

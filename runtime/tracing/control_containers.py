@@ -1,0 +1,175 @@
+"""Lists and dicts that a traced `if` or loop changes in place, changed in place after it.
+
+A traced statement's variables come into its body as new values: a list or dict variable as a
+new list or dict of traced values (map_arrays), and its results are new ones again. Python
+changes a list in place (`d[0] = v`, `d["k"] += v`), and every other name for it (`d2 = d`,
+a list holding it) sees the change. Where a path gives back the very list or dict it was given,
+the statement changed it in place, and `KeptContainers.write_back` puts what it holds after the
+statement into the list or dict the variable held before it: the items that path changed,
+nothing else. A path that binds the name to a new list leaves the old one as it was, as
+Python does. Where one branch of an `if` changes the list in place and the other binds a new
+one, the graph cannot say which object the name holds: that is an error.
+"""
+from __future__ import annotations
+
+from .control_scope import ControlFlowError
+from .tracer import Tracer
+
+_MIXED = (
+    "variable {variable!r} holds a {kind} that one branch of this traced `if` changes in place "
+    "and the other replaces with a new {kind}: the graph runs both, and cannot say which {kind} "
+    "the name holds after it (other names for the old one would see the change on one path "
+    "only). Change it in place in both branches, or give it a new {kind} in both "
+    "({variable} = list({variable}) before the change)")
+
+
+_SHARED = (
+    "this traced statement changes in place the {kind} that {variable!r} holds, and {other!r}, "
+    "which the statement reads too, holds it as well (or one is an item of the other): "
+    "autotrace traces the statement's variables as {kind}s of their own and cannot keep them "
+    "the same {kind}. Change and read it through one name only in the statement, or give the "
+    "other a copy before it ({other} = {kind}({other}))")
+
+
+def _is_container(value) -> bool:
+    return isinstance(value, (list, dict))
+
+
+def _keys(container):
+    return range(len(container)) if isinstance(container, list) else list(container)
+
+
+class KeptContainers:
+    """Notes, for the traced statement over `values` (its variables, `names`; `made`: those
+    holding a list or dict the function makes), which of those each path gives back as
+    themselves, and what it changed in them."""
+
+    def __init__(self, values, names, where: str, made=(), functions=()):
+        self.values, self.names, self.where = values, names, where
+        # the names the statement's functions read from the function around them, and what
+        # they hold
+        self.read = {name: cell.cell_contents for function in functions
+                     for name, cell in zip(function.__code__.co_freevars,
+                                           function.__closure__ or ())
+                     if _filled(cell)}
+        self.indexes = [index for index, (name, value) in enumerate(zip(names, values))
+                        if name in made and _is_container(value)]
+        self.found = {}  # side -> {index: what _changed found}
+
+    def noting(self, body_fn, side=None, offset: int = 0):
+        """`body_fn`, noting (as path `side`) the containers it changes in place; its first
+        `offset` arguments are no variables (a `for` loop's item)."""
+        if not self.indexes:
+            return body_fn
+
+        def body(*state):
+            given = state[offset:]
+            entries = {index: _entries(given[index]) for index in self.indexes}
+            results = tuple(body_fn(*state))
+            self.found[side] = {index: _changed(entries[index], results[index])
+                                for index in self.indexes}
+            return results
+        return body
+
+    def write_back(self, results) -> tuple:
+        """`results` (the statement's new values), where every path gave a list or dict back
+        as itself: that list or dict as it was before the statement, with the items a path
+        changed set to their new values."""
+        if not self.found:
+            return results
+        results = list(results)
+        for index in self.indexes:
+            before, name = self.values[index], self.names[index]
+            paths = [found[index] for found in self.found.values()]
+            if all(path is None for path in paths) or not any(paths):
+                continue  # (given a new one, or left as it was)
+            if any(path is None for path in paths):
+                raise ControlFlowError(f"{self.where}\n  " + _MIXED.format(
+                    variable=name, kind=type(before).__name__))
+            self._refuse_shared(index)
+            results[index] = _put(before, results[index], _merged(paths))
+        return tuple(results)
+
+    def _refuse_shared(self, index: int) -> None:
+        """Raise where another variable of the statement holds the list or dict at `index`
+        (`d2 = d`, `outer = [d]`), or it holds another's: each came in as a list of its own."""
+        mine = _containers(self.values[index])
+        others = [(self.names[other], value) for other, value in enumerate(self.values)
+                  if other != index] + list(self.read.items())
+        for other, value in others:
+            if _containers(value) & mine:
+                raise ControlFlowError(f"{self.where}\n  " + _SHARED.format(
+                    variable=self.names[index], other=other,
+                    kind=type(self.values[index]).__name__))
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # a name not yet assigned
+        return False
+    return True
+
+
+def _containers(value, found=None) -> set:
+    """id() of the lists and dicts `value` is or holds."""
+    found = set() if found is None else found
+    if _is_container(value) and id(value) not in found:
+        found.add(id(value))
+        for key in _keys(value):
+            _containers(value[key], found)
+    elif isinstance(value, tuple):
+        for item in value:
+            _containers(item, found)
+    return found
+
+
+def _entries(value):
+    """(`value`, what it holds now): for a list or dict, each item's entries; for a traced
+    value, the graph value it holds (another after a write into it in place)."""
+    if _is_container(value):
+        return value, {key: _entries(value[key]) for key in _keys(value)}
+    return value, value.graph_var if isinstance(value, Tracer) else None
+
+
+def _changed(entries, result) -> dict | None:
+    """None where `result` is not the list or dict the path was given (`entries[0]`); else
+    {key: True for an item the path replaced or wrote into, a dict like this one for an item
+    list or dict it changed in turn}."""
+    given, items = entries
+    if result is not given:
+        return None
+    changed = {}
+    for key in _keys(given):
+        item = given[key]
+        if key not in items or items[key][0] is not item:
+            changed[key] = True
+        elif _is_container(item):
+            inner = _changed(items[key], item)
+            if inner:
+                changed[key] = inner
+        elif isinstance(item, Tracer) and item.graph_var is not items[key][1]:
+            changed[key] = True
+    return changed
+
+
+def _merged(paths: list) -> dict:
+    """What any of the paths changed."""
+    merged: dict = {}
+    for path in paths:
+        for key, what in path.items():
+            if what is True or merged.get(key) is True:
+                merged[key] = True
+            else:
+                merged[key] = _merged([merged.get(key, {}), what])
+    return merged
+
+
+def _put(before, after, changed: dict):
+    """`before` with its items at `changed` set from `after` (the statement's new value)."""
+    for key, what in changed.items():
+        if what is True:
+            before[key] = after[key]
+        else:
+            _put(before[key], after[key], what)
+    return before

@@ -1,0 +1,321 @@
+"""What a traced `if` or loop changes in place, and who else sees it.
+
+A traced statement is one graph op: its variables come in as traced values, lists and dicts as
+new ones holding traced values. NumPy and Python change memory in place, and every other name
+for it sees the change:
+- `a op= v` into a NumPy array that another name read afterwards shares (an alias, a view, a
+  list holding it) is refused, as the statement would give `a` alone a new traced value;
+- a NumPy array the statement reaches other than as a variable (a helper writing into its
+  argument, `o.a += v`, `np.copyto`) is held read-only while the body is traced: NumPy's change
+  would be made once, while tracing. The error names the user's line; the array is writeable
+  again after;
+- a list or dict the function makes, which another name holds too, is changed in place after
+  the statement, so that every name sees the new items; where that cannot be followed (one
+  branch changes it, the other binds a new one; two of the statement's names hold it) it is
+  an error.
+"""
+import numpy as np
+import pytest
+
+import autotrace
+from autotrace.runtime.tracing.control_scope import ControlFlowError
+
+X = np.array([0.5, -1.0, 2.0])
+N = np.int64(3)  # a traced trip count: the loops below are graph loops
+
+
+def check_numpy(function, n=N):
+    expected = function(X.copy(), int(n))
+    traced = autotrace.function(function)
+    np.testing.assert_allclose(traced(X, n), expected, rtol=1e-12)
+    np.testing.assert_allclose(traced(X, np.int64(0)), function(X.copy(), 0), rtol=1e-12)
+
+
+# --- `a op= v` into memory another name shares: refused --------------------------------------
+
+def alias_added_in_a_loop(x, n):
+    a = np.zeros(3)
+    b = a
+    for i in range(n):
+        a += x
+    return b
+
+
+def view_read_after(x, n):
+    a = np.zeros(3)
+    v = a[:2]
+    for i in range(n):
+        a *= 2.0
+        a += x
+    return v
+
+
+def written_through_a_view(x, n):
+    a = np.zeros(3)
+    v = a[1:]
+    for i in range(n):
+        v += x[1:]
+    return a
+
+
+def held_by_a_list(x, n):
+    a = np.zeros(3)
+    items = [a]
+    k = 0
+    while k < n:
+        a += x
+        k += 1
+    return items[0]
+
+
+def alias_under_a_traced_if(x, n):
+    a = np.zeros(3)
+    b = a
+    if n > 1:
+        a += x
+    return b
+
+
+def dict_item_shared(x, n):
+    d = {"a": np.zeros(3)}
+    b = d["a"]
+    for i in range(n):
+        d["a"] += x
+    return b
+
+
+REFUSED = [
+    (alias_added_in_a_loop, r"a \+= x\n  this writes traced values into the NumPy array 'a' "
+                            r"\(a = np.zeros\(3\), line \d+\), whose memory 'b' shares"),
+    (view_read_after, r"(?s)a \*= 2.0\n.*whose memory 'v' shares \(v = a\[:2\], line \d+\)"),
+    (written_through_a_view, r"(?s)v \+= x\[1:\]\n.*whose memory 'a' shares"),
+    (held_by_a_list, r"whose memory 'items' shares \(items = \[a\], line \d+\)"),
+    (alias_under_a_traced_if, r"(?s)a \+= x\n.*`if n > 1:` runs on a traced value"),
+    (dict_item_shared, r"d\['a'\] \+= x\n  this writes traced values into an item of 'd'.*"
+                       r"whose memory 'b' shares"),
+]
+
+
+@pytest.mark.parametrize("function, message", REFUSED, ids=[f.__name__ for f, _ in REFUSED])
+def test_an_in_place_change_another_name_would_miss_is_refused(function, message):
+    function(X.copy(), 3)  # NumPy's runs
+    with pytest.raises(ControlFlowError, match=message) as refused:
+        autotrace.function(function)(X, N)
+    assert str(refused.value).startswith(f"{__file__}:")
+    assert "np.zeros_like(x, shape=3) in place of np.zeros(3)" in str(refused.value)
+
+
+def accumulated(x, n):
+    total = np.zeros(3)
+    scale = 1.0
+    for i in range(n):
+        total += x * scale
+        scale *= 0.5
+    return total
+
+
+def accumulated_under_an_if(x, n):
+    total = np.zeros(3)
+    if n > 2:
+        total += x
+    else:
+        total -= x
+    return total
+
+
+def made_traced(x, n):
+    a = np.zeros_like(x)
+    b = a
+    for i in range(n):
+        a += x
+    return b
+
+
+@pytest.mark.parametrize("function", [accumulated, accumulated_under_an_if, made_traced])
+def test_an_in_place_change_no_other_name_sees_is_followed(function):
+    check_numpy(function)
+
+
+# --- NumPy arrays the body reaches but does not carry: held read-only -------------------------
+
+class Box:
+    pass
+
+
+def add_into(a, v):
+    a += v
+
+
+def through_a_helper(x, n):
+    a = np.zeros(3)
+    for i in range(n):
+        add_into(a, 1.0)
+    return a + x
+
+
+def through_an_attribute(x, n):
+    box = Box()
+    box.a = np.zeros(3)
+    for i in range(n):
+        box.a += 1.0
+    return box.a + x
+
+
+def through_a_method(x, n):
+    a = np.zeros(3)
+    for i in range(n):
+        a.__iadd__(1.0)
+    return a + x
+
+
+GLOBAL = np.zeros(3)
+
+
+def into_a_global(x, n):
+    if n > 1:
+        np.copyto(GLOBAL, 1.0)
+    return x + 1.0
+
+
+HELD = [  # (function, the line of the write, NumPy's words)
+    (through_a_helper, "    a += v", "output array is read-only"),
+    (through_an_attribute, "        box.a += 1.0", "output array is read-only"),
+    (through_a_method, "        a.__iadd__(1.0)", "output array is read-only"),
+    (into_a_global, "        np.copyto(GLOBAL, 1.0)", "assignment destination is read-only"),
+]
+
+
+@pytest.mark.parametrize("function, line, numpy", HELD, ids=[f.__name__ for f, _, _ in HELD])
+def test_a_write_the_graph_would_make_once_is_refused(function, line, numpy):
+    with open(__file__) as source:
+        number = source.read().splitlines().index(line) + 1
+    with pytest.raises(ControlFlowError) as refused:
+        autotrace.function(function)(X, N)
+    message = str(refused.value)
+    assert message.startswith(f"{__file__}:{number}: NumPy refused to write into a read-only "
+                              f"array ({numpy}).")
+    assert "traces once as a graph op" in message
+    assert GLOBAL.flags.writeable  # given back as it was
+    np.testing.assert_array_equal(GLOBAL, np.zeros(3))
+
+
+def test_arrays_held_read_only_are_writeable_after_a_trace():
+    kept = np.zeros(3)
+    view = kept[1:]
+
+    def reads(x, n):
+        total = x * 0.0
+        for i in range(n):
+            total = total + kept[0] + view[0]
+        return total
+
+    np.testing.assert_array_equal(autotrace.function(reads)(X, N), np.zeros(3))
+    assert kept.flags.writeable and view.flags.writeable
+    kept[1] = 2.0  # (the view sees it, as before)
+    assert view[0] == 2.0
+
+
+# --- lists and dicts another name holds: changed in place after the statement ----------------
+
+def dict_item_set_in_a_loop(x, n):
+    d = {"a": x * 0.0, "b": x}
+    d2 = d
+    for i in range(n):
+        d["a"] = d["a"] + x * i
+    return d2["a"] + d2["b"]
+
+
+def list_item_set_in_a_while_loop(x, n):
+    items = [x * 0.0, 1.0]
+    alias = items
+    k = 0
+    while k < n:
+        items[0] = items[0] + x
+        k += 1
+    return alias[0] * alias[1]
+
+
+def list_item_set_under_an_if(x, n):
+    items = [x * 0.0]
+    alias = items
+    if n > 1:
+        items[0] = items[0] + x
+    return alias[0]
+
+
+def nested_list_changed(x, n):
+    inner = [x * 0.0]
+    outer = [inner, x]
+    for i in range(n):
+        inner[0] = inner[0] + x
+    return outer[0][0] + outer[1]
+
+
+def held_in_a_changed_list(x, n):
+    inner = [x * 0.0]
+    outer = [inner]
+    for i in range(n):
+        outer[0][0] = outer[0][0] + x
+    return inner[0]
+
+
+def one_branch_gives_a_new_list(x, n):
+    items = [x * 0.0]
+    if n > 1:
+        items[0] = items[0] + x
+    else:
+        items = [x]  # no other name holds the old one: the same either way
+    return items[0]
+
+
+@pytest.mark.parametrize("function", [
+    dict_item_set_in_a_loop, list_item_set_in_a_while_loop, list_item_set_under_an_if,
+    nested_list_changed, held_in_a_changed_list, one_branch_gives_a_new_list])
+def test_a_list_or_dict_changed_in_place_is_seen_through_every_name(function):
+    check_numpy(function)
+
+
+def branches_disagree(x, n):
+    d = {"a": x * 0.0}
+    e = d
+    if n > 1:
+        d["a"] = d["a"] + x
+    else:
+        d = {"a": x}
+    return e["a"]
+
+
+def two_names_changed(x, n):
+    d = [x * 0.0]
+    d2 = d
+    for i in range(n):
+        d[0] = d[0] + x
+        d2[0] = d2[0] * 2.0
+    return d[0]
+
+
+def other_name_read_inside(x, n):
+    d = [x * 0.0, x]
+    d2 = d
+    for i in range(n):
+        d2[0] = d[0] + d[1]
+    return d[0]
+
+
+CONTAINERS_REFUSED = [
+    (branches_disagree, r"if n > 1:\n  variable 'd' holds a dict that one branch of this "
+                        r"traced `if` changes in place and the other replaces with a new dict"),
+    (two_names_changed, r"for i in range\(n\):\n  this traced statement changes in place the "
+                        r"list that 'd' holds, and 'd2', which the statement reads too"),
+    (other_name_read_inside, r"changes in place the list that 'd2' holds, and 'd', which the "
+                             r"statement reads too"),
+]
+
+
+@pytest.mark.parametrize("function, message", CONTAINERS_REFUSED,
+                         ids=[f.__name__ for f, _ in CONTAINERS_REFUSED])
+def test_a_list_change_the_graph_cannot_follow_is_refused(function, message):
+    function(X.copy(), 3)
+    with pytest.raises(ControlFlowError, match=message) as refused:
+        autotrace.function(function)(X, N)
+    assert str(refused.value).startswith(f"{__file__}:")
