@@ -251,3 +251,45 @@ def test_zero_d_arrays_subclasses_and_strided_views_that_share_memory_are_refuse
         assert _message(lambda: traced(x, y)) == eager
     disjoint = as_strided(M, (3,), (16,)), as_strided(M[1:], (3,), (16,))
     np.testing.assert_array_equal(traced(*disjoint), 2.0 * M[1::2][:3])
+
+
+class Holder:
+    def __init__(self, array):
+        self.array = array
+
+
+def scales_and_reads_the_holder(y, holder):
+    z = y * 1.0
+    y[0] = 5.0
+    return np.sum(z * holder.array)
+
+
+HOLDER_REFUSAL = (r"the function changes argument 'y' in place \(y\[0\] = \.\.\.\), and "
+                  r"argument 'holder' shares its memory")
+
+
+def test_an_object_holding_the_array_written_is_refused_traced_as_eagerly():
+    y = np.array([1.0, 2.0, 3.0])
+    eager = _message(lambda: autotrace.grad(scales_and_reads_the_holder)(y, Holder(y)))
+    assert re.search(HOLDER_REFUSAL, eager)
+    traced = autotrace.function(autotrace.grad(scales_and_reads_the_holder))
+    assert _message(lambda: traced(y, Holder(y))) == eager
+    assert _message(lambda: traced(y, Holder(y[::-1]))) == eager  # a view of it too
+    # a holder of another array: d/dy sum(y * a) = a, NumPy's (the 5.0 goes to y alone)
+    holder = Holder(np.array([2.0, 0.5, -1.0]))
+    np.testing.assert_array_equal(traced(y, holder), holder.array)
+    # the same holder made to hold y: the trace for separate memory does not serve it
+    holder.array = y
+    assert _message(lambda: traced(y, holder)) == eager
+    np.testing.assert_array_equal(traced(y, Holder(y.copy())), y)
+    np.testing.assert_array_equal(y, [1.0, 2.0, 3.0])  # the caller's array is unchanged
+
+
+def test_the_signature_keys_arrays_an_object_argument_holds():
+    x, y = np.ones(3), np.ones(3)
+    apart, _ = signature_and_arrays((x, Holder(y)), {}, memory=True)
+    holder = Holder([y, x[1:]])
+    held, _ = signature_and_arrays((y, x, holder), {}, memory=True)
+    assert len(apart) == 2 and held[2:] == ((), (0, 1))
+    assert describe_difference(signature_and_arrays((y, x, Holder([])), {}, memory=True)[0],
+                               held, ("y", "x", "holder")) != "no difference"

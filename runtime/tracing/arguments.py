@@ -17,7 +17,7 @@ except ImportError:  # NumPy 1
 
 from ..pytrees import sorted_keys
 from .trees import leaves_with_paths, map_arrays
-from ..primitives.memory import memory_owner
+from ..primitives.memory import memory_owner, note_held_overlap
 from .views import Memory
 
 
@@ -189,12 +189,26 @@ def arrays_overlap(first: np.ndarray, second: np.ndarray) -> bool:
         return True
 
 
-def mark_overlaps(made: list) -> None:
+def held_sharing(leaves: list, held: list) -> list:
+    """[(position, array)] for each NumPy array leaf of a call and each of the arrays `held`
+    (those the user's objects among its arguments hold: memory.object_held_arrays) that share
+    memory with it."""
+    owners: dict = {}
+    for array in held:
+        owners.setdefault(id(memory_owner(array)), []).append(array)
+    if not owners:
+        return []
+    return [(index, other) for index, leaf in enumerate(leaves) if type(leaf) is np.ndarray
+            for other in owners.get(id(memory_owner(leaf)), ()) if arrays_overlap(leaf, other)]
+
+
+def mark_overlaps(made: list, held: list = ()) -> None:
     """Note on the traced arguments `made` ((leaf, Tracer) for each array leaf of a call, in
     order) the memory the caller passed them sharing (views.Memory): an array passed again
     stands for its first Tracer (Memory.outer: a view of all of it), and each pair of others
     that share memory gets a token of its own (Memory.overlaps: a trace takes two arrays with
-    a common token as sharing every element)."""
+    a common token as sharing every element), as does each that shares memory with an array
+    an object argument holds (`held`; memory.note_held_overlap notes the token for it)."""
     leaves = [leaf for leaf, _ in made]
     first_of, tokens = {}, {}
     for first, second in memory_shared(leaves):
@@ -204,6 +218,10 @@ def mark_overlaps(made: list) -> None:
             token = object()
             for index in (first, second):
                 tokens.setdefault(index, set()).add(token)
+    for index, array in held_sharing(leaves, held):
+        token = object()
+        tokens.setdefault(index, set()).add(token)
+        note_held_overlap(array, token)
     for index, (_, tracer) in enumerate(made):
         if index in first_of:
             tracer._memory, tracer._seen = Memory(outer=made[first_of[index]][1]), 0

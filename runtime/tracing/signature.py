@@ -17,7 +17,9 @@ Rules, one per kind of leaf:
 - array leaves that share memory (the same array twice, or overlapping views of one), where
   `memory` asks (a function one of whose traces asked which do, OutputStructure): a third part
   of the key, the pairs of their positions (runtime/tracing/arguments.py memory_shared); keys
-  of calls whose arrays share none have two parts.
+  of calls whose arrays share none have two parts. A fourth part, where any do, holds the
+  positions of those that share memory with an array that an object among the arguments
+  holds (arguments.held_sharing).
 - anything else by identity, held weakly (`WeakIdentity`): the key does not keep the object
   alive; `with_release_hook(key, hook)` makes a key whose hook runs when an object in it dies,
   so a cache can evict the entry. Objects that cannot be weakly referenced (`object()`, ufuncs,
@@ -39,7 +41,8 @@ from ..devices import device_of, is_gpu_array
 from ..containers import field_names, is_dataclass_instance
 from ..pytrees import register_pytree_node, registered
 from ..primitives.memory import memory_owner
-from .arguments import memory_shared
+from .arguments import held_sharing, memory_shared
+from ..primitives.memory import object_held_arrays
 from .tracer import Tracer, sorted_keys
 
 
@@ -185,6 +188,11 @@ def signature_and_arrays(args: tuple, kwargs: dict, memory: bool = False) -> tup
     key = (key, tuple([(name, _key(kwargs[name], arrays)) for name in sorted(kwargs)])
            if kwargs else ())
     shared = memory_shared(arrays) if memory and len(arrays) > 1 else ()
+    # and the array leaves that share memory with an array an object among them holds
+    held = tuple(sorted({index for index, _ in held_sharing(
+        arrays, object_held_arrays((args, kwargs)))})) if memory and arrays else ()
+    if held:
+        return key + (shared, held), arrays
     return (key + (shared,) if shared else key), arrays
 
 
@@ -405,9 +413,12 @@ def describe_difference(old_key: tuple, new_key: tuple, parameter_names=()) -> s
 
 
 def _shared_text(shared: list) -> str:
-    """`none`, or `leaves 1 and 2, 1 and 3` (the call's array leaves, counted from 1)."""
-    pairs = shared[0] if shared else ()
-    return "leaves " + ", ".join(f"{i + 1} and {j + 1}" for i, j in pairs) if pairs else "none"
+    """`none`, or `leaves 1 and 2, 1 and 3` (the call's array leaves, counted from 1), and
+    `leaf 2 and an array an object argument holds`."""
+    pairs, held = (*shared, (), ())[:2]
+    texts = [f"leaves {i + 1} and {j + 1}" for i, j in pairs] + [
+        f"leaf {i + 1} and an array an object argument holds" for i in held]
+    return ", ".join(texts) or "none"
 
 
 def _difference(old, new) -> str:

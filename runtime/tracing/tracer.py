@@ -54,6 +54,7 @@ from ..ops import (LITERAL_TYPES, UntraceableError, array_methods, numpy_functio
                                    untraceable)
 from ..python_operators import (BINARY_OPERATORS, COMPARISON_OPERATORS, OPERATOR_SYMBOLS,
                                 UNARY_OPERATORS)
+from ..primitives.memory import object_held_arrays
 from ..primitives.elementwise import ZERO_D_ARRAYS, apply_ufunc, astype
 from ..primitives.index import (  # noqa: F401 - set_item, imported from here too
     add_at, getitem, holds_traced, set_item, setitem, stacked, take_out)
@@ -569,7 +570,7 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
         return tracer
     made: list = []  # (leaf, Tracer): arguments the caller passed sharing memory stay so
     traced_args, traced_kwargs = map_arrays((tuple(args), dict(kwargs or {})), new_argument)
-    mark_overlaps(made)
+    mark_overlaps(made, object_held_arrays((args, kwargs)))
     outputs: list = []
 
     def output_slot(leaf):

@@ -29,7 +29,8 @@ import sys
 import numpy as np
 
 from ...runtime.derivatives.snapshots import array_root, note_memory_read
-from ...runtime.primitives.memory import ONLY_THE_CONTAINERS, memory_owner
+from ...runtime.primitives.memory import (ONLY_THE_CONTAINERS, held_overlaps, held_values,
+                                           memory_owner)
 from ..errors import TransformError
 from ..rules.core import constant
 
@@ -69,7 +70,7 @@ def _any_shares(item, others: list, is_list: bool) -> bool:
     element with the array `item`. NumPy arrays among `others` first, by a loop that does little
     for each: a NumPy view's base is the array that owns its memory."""
     if is_list:
-        return any(leaf is item for leaf in _leaves(others))
+        return any(leaf is item for leaf in held_values(others))
     root, nested = _root(item), others
     if type(item) is np.ndarray:
         nested, owner = [], memory_owner(item)
@@ -79,7 +80,7 @@ def _any_shares(item, others: list, is_list: bool) -> bool:
             elif (other is owner or other.base is owner or memory_owner(other) is owner) \
                     and np.may_share_memory(item, other) and _shares_an_element(item, root, other):
                 return True
-    return any(_shares_an_element(item, root, leaf) for leaf in _leaves(nested))
+    return any(_shares_an_element(item, root, leaf) for leaf in held_values(nested))
 
 
 def refuse_shared_argument(value, others: dict, name: str, write: str, filename: str,
@@ -88,13 +89,13 @@ def refuse_shared_argument(value, others: dict, name: str, write: str, filename:
     changes in place (`write`, at `line`), is, or shares memory with, one of the function's
     other arguments `others` (name -> value): NumPy's write would change that one too, where
     the derivative gives `name` alone a new value (or writes into a copy of it)."""
-    mine = list(_leaves([value]))
+    mine = list(held_values([value]))
     containers = {id(leaf) for leaf in mine if isinstance(leaf, (list, dict))}
     arrays = [(leaf, _root(leaf)) for leaf in mine if _may_be_array(leaf)]
     for leaf, _ in arrays:
         note_memory_read(leaf)
     for other, held in others.items():
-        for leaf in _leaves([held]):
+        for leaf in held_values([held]):
             if id(leaf) in containers or _may_be_array(leaf) and any(
                     _shares_an_element(array, root, leaf) for array, root in arrays):
                 raise TransformError(
@@ -103,32 +104,6 @@ def refuse_shared_argument(value, others: dict, name: str, write: str, filename:
                     f"so that the caller's arrays never change, and {other} would not see the "
                     f"change NumPy makes. Pass {name} a copy of its own ({name}.copy()), or "
                     f"the shared value once", filename, line, "write into shared memory")
-
-
-def _leaves(values):
-    """The values in `values` and all they hold, each once: items of lists, tuples and dicts,
-    attributes of objects of classes that are not NumPy's, autotrace's or Python's."""
-    pending, seen = list(values), set()
-    while pending:
-        value = pending.pop()
-        if id(value) in seen:
-            continue
-        seen.add(id(value))
-        yield value
-        if isinstance(value, (list, tuple)):
-            pending.extend(value)
-        elif isinstance(value, dict):
-            pending.extend(value.values())
-        elif _is_users(value):
-            pending.extend(vars(value).values())
-
-
-def _is_users(value) -> bool:
-    module = (getattr(type(value), "__module__", None) or "").split(".")[0]
-    return hasattr(value, "__dict__") and module not in _LIBRARIES and not isinstance(value, type)
-
-
-_LIBRARIES = {"numpy", "cupy", "autotrace", "runtime", "transforms", "builtins", "types"}
 
 
 def _shares_an_element(item, root, other) -> bool:
@@ -144,6 +119,9 @@ def _shares_an_element(item, root, other) -> bool:
             return bool(np.shares_memory(item, other, max_work=10_000))
         except np.exceptions.TooHardError:
             return True
+    if isinstance(other, np.ndarray) and (held_overlaps(other) or frozenset()) & (
+            _overlaps(root) or frozenset()):
+        return True  # an array an object argument holds, which the caller passed sharing
     if _root(other) is not root:
         return _may_overlap(root, _root(other))
     return _traced_overlap(item, root, other)
@@ -159,9 +137,14 @@ def may_share(first, second) -> bool:
 def _may_overlap(first, second) -> bool:
     """Whether two traced roots stand for arrays the caller passed sharing memory (a common
     overlaps token of their memories, runtime/tracing/views.py Memory)."""
-    first, second = getattr(first, "_memory", None), getattr(second, "_memory", None)
-    return first is not None and second is not None and bool(
-        first.overlaps and second.overlaps and first.overlaps & second.overlaps)
+    first, second = _overlaps(first), _overlaps(second)
+    return bool(first and second and first & second)
+
+
+def _overlaps(root):
+    """The overlaps tokens of a traced root's memory."""
+    memory = getattr(root, "_memory", None)
+    return memory.overlaps if memory is not None else None
 
 
 def _root(value):
