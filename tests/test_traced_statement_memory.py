@@ -131,7 +131,17 @@ def made_traced(x, n):
     return b
 
 
-@pytest.mark.parametrize("function", [accumulated, accumulated_under_an_if, made_traced])
+def a_number_read_from_it(x, n):
+    a = np.zeros(3)
+    b = a[0]  # a NumPy scalar: a copy, whatever the source says
+    c = a[[0, 1, 2]]  # a copy too
+    for i in range(n):
+        a += x
+    return a + b + c
+
+
+@pytest.mark.parametrize("function", [accumulated, accumulated_under_an_if, made_traced,
+                                      a_number_read_from_it])
 def test_an_in_place_change_no_other_name_sees_is_followed(function):
     check_numpy(function)
 
@@ -177,11 +187,41 @@ def into_a_global(x, n):
     return x + 1.0
 
 
+def bump(buffer=np.zeros(3)):
+    buffer += 1.0
+    COUNTS[0] += 1.0
+
+
+COUNTS = np.zeros(1)
+
+
+def through_a_global_function(x, n):
+    for i in range(n):
+        bump()
+    return x * 2.0
+
+
+class Slotted:
+    __slots__ = ("a",)
+
+    def __init__(self):
+        self.a = np.zeros(3)
+
+
+def through_a_slot(x, n):
+    box = Slotted()
+    for i in range(n):
+        box.a -= 1.0
+    return box.a + x
+
+
 HELD = [  # (function, the line of the write, NumPy's words)
     (through_a_helper, "    a += v", "output array is read-only"),
     (through_an_attribute, "        box.a += 1.0", "output array is read-only"),
     (through_a_method, "        a.__iadd__(1.0)", "output array is read-only"),
     (into_a_global, "        np.copyto(GLOBAL, 1.0)", "assignment destination is read-only"),
+    (through_a_global_function, "    buffer += 1.0", "output array is read-only"),
+    (through_a_slot, "        box.a -= 1.0", "output array is read-only"),
 ]
 
 
@@ -195,8 +235,10 @@ def test_a_write_the_graph_would_make_once_is_refused(function, line, numpy):
     assert message.startswith(f"{__file__}:{number}: NumPy refused to write into a read-only "
                               f"array ({numpy}).")
     assert "traces once as a graph op" in message
-    assert GLOBAL.flags.writeable  # given back as it was
+    assert GLOBAL.flags.writeable and COUNTS.flags.writeable  # given back as they were
+    assert bump.__defaults__[0].flags.writeable
     np.testing.assert_array_equal(GLOBAL, np.zeros(3))
+    np.testing.assert_array_equal(COUNTS, np.zeros(1))
 
 
 def test_arrays_held_read_only_are_writeable_after_a_trace():
@@ -213,6 +255,29 @@ def test_arrays_held_read_only_are_writeable_after_a_trace():
     assert kept.flags.writeable and view.flags.writeable
     kept[1] = 2.0  # (the view sees it, as before)
     assert view[0] == 2.0
+
+
+class Cache:
+    pass
+
+
+def test_views_of_read_only_arrays_and_views_the_body_keeps_are_left_as_numpy_leaves_them():
+    base = np.arange(4.0)
+    view = base[1:]  # writeable, of a base made read-only after
+    base.flags.writeable = False
+    other = np.ones(4)[1:]
+    cache = Cache()
+
+    def reads(x, n):
+        total = x * 0.0
+        for i in range(n):
+            cache.row = other[:3]  # a view taken while `other` is held
+            total = total + view + other
+        return total
+
+    np.testing.assert_array_equal(autotrace.function(reads)(X, N), 3.0 * (view + other))
+    assert view.flags.writeable and other.flags.writeable and not base.flags.writeable
+    assert cache.row.flags.writeable  # as NumPy's view of a writeable array is
 
 
 # --- lists and dicts another name holds: changed in place after the statement ----------------
@@ -268,9 +333,43 @@ def one_branch_gives_a_new_list(x, n):
     return items[0]
 
 
+def items_removed_and_added(x, n):
+    d = {"a": x * 0.0, "b": x}
+    items = [x, x * 2.0]
+    d2, alias = d, items
+    if n > 1:
+        del d["b"]
+        items.pop()
+        items.insert(0, x * 3.0)
+    else:
+        del d["b"]
+        items.pop(0)
+        items.append(x * 0.5)
+    return sum(d2.values()) * len(d2) + sum(alias) * len(alias)
+
+
+def held_by_an_attribute(x, n):
+    d = [x * 0.0]
+    box = Cache()
+    box.d = d
+    for i in range(n):
+        d[0] = d[0] + x
+    return box.d[0]
+
+
+def held_by_a_tuple(x, n):
+    d = [x * 0.0]
+    pair = (d, x)
+    same = pair
+    for i in range(n):
+        pair[0][0] = pair[0][0] + pair[1]
+    return same[0][0] + d[0]
+
+
 @pytest.mark.parametrize("function", [
     dict_item_set_in_a_loop, list_item_set_in_a_while_loop, list_item_set_under_an_if,
-    nested_list_changed, held_in_a_changed_list, one_branch_gives_a_new_list])
+    nested_list_changed, held_in_a_changed_list, one_branch_gives_a_new_list,
+    items_removed_and_added, held_by_an_attribute, held_by_a_tuple])
 def test_a_list_or_dict_changed_in_place_is_seen_through_every_name(function):
     check_numpy(function)
 
@@ -302,6 +401,15 @@ def other_name_read_inside(x, n):
     return d[0]
 
 
+def changed_then_replaced(x, n):
+    d = [x * 0.0]
+    d2 = d
+    for i in range(n):
+        d[0] = d[0] + x
+        d = [d[0] * 2.0]
+    return d2[0] + d[0]
+
+
 CONTAINERS_REFUSED = [
     (branches_disagree, r"if n > 1:\n  variable 'd' holds a dict that one branch of this "
                         r"traced `if` changes in place and the other replaces with a new dict"),
@@ -309,6 +417,8 @@ CONTAINERS_REFUSED = [
                         r"list that 'd' holds, and 'd2', which the statement reads too"),
     (other_name_read_inside, r"changes in place the list that 'd2' holds, and 'd', which the "
                              r"statement reads too"),
+    (changed_then_replaced, r"changes the list that 'd' holds in place and then gives the name "
+                            r"a new list"),
 ]
 
 

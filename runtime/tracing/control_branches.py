@@ -46,11 +46,13 @@ from .control_weak import as_dtype
 
 
 def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple, where: str,
-            placeholders=False, user_nones: tuple = (), outside: tuple = (), made: tuple = ()):
+            placeholders=False, user_nones: tuple = (), outside: tuple = (), made: tuple = (),
+            shared: tuple = ()):
     """`true_fn(*values)` if `test` else `false_fn(*values)`: the new values of `names`.
     `outside`: the variables that may hold a NumPy array the function does not make
     (control_aliases.may_be_outside_array); `made`: those holding a list or dict it makes,
-    which the `if` may change in place (control_containers.py).
+    which the `if` may change in place, `shared`: those of them another name holds too
+    (control_containers.py).
 
     With `placeholders` (True for code autotrace generated, which reads a variable assigned
     in one branch only under the same condition; or the names of such variables, the flags
@@ -71,17 +73,15 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
     weak: dict = {}  # side -> {index: a Python number (weak) the branch left}
 
     taken_over = TakenOver(values, names, outside)
-    kept = KeptContainers(values, names, where, made, (true_fn, false_fn))
+    kept = KeptContainers(values, names, where, made, (true_fn, false_fn), shared)
+    for index in kept.indexes:  # written back after the `if`, live or not: another name holds it
+        keep[index] = True
 
     def branch(function, side):
         def run(*operands):
             results = _traced_branch(kept.noting(function, side), operands, side, where,
                                      "`if`", held=placeholders is not True)
             taken_over.note(results)
-            for index, found in kept.found.get(side, {}).items():
-                # a list or dict changed in place is written back after the `if`, live or
-                # not: another name may hold it
-                keep[index] = keep[index] or found is not None
             numbers[side] = {index: value for index, value in enumerate(results)
                              if _is_python_ints(value)}  # before they become arrays
             weak[side] = {index: value if type(value) in WEAK_NUMBERS

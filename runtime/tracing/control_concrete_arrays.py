@@ -19,11 +19,14 @@ neither its making nor `y[i] = t` nor `W[t]` to the tracer.
 """
 from __future__ import annotations
 
+import itertools
 import sys
 
 import numpy as np
 
+from .arguments import arrays_overlap
 from .control_aliases import holds_numpy_array
+from ..primitives.memory import held_values, memory_owner
 from .control_loops import TracedRange
 from .control_scope import ControlFlowError
 from ..primitives.index import getitem, holds_traced, indexes_a_view
@@ -64,17 +67,33 @@ def refuse_unfollowed_write(target: np.ndarray, where: str, unfollowed: str | No
     raise ControlFlowError(f"{where}\n  {unfollowed}")
 
 
-def refuse_traced_writes(test, arrays: tuple, refusals: tuple):
+def refuse_traced_writes(test, arrays: tuple, refusals: tuple, sharers: tuple = ()):
     """`test`, the condition of an `if` or loop (a `for` loop's iterable) whose body writes
     into `arrays` where other names may share their memory (`refusals`, the errors:
-    transforms/control_flow/concrete_writes.py). Where `test` is traced the statement becomes
-    a graph op, which takes a NumPy array among them as a traced value, every write into it
-    traced: raise for it."""
+    transforms/control_flow/concrete_writes.py; `sharers`, for each, None or a function giving
+    the values of those other names). Where `test` is traced the statement becomes a graph op,
+    which takes a NumPy array among them as a traced value, every write into it traced: raise
+    for it, where another name does share its memory now (or is not yet assigned)."""
     if is_traced(test) or isinstance(test, TracedRange):
-        for array, refusal in zip(arrays, refusals):
-            if holds_numpy_array(array):  # (an array, or a list or dict holding one)
+        for array, refusal, others in itertools.zip_longest(arrays, refusals, sharers):
+            if holds_numpy_array(array) and _shared(array, others):
                 raise ControlFlowError(refusal)
     return test
+
+
+def _shared(written, others) -> bool:
+    """Whether a NumPy array `written` holds (or is) shares memory with one that `others()`
+    hold (yes where `others` is None, or a name in it is not yet assigned)."""
+    if others is None:
+        return True
+    try:
+        values = others()
+    except NameError:
+        return True
+    mine = [value for value in held_values([written]) if type(value) is np.ndarray]
+    return any(arrays_overlap(array, value) for value in held_values(list(values))
+               if type(value) is np.ndarray for array in mine
+               if memory_owner(array) is memory_owner(value))
 
 
 class _Indexed:

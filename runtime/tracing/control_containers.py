@@ -12,6 +12,7 @@ one, the graph cannot say which object the name holds: that is an error.
 """
 from __future__ import annotations
 
+from .control_held import filled
 from .control_scope import ControlFlowError
 from .tracer import Tracer
 
@@ -31,27 +32,37 @@ _SHARED = (
     "other a copy before it ({other} = {kind}({other}))")
 
 
+_LOST_MESSAGE = (
+    "this traced statement changes the {kind} that {variable!r} holds in place and then gives "
+    "the name a new {kind}: the other names for the old one see the change NumPy makes to it, "
+    "which autotrace cannot follow from the graph. Change it in place only, or make the new "
+    "{kind} first ({variable} = {kind}({variable})) and change that")
+
+_LOST = "lost"  # what _changed gives for a list or dict changed, then replaced by a new one
+
+
 def _is_container(value) -> bool:
-    return isinstance(value, (list, dict))
+    """A list or dict, or a tuple (whose lists and dicts may change, not it)."""
+    return isinstance(value, (list, dict, tuple))
 
 
 def _keys(container):
-    return range(len(container)) if isinstance(container, list) else list(container)
+    return list(container) if isinstance(container, dict) else range(len(container))
 
 
 class KeptContainers:
     """Notes, for the traced statement over `values` (its variables, `names`; `made`: those
-    holding a list or dict the function makes), which of those each path gives back as
-    themselves, and what it changed in them."""
+    holding a list or dict the function makes; `shared`: those of them another name holds),
+    which of those each path gives back as themselves, and what it changed in them."""
 
-    def __init__(self, values, names, where: str, made=(), functions=()):
-        self.values, self.names, self.where = values, names, where
+    def __init__(self, values, names, where: str, made=(), functions=(), shared=()):
+        self.values, self.names, self.where, self.shared = values, names, where, shared
         # the names the statement's functions read from the function around them, and what
         # they hold
         self.read = {name: cell.cell_contents for function in functions
                      for name, cell in zip(function.__code__.co_freevars,
                                            function.__closure__ or ())
-                     if _filled(cell)}
+                     if filled(cell)}
         self.indexes = [index for index, (name, value) in enumerate(zip(names, values))
                         if name in made and _is_container(value)]
         self.found = {}  # side -> {index: what _changed found}
@@ -81,11 +92,18 @@ class KeptContainers:
         for index in self.indexes:
             before, name = self.values[index], self.names[index]
             paths = [found[index] for found in self.found.values()]
-            if all(path is None for path in paths) or not any(paths):
+            kind = type(before).__name__
+            changed = any(isinstance(path, dict) and path for path in paths)
+            if _LOST in paths or changed and None in paths:
+                # given a new one after a change, or on one path only: where no other name
+                # holds the old one, the new one is all that is seen
+                if name not in self.shared:
+                    continue
+                raise ControlFlowError(f"{self.where}\n  " + (
+                    _LOST_MESSAGE if _LOST in paths else _MIXED).format(variable=name,
+                                                                        kind=kind))
+            if not changed:
                 continue  # (given a new one, or left as it was)
-            if any(path is None for path in paths):
-                raise ControlFlowError(f"{self.where}\n  " + _MIXED.format(
-                    variable=name, kind=type(before).__name__))
             self._refuse_shared(index)
             results[index] = _put(before, results[index], _merged(paths))
         return tuple(results)
@@ -103,24 +121,14 @@ class KeptContainers:
                     kind=type(self.values[index]).__name__))
 
 
-def _filled(cell) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:  # a name not yet assigned
-        return False
-    return True
-
-
 def _containers(value, found=None) -> set:
     """id() of the lists and dicts `value` is or holds."""
     found = set() if found is None else found
     if _is_container(value) and id(value) not in found:
-        found.add(id(value))
+        if not isinstance(value, tuple):
+            found.add(id(value))
         for key in _keys(value):
             _containers(value[key], found)
-    elif isinstance(value, tuple):
-        for item in value:
-            _containers(item, found)
     return found
 
 
@@ -133,12 +141,11 @@ def _entries(value):
 
 
 def _changed(entries, result) -> dict | None:
-    """None where `result` is not the list or dict the path was given (`entries[0]`); else
-    {key: True for an item the path replaced or wrote into, a dict like this one for an item
-    list or dict it changed in turn}."""
+    """None where `result` is not the list or dict the path was given (`entries[0]`), which it
+    left as it was (_LOST where it changed it first); else {key: True for an item the path
+    replaced, wrote into, added or removed, a dict like this one for an item list or dict it
+    changed in turn}."""
     given, items = entries
-    if result is not given:
-        return None
     changed = {}
     for key in _keys(given):
         item = given[key]
@@ -150,6 +157,11 @@ def _changed(entries, result) -> dict | None:
                 changed[key] = inner
         elif isinstance(item, Tracer) and item.graph_var is not items[key][1]:
             changed[key] = True
+    changed.update((key, True) for key in items if key not in changed and (
+        isinstance(given, list) and key >= len(given) or isinstance(given, dict) and
+        key not in given))
+    if result is not given:
+        return _LOST if changed else None
     return changed
 
 
@@ -166,10 +178,30 @@ def _merged(paths: list) -> dict:
 
 
 def _put(before, after, changed: dict):
-    """`before` with its items at `changed` set from `after` (the statement's new value)."""
-    for key, what in changed.items():
-        if what is True:
-            before[key] = after[key]
+    """`before` holding what `after` (the statement's new value of it) holds: the items at
+    `changed` from `after` (a list or dict changed in turn: that one, so changed), the others
+    as they were; keys `after` lacks removed, in `after`'s order."""
+    if isinstance(before, tuple):  # its lists and dicts, changed in place
+        for key, what in changed.items():
+            if isinstance(what, dict):
+                _put(before[key], after[key], what)
+        return before
+    items = {}
+    for key in _keys(after):
+        what = changed.get(key)
+        if what is True or not _has(before, key):
+            items[key] = after[key]
+        elif what:
+            items[key] = _put(before[key], after[key], what)
         else:
-            _put(before[key], after[key], what)
+            items[key] = before[key]
+    if isinstance(before, list):
+        before[:] = list(items.values())
+    else:
+        before.clear()
+        before.update(items)
     return before
+
+
+def _has(container, key) -> bool:
+    return key in container if isinstance(container, dict) else key < len(container)

@@ -7,11 +7,11 @@ only reads, `helper(a)` writing into its argument, `o.a += 1.0`, `a.__iadd__(v)`
 again as the graph runs, or make it where the graph takes the other branch. NumPy changes it
 on each iteration, or only on the path taken.
 
-`held_read_only` finds the arrays the statement's functions reach: what their closures and the
-globals they name hold, through lists, tuples, dicts, sets, the user's objects and functions;
-it marks them read-only while the body is traced, and restores them after. A write into one
-fails in NumPy ("read-only"), and becomes an error that names the user's line and says what to
-do.
+`held_read_only` finds the arrays the statement's functions reach: what their closures, defaults
+and the globals they name hold (memory.held_values: through lists, tuples, dicts and the user's
+objects), and so on through the user's functions among them; it marks them read-only while the
+body is traced, and restores them after. A write into one fails in NumPy ("read-only"), and
+becomes an error that names the user's line and says what to do.
 """
 from __future__ import annotations
 
@@ -20,14 +20,9 @@ import types
 
 import numpy as np
 
+from ..primitives.memory import held_values, memory_owner
 from ..user_frames import PACKAGE_DIRS, library_frame
 from .control_scope import ControlFlowError
-
-# How deep into containers and objects, and how many items of one, the search goes: a write
-# into an array held deeper is not found (as one through a name the body does not read).
-_DEPTH = 6
-_ITEMS = 1000
-_CONTAINERS = (list, tuple, set, frozenset)
 
 _MESSAGE = (
     "{site}: NumPy refused to write into a read-only array ({numpy}). This runs inside a "
@@ -40,75 +35,73 @@ _MESSAGE = (
 
 
 def _reached(functions) -> list:
-    """The writeable NumPy arrays that `functions` reach (see the module docstring)."""
-    seen, found = set(), []
-
-    def visit(value, depth):
-        if depth > _DEPTH or id(value) in seen:
-            return
-        seen.add(id(value))
-        if type(value) is np.ndarray:
-            if value.flags.writeable:
-                found.append(value)
-        elif isinstance(value, _CONTAINERS):
-            for item in list(value)[:_ITEMS]:
-                visit(item, depth + 1)
-        elif isinstance(value, dict):
-            for item in list(value.values())[:_ITEMS]:
-                visit(item, depth + 1)
-        elif isinstance(value, types.FunctionType):
-            if value.__code__.co_filename.startswith(PACKAGE_DIRS):
-                return
-            for cell in value.__closure__ or ():
-                with contextlib.suppress(ValueError):  # an empty cell
-                    visit(cell.cell_contents, depth + 1)
-            for name in value.__code__.co_names:
-                item = value.__globals__.get(name)
-                if isinstance(item, (np.ndarray, *_CONTAINERS, dict)):
-                    visit(item, depth + 1)
-        elif _users_object(value):
-            for item in list(vars(value).values())[:_ITEMS]:
-                visit(item, depth + 1)
-
-    for function in functions:
-        visit(function, 0)
-    return found
+    """The NumPy arrays that `functions` reach (see the module docstring): what their closures,
+    defaults and the globals they name hold, and so for the user's functions among those."""
+    roots, pending, seen = [], list(functions), set()
+    while pending:
+        function = pending.pop()
+        if not isinstance(function, types.FunctionType) or id(function) in seen or \
+                function.__code__.co_filename.startswith(PACKAGE_DIRS):
+            continue
+        seen.add(id(function))
+        found = [cell.cell_contents for cell in function.__closure__ or () if filled(cell)]
+        found += list(function.__defaults__ or ()) + list((function.__kwdefaults__ or {}).values())
+        found += [function.__globals__[name] for name in function.__code__.co_names
+                  if name in function.__globals__]
+        pending += [value for value in found if isinstance(value, types.FunctionType)]
+        roots += found
+    return [value for value in held_values(roots) if type(value) is np.ndarray]
 
 
-def _users_object(value) -> bool:
-    """Whether `value` is an object of a class of the user's, with a __dict__."""
-    kind = type(value)
-    module = getattr(kind, "__module__", "") or ""
-    return hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType)) and \
-        not module.split(".")[0] in ("autotrace", "numpy", "builtins")
+def filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # a name not yet assigned
+        return False
+    return True
 
 
-def _base_depth(array: np.ndarray) -> int:
-    depth = 0
+def _bases(array: np.ndarray) -> list:
+    """The arrays in `array`'s chain of bases."""
+    found = []
     while isinstance(array.base, np.ndarray):
-        array, depth = array.base, depth + 1
-    return depth
+        array = array.base
+        found.append(array)
+    return found
 
 
 @contextlib.contextmanager
 def held_read_only(functions, where: str, statement: str):
     """Hold the NumPy arrays `functions` reach read-only while the `statement` (on a traced
-    value, at `where`) is traced; a write into one is an error naming the user's line."""
-    arrays = _reached(functions)
-    for array in arrays:
+    value, at `where`) is traced; a write into one is an error naming the user's line. An array
+    NumPy could not make writeable again after (one viewing a read-only array) is left as it
+    is. Views the body takes of the held arrays, where `functions` reach them after, are made
+    writeable too, as NumPy's views of writeable arrays are."""
+    reached = _reached(functions)
+    held = [array for array in reached if array.flags.writeable and all(
+        base.flags.writeable for base in _bases(array))]
+    read_only = {id(array) for array in reached if not array.flags.writeable}
+    for array in held:
         array.flags.writeable = False
     try:
         yield
     except ValueError as error:
-        if not arrays or "read-only" not in str(error):
+        if not held or "read-only" not in str(error):
             raise
         raise ControlFlowError(_MESSAGE.format(
             site=_user_site(error.__traceback__), numpy=error, statement=statement,
             where=where)) from error
     finally:
         # a base first: NumPy lets a view be writeable again only once its base is
-        for array in sorted(arrays, key=_base_depth):
+        for array in sorted(held, key=lambda array: len(_bases(array))):
             array.flags.writeable = True
+        # views taken of a held array (NumPy made them read-only), where its bases now let
+        owners = {id(memory_owner(array)) for array in held}
+        for array in _reached(functions):
+            if not array.flags.writeable and id(array) not in read_only and \
+                    id(memory_owner(array)) in owners and \
+                    all(base.flags.writeable for base in _bases(array)):
+                array.flags.writeable = True
 
 
 def _user_site(traceback) -> str:

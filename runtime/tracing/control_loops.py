@@ -54,11 +54,12 @@ from .weak_scalars import WEAK_NUMBERS
 
 
 def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, where: str,
-               placeholders=(), user_nones: tuple = (), outside: tuple = (), made: tuple = ()):
+               placeholders=(), user_nones: tuple = (), outside: tuple = (), made: tuple = (),
+               shared: tuple = ()):
     """`while test_fn(*values): values = body_fn(*values)`, recorded as a graph `while` op
     from the first iteration whose test is traced. (`placeholders`, `user_nones` and `outside`
     as for if_stmt: a variable the user sets to None is not given zeros where it stays None;
-    `made` too.)"""
+    `made` and `shared` too.)"""
     values = first = tuple(values)
     saved = _save_loop_start(values, placeholders)
     while True:
@@ -70,7 +71,8 @@ def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, wh
                 # which a traced adjoint loop could not pop; run the whole loop in the graph.
                 values = _start_over(first, saved)
             taken_over = TakenOver(values, names, outside)
-            kept = KeptContainers(values, names, where, made, (test_fn, body_fn))
+            kept = KeptContainers(values, names, where, made, (test_fn, body_fn),
+                                  shared)
             with _held(placeholders, (test_fn, body_fn), where, "`while` loop"):
                 results = _graph_loop(current_builder(test), test_fn,
                                       kept.noting(taken_over.noting(body_fn)), values, names,
@@ -149,16 +151,16 @@ def range_(*bounds):
 
 def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, live: tuple,
              where: str, placeholders=(), stop: str | None = None, user_nones: tuple = (),
-             outside: tuple = (), made: tuple = ()):
+             outside: tuple = (), made: tuple = (), shared: tuple = ()):
     """`for item in iterable: values = body_fn(item, *values)`: a graph `while` op over a
     traced array's first axis or a traced range, else a Python loop (unrolled when traced).
-    `stop` names the flag a `break` sets: the loop ends once it is true. (`outside` and `made`
-    as for if_stmt.)"""
+    `stop` names the flag a `break` sets: the loop ends once it is true. (`outside`, `made` and
+    `shared` as for if_stmt.)"""
     values = tuple(values)
     stop_index = names.index(stop) if stop is not None else None
     options = (names, targets, live, where, placeholders, stop_index)
     taken_over = TakenOver(values, names, outside)
-    kept = KeptContainers(values, names, where, made, (body_fn,))
+    kept = KeptContainers(values, names, where, made, (body_fn,), shared)
     body = kept.noting(taken_over.noting(body_fn), offset=1)
     if isinstance(iterable, TracedRange):
         with _held(placeholders, (body_fn,), where, "`for` loop"):
@@ -189,7 +191,7 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
                              lambda *state, item=item: tuple(body_fn(item, *state)), values,
                              names=names, live=names, where=where,
                              placeholders=placeholders, user_nones=user_nones,
-                             outside=outside, made=made)
+                             outside=outside, made=made, shared=shared)
             continue
         if stopped:
             break

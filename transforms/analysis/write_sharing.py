@@ -63,7 +63,7 @@ def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) ->
     not make after it, "written": {each name whose memory a write in it may change through
     another name (a container's item, a view made in it): the names that may share or hold
     that memory before it}, "made": the names that hold, when it starts, a list or dict the
-    function makes which another name holds too}, and {"outside": True} for each conditional expression that may
+    function makes, "shared": those of them another name holds too}, and {"outside": True} for each conditional expression that may
     give such memory. None where the model cannot read the function."""
     analysis = _WriteSharing(function, Location(filename, 1, function.name), namespace)
     try:
@@ -72,6 +72,9 @@ def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) ->
         return None
     found = {key: {"unfollowed": message} for key, message in analysis.refusals.items()
              if message is not False}
+    for key, names in analysis.sharers.items():
+        if names and found.get(key, {}).get("unfollowed"):
+            found[key]["sharers"] = names
     for key, names in analysis.outside.items():
         if names:
             found.setdefault(key, {})["outside"] = tuple(sorted(names))
@@ -82,6 +85,7 @@ def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) ->
     for key, names in analysis.made.items():
         if names:
             found.setdefault(key, {})["made"] = tuple(sorted(names))
+            found[key]["shared"] = tuple(sorted(name for name in names if names[name]))
     found.update((key, {"outside": True}) for key in analysis.outside_expressions)
     return found
 
@@ -133,7 +137,10 @@ class _WriteSharing(Sharing):
         self.enclosing = []
         self.changed_inside = {}
         self.written_through = {}  # id(statement) -> {name: the names sharing its memory}
-        self.made = {}  # id(statement) -> the names holding a list or dict made here on entry
+        # id(statement) -> {each name holding a list or dict made here on entry: whether another
+        # name holds it too}
+        self.made = {}
+        self.sharers = {}  # id(write) -> the names its refusal names as sharing the memory
 
     def name_value(self, identifier) -> set:
         if identifier in self.locals:
@@ -169,8 +176,11 @@ class _WriteSharing(Sharing):
                 self.outside.setdefault(id(node), set()).update(
                     name for name in assigned if self.not_made(self.env.get(name, {})))
             if entry is not None:  # lists and dicts it makes (in a loop: on every run)
-                made = {name for name in entry if self.shared_container(entry, name)}
-                self.made[id(node)] = self.made.get(id(node), made) & made
+                made = {name: self.shared_container(entry, name) for name in entry
+                        if self.made_container(entry[name])}
+                known = self.made.get(id(node), made)
+                self.made[id(node)] = {name: known[name] or shared  # (shared on any run)
+                                       for name, shared in made.items() if name in known}
             if entry is not None:  # those changed through another name, and who share them
                 found = self.written_through.setdefault(id(node), {})
                 for name in self.changed_inside.get(id(node), ()):
@@ -204,13 +214,16 @@ class _WriteSharing(Sharing):
             return
         super().run(node)
 
+    def made_container(self, memories) -> bool:
+        """Whether `memories` (a name's) are surely a list or dict the function makes."""
+        return bool(memories) and all(memory[0] in ("new", "old") and memory in self.containers
+                                      for memory in memories)
+
     def shared_container(self, env, name) -> bool:
-        """Whether `name` holds, in `env`, a list or dict the function makes, which another
-        name holds too or which holds one another name holds (`d2 = d`, `outer = [d]`)."""
+        """Whether `name` holds, in `env`, a list or dict the function makes which another name
+        holds too, or which holds one another name holds (`d2 = d`, `outer = [d]`), as far as
+        the model follows (not through an object's attribute)."""
         memories = env[name]
-        if not memories or not all(memory[0] in ("new", "old") and memory in self.containers
-                                   for memory in memories):
-            return False
         mine = {memory for memory in self.reach(set(memories)) if memory in self.containers}
         return any(mine & self.reach(set(others)) for other, others in env.items()
                    if other != name)
@@ -273,21 +286,25 @@ class _WriteSharing(Sharing):
     def refusal(self, name, written, node, item=False) -> str | None:
         """Why a traced write into `written` (through the name `name`, or with `item` through
         an item of it) at `node` is not followed."""
-        for other in sorted(self.live_after.get(id(self.statement), ())):
-            if other == name or other not in self.env:
-                continue
-            for memory, bound in self.env[other].items():
-                if self.reach({memory}) & written:
-                    bound = self.taking(memory, written) or bound
-                    own = next((f" ({self.shown(own)})" for m, own in self.env[name].items()
-                                if self.reach({m}) & written), "")
-                    into = f"an item of {name!r}" if item else f"the NumPy array {name!r}"
-                    return (f"this writes traced values into {into}{own}, "
-                            f"whose memory {other!r} shares ({self.shown(bound)}) and reads "
-                            f"after it, "
-                            f"on line {self.read_line(other, node)}: autotrace makes {name!r} "
-                            f"alone a new traced value, and {other!r} would keep the old "
-                            f"contents. " + self.advice(written))
+        sharing = [(other, memory, bound)
+                   for other in sorted(self.live_after.get(id(self.statement), ()))
+                   if other != name and other in self.env
+                   for memory, bound in self.env[other].items()
+                   if self.reach({memory}) & written]
+        # (a traced statement's test checks that they share it when it runs: a name the model
+        # takes for a view, `b = a[0]`, may hold a copy)
+        self.sharers[id(node)] = tuple(sorted({other for other, _, _ in sharing}))
+        if sharing:
+            other, memory, bound = sharing[0]
+            bound = self.taking(memory, written) or bound
+            own = next((f" ({self.shown(own)})" for m, own in self.env[name].items()
+                        if self.reach({m}) & written), "")
+            into = f"an item of {name!r}" if item else f"the NumPy array {name!r}"
+            return (f"this writes traced values into {into}{own}, whose memory {other!r} "
+                    f"shares ({self.shown(bound)}) and reads after it, on line "
+                    f"{self.read_line(other, node)}: autotrace makes {name!r} alone a new "
+                    f"traced value, and {other!r} would keep the old contents. "
+                    + self.advice(written))
         parameters = sorted(m[1] for m in written if m[0] == "argument")
         if parameters:
             return (f"this writes traced values into the NumPy array {name!r}, which may be "

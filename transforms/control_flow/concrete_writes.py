@@ -39,7 +39,8 @@ def write_keywords(converter, node) -> list:
     if converter.unfollowed is None:
         keywords = {"unfollowed": _UNREAD}
     else:
-        keywords = converter.unfollowed.get(id(node), {})
+        keywords = {key: value for key, value in converter.unfollowed.get(id(node), {}).items()
+                    if key == "unfollowed"}
     if not keywords:
         return []
     keywords = {"where": converter._where(node, to_source(node).strip()), **keywords}
@@ -62,9 +63,12 @@ def unfollowed_writes(converter, statement) -> list:
         if reason is None:
             continue
         written = written_name(node)
+        sharers = () if converter.unfollowed is None else converter.unfollowed.get(
+            id(node), {}).get("sharers", ())
         found.append((written, f"{converter._where(node, to_source(node).strip())}\n  "
                                f"{reason}\n  (`{header}` runs on a traced value: autotrace "
-                               f"makes it one graph op, in which every write is traced.)"))
+                               f"makes it one graph op, in which every write is traced.)",
+                      sharers))
     return found
 
 
@@ -110,25 +114,38 @@ def outside_names(converter, statement, variables) -> list:
     return [variable for variable in variables if variable in flagged]
 
 
-def made_containers(converter, statement, variables) -> list:
+def made_containers(converter, statement, variables) -> tuple[list, list]:
     """The `variables` of the `if`, `while` or `for` `statement` that hold, on entry, a list or
-    dict the function makes which another name holds too: one the statement changes in place
-    is changed in place after it (runtime/tracing/control_containers.py). Not one it may not
-    make (a global's, an argument's object's), which a trace cannot change for every call;
-    nor one no other name holds, for which a new one is the same."""
+    dict the function makes, and those of them another name holds too: one the statement
+    changes in place is changed in place after it (runtime/tracing/control_containers.py).
+    Not one it may not make (a global's, an argument's object's), which a trace cannot change
+    for every call."""
     if converter.generated_code or converter.unfollowed is None:
-        return []
-    made = converter.unfollowed.get(id(statement), {}).get("made", ())
-    return [variable for variable in variables if variable in made]
+        return [], []
+    known = converter.unfollowed.get(id(statement), {})
+    return ([variable for variable in variables if variable in known.get("made", ())],
+            [variable for variable in variables if variable in known.get("shared", ())])
 
 
 def checked_test(test, writes: list, variables) -> gast.expr:
-    """`refuse_traced_writes(test, (a, ...), (refusal, ...))` for the `writes` into the
-    statement's `variables` (those a graph op takes), else `test` itself."""
-    writes = [(written, refusal) for written, refusal in writes if written in variables]
+    """`refuse_traced_writes(test, (a, ...), (refusal, ...), (lambda: (b, ...), ...))` for the
+    `writes` into the statement's `variables` (those a graph op takes), else `test` itself.
+    Where a refusal names the other names that may share the array (`sharers`), a lambda gives
+    their values, which the run-time check looks at (None where it refuses in any case)."""
+    writes = [write for write in writes if write[0] in variables]
     if not writes:
         return test
+
+    def values_of(sharers):
+        if not sharers:
+            return gast.Constant(value=None, kind=None)
+        return gast.Lambda(args=gast.arguments(
+            args=[], posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+            defaults=[]), body=gast.Tuple(elts=[name(other) for other in sharers],
+                                          ctx=gast.Load()))
     return gast.Call(func=name(helper("refuse_traced_writes")), args=[
-        test, gast.Tuple(elts=[name(written) for written, _ in writes], ctx=gast.Load()),
-        gast.Tuple(elts=[gast.Constant(value=refusal, kind=None) for _, refusal in writes],
-                   ctx=gast.Load())], keywords=[])
+        test, gast.Tuple(elts=[name(written) for written, _, _ in writes], ctx=gast.Load()),
+        gast.Tuple(elts=[gast.Constant(value=refusal, kind=None) for _, refusal, _ in writes],
+                   ctx=gast.Load()),
+        gast.Tuple(elts=[values_of(sharers) for _, _, sharers in writes], ctx=gast.Load())],
+        keywords=[])

@@ -266,15 +266,19 @@ class ControlFlowConverter:
         names are holes too, so that the template's text is one of a few, each parsed once.
         The variables that may hold a NumPy array the function does not make are named too
         (`outside=`, concrete_writes.outside_names), and those that hold a list or dict it
-        makes (`made=`, concrete_writes.made_containers)."""
+        makes (`made=`, and `shared=` where another name holds it: concrete_writes.
+        made_containers)."""
         outside = outside_names(self, node, variables)
         if outside:
             keywords += "outside=outside_names, "
             holes["outside_names"] = _names_tuple(outside)
-        made = made_containers(self, node, variables)
+        made, shared = made_containers(self, node, variables)
         if made:
             keywords += "made=made_names, "
             holes["made_names"] = _names_tuple(made)
+        if shared:
+            keywords += "shared=shared_names, "
+            holes["shared_names"] = _names_tuple(shared)
         placeholders, placeholder_holes = self._placeholders(variables, kind)
         call = replace_expression(
             f"{helper(kind)}({leading}, values, names=variable_names, "

@@ -47,7 +47,7 @@ def assigned_names(statements) -> list:
                 found[node.id] = None
             elif _sets_item(node):  # `a = set_item(a, i, v)`, made of `a[i] = v`
                 mutated.add(node.targets[0].id)
-            elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
+            elif isinstance(node, gast.Subscript) and isinstance(node.ctx, (gast.Store, gast.Del)):
                 base = _base_name(node)
                 if base is not None:
                     found[base] = None
