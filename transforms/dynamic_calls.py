@@ -464,6 +464,44 @@ def _jvp_call_tangent(y, function, arguments, keywords, tangents, wrt):
                             d[keywords], d[tangents], d[function])
 
 
+def jvp_call_transpose(func, args, kwargs, tangents, wrt, gradient):
+    """The gradients of `jvp_call(func, args, kwargs, tangents, wrt)` (a `(value, tangent)`
+    pair, whose gradient is `gradient`) for `args`, the tangents, the keyword arguments and the
+    object whose method `func` is (None where it is none): reverse mode over the forward
+    derivative of func."""
+    func = as_function(func)  # a class of the user's: a function that builds it
+    asked, with_self, wrt = _asks_for_self(func, wrt)
+    if asked and not with_self:  # the object's entry: it has none (see jvp_call)
+        tangents = tuple(tangents)[1:]
+    func, args, wrt, bound = _unbound_call(func, args, kwargs, wrt, with_self)
+    func = caller_of(func, args, kwargs)
+    derivative = forward_derivative_of(func, wrt)
+    seed = seed_keyword(func, "tangent")
+    numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a)
+                    or _object_with_gradient(a))
+    named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v)
+                  or _object_with_gradient(v))
+    grads = vjp_call(derivative, args, {**kwargs, seed: tuple(tangents)}, gradient,
+                     numeric + named + (seed,))
+    by_position = dict(zip(numeric, grads[:len(numeric)]))
+    by_keyword = dict(zip(named, grads[len(numeric):len(numeric) + len(named)]))
+    tangents_gradient = tuple(grads[-1])
+    if asked and not with_self:
+        tangents_gradient = (None,) + tangents_gradient
+    first = 1 if bound else 0  # the gradients of the call's own arguments, not of `self`
+    return (tuple(by_position.get(i) for i in range(first, len(args))), tangents_gradient,
+            {k: by_keyword.get(k) for k in kwargs}, by_position.get(0) if bound else None)
+
+
+@adjoint(jvp_call)
+def _jvp_call(y, function, arguments, keywords, tangents, wrt):
+    transposed = jvp_call_transpose(function, arguments, keywords, tangents, wrt, d[y])
+    d[arguments] = transposed[0]
+    d[tangents] = transposed[1]
+    d[keywords] = transposed[2]
+    d[function] = transposed[3]
+
+
 def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
                      keywords_tangent=None, function_tangent=None, after=None,
                      after_tangent=None):
