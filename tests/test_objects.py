@@ -571,3 +571,33 @@ def test_a_class_passed_in_goes_when_the_user_drops_it():
 
 def builds_what_it_is_given_squared(make, x):
     return np.sum(make(x).values ** 2)
+
+
+class Stepper:
+    def __init__(self, a):
+        self.a = a
+
+    def step(self, x):
+        return Stepper(self.a * np.sin(x))
+
+
+def stepped_in_a_loop(x):
+    state = Stepper(x)
+    for _ in range(2):
+        state = state.step(x)  # the object a method returns, rebound in the loop
+    return np.sum(state.a)
+
+
+def test_a_gradient_of_a_gradient_through_objects_a_loop_rebinds():
+    """The second sweep gives the first's calls no gradient of the object they return (its
+    zeros are None): the call's derivative starts from zeros, not from a seed of ones."""
+    x = np.array([0.3, 0.5])
+    outer = lambda x: np.sum(autotrace.grad(stepped_in_a_loop)(x))  # noqa: E731
+    expected = central_difference(
+        lambda x: np.sum(central_difference(stepped_in_a_loop, x, eps=1e-5)), x, eps=1e-4)
+    np.testing.assert_allclose(autotrace.grad(outer)(x), expected, rtol=1e-4)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(outer))(x), expected,
+                               rtol=1e-4)
+    np.testing.assert_allclose(autotrace.grad(outer)(x),
+                               np.sum(autotrace.hessian(stepped_in_a_loop)(x), axis=0),
+                               rtol=1e-12)

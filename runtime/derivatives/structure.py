@@ -116,11 +116,26 @@ def _add_lengths(a, b):
         "items = items[:-1]) and assign it to the name or slot that held the old one")
 
 
+class _NoGradient:
+    """What a caller's adjoint sweep sends a call whose value no gradient reached (its zero
+    gradient is None, an object's): the call's derivative starts from zeros, not from the
+    ones that no gradient given (None) means to a derivative called by the user."""
+
+    def __repr__(self) -> str:
+        return "NO_GRADIENT"
+
+
+NO_GRADIENT = _NoGradient()
+
+
 def seed(value, dy):
     """The gradient that starts the adjoint sweep: `dy` if given (it must have the structure
-    and shapes of `value`, the function's output), else ones like `value`."""
+    and shapes of `value`, the function's output), else ones like `value` (zeros where the
+    caller's sweep sends NO_GRADIENT)."""
     if dy is None:
         return ones_like(value)
+    if dy is NO_GRADIENT:
+        return zero_seed(value)
     if any_registered():
         dy = _registered_by_attribute(value, dy)
     _check_seed(value, dy, "")

@@ -14,7 +14,7 @@ import weakref
 
 from .objects import refuse_recomputed_at_writes
 from .state_log import innermost_log
-from .structure import add, zeros_like
+from .structure import NO_GRADIENT, add, zeros_like
 
 
 def primal_sweep(adjoint):
@@ -40,6 +40,8 @@ def adjoint_sweep(adjoint, gradient, after=None, *, with_object: bool = False):
     what the method wrote it from; else it is added to the object's gradient returned."""
     taken = with_object and adjoint in _taking
     log = _taking.get(adjoint) if taken else None
+    if gradient is None:  # (the zeros of an object's gradient: see structure.NO_GRADIENT)
+        gradient = NO_GRADIENT
     try:
         adjoint.send(SentGradients(gradient, after) if taken else gradient)
     except StopIteration as finished:
