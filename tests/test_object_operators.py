@@ -391,3 +391,51 @@ def test_an_array_of_python_objects_met_by_a_gradient_is_refused():
     with pytest.raises(TypeError, match=r"a gradient reached an array of Python objects \("
                                         r"dtype object, shape \(3,\)\)"):
         autotrace.grad(scales_by_a_fraction)(X)
+
+
+class Signal:
+    def __init__(self, v):
+        self.v = v
+
+    def __abs__(self):
+        return Signal(np.sqrt(self.v * self.v + 0.25))
+
+    def __getitem__(self, index):
+        return self.v[index] * 2.0
+
+
+def absolute_of_an_object(x):
+    return np.sum(abs(Signal(x * x - 1.0)).v)
+
+
+def items_of_an_object(x):
+    s = Signal(np.outer(x, x))
+    return np.sum(s[0] ** 2) + np.sum(s[1:, 0]) + s[2, 1:3].sum() + s[1, 2]
+
+
+@pytest.mark.parametrize("function", [absolute_of_an_object, items_of_an_object])
+def test_abs_and_items_of_an_object_are_its_methods(function):
+    check_every_mode(function, X)
+    assert "__abs__" in autotrace.source(autotrace.grad(absolute_of_an_object))
+    assert "__getitem__" in autotrace.source(autotrace.grad(items_of_an_object))
+
+
+@dataclasses.dataclass
+class Weights:
+    w: np.ndarray
+
+    def __add__(self, other):
+        return Weights(self.w + other.w)
+
+
+def added_to_itself(p):
+    return np.sum(p.__add__(p).w ** 2)
+
+
+def test_a_method_of_a_dataclass_argument_in_a_traced_gradient():
+    p = Weights(X.copy())
+    for gradient in (autotrace.grad(added_to_itself),
+                     autotrace.function(autotrace.grad(added_to_itself))):
+        result = gradient(p)
+        np.testing.assert_allclose(result.w, 8.0 * X)  # d/dw sum((2w)^2)
+        np.testing.assert_allclose(gradient(Weights(2.0 * X)).w, 16.0 * X)

@@ -370,6 +370,9 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
         return gast.Attribute(value=self.atom(node.value), attr=node.attr, ctx=gast.Load())
 
     def expr_Subscript(self, node):
+        item = self.object_item(node)  # obj[i] on an object of the user's: obj.__getitem__(i)
+        if item is not None:
+            return item
         if self.is_flat(node.value):
             items = self.flat_items(node.value.value, self.index(node.slice))
             if items is not None:
@@ -457,6 +460,9 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
                                   "lambda")
 
     def expr_Call(self, node):
+        operation = self.object_operation(node)  # abs(a) on an object of the user's
+        if operation is not None:
+            return operation
         func = node.func
         args, keywords = node.args, node.keywords
         # `self.flatten(x)` calls a method of the object (a layer), never ndarray.flatten.

@@ -10,6 +10,7 @@ operand is such an object:
     b = a + a          ->      b = a.__add__(a)
     c = 2.0 * b                c = b.__rmul__(2.0)      (a float's __mul__ gives way to it)
     d = -c                     d = c.__neg__()
+    e = abs(d)                 e = d.__abs__()
     d += c                     d = d.__add__(c)         (`a += b` is `a = a + b`:
                                                          transforms/front/inplace.py)
 
@@ -333,13 +334,18 @@ class ObjectOperators:
     objects: ObjectClasses
 
     def object_operation(self, node):
-        """`node`, a BinOp or UnaryOp of the source, as a call on atoms (`a.__add__(b)`), or
-        None where no operand is surely an object of a class of the user's, where the source
-        does not tell which method Python calls, or where that method mentions
-        NotImplemented."""
+        """`node`, a BinOp, UnaryOp or `abs(a)` of the source, as a call on atoms
+        (`a.__add__(b)`, `a.__abs__()`), or None where no operand is surely an object of a
+        class of the user's, where the source does not tell which method Python calls, or
+        where that method mentions NotImplemented."""
         if isinstance(node, gast.UnaryOp) and type(node.op) in UNARY_METHODS:
             operands, (method, _) = [node.operand], UNARY_METHODS[type(node.op)]
             called = unary_method(method, self.objects.of(node.operand))
+        elif isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords and \
+                not isinstance(node.args[0], gast.Starred) and \
+                resolve(node.func, self.namespace) is abs:  # abs(a): a.__abs__()
+            operands = node.args
+            called = unary_method("abs", self.objects.of(node.args[0]))
         elif isinstance(node, gast.BinOp) and type(node.op) in BINARY_METHODS:
             operands, (method, _) = [node.left, node.right], BINARY_METHODS[type(node.op)]
             called = binary_method(method, *map(self.objects.of, operands))
@@ -357,3 +363,25 @@ class ObjectOperators:
         return gast.Call(func=gast.Attribute(value=receiver, attr=called.method,
                                              ctx=gast.Load()),
                          args=arguments, keywords=[])
+
+    def object_item(self, node):
+        """`obj[index]` (a Subscript read of the source) as `obj.__getitem__(index)` on atoms
+        (a slice as `slice(...)`), where `obj` is surely an object of a class of the user's
+        whose every class has its own __getitem__; else None."""
+        called = unary_method("getitem", self.objects.of(node.value))
+        if called is None or called.classes is None:
+            return None
+        return gast.Call(func=gast.Attribute(value=self.atom(node.value), attr="__getitem__",
+                                             ctx=gast.Load()),
+                         args=[self._index_value(node.slice)], keywords=[])
+
+    def _index_value(self, index):
+        """An index of a subscript as the value Python passes to __getitem__."""
+        if isinstance(index, gast.Slice):
+            parts = [gast.Constant(value=None, kind=None) if part is None else self.atom(part)
+                     for part in (index.lower, index.upper, index.step)]
+            return gast.Call(func=gast.Name(id="slice", ctx=gast.Load(), annotation=None,
+                                            type_comment=None), args=parts, keywords=[])
+        if isinstance(index, gast.Tuple):
+            return gast.Tuple(elts=[self._index_value(e) for e in index.elts], ctx=gast.Load())
+        return self.atom(index)
