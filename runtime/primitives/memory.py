@@ -40,19 +40,25 @@ ONLY_THE_CONTAINERS = _references_in_a_container()
 def held_values(values):
     """The values in `values` and all they hold, each once: items of lists, tuples and dicts,
     attributes of objects of classes that are not NumPy's, autotrace's or Python's."""
-    pending, seen = list(values), set()
+    pending, seen = [iter(values)], set()  # (iterators: a long list is not copied)
     while pending:
-        value = pending.pop()
+        value = next(pending[-1], _DONE)
+        if value is _DONE:
+            pending.pop()
+            continue
         if id(value) in seen:
             continue
         seen.add(id(value))
         yield value
         if isinstance(value, (list, tuple)):
-            pending.extend(value)
+            pending.append(iter(value))
         elif isinstance(value, dict):
-            pending.extend(value.values())
+            pending.append(iter(value.values()))
         elif is_users_object(value):
-            pending.extend(attributes(value))
+            pending.append(iter(attributes(value)))
+
+
+_DONE = object()
 
 
 def is_users_object(value) -> bool:
@@ -85,10 +91,36 @@ _LIBRARIES = {"numpy", "cupy", "autotrace", "runtime", "transforms", "builtins",
 def object_held_arrays(values) -> list:
     """The NumPy arrays that the user's objects in `values` (or in their lists, tuples and
     dicts) hold: not arguments of a trace themselves (those are its array leaves), but memory a
-    write into one may reach."""
-    objects = [value for value in held_values(values) if is_users_object(value)]
-    return [value for value in held_values([attributes(obj) for obj in objects])
-            if type(value) is np.ndarray]
+    write into one may reach. A traced call whose trace asked looks for them on every call, so
+    the walk is kept short: the first _HELD_BUDGET values, and no list or tuple that starts
+    with a number or a string (an object's data, which holds no array)."""
+    found, seen, budget = [], set(), [_HELD_BUDGET]
+
+    def visit(value, held: bool) -> None:
+        if budget[0] <= 0 or (id(value), held) in seen:
+            return
+        budget[0] -= 1
+        seen.add((id(value), held))
+        if type(value) is np.ndarray:
+            if held:
+                found.append(value)
+        elif isinstance(value, (list, tuple)):
+            if not value or isinstance(value[0], (int, float, complex, str)):
+                return
+            for item in value:
+                visit(item, held)
+        elif isinstance(value, dict):
+            for item in value.values():
+                visit(item, held)
+        elif is_users_object(value):
+            for item in attributes(value):
+                visit(item, True)
+    for value in values:
+        visit(value, False)
+    return found
+
+
+_HELD_BUDGET = 128
 
 
 # id(array) -> (a weak reference to it, the overlaps tokens of the traced arguments sharing its
@@ -117,3 +149,9 @@ def held_overlaps(array: np.ndarray) -> frozenset | None:
     """The overlaps tokens noted for `array` (note_held_overlap), or None."""
     entry = _HELD.get(id(array))
     return frozenset(entry[1]) if entry is not None and entry[0]() is array else None
+
+
+# In the refusal of a traced write that the source showed no other name sharing, the place of
+# the name found sharing it when the write runs (transforms/control_flow/concrete_writes.py,
+# runtime/tracing/control_concrete_arrays.py).
+OTHER_NAME = "\x00other\x00"

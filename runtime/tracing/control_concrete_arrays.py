@@ -26,7 +26,7 @@ import numpy as np
 
 from .arguments import arrays_overlap
 from .control_aliases import holds_numpy_array
-from ..primitives.memory import held_values, memory_owner
+from ..primitives.memory import OTHER_NAME, held_values, memory_owner
 from .control_loops import TracedRange
 from .control_scope import ControlFlowError
 from ..primitives.index import getitem, holds_traced, indexes_a_view
@@ -76,24 +76,32 @@ def refuse_traced_writes(test, arrays: tuple, refusals: tuple, sharers: tuple = 
     for it, where another name does share its memory now (or is not yet assigned)."""
     if is_traced(test) or isinstance(test, TracedRange):
         for array, refusal, others in itertools.zip_longest(arrays, refusals, sharers):
-            if holds_numpy_array(array) and _shared(array, others):
-                raise ControlFlowError(refusal)
+            if not holds_numpy_array(array) or OTHER_NAME in refusal and \
+                    type(array) is not np.ndarray:
+                continue  # (one the source saw no other name share: written as an array)
+            other = _sharer(array, others)
+            if other is not None:
+                raise ControlFlowError(refusal.replace(OTHER_NAME, repr(other)))
     return test
 
 
-def _shared(written, others) -> bool:
-    """Whether a NumPy array `written` holds (or is) shares memory with one that `others()`
-    hold (yes where `others` is None, or a name in it is not yet assigned)."""
+def _sharer(written, others) -> str | None:
+    """The name of `others` ((name, a function giving its value), ...) whose value holds an
+    array that shares memory with one `written` holds (or is); "" where `others` is None (the
+    write is refused in any case). A name not yet assigned holds nothing yet."""
     if others is None:
-        return True
-    try:
-        values = others()
-    except NameError:
-        return True
+        return ""
     mine = [value for value in held_values([written]) if type(value) is np.ndarray]
-    return any(arrays_overlap(array, value) for value in held_values(list(values))
-               if type(value) is np.ndarray for array in mine
-               if memory_owner(array) is memory_owner(value))
+    for other, value_of in others:
+        try:
+            value = value_of()
+        except NameError:
+            continue
+        if any(arrays_overlap(array, held) for held in held_values([value])
+               if type(held) is np.ndarray for array in mine
+               if memory_owner(array) is memory_owner(held)):
+            return other
+    return None
 
 
 class _Indexed:

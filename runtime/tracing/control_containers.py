@@ -12,6 +12,9 @@ one, the graph cannot say which object the name holds: that is an error.
 """
 from __future__ import annotations
 
+import dis
+import types
+
 from .control_held import filled
 from .control_scope import ControlFlowError
 from .tracer import Tracer
@@ -21,7 +24,7 @@ _MIXED = (
     "and the other replaces with a new {kind}: the graph runs both, and cannot say which {kind} "
     "the name holds after it (other names for the old one would see the change on one path "
     "only). Change it in place in both branches, or give it a new {kind} in both "
-    "({variable} = list({variable}) before the change)")
+    "({variable} = {kind}({variable}) before the change)")
 
 
 _SHARED = (
@@ -37,6 +40,11 @@ _LOST_MESSAGE = (
     "the name a new {kind}: the other names for the old one see the change NumPy makes to it, "
     "which autotrace cannot follow from the graph. Change it in place only, or make the new "
     "{kind} first ({variable} = {kind}({variable})) and change that")
+_LOST_TUPLE_MESSAGE = (
+    "this traced statement changes a list or dict that the tuple {variable!r} holds in place "
+    "and then gives the name a new tuple: the other names for the old tuple see the change "
+    "NumPy makes, which autotrace cannot follow from the graph. Change them in place only, or "
+    "give the tuple new lists and dicts first and change those")
 
 _LOST = "lost"  # what _changed gives for a list or dict changed, then replaced by a new one
 
@@ -62,7 +70,7 @@ class KeptContainers:
         self.read = {name: cell.cell_contents for function in functions
                      for name, cell in zip(function.__code__.co_freevars,
                                            function.__closure__ or ())
-                     if filled(cell)}
+                     if filled(cell) and name in _names_read(function.__code__)}
         self.indexes = [index for index, (name, value) in enumerate(zip(names, values))
                         if name in made and _is_container(value)]
         self.found = {}  # side -> {index: what _changed found}
@@ -99,9 +107,10 @@ class KeptContainers:
                 # holds the old one, the new one is all that is seen
                 if name not in self.shared:
                     continue
-                raise ControlFlowError(f"{self.where}\n  " + (
-                    _LOST_MESSAGE if _LOST in paths else _MIXED).format(variable=name,
-                                                                        kind=kind))
+                message = _MIXED if _LOST not in paths else \
+                    _LOST_TUPLE_MESSAGE if kind == "tuple" else _LOST_MESSAGE
+                raise ControlFlowError(f"{self.where}\n  " + message.format(variable=name,
+                                                                            kind=kind))
             if not changed:
                 continue  # (given a new one, or left as it was)
             self._refuse_shared(index)
@@ -114,11 +123,34 @@ class KeptContainers:
         mine = _containers(self.values[index])
         others = [(self.names[other], value) for other, value in enumerate(self.values)
                   if other != index] + list(self.read.items())
+        # (a function the statement calls reads what its closure holds: `get` in
+        # `def get(): return items[0]`)
+        others += [(name, cell.cell_contents) for name, value in self.read.items()
+                   if isinstance(value, types.FunctionType) for cell in value.__closure__ or ()
+                   if filled(cell)]
         for other, value in others:
             if _containers(value) & mine:
                 raise ControlFlowError(f"{self.where}\n  " + _SHARED.format(
                     variable=self.names[index], other=other,
                     kind=type(self.values[index]).__name__))
+
+
+def _names_read(code, nested: bool = False) -> set:
+    """The names of the function around it that `code` (and the functions it defines) read,
+    but for a function that only gives one name's value (`lambda: alias`, the check of a
+    write converted code passes a statement's test: concrete_writes.checked_test)."""
+    instructions = list(dis.get_instructions(code))
+    reads = {i.argval for i in instructions if i.opname in ("LOAD_DEREF", "LOAD_CLASSDEREF")}
+    if nested and len(reads) == 1 and sum(i.opname not in _PLUMBING for i in instructions) == 2:
+        return set()
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            reads |= _names_read(constant, nested=True)
+    return reads
+
+
+# What a function's code does besides its work (Python 3.11's frame set-up).
+_PLUMBING = {"RESUME", "COPY_FREE_VARS", "MAKE_CELL", "NOP", "CACHE"}
 
 
 def _containers(value, found=None) -> set:

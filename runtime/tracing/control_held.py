@@ -11,21 +11,24 @@ on each iteration, or only on the path taken.
 and the globals they name hold (memory.held_values: through lists, tuples, dicts and the user's
 objects), and so on through the user's functions among them; it marks them read-only while the
 body is traced, and restores them after. A write into one fails in NumPy ("read-only"), and
-becomes an error that names the user's line and says what to do.
+becomes an error that names the user's line and says what to do. Lists and dicts cannot be
+held so: what each holds is noted before the body is traced, and one the body put a traced
+value into is put back as it was and refused (a change of Python values alone is a side effect
+made while tracing, as tf.function's guide says of Python side effects).
 """
 from __future__ import annotations
 
-import contextlib
 import types
 
 import numpy as np
 
-from ..primitives.memory import held_values, memory_owner
+from ..primitives.memory import held_values, is_users_object, memory_owner
 from ..user_frames import PACKAGE_DIRS, library_frame
 from .control_scope import ControlFlowError
+from .tracer import Tracer
 
 _MESSAGE = (
-    "{site}: NumPy refused to write into a read-only array ({numpy}). This runs inside a "
+    "{site}: NumPy refused to write into a read-only array ({numpy}). This runs inside "
     "{statement} on a traced value ({where}), which autotrace traces once as a graph op; while "
     "it does, it holds the NumPy arrays made before it read-only, because a change to one "
     "there would be made once, while tracing, not on each iteration or only on the path "
@@ -34,23 +37,37 @@ _MESSAGE = (
     "changing `a` in place)")
 
 
-def _reached(functions) -> list:
-    """The NumPy arrays that `functions` reach (see the module docstring): what their closures,
-    defaults and the globals they name hold, and so for the user's functions among those."""
-    roots, pending, seen = [], list(functions), set()
+def _reached(functions) -> dict:
+    """id -> (what `functions` reach, the name it is reached through): what their closures,
+    defaults and the globals they name hold (a module's attributes they name), and so for the
+    user's functions among those and the methods of the user's objects among those."""
+    reached, pending, seen = {}, list(functions), set()
     while pending:
         function = pending.pop()
         if not isinstance(function, types.FunctionType) or id(function) in seen or \
                 function.__code__.co_filename.startswith(PACKAGE_DIRS):
             continue
         seen.add(id(function))
-        found = [cell.cell_contents for cell in function.__closure__ or () if filled(cell)]
-        found += list(function.__defaults__ or ()) + list((function.__kwdefaults__ or {}).values())
-        found += [function.__globals__[name] for name in function.__code__.co_names
+        code = function.__code__
+        roots = [(name, cell.cell_contents) for name, cell in zip(
+            code.co_freevars, function.__closure__ or ()) if filled(cell)]
+        roots += [(function.__name__, value) for value in (
+            *(function.__defaults__ or ()), *(function.__kwdefaults__ or {}).values())]
+        roots += [(name, function.__globals__[name]) for name in code.co_names
                   if name in function.__globals__]
-        pending += [value for value in found if isinstance(value, types.FunctionType)]
-        roots += found
-    return [value for value in held_values(roots) if type(value) is np.ndarray]
+        roots += [(f"{name}.{attribute}", module.__dict__[attribute])
+                  for name, module in roots if isinstance(module, types.ModuleType)
+                  for attribute in code.co_names if attribute in module.__dict__]
+        for name, root in roots:
+            for value in held_values([root]):
+                reached.setdefault(id(value), (value, name))
+                if isinstance(value, types.FunctionType):
+                    pending.append(value)
+                elif is_users_object(value):  # its methods, which the body may call
+                    pending += [method for cls in type(value).__mro__
+                                for method in vars(cls).values()
+                                if isinstance(method, types.FunctionType)]
+    return reached
 
 
 def filled(cell) -> bool:
@@ -70,38 +87,99 @@ def _bases(array: np.ndarray) -> list:
     return found
 
 
-@contextlib.contextmanager
-def held_read_only(functions, where: str, statement: str):
+class held_read_only:  # noqa: N801 - used as `with held_read_only(...)`, as a function
     """Hold the NumPy arrays `functions` reach read-only while the `statement` (on a traced
     value, at `where`) is traced; a write into one is an error naming the user's line. An array
     NumPy could not make writeable again after (one viewing a read-only array) is left as it
     is. Views the body takes of the held arrays, where `functions` reach them after, are made
-    writeable too, as NumPy's views of writeable arrays are."""
-    reached = _reached(functions)
-    held = [array for array in reached if array.flags.writeable and all(
-        base.flags.writeable for base in _bases(array))]
-    read_only = {id(array) for array in reached if not array.flags.writeable}
-    for array in held:
-        array.flags.writeable = False
-    try:
-        yield
-    except ValueError as error:
-        if not held or "read-only" not in str(error):
-            raise
-        raise ControlFlowError(_MESSAGE.format(
-            site=_user_site(error.__traceback__), numpy=error, statement=statement,
-            where=where)) from error
-    finally:
+    writeable too, as NumPy's views of writeable arrays are. A list or dict they reach that the
+    body changes is an error too, and holds again what it held."""
+
+    def __init__(self, functions, where: str, statement: str):
+        self.functions, self.where = functions, where
+        self.statement = ("an " if statement[1:2] in "aeiou" else "a ") + statement
+
+    def __enter__(self):
+        reached = _reached(self.functions).values()
+        arrays = [value for value, _ in reached if type(value) is np.ndarray]
+        self.held = [array for array in arrays if array.flags.writeable and all(
+            base.flags.writeable for base in _bases(array))]
+        self.read_only = {id(array) for array in arrays if not array.flags.writeable}
+        self.contents = [(value, name, _contents(value)) for value, name in reached
+                         if isinstance(value, (list, dict))]
+        for array in self.held:
+            array.flags.writeable = False
+        return self
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        self._give_back()
+        if error is None:
+            _refuse_changed(self.contents, self.where, self.statement)
+        elif isinstance(error, ValueError) and self.held and "read-only" in str(error):
+            raise ControlFlowError(_MESSAGE.format(
+                site=_user_site(traceback), numpy=error, where=self.where,
+                statement=self.statement)) from error
+        return False
+
+    def _give_back(self) -> None:
         # a base first: NumPy lets a view be writeable again only once its base is
-        for array in sorted(held, key=lambda array: len(_bases(array))):
+        for array in sorted(self.held, key=lambda array: len(_bases(array))):
             array.flags.writeable = True
         # views taken of a held array (NumPy made them read-only), where its bases now let
-        owners = {id(memory_owner(array)) for array in held}
-        for array in _reached(functions):
-            if not array.flags.writeable and id(array) not in read_only and \
-                    id(memory_owner(array)) in owners and \
+        owners = {id(memory_owner(array)) for array in self.held}
+        for array, _ in _reached(self.functions).values():
+            if type(array) is np.ndarray and not array.flags.writeable and \
+                    id(array) not in self.read_only and id(memory_owner(array)) in owners and \
                     all(base.flags.writeable for base in _bases(array)):
                 array.flags.writeable = True
+
+
+def _contents(container) -> list:
+    """What a list or dict holds now: its items (a dict's key and item pairs)."""
+    return list(container.items()) if isinstance(container, dict) else list(container)
+
+
+def _same(before: list, now: list, pairs: bool) -> bool:
+    """Whether a list (or, with `pairs`, a dict's key and item pairs) holds the very items it
+    held."""
+    if pairs:
+        return len(before) == len(now) and all(
+            a[0] == b[0] and a[1] is b[1] for a, b in zip(before, now))
+    return len(before) == len(now) and all(a is b for a, b in zip(before, now))
+
+
+def _refuse_changed(contents: list, where: str, statement: str) -> None:
+    """Raise where the body put a traced value into one of the lists and dicts it reaches
+    (`contents`: each with the name it is reached through and what it held before), putting
+    back what each held. A change of Python values only (`calls.append(i)`, a cache filled) is
+    a Python side effect, made while tracing, as tf.function's and jax.jit's are."""
+    changed = [(container, name, before) for container, name, before in contents
+               if not _same(before, _contents(container), isinstance(container, dict))]
+    traced = [entry for entry in changed if _holds_traced(entry[0])]
+    if not traced:
+        return
+    for container, _, before in changed:
+        if isinstance(container, dict):
+            container.clear()
+            container.update(before)
+        else:
+            container[:] = before
+    container, name, _ = traced[0]
+    raise ControlFlowError(_CHANGED.format(where=where, statement=statement, name=name,
+                                           kind=type(container).__name__))
+
+
+def _holds_traced(container) -> bool:
+    """Whether a list or dict holds a traced value (among its items, or theirs)."""
+    return any(isinstance(value, Tracer) for value in held_values([container]))
+
+
+_CHANGED = (
+    "{where}\n  this body puts a traced value into a {kind} that it reaches through {name!r}, "
+    "not as one of the statement's variables: {statement} on a traced value is traced once as "
+    "a graph op, so the change would be made once, while tracing, not on each iteration or "
+    "only on the path taken (it is undone). Assign the {kind} in the statement so that it is "
+    "one of its variables, or change it outside the statement")
 
 
 def _user_site(traceback) -> str:

@@ -164,8 +164,8 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
     body = kept.noting(taken_over.noting(body_fn), offset=1)
     if isinstance(iterable, TracedRange):
         with _held(placeholders, (body_fn,), where, "`for` loop"):
-            return kept.write_back(taken_over.refuse_writes(_range_loop(
-                iterable, body, values, *options, user_nones=user_nones)))
+            results = _range_loop(iterable, body, values, *options, user_nones=user_nones)
+        return kept.write_back(taken_over.refuse_writes(results))
     if isinstance(iterable, Tracer) and all(_loopable(value) for value in values):
         if iterable.ndim == 0:
             raise TypeError("iteration over a 0-d array")
@@ -173,9 +173,10 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
         # boolean mask selected them (x[mask]).
         rows = iterable.shape[0] if iterable.shape[0] is not None else dimension_size(iterable, 0)
         with _held(placeholders, (body_fn,), where, "`for` loop"):
-            return kept.write_back(taken_over.refuse_writes(_range_loop(
+            results = _range_loop(
                 TracedRange(0, rows, 1), lambda i, *state: body(_item(iterable, i), *state),
-                values, *options, over=iterable, user_nones=user_nones)))
+                values, *options, over=iterable, user_nones=user_nones)
+        return kept.write_back(taken_over.refuse_writes(results))
     first, saved = values, _save_loop_start(values, placeholders)
     for item in iterable:
         stopped = values[stop_index] if stop_index is not None else False

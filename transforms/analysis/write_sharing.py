@@ -75,6 +75,9 @@ def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) ->
     for key, names in analysis.sharers.items():
         if names and found.get(key, {}).get("unfollowed"):
             found[key]["sharers"] = names
+    for key, names in analysis.watched.items():
+        if names and not found.get(key, {}).get("unfollowed"):
+            found.setdefault(key, {})["watched"] = tuple(sorted(names))
     for key, names in analysis.outside.items():
         if names:
             found.setdefault(key, {})["outside"] = tuple(sorted(names))
@@ -125,6 +128,7 @@ class _WriteSharing(Sharing):
         self.refusals = {}
         parameters = [p for p in parameter_names(function) if p not in ("self", "cls")]
         self.traced_name = parameters[0] if parameters else "x"
+        self.escaping = _escaping(function, namespace)
         self.made_at = {id(node): node for node in walk(function)}
         self.copies = set()  # id() of the calls `a.copy()` and the like
         # id(if, while or for statement) -> the names it assigns that may hold memory the
@@ -141,6 +145,7 @@ class _WriteSharing(Sharing):
         # name holds it too}
         self.made = {}
         self.sharers = {}  # id(write) -> the names its refusal names as sharing the memory
+        self.watched = {}  # id(write in an if or loop) -> the names read after it
 
     def name_value(self, identifier) -> set:
         if identifier in self.locals:
@@ -221,8 +226,10 @@ class _WriteSharing(Sharing):
 
     def shared_container(self, env, name) -> bool:
         """Whether `name` holds, in `env`, a list or dict the function makes which another name
-        holds too, or which holds one another name holds (`d2 = d`, `outer = [d]`), as far as
-        the model follows (not through an object's attribute)."""
+        holds too, or which holds one another name holds (`d2 = d`, `outer = [d]`), or which
+        may be held where the model does not follow (`box.d = d`, `keep(d)`)."""
+        if name in self.escaping:
+            return True
         memories = env[name]
         mine = {memory for memory in self.reach(set(memories)) if memory in self.containers}
         return any(mine & self.reach(set(others)) for other, others in env.items()
@@ -234,6 +241,13 @@ class _WriteSharing(Sharing):
             changed = {name for name, memories in self.env.items() if written & set(memories)}
             for statement in self.enclosing:
                 self.changed_inside.setdefault(id(statement), set()).update(changed)
+        if self.enclosing and (converted_write(node) or name_in_place(node)) and not (
+                written and written <= self.containers | self.plain):
+            # the names read after it, which the statement's test asks, when it runs, whether
+            # they hold the array written (the model does not follow every way: `o.a = a`);
+            # not for an item of a list or dict, which changes no array in place
+            self.watched.setdefault(id(node), set()).update(
+                set(self.live_after.get(id(self.statement), ())) - {written_name(node)})
         if self.refusals.get(id(node)):
             return  # (in a loop: run again until a refusal is found, or the loop settles)
         if item:
@@ -345,6 +359,26 @@ class _WriteSharing(Sharing):
             return _ADVICE.format(made=f"np.zeros_like({self.traced_name}, shape=...) in place "
                                        f"of {_text(made)} (line {self.location.line_of(made)})")
         return _ADVICE.format(made=f"np.zeros_like({self.traced_name}, shape=...)")
+
+
+def _escaping(function, namespace) -> set:
+    """The names `function` stores where the model of memory does not follow them: as an
+    object's attribute (`box.d = d`, `setattr(box, "d", d)`), or given to a call of the user's
+    (which may keep them)."""
+    found = set()
+    for node in walk(function):
+        if isinstance(node, gast.Assign) and any(
+                isinstance(target, gast.Attribute) for target in node.targets):
+            found |= {n.id for n in walk(node.value) if isinstance(n, gast.Name)}
+        elif isinstance(node, gast.Call):
+            callee = _resolved(node.func, namespace)
+            if callee is not None and (getattr(callee, "__module__", "") or "").split(".")[0] \
+                    in ("numpy", "builtins", "math"):
+                continue
+            found |= {argument.id for argument in (*node.args, *(k.value for k in
+                                                                  node.keywords))
+                      if isinstance(argument, gast.Name)}
+    return found
 
 
 def _outside(label: str, value) -> set:

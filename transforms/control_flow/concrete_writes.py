@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gast
 
+from ...runtime.primitives.memory import OTHER_NAME
 from ..analysis.write_sharing import converted_write, name_in_place, written_name
 from ..codegen.codegen import to_source
 from ..codegen.naming import walk_scope
@@ -28,6 +29,15 @@ from .control_flow_calls import helper
 _UNREAD = ("autotrace could not read which names share this array's memory, and makes the "
            "name written alone a new traced value; make the array traced where it is made "
            "(np.zeros_like(x, shape=...), x a traced value)")
+
+
+# The refusal of a write that the model saw no other name share, where, when the statement
+# runs, one does (OTHER_NAME: its name, put in then).
+_WATCHED = ("this changes the NumPy array {name!r} in place, and {other}, which is read after "
+            "it, holds its memory too (as an attribute, an item or a view): autotrace makes "
+            "{name!r} alone a new traced value, and {other} would keep the old contents. Make "
+            "the array traced where it is made (np.zeros_like(x, shape=...), x a traced value), "
+            "so that a write through any name is followed")
 
 
 def write_keywords(converter, node) -> list:
@@ -58,13 +68,15 @@ def unfollowed_writes(converter, statement) -> list:
     for node in (n for part in statement.body + statement.orelse for n in walk_scope(part)):
         if not (converted_write(node) or name_in_place(node)):
             continue
-        reason = _UNREAD if converter.unfollowed is None else converter.unfollowed.get(
-            id(node), {}).get("unfollowed")
+        known = {} if converter.unfollowed is None else converter.unfollowed.get(id(node), {})
+        reason = _UNREAD if converter.unfollowed is None else known.get("unfollowed")
+        written = written_name(node)
+        sharers = known.get("sharers", ())
+        if reason is None and known.get("watched"):
+            # no name the model follows shares it: whether one does is asked when it runs
+            reason, sharers = _WATCHED.format(name=written, other=OTHER_NAME), known["watched"]
         if reason is None:
             continue
-        written = written_name(node)
-        sharers = () if converter.unfollowed is None else converter.unfollowed.get(
-            id(node), {}).get("sharers", ())
         found.append((written, f"{converter._where(node, to_source(node).strip())}\n  "
                                f"{reason}\n  (`{header}` runs on a traced value: autotrace "
                                f"makes it one graph op, in which every write is traced.)",
@@ -128,21 +140,29 @@ def made_containers(converter, statement, variables) -> tuple[list, list]:
 
 
 def checked_test(test, writes: list, variables) -> gast.expr:
-    """`refuse_traced_writes(test, (a, ...), (refusal, ...), (lambda: (b, ...), ...))` for the
-    `writes` into the statement's `variables` (those a graph op takes), else `test` itself.
-    Where a refusal names the other names that may share the array (`sharers`), a lambda gives
-    their values, which the run-time check looks at (None where it refuses in any case)."""
-    writes = [write for write in writes if write[0] in variables]
+    """`refuse_traced_writes(test, (a, ...), (refusal, ...), ((("b", lambda: b), ...), ...))`
+    for the `writes` into the statement's `variables` (those a graph op takes), else `test`
+    itself. Where a refusal names the other names that may share the array (`sharers`), a
+    lambda gives each one's value, which the run-time check looks at (None where it refuses in
+    any case)."""
+    # (the names the check asks of the others sharing an array written: not the statement's
+    # own variables, whose values change in it; the source's refusal names them where they do)
+    writes = [(written, refusal, sharers if OTHER_NAME not in refusal else tuple(
+        other for other in sharers if other not in variables))
+        for written, refusal, sharers in writes if written in variables]
+    writes = [write for write in writes if OTHER_NAME not in write[1] or write[2]]
     if not writes:
         return test
 
     def values_of(sharers):
         if not sharers:
             return gast.Constant(value=None, kind=None)
-        return gast.Lambda(args=gast.arguments(
-            args=[], posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-            defaults=[]), body=gast.Tuple(elts=[name(other) for other in sharers],
-                                          ctx=gast.Load()))
+        return gast.Tuple(elts=[gast.Tuple(elts=[
+            gast.Constant(value=other, kind=None),
+            gast.Lambda(args=gast.arguments(args=[], posonlyargs=[], vararg=None, kwonlyargs=[],
+                                            kw_defaults=[], kwarg=None, defaults=[]),
+                        body=name(other))], ctx=gast.Load()) for other in sharers],
+            ctx=gast.Load())
     return gast.Call(func=name(helper("refuse_traced_writes")), args=[
         test, gast.Tuple(elts=[name(written) for written, _, _ in writes], ctx=gast.Load()),
         gast.Tuple(elts=[gast.Constant(value=refusal, kind=None) for _, refusal, _ in writes],
