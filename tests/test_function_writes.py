@@ -701,3 +701,19 @@ def test_writes_into_flips_splits_and_promotions_reach_the_array():
     for traced, eager in zip(at.function(write_into_flips_splits_and_promotions)(x),
                              write_into_flips_splits_and_promotions(x.copy())):
         np.testing.assert_array_equal(traced, eager)
+
+
+def writes_into_its_argument(x):
+    x[0] = 1.0
+    return np.sum(x * x)
+
+
+def test_a_gradient_of_a_write_into_a_read_only_argument_raises_as_numpy_does():
+    x = np.broadcast_to(np.array([1.0, 2.0, 3.0]), (3,))  # read-only
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        writes_into_its_argument(x)
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        at.grad(writes_into_its_argument)(x)
+    # a writeable argument: the gradient of the array written, d/dx = (0, 2 x1, 2 x2)
+    np.testing.assert_array_equal(at.grad(writes_into_its_argument)(np.array(x)),
+                                  [0.0, 4.0, 6.0])

@@ -220,6 +220,7 @@ STRUCTURE_TABLE = [
       _with(lambda rng: {"a": rng.standard_normal(2), "b": _float(rng)})),
     E("snapshot", snapshots.snapshot, normal((2, 3))),
     E("snapshot/float", snapshots.snapshot, lambda rng: (_float(rng),)),
+    E("argument_snapshot", snapshots.argument_snapshot, normal((2, 3))),
     E("astype", items.astype, normal((3,)), dict(dtype=np.float64)),
     E("astype/int", items.astype, lambda rng: (rng.uniform(0.2, 0.8, 3) + np.arange(3),),
       dict(dtype=np.int64), note="an integer result has a zero tangent"),

@@ -28,6 +28,26 @@ def snapshot(value):
     return _copy(value, shared, {})
 
 
+def argument_snapshot(value):
+    """`snapshot` of an argument the derivative writes into: its arrays that are read-only
+    (np.broadcast_to's, a memory-mapped file's) are read-only in the copy too, so that the
+    write raises where NumPy's does, rather than give a derivative of what NumPy refuses."""
+    copied = snapshot(value)
+    for original, copy in zip(_arrays(value), _arrays(copied)):
+        if not original.flags.writeable and copy is not original:
+            copy.flags.writeable = False
+    return copied
+
+
+def _arrays(value) -> list:
+    """The NumPy arrays of `value`, through its lists, tuples and dicts, in order."""
+    if isinstance(value, (tuple, list)):
+        return [array for item in value for array in _arrays(item)]
+    if isinstance(value, dict):
+        return [array for item in value.values() for array in _arrays(item)]
+    return [value] if isinstance(value, np.ndarray) else []
+
+
 def note_memory_read(value) -> None:
     """Note, where `value` is a traced value, that its trace asks which of its arrays share
     memory (a derivative's copy of an argument, or a check that refuses a write into shared

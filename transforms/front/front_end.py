@@ -20,7 +20,7 @@ import gast
 import numpy as np
 
 from ...runtime.derivatives import items, structure
-from ...runtime.derivatives.snapshots import snapshot
+from ...runtime.derivatives.snapshots import argument_snapshot, snapshot
 from ...runtime.derivatives.state_log import add_recomputed, state_as_at, state_writes_log
 from ...runtime.derivatives.state_writes import object_tangent, refuse_reads_of
 from ...runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, primal_sweep,
@@ -84,6 +84,7 @@ HELPERS = {
     "dict_items": items.dict_items,
     "dict_keys": items.dict_keys, "dict_values": items.dict_values,
     "astype": items.astype, "item": items.item, "snapshot": snapshot,
+    "argument_snapshot": argument_snapshot,
     "checked_out": checked_out,
     "shallow_copy": items.shallow_copy,
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,

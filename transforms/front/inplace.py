@@ -148,7 +148,7 @@ def _argument_copy(function, argument: str, write, helper, location, copy: bool)
     check = (f"{helper('refuse_shared_argument')}({argument}, {held}, {argument!r}, "
              f"{write_text(write)!r}, {location.filename!r}, {location.line_of(write)})")
     texts = ([check] if others else []) + (
-        [f"{argument} = {helper('snapshot')}({argument})"] if copy else [])
+        [f"{argument} = {helper('argument_snapshot')}({argument})"] if copy else [])
     return [_statement(text, function) for text in texts]
 
 

@@ -40,7 +40,7 @@ from ...runtime.derivatives.structure import (accumulate, add, cast_like, fresh_
                                               match_for_caller, ones_like,
                                               refuse_integral_argument, seed,
                                               tangent_like, tangent_seed, zero_seed, zeros_like)
-from ...runtime.derivatives.snapshots import snapshot
+from ...runtime.derivatives.snapshots import argument_snapshot, snapshot
 from ...runtime.derivatives.sweeps import sent_object_gradient
 from ...runtime.derivatives.tangent_ops import extremum_tangent, iteration_tangent, seed_tangent
 from ...runtime.primitives.index import add_at, checked_out, indexes_a_view
@@ -238,6 +238,11 @@ def _shallow_copy(y, value):
 
 @linear(snapshot)
 def _snapshot(y, value):
+    d[value] = d[y]
+
+
+@linear(argument_snapshot)
+def _argument_snapshot(y, value):
     d[value] = d[y]
 
 
