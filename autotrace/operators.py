@@ -250,7 +250,7 @@ def vjp(f: Callable, *args, has_aux: bool = False, checkpoint_every: int | None 
         if has_aux:  # no gradient of aux
             cotangent = (cotangent, zeros_like(aux))
         if waiting:
-            return adjoint_sweep(waiting.pop(), cotangent)
+            return adjoint_sweep(waiting.pop(), cotangent, by_user=True)
         gradient = reverse(f, wrt, checkpoint_every=checkpoint_every)
         return as_run_now(gradient)(*args, **{derivative_record(gradient).seed: cotangent})
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)

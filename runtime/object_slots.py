@@ -45,7 +45,6 @@ import weakref
 import numpy as np
 
 from .abstract import abstractify
-from .containers import field_names, is_dataclass_instance
 from .devices import is_gpu_array
 from .pytrees import registered
 from .object_walk import NUMBERS, Root, container_of, follow, load, place_of_write, store, walk
@@ -217,9 +216,6 @@ class ObjectSlots:
             elif isinstance(value, dict):
                 for item_key, item in value.items():
                     add(item, key + (item_key,), f"{label}[{item_key!r}]")
-            elif is_dataclass_instance(value):  # traced by its fields, as a pytree node
-                for field in field_names(type(value)):
-                    add(getattr(value, field), key + (field,), f"{label}.{field}")
             elif not _is_tracer(value) and hasattr(value, "__dict__") and \
                     not isinstance(value, type):
                 roots.append(Root(key, value, label, _finder(value)))

@@ -418,24 +418,3 @@ def test_abs_and_items_of_an_object_are_its_methods(function):
     check_every_mode(function, X)
     assert "__abs__" in autotrace.source(autotrace.grad(absolute_of_an_object))
     assert "__getitem__" in autotrace.source(autotrace.grad(items_of_an_object))
-
-
-@dataclasses.dataclass
-class Weights:
-    w: np.ndarray
-
-    def __add__(self, other):
-        return Weights(self.w + other.w)
-
-
-def added_to_itself(p):
-    return np.sum(p.__add__(p).w ** 2)
-
-
-def test_a_method_of_a_dataclass_argument_in_a_traced_gradient():
-    p = Weights(X.copy())
-    for gradient in (autotrace.grad(added_to_itself),
-                     autotrace.function(autotrace.grad(added_to_itself))):
-        result = gradient(p)
-        np.testing.assert_allclose(result.w, 8.0 * X)  # d/dw sum((2w)^2)
-        np.testing.assert_allclose(gradient(Weights(2.0 * X)).w, 16.0 * X)

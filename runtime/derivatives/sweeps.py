@@ -28,7 +28,8 @@ def primal_sweep(adjoint):
     return value
 
 
-def adjoint_sweep(adjoint, gradient, after=None, *, with_object: bool = False):
+def adjoint_sweep(adjoint, gradient, after=None, *, with_object: bool = False,
+                  by_user: bool = False):
     """Run the adjoint sweep of `adjoint`, whose primal sweep ran, given the gradient of the
     call's value; return the gradients of the call's arguments.
 
@@ -40,8 +41,8 @@ def adjoint_sweep(adjoint, gradient, after=None, *, with_object: bool = False):
     what the method wrote it from; else it is added to the object's gradient returned."""
     taken = with_object and adjoint in _taking
     log = _taking.get(adjoint) if taken else None
-    if gradient is None:  # (the zeros of an object's gradient: see structure.NO_GRADIENT)
-        gradient = NO_GRADIENT
+    if gradient is None and not by_user:  # (an object's zero gradient: structure.NO_GRADIENT;
+        gradient = NO_GRADIENT  # `by_user`: the user's call, where None asks for ones)
     try:
         adjoint.send(SentGradients(gradient, after) if taken else gradient)
     except StopIteration as finished:

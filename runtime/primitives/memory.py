@@ -92,8 +92,8 @@ def object_held_arrays(values) -> list:
     """The NumPy arrays that the user's objects in `values` (or in their lists, tuples and
     dicts) hold: not arguments of a trace themselves (those are its array leaves), but memory a
     write into one may reach. A traced call whose trace asked looks for them on every call, so
-    the walk is kept short: the first _HELD_BUDGET values, and no list or tuple that starts
-    with a number or a string (an object's data, which holds no array)."""
+    the walk is kept short: no list of more than _NUMBERS items whose first and last are
+    numbers (an object's data), and at most _HELD_BUDGET values."""
     found, seen, budget = [], set(), [_HELD_BUDGET]
 
     def visit(value, held: bool) -> None:
@@ -105,7 +105,8 @@ def object_held_arrays(values) -> list:
             if held:
                 found.append(value)
         elif isinstance(value, (list, tuple)):
-            if not value or isinstance(value[0], (int, float, complex, str)):
+            if len(value) > _NUMBERS and isinstance(value[0], _PLAIN) and \
+                    isinstance(value[-1], _PLAIN):
                 return
             for item in value:
                 visit(item, held)
@@ -120,7 +121,9 @@ def object_held_arrays(values) -> list:
     return found
 
 
-_HELD_BUDGET = 128
+_HELD_BUDGET = 4096
+_NUMBERS = 16
+_PLAIN = (int, float, complex)
 
 
 # id(array) -> (a weak reference to it, the overlaps tokens of the traced arguments sharing its

@@ -63,8 +63,10 @@ def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) ->
     not make after it, "written": {each name whose memory a write in it may change through
     another name (a container's item, a view made in it): the names that may share or hold
     that memory before it}, "made": the names that hold, when it starts, a list or dict the
-    function makes, "shared": those of them another name holds too}, and {"outside": True} for each conditional expression that may
-    give such memory. None where the model cannot read the function."""
+    function makes, "shared": those of them another name holds too}; {"outside": True} for
+    each conditional expression that may give such memory; and, for a write in an `if` or
+    loop that no name is seen sharing, {"watched": the names read after it}, which the
+    statement's test asks when it runs. None where the model cannot read the function."""
     analysis = _WriteSharing(function, Location(filename, 1, function.name), namespace)
     try:
         analysis.block(function.body)
@@ -227,7 +229,7 @@ class _WriteSharing(Sharing):
     def shared_container(self, env, name) -> bool:
         """Whether `name` holds, in `env`, a list or dict the function makes which another name
         holds too, or which holds one another name holds (`d2 = d`, `outer = [d]`), or which
-        may be held where the model does not follow (`box.d = d`, `keep(d)`)."""
+        may be held where the model does not follow (`box.d = d`)."""
         if name in self.escaping:
             return True
         memories = env[name]
@@ -363,21 +365,15 @@ class _WriteSharing(Sharing):
 
 def _escaping(function, namespace) -> set:
     """The names `function` stores where the model of memory does not follow them: as an
-    object's attribute (`box.d = d`, `setattr(box, "d", d)`), or given to a call of the user's
-    (which may keep them)."""
+    object's attribute (`box.d = d`, `setattr(box, "d", d)`)."""
     found = set()
     for node in walk(function):
         if isinstance(node, gast.Assign) and any(
                 isinstance(target, gast.Attribute) for target in node.targets):
             found |= {n.id for n in walk(node.value) if isinstance(n, gast.Name)}
-        elif isinstance(node, gast.Call):
-            callee = _resolved(node.func, namespace)
-            if callee is not None and (getattr(callee, "__module__", "") or "").split(".")[0] \
-                    in ("numpy", "builtins", "math"):
-                continue
-            found |= {argument.id for argument in (*node.args, *(k.value for k in
-                                                                  node.keywords))
-                      if isinstance(argument, gast.Name)}
+        elif isinstance(node, gast.Call) and _resolved(node.func, namespace) is setattr:
+            found |= {n.id for argument in node.args[2:] for n in walk(argument)
+                      if isinstance(n, gast.Name)}
     return found
 
 

@@ -62,8 +62,8 @@ from .control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
 from ..front.exits import exits_to_flags, single_return
 from ..analysis.liveness import live_after
 from ..analysis.write_sharing import write_sharing
-from .concrete_writes import (checked_test, made_containers, outside_names, unfollowed_writes, write_keywords,
-                              written_through)
+from .concrete_writes import (checked_test, made_containers, outside_names, unfollowed_writes,
+                              write_keywords, written_through)
 from ..codegen.naming import Namer, name_counts, names_in, walk_scope
 from ..front.parsing import resolve
 from ..codegen.templates import name, replace, replace_expression

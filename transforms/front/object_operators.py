@@ -140,6 +140,13 @@ class ObjectClasses:
         self.kinds = None  # local name -> kind, found when first asked
         self.locals = set()
 
+    @property
+    def local_names(self) -> set:
+        """The names the function binds (its parameters too)."""
+        if self.kinds is None:
+            self.kinds = self._local_kinds()
+        return self.locals
+
     def of(self, node):
         """What `node` is (NO_OBJECT where nothing is known)."""
         if self.kinds is None and not isinstance(node, gast.Constant):
@@ -343,6 +350,8 @@ class ObjectOperators:
             called = unary_method(method, self.objects.of(node.operand))
         elif isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords and \
                 not isinstance(node.args[0], gast.Starred) and \
+                isinstance(node.func, gast.Name) and \
+                node.func.id not in self.objects.local_names and \
                 resolve(node.func, self.namespace) is abs:  # abs(a): a.__abs__()
             operands = node.args
             called = unary_method("abs", self.objects.of(node.args[0]))
@@ -369,8 +378,8 @@ class ObjectOperators:
         (a slice as `slice(...)`), where `obj` is surely an object of a class of the user's
         whose every class has its own __getitem__; else None."""
         called = unary_method("getitem", self.objects.of(node.value))
-        if called is None or called.classes is None:
-            return None
+        if called is None or called.classes is None or _defined(called.classes, "__setitem__"):
+            return None  # (an object written by item too: its writes are not followed)
         return gast.Call(func=gast.Attribute(value=self.atom(node.value), attr="__getitem__",
                                              ctx=gast.Load()),
                          args=[self._index_value(node.slice)], keywords=[])
