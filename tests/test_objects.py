@@ -601,3 +601,11 @@ def test_a_gradient_of_a_gradient_through_objects_a_loop_rebinds():
     np.testing.assert_allclose(autotrace.grad(outer)(x),
                                np.sum(autotrace.hessian(stepped_in_a_loop)(x), axis=0),
                                rtol=1e-12)
+
+
+def test_a_vjp_function_given_none_seeds_ones_as_a_gradient_does():
+    x = np.array([0.3, 0.5, -0.7])
+    helper = lambda v: np.sum(np.sin(v) * v)  # noqa: E731
+    f = lambda v: helper(v) * 2.0 + helper(v * v)  # noqa: E731
+    _, vjp_fn = autotrace.vjp(f, x)
+    np.testing.assert_allclose(vjp_fn(None)[0], autotrace.grad(f)(x), rtol=1e-12)

@@ -293,3 +293,23 @@ def test_the_signature_keys_arrays_an_object_argument_holds():
     assert len(apart) == 2 and held[2:] == ((), (0, 1))
     assert describe_difference(signature_and_arrays((y, x, Holder([])), {}, memory=True)[0],
                                held, ("y", "x", "holder")) != "no difference"
+
+
+class Named:
+    def __init__(self, array):
+        self.params = [("w", array)]
+
+
+def scales_and_reads_a_named_parameter(y, named):
+    z = y * 1.0
+    y[0] = 5.0
+    return np.sum(z * named.params[0][1])
+
+
+def test_an_array_an_object_holds_in_a_list_of_pairs_is_found():
+    y = np.array([1.0, 2.0, 3.0])
+    traced = autotrace.function(autotrace.grad(scales_and_reads_a_named_parameter))
+    np.testing.assert_array_equal(traced(y, Named(np.array([2.0, 0.5, -1.0]))),
+                                  [2.0, 0.5, -1.0])
+    with pytest.raises(TransformError, match="argument 'named' shares its memory"):
+        traced(y, Named(y))
