@@ -192,10 +192,8 @@ def _children(value, root):
                 if name in code_globals:
                     yield ("global", name), code_globals[name], code_globals
             for name, cell in zip(value.__code__.co_freevars, value.__closure__ or ()):
-                try:
+                if cell_filled(cell):
                     yield ("cell", name), cell.cell_contents, cell
-                except ValueError:  # empty cell: a name assigned later
-                    pass
             yield from _links(value)
     elif isinstance(value, types.MethodType):
         yield ("via", "__self__"), value.__self__, None
@@ -214,6 +212,15 @@ def _children(value, root):
             yield ("attr", name), item, value
     else:
         yield from _links(value)  # an autotrace.function: its Python function
+
+
+def cell_filled(cell) -> bool:
+    """Whether a closure's `cell` holds a value (an empty one: a name assigned later)."""
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
 
 
 def _links(value):

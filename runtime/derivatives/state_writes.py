@@ -26,6 +26,7 @@ import types
 import numpy as np
 
 from ..object_slots import kept_as_graph_state
+from ..object_walk import cell_filled
 from ..primitives.index import holds_traced
 from ..python_operators import AUGMENTED_OPERATORS
 from .adjoint_ops import unbroadcast
@@ -358,7 +359,7 @@ def reads_object(callee, target, depth: int = 3) -> bool:
             codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
         values = [function.__globals__[n] for n in names if n in function.__globals__]
         values += [cell.cell_contents for cell in function.__closure__ or ()
-                   if _filled(cell)]
+                   if cell_filled(cell)]
         for value in values:
             if holds(value):
                 return True
@@ -402,14 +403,6 @@ def _reaches(start, target, depth: int = 4, budget: int = 20000) -> bool:
                     following.extend(attributes.values())
         frontier = following
     return False
-
-
-def _filled(cell) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:
-        return False
-    return True
 
 
 def refuse_reads_of(callee, target, root: str, where: str) -> None:

@@ -70,10 +70,11 @@ def refuse_unfollowed_write(target: np.ndarray, where: str, unfollowed: str | No
 def refuse_traced_writes(test, arrays: tuple, refusals: tuple, sharers: tuple = ()):
     """`test`, the condition of an `if` or loop (a `for` loop's iterable) whose body writes
     into `arrays` where other names may share their memory (`refusals`, the errors:
-    transforms/control_flow/concrete_writes.py; `sharers`, for each, None or a function giving
-    the values of those other names). Where `test` is traced the statement becomes a graph op,
-    which takes a NumPy array among them as a traced value, every write into it traced: raise
-    for it, where another name does share its memory now (or is not yet assigned)."""
+    transforms/control_flow/concrete_writes.py; `sharers`, for each, None where it is refused
+    in any case, or the other names that may share it, each with a function giving its value).
+    Where `test` is traced the statement becomes a graph op, which takes a NumPy array among
+    them as a traced value, every write into it traced: raise for it, where another name does
+    share its memory now."""
     if is_traced(test) or isinstance(test, TracedRange):
         for array, refusal, others in itertools.zip_longest(arrays, refusals, sharers):
             if not holds_numpy_array(array) or OTHER_NAME in refusal and \

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dis
 import types
 
-from .control_held import filled
+from ..object_walk import cell_filled
 from .control_scope import ControlFlowError
 from .tracer import Tracer
 
@@ -70,7 +70,7 @@ class KeptContainers:
         self.read = {name: cell.cell_contents for function in functions
                      for name, cell in zip(function.__code__.co_freevars,
                                            function.__closure__ or ())
-                     if filled(cell) and name in _names_read(function.__code__)}
+                     if cell_filled(cell) and name in _names_read(function.__code__)}
         self.indexes = [index for index, (name, value) in enumerate(zip(names, values))
                         if name in made and _is_container(value)]
         self.found = {}  # side -> {index: what _changed found}
@@ -127,7 +127,7 @@ class KeptContainers:
         # `def get(): return items[0]`)
         others += [(name, cell.cell_contents) for name, value in self.read.items()
                    if isinstance(value, types.FunctionType) for cell in value.__closure__ or ()
-                   if filled(cell)]
+                   if cell_filled(cell)]
         for other, value in others:
             if _containers(value) & mine:
                 raise ControlFlowError(f"{self.where}\n  " + _SHARED.format(

@@ -22,6 +22,7 @@ import types
 
 import numpy as np
 
+from ..object_walk import cell_filled
 from ..primitives.memory import held_values, is_users_object, memory_owner
 from ..user_frames import PACKAGE_DIRS, library_frame
 from .control_scope import ControlFlowError
@@ -50,7 +51,7 @@ def _reached(functions) -> dict:
         seen.add(id(function))
         code = function.__code__
         roots = [(name, cell.cell_contents) for name, cell in zip(
-            code.co_freevars, function.__closure__ or ()) if filled(cell)]
+            code.co_freevars, function.__closure__ or ()) if cell_filled(cell)]
         roots += [(function.__name__, value) for value in (
             *(function.__defaults__ or ()), *(function.__kwdefaults__ or {}).values())]
         roots += [(name, function.__globals__[name]) for name in code.co_names
@@ -68,14 +69,6 @@ def _reached(functions) -> dict:
                                 for method in vars(cls).values()
                                 if isinstance(method, types.FunctionType)]
     return reached
-
-
-def filled(cell) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:  # a name not yet assigned
-        return False
-    return True
 
 
 def _bases(array: np.ndarray) -> list:
