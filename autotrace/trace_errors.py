@@ -114,7 +114,7 @@ def explain_trace_error(error: Exception, args, kwargs) -> None:
     # what is wrong but not where: the user's line is added, as for autotrace's own errors.
     op_rule = isinstance(error, (ValueError, IndexError)) and raised_by_an_op(error)
     if isinstance(error, _LOCATED_ERRORS) or unknown_size or op_rule:
-        frame = _user_frame(error)
+        frame = getattr(error, "place", None) or _user_frame(error)  # (where it is known)
         if frame is not None:
             message += located(frame.filename, frame.lineno, frame.name)
     error.args = (message,)

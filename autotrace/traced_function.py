@@ -248,16 +248,16 @@ class Function:
 
     def _trace(self, args, kwargs, allow_state_creation: bool):
         token = None
+        how = dict(protect_arguments=self.python_function, parameters=self._positional,
+                   allow_state_creation=allow_state_creation)
         try:
-            traced = trace(self._for_tracing(), args, kwargs, protect_arguments=True,
-                           allow_state_creation=allow_state_creation, parameters=self._positional)
+            traced = trace(self._for_tracing(), args, kwargs, **how)
         except CallInHalvesError:
             # A call's derivative run in halves sits in a traced `if` or loop, whose branches
             # and body are graphs of their own: trace again with the calls in `if`s and loops
             # run whole (the `top_calls` of its record, transforms/derivative_record.py).
             token = whole_calls.set(True)
-            traced = trace(self._for_tracing(), args, kwargs, protect_arguments=True,
-                           allow_state_creation=allow_state_creation, parameters=self._positional)
+            traced = trace(self._for_tracing(), args, kwargs, **how)
         finally:
             if token is not None:
                 whole_calls.reset(token)

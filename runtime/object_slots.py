@@ -45,6 +45,7 @@ import weakref
 import numpy as np
 
 from .abstract import abstractify
+from .containers import field_names, is_dataclass_instance
 from .devices import is_gpu_array
 from .pytrees import registered
 from .object_walk import NUMBERS, Root, container_of, follow, load, place_of_write, store, walk
@@ -141,6 +142,18 @@ def _traced_leaves(value) -> list:
     return [value] if _is_tracer(value) else []
 
 
+def _holds_tracer(value) -> bool:
+    """Whether `value` is a traced value or holds one in its tuples, lists, dicts and
+    dataclass fields."""
+    if isinstance(value, (list, tuple)):
+        return any(_holds_tracer(item) for item in value)
+    if isinstance(value, dict):
+        return any(_holds_tracer(item) for item in value.values())
+    if is_dataclass_instance(value):
+        return any(_holds_tracer(getattr(value, name)) for name in field_names(type(value)))
+    return _is_tracer(value)
+
+
 def _inside(builder, owner) -> bool:
     """Whether `builder` records a subgraph (a branch, a loop body) of `owner`'s trace."""
     builder = getattr(builder, "parent", None)
@@ -216,6 +229,12 @@ class ObjectSlots:
             elif isinstance(value, dict):
                 for item_key, item in value.items():
                     add(item, key + (item_key,), f"{label}[{item_key!r}]")
+            elif is_dataclass_instance(value) and _holds_tracer(value):
+                # The trace's copy of the caller's dataclass (tracing/trees.py map_arrays),
+                # which a change to is refused (tracing/arguments_containers.py): its fields
+                # are the arguments.
+                for name in field_names(type(value)):
+                    add(getattr(value, name), key + (name,), f"{label}.{name}")
             elif not _is_tracer(value) and hasattr(value, "__dict__") and \
                     not isinstance(value, type):
                 roots.append(Root(key, value, label, _finder(value)))

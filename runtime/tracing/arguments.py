@@ -112,17 +112,20 @@ def argument_paths(args: tuple, kwargs: dict, parameters: tuple) -> list:
     named parameters (`parameters`, the names positional arguments fill, "*args" last)."""
     def paths(tree, path):
         return [leaf_path for leaf_path, _ in leaves_with_paths(tree, path)]
-    positional = []
-    for index in range(len(args)):
-        named = parameters[min(index, len(parameters) - 1)] if parameters else ""
-        if named.startswith("*"):  # *args: its items
-            positional.append((named[1:], f"[{index - len(parameters) + 1}]"))
-        else:
-            positional.append((named, "") if index < len(parameters) else
-                              (f"argument {index}", ""))
+    positional = [parameter_of(index, parameters) for index in range(len(args))]
     return ([(name, prefix + path) for (name, prefix), arg in zip(positional, args)
              for path in paths(arg, "")]
             + [(key, path) for key in sorted_keys(kwargs) for path in paths(kwargs[key], "")])
+
+
+def parameter_of(index: int, parameters: tuple) -> tuple:
+    """(parameter, path) naming the positional argument `index` of a call, for `parameters`
+    (the names positional arguments fill, "*args" last): ("x", ""), ("args", "[1]") for an
+    item of *args, ("argument 3", "") past the named parameters."""
+    named = parameters[min(index, len(parameters) - 1)] if parameters else ""
+    if named.startswith("*"):  # *args: its items
+        return named[1:], f"[{index - len(parameters) + 1}]"
+    return (named, "") if index < len(parameters) else (f"argument {index}", "")
 
 
 def input_name(parameter: str, path: str) -> str | None:

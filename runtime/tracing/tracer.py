@@ -31,10 +31,11 @@ Decisions, and what they mean for the traced function:
   or write `h = set_item(h, i, t)`, which also accepts a concrete `h` (the hook for a source
   transform that rewrites subscript assignment). `np.asarray(t)` and `np.array(t)` cannot be
   intercepted either: code meant to be traced must leave traced values as they are.
-- Python side effects (print, appending to a list) happen while tracing only, not on cached calls.
+- Python side effects (print, appending to a global list) happen while tracing only.
 - A graph cannot write into the caller's arrays: with `protect_arguments` (autotrace.function),
   changing an array argument in place (`x += 1`, `x[0] = v`, `np.add(x, 1, out=x)`, also through
-  a view `x[0]` or a loop's row) raises ArgumentChangedError naming it. `s += 1` on a 0-d
+  a view `x[0]` or a loop's row) raises ArgumentChangedError naming it, as does changing a list,
+  dict or dataclass argument (runtime/tracing/arguments_containers.py). `s += 1` on a 0-d
   traced value that is no view is `s = s + 1`: it may stand for an immutable NumPy scalar.
 """
 from __future__ import annotations
@@ -48,6 +49,7 @@ from ..abstract import AbstractArray, abstractify, unknown_size_error
 from .arguments import (  # noqa: F401 - the argument checks, imported here too
     ArgumentChangedError, _index_text, argument_paths, inherit_arguments, input_name,
     is_view_index, mark_overlaps, mark_view, refuse_change_of_argument)
+from .arguments_containers import ArgumentContainers
 from ..devices import is_gpu_array, mixing_error
 from ..graph import Constant, Equation, Graph, Literal, Var
 from ..ops import (LITERAL_TYPES, UntraceableError, array_methods, numpy_functions,
@@ -89,7 +91,6 @@ _VALUE_MESSAGE = (
     "cannot convert a traced value to {what}: its value is not known while tracing. If it is "
     "being written into a NumPy array made inside the traced function (buffer[i] = value), "
     "make that array from a traced one so it is traced too: np.zeros_like(x, shape=...)")
-
 
 _ITEM_MESSAGE = (
     "cannot convert a traced value to a Python scalar (.item()): a traced value has no Python "
@@ -530,18 +531,18 @@ for _dunder, _ufunc in UNARY_OPERATORS:
 
 
 def trace(function, args: tuple = (), kwargs: dict | None = None,
-          allow_state_creation: bool = True, protect_arguments: bool = False,
-          parameters: tuple = ()):
+          allow_state_creation: bool = True, protect_arguments=False, parameters: tuple = ()):
     """Run `function(*args, **kwargs)` on abstract values; the graph it records.
 
     Array leaves of `args` and `kwargs` (see `map_arrays` for their order) become the graph's
     inputs, in that order; other leaves are passed as they are. With `protect_arguments`,
     changing an array argument in place (`x += 1`, `x[0] = v`) raises ArgumentChangedError,
-    naming it by `parameters` (the names positional arguments fill, "*args" last). State
-    cells the function reads
-    (runtime/state.py) are further inputs, in the order first read, and the last values of
-    those it writes further outputs, after the result's: `structure.captured` and
-    `structure.written` list them, and `structure.run(compiled, arrays)` feeds and stores them.
+    naming it by `parameters` (the names positional arguments fill, "*args" last), as does
+    changing a list, dict or dataclass argument (`protect_arguments` may be the user's
+    function: its source names the line). State cells the function reads (runtime/state.py)
+    are further inputs, in the order first read, and the last values of those it writes
+    further outputs, after the result's: `structure.captured` and `structure.written` list
+    them, and `structure.run(compiled, arrays)` feeds and stores them.
 
     Returns:
         (graph, structure): `structure.unflatten(outputs)` rebuilds the function's result
@@ -559,7 +560,7 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
     names = iter(argument_paths(tuple(args), dict(kwargs or {}), parameters))
 
     def new_argument(leaf):
-        tracer = builder.new_input(_aval_of(leaf))
+        tracer = builder.new_input(leaf.aval if isinstance(leaf, Tracer) else abstractify(leaf))
         if isinstance(leaf, np.ndarray) and leaf.ndim == 0:  # not a NumPy scalar (signature)
             builder.zero_d_arrays.add(tracer.graph_var)
         parameter, path = next(names)
@@ -571,6 +572,8 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
     made: list = []  # (leaf, Tracer): arguments the caller passed sharing memory stay so
     traced_args, traced_kwargs = map_arrays((tuple(args), dict(kwargs or {})), new_argument)
     mark_overlaps(made, object_held_arrays((args, kwargs)))
+    kept = ArgumentContainers(tuple(args), dict(kwargs or {}), traced_args, traced_kwargs,
+                              parameters) if protect_arguments else None
     outputs: list = []
 
     def output_slot(leaf):
@@ -586,12 +589,10 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
             template = map_arrays(function(*traced_args, **traced_kwargs), output_slot)
             for value in scope.written_values():
                 output_slot(value)
+            if kept is not None:
+                kept.refuse_changes(None if protect_arguments is True else protect_arguments)
     finally:
         builder.finished = True
     structure = OutputStructure(template, scope.captured_cells, scope.written_cells)
     structure.reads_argument_memory = builder.reads_argument_memory
     return Graph(builder.inputs, builder.equations, outputs), structure
-
-
-def _aval_of(leaf) -> AbstractArray:
-    return leaf.aval if isinstance(leaf, Tracer) else abstractify(leaf)

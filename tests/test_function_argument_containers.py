@@ -1,0 +1,219 @@
+"""autotrace.function and lists, dicts and dataclass objects passed as arguments.
+
+A trace works on its own copy of each such argument, and its graph gives only the function's
+result: changing one in place would change the caller's container eagerly, but not traced. The
+change is refused, naming the argument, the change and the line; reading them, rebinding the
+name and changing containers made inside the function still trace.
+"""
+import dataclasses
+import re
+
+import numpy as np
+import pytest
+
+import autotrace as at
+from autotrace.runtime.tracing.tracer import ArgumentChangedError
+
+HERE = re.escape(__file__)
+
+
+def append_to_argument(x, values):
+    values.append(x * 2.0)
+    return np.sum(x)
+
+
+def set_a_key(x, params):
+    params["b"] = x * 3.0
+    return np.sum(params["w"] * x)
+
+
+def rebind_an_item(x, params):
+    params["w"] = params["w"] * 2.0
+    return np.sum(params["w"] * x)
+
+
+def delete_a_key(x, params):
+    del params["w"]
+    return np.sum(x)
+
+
+def extend_by_operator(x, values):
+    values += [x]
+    return np.sum(x)
+
+
+def set_an_item_of_a_nested_list(x, batch):
+    batch[1][0] = x
+    return np.sum(x)
+
+
+def sort_python_numbers(x, values):
+    values.sort()
+    return np.sum(x) * values[0]
+
+
+@dataclasses.dataclass
+class Params:
+    w: np.ndarray
+    steps: int = 0
+
+
+def set_a_field(x, params):
+    params.w = params.w - 0.1 * x
+    return np.sum(params.w)
+
+
+def count_in_a_field(x, params):
+    params.steps += 1
+    return np.sum(params.w * x)
+
+
+def _line(function, text: str) -> int:
+    import inspect
+    lines, first = inspect.getsourcelines(function)
+    return first + next(index for index, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize("function, argument, shown, change, kind, text", [
+    (append_to_argument, lambda x: [x], "'values'", "adds items to it", "list",
+     "values.append"),
+    (set_a_key, lambda x: {"w": x}, "'params'", "sets its key 'b'", "dict", "params[\"b\"]"),
+    (rebind_an_item, lambda x: {"w": x}, "'params'", "sets its key 'w'", "dict",
+     "params[\"w\"] ="),
+    (delete_a_key, lambda x: {"w": x}, "'params'", "deletes its key 'w'", "dict", "del params"),
+    (extend_by_operator, lambda x: [x], "'values'", "adds items to it", "list", "+="),
+    (set_an_item_of_a_nested_list, lambda x: [x, [x, 1.0]], "'batch'[1]",
+     "sets its item [0]", "list", "batch[1][0]"),
+    (sort_python_numbers, lambda x: [3.0, 1.0, 2.0], "'values'", "sets its item [0]", "list",
+     "values.sort"),
+    (set_a_field, lambda x: Params(x * 1.0), "'params'", "sets its attribute w", "object",
+     "params.w ="),
+    (count_in_a_field, lambda x: Params(x * 1.0), "'params'", "sets its attribute steps",
+     "object", "params.steps"),
+])
+def test_changing_a_container_argument_is_refused_and_loses_nothing(
+        function, argument, shown, change, kind, text):
+    x = np.linspace(0.5, 1.5, 3)
+    container = argument(x)
+    before = repr(container)
+    with pytest.raises(ArgumentChangedError, match=(
+            f"^the traced function changes argument {re.escape(shown)} in place "
+            f"\\({re.escape(change)}\\): called eagerly, that changes the caller's {kind}, but "
+            f"a traced call works on a copy of it, so the change would be lost. Make a new "
+            f"{kind} and return it instead .*\n  File \"{HERE}\", line "
+            f"{_line(function, text)}, in {function.__name__}")):
+        at.function(function)(x, container)
+    assert repr(container) == before  # the caller's container is as it was
+
+
+def test_a_keyword_argument_and_an_item_of_star_args_are_named():
+    def by_keyword(x, *, log):
+        log.append(x)
+        return x
+
+    def star_args(x, *rest):
+        rest[0]["k"] = x
+        return x
+
+    x = np.ones(2)
+    with pytest.raises(ArgumentChangedError, match="changes argument 'log' in place"):
+        at.function(by_keyword)(x, log=[])
+    with pytest.raises(ArgumentChangedError, match=r"changes argument 'rest'\[0\] in place "
+                                                   r"\(sets its key 'k'\)"):
+        at.function(star_args)(x, {})
+
+
+def read_and_rebind(x, values, params):
+    values = values + [x * 2.0]  # a new list: the caller's is untouched
+    params = {**params, "b": x}
+    made = [x]
+    made.append(values[-1] + params["w"])
+    table = {"a": x}
+    table["a"] = table["a"] * 3.0
+    return np.sum(made[-1] * table["a"]) + len(values)
+
+
+def test_reading_rebinding_and_changing_containers_made_inside_trace():
+    x = np.linspace(0.5, 1.5, 3)
+    values, params = [x], {"w": x * 2.0}
+    traced = at.function(read_and_rebind)
+    for _ in range(2):
+        np.testing.assert_allclose(traced(x, values, params),
+                                   read_and_rebind(x, values, params))
+    assert len(values) == 1 and list(params) == ["w"]
+
+
+def test_an_object_in_a_list_argument_keeps_its_state():
+    class Layer:
+        def __init__(self):
+            self.w = np.ones(3)
+
+    def step(x, layers):
+        layers[0].w = layers[0].w - 0.5 * x
+        return np.sum(layers[0].w)
+
+    x = np.linspace(0.5, 1.5, 3)
+    eager, traced = [Layer()], [Layer()]
+    function = at.function(step)
+    for _ in range(3):
+        np.testing.assert_allclose(function(x, traced), step(x, eager))
+        np.testing.assert_allclose(traced[0].w, eager[0].w)
+
+
+def test_the_gradient_of_a_function_changing_a_list_argument_traces():
+    # The derivative changes its own copy of the argument, eagerly and traced: the caller's
+    # list stays as it was in both.
+    def f(x, values):
+        values.append(x * x)
+        return np.sum(values[-1] * values[0])
+
+    x = np.linspace(0.5, 1.5, 3)
+    eager_values, traced_values = [x * 1.0], [x * 1.0]
+    expected = at.grad(f)(x, eager_values)
+    np.testing.assert_allclose(at.function(at.grad(f))(x, traced_values), expected)
+    np.testing.assert_allclose(expected, 2.0 * x * x)
+    assert len(eager_values) == 1 and len(traced_values) == 1
+
+
+def test_a_list_of_pairs_is_compared_item_by_item_not_by_value():
+    # Its items are tuples of traced values: telling whether it changed must not compare them
+    # with ==, which gives a traced value.
+    def total(x, pairs):
+        return sum(np.sum(a * b) for a, b in pairs) * np.sum(x)
+
+    def append_a_pair(x, pairs):
+        pairs.append((x, x))
+        return np.sum(x)
+
+    x = np.linspace(0.5, 1.5, 3)
+    pairs = [(x, x * 2.0), (x * 3.0, x)]
+    np.testing.assert_allclose(at.function(total)(x, pairs), total(x, pairs))
+    with pytest.raises(ArgumentChangedError, match="changes argument 'pairs' in place "
+                                                   r"\(adds items to it\)"):
+        at.function(append_a_pair)(x, pairs)
+    assert len(pairs) == 2
+
+
+@dataclasses.dataclass
+class Doubling:
+    a: np.ndarray
+
+    def doubled(self):
+        self.a = self.a + self.a
+        return self
+
+
+def sum_doubled(x, p):
+    q = p.doubled()
+    return np.sum(q.a * x)
+
+
+def test_a_method_changing_a_dataclass_argument_is_refused_at_the_call_in_the_gradient():
+    x = np.ones(3)
+    p = Doubling(np.arange(3.0))
+    np.testing.assert_allclose(at.grad(sum_doubled)(x, p), [0.0, 2.0, 4.0])
+    np.testing.assert_allclose(p.a, [0.0, 2.0, 4.0])  # changed eagerly, as NumPy's call does
+    with pytest.raises(ArgumentChangedError, match=(
+            "changes argument 'p' in place \\(sets its attribute a\\).*\n  File "
+            f"\"{HERE}\", line {_line(sum_doubled, 'p.doubled()')}\n    q = p.doubled\\(\\)")):
+        at.function(at.grad(sum_doubled))(x, Doubling(np.arange(3.0)))
