@@ -5,6 +5,7 @@ may return NotImplemented, where the source does not tell which method Python ca
 an operand is an object, the operator stays Python's: without gradient through it, it runs;
 with gradient, the derivative refuses when it runs, saying what to write
 (runtime/derivatives/objects.py operator_on_object), where it gave zero silently or crashed."""
+import collections
 import dataclasses
 import fractions
 
@@ -418,3 +419,106 @@ def test_abs_and_items_of_an_object_are_its_methods(function):
     check_every_mode(function, X)
     assert "__abs__" in autotrace.source(autotrace.grad(absolute_of_an_object))
     assert "__getitem__" in autotrace.source(autotrace.grad(items_of_an_object))
+
+
+class Registry:
+    """Items written by `registry[key] = value`: its __setitem__ keeps them in a dict."""
+
+    def __init__(self):
+        self.entries = {}
+
+    def __setitem__(self, key, value):
+        self.entries[key] = value
+
+    def __getitem__(self, key):
+        return self.entries[key]
+
+
+def counts_in_a_registry(x):
+    registry = Registry()
+    registry["steps"] = 3
+    registry["steps"] += 1
+    return np.sum(x * x) * registry["steps"]
+
+
+def stores_a_gradient_in_a_registry(x):
+    registry = Registry()
+    registry["h"] = x * 2.0
+    return np.sum(registry["h"] * x)
+
+
+def test_an_item_written_into_an_object_is_its_setitem():
+    # The item model of a dict read the old item through the object (a KeyError) before
+    check_every_mode(counts_in_a_registry, X)
+    np.testing.assert_allclose(autotrace.grad(counts_in_a_registry)(X), 8.0 * X)
+    assert "registry.__setitem__('steps', 3)" in autotrace.source(
+        autotrace.grad(counts_in_a_registry))
+
+
+def test_an_item_carrying_gradient_written_into_an_object_is_refused_at_the_line():
+    line = stores_a_gradient_in_a_registry.__code__.co_firstlineno + 2
+    for derivative in (autotrace.grad(stores_a_gradient_in_a_registry),
+                       autotrace.function(autotrace.grad(stores_a_gradient_in_a_registry))):
+        with pytest.raises(autotrace.TransformError, match=(
+                f"line {line}: autotrace cannot differentiate this call of "
+                r"Registry.__setitem__: it changes an attribute of 'self' \(self.entries\[key\] "
+                r"= \.\.\.")):
+            derivative(X)
+
+
+def items_of_objects_in_a_list(x):
+    signals = [Signal(x), Signal(x * x)]
+    return np.sum(signals[1][2]) + np.sum(signals[0][0:2])
+
+
+def items_of_objects_by_method(x):
+    signals = [Signal(x), Signal(x * x)]
+    return np.sum(signals[1].__getitem__(2)) + np.sum(signals[0].__getitem__(slice(0, 2)))
+
+
+def test_an_item_of_an_object_whose_class_the_source_does_not_tell_is_refused():
+    # Its gradient was taken for a container's, whose zeros the object has none of: a crash
+    # in the derivative ('NoneType' object has no attribute 'copy') before
+    assert items_of_objects_in_a_list(X) == pytest.approx(items_of_objects_by_method(X))
+    for derivative in (autotrace.grad, lambda f: autotrace.function(autotrace.grad(f))):
+        with pytest.raises(TypeError, match=(
+                r"^a gradient reached an item of a value that is no array, list, tuple or "
+                r"dict, but an object whose class has __getitem__ .* call its method, which "
+                r"autotrace differentiates from its source: obj.__getitem__\(i\)$")):
+            derivative(items_of_objects_in_a_list)(X)
+        np.testing.assert_allclose(derivative(items_of_objects_by_method)(X),
+                                   [2.0, 2.0, 4.0 * X[2]])
+
+
+@pytest.mark.parametrize("mapping", [collections.UserDict, collections.ChainMap])
+def test_a_mapping_that_is_no_dict_is_refused_saying_to_pass_a_dict(mapping):
+    def weighted(params, x):
+        return np.sum(params["w"] * x)
+
+    params = mapping({"w": np.ones(3)})
+    with pytest.raises(TypeError, match=r"\(a collections.UserDict or ChainMap, a class of "
+                                        r"yours\).* Pass a dict \(dict\(mapping\)\)"):
+        autotrace.grad(weighted)(params, X)
+    np.testing.assert_allclose(autotrace.grad(weighted)(dict(params), X)["w"], X)
+
+
+class Pair(collections.namedtuple("Pair", "first second")):
+    """A namedtuple whose operators are its own: `*` scales the first field only."""
+
+    def __mul__(self, factor):
+        return Pair(self.first * factor, self.second)
+
+    def __neg__(self):
+        return Pair(self.second, self.first)
+
+
+def scales_a_namedtuple(x):
+    scaled = -(Pair(x, x * x) * 3.0)
+    return np.sum(scaled.first * 2.0 + scaled.second)
+
+
+def test_the_operators_a_namedtuple_defines_are_its_methods():
+    # `*` was taken for array arithmetic, whose gradient had no namedtuple's shape (a crash)
+    check_every_mode(scales_a_namedtuple, X)
+    np.testing.assert_allclose(autotrace.grad(scales_a_namedtuple)(X), 3.0 + 4.0 * X)
+    assert ".__mul__, (3.0,)" in autotrace.source(autotrace.grad(scales_a_namedtuple))

@@ -69,8 +69,19 @@ def _finish(copied, original):
     return copied
 
 
+_OBJECT_ITEM_MESSAGE = (
+    "a gradient reached an item of a value that is no array, list, tuple or dict, but an "
+    "object whose class has __getitem__ (a collections.UserDict or ChainMap, a class of "
+    "yours), which autotrace takes for a container's item where the source does not tell the "
+    "object's class, or the class has __setitem__ too. Pass a dict (dict(mapping)), or, for a "
+    "class of yours, call its method, which autotrace differentiates from its source: "
+    "obj.__getitem__(i)")
+
+
 def accumulate_item(gradient, index, value):
     """The gradient of a container or array, with `value` added at `index` (a new object)."""
+    if gradient is None:  # zeros_like's for an object that is none: a class of the user's
+        raise TypeError(_OBJECT_ITEM_MESSAGE)
     out = _copy(gradient)
     if isinstance(gradient, dict):  # (a key added after the zeros were made; dict's own
         # methods: a class of the user's may refuse or convert, containers.rebuild)

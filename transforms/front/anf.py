@@ -118,9 +118,10 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
         base, index = self.subscript_parts(target)
         old = self.atom(gast.Subscript(value=base, slice=index, ctx=gast.Load()))
         new = self.atom(gast.BinOp(left=old, op=node.op, right=self.atom(node.value)))
-        self.emit(gast.Assign(targets=[gast.Subscript(value=base, slice=index,
-                                                      ctx=gast.Store())],
-                              value=new, type_comment=None), node)
+        call = self.object_item_write(target, new)  # obj.__setitem__(i, new)
+        self.emit(gast.Expr(value=call) if call is not None else gast.Assign(
+            targets=[gast.Subscript(value=base, slice=index, ctx=gast.Store())], value=new,
+            type_comment=None), node)
 
     def visit_Expr(self, node):
         value = node.value
@@ -221,6 +222,10 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
         elif isinstance(target, (gast.Tuple, gast.List)):
             self.unpack(target, value, like)
         elif isinstance(target, gast.Subscript):
+            call = self.object_item_write(target, value)  # obj.__setitem__(i, v)
+            if call is not None:
+                self.emit(gast.Expr(value=call), like)
+                return
             base, index = self.subscript_parts(target)
             self.emit(gast.Assign(targets=[gast.Subscript(value=base, slice=index,
                                                           ctx=gast.Store())],

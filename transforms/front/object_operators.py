@@ -41,6 +41,7 @@ from ..codegen.nodes import walk
 from .method_receivers import ARRAY, is_library_class, name_bindings, return_statements
 from .parsing import MISSING, parse_function, resolve
 from ...runtime.derivatives.built_objects import build_object
+from ...runtime.derivatives.items import build_namedtuple
 
 # The method each operator calls, and how it is written.
 BINARY_METHODS = {gast.Add: ("add", "+"), gast.Sub: ("sub", "-"), gast.Mult: ("mul", "*"),
@@ -65,9 +66,12 @@ _CALLEE_DEPTH = 2
 
 def is_users_class(cls) -> bool:
     """Whether an instance of `cls` is an object of a class of the user's: no array, number,
-    container, string, module or class, and none of NumPy's, CuPy's, autotrace's or Python's."""
+    container, string, module or class, and none of NumPy's, CuPy's, autotrace's or Python's.
+    A namedtuple class of the user's is one: the operators it defines are its methods (those
+    it does not, tuple's, are no Python functions, which `_defined` looks for)."""
     return isinstance(cls, type) and not (
-        issubclass(cls, _NOT_USERS) or is_library_class(cls)
+        (issubclass(cls, _NOT_USERS) and not (issubclass(cls, tuple) and hasattr(cls, "_fields")))
+        or is_library_class(cls)
         or hasattr(cls, "__array_ufunc__") or hasattr(cls, "__array_function__"))
 
 
@@ -246,7 +250,7 @@ class ObjectClasses:
 
     def _call(self, node):
         callee = resolve(node.func, self.namespace)
-        if callee is build_object and node.args:  # a class built (transforms/reverse/built_...)
+        if (callee is build_object or callee is build_namedtuple) and node.args:  # a class built
             callee = resolve(node.args[0], self.namespace)
         if is_users_class(callee):
             return frozenset({callee})
@@ -383,6 +387,21 @@ class ObjectOperators:
         return gast.Call(func=gast.Attribute(value=self.atom(node.value), attr="__getitem__",
                                              ctx=gast.Load()),
                          args=[self._index_value(node.slice)], keywords=[])
+
+    def object_item_write(self, target, value):
+        """`obj[index] = value` (`target` a Subscript store of the source, `value` its value) as
+        `obj.__setitem__(index, value)`, where `obj` is surely an object of a class of the
+        user's whose every class has its own __setitem__: the method is differentiated as any
+        method call (a write into the object's state that carries gradient is refused,
+        transforms/analysis/object_state.py), where the item model of a list or dict would read
+        and restore the item through the object's methods. None otherwise."""
+        called = unary_method("setitem", self.objects.of(target.value))
+        if called is None or called.classes is None:
+            return None
+        method = gast.Attribute(value=self.atom(target.value), attr="__setitem__",
+                                ctx=gast.Load())
+        index = self._index_value(target.slice)
+        return gast.Call(func=method, args=[index, self.atom(value)], keywords=[])
 
     def _index_value(self, index):
         """An index of a subscript as the value Python passes to __getitem__."""
