@@ -324,7 +324,7 @@ def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tu
                      else value for key, value in kwargs.items()}
     try:
         graph, structure = trace(for_tracing(function), traced_args, traced_kwargs,
-                                 protect_arguments=function,
+                                 protect_arguments=True,
                                  parameters=_positional_names(function))
     except Exception as trace_error:  # noqa: BLE001 - re-raised, saying why it was traced
         explain_trace_error(trace_error, traced_args, traced_kwargs)

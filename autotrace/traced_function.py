@@ -248,8 +248,8 @@ class Function:
 
     def _trace(self, args, kwargs, allow_state_creation: bool):
         token = None
-        how = dict(protect_arguments=self.python_function, parameters=self._positional,
-                   allow_state_creation=allow_state_creation)
+        how = dict(protect_arguments=True, source=self.python_function,
+                   parameters=self._positional, allow_state_creation=allow_state_creation)
         try:
             traced = trace(self._for_tracing(), args, kwargs, **how)
         except CallInHalvesError:

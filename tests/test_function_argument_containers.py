@@ -6,6 +6,7 @@ change is refused, naming the argument, the change and the line; reading them, r
 name and changing containers made inside the function still trace.
 """
 import dataclasses
+import functools
 import re
 
 import numpy as np
@@ -217,3 +218,164 @@ def test_a_method_changing_a_dataclass_argument_is_refused_at_the_call_in_the_gr
             "changes argument 'p' in place \\(sets its attribute a\\).*\n  File "
             f"\"{HERE}\", line {_line(sum_doubled, 'p.doubled()')}\n    q = p.doubled\\(\\)")):
         at.function(at.grad(sum_doubled))(x, Doubling(np.arange(3.0)))
+
+
+def change_in_a_traced_if(x, params):
+    if np.sum(x) > 0.0:  # traced: a graph's branch, which works on copies of its variables
+        params["w"] = params["w"] * 2.0
+    return np.sum(params["w"])
+
+
+def append_in_a_traced_loop(x, values):
+    i = 0
+    while i < np.sum(x):  # traced
+        values[0] = values[0] + 1.0
+        i += 1
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("function, text, change", [
+    (change_in_a_traced_if, 'params["w"] =', "sets its key 'w'"),
+    (append_in_a_traced_loop, "values[0] =", "sets its item [0]"),
+])
+def test_a_change_in_a_traced_if_or_loop_is_refused(function, text, change):
+    # The statement's body changed its own copy, and the change was lost with no error
+    x = np.linspace(0.5, 1.5, 3)
+    container = {"w": x} if function is change_in_a_traced_if else [x]
+    with pytest.raises(ArgumentChangedError, match=(
+            f"in place \\({re.escape(change)}\\).*\n  File \"{HERE}\", line "
+            f"{_line(function, text)}")):
+        at.function(function)(x, container)
+
+
+class Pair:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+at.tree_util.register_pytree_node(Pair, lambda pair: ((pair.a, pair.b), None),
+                                  lambda aux, children: Pair(*children))
+
+
+class Tagged(list):
+    pass
+
+
+@dataclasses.dataclass
+class Scaled:
+    w: np.ndarray
+
+    def __post_init__(self):
+        self.scale = 2.0
+        self.history = []
+
+
+def set_a_registered_nodes_attribute(x, pair):
+    pair.a = pair.a * 2.0
+    return np.sum(pair.a)
+
+
+def tag_a_list(x, values):
+    values.tag = "seen"
+    return np.sum(values[0] * x)
+
+
+def append_to_a_list_a_dataclass_holds(x, scaled):
+    scaled.history.append(x)
+    return np.sum(scaled.w * scaled.scale)
+
+
+@pytest.mark.parametrize("function, argument, shown, change", [
+    (set_a_registered_nodes_attribute, lambda x: Pair(x, x), "'pair'", "sets its attribute a"),
+    (tag_a_list, lambda x: Tagged([x]), "'values'", "sets its attribute tag"),
+    (append_to_a_list_a_dataclass_holds, lambda x: Scaled(x), "'scaled'.history",
+     "adds items to it"),
+])
+def test_changes_to_registered_nodes_list_attributes_and_held_lists_are_refused(
+        function, argument, shown, change):
+    x = np.linspace(0.5, 1.5, 3)
+    given = argument(x)
+    with pytest.raises(ArgumentChangedError, match=(
+            f"changes argument {re.escape(shown)} in place \\({re.escape(change)}\\)")):
+        at.function(function)(x, given)
+    assert not getattr(given, "history", [])  # no traced value left in the caller's list
+
+
+@dataclasses.dataclass
+class Cached:
+    w: np.ndarray
+
+    @functools.cached_property
+    def total(self):
+        return np.sum(self.w)
+
+
+def test_reads_that_keep_values_on_the_copy_trace():
+    # A cached property read, and what __post_init__ set, on a trace's copy of a dataclass
+    x = np.linspace(0.5, 1.5, 3)
+    read_cached = at.function(lambda x, p: p.total * np.sum(x))
+    np.testing.assert_allclose(read_cached(x, Cached(x * 2.0)), np.sum(x * 2.0) * np.sum(x))
+    read_scale = at.function(lambda x, p: np.sum(p.w * p.scale * x))
+    np.testing.assert_allclose(read_scale(x, Scaled(x)), np.sum(2.0 * x * x))
+
+
+def test_a_falsy_callable_object_keeps_its_arguments_protected():
+    class Sequence:
+        def __init__(self):
+            self.layers = []
+
+        def __len__(self):
+            return len(self.layers)
+
+        def __call__(self, x, values):
+            values.append(x)
+            return np.sum(x)
+
+    x = np.ones(3)
+    with pytest.raises(ArgumentChangedError, match="changes argument 'values' in place"):
+        at.function(Sequence())(x, [x])
+
+
+def test_the_line_named_is_one_making_the_change_found():
+    def keep_ten(x, history):
+        if len(history) > 10:
+            history.pop(0)
+        history.append(x)
+        return np.sum(x)
+
+    def helper(values, x):
+        values.extend([x])
+
+    def through_a_helper(x, values):
+        n = len(values)
+        helper(values, x)
+        return np.sum(x) * n
+
+    x = np.ones(3)
+    for function, text in ((keep_ten, "history.append"), (through_a_helper, "helper(values")):
+        with pytest.raises(ArgumentChangedError, match=(
+                f"\n  File \"{HERE}\", line {_line(function, text)}, in {function.__name__}")):
+            at.function(function)(x, [x])
+
+
+def test_a_gradient_built_from_a_trace_changes_its_own_copy_as_from_source():
+    # A function typed at a prompt (no source): its derivative is built from a trace, which
+    # leaves the caller's list as it was, as the derivative from source does
+    namespace = {"np": np}
+    exec("def f(x, values):\n    values.append(x * x)\n"
+         "    return np.sum(values[-1] * values[0])\n", namespace)
+    x = np.linspace(0.5, 1.5, 3)
+    values = [x * 1.0]
+    with pytest.warns(at.TracedSourceWarning):
+        gradient = at.grad(namespace["f"])(x, values)
+    np.testing.assert_allclose(gradient, 2.0 * x * x)
+    assert len(values) == 1
+
+
+def test_a_deleted_field_is_named_deleted():
+    def forget(x, params):
+        del params.w
+        return np.sum(x)
+
+    with pytest.raises(ArgumentChangedError, match=r"\(deletes its attribute w\)"):
+        at.function(forget)(np.ones(3), Params(np.ones(3)))

@@ -717,3 +717,44 @@ def test_a_gradient_of_a_write_into_a_read_only_argument_raises_as_numpy_does():
     # a writeable argument: the gradient of the array written, d/dx = (0, 2 x1, 2 x2)
     np.testing.assert_array_equal(at.grad(writes_into_its_argument)(np.array(x)),
                                   [0.0, 4.0, 6.0])
+
+
+def writes_into_its_argument_in_a_traced_if(x, y):
+    if np.sum(x) > 0.0:  # traced: a graph's branch
+        y[1] = x[0]
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize("function", [writes_into_its_argument,
+                                      writes_into_its_argument_in_a_traced_if])
+def test_a_traced_gradient_of_a_write_into_a_read_only_argument_raises_as_numpy_does(function):
+    # The trace's copy of the argument is read-only too, and the trace made for a writeable
+    # one does not serve a read-only one (the signature keys it); it gave a gradient before
+    x = np.array([1.0, 2.0, 3.0])
+    arguments = (x,) if function is writes_into_its_argument else (x, x * 2.0)
+    line = function.__code__.co_firstlineno + (1 if function is writes_into_its_argument else 2)
+    read_only = tuple(np.broadcast_to(a, a.shape) for a in arguments)
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        at.grad(function)(*read_only)
+    traced = at.function(at.grad(function))
+    expected = at.grad(function)(*(a.copy() for a in arguments))
+    np.testing.assert_array_equal(traced(*(a.copy() for a in arguments)), expected)
+    for _ in range(2):
+        with pytest.raises(ValueError, match=f"assignment destination is read-only(.|\n)*\n  "
+                                             f"File \"{re.escape(__file__)}\", line {line}\n"):
+            traced(*read_only)
+    np.testing.assert_array_equal(traced(*(a.copy() for a in arguments)), expected)
+    first_read_only = at.function(at.grad(function))
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        first_read_only(*read_only)
+
+
+def test_a_read_only_argument_only_read_traces_and_serves_writeable_ones():
+    def reads(x):
+        return np.sum(np.sin(x) * x)
+
+    x = np.linspace(0.5, 1.5, 3)
+    traced = at.function(at.grad(reads))
+    np.testing.assert_allclose(traced(np.broadcast_to(x, (3,))), np.cos(x) * x + np.sin(x))
+    np.testing.assert_allclose(traced(x.copy()), np.cos(x) * x + np.sin(x))
+    assert traced.experimental_get_tracing_count() == 1

@@ -16,6 +16,7 @@ import dis
 import types
 
 from ..object_walk import cell_filled
+from .arguments_containers import is_argument_copy
 from .control_scope import ControlFlowError
 from .tracer import Tracer
 
@@ -71,8 +72,12 @@ class KeptContainers:
                      for name, cell in zip(function.__code__.co_freevars,
                                            function.__closure__ or ())
                      if cell_filled(cell) and name in _names_read(function.__code__)}
+        # (a copy of a list or dict argument too: the change written into it is refused,
+        # arguments_containers.py; the caller holds it)
+        copies = {name for name, value in zip(names, values) if is_argument_copy(value)}
+        self.shared = (*shared, *copies)
         self.indexes = [index for index, (name, value) in enumerate(zip(names, values))
-                        if name in made and _is_container(value)]
+                        if (name in made or name in copies) and _is_container(value)]
         self.found = {}  # side -> {index: what _changed found}
 
     def noting(self, body_fn, side=None, offset: int = 0):

@@ -99,10 +99,6 @@ _ITEM_MESSAGE = (
     "for x.item(i, j)")
 
 
-def _no_python_value(what: str) -> TracerConversionError:
-    return TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what=what))
-
-
 class GraphBuilder:
     """The equations recorded so far by one trace, and the Tracers that refer to them."""
 
@@ -118,6 +114,8 @@ class GraphBuilder:
         self.zero_d_kinds: dict[Var, str] = {}  # others' kinds where known (type_checks.py)
         self.rebound_in_place: set[int] = set()  # ids of 0-d values `op=` made new
         self.reads_argument_memory = False  # (see runtime/derivatives/snapshots.py)
+        self.read_only: dict[int, Tracer] = {}  # id -> Tracer: memory.mark_read_only
+        self.argument_copies: dict = {}  # id -> a list, dict or object: arguments_containers
 
     def device(self) -> str:
         """Where the trace's inputs are (what an op with no graph-value input makes goes
@@ -363,22 +361,22 @@ class Tracer:
         raise TracerConversionError(_BOOL_MESSAGE)
 
     def __float__(self):
-        raise _no_python_value("a Python float")
+        raise TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what="a Python float"))
 
     def __int__(self):
-        raise _no_python_value("a Python int")
+        raise TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what="a Python int"))
 
     def __complex__(self):
-        raise _no_python_value("a Python complex")
+        raise TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what="a Python complex"))
 
     def __index__(self):
-        raise _no_python_value("a Python int (an index)")
+        raise TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what="a Python int (an index)"))
 
     def item(self, *args):
         raise TracerConversionError(_ITEM_MESSAGE)
 
     def tolist(self):
-        raise _no_python_value("a Python list (.tolist())")
+        raise TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what="a Python list (.tolist())"))
 
     # --- indexing ----------------------------------------------------------------------------
     def __getitem__(self, index):
@@ -531,15 +529,16 @@ for _dunder, _ufunc in UNARY_OPERATORS:
 
 
 def trace(function, args: tuple = (), kwargs: dict | None = None,
-          allow_state_creation: bool = True, protect_arguments=False, parameters: tuple = ()):
+          allow_state_creation: bool = True, protect_arguments: bool = False,
+          parameters: tuple = (), source=None):
     """Run `function(*args, **kwargs)` on abstract values; the graph it records.
 
     Array leaves of `args` and `kwargs` (see `map_arrays` for their order) become the graph's
     inputs, in that order; other leaves are passed as they are. With `protect_arguments`,
     changing an array argument in place (`x += 1`, `x[0] = v`) raises ArgumentChangedError,
-    naming it by `parameters` (the names positional arguments fill, "*args" last), as does
-    changing a list, dict or dataclass argument (`protect_arguments` may be the user's
-    function: its source names the line). State cells the function reads (runtime/state.py)
+    naming it by `parameters` (the names positional arguments fill, "*args" last). With
+    `source` (the user's function, whose source names the line), so does changing a list, dict
+    or dataclass argument (arguments_containers.py). State cells the function reads (state.py)
     are further inputs, in the order first read, and the last values of those it writes
     further outputs, after the result's: `structure.captured` and `structure.written` list
     them, and `structure.run(compiled, arrays)` feeds and stores them.
@@ -572,8 +571,8 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
     made: list = []  # (leaf, Tracer): arguments the caller passed sharing memory stay so
     traced_args, traced_kwargs = map_arrays((tuple(args), dict(kwargs or {})), new_argument)
     mark_overlaps(made, object_held_arrays((args, kwargs)))
-    kept = ArgumentContainers(tuple(args), dict(kwargs or {}), traced_args, traced_kwargs,
-                              parameters) if protect_arguments else None
+    kept = None if source is None else ArgumentContainers(
+        builder, (tuple(args), dict(kwargs or {})), (traced_args, traced_kwargs), parameters)
     outputs: list = []
 
     def output_slot(leaf):
@@ -590,7 +589,7 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
             for value in scope.written_values():
                 output_slot(value)
             if kept is not None:
-                kept.refuse_changes(None if protect_arguments is True else protect_arguments)
+                kept.refuse_changes(source)
     finally:
         builder.finished = True
     structure = OutputStructure(template, scope.captured_cells, scope.written_cells)

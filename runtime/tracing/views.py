@@ -42,6 +42,7 @@ from .control_scope import ControlFlowError
 from ..ops import NO_FACTS, UntraceableError, function_facts
 from ..primitives.elementwise import astype
 from ..primitives.index import get_item, getitem, indexes_a_view, setitem
+from ..primitives.memory import is_read_only
 from ..primitives.shape import RAVEL, RESHAPE
 from .type_checks import EITHER, EITHER_MESSAGE, stands_for
 
@@ -237,7 +238,8 @@ def write_into(tracer, value, refuse, read_only_message: str) -> None:
             if current._memory.shares is None:
                 raise ControlFlowError(current._memory.refusal)
             alone.append(current._memory)  # (see Memory)
-        if current._link is not None and current._link.write is None:
+        if current._link is not None and current._link.write is None or \
+                is_read_only(current):
             raise ValueError(read_only_message)
         chain.append(current)
     if any(member._builder is not value._builder for member in chain) and (
