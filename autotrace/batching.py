@@ -17,7 +17,6 @@ import types
 from typing import Callable
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from autotrace.runtime.tracing.tracer_batching import BatchingError, batch_graph
 from autotrace.runtime.user_frames import code_site
@@ -445,10 +444,10 @@ def _groups(pairs: tuple) -> dict:
 
 def _example(leaf, axis, path: str, zeros: dict, token=None):
     """A stand-in for one example of `leaf` (its mapped axis taken out): zeros of its dtype
-    that cost no memory (read-only where the leaf is), or, for an array on a GPU, a placeholder
-    there. Unmapped NumPy scalars stay as they are (they trace as scalars). Leaves whose
-    examples share memory (one `token`, _groups) have examples that share it too, one element
-    of `zeros` for each token and dtype, so that the trace follows their sharing."""
+    that cost no memory, or, for an array on a GPU, a placeholder there. Unmapped NumPy
+    scalars stay as they are (they trace as scalars). Leaves whose examples share memory (one
+    `token`, _groups) have examples that share it too, one element of `zeros` for each token
+    and dtype, so that the trace follows their sharing."""
     shape = tuple(np.shape(leaf))
     if axis is None and isinstance(leaf, np.generic):
         return leaf
@@ -461,11 +460,7 @@ def _example(leaf, axis, path: str, zeros: dict, token=None):
         return placeholder(AbstractArray(shape, leaf.dtype, device))
     zero = np.zeros((), leaf.dtype) if token is None else \
         zeros.setdefault((token, leaf.dtype), np.zeros((), leaf.dtype))
-    if not shape and token is None:
-        return zero
-    if isinstance(leaf, np.ndarray) and not leaf.flags.writeable:
-        return np.broadcast_to(zero, shape)  # read-only, as the leaf (a write into it raises)
-    return as_strided(zero, shape, (0,) * len(shape))  # writeable, as the leaf
+    return zero if not shape and token is None else np.broadcast_to(zero, shape)
 
 
 def _output_axes(template, out_axes, count: int) -> list:

@@ -916,3 +916,32 @@ def test_a_write_into_an_array_from_outside_a_branch_names_the_limit(tmp_path):
     with pytest.raises(ControlFlowError, match="this changes in place, inside a loop or branch "
                                                "on traced values, an array from outside it"):
         at.function(module.f_arrays)(x, a)
+
+
+def written_under_nested_ifs_after_an_if_that_may_rebind(x):
+    v = x * 3.0
+    if np.sum(v) < 0.0:
+        v += 1.0  # in place: v is still the array made above
+    else:
+        v = v * 0.5  # a new array
+    if np.sum(v) > -100.0:
+        if np.sum(x) > 0.67:
+            v[-1] = v[-1] * 2.0
+        else:
+            v[2] = x[0] * 7.0
+    return v - x
+
+
+@pytest.mark.parametrize("x", [np.array([0.27, 0.27, 0.38, -0.8]), np.array([0.8, 0.8, 1.1, -2.4]),
+                               np.array([-0.8, -0.8, -1.1, 2.4])],
+                         ids=["new_inner_false", "new_inner_true", "in_place"])
+def test_a_write_under_nested_ifs_into_a_value_an_if_may_have_rebound(x):
+    # After the first `if`, v is the array made before it on one path and a new array on the
+    # other. Inside the nested `if`s, v's value on the new path was read from before them:
+    # the write was lost (random program 12397) where the first `if` made v new
+    traced = at.function(written_under_nested_ifs_after_an_if_that_may_rebind)
+    np.testing.assert_allclose(traced(x.copy()),
+                               written_under_nested_ifs_after_an_if_that_may_rebind(x.copy()),
+                               rtol=1e-12)
+    check_every_mode(lambda x: np.sum(np.sin(
+        written_under_nested_ifs_after_an_if_that_may_rebind(x))), x)

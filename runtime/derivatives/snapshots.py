@@ -17,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..containers import rebuild
-from ..primitives.memory import is_read_only, mark_read_only
 
 
 def snapshot(value):
@@ -35,25 +34,18 @@ def argument_snapshot(value):
     write raises where NumPy's does, rather than give a derivative of what NumPy refuses."""
     copied = snapshot(value)
     for original, copy in zip(_arrays(value), _arrays(copied)):
-        if copy is original:
-            continue
-        if isinstance(original, np.ndarray):
-            if not original.flags.writeable:
-                copy.flags.writeable = False
-        elif is_read_only(original):  # a traced argument the caller passed read-only
-            mark_read_only(copy)
+        if not original.flags.writeable and copy is not original:
+            copy.flags.writeable = False
     return copied
 
 
 def _arrays(value) -> list:
-    """The NumPy arrays and traced values of `value`, through its lists, tuples and dicts, in
-    order."""
+    """The NumPy arrays of `value`, through its lists, tuples and dicts, in order."""
     if isinstance(value, (tuple, list)):
         return [array for item in value for array in _arrays(item)]
     if isinstance(value, dict):
         return [array for item in value.values() for array in _arrays(item)]
-    return [value] if isinstance(value, np.ndarray) or getattr(
-        type(value), "is_traced_array", False) else []
+    return [value] if isinstance(value, np.ndarray) else []
 
 
 def note_memory_read(value) -> None:

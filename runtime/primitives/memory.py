@@ -1,7 +1,7 @@
 """Facts about NumPy's memory that the checks of writes into shared memory rest on: which object
 owns an array's memory, how many references a container alone gives an item, and what a value
 holds (`held_values`: the items of its lists, tuples and dicts, the attributes of the user's
-objects), which traced values stand for memory NumPy may not write into (`mark_read_only`).
+objects).
 """
 from __future__ import annotations
 
@@ -21,21 +21,6 @@ def memory_owner(array):
         if base is None:
             return array
         array = base
-
-
-def mark_read_only(traced) -> None:
-    """Take the traced value `traced` for memory NumPy may not write into: an array argument
-    the caller passed read-only (np.broadcast_to's, a read-only memory map), a derivative's
-    copy of one (runtime/derivatives/snapshots.py argument_snapshot), or a subgraph's input
-    standing for one. A write into it, or into a view of it, raises NumPy's error
-    (runtime/tracing/views.py write_into)."""
-    traced._builder.read_only[id(traced)] = traced
-
-
-def is_read_only(traced) -> bool:
-    """Whether the traced value `traced` was marked read-only (`mark_read_only`)."""
-    builder = getattr(traced, "_builder", None)
-    return builder is not None and builder.read_only.get(id(traced)) is traced
 
 
 def _references_in_a_container() -> int:

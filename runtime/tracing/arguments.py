@@ -17,7 +17,7 @@ except ImportError:  # NumPy 1
 
 from ..pytrees import sorted_keys
 from .trees import leaves_with_paths, map_arrays
-from ..primitives.memory import is_read_only, mark_read_only, memory_owner, note_held_overlap
+from ..primitives.memory import memory_owner, note_held_overlap
 from .views import Memory
 
 
@@ -96,17 +96,14 @@ def _index_text(index) -> str:
 def inherit_arguments(builder, operands, inner) -> None:
     """Mark the inputs `inner` of a subgraph (a branch, a loop body) that stand for array
     arguments among `operands` as those arguments, so that changing them in place is refused
-    there too, and those standing for read-only ones read-only."""
+    there too."""
     outer_leaves, inner_leaves = [], []
     map_arrays(operands, outer_leaves.append)
     map_arrays(inner, inner_leaves.append)
     for outer, leaf in zip(outer_leaves, inner_leaves):
-        if getattr(outer, "_builder", None) is None or getattr(leaf, "_builder", None) is None:
-            continue
-        if is_argument(outer):
+        if getattr(outer, "_builder", None) is not None and \
+                getattr(leaf, "_builder", None) is not None and is_argument(outer):
             builder.arguments[id(leaf)] = (leaf, *outer._builder.arguments[id(outer)][1:])
-        if is_read_only(outer):
-            mark_read_only(leaf)
 
 
 def argument_paths(args: tuple, kwargs: dict, parameters: tuple) -> list:
@@ -214,12 +211,8 @@ def mark_overlaps(made: list, held: list = ()) -> None:
     stands for its first Tracer (Memory.outer: a view of all of it), and each pair of others
     that share memory gets a token of its own (Memory.overlaps: a trace takes two arrays with
     a common token as sharing every element), as does each that shares memory with an array
-    an object argument holds (`held`; memory.note_held_overlap notes the token for it). Those
-    the caller passed read-only are marked so (memory.mark_read_only)."""
+    an object argument holds (`held`; memory.note_held_overlap notes the token for it)."""
     leaves = [leaf for leaf, _ in made]
-    for leaf, tracer in made:
-        if type(leaf) is np.ndarray and not leaf.flags.writeable:
-            mark_read_only(tracer)
     first_of, tokens = {}, {}
     for first, second in memory_shared(leaves):
         if leaves[first] is leaves[second]:

@@ -323,8 +323,15 @@ def carry_aliases(result: Tracer, paths: list, stands: str | None = None):
     else:
         view = take_view(result, outer, *_chosen_link(_own_value(result), paths), how, certain)
         view._link.choice = paths
+        view._link.remake = _remaking(paths)
     view._link.stands = stands
     return view
+
+
+def _remaking(paths: list):
+    """A chosen link's `remake` (views.ViewLink): its read and write for another value standing
+    for its view, whose own value (on a path that made it new) is that value's."""
+    return lambda again: _chosen_link(_own_value(again), paths)
 
 
 def _own_value(result: Tracer):
@@ -416,6 +423,7 @@ def _remade(links: list, exported: dict, own):
         if link in link.ambiguous:  # a reshape's: uncertain as the one it copies
             copy.ambiguous = (link.ambiguous - {link}) | {copy}
         copy.choice = paths
+        copy.remake = None if own is None else _remaking(paths)
         remade.append(copy)
     return remade
 

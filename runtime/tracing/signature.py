@@ -19,8 +19,7 @@ Rules, one per kind of leaf:
   of the key, the pairs of their positions (runtime/tracing/arguments.py memory_shared); keys
   of calls whose arrays share none have two parts. A fourth part, where any do, holds the
   positions of those that share memory with an array that an object among the arguments
-  holds (arguments.held_sharing), and a fifth, where any are, the positions of NumPy arrays
-  that are read-only (a derivative's copy of one stays read-only: a write into it raises).
+  holds (arguments.held_sharing).
 - anything else by identity, held weakly (`WeakIdentity`): the key does not keep the object
   alive; `with_release_hook(key, hook)` makes a key whose hook runs when an object in it dies,
   so a cache can evict the entry. Objects that cannot be weakly referenced (`object()`, ufuncs,
@@ -192,11 +191,6 @@ def signature_and_arrays(args: tuple, kwargs: dict, memory: bool = False) -> tup
     # and the array leaves that share memory with an array an object among them holds
     held = tuple(sorted({index for index, _ in held_sharing(
         arrays, object_held_arrays((args, kwargs)))})) if memory and arrays else ()
-    # and those NumPy may not write into (a derivative's copy of one is read-only too)
-    read_only = tuple(index for index, array in enumerate(arrays) if type(array) is np.ndarray
-                      and not array.flags.writeable) if memory else ()
-    if read_only:
-        return key + (shared, held, read_only), arrays
     if held:
         return key + (shared, held), arrays
     return (key + (shared,) if shared else key), arrays
@@ -214,8 +208,6 @@ def array_call_key(args: tuple, memory: bool) -> tuple | None:
         described.append(value.shape)
         described.append(value.dtype)
         if memory:
-            if not value.flags.writeable:
-                return None  # (keyed by signature_and_arrays)
             owners.add(id(value) if value.base is None else id(memory_owner(value)))
     shared = memory_shared(list(args)) if memory and len(owners) < len(args) else ()
     return tuple(described) + (shared,) if shared else tuple(described)
@@ -414,19 +406,10 @@ def describe_difference(old_key: tuple, new_key: tuple, parameter_names=()) -> s
     for name in old_names:
         if old_names[name] != new_names[name]:
             return f"argument {name!r}{_difference(old_names[name], new_names[name])}"
-    if old_shared[:2] != new_shared[:2]:
+    if old_shared != new_shared:
         return f"array arguments that share memory: {_shared_text(old_shared)} -> " \
                f"{_shared_text(new_shared)}"
-    if old_shared != new_shared:
-        return f"read-only array arguments: {_read_only_text(old_shared)} -> " \
-               f"{_read_only_text(new_shared)}"
     return "no difference"
-
-
-def _read_only_text(parts: list) -> str:
-    """`none`, or `leaves 1, 3` (the call's array leaves, counted from 1)."""
-    read_only = (*parts, (), (), ())[2]
-    return f"leaves {', '.join(str(i + 1) for i in read_only)}" if read_only else "none"
 
 
 def _shared_text(shared: list) -> str:

@@ -114,7 +114,6 @@ class GraphBuilder:
         self.zero_d_kinds: dict[Var, str] = {}  # others' kinds where known (type_checks.py)
         self.rebound_in_place: set[int] = set()  # ids of 0-d values `op=` made new
         self.reads_argument_memory = False  # (see runtime/derivatives/snapshots.py)
-        self.read_only: dict[int, Tracer] = {}  # id -> Tracer: memory.mark_read_only
         self.argument_copies: dict = {}  # id -> a list, dict or object: arguments_containers
 
     def device(self) -> str:

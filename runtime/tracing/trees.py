@@ -44,11 +44,7 @@ def map_arrays(tree, function, is_leaf=is_array):
         mapped = {name: map_arrays(value, function, is_leaf) for name, value in fields.items()}
         if all(mapped[name] is value for name, value in fields.items()):
             return tree  # no array in it: the object itself
-        copy = new_dataclass(type(tree), mapped)
-        if hasattr(copy, "__dict__"):  # and what it holds besides (`__post_init__` sets)
-            vars(copy).update((name, value) for name, value in vars(tree).items()
-                              if name not in fields)
-        return copy
+        return new_dataclass(type(tree), mapped)
     return function(tree) if is_leaf(tree) else tree
 
 

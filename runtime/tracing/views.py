@@ -42,7 +42,6 @@ from .control_scope import ControlFlowError
 from ..ops import NO_FACTS, UntraceableError, function_facts
 from ..primitives.elementwise import astype
 from ..primitives.index import get_item, getitem, indexes_a_view, setitem
-from ..primitives.memory import is_read_only
 from ..primitives.shape import RAVEL, RESHAPE
 from .type_checks import EITHER, EITHER_MESSAGE, stands_for
 
@@ -140,14 +139,17 @@ class ViewLink:
     """How a view is made from its base: `read(base)` is its value, `write(base, value)` the
     base's value with the view's part replaced by `value` (None: read-only). `choice`: for a
     view whose link a traced condition chose, the paths it chose between (see
-    runtime/tracing/control_aliases.py), else None. `stands`: for a 0-d result of a traced
-    branch or loop, what it stands for (type_checks.py), else None."""
+    runtime/tracing/control_aliases.py), else None; `remake(view)`, for such a link whose
+    view holds a value of its own on a path that made it new, its (read, write) for another
+    value standing for that view (a subgraph's input), whose own value that is. `stands`: for a
+    0-d result of a traced branch or loop, what it stands for (type_checks.py), else None."""
 
-    __slots__ = ("base", "read", "write", "ambiguous", "how", "choice", "stands")
+    __slots__ = ("base", "read", "write", "ambiguous", "how", "choice", "remake", "stands")
 
     def __init__(self, base, read, write, ambiguous: frozenset, how: str):
         self.base, self.read, self.write = base, read, write
         self.ambiguous, self.how, self.choice, self.stands = ambiguous, how, None, None
+        self.remake = None
 
 
 def _ambiguous(tracer) -> frozenset:
@@ -238,8 +240,7 @@ def write_into(tracer, value, refuse, read_only_message: str) -> None:
             if current._memory.shares is None:
                 raise ControlFlowError(current._memory.refusal)
             alone.append(current._memory)  # (see Memory)
-        if current._link is not None and current._link.write is None or \
-                is_read_only(current):
+        if current._link is not None and current._link.write is None:
             raise ValueError(read_only_message)
         chain.append(current)
     if any(member._builder is not value._builder for member in chain) and (
@@ -463,9 +464,15 @@ def note_operands(builder, outer_leaves: list, inner_leaves: list) -> None:
 
 
 def _view_again(link, base):
-    """The view `link` makes, made again of `base` (another value standing for its base)."""
-    return take_view(link.read(base), base, link.read, link.write, link.how,
+    """The view `link` makes, made again of `base` (another value standing for its base). A
+    view a traced condition chose that holds a value of its own on a path reads and writes
+    that value as the new view's (a write into the new view changes it there)."""
+    view = take_view(link.read(base), base, link.read, link.write, link.how,
                      certain=link not in link.ambiguous)
+    if link.remake is not None:
+        view._link.read, view._link.write = link.remake(view)
+        view._link.choice, view._link.remake = link.choice, link.remake
+    return view
 
 
 def shares_memory_with_another(outer_leaves: list, index: int, counts=lambda other: True) -> bool:
