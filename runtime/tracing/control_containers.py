@@ -8,13 +8,16 @@ the statement changed it in place, and `KeptContainers.write_back` puts what it 
 statement into the list or dict the variable held before it: the items that path changed,
 nothing else. A path that binds the name to a new list leaves the old one as it was, as
 Python does. Where one branch of an `if` changes the list in place and the other binds a new
-one, the graph cannot say which object the name holds: that is an error.
+one, the graph cannot say which object the name holds: that is an error. A dataclass object
+such a list or dict holds (and a trace's copy of a dataclass argument) is followed by its
+fields the same way: the fields a path changed are set on the object held before.
 """
 from __future__ import annotations
 
 import dis
 import types
 
+from ..containers import field_names, is_dataclass_instance
 from ..object_walk import cell_filled
 from .arguments_containers import is_argument_copy
 from .control_scope import ControlFlowError
@@ -51,12 +54,19 @@ _LOST = "lost"  # what _changed gives for a list or dict changed, then replaced 
 
 
 def _is_container(value) -> bool:
-    """A list or dict, or a tuple (whose lists and dicts may change, not it)."""
-    return isinstance(value, (list, dict, tuple))
+    """A list or dict, or a tuple (whose lists and dicts may change, not it), or a dataclass
+    object (its fields: a trace's copy of a dataclass argument)."""
+    return isinstance(value, (list, dict, tuple)) or is_dataclass_instance(value)
 
 
 def _keys(container):
+    if is_dataclass_instance(container):
+        return field_names(type(container))
     return list(container) if isinstance(container, dict) else range(len(container))
+
+
+def _item(container, key):
+    return getattr(container, key) if is_dataclass_instance(container) else container[key]
 
 
 class KeptContainers:
@@ -165,7 +175,7 @@ def _containers(value, found=None) -> set:
         if not isinstance(value, tuple):
             found.add(id(value))
         for key in _keys(value):
-            _containers(value[key], found)
+            _containers(_item(value, key), found)
     return found
 
 
@@ -173,7 +183,7 @@ def _entries(value):
     """(`value`, what it holds now): for a list or dict, each item's entries; for a traced
     value, the graph value it holds (another after a write into it in place)."""
     if _is_container(value):
-        return value, {key: _entries(value[key]) for key in _keys(value)}
+        return value, {key: _entries(_item(value, key)) for key in _keys(value)}
     return value, value.graph_var if isinstance(value, Tracer) else None
 
 
@@ -185,7 +195,7 @@ def _changed(entries, result) -> dict | None:
     given, items = entries
     changed = {}
     for key in _keys(given):
-        item = given[key]
+        item = _item(given, key)
         if key not in items or items[key][0] is not item:
             changed[key] = True
         elif _is_container(item):
@@ -222,6 +232,11 @@ def _put(before, after, changed: dict):
         for key, what in changed.items():
             if isinstance(what, dict):
                 _put(before[key], after[key], what)
+        return before
+    if is_dataclass_instance(before):  # its fields (a frozen one's too, as NumPy's writes go)
+        for key, what in changed.items():
+            object.__setattr__(before, key, _item(after, key) if what is True else
+                               _put(_item(before, key), _item(after, key), what))
         return before
     items = {}
     for key in _keys(after):
