@@ -75,7 +75,7 @@ class KeptContainers:
     which of those each path gives back as themselves, and what it changed in them."""
 
     def __init__(self, values, names, where: str, made=(), functions=(), shared=()):
-        self.values, self.names, self.where, self.shared = values, names, where, shared
+        self.values, self.names, self.where = values, names, where
         # the names the statement's functions read from the function around them, and what
         # they hold
         self.read = {name: cell.cell_contents for function in functions

@@ -99,6 +99,10 @@ _ITEM_MESSAGE = (
     "for x.item(i, j)")
 
 
+def _no_python_value(what: str) -> TracerConversionError:
+    return TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what=what))
+
+
 class GraphBuilder:
     """The equations recorded so far by one trace, and the Tracers that refer to them."""
 
@@ -360,22 +364,22 @@ class Tracer:
         raise TracerConversionError(_BOOL_MESSAGE)
 
     def __float__(self):
-        raise TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what="a Python float"))
+        raise _no_python_value("a Python float")
 
     def __int__(self):
-        raise TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what="a Python int"))
+        raise _no_python_value("a Python int")
 
     def __complex__(self):
-        raise TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what="a Python complex"))
+        raise _no_python_value("a Python complex")
 
     def __index__(self):
-        raise TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what="a Python int (an index)"))
+        raise _no_python_value("a Python int (an index)")
 
     def item(self, *args):
         raise TracerConversionError(_ITEM_MESSAGE)
 
     def tolist(self):
-        raise TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what="a Python list (.tolist())"))
+        raise _no_python_value("a Python list (.tolist())")
 
     # --- indexing ----------------------------------------------------------------------------
     def __getitem__(self, index):
