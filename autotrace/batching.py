@@ -35,7 +35,7 @@ from autotrace.runtime.primitives.registry import is_traced
 from autotrace.runtime.pytrees import registered
 from autotrace.runtime.tracing.trees import (OutputStructure, _Slot, is_array, map_arrays,
                                              sorted_keys)
-from autotrace.runtime.containers import field_names, is_dataclass_instance
+from autotrace.runtime.containers import instance_fields, is_dataclass_instance
 from autotrace.traced_function import traced_and_instance
 
 
@@ -105,6 +105,7 @@ class Vmapped:
             entry, leaves, axes, size = self._entry(args, kwargs)
             if array_call is not None:
                 self._array_calls[array_call] = (entry, axes, size)
+        entry.structure.refuse_read_only(leaves)
         captured = [cell.read() for cell in entry.structure.captured]
         inputs = [leaf if not axis else _moved(leaf, axis, 0)  # None, or 0: as it is
                   for leaf, axis in zip(leaves, axes)] + captured
@@ -374,7 +375,7 @@ def _walk(tree, spec, path: str, slot: str, found: list) -> None:
             _walk(tree[key], spec[key] if isinstance(spec, dict) else spec,
                   f"{path}[{key!r}]", f"{slot}[{key!r}]", found)
     elif is_dataclass_instance(tree):
-        for name in field_names(type(tree)):
+        for name in instance_fields(tree):
             _walk(getattr(tree, name), spec, f"{path}.{name}", f"{slot}.{name}", found)
     elif is_array(tree):
         found.append((tree, _axis(tree, spec, path), path, slot))
@@ -489,7 +490,7 @@ def _output_axes(template, out_axes, count: int) -> list:
             for key, item in tree.items():
                 walk(item, spec[key] if isinstance(spec, dict) else spec, f"{path}[{key!r}]")
         elif is_dataclass_instance(tree):
-            for name in field_names(type(tree)):
+            for name in instance_fields(tree):
                 walk(getattr(tree, name), spec, f"{path}.{name}")
     walk(template, out_axes, "")
     return axes

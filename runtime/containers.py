@@ -77,13 +77,26 @@ def field_names(cls) -> tuple:
     return tuple(field.name for field in dataclasses.fields(cls))
 
 
+def instance_fields(instance) -> tuple:
+    """The names a dataclass object holds its values by, as traces take it apart and make it
+    again (new_dataclass): its fields, then the attributes set on it beside them
+    (`__post_init__`'s `self.n = len(self.w)`), in the order they were set."""
+    names = field_names(type(instance))
+    extra = tuple(name for name in getattr(instance, "__dict__", ()) if name not in names)
+    return names + extra if extra else names
+
+
 def new_dataclass(cls, values: dict):
-    """An instance of the dataclass `cls` holding `values` by field name (None where a field
-    is not given), made without `__init__`, so that a frozen one and one whose
-    `__post_init__` checks its values can hold gradients."""
-    instance = cls.__new__(cls)
-    for field in field_names(cls):
+    """An instance of the dataclass `cls` holding `values` by name (its fields, None where
+    one is not given, and attributes beside them: instance_fields), made without
+    `__init__`, so that a frozen one and one whose `__post_init__` checks its values can
+    hold gradients."""
+    instance, fields = cls.__new__(cls), field_names(cls)
+    for field in fields:
         object.__setattr__(instance, field, values.get(field))
+    for name, value in values.items():
+        if name not in fields:
+            object.__setattr__(instance, name, value)
     return instance
 
 

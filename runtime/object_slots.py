@@ -45,7 +45,7 @@ import weakref
 import numpy as np
 
 from .abstract import abstractify
-from .containers import field_names, is_dataclass_instance
+from .containers import instance_fields, is_dataclass_instance
 from .devices import is_gpu_array
 from .pytrees import registered
 from .object_walk import NUMBERS, Root, container_of, follow, load, place_of_write, store, walk
@@ -150,7 +150,7 @@ def _holds_tracer(value) -> bool:
     if isinstance(value, dict):
         return any(_holds_tracer(item) for item in value.values())
     if is_dataclass_instance(value):
-        return any(_holds_tracer(getattr(value, name)) for name in field_names(type(value)))
+        return any(_holds_tracer(getattr(value, name)) for name in instance_fields(value))
     return _is_tracer(value)
 
 
@@ -233,7 +233,7 @@ class ObjectSlots:
                 # The trace's copy of the caller's dataclass (tracing/trees.py map_arrays),
                 # which a change to is refused (tracing/arguments_containers.py): its fields
                 # are the arguments.
-                for name in field_names(type(value)):
+                for name in instance_fields(value):
                     add(getattr(value, name), key + (name,), f"{label}.{name}")
             elif not _is_tracer(value) and hasattr(value, "__dict__") and \
                     not isinstance(value, type):

@@ -104,6 +104,19 @@ class StateCell:
         return type(self).__name__
 
 
+def read_cells(value):
+    """`value` with each state cell (a Variable), also in tuples, lists and dicts, replaced by
+    what it holds in this trace: NumPy hands a Tracer's protocols Variables as they are."""
+    if isinstance(value, StateCell):
+        return value.read()
+    if isinstance(value, (tuple, list)) and any(isinstance(item, (StateCell, tuple, list, dict))
+                                                for item in value):
+        return type(value)(read_cells(item) for item in value)
+    if isinstance(value, dict):
+        return {key: read_cells(item) for key, item in value.items()}
+    return value
+
+
 # --- captures while tracing ---------------------------------------------------------------------
 
 class CaptureScope:

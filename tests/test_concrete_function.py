@@ -1,10 +1,13 @@
 """Function.get_concrete_function: one trace as a function of its own, as tf.function's
 (autotrace/concrete.py)."""
+import re
+
 import numpy as np
 import pytest
 
 import autotrace as at
 from autotrace import Spec
+from autotrace.runtime.tracing.tracer import ArgumentChangedError
 
 
 def scaled(x, scale=2.0):
@@ -92,3 +95,19 @@ def test_the_input_signature_s_concrete_function_and_methods():
         Model.shifted.get_concrete_function()
     assert str(error.value) == ("shifted(x) is a method: get its concrete function from an "
                                 "instance (obj.shifted.get_concrete_function())")
+
+
+def writes_into_its_argument(x):
+    x[0] = 5.0
+    return x * 2.0
+
+
+def test_functions_traced_for_specs_refuse_changing_an_array_argument():
+    # NumPy changes the caller's x; a graph cannot, so the change would be lost silently
+    message = "the traced function changes argument 'x' in place (x[...] = ...)"
+    x = np.ones(3)
+    with pytest.raises(ArgumentChangedError, match=re.escape(message)):
+        at.function(writes_into_its_argument, input_signature=[Spec((None,))])(x)
+    np.testing.assert_array_equal(x, np.ones(3))
+    with pytest.raises(ArgumentChangedError, match=re.escape(message)):
+        at.function(writes_into_its_argument).get_concrete_function(Spec((3,)))

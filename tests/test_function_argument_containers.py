@@ -5,6 +5,7 @@ result: changing one in place would change the caller's container eagerly, but n
 change is refused, naming the argument, the change and the line; reading them, rebinding the
 name and changing containers made inside the function still trace.
 """
+import collections
 import dataclasses
 import functools
 import re
@@ -423,3 +424,65 @@ def test_a_traced_if_or_loop_changing_dataclass_objects_in_a_list_changes_them_i
             r"changes argument 'layers'\[0\].cache in place \(sets its item \[0\]\).*\n  File "
             f"\"{HERE}\", line {_line(function, 'layers[0].cache[0] =')}")):
         at.function(function)(x, [Layer(x, [x])])
+
+
+@dataclasses.dataclass
+class Scaled:
+    w: np.ndarray
+    scale: float = 2.0
+
+    def __post_init__(self):  # attributes beside the fields
+        self.n = self.w.shape[0]
+        self.w2 = self.w * self.scale
+
+
+def mean_of_scaled(x, p):
+    return np.sum(p.w2 * x) / p.n
+
+
+def scaled_of(x, p):
+    return Scaled(p.w * x, p.scale)
+
+
+def test_attributes_a_dataclass_sets_beside_its_fields_are_traced_as_its_fields():
+    traced = at.function(mean_of_scaled)
+    x = np.array([1.0, 2.0, 3.0])
+    w = np.array([0.5, 1.0, 2.0])
+    # w2 is an input (another array, the same trace); n and scale are fixed in the trace
+    for p, count in [(Scaled(w), 1), (Scaled(w + 1.0), 1), (Scaled(w, 3.0), 2)]:
+        assert traced(x, p) == pytest.approx(np.sum(p.w * p.scale * x) / 3)
+        assert traced.trace_count == count
+    np.testing.assert_allclose(at.function(at.grad(mean_of_scaled))(x, Scaled(w)),
+                               w * 2.0 / 3)
+    made = at.function(scaled_of)(x, Scaled(w))
+    assert type(made) is Scaled and made.n == 3
+    np.testing.assert_allclose(made.w2, w * x * 2.0)
+    np.testing.assert_allclose(at.vmap(mean_of_scaled, in_axes=(0, None))(
+        np.stack([x, 2 * x]), Scaled(w)), [np.sum(w * 2 * x) / 3, np.sum(w * 4 * x) / 3])
+
+
+def append_to_a_deque(x, history):
+    history.append(x * 2.0)
+    return np.sum(x)
+
+
+def add_to_a_set(x, seen):
+    seen.add(len(seen))
+    return np.sum(x)
+
+
+def test_a_deque_or_set_argument_changed_in_place_is_refused_and_kept_as_it_was():
+    # passed as it is, not copied: the change would happen once, while tracing (the deque
+    # keeping a traced value), and never on the calls the trace serves
+    history, seen = collections.deque([1.0]), {7}
+    for function, argument, kind, instead in [
+            (append_to_a_deque, history, "deque", "a copy, collections.deque(history)"),
+            (add_to_a_set, seen, "set", "new = seen | {...} or a copy, set(seen)")]:
+        name = "history" if kind == "deque" else "seen"
+        with pytest.raises(ArgumentChangedError, match=re.escape(
+                f"the traced function changes argument {name!r} in place (adds items to it): "
+                f"called eagerly, that changes the caller's {kind}, but a traced call makes "
+                f"the change once, while it traces, and never on the calls the trace serves. "
+                f"Make a new {kind} and return it instead ({instead})")):
+            at.function(function)(np.ones(3), argument)
+    assert list(history) == [1.0] and seen == {7}

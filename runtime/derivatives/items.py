@@ -14,7 +14,7 @@ import types
 
 import numpy as np
 
-from .objects import (ObjectGradient, check_stored, field_names,
+from .objects import (ObjectGradient, check_stored, field_names, nonzero_gradient,
                                                    is_dataclass_instance, is_plain_object,
                                                    with_attribute)
 from .structure import (_ARGUMENT_KINDS, ClearedList, is_namedtuple,
@@ -22,6 +22,7 @@ from .structure import (_ARGUMENT_KINDS, ClearedList, is_namedtuple,
                                                      zeros_like)
 from ..devices import add_at as add_at_in_place, array_module
 from ..primitives.index import add_at, get_item, set_item
+from ..primitives.memory import is_users_object
 from ..state import deposit, holds_state
 
 
@@ -306,9 +307,22 @@ def place_item(like, index, gradient):
 
 
 def sequence_gradient(gradient, iterable):
-    """The gradient of `iterable` given the gradient of `sequence(iterable)`."""
+    """The gradient of `iterable` given the gradient of `sequence(iterable)`. An object of
+    the user's iterates by its own methods (`__iter__`, `__getitem__`), whose gradient this
+    does not follow: one that a gradient reaches through them is refused."""
     if isinstance(iterable, dict):
         return zeros_like(iterable)
+    if is_users_object(iterable) and not isinstance(iterable, (tuple, list)):
+        if nonzero_gradient(gradient):
+            name = type(iterable).__name__
+            raise TypeError(
+                f"a loop iterates over an object of class {name} (`for v in obj`, by its "
+                f"__iter__ or __getitem__), and a gradient reaches the values it gives: "
+                f"autotrace follows iteration over lists, tuples, dicts and arrays, not the "
+                f"methods that iterate over an object. Iterate over what the object holds "
+                f"(for v in obj.items), or index it (for i in range(len(obj)): v = obj[i], "
+                f"which differentiates {name}.__getitem__)")
+        return None
     return like_container(gradient, iterable)
 
 

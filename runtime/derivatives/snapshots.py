@@ -24,28 +24,28 @@ def snapshot(value):
     NumPy arrays sharing memory as those of `value` do (see the module's docstring)."""
     roots: dict = {}
     _count_roots(value, roots)
-    shared = {key for key, count in roots.items() if count > 1}
-    return _copy(value, shared, {})
+    return _copy(value, {key for key, count in roots.items() if count > 1}, {})
 
 
 def argument_snapshot(value):
     """`snapshot` of an argument the derivative writes into: its arrays that are read-only
     (np.broadcast_to's, a memory-mapped file's) are read-only in the copy too, so that the
     write raises where NumPy's does, rather than give a derivative of what NumPy refuses."""
-    copied = snapshot(value)
-    for original, copy in zip(_arrays(value), _arrays(copied)):
-        if not original.flags.writeable and copy is not original:
-            copy.flags.writeable = False
-    return copied
+    roots: dict = {}
+    _count_roots(value, roots)
+    return _copy(value, {key for key, count in roots.items() if count > 1}, {}, argument=True)
 
 
-def _arrays(value) -> list:
-    """The NumPy arrays of `value`, through its lists, tuples and dicts, in order."""
-    if isinstance(value, (tuple, list)):
-        return [array for item in value for array in _arrays(item)]
-    if isinstance(value, dict):
-        return [array for item in value.values() for array in _arrays(item)]
-    return [value] if isinstance(value, np.ndarray) else []
+def refuse_read_only(value, filename: str, line: int) -> None:
+    """Before `x op= v` on a parameter x, which a derivative reads as `x = x + v` (transforms/
+    front/inplace.py): NumPy's `op=` writes into an array x, and raises where that is read-only;
+    so does this. A traced value notes the write, for a call passing its argument read-only
+    (runtime/tracing/arguments.py)."""
+    if hasattr(value, "_refuse_read_only"):
+        value._refuse_read_only()
+    elif isinstance(value, np.ndarray) and not value.flags.writeable:
+        raise ValueError(f"output array is read-only (File \"{filename}\", line {line}: the "
+                         f"array changed in place there is read-only)")
 
 
 def note_memory_read(value) -> None:
@@ -92,11 +92,27 @@ def _root(value):
     return value
 
 
-def _copy(value, shared: set, copies: dict):
+def _copy(value, shared: set, copies: dict, argument: bool = False):
+    """`value` copied, its arrays whose roots' ids are in `shared` as views of one copy of
+    that root (`copies`: id of a root -> its copy); with `argument`, the read-only ones stay
+    read-only (argument_snapshot)."""
     if isinstance(value, (tuple, list)):
-        return rebuild(value, [_copy(item, shared, copies) for item in value])
+        return rebuild(value, [_copy(item, shared, copies, argument) for item in value])
     if isinstance(value, dict):
-        return rebuild(value, ((key, _copy(item, shared, copies)) for key, item in value.items()))
+        return rebuild(value, ((key, _copy(item, shared, copies, argument))
+                               for key, item in value.items()))
+    if hasattr(value, "_snapshot_copy"):  # a traced value (runtime/tracing/views.py)
+        copy = value._snapshot_copy(copies, shared)
+        return value._argument_copy(copy) if argument else copy
+    if not (hasattr(value, "copy") and hasattr(value, "shape")):
+        return value
+    copy = _array_copy(value, shared, copies)
+    if argument and isinstance(value, np.ndarray) and not value.flags.writeable:
+        copy.flags.writeable = False
+    return copy
+
+
+def _array_copy(value, shared: set, copies: dict):
     if isinstance(value, np.ndarray) and id(array_root(value)) in shared:
         root = array_root(value)
         if id(root) not in copies:
@@ -107,8 +123,4 @@ def _copy(value, shared: set, copies: dict):
             offset = value.__array_interface__["data"][0] - root.__array_interface__["data"][0]
             return np.ndarray(value.shape, value.dtype, buffer=copy, offset=offset,
                               strides=value.strides)
-    if hasattr(value, "_snapshot_copy"):  # a traced value (runtime/tracing/views.py)
-        return value._snapshot_copy(copies, shared)
-    if hasattr(value, "copy") and hasattr(value, "shape"):
-        return value.copy()
-    return value
+    return value.copy()

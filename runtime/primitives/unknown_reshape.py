@@ -61,9 +61,7 @@ def _check_none_is_own_dimension(a, axis: int, shape: tuple, rest: int) -> None:
     if builder is None or _origin(a.graph_var, axis) is None:
         raise refusal
     origin = _origin(a.graph_var, axis)
-    root = builder
-    while getattr(root, "parent", None) is not None:
-        root = root.parent
+    root = builder.root()
     others = {}  # origin -> (a graph input with a dimension of that origin, its axis)
     for owner, var, other_axis in _unknown_dimensions(builder):
         other = _origin(var, other_axis)

@@ -2,11 +2,24 @@
 the caller's arrays (see runtime/tracing/tracer.py, `protect_arguments`).
 
 `GraphBuilder.arguments` maps the id of each Tracer that is an array argument, or a view of
-one, to (the Tracer, the parameter's name, the path in it); a write into one of them raises
-ArgumentChangedError naming it. The names the graph gives the arguments' leaves are made here
-too (`argument_paths`, `input_name`).
+one, to (the Tracer, the parameter's name, the path in it, the position of the argument's leaf
+among the call's arrays); a write into one of them raises ArgumentChangedError naming it. The
+names the graph gives the arguments' leaves are made here too (`argument_paths`,
+`input_name`).
+
+A derivative does not change its arguments: it writes into a copy of one it changes in place
+(runtime/derivatives/snapshots.py argument_snapshot), or gives it a new value (`x += v`). But
+NumPy refuses a write into a read-only array (np.broadcast_to's, a read-only memory map), and
+so does the derivative, eagerly. A trace does not know which arrays a call passes read-only:
+it notes which arguments its derivatives write into (`GraphBuilder.arguments_written`, the
+position of the leaf -> its parameter and path), and a call passing one of them read-only
+raises NumPy's ValueError (`arguments_written`). A write in a traced branch or
+loop counts, though that may not run for the call: both branches of a traced `if` are traced.
 """
 from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -18,7 +31,7 @@ except ImportError:  # NumPy 1
 from ..pytrees import sorted_keys
 from .trees import leaves_with_paths, map_arrays
 from ..primitives.memory import memory_owner, note_held_overlap
-from .views import Memory
+from .views import Memory, take_view, view_chain
 
 
 class ArgumentChangedError(TypeError):
@@ -39,11 +52,10 @@ def refuse_change_of_argument(tracer, operation: str) -> None:
     argument) would change it in place."""
     if not is_argument(tracer):
         return
-    _, parameter, path = tracer._builder.arguments[id(tracer)]
-    shown = f"{parameter}{path}" if parameter.isidentifier() else "x"
-    name = f"{parameter!r}{path}" if parameter.isidentifier() else f"{parameter}{path}"
+    _, parameter, path, _ = tracer._builder.arguments[id(tracer)]
+    shown, name = argument_names(parameter, path)
     raise ArgumentChangedError(
-        f"the traced function changes argument {name} in place ({operation.format(shown)}): "
+        f"the traced function changes {name} in place ({operation.format(shown)}): "
         f"called eagerly, that changes the caller's array, but a traced call cannot, so the "
         f"change would be lost. Make a new array and return it instead ({shown} = {shown} + "
         f"... rather than +=, or y = {shown}.copy() and change y); arrays made inside the "
@@ -54,8 +66,17 @@ def mark_view(view, base, index) -> None:
     """Mark `view` (`base[index]`, a NumPy view when `base` is an array) as part of the array
     argument `base` stands for, if it stands for one: changing it changes the caller's array."""
     if is_argument(base) and getattr(view, "_builder", None) is not None:
-        _, parameter, path = base._builder.arguments[id(base)]
-        view._builder.arguments[id(view)] = (view, parameter, f"{path}[{_index_text(index)}]")
+        _, parameter, path, leaf = base._builder.arguments[id(base)]
+        view._builder.arguments[id(view)] = (view, parameter, f"{path}[{_index_text(index)}]",
+                                             leaf)
+
+
+def argument_names(parameter: str, path: str, kind: str = "x") -> tuple:
+    """(as code, as a message names it) for an argument's leaf: ("x['w']", "argument
+    'x'['w']"); (`kind`, "argument 2") for one of no named parameter (parameter_of)."""
+    if parameter.isidentifier():
+        return f"{parameter}{path}", f"argument {parameter!r}{path}"
+    return kind, f"{parameter}{path}"
 
 
 def _basic_index(index) -> bool:
@@ -230,3 +251,99 @@ def mark_overlaps(made: list, held: list = ()) -> None:
             tracer._memory, tracer._seen = Memory(outer=made[first_of[index]][1]), 0
         elif index in tokens:
             tracer._memory, tracer._seen = Memory(overlaps=frozenset(tokens[index])), 0
+
+
+# --- arguments a derivative writes into (see the module's docstring) ---------------------------
+
+def argument_copy(original, copy):
+    """The copy `copy` of the traced value `original` that a derivative writes into
+    (runtime/derivatives/snapshots.py argument_snapshot), read-only where NumPy's would be:
+    where `original` is read-only in the trace (a view that writes nothing: np.broadcast_to's),
+    a view of `copy` that writes nothing either; where it is an array argument, or a view of
+    one, a view of `copy` noting each write into it as a write into that argument (see the
+    module's docstring). Else `copy` itself."""
+    if _read_only(original):
+        return _view_of_itself(copy, None)
+    *_, root = view_chain(original)
+    if not is_argument(root):
+        return copy
+
+    def write(base, value):  # the copy's value, noted as the argument's write
+        _note_written(root, base._builder)
+        return value
+    return _view_of_itself(copy, write)
+
+
+def refuse_read_only_write(tracer) -> None:
+    """Before a derivative gives `tracer` a new value for `tracer op= v` on a parameter (NumPy
+    writes into it, runtime/derivatives/snapshots.py refuse_read_only): NumPy's ValueError
+    where it is read-only in the trace; where it is an array argument, or a view of one, the
+    write noted as the argument's (see the module's docstring)."""
+    if _read_only(tracer):
+        raise ValueError("output array is read-only")
+    *_, root = view_chain(tracer)
+    if is_argument(root):
+        _note_written(root, tracer._builder)
+
+
+def _read_only(tracer) -> bool:
+    """Whether NumPy's array for `tracer` is read-only: a view, or a view of one, that writes
+    nothing (views.ViewLink.write)."""
+    return any(member._link is not None and member._link.write is None
+               for member in view_chain(tracer))
+
+
+def _view_of_itself(tracer, write):
+    """A view of all of `tracer` that writes with `write(base, value)` (None: read-only)."""
+    return take_view(_same_value(tracer), tracer, _same_value, write,
+                     "a derivative's copy of an argument")
+
+
+def _same_value(tracer):
+    """Another Tracer for the value `tracer` stands for now (a view is another object); a
+    NumPy array as it is (a link read on the positions of elements, shared_items.py)."""
+    if not hasattr(tracer, "_builder"):
+        return tracer
+    return type(tracer)(tracer._builder, tracer.graph_var)
+
+
+def _note_written(argument, builder) -> None:
+    """Note a write into (a derivative's copy of) the array argument `argument`, recorded by
+    `builder`: on some paths only where that is a branch's or a loop body's, or the write
+    carries out theirs (`writing_back`)."""
+    _, parameter, path, leaf = argument._builder.arguments[id(argument)]
+    written = builder.root().arguments_written
+    on_a_path = builder is not builder.root() or _WRITING_BACK.get()
+    written[leaf] = (parameter, path, on_a_path and written.get(leaf, (None, None, True))[2])
+
+
+_WRITING_BACK = ContextVar("writing_back", default=False)
+
+
+@contextmanager
+def writing_back():
+    """While the writes a traced branch or loop body made are carried out after it
+    (control_writes.py): a write into an argument's copy then may run on some paths only."""
+    token = _WRITING_BACK.set(True)
+    try:
+        yield
+    finally:
+        _WRITING_BACK.reset(token)
+
+
+def arguments_written(builder) -> tuple:
+    """(position among a call's arrays, the error to raise) for each argument the trace of
+    `builder` writes into through a derivative's copy or `op=` (see the module's docstring):
+    OutputStructure.refuse_read_only raises it where a call passes that array read-only."""
+    checks = []
+    for position, (parameter, path, on_a_path) in sorted(builder.arguments_written.items()):
+        shown, name = argument_names(parameter, path)
+        where = (" in a traced `if` or loop (a trace takes every path, so also one this call "
+                 "may not)") if on_a_path else ""
+        checks.append((position, (
+            f"assignment destination is read-only: {name} is a read-only array "
+            f"(np.broadcast_to's, a read-only memory map), and the function writes into it in "
+            f"place{where}, which NumPy refuses. Its derivative writes into a copy of it or "
+            f"gives it a new value, and keeps NumPy's error. Pass a writeable array "
+            f"({shown}.copy())")))
+    return tuple(checks)

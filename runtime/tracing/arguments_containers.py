@@ -10,20 +10,25 @@ and a change to one, found when the function returns, raises ArgumentChangedErro
 argument, as a write into an array argument does (runtime/tracing/arguments.py). A traced `if`
 or loop that changes one in place writes the change into it (control_containers.py), so that
 the change is found there too.
+
+A deque or a set is passed as it is (no copy): changed in place, it changes once, while the
+function traces, and never on the calls the trace serves, and may keep traced values after the
+trace. Those are watched too, and put back as they were when a change is refused.
 """
 from __future__ import annotations
 
 import ast
+import collections
 import functools
 import inspect
 import operator
 import textwrap
 import traceback
 
-from ..containers import field_names, is_dataclass_instance
+from ..containers import field_names, instance_fields, is_dataclass_instance
 from ..pytrees import registered
 from ..state import current_scope
-from .arguments import ArgumentChangedError, parameter_of
+from .arguments import ArgumentChangedError, argument_names, parameter_of
 
 # What changes a list or dict in place, by the change it makes (`_place` looks for it).
 _ADDING = {"append", "extend", "insert", "setdefault", "update", "__setitem__"}
@@ -37,6 +42,7 @@ _READING = {"len", "list", "dict", "tuple", "set", "frozenset", "sorted", "rever
             "str", "id", "type", "isinstance", "hasattr", "getattr", "get", "keys", "values",
             "items", "copy", "index", "count"}
 _MISSING = object()  # a field or slot that holds nothing
+_PASSED_AS_IS = (collections.deque, set)  # mutable containers a trace does not copy
 
 
 class ArgumentContainers:
@@ -55,6 +61,8 @@ class ArgumentContainers:
         builder.argument_copies.update((id(copy), copy) for copy, *_ in self.made)
 
     def _note(self, original, copy, parameter: str, path: str) -> None:
+        if copy is original and isinstance(original, _PASSED_AS_IS):
+            self.shared.append((original, _held(original), parameter, path))
         if copy is original or type(copy) is not type(original):  # (a static argument's value)
             return
         node_type = registered(type(original))
@@ -69,7 +77,7 @@ class ArgumentContainers:
             for key in original:
                 self._note(original[key], copy[key], parameter, f"{path}[{key!r}]")
         elif is_dataclass_instance(original):
-            for name in field_names(type(original)):
+            for name in instance_fields(original):
                 self._note(getattr(original, name), getattr(copy, name), parameter,
                            f"{path}.{name}")
         else:
@@ -90,19 +98,21 @@ class ArgumentContainers:
             if change is None:
                 continue
             kind = ("list" if isinstance(copy, list) else "dict" if isinstance(copy, dict)
-                    else "object")
-            named = parameter.isidentifier()
-            subject = f"argument {parameter!r}{path}" if named else f"{parameter}{path}"
-            shown = f"{parameter}{path}" if named else kind
+                    else type(copy).__name__ if isinstance(copy, _PASSED_AS_IS) else "object")
+            shown, subject = argument_names(parameter, path, kind)
             instead = {"list": f"new = {shown} + [...] or a copy, list({shown})",
                        "dict": f"new = {{**{shown}, key: value}} or a copy, dict({shown})",
-                       "object": f"dataclasses.replace({shown}, field=value)"}[kind]
+                       "object": f"dataclasses.replace({shown}, field=value)",
+                       "deque": f"a copy, collections.deque({shown})",
+                       "set": f"new = {shown} | {{...}} or a copy, set({shown})"}[kind]
+            lost = ("makes the change once, while it traces, and never on the calls the "
+                    "trace serves" if isinstance(copy, _PASSED_AS_IS) else
+                    "works on a copy of it, so the change would be lost")
             error = ArgumentChangedError(
                 f"the traced function changes {subject} in place ({change}): called "
-                f"eagerly, that changes the caller's {kind}, but a traced call works on a copy "
-                f"of it, so the change would be lost. Make a new {kind} and return it instead "
-                f"({instead}); lists, dicts and objects made inside the function may be "
-                f"changed in place")
+                f"eagerly, that changes the caller's {kind}, but a traced call {lost}. Make a "
+                f"new {kind} and return it instead ({instead}); lists, dicts and objects made "
+                f"inside the function may be changed in place")
             error.place = _place(function, parameter, change)  # (trace_errors.py shows it)
             for container, (items, _), *_ in self.shared:
                 _restore(container, items)  # (the caller's: it keeps what it held)
@@ -114,16 +124,14 @@ def is_argument_copy(value) -> bool:
     recorded now made (a traced `if` or loop that changes it writes the change into it)."""
     scope = current_scope()
     builder = scope.owner if scope is not None else None
-    while getattr(builder, "parent", None) is not None:
-        builder = builder.parent
-    copies = getattr(builder, "argument_copies", {})
+    copies = builder.root().argument_copies if hasattr(builder, "root") else {}
     return copies.get(id(value)) is value
 
 
 def _held(container) -> tuple:
     """What `container` holds, to tell later whether it changed: (its items, a list's, or its
     values by key, a dict's, or None; its attributes by name, or None)."""
-    items = list(container) if isinstance(container, list) else \
+    items = list(container) if isinstance(container, (list, *_PASSED_AS_IS)) else \
         dict(container) if isinstance(container, dict) else None
     if not hasattr(container, "__dict__") and not is_dataclass_instance(container):
         return items, None
@@ -138,12 +146,13 @@ def _held(container) -> tuple:
 
 
 def _restore(container, items) -> None:
-    """`container`, a list or dict, holding `items` (its `_held` items) again."""
+    """`container`, a list, dict, deque or set, holding `items` (its `_held` items) again."""
     if isinstance(container, list):
         container[:] = items
     else:
         container.clear()
-        container.update(items)
+        (container.extend if isinstance(container, collections.deque) else
+         container.update)(items)
 
 
 def _change(before: tuple, after: tuple) -> str | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dis
 import types
 
-from ..containers import field_names, is_dataclass_instance
+from ..containers import instance_fields, is_dataclass_instance
 from ..object_walk import cell_filled
 from .arguments_containers import is_argument_copy
 from .control_scope import ControlFlowError
@@ -61,7 +61,7 @@ def _is_container(value) -> bool:
 
 def _keys(container):
     if is_dataclass_instance(container):
-        return field_names(type(container))
+        return instance_fields(container)
     return list(container) if isinstance(container, dict) else range(len(container))
 
 

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..abstract import abstractify
+from .arguments import writing_back
 from .control_aliases import body_alias_is_new
 from ..graph import Equation, Var
 from ..primitives.registry import primitives
@@ -87,9 +88,10 @@ def write_back(operands, changed: list, values: tuple, results, positions: list)
     operands, and put each of them back in `results` where `positions` says the result is
     that operand's memory (see positions_of_operands)."""
     outer_leaves = [leaf for _, leaf in leaves_with_paths(operands)]
-    for index, value in zip(changed, values):
-        refuse_unfollowed(outer_leaves[index])
-        write_value(outer_leaves[index], value)
+    with writing_back():
+        for index, value in zip(changed, values):
+            refuse_unfollowed(outer_leaves[index])
+            write_value(outer_leaves[index], value)
     positions = iter(positions)
 
     def operand_or_leaf(leaf):
@@ -195,8 +197,9 @@ def write_first_iteration(init_vals, first_writes: FirstWrites | None, results) 
     if first_writes is None:
         return
     outer_leaves = [leaf for _, leaf in leaves_with_paths(init_vals)]
-    for index, first in zip(first_writes.lost, results):
-        refuse_unfollowed(outer_leaves[index])
-        write_value(outer_leaves[index], first)
+    with writing_back():
+        for index, first in zip(first_writes.lost, results):
+            refuse_unfollowed(outer_leaves[index])
+            write_value(outer_leaves[index], first)
 
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..abstract import abstractify, short_dtype
 from ..devices import device_of, is_gpu_array
-from ..containers import field_names, is_dataclass_instance
+from ..containers import instance_fields, is_dataclass_instance
 from ..pytrees import register_pytree_node, registered
 from ..primitives.memory import memory_owner
 from .arguments import held_sharing, memory_shared
@@ -173,7 +173,7 @@ def _other_key(value, arrays: list):
         return (type(value), *_dict_key(value, arrays)[1:])
     if is_dataclass_instance(value):  # by its fields, as a namedtuple
         return (type(value), *[_key(getattr(value, name), arrays)
-                               for name in field_names(type(value))])
+                               for name in instance_fields(value)])
     try:
         return WeakIdentity(value)
     except TypeError:

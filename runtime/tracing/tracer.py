@@ -47,8 +47,9 @@ import numpy as np
 
 from ..abstract import AbstractArray, abstractify, unknown_size_error
 from .arguments import (  # noqa: F401 - the argument checks, imported here too
-    ArgumentChangedError, _index_text, argument_paths, inherit_arguments, input_name,
-    is_view_index, mark_overlaps, mark_view, refuse_change_of_argument)
+    ArgumentChangedError, _index_text, argument_copy, argument_paths, arguments_written,
+    inherit_arguments, input_name, is_view_index, mark_overlaps, mark_view,
+    refuse_change_of_argument, refuse_read_only_write)
 from .arguments_containers import ArgumentContainers
 from ..devices import is_gpu_array, mixing_error
 from ..graph import Constant, Equation, Graph, Literal, Var
@@ -61,9 +62,9 @@ from ..primitives.elementwise import ZERO_D_ARRAYS, apply_ufunc, astype
 from ..primitives.index import (  # noqa: F401 - set_item, imported from here too
     add_at, getitem, holds_traced, set_item, setitem, stacked, take_out)
 from ..scopes import current as current_scope
-from ..state import StateCell, capturing
+from ..state import capturing, read_cells
 from ..user_frames import code_site
-from .control_scope import ControlFlowError
+from .control_scope import ControlFlowError, used_after_its_trace
 from .trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
 from .math_functions import traced_round
@@ -119,15 +120,18 @@ class GraphBuilder:
         self.rebound_in_place: set[int] = set()  # ids of 0-d values `op=` made new
         self.reads_argument_memory = False  # (see runtime/derivatives/snapshots.py)
         self.argument_copies: dict = {}  # id -> a list, dict or object: arguments_containers
+        self.arguments_written: dict = {}  # (see arguments.py argument_copy)
+
+    def root(self) -> GraphBuilder:
+        """The builder of the whole trace: a subgraph's (a branch, a loop body) encloses it."""
+        return self if getattr(self, "parent", None) is None else self.parent.root()
 
     def device(self) -> str:
         """Where the trace's inputs are (what an op with no graph-value input makes goes
         there too: np.zeros_like(x) of a traced x): "cpu" without GPU inputs. A subgraph's
         (a branch, a loop body) is its whole trace's."""
-        root = self
-        while getattr(root, "parent", None) is not None:
-            root = root.parent
-        devices = {var.aval.device for var in root.inputs if isinstance(var.aval, AbstractArray)}
+        devices = {var.aval.device for var in self.root().inputs
+                   if isinstance(var.aval, AbstractArray)}
         return devices.pop() if len(devices) == 1 else "cpu"
 
     def new_input(self, aval: AbstractArray) -> Tracer:
@@ -169,9 +173,7 @@ class GraphBuilder:
 
     def own_var(self, tracer: Tracer) -> Var:
         if tracer._builder.finished:
-            raise TracerConversionError(
-                "a traced value was used after its trace ended (kept in a global or an "
-                "attribute?); return it from the traced function instead")
+            raise TracerConversionError(used_after_its_trace(tracer._builder, tracer._var))
         if tracer._builder is not self:
             raise TracerConversionError(
                 "a traced value from another trace was used here (a closure over a traced "
@@ -221,19 +223,6 @@ def _operator(ufunc, reflected=False):
     if reflected:
         return lambda self, other: weak_ufunc(ufunc, read_cells(other), self)
     return lambda self, other: weak_ufunc(ufunc, self, read_cells(other))
-
-
-def read_cells(value):
-    """`value` with each state cell (a Variable), also in tuples, lists and dicts, replaced by
-    what it holds in this trace: NumPy hands a Tracer's protocols Variables as they are."""
-    if isinstance(value, StateCell):
-        return value.read()
-    if isinstance(value, (tuple, list)) and any(isinstance(item, (StateCell, tuple, list, dict))
-                                                for item in value):
-        return type(value)(read_cells(item) for item in value)
-    if isinstance(value, dict):
-        return {key: read_cells(item) for key, item in value.items()}
-    return value
 
 
 # Abstract value types other than arrays -> the Tracer subclass that stands for them (filled
@@ -497,7 +486,9 @@ for _dunder, _ufunc in BINARY_OPERATORS:
 Tracer.__pow__ = lambda self, other: weak_power(self, read_cells(other))
 Tracer.__rpow__ = lambda self, other: weak_power(read_cells(other), self)
 Tracer.__round__ = traced_round  # round(t, ndigits) as NumPy's scalars round (math_functions.py)
-Tracer._snapshot_copy = snapshot_copy  # a derivative's copy of an argument (derivatives/snapshots.py)
+# A derivative's copy of an argument, and its writes into one (runtime/derivatives/snapshots.py)
+Tracer._snapshot_copy, Tracer._argument_copy = snapshot_copy, argument_copy
+Tracer._refuse_read_only = refuse_read_only_write
 
 
 def _in_place_operator(ufunc, symbol: str):
@@ -567,8 +558,9 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
             builder.zero_d_arrays.add(tracer.graph_var)
         parameter, path = next(names)
         tracer.graph_var.name = input_name(parameter, path)
-        if protect_arguments and not isinstance(leaf, (np.generic, Tracer)):  # not a scalar
-            builder.arguments[id(tracer)] = (tracer, parameter, path)
+        if protect_arguments and not isinstance(leaf, np.generic) and (  # no NumPy scalar,
+                not isinstance(leaf, Tracer) or leaf._builder is None and leaf.ndim):  # a Spec's
+            builder.arguments[id(tracer)] = (tracer, parameter, path, len(made))
         made.append((leaf, tracer))
         return tracer
     made: list = []  # (leaf, Tracer): arguments the caller passed sharing memory stay so
@@ -597,4 +589,5 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
         builder.finished = True
     structure = OutputStructure(template, scope.captured_cells, scope.written_cells)
     structure.reads_argument_memory = builder.reads_argument_memory
+    structure.arguments_written = arguments_written(builder)
     return Graph(builder.inputs, builder.equations, outputs), structure

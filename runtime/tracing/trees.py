@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..containers import field_names, is_dataclass_instance, new_dataclass, rebuild
+from ..containers import instance_fields, is_dataclass_instance, new_dataclass, rebuild
 from ..devices import is_gpu_array
 from ..pytrees import registered, sorted_keys
 
@@ -40,7 +40,7 @@ def map_arrays(tree, function, is_leaf=is_array):
         return {key: mapped[key] for key in tree} if type(tree) is dict else \
             rebuild(tree, ((key, mapped[key]) for key in tree))
     if is_dataclass_instance(tree):  # its fields in order, as a namedtuple's
-        fields = {name: getattr(tree, name) for name in field_names(type(tree))}
+        fields = {name: getattr(tree, name) for name in instance_fields(tree)}
         mapped = {name: map_arrays(value, function, is_leaf) for name, value in fields.items()}
         if all(mapped[name] is value for name, value in fields.items()):
             return tree  # no array in it: the object itself
@@ -55,6 +55,9 @@ class OutputStructure:
     arrays share memory as those it traced with did."""
 
     reads_argument_memory = False
+    # (position among a call's arrays, NumPy's error): arguments its derivatives write into,
+    # refused read-only (runtime/tracing/arguments.py arguments_written).
+    arguments_written: tuple = ()
 
     def __init__(self, template, captured: list = (), written: list = ()):
         self.template = template  # the result with each graph output replaced by _Slot(i)
@@ -68,6 +71,8 @@ class OutputStructure:
     def run(self, compiled, arrays) -> object:
         """The function's result from running `compiled` (the graph) on the call's `arrays`,
         with the state cells it reads fed in and those it writes stored back."""
+        if self.arguments_written:
+            self.refuse_read_only(arrays)
         if not self.captured and not self.written:
             outputs = compiled(*arrays)
             return outputs[0] if self.single else self.unflatten(outputs)
@@ -78,6 +83,14 @@ class OutputStructure:
                 cell._value = value
             outputs = outputs[:count]
         return self.unflatten(outputs)
+
+    def refuse_read_only(self, arrays) -> None:
+        """Raise where a call passes read-only (NumPy's flags) an array argument that the
+        trace's derivatives write into (`arguments_written`): NumPy's write would raise."""
+        for position, error in self.arguments_written:
+            array = arrays[position]
+            if isinstance(array, np.ndarray) and not array.flags.writeable:
+                raise ValueError(error)
 
     def unflatten(self, outputs: tuple):
         """The function's result, from the compiled graph's flat tuple of outputs."""
@@ -118,7 +131,7 @@ def _fill(template, outputs):
     if is_dataclass_instance(template):
         return new_dataclass(type(template), {
             name: _fill(getattr(template, name), outputs)
-            for name in field_names(type(template))})
+            for name in instance_fields(template)})
     return template
 
 
@@ -135,6 +148,6 @@ def leaves_with_paths(tree, path: str = "") -> list:
         return [leaf for key in sorted_keys(tree)
                 for leaf in leaves_with_paths(tree[key], f"{path}[{key!r}]")]
     if is_dataclass_instance(tree):
-        return [leaf for name in field_names(type(tree))
+        return [leaf for name in instance_fields(tree)
                 for leaf in leaves_with_paths(getattr(tree, name), f"{path}.{name}")]
     return [(path, tree)] if is_array(tree) else []

@@ -4,6 +4,7 @@ import collections
 import numpy as np
 import pytest
 
+import autotrace
 from autotrace.runtime.execution.executor import compile_graph
 from autotrace.runtime.ops import UntraceableError
 from autotrace.runtime.passes import optimize
@@ -275,3 +276,35 @@ def test_a_state_cell_beside_a_tracer_is_its_captured_value():
     assert str(graph).splitlines()[2:5] == ["  d:f64[2,2] = matmul a c",
                                             "  e:f64[2,3] = multiply a b",
                                             "  f:f64[2,3] = maximum a b"]
+
+
+class _Box:
+    def __init__(self, w):
+        self.w = w
+
+
+def _keeps_a_branch_value_in_an_attribute(x):
+    box = _Box(x * 1.0)
+    if np.sum(x) > 0:
+        box.w = x * 2.0
+    return np.sum(box.w * x)
+
+
+def test_a_value_a_traced_if_keeps_in_an_attribute_names_where_it_was_made():
+    line = _keeps_a_branch_value_in_an_attribute.__code__.co_firstlineno + 3
+    with pytest.raises(TracerConversionError) as error:
+        autotrace.function(_keeps_a_branch_value_in_an_attribute)(np.ones(3))
+    assert str(error.value).startswith(
+        f"a traced value that a traced `if` or loop body made (made at {__file__}:{line}) was "
+        f"used after that statement, which kept it other than as one of its variables: set as "
+        f"an attribute of an object (o.w = ...)")
+
+
+def test_an_argument_of_no_named_parameter_is_named_by_its_position():
+    def writes_into_its_argument(x):
+        x[0] = 1.0
+        return x
+    with pytest.raises(TypeError) as error:  # (no parameter names given to the trace)
+        trace(writes_into_its_argument, (x3,), protect_arguments=True)
+    assert str(error.value).startswith(
+        "the traced function changes argument 0 in place (x[...] = ...): called eagerly")

@@ -85,6 +85,7 @@ class LiveNamespace(dict):
         self.location: Location = parsed.location
         self.seen = {}  # name -> its value when the transform read it
         self.watched = ()  # (name, its cell or None for a global, value seen): see `check`
+        self.shadowed: set = set()  # the function's own variables (parsing.resolve)
 
     def __setitem__(self, key: str, value) -> None:
         # An own name filled after code reading it was loaded (the derivative of a recursive

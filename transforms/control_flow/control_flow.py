@@ -444,9 +444,9 @@ class ControlFlowConverter:
             return (f"this {statement} assigns the global or nonlocal variable {fixed[0]!r}, "
                     f"which cannot be converted to a {graph} when {traced} traced; pass the "
                     f"value in and return the new one instead")
-        return (f"this {statement} holds a return, break or continue that cannot be converted "
-                f"to a {graph} when {traced} traced; compute the value with autotrace.cond or "
-                f"np.where instead")
+        return (f"this {statement} holds a return, break, continue or yield that cannot be "
+                f"converted to a {graph} when {traced} traced; compute the value with "
+                f"autotrace.cond or np.where instead")
 
     def _python_test(self, node, header: str, test, reason: str, iterable: bool = False):
         """`python_test(test, ...)`: the test (or iterable) of a statement left as Python code,

@@ -121,10 +121,11 @@ def loaded_names(nodes) -> set:
 
 
 def _jumps(statements, loop_level: bool = True) -> bool:
-    """Whether `statements` hold a return, or a break/continue of the loop they are in."""
+    """Whether `statements` hold a return, a yield (a generator's: a derivative run in
+    halves), or a break/continue of the loop they are in."""
     for statement in statements:
         for node in walk_scope(statement):
-            if isinstance(node, gast.Return):
+            if isinstance(node, (gast.Return, gast.Yield, gast.YieldFrom)):
                 return True
             if loop_level and isinstance(node, (gast.Break, gast.Continue)):
                 if _jump_outside_inner_loops(statement, node):

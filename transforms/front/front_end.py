@@ -20,7 +20,7 @@ import gast
 import numpy as np
 
 from ...runtime.derivatives import items, structure
-from ...runtime.derivatives.snapshots import argument_snapshot, snapshot
+from ...runtime.derivatives.snapshots import argument_snapshot, refuse_read_only, snapshot
 from ...runtime.derivatives.state_log import add_recomputed, state_as_at, state_writes_log
 from ...runtime.derivatives.state_writes import object_tangent, refuse_reads_of
 from ...runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, primal_sweep,
@@ -85,6 +85,7 @@ HELPERS = {
     "dict_keys": items.dict_keys, "dict_values": items.dict_values,
     "astype": items.astype, "item": items.item, "snapshot": snapshot,
     "argument_snapshot": argument_snapshot,
+    "refuse_read_only": refuse_read_only,
     "checked_out": checked_out,
     "shallow_copy": items.shallow_copy,
     "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
@@ -300,7 +301,8 @@ def bind(unit: Unit) -> None:
     namespace = unit.namespace = LiveNamespace(parsed)
     namespace.update(getattr(parsed, "generated_names", {}))  # of a fields function
     session.namespaces.append(namespace)
-    for local in _own_local_names(function):  # a local shadows the global of its name
+    namespace.shadowed = _own_local_names(function)  # a local shadows the global (builtin)
+    for local in namespace.shadowed:  # of its name
         namespace.pop(local, None)
     namer = unit.namer = Namer(names_in(function) | {unit.keyword})
     namer.locals = set()

@@ -95,8 +95,14 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     out_by_position = any(
         isinstance(node, gast.Call) and array_method_out(node, namespace) is not None
         for statement in function.body for node in walk_scope(statement))
+    parameters = set(parameter_names(function))
     for body in _bodies(function):
         for index, statement in reversed(list(enumerate(body))):
+            if isinstance(statement, gast.AugAssign) and isinstance(statement.target, gast.Name) \
+                    and statement.target.id in parameters:  # NumPy writes into an array x
+                body.insert(index, _statement(
+                    f"{helper('refuse_read_only')}({statement.target.id}, "
+                    f"{location.filename!r}, {location.line_of(statement)})", statement))
             if out_by_position:
                 for check in _array_method_out_checks(statement, namespace, helper,
                                                       location):

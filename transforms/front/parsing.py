@@ -242,10 +242,14 @@ _MISSING = object()
 
 
 def resolve(node, namespace: dict):
-    """The value a Name or attribute chain (`np.linalg.norm`) has in `namespace`, or _MISSING."""
+    """The value a Name or attribute chain (`np.linalg.norm`) has in `namespace`, or _MISSING
+    (also for a builtin's name that the function's own variable has: `namespace.shadowed`,
+    analysis/live_names.py)."""
     if isinstance(node, gast.Name):
         if node.id in namespace:
             return namespace[node.id]
+        if node.id in getattr(namespace, "shadowed", ()):
+            return _MISSING
         return getattr(builtins, node.id, _MISSING)
     if isinstance(node, gast.Attribute):
         base = resolve(node.value, namespace)

@@ -23,6 +23,7 @@ Decisions:
 """
 from __future__ import annotations
 
+import itertools
 import operator
 import sys
 
@@ -178,28 +179,32 @@ def _traced_overlap(first, root, second) -> bool:
         return True
     every = np.arange(int(np.prod(root.shape, dtype=np.int64))).reshape(root.shape)
     picked = [_picked(first, every), _picked(second, every)]
-    return any(p is None for p in picked) or bool(np.intersect1d(*picked).size)
+    if any(p is None for p in picked):
+        return True
+    first_positions, second_positions = (np.concatenate([np.ravel(positions) for positions in p])
+                                         if p else np.zeros(0, np.int64) for p in picked)
+    return bool(np.intersect1d(first_positions, second_positions).size)
 
 
 def _picked(tracer, every):
     """The positions in its root (whose elements' positions are `every`) of the elements the
-    traced view `tracer` may be: each view link read on the positions, and for a link a
-    traced condition chose, the positions of each view it chose between; None where a read
-    does not give positions (one that depends on traced values)."""
+    traced view `tracer` may be, one array of its shape for each view it may be: each view
+    link read on the positions, and for a link a traced condition chose, those of each view
+    it chose between; None where a read does not give positions (one that depends on traced
+    values)."""
     base = _base(tracer)
     if base is None:
-        return np.ravel(every)
+        return [every]
     link = tracer._link
     if link is None:  # a subgraph's input: the positions of the view it stands for
         return _picked(base, every)
-    outer = _picked(link.base, every)
-    if outer is None:
+    outers = _picked(link.base, every)
+    if outers is None:
         return None
-    outer = outer.reshape(np.shape(link.base))
     paths = [(link,)] if link.choice is None else [
         alias[1] for _, alias in link.choice if isinstance(alias, tuple)]  # (else made new)
     found = []
-    for chain in paths:
+    for outer, chain in itertools.product(outers, paths):
         positions = outer
         for step in chain:
             if step is not link and step.choice is not None:
@@ -210,8 +215,8 @@ def _picked(tracer, every):
                 return None
             if not isinstance(positions, np.ndarray):
                 return None
-        found.append(np.ravel(positions))
-    return np.concatenate(found) if found else np.zeros(0, np.int64)
+        found.append(positions)
+    return found
 
 
 def is_mutable_array(value) -> bool:
