@@ -106,6 +106,9 @@ class Vmapped:
             if array_call is not None:
                 self._array_calls[array_call] = (entry, axes, size)
         entry.structure.refuse_read_only(leaves)
+        for position, _ in entry.structure.arguments_written:  # called while tracing: the
+            if is_traced(leaves[position]):  # enclosing trace notes the write (or refuses it)
+                leaves[position]._refuse_read_only()
         captured = [cell.read() for cell in entry.structure.captured]
         inputs = [leaf if not axis else _moved(leaf, axis, 0)  # None, or 0: as it is
                   for leaf, axis in zip(leaves, axes)] + captured

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import numbers
+import weakref
 
 import numpy as np
 
@@ -74,29 +75,66 @@ def is_dataclass_instance(value) -> bool:
 
 
 def field_names(cls) -> tuple:
-    return tuple(field.name for field in dataclasses.fields(cls))
+    names = _FIELD_NAMES.get(cls)
+    if names is None:  # (a class's fields do not change once it is made)
+        names = _FIELD_NAMES[cls] = tuple(field.name for field in dataclasses.fields(cls))
+    return names
+
+
+_FIELD_NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # (classes may go)
 
 
 def instance_fields(instance) -> tuple:
     """The names a dataclass object holds its values by, as traces take it apart and make it
     again (new_dataclass): its fields, then the attributes set on it beside them
-    (`__post_init__`'s `self.n = len(self.w)`), in the order they were set."""
+    (`__post_init__`'s `self.n = len(self.w)`, `self.w2 = 2 * self.w`), in the order they
+    were set, but for those `kept_as_they_are`."""
+    return instance_parts(instance)[0]
+
+
+def kept_as_they_are(instance) -> dict:
+    """The attributes of a dataclass object beside its fields that hold a list, dict, set or
+    object (a history, a reference to its parent or to itself): made again, the object holds
+    them as they are, and a trace's key names them by identity, as it does other objects."""
+    return instance_parts(instance)[1]
+
+
+def instance_parts(instance) -> tuple:
+    """(instance_fields, kept_as_they_are) of a dataclass object, found in one pass."""
     names = field_names(type(instance))
-    extra = tuple(name for name in getattr(instance, "__dict__", ()) if name not in names)
-    return names + extra if extra else names
+    attributes = getattr(instance, "__dict__", None)
+    if attributes is None or len(attributes) <= len(names) and all(
+            name in names for name in attributes):
+        return names, {}
+    extra, kept = [], {}
+    for name, value in attributes.items():
+        if name not in names:
+            if _kept_as_it_is(value):
+                kept[name] = value
+            else:
+                extra.append(name)
+    return names + tuple(extra), kept
 
 
-def new_dataclass(cls, values: dict):
+def _kept_as_it_is(value) -> bool:
+    return isinstance(value, (list, dict, set, collections.deque)) or (
+        hasattr(value, "__dict__") and not isinstance(value, np.ndarray))
+
+
+def new_dataclass(cls, values: dict, like=None):
     """An instance of the dataclass `cls` holding `values` by name (its fields, None where
-    one is not given, and attributes beside them: instance_fields), made without
-    `__init__`, so that a frozen one and one whose `__post_init__` checks its values can
-    hold gradients."""
+    one is not given, and attributes beside them: instance_fields), and the attributes that
+    `like` (an instance it is made again from) keeps as they are, made without `__init__`,
+    so that a frozen one and one whose `__post_init__` checks its values can hold
+    gradients."""
     instance, fields = cls.__new__(cls), field_names(cls)
     for field in fields:
         object.__setattr__(instance, field, values.get(field))
     for name, value in values.items():
         if name not in fields:
             object.__setattr__(instance, name, value)
+    for name, value in (kept_as_they_are(like) if like is not None else {}).items():
+        object.__setattr__(instance, name, value)
     return instance
 
 

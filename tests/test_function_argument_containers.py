@@ -486,3 +486,72 @@ def test_a_deque_or_set_argument_changed_in_place_is_refused_and_kept_as_it_was(
                 f"Make a new {kind} and return it instead ({instead})")):
             at.function(function)(np.ones(3), argument)
     assert list(history) == [1.0] and seen == {7}
+
+
+@dataclasses.dataclass
+class Signed:
+    w: np.ndarray
+
+    def __post_init__(self):  # the same attributes, set in another order
+        if self.w[0] > 0:
+            self.a, self.b = 1.0, 2.0
+        else:
+            self.b, self.a = 1.0, 2.0
+
+
+@dataclasses.dataclass
+class Node:
+    w: np.ndarray
+    children: list = dataclasses.field(default_factory=list)
+
+    def __post_init__(self):  # what it holds beside its fields: kept as it is, by identity
+        self.parent, self.history = None, [float(i) for i in range(50)]
+        for child in self.children:
+            child.parent = self
+
+
+def weighted_by_signed(x, q):
+    return np.sum(x * q.w) * q.a + q.b
+
+
+def sum_of_nodes(x, node):
+    return np.sum(node.w * x) + sum(np.sum(child.w * x) for child in node.children)
+
+
+def test_a_dataclass_is_keyed_by_the_names_of_its_attributes_and_holds_references_as_they_are():
+    x = np.array([1.0, 2.0, 3.0])
+    traced = at.function(weighted_by_signed)
+    for q in (Signed(np.ones(3)), Signed(-np.ones(3))):  # 8.0, then -11.0
+        assert traced(x, q) == pytest.approx(weighted_by_signed(x, q))
+    assert traced.trace_count == 2
+    root = Node(x, [Node(2 * x), Node(3 * x)])  # children refer back to it
+    summed = at.function(sum_of_nodes)
+    assert summed(x, root) == pytest.approx(sum_of_nodes(x, root))
+    np.testing.assert_allclose(at.function(at.grad(sum_of_nodes))(x, root), 6.0 * x)
+    root.history.append(1.0)  # the same list: no new trace
+    assert summed(x, root) == pytest.approx(84.0) and summed.trace_count == 1
+
+
+def has_a(x, flags):
+    return np.sum(x) * (2.0 if "a" in flags else 1.0)
+
+
+def first_times(x, values):
+    return np.sum(x * values[0])
+
+
+def test_sets_and_deques_are_keyed_by_what_they_hold_and_deques_of_arrays_refused():
+    x, flags = np.ones(3), {"a", "b"}
+    traced = at.function(has_a)
+    assert traced(x, flags) == 6.0
+    flags.discard("a")
+    assert traced(x, flags) == 3.0 and traced.trace_count == 2
+    values = collections.deque([2.0])
+    times = at.function(first_times)
+    assert times(x, values) == 6.0
+    values[0] = 5.0
+    assert times(x, values) == 15.0
+    with pytest.raises(TypeError, match=re.escape(
+            "argument 'values' is a deque holding arrays: a trace does not take it apart as "
+            "it does a list")):
+        at.function(first_times)(x, collections.deque([x * 2.0]))

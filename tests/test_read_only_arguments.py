@@ -158,3 +158,37 @@ def test_vmap_concrete_and_signature_functions_refuse_too():
     np.testing.assert_allclose(signed(X, np.ones(3)), GRADIENTS[writes_an_item](X))
     with pytest.raises(ValueError, match="argument 'y' is a read-only array"):
         signed(X, read_only())
+
+
+def adds_through_another_name(x, y):
+    z = y
+    z += x
+    return np.sum(z * x)
+
+
+def test_an_in_place_operator_through_another_name_raises_as_numpy_does():
+    with pytest.raises(ValueError, match="output array is read-only"):
+        adds_through_another_name(X, read_only())
+    with pytest.raises(ValueError, match="output array is read-only"):
+        at.grad(adds_through_another_name)(X, read_only())
+    with pytest.raises(ValueError, match="argument 'y' is a read-only array"):
+        at.function(at.grad(adds_through_another_name))(X, read_only())
+    np.testing.assert_allclose(at.function(at.grad(adds_through_another_name))(X, np.ones(3)),
+                               1.0 + 2.0 * X)
+
+
+def test_a_batched_gradient_inside_a_traced_function_and_general_traces_refuse():
+    traced = at.function(at.vmap(at.grad(writes_an_item)))
+    xs = np.stack([X, 2 * X])
+    np.testing.assert_allclose(traced(xs, np.ones((2, 3))),
+                               np.stack([GRADIENTS[writes_an_item](row) for row in xs]))
+    with pytest.raises(ValueError, match="is a read-only array"):
+        traced(xs, np.broadcast_to(np.ones(3), (2, 3)))
+    # a trace for many sizes refuses without tracing again
+    general = at.function(at.grad(writes_an_item), reduce_retracing=True)
+    for size in (3, 4, 5):
+        general(np.ones(size), np.ones(size))
+    count = general.trace_count
+    with pytest.raises(ValueError, match="argument 'y' is a read-only array"):
+        general(np.ones(4), np.broadcast_to(np.ones(1), (4,)))
+    assert general.trace_count == count

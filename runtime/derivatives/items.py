@@ -312,18 +312,34 @@ def sequence_gradient(gradient, iterable):
     does not follow: one that a gradient reaches through them is refused."""
     if isinstance(iterable, dict):
         return zeros_like(iterable)
-    if is_users_object(iterable) and not isinstance(iterable, (tuple, list)):
+    if iterates_by_its_methods(iterable):
         if nonzero_gradient(gradient):
-            name = type(iterable).__name__
-            raise TypeError(
-                f"a loop iterates over an object of class {name} (`for v in obj`, by its "
-                f"__iter__ or __getitem__), and a gradient reaches the values it gives: "
-                f"autotrace follows iteration over lists, tuples, dicts and arrays, not the "
-                f"methods that iterate over an object. Iterate over what the object holds "
-                f"(for v in obj.items), or index it (for i in range(len(obj)): v = obj[i], "
-                f"which differentiates {name}.__getitem__)")
+            raise _iteration_error(iterable, "a gradient reaches")
         return None
     return like_container(gradient, iterable)
+
+
+def iterates_by_its_methods(iterable) -> bool:
+    """Whether `iterable` is an object of the user's, which `for v in obj` iterates over by
+    its `__iter__` or `__getitem__`, which derivatives do not follow."""
+    return is_users_object(iterable) and not isinstance(iterable, (tuple, list))
+
+
+def iteration_tangent_error(iterable, tangent) -> None:
+    """Raise where a tangent reaches the values a loop over an object of the user's gives
+    (iterates_by_its_methods)."""
+    if nonzero_gradient(tangent):
+        raise _iteration_error(iterable, "a tangent reaches")
+
+
+def _iteration_error(iterable, reaches: str) -> TypeError:
+    name = type(iterable).__name__
+    return TypeError(
+        f"a loop iterates over an object of class {name} (`for v in obj`, by its __iter__ "
+        f"or __getitem__), and {reaches} the values it gives: autotrace follows iteration "
+        f"over lists, tuples, dicts and arrays, not the methods that iterate over an object. "
+        f"Iterate over what the object holds (for v in obj.items), or index it (for i in "
+        f"range(len(obj)): v = obj[i], which differentiates {name}.__getitem__)")
 
 
 def values_gradient(gradient, mapping):

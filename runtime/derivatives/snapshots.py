@@ -37,10 +37,10 @@ def argument_snapshot(value):
 
 
 def refuse_read_only(value, filename: str, line: int) -> None:
-    """Before `x op= v` on a parameter x, which a derivative reads as `x = x + v` (transforms/
-    front/inplace.py): NumPy's `op=` writes into an array x, and raises where that is read-only;
-    so does this. A traced value notes the write, for a call passing its argument read-only
-    (runtime/tracing/arguments.py)."""
+    """Before `x op= v`, which a derivative reads as `x = x + v` (transforms/front/
+    inplace.py): NumPy's `op=` writes into an array x, and raises where that is read-only (an
+    argument's, or a name for one); so does this. A traced value notes the write, for a call
+    passing its argument read-only (runtime/tracing/arguments.py)."""
     if hasattr(value, "_refuse_read_only"):
         value._refuse_read_only()
     elif isinstance(value, np.ndarray) and not value.flags.writeable:

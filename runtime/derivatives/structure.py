@@ -15,8 +15,8 @@ from .objects import (ObjectGradient, add_objects,
                                                    is_dataclass_instance, is_plain_object,
                                                    map_fields)
 from ..devices import array_module
-from ..containers import (ClearedList, float_dtype, is_namedtuple, rebuild,  # noqa: F401
-                          zeros_like)
+from ..containers import (ClearedList, float_dtype, instance_fields,  # noqa: F401
+                          is_namedtuple, rebuild, zeros_like)
 from ..pytrees import any_registered, registered
 from ..state import StateCell, StateError, current_sink, holds_state
 
@@ -271,9 +271,9 @@ def _leaves(value, visit) -> None:
     elif isinstance(value, dict):
         for item in value.values():
             _leaves(item, visit)
-    elif is_dataclass_instance(value):
-        for field in vars(value).values() if hasattr(value, "__dict__") else ():
-            _leaves(field, visit)
+    elif is_dataclass_instance(value):  # (not what it holds as it is: its parent, itself)
+        for name in instance_fields(value):
+            _leaves(getattr(value, name), visit)
     elif isinstance(value, np.ndarray) or _is_traced_array(value):
         visit(value)
 

@@ -8,7 +8,7 @@ further differentiation; `einsum_jvp_cross`, reached only by third derivatives o
 from __future__ import annotations
 
 from .adjoint_products import _replaced
-from .items import _same
+from .items import _same, iterates_by_its_methods, iteration_tangent_error
 from .structure import like_container, zeros_like
 from ..devices import array_module
 
@@ -36,6 +36,9 @@ def iteration_tangent(tangent, iterable, result):
     """The tangent of `result = list(iterable)` (or tuple, or `sequence`): the items' tangents in
     result's container. Iterating over a dict gives its keys, which carry no tangent."""
     if isinstance(iterable, dict):
+        return zeros_like(result)
+    if iterates_by_its_methods(iterable):  # (its items' tangents are not followed)
+        iteration_tangent_error(iterable, tangent)
         return zeros_like(result)
     return like_container(tangent, result)
 

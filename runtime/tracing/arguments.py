@@ -275,8 +275,8 @@ def argument_copy(original, copy):
 
 
 def refuse_read_only_write(tracer) -> None:
-    """Before a derivative gives `tracer` a new value for `tracer op= v` on a parameter (NumPy
-    writes into it, runtime/derivatives/snapshots.py refuse_read_only): NumPy's ValueError
+    """Before a derivative gives `tracer` a new value for `tracer op= v` (NumPy writes into
+    it, runtime/derivatives/snapshots.py refuse_read_only): NumPy's ValueError
     where it is read-only in the trace; where it is an array argument, or a view of one, the
     write noted as the argument's (see the module's docstring)."""
     if _read_only(tracer):

@@ -31,6 +31,7 @@ makes them graph inputs), in one walk.
 """
 from __future__ import annotations
 
+import collections
 import inspect
 import weakref
 
@@ -38,7 +39,7 @@ import numpy as np
 
 from ..abstract import abstractify, short_dtype
 from ..devices import device_of, is_gpu_array
-from ..containers import instance_fields, is_dataclass_instance
+from ..containers import field_names, instance_parts, is_dataclass_instance
 from ..pytrees import register_pytree_node, registered
 from ..primitives.memory import memory_owner
 from .arguments import held_sharing, memory_shared
@@ -171,9 +172,20 @@ def _other_key(value, arrays: list):
         return (type(value), *[_key(item, arrays) for item in value])
     if isinstance(value, dict):
         return (type(value), *_dict_key(value, arrays)[1:])
-    if is_dataclass_instance(value):  # by its fields, as a namedtuple
-        return (type(value), *[_key(getattr(value, name), arrays)
-                               for name in instance_fields(value)])
+    if is_dataclass_instance(value):  # by its fields, as a namedtuple, and what it holds beside
+        names, kept = instance_parts(value)
+        beside = len(names) > len(field_names(type(value))) or kept  # (named in the key)
+        return (type(value), *[_key(getattr(value, name), arrays) for name in names],
+                *([names, *[(name, _identity(held)) for name, held in kept.items()]]
+                  if beside else ()))
+    if isinstance(value, (set, frozenset)):  # by what it holds (hashable, as a set's items are)
+        return (type(value), frozenset(value))
+    if isinstance(value, collections.deque):  # by what it holds (arrays in it are refused:
+        return (type(value), value.maxlen, *[_key(item, arrays) for item in value])  # traces)
+    return _identity(value)
+
+
+def _identity(value):
     try:
         return WeakIdentity(value)
     except TypeError:

@@ -44,7 +44,7 @@ def map_arrays(tree, function, is_leaf=is_array):
         mapped = {name: map_arrays(value, function, is_leaf) for name, value in fields.items()}
         if all(mapped[name] is value for name, value in fields.items()):
             return tree  # no array in it: the object itself
-        return new_dataclass(type(tree), mapped)
+        return new_dataclass(type(tree), mapped, like=tree)
     return function(tree) if is_leaf(tree) else tree
 
 
@@ -131,7 +131,7 @@ def _fill(template, outputs):
     if is_dataclass_instance(template):
         return new_dataclass(type(template), {
             name: _fill(getattr(template, name), outputs)
-            for name in instance_fields(template)})
+            for name in instance_fields(template)}, like=template)
     return template
 
 

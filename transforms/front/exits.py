@@ -176,13 +176,17 @@ def _always_returns(statements) -> bool:
 
 
 def fold_early_returns(statements: list) -> list:
-    """`if c: ...return a` followed by more statements -> `if c: ...return a else: more`."""
+    """`if c: ...return a` followed by more statements -> `if c: ...return a else: more`. Not
+    where more statements hold a yield (a derivative run in halves): a branch cannot."""
     out = []
     for index, statement in enumerate(statements):
         if isinstance(statement, gast.If):
             statement.body = fold_early_returns(statement.body)
             statement.orelse = fold_early_returns(statement.orelse)
             rest = statements[index + 1:]
+            if any(isinstance(node, (gast.Yield, gast.YieldFrom))
+                   for later in rest for node in walk_scope(later)):
+                rest = []
             if rest and _always_returns(statement.body) and not _always_returns(
                     statement.orelse):
                 statement.orelse = fold_early_returns(statement.orelse + rest)

@@ -463,8 +463,8 @@ def _namedtuples_built(function, namespace: dict, helper) -> None:
 
 
 def _own_local_names(function) -> set:
-    """The parameters of `function` and the names it assigns, leaving out those of functions
-    and lambdas defined inside it (their own scopes)."""
+    """The parameters of `function` and the names it assigns, leaving out those of functions,
+    lambdas and comprehensions defined inside it (their own scopes)."""
     names = set(_parameter_names(function.args))
     pending = list(function.body)
     while pending:
@@ -473,6 +473,10 @@ def _own_local_names(function) -> set:
             names.add(node.name)
             continue
         if isinstance(node, gast.Lambda):
+            continue
+        if isinstance(node, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
+            # its own variables, but for `(y := v)`, which binds y in the function
+            names.update(n.target.id for n in walk(node) if isinstance(n, gast.NamedExpr))
             continue
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             names.add(node.id)

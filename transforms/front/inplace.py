@@ -95,11 +95,10 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     out_by_position = any(
         isinstance(node, gast.Call) and array_method_out(node, namespace) is not None
         for statement in function.body for node in walk_scope(statement))
-    parameters = set(parameter_names(function))
     for body in _bodies(function):
         for index, statement in reversed(list(enumerate(body))):
-            if isinstance(statement, gast.AugAssign) and isinstance(statement.target, gast.Name) \
-                    and statement.target.id in parameters:  # NumPy writes into an array x
+            if isinstance(statement, gast.AugAssign) and isinstance(statement.target, gast.Name):
+                # NumPy writes into an array x (an argument's, or a name for one: `z = y`)
                 body.insert(index, _statement(
                     f"{helper('refuse_read_only')}({statement.target.id}, "
                     f"{location.filename!r}, {location.line_of(statement)})", statement))
