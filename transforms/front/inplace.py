@@ -95,9 +95,11 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     out_by_position = any(
         isinstance(node, gast.Call) and array_method_out(node, namespace) is not None
         for statement in function.body for node in walk_scope(statement))
+    outside = _may_hold_outside_memory(function)
     for body in _bodies(function):
         for index, statement in reversed(list(enumerate(body))):
-            if isinstance(statement, gast.AugAssign) and isinstance(statement.target, gast.Name):
+            if isinstance(statement, gast.AugAssign) and isinstance(statement.target, gast.Name) \
+                    and statement.target.id in outside:
                 # NumPy writes into an array x (an argument's, or a name for one: `z = y`)
                 body.insert(index, _statement(
                     f"{helper('refuse_read_only')}({statement.target.id}, "
@@ -138,6 +140,33 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     function.body[:0] = [statement for argument, write in changed.items()
                          for statement in _argument_copy(function, argument, write, helper,
                                                          location, copy=argument in written)]
+
+
+# Values that are new, never the memory of an argument (a number, a new array of arithmetic)
+_NEW_VALUES = (gast.Constant, gast.BinOp, gast.UnaryOp, gast.Compare, gast.List, gast.Dict,
+               gast.Set, gast.ListComp, gast.DictComp, gast.SetComp, gast.GeneratorExp,
+               gast.JoinedStr, gast.Lambda)
+
+
+def _may_hold_outside_memory(function) -> set:
+    """The names that may hold an array the function did not make, which may be read-only:
+    its parameters, and those it binds to another name, an item, an attribute, a call's
+    result or a loop's item (all but `_NEW_VALUES`), for the check before `name op= v`."""
+    names = set(parameter_names(function))
+    for node in (n for statement in function.body for n in walk_scope(statement)):
+        if isinstance(node, (gast.Assign, gast.AnnAssign, gast.NamedExpr)):
+            if isinstance(node.value, _NEW_VALUES) or node.value is None:
+                continue
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+        elif isinstance(node, (gast.For, gast.comprehension)):
+            targets = [node.target]
+        elif isinstance(node, gast.withitem) and node.optional_vars is not None:
+            targets = [node.optional_vars]
+        else:
+            continue
+        names.update(n.id for target in targets for n in walk(target)
+                     if isinstance(n, gast.Name))
+    return names
 
 
 def _argument_copy(function, argument: str, write, helper, location, copy: bool) -> list:
