@@ -117,6 +117,8 @@ def instance_parts(instance) -> tuple:
 
 
 def _kept_as_it_is(value) -> bool:
+    if isinstance(value, tuple):  # (a tuple of arrays and numbers is taken apart)
+        return any(_kept_as_it_is(item) for item in value)
     return isinstance(value, (list, dict, set, collections.deque)) or (
         hasattr(value, "__dict__") and not isinstance(value, np.ndarray))
 

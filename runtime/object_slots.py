@@ -45,7 +45,7 @@ import weakref
 import numpy as np
 
 from .abstract import abstractify
-from .containers import instance_fields, is_dataclass_instance
+from .containers import instance_fields, is_dataclass_instance, kept_as_they_are
 from .devices import is_gpu_array
 from .pytrees import registered
 from .object_walk import NUMBERS, Root, container_of, follow, load, place_of_write, store, walk
@@ -235,6 +235,8 @@ class ObjectSlots:
                 # are the arguments.
                 for name in instance_fields(value):
                     add(getattr(value, name), key + (name,), f"{label}.{name}")
+                for name, held in kept_as_they_are(value).items():  # the caller's, as they are
+                    add(held, key + (name,), f"{label}.{name}")
             elif not _is_tracer(value) and hasattr(value, "__dict__") and \
                     not isinstance(value, type):
                 roots.append(Root(key, value, label, _finder(value)))

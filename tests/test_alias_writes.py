@@ -389,3 +389,37 @@ def f(x, a, i):
         12: [("k", "x[1:3]"), ("r", "x[0]")],
         14: [("k", "x[1:3]"), ("r", "x[0]")],  # v is a new array
     }
+
+
+def rebound_in_a_loop_that_runs(x):
+    a = x * 2.0
+    v = np.asarray(a)  # a itself
+    for _ in range(2):  # runs: after it, a is what the body made
+        a = np.sum(v * x) * 0.5
+    v[0] = 1.0  # a does not see it
+    return np.sum(v * x) + a
+
+
+def rebound_in_a_loop_that_may_not_run(x, n=2):
+    a = x * 2.0
+    v = np.asarray(a)
+    for _ in range(n):  # may run no time: a may still be v's memory
+        a = np.sum(v * x) * 0.5
+    v[0] = 1.0
+    return np.sum(v * x) + a
+
+
+def returns_in_a_loop_that_runs(x):
+    y = x * 1.0
+    for _ in range(3):
+        return np.sum(y * x)
+    y[0] = 3.0
+    return np.sum(y)
+
+
+def test_a_loop_over_a_range_of_constants_runs_before_what_follows_it():
+    assert_gradients_eager_and_traced(rebound_in_a_loop_that_runs, X)
+    assert_gradients_eager_and_traced(returns_in_a_loop_that_runs, X)
+    with pytest.raises(autotrace.TransformError, match="writes into 'v', which may share its "
+                                                       "memory with 'a'"):
+        autotrace.grad(rebound_in_a_loop_that_may_not_run)(X)

@@ -528,8 +528,8 @@ def test_a_dataclass_is_keyed_by_the_names_of_its_attributes_and_holds_reference
     summed = at.function(sum_of_nodes)
     assert summed(x, root) == pytest.approx(sum_of_nodes(x, root))
     np.testing.assert_allclose(at.function(at.grad(sum_of_nodes))(x, root), 6.0 * x)
-    root.history.append(1.0)  # the same list: no new trace
-    assert summed(x, root) == pytest.approx(84.0) and summed.trace_count == 1
+    root.history.append(1.0)  # what it holds is keyed by value: a new trace, the same value
+    assert summed(x, root) == pytest.approx(84.0) and summed.trace_count == 2
 
 
 def has_a(x, flags):
@@ -552,6 +552,102 @@ def test_sets_and_deques_are_keyed_by_what_they_hold_and_deques_of_arrays_refuse
     values[0] = 5.0
     assert times(x, values) == 15.0
     with pytest.raises(TypeError, match=re.escape(
-            "argument 'values' is a deque holding arrays: a trace does not take it apart as "
-            "it does a list")):
+            "an argument holds an array where a trace keeps values as they are: in a set or a "
+            "deque")):
         at.function(first_times)(x, collections.deque([x * 2.0]))
+    # NumPy numbers are taken by value; sets by their items in order, numbers by their text
+    assert at.function(first_times)(x, collections.deque([np.float64(2.0)])) == 6.0
+    first_item = at.function(lambda x, items: x[next(iter(items))])
+    assert [first_item(np.arange(10.0), items) for items in ({1, 9}, {9, 1})] == [
+        first_item.python_function(np.arange(10.0), items) for items in ({1, 9}, {9, 1})]
+    signed = at.function(lambda x, items: np.arctan2(x * min(items), -1.0))
+    assert [signed(1.0, {zero}) for zero in (0.0, -0.0)] == [np.pi, -np.pi]
+
+
+@dataclasses.dataclass
+class Labelled:
+    w: np.ndarray
+
+    def __post_init__(self):  # a dict, and a tuple back to itself, beside its fields
+        self.meta, self.me = {"kind": "batch"}, (self,)
+
+
+@dataclasses.dataclass
+class Tracking:
+    w: np.ndarray
+
+    def __post_init__(self):
+        self.stats = Running()
+
+
+class Running:
+    def __init__(self):
+        self.mean = np.zeros(3)
+
+
+def tracks_a_mean(x, tracking):
+    tracking.stats.mean = 0.9 * tracking.stats.mean + 0.1 * x
+    return np.sum(tracking.w * x)
+
+
+def test_what_a_dataclass_keeps_beside_its_fields_is_keyed_by_value_and_followed():
+    x = np.array([1.0, 2.0, 3.0])
+    traced = at.function(lambda w, batch: np.sum(w * batch.w) + len(batch.meta["kind"]))
+    batch = Labelled(x)
+    for scale in (1.0, 2.0, 3.0):  # new weights in the one object: one trace
+        batch.w = scale * x
+        assert traced(x, batch) == pytest.approx(scale * 14.0 + 5.0)
+    batch.meta["kind"] = "test"  # read as it is now: a new trace
+    assert traced(x, batch) == pytest.approx(42.0 + 4.0) and traced.trace_count == 2
+    # an object it holds is state, written as the Python function writes it
+    tracking, eager = Tracking(np.ones(3)), Tracking(np.ones(3))
+    step = at.function(tracks_a_mean)
+    for scale in (1.0, 2.0, 3.0):
+        assert step(scale * x, tracking) == tracks_a_mean(scale * x, eager)
+    np.testing.assert_allclose(tracking.stats.mean, eager.stats.mean)
+
+
+@dataclasses.dataclass
+class Summed:
+    w: np.ndarray
+
+    def __post_init__(self):
+        self.history = [np.sum(self.w)]
+
+
+def test_a_dataclass_made_in_a_trace_holding_a_traced_value_beside_its_fields_is_refused():
+    with pytest.raises(TypeError, match=re.escape(
+            "an object of class Summed holds a traced value in its attribute 'history', a "
+            "list set beside its fields")):
+        at.function(lambda x: Summed(x * 2.0))(np.ones(3))
+
+
+def first_value_times(x, params):
+    return x * list(params.values())[0]
+
+
+def test_a_dict_in_another_order_is_another_trace():
+    # its arrays are inputs by sorted key, but iterating it reads its own order
+    x = np.array([1.0, 2.0, 3.0])
+    traced = at.function(first_value_times)
+    for params in ({"a": 1.0, "b": 2.0}, {"b": 2.0, "a": 1.0}, {"a": x, "b": 2.0 * x},
+                   {"b": 2.0 * x, "a": x}):
+        np.testing.assert_array_equal(traced(x, params), first_value_times(x, params))
+    assert traced.trace_count == 4
+
+
+@dataclasses.dataclass
+class Noted:
+    w: np.ndarray
+
+    def __post_init__(self):
+        self.notes, self.count = {}, 2
+
+
+def test_each_call_returns_a_dataclass_with_containers_of_its_own():
+    made = at.function(lambda x: Noted(x * 2.0))
+    first = made(np.ones(2))
+    first.notes["seen"] = True  # the Python function makes a new dict on each call
+    second = made(np.ones(2))
+    assert second.notes == {} and second.count == 2 and second.notes is not first.notes
+    np.testing.assert_array_equal(second.w, [2.0, 2.0])

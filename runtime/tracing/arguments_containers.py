@@ -27,7 +27,6 @@ import traceback
 
 from ..containers import field_names, instance_fields, is_dataclass_instance
 from ..pytrees import registered
-from .trees import leaves_with_paths
 from ..state import current_scope
 from .arguments import ArgumentChangedError, argument_names, parameter_of
 
@@ -63,13 +62,6 @@ class ArgumentContainers:
 
     def _note(self, original, copy, parameter: str, path: str) -> None:
         if copy is original and isinstance(original, _PASSED_AS_IS):
-            if any(leaves_with_paths(list(original))):
-                shown, subject = argument_names(parameter, path, "d")
-                raise TypeError(
-                    f"{subject} is a {type(original).__name__} holding arrays: a trace does "
-                    f"not take it apart as it does a list, and would keep the arrays it holds "
-                    f"now in its graph, where later calls may hold others. Pass list({shown}) "
-                    f"or a tuple instead")
             self.shared.append((original, _held(original), parameter, path))
         if copy is original or type(copy) is not type(original):  # (a static argument's value)
             return

@@ -113,7 +113,15 @@ def _sequence_key(tag):
 
 
 def _dict_key(value: dict, arrays):
-    return ("dict", *[(name, _key(value[name], arrays)) for name in sorted_keys(value)])
+    """By sorted key (the order of its arrays among the inputs), and its own order where that
+    is another: iterating it (`list(d.values())`) reads that."""
+    names = sorted_keys(value)
+    key = ("dict", *[(name, _key(value[name], arrays)) for name in names])
+    order = list(value)
+    return key if order == names else (*key, (_ORDER, tuple(order)))
+
+
+_ORDER = "<the order of its keys>"  # (no key of a dict: its name in the key stands apart)
 
 
 _KEYS = {
@@ -176,13 +184,36 @@ def _other_key(value, arrays: list):
         names, kept = instance_parts(value)
         beside = len(names) > len(field_names(type(value))) or kept  # (named in the key)
         return (type(value), *[_key(getattr(value, name), arrays) for name in names],
-                *([names, *[(name, _identity(held)) for name, held in kept.items()]]
+                *([names, *[(name, kept_key(held)) for name, held in kept.items()]]
                   if beside else ()))
-    if isinstance(value, (set, frozenset)):  # by what it holds (hashable, as a set's items are)
-        return (type(value), frozenset(value))
-    if isinstance(value, collections.deque):  # by what it holds (arrays in it are refused:
-        return (type(value), value.maxlen, *[_key(item, arrays) for item in value])  # traces)
+    if isinstance(value, (set, frozenset, collections.deque)):
+        return kept_key(value)
     return _identity(value)
+
+
+def kept_key(value):
+    """The key of a value a trace keeps as it is, not taken apart (a set or deque argument;
+    a list, dict or object a dataclass holds beside its fields): what it holds, item by item
+    in order (a set's as it iterates), numbers by their text (0.0 and -0.0, 1 and True,
+    apart), objects by identity. An array in it is refused: the graph would keep it."""
+    if isinstance(value, (list, tuple, set, frozenset, collections.deque)):
+        return (type(value), *[kept_key(item) for item in value])
+    if isinstance(value, dict):
+        return (type(value), *[(kept_key(key), kept_key(item)) for key, item in value.items()])
+    if isinstance(value, (np.ndarray, Tracer)) or is_gpu_array(value):
+        raise TypeError(_KEPT_ARRAY)
+    if isinstance(value, (float, complex, np.generic)):
+        return (type(value), repr(value))
+    if value is None or isinstance(value, (int, str, bytes)):
+        return (type(value), value)
+    return _identity(value)
+
+
+_KEPT_ARRAY = (
+    "an argument holds an array where a trace keeps values as they are: in a set or a deque, "
+    "or in a list, dict or object that a dataclass holds beside its fields (set in "
+    "__post_init__). The graph would keep that array, where later calls may hold another: "
+    "pass arrays in lists, tuples and dicts, or make the attribute a field of the dataclass")
 
 
 def _identity(value):
@@ -450,11 +481,15 @@ def _difference(old, new) -> str:
         old_items, new_items = old[1:], new[1:]
         if old[0] == "dict" or (isinstance(old[0], type) and issubclass(old[0], dict)):
             old_items, new_items = dict(old_items), dict(new_items)
+            orders = (old_items.pop(_ORDER, None), new_items.pop(_ORDER, None))
             if old_items.keys() != new_items.keys():
                 return f": keys {sorted(old_items)} -> {sorted(new_items)}"
             for name in old_items:
                 if old_items[name] != new_items[name]:
                     return f"[{name!r}]{_difference(old_items[name], new_items[name])}"
+            if orders[0] != orders[1]:
+                return (f": the order of its keys {list(orders[0] or sorted(old_items))} -> "
+                        f"{list(orders[1] or sorted(new_items))}")
         elif len(old_items) != len(new_items):
             return f": length {len(old_items)} -> {len(new_items)}"
         else:

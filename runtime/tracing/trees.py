@@ -3,9 +3,13 @@
 order that signatures and traces share."""
 from __future__ import annotations
 
+import collections
+import copy
+
 import numpy as np
 
-from ..containers import instance_fields, is_dataclass_instance, new_dataclass, rebuild
+from ..containers import (instance_fields, is_dataclass_instance, kept_as_they_are,
+                          new_dataclass, rebuild)
 from ..devices import is_gpu_array
 from ..pytrees import registered, sorted_keys
 
@@ -42,6 +46,7 @@ def map_arrays(tree, function, is_leaf=is_array):
     if is_dataclass_instance(tree):  # its fields in order, as a namedtuple's
         fields = {name: getattr(tree, name) for name in instance_fields(tree)}
         mapped = {name: map_arrays(value, function, is_leaf) for name, value in fields.items()}
+        _refuse_traced_kept(tree)
         if all(mapped[name] is value for name, value in fields.items()):
             return tree  # no array in it: the object itself
         return new_dataclass(type(tree), mapped, like=tree)
@@ -128,11 +133,37 @@ def _fill(template, outputs):
         if isinstance(template, tuple) and hasattr(type(template), "_fields"):
             return type(template)(*items)
         return type(template)(items)
-    if is_dataclass_instance(template):
-        return new_dataclass(type(template), {
-            name: _fill(getattr(template, name), outputs)
-            for name in instance_fields(template)}, like=template)
+    if is_dataclass_instance(template):  # what it keeps as it is, a list or dict of its own
+        values = {name: _fill(getattr(template, name), outputs)
+                  for name in instance_fields(template)}
+        values.update((name, copy.copy(held) if isinstance(held, _CONTAINERS) else held)
+                      for name, held in kept_as_they_are(template).items())
+        return new_dataclass(type(template), values)
     return template
+
+
+_CONTAINERS = (list, dict, set, collections.deque)  # (each call's result gets its own)
+
+
+def _refuse_traced_kept(instance) -> None:
+    """Raise where a dataclass object holds a traced value in a list, dict or tuple beside its
+    fields (containers.kept_as_they_are): made again, it would keep that value after the trace
+    (a dataclass a traced function makes and returns, `self.hist = [np.sum(self.w)]`)."""
+    for name, held in kept_as_they_are(instance).items():
+        pending = [held]
+        while pending:
+            value = pending.pop()
+            if getattr(type(value), "is_traced_array", False):
+                raise TypeError(
+                    f"an object of class {type(instance).__name__} holds a traced value in "
+                    f"its attribute {name!r}, a {type(held).__name__} set beside its fields, "
+                    f"which a trace keeps as it is: after the trace it would hold a value that "
+                    f"has none. "
+                    f"Make it a field of the dataclass, or keep arrays in fields")
+            if isinstance(value, (list, tuple, set, collections.deque)):
+                pending.extend(value)
+            elif isinstance(value, dict):
+                pending.extend(value.values())
 
 
 def leaves_with_paths(tree, path: str = "") -> list:

@@ -65,8 +65,10 @@ def test_containers_recursively():
     assert key({"a": [1, (2.0, None)]}) != key({"a": [1, (2.0, "x")]})
 
 
-def test_dict_keys_not_their_order():
-    assert key({"a": 1, "b": 2.0}) == key({"b": 2.0, "a": 1})
+def test_dicts_by_keys_and_their_order_keywords_by_name():
+    # iterating a dict reads its order; keyword arguments are bound by name
+    assert key({"a": 1, "b": 2.0}) == key({"a": 1, "b": 2.0})
+    assert key({"a": 1, "b": 2.0}) != key({"b": 2.0, "a": 1})
     assert key(x=1, y=2) == key(y=2, x=1)
 
 

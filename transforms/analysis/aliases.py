@@ -31,10 +31,11 @@ value is unpacked into are items of it: of a container, what it holds; of an arr
 arithmetic on those): an array copies v. Nor does A come to hold itself, written with its own
 slice (`A[2:4] = A[1:3]`), unless A is surely a container (`L[0] = L`).
 
-This is the transforms' one model of memory. Run over reverse mode's primal sweep without
-refusing anything (memory_sharing), it says which names may share an array that a write
-changes item by item: the items the write overwrites are saved and restored for the adjoint
-sweep where a rule reads any of them (transforms/codegen/cleanup.py).
+A loop that surely runs (`for i in range(2):`) leaves its names as its body does. This is the
+transforms' one model of memory. Run over reverse mode's primal sweep without refusing anything
+(memory_sharing), it says which names may share an array that a write changes item by item:
+the items the write overwrites are saved and restored for the adjoint sweep where a rule reads
+any of them (transforms/codegen/cleanup.py).
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ from .argument_writes import (base_name, enclosing_names_written,
                                                   operator_text, parameter_names)
 from .call_results import python_callee
 from ..errors import Location
-from .liveness import live_after
+from .liveness import live_after, surely_runs
 from ..front.parsing import MISSING, resolve
 from ..codegen.nodes import walk
 
@@ -66,8 +67,7 @@ _CONTAINER_OPERATORS = (gast.Add, gast.Mult, gast.BitOr, gast.Sub, gast.BitAnd, 
 _NUMBERS_OF_AN_ARRAY = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes",
                                   "strides"})
 
-# A loop's body is followed until what its names share stops growing; it stops within a few
-# runs, and this many is far more than enough.
+# A loop's body is followed until what its names share stops growing (within a few runs).
 _MOST_LOOP_RUNS = 64
 
 
@@ -78,9 +78,8 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
     Returns the checks to run before writes that may be such a write: (statement, message,
     None) for `A op= v` where A may be an array or a list (not a number), which
     `refuse_shared_write` checks; (statement, message, name) where the name read afterwards
-    was bound to an item of A (`s = A[2]`), which `refuse_shared_item` checks. Adds
-    to `checked_callees` the code of the functions called here whose writes into their
-    arguments were checked."""
+    was bound to an item of A (`s = A[2]`), which `refuse_shared_item` checks. Adds to
+    `checked_callees` the code of the functions called here whose writes were checked."""
     sharing = Sharing(function, location, namespace)
     if location.filename.startswith("<autotrace "):
         # A derivative autotrace generated: its function's writes, and the calls it makes
@@ -395,6 +394,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
     def loop(self, node) -> None:
         if isinstance(node, gast.For):  # an item of what it runs over
             items = self.item(self.value(node.iter))
+        first = surely_runs(node, self.namespace)  # (then not also what it held before)
         for _ in range(_MOST_LOOP_RUNS):
             entry, held, keys = _copy(self.env), self.held_now(), self.keys_now()
             self.loops.append(([], []))
@@ -405,9 +405,9 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
                 self.bind(node.target, items, node)
             self.block(node.body)
             continues, breaks = self.loops.pop()
-            self.env = _join(entry, *continues, self.env)
-            if _names(self.env) == _names(entry) and held == self.held_now() and \
-                    keys == self.keys_now():
+            self.env, first = _join(None if first else entry, *continues, self.env), False
+            if self.env is None or _names(self.env) == _names(entry) and held == \
+                    self.held_now() and keys == self.keys_now():  # (None: every path left)
                 break
         self.env = _join(self.env, *breaks)
 

@@ -12,6 +12,7 @@ import collections
 import gast
 
 from ..codegen.nodes import nodes_of
+from ..front.parsing import resolve
 
 
 def live_after(body) -> dict:
@@ -71,3 +72,15 @@ def _stored(target) -> set:
     if isinstance(target, (gast.Tuple, gast.List)):
         return set().union(*(_stored(e) for e in target.elts))
     return set()
+
+
+def surely_runs(loop, namespace: dict) -> bool:
+    """Whether `loop` runs its body at least once whatever the values: a `for` over a
+    `range` of constants that is not empty (`for i in range(2):`)."""
+    call = loop.iter if isinstance(loop, gast.For) else None
+    if not (isinstance(call, gast.Call) and resolve(call.func, namespace) is range) or \
+            call.keywords or not call.args:
+        return False
+    bounds = [argument.value if isinstance(argument, gast.Constant) else None
+              for argument in call.args]
+    return all(type(bound) is int for bound in bounds) and len(range(*bounds)) > 0
