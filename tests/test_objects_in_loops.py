@@ -52,17 +52,28 @@ def indexes_an_object_in_a_loop(x):
     return total
 
 
+def lists_an_object(x):
+    rows = list(Doubled([x, x * 3.0]))
+    return np.sum(rows[0] * rows[1])
+
+
+def sums_an_object(x):
+    return np.sum(sum(Doubled([x, x * 3.0])) * x)
+
+
 def test_a_loop_over_an_object_a_gradient_reaches_is_refused_and_indexing_is_taken():
     # by __getitem__, which iteration does not differentiate: it crashed in the adjoint
     assert iterates_over_an_object(X) == pytest.approx(8.0 * np.sum(X * X))
-    message = ("a loop iterates over an object of class Doubled (`for v in obj`, by its "
-               "__iter__ or __getitem__), and a gradient reaches the values it gives")
-    for derivative in (autotrace.grad(iterates_over_an_object),
-                       autotrace.function(autotrace.grad(iterates_over_an_object))):
+    message = ("the values of an object of class Doubled are iterated over (`for v in obj`, "
+               "list(obj), sum(obj), by its __iter__ or __getitem__), and a gradient or "
+               "tangent reaches them")
+    for function in (iterates_over_an_object, lists_an_object, sums_an_object):
+        for derivative in (autotrace.grad(function), autotrace.function(autotrace.grad(function))):
+            with pytest.raises(TypeError, match=re.escape(message)):
+                derivative(X)
+    for function in (iterates_over_an_object, lists_an_object):
         with pytest.raises(TypeError, match=re.escape(message)):
-            derivative(X)
-    with pytest.raises(TypeError, match=re.escape(message.replace("gradient", "tangent"))):
-        autotrace.jvp(iterates_over_an_object, (X,), (np.ones(3),))
+            autotrace.jvp(function, (X,), (np.ones(3),))
     assert autotrace.function(iterates_over_an_object)(X) == pytest.approx(
         iterates_over_an_object(X))
     check_every_mode(indexes_an_object_in_a_loop, X)  # (16 x, against finite differences)

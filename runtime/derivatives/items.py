@@ -14,7 +14,7 @@ import types
 
 import numpy as np
 
-from .objects import (ObjectGradient, check_stored, field_names, nonzero_gradient,
+from .objects import (ObjectGradient, check_stored, field_names,
                                                    is_dataclass_instance, is_plain_object,
                                                    with_attribute)
 from .structure import (_ARGUMENT_KINDS, ClearedList, is_namedtuple,
@@ -22,7 +22,6 @@ from .structure import (_ARGUMENT_KINDS, ClearedList, is_namedtuple,
                                                      zeros_like)
 from ..devices import add_at as add_at_in_place, array_module
 from ..primitives.index import add_at, get_item, set_item
-from ..primitives.memory import is_users_object
 from ..state import deposit, holds_state
 
 
@@ -307,39 +306,11 @@ def place_item(like, index, gradient):
 
 
 def sequence_gradient(gradient, iterable):
-    """The gradient of `iterable` given the gradient of `sequence(iterable)`. An object of
-    the user's iterates by its own methods (`__iter__`, `__getitem__`), whose gradient this
-    does not follow: one that a gradient reaches through them is refused."""
+    """The gradient of `iterable` given the gradient of `sequence(iterable)` (an object of
+    the user's: structure.like_container)."""
     if isinstance(iterable, dict):
         return zeros_like(iterable)
-    if iterates_by_its_methods(iterable):
-        if nonzero_gradient(gradient):
-            raise _iteration_error(iterable, "a gradient reaches")
-        return None
     return like_container(gradient, iterable)
-
-
-def iterates_by_its_methods(iterable) -> bool:
-    """Whether `iterable` is an object of the user's, which `for v in obj` iterates over by
-    its `__iter__` or `__getitem__`, which derivatives do not follow."""
-    return is_users_object(iterable) and not isinstance(iterable, (tuple, list))
-
-
-def iteration_tangent_error(iterable, tangent) -> None:
-    """Raise where a tangent reaches the values a loop over an object of the user's gives
-    (iterates_by_its_methods)."""
-    if nonzero_gradient(tangent):
-        raise _iteration_error(iterable, "a tangent reaches")
-
-
-def _iteration_error(iterable, reaches: str) -> TypeError:
-    name = type(iterable).__name__
-    return TypeError(
-        f"a loop iterates over an object of class {name} (`for v in obj`, by its __iter__ "
-        f"or __getitem__), and {reaches} the values it gives: autotrace follows iteration "
-        f"over lists, tuples, dicts and arrays, not the methods that iterate over an object. "
-        f"Iterate over what the object holds (for v in obj.items), or index it (for i in "
-        f"range(len(obj)): v = obj[i], which differentiates {name}.__getitem__)")
 
 
 def values_gradient(gradient, mapping):

@@ -20,6 +20,7 @@ import types
 
 from ..containers import (field_names, is_dataclass_instance, rebuild,  # noqa: F401
                           map_fields, new_dataclass)
+from ..primitives.memory import is_users_object
 
 
 def operator_on_object(detail: str) -> TypeError:
@@ -299,3 +300,24 @@ def nonzero_gradient(gradient) -> bool:
     if type(gradient).__module__ == "numpy" or type(gradient).__module__.startswith("cupy"):
         return bool((gradient != 0).any())
     return True  # a traced value: not known
+
+
+def iterates_by_its_methods(value) -> bool:
+    """Whether `value` is an object of the user's, which `for v in obj`, `list(obj)` or
+    `sum(obj)` iterate over by its `__iter__` or `__getitem__`: derivatives do not follow
+    those."""
+    return is_users_object(value) and not isinstance(value, (tuple, list, dict))
+
+
+def refuse_object_iteration(value, gradient) -> None:
+    """Raise where a gradient or tangent (`gradient`, of the values it gave) reaches the
+    values iterating over an object of the user's gave (iterates_by_its_methods)."""
+    if nonzero_gradient(gradient):
+        name = type(value).__name__
+        raise TypeError(
+            f"the values of an object of class {name} are iterated over (`for v in obj`, "
+            f"list(obj), sum(obj), by its __iter__ or __getitem__), and a gradient or tangent "
+            f"reaches them: autotrace follows iteration over lists, tuples, dicts and arrays, "
+            f"not the methods that iterate over an object. Iterate over what the object holds "
+            f"(for v in obj.items), or index it (for i in range(len(obj)): v = obj[i], which "
+            f"differentiates {name}.__getitem__)")

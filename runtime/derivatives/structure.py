@@ -13,7 +13,8 @@ import numpy as np
 
 from .objects import (ObjectGradient, add_objects,
                                                    is_dataclass_instance, is_plain_object,
-                                                   map_fields)
+                                                   iterates_by_its_methods, map_fields,
+                                                   refuse_object_iteration)
 from ..devices import array_module
 from ..containers import (ClearedList, float_dtype, instance_fields,  # noqa: F401
                           is_namedtuple, rebuild, zeros_like)
@@ -538,11 +539,15 @@ def _is_traced(value) -> bool:
 
 
 def like_container(gradient, value):
-    """`gradient` (a sequence of gradients) in the container kind of `value`."""
+    """`gradient` (a sequence of gradients) in the container kind of `value`. For an object
+    of the user's, which iterates by its own methods, None (refuse_object_iteration)."""
     if isinstance(value, (tuple, list)):
         return rebuild(value, list(gradient))
     if hasattr(value, "shape") and isinstance(gradient, (list, tuple)):
         return array_module(value).stack(gradient) if len(gradient) else zeros_like(value)
+    if iterates_by_its_methods(value):
+        refuse_object_iteration(value, gradient)
+        return None
     return gradient
 
 

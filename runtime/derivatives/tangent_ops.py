@@ -8,7 +8,8 @@ further differentiation; `einsum_jvp_cross`, reached only by third derivatives o
 from __future__ import annotations
 
 from .adjoint_products import _replaced
-from .items import _same, iterates_by_its_methods, iteration_tangent_error
+from .items import _same
+from .objects import iterates_by_its_methods, refuse_object_iteration
 from .structure import like_container, zeros_like
 from ..devices import array_module
 
@@ -38,7 +39,7 @@ def iteration_tangent(tangent, iterable, result):
     if isinstance(iterable, dict):
         return zeros_like(result)
     if iterates_by_its_methods(iterable):  # (its items' tangents are not followed)
-        iteration_tangent_error(iterable, tangent)
+        refuse_object_iteration(iterable, tangent)
         return zeros_like(result)
     return like_container(tangent, result)
 
