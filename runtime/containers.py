@@ -93,9 +93,10 @@ def instance_fields(instance) -> tuple:
 
 
 def kept_as_they_are(instance) -> dict:
-    """The attributes of a dataclass object beside its fields that hold a list, dict, set or
-    object (a history, a reference to its parent or to itself): made again, the object holds
-    them as they are, and a trace's key names them by identity, as it does other objects."""
+    """The attributes of a dataclass object beside its fields that hold a list, dict, set,
+    deque or object (a history, a reference to its parent or to itself): made again, the
+    object holds them as they are (a trace keys them by what they hold, objects by identity:
+    runtime/tracing/signature.py kept_key)."""
     return instance_parts(instance)[1]
 
 
@@ -119,8 +120,12 @@ def instance_parts(instance) -> tuple:
 def _kept_as_it_is(value) -> bool:
     if isinstance(value, tuple):  # (a tuple of arrays and numbers is taken apart)
         return any(_kept_as_it_is(item) for item in value)
-    return isinstance(value, (list, dict, set, collections.deque)) or (
+    return isinstance(value, KEPT_CONTAINERS) or (
         hasattr(value, "__dict__") and not isinstance(value, np.ndarray))
+
+
+# The containers a dataclass object keeps as they are beside its fields (kept_as_they_are)
+KEPT_CONTAINERS = (list, dict, set, collections.deque)
 
 
 def new_dataclass(cls, values: dict, like=None):

@@ -22,18 +22,21 @@ from ..containers import rebuild
 def snapshot(value):
     """A copy of `value` that later in-place changes to its arrays and lists do not reach, its
     NumPy arrays sharing memory as those of `value` do (see the module's docstring)."""
-    roots: dict = {}
-    _count_roots(value, roots)
-    return _copy(value, {key for key, count in roots.items() if count > 1}, {})
+    return _copy(value, _shared_roots(value), {})
 
 
 def argument_snapshot(value):
     """`snapshot` of an argument the derivative writes into: its arrays that are read-only
     (np.broadcast_to's, a memory-mapped file's) are read-only in the copy too, so that the
     write raises where NumPy's does, rather than give a derivative of what NumPy refuses."""
+    return _copy(value, _shared_roots(value), {}, argument=True)
+
+
+def _shared_roots(value) -> set:
+    """The ids of the arrays that more than one array of `value` views (or is)."""
     roots: dict = {}
     _count_roots(value, roots)
-    return _copy(value, {key for key, count in roots.items() if count > 1}, {}, argument=True)
+    return {key for key, count in roots.items() if count > 1}
 
 
 def refuse_read_only(value, filename: str, line: int) -> None:

@@ -3,13 +3,12 @@
 order that signatures and traces share."""
 from __future__ import annotations
 
-import collections
 import copy
 
 import numpy as np
 
-from ..containers import (instance_fields, is_dataclass_instance, kept_as_they_are,
-                          new_dataclass, rebuild)
+from ..containers import (KEPT_CONTAINERS, instance_fields, is_dataclass_instance,
+                          kept_as_they_are, new_dataclass, rebuild)
 from ..devices import is_gpu_array
 from ..pytrees import registered, sorted_keys
 
@@ -136,13 +135,10 @@ def _fill(template, outputs):
     if is_dataclass_instance(template):  # what it keeps as it is, a list or dict of its own
         values = {name: _fill(getattr(template, name), outputs)
                   for name in instance_fields(template)}
-        values.update((name, copy.copy(held) if isinstance(held, _CONTAINERS) else held)
+        values.update((name, copy.copy(held) if isinstance(held, KEPT_CONTAINERS) else held)
                       for name, held in kept_as_they_are(template).items())
         return new_dataclass(type(template), values)
     return template
-
-
-_CONTAINERS = (list, dict, set, collections.deque)  # (each call's result gets its own)
 
 
 def _refuse_traced_kept(instance) -> None:
@@ -160,10 +156,10 @@ def _refuse_traced_kept(instance) -> None:
                     f"which a trace keeps as it is: after the trace it would hold a value that "
                     f"has none. "
                     f"Make it a field of the dataclass, or keep arrays in fields")
-            if isinstance(value, (list, tuple, set, collections.deque)):
-                pending.extend(value)
-            elif isinstance(value, dict):
+            if isinstance(value, dict):
                 pending.extend(value.values())
+            elif isinstance(value, (*KEPT_CONTAINERS, tuple)):
+                pending.extend(value)
 
 
 def leaves_with_paths(tree, path: str = "") -> list:

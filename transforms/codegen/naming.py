@@ -105,3 +105,24 @@ def seed_keyword(func, keyword: str = "dy") -> str:
     while keyword in taken:
         keyword += "_"
     return keyword
+
+
+def local_names(arguments: gast.arguments, body: list) -> set:
+    """A function's local variables, by Python's rule: its parameters and the names its body
+    binds (assignment targets, loop and `with` targets, imports, nested defs), nested scopes
+    apart, but for a comprehension's `(y := v)`, which binds y in the function. A name that is
+    only subscripted or mutated is not one."""
+    found = {a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    found.update(a.id for a in (arguments.vararg, arguments.kwarg) if a is not None)
+    for statement in body:
+        for node in walk_scope(statement):
+            if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+                found.add(node.name)
+            elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+                found.add(node.id)
+            elif isinstance(node, (gast.Import, gast.ImportFrom)):
+                found.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+            elif isinstance(node, (gast.ListComp, gast.SetComp, gast.DictComp,
+                                   gast.GeneratorExp)):
+                found.update(n.target.id for n in nodes_of(node) if isinstance(n, gast.NamedExpr))
+    return found

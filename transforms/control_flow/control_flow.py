@@ -58,13 +58,13 @@ from ..analysis.argument_writes import base_name, operator_text, outside_write_m
 from ..codegen.codegen import to_source
 from .control_flow_calls import _Conditions, _ConditionalExpressions, helper
 from .control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
-                                                         assigned_names, loaded_names, local_names)
+                                                         assigned_names, loaded_names)
 from ..front.exits import exits_to_flags, single_return
 from ..analysis.liveness import live_after
 from ..analysis.write_sharing import write_sharing
 from .concrete_writes import (checked_test, made_containers, outside_names, unfollowed_writes,
                               write_keywords, written_through)
-from ..codegen.naming import Namer, name_counts, names_in, walk_scope
+from ..codegen.naming import Namer, local_names, name_counts, names_in, walk_scope
 from ..front.parsing import resolve
 from ..codegen.templates import name, replace, replace_expression
 from ..codegen.nodes import walk

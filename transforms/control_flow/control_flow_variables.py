@@ -2,7 +2,8 @@
 (transforms/control_flow/control_flow.py), which makes a converted statement's variables from it.
 
 A statement's variables are those its body assigns or mutates (`a[i] = v`, `l.append(v)`),
-among the function's local variables by Python's rule (`assigned_names`, `local_names`); a
+among the function's local variables by Python's rule (`assigned_names`, codegen/naming.py
+`local_names`); a
 variable read after the statement (`loaded_names`) is live, and a loop carries it. A statement
 that jumps out (a return, or a break or continue of its own loop: `_jumps`) stays Python code.
 """
@@ -96,23 +97,6 @@ def _restores_item(node) -> bool:
         function = function.args[0]
     return (isinstance(function, gast.Name) and function.id.startswith("restore_item")
             and len(node.args) == 3 and isinstance(node.args[0], gast.Name))
-
-
-def local_names(arguments: gast.arguments, body: list) -> set:
-    """A function's local variables, by Python's rule: its parameters and the names its body
-    binds (assignment targets, loop and `with` targets, imports, nested defs), nested scopes
-    apart. A name that is only subscripted or mutated is not one."""
-    found = {a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
-    found.update(a.id for a in (arguments.vararg, arguments.kwarg) if a is not None)
-    for statement in body:
-        for node in walk_scope(statement):
-            if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-                found.add(node.name)
-            elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
-                found.add(node.id)
-            elif isinstance(node, (gast.Import, gast.ImportFrom)):
-                found.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-    return found
 
 
 def loaded_names(nodes) -> set:

@@ -48,9 +48,9 @@ from .shared_items import refuse_shared_argument, refuse_shared_items
 from .list_methods import rewrite_list_methods
 from .method_receivers import check_array_method, is_array_method
 from ..analysis.live_names import LiveNamespace
-from ..codegen.naming import Namer, names_in, seed_keyword
+from ..codegen.naming import Namer, local_names, names_in, seed_keyword
 from .nested import lift_nested_functions
-from ..codegen.nodes import children, nodes_of, walk
+from ..codegen.nodes import nodes_of, walk
 from ..analysis.object_state import check_calls, check_state_writes
 from ..reverse.built_objects_and_super import (check_constructions, explicit_super, objects_built,
                       parse_fields_function, replace_calls)
@@ -301,8 +301,9 @@ def bind(unit: Unit) -> None:
     namespace = unit.namespace = LiveNamespace(parsed)
     namespace.update(getattr(parsed, "generated_names", {}))  # of a fields function
     session.namespaces.append(namespace)
-    namespace.shadowed = _own_local_names(function)  # a local shadows the global (builtin)
-    for local in namespace.shadowed:  # of its name
+    # a local variable shadows the global (or builtin) of its name
+    namespace.shadowed = local_names(function.args, function.body)
+    for local in namespace.shadowed:
         namespace.pop(local, None)
     namer = unit.namer = Namer(names_in(function) | {unit.keyword})
     namer.locals = set()
@@ -460,28 +461,6 @@ def _namedtuples_built(function, namespace: dict, helper) -> None:
         node.args = [node.func, gast.Tuple(elts=values, ctx=gast.Load())]
         node.keywords = []
         node.func = name(helper("build_namedtuple"))
-
-
-def _own_local_names(function) -> set:
-    """The parameters of `function` and the names it assigns, leaving out those of functions,
-    lambdas and comprehensions defined inside it (their own scopes)."""
-    names = set(_parameter_names(function.args))
-    pending = list(function.body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            names.add(node.name)
-            continue
-        if isinstance(node, gast.Lambda):
-            continue
-        if isinstance(node, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
-            # its own variables, but for `(y := v)`, which binds y in the function
-            names.update(n.target.id for n in walk(node) if isinstance(n, gast.NamedExpr))
-            continue
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            names.add(node.id)
-        pending.extend(children(node))
-    return names
 
 
 def _accumulate_as_add(function, namespace: dict, helper) -> None:
