@@ -105,7 +105,7 @@ class Vmapped:
             entry, leaves, axes, size = self._entry(args, kwargs)
             if array_call is not None:
                 self._array_calls[array_call] = (entry, axes, size)
-        entry.structure.refuse_read_only(leaves)
+        entry.structure.refuse_arguments(leaves)
         for position, _ in entry.structure.arguments_written:  # called while tracing: the
             if is_traced(leaves[position]):  # enclosing trace notes the write (or refuses it)
                 leaves[position]._refuse_read_only()

@@ -336,7 +336,7 @@ class Function:
         function cannot run on them at all."""
         def trace_again():
             return self._traced_again(key, args, kwargs)
-        entry.structure.refuse_read_only(arrays)  # (this call's own error: no trace again)
+        entry.structure.refuse_arguments(arrays)  # (this call's own error: no trace again)
         try:
             return self._run(entry, arrays, trace_again)
         except Exception:  # noqa: BLE001 - traced again below, with this call's sizes

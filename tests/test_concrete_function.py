@@ -102,6 +102,57 @@ def writes_into_its_argument(x):
     return x * 2.0
 
 
+def fills_its_argument(s, v):
+    s[...] = v * 2.0
+    return s + 1.0
+
+
+def adds_to_its_argument(s, v):
+    s += v
+    return s * 2.0
+
+
+def test_a_0d_spec_argument_changed_in_place_is_refused_for_a_0d_array():
+    # A 0-d Spec takes a NumPy scalar or a 0-d array: the trace cannot tell which, and only the
+    # call can. The change was lost on a 0-d array; `s[...] = v` on a number gave a value where
+    # NumPy raises. `s += v` on a number gives it a new value, as NumPy does.
+    specs = [Spec(()), Spec(())]
+    for function, written in ((fills_its_argument, "s[...] = ..."),
+                              (adds_to_its_argument, "s += ...")):
+        traced = at.function(function, input_signature=specs)
+        s = np.array(1.0)
+        with pytest.raises(ArgumentChangedError, match=re.escape(
+                f"the traced function changes argument 's' in place ({written})")):
+            traced(s, 3.0)
+        assert s == 1.0
+        if function is adds_to_its_argument:
+            for number in (1.0, np.float64(1.0)):
+                assert traced(number, 3.0) == function(number, 3.0) == 8.0
+    traced = at.function(fills_its_argument, input_signature=specs)
+    for number, kind in ((1.0, "numpy.float64"), (np.float64(1.0), "numpy.float64")):
+        with pytest.raises(TypeError, match=re.escape(
+                f"'{kind}' object does not support item assignment (argument 's', a number "
+                "here, which the function writes into as into an array: s[...] = ...)")):
+            traced(number, 3.0)
+    with pytest.raises(TypeError, match="'numpy.float64' object does not support item"):
+        fills_its_argument(np.float64(1.0), 3.0)
+    concrete = at.function(adds_to_its_argument).get_concrete_function(*specs)
+    assert concrete(np.float64(1.0), np.float64(3.0)) == 8.0
+    # NumPy's view of a number is a copy, which a trace serving 0-d arrays cannot follow
+    traced = at.function(adds_through_a_view, input_signature=specs)
+    assert adds_through_a_view(np.float64(1.0), 3.0) == 2.0
+    with pytest.raises(TypeError, match=re.escape(
+            "argument 's' is a number here, which the traced function changes in place "
+            "through a view of it (s += ...)")):
+        traced(np.float64(1.0), 3.0)
+
+
+def adds_through_a_view(s, v):
+    t = s.reshape(())
+    t += v
+    return s * 2.0
+
+
 def test_functions_traced_for_specs_refuse_changing_an_array_argument():
     # NumPy changes the caller's x; a graph cannot, so the change would be lost silently
     message = "the traced function changes argument 'x' in place (x[...] = ...)"

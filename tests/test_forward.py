@@ -205,3 +205,27 @@ def test_hessian_hvp_and_forward_jacobian_in_an_argument_that_others_depend_on(w
                                                                                    rel=1e-5)
     assert autotrace.jacobian(reassign_every_argument, wrt, mode="forward")(*args) == \
         pytest.approx(first, rel=1e-6)
+
+
+def _squares_its_first_item(x):
+    x[0] = x[0] ** 2
+    return np.sum(x ** 3)
+
+
+def test_traced_forward_derivatives_of_a_function_writing_into_its_argument():
+    # A NumPy tangent of a traced argument is traced too: the derivative writes into both, and
+    # a NumPy array written with traced values through one of its names lost the others
+    # (np.hessian's basis vectors crashed "setting an array element with a sequence").
+    x = np.array([1.0, 2.0, 3.0])
+    t = np.array([1.0, 0.5, 0.0])
+    # f = x0**6 + x1**3 + x2**3: the derivative along t is 6 x0**5 + 3 x1**2 / 2
+    expected = (1.0 + 8.0 + 27.0, 6.0 + 6.0)
+    assert autotrace.jvp(_squares_its_first_item, (x.copy(),), (t,)) == expected
+    traced = autotrace.function(lambda x: autotrace.jvp(_squares_its_first_item, (x,), (t,)))
+    assert tuple(float(v) for v in traced(x.copy())) == expected
+    hessian = np.diag([30.0 * x[0] ** 4, 6.0 * x[1], 6.0 * x[2]])
+    np.testing.assert_allclose(autotrace.hessian(_squares_its_first_item)(x.copy()), hessian)
+    for derivative in (autotrace.hessian, lambda f: autotrace.jacfwd(autotrace.grad(f))):
+        got = autotrace.function(derivative(_squares_its_first_item))(x.copy())
+        np.testing.assert_allclose(got, hessian)
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])

@@ -395,6 +395,27 @@ def test_in_place_operator_on_an_element_of_an_argument_rebinds_it():
     np.testing.assert_allclose(gradient, [x[2], 2.0 * x[2], x[0] + 2.0 * x[1]], rtol=1e-15)
 
 
+def _items_rebound_in_a_loop(x, y):
+    total = 0.0
+    for v in y:  # each v a NumPy number: `v += ...` rebinds it, y stays as it was
+        v += x[0]
+        total = total + v * v
+    return total + np.sum(y)
+
+
+def test_in_place_operator_on_the_items_of_a_1d_argument_in_a_loop_rebinds_them():
+    x, y = np.array([1.0, 2.0]), np.array([1.0, 2.0])
+    assert _items_rebound_in_a_loop(x, y) == at.function(_items_rebound_in_a_loop)(x, y) == 16.0
+    np.testing.assert_array_equal(y, [1.0, 2.0])
+    expected = ([2.0 * (2.0 + 3.0), 0.0], [2.0 * 2.0 + 1.0, 2.0 * 3.0 + 1.0])
+    for gradient in (at.grad(_items_rebound_in_a_loop, wrt=(0, 1)),
+                     at.function(at.grad(_items_rebound_in_a_loop, wrt=(0, 1)))):
+        for got, want in zip(gradient(x, y), expected):
+            np.testing.assert_array_equal(got, want)
+    with pytest.raises(ArgumentChangedError, match=re.escape("argument 'y'[...] in place")):
+        at.function(_items_rebound_in_a_loop)(x, np.ones((2, 2)))  # rows are views
+
+
 @pytest.mark.parametrize("index, shown", [(Ellipsis, "x[...]"), ((0, Ellipsis), "x[0, ...]")])
 def test_in_place_operator_on_a_view_of_an_argument_is_refused(index, shown):
     def changes(x):

@@ -65,18 +65,56 @@ def test_a_loop_over_an_object_a_gradient_reaches_is_refused_and_indexing_is_tak
     # by __getitem__, which iteration does not differentiate: it crashed in the adjoint
     assert iterates_over_an_object(X) == pytest.approx(8.0 * np.sum(X * X))
     message = ("the values of an object of class Doubled are iterated over (`for v in obj`, "
-               "list(obj), sum(obj), by its __iter__ or __getitem__), and a gradient or "
-               "tangent reaches them")
+               "`a, b = obj`, list(obj), sum(obj), by its __iter__ or __getitem__), and a "
+               "gradient or tangent reaches them")
     for function in (iterates_over_an_object, lists_an_object, sums_an_object):
         for derivative in (autotrace.grad(function), autotrace.function(autotrace.grad(function))):
             with pytest.raises(TypeError, match=re.escape(message)):
                 derivative(X)
-    for function in (iterates_over_an_object, lists_an_object):
+    for function in (iterates_over_an_object, lists_an_object, sums_an_object):
         with pytest.raises(TypeError, match=re.escape(message)):
             autotrace.jvp(function, (X,), (np.ones(3),))
     assert autotrace.function(iterates_over_an_object)(X) == pytest.approx(
         iterates_over_an_object(X))
     check_every_mode(indexes_an_object_in_a_loop, X)  # (16 x, against finite differences)
+
+
+class Pair:
+    """Iterates over its two values; its items by index are something else."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __iter__(self):
+        return iter((self.a, self.b))
+
+    def __getitem__(self, index):
+        return self.a * (index + 5.0)
+
+
+def unpacks_an_object(x):
+    a, b = Pair(x, x * 2.0)  # by __iter__, as Python unpacks: (x, 2 x)
+    return np.sum(a * b)
+
+
+def unpacks_an_object_it_does_not_differentiate(x):
+    a, b = Pair(np.sum(x), 3.0)
+    return a * b
+
+
+def test_unpacking_an_object_iterates_over_it():
+    # It was read as `a = obj[0]; b = obj[1]`: a crash without __getitem__, and with one that
+    # differs from iteration, a value other than Python's.
+    message = ("the values of an object of class Pair are iterated over (`for v in obj`, "
+               "`a, b = obj`, list(obj), sum(obj), by its __iter__ or __getitem__)")
+    for derivative in (autotrace.grad(unpacks_an_object),
+                       autotrace.function(autotrace.grad(unpacks_an_object)),
+                       lambda x: autotrace.jvp(unpacks_an_object, (x,), (np.ones(3),))):
+        with pytest.raises(TypeError, match=re.escape(message)):
+            derivative(X)
+    with pytest.raises(TypeError, match=re.escape(message)):
+        autotrace.grad(unpacks_an_object_it_does_not_differentiate)(X)
+    assert autotrace.function(unpacks_an_object)(X) == pytest.approx(2.0 * np.sum(X * X))
 
 
 def squared_norm(vec):

@@ -192,3 +192,30 @@ def test_a_batched_gradient_inside_a_traced_function_and_general_traces_refuse()
     with pytest.raises(ValueError, match="argument 'y' is a read-only array"):
         general(np.ones(4), np.broadcast_to(np.ones(1), (4,)))
     assert general.trace_count == count
+
+
+def squares_its_first_item(x):
+    x[0] = x[0] ** 2
+    return np.sum(x ** 3)
+
+
+def test_forward_over_reverse_refuses_a_read_only_argument_and_takes_a_read_only_tangent():
+    # The derivative of a derivative copies the copy of its argument: its writes were not
+    # noted, and jacfwd(grad(f)) gave a Hessian where NumPy raises. A tangent is no array of
+    # the caller's: a read-only one (np.broadcast_to's) was copied read-only, and raised.
+    hessian = np.diag([30.0, 12.0, 18.0])  # of x0**6 + x1**3 + x2**3 at (1, 2, 3)
+    for derivative in (at.hessian, lambda f: at.jacfwd(at.grad(f))):
+        np.testing.assert_allclose(derivative(squares_its_first_item)(X.copy()), hessian)
+        for run in (derivative(squares_its_first_item),
+                    at.function(derivative(squares_its_first_item))):
+            with pytest.raises(ValueError, match="assignment destination is read-only"):
+                run(read_only(X))
+    ones = np.broadcast_to(np.array(1.0), (3,))
+    x = X.copy()
+    for jvp in (at.jvp, at.function(lambda x, t: at.jvp(squares_its_first_item, (x,), (t,)))):
+        if jvp is at.jvp:
+            value, tangent = jvp(squares_its_first_item, (x,), (ones,))
+        else:
+            value, tangent = jvp(x, ones)
+        assert (value, tangent) == (36.0, 6.0 + 12.0 + 27.0)
+    np.testing.assert_array_equal(x, X)

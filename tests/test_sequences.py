@@ -5,6 +5,13 @@ Where the transform cannot tell a list from an array (a parameter, an item of a 
 generated code decides when it runs, so one derivative serves both. `extend` and `insert`
 are followed as the appends and pops they are made of.
 """
+import collections
+import collections.abc
+import heapq
+import operator
+import random
+import re
+
 import numpy as np
 import pytest
 
@@ -436,3 +443,233 @@ def test_forward_mode_keeps_the_places_of_joined_items():
     assert autotrace.jvp(constant_first, (3.0,), (1.0,)) == (16.0, 5.0)
     assert autotrace.jvp(appended_constant, (3.0,), (1.0,)) == (9.0, 3.0)
     assert autotrace.grad(appended_constant)(3.0) == 3.0
+
+
+class _Pair:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def pop(self):  # methods of the user's named like a list's
+        return self.a * 2.0
+
+    def append(self, v):
+        return _Pair(self.a + v, self.b)
+
+
+def _pair_methods(x):
+    p = _Pair(x, x * 3.0)
+    q = p.append(x)
+    return np.sum(p.pop() * q.b)
+
+
+def test_methods_named_append_and_pop_of_a_class_of_the_users_are_its_own():
+    x = np.array([1.0, 2.0])
+    assert _pair_methods(x) == 6.0 * np.sum(x ** 2)
+    for gradient in (autotrace.grad(_pair_methods),
+                     autotrace.function(autotrace.grad(_pair_methods))):
+        np.testing.assert_allclose(gradient(x), 12.0 * x, rtol=1e-15)
+
+
+def _deque_pop(x):
+    q = collections.deque()
+    q.append(x * 2.0)
+    return np.sum(q.pop())
+
+
+def _deque_appendleft(x):
+    q = collections.deque()
+    q.appendleft(x * 2.0)
+    return np.sum(q[0])
+
+
+def _deque_of_indices(x):
+    q = collections.deque([0])
+    total = 0.0
+    while q:
+        i = q.popleft()
+        total = total + x[i] ** 2
+        if i + 1 < x.shape[0]:
+            q.append(i + 1)
+    return total
+
+
+def _pushes_onto_a_heap(x):
+    heap = []
+    heapq.heappush(heap, np.sum(x) * 3.0)
+    return heap[0]
+
+
+def _sets_an_item_by_operator(x):
+    items = [x]
+    operator.setitem(items, 0, x * 3.0)
+    return np.sum(items[0])
+
+
+def _appends_unbound(x):
+    items = []
+    list.append(items, x * 2.0)
+    return np.sum(items[0])
+
+
+def test_functions_and_methods_that_may_keep_a_value_carrying_gradient_are_refused():
+    # A deque's append and pop were taken for a list's and crashed; appendleft, heappush,
+    # operator.setitem and list.append called unbound lost the gradient of what they kept.
+    x = np.array([1.0, 2.0])
+    for function, what, why in (
+            (_deque_pop, "deque.append", "the methods of deque objects may keep what they are "
+             "given"),
+            (_deque_appendleft, "deque.appendleft", "the methods of deque objects may keep"),
+            (_pushes_onto_a_heap, "heapq.heappush", "its result is not read, so it is called "
+             "for what it does with that value"),
+            (_sets_an_item_by_operator, "operator.setitem", "its result is not read"),
+            (_appends_unbound, "list.append", "its result is not read")):
+        line = function.__code__.co_firstlineno + 2
+        for derivative in (lambda x: autotrace.grad(function)(x),
+                           lambda x: autotrace.jvp(function, (x,), (np.ones(2),))):
+            with pytest.raises(autotrace.TransformError, match=re.escape(
+                    f"line {line}: autotrace cannot differentiate this call of {what}: it is "
+                    f"given a value that carries gradient, and {why}")):
+                derivative(x)
+    # a deque holding no value that carries gradient is followed as Python runs it
+    for gradient in (autotrace.grad(_deque_of_indices),
+                     autotrace.function(autotrace.grad(_deque_of_indices))):
+        np.testing.assert_array_equal(gradient(x), 2.0 * x)
+
+
+class _ScalingList(list):
+    def append(self, value):  # keeps its items where list does, out of sight of autotrace
+        super().append(value * 3.0)
+
+
+def _appends_to_a_list_subclass(x):
+    items = _ScalingList()
+    items.append(x)
+    return np.sum(items.pop() * x)
+
+
+class _TuplePair(tuple):
+    pass
+
+
+def _builds_a_tuple_subclass(x):
+    a, b = _TuplePair((x, x * 3.0))
+    return np.sum(a * b)
+
+
+def test_subclasses_of_list_and_tuple_that_hold_values_carrying_gradient_are_refused():
+    # Their gradients were lost: [4, 8] where 6 x is right, and zeros.
+    x = np.array([1.0, 2.0])
+    line = _appends_to_a_list_subclass.__code__.co_firstlineno + 2
+    with pytest.raises(autotrace.TransformError, match=re.escape(
+            f"line {line}: autotrace cannot differentiate this call of _ScalingList.append: "
+            "it is given a value that carries gradient, and the methods of _ScalingList "
+            "objects may keep what they are given")):
+        autotrace.grad(_appends_to_a_list_subclass)(x)
+    line = _builds_a_tuple_subclass.__code__.co_firstlineno + 1
+    with pytest.raises(autotrace.TransformError, match=re.escape(
+            f"line {line}: autotrace cannot differentiate building a _TuplePair from values that "
+            "carry gradient: it derives from tuple")):
+        autotrace.grad(_builds_a_tuple_subclass)(x)
+
+
+def _unpacks_dicts(x):
+    first, second = {"p": x, "q": x * 2.0}  # a dict's keys
+    a, b = {"p": x * 3.0, "q": x * 2.0}.values()
+    return np.sum(a * b) + len(first + second)
+
+
+def test_unpacking_a_dict_takes_its_keys():
+    # (it was read as d[0], d[1]: a KeyError)
+    x = np.array([1.0, 2.0])
+    assert _unpacks_dicts(x) == 6.0 * np.sum(x * x) + 2.0
+    check_grads(_unpacks_dicts, (x,), order=2, modes=("reverse", "forward"))
+
+
+class _Bag:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def pop(self, key):  # a method of the user's named like a list's pop(i)
+        return getattr(self, key) * 2.0
+
+
+def _pops_a_key_of_a_bag(x):
+    bag = _Bag(x, x * 3.0)
+    value = bag.pop("b")
+    return np.sum(value * x)
+
+
+def test_pop_with_an_argument_of_a_class_of_the_users_is_its_own():
+    # (it was rewritten as a list's pop(i): "object of type '_Bag' has no len()")
+    x = np.array([1.0, 2.0])
+    assert _pops_a_key_of_a_bag(x) == 6.0 * np.sum(x * x)
+    check_grads(_pops_a_key_of_a_bag, (x,), order=2, modes=("reverse", "forward"))
+
+
+def _shuffles_values(x):
+    y = x * 2.0
+    np.random.default_rng(0).shuffle(y)
+    return np.sum(y * np.arange(3.0))
+
+
+def _shuffles_a_list(x):
+    items = [x[0], x[1], x[2]]
+    random.Random(0).shuffle(items)
+    return items[0] * 10.0 + items[1]
+
+
+def _shuffles_indices(x):
+    order = np.arange(3)
+    np.random.default_rng(0).shuffle(order)
+    return np.sum(x[order] * np.arange(3.0))
+
+
+def test_shuffling_values_that_carry_gradient_is_refused_and_indices_are_not():
+    # (the gradient ignored the new order: [2, 40, 600]-like values where it is reordered)
+    x = np.array([1.0, 2.0, 3.0])
+    for function, first in ((_shuffles_values, "y"), (_shuffles_a_list, "items")):
+        line = function.__code__.co_firstlineno + 2
+        with pytest.raises(autotrace.TransformError, match=re.escape(
+                f"line {line}: autotrace cannot differentiate this shuffle: it reorders "
+                f"{first!r}, which carries gradient, in place, which autotrace does not follow; "
+                f"index with a permutation instead: "
+                f"{first} = {first}[rng.permutation(len({first}))]")):
+            autotrace.grad(function)(x)
+    order = np.arange(3)
+    np.random.default_rng(0).shuffle(order)
+    expected = np.zeros(3)
+    expected[order] = np.arange(3.0)
+    np.testing.assert_array_equal(autotrace.grad(_shuffles_indices)(x), expected)
+
+
+class _Checked(collections.abc.MutableMapping):
+    def __init__(self):
+        self.items = {}
+
+    def __getitem__(self, key):
+        return self.items[key]
+
+    def __setitem__(self, key, value):
+        self.items[key] = value
+
+    def __delitem__(self, key):
+        del self.items[key]
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __len__(self):
+        return len(self.items)
+
+    def check(self, value):  # a method of the user's, read from its source
+        assert value.shape == (3,)
+
+
+def _checks_with_a_mapping(x):
+    _Checked().check(x * 2.0)
+    return np.sum(x * x)
+
+
+def test_a_method_of_the_users_on_a_container_class_is_read():
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(autotrace.grad(_checks_with_a_mapping)(x), 2.0 * x)

@@ -95,9 +95,9 @@ def _attributes(result, y):
 STRUCTURE_TABLE = [
     E("seed", structure.seed, normal((3,), (3,))),
     E("seed/default", structure.seed, _with(_n(3), None)),
-    E("tangent_seed", structure.tangent_seed, normal((3,), (3,))),
-    E("tangent_like", structure.tangent_like, normal((1, 3), (2, 3)), wrt=(0,)),
-    E("tangent_like/same-shape", structure.tangent_like, normal((2, 3), (2, 3)), wrt=(0,)),
+    E("tangent_seed", tangent_ops.tangent_seed, normal((3,), (3,))),
+    E("tangent_like", tangent_ops.tangent_like, normal((1, 3), (2, 3)), wrt=(0,)),
+    E("tangent_like/same-shape", tangent_ops.tangent_like, normal((2, 3), (2, 3)), wrt=(0,)),
     E("match", structure.match, lambda rng: (np.float64(rng.standard_normal()), 1.5), wrt=(0,)),
     E("match_for_caller", structure.match_for_caller,
       lambda rng: (np.float64(rng.standard_normal()), 1.5), wrt=(0,)),
@@ -273,6 +273,9 @@ STRUCTURE_TABLE = [
             [np.ones(2), np.ones(3)], (np.ones(2), np.ones(3))), wrt=(0,)),
     E("tangent_ops:iteration_tangent/dict", tangent_ops.iteration_tangent,
       _with(lambda rng: {"a": rng.standard_normal(2)}, {"a": np.ones(2)}, ["a"]), wrt=(0,)),
+    E("tangent_ops:sum_tangent", tangent_ops.sum_tangent,
+      _with(lambda rng: [rng.standard_normal(3), rng.standard_normal(3)],
+            [np.ones(3), np.ones(3)], _n(3)), wrt=(0, 2)),
 ]
 ALL_ENTRIES = TABLE + STRUCTURE_TABLE
 

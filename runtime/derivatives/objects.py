@@ -306,7 +306,8 @@ def iterates_by_its_methods(value) -> bool:
     """Whether `value` is an object of the user's, which `for v in obj`, `list(obj)` or
     `sum(obj)` iterate over by its `__iter__` or `__getitem__`: derivatives do not follow
     those."""
-    return is_users_object(value) and not isinstance(value, (tuple, list, dict))
+    return is_users_object(value) and (not isinstance(value, (tuple, list, dict)) or any(
+        "__iter__" in vars(base) for base in type(value).__mro__[:-2]))  # (its own __iter__)
 
 
 def refuse_object_iteration(value, gradient) -> None:
@@ -316,7 +317,8 @@ def refuse_object_iteration(value, gradient) -> None:
         name = type(value).__name__
         raise TypeError(
             f"the values of an object of class {name} are iterated over (`for v in obj`, "
-            f"list(obj), sum(obj), by its __iter__ or __getitem__), and a gradient or tangent "
+            f"`a, b = obj`, list(obj), sum(obj), by its __iter__ or __getitem__), and a "
+            f"gradient or tangent "
             f"reaches them: autotrace follows iteration over lists, tuples, dicts and arrays, "
             f"not the methods that iterate over an object. Iterate over what the object holds "
             f"(for v in obj.items), or index it (for i in range(len(obj)): v = obj[i], which "

@@ -520,11 +520,22 @@ def in_dtype_of(gradient, value):
     containers item by item: as in JAX, a float32 argument of a function that computes in
     float64 gets a float32 gradient, and a float64 one of a float32 computation a float64 one.
     A complex gradient of a real value is left as it is (its imaginary part is no rounding)."""
+    return item_by_item(_leaf_in_dtype_of, gradient, value)
+
+
+def item_by_item(leaf, gradient, value):
+    """`leaf(g, v)` for each leaf g of `gradient` and its value v, through the tuples, lists
+    and dicts both have alike; a container the two do not share is a leaf."""
     if isinstance(value, (tuple, list)) and isinstance(gradient, (tuple, list)) \
             and len(value) == len(gradient):
-        return rebuild(gradient, [in_dtype_of(g, v) for g, v in zip(gradient, value)])
+        return rebuild(gradient, [item_by_item(leaf, g, v) for g, v in zip(gradient, value)])
     if isinstance(value, dict) and isinstance(gradient, dict) and gradient.keys() == value.keys():
-        return rebuild(gradient, ((k, in_dtype_of(g, value[k])) for k, g in gradient.items()))
+        return rebuild(gradient, ((k, item_by_item(leaf, g, value[k]))
+                                  for k, g in gradient.items()))
+    return leaf(gradient, value)
+
+
+def _leaf_in_dtype_of(gradient, value):
     dtype, given = getattr(value, "dtype", None), getattr(gradient, "dtype", None)
     if dtype is None or given is None or given == dtype or not hasattr(gradient, "astype"):
         return gradient
@@ -567,12 +578,6 @@ def carries_gradient(value) -> bool:
     return hasattr(value, "dtype") and hasattr(value, "shape")
 
 
-def tangent_seed(value, tangent):
-    """The tangent a forward derivative starts from: `tangent` if given, else ones like
-    `value` (a tuple of values takes a tuple of tangents), in the dtype of its value."""
-    return ones_like(value) if tangent is None else in_dtype_of(tangent, value)
-
-
 def fresh_tangent(tangent):
     """The output tangent a forward derivative hands back to its caller: an array in it that
     may share memory with an argument of the derivative (a tangent the caller passed, which
@@ -582,12 +587,3 @@ def fresh_tangent(tangent):
     if isinstance(tangent, _IMMUTABLE):
         return tangent
     return _apart_from_arguments(tangent, sys._getframe(1))
-
-
-def tangent_like(tangent, value):
-    """`tangent` broadcast to `value`'s shape (after forward mode dropped a zero term that
-    would have broadcast it)."""
-    shape = getattr(value, "shape", None)
-    if shape is None or getattr(tangent, "shape", None) == shape:
-        return tangent
-    return array_module(value).broadcast_to(tangent, shape).copy()

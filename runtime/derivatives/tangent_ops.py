@@ -10,8 +10,9 @@ from __future__ import annotations
 from .adjoint_products import _replaced
 from .items import _same
 from .objects import iterates_by_its_methods, refuse_object_iteration
-from .structure import like_container, zeros_like
+from .structure import in_dtype_of, item_by_item, like_container, ones_like, zeros_like
 from ..devices import array_module
+from ..primitives.registry import in_trace_of
 
 
 def seed_tangent(tangent, value, dy):
@@ -44,6 +45,16 @@ def iteration_tangent(tangent, iterable, result):
     return like_container(tangent, result)
 
 
+def sum_tangent(tangent, iterable, start):
+    """The tangent of `sum(iterable, start)`, given those of the iterable and of start: the
+    values an object of the user's iterates over by its methods carry none it follows (refused
+    where a tangent reaches them)."""
+    if iterates_by_its_methods(iterable):
+        refuse_object_iteration(iterable, tangent)
+        return start
+    return sum(tangent, start)
+
+
 def einsum_jvp_cross(subscripts, first, second, operands):
     """The second-order term of einsum: the sum over operand pairs j != k of
     np.einsum(subscripts, *operands) with operand j replaced by first[j] and k by second[k]."""
@@ -55,3 +66,21 @@ def einsum_jvp_cross(subscripts, first, second, operands):
                 moved = _replaced(_replaced(operands, j, tangent_j), k, tangent_k)
                 total = total + xp.einsum(subscripts, *moved)
     return total
+
+
+def tangent_seed(value, tangent):
+    """The tangent a forward derivative starts from: `tangent` if given, else ones like
+    `value` (a tuple of values takes a tuple of tangents), in the dtype of its value. A NumPy
+    tangent of a traced value is traced too (the derivative may write into either)."""
+    if tangent is None:
+        return ones_like(value)
+    return item_by_item(in_trace_of, in_dtype_of(tangent, value), value)
+
+
+def tangent_like(tangent, value):
+    """`tangent` broadcast to `value`'s shape (after forward mode dropped a zero term that
+    would have broadcast it)."""
+    shape = getattr(value, "shape", None)
+    if shape is None or getattr(tangent, "shape", None) == shape:
+        return tangent
+    return array_module(value).broadcast_to(tangent, shape).copy()

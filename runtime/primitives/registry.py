@@ -123,6 +123,16 @@ def bind_like(like, name: str, **attrs):
     return like._builder.record(primitives[name], (), attrs)
 
 
+def in_trace_of(value, like):
+    """A concrete array `value` as a new traced array (its copy) in the trace of a traced
+    `like`; anything else as it is. Derivative code holding a NumPy array beside traced ones
+    (a tangent given as a NumPy array) may write traced values into it through any of its
+    names, as into the traced ones."""
+    if isinstance(value, np.ndarray) and is_traced(like) and not is_traced(value):
+        return like._builder.record(primitives["copy"], (value,), {})
+    return value
+
+
 def is_traced(value) -> bool:
     return getattr(value, "_builder", None) is not None
 

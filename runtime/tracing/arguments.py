@@ -18,6 +18,7 @@ loop counts, though that may not run for the call: both branches of a traced `if
 """
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -46,29 +47,73 @@ def is_argument(tracer) -> bool:
     return known is not None and known[0] is tracer
 
 
-def refuse_change_of_argument(tracer, operation: str) -> None:
+def refuse_change_of_argument(tracer, operation: str, through: bool = False) -> None:
     """Raise ArgumentChangedError if `tracer` is an array argument of the traced function (or
     stands for one in a branch or loop): `operation` (e.g. "{} += ...", `{}` for the
-    argument) would change it in place."""
+    argument) would change it in place, or, `through`, a view of it. A 0-d Spec's argument
+    may be a NumPy scalar, which `s += v` rebinds: the change is noted, and checked when a
+    call passes its value (`zero_d_written`)."""
     if not is_argument(tracer):
         return
-    _, parameter, path, _ = tracer._builder.arguments[id(tracer)]
+    _, parameter, path, leaf, spec_0d = tracer._builder.arguments[id(tracer)]
+    if spec_0d is None:
+        raise ArgumentChangedError(_changed_message(parameter, path, operation))
+    written = tracer._builder.root().zero_d_written
+    itself = not through and tracer._link is None and path == spec_0d  # (not a view of it)
+    first = written.setdefault(leaf, (parameter, path, operation, None))
+    if not (itself and _AUGMENTED.fullmatch(operation)) and (
+            first[3] is None or first[3][2] and not itself):  # a write a number cannot take
+        written[leaf] = (*first[:3], (path, operation, itself))  # (a view's, where one is)
+
+
+_AUGMENTED = re.compile(r"\{\} \S+= \.\.\.")  # `{} += ...`: a number gets a new value
+
+
+def _changed_message(parameter: str, path: str, operation: str) -> str:
     shown, name = argument_names(parameter, path)
-    raise ArgumentChangedError(
-        f"the traced function changes {name} in place ({operation.format(shown)}): "
-        f"called eagerly, that changes the caller's array, but a traced call cannot, so the "
-        f"change would be lost. Make a new array and return it instead ({shown} = {shown} + "
-        f"... rather than +=, or y = {shown}.copy() and change y); arrays made inside the "
-        f"function may be changed in place")
+    return (f"the traced function changes {name} in place ({operation.format(shown)}): "
+            f"called eagerly, that changes the caller's array, but a traced call cannot, so the "
+            f"change would be lost. Make a new array and return it instead ({shown} = {shown} + "
+            f"... rather than +=, or y = {shown}.copy() and change y); arrays made inside the "
+            f"function may be changed in place")
+
+
+def zero_d_written(builder) -> tuple:
+    """(position among a call's arrays, the error for a 0-d array there, for a number there
+    or None; each an (exception class, message)) for each 0-d Spec argument the trace of
+    `builder` changes in place: OutputStructure.refuse_arguments raises them. A number
+    (a NumPy scalar) takes `s op= v` as a new value, as the trace does; `s[...] = v` raises
+    NumPy's TypeError, and a write through a view (`t = s[...]; t += v`, a copy of a number)
+    cannot be followed."""
+    checks = []
+    for position, (parameter, path, operation, unlike) in sorted(
+            builder.zero_d_written.items()):
+        checks.append((position, (ArgumentChangedError,
+                                  _changed_message(parameter, path, operation)),
+                       None if unlike is None else (TypeError, _number_message(parameter,
+                                                                               *unlike))))
+    return tuple(checks)
+
+
+def _number_message(parameter: str, path: str, operation: str, itself: bool) -> str:
+    shown, name = argument_names(parameter, path)
+    if itself and operation.startswith("{}["):
+        return (f"'<type>' object does not support item assignment ({name}, a number here, "
+                f"which the function writes into as into an array: {operation.format(shown)})")
+    how = "" if itself else " through a view of it"
+    return (f"{name.split('[')[0]} is a number here, which the traced function changes in "
+            f"place{how} ({operation.format(shown)}): NumPy does not change a number so, and "
+            f"the trace, which serves a 0-d array there too, cannot tell; give it a new value "
+            f"instead ({shown} = {shown} + ...)")
 
 
 def mark_view(view, base, index) -> None:
     """Mark `view` (`base[index]`, a NumPy view when `base` is an array) as part of the array
     argument `base` stands for, if it stands for one: changing it changes the caller's array."""
     if is_argument(base) and getattr(view, "_builder", None) is not None:
-        _, parameter, path, leaf = base._builder.arguments[id(base)]
+        _, parameter, path, leaf, spec_0d = base._builder.arguments[id(base)]
         view._builder.arguments[id(view)] = (view, parameter, f"{path}[{_index_text(index)}]",
-                                             leaf)
+                                             leaf, spec_0d)
 
 
 def argument_names(parameter: str, path: str, kind: str = "x") -> tuple:
@@ -264,14 +309,25 @@ def argument_copy(original, copy):
     module's docstring). Else `copy` itself."""
     if _read_only(original):
         return _view_of_itself(copy, None)
-    *_, root = view_chain(original)
-    if not is_argument(root):
+    root = _argument_behind(original)
+    if root is None:
         return copy
+    copy._builder.root().copied_arguments[id(copy)] = (copy, root)  # (a copy of this copy)
 
     def write(base, value):  # the copy's value, noted as the argument's write
         _note_written(root, base._builder)
         return value
     return _view_of_itself(copy, write)
+
+
+def _argument_behind(tracer):
+    """The array argument whose memory `tracer` is (through views), or whose copy by
+    argument_copy it is (a derivative of a derivative copies the copy); or None."""
+    *_, root = view_chain(tracer)
+    if is_argument(root):
+        return root
+    copied = root._builder.root().copied_arguments.get(id(root))
+    return copied[1] if copied is not None and copied[0] is root else None
 
 
 def refuse_read_only_write(tracer) -> None:
@@ -281,8 +337,8 @@ def refuse_read_only_write(tracer) -> None:
     write noted as the argument's (see the module's docstring)."""
     if _read_only(tracer):
         raise ValueError("output array is read-only")
-    *_, root = view_chain(tracer)
-    if is_argument(root):
+    root = _argument_behind(tracer)
+    if root is not None:
         _note_written(root, tracer._builder)
 
 
@@ -311,7 +367,7 @@ def _note_written(argument, builder) -> None:
     """Note a write into (a derivative's copy of) the array argument `argument`, recorded by
     `builder`: on some paths only where that is a branch's or a loop body's, or the write
     carries out theirs (`writing_back`)."""
-    _, parameter, path, leaf = argument._builder.arguments[id(argument)]
+    _, parameter, path, leaf, _ = argument._builder.arguments[id(argument)]
     written = builder.root().arguments_written
     on_a_path = builder is not builder.root() or _WRITING_BACK.get()
     written[leaf] = (parameter, path, on_a_path and written.get(leaf, (None, None, True))[2])

@@ -209,9 +209,11 @@ def _held(placeholders, functions, where: str, statement: str):
 
 
 def _item(iterable, i):
-    """`iterable[i]`, a view of it in NumPy: part of an array argument if `iterable` is one."""
+    """`iterable[i]`, a view of it in NumPy: part of an array argument if `iterable` is one.
+    A 1-D array's item is a NumPy number, which `item op= v` rebinds, as `v = y[i]` is."""
     item = iterable[i]
-    mark_view(item, iterable, "...")
+    if iterable.ndim > 1:
+        mark_view(item, iterable, "...")
     return item
 
 

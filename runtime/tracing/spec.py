@@ -151,7 +151,8 @@ def _describe(value) -> str:
 
 def _python_value_as_array(spec: Spec, value):
     """`value` (a Python number, or a list of them) as an array of spec's dtype if it fits
-    without changing kind (int to float is fine; float to int, or bool to number, is not)."""
+    without changing kind (int to float is fine; float to int, or bool to number, is not); a
+    number as a NumPy scalar, which `s += v` gives a new value, as it does the number."""
     try:
         natural = np.asarray(value)
     except ValueError:  # a ragged list
@@ -164,9 +165,10 @@ def _python_value_as_array(spec: Spec, value):
     if not np.can_cast(natural.dtype, spec.dtype, "same_kind"):
         return None
     try:
-        return np.asarray(value, dtype=spec.dtype)
+        array = np.asarray(value, dtype=spec.dtype)
     except OverflowError:  # a Python int too large for spec's dtype
         return None
+    return array[()] if not array.ndim else array  # a number: a NumPy scalar, not an array
 
 
 def _fit(spec: Spec, value):

@@ -49,7 +49,7 @@ from ..abstract import AbstractArray, abstractify, unknown_size_error
 from .arguments import (  # noqa: F401 - the argument checks, imported here too
     ArgumentChangedError, _index_text, argument_copy, argument_paths, arguments_written,
     inherit_arguments, input_name, is_view_index, mark_overlaps, mark_view,
-    refuse_change_of_argument, refuse_read_only_write)
+    refuse_change_of_argument, refuse_read_only_write, zero_d_written)
 from .arguments_containers import ArgumentContainers
 from ..devices import is_gpu_array, mixing_error
 from ..graph import Constant, Equation, Graph, Literal, Var
@@ -121,6 +121,8 @@ class GraphBuilder:
         self.reads_argument_memory = False  # (see runtime/derivatives/snapshots.py)
         self.argument_copies: dict = {}  # id -> a list, dict or object: arguments_containers
         self.arguments_written: dict = {}  # (see arguments.py argument_copy)
+        self.zero_d_written: dict = {}  # (see arguments.py refuse_change_of_argument)
+        self.copied_arguments: dict = {}  # id -> (a copy, its argument): argument_copy
 
     def root(self) -> GraphBuilder:
         """The builder of the whole trace: a subgraph's (a branch, a loop body) encloses it."""
@@ -470,8 +472,8 @@ def _write(tracer: Tracer, value, operation: str, read_only_message: str) -> Non
     its bases and views; refused (ArgumentChangedError) where that is an argument's."""
     if value.dtype != tracer.dtype:
         value = astype(value, tracer.dtype)
-    write_into(tracer, value, lambda member: refuse_change_of_argument(member, operation),
-               read_only_message)
+    write_into(tracer, value, lambda member: refuse_change_of_argument(
+        member, operation, through=member is not tracer), read_only_message)
 
 
 for _name, _function in array_methods.items():  # x.sum(axis=0) is np.sum(x, axis=0)
@@ -559,8 +561,10 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
         parameter, path = next(names)
         tracer.graph_var.name = input_name(parameter, path)
         if protect_arguments and not isinstance(leaf, np.generic) and (  # no NumPy scalar,
-                not isinstance(leaf, Tracer) or leaf._builder is None and leaf.ndim):  # a Spec's
-            builder.arguments[id(tracer)] = (tracer, parameter, path, len(made))
+                not isinstance(leaf, Tracer) or leaf._builder is None):  # a Spec's
+            # (a 0-d Spec's call may pass a NumPy scalar: its writes are checked then)
+            spec_0d = path if isinstance(leaf, Tracer) and not leaf.ndim else None
+            builder.arguments[id(tracer)] = (tracer, parameter, path, len(made), spec_0d)
         made.append((leaf, tracer))
         return tracer
     made: list = []  # (leaf, Tracer): arguments the caller passed sharing memory stay so
@@ -590,4 +594,5 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
     structure = OutputStructure(template, scope.captured_cells, scope.written_cells)
     structure.reads_argument_memory = builder.reads_argument_memory
     structure.arguments_written = arguments_written(builder)
+    structure.zero_d_written = zero_d_written(builder)
     return Graph(builder.inputs, builder.equations, outputs), structure

@@ -62,6 +62,9 @@ class OutputStructure:
     # (position among a call's arrays, NumPy's error): arguments its derivatives write into,
     # refused read-only (runtime/tracing/arguments.py arguments_written).
     arguments_written: tuple = ()
+    # (position, error for a 0-d array, for a NumPy scalar): 0-d Spec arguments it changes in
+    # place (runtime/tracing/arguments.py zero_d_written).
+    zero_d_written: tuple = ()
 
     def __init__(self, template, captured: list = (), written: list = ()):
         self.template = template  # the result with each graph output replaced by _Slot(i)
@@ -75,8 +78,8 @@ class OutputStructure:
     def run(self, compiled, arrays) -> object:
         """The function's result from running `compiled` (the graph) on the call's `arrays`,
         with the state cells it reads fed in and those it writes stored back."""
-        if self.arguments_written:
-            self.refuse_read_only(arrays)
+        if self.arguments_written or self.zero_d_written:
+            self.refuse_arguments(arrays)
         if not self.captured and not self.written:
             outputs = compiled(*arrays)
             return outputs[0] if self.single else self.unflatten(outputs)
@@ -88,13 +91,23 @@ class OutputStructure:
             outputs = outputs[:count]
         return self.unflatten(outputs)
 
-    def refuse_read_only(self, arrays) -> None:
+    def refuse_arguments(self, arrays) -> None:
         """Raise where a call passes read-only (NumPy's flags) an array argument that the
-        trace's derivatives write into (`arguments_written`): NumPy's write would raise."""
+        trace's derivatives write into (`arguments_written`): NumPy's write would raise; and
+        where it passes a 0-d array, or for `s[...] = v` a NumPy scalar, that the trace
+        changes as a 0-d Spec (`zero_d_written`)."""
         for position, error in self.arguments_written:
             array = arrays[position]
             if isinstance(array, np.ndarray) and not array.flags.writeable:
                 raise ValueError(error)
+        for position, changed, scalar_error in self.zero_d_written:
+            error = changed if isinstance(arrays[position], np.ndarray) else \
+                scalar_error if isinstance(arrays[position], (np.generic, int, float, complex)) \
+                else None
+            if error is not None:
+                kind = type(arrays[position])
+                raise error[0](error[1].replace("<type>", f"{kind.__module__}.{kind.__name__}"
+                                                if kind.__module__ == "numpy" else kind.__name__))
 
     def unflatten(self, outputs: tuple):
         """The function's result, from the compiled graph's flat tuple of outputs."""

@@ -18,8 +18,10 @@ v` after `buf = self.buf`) and `setattr`.
 """
 from __future__ import annotations
 
+import collections
 import copy
 import inspect
+import queue
 import sys
 import weakref
 
@@ -40,6 +42,9 @@ _DEEPEST_CALLS = 3
 # Packages whose functions are not read: NumPy's and autotrace's (whose objects, Modules and
 # Variables, hand their gradients on as they are), and the standard library's.
 _NOT_READ = {"numpy", "cupy", "autotrace"}
+# Python's containers, whose methods are written in C or in the standard library.
+_CONTAINERS = (collections.abc.MutableSequence, collections.abc.MutableMapping,
+               collections.abc.MutableSet, queue.Queue, queue.SimpleQueue)
 
 
 def check_state_writes(callee, varied: tuple, filename: str, line: int) -> None:
@@ -47,6 +52,14 @@ def check_state_writes(callee, varied: tuple, filename: str, line: int) -> None:
     of an object it is given to a value that carries gradient. Generated code calls it before
     a call resolved only when it runs. varied: which of the call's arguments carry gradient
     (positions, keywords, and "<object>" for the object whose method `callee` is)."""
+    if _may_keep_what_it_is_given(callee, varied):
+        owner = callee.__self__
+        raise TransformError(
+            f"autotrace cannot differentiate this call of {type(owner).__qualname__}."
+            f"{callee.__name__}: it is given a value that carries gradient, and the methods of "
+            f"{type(owner).__qualname__} objects may keep what they are given, where "
+            f"autotrace, which does not read that method, would lose its gradient; {_FOLLOWED}",
+            filename, line, "call of a method that may keep its arguments")
     function, bound = _function_called(callee)
     if function is None:
         return
@@ -62,6 +75,33 @@ def refuse_state_writes(location, node, function, bound, varied: tuple) -> None:
     found = state_write(function, _varied_parameters(function, bound, varied), bound)
     if found is not None:
         raise location.error(node, _message(function, *found), "change of an attribute")
+
+
+# Methods of Python's containers that store what they are given.
+_STORING_METHODS = frozenset({"append", "appendleft", "extend", "extendleft", "insert", "add",
+                              "update", "setdefault", "put", "put_nowait", "__setitem__",
+                              "__iadd__"})
+# Methods of Python's containers that keep nothing they are given.
+_READING_METHODS = frozenset({"index", "count", "get", "copy", "discard", "remove", "isdisjoint",
+                              "issubset", "issuperset", "__getitem__", "__contains__",
+                              "__len__"})
+
+
+def _may_keep_what_it_is_given(callee, varied: tuple) -> bool:
+    """Whether `callee` is a method of a container of Python or its standard library (a deque,
+    a set, a queue: its methods are not read), or of a subclass of one, that may keep an
+    argument carrying gradient (a list's append and pop, and a dict's writes, the transforms
+    follow themselves). A subclass of the user's keeps its items where the container does,
+    out of sight too."""
+    owner = getattr(callee, "__self__", None)
+    if owner is None or inspect.ismodule(owner) or isinstance(owner, type) \
+            or getattr(callee, "__name__", None) in _READING_METHODS \
+            or not isinstance(owner, _CONTAINERS) or all(v == "<object>" for v in varied):
+        return False
+    function, _ = _function_called(callee)
+    # A method of the user's (read from its source) keeps where the container does only where
+    # it stands for one of the container's own that store (an `append` calling super's).
+    return function is None or callee.__name__ in _STORING_METHODS
 
 
 def _message(function, parameter: str, what: str, filename: str, line: int) -> str:
@@ -351,6 +391,16 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
             if resolved.value is setattr and 2 in which:
                 raise location.error(call, _WRITE_INTO_ATTRIBUTE.format(
                     what=_text(call), owner=_text(call.args[0])), "change of an attribute")
+            method = sources.get(call.func.id) if isinstance(call.func, gast.Name) else call.func
+            if isinstance(method, gast.Attribute) and method.attr == "shuffle" \
+                    and 0 in which:  # np.random's, a Generator's, the random module's
+                raise location.error(call, _SHUFFLED.format(first=_text(call.args[0])),
+                                     "shuffle")
+            if resolved.kind == "unknown" and isinstance(statement, gast.Expr) \
+                    and not _keeps_nothing(resolved.value):
+                raise location.error(call, _UNKNOWN_EFFECT.format(what=_text(call.func),
+                                                                followed=_FOLLOWED),
+                                     "call of a function with no rule")
             if resolved.kind == "user":
                 function, bound = _function_called(resolved.value)
                 if function is not None:
@@ -372,6 +422,26 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                     if "lineno" in node._attributes:
                         gast.copy_location(node, statement)
                 block.insert(index, guard)
+
+
+def _keeps_nothing(function) -> bool:
+    """Whether `function`, called for what it does, keeps nothing it is given: autotrace's own
+    (autotrace.print, summaries), NumPy's that write a file."""
+    module = (getattr(function, "__module__", None) or "").split(".")[0]
+    return module == "autotrace" or module == "numpy" and getattr(
+        function, "__name__", "").startswith("save")
+
+
+_SHUFFLED = ("autotrace cannot differentiate this shuffle: it reorders {first!r}, which carries "
+             "gradient, in place, which autotrace does not follow; index with a permutation "
+             "instead: {first} = {first}[rng.permutation(len({first}))]")
+_FOLLOWED = ("write the change with operations autotrace follows: items.append(v) called on "
+             "a list, d[k] = v, x[i] = v, or a method of a class of your own")
+_UNKNOWN_EFFECT = (
+    "autotrace cannot differentiate this call of {what}: it is given a value that carries "
+    "gradient, and its result is not read, so it is called for what it does with that value, "
+    "which autotrace cannot see (it has no derivative rule): the gradient of what it keeps "
+    "would be lost; {followed}")
 
 
 def _of_an_object_followed(call, active: set, assigned: dict, aliases: dict,

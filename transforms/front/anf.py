@@ -248,12 +248,16 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
                     item = name(copy_name)
                 items.append(item)
         else:
+            by_its_methods = self.iterated_by_its_methods(value)
             sequence = self.atom(value)
             if not isinstance(sequence, gast.Name):
                 raise self.location.error(like, "cannot unpack a constant", "unpacking")
-            if sequence.id in stored:
+            if sequence.id in stored or by_its_methods:
+                # (a dict or an object of the user's unpacks by its __iter__: what it gives)
                 copy_name = self.namer.temporary("t")
-                self.emit(gast.Assign(targets=[name(copy_name, store=True)], value=sequence,
+                copied = gast.Call(func=name(self.helper_name("sequence")), args=[sequence],
+                                   keywords=[]) if by_its_methods else sequence
+                self.emit(gast.Assign(targets=[name(copy_name, store=True)], value=copied,
                                       type_comment=None), like)
                 sequence = name(copy_name)
             items = [gast.Subscript(value=name(sequence.id), slice=_constant(i),
@@ -475,9 +479,11 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
             and func.value.id in ("self", "cls")
         if isinstance(func, gast.Attribute) and not self.is_static(func) and not of_self:
             method = func.attr
-            if method in LIST_METHODS:
+            if method in LIST_METHODS and self.list_method(func):
                 return self.call(gast.Attribute(value=self.atom(func.value), attr=method,
                                                 ctx=gast.Load()), args, keywords)
+            if method in LIST_METHODS:  # an object's own method, read apart
+                return self.call(self.atom(func), args, keywords)
             if method in ARRAY_METHODS or method in PACKED_METHODS or method == "flatten":
                 return self.array_method(func.value, method, args, keywords)
             if method in HELPER_METHODS:

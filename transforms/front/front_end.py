@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from ...runtime.derivatives import items, structure
+from ...runtime.derivatives import items, structure, tangent_ops
 from ...runtime.derivatives.snapshots import argument_snapshot, refuse_read_only, snapshot
 from ...runtime.derivatives.state_log import add_recomputed, state_as_at, state_writes_log
 from ...runtime.derivatives.state_writes import object_tangent, refuse_reads_of
@@ -88,7 +88,7 @@ HELPERS = {
     "refuse_read_only": refuse_read_only,
     "checked_out": checked_out,
     "shallow_copy": items.shallow_copy,
-    "tangent_seed": structure.tangent_seed, "tangent_like": structure.tangent_like,
+    "tangent_seed": tangent_ops.tangent_seed, "tangent_like": tangent_ops.tangent_like,
     "refuse_integral_argument": structure.refuse_integral_argument,
     "like_container": structure.like_container, "deposit": deposit,
     "state_version": state_version, "state_as_of": state_as_of,

@@ -39,6 +39,7 @@ import gast
 
 from ..errors import Location
 from ..codegen.naming import Namer
+from .object_operators import ObjectClasses
 from .parsing import MISSING, resolve
 from ..codegen.codegen import to_source
 from ..codegen.templates import name, replace
@@ -78,7 +79,8 @@ def rewrite_list_methods(function: gast.FunctionDef, location: Location, namer: 
     """Rewrite each `x.extend(...)`, `x.insert(...)` and `x.pop(i)` statement of `function`,
     and each zip, enumerate, reversed used as a value and each sorted, in place.
     helper(name): the name generated code calls a runtime helper by."""
-    function.body = _block(function.body, location, namer, namespace)
+    objects = ObjectClasses(function, namespace)  # (their own methods of these names)
+    function.body = _block(function.body, location, namer, namespace, objects)
     as_lists = _IteratorsAsLists(namer, namespace, helper)
     function.body = [as_lists.visit(statement) for statement in function.body]
 
@@ -166,20 +168,20 @@ class _IteratorsAsLists(gast.NodeTransformer):
         return None
 
 
-def _block(statements, location, namer, namespace) -> list:
+def _block(statements, location, namer, namespace, objects) -> list:
     out = []
     for statement in statements:
         for field in ("body", "orelse"):
             block = getattr(statement, field, None)
             if isinstance(block, list) and not isinstance(statement, gast.FunctionDef):
-                setattr(statement, field, _block(block, location, namer, namespace))
+                setattr(statement, field, _block(block, location, namer, namespace, objects))
         call, target = None, None
         if isinstance(statement, gast.Expr):
             call = statement.value
         elif (isinstance(statement, gast.Assign) and len(statement.targets) == 1
               and isinstance(statement.targets[0], gast.Name)):
             call, target = statement.value, statement.targets[0]
-        method = _growing_method(call, namespace)
+        method = _growing_method(call, namespace, objects)
         if method == "pop" and (len(call.args) != 1 or call.keywords):
             method = None  # items.pop(): followed as it is
         elif method != "pop" and target is not None:
@@ -187,7 +189,7 @@ def _block(statements, location, namer, namespace) -> list:
         if not isinstance(statement, (gast.If, gast.For, gast.While, gast.With)):  # (done)
             _refuse_changes_inside(statement, location, namespace)
         if method is None:
-            _refuse_as_value(statement, location, namespace)
+            _refuse_as_value(statement, location, namespace, objects)
             out.append(statement)
             continue
         items = call.func.value
@@ -219,13 +221,15 @@ def _block(statements, location, namer, namespace) -> list:
     return out
 
 
-def _growing_method(call, namespace) -> str | None:
-    """"extend" or "insert" for a call of that method on a value (not a module function)."""
+def _growing_method(call, namespace, objects) -> str | None:
+    """"extend", "insert" or "pop" for a call of that method on a value (not a module
+    function, nor an object the source tells the class of, whose own method it is)."""
     if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
             and call.func.attr in GROWING_METHODS
             and resolve(call.func, namespace) is MISSING
             and not (isinstance(call.func.value, gast.Name)
-                     and call.func.value.id in ("self", "cls"))):
+                     and call.func.value.id in ("self", "cls"))
+            and not isinstance(objects.of(call.func.value), frozenset)):
         return call.func.attr
     return None
 
@@ -251,11 +255,11 @@ def _refuse_changes_inside(statement, location: Location, namespace: dict) -> No
                 f"{copy}({held}); inner.{method}(...); {held} = inner", f".{method}")
 
 
-def _refuse_as_value(statement, location: Location, namespace: dict) -> None:
+def _refuse_as_value(statement, location: Location, namespace: dict, objects) -> None:
     """`y = x.extend(...)` (None) is no growing of a list the transforms can follow, nor is
     `2 * x.pop(i)`."""
     for node in walk(statement):
-        method = _growing_method(node, namespace)
+        method = _growing_method(node, namespace, objects)
         if method == "pop" and (len(node.args) != 1 or node.keywords):
             continue  # items.pop(): followed anywhere
         if method == "pop":

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import sys
 import types
 from typing import NamedTuple
 
@@ -70,9 +71,26 @@ def is_users_class(cls) -> bool:
     A namedtuple class of the user's is one: the operators it defines are its methods (those
     it does not, tuple's, are no Python functions, which `_defined` looks for)."""
     return isinstance(cls, type) and not (
-        (issubclass(cls, _NOT_USERS) and not (issubclass(cls, tuple) and hasattr(cls, "_fields")))
+        (issubclass(cls, _NOT_USERS) and not (issubclass(cls, tuple) and hasattr(cls, "_fields"))
+         and not _own_container_methods(cls))
         or is_library_class(cls)
         or hasattr(cls, "__array_ufunc__") or hasattr(cls, "__array_function__"))
+
+
+# The methods of a list, tuple or dict whose work the transforms model themselves.
+_CONTAINER_METHODS = frozenset({"append", "pop", "extend", "insert", "__getitem__",
+                                "__setitem__", "__iter__", "__add__", "__iadd__", "keys",
+                                "values", "items", "get", "setdefault", "update"})
+
+
+def _own_container_methods(cls) -> bool:
+    """Whether `cls`, a subclass of list, tuple or dict of the user's, defines its own of the
+    methods the transforms model for those (an `append` that scales what it keeps): then its
+    instances are objects whose methods are differentiated, not containers."""
+    return issubclass(cls, (list, tuple, dict)) and not is_library_class(cls) and any(
+        method in vars(base) for base in cls.__mro__
+        if base not in (list, tuple, dict, object) and not is_library_class(base)
+        for method in _CONTAINER_METHODS)
 
 
 def method_class(function: gast.FunctionDef, namespace: dict, location):
@@ -337,12 +355,37 @@ def binary_method(method: str, left, right) -> MethodCall | None:
     return MethodCall(1, reflected, right if len(right_has) == len(right) else None)
 
 
+def _not_the_users(cls) -> bool:
+    """Whether `cls` is NumPy's, autotrace's or Python's, its standard library's included."""
+    return is_library_class(cls) or \
+        (getattr(cls, "__module__", None) or "").split(".")[0] in sys.stdlib_module_names
+
+
 class ObjectOperators:
     """The part of A-normal form (transforms/front/anf.py `Normalizer`) that writes an
     operator on an object of a class of the user's as its method call (see the module
     docstring), where `objects` (an ObjectClasses) tells."""
 
     objects: ObjectClasses
+
+    def iterated_by_its_methods(self, node) -> bool:
+        """Whether `node` is a dict or set display, or an object of a class of the user's
+        that iterates by an `__iter__` of its own or has no `__getitem__`: unpacking it does
+        not index it."""
+        if isinstance(node, (gast.Dict, gast.Set)):
+            return True
+        classes = self.objects.of(node)
+        return isinstance(classes, frozenset) and any(
+            not _not_the_users(cls) and (not hasattr(cls, "__getitem__") or any(
+                "__iter__" in vars(base) for base in cls.__mro__ if not _not_the_users(base)))
+            for cls in classes)
+
+    def list_method(self, func) -> bool:
+        """Whether `r.append` or `r.pop` is taken for a list's: not where `r` is an object the
+        source tells the class of (a class of the user's, whose method is differentiated; a
+        deque, whose methods transforms/analysis/object_state.py refuses where they are given
+        a value that carries gradient)."""
+        return not isinstance(self.objects.of(func.value), frozenset)
 
     def object_operation(self, node):
         """`node`, a BinOp, UnaryOp or `abs(a)` of the source, as a call on atoms

@@ -139,10 +139,11 @@ def unsupported_construction(cls) -> str | None:
     functools.partial) or whose objects hand gradients to the Variables they hold
     (autotrace's)."""
     if not isinstance(cls, type) or cls is functools.partial or cls.__module__ == "builtins" \
-            or issubclass(cls, (int, float, complex, bool, tuple)) \
+            or issubclass(cls, (int, float, complex, bool)) \
+            or issubclass(cls, tuple) and hasattr(cls, "_fields") \
             or _of_library(cls, _LIBRARY_PACKAGES - {"builtins"}):
         return None
-    container = next((base for base in (list, dict, set, frozenset, bytearray)
+    container = next((base for base in (list, tuple, dict, set, frozenset, bytearray)
                       if issubclass(cls, base)), None)
     if container is not None and _package(cls) not in sys.stdlib_module_names:
         return f"it derives from {container.__name__}, and autotrace differentiates building " \

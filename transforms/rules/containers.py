@@ -38,11 +38,12 @@ from ...runtime.derivatives.state_writes import (object_tangent, placed_state, r
 from ...runtime.derivatives.structure import (accumulate, add, cast_like, fresh_gradients,
                                               fresh_tangent, like_container, match,
                                               match_for_caller, ones_like,
-                                              refuse_integral_argument, seed,
-                                              tangent_like, tangent_seed, zero_seed, zeros_like)
+                                              refuse_integral_argument, seed, zero_seed,
+                                              zeros_like)
 from ...runtime.derivatives.snapshots import argument_snapshot, snapshot
 from ...runtime.derivatives.sweeps import sent_object_gradient
-from ...runtime.derivatives.tangent_ops import extremum_tangent, iteration_tangent, seed_tangent
+from ...runtime.derivatives.tangent_ops import (extremum_tangent, iteration_tangent, seed_tangent,
+                                                sum_tangent, tangent_like, tangent_seed)
 from ...runtime.primitives.index import add_at, checked_out, indexes_a_view
 from ...runtime.primitives.keyed_random import draw
 from ...runtime.primitives.recompute_barrier import recompute_from
@@ -241,9 +242,15 @@ def _snapshot(y, value):
     d[value] = d[y]
 
 
-@linear(argument_snapshot)
+@adjoint(argument_snapshot)
 def _argument_snapshot(y, value):
     d[value] = d[y]
+
+
+@tangent(argument_snapshot)
+def _argument_snapshot_tangent(y, value):
+    # (a tangent is no array of the caller's: its copy is writeable, as the derivative writes)
+    d[y] = snapshot(d[value])
 
 
 @identity(recompute_from)
@@ -308,7 +315,13 @@ def _sum(y, iterable, start=0):
 
 @tangent(sum)
 def _sum_tangent(y, iterable, start=0):
-    d[y] = sum(d[iterable], d[start])
+    d[y] = sum_tangent(d[iterable], iterable, d[start])
+
+
+@linear(sum_tangent)
+def _sum_tangent_rule(z, tangent, iterable, start):
+    d[tangent] = sum_gradient(d[z], iterable)
+    d[start] = d[z]
 
 
 @linear(sum_gradient)
