@@ -15,7 +15,8 @@ from autotrace.transforms.analysis.names_alike import names_bound_alike
 from autotrace.transforms.codegen.codegen import to_source
 from autotrace.runtime.tracing.stacks import StackMismatch
 from autotrace.testing import check_grads
-from tests.numeric import assert_gradients_eager_and_traced, central_difference
+from tests.numeric import (assert_gradients_eager_and_traced, central_difference,
+                           check_every_mode)
 
 X = np.array([0.3, -0.7, 1.1, 0.4, -0.2, 0.9])
 
@@ -423,3 +424,29 @@ def test_a_loop_over_a_range_of_constants_runs_before_what_follows_it():
     with pytest.raises(autotrace.TransformError, match="writes into 'v', which may share its "
                                                        "memory with 'a'"):
         autotrace.grad(rebound_in_a_loop_that_may_not_run)(X)
+
+
+def _indexes_a_number(x):
+    return np.sum(x * x)[()] * 2.0  # np.sum's result is a NumPy number
+
+
+def _fills_a_0d_array(x):
+    z = np.zeros(())
+    z[...] = x[0] * x[1]
+    return z * x[2]
+
+
+def _sets_a_0d_array_at_the_empty_index(x):
+    z = np.zeros(())
+    z[()] = x[0] * x[1]
+    return z * x[2]
+
+
+@pytest.mark.parametrize("function", [_indexes_a_number, _fills_a_0d_array,
+                                      _sets_a_0d_array_at_the_empty_index])
+def test_items_of_0d_arrays_and_numpy_numbers(function):
+    # The gradient of a 0-d array is a NumPy number, which its item's adjoint wrote into:
+    # "'numpy.float64' object does not support item assignment"
+    x = np.array([1.0, 2.0, 3.0])
+    check_every_mode(function, x)
+    check_grads(function, (x,), order=2, modes=("reverse", "forward"))

@@ -673,3 +673,40 @@ def _checks_with_a_mapping(x):
 def test_a_method_of_the_users_on_a_container_class_is_read():
     x = np.array([1.0, 2.0, 3.0])
     np.testing.assert_array_equal(autotrace.grad(_checks_with_a_mapping)(x), 2.0 * x)
+
+
+def _appends_and_keeps_none(x):
+    out = []
+    _ = out.append(x * 2.0)  # (the append's None, kept in a name)
+    return np.sum(out[0] * x)
+
+
+def _appends_in_a_comprehension(x):
+    out = []
+    [out.append(v) for v in [x * 2.0]]
+    return np.sum(out[0] * x)
+
+
+def _unpacks_a_dict_it_built(x):
+    d = {"p": x[0], "q": x[1]}
+    first, second = d  # its keys
+    return d[first] * d[second]
+
+
+def _zips_unpacked(x):
+    pairs = [(x[0], x[1]), (x[1] * 2.0, x[2])]
+    a, b = zip(*pairs)
+    return a[0] * b[1] + a[1]
+
+
+def test_an_append_whose_none_is_kept_and_a_dict_unpacked_by_name():
+    # The append's gradient was lost ([2, 4, 6] for 4 x); the dict was indexed: KeyError 0.
+    x = np.array([1.0, 2.0, 3.0])
+    for function in (_appends_and_keeps_none, _appends_in_a_comprehension):
+        np.testing.assert_array_equal(autotrace.grad(function)(x), 4.0 * x)
+    np.testing.assert_array_equal(autotrace.grad(_unpacks_a_dict_it_built)(x), [2.0, 1.0, 0.0])
+    line = _zips_unpacked.__code__.co_firstlineno + 2
+    with pytest.raises(autotrace.TransformError, match=re.escape(
+            f"line {line}: autotrace follows zip(...) of the arguments written out, which it "
+            "counts; zip(*pairs) passes them unpacked")):
+        autotrace.grad(_zips_unpacked)(x)

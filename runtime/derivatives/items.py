@@ -60,6 +60,8 @@ def _copy(container):
             container)
     if isinstance(container, tuple):
         return list(container)
+    if isinstance(container, (np.generic, float, complex)):  # the gradient of a 0-d array
+        return np.array(container)  # (a NumPy number takes no item assignment)
     return container.copy()
 
 

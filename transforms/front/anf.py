@@ -209,7 +209,7 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
             getattr(self, "expr_" + type(value).__name__)(value, target.id)
             return
         if isinstance(target, gast.Name):
-            rhs = value if self.is_atom(value) else self.simple(value)
+            rhs = value if self.is_atom(value) else self.appended(self.simple(value), like)
             if not isinstance(rhs, gast.Name) and target.id in _reads(rhs):
                 # `x = x * 2` becomes `_t1 = x * 2; x = _t1`: the adjoint of the operation
                 # then reads the old x, and the copy's adjoint hands the gradient over.
@@ -302,13 +302,22 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
         """`node` as a name or constant, emitting the statements that compute it."""
         if self.is_atom(node):
             return node
-        value = self.simple(node)
+        value = self.appended(self.simple(node), self.current)
         if self.is_atom(value):
             return value
         temporary = self.namer.temporary("t")
         self.emit(gast.Assign(targets=[name(temporary, store=True)], value=value,
                               type_comment=None), self.current)
         return name(temporary)
+
+    def appended(self, value, like):
+        """`items.append(v)` used as a value (`_ = ...`, in a comprehension) as the statement
+        the transforms follow, and its value None; any other `value` as it is."""
+        if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+                and value.func.attr == "append" and not self.is_static(value.func)):
+            return value  # (np.append makes a new array)
+        self.emit(gast.Expr(value=value), like)
+        return gast.Constant(value=None, kind=None)
 
     def simple(self, node):
         """`node` as one operation on atoms."""

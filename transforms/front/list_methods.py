@@ -81,7 +81,7 @@ def rewrite_list_methods(function: gast.FunctionDef, location: Location, namer: 
     helper(name): the name generated code calls a runtime helper by."""
     objects = ObjectClasses(function, namespace)  # (their own methods of these names)
     function.body = _block(function.body, location, namer, namespace, objects)
-    as_lists = _IteratorsAsLists(namer, namespace, helper)
+    as_lists = _IteratorsAsLists(namer, namespace, helper, location)
     function.body = [as_lists.visit(statement) for statement in function.body]
 
 
@@ -89,10 +89,11 @@ class _IteratorsAsLists(gast.NodeTransformer):
     """`zip(a, b)` used as a value becomes `[(_i, _j) for _i, _j in zip(a, b)]` (enumerate
     and reversed too); where a loop iterates over it, it stays."""
 
-    def __init__(self, namer: Namer, namespace: dict, helper):
+    def __init__(self, namer: Namer, namespace: dict, helper, location: Location):
         self.namer = namer
         self.namespace = namespace
         self.helper = helper
+        self.location = location
 
     def visit_FunctionDef(self, node):
         return node  # a function defined inside: lifted, and rewritten as its own
@@ -159,6 +160,13 @@ class _IteratorsAsLists(gast.NodeTransformer):
         if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
             return None
         function = resolve(node.func, self.namespace)
+        if function in (zip, enumerate, reversed) and any(
+                isinstance(a, gast.Starred) for a in node.args):
+            raise self.location.error(
+                node, f"autotrace follows {node.func.id}(...) of the arguments written out, "
+                f"which it counts; {to_source(node).strip()} passes them unpacked: write them "
+                f"out, or index the items (`[pair[0] for pair in pairs]` for `zip(*pairs)`)",
+                node.func.id)
         if function is reversed and len(node.args) == 1 and not node.keywords:
             return 1
         if function is enumerate and node.args:

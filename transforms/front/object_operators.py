@@ -361,6 +361,19 @@ def _not_the_users(cls) -> bool:
         (getattr(cls, "__module__", None) or "").split(".")[0] in sys.stdlib_module_names
 
 
+def _unordered(node, namespace: dict) -> bool:
+    """Whether `node` makes a dict or set: a display, a comprehension, dict(...) or set(...)."""
+    if isinstance(node, (gast.Dict, gast.Set, gast.DictComp, gast.SetComp)):
+        return True
+    return isinstance(node, gast.Call) and resolve(node.func, namespace) in (dict, set, frozenset)
+
+
+def _values_bound(function, identifier: str) -> list:
+    """The values `function` assigns to the name `identifier` (`name = value`)."""
+    return [n.value for n in walk(function) if isinstance(n, gast.Assign)
+            and any(isinstance(t, gast.Name) and t.id == identifier for t in n.targets)]
+
+
 class ObjectOperators:
     """The part of A-normal form (transforms/front/anf.py `Normalizer`) that writes an
     operator on an object of a class of the user's as its method call (see the module
@@ -369,10 +382,12 @@ class ObjectOperators:
     objects: ObjectClasses
 
     def iterated_by_its_methods(self, node) -> bool:
-        """Whether `node` is a dict or set display, or an object of a class of the user's
-        that iterates by an `__iter__` of its own or has no `__getitem__`: unpacking it does
-        not index it."""
-        if isinstance(node, (gast.Dict, gast.Set)):
+        """Whether `node` is a dict or set (a display, or a name the function binds to one),
+        or an object of a class of the user's that iterates by an `__iter__` of its own or has
+        no `__getitem__`: unpacking it does not index it."""
+        if _unordered(node, self.objects.namespace) or isinstance(node, gast.Name) and any(
+                _unordered(value, self.objects.namespace)
+                for value in _values_bound(self.objects.function, node.id)):
             return True
         classes = self.objects.of(node)
         return isinstance(classes, frozenset) and any(
