@@ -710,3 +710,24 @@ def test_an_append_whose_none_is_kept_and_a_dict_unpacked_by_name():
             f"line {line}: autotrace follows zip(...) of the arguments written out, which it "
             "counts; zip(*pairs) passes them unpacked")):
         autotrace.grad(_zips_unpacked)(x)
+
+
+class _Scaled:
+    def __init__(self, k):
+        self.k = k
+
+    def append(self, v):  # returns its value: no list's append
+        return v * self.k
+
+
+def _appends_to_a_parameter(x, obj):
+    t = obj.append(x[0]) or 0.0
+    return t * x[1] + x[2]
+
+
+def test_an_append_used_as_a_value_of_an_object_passed_in_keeps_its_value():
+    # Only a list the function builds has its append's value taken for None.
+    x = np.array([1.0, 2.0, 3.0])
+    value, gradient = autotrace.value_and_grad(_appends_to_a_parameter)(x, _Scaled(3.0))
+    assert value == _appends_to_a_parameter(x, _Scaled(3.0)) == 9.0
+    np.testing.assert_array_equal(gradient, [6.0, 3.0, 1.0])

@@ -36,7 +36,7 @@ from ..codegen.templates import name
 from .star_arguments import joined, keywords_value, unpacks
 from ..codegen.nodes import walk
 from .method_receivers import PACKED_METHODS, ArrayMethodCalls, ReceiverKinds
-from .object_operators import ObjectClasses, ObjectOperators, method_class
+from .object_operators import ObjectClasses, ObjectOperators, method_class, surely_a_list
 from ...runtime.ops import array_methods
 
 # ndarray methods that are NumPy functions of the array: `x.sum(axis=0)` is `np.sum(x, axis=0)`.
@@ -311,11 +311,13 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
         return name(temporary)
 
     def appended(self, value, like):
-        """`items.append(v)` used as a value (`_ = ...`, in a comprehension) as the statement
-        the transforms follow, and its value None; any other `value` as it is."""
+        """`items.append(v)` used as a value (`_ = ...`, in a comprehension), `items` a list
+        the function builds, as the statement the transforms follow, and its value None; any
+        other `value` as it is (an object's append may return something)."""
         if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
-                and value.func.attr == "append" and not self.is_static(value.func)):
-            return value  # (np.append makes a new array)
+                and value.func.attr == "append"
+                and surely_a_list(self.objects.function, value.func.value, self.namespace)):
+            return value
         self.emit(gast.Expr(value=value), like)
         return gast.Constant(value=None, kind=None)
 

@@ -160,13 +160,11 @@ class _IteratorsAsLists(gast.NodeTransformer):
         if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
             return None
         function = resolve(node.func, self.namespace)
-        if function in (zip, enumerate, reversed) and any(
-                isinstance(a, gast.Starred) for a in node.args):
+        if function is zip and any(isinstance(a, gast.Starred) for a in node.args):
             raise self.location.error(
-                node, f"autotrace follows {node.func.id}(...) of the arguments written out, "
-                f"which it counts; {to_source(node).strip()} passes them unpacked: write them "
-                f"out, or index the items (`[pair[0] for pair in pairs]` for `zip(*pairs)`)",
-                node.func.id)
+                node, f"autotrace follows zip(...) of the arguments written out, which it "
+                f"counts; {to_source(node).strip()} passes them unpacked: write them out, or "
+                f"index the items (`[pair[0] for pair in pairs]` for `zip(*pairs)`)", "zip")
         if function is reversed and len(node.args) == 1 and not node.keywords:
             return 1
         if function is enumerate and node.args:

@@ -368,6 +368,19 @@ def _unordered(node, namespace: dict) -> bool:
     return isinstance(node, gast.Call) and resolve(node.func, namespace) in (dict, set, frozenset)
 
 
+def surely_a_list(function, node, namespace: dict) -> bool:
+    """Whether `node` is a name `function` binds only to lists it builds (`out = []`,
+    `[... for ...]`, `list(...)`), and is no parameter of it."""
+    if not isinstance(node, gast.Name):
+        return False
+    values = _values_bound(function, node.id)
+    stores = [n for n in walk(function) if isinstance(n, gast.Name) and n.id == node.id
+              and isinstance(n.ctx, (gast.Store, gast.Param))]
+    return bool(values) and len(stores) == len(values) and all(
+        isinstance(v, (gast.List, gast.ListComp)) or isinstance(v, gast.Call)
+        and resolve(v.func, namespace) is list for v in values)
+
+
 def _values_bound(function, identifier: str) -> list:
     """The values `function` assigns to the name `identifier` (`name = value`)."""
     return [n.value for n in walk(function) if isinstance(n, gast.Assign)
