@@ -271,6 +271,12 @@ def _is_user_code(function) -> bool:
     return _is_user_module(getattr(function, "__module__", None))
 
 
+def users_classes(cls) -> list:
+    """`cls` and its bases that are the user's: none of Python's, its standard library's,
+    NumPy's or autotrace's."""
+    return [base for base in cls.__mro__ if _is_user_module(base.__module__)]
+
+
 def _is_user_module(module) -> bool:
     top = (module or "").split(".")[0]
     return top not in _LIBRARIES and top not in sys.stdlib_module_names and top != "builtins"
@@ -318,7 +324,7 @@ def _source_ranges(owner) -> list:
     an object is an instance of."""
     found = []
     for item in ([owner] if isinstance(owner, types.FunctionType) else
-                 [cls for cls in type(owner).__mro__ if _is_user_module(cls.__module__)]):
+                 users_classes(type(owner))):
         try:
             lines, first = inspect.getsourcelines(item)
             filename = inspect.getsourcefile(item)

@@ -20,6 +20,7 @@ import types
 
 from ..containers import (field_names, is_dataclass_instance, rebuild,  # noqa: F401
                           map_fields, new_dataclass)
+from ..object_walk import users_classes
 from ..primitives.memory import is_users_object
 
 
@@ -306,8 +307,14 @@ def iterates_by_its_methods(value) -> bool:
     """Whether `value` is an object of the user's, which `for v in obj`, `list(obj)` or
     `sum(obj)` iterate over by its `__iter__` or `__getitem__`: derivatives do not follow
     those."""
-    return is_users_object(value) and (not isinstance(value, (tuple, list, dict)) or any(
-        "__iter__" in vars(base) for base in type(value).__mro__[:-2]))  # (its own __iter__)
+    return is_users_object(value) and (not isinstance(value, (tuple, list, dict))
+                                       or defines_its_own(type(value), ("__iter__",)))
+
+
+def defines_its_own(cls, methods) -> bool:
+    """Whether `cls` or a base of it that is the user's defines one of `methods` (a list
+    subclass's own `append`, `__iter__`)."""
+    return any(method in vars(base) for base in users_classes(cls) for method in methods)
 
 
 def refuse_object_iteration(value, gradient) -> None:

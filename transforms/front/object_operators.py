@@ -42,6 +42,7 @@ from ..codegen.nodes import walk
 from .method_receivers import ARRAY, is_library_class, name_bindings, return_statements
 from .parsing import MISSING, parse_function, resolve
 from ...runtime.derivatives.built_objects import build_object
+from ...runtime.derivatives.objects import defines_its_own
 from ...runtime.derivatives.items import build_namedtuple
 
 # The method each operator calls, and how it is written.
@@ -87,10 +88,7 @@ def _own_container_methods(cls) -> bool:
     """Whether `cls`, a subclass of list, tuple or dict of the user's, defines its own of the
     methods the transforms model for those (an `append` that scales what it keeps): then its
     instances are objects whose methods are differentiated, not containers."""
-    return issubclass(cls, (list, tuple, dict)) and not is_library_class(cls) and any(
-        method in vars(base) for base in cls.__mro__
-        if base not in (list, tuple, dict, object) and not is_library_class(base)
-        for method in _CONTAINER_METHODS)
+    return issubclass(cls, (list, tuple, dict)) and defines_its_own(cls, _CONTAINER_METHODS)
 
 
 def method_class(function: gast.FunctionDef, namespace: dict, location):
@@ -404,8 +402,8 @@ class ObjectOperators:
             return True
         classes = self.objects.of(node)
         return isinstance(classes, frozenset) and any(
-            not _not_the_users(cls) and (not hasattr(cls, "__getitem__") or any(
-                "__iter__" in vars(base) for base in cls.__mro__ if not _not_the_users(base)))
+            not _not_the_users(cls) and (not hasattr(cls, "__getitem__")
+                                         or defines_its_own(cls, ("__iter__",)))
             for cls in classes)
 
     def list_method(self, func) -> bool:
