@@ -31,6 +31,7 @@ from autotrace.runtime.derivatives.snapshots import note_memory_read
 from autotrace.transforms.front.shared_items import may_share
 from autotrace.runtime.tracing.signature import array_call_key, signature_of
 from autotrace.runtime.tracing.spec import placeholder
+from autotrace.runtime.tracing.type_checks import SCALAR, stands_for
 from autotrace.runtime.primitives.registry import is_traced
 from autotrace.runtime.pytrees import registered
 from autotrace.runtime.tracing.trees import (OutputStructure, _Slot, is_array, map_arrays,
@@ -449,9 +450,10 @@ def _groups(pairs: tuple) -> dict:
 def _example(leaf, axis, path: str, zeros: dict, token=None):
     """A stand-in for one example of `leaf` (its mapped axis taken out): zeros of its dtype
     that cost no memory, or, for an array on a GPU, a placeholder there. Unmapped NumPy
-    scalars stay as they are (they trace as scalars). Leaves whose examples share memory (one
-    `token`, _groups) have examples that share it too, one element of `zeros` for each token
-    and dtype, so that the trace follows their sharing."""
+    scalars stay as they are (they trace as scalars); so is the example of a mapped 1-d array
+    (NumPy's item of one is a scalar) and of a traced number. Leaves whose examples share
+    memory (one `token`, _groups) have examples that share it too, one element of `zeros` for
+    each token and dtype, so that the trace follows their sharing."""
     shape = tuple(np.shape(leaf))
     if axis is None and isinstance(leaf, np.generic):
         return leaf
@@ -462,6 +464,9 @@ def _example(leaf, axis, path: str, zeros: dict, token=None):
     device = leaf.device if is_traced(leaf) else device_of(leaf)
     if device != "cpu":
         return placeholder(AbstractArray(shape, leaf.dtype, device))
+    if not shape and (axis is not None or is_traced(leaf) and (
+            leaf._weak or stands_for(leaf) == SCALAR)):
+        return leaf.dtype.type(0)  # NumPy's item of a 1-d array: a scalar, sharing nothing
     zero = np.zeros((), leaf.dtype) if token is None else \
         zeros.setdefault((token, leaf.dtype), np.zeros((), leaf.dtype))
     return zero if not shape and token is None else np.broadcast_to(zero, shape)

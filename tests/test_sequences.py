@@ -7,6 +7,7 @@ are followed as the appends and pops they are made of.
 """
 import collections
 import collections.abc
+import functools
 import heapq
 import operator
 import random
@@ -511,6 +512,32 @@ def _appends_unbound(x):
     return np.sum(items[0])
 
 
+def _pushes_through_an_alias(x):
+    heap = []
+    push = heapq.heappush
+    push(heap, np.sum(x) * 3.0)
+    return heap[0]
+
+
+def _appends_through_a_partial(x):
+    items = []
+    functools.partial(list.append, items)(x * 2.0)
+    return np.sum(items[0])
+
+
+def _appends_through_a_methodcaller(x):
+    items = []
+    operator.methodcaller("append", x * 2.0)(items)
+    return np.sum(items[0])
+
+
+def _appends_through_a_lambda(x):
+    items = []
+    add = lambda v: items.append(v)  # noqa: E731
+    add(x * 2.0)
+    return np.sum(items[0])
+
+
 def test_functions_and_methods_that_may_keep_a_value_carrying_gradient_are_refused():
     # A deque's append and pop were taken for a list's and crashed; appendleft, heappush,
     # operator.setitem and list.append called unbound lost the gradient of what they kept.
@@ -522,14 +549,25 @@ def test_functions_and_methods_that_may_keep_a_value_carrying_gradient_are_refus
             (_pushes_onto_a_heap, "heapq.heappush", "its result is not read, so it is called "
              "for what it does with that value"),
             (_sets_an_item_by_operator, "operator.setitem", "its result is not read"),
-            (_appends_unbound, "list.append", "its result is not read")):
-        line = function.__code__.co_firstlineno + 2
+            (_appends_unbound, "list.append", "its result is not read"),
+            # (called through a name, a partial or a methodcaller: resolved when it runs)
+            (_pushes_through_an_alias, "heapq.heappush", "its result is not read"),
+            (_appends_through_a_partial, "functools.partial(list.append, ...)",
+             "its result is not read"),
+            (_appends_through_a_methodcaller, "operator.methodcaller", "its result is not read")):
+        line = function.__code__.co_firstlineno + (3 if function is _pushes_through_an_alias
+                                                   else 2)
         for derivative in (lambda x: autotrace.grad(function)(x),
                            lambda x: autotrace.jvp(function, (x,), (np.ones(2),))):
             with pytest.raises(autotrace.TransformError, match=re.escape(
                     f"line {line}: autotrace cannot differentiate this call of {what}: it is "
                     f"given a value that carries gradient, and {why}")):
                 derivative(x)
+    line = _appends_through_a_lambda.__code__.co_firstlineno + 3
+    with pytest.raises(autotrace.TransformError, match=re.escape(
+            f"line {line}: add(x * 2.0) changes 'items' in place (items.append(...), line "
+            f"{line - 1}), which autotrace does not follow into this function")):
+        autotrace.grad(_appends_through_a_lambda)(x)
     # a deque holding no value that carries gradient is followed as Python runs it
     for gradient in (autotrace.grad(_deque_of_indices),
                      autotrace.function(autotrace.grad(_deque_of_indices))):

@@ -106,6 +106,38 @@ def test_a_traced_write_other_names_would_miss_is_refused(function, message):
     assert "] = " in str(refused.value).splitlines()[0]
 
 
+def added_through_an_alias(x):
+    y = np.zeros(3)
+    z = y
+    z += x
+    return y
+
+
+def test_an_in_place_operator_other_names_would_miss_is_refused():
+    x = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(ControlFlowError, match=(
+            r":\d+: z \+= x\n  this writes traced values into the NumPy array 'z' \(z = y, "
+            r"line \d+\), whose memory 'y' shares .*np.zeros_like\(x, shape=3\)")):
+        autotrace.function(added_through_an_alias)(x)
+
+
+def test_the_operand_of_an_in_place_operator_is_computed_once():
+    calls = []
+
+    def operand(x):
+        calls.append(1)
+        return x * 2.0
+
+    def accumulates(x):
+        acc = np.zeros(3)
+        acc += operand(x)
+        return acc
+
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(autotrace.function(accumulates)(x), 2.0 * x)
+    assert len(calls) == 1
+
+
 def made_traced(x):
     y = np.zeros_like(x, shape=(3,))
     z = y
@@ -204,8 +236,28 @@ def clamped_in_place(x):
     return np.sum(y ** 3 * ones)
 
 
+def accumulated_in_place(x):
+    acc = np.zeros(3)  # a NumPy array: `+=` with a traced value makes it traced
+    for i in range(3):
+        acc += x * x[i]
+    acc *= 0.5
+    total = np.zeros(())
+    total += x[0] * x[1]
+    return np.sum(acc * x) + total
+
+
+def accumulated_in_a_traced_loop(x):
+    acc = np.zeros(3)
+    i = 0
+    while i < 3 and np.sum(x) > -100.0:  # traced: a graph loop
+        acc -= np.sin(x) * x[i]
+        i = i + 1
+    return np.sum(acc * acc)
+
+
 BUFFERS = [buffer_in_a_for_loop, buffer_in_a_traced_while_loop, buffer_added_into,
-           buffer_written_under_traced_ifs, clamped_in_place]
+           buffer_written_under_traced_ifs, clamped_in_place, accumulated_in_place,
+           accumulated_in_a_traced_loop]
 
 
 @pytest.mark.parametrize("function", BUFFERS)

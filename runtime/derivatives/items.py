@@ -62,6 +62,8 @@ def _copy(container):
         return list(container)
     if isinstance(container, (np.generic, float, complex)):  # the gradient of a 0-d array
         return np.array(container)  # (a NumPy number takes no item assignment)
+    if _is_traced(container) and container.ndim == 0:  # (the same traced: np.copy's is an array)
+        return np.copy(container)
     return container.copy()
 
 

@@ -32,6 +32,7 @@ except ImportError:  # NumPy 1
 from ..pytrees import sorted_keys
 from .trees import leaves_with_paths, map_arrays
 from ..primitives.memory import memory_owner, note_held_overlap
+from .type_checks import SCALAR, stands_for
 from .views import Memory, take_view, view_chain
 
 
@@ -52,8 +53,10 @@ def refuse_change_of_argument(tracer, operation: str, through: bool = False) -> 
     stands for one in a branch or loop): `operation` (e.g. "{} += ...", `{}` for the
     argument) would change it in place, or, `through`, a view of it. A 0-d Spec's argument
     may be a NumPy scalar, which `s += v` rebinds: the change is noted, and checked when a
-    call passes its value (`zero_d_written`)."""
+    call passes its value (`zero_d_written`). A NumPy scalar argument (or a traced branch's or
+    loop's input standing for one) cannot be written into: NumPy's TypeError."""
     if not is_argument(tracer):
+        _refuse_number_write(tracer, operation)
         return
     _, parameter, path, leaf, spec_0d = tracer._builder.arguments[id(tracer)]
     if spec_0d is None:
@@ -67,6 +70,22 @@ def refuse_change_of_argument(tracer, operation: str, through: bool = False) -> 
 
 
 _AUGMENTED = re.compile(r"\{\} \S+= \.\.\.")  # `{} += ...`: a number gets a new value
+
+
+def _refuse_number_write(tracer, operation: str) -> None:
+    """NumPy's TypeError for `operation` on `tracer`, where it is known for a NumPy scalar (a
+    NumPy scalar argument, whose key tells it from a 0-d array, signature.py; np.sum's result,
+    type_checks.py) and `operation` would write into it (`s[...] = v`; not `s += v`, which
+    gives it a new value)."""
+    if tracer.ndim or tracer._link is not None or _AUGMENTED.fullmatch(operation) or \
+            stands_for(tracer) != SCALAR:
+        return
+    kind = f"numpy.{tracer.dtype.type.__name__}"
+    if operation == "{}[...] = ...":
+        raise TypeError(f"'{kind}' object does not support item assignment")
+    raise TypeError(f"{operation.format('x')} writes into x, a NumPy scalar ({kind}), which "
+                    f"NumPy cannot change in place: NumPy raises a TypeError or does nothing. "
+                    f"Give the name a new value (x = ...) or make it an array (np.array(x))")
 
 
 def _changed_message(parameter: str, path: str, operation: str) -> str:

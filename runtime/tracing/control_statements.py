@@ -34,7 +34,8 @@ from .control_variables import Undefined, _error
 from ..devices import is_gpu_array
 from .filled_arrays import REPLACEMENTS as FILLED_ARRAYS
 from .math_functions import REPLACEMENTS as MATH_FUNCTIONS
-from ..primitives.index import checked_out, holds_traced, stacked
+from ..primitives.index import as_array, checked_out, holds_traced, stacked
+from ..primitives.registry import in_trace_of
 from ..primitives.memory import ONLY_THE_CONTAINERS
 from .stacks import SavedValues
 from ..python_operators import AUGMENTED_OPERATORS
@@ -60,6 +61,20 @@ def set_item(target, index, value, *, op: str | None = None, where: str | None =
     if where is not None and isinstance(target, np.ndarray) and writes_traced(index, value):
         refuse_unfollowed_write(target, where, unfollowed)
     return _set_array_item(target, index, value)
+
+
+def in_place_target(target, value, *, where: str | None = None,
+                    unfollowed: str | None = None):
+    """The target of the user's `a op= value` for converted code, which runs the `op=` on what
+    this returns (bound to `a`): a NumPy array given a traced value becomes a traced copy of
+    itself, bound to `a` alone, which `op=` then changes in place (a NumPy array cannot take a
+    traced value); where other names may share its memory, refused as set_item refuses
+    (control_concrete_arrays.py). Anything else as it is."""
+    if not isinstance(target, np.ndarray) or not holds_traced(value):
+        return target
+    if where is not None:
+        refuse_unfollowed_write(target, where, unfollowed)
+    return in_trace_of(target, as_array(value))
 
 
 def updated_item(target, index, symbol: str, value):
@@ -136,7 +151,8 @@ def python_test(value, *, where: str, reason: str, iterable: bool = False):
 # What converted code calls, by the names transforms/control_flow/control_flow.py gives them.
 HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "if_exp": if_exp,
            "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
-           "set_item": set_item, "python_test": python_test,
+           "set_item": set_item, "in_place_target": in_place_target,
+           "python_test": python_test,
            "SavedValues": SavedValues,
            "checked_out": checked_out, "refuse_outside_write": refuse_outside_write,
            "indexable": indexable, "refuse_traced_writes": refuse_traced_writes}

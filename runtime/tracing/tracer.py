@@ -558,6 +558,8 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
         tracer = builder.new_input(leaf.aval if isinstance(leaf, Tracer) else abstractify(leaf))
         if isinstance(leaf, np.ndarray) and leaf.ndim == 0:  # not a NumPy scalar (signature)
             builder.zero_d_arrays.add(tracer.graph_var)
+        elif isinstance(leaf, np.generic):  # keyed apart from a 0-d array (signature.py)
+            builder.zero_d_kinds[tracer.graph_var] = SCALAR
         parameter, path = next(names)
         tracer.graph_var.name = input_name(parameter, path)
         if protect_arguments and not isinstance(leaf, np.generic) and (  # no NumPy scalar,

@@ -24,7 +24,11 @@ and its result for what it is on every path; one that is a 0-d array on one path
 scalar on another stands for EITHER: a write into it is refused (rebinds_in_place,
 views.write_into), since neither way is NumPy's on every path.
 A weak traced value (weak_scalars.py) stands for a Python number, and answers as one.
-Elsewhere (a 0-d argument of autotrace.vmap, whose example may be either; a value carried
+A 0-d argument is what the caller passed (a NumPy scalar's key differs from a 0-d array's,
+signature.py), and an example of autotrace.vmap of a 1-d array's items a NumPy scalar, as
+NumPy's x[k]. A NumPy scalar has no memory to share: its views are new values (views.py
+take_view), and a write into it raises NumPy's TypeError (arguments.py).
+Elsewhere (the argument of a 0-d Spec, which a call may pass either way; a value carried
 through a traced loop or branch from one of those) isinstance answers only where a NumPy scalar
 and a 0-d array of its dtype answer the same, and `type` not at all: UntraceableError says what
 to write instead. (A NumPy scalar's `.copy()` is a scalar, where np.copy makes a 0-d array:
@@ -209,8 +213,8 @@ def _var_stands_for(builder, var) -> str | None:
     equation = next((equation for equation in reversed(builder.equations)
                      if any(output is var for output in equation.outputs)), None)
     if equation is None:  # an input: an argument, a loop's or branch's value, or captured
-        if var in builder.zero_d_arrays and hasattr(builder, "parent"):
-            return ARRAY  # a branch's or loop's, of an operand that is one
+        if var in builder.zero_d_arrays:
+            return ARRAY  # a 0-d array argument; a branch's or loop's, of an operand that is one
         captured = next((outer for outer, inner in getattr(builder, "captures", {}).values()
                          if inner is var), None)
         return None if captured is None else stands_for(captured)
@@ -278,8 +282,8 @@ def _ambiguous(tracer, call: str) -> UntraceableError:
     return UntraceableError(
         f"autotrace cannot trace {call} of this 0-d {dtype} value: it may stand for a NumPy "
         f"scalar (np.{dtype.type.__name__}, as x[0], np.sum(x) and arithmetic on numbers give) "
-        f"or for a 0-d array (np.array(v), a 0-d argument, an example of autotrace.vmap, a "
-        f"value a traced loop or branch carries), and {call} answers differently for the two. "
+        f"or for a 0-d array (np.array(v), the argument of a 0-d Spec, a value a traced loop "
+        f"or branch carries), and {call} answers differently for the two. "
         f"Test np.ndim(x) == 0 instead, or make it an array first (x = np.array(x))")
 
 

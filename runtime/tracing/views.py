@@ -43,7 +43,7 @@ from ..ops import NO_FACTS, UntraceableError, function_facts
 from ..primitives.elementwise import astype
 from ..primitives.index import get_item, getitem, indexes_a_view, setitem
 from ..primitives.shape import RAVEL, RESHAPE
-from .type_checks import EITHER, EITHER_MESSAGE, stands_for
+from .type_checks import EITHER, EITHER_MESSAGE, SCALAR, stands_for
 
 
 class ViewAmbiguityError(ValueError):
@@ -157,7 +157,11 @@ def _ambiguous(tracer) -> frozenset:
 
 
 def take_view(view, base, read, write, how: str, certain: bool = True):
-    """Make the Tracer `view` (just computed from `base`) a view of `base`'s memory."""
+    """Make the Tracer `view` (just computed from `base`) a view of `base`'s memory; of a NumPy
+    scalar, which has no memory to share, a new value where it may be written into (NumPy's
+    `s[...]`, `s.reshape(1)` of one are new arrays)."""
+    if write is not None and base.ndim == 0 and stands_for(base) == SCALAR:
+        return view
     if base._memory is None:
         base._memory, base._seen = Memory(), 0
     link = ViewLink(base, read, write, _ambiguous(base), how)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from .argument_writes import (CONTAINER_WRITES, parameter_names,
+from .argument_writes import (CONTAINER_WRITES, enclosing_names_written, parameter_names,
                                                   parameters_written, write_text)
 from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS,
                                                NEW_VALUE_BUILTINS, NEW_VALUE_METHODS,
@@ -135,11 +135,8 @@ class CallSharing:
         if definition is None or self.depth >= _DEEPEST_CALLS or any(
                 isinstance(a, gast.Starred) for a in node.args) or node.keywords:
             return None
-        body = definition.body if isinstance(definition, gast.FunctionDef) else [
-            gast.Return(value=definition.body)]
-        function = gast.FunctionDef(name="<local>", args=definition.args, body=body,
-                                    decorator_list=[], returns=None, type_comment=None,
-                                    type_params=[])
+        function = as_function(definition)
+        body = function.body
         parameters = parameter_names(function)
         try:
             sharing = type(self)(function, self.location, self.namespace, self.depth + 1,
@@ -228,6 +225,23 @@ class CallSharing:
                     f"into this function, and {reader} is read after it on line "
                     f"{self.read_line(other, node)}; return the new value from {callee} "
                     f"instead", "write into shared memory")
+
+
+def as_function(definition) -> gast.FunctionDef:
+    """A def, or a lambda as the def it stands for (its body returned)."""
+    if isinstance(definition, gast.FunctionDef):
+        return definition
+    return gast.FunctionDef(name="<lambda>", args=definition.args,
+                            body=[gast.Return(value=definition.body)], decorator_list=[],
+                            returns=None, type_comment=None, type_params=[])
+
+
+def lambda_writes(local_functions: dict, namespace: dict) -> dict:
+    """name -> the names of the enclosing function its lambda writes into
+    (argument_writes.enclosing_names_written), for each lambda of `local_functions`."""
+    return {name: enclosing_names_written(as_function(definition), namespace)
+            for name, definition in local_functions.items()
+            if isinstance(definition, gast.Lambda)}
 
 
 def _builds_object(target) -> bool:

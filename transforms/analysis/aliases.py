@@ -45,11 +45,10 @@ import inspect
 
 import gast
 
-from .alias_calls import CallSharing, _text, _walk
+from .alias_calls import CallSharing, _text, _walk, lambda_writes
 from .alias_keys import NO_KEY, KeyedItems, has_key, key_of
 from .alias_messages import RefusalMessages
-from .argument_writes import (base_name, enclosing_names_written,
-                                                  operator_text, parameter_names)
+from .argument_writes import base_name, enclosing_names_written, operator_text, parameter_names
 from .call_results import python_callee
 from ..errors import Location
 from .liveness import live_after, surely_runs
@@ -127,8 +126,9 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         self.statement = None
         self.guards = {}
         self.callees = set()  # the code of the Python functions whose calls were checked
-        self.nested = {}  # a function defined here -> the names of this one it writes into
         self.local_functions = _functions_defined_once(function.body)
+        # a function defined here -> the names of this one it writes into (a def's: once read)
+        self.nested = lambda_writes(self.local_functions, self.namespace)
         self.taken_at = {}  # (container's site, held memory's site) -> the statement
         # a list, tuple, set or dict display -> [(its item, the memories the item may be)]
         self.parts = {}

@@ -204,8 +204,9 @@ def classify_value(value) -> Call:
     if runs_own_call(value):  # an instance of a class with __call__: derive that method
         return Call("user", value.__call__)
     if isinstance(value, type) and not issubclass(value, (int, float, complex, bool)):
-        if value.__module__ == "builtins" or value.__module__.startswith("numpy"):
-            return Call("unknown", value)
+        if value.__module__ == "builtins" or value.__module__.startswith("numpy") or \
+                value.__module__.split(".")[0].lstrip("_") in sys.stdlib_module_names:
+            return Call("unknown", value)  # (operator.methodcaller("append", v) keeps v)
         return Call("constant", value)  # constructing a user's object: its fields are constants
     return Call("unknown", value)
 

@@ -18,10 +18,8 @@ v` after `buf = self.buf`) and `setattr`.
 """
 from __future__ import annotations
 
-import collections
 import copy
 import inspect
-import queue
 import sys
 import weakref
 
@@ -29,6 +27,8 @@ import gast
 
 from ...runtime.derivatives.state_writes import write_state
 from .activity import DESCRIPTIVE_ATTRIBUTES
+from .unseen_effects import (CONTAINERS, FOLLOWED, READING_METHODS, STORING_METHODS,
+                             UNKNOWN_EFFECT, callable_name, has_unseen_effect, keeps_nothing)
 from .argument_writes import CONTAINER_WRITES, parameter_names, write_text
 from ..errors import TransformError
 from ..codegen.naming import walk_scope
@@ -42,23 +42,27 @@ _DEEPEST_CALLS = 3
 # Packages whose functions are not read: NumPy's and autotrace's (whose objects, Modules and
 # Variables, hand their gradients on as they are), and the standard library's.
 _NOT_READ = {"numpy", "cupy", "autotrace"}
-# Python's containers, whose methods are written in C or in the standard library.
-_CONTAINERS = (collections.abc.MutableSequence, collections.abc.MutableMapping,
-               collections.abc.MutableSet, queue.Queue, queue.SimpleQueue)
 
 
-def check_state_writes(callee, varied: tuple, filename: str, line: int) -> None:
+def check_state_writes(callee, varied: tuple, filename: str, line: int,
+                       unread: bool = False) -> None:
     """Raise TransformError at `filename`, `line` where calling `callee` changes an attribute
     of an object it is given to a value that carries gradient. Generated code calls it before
     a call resolved only when it runs. varied: which of the call's arguments carry gradient
-    (positions, keywords, and "<object>" for the object whose method `callee` is)."""
-    if _may_keep_what_it_is_given(callee, varied):
+    (positions, keywords, and "<object>" for the object whose method `callee` is); unread:
+    the call is a statement, called for what it does, which a function with no rule (an
+    alias of heapq.heappush, functools.partial(list.append, out)) does out of sight."""
+    if unread and has_unseen_effect(callee, varied):
+        raise TransformError(UNKNOWN_EFFECT.format(what=callable_name(callee),
+                                                    followed=FOLLOWED),
+                             filename, line, "call of a function with no rule")
+    if may_keep_what_it_is_given(callee, varied):
         owner = callee.__self__
         raise TransformError(
             f"autotrace cannot differentiate this call of {type(owner).__qualname__}."
             f"{callee.__name__}: it is given a value that carries gradient, and the methods of "
             f"{type(owner).__qualname__} objects may keep what they are given, where "
-            f"autotrace, which does not read that method, would lose its gradient; {_FOLLOWED}",
+            f"autotrace, which does not read that method, would lose its gradient; {FOLLOWED}",
             filename, line, "call of a method that may keep its arguments")
     function, bound = _function_called(callee)
     if function is None:
@@ -77,17 +81,7 @@ def refuse_state_writes(location, node, function, bound, varied: tuple) -> None:
         raise location.error(node, _message(function, *found), "change of an attribute")
 
 
-# Methods of Python's containers that store what they are given.
-_STORING_METHODS = frozenset({"append", "appendleft", "extend", "extendleft", "insert", "add",
-                              "update", "setdefault", "put", "put_nowait", "__setitem__",
-                              "__iadd__"})
-# Methods of Python's containers that keep nothing they are given.
-_READING_METHODS = frozenset({"index", "count", "get", "copy", "discard", "remove", "isdisjoint",
-                              "issubset", "issuperset", "__getitem__", "__contains__",
-                              "__len__"})
-
-
-def _may_keep_what_it_is_given(callee, varied: tuple) -> bool:
+def may_keep_what_it_is_given(callee, varied: tuple) -> bool:
     """Whether `callee` is a method of a container of Python or its standard library (a deque,
     a set, a queue: its methods are not read), or of a subclass of one, that may keep an
     argument carrying gradient (a list's append and pop, and a dict's writes, the transforms
@@ -95,13 +89,13 @@ def _may_keep_what_it_is_given(callee, varied: tuple) -> bool:
     out of sight too."""
     owner = getattr(callee, "__self__", None)
     if owner is None or inspect.ismodule(owner) or isinstance(owner, type) \
-            or getattr(callee, "__name__", None) in _READING_METHODS \
-            or not isinstance(owner, _CONTAINERS) or all(v == "<object>" for v in varied):
+            or getattr(callee, "__name__", None) in READING_METHODS \
+            or not isinstance(owner, CONTAINERS) or all(v == "<object>" for v in varied):
         return False
     function, _ = _function_called(callee)
     # A method of the user's (read from its source) keeps where the container does only where
     # it stands for one of the container's own that store (an `append` calling super's).
-    return function is None or callee.__name__ in _STORING_METHODS
+    return function is None or callee.__name__ in STORING_METHODS
 
 
 def _message(function, parameter: str, what: str, filename: str, line: int) -> str:
@@ -397,9 +391,9 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                 raise location.error(call, _SHUFFLED.format(first=_text(call.args[0])),
                                      "shuffle")
             if resolved.kind == "unknown" and isinstance(statement, gast.Expr) \
-                    and not _keeps_nothing(resolved.value):
-                raise location.error(call, _UNKNOWN_EFFECT.format(what=_text(call.func),
-                                                                followed=_FOLLOWED),
+                    and not keeps_nothing(resolved.value):
+                raise location.error(call, UNKNOWN_EFFECT.format(what=_text(call.func),
+                                                                followed=FOLLOWED),
                                      "call of a function with no rule")
             if resolved.kind == "user":
                 function, bound = _function_called(resolved.value)
@@ -416,7 +410,8 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                     args=[copy.deepcopy(call.func),
                           gast.Constant(value=which, kind=None),
                           gast.Constant(value=location.filename, kind=None),
-                          gast.Constant(value=location.line_of(statement), kind=None)],
+                          gast.Constant(value=location.line_of(statement), kind=None),
+                          gast.Constant(value=isinstance(statement, gast.Expr), kind=None)],
                     keywords=[]))
                 for node in walk(guard):
                     if "lineno" in node._attributes:
@@ -424,24 +419,9 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                 block.insert(index, guard)
 
 
-def _keeps_nothing(function) -> bool:
-    """Whether `function`, called for what it does, keeps nothing it is given: autotrace's own
-    (autotrace.print, summaries), NumPy's that write a file."""
-    module = (getattr(function, "__module__", None) or "").split(".")[0]
-    return module == "autotrace" or module == "numpy" and getattr(
-        function, "__name__", "").startswith("save")
-
-
 _SHUFFLED = ("autotrace cannot differentiate this shuffle: it reorders {first!r}, which carries "
              "gradient, in place, which autotrace does not follow; index with a permutation "
              "instead: {first} = {first}[rng.permutation(len({first}))]")
-_FOLLOWED = ("write the change with operations autotrace follows: items.append(v) called on "
-             "a list, d[k] = v, x[i] = v, or a method of a class of your own")
-_UNKNOWN_EFFECT = (
-    "autotrace cannot differentiate this call of {what}: it is given a value that carries "
-    "gradient, and its result is not read, so it is called for what it does with that value, "
-    "which autotrace cannot see (it has no derivative rule): the gradient of what it keeps "
-    "would be lost; {followed}")
 
 
 def _of_an_object_followed(call, active: set, assigned: dict, aliases: dict,
@@ -553,11 +533,14 @@ def _refuse_write_into_attribute(statement, held: dict, sources: dict, varied: s
 
 
 def _varied_arguments(call, varied: set) -> tuple:
-    """Which arguments of `call` depend on the names `varied` (see check_state_writes)."""
+    """Which arguments of `call` depend on the names `varied` (see check_state_writes), and
+    "<callee>" where the callable called does."""
     which = tuple(i for i, a in enumerate(call.args) if _reads(a) & varied)
     which += tuple(k.arg for k in call.keywords if _reads(k.value) & varied)
     if isinstance(call.func, gast.Attribute) and _reads(call.func.value) & varied:
         which += ("<object>",)
+    elif isinstance(call.func, gast.Name) and call.func.id in varied:  # (a callable made of
+        which += ("<callee>",)  # such values: operator.methodcaller("append", v))
     return which
 
 

@@ -66,7 +66,9 @@ def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) ->
     function makes, "shared": those of them another name holds too}; {"outside": True} for
     each conditional expression that may give such memory; and, for a write in an `if` or
     loop that no name is seen sharing, {"watched": the names read after it}, which the
-    statement's test asks when it runs. None where the model cannot read the function."""
+    statement's test asks when it runs; for each `a op= v` where `a` may hold an array,
+    {"array": True} (and its refusal, as a converted write's). None where the model cannot
+    read the function."""
     analysis = _WriteSharing(function, Location(filename, 1, function.name), namespace)
     try:
         analysis.block(function.body)
@@ -92,6 +94,8 @@ def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) ->
             found.setdefault(key, {})["made"] = tuple(sorted(names))
             found[key]["shared"] = tuple(sorted(name for name in names if names[name]))
     found.update((key, {"outside": True}) for key in analysis.outside_expressions)
+    for key in analysis.arrays_in_place:
+        found.setdefault(key, {})["array"] = True
     return found
 
 
@@ -148,6 +152,7 @@ class _WriteSharing(Sharing):
         self.made = {}
         self.sharers = {}  # id(write) -> the names its refusal names as sharing the memory
         self.watched = {}  # id(write in an if or loop) -> the names read after it
+        self.arrays_in_place = set()  # id(`a op= v`) where `a` may be an array
 
     def name_value(self, identifier) -> set:
         if identifier in self.locals:
@@ -260,16 +265,21 @@ class _WriteSharing(Sharing):
                 self.refusals[id(node)] = self.refusal(written_name(node), written, node,
                                                        item=True)
             return
-        if name_in_place(node) and self.enclosing:
-            # Not followed where the statement is traced: the others sharing the memory are
-            # not its variables, and keep the old contents. (Outside one, `a op= t` with `a`
-            # a NumPy array and `t` traced is refused by the tracer.) A number or a container
-            # is no array written in place.
-            may_be_array = not written <= (self.containers | self.plain)
-            self.refusals[id(node)] = may_be_array and self.refusal(
-                written_name(node), written, node) or False
-            return
-        if not converted_write(node):
+        if name_in_place(node):
+            # A number or a container is no array written in place. Where the statement is
+            # traced, the others sharing the memory are not its variables, and keep the old
+            # contents; where it runs in Python, a NumPy array given a traced value becomes a
+            # traced one bound to its name alone (converted code's in_place_target), which
+            # the converted write's rules decide, below.
+            if written <= (self.containers | self.plain):
+                self.refusals[id(node)] = False
+                return
+            self.arrays_in_place.add(id(node))
+            if self.enclosing:
+                self.refusals[id(node)] = self.refusal(written_name(node), written,
+                                                       node) or False
+                return
+        elif not converted_write(node):
             return
         if written and written <= self.containers:
             # `d[k] = v` into a list or dict the function made: a traced statement changes it

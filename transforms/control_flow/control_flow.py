@@ -189,11 +189,35 @@ class ControlFlowConverter:
                 handler.type = handler.type and self.expressions(handler.type)
             return [node]
         if isinstance(node, (gast.Assign, gast.AugAssign)):
-            checks = self._outside_write_checks(node)
+            checks = self._outside_write_checks(node) + self._in_place_target(node)
             node = _subscript_assignment(node, self.local,
                                          lambda write: write_keywords(self, write))
             return checks + [self.expressions(node)]
         return [self.expressions(node)]
+
+    def _in_place_target(self, node) -> list:
+        """`a = in_place_target(a, v, ...)` before the user's `a op= v` where `a` may be an
+        array (write_sharing's "array"): a NumPy array given a traced value becomes traced
+        first. A `v` that is no name or constant is computed once, before, into a temporary."""
+        if not isinstance(node, gast.AugAssign) or not isinstance(node.target, gast.Name) or \
+                node.target.id not in self.local or self.unfollowed is None or \
+                not self.unfollowed.get(id(node), {}).get("array"):
+            return []
+        ahead = []
+        if not isinstance(node.value, (gast.Name, gast.Constant)):
+            operand = self.namer.temporary("operand")
+            ahead.append(self.expressions(_locate(gast.Assign(
+                targets=[name(operand, store=True)], value=node.value, type_comment=None),
+                node)))
+            node.value = _locate(name(operand), node)
+        call = gast.Call(func=name(helper("in_place_target")),
+                         args=[name(node.target.id), node.value],
+                         keywords=write_keywords(self, node))
+        assign = _locate(gast.Assign(targets=[name(node.target.id, store=True)], value=call,
+                                     type_comment=None), node)
+        for child in walk(assign):
+            setattr(child, _USER, True)
+        return ahead + [assign]
 
     def _outside_write_checks(self, node) -> list:
         """`refuse_outside_write(G, ...)` before `G[i] = v` where G is a global or closure

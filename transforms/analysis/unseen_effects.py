@@ -1,0 +1,66 @@
+"""Calls whose effect autotrace cannot see: functions with no rule and no source it reads,
+called for what they do with a value that carries gradient (object_state.check_calls refuses
+them before running, check_state_writes when the callee is known only then), and what the
+methods of Python's containers keep of what they are given.
+"""
+from __future__ import annotations
+
+import collections
+import functools
+import queue
+
+import numpy as np
+
+from .calls import classify_value
+
+
+# Python's containers, whose methods are written in C or in the standard library.
+CONTAINERS = (collections.abc.MutableSequence, collections.abc.MutableMapping,
+              collections.abc.MutableSet, queue.Queue, queue.SimpleQueue)
+# Methods of Python's containers that store what they are given.
+STORING_METHODS = frozenset({"append", "appendleft", "extend", "extendleft", "insert", "add",
+                             "update", "setdefault", "put", "put_nowait", "__setitem__",
+                             "__iadd__"})
+# Methods of Python's containers that keep nothing they are given.
+READING_METHODS = frozenset({"index", "count", "get", "copy", "discard", "remove",
+                             "isdisjoint", "issubset", "issuperset", "__getitem__",
+                             "__contains__", "__len__"})
+
+
+def keeps_nothing(function) -> bool:
+    """Whether `function`, called for what it does, keeps nothing it is given: autotrace's own
+    (autotrace.print, summaries), NumPy's that write a file."""
+    module = (getattr(function, "__module__", None) or "").split(".")[0]
+    return module == "autotrace" or module == "numpy" and getattr(
+        function, "__name__", "").startswith("save")
+
+
+def has_unseen_effect(callee, varied: tuple) -> bool:
+    """Whether `callee` (through functools.partial) has no rule and no source autotrace reads,
+    and is given a value carrying gradient: a builtin, a method of a C object other than an
+    array's (whose writes the transforms follow) or a container's (which
+    object_state.may_keep_what_it_is_given decides), an operator.methodcaller; not autotrace's
+    own or a NumPy save."""
+    while isinstance(callee, functools.partial):
+        callee = callee.func
+    owner = getattr(callee, "__self__", None)
+    return not all(v == "<object>" for v in varied) and not keeps_nothing(callee) \
+        and not isinstance(owner, (np.ndarray, np.generic, *CONTAINERS)) \
+        and classify_value(callee).kind == "unknown"
+
+
+def callable_name(callee) -> str:
+    if isinstance(callee, functools.partial):
+        return f"functools.partial({callable_name(callee.func)}, ...)"
+    named = callee if hasattr(callee, "__qualname__") else type(callee)
+    module = (getattr(named, "__module__", None) or "builtins").lstrip("_")  # (_heapq)
+    return named.__qualname__ if module == "builtins" else f"{module}.{named.__qualname__}"
+
+
+FOLLOWED = ("write the change with operations autotrace follows: items.append(v) called on "
+            "a list, d[k] = v, x[i] = v, or a method of a class of your own")
+UNKNOWN_EFFECT = (
+    "autotrace cannot differentiate this call of {what}: it is given a value that carries "
+    "gradient, and its result is not read, so it is called for what it does with that value, "
+    "which autotrace cannot see (it has no derivative rule): the gradient of what it keeps "
+    "would be lost; {followed}")
