@@ -90,6 +90,15 @@ class Vmapped:
         if not hasattr(self, "__name__"):  # a functools.partial, a callable object
             self.__name__ = type(function).__name__
 
+    # A call of it in a function autotrace differentiates is derived from its batched trace
+    # (transforms/dynamic_calls.py, autotrace/from_trace.py): the derivative of the batch.
+    __autotrace_traced_call__ = True
+
+    @property
+    def __autotrace_traced_key__(self) -> tuple:
+        """(the function, its axes): the vmaps whose derivatives are the same."""
+        return self.function, (repr(self.in_axes), repr(self.out_axes), self.axis_size)
+
     @property
     def trace_count(self) -> int:
         return len(self._entries)

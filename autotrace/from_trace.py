@@ -49,9 +49,11 @@ from autotrace.runtime.tracing.tracer import (TracerConversionError, _Slot, leav
                                       sorted_keys, trace)
 from autotrace.transforms.codegen.codegen import load_function
 from autotrace.transforms.derivative_record import Derivative, derivative_record
-from autotrace.transforms.dynamic_calls import caller_of, classify_value_safely
+from autotrace.transforms.dynamic_calls import (TRACED_DERIVATIVES, caller_of,
+                                                classify_value_safely, traced_call)
 from autotrace.transforms.errors import SourceUnavailableError, TransformError
 from autotrace.transforms.front.front_end import Session
+from autotrace.transforms.pipeline import forward_function, reverse_function
 from autotrace.transforms.wrt import WithRespectTo
 
 # How many derivatives (distinct traces) one function built from traces keeps.
@@ -117,6 +119,10 @@ class TracedDerivative:
     transforms generate (same arguments, same seed keyword), it traces the function for the
     call and runs the derivative generated from that trace (kept per distinct trace)."""
 
+    # A call of it that generated code resolves when it runs is derived as a function
+    # without source is: from its traces (transforms/dynamic_calls.py).
+    __autotrace_traced_call__ = True
+
     def __init__(self, build, function, wrt: WithRespectTo, optimized: bool, options: dict):
         self.build = build
         self.function = function
@@ -127,7 +133,7 @@ class TracedDerivative:
         self.__qualname__ = getattr(function, "__qualname__", self.__name__)
         self.__doc__ = f"A derivative of {self.__name__}, built from traces of it."
         forward = getattr(build, "__name__", "") == "forward_function"
-        seed = _free_keyword("tangent" if forward else "dy", _taken_names(function))
+        seed = _free_keyword("tangent" if forward else "dy", _taken_names(_unbatched(function)))
         # Its record, less its source (what it made last: see __autotrace_derivative__).
         self._record = Derivative(mode="forward" if forward else "reverse", wrt=wrt,
                                   seed=seed, primal=function)
@@ -137,7 +143,7 @@ class TracedDerivative:
         # NumPy functions take their arguments as given (binding would pass every default).
         self._binding = ParameterBinding(_root(function) if inspect.isfunction(_root(
             function)) else None)
-        self.__signature__ = _signature_with(function, seed)
+        self.__signature__ = _signature_with(_unbatched(function), seed)
         # The seed keywords of the derivatives this one differentiates (`dy` for a Hessian's
         # gradient): passed through, not bound to the function's parameters.
         self._inner_seeds = []
@@ -178,7 +184,8 @@ class TracedDerivative:
                             if key != self.function.seed}
             primal = self.function.generated_for(args, inner_kwargs)
             key, namespace = ("derivative", id(primal)), {"": primal}
-        elif not inspect.isfunction(self.function):  # np.sin: `def call_sin(x0): ...`
+        elif not inspect.isfunction(self.function) and not traced_call(self.function):
+            # np.sin: `def call_sin(x0): ...`
             primal = caller_of(self.function, args, kwargs)
             key, namespace = ("caller", id(primal)), {"": primal}
         else:
@@ -226,6 +233,13 @@ class TracedDerivative:
 
     def __repr__(self) -> str:
         return f"<autotrace derivative of {self.__name__}, built from traces>"
+
+
+# A call generated code resolves when it runs of a callable derived by tracing it (an
+# autotrace.vmap): its derivative, built from its traces (transforms/dynamic_calls.py).
+TRACED_DERIVATIVES.update(
+    reverse=lambda func, wrt: TracedDerivative(reverse_function, func, wrt, True, {}),
+    forward=lambda func, wrt: TracedDerivative(forward_function, func, wrt, True, {}))
 
 
 def _callers_level() -> int:
@@ -287,6 +301,12 @@ def _root(function):
     return function
 
 
+def _unbatched(function):
+    """The function an autotrace.vmap maps (whose parameters it takes); any other as it is."""
+    return function.function if traced_call(function) and not isinstance(
+        function, TracedDerivative) else function
+
+
 def _taken_names(function) -> set:
     """The names a derivative's seed keyword must not take (see dynamic_calls.seed_keyword)."""
     if isinstance(function, TracedDerivative):
@@ -315,7 +335,9 @@ def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tu
     """(source, namespace): `function` traced for this call (its arguments bound to its
     parameters, defaults filled in), written as a Python function with its parameters, one
     NumPy call a line."""
-    parameters = _parameters(function)
+    parameters = _parameters(_unbatched(function))
+    if _unbatched(function) is not function:  # (an autotrace.vmap binds no defaults)
+        parameters = _filled(parameters, len(args), kwargs)
     differentiated = wrt.names_among([p.name for p in parameters])
     names = _argument_names(parameters, len(args), kwargs)
     traced_args = tuple(_floats_as_scalars(value) if name in differentiated else value
@@ -325,7 +347,7 @@ def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tu
     try:
         graph, structure = trace(for_tracing(function), traced_args, traced_kwargs,
                                  protect_arguments=True,
-                                 parameters=_positional_names(function))
+                                 parameters=_positional_names(_unbatched(function)))
     except Exception as trace_error:  # noqa: BLE001 - re-raised, saying why it was traced
         explain_trace_error(trace_error, traced_args, traced_kwargs)
         if raised_by_user_code(trace_error):
@@ -342,7 +364,8 @@ def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tu
         raise TransformError(
             f"{_cannot_read(function)}, but it reads or "
             f"writes autotrace.Variables, which a derivative built from a trace does not "
-            f"follow yet. Pass their values as arguments, or define it in a .py file.")
+            f"follow yet. Pass their values as arguments"
+            + ("." if _unbatched(function) is not function else ", or define it in a .py file."))
     inputs = [expression for value, base in _bases(traced_args, traced_kwargs, names)
               for expression, _ in leaves_with_paths(value, base)]
     namespace = {"np": np, **source_globals}
@@ -362,6 +385,9 @@ def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tu
 
 
 def _cannot_read(function) -> str:
+    if _unbatched(function) is not function:
+        return (f"autotrace differentiates a call of {function!r} (inside a function it "
+                f"differentiates) by tracing the batch")
     return (f"the source of {getattr(function, '__name__', function)!r} cannot be read (it was "
             f"typed at an interactive prompt or made by exec, or calls a function that was), "
             f"so autotrace differentiates a trace of it")
@@ -372,6 +398,21 @@ def _parameters(function) -> list:
         return list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):  # a NumPy function without a signature: one argument
         return [inspect.Parameter("x", inspect.Parameter.POSITIONAL_ONLY)]
+
+
+def _filled(parameters: list, count: int, kwargs: dict) -> list:
+    """The parameters a call with `count` positional arguments and `kwargs` fills, each
+    named (`args_0` for the first filling `*args`): what the printed trace takes."""
+    kinds = inspect.Parameter
+    positional = [p for p in parameters if p.kind in (kinds.POSITIONAL_ONLY,
+                                                      kinds.POSITIONAL_OR_KEYWORD)]
+    varargs = next((p.name for p in parameters if p.kind is kinds.VAR_POSITIONAL), "args")
+    named = {p.name: p for p in parameters if p.kind in (kinds.POSITIONAL_OR_KEYWORD,
+                                                         kinds.KEYWORD_ONLY)}
+    filled = positional[:count] + [kinds(f"{varargs}_{index}", kinds.POSITIONAL_ONLY)
+                                   for index in range(count - len(positional))]
+    return filled + [named.get(key) or kinds(key, kinds.KEYWORD_ONLY) for key in kwargs
+                     if key not in {p.name for p in filled}]
 
 
 def _argument_names(parameters: list, count: int, kwargs: dict) -> tuple:

@@ -10,6 +10,7 @@ once per row or column; `hessian` is its forward-mode Jacobian of the gradient.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Callable
 
 import numpy as np
@@ -26,6 +27,7 @@ from autotrace.runtime.pytrees import tree_flatten, tree_structure
 from autotrace.runtime.state import current_scope
 from autotrace.runtime.tracing.signature import signature_of
 from autotrace.transforms.derivative_record import derivative_record
+from autotrace.transforms.rules.core import constant
 from autotrace.transforms.wrt import FIRST_PARAMETER, WithRespectTo
 
 
@@ -55,9 +57,42 @@ def _basis(shape: tuple, dtype) -> np.ndarray:
     return basis
 
 
+def _label(f) -> str:
+    """f's name, as a Python name (generated code defines its derivatives by it): a lambda's
+    is `lambda`."""
+    return re.sub(r"\W", "_", getattr(f, "__name__", "f")).strip("_") or "f"
+
+
 def _float_dtype(value) -> np.dtype:
     dtype = value.dtype if hasattr(value, "dtype") else np.result_type(value)
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+
+
+def _output_of(f, args: tuple, outputs: dict) -> tuple:
+    """(shape, dtype) of f's array output for `args`: f runs once a signature of plain values
+    (kept in `outputs`), and each time it is traced."""
+    key = None if any(is_traced(arg) for arg in args) else signature_of(args)
+    shape_and_dtype = outputs.get(key) if key is not None else None
+    if shape_and_dtype is None:
+        output = _array_output(f(*args), f, "jacrev")
+        shape_and_dtype = np.shape(output), _float_dtype(output)
+        if key is not None:
+            outputs[key] = shape_and_dtype
+    return shape_and_dtype
+
+
+def _over_basis(function, count: int, batched: dict, out_axes: int):
+    """vmap(function) over its first argument, a basis, for calls of `count` more arguments
+    (made once a count, kept in `batched`)."""
+    if count not in batched:
+        batched[count] = vmap(function, in_axes=(0, *[None] * count), out_axes=out_axes)
+    return batched[count]
+
+
+# A Jacobian differentiated again (jacfwd(jacrev(f))) differentiates the source of jacrev's
+# and jacfwd's functions: what they read of the shapes, and the vmaps they keep, carry no
+# gradient.
+constant(_basis, _float_dtype, _output_of, _over_basis)
 
 
 def jacrev(f: Callable, wrt: int = 0) -> Callable:
@@ -83,22 +118,12 @@ def jacrev(f: Callable, wrt: int = 0) -> Callable:
     batched: dict = {}
     outputs: dict = {}  # the signature of a call of plain values -> f's output (shape, dtype)
 
-    def jacobian(*args):
-        traced = any(is_traced(arg) for arg in args)
-        key = None if traced else signature_of(args)
-        shape_and_dtype = outputs.get(key) if key is not None else None
-        if shape_and_dtype is None:  # f runs once a signature (and each time it is traced)
-            output = _array_output(f(*args), f, "jacrev")
-            shape_and_dtype = np.shape(output), _float_dtype(output)
-            if key is not None:
-                outputs[key] = shape_and_dtype
-        shape, dtype = shape_and_dtype
-        rows = batched.get(len(args))
-        if rows is None:
-            rows = batched[len(args)] = vmap(row, in_axes=(0, *[None] * len(args)))
+    def jacobian(*args):  # (its source is differentiated again: jacfwd(jacrev(f)))
+        shape, dtype = _output_of(f, args, outputs)
+        rows = _over_basis(row, len(args), batched, 0)
         result = rows(_basis(shape, dtype), *args)
         return np.reshape(result, (*shape, *np.shape(args[wrt])))
-    jacobian.__name__ = f"jacrev_{getattr(f, '__name__', 'f')}"
+    jacobian.__name__ = f"jacrev_{_label(f)}"
     return jacobian
 
 
@@ -120,16 +145,13 @@ def jacfwd(f: Callable, wrt: int = 0) -> Callable:
         return tangent_of(*args, tangent=tangent)[1]
     batched: dict = {}
 
-    def jacobian(*args):
-        columns = batched.get(len(args))
-        if columns is None:
-            columns = batched[len(args)] = vmap(column, in_axes=(0, *[None] * len(args)),
-                                                out_axes=-1)
+    def jacobian(*args):  # (its source is differentiated again: jacrev(jacfwd(f)))
+        columns = _over_basis(column, len(args), batched, -1)
         point = args[wrt]
         result = columns(_basis(np.shape(point), _float_dtype(point)), *args)
         output = _array_output(result, f, "jacfwd")
         return np.reshape(output, (*np.shape(output)[:-1], *np.shape(point)))
-    jacobian.__name__ = f"jacfwd_{getattr(f, '__name__', 'f')}"
+    jacobian.__name__ = f"jacfwd_{_label(f)}"
     return jacobian
 
 

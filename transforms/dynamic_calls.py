@@ -56,6 +56,29 @@ _lasting_derivatives: dict = {}
 derivative_conversion = contextvars.ContextVar("derivative_conversion", default=None)
 
 
+# Callables autotrace derives by tracing them, whose type sets `__autotrace_traced_call__`
+# (autotrace.vmap's: its batched trace is differentiated, as a function without source is):
+# mode ("reverse", "forward") -> build(func, wrt), which autotrace/from_trace.py sets.
+TRACED_DERIVATIVES: dict = {}
+
+
+def traced_call(func) -> bool:
+    """Whether `func` is derived by tracing it (see TRACED_DERIVATIVES)."""
+    return getattr(type(func), "__autotrace_traced_call__", False)
+
+
+def _traced_derivative(func, wrt: WithRespectTo, mode: str):
+    """The derivative of `func` built from its traces, once per `wrt` and mode; where `func`
+    names what it stands for (`__autotrace_traced_key__`: a vmap's function and axes), once
+    for all that stand for it (`autotrace.vmap(f)(x)` makes a new one each call)."""
+    owner, same = getattr(func, "__autotrace_traced_key__", (func, None))
+    cache, key = _cache_of(owner), (mode, "traced", wrt, same)
+    with transform_lock:
+        if key not in cache:
+            cache[key] = TRACED_DERIVATIVES[mode](func, wrt)
+        return cache[key]
+
+
 def _as_called(derivative):
     convert = derivative_conversion.get()
     return derivative if convert is None else convert(derivative)
@@ -249,6 +272,9 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
         return (after,) * with_self + tuple(None for _ in wrt.items)
     bound_self = _bound_self(func)
     func, args, wrt = unbind_method(func, args, wrt)
+    if traced_call(func):  # (it converts its call while a caller is traced)
+        derivative = _traced_derivative(func, wrt, "reverse")
+        return derivative(*args, **{derivative.seed: dy}, **kwargs)
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     implicit = current_sink() is not None
     if with_self or implicit and bound_self is not None and holds_state(bound_self):
@@ -359,9 +385,7 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient, after=None):
     elif after is not None:  # added to the object's gradient, or taken (below)
         after_gradient = tuple(gradient)[0]
     func, args, wrt, bound = _unbound_call(func, args, kwargs, wrt, with_self)
-    func = caller_of(func, args, kwargs)
-    derivative = derivative_of(func, wrt)
-    seed = seed_keyword(func)
+    derivative, seed = _derivative_and_seed(func, args, kwargs, wrt, "reverse")
     # (an object whose attributes carry gradient counts, `self` or another argument: the
     # derivative's gradients depend on its attributes too)
     numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a)
@@ -410,6 +434,9 @@ def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
     if asked and not with_self:  # a function held in an attribute of the object
         tangents = tuple(tangents)[1:]
     func, args, wrt, _ = _unbound_call(func, args, kwargs, wrt, with_self)
+    if traced_call(func):
+        derivative = _traced_derivative(func, wrt, "forward")
+        return derivative(*args, **{derivative.seed: tangents}, **kwargs)
     kind = classify_value_safely(func)
     if has_tangent_rule(func):  # (a tangent rule registered alone, too)
         by_position = dict(zip(wrt.items, tangents))
@@ -421,6 +448,18 @@ def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
             + (no_rule_hint(func) or "register one with @autotrace.register_tangent"))
     return _as_called(forward_derivative_of(func, wrt))(
         *args, **{seed_keyword(func, "tangent"): tangents}, **kwargs)
+
+
+def _derivative_and_seed(func, args, kwargs, wrt: WithRespectTo, mode: str) -> tuple:
+    """(the derivative of `func`, called with these arguments, in `mode`, and the keyword it
+    takes its seed by), for a derivative of the call's derivative."""
+    if traced_call(func):
+        derivative = _traced_derivative(func, wrt, mode)
+        return derivative, derivative.seed
+    func = caller_of(func, args, kwargs)
+    if mode == "reverse":
+        return derivative_of(func, wrt), seed_keyword(func)
+    return forward_derivative_of(func, wrt), seed_keyword(func, "tangent")
 
 
 def forward_derivative_of(func, wrt: WithRespectTo):
@@ -445,9 +484,7 @@ def jvp_call_tangent(func, args, kwargs, tangents, wrt, arguments_tangent, keywo
     func, args, wrt, bound = _unbound_call(func, args, kwargs, wrt, with_self)
     if bound:  # a method, or a module's call: `self` first
         arguments_tangent = (function_tangent,) + tuple(arguments_tangent)
-    func = caller_of(func, args, kwargs)
-    derivative = forward_derivative_of(func, wrt)
-    seed = seed_keyword(func, "tangent")
+    derivative, seed = _derivative_and_seed(func, args, kwargs, wrt, "forward")
     numeric = tuple(i for i, a in enumerate(args) if _floating(a)
                     or _has_tangent(arguments_tangent, i) and _object_with_gradient(a))
     named = tuple(k for k, v in kwargs.items() if (_floating(v) or _object_with_gradient(v))
@@ -474,9 +511,7 @@ def jvp_call_transpose(func, args, kwargs, tangents, wrt, gradient):
     if asked and not with_self:  # the object's entry: it has none (see jvp_call)
         tangents = tuple(tangents)[1:]
     func, args, wrt, bound = _unbound_call(func, args, kwargs, wrt, with_self)
-    func = caller_of(func, args, kwargs)
-    derivative = forward_derivative_of(func, wrt)
-    seed = seed_keyword(func, "tangent")
+    derivative, seed = _derivative_and_seed(func, args, kwargs, wrt, "forward")
     numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a)
                     or _object_with_gradient(a))
     named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v)
@@ -517,9 +552,7 @@ def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
     func, args, wrt, bound = _unbound_call(func, args, kwargs, wrt, with_self)
     if bound:  # a method, or a module's call: `self` first
         arguments_tangent = (function_tangent,) + tuple(arguments_tangent)
-    func = caller_of(func, args, kwargs)
-    derivative = derivative_of(func, wrt)
-    seed = seed_keyword(func)
+    derivative, seed = _derivative_and_seed(func, args, kwargs, wrt, "reverse")
     numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a)
                     or _has_tangent(arguments_tangent, i) and _object_with_gradient(a))
     named = tuple(k for k, v in kwargs.items() if (structure.carries_gradient(v)

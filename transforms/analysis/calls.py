@@ -197,6 +197,10 @@ def classify_value(value) -> Call:
         return Call("user", value)
     if isinstance(value, functools.partial):  # its function is known when the call runs
         return Call("dynamic", value)
+    if getattr(type(value), "__autotrace_traced_call__", False):
+        # An autotrace.vmap: derived from its batched trace when the call runs
+        # (transforms/dynamic_calls.py TRACED_DERIVATIVES).
+        return Call("dynamic", value)
     if hasattr(type(value), "__autotrace_call__"):
         # An object that says which method a call of it runs (autotrace.Module: `call`, after
         # building itself on the first call): resolved when the derivative runs.

@@ -1,0 +1,161 @@
+"""Derivatives of functions that call autotrace.vmap, and of Jacobians.
+
+A call of a vmapped function inside a function autotrace differentiates is derived from its
+batched trace (transforms/dynamic_calls.py, autotrace/from_trace.py): the gradient of a loss
+over per-example values, its Hessian, forward mode; and jacrev and jacfwd, which vmap, nest as
+JAX's do (jacfwd(jacrev(f)) is a Hessian). Each is checked against central differences of the
+same function written with a Python loop over the examples.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import autotrace
+from tests.numeric import central_difference
+
+RNG = np.random.default_rng(7)
+X = RNG.normal(size=(4, 3))
+W = RNG.normal(size=3)
+
+
+def per_example(x, w):
+    return np.sum(np.tanh(x * w) ** 2)
+
+
+def loss(w, x):
+    return np.sum(autotrace.vmap(per_example, in_axes=(0, None))(x, w) ** 2)
+
+
+def loss_by_loop(w, x):
+    return sum(per_example(row, w) ** 2 for row in x)
+
+
+def loss_of_mapped(x, w):
+    return np.sum(np.sin(autotrace.vmap(per_example, in_axes=(0, None))(x, w)))
+
+
+def loss_of_mapped_by_loop(x, w):
+    return np.sum(np.sin([per_example(row, w) for row in x]))
+
+
+def loss_out_axis_1(w, x):
+    return np.sum(autotrace.vmap(lambda row, w: row * w, in_axes=(0, None), out_axes=1)(x, w)
+                  ** 3)
+
+
+def loss_of_a_dict(params, x):
+    scaled = autotrace.vmap(lambda row, p: np.sum(row * p["a"]) * p["b"], in_axes=(0, None))
+    return np.sum(scaled(x, params) ** 2)
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+def test_the_gradient_through_a_vmap_is_the_loops(traced):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no warning: the vmap's trace is autotrace's own)
+        gradient = autotrace.grad(loss)
+        gradient = autotrace.function(gradient) if traced else gradient
+        got = gradient(W, X)
+    np.testing.assert_allclose(got, central_difference(lambda w: loss_by_loop(w, X), W),
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_the_gradient_of_the_mapped_argument():
+    want = central_difference(lambda x: loss_of_mapped_by_loop(x, W), X)
+    np.testing.assert_allclose(autotrace.grad(loss_of_mapped)(X, W), want, rtol=1e-6,
+                               atol=1e-8)
+
+
+def test_out_axes_and_a_dict_argument():
+    want = central_difference(lambda w: np.sum((X * w) ** 3), W)
+    np.testing.assert_allclose(autotrace.grad(loss_out_axis_1)(W, X), want, rtol=1e-6)
+    params = {"a": W, "b": 1.5}
+    got = autotrace.grad(loss_of_a_dict)(params, X)
+    np.testing.assert_allclose(got["a"], central_difference(
+        lambda a: loss_of_a_dict({"a": a, "b": 1.5}, X), W), rtol=1e-6)
+    assert got["b"] == pytest.approx(2.0 * 1.5 * np.sum((X @ W) ** 2))
+
+
+def test_forward_mode_and_second_order_through_a_vmap():
+    tangent = np.array([1.0, -2.0, 0.5])
+    want = central_difference(lambda w: loss_by_loop(w, X), W) @ tangent
+    assert autotrace.jvp(loss, (W, X), (tangent, np.zeros_like(X)))[1] == pytest.approx(want)
+    hessian = np.array([central_difference(
+        lambda w: autotrace.grad(loss)(w, X)[i], W, eps=1e-5) for i in range(3)])
+    np.testing.assert_allclose(autotrace.hessian(loss)(W, X), hessian, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(autotrace.jacfwd(autotrace.grad(loss))(W, X), hessian,
+                               rtol=1e-5, atol=1e-7)
+
+
+BATCHED = autotrace.vmap(per_example, in_axes=(0, None))  # made once, read as a global
+
+
+def loss_of_a_global_vmap(w, x):
+    return np.sum(BATCHED(x, w) ** 2)
+
+
+def test_a_vmap_the_function_reads_as_a_global():
+    want = central_difference(lambda w: loss_by_loop(w, X), W)
+    np.testing.assert_allclose(autotrace.grad(loss_of_a_global_vmap)(W, X), want, rtol=1e-6,
+                               atol=1e-8)
+    tangent = np.array([0.5, 1.0, -1.0])
+    _, got = autotrace.jvp(loss_of_a_global_vmap, (W, X), (tangent, np.zeros_like(X)))
+    assert got == pytest.approx(want @ tangent)
+
+
+def test_the_gradient_through_a_vmap_of_a_gradient():
+    per_gradient = autotrace.grad(per_example, wrt=1)
+
+    def norms(w, x):
+        return np.sum(autotrace.vmap(per_gradient, in_axes=(0, None))(x, w) ** 2)
+
+    want = central_difference(
+        lambda w: np.sum(np.array([per_gradient(row, w) for row in X]) ** 2), W)
+    np.testing.assert_allclose(autotrace.grad(norms)(W, X), want, rtol=1e-6, atol=1e-8)
+
+
+def field(x):
+    return np.sin(x) * x[0] + x ** 2 * x[2]
+
+
+NESTED = {
+    "jacfwd(jacrev)": lambda f: autotrace.jacfwd(autotrace.jacrev(f)),
+    "jacrev(jacfwd)": lambda f: autotrace.jacrev(autotrace.jacfwd(f)),
+    "jacrev(jacrev)": lambda f: autotrace.jacrev(autotrace.jacrev(f)),
+    "jacfwd(jacfwd)": lambda f: autotrace.jacfwd(autotrace.jacfwd(f)),
+    "function(jacfwd(jacrev))": lambda f: autotrace.function(
+        autotrace.jacfwd(autotrace.jacrev(f))),
+}
+
+
+@pytest.mark.parametrize("nested", NESTED.values(), ids=NESTED.keys())
+def test_jacobians_nest(nested):
+    x = np.array([0.5, -1.0, 2.0])
+    # The Jacobian of the Jacobian, column by column, from central differences of jacrev's.
+    jacobian = autotrace.jacrev(field)
+    want = np.stack([(jacobian(x + step) - jacobian(x - step)) / 2e-6
+                     for step in 1e-6 * np.eye(3)], axis=-1)
+    np.testing.assert_allclose(nested(field)(x), want, rtol=1e-6, atol=1e-8)
+    scalar = lambda x: np.sum(np.tanh(x) * x[1])  # noqa: E731
+    np.testing.assert_allclose(nested(scalar)(x), autotrace.hessian(scalar)(x), rtol=1e-10)
+
+
+SCALE = autotrace.Variable(np.array([1.0, 2.0, 3.0]))
+
+
+def scaled(row, w):
+    return np.sum(row * w * SCALE)
+
+
+def loss_reading_a_variable(w, x):
+    return np.sum(autotrace.vmap(scaled, in_axes=(0, None))(x, w))
+
+
+def test_a_vmap_reading_variables_is_refused_with_what_to_do():
+    loss_reading_a_variable(W, X)  # runs
+    with pytest.raises(autotrace.TransformError, match=(
+            r"autotrace differentiates a call of <autotrace.vmap of scaled> \(inside a "
+            r"function it differentiates\) by tracing the batch, but it reads or writes "
+            r"autotrace.Variables, which a derivative built from a trace does not follow yet\. "
+            r"Pass their values as arguments\.$")):
+        autotrace.grad(loss_reading_a_variable)(W, X)
