@@ -37,6 +37,7 @@ from autotrace.runtime.pytrees import registered
 from autotrace.runtime.tracing.trees import (OutputStructure, _Slot, is_array, map_arrays,
                                              sorted_keys)
 from autotrace.runtime.containers import instance_fields, is_dataclass_instance
+from autotrace.transforms.analysis.calls import note_own_rule, own_rules_met
 from autotrace.traced_function import traced_and_instance
 
 
@@ -55,6 +56,7 @@ class _Entry:
         self.out_axes = out_axes
         self.structure = structure
         self.compiled = None
+        self.own_rules: list = []  # functions whose gradient the user wrote, called in it
 
 
 class Vmapped:
@@ -91,7 +93,7 @@ class Vmapped:
             self.__name__ = type(function).__name__
 
     # A call of it in a function autotrace differentiates is derived from its batched trace
-    # (transforms/dynamic_calls.py, autotrace/from_trace.py): the derivative of the batch.
+    # (transforms/traced_calls.py, autotrace/from_trace.py): the derivative of the batch.
     __autotrace_traced_call__ = True
 
     @property
@@ -116,6 +118,9 @@ class Vmapped:
             if array_call is not None:
                 self._array_calls[array_call] = (entry, axes, size)
         entry.structure.refuse_arguments(leaves)
+        met = own_rules_met.get()
+        if met is not None:  # (a derivative built from a trace of this call asks)
+            met.extend(entry.own_rules)
         for position, _ in entry.structure.arguments_written:  # called while tracing: the
             if is_traced(leaves[position]):  # enclosing trace notes the write (or refuses it)
                 leaves[position]._refuse_read_only()
@@ -217,8 +222,14 @@ class Vmapped:
         return entry, leaves, axes, size
 
     def _trace(self, args, kwargs, axes, slots, size) -> _Entry:
-        graph, structure = self._traced.traced_graph((*self._bound, *args), kwargs,
-                                                     state_known=False)
+        met: list = []  # (see _Entry.own_rules)
+        token = own_rules_met.set(met)
+        try:
+            note_own_rule(self.function)  # (a custom_vjp mapped itself)
+            graph, structure = self._traced.traced_graph((*self._bound, *args), kwargs,
+                                                         state_known=False)
+        finally:
+            own_rules_met.reset(token)
         if structure.written:
             graph = _without_unchanged_arguments(graph, structure, slots, self.__name__)
         graph, structure = _numbers_as_outputs(graph, structure)
@@ -230,7 +241,9 @@ class Vmapped:
             raise BatchingError(f"autotrace.vmap({self.__name__}) {error}{place}",
                                 error.site) from None
         out_axes = _output_axes(structure.template, self.out_axes, len(graph.outputs))
-        return _Entry(graph, batched_graph, outputs_batched, out_axes, structure)
+        entry = _Entry(graph, batched_graph, outputs_batched, out_axes, structure)
+        entry.own_rules = met
+        return entry
 
     def _size(self, leaves, axes, paths) -> int:
         """The batch size: the length of every mapped axis, or axis_size."""

@@ -25,6 +25,7 @@ from autotrace import transforms
 from autotrace.runtime.tracing.control_statements import HELPERS as STATEMENT_HELPERS, NUMPY_REPLACEMENTS
 from autotrace.runtime.tracing.tracer_list_arguments import reads_arrays, with_lists_as_arrays
 from autotrace.transforms.control_flow.control_flow_build import convert
+from autotrace.transforms.analysis.calls import note_own_rule
 from autotrace.transforms.dynamic_calls import (derivative_conversion, jvp_call, vjp_call,
                                                 vjp_call_tangent, vjp_call_transpose,
                                                 vjp_start)
@@ -79,6 +80,7 @@ def converted(callee):
     A NumPy random draw is let through with a warning (see _warn_of_a_frozen_draw)."""
     if isinstance(getattr(callee, "__self__", None), _NUMPY_GENERATORS):
         _warn_of_a_frozen_draw(callee, sys._getframe(1))
+    note_own_rule(callee)
     try:
         replacement = NUMPY_REPLACEMENTS.get(callee) or _CONVERTING_CALLERS.get(callee)
         numpy_callee = reads_arrays(callee)

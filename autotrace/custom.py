@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
-from autotrace.transforms.analysis.calls import CustomGradient, CustomJVP, CustomVJP
+from autotrace.transforms.analysis.calls import CustomGradient, CustomJVP, CustomVJP, note_own_rule
 from autotrace.transforms.rules.core import constant
 
 __all__ = ["custom_gradient", "custom_vjp", "custom_jvp", "stop_gradient"]
@@ -95,6 +95,7 @@ def stop_gradient(x):
         >>> grad(lambda x: x * stop_gradient(x))(3.0)   # the second x counts as a constant
         3.0
     """
+    note_own_rule(stop_gradient, own=True)  # (a derivative built from a trace refuses it)
     return x
 
 

@@ -38,6 +38,7 @@ from collections import OrderedDict
 import numpy as np
 
 from autotrace.conversion import for_tracing
+from autotrace.transforms.analysis.calls import own_rules_met
 from autotrace.traced_function import _positional_names
 from autotrace.trace_errors import explain_trace_error, raised_by_user_code
 from autotrace.runtime.ops import source_globals
@@ -49,8 +50,8 @@ from autotrace.runtime.tracing.tracer import (TracerConversionError, _Slot, leav
                                       sorted_keys, trace)
 from autotrace.transforms.codegen.codegen import load_function
 from autotrace.transforms.derivative_record import Derivative, derivative_record
-from autotrace.transforms.dynamic_calls import (TRACED_DERIVATIVES, caller_of,
-                                                classify_value_safely, traced_call)
+from autotrace.transforms.dynamic_calls import caller_of, classify_value_safely
+from autotrace.transforms.traced_calls import TRACED_DERIVATIVES, traced_call
 from autotrace.transforms.errors import SourceUnavailableError, TransformError
 from autotrace.transforms.front.front_end import Session
 from autotrace.transforms.pipeline import forward_function, reverse_function
@@ -120,10 +121,11 @@ class TracedDerivative:
     call and runs the derivative generated from that trace (kept per distinct trace)."""
 
     # A call of it that generated code resolves when it runs is derived as a function
-    # without source is: from its traces (transforms/dynamic_calls.py).
+    # without source is: from its traces (transforms/traced_calls.py).
     __autotrace_traced_call__ = True
 
-    def __init__(self, build, function, wrt: WithRespectTo, optimized: bool, options: dict):
+    def __init__(self, build, function, wrt: WithRespectTo, optimized: bool, options: dict,
+                 built: dict | None = None):
         self.build = build
         self.function = function
         self.wrt = wrt
@@ -150,7 +152,8 @@ class TracedDerivative:
         while isinstance(function, TracedDerivative):
             self._inner_seeds.append(function.seed)
             function = function.function
-        self._built: OrderedDict = OrderedDict()  # printed source -> [(namespace, generated)]
+        # printed source -> [(namespace, generated)]; `built`: shared with others
+        self._built: OrderedDict = OrderedDict() if built is None else built
         self._latest = None
 
     @property
@@ -236,10 +239,12 @@ class TracedDerivative:
 
 
 # A call generated code resolves when it runs of a callable derived by tracing it (an
-# autotrace.vmap): its derivative, built from its traces (transforms/dynamic_calls.py).
+# autotrace.vmap): its derivative, built from its traces (transforms/traced_calls.py).
 TRACED_DERIVATIVES.update(
-    reverse=lambda func, wrt: TracedDerivative(reverse_function, func, wrt, True, {}),
-    forward=lambda func, wrt: TracedDerivative(forward_function, func, wrt, True, {}))
+    reverse=lambda func, wrt, built: TracedDerivative(reverse_function, func, wrt, True, {},
+                                                      built),
+    forward=lambda func, wrt, built: TracedDerivative(forward_function, func, wrt, True, {},
+                                                      built))
 
 
 def _callers_level() -> int:
@@ -344,6 +349,8 @@ def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tu
                         for (_, name), value in zip(names[0], args))
     traced_kwargs = {key: _floats_as_scalars(value) if names[1][key][1] in differentiated
                      else value for key, value in kwargs.items()}
+    met: list = []  # functions whose gradient the user wrote, which a trace does not keep
+    token = own_rules_met.set(met)
     try:
         graph, structure = trace(for_tracing(function), traced_args, traced_kwargs,
                                  protect_arguments=True,
@@ -360,6 +367,16 @@ def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tu
         raise TransformError(
             f"{_cannot_read(function)}, and tracing it failed: "
             f"{type(trace_error).__name__}: {trace_error}\n  {advice}") from None
+    finally:
+        own_rules_met.reset(token)
+    if met:
+        raise TransformError(
+            f"{_cannot_read(function)}, but it calls {met[0]}, whose gradient you wrote "
+            f"(custom_vjp, custom_gradient, custom_jvp, stop_gradient or a rule you "
+            f"registered): a trace keeps its values, not that gradient. "
+            + ("Differentiate inside the vmap instead (autotrace.vmap(autotrace.grad(f)))."
+               if _unbatched(function) is not function else
+               "Define the function in a .py file to differentiate its source."))
     if structure.captured or structure.written:
         raise TransformError(
             f"{_cannot_read(function)}, but it reads or "

@@ -113,8 +113,10 @@ def jacrev(f: Callable, wrt: int = 0) -> Callable:
     wrt = _position(wrt, "jacrev")
     gradient = grad(f, wrt=wrt)
 
+    seed_keyword = derivative_record(gradient).seed  # (dy_ for a derivative's: jacrev(grad(f)))
+
     def row(seed, *args):
-        return gradient(*args, dy=seed)
+        return gradient(*args, **{seed_keyword: seed})
     batched: dict = {}
     outputs: dict = {}  # the signature of a call of plain values -> f's output (shape, dtype)
 
@@ -140,9 +142,10 @@ def jacfwd(f: Callable, wrt: int = 0) -> Callable:
     """
     wrt = _position(wrt, "jacfwd")
     tangent_of = forward(f, wrt=wrt)
+    seed_keyword = derivative_record(tangent_of).seed  # (tangent_ for a derivative's)
 
     def column(tangent, *args):
-        return tangent_of(*args, tangent=tangent)[1]
+        return tangent_of(*args, **{seed_keyword: tangent})[1]
     batched: dict = {}
 
     def jacobian(*args):  # (its source is differentiated again: jacrev(jacfwd(f)))
@@ -243,7 +246,8 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
                 return xp.reshape(output, np.shape(output)[:-1] + np.shape(x))
         columns, value = [], None
         for e in _unit_vectors(x):
-            value, tangent = derivative(*args, **kwargs, tangent=e)
+            value, tangent = derivative(*args, **kwargs,
+                                        **{derivative_record(generated).seed: e})
             if has_aux:  # the value's tangent; aux's is not taken
                 (value, aux), tangent = value_and_aux(value, f), tangent[0]
             # the tangent's leaves where the value has its own (an object's tangent, gathered

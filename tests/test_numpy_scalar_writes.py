@@ -128,9 +128,9 @@ def test_filling_a_numpy_scalar_is_refused():
     # NumPy's fill does nothing to a scalar: a trace, which would write, refuses it.
     assert fills_the_argument(np.float64(1.5)) == 1.5
     with pytest.raises(TypeError, match=(
-            r"x\.fill\(\.\.\.\) writes into x, a NumPy scalar \(numpy\.float64\), which NumPy "
-            r"cannot change in place: NumPy raises a TypeError or does nothing\. Give the name "
-            r"a new value \(x = \.\.\.\) or make it an array \(np\.array\(x\)\)")):
+            r"this writes into a NumPy scalar \(numpy\.float64\) in place \(s\.fill\(\.\.\.\)\), "
+            r"which NumPy cannot do: it raises a TypeError or does nothing\. Give the name a "
+            r"new value \(s = \.\.\.\), or make it an array first \(s = np\.array\(s\)\)")):
         at.function(fills_the_argument)(np.float64(1.5))
 
 

@@ -538,6 +538,31 @@ def _appends_through_a_lambda(x):
     return np.sum(items[0])
 
 
+def _appends_through_a_partial_of_the_method(x):
+    items = []
+    functools.partial(items.append)(x * 2.0)
+    return np.sum(items[0])
+
+
+def _appends_through_map(x):
+    items = []
+    list(map(items.append, [x * 2.0]))
+    return np.sum(items[0])
+
+
+def _appends_in_a_lambda_called_at_once(x):
+    items = []
+    (lambda v: items.append(v))(x * 2.0)  # noqa: PLC3002
+    return np.sum(items[0])
+
+
+def _clears_through_an_alias(x):
+    items = [x[0], x[1]]
+    clear = items.clear
+    clear()
+    return np.sum(x ** 2) + len(items)
+
+
 def test_functions_and_methods_that_may_keep_a_value_carrying_gradient_are_refused():
     # A deque's append and pop were taken for a list's and crashed; appendleft, heappush,
     # operator.setitem and list.append called unbound lost the gradient of what they kept.
@@ -554,7 +579,11 @@ def test_functions_and_methods_that_may_keep_a_value_carrying_gradient_are_refus
             (_pushes_through_an_alias, "heapq.heappush", "its result is not read"),
             (_appends_through_a_partial, "functools.partial(list.append, ...)",
              "its result is not read"),
-            (_appends_through_a_methodcaller, "operator.methodcaller", "its result is not read")):
+            (_appends_through_a_methodcaller, "operator.methodcaller", "its result is not read"),
+            (_appends_through_a_partial_of_the_method, "list.append",
+             "the methods of list objects may keep what they are given"),
+            (_appends_through_map, "map", "it calls items.append, which keeps what it is "
+             "given")):
         line = function.__code__.co_firstlineno + (3 if function is _pushes_through_an_alias
                                                    else 2)
         for derivative in (lambda x: autotrace.grad(function)(x),
@@ -568,6 +597,12 @@ def test_functions_and_methods_that_may_keep_a_value_carrying_gradient_are_refus
             f"line {line}: add(x * 2.0) changes 'items' in place (items.append(...), line "
             f"{line - 1}), which autotrace does not follow into this function")):
         autotrace.grad(_appends_through_a_lambda)(x)
+    line = _appends_in_a_lambda_called_at_once.__code__.co_firstlineno + 2
+    with pytest.raises(autotrace.TransformError, match=re.escape(
+            f"line {line}: (lambda v: items.append(v))(x * 2.0) changes 'items' in place")):
+        autotrace.grad(_appends_in_a_lambda_called_at_once)(x)
+    # a method of a list called through another name keeps nothing here: followed
+    np.testing.assert_array_equal(autotrace.grad(_clears_through_an_alias)(x), 2.0 * x)
     # a deque holding no value that carries gradient is followed as Python runs it
     for gradient in (autotrace.grad(_deque_of_indices),
                      autotrace.function(autotrace.grad(_deque_of_indices))):

@@ -159,3 +159,93 @@ def test_a_vmap_reading_variables_is_refused_with_what_to_do():
             r"autotrace.Variables, which a derivative built from a trace does not follow yet\. "
             r"Pass their values as arguments\.$")):
         autotrace.grad(loss_reading_a_variable)(W, X)
+
+
+@autotrace.custom_gradient
+def _halved(x):
+    return x * 1.0, lambda dy: dy * 0.5
+
+
+def _per_example_stopped(w, x):
+    return np.sum(x * w) * autotrace.stop_gradient(np.sum(w))
+
+
+def _per_example_halved(w, x):
+    return np.sum(_halved(x * w))
+
+
+@pytest.mark.parametrize("per, name", [(_per_example_stopped, "stop_gradient"),
+                                       (_per_example_halved, "_halved")],
+                         ids=["stop_gradient", "custom_gradient"])
+def test_gradients_the_user_wrote_inside_a_vmap_are_refused(per, name):
+    # A trace keeps their values, not their gradients: the derivative would be the plain one.
+    def total(w, x):
+        return np.sum(autotrace.vmap(per, in_axes=(None, 0))(w, x))
+
+    message = (rf"autotrace differentiates a call of <autotrace.vmap of {per.__name__}> "
+               rf"\(inside a function it differentiates\) by tracing the batch, but it calls "
+               rf"{name}, whose gradient you wrote .* Differentiate inside the vmap instead")
+    for derivative in (lambda: autotrace.grad(total)(W, X),
+                       lambda: autotrace.jvp(total, (W, X), (W, X))):
+        with pytest.raises(autotrace.TransformError, match=message):
+            derivative()
+    # inside the vmap, the rule holds
+    want = np.sum([autotrace.grad(per)(W, row) for row in X], axis=0)
+    np.testing.assert_allclose(np.sum(autotrace.vmap(autotrace.grad(per), in_axes=(None, 0))(
+        W, X), axis=0), want, rtol=1e-12)
+
+
+FACTOR = 1.0
+
+
+def _per_example_reading_a_global(x):
+    return np.sum(np.sin(FACTOR * x))
+
+
+def _loss_of_a_new_vmap(w, x):
+    return np.sum(autotrace.vmap(_per_example_reading_a_global)(x * w))
+
+
+def test_a_vmap_made_each_call_reads_globals_as_they_are(monkeypatch):
+    for factor in (1.0, 3.0):
+        monkeypatch.setitem(globals(), "FACTOR", factor)
+        want = central_difference(lambda w: _loss_of_a_new_vmap(w, X), W)
+        np.testing.assert_allclose(autotrace.grad(_loss_of_a_new_vmap)(W, X), want,
+                                   rtol=1e-6, atol=1e-8)
+
+
+class _Scaled:
+    def __init__(self, scale):
+        self.scale = scale
+
+    @autotrace.vmap
+    def rows(self, x):
+        return np.sin(x) * self.scale
+
+
+def test_a_vmapped_method_whose_object_carries_gradient_is_refused():
+    def total(w, x):
+        return np.sum(_Scaled(w).rows(x) ** 2)
+
+    with pytest.raises(autotrace.TransformError, match=(
+            r"autotrace differentiates a call of <autotrace.vmap of _Scaled.rows>, a method, by "
+            r"tracing the batch, and a trace takes its object for a constant, where the "
+            r"object's attributes carry gradient here: pass those values as arguments of the "
+            r"method instead")):
+        autotrace.grad(total)(W, X)
+    fixed = _Scaled(2.0)  # an object whose attributes carry none: followed
+    np.testing.assert_allclose(autotrace.grad(lambda x: np.sum(fixed.rows(x) ** 2))(X),
+                               8.0 * np.sin(X) * np.cos(X), rtol=1e-12)
+
+
+def test_jacobians_of_a_gradient_seed_it_by_its_own_keyword():
+    # grad(grad(f)) takes its seed as dy_ (dy is grad(f)'s): jacrev passed dy, and crashed
+    # ("shape mismatch") or, traced, seeded the inner gradient.
+    def p(w):
+        return np.sum(np.tanh(X @ w))
+
+    hessian = autotrace.hessian(p)(W)
+    for jacobian in (autotrace.jacrev(autotrace.grad(p)), autotrace.jacfwd(autotrace.grad(p)),
+                     autotrace.function(autotrace.jacrev(autotrace.grad(p))),
+                     autotrace.jacobian(autotrace.grad(p), mode="forward")):
+        np.testing.assert_allclose(jacobian(W), hessian, rtol=1e-12, atol=1e-15)

@@ -29,7 +29,7 @@ object offers autotrace, or caches autotrace keeps on one:
 - `__autotrace_python_function__`: the Python function an autotrace.function (or a function
   built from traces) runs, which parsing and tracing read instead.
 - `__autotrace_traced_call__` (autotrace.vmap's, a derivative built from traces): a call of it
-  is derived from a trace of it (transforms/dynamic_calls.py TRACED_DERIVATIVES);
+  is derived from a trace of it (transforms/traced_calls.py TRACED_DERIVATIVES);
   `__autotrace_traced_key__`: what it stands for, for those whose derivatives are the same.
 - `__autotrace_call__` (a Module's): the method its calls run;
   `__autotrace_scope__`: the name scope a call of it opens.

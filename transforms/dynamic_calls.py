@@ -14,7 +14,6 @@ import functools
 import inspect
 import re
 import sys
-import weakref
 
 from ..runtime.derivatives import structure as structure
 from ..runtime.derivatives.objects import (is_dataclass_instance, is_plain_object,
@@ -30,24 +29,17 @@ from .analysis.calls import (Checkpointed, CustomGradient, classify_value, descr
 from .front.custom_gradients import custom_caller
 from .errors import TransformError
 from .reverse.built_objects_and_super import as_function
-from .front.function_caches import made_from
 from .front.partials import partial_caller
 from .front.varargs import for_call
 from .analysis.live_names import is_current, transform_lock
 from .derivative_record import derivative_record
 from .codegen.naming import seed_keyword
 from .session import Session
+from .traced_calls import cache_of, refuse_object_of_traced, traced_call, traced_derivative
 from .wrt import WithRespectTo
 from .rules.core import adjoint, adjoint_rules, d, tangent
 from .rule_evaluation import rule_jvp, rule_vjp
 from .codegen.codegen import load_function
-
-
-# Derivatives built while generated code runs (for calls resolved only then), per function:
-# kept on a Python function (transforms/front/function_caches.py), for other callables held weakly,
-# but for those that cannot be (NumPy's ufuncs, which live as long as NumPy).
-_runtime_derivatives: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_lasting_derivatives: dict = {}
 
 
 # How a derivative built at run time is called: as it is, or, while code converted for
@@ -56,40 +48,9 @@ _lasting_derivatives: dict = {}
 derivative_conversion = contextvars.ContextVar("derivative_conversion", default=None)
 
 
-# Callables autotrace derives by tracing them, whose type sets `__autotrace_traced_call__`
-# (autotrace.vmap's: its batched trace is differentiated, as a function without source is):
-# mode ("reverse", "forward") -> build(func, wrt), which autotrace/from_trace.py sets.
-TRACED_DERIVATIVES: dict = {}
-
-
-def traced_call(func) -> bool:
-    """Whether `func` is derived by tracing it (see TRACED_DERIVATIVES)."""
-    return getattr(type(func), "__autotrace_traced_call__", False)
-
-
-def _traced_derivative(func, wrt: WithRespectTo, mode: str):
-    """The derivative of `func` built from its traces, once per `wrt` and mode; where `func`
-    names what it stands for (`__autotrace_traced_key__`: a vmap's function and axes), once
-    for all that stand for it (`autotrace.vmap(f)(x)` makes a new one each call)."""
-    owner, same = getattr(func, "__autotrace_traced_key__", (func, None))
-    cache, key = _cache_of(owner), (mode, "traced", wrt, same)
-    with transform_lock:
-        if key not in cache:
-            cache[key] = TRACED_DERIVATIVES[mode](func, wrt)
-        return cache[key]
-
-
 def _as_called(derivative):
     convert = derivative_conversion.get()
     return derivative if convert is None else convert(derivative)
-
-
-def _cache_of(func) -> dict:
-    """The derivatives (and callers) built for `func` so far, by key."""
-    try:
-        return made_from(func, "__autotrace_runtime_derivatives__", _runtime_derivatives)
-    except TypeError:  # cannot create a weak reference to it
-        return _lasting_derivatives.setdefault(func, {})
 
 
 def caller_of(func, args, kwargs):
@@ -98,7 +59,7 @@ def caller_of(func, args, kwargs):
     derivatives can read; any other function as it is."""
     if classify_value_safely(func) != "rule":
         return func
-    cache = _cache_of(func)
+    cache = cache_of(func)
     key = ("caller", len(args), tuple(kwargs))
     if key not in cache:
         label = re.sub(r"\W", "_", getattr(func, "__name__", "function")).strip("_") or "f"
@@ -117,7 +78,7 @@ def rule_caller(func, rules: dict):
     function with the parameters of that rule that calls it: `def sin(x): return
     numpy.sin(x)`. `grad(np.sin)` differentiates it, so the rule gives the derivative (np.sin
     has no Python source, and NumPy's Python functions are no NumPy code to differentiate)."""
-    cache = _cache_of(func)
+    cache = cache_of(func)
     key = ("rule caller", id(rules))
     if key not in cache:
         path = describe(func)
@@ -152,7 +113,7 @@ def derivative_of(func, wrt: WithRespectTo, implicit: bool = False, split: bool 
     """The reverse-mode derivative of the Python function `func`, built once per `wrt` (and
     mode: implicit derivatives hand the gradients of Variables they reach to the sink; split
     ones run in halves, see vjp_start)."""
-    cache = _cache_of(func)
+    cache = cache_of(func)
     key = ("implicit", wrt) if implicit else ("split", wrt) if split else wrt
     with transform_lock:
         if key not in cache or not is_current(cache[key]):  # made again after a rebinding
@@ -273,7 +234,8 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
     bound_self = _bound_self(func)
     func, args, wrt = unbind_method(func, args, wrt)
     if traced_call(func):  # (it converts its call while a caller is traced)
-        derivative = _traced_derivative(func, wrt, "reverse")
+        refuse_object_of_traced(func, with_self)
+        derivative = traced_derivative(func, wrt, "reverse")
         return derivative(*args, **{derivative.seed: dy}, **kwargs)
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     implicit = current_sink() is not None
@@ -435,7 +397,8 @@ def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
         tangents = tuple(tangents)[1:]
     func, args, wrt, _ = _unbound_call(func, args, kwargs, wrt, with_self)
     if traced_call(func):
-        derivative = _traced_derivative(func, wrt, "forward")
+        refuse_object_of_traced(func, with_self)
+        derivative = traced_derivative(func, wrt, "forward")
         return derivative(*args, **{derivative.seed: tangents}, **kwargs)
     kind = classify_value_safely(func)
     if has_tangent_rule(func):  # (a tangent rule registered alone, too)
@@ -454,7 +417,7 @@ def _derivative_and_seed(func, args, kwargs, wrt: WithRespectTo, mode: str) -> t
     """(the derivative of `func`, called with these arguments, in `mode`, and the keyword it
     takes its seed by), for a derivative of the call's derivative."""
     if traced_call(func):
-        derivative = _traced_derivative(func, wrt, mode)
+        derivative = traced_derivative(func, wrt, mode)
         return derivative, derivative.seed
     func = caller_of(func, args, kwargs)
     if mode == "reverse":
@@ -464,7 +427,7 @@ def _derivative_and_seed(func, args, kwargs, wrt: WithRespectTo, mode: str) -> t
 
 def forward_derivative_of(func, wrt: WithRespectTo):
     """The forward-mode derivative of the Python function `func`, built once per `wrt`."""
-    cache = _cache_of(func)
+    cache = cache_of(func)
     with transform_lock:
         if ("forward", wrt) not in cache or not is_current(cache[("forward", wrt)]):
             cache[("forward", wrt)] = Session(optimized=True, called=True).build(

@@ -83,9 +83,10 @@ def _refuse_number_write(tracer, operation: str) -> None:
     kind = f"numpy.{tracer.dtype.type.__name__}"
     if operation == "{}[...] = ...":
         raise TypeError(f"'{kind}' object does not support item assignment")
-    raise TypeError(f"{operation.format('x')} writes into x, a NumPy scalar ({kind}), which "
-                    f"NumPy cannot change in place: NumPy raises a TypeError or does nothing. "
-                    f"Give the name a new value (x = ...) or make it an array (np.array(x))")
+    raise TypeError(f"this writes into a NumPy scalar ({kind}) in place "
+                    f"({operation.format('s')}), which NumPy cannot do: it raises a TypeError "
+                    f"or does nothing. Give the name a new value (s = ...), or make it an "
+                    f"array first (s = np.array(s))")
 
 
 def _changed_message(parameter: str, path: str, operation: str) -> str:

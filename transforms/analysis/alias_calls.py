@@ -44,12 +44,15 @@ class CallSharing:
             self.write(node.args[0], arguments[0], node, f"{_text(func)}(...)", in_place=True)
             return set()
         self.writes_by_callee(node)
-        if isinstance(func, gast.Name) and func.id in self.nested:  # a function defined here
-            for written, write in self.nested[func.id].items():
+        nested = self.nested.get(func.id) if isinstance(func, gast.Name) else \
+            enclosing_names_written(as_function(func), self.namespace) \
+            if isinstance(func, gast.Lambda) else None  # (a function defined here)
+        if nested is not None:
+            for written, write in nested.items():
                 self.refuse_call_writing(
                     node, self.reach(self.name_value(written)), written,
                     f"{written!r} in place ({write_text(write)}, line "
-                    f"{self.location.line_of(write)})", func.id)
+                    f"{self.location.line_of(write)})", getattr(func, "id", "the lambda"))
         numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
         method = isinstance(func, gast.Attribute) and not self.is_global(func)
         owner = self.value(func.value) if method else set()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import contextvars
 import functools
 import inspect
 import re
@@ -29,6 +30,33 @@ CONSTANT_BUILTINS = {
     round, any, all, callable, hasattr, sorted, set, frozenset, ord, chr,
     format, issubclass, reversed, slice, object,
 }
+
+
+# While set (a list), the functions whose gradient the user wrote (custom_vjp, custom_gradient,
+# custom_jvp, stop_gradient, a rule registered for a function of theirs) that a trace runs are
+# noted in it (converted code notes its calls, stop_gradient itself): a derivative built from a
+# trace, which keeps their values and not their gradients, refuses them
+# (autotrace/from_trace.py; autotrace/batching.py keeps those of each vmap's trace).
+own_rules_met = contextvars.ContextVar("own_rules_met", default=None)
+
+
+def note_own_rule(callee, own: bool = False) -> None:
+    """Note `callee` in own_rules_met where it is set and callee's gradient is the user's
+    (`own`: said by the callee itself)."""
+    met = own_rules_met.get()
+    if met is None:
+        return
+    module = (getattr(callee, "__module__", None) or "").split(".")[0]
+    if own or isinstance(callee, CustomGradient) or module not in _LIBRARY_PACKAGES | {
+            "math", "builtins", "cupy"} and _is_rule(callee):
+        met.append(getattr(callee, "__qualname__", None) or repr(callee))
+
+
+def _is_rule(callee) -> bool:
+    try:
+        return classify_value(callee).kind == "rule"
+    except TypeError:
+        return False
 
 
 @dataclass
@@ -199,7 +227,7 @@ def classify_value(value) -> Call:
         return Call("dynamic", value)
     if getattr(type(value), "__autotrace_traced_call__", False):
         # An autotrace.vmap: derived from its batched trace when the call runs
-        # (transforms/dynamic_calls.py TRACED_DERIVATIVES).
+        # (transforms/traced_calls.py TRACED_DERIVATIVES).
         return Call("dynamic", value)
     if hasattr(type(value), "__autotrace_call__"):
         # An object that says which method a call of it runs (autotrace.Module: `call`, after

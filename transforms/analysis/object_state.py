@@ -19,6 +19,7 @@ v` after `buf = self.buf`) and `setattr`.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import sys
 import weakref
@@ -28,7 +29,8 @@ import gast
 from ...runtime.derivatives.state_writes import write_state
 from .activity import DESCRIPTIVE_ATTRIBUTES
 from .unseen_effects import (CONTAINERS, FOLLOWED, READING_METHODS, STORING_METHODS,
-                             UNKNOWN_EFFECT, callable_name, has_unseen_effect, keeps_nothing)
+                             UNKNOWN_EFFECT, UNREAD, callable_name, has_unseen_effect,
+                             keeps_nothing)
 from .argument_writes import CONTAINER_WRITES, parameter_names, write_text
 from ..errors import TransformError
 from ..codegen.naming import walk_scope
@@ -53,14 +55,17 @@ def check_state_writes(callee, varied: tuple, filename: str, line: int,
     the call is a statement, called for what it does, which a function with no rule (an
     alias of heapq.heappush, functools.partial(list.append, out)) does out of sight."""
     if unread and has_unseen_effect(callee, varied):
-        raise TransformError(UNKNOWN_EFFECT.format(what=callable_name(callee),
+        raise TransformError(UNKNOWN_EFFECT.format(what=callable_name(callee), why=UNREAD,
                                                     followed=FOLLOWED),
                              filename, line, "call of a function with no rule")
-    if may_keep_what_it_is_given(callee, varied):
-        owner = callee.__self__
+    method = callee
+    while isinstance(method, functools.partial):  # (partial(out.append): out's append)
+        method = method.func
+    if may_keep_what_it_is_given(method, varied):
+        owner = method.__self__
         raise TransformError(
             f"autotrace cannot differentiate this call of {type(owner).__qualname__}."
-            f"{callee.__name__}: it is given a value that carries gradient, and the methods of "
+            f"{method.__name__}: it is given a value that carries gradient, and the methods of "
             f"{type(owner).__qualname__} objects may keep what they are given, where "
             f"autotrace, which does not read that method, would lose its gradient; {FOLLOWED}",
             filename, line, "call of a method that may keep its arguments")
@@ -90,7 +95,8 @@ def may_keep_what_it_is_given(callee, varied: tuple) -> bool:
     owner = getattr(callee, "__self__", None)
     if owner is None or inspect.ismodule(owner) or isinstance(owner, type) \
             or getattr(callee, "__name__", None) in READING_METHODS \
-            or not isinstance(owner, CONTAINERS) or all(v == "<object>" for v in varied):
+            or not isinstance(owner, CONTAINERS) \
+            or all(v in ("<object>", "<callee>") for v in varied):  # (the object's own)
         return False
     function, _ = _function_called(callee)
     # A method of the user's (read from its source) keeps where the container does only where
@@ -382,6 +388,13 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
             if not which or _of_an_object_followed(call, active, assigned, aliases, namespace):
                 continue
             resolved = classify(call.func)
+            kept = next((a for a in call.args if _storing_method(a, sources)), None)
+            if kept is not None and resolved.kind != "user" and \
+                    not keeps_nothing(resolved.value):  # map(out.append, items)
+                method = _text(sources.get(getattr(kept, "id", None), kept))
+                raise location.error(call, UNKNOWN_EFFECT.format(
+                    what=_text(call.func), why=f"it calls {method}, which keeps what it is given",
+                    followed=FOLLOWED), "call of a function with no rule")
             if resolved.value is setattr and 2 in which:
                 raise location.error(call, _WRITE_INTO_ATTRIBUTE.format(
                     what=_text(call), owner=_text(call.args[0])), "change of an attribute")
@@ -393,7 +406,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
             if resolved.kind == "unknown" and isinstance(statement, gast.Expr) \
                     and not keeps_nothing(resolved.value):
                 raise location.error(call, UNKNOWN_EFFECT.format(what=_text(call.func),
-                                                                followed=FOLLOWED),
+                                                                why=UNREAD, followed=FOLLOWED),
                                      "call of a function with no rule")
             if resolved.kind == "user":
                 function, bound = _function_called(resolved.value)
@@ -530,6 +543,13 @@ def _refuse_write_into_attribute(statement, held: dict, sources: dict, varied: s
                 receiver, gast.Name) else _text(receiver)
             raise location.error(statement, _WRITE_INTO_ATTRIBUTE.format(
                 what=f"{text}.{call.func.attr}(...)", owner=owner), "change of an attribute")
+
+
+def _storing_method(node, sources: dict) -> bool:
+    """Whether `node` (a call's argument) is a method of a value that stores what it is given
+    (`out.append`, or a name bound to one), passed to be called out of sight."""
+    node = sources.get(node.id, node) if isinstance(node, gast.Name) else node
+    return isinstance(node, gast.Attribute) and node.attr in STORING_METHODS
 
 
 def _varied_arguments(call, varied: set) -> tuple:

@@ -61,6 +61,7 @@ FOLLOWED = ("write the change with operations autotrace follows: items.append(v)
             "a list, d[k] = v, x[i] = v, or a method of a class of your own")
 UNKNOWN_EFFECT = (
     "autotrace cannot differentiate this call of {what}: it is given a value that carries "
-    "gradient, and its result is not read, so it is called for what it does with that value, "
-    "which autotrace cannot see (it has no derivative rule): the gradient of what it keeps "
-    "would be lost; {followed}")
+    "gradient, and {why}, which autotrace cannot see (it has no derivative rule): the gradient "
+    "of what it keeps would be lost; {followed}")
+# UNKNOWN_EFFECT's `why` for a call whose result is not read
+UNREAD = "its result is not read, so it is called for what it does with that value"
