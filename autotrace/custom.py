@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Callable
 
 from autotrace.transforms.analysis.calls import CustomGradient, CustomJVP, CustomVJP, note_own_rule
@@ -95,7 +96,10 @@ def stop_gradient(x):
         >>> grad(lambda x: x * stop_gradient(x))(3.0)   # the second x counts as a constant
         3.0
     """
-    note_own_rule(stop_gradient, own=True)  # (a derivative built from a trace refuses it)
+    if not sys._getframe(1).f_globals.get("__name__", "").startswith("autotrace."):
+        # (the user's: a derivative built from a trace refuses it; autotrace's own, as
+        # softmax's shift, change no gradient)
+        note_own_rule(stop_gradient, own=True)
     return x
 
 

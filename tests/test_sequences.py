@@ -556,6 +556,12 @@ def _appends_in_a_lambda_called_at_once(x):
     return np.sum(items[0])
 
 
+def _appends_constants_through_an_unread_map(x):
+    items = []
+    unread = list(map(items.append, [1, 2]))  # noqa: F841
+    return np.sum(x) * len(items)
+
+
 def _clears_through_an_alias(x):
     items = [x[0], x[1]]
     clear = items.clear
@@ -601,6 +607,10 @@ def test_functions_and_methods_that_may_keep_a_value_carrying_gradient_are_refus
     with pytest.raises(autotrace.TransformError, match=re.escape(
             f"line {line}: (lambda v: items.append(v))(x * 2.0) changes 'items' in place")):
         autotrace.grad(_appends_in_a_lambda_called_at_once)(x)
+    # an unread list(...) of a lazy map that appends still runs: the value was 0.0
+    value, gradient = autotrace.value_and_grad(_appends_constants_through_an_unread_map)(x)
+    assert value == _appends_constants_through_an_unread_map(x) == 2.0 * np.sum(x)
+    np.testing.assert_array_equal(gradient, [2.0, 2.0])
     # a method of a list called through another name keeps nothing here: followed
     np.testing.assert_array_equal(autotrace.grad(_clears_through_an_alias)(x), 2.0 * x)
     # a deque holding no value that carries gradient is followed as Python runs it

@@ -223,16 +223,31 @@ class _Scaled:
         return np.sin(x) * self.scale
 
 
-def test_a_vmapped_method_whose_object_carries_gradient_is_refused():
+class _Rows:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def __call__(self, x):
+        return np.sum(np.tanh(x * self.scale))
+
+
+def test_a_vmapped_function_holding_values_that_carry_gradient_is_refused():
     def total(w, x):
         return np.sum(_Scaled(w).rows(x) ** 2)
 
-    with pytest.raises(autotrace.TransformError, match=(
-            r"autotrace differentiates a call of <autotrace.vmap of _Scaled.rows>, a method, by "
-            r"tracing the batch, and a trace takes its object for a constant, where the "
-            r"object's attributes carry gradient here: pass those values as arguments of the "
-            r"method instead")):
-        autotrace.grad(total)(W, X)
+    def through_a_callable_object(w, x):
+        return np.sum(autotrace.vmap(_Rows(w))(x) ** 2)
+
+    for function, name in ((total, "_Scaled.rows"), (through_a_callable_object, "_Rows")):
+        for derivative in (lambda: autotrace.grad(function)(W, X),
+                           lambda: autotrace.jvp(function, (W, X), (W, X))):
+            with pytest.raises(autotrace.TransformError, match=(
+                    rf"autotrace differentiates a call of <autotrace.vmap of {name}> by tracing "
+                    r"the batch, and a trace takes what the mapped function holds \(an object's "
+                    r"attributes, a bound method's object\) for constants, where it holds "
+                    r"values that carry gradient here: pass them as arguments of the vmapped "
+                    r"function instead")):
+                derivative()  # (it gave zeros)
     fixed = _Scaled(2.0)  # an object whose attributes carry none: followed
     np.testing.assert_allclose(autotrace.grad(lambda x: np.sum(fixed.rows(x) ** 2))(X),
                                8.0 * np.sin(X) * np.cos(X), rtol=1e-12)
@@ -249,3 +264,32 @@ def test_jacobians_of_a_gradient_seed_it_by_its_own_keyword():
                      autotrace.function(autotrace.jacrev(autotrace.grad(p))),
                      autotrace.jacobian(autotrace.grad(p), mode="forward")):
         np.testing.assert_allclose(jacobian(W), hessian, rtol=1e-12, atol=1e-15)
+
+
+def _per_example_softmax(w, x):
+    return np.sum(autotrace.nn.softmax(x * w) * np.arange(3.0))
+
+
+def test_autotrace_s_own_functions_inside_a_vmap_differentiate():
+    # softmax shifts by a stop_gradient of the max, which changes no gradient: not refused
+    def total(w, x):
+        return np.sum(autotrace.vmap(_per_example_softmax, in_axes=(None, 0))(w, x))
+
+    want = central_difference(lambda w: sum(_per_example_softmax(w, row) for row in X), W)
+    np.testing.assert_allclose(autotrace.grad(total)(W, X), want, rtol=1e-6, atol=1e-9)
+
+
+def test_functions_made_by_exec_that_the_user_stops_are_refused():
+    namespace = {"np": np, "autotrace": autotrace}
+    exec("def stopped(x):\n    return np.sum(x * autotrace.stop_gradient(x))\n"
+         "def softmax_sum(x):\n    return np.sum(autotrace.nn.softmax(x) * np.arange(3.0))\n",
+         namespace)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (TracedSourceWarning: no source to read)
+        with pytest.raises(autotrace.TransformError, match=(
+                r"the source of 'stopped' cannot be read .* but it calls stop_gradient, whose "
+                r"gradient you wrote")):
+            autotrace.grad(namespace["stopped"])(W)  # (it gave 2 x for x)
+        want = central_difference(namespace["softmax_sum"], W)
+        np.testing.assert_allclose(autotrace.grad(namespace["softmax_sum"])(W), want,
+                                   rtol=1e-6, atol=1e-9)

@@ -35,7 +35,7 @@ from .analysis.live_names import is_current, transform_lock
 from .derivative_record import derivative_record
 from .codegen.naming import seed_keyword
 from .session import Session
-from .traced_calls import cache_of, refuse_object_of_traced, traced_call, traced_derivative
+from .traced_calls import cache_of, refuse_holding_traced, traced_call, traced_derivative
 from .wrt import WithRespectTo
 from .rules.core import adjoint, adjoint_rules, d, tangent
 from .rule_evaluation import rule_jvp, rule_vjp
@@ -227,6 +227,7 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
         return recompute_from(vjp_call(func.function, args, kwargs, dy, wrt, after), dy)
     func = as_function(func)  # a class of the user's: a function that builds it
     asked, with_self, wrt = _asks_for_self(func, wrt)
+    refuse_holding_traced(func, asked)
     if asked and not with_self:  # (the object's gradient passes the call unchanged)
         return (after,) + tuple(_unscoped_vjp_call(func, args, kwargs, dy, wrt))
     if classify_value_safely(func) == "constant":  # a bound method that draws random numbers
@@ -234,7 +235,6 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
     bound_self = _bound_self(func)
     func, args, wrt = unbind_method(func, args, wrt)
     if traced_call(func):  # (it converts its call while a caller is traced)
-        refuse_object_of_traced(func, with_self)
         derivative = traced_derivative(func, wrt, "reverse")
         return derivative(*args, **{derivative.seed: dy}, **kwargs)
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
@@ -393,11 +393,11 @@ def jvp_call(func, args, kwargs, tangents, wrt):
 def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
     func = as_function(func)  # a class of the user's: a function that builds it
     asked, with_self, wrt = _asks_for_self(func, wrt)
+    refuse_holding_traced(func, asked)
     if asked and not with_self:  # a function held in an attribute of the object
         tangents = tuple(tangents)[1:]
     func, args, wrt, _ = _unbound_call(func, args, kwargs, wrt, with_self)
     if traced_call(func):
-        refuse_object_of_traced(func, with_self)
         derivative = traced_derivative(func, wrt, "forward")
         return derivative(*args, **{derivative.seed: tangents}, **kwargs)
     kind = classify_value_safely(func)

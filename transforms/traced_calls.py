@@ -57,11 +57,14 @@ def traced_derivative(func, wrt: WithRespectTo, mode: str):
         return cache[key]
 
 
-def refuse_object_of_traced(func, with_self: bool) -> None:
-    """Refuse a method derived by tracing it (`@autotrace.vmap` on a method) whose object's
-    attributes carry gradient: a trace takes the object for a constant."""
-    if with_self:
+def refuse_holding_traced(func, asked: bool) -> None:
+    """Refuse a call of `func`, derived by tracing it, where the call's gradient is asked of
+    `func` itself (`asked`: the vmapped function holds values that carry gradient: an object's
+    attributes, a bound method's object): a trace takes what it holds for constants."""
+    target = getattr(func, "__func__", func)  # (@autotrace.vmap on a method, bound)
+    if asked and traced_call(target):
         raise TransformError(
-            f"autotrace differentiates a call of {func!r}, a method, by tracing the batch, and "
-            f"a trace takes its object for a constant, where the object's attributes carry "
-            f"gradient here: pass those values as arguments of the method instead")
+            f"autotrace differentiates a call of {target!r} by tracing the batch, and a trace "
+            f"takes what the mapped function holds (an object's attributes, a bound method's "
+            f"object) for constants, where it holds values that carry gradient here: pass "
+            f"them as arguments of the vmapped function instead")

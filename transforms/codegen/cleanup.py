@@ -322,8 +322,20 @@ def _number(value):
     return gast.Constant(value=value, kind=None)
 
 
+# Builtins that run through an iterable they are given: one that is lazy (map(out.append,
+# items), a generator) does its work then, so an unread `r = list(items)` is not dead.
+_CONSUMERS = frozenset({"list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "any",
+                        "all", "min", "max"})
+
+
+def _consumes_a_name(value) -> bool:
+    return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and \
+        value.func.id in _CONSUMERS and any(isinstance(a, gast.Name) for a in value.args)
+
+
 def remove_dead_code(body, is_pure, keep_names=()):
-    """Remove assignments of pure expressions to names that are never read."""
+    """Remove assignments of pure expressions to names that are never read (but an
+    iterable's consumer: see _CONSUMERS)."""
     # The reads are counted once and each removed assignment's taken off: what is left is
     # the same as counting again after each round (a name unread stays unread).
     loads = _loads(body)
@@ -338,7 +350,7 @@ def remove_dead_code(body, is_pure, keep_names=()):
                         and isinstance(statement.targets[0], gast.Name)
                         and not loads[statement.targets[0].id]
                         and statement.targets[0].id not in keep_names
-                        and is_pure(statement.value)):
+                        and is_pure(statement.value) and not _consumes_a_name(statement.value)):
                     removed = True
                     loads.subtract(_loads([statement]))
                     continue
