@@ -196,6 +196,12 @@ def extends_as_a_value(x):
     return items[1] * (nothing is None)
 
 
+def merges_dicts(x):
+    d = {"a": x * 2.0}
+    e = d | {"b": x * 3.0}  # (it raised KeyError BitOr inside autotrace)
+    return np.sum(e["a"] * e["b"])
+
+
 UNSUPPORTED = [
     (uses_try, "try:", "try",
      "autotrace cannot differentiate a try statement; move the error handling outside the "
@@ -243,6 +249,10 @@ UNSUPPORTED = [
     (extends_as_a_value, "items.extend", ".extend",
      "autotrace follows .extend(...) only as a statement of its own (it returns None); call "
      "it on its own line"),
+    (merges_dicts, "d | {", "operator",
+     "autotrace cannot differentiate `|` of values that carry gradient: it differentiates "
+     "arithmetic operators (for dicts, which `|` merges, copy one and assign the other's "
+     "items: e = dict(d); e[k] = v)"),
 ]
 
 

@@ -23,6 +23,22 @@ BINARY_OPERATORS = {
     gast.FloorDiv: np.floor_divide,
 }
 UNARY_OPERATORS = {gast.USub: np.negative, gast.UAdd: np.positive}
+# Operators with no derivative: on bits, and on dicts and sets (`d | e` merges).
+_UNDIFFERENTIATED = {gast.BitOr: "|", gast.BitAnd: "&", gast.BitXor: "^", gast.LShift: "<<",
+                     gast.RShift: ">>"}
+
+
+def binary_operator(node, location):
+    """The NumPy function whose rules the operator of the BinOp `node` uses; for one with no
+    derivative, whose operands carry gradient, a TransformError at the line."""
+    function = BINARY_OPERATORS.get(type(node.op))
+    if function is None:
+        raise location.error(
+            node, f"autotrace cannot differentiate `{_UNDIFFERENTIATED[type(node.op)]}` of "
+            f"values that carry gradient: it differentiates arithmetic operators (for dicts, "
+            f"which `|` merges, copy one and assign the other's items: e = dict(d); "
+            f"e[k] = v)", "operator")
+    return function
 
 # Builtins whose results carry no gradient.
 CONSTANT_BUILTINS = {

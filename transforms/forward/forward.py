@@ -19,7 +19,7 @@ import numpy as np
 
 from ..codegen import cleanup
 from ..analysis.activity import DESCRIPTIVE_ATTRIBUTES
-from ..analysis.calls import (BINARY_OPERATORS, UNARY_OPERATORS, classify, describe,
+from ..analysis.calls import (UNARY_OPERATORS, binary_operator, classify, describe,
                                         has_tangent_rule)
 from ..codegen.codegen import to_source
 from ..codegen.nodes import copy_tree
@@ -224,7 +224,7 @@ class ForwardMode(DerivativeMode):
             if (isinstance(value.op, gast.Add) and self.sequences is not None
                     and self.sequences.operation(primal, value) != ARRAY):
                 return self.concatenation_tangent(primal, value)
-            return self.apply_rule(BINARY_OPERATORS[type(value.op)], primal,
+            return self.apply_rule(binary_operator(value, self.location), primal,
                                    [value.left, value.right], [], node)
         if isinstance(value, gast.UnaryOp) and type(value.op) in UNARY_OPERATORS:
             return self.apply_rule(UNARY_OPERATORS[type(value.op)], primal, [value.operand],

@@ -26,7 +26,7 @@ from ...runtime.derivatives.state_log import state_writes_log
 from ...runtime.derivatives.state_writes import write_state
 from ..analysis.activity import DESCRIPTIVE_ATTRIBUTES
 from ..analysis.calls import FieldsOf
-from ..analysis.calls import BINARY_OPERATORS, UNARY_OPERATORS, classify
+from ..analysis.calls import UNARY_OPERATORS, binary_operator, classify
 from ..front.line_map import mark_unmarked
 from ..modes import DerivativeMode
 from .reverse_calls import CallAdjoints
@@ -415,7 +415,7 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
             if value.id in self.active:
                 out += self.accumulate(value.id, gradient, state)
         elif isinstance(value, gast.BinOp):
-            function = BINARY_OPERATORS[type(value.op)]
+            function = binary_operator(value, self.location)
             if isinstance(value.op, (gast.Add, gast.Mult)) and self.sequences is not None:
                 # `+` and `*` on lists and tuples concatenate and repeat
                 kind = self.sequences.operation(primal, value)
