@@ -47,16 +47,18 @@ MAX_TRACES = 64
 
 class _Entry:
     """The batched trace of one signature: its graphs, which outputs are batched, their
-    out_axes, the function's output structure, and the compiled graph once it has run."""
+    out_axes, the function's output structure, the compiled graph once it has run, and the
+    functions whose gradient the user wrote that its trace called (see own_rules_met)."""
 
-    def __init__(self, graph, batched_graph, outputs_batched, out_axes, structure):
+    def __init__(self, graph, batched_graph, outputs_batched, out_axes, structure,
+                 own_rules: list):
         self.graph = graph
         self.batched_graph = batched_graph
         self.outputs_batched = outputs_batched
         self.out_axes = out_axes
         self.structure = structure
         self.compiled = None
-        self.own_rules: list = []  # functions whose gradient the user wrote, called in it
+        self.own_rules = own_rules
 
 
 class Vmapped:
@@ -241,9 +243,7 @@ class Vmapped:
             raise BatchingError(f"autotrace.vmap({self.__name__}) {error}{place}",
                                 error.site) from None
         out_axes = _output_axes(structure.template, self.out_axes, len(graph.outputs))
-        entry = _Entry(graph, batched_graph, outputs_batched, out_axes, structure)
-        entry.own_rules = met
-        return entry
+        return _Entry(graph, batched_graph, outputs_batched, out_axes, structure, met)
 
     def _size(self, leaves, axes, paths) -> int:
         """The batch size: the length of every mapped axis, or axis_size."""

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import keyword
 import os
 import re
 import sys
@@ -49,6 +48,7 @@ from autotrace.runtime.derivatives.structure import _is_traced
 from autotrace.runtime.tracing.tracer import (TracerConversionError, _Slot, leaves_with_paths, map_arrays,
                                       sorted_keys, trace)
 from autotrace.transforms.codegen.codegen import load_function
+from autotrace.transforms.codegen.naming import python_name
 from autotrace.transforms.derivative_record import Derivative, derivative_record
 from autotrace.transforms.dynamic_calls import caller_of, classify_value_safely
 from autotrace.transforms.traced_calls import TRACED_DERIVATIVES, traced_call
@@ -202,8 +202,8 @@ class TracedDerivative:
                 return generated
         values = dict(namespace)  # before the printed function is defined in it
         if primal is None:
-            primal = load_function(source, _identifier(self.__name__), namespace,
-                                   hint=_identifier(self.__name__))
+            primal = load_function(source, python_name(self.__name__), namespace,
+                                   hint=python_name(self.__name__))
             # A function autotrace wrote, no derivative: its source is all its record holds.
             primal.__autotrace_derivative__ = Derivative(source=source)
         generated = self.build(primal, self.wrt, session=Session(self.optimized, outermost=True),
@@ -306,10 +306,14 @@ def _root(function):
     return function
 
 
+def _is_vmap(function) -> bool:
+    """Whether `function` is an autotrace.vmap (derived by tracing it, and no derivative)."""
+    return traced_call(function) and not isinstance(function, TracedDerivative)
+
+
 def _unbatched(function):
     """The function an autotrace.vmap maps (whose parameters it takes); any other as it is."""
-    return function.function if traced_call(function) and not isinstance(
-        function, TracedDerivative) else function
+    return function.function if _is_vmap(function) else function
 
 
 def _taken_names(function) -> set:
@@ -328,12 +332,6 @@ def _free_keyword(base: str, taken: set) -> str:
     return base
 
 
-def _identifier(name: str) -> str:
-    """A name to define the printed function by: `<lambda>` -> `lambda_`."""
-    name = re.sub(r"\W", "_", name).strip("_") or "f"
-    return name + "_" if keyword.iskeyword(name) else name
-
-
 # --- printing a trace ---------------------------------------------------------------------------
 
 def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tuple:
@@ -341,7 +339,7 @@ def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tu
     parameters, defaults filled in), written as a Python function with its parameters, one
     NumPy call a line."""
     parameters = _parameters(_unbatched(function))
-    if _unbatched(function) is not function:  # (an autotrace.vmap binds no defaults)
+    if _is_vmap(function):  # (an autotrace.vmap binds no defaults)
         parameters = _filled(parameters, len(args), kwargs)
     differentiated = wrt.names_among([p.name for p in parameters])
     names = _argument_names(parameters, len(args), kwargs)
@@ -375,14 +373,14 @@ def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tu
             f"(custom_vjp, custom_gradient, custom_jvp, stop_gradient or a rule you "
             f"registered): a trace keeps its values, not that gradient. "
             + ("Differentiate inside the vmap instead (autotrace.vmap(autotrace.grad(f)))."
-               if _unbatched(function) is not function else
+               if _is_vmap(function) else
                "Define the function in a .py file to differentiate its source."))
     if structure.captured or structure.written:
         raise TransformError(
             f"{_cannot_read(function)}, but it reads or "
             f"writes autotrace.Variables, which a derivative built from a trace does not "
             f"follow yet. Pass their values as arguments"
-            + ("." if _unbatched(function) is not function else ", or define it in a .py file."))
+            + ("." if _is_vmap(function) else ", or define it in a .py file."))
     inputs = [expression for value, base in _bases(traced_args, traced_kwargs, names)
               for expression, _ in leaves_with_paths(value, base)]
     namespace = {"np": np, **source_globals}
@@ -395,14 +393,14 @@ def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tu
                              f"{unprintable}") from None
     result = _result_source(structure.template, outputs, namespace)
     signature = ", ".join(_signature_text(parameters))
-    name = _identifier(getattr(function, "__name__", "f"))
+    name = python_name(getattr(function, "__name__", "f"))
     body = [f"# {name} traced for {_call_text(graph, inputs)}"] + lines + [f"return {result}"]
     source = f"def {name}({signature}):\n" + "".join(f"    {line}\n" for line in body)
     return source, namespace
 
 
 def _cannot_read(function) -> str:
-    if _unbatched(function) is not function:
+    if _is_vmap(function):
         return (f"autotrace differentiates a call of {function!r} (inside a function it "
                 f"differentiates) by tracing the batch")
     return (f"the source of {getattr(function, '__name__', function)!r} cannot be read (it was "

@@ -10,7 +10,6 @@ once per row or column; `hessian` is its forward-mode Jacobian of the gradient.
 from __future__ import annotations
 
 import functools
-import re
 from typing import Callable
 
 import numpy as np
@@ -26,6 +25,7 @@ from autotrace.runtime.primitives.registry import is_traced
 from autotrace.runtime.pytrees import tree_flatten, tree_structure
 from autotrace.runtime.state import current_scope
 from autotrace.runtime.tracing.signature import signature_of
+from autotrace.transforms.codegen.naming import python_name
 from autotrace.transforms.derivative_record import derivative_record
 from autotrace.transforms.rules.core import constant
 from autotrace.transforms.wrt import FIRST_PARAMETER, WithRespectTo
@@ -55,12 +55,6 @@ def _basis(shape: tuple, dtype) -> np.ndarray:
     basis = np.eye(size, dtype=dtype).reshape((size, *shape))
     basis.flags.writeable = False
     return basis
-
-
-def _label(f) -> str:
-    """f's name, as a Python name (generated code defines its derivatives by it): a lambda's
-    is `lambda`."""
-    return re.sub(r"\W", "_", getattr(f, "__name__", "f")).strip("_") or "f"
 
 
 def _float_dtype(value) -> np.dtype:
@@ -125,7 +119,7 @@ def jacrev(f: Callable, wrt: int = 0) -> Callable:
         rows = _over_basis(row, len(args), batched, 0)
         result = rows(_basis(shape, dtype), *args)
         return np.reshape(result, (*shape, *np.shape(args[wrt])))
-    jacobian.__name__ = f"jacrev_{_label(f)}"
+    jacobian.__name__ = f"jacrev_{python_name(getattr(f, '__name__', 'f'))}"
     return jacobian
 
 
@@ -154,7 +148,7 @@ def jacfwd(f: Callable, wrt: int = 0) -> Callable:
         result = columns(_basis(np.shape(point), _float_dtype(point)), *args)
         output = _array_output(result, f, "jacfwd")
         return np.reshape(output, (*np.shape(output)[:-1], *np.shape(point)))
-    jacobian.__name__ = f"jacfwd_{_label(f)}"
+    jacobian.__name__ = f"jacfwd_{python_name(getattr(f, '__name__', 'f'))}"
     return jacobian
 
 
@@ -204,6 +198,7 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
     position = WithRespectTo.of(wrt).argument(f)
     name = getattr(f, "__name__", "f")
     batched = _BatchedDerivative(generated, mode, enabled=batched)
+    seed_keyword = derivative_record(generated).seed
 
     def jacobian_fn(*args, **kwargs):
         derivative = as_run_now(generated)
@@ -232,8 +227,7 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
                 rows = []
                 for e in _unit_vectors(output):
                     seed = unflatten(zeros[:index] + [e] + zeros[index + 1:])
-                    gradient = derivative(*args, **kwargs,
-                                          **{derivative_record(generated).seed: seed})[1]
+                    gradient = derivative(*args, **kwargs, **{seed_keyword: seed})[1]
                     rows.append(_inexact(gradient))  # in the dtype of x
                 blocks.append(xp.stack(rows).reshape(np.shape(output) + np.shape(x)) if rows
                               else xp.zeros(np.shape(output) + np.shape(x)))
@@ -246,8 +240,7 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
                 return xp.reshape(output, np.shape(output)[:-1] + np.shape(x))
         columns, value = [], None
         for e in _unit_vectors(x):
-            value, tangent = derivative(*args, **kwargs,
-                                        **{derivative_record(generated).seed: e})
+            value, tangent = derivative(*args, **kwargs, **{seed_keyword: e})
             if has_aux:  # the value's tangent; aux's is not taken
                 (value, aux), tangent = value_and_aux(value, f), tangent[0]
             # the tangent's leaves where the value has its own (an object's tangent, gathered

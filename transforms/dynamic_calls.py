@@ -235,8 +235,8 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
     bound_self = _bound_self(func)
     func, args, wrt = unbind_method(func, args, wrt)
     if traced_call(func):  # (it converts its call while a caller is traced)
-        derivative = traced_derivative(func, wrt, "reverse")
-        return derivative(*args, **{derivative.seed: dy}, **kwargs)
+        derivative, seed = _derivative_and_seed(func, args, kwargs, wrt, "reverse")
+        return derivative(*args, **{seed: dy}, **kwargs)
     func = for_call(func, len(args), kwargs)  # one that takes *args: as called
     implicit = current_sink() is not None
     if with_self or implicit and bound_self is not None and holds_state(bound_self):
@@ -398,8 +398,8 @@ def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
         tangents = tuple(tangents)[1:]
     func, args, wrt, _ = _unbound_call(func, args, kwargs, wrt, with_self)
     if traced_call(func):
-        derivative = traced_derivative(func, wrt, "forward")
-        return derivative(*args, **{derivative.seed: tangents}, **kwargs)
+        derivative, seed = _derivative_and_seed(func, args, kwargs, wrt, "forward")
+        return derivative(*args, **{seed: tangents}, **kwargs)
     kind = classify_value_safely(func)
     if has_tangent_rule(func):  # (a tangent rule registered alone, too)
         by_position = dict(zip(wrt.items, tangents))

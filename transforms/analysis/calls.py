@@ -64,7 +64,7 @@ def note_own_rule(callee, own: bool = False) -> None:
         return
     module = (getattr(callee, "__module__", None) or "").split(".")[0]
     if own or isinstance(callee, CustomGradient) or module not in _LIBRARY_PACKAGES | {
-            "math", "builtins", "cupy"} and _is_rule(callee):
+            "math", "builtins"} and _is_rule(callee):
         met.append(getattr(callee, "__qualname__", None) or repr(callee))
 
 

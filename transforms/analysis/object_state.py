@@ -19,7 +19,6 @@ v` after `buf = self.buf`) and `setattr`.
 from __future__ import annotations
 
 import copy
-import functools
 import inspect
 import sys
 import weakref
@@ -30,7 +29,7 @@ from ...runtime.derivatives.state_writes import write_state
 from .activity import DESCRIPTIVE_ATTRIBUTES
 from .unseen_effects import (CONTAINERS, FOLLOWED, READING_METHODS, STORING_METHODS,
                              UNKNOWN_EFFECT, UNREAD, callable_name, has_unseen_effect,
-                             keeps_nothing)
+                             keeps_nothing, partial_target)
 from .argument_writes import CONTAINER_WRITES, parameter_names, write_text
 from ..errors import TransformError
 from ..codegen.naming import walk_scope
@@ -58,9 +57,7 @@ def check_state_writes(callee, varied: tuple, filename: str, line: int,
         raise TransformError(UNKNOWN_EFFECT.format(what=callable_name(callee), why=UNREAD,
                                                     followed=FOLLOWED),
                              filename, line, "call of a function with no rule")
-    method = callee
-    while isinstance(method, functools.partial):  # (partial(out.append): out's append)
-        method = method.func
+    method = partial_target(callee)  # (partial(out.append): out's append)
     if may_keep_what_it_is_given(method, varied):
         owner = method.__self__
         raise TransformError(

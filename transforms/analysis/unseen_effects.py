@@ -35,14 +35,21 @@ def keeps_nothing(function) -> bool:
         function, "__name__", "").startswith("save")
 
 
+def partial_target(callee):
+    """The function a functools.partial calls in the end (through partials of partials); any
+    other callee as it is."""
+    while isinstance(callee, functools.partial):
+        callee = callee.func
+    return callee
+
+
 def has_unseen_effect(callee, varied: tuple) -> bool:
     """Whether `callee` (through functools.partial) has no rule and no source autotrace reads,
     and is given a value carrying gradient: a builtin, a method of a C object other than an
     array's (whose writes the transforms follow) or a container's (which
     object_state.may_keep_what_it_is_given decides), an operator.methodcaller; not autotrace's
     own or a NumPy save."""
-    while isinstance(callee, functools.partial):
-        callee = callee.func
+    callee = partial_target(callee)
     owner = getattr(callee, "__self__", None)
     return not all(v == "<object>" for v in varied) and not keeps_nothing(callee) \
         and not isinstance(owner, (np.ndarray, np.generic, *CONTAINERS)) \

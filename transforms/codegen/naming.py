@@ -2,10 +2,19 @@
 from __future__ import annotations
 
 import collections
+import keyword
+import re
 
 import gast
 
 from .nodes import nodes_of
+
+
+def python_name(text: str) -> str:
+    """`text` as a Python name to define a function by: `<lambda>` -> `lambda_`, `f` where
+    nothing is left."""
+    name = re.sub(r"\W", "_", text).strip("_") or "f"
+    return name + "_" if keyword.iskeyword(name) else name
 
 
 def names_in(tree) -> set:
