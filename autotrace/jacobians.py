@@ -261,6 +261,10 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
                           else xp.zeros(shape + np.shape(x)))
         return (unflatten(blocks), aux) if has_aux else unflatten(blocks)
     jacobian_fn.__name__ = f"jacobian_{name}"
+    jacobian_fn.__autotrace_no_rule_hint__ = (
+        "the function autotrace.jacobian returns is not differentiated again; nest "
+        "autotrace.jacfwd and autotrace.jacrev instead (jacfwd(jacrev(f)) is the Hessian), "
+        "or use autotrace.hessian")
     return jacobian_fn
 
 

@@ -20,7 +20,7 @@ from autotrace.runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from autotrace.runtime.state import current_scope
 from autotrace.transforms.dynamic_calls import rule_caller
 from autotrace.transforms.analysis.calls import runs_own_call
-from autotrace.transforms.errors import SourceUnavailableError
+from autotrace.transforms.errors import SourceUnavailableError, TransformError
 from autotrace.transforms.pipeline import forward_function, reverse_function
 from autotrace.transforms.session import Session
 from autotrace.transforms.front.segments import check_every
@@ -56,6 +56,12 @@ def _has_rule(f, rules: dict) -> bool:
 
 def _generate_from_source(build, f: Callable, wrt: WithRespectTo, optimized: bool = True,
                           implicit: bool = False, **options) -> Callable:
+    hint = getattr(f, "__autotrace_no_rule_hint__", None) if inspect.isfunction(f) else None
+    if hint is not None:  # a function of autotrace's that is not differentiated
+        site = user_site()
+        filename, _, line = site.rpartition(":")
+        raise TransformError(f"autotrace cannot differentiate {f.__name__}: {hint}",
+                             filename or site, int(line) if line.isdigit() else None)
     traced = getattr(f, "__autotrace_python_function__", None)
     if inspect.ismethod(traced):  # autotrace.function of a method: the method, bound
         f = traced

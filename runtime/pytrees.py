@@ -343,6 +343,9 @@ def tree_map(f: Callable, tree, *rest, is_leaf: Callable | None = None):
         >>> tree_map(lambda x, y: x + y, {"a": 1, "b": (2, 3)}, {"a": 10, "b": (20, 30)})
         {'a': 11, 'b': (22, 33)}
     """
+    # (derivatives of it are derived from this source: transforms/rules/pytrees.py has the
+    # rules of what it calls)
     leaves, structure = tree_flatten(tree, is_leaf)
     others = [structure.flatten_up_to(other) for other in rest]
-    return structure.unflatten(f(*items) for items in zip(leaves, *others))
+    mapped = [f(leaf, *[other[index] for other in others]) for index, leaf in enumerate(leaves)]
+    return tree_unflatten(structure, mapped)

@@ -450,3 +450,83 @@ def test_items_of_0d_arrays_and_numpy_numbers(function):
     x = np.array([1.0, 2.0, 3.0])
     check_every_mode(function, x)
     check_grads(function, (x,), order=2, modes=("reverse", "forward"))
+
+
+def gram_schmidt_step(x):
+    Q = x.reshape(2, 3).copy()
+    for j in range(1, Q.shape[1]):
+        Q[:, j] -= (Q[:, 0] @ Q[:, j]) * Q[:, 0]
+    return np.sum(Q ** 2)
+
+
+def row_slice_added(x):
+    Z = x.reshape(2, 3).copy()
+    Z[0, 1:] += Z[1, :2] * 2.0
+    return np.sum(Z ** 3)
+
+
+@pytest.mark.parametrize("function", [gram_schmidt_step, row_slice_added])
+def test_augmented_writes_into_a_copy_with_slices_in_a_tuple_index(function):
+    # (the check of other items' memory wrote `(0, 1:)` into generated code: a SyntaxError)
+    check_every_mode(function, X)
+
+
+def test_the_advice_of_an_augmented_item_write_names_its_operator():
+    def shifted(x):
+        y = x * 1.0
+        pair, k = [y, y], 0
+        pair[k + 1] -= 1.0  # (the operator was read from the text: "+ 1]" gave "Write ... +")
+        return np.sum(pair[1] * pair[0])
+    with pytest.raises(autotrace.TransformError, match=r"Write pair\[k \+ 1\] = pair\[k \+ 1\] - "
+                                                       r"\.\.\. if"):
+        autotrace.grad(shifted)(X)
+
+
+def reversed_into_itself(x):
+    y = x ** 2
+    y[::-1] = y
+    return np.sum(y * np.arange(6.0))
+
+
+def permuted_into_itself(x):
+    y = np.sin(x)
+    y[[5, 3, 1, 0, 2, 4]] = y
+    return np.sum(y * np.arange(6.0) ** 2)
+
+
+def reversed_through_another_name(x):
+    y = x ** 3
+    z = y
+    y[1::2] = z[::2]
+    return np.sum(y * np.arange(6.0))
+
+
+@pytest.mark.parametrize("function", [reversed_into_itself, permuted_into_itself,
+                                      reversed_through_another_name])
+def test_an_array_written_with_its_own_items(function):
+    # (the item's gradient was taken into the value's, which the clear of the items written
+    # then wiped: a zero gradient)
+    check_every_mode(function, X)
+
+
+def written_at_repeated_indices(x, index):
+    z = np.zeros(6)
+    z[index] = x * 2.0
+    z[index[::-1]] += x ** 2
+    return np.sum(z * z * np.arange(1.0, 7.0))
+
+
+def test_writes_at_repeated_indices_keep_the_last_in_every_mode():
+    # (NumPy keeps the last write to an element written twice: the traced gradient gave the
+    # overwritten values gradient too, with the index a constant or an argument)
+    index = np.array([0, 2, 2, 5, 1, 0])
+    constant_index = index.copy()
+
+    def with_constant_index(x):
+        return written_at_repeated_indices(x, constant_index)
+    check_every_mode(with_constant_index, X)
+    expected = central_difference(lambda x: written_at_repeated_indices(x, index), X)
+    for gradient in (autotrace.grad(written_at_repeated_indices),
+                     autotrace.function(autotrace.grad(written_at_repeated_indices)),
+                     autotrace.grad(autotrace.function(written_at_repeated_indices))):
+        np.testing.assert_allclose(gradient(X, index), expected, rtol=1e-6, atol=1e-8)

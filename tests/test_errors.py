@@ -871,3 +871,30 @@ def test_a_closure_passed_as_a_value_is_refused_at_its_line():
         "differentiates such functions only where they are called directly. Pass those "
         "variables as arguments instead")
     assert error.lineno == jvp_of_a_closure.__code__.co_firstlineno + 1
+
+
+def _sine_scaled(x):
+    return np.sin(x) * x[0]
+
+
+def test_a_jacobian_differentiated_again_says_what_nests():
+    # (it failed deep inside autotrace: "no derivative rule for vars", in structure.py)
+    hint = ("the function autotrace.jacobian returns is not differentiated again; nest "
+            "autotrace.jacfwd and autotrace.jacrev instead (jacfwd(jacrev(f)) is the Hessian), "
+            "or use autotrace.hessian")
+    line = inspect.currentframe().f_lineno + 2
+    with pytest.raises(TransformError) as caught:
+        autotrace.jacobian(autotrace.jacobian(_sine_scaled))
+    assert (caught.value.filename, caught.value.lineno) == (THIS_FILE, line)
+    assert caught.value.message == f"autotrace cannot differentiate jacobian__sine_scaled: {hint}"
+    jacobian = autotrace.jacobian(_sine_scaled)
+
+    def loss(x):
+        return np.sum(jacobian(x) ** 2)
+    with pytest.raises(TransformError, match=r"line \d+: no derivative rule for jacobian: "
+                                             + hint.replace("(", r"\(").replace(")", r"\)")):
+        autotrace.grad(loss)(np.array([0.3, 0.7]))
+    x = np.array([0.3, 0.7, 1.1])
+    np.testing.assert_allclose(  # what the hint says to write
+        autotrace.jacfwd(autotrace.jacrev(lambda v: np.sum(_sine_scaled(v))))(x),
+        autotrace.hessian(lambda v: np.sum(_sine_scaled(v)))(x), rtol=1e-12)

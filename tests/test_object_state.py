@@ -479,3 +479,76 @@ def test_calls_that_change_no_attribute_to_a_value_with_gradient_are_followed():
     np.testing.assert_allclose(autotrace.grad(functional)(X), 6.0 * X)
     for f in (counted, functional, method_returning_self):
         check_every_mode(f, X)
+
+
+# 5. A call that writes into a list or array it is given (an out-parameter), where the caller
+#    reads it back: a method of an object passed in, found only when the call runs, and a call
+#    whose list the same statement reads (`return out, fill(t, out)`). Each gave zeros, or an
+#    IndexError in generated code.
+
+class Filler:
+    def put_into(self, t, out):
+        out.append(t * 2.0)  # (appended)
+
+    def write_into(self, t, out):
+        out[:] = t * 2.0  # (written)
+
+
+def appended_by_a_method_passed_in(filler, x):
+    out = []
+    filler.put_into(x, out)  # (method call)
+    return np.sum(out[0] * x)
+
+
+def written_by_a_method_passed_in(filler, x):
+    out = np.zeros(3)
+    filler.write_into(x, out)  # (array method call)
+    return np.sum(out * x)
+
+
+def _fill(t, out):
+    out.append(t[0] * 2.0)  # (fill appends)
+    return len(out)
+
+
+def _collect(t):
+    out = []
+    return out, _fill(t, out)  # (read in the same statement)
+
+
+def collected(x):
+    leaves, count = _collect((x, x * 3.0))
+    return np.sum(leaves[0]) * count
+
+
+@pytest.mark.parametrize("f, call, callee, parameter, write, write_marker", [
+    (appended_by_a_method_passed_in, "(method call)", "Filler.put_into", "out",
+     "out.append(...)", "(appended)"),
+    (written_by_a_method_passed_in, "(array method call)", "Filler.write_into", "out",
+     "out[:] = ...", "(written)")])
+def test_a_method_found_when_it_runs_that_writes_into_its_argument_is_refused(
+        f, call, callee, parameter, write, write_marker):
+    for mode, run in every_mode(f, Filler(), X).items():
+        with pytest.raises(TransformError) as caught:
+            run()
+        error = caught.value
+        assert (os.path.abspath(error.filename), error.lineno) == (THIS_FILE, line_of(call)), \
+            mode
+        assert error.message == (
+            f"this call of {callee} (found only when it runs) changes its argument "
+            f"{parameter!r} in place ({write}, {THIS_FILE}, line {line_of(write_marker)}), "
+            "which autotrace does not follow back into the function that calls it: the "
+            "gradient of what it writes would be lost; return the new value from "
+            f"{callee.split('.')[1]} instead"), mode
+
+
+def test_a_list_written_by_a_call_and_read_in_the_same_statement_is_refused():
+    for mode, run in every_mode(collected, X).items():
+        with pytest.raises(TransformError) as caught:
+            run()
+        line = line_of("(read in the same statement)")
+        assert caught.value.message == (
+            f"_fill(t, out) changes its argument 'out' in place (out.append(...), {THIS_FILE}, "
+            f"line {line_of('(fill appends)')}), which autotrace does not follow into this "
+            f"function, and 'out' is read after it on line {line}; return the new value from "
+            "_fill instead"), mode

@@ -22,7 +22,7 @@ import pytest
 import autotrace.transforms.rules  # noqa: F401  (fills the registries)
 from autotrace.runtime.derivatives import (built_objects, items, objects, sequences,
                                            snapshots, state_log, state_writes, structure, sweeps)
-from autotrace.runtime.derivatives import tangent_ops
+from autotrace.runtime.derivatives import tangent_ops, tree_gradients
 from autotrace.runtime.derivatives.adjoint_products import einsum_adjoint_cross
 from autotrace.runtime.derivatives.structure import zeros_like
 from autotrace.runtime.primitives.index import add_at, checked_out
@@ -61,6 +61,14 @@ Point = namedtuple("Point", "x y")
 
 def _n(*shape):
     return lambda rng: rng.standard_normal(shape)
+
+
+def _TREE(rng):
+    return {"b": rng.standard_normal(2), "a": (_float(rng), None, rng.standard_normal(3))}
+
+
+_STRUCTURE = tree_gradients.tree_structure({"b": 0, "a": (0, None, 0)})
+_TOP = tree_gradients.tree_structure({"b": 0, "a": 0})
 
 
 def _with(*makers):
@@ -276,6 +284,24 @@ STRUCTURE_TABLE = [
     E("tangent_ops:sum_tangent", tangent_ops.sum_tangent,
       _with(lambda rng: [rng.standard_normal(3), rng.standard_normal(3)],
             [np.ones(3), np.ones(3)], _n(3)), wrt=(0, 2)),
+    # autotrace.tree_util's (transforms/rules/pytrees.py): a dict, a tuple, a None node
+    E("pytrees:tree_flatten", tree_gradients.tree_flatten, _with(_TREE)),
+    E("pytrees:tree_leaves", tree_gradients.tree_leaves, _with(_TREE)),
+    E("pytrees:tree_leaves/is_leaf", tree_gradients.tree_leaves,
+      _with(_TREE, lambda rng: (lambda node: isinstance(node, tuple))), wrt=(0,)),
+    E("pytrees:tree_unflatten", tree_gradients.tree_unflatten,
+      _with(_STRUCTURE, lambda rng: [rng.standard_normal(2), _float(rng), _n(3)(rng)]),
+      wrt=(1,)),
+    E("pytrees:PyTreeDef.unflatten", tree_gradients.PyTreeDef.unflatten,
+      _with(_STRUCTURE, lambda rng: [rng.standard_normal(2), _float(rng), _n(3)(rng)]),
+      wrt=(1,)),
+    E("pytrees:PyTreeDef.flatten_up_to", tree_gradients.PyTreeDef.flatten_up_to,
+      _with(_TOP, _TREE), wrt=(1,)),
+    E("pytrees:leaf_gradients", tree_gradients.leaf_gradients,
+      _with(_TREE, {"b": np.ones(2), "a": (1.0, None, np.ones(3))}, _STRUCTURE), wrt=(0,)),
+    E("pytrees:tree_gradient", tree_gradients.tree_gradient,
+      _with(lambda rng: [rng.standard_normal(2), _float(rng), _n(3)(rng)],
+            {"b": np.ones(2), "a": (1.0, None, np.ones(3))}, _STRUCTURE), wrt=(0,)),
 ]
 ALL_ENTRIES = TABLE + STRUCTURE_TABLE
 

@@ -96,10 +96,27 @@ def numbers_in_both_branches(x, w):
     return np.sum((x * scale + shift) * w)
 
 
+def counted_in_a_loop_by_an_if(X, w):
+    count = 0.0  # the `if` in the loop leaves it a Python float on both paths
+    for row in X:
+        if np.sum(row) > 0.0:
+            count = count + 1.0
+    return np.sum(w * count)
+
+
+def counted_by_a_conditional_expression(X, w):
+    count = 0.0  # likewise, by `a if c else b`
+    for row in X:
+        count = count + 0.5 if np.sum(row * w) > 0.0 else count - 1.0
+    return np.sum(w * count)
+
+
 FUNCTIONS = [rows, traced_range, traced_while, branch, branch_in_loop, weak_later, nested,
-             int_start, decaying_steps, numbers_in_both_branches]
+             int_start, decaying_steps, numbers_in_both_branches, counted_in_a_loop_by_an_if,
+             counted_by_a_conditional_expression]
 # Python numbers carried as such, float64 scalars in the graph as they are eagerly
-WEAK_SCALARS = {decaying_steps, numbers_in_both_branches}
+WEAK_SCALARS = {decaying_steps, numbers_in_both_branches, counted_in_a_loop_by_an_if,
+                counted_by_a_conditional_expression}
 # Forward mode traces no loop over a traced range (in float64 neither).
 UNTRACED_TANGENTS = {traced_range, traced_while}
 
@@ -107,7 +124,8 @@ UNTRACED_TANGENTS = {traced_range, traced_while}
 def arguments(function, dtype):
     rng = np.random.default_rng(3)
     X, w = rng.normal(size=(3, 4)), rng.normal(size=4)
-    matrix = function in (rows, branch_in_loop, weak_later, nested, int_start, decaying_steps)
+    matrix = function in (rows, branch_in_loop, weak_later, nested, int_start, decaying_steps,
+                          counted_in_a_loop_by_an_if, counted_by_a_conditional_expression)
     return (X if matrix else X[0]).astype(dtype), w.astype(dtype)
 
 
@@ -237,3 +255,17 @@ def test_a_weak_number_meeting_float32_is_rounded_to_float32_first():
 
     X = np.random.default_rng(5).normal(size=(6, 5)).astype(np.float32)
     np.testing.assert_array_equal(autotrace.function(steps)(X), steps(X))
+
+
+def test_a_python_int_after_a_traced_if_meets_int8_as_numpy_does():
+    # (it was carried as int64 and made the result int64: 400 where NumPy wraps to -112)
+    def scaled(x):
+        k = 3
+        if x[0] > 0:
+            k = k + 1
+        m = 1 if x[1] > 0 else 2
+        return np.array([100, -7], dtype=np.int8) * k, np.array([200], dtype=np.uint8) + m
+    for x in (np.array([1.0, 1.0]), np.array([-1.0, -1.0])):
+        for traced, eager in zip(autotrace.function(scaled)(x), scaled(x)):
+            assert traced.dtype == eager.dtype
+            np.testing.assert_array_equal(traced, eager)

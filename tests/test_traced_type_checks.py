@@ -365,3 +365,20 @@ def test_type_with_three_arguments_makes_a_class():
     assert isinstance(made, type) and made.__name__ == "Made" and made().answer == 42
     with pytest.raises(TypeError):
         isinstance_(X, 5)  # the builtin's error, as eagerly
+
+
+def test_a_0d_array_the_function_makes_and_writes_is_returned_as_one():
+    # (the graph computes `a += 1` of a 0-d array as `add`, whose NumPy result is a scalar:
+    # it came back immutable, where NumPy gives a 0-d array)
+    def counter(s):
+        a = np.zeros_like(s)
+        a += 1
+        b = np.zeros(())
+        b[...] = 4.0
+        return a, np.array(s), np.sum(s) * 2.0, b
+    s = np.array(2.5)
+    for got, expected in zip(autotrace.function(counter)(s), counter(s)):
+        assert type(got) is type(expected) and got == expected
+    got = autotrace.function(counter)(s)
+    got[0][...] = 5.0  # (writable, as NumPy's)
+    assert got[0] == 5.0

@@ -51,7 +51,7 @@ def _basic_index(index) -> bool:
         return all(_basic_index(i) for i in index)
     if isinstance(index, (int, slice, type(None), type(Ellipsis))):
         return True
-    return getattr(index, "dtype", None) == bool
+    return getattr(index, "dtype", None) == bool or getattr(index, "ndim", None) == 0
 
 
 def _copy(container):
@@ -154,9 +154,16 @@ def item_gradient(gradient, index, value):
     if isinstance(gradient, dict) and index not in gradient:
         return zeros_like(value)
     selected = get_item(gradient, index)
-    if not _basic_index(index) and hasattr(gradient, "shape") and not _is_traced(gradient) \
-            and not any(_is_traced(part) for part in _index_parts(index)):
-        selected = selected * _kept_writes(gradient, index, selected.shape)
+    if not _basic_index(index) and hasattr(gradient, "shape"):
+        if any(_is_traced(part) for part in _index_parts(index)):  # (in the graph)
+            selected = selected * _kept_writes(None, tuple(gradient.shape), index,
+                                               tuple(selected.shape))
+        else:  # (the mask reads the shapes and the index alone: a constant of a traced
+            # gradient)
+            kept = _kept_writes(np if _is_traced(gradient) else array_module(gradient),
+                                tuple(gradient.shape), index, tuple(selected.shape))
+            if not bool(kept.all()):
+                selected = selected * kept
     return _sum_to(selected, value)
 
 
@@ -170,12 +177,16 @@ def _indexed_by_traced(array, index) -> bool:
     return type(array) is np.ndarray and any(_is_traced(part) for part in _index_parts(index))
 
 
-def _kept_writes(gradient, index, shape):
-    """A mask shaped like `x[index]`: True where the write `x[index] = ...` of that element
-    is the one x keeps (the last one to each element)."""
-    xp = array_module(gradient)
+def _kept_writes(xp, x_shape: tuple, index, shape: tuple):
+    """A mask shaped like `x[index]` (`shape`), x of `x_shape`, in the array module xp: True
+    where the write `x[index] = ...` of that element is the one x keeps (the last one to
+    each element). xp None: a traced index, the mask traced too."""
+    if xp is None:
+        positions = np.arange(int(np.prod(shape)), dtype=np.intp).reshape(shape)
+        written = set_item(np.full(x_shape, -1, dtype=np.intp), index, positions)
+        return get_item(written, index) == positions
     positions = xp.arange(int(np.prod(shape)), dtype=np.intp).reshape(shape)
-    written = xp.full(gradient.shape, -1, dtype=np.intp)
+    written = xp.full(x_shape, -1, dtype=np.intp)
     written[index] = positions
     return written[index] == positions
 

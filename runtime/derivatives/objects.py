@@ -186,8 +186,11 @@ def add_objects(a, b, add):
         return b
     if b is None:
         return a
-    if is_dataclass_instance(a):
+    if is_dataclass_instance(a) and is_dataclass_instance(b):
         return map_fields(add, a, b)
+    # (a dataclass's gradient may come as a dataclass of gradients, zeros_like's, or by
+    # attribute, an object's built in the function: added by field)
+    a, b = (ObjectGradient(_fields_of(g)) if is_dataclass_instance(g) else g for g in (a, b))
     if isinstance(b, ObjectGradient) and b.written:
         a = _after_writes(a, b.written)
     out = ObjectGradient(a)
@@ -197,6 +200,10 @@ def add_objects(a, b, add):
     for attribute, value in b.items():
         out[attribute] = add(out.get(attribute), value)
     return out
+
+
+def _fields_of(instance) -> dict:
+    return {name: getattr(instance, name) for name in field_names(type(instance))}
 
 
 def entry_at(gradient, keys: tuple):

@@ -47,8 +47,8 @@ def ones_like(value):
     if is_dataclass_instance(value):
         return map_fields(ones_like, value)
     if registered(type(value)) is not None:  # by attribute, as generated code reads it
-        return _by_attribute(value, [ones_like(child)
-                                     for child in registered(type(value)).flatten(value)[0]])
+        return by_attribute(value, [ones_like(child)
+                                    for child in registered(type(value)).flatten(value)[0]])
     raise TypeError(f"cannot make a seed gradient for a value of type {type(value).__name__}")
 
 
@@ -149,7 +149,7 @@ def _registered_by_attribute(value, dy):
     attributes that hold its children)."""
     node_type = registered(type(value))
     if node_type is not None and type(dy) is type(value):
-        return _by_attribute(value, [
+        return by_attribute(value, [
             _registered_by_attribute(child, seed) for child, seed in
             zip(node_type.flatten(value)[0], node_type.flatten(dy)[0])])
     if isinstance(value, (tuple, list)) and isinstance(dy, (tuple, list)) and \
@@ -163,15 +163,15 @@ def _registered_by_attribute(value, dy):
     return dy
 
 
-def _by_attribute(value, child_gradients: list) -> ObjectGradient:
+def by_attribute(value, child_gradients: list) -> ObjectGradient:
     """The ObjectGradient of an instance of a registered type whose children (as its flatten
     gives them) have `child_gradients`: each under the attribute that holds the child."""
     children = registered(type(value)).flatten(value)[0]
-    return ObjectGradient((_holder(value, index, child), gradient) for index, (child, gradient)
+    return ObjectGradient((holder_of(value, index, child), gradient) for index, (child, gradient)
                           in enumerate(zip(children, child_gradients)))
 
 
-def _holder(value, index: int, child) -> str:
+def holder_of(value, index: int, child) -> str:
     """The one attribute of `value` that holds its child number `index`; a TypeError where
     none or several do, whose gradient cannot be told."""
     attributes = vars(value) if hasattr(value, "__dict__") else {}
@@ -430,7 +430,7 @@ def _registered_gradient(gradient, value):
     children, aux = node_type.flatten(value)
     gradients = []
     for index, child in enumerate(children):
-        child_gradient = as_registered_types(gradient.get(_holder(value, index, child)), child)
+        child_gradient = as_registered_types(gradient.get(holder_of(value, index, child)), child)
         gradients.append(zeros_like(child) if child_gradient is None
                          else _match(child_gradient, child))
     return node_type.unflatten(aux, gradients)

@@ -105,12 +105,15 @@ def _is_shared_with_caller(buffer) -> bool:
     return buffer[0] in ("input", "constant")
 
 
-def _fresh_copy(aval: AbstractArray):
-    """The primitive that gives an output new memory: a copy; for a 0-d number, positive,
-    which gives it as NumPy gives a 0-d result, an immutable scalar, bit for bit (a copy would
-    be a 0-d array, and the gradient of a float no float)."""
+def _fresh_copy(value):
+    """The primitive that gives the output `value` new memory: a copy; for a 0-d number,
+    positive, which gives it as NumPy gives a 0-d result, an immutable scalar, bit for bit (a
+    copy would be a 0-d array, and the gradient of a float no float); but a copy of a constant
+    0-d array, which the function made one (`a = np.zeros_like(s); a += 1`)."""
+    aval = value.aval
     numeric = np.issubdtype(aval.dtype, np.number)
-    return primitives["positive" if aval.shape == () and numeric else "copy"]
+    array = isinstance(value, Constant) and isinstance(value.value, np.ndarray)
+    return primitives["positive" if aval.shape == () and numeric and not array else "copy"]
 
 
 class FreshOutputs:
@@ -135,7 +138,7 @@ class FreshOutputs:
             if from_caller - allowed or shares_other_output:
                 value = outputs[index]
                 fresh = Var(value.aval)
-                copies.append(Equation(_fresh_copy(aval), (value,), {}, (fresh,)))
+                copies.append(Equation(_fresh_copy(value), (value,), {}, (fresh,)))
                 outputs[index] = fresh
                 found[index] = frozenset([("new", fresh)])
         if not copies:

@@ -275,3 +275,34 @@ for _function, _ufunc, _array_api in ((np.cumsum, np.add, "cumulative_sum"),
     traces(_function)(_make_scan_binding(_function.__name__))
     array_method(_function)
     ufunc_methods[(_ufunc.__name__, "accumulate")] = _accumulate(_function)  # np.cumsum
+
+
+# --- functions NumPy writes with the ops above ----------------------------------------------
+
+@traces(np.count_nonzero)
+def bind_count_nonzero(a, axis=None, *, keepdims=False):
+    """The elements that are not zero (or False), counted as NumPy does: a sum of the test."""
+    return np.sum(np.not_equal(a, 0), axis=axis, keepdims=bool(static(
+        keepdims, "keepdims of numpy.count_nonzero")), dtype=np.intp)
+
+
+@traces(np.allclose)
+def bind_allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether every element of a is close to b's (np.isclose), as one traced bool."""
+    return np.all(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+@traces(np.searchsorted)
+def bind_searchsorted(a, v, side="left", sorter=None):
+    """Where each of `v` goes into the sorted 1-d `a`: how many elements of a come before it
+    (below it, side="left"; not above it, side="right"), counted by comparing each of `v`
+    with every element of `a` (time and memory a.size * v.size)."""
+    side = static(side, "side of numpy.searchsorted")
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
+    if np.ndim(a) != 1:
+        raise ValueError("object too deep for desired array")
+    if sorter is not None:
+        a = np.take(a, sorter)
+    before = np.less if side == "left" else np.less_equal
+    return np.sum(before(a, np.expand_dims(v, -1)), axis=-1, dtype=np.intp)

@@ -325,22 +325,26 @@ def if_exp(test, true_thunk, false_thunk, where: str = "a conditional expression
     the function does not make (control_aliases.may_be_outside_array)."""
     if not isinstance(test, Tracer):
         return true_thunk() if test else false_thunk()
-    expression, taken_over = "conditional expression", []
+    expression, taken_over, weak = "conditional expression", [], []
 
     def branch(thunk, side):
         result = _traced_branch(thunk, (), side, where, expression)
         taken_over.append(outside and holds_numpy_array(result))
+        weak.append(is_weak(result))
         return result
     result = cond(test, lambda: branch(true_thunk, True), lambda: branch(false_thunk, False))
     if any(taken_over):
         may_be_outside_array(result)
-    return result
+    # a Python number on both sides (or a traced one, weak) is one after it, as after an `if`
+    return make_weak(result) if all(weak) and isinstance(result, Tracer) else result
 
 
 def and_(left, right_thunk):
     """`left and right_thunk()`: where `left` is a traced number, a `cond` that computes the
     right side only where left is true, as Python does (`i < n and a[i] > 0` reads a[i] only
-    for an i in range); elementwise (np.logical_and) for a traced array."""
+    for an i in range), and gives the operand Python gives (`(x[0] > 0) and x[1]` is x[1]
+    where x[0] > 0), in the dtype both promote to; elementwise (np.logical_and) for a traced
+    array."""
     if isinstance(left, Tracer):
         if left.ndim == 0:
             return _short_circuit(left, right_thunk, True)
@@ -350,7 +354,9 @@ def and_(left, right_thunk):
 
 def or_(left, right_thunk):
     """`left or right_thunk()`: where `left` is a traced number, a `cond` that computes the
-    right side only where left is false; elementwise (np.logical_or) for a traced array."""
+    right side only where left is false, and gives the operand Python gives (`np.sum(x) or
+    5.0` is the sum where it is not zero), as and_ does; elementwise (np.logical_or) for a
+    traced array."""
     if isinstance(left, Tracer):
         if left.ndim == 0:
             return _short_circuit(left, right_thunk, False)
@@ -359,20 +365,29 @@ def or_(left, right_thunk):
 
 
 def _short_circuit(left, right_thunk, right_where: bool):
-    """The truth of `left and right` (right_where True) or `left or right` (False), a traced
-    boolean, computing right only where left is `right_where`."""
+    """`left and right` (right_where True) or `left or right` (False), left a traced number:
+    the right operand where left's truth is `right_where`, else left, computing right only
+    there. The two are given in the dtype they promote to (a bool and a float: a float)."""
+    common = []  # the dtype the right side promotes with left to, once it is traced
+
     def right():
         value = right_thunk()
         if np.ndim(value) != 0:  # an array on the right: elementwise, as before
             raise _ElementwiseRight
-        return np.logical_and(value, True)
+        common.append(np.result_type(left.dtype, getattr(value, "dtype", value)))
+        if common[0] == bool:  # (two truths: a new one, a NumPy bool as Python's)
+            return np.logical_and(value, True)
+        if isinstance(value, Tracer):
+            return value if value.dtype == common[0] else value.astype(common[0])
+        return np.asarray(value, dtype=common[0])  # (a Python or NumPy number)
 
     def left_alone():
-        return np.logical_and(left, True)
+        if common[0] == bool:
+            return np.logical_and(left, True)
+        return left if left.dtype == common[0] else left.astype(common[0])
+    truth = left if right_where else np.logical_not(left)
     try:
-        if right_where:
-            return cond(left, right, left_alone)
-        return cond(left, left_alone, right)
+        return cond(truth, right, left_alone)  # (right traced first: common known)
     except _ElementwiseRight:
         combine = np.logical_and if right_where else np.logical_or
         return combine(left, right_thunk())

@@ -40,7 +40,7 @@ import numpy as np
 
 from .control import _aval, _numbers_to_arrays, _trace_subgraph
 from .tracer import Tracer, is_array
-from .weak_scalars import WEAK_NUMBERS
+from .weak_scalars import is_weak
 
 
 
@@ -75,8 +75,8 @@ def dtypes_from_body(parent, body, state: tuple, numbers: dict) -> dict:
     dtypes = {}
     for position in numbers:
         result = results[-1][position]
-        if type(result) in WEAK_NUMBERS or not is_array(result) or _aval(result).shape != ():
-            continue
+        if is_weak(result) or not is_array(result) or _aval(result).shape != ():
+            continue  # (left a Python number: by Python, or by a traced `if` in the body)
         dtype = _aval(result).dtype
         if np.result_type(dtype, numbers[position]) == dtype:
             # NumPy would make the number this dtype where it meets the body's arrays: the

@@ -68,7 +68,7 @@ from .control_scope import ControlFlowError, used_after_its_trace
 from .trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
 from .math_functions import traced_round
-from .type_checks import SCALAR, is_zero_d_array, rebinds_in_place, stands_for
+from .type_checks import ARRAY, SCALAR, is_zero_d_array, rebinds_in_place, stands_for
 from .weak_scalars import weak_power, weak_ufunc
 from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
                                      index_view, snapshot_copy, write_into)
@@ -537,11 +537,8 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
     or dataclass argument (arguments_containers.py). State cells the function reads (state.py)
     are further inputs, in the order first read, and the last values of those it writes
     further outputs, after the result's: `structure.captured` and `structure.written` list
-    them, and `structure.run(compiled, arrays)` feeds and stores them.
-
-    Returns:
-        (graph, structure): `structure.unflatten(outputs)` rebuilds the function's result
-        from the graph's flat outputs.
+    them, and `structure.run(compiled, arrays)` feeds and stores them. Returns (graph,
+    structure): `structure.unflatten(outputs)` rebuilds the result from the graph's outputs.
 
     Examples:
         >>> graph, structure = trace(lambda x: np.sin(x) * 2.0, (np.ones(3),))
@@ -574,9 +571,11 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
     mark_overlaps(made, object_held_arrays((args, kwargs)))
     kept = None if source is None else ArgumentContainers(
         builder, (tuple(args), dict(kwargs or {})), (traced_args, traced_kwargs), parameters)
-    outputs: list = []
+    outputs, zero_d_arrays = [], []  # (those standing for 0-d arrays: type_checks.py)
 
     def output_slot(leaf):
+        if isinstance(leaf, Tracer) and leaf.ndim == 0 and stands_for(leaf) == ARRAY:
+            zero_d_arrays.append(len(outputs))
         try:
             outputs.append(builder.own_var(leaf) if isinstance(leaf, Tracer)
                            else builder.constant(leaf))
@@ -597,4 +596,5 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
     structure.reads_argument_memory = builder.reads_argument_memory
     structure.arguments_written = arguments_written(builder)
     structure.zero_d_written = zero_d_written(builder)
+    structure.zero_d_arrays = tuple(zero_d_arrays)
     return Graph(builder.inputs, builder.equations, outputs), structure

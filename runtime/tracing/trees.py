@@ -65,6 +65,9 @@ class OutputStructure:
     # (position, error for a 0-d array, for a NumPy scalar): 0-d Spec arguments it changes in
     # place (runtime/tracing/arguments.py zero_d_written).
     zero_d_written: tuple = ()
+    # the positions of outputs that stand for 0-d arrays, which a graph may compute as NumPy
+    # scalars (`a = np.zeros_like(s); a += 1` is `add`): given as 0-d arrays
+    zero_d_arrays: tuple = ()
 
     def __init__(self, template, captured: list = (), written: list = ()):
         self.template = template  # the result with each graph output replaced by _Slot(i)
@@ -81,15 +84,25 @@ class OutputStructure:
         if self.arguments_written or self.zero_d_written:
             self.refuse_arguments(arrays)
         if not self.captured and not self.written:
-            outputs = compiled(*arrays)
+            outputs = self._zero_d_arrays(compiled(*arrays))
             return outputs[0] if self.single else self.unflatten(outputs)
-        outputs = compiled(*arrays, *[cell._value for cell in self.captured])
+        outputs = self._zero_d_arrays(
+            compiled(*arrays, *[cell._value for cell in self.captured]))
         if self.written:
             count = len(outputs) - len(self.written)
             for cell, value in zip(self.written, outputs[count:]):
                 cell._value = value
             outputs = outputs[:count]
         return self.unflatten(outputs)
+
+    def _zero_d_arrays(self, outputs):
+        if not self.zero_d_arrays:
+            return outputs
+        outputs = list(outputs)
+        for index in self.zero_d_arrays:
+            if isinstance(outputs[index], np.generic):
+                outputs[index] = np.asarray(outputs[index])
+        return outputs
 
     def refuse_arguments(self, arrays) -> None:
         """Raise where a call passes read-only (NumPy's flags) an array argument that the

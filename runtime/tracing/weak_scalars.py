@@ -49,10 +49,11 @@ def _traced_weak(value) -> bool:
 def weak_ufunc(ufunc, *inputs):
     """`ufunc(*inputs)` where an input may be a weak traced value, with the result NumPy 2's
     for the Python number it stands for: a weak value that meets other arrays is cast first to
-    the dtype NumPy would convert the number to (float32 beside a float32 array), unless that
-    is an integer dtype (NumPy then checks the number's range at run time; the value stays
-    int64, as the number would where it fits). The result of Python's operators on weak
-    values and Python numbers alone is weak again."""
+    the dtype NumPy would convert the number to (float32 beside a float32 array, int8 beside
+    an int8 array, which wraps around as NumPy's arithmetic does; a number out of the integer
+    dtype's range, which NumPy refuses with OverflowError when it converts it, is not checked
+    in the graph). The result of Python's operators on weak values and Python numbers alone is
+    weak again."""
     if not any(_traced_weak(value) for value in inputs):
         return apply_ufunc(ufunc, "__call__", *inputs)
     if all(is_weak(value) for value in inputs):
@@ -71,8 +72,8 @@ def weak_power(base, exponent):
 
 
 def _cast_weak(ufunc, inputs) -> tuple:
-    """`inputs` with each weak traced value cast to the float or complex dtype the ufunc
-    would convert the Python number it stands for to, among the others."""
+    """`inputs` with each weak traced value cast to the dtype the ufunc would convert the
+    Python number it stands for to, among the others."""
     def described(value):  # as ufunc.resolve_dtypes takes it: a Python type for a weak one
         if _traced_weak(value):
             return WEAK_DTYPES[value.dtype]
@@ -85,4 +86,4 @@ def _cast_weak(ufunc, inputs) -> tuple:
     except (TypeError, ValueError):  # no loop for them: the ufunc's own error, as NumPy's
         return inputs
     return tuple(astype(value, dtype) if _traced_weak(value) and dtype != value.dtype
-                 and dtype.kind in "fc" else value for value, dtype in zip(inputs, resolved))
+                 and dtype.kind in "fciu" else value for value, dtype in zip(inputs, resolved))

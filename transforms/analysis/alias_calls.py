@@ -219,15 +219,18 @@ class CallSharing:
         """Refuse the call `node`, which makes `change` to the memories `written` (of the name
         `given`) that autotrace does not follow into this function, where a name that shares
         them is read afterwards."""
-        for other in sorted(self.live_after.get(id(self.statement), ())):
+        later = set(self.live_after.get(id(self.statement), ()))
+        beside = _read_beside(self.statement, node)
+        for other in sorted(later | beside):
             if other in self.env and self.reach(set(self.env[other])) & written:
                 reader = f"{other!r}" if other == given else (
                     f"{other!r}, which shares its memory,")
+                line = self.read_line(other, node) if other in later else \
+                    self.location.line_of(node)
                 raise self.location.error(
                     node, f"{_text(node)} changes {change}, which autotrace does not follow "
-                    f"into this function, and {reader} is read after it on line "
-                    f"{self.read_line(other, node)}; return the new value from {callee} "
-                    f"instead", "write into shared memory")
+                    f"into this function, and {reader} is read after it on line {line}; "
+                    f"return the new value from {callee} instead", "write into shared memory")
 
 
 def as_function(definition) -> gast.FunctionDef:
@@ -267,6 +270,16 @@ def _result(whole, held, makes_new):
     """A call's result (see CallSharing.returned_by): an argument held, not returned whole,
     is held by a new value."""
     return whole, (held if makes_new or held - whole else None)
+
+
+def _read_beside(statement, call) -> set:
+    """The names `statement` reads outside `call`, a call in it. They see what the call
+    changes: a value made before it may hold the memory (`return out, fill(out)` returns the
+    list fill appended to), and the block of an `if` or loop whose head makes the call runs
+    after it."""
+    inside = {id(node) for node in gast.walk(call)}
+    return {node.id for node in gast.walk(statement) if isinstance(node, gast.Name)
+            and isinstance(node.ctx, gast.Load) and id(node) not in inside}
 
 
 def _walk(statements):

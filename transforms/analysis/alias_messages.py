@@ -7,6 +7,7 @@ from __future__ import annotations
 import gast
 
 from .alias_calls import _text
+from .argument_writes import AUGMENTED_SYMBOLS
 
 # The name of the in-place operator method (`__iadd__`) Python runs for `a op= v`, by op.
 IN_PLACE_OPERATORS = {
@@ -39,7 +40,7 @@ class RefusalMessages:
                     f"follow; {advice}")
         if into_item:
             name = _text(target.value)  # the item written into: the one to copy
-        advice = (f"Write {name} = {name} {what.split()[1][:-1]} ... if {other!r} should keep "
+        advice = (f"Write {name} = {name} {_operator(node)} ... if {other!r} should keep "
                   f"the old value, or update {other!r} too"
                   if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name)
                   else f"Give {other!r} a copy if it should keep the old value "
@@ -62,7 +63,7 @@ class RefusalMessages:
         return (f"{what} changes the item {item} in place where it is an array, and {shown} "
                 f"may share its memory{where}, read after it on line "
                 f"{self.read_line(other, node)}; autotrace gives {item} alone a new value. "
-                f"Write {item} = {item} {what.split()[1][:-1]} ... if {shown} should keep "
+                f"Write {item} = {item} {_operator(node)} ... if {shown} should keep "
                 f"the old value, or update {shown} too")
 
     def item_copy_advice(self, bound, shared, target) -> str:
@@ -108,7 +109,7 @@ class RefusalMessages:
         classes = sorted({self.objects[m].__name__ for m in memories if m in self.objects
                           and method and hasattr(self.objects[m], method)})
         if classes:
-            target, symbol = _text(node.target), what.split()[1][:-1]
+            target, symbol = _text(node.target), _operator(node)
             raise self.location.error(
                 node, f"{what} runs {classes[0]}.{method}, which may change the object and "
                       f"what it holds in place; autotrace differentiates {target} = {target} "
@@ -138,3 +139,8 @@ def place_of(memory):
     """Where `memory` was made: a memory made in a loop ages ("new" -> "old") when the loop
     makes the next; both are one place of the code."""
     return memory[1] if memory[0] in ("new", "old") else memory
+
+
+def _operator(node) -> str:
+    """The operator of the augmented assignment `node` (`+` for `+=`)."""
+    return AUGMENTED_SYMBOLS.get(type(node.op), "op")

@@ -30,7 +30,7 @@ from .activity import DESCRIPTIVE_ATTRIBUTES
 from .unseen_effects import (CONTAINERS, FOLLOWED, READING_METHODS, STORING_METHODS,
                              UNKNOWN_EFFECT, UNREAD, callable_name, has_unseen_effect,
                              keeps_nothing, partial_target)
-from .argument_writes import CONTAINER_WRITES, parameter_names, write_text
+from .argument_writes import CONTAINER_WRITES, parameter_names, parameters_written, write_text
 from ..errors import TransformError
 from ..codegen.naming import walk_scope
 from ..front.parsing import MISSING, parse_function, resolve
@@ -69,6 +69,15 @@ def check_state_writes(callee, varied: tuple, filename: str, line: int,
     function, bound = _function_called(callee)
     if function is None:
         return
+    written = [w for w in parameters_written(function) if bound is None or w[0] > 0]
+    if written:  # (the object's own writes: state_write's)
+        _, parameter, what, where, at = written[0]
+        raise TransformError(
+            f"this call of {function.__qualname__} (found only when it runs) changes its "
+            f"argument {parameter!r} in place ({what}, {where}, line {at}), which autotrace "
+            f"does not follow back into the function that calls it: the gradient of what it "
+            f"writes would be lost; return the new value from {function.__name__} instead",
+            filename, line, "write into an argument")
     found = state_write(function, _varied_parameters(function, bound, varied), bound)
     if found is not None:
         raise TransformError(_message(function, *found), filename, line,

@@ -10,6 +10,7 @@ once, and every fill works on a copy of that tree (copying is much cheaper than 
 """
 from __future__ import annotations
 
+import copy
 import functools
 
 import gast
@@ -95,3 +96,18 @@ def keywords_dict(keywords: list) -> gast.Dict:
     take them."""
     return gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in keywords],
                      values=[copy_tree(k.value) for k in keywords])
+
+
+def index_value(node, part=copy.deepcopy):
+    """A subscript's index as the value Python passes to __getitem__, an expression that can
+    be passed to a function: `1:3` -> `slice(1, 3)`, `0, 1:` -> `(0, slice(1, None))`.
+    part(expression): each expression of it, as the caller writes one (a copy)."""
+    if isinstance(node, gast.Slice):
+        parts = [gast.Constant(value=None, kind=None) if p is None else part(p)
+                 for p in (node.lower, node.upper, node.step)]
+        while len(parts) > 2 and isinstance(parts[-1], gast.Constant) and parts[-1].value is None:
+            parts.pop()
+        return gast.Call(func=name("slice"), args=parts, keywords=[])
+    if isinstance(node, gast.Tuple):
+        return gast.Tuple(elts=[index_value(e, part) for e in node.elts], ctx=gast.Load())
+    return part(node)

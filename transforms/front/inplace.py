@@ -35,6 +35,7 @@ from .out_arguments import array_method_out, out_argument
 from .parsing import MISSING, resolve
 from ..codegen.nodes import walk
 from ..codegen.codegen import to_source
+from ..codegen.templates import index_value
 from ..rules.core import constant
 from .shared_items import is_mutable_array
 
@@ -119,7 +120,8 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                 where = f"{message!r}, {location.filename!r}, {location.line_of(statement)}"
                 if isinstance(subject, OtherItems):
                     check = (f"{helper('refuse_shared_items')}({subject.container}, "
-                             f"({_text(statement.target.slice)}), {where}, read={subject.read!r})")
+                             f"{_text(index_value(statement.target.slice))}, {where}, "
+                             f"read={subject.read!r})")
                 elif subject is not None:
                     check = f"{helper('refuse_shared_item')}({subject}, {where})"
                 else:

@@ -39,6 +39,7 @@ import numpy as np
 
 from ..analysis.live_names import names_read
 from ..codegen.nodes import walk
+from ..codegen.templates import index_value
 from .method_receivers import ARRAY, is_library_class, name_bindings, return_statements
 from .parsing import MISSING, parse_function, resolve
 from ...runtime.derivatives.built_objects import build_object
@@ -474,11 +475,4 @@ class ObjectOperators:
 
     def _index_value(self, index):
         """An index of a subscript as the value Python passes to __getitem__."""
-        if isinstance(index, gast.Slice):
-            parts = [gast.Constant(value=None, kind=None) if part is None else self.atom(part)
-                     for part in (index.lower, index.upper, index.step)]
-            return gast.Call(func=gast.Name(id="slice", ctx=gast.Load(), annotation=None,
-                                            type_comment=None), args=parts, keywords=[])
-        if isinstance(index, gast.Tuple):
-            return gast.Tuple(elts=[self._index_value(e) for e in index.elts], ctx=gast.Load())
-        return self.atom(index)
+        return index_value(index, self.atom)

@@ -16,7 +16,6 @@ paths that lack a gradient the others have.
 from __future__ import annotations
 
 import collections
-import copy
 import linecache
 
 import gast
@@ -33,7 +32,7 @@ from .reverse_calls import CallAdjoints
 from .reverse_control import ControlFlowAdjoints
 from ..analysis.list_operators import SEQUENCE, UNKNOWN
 from .sweep_parts import PAIR, Shared, Sweep, comment, marked
-from ..codegen.templates import name, replace, replace_expression
+from ..codegen.templates import index_value, name, replace, replace_expression
 
 # The functions whose rules `a + b` and `a * b` take when an operand is, or may be, a list.
 _SEQUENCE_OPERATORS = {
@@ -42,19 +41,6 @@ _SEQUENCE_OPERATORS = {
     (gast.Mult, SEQUENCE): sequences.repeat,
     (gast.Mult, UNKNOWN): sequences.multiply_or_repeat,
 }
-
-
-def index_value(node):
-    """An index as an expression that can be passed to a function: `1:3` -> `slice(1, 3)`."""
-    if isinstance(node, gast.Slice):
-        parts = [gast.Constant(value=None, kind=None) if p is None else copy.deepcopy(p)
-                 for p in (node.lower, node.upper, node.step)]
-        while len(parts) > 2 and isinstance(parts[-1], gast.Constant) and parts[-1].value is None:
-            parts.pop()
-        return gast.Call(func=name("slice"), args=parts, keywords=[])
-    if isinstance(node, gast.Tuple):
-        return gast.Tuple(elts=[index_value(e) for e in node.elts], ctx=gast.Load())
-    return copy.deepcopy(node)
 
 
 class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
@@ -333,7 +319,7 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
                 index=index_value(indexing.slice), where=indexing.slice), view, "pop")
 
         def adjoint(state):
-            out = []
+            out, later = [], []
             # The gradient reaching the item written, through x or a name bound to the same
             # array and read after the write (in a derivative autotrace generated, `x = _t2`
             # given back in its adjoint sweep; a user's function reading one is refused), is
@@ -347,9 +333,19 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
                         "item_gradient(gradient, index, value)",
                         item_gradient=self.helper("item_gradient"), gradient=gradient,
                         index=index, value=value)
-                    out += self.accumulate(value.id, contribution, state)
+                    if value.id in (container, *alike):
+                        # `y[::-1] = y`: the value's gradient is the one cleared below, so
+                        # the item's is taken first and added after the clear
+                        taken = self.temporary("item")
+                        out += replace("taken = contribution", taken=taken,
+                                       contribution=contribution)
+                        later.append(name(taken))
+                    else:
+                        out += self.accumulate(value.id, contribution, state)
                 out += replace("gradient = clear_item(gradient, index)", gradient=gradient,
                                clear_item=self.helper("clear_item"), index=index)
+            for taken in later:
+                out += self.accumulate(value.id, taken, state)
             return out + pop
         return Sweep(push + [node], adjoint)
 
