@@ -99,7 +99,12 @@ class LossScaleOptimizer:
 
     @property
     def learning_rate(self):
+        """The inner optimizer's rate; setting it assigns the inner optimizer's."""
         return self.inner_optimizer.learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value) -> None:
+        self.inner_optimizer.learning_rate = value
 
     @property
     def variables(self) -> list:

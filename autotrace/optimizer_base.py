@@ -72,13 +72,35 @@ class Optimizer:
         self._decay_excluded = ([], [])  # (variable refs, name patterns)
         self.name = name
         self.iterations = Variable(np.int64(0), name=f"{name}/iterations", trainable=False)
-        if callable(learning_rate):
-            self.learning_rate = learning_rate
-        else:
-            self.learning_rate = Variable(float(learning_rate), name=f"{name}/learning_rate",
-                                          trainable=False)
+        if not callable(learning_rate):
+            learning_rate = Variable(float(learning_rate), name=f"{name}/learning_rate",
+                                     trainable=False)
+        # Kept in the instance dict under its own name, so that checkpoints and
+        # `optimizer.variables` find the rate at "learning_rate"; the property below reads it.
+        self.__dict__["learning_rate"] = learning_rate
         self.slots: dict = {}  # unique variable name -> {slot name: Variable}
         self._slot_keys: dict = {}  # variable.ref() -> its key in self.slots
+
+    @property
+    def learning_rate(self):
+        """The rate: a Variable (given a number) or the schedule given."""
+        return self.__dict__["learning_rate"]
+
+    @learning_rate.setter
+    def learning_rate(self, value) -> None:
+        # Assigned, not replaced, as in Keras: a cached traced step reads the Variable, and
+        # checkpoints save it.
+        current = self.__dict__["learning_rate"]
+        if not isinstance(current, Variable):
+            raise TypeError(
+                f"{self.name}: the learning rate is a schedule, so it cannot be set; make the "
+                f"optimizer with a number as learning_rate to change the rate as it trains")
+        if callable(value) and not isinstance(value, Variable):
+            raise TypeError(
+                f"{self.name}: cannot set the learning rate to a schedule ({value!r}): it is "
+                f"a Variable, which traced steps and checkpoints read; make a new optimizer "
+                f"with the schedule as learning_rate, or assign a number")
+        current.assign(value)
 
     # --- what subclasses define --------------------------------------------------------------
     def _slot_names(self) -> tuple:

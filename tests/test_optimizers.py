@@ -281,6 +281,49 @@ def test_traced_step_reads_the_learning_rate_on_every_call():
     assert w.numpy().tolist() == [0.5, 0.5] and step.trace_count == 1
 
 
+def test_setting_the_learning_rate_assigns_its_variable():
+    # As Keras's `optimizer.learning_rate = 1.0`: the Variable is assigned, not replaced, so a
+    # cached traced step reads the new rate and checkpoints still save it.
+    optimizer, w = optimizers.SGD(0.1), Variable([0.0])
+    rate = optimizer.learning_rate
+
+    @autotrace.function
+    def step(gradient):
+        optimizer.apply_gradients([(gradient, w)])
+
+    step(np.ones(1))                      # w = 0 - 0.1 * 1
+    optimizer.learning_rate = 1.0
+    step(np.ones(1))                      # w = -0.1 - 1.0 * 1
+    np.testing.assert_allclose(w.numpy(), [-1.1], rtol=1e-15)
+    assert step.trace_count == 1 and optimizer.learning_rate is rate
+    assert float(rate) == 1.0 and rate.dtype == np.float64
+    assert [v.name for v in optimizer.variables] == ["SGD/iterations", "SGD/learning_rate"]
+    optimizer.learning_rate = 2                  # an int: cast to the rate's float64
+    assert optimizer.get_config()["learning_rate"] == 2.0
+    scaled = autotrace.mixed_precision.LossScaleOptimizer(optimizer)
+    scaled.learning_rate = 0.5
+    assert float(rate) == 0.5
+
+
+def test_a_schedule_and_a_number_do_not_replace_each_other():
+    schedule = optimizers.schedules.ExponentialDecay(0.1, decay_steps=1, decay_rate=0.5)
+    scheduled = optimizers.SGD(schedule)
+    with pytest.raises(TypeError) as raised:
+        scheduled.learning_rate = 0.01
+    assert str(raised.value) == (
+        "SGD: the learning rate is a schedule, so it cannot be set; make the optimizer with a "
+        "number as learning_rate to change the rate as it trains")
+    assert scheduled.learning_rate is schedule
+    constant = optimizers.SGD(0.1)
+    with pytest.raises(TypeError) as raised:
+        constant.learning_rate = schedule
+    assert str(raised.value) == (
+        f"SGD: cannot set the learning rate to a schedule ({schedule!r}): it is a Variable, "
+        f"which traced steps and checkpoints read; make a new optimizer with the schedule as "
+        f"learning_rate, or assign a number")
+    assert float(constant.learning_rate) == 0.1
+
+
 # --- AdamW, Nadam --------------------------------------------------------------------------------
 
 def adam_update(lr, b1=0.9, b2=0.999, eps=1e-7):
