@@ -161,6 +161,33 @@ def test_sequential_add_and_training_flag():
     assert not np.allclose(model(x, training=True), model(x))  # the Dropout is on
 
 
+class TrainingScale(layers.Layer):
+    """A layer of the user's whose call takes `training` (and sets nothing else)."""
+
+    def build(self, input_shape):
+        self.add_weight("scale", (input_shape[-1],), "ones")
+
+    def call(self, inputs, training=False):
+        return inputs * self.scale * (2.0 if training else 1.0)
+
+
+def test_sequential_passes_training_to_layers_of_the_users_whose_call_takes_it():
+    # As Keras: read from the signature of `call`, for Layers and Modules alike.
+    model = layers.Sequential([TrainingScale(), layers.Dense(1, use_bias=False)])
+    x = np.array([[1.0, 3.0]])
+    model(x)
+    model.layers[1].kernel.assign([[1.0], [1.0]])
+    assert model.passes_training == (True, False)
+    assert model(x).tolist() == [[4.0]] and model(x, training=True).tolist() == [[8.0]]
+    # d/dscale of sum(x * scale * 2 @ ones) = 2 * x, through implicit_grad and traced alike.
+    def loss(x):
+        return np.sum(model(x, training=True))
+    [(scale_gradient, scale), _] = at.implicit_grad(loss)(x)
+    assert scale is model.layers[0].scale and scale_gradient.tolist() == [2.0, 6.0]
+    traced = at.function(lambda x: at.implicit_grad(loss)(x)[0][0])
+    assert traced(x).tolist() == [2.0, 6.0]
+
+
 # --- gradients -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("make, shape", [

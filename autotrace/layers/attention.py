@@ -50,7 +50,6 @@ class MultiHeadAttention(Layer):
 
     default_name = "multi_head_attention"
     input_rank = _SEQUENCES
-    takes_training = True
     casts_weights = True
 
     def __init__(self, num_heads: int, key_dim: int, value_dim: int | None = None,

@@ -72,8 +72,8 @@ class Layer(Module):
             integer inputs) and casts nothing.
 
     Subclasses set `default_name` (the name's base: "dense" gives dense, dense_1, ...),
-    `input_rank` (a description of the ranks accepted and a predicate), and `takes_training`
-    when `call` takes a `training` keyword (Sequential passes it on to those layers only).
+    and `input_rank` (a description of the ranks accepted and a predicate). Sequential passes
+    `training` on to the layers whose `call` takes a `training` parameter, as Keras does.
     A subclass whose weights a mixed policy keeps in another dtype than it computes in reads
     them through `self.compute(weight)` and sets `casts_weights = True`; the others refuse
     such a policy.
@@ -104,7 +104,6 @@ class Layer(Module):
 
     default_name: str | None = None
     input_rank: tuple | None = None  # (description, predicate on the rank)
-    takes_training = False
     casts_weights = False
     supports_masking = False
 
@@ -204,11 +203,11 @@ _IMAGES = ("4 (batch, height, width, channels) or (batch, channels, height, widt
            lambda rank: rank == 4)
 
 
-def _takes_training(layer) -> bool:
-    if isinstance(layer, Layer):
-        return layer.takes_training
+def takes_keyword(layer, keyword: str) -> bool:
+    """Whether the `call` of `layer` (a layer, a Module, or a function) names a parameter
+    `keyword` (training, mask), as Keras reads it from the signature."""
     call = getattr(layer, "call", layer)
     try:
-        return "training" in inspect.signature(call).parameters
+        return keyword in inspect.signature(call).parameters
     except (TypeError, ValueError):
         return False

@@ -1,13 +1,12 @@
 """Core layers: Dense, Flatten, Reshape, Embedding, and the Sequential container."""
 from __future__ import annotations
 
-import inspect
 from typing import Callable
 
 import numpy as np
 
 from autotrace.layers.base import (
-    _DATA_FORMATS, _FEATURES, Layer, _choice, _positive_int, _takes_training,
+    _DATA_FORMATS, _FEATURES, Layer, _choice, _positive_int, takes_keyword,
 )
 from autotrace.nn import get_activation
 from autotrace.runtime.tracing.tracer import Tracer
@@ -200,7 +199,8 @@ class Sequential(Layer):
         layers: the layers, in order (more can be appended with `add`).
         name: default sequential, sequential_1, ...
     Call as `model(inputs, training=False)`; `training` is passed on to the layers whose
-    `call` takes it (Dropout, BatchNormalization, Sequential, and Modules of your own).
+    `call` takes it (Dropout, BatchNormalization, Sequential, and layers or Modules of your
+    own), as Keras reads it from the signature.
 
     Examples:
         >>> model = Sequential([Dense(4, activation="relu")])
@@ -210,7 +210,6 @@ class Sequential(Layer):
     """
 
     default_name = "sequential"
-    takes_training = True
 
     def __init__(self, layers=None, name: str | None = None, dtype=None):
         super().__init__(name, dtype)
@@ -226,8 +225,8 @@ class Sequential(Layer):
             raise TypeError(f"Sequential.add: argument `layer` must be a layer or a function, "
                             f"got {type(layer).__name__}")
         self.layers = self.layers + [layer]
-        self.passes_training = self.passes_training + (_takes_training(layer),)
-        self.passes_mask = self.passes_mask + (_takes_mask(layer),)
+        self.passes_training = self.passes_training + (takes_keyword(layer, "training"),)
+        self.passes_mask = self.passes_mask + (takes_keyword(layer, "mask"),)
 
     def call(self, inputs, training=False):
         outputs, mask = inputs, None
@@ -244,14 +243,6 @@ class Sequential(Layer):
                 outputs = layer(outputs)
             mask = next_mask
         return outputs
-
-
-def _takes_mask(layer) -> bool:
-    call = getattr(layer, "call", layer)
-    try:
-        return "mask" in inspect.signature(call).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def _output_mask(model, layer, passes_mask: bool, inputs, mask):

@@ -41,7 +41,6 @@ class BatchNormalization(Layer):
 
     default_name = "batch_normalization"
     casts_weights = True
-    takes_training = True
 
     def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3,
                  center: bool = True, scale: bool = True, name: str | None = None, dtype=None):

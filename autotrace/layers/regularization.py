@@ -30,7 +30,6 @@ class Dropout(Layer):
 
     default_name = "dropout"
     supports_masking = True  # elementwise, or per step: the mask still holds
-    takes_training = True
 
     def __init__(self, rate: float, seed: int | None = None, name: str | None = None, dtype=None):
         super().__init__(name, dtype)
