@@ -333,7 +333,7 @@ def _numbers_as_outputs(graph: Graph, structure):
     if not numbers:
         return graph, structure
     return (Graph(graph.inputs, graph.equations, [*graph.outputs, *numbers]),
-            OutputStructure(template, structure.captured, structure.written))
+            OutputStructure(template, structure.captured, structure.written, structure.flagged))
 
 
 def _check_axes_spec(spec, name: str) -> None:

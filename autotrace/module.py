@@ -69,6 +69,7 @@ class Module:
     """
 
     _untracked_attributes = ("_name",)
+    _trainable = True
 
     def __init__(self, name: str | None = None):
         object.__setattr__(self, "_name", name or _unique_name(_snake_case(type(self).__name__)))
@@ -80,7 +81,47 @@ class Module:
 
     def __setattr__(self, attribute: str, value) -> None:
         object.__setattr__(self, attribute, value)
+        if not self._trainable:  # what a frozen module is given is frozen too
+            self._set_trainable_in(value, False)
         tracking.attribute_set(self, attribute, value)
+
+    @property
+    def trainable(self) -> bool:
+        """Whether the module trains, as Keras's `layer.trainable`. Setting it False freezes
+        the module: its Variables and those of its sub-modules, at any depth (also those made
+        later, when it builds), are made non-trainable, so `trainable_variables`,
+        `implicit_grad` and the optimizers leave them alone, and a BatchNormalization runs in
+        inference mode. Setting it True again makes trainable what freezing made
+        non-trainable (not a BatchNormalization's moving statistics), here and in every
+        sub-module. A traced function that read the flags traces again.
+
+        Examples:
+            >>> model = autotrace.layers.Sequential([autotrace.layers.Dense(2)])
+            >>> _ = model(np.ones((1, 3)))
+            >>> model.layers[0].trainable = False
+            >>> len(model.trainable_variables), len(model.non_trainable_variables)
+            (0, 2)
+        """
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value) -> None:
+        object.__setattr__(self, "_trainable", bool(value))
+        for held in vars(self).values():
+            self._set_trainable_in(held, bool(value))
+
+    def _set_trainable_in(self, value, trainable: bool) -> None:
+        """Set the flag of the modules and Variables in `value` (one this module holds);
+        unfreezing makes trainable only the Variables this module froze."""
+        for item in _own_state(value, set()):
+            if isinstance(item, Module):
+                item.trainable = trainable
+            elif not trainable and item.trainable:
+                item.trainable = False
+                item._frozen_by = self
+            elif trainable and getattr(item, "_frozen_by", None) is self:
+                item.trainable = True
+                del item._frozen_by
 
     # --- what it holds -----------------------------------------------------------------------
     @property
@@ -169,6 +210,25 @@ def _shape_of(inputs):
     if isinstance(inputs, (tuple, list)):
         return type(inputs)(_shape_of(item) for item in inputs)
     return tuple(np.shape(inputs)) if not hasattr(inputs, "shape") else tuple(inputs.shape)
+
+
+def _own_state(value, seen: set):
+    """The Variables and Modules in `value`, followed through containers and plain objects'
+    attributes (as tracking does), but not into the Modules."""
+    if id(value) in seen or isinstance(value, tracking._LEAVES):
+        return
+    seen.add(id(value))
+    if isinstance(value, (Variable, Module)):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _own_state(item, seen)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _own_state(item, seen)
+    elif isinstance(getattr(value, "__dict__", None), dict):
+        for item in vars(value).values():
+            yield from _own_state(item, seen)
 
 
 def _collect_modules(value, found: list, seen: set) -> None:

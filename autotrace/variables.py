@@ -94,7 +94,8 @@ class Variable(StateCell):
         initial_value: an array, a number, a nested list, or a function of no arguments that
             returns one (called once, now).
         name: a name for checkpoints and messages (default "Variable").
-        trainable: whether `autotrace.implicit_grad` and optimizers take its gradient.
+        trainable: whether `autotrace.implicit_grad` and optimizers take its gradient (it
+            may change later: a traced function that read it then traces again).
         dtype: the dtype to store (default: the initial value's; Python floats are float64).
 
     Examples:

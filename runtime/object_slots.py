@@ -420,8 +420,11 @@ def _same(a, b) -> bool:
 class GraphState:
     """The slots of objects' state one trace reads and writes; checked before each run."""
 
-    def __init__(self, read: list, written: list):
+    def __init__(self, read: list, written: list, flagged: list = ()):
         self.read, self.written = read, written
+        # The cells whose trainable flag the trace read (which gradients implicit_grad hands
+        # out, a list of trainable variables), with the flag it saw: a change traces again.
+        self.flags = [(cell, cell._trainable) for cell in flagged]
         # A trace that found a written slot not yet known read it as a constant: it serves
         # the call that traced it only.
         self.once = any(all(cell is not other for other in read) for cell in written)
@@ -436,6 +439,10 @@ class GraphState:
             mismatch = cell.mismatch()
             if mismatch is not None:
                 return mismatch
+        for cell, trainable in self.flags:
+            if cell._trainable != trainable:
+                return (f"{cell.state_label()} was made {'' if cell._trainable else 'non-'}"
+                        f"trainable since the function was traced")
         return None
 
     def run(self, structure, compiled, arrays):
@@ -445,7 +452,9 @@ class GraphState:
 
 
 def graph_state_of(structure) -> GraphState | None:
-    """The GraphState of a trace's OutputStructure, or None where it keeps no object's state."""
+    """The GraphState of a trace's OutputStructure, or None where it keeps no object's state
+    and reads no trainable flag."""
     read = [cell for cell in structure.captured if isinstance(cell, SlotCell)]
     written = [cell for cell in structure.written if isinstance(cell, SlotCell)]
-    return GraphState(read, written) if read or written else None
+    flagged = structure.flagged
+    return GraphState(read, written, flagged) if read or written or flagged else None

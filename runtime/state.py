@@ -65,10 +65,23 @@ class StateError(TypeError):
 class StateCell:
     """An array that lives across calls (the base of autotrace.Variable)."""
 
-    trainable = False
+    _trainable = False
 
     def __init__(self, value):
         self._value = value
+
+    @property
+    def trainable(self) -> bool:
+        """Whether gradients reach the cell (implicit_grad, optimizers). A trace notes the
+        cells whose flag it reads, and traces again when one changes (object_slots.py)."""
+        scope = current_scope()
+        if scope is not None:
+            scope.flagged[id(self)] = self
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value) -> None:
+        self._trainable = bool(value)
 
     def read(self):
         """The current value: an array, or while tracing, the graph value that stands for it."""
@@ -129,6 +142,7 @@ class CaptureScope:
         self.captured: dict[int, StateCell] = {}  # the cells read, in the order first read
         self.current: dict[int, object] = {}  # id(cell) -> the value the trace sees now
         self.written: dict[int, StateCell] = {}
+        self.flagged: dict[int, StateCell] = {}  # the cells whose trainable flag it read
 
     def read(self, cell: StateCell):
         key = id(cell)

@@ -24,7 +24,8 @@ class BatchNormalization(Layer):
     Call as `layer(inputs, training=False)`. With training=True it normalizes with the batch's
     mean and (biased) variance over every axis but `axis`, and updates the non-trainable
     Variables `<name>/moving_mean` and `<name>/moving_variance` by assign; with training=False
-    it normalizes with the moving statistics. Returns an array shaped like inputs.
+    it normalizes with the moving statistics, as it does frozen (`layer.trainable = False`),
+    whatever `training` says (as in Keras). Returns an array shaped like inputs.
 
     Under `autotrace.implicit_grad` the moving statistics are updated once per call of the
     layer, as without it: the runs of `call` that the adjoint sweep makes to recompute values
@@ -77,7 +78,7 @@ class BatchNormalization(Layer):
     def call(self, inputs, training=False):
         # under a mixed policy the statistics are computed in float32, the variables' dtype
         inputs = self.in_variable_dtype(inputs)
-        if training:
+        if training and self.trainable:  # frozen, it runs in inference mode (as in Keras)
             mean = np.mean(inputs, axis=self.reduction_axes, keepdims=True)
             variance = np.mean((inputs - mean) ** 2, axis=self.reduction_axes, keepdims=True)
             _update_moving_statistics(self, mean, variance)

@@ -592,7 +592,7 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
                 kept.refuse_changes(source)
     finally:
         builder.finished = True
-    structure = OutputStructure(template, scope.captured_cells, scope.written_cells)
+    structure = OutputStructure(template, scope.captured_cells, scope.written_cells, scope.flagged)
     structure.reads_argument_memory = builder.reads_argument_memory
     structure.arguments_written = arguments_written(builder)
     structure.zero_d_written = zero_d_written(builder)

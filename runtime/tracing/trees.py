@@ -69,7 +69,7 @@ class OutputStructure:
     # scalars (`a = np.zeros_like(s); a += 1` is `add`): given as 0-d arrays
     zero_d_arrays: tuple = ()
 
-    def __init__(self, template, captured: list = (), written: list = ()):
+    def __init__(self, template, captured: list = (), written: list = (), flagged=()):
         self.template = template  # the result with each graph output replaced by _Slot(i)
         self.single = isinstance(template, _Slot)
         # A result that is one Python value (`return 1.0`) is returned as it is, as _fill would.
@@ -77,6 +77,7 @@ class OutputStructure:
             and not is_dataclass_instance(template) and registered(type(template)) is None
         self.captured = list(captured)  # state cells read: inputs after the arguments' arrays
         self.written = list(written)  # state cells written: outputs after the result's
+        self.flagged = list(flagged.values() if isinstance(flagged, dict) else flagged)
 
     def run(self, compiled, arrays) -> object:
         """The function's result from running `compiled` (the graph) on the call's `arrays`,
