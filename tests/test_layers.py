@@ -188,6 +188,27 @@ def test_sequential_passes_training_to_layers_of_the_users_whose_call_takes_it()
     assert traced(x).tolist() == [2.0, 6.0]
 
 
+@pytest.mark.parametrize("dtype", [None, "float32"])
+def test_a_layer_whose_call_takes_no_training_drops_it(dtype):
+    # As Keras's Layer.__call__: a loop may pass training= to every layer.
+    dense = layers.Dense(1, use_bias=False, dtype=dtype)
+    x = np.array([[1.0, 2.0]])
+    dense(x)
+    dense.kernel.assign([[3.0], [4.0]])
+    assert dense(x, training=True).tolist() == [[11.0]]    # 1 * 3 + 2 * 4
+
+    def loss(x):
+        return np.sum(dense(x, training=True) ** 2)
+    # d/dkernel of (x @ k)^2 = 2 * 11 * x^T; d/dx = 2 * 11 * k^T.
+    [(gradient, _)] = at.implicit_grad(loss)(x)
+    assert gradient.tolist() == [[22.0], [44.0]]
+    assert at.grad(loss)(x).tolist() == [[66.0, 88.0]]
+    traced = at.function(lambda x: at.implicit_grad(loss)(x)[0][0])
+    assert traced(x).tolist() == [[22.0], [44.0]]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'mask'"):
+        dense(x, mask=None)                 # only `training` is dropped
+
+
 # --- gradients -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("make, shape", [

@@ -1,12 +1,14 @@
 """The base of autotrace's layers: `Layer`, and the checks of their arguments."""
 from __future__ import annotations
 
+import functools
 import inspect
 
 import numpy as np
 
 from autotrace.dtype_policy import Policy, as_policy, cast_floating, global_policy
 from autotrace.module import Module, _unique_name
+from autotrace.transforms.rules.core import constant
 from autotrace.variables import Variable
 
 _PADDINGS = ("valid", "same")
@@ -73,7 +75,8 @@ class Layer(Module):
 
     Subclasses set `default_name` (the name's base: "dense" gives dense, dense_1, ...),
     and `input_rank` (a description of the ranks accepted and a predicate). Sequential passes
-    `training` on to the layers whose `call` takes a `training` parameter, as Keras does.
+    `training` on to the layers whose `call` takes a `training` parameter, as Keras does; a
+    layer called with `training=` that its `call` does not take drops it, as Keras's do.
     A subclass whose weights a mixed policy keeps in another dtype than it computes in reads
     them through `self.compute(weight)` and sets `casts_weights = True`; the others refuse
     such a policy.
@@ -124,6 +127,8 @@ class Layer(Module):
         return None if self.dtype_policy is None else self.dtype_policy.variable_dtype
 
     def __call__(self, inputs, *args, **kwargs):
+        if "training" in kwargs and not takes_keyword(self, "training"):
+            del kwargs["training"]  # as Keras does: a loop may pass it to every layer
         if self.input_rank is not None:
             description, accepts = self.input_rank
             shape = _shape(inputs)
@@ -138,15 +143,23 @@ class Layer(Module):
 
     @property
     def __autotrace_call__(self):
-        """What the gradient transforms differentiate when the layer is called: under a
-        policy, `call` with the inputs cast as `__call__` casts them."""
-        if self.dtype_policy is None or self._user_defines_call():
+        """What the gradient transforms differentiate when the layer is called: `call` as
+        `__call__` runs it (under a policy, with the inputs cast; without `training` where
+        `call` does not take it)."""
+        if self._user_defines_call():
             return super().__autotrace_call__
-        return self._call_in_compute_dtype
+        if self.dtype_policy is not None:
+            return self._call_in_compute_dtype
+        return self.call if takes_keyword(self, "training") else self._call_without_training
 
     def _call_in_compute_dtype(self, inputs, *args, **kwargs):
-        return self.call(inputs.astype(_computed_dtype(inputs.dtype, self.compute_dtype)),
-                         *args, **kwargs)
+        inputs = inputs.astype(_computed_dtype(inputs.dtype, self.compute_dtype))
+        if takes_keyword(self, "training"):
+            return self.call(inputs, *args, **kwargs)
+        return self._call_without_training(inputs, *args, **kwargs)
+
+    def _call_without_training(self, inputs, *args, training=None, **kwargs):
+        return self.call(inputs, *args, **kwargs)  # `training` dropped, as __call__ drops it
 
     def build_for(self, inputs) -> None:
         """Builds as Module does, with `weight_dtype` set first: the policy's variable dtype,
@@ -207,7 +220,19 @@ def takes_keyword(layer, keyword: str) -> bool:
     """Whether the `call` of `layer` (a layer, a Module, or a function) names a parameter
     `keyword` (training, mask), as Keras reads it from the signature."""
     call = getattr(layer, "call", layer)
+    method = getattr(call, "__func__", None)
+    if method is not None:  # a class's method: its signature read once
+        return keyword in _parameter_names(method)
+    return keyword in _parameter_names.__wrapped__(call)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parameter_names(function) -> frozenset:
     try:
-        return keyword in inspect.signature(call).parameters
+        return frozenset(inspect.signature(function).parameters)
     except (TypeError, ValueError):
-        return False
+        return frozenset()
+
+
+# Whether a layer takes a keyword is a Python fact, with no gradient.
+constant(takes_keyword)
