@@ -14,9 +14,25 @@ import numpy as np
 __all__ = ["clip_by_norm", "clip_by_global_norm", "global_norm"]
 
 
-def _as_array(value):
-    """Variables read as their value; arrays and traced values as they are."""
+def _as_array(value, where: str):
+    """Variables read as their value, Python numbers as float64 arrays (as TensorFlow makes
+    tensors of them), arrays and traced values as they are; lists refused (`where` names the
+    argument)."""
+    if isinstance(value, (list, tuple)):
+        raise TypeError(f"{where} is a {type(value).__name__}, not an array; pass "
+                        f"np.asarray(...) of it")
+    if isinstance(value, (int, float)):
+        return np.asarray(value, dtype=np.float64)
     return value.value() if hasattr(value, "value") and hasattr(value, "assign") else value
+
+
+def _checked_list(t_list, function: str) -> list:
+    if hasattr(t_list, "shape") or isinstance(t_list, (dict, str, bytes)) or \
+            not hasattr(t_list, "__iter__"):  # (one array is not a list of them)
+        raise TypeError(f"{function}: t_list must be a list or tuple of arrays, got "
+                        f"{type(t_list).__name__}")
+    return [None if t is None else _as_array(t, f"{function}: t_list[{position}]")
+            for position, t in enumerate(t_list)]
 
 
 def _squared_norm(value, axis=None, keepdims=False):
@@ -40,7 +56,7 @@ def clip_by_norm(t, clip_norm, axes=None):
     max(norm(t), clip_norm).
 
     Arguments:
-        t: an array (or a Variable, read).
+        t: an array or a number (or a Variable, read).
         clip_norm: the largest norm kept, a positive number.
         axes: None for the norm of all of `t`, or the axes whose norms are clipped each on its
             own (the norm of each row of a matrix for axes=1).
@@ -53,7 +69,7 @@ def clip_by_norm(t, clip_norm, axes=None):
         array([0.6, 0.8])
     """
     _check_clip_norm(clip_norm, "clip_by_norm")
-    t = _as_array(t)
+    t = _as_array(t, "clip_by_norm: argument `t`")
     norm = _safe_sqrt(_squared_norm(t, axis=axes, keepdims=True))
     return t * (clip_norm / np.maximum(norm, clip_norm))
 
@@ -66,7 +82,7 @@ def global_norm(t_list):
         >>> float(global_norm([np.array([3.0]), None, np.array([[4.0]])]))
         5.0
     """
-    squares = [_squared_norm(_as_array(t)) for t in t_list if t is not None]
+    squares = [_squared_norm(t) for t in _checked_list(t_list, "global_norm") if t is not None]
     if not squares:
         raise ValueError("global_norm: t_list holds no arrays (only None)")
     total = squares[0]
@@ -80,7 +96,7 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None):
     clip_norm), so that their global norm is at most `clip_norm`, as `tf.clip_by_global_norm`.
 
     Arguments:
-        t_list: a list of arrays (gradients); None entries stay None.
+        t_list: a list or tuple of arrays (gradients) or numbers; None entries stay None.
         clip_norm: the largest global norm kept, a positive number.
         use_norm: the global norm to use, if already computed (default: computed here).
 
@@ -95,11 +111,10 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None):
         ([array([0.6]), array([0.8])], 5.0)
     """
     _check_clip_norm(clip_norm, "clip_by_global_norm")
-    t_list = list(t_list)
+    t_list = _checked_list(t_list, "clip_by_global_norm")
     norm = global_norm(t_list) if use_norm is None else use_norm
     scale = np.where(np.isfinite(norm), clip_norm / np.maximum(norm, clip_norm), np.nan)
-    clipped = [None if t is None else _as_array(t) * _cast(scale, _as_array(t).dtype)
-               for t in t_list]
+    clipped = [None if t is None else t * _cast(scale, t.dtype) for t in t_list]
     return clipped, norm
 
 

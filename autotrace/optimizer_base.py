@@ -227,6 +227,10 @@ class Optimizer:
                 continue
             if isinstance(gradient, Variable):
                 gradient = gradient.value()
+            if isinstance(gradient, (list, tuple)):
+                raise TypeError(
+                    f"{self.name}.apply_gradients: the gradient of Variable {variable.name!r} "
+                    f"is a {type(gradient).__name__}, not an array; pass np.asarray(...) of it")
             if tuple(np.shape(gradient)) != tuple(variable.shape):
                 raise ValueError(
                     f"{self.name}.apply_gradients: the gradient of Variable {variable.name!r} "

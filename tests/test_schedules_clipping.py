@@ -153,6 +153,37 @@ def test_clipping_keeps_float32():
     assert autotrace.clip_by_norm(np.ones(4, np.float32), 1.0).dtype == np.float32
 
 
+def test_clipping_takes_python_numbers_as_float64_and_refuses_lists():
+    # As TensorFlow makes tensors of numbers: 2.0 clipped to norm 1 is 1.0.
+    clipped, norm = autotrace.clip_by_global_norm([2.0, None, np.array([0.0], np.float32)], 1.0)
+    assert (float(norm), clipped[0].dtype, float(clipped[0]), clipped[1]) == (
+        2.0, np.float64, 1.0, None)
+    assert float(autotrace.global_norm([3.0, 4])) == 5.0
+    assert float(autotrace.clip_by_norm(2.0, 0.5)) == 0.5
+    w = autotrace.Variable(1.0)
+    for option in ("clipnorm", "global_clipnorm", "clipvalue"):
+        autotrace.optimizers.SGD(0.1, **{option: 1.0}).apply_gradients([(2.0, w)])
+    assert float(w) == pytest.approx(1.0 - 3 * 0.1, abs=1e-15)
+    with pytest.raises(TypeError) as raised:
+        autotrace.clip_by_global_norm([np.ones(2), [1.0, 2.0]], 1.0)
+    assert str(raised.value) == ("clip_by_global_norm: t_list[1] is a list, not an array; pass "
+                                 "np.asarray(...) of it")
+    with pytest.raises(TypeError) as raised:
+        autotrace.clip_by_norm((3.0, 4.0), 1.0)
+    assert str(raised.value) == ("clip_by_norm: argument `t` is a tuple, not an array; pass "
+                                 "np.asarray(...) of it")
+    with pytest.raises(TypeError) as raised:
+        autotrace.clip_by_global_norm(np.array([3.0, 4.0]), 1.0)
+    assert str(raised.value) == ("clip_by_global_norm: t_list must be a list or tuple of "
+                                 "arrays, got ndarray")
+    with pytest.raises(TypeError) as raised:
+        autotrace.optimizers.SGD(0.1, global_clipnorm=1.0).apply_gradients([([2.0], w)])
+    assert str(raised.value) == ("SGD.apply_gradients: the gradient of Variable 'Variable' is "
+                                 "a list, not an array; pass np.asarray(...) of it")
+    clipped, _ = autotrace.clip_by_global_norm((g for g in [np.array([3.0]), 4.0]), 1.0)
+    np.testing.assert_allclose(np.concatenate([np.ravel(v) for v in clipped]), [0.6, 0.8])
+
+
 def test_clipping_gradients_match_finite_differences():
     def clipped_sum(a, b):
         clipped, _ = autotrace.clip_by_global_norm([a, b], 1.0)
