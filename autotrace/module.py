@@ -169,7 +169,16 @@ class Module:
     def build_for(self, inputs) -> None:
         """Run `build` with the shape of `inputs`, unless it ran already."""
         if not self.built:
-            self.build(_shape_of(inputs))
+            before = dict(vars(self))
+            try:
+                self.build(_shape_of(inputs))
+            except BaseException:
+                # A build that fails (a waiting checkpoint value that does not fit the weight
+                # it made) leaves the module as it was: unbuilt, holding none of what it made.
+                for attribute in [name for name in vars(self) if name not in before]:
+                    object.__delattr__(self, attribute)
+                vars(self).update(before)
+                raise
             object.__setattr__(self, "built", True)
 
     @property

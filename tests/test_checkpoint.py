@@ -189,11 +189,37 @@ def test_a_waiting_value_of_another_shape_is_an_error_when_the_variable_is_made(
     with pytest.raises(CheckpointError) as error:
         fresh(np.ones((2, 5)))
     message = (f"Variable 'model/kernel' has shape (5, 3), but checkpoint {path} holds shape "
-               "(4, 3)")
+               "(4, 3). The value still waits, and a layer that made the Variable while it "
+               "built is left unbuilt: build it again so that it makes the Variable with shape "
+               "(4, 3) and dtype float64 (a layer makes its weights in the floating dtype of its "
+               "first inputs)")
     assert str(error.value) == message
     with pytest.raises(AssertionError, match=re.escape(message)):
         status.assert_consumed()
     Linear(3, name="net")(X)  # the error is raised once, not at every later attribute set
+    assert not fresh.built and fresh.variables == [] and status.waiting == ["model/kernel"]
+    np.testing.assert_array_equal(fresh(X), trained(X))  # built again: restored
+    status.assert_consumed()
+
+
+def test_a_layer_built_in_another_dtype_than_saved_waits_and_restores_when_built_again(
+        tmp_path):
+    # Saved in float32, called first on float64 inputs (np.ones' default): refused, nothing
+    # lost; called on float32 inputs, the layers build in float32 and get the saved values.
+    x32 = np.ones((2, 3), np.float32)
+    trained = autotrace.layers.Sequential([autotrace.layers.Dense(4), autotrace.layers.Dense(1)])
+    trained(x32)
+    path = Checkpoint(model=trained).save(tmp_path / "ckpt")
+    fresh = autotrace.layers.Sequential([autotrace.layers.Dense(4), autotrace.layers.Dense(1)])
+    status = Checkpoint(model=fresh).restore(path)
+    with pytest.raises(CheckpointError, match=r"^Variable 'model/layers/0/kernel' has dtype "
+                                              r"float64, but checkpoint .* holds dtype float32\."):
+        fresh(np.ones((2, 3)))
+    assert not fresh.layers[0].built and fresh.variables == []   # no orphan kernel
+    assert len(status.waiting) == 4
+    np.testing.assert_array_equal(fresh(x32), trained(x32))
+    status.assert_consumed()
+    assert_values(fresh.variables, values(trained.variables))
 
 
 def test_values_waiting_for_a_model_that_is_gone_do_not_keep_it_alive(tmp_path):

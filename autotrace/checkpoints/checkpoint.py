@@ -185,8 +185,9 @@ class RestoreStatus:
             raise AssertionError("nothing was restored: Checkpoint.restore was given None "
                                  "(latest_checkpoint found no checkpoint?)")
         if self._waiting.rejected:
+            errors = "; ".join(message for _, message in self._waiting.rejected.values())
             raise AssertionError(f"checkpoint {self._waiting.save_path}: values that did not "
-                                 f"fit their Variables: {'; '.join(self._waiting.rejected)}")
+                                 f"fit their Variables: {errors}")
         if self._waiting.values:
             raise AssertionError(
                 f"checkpoint {self._waiting.save_path}: values not restored, since no "
@@ -227,7 +228,9 @@ class _WaitingValues:
         self._objects = {name: _weakly(value) for name, value in objects.items()}
         self.values = values
         self.save_path = save_path
-        self.rejected: list = []  # the errors of values that did not fit their Variable
+        # path -> (the Variable a value did not fit, the error): refused once; the value
+        # waits on for a Variable made again at its path (a layer built again).
+        self.rejected: dict = {}
         if values:
             tracking.add_listener(self.attribute_set)
 
@@ -244,18 +247,25 @@ class _WaitingValues:
         if not objects:
             self.stop()
             return
-        try:
-            for path, variable in _variables_of(objects).items():
-                if path in self.values:
-                    array = self.values.pop(path)  # once only, also if it does not fit
-                    _check_fits(path, variable, array, self.save_path)
-                    _store(variable, array)
-        except CheckpointError as error:
-            self.rejected.append(str(error))
-            raise
-        finally:
-            if not self.values:
-                self.stop()
+        found = [(path, variable) for path, variable in _variables_of(objects).items()
+                 if path in self.values and self.rejected.get(path, (None,))[0] is not variable]
+        for path, variable in found:  # all checked before any is assigned
+            try:
+                _check_fits(path, variable, self.values[path], self.save_path)
+            except CheckpointError as error:
+                array = self.values[path]
+                message = (f"{error}. The value still waits, and a layer that made the "
+                           f"Variable while it built is left unbuilt: build it again so that "
+                           f"it makes the Variable with shape {tuple(array.shape)} and dtype "
+                           f"{array.dtype} (a layer makes its weights in the floating dtype of "
+                           f"its first inputs)")
+                self.rejected[path] = (variable, message)
+                raise CheckpointError(message) from None
+        for path, variable in found:
+            self.rejected.pop(path, None)
+            _store(variable, self.values.pop(path))
+        if not self.values:
+            self.stop()
 
     def stop(self) -> None:
         tracking.remove_listener(self.attribute_set)
