@@ -11,7 +11,7 @@ kwargs: fixed keyword arguments; make_kwargs(rng), when given, draws more (array
     keyword, like np.clip(a, min=lo)).
 wrt: the positions (ints) and keywords (strs) of the differentiable arguments; None means every
     float argument (a Python float, a float array, or a list/tuple of those).
-direction(v): maps a random direction to an admissible one (symmetric for cholesky and eigh).
+direction(v): maps a random direction to an admissible one (None: any direction).
 align(y_perturbed, y): makes a perturbed output comparable to y before differencing
     (eigenvectors are defined up to sign).
 order: the highest derivative order the rules get right at these inputs (1 where a second
@@ -30,7 +30,7 @@ import numpy as np
 
 from autotrace.runtime.derivatives import adjoint_ops as ops
 from autotrace.runtime.derivatives import adjoint_products as products
-from autotrace.runtime.derivatives import scans
+from autotrace.runtime.derivatives import scans, triangles
 from tests.rule_table_nn import nn_table
 
 
@@ -110,10 +110,6 @@ def symmetric_spread(rng, n):
     """A symmetric matrix with eigenvalues at least 1 apart."""
     q, _ = np.linalg.qr(rng.standard_normal((n, n)))
     return (q * (np.arange(n) * 1.5 + rng.uniform(0, 0.5, n))) @ q.T
-
-
-def symmetrize(v):
-    return 0.5 * (v + np.swapaxes(v, -1, -2))
 
 
 def align_eigenvectors(y, reference):
@@ -384,16 +380,23 @@ TABLE += [
       lambda rng: (well_conditioned(rng, 3, (2,)), rng.standard_normal(3))),
     E("linalg.solve/broadcast-b", np.linalg.solve,
       lambda rng: (well_conditioned(rng, 3), rng.standard_normal((2, 3, 2)))),
+    # cholesky, eigh and eigvalsh read one triangle: perturbed in any direction (the other
+    # triangle not at all), and their inputs filled on the triangle read alone.
     E("linalg.cholesky", np.linalg.cholesky, lambda rng: (spd(rng, 4),),
-      direction=symmetrize, note="symmetric perturbations"),
-    E("linalg.cholesky/batched", np.linalg.cholesky, lambda rng: (spd(rng, 3, (2,)),),
-      direction=symmetrize),
+      note="reads the lower triangle"),
+    E("linalg.cholesky/lower-filled", np.linalg.cholesky, lambda rng: (np.tril(spd(rng, 3)),)),
+    E("linalg.cholesky/batched", np.linalg.cholesky, lambda rng: (spd(rng, 3, (2,)),)),
+    E("linalg.cholesky/upper", np.linalg.cholesky, lambda rng: (np.triu(spd(rng, 3, (2,))),),
+      dict(upper=True), note="the upper factor, from the upper triangle"),
     E("linalg.eigh", np.linalg.eigh, lambda rng: (symmetric_spread(rng, 4),),
-      direction=symmetrize, align=align_eigenvectors,
-      note="symmetric perturbations; eigenvector signs aligned"),
+      align=align_eigenvectors, note="reads the lower triangle; eigenvector signs aligned"),
+    E("linalg.eigh/lower-filled", np.linalg.eigh, lambda rng: (np.tril(symmetric_spread(rng, 3)),),
+      align=align_eigenvectors),
+    E("linalg.eigh/upper", np.linalg.eigh, lambda rng: (np.triu(symmetric_spread(rng, 3)),),
+      dict(UPLO="U"), align=align_eigenvectors),
     E("linalg.eigh/batched", np.linalg.eigh,
       lambda rng: (np.stack([symmetric_spread(rng, 3), symmetric_spread(rng, 3)]),),
-      direction=symmetrize, align=align_eigenvectors),
+      align=align_eigenvectors),
     E("linalg.svd/tall", np.linalg.svd, lambda rng: (spread_singular_values(rng, (4, 3)),),
       dict(full_matrices=False), align=align_singular_vectors,
       note="singular vector signs aligned"),
@@ -435,8 +438,9 @@ TABLE += [
     E("linalg.vector_norm/-inf", np.linalg.vector_norm, normal((2, 3)), dict(ord=-np.inf),
       wrt=(0,)),
     E("linalg.vector_norm/0", np.linalg.vector_norm, normal((2, 3)), dict(ord=0)),
-    E("linalg.eigvalsh", np.linalg.eigvalsh, lambda rng: (symmetric_spread(rng, 3),),
-      direction=symmetrize),
+    E("linalg.eigvalsh", np.linalg.eigvalsh, lambda rng: (symmetric_spread(rng, 3),)),
+    E("linalg.eigvalsh/upper", np.linalg.eigvalsh, lambda rng: (symmetric_spread(rng, 3),),
+      dict(UPLO="U")),
     E("linalg.matmul", np.linalg.matmul, normal((2, 3, 4), (4, 2))),
     E("linalg.outer", np.linalg.outer, normal((3,), (2,))),
     E("linalg.tensordot", np.linalg.tensordot, normal((3, 2, 4), (2, 4, 5)), dict(axes=2)),
@@ -658,6 +662,13 @@ TABLE += [
       note="0 where x is not positive: constant there"),
     E("helper:log_where_positive/float", ops.log_where_positive, uniform(0.5, 2.0, None)),
     E("helper:tril_half_diagonal", ops.tril_half_diagonal, normal((2, 3, 3))),
+    E("helper:symmetric_read", triangles.symmetric_read, normal((2, 3, 3))),
+    E("helper:symmetric_read/upper", triangles.symmetric_read, normal((3, 3)), dict(triangle="U")),
+    E("helper:symmetric_read_adjoint", triangles.symmetric_read_adjoint, normal((2, 3, 3))),
+    E("helper:symmetric_read_adjoint/upper", triangles.symmetric_read_adjoint, normal((3, 3)),
+      dict(triangle=True)),
+    E("helper:cholesky_lower", triangles.cholesky_lower, normal((2, 3, 3))),
+    E("helper:cholesky_lower/upper", triangles.cholesky_lower, normal((3, 3)), dict(upper=True)),
     E("helper:eigh_gap_inverse", ops.eigh_gap_inverse, lambda rng: (distinct(rng, (2, 4)),)),
     E("helper:svd_gap_inverse", ops.svd_gap_inverse,
       lambda rng: (1.0 + np.abs(distinct(rng, (2, 4))), np.ones((2, 4, 4))), wrt=(0,)),

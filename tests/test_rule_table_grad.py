@@ -16,9 +16,8 @@ written to a temporary file and imported. Arguments that carry no gradient and a
 Python literals (axes, shapes, subscripts, index lists) are written into the call; everything
 else is a parameter of the wrapper.
 
-Where the table perturbs along symmetric directions (cholesky, eigh), the wrapper symmetrizes
-its input first, which makes the check well defined along any direction; eigenvectors, whose
-sign is arbitrary, are returned squared.
+Eigenvectors, whose sign is arbitrary, are returned squared. cholesky, eigh and eigvalsh read
+one triangle of their argument, and are checked along any direction, as NumPy runs them.
 """
 from __future__ import annotations
 
@@ -31,7 +30,7 @@ import pytest
 
 from autotrace.testing import check_grads
 from autotrace.runtime.derivatives import adjoint_ops as ops
-from tests.rule_table import TABLE, align_eigenvectors, align_singular_vectors, symmetrize
+from tests.rule_table import TABLE, align_eigenvectors, align_singular_vectors
 
 # Where a callee can be named in the wrapper's source, by the module that holds it.
 NAMESPACES = [("np", np), ("np.linalg", np.linalg), ("ops", ops)]
@@ -99,11 +98,7 @@ class Wrapper:
         callee = callee_source(entry.func, f"{self.name}_func", bindings)
         call = f"{callee}({', '.join(call_args + call_keywords)})"
         body = []
-        if entry.direction is not None:
-            assert entry.direction is symmetrize, f"{entry.name}: unknown direction"
-            for i in self.wrt:
-                body.append(f"{parameters[i]} = 0.5 * ({parameters[i]} + "
-                            f"np.swapaxes({parameters[i]}, -1, -2))")
+        assert entry.direction is None, f"{entry.name}: a wrapper takes any direction"
         if entry.align is align_singular_vectors:  # (each u_k v_k^T, whatever the signs)
             body += [f"u, s, vh = {call}",
                      "return s, u[..., :, None, :] * np.swapaxes(vh, -1, -2)[..., None, :, :]"]
@@ -152,7 +147,6 @@ def test_wrappers_read_like_user_code(tmp_path):
         "    return np.clip(a0, min=kw_min, max=kw_max)\n")
     assert built["linalg.eigh"][0].source == (
         "def linalg_eigh(a0):\n"
-        "    a0 = 0.5 * (a0 + np.swapaxes(a0, -1, -2))\n"
         "    w, v = np.linalg.eigh(a0)\n"
         "    return w, v * v\n")
     assert built["helper:unbroadcast"][0].source == (

@@ -45,6 +45,8 @@ from ...runtime.derivatives.scans import (forward_scan, products_after, products
                                           reverse_scan, shift)
 from ...runtime.derivatives.structure import add
 from ...runtime.derivatives.tangent_ops import einsum_jvp_cross
+from ...runtime.derivatives.triangles import (cholesky_lower, symmetric_read,
+                                              symmetric_read_adjoint)
 from .core import adjoint, constant, d, tangent
 from .declarations import bilinear, linear, partials
 
@@ -145,6 +147,21 @@ def sinc_slope_tangent(z, x):
 @linear(tril_half_diagonal)
 def tril_half_diagonal_rule(z, x):
     d[x] = tril_half_diagonal(d[z])
+
+
+@linear(symmetric_read)
+def symmetric_read_rule(z, x, triangle="L"):
+    d[x] = symmetric_read_adjoint(d[z], triangle)
+
+
+@linear(symmetric_read_adjoint)
+def symmetric_read_adjoint_rule(z, g, triangle="L"):
+    d[g] = symmetric_read(d[z], triangle)
+
+
+@linear(cholesky_lower)
+def cholesky_lower_rule(z, y, upper=False):
+    d[y] = cholesky_lower(d[z], upper)
 
 
 @adjoint(eigh_gap_inverse)

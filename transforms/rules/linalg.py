@@ -7,9 +7,12 @@ own rules are again those products, so derivatives of any order stay closed. ein
 over any number of operands, is `einsum_jvp`.
 Matrix functions assume what their derivatives need: inv, det, slogdet, solve and cholesky a
 nonsingular matrix; eigh distinct eigenvalues; pinv a matrix of constant rank. cholesky, eigh and
-eigvalsh read one triangle of a symmetric matrix; their gradients are symmetrized (what a
-symmetric perturbation sees) and their tangents use the symmetric part of the tangent, which
-makes each mode the exact transpose of the other. norm covers ord=None, 'fro', every ord of a
+eigvalsh read one triangle of their argument as a symmetric matrix (the lower; the upper with
+UPLO="U" or cholesky's upper=True) and ignore the other, and their rules differentiate that:
+a tangent is read as NumPy reads the argument (its read triangle mirrored), and a gradient lives
+on the read triangle alone, zero on the other (runtime/derivatives/triangles.py), which keeps
+each mode the exact transpose of the other. A symmetric matrix built from both triangles gets
+the same derivative either way. norm covers ord=None, 'fro', every ord of a
 vector and ord=1, -1, inf, -inf of a matrix (not 2, -2, 'nuc': no SVD rule), vector_norm every
 ord. vdot and vecdot are for real arrays (no conjugate). numpy.linalg's array-API names
 (matmul, outer, tensordot, cross, vecdot) share the rules of NumPy's functions.
@@ -31,6 +34,8 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
                                                      matmul_adjoint_b, tensordot_adjoint_a,
                                                      tensordot_adjoint_b)
 from ...runtime.derivatives.structure import zeros_like
+from ...runtime.derivatives.triangles import (cholesky_lower, symmetric_read,
+                                              symmetric_read_adjoint)
 from .core import adjoint, constant, d, tangent
 from .declarations import bilinear, linear
 
@@ -192,56 +197,62 @@ def solve_tangent(y, a, b):
 
 
 @adjoint(np.linalg.cholesky)
-def cholesky_rule(y, a):
-    # Murray (2016), arXiv:1602.07527: S = L^-T Phi(L^T G) L^-1, symmetrized.
-    y_inv = np.linalg.inv(y)
-    phi = tril_half_diagonal(np.matmul(np.swapaxes(y, -1, -2), d[y]))
-    s = np.matmul(np.swapaxes(y_inv, -1, -2), np.matmul(phi, y_inv))
-    d[a] = 0.5 * (s + np.swapaxes(s, -1, -2))
+def cholesky_rule(y, a, *, upper=False):
+    # Murray (2016), arXiv:1602.07527, with L the lower factor: S = L^-T Phi(L^T G) L^-1,
+    # taken back to the triangle of a that NumPy reads.
+    lower = cholesky_lower(y, upper)
+    lower_inv = np.linalg.inv(lower)
+    phi = tril_half_diagonal(np.matmul(np.swapaxes(lower, -1, -2), cholesky_lower(d[y], upper)))
+    s = np.matmul(np.swapaxes(lower_inv, -1, -2), np.matmul(phi, lower_inv))
+    d[a] = symmetric_read_adjoint(s, upper)
 
 
 @tangent(np.linalg.cholesky)
-def cholesky_tangent(y, a):
-    # Murray (2016), arXiv:1602.07527: dL = L Phi(L^-1 dA L^-T), dA symmetrized.
-    y_inv = np.linalg.inv(y)
-    symmetric = 0.5 * (d[a] + np.swapaxes(d[a], -1, -2))
-    middle = np.matmul(y_inv, np.matmul(symmetric, np.swapaxes(y_inv, -1, -2)))
-    d[y] = np.matmul(y, tril_half_diagonal(middle))
+def cholesky_tangent(y, a, *, upper=False):
+    # Murray (2016), arXiv:1602.07527: dL = L Phi(L^-1 dA L^-T), dA the symmetric matrix that
+    # NumPy reads from the tangent.
+    lower = cholesky_lower(y, upper)
+    lower_inv = np.linalg.inv(lower)
+    read = symmetric_read(d[a], upper)
+    middle = np.matmul(lower_inv, np.matmul(read, np.swapaxes(lower_inv, -1, -2)))
+    d[y] = cholesky_lower(np.matmul(lower, tril_half_diagonal(middle)), upper)
 
 
 @adjoint(np.linalg.eigh)
 def eigh_rule(y, a, UPLO="L"):
-    # a = V diag(w) V^T: d[a] = V (diag(gw) + F * (V^T gV)) V^T, F_ij = 1 / (w_j - w_i).
+    # a = V diag(w) V^T: G = V (diag(gw) + F * (V^T gV)) V^T, F_ij = 1 / (w_j - w_i), taken
+    # back to the triangle of a that NumPy reads.
     v_t = np.swapaxes(y[1], -1, -2)
     middle = (np.expand_dims(d[y][0], -1) * eye_like(y[0])
               + eigh_gap_inverse(y[0]) * np.matmul(v_t, d[y][1]))
-    grad = np.matmul(y[1], np.matmul(middle, v_t))
-    d[a] = 0.5 * (grad + np.swapaxes(grad, -1, -2))
+    d[a] = symmetric_read_adjoint(np.matmul(y[1], np.matmul(middle, v_t)), UPLO)
 
 
 @tangent(np.linalg.eigh)
 def eigh_tangent(y, a, UPLO="L"):
-    # a = V diag(w) V^T, M = V^T sym(da) V: dw = diag(M), dV = V (F * M), F_ij = 1/(w_j - w_i).
+    # a = V diag(w) V^T, M = V^T dA V with dA the symmetric matrix NumPy reads from the
+    # tangent: dw = diag(M), dV = V (F * M), F_ij = 1/(w_j - w_i).
     vectors = y[1]
-    symmetric = 0.5 * (d[a] + np.swapaxes(d[a], -1, -2))
-    middle = np.matmul(np.swapaxes(vectors, -1, -2), np.matmul(symmetric, vectors))
+    read = symmetric_read(d[a], UPLO)
+    middle = np.matmul(np.swapaxes(vectors, -1, -2), np.matmul(read, vectors))
     d[y] = (np.diagonal(middle, 0, -2, -1),
             np.matmul(vectors, eigh_gap_inverse(y[0]) * middle))
 
 
 @adjoint(np.linalg.eigvalsh)
 def eigvalsh_rule(y, a, UPLO="L"):
-    # a = V diag(w) V^T: d[a] = V diag(gw) V^T, symmetric as eigh's gradient is.
+    # a = V diag(w) V^T: G = V diag(gw) V^T, taken back to the triangle NumPy reads.
     vectors = np.linalg.eigh(a, UPLO)[1]
-    d[a] = np.matmul(vectors * np.expand_dims(d[y], -2), np.swapaxes(vectors, -1, -2))
+    grad = np.matmul(vectors * np.expand_dims(d[y], -2), np.swapaxes(vectors, -1, -2))
+    d[a] = symmetric_read_adjoint(grad, UPLO)
 
 
 @tangent(np.linalg.eigvalsh)
 def eigvalsh_tangent(y, a, UPLO="L"):
-    # dw_k = v_k^T sym(da) v_k, the diagonal of eigh's tangent.
+    # dw_k = v_k^T dA v_k, the diagonal of eigh's tangent.
     vectors = np.linalg.eigh(a, UPLO)[1]
-    symmetric = 0.5 * (d[a] + np.swapaxes(d[a], -1, -2))
-    d[y] = np.sum(vectors * np.matmul(symmetric, vectors), axis=-2)
+    read = symmetric_read(d[a], UPLO)
+    d[y] = np.sum(vectors * np.matmul(read, vectors), axis=-2)
 
 
 @adjoint(np.linalg.svd)
