@@ -208,6 +208,23 @@ def unrepeat(g, a, repeats, axis=None):
 _COPYING_PADS = ("edge", "reflect", "symmetric", "wrap")
 
 
+def _no_pad_rule(mode) -> str:
+    return (f"np.pad with mode={mode!r} has no derivative rule; mode='constant', 'linear_ramp' "
+            f"and the modes that copy the array's items ({', '.join(map(repr, _COPYING_PADS))}) "
+            f"have one (to pad with a statistic, concatenate it: np.concatenate([np.max(x) * "
+            f"np.ones(2), x]))")
+
+
+def pad_tangent_mode(mode):
+    """`mode`, where the tangent of np.pad(array, pad_width, mode) is np.pad of the array's
+    tangent in that mode: the modes linear in the array (the copying ones, and 'mean'). Raises
+    for those that pad with the maximum, minimum or median (the tangent at the item chosen, not
+    that statistic of the tangent), with uninitialized values ('empty') or by a function."""
+    if mode == "mean" or mode in _COPYING_PADS:
+        return mode
+    raise NotImplementedError(_no_pad_rule(mode))
+
+
 def unpad(g, pad_width, mode="constant"):
     """The adjoint of np.pad(array, pad_width, mode): the middle of `g` in constant mode; in a
     mode that pads with copies of the array's items, the middle plus the gradient of every
@@ -220,10 +237,7 @@ def unpad(g, pad_width, mode="constant"):
     if mode == "linear_ramp":
         return _linear_ramp_adjoint(g, widths)[0]
     if mode not in _COPYING_PADS:
-        raise NotImplementedError(
-            f"np.pad with mode={mode!r} has no derivative rule; mode='constant', "
-            f"'linear_ramp' and the modes that copy the array's items "
-            f"({', '.join(map(repr, _COPYING_PADS))}) have one")
+        raise NotImplementedError(_no_pad_rule(mode))
     shape = tuple(n - int(before) - int(after) for (before, after), n in zip(widths, np.shape(g)))
     size = int(np.prod(shape, dtype=np.int64))
     sources = np.pad(np.arange(size).reshape(shape), widths, mode)  # the item each one copies

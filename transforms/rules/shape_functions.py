@@ -16,7 +16,7 @@ from ...runtime.derivatives.adjoint_ops import (broadcast_each_like, delete_sour
                                                 split_like, take_at, unarray, unbroadcast,
                                                 unbroadcast_each, unpad, unpad_values, unrepeat,
                                                 unstack, untake, untake_along, untile)
-from ...runtime.derivatives.structural_adjoints import memory_order
+from ...runtime.derivatives.structural_adjoints import memory_order, pad_tangent_mode
 from ...runtime.derivatives.structure import cast_like
 from .core import adjoint, constant, d, tangent
 from .declarations import linear
@@ -25,6 +25,8 @@ from .declarations import linear
 # "A" and "K" read the items in the order of a's memory layout: the tangent and the gradient
 # read theirs (laid out anew) in that same order, named.
 constant(memory_order)
+# The modes of np.pad whose tangent is np.pad of the tangent; it refuses the others.
+constant(pad_tangent_mode)
 
 
 @adjoint(np.reshape)
@@ -289,10 +291,11 @@ def pad_rule(y, array, pad_width, mode="constant", constant_values=0, end_values
 
 @tangent(np.pad)
 def pad_tangent(y, array, pad_width, mode="constant", constant_values=0, end_values=0):
-    # (constant_values is constant mode's alone, end_values linear_ramp's)
+    # (constant_values is constant mode's alone, end_values linear_ramp's; the other modes
+    # are linear in the array, or refused)
     d[y] = np.pad(d[array], pad_width, mode, constant_values=d[constant_values]) if (
         mode == "constant") else np.pad(d[array], pad_width, mode, end_values=d[end_values]) if (
-        mode == "linear_ramp") else np.pad(d[array], pad_width, mode)
+        mode == "linear_ramp") else np.pad(d[array], pad_width, pad_tangent_mode(mode))
 
 
 @linear(np.diag)
