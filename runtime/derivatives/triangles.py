@@ -24,8 +24,8 @@ def symmetric_read(x, triangle="L"):
     """The symmetric matrix NumPy reads from `x`: its lower (or upper) triangle, mirrored."""
     xp = array_module(x)
     if _reads_upper(triangle):
-        return xp.triu(x) + xp.swapaxes(xp.triu(x, 1), -1, -2)
-    return xp.tril(x) + xp.swapaxes(xp.tril(x, -1), -1, -2)
+        return xp.triu(x) + xp.swapaxes(xp.triu(x, k=1), -1, -2)
+    return xp.tril(x) + xp.swapaxes(xp.tril(x, k=-1), -1, -2)
 
 
 def symmetric_read_adjoint(g, triangle="L"):
@@ -33,8 +33,8 @@ def symmetric_read_adjoint(g, triangle="L"):
     diagonal counted once), zero on the other."""
     xp = array_module(g)
     if _reads_upper(triangle):
-        return xp.triu(g) + xp.triu(xp.swapaxes(g, -1, -2), 1)
-    return xp.tril(g) + xp.tril(xp.swapaxes(g, -1, -2), -1)
+        return xp.triu(g) + xp.triu(xp.swapaxes(g, -1, -2), k=1)
+    return xp.tril(g) + xp.tril(xp.swapaxes(g, -1, -2), k=-1)
 
 
 def cholesky_lower(y, upper=False):
