@@ -57,6 +57,20 @@ def _basis(shape: tuple, dtype) -> np.ndarray:
     return basis
 
 
+def _array_point(args: tuple, wrt: int, f: Callable, caller: str) -> None:
+    """Refuse a container where a Jacobian of jacrev or jacfwd is taken: they take one array
+    or number."""
+    if wrt >= len(args):
+        raise TypeError(f"autotrace.{caller}({getattr(f, '__name__', f)!r}) is taken with "
+                        f"respect to argument {wrt}, but the call passes {len(args)}")
+    if isinstance(args[wrt], (tuple, list, dict)):
+        raise TypeError(
+            f"autotrace.{caller}({getattr(f, '__name__', f)!r}) is taken with respect to "
+            f"argument {wrt}, a {type(args[wrt]).__name__}: it takes one array or number; take "
+            f"the Jacobian with respect to each array in it (a function of that array), or "
+            f"use autotrace.grad or autotrace.forward, which take containers")
+
+
 def _float_dtype(value) -> np.dtype:
     dtype = value.dtype if hasattr(value, "dtype") else np.result_type(value)
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
@@ -67,8 +81,8 @@ def _output_of(f, args: tuple, outputs: dict) -> tuple:
     (kept in `outputs`), and each time it is traced."""
     key = None if any(is_traced(arg) for arg in args) else signature_of(args)
     shape_and_dtype = outputs.get(key) if key is not None else None
-    if shape_and_dtype is None:
-        output = _array_output(f(*args), f, "jacrev")
+    if shape_and_dtype is None:  # (traced: run as converted for tracing, its `if`s traced)
+        output = _array_output(as_run_now(f)(*args), f, "jacrev")
         shape_and_dtype = np.shape(output), _float_dtype(output)
         if key is not None:
             outputs[key] = shape_and_dtype
@@ -86,7 +100,7 @@ def _over_basis(function, count: int, batched: dict, out_axes: int):
 # A Jacobian differentiated again (jacfwd(jacrev(f))) differentiates the source of jacrev's
 # and jacfwd's functions: what they read of the shapes, and the vmaps they keep, carry no
 # gradient.
-constant(_basis, _float_dtype, _output_of, _over_basis)
+constant(_array_point, _basis, _float_dtype, _output_of, _over_basis)
 
 
 def jacrev(f: Callable, wrt: int = 0) -> Callable:
@@ -115,6 +129,7 @@ def jacrev(f: Callable, wrt: int = 0) -> Callable:
     outputs: dict = {}  # the signature of a call of plain values -> f's output (shape, dtype)
 
     def jacobian(*args):  # (its source is differentiated again: jacfwd(jacrev(f)))
+        _array_point(args, wrt, f, "jacrev")
         shape, dtype = _output_of(f, args, outputs)
         rows = _over_basis(row, len(args), batched, 0)
         result = rows(_basis(shape, dtype), *args)
@@ -143,6 +158,7 @@ def jacfwd(f: Callable, wrt: int = 0) -> Callable:
     batched: dict = {}
 
     def jacobian(*args):  # (its source is differentiated again: jacrev(jacfwd(f)))
+        _array_point(args, wrt, f, "jacfwd")
         columns = _over_basis(column, len(args), batched, -1)
         point = args[wrt]
         result = columns(_basis(np.shape(point), _float_dtype(point)), *args)
@@ -262,9 +278,9 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
         return (unflatten(blocks), aux) if has_aux else unflatten(blocks)
     jacobian_fn.__name__ = f"jacobian_{name}"
     jacobian_fn.__autotrace_no_rule_hint__ = (
-        "the function autotrace.jacobian returns is not differentiated again; nest "
-        "autotrace.jacfwd and autotrace.jacrev instead (jacfwd(jacrev(f)) is the Hessian), "
-        "or use autotrace.hessian")
+        "the function autotrace.jacobian (or autotrace.hessian) returns is not differentiated "
+        "again; nest autotrace.jacfwd and autotrace.jacrev instead: jacfwd(jacrev(f)) is the "
+        "Hessian, jacfwd(jacfwd(jacrev(f))) the third derivative")
     return jacobian_fn
 
 

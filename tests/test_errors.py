@@ -879,9 +879,9 @@ def _sine_scaled(x):
 
 def test_a_jacobian_differentiated_again_says_what_nests():
     # (it failed deep inside autotrace: "no derivative rule for vars", in structure.py)
-    hint = ("the function autotrace.jacobian returns is not differentiated again; nest "
-            "autotrace.jacfwd and autotrace.jacrev instead (jacfwd(jacrev(f)) is the Hessian), "
-            "or use autotrace.hessian")
+    hint = ("the function autotrace.jacobian (or autotrace.hessian) returns is not "
+            "differentiated again; nest autotrace.jacfwd and autotrace.jacrev instead: "
+            "jacfwd(jacrev(f)) is the Hessian, jacfwd(jacfwd(jacrev(f))) the third derivative")
     line = inspect.currentframe().f_lineno + 2
     with pytest.raises(TransformError) as caught:
         autotrace.jacobian(autotrace.jacobian(_sine_scaled))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace import TransformError
+from autotrace import TransformError, d
 from autotrace.runtime.derivatives.objects import StateWriteError
 from tests.numeric import central_difference, check_every_mode
 
@@ -552,3 +552,51 @@ def test_a_list_written_by_a_call_and_read_in_the_same_statement_is_refused():
             f"line {line_of('(fill appends)')}), which autotrace does not follow into this "
             f"function, and 'out' is read after it on line {line}; return the new value from "
             "_fill instead"), mode
+
+
+class Tracker:
+    def log(self, value, history):
+        history.append(value)
+
+
+def logged(tracker, x):
+    history = []  # (written by the method, never read back: nothing to lose)
+    loss = np.sum(np.sin(x) ** 2)
+    tracker.log(loss, history)
+    return loss
+
+
+def read_before_the_call(x):
+    out = [x * 1.0]
+    n = np.sum(out[0]) + _fill((x ** 2, x), out)  # (out read before the call runs)
+    return n * 2.0
+
+
+def test_writes_into_arguments_nothing_reads_afterwards_are_followed():
+    # (the first form of the refusals above refused these, which were right before)
+    check_every_mode(lambda x: logged(Tracker(), x), X)
+    check_every_mode(read_before_the_call, X)
+
+
+class Scale:
+    def __init__(self, w):
+        self.w = w
+
+    def apply(self, x):
+        return self.w * x
+
+
+@autotrace.register_adjoint(Scale.apply)
+def _scale_apply_adjoint(y, self, x):
+    d[x] = d[y] * self.w
+
+
+def scaled_by_an_object_built_here(w, x):
+    return np.sum(Scale(w * 1.0).apply(x) ** 2)
+
+
+def test_a_method_with_a_users_rule_on_an_object_that_carries_gradient():
+    # (a method with a rule took its object for one with no gradient: zero)
+    expected = central_difference(lambda w: scaled_by_an_object_built_here(float(w[0]), X),
+                                  np.array([2.0]))[0]
+    assert autotrace.grad(scaled_by_an_object_built_here)(2.0, X) == pytest.approx(expected)

@@ -945,3 +945,22 @@ def test_a_write_under_nested_ifs_into_a_value_an_if_may_have_rebound(x):
                                rtol=1e-12)
     check_every_mode(lambda x: np.sum(np.sin(
         written_under_nested_ifs_after_an_if_that_may_rebind(x))), x)
+
+
+def returns_a_folded_array_twice_and_a_view(x):
+    A = x * 1.0  # (the passes make it x: each output was copied on its own)
+    B = x.astype(np.float64)
+    return A, A, A[1:], B.T, B
+
+
+def test_outputs_numpy_gives_as_one_array_stay_one_after_a_fold():
+    x = np.arange(4.0)
+    got = at.function(returns_a_folded_array_twice_and_a_view)(x)
+    want = returns_a_folded_array_twice_and_a_view(x)
+    for i in range(5):
+        assert not np.shares_memory(got[i], x)
+        for j in range(i):
+            assert np.shares_memory(got[i], got[j]) == np.shares_memory(want[i], want[j]), (i, j)
+    assert got[0] is got[1]
+    got[0][1] = -1.0
+    np.testing.assert_array_equal(got[2], [-1.0, 2.0, 3.0])

@@ -399,3 +399,25 @@ def test_a_copy_of_a_row_at_a_traced_index_is_written():
     x = np.array([1.0, 2.0, 3.0])
     np.testing.assert_array_equal(autotrace.function(copies_a_row_at_a_traced_index)(x),
                                   copies_a_row_at_a_traced_index(x))
+
+
+def read_then_written_under_traced_ifs(x):
+    acc = np.zeros(3)
+    before = 0.0  # (a Python number before the `if`, an array after it)
+    if x[0] > 0:
+        before = acc[1] * 2.0
+        acc[0] += x[0] ** 2
+    if x[1] > 0:
+        acc[1] = acc[0] * x[1]
+    return np.sum(acc * V) + before
+
+
+@pytest.mark.parametrize("x", [np.array([0.9, 0.4, 0.1]), np.array([-0.9, 0.4, 0.1]),
+                               np.array([0.9, -0.4, 0.1])])
+def test_an_array_read_then_written_under_a_traced_if_then_written_again(x):
+    # (a variable that held a Python number before the `if` shifted the positions of its
+    # results: the NumPy array was taken for one that may share memory, and the second write
+    # refused; the traced gradient of `acc[0] += v` under an `if` met the same)
+    assert autotrace.function(read_then_written_under_traced_ifs)(x) == \
+        read_then_written_under_traced_ifs(x)
+    assert_gradients_in_both_orders(read_then_written_under_traced_ifs, x)

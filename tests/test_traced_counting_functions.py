@@ -41,3 +41,12 @@ def test_a_gradient_through_a_count():
     expected = autotrace.grad(loss)(X)
     np.testing.assert_allclose(expected, 2 * X / 4)  # (four elements above 0.1)
     np.testing.assert_allclose(autotrace.function(autotrace.grad(loss))(X), expected)
+
+
+def test_searchsorted_places_nan_last_as_numpy_sorts_it():
+    values = np.array([np.nan, 0.5, 2.0, 9.0])
+    for sorted_values in (np.array([1.0, 2.0, np.nan]), np.array([np.nan, np.nan]),
+                          np.array([1.0, 2.0, 3.0])):
+        for traced, eager in zip(autotrace.function(placed)(sorted_values, values.reshape(2, 2)),
+                                 placed(sorted_values, values.reshape(2, 2))):
+            np.testing.assert_array_equal(traced, eager)

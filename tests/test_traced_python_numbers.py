@@ -269,3 +269,17 @@ def test_a_python_int_after_a_traced_if_meets_int8_as_numpy_does():
         for traced, eager in zip(autotrace.function(scaled)(x), scaled(x)):
             assert traced.dtype == eager.dtype
             np.testing.assert_array_equal(traced, eager)
+
+
+def test_a_python_int_after_a_traced_if_compares_as_the_number_itself():
+    # (cast to the array's integer dtype for a comparison, -1 became 255 beside uint8)
+    def counted(a, b, flag):
+        low, high = -1, 1000
+        if flag > 0:
+            low, high = 0, 2000
+        return np.sum(a > low), b < high, a == 256
+    u8, i8 = np.array([0, 2, 250], np.uint8), np.array([1, -2, 100], np.int8)
+    for flag in (np.int64(0), np.int64(1)):
+        for traced, eager in zip(autotrace.function(counted)(u8, i8, flag),
+                                 counted(u8, i8, flag)):
+            np.testing.assert_array_equal(traced, eager)

@@ -57,3 +57,21 @@ def test_the_gradient_through_or_is_that_of_the_operand_taken():
     for x, expected in ((np.array([1.0, 2.0]), [4.0, 8.0]), (np.array([1.0, 0.0]), [0.0, 0.0])):
         np.testing.assert_allclose(autotrace.function(autotrace.grad(loss))(x), expected)
         np.testing.assert_allclose(autotrace.function(loss)(x), loss(x))
+
+
+def test_a_python_number_on_the_right_keeps_pythons_type_and_range():
+    # (`or -1` beside uint8 raised OverflowError while tracing; a number the right side gave
+    # came back a 0-d array, the left a NumPy scalar, from one trace)
+    def peak(a):
+        return np.max(a) or -1
+
+    def total(x):
+        return np.sum(x) or 1.0
+    traced = autotrace.function(peak)
+    for a in (np.array([3, 4], np.uint8), np.zeros(2, np.uint8)):
+        assert traced(a) == peak(a)
+    traced = autotrace.function(total)
+    for x in (np.array([0.3, 0.4]), np.zeros(2)):
+        got = traced(x)
+        assert got == total(x) and type(got) is np.float64
+    assert traced.trace_count == 1

@@ -293,3 +293,41 @@ def test_functions_made_by_exec_that_the_user_stops_are_refused():
         want = central_difference(namespace["softmax_sum"], W)
         np.testing.assert_allclose(autotrace.grad(namespace["softmax_sum"])(W), want,
                                    rtol=1e-6, atol=1e-9)
+
+
+def branching(x):
+    if x[0] > 0:  # (a traced `if` under a trace of jacrev: f ran as written, and raised)
+        return np.sin(x) * x[1]
+    return x ** 2
+
+
+def test_jacrev_of_a_function_with_a_traced_if_under_a_trace():
+    for x in (np.array([1.0, 2.0, 3.0]), np.array([-1.0, 2.0, 3.0])):
+        expected = np.stack([central_difference(lambda v: branching(v)[i], x)
+                             for i in range(3)])
+        np.testing.assert_allclose(autotrace.function(autotrace.jacrev(branching))(x),
+                                   expected, rtol=1e-6, atol=1e-8)
+    batch = np.array([[1.0, 2.0, 3.0], [-1.0, 2.0, 3.0]])
+    np.testing.assert_allclose(autotrace.vmap(autotrace.jacfwd(branching))(batch),
+                               np.stack([autotrace.jacrev(branching)(x) for x in batch]),
+                               rtol=1e-12)
+
+
+def test_jacrev_and_jacfwd_refuse_a_container_argument_clearly():
+    def g(x, params):
+        return params["w"] * x
+    for caller in ("jacrev", "jacfwd"):
+        with pytest.raises(TypeError, match=rf"^autotrace\.{caller}\('g'\) is taken with respect "
+                                            r"to argument 1, a dict: it takes one array or "
+                                            r"number;"):
+            getattr(autotrace, caller)(g, 1)(np.ones(3), {"w": np.ones(3)})
+
+
+def test_an_op_with_no_batched_form_over_an_empty_batch():
+    # (np.kron runs once per example: with none, an IndexError inside autotrace)
+    def f(x):
+        return np.kron(x[:2], x[1:]).sum() * x
+    result = autotrace.vmap(f)(np.zeros((0, 3)))
+    assert result.shape == (0, 3) and result.dtype == np.float64
+    gradients = autotrace.vmap(autotrace.grad(lambda x: np.sum(f(x))))(np.zeros((0, 3)))
+    assert gradients.shape == (0, 3)

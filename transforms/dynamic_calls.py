@@ -159,9 +159,11 @@ def _asks_for_self(func, wrt) -> tuple:
         return False, False, wrt
     wrt = WithRespectTo(wrt.items[1:])
     bound_self = _bound_self(func)
-    if bound_self is not None and inspect.ismethod(func) and \
-            classify_value_safely(func.__func__) == "rule":
-        return True, False, wrt  # (a method with rules: its object gets no gradient of it)
+    if bound_self is not None and inspect.ismethod(func) and (func.__module__ or "").startswith(
+            "autotrace.") and classify_value_safely(func.__func__) == "rule":
+        # a method of autotrace's own with rules (a PyTreeDef's unflatten): its object carries
+        # no gradient of it
+        return True, False, wrt
     if bound_self is None or holds_state(bound_self) and not _gradient_beside_state(bound_self):
         # An object holding only Variables has no gradient of its own: they get theirs (under
         # implicit_grad, else an error says to use it).

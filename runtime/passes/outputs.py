@@ -126,6 +126,7 @@ class FreshOutputs:
                              "which has as many outputs")
         expected, found = _buffers(traced), _buffers(optimized)
         outputs, copies = list(optimized.outputs), []
+        made = _Copies(optimized, copies)
         for index, buffers in enumerate(found):
             aval = optimized.outputs[index].aval
             if not isinstance(aval, AbstractArray):
@@ -136,11 +137,53 @@ class FreshOutputs:
                 buffers & found[earlier] and not expected[index] & expected[earlier]
                 for earlier in range(index))
             if from_caller - allowed or shares_other_output:
-                value = outputs[index]
-                fresh = Var(value.aval)
-                copies.append(Equation(_fresh_copy(value), (value,), {}, (fresh,)))
-                outputs[index] = fresh
-                found[index] = frozenset([("new", fresh)])
+                outputs[index] = made.fresh(outputs[index], expected[index])
+                found[index] = frozenset([("new", outputs[index])])
         if not copies:
             return optimized
         return Graph(optimized.inputs, [*optimized.equations, *copies], outputs)
+
+
+class _Copies:
+    """The copies FreshOutputs makes of `graph`'s outputs (equations appended to `copies`).
+    Outputs whose traced ones shared memory (`A`, `A` and `A[1:]`, where the passes made `A =
+    x * 1.0` the input x) share the one copy, as NumPy's results do: the same value is copied
+    once, and a view of a value copied is taken again of the copy."""
+
+    def __init__(self, graph: Graph, copies: list):
+        self.copies, self.made = copies, {}  # Var -> (its copy, the traced buffers it was for)
+        self.producer = {var: equation for equation in graph.equations
+                         for var in equation.outputs}
+
+    def fresh(self, value, wanted: frozenset):
+        """A value equal to `value` in new memory, shared with the copies made for outputs
+        whose traced buffers meet `wanted`."""
+        again = self._again(value, wanted)
+        if again is not None:
+            return again
+        fresh = Var(value.aval)
+        self.copies.append(Equation(_fresh_copy(value), (value,), {}, (fresh,)))
+        if isinstance(value, Var):
+            self.made[value] = (fresh, wanted)
+        return fresh
+
+    def _again(self, value, wanted):
+        if not isinstance(value, Var):
+            return None
+        if value in self.made and self.made[value][1] & wanted:
+            return self.made[value][0]
+        equation = self.producer.get(value)
+        if equation is None or equation.primitive.fresh or "out" in equation.attrs \
+                or len(equation.outputs) != 1:
+            return None
+        viewed = [v for v in viewed_inputs(equation) if isinstance(v, Var)]
+        if len(viewed) != 1:
+            return None
+        base = self._again(viewed[0], wanted)
+        if base is None:
+            return None
+        view = Var(value.aval)
+        inputs = tuple(base if v is viewed[0] else v for v in equation.inputs)
+        self.copies.append(Equation(equation.primitive, inputs, equation.attrs, (view,)))
+        self.made[value] = (view, wanted)
+        return view

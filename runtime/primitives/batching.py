@@ -106,6 +106,12 @@ def unrolled_batching(call: BatchedCall):
         raise NoBatchingRule(
             f"it has no batched form, so it runs once per example, for batches of at most "
             f"{UNROLL_LIMIT} examples (this one has {call.size}); split the batch")
+    if call.size == 0:  # no example: one of zeros says the results' shapes, none of them
+        example = call.bind(*[np.zeros(np.shape(arg)[1:], arg.dtype) if is_batched else arg
+                              for arg, is_batched in zip(call.args, call.batched)])
+        empty = [np.zeros((0, *np.shape(result)), result.dtype) for result in (
+            example if isinstance(example, tuple) else (example,))]
+        return tuple(empty) if isinstance(example, tuple) else empty[0]
     examples = [call.bind(*[arg[index] if is_batched else arg
                             for arg, is_batched in zip(call.args, call.batched)])
                 for index in range(call.size)]

@@ -304,5 +304,10 @@ def bind_searchsorted(a, v, side="left", sorter=None):
         raise ValueError("object too deep for desired array")
     if sorter is not None:
         a = np.take(a, sorter)
-    before = np.less if side == "left" else np.less_equal
-    return np.sum(before(a, np.expand_dims(v, -1)), axis=-1, dtype=np.intp)
+    v = np.expand_dims(v, -1)
+    before = np.less(a, v) if side == "left" else np.less_equal(a, v)
+    if np.result_type(a, v).kind in "fc":  # NumPy sorts NaN last: above every other number
+        nan = np.isnan(v)
+        before = np.logical_or(before, np.logical_and(nan, np.logical_not(np.isnan(a)))
+                               if side == "left" else nan)
+    return np.sum(before, axis=-1, dtype=np.intp)

@@ -484,11 +484,14 @@ def _own_concrete_operand(position: int, result_paths: list, operand_paths: list
     array for the name, as a loop's does (carry_loop_aliases). Other names that share the
     NumPy array do not see the change: converted user code refuses a traced write into one
     (runtime/tracing/control_concrete_arrays.py); generated code keeps the user's sharing."""
-    if position >= len(operand_paths) or position >= len(branch.inner):
+    path, leaf = result_paths[position]
+    # (by path: a variable before it that held no array, a Python number, may hold one after
+    # it, so the positions of the leaves differ)
+    index = next((index for index, (operand_path, _) in enumerate(operand_paths)
+                  if operand_path == path), None)
+    if index is None or index >= len(branch.inner):
         return False
-    (path, leaf), (operand_path, outer) = result_paths[position], operand_paths[position]
-    return path == operand_path and leaf is branch.inner[position] and \
-        not isinstance(outer, Tracer)
+    return leaf is branch.inner[index] and not isinstance(operand_paths[index][1], Tracer)
 
 
 def carry_loop_aliases(values, init_vals, body, ran_none) -> object:

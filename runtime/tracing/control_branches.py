@@ -374,12 +374,13 @@ def _short_circuit(left, right_thunk, right_where: bool):
         value = right_thunk()
         if np.ndim(value) != 0:  # an array on the right: elementwise, as before
             raise _ElementwiseRight
-        common.append(np.result_type(left.dtype, getattr(value, "dtype", value)))
+        # (a Python int out of an integer left's range, `np.max(a_uint8) or -1`: both int64)
+        fits = not isinstance(value, int) or _fits(value, left.dtype)
+        common.append(np.result_type(left.dtype, getattr(value, "dtype", value) if fits
+                                     else np.asarray(value).dtype))
         if common[0] == bool:  # (two truths: a new one, a NumPy bool as Python's)
             return np.logical_and(value, True)
-        if isinstance(value, Tracer):
-            return value if value.dtype == common[0] else value.astype(common[0])
-        return np.asarray(value, dtype=common[0])  # (a Python or NumPy number)
+        return as_dtype(value, common[0])  # (a number: a NumPy scalar, as Python's is one)
 
     def left_alone():
         if common[0] == bool:
@@ -391,6 +392,14 @@ def _short_circuit(left, right_thunk, right_where: bool):
     except _ElementwiseRight:
         combine = np.logical_and if right_where else np.logical_or
         return combine(left, right_thunk())
+
+
+def _fits(number: int, dtype) -> bool:
+    """Whether the Python int `number` is one of the integer `dtype`'s (any, for another)."""
+    if np.dtype(dtype).kind not in "iu":
+        return True
+    limits = np.iinfo(dtype)
+    return limits.min <= number <= limits.max
 
 
 class _ElementwiseRight(Exception):

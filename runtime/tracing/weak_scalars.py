@@ -27,6 +27,12 @@ _PYTHON_ARITHMETIC = frozenset(ufunc for _, ufunc in BINARY_OPERATORS + UNARY_OP
                                if ufunc is not np.matmul)
 
 
+# Comparisons of an integer array with a Python int: NumPy 2 compares the number as it is,
+# also one out of the array's range (`a_uint8 > -1`), so a weak int is not cast for them.
+_COMPARISONS = frozenset({np.equal, np.not_equal, np.less, np.less_equal, np.greater,
+                          np.greater_equal})
+
+
 def make_weak(value):
     """Mark the 0-d traced `value` of a Python number's dtype weak; returns it."""
     if hasattr(type(value), "_weak") and value.shape == () and value.dtype in WEAK_DTYPES:
@@ -52,8 +58,8 @@ def weak_ufunc(ufunc, *inputs):
     the dtype NumPy would convert the number to (float32 beside a float32 array, int8 beside
     an int8 array, which wraps around as NumPy's arithmetic does; a number out of the integer
     dtype's range, which NumPy refuses with OverflowError when it converts it, is not checked
-    in the graph). The result of Python's operators on weak values and Python numbers alone is
-    weak again."""
+    in the graph; a comparison compares the number as it is). The result of Python's
+    operators on weak values and Python numbers alone is weak again."""
     if not any(_traced_weak(value) for value in inputs):
         return apply_ufunc(ufunc, "__call__", *inputs)
     if all(is_weak(value) for value in inputs):
@@ -85,5 +91,6 @@ def _cast_weak(ufunc, inputs) -> tuple:
                                         + (None,) * ufunc.nout)
     except (TypeError, ValueError):  # no loop for them: the ufunc's own error, as NumPy's
         return inputs
+    kinds = "fc" if ufunc in _COMPARISONS else "fciu"  # (NumPy compares the number itself)
     return tuple(astype(value, dtype) if _traced_weak(value) and dtype != value.dtype
-                 and dtype.kind in "fciu" else value for value, dtype in zip(inputs, resolved))
+                 and dtype.kind in kinds else value for value, dtype in zip(inputs, resolved))

@@ -221,12 +221,12 @@ class CallSharing:
         them is read afterwards."""
         later = set(self.live_after.get(id(self.statement), ()))
         beside = _read_beside(self.statement, node)
-        for other in sorted(later | beside):
+        for other in sorted(later | set(beside)):
             if other in self.env and self.reach(set(self.env[other])) & written:
                 reader = f"{other!r}" if other == given else (
                     f"{other!r}, which shares its memory,")
                 line = self.read_line(other, node) if other in later else \
-                    self.location.line_of(node)
+                    self.location.line_of(beside[other])
                 raise self.location.error(
                     node, f"{_text(node)} changes {change}, which autotrace does not follow "
                     f"into this function, and {reader} is read after it on line {line}; "
@@ -272,14 +272,45 @@ def _result(whole, held, makes_new):
     return whole, (held if makes_new or held - whole else None)
 
 
-def _read_beside(statement, call) -> set:
-    """The names `statement` reads outside `call`, a call in it. They see what the call
-    changes: a value made before it may hold the memory (`return out, fill(out)` returns the
-    list fill appended to), and the block of an `if` or loop whose head makes the call runs
-    after it."""
+def _read_beside(statement, call) -> dict:
+    """The names `statement` reads outside `call`, a call in it, that see what the call
+    changes: where the read runs after it (later in the expression, or in the block of an `if`
+    or loop whose head makes the call), or keeps the memory until after it (`return out,
+    fill(out)` returns the list fill appended to; `out[0]` an item of it). A read that is
+    done with before the call (`np.sum(out) + fill(out)`) is not one. Name -> its first such
+    read."""
     inside = {id(node) for node in gast.walk(call)}
-    return {node.id for node in gast.walk(statement) if isinstance(node, gast.Name)
-            and isinstance(node.ctx, gast.Load) and id(node) not in inside}
+    parents = {id(child): node for node in gast.walk(statement)
+               for child in gast.iter_child_nodes(node)}
+    end = (call.end_lineno, call.end_col_offset)
+    found = {}
+    for node in gast.walk(statement):
+        if not isinstance(node, gast.Name) or not isinstance(node.ctx, gast.Load) or \
+                id(node) in inside:
+            continue
+        if (node.lineno, node.col_offset) >= end or not isinstance(statement, gast.Expr) and \
+                not _in_expression_with(node, call, parents):
+            found.setdefault(node.id, node)  # after the call, or in a block run after the head
+            continue
+        held = node  # what the enclosing expression keeps of it: itself, an item, a view
+        while id(held) in parents and isinstance(parents[id(held)], (
+                gast.Subscript, gast.Attribute)) and parents[id(held)].value is held:
+            held = parents[id(held)]
+        if id(held) in parents and id(call) in {id(n) for n in gast.walk(parents[id(held)])}:
+            found.setdefault(node.id, node)  # kept by the expression that makes the call too
+    return found
+
+
+def _in_expression_with(node, call, parents) -> bool:
+    """Whether `node` is in the same expression of its statement as `call` (not in a block
+    of statements the statement holds)."""
+    while id(node) in parents:
+        node = parents[id(node)]
+        if isinstance(node, gast.stmt):
+            return False
+        if id(call) in {id(n) for n in gast.walk(node)}:
+            return True
+    return False
 
 
 def _walk(statements):

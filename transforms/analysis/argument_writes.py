@@ -11,6 +11,7 @@ from ..front.function_caches import made_from
 from ..codegen.naming import walk_scope
 from ..front.parsing import parse_function
 from ..codegen.codegen import to_source
+from ..errors import TransformError
 
 # List methods that change the list in place and that the transforms follow (others are
 # refused wherever they are called: transforms/front/inplace.py).
@@ -131,3 +132,38 @@ def write_text(write) -> str:
 
 def _text(node) -> str:
     return to_source(node).strip()
+
+
+def arguments_read_after(call, statement, later: set, sources: dict) -> tuple:
+    """The positions and keywords of `call`'s arguments (in `statement`, A-normal form) whose
+    memory the caller may read after the call: every one but a name no later statement reads
+    (`later`, the names live after it), that no other name was bound from or to (`sources`:
+    name -> the value assigned to it)."""
+    aliased = {value.id for value in sources.values() if isinstance(value, gast.Name)}
+
+    def read(argument) -> bool:
+        return not isinstance(argument, gast.Name) or argument.id in later or \
+            argument.id in aliased or not isinstance(sources.get(argument.id), (gast.Call,
+                                                                                gast.List,
+                                                                                gast.Dict))
+    return tuple([index for index, argument in enumerate(call.args) if read(argument)]
+                 + [keyword.arg for keyword in call.keywords if read(keyword.value)])
+
+
+def refuse_arguments_written(function, bound, read_after, filename: str, line: int) -> None:
+    """Raise TransformError at `filename`, `line` where a call, resolved only when it runs, of
+    the Python function `function` (a method of `bound`, or None) writes into one of its
+    parameters (not `self`) whose argument the caller reads afterwards (`read_after`, as
+    arguments_read_after gives them; None where not known): autotrace follows what the call
+    returns, so the gradient of what it writes would be lost."""
+    first = 0 if bound is None else 1
+    for position, parameter, what, where, at in parameters_written(function):
+        if position < first or read_after is not None and \
+                position - first not in read_after and parameter not in read_after:
+            continue
+        raise TransformError(
+            f"this call of {function.__qualname__} (found only when it runs) changes its "
+            f"argument {parameter!r} in place ({what}, {where}, line {at}), which autotrace "
+            f"does not follow back into the function that calls it: the gradient of what it "
+            f"writes would be lost; return the new value from {function.__name__} instead",
+            filename, line, "write into an argument")

@@ -27,10 +27,12 @@ import gast
 
 from ...runtime.derivatives.state_writes import write_state
 from .activity import DESCRIPTIVE_ATTRIBUTES
+from .liveness import live_after
 from .unseen_effects import (CONTAINERS, FOLLOWED, READING_METHODS, STORING_METHODS,
                              UNKNOWN_EFFECT, UNREAD, callable_name, has_unseen_effect,
                              keeps_nothing, partial_target)
-from .argument_writes import CONTAINER_WRITES, parameter_names, parameters_written, write_text
+from .argument_writes import (CONTAINER_WRITES, arguments_read_after, parameter_names,
+                              refuse_arguments_written, write_text)
 from ..errors import TransformError
 from ..codegen.naming import walk_scope
 from ..front.parsing import MISSING, parse_function, resolve
@@ -46,13 +48,15 @@ _NOT_READ = {"numpy", "cupy", "autotrace"}
 
 
 def check_state_writes(callee, varied: tuple, filename: str, line: int,
-                       unread: bool = False) -> None:
+                       unread: bool = False, read_after: tuple | None = None) -> None:
     """Raise TransformError at `filename`, `line` where calling `callee` changes an attribute
     of an object it is given to a value that carries gradient. Generated code calls it before
     a call resolved only when it runs. varied: which of the call's arguments carry gradient
     (positions, keywords, and "<object>" for the object whose method `callee` is); unread:
     the call is a statement, called for what it does, which a function with no rule (an
-    alias of heapq.heappush, functools.partial(list.append, out)) does out of sight."""
+    alias of heapq.heappush, functools.partial(list.append, out)) does out of sight;
+    read_after: the arguments whose memory the caller reads after the call (positions and
+    keywords: argument_writes.arguments_read_after), which the callee may not write into."""
     if unread and has_unseen_effect(callee, varied):
         raise TransformError(UNKNOWN_EFFECT.format(what=callable_name(callee), why=UNREAD,
                                                     followed=FOLLOWED),
@@ -69,15 +73,7 @@ def check_state_writes(callee, varied: tuple, filename: str, line: int,
     function, bound = _function_called(callee)
     if function is None:
         return
-    written = [w for w in parameters_written(function) if bound is None or w[0] > 0]
-    if written:  # (the object's own writes: state_write's)
-        _, parameter, what, where, at = written[0]
-        raise TransformError(
-            f"this call of {function.__qualname__} (found only when it runs) changes its "
-            f"argument {parameter!r} in place ({what}, {where}, line {at}), which autotrace "
-            f"does not follow back into the function that calls it: the gradient of what it "
-            f"writes would be lost; return the new value from {function.__name__} instead",
-            filename, line, "write into an argument")
+    refuse_arguments_written(function, bound, read_after, filename, line)
     found = state_write(function, _varied_parameters(function, bound, varied), bound)
     if found is not None:
         raise TransformError(_message(function, *found), filename, line,
@@ -381,6 +377,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                and isinstance(n.targets[0], gast.Name)}
     assigned = assignments(nodes)
     aliases = global_aliases(nodes, namespace, assigned)
+    later = live_after(body)
     for block in statement_blocks(body):
         for index in reversed(range(len(block))):
             statement = block[index]
@@ -430,7 +427,10 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                           gast.Constant(value=which, kind=None),
                           gast.Constant(value=location.filename, kind=None),
                           gast.Constant(value=location.line_of(statement), kind=None),
-                          gast.Constant(value=isinstance(statement, gast.Expr), kind=None)],
+                          gast.Constant(value=isinstance(statement, gast.Expr), kind=None),
+                          gast.Constant(value=arguments_read_after(
+                              call, statement, later.get(id(statement), set()), sources),
+                              kind=None)],
                     keywords=[]))
                 for node in walk(guard):
                     if "lineno" in node._attributes:
