@@ -1,6 +1,6 @@
 """Forms of NumPy calls that the derivative rules do not take, refused with what to write,
-where they gave a wrong gradient or a misleading message before: np.einsum's sublist form, the
-absolute value of complex values, their parts read as attributes (z.real, as np.real(z))."""
+where they gave a wrong gradient before: np.einsum's sublist form, the absolute value of
+complex values."""
 import numpy as np
 import pytest
 
@@ -63,68 +63,3 @@ def test_the_absolute_value_of_complex_values_is_refused(function):
         with pytest.raises(NotImplementedError) as refused:
             differentiate(function)(X[0])
         assert str(refused.value) == message
-
-
-COMPLEX_MESSAGE = ("complex values: autotrace's rules are for real arrays; keep the real and "
-                   "imaginary parts in real arrays of their own")
-
-
-def real_part_by_attribute(x):
-    z = np.exp(1j * x)
-    return np.sum(z.real)
-
-
-def imaginary_part_by_attribute(x):
-    return np.sum((x * (1.0 + 2.0j)).imag)
-
-
-def real_part_by_function(x):
-    return np.sum(np.real(np.exp(1j * x)))
-
-
-def real_part_of_a_parameter(x, z):
-    return np.sum(z.real * x)
-
-
-@pytest.mark.parametrize("function", [real_part_by_attribute, imaginary_part_by_attribute,
-                                      real_part_by_function])
-def test_the_parts_of_complex_values_are_refused_alike(function):
-    # z.real and z.imag of an array are np.real(z) and np.imag(z), refused at the line
-    for differentiate in (autotrace.grad, lambda f: autotrace.function(autotrace.grad(f)),
-                          lambda f: lambda x: autotrace.jvp(f, (x,), (x,))):
-        with pytest.raises(Exception, match="line .*: no (derivative|tangent) rule for "
-                                            "numpy.(real|imag): " + COMPLEX_MESSAGE):
-            differentiate(function)(C)
-
-
-def test_the_parts_of_a_complex_parameter_are_refused_when_it_runs():
-    z = np.exp(1j * C)
-    with pytest.raises(NotImplementedError, match=r"the array's \.real \(as for np\.real\): "
-                                                  + COMPLEX_MESSAGE):
-        autotrace.grad(real_part_of_a_parameter, wrt=1)(C, z)
-    np.testing.assert_allclose(autotrace.grad(real_part_of_a_parameter)(C, z), z.real)
-
-
-def parts_of_a_constant(x):
-    w = np.exp(1j * np.array([0.2, 0.4, 0.6]))
-    return np.sum(w.real * x + w.imag * x ** 2)
-
-
-class Parts:
-    def __init__(self, real, imag):
-        self.real, self.imag = real, imag
-
-
-def modulus_of_parts(x):
-    parts = Parts(x * 2.0, x + 1.0)
-    return np.sum(np.sqrt(parts.real ** 2 + parts.imag ** 2))
-
-
-@pytest.mark.parametrize("function", [parts_of_a_constant, modulus_of_parts])
-def test_parts_that_carry_no_complex_gradient_are_differentiated(function):
-    expected = central_difference(function, C)
-    np.testing.assert_allclose(autotrace.grad(function)(C), expected, rtol=1e-7)
-    np.testing.assert_allclose(autotrace.function(autotrace.grad(function))(C), expected,
-                               rtol=1e-7)
-    tangent = autotrace.forward(function)(C, tangent=np.ones(3))[1]
-    assert tangent == pytest.approx(np.sum(expected))

@@ -135,11 +135,6 @@ def accumulate_attribute(gradient, attribute: str, value, owner=None):
         if owner is not None:
             check_stored(owner, attribute)
         return with_attribute(gradient, attribute, value, add)
-    if attribute in ("real", "imag") and hasattr(owner, "dtype"):  # (np.real's refusal)
-        raise NotImplementedError(
-            f"no derivative rule for the array's .{attribute} (as for np.{attribute}): complex "
-            f"values: autotrace's rules are for real arrays; keep the real and imaginary parts "
-            f"in real arrays of their own")
     raise TypeError(f"cannot take a gradient through attribute {attribute!r} of a "
                     f"{type(owner if owner is not None else gradient).__name__}; "
                     + _ARGUMENT_KINDS)
