@@ -57,13 +57,14 @@ def _basis(shape: tuple, dtype) -> np.ndarray:
     return basis
 
 
-def _array_point(args: tuple, wrt: int, f: Callable, caller: str) -> None:
-    """Refuse a container where a Jacobian of jacrev or jacfwd is taken: they take one array
-    or number."""
+def _array_point(args: tuple, wrt: int, f: Callable, caller: str,
+                 refused: tuple = (tuple, list, dict)) -> None:
+    """Refuse a container (of the `refused` kinds) where a Jacobian of jacrev or jacfwd is
+    taken: they take one array or number (jacrev a list of numbers too, as an array)."""
     if wrt >= len(args):
         raise TypeError(f"autotrace.{caller}({getattr(f, '__name__', f)!r}) is taken with "
                         f"respect to argument {wrt}, but the call passes {len(args)}")
-    if isinstance(args[wrt], (tuple, list, dict)):
+    if isinstance(args[wrt], refused):
         raise TypeError(
             f"autotrace.{caller}({getattr(f, '__name__', f)!r}) is taken with respect to "
             f"argument {wrt}, a {type(args[wrt]).__name__}: it takes one array or number; take "
@@ -129,7 +130,7 @@ def jacrev(f: Callable, wrt: int = 0) -> Callable:
     outputs: dict = {}  # the signature of a call of plain values -> f's output (shape, dtype)
 
     def jacobian(*args):  # (its source is differentiated again: jacfwd(jacrev(f)))
-        _array_point(args, wrt, f, "jacrev")
+        _array_point(args, wrt, f, "jacrev", (dict,))
         shape, dtype = _output_of(f, args, outputs)
         rows = _over_basis(row, len(args), batched, 0)
         result = rows(_basis(shape, dtype), *args)

@@ -28,6 +28,7 @@ import numpy as np
 from autotrace import tracking
 from autotrace.variables import Variable
 from autotrace.runtime.scopes import name_scope
+from autotrace.runtime.state import current_scope
 
 _name_counts: dict = {}
 
@@ -102,7 +103,14 @@ class Module:
             >>> len(model.trainable_variables), len(model.non_trainable_variables)
             (0, 2)
         """
+        scope = current_scope()
+        if scope is not None:  # (a trace that reads it traces again when it changes)
+            scope.flagged[id(self)] = self
         return self._trainable
+
+    def state_label(self) -> str:
+        """How a trace that read the module's flag names it (runtime/object_slots.py)."""
+        return f"module {self.name!r}"
 
     @trainable.setter
     def trainable(self, value) -> None:
@@ -115,7 +123,8 @@ class Module:
         unfreezing makes trainable only the Variables this module froze."""
         for item in _own_state(value, set()):
             if isinstance(item, Module):
-                item.trainable = trainable
+                if item._trainable != trainable:  # (one set already, as one holding this)
+                    item.trainable = trainable
             elif not trainable and item.trainable:
                 item.trainable = False
                 item._frozen_by = self

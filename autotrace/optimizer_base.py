@@ -100,6 +100,9 @@ class Optimizer:
                 f"{self.name}: cannot set the learning rate to a schedule ({value!r}): it is "
                 f"a Variable, which traced steps and checkpoints read; make a new optimizer "
                 f"with the schedule as learning_rate, or assign a number")
+        if np.ndim(value) != 0 or not np.issubdtype(np.asarray(value).dtype, np.number):
+            raise TypeError(f"{self.name}: the learning rate must be a number (or a 0-d array "
+                            f"or Variable), not {value!r}")
         current.assign(value)
 
     # --- what subclasses define --------------------------------------------------------------

@@ -600,3 +600,17 @@ def test_a_method_with_a_users_rule_on_an_object_that_carries_gradient():
     expected = central_difference(lambda w: scaled_by_an_object_built_here(float(w[0]), X),
                                   np.array([2.0]))[0]
     assert autotrace.grad(scaled_by_an_object_built_here)(2.0, X) == pytest.approx(expected)
+
+
+def logged_into_a_dict(tracker, x):
+    history = []
+    logs = {"loss": history}  # (history is read back through the dict)
+    tracker.log(np.sum(x ** 2), history)
+    return logs["loss"][-1] * 2.0
+
+
+def test_a_written_argument_read_back_through_a_container_is_refused():
+    # (the list was taken for one nothing reads afterwards: a zero gradient)
+    with pytest.raises(TransformError, match=r"this call of Tracker\.log \(found only when it "
+                                             r"runs\) changes its argument 'history' in place"):
+        autotrace.grad(logged_into_a_dict, wrt=1)(Tracker(), X)

@@ -303,6 +303,12 @@ def test_setting_the_learning_rate_assigns_its_variable():
     scaled = autotrace.mixed_precision.LossScaleOptimizer(optimizer)
     scaled.learning_rate = 0.5
     assert float(rate) == 0.5
+    for bad in (None, "0.1", [0.1, 0.2]):  # (None was assigned: the rate became NaN)
+        with pytest.raises(TypeError) as raised:
+            optimizer.learning_rate = bad
+        assert str(raised.value) == (f"SGD: the learning rate must be a number (or a 0-d array "
+                                     f"or Variable), not {bad!r}")
+    assert float(rate) == 0.5
 
 
 def test_a_schedule_and_a_number_do_not_replace_each_other():

@@ -143,3 +143,62 @@ def test_a_concrete_function_refuses_a_changed_trainable_flag():
                                         r"Variable 'w' was made non-trainable since the "
                                         r"function was traced\."):
         concrete(2.0)
+
+
+def test_a_batch_normalization_frozen_after_a_trace_runs_in_inference_mode():
+    # (a traced function noted the Variables' flags only: the layer's own, which decides its
+    # mode, was baked into the trace, which kept updating the moving statistics)
+    norm = layers.BatchNormalization(center=False, scale=False)
+    x = np.arange(12.0).reshape(4, 3)
+    normalized = autotrace.function(lambda x: norm(x, training=True))
+    normalized(x)
+    before = np.array(norm.moving_mean.read())
+    norm.trainable = False
+    np.testing.assert_allclose(normalized(x), norm(x, training=False))
+    np.testing.assert_array_equal(norm.moving_mean.read(), before)
+    assert normalized.trace_count == 2
+
+
+class _Configured(autotrace.Module):
+    """Holds an object that refers back to it (a config with an owner)."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = layers.Dense(2)
+        self.config = type("Config", (), {})()
+        self.config.owner = self
+        self.dense.parent = self
+
+    def call(self, x):
+        return self.dense(x)
+
+
+def test_freezing_a_module_that_objects_it_holds_refer_back_to():
+    # (each module set walked again from its own attributes: RecursionError)
+    module = _Configured()
+    module(np.ones((1, 3)))
+    module.trainable = False
+    assert module.trainable_variables == [] and len(module.non_trainable_variables) == 2
+    module.trainable = True
+    assert len(module.trainable_variables) == 2
+
+
+class _Wrapping(layers.Layer):
+    """A layer whose call passes its keywords on: it takes training, as Keras reads it."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = layers.BatchNormalization()
+
+    def call(self, inputs, **kwargs):
+        return self.norm(inputs, **kwargs)
+
+
+def test_a_layer_whose_call_takes_keywords_gets_training():
+    layer = _Wrapping()
+    x = np.arange(12.0).reshape(4, 3)
+    layer(x, training=True)
+    assert not np.allclose(layer.norm.moving_mean.read(), 0.0)
+    model = layers.Sequential([_Wrapping()])
+    model(x, training=True)
+    assert not np.allclose(model.layers[0].norm.moving_mean.read(), 0.0)

@@ -331,3 +331,7 @@ def test_an_op_with_no_batched_form_over_an_empty_batch():
     assert result.shape == (0, 3) and result.dtype == np.float64
     gradients = autotrace.vmap(autotrace.grad(lambda x: np.sum(f(x))))(np.zeros((0, 3)))
     assert gradients.shape == (0, 3)
+
+
+def test_jacrev_of_a_list_of_numbers_is_taken_as_an_array():
+    np.testing.assert_allclose(autotrace.jacrev(lambda p: p[0] * p[1])([2.0, 3.0]), [3.0, 2.0])

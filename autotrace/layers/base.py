@@ -217,21 +217,26 @@ _IMAGES = ("4 (batch, height, width, channels) or (batch, channels, height, widt
 
 
 def takes_keyword(layer, keyword: str) -> bool:
-    """Whether the `call` of `layer` (a layer, a Module, or a function) names a parameter
-    `keyword` (training, mask), as Keras reads it from the signature."""
+    """Whether the `call` of `layer` (a layer, a Module, or a function) takes a parameter
+    `keyword` (training, mask): one of that name, or **kwargs, as Keras reads the signature."""
     call = getattr(layer, "call", layer)
     method = getattr(call, "__func__", None)
-    if method is not None:  # a class's method: its signature read once
-        return keyword in _parameter_names(method)
-    return keyword in _parameter_names.__wrapped__(call)
+    names = _parameter_names(method) if method is not None else (  # (a method: read once)
+        _parameter_names.__wrapped__(call))
+    return keyword in names or _ANY_KEYWORD in names
+
+
+_ANY_KEYWORD = "**"  # (among a signature's names: it takes **kwargs)
 
 
 @functools.lru_cache(maxsize=1024)
 def _parameter_names(function) -> frozenset:
     try:
-        return frozenset(inspect.signature(function).parameters)
+        parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
         return frozenset()
+    return frozenset(_ANY_KEYWORD if parameter.kind is inspect.Parameter.VAR_KEYWORD
+                     else parameter.name for parameter in parameters)
 
 
 # Whether a layer takes a keyword is a Python fact, with no gradient.

@@ -134,18 +134,17 @@ def _text(node) -> str:
     return to_source(node).strip()
 
 
-def arguments_read_after(call, statement, later: set, sources: dict) -> tuple:
-    """The positions and keywords of `call`'s arguments (in `statement`, A-normal form) whose
-    memory the caller may read after the call: every one but a name no later statement reads
-    (`later`, the names live after it), that no other name was bound from or to (`sources`:
-    name -> the value assigned to it)."""
-    aliased = {value.id for value in sources.values() if isinstance(value, gast.Name)}
-
+def arguments_read_after(call, later: set, sources: dict, loads) -> tuple:
+    """The positions and keywords of `call`'s arguments (A-normal form) whose memory the
+    caller may read after the call: every one but a name of a list, dict or array the
+    function made (`sources`: name -> the value assigned to it) that nothing after the call
+    reads (`later`, the names live after it) and that the function reads nowhere else
+    (`loads`: name -> how many times it is read), where no other name or container could have
+    taken it."""
     def read(argument) -> bool:
         return not isinstance(argument, gast.Name) or argument.id in later or \
-            argument.id in aliased or not isinstance(sources.get(argument.id), (gast.Call,
-                                                                                gast.List,
-                                                                                gast.Dict))
+            loads[argument.id] != 1 or not isinstance(sources.get(argument.id), (
+                gast.Call, gast.List, gast.Dict))
     return tuple([index for index, argument in enumerate(call.args) if read(argument)]
                  + [keyword.arg for keyword in call.keywords if read(keyword.value)])
 

@@ -18,6 +18,7 @@ v` after `buf = self.buf`) and `setattr`.
 """
 from __future__ import annotations
 
+import collections
 import copy
 import inspect
 import sys
@@ -378,6 +379,8 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
     assigned = assignments(nodes)
     aliases = global_aliases(nodes, namespace, assigned)
     later = live_after(body)
+    loads = collections.Counter(n.id for n in nodes if isinstance(n, gast.Name)
+                                and isinstance(n.ctx, gast.Load))
     for block in statement_blocks(body):
         for index in reversed(range(len(block))):
             statement = block[index]
@@ -429,7 +432,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                           gast.Constant(value=location.line_of(statement), kind=None),
                           gast.Constant(value=isinstance(statement, gast.Expr), kind=None),
                           gast.Constant(value=arguments_read_after(
-                              call, statement, later.get(id(statement), set()), sources),
+                              call, later.get(id(statement), set()), sources, loads),
                               kind=None)],
                     keywords=[]))
                 for node in walk(guard):
