@@ -99,3 +99,20 @@ def test_the_gradient_lives_on_the_triangle_read():
     assert np.all(np.tril(upper, -1) == 0.0) and np.any(np.triu(upper, 1) != 0.0)
     values = autotrace.grad(lambda m: np.sum(np.linalg.eigvalsh(m, UPLO="u") ** 3))(a)
     assert np.all(np.tril(values, -1) == 0.0)
+
+
+@pytest.mark.parametrize("function", [
+    lambda a: np.sum(np.linalg.eigvalsh(a) ** 2 * np.arange(1.0, 4.0)),
+    lambda a: np.sum(np.abs(np.linalg.eigh(a)[1]) ** 2 * np.linalg.eigh(a)[0]),
+    lambda a: np.sum(np.linalg.cholesky(a))])
+def test_a_complex_hermitian_matrix_is_refused(function):
+    # (the rules take no conjugates: d/dRe a[1,1] gave 42.95-21.0j for 58.0, silently)
+    rng = np.random.default_rng(0)
+    b = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    hermitian = b @ b.conj().T + 3 * np.eye(3)
+    for derivative in (lambda: autotrace.grad(function)(hermitian),
+                       lambda: autotrace.forward(function)(hermitian, tangent=np.eye(3) + 0j)):
+        with pytest.raises(TypeError, match=r"^the derivatives of np\.linalg\.cholesky, "
+                                                      r"eigh and eigvalsh are those of a real "
+                                                      r"symmetric matrix"):
+            derivative()

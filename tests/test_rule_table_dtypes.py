@@ -83,6 +83,10 @@ REAL_RULES = {
                      "linalg.svdvals", "linalg.svdvals/batched", "helper:svd_gap_inverse",
                      "helper:real_singular_values"],
                     "the singular value decomposition of a complex matrix is refused"),
+    **dict.fromkeys(["linalg.cholesky", "linalg.cholesky/lower-filled", "linalg.cholesky/batched",
+                     "linalg.cholesky/upper", "linalg.eigh", "linalg.eigh/lower-filled",
+                     "linalg.eigh/batched", "linalg.eigvalsh"],
+                    "the derivatives of a complex Hermitian matrix's are refused (no conjugates)"),
 }
 
 # Corpus functions that autotrace.function traces in float64 but not in float32 (none now:

@@ -953,14 +953,26 @@ def returns_a_folded_array_twice_and_a_view(x):
     return A, A, A[1:], B.T, B
 
 
-def test_outputs_numpy_gives_as_one_array_stay_one_after_a_fold():
+def returns_views_before_the_folded_array(x):
+    A = x * 1.0
+    B = A[1:]
+    return B, B[::2], A.reshape(2, 2), A
+
+
+@pytest.mark.parametrize("function", [returns_a_folded_array_twice_and_a_view,
+                                      returns_views_before_the_folded_array])
+def test_outputs_numpy_gives_as_one_array_stay_one_after_a_fold(function):
     x = np.arange(4.0)
-    got = at.function(returns_a_folded_array_twice_and_a_view)(x)
-    want = returns_a_folded_array_twice_and_a_view(x)
-    for i in range(5):
+    got, want = at.function(function)(x), function(x)
+    for i in range(len(want)):
         assert not np.shares_memory(got[i], x)
+        np.testing.assert_array_equal(got[i], want[i])
         for j in range(i):
             assert np.shares_memory(got[i], got[j]) == np.shares_memory(want[i], want[j]), (i, j)
+    if function is returns_views_before_the_folded_array:
+        got[-1][2] = -1.0
+        assert got[0][1] == -1.0 and got[2][1, 0] == -1.0
+        return
     assert got[0] is got[1]
     got[0][1] = -1.0
     np.testing.assert_array_equal(got[2], [-1.0, 2.0, 3.0])

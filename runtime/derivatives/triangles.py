@@ -16,12 +16,24 @@ from __future__ import annotations
 from ..devices import array_module
 
 
+def _real(x) -> None:
+    """Refuse a complex (Hermitian) matrix: the rules take no conjugates, so its derivatives
+    would be wrong."""
+    if "complex" in str(getattr(x, "dtype", "")):  # (any array library's dtype)
+        raise TypeError(
+            "the derivatives of np.linalg.cholesky, eigh and eigvalsh are those of a real "
+            "symmetric matrix; of a complex Hermitian one they would need conjugates autotrace "
+            "does not take: keep the real and imaginary parts apart (for eigenvalues, the "
+            "real matrix [[A.real, -A.imag], [A.imag, A.real]] has each of A's twice)")
+
+
 def _reads_upper(triangle) -> bool:
     return triangle is True or (isinstance(triangle, str) and triangle.upper() == "U")
 
 
 def symmetric_read(x, triangle="L"):
     """The symmetric matrix NumPy reads from `x`: its lower (or upper) triangle, mirrored."""
+    _real(x)
     xp = array_module(x)
     if _reads_upper(triangle):
         return xp.triu(x) + xp.swapaxes(xp.triu(x, k=1), -1, -2)
@@ -31,6 +43,7 @@ def symmetric_read(x, triangle="L"):
 def symmetric_read_adjoint(g, triangle="L"):
     """The transpose of `symmetric_read`: g plus its transpose on the triangle read (the
     diagonal counted once), zero on the other."""
+    _real(g)
     xp = array_module(g)
     if _reads_upper(triangle):
         return xp.triu(g) + xp.triu(xp.swapaxes(g, -1, -2), k=1)

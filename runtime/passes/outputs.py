@@ -137,7 +137,9 @@ class FreshOutputs:
                 buffers & found[earlier] and not expected[index] & expected[earlier]
                 for earlier in range(index))
             if from_caller - allowed or shares_other_output:
-                outputs[index] = made.fresh(outputs[index], expected[index])
+                shared = any(expected[index] & expected[other]
+                             for other in range(len(expected)) if other != index)
+                outputs[index] = made.fresh(outputs[index], expected[index], shared)
                 found[index] = frozenset([("new", outputs[index])])
         if not copies:
             return optimized
@@ -155,35 +157,53 @@ class _Copies:
         self.producer = {var: equation for equation in graph.equations
                          for var in equation.outputs}
 
-    def fresh(self, value, wanted: frozenset):
+    def fresh(self, value, wanted: frozenset, shared: bool = False):
         """A value equal to `value` in new memory, shared with the copies made for outputs
-        whose traced buffers meet `wanted`."""
+        whose traced buffers meet `wanted`. shared: another output's traced buffers meet them
+        (`return A[1:], A`): a view is taken again of a copy of what it views, which that
+        output's copy then is too."""
         again = self._again(value, wanted)
         if again is not None:
             return again
+        root = self._viewed_root(value) if shared else None
+        if root is not None:
+            self.made[root] = (self.fresh(root, wanted), wanted)
+            return self._again(value, wanted)
         fresh = Var(value.aval)
         self.copies.append(Equation(_fresh_copy(value), (value,), {}, (fresh,)))
         if isinstance(value, Var):
             self.made[value] = (fresh, wanted)
         return fresh
 
-    def _again(self, value, wanted):
-        if not isinstance(value, Var):
-            return None
-        if value in self.made and self.made[value][1] & wanted:
-            return self.made[value][0]
+    def _viewed_root(self, value):
+        """The value that `value`, a view (of a view...) of one value, views; None for no
+        view."""
+        root = value
+        while isinstance(root, Var) and (viewed := self._viewed(root)) is not None:
+            root = viewed
+        return root if root is not value else None
+
+    def _viewed(self, value):
+        """The one value whose memory the equation making `value` views, or None."""
         equation = self.producer.get(value)
         if equation is None or equation.primitive.fresh or "out" in equation.attrs \
                 or len(equation.outputs) != 1:
             return None
         viewed = [v for v in viewed_inputs(equation) if isinstance(v, Var)]
-        if len(viewed) != 1:
+        return viewed[0] if len(viewed) == 1 else None
+
+    def _again(self, value, wanted):
+        if not isinstance(value, Var):
             return None
-        base = self._again(viewed[0], wanted)
+        if value in self.made and self.made[value][1] & wanted:
+            return self.made[value][0]
+        viewed = self._viewed(value)
+        base = None if viewed is None else self._again(viewed, wanted)
         if base is None:
             return None
+        equation = self.producer[value]
         view = Var(value.aval)
-        inputs = tuple(base if v is viewed[0] else v for v in equation.inputs)
+        inputs = tuple(base if v is viewed else v for v in equation.inputs)
         self.copies.append(Equation(equation.primitive, inputs, equation.attrs, (view,)))
         self.made[value] = (view, wanted)
         return view
