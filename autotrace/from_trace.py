@@ -42,7 +42,7 @@ from autotrace.traced_function import _positional_names
 from autotrace.trace_errors import explain_trace_error, raised_by_user_code
 from autotrace.runtime.ops import source_globals
 from autotrace.runtime.execution.graph_python import UnprintableGraphError, graph_statements
-from autotrace.runtime.user_frames import user_site
+from autotrace.runtime.user_frames import code_site
 from autotrace.runtime.tracing.signature import ParameterBinding
 from autotrace.runtime.containers import rebuild
 from autotrace.runtime.derivatives.structure import _is_traced
@@ -391,9 +391,9 @@ def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tu
                                           reserved=parameter_names | set(_SEEDS))
     except UnprintableGraphError as unprintable:
         saved = "stack" in str(unprintable)  # (a traced `if` or loop's derivative's stack)
-        filename, _, line = user_site().rpartition(":")
-        if filename.startswith("<autotrace"):  # (generated code: the user's line is unknown)
-            filename, line = "", ""
+        filename, line = code_site() or (None, None)
+        if filename is not None and filename.startswith("<autotrace"):
+            filename, line = None, None  # (generated code: the user's line is unknown)
         raise TransformError(
             f"{_cannot_read(function)}, but its trace holds {unprintable}"
             + (" (the values a derivative of a traced `if` or loop saves), which a derivative "
@@ -401,7 +401,7 @@ def traced_source(function, args: tuple, kwargs: dict, wrt: WithRespectTo) -> tu
             + (". Differentiate inside the vmap instead (autotrace.vmap(autotrace.hessian(f)), "
                "or jacfwd(jacfwd(f)), which nest through traced control flow)"
                if saved and _is_vmap(function) else ""),
-            filename or None, int(line) if line.isdigit() else None) from None
+            filename, line) from None
     result = _result_source(structure.template, outputs, namespace)
     signature = ", ".join(_signature_text(parameters))
     name = python_name(getattr(function, "__name__", "f"))

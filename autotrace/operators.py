@@ -13,7 +13,7 @@ from typing import Callable
 from autotrace.conversion import for_tracing
 from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
-from autotrace.runtime.user_frames import user_site
+from autotrace.runtime.user_frames import code_site, user_site
 from autotrace.runtime.containers import zeros_like
 from autotrace.runtime.derivatives.structure import seed
 from autotrace.runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
@@ -58,10 +58,9 @@ def _generate_from_source(build, f: Callable, wrt: WithRespectTo, optimized: boo
                           implicit: bool = False, **options) -> Callable:
     hint = getattr(f, "__autotrace_no_rule_hint__", None) if inspect.isfunction(f) else None
     if hint is not None:  # a function of autotrace's that is not differentiated
-        site = user_site()
-        filename, _, line = site.rpartition(":")
+        filename, line = code_site() or (None, None)
         raise TransformError(f"autotrace cannot differentiate {f.__name__}: {hint}",
-                             filename or site, int(line) if line.isdigit() else None)
+                             filename, line)
     traced = getattr(f, "__autotrace_python_function__", None)
     if inspect.ismethod(traced):  # autotrace.function of a method: the method, bound
         f = traced

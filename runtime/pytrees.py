@@ -237,7 +237,7 @@ class PyTreeDef:
         if kind is list:
             return f"[{', '.join(children)}]"
         if issubclass(kind, dict) and kind not in _REGISTERED:
-            items = ", ".join(f"{key!r}: {text}" for key, text in zip(_keys(self), children))
+            items = ", ".join(f"{key!r}: {text}" for key, text in zip(dict_keys(self), children))
             return "{" + items + "}" if kind is dict else f"{kind.__name__}({{{items}}})"
         if is_namedtuple_type(kind) and kind not in _REGISTERED:
             fields = ", ".join(f"{name}={text}" for name, text in zip(kind._fields, children))
@@ -247,7 +247,7 @@ class PyTreeDef:
         return f"{kind.__name__}([{', '.join(children)}])"
 
 
-def _keys(structure: PyTreeDef) -> tuple:
+def dict_keys(structure: PyTreeDef) -> tuple:
     """The keys of a dict node, in the order of its children."""
     return structure.aux[1] if structure.kind is collections.defaultdict else structure.aux
 
@@ -262,7 +262,7 @@ def _hashable(aux):
 
 def _child_label(structure: PyTreeDef, index: int) -> str:
     if issubclass(structure.kind, dict) and structure.kind not in _REGISTERED:
-        return repr(_keys(structure)[index])
+        return repr(dict_keys(structure)[index])
     return str(index)
 
 

@@ -11,12 +11,10 @@ The functions whose rules read these are named here too, for those rules to name
 """
 from __future__ import annotations
 
-import collections
-
 from ..containers import (field_names, is_dataclass_instance, new_dataclass, rebuild,
                           zeros_like)
 from ..state import holds_state
-from ..pytrees import (PyTreeDef, node_of, registered, tree_flatten,  # noqa: F401 (the
+from ..pytrees import (PyTreeDef, dict_keys, node_of, registered, tree_flatten,  # noqa: F401 (the
                        tree_leaves, tree_structure, tree_unflatten)  # functions of the rules)
 from .objects import ObjectGradient
 from .structure import NO_GRADIENT, by_attribute, holder_of
@@ -37,22 +35,22 @@ def _gather(gradient, tree, structure, found: list) -> None:
         found.append(zeros_like(tree) if gradient is None else gradient)
         return
     children = node_of(tree)[0]
+    keys = dict_keys(structure) if isinstance(tree, dict) else None
     for index, (child, below) in enumerate(zip(children, structure.children)):
-        _gather(_child_gradient(gradient, tree, index, child), child, below, found)
+        _gather(_child_gradient(gradient, tree, index, child, keys), child, below, found)
 
 
-def _child_gradient(gradient, tree, index: int, child):
+def _child_gradient(gradient, tree, index: int, child, keys):
     """The gradient of child number `index` of the node `tree` (in node_of's order), within
-    tree's `gradient`."""
+    tree's `gradient`; keys: a dict node's, in that order."""
     if gradient is None:
         return None
     if isinstance(gradient, ObjectGradient):  # a registered type's, by attribute
         return gradient.get(holder_of(tree, index, child))
     if registered(type(tree)) is not None and type(gradient) is type(tree):
         return node_of(gradient)[0][index]  # (one given as an instance of its type)
-    if isinstance(tree, dict):
-        return gradient.get(node_of(tree)[1][-1][index] if _has_factory(tree)
-                            else node_of(tree)[1][index])
+    if keys is not None:
+        return gradient.get(keys[index])
     return gradient[index]
 
 
@@ -70,7 +68,7 @@ def _built(gradients, tree, structure):
     if structure.kind is None:
         gradient = next(gradients)
         return zeros_like(tree) if gradient is None or gradient is NO_GRADIENT else gradient
-    children, aux, _ = node_of(tree)
+    children = node_of(tree)[0]
     built = [_built(gradients, child, below)
              for child, below in zip(children, structure.children)]
     if registered(type(tree)) is not None:
@@ -85,11 +83,6 @@ def _built(gradients, tree, structure):
     if tree is None:
         return None
     if isinstance(tree, dict):
-        by_key = dict(zip(aux[-1] if _has_factory(tree) else aux, built))
+        by_key = dict(zip(dict_keys(structure), built))
         return rebuild(tree, ((key, by_key[key]) for key in tree))
     return rebuild(tree, built)
-
-
-def _has_factory(tree) -> bool:
-    """Whether node_of gives the dict `tree` aux data of (factory, keys): a defaultdict."""
-    return type(tree) is collections.defaultdict

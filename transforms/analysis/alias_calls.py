@@ -282,35 +282,36 @@ def _read_beside(statement, call) -> dict:
     inside = {id(node) for node in gast.walk(call)}
     parents = {id(child): node for node in gast.walk(statement)
                for child in gast.iter_child_nodes(node)}
+    holding = set()  # the call's enclosing nodes, up to the expression's root (no statement)
+    node = call
+    while id(node) in parents and not isinstance(parents[id(node)], gast.stmt):
+        node = parents[id(node)]
+        holding.add(id(node))
     end = (call.end_lineno, call.end_col_offset)
     found = {}
     for node in gast.walk(statement):
         if not isinstance(node, gast.Name) or not isinstance(node.ctx, gast.Load) or \
                 id(node) in inside:
             continue
-        if (node.lineno, node.col_offset) >= end or not isinstance(statement, gast.Expr) and \
-                not _in_expression_with(node, call, parents):
-            found.setdefault(node.id, node)  # after the call, or in a block run after the head
-            continue
         held = node  # what the enclosing expression keeps of it: itself, an item, a view
         while id(held) in parents and isinstance(parents[id(held)], (
                 gast.Subscript, gast.Attribute)) and parents[id(held)].value is held:
             held = parents[id(held)]
-        if id(held) in parents and id(call) in {id(n) for n in gast.walk(parents[id(held)])}:
+        in_expression = _up_to_statement(node, parents) == _up_to_statement(call, parents)
+        if (node.lineno, node.col_offset) >= end or not isinstance(statement, gast.Expr) \
+                and not in_expression:
+            found.setdefault(node.id, node)  # after the call, or in a block run after the head
+        elif id(parents.get(id(held))) in holding:
             found.setdefault(node.id, node)  # kept by the expression that makes the call too
     return found
 
 
-def _in_expression_with(node, call, parents) -> bool:
-    """Whether `node` is in the same expression of its statement as `call` (not in a block
-    of statements the statement holds)."""
-    while id(node) in parents:
+def _up_to_statement(node, parents):
+    """The statement-level expression holding `node`: its outermost ancestor below a
+    statement."""
+    while id(node) in parents and not isinstance(parents[id(node)], gast.stmt):
         node = parents[id(node)]
-        if isinstance(node, gast.stmt):
-            return False
-        if id(call) in {id(n) for n in gast.walk(node)}:
-            return True
-    return False
+    return node
 
 
 def _walk(statements):
