@@ -77,25 +77,33 @@ def _float_dtype(value) -> np.dtype:
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
 
 
-def _output_of(f, args: tuple, outputs: dict) -> tuple:
-    """(shape, dtype) of f's array output for `args`: f runs once a signature of plain values
-    (kept in `outputs`), and each time it is traced."""
-    key = None if any(is_traced(arg) for arg in args) else signature_of(args)
+def _output_of(f, args: tuple, kwargs: dict, outputs: dict) -> tuple:
+    """(shape, dtype) of f's array output for `args` and `kwargs`: f runs once a signature of
+    plain values (kept in `outputs`), and each time it is traced."""
+    traced = any(is_traced(value) for value in (*args, *kwargs.values()))
+    key = None if traced else signature_of(args, kwargs)
     shape_and_dtype = outputs.get(key) if key is not None else None
     if shape_and_dtype is None:  # (traced: run as converted for tracing, its `if`s traced)
-        output = _array_output(as_run_now(f)(*args), f, "jacrev")
+        output = _array_output(as_run_now(f)(*args, **kwargs), f, "jacrev")
         shape_and_dtype = np.shape(output), _float_dtype(output)
         if key is not None:
             outputs[key] = shape_and_dtype
     return shape_and_dtype
 
 
-def _over_basis(function, count: int, batched: dict, out_axes: int):
-    """vmap(function) over its first argument, a basis, for calls of `count` more arguments
-    (made once a count, kept in `batched`)."""
-    if count not in batched:
-        batched[count] = vmap(function, in_axes=(0, *[None] * count), out_axes=out_axes)
-    return batched[count]
+def _over_basis(function, count: int, names: tuple, batched: dict, out_axes: int):
+    """vmap(function) over its first argument, a basis, for calls of `count` more positional
+    arguments and then the values of the keyword arguments `names`, which it passes to
+    `function` by name (made once a count and names, kept in `batched`). The keyword
+    arguments are passed positionally so that vmap holds them fixed, as JAX's jacrev does."""
+    key = (count, names)
+    if key not in batched:
+        def by_name(unit, *arguments):
+            keywords = dict(zip(names, arguments[count:]))
+            return function(unit, *arguments[:count], **keywords)
+        batched[key] = vmap(by_name if names else function,
+                            in_axes=(0, *[None] * (count + len(names))), out_axes=out_axes)
+    return batched[key]
 
 
 # A Jacobian differentiated again (jacfwd(jacrev(f))) differentiates the source of jacrev's
@@ -113,6 +121,8 @@ def jacrev(f: Callable, wrt: int = 0) -> Callable:
 
     Returns:
         a function of f's arguments giving an array of shape `output.shape + input.shape`.
+        Keyword arguments of a call are passed on to f, held fixed (not differentiated, and
+        not batched by the vmap over the basis), as JAX's are.
 
     Examples:
         >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))
@@ -124,16 +134,17 @@ def jacrev(f: Callable, wrt: int = 0) -> Callable:
 
     seed_keyword = derivative_record(gradient).seed  # (dy_ for a derivative's: jacrev(grad(f)))
 
-    def row(seed, *args):
-        return gradient(*args, **{seed_keyword: seed})
+    def row(seed, *args, **kwargs):
+        return gradient(*args, **kwargs, **{seed_keyword: seed})
     batched: dict = {}
     outputs: dict = {}  # the signature of a call of plain values -> f's output (shape, dtype)
 
-    def jacobian(*args):  # (its source is differentiated again: jacfwd(jacrev(f)))
+    def jacobian(*args, **kwargs):  # (its source is differentiated again: jacfwd(jacrev(f)))
         _array_point(args, wrt, f, "jacrev", (dict,))
-        shape, dtype = _output_of(f, args, outputs)
-        rows = _over_basis(row, len(args), batched, 0)
-        result = rows(_basis(shape, dtype), *args)
+        shape, dtype = _output_of(f, args, kwargs, outputs)
+        names = tuple(kwargs)
+        rows = _over_basis(row, len(args), names, batched, 0)
+        result = rows(_basis(shape, dtype), *args, *kwargs.values())
         return np.reshape(result, (*shape, *np.shape(args[wrt])))
     jacobian.__name__ = f"jacrev_{python_name(getattr(f, '__name__', 'f'))}"
     return jacobian
@@ -154,15 +165,15 @@ def jacfwd(f: Callable, wrt: int = 0) -> Callable:
     tangent_of = forward(f, wrt=wrt)
     seed_keyword = derivative_record(tangent_of).seed  # (tangent_ for a derivative's)
 
-    def column(tangent, *args):
-        return tangent_of(*args, **{seed_keyword: tangent})[1]
+    def column(tangent, *args, **kwargs):
+        return tangent_of(*args, **kwargs, **{seed_keyword: tangent})[1]
     batched: dict = {}
 
-    def jacobian(*args):  # (its source is differentiated again: jacrev(jacfwd(f)))
+    def jacobian(*args, **kwargs):  # (its source is differentiated again: jacrev(jacfwd(f)))
         _array_point(args, wrt, f, "jacfwd")
-        columns = _over_basis(column, len(args), batched, -1)
+        columns = _over_basis(column, len(args), tuple(kwargs), batched, -1)
         point = args[wrt]
-        result = columns(_basis(np.shape(point), _float_dtype(point)), *args)
+        result = columns(_basis(np.shape(point), _float_dtype(point)), *args, *kwargs.values())
         output = _array_output(result, f, "jacfwd")
         return np.reshape(output, (*np.shape(output)[:-1], *np.shape(point)))
     jacobian.__name__ = f"jacfwd_{python_name(getattr(f, '__name__', 'f'))}"

@@ -335,3 +335,41 @@ def test_an_op_with_no_batched_form_over_an_empty_batch():
 
 def test_jacrev_of_a_list_of_numbers_is_taken_as_an_array():
     np.testing.assert_allclose(autotrace.jacrev(lambda p: p[0] * p[1])([2.0, 3.0]), [3.0, 2.0])
+
+
+def powered(x, scale=1.0, *, power=2):
+    return scale * np.sin(x) ** power
+
+
+@pytest.mark.parametrize("caller", ["jacrev", "jacfwd"])
+def test_keyword_arguments_are_passed_to_f_and_held_fixed(caller):
+    # (as JAX's: they are not differentiated, and not batched by the vmap over the basis)
+    x = np.array([0.5, -1.0, 2.0])
+    expected = np.stack([central_difference(lambda v: powered(v, 3.0, power=3)[i], x)
+                         for i in range(3)])
+    np.testing.assert_allclose(getattr(autotrace, caller)(powered)(x, scale=3.0, power=3),
+                               expected, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("nested", NESTED.values(), ids=NESTED.keys())
+def test_keyword_arguments_reach_f_through_nested_jacobians(nested):
+    x = np.array([0.5, -1.0, 2.0])
+    jacobian = autotrace.jacrev(powered)
+    want = np.stack([(jacobian(x + step, 3.0, power=3) - jacobian(x - step, 3.0, power=3))
+                     / 2e-6 for step in 1e-6 * np.eye(3)], axis=-1)
+    np.testing.assert_allclose(nested(powered)(x, power=3, scale=3.0), want, rtol=1e-6,
+                               atol=1e-8)
+
+
+def test_keyword_arguments_of_a_traced_jacobian_retrace_by_value():
+    jacobian = autotrace.function(autotrace.jacrev(powered))
+    x = np.array([0.5, -1.0])
+    for scale in (np.array(2.0), np.array(5.0), 7.0):
+        np.testing.assert_allclose(jacobian(x, scale=scale, power=3),
+                                   np.diag(3.0 * scale * np.sin(x) ** 2 * np.cos(x)),
+                                   rtol=1e-12)
+    batched = autotrace.vmap(autotrace.jacfwd(powered))(np.stack([x, 2 * x]),
+                                                        scale=np.array([1.0, 4.0]))
+    np.testing.assert_allclose(batched, [np.diag(2 * np.sin(x) * np.cos(x)),
+                                         np.diag(8 * np.sin(2 * x) * np.cos(2 * x))],
+                               rtol=1e-12)
