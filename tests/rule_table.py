@@ -30,7 +30,7 @@ import numpy as np
 
 from autotrace.runtime.derivatives import adjoint_ops as ops
 from autotrace.runtime.derivatives import adjoint_products as products
-from autotrace.runtime.derivatives import scans, triangles
+from autotrace.runtime.derivatives import scans, structural_adjoints, triangles
 from tests.rule_table_nn import nn_table
 
 
@@ -490,6 +490,9 @@ TABLE += [
     E("roll/axes", np.roll, normal((3, 4)), dict(shift=(1, -2), axis=(0, 1))),
     E("broadcast_to", np.broadcast_to, lambda rng: (rng.standard_normal((3, 1)), (2, 3, 4))),
     E("broadcast_arrays", np.broadcast_arrays, normal((3, 1), (4,), None)),
+    E("meshgrid", np.meshgrid, normal((3,), (2, 2), (4,))),
+    E("meshgrid/ij-sparse", np.meshgrid, normal((3,), (2,)), dict(indexing="ij", sparse=True)),
+    E("meshgrid/one", np.meshgrid, normal((3,))),
     E("atleast_1d/float", np.atleast_1d, normal(None)),
     E("atleast_1d/several", np.atleast_1d, normal(None, (2, 3))),
     E("atleast_2d", np.atleast_2d, normal((3,))),
@@ -634,6 +637,18 @@ TABLE += [
     E("helper:broadcast_each_like", ops.broadcast_each_like,
       _with(lambda rng: [rng.standard_normal(3), rng.standard_normal((2, 1))],
             lambda rng: [rng.standard_normal((2, 3)), rng.standard_normal((2, 3))]), wrt=(_G,)),
+    E("helper:meshgrid_adjoint", structural_adjoints.meshgrid_adjoint,
+      _with(lambda rng: [rng.standard_normal((2, 3)), rng.standard_normal((2, 3))],
+            lambda rng: (rng.standard_normal(3), rng.standard_normal((1, 2)))), wrt=(_G,)),
+    E("helper:meshgrid_adjoint/ij-sparse", structural_adjoints.meshgrid_adjoint,
+      _with(lambda rng: [rng.standard_normal((3, 1)), rng.standard_normal((1, 2))],
+            lambda rng: (rng.standard_normal(3), rng.standard_normal(2))), dict(indexing="ij"),
+      wrt=(_G,)),
+    E("helper:meshgrid_tangent", structural_adjoints.meshgrid_tangent,
+      lambda rng: ([rng.standard_normal(3), rng.standard_normal(2)],), wrt=(_G,)),
+    E("helper:meshgrid_tangent/sparse", structural_adjoints.meshgrid_tangent,
+      lambda rng: ([rng.standard_normal(3), rng.standard_normal(2), rng.standard_normal(4)],),
+      dict(sparse=True, indexing="ij"), wrt=(_G,)),
     E("helper:unreduce", ops.unreduce, normal((3,), (3, 4)), dict(axis=1), wrt=(_G,)),
     E("helper:unreduce/keepdims", ops.unreduce, normal((1, 4), (3, 4)),
       dict(axis=0, keepdims=True), wrt=(_G,)),

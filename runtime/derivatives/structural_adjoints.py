@@ -17,6 +17,7 @@ from ..array_api import numpy_dtype
 from .dtypes import gradient_dtype, real_dtype
 from .structure import _is_traced
 from ..devices import add_at as add_at_in_place, array_module, set_at
+from ..primitives.grids import check_indexing, grid_axis
 from ..primitives.index import add_at, as_array, get_item, set_item
 from ..primitives.insert import delete_sources, insert_sources  # noqa: F401 (delete_sources: for rules)
 from ..primitives.pad import pad_sides
@@ -460,3 +461,33 @@ def _fold_memory_order(arguments):
 
 
 memory_order.__autotrace_fold__ = _fold_memory_order
+
+
+def meshgrid_adjoint(gs, xs, indexing="xy", copy=True):
+    """The gradients of `xs` from those, `gs`, of np.meshgrid(*xs, indexing=indexing)'s grids,
+    dense or sparse: each grid's summed over every axis but the one its argument runs along,
+    in its argument's shape. Refuses copy=False, as meshgrid_tangent does."""
+    if not copy:
+        raise NotImplementedError(_MESHGRID_VIEWS)
+    count = len(xs)
+    gradients = []
+    for k, (g, x) in enumerate(zip(gs, xs)):
+        axis = grid_axis(k, count, check_indexing(indexing))
+        xp = array_module(g)
+        summed = xp.sum(g, axis=tuple(i for i in range(count) if i != axis))
+        gradients.append(xp.reshape(summed, np.shape(x)))
+    return gradients
+
+
+def meshgrid_tangent(ts, sparse=False, indexing="xy", copy=True):
+    """The tangent of np.meshgrid's grids from its arguments' tangents `ts`: their grids, as
+    a tuple (NumPy 2's kind). The grids of copy=False are views of the arguments, which the
+    transforms do not follow: refused, as in the adjoint."""
+    if not copy:
+        raise NotImplementedError(_MESHGRID_VIEWS)
+    return tuple(array_module(ts[0]).meshgrid(*ts, sparse=sparse, indexing=indexing))
+
+
+_MESHGRID_VIEWS = ("autotrace does not differentiate np.meshgrid(..., copy=False): its grids "
+                   "are views of its arguments; drop copy=False")
+

@@ -7,7 +7,7 @@ enters records and binds NumPy calls to them; the families define them, each fac
 row: `elementwise` (every ufunc, one row of facts each,
 plus where, clip, astype...; `same_sizes` checks that dimensions of unknown size meeting in
 broadcasting are equal), `reduce` (sums, extrema, scans), `shape` (reshape, transpose,
-creation...), `index` and `insert` (x[i], x[i] = v), `linalg` (matmul, einsum, np.linalg), and
+creation...), `grids` (np.meshgrid, of shape ops), `index` and `insert` (x[i], x[i] = v), `linalg` (matmul, einsum, np.linalg), and
 autotrace's own array functions: `convolution` and `pooling` (with `windows`, their geometry),
 `special` (erf), `keyed_random` and `recompute_barrier` (gradient checkpointing's barrier).
 `batching` says what an op's batching rule (autotrace.vmap) is and holds the rules many ops

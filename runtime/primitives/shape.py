@@ -587,7 +587,6 @@ declare(np.zeros, np.ones, np.empty, np.full, np.array, np.arange, np.linspace, 
         np.identity, makes_array=True)
 declare(np.asarray, np.asanyarray, np.ascontiguousarray, np.require, view=True)
 declare(np.searchsorted, np.isin, np.unique_values, array_api_function=SAME_NAME)
-declare(np.meshgrid, container=True, array_api_function=SAME_NAME)
 
 # ndarray methods that are these functions.
 for _function in (np.squeeze, np.swapaxes, np.diagonal, np.ravel, np.trace, np.take, np.repeat,

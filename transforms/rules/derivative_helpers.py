@@ -43,6 +43,7 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
 from ...runtime.derivatives.dtypes import as_weights
 from ...runtime.derivatives.scans import (forward_scan, products_after, products_before,
                                           reverse_scan, shift)
+from ...runtime.derivatives.structural_adjoints import meshgrid_adjoint, meshgrid_tangent
 from ...runtime.derivatives.structure import add
 from ...runtime.derivatives.tangent_ops import einsum_jvp_cross
 from ...runtime.derivatives.triangles import (cholesky_lower, symmetric_read,
@@ -77,6 +78,18 @@ def unbroadcast_each_rule(z, gs, xs):
 @linear(broadcast_each_like)
 def broadcast_each_like_rule(z, vs, gs):
     d[vs] = unbroadcast_each(d[z], vs)
+
+
+# meshgrid's pair: a grid's gradient is summed down to its argument's, which is broadcast back
+# along the grid (its own sparse grid, broadcast to the grid's shape).
+@linear(meshgrid_adjoint)
+def meshgrid_adjoint_rule(z, gs, xs, indexing="xy", copy=True):
+    d[gs] = broadcast_each_like(meshgrid_tangent(d[z], True, indexing, copy), gs)
+
+
+@linear(meshgrid_tangent)
+def meshgrid_tangent_rule(z, ts, sparse=False, indexing="xy", copy=True):
+    d[ts] = meshgrid_adjoint(d[z], ts, indexing, copy)
 
 
 @linear(unreduce)

@@ -138,7 +138,6 @@ REFUSED = {
     "fft.rfftfreq": "autotrace cannot differentiate it in the sample spacing d: write "
                      "np.fft.rfftfreq(n) / d",
     "vander": "write x[:, None] ** np.arange(n - 1, -1, -1.0)",
-    "meshgrid": "write np.broadcast_arrays(x[None, :], y[:, None])",
     "row_stack": "a deprecated name of np.vstack: use np.vstack",
     "block": "join the blocks with np.concatenate along each axis",
     "diagflat": "write np.diag(np.ravel(v), k)",

@@ -6,7 +6,7 @@ transpose by the inverse transpose, a concatenation by a split, a broadcast or a
 a pad by a slice, a quarter turn by a turn back, an insertion by taking out what was inserted.
 Functions that take a sequence of arrays (concatenate, stack, hstack, vstack) give a list with
 one gradient per element and take the sequence of the elements' tangents; variadic ones
-(atleast_1d, broadcast_arrays) give one gradient per argument.
+(atleast_1d, broadcast_arrays, meshgrid) give one gradient per argument.
 """
 import numpy as np
 
@@ -16,7 +16,8 @@ from ...runtime.derivatives.adjoint_ops import (broadcast_each_like, delete_sour
                                                 split_like, take_at, unarray, unbroadcast,
                                                 unbroadcast_each, unpad, unpad_values, unrepeat,
                                                 unstack, untake, untake_along, untile)
-from ...runtime.derivatives.structural_adjoints import memory_order, pad_tangent_mode
+from ...runtime.derivatives.structural_adjoints import (memory_order, meshgrid_adjoint,
+                                                       meshgrid_tangent, pad_tangent_mode)
 from ...runtime.derivatives.structure import cast_like
 from .core import adjoint, constant, d, tangent
 from .declarations import linear
@@ -127,6 +128,16 @@ def broadcast_arrays_rule(y, *args, subok=False):
 @tangent(np.broadcast_arrays)
 def broadcast_arrays_tangent(y, *args, subok=False):
     d[y] = broadcast_each_like(d[args], y)
+
+
+@adjoint(np.meshgrid)
+def meshgrid_rule(y, *xi, copy=True, sparse=False, indexing="xy"):
+    d[xi] = meshgrid_adjoint(d[y], xi, indexing, copy)
+
+
+@tangent(np.meshgrid)
+def meshgrid_tangent_rule(y, *xi, copy=True, sparse=False, indexing="xy"):
+    d[y] = meshgrid_tangent(d[xi], sparse, indexing, copy)
 
 
 @adjoint(np.atleast_1d, np.atleast_2d, np.atleast_3d)
