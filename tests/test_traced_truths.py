@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import autotrace
+from tests.numeric import central_difference
 
 
 def operands(x, i):
@@ -57,6 +58,30 @@ def test_the_gradient_through_or_is_that_of_the_operand_taken():
     for x, expected in ((np.array([1.0, 2.0]), [4.0, 8.0]), (np.array([1.0, 0.0]), [0.0, 0.0])):
         np.testing.assert_allclose(autotrace.function(autotrace.grad(loss))(x), expected)
         np.testing.assert_allclose(autotrace.function(loss)(x), loss(x))
+
+
+def short_circuits(x):
+    return ((np.sum(x ** 2) > 1.0) and np.sum(np.sin(x))) + (
+        (x[0] > 0) and (x[1] > 0) and np.prod(x)) + ((np.sum(x) > 0) or np.sum(x ** 3))
+
+
+def rebound_test(x):
+    t = np.sum(x) > 0  # (the `if` a traced gradient writes for `t = a and b`)
+    if t:
+        t = np.sum(x ** 3)
+    return t * 2.0
+
+
+@pytest.mark.parametrize("function", [short_circuits, rebound_test])
+@pytest.mark.parametrize("x", [np.array([0.5, 1.0]), np.array([0.1, 0.2]), np.array([-0.5, 1.0]),
+                               np.array([-0.5, -1.0])])
+def test_traced_gradients_of_a_truth_or_a_number(function, x):
+    # (the gradient's `if` left a bool on one side and a float on the other: refused)
+    expected = central_difference(function, x)
+    np.testing.assert_allclose(autotrace.grad(function)(x), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(function))(x), expected,
+                               rtol=1e-6, atol=1e-8)
+    assert autotrace.function(function)(x) == function(x)
 
 
 def test_a_python_number_on_the_right_keeps_pythons_type_and_range():

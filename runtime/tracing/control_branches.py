@@ -118,7 +118,8 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                                             none_is_value=variable in user_nones))
                 if any(key[1] == index for key in needed):
                     continue
-            joined = _weak_join(weak, index, in_true, in_false)
+            joined = _weak_join(weak, index, in_true, in_false) or _short_circuit_join(
+                test, values[index], index, in_true, in_false)
             if joined:
                 needed.update(joined)
                 continue
@@ -274,6 +275,20 @@ def _weak_join(weak: dict, index: int, in_true, in_false) -> dict:
         return {}
     joined = np.result_type(*(weak[side][index] if index in weak[side] else _aval(value).dtype
                               for side, value in sides.items()))
+    return {(side, index): lambda value: as_dtype(value, joined)
+            for side, value in sides.items() if _aval(value).dtype != joined}
+
+
+def _short_circuit_join(test, before, index: int, in_true, in_false) -> dict:
+    """`t = a; if t: t = b` (what `t = a and b` becomes in code autotrace generates, and the
+    same in a user's), one branch leaving the test and the other a number of another dtype
+    (a bool and a float): the fixes that give both the dtype they promote to, as a traced
+    `and`/`or` gives (_short_circuit)."""
+    sides = {True: in_true, False: in_false}
+    if before is not test or not all(is_array(value) and _aval(value).shape == ()
+                                     for value in sides.values()):
+        return {}
+    joined = np.result_type(*(_aval(value).dtype for value in sides.values()))
     return {(side, index): lambda value: as_dtype(value, joined)
             for side, value in sides.items() if _aval(value).dtype != joined}
 
