@@ -204,3 +204,32 @@ def test_float32_sum_gradient_matches_float64():
     np.testing.assert_allclose(autotrace.grad(in_float32)(X), expected, rtol=1e-6)
     np.testing.assert_allclose(autotrace.function(autotrace.grad(in_float32))(X), expected,
                                rtol=1e-6)
+
+
+# --- a ufunc's outer and accumulate ------------------------------------------------------------
+
+def pair_energy(x):
+    d = np.subtract.outer(x, x[0] ** 2)  # pairwise differences: shape x.shape + (3,)
+    return np.sum(np.exp(-d ** 2) * np.multiply.outer(x, np.arange(1.0, 4.0)))
+
+
+def running_sums(x):
+    return np.sum(np.add.accumulate(x) ** 2) + np.sum(np.multiply.accumulate(x, 1, float))
+
+
+@pytest.mark.parametrize("function", [pair_energy, running_sums])
+def test_outer_and_accumulate_in_every_mode(function):
+    check_every_mode(function, X)
+    assert_traced_like_numpy(function, X)
+
+
+def test_a_ufunc_method_without_a_rule_names_itself_and_the_users_line():
+    def running_max(x):
+        return np.sum(np.maximum.accumulate(x))
+    line = running_max.__code__.co_firstlineno + 1
+    with pytest.raises(autotrace.TransformError, match=(
+            r"^no derivative rule for numpy\.maximum\.accumulate, called at run time with "
+            r"arguments that carry gradient; register one with @autotrace\.register_adjoint\n"
+            rf'  File "{__file__}", line {line}\n'
+            r"    return np\.sum\(np\.maximum\.accumulate\(x\)\)$")):
+        autotrace.grad(running_max)(np.array([0.3, -0.7, 1.2]))

@@ -12,8 +12,11 @@ import contextlib
 import contextvars
 import functools
 import inspect
+import linecache
 import re
 import sys
+
+import numpy as np
 
 from ..runtime.derivatives import structure as structure
 from ..runtime.derivatives.objects import (is_dataclass_instance, is_plain_object,
@@ -27,6 +30,7 @@ from ..runtime.scopes import gradient_scope, name_scope
 from .analysis.calls import (Checkpointed, CustomGradient, classify_value, describe,
                                         has_tangent_rule, no_rule_hint, runs_own_call)
 from .front.custom_gradients import custom_caller
+from .front.line_map import user_place
 from .errors import TransformError
 from .reverse.built_objects_and_super import as_function
 from .front.partials import partial_caller
@@ -261,11 +265,33 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
         return tuple(gradients.get(name) for name in wrt.parameter_names(parameters))
     if kind != "user":
         raise TransformError(
-            f"no derivative rule for {getattr(func, '__name__', func)!r}, called at run time "
-            "with arguments that carry gradient; "
-            + (no_rule_hint(func) or "register one with @autotrace.register_adjoint"))
+            f"no derivative rule for {_called(func)}, called at run time with arguments that "
+            "carry gradient; "
+            + (no_rule_hint(func) or "register one with @autotrace.register_adjoint")
+            + _calling_line())
     derivative = _as_called(derivative_of(func, wrt, implicit))
     return derivative(*args, **{seed_keyword(func): dy}, **kwargs)
+
+
+def _called(func) -> str:
+    """How a no-rule error names `func`: a ufunc's method as `numpy.maximum.accumulate`."""
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, np.ufunc):
+        return f"numpy.{owner.__name__}.{func.__name__}"
+    return repr(getattr(func, "__name__", func))
+
+
+def _calling_line() -> str:
+    """The user's line whose derivative made the call being differentiated, as an error's
+    last lines: the first frame of generated code, mapped to the line it was made from."""
+    frame = sys._getframe(1)
+    while frame is not None and not frame.f_code.co_filename.startswith("<autotrace "):
+        frame = frame.f_back
+    place = None if frame is None else user_place(frame.f_code.co_filename, frame.f_lineno)
+    if place is None:
+        return ""
+    text = linecache.getline(*place).strip()
+    return f'\n  File "{place[0]}", line {place[1]}' + (f"\n    {text}" if text else "")
 
 
 def _takes_object_gradient(derivative, after) -> dict:
@@ -411,9 +437,10 @@ def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
         return rule_jvp(func, args, [by_position.get(i) for i in range(len(args))], **kwargs)
     if kind != "user":
         raise TransformError(
-            f"no tangent rule for {getattr(func, '__name__', func)!r}, called at run time with "
-            "arguments that carry a tangent; "
-            + (no_rule_hint(func) or "register one with @autotrace.register_tangent"))
+            f"no tangent rule for {_called(func)}, called at run time with arguments that "
+            "carry a tangent; "
+            + (no_rule_hint(func) or "register one with @autotrace.register_tangent")
+            + _calling_line())
     return _as_called(forward_derivative_of(func, wrt))(
         *args, **{seed_keyword(func, "tangent"): tangents}, **kwargs)
 

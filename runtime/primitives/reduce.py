@@ -264,6 +264,7 @@ def _accumulate(scan):
         if len(axes) != 1:
             raise ValueError("accumulate does not allow multiple axes")
         return scan(a, axis=axes[0])
+    accumulate.scan = scan  # (what the source transforms write it as, and differentiate)
     return accumulate
 
 

@@ -454,15 +454,23 @@ class ArrayMethodCalls:
         return self.numpy_call("take", [items, positions], [])
 
     def ufunc_reduction(self, func, args, keywords):
-        """`np.add.reduce(a, axis, dtype, out, ...)` as the NumPy reduction it is (runtime's
-        ufunc_methods: np.sum(a, axis=0, ...), np.max, ...), whose rules apply; a dtype for a
-        reduction that takes none (np.max) casts `a` first, as NumPy reduces in it. None for
-        any other call, or one that unpacks its arguments."""
+        """A ufunc's method as the NumPy function it is, whose rules apply, or None for any
+        other call, or one that unpacks its arguments:
+        - `np.add.reduce(a, axis, dtype, out, ...)` as the NumPy reduction (runtime's
+          ufunc_methods: np.sum(a, axis=0, ...), np.max, ...); a dtype for a reduction that
+          takes none (np.max) casts `a` first, as NumPy reduces in it;
+        - `np.add.accumulate(a, axis, dtype, out)` as np.cumsum(a, axis=0, ...), and
+          np.multiply's as np.cumprod;
+        - `np.subtract.outer(a, b, ...)` as np.subtract(a reshaped to a.shape + (1,) * b.ndim,
+          b, ...), as NumPy computes it."""
         owner = resolve(func.value, self.namespace) if isinstance(func, gast.Attribute) \
-            and func.attr == "reduce" else None
+            and func.attr in ("reduce", "accumulate", "outer") else None
         if not isinstance(owner, np.ufunc) or unpacks(args, keywords):
             return None
-        function = ufunc_methods.get((owner.__name__, "reduce"))
+        if func.attr == "outer":
+            return self.ufunc_outer(owner, args, keywords)
+        function = ufunc_methods.get((owner.__name__, func.attr))
+        function = getattr(function, "scan", None) if func.attr == "accumulate" else function
         if function is None or getattr(np, function.__name__, None) is not function:
             return None
         given = dict(zip(("axis", "dtype", "out"), args[1:]))
@@ -477,6 +485,18 @@ class ArrayMethodCalls:
                               keywords=[])
         return self.numpy_call(function.__name__, [array],
                                [gast.keyword(arg=key, value=value) for key, value in given.items()])
+
+    def ufunc_outer(self, ufunc: np.ufunc, args, keywords):
+        if ufunc.nin != 2 or len(args) != 2 or getattr(np, ufunc.__name__, None) is not ufunc:
+            return None
+        a, b = (self.atom(arg) for arg in args)
+        ones = gast.BinOp(left=gast.Tuple(elts=[gast.Constant(value=1, kind=None)],
+                                          ctx=gast.Load()),
+                          op=gast.Mult(), right=self.numpy_call("ndim", [copy.deepcopy(b)], []))
+        shape = gast.BinOp(left=self.numpy_call("shape", [copy.deepcopy(a)], []), op=gast.Add(),
+                           right=ones)
+        column = self.numpy_call("reshape", [a, shape], [])
+        return self.numpy_call(ufunc.__name__, [column, b], keywords)
 
     def own_method(self, receiver, method: str, args, keywords):
         """`receiver.<method>(...)` as it is written: the method of the object (an atom)."""
