@@ -382,3 +382,18 @@ def test_a_0d_array_the_function_makes_and_writes_is_returned_as_one():
     got = autotrace.function(counter)(s)
     got[0][...] = 5.0  # (writable, as NumPy's)
     assert got[0] == 5.0
+
+
+@pytest.mark.parametrize("start", [lambda x: x[0], np.sum, lambda x: x.astype(np.float32)[1]])
+def test_a_long_chain_of_ops_on_a_number_is_followed_without_recursion(start):
+    # (what a 0-d result stands for was found by a recursion per op: RecursionError past a
+    # thousand steps of a scalar loop started from a NumPy scalar)
+    def iterate(x):
+        s = start(x)
+        for _ in range(1500):
+            s = np.sin(s) * 1.5
+        return s
+    x = np.array([0.7, 0.2])
+    expected = iterate(x)
+    result = autotrace.function(iterate)(x)
+    assert type(result) is type(expected) and result == expected

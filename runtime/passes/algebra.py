@@ -43,8 +43,10 @@ def _zero_signs(value) -> set:
 
 def _neutral_operand(equation):
     """`x` for x*1, 1*x, x+(-0.0), (-0.0)+x, x-0.0, x/1, x**1 (and x+0, x-0 for integers), as
-    the primitive's `neutral` says; None otherwise."""
-    if equation.primitive.neutral is None:
+    the primitive's `neutral` says; None otherwise. None for a complex result: NumPy's complex
+    loops give inf or nan parts for x*1 and x/1 where a part of x is infinite or nan (float32's
+    at least), and x+(-0.0) may flip the sign of a zero imaginary part."""
+    if equation.primitive.neutral is None or equation.outputs[0].aval.dtype.kind == "c":
         return None
     neutral, positions, negative_zero = equation.primitive.neutral
     signed = equation.outputs[0].aval.dtype.kind in "fc"

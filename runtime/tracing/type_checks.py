@@ -207,35 +207,86 @@ def inherit_zero_d_kind(outer, inner) -> None:
 
 
 def _var_stands_for(builder, var) -> str | None:
-    """What the 0-d graph value `var` of `builder`'s trace stands for (see `stands_for`)."""
-    if var in builder.zero_d_kinds:
-        return builder.zero_d_kinds[var]
-    equation = next((equation for equation in reversed(builder.equations)
+    """What the 0-d graph value `var` of `builder`'s trace stands for (see `stands_for`).
+
+    A value computed from another by a ufunc or an op that keeps its kind (`astype`) stands for
+    what that one does, so a chain of them (a scalar loop of a thousand steps) is followed
+    down to the value that decides, then back up: a loop, not a recursion per step."""
+    steps = []  # the ops passed on the way down: each makes its result's kind of its input's
+    producers = _Producers(builder)
+    while True:
+        kind, step, var = _kind_or_step(builder, var, producers)
+        if step is None:
+            break
+        steps.append(step)
+    for step in reversed(steps):
+        kind = step(kind)
+    return kind
+
+
+class _Producers:
+    """The equation that computes each value of a trace: found by a scan back from the end,
+    which serves a short chain, and by an index made once a chain is long."""
+
+    def __init__(self, builder):
+        self.builder, self.scans, self.index = builder, 0, None
+
+    def __call__(self, var):
+        self.scans += 1
+        if self.index is None and self.scans > 8:
+            self.index = {id(output): equation for equation in self.builder.equations
+                          for output in equation.outputs}
+        if self.index is not None:
+            equation = self.index.get(id(var))
+            return equation if equation is not None and any(
+                output is var for output in equation.outputs) else None
+        return next((equation for equation in reversed(self.builder.equations)
                      if any(output is var for output in equation.outputs)), None)
+
+
+def _ufunc_step(kind):
+    # `a += v` on a 0-d value `a` not known for an array traces as `a = a + v` (tracer.py
+    # _in_place_operator): an array in NumPy where `a` is one, where `a + v` is a scalar.
+    return None if kind is None else SCALAR
+
+
+def _keeping_step(kind):
+    return kind
+
+
+def _astype_step(kind):
+    return None if kind == EITHER else kind  # (`astype` copies: nothing else shares it)
+
+
+def _kind_or_step(builder, var, producers) -> tuple:
+    """(the kind of `var`, None, None) where `var` decides it, else (None, how its kind
+    follows from that of the value it is made from, that value)."""
+    if var in builder.zero_d_kinds:
+        return builder.zero_d_kinds[var], None, None
+    equation = producers(var)
     if equation is None:  # an input: an argument, a loop's or branch's value, or captured
         if var in builder.zero_d_arrays:
-            return ARRAY  # a 0-d array argument; a branch's or loop's, of an operand that is one
+            return ARRAY, None, None  # a 0-d array argument; a branch's or loop's, of one
         captured = next((outer for outer, inner in getattr(builder, "captures", {}).values()
                          if inner is var), None)
-        return None if captured is None else stands_for(captured)
+        return (None if captured is None else stands_for(captured)), None, None
     name, inputs = equation.primitive.name, equation.inputs
     if var in builder.zero_d_arrays or name in _ARRAY_RESULTS:
-        return ARRAY
+        return ARRAY, None, None
     if name == "getitem":  # one element is a scalar; `a[..., 0]` an array
-        return ARRAY if any(piece is Ellipsis for piece in _pieces(equation)) else SCALAR
+        return (ARRAY if any(piece is Ellipsis for piece in _pieces(equation))
+                else SCALAR), None, None
     if isinstance(equation.primitive.impl, np.ufunc):
-        # `a += v` on a 0-d value `a` not known for an array traces as `a = a + v` (tracer.py
-        # _in_place_operator): an array in NumPy where `a` is one, where `a + v` is a scalar.
-        if inputs and _is_zero_d_var(inputs[0]) and _var_stands_for(builder, inputs[0]) is None:
-            return None
-        return SCALAR
+        if inputs and _is_zero_d_var(inputs[0]):
+            return None, _ufunc_step, inputs[0]
+        return SCALAR, None, None
     if name in _SCALAR_RESULTS:
-        return SCALAR
+        return SCALAR, None, None
     if name in _KEEPING and inputs and isinstance(inputs[0], Var):
-        kind = ARRAY if inputs[0].aval.ndim > 0 else _var_stands_for(builder, inputs[0])
-        # (`astype` copies: whichever it is, nothing else shares it)
-        return None if kind == EITHER and name == "astype" else kind
-    return None
+        if inputs[0].aval.ndim > 0:
+            return ARRAY, None, None
+        return None, _astype_step if name == "astype" else _keeping_step, inputs[0]
+    return None, None, None
 
 
 def scalar_as_array(value):

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+import autotrace
 from autotrace.runtime.abstract import AbstractArray
 from autotrace.runtime.execution.executor import compile_graph
 from autotrace.runtime.graph import Constant, Equation, Graph, Literal, Var
@@ -90,6 +91,21 @@ def test_adding_zero_to_integers_is_removed():
 def test_operations_that_are_not_neutral_stay(function, args):
     graph = traced(function, *args)
     assert len(AlgebraicSimplification().run(graph).equations) == len(graph.equations)
+
+
+@pytest.mark.parametrize("function", [lambda z: z * 1.0, lambda z: 1 * z, lambda z: z / 1,
+                                      lambda z: z + -0.0, lambda z: z * (1 + 0j)])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_neutral_operations_on_complex_values_stay_numpys(function, dtype):
+    # (NumPy's complex64 loop makes inf * 1 inf+nanj: the multiply was dropped)
+    z = np.array([complex(np.inf, 0), complex(1, -0.0), complex(np.nan, 1)], dtype=dtype)
+    graph = traced(function, z)
+    assert len(AlgebraicSimplification().run(graph).equations) == len(graph.equations)
+    with np.errstate(invalid="ignore"):
+        expected = function(z)
+        result = autotrace.function(function)(z)
+    np.testing.assert_array_equal(result.view(np.float32 if dtype == np.complex64 else float),
+                                  expected.view(np.float32 if dtype == np.complex64 else float))
 
 
 def test_transpose_of_transpose():
