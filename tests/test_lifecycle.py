@@ -428,3 +428,14 @@ def test_implicit_grad_is_made_again_after_a_rebinding(tmp_path):
     assert np.allclose(at.implicit_grad(module.loss)()[0][0], [2.0, 4.0])
     module.activation = np.sin
     assert np.allclose(at.implicit_grad(module.loss)()[0][0], np.cos([1.0, 2.0]))
+
+
+def test_a_condition_over_several_lines_is_the_source_that_runs():
+    # (Python 3.11 names a jump's direction, which the line layout decides: the condition
+    # split over lines was taken for an edited file)
+    def split_lines(x, flags):
+        keep = [i for i in range(len(flags)) if (flags[i] > 0 or flags[i] < -5)
+                and i != 2 and i != 7]
+        return np.sum(x[keep] ** 2)
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(at.grad(split_lines)(x, [1, -1, 3, -9]), [0.0, 0.0, 0.0, 6.0])

@@ -34,6 +34,14 @@ def _access(opname: str) -> str:
     return opname
 
 
+def _undirected(opname: str) -> str:
+    """A jump's name without its direction: POP_JUMP_FORWARD_IF_FALSE and
+    POP_JUMP_BACKWARD_IF_FALSE as POP_JUMP_IF_FALSE, JUMP_BACKWARD_NO_INTERRUPT as JUMP."""
+    for direction in ("_FORWARD", "_BACKWARD", "_NO_INTERRUPT"):
+        opname = opname.replace(direction, "")
+    return opname
+
+
 def _shape(code) -> tuple:
     """The instructions of `code` (and of the code objects inside it) as compared."""
     shape = []
@@ -41,13 +49,15 @@ def _shape(code) -> tuple:
         if instruction.opname in _SKIPPED:
             continue
         argument = instruction.argval
+        opname = _access(instruction.opname)
         if instruction.opcode in _JUMPS:
-            argument = None
+            # (Python 3.11 names a jump's direction, which follows the lines' layout)
+            opname, argument = _undirected(opname), None
         elif hasattr(argument, "co_code"):
             argument = _shape(argument)
         elif instruction.opname == "MAKE_FUNCTION":  # a closure flag follows the free names
             argument = instruction.arg & ~0x08
-        shape.append((_access(instruction.opname), argument))
+        shape.append((opname, argument))
     return tuple(shape)
 
 
