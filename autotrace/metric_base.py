@@ -28,25 +28,46 @@ def _match_ranks(first, second):
     return first, second
 
 
-def _weigh(values, sample_weight, owner: str):
-    """(values, weights) with `sample_weight` (given) broadcast to the values' shape. Weights of
-    one dimension fewer get a trailing axis (per-sample weights of per-class values); weights
-    shaped like the leading dimensions of the values weigh the mean over the other ones."""
+def _broadcasts(shape, target) -> bool:
+    """Whether an array of `shape` broadcasts to `target` without growing it. A dimension of
+    unknown size (None, traced with an unknown batch size) matches only itself or 1."""
+    shape, target = tuple(shape), tuple(target)
+    if len(shape) > len(target):
+        return False
+    trailing = target[len(target) - len(shape):]
+    return all(size in (1, wanted) for size, wanted in zip(shape, trailing))
+
+
+def _weigh(values, sample_weight, owner: str, reduce=np.mean):
+    """(values, weights) with `sample_weight` (given) broadcast to the values' shape, as
+    Keras's: weights of one dimension fewer get a trailing axis (per-sample weights of
+    per-class values); weights that broadcast only to the leading dimensions of the values
+    weigh each sample's values reduced over the other dimensions by `reduce` (np.mean for a
+    mean, np.sum for a sum).
+
+    Broadcast by a product with ones, not np.broadcast_to: traced, the batch size may be
+    unknown (None), and the product takes it at run time."""
     weights = _as_array(sample_weight, values.dtype)
-    if weights.ndim == values.ndim - 1 and weights.shape == values.shape[:-1]:
+    if weights.ndim == values.ndim - 1 and tuple(weights.shape) == tuple(values.shape[:-1]):
         weights = np.expand_dims(weights, -1)
     elif weights.ndim == values.ndim + 1 and weights.shape[-1] == 1:
         weights = np.squeeze(weights, axis=-1)
-    try:
-        np.broadcast_shapes(weights.shape, values.shape)
-    except ValueError:
-        if weights.shape != values.shape[:weights.ndim]:
+    if not _broadcasts(weights.shape, values.shape):
+        if not _broadcasts(weights.shape, values.shape[:weights.ndim]):
             raise ValueError(
                 f"{owner}: sample_weight must broadcast to the values' shape "
                 f"{tuple(values.shape)} or match its leading dimensions; got shape "
-                f"{tuple(weights.shape)}") from None
-        values = np.mean(values, axis=tuple(range(weights.ndim, values.ndim)))
-    return values, np.broadcast_to(weights, np.broadcast_shapes(weights.shape, values.shape))
+                f"{tuple(weights.shape)}")
+        values = reduce(values, axis=tuple(range(weights.ndim, values.ndim)))
+    return values, weights * np.ones_like(values)
+
+
+def _count(values, dtype):
+    """The number of elements of `values` as an array of `dtype`: np.size where the shape is
+    known, else (traced with an unknown batch size) a sum of ones, counted at run time."""
+    if None not in tuple(np.shape(values)):
+        return np.asarray(np.size(values), dtype=dtype)
+    return np.sum(np.ones_like(values, dtype=dtype))
 
 
 def _scalar(value):

@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from autotrace.confusion_metrics import AUC, Precision, Recall
-from autotrace.metric_base import Metric, _as_array, _as_arrays, _match_ranks, _scalar, _weigh
+from autotrace.metric_base import (Metric, _as_array, _as_arrays, _count, _match_ranks, _scalar,
+                                   _weigh)
 
 
 class Sum(Metric):
@@ -52,12 +53,13 @@ class Sum(Metric):
         Arguments:
             values: the values to add.
             sample_weight: weights broadcast to the values' shape (or shaped like their
-                leading dimensions); default 1.
+                leading dimensions, weighing the sum over the other ones); default 1.
         """
         values = _as_array(values, self.dtype)
         if sample_weight is not None:
+            # each sample's values summed over the dimensions its weight does not cover
             values, weights = _weigh(values, sample_weight, f"{type(self).__name__} "
-                                     f"{self.name!r}")
+                                     f"{self.name!r}", reduce=np.sum)
             values = values * weights
         self.total.assign_add(np.sum(values))
 
@@ -101,7 +103,7 @@ class Mean(Metric):
         values = _as_array(values, self.dtype)
         if sample_weight is None:
             self.total.assign_add(np.sum(values))
-            self.count.assign_add(np.asarray(np.size(values), dtype=self.dtype))
+            self.count.assign_add(_count(values, self.dtype))
             return
         values, weights = _weigh(values, sample_weight, f"{type(self).__name__} {self.name!r}")
         self.total.assign_add(np.sum(values * weights))

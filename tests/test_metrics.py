@@ -137,3 +137,62 @@ def test_docstring_examples_hold():
     import doctest
     results = doctest.testmod(metrics, extraglobs={**vars(metrics), "np": np})
     assert results.attempted >= 10 and results.failed == 0
+
+
+@pytest.mark.parametrize("metric, expected", [
+    # Keras reduces each sample's values over the dimensions its weight does not cover by a
+    # sum for Sum (12 ones a sample: 1 * 12 + 2 * 12) and by a mean for Mean (1 * 1 + 2 * 1
+    # over 1 + 2)
+    (metrics.Sum, 36.0),
+    (metrics.Mean, 1.0),
+])
+def test_weights_of_the_leading_dimension_reduce_each_sample_as_keras(metric, expected):
+    reduced = metric()
+    reduced.update_state(np.ones((2, 3, 4)), sample_weight=np.array([1.0, 2.0]))
+    assert reduced.result() == expected
+
+
+def test_weights_of_the_leading_dimensions_weigh_each_samples_sum_or_mean():
+    values = np.arange(24.0).reshape(2, 3, 4)
+    weights = np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 1.0]])
+    total, mean = metrics.Sum(), metrics.Mean()
+    total.update_state(values, sample_weight=weights)
+    mean.update_state(values, sample_weight=weights)
+    assert total.result() == np.sum(values.sum(axis=-1) * weights) == 378.0
+    assert mean.result() == np.sum(values.mean(axis=-1) * weights) / np.sum(weights) == 13.5
+    # weights of shape (2, 1) broadcast to the leading dimensions (2, 3)
+    broadcast = metrics.Sum()
+    broadcast.update_state(values, sample_weight=np.array([[1.0], [2.0]]))
+    assert broadcast.result() == values[0].sum() + 2 * values[1].sum() == 486.0
+
+
+@pytest.mark.parametrize("label, make, update, expected", [
+    ("Mean", metrics.Mean, lambda metric, v, w: metric.update_state(v), 11 / 4),
+    ("Mean weighted", metrics.Mean,
+     lambda metric, v, w: metric.update_state(v, sample_weight=w), 14 / 4),
+    ("Sum", metrics.Sum, lambda metric, v, w: metric.update_state(v), 11.0),
+    ("Sum weighted", metrics.Sum,
+     lambda metric, v, w: metric.update_state(v, sample_weight=w), 14.0),
+    ("Accuracy weighted", metrics.Accuracy,
+     lambda metric, v, w: metric.update_state(v, np.round(v), sample_weight=w), 1.0),
+    ("Accuracy", metrics.Accuracy,
+     lambda metric, v, w: metric.update_state(v, np.minimum(v, 2.0)), 2 / 4),
+    ("MeanSquaredError weighted", metrics.MeanSquaredError,
+     lambda metric, v, w: metric.update_state(v, v * 0.5, sample_weight=w), 15 / 4),
+    ("MeanSquaredError", metrics.MeanSquaredError,
+     lambda metric, v, w: metric.update_state(v, v * 0.5), 39 / 16),
+    ("SparseCategoricalAccuracy weighted", metrics.SparseCategoricalAccuracy,
+     lambda metric, v, w: metric.update_state(
+         v * 0.0, np.stack([4.0 - v, v, v * 0.0], axis=-1), sample_weight=w), 1 / 4),
+])
+def test_metrics_trace_with_an_unknown_batch_size(label, make, update, expected):
+    metric = make()
+
+    @autotrace.function(input_signature=[autotrace.Spec((None,)), autotrace.Spec((None,))])
+    def observe(values, weights):
+        update(metric, values, weights)
+        return metric.result()
+
+    observe(np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 1.0]))
+    assert float(observe(np.array([5.0]), np.array([2.0]))) == expected
+    assert observe.trace_count == 1
