@@ -112,8 +112,18 @@ def _one_or_many(values):
 
 
 def _thresholds(thresholds, owner: str) -> list:
-    thresholds = [0.5] if thresholds is None else (
-        [thresholds] if isinstance(thresholds, (int, float)) else list(thresholds))
+    """`thresholds` (None, a number, a NumPy scalar or 0-d array, or a sequence of them) as a
+    list of Python floats in [0, 1]."""
+    given = thresholds
+    if thresholds is None:
+        thresholds = [0.5]
+    elif np.ndim(thresholds) == 0:  # a number, a NumPy scalar or a 0-d array, as Keras's
+        thresholds = [thresholds]
+    try:
+        thresholds = [float(threshold) for threshold in np.asarray(thresholds).reshape(-1)]
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: thresholds must be numbers in [0, 1], got "
+                         f"{given!r}") from None
     if not thresholds or any(not 0 <= threshold <= 1 for threshold in thresholds):
         raise ValueError(f"{owner}: thresholds must be numbers in [0, 1], got {thresholds}")
     return thresholds
@@ -180,6 +190,12 @@ class Recall(_ConfusionMetric):
                                            true_positives + self.false_negatives.value()))
 
 
+def _is_integer(value) -> bool:
+    """An int or a NumPy integer (scalar or 0-d array), as Keras takes; not a bool."""
+    return (not isinstance(value, (bool, np.bool_)) and np.ndim(value) == 0 and
+            np.issubdtype(np.asarray(value).dtype, np.integer))
+
+
 class AUC(_ConfusionMetric):
     """The area under the ROC or the precision-recall curve, approximated as Keras does: from
     the confusion counts at `num_thresholds` thresholds, a Riemann sum over the thresholds.
@@ -229,7 +245,8 @@ class AUC(_ConfusionMetric):
                              f"'majoring', got {summation_method!r}")
         if thresholds is not None:
             inner = sorted(_thresholds(thresholds, "AUC"))
-        elif isinstance(num_thresholds, int) and num_thresholds > 1:
+        elif _is_integer(num_thresholds) and num_thresholds > 1:
+            num_thresholds = int(num_thresholds)
             inner = [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)]
         else:
             raise ValueError(f"AUC: num_thresholds must be an int > 1, got {num_thresholds!r}")
@@ -238,10 +255,10 @@ class AUC(_ConfusionMetric):
         self.summation_method = summation_method
         self.from_logits = from_logits
         self.multi_label = bool(multi_label)
-        if num_labels is not None and (isinstance(num_labels, bool) or
-                                       not isinstance(num_labels, int) or num_labels <= 0):
+        if num_labels is not None and (not _is_integer(num_labels) or num_labels <= 0):
             raise ValueError(f"AUC: num_labels must be a positive int or None, got "
                              f"{num_labels!r}")
+        num_labels = None if num_labels is None else int(num_labels)
         self.label_weights = None if label_weights is None else np.asarray(label_weights,
                                                                            dtype=dtype)
         if self.label_weights is not None and (

@@ -202,3 +202,20 @@ def test_error_messages(call, message):
     with pytest.raises(ValueError) as error:
         call()
     assert str(error.value) == message
+
+
+def test_numpy_scalars_are_thresholds_and_counts_as_keras_takes_them():
+    assert metrics.Precision(thresholds=np.float32(0.5)).thresholds == [0.5]
+    assert metrics.Recall(thresholds=np.array(0.25)).thresholds == [0.25]
+    assert metrics.Recall(thresholds=np.array([0.25, 0.75])).thresholds == [0.25, 0.75]
+    auc = metrics.AUC(num_thresholds=np.int64(3))
+    assert auc.num_thresholds == 3 and type(auc.num_thresholds) is int
+    assert auc([0, 0, 1, 1], [0, 0.5, 0.3, 0.9]) == 0.75
+    assert metrics.AUC(multi_label=True, num_labels=np.int32(2)).num_labels == 2
+    for refused in (3.0, True, np.array([3])):
+        with pytest.raises(ValueError) as error:
+            metrics.AUC(num_thresholds=refused)
+        assert str(error.value) == f"AUC: num_thresholds must be an int > 1, got {refused!r}"
+    with pytest.raises(ValueError) as error:
+        metrics.Precision(thresholds="high")
+    assert str(error.value) == "Precision: thresholds must be numbers in [0, 1], got 'high'"
