@@ -112,6 +112,33 @@ def test_cache_to_a_file_is_read_by_later_datasets(tmp_path):
         Dataset.range(2).cache(3)
 
 
+@pytest.mark.parametrize("in_a_file", [False, True])
+def test_a_cache_serves_read_only_arrays_from_the_first_iteration_on(tmp_path, in_a_file):
+    # The cache hands out the arrays it keeps: a write in place into a batch of the first
+    # epoch would change every later epoch. It raises instead, as into from_tensor_slices'.
+    def pipeline():
+        return Dataset.from_tensor_slices(np.arange(4.0)).batch(2).cache(
+            tmp_path / "cache" if in_a_file else "")
+    dataset = pipeline()
+    for reader in (dataset, dataset, pipeline()):   # recording, kept, read from the file
+        epoch = []
+        for batch in reader:
+            epoch.append(batch.tolist())
+            with pytest.raises(ValueError, match="output array is read-only"):
+                batch *= 10
+            batch = batch * 10   # a copy may be changed
+        assert epoch == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def test_overlapping_windows_share_read_only_elements():
+    dataset = Dataset.range(3).map(lambda x: np.full(2, x))
+    first, second = list(dataset.window(2, shift=1, drop_remainder=True))
+    for row in first:
+        with pytest.raises(ValueError, match="output array is read-only"):
+            row += 100
+    assert values(first) == [[0, 0], [1, 1]] and values(second) == [[1, 1], [2, 2]]
+
+
 def test_reduce_folds_the_elements_into_a_state():
     assert Dataset.range(5).reduce(np.int64(0), lambda count, _: count + 1) == 5
     assert Dataset.range(5).reduce(0, lambda total, x: total + x) == 10

@@ -9,7 +9,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .elements import _apply, _check_callable, _leaves, _map_structure, _name, _to_numpy
+from .elements import (_apply, _check_callable, _leaves, _map_structure, _name, _read_only,
+                       _to_numpy)
 
 
 class CombiningMethods:
@@ -102,7 +103,10 @@ class CombiningMethods:
                 datasets with the same filename read, also in another run. Only read a cache
                 file this method wrote: loading one runs the code pickle says to.
 
-        An iteration left before the end (a `break`, a `take`) keeps nothing.
+        An iteration left before the end (a `break`, a `take`) keeps nothing. The arrays of
+        the elements are read-only, from the first iteration on (an in-place write raises
+        instead of changing what later iterations read): to change one, change a copy
+        (`x = x * 10`, not `x *= 10`).
 
         Examples:
             >>> calls = []
@@ -121,7 +125,7 @@ class CombiningMethods:
                 return iter(kept[0])
             if path and os.path.exists(path):
                 with open(path, "rb") as file:
-                    kept.append(pickle.load(file))
+                    kept.append([_read_only(element) for element in pickle.load(file)])
                 return iter(kept[0])
             return _recording(iter(self), kept, path)
         where = f"{path!r}" if path else ""
@@ -147,9 +151,11 @@ class CombiningMethods:
 
 
 def _recording(elements: Iterator, kept: list, path: str) -> Iterator:
-    """The elements, recorded; kept (and written to `path`) once they run to the end."""
+    """The elements, recorded; kept (and written to `path`) once they run to the end. Read-only
+    already as they are first handed out: the user holds them while they are recorded."""
     recorded = []
     for element in elements:
+        element = _read_only(element)
         recorded.append(element)
         yield element
     if not kept:

@@ -28,6 +28,21 @@ def _frozen_copy(value) -> np.ndarray:
     return array
 
 
+def _read_only(element):
+    """`element` with each writeable array replaced by a read-only view of it, no copy made:
+    for the elements a dataset keeps and serves again (cache, window), so that a write in
+    place into one (`batch *= 10` in an epoch) cannot change what a later iteration or an
+    overlapping window sees; the write raises instead, as into from_tensor_slices' slices."""
+    return _map_structure(_read_only_leaf, element)
+
+
+def _read_only_leaf(leaf):
+    if isinstance(leaf, np.ndarray) and leaf.flags.writeable:
+        leaf = leaf.view()
+        leaf.flags.writeable = False
+    return leaf
+
+
 def _map_structure(function: Callable, *structures):
     """`function` of the leaves at the same place in each structure, in that structure."""
     first = structures[0]

@@ -8,7 +8,7 @@ import itertools
 
 import numpy as np
 
-from .elements import _check_positive, _leaves, _map_structure
+from .elements import _check_positive, _leaves, _map_structure, _read_only
 
 _END = object()
 
@@ -85,6 +85,9 @@ class WindowMethods:
             stride: elements from one element of a window to the next.
             drop_remainder: leave out windows with fewer than `size` elements.
 
+        The arrays of the windows' elements are read-only: windows that overlap share them,
+        and a window's dataset reads the same ones each time it is iterated.
+
         Examples:
             >>> windows = Dataset.range(5).window(3, shift=2)
             >>> [batch.tolist() for batch in windows.flat_map(lambda w: w.batch(3))]
@@ -114,8 +117,8 @@ class WindowMethods:
                         exhausted = True
                     elif first + len(buffer) < start:  # between windows: not needed
                         first += 1
-                    else:
-                        buffer.append(element)
+                    else:  # read-only: overlapping windows share it, and each reads it anew
+                        buffer.append(_read_only(element))
                 window = [buffer[index - first] for index in range(start, start + span, stride)
                           if index - first < len(buffer)]
                 if not window or (drop_remainder and len(window) < size):
