@@ -76,6 +76,31 @@ def test_concatenate_needs_the_same_structure_and_dtypes():
         "dtypes; element is int64 in one and float64 in the other")
 
 
+def test_dicts_of_the_same_keys_in_another_order_batch_and_concatenate():
+    # tf.data walks a dict's keys sorted: the insertion order is not part of the structure,
+    # and elements come out in the first element's (the first dataset's) key order
+    def records():
+        yield {"a": 1, "b": 2.0}
+        yield {"b": 3.0, "a": 4}
+    batches = list(Dataset.from_generator(records).batch(2))
+    assert [list(batch) for batch in batches] == [["a", "b"]]
+    assert values(batches) == [{"a": [1, 4], "b": [2.0, 3.0]}]
+    later = Dataset.from_generator(lambda: iter([{"b": 5.0, "a": 6}]))
+    joined = list(Dataset.from_generator(records).take(1).concatenate(later))
+    assert [list(element) for element in joined] == [["a", "b"], ["a", "b"]]
+    assert values(joined) == [{"a": 1, "b": 2.0}, {"a": 6, "b": 5.0}]
+    padded = Dataset.from_generator(lambda: iter([{"y": [1], "x": 0}, {"x": 1, "y": [2, 3]}]))
+    assert values(padded.padded_batch(2, padded_shapes={"x": [], "y": [3]})) == [
+        {"y": [[1, 0, 0], [2, 3, 0]], "x": [0, 1]}]
+    with pytest.raises(TypeError) as error:
+        list(Dataset.from_generator(records).take(1).concatenate(
+            Dataset.from_generator(lambda: iter([{"b": 5.0, "c": 6}]))))
+    assert str(error.value) == (
+        "Dataset.concatenate: the datasets must have elements of the same structure and "
+        "dtypes; {a: int64[], b: float64[]} and {b: float64[], c: int64[]} differ in "
+        "structure")
+
+
 def test_flat_map_flattens_the_datasets_made_of_each_element():
     rows = Dataset.from_tensor_slices([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
     assert values(rows.flat_map(Dataset.from_tensor_slices)) == list(range(1, 10))

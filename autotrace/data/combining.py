@@ -52,7 +52,8 @@ class CombiningMethods:
 
     def concatenate(self, dataset):
         """The elements of this dataset, then those of `dataset`, which must have elements of
-        the same structure and dtypes (shapes may differ).
+        the same structure and dtypes (shapes may differ; dicts the same keys, in any order:
+        they come out in this dataset's order).
 
         Examples:
             >>> list(Dataset.range(2).concatenate(Dataset.range(5, 6)))
@@ -70,6 +71,8 @@ class CombiningMethods:
             for element in dataset:
                 if first is not None:
                     _check_same_kind(first, element)
+                    # dicts in the first dataset's key order, as tf.data packs its elements
+                    element = _map_structure(lambda _, leaf: leaf, first, element)
                 yield element
         return type(self)(concatenated, f"{self._description}.concatenate({dataset!r})")
 

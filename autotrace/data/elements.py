@@ -8,17 +8,21 @@ from typing import Callable
 
 import numpy as np
 
+from autotrace.runtime.pytrees import sorted_keys
+
 
 # --- structure of elements ------------------------------------------------------------------------
 
 def _leaves(structure, path: str = "x") -> list[tuple[str, object]]:
-    """(path, leaf) for each leaf of a nest of tuples and dicts, in order."""
+    """(path, leaf) for each leaf of a nest of tuples and dicts, in order: a dict's in sorted
+    key order, as tf.data's and autotrace's pytrees walk them, so that dicts of the same keys
+    in another insertion order have the same leaves."""
     if isinstance(structure, tuple):
         return [pair for index, item in enumerate(structure)
                 for pair in _leaves(item, f"{path}[{index}]")]
     if isinstance(structure, dict):
-        return [pair for key, item in structure.items()
-                for pair in _leaves(item, f"{path}[{key!r}]")]
+        return [pair for key in sorted_keys(structure)
+                for pair in _leaves(structure[key], f"{path}[{key!r}]")]
     return [(path, structure)]
 
 
@@ -44,13 +48,17 @@ def _read_only_leaf(leaf):
 
 
 def _map_structure(function: Callable, *structures):
-    """`function` of the leaves at the same place in each structure, in that structure."""
+    """`function` of the leaves at the same place in each structure, in the structure of the
+    first. It is called on the leaves in `_leaves`' order (a dict's in sorted key order); a
+    dict keeps the first's key order, as tf.data packs elements in their structure's."""
     first = structures[0]
     if isinstance(first, tuple):
         items = [_map_structure(function, *parts) for parts in zip(*structures)]
         return type(first)(*items) if hasattr(first, "_fields") else tuple(items)
     if isinstance(first, dict):
-        return {key: _map_structure(function, *(s[key] for s in structures)) for key in first}
+        mapped = {key: _map_structure(function, *(s[key] for s in structures))
+                  for key in sorted_keys(first)}
+        return {key: mapped[key] for key in first}
     return function(*structures)
 
 

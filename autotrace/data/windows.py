@@ -8,6 +8,8 @@ import itertools
 
 import numpy as np
 
+from autotrace.runtime.pytrees import sorted_keys
+
 from .elements import _check_positive, _leaves, _map_structure, _read_only
 
 _END = object()
@@ -172,14 +174,15 @@ def _per_component(element, given, argument: str, is_shape: bool) -> list:
 
 
 def _shape_leaves(shapes, element):
-    """The shapes in `shapes`, walked along `element`'s structure."""
+    """The shapes in `shapes`, walked along `element`'s structure (in `_leaves`' order)."""
     if isinstance(element, tuple):
         if len(shapes) != len(element):
             raise TypeError("different lengths")
         return [pair for item_shapes, item in zip(shapes, element)
                 for pair in _shape_leaves(item_shapes, item)]
     if isinstance(element, dict):
-        return [pair for key in element for pair in _shape_leaves(shapes[key], element[key])]
+        return [pair for key in sorted_keys(element)
+                for pair in _shape_leaves(shapes[key], element[key])]
     return [("", shapes)]
 
 
