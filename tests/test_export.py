@@ -95,6 +95,37 @@ def test_exported_module_checks_its_inputs(tmp_path):
                                 "got one of shape (2, 4) and dtype float64")
 
 
+Batch = collections.namedtuple("Batch", ["inputs", "targets"])
+
+
+def test_exported_module_checks_the_arrays_nested_in_its_arguments(tmp_path):
+    # Arrays in a dict, a tuple or a namedtuple are checked as plain arguments are: one of
+    # another shape would otherwise be computed with, silently wrong.
+    def error(batch, pair, *, named):
+        return (np.sum(batch["x"]) / batch["x"].shape[0] + np.sum(pair[1]) +
+                np.sum(named.targets - named.inputs))
+
+    at.export(at.function(error), {"x": at.Spec((4,))}, (2.0, at.Spec((None, 2))),
+              tmp_path / "error.py", named=Batch(at.Spec((3,)), at.Spec((3,), np.float32)))
+    module = import_exported(tmp_path / "error.py")
+    arguments = {"batch": {"x": np.arange(4.0)}, "pair": (2.0, np.ones((5, 2))),
+                 "named": Batch(np.zeros(3), np.ones(3, np.float32))}
+    assert module.error(**arguments) == 1.5 + 10.0 + 3.0
+    for argument, wrong, message in [
+            ("batch", {"x": np.arange(8.0)},
+             "batch['x']: expected an array of shape (4,) and dtype float64, got one of "
+             "shape (8,) and dtype float64"),
+            ("pair", (2.0, np.ones((5, 3))),
+             "pair[1]: expected an array of shape (None, 2) and dtype float64, got one of "
+             "shape (5, 3) and dtype float64"),
+            ("named", Batch(np.zeros(3), np.ones(3)),
+             "named[1]: expected an array of shape (3,) and dtype float32, got one of shape "
+             "(3,) and dtype float64")]:
+        with pytest.raises(TypeError) as raised:
+            module.error(**{**arguments, argument: wrong})
+        assert str(raised.value) == message
+
+
 def test_export_refuses_a_result_it_cannot_rebuild(tmp_path):
     class Pair(tuple):  # a tuple of its own kind, not a namedtuple: its class is the user's
         pass

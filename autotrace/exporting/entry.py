@@ -56,8 +56,8 @@ class EntryPoint:
         # The graph takes the arrays of the positional arguments, then those of the keyword
         # arguments by sorted key (runtime/trees.map_arrays' order).
         renamed = dict(self.keywords)
-        self.inputs += [f"{renamed[key]}{leaf_path}" for key in sorted_keys(kwargs)
-                        if key in renamed for leaf_path, _ in leaves_with_paths(kwargs[key])]
+        self.inputs += [_input(renamed[key], leaf_path, leaf) for key in sorted_keys(kwargs)
+                        if key in renamed for leaf_path, leaf in leaves_with_paths(kwargs[key])]
         self._arguments = [*self.positional,
                            *((name, kwargs[key]) for key, name in self.keywords)]
 
@@ -75,7 +75,7 @@ class EntryPoint:
             self.renamed.append((parameter, name))
         if kind is self.positional:
             kind.append((name, argument))
-            self.inputs.extend(f"{name}{leaf_path}" for leaf_path, _ in leaves)
+            self.inputs.extend(_input(name, leaf_path, leaf) for leaf_path, leaf in leaves)
         else:
             kind.append((parameter, name))
 
@@ -88,7 +88,9 @@ class EntryPoint:
         return ", ".join(positional + (["*", *keyword_only] if keyword_only else []))
 
     def checks(self) -> list:
-        """The entry point's first lines: each array argument checked, each fixed value too."""
+        """The entry point's first lines: each array argument checked, each fixed value too.
+        The arrays nested in an argument (a dict, a tuple) are checked where the graph takes
+        them (see `_input`)."""
         lines = []
         for name, argument in self.arguments():
             leaves = leaves_with_paths(argument)
@@ -103,6 +105,18 @@ class EntryPoint:
     def arguments(self) -> list:
         """(parameter, argument) for each parameter that takes arrays, in signature order."""
         return list(self._arguments)
+
+
+def _input(name: str, leaf_path: str, leaf) -> str:
+    """The graph's input for the array at `leaf_path` in the parameter `name`: the parameter
+    itself for an array argument (checked in the entry point's first lines), else the nested
+    array checked in place, `_check("batch['x']", batch['x'], (None, 3), '<f8')`, so that an
+    array of another shape or dtype is refused by its path rather than computed with."""
+    if not leaf_path:
+        return name
+    aval = aval_of(leaf)
+    expression = f"{name}{leaf_path}"
+    return f"_check({expression!r}, {expression}, {aval.shape!r}, {aval.dtype.str!r})"
 
 
 def aval_of(leaf) -> AbstractArray:
