@@ -234,6 +234,16 @@ def test_a_traced_value_is_an_error_that_says_what_to_do(tmp_path):
     writer.close()
 
 
+def test_a_scalar_beyond_float32s_range_is_written_infinite_as_in_tensorflow(tmp_path):
+    with summary.create_file_writer(tmp_path) as writer:
+        writer.scalar("loss", 3.0e38, step=0)
+        writer.scalar("loss", 1.0e39, step=1)   # a diverging loss: an OverflowError before
+        writer.scalar("loss", -1.0e39, step=2)
+    assert [event["summary"][0]["simple_value"] for event in
+            summary.read_events(writer.path)[1:]] == [float(np.float32(3.0e38)), np.inf,
+                                                       -np.inf]
+
+
 def test_tensorboard_reads_what_autotrace_writes(tmp_path):
     try:
         from tensorboard.backend.event_processing import event_accumulator

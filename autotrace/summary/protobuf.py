@@ -36,7 +36,11 @@ def double_field(field: int, value: float) -> bytes:
 
 
 def float_field(field: int, value: float) -> bytes:
-    return field_key(field, _FIXED32) + struct.pack("<f", value)
+    """A float32 field: `value` rounded to float32 as TensorFlow's would be, so that a number
+    beyond float32's range (a diverging loss, 1e39) is written infinite, not refused."""
+    with np.errstate(over="ignore"):
+        single = np.float32(value)
+    return field_key(field, _FIXED32) + struct.pack("<f", single)
 
 
 def int_field(field: int, value: int) -> bytes:
