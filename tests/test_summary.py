@@ -244,6 +244,53 @@ def test_a_scalar_beyond_float32s_range_is_written_infinite_as_in_tensorflow(tmp
                                                        -np.inf]
 
 
+def test_an_integer_variable_is_a_step_read_as_each_summary_is_written(tmp_path):
+    optimizer = autotrace.optimizers.SGD(0.1)
+    weight = autotrace.Variable(1.0)
+    with summary.create_file_writer(tmp_path) as writer:
+        with writer.as_default(step=optimizer.iterations):
+            for _ in range(2):
+                optimizer.apply_gradients([(np.array(1.0), weight)])
+                summary.scalar("weight", weight)
+        writer.scalar("weight", weight, step=optimizer.iterations)
+        with pytest.raises(TypeError) as error:
+            writer.scalar("weight", weight, step=autotrace.Variable(1.5))
+        assert str(error.value) == "summary: step must be an int; got array(1.5)"
+    assert [(event["step"], event["summary"][0]["simple_value"]) for event in
+            summary.read_events(writer.path)[1:]] == [
+        (1, float(np.float32(0.9))), (2, float(np.float32(0.8))), (2, float(np.float32(0.8)))]
+
+
+def test_a_variable_step_read_inside_a_traced_function_is_an_error_not_a_frozen_step(
+        tmp_path):
+    # Summaries are written from Python, once, while tracing: the step a Variable held then
+    # would stand for every call's.
+    writer = summary.create_file_writer(tmp_path)
+    step = autotrace.Variable(np.int64(0))
+
+    @autotrace.function
+    def train(x):
+        step.assign_add(1)
+        with writer.as_default(step=step):
+            summary.scalar("learning_rate", 0.1)
+        return x * 2.0
+
+    @autotrace.function
+    def train_by_argument(x):
+        writer.scalar("learning_rate", 0.1, step=step)
+        return x * 2.0
+
+    for traced in (train, train_by_argument):
+        with pytest.raises(TypeError) as error:
+            traced(np.ones(2))
+        assert str(error.value) == (
+            "summary: the step is a Variable read inside autotrace.function, where it is "
+            "traced; return the step (and the values) from the traced function and write the "
+            "summary outside")
+    writer.close()
+    assert not os.path.exists(writer.path)   # nothing was written
+
+
 def test_tensorboard_reads_what_autotrace_writes(tmp_path):
     try:
         from tensorboard.backend.event_processing import event_accumulator

@@ -105,7 +105,8 @@ class SummaryWriter:
         Arguments:
             name: the tag, as TensorBoard shows it ("loss", "train/accuracy").
             value: a number, a NumPy scalar, a one-element array or a Variable.
-            step: the step (an int); default, the step given to `as_default`.
+            step: the step: an int, or an integer Variable (`optimizer.iterations`), read
+                as the summary is written; default, the step given to `as_default`.
 
         Returns:
             True.
@@ -221,7 +222,8 @@ class SummaryWriter:
     @contextmanager
     def as_default(self, step: int | None = None):
         """Within it, `autotrace.summary.scalar(...)` and the others write here, and `step`
-        (if given) is their default step.
+        (if given) is their default step: an int, or an integer Variable such as
+        `optimizer.iterations`, read each time a summary is written.
 
         Examples:
             >>> with writer.as_default(step=0):
@@ -407,9 +409,20 @@ def _tag(name) -> str:
 
 
 def _step(step) -> int:
+    """`step` as an int64, checked: an int, a NumPy integer or an integer Variable
+    (`optimizer.iterations`), read now, so that a Variable given to as_default gives each
+    summary the step it holds when the summary is written, as tf.summary's step does."""
     if step is None:
         raise ValueError("summary: step is None; pass step=... or give one to "
                          "writer.as_default(step=...)")
+    if isinstance(step, StateCell):
+        step = step.read()
+        if isinstance(step, Tracer):
+            # Summaries are written from Python, once, while tracing: the step read there
+            # would be the first call's on every call.
+            raise TypeError("summary: the step is a Variable read inside autotrace.function, "
+                            "where it is traced; return the step (and the values) from the "
+                            "traced function and write the summary outside")
     if isinstance(step, bool) or not isinstance(step, (int, np.integer)) and not (
             isinstance(step, np.ndarray) and step.shape == () and step.dtype.kind in "iu"):
         raise TypeError(f"summary: step must be an int; got {step!r}")
