@@ -23,8 +23,10 @@ def softmax_cross_entropy(labels, logits, from_logits=True, reduction="mean"):
     """The cross entropy between labels and softmax(logits), for either kind of labels.
 
     Arguments:
-        labels: integer class indices, shape (N,) (see `sparse_softmax_cross_entropy`), or
-            one-hot or probability rows, shape (N, C) (see `dense_softmax_cross_entropy`).
+        labels: class indices, shape (N,), one dimension fewer than logits: integers, or
+            floats of integer value (see `sparse_softmax_cross_entropy`); or one-hot or
+            probability rows shaped like logits, (N, C) (see `dense_softmax_cross_entropy`).
+            Which kind is told by the shape, not the dtype.
         logits: (N, C) unnormalized log-probabilities; with from_logits=False, probabilities.
         from_logits: whether `logits` are logits (True) or probabilities (False).
         reduction: "mean", "sum" or "none" (the N per-example losses).
@@ -35,18 +37,26 @@ def softmax_cross_entropy(labels, logits, from_logits=True, reduction="mean"):
         ...                 softmax_cross_entropy(np.eye(2), logits)))
         True
     """
-    if _are_class_indices(labels):
+    labels_shape, logits_shape = tuple(np.shape(labels)), tuple(np.shape(logits))
+    if _same_shape(labels_shape, logits_shape[:-1]):
         return sparse_softmax_cross_entropy(labels, logits, from_logits, reduction)
-    return dense_softmax_cross_entropy(labels, logits, from_logits, reduction)
+    if _same_shape(labels_shape, logits_shape):
+        return dense_softmax_cross_entropy(labels, logits, from_logits, reduction)
+    raise ValueError(f"softmax_cross_entropy: labels must be class indices of shape "
+                     f"{logits_shape[:-1]} or one-hot or probability rows of shape "
+                     f"{logits_shape}, for logits of shape {logits_shape}; got labels of "
+                     f"shape {labels_shape}")
 
 
 def sparse_softmax_cross_entropy(labels, logits, from_logits=True, reduction="mean"):
     """-log softmax(logits)[n, labels[n]] for each example n, reduced.
 
     Arguments:
-        labels: (N,) integer class indices in [0, C). One outside that range is an IndexError
-            when the labels are known; inside `autotrace.function`, where they are not, its
-            example's loss is NaN (as on a GPU, which cannot raise).
+        labels: (N,) class indices in [0, C): integers, or floats of integer value (as Keras's
+            sparse losses take them). One outside that range is an IndexError when the labels
+            are known, a float that is not an integer a ValueError; inside
+            `autotrace.function`, where they are not known, its example's loss is NaN (as on
+            a GPU, which cannot raise).
         logits: (N, C) logits, or probabilities with from_logits=False.
         from_logits, reduction: as for `softmax_cross_entropy`.
 
@@ -58,6 +68,8 @@ def sparse_softmax_cross_entropy(labels, logits, from_logits=True, reduction="me
         0.6931471805599453
     """
     _check_reduction(reduction, "sparse_softmax_cross_entropy")
+    _check_labels_shape("sparse_softmax_cross_entropy", "labels", labels, logits, sparse=True,
+                        other="dense_softmax_cross_entropy")
     log_probabilities = _log_probabilities(logits, from_logits)
     classes = np.shape(logits)[-1]
     _check_class_indices(labels, classes)
@@ -81,6 +93,8 @@ def dense_softmax_cross_entropy(labels, logits, from_logits=True, reduction="mea
         0.6931471805599453
     """
     _check_reduction(reduction, "dense_softmax_cross_entropy")
+    _check_labels_shape("dense_softmax_cross_entropy", "labels", labels, logits, sparse=False,
+                        other="sparse_softmax_cross_entropy")
     log_probabilities = _log_probabilities(logits, from_logits)
     return _reduce(-np.sum(labels * log_probabilities, axis=-1), reduction)
 
@@ -166,6 +180,8 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
         0.6931471805599453
     """
     _check_reduction(reduction, "categorical_crossentropy")
+    _check_labels_shape("categorical_crossentropy", "y_true", y_true, y_pred, sparse=False,
+                        other="sparse_categorical_crossentropy")
     if label_smoothing:
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / np.shape(y_pred)[-1]
     return dense_softmax_cross_entropy(y_true, y_pred, from_logits, reduction)
@@ -176,7 +192,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, reduction
     labels, with probabilities by default.
 
     Arguments:
-        y_true: (N,) or (N, 1) integer class indices.
+        y_true: (N,) or (N, 1) class indices: integers, or floats of integer value.
         y_pred: (N, C) probabilities (normalized and clipped, as Keras does), or logits with
             from_logits=True.
         from_logits: whether y_pred are logits.
@@ -189,6 +205,8 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, reduction
     _check_reduction(reduction, "sparse_categorical_crossentropy")
     if np.ndim(y_true) == np.ndim(y_pred) and np.shape(y_true)[-1] == 1:
         y_true = np.squeeze(y_true, axis=-1)
+    _check_labels_shape("sparse_categorical_crossentropy", "y_true", y_true, y_pred,
+                        sparse=True, other="categorical_crossentropy")
     return sparse_softmax_cross_entropy(y_true, y_pred, from_logits, reduction)
 
 
@@ -265,17 +283,40 @@ def _reduce(losses, reduction):
     return losses
 
 
-def _are_class_indices(labels) -> bool:
-    """Integer labels are class indices; floating ones are probability rows."""
-    dtype = labels.dtype if hasattr(labels, "dtype") else np.asarray(labels).dtype
-    return np.issubdtype(dtype, np.integer)
+def _same_shape(shape: tuple, other: tuple) -> bool:
+    """Whether two shapes are one; a dimension of unknown size (None, traced) matches any."""
+    return len(shape) == len(other) and all(
+        size is None or wanted is None or size == wanted for size, wanted in zip(shape, other))
+
+
+def _check_labels_shape(function: str, argument: str, labels, predictions, sparse: bool,
+                        other: str) -> None:
+    """Refuse labels of a shape other than their kind takes (broadcasting would make it a
+    wrong loss or a raw error), naming the shape wanted and `other`, the function for labels
+    of the other kind."""
+    labels_shape, shape = tuple(np.shape(labels)), tuple(np.shape(predictions))
+    wanted = shape[:-1] if sparse else shape
+    if shape and _same_shape(labels_shape, wanted):
+        return
+    kinds = ["class indices", "one-hot or probability rows"]
+    kind, other_kind = kinds if sparse else kinds[::-1]
+    predicted = "logits" if argument == "labels" else "y_pred"
+    raise ValueError(f"{function}: {argument} must be {kind} of shape {wanted}, for "
+                     f"{predicted} of shape {shape}; got {argument} of shape {labels_shape} "
+                     f"(for {other_kind}, use {other})")
 
 
 def _check_class_indices(labels, classes: int) -> None:
-    """Refuse known labels outside [0, classes); traced ones give NaN losses instead."""
+    """Refuse known labels outside [0, classes), or floats that are not integers; traced
+    ones give NaN losses instead."""
     if is_traced(labels):
         return
     labels = array_module(labels).asarray(labels)
+    if labels.dtype.kind in "fc" and not bool((labels == labels.real.round()).all()):
+        fractional = labels[labels != labels.real.round()]
+        raise ValueError(f"sparse_softmax_cross_entropy: labels must be class indices, "
+                         f"integers or floats of integer value; got "
+                         f"{fractional.ravel()[:5].tolist()}")
     outside = labels[(labels < 0) | (labels >= classes)]
     if outside.size:
         raise IndexError(f"sparse_softmax_cross_entropy: labels must be class indices in "

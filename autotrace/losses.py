@@ -4,7 +4,7 @@ Each takes the targets first and the predictions second, and a `reduction`: "mea
 default) averages the per-example losses, "sum" adds them, "none" returns them.
 
     import autotrace as at
-    loss = at.losses.softmax_cross_entropy(labels, logits)     # integer or one-hot labels
+    loss = at.losses.softmax_cross_entropy(labels, logits)     # class indices or one-hot rows
     grad = at.grad(lambda w: at.losses.mean_squared_error(y, X @ w))(w)
 
 Keras's names are here too, with Keras's arguments and defaults (probabilities unless

@@ -164,3 +164,67 @@ def test_error_messages(call, message):
     with pytest.raises(ValueError) as error:
         call()
     assert str(error.value) == message
+
+
+def test_labels_of_one_dimension_fewer_are_class_indices_floats_too():
+    # The kind of labels is told by their shape: (N,) float labels beside (N, C) logits are
+    # class indices (as Keras's sparse losses cast them), even where N == C, where they
+    # would broadcast as probability rows.
+    expected = losses.softmax_cross_entropy(CLASSES, LOGITS, reduction="none")
+    np.testing.assert_array_equal(
+        losses.softmax_cross_entropy(CLASSES.astype(np.float64), LOGITS, reduction="none"),
+        expected)
+    square = LOGITS[:3]
+    assert losses.softmax_cross_entropy(np.array([0.0, 2.0, 1.0]), square) == \
+        losses.softmax_cross_entropy(np.array([0, 2, 1]), square)
+    np.testing.assert_array_equal(
+        losses.sparse_categorical_crossentropy(np.array([[0.0], [2.0], [1.0], [2.0]]), LOGITS,
+                                               from_logits=True, reduction="none"), expected)
+    with pytest.raises(ValueError) as error:
+        losses.softmax_cross_entropy(np.array([0.0, 1.5, 1.0, 2.0]), LOGITS)
+    assert str(error.value) == ("sparse_softmax_cross_entropy: labels must be class indices, "
+                                "integers or floats of integer value; got [1.5]")
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: losses.softmax_cross_entropy(np.array([0.0, 1.0]), LOGITS),
+     "softmax_cross_entropy: labels must be class indices of shape (4,) or one-hot or "
+     "probability rows of shape (4, 3), for logits of shape (4, 3); got labels of shape (2,)"),
+    (lambda: losses.softmax_cross_entropy(ONE_HOT[:, :2], LOGITS),
+     "softmax_cross_entropy: labels must be class indices of shape (4,) or one-hot or "
+     "probability rows of shape (4, 3), for logits of shape (4, 3); got labels of shape "
+     "(4, 2)"),
+    (lambda: losses.sparse_softmax_cross_entropy(ONE_HOT, LOGITS),
+     "sparse_softmax_cross_entropy: labels must be class indices of shape (4,), for logits "
+     "of shape (4, 3); got labels of shape (4, 3) (for one-hot or probability rows, use "
+     "dense_softmax_cross_entropy)"),
+    (lambda: losses.dense_softmax_cross_entropy(CLASSES, LOGITS),
+     "dense_softmax_cross_entropy: labels must be one-hot or probability rows of shape "
+     "(4, 3), for logits of shape (4, 3); got labels of shape (4,) (for class indices, use "
+     "sparse_softmax_cross_entropy)"),
+    (lambda: losses.categorical_crossentropy(CLASSES, LOGITS, from_logits=True),
+     "categorical_crossentropy: y_true must be one-hot or probability rows of shape (4, 3), "
+     "for y_pred of shape (4, 3); got y_true of shape (4,) (for class indices, use "
+     "sparse_categorical_crossentropy)"),
+    (lambda: losses.CategoricalCrossentropy()(CLASSES, LOGITS),
+     "categorical_crossentropy: y_true must be one-hot or probability rows of shape (4, 3), "
+     "for y_pred of shape (4, 3); got y_true of shape (4,) (for class indices, use "
+     "sparse_categorical_crossentropy)"),
+    (lambda: losses.SparseCategoricalCrossentropy()(CLASSES[:3], LOGITS),
+     "sparse_categorical_crossentropy: y_true must be class indices of shape (4,), for y_pred "
+     "of shape (4, 3); got y_true of shape (3,) (for one-hot or probability rows, use "
+     "categorical_crossentropy)"),
+])
+def test_labels_of_another_shape_are_refused_with_the_shapes_taken(call, message):
+    with pytest.raises(ValueError) as error:
+        call()
+    assert str(error.value) == message
+
+
+def test_class_indices_of_unknown_batch_size_trace():
+    @autotrace.function(input_signature=[autotrace.Spec((None,)), autotrace.Spec((None, 3))])
+    def loss(labels, logits):
+        return losses.softmax_cross_entropy(labels, logits)
+
+    assert loss(CLASSES.astype(np.float64), LOGITS) == losses.softmax_cross_entropy(CLASSES,
+                                                                                   LOGITS)
