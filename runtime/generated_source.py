@@ -16,12 +16,17 @@ does, and hand every other exception to Python's own printer. A hook set by some
 from __future__ import annotations
 
 import linecache
+import re
 import sys
 import threading
 import traceback
 import weakref
 
 PREFIX = "<autotrace "
+# The names generated code gives the value of `a and b` and of `a or b`, which it computes
+# as `_and1 = a` then `if _and1: _and1 = b` (transforms/front/anf.py): a traced `if` of such
+# a name joins its two sides as a traced `and` does (runtime/tracing/control_branches.py).
+SHORT_CIRCUIT_NAME = re.compile(r"_(and|or)\d+$")
 
 
 def register_generated(filename: str, source: str) -> None:

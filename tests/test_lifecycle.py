@@ -430,6 +430,29 @@ def test_implicit_grad_is_made_again_after_a_rebinding(tmp_path):
     assert np.allclose(at.implicit_grad(module.loss)()[0][0], np.cos([1.0, 2.0]))
 
 
+LOOPING = """
+    def f(x):
+        i, s = 0, 0.0
+        while i < 3:
+            i += 1
+            if x[i - 1] > 0:
+                continue
+            s = s + x[i - 1] ** 2
+        return s
+"""
+
+
+@pytest.mark.parametrize("edit", [lambda text: text.replace("continue", "break"),
+                                  lambda text: text.replace("while i < 3", "while i < 2")])
+def test_an_edit_that_moves_where_a_jump_lands_is_refused(tmp_path, edit):
+    # (continue and break differ only in where their jump lands)
+    module = load_module(tmp_path, LOOPING)
+    path = tmp_path / f"{module.__name__}.py"
+    path.write_text(edit(path.read_text()))
+    with pytest.raises(TransformError, match="has changed since it was imported"):
+        at.grad(module.f)(np.array([1.0, -2.0, -3.0]))
+
+
 def test_a_condition_over_several_lines_is_the_source_that_runs():
     # (Python 3.11 names a jump's direction, which the line layout decides: the condition
     # split over lines was taken for an edited file)

@@ -28,6 +28,7 @@ import linecache
 import numpy as np
 
 from ..abstract import same_type
+from ..generated_source import SHORT_CIRCUIT_NAME
 from .control import (_aval, _describe, _same_structure, cond, current_builder,
                                        traced_cond)
 from .control_aliases import TakenOver, holds_numpy_array, may_be_outside_array
@@ -118,8 +119,9 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                                             none_is_value=variable in user_nones))
                 if any(key[1] == index for key in needed):
                     continue
-            joined = _weak_join(weak, index, in_true, in_false) or _short_circuit_join(
-                test, values[index], index, in_true, in_false)
+            joined = _weak_join(weak, index, in_true, in_false) or (
+                placeholders is True and SHORT_CIRCUIT_NAME.match(variable) is not None
+                and _short_circuit_join(test, values[index], index, in_true, in_false))
             if joined:
                 needed.update(joined)
                 continue
@@ -280,15 +282,18 @@ def _weak_join(weak: dict, index: int, in_true, in_false) -> dict:
 
 
 def _short_circuit_join(test, before, index: int, in_true, in_false) -> dict:
-    """`t = a; if t: t = b` (what `t = a and b` becomes in code autotrace generates, and the
-    same in a user's), one branch leaving the test and the other a number of another dtype
-    (a bool and a float): the fixes that give both the dtype they promote to, as a traced
-    `and`/`or` gives (_short_circuit)."""
+    """`_and1 = a` then `if _and1: _and1 = b` (generated code's `a and b`; `or` likewise: the
+    caller checks the name): where one branch leaves the test as it was and the other a
+    number of another dtype (a bool and a float), the fixes that give both the dtype they
+    promote to, as a traced `and`/`or` gives (_short_circuit), where that cast keeps each
+    value."""
     sides = {True: in_true, False: in_false}
     if before is not test or not all(is_array(value) and _aval(value).shape == ()
                                      for value in sides.values()):
         return {}
     joined = np.result_type(*(_aval(value).dtype for value in sides.values()))
+    if not all(np.can_cast(_aval(value).dtype, joined, "safe") for value in sides.values()):
+        return {}
     return {(side, index): lambda value: as_dtype(value, joined)
             for side, value in sides.items() if _aval(value).dtype != joined}
 

@@ -358,7 +358,8 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
                             comparators=[self.atom(c) for c in node.comparators])
 
     def expr_BoolOp(self, node):
-        result = self.namer.temporary("t")
+        # (named _and1, _or1: runtime/generated_source.py SHORT_CIRCUIT_NAME)
+        result = self.namer.temporary("and" if isinstance(node.op, gast.And) else "or")
         self.assign(name(result, store=True), node.values[0], self.current)
         rest = node.values[1:]
         if rest:

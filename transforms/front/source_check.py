@@ -37,28 +37,51 @@ def _access(opname: str) -> str:
 def _undirected(opname: str) -> str:
     """A jump's name without its direction: POP_JUMP_FORWARD_IF_FALSE and
     POP_JUMP_BACKWARD_IF_FALSE as POP_JUMP_IF_FALSE, JUMP_BACKWARD_NO_INTERRUPT as JUMP."""
-    for direction in ("_FORWARD", "_BACKWARD", "_NO_INTERRUPT"):
+    for direction in ("_FORWARD", "_BACKWARD", "_NO_INTERRUPT", "_ABSOLUTE"):
         opname = opname.replace(direction, "")
     return opname
 
 
 def _shape(code) -> tuple:
-    """The instructions of `code` (and of the code objects inside it) as compared."""
+    """The instructions of `code` (and of the code objects inside it) as compared. A jump is
+    compared by where it ends: the position of the instruction it reaches, through any jumps
+    that only jump on (the compiler threads a jump through another or not, and names the
+    direction, as the lines are laid out: a condition split over lines reaches a loop's head
+    through the loop's own jump back), not by its offset."""
+    instructions = list(dis.get_instructions(code))
+    kept = [instruction for instruction in instructions if instruction.opname not in _SKIPPED]
+    position, count = {}, len(kept)
+    for instruction in reversed(instructions):  # a skipped one: the next kept one's position
+        if instruction.opname not in _SKIPPED:
+            count -= 1
+        position[instruction.offset] = count
     shape = []
-    for instruction in dis.get_instructions(code):
-        if instruction.opname in _SKIPPED:
-            continue
+    for index, instruction in enumerate(kept):
         argument = instruction.argval
         opname = _access(instruction.opname)
         if instruction.opcode in _JUMPS:
-            # (Python 3.11 names a jump's direction, which follows the lines' layout)
-            opname, argument = _undirected(opname), None
+            opname, argument = _undirected(opname), _landing(kept, position, index)
         elif hasattr(argument, "co_code"):
             argument = _shape(argument)
         elif instruction.opname == "MAKE_FUNCTION":  # a closure flag follows the free names
             argument = instruction.arg & ~0x08
         shape.append((opname, argument))
     return tuple(shape)
+
+
+def _landing(kept: list, position: dict, index: int):
+    """The position of the instruction that the jump `kept[index]` reaches, following the
+    unconditional jumps it lands on."""
+    seen = set()
+    while index not in seen and index < len(kept) and kept[index].opcode in _JUMPS:
+        seen.add(index)
+        target = position.get(kept[index].argval)
+        if target is None:
+            return None
+        index = target
+        if index >= len(kept) or _undirected(kept[index].opname) != "JUMP":
+            break
+    return index
 
 
 def _compiled(node, code, filename: str):
