@@ -155,6 +155,21 @@ def test_a_cache_serves_read_only_arrays_from_the_first_iteration_on(tmp_path, i
         assert epoch == [[0.0, 1.0], [2.0, 3.0]]
 
 
+@pytest.mark.parametrize("in_a_file", [False, True])
+def test_a_cache_hands_out_containers_of_each_epochs_own(tmp_path, in_a_file):
+    # (a dict changed by the user in one epoch was the one the cache served in the next)
+    def pipeline():
+        return Dataset.from_tensor_slices({"x": np.arange(6.0).reshape(3, 2)}).cache(
+            tmp_path / "dicts" if in_a_file else "")
+    dataset = pipeline()
+    for reader in (dataset, dataset, pipeline()):
+        epoch = []
+        for element in reader:
+            epoch.append(element["x"].tolist())
+            element["x"] = element["x"] * 10
+        assert epoch == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+
+
 def test_overlapping_windows_share_read_only_elements():
     dataset = Dataset.range(3).map(lambda x: np.full(2, x))
     first, second = list(dataset.window(2, shift=1, drop_remainder=True))

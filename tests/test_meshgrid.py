@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import autotrace
-from tests.numeric import check_every_mode
+from tests.numeric import central_difference, check_every_mode
 
 Y = np.array([4.0, 5.0])
 Z = np.array([[0.5, -1.0], [2.0, 0.1]])  # (flattened by meshgrid, as NumPy does)
@@ -80,3 +80,17 @@ def test_hessian_through_meshgrid():
     for hessian in (autotrace.hessian(f), autotrace.jacfwd(autotrace.jacrev(f)),
                     autotrace.jacrev(autotrace.grad(f))):
         np.testing.assert_allclose(hessian(x), want, rtol=1e-6, atol=1e-8)
+
+
+def test_meshgrid_through_an_unpacked_call():
+    # (a variadic rule read at run time gave its whole list as the first argument's gradient)
+    keywords = {"indexing": "ij"}
+
+    def f(x):
+        X, Y2 = np.meshgrid(x, x[:2] ** 2, **keywords)
+        return np.sum(np.sin(X * Y2))
+    x = np.array([0.3, -0.7, 1.1])
+    expected = central_difference(f, x)
+    np.testing.assert_allclose(autotrace.grad(f)(x), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(f))(x), expected, rtol=1e-6,
+                               atol=1e-8)

@@ -233,3 +233,24 @@ def test_a_ufunc_method_without_a_rule_names_itself_and_the_users_line():
             rf'  File "{__file__}", line {line}\n'
             r"    return np\.sum\(np\.maximum\.accumulate\(x\)\)$")):
         autotrace.grad(running_max)(np.array([0.3, -0.7, 1.2]))
+
+
+@pytest.mark.parametrize("function", [
+    lambda x: np.sum(x * np.add.outer(np.array([100, 120], dtype=np.int8), 100)),
+    lambda x: np.sum(np.multiply.outer(x.astype(np.float32), 2.5)),
+    lambda x: np.sum(np.add.outer(x, x[:2], dtype=np.float32)),
+])
+def test_outer_makes_arrays_of_both_operands(function):
+    # (a Python number is no weak scalar in outer: int8 + 100 is int64 there, float32 * 2.5
+    # float64; it wrapped in int8 and stayed float32)
+    x = np.array([0.5, -1.5])
+    value, gradient = autotrace.value_and_grad(function)(x)
+    assert value == function(x) and np.asarray(value).dtype == np.asarray(function(x)).dtype
+    # (each is linear in x: a wide step is exact, and steps over float32's rounding)
+    np.testing.assert_allclose(gradient, central_difference(function, x, eps=0.25), rtol=1e-5)
+    assert_traced_like_numpy(function, x)
+
+
+def test_accumulate_over_no_axis_is_numpys_error():
+    with pytest.raises(Exception, match="accumulate does not allow multiple axes"):
+        autotrace.grad(lambda x: np.sum(np.add.accumulate(x, axis=None)))(X)

@@ -259,10 +259,10 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
         return object_gradient_first(gradients, after, bool(taking), recomputed_call())
     kind = classify_value_safely(func)
     if kind == "rule":
-        parameters = list(adjoint_rules[func].signature.parameters)
+        parameters = list(adjoint_rules[func].signature.parameters.values())
         gradients = rule_vjp(func, *args, **kwargs)[1](dy)
         # (None for an argument that the rule gives no gradient: a window's size)
-        return tuple(gradients.get(name) for name in wrt.parameter_names(parameters))
+        return wrt.from_rule(parameters, gradients)
     if kind != "user":
         raise TransformError(
             f"no derivative rule for {_called(func)}, called at run time with arguments that "

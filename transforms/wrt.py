@@ -106,10 +106,21 @@ class WithRespectTo:
         """wrt of a method's function (past_self) with respect to its object, first, too."""
         return WithRespectTo((0,) + self.items)
 
-    def parameter_names(self, parameters: list) -> tuple:
-        """The parameter each item names among `parameters`, as Python indexes them (a name
-        is itself): how a derivative rule's gradients, keyed by its parameters, are read."""
-        return tuple(parameters[w] if isinstance(w, int) else w for w in self.items)
+    def from_rule(self, parameters: list, gradients: dict) -> tuple:
+        """The gradient of each item, from those a derivative rule gives (`gradients`, keyed by
+        the names of its `parameters`, inspect.Parameters, a `*name` parameter's a sequence
+        of one per argument it takes), read as Python binds a call's arguments to them."""
+        star = next((index for index, parameter in enumerate(parameters)
+                     if parameter.kind is inspect.Parameter.VAR_POSITIONAL), None)
+        found = []
+        for item in self.items:
+            if isinstance(item, int) and star is not None and item >= star:
+                sequence = gradients.get(parameters[star].name)
+                found.append(None if sequence is None else sequence[item - star])
+            else:
+                found.append(gradients.get(parameters[item].name if isinstance(item, int)
+                                           else item))
+        return tuple(found)
 
     def names_among(self, parameters: list) -> set:
         """The names of `parameters` it asks for, leaving out a position past them (the

@@ -124,12 +124,12 @@ class CombiningMethods:
         kept: list = []  # [the elements], once an iteration has run to the end
 
         def cached() -> Iterator:
-            if kept:
-                return iter(kept[0])
+            if kept:  # (each element in containers of its own: see _recording)
+                return map(_read_only, kept[0])
             if path and os.path.exists(path):
                 with open(path, "rb") as file:
                     kept.append([_read_only(element) for element in pickle.load(file)])
-                return iter(kept[0])
+                return map(_read_only, kept[0])
             return _recording(iter(self), kept, path)
         where = f"{path!r}" if path else ""
         return type(self)(cached, f"{self._description}.cache({where})")
@@ -155,12 +155,14 @@ class CombiningMethods:
 
 def _recording(elements: Iterator, kept: list, path: str) -> Iterator:
     """The elements, recorded; kept (and written to `path`) once they run to the end. Read-only
-    already as they are first handed out: the user holds them while they are recorded."""
+    already as they are first handed out: the user holds them while they are recorded. Each
+    is handed out in dicts and tuples of its own (made again by `_read_only`, which keeps
+    read-only arrays as they are), so that `element["x"] = ...` changes no later epoch's."""
     recorded = []
     for element in elements:
         element = _read_only(element)
         recorded.append(element)
-        yield element
+        yield _read_only(element)
     if not kept:
         if path:
             partial = f"{path}.partial-{os.getpid()}"

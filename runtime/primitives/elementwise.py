@@ -317,6 +317,11 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
     """What a tracer's `__array_ufunc__` does: bind the ufunc (or its method) as a primitive.
     With `dtype=`, the ufunc runs on its inputs cast as NumPy casts them: to the loop it picks
     for that output dtype in a call, to that dtype in a reduction."""
+    if method == "outer":  # as NumPy computes it; both operands arrays, none weak
+        a, b = inputs
+        b = b if is_traced(b) or isinstance(b, np.ndarray) else np.asarray(b)
+        return apply_ufunc(ufunc, "__call__", np.reshape(a, np.shape(a) + (1,) * np.ndim(b)),
+                           b, **kwargs)
     dtype = kwargs.pop("dtype", None)
     reject_arguments(f"numpy.{ufunc.__name__}", where=kwargs.pop("where", None),
                      casting=kwargs.pop("casting", None), order=kwargs.pop("order", None),
@@ -334,9 +339,6 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
             raise untraceable(f"numpy.{ufunc.__name__}")
         check_unknown_sizes(ufunc.__name__, inputs, core=2 if ufunc is np.matmul else 0)
         return bind(ufunc.__name__, *inputs)
-    if method == "outer" and not kwargs:
-        a, b = inputs
-        return bind(ufunc.__name__, np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b)
     function = ufunc_methods.get((ufunc.__name__, method))  # filled by reduce.py
     if function is None or "out" in kwargs:
         keywords = ", ".join(f"{keyword}=" for keyword in kwargs)

@@ -37,5 +37,5 @@ def bind_meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     if not static(sparse, "sparse of numpy.meshgrid"):
         grids = np.broadcast_arrays(*grids)
     if static(copy, "copy of numpy.meshgrid"):
-        grids = [np.copy(grid) for grid in grids]
-    return tuple(grids)
+        return tuple(np.copy(grid) for grid in grids)
+    return list(grids) if sparse else tuple(grids)  # (NumPy 2.4's kinds)

@@ -462,7 +462,7 @@ class ArrayMethodCalls:
         - `np.add.accumulate(a, axis, dtype, out)` as np.cumsum(a, axis=0, ...), and
           np.multiply's as np.cumprod;
         - `np.subtract.outer(a, b, ...)` as np.subtract(a reshaped to a.shape + (1,) * b.ndim,
-          b, ...), as NumPy computes it."""
+          b as an array, ...), as NumPy computes it."""
         owner = resolve(func.value, self.namespace) if isinstance(func, gast.Attribute) \
             and func.attr in ("reduce", "accumulate", "outer") else None
         if not isinstance(owner, np.ufunc) or unpacks(args, keywords):
@@ -477,6 +477,9 @@ class ArrayMethodCalls:
         given.update((keyword.arg, keyword.value) for keyword in keywords)
         array = given.pop("array", args[0] if args else None)
         given.setdefault("axis", gast.Constant(value=0, kind=None))  # reduce's default
+        if func.attr == "accumulate" and not (isinstance(given["axis"], gast.Constant) and type(
+                given["axis"].value) is int):  # (np.cumsum takes None, which accumulate refuses)
+            return None
         dtype = given.pop("dtype", None)
         if dtype is not None and "dtype" in inspect.signature(function).parameters:
             given["dtype"] = dtype
@@ -496,7 +499,10 @@ class ArrayMethodCalls:
         shape = gast.BinOp(left=self.numpy_call("shape", [copy.deepcopy(a)], []), op=gast.Add(),
                            right=ones)
         column = self.numpy_call("reshape", [a, shape], [])
-        return self.numpy_call(ufunc.__name__, [column, b], keywords)
+        # (outer makes arrays of both: a Python number is no weak scalar there)
+        row = self.numpy_call("reshape", [b, self.numpy_call("shape", [copy.deepcopy(b)], [])],
+                              [])
+        return self.numpy_call(ufunc.__name__, [column, self.atom(row)], keywords)
 
     def own_method(self, receiver, method: str, args, keywords):
         """`receiver.<method>(...)` as it is written: the method of the object (an atom)."""
