@@ -318,10 +318,8 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
     With `dtype=`, the ufunc runs on its inputs cast as NumPy casts them: to the loop it picks
     for that output dtype in a call, to that dtype in a reduction."""
     if method == "outer":  # as NumPy computes it; both operands arrays, none weak
-        a, b = inputs
-        b = b if is_traced(b) or isinstance(b, np.ndarray) else np.asarray(b)
-        return apply_ufunc(ufunc, "__call__", np.reshape(a, np.shape(a) + (1,) * np.ndim(b)),
-                           b, **kwargs)
+        a, b = (v if is_traced(v) or isinstance(v, np.ndarray) else np.asarray(v) for v in inputs)
+        return apply_ufunc(ufunc, "__call__", np.reshape(a, a.shape + (1,) * b.ndim), b, **kwargs)
     dtype = kwargs.pop("dtype", None)
     reject_arguments(f"numpy.{ufunc.__name__}", where=kwargs.pop("where", None),
                      casting=kwargs.pop("casting", None), order=kwargs.pop("order", None),
