@@ -6,6 +6,8 @@ few calls deep.
 """
 from __future__ import annotations
 
+import collections
+
 import gast
 import numpy as np
 
@@ -240,6 +242,28 @@ def as_function(definition) -> gast.FunctionDef:
     return gast.FunctionDef(name="<lambda>", args=definition.args,
                             body=[gast.Return(value=definition.body)], decorator_list=[],
                             returns=None, type_comment=None, type_params=[])
+
+
+def functions_defined_once(statements) -> dict:
+    """name -> its def or lambda, for the names the function binds once, to one of those."""
+    bindings = collections.defaultdict(list)
+    for node in _walk(statements):
+        if isinstance(node, gast.FunctionDef):
+            bindings[node.name].append(node)
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            bindings[node.id].append(node)
+        elif isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], gast.Name) and isinstance(node.value, gast.Lambda):
+            bindings[node.targets[0].id].append(node.value)
+    found = {}
+    for name, bound in bindings.items():
+        # `g = lambda ...` binds g twice here: its Name and its lambda
+        definitions = [b for b in bound if isinstance(b, (gast.FunctionDef, gast.Lambda))]
+        names = [b for b in bound if isinstance(b, gast.Name)]
+        if len(definitions) == 1 and len(names) == (
+                1 if isinstance(definitions[0], gast.Lambda) else 0):
+            found[name] = definitions[0]
+    return found
 
 
 def lambda_writes(local_functions: dict, namespace: dict) -> dict:

@@ -93,13 +93,18 @@ class RefusalMessages:
             return f"put a copy into it, e.g. {put_copy}"
         return f"{item_copy}, or put a copy into it: {put_copy}"
 
-    def read_line(self, identifier, node) -> int:
-        """The first line after `node` that reads `identifier` (in a loop, maybe one before)."""
+    def read_line(self, identifier, node) -> str:
+        """The first line after `node` that reads `identifier` (in a loop, maybe one before),
+        or that reads a nested function which reads it when called (`11, by energy`)."""
         here = getattr(node, "end_lineno", None) or node.lineno
         lines = [line for line, read in self.reads if read == identifier]
         later = [line for line in lines if line > here]
-        return (later or lines or [here])[0] + self.location.first_line - 1
-
+        through = [(line, read) for line, read in self.reads
+                   if line > here and identifier in self.closures.get(read, ())]
+        if through and not (later and later[0] < through[0][0]):
+            line, function = through[0]
+            return f"{line + self.location.first_line - 1} (by {function}, which reads it)"
+        return str((later or lines or [here])[0] + self.location.first_line - 1)
 
     def refuse_object_in_place(self, node, memories, what) -> None:
         """`a op= v` where `a` (a name or an item) is surely an object of a class of the user's

@@ -45,13 +45,14 @@ import inspect
 
 import gast
 
-from .alias_calls import CallSharing, _text, _walk, lambda_writes
+from .alias_calls import CallSharing, _text, _walk, functions_defined_once, lambda_writes
+from .alias_items import ArrayItems
 from .alias_keys import NO_KEY, KeyedItems, has_key, key_of
 from .alias_messages import RefusalMessages
 from .argument_writes import base_name, enclosing_names_written, operator_text, parameter_names
-from .call_results import python_callee
+from .call_results import NUMBERS_OF_AN_ARRAY, python_callee
 from ..errors import Location
-from .liveness import live_after, surely_runs
+from .liveness import closure_reads, live_after, surely_runs
 from ..front.parsing import MISSING, resolve
 from ..codegen.nodes import walk
 
@@ -59,12 +60,6 @@ from ..codegen.nodes import walk
 # items (`L + M`, `L * 3`, `S | T`, `D | E`); every other operator of Python's values and NumPy's
 # arrays makes an array or a number.
 _CONTAINER_OPERATORS = (gast.Add, gast.Mult, gast.BitOr, gast.Sub, gast.BitAnd, gast.BitXor)
-
-# An array's attributes that are numbers, tuples of them or a dtype, which share no memory with
-# it (`n, m = Z.shape` then `Z[0] -= 1` leaves m as it was); any other attribute may be a view
-# (`Z.T`, `Z.real`) or what an object holds.
-_NUMBERS_OF_AN_ARRAY = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes",
-                                  "strides"})
 
 # A loop's body is followed until what its names share stops growing (within a few runs).
 _MOST_LOOP_RUNS = 64
@@ -92,7 +87,7 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
     return [guard for guards in sharing.guards.values() for guard in guards]
 
 
-class Sharing(CallSharing, RefusalMessages, KeyedItems):
+class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
     """Which memories each name may share, statement by statement; refuses shared writes."""
 
     def __init__(self, function, location, namespace, depth=0, returns=None):
@@ -126,20 +121,27 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         self.statement = None
         self.guards = {}
         self.callees = set()  # the code of the Python functions whose calls were checked
-        self.local_functions = _functions_defined_once(function.body)
+        self.local_functions = functions_defined_once(function.body)
         # a function defined here -> the names of this one it writes into (a def's: once read)
         self.nested = lambda_writes(self.local_functions, self.namespace)
         self.taken_at = {}  # (container's site, held memory's site) -> the statement
         # a list, tuple, set or dict display -> [(its item, the memories the item may be)]
         self.parts = {}
+        self.displayed = {}  # a tuple or list display -> the memories each item may be
         self.keyed = {}  # a container's items by key (transforms/analysis/alias_keys.py)
         # id(an item's subscript) -> the sites of what its base held (in any run of a loop)
         self.base_held = {}
 
     @functools.cached_property
     def live_after(self) -> dict:
-        """id(statement) -> the names read after it (transforms/analysis/liveness.py)."""
-        return live_after(self.body)
+        """id(statement) -> the names read after it (transforms/analysis/liveness.py), a
+        nested function's name reading what the function reads."""
+        return live_after(self.body, self.closures)
+
+    @functools.cached_property
+    def closures(self) -> dict:
+        """A nested function's name -> the names of this function it reads when called."""
+        return closure_reads(self.body)
 
     @functools.cached_property
     def reads(self) -> list:
@@ -272,7 +274,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         if isinstance(node, gast.Attribute):
             if node.value is not None and self.is_global(node):
                 return set()  # np.pi, a module's attribute
-            if node.attr in _NUMBERS_OF_AN_ARRAY:
+            if node.attr in NUMBERS_OF_AN_ARRAY:
                 self.value(node.value)
                 return set()  # integers and tuples of them: no memory
             owners = self.value(node.value)
@@ -283,7 +285,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
             for key in getattr(node, "keys", ()):
                 self.value(key)  # a key is hashable: it holds no array a write could change
             elements = node.values if isinstance(node, gast.Dict) else node.elts
-            values = [self.value(e) for e in elements]
+            values = self.displayed[id(node)] = [self.value(e) for e in elements]
             self.parts[id(node)] = [(e, self.reach(v)) for e, v in zip(elements, values)]
             made = self.new(node, set().union(*(m for _, m in self.parts[id(node)])),
                             container=True)
@@ -357,7 +359,10 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
         if isinstance(node, gast.Assign):
             memories = self.value(node.value)
             for target in node.targets:
-                self.bind(target, memories, node)
+                if _unpacks_display(target, node.value):  # `A[0], A[1] = A[1], A[0]`
+                    self.bind_display(target, node.value, node, self.displayed[id(node.value)])
+                else:
+                    self.bind(target, memories, node)
         elif isinstance(node, gast.AnnAssign) and node.value is not None:
             self.bind(node.target, self.value(node.value), node)
         elif isinstance(node, gast.AugAssign):
@@ -419,13 +424,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
             for element in target.elts:
                 self.bind(element, items, statement)
         elif isinstance(target, gast.Subscript):
-            base = base_name(target)
-            written = self.name_value(base.id) if base is not None else set()
-            if isinstance(target.value, gast.Subscript):  # x[i][j] = v writes into x[i]
-                inner = target.value
-                inner_key = key_of(inner.slice)
-                written = (self.item_at(written, inner_key) if has_key(inner_key) and isinstance(
-                    inner.value, gast.Name) else self.reach(written))
+            written = self.subscript_written(target)
             self.value(target.slice)
             self.write(target, written, statement, f"{_text(target)} = ...", in_place=True)
             key = key_of(target.slice)
@@ -440,6 +439,17 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
                 kept = self.store_key(memory, key, memories)
                 self.hold(memory, holding if memory in self.containers else holding - {memory},
                           keep_keys=kept)
+
+    def subscript_written(self, target) -> set:
+        """The memories `x[i] = v` writes into (`x[i][j] = v`: into x[i])."""
+        base = base_name(target)
+        written = self.name_value(base.id) if base is not None else set()
+        if isinstance(target.value, gast.Subscript):
+            inner = target.value
+            inner_key = key_of(inner.slice)
+            written = (self.item_at(written, inner_key) if has_key(inner_key) and isinstance(
+                inner.value, gast.Name) else self.reach(written))
+        return written
 
     def augmented(self, node) -> None:
         memories = self.value(node.value)
@@ -505,46 +515,15 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems):
                 self.guards.setdefault(id(node), []).append((node, message, None))
                 return
 
-    def is_an_item_of_an_array(self, other, memory, bound) -> bool:
-        """Whether `other` was bound to `memory` by `bound`: `other = A[i]` with integers for
-        the index, A that memory or a view of it, not a container holding it. Where A is an
-        array, `other` is a NumPy number or a view with a dimension at least; where A is a
-        list, one of its items, which a write into the list leaves as it was."""
-        if not (isinstance(bound, gast.Assign) and len(bound.targets) == 1
-                and isinstance(bound.targets[0], gast.Name) and bound.targets[0].id == other
-                and isinstance(bound.value, gast.Subscript)):
-            return False
-        index = bound.value.slice
-        parts = index.elts if isinstance(index, gast.Tuple) else [index]
-        if any(isinstance(part, (gast.Slice, gast.Tuple, gast.List, gast.Starred)) or (
-                isinstance(part, gast.Constant) and not isinstance(part.value, int))
-                for part in parts):
-            return False  # `A[1:]`, `A[...]`, `A[None]`: views
-        return memory[1] not in self.base_held.get(id(bound.value), {memory[1]})
-
 
 # --- small pieces ---------------------------------------------------------------------------
 
-def _functions_defined_once(statements) -> dict:
-    """name -> its def or lambda, for the names the function binds once, to one of those."""
-    bindings = collections.defaultdict(list)
-    for node in _walk(statements):
-        if isinstance(node, gast.FunctionDef):
-            bindings[node.name].append(node)
-        elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
-            bindings[node.id].append(node)
-        elif isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
-                node.targets[0], gast.Name) and isinstance(node.value, gast.Lambda):
-            bindings[node.targets[0].id].append(node.value)
-    found = {}
-    for name, bound in bindings.items():
-        # `g = lambda ...` binds g twice here: its Name and its lambda
-        definitions = [b for b in bound if isinstance(b, (gast.FunctionDef, gast.Lambda))]
-        names = [b for b in bound if isinstance(b, gast.Name)]
-        if len(definitions) == 1 and len(names) == (
-                1 if isinstance(definitions[0], gast.Lambda) else 0):
-            found[name] = definitions[0]
-    return found
+def _unpacks_display(target, value) -> bool:
+    """Whether `target = value` unpacks a tuple or list display item by item into as many
+    targets, none starred (`a, b = x, y`)."""
+    return isinstance(target, (gast.Tuple, gast.List)) and isinstance(
+        value, (gast.Tuple, gast.List)) and len(target.elts) == len(value.elts) and not any(
+        isinstance(e, gast.Starred) for e in target.elts + value.elts)
 
 
 def _slices(index) -> bool:

@@ -6,16 +6,20 @@ from __future__ import annotations
 import types
 
 import gast
+import numpy as np
 
+from .call_results import NUMBERS_OF_AN_ARRAY, VIEW_FUNCTIONS, numpy_name
 from ..front.function_caches import made_from
 from ..codegen.naming import walk_scope
-from ..front.parsing import parse_function
+from ..front.parsing import MISSING, parse_function, resolve
 from ..codegen.codegen import to_source
 from ..errors import TransformError
 
 # List methods that change the list in place and that the transforms follow (others are
 # refused wherever they are called: transforms/front/inplace.py).
 CONTAINER_WRITES = {"append", "extend", "insert", "pop"}
+# What a global bound to one of these holds is never changed in place.
+_UNCHANGING = (int, float, complex, str, bytes, np.generic, type(None))
 
 
 def names_written_in_place(function: gast.FunctionDef) -> dict:
@@ -46,15 +50,87 @@ def arguments_written_in_place(function: gast.FunctionDef) -> dict:
 
 def enclosing_names_written(function: gast.FunctionDef, namespace: dict | None = None) -> dict:
     """Those of `names_written_in_place` that are the enclosing function's (closure
-    variables): neither parameters nor bound in `function`. A name `namespace` binds to a
-    module is left out: `np.append(...)` and `np.insert(...)` are its functions, not list
-    methods."""
+    variables): neither parameters nor bound in `function`; and those that a name of its own
+    may view, written through it (`r = A[0]; r *= 2.0`, `for row in A: row[0] = v`). A name
+    `namespace` binds to a module is left out: `np.append(...)` and `np.insert(...)` are its
+    functions, not list methods; so is one it binds to a number or a string, which nothing
+    changes in place."""
     own = set(parameter_names(function)) | {
         n.id for statement in function.body for n in walk_scope(statement)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     namespace = namespace or {}
-    return {name: write for name, write in names_written_in_place(function).items()
-            if name not in own and not isinstance(namespace.get(name), types.ModuleType)}
+    viewed = _enclosing_names_viewed(function, own, namespace)
+    written = names_written_in_place(function)
+    for node in (n for statement in function.body for n in walk_scope(statement)):
+        if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            written.setdefault(node.target.id, node)  # an array's `r *= 2` changes it in place
+    found = {}
+    for name, write in written.items():
+        for enclosing in sorted(viewed.get(name, ()) if name in own else {name}):
+            if enclosing not in namespace or not isinstance(
+                    namespace[enclosing], (types.ModuleType, *_UNCHANGING)):
+                found.setdefault(enclosing, write)
+    return found
+
+
+def _enclosing_names_viewed(function, own: set, namespace: dict) -> dict:
+    """A name of `function`'s own -> the enclosing function's names whose memory it may be or
+    view: bound (anywhere in it) to such a name, an item, slice or attribute of one (an item
+    of a list is what it holds), a view NumPy gives of one (`A.reshape(...)`), or a loop's item
+    over one."""
+    direct = {}
+    for node in (n for statement in function.body for n in walk_scope(statement)):
+        if isinstance(node, (gast.Assign, gast.AnnAssign, gast.NamedExpr)) and \
+                node.value is not None:
+            targets, value = getattr(node, "targets", None) or [node.target], node.value
+        elif isinstance(node, gast.For):
+            targets, value = [node.target], node.iter
+        else:
+            continue
+        read = _names_viewed(value, namespace)
+        for target in targets:
+            for name in (n.id for n in walk_scope(target) if isinstance(n, gast.Name)):
+                direct.setdefault(name, set()).update(read)
+    viewed = {}
+    for name in direct:  # `r = A[0]; s = r[1:]`: s views A
+        found, todo = set(), [name]
+        while todo:
+            for other in direct.get(todo.pop(), ()):
+                if other not in found:
+                    found.add(other)
+                    todo.append(other)
+        viewed[name] = found - own
+    return viewed
+
+
+def _names_viewed(value, namespace: dict) -> set:
+    """The names whose memory expression `value` may be or view (its items, for a loop)."""
+    if isinstance(value, gast.Name):
+        return {value.id}
+    if isinstance(value, gast.Subscript):
+        base = value.value
+        index = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+        array = namespace.get(base.id) if isinstance(base, gast.Name) else None
+        if isinstance(value.slice, gast.List) or isinstance(array, np.ndarray) and len(
+                index) >= array.ndim and not any(isinstance(i, gast.Slice) for i in index):
+            return set()  # `A[[0, 2]]` copies; a number of a global array is no view
+        return _names_viewed(base, namespace)
+    if isinstance(value, gast.Attribute):
+        return set() if value.attr in NUMBERS_OF_AN_ARRAY else _names_viewed(
+            value.value, namespace)
+    if isinstance(value, gast.Call):
+        func = value.func
+        if isinstance(func, gast.Attribute) and func.attr in VIEW_FUNCTIONS and \
+                resolve(func, namespace) is MISSING:  # a value's view method, not np.ravel
+            return _names_viewed(func.value, namespace)
+        if numpy_name(func, namespace) in VIEW_FUNCTIONS and value.args:
+            return _names_viewed(value.args[0], namespace)
+        return set()
+    if isinstance(value, (gast.IfExp, gast.BoolOp, gast.Tuple, gast.List)):
+        parts = ([value.body, value.orelse] if isinstance(value, gast.IfExp) else
+                 value.values if isinstance(value, gast.BoolOp) else value.elts)
+        return set().union(*(_names_viewed(part, namespace) for part in parts))
+    return set()
 
 
 def outside_write_message(variable: str, write: str) -> str:

@@ -29,6 +29,11 @@ ARRAY_MAKERS = names_with("makes_array")
 NEW_VALUE_METHODS = {name for name, function in array_methods.items()
                      if not function_facts.get(function, NO_FACTS).view} | {
     "astype", "flatten", "tolist", "item", "count", "index"}
+# An array's attributes that are numbers, tuples of them or a dtype, which share no memory with
+# it (`n, m = Z.shape` then `Z[0] -= 1` leaves m as it was); any other attribute may be a view
+# (`Z.T`, `Z.real`) or what an object holds.
+NUMBERS_OF_AN_ARRAY = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes",
+                                 "strides"})
 # Builtins whose result is a new value holding none of their arguments.
 NEW_VALUE_BUILTINS = {len, range, float, int, bool, complex, abs, round, str, repr, isinstance,
                        hash, id, print, any, all, divmod, pow, sum, type, format}

@@ -3,7 +3,11 @@
     live = live_after(function.body)   # id(statement) -> set of names
 
 A backward pass over the statements, loops followed until their sets stop growing; `break`
-goes on after the loop, `continue` at its head, `return` reads its value alone.
+goes on after the loop, `continue` at its head, `return` reads its value alone. Given
+`closures` (closure_reads: a nested function's name -> the names of this function it reads),
+a read of a nested function's name reads those names too: a closure reads them when called,
+which may be long after it was defined (`row = A[0]; def e(): return row @ row; A[0] = v;
+e()` reads row after the write).
 """
 from __future__ import annotations
 
@@ -11,13 +15,19 @@ import collections
 
 import gast
 
+from ..codegen.naming import walk_scope
 from ..codegen.nodes import nodes_of
 from ..front.parsing import resolve
 
 
-def live_after(body) -> dict:
+def live_after(body, closures: dict | None = None) -> dict:
     """id(statement) -> the names that may be read after it before being bound again."""
     found = collections.defaultdict(set)
+    closures = closures or {}
+
+    def _reads(node) -> set:
+        read = _names_read(node)
+        return read.union(*(closures[n] for n in read & closures.keys()))
 
     def block(statements, live, loop):
         for statement in reversed(statements):
@@ -60,7 +70,7 @@ def live_after(body) -> dict:
     return found
 
 
-def _reads(node) -> set:
+def _names_read(node) -> set:
     return {n.id for n in nodes_of(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)} if node is not None else set()
 
@@ -72,6 +82,38 @@ def _stored(target) -> set:
     if isinstance(target, (gast.Tuple, gast.List)):
         return set().union(*(_stored(e) for e in target.elts))
     return set()
+
+
+def closure_reads(body) -> dict:
+    """A nested function's name (a def's, or a name bound to a lambda) -> the names of the
+    enclosing function it reads: its free names, and those of the nested functions it reads.
+    (A name bound in a function nested deeper counts as read: more, never fewer.)"""
+    reads = collections.defaultdict(set)
+    for node in (n for statement in body for n in nodes_of(statement)):
+        if isinstance(node, gast.Assign) and isinstance(node.value, gast.Lambda):
+            definition, names = node.value, [t.id for t in node.targets
+                                             if isinstance(t, gast.Name)]
+        elif isinstance(node, gast.FunctionDef):
+            definition, names = node, [node.name]
+        else:
+            continue
+        inside = [definition.body] if isinstance(definition, gast.Lambda) else definition.body
+        own = {a.id for a in walk_scope(definition.args) if isinstance(a, gast.Name)} | {
+            n.id for part in inside for n in walk_scope(part)
+            if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+        free = {n.id for part in inside for n in nodes_of(part)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)} - own
+        for name in names:
+            reads[name] |= free
+    changed = True
+    while changed:  # `def b(): return a()` reads what a reads
+        changed = False
+        for name, read in reads.items():
+            more = set().union(*(reads[n] for n in read & reads.keys())) - read
+            if more:
+                read |= more
+                changed = True
+    return dict(reads)
 
 
 def surely_runs(loop, namespace: dict) -> bool:

@@ -59,6 +59,9 @@ class MemorySharing(Sharing):
     def refuse_call_writing(self, node, written, given, change, callee) -> None:
         """As write."""
 
+    def refuse_stale_items(self, statement, target, stale) -> None:
+        """As write."""
+
     def names_sharing(self, identifier) -> set:
         """The names that may share memory with `identifier` (itself included): bound to a
         memory that is, views, holds or is held by one of its own."""

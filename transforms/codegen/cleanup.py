@@ -472,9 +472,20 @@ def _single_use(block, position, names: _SimpleStatements):
             return None
         simple = (isinstance(statement, gast.Assign) and not hasattr(statement, SAVE)
                   and names.pure(statement))
-        if not simple or reads & stores:
-            return None
+        if not simple or reads & (stores | _written_into(statement)):
+            return None  # (`_t = a[0]; a[0] = v; b = _t`: b is the old a[0])
     return None
+
+
+def _written_into(statement) -> set:
+    """The names an assignment writes into through a subscript or attribute (`a[0] = v`)."""
+    found = set()
+    for target in getattr(statement, "targets", ()):
+        while isinstance(target, (gast.Subscript, gast.Attribute)):
+            target = target.value
+            if isinstance(target, gast.Name):
+                found.add(target.id)
+    return found
 
 
 class _Substitute(gast.NodeTransformer):

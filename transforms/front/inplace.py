@@ -22,6 +22,7 @@ import gast
 import numpy as np
 
 from ..analysis import aliases
+from ..analysis.alias_items import UnpackedItem
 from ..analysis.alias_keys import OtherItems
 from ..analysis.alias_messages import IN_PLACE_OPERATORS
 from ..analysis.call_results import numpy_name
@@ -122,6 +123,9 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                     check = (f"{helper('refuse_shared_items')}({subject.container}, "
                              f"{_text(index_value(statement.target.slice))}, {where}, "
                              f"read={subject.read!r})")
+                elif isinstance(subject, UnpackedItem):
+                    check = (f"{helper('refuse_shared_item')}({subject.item}, {where}, "
+                             f"container={subject.container})")
                 elif subject is not None:
                     check = f"{helper('refuse_shared_item')}({subject}, {where})"
                 else:
@@ -237,12 +241,16 @@ def _has_own_in_place(value, method: str) -> bool:
         type(value), method)
 
 
-def refuse_shared_item(item, message: str, filename: str, line: int) -> None:
+def refuse_shared_item(item, message: str, filename: str, line: int,
+                       container=None) -> None:
     """Raise TransformError where `item`, bound to an item of an array (`s = A[2]`) and read
     after a write into that array, is an array: a view of it, where A has more than one
     dimension. Of a one-dimensional array it is a number, which the write leaves as it was.
     (A view with no dimension, `A[i]` with `i = Ellipsis`, is refused too: an array, or a
-    traced value with a view link, runtime/tracing/views.py.)"""
+    traced value with a view link, runtime/tracing/views.py.) Given the `container` it was
+    taken from (`A[0], A[1] = A[1], A[0]`), an item of a list, tuple or dict is no view."""
+    if isinstance(container, (list, tuple, dict)):
+        return
     if np.ndim(item) > 0 or is_mutable_array(item) or getattr(item, "_link", None) is not None:
         raise TransformError(message, filename, line, "write into shared memory")
 

@@ -1,0 +1,119 @@
+"""Items of arrays, for transforms/analysis/aliases.py's analysis: `A[2]` is a NumPy number
+where A has one dimension and a view of A where it has more, so what a write into A does to it
+is known when the code runs, not from the source.
+
+A name bound to one (`s = A[2]`) and read after a write into A is checked when it runs. So is an
+item of a tuple display unpacked into targets that write (`A[0], A[1] = A[1], A[0]`): Python
+makes the right side's tuple first, then assigns its items to the targets from left to right.
+An item that is a view is no copy: where an earlier target writes into its array, a later
+target gets what the write left there (NumPy's `A[0], A[1] = A[1], A[0]` makes both rows of a
+matrix the old `A[1]`, where `a[0], a[1] = a[1], a[0]` swaps two numbers). autotrace takes each
+item's value where the right side is made; an item that may view memory an earlier target
+wrote is refused (a slice, `A[:, 0]`, surely a view), or checked when it runs. These are
+methods of aliases.Sharing, mixed in from here to keep each module to one idea.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import gast
+
+from .alias_calls import _text
+from .argument_writes import base_name
+from ..codegen.nodes import walk
+
+
+class UnpackedItem(NamedTuple):
+    """The run-time check (transforms/front/inplace.py's refuse_shared_item) of an item of the
+    right side of `A[0], A[1] = A[1], A[0]`: `item`, its source (`A[0]`), evaluated before the
+    assignment; `container`, the source of what it indexes (`A`), of which an item is no view
+    where it is a list, tuple or dict."""
+    item: str
+    container: str
+
+
+class ArrayItems:
+    """Mixed into aliases.Sharing: items of arrays (see the module docstring)."""
+
+    def is_an_item_of_an_array(self, other, memory, bound) -> bool:
+        """Whether `other` was bound to `memory` by `bound`: `other = A[i]` with integers for
+        the index, A that memory or a view of it, not a container holding it. Where A is an
+        array, `other` is a NumPy number or a view with a dimension at least; where A is a
+        list, one of its items, which a write into the list leaves as it was."""
+        if not (isinstance(bound, gast.Assign) and len(bound.targets) == 1
+                and isinstance(bound.targets[0], gast.Name) and bound.targets[0].id == other):
+            return False
+        return self.indexes_an_item(bound.value, memory)
+
+    def indexes_an_item(self, node, memory) -> bool:
+        """Whether expression `node` is `A[i]` with integers for the index (no slice, `...`
+        or None), A `memory` or a view of it, not a container holding it."""
+        if not isinstance(node, gast.Subscript):
+            return False
+        index = node.slice
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        if any(isinstance(part, (gast.Slice, gast.Tuple, gast.List, gast.Starred)) or (
+                isinstance(part, gast.Constant) and not isinstance(part.value, int))
+                for part in parts):
+            return False  # `A[1:]`, `A[...]`, `A[None]`: views
+        return memory[1] not in self.base_held.get(id(node), {memory[1]})
+
+    def bind_display(self, target, display, statement, values) -> None:
+        """`a, b = x, y` (a tuple or list display, as many items as targets, none starred):
+        each target bound to its item's memories (`values`); an item that may be or view
+        memory an earlier target wrote into is refused, or checked when it runs (see the
+        module docstring)."""
+        written, stale = [], []  # (a target, the memories it wrote into); (target, item, ...)
+        for element, item, memories in zip(target.elts, display.elts, values):
+            reached = self.reach(memories)
+            for earlier, into in written:
+                shared = reached & into
+                if shared:
+                    checked = shared <= set(memories) and all(
+                        self.indexes_an_item(item, memory) for memory in shared)
+                    stale.append((element, item, earlier, checked))
+                    break
+            if isinstance(element, gast.Subscript):
+                written.append((element, self.subscript_written(element)))
+            self.bind(element, memories, statement)
+        if stale:
+            self.refuse_stale_items(statement, target, stale)
+
+    def refuse_stale_items(self, statement, target, stale) -> None:
+        """Refuse `statement` (unpacked into `target`) for the items of its right side that an
+        earlier target may have written into (`stale`: (the target of the item, the item, that
+        earlier target, whether the item is `A[i]` of integers, then checked when it runs))."""
+        element, item, earlier, _ = stale[0]
+        owner = _text(base_name(earlier) or earlier)
+        copied = [f"{_text(e)}.copy()" if any(e is s[1] for s in stale) else _text(e)
+                  for e in statement.value.elts]
+        swap = _as_one_assignment(target, statement.value)
+        message = (
+            f"{_text(earlier)} = ... writes into {owner!r} before {_text(element)} = "
+            f"{_text(item)} is assigned, and the right side's {_text(item)} is a view of "
+            f"{owner!r} where that is an array, not a copy: NumPy assigns what the write left "
+            f"there, which autotrace does not follow. "
+            + (f"To swap, write {swap}, or copy" if swap else "Copy")
+            + f" the item: {', '.join(_text(e) for e in target.elts)} = {', '.join(copied)}")
+        if not all(stale_item[-1] for stale_item in stale) or any(
+                isinstance(n, gast.Call) for s in stale for n in walk(s[1])):
+            raise self.location.error(statement, message, "write into shared memory")
+        for _, item, _, _ in stale:
+            self.guards.setdefault(id(statement), []).append(
+                (statement, message, UnpackedItem(_text(item), _text(item.value))))
+
+
+def _as_one_assignment(target, display) -> str | None:
+    """`A[[0, 1]] = A[[1, 0]]` for `A[0], A[1] = A[1], A[0]`, where every target and item
+    indexes one array by one index that is not a slice (a list index copies); else None."""
+    pairs = list(zip(target.elts, display.elts))
+    if not all(isinstance(side, gast.Subscript) and not isinstance(
+            side.slice, (gast.Slice, gast.Tuple)) for pair in pairs for side in pair):
+        return None
+    bases = {_text(side.value) for pair in pairs for side in pair}
+    if len(bases) != 1:
+        return None
+    base = bases.pop()
+    written = ", ".join(_text(target.slice) for target, _ in pairs)
+    read = ", ".join(_text(item.slice) for _, item in pairs)
+    return f"{base}[[{written}]] = {base}[[{read}]]"
