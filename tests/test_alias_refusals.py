@@ -294,7 +294,7 @@ SHARED_ITEMS = [
     (writes_an_item_appended, "items[0][1] = 5.0", item_advice(
         "items", "u", "items = []", "return", "items[0]", "[1]")),
     (writes_an_item_another_name_took, "items[0][0] = 5.0", changes(
-        "items[0][0] = ...", "items[0]", "u", "u = items[0]", "return", "items[0].copy()")),
+        "items[0][0] = ...", "items[0]", "u", "u = items[0]", "return", "u = items[0].copy()")),
     (writes_into_a_list_joined_with_plus, "u[0] = 5.0", changes(
         "u[0] = ...", "u", "joined", "joined = [x] + [u]", "return", "u.copy()")),
     (writes_an_item_of_a_slice_of_a_list, "part[0][0] = 5.0", item_advice(

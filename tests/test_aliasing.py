@@ -338,8 +338,12 @@ def shares(what, written, other, bound, read, advice, shown=None):
         f"gives {written!r} alone a new value. {advice}")
 
 
-def copy_advice(written, other):
-    return (f"Give {other!r} a copy if it should keep the old value ({written}.copy()), or "
+def copy_advice(written, other, bound=None):
+    """The advice of a refusal: give `other` a copy, where it was bound (`bound`, `B = A[1:]`)
+    to a name, an item or an attribute (`B = A[1:].copy()`), else a copy of `written` to take
+    (`rows.append(A.copy())`)."""
+    copied = f"{bound}.copy()" if bound else f"{written}.copy()"
+    return (f"Give {other!r} a copy if it should keep the old value ({copied}), or "
             f"write into {other!r} too")
 
 
@@ -356,14 +360,14 @@ SHARED_WRITES = [
         "A += ...", "A", "B", "B = A", "return", "Write A = A + ... if 'B' should keep the old "
         "value, or update 'B' too")),
     (assigns_through_an_alias, "A[0] = 10.0", shares(
-        "A[0] = ...", "A", "B", "B = A", "return", copy_advice("A", "B"))),
+        "A[0] = ...", "A", "B", "B = A", "return", copy_advice("A", "B", "B = A"))),
     (doubles_an_array_a_list_holds, "A *= 2.0", shares(
         "A *= ...", "A", "L", "L = [A]", "return", "Write A = A * ... if 'L' should keep the "
         "old value, or update 'L' too")),
     (writes_under_a_slice, "A[1] = 5.0", shares(
-        "A[1] = ...", "A", "B", "B = A[1:]", "return", copy_advice("A", "B"))),
+        "A[1] = ...", "A", "B", "B = A[1:]", "return", copy_advice("A", "B", "B = A[1:]"))),
     (writes_under_a_transpose, "A[0, 1] = 0.0", shares(
-        "A[0, 1] = ...", "A", "B", "B = A.T", "return", copy_advice("A", "B"))),
+        "A[0, 1] = ...", "A", "B", "B = A.T", "return", copy_advice("A", "B", "B = A.T"))),
     (writes_a_reshaped_view, "B[0, 0] = 0.0", views(
         "B[0, 0] = ...", "B", "A", "B = A.reshape(2, 1)", "return", "A.reshape(2, 1).copy()")),
     (writes_through_asarray, "B[0] = 0.0", views(
@@ -385,18 +389,18 @@ SHARED_WRITES = [
     (writes_a_name_a_local_function_returned, "v += x", views(
         "v += ...", "v", "y", "v = get()", "return np.sum", "get().copy()")),
     (appends_to_a_shared_list, "L.append", shares(
-        "L.append(...)", "L", "M", "M = L", "return", copy_advice("L", "M"))),
+        "L.append(...)", "L", "M", "M = L", "return", copy_advice("L", "M", "M = L"))),
     (adds_at_under_an_alias, "np.add.at", shares(
-        "np.add.at(...)", "A", "B", "B = A", "return", copy_advice("A", "B"))),
+        "np.add.at(...)", "A", "B", "B = A", "return", copy_advice("A", "B", "B = A"))),
     (extends_a_shared_list, "L += [x * 2.0]", shares(
         "L += ...", "L", "M", "M = L", "return", "Write L = L + ... if 'M' should keep the old "
         "value, or update 'M' too")),
     (shares_through_a_break, "A[0] = 0.0", shares(
-        "A[0] = ...", "A", "B", "B = A", "return", copy_advice("A", "B"))),
+        "A[0] = ...", "A", "B", "B = A", "return", copy_advice("A", "B", "B = A"))),
     (shares_in_a_while_loop, "A[1] = 0.0", shares(
         "A[1] = ...", "A", "rows", "rows.append(A)", "return", copy_advice("A", "rows"))),
     (writes_in_a_loop_what_was_shared, "A[i] = 0.0", shares(
-        "A[i] = ...", "A", "B", "B = A", "total = total +", copy_advice("A", "B"))),
+        "A[i] = ...", "A", "B", "B = A", "total = total +", copy_advice("A", "B", "B = A"))),
 ]
 
 MODES = {

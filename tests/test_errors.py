@@ -703,14 +703,14 @@ OUT_AND_IN_PLACE_METHODS = [
      "autotrace follows a call's out argument only where the call is a statement of its own, "
      "or the whole value of an assignment or return, and out is a variable "
      "(np.multiply(x, 2.0, rows[0])); write it as a statement of its own: "
-     "rows[0][...] = np.multiply(x, 2.0)"),
+     "rows[0] = np.multiply(x, 2.0)"),
     (clips_into_out_inside_a_product, "out=y", "out=",
      "autotrace follows a call's out argument only where the call is a statement of its own, "
      "or the whole value of an assignment or return, and out is a variable "
      "(x.clip(0.0, 1.0, out=y)); write it as a statement of its own: y[...] = x.clip(0.0, 1.0)"),
     (sorts_in_place, "A.sort()", ".sort",
      "autotrace cannot differentiate .sort(), which changes 'A' in place; compute a new value "
-     "instead (for an array, e.g. A = np.sort(A); for a list, build a new list)"),
+     "instead: A = np.sort(A) for an array, A = sorted(A) for a list"),
 ]
 
 

@@ -248,3 +248,96 @@ def test_a_given_list_of_arrays_is_swapped_and_a_given_matrix_refused():
     np.testing.assert_allclose(gradient, items[1])
     with pytest.raises(TransformError, match=r"A\[\[0, 1\]\] = A\[\[1, 0\]\]|items\[0\]\.copy"):
         autotrace.grad(swaps_two_arrays_of_a_list_it_is_given)(X, np.outer(X, X))
+
+
+# --- the advice of refusals names the view to copy, or a rewrite autotrace follows -----------
+
+def swaps_through_a_name_for_a_row(x):
+    A = np.outer(x, x)
+    r = A[0]
+    A[0] = A[1]
+    A[1] = r
+    return np.sum(A * W)
+
+
+def scales_the_rows_it_enumerates(x):
+    A = np.outer(x, x)
+    for i, row in enumerate(A):
+        row *= (i + 1.0)
+    return np.sum(A * W)
+
+
+def scales_a_row_it_unpacked(x):
+    A = np.outer(x, x)
+    r0, r1, r2 = A
+    r1 *= x[0]
+    return np.sum(A * W)
+
+
+def adds_into_a_slice_by_out(x):
+    a = np.concatenate([x, x])
+    np.add(a[:3], a[3:], out=a[3:])
+    return np.sum(a * np.arange(6.0))
+
+
+def adds_into_a_slice(x):
+    a = np.concatenate([x, x])
+    a[3:] = np.add(a[:3], a[3:])
+    return np.sum(a * np.arange(6.0))
+
+
+def writes_into_a_transpose(x):
+    A = np.outer(x, x)
+    A.T[0] = x * 3.0
+    return np.sum(A * W)
+
+
+def writes_a_column(x):
+    A = np.outer(x, x)
+    A[:, 0] = x * 3.0
+    return np.sum(A * W)
+
+
+def puts_a_value(x):
+    a = x * 1.0
+    a.put([0], 2.0)
+    return np.sum(a ** 2)
+
+
+def multiplies_into_its_out_by_position(x):
+    a = x * 1.0
+    c = a
+    np.multiply(a, x, a)
+    return np.sum(c)
+
+
+ADVICE = [
+    (swaps_through_a_name_for_a_row, "Give 'r' a copy if it should keep the old value "
+     "(r = A[0].copy()), or write into 'r' too"),
+    (scales_the_rows_it_enumerates, "work on a copy, e.g. row = row.copy() (first thing in "
+     "the loop)"),
+    (scales_a_row_it_unpacked, "work on a copy, e.g. r1 = r1.copy() right after line {2}"),
+    (adds_into_a_slice_by_out, "write it as a statement of its own: a[3:] = "
+     "np.add(a[:3], a[3:])"),
+    (writes_into_a_transpose, "autotrace can assign into `name[index]` only, not through A.T "
+     "(A.T[0] = ...): write into the array itself, e.g. for a matrix A[:, 0] = ..."),
+    (puts_a_value, "autotrace cannot differentiate .put(), which changes 'a' in place; "
+     "compute a new value instead: a[np.unravel_index([0], a.shape)] = 2.0"),
+    (multiplies_into_its_out_by_position, "np.multiply(a, x, a) changes 'a' in place, and 'c' "
+     "shares its memory (c = a, line {2}), read after it on line {4}; autotrace gives 'a' alone "
+     "a new value. Give 'c' a copy if it should keep the old value (c = a.copy())"),
+]
+
+
+@pytest.mark.parametrize("func, advice", ADVICE, ids=[c[0].__name__ for c in ADVICE])
+def test_the_advice_names_the_view_and_a_rewrite_that_is_followed(func, advice):
+    first = func.__code__.co_firstlineno
+    with pytest.raises(TransformError) as caught:
+        autotrace.grad(func)(X.copy())
+    assert advice.format(*range(first, first + 10)) in caught.value.message
+
+
+@pytest.mark.parametrize("func", [adds_into_a_slice, writes_a_column],
+                         ids=lambda f: f.__name__)
+def test_the_rewrites_advised_are_followed(func):
+    check_every_mode(func, X.copy())

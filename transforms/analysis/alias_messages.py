@@ -8,6 +8,7 @@ import gast
 
 from .alias_calls import _text
 from .argument_writes import AUGMENTED_SYMBOLS
+from ..front.out_arguments import WRITTEN_AS
 
 # The name of the in-place operator method (`__iadd__`) Python runs for `a op= v`, by op.
 IN_PLACE_OPERATORS = {
@@ -33,7 +34,8 @@ class RefusalMessages:
                 isinstance(other_bound, gast.FunctionDef)
                 or (line(own_bound) or 0) > (line(other_bound) or 0)):
             advice = (self.item_copy_advice(own_bound, shared, target) if into_item
-                      else f"work on a copy, e.g. {name} = {_copy_of(own_bound)}")
+                      else f"work on a copy, e.g. {name} = "
+                           f"{_copy_of(own_bound, name, line(own_bound))}")
             return (f"{what} writes into {name!r}, which may share its memory with {other!r} "
                     f"({_shown(own_bound)}, line {line(own_bound)}), read after it on line "
                     f"{read}: the write changes {other!r} too, which autotrace does not "
@@ -44,7 +46,7 @@ class RefusalMessages:
                   f"the old value, or update {other!r} too"
                   if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name)
                   else f"Give {other!r} a copy if it should keep the old value "
-                  f"({name}.copy()), or write into {other!r} too")
+                  f"({_copied(other, other_bound, name)}), or write into {other!r} too")
         return (f"{what} changes {name!r} in place, and {other!r} shares its memory "
                 f"({_shown(other_bound)}, line {line(other_bound)}), read after it on line "
                 f"{read}; autotrace gives {name!r} alone a new value. {advice}")
@@ -127,17 +129,40 @@ class RefusalMessages:
 
 
 def _shown(statement) -> str:
-    text = _text(statement).splitlines()[0]
-    return text if not isinstance(statement, gast.FunctionDef) else "an argument"
+    if isinstance(statement, gast.FunctionDef):
+        return "an argument"
+    return getattr(statement, WRITTEN_AS, None) or _text(statement).splitlines()[0]
 
 
-def _copy_of(bound) -> str:
+def written_as(statement, what: str) -> str:
+    """`what` a write is (`A[0] = ...`), or the user's call that it was rewritten from
+    (`np.multiply(a, x, a)`, transforms/front/out_arguments.py)."""
+    return getattr(statement, WRITTEN_AS, None) or what
+
+
+def _copy_of(bound, name: str, line) -> str:
+    """What to give `name`, bound by `bound` on `line`, for it to be a copy: of the value it
+    is bound to (`A[0].copy()`), or of itself first thing after it is bound (an item of an
+    unpacking or of a loop)."""
     if isinstance(bound, gast.For):
-        return f"{_text(bound.target)}.copy() (first thing in the loop)"
-    if isinstance(bound, gast.Assign):
+        return f"{name}.copy() (first thing in the loop)"
+    if isinstance(bound, gast.Assign) and len(bound.targets) == 1 and isinstance(
+            bound.targets[0], gast.Name):
         atom = isinstance(bound.value, (gast.Name, gast.Attribute, gast.Subscript, gast.Call))
         return f"{_text(bound.value)}.copy()" if atom else f"({_text(bound.value)}).copy()"
-    return "a copy"
+    return f"{name}.copy() right after line {line}"
+
+
+def _copied(other: str, bound, written: str) -> str:
+    """How to give `other`, bound by `bound` to memory that a write into `written` changes, a
+    copy: `other = A[0].copy()` where it was bound to a name, an item or an attribute (a
+    view); else `written.copy()`, the copy to put where `other` took `written` (a list's
+    append, a display, an object)."""
+    if isinstance(bound, gast.Assign) and len(bound.targets) == 1 and isinstance(
+            bound.targets[0], gast.Name) and isinstance(
+            bound.value, (gast.Name, gast.Attribute, gast.Subscript)):
+        return f"{other} = {_text(bound.value)}.copy()"
+    return f"{written}.copy()"
 
 
 def place_of(memory):

@@ -48,7 +48,7 @@ import gast
 from .alias_calls import CallSharing, _text, _walk, functions_defined_once, lambda_writes
 from .alias_items import ArrayItems
 from .alias_keys import NO_KEY, KeyedItems, has_key, key_of
-from .alias_messages import RefusalMessages
+from .alias_messages import RefusalMessages, written_as
 from .argument_writes import base_name, enclosing_names_written, operator_text, parameter_names
 from .call_results import NUMBERS_OF_AN_ARRAY, python_callee
 from ..errors import Location
@@ -426,7 +426,8 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
         elif isinstance(target, gast.Subscript):
             written = self.subscript_written(target)
             self.value(target.slice)
-            self.write(target, written, statement, f"{_text(target)} = ...", in_place=True)
+            self.write(target, written, statement, written_as(statement, f"{_text(target)} = ..."),
+                       in_place=True)
             key = key_of(target.slice)
             for memory in written:
                 # A container now holds the value; an array, a copy. Where the source does not

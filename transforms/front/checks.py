@@ -99,8 +99,22 @@ def _check_target(target, location):
                                  f"{_text(base.value)}[np.unravel_index(i, "
                                  f"{_text(base.value)}.shape)] = v", "write through .flat")
         if not isinstance(base, gast.Name):
-            raise location.error(target, "autotrace can assign into subscripts of local "
-                                 "variables only", "subscript assignment")
+            raise location.error(target, f"autotrace can assign into `name[index]` only, not "
+                                 f"through {_text(base)} ({_text(target)} = ...): write into "
+                                 f"the array itself{_transposed_index(target)}",
+                                 "subscript assignment")
+
+
+def _transposed_index(target) -> str:
+    """How `A.T[i] = v` reads as a write into A itself, for a matrix: `A[:, i] = v`."""
+    base = target.value
+    if not (isinstance(base, gast.Attribute) and base.attr == "T"):
+        return ""
+    parts = target.slice.elts if isinstance(target.slice, gast.Tuple) else [target.slice]
+    if len(parts) > 2:
+        return ""
+    index = ", ".join([":"] * (2 - len(parts)) + [_text(p) for p in reversed(parts)])
+    return f", e.g. for a matrix {_text(base.value)}[{index}] = ..."
 
 
 # What each method that changes its object in place may be called on.

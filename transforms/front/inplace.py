@@ -41,9 +41,29 @@ from ..rules.core import constant
 from .shared_items import is_mutable_array
 
 # Methods that change their object in place (those of lists that the transforms follow,
-# append, extend, insert and pop, are not here).
-IN_PLACE_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "byteswap",
-                    "reverse", "remove", "clear", "update", "setdefault", "popitem"}
+# append, extend, insert and pop, are not here), and what to write instead ({0}: the object;
+# {1}, ...: its arguments, or the names of `_METHOD_ARGUMENTS` where the call gives fewer).
+_NEW_VALUE_INSTEAD = {
+    "sort": "{0} = np.sort({0}) for an array, {0} = sorted({0}) for a list",
+    "fill": "{0} = np.full_like({0}, {1})",
+    "put": "{0}[np.unravel_index({1}, {0}.shape)] = {2}",
+    "resize": "{0} = np.resize({0}, {1})",
+    "partition": "{0} = np.partition({0}, {1})",
+    "itemset": "{0}[{1}] = {2}",
+    "byteswap": "{0} = {0}.byteswap()",
+    "reverse": "{0} = {0}[::-1]",
+    "remove": "i = {0}.index({1}); {0} = {0}[:i] + {0}[i + 1:]",
+    "clear": "{0} = [] for a list, {0} = {{}} for a dict",
+    "update": "{0} = {{**{0}, **{1}}}",
+    "setdefault": "{0} = {{{1}: {2}, **{0}}}",
+    "popitem": "key, value = list({0}.items())[-1]; "
+               "{0} = {{k: v for k, v in {0}.items() if k != key}}",
+}
+_METHOD_ARGUMENTS = {"fill": ["value"], "put": ["indices", "values"], "resize": ["shape"],
+                     "partition": ["k"], "itemset": ["index", "value"], "remove": ["value"],
+                     "update": ["other"], "setdefault": ["key", "None"]}
+_METHOD_ARGUMENTS = {method: _METHOD_ARGUMENTS.get(method, []) for method in _NEW_VALUE_INSTEAD}
+IN_PLACE_METHODS = frozenset(_NEW_VALUE_INSTEAD)
 # NumPy functions that write into their first argument, and what to write instead.
 _WRITING_FUNCTIONS = {
     "copyto": "{0}[...] = {1}", "put": "{0}[np.unravel_index({1}, {0}.shape)] = {2}",
@@ -270,11 +290,19 @@ def _array_method_out_checks(statement, namespace, helper, location) -> list:
         out, plain = found
         message = (f"{_text(node)} gives an array method its out argument by position, which "
                    f"autotrace does not follow; write it as a statement of its own: "
-                   f"{_text(out)}[...] = {_text(plain)}")
+                   f"{_assigned_into(out)} = {_text(plain)}")
         checks.append(_statement(
             f"{helper('refuse_shared_write')}({node.func.value.id}, {message!r}, "
             f"{location.filename!r}, {location.line_of(node)}, 'out=')", statement))
     return checks
+
+
+def _assigned_into(out) -> str:
+    """The target that writes a value into the memory of `out`, as out= does: `y[...]` of a
+    name, a subscript as it is (`a[3:]`, where `a[3:][...]` would write into a view)."""
+    if isinstance(out, gast.Tuple) and len(out.elts) == 1:
+        out = out.elts[0]  # out=(y,)
+    return _text(out) if isinstance(out, gast.Subscript) else f"{_text(out)}[...]"
 
 
 def _statement(text: str, at) -> gast.stmt:
@@ -345,15 +373,16 @@ def _check_call(call, location, namespace, variables) -> None:
         raise location.error(
             call, f"autotrace follows a call's out argument only where the call is a statement "
             f"of its own, or the whole value of an assignment or return, and out is a "
-            f"variable ({_text(call)}); write it as a statement of its own: {_text(out)}[...] = "
-            f"{_text(plain)}", "out=")
+            f"variable ({_text(call)}); write it as a statement of its own: "
+            f"{_assigned_into(out)} = {_text(plain)}", "out=")
     if (method_of_value and func.attr in IN_PLACE_METHODS and isinstance(func.value, gast.Name)
             and func.value.id in variables and func.value.id not in ("self", "cls")):
         owner = func.value.id
+        given = [_text(a) for a in call.args] + _METHOD_ARGUMENTS[func.attr][len(call.args):]
         raise location.error(
             call, f"autotrace cannot differentiate .{func.attr}(), which changes {owner!r} in "
-            f"place; compute a new value instead (for an array, e.g. {owner} = "
-            f"np.sort({owner}); for a list, build a new list)", f".{func.attr}")
+            f"place; compute a new value instead: "
+            f"{_NEW_VALUE_INSTEAD[func.attr].format(owner, *given)}", f".{func.attr}")
 
 
 

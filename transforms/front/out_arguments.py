@@ -29,7 +29,12 @@ import numpy as np
 from ...runtime.primitives.index import out_position
 from ..analysis.call_results import numpy_name
 from .parsing import MISSING, resolve
+from ..codegen.codegen import to_source
 from ..codegen.nodes import walk
+
+# The attribute of a statement this rewrite made that keeps the user's call, which errors
+# about the statement quote (`np.multiply(a, x, a)`, not `a[...] = ...`).
+WRITTEN_AS = "autotrace_written_as"
 
 
 def out_argument(call: gast.Call, namespace: dict):
@@ -107,6 +112,7 @@ def _rewrite(statement, namespace, checked_out: str) -> list:
         rest.value = _load(target)
         rewritten.append(rest)
     for new in rewritten:
+        setattr(new, WRITTEN_AS, to_source(statement).strip().splitlines()[0])
         for node in walk(new):
             if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
                 gast.copy_location(node, statement)
