@@ -18,7 +18,7 @@ from .dtypes import gradient_dtype, real_dtype
 from .structure import _is_traced
 from ..devices import add_at as add_at_in_place, array_module, set_at
 from ..primitives.grids import check_indexing, grid_axis
-from ..primitives.index import add_at, as_array, get_item, set_item
+from ..primitives.index import add_at, as_array, get_item, holds_traced, set_item
 from ..primitives.insert import delete_sources, insert_sources  # noqa: F401 (delete_sources: for rules)
 from ..primitives.pad import pad_sides
 
@@ -156,8 +156,8 @@ def array_like(v, like):
     """`v` (an array, or a nested list of numbers and arrays: the gradient of `unarray`'s
     result) as one array of `like`'s shape, on `like`'s device (the adjoint of unarray), in
     `like`'s dtype where `v` holds Python floats alone (which NumPy would make float64)."""
-    if _is_traced(v):
-        return np.reshape(v, np.shape(like))
+    if holds_traced(v):  # a traced value, or a list holding some (second order, traced)
+        return np.reshape(as_array(v), np.shape(like))
     xp = array_module(like)
     dtype = gradient_dtype(like) if _python_numbers_alone(v) else None
     return xp.reshape(xp.asarray(v, dtype=dtype), np.shape(like))
