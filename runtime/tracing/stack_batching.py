@@ -104,9 +104,9 @@ def push_batching(call):
 
 
 def pop_batching(call):
-    value = call.example_outputs[1]
-    return bind("stack_batch_pop", call.args[0], shape=call.attrs["shape"],
-                dtype=value.dtype.name, strict=not call.masked)
+    popped = call.attrs["popped"]
+    return bind("stack_batch_pop", call.args[0], shape=popped.shape,
+                dtype=popped.dtype.name, strict=not call.masked)
 
 
 # The ops below hold the batch of one vmap; a vmap around it is refused.

@@ -9,7 +9,7 @@ becomes a `TracedStack`: a graph value (a Python list at run time) with three op
 
     b:stack = stack_new            # the list, made on every run
     c:stack = stack_push b x       # b.append(x)
-    d:stack e:f64[3] = stack_pop c # e = c.pop()
+    d:stack e:f64[3] = stack_pop[popped=f64[3]] c  # e = c.pop()
 
 From then on every push is recorded, and the `StackSchema` describes what the run-time list
 holds, as a tree of `entries` in push order: an `Item` (a traced array, or a value known while
@@ -101,7 +101,6 @@ class StackSchema:
         self.entries: list = []
         self.readings: dict = {}  # _TOP or (token, part) -> how many entries are not popped yet
         self.bindings: dict = {}  # token of an adjoint op -> the forward Nested it pops
-        self.popping = None       # the AbstractArray of the pop being recorded
 
     def __repr__(self) -> str:
         return "saved values"
@@ -288,9 +287,9 @@ class TracedStack(Tracer):
         return item
 
     def _pop_array(self, builder, item: Item):
-        self.schema.popping = item.content
-        shape = tuple(None if size is None else int(size) for size in item.content.shape)
-        (value,) = self._rebind(builder, "stack_pop", [self], shape=shape)
+        # The pop holds the type of what it pops, so that a graph holding it can be recorded
+        # again (batched by vmap, inlined) without the schema's state of the trace.
+        (value,) = self._rebind(builder, "stack_pop", [self], popped=item.content)
         return make_weak(value) if item.weak else value
 
     def _take(self, entries: list, key, wanted: str):
@@ -371,9 +370,9 @@ def _push_impl(stack, value):
     return stack
 
 
-def _pop_impl(stack, *, shape):
+def _pop_impl(stack, *, popped):
     value = stack.pop()
-    if not _has_shape(value, shape):
+    if not _has_shape(value, popped.shape):
         raise RuntimeError(_POPPED_WRONG)
     return stack, value
 
@@ -392,7 +391,7 @@ _POPPED_WRONG = ("autotrace internal error: a traced stack of saved values gave 
 
 def _pop_statements(outputs, args, attrs, define) -> list:
     stack, value = outputs
-    shape = attrs["shape"]
+    shape = attrs["popped"].shape
     wrong = [f"len(getattr({value}, 'shape', ())) != {len(shape)}"] + [
         f"{value}.shape[{axis}] != {size}" for axis, size in enumerate(shape) if size is not None]
     return [f"{stack} = {args[0]}", f"{value} = {stack}.pop()",
@@ -409,7 +408,7 @@ register(ControlPrimitive(
         f"{args[0]}.append({args[1]})", f"{outputs[0]} = {args[0]}"],
     batching=stack_batching.push_batching))
 register(ControlPrimitive(
-    "stack_pop", _pop_impl, lambda stack, *, shape: (stack, stack.schema.popping),
+    "stack_pop", _pop_impl, lambda stack, *, popped: (stack, popped),
     subgraph_statements=_pop_statements, batching=stack_batching.pop_batching))
 
 # Under autotrace.vmap, one stack per example (runtime/tracing/stack_batching.py).

@@ -3,6 +3,7 @@ the branches and loops that mirror them, whichever path runs."""
 import numpy as np
 import pytest
 
+from autotrace.runtime.abstract import AbstractArray
 from autotrace.runtime.tracing.control import ControlFlowError, cond, while_loop
 from autotrace.runtime.tracing.control_statements import if_stmt
 from autotrace.runtime.execution.executor import compile_graph
@@ -161,11 +162,11 @@ def test_a_pop_of_another_shape_than_traced_is_an_error_not_a_value():
     graph, _ = trace(save_and_restore, (x3,))
     pops = [equation for subgraph in _subgraphs(graph) for equation in subgraph.equations
             if equation.primitive.name == "stack_pop"]
-    assert pops and all(equation.attrs == {"shape": (3,)} for equation in pops)
+    assert pops and all(equation.attrs["popped"].shape == (3,) for equation in pops)
     run, _ = compile_graph(graph)
     np.testing.assert_allclose(run(x3)[0], x3)
     for equation in pops:  # as if the trace had followed the pushes wrongly
-        equation.attrs = {"shape": (2,)}
+        equation.attrs = {"popped": AbstractArray((2,), np.float64)}
     with pytest.raises(RuntimeError, match="gave back a value of another shape"):
         compile_graph(graph)[0](x3)
 
