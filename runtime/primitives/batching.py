@@ -5,7 +5,8 @@ transform (runtime/tracing/tracer_batching.py) calls it for each equation that r
 value, with a `BatchedCall`: the equation's inputs (those batched carry the batch axis first,
 axis 0), which of them are batched, the batch size and the attributes. The rule records what
 computes the batched result, by `bind` and NumPy functions on the inputs, and returns it (a
-tuple for several results), every result batched along axis 0:
+tuple for several results), every result batched along axis 0, or, where it is the same for
+every example, wrapped in `Unbatched` (a traced `cond` whose condition is):
 
     def transpose_batching(call):            # per example: np.transpose(x, axes)
         axes = call.attrs["axes"] or reversed_axes(call.example_ndim(0))
@@ -28,6 +29,16 @@ class NoBatchingRule(NotImplementedError):
     """An op autotrace.vmap cannot batch (the transform adds which op and where)."""
 
 
+@dataclass(frozen=True)
+class Unbatched:
+    """A result of a batching rule that is the same for every example: `value` has no batch
+    axis. Only rules that run a subgraph (cond, while) know that of a result; keeping it
+    unbatched keeps what depends on it alone (a branch on it, an index with it) one example's
+    computation, run once."""
+
+    value: object
+
+
 @dataclass
 class BatchedCall:
     """One equation to batch.
@@ -39,9 +50,11 @@ class BatchedCall:
         batched: for each input, whether it carries the batch axis.
         size: the batch size.
         attrs: its attributes.
-        batch_graph: `batch_graph(graph, batched, masked=True) -> (graph, batched outputs)`
-            batches a subgraph (the branches of a traced `cond`), every output with the batch
-            axis; `masked` where it runs for examples that do not take it too.
+        batch_graph: `batch_graph(graph, batched, masked=True, all_batched=True) -> (graph,
+            batched outputs)` batches a subgraph (the branches of a traced `cond`), every
+            output with the batch axis (`all_batched`; False: only those that differ between
+            examples; a tuple: those it names, and those that differ); `masked` where it runs
+            for examples that do not take it too.
         example_outputs: the types of its results in one example's trace.
         masked: the equation is in a subgraph that runs for examples that do not take it
             too (a masked loop's body, a branch chosen per example), whose results for those

@@ -7,7 +7,7 @@ import numpy as np
 from ..graph import Graph
 from ..passes import optimize
 from ..passes.cleanup import has_side_effect
-from ..primitives.batching import NoBatchingRule, unrolled_batching
+from ..primitives.batching import NoBatchingRule, Unbatched, unrolled_batching
 from .control_aliases import inline_graph
 from .stack_batching import as_batch, is_stack, refuse_unrolled, select
 from .tracer import GraphBuilder, Tracer
@@ -19,10 +19,8 @@ def cond_batching(call):
     (stack_select each example's stacks of saved values, which both branches take as a
     batch: the one that is not taken must not change them)."""
     branches = call.attrs["branches"]
-    if not call.batched[0]:  # one branch runs, for every example
-        true, false = (optimize(call.batch_graph(graph, call.batched[1:], False)[0])
-                       for graph in branches.graphs)
-        return call.bind(*call.args, branches=type(branches)(true, false))
+    if not call.batched[0]:
+        return _one_branch(call, branches)
     args = [as_batch(arg, call.size) if is_stack(getattr(arg, "aval", None)) else arg
             for arg in call.args[1:]]
     flags = tuple(is_batched or is_stack(getattr(arg, "aval", None))
@@ -36,6 +34,29 @@ def cond_batching(call):
                              "or loop over the examples in Python")
     condition = call.args[0]
     return tuple(_chosen(condition, t, f, call) for t, f in zip(*chosen))
+
+
+def _one_branch(call, branches):
+    """The cond of a condition the same for every example: one branch runs, for all of them.
+    A result is batched where either branch makes it differ between examples (both give it
+    the batch axis then, as the two branches of a cond must agree); the others stay one
+    example's values (Unbatched), so that what depends on them alone is not batched."""
+    flags = call.batched[1:]
+    graphs, outputs = zip(*(call.batch_graph(graph, flags, False, all_batched=False)
+                            for graph in branches.graphs))
+    agreed = tuple(map(max, *outputs))
+    true, false = (optimize(graph if batched == agreed else
+                            call.batch_graph(original, flags, False, all_batched=agreed)[0])
+                   for graph, batched, original in zip(graphs, outputs, branches.graphs))
+    results = call.bind(*call.args, branches=type(branches)(true, false))
+    return _marked(results, agreed)
+
+
+def _marked(results, batched: tuple) -> tuple:
+    """The results of an op, those not `batched` marked Unbatched."""
+    results = results if isinstance(results, tuple) else (results,)
+    return tuple(result if is_batched else Unbatched(result)
+                 for result, is_batched in zip(results, batched))
 
 
 def _chosen(condition, true, false, call):
@@ -52,14 +73,18 @@ def print_batching(call):
 
 
 def while_batching(call):
-    """A masked loop: it runs while the condition holds for any example, and each iteration
-    changes only the loop values of the examples whose condition still holds, so every
-    example ends with the values its own loop ends with."""
+    """A loop whose condition is the same for every example runs as one loop, its values
+    batched where they differ between examples. Otherwise a masked loop: it runs while the
+    condition holds for any example, and each iteration changes only the loop values of the
+    examples whose condition still holds, so every example ends with the values its own loop
+    ends with."""
     loop = call.attrs["loop"]
     count = len(loop.body.outputs)
-    carried = [as_batch(call.args[position], call.size)
-               if is_stack(getattr(call.args[position], "aval", None))
-               else np.copy(call.with_batch(position)) for position in range(count)]
+    carried = _batched_loop_values(call, loop, count)
+    flags = (*carried, *call.batched[count:])
+    if not call.batch_graph(loop.cond, flags, False, all_batched=False)[1][0]:
+        return _same_trips(call, loop, carried)
+    carried = [_with_batch(call, position) for position in range(count)]
     flags = (True,) * count + tuple(call.batched[count:])
     cond, body = (optimize(call.batch_graph(graph, flags)[0]) for graph in loop.graphs)
     if any(has_side_effect(equation) for graph in (cond, body) for equation in graph.equations):
@@ -80,6 +105,41 @@ def while_batching(call):
     masked = type(loop)(optimize(_graph_of(avals, any_running)),
                         optimize(_graph_of(avals, masked_body)))
     return call.bind(*carried, *call.args[count:], loop=masked)
+
+
+def _batched_loop_values(call, loop, count: int) -> tuple:
+    """Which loop values differ between examples: those that come in batched, and those an
+    iteration makes batched from batched values, until no more become so."""
+    carried = tuple(call.batched[:count])
+    while True:
+        outputs = call.batch_graph(loop.body, (*carried, *call.batched[count:]), False,
+                                   all_batched=False)[1]
+        grown = tuple(map(max, carried, outputs))
+        if grown == carried:
+            return carried
+        carried = grown
+
+
+def _same_trips(call, loop, carried: tuple):
+    """The loop as one loop for every example (its condition is the same for all), the loop
+    values `carried` says batched with the batch axis, the others one example's."""
+    count = len(carried)
+    flags = (*carried, *call.batched[count:])
+    body = optimize(call.batch_graph(loop.body, flags, False, all_batched=carried)[0])
+    cond = optimize(call.batch_graph(loop.cond, flags, False, all_batched=False)[0])
+    args = [_with_batch(call, position) if carried[position] else call.args[position]
+            for position in range(count)]
+    results = call.bind(*args, *call.args[count:], loop=type(loop)(cond, body))
+    return _marked(results, carried)
+
+
+def _with_batch(call, position: int):
+    """Loop value `position` with the batch axis (a copy of its own: the loop may write into
+    it), or a batch of stacks."""
+    value = call.args[position]
+    if is_stack(getattr(value, "aval", None)):
+        return as_batch(value, call.size)
+    return np.copy(call.with_batch(position))
 
 
 def _graph_of(avals: list, build) -> Graph:

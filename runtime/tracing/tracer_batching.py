@@ -5,7 +5,8 @@
 Each value of the graph either carries a batch axis, always its axis 0, or is the same for
 every example. An equation none of whose inputs is batched is copied as it is; one that reads a
 batched value is replaced by what its op's batching rule records (`Primitive.batching`,
-runtime/primitives/batching.py), and all its results are batched. Every result a rule makes is
+runtime/primitives/batching.py), and its results are batched (but those the rule of a `cond` or
+`while` finds the same for every example: `Unbatched`). Every result a rule makes is
 checked against the example's trace: the batch size first, then the example's shape, and the
 same dtype; a mismatch is an error rather than a wrong value. An op without a rule is refused,
 naming the op. The rules compute on Tracers of a builder of the transform's own, with NumPy's
@@ -18,7 +19,7 @@ import numpy as np
 from ..abstract import AbstractArray
 from ..graph import Constant, Graph, Literal
 from ..passes.buffers import unbuffered_attrs
-from ..primitives.batching import BatchedCall, NoBatchingRule
+from ..primitives.batching import BatchedCall, NoBatchingRule, Unbatched
 from .stack_batching import AbstractStackBatch, as_batch, batched_aval, is_stack
 from .tracer import GraphBuilder, Tracer
 
@@ -47,7 +48,8 @@ def batch_graph(graph: Graph, batched: tuple, size: int,
             graph takes those with a batch axis first (length `size`).
         size: the batch size.
         all_batched: give every output the batch axis, also those the same for every
-            example (the branches of a `cond` must agree).
+            example (the branches of a `cond` must agree); a tuple: the outputs it names
+            (True), and those that differ between examples.
         masked: the graph is a loop body or branch that runs for examples that do not take
             it too (whose results a mask then discards).
     Returns:
@@ -61,9 +63,11 @@ def batch_graph(graph: Graph, batched: tuple, size: int,
     for equation in graph.equations:
         _batch_equation(equation, values, size, builder, masked)
     outputs, outputs_batched = [], []
-    for value in graph.outputs:
+    wanted = all_batched if isinstance(all_batched, tuple) else (all_batched,) * len(
+        graph.outputs)
+    for value, batch_it in zip(graph.outputs, wanted):
         traced, is_batched = _value_of(value, values)
-        if all_batched and not is_batched:
+        if batch_it and not is_batched:
             traced = as_batch(traced, size) if is_stack(getattr(traced, "aval", None)) \
                 else np.broadcast_to(traced, (size, *np.shape(traced)))
             is_batched = True
@@ -108,8 +112,8 @@ def _record_batched(equation, args, batched, attrs, values, size, builder, maske
             f"batched value; compute it outside vmap, or loop over the examples in Python",
             equation.site)
     call = BatchedCall(equation.primitive, tuple(args), tuple(batched), size, attrs,
-                       lambda graph, flags, inner_masked=True: batch_graph(
-                           graph, flags, size, all_batched=True,
+                       lambda graph, flags, inner_masked=True, all_batched=True: batch_graph(
+                           graph, flags, size, all_batched=all_batched,
                            masked=masked or inner_masked),
                        tuple(var.aval for var in equation.outputs), masked)
     try:
@@ -121,23 +125,27 @@ def _record_batched(equation, args, batched, attrs, values, size, builder, maske
         raise AssertionError(f"autotrace internal error: the batching rule of {name!r} gave "
                              f"{len(results)} results for {len(equation.outputs)}")
     for var, result in zip(equation.outputs, results):
-        _check_result(name, var.aval, result, size)
-        values[var] = (result, True)
+        is_batched = not isinstance(result, Unbatched)
+        result = result if is_batched else result.value
+        _check_result(name, var.aval, result, size if is_batched else None)
+        values[var] = (result, is_batched)
 
 
-def _check_result(name: str, example: AbstractArray, result, size: int) -> None:
-    """Refuse a batched result whose type is not the example's with the batch axis first."""
+def _check_result(name: str, example: AbstractArray, result, size: int | None) -> None:
+    """Refuse a batched result whose type is not the example's with the batch axis first (an
+    unbatched one, `size` None, whose type is not the example's)."""
     if is_stack(example):
-        if getattr(result, "aval", None) != AbstractStackBatch(example, size):
+        wanted = example if size is None else AbstractStackBatch(example, size)
+        if getattr(result, "aval", None) != wanted:
             raise AssertionError(f"autotrace internal error: the batching rule of {name!r} "
-                                 f"gave {result!r} where a batch of {size} stacks belongs")
+                                 f"gave {result!r} where {wanted!r} belongs")
         return
     shape, dtype = np.shape(result), getattr(result, "dtype", None)
-    expected = (size, *example.shape)
+    expected = example.shape if size is None else (size, *example.shape)
     fits = len(shape) == len(expected) and all(
         want is None or got is None or got == want for got, want in zip(shape, expected))
     if not fits or dtype != example.dtype:
         raise AssertionError(
             f"autotrace internal error: the batching rule of {name!r} gave a "
             f"{getattr(dtype, 'name', dtype)} array of shape {shape} where the batch of "
-            f"{size} examples of {example} is {example.dtype.name}{list(expected)}")
+            f"{'no' if size is None else size} examples of {example} is {example.dtype.name}{list(expected)}")
