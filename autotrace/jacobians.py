@@ -223,14 +223,13 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
         generated = reverse_with_aux(f, WithRespectTo.of(wrt), with_value=True)
     else:
         generated = reverse(f, wrt, with_value=True)
-    position = WithRespectTo.of(wrt).argument(f)
     name = getattr(f, "__name__", "f")
     batched = _BatchedDerivative(generated, mode, enabled=batched)
     seed_keyword = derivative_record(generated).seed
 
     def jacobian_fn(*args, **kwargs):
         derivative = as_run_now(generated)
-        x = args[position] if isinstance(position, int) else kwargs[position]
+        x = WithRespectTo.of(wrt).value_in(f, args, kwargs)
         if isinstance(x, (tuple, list, dict)):
             raise TypeError(
                 f"jacobian of {name} with respect to {wrt!r}: that argument is a "

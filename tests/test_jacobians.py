@@ -101,3 +101,36 @@ def test_vmap_of_a_loop_and_branch_the_same_for_every_example():
                                [f(X, value) for value in s])
     np.testing.assert_allclose(autotrace.vmap(f, in_axes=(None, 0))(-X, s),
                                [f(-X, value) for value in s])
+
+
+def scaled(x, y=1.0, *, z=2.0):
+    return np.sin(x) * y * z ** 2
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("wrt, args, kwargs, name", [
+    ("y", (X,), {"y": 3.0}, "y"),
+    (1, (X,), {"y": 3.0}, "y"),
+    ("z", (X, 3.0), {"z": 0.5}, "z"),
+    ("z", (X, 3.0), {}, "z"),  # z's default
+], ids=["name-by-keyword", "position-by-keyword", "keyword-only", "default"])
+def test_jacobian_with_respect_to_an_argument_passed_by_keyword(mode, wrt, args, kwargs, name):
+    point = kwargs.get(name, 2.0)
+    expected = central_jacobian(
+        lambda v: scaled(*args, **{**kwargs, name: float(v[0])}), np.array([point]))[:, 0]
+    jacobian = autotrace.jacobian(scaled, wrt=wrt, mode=mode)(*args, **kwargs)
+    np.testing.assert_allclose(jacobian, expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("wrt", ["y", 1])
+def test_hessian_with_respect_to_an_argument_passed_by_keyword(wrt):
+    def f(x, y):
+        return np.sum(np.sin(x) * y ** 3)
+    y = np.array([1.0, 2.0])
+    expected = central_jacobian(autotrace.grad(lambda v: f(X[:2], v)), y)
+    np.testing.assert_allclose(autotrace.hessian(f, wrt=wrt)(X[:2], y=y), expected, rtol=1e-6)
+
+
+def test_hessian_with_respect_to_a_keyword_only_argument():
+    hessian = autotrace.hessian(scaled, wrt="z")(0.3, 2.0, z=3.0)
+    assert hessian == pytest.approx(2 * np.sin(0.3) * 2.0)

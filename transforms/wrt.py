@@ -128,11 +128,37 @@ class WithRespectTo:
         return {parameters[w] if isinstance(w, int) else w for w in self.items
                 if not isinstance(w, int) or -len(parameters) <= w < len(parameters)}
 
-    def argument(self, function) -> int | str:
-        """Where a call of `function` passes the one argument this names: its position (a
-        name's among function's parameters), or the keyword of a name none of them has."""
+    def value_in(self, function, args: tuple, kwargs: dict):
+        """The value that a call of `function` with `args` and `kwargs` gives the one argument
+        this names, as Python binds it: passed by position or by keyword (a position names
+        the parameter there, as `resolve` reads it), else its parameter's default. Where
+        function takes *args, a position is the call's; a name no parameter has is a keyword
+        that **kwargs takes."""
         (item,) = self.items
+        try:
+            parameters = list(inspect.signature(function).parameters.values())
+        except (TypeError, ValueError):  # a function without a signature: the call's positions
+            parameters = []
         if isinstance(item, int):
-            return item
-        parameters = list(inspect.signature(function).parameters)
-        return parameters.index(item) if item in parameters else item
+            if any(p.kind is p.VAR_POSITIONAL for p in parameters) or not (
+                    -len(parameters) <= item < len(parameters)):
+                if not -len(args) <= item < len(args):
+                    raise TypeError(f"wrt={item}: the call passes {len(args)} positional "
+                                    f"arguments, and no argument {item}")
+                return args[item]
+            parameter = parameters[item]
+        else:
+            parameter = next((p for p in parameters if p.name == item), None)
+            if parameter is None:
+                if item not in kwargs:
+                    raise TypeError(f"wrt={item!r}: the call passes no argument {item!r}")
+                return kwargs[item]
+        positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY,
+                                                          p.POSITIONAL_OR_KEYWORD)]
+        if parameter in positional and positional.index(parameter) < len(args):
+            return args[positional.index(parameter)]
+        if parameter.name in kwargs:
+            return kwargs[parameter.name]
+        if parameter.default is not parameter.empty:
+            return parameter.default
+        raise TypeError(f"wrt={item!r}: the call passes no argument {parameter.name!r}")
