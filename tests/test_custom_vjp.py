@@ -3,6 +3,8 @@ reverse mode (both) and forward mode (custom_jvp), traced and of second order, a
 computation and central differences; a custom_vjp function refused in forward mode, and a
 custom_jvp rule whose tangent is not linear refused in reverse mode, with exact messages; a
 bwd's None (zeros) and nondiff_argnums, eager, traced and under vmap."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -299,3 +301,65 @@ def test_custom_jvp_with_an_argument_that_carries_no_gradient():
     expected = 1 - np.tanh(X) ** 2
     np.testing.assert_allclose(autotrace.grad(loss)(X), expected)
     np.testing.assert_allclose(autotrace.function(autotrace.grad(loss))(X), expected)
+
+
+@autotrace.custom_jvp
+def dense(params, x):
+    return np.tanh(x @ params["w"] + params["b"])
+
+
+def _dense_jvp(primals, tangents):
+    (params, x), (dparams, dx) = primals, tangents
+    y = dense(params, x)
+    return y, (1 - y ** 2) * (x @ dparams["w"] + dparams["b"] + dx @ params["w"])
+
+
+dense.defjvp(_dense_jvp)
+
+
+@dataclasses.dataclass
+class Line:
+    slope: float
+    offset: float
+
+
+@autotrace.custom_jvp
+def line(p, x):
+    return np.sin(p.slope * x + p.offset)
+
+
+line.defjvp(lambda primals, tangents: (
+    line(*primals),
+    np.cos(primals[0].slope * primals[1] + primals[0].offset) * (
+        tangents[0].slope * primals[1] + tangents[0].offset + primals[0].slope * tangents[1])))
+
+PARAMS = {"w": np.linspace(-1.0, 1.0, 6).reshape(3, 2), "b": np.array([0.1, -0.2])}
+
+
+def test_custom_jvp_of_a_dict_argument_in_reverse_mode():
+    def loss(x, w):
+        return np.sum(dense({"w": w, "b": PARAMS["b"]}, x) ** 2)
+    for wrt, point, of in ((0, X, lambda x: loss(x, PARAMS["w"])),
+                           (1, PARAMS["w"], lambda w: loss(X, w))):
+        expected = central_difference(of, point)
+        gradient = autotrace.grad(loss, wrt=wrt)
+        np.testing.assert_allclose(gradient(X, PARAMS["w"]), expected, rtol=1e-6)
+        np.testing.assert_allclose(autotrace.function(gradient)(X, PARAMS["w"]), expected,
+                                   rtol=1e-6)
+    rows = autotrace.vmap(autotrace.grad(loss), in_axes=(0, None))(np.stack([X, -X]),
+                                                                    PARAMS["w"])
+    np.testing.assert_allclose(rows[1], central_difference(lambda x: loss(x, PARAMS["w"]), -X),
+                               rtol=1e-6)
+
+
+def test_custom_jvp_of_a_dataclass_argument_in_reverse_mode():
+    def loss(slope, x):
+        return np.sum(line(Line(slope, 0.3), x))
+    dslope, dx = autotrace.grad(loss, wrt=(0, 1))(0.7, X)
+    assert dslope == pytest.approx(central_difference(lambda s: loss(float(s), X),
+                                                      np.array(0.7)), rel=1e-6)
+    np.testing.assert_allclose(dx, central_difference(lambda x: loss(0.7, x), X), rtol=1e-6)
+    traced = autotrace.function(autotrace.grad(loss, wrt=1))(0.7, X)
+    np.testing.assert_allclose(traced, dx, rtol=1e-6)
+    gradient = autotrace.grad(line, wrt=(0, 1))(Line(2.0, 1.0), 0.5)
+    assert gradient[0] == Line(pytest.approx(0.5 * np.cos(2.0)), pytest.approx(np.cos(2.0)))

@@ -42,7 +42,9 @@ import gast
 
 import numpy as np
 
+from ...runtime.containers import is_dataclass_instance, map_fields
 from ...runtime.derivatives.structure import carries_gradient, ones_like, zeros_like
+from ...runtime.pytrees import node_of, registered
 from ..analysis.calls import CustomJVP, CustomVJP
 from ..codegen.codegen import load_function, to_source
 from ..errors import Location
@@ -314,30 +316,42 @@ def transposed_tangents(transposed, primals: tuple, cotangent, seed: str, label:
 
 
 def _unit_tangent(value):
-    """Ones where `value` carries gradient (through tuples, lists and dicts), zeros (None)
-    elsewhere: the other tangents the linearity check runs at."""
-    if isinstance(value, (tuple, list)) and type(value) in (tuple, list):
-        return type(value)(_unit_tangent(item) for item in value)
-    if isinstance(value, dict) and type(value) is dict:
-        return {key: _unit_tangent(item) for key, item in value.items()}
-    return ones_like(value) if carries_gradient(value) and not isinstance(value, (
-        tuple, list, dict)) else zeros_like(value)
+    """Ones where `value` carries gradient, zeros (None) elsewhere: the other tangents the
+    linearity check runs at."""
+    return _map_leaves(lambda leaf: ones_like(leaf) if carries_gradient(leaf)
+                       else zeros_like(leaf), value)
+
+
+def _map_leaves(function, value):
+    """`value` with `function` of each leaf: through the nodes of a pytree (runtime/pytrees.py:
+    containers, namedtuples, registered types, ObjectGradients) and the fields of a
+    dataclass, as gradients and tangents of one are made."""
+    if is_dataclass_instance(value) and registered(type(value)) is None:
+        return map_fields(lambda field: _map_leaves(function, field), value)
+    node = node_of(value)
+    if node is None:
+        return function(value)
+    children, _, rebuild = node
+    return rebuild([_map_leaves(function, child) for child in children])
+
+
+def _leaves(value) -> list:
+    """The leaves `_map_leaves` maps, in order."""
+    leaves = []
+    _map_leaves(leaves.append, value)
+    return leaves
 
 
 def _traced(value) -> bool:
-    if isinstance(value, (tuple, list)):
-        return any(_traced(item) for item in value)
-    if isinstance(value, dict):
-        return any(_traced(item) for item in value.values())
-    return getattr(type(value), "is_traced_array", False)
+    return any(getattr(type(leaf), "is_traced_array", False) for leaf in _leaves(value))
 
 
 def _stand_in(value, label: str):
     """`value` with each traced array replaced by random values of its shape and dtype."""
-    if isinstance(value, (tuple, list)) and type(value) in (tuple, list):
-        return type(value)(_stand_in(item, label) for item in value)
-    if isinstance(value, dict) and type(value) is dict:
-        return {key: _stand_in(item, label) for key, item in value.items()}
+    return _map_leaves(lambda leaf: _leaf_stand_in(leaf, label), value)
+
+
+def _leaf_stand_in(value, label: str):
     if not getattr(type(value), "is_traced_array", False):
         return value
     if any(size is None for size in value.shape):
@@ -351,8 +365,8 @@ def _stand_in(value, label: str):
 
 
 def _close(a, b) -> bool:
-    if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
-    if a is None or b is None:
-        return a is b
-    return bool(np.allclose(a, b, rtol=1e-7, atol=1e-12))
+    """Whether gradients `a` and `b` hold the same values (None, no gradient, where the other
+    has one, leaves one fewer leaf: not the same)."""
+    a, b = _leaves(a), _leaves(b)
+    return len(a) == len(b) and all(bool(np.allclose(x, y, rtol=1e-7, atol=1e-12))
+                                    for x, y in zip(a, b))
