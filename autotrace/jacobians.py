@@ -19,10 +19,11 @@ from autotrace.batching import vmap
 from autotrace.operators import (as_run_now, forward, reverse, reverse_with_aux,
                                  value_and_aux)
 from autotrace.runtime.derivatives.structure import as_registered_types
-from autotrace.runtime.containers import zeros_like
+from autotrace.runtime.containers import (field_names, is_dataclass_instance, new_dataclass,
+                                          zeros_like)
 from autotrace.runtime.devices import array_module
 from autotrace.runtime.primitives.registry import is_traced
-from autotrace.runtime.pytrees import tree_flatten, tree_structure
+from autotrace.runtime.pytrees import node_of, registered, tree_flatten
 from autotrace.runtime.state import current_scope
 from autotrace.runtime.tracing.signature import signature_of
 from autotrace.transforms.codegen.naming import python_name
@@ -195,8 +196,8 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
     """The Jacobian of f with respect to one array or float argument.
 
     The returned function gives an array of shape `output.shape + input.shape`; where f
-    returns a tuple, list, dict or namedtuple (nested or not), a container of the same kind
-    holding one such array per output, as jax.jacobian does.
+    returns a tuple, list, dict, namedtuple, dataclass or registered pytree (nested or not),
+    one of the same kind holding one such array per output, as jax.jacobian does.
     mode="reverse" runs the gradient once per output element; mode="forward" runs the tangent
     code once per input element (cheaper when the input is smaller than the output).
     argnums: another name for wrt, as JAX calls it (give one of the two).
@@ -242,7 +243,7 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
             value, _ = derivative(*args, **kwargs)
             if has_aux:
                 value, aux = value
-            outputs, unflatten = _flatten(value)
+            outputs, unflatten, _ = _flatten(value)
             if not has_aux and not kwargs and batched.serves(value, x):
                 # the gradient of each unit seed, at once
                 rows = batched(_basis(np.shape(value), value.dtype), args)
@@ -272,13 +273,12 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
                 (value, aux), tangent = value_and_aux(value, f), tangent[0]
             # the tangent's leaves where the value has its own (an object's tangent, gathered
             # by attribute, made an instance of a registered type first)
-            columns.append(tree_structure(value).flatten_up_to(
-                as_registered_types(tangent, value)))
+            columns.append(_flatten(value)[2](as_registered_types(tangent, value)))
         if value is None:  # an empty x: run f for the shape of its value
             value = derivative(*args, **kwargs)[0]
             if has_aux:
                 value, aux = value_and_aux(value, f)
-        outputs, unflatten = _flatten(value)
+        outputs, unflatten, _ = _flatten(value)
         blocks = []
         for index, output in enumerate(outputs):
             shape = np.shape(output)
@@ -339,11 +339,40 @@ def _inexact(value):
 
 
 def _flatten(value):
-    """The leaves of `value` (a pytree: tuples, lists, dicts, namedtuples and registered types,
-    nested, as autotrace.tree_util takes them apart), in order; and a function that builds a
-    tree of value's structure from a list of replacements for them."""
+    """(leaves, unflatten, parts) of a Jacobian's output `value`, a tree: of pytree nodes
+    (tuples, lists, dicts, namedtuples and registered types, as autotrace.tree_util takes them
+    apart) and of dataclasses, field by field (the form their gradients and tangents take),
+    nested in each other. `leaves`: its leaves, in order; `unflatten(replacements)`: a tree of
+    value's structure holding them; `parts(other)`: the subtrees of `other`, a tree of value's
+    structure (its tangent), where value has its leaves."""
+    if is_dataclass_instance(value) and registered(type(value)) is None:
+        names = field_names(type(value))
+        children = [_flatten(getattr(value, name)) for name in names]
+        return _joined(children, lambda parts: new_dataclass(type(value), dict(zip(names, parts))),
+                       lambda other: [getattr(other, name) for name in names])
+    if node_of(value) is None:
+        return [value], lambda replacements: replacements[0], lambda other: [other]
     leaves, structure = tree_flatten(value)
-    return leaves, structure.unflatten
+    return _joined([_flatten(leaf) for leaf in leaves], structure.unflatten,
+                   structure.flatten_up_to)
+
+
+def _joined(children: list, build, split):
+    """`_flatten`'s triple of a node whose `children` are flattened: `build(parts)` makes the
+    node of its children's trees, `split(other)` takes a tree of its structure apart."""
+    leaves = [leaf for child_leaves, _, _ in children for leaf in child_leaves]
+
+    def unflatten(replacements):
+        replacements, parts = list(replacements), []
+        for child_leaves, child_unflatten, _ in children:
+            parts.append(child_unflatten(replacements[:len(child_leaves)]))
+            replacements = replacements[len(child_leaves):]
+        return build(parts)
+
+    def parts(other):
+        return [part for (_, _, child_parts), below in zip(children, split(other))
+                for part in child_parts(below)]
+    return leaves, unflatten, parts
 
 
 def hessian(f: Callable, wrt: int | str = 0, *, batched: bool = False) -> Callable:

@@ -2,6 +2,9 @@
 arrays, keyword arguments and structured results: jacrev and jacfwd batch a derivative with
 vmap, whose batching of a traced `cond` or `while` must give each column the values of its
 own run. Each is checked against central differences."""
+import collections
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -134,3 +137,42 @@ def test_hessian_with_respect_to_an_argument_passed_by_keyword(wrt):
 def test_hessian_with_respect_to_a_keyword_only_argument():
     hessian = autotrace.hessian(scaled, wrt="z")(0.3, 2.0, z=3.0)
     assert hessian == pytest.approx(2 * np.sin(0.3) * 2.0)
+
+
+@dataclasses.dataclass
+class State:
+    pos: np.ndarray
+    energy: float
+
+
+@autotrace.tree_util.register_dataclass
+@dataclasses.dataclass
+class Registered:
+    pos: np.ndarray
+
+
+Pair = collections.namedtuple("Pair", "square triple")
+
+
+def structured(x):
+    return {"state": State(np.sin(x) * 2.0, x[0] * x[1] ** 2),
+            "rest": (Pair(x ** 2, 3.0 * x), Registered(np.cos(x)))}
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_jacobian_of_a_function_returning_dataclasses_and_other_trees(mode):
+    x = X[:2]
+    result = autotrace.jacobian(structured, mode=mode)(x)
+    state, (pair, registered) = result["state"], result["rest"]
+    assert type(state) is State and type(pair) is Pair and type(registered) is Registered
+    for got, leaf in ((state.pos, lambda v: structured(v)["state"].pos),
+                      (state.energy, lambda v: structured(v)["state"].energy),
+                      (pair.square, lambda v: structured(v)["rest"][0].square),
+                      (pair.triple, lambda v: structured(v)["rest"][0].triple),
+                      (registered.pos, lambda v: structured(v)["rest"][1].pos)):
+        np.testing.assert_allclose(got, central_jacobian(leaf, x), rtol=1e-6, atol=1e-9)
+    value, aux = autotrace.jacobian(lambda v: (State(v * 2.0, np.sum(v)), "aux"), mode=mode,
+                                    has_aux=True)(x)
+    assert aux == "aux"
+    np.testing.assert_allclose(value.pos, 2.0 * np.eye(2))
+    np.testing.assert_allclose(value.energy, np.ones(2))
