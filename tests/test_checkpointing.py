@@ -7,6 +7,7 @@ import pytest
 
 import autotrace as at
 from autotrace.testing import check_grads
+from tests.numeric import central_difference
 
 
 @at.checkpoint
@@ -409,3 +410,42 @@ def test_checkpointed_layer_in_grad_function_and_implicit_grad():
             gradients, expected_gradients):
         assert variable is expected_variable
         np.testing.assert_allclose(gradient, expected_gradient, rtol=1e-12)
+
+
+def test_a_loop_that_appends_its_carried_array_to_a_list():
+    # The segments take the list and the array it holds: `trail.append(h)` changes the list
+    # alone, so their sharing memory is no write into shared memory.
+    def f(h, w, steps):
+        trail = []
+        for i in range(steps):
+            h = np.cos(h * w)
+            trail.append(h)
+        return np.sum(np.stack(trail) ** 2)
+    for steps, every in ((4, 2), (7, 3), (5, 8)):
+        expected = at.grad(f, wrt=(0, 1))(X, W, steps)
+        close(at.grad(f, wrt=(0, 1), checkpoint_every=every)(X, W, steps), expected)
+        close(at.function(at.grad(f, wrt=(0, 1), checkpoint_every=every))(X, W, steps),
+              expected)
+    check_grads(lambda h, w: f(h, w, 5), (X, W), wrt=(0, 1))
+
+
+def test_appending_an_argument_to_a_list_argument_that_holds_it():
+    def f(trail, h):
+        trail.append(np.sin(h))
+        trail.append(h)
+        return np.sum(np.stack(trail) ** 2)
+    h = np.array([0.3, -0.4])
+    expected = central_difference(lambda v: f([h], v), h)  # trail's item is another argument
+    close(at.grad(f, wrt=1)([h], h), expected, 1e-8)
+    close(at.function(at.grad(f, wrt=1))([h], h), expected, 1e-8)
+
+
+def test_a_list_argument_whose_arrays_are_written_is_still_refused_where_shared():
+    def f(trail, h):
+        trail.append(h * 2.0)
+        first = trail[0]
+        first += 1.0  # NumPy writes into h too, which trail holds
+        return np.sum(np.stack(trail) * h)
+    h = np.array([0.3, -0.4])
+    with pytest.raises(at.TransformError, match="argument 'h' shares its memory"):
+        at.grad(f, wrt=1)([h], h)

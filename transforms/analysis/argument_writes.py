@@ -42,6 +42,61 @@ def names_written_in_place(function: gast.FunctionDef) -> dict:
     return written
 
 
+def changed_by_list_methods_alone(function: gast.FunctionDef, name: str,
+                                  copies: frozenset = frozenset()) -> bool:
+    """Whether `function` changes the list `name` by list methods alone (`xs.append(v)`),
+    never the arrays it holds: each use of the name is such a call's receiver, the list given
+    whole to a function that reads it (`np.stack(xs)`, `len(xs)`), an item read as an
+    operand (`xs[-1] * 2`, `np.sin(xs[i])`), the list returned (`return xs, h`), or a copy
+    of it bound to its name (`xs = f(xs)`, f one of the functions named in `copies`, which
+    copy a list and leave its arrays as they are). Any other use (an item bound to a name,
+    which a write could change in place) makes it False."""
+    uses = [n for statement in function.body for n in walk_scope(statement)
+            if isinstance(n, gast.Name) and n.id == name]
+    read = set()
+    for node in (n for statement in function.body for n in walk_scope(statement)):
+        if isinstance(node, gast.Return) and node.value is not None:
+            returned = node.value.elts if isinstance(node.value, (gast.Tuple, gast.List)) \
+                else [node.value]
+            read.update(id(value) for value in returned if isinstance(value, gast.Name))
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], gast.Name) and node.targets[0].id == name and isinstance(
+                node.value, gast.Call) and isinstance(node.value.func, gast.Name) and \
+                node.value.func.id in copies and len(node.value.args) == 1 and \
+                isinstance(node.value.args[0], gast.Name) and not node.value.keywords:
+            read.update((id(node.targets[0]), id(node.value.args[0])))
+        if isinstance(node, gast.Call):
+            receiver = node.func.value if isinstance(node.func, gast.Attribute) else None
+            if isinstance(receiver, gast.Name) and node.func.attr in CONTAINER_WRITES:
+                read.add(id(receiver))
+            if _reads_a_whole_list(node.func):
+                read.update(id(arg) for arg in node.args if isinstance(arg, gast.Name))
+            read.update(_items_read(node.args))
+        elif isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Compare)):
+            read.update(_items_read([getattr(node, "left", None), getattr(node, "right", None),
+                                     getattr(node, "operand", None),
+                                     *getattr(node, "comparators", [])]))
+    return bool(uses) and all(id(use) in read for use in uses)
+
+
+# Functions that read a list given whole and change neither it nor its arrays.
+_LIST_READERS = frozenset({"len", "sum", "stack", "concatenate", "vstack", "hstack",
+                           "array", "asarray", "mean"})
+
+
+def _reads_a_whole_list(func) -> bool:
+    return (isinstance(func, gast.Name) and func.id in _LIST_READERS) or (
+        isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
+        and func.attr in _LIST_READERS)
+
+
+def _items_read(operands) -> set:
+    """The ids of the names `name[...]` reads of among `operands` (a read of an item)."""
+    return {id(operand.value) for operand in operands
+            if isinstance(operand, gast.Subscript) and isinstance(operand.value, gast.Name)
+            and isinstance(operand.ctx, gast.Load)}
+
+
 def arguments_written_in_place(function: gast.FunctionDef) -> dict:
     """Those of `names_written_in_place` that are parameters, in the order of the parameters."""
     written = names_written_in_place(function)

@@ -26,7 +26,8 @@ from ..analysis.alias_items import UnpackedItem
 from ..analysis.alias_keys import OtherItems
 from ..analysis.alias_messages import IN_PLACE_OPERATORS
 from ..analysis.call_results import numpy_name
-from ..analysis.argument_writes import (arguments_written_in_place, parameter_names,
+from ..analysis.argument_writes import (arguments_written_in_place,
+                                        changed_by_list_methods_alone, parameter_names,
                                                   enclosing_names_written,
                                                   outside_write_message, write_text,
                                                   writes_into_arguments)
@@ -39,6 +40,7 @@ from ..codegen.codegen import to_source
 from ..codegen.templates import index_value
 from ..rules.core import constant
 from .shared_items import is_mutable_array
+from ...runtime.derivatives.items import shallow_copy
 
 # Methods that change their object in place (those of lists that the transforms follow,
 # append, extend, insert and pop, are not here), and what to write instead ({0}: the object;
@@ -165,7 +167,15 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     changed = {**_arguments_changed_by_operators(function), **written}
     function.body[:0] = [statement for argument, write in changed.items()
                          for statement in _argument_copy(function, argument, write, helper,
-                                                         location, copy=argument in written)]
+                                                         location, argument in written,
+                                                         _list_copies(namespace))]
+
+
+def _list_copies(namespace: dict) -> frozenset:
+    """The names `namespace` gives the functions that copy a list and not its arrays: `list`,
+    and the helper a loop's segments copy the lists they change with (front/segments.py)."""
+    names = {name for name, value in namespace.items() if value is shallow_copy}
+    return frozenset(names | ({"list"} if namespace.get("list", list) is list else set()))
 
 
 # Values that are new, never the memory of an argument (a number, a new array of arithmetic)
@@ -195,7 +205,8 @@ def _may_hold_outside_memory(function) -> set:
     return names
 
 
-def _argument_copy(function, argument: str, write, helper, location, copy: bool) -> list:
+def _argument_copy(function, argument: str, write, helper, location, copy: bool,
+                   copies: frozenset) -> list:
     """What the function does first about an argument it changes in place (`write`): where
     it has other arguments, check that none shares the argument's memory, which NumPy's write
     would change too (shared_items.refuse_shared_argument); with `copy`, `argument =
@@ -205,8 +216,12 @@ def _argument_copy(function, argument: str, write, helper, location, copy: bool)
         a.id for a in (function.args.vararg, function.args.kwarg) if a is not None]
         if name != argument]
     held = "{" + ", ".join(f"{other!r}: {other}" for other in others) + "}"
+    # (`xs.append(v)` alone changes the list, not its arrays, which other arguments may be)
+    lists_alone = ", list_alone=True" if changed_by_list_methods_alone(
+        function, argument, copies) else ""
     check = (f"{helper('refuse_shared_argument')}({argument}, {held}, {argument!r}, "
-             f"{write_text(write)!r}, {location.filename!r}, {location.line_of(write)})")
+             f"{write_text(write)!r}, {location.filename!r}, {location.line_of(write)}"
+             f"{lists_alone})")
     texts = ([check] if others else []) + (
         [f"{argument} = {helper('argument_snapshot')}({argument})"] if copy else [])
     return [_statement(text, function) for text in texts]

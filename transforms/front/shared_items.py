@@ -85,16 +85,19 @@ def _any_shares(item, others: list, is_list: bool) -> bool:
 
 
 def refuse_shared_argument(value, others: dict, name: str, write: str, filename: str,
-                           line: int) -> None:
+                           line: int, list_alone: bool = False) -> None:
     """Raise TransformError where an array or list of argument `name`, which the function
     changes in place (`write`, at `line`), is, or shares memory with, one of the function's
     other arguments `others` (name -> value): NumPy's write would change that one too, where
-    the derivative gives `name` alone a new value (or writes into a copy of it)."""
+    the derivative gives `name` alone a new value (or writes into a copy of it).
+    `list_alone`: the function changes only the list `name` (by list methods), not the arrays
+    it holds, which other arguments may then be (a loop's list of the states it carries)."""
     mine = list(held_values([value]))
     containers = {id(leaf) for leaf in mine if isinstance(leaf, (list, dict))}
     arrays = [(leaf, _root(leaf)) for leaf in mine if _may_be_array(leaf)]
     for leaf, _ in arrays:
         note_memory_read(leaf)
+    arrays = [] if list_alone else arrays
     for other, held in others.items():
         for leaf in held_values([held]):
             if id(leaf) in containers or _may_be_array(leaf) and any(
