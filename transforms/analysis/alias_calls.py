@@ -11,8 +11,9 @@ import collections
 import gast
 import numpy as np
 
-from .argument_writes import (CONTAINER_WRITES, enclosing_names_written, parameter_names,
-                                                  parameters_written, write_text)
+from .argument_writes import (CONTAINER_WRITES, PARAMETERS_WRITTEN, call_writes,
+                              enclosing_names_written, parameter_names, rebinds, write_text,
+                              writes_into_arguments)
 from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS,
                                                NEW_VALUE_BUILTINS, NEW_VALUE_METHODS,
                                                VIEW_FUNCTIONS, VIEWS_IN_A_LIST, is_one_of,
@@ -45,16 +46,35 @@ class CallSharing:
                 resolve(func.value, self.namespace), np.ufunc):  # np.add.at(A, index, v)
             self.write(node.args[0], arguments[0], node, f"{_text(func)}(...)", in_place=True)
             return set()
+        given = dict(zip(map(id, node.args + [k.value for k in node.keywords]), arguments))
+        for written, what in call_writes(node):  # (a list's append: below, with what it holds)
+            if not (isinstance(func, gast.Attribute) and written is func.value
+                    and func.attr in CONTAINER_WRITES):
+                self.write(written, given.get(id(written)) or self.value(written), node, what,
+                           in_place=True)
         self.writes_by_callee(node)
+        local = self.local_functions.get(func.id) if isinstance(func, gast.Name) else \
+            func if isinstance(func, gast.Lambda) else None  # (a function defined here)
         nested = self.nested.get(func.id) if isinstance(func, gast.Name) else \
             enclosing_names_written(as_function(func), self.namespace) \
-            if isinstance(func, gast.Lambda) else None  # (a function defined here)
+            if isinstance(func, gast.Lambda) else None
         if nested is not None:
             for written, write in nested.items():
                 self.refuse_call_writing(
                     node, self.reach(self.name_value(written)), written,
                     f"{written!r} in place ({write_text(write)}, line "
                     f"{self.location.line_of(write)})", getattr(func, "id", "the lambda"))
+        if local is not None:
+            key = ("writes", id(local))  # (read once per analysis, not once per loop run)
+            if key not in self.returns:
+                self.returns[key] = self.writes_into_parameters(
+                    as_function(local), self.location, self.namespace)
+            written = self.returns[key]
+            parameters = parameter_names(as_function(local))
+            self.refuse_parameters_written(node, [
+                (parameters.index(parameter), parameter, what, self.location.filename, line,
+                 surely) for parameter, (what, line, surely) in written.items()],
+                0, getattr(func, "id", "the lambda"))
         numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
         method = isinstance(func, gast.Attribute) and not self.is_global(func)
         owner = self.value(func.value) if method else set()
@@ -204,7 +224,14 @@ class CallSharing:
         if callee is None:
             return
         self.callees.add(callee.__code__)
-        for position, parameter, what, filename, line in parameters_written(callee):
+        self.refuse_parameters_written(node, self.parameters_written(callee), before,
+                                       callee.__name__)
+
+    def refuse_parameters_written(self, node, written, before: int, callee: str) -> None:
+        """Refuse the call `node` of a function that writes into the arguments `written`
+        (parameters_written's), `before` arguments coming before those `node` gives, where
+        the argument's memory is read afterwards."""
+        for position, parameter, what, filename, line, surely in written:
             position -= before
             if position < 0:
                 continue  # the method's object
@@ -215,24 +242,108 @@ class CallSharing:
             self.refuse_call_writing(
                 node, self.reach(self.value(given)), getattr(given, "id", None),
                 f"its argument {parameter!r} in place ({what}, {filename}, line {line})",
-                callee.__name__)
+                callee, surely=surely, argument=given)
 
-    def refuse_call_writing(self, node, written, given, change, callee) -> None:
+    def refuse_call_writing(self, node, written, given, change, callee, surely=True,
+                            argument=None) -> None:
         """Refuse the call `node`, which makes `change` to the memories `written` (of the name
         `given`) that autotrace does not follow into this function, where a name that shares
-        them is read afterwards."""
-        later = set(self.live_after.get(id(self.statement), ()))
-        beside = _read_beside(self.statement, node)
+        them is read afterwards. Where the change is `x op= v` into a name (not `surely`),
+        which is in place only where x is an array or a list, that is checked when it runs,
+        of the `argument` given (refuse_shared_write), where it is an expression that calls
+        nothing. A name the statement binds anew is read afterwards as what it binds (`a =
+        normalize(a)`)."""
+        if self.recorded is not None:
+            return self.record(written, node, _text(node), surely)
+        statement = self.statement
+        rebound = {n.id for target in getattr(statement, "targets", [getattr(
+            statement, "target", None)]) if isinstance(statement, (gast.Assign, gast.AnnAssign))
+            for n in gast.walk(target) if isinstance(n, gast.Name)}
+        later = set(self.live_after.get(id(statement), ())) - rebound
+        beside = _read_beside(statement, node)
         for other in sorted(later | set(beside)):
             if other in self.env and self.reach(set(self.env[other])) & written:
                 reader = f"{other!r}" if other == given else (
                     f"{other!r}, which shares its memory,")
                 line = self.read_line(other, node) if other in later else \
                     self.location.line_of(beside[other])
-                raise self.location.error(
-                    node, f"{_text(node)} changes {change}, which autotrace does not follow "
-                    f"into this function, and {reader} is read after it on line {line}; "
-                    f"return the new value from {callee} instead", "write into shared memory")
+                message = (f"{_text(node)} changes {change}, which autotrace does not follow "
+                           f"into this function, and {reader} is read after it on line "
+                           f"{line}; return the new value from {callee} instead")
+                if surely or argument is None or any(
+                        isinstance(n, gast.Call) for n in gast.walk(argument)):
+                    raise self.location.error(node, message, "write into shared memory")
+                self.guards.setdefault(id(statement), []).append(
+                    (statement, message, CalledWith(_text(argument))))
+                return
+
+    def record(self, written, node, what: str, surely: bool) -> None:
+        """Note a write into the memories `written` at `node` (where writes are noted, not
+        refused): the first into each argument's, one `surely` in place where there is one."""
+        for memory in written:
+            if memory[0] == "argument":
+                known = self.recorded.get(memory[1])
+                if known is None or surely and not known[2]:
+                    self.recorded[memory[1]] = (what, self.location.line_of(node), surely)
+                if not surely and self.checked_at is not None:
+                    self.checked_at.setdefault(id(node), (memory[1], what))
+
+    @classmethod
+    def writes_into_parameters(cls, function, location, namespace, checked_at=None,
+                               read=True) -> dict:
+        """parameter -> (what, line, surely) for each parameter of `function` (a def) whose
+        argument it may change in place while the parameter holds it: itself (`x[0] = v`,
+        `x /= n`, `x.sort()`: argument_writes.names_written_in_place), through a name sharing
+        its memory (`r = x[1:]` then `r *= 2.0`) or by a function it calls. Not `surely` where
+        the write is `x op= v` into a name, in place only where x is an array or a list;
+        `checked_at`, where given, gets id(write) -> (parameter, what) for those. Code of
+        autotrace's own (a derivative it generated; with `read` False, a helper generated code
+        calls), whose writes into its arguments are its sweeps', is read for what its source
+        writes itself (`x[0] = v`) alone."""
+        found = {parameter: (write_text(write), location.line_of(write), not rebinds(write))
+                 for parameter, write in writes_into_arguments(function).items()}
+        reader = cls(function, location, namespace, 1)
+        reader.recorded, reader.checked_at = {}, checked_at
+        try:
+            if read and not location.filename.startswith("<autotrace "):
+                reader.block(function.body)
+        except Exception:  # noqa: BLE001 - a construct the model does not read: what it
+            pass  # noted before, with what the source says
+        for parameter, (what, line, surely) in reader.recorded.items():
+            if parameter == "self":
+                continue  # (what a method writes through its object: object_state.py)
+            if parameter not in found or surely and not found[parameter][2]:
+                found[parameter] = (what, line, surely)
+        return {parameter: found[parameter] for parameter in parameter_names(function)
+                if parameter in found}
+
+    @classmethod
+    def parameters_written(cls, callee) -> tuple:
+        """(position, parameter, what, file, line, surely) for each parameter of the Python
+        function `callee` that it may write into while it holds the argument
+        (writes_into_parameters); none where its source cannot be read. Read once per
+        function (kept on it: its source is what it runs)."""
+        made = made_from(callee, PARAMETERS_WRITTEN)
+        if "written" in made:  # one of autotrace's helpers, whose writes are followed
+            return made["written"]
+        if cls not in made:
+            made[cls] = ()  # while it is read: a call of its own writes what it does
+            try:
+                parsed = parse_function(callee)
+            except Exception:  # noqa: BLE001 - no source: nothing known, as for any other call
+                return ()
+            parameters = parameter_names(parsed.node)
+            made[cls] = tuple(
+                (parameters.index(parameter), parameter, what, parsed.location.filename, line,
+                 surely) for parameter, (what, line, surely) in cls.writes_into_parameters(
+                    parsed.node, parsed.location, parsed.namespace, read=not (
+                        callee.__module__ or "").startswith("autotrace.")).items())
+        return made[cls]
+
+
+class CalledWith(collections.namedtuple("CalledWith", "argument")):
+    """The subject of a check before a call of a function that may write into its argument
+    (`x op= v` into its parameter): the argument's source, which refuse_shared_write is given."""
 
 
 def as_function(definition) -> gast.FunctionDef:

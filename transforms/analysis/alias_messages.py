@@ -7,15 +7,8 @@ from __future__ import annotations
 import gast
 
 from .alias_calls import _text
-from .argument_writes import AUGMENTED_SYMBOLS
+from .argument_writes import AUGMENTED_SYMBOLS, IN_PLACE_OPERATORS
 from ..front.out_arguments import WRITTEN_AS
-
-# The name of the in-place operator method (`__iadd__`) Python runs for `a op= v`, by op.
-IN_PLACE_OPERATORS = {
-    gast.Add: "__iadd__", gast.Sub: "__isub__", gast.Mult: "__imul__", gast.Div: "__itruediv__",
-    gast.FloorDiv: "__ifloordiv__", gast.Mod: "__imod__", gast.Pow: "__ipow__",
-    gast.MatMult: "__imatmul__", gast.BitAnd: "__iand__", gast.BitOr: "__ior__",
-    gast.BitXor: "__ixor__", gast.LShift: "__ilshift__", gast.RShift: "__irshift__"}
 
 
 class RefusalMessages:

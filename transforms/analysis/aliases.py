@@ -49,7 +49,8 @@ from .alias_calls import CallSharing, _text, _walk, functions_defined_once, lamb
 from .alias_items import ArrayItems
 from .alias_keys import NO_KEY, KeyedItems, has_key, key_of
 from .alias_messages import RefusalMessages, written_as
-from .argument_writes import base_name, enclosing_names_written, operator_text, parameter_names
+from .argument_writes import (base_name, enclosing_names_written, operator_text, parameter_names,
+                              rebinds)
 from .call_results import NUMBERS_OF_AN_ARRAY, python_callee
 from ..errors import Location
 from .liveness import closure_reads, live_after, surely_runs
@@ -131,6 +132,9 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
         self.keyed = {}  # a container's items by key (transforms/analysis/alias_keys.py)
         # id(an item's subscript) -> the sites of what its base held (in any run of a loop)
         self.base_held = {}
+        # parameter -> its first write, where the writes are noted, not refused (a function
+        # called: CallSharing.parameters_written); None where they are refused
+        self.recorded = self.checked_at = None
 
     @functools.cached_property
     def live_after(self) -> dict:
@@ -494,6 +498,8 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
     def write(self, target, written, node, what, in_place: bool, item=False) -> None:
         """Refuse (or, where `in_place` is not sure, check when it runs) a write into the
         memories `written`, at `node`, where another name read afterwards shares one."""
+        if self.recorded is not None:
+            return self.record(written, node, what, surely=in_place or not rebinds(node))
         name = base_name(target).id if base_name(target) is not None else None
         for other in sorted(self.live_after.get(id(self.statement), ())):
             if other == name or other not in self.env:

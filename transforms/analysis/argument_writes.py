@@ -1,6 +1,12 @@
-"""Writes a function makes into its own arguments (`x[0] = v`, `xs.append(v)`,
-`np.add.at(x, ...)`), which its caller sees: a derivative takes the argument's value on entry,
-and a caller's derivative must know that the call changes what it passed."""
+"""Writes a function makes into its own arguments (`x[0] = v`, `x /= n`, `xs.append(v)`,
+`np.copyto(x, v)`), which its caller sees: a derivative takes the argument's value on entry,
+and a caller's derivative must know that the call changes what it passed.
+
+What one statement writes into is said here (`names_written_in_place`, `call_writes`); what a
+called function writes into through the names that share an argument's memory (`r = x[1:]; r
+*= 2`) and through the functions it calls in turn is read with the model of memory of
+transforms/analysis/aliases.py (alias_calls.CallSharing.parameters_written).
+"""
 from __future__ import annotations
 
 import types
@@ -9,36 +15,90 @@ import gast
 import numpy as np
 
 from .call_results import NUMBERS_OF_AN_ARRAY, VIEW_FUNCTIONS, numpy_name
-from ..front.function_caches import made_from
 from ..codegen.naming import walk_scope
-from ..front.parsing import MISSING, parse_function, resolve
+from ..front.parsing import MISSING, resolve
 from ..codegen.codegen import to_source
 from ..errors import TransformError
 
+# The attribute of a Python function that keeps which of its parameters it writes into
+# (alias_calls.CallSharing.parameters_written); one of autotrace's helpers whose writes are
+# followed keeps "written": () there.
+PARAMETERS_WRITTEN = "__autotrace_parameters_written__"
 # List methods that change the list in place and that the transforms follow (others are
 # refused wherever they are called: transforms/front/inplace.py).
 CONTAINER_WRITES = {"append", "extend", "insert", "pop"}
 # What a global bound to one of these holds is never changed in place.
 _UNCHANGING = (int, float, complex, str, bytes, np.generic, type(None))
+# Methods that change their object in place, which the transforms refuse where the function
+# differentiated calls them on a variable (transforms/front/inplace.py).
+IN_PLACE_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "byteswap",
+                    "reverse", "remove", "clear", "update", "setdefault", "popitem"}
+# The name of the in-place operator method (`__iadd__`) Python runs for `a op= v`, by op.
+IN_PLACE_OPERATORS = {
+    gast.Add: "__iadd__", gast.Sub: "__isub__", gast.Mult: "__imul__", gast.Div: "__itruediv__",
+    gast.FloorDiv: "__ifloordiv__", gast.Mod: "__imod__", gast.Pow: "__ipow__",
+    gast.MatMult: "__imatmul__", gast.BitAnd: "__iand__", gast.BitOr: "__ior__",
+    gast.BitXor: "__ixor__", gast.LShift: "__ilshift__", gast.RShift: "__irshift__"}
+# The special methods that change their object, called by name (`a.__setitem__(0, v)`).
+SPECIAL_WRITES = {"__setitem__", "__delitem__", *IN_PLACE_OPERATORS.values()}
+# NumPy's functions that write into their first argument, and what to write instead.
+WRITING_FUNCTIONS = {
+    "copyto": "{0}[...] = {1}", "put": "{0}[np.unravel_index({1}, {0}.shape)] = {2}",
+    "place": "{0}[{1}] = {2}", "putmask": "{0} = np.where({1}, {2}, {0})",
+    "fill_diagonal": "{0}[np.diag_indices(min({0}.shape), {0}.ndim)] = {1}",
+    "put_along_axis": "{0}[np.arange({0}.shape[0])[:, None], {1}] = {2} (a matrix, "
+                      "axis=1)",
+}
+
+
+def call_writes(call: gast.Call) -> list:
+    """The expressions whose value `call` changes in place, with the write as a user reads it:
+    a method's object (`xs.append(v)`, `A.sort()`, `d.update(...)`, `A.__setitem__(i, v)`), the
+    first argument of a ufunc's `.at` or of a NumPy function that writes into it
+    (`np.add.at(A, i, v)`, `np.copyto(A, v)`), an `out=`. Read from the source alone, so a
+    function of another name that has one of these names counts too: the safe side."""
+    func, written = call.func, []
+    if isinstance(func, gast.Attribute):
+        if func.attr in CONTAINER_WRITES | IN_PLACE_METHODS | SPECIAL_WRITES:
+            written.append(func.value)
+        if (func.attr in WRITING_FUNCTIONS or func.attr == "at") and call.args and not isinstance(
+                call.args[0], gast.Starred):
+            written.append(call.args[0])
+    for keyword in call.keywords:
+        if keyword.arg == "out":
+            out = keyword.value
+            written.extend(out.elts if isinstance(out, gast.Tuple) else [out])
+    return [(expression, f"{_text(func)}(...)") for expression in written
+            if not (isinstance(expression, gast.Constant) and expression.value is None)]
+
+
+def rebinds(write) -> bool:
+    """Whether `write` is `x op= v` with x a name: in place where x is an array or a list, a
+    new value bound to x where it is a number (or a tuple, a string)."""
+    return isinstance(write, gast.AugAssign) and isinstance(write.target, gast.Name)
 
 
 def names_written_in_place(function: gast.FunctionDef) -> dict:
-    """The names that `function` writes into through a subscript, a list method the
-    transforms follow or np.add.at (`x[0] = v`, `xs.append(v)`): name -> the first such
-    write."""
+    """The names that `function` writes into (`x[0] = v`, `x.a[i] = v`, `x op= v`,
+    `call_writes`): name -> the first such write, one that changes x in place wherever x is
+    written so (`rebinds` not) where there is one."""
     written = {}
+
+    def note(name, write):
+        if name not in written or rebinds(written[name]) and not rebinds(write):
+            written[name] = write
     for node in (n for statement in function.body for n in walk_scope(statement)):
         targets = (node.targets if isinstance(node, gast.Assign) else [node.target]
                    if isinstance(node, gast.AugAssign) else [])
         for target in targets:
             if isinstance(target, gast.Subscript) and base_name(target) is not None:
-                written.setdefault(base_name(target).id, node)
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and (
-                node.func.attr in CONTAINER_WRITES and isinstance(node.func.value, gast.Name)):
-            written.setdefault(node.func.value.id, node)
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and (
-                node.func.attr == "at" and node.args and isinstance(node.args[0], gast.Name)):
-            written.setdefault(node.args[0].id, node)  # np.add.at(x, ...)
+                note(base_name(target).id, node)
+        if rebinds(node):
+            note(node.target.id, node)
+        if isinstance(node, gast.Call):
+            for expression, _ in call_writes(node):
+                if base_name(expression) is not None:
+                    note(base_name(expression).id, node)
     return written
 
 
@@ -215,26 +275,6 @@ def writes_into_arguments(function: gast.FunctionDef) -> dict:
     return found
 
 
-def parameters_written(func) -> tuple:
-    """(position, parameter, what, file, line) for each parameter that the Python function
-    `func` writes into while it holds the argument; none where its source cannot be read.
-    Read once per function (kept on it: its source is what it runs)."""
-    made = made_from(func, "__autotrace_parameters_written__")
-    if "written" not in made:
-        try:
-            parsed = parse_function(func)
-        except Exception:  # noqa: BLE001 - no source: nothing known, as for any other call
-            made["written"] = ()
-            return ()
-        function = parsed.node
-        parameters = parameter_names(function)
-        made["written"] = tuple(
-            (parameters.index(parameter), parameter, write_text(write),
-             parsed.location.filename, parsed.location.line_of(write))
-            for parameter, write in writes_into_arguments(function).items())
-    return made["written"]
-
-
 def base_name(target):
     """The Name node that `x[i].a[j]` writes into (x), or None."""
     while isinstance(target, (gast.Subscript, gast.Attribute)):
@@ -280,14 +320,17 @@ def arguments_read_after(call, later: set, sources: dict, loads) -> tuple:
                  + [keyword.arg for keyword in call.keywords if read(keyword.value)])
 
 
-def refuse_arguments_written(function, bound, read_after, filename: str, line: int) -> None:
+def refuse_arguments_written(function, written, bound, read_after, filename: str,
+                              line: int) -> None:
     """Raise TransformError at `filename`, `line` where a call, resolved only when it runs, of
     the Python function `function` (a method of `bound`, or None) writes into one of its
-    parameters (not `self`) whose argument the caller reads afterwards (`read_after`, as
-    arguments_read_after gives them; None where not known): autotrace follows what the call
-    returns, so the gradient of what it writes would be lost."""
+    parameters (not `self`; `written`: alias_calls.CallSharing.parameters_written's) whose
+    argument the caller reads afterwards (`read_after`, as arguments_read_after gives them;
+    None where not known): autotrace follows what the call returns, so the gradient of what
+    it writes would be lost. (`x op= v` into the parameter counts too: it is in place where
+    the argument is an array or a list.)"""
     first = 0 if bound is None else 1
-    for position, parameter, what, where, at in parameters_written(function):
+    for position, parameter, what, where, at, _ in written:
         if position < first or read_after is not None and \
                 position - first not in read_after and parameter not in read_after:
             continue

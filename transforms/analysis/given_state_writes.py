@@ -27,7 +27,7 @@ import gast
 
 from ...runtime.derivatives.state_writes import (call_method, reads_object, unread_message,
                                                write_state)
-from .argument_writes import AUGMENTED_SYMBOLS
+from .argument_writes import AUGMENTED_SYMBOLS, PARAMETERS_WRITTEN
 from ..errors import Location
 from ..front.function_caches import made_from
 from .argument_writes import parameter_names
@@ -46,8 +46,8 @@ _CHANGING_METHODS = {"append", "extend", "insert", "update", "setdefault", "clea
 for _helper in _HELPERS.values():
     # What they write is the state this module hands them, which autotrace does not follow
     # (nothing read from it carries gradient): the analysis of writes into arguments that
-    # reads a callee's source (transforms/analysis/argument_writes.py) takes them as writing none.
-    made_from(_helper, "__autotrace_parameters_written__")["written"] = ()
+    # reads a callee's source (transforms/analysis/alias_calls.py) takes them as writing none.
+    made_from(_helper, PARAMETERS_WRITTEN)["written"] = ()
 # Those that add one item, or the items of a sequence, at the end: written as a write at
 # the index where the first goes, which the gradient of what reads it back is taken from.
 _GROWING_METHODS = {"append", "extend"}

@@ -56,7 +56,8 @@ class MemorySharing(Sharing):
     def write(self, target, written, node, what, in_place: bool, item=False) -> None:
         """Generated code's writes are followed by its sweeps, not refused."""
 
-    def refuse_call_writing(self, node, written, given, change, callee) -> None:
+    def refuse_call_writing(self, node, written, given, change, callee, surely=True,
+                            argument=None) -> None:
         """As write."""
 
     def refuse_stale_items(self, statement, target, stale) -> None:

@@ -28,6 +28,7 @@ import gast
 
 from ...runtime.derivatives.state_writes import write_state
 from .activity import DESCRIPTIVE_ATTRIBUTES
+from .aliases import Sharing
 from .liveness import live_after
 from .unseen_effects import (CONTAINERS, FOLLOWED, READING_METHODS, STORING_METHODS,
                              UNKNOWN_EFFECT, UNREAD, callable_name, has_unseen_effect,
@@ -74,7 +75,8 @@ def check_state_writes(callee, varied: tuple, filename: str, line: int,
     function, bound = _function_called(callee)
     if function is None:
         return
-    refuse_arguments_written(function, bound, read_after, filename, line)
+    refuse_arguments_written(function, Sharing.parameters_written(function), bound,
+                             read_after, filename, line)
     found = state_write(function, _varied_parameters(function, bound, varied), bound)
     if found is not None:
         raise TransformError(_message(function, *found), filename, line,

@@ -305,7 +305,8 @@ class _WriteSharing(Sharing):
         return memory in self.arrays or memory in self.plain or (
             memory[0] in ("new", "old") and memory[1] in self.copies)
 
-    def refuse_call_writing(self, node, written, given, change, callee) -> None:
+    def refuse_call_writing(self, node, written, given, change, callee, surely=True,
+                            argument=None) -> None:
         """A call writing into its argument: the callee's own set_item refuses it (its
         argument is the caller's memory)."""
 

@@ -22,15 +22,15 @@ import gast
 import numpy as np
 
 from ..analysis import aliases
+from ..analysis.alias_calls import CalledWith
 from ..analysis.alias_items import UnpackedItem
 from ..analysis.alias_keys import OtherItems
-from ..analysis.alias_messages import IN_PLACE_OPERATORS
 from ..analysis.call_results import numpy_name
-from ..analysis.argument_writes import (arguments_written_in_place,
+from ..analysis.argument_writes import (IN_PLACE_METHODS, IN_PLACE_OPERATORS, WRITING_FUNCTIONS,
+                                        arguments_written_in_place,
                                         changed_by_list_methods_alone, parameter_names,
-                                                  enclosing_names_written,
-                                                  outside_write_message, write_text,
-                                                  writes_into_arguments)
+                                        enclosing_names_written, outside_write_message,
+                                        rebinds, write_text)
 from ..errors import Location, TransformError
 from ..codegen.naming import SCOPES, walk_scope
 from .out_arguments import array_method_out, out_argument
@@ -42,8 +42,7 @@ from ..rules.core import constant
 from .shared_items import is_mutable_array
 from ...runtime.derivatives.items import shallow_copy
 
-# Methods that change their object in place (those of lists that the transforms follow,
-# append, extend, insert and pop, are not here), and what to write instead ({0}: the object;
+# What to write instead of each method that changes its object in place (IN_PLACE_METHODS) ({0}: the object;
 # {1}, ...: its arguments, or the names of `_METHOD_ARGUMENTS` where the call gives fewer).
 _NEW_VALUE_INSTEAD = {
     "sort": "{0} = np.sort({0}) for an array, {0} = sorted({0}) for a list",
@@ -65,15 +64,6 @@ _METHOD_ARGUMENTS = {"fill": ["value"], "put": ["indices", "values"], "resize": 
                      "partition": ["k"], "itemset": ["index", "value"], "remove": ["value"],
                      "update": ["other"], "setdefault": ["key", "None"]}
 _METHOD_ARGUMENTS = {method: _METHOD_ARGUMENTS.get(method, []) for method in _NEW_VALUE_INSTEAD}
-IN_PLACE_METHODS = frozenset(_NEW_VALUE_INSTEAD)
-# NumPy functions that write into their first argument, and what to write instead.
-_WRITING_FUNCTIONS = {
-    "copyto": "{0}[...] = {1}", "put": "{0}[np.unravel_index({1}, {0}.shape)] = {2}",
-    "place": "{0}[{1}] = {2}", "putmask": "{0} = np.where({1}, {2}, {0})",
-    "fill_diagonal": "{0}[np.diag_indices(min({0}.shape), {0}.ndim)] = {1}",
-    "put_along_axis": "{0}[np.arange({0}.shape[0])[:, None], {1}] = {2} (a matrix, "
-                      "axis=1)",
-}
 
 
 def check_writes(function: gast.FunctionDef, location: Location, namespace: dict,
@@ -108,8 +98,7 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     writes into (autotrace.grad checks the calls of the functions it can name). The caller
     would not see a change to an argument, so that is refused."""
     written = arguments_written_in_place(function)
-    if called:
-        _refuse_writes_into_arguments(function, location)
+    checked = _refuse_writes_into_arguments(function, location, namespace) if called else {}
     guarded = collections.defaultdict(list)  # id(statement) -> [(message, name checked)]
     for node, message, subject in guards:
         guarded[id(node)].append((message, subject))
@@ -128,6 +117,12 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                 body.insert(index, _statement(
                     f"{helper('refuse_read_only')}({statement.target.id}, "
                     f"{location.filename!r}, {location.line_of(statement)})", statement))
+            if id(statement) in checked:  # `x op= v` into an argument: in place where an array
+                message = _argument_write_message(*checked[id(statement)])
+                body.insert(index, _statement(
+                    f"{helper('refuse_shared_write')}({statement.target.id}, {message!r}, "
+                    f"{location.filename!r}, {location.line_of(statement)}, "
+                    f"'mutation of an argument')", statement))
             if out_by_position:
                 for check in _array_method_out_checks(statement, namespace, helper,
                                                       location):
@@ -148,6 +143,8 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                 elif isinstance(subject, UnpackedItem):
                     check = (f"{helper('refuse_shared_item')}({subject.item}, {where}, "
                              f"container={subject.container})")
+                elif isinstance(subject, CalledWith):  # a call writing `x op= v` into it
+                    check = f"{helper('refuse_shared_write')}({subject.argument}, {where})"
                 elif subject is not None:
                     check = f"{helper('refuse_shared_item')}({subject}, {where})"
                 else:
@@ -164,10 +161,9 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                     body.insert(index, _statement(check, statement))
             if hoisted is not None:
                 body.insert(index, hoisted)
-    changed = {**_arguments_changed_by_operators(function), **written}
-    function.body[:0] = [statement for argument, write in changed.items()
+    function.body[:0] = [statement for argument, write in written.items()
                          for statement in _argument_copy(function, argument, write, helper,
-                                                         location, argument in written,
+                                                         location, not rebinds(write),
                                                          _list_copies(namespace))]
 
 
@@ -225,19 +221,6 @@ def _argument_copy(function, argument: str, write, helper, location, copy: bool,
     texts = ([check] if others else []) + (
         [f"{argument} = {helper('argument_snapshot')}({argument})"] if copy else [])
     return [_statement(text, function) for text in texts]
-
-
-def _arguments_changed_by_operators(function) -> dict:
-    """The parameters an in-place operator is given (`x += v`): parameter -> the first such
-    statement. NumPy's changes an array argument in place; the derivative gives x a new
-    value."""
-    parameters = set(parameter_names(function))
-    changed = {}
-    for node in (n for statement in function.body for n in walk_scope(statement)):
-        if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and \
-                node.target.id in parameters:
-            changed.setdefault(node.target.id, node)
-    return changed
 
 
 def _hoisted_index(statement, fresh):
@@ -357,14 +340,24 @@ def _add_at_as_assignment(statement, helper, numpy: str) -> gast.stmt:
         f"{values}, {numpy}.shape({target}[{index}])))", statement)
 
 
-def _refuse_writes_into_arguments(function, location) -> None:
-    """Refuse the first write into an argument made while its name still holds the argument."""
-    for argument, write in writes_into_arguments(function).items():
-        raise location.error(
-            write, f"the function changes its argument {argument!r} in place "
-            f"({write_text(write)}), and it is called by a function being differentiated, "
-            f"which would not see the change; return the new value instead, or work on a copy",
-            "mutation of an argument")
+def _refuse_writes_into_arguments(function, location, namespace) -> dict:
+    """Refuse the first write into an argument made while its name still holds the argument,
+    itself or through a name that shares its memory, or by a function it calls. Returns
+    id(statement) -> (parameter, write) for each `x op= v` that writes into an argument only
+    where x is an array or a list (not a number), to check when it runs."""
+    checked = {}
+    for argument, (what, line, surely) in aliases.Sharing.writes_into_parameters(
+            function, location, namespace, checked).items():
+        if surely:
+            raise TransformError(_argument_write_message(argument, what), location.filename,
+                                 line, "mutation of an argument")
+    return checked
+
+
+def _argument_write_message(argument: str, what: str) -> str:
+    return (f"the function changes its argument {argument!r} in place ({what}), and it is "
+            f"called by a function being differentiated, which would not see the change; "
+            f"return the new value instead, or work on a copy")
 
 
 def _refuse_writes_outside(function, location, namespace) -> None:
@@ -425,13 +418,13 @@ def _check_writing_function(call, location, namespace, is_statement: bool) -> No
             call, f"autotrace cannot differentiate {_text(call)}, which may write into its "
             f"first argument in place; assign instead: {first} = np.nan_to_num({first})",
             "np.nan_to_num")
-    if function_name in _WRITING_FUNCTIONS and resolve(func, namespace) is getattr(
+    if function_name in WRITING_FUNCTIONS and resolve(func, namespace) is getattr(
             np, function_name, None):
         arguments = [_text(a) for a in call.args] + ["..."] * 3
         raise location.error(
             call, f"autotrace cannot differentiate np.{function_name}(...), which writes into "
             f"its first argument in place; assign instead: "
-            f"{_WRITING_FUNCTIONS[function_name].format(*arguments)}", f"np.{function_name}")
+            f"{WRITING_FUNCTIONS[function_name].format(*arguments)}", f"np.{function_name}")
 
 
 def _text(node) -> str:

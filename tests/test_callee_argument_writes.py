@@ -1,0 +1,279 @@
+"""A function called that changes its argument in place, by any means, is refused where the
+caller reads that argument afterwards, or followed where it does not.
+
+autotrace follows what a call returns. A called function that writes into the array, list or
+dict it is given (`v /= n`, `r = v[1:]; r *= 2.0`, `np.multiply(a, b, out=a)`, `lst += [v]`,
+`d.update(...)`, `L.remove(...)`, a write one call deeper) changes what the caller reads next,
+which a gradient of the call's result alone would miss.
+"""
+import re
+
+import numpy as np
+import pytest
+
+import autotrace
+from autotrace import TransformError
+from tests.numeric import central_difference
+
+X = np.array([0.3, -0.7, 1.2])
+W = np.array([1.0, 2.0, 3.0])
+THIS_FILE = __file__
+
+
+def line_of(marker: str) -> int:
+    with open(THIS_FILE) as source:
+        return next(number for number, text in enumerate(source, 1) if marker in text)
+
+
+def normalize(v):
+    v /= np.linalg.norm(v)  # (normalize)
+    return v
+
+
+def normalized_in_place(x):
+    a = x * 1.0
+    normalize(a)  # (call normalize)
+    return np.sum(a * W)
+
+
+def doubles_the_tail(a):
+    r = a[1:]
+    r *= 2.0  # (through a view)
+
+
+def tail_doubled(x):
+    a = x * 1.0
+    doubles_the_tail(a)  # (call doubles_the_tail)
+    return np.sum(a * W)
+
+
+def squares_into(a, v):
+    np.multiply(a, v, out=a)  # (out=)
+
+
+def squared_into(x):
+    a = x * 1.0
+    squares_into(a, x)  # (call squares_into)
+    return np.sum(a * W)
+
+
+def sets_the_first(a):
+    a[0] = a[1] * a[2]
+
+
+def sets_the_first_one_call_deeper(a):
+    sets_the_first(a)  # (one call deeper)
+
+
+def first_set_one_call_deeper(x):
+    a = x * 1.0
+    sets_the_first_one_call_deeper(a)  # (call sets_the_first_one_call_deeper)
+    return np.sum(a * W)
+
+
+def adds_to(items, v):
+    items += [v]  # (list +=)
+
+
+def added_to_a_list(x):
+    items = [x[0] * 1.0]
+    adds_to(items, x[1] * 2.0)  # (call adds_to)
+    return sum(items)
+
+
+def puts_b(d, v):
+    d.update(b=v)  # (update)
+
+
+def updated_dict(x):
+    d = {"a": x[0] * 1.0}
+    puts_b(d, x[1] ** 2)  # (call puts_b)
+    return d["a"] * d.get("b", 1.0)
+
+
+def drops_the_first(items):
+    items.remove(items[0])  # (remove)
+
+
+def first_dropped(x):
+    items = [x[0] * 1.0, x[1] * 2.0]
+    drops_the_first(items)  # (call drops_the_first)
+    return items[0] * 3.0
+
+
+def copies_into(a, v):
+    np.copyto(a, v)  # (copyto)
+
+
+def copied_into(x):
+    a = x * 1.0
+    copies_into(a, x ** 2)  # (call copies_into)
+    return np.sum(a * W)
+
+
+def set_by_a_lambda(x):
+    a = x * 1.0
+    setter = lambda arr: arr.__setitem__(0, x[1] * 2.0)  # (lambda writes)  # noqa: E731
+    setter(a)  # (call setter)
+    return np.sum(a * W)
+
+
+def set_by_a_nested_function(x):
+    a = x * 1.0
+
+    def scale_first(b):
+        b[0] = b[1] * 3.0  # (nested writes)
+    scale_first(a)  # (call scale_first)
+    return np.sum(a * W)
+
+
+CALLS = [
+    (normalized_in_place, "normalize(a)", "v", "v /= ...", "(normalize)", "normalize",
+     "(call normalize)"),
+    (tail_doubled, "doubles_the_tail(a)", "a", "r *= ...", "(through a view)",
+     "doubles_the_tail", "(call doubles_the_tail)"),
+    (squared_into, "squares_into(a, x)", "a", "np.multiply(...)", "(out=)", "squares_into",
+     "(call squares_into)"),
+    (first_set_one_call_deeper, "sets_the_first_one_call_deeper(a)", "a", "sets_the_first(a)",
+     "(one call deeper)", "sets_the_first_one_call_deeper",
+     "(call sets_the_first_one_call_deeper)"),
+    (added_to_a_list, "adds_to(items, x[1] * 2.0)", "items", "items += ...", "(list +=)",
+     "adds_to", "(call adds_to)"),
+    (updated_dict, "puts_b(d, x[1] ** 2)", "d", "d.update(...)", "(update)", "puts_b",
+     "(call puts_b)"),
+    (first_dropped, "drops_the_first(items)", "items", "items.remove(...)", "(remove)",
+     "drops_the_first", "(call drops_the_first)"),
+    (copied_into, "copies_into(a, x ** 2)", "a", "np.copyto(...)", "(copyto)", "copies_into",
+     "(call copies_into)"),
+    (set_by_a_lambda, "setter(a)", "arr", "arr.__setitem__(...)", "(lambda writes)", "setter",
+     "(call setter)"),
+    (set_by_a_nested_function, "scale_first(a)", "b", "b[0] = ...", "(nested writes)",
+     "scale_first", "(call scale_first)"),
+]
+
+
+def every_mode(f):
+    return {
+        "grad": lambda: autotrace.grad(f)(X),
+        "traced grad": lambda: autotrace.function(autotrace.grad(f))(X),
+        "vmap of grad": lambda: autotrace.vmap(autotrace.grad(f))(np.stack([X, X])),
+        "jvp": lambda: autotrace.jvp(f, (X,), (np.ones(3),)),
+    }
+
+
+@pytest.mark.parametrize("f, call, parameter, write, write_marker, callee, call_marker", CALLS,
+                         ids=[case[0].__name__ for case in CALLS])
+def test_a_call_that_changes_its_argument_read_afterwards_is_refused(
+        f, call, parameter, write, write_marker, callee, call_marker):
+    reader = "items" if parameter == "items" else "d" if parameter == "d" else "a"
+    read = line_of(call_marker) + 1
+    expected = (
+        f'File "{THIS_FILE}", line {line_of(call_marker)}: {call} changes its argument '
+        f"{parameter!r} in place ({write}, {THIS_FILE}, line {line_of(write_marker)}), which "
+        f"autotrace does not follow into this function, and {reader!r} is read after it on "
+        f"line {read}; return the new value from {callee} instead")
+    for mode, run in every_mode(f).items():
+        with pytest.raises(TransformError, match=re.escape(expected)):
+            run()
+
+
+class Scaler:
+    def apply(self, a):
+        a *= 3.0  # (method scales)
+
+
+def scaled_by_a_method(x):
+    a = x * 1.0
+    scaler = Scaler()
+    scaler.apply(a)  # (call apply)
+    return np.sum(a * W)
+
+
+def test_a_method_found_when_it_runs_that_changes_its_argument_is_refused():
+    expected = (
+        f'File "{THIS_FILE}", line {line_of("(call apply)")}: this call of Scaler.apply (found '
+        f"only when it runs) changes its argument 'a' in place (a *= ..., {THIS_FILE}, line "
+        f"{line_of('(method scales)')}), which autotrace does not follow back into the "
+        f"function that calls it")
+    for mode, run in every_mode(scaled_by_a_method).items():
+        with pytest.raises(TransformError, match=re.escape(expected)):
+            run()
+
+
+# --- followed: nothing reads the argument afterwards, or it is a number ----------------------
+
+def normalized_and_bound_again(x):
+    a = x * 1.0
+    a = normalize(a)  # (the name holds what it returns)
+    return np.sum(a * W)
+
+
+def normalized_into_another_name(x):
+    a = x * 1.0
+    b = normalize(a)
+    return np.sum(b * W)
+
+
+def set_first_and_returned(a):
+    a[0] = a[1] * a[2]
+    return a
+
+
+def first_set_and_bound_again(x):
+    a = x * 1.0
+    a = set_first_and_returned(a)
+    return np.sum(a * W)
+
+
+def bumps(t, k):
+    t += k  # a number: a new value
+    return t
+
+
+def bumped_number(x):
+    t = x[0] * 2.0
+    y = bumps(t, x[1])
+    return y * t + x[2]
+
+
+class Stepper:
+    def step(self, t, k):
+        t *= k  # a number: a new value
+        return t
+
+
+def stepped_number(x):
+    stepper = Stepper()
+    t = x[0] * 2.0
+    y = stepper.step(t, x[1])
+    return y * t + x[2]
+
+
+@pytest.mark.parametrize("f", [normalized_and_bound_again, normalized_into_another_name,
+                               first_set_and_bound_again, bumped_number, stepped_number],
+                         ids=lambda f: f.__name__)
+def test_a_call_whose_write_nothing_reads_afterwards_is_followed(f):
+    expected = central_difference(f, X)
+    options = dict(rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(autotrace.grad(f)(X), expected, **options)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(f))(X), expected, **options)
+    batched = autotrace.vmap(autotrace.grad(f))(np.stack([X, 2.0 * X]))
+    np.testing.assert_allclose(batched[0], expected, **options)
+    np.testing.assert_allclose(batched[1], central_difference(f, 2.0 * X), **options)
+    direction = np.array([0.5, -1.0, 2.0])
+    _, tangent = autotrace.jvp(f, (X,), (direction,))
+    assert tangent == pytest.approx(np.sum(expected * direction), rel=1e-6, abs=1e-8)
+
+
+def test_a_method_called_for_its_result_that_changes_an_array_argument_is_refused():
+    def stepped_array(x):
+        stepper = Stepper()
+        a = x * 1.0
+        y = stepper.step(a, x[1])
+        return np.sum(y * a)
+    expected = (f'File "{THIS_FILE}", line {line_of("t *= k  # a number")}: the function '
+                f"changes its argument 't' in place (t *= ...), and it is called by a function "
+                f"being differentiated, which would not see the change")
+    for mode, run in every_mode(stepped_array).items():
+        with pytest.raises(TransformError, match=re.escape(expected)):
+            run()
