@@ -14,9 +14,12 @@ import numpy as np
 from .. import array_api_products
 from ..abstract import AbstractArray, broadcast_shapes
 from .batching import shifted, unrolled_batching
-from .registry import (C_ORDER, SAME_NAME, Primitive, array_method, bind, by_example,
-                       define_traced_function, literal_source, out_argument, read_only_view,
-                       register, reject_arguments, shape_of, static, traces)
+from .index import setitem
+from .primitive import NOT_CONSTANT
+from .registry import (C_ORDER, SAME_NAME, Primitive, UntraceableError, array_method, bind,
+                       by_example, define_traced_function, literal_source, numpy_functions,
+                       out_argument, read_only_view, register, reject_arguments, shape_of,
+                       static, traces)
 
 
 def _inexact(dtype) -> np.dtype:
@@ -309,7 +312,43 @@ register(Primitive("einsum", _einsum, _einsum_rule, source=_einsum_source,
                    array_api_function=array_api_products.einsum, batching=_einsum_batching))
 
 
-@traces(np.einsum)
+def _einsum_is_view(subscripts: str, operands: int) -> bool:
+    """Whether np.einsum(subscripts, *operands) is a view of its operand, as NumPy's is (for
+    any `optimize`) where there is one operand and nothing is summed: every label of it is in
+    the output ('ij->ji', 'ii->i', 'ij'), where an implicit output sums repeated labels."""
+    inputs, arrow, output = subscripts.replace(" ", "").partition("->")
+    labels = inputs.replace(".", "")
+    if operands != 1 or "," in inputs:
+        return False
+    return set(labels) <= set(output) if arrow else len(set(labels)) == len(labels)
+
+
+def _einsum_source_view(subscripts, *operands, **options) -> tuple:
+    """FunctionFacts.source_view of np.einsum: its operand, where the subscripts say it is a
+    view or the source does not say them (they may be a name's, or the first operand of
+    einsum's other form, `np.einsum(a, [0, 1], [1, 0])`)."""
+    if isinstance(subscripts, str):
+        return (1,) if _einsum_is_view(subscripts, len(operands)) else ()
+    return (0, 1) if len(operands) <= 2 else ()
+
+
+def _einsum_view(view, subscripts, *operands, **options):
+    """FunctionFacts.view of np.einsum: a view of its operand is written back into it at the
+    elements it reads (found by running the einsum on their flat positions)."""
+    if not isinstance(subscripts, str) or not _einsum_is_view(subscripts, len(operands)):
+        return None
+
+    def write(base, value):
+        if None in base.shape:
+            raise UntraceableError(
+                f"autotrace cannot trace a write through np.einsum({subscripts!r}, ...) of an "
+                f"array of unknown size: write into a copy (np.einsum(...).copy())")
+        positions = np.einsum(subscripts, np.arange(base.size).reshape(base.shape))
+        return setitem(base, np.unravel_index(positions, base.shape), value)
+    return write, True, f"np.einsum({subscripts!r})"
+
+
+@traces(np.einsum, view=_einsum_view, source_view=_einsum_source_view)
 def bind_einsum(*operands, out=None, optimize=False, **kwargs):
     reject_arguments("numpy.einsum", out=out, **kwargs)
     subscripts, *arrays = operands
@@ -352,9 +391,18 @@ define_traced_function(np.linalg.det, abstract_eval=_det_rule, fresh=True,
                        batching=_stacks_batching)
 define_traced_function(np.linalg.solve, 2, abstract_eval=_solve_rule, fresh=True,
                        batching=_solve_batching)
-# Not fresh: matrix_power(a, 1) returns a itself.
+# Not fresh: matrix_power(a, 1) returns a itself, as the binding does (no view to keep).
 define_traced_function(np.linalg.matrix_power, abstract_eval=_matrix_power_rule,
-                       batching=_stacks_batching)
+                       batching=_stacks_batching, view=lambda result, a, n: None,
+                       source_view=lambda a, n: () if n is not NOT_CONSTANT and n != 1 else (0,))
+_matrix_power_of_order = numpy_functions[np.linalg.matrix_power]
+
+
+@traces(np.linalg.matrix_power)
+def bind_matrix_power(a, n):
+    """NumPy's np.linalg.matrix_power(a, 1) is `a` itself (a write through it reaches `a`)."""
+    return a if static(n, "n of numpy.linalg.matrix_power") == 1 else \
+        _matrix_power_of_order(a, n)
 for _function in (np.linalg.eigvalsh, np.linalg.pinv, np.linalg.norm, np.linalg.vector_norm,
                   np.linalg.matrix_norm, np.linalg.svdvals):
     define_traced_function(_function, fresh=True, batching=_norm_batching if _function in (

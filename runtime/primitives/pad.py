@@ -1,4 +1,5 @@
-"""np.pad: the op `pad[pad_width, mode, ...]`, its options attributes known while tracing.
+"""np.pad: the op `pad[pad_width, mode, ...]`, its options attributes known while tracing; and
+np.diff, whose `prepend` and `append` are joined on before and after as pad's fill values are.
 
 Fill values that are traced (computed in the traced function: `constant_values=(x[0], 0.0)`)
 cannot be attributes: the array is padded with zeros, and each padded element then takes the
@@ -15,8 +16,10 @@ import numpy as np
 from .. import array_api_index
 from ..abstract import unknown_dimension_error
 from .index import getitem, holds_traced, stacked
-from .registry import bind, define_function, static, traces
-from .shape_batching import pad_batching
+from .primitive import NOT_CONSTANT
+from .registry import (bind, define_function, define_traced_function, is_traced,
+                       numpy_functions, static, traces)
+from .shape_batching import diff_batching, pad_batching
 
 define_function("pad", np.pad, fresh=True, array_api_function=array_api_index.pad,
                 batching=pad_batching)
@@ -80,3 +83,34 @@ def _ramp_to_traced_ends(array, pad_width, end_values):
                       for side in range(2 * ndim)])
     padded = bind("pad", array, pad_width=pad_width, mode="linear_ramp", end_values=0)
     return padded + np.tensordot(ends.astype(array.dtype), ramps, axes=1)
+
+
+# --- np.diff ------------------------------------------------------------------------------------
+
+# n=0 gives the argument itself, which the binding returns: no view to keep; any other n a new
+# array. A prepend or append known while tracing is an attribute.
+define_traced_function(np.diff, batching=diff_batching, view=lambda result, a, *args, **kw: None,
+                       source_view=lambda a, n=1, *args, **kw: (0,) if n in (0, NOT_CONSTANT)
+                       else ())
+_diff_of_order = numpy_functions[np.diff]
+
+
+@traces(np.diff)
+def bind_diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    """NumPy's np.diff: with n=0 `a` itself (a write through the result reaches it); a traced
+    prepend or append joined on along the axis as NumPy joins it (a number as a slab of it one
+    element thick)."""
+    if static(n, "n of numpy.diff") == 0:
+        return a
+    edges = {"prepend": prepend, "append": append}
+    if is_traced(prepend) or is_traced(append):
+        shape = list(np.shape(a))
+        shape[axis] = 1
+
+        def slab(edge):
+            return np.broadcast_to(edge, shape) if np.ndim(edge) == 0 else edge
+        a = np.concatenate([slab(prepend)] * (prepend is not np._NoValue) + [a] + [
+            slab(append)] * (append is not np._NoValue), axis)
+        edges = {}
+    return _diff_of_order(a, n, axis, **{key: edge for key, edge in edges.items()
+                                         if edge is not np._NoValue})

@@ -152,6 +152,11 @@ class FunctionFacts:
             read-only), `certain` whether NumPy makes a view for every memory layout, and
             `how` names the call in errors ("" for np.<name>); None where this call gives no
             view. True for a function that does not trace.
+        source_view: for the transforms, which read a call in the user's source and not its
+            values: `source_view(*args, **kwargs)`, each argument the constant the source
+            writes or NOT_CONSTANT, gives the positions of the arguments the result may be or
+            view; () where the call surely makes a new array (np.diff(a) of n=1, an einsum that
+            sums). Without it, a function with `view` may give its first argument or a view.
         views_in_list: its result is a list of views of its first argument; for a split that
             traces, `views_in_list(*args, **kwargs)` -> (axis, indices_or_sections).
         makes_array: its result is always a new array: never a NumPy scalar, nor an argument.
@@ -163,6 +168,7 @@ class FunctionFacts:
 
     function: Callable
     view: Callable | bool = False
+    source_view: Callable | None = None
     views_in_list: Callable | bool = False
     makes_array: bool = False
     container: bool = False
@@ -171,6 +177,8 @@ class FunctionFacts:
 
 function_facts: dict[Callable, FunctionFacts] = {}
 NO_FACTS = FunctionFacts(function=None)  # what function_facts.get gives for any other function
+# FunctionFacts.source_view's stand-in for an argument the source writes no constant for.
+NOT_CONSTANT = object()
 
 
 def declare(*functions: Callable, **facts) -> None:

@@ -1,7 +1,7 @@
 """Shape ops: reshape, transpose, broadcast_to, concatenate, stack, and what NumPy builds from
 them (squeeze, expand_dims, ravel, swapaxes, moveaxis, split, flip, rot90, hstack, vstack, ...),
 plus roll (and fftshift), tile, repeat, diag, diagonal, tril, triu, trace, sort, argsort,
-take, diff. insert, delete and append are in insert.py, pad in pad.py.
+take. insert, delete and append are in insert.py, pad and diff in pad.py.
 
 Questions about a traced array's shape (np.shape, np.ndim, np.size, np.result_type) are
 answered while tracing and record nothing.
@@ -20,13 +20,13 @@ from .. import array_api_index
 from ..devices import reshape_view
 from .registry import (SAME_NAME, UntraceableError, array_method, bind, declare,
                        define_function, define_runtime_function, define_traced_function,
-                       normalize_axes, normalize_axis, numpy_functions, read_only_view,
+                       normalize_axes, normalize_axis, read_only_view,
                        reject_arguments, shape_of, size_of, static, traces, untraceable_shape)
 from .batching import axis_batching, shifted
 from .elementwise import check_unknown_sizes
 from .index import getitem
 from .shape_batching import (AXIS, TWO_AXES, broadcast_like_batching, broadcast_to_batching,
-                             diag_batching, diff_batching, join_batching,
+                             diag_batching, join_batching,
                              last_two_axes_batching, roll_batching,
                              take_along_axis_batching, take_batching, tile_batching)
 from .unknown_reshape import unknown_reshape_shape
@@ -558,16 +558,6 @@ define_traced_function(np.diag, array_api_function=array_api_index.diag, batchin
 define_traced_function(np.take, 2, fresh=True, array_api_function=array_api_index.take,
                        batching=take_batching)
 define_traced_function(np.take_along_axis, 2, fresh=True, batching=take_along_axis_batching)
-# (n=0 gives the argument itself, which the binding returns: no view to keep)
-define_traced_function(np.diff, batching=diff_batching, view=lambda result, a, *args, **kw: None)
-_diff_of_order = numpy_functions[np.diff]
-
-
-@traces(np.diff)
-def bind_diff(a, n=1, *args, **kwargs):
-    """NumPy's np.diff with n=0 gives `a` itself (a write through the result reaches it)."""
-    return a if static(n, "n of numpy.diff") == 0 else _diff_of_order(a, n, *args, **kwargs)
-
 
 def _data_dependent(function):
     def binding(*args, **kwargs):
@@ -585,7 +575,8 @@ declare(np.nonzero, array_api_function=SAME_NAME)
 # np.asarray and its kin of a traced value are refused (runtime/tracing/tracer.py __array__).
 declare(np.zeros, np.ones, np.empty, np.full, np.array, np.arange, np.linspace, np.eye,
         np.identity, makes_array=True)
-declare(np.asarray, np.asanyarray, np.ascontiguousarray, np.require, view=True)
+declare(np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.require,
+        np.asarray_chkfinite, np.real_if_close, np.rollaxis, view=True)
 declare(np.searchsorted, np.isin, np.unique_values, array_api_function=SAME_NAME)
 
 # ndarray methods that are these functions.

@@ -97,9 +97,17 @@ def updated_item(target, index, symbol: str, value):
 
 def array(value, dtype=None, *, copy=True, **options):
     """`np.array(value, dtype)` for converted code: a (nested) list of traced values becomes
-    `np.stack`s of them, a traced value a copy (cast to `dtype`)."""
+    `np.stack`s of them, a traced value a copy (cast to `dtype`); with copy=None or False, the
+    traced array itself where NumPy needs no copy (its dtype, no ndmin above its own)."""
     if not holds_traced(value):
         return np.array(value, dtype=dtype, copy=copy, **options)
+    if isinstance(value, Tracer) and not copy:
+        same = (dtype is None or np.dtype(dtype) == value.dtype) and options.get(
+            "ndmin", 0) <= value.ndim
+        if same and set(options) <= {"ndmin", "order", "subok"}:
+            return asarray(value)
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
     result = np.copy(value) if isinstance(value, Tracer) else stacked(value)  # (0-d: an array)
     return result if dtype is None else result.astype(dtype)
 

@@ -303,7 +303,9 @@ def function_view(function, result, args: tuple, kwargs: dict) -> None:
     """Make `result` (= `function(*args, **kwargs)`) a view of its first argument where NumPy
     returns a view, as the function's facts say (FunctionFacts.view, views_in_list)."""
     facts = function_facts.get(function, NO_FACTS)
-    base = args[0] if args else None
+    # (the argument viewed: the first, or the one the facts name, np.einsum's operand)
+    at = (facts.source_view(*args, **kwargs) or (0,))[0] if facts.source_view else 0
+    base = args[at] if len(args) > at else None
     if callable(facts.views_in_list) and getattr(base, "_builder", None) is not None:
         _split_views(result, base, *facts.views_in_list(*args, **kwargs))
         return
@@ -318,8 +320,8 @@ def function_view(function, result, args: tuple, kwargs: dict) -> None:
     # array made inside the function: that is contiguous; so is a C-order one of a C-order
     # reshape of it.
     certain = certain or _made_here_1d(base) or (how in _C_ORDER and _contiguous_here(base))
-    rest = args[1:]
-    take_view(result, base, lambda b: function(b, *rest, **kwargs), write,
+    before, after = args[:at], args[at + 1:]
+    take_view(result, base, lambda b: function(*before, b, *after, **kwargs), write,
               how or f"np.{function.__name__}", certain)
 
 

@@ -17,7 +17,7 @@ from .argument_writes import (CONTAINER_WRITES, PARAMETERS_WRITTEN, call_writes,
 from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, shallow_copy,
                                                NEW_VALUE_BUILTINS, NEW_VALUE_METHODS,
                                                VIEW_FUNCTIONS, VIEWS_IN_A_LIST, is_one_of,
-                                               numpy_name, python_callee)
+                                               numpy_name, python_callee, viewed_arguments)
 from ..codegen.naming import SCOPES
 from ..front.parsing import MISSING, parse_function, resolve
 from ..front.function_caches import made_from
@@ -83,11 +83,13 @@ class CallSharing:
                 func.value, owner)):
             self.forget_keys()  # (a method or function may change a container it reaches;
             # NumPy's `x.sum()` of what is surely an array or a number changes none)
-        uncopied = any(k.arg == "copy" and isinstance(k.value, gast.Constant)
-                       and k.value.value is False for k in node.keywords)  # may be its input
+        uncopied = _may_not_copy(node)
         if numpy is not None:
-            if numpy in VIEW_FUNCTIONS or uncopied:
+            if uncopied:
                 return arguments[0] if arguments else set()
+            viewed = viewed_arguments(numpy, node)
+            if viewed:
+                return set().union(*(arguments[at] for at in viewed if at < len(arguments)))
             if numpy in VIEWS_IN_A_LIST:  # a list of views: its items are the argument
                 return self.new(node, self.reach(arguments[0]) if arguments else (),
                                 container=True)
@@ -384,6 +386,17 @@ def lambda_writes(local_functions: dict, namespace: dict) -> dict:
     return {name: enclosing_names_written(as_function(definition), namespace)
             for name, definition in local_functions.items()
             if isinstance(definition, gast.Lambda)}
+
+
+def _may_not_copy(node) -> bool:
+    """Whether the call `node` may give back its input (or the method's object) for want of a
+    copy: `copy=` other than True (NumPy's False and None copy only where they must), or
+    astype's fifth positional argument so."""
+    given = [k.value for k in node.keywords if k.arg == "copy"]
+    if isinstance(node.func, gast.Attribute) and node.func.attr == "astype" and len(
+            node.args) >= 5:
+        given.append(node.args[4])
+    return any(not (isinstance(value, gast.Constant) and value.value is True) for value in given)
 
 
 def _builds_object(target) -> bool:

@@ -14,12 +14,17 @@ import numpy as np
 from ..front.parsing import MISSING, resolve
 from ...runtime.derivatives.items import shallow_copy
 from ...runtime.ops import NO_FACTS, array_methods, function_facts, names_with
+from ...runtime.primitives.primitive import NOT_CONSTANT
 
 # The names of NumPy's functions, and of the array methods that are such functions, whose result
 # may be a view of their first argument (or the argument itself), by their facts (FunctionFacts,
 # declared in each function's row of runtime/primitives/); and `x.view()`, an ndarray method that
 # is no NumPy function.
 VIEW_FUNCTIONS = names_with("view") | {"view"}
+# Those whose facts say, from a call's constant arguments, which arguments it may view
+# (FunctionFacts.source_view): np.einsum's operand, np.diff's argument only where n may be 0.
+_SOURCE_VIEWS = {function.__name__: facts.source_view for function, facts in function_facts.items()
+                 if facts.source_view is not None}
 # NumPy functions whose result is a list of views of their first argument.
 VIEWS_IN_A_LIST = names_with("views_in_list")
 # NumPy functions whose result is surely a new array (not a number).
@@ -42,6 +47,34 @@ NEW_VALUE_BUILTINS = {len, range, float, int, bool, complex, abs, round, str, re
 # generated code makes (a loop's segments, front/segments.py: its items shared).
 CONTAINER_BUILTINS = {list, tuple, dict, set, frozenset, sorted, reversed, zip, enumerate,
                        iter, map, filter, shallow_copy}
+
+
+def viewed_arguments(numpy: str, node: gast.Call) -> tuple:
+    """The positions of the arguments of `node`, a call of the NumPy function named `numpy`,
+    that its result may be or view (its facts: FunctionFacts.view and source_view), as far as
+    the call's constant arguments say; every position where they cannot say (`f(*args)`)."""
+    if numpy not in VIEW_FUNCTIONS:
+        return ()
+    source_view = _SOURCE_VIEWS.get(numpy)
+    if source_view is None:
+        return (0,)
+    every = tuple(range(len(node.args) + len(node.keywords)))
+    if any(isinstance(a, gast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords):
+        return every
+    try:
+        return tuple(source_view(*map(_constant, node.args),
+                                 **{k.arg: _constant(k.value) for k in node.keywords}))
+    except TypeError:  # arguments the function does not take: NumPy raises
+        return every
+
+
+def _constant(node):
+    """The value a constant node writes (a signed number too: `-1`), else NOT_CONSTANT."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and isinstance(
+            node.operand, gast.Constant) and isinstance(node.operand.value, (int, float)):
+        return -node.operand.value
+    return node.value if isinstance(node, gast.Constant) else NOT_CONSTANT
 
 
 def python_callee(func, local_names: set, namespace: dict):
