@@ -290,9 +290,11 @@ def sort_order(items, key=None, reverse=False):
                   reverse=reverse)
 
 
-def astype(value, dtype):
-    """`value.astype(dtype)`, as a function."""
-    return value.astype(dtype)
+def astype(value, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    """`value.astype(dtype, ...)`, as a function; NumPy's and CuPy's scalars take no `copy`,
+    which only their arrays are given where it is not the default."""
+    options = {"copy": copy} if copy is not True else {}
+    return value.astype(dtype, order, casting, subok, **options)
 
 
 def shallow_copy(value):

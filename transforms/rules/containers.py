@@ -258,14 +258,16 @@ def _recompute_from(y, value, after):
     d[value] = d[y]
 
 
+# (order, casting and subok change no value; copy=False may give `value` itself, which the
+# alias analysis knows: transforms/analysis/alias_calls.py)
 @adjoint(astype)
-def _astype(y, value, dtype):
+def _astype(y, value, dtype, order="K", casting="unsafe", subok=True, copy=True):
     # An integer (or bool) y carries no gradient, whatever reached it: unbroadcast makes it 0.
     d[value] = cast_like(unbroadcast(d[y], y), value)
 
 
 @tangent(astype)
-def _astype_tangent(y, value, dtype):
+def _astype_tangent(y, value, dtype, order="K", casting="unsafe", subok=True, copy=True):
     # In y's floating dtype; unbroadcast gives an integer result a zero tangent.
     d[y] = unbroadcast(cast_like(d[value], y), y)
 
