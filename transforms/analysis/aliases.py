@@ -52,6 +52,7 @@ from .alias_messages import RefusalMessages, written_as
 from .argument_writes import (base_name, enclosing_names_written, operator_text, parameter_names,
                               rebinds)
 from .call_results import NUMBERS_OF_AN_ARRAY, python_callee
+from .index_kinds import advanced, slices
 from ..errors import Location
 from .liveness import closure_reads, live_after, surely_runs
 from ..front.parsing import MISSING, resolve
@@ -264,7 +265,13 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
             return self.name_value(node.id)
         if isinstance(node, (gast.Constant, gast.JoinedStr, gast.Lambda)) or node is None:
             return set()
-        if isinstance(node, gast.Subscript) and _slices(node.slice):
+        indexed = self.value(node.value) if isinstance(node, gast.Subscript) and isinstance(
+            node.value, gast.Name) else None  # (a name's value: reading it changes nothing)
+        if indexed and indexed <= self.arrays | self.plain and advanced(
+                node.slice, self.name_value, self.arrays, self.namespace):
+            self.value(node.slice)  # an array's advanced indexing: a new array
+            return self.new(node, array=True, plain=True)
+        if isinstance(node, gast.Subscript) and slices(node.slice):
             self.value(node.slice)
             return self.sliced(node, self.value(node.value))
         if isinstance(node, (gast.Subscript, gast.Starred)):
@@ -531,13 +538,6 @@ def _unpacks_display(target, value) -> bool:
     return isinstance(target, (gast.Tuple, gast.List)) and isinstance(
         value, (gast.Tuple, gast.List)) and len(target.elts) == len(value.elts) and not any(
         isinstance(e, gast.Starred) for e in target.elts + value.elts)
-
-
-def _slices(index) -> bool:
-    """Whether the subscript `index` slices (`a:b`, alone or in a tuple), which takes a view of
-    an array and a new list or tuple of a list or tuple, never one of its items."""
-    parts = index.elts if isinstance(index, gast.Tuple) else [index]
-    return any(isinstance(part, gast.Slice) for part in parts)
 
 
 def _is_number(node) -> bool:
