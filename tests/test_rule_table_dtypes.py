@@ -55,6 +55,8 @@ WIDENING = {
     "append/float": "np.append makes the Python float a float64 array (np.ravel)",
     "atleast_1d/several": "np.atleast_1d makes the Python float a float64 array",
     "broadcast_arrays": "np.broadcast_arrays makes the Python float a float64 array",
+    "diff/prepend-append": "np.diff makes the Python float prepend a float64 array",
+    "diff/append": "np.diff makes the Python float append a float64 array",
 }
 
 # Entries that autotrace.function does not trace (tests/test_backend_agreement.py counts them);

@@ -33,7 +33,7 @@ from .structure import _is_traced
 # The structural adjoints live beside this module; rules and tests name them from here too.
 from .structural_adjoints import (  # noqa: F401
     _FLOAT_KINDS, _as_float, _float_zeros, _holds_floats, _python_numbers_alone,
-    array_like, diag_adjoint, delete_sources, diagonal_adjoint, insert_places, join,
+    array_like, diag_adjoint, delete_sources, diagonal_adjoint, diff_part, insert_places, join,
     reshape_each, reshape_each_back, sort_like, split_like, take_at, unarray, unpad,
     unpad_values, unrepeat, unsort, unstack, untake, untake_along, untile)
 from ..devices import array_module
@@ -234,12 +234,16 @@ def _axes(axis, ndim):
     return tuple(a % ndim for a in axis)
 
 
-def reduced_size(a, axis):
+def reduced_size(a, axis, where=True, keepdims=False):
     """How many elements a reduction of `a` over `axis` combines into one: a Python int, or
     where a dimension's size is known only at run time, a traced integer, cast to the real
     dtype of `a` where that is not float64 (a float32 gradient divided by an int64 would be
-    float64; NumPy's mean divides by a Python int, which is weak)."""
+    float64; NumPy's mean divides by a Python int, which is weak). With a mask `where` (np.mean's
+    where=), the count of the elements it keeps, per result element (its shape by `keepdims`)."""
     shape = np.shape(a)
+    if where is not True:
+        size = np.sum(np.broadcast_to(where, shape), axis=axis, keepdims=keepdims)
+        return size if real_dtype(a) == np.float64 else size.astype(real_dtype(a))
     size = 1
     for i in range(len(shape)) if axis is None else _axes(axis, len(shape)):
         if shape[i] is None:

@@ -418,6 +418,17 @@ def untake_along(g, a, indices, axis=-1):
     return _scatter_add(out, tuple(index), g)
 
 
+def diff_part(a, axis, prepend, append, part: int):
+    """The positions along `axis`, in what np.diff(a, axis=axis, prepend=..., append=...) takes
+    the differences of, of its part `part`: 0 prepend's, 1 a's, 2 append's (None: not given;
+    a number is joined on as a slab one element thick)."""
+    sizes = [0 if edge is None else 1 if np.ndim(edge) == 0 else np.shape(edge)[axis]
+             for edge in (prepend, append)]
+    sizes.insert(1, np.shape(a)[axis])
+    start = sum(sizes[:part])
+    return np.arange(start, start + sizes[part])
+
+
 def insert_places(arr, obj, values, axis=None):
     """Where `np.insert(arr, obj, values, axis)` put its inputs, as flat positions in its result:
     (the place of each element of `arr`, an int array of arr's shape; the places that hold

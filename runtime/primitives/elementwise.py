@@ -16,8 +16,7 @@ import math
 
 import numpy as np
 
-from ..abstract import (AbstractArray, broadcast_origins, broadcast_shapes,
-                                        unknown_dimension_error)
+from ..abstract import AbstractArray, broadcast_origins, broadcast_shapes, unknown_dimension_error
 from .batching import elementwise_batching, never_batched
 from .registry import (INPUTS_ORDER, Primitive, array_method, bind, bind_like, declare,
                        define_function, define_runtime_function, device_of_inputs, is_traced,
@@ -321,7 +320,8 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
         a, b = (v if is_traced(v) or isinstance(v, np.ndarray) else np.asarray(v) for v in inputs)
         return apply_ufunc(ufunc, "__call__", np.reshape(a, a.shape + (1,) * b.ndim), b, **kwargs)
     dtype = kwargs.pop("dtype", None)
-    reject_arguments(f"numpy.{ufunc.__name__}", where=kwargs.pop("where", None),
+    masked = (ufunc, method) == (np.add, "reduce")  # where=: by np.sum's binding, as traced
+    reject_arguments(f"numpy.{ufunc.__name__}", where=None if masked else kwargs.pop("where", None),
                      casting=kwargs.pop("casting", None), order=kwargs.pop("order", None),
                      subok=kwargs.pop("subok", None))
     if dtype is not None and method == "__call__":
@@ -343,7 +343,7 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
         raise untraceable(f"numpy.{ufunc.__name__}.{method}" if method != "__call__"
                           else f"numpy.{ufunc.__name__} with {keywords}")
     kwargs.setdefault("axis", 0)  # ufunc.reduce and .accumulate default to the first axis
-    return function(*inputs, **kwargs)
+    return (numpy_functions[function] if masked else function)(*inputs, **kwargs)
 
 
 def _in_loop_dtypes(ufunc: np.ufunc, inputs: tuple, dtype: np.dtype) -> tuple:

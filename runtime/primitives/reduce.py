@@ -95,9 +95,12 @@ _STARTS_FROM_INITIAL = {"reduce_sum": np.add, "reduce_prod": np.multiply,
 
 
 def _reduce(name, numpy_name, a, axis, dtype=None, out=None, keepdims=False, ddof=0,
-            initial=np._NoValue, **unsupported):
+            initial=np._NoValue, where=np._NoValue, **unsupported):
     if name not in _STARTS_FROM_INITIAL:
         unsupported["initial"] = initial
+    where = np._NoValue if where is True else where  # (True: NumPy's default, every element)
+    if name not in ("reduce_sum", "mean"):
+        unsupported["where"] = where
     reject_arguments(numpy_name, out=out, **unsupported)
     axis = _static_axis(axis, numpy_name)
     if name in _UFUNC_REDUCTIONS:
@@ -105,9 +108,30 @@ def _reduce(name, numpy_name, a, axis, dtype=None, out=None, keepdims=False, ddo
     else:
         axes = normalize_axes(axis, np.ndim(a), numpy_name)
     options = _options(keepdims, dtype, ddof)
+    if where is not np._NoValue:
+        a, options = _masked(name, a, axes, options, where)
+        if name == "mean":  # the sum of the elements kept over their count
+            count = bind("reduce_sum", np.broadcast_to(where, np.shape(a)), axis=axes,
+                         **{"keepdims": True} if keepdims else {})
+            total = bind("reduce_sum", a, axis=axes, **options)  # (divided in its own dtype)
+            return total / count.astype(np.real(np.zeros((), total.dtype)).dtype)
     if initial is np._NoValue or initial is None:  # (None: no initial, as NumPy reads it)
         return bind(name, a, axis=axes, **options)
     return _from_initial(name, a, axes, options, initial)
+
+
+def _masked(name, a, axes, options, where):
+    """np.sum(a, where=w) and np.mean(a, where=w) as NumPy computes them: `a` with the elements
+    w leaves out as zeros, summed in the dtype of np.mean's result (a float one for integers),
+    NumPy's ValueError where w does not broadcast to a's shape. Returns (a masked, options)."""
+    shape = np.shape(a)
+    if len(np.shape(where)) > len(shape) or np.broadcast_shapes(np.shape(where), shape) != shape:
+        raise ValueError(f"non-broadcastable operand with shape {np.shape(where)} doesn't match "
+                         f"the broadcast shape {shape} (where= of numpy's reduction)")
+    if name == "mean":
+        dtype = getattr(a, "dtype", None) or np.asarray(a).dtype
+        options = {**options, "dtype": options.get("dtype") or np.mean(np.zeros(1, dtype)).dtype}
+    return np.where(where, a, 0), options
 
 
 def _from_initial(name, a, axes, options, initial):

@@ -380,7 +380,12 @@ _COMPARISONS = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.In: lambda a
 
 def _constant_comparison(test):
     """The truth of `test` where it compares constants alone (`"edge" != "constant"`,
-    `-0.5 is None`), else None."""
+    `-0.5 is None`, `None is None and 0.0 is None`), else None."""
+    if isinstance(test, gast.BoolOp):
+        truths = [_constant_comparison(value) for value in test.values]
+        if None in truths:
+            return None
+        return all(truths) if isinstance(test.op, gast.And) else any(truths)
     if not (isinstance(test, gast.Compare) and len(test.ops) == 1
             and type(test.ops[0]) in _COMPARISONS):
         return None

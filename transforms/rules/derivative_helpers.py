@@ -15,7 +15,7 @@ import numpy as np
 
 from ...runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like, broadcast_like,
                                                 clip_weights, delete_sources, diag_adjoint,
-                                                diagonal_adjoint, diff_pad_width,
+                                                diagonal_adjoint, diff_pad_width, diff_part,
                                                 eigh_gap_inverse, extremum_weights, eye_like,
                                                 first_given, flat_axis, hstack_axis,
                                                 initial_weight,
@@ -52,8 +52,8 @@ from .core import adjoint, constant, d, tangent
 from .declarations import bilinear, linear, partials
 
 constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, initial_weight,
-         clip_weights, diff_pad_width, inverse_permutation, negate_shift, hstack_axis, eye_like,
-         norm_power, insert_places, delete_sources, vector_norm_power, as_weights,
+         clip_weights, diff_pad_width, diff_part, inverse_permutation, negate_shift, hstack_axis,
+         eye_like, norm_power, insert_places, delete_sources, vector_norm_power, as_weights,
          norm_exponent, norm_ties)
 
 # Broadcasting and reductions. unbroadcast(g, x) is zero for an integer x, so its adjoint passes

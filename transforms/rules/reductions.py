@@ -1,6 +1,7 @@
 """Derivative rules of reductions and cumulative functions, both modes side by side.
 
-sum, mean and cumsum are linear, their own tangents (declarations.py). Parameters that follow
+cumsum is linear, its own tangent (declarations.py); so are sum, mean and diff, whose tangents
+are written beside their adjoints for the arguments that fold away (where=, prepend=). Parameters that follow
 `out` in NumPy's signature are keyword-only here, so a call that passes `out` (which no rule
 supports) fails to bind instead of binding `out` to `keepdims`. A `dtype` argument is not applied
 to tangents. Inputs may be lists of floats, so tangents divide with np.divide (a list has no `/`).
@@ -14,10 +15,11 @@ never divide (the products before and after each element, runtime/derivatives/ad
 """
 import numpy as np
 
-from ...runtime.derivatives.adjoint_ops import (diff_pad_width, extremum_weights, flat_axis,
-                                                initial_weight, reduced_last,
-                                                reduced_last_back, reduced_size, sort_like,
-                                                unreduce, unsort)
+from ...runtime.derivatives.adjoint_ops import (broadcast_like, diff_pad_width, diff_part,
+                                                extremum_weights, flat_axis, initial_weight,
+                                                reduced_last, reduced_last_back, reduced_size,
+                                                sort_like,
+                                                unbroadcast, unreduce, unsort)
 from ...runtime.derivatives.scans import (forward_scan, products_after, products_before,
                                           reverse_scan, shift)
 from .core import adjoint, d, tangent
@@ -28,21 +30,36 @@ from .declarations import linear
 # factor (prod), or as one more candidate (max, min). Without it the templates fold to those
 # of the reduction alone (`initial is None`).
 
+# where=w (sum, mean): the elements w leaves out are not in the result, and get no gradient;
+# a mean divides by the count of those it keeps. Without it (True) the templates fold to those
+# of the whole array.
+
 @adjoint(np.sum)
-def sum_rule(y, a, axis=None, dtype=None, *, keepdims=False, initial=None):
-    d[a] = unreduce(d[y], a, axis, keepdims)
+def sum_rule(y, a, axis=None, dtype=None, *, keepdims=False, initial=None, where=True):
+    d[a] = unreduce(d[y], a, axis, keepdims) if where is True else np.where(
+        where, unreduce(d[y], a, axis, keepdims), 0.0)
     d[initial] = np.sum(d[y])
 
 
 @tangent(np.sum)
-def sum_tangent(y, a, axis=None, dtype=None, *, keepdims=False, initial=None):
-    d[y] = np.sum(d[a], axis=axis, keepdims=keepdims) if initial is None else np.sum(
-        d[a], axis=axis, keepdims=keepdims) + d[initial]
+def sum_tangent(y, a, axis=None, dtype=None, *, keepdims=False, initial=None, where=True):
+    d[y] = (np.sum(d[a], axis=axis, keepdims=keepdims) if initial is None else np.sum(
+        d[a], axis=axis, keepdims=keepdims) + d[initial]) if where is True else (
+        np.sum(d[a], axis=axis, keepdims=keepdims, where=where) if initial is None else np.sum(
+            d[a], axis=axis, keepdims=keepdims, where=where) + d[initial])
 
 
-@linear(np.mean, call="a, axis=axis, keepdims=keepdims")
-def mean_rule(y, a, axis=None, dtype=None, *, keepdims=False):
-    d[a] = unreduce(d[y] / reduced_size(a, axis), a, axis, keepdims)
+@adjoint(np.mean)
+def mean_rule(y, a, axis=None, dtype=None, *, keepdims=False, where=True):
+    d[a] = unreduce(d[y] / reduced_size(a, axis), a, axis, keepdims) if where is True else (
+        np.where(where, unreduce(d[y] / reduced_size(a, axis, where, keepdims), a, axis,
+                                 keepdims), 0.0))
+
+
+@tangent(np.mean)
+def mean_tangent(y, a, axis=None, dtype=None, *, keepdims=False, where=True):
+    d[y] = np.mean(d[a], axis=axis, keepdims=keepdims) if where is True else np.mean(
+        d[a], axis=axis, keepdims=keepdims, where=where)
 
 
 @adjoint(np.prod)
@@ -130,10 +147,31 @@ def cumprod_tangent(y, a, axis=None, dtype=None):
     d[y] = forward_scan(shift(y, along, 1, 1.0) * np.reshape(d[a], np.shape(y)), line, along)
 
 
-@linear(np.diff)
-def diff_rule(y, a, n=1, axis=-1):
-    # The adjoint of one difference is minus a difference of the zero-padded gradient.
-    d[a] = np.diff(np.pad(d[y], diff_pad_width(a, n, axis)), n, axis) * (-1.0) ** n
+# prepend=p, append=q: NumPy takes the differences of `a` with p and q joined on along the
+# axis (a number as a slab of it, one element thick). Without them (None) the templates fold to
+# those of `a` alone.
+
+@adjoint(np.diff)
+def diff_rule(y, a, n=1, axis=-1, prepend=None, append=None):
+    # The adjoint of one difference is minus a difference of the zero-padded gradient: the
+    # gradient of what was joined, whose parts are those of p, a and q.
+    joined = np.diff(np.pad(d[y], diff_pad_width(y, n, axis)), n, axis) * (-1.0) ** n
+    d[a] = joined if prepend is None and append is None else np.take(
+        joined, diff_part(a, axis, prepend, append, 1), axis)
+    d[prepend] = unbroadcast(np.take(joined, diff_part(a, axis, prepend, append, 0), axis),
+                             prepend)
+    d[append] = unbroadcast(np.take(joined, diff_part(a, axis, prepend, append, 2), axis),
+                            append)
+
+
+@tangent(np.diff)
+def diff_tangent(y, a, n=1, axis=-1, prepend=None, append=None):
+    # (the tangent of a constant p or q may be a zero number: it is joined on in p's shape)
+    d[y] = np.diff(d[a], n, axis) if prepend is None and append is None else (
+        np.diff(d[a], n, axis, append=broadcast_like(d[append], append)) if prepend is None
+        else np.diff(d[a], n, axis, prepend=broadcast_like(d[prepend], prepend)) if append is None
+        else np.diff(d[a], n, axis, prepend=broadcast_like(d[prepend], prepend),
+                     append=broadcast_like(d[append], append)))
 
 
 @adjoint(np.sort)
