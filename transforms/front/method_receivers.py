@@ -504,6 +504,22 @@ class ArrayMethodCalls:
                               [])
         return self.numpy_call(ufunc.__name__, [column, self.atom(row)], keywords)
 
+    def singular_values(self, func, args, keywords):
+        """`np.linalg.svd(a, compute_uv=False)` as `np.linalg.svdvals(a)`, which it computes and
+        whose rules apply (svd's are of its factors); None for any other call, one that unpacks
+        its arguments, and one with hermitian= (which reads one triangle of `a`)."""
+        if resolve(func, self.namespace) is not np.linalg.svd or unpacks(args, keywords):
+            return None
+        given = dict(zip(("a", "full_matrices", "compute_uv", "hermitian"), args))
+        given.update((keyword.arg, keyword.value) for keyword in keywords)
+        compute_uv = given.get("compute_uv")
+        if "hermitian" in given or "a" not in given or not (
+                isinstance(compute_uv, gast.Constant) and compute_uv.value is False):
+            return None
+        linalg = gast.Attribute(value=name(self.numpy_name), attr="linalg", ctx=gast.Load())
+        return self.call(gast.Attribute(value=linalg, attr="svdvals", ctx=gast.Load()),
+                         [given["a"]], [])
+
     def own_method(self, receiver, method: str, args, keywords):
         """`receiver.<method>(...)` as it is written: the method of the object (an atom)."""
         attribute = gast.Attribute(value=receiver, attr=method, ctx=gast.Load())
