@@ -291,8 +291,8 @@ def sort_order(items, key=None, reverse=False):
 
 
 def astype(value, dtype, order="K", casting="unsafe", subok=True, copy=True):
-    """`value.astype(dtype, ...)`, as a function; NumPy's and CuPy's scalars take no `copy`,
-    which only their arrays are given where it is not the default."""
+    """`value.astype(dtype, ...)`, as a function; `copy` is passed only where it is not the
+    default, so a value whose astype predates the keyword takes the call as before."""
     options = {"copy": copy} if copy is not True else {}
     return value.astype(dtype, order, casting, subok, **options)
 
