@@ -496,7 +496,14 @@ def meshgrid_tangent(ts, sparse=False, indexing="xy", copy=True):
     transforms do not follow: refused, as in the adjoint."""
     if not copy:
         raise NotImplementedError(_MESHGRID_VIEWS)
-    return tuple(array_module(ts[0]).meshgrid(*ts, sparse=sparse, indexing=indexing))
+    xp = array_module(ts[0])
+    if xp is np:
+        return tuple(np.meshgrid(*ts, sparse=sparse, indexing=indexing))
+    # (the array API's meshgrid takes no `sparse`: the grids as NumPy makes them, as views)
+    count = len(ts)
+    grids = [xp.reshape(t, tuple(-1 if axis == grid_axis(k, count, check_indexing(indexing))
+                                 else 1 for axis in range(count))) for k, t in enumerate(ts)]
+    return tuple(grids if sparse else xp.broadcast_arrays(*grids))
 
 
 _MESHGRID_VIEWS = ("autotrace does not differentiate np.meshgrid(..., copy=False): its grids "
