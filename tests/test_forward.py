@@ -229,3 +229,80 @@ def test_traced_forward_derivatives_of_a_function_writing_into_its_argument():
         got = autotrace.function(derivative(_squares_its_first_item))(x.copy())
         np.testing.assert_allclose(got, hessian)
     np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
+
+
+# --- Tangents given and taken by default ----------------------------------------------------
+
+def product_of_items(d):
+    return d["a"] * d["n"]
+
+
+def product_of_pair(t):
+    return t[0] * t[1]
+
+
+@pytest.mark.parametrize("function, argument", [(product_of_items, {"a": 2.0, "n": 3}),
+                                                (product_of_pair, [2.0, 3])],
+                         ids=["dict", "list"])
+def test_an_integer_in_a_container_gets_no_default_tangent(function, argument):
+    # grad gives the integer a zero gradient; the default tangent (ones) agrees with it
+    gradient = autotrace.grad(function)(argument)
+    total = sum(gradient.values()) if isinstance(gradient, dict) else sum(gradient)
+    assert total == 3.0
+    assert autotrace.forward(function)(argument) == (6.0, 3.0)
+    assert autotrace.function(autotrace.forward(function))(argument) == (6.0, 3.0)
+
+
+def test_an_integer_in_a_container_takes_no_given_tangent():
+    value, tangent = autotrace.forward(product_of_items)({"a": 2.0, "n": 3},
+                                                         tangent={"a": 1.0, "n": 1})
+    assert (value, tangent) == (6.0, 3.0)
+
+
+def doubled(a):
+    return a * 2.0
+
+
+def summed(a):
+    return np.sum(a * 2.0)
+
+
+def product(a, b):
+    return a * b
+
+
+TANGENT_RULE = "a tangent has the structure and shapes of its argument, and is real where it is"
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: autotrace.jvp(doubled, (np.ones(3),), (np.ones(2),)), ValueError,
+     "the tangent of a has shape (2,), but a has shape (3,): " + TANGENT_RULE),
+    (lambda: autotrace.jvp(summed, (np.ones(3),), (np.ones(1),)), ValueError,
+     "the tangent of a has shape (1,), but a has shape (3,): " + TANGENT_RULE),
+    (lambda: autotrace.jvp(product_of_pair, ((2.0, 3.0),), ((1.0, 0.0, 5.0),)), TypeError,
+     "the tangent of t must have the structure of t, a tuple of 2; got a tuple of 3: "
+     + TANGENT_RULE),
+    (lambda: autotrace.forward(product_of_items)({"a": 2.0, "n": 3.0}, tangent={"a": 1.0}),
+     TypeError, "the tangent of d must have the structure of d, a dict with keys 'a', 'n'; got "
+     "a dict with keys 'a': " + TANGENT_RULE),
+    (lambda: autotrace.jvp(doubled, (2.0,), (1j,)), TypeError,
+     "the tangent of a is complex, but a is real: " + TANGENT_RULE),
+    (lambda: autotrace.forward(product, wrt=(0, 1))(2.0, np.ones(2), tangent=(1.0,)),
+     TypeError, "the tangent of (a, b) must be a tuple of 2 tangents, one per argument; got a "
+     "tuple of 1"),
+    (lambda: autotrace.function(autotrace.forward(product, wrt=(0, 1)))(
+        2.0, np.ones(2), tangent=(1.0, np.ones(3))), ValueError,
+     "the tangent of b has shape (3,), but b has shape (2,): " + TANGENT_RULE),
+], ids=["shape", "broadcast", "tuple-length", "dict-keys", "complex", "count", "traced"])
+def test_a_tangent_unlike_its_argument_is_refused(call, error, message):
+    with pytest.raises(error) as refused:
+        call()
+    # (a traced call adds the generated line it ran on)
+    assert str(refused.value).split("\n")[0] == message
+
+
+def test_a_tangent_like_its_argument_is_taken():
+    # a Python int tangent of a float, an array tangent of a 0-d array: as before
+    assert autotrace.jvp(doubled, (2.0,), (1,)) == (4.0, 2)
+    value, tangent = autotrace.jvp(summed, (np.ones(3),), (np.arange(3.0),))
+    assert (value, tangent) == (6.0, 6.0)

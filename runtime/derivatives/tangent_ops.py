@@ -10,7 +10,8 @@ from __future__ import annotations
 from .adjoint_products import _replaced
 from .items import _same
 from .objects import iterates_by_its_methods, refuse_object_iteration
-from .structure import in_dtype_of, item_by_item, like_container, ones_like, zeros_like
+from .structure import (_is_integral, in_dtype_of, item_by_item, like_container, ones_like,
+                        zeros_like)
 from ..devices import array_module
 from ..primitives.registry import in_trace_of
 
@@ -70,11 +71,21 @@ def einsum_jvp_cross(subscripts, first, second, operands):
 
 def tangent_seed(value, tangent):
     """The tangent a forward derivative starts from: `tangent` if given, else ones like
-    `value` (a tuple of values takes a tuple of tangents), in the dtype of its value. A NumPy
-    tangent of a traced value is traced too (the derivative may write into either)."""
+    `value` (a tuple of values takes a tuple of tangents), in the dtype of its value. An
+    integer or boolean inside a container carries none: its tangent is zero, given or not, as
+    its gradient is (`grad` of `{"a": 2.0, "n": 3}` gives n 0.0). A NumPy tangent of a traced
+    value is traced too (the derivative may write into either)."""
     if tangent is None:
-        return ones_like(value)
-    return item_by_item(in_trace_of, in_dtype_of(tangent, value), value)
+        return item_by_item(_zero_if_integral, ones_like(value), value)
+    return item_by_item(_seed_leaf, in_dtype_of(tangent, value), value)
+
+
+def _zero_if_integral(tangent, value):
+    return zeros_like(value) if _is_integral(value) else tangent
+
+
+def _seed_leaf(tangent, value):
+    return in_trace_of(_zero_if_integral(tangent, value), value)
 
 
 def tangent_like(tangent, value):

@@ -35,10 +35,17 @@ def forward(unit: Unit) -> None:
                        values=values[0] if single else gast.Tuple(elts=values, ctx=gast.Load()),
                        tangent=unit.keyword)
     if unit.outermost:  # the user's own arguments: no tangent of an integer (as grad's match)
+        # and the user's own tangents, shaped like them
+        check = replace("check(names, values, tangent)", check=context.helper("check_tangents"),
+                        names=gast.Constant(value=wrt_names[0], kind=None) if single else
+                        gast.Tuple(elts=[gast.Constant(value=p, kind=None) for p in wrt_names],
+                                   ctx=gast.Load()),
+                        values=values[0] if single else gast.Tuple(elts=values, ctx=gast.Load()),
+                        tangent=unit.keyword)
         prologue = [statement for parameter in wrt_names
                     for statement in replace("refuse(value)", value=parameter,
                                              refuse=context.helper("refuse_integral_argument"))
-                    ] + prologue
+                    ] + check + prologue
     # An argument left out of wrt has a zero tangent, which it needs in a variable once an
     # assignment (`x = x - a`, `x[0] = a`) makes it active.
     # So does an object read from a global whose state a method called on it writes into.

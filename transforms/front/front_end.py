@@ -20,6 +20,7 @@ import gast
 import numpy as np
 
 from ...runtime.derivatives import items, structure, tangent_ops
+from ...runtime.derivatives.given_checks import check_tangents
 from ...runtime.derivatives.snapshots import argument_snapshot, refuse_read_only, snapshot
 from ...runtime.derivatives.state_log import add_recomputed, state_as_at, state_writes_log
 from ...runtime.derivatives.state_writes import object_tangent, refuse_reads_of
@@ -90,6 +91,7 @@ HELPERS = {
     "shallow_copy": items.shallow_copy,
     "tangent_seed": tangent_ops.tangent_seed, "tangent_like": tangent_ops.tangent_like,
     "refuse_integral_argument": structure.refuse_integral_argument,
+    "check_tangents": check_tangents,
     "like_container": structure.like_container, "deposit": deposit,
     "state_version": state_version, "state_as_of": state_as_of,
     "refuse_shared_write": refuse_shared_write, "refuse_shared_item": refuse_shared_item,

@@ -40,6 +40,7 @@ from ...runtime.derivatives.structure import (accumulate, add, cast_like, fresh_
                                               match_for_caller, ones_like,
                                               refuse_integral_argument, seed, zero_seed,
                                               zeros_like)
+from ...runtime.derivatives.given_checks import check_tangents
 from ...runtime.derivatives.snapshots import argument_snapshot, snapshot
 from ...runtime.derivatives.sweeps import sent_object_gradient
 from ...runtime.derivatives.tangent_ops import (extremum_tangent, iteration_tangent, seed_tangent,
@@ -51,12 +52,12 @@ from .core import adjoint, constant, d, other_calls, tangent
 from .declarations import identity, linear, partials
 
 # shape_only's result is read for its shape alone (transforms/codegen/cleanup.py);
-# refuse_integral_argument checks a value and gives nothing; the replaced_*_fields give the names
-# of fields. (transforms/front/inplace.py declares its refuse_shared_write and refuse_shared_item
-# so.)
+# refuse_integral_argument and check_tangents check values and give nothing; the
+# replaced_*_fields give the names of fields. (transforms/front/inplace.py declares its
+# refuse_shared_write and refuse_shared_item so.)
 constant(zeros_like, zero_seed, ones_like, dict_keys, draw, shape_only, sort_order,
-         refuse_integral_argument, replaced_dataclass_fields, replaced_namedtuple_fields,
-         indexes_a_view)
+         refuse_integral_argument, check_tangents, replaced_dataclass_fields,
+         replaced_namedtuple_fields, indexes_a_view)
 
 
 @adjoint(seed)
