@@ -4,6 +4,7 @@ computation and central differences; a custom_vjp function refused in forward mo
 custom_jvp rule whose tangent is not linear refused in reverse mode, with exact messages; a
 bwd's None (zeros) and nondiff_argnums, eager, traced and under vmap."""
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -363,3 +364,70 @@ def test_custom_jvp_of_a_dataclass_argument_in_reverse_mode():
     np.testing.assert_allclose(traced, dx, rtol=1e-6)
     gradient = autotrace.grad(line, wrt=(0, 1))(Line(2.0, 1.0), 0.5)
     assert gradient[0] == Line(pytest.approx(0.5 * np.cos(2.0)), pytest.approx(np.cos(2.0)))
+@autotrace.custom_vjp
+def scale(s, x):
+    return s * x
+
+
+# bwd forgets to sum the gradient of the scalar s over x's shape
+scale.defvjp(lambda s, x: (s * x, (s, x)), lambda r, g: (g * r[1], g * r[0]))
+
+BWD_RULE = ("a bwd rule returns one gradient per argument, with its structure, shapes and "
+            "floating dtype (sum a gradient over the axes its argument was broadcast along)")
+
+
+@pytest.mark.parametrize("differentiate", [
+    lambda: autotrace.grad(lambda s: np.sum(scale(s, X)))(2.0),
+    lambda: autotrace.grad(lambda s, x: np.sum(scale(s, x)), wrt=(0, 1))(2.0, X),
+    lambda: autotrace.function(autotrace.grad(lambda s: np.sum(scale(s, X))))(2.0),
+], ids=["one", "both", "traced"])
+def test_a_bwd_gradient_unlike_its_argument_is_refused(differentiate):
+    with pytest.raises(ValueError) as refused:
+        differentiate()
+    assert str(refused.value).split("\n")[0] == (
+        "the gradient of s that the bwd rule of the custom_vjp function scale (<lambda>) "
+        f"returned has shape {X.shape}, but s has shape (): " + BWD_RULE)
+
+
+def test_an_integer_bwd_gradient_of_a_float_is_refused():
+    @autotrace.custom_vjp
+    def copied(x):
+        return x * 1.0
+    copied.defvjp(lambda x: (x * 1.0, None), lambda r, g: (np.ones(np.shape(g), dtype=int),))
+    with pytest.raises(TypeError, match=re.escape(
+            "the gradient of x that the bwd rule of the custom_vjp function copied "
+            "(test_an_integer_bwd_gradient_of_a_float_is_refused.<locals>.<lambda>) returned "
+            "is an array of int64, but x is floating: " + BWD_RULE)):
+        autotrace.grad(lambda x: np.sum(copied(x)))(np.array([1.5, 2.5]))
+
+
+@autotrace.custom_gradient
+def scale_by_hand(s, x):
+    return s * x, lambda g: (g * x, g * s)
+
+
+GRAD_FN_RULE = ("a grad_fn returns one gradient per argument (a tuple of them for several), "
+                "with its structure and shapes (sum a gradient over the axes its argument was "
+                "broadcast along)")
+
+
+@pytest.mark.parametrize("differentiate", [
+    lambda: autotrace.grad(lambda s: np.sum(scale_by_hand(s, X)))(2.0),
+    lambda: autotrace.forward(lambda s: np.sum(scale_by_hand(s, X)))(2.0),
+], ids=["reverse", "forward"])
+def test_a_grad_fn_gradient_unlike_its_argument_is_refused(differentiate):
+    with pytest.raises(ValueError) as refused:
+        differentiate()
+    assert str(refused.value).split("\n")[0] == (
+        f"the gradient of s that the grad_fn of scale_by_hand returned has shape {X.shape}, "
+        "but s has shape (): " + GRAD_FN_RULE)
+
+
+def test_gradients_shaped_like_their_arguments_are_taken():
+    @autotrace.custom_vjp
+    def summed_scale(s, x):
+        return s * x
+    summed_scale.defvjp(lambda s, x: (s * x, (s, x)),
+                        lambda r, g: (np.sum(g * r[1]), g * r[0]))
+    gradient = autotrace.grad(lambda s: np.sum(summed_scale(s, X)))(2.0)
+    assert gradient == pytest.approx(np.sum(X))

@@ -43,6 +43,7 @@ import gast
 import numpy as np
 
 from ...runtime.containers import is_dataclass_instance, map_fields
+from ...runtime.derivatives.given_checks import check_like
 from ...runtime.derivatives.structure import carries_gradient, ones_like, zeros_like
 from ...runtime.pytrees import node_of, registered
 from ..analysis.calls import CustomJVP, CustomVJP
@@ -135,7 +136,22 @@ def custom_functions(custom):
     call = gast.Call(func=copy.deepcopy(grad_fn),
                      args=[gast.Name(id=seed, ctx=gast.Load(), annotation=None,
                                      type_comment=None)], keywords=[])
-    vjp_definition.body[-1] = gast.copy_location(gast.Return(value=call), definition.body[-1])
+    # gradients = grad_fn(dy); check(gradients, (x, y)); return gradients
+    parameters = [a.id for a in definition.args.posonlyargs + definition.args.args]
+    check, gradients = f"{base}__check", "gradients"
+    while check in taken:
+        check += "_"
+    while gradients in taken or gradients == seed:
+        gradients += "_"
+    namespace[check] = _grad_fn_check(base, parameters)
+    ending = gast.parse(f"{gradients} = None\n"
+                        f"{check}({gradients}, ({''.join(p + ', ' for p in parameters)}))\n"
+                        f"return {gradients}\n").body
+    ending[0].value = call
+    vjp_definition.body[-1:] = [gast.copy_location(statement, definition.body[-1])
+                                for statement in ending]
+    for statement in ending:
+        gast.fix_missing_locations(statement)
 
     made = []
     for generated in (value_definition, vjp_definition):
@@ -235,14 +251,15 @@ def _vjp_twins(custom, base: str, parameters: list, fresh) -> tuple:
     nondiff = [parameters[index] for index in custom.nondiff_argnums]
     differentiable = [p for p in parameters if p not in nondiff]
     namespace = {fwd: custom.fwd, bwd: custom.bwd, zeros: _no_gradient,
-                 check: _cotangent_check(base, custom.bwd, len(differentiable), nondiff)}
+                 check: _cotangent_check(base, custom.bwd, len(differentiable), nondiff,
+                                          differentiable)}
     listed = ", ".join(parameters)
     value = load_function(f"def {base}__value({listed}):\n"
                           f"    return {fwd}({listed})[0]\n", f"{base}__value", namespace)
     lines = [f"def {base}__vjp({listed}, {seed}):",
              f"    {gradients} = {bwd}({''.join(p + ', ' for p in nondiff)}"
              f"{fwd}({listed})[1], {seed})",
-             f"    {check}({gradients})"]
+             f"    {check}({gradients}, ({''.join(p + ', ' for p in differentiable)}))"]
     results = []
     for parameter in parameters:
         if parameter in nondiff:
@@ -267,10 +284,10 @@ def _no_gradient(value):
 constant(_no_gradient)
 
 
-def _cotangent_check(name: str, bwd, count: int, nondiff: list):
+def _cotangent_check(name: str, bwd, count: int, nondiff: list, parameters: list):
     """A function that refuses what `bwd` returned unless it is one gradient (or None) per
-    argument not in nondiff_argnums."""
-    def check(gradients) -> None:
+    argument not in nondiff_argnums (`parameters`: theirs), each shaped like its argument."""
+    def check(gradients, arguments: tuple) -> None:
         if not isinstance(gradients, (tuple, list)) or len(gradients) != count:
             what = (f"a {type(gradients).__name__} of {len(gradients)}"
                     if isinstance(gradients, (tuple, list)) else f"a {type(gradients).__name__}")
@@ -281,6 +298,31 @@ def _cotangent_check(name: str, bwd, count: int, nondiff: list):
                             f"({getattr(bwd, '__qualname__', bwd)}) must return a tuple with "
                             f"one gradient (or None, for zeros) per {arguments}, but it "
                             f"returned {what}")
+        what = (f"the gradient of {{path}} that the bwd rule of the custom_vjp function "
+                f"{name} ({getattr(bwd, '__qualname__', bwd)}) returned")
+        rule = ("a bwd rule returns one gradient per argument, with its structure, shapes "
+                "and floating dtype (sum a gradient over the axes its argument was "
+                "broadcast along)")
+        for parameter, value, gradient in zip(parameters, arguments, gradients):
+            check_like(value, gradient, parameter, what, rule, strict_kind=True)
+    constant(check)
+    return check
+
+
+def _grad_fn_check(name: str, parameters: list):
+    """A function that refuses the gradients a custom_gradient function's grad_fn returned
+    unless each is shaped like its argument (one for one argument, else a tuple of one per
+    argument)."""
+    def check(gradients, arguments: tuple) -> None:
+        what = f"the gradient of {{path}} that the grad_fn of {name} returned"
+        rule = ("a grad_fn returns one gradient per argument (a tuple of them for several), "
+                "with its structure and shapes (sum a gradient over the axes its argument was "
+                "broadcast along)")
+        if len(parameters) == 1:
+            check_like(arguments[0], gradients, parameters[0], what, rule)
+        elif isinstance(gradients, (tuple, list)) and len(gradients) == len(parameters):
+            for parameter, value, gradient in zip(parameters, arguments, gradients):
+                check_like(value, gradient, parameter, what, rule)
     constant(check)
     return check
 
