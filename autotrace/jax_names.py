@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-import numpy as np
-
-from autotrace.operators import as_run_now, forward
+from autotrace.operators import as_run_now, forward, refuse_changed_value
+from autotrace.runtime.derivatives.snapshots import snapshot
 from autotrace.traced_function import Function
 
 __all__ = ["jit", "linearize"]
@@ -49,7 +48,10 @@ def linearize(f: Callable, *primals):
     at `primals` along `tangents` (one per primal, each shaped like it).
 
     f_jvp runs f's forward-mode derivative (`autotrace.forward`) at the primals, f's own
-    computation with it: autotrace keeps no linearized program apart from f's code.
+    computation with it: autotrace keeps no linearized program apart from f's code. The
+    primals' arrays are copied here, so a later change to them changes nothing; an f whose
+    value differs when f_jvp runs it again (one that keeps state, or draws random numbers) is
+    refused there, rather than give the derivative at another point.
 
     Examples:
         >>> value, f_jvp = linearize(lambda x, y: x * y, 2.0, 3.0)
@@ -60,6 +62,7 @@ def linearize(f: Callable, *primals):
         raise TypeError(f"linearize({getattr(f, '__qualname__', f)}) needs the primals to "
                         "linearize at: linearize(f, *primals)")
     derivative = forward(f, wrt=tuple(range(len(primals))))
+    primals = snapshot(primals)  # the point f_jvp is the derivative at
     value = as_run_now(derivative)(*primals)[0]
     name = getattr(f, "__qualname__", "f")
 
@@ -67,11 +70,9 @@ def linearize(f: Callable, *primals):
         if len(tangents) != len(primals):
             raise TypeError(f"the linearization of {name} takes {len(primals)} tangents, one "
                             f"per primal, but it was given {len(tangents)}")
-        for index, (tangent, primal) in enumerate(zip(tangents, primals)):
-            if np.shape(tangent) != np.shape(primal):
-                raise ValueError(f"tangent {index} of the linearization of {name} has shape "
-                                 f"{np.shape(tangent)}, but its primal has shape "
-                                 f"{np.shape(primal)}")
-        return as_run_now(derivative)(*primals, tangent=tangents)[1]
+        # (the derivative checks each tangent against its primal)
+        again, tangent = as_run_now(derivative)(*primals, tangent=tangents)
+        refuse_changed_value(f, value, again, "f_jvp", "call autotrace.jvp for each tangent")
+        return tangent
     f_jvp.__name__ = f"linearized_{getattr(f, '__name__', 'f')}"
     return value, f_jvp

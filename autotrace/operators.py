@@ -9,15 +9,17 @@ import inspect
 import types
 from typing import Callable
 
+import numpy as np
 
 from autotrace.conversion import for_tracing
 from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
 from autotrace.runtime.user_frames import code_site, user_site
 from autotrace.runtime.containers import zeros_like
-from autotrace.runtime.derivatives.structure import seed
+from autotrace.runtime.derivatives.snapshots import snapshot
+from autotrace.runtime.derivatives.structure import _is_traced, seed
 from autotrace.runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
-from autotrace.runtime.state import current_scope
+from autotrace.runtime.state import StateError, current_scope
 from autotrace.transforms.dynamic_calls import rule_caller
 from autotrace.transforms.analysis.calls import runs_own_call
 from autotrace.transforms.errors import SourceUnavailableError, TransformError
@@ -235,8 +237,11 @@ def vjp(f: Callable, *args, has_aux: bool = False, checkpoint_every: int | None 
     vjp then returns `(value, vjp_fn, aux)`, as jax.vjp does.
 
     f runs once, here: its derivative's primal sweep, whose adjoint sweep the first call of
-    vjp_fn runs (runtime/derivatives/sweeps.py). A second call of vjp_fn runs the whole
-    derivative again, f's primal sweep with it. checkpoint_every: as for `grad`.
+    vjp_fn runs (runtime/derivatives/sweeps.py). vjp_fn is the derivative at `args` as they
+    are now: their arrays are copied here, so a later change to them changes nothing. A second
+    call of vjp_fn runs the whole derivative again, f's primal sweep with it, at those copies;
+    an f whose value then differs (one that keeps state, or draws random numbers) is refused
+    there, rather than give the derivative at another point. checkpoint_every: as for `grad`.
 
     Examples:
         >>> value, vjp_fn = vjp(lambda x, y: x * y, 2.0, 3.0)
@@ -244,9 +249,10 @@ def vjp(f: Callable, *args, has_aux: bool = False, checkpoint_every: int | None 
         (6.0, (3.0, 2.0))
     """
     wrt = tuple(range(len(args)))
+    args = snapshot(args)  # the point vjp_fn is the derivative at, whatever changes later
     adjoint = as_run_now(reverse(f, wrt, checkpoint_every=checkpoint_every, split=True))(
         *args)
-    value = primal_sweep(adjoint)
+    output = value = primal_sweep(adjoint)
     if has_aux:
         value, aux = value_and_aux(value, f)
     waiting = [adjoint]  # the adjoint sweep not run yet
@@ -256,9 +262,41 @@ def vjp(f: Callable, *args, has_aux: bool = False, checkpoint_every: int | None 
             cotangent = (cotangent, zeros_like(aux))
         if waiting:
             return adjoint_sweep(waiting.pop(), cotangent, by_user=True)
-        gradient = reverse(f, wrt, checkpoint_every=checkpoint_every)
-        return as_run_now(gradient)(*args, **{derivative_record(gradient).seed: cotangent})
+        gradient = reverse(f, wrt, with_value=True, checkpoint_every=checkpoint_every)
+        again, gradients = as_run_now(gradient)(
+            *args, **{derivative_record(gradient).seed: cotangent})
+        refuse_changed_value(f, output, again, "vjp_fn", "call vjp again for each cotangent")
+        return gradients
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
+
+
+def refuse_changed_value(f: Callable, value, again, name: str, instead: str) -> None:
+    """Raise where f, run again at the same arguments to give a derivative (vjp's vjp_fn,
+    linearize's f_jvp), returned another value than it did at the call: that derivative
+    would be at another point than the value returned."""
+    if not _same_value(value, again):
+        raise StateError(
+            f"{name} runs {getattr(f, '__qualname__', f)} again at the arguments it was made "
+            "at, and this time it returned another value: it keeps state or draws random "
+            "numbers, so its derivative would be taken at another point than the value "
+            f"returned; {instead}, or make it a pure function of its arguments")
+
+
+def _same_value(a, b) -> bool:
+    if isinstance(a, (tuple, list)):
+        return (isinstance(b, (tuple, list)) and len(a) == len(b)
+                and all(_same_value(x, y) for x, y in zip(a, b)))
+    if isinstance(a, dict):
+        return (isinstance(b, dict) and a.keys() == b.keys()
+                and all(_same_value(a[k], b[k]) for k in a))
+    if _is_traced(a) or _is_traced(b):
+        return True  # (no value to compare while a trace runs)
+    if isinstance(a, (np.ndarray, np.generic, float, int, complex)):
+        try:
+            return bool(np.array_equal(a, b, equal_nan=True))
+        except TypeError:  # (equal_nan of values that cannot be NaN)
+            return bool(np.array_equal(a, b))
+    return True  # an object of the user's: not compared
 
 
 def _vjp_called_whole(f: Callable, *args, has_aux: bool = False,
@@ -312,9 +350,10 @@ def hvp(f: Callable, wrt: int | str = 0) -> Callable:
     """
     tangent_of_gradient = forward(reverse(f, wrt), wrt)
 
-    def hvp_fn(*args):
-        *primals, v = args
-        return as_run_now(tangent_of_gradient)(*primals, tangent=v)[1]
+    def hvp_fn(*args, **kwargs):
+        # (indexed, not unpacked by `*primals, v = args`: a function that calls hvp_fn is
+        # differentiated through this source)
+        return as_run_now(tangent_of_gradient)(*args[:-1], tangent=args[-1], **kwargs)[1]
     return hvp_fn
 
 

@@ -363,6 +363,99 @@ def test_hessian_and_hvp_with_respect_to_another_argument():
     np.testing.assert_allclose(autotrace.hvp(weighted_energy)(x, w, v), second * v)
 
 
+def cubic_product(x):
+    return np.sum(x[0] * x[1] ** 2 * x[2] ** 3)
+
+
+def test_a_function_that_calls_hvp_is_differentiated():
+    # grad of sum(H(x) v) is the third derivative contracted with v: compare with grad of the
+    # same written with forward over grad
+    x, v = np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.0])
+
+    def through_hvp(z):
+        return np.sum(autotrace.hvp(cubic_product)(z, v))
+
+    def through_forward(z):
+        return np.sum(autotrace.forward(autotrace.grad(cubic_product))(z, tangent=v)[1])
+    np.testing.assert_allclose(autotrace.grad(through_hvp)(x), [162.0, 108.0, 234.0])
+    np.testing.assert_allclose(autotrace.grad(through_hvp)(x),
+                               autotrace.grad(through_forward)(x))
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(through_hvp))(x),
+                               [162.0, 108.0, 234.0])
+
+
+def test_hvp_with_respect_to_an_argument_passed_by_keyword():
+    x, w = np.array([0.2, -0.4, 1.1]), np.array([1.5, 0.5, -2.0])
+    v = np.array([1.0, -2.0, 0.5])
+    second = w * (2 * np.cos(x) - x * np.sin(x))
+    np.testing.assert_allclose(autotrace.hvp(weighted_energy, wrt="x")(v, x=x, w=w),
+                               second * v)
+
+
+class Counter:
+    def __init__(self):
+        self.calls = 0.0
+
+    def step(self, x):
+        self.calls = self.calls + 1.0
+        return x * self.calls
+
+
+def test_vjp_fn_is_the_derivative_at_the_arguments_of_the_call():
+    x = np.array([0.2, 0.5])
+    value, vjp_fn = autotrace.vjp(sine_times_x, x)
+    x[0] = 100.0  # a later change to the argument changes nothing
+    expected = np.cos([0.2, 0.5]) * [0.2, 0.5] + np.sin([0.2, 0.5])
+    np.testing.assert_allclose(vjp_fn(np.ones(2))[0], expected)
+    np.testing.assert_allclose(vjp_fn(np.ones(2))[0], expected)  # run again, alike
+
+
+def test_a_second_vjp_fn_call_of_a_function_that_keeps_state_is_refused():
+    counter = Counter()
+
+    def squared_step(x):
+        return counter.step(x) ** 2
+    value, vjp_fn = autotrace.vjp(squared_step, 3.0)
+    assert (value, vjp_fn(1.0)) == (9.0, (6.0,))
+    with pytest.raises(autotrace.StateError, match=(
+            r"^vjp_fn runs .*squared_step again at the arguments it was made at, and this "
+            r"time it returned another value: it keeps state or draws random numbers")):
+        vjp_fn(1.0)
+
+
+def test_linearize_is_the_derivative_at_the_primals_of_the_call():
+    x = np.array([0.5, 1.0])
+    value, f_jvp = autotrace.linearize(np.sin, x)
+    x[0] = 3.0
+    np.testing.assert_allclose(f_jvp(np.ones(2)), np.cos([0.5, 1.0]))
+    counter = Counter()
+
+    def squared_step(x):
+        return counter.step(x) ** 2
+    value, f_jvp = autotrace.linearize(squared_step, 3.0)
+    assert value == 9.0
+    with pytest.raises(autotrace.StateError, match=(
+            r"^f_jvp runs .*squared_step again at the arguments it was made at, and this "
+            r"time it returned another value.*call autotrace.jvp for each tangent")):
+        f_jvp(1.0)
+
+
+def weights_and_bias(p):
+    w, b = p
+    return np.sum(w * 2.0) + b
+
+
+def test_linearize_at_a_tuple():
+    p = (np.ones(3), 1.0)
+    value, f_jvp = autotrace.linearize(weights_and_bias, p)
+    assert value == 7.0
+    assert f_jvp((np.ones(3), 1.0)) == 7.0
+    assert f_jvp((np.arange(3.0), 0.5)) == 6.5
+    with pytest.raises(ValueError, match=r"^the tangent of p\[0\] has shape \(2,\), but "
+                       r"p\[0\] has shape \(3,\)"):
+        f_jvp((np.ones(2), 1.0))
+
+
 def sine_times_x(x):
     return np.sin(x) * x
 
