@@ -1,6 +1,7 @@
 """Forms of NumPy calls that the derivative rules do not take, refused with what to write,
 where they gave a wrong gradient before: np.einsum's sublist form, the absolute value of
-complex values."""
+complex values and the other functions not holomorphic in them (norm, var, std, slogdet, pinv,
+vdot's conjugated argument)."""
 import numpy as np
 import pytest
 
@@ -63,3 +64,96 @@ def test_the_absolute_value_of_complex_values_is_refused(function):
         with pytest.raises(NotImplementedError) as refused:
             differentiate(function)(X[0])
         assert str(refused.value) == message
+
+
+# Functions that are not holomorphic in a complex argument: their rules are for real values.
+W = np.array([0.3 - 1.0j, 2.0 + 0.5j, 1.0j])
+
+NOT_HOLOMORPHIC = ("autotrace does not differentiate {function} of complex values: it is not "
+                   "holomorphic (its derivative needs conjugates), and autotrace's complex "
+                   "derivatives are those of holomorphic functions alone: keep the real and "
+                   "imaginary parts as real arrays of their own, re and im, and write it with "
+                   "them")
+
+
+def norm_of_complex(x):
+    return np.linalg.norm(x * (1.0 + 1.0j))
+
+
+def matrix_norm_of_complex(x):
+    return np.linalg.norm(np.outer(x, W), 1)
+
+
+def variance_of_complex(x):
+    return np.var(x * (1.0 + 1.0j))
+
+
+def deviation_of_complex(x):
+    return np.std(x + W)
+
+
+def log_determinant_of_complex(x):
+    return np.linalg.slogdet(np.outer(x, W) + np.eye(3))[1]
+
+
+def pseudo_inverse_of_complex(x):
+    return np.sum(np.linalg.pinv(np.outer(x, W) + np.eye(3)))
+
+
+@pytest.mark.parametrize("function, name", [
+    (norm_of_complex, "numpy.linalg.norm"), (matrix_norm_of_complex, "numpy.linalg.norm"),
+    (variance_of_complex, "numpy.var"), (deviation_of_complex, "numpy.std"),
+    (log_determinant_of_complex, "numpy.linalg.slogdet"),
+    (pseudo_inverse_of_complex, "numpy.linalg.pinv")],
+    ids=["norm", "matrix-norm", "var", "std", "slogdet", "pinv"])
+def test_functions_not_holomorphic_in_complex_values_are_refused(function, name):
+    # they gave a complex tangent of a real value, and gradients without conjugates
+    message = NOT_HOLOMORPHIC.format(function=name)
+    for differentiate in (autotrace.grad, lambda f: autotrace.function(autotrace.grad(f)),
+                          lambda f: lambda x: autotrace.jvp(f, (x,), (x,))):
+        with pytest.raises(NotImplementedError) as refused:
+            differentiate(function)(X[0])
+        assert str(refused.value).split("\n")[0] == message
+
+
+def test_the_gradient_of_vdot_of_a_complex_first_argument_is_refused():
+    with pytest.raises(NotImplementedError) as refused:
+        autotrace.grad(lambda x: np.vdot(x * (1.0 + 1.0j), W))(X[0])
+    assert str(refused.value) == (
+        "autotrace does not differentiate numpy.vdot of complex values: its gradients need the "
+        "conjugate of its first argument, and autotrace's complex derivatives are those of "
+        "holomorphic functions alone: keep the real and imaginary parts as real arrays of "
+        "their own, re and im, and write it with them")
+
+
+REAL = np.array([0.3, -1.0, 2.0])
+
+
+def vdot_by_a_real(z):
+    return np.vdot(REAL, z)
+
+
+def power_of_itself(z):
+    return np.sum(z ** z)
+
+
+def determinant_of_complex(z):
+    return np.linalg.det(np.outer(z, REAL) + np.eye(3))
+
+
+def test_holomorphic_functions_of_complex_values_are_differentiated():
+    # vdot of a real first argument, a power with a base of positive real part, mean: the
+    # gradient g f'(z) and the tangent f'(z) dz, against central differences along 1 and 1j
+    z = np.array([1.0 + 2.0j, 0.5 - 1.0j, 2.0 + 0.3j])
+    for function in (vdot_by_a_real, power_of_itself, np.mean, determinant_of_complex):
+        for k in range(3):
+            for step in (1e-6, 1e-6j):
+                moved = np.zeros(3, complex)
+                moved[k] = step
+                difference = (function(z + moved) - function(z - moved)) / (2 * abs(step))
+                direction = moved / abs(step)
+                tangent = autotrace.jvp(function, (z,), (direction,))[1]
+                np.testing.assert_allclose(tangent, difference, rtol=1e-6, atol=1e-8)
+                gradient = autotrace.grad(function)(z)
+                np.testing.assert_allclose(np.sum(gradient * direction), difference,
+                                           rtol=1e-6, atol=1e-8)

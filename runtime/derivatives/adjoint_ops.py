@@ -29,6 +29,7 @@ import numpy as np
 from ..abstract import UnknownDimensionError
 from .dtypes import as_weights, dtype_beside, gradient_dtype, real_dtype
 from .objects import operator_on_object
+from .real_only import is_complex, refuse_complex
 from .structure import _is_traced
 # The structural adjoints live beside this module; rules and tests name them from here too.
 from .structural_adjoints import (  # noqa: F401
@@ -455,6 +456,7 @@ def norm_direction(x, p, ties):
     array also where x is a list (np.linalg.norm([a, b])); sign(x) times `ties` for a max or
     min of sums of |x| (p = np.inf, norm_ties), zeros for a count (p = 0)."""
     x = as_array(x)
+    refuse_complex(x, "numpy.linalg.norm")  # (its rules refuse complex values first)
     if p == 2:
         return x
     xp = array_module(x)
@@ -471,6 +473,7 @@ def norm_slope(x, p):
     """The derivative of `norm_direction(x, p)`: (p-1)|x|^(p-2), exactly 1 for p=2, 0 for p=1
     and for a max, a min or a count (p = np.inf, 0), piecewise constant."""
     x = as_array(x)
+    refuse_complex(x, "numpy.linalg.norm")
     xp = array_module(x)
     if p == 2:
         return xp.ones(np.shape(x), dtype=real_dtype(x))
@@ -491,10 +494,15 @@ def real_sign(x):
     return array_module(x).sign(x) if hasattr(x, "dtype") else float(np.sign(x))
 
 
-def log_where_positive(x):
-    """log(x) where x > 0, else 0 (the derivative of x ** p in p is x ** p times it). A Python
-    number gets a Python float, weak as NumPy 2 keeps it: NumPy's functions would make it a
-    float64 array, and the gradient of a float32 exponent float64."""
+def log_where_positive(x, power=None):
+    """log(x) where x > 0, else 0 (the derivative of power = x ** p in p is power times it).
+    A Python number gets a Python float, weak as NumPy 2 keeps it: NumPy's functions would
+    make it a float64 array, and the gradient of a float32 exponent float64. A complex power
+    is refused unless each x has a positive real part, where `x > 0` holds (NumPy orders
+    complex numbers by real part first) and log(x) is the principal branch's."""
+    if (is_complex(x) or is_complex(power)) and (_is_traced(x) or np.any(np.real(x) <= 0)):
+        refuse_complex(1j, "x ** p in p", "that derivative reads a branch of log(x)",
+                       "a complex power whose base x has a real part that is not positive")
     if type(x) in (float, int):
         return math.log(x) if x > 0 else 0.0
     xp = array_module(x)

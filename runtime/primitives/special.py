@@ -75,6 +75,9 @@ def _polynomial(coefficients, t):
 def _erf(x):
     xp = array_module(x)
     x = xp.asarray(x)
+    if x.dtype.kind == "c":  # (the approximation below is of a real erf)
+        raise TypeError("autotrace's erf takes real values, not complex ones: keep the real "
+                        "and imaginary parts as real arrays of their own")
     if x.dtype.kind not in "fc":
         x = x.astype(np.float64)
     size = xp.abs(x)

@@ -41,6 +41,7 @@ from ...runtime.derivatives.structure import (accumulate, add, cast_like, fresh_
                                               refuse_integral_argument, seed, zero_seed,
                                               zeros_like)
 from ...runtime.derivatives.given_checks import check_tangents
+from ...runtime.derivatives.real_only import refuse_real_part
 from ...runtime.derivatives.snapshots import argument_snapshot, snapshot
 from ...runtime.derivatives.sweeps import sent_object_gradient
 from ...runtime.derivatives.tangent_ops import (extremum_tangent, iteration_tangent, seed_tangent,
@@ -52,11 +53,11 @@ from .core import adjoint, constant, d, other_calls, tangent
 from .declarations import identity, linear, partials
 
 # shape_only's result is read for its shape alone (transforms/codegen/cleanup.py);
-# refuse_integral_argument and check_tangents check values and give nothing; the
-# replaced_*_fields give the names of fields. (transforms/front/inplace.py declares its
+# refuse_integral_argument, check_tangents and refuse_real_part check values and give nothing;
+# the replaced_*_fields give the names of fields. (transforms/front/inplace.py declares its
 # refuse_shared_write and refuse_shared_item so.)
 constant(zeros_like, zero_seed, ones_like, dict_keys, draw, shape_only, sort_order,
-         refuse_integral_argument, check_tangents, replaced_dataclass_fields,
+         refuse_integral_argument, check_tangents, refuse_real_part, replaced_dataclass_fields,
          replaced_namedtuple_fields, indexes_a_view)
 
 
@@ -263,6 +264,7 @@ def _recompute_from(y, value, after):
 # alias analysis knows: transforms/analysis/alias_calls.py)
 @adjoint(astype)
 def _astype(y, value, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    refuse_real_part(value, y, "astype")
     # An integer (or bool) y carries no gradient, whatever reached it: unbroadcast makes it 0.
     d[value] = cast_like(unbroadcast(d[y], y), value)
 

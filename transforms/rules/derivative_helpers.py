@@ -48,13 +48,14 @@ from ...runtime.derivatives.structure import add
 from ...runtime.derivatives.tangent_ops import einsum_jvp_cross
 from ...runtime.derivatives.triangles import (cholesky_lower, symmetric_read,
                                               symmetric_read_adjoint)
+from ...runtime.derivatives.real_only import refuse_complex
 from .core import adjoint, constant, d, tangent
 from .declarations import bilinear, linear, partials
 
 constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, initial_weight,
          clip_weights, diff_pad_width, diff_part, inverse_permutation, negate_shift, hstack_axis,
          eye_like, norm_power, insert_places, delete_sources, vector_norm_power, as_weights,
-         norm_exponent, norm_ties)
+         norm_exponent, norm_ties, refuse_complex)
 
 # Broadcasting and reductions. unbroadcast(g, x) is zero for an integer x, so its adjoint passes
 # the incoming gradient through unbroadcast again before broadcasting it back.
@@ -133,7 +134,8 @@ def products_after_tangent(z, rows):
 
 # Elementwise pieces of the power, norm, cholesky and eigh rules.
 
-partials(log_where_positive, x="d[y] / np.where(np.greater(x, 0), x, np.inf)")
+partials(log_where_positive, x="d[y] / np.where(np.greater(x, 0), x, np.inf)",
+         power=None)
 constant(real_sign)  # (a step: zero almost everywhere)
 
 

@@ -33,7 +33,7 @@ partials(np.subtract, x1="d[y]", x2="-d[y]")
 partials(np.multiply, x1="d[y] * x2", x2="d[y] * x1")
 # The exponent's gradient is taken as 0 where the base is not positive.
 partials(np.power, np.float_power, math.pow, x1="d[y] * x2 * x1 ** (x2 - 1)",
-         x2="d[y] * y * log_where_positive(x1)")
+         x2="d[y] * y * log_where_positive(x1, y)")
 partials(np.negative, x="-d[y]")
 partials(np.positive, x="d[y]")
 partials(np.mod, np.remainder, x1="d[y]", x2="-d[y] * np.floor_divide(x1, x2)")

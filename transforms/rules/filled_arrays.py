@@ -19,6 +19,7 @@ import numpy as np
 from ...runtime.derivatives.adjoint_ops import (arange_positions, arange_start_weight,
                                                 broadcast_like, linspace_samples,
                                                 linspace_weights, unbroadcast)
+from ...runtime.derivatives.real_only import refuse_real_part
 from ...runtime.derivatives.structure import cast_like
 from .core import adjoint, constant, d, tangent
 
@@ -27,6 +28,7 @@ constant(linspace_samples, linspace_weights, arange_start_weight, arange_positio
 
 @adjoint(np.full)
 def full_rule(y, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    refuse_real_part(fill_value, y, "numpy.full")
     g = unbroadcast(d[y], y)  # zeros for an integer result
     d[fill_value] = unbroadcast(g, fill_value)
 
@@ -40,6 +42,7 @@ def full_tangent(y, shape, fill_value, dtype=None, order="C", *, device=None, li
 @adjoint(np.full_like)
 def full_like_rule(y, a, fill_value, dtype=None, order="K", subok=True, shape=None, *,
                    device=None):
+    refuse_real_part(fill_value, y, "numpy.full_like")
     g = unbroadcast(d[y], y)  # zeros for an integer result
     d[fill_value] = unbroadcast(g, fill_value)
 

@@ -14,8 +14,10 @@ on the read triangle alone, zero on the other (runtime/derivatives/triangles.py)
 each mode the exact transpose of the other. A symmetric matrix built from both triangles gets
 the same derivative either way. norm covers ord=None, 'fro', every ord of a
 vector and ord=1, -1, inf, -inf of a matrix (not 2, -2, 'nuc': no SVD rule), vector_norm every
-ord. vdot and vecdot are for real arrays (no conjugate). numpy.linalg's array-API names
-(matmul, outer, tensordot, cross, vecdot) share the rules of NumPy's functions.
+ord. vdot and vecdot conjugate their first argument: their tangents do too, their gradients
+refuse a complex one; norm, slogdet and pinv refuse complex values (runtime/derivatives/
+real_only.py). numpy.linalg's array-API names (matmul, outer, tensordot, cross, vecdot) share
+the rules of NumPy's functions.
 """
 import numpy as np
 
@@ -33,6 +35,7 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
                                                      kron_adjoint_b, matmul_adjoint_a,
                                                      matmul_adjoint_b, tensordot_adjoint_a,
                                                      tensordot_adjoint_b)
+from ...runtime.derivatives.real_only import refuse_complex
 from ...runtime.derivatives.structure import zeros_like
 from ...runtime.derivatives.triangles import (cholesky_lower, symmetric_read,
                                               symmetric_read_adjoint)
@@ -74,6 +77,7 @@ def tensordot_rule(y, a, b, axes=2):
 
 @adjoint(np.vecdot, np.linalg.vecdot)
 def vecdot_rule(y, x1, x2, axis=-1):
+    refuse_complex(x1, "numpy.vecdot", "its gradients need the conjugate of its first argument")
     d[x1] = unbroadcast(np.expand_dims(d[y], axis) * x2, x1)
     d[x2] = unbroadcast(np.expand_dims(d[y], axis) * x1, x2)
 
@@ -86,6 +90,7 @@ def vecdot_tangent(y, x1, x2, axis=-1):
 
 @bilinear(np.vdot)
 def vdot_rule(y, a, b):
+    refuse_complex(a, "numpy.vdot", "its gradients need the conjugate of its first argument")
     # Real arrays: the sum of the flattened arrays' products.
     d[a] = unbroadcast(np.reshape(d[y] * np.ravel(b), np.shape(a)), a)
     d[b] = unbroadcast(np.reshape(d[y] * np.ravel(a), np.shape(b)), b)
@@ -168,12 +173,14 @@ def det_tangent(y, a):
 
 @adjoint(np.linalg.slogdet)
 def slogdet_rule(y, a):
+    refuse_complex(a, "numpy.linalg.slogdet")  # log|det a| is not holomorphic
     # y = (sign, logabsdet); the sign is piecewise constant.
     d[a] = np.expand_dims(d[y][1], (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
 
 
 @tangent(np.linalg.slogdet)
 def slogdet_tangent(y, a):
+    refuse_complex(a, "numpy.linalg.slogdet")  # log|det a| is not holomorphic
     # y = (sign, logabsdet); the sign is piecewise constant.
     logdet_tangent = np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * d[a], axis=(-2, -1))
     d[y] = (zeros_like(y[0]), logdet_tangent)
@@ -311,6 +318,7 @@ def svdvals_tangent(y, x):
 
 @adjoint(np.linalg.pinv)
 def pinv_rule(y, a, rcond=None, hermitian=False, *, rtol=None):
+    refuse_complex(a, "numpy.linalg.pinv")  # a complex a^+ reads conj(a)
     # Golub & Pereyra (1973) for a matrix of constant rank, y = a^+:
     # d[a] = -y^T g y^T + (1 - a y) g^T y y^T + y^T y g^T (1 - y a).
     y_t = np.swapaxes(y, -1, -2)
@@ -324,6 +332,7 @@ def pinv_rule(y, a, rcond=None, hermitian=False, *, rtol=None):
 
 @tangent(np.linalg.pinv)
 def pinv_tangent(y, a, rcond=None, hermitian=False, *, rtol=None):
+    refuse_complex(a, "numpy.linalg.pinv")  # a complex a^+ reads conj(a)
     # Golub & Pereyra (1973) for a matrix of constant rank, y = a^+:
     # dy = -y da y + y y^T da^T (1 - a y) + (1 - y a) da^T y^T y.
     da_t = np.swapaxes(d[a], -1, -2)
@@ -336,6 +345,7 @@ def pinv_tangent(y, a, rcond=None, hermitian=False, *, rtol=None):
 
 @adjoint(np.linalg.norm)
 def norm_rule(y, x, ord=None, axis=None, keepdims=False):
+    refuse_complex(x, "numpy.linalg.norm")  # |x| is not holomorphic
     # A p-norm: d[x] = g |x|^(p-1) sign(x) / y^(p-1); Frobenius and the default are p = 2. A
     # max or min of sums of |x| (ord=inf of a vector, ord=1 of a matrix): g sign(x) where it
     # is attained; a count (ord=0): zero.
@@ -346,6 +356,7 @@ def norm_rule(y, x, ord=None, axis=None, keepdims=False):
 
 @tangent(np.linalg.norm)
 def norm_tangent(y, x, ord=None, axis=None, keepdims=False):
+    refuse_complex(x, "numpy.linalg.norm")  # |x| is not holomorphic
     # A p-norm: dy = sum(|x|^(p-1) sign(x) dx) / y^(p-1); Frobenius and the default are p = 2.
     p = norm_power(x, ord, axis)
     ties = norm_ties(x, y, p, ord, axis, keepdims)
@@ -355,6 +366,7 @@ def norm_tangent(y, x, ord=None, axis=None, keepdims=False):
 
 @adjoint(np.linalg.vector_norm)
 def vector_norm_rule(y, x, axis=None, keepdims=False, ord=2):
+    refuse_complex(x, "numpy.linalg.vector_norm")  # |x| is not holomorphic
     p = vector_norm_power(ord)
     ties = norm_ties(x, y, p, ord, axis, keepdims, matrix=False)
     d[x] = unreduce(d[y] / y ** norm_exponent(p), x, axis, keepdims) * norm_direction(x, p, ties)
@@ -362,6 +374,7 @@ def vector_norm_rule(y, x, axis=None, keepdims=False, ord=2):
 
 @tangent(np.linalg.vector_norm)
 def vector_norm_tangent(y, x, axis=None, keepdims=False, ord=2):
+    refuse_complex(x, "numpy.linalg.vector_norm")  # |x| is not holomorphic
     p = vector_norm_power(ord)
     ties = norm_ties(x, y, p, ord, axis, keepdims, matrix=False)
     d[y] = np.sum(norm_direction(x, p, ties) * d[x], axis=axis,

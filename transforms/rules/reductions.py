@@ -20,6 +20,7 @@ from ...runtime.derivatives.adjoint_ops import (broadcast_like, diff_pad_width, 
                                                 reduced_last, reduced_last_back, reduced_size,
                                                 sort_like,
                                                 unbroadcast, unreduce, unsort)
+from ...runtime.derivatives.real_only import refuse_complex
 from ...runtime.derivatives.scans import (forward_scan, products_after, products_before,
                                           reverse_scan, shift)
 from .core import adjoint, d, tangent
@@ -99,12 +100,14 @@ def max_tangent(y, a, axis=None, *, keepdims=False, initial=None):
 
 @adjoint(np.var)
 def var_rule(y, a, axis=None, dtype=None, *, ddof=0, keepdims=False):
+    refuse_complex(a, "numpy.var")  # |a - mean|^2 is not holomorphic
     centered = a - np.mean(a, axis=axis, keepdims=True)
     d[a] = unreduce(d[y] * (2.0 / (reduced_size(a, axis) - ddof)), a, axis, keepdims) * centered
 
 
 @tangent(np.var)
 def var_tangent(y, a, axis=None, dtype=None, *, ddof=0, keepdims=False):
+    refuse_complex(a, "numpy.var")  # |a - mean|^2 is not holomorphic
     centered = a - np.mean(a, axis=axis, keepdims=True)
     d[y] = (np.sum(centered * d[a], axis=axis, keepdims=keepdims)
             * (2.0 / (reduced_size(a, axis) - ddof)))
@@ -112,12 +115,14 @@ def var_tangent(y, a, axis=None, dtype=None, *, ddof=0, keepdims=False):
 
 @adjoint(np.std)
 def std_rule(y, a, axis=None, dtype=None, *, ddof=0, keepdims=False):
+    refuse_complex(a, "numpy.std")  # |a - mean|^2 is not holomorphic
     centered = a - np.mean(a, axis=axis, keepdims=True)
     d[a] = unreduce(d[y] / (y * (reduced_size(a, axis) - ddof)), a, axis, keepdims) * centered
 
 
 @tangent(np.std)
 def std_tangent(y, a, axis=None, dtype=None, *, ddof=0, keepdims=False):
+    refuse_complex(a, "numpy.std")  # |a - mean|^2 is not holomorphic
     centered = a - np.mean(a, axis=axis, keepdims=True)
     d[y] = (np.sum(centered * d[a], axis=axis, keepdims=keepdims)
             / (y * (reduced_size(a, axis) - ddof)))

@@ -18,6 +18,7 @@ from ...runtime.derivatives.adjoint_ops import (broadcast_each_like, delete_sour
                                                 unstack, untake, untake_along, untile)
 from ...runtime.derivatives.structural_adjoints import (memory_order, meshgrid_adjoint,
                                                        meshgrid_tangent, pad_tangent_mode)
+from ...runtime.derivatives.real_only import refuse_real_part
 from ...runtime.derivatives.structure import cast_like
 from .core import adjoint, constant, d, tangent
 from .declarations import linear
@@ -179,6 +180,7 @@ def asarray_tangent(y, a, dtype=None, order=None, *, copy=None):
 if hasattr(np, "astype"):  # NumPy 2.1
     @adjoint(np.astype)
     def astype_rule(y, x, dtype, *, copy=True, device=None):
+        refuse_real_part(x, y, "numpy.astype")
         d[x] = cast_like(d[y], x)
 
     @tangent(np.astype)
