@@ -33,6 +33,7 @@ from autotrace.transforms.derivative_record import derivative_record
 from autotrace.transforms.front.function_caches import made_from
 from autotrace.transforms.front.line_map import user_function_name, user_place
 from autotrace.transforms.analysis.live_names import transform_lock
+from autotrace.transforms.analysis.random_draws import NOT_DRAWS, NUMPY_GENERATORS
 
 # Code that is never converted: libraries (their control flow is on Python values) and ours.
 _LIBRARY_MODULES = {"numpy", "scipy", "cupy", "autotrace"}
@@ -78,7 +79,7 @@ def converted(callee):
     """What converted code calls for `callee(...)`: the converted version of a user function
     (an autotrace.function's Python function, a method's function), else `callee` itself.
     A NumPy random draw is let through with a warning (see _warn_of_a_frozen_draw)."""
-    if isinstance(getattr(callee, "__self__", None), _NUMPY_GENERATORS):
+    if isinstance(getattr(callee, "__self__", None), NUMPY_GENERATORS):
         _warn_of_a_frozen_draw(callee, sys._getframe(1))
     note_own_rule(callee)
     try:
@@ -116,9 +117,6 @@ class FrozenRandomWarning(UserWarning):
     """
 
 
-# np.random's functions are methods of a global RandomState; a Generator's are its own.
-_NUMPY_GENERATORS = (np.random.Generator, np.random.RandomState)
-_NOT_DRAWS = frozenset({"seed", "get_state", "set_state", "spawn", "bit_generator"})
 # The code that was warned about, once each (a function traced again is not warned again).
 _WARNED_CODE: "weakref.WeakSet" = weakref.WeakSet()
 
@@ -127,7 +125,7 @@ def _warn_of_a_frozen_draw(method, frame) -> None:
     """Warn, once per function, that a NumPy random draw in converted code (which runs only
     while tracing) is made once and fixed in the graph, as tf.function's guide says of Python
     side effects; `frame` is the converted code's, which keeps the user's file and lines."""
-    if method.__name__ in _NOT_DRAWS or frame.f_code in _WARNED_CODE:
+    if method.__name__ in NOT_DRAWS or frame.f_code in _WARNED_CODE:
         return
     _WARNED_CODE.add(frame.f_code)
     drawn_by = (f"np.random.{method.__name__}"

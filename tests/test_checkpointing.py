@@ -449,3 +449,70 @@ def test_a_list_argument_whose_arrays_are_written_is_still_refused_where_shared(
     h = np.array([0.3, -0.4])
     with pytest.raises(at.TransformError, match="argument 'h' shares its memory"):
         at.grad(f, wrt=1)([h], h)
+
+
+# ---- NumPy random draws in recomputed code ---------------------------------------------------
+
+DRAWS = np.random.default_rng(0)
+
+
+@at.checkpoint
+def dropout(x):
+    mask = DRAWS.random(x.shape) < 0.5
+    return np.where(mask, x * 2.0, 0.0)
+
+
+def noise(x):
+    return x * np.random.rand(*x.shape)
+
+
+@at.checkpoint
+def noisy_twice(x):
+    return noise(x) * 2.0
+
+
+def draws_in_its_loop(x):
+    for _ in range(4):
+        mask = DRAWS.random(x.shape) < 0.5
+        x = np.where(mask, x * 2.0, x * 0.5)
+    return np.sum(x)
+
+
+RECOMPUTED = ("draws random numbers in {what}, which reverse mode runs again in the adjoint "
+              "sweep, from its inputs: the draw would give other numbers there, and the "
+              "gradient would belong to them, not to the value; draw the numbers outside it "
+              "and pass them in as an argument")
+MARKED = "a function that autotrace.checkpoint marks"
+
+
+@pytest.mark.parametrize("differentiate, drawn, line, what", [
+    (lambda: at.value_and_grad(lambda x: np.sum(dropout(x) ** 2))(np.ones(8)),
+     "DRAWS.random", "mask = DRAWS.random(x.shape) < 0.5\n    return np.where", MARKED),
+    (lambda: at.grad(lambda x: np.sum(noisy_twice(x)))(np.ones(3)),
+     "np.random.rand", "return x * np.random.rand", MARKED),
+    (lambda: at.grad(lambda x: np.sum(at.checkpoint(noise)(x)))(np.ones(3)),
+     "np.random.rand", "return x * np.random.rand", MARKED),
+    (lambda: at.value_and_grad(draws_in_its_loop, checkpoint_every=2)(np.ones(4)),
+     "DRAWS.random", "        mask = DRAWS.random", "a segment of the loop that "
+     "checkpoint_every splits"),
+], ids=["checkpoint", "called-by-it", "checkpoint-call", "checkpoint_every"])
+def test_numpy_draws_in_recomputed_code_are_refused(differentiate, drawn, line, what):
+    with pytest.raises(at.TransformError) as refused:
+        differentiate()
+    source = open(__file__).read()
+    expected_line = source[:source.index(line)].count("\n") + 1
+    assert refused.value.message == f"{drawn} " + RECOMPUTED.format(what=what)
+    assert refused.value.filename == __file__
+    assert refused.value.lineno == expected_line
+
+
+def draws_before_its_loop(x):
+    DRAWS.random(3)  # (outside the segments: runs once)
+    for _ in range(3):
+        x = x * 2.0
+    return np.sum(x)
+
+
+def test_draws_outside_recomputed_code_are_taken():
+    np.testing.assert_allclose(at.grad(draws_before_its_loop, checkpoint_every=2)(np.ones(2)),
+                               [8.0, 8.0])

@@ -36,6 +36,7 @@ from .reverse.built_objects_and_super import as_function
 from .front.partials import partial_caller
 from .front.varargs import for_call
 from .analysis.live_names import is_current, transform_lock
+from .analysis.random_draws import refuse_draws_in
 from .derivative_record import derivative_record
 from .codegen.naming import seed_keyword
 from .session import Session
@@ -232,6 +233,7 @@ def _scope_of(func):
 def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
     if isinstance(func, Checkpointed):  # recomputed from its inputs (autotrace.checkpoint),
         # behind barriers as in transforms/reverse/reverse_calls.py `recomputed_inputs`
+        refuse_draws_in(func.function, "a function that autotrace.checkpoint marks")
         args, kwargs = recompute_from(tuple(args), dy), recompute_from(kwargs, dy)
         return recompute_from(vjp_call(func.function, args, kwargs, dy, wrt, after), dy)
     func = as_function(func)  # a class of the user's: a function that builds it

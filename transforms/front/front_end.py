@@ -340,7 +340,7 @@ def varargs(unit: Unit) -> None:
 
 def segments(unit: Unit) -> None:
     segment_loops(unit.function, unit.checkpoint_every, unit.location, unit.namer,
-                  unit.context.helper)
+                  unit.context.helper, unit.namespace)
 
 
 def lift(unit: Unit) -> None:

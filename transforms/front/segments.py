@@ -27,6 +27,7 @@ import inspect
 import gast
 
 from ..analysis.calls import Checkpointed
+from ..analysis.random_draws import refuse_draws
 from ..errors import Location
 from ..codegen.naming import Namer
 from .parsing import resolve
@@ -107,8 +108,8 @@ class _Segmenter:
     """Rewrites the outermost loops of one function (see the module docstring)."""
 
     def __init__(self, function: gast.FunctionDef, every: int, location: Location,
-                 namer: Namer, shallow_copy: str):
-        self.function = function
+                 namer: Namer, shallow_copy: str, namespace):
+        self.function, self.namespace = function, namespace
         self.shallow_copy = shallow_copy  # the name generated code calls shallow_copy by
         self.every = every
         self.location = location
@@ -163,6 +164,8 @@ class _Segmenter:
         carried = sorted(n for n in (assigned | changed) - {target} if n in outside)
         if not carried:
             return [loop]  # (computes nothing read after it: left as it is)
+        refuse_draws(loop.body, self.namespace, self.location,
+                     "a segment of the loop that checkpoint_every splits")
         for carried_name in carried:
             if not any(where < line for where, _ in outside[carried_name]):
                 raise self.refuse(loop, f"{carried_name!r} is assigned in the loop and read "
@@ -247,13 +250,15 @@ class _Segmenter:
 
 
 def segment_loops(function: gast.FunctionDef, every: int | None, location: Location,
-                  namer: Namer, helper) -> None:
+                  namer: Namer, helper, namespace) -> None:
     """Rewrite each outermost `for` loop of `function` into segments of `every` iterations
     (see the module docstring); nothing when `every` is None. helper(name) binds a runtime
-    helper for generated code and gives its name."""
+    helper for generated code and gives its name; `namespace`: what the function's names
+    mean (a segment that draws NumPy random numbers is refused: analysis/random_draws.py)."""
     if every is None:
         return
-    segmenter = _Segmenter(function, every, location, namer, helper("shallow_copy"))
+    segmenter = _Segmenter(function, every, location, namer, helper("shallow_copy"),
+                           namespace)
     function.body = segmenter.block(function.body)
 
 

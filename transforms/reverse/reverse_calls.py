@@ -20,6 +20,7 @@ from ..dynamic_calls import SELF
 from ..errors import TransformError
 from ..analysis.calls import FieldsOf
 from ..analysis.object_state import may_change_its_object
+from ..analysis.random_draws import refuse_draws_in
 from ..rules.core import RuleError, adjoint_rules, instantiate, unbound_call_message
 from .sweep_parts import Sweep, comment
 from ..codegen.templates import keywords_dict, name, replace, replace_expression
@@ -275,6 +276,8 @@ class CallAdjoints:
                           adjoint_sweep=self.helper("adjoint_sweep"), adjoint=split,
                           gradient=gradient)
         elif resolved.kind == "user":
+            if resolved.checkpointed:  # (run again: a NumPy draw would draw anew)
+                refuse_draws_in(resolved.value, "a function that autotrace.checkpoint marks")
             derivative = self.derive_user(resolved.value, wrt, node, call)
             arguments, keywords = copy.deepcopy(call.args), copy.deepcopy(call.keywords)
             if resolved.checkpointed:
