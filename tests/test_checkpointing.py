@@ -516,3 +516,34 @@ def draws_before_its_loop(x):
 def test_draws_outside_recomputed_code_are_taken():
     np.testing.assert_allclose(at.grad(draws_before_its_loop, checkpoint_every=2)(np.ones(2)),
                                [8.0, 8.0])
+
+
+def dropout_helper(x):
+    mask = DRAWS.random(x.shape) < 0.5
+    return np.where(mask, x * 2.0, 0.0)
+
+
+def loss_with_dropout(x):
+    return np.sum((dropout_helper(x) * x) ** 2)
+
+
+@pytest.mark.parametrize("differentiate", [
+    lambda: at.hessian(loss_with_dropout)(np.ones(4)),
+    lambda: at.grad(lambda x: np.sum(at.grad(loss_with_dropout)(x)))(np.ones(4)),
+], ids=["hessian", "grad-of-grad"])
+def test_numpy_draws_in_a_function_differentiated_twice_are_refused(differentiate):
+    # its second derivative runs dropout_helper again: another mask than the value's
+    with pytest.raises(at.TransformError) as refused:
+        differentiate()
+    assert refused.value.message == "DRAWS.random " + RECOMPUTED.format(
+        what="a function called by one that is differentiated twice (grad of grad, hessian)")
+    source = open(__file__).read()
+    assert refused.value.lineno == source[:source.index(
+        "mask = DRAWS.random(x.shape) < 0.5\n    return np.where(mask, x * 2.0, 0.0)\n\n\n"
+        "def loss_with")].count("\n") + 1
+
+
+def test_numpy_draws_in_a_function_differentiated_once_are_taken():
+    # one run of dropout_helper, its derivative in halves: the gradient of the mask applied
+    (value, gradient) = at.value_and_grad(loss_with_dropout)(np.ones(8))
+    assert value == pytest.approx(np.sum(gradient) / 4)

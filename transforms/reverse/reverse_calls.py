@@ -26,6 +26,10 @@ from .sweep_parts import Sweep, comment
 from ..codegen.templates import keywords_dict, name, replace, replace_expression
 
 
+# Where the adjoint sweep runs a call whole, not checkpointed: in a derivative of a derivative.
+RUN_AGAIN = "a function called by one that is differentiated twice (grad of grad, hessian)"
+
+
 class CallAdjoints:
     """Mixed into ReverseMode: the adjoints of calls (see the module docstring)."""
 
@@ -276,8 +280,10 @@ class CallAdjoints:
                           adjoint_sweep=self.helper("adjoint_sweep"), adjoint=split,
                           gradient=gradient)
         elif resolved.kind == "user":
-            if resolved.checkpointed:  # (run again: a NumPy draw would draw anew)
-                refuse_draws_in(resolved.value, "a function that autotrace.checkpoint marks")
+            # Called whole, not in halves: its primal sweep runs again here, where a NumPy
+            # draw would draw anew.
+            refuse_draws_in(resolved.value, "a function that autotrace.checkpoint marks"
+                            if resolved.checkpointed else RUN_AGAIN)
             derivative = self.derive_user(resolved.value, wrt, node, call)
             arguments, keywords = copy.deepcopy(call.args), copy.deepcopy(call.keywords)
             if resolved.checkpointed:
