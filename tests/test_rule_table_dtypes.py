@@ -89,6 +89,16 @@ REAL_RULES = {
                      "linalg.cholesky/upper", "linalg.eigh", "linalg.eigh/lower-filled",
                      "linalg.eigh/batched", "linalg.eigvalsh"],
                     "the derivatives of a complex Hermitian matrix's are refused (no conjugates)"),
+    # not holomorphic in complex values: refused (runtime/derivatives/real_only.py)
+    **{entry.name: "not holomorphic in complex values: refused" for entry in TABLE
+       if entry.name.split("/")[0] in ("var", "std", "linalg.slogdet", "linalg.pinv",
+                                       "linalg.norm", "linalg.vector_norm")},
+    **dict.fromkeys(["vecdot", "vecdot/axis", "linalg.vecdot", "vdot"],
+                    "the gradient needs the conjugate of the first argument: refused"),
+    "np.astype": "a cast to float64 keeps the real part: refused for complex values",
+    **dict.fromkeys(["power/broadcast", "float_power"],
+                    "a complex power is differentiated in its exponent where every base has a "
+                    "positive real part, which a trace does not know: refused there"),
 }
 
 # Corpus functions that autotrace.function traces in float64 but not in float32 (none now:
