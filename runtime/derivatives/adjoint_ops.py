@@ -495,11 +495,10 @@ def real_sign(x):
 
 
 def log_where_positive(x, power=None):
-    """log(x) where x > 0, else 0 (the derivative of power = x ** p in p is power times it).
-    A Python number gets a Python float, weak as NumPy 2 keeps it: NumPy's functions would
-    make it a float64 array, and the gradient of a float32 exponent float64. A complex power
-    is refused unless each x has a positive real part, where `x > 0` holds (NumPy orders
-    complex numbers by real part first) and log(x) is the principal branch's."""
+    """log(x) where x > 0, else 0 (the derivative of power = x ** p in p is power times it);
+    a Python float of a Python number, weak as NumPy 2 keeps it. A complex power is refused
+    unless each x has a positive real part, where `x > 0` holds (NumPy orders complex numbers
+    by real part first) and log(x) is the principal branch's."""
     if (is_complex(x) or is_complex(power)) and (_is_traced(x) or np.any(np.real(x) <= 0)):
         refuse_complex(1j, "x ** p in p", "that derivative reads a branch of log(x)",
                        "a complex power whose base x has a real part that is not positive")
