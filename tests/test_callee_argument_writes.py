@@ -277,3 +277,87 @@ def test_a_method_called_for_its_result_that_changes_an_array_argument_is_refuse
     for mode, run in every_mode(stepped_array).items():
         with pytest.raises(TransformError, match=re.escape(expected)):
             run()
+
+
+# --- `s op= v` into a name bound to an item of the argument (`s = v[0]`) ----------------------
+# An item of a one-dimensional array is a NumPy number, which `s += v[i]` binds anew; of a
+# matrix, a view of a row, which it changes in place (NumPy changes the caller's matrix).
+
+def my_sum(v):
+    s = v[0]
+    for i in range(1, len(v)):
+        s += v[i]  # (sum of the items)
+    return s
+
+
+def summed_then_read(x):
+    total = my_sum(x)  # (call my_sum)
+    return total * x[0]
+
+
+def first_doubled(v):
+    s = v[-1, 0]
+    s *= 2.0
+    return s
+
+
+def doubled_then_read(x):
+    m = np.reshape(x, (3, 1))
+    return first_doubled(m) * m[0, 0]
+
+
+@pytest.mark.parametrize("f", [summed_then_read, doubled_then_read], ids=lambda f: f.__name__)
+def test_a_write_into_a_number_taken_from_an_array_argument_is_followed(f):
+    expected = central_difference(f, X)
+    options = dict(rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(autotrace.grad(f)(X), expected, **options)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(f))(X), expected, **options)
+    batched = autotrace.vmap(autotrace.grad(f))(np.stack([X, 2.0 * X]))
+    np.testing.assert_allclose(batched[0], expected, **options)
+    np.testing.assert_allclose(batched[1], central_difference(f, 2.0 * X), **options)
+    direction = np.array([0.5, -1.0, 2.0])
+    _, tangent = autotrace.jvp(f, (X,), (direction,))
+    assert tangent == pytest.approx(np.sum(expected * direction), rel=1e-6, abs=1e-8)
+
+
+def rows_summed_then_read(x):
+    m = np.reshape(x, (2, 3)) * 1.0
+    total = my_sum(m)  # (call my_sum on a matrix)
+    return np.sum(total * m[0])
+
+
+def test_a_write_into_a_row_of_a_matrix_argument_is_refused():
+    x = np.arange(1.0, 7.0)
+    expected = (
+        f'File "{THIS_FILE}", line {line_of("(call my_sum on a matrix)")}: my_sum(m) changes '
+        f"its argument 'v' in place (s += ..., {THIS_FILE}, line "
+        f"{line_of('(sum of the items)')}), which autotrace does not follow into this "
+        f"function, and 'm' is read after it on line {line_of('(call my_sum on a matrix)') + 1}"
+        f"; return the new value from my_sum instead")
+    runs = {"grad": lambda: autotrace.grad(rows_summed_then_read)(x),
+            "traced grad": lambda: autotrace.function(autotrace.grad(rows_summed_then_read))(x),
+            "vmap of grad": lambda: autotrace.vmap(autotrace.grad(rows_summed_then_read))(
+                np.stack([x, x])),
+            "jvp": lambda: autotrace.jvp(rows_summed_then_read, (x,), (np.ones(6),))}
+    for mode, run in runs.items():
+        with pytest.raises(TransformError, match=re.escape(expected)):
+            run()
+
+
+def item_by_a_given_index(v, i):
+    s = v[i]  # (i may be a slice: then a view)
+    s += 1.0
+    return np.sum(s)
+
+
+def item_by_a_given_index_then_read(x):
+    total = item_by_a_given_index(x, 0)  # (call item_by_a_given_index)
+    return total * x[0]
+
+
+def test_a_write_into_an_item_taken_by_an_index_not_known_to_be_an_integer_is_refused():
+    expected = (
+        f'File "{THIS_FILE}", line {line_of("(call item_by_a_given_index)")}: '
+        f"item_by_a_given_index(x, 0) changes its argument 'v' in place (s += ..., ")
+    with pytest.raises(TransformError, match=re.escape(expected)):
+        autotrace.grad(item_by_a_given_index_then_read)(X)

@@ -74,7 +74,7 @@ class CallSharing:
             parameters = parameter_names(as_function(local))
             self.refuse_parameters_written(node, [
                 (parameters.index(parameter), parameter, what, self.location.filename, line,
-                 surely) for parameter, (what, line, surely) in written.items()],
+                 surely, items) for parameter, (what, line, surely, items) in written.items()],
                 0, getattr(func, "id", "the lambda"))
         numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
         method = isinstance(func, gast.Attribute) and not self.is_global(func)
@@ -234,7 +234,7 @@ class CallSharing:
         """Refuse the call `node` of a function that writes into the arguments `written`
         (parameters_written's), `before` arguments coming before those `node` gives, where
         the argument's memory is read afterwards."""
-        for position, parameter, what, filename, line, surely in written:
+        for position, parameter, what, filename, line, surely, items in written:
             position -= before
             if position < 0:
                 continue  # the method's object
@@ -245,17 +245,19 @@ class CallSharing:
             self.refuse_call_writing(
                 node, self.reach(self.value(given)), getattr(given, "id", None),
                 f"its argument {parameter!r} in place ({what}, {filename}, line {line})",
-                callee, surely=surely, argument=given)
+                callee, surely=surely, argument=given, items=items)
 
     def refuse_call_writing(self, node, written, given, change, callee, surely=True,
-                            argument=None) -> None:
+                            argument=None, items=0) -> None:
         """Refuse the call `node`, which makes `change` to the memories `written` (of the name
         `given`) that autotrace does not follow into this function, where a name that shares
         them is read afterwards. Where the change is `x op= v` into a name (not `surely`),
         which is in place only where x is an array or a list, that is checked when it runs,
         of the `argument` given (refuse_shared_write), where it is an expression that calls
-        nothing. A name the statement binds anew is read afterwards as what it binds (`a =
-        normalize(a)`)."""
+        nothing: in place where it is an array of more than `items` dimensions (the change is
+        into a name bound to an item of the parameter by that many integer indices, a NumPy
+        number where the array has no more). A name the statement binds anew is read
+        afterwards as what it binds (`a = normalize(a)`)."""
         if self.recorded is not None:
             return self.record(written, node, _text(node), surely)
         statement = self.statement
@@ -277,33 +279,39 @@ class CallSharing:
                         isinstance(n, gast.Call) for n in gast.walk(argument)):
                     raise self.location.error(node, message, "write into shared memory")
                 self.guards.setdefault(id(statement), []).append(
-                    (statement, message, CalledWith(_text(argument))))
+                    (statement, message, CalledWith(_text(argument), items)))
                 return
 
-    def record(self, written, node, what: str, surely: bool) -> None:
+    def record(self, written, node, what: str, surely: bool, name=None) -> None:
         """Note a write into the memories `written` at `node` (where writes are noted, not
-        refused): the first into each argument's, one `surely` in place where there is one."""
+        refused): the first into each argument's, or one in place for more of its values
+        where there is one (`_wider`). Where the write is `name op= v` (not `surely`), it is in
+        place where the argument is an array of more dimensions than the integer indices that
+        bound `name` to an item of it (ArrayItems.item_depth)."""
         for memory in written:
             if memory[0] == "argument":
+                items = 0 if surely or name is None else self.item_depth(name, memory[1])
                 known = self.recorded.get(memory[1])
-                if known is None or surely and not known[2]:
-                    self.recorded[memory[1]] = (what, self.location.line_of(node), surely)
+                if known is None or _wider((surely, items), known[2:]):
+                    self.recorded[memory[1]] = (what, self.location.line_of(node), surely,
+                                                items)
                 if not surely and self.checked_at is not None:
                     self.checked_at.setdefault(id(node), (memory[1], what))
 
     @classmethod
     def writes_into_parameters(cls, function, location, namespace, checked_at=None,
                                read=True) -> dict:
-        """parameter -> (what, line, surely) for each parameter of `function` (a def) whose
+        """parameter -> (what, line, surely, items) for each parameter of `function` (a def) whose
         argument it may change in place while the parameter holds it: itself (`x[0] = v`,
         `x /= n`, `x.sort()`: argument_writes.names_written_in_place), through a name sharing
         its memory (`r = x[1:]` then `r *= 2.0`) or by a function it calls. Not `surely` where
-        the write is `x op= v` into a name, in place only where x is an array or a list;
+        the write is `x op= v` into a name, in place only where x is an array or a list (one of
+        more than `items` dimensions, where x is bound to an item of the argument: record);
         `checked_at`, where given, gets id(write) -> (parameter, what) for those. Code of
         autotrace's own (a derivative it generated; with `read` False, a helper generated code
         calls), whose writes into its arguments are its sweeps', is read for what its source
         writes itself (`x[0] = v`) alone."""
-        found = {parameter: (write_text(write), location.line_of(write), not rebinds(write))
+        found = {parameter: (write_text(write), location.line_of(write), not rebinds(write), 0)
                  for parameter, write in writes_into_arguments(function).items()}
         reader = cls(function, location, namespace, 1)
         reader.recorded, reader.checked_at = {}, checked_at
@@ -312,17 +320,17 @@ class CallSharing:
                 reader.block(function.body)
         except Exception:  # noqa: BLE001 - a construct the model does not read: what it
             pass  # noted before, with what the source says
-        for parameter, (what, line, surely) in reader.recorded.items():
+        for parameter, (what, line, surely, items) in reader.recorded.items():
             if parameter == "self":
                 continue  # (what a method writes through its object: object_state.py)
-            if parameter not in found or surely and not found[parameter][2]:
-                found[parameter] = (what, line, surely)
+            if parameter not in found or _wider((surely, items), found[parameter][2:]):
+                found[parameter] = (what, line, surely, items)
         return {parameter: found[parameter] for parameter in parameter_names(function)
                 if parameter in found}
 
     @classmethod
     def parameters_written(cls, callee) -> tuple:
-        """(position, parameter, what, file, line, surely) for each parameter of the Python
+        """(position, parameter, what, file, line, surely, items) for each parameter of the Python
         function `callee` that it may write into while it holds the argument
         (writes_into_parameters); none where its source cannot be read. Read once per
         function (kept on it: its source is what it runs)."""
@@ -338,15 +346,24 @@ class CallSharing:
             parameters = parameter_names(parsed.node)
             made[cls] = tuple(
                 (parameters.index(parameter), parameter, what, parsed.location.filename, line,
-                 surely) for parameter, (what, line, surely) in cls.writes_into_parameters(
+                 surely, items) for parameter, (what, line, surely, items) in
+                cls.writes_into_parameters(
                     parsed.node, parsed.location, parsed.namespace, read=not (
                         callee.__module__ or "").startswith("autotrace.")).items())
         return made[cls]
 
 
-class CalledWith(collections.namedtuple("CalledWith", "argument")):
+class CalledWith(collections.namedtuple("CalledWith", "argument items")):
     """The subject of a check before a call of a function that may write into its argument
-    (`x op= v` into its parameter): the argument's source, which refuse_shared_write is given."""
+    (`x op= v` into its parameter): the argument's source, which refuse_shared_write is given,
+    and how many integer indices bound the name written to an item of it (0: itself)."""
+
+
+def _wider(write, known) -> bool:
+    """Whether a write (surely, items), as CallSharing.record notes them, is in place for more
+    of the argument's values than the `known` one: surely in place, or where it has fewer
+    dimensions."""
+    return (write[0], -write[1]) > (known[0], -known[1])
 
 
 def as_function(definition) -> gast.FunctionDef:

@@ -20,7 +20,9 @@ import gast
 
 from .alias_calls import _text
 from .argument_writes import base_name
+from ..codegen.naming import walk_scope
 from ..codegen.nodes import walk
+from ..front.parsing import resolve
 
 
 class UnpackedItem(NamedTuple):
@@ -57,6 +59,65 @@ class ArrayItems:
                 for part in parts):
             return False  # `A[1:]`, `A[...]`, `A[None]`: views
         return memory[1] not in self.base_held.get(id(node), {memory[1]})
+
+    def item_depth(self, name: str, parameter: str) -> int:
+        """How many integer indices `name` takes of the argument of `parameter`, where `name`
+        op= v may write into that argument: k where every binding of `name` is `name =
+        parameter[i, ...]` with k indices, each an integer written in the source or a name
+        that a `for` over `range(...)` alone binds (or a new value: a number, arithmetic), and
+        the parameter is never bound anew. Such an item is a NumPy number, which `op=` binds
+        anew, where the argument has k dimensions or fewer; a view of it where it has more.
+        0 where not known: in place wherever the argument is an array."""
+        depths = set()
+        bindings = 0
+        for node in (n for statement in self.body for n in walk_scope(statement)):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and (
+                    node.id in (name, parameter)):
+                bindings += 1
+            elif isinstance(node, (gast.Global, gast.Nonlocal)) and name in node.names:
+                return 0
+            elif isinstance(node, gast.AugAssign) and isinstance(
+                    node.target, gast.Name) and node.target.id == name:
+                bindings -= 1  # (the write itself: the name holds what it held)
+            elif isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
+                    node.targets[0], gast.Name) and node.targets[0].id == name:
+                bindings -= 1
+                if isinstance(node.value, _NEW_VALUES):
+                    continue
+                depth = self._integer_indices(node.value, parameter)
+                if depth is None:
+                    return 0
+                depths.add(depth)
+        if bindings or len(depths) != 1:
+            return 0
+        return depths.pop()
+
+    def _integer_indices(self, node, parameter: str):
+        """k for `parameter[i, ...]` with k integer indices (see item_depth); else None."""
+        if not (isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name)
+                and node.value.id == parameter):
+            return None
+        index = node.slice
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        if all(_is_integer(part) or isinstance(part, gast.Name) and self._counter(part.id)
+               for part in parts):
+            return len(parts)
+        return None
+
+    def _counter(self, name: str) -> bool:
+        """Whether every binding of `name` is the target of a `for` over `range(...)`."""
+        bindings = loops = 0
+        for node in (n for statement in self.body for n in walk_scope(statement)):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and \
+                    node.id == name:
+                bindings += 1
+            elif isinstance(node, (gast.Global, gast.Nonlocal)) and name in node.names:
+                return False
+            elif isinstance(node, gast.For) and isinstance(node.target, gast.Name) and \
+                    node.target.id == name and isinstance(node.iter, gast.Call) and \
+                    resolve(node.iter.func, self.namespace) is range:
+                loops += 1
+        return bindings == loops > 0
 
     def bind_display(self, target, display, statement, values) -> None:
         """`a, b = x, y` (a tuple or list display, as many items as targets, none starred):
@@ -101,6 +162,17 @@ class ArrayItems:
         for _, item, _, _ in stale:
             self.guards.setdefault(id(statement), []).append(
                 (statement, message, UnpackedItem(_text(item), _text(item.value))))
+
+
+# Values that are new, never the memory of an argument (a number, a new array of arithmetic)
+_NEW_VALUES = (gast.Constant, gast.BinOp, gast.UnaryOp, gast.Compare)
+
+
+def _is_integer(node) -> bool:
+    """Whether `node` is an integer written in the source (`0`, `-1`; not `True`)."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        node = node.operand
+    return isinstance(node, gast.Constant) and type(node.value) is int
 
 
 def _as_one_assignment(target, display) -> str | None:

@@ -506,7 +506,8 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
         """Refuse (or, where `in_place` is not sure, check when it runs) a write into the
         memories `written`, at `node`, where another name read afterwards shares one."""
         if self.recorded is not None:
-            return self.record(written, node, what, surely=in_place or not rebinds(node))
+            return self.record(written, node, what, surely=in_place or not rebinds(node),
+                               name=getattr(target, "id", None))
         name = base_name(target).id if base_name(target) is not None else None
         for other in sorted(self.live_after.get(id(self.statement), ())):
             if other == name or other not in self.env:

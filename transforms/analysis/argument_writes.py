@@ -330,7 +330,7 @@ def refuse_arguments_written(function, written, bound, read_after, filename: str
     it writes would be lost. (`x op= v` into the parameter counts too: it is in place where
     the argument is an array or a list.)"""
     first = 0 if bound is None else 1
-    for position, parameter, what, where, at, _ in written:
+    for position, parameter, what, where, at, *_ in written:
         if position < first or read_after is not None and \
                 position - first not in read_after and parameter not in read_after:
             continue

@@ -144,7 +144,8 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                     check = (f"{helper('refuse_shared_item')}({subject.item}, {where}, "
                              f"container={subject.container})")
                 elif isinstance(subject, CalledWith):  # a call writing `x op= v` into it
-                    check = f"{helper('refuse_shared_write')}({subject.argument}, {where})"
+                    items = f", items={subject.items}" if subject.items else ""
+                    check = f"{helper('refuse_shared_write')}({subject.argument}, {where}{items})"
                 elif subject is not None:
                     check = f"{helper('refuse_shared_item')}({subject}, {where})"
                 else:
@@ -237,15 +238,21 @@ def _hoisted_index(statement, fresh):
 
 def refuse_shared_write(value, message: str, filename: str, line: int,
                         construct: str = "write into shared memory", container=None,
-                        method: str | None = None) -> None:
+                        method: str | None = None, items: int = 0) -> None:
     """Raise TransformError where `value`, about to be changed by `op=`, is changed in place: an
     array (not a NumPy number) or a list, or an object whose class has the operator's own
     in-place `method` (`__iadd__`, which may change what it holds). Generated code calls it
     before `A op= v` where another name that is read afterwards may share A's memory, and
     before `A.method(..., out)` with out given by position (`construct` "out="). Before
     `L[i] op= v` it is given the item L[i] and L as `container`: the item changes in place
-    only where L is not an array itself."""
+    only where L is not an array itself. Before a call of a function that writes `s op= v`
+    into a name bound to an item of its argument by `items` integer indices (`s = x[0]`), it
+    is given that argument: the item is a NumPy number (refuse_shared_item), which `op=` binds
+    anew, where the argument is an array (not of objects) of `items` dimensions or fewer."""
     if container is not None and is_mutable_array(container):
+        return
+    if items and is_mutable_array(value) and np.ndim(value) <= items and \
+            value.dtype != object:
         return
     if isinstance(value, (list, dict, set, bytearray)) or is_mutable_array(value) or (
             method is not None and _has_own_in_place(value, method)):
@@ -346,7 +353,7 @@ def _refuse_writes_into_arguments(function, location, namespace) -> dict:
     id(statement) -> (parameter, write) for each `x op= v` that writes into an argument only
     where x is an array or a list (not a number), to check when it runs."""
     checked = {}
-    for argument, (what, line, surely) in aliases.Sharing.writes_into_parameters(
+    for argument, (what, line, surely, _) in aliases.Sharing.writes_into_parameters(
             function, location, namespace, checked).items():
         if surely:
             raise TransformError(_argument_write_message(argument, what), location.filename,
