@@ -57,7 +57,7 @@ class MemorySharing(Sharing):
         """Generated code's writes are followed by its sweeps, not refused."""
 
     def refuse_call_writing(self, node, written, given, change, callee, surely=True,
-                            argument=None) -> None:
+                            argument=None, items=0) -> None:
         """As write."""
 
     def refuse_stale_items(self, statement, target, stale) -> None:

@@ -306,7 +306,7 @@ class _WriteSharing(Sharing):
             memory[0] in ("new", "old") and memory[1] in self.copies)
 
     def refuse_call_writing(self, node, written, given, change, callee, surely=True,
-                            argument=None) -> None:
+                            argument=None, items=0) -> None:
         """A call writing into its argument: the callee's own set_item refuses it (its
         argument is the caller's memory)."""
 
