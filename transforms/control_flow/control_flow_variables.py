@@ -37,14 +37,20 @@ def _indexes(node) -> bool:
 
 
 def assigned_names(statements) -> list:
-    """The variables `statements` assign or mutate, in order of first appearance."""
+    """The variables `statements` assign or mutate, in order of first appearance. The name of
+    an `except ... as e` handler is none where nothing else assigns it: Python deletes it as
+    the handler ends, so no statement can carry it on."""
     found: dict[str, None] = {}
     mutated = set()  # the names written into in place
+    handler_names = {id(node.name) for statement in statements
+                     for node in walk_scope(statement)
+                     if isinstance(node, gast.ExceptHandler) and node.name is not None}
     for statement in statements:
         for node in walk_scope(statement):
             if isinstance(node, (gast.FunctionDef, gast.ClassDef)):
                 found[node.name] = None
-            elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) \
+                    and id(node) not in handler_names:
                 found[node.id] = None
             elif _sets_item(node):  # `a = set_item(a, i, v)`, made of `a[i] = v`
                 mutated.add(node.targets[0].id)
