@@ -94,8 +94,8 @@ def print_(*values, sep: str = " ", end: str = "\n") -> None:
 
     Inside `autotrace.function`, Python's print runs only while tracing (and shows tracers);
     this one becomes a `print` op of the graph that prints the runtime values on every call.
-    Outside a trace it prints at once. At least one value must be traced for it to be
-    recorded: with only Python values it prints while tracing, as Python's print does.
+    Outside a trace it prints at once. With only Python values it is recorded too: it prints
+    on every call, in the branch of a traced `if` that runs, as tf.print does.
 
     Arguments:
         values: arrays (traced or not) and other objects, printed with `str`.

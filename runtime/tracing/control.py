@@ -36,7 +36,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..abstract import abstractify, same_type
-from .control_scope import ControlFlowError
+from .control_scope import ControlFlowError, current_builder
 from ..scopes import active_subgraphs
 from ..execution.executor import compile_graph
 from ..graph import Graph, Var
@@ -47,12 +47,13 @@ from ..passes import optimize
 from ..passes.cleanup import has_side_effect
 from .tracer import (GraphBuilder, OutputStructure, Tracer, _Slot,
                      inherit_arguments, is_array, leaves_with_paths, map_arrays)
-from .weak_scalars import is_weak, make_weak
+from .weak_scalars import inherit_weak, make_weak
 from .control_aliases import branch_choices, carry_branch_aliases, carry_loop_aliases, inline_graph
 from .control_writes import (changed_in_place, first_iteration_writes, loop_write_back,
                              positions_of_operands, write_back, write_first_iteration)
 from .views import note_operands, share_operand_memory
 from .type_checks import inherit_zero_d_kind
+from .control_print import print_values  # noqa: F401 - the `print` op's recording, re-exported
 from .control_stale import StaleReads, bases_inside, check_loop, outside_bases, view_of_operand
 
 # --- subgraph attributes ------------------------------------------------------------------------
@@ -229,18 +230,6 @@ class SubgraphBuilder(GraphBuilder):
         return super().own_var(tracer)
 
 
-def current_builder(tracer: Tracer) -> GraphBuilder:
-    """The builder that records now what is done to `tracer`: the innermost subgraph being
-    traced, if `tracer` belongs to it or to a trace enclosing it; else its own."""
-    active = active_subgraphs()
-    if active:
-        innermost = active[-1]
-        if tracer._builder is innermost or any(
-                tracer._builder is builder for builder in innermost.enclosing()):
-            return innermost
-    return tracer._builder
-
-
 @contextmanager
 def _recording_into(builder: SubgraphBuilder):
     """While tracing a subgraph, the enclosing builders record into it: `bind` picks the
@@ -347,8 +336,7 @@ def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple
         outer_leaves = [leaf for _, leaf in leaves_with_paths(operands)]
         inner_leaves = [builder.new_input(_input_aval(leaf, parent)) for leaf in outer_leaves]
         for position, (outer, inner) in enumerate(zip(outer_leaves, inner_leaves)):
-            if position in weak or isinstance(outer, Tracer) and is_weak(outer):
-                make_weak(inner)
+            inherit_weak(inner, outer, position in weak)
             inherit_zero_d_kind(outer, inner)
         base_inputs = [builder.new_input(base.aval) for base in bases]
         with bases_inside(builder, bases, base_inputs):
@@ -586,15 +574,3 @@ def _check_body(init_vals, result) -> None:
                 f"autotrace.while_loop: body_fn must keep the shape and dtype of each loop "
                 f"value, but loop value{path} goes in as {_aval(old)} and comes out as "
                 f"{_aval(new)}")
-
-
-def print_values(*values, sep: str = " ", end: str = "\n") -> None:
-    """Print `values` like Python's print: now when none is traced, else on every run of the
-    traced graph (a `print` op, kept by the passes in program order)."""
-    tracers = [value for value in values if isinstance(value, Tracer)]
-    if not tracers:
-        print(*values, sep=sep, end=end)
-        return
-    texts = tuple(None if isinstance(value, Tracer) else str(value) for value in values)
-    current_builder(tracers[0]).record(primitives["print"], tracers,
-                                       {"texts": texts, "sep": sep, "end": end})

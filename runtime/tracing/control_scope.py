@@ -7,6 +7,8 @@ control.py's branches and loops. The subgraphs tracing now are runtime/scopes.py
 """
 from __future__ import annotations
 
+from ..scopes import active_subgraphs
+
 
 class ControlFlowError(TypeError):
     """The branches of a cond, or the body of a while_loop, do not fit together."""
@@ -27,3 +29,15 @@ def used_after_its_trace(builder, var) -> str:
             f"of an object (o.w = ...), or put into a list or dict that the statement only "
             f"reads. autotrace traces the statement as one graph op, whose results are its "
             f"variables: make the value one (w = ... inside the statement, o.w = w after it)")
+
+
+def current_builder(tracer):
+    """The builder that records now what is done to `tracer`: the innermost subgraph being
+    traced, if `tracer` belongs to it or to a trace enclosing it; else its own."""
+    active = active_subgraphs()
+    if active:
+        innermost = active[-1]
+        if tracer._builder is innermost or any(
+                tracer._builder is builder for builder in innermost.enclosing()):
+            return innermost
+    return tracer._builder
