@@ -115,8 +115,9 @@ FUNCTIONS = [rows, traced_range, traced_while, branch, branch_in_loop, weak_late
              int_start, decaying_steps, numbers_in_both_branches, counted_in_a_loop_by_an_if,
              counted_by_a_conditional_expression]
 # Python numbers carried as such, float64 scalars in the graph as they are eagerly
+# (`branch`: where the `if` leaves `total` the Python float, `total * 2.0` is Python's)
 WEAK_SCALARS = {decaying_steps, numbers_in_both_branches, counted_in_a_loop_by_an_if,
-                counted_by_a_conditional_expression}
+                counted_by_a_conditional_expression, branch}
 # Forward mode traces no loop over a traced range (in float64 neither).
 UNTRACED_TANGENTS = {traced_range, traced_while}
 

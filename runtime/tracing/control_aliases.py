@@ -37,7 +37,7 @@ from .arguments import is_argument
 from .tracer import Tracer, TracerConversionError
 from .trees import leaves_with_paths, map_arrays
 from .type_checks import ARRAY, EITHER, SCALAR, is_zero_d_array, stands_for
-from .weak_scalars import is_weak
+from .weak_scalars import either_of, is_weak
 from .views import UNFOLLOWABLE_MESSAGE, Memory, ViewLink, take_view
 
 _NEW = "new"  # a path's leaf made on that path
@@ -61,7 +61,7 @@ def path_kind(leaf, alias) -> str | None:
     SCALAR (a NumPy scalar or a Python number), or None where that is not known."""
     if not isinstance(leaf, Tracer):
         return ARRAY if isinstance(leaf, np.ndarray) else SCALAR
-    if is_weak(leaf):
+    if is_weak(leaf) or either_of(leaf) is not None:  # a number on every path
         return SCALAR
     if alias not in (None, _NEW) and not alias[1] and isinstance(alias[0], Tracer):
         return stands_for(alias[0])  # the value from outside itself
@@ -519,7 +519,8 @@ def carry_loop_aliases(values, init_vals, body, ran_none) -> object:
             before = (outer, []) if _is_array_tracer(outer) else _NEW  # with no iteration
         else:  # 0-d: followed where it is a 0-d array on a path
             before = (outer, []) if isinstance(outer, Tracer) else _NEW
-            kind = SCALAR if is_weak(body.inner[index]) else path_kind(outer, None)
+            kind = SCALAR if is_weak(body.inner[index]) or either_of(body.inner[index]) \
+                else path_kind(outer, None)
             paths, stands = note_zero_d_kind(value, [(ran_none, before), (None, alias)],
                                         [kind, kind if unchanged else path_kind(leaf, alias)])
             if stands is None:

@@ -35,7 +35,7 @@ from .control_aliases import TakenOver, holds_numpy_array, may_be_outside_array
 from .control_containers import KeptContainers
 from .control_scope import ControlFlowError
 from .control_held import held_read_only
-from .control_variables import (Undefined, _Retry, _error, _is_defined,
+from .control_variables import (Undefined, _Retry, _error, _is_defined, named,
                                                  refuse_halves,
                                                  _lengths_differ, _list_length_error,
                                                  _may_be_placeholder, _scalar_condition,
@@ -43,7 +43,7 @@ from .control_variables import (Undefined, _Retry, _error, _is_defined,
 from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
 from .tracer import Tracer, is_array, leaves_with_paths, map_arrays
 from .weak_scalars import WEAK_DTYPES, WEAK_NUMBERS, is_weak, make_weak
-from .control_weak import as_dtype
+from .control_weak import as_dtype, either_join
 
 
 def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple, where: str,
@@ -72,6 +72,8 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
     counts: dict = {}  # index -> a Python int or bool both branches leave the same
     numbers: dict = {}  # side -> {index: a Python int or bool the branch left}
     weak: dict = {}  # side -> {index: a Python number (weak) the branch left}
+    left: dict = {}  # side -> what the branch left in each variable, before `fixes`
+    eithers: dict = {}  # index -> what makes its pair an either-value (control_weak.either_join)
 
     taken_over = TakenOver(values, names, outside)
     kept = KeptContainers(values, names, where, made, (true_fn, false_fn), shared)
@@ -83,6 +85,7 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
             results = _traced_branch(kept.noting(function, side), operands, side, where,
                                      "`if`", held=placeholders is not True)
             taken_over.note(results)
+            left[side] = results
             numbers[side] = {index: value for index, value in enumerate(results)
                              if _is_python_ints(value)}  # before they become arrays
             weak[side] = {index: value if type(value) in WEAK_NUMBERS
@@ -104,7 +107,7 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                 # values, so it becomes a graph value that holds what the taken branch pushed.
                 stacks[index], converted = new_stack(current_builder(test), values[index]), True
                 continue
-            if not keep[index] or index in counts:
+            if not keep[index] or index in counts or index in eithers:
                 continue
             count = _same_python_value(numbers, index, in_true, in_false,
                                        none_is_unset=variable not in user_nones)
@@ -119,6 +122,11 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                                             none_is_value=variable in user_nones))
                 if any(key[1] == index for key in needed):
                     continue
+            either = either_join({side: left[side][index] for side in (True, False)}, where)
+            if either is not None:
+                sides, eithers[index] = either
+                needed.update({(side, index): fix for side, fix in sides.items()})
+                continue
             joined = _weak_join(weak, index, in_true, in_false) or (
                 placeholders is True and SHORT_CIRCUIT_NAME.match(variable) is not None
                 and _short_circuit_join(test, values[index], index, in_true, in_false))
@@ -143,7 +151,8 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
     results = kept.write_back(taken_over.refuse_writes(
         _until_settled(where, len(names) + 1, attempt)))
     # a number both branches leave a Python number (or a traced one, weak) is one after the if
-    results = [make_weak(value) if index in weak[True] and index in weak[False] else value
+    results = [make_weak(value) if index in weak[True] and index in weak[False]
+               else eithers[index](value) if index in eithers else value
                for index, value in enumerate(results)]
     return tuple(counts[index] if index in counts else value if kept else Undefined(variable)
                  for index, (value, kept, variable) in enumerate(zip(results, keep, names)))
@@ -304,7 +313,7 @@ def _check_variable(where: str, variable: str, in_true, in_false,
     true_defined, false_defined = _is_defined(in_true), _is_defined(in_false)
     if true_defined != false_defined:
         branch = "true" if true_defined else "false"
-        raise _error(where, f"variable {variable!r} is assigned in the {branch} branch only, "
+        raise _error(where, f"{named(variable)} is assigned in the {branch} branch only, "
                             f"and used after the if. A traced condition runs both branches in "
                             f"the graph: assign {variable!r} in both branches, or before the if")
     shapes = (map_arrays(in_true, lambda leaf: 0), map_arrays(in_false, lambda leaf: 0))
@@ -317,13 +326,13 @@ def _check_variable(where: str, variable: str, in_true, in_false,
                             f"only choose between arrays: choose the object's arrays under the "
                             f"condition and make the object after the if")
     if not _same_structure(*shapes):
-        raise _error(where, f"variable {variable!r} is {_describe(in_true)} after the true "
+        raise _error(where, f"{named(variable)} is {_describe(in_true)} after the true "
                             f"branch and {_describe(in_false)} after the false branch; a traced "
                             f"condition can only choose between arrays of one shape and dtype")
     for (path, true_leaf), (_, false_leaf) in zip(leaves_with_paths(in_true),
                                                   leaves_with_paths(in_false)):
         if not same_type(_aval(true_leaf), _aval(false_leaf)):
-            raise _error(where, f"variable {variable!r}{path} is {_aval(true_leaf)} after the "
+            raise _error(where, f"{named(variable)}{path} is {_aval(true_leaf)} after the "
                                 f"true branch and {_aval(false_leaf)} after the false branch; "
                                 f"both branches must give it the same shape and dtype")
 
@@ -345,18 +354,48 @@ def if_exp(test, true_thunk, false_thunk, where: str = "a conditional expression
     the function does not make (control_aliases.may_be_outside_array)."""
     if not isinstance(test, Tracer):
         return true_thunk() if test else false_thunk()
-    expression, taken_over, weak = "conditional expression", [], []
+    expression, taken_over, weak, left, fixes = "conditional expression", [], [], {}, {}
 
     def branch(thunk, side):
         result = _traced_branch(thunk, (), side, where, expression)
         taken_over.append(outside and holds_numpy_array(result))
         weak.append(is_weak(result))
-        return result
-    result = cond(test, lambda: branch(true_thunk, True), lambda: branch(false_thunk, False))
+        left[side] = result
+        return fixes[side](result) if side in fixes else result
+
+    def attempt():
+        return cond(test, lambda: branch(true_thunk, True), lambda: branch(false_thunk, False))
+    try:
+        result = attempt()
+    except ControlFlowError:
+        # A Python number on one side and another kind on the other (`1.0 if c else 2`,
+        # `0.1 if c else x[0]`): joined as a traced `if` statement joins them, else refused.
+        made = _expression_join(left, where)
+        if made is None:
+            raise
+        fixes.update(made[0])
+        taken_over.clear(), weak.clear()
+        result = made[1](attempt())
     if any(taken_over):
         may_be_outside_array(result)
     # a Python number on both sides (or a traced one, weak) is one after it, as after an `if`
     return make_weak(result) if all(weak) and isinstance(result, Tracer) else result
+
+
+def _expression_join(results: dict, where: str):
+    """(fixes for each side, what makes the joined value) for a conditional expression whose
+    sides are numbers of different kinds, at least one a Python number; else None."""
+    if len(results) != 2:
+        return None
+    either = either_join(results, where)
+    if either is not None:
+        return either[0], lambda pair: either[1](pair)
+    if not all(is_weak(value) and np.ndim(value) == 0 for value in results.values()):
+        return None
+    joined = np.result_type(*(WEAK_DTYPES[value.dtype](0) if isinstance(value, Tracer)
+                              else value for value in results.values()))
+    return ({side: lambda value: as_dtype(value, joined) for side in results},
+            lambda value: value)
 
 
 def and_(left, right_thunk):

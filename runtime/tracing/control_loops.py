@@ -39,7 +39,7 @@ from .control import (ControlFlowError, _aval, _describe, _same_structure,
 from .control_branches import if_stmt
 from .control_aliases import TakenOver
 from .control_containers import KeptContainers
-from .control_variables import (Undefined, _Retry, _error, _is_defined,
+from .control_variables import (Undefined, _Retry, _error, _is_defined, named,
                                                  refuse_halves,
                                                  _lengths_differ, _list_length_error,
                                                  _may_be_placeholder, _scalar_condition,
@@ -49,8 +49,8 @@ from ..primitives.shape import dimension_size
 from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
 from .tracer import (Tracer, leaves_with_paths, map_arrays, mark_view,
                                       write_value)
-from .control_weak import dtypes_from_body
-from .weak_scalars import WEAK_NUMBERS
+from .control_weak import dtypes_from_body, loop_start
+from .weak_scalars import WEAK_NUMBERS, either_of
 
 
 def while_stmt(test_fn, body_fn, values: tuple, *, names: tuple, live: tuple, where: str,
@@ -252,14 +252,25 @@ def _range_loop(bounds: TracedRange, body_fn, values, names, targets, live, wher
     results = _graph_loop(current_builder(tracer), test, body, (bounds.start, *values),
                           ("<counter>", *names), live, where, "for loop", placeholders,
                           {target: "0" if over is None else "np.zeros_like(...), shaped like "
-                           "one item" for target in targets}, user_nones)
+                           "one item" for target in targets}, user_nones,
+                          may_run_none=not _runs_some(bounds))
     return results[1:]
 
 
+def _runs_some(bounds: TracedRange) -> bool:
+    """Whether a loop over `bounds` runs an iteration, known while tracing (over a traced
+    array's rows, say)."""
+    start, stop = bounds.start, bounds.stop
+    if isinstance(start, Tracer) or isinstance(stop, Tracer):
+        return False
+    return len(range(start, stop, bounds.step)) > 0
+
+
 def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
-                placeholders=(), targets=None, user_nones=()):
+                placeholders=(), targets=None, user_nones=(), may_run_none=True):
     """Record the loop as a `while` op carrying the variables assigned before it. `targets`
-    maps a for loop's own variables to an example of a value to give them before it."""
+    maps a for loop's own variables to an example of a value to give them before it;
+    `may_run_none`: whether it may run no iteration (control_weak.loop_start)."""
     # A flag first set inside the loop starts as None: the body's first trace gives its type.
     values = tuple(None if not _is_defined(value) and _may_be_placeholder(placeholders, variable)
                    else value for variable, value in zip(names, values))
@@ -321,7 +332,9 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
         found_dtypes = dtypes_from_body(parent, loop_body, tuple(values[i] for i in indexes),
                                         {indexes.index(i): number for i, number in numbers.items()})
         for position, dtype in found_dtypes.items():
-            values[indexes[position]] = np.asarray(starts[indexes[position]], dtype)[()]
+            values[indexes[position]] = loop_start(starts[indexes[position]], dtype, where,
+                                                   names[indexes[position]], statement,
+                                                   may_run_none)
             weak.discard(indexes[position])
         restore(before_loop)
 
@@ -349,7 +362,7 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
                 flags.update(found)
                 raise _Retry()
             _check_loop_values(where, statement, carried_names, numbers, before, after,
-                               promote, placeholders, user_nones)
+                               promote, placeholders, user_nones, may_run_none)
 
         restore(before_loop)
         try:
@@ -421,7 +434,7 @@ def _left_dead(placeholders, variable: str, result, live) -> bool:
 
 
 def _check_loop_values(where, statement, names, numbers, before, after, promote,
-                       placeholders, user_nones=()) -> None:
+                       placeholders, user_nones=(), may_run_none=True) -> None:
     """Raise where a loop value changes in one iteration; `_Retry` with `promote` (position ->
     its new start) where a Python number becomes another dtype. `numbers`: for each loop
     value, the Python number it starts as (or None), and whether it is still weak, carried in
@@ -437,21 +450,29 @@ def _check_loop_values(where, statement, names, numbers, before, after, promote,
         if placeholders is True and _lengths_differ(old, new):
             raise _list_length_error(where, variable, statement)
         if not _same_structure(map_arrays(old, lambda leaf: 0), map_arrays(new, lambda leaf: 0)):
-            raise _error(where, f"variable {variable!r} changes from {_describe(old)} to "
+            raise _error(where, f"{named(variable)} changes from {_describe(old)} to "
                                 f"{_describe(new)} in one iteration of this {statement} on a "
                                 f"traced value; a traced loop must keep each variable's "
                                 f"structure, shape and dtype")
         for (path, old_leaf), (_, new_leaf) in zip(leaves_with_paths(old),
                                                    leaves_with_paths(new)):
             old_aval, new_aval = _aval(old_leaf), _aval(new_leaf)
+            start, weak = numbers[index]
+            either = either_of(new_leaf)  # a traced `if` in the body left the number or not
+            if either is not None and start is not None and weak:
+                scalar = next((kind for kind in either[:2] if not isinstance(kind, type)), None)
+                if scalar is not None:  # carried as the NumPy scalar, from the number cast
+                    promote[index] = loop_start(start, np.result_type(scalar, start), where,
+                                                variable, statement, may_run_none)
+                    continue
             if same_type(old_aval, new_aval):
                 continue
-            start, weak = numbers[index]
             if start is not None and old_aval.shape == new_aval.shape:
                 joined = np.result_type(new_aval.dtype, start if weak else old_aval.dtype)
-                promote[index] = np.asarray(start, joined)[()]
+                promote[index] = loop_start(start, joined, where, variable, statement,
+                                            may_run_none)
                 continue
-            raise _error(where, f"variable {variable!r}{path} changes from {old_aval} to "
+            raise _error(where, f"{named(variable)}{path} changes from {old_aval} to "
                                 f"{new_aval} in one iteration of this {statement} on a traced "
                                 f"value; a traced loop must keep each variable's shape and "
                                 f"dtype (the loop runs in the graph, one trace for every trip "

@@ -58,6 +58,14 @@ def _is_defined(value) -> bool:
     return not isinstance(value, Undefined)
 
 
+def named(variable: str) -> str:
+    """How errors name `variable`: the value returned, for the variable that converted code's
+    returns assign (transforms/control_flow/control_flow.py), which the user never wrote."""
+    if re.fullmatch(r"_retval\d*", variable):
+        return "the return value"
+    return f"variable {variable!r}"
+
+
 def _error(where: str, message: str) -> ControlFlowError:
     return ControlFlowError(f"{where}\n  {message}")
 

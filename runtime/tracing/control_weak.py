@@ -38,17 +38,98 @@ from __future__ import annotations
 
 import numpy as np
 
-from .control import _aval, _numbers_to_arrays, _trace_subgraph
+from .control import ControlFlowError, _aval, _numbers_to_arrays, _trace_subgraph
 from .tracer import Tracer, is_array
-from .weak_scalars import is_weak
+from .weak_scalars import (WEAK_NUMBERS, either_of, either_value, exact_of, holding_dtype,
+                           is_weak, kind_of, same_kind as _same_kind, is_kind as _is_kind)
 
+
+
+def either_join(results: dict, where: str):
+    """Where a traced `if` leaves a variable a Python number on one path (weak, or an
+    either-value that is one on some paths) and a NumPy scalar on the other (`m = 0.1`,
+    `if x[0] > 0: m = x[0]`): (the fixes that make each branch's value the pair (its value in
+    a dtype that holds both kinds exactly, where it is of the first kind), a function of that
+    pair after the `if`: the either-value, weak_scalars.make_either). `results`: side -> the
+    branch's value. None where the two are something else, or one kind."""
+    paths = {side: _paths(value) for side, value in results.items()}
+    if None in paths.values() or not any(isinstance(kind, type) or either_of(value) is not None
+                                         for (side, value) in results.items()
+                                         for kind in paths[side][:2]):
+        return None
+    kinds = []
+    for kind in (kind for path in paths.values() for kind in path[:2]):
+        if not any(_same_kind(kind, known) for known in kinds):
+            kinds.append(kind)
+    holding = holding_dtype(*kinds) if len(kinds) == 2 else None
+    if holding is None or all(isinstance(kind, type) for kind in kinds):
+        return None  # (one kind; two Python numbers' (_weak_join); more kinds than two)
+    first = kinds[0]
+    if not isinstance(first, type) and all(_holds(first, value) for value in results.values()):
+        holding = first  # (`total = 0.0` and a float32: 0.0 is one too)
+
+    def fix(side):
+        flag = _is_kind(paths[side], first)
+        return lambda value: (as_dtype(exact_of(value), holding), flag)
+    return ({side: fix(side) for side in results},
+            lambda pair: either_value(pair[0], *kinds, pair[1], where))
+
+
+def _paths(value):
+    """(its kind where its flag is true, where false, its flag) of the 0-d `value`
+    (weak_scalars.Either); None for anything else."""
+    if type(value) in WEAK_NUMBERS:
+        return type(value), type(value), True
+    if not is_array(value) or _aval(value).shape != ():
+        return None
+    either = either_of(value)
+    return either[:3] if either is not None else (kind_of(value), kind_of(value), True)
+
+
+def _holds(dtype, value) -> bool:
+    """Whether `dtype` holds `value` exactly on its every path."""
+    if type(value) in WEAK_NUMBERS:
+        if np.dtype(dtype).kind == "b":
+            return False
+        with np.errstate(all="ignore"):
+            try:  # (compared as Python numbers: NumPy would cast the number first)
+                return np.asarray(value).astype(dtype).item() == value
+            except (OverflowError, TypeError, ValueError):
+                return False
+    return either_of(value) is None and _same_kind(kind_of(value), dtype)
+
+
+def loop_start(number, dtype, where: str, variable: str, statement: str, may_run_none=True):
+    """The Python number `number` that `variable` starts as before a traced loop, in `dtype`,
+    the dtype the loop's body makes of it (as NumPy casts it where it meets the body's
+    values). Refused where `dtype` does not hold it exactly and the loop may run no iteration
+    (NumPy then leaves it the number: `s = 0.1` would come back rounded to float32), and for
+    an int out of an integer dtype's range (`found = -1` and uint8 items: NumPy compares the
+    number as it is, and refuses arithmetic on it)."""
+    out_of_range = isinstance(number, int) and np.dtype(dtype).kind in "iub" \
+        and not _holds(dtype, number)
+    if _holds(dtype, number) or not (may_run_none or out_of_range):
+        return as_dtype(number, dtype)
+    name = np.dtype(dtype).name
+    raise ControlFlowError(
+        f"{where}\n  variable {variable!r} starts as the Python {type(number).__name__} "
+        f"{number!r} before this {statement} on a traced value, whose body makes it {name}, "
+        f"and {name} does not hold {number!r} " + (
+            "(NumPy compares the number as it is, and refuses arithmetic on it)"
+            if out_of_range else "exactly (NumPy leaves it the number where the loop runs no "
+            "iteration)") + f": a traced loop carries each variable in one dtype. Start it as "
+        f"a value of {name} (" + (f"np.{name}({number!r}), if that is meant" if not out_of_range
+                                  else "another sentinel") +
+        f"), or make the body keep it in a dtype that holds the number (.astype(np.int64) "
+        f"or np.float64 of what it assigns)")
 
 
 def as_dtype(value, dtype):
     """The scalar `value` (a Python number, a NumPy scalar or a Tracer) as `dtype`."""
     if isinstance(value, Tracer):
         return value if value.dtype == dtype else value.astype(dtype)
-    return np.asarray(value, dtype)[()]  # a NumPy scalar, as the number cast
+    with np.errstate(all="ignore"):  # (a Python int out of its range wraps, as a graph's does)
+        return np.asarray(value).astype(dtype)[()]  # a NumPy scalar, as the number cast
 
 
 def dtypes_from_body(parent, body, state: tuple, numbers: dict) -> dict:
@@ -78,6 +159,9 @@ def dtypes_from_body(parent, body, state: tuple, numbers: dict) -> dict:
         if is_weak(result) or not is_array(result) or _aval(result).shape != ():
             continue  # (left a Python number: by Python, or by a traced `if` in the body)
         dtype = _aval(result).dtype
+        either = either_of(result)  # (a traced `if` in the body left it the number or not)
+        if either is not None:
+            dtype = next((kind for kind in either[:2] if not isinstance(kind, type)), dtype)
         if np.result_type(dtype, numbers[position]) == dtype:
             # NumPy would make the number this dtype where it meets the body's arrays: the
             # loop starts from it as such (a complex number the body makes a float does not)

@@ -53,8 +53,7 @@ from .arguments import (  # noqa: F401 - the argument checks, imported here too
 from .arguments_containers import ArgumentContainers
 from ..devices import is_gpu_array, mixing_error
 from ..graph import Constant, Equation, Graph, Literal, Var
-from ..ops import (LITERAL_TYPES, UntraceableError, array_methods, numpy_functions,
-                                   untraceable)
+from ..ops import LITERAL_TYPES, UntraceableError, array_methods, numpy_functions, untraceable
 from ..python_operators import (BINARY_OPERATORS, COMPARISON_OPERATORS, OPERATOR_SYMBOLS,
                                 UNARY_OPERATORS)
 from ..primitives.memory import object_held_arrays
@@ -68,7 +67,8 @@ from .control_scope import ControlFlowError, used_after_its_trace
 from .trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
 from .math_functions import traced_round
-from .type_checks import ARRAY, SCALAR, is_zero_d_array, rebinds_in_place, stands_for
+from .type_checks import (ARRAY, SCALAR, is_zero_d_array, missing_attribute,
+                          rebinds_in_place, stands_for)
 from .weak_scalars import weak_power, weak_ufunc
 from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
                                      index_view, snapshot_copy, write_into)
@@ -243,7 +243,7 @@ class Tracer:
     # _var: the Var last bound; _link: how it is a view of its base (runtime/tracing/views.py), or
     # None; _memory: the writes into the memory it shares with views, None while it has none;
     # _seen: how many of those writes _var has seen.
-    __slots__ = ("_builder", "_var", "_link", "_memory", "_seen", "_weak")
+    __slots__ = ("_builder", "_var", "_link", "_memory", "_seen", "_weak", "_either")
     __array_priority__ = 1000
     is_traced_array = True  # an array leaf of argument and result trees (runtime/tracing/trees.py)
     __hash__ = None  # like ndarray: == is elementwise
@@ -254,7 +254,7 @@ class Tracer:
 
     def __init__(self, builder: GraphBuilder, var: Var):
         self._builder, self._var, self._link, self._memory, self._seen = builder, var, None, None, 0
-        self._weak = False  # stands for a Python number (`make_weak`)
+        self._weak, self._either = False, None  # a Python number: make_weak, make_either
 
     def is_zero_d_array(self) -> bool:
         """Whether it is known to stand for a 0-d NumPy array: type_checks.py."""
@@ -314,22 +314,21 @@ class Tracer:
             return _add_at(*read_cells(inputs))
         out = kwargs.pop("out", None)
         if method == "__call__" and not kwargs:
-            result = weak_ufunc(ufunc, *read_cells(inputs))
-            if isinstance(result, Tracer):
-                result._weak = False  # np.multiply(lr, 0.9) is a NumPy scalar, not weak
+            # (np.multiply(lr, 0.9) is a NumPy scalar, not weak: no operator)
+            result = weak_ufunc(ufunc, *read_cells(inputs), operator=False)
         else:
             result = apply_ufunc(ufunc, method, *read_cells(inputs), **kwargs)
         if out is None:
             return result
         if not all(isinstance(target, Tracer) for target in out):
             raise TracerConversionError(_VALUE_MESSAGE.format(what="a NumPy array (out=)"))
+        operation = f"np.{ufunc.__name__}(..., out={{}})"
         for target in out:
-            refuse_change_of_argument(target, f"np.{ufunc.__name__}(..., out={{}})")
+            refuse_change_of_argument(target, operation)
         for target, value in zip(out, result if isinstance(result, tuple) else (result,)):
             if method == "__call__":
                 check_output(ufunc, read_cells(inputs), target, value)
-            _write(target, value, f"np.{ufunc.__name__}(..., out={{}})",
-                   "output array is read-only")
+            _write(target, value, operation, "output array is read-only")
         return out[0] if len(out) == 1 else out
 
     def __array_function__(self, func, types, args, kwargs):
@@ -487,7 +486,7 @@ for _dunder, _ufunc in BINARY_OPERATORS:
 # `**` on two numbers is NumPy's scalar power, not the ufunc (primitives/elementwise.py power)
 Tracer.__pow__ = lambda self, other: weak_power(self, read_cells(other))
 Tracer.__rpow__ = lambda self, other: weak_power(read_cells(other), self)
-Tracer.__round__ = traced_round  # round(t, ndigits) as NumPy's scalars round (math_functions.py)
+Tracer.__round__, Tracer.__getattr__ = traced_round, missing_attribute  # as NumPy's, or why not
 # A derivative's copy of an argument, and its writes into one (runtime/derivatives/snapshots.py)
 Tracer._snapshot_copy, Tracer._argument_copy = snapshot_copy, argument_copy
 Tracer._refuse_read_only = refuse_read_only_write

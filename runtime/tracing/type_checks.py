@@ -45,7 +45,7 @@ from ..devices import cupy_module
 from ..graph import Var
 from ..primitives.registry import UntraceableError, is_traced
 from ..primitives.shape import RESHAPE
-from .weak_scalars import WEAK_DTYPES
+from .weak_scalars import WEAK_DTYPES, either_of
 
 SCALAR, ARRAY = "a NumPy scalar", "a 0-d array"  # what a 0-d traced value stands for
 # ... or, by a traced condition, one or the other (control_aliases.py note_zero_d_kind)
@@ -95,6 +95,41 @@ def type_(*args, **kwargs):
         raise _ambiguous(args[0], "type(x)")
     example = examples[0]
     return example if isinstance(example, type) else type(example)
+
+
+def isscalar_(element) -> bool:
+    """`np.isscalar(element)` for converted code: for a traced array, NumPy's answer for the
+    value it stands for (True for a NumPy scalar such as x[0] or np.sum(x), or a Python
+    number; False for an array, a 0-d one too); else NumPy's."""
+    examples = _examples(element)
+    if examples is None:
+        return np.isscalar(element)
+    answers = {not isinstance(example, type) and np.isscalar(example) for example in examples}
+    if len(answers) > 1:
+        raise _ambiguous(element, "np.isscalar(x)")
+    return answers.pop()
+
+
+# What NumPy keeps of an array that a traced value has not: its memory's layout, which the
+# compiled graph chooses (math_functions.py and type_checks.py answer the rest)
+_LAYOUT = frozenset({"flags", "strides", "ctypes", "data", "base"})
+
+
+def missing_attribute(tracer, name: str):
+    """A traced value's `__getattr__`, reached for an attribute it lacks: AttributeError (as
+    hasattr expects), which for one of an ndarray's says why and what to do."""
+    if name.startswith("_") or not hasattr(np.ndarray, name):
+        raise AttributeError(f"{type(tracer).__name__!r} object has no attribute {name!r}")
+    if name in _LAYOUT:
+        raise AttributeError(
+            f"x.{name} of a traced array is not known while tracing: autotrace traces an "
+            f"array's values, shape and dtype, not the layout of its memory, which the "
+            f"compiled graph chooses. Read it outside the traced function, or leave it out "
+            f"(np.ascontiguousarray(x) and x.copy() are right whatever the layout)")
+    raise AttributeError(
+        f"ndarray.{name} is not supported on a traced array (x.{name}(...)): autotrace has no "
+        f"op for it. Write it with operations autotrace traces (np.sort for a partition, "
+        f"say), or call it outside the traced function")
 
 
 def stands_for(tracer) -> str | None:
@@ -309,6 +344,8 @@ def _examples(obj) -> list | None:
     dtype = obj.dtype
     if obj._weak and dtype in WEAK_DTYPES:  # a Python number (weak_scalars.py)
         return [WEAK_DTYPES[dtype](0)]
+    if either_of(obj) is not None:  # one kind or the other, by a traced condition
+        return [kind(0) if isinstance(kind, type) else kind.type(0) for kind in obj._either[:2]]
     if obj.device != "cpu":  # CuPy has no scalars: every value is a cupy.ndarray
         cupy = cupy_module()
         if cupy is None:

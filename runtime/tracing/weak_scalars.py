@@ -8,13 +8,26 @@ Python numbers (`lr * 0.9`, `-lr`) leaves it weak. A NumPy function of it alone 
 gives a NumPy scalar, which is not weak, as NumPy's is not. runtime/tracing/control_weak.py
 says where loops and branches make them; the Tracer's operators (runtime/tracing/tracer.py)
 compute through `weak_ufunc` and `weak_power`.
+
+A traced `if` or loop that leaves a variable a Python number on one path and a NumPy scalar on
+another (`m = 0.1`, `if x[0] > 0: m = x[0]`) makes it an either-value (`make_either`): one 0-d
+value that holds each path's value exactly (in the dtype both fit in, float64 here; the NumPy
+scalar's own where the number fits in it too), with `Either` saying which path holds: a
+ufunc or operator on it is computed as it is on each path, the number's result and the NumPy
+scalar's (`m * y` is `0.1 * y` on one, `x[0] * y` on the other), and the two are chosen
+between by the traced condition. Where the two results have different dtypes (the number
+meets a float16 array, `m * h16`: float16 one way, float32 the other) there is no one value
+to give, and that is refused. Elsewhere (a NumPy function, a method, a result) the value is
+what it holds, in its dtype.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
 from ..primitives.elementwise import apply_ufunc, astype, power
-from ..primitives.registry import is_traced
+from ..primitives.registry import UntraceableError, is_traced
 from ..python_operators import BINARY_OPERATORS, UNARY_OPERATORS
 
 WEAK_NUMBERS = (int, float, complex)  # not bool: flags of generated code stay Python bools
@@ -40,10 +53,175 @@ def make_weak(value):
     return value
 
 
+class Either(NamedTuple):
+    """What an either-value stands for: a value of kind `first` where the traced bool `flag`
+    is true, of kind `second` where it is false. A kind is a NumPy dtype (a NumPy scalar or
+    array of it) or int, float or complex (a Python number). `where`: the traced `if` or loop
+    that made it so, for errors. `exact`: the value in a dtype that holds both kinds exactly,
+    where the either-value itself is in another (None where it is that value)."""
+
+    first: object
+    second: object
+    flag: object
+    where: str
+    exact: object = None
+
+
+PYTHON_DTYPES = {kind: dtype for dtype, kind in WEAK_DTYPES.items()}
+
+
+def make_either(value, either: Either):
+    """Mark the traced `value` an either-value (see the module's docstring); returns it."""
+    value._weak, value._either = False, either
+    if value.ndim == 0:  # (a number on every path)
+        value._builder.zero_d_kinds[value.graph_var] = "a NumPy scalar"
+    return value
+
+
+def either_of(value) -> Either | None:
+    """The `Either` of an either-value, else None."""
+    return getattr(value, "_either", None) if hasattr(type(value), "_either") else None
+
+
+def holding_dtype(first, second) -> np.dtype | None:
+    """The dtype that holds values of both kinds exactly (float64 for np.float32 and a Python
+    float, int64 for np.uint8 and a Python int); None where NumPy has none."""
+    first, second = (PYTHON_DTYPES.get(kind, kind) for kind in (first, second))
+    holding = np.result_type(first, second)
+    return holding if all(np.can_cast(kind, holding, "safe") for kind in (first, second)) \
+        else None
+
+
+def either_value(exact, first, second, flag, where: str):
+    """The either-value of kinds `first` and `second` (by `flag`) whose value in a dtype that
+    holds both exactly is `exact`. What it is elsewhere than in a ufunc or operator (a NumPy
+    function, a method, a result, a derivative's seed) is in the NumPy scalar's dtype where
+    that is a floating one and the other kind a Python number: a float32 program's values stay
+    float32, as JAX's and tf.function's do (the number, where its path is taken, rounded to it,
+    as NumPy rounds it where it meets the program's values); else the exact value (an int out
+    of a uint8's range is not wrapped)."""
+    kinds = (first, second)
+    shown = next((kind for kind in kinds if not isinstance(kind, type)), None)
+    if shown is None or shown.kind not in "fc" or all(not isinstance(kind, type)
+                                                      for kind in kinds):
+        shown = exact.dtype
+    value = exact if shown == exact.dtype else astype(exact, shown)
+    return make_either(value, Either(first, second, flag, where,
+                                     None if value is exact else exact))
+
+
+def exact_of(value):
+    """An either-value's value in the dtype that holds both its kinds; any other as it is."""
+    either = either_of(value)
+    return value if either is None or either.exact is None else either.exact
+
+
+def kind_of(value):
+    """The kind (see Either) of a value that is no either-value."""
+    if type(value) in WEAK_NUMBERS:
+        return type(value)
+    if is_weak(value):
+        return WEAK_DTYPES[value.dtype]
+    return np.dtype(value.dtype) if hasattr(value, "dtype") else np.result_type(value)
+
+
+def inherit_weak(inner, outer, weak: bool) -> None:
+    """Give `inner`, a subgraph's input for `outer`, what `outer` stands for: a Python number
+    where it stands for one (or `weak`), an either-value where it is one."""
+    if weak or is_traced(outer) and is_weak(outer):
+        make_weak(inner)
+    if either_of(outer) is not None:
+        make_either(inner, either_of(outer))
+
+
 def is_weak(value) -> bool:
     """A Python number (not a bool) or a traced value that stands for one."""
     return type(value) in WEAK_NUMBERS or _traced_weak(value)
 
+
+
+def _on_each_path(compute, inputs: tuple, what: str):
+    """`compute(*inputs)` where an input is an either-value: computed as on each of its paths,
+    and one of the two results chosen by its condition."""
+    position, either = next((position, either_of(value)) for position, value in enumerate(inputs)
+                            if either_of(value) is not None)
+    value = exact_of(inputs[position])
+    results = [compute(*inputs[:position], _as_kind(value, kind), *inputs[position + 1:])
+               for kind in (either.first, either.second)]  # (exact: it is one on that path)
+    return choose(either, *results, what=what)
+
+
+def _as_kind(value, kind):
+    if isinstance(kind, type):
+        return make_weak(astype(value, PYTHON_DTYPES[kind]))
+    return astype(value, kind)
+
+
+def choose(either: Either, first, second, what: str):
+    """`first` where `either.flag`, else `second`: one value of one kind, an either-value
+    where they are of two kinds. Refused where NumPy would give them more kinds, or kinds no
+    dtype holds both of."""
+    if isinstance(first, tuple):
+        return tuple(choose(either, *pair, what=what) for pair in zip(first, second))
+    paths = [_paths(first), _paths(second)]
+    kinds = []
+    for kind in (kind for path in paths for kind in path[:2]):
+        if not any(same_kind(kind, known) for known in kinds):
+            kinds.append(kind)
+    holding = holding_dtype(*kinds) if len(kinds) == 2 else None
+    if len(kinds) > 2 or len(kinds) == 2 and (holding is None or np.ndim(first) != 0):
+        raise UntraceableError(
+            f"{either.where}\n  leaves this variable {_kind_name(either.first)} on one path and "
+            f"{_kind_name(either.second)} on the other, and {what} of it gives "
+            f"{' or '.join(_kind_name(kind) for kind in kinds)}, depending on the path: one "
+            f"traced value has one dtype. Give the variable one type on every path (write "
+            f"np.{_dtype_name(either.first, either.second)}(...) of a Python number set on one "
+            f"of them)")
+    if len(kinds) == 1:
+        chosen = _scalar(np.where(either.flag, first, second))
+        return make_weak(chosen) if isinstance(kinds[0], type) else chosen
+    flags = [is_kind(path, kinds[0]) for path in paths]  # (where each is of the first kind)
+    flag = either.flag if flags[0] is True and flags[1] is False \
+        else np.where(either.flag, *flags)
+    chosen = np.where(either.flag, astype(exact_of(first), holding),
+                      astype(exact_of(second), holding))
+    return either_value(_scalar(chosen), *kinds, flag, either.where)
+
+
+def _paths(value) -> tuple:
+    """(the kind it is where its flag is true, where false, its flag) of a value."""
+    either = either_of(value)
+    if either is not None:
+        return either
+    return kind_of(value), kind_of(value), True
+
+
+def same_kind(first, second) -> bool:
+    # (np.dtype(np.float64) == float: a NumPy float64 is not a Python float here)
+    return isinstance(first, type) == isinstance(second, type) and first == second
+
+
+def is_kind(path: tuple, kind):
+    """Where the value of `path` (_paths) is of `kind`: a Python bool or a traced one."""
+    if same_kind(path[0], path[1]):
+        return same_kind(path[0], kind)
+    return path[2] if same_kind(path[0], kind) else np.logical_not(path[2])
+
+
+def _kind_name(kind) -> str:
+    return f"a Python {kind.__name__}" if isinstance(kind, type) else f"a NumPy {kind} value"
+
+
+def _dtype_name(*kinds) -> str:
+    return next((str(kind) for kind in kinds if not isinstance(kind, type)), "float64")
+
+
+def _scalar(value):
+    """A 0-d `value` as a NumPy scalar (np.where's is a 0-d array, in NumPy and the graph)."""
+    if value.ndim == 0:
+        value = value[()]
+        value._builder.zero_d_kinds[value.graph_var] = "a NumPy scalar"
+    return value
 
 
 def _traced_weak(value) -> bool:
@@ -52,24 +230,30 @@ def _traced_weak(value) -> bool:
     return hasattr(type(value), "_weak") and value._weak
 
 
-def weak_ufunc(ufunc, *inputs):
+def weak_ufunc(ufunc, *inputs, operator: bool = True):
     """`ufunc(*inputs)` where an input may be a weak traced value, with the result NumPy 2's
     for the Python number it stands for: a weak value that meets other arrays is cast first to
     the dtype NumPy would convert the number to (float32 beside a float32 array, int8 beside
     an int8 array, which wraps around as NumPy's arithmetic does; a number out of the integer
     dtype's range, which NumPy refuses with OverflowError when it converts it, is not checked
     in the graph; a comparison compares the number as it is). The result of Python's
-    operators on weak values and Python numbers alone is weak again."""
+    operators (`operator`, not NumPy's function) on weak values and Python numbers alone is
+    weak again. An either-value gives each path's result, chosen between by its condition."""
+    if any(either_of(value) is not None for value in inputs):
+        return _on_each_path(lambda *values: weak_ufunc(ufunc, *values, operator=operator),
+                             inputs, f"np.{ufunc.__name__}")
     if not any(_traced_weak(value) for value in inputs):
         return apply_ufunc(ufunc, "__call__", *inputs)
     if all(is_weak(value) for value in inputs):
         result = apply_ufunc(ufunc, "__call__", *inputs)
-        return make_weak(result) if ufunc in _PYTHON_ARITHMETIC else result
+        return make_weak(result) if operator and ufunc in _PYTHON_ARITHMETIC else result
     return apply_ufunc(ufunc, "__call__", *_cast_weak(ufunc, inputs))
 
 
 def weak_power(base, exponent):
     """`base ** exponent` (primitives/elementwise.py `power`) where either may be weak."""
+    if either_of(base) is not None or either_of(exponent) is not None:
+        return _on_each_path(weak_power, (base, exponent), "**")
     if not (_traced_weak(base) or _traced_weak(exponent)):
         return power(base, exponent)
     if is_weak(base) and is_weak(exponent):

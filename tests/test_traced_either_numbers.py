@@ -1,0 +1,121 @@
+"""A variable that a traced `if` leaves a Python number on one path and a NumPy scalar on the
+other (`m = 0.1`, `if x[0] > 0: m = x[0]`) is an either-value (runtime/tracing/weak_scalars.py):
+what is computed from it is what NumPy computes on the path taken, not the number rounded to the
+other path's dtype; where the two paths would give two dtypes of arrays it is refused, and a
+traced loop refuses a start its dtype does not hold where it may run no iteration.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autotrace
+from autotrace.runtime.tracing.control import ControlFlowError
+from autotrace.runtime.ops import UntraceableError
+from tests.numeric import check_every_mode
+
+
+def number_or_scalar(x, y):
+    m = 0.1  # a Python float
+    if x[0] > 0:
+        m = x[0]  # a NumPy scalar of x's dtype
+    return m * y
+
+
+def sentinel(x):
+    found = -1  # a Python int, out of uint8's range
+    for i in range(x.shape[0]):
+        if x[i] > 100:
+            found = x[i]
+    return found
+
+
+def number_then_arithmetic(x, y):
+    m = 0.1
+    if x[0] > 0:
+        m = x[0]
+    return (m + 0.3) * y, -m * y, m ** 2 * y, (m == 0.1) * y
+
+
+def zero_trips(x, y):
+    s = 0.1
+    i = 0
+    while x[i] > 0:
+        s = s + x[i]
+        i += 1
+    return s * y
+
+
+X32 = [np.array([-1.0, 2.0], np.float32), np.array([2.0, 1.0], np.float32)]
+
+
+@pytest.mark.parametrize("x", X32, ids=["number", "scalar"])
+@pytest.mark.parametrize("y_dtype", [np.float64, np.float32], ids=["f64", "f32"])
+def test_a_number_one_branch_leaves_is_not_rounded(x, y_dtype):
+    y = np.array([1.0, 10.0], y_dtype)
+    for function in (number_or_scalar, number_then_arithmetic):
+        eager, traced = function(x, y), autotrace.function(function)(x, y)
+        for eager_part, traced_part in zip(np.broadcast_arrays(*np.atleast_1d(eager)),
+                                           np.broadcast_arrays(*np.atleast_1d(traced))):
+            assert traced_part.dtype == eager_part.dtype
+            np.testing.assert_array_equal(traced_part, eager_part)
+
+
+@pytest.mark.parametrize("x", [np.array([1, 2, 3], np.uint8), np.array([1, 200, 3], np.uint8)],
+                         ids=["none", "found"])
+def test_an_int_out_of_the_other_paths_range_is_kept(x):
+    assert autotrace.function(sentinel)(x) == sentinel(x)
+
+
+def test_two_dtypes_of_arrays_by_the_path_are_refused():
+    # 0.1 * a float16 array is float16, a float32 scalar times it float32: no one dtype
+    y = np.array([1.0, 10.0], np.float16)
+    with pytest.raises(UntraceableError, match=r"number_or_scalar|if x\[0\] > 0:[\s\S]*a Python "
+                       r"float on one path and a NumPy float32 value on the other[\s\S]*one "
+                       r"traced value has one dtype"):
+        autotrace.function(number_or_scalar)(X32[0], y)
+
+
+def test_a_start_the_loop_dtype_does_not_hold_is_refused():
+    with pytest.raises(ControlFlowError, match=r"variable 's' starts as the Python float 0.1 "
+                       r"before this while loop on a traced value, whose body makes it "
+                       r"float32, and float32 does not hold 0.1 exactly"):
+        autotrace.function(zero_trips)(X32[0], np.array([10.0]))
+
+
+def test_an_int_start_out_of_range_of_a_loop_is_refused():
+    def first_large(x):
+        found = -1
+        for v in x:  # a traced loop over the array
+            if v > 100:
+                found = v + 0
+        return found
+    with pytest.raises(ControlFlowError, match=r"variable 'found' starts as the Python int -1"
+                       r"[\s\S]*does not hold -1 \(NumPy compares the number as it is"):
+        autotrace.function(first_large)(np.array([1, 200, 3], np.uint8))
+
+
+def either_gradient(x):
+    m = 0.1
+    if x[0] > 0:
+        m = x[0] * x[1]
+    return np.sum(m * x) + m ** 2
+
+
+def float32_either(x):
+    m = 0.1  # a Python float, or a float32 scalar: 0.1 * x is float64, not 0.1 rounded
+    if x[0] > 0:
+        m = (x[0] * x[1]).astype(np.float32)
+    return np.sum(m * x)
+
+
+@pytest.mark.parametrize("x", [np.array([0.7, -1.3, 0.4]), np.array([-0.7, 1.3, 0.4])],
+                         ids=["scalar", "number"])
+def test_gradients_through_a_number_one_branch_leaves(x):
+    check_every_mode(either_gradient, x)
+    eager = autotrace.grad(float32_either)(x)
+    np.testing.assert_array_equal(autotrace.function(autotrace.grad(float32_either))(x), eager)
+    np.testing.assert_array_equal(autotrace.function(float32_either)(x), float32_either(x))
+    vmapped = autotrace.vmap(autotrace.grad(either_gradient))(np.stack([x, -x]))
+    np.testing.assert_allclose(vmapped[0], autotrace.grad(either_gradient)(x), rtol=1e-12)
+    np.testing.assert_allclose(vmapped[1], autotrace.grad(either_gradient)(-x), rtol=1e-12)
