@@ -57,6 +57,21 @@ def _is_user_function(function) -> bool:
 whole_calls = contextvars.ContextVar("whole_calls", default=False)
 
 
+def refuse_untraceable(function) -> None:
+    """Raise TypeError for what autotrace.function cannot trace: no function, or a generator
+    function, whose body runs only as its generator is iterated, after the trace has ended."""
+    if not callable(function):
+        raise TypeError(f"autotrace.function expects a function, got {type(function).__name__}")
+    inner = getattr(function, "__func__", function)
+    if inspect.isgeneratorfunction(inner) or inspect.isasyncgenfunction(inner):
+        code = inner.__code__
+        raise TypeError(
+            f"{code.co_filename}:{code.co_firstlineno}: autotrace.function cannot trace the "
+            f"generator function {inner.__name__!r}: its body (the `yield`) runs only as the "
+            f"generator is iterated, after the trace has ended. Return the values instead (a "
+            f"list, or np.stack of them), or trace the function that consumes the generator")
+
+
 def for_tracing(function):
     """`function` with its control flow converted (itself when there is nothing to convert or
     its source cannot be read)."""

@@ -100,6 +100,8 @@ def explain_trace_error(error: Exception, args, kwargs) -> None:
             not isinstance(error.args[0], str):
         return
     message = error.args[0]
+    if isinstance(error, RecursionError):
+        message += _recursion(error)
     unknown_size = isinstance(error, TypeError) and "NoneType" in message and \
         _has_unknown_sizes(args, kwargs)
     if unknown_size:
@@ -119,6 +121,27 @@ def explain_trace_error(error: Exception, args, kwargs) -> None:
             message += located(frame.filename, frame.lineno, frame.name)
     error.args = (message,)
     error._autotrace_explained = True
+
+
+def _recursion(error: RecursionError) -> str:
+    """What to add to a RecursionError raised while tracing: a function of the user's that
+    calls itself under a condition on a traced value never stops while tracing (a traced `if`
+    traces both branches, its call too, with no value to stop on)."""
+    every = traceback.extract_tb(error.__traceback__)
+    if not any(frame.filename.endswith(("control_branches.py", "control_loops.py"))
+               for frame in every):
+        return ""  # (no traced `if` or loop among its calls)
+    frames = [frame for frame in every if not frame.filename.startswith("<autotrace ")
+              and not os.path.abspath(frame.filename).startswith(_LIBRARY_DIRS)]
+    if not frames:
+        return ""
+    places = [(frame.filename, frame.lineno, frame.name) for frame in frames]
+    filename, line, name = max(set(places), key=places.count)  # the recursion's own line
+    return (f"\n  (while tracing: {name} calls itself, and the test that stops it is on a "
+            f"traced value, where a traced `if` traces both branches, the call too, so the "
+            f"recursion never stops while tracing. Recursion that stops on a traced value "
+            f"cannot be converted: write it as a while loop, `while not done: ...`, which "
+            f"becomes a graph loop)" + located(filename, line, name))
 
 
 def _has_unknown_sizes(args, kwargs) -> bool:

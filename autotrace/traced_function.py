@@ -29,7 +29,7 @@ import numpy as np
 from autotrace.concrete import (as_specs, concrete_function, describe_trace,
                                  input_signature_concrete_function, outputs_of,
                                  refuse_shared_memory)
-from autotrace.conversion import for_tracing, whole_calls
+from autotrace.conversion import for_tracing, refuse_untraceable, whole_calls
 from autotrace.placement import config
 from autotrace.trace_errors import explain_trace_error
 from autotrace.variables import next_variable_number
@@ -92,9 +92,7 @@ class Function:
     def __init__(self, python_function: Callable, input_signature=None,
                  reduce_retracing: bool = False, max_traces: int = 64, *,
                  static_argnums=(), static_argnames=()):
-        if not callable(python_function):
-            raise TypeError(f"autotrace.function expects a function, got "
-                            f"{type(python_function).__name__}")
+        refuse_untraceable(python_function)
         if not isinstance(max_traces, int) or max_traces < 1:
             raise ValueError(f"autotrace.function: max_traces must be a positive int, "
                              f"not {max_traces!r}")

@@ -41,7 +41,9 @@ from .stacks import SavedValues
 from ..python_operators import AUGMENTED_OPERATORS
 from .tracer import (Tracer, TracerConversionError,
                                       set_item as _set_array_item)
-from .type_checks import isinstance_, scalar_as_array, type_
+from .refused_functions import REFUSED_FUNCTIONS
+from .scalar_types import SCALAR_TYPES
+from .type_checks import isinstance_, isscalar_, scalar_as_array, type_
 
 
 def set_item(target, index, value, *, op: str | None = None, where: str | None = None,
@@ -168,11 +170,12 @@ HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "
 # NumPy functions that cannot see traced values in a list or as a fill value or endpoint
 # (filled_arrays.py), np.take, which NumPy does not hand traced indices
 # (control_concrete_arrays.py), the math module's functions, which take Python numbers
-# (math_functions.py), builtins that compare Python values, and isinstance and type, which
-# answer for a traced value as for the NumPy value it stands for (type_checks.py): converted
-# code calls these instead.
+# (math_functions.py), NumPy's scalar types (scalar_types.py), functions that need a traced
+# value's memory or items (refused_functions.py), builtins that compare Python
+# values, and isinstance, type and np.isscalar, which answer for a traced value as for the
+# NumPy value it stands for (type_checks.py): converted code calls these instead.
 NUMPY_REPLACEMENTS = {np.array: array, np.asarray: asarray, np.take: take, **FILLED_ARRAYS,
-                      **MATH_FUNCTIONS,
+                      **MATH_FUNCTIONS, **SCALAR_TYPES, **REFUSED_FUNCTIONS,
                       max: _compare_builtin(max, "maximum", "max"),
                       min: _compare_builtin(min, "minimum", "min"),
-                      isinstance: isinstance_, type: type_}
+                      isinstance: isinstance_, type: type_, np.isscalar: isscalar_}

@@ -1,0 +1,52 @@
+"""NumPy functions that need what a traced value has not, its memory's layout or its items'
+Python values: converted code calls these in their place (control_statements.py
+NUMPY_REPLACEMENTS), which refuse a traced argument saying what to write instead, where NumPy's
+own would fail converting it to an array with a message about conversions. On anything else
+each is NumPy's own.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..primitives.index import holds_traced
+from ..primitives.registry import UntraceableError
+
+_NO_LAYOUT = ("a traced value has no memory layout (the compiled graph chooses it): use "
+              "np.asarray(x), or x.copy() for a new array that writes into do not reach x")
+_HINTS = {
+    np.ascontiguousarray: _NO_LAYOUT,
+    np.asfortranarray: _NO_LAYOUT,
+    np.require: _NO_LAYOUT,
+    np.asarray_chkfinite: "a traced value's items are not known while tracing: use "
+                          "np.asarray(x), and test np.all(np.isfinite(x)) where it matters",
+}
+
+
+def _refusing(function, hint: str):
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        if holds_traced(args) or holds_traced(tuple(kwargs.values())):
+            raise UntraceableError(f"autotrace cannot trace np.{function.__name__} of a traced "
+                                   f"value: {hint}")
+        return function(*args, **kwargs)
+    return call
+
+
+class _Vectorized(np.vectorize):
+    """np.vectorize, refusing traced arguments: it calls its function on each item's Python
+    value, which a traced array has not while tracing."""
+
+    def __call__(self, *args, **kwargs):
+        if holds_traced(args) or holds_traced(tuple(kwargs.values())):
+            raise UntraceableError(
+                "autotrace cannot trace a np.vectorize function of a traced value: it calls "
+                "the Python function on each item's value, which is not known while tracing. "
+                "Write the function with NumPy's operations, which apply to whole arrays "
+                "(np.where(x > 0, x, 0.0) for `x if x > 0 else 0.0`)")
+        return super().__call__(*args, **kwargs)
+
+
+REFUSED_FUNCTIONS = {function: _refusing(function, hint) for function, hint in _HINTS.items()}
+REFUSED_FUNCTIONS[np.vectorize] = _Vectorized
