@@ -8,13 +8,14 @@ Eagerly, `total` is a Python float until it meets the float32 sum, and float32 f
 traced loop carries it as one graph value of one dtype: the dtype NumPy gives what the body
 computes from the Python number (float32 here), not the float64 that the number alone has. A
 traced `if` whose one branch leaves the number and the other a float32 scalar gives both the
-float32 (runtime/tracing/control_branches.py). A number that the body leaves a Python number
-(`lr *= 0.9`, `n = n + 1`) is carried in Python's own dtype (int64, float64, complex128) as a
-weak scalar (runtime/tracing/weak_scalars.py): where it meets a float32 array in the body
-or after the loop (`w - lr * g`), it is rounded to float32 first, as NumPy rounds the number,
-so that `w` stays float32 as it does eagerly; Python's operators on it and other numbers keep it
-weak, a NumPy function of it (np.sqrt(lr)) gives a float64 NumPy scalar, as NumPy's does. It
-takes the dtype the body gives it later (`_check_loop_values` in
+float32 where other code reads it, and an either-value (weak_scalars.py) that computes what
+NumPy does on each path where a ufunc or operator does (`either_join`). A number that the body
+leaves a Python number (`lr *= 0.9`, `n = n + 1`) is carried in Python's own dtype (int64,
+float64, complex128) as a weak scalar (runtime/tracing/weak_scalars.py): where it meets a
+float32 array in the body or after the loop (`w - lr * g`), it is rounded to float32 first, as
+NumPy rounds the number, so that `w` stays float32 as it does eagerly; Python's operators on
+it and other numbers keep it weak, a NumPy function of it (np.sqrt(lr)) gives a float64 NumPy
+scalar, as NumPy's does. It takes the dtype the body gives it later (`_check_loop_values` in
 runtime/tracing/control_loops.py). A number both branches of a traced `if` leave a Python
 number is weak after it, and values saved on a stack for the adjoint sweep stay weak when
 popped (runtime/tracing/stacks.py).
@@ -31,6 +32,9 @@ Decisions:
 - The loop value starts as the number cast to that dtype, as NumPy casts it where it meets
   the body's float32 values; arithmetic the body does on it before (`t * 0.9 + np.sum(row)`)
   is then done in float32, not in Python's float64 (a rounding apart, in the first iteration).
+- A start the body's dtype does not hold (`s = 0.1` made float32) is refused where the loop
+  may run no iteration, which would leave it the number (`loop_start`); an int out of an
+  integer dtype's range always is.
 - A body that cannot be traced that way (a constant index out of bounds, say) tells nothing:
   its numbers are carried in Python's dtypes, as before, and the loop traced as it is.
 """

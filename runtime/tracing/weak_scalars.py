@@ -9,16 +9,16 @@ gives a NumPy scalar, which is not weak, as NumPy's is not. runtime/tracing/cont
 says where loops and branches make them; the Tracer's operators (runtime/tracing/tracer.py)
 compute through `weak_ufunc` and `weak_power`.
 
-A traced `if` or loop that leaves a variable a Python number on one path and a NumPy scalar on
-another (`m = 0.1`, `if x[0] > 0: m = x[0]`) makes it an either-value (`make_either`): one 0-d
-value that holds each path's value exactly (in the dtype both fit in, float64 here; the NumPy
-scalar's own where the number fits in it too), with `Either` saying which path holds: a
-ufunc or operator on it is computed as it is on each path, the number's result and the NumPy
-scalar's (`m * y` is `0.1 * y` on one, `x[0] * y` on the other), and the two are chosen
-between by the traced condition. Where the two results have different dtypes (the number
-meets a float16 array, `m * h16`: float16 one way, float32 the other) there is no one value
-to give, and that is refused. Elsewhere (a NumPy function, a method, a result) the value is
-what it holds, in its dtype.
+A traced `if` that leaves a variable a Python number on one path and a NumPy scalar on another
+(`m = 0.1`, `if x[0] > 0: m = x[0]`) makes it an either-value (`either_value`): `Either` says
+which kind it is on which path, and holds each path's value exactly (in a dtype both fit in,
+float64 here; the NumPy scalar's own where the number fits in it too). A ufunc or operator on
+it is computed as on each path, the number's result and the NumPy scalar's (`m * y` is
+`0.1 * y` on one, `x[0] * y` on the other), and the traced condition chooses. Where the two
+results are arrays of different dtypes (`m * h16`: float16 one way, float32 the other) there
+is no one value to give, and that is refused. Elsewhere (a NumPy function, a method, a
+result, a derivative's seed) it is the NumPy scalar's float dtype, as the old join gave it
+(`either_value`), or the exact value for ints.
 """
 from __future__ import annotations
 
