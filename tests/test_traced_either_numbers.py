@@ -119,3 +119,18 @@ def test_gradients_through_a_number_one_branch_leaves(x):
     vmapped = autotrace.vmap(autotrace.grad(either_gradient))(np.stack([x, -x]))
     np.testing.assert_allclose(vmapped[0], autotrace.grad(either_gradient)(x), rtol=1e-12)
     np.testing.assert_allclose(vmapped[1], autotrace.grad(either_gradient)(-x), rtol=1e-12)
+
+
+def nested_either(x):
+    m = 0.5
+    if x[0] > 0:
+        if x[1] > 0:  # an either-value made inside the outer branch, joined again after it
+            m = x[1] * x[2]
+    return np.sum(m * x)
+
+
+@pytest.mark.parametrize("x", [np.array([0.7, 1.3, 0.4]), np.array([0.7, -1.3, 0.4]),
+                               np.array([-0.7, 1.3, 0.4])], ids=["both", "outer", "none"])
+def test_an_either_value_of_a_nested_if(x):
+    assert autotrace.function(nested_either)(x) == nested_either(x)
+    check_every_mode(nested_either, x)

@@ -336,7 +336,7 @@ def _trace_subgraph(parent: GraphBuilder, function, operands: tuple, role: tuple
         outer_leaves = [leaf for _, leaf in leaves_with_paths(operands)]
         inner_leaves = [builder.new_input(_input_aval(leaf, parent)) for leaf in outer_leaves]
         for position, (outer, inner) in enumerate(zip(outer_leaves, inner_leaves)):
-            inherit_weak(inner, outer, position in weak)
+            inherit_weak(inner, outer, position in weak, either=share)  # (no loop body's)
             inherit_zero_d_kind(outer, inner)
         base_inputs = [builder.new_input(base.aval) for base in bases]
         with bases_inside(builder, bases, base_inputs):

@@ -72,10 +72,9 @@ def either_join(results: dict, where: str):
     if not isinstance(first, type) and all(_holds(first, value) for value in results.values()):
         holding = first  # (`total = 0.0` and a float32: 0.0 is one too)
 
-    def fix(side):
-        flag = _is_kind(paths[side], first)
-        return lambda value: (as_dtype(exact_of(value), holding), flag)
-    return ({side: fix(side) for side in results},
+    def fix(value):  # (in the branch's trace: its flag is of that trace)
+        return as_dtype(exact_of(value), holding), _is_kind(_paths(value), first)
+    return ({side: fix for side in results},
             lambda pair: either_value(pair[0], *kinds, pair[1], where))
 
 

@@ -125,12 +125,13 @@ def kind_of(value):
     return np.dtype(value.dtype) if hasattr(value, "dtype") else np.result_type(value)
 
 
-def inherit_weak(inner, outer, weak: bool) -> None:
+def inherit_weak(inner, outer, weak: bool, either: bool = True) -> None:
     """Give `inner`, a subgraph's input for `outer`, what `outer` stands for: a Python number
-    where it stands for one (or `weak`), an either-value where it is one."""
+    where it stands for one (or `weak`), an either-value where it is one and `either` (a
+    branch's input, not a loop body's, whose later iterations carry other values)."""
     if weak or is_traced(outer) and is_weak(outer):
         make_weak(inner)
-    if either_of(outer) is not None:
+    if either and either_of(outer) is not None:
         make_either(inner, either_of(outer))
 
 
