@@ -384,7 +384,7 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
     return tuple(full(_until_settled(where, 2 * len(values), attempt)))
 
 
-_TEMPORARY = re.compile(r"_(t|cond|n)\d+")  # the derivative's temporaries (pipeline.py)
+_TEMPORARY = re.compile(r"_(t|and|or|cond|n)\d+")  # the derivative's temporaries (pipeline.py)
 _COUNT = re.compile(r"_n\d+")  # the trip count of a loop, in generated code
 # A flag's values: a comparison of Python numbers, or of NumPy scalars (np.True_ is one object)
 _BOOLS = (bool, np.bool_)

@@ -160,7 +160,7 @@ def saves(unit: Unit) -> None:
     unit.new_body = prologue + [comment("Primal sweep")] + primal + [
         comment("Adjoint sweep")] + adjoint
     temporaries = reverse.temporaries | {n for n in unit.local_names if re.fullmatch(
-        r"_(t|cond|list|dict|i|n)\d+", n)}
+        r"_(t|and|or|cond|list|dict|i|n)\d+", n)}
     unit.temporaries = temporaries | {reverse.gradient_names[n] for n in reverse.gradient_names
                                       if n in temporaries}
 
