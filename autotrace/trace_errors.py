@@ -11,6 +11,7 @@ import numpy as np
 
 from autotrace import runtime
 from autotrace import transforms
+from autotrace.runtime import unknown_sizes
 from autotrace.runtime.abstract import UnknownDimensionError, UnknownSizeError, is_unknown
 from autotrace.runtime.tracing.control import ControlFlowError
 from autotrace.runtime.ops import UntraceableError
@@ -22,6 +23,8 @@ from autotrace.runtime.tracing.tracer import (ArgumentChangedError, TracerConver
 # Errors that a line of the user's code caused: they get that line appended.
 _LOCATED_ERRORS = (UntraceableError, TracerConversionError, UnknownDimensionError,
                    UnknownSizeError, ControlFlowError, StateError, ArgumentChangedError)
+# Where a size known only when the graph runs refuses what needs it (runtime/unknown_sizes.py)
+_SIZE_FILE = os.path.abspath(unknown_sizes.__file__)
 _LIBRARY_DIRS = tuple(os.path.dirname(os.path.abspath(path)) + os.sep
                       for path in (np.__file__, runtime.__file__, transforms.__file__, __file__))
 
@@ -35,14 +38,14 @@ def _user_frame(error: BaseException):
     return None
 
 
-def _autotrace_frame(error: BaseException):
-    """The innermost frame of the error's traceback outside NumPy, if it is autotrace's own
-    (then autotrace, not the user's code, failed), else None. A comprehension's or lambda's
-    frame is named by the autotrace function around it."""
+def _autotrace_frame(error: BaseException, skipped: str = ""):
+    """The innermost frame of the error's traceback outside NumPy (and the file `skipped`),
+    if it is autotrace's own (then autotrace, not the user's code, failed), else None. A
+    comprehension's or lambda's frame is named by the autotrace function around it."""
     found = None
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
         path = os.path.abspath(frame.filename)
-        if found is None and path.startswith(_LIBRARY_DIRS[0]):
+        if found is None and (path.startswith(_LIBRARY_DIRS[0]) or path == skipped):
             continue
         if not path.startswith(_LIBRARY_DIRS[1:]):
             break
@@ -50,6 +53,11 @@ def _autotrace_frame(error: BaseException):
         if not frame.name.startswith("<"):
             break
     return found
+
+
+def _raised_in(error: BaseException, path: str) -> bool:
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and os.path.abspath(frames[-1].filename) == path
 
 
 def raised_by_an_op(error: BaseException) -> bool:
@@ -112,6 +120,10 @@ def explain_trace_error(error: Exception, args, kwargs) -> None:
                  f"needs their size, and cannot trace them")
         message += (f"\n  (traced with dimensions of unknown size, None in the Spec: {needs}; "
                     f"give them a size in the Spec)")
+    asked = _autotrace_frame(error, _SIZE_FILE) if _raised_in(error, _SIZE_FILE) else None
+    if asked is not None:  # an UnknownSize the user's code passed on to autotrace's
+        message += (f"\n  (autotrace's own {asked.name} ({asked.filename}, line "
+                    f"{asked.lineno}) asked for it)")
     # A shape or index rule of an op (`matmul: shapes (2, 3) and (2, 3) do not match`) says
     # what is wrong but not where: the user's line is added, as for autotrace's own errors.
     op_rule = isinstance(error, (ValueError, IndexError)) and raised_by_an_op(error)

@@ -11,7 +11,7 @@ graph `cond` and `while` ops (autotrace/conversion.py, transforms/control_flow/c
 Two ways trace once for many sizes (runtime/tracing/spec.py): `input_signature=[Spec((None, 3))]`
 traces once with the sizes it leaves unknown, and checks every call against it;
 `reduce_retracing=True` traces again with a dimension made unknown once it has been seen with two
-sizes. Inside such a trace an unknown size is None (`x.shape == (None, 3)`), as in TensorFlow.
+sizes. There, a Python test of an unknown size is refused (runtime/unknown_sizes.py).
 """
 from __future__ import annotations
 

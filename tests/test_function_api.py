@@ -432,11 +432,12 @@ def test_autotrace_code_that_needs_an_unknown_size_is_not_blamed_on_the_user():
         "    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(size) for size in "
         "shape)") + 1
     assert str(error.value) == (
-        "int() argument must be a string, a bytes-like object or a real number, not "
-        "'NoneType'\n"
-        "  (traced with dimensions of unknown size, None in the Spec: autotrace's own "
-        f"draw ({random.__file__}, line {failing_line}) needs their size, and "
-        "cannot trace them; give them a size in the Spec)\n"
+        "making a size a Python number needs the size of axis 0 of a traced array (f64[?,3]), "
+        "which is known only when the graph runs (a dimension None in the Spec, or one "
+        "reduce_retracing traces for every size): a Python test or number made of it would "
+        "hold for one size only. Give that dimension a size in the Spec, or compute with "
+        "array operations (x.mean(axis=0), np.where) instead\n"
+        f"  (autotrace's own draw ({random.__file__}, line {failing_line}) asked for it)\n"
         f'  File "{__file__}", line {line}, in noisy\n'
         "    return x + autotrace.random.normal(np.shape(x))")
 

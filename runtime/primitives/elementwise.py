@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..abstract import AbstractArray, broadcast_origins, broadcast_shapes, unknown_dimension_error
+from ..unknown_sizes import static_shape
 from .batching import elementwise_batching, never_batched
 from .registry import (INPUTS_ORDER, Primitive, array_method, bind, bind_like, declare,
                        define_function, define_runtime_function, device_of_inputs, is_traced,
@@ -572,8 +573,8 @@ register(Primitive(
 
 def full_like(a, fill_value, dtype=None, shape=None):
     """An array like `a` (or of `shape`) filled with `fill_value`, as an op of a's trace."""
-    shape = a.shape if shape is None else static(
-        shape if isinstance(shape, (tuple, list)) else (shape,), "the shape of numpy.full_like")
+    shape = a.shape if shape is None else static(static_shape(
+        shape if isinstance(shape, (tuple, list)) else (shape,)), "the shape of numpy.full_like")
     dtype = np.dtype(dtype) if dtype is not None else a.dtype
     if getattr(fill_value, "_builder", None) is not None:
         return astype(np.broadcast_to(fill_value, shape), dtype)

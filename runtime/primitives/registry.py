@@ -40,6 +40,7 @@ from ..abstract import (AbstractArray, abstractify, is_unknown,
                                         unknown_dimension_error)
 from ..graph import StaticSlice
 from ..state import StateCell
+from ..unknown_sizes import UnknownSize
 from .primitive import (  # noqa: F401 - defined there, used here
     C_ORDER, INPUTS_ORDER, NO_FACTS, SAME_NAME, FunctionFacts, Primitive, declare, function_facts,
     out_argument, primitives, register)
@@ -170,7 +171,11 @@ def reject_arguments(function_name: str, **arguments) -> None:
 
 
 def static(value, what: str):
-    """A value that must be known while tracing, made hashable (lists and arrays -> tuples)."""
+    """A value that must be known while tracing, made hashable (lists and arrays -> tuples).
+    A size known only when the graph runs is refused (a shape argument reads it as None
+    first: runtime/unknown_sizes.py's static_shape)."""
+    if isinstance(value, UnknownSize):
+        raise value.error(f"giving a size as {what}")
     if is_traced(value):
         raise UntraceableError(
             f"{what} must be known while tracing, but it is a traced array; "

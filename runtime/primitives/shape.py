@@ -18,6 +18,7 @@ from ..abstract import (AbstractArray, broadcast_shapes, carried_origins,
                                         unknown_dimension_error)
 from .. import array_api_index
 from ..devices import reshape_view
+from ..unknown_sizes import static_shape
 from .registry import (SAME_NAME, UntraceableError, array_method, bind, declare,
                        define_function, define_runtime_function, define_traced_function,
                        normalize_axes, normalize_axis, read_only_view,
@@ -112,7 +113,8 @@ def _reshape_origins(aval, shape) -> tuple | None:
 def reshape(a, shape, name: str = "reshape"):
     """`np.reshape(a, shape)` with -1 resolved, as a `reshape[shape=...]` op (`name`
     "reshape_view": one that must be a view, copy=False)."""
-    shape = static(shape if isinstance(shape, (tuple, list)) else (shape,), "a shape")
+    shape = static(static_shape(shape if isinstance(shape, (tuple, list)) else (shape,)),
+                   "a shape")
     if None in np.shape(a):
         return bind(name, a, shape=unknown_reshape_shape(a, shape))
     if None in shape and shape.count(None) + shape.count(-1) == 1:
@@ -327,7 +329,8 @@ define_function("broadcast_to", np.broadcast_to, abstract_eval=lambda aval, shap
 
 @traces(np.broadcast_to, view=read_only_view)
 def bind_broadcast_to(array, shape, subok=False):
-    shape = static(shape if isinstance(shape, (tuple, list)) else (shape,), "a shape")
+    shape = static(static_shape(shape if isinstance(shape, (tuple, list)) else (shape,)),
+                   "a shape")
     if None in shape:
         raise unknown_dimension_error(f"numpy.broadcast_to to shape {shape}",
                                       getattr(array, "aval", None))

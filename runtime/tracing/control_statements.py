@@ -44,6 +44,7 @@ from .tracer import (Tracer, TracerConversionError,
 from .refused_functions import REFUSED_FUNCTIONS
 from .scalar_types import SCALAR_TYPES
 from .type_checks import isinstance_, isscalar_, scalar_as_array, type_
+from ..unknown_sizes import with_unknown_sizes
 
 
 def set_item(target, index, value, *, op: str | None = None, where: str | None = None,
@@ -172,9 +173,13 @@ HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "
 # (control_concrete_arrays.py), the math module's functions, which take Python numbers
 # (math_functions.py), NumPy's scalar types (scalar_types.py), functions that need a traced
 # value's memory or items (refused_functions.py), builtins that compare Python
-# values, and isinstance, type and np.isscalar, which answer for a traced value as for the
-# NumPy value it stands for (type_checks.py): converted code calls these instead.
+# values, isinstance, type and np.isscalar, which answer for a traced value as for the
+# NumPy value it stands for (type_checks.py), and np.shape, whose sizes known only when the
+# graph runs the user's code reads as UnknownSize (runtime/unknown_sizes.py): converted code
+# calls these instead.
 NUMPY_REPLACEMENTS = {np.array: array, np.asarray: asarray, np.take: take, **FILLED_ARRAYS,
+                      np.shape: lambda a: with_unknown_sizes(a.aval) if isinstance(a, Tracer)
+                      else np.shape(a),
                       **MATH_FUNCTIONS, **SCALAR_TYPES, **REFUSED_FUNCTIONS,
                       max: _compare_builtin(max, "maximum", "max"),
                       min: _compare_builtin(min, "minimum", "min"),

@@ -62,6 +62,7 @@ from ..primitives.index import (  # noqa: F401 - set_item, imported from here to
     add_at, getitem, holds_traced, set_item, setitem, stacked, take_out)
 from ..scopes import current as current_scope
 from ..state import capturing, read_cells
+from ..unknown_sizes import UnknownSize, asked_by_user, shown_shape, with_unknown_sizes
 from ..user_frames import code_site
 from .control_scope import ControlFlowError, used_after_its_trace
 from .trees import (  # noqa: F401 - the tree helpers, imported from here too
@@ -69,7 +70,7 @@ from .trees import (  # noqa: F401 - the tree helpers, imported from here too
 from .math_functions import traced_round
 from .type_checks import (ARRAY, SCALAR, is_zero_d_array, missing_attribute,
                           rebinds_in_place, stands_for)
-from .weak_scalars import weak_power, weak_ufunc
+from .weak_scalars import operator_method, weak_power, weak_ufunc
 from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
                                      index_view, snapshot_copy, write_into)
 
@@ -170,6 +171,8 @@ class GraphBuilder:
             return self.own_var(stacked(value))
         if isinstance(value, (np.ndarray, np.generic, list, tuple)) or is_gpu_array(value):
             return self.constant(value)
+        if isinstance(value, UnknownSize):  # x.sum() / x.shape[0]
+            raise value.error("computing with a size in a traced NumPy call")
         raise TypeError(f"autotrace cannot use a {type(value).__name__} as an array in a "
                         f"traced NumPy call")
 
@@ -217,14 +220,6 @@ def _forward(function):
         return function(self, *args, **kwargs)
     method.__name__ = function.__name__
     return method
-
-
-def _operator(ufunc, reflected=False):
-    """`self <op> other` (`other <op> self` where `reflected`): the ufunc on both, a Python
-    number as NumPy takes one (`weak_ufunc`)."""
-    if reflected:
-        return lambda self, other: weak_ufunc(ufunc, read_cells(other), self)
-    return lambda self, other: weak_ufunc(ufunc, self, read_cells(other))
 
 
 # Abstract value types other than arrays -> the Tracer subclass that stands for them (filled
@@ -280,7 +275,7 @@ class Tracer:
     aval = property(lambda self: self._var.aval)  # writes keep shape and dtype
     # The traced value this one is a view of (runtime/tracing/views.py), or None: `x.T`'s is `x`.
     view_base = property(lambda self: self._link.base if self._link is not None else None)
-    shape = property(lambda self: self.aval.shape)
+    shape = property(shown_shape)  # an UnknownSize for a size known only when the graph runs
     dtype = property(lambda self: self.aval.dtype)
     ndim = property(lambda self: self.aval.ndim)
     size = property(lambda self: self.aval.size)
@@ -332,6 +327,8 @@ class Tracer:
         return out[0] if len(out) == 1 else out
 
     def __array_function__(self, func, types, args, kwargs):
+        if func is np.shape and asked_by_user():  # the user's code asks: UnknownSize for None
+            return with_unknown_sizes(self.aval)
         binding = numpy_functions.get(func)
         if binding is None:
             raise untraceable(func)
@@ -481,8 +478,8 @@ for _name, _function in array_methods.items():  # x.sum(axis=0) is np.sum(x, axi
 
 
 for _dunder, _ufunc in BINARY_OPERATORS:
-    setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
-    setattr(Tracer, f"__r{_dunder}__", _operator(_ufunc, reflected=True))
+    setattr(Tracer, f"__{_dunder}__", operator_method(_ufunc))
+    setattr(Tracer, f"__r{_dunder}__", operator_method(_ufunc, reflected=True))
 # `**` on two numbers is NumPy's scalar power, not the ufunc (primitives/elementwise.py power)
 Tracer.__pow__ = lambda self, other: weak_power(self, read_cells(other))
 Tracer.__rpow__ = lambda self, other: weak_power(read_cells(other), self)
@@ -517,7 +514,7 @@ for _dunder, _ufunc in BINARY_OPERATORS:
         setattr(Tracer, f"__i{_dunder}__", _in_place_operator(_ufunc, OPERATOR_SYMBOLS[_dunder]))
 
 for _dunder, _ufunc in COMPARISON_OPERATORS:
-    setattr(Tracer, f"__{_dunder}__", _operator(_ufunc))
+    setattr(Tracer, f"__{_dunder}__", operator_method(_ufunc))
 
 for _dunder, _ufunc in UNARY_OPERATORS:
     setattr(Tracer, f"__{_dunder}__", lambda self, _ufunc=_ufunc: weak_ufunc(_ufunc, self))

@@ -29,6 +29,7 @@ import numpy as np
 from ..primitives.elementwise import apply_ufunc, astype, power
 from ..primitives.registry import UntraceableError, is_traced
 from ..python_operators import BINARY_OPERATORS, UNARY_OPERATORS
+from ..state import read_cells
 
 WEAK_NUMBERS = (int, float, complex)  # not bool: flags of generated code stay Python bools
 # Python's numbers' dtypes, and their types
@@ -279,3 +280,11 @@ def _cast_weak(ufunc, inputs) -> tuple:
     kinds = "fc" if ufunc in _COMPARISONS else "fciu"  # (NumPy compares the number itself)
     return tuple(astype(value, dtype) if _traced_weak(value) and dtype != value.dtype
                  and dtype.kind in kinds else value for value, dtype in zip(inputs, resolved))
+
+
+def operator_method(ufunc, reflected=False):
+    """The Tracer's `self <op> other` (`other <op> self` where `reflected`): the ufunc on both,
+    a Python number as NumPy takes one (`weak_ufunc`)."""
+    if reflected:
+        return lambda self, other: weak_ufunc(ufunc, read_cells(other), self)
+    return lambda self, other: weak_ufunc(ufunc, self, read_cells(other))
