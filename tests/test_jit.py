@@ -56,6 +56,45 @@ def test_static_objects_by_equality_and_numpy_scalars_as_python_values():
     assert scaled.trace_count == 2
 
 
+@pytest.mark.filterwarnings("ignore:.* was traced")  # for each type, here
+def test_static_arguments_equal_but_of_other_types_trace_apart():
+    """(2,) and (2.0,) are equal, but x * 2 is an int array and x * 2.0 a float one."""
+    scaled = autotrace.jit(lambda x, factors: x * factors[0], static_argnums=1)
+    nested = autotrace.jit(lambda x, factors: x * factors[0][0], static_argnums=1)
+    x = np.array([1, 2])
+    for factors in [(2,), (2.0,), (True,), (np.float32(2),), (np.int64(2),), (2,)]:
+        for function, given in ((scaled, factors), (nested, (factors,))):
+            result, expected = function(x, given), function.python_function(x, given)
+            assert result.dtype == expected.dtype, given
+            np.testing.assert_array_equal(result, expected)
+    assert scaled.trace_count == nested.trace_count == 5
+
+
+def test_static_floats_key_by_sign_and_nan_by_itself():
+    divided = autotrace.jit(lambda x, s: x / s, static_argnums=1)
+    x = np.ones(1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for s in (0.0, -0.0, (0.0,)[0], -0.0):
+            np.testing.assert_array_equal(divided(x, s), x / s)
+        assert divided.trace_count == 2
+        for _ in range(3):  # NaN != NaN, but one trace serves it
+            assert np.isnan(divided(x, float("nan"))).all()
+        assert divided.trace_count == 3
+    nested = autotrace.jit(lambda x, s: x * np.copysign(1.0, s[0]), static_argnums=1)
+    np.testing.assert_array_equal(nested(x, (0.0,)), [1.0])
+    np.testing.assert_array_equal(nested(x, (-0.0,)), [-1.0])
+
+
+def test_a_static_signed_zero_in_a_gradient():
+    def loss(w, s):
+        return np.sum(np.copysign(1.0, s) * w ** 2)
+    dloss = autotrace.jit(autotrace.grad(loss), static_argnums=1)
+    w = np.array([0.5, -1.5])
+    for s in (0.0, -0.0):
+        np.testing.assert_allclose(dloss(w, s), central_difference(lambda v: loss(v, s), w),
+                                   rtol=1e-6)
+
+
 def test_jit_without_static_arguments_is_function():
     calls = []
 

@@ -326,22 +326,49 @@ class ParameterBinding:
 
 class StaticValue:
     """A static argument (autotrace.jit's static_argnums, static_argnames) in a bound call: a
-    pytree node with no children whose aux data is the value, by type and value. So the
-    signature keys it by value (its hash and equality), and tracing, which rebuilds each
-    argument from its leaves (runtime/tracing/trees.py map_arrays), hands the function the
-    value itself, a Python value of the trace, never a traced one."""
+    pytree node with no children whose aux data is itself, equal to another by `static_key`.
+    So the signature keys it by type and value, and tracing, which rebuilds each argument from
+    its leaves (runtime/tracing/trees.py map_arrays), hands the function the value itself, a
+    Python value of the trace, never a traced one."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "key")
 
     def __init__(self, value):
         self.value = value
+        self.key = static_key(value)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is StaticValue and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
 
     def __repr__(self) -> str:
         return f"static {self.value!r}"
 
 
-register_pytree_node(StaticValue, lambda static: ((), (type(static.value), static.value)),
-                     lambda aux, children: aux[1])
+def static_key(value):
+    """A static argument's key: Python numbers as other arguments' (`_KEYS`: 2, 2.0 and True
+    apart, -0.0 apart from 0.0, NaN equal to itself), NumPy scalars by type and text, and so
+    inside tuples, lists and frozensets; any other hashable object by type and its own
+    equality. Equal values of other types compute other dtypes (`x * 2` and `x * 2.0`)."""
+    kind = type(value)
+    if kind in _KEYS and kind is not dict:
+        return _KEYS[kind](value, None) if kind not in (tuple, list) else \
+            (kind, *[static_key(item) for item in value])
+    if isinstance(value, np.generic):
+        return (kind, repr(value))
+    if isinstance(value, (float, complex)):  # a subclass's: by its number's text too
+        return (kind, repr(complex(value) if isinstance(value, complex) else float(value)))
+    if isinstance(value, (tuple, list)):
+        return (kind, *[static_key(item) for item in value])
+    if isinstance(value, frozenset):
+        return (kind, frozenset(static_key(item) for item in value))
+    return (kind, value)
+
+
+register_pytree_node(StaticValue, lambda static: ((), static),
+                     lambda aux, children: aux.value)
 
 
 class StaticArguments:
@@ -527,8 +554,8 @@ def _describe(key) -> str:
         return "None"
     if _is_registered_key(key):
         aux = key[1][1]
-        if key[0] is StaticValue:  # its aux data: (type, value)
-            return f"static {aux[1]!r}"
+        if key[0] is StaticValue:  # its aux data: the StaticValue
+            return repr(aux)
         return f"a {key[0].__name__} with aux data {aux!r} and {len(key) - 2} children"
     if is_array_key(key):
         return f"an array {short_dtype(key[2])}[{','.join(map(str, key[1]))}]"
