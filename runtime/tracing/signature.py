@@ -510,13 +510,13 @@ def _difference(old, new) -> str:
             old_items, new_items = dict(old_items), dict(new_items)
             orders = (old_items.pop(_ORDER, None), new_items.pop(_ORDER, None))
             if old_items.keys() != new_items.keys():
-                return f": keys {sorted(old_items)} -> {sorted(new_items)}"
+                return f": keys {sorted_keys(old_items)} -> {sorted_keys(new_items)}"
             for name in old_items:
                 if old_items[name] != new_items[name]:
                     return f"[{name!r}]{_difference(old_items[name], new_items[name])}"
             if orders[0] != orders[1]:
-                return (f": the order of its keys {list(orders[0] or sorted(old_items))} -> "
-                        f"{list(orders[1] or sorted(new_items))}")
+                return (f": the order of its keys {list(orders[0] or sorted_keys(old_items))}"
+                        f" -> {list(orders[1] or sorted_keys(new_items))}")
         elif len(old_items) != len(new_items):
             return f": length {len(old_items)} -> {len(new_items)}"
         else:

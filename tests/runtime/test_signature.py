@@ -5,6 +5,7 @@ import gc
 
 import numpy as np
 
+import autotrace
 from autotrace.runtime.tracing.signature import (StrongIdentity, WeakIdentity, describe_difference,
                                          is_alive, is_array_key, signature_and_arrays,
                                          signature_of, with_release_hook)
@@ -126,6 +127,22 @@ def test_describe_difference():
         "argument 'scale': int 1 -> int 2")
     assert describe_difference(key(1), key(1, 2), names) == (
         "number of positional arguments: 1 -> 2")
+
+
+def test_describe_difference_of_dicts_with_keys_of_mixed_types():
+    """Keys that Python cannot order (0 and "bias") in the one order pytrees use."""
+    first = key({0: np.zeros(2), "bias": np.ones(2)})
+    assert describe_difference(first, key({"bias": np.ones(2), 0: np.zeros(2)}), ("d",)) == (
+        "argument 'd': the order of its keys [0, 'bias'] -> ['bias', 0]")
+    assert describe_difference(first, key({1: np.zeros(2), "bias": np.ones(2)}), ("d",)) == (
+        "argument 'd': keys ['bias', 0] -> ['bias', 1]")
+
+
+def test_a_traced_function_retraced_for_a_dict_with_keys_of_mixed_types():
+    total = autotrace.function(lambda d: d[0] + 2.0 * d["bias"])
+    for d in ({0: np.zeros(2), "bias": np.ones(2)}, {"bias": np.ones(2), 0: np.zeros(2)},
+              {0: np.ones(2), "bias": np.ones(2)}):
+        np.testing.assert_array_equal(total(d), d[0] + 2.0 * d["bias"])
 
 
 # --- reduce_retracing: widening a signature ----------------------------------------------------
