@@ -20,7 +20,6 @@ import inspect
 import re
 import sys
 import threading
-import types
 import warnings
 from typing import Callable
 
@@ -33,6 +32,7 @@ from autotrace.conversion import for_tracing, refuse_untraceable, whole_calls
 from autotrace.placement import config
 from autotrace.trace_errors import explain_trace_error
 from autotrace.variables import next_variable_number
+from autotrace.bound_function import BoundFunction
 from autotrace.runtime.devices import device_of
 from autotrace.runtime.tracing.cache import TraceCache
 from autotrace.runtime.tracing.control_variables import CallInHalvesError
@@ -92,6 +92,10 @@ class Function:
     def __init__(self, python_function: Callable, input_signature=None,
                  reduce_retracing: bool = False, max_traces: int = 64, *,
                  static_argnums=(), static_argnames=()):
+        # Above @staticmethod or @classmethod: the function it holds, bound as it binds it.
+        self._binds_as = None
+        if isinstance(python_function, (staticmethod, classmethod)):
+            self._binds_as, python_function = type(python_function), python_function.__func__
         refuse_untraceable(python_function)
         if not isinstance(max_traces, int) or max_traces < 1:
             raise ValueError(f"autotrace.function: max_traces must be a positive int, "
@@ -429,71 +433,14 @@ class Function:
             self._reducer.clear()
 
     def __get__(self, instance, owner=None):
-        if instance is None:
+        if self._binds_as is classmethod:
+            return BoundFunction(self, owner if owner is not None else type(instance))
+        if instance is None or self._binds_as is staticmethod:
             return self
         return BoundFunction(self, instance)
 
     def __repr__(self) -> str:
         return f"<autotrace.function {getattr(self, '__qualname__', self.__name__)}>"
-
-
-class BoundFunction:
-    """A traced method read from an instance (`obj.step`), as a bound method is: calls,
-    `graph(...)` and `source(...)` pass the instance first; `trace_count` and the other
-    attributes are the traced function's (its traces serve every instance, each keyed by
-    identity). `autotrace.grad(obj.step)` differentiates the method's source with `obj`
-    bound, as for a plain method."""
-
-    def __init__(self, function: Function, instance):
-        functools.update_wrapper(self, function.python_function)
-        self.__func__ = function
-        self.__self__ = instance
-        # What the transforms differentiate and convert: the Python method, bound (its
-        # signature, without self, is the one inspect.signature gives).
-        self.__autotrace_python_function__ = self.__wrapped__ = types.MethodType(
-            function.python_function, instance)
-
-    @property
-    def python_function(self):
-        return self.__autotrace_python_function__
-
-    def __call__(self, *args, **kwargs):
-        return self.__func__(self.__self__, *args, **kwargs)
-
-    def graph(self, *args, optimized: bool = True, **kwargs):
-        """The graph a call with these arguments runs (see Function.graph)."""
-        return self.__func__.graph(self.__self__, *args, optimized=optimized, **kwargs)
-
-    def source(self, *args, **kwargs) -> str:
-        """The Python source the executor runs for these arguments' signature."""
-        return self.__func__.source(self.__self__, *args, **kwargs)
-
-    def get_concrete_function(self, *args, **kwargs):
-        """The trace for these arguments' signature, the instance passed first (see
-        Function.get_concrete_function); call it without the instance."""
-        if self.__func__.input_signature is not None:
-            if args or kwargs:
-                raise TypeError(f"{self.__name__} has an input_signature, which fixes its "
-                                f"arguments: call get_concrete_function() without any")
-            return input_signature_concrete_function(self.__func__, (self.__self__,))
-        return concrete_function(self.__func__, args, kwargs, (self.__self__,))
-
-    def __getattr__(self, attribute):
-        # trace_count, cache_size, input_signature, reduce_retracing, clear_cache, ...
-        if attribute in ("__func__", "__self__"):  # not set yet (a copy being made)
-            raise AttributeError(attribute)
-        return getattr(self.__func__, attribute)
-
-    def __eq__(self, other) -> bool:
-        return (isinstance(other, BoundFunction) and other.__func__ is self.__func__
-                and other.__self__ is self.__self__)
-
-    def __hash__(self) -> int:
-        return hash((id(self.__func__), id(self.__self__)))
-
-    def __repr__(self) -> str:
-        return (f"<bound autotrace.function {getattr(self, '__qualname__', self.__name__)} "
-                f"of {self.__self__!r}>")
 
 
 def _array_call_arity(binding: ParameterBinding) -> int:
@@ -509,11 +456,15 @@ def _array_call_arity(binding: ParameterBinding) -> int:
     return binding.positional
 
 
+# This file's and bound_function.py's: a method bound to a traced function calls through it.
+_OWN_FILES = (__file__, BoundFunction.__call__.__code__.co_filename)
+
+
 def _caller_level() -> int:
     """The stacklevel of a warning raised in this file that points at the line which called
     into it (a traced function, or a method bound to one)."""
     frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename == __file__:
+    while frame is not None and frame.f_code.co_filename in _OWN_FILES:
         frame, level = frame.f_back, level + 1
     return level
 

@@ -130,6 +130,9 @@ def derivative_of(func, wrt: WithRespectTo, implicit: bool = False, split: bool 
 def unbind_method(func, args, wrt: WithRespectTo):
     if isinstance(func, Checkpointed):  # (vjp_call recomputes it: see there)
         func = func.function
+    inner = getattr(func, "__autotrace_python_function__", None)
+    if inspect.ismethod(inner) or inner is not None and classify_value_safely(inner) == "rule":
+        func = inner  # a traced method read from its object, or a traced np.sin: as called
     method = getattr(type(func), "__autotrace_call__", None)
     if method is not None:  # an object whose calls run one of its methods (a Module)
         func = func.__autotrace_call__

@@ -32,6 +32,7 @@ makes them graph inputs), in one walk.
 from __future__ import annotations
 
 import collections
+import functools
 import inspect
 import weakref
 
@@ -269,10 +270,13 @@ class ParameterBinding:
 
     def __init__(self, function, static_argnums=(), static_argnames=()):
         self.static = None  # the static arguments' StaticArguments, where there are any
+        # Defaults are given explicitly to a Python function only (see _python_parameters).
+        self.fills_defaults = _python_parameters(function)
         try:
             self.signature = inspect.signature(function)
-        except (TypeError, ValueError):  # no signature to bind to: calls are keyed as made
+        except (TypeError, ValueError):
             self.signature = None
+        if self.signature is None:  # no signature to bind to: calls are keyed as made
             if static_argnums or static_argnames:
                 raise TypeError(f"{function!r} has no signature that static arguments can be "
                                 "found in; wrap it in a function of your own") from None
@@ -291,7 +295,7 @@ class ParameterBinding:
         keyword_only = [parameter for parameter in self.signature.parameters.values()
                         if parameter.kind is inspect.Parameter.KEYWORD_ONLY]
         self.keyword_defaults = None
-        if inspect.Parameter.VAR_KEYWORD not in kinds and all(
+        if self.fills_defaults and inspect.Parameter.VAR_KEYWORD not in kinds and all(
                 parameter.default is not inspect.Parameter.empty for parameter in keyword_only):
             self.keyword_defaults = {parameter.name: parameter.default
                                      for parameter in keyword_only}
@@ -320,8 +324,22 @@ class ParameterBinding:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError:
             return args, kwargs
-        bound.apply_defaults()
+        if self.fills_defaults:
+            bound.apply_defaults()
         return bound.args, bound.kwargs
+
+
+def _python_parameters(function) -> bool:
+    """Whether `function`'s parameters are a Python function's, which takes each default given
+    explicitly. A NumPy ufunc or function (np.sin, np.sum) or another builtin is called as the
+    caller called it: np.sin refuses dtype=None given with signature=None."""
+    if isinstance(function, functools.partial):
+        return _python_parameters(function.func)
+    if inspect.ismethod(function):
+        function = function.__func__
+    if not inspect.isfunction(function) and not inspect.isclass(function):
+        function = getattr(type(function), "__call__", None)  # a callable object's method
+    return inspect.isfunction(function) or inspect.isclass(function)
 
 
 class StaticValue:

@@ -171,6 +171,8 @@ class GraphBuilder:
             return self.own_var(stacked(value))
         if isinstance(value, (np.ndarray, np.generic, list, tuple)) or is_gpu_array(value):
             return self.constant(value)
+        if isinstance(value, LITERAL_TYPES):  # an IntEnum's member: NumPy's array of it
+            return self.constant(np.asarray(value))
         if isinstance(value, UnknownSize):  # x.sum() / x.shape[0]
             raise value.error("computing with a size in a traced NumPy call")
         raise TypeError(f"autotrace cannot use a {type(value).__name__} as an array in a "
