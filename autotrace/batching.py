@@ -29,6 +29,7 @@ from autotrace.runtime.tracing.control_aliases import inline_graph
 from autotrace.runtime.tracing.arguments import arrays_overlap, memory_shared
 from autotrace.runtime.derivatives.snapshots import note_memory_read
 from autotrace.transforms.front.shared_items import may_share
+from autotrace.runtime.array_subclasses import ArraySubclassError, is_refused_subclass
 from autotrace.runtime.tracing.signature import array_call_key, signature_of
 from autotrace.runtime.tracing.spec import placeholder
 from autotrace.runtime.tracing.type_checks import SCALAR, stands_for
@@ -197,6 +198,9 @@ class Vmapped:
         try:
             leaves, axes, paths, slots = _mapped_leaves(args, kwargs, self.in_axes,
                                                         self._parameter_names)
+            for leaf in leaves:  # np.matrix, a masked array: operations of their own
+                if is_refused_subclass(leaf):
+                    raise ArraySubclassError(leaf).named(args, kwargs, self._parameter_names)
             size = self._size(leaves, axes, paths)
             keyed = self._traced._memory_keyed  # (autotrace/traced_function.py)
             shared = _examples_sharing(leaves, axes, size) if keyed else ()

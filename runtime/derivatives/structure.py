@@ -15,6 +15,7 @@ from .objects import (ObjectGradient, add_objects,
                                                    is_dataclass_instance, is_plain_object,
                                                    iterates_by_its_methods, map_fields,
                                                    refuse_object_iteration)
+from ..array_subclasses import ArraySubclassError, is_refused_subclass
 from ..devices import array_module
 from ..containers import (ClearedList, float_dtype, instance_fields,  # noqa: F401
                           is_namedtuple, rebuild, zeros_like)
@@ -444,7 +445,13 @@ def refuse_integral_argument(value) -> None:
 
 
 def _refuse_integral(value, frame) -> None:
-    """Raise for an integer or boolean argument (`frame`: the generated function's)."""
+    """Raise for an integer or boolean argument (`frame`: the generated function's), and for
+    any argument that is an np.matrix or a masked array, whose operations were differentiated
+    as np.ndarray's."""
+    code, given = frame.f_code, frame.f_locals  # every argument, differentiated or not
+    for name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+        if is_refused_subclass(given.get(name)):
+            raise ArraySubclassError(given[name], f"argument {name!r}")
     if _is_integral(value):
         parameter = _parameter_holding(value, frame)
         if not hasattr(value, "dtype") or isinstance(value, np.generic):

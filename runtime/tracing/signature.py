@@ -39,6 +39,7 @@ import weakref
 import numpy as np
 
 from ..abstract import abstractify, short_dtype
+from ..array_subclasses import ArraySubclassError, is_refused_subclass
 from ..devices import device_of, is_gpu_array
 from ..containers import field_names, instance_parts, is_dataclass_instance
 from ..pytrees import register_pytree_node, registered
@@ -151,6 +152,8 @@ def _key(value, arrays: list):
 
 
 def _other_key(value, arrays: list):
+    if is_refused_subclass(value):  # np.matrix, a masked array: operations of their own
+        raise ArraySubclassError(value)
     if isinstance(value, (np.ndarray, np.generic)) or is_gpu_array(value):
         arrays.append(value)
         key = ("array", value.shape, value.dtype, device_of(value))
@@ -224,13 +227,18 @@ def _identity(value):
         return StrongIdentity(value)
 
 
-def signature_and_arrays(args: tuple, kwargs: dict, memory: bool = False) -> tuple[tuple, list]:
+def signature_and_arrays(args: tuple, kwargs: dict, memory: bool = False,
+                         names=()) -> tuple[tuple, list]:
     """The signature of a call and its array leaves, in graph-input order; with `memory`, a
-    third part of the key for arrays that share memory (the module's docstring)."""
+    third part of the key for arrays that share memory (the module's docstring). `names`, the
+    positional parameters' names, name an argument that is refused (ArraySubclassError)."""
     arrays: list = []
-    key = tuple([_key(value, arrays) for value in args])
-    key = (key, tuple([(name, _key(kwargs[name], arrays)) for name in sorted(kwargs)])
-           if kwargs else ())
+    try:
+        key = tuple([_key(value, arrays) for value in args])
+        key = (key, tuple([(name, _key(kwargs[name], arrays)) for name in sorted(kwargs)])
+               if kwargs else ())
+    except ArraySubclassError as error:
+        raise error.named(args, kwargs, names) from None
     shared = memory_shared(arrays) if memory and len(arrays) > 1 else ()
     # and the array leaves that share memory with an array an object among them holds
     held = tuple(sorted({index for index, _ in held_sharing(

@@ -23,6 +23,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..abstract import AbstractArray, unknown_origins
+from ..array_subclasses import ArraySubclassError, is_refused_subclass
 from ..containers import rebuild
 from ..graph import Var
 from .signature import is_array_key
@@ -266,6 +267,9 @@ class InputSignature:
     def _collect(self, spec, value, name: str, path: tuple, arrays: list) -> None:
         """Append the arrays of `value` (argument `name`, at `path` inside it) to `arrays`."""
         if isinstance(spec, Spec):
+            if is_refused_subclass(value):
+                raise ArraySubclassError(value, f"argument {name!r}" + "".join(
+                    f"[{step!r}]" for step in path))
             array = _fit(spec, value)
             if array is None:
                 self._mismatch(name, path, repr(spec), value)

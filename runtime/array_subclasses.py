@@ -1,0 +1,68 @@
+"""Subclasses of np.ndarray, which autotrace refuses as arguments: it traces and differentiates
+the operations of np.ndarray, and a subclass may mean others by the same names. `m * m` of an
+np.matrix is its matrix product, and a masked array's `a.sum()` leaves out its masked items;
+traced as plain arrays, both would compute something else, silently. A memory map computes as
+np.ndarray does (its items are a file's bytes), so it is taken as one.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+# Subclasses whose operations are np.ndarray's.
+PLAIN_SUBCLASSES = (np.memmap,)
+
+
+def is_refused_subclass(value) -> bool:
+    """Whether `value` is an instance of a subclass of np.ndarray other than PLAIN_SUBCLASSES."""
+    return type(value) is not np.ndarray and isinstance(value, np.ndarray) and \
+        not isinstance(value, PLAIN_SUBCLASSES)
+
+
+class ArraySubclassError(TypeError):
+    """An argument (`where`, or found in the call by `named`) is an array of a subclass of
+    np.ndarray autotrace does not know the operations of."""
+
+    def __init__(self, value, where: str = "an argument"):
+        kind = type(value)
+        if isinstance(value, np.ma.MaskedArray):
+            advice = ("pass its data and its mask as two arrays (np.ma.getdata(a) or "
+                      "a.filled(0.0), and np.ma.getmaskarray(a)) and leave out the masked "
+                      "items with np.where(mask, 0.0, data)")
+        elif isinstance(value, np.matrix):
+            advice = "pass np.asarray(m) and write its matrix products with @"
+        else:
+            advice = "pass np.asarray(a), and compute with NumPy's functions"
+        super().__init__(
+            f"{where} is a {kind.__module__}.{kind.__qualname__}, a subclass of np.ndarray: "
+            f"autotrace traces and differentiates np.ndarray's operations, which for it may "
+            f"compute something else; {advice}")
+        self.value = value
+
+    def named(self, args: tuple, kwargs: dict, names=()) -> ArraySubclassError:
+        """The error naming the argument of the call (`names`: the positional parameters')
+        that holds the refused array, and where in it."""
+        for position, argument in enumerate(args):
+            path = _path_to(argument, self.value)
+            if path is not None:
+                name = repr(names[position]) if position < len(names) and \
+                    not names[position].startswith("*") else f"at position {position}"
+                return ArraySubclassError(self.value, f"argument {name}{path}")
+        for name, argument in kwargs.items():
+            path = _path_to(argument, self.value)
+            if path is not None:
+                return ArraySubclassError(self.value, f"argument {name!r}{path}")
+        return self
+
+
+def _path_to(container, value) -> str | None:
+    """`[0]['w']`, where `value` is in `container` (tuples, lists, dicts); "" for `container`
+    itself; None where it is not found."""
+    if container is value:
+        return ""
+    items = container.items() if isinstance(container, dict) else \
+        enumerate(container) if isinstance(container, (tuple, list)) else ()
+    for key, item in items:
+        path = _path_to(item, value)
+        if path is not None:
+            return f"[{key!r}]{path}"
+    return None
