@@ -15,9 +15,9 @@ def count_keying(monkeypatch):
     calls = []
     keyed = function_module.signature_and_arrays
 
-    def counting(args, kwargs, memory=False):
+    def counting(args, kwargs, *options):
         calls.append(args)
-        return keyed(args, kwargs, memory)
+        return keyed(args, kwargs, *options)
     monkeypatch.setattr(function_module, "signature_and_arrays", counting)
     return calls
 

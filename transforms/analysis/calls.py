@@ -227,9 +227,11 @@ def classify_value(value) -> Call:
         return Call("custom", value)
     wrapped = getattr(value, "__autotrace_python_function__", None)
     if wrapped is not None:  # a traced function: differentiate the Python function inside
-        if not (inspect.isfunction(wrapped) or inspect.ismethod(wrapped) or
-                isinstance(wrapped, CustomGradient)):
-            return classify_value(wrapped)  # a traced NumPy function (np.sin): its rule
+        try:
+            if wrapped in adjoint_rules:  # a traced NumPy function (np.sin): its rule
+                return Call("rule", wrapped)
+        except TypeError:  # unhashable
+            pass
         return Call("custom" if isinstance(wrapped, CustomGradient) else "user", wrapped)
     try:
         # Constants first: floor_divide has rules too, for `a // b` (see rules/elementwise.py).
