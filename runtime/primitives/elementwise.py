@@ -6,8 +6,7 @@ ufunc's own type resolution says (`ufunc.resolve_dtypes`, which follows NumPy 2'
 promotion: a Python float literal times an f32 array is f32). The executor writes
 `np.add(a, b)`, or `np.add(a, b, out=a)` once buffer reuse has marked it. What backends know
 about a ufunc (its C and LLVM forms, libm and array-API names, ...) is its row of
-ELEMENTWISE_FACTS, fields of its Primitive: adding an elementwise op is its row and its
-derivative.
+ELEMENTWISE_FACTS, fields of its Primitive: adding an elementwise op is its row and its rule.
 """
 from __future__ import annotations
 
