@@ -154,6 +154,7 @@ def test_grad_forward_mode_prints_the_tangent_source(model):
         def ff(x, y, *, tangent=None):
             refuse_integral_argument(x)
             refuse_integral_argument(y)
+            check_tangents(('x', 'y'), (x, y), tangent)
             dx, dy = tangent_seed((x, y), tangent)
             return (x * y + np.sin(x), fresh_tangent(dx * y + dy * x + dx * np.cos(x)))
         """)

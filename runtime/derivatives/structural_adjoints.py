@@ -426,7 +426,7 @@ def diff_part(a, axis, prepend, append, part: int):
              for edge in (prepend, append)]
     sizes.insert(1, np.shape(a)[axis])
     start = sum(sizes[:part])
-    return np.arange(start, start + sizes[part])
+    return array_module(a).arange(start, start + sizes[part])  # (on a's device: a GPU's take)
 
 
 def insert_places(arr, obj, values, axis=None):

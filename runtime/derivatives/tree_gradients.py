@@ -11,8 +11,8 @@ The functions whose rules read these are named here too, for those rules to name
 """
 from __future__ import annotations
 
-from ..containers import (field_names, is_dataclass_instance, new_dataclass, rebuild,
-                          zeros_like)
+from ..containers import (field_names, is_dataclass_instance, map_fields,  # noqa: F401 (for
+                          new_dataclass, rebuild, zeros_like)  # transforms: custom_gradients)
 from ..state import holds_state
 from ..pytrees import (PyTreeDef, dict_keys, node_of, registered, tree_flatten,  # noqa: F401 (the
                        tree_leaves, tree_structure, tree_unflatten)  # functions of the rules)

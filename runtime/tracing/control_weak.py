@@ -69,8 +69,11 @@ def either_join(results: dict, where: str):
     if holding is None or all(isinstance(kind, type) for kind in kinds):
         return None  # (one kind; two Python numbers' (_weak_join); more kinds than two)
     first = kinds[0]
-    if not isinstance(first, type) and all(_holds(first, value) for value in results.values()):
-        holding = first  # (`total = 0.0` and a float32: 0.0 is one too)
+    scalar = next(kind for kind in kinds if not isinstance(kind, type))
+    if all(_holds(scalar, value) for value in results.values()):
+        # (`total = 0.0` and a float32: 0.0 is one too: the scalar's dtype holds both paths,
+        # as _weak_join gives them, and keeps a float32 program in float32)
+        return None
 
     def fix(value):  # (in the branch's trace: its flag is of that trace)
         return as_dtype(exact_of(value), holding), _is_kind(_paths(value), first)

@@ -204,7 +204,9 @@ def _enclosing_names_viewed(function, own: set, namespace: dict) -> dict:
             continue
         read = _names_viewed(value, namespace)
         for target in targets:
-            for name in (n.id for n in walk_scope(target) if isinstance(n, gast.Name)):
+            # (the names it binds: not those of `m[i] = v`, which binds no name)
+            for name in (n.id for n in walk_scope(target)
+                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)):
                 direct.setdefault(name, set()).update(read)
     viewed = {}
     for name in direct:  # `r = A[0]; s = r[1:]`: s views A

@@ -42,10 +42,10 @@ import gast
 
 import numpy as np
 
-from ...runtime.containers import is_dataclass_instance, map_fields
 from ...runtime.derivatives.given_checks import check_like
 from ...runtime.derivatives.structure import carries_gradient, ones_like, zeros_like
-from ...runtime.pytrees import node_of, registered
+from ...runtime.derivatives.tree_gradients import (is_dataclass_instance, map_fields, node_of,
+                                                   registered)
 from ..analysis.calls import CustomJVP, CustomVJP
 from ..codegen.codegen import load_function, to_source
 from ..errors import Location
