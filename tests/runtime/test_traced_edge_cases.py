@@ -113,12 +113,10 @@ def test_powers_of_arrays_are_numpys(function, dtype):
     assert_like_numpy(function, array[1])  # a NumPy scalar: NumPy's scalar arithmetic
 
 
-@pytest.mark.parametrize("dtype", [
-    pytest.param(dtype, marks=pytest.mark.xfail(
-        reason="runtime/passes/algebra.py takes x ** 1 for x, keeping the sign of a complex "
-               "zero that NumPy's complex power drops (-0.0 ** 1 is 0.0)"))
-    if dtype.startswith("complex") else dtype for dtype in DTYPES])
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_first_powers_are_numpys(dtype):
+    # (complex too: runtime/passes/algebra.py leaves x ** 1 of a complex x alone, whose zero's
+    # sign NumPy's complex power drops: -0.0 ** 1 is 0.0)
     assert_like_numpy(first_power, _values(dtype))
 
 
