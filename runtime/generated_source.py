@@ -27,6 +27,13 @@ PREFIX = "<autotrace "
 # as `_and1 = a` then `if _and1: _and1 = b` (transforms/front/anf.py): a traced `if` of such
 # a name joins its two sides as a traced `and` does (runtime/tracing/control_branches.py).
 SHORT_CIRCUIT_NAME = re.compile(r"_(and|or)\d+$")
+# The names of the values a transform introduces (transforms/codegen/naming.Namer.temporary):
+# `_t3` for an operation's result, `_cond1` for a test, `_n2` for a loop's trip count, `_i1`
+# for an index, `_list1`, `_dict1` for a container built, `_and1`, `_or1` as above. A user's
+# code reads none of them, so a pass may inline one used once (transforms/codegen/cleanup.py),
+# and a traced loop may keep one that starts as None a Python flag (runtime/tracing/
+# control_loops.py).
+TEMPORARY_NAME = re.compile(r"_(t|and|or|cond|list|dict|i|n)\d+")
 
 
 def register_generated(filename: str, source: str) -> None:

@@ -46,6 +46,7 @@ from .control_variables import (Undefined, _Retry, _error, _is_defined, named,
                                                  _until_settled, _zeros_like_tree)
 from .control_held import held_read_only
 from ..primitives.shape import dimension_size
+from ..generated_source import TEMPORARY_NAME
 from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
 from .tracer import (Tracer, leaves_with_paths, map_arrays, mark_view,
                                       write_value)
@@ -384,7 +385,6 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
     return tuple(full(_until_settled(where, 2 * len(values), attempt)))
 
 
-_TEMPORARY = re.compile(r"_(t|and|or|cond|n)\d+")  # the derivative's temporaries (pipeline.py)
 _COUNT = re.compile(r"_n\d+")  # the trip count of a loop, in generated code
 # A flag's values: a comparison of Python numbers, or of NumPy scalars (np.True_ is one object)
 _BOOLS = (bool, np.bool_)
@@ -421,7 +421,7 @@ def _flags_after(names, values: list, results, flags: dict, settled: set) -> dic
                 after[index] = result
         elif _may_be_flag(names[index], result) and (
                 _same_flag(values[index], result)
-                or values[index] is None and _TEMPORARY.fullmatch(names[index])):
+                or values[index] is None and TEMPORARY_NAME.fullmatch(names[index])):
             after[index] = result
     return after
 

@@ -4,11 +4,11 @@ generated forward derivative, its tangents seeded from the keyword, then forward
 """
 from __future__ import annotations
 
-import re
 
 import gast
 
 from ...runtime.derivatives.state_writes import state_tangent
+from ...runtime.generated_source import TEMPORARY_NAME
 from ..codegen.cleanup import purity
 from .forward import ForwardMode
 from ..front.front_end import Unit
@@ -63,5 +63,4 @@ def forward(unit: Unit) -> None:
         unit.pure = purity(unit.namespace, set(context.bound.values()),
                            {n for n, v in unit.namespace.items() if v is state_tangent})
         unit.temporaries = forward.temporaries | {n for n in unit.local_names
-                                                  if n.startswith("_t")
-                                                  or re.fullmatch(r"_(and|or)\d+", n)}
+                                                  if TEMPORARY_NAME.fullmatch(n)}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import collections
 import copy
-import re
 
 import gast
 
@@ -20,6 +19,7 @@ from ...runtime.derivatives import items as items
 from ...runtime.derivatives import sequences as sequences
 from ...runtime.derivatives import structure as structure
 from ...runtime.state import deposit
+from ...runtime.generated_source import TEMPORARY_NAME
 from ...runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from ..codegen import cleanup
 from ..codegen.restores import restore_from_names
@@ -159,8 +159,8 @@ def saves(unit: Unit) -> None:
         prologue += replace("name = None", name=undefined_name)
     unit.new_body = prologue + [comment("Primal sweep")] + primal + [
         comment("Adjoint sweep")] + adjoint
-    temporaries = reverse.temporaries | {n for n in unit.local_names if re.fullmatch(
-        r"_(t|and|or|cond|list|dict|i|n)\d+", n)}
+    temporaries = reverse.temporaries | {n for n in unit.local_names
+                                         if TEMPORARY_NAME.fullmatch(n)}
     unit.temporaries = temporaries | {reverse.gradient_names[n] for n in reverse.gradient_names
                                       if n in temporaries}
 
