@@ -12,6 +12,7 @@ import numpy as np
 from autotrace import runtime
 from autotrace import transforms
 from autotrace.runtime import unknown_sizes
+from autotrace.runtime.array_subclasses import ArraySubclassError
 from autotrace.runtime.abstract import UnknownDimensionError, UnknownSizeError, is_unknown
 from autotrace.runtime.tracing.control import ControlFlowError
 from autotrace.runtime.ops import UntraceableError
@@ -22,7 +23,8 @@ from autotrace.runtime.tracing.tracer import (ArgumentChangedError, TracerConver
 
 # Errors that a line of the user's code caused: they get that line appended.
 _LOCATED_ERRORS = (UntraceableError, TracerConversionError, UnknownDimensionError,
-                   UnknownSizeError, ControlFlowError, StateError, ArgumentChangedError)
+                   UnknownSizeError, ControlFlowError, StateError, ArgumentChangedError,
+                   ArraySubclassError)
 # Where a size known only when the graph runs refuses what needs it (runtime/unknown_sizes.py)
 _SIZE_FILE = os.path.abspath(unknown_sizes.__file__)
 _LIBRARY_DIRS = tuple(os.path.dirname(os.path.abspath(path)) + os.sep

@@ -18,6 +18,11 @@ def is_refused_subclass(value) -> bool:
         not isinstance(value, PLAIN_SUBCLASSES)
 
 
+# Where such an array comes from when it is none of the arguments: `where` of the error.
+READ_BESIDE_ARGUMENTS = ("an array the function reads other than its arguments (a global, a "
+                         "variable of a closure or an object's attribute)")
+
+
 class ArraySubclassError(TypeError):
     """An argument (`where`, or found in the call by `named`) is an array of a subclass of
     np.ndarray autotrace does not know the operations of."""

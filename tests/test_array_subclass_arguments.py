@@ -89,3 +89,66 @@ def test_the_same_data_as_plain_arrays_and_a_memory_map_are_traced():
     np.testing.assert_allclose(autotrace.grad(loss)(mapped), expected, rtol=1e-6)
     np.testing.assert_allclose(autotrace.function(autotrace.grad(loss))(mapped), expected,
                                rtol=1e-6)
+
+
+class _Model:
+    """Holds a matrix and a masked array as attributes: read by the functions below, not
+    passed to them."""
+
+    def __init__(self):
+        self.matrix = MATRIX
+        self.masked = MASKED
+
+
+_MODEL = _Model()
+READ = ("an array the function reads other than its arguments (a global, a variable of a "
+        "closure or an object's attribute)")
+
+
+def matrix_attribute(x):
+    return np.sum(np.asarray(_MODEL.matrix * x))  # a matrix product: 54 at x = MATRIX
+
+
+def matrix_global(x):
+    return np.sum(MATRIX * x)
+
+
+def masked_attribute(x):
+    return np.sum(_MODEL.masked * np.sin(x))  # the masked item left out
+
+
+@pytest.mark.parametrize("f", [matrix_attribute, matrix_global])
+def test_a_matrix_read_beside_the_arguments_is_refused(f):
+    """Its `*` is a matrix product, which NumPy computes for the primal: the elementwise rule
+    gave [[4, 6], [4, 6]] for the gradient [[4, 4], [6, 6]], and a trace gave [[30]] for 54."""
+    x = np.asarray(MATRIX).copy()
+    with pytest.raises(TypeError, match=f"^{re.escape(READ)}, or dy, {re.escape(MATRIX_ERROR)}$"):
+        autotrace.grad(f)(x)
+    with pytest.raises(TypeError, match=f"^{re.escape(READ)} {re.escape(MATRIX_ERROR)}\n"
+                                        f"  File \"{re.escape(__file__)}\", line \\d+, in "
+                                        f"{f.__name__}"):
+        autotrace.function(f)(x)
+
+
+def test_a_masked_array_read_beside_the_arguments_is_refused():
+    """Its product leaves out the masked item: the gradient came back a masked array."""
+    with pytest.raises(TypeError, match=f"^{re.escape(READ)}, or dy, {re.escape(MASKED_ERROR)}$"):
+        autotrace.grad(masked_attribute)(np.ones(3))
+
+
+@pytest.mark.parametrize("f", [matrix_global, matrix_attribute])
+def test_forward_mode_refuses_a_matrix_read_beside_the_arguments(f):
+    """The tangent `dx * M` was a matrix product too: 34 for the tangent 35 (e00 at x)."""
+    x, tangent = np.array([[1.0, 2.0], [0.5, 4.0]]), np.array([[1.0, 0.0], [0.0, 0.0]])
+    with pytest.raises(TypeError, match=f"^{re.escape(READ)} {re.escape(MATRIX_ERROR)}$"):
+        autotrace.forward(f)(x, tangent=tangent)
+
+
+def test_a_custom_gradient_returning_a_matrix_is_refused():
+    @autotrace.custom_vjp
+    def scaled(x):
+        return 2.0 * x
+
+    scaled.defvjp(lambda x: (2.0 * x, None), lambda _, g: (np.asmatrix(2.0 * g),))
+    with pytest.raises(TypeError, match="^the gradient .* is a numpy.matrix, "):
+        autotrace.grad(lambda x: np.sum(scaled(x)))(np.ones((2, 2)))

@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 
+from ..array_subclasses import ArraySubclassError, is_refused_subclass
 from .objects import ObjectGradient
 from .structure import _described, _is_integral, _shape, carries_gradient
 
@@ -27,6 +28,8 @@ def check_like(value, given, path: str, what: str, rule: str, strict_kind: bool 
     be floating)."""
     if given is None or isinstance(value, ObjectGradient) or isinstance(given, ObjectGradient):
         return
+    if is_refused_subclass(given):  # its operations are not np.ndarray's
+        raise ArraySubclassError(given, what.format(path=path))
     if isinstance(value, (tuple, list, dict)):
         if isinstance(value, dict):
             same = isinstance(given, dict) and set(given) == set(value)
