@@ -20,6 +20,7 @@ from .objects import (ObjectGradient, check_stored, field_names,
 from .structure import (_ARGUMENT_KINDS, ClearedList, is_namedtuple,
                                                      _is_traced, rebuild, add, like_container,
                                                      zeros_like)
+from .snapshots import is_mutable_array
 from ..devices import add_at as add_at_in_place, array_module
 from ..primitives.index import add_at, get_item, set_item
 from ..state import deposit, holds_state
@@ -86,6 +87,8 @@ def accumulate_item(gradient, index, value):
     """The gradient of a container or array, with `value` added at `index` (a new object)."""
     if gradient is None:  # zeros_like's for an object that is none: a class of the user's
         raise TypeError(_OBJECT_ITEM_MESSAGE)
+    if index is Ellipsis and not is_mutable_array(gradient):  # all a list or number holds (read_item)
+        return add(gradient, value)
     out = _copy(gradient)
     if isinstance(gradient, dict):  # (a key added after the zeros were made; dict's own
         # methods: a class of the user's may refuse or convert, containers.rebuild)
@@ -151,6 +154,8 @@ def item_gradient(gradient, index, value):
 
     Where an integer-array index names one element of x more than once, x keeps the last
     write (as NumPy does), so the values written before it get no gradient."""
+    if index is Ellipsis and not is_mutable_array(gradient):  # all a list or number holds
+        return gradient  # (restore_item's, of what read_item saved)
     if isinstance(gradient, dict) and index not in gradient:
         return zeros_like(value)
     selected = get_item(gradient, index)
@@ -196,6 +201,8 @@ def clear_item(gradient, index, like=None):
     `like[index]` where `like` is given (the adjoint of clearing a slot whose gradient has
     another length or shape by then: a list grown and stored into the slot), else like the
     slot's own."""
+    if index is Ellipsis and not is_mutable_array(gradient):  # all a list or number holds
+        return zeros_like(gradient)
     out = _copy(gradient)
     if isinstance(out, dict) and index not in out:
         return out
@@ -220,7 +227,11 @@ ABSENT = _Absent()
 
 
 def read_item(container, index):
-    """A copy of `container[index]`, saved before an assignment overwrites it."""
+    """A copy of `container[index]`, saved before an assignment overwrites it. With the index
+    `...`, before a call that may write into `container` (transforms/reverse/reverse.py
+    `restoring_call_writes`): what it holds, a list's, tuple's, dict's or object's arrays too."""
+    if index is Ellipsis and not is_mutable_array(container):
+        return _held(container)
     if isinstance(container, dict):
         return container.get(index, ABSENT)
     item = get_item(container, index)
@@ -255,11 +266,52 @@ def _zero_view(shape: tuple, dtype):
 
 def restore_item(container, index, saved) -> None:
     """Undo `container[index] = ...` with the value `read_item` saved."""
-    if saved is ABSENT:
+    if index is Ellipsis and not is_mutable_array(container):
+        _restore_held(container, saved)
+    elif saved is ABSENT:
         # (gone already where another name bound to this dict had its key restored first)
         container.pop(index, None)
     else:
         container[index] = saved
+
+
+class _Held(tuple):
+    """What `read_item(value, ...)` saves of a value that is no array: (its items or
+    attributes, each as it was, or None for a tuple's; what each of them held)."""
+
+
+def _held(value):
+    """What `value` holds, to be written back by `_restore_held`: an array's copy; a list's,
+    dict's or plain object's items (or attributes) and what each holds; a tuple's items' held;
+    anything else (a number, a string) as it is."""
+    if is_mutable_array(value):
+        return get_item(value, Ellipsis).copy()
+    if isinstance(value, (list, tuple)):
+        return _Held((list(value) if isinstance(value, list) else None,
+                      [_held(item) for item in value]))
+    if isinstance(value, dict) or is_plain_object(value) and hasattr(value, "__dict__"):
+        items = dict(value if isinstance(value, dict) else vars(value))
+        return _Held((items, [_held(item) for item in items.values()]))
+    return value
+
+
+def _restore_held(value, saved) -> None:
+    """Write back into `value` (and into what it holds) what `_held` saved of it."""
+    if is_mutable_array(value):
+        value[...] = saved
+        return
+    if not isinstance(saved, _Held):
+        return  # a value nothing changes in place
+    items, held = saved
+    if isinstance(value, list):
+        value[:] = items
+    elif isinstance(value, dict) or hasattr(value, "__dict__"):
+        mapping = value if isinstance(value, dict) else vars(value)
+        mapping.clear()
+        mapping.update(items)
+    for item, item_held in zip(items.values() if isinstance(items, dict) else items or value,
+                               held):
+        _restore_held(item, item_held)
 
 
 def sequence(iterable):

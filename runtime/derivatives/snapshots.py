@@ -39,6 +39,16 @@ def _shared_roots(value) -> set:
     return {key for key, count in roots.items() if count > 1}
 
 
+def is_mutable_array(value) -> bool:
+    """An array of NumPy's or of an array library (not a NumPy number), or a traced value
+    that stands for one (a 0-d traced value may stand for a NumPy number, type_checks.py)."""
+    return isinstance(value, np.ndarray) or (
+            hasattr(value, "shape") and hasattr(value, "dtype")
+            and not isinstance(value, np.generic)
+            and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy")
+                 or getattr(value, "is_zero_d_array", lambda: False)()))
+
+
 def refuse_read_only(value, filename: str, line: int) -> None:
     """Before `x op= v`, which a derivative reads as `x = x + v` (transforms/front/
     inplace.py): NumPy's `op=` writes into an array x, and raises where that is read-only (an

@@ -29,7 +29,7 @@ import sys
 
 import numpy as np
 
-from ...runtime.derivatives.snapshots import array_root, note_memory_read
+from ...runtime.derivatives.snapshots import array_root, is_mutable_array, note_memory_read
 from ...runtime.primitives.memory import (ONLY_THE_CONTAINERS, held_overlaps, held_values,
                                            memory_owner)
 from ..errors import TransformError
@@ -220,16 +220,6 @@ def _picked(tracer, every):
                 return None
         found.append(positions)
     return found
-
-
-def is_mutable_array(value) -> bool:
-    """An array of NumPy's or of an array library (not a NumPy number), or a traced value
-    that stands for one (a 0-d traced value may stand for a NumPy number, type_checks.py)."""
-    return isinstance(value, np.ndarray) or (
-            hasattr(value, "shape") and hasattr(value, "dtype")
-            and not isinstance(value, np.generic)
-            and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy")
-                 or getattr(value, "is_zero_d_array", lambda: False)()))
 
 
 def _may_be_array(value) -> bool:
