@@ -347,7 +347,7 @@ def f(x, a):
 
     def item_write(statement):
         target = statement.targets[0] if isinstance(statement, gast.Assign) else None
-        return target.value.id if isinstance(target, gast.Subscript) else None
+        return [target.value.id] if isinstance(target, gast.Subscript) else []
     by_line = {statement.lineno: (names, [(view, to_source(indexing).strip())
                                           for view, indexing in views])
                for statement, names, views in names_bound_alike(body, item_write).values()}
@@ -379,7 +379,7 @@ def f(x, a, i):
 
     def item_write(statement):
         target = statement.targets[0] if isinstance(statement, gast.Assign) else None
-        return target.value.id if isinstance(target, gast.Subscript) else None
+        return [target.value.id] if isinstance(target, gast.Subscript) else []
     by_line = {statement.lineno: [(view, to_source(indexing).strip())
                                   for view, indexing in views]
                for statement, _, views in names_bound_alike(body, item_write).values()}

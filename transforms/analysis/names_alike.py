@@ -13,17 +13,18 @@ from .alias_calls import _walk
 from ..codegen.nodes import walk
 
 
-def names_bound_alike(body, is_item_write) -> dict:
-    """id(write) -> (write, the other names surely bound, where it runs, to the very object
-    (not a view, not a copy) that the name it writes into is bound to, the views of it: (name,
-    `x[index]` the name was bound to) for each name surely bound to that indexing of that
-    object). `x = _t2` in A-normal form makes x and _t2 one array; `v = x[1:3]` makes v a view
+def names_bound_alike(body, items_written) -> dict:
+    """(id(write), a name it writes into) -> (write, the other names surely bound, where it
+    runs, to the very object (not a view, not a copy) that name is bound to, the views of it:
+    (name, `x[index]` the name was bound to) for each name surely bound to that indexing of
+    that object). `x = _t2` in A-normal form makes x and _t2 one array; `v = x[1:3]` makes v a view
     of it, where NumPy's indexing is one (runtime/tracing/views.py indexes_a_view says). Known within
     the write's block and the blocks around it (from an if's or with's entry; in a loop, for
     names the loop never binds), never across a binding of a name it depends on other than `a
     = b`; empty where a nested function may rebind names.
 
-    is_item_write(statement): the name a statement writes items into (`x[i] = v`), or None.
+    items_written(statement): the names a statement writes items into (`x[i] = v`, a call of a
+    function that writes into its argument).
     memory_sharing.MemorySharing.names_sharing says which names *may* share memory; this model,
     which names surely are one object or its view, is what an exact restore of the items
     needs: writing the old items back through each of them (or indexing the view again) is
@@ -39,10 +40,11 @@ def names_bound_alike(body, is_item_write) -> dict:
         """objects: name -> the object it is bound to; views: name -> (the object it views,
         the indexing, the names that indexing reads)."""
         for statement in block:
-            written = is_item_write(statement)
-            if written is not None and written in objects:
+            for written in items_written(statement):
+                if written not in objects:
+                    continue
                 held = objects[written]
-                found[id(statement)] = (
+                found[id(statement), written] = (
                     statement, sorted(other for other, of in objects.items()
                                       if of == held and other != written),
                     sorted(((view, indexing) for view, (of, indexing, _) in views.items()

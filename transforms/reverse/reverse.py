@@ -31,6 +31,7 @@ from ..modes import DerivativeMode
 from .reverse_calls import CallAdjoints
 from .reverse_control import ControlFlowAdjoints
 from ..analysis.list_operators import SEQUENCE, UNKNOWN
+from ..analysis.written_by_calls import names_a_call_writes
 from .sweep_parts import PAIR, Shared, Sweep, comment, marked
 from ..codegen.templates import index_value, name, replace, replace_expression
 
@@ -83,9 +84,9 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
         # name holding its derivative between its primal and adjoint sweeps.
         self.split_calls: dict[int, str] = {}
         self.maybe_unassigned: set[str] = set()  # names the adjoint reads that may be unbound
-        # id(item write) -> (the write, the other names bound to the very object it writes
-        # into): transforms/analysis/names_alike.py names_bound_alike, set by the caller where it knows them
-        self.same_objects: dict[int, tuple] = {}
+        # (id(item write), a name it writes into) -> (the write, the other names bound to the
+        # very object): transforms/analysis/names_alike.py names_bound_alike, set by the caller where it knows them
+        self.same_objects: dict[tuple, tuple] = {}
 
     # ---- names -----------------------------------------------------------------------------
 
@@ -153,7 +154,7 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
         return Sweep([s for sweep in sweeps for s in sweep.primal], adjoint)
 
     def statement(self, node) -> Sweep:
-        sweep = self.visitor(node)(node)
+        sweep = self.restoring_call_writes(node, self.visitor(node)(node))
         mark_unmarked(sweep.primal, self.location, node)
         inner = sweep.adjoint
 
@@ -287,8 +288,10 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
             pops = pop + pops
         return pushes, statements, pops
 
-    def subscript_assignment(self, node, container: str, index, value) -> Sweep:
-        """`container[index] = value` (node is that statement, or a `restore_item` call)."""
+    def item_saves(self, node, container: str, index) -> tuple[list, list, tuple]:
+        """(push before `node`, pop after its adjoint, the other names bound to the very
+        array) for `node`, which writes into `container[index]`: the items it overwrites,
+        saved and written back, through each name bound to that array and each view of it."""
         undefined = container not in self.defined
         push = marked(replace("stack.append(read_item(x, index))", stack=self.stack,
                                read_item=self.helper("read_item"), x=container, index=index),
@@ -296,7 +299,7 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
         pop = marked(replace("restore_item(x, index, stack.pop())", stack=self.stack,
                               restore_item=self.helper("restore_item"), x=container,
                               index=index), container, "item_pop")
-        write, alike, views = self.same_objects.get(id(node), (None, (), ()))
+        write, alike, views = self.same_objects.get((id(node), container), (None, (), ()))
         if write is not node:
             alike, views = (), ()
         for other in alike:
@@ -317,6 +320,31 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
                 "if indexes_a_view(x, index):\n    view = x[where]",
                 indexes_a_view=self.helper("indexes_a_view"), x=container, view=view,
                 index=index_value(indexing.slice), where=indexing.slice), view, "pop")
+        return push, pop, alike
+
+    def restoring_call_writes(self, node, sweep: Sweep) -> Sweep:
+        """`sweep` of the statement `node`, saving before its call what the names it gives a
+        function that writes into them hold (`set_first(a)`, which runs `a[0] = 0.0`;
+        written_by_calls.py), and writing it back before the call's adjoint, which may run
+        the function again from its arguments, and the adjoints of the statements before it,
+        which may read them (`np.sin(a)`'s). (A write a name reads after the call is refused:
+        transforms/analysis/aliases.py.)"""
+        written = names_a_call_writes(node, self.local_names, self.context.namespace)
+        if not written:
+            return sweep
+        pushes, pops = [], []
+        for container in written:
+            push, pop, _ = self.item_saves(node, container, gast.Constant(value=Ellipsis,
+                                                                         kind=None))
+            pushes, pops = pushes + push, pop + pops
+        inner = sweep.adjoint
+        # (the call runs in the last statement: after the pushes of what its target held)
+        return Sweep(sweep.primal[:-1] + pushes + sweep.primal[-1:],
+                     lambda state: pops + inner(state))
+
+    def subscript_assignment(self, node, container: str, index, value) -> Sweep:
+        """`container[index] = value` (node is that statement, or a `restore_item` call)."""
+        push, pop, alike = self.item_saves(node, container, index)
 
         def adjoint(state):
             out, later = [], []
@@ -349,18 +377,18 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
             return out + pop
         return Sweep(push + [node], adjoint)
 
-    def item_written(self, statement):
-        """The name `statement` writes items into (`x[i] = v`, `restore_item(x, i, v)`), or
-        None."""
+    def items_written(self, statement) -> list:
+        """The names `statement` writes items into: `x[i] = v`, `restore_item(x, i, v)`, a call
+        of a function that writes into what it is given (`restoring_call_writes`)."""
         if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Subscript):
             container = statement.targets[0].value
-            return container.id if isinstance(container, gast.Name) else None
+            return [container.id] if isinstance(container, gast.Name) else []
         if (isinstance(statement, gast.Expr) and isinstance(statement.value, gast.Call)
                 and isinstance(statement.value.func, gast.Name)
                 and statement.value.func.id == self.helper("restore_item")
                 and isinstance(statement.value.args[0], gast.Name)):
-            return statement.value.args[0].id
-        return None
+            return [statement.value.args[0].id]
+        return names_a_call_writes(statement, self.local_names, self.context.namespace)
 
     def list_append(self, node, call) -> Sweep:
         container = call.func.value.id

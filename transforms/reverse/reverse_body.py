@@ -57,7 +57,7 @@ def reverse(unit: Unit) -> None:
     reverse.sequences = SequenceKinds(body, parameters, namespace, active)
     reverse.array_names = reverse.sequences.array_names(body)
     reverse.shapes = ShapeClasses(body, namespace, reverse.sequences)
-    reverse.same_objects = names_bound_alike(body, reverse.item_written)
+    reverse.same_objects = names_bound_alike(body, reverse.items_written)
     sweep = reverse.block(body)
 
     primal = list(sweep.primal)

@@ -1,0 +1,85 @@
+"""The names a call statement gives a Python function that writes into them: `set_first(a)`
+where set_first runs `a[0] = 0.0` (itself, through a view, or one call deeper).
+
+A call whose write a name reads afterwards is refused (aliases.py); one whose write nothing
+reads afterwards still changes what the arguments held before it, which the adjoint of an
+earlier statement may read (`np.sin(a)`'s rule reads a). Reverse mode saves what such a name
+holds before the call and writes it back in the adjoint sweep, as it does for `a[0] = 0.0`
+written in the function itself (transforms/reverse/reverse.py).
+"""
+from __future__ import annotations
+
+import gast
+
+from .aliases import Sharing
+from .argument_writes import base_name, parameter_names
+from .call_results import python_callee
+from ..codegen.naming import walk_scope
+
+
+def names_a_call_writes(statement, local_names: set, namespace: dict) -> list:
+    """`names_written_by` the call that `statement` makes (`f(a)` or `y = f(a)`, in A-normal
+    form); none for any other statement."""
+    call = statement.value if isinstance(statement, (gast.Expr, gast.Assign)) else None
+    return names_written_by(call, local_names, namespace) if isinstance(call, gast.Call) else []
+
+
+def names_written_by(call: gast.Call, local_names: set, namespace: dict) -> list:
+    """The names among `arguments_written_by(call)`, each once; not one the function writes
+    into only by `s op= v` into an item of it (`s = v[-1, 0]`): a NumPy number where v has no
+    more dimensions than that item's indices, which the write binds anew, so writing v's old
+    value back would write where the call did not (into an argument's memory, which a traced
+    function refuses). (Where v has more, that write goes into v and is not undone:
+    docs/limitations.md.)"""
+    written = []
+    for given in arguments_written_by(call, local_names, namespace, whole_only=True):
+        if isinstance(given, gast.Name) and given.id not in written:
+            written.append(given.id)
+    return written
+
+
+def arguments_written_by(call: gast.Call, local_names: set, namespace: dict,
+                         whole_only: bool = False) -> list:
+    """The arguments (expressions) that `call` passes to parameters its Python function may
+    write into while they hold the argument (alias_calls.CallSharing.parameters_written), in
+    the order of the parameters; none for one of autotrace's own functions (a helper
+    generated code calls, whose writes have rules of their own) or a function the source does
+    not name. `whole_only`: not those written by `s op= v` into an item of it alone
+    (`names_written_by`)."""
+    if any(isinstance(a, gast.Starred) for a in call.args):
+        return []
+    callee, before = python_callee(call.func, local_names, namespace)
+    if callee is None or (callee.__module__ or "").startswith("autotrace."):
+        return []
+    written = []
+    for position, parameter, _, _, _, surely, items in Sharing.parameters_written(callee):
+        position -= before
+        if position < 0 or whole_only and not surely and items:
+            continue  # (a method's object: its state's writes are followed, object_state.py)
+        given = call.args[position] if position < len(call.args) else next(
+            (k.value for k in call.keywords if k.arg == parameter), None)
+        if given is not None:
+            written.append(given)
+    return written
+
+
+def arguments_calls_write(function: gast.FunctionDef, namespace: dict) -> dict:
+    """parameter -> the first call in `function` that passes it (or an item of it), while it
+    still holds the argument, to a function that may write into it (`set_first(x)`,
+    `set_first(xs[0])`): the derivative writes into a copy of the argument there too, as
+    where the function writes `x[0] = v` itself (transforms/front/inplace.py)."""
+    parameters = parameter_names(function)
+    nodes = [n for statement in function.body for n in walk_scope(statement)]
+    bound = {}  # parameter -> the first line binding it anew
+    for node in nodes:
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and \
+                node.id in parameters:
+            bound[node.id] = min(bound.get(node.id, node.lineno), node.lineno)
+    found = {}
+    for call in (n for n in nodes if isinstance(n, gast.Call)):
+        for given in arguments_written_by(call, set(), namespace):
+            name = getattr(base_name(given), "id", None)  # (x, or x[0] of a list x)
+            if name in parameters and call.lineno < bound.get(name, call.lineno + 1) and (
+                    name not in found or call.lineno < found[name].lineno):
+                found[name] = call
+    return found
