@@ -26,6 +26,7 @@ from ..analysis.alias_calls import CalledWith
 from ..analysis.alias_items import UnpackedItem
 from ..analysis.alias_keys import OtherItems
 from ..analysis.call_results import numpy_name
+from ..analysis.written_by_calls import arguments_calls_write
 from ..analysis.argument_writes import (IN_PLACE_METHODS, IN_PLACE_OPERATORS, WRITING_FUNCTIONS,
                                         arguments_written_in_place,
                                         changed_by_list_methods_alone, parameter_names,
@@ -39,8 +40,8 @@ from ..codegen.nodes import walk
 from ..codegen.codegen import to_source
 from ..codegen.templates import index_value
 from ..rules.core import constant
-from .shared_items import is_mutable_array
 from ...runtime.derivatives.items import shallow_copy
+from ...runtime.derivatives.snapshots import is_mutable_array
 
 # What to write instead of each method that changes its object in place (IN_PLACE_METHODS) ({0}: the object;
 # {1}, ...: its arguments, or the names of `_METHOD_ARGUMENTS` where the call gives fewer).
@@ -98,6 +99,8 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     writes into (autotrace.grad checks the calls of the functions it can name). The caller
     would not see a change to an argument, so that is refused."""
     written = arguments_written_in_place(function)
+    for argument, call in arguments_calls_write(function, namespace).items():
+        written.setdefault(argument, call)  # (a copy, as for `x[0] = v` written here)
     checked = _refuse_writes_into_arguments(function, location, namespace) if called else {}
     guarded = collections.defaultdict(list)  # id(statement) -> [(message, name checked)]
     for node, message, subject in guards:
