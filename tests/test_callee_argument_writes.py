@@ -570,3 +570,29 @@ def test_the_derivative_restores_the_array_before_the_call_in_its_source():
     assert "_stack1.append(read_item(a, ...))\n    zero_the_first(a)" in source
     assert "# Grad of line" in source and "zero_the_first(a)\n    restore_item(a, ..., " \
         "_stack1.pop())" in source
+
+
+def sine_then_an_item_of_a_block_doubled(x):
+    m = np.reshape(x * 1.0, (3, 1, 1))
+    y = np.sum(np.sin(m))
+    first_doubled(m)  # (call first_doubled on a block)
+    return y
+
+
+def test_a_write_into_a_view_taken_by_item_indices_a_call_makes_is_refused_in_reverse_mode():
+    # `s = v[-1, 0]` of a three-dimensional v is a view, which `s *= 2.0` changes in place:
+    # np.sin(m)'s rule would read the changed m
+    f = sine_then_an_item_of_a_block_doubled
+    expected = (
+        f'File "{THIS_FILE}", line {line_of("(call first_doubled on a block)")}: '
+        f"first_doubled(m) changes its argument 'v' in place (s *= ..., {THIS_FILE}, line "
+        f"{line_of('    s *= 2.0')}) where m has more than 2 dimensions, which autotrace does "
+        f"not undo for the derivatives of the statements before it; pass a copy of m "
+        f"(m.copy())")
+    for run in (lambda: autotrace.grad(f)(X),
+                lambda: autotrace.function(autotrace.grad(f))(X),
+                lambda: autotrace.vmap(autotrace.grad(f))(np.stack([X, X]))):
+        with pytest.raises(TransformError, match=re.escape(expected)):
+            run()
+    _, tangent = autotrace.jvp(f, (X,), (np.ones(3),))  # forward mode reads no old value
+    assert tangent == pytest.approx(np.sum(np.cos(X)))

@@ -29,37 +29,49 @@ def names_written_by(call: gast.Call, local_names: set, namespace: dict) -> list
     into only by `s op= v` into an item of it (`s = v[-1, 0]`): a NumPy number where v has no
     more dimensions than that item's indices, which the write binds anew, so writing v's old
     value back would write where the call did not (into an argument's memory, which a traced
-    function refuses). (Where v has more, that write goes into v and is not undone:
-    docs/limitations.md.)"""
+    function refuses). Where v has more, reverse mode refuses the call when it runs
+    (`item_writes_by`)."""
     written = []
-    for given in arguments_written_by(call, local_names, namespace, whole_only=True):
-        if isinstance(given, gast.Name) and given.id not in written:
+    for given, (_, _, _, _, _, surely, items) in _written(call, local_names, namespace):
+        if isinstance(given, gast.Name) and given.id not in written and (surely or not items):
             written.append(given.id)
     return written
 
 
-def arguments_written_by(call: gast.Call, local_names: set, namespace: dict,
-                         whole_only: bool = False) -> list:
+def item_writes_by(call: gast.Call, local_names: set, namespace: dict) -> list:
+    """(name, parameter, what, file, line, items) for each name `call` passes to a parameter
+    its function writes into by `s op= v` alone, `s` bound to an item of it by `items`
+    integer indices: in place where the argument has more dimensions than that."""
+    return [(given.id, *record[1:5], record[6])
+            for given, record in _written(call, local_names, namespace)
+            if isinstance(given, gast.Name) and not record[5] and record[6]]
+
+
+def arguments_written_by(call: gast.Call, local_names: set, namespace: dict) -> list:
     """The arguments (expressions) that `call` passes to parameters its Python function may
-    write into while they hold the argument (alias_calls.CallSharing.parameters_written), in
-    the order of the parameters; none for one of autotrace's own functions (a helper
-    generated code calls, whose writes have rules of their own) or a function the source does
-    not name. `whole_only`: not those written by `s op= v` into an item of it alone
-    (`names_written_by`)."""
+    write into while they hold the argument, in the order of the parameters."""
+    return [given for given, _ in _written(call, local_names, namespace)]
+
+
+def _written(call: gast.Call, local_names: set, namespace: dict) -> list:
+    """(the argument given, the parameter's record of alias_calls.CallSharing.
+    parameters_written) for each parameter `call`'s Python function may write into while it
+    holds the argument; none for one of autotrace's own functions (a helper generated code
+    calls, whose writes have rules of their own) or a function the source does not name."""
     if any(isinstance(a, gast.Starred) for a in call.args):
         return []
     callee, before = python_callee(call.func, local_names, namespace)
     if callee is None or (callee.__module__ or "").startswith("autotrace."):
         return []
     written = []
-    for position, parameter, _, _, _, surely, items in Sharing.parameters_written(callee):
-        position -= before
-        if position < 0 or whole_only and not surely and items:
+    for record in Sharing.parameters_written(callee):
+        position, parameter = record[0] - before, record[1]
+        if position < 0:
             continue  # (a method's object: its state's writes are followed, object_state.py)
         given = call.args[position] if position < len(call.args) else next(
             (k.value for k in call.keywords if k.arg == parameter), None)
         if given is not None:
-            written.append(given)
+            written.append((given, record))
     return written
 
 

@@ -31,7 +31,8 @@ from ..modes import DerivativeMode
 from .reverse_calls import CallAdjoints
 from .reverse_control import ControlFlowAdjoints
 from ..analysis.list_operators import SEQUENCE, UNKNOWN
-from ..analysis.written_by_calls import names_a_call_writes
+from ..analysis.written_by_calls import item_writes_by, names_a_call_writes
+from ..codegen.codegen import to_source
 from .sweep_parts import PAIR, Shared, Sweep, comment, marked
 from ..codegen.templates import index_value, name, replace, replace_expression
 
@@ -330,9 +331,10 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
         which may read them (`np.sin(a)`'s). (A write a name reads after the call is refused:
         transforms/analysis/aliases.py.)"""
         written = names_a_call_writes(node, self.local_names, self.context.namespace)
-        if not written:
+        checks = self.item_write_checks(node)
+        if not written and not checks:
             return sweep
-        pushes, pops = [], []
+        pushes, pops = checks, []
         for container in written:
             push, pop, _ = self.item_saves(node, container, gast.Constant(value=Ellipsis,
                                                                          kind=None))
@@ -341,6 +343,31 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
         # (the call runs in the last statement: after the pushes of what its target held)
         return Sweep(sweep.primal[:-1] + pushes + sweep.primal[-1:],
                      lambda state: pops + inner(state))
+
+    def item_write_checks(self, node) -> list:
+        """Checks to run before the call `node` makes, where its function writes `s op= v`
+        into a name bound to an item of what it is given (`s = v[-1, 0]`): in place where
+        that has more dimensions than the item's indices, a write the adjoint sweep does not
+        undo (restoring_call_writes), refused then (inplace.refuse_shared_write)."""
+        call = node.value if isinstance(node, (gast.Expr, gast.Assign)) else None
+        if not isinstance(call, gast.Call):
+            return []
+        checks = []
+        for given, parameter, what, filename, line, items in item_writes_by(
+                call, self.local_names, self.context.namespace):
+            message = (f"{to_source(call).strip()} changes its argument {parameter!r} in place "
+                       f"({what}, {filename}, line {line}) where {given} has more than "
+                       f"{items} dimensions, which autotrace does not undo for the "
+                       f"derivatives of the statements before it; pass a copy of {given} "
+                       f"({given}.copy())")
+            checks += replace(
+                "refuse_shared_write(value, message, filename, line, items=items)",
+                refuse_shared_write=self.helper("refuse_shared_write"), value=given,
+                message=gast.Constant(value=message, kind=None),
+                filename=gast.Constant(value=self.location.filename, kind=None),
+                line=gast.Constant(value=self.location.line_of(node), kind=None),
+                items=gast.Constant(value=items, kind=None))
+        return checks
 
     def subscript_assignment(self, node, container: str, index, value) -> Sweep:
         """`container[index] = value` (node is that statement, or a `restore_item` call)."""
