@@ -1,9 +1,12 @@
 """Reject, with the user's file and line, the constructs the transforms do not handle."""
 from __future__ import annotations
 
+import builtins
+
 import gast
 
 from ..errors import Location
+from .parsing import resolve
 from ..reverse.name_scopes import check_with
 from ..codegen.nodes import walk
 from ..codegen.codegen import to_source
@@ -32,6 +35,22 @@ _UNSUPPORTED = {
     gast.Match: ("match", "a match statement; use if/elif"),
 }
 
+# Builtins that read (or assign) the function's variables by name, out of the gradient's sight:
+# `eval("x * x")` and `locals()["x"]` would give zero gradients. vars() with no argument is
+# locals(). (globals() reads module variables, which carry no gradient; assigning through it
+# is refused as a subscript assignment.)
+_BY_NAME = {
+    builtins.eval: "eval: the names its text reads are hidden from the gradient; write the "
+                   "expression directly",
+    builtins.exec: "exec: the names its text reads and assigns are hidden from the gradient; "
+                   "write the statements directly",
+    builtins.locals: "locals(): the variables read through the dict it returns are hidden "
+                     "from the gradient; read each variable by its name",
+    builtins.vars: "vars() without an argument, which is locals(): the variables read "
+                   "through the dict it returns are hidden from the gradient; read each "
+                   "variable by its name",
+}
+
 
 def check_supported(function: gast.FunctionDef, location: Location, namespace: dict) -> None:
     """Raise TransformError at the first construct that cannot be differentiated (names in
@@ -53,6 +72,8 @@ def check_supported(function: gast.FunctionDef, location: Location, namespace: d
             raise location.error(node, f"autotrace cannot differentiate {what}", construct)
         if isinstance(node, (gast.With, gast.AsyncWith)):
             check_with(node, namespace, location)
+        if isinstance(node, gast.Call):
+            _check_by_name(node, namespace, rebound, location)
         if isinstance(node, (gast.For, gast.While)) and node.orelse:
             raise location.error(node, "autotrace cannot differentiate a loop with an else "
                                        "clause; use a flag variable", "loop else")
@@ -76,6 +97,24 @@ def check_supported(function: gast.FunctionDef, location: Location, namespace: d
                 f"(.{node.func.attr}); work on a copy, e.g. "
                 f"{_copy_advice(argument, _METHOD_CONTAINERS[node.func.attr])}",
                 "mutation of an argument")
+
+
+def _check_by_name(call, namespace: dict, rebound: set, location: Location) -> None:
+    """Refuse a call of eval, exec, locals or vars() (see _BY_NAME), named as the builtin."""
+    callee = call.func
+    if isinstance(callee, gast.Name) and callee.id in rebound:
+        return  # a variable of the function's own of that name
+    function = resolve(callee, namespace)
+    if function is builtins.vars and (call.args or call.keywords):
+        return  # vars(obj): its attributes, which the gradient follows or refuses
+    try:
+        reason = _BY_NAME.get(function)
+    except TypeError:  # an unhashable callee
+        return
+    if reason is None:
+        return
+    raise location.error(call, f"autotrace cannot differentiate a call of {reason}",
+                         _text(callee))
 
 
 def _check_target(target, location):
