@@ -40,10 +40,11 @@ def binary_operator(node, location):
             f"e[k] = v)", "operator")
     return function
 
-# Builtins whose results carry no gradient.
+# Builtins whose results carry no gradient. (Not set and frozenset, whose items may: they are
+# refused where they hold values that carry gradient, transforms/rules/refused.py.)
 CONSTANT_BUILTINS = {
     len, range, int, bool, str, isinstance, type, print, repr, id, hash, enumerate, zip,
-    round, any, all, callable, hasattr, sorted, set, frozenset, ord, chr,
+    round, any, all, callable, hasattr, sorted, ord, chr,
     format, issubclass, reversed, slice, object,
 }
 

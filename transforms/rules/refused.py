@@ -55,7 +55,7 @@ NOT_DIFFERENTIABLE = {
         "format_float_positional", "format_float_scientific", "info"], _TEXT),
     **dict.fromkeys([
         "load", "loadtxt", "save", "savetxt", "savez", "savez_compressed", "fromfile",
-        "fromregex", "genfromtxt", "frombuffer", "fromstring", "fromiter"], _FILES),
+        "fromregex", "genfromtxt", "frombuffer", "fromstring"], _FILES),
     **dict.fromkeys([
         "get_printoptions", "set_printoptions", "printoptions", "getbufsize",
         "setbufsize", "geterr", "seterr", "geterrcall", "seterrcall", "get_include",
@@ -159,6 +159,8 @@ REFUSED = {
     "require": "use np.asarray (autotrace's values have no memory layout)",
     "from_dlpack": "converts another library's array: call it outside the differentiated "
                     "function",
+    "fromiter": "autotrace follows no iterator: write np.array(items) of a list of the "
+                "items (np.stack for arrays), which is differentiated",
     "nested_iters": "makes iterators over arrays, which autotrace cannot follow values "
                      "through: index the arrays instead",
     "bincount": "autotrace cannot differentiate it in its weights: write out = np.zeros(n) "
@@ -203,12 +205,14 @@ refused_functions.update({
           "them with for",
     next: "autotrace follows no iterator: take the items by index (items[0]) or loop over "
           "them with for",
+    **dict.fromkeys([set, frozenset], "autotrace follows no values through a set: keep them "
+                    "in a list (or an array)"),
 })
 
 
 def refused_reason(function) -> str | None:
     """Why autotrace has no derivative rule for `function`, if it is one of NumPy's (or
-    Python's divmod, iter or next)."""
+    Python's divmod, iter, next, set or frozenset)."""
     try:
         return refused_functions.get(function)
     except TypeError:  # an unhashable callable: not NumPy's
