@@ -16,6 +16,7 @@ from autotrace.derivative_cache import cached_derivative
 from autotrace.from_trace import derivative_from_trace
 from autotrace.runtime.user_frames import code_site, user_site
 from autotrace.runtime.containers import zeros_like
+from autotrace.runtime.derivatives.no_gradient import check_output
 from autotrace.runtime.derivatives.snapshots import snapshot
 from autotrace.runtime.derivatives.structure import _is_traced, seed
 from autotrace.runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
@@ -144,6 +145,7 @@ class AuxDerivative:
         dy = kwargs.pop(self.keyword, None)
         adjoint = as_run_now(self.halves)(*args, **kwargs)
         value, aux = value_and_aux(primal_sweep(adjoint), self.f)
+        check_output(value, dy, getattr(self.f, "__qualname__", None))
         gradient = adjoint_sweep(adjoint, (seed(value, dy), zeros_like(aux)))
         return ((value, aux), gradient) if self.with_value else (gradient, aux)
 

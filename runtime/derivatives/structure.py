@@ -20,6 +20,7 @@ from ..devices import array_module
 from ..containers import (ClearedList, float_dtype, instance_fields,  # noqa: F401
                           is_namedtuple, rebuild, zeros_like)
 from ..pytrees import any_registered, registered
+from .no_gradient import check_output, refuse_text_argument
 from ..state import StateCell, StateError, current_sink, holds_state
 
 
@@ -134,7 +135,8 @@ def seed(value, dy):
     """The gradient that starts the adjoint sweep: `dy` if given (it must have the structure
     and shapes of `value`, the function's output), else ones like `value` (zeros where the
     caller's sweep sends NO_GRADIENT)."""
-    if dy is None:
+    if dy is None:  # (an output that carries no gradient is refused, as JAX does)
+        check_output(value, dy)
         return ones_like(value)
     if dy is NO_GRADIENT:
         return zero_seed(value)
@@ -454,6 +456,8 @@ def _refuse_integral(value, frame) -> None:
     for name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
         if is_refused_subclass(given.get(name)):
             raise ArraySubclassError(given[name], f"argument {name!r}")
+    if isinstance(value, (str, bytes)):
+        refuse_text_argument(value, _parameter_holding(value, frame))
     if _is_integral(value):
         parameter = _parameter_holding(value, frame)
         if not hasattr(value, "dtype") or isinstance(value, np.generic):

@@ -21,6 +21,7 @@ import numpy as np
 
 from ...runtime.derivatives import items, structure, tangent_ops
 from ...runtime.derivatives.given_checks import check_tangents
+from ...runtime.derivatives.no_gradient import check_output
 from ...runtime.derivatives.snapshots import argument_snapshot, refuse_read_only, snapshot
 from ...runtime.derivatives.state_log import add_recomputed, state_as_at, state_writes_log
 from ...runtime.derivatives.state_writes import object_tangent, refuse_reads_of
@@ -72,7 +73,7 @@ from ..wrt import WithRespectTo
 HELPERS = {
     "zeros_like": structure.zeros_like, "add": structure.add,
     "accumulate": structure.accumulate, "seed": structure.seed,
-    "implicit_seed": structure.implicit_seed,
+    "implicit_seed": structure.implicit_seed, "check_output": check_output,
     "match": structure.match, "match_for_caller": structure.match_for_caller,
     "fresh_gradients": structure.fresh_gradients, "fresh_tangent": structure.fresh_tangent,
     "accumulate_item": items.accumulate_item,

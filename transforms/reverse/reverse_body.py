@@ -18,6 +18,7 @@ from ...runtime.derivatives import adjoint_ops as adjoint_ops
 from ...runtime.derivatives import items as items
 from ...runtime.derivatives import sequences as sequences
 from ...runtime.derivatives import structure as structure
+from ...runtime.derivatives.no_gradient import check_output
 from ...runtime.state import deposit
 from ...runtime.generated_source import TEMPORARY_NAME
 from ...runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
@@ -97,6 +98,13 @@ def reverse(unit: Unit) -> None:
                                value=parameters[0],
                                sent_object_gradient=context.helper("sent_object_gradient"))
         state.add(parameters[0])
+    if unit.outermost and not unit.split and not (isinstance(result, gast.Name)
+                                                  and result.id in active):
+        # No gradient reaches the output: refused (at run time, where no seed is given) if it
+        # is none to take (None, text, booleans, integers), as `seed` refuses one it reaches.
+        primal += replace("check_output(result, dy)", check_output=context.helper(
+            "check_output"), result=copy.deepcopy(result) if result is not None else
+            gast.Constant(value=None, kind=None), dy=seed_name)
     if isinstance(result, gast.Name) and result.id in active:
         adjoint += reverse.line_comment(unit.return_node)
         adjoint += replace("gradient = seed(result, dy)", gradient=reverse.gradient(result.id),
@@ -134,7 +142,7 @@ def saves(unit: Unit) -> None:
     parameters = unit.parameters
     # Helpers are pure, but for deposit, and, in implicit mode, vjp_call (whose callee may
     # deposit gradients though it returns none).
-    impure = {id(deposit), id(primal_sweep), id(adjoint_sweep)} | (
+    impure = {id(deposit), id(primal_sweep), id(adjoint_sweep), id(check_output)} | (
         {id(vjp_call)} if session.implicit else set())
     helper_identifiers = {v for k, v in context.bound.items()
                           if isinstance(k, int) and k not in impure}
