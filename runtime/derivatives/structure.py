@@ -11,10 +11,8 @@ import sys
 
 import numpy as np
 
-from .objects import (ObjectGradient, add_objects,
-                                                   is_dataclass_instance, is_plain_object,
-                                                   iterates_by_its_methods, map_fields,
-                                                   refuse_object_iteration)
+from .objects import (ObjectGradient, add_objects, is_dataclass_instance, is_plain_object,
+                      iterates_by_its_methods, map_fields, refuse_object_iteration)
 from ..array_subclasses import READ_BESIDE_ARGUMENTS, ArraySubclassError, is_refused_subclass
 from ..devices import array_module
 from ..containers import (ClearedList, float_dtype, instance_fields,  # noqa: F401
