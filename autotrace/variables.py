@@ -149,19 +149,8 @@ class Variable(StateCell):
     def assign(self, value):
         """Set the value; it must have the Variable's shape (or be a scalar, which fills it)
         and cast safely (same kind) to its dtype. Returns the Variable."""
-        value = _unwrap(value)
-        if isinstance(value, (list, tuple)):
-            value = array_module(self._value).asarray(value)
+        value = self._checked(value, "assign")
         shape, dtype = self.shape, self.dtype
-        new_shape = np.shape(value) if not isinstance(value, Tracer) else value.shape
-        broadcast = tuple(new_shape) in (tuple(shape), ())
-        if not broadcast:
-            raise ValueError(f"Variable {self.name!r} has shape {tuple(shape)}; cannot "
-                             f"assign a value of shape {tuple(new_shape)}")
-        value_dtype = np.result_type(value) if not isinstance(value, Tracer) else value.dtype
-        if not np.can_cast(value_dtype, dtype, casting="same_kind"):
-            raise TypeError(f"Variable {self.name!r} has dtype {dtype}; cannot assign a "
-                            f"value of dtype {value_dtype} (cast it first)")
         if isinstance(value, Tracer):
             if value.dtype != dtype:
                 value = value.astype(dtype)
@@ -182,12 +171,40 @@ class Variable(StateCell):
         return self
 
     def assign_add(self, delta):
-        """`assign(value + delta)`. Returns the Variable."""
-        return self.assign(self.read() + _unwrap(delta))
+        """`assign(value + delta)`; delta has the Variable's shape, or is a scalar. Returns
+        the Variable."""
+        return self.assign(self.read() + self._checked(delta, "assign_add"))
 
     def assign_sub(self, delta):
-        """`assign(value - delta)`. Returns the Variable."""
-        return self.assign(self.read() - _unwrap(delta))
+        """`assign(value - delta)`; delta has the Variable's shape, or is a scalar. Returns
+        the Variable."""
+        return self.assign(self.read() - self._checked(delta, "assign_sub"))
+
+    def _checked(self, value, verb: str):
+        """`value` (as an array unless it is one, or a traced value) if `verb` may take it:
+        numbers of the Variable's shape or a scalar, that cast safely (same kind) to its
+        dtype. Checked before anything is computed, so that NumPy's broadcasting never makes
+        a shape of its own and the error names the Variable."""
+        value = _unwrap(value)
+        if isinstance(value, (list, tuple)):
+            value = array_module(self._value).asarray(value)
+        elif not (isinstance(value, Tracer) or hasattr(value, "dtype")):
+            # numbers, and what is not one (np.result_type would read a str as a dtype name)
+            value = np.asarray(value)
+        if value.dtype.kind not in "biufc":
+            item = value.item() if value.ndim == 0 else None
+            shown = (f"an array of dtype {value.dtype}" if value.ndim else "None"
+                     if item is None else f"{item!r}, a {type(item).__name__}")
+            raise TypeError(f"Variable {self.name!r} holds numbers (dtype {self.dtype}); "
+                            f"cannot {verb} {shown}")
+        shape, new_shape = tuple(self.shape), tuple(value.shape)
+        if new_shape not in (shape, ()):
+            raise ValueError(f"Variable {self.name!r} has shape {shape}; cannot {verb} a "
+                             f"value of shape {new_shape}")
+        if not np.can_cast(value.dtype, self.dtype, casting="same_kind"):
+            raise TypeError(f"Variable {self.name!r} has dtype {self.dtype}; cannot {verb} a "
+                            f"value of dtype {value.dtype} (cast it first)")
+        return value
 
     def ref(self) -> VariableReference:
         """A hashable handle for dict keys and sets."""

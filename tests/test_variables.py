@@ -54,6 +54,40 @@ def test_assign_checks_shape_and_dtype():
     assert np.array_equal(v.numpy(), np.zeros((2, 3)))
 
 
+@pytest.mark.parametrize("traced", [False, True])
+def test_assign_add_and_sub_check_the_shape_before_numpy_broadcasts(traced):
+    v = autotrace.Variable(np.zeros(2), name="v")
+    run = autotrace.function if traced else (lambda f: f)
+    with pytest.raises(ValueError, match=re.escape(
+            "Variable 'v' has shape (2,); cannot assign_add a value of shape (3,)")):
+        run(lambda: v.assign_add(np.ones(3)))()
+    with pytest.raises(ValueError, match=re.escape(
+            "Variable 'v' has shape (2,); cannot assign_sub a value of shape (1,)")):
+        run(lambda: v.assign_sub(np.ones(1)))()  # (NumPy would broadcast it)
+    with pytest.raises(TypeError, match=re.escape(
+            "Variable 'v' has dtype float64; cannot assign_add a value of dtype complex128 "
+            "(cast it first)")):
+        run(lambda: v.assign_add(np.ones(2) * 1j))()
+    run(lambda: v.assign_add(np.array([1.0, 2.0])))()
+    run(lambda: v.assign_sub(0.5))()  # a scalar, as for assign
+    assert np.array_equal(v.numpy(), np.array([1.0, 2.0]) - 0.5)
+
+
+def test_assign_refuses_what_is_not_numbers_by_the_variables_name():
+    v = autotrace.Variable(np.zeros(2), name="v")
+    with pytest.raises(TypeError, match=re.escape(
+            "Variable 'v' holds numbers (dtype float64); cannot assign 'x', a str")):
+        v.assign("x")
+    with pytest.raises(TypeError, match=re.escape(
+            "Variable 'v' holds numbers (dtype float64); cannot assign None")):
+        v.assign(None)  # (NumPy reads None as NaN in float64)
+    with pytest.raises(TypeError, match=re.escape(
+            "Variable 'v' holds numbers (dtype float64); cannot assign_add an array of "
+            "dtype <U1")):
+        v.assign_add(np.array(["a", "b"]))
+    assert np.array_equal(v.numpy(), [0.0, 0.0])
+
+
 def test_item_assignment_and_out_are_refused_with_advice():
     v = autotrace.Variable(np.ones(2), name="v")
     with pytest.raises(TypeError, match=r"does not support item assignment.*\.assign"):
