@@ -138,7 +138,8 @@ class LossScaleOptimizer:
                  for pair in grads_and_vars]
         if not self.dynamic:
             return self.inner_optimizer.apply_gradients(pairs)
-        given = [(gradient, variable) for gradient, variable in pairs if gradient is not None]
+        # Checked first, as the inner optimizer checks them: a refused step assigns nothing.
+        given = self.inner_optimizer._checked_pairs(pairs)
         for _, variable in given[:1]:
             self._follow(variable)
         finite = _all_finite([gradient for gradient, _ in given])

@@ -133,6 +133,11 @@ class Optimizer:
         Raises:
             ValueError: a gradient's shape differs from its Variable's, or every gradient is
                 None (the loss does not depend on the variables).
+            TypeError: a gradient is not numbers, or is complex for a real Variable, or does
+                not cast safely to its Variable's dtype.
+
+        Every pair is checked before any Variable is assigned: a step refused leaves the
+        variables, their slots and the step counter as they were.
 
         Examples:
             >>> w = autotrace.Variable([1.0, 2.0])
@@ -239,11 +244,30 @@ class Optimizer:
                     f"{self.name}.apply_gradients: the gradient of Variable {variable.name!r} "
                     f"has shape {tuple(np.shape(gradient))}, but the Variable has shape "
                     f"{tuple(variable.shape)}")
+            self._check_dtype(gradient, variable)
             pairs.append((gradient, variable))
         if not pairs:
             raise ValueError(f"{self.name}.apply_gradients: no gradients to apply (None for "
                              f"every variable: {skipped}); does the loss depend on them?")
         return pairs
+
+    def _check_dtype(self, gradient, variable: Variable) -> None:
+        """Refuse a gradient the update could not assign, before any Variable of the step is
+        assigned (a step is applied whole or not at all): numbers, real unless the Variable is
+        complex, of a dtype that casts safely (same kind) to the Variable's."""
+        dtype = getattr(gradient, "dtype", None)  # (a traced value's too)
+        dtype = np.dtype(dtype if dtype is not None else np.asarray(gradient).dtype)
+        where = f"{self.name}.apply_gradients: the gradient of Variable {variable.name!r}"
+        if dtype.kind not in "iufc":
+            raise TypeError(f"{where} has dtype {dtype}, not a number's; a gradient holds "
+                            f"numbers of the Variable's dtype ({variable.dtype})")
+        if dtype.kind == "c" and variable.dtype.kind != "c":
+            raise TypeError(f"{where} is {dtype}, but the Variable is {variable.dtype}: a "
+                            f"real Variable takes a real gradient (its real part, "
+                            f"np.real(gradient), if the imaginary part is meant to go)")
+        if not np.can_cast(dtype, variable.dtype, casting="same_kind"):
+            raise TypeError(f"{where} is {dtype}, which does not cast safely to the "
+                            f"Variable's {variable.dtype}; cast it first")
 
     def _follow_device(self, pairs) -> None:
         """Keep the step counter and the learning rate on the device of the Variables updated

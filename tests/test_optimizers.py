@@ -1,6 +1,7 @@
 """Optimizers: each update against the formulas written out here step by step, slots, the step
 counter, gradients that are None or misshapen, and optimizer steps inside autotrace.function."""
 import json
+import re
 
 import numpy as np
 import pytest
@@ -195,6 +196,57 @@ def test_gradient_of_another_shape_is_an_error():
         "Adam.apply_gradients: the gradient of Variable 'dense/kernel' has shape (3, 2), but "
         "the Variable has shape (2, 3)")
     assert int(optimizer.iterations) == 0 and not optimizer.slots
+
+
+REFUSED_GRADIENTS = {
+    "complex": (np.array([1j, 2j]), TypeError,
+                "SGD.apply_gradients: the gradient of Variable 'b' is complex128, but the "
+                "Variable is float64: a real Variable takes a real gradient (its real part, "
+                "np.real(gradient), if the imaginary part is meant to go)"),
+    "strings": (np.array(["a", "b"]), TypeError,
+                "SGD.apply_gradients: the gradient of Variable 'b' has dtype <U1, not a "
+                "number's; a gradient holds numbers of the Variable's dtype (float64)"),
+}
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+@pytest.mark.parametrize("kind", REFUSED_GRADIENTS)
+def test_a_refused_gradient_leaves_the_whole_step_unapplied(kind, traced):
+    gradient, error, message = REFUSED_GRADIENTS[kind]
+    w, b = Variable(np.ones(3), name="w"), Variable(np.zeros(2), name="b")
+    optimizer = optimizers.SGD(0.1, momentum=0.9)
+
+    def step(gradient_w, gradient_b):
+        optimizer.apply_gradients([(gradient_w, w), (gradient_b, b)])
+    step = autotrace.function(step) if traced else step
+    with pytest.raises(error) as raised:
+        step(np.ones(3), gradient)
+    assert str(raised.value).splitlines()[0] == message  # (traced: the user's line follows)
+    assert w.numpy().tolist() == [1.0, 1.0, 1.0] and b.numpy().tolist() == [0.0, 0.0]
+    assert int(optimizer.iterations) == 0 and not optimizer.slots
+    step(np.ones(3), np.ones(2))  # the retry is the first step: velocity = -0.1 * gradient
+    np.testing.assert_allclose(w.numpy(), 1.0 - 0.1 * 1.0, rtol=1e-15)
+    np.testing.assert_allclose(b.numpy(), 0.0 - 0.1 * 1.0, rtol=1e-15)
+    np.testing.assert_allclose(optimizer.get_slot(w, "momentum").numpy(), [-0.1] * 3)
+    assert int(optimizer.iterations) == 1
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["nadam", "loss_scaled"])
+def test_nadam_keeps_its_momentum_product_when_a_step_is_refused(wrapped):
+    nadam = optimizers.Nadam(0.1)
+    optimizer = optimizers.LossScaleOptimizer(nadam) if wrapped else nadam
+    v = Variable(np.ones(3), name="v")
+    with pytest.raises(TypeError, match=r"^Nadam.apply_gradients: the gradient of Variable "
+                                        r"'v' has dtype <U1, not a number's"):
+        optimizer.apply_gradients([(np.array(["a", "b", "c"]), v)])
+    assert float(nadam.u_product) == 1.0 and int(nadam.iterations) == 0 and not nadam.slots
+    with pytest.raises(TypeError, match=re.escape(
+            "Nadam.apply_gradients: the gradient of Variable 'n' is float64, which does not "
+            "cast safely to the Variable's int64; cast it first")):
+        nadam.apply_gradients([(np.ones(3), v), (np.ones(2), Variable([1, 2], name="n"))])
+    assert v.numpy().tolist() == [1.0, 1.0, 1.0] and float(nadam.u_product) == 1.0
+    optimizer.apply_gradients([(np.ones(3), v)])
+    assert float(nadam.u_product) == pytest.approx(0.9 * (1 - 0.5 * 0.96))  # u_1, once
 
 
 def test_apply_gradients_takes_pairs_only():
