@@ -240,6 +240,14 @@ def test_from_generator_calls_the_function_on_each_iteration():
     (lambda: Dataset.from_tensor_slices({"x": [1, 2], "y": 5}), ValueError,
      "Dataset.from_tensor_slices: tensors['y'] must have a first axis to slice; got a scalar "
      "(array(5))"),
+    (lambda: Dataset.from_tensor_slices([np.ones(3), np.ones(2)]), ValueError,
+     "Dataset.from_tensor_slices: the items of a list must have the same shape to stack into "
+     "one array; tensors[0] has shape (3,), tensors[1] has shape (2,) (pad them to one "
+     "shape, or make the dataset with Dataset.from_generator)"),
+    (lambda: Dataset.from_tensor_slices({"x": [[1.0, 2.0], [3.0]], "y": [1, 2]}), ValueError,
+     "Dataset.from_tensor_slices: the items of a list must have the same shape to stack into "
+     "one array; tensors['x'][0] has shape (2,), tensors['x'][1] has shape (1,) (pad them to "
+     "one shape, or make the dataset with Dataset.from_generator)"),
     (lambda: Dataset.from_tensor_slices(()), ValueError,
      "Dataset.from_tensor_slices: tensors must hold at least one array; got an empty "
      "structure"),

@@ -11,7 +11,7 @@ import numpy as np
 
 from .combining import CombiningMethods
 from .elements import (_apply, _check_callable, _check_count, _check_positive, _frozen_copy,
-                       _leaves, _map_structure, _name, _stack, _to_numpy)
+                       _leaves, _map_structure, _name, _stack, _to_numpy, _unequal_items)
 from .interleave import interleaved, interleaved_on_threads
 from .threads import _mapped_on_threads, _prefetched
 from .windows import WindowMethods
@@ -75,7 +75,17 @@ class Dataset(CombiningMethods, WindowMethods):
             >>> list(ds)[1]
             ({'a': np.int64(2)}, array([0., 1.]))
         """
-        arrays = _map_structure(_frozen_copy, tensors)
+        try:
+            arrays = _map_structure(_frozen_copy, tensors)
+        except ValueError:  # NumPy's "inhomogeneous shape": name the items that differ
+            for path, leaf in _leaves(tensors, "tensors"):
+                unequal = _unequal_items(leaf, path)
+                if unequal is not None:
+                    raise ValueError(
+                        f"Dataset.from_tensor_slices: the items of a list must have the same "
+                        f"shape to stack into one array; {unequal} (pad them to one shape, or "
+                        f"make the dataset with Dataset.from_generator)") from None
+            raise
         leaves = _leaves(arrays, "tensors")
         if not leaves:
             raise ValueError("Dataset.from_tensor_slices: tensors must hold at least one "

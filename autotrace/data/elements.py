@@ -32,6 +32,24 @@ def _frozen_copy(value) -> np.ndarray:
     return array
 
 
+def _unequal_items(value, path: str) -> str | None:
+    """Where a list (or nested lists) that NumPy cannot make one array of holds items of
+    different shapes, the first two such (`tensors[0] has shape (3,), tensors[1] has shape
+    (2,)`); None if nowhere. Looked for only once np.array has failed: a walk through every
+    number of a long list costs."""
+    if not isinstance(value, (list, tuple)) or not value:
+        return None
+    for index, item in enumerate(value):
+        inner = _unequal_items(item, f"{path}[{index}]")
+        if inner is not None:
+            return inner
+    shapes = [np.shape(item) for item in value]
+    for index, shape in enumerate(shapes):
+        if shape != shapes[0]:
+            return f"{path}[0] has shape {shapes[0]}, {path}[{index}] has shape {shape}"
+    return None
+
+
 def _read_only(element):
     """`element` with each writeable array replaced by a read-only view of it, no copy made:
     for the elements a dataset keeps and serves again (cache, window), so that a write in
