@@ -6,7 +6,11 @@
 A Generator keeps its key in a non-trainable Variable and advances it on every draw, so inside
 `autotrace.function` each call of the cached graph draws new numbers, and checkpoints save
 where the stream is. The module-level `uniform` and `normal` draw from a default generator
-seeded from the operating system.
+seeded from the operating system, until `set_seed`. A Generator made without a seed (a
+Dropout layer's) takes one from the operating system too, or after `set_seed` the next of a
+stream of seeds that set_seed starts: as after `tf.random.set_seed`, a program that sets the
+seed first draws the same numbers on every run, while two layers made alike in one run draw
+different ones.
 """
 from __future__ import annotations
 
@@ -26,7 +30,9 @@ class Generator:
     """A stream of random numbers, its position held in a Variable (`.key`).
 
     Arguments:
-        seed: an int; None takes one from the operating system.
+        seed: an int; None takes the next seed of the stream `set_seed` started (so that
+            a layer made after set_seed draws the same numbers on every run), or before any
+            set_seed, one from the operating system.
         name: the name of the key's Variable.
 
     Examples:
@@ -39,7 +45,7 @@ class Generator:
 
     def __init__(self, seed: int | None = None, name: str = "random_key"):
         if seed is None:
-            seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+            seed = _next_seed()
         self.key = Variable(np.uint64(seed), name=name, trainable=False)
 
     def _next_key(self):
@@ -62,6 +68,16 @@ constant(Generator.uniform, Generator.normal)  # draws carry no gradient
 
 _default: dict = {}  # device name -> that device's default generator
 _default_seed: list = []  # the seed set_seed gave, for generators of devices seen later
+_seed_stream: list = []  # after set_seed: the NumPy generator of seeds for Generator(None)
+
+
+def _next_seed() -> int:
+    """A seed for a Generator made without one: the next of set_seed's stream, else the
+    operating system's. Below 2**63, so that the keys a Generator advances through (seed,
+    seed + 1, ...) do not wrap around."""
+    if _seed_stream:
+        return int(_seed_stream[0].integers(2 ** 63))
+    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
 
 
 def default_generator() -> Generator:
@@ -82,8 +98,10 @@ def default_generator() -> Generator:
 
 def set_seed(seed: int) -> None:
     """Restart the default generators at `seed` (one per device, each starting at the same
-    place), and the one weight initializers draw from when given none (so a model built after
-    this starts the same way each run).
+    place), the one weight initializers draw from when given none (so a model built after
+    this starts the same way each run), and the stream of seeds for Generators made without
+    one (so Dropout layers made after this draw the same masks each run; two of them, made
+    one after the other, draw different ones, as in TensorFlow).
 
     Examples:
         >>> set_seed(1); first = autotrace.random.uniform((3,))
@@ -92,6 +110,8 @@ def set_seed(seed: int) -> None:
         True
     """
     _default_seed[:] = [seed]
+    # (a stream of its own: not the default generators' keys, nor the initializers' numbers)
+    _seed_stream[:] = [np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))]
     for generator in _default.values():
         generator.key.assign(np.uint64(seed))  # assign copies it to the key's device
     reseed(seed)

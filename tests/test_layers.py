@@ -493,6 +493,36 @@ def test_dropout_draws_a_new_mask_on_every_call_of_a_traced_step():
     np.testing.assert_array_equal(at.function(lambda x: layer(x))(np.ones(3)), np.ones(3))
 
 
+def test_set_seed_makes_unseeded_dropout_masks_and_initial_kernels_reproducible():
+    def draws():
+        at.random.set_seed(0)
+        dense, first, second = layers.Dense(3), layers.Dropout(0.5), layers.Dropout(0.5)
+        dense(np.ones((1, 4)))
+        masks = [first(np.ones(16), training=True), second(np.ones(16), training=True),
+                 at.function(lambda x: first(x, training=True))(np.ones(16))]
+        return dense.kernel.numpy(), masks
+
+    kernel, masks = draws()
+    again, masks_again = draws()
+    np.testing.assert_array_equal(kernel, again)
+    for mask, mask_again in zip(masks, masks_again):
+        np.testing.assert_array_equal(mask, mask_again)
+    assert not np.array_equal(masks[0], masks[1])  # two layers, two streams (as in TF)
+    # By hand: glorot_uniform from NumPy's generator of the seed; each Dropout's key from
+    # set_seed's stream of seeds, its masks Philox's numbers of key, key + 1, ...
+    limit = np.sqrt(6.0 / (4 + 3))
+    np.testing.assert_array_equal(kernel,
+                                  np.random.default_rng(0).uniform(-limit, limit, (4, 3)))
+    seeds = np.random.default_rng(np.random.SeedSequence(0, spawn_key=(1,)))
+    first_key, second_key = seeds.integers(2 ** 63), seeds.integers(2 ** 63)
+
+    def dropped(key):
+        uniform = np.random.Generator(np.random.Philox(key=int(key))).random(16)
+        return np.where(uniform >= 0.5, 1.0 / (1.0 - 0.5), 0.0)
+    for mask, key in zip(masks, [first_key, second_key, first_key + 1]):
+        np.testing.assert_array_equal(mask, dropped(key))
+
+
 # --- errors --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("make, error, message", [
