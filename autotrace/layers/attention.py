@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from autotrace.dtype_policy import cast_floating
-from autotrace.layers.base import Layer, _positive_int, _rate, _shape
+from autotrace.layers.base import Layer, _positive_int, _rate, _shape, check_input_spec
 from autotrace.layers.regularization import Dropout
 from autotrace.nn import softmax
 
@@ -80,7 +80,12 @@ class MultiHeadAttention(Layer):
                 raise ValueError(f"MultiHeadAttention {self.name!r}: argument `{argument}` "
                                  f"must have rank 3 (batch, sequence, features), got shape "
                                  f"{shape}")
+        built = self.built
         self.build_for((query, value, value if key is None else key))
+        if built:  # the query (input 0) is checked by Layer.__call__
+            for index, array, kernel in ((1, value, self.value_kernel),
+                                         (2, value if key is None else key, self.key_kernel)):
+                check_input_spec(self, array, index, (None, {-1: kernel.shape[0]}))
         return super().__call__(query, value, key, attention_mask, return_attention_scores,
                                 training, use_causal_mask)
 
@@ -100,6 +105,9 @@ class MultiHeadAttention(Layer):
                         self.kernel_initializer, dtype=dtype)
         if self.use_bias:
             self.add_weight("output_bias", (output_size,), self.bias_initializer, dtype=dtype)
+
+    def _input_spec(self):
+        return None, {-1: self.query_kernel.shape[0]}
 
     def call(self, query, value, key=None, attention_mask=None, return_attention_scores=False,
              training=False, use_causal_mask=False):

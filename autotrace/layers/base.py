@@ -8,6 +8,7 @@ import numpy as np
 
 from autotrace.dtype_policy import Policy, as_policy, cast_floating, global_policy
 from autotrace.module import Module, _unique_name
+from autotrace.runtime.primitives.index import as_array
 from autotrace.transforms.rules.core import constant
 from autotrace.variables import Variable
 
@@ -74,7 +75,10 @@ class Layer(Module):
             integer inputs) and casts nothing.
 
     Subclasses set `default_name` (the name's base: "dense" gives dense, dense_1, ...),
-    and `input_rank` (a description of the ranks accepted and a predicate). Sequential passes
+    and `input_rank` (a description of the ranks accepted and a predicate); a built layer
+    refuses inputs of another rank or size than its weights were made for (what
+    `_input_spec()` returns, as Keras's InputSpec) with Keras's message, and one that sets
+    `takes_one_array` takes a nested list of numbers as its array. Sequential passes
     `training` on to the layers whose `call` takes a `training` parameter, as Keras does; a
     layer called with `training=` that its `call` does not take drops it, as Keras's do.
     A subclass whose weights a mixed policy keeps in another dtype than it computes in reads
@@ -107,6 +111,7 @@ class Layer(Module):
 
     default_name: str | None = None
     input_rank: tuple | None = None  # (description, predicate on the rank)
+    takes_one_array = False  # True: a list given as inputs is np.asarray'd (not many inputs)
     casts_weights = False
     supports_masking = False
 
@@ -129,12 +134,16 @@ class Layer(Module):
     def __call__(self, inputs, *args, **kwargs):
         if "training" in kwargs and not takes_keyword(self, "training"):
             del kwargs["training"]  # as Keras does: a loop may pass it to every layer
+        if isinstance(inputs, list) and self.takes_one_array:
+            inputs = _as_array(self, inputs)
         if self.input_rank is not None:
             description, accepts = self.input_rank
             shape = _shape(inputs)
             if not accepts(len(shape)):
                 raise ValueError(f"{type(self).__name__} {self.name!r}: argument `inputs` "
                                  f"must have rank {description}, got shape {shape}")
+        if self.built:
+            check_input_spec(self, inputs)
         if self.dtype_policy is not None and not isinstance(inputs, (tuple, list)):
             inputs = cast_floating(inputs, self.compute_dtype)
             self.build_for(inputs)
@@ -145,14 +154,26 @@ class Layer(Module):
     def __autotrace_call__(self):
         """What the gradient transforms differentiate when the layer is called: `call` as
         `__call__` runs it (under a policy, with the inputs cast; without `training` where
-        `call` does not take it)."""
+        `call` does not take it; a list given to a layer that takes one array, as an array)."""
         if self._user_defines_call():
             return super().__autotrace_call__
         if self.dtype_policy is not None:
             return self._call_in_compute_dtype
+        if self.takes_one_array:
+            return self._call_on_one_array
         return self.call if takes_keyword(self, "training") else self._call_without_training
 
+    def _call_on_one_array(self, inputs, *args, **kwargs):
+        # A nested list of numbers as the array __call__ made of it (np.asarray is the
+        # identity on arrays, and carries their gradient).
+        inputs = np.asarray(inputs)
+        if takes_keyword(self, "training"):
+            return self.call(inputs, *args, **kwargs)
+        return self._call_without_training(inputs, *args, **kwargs)
+
     def _call_in_compute_dtype(self, inputs, *args, **kwargs):
+        if self.takes_one_array:
+            inputs = np.asarray(inputs)
         inputs = inputs.astype(_computed_dtype(inputs.dtype, self.compute_dtype))
         if takes_keyword(self, "training"):
             return self.call(inputs, *args, **kwargs)
@@ -170,6 +191,11 @@ class Layer(Module):
                      _floating_dtype(first))
             object.__setattr__(self, "weight_dtype", dtype)
             super().build_for(inputs)
+
+    def _input_spec(self) -> tuple | None:
+        """What the built layer takes as its inputs, as Keras's InputSpec says it: (the rank,
+        or None for any, {axis: size}), read from its weights; None where anything goes."""
+        return None
 
     def compute(self, weight):
         """`weight` (a Variable of the layer) as `call` computes with it, or a value computed
@@ -209,6 +235,43 @@ def _computed_dtype(dtype, compute_dtype: str) -> np.dtype:
     """The dtype a layer computes inputs of `dtype` in: its compute dtype for floats, their
     own for others (integer indices, masks)."""
     return np.dtype(compute_dtype) if np.dtype(dtype).kind == "f" else np.dtype(dtype)
+
+
+def check_input_spec(layer: Layer, inputs, index: int = 0, spec=None) -> None:
+    """Refuse inputs of another rank or size than the built `layer` was made for (its
+    `_input_spec()`, or `spec`) with Keras's message, before NumPy's own (a matmul's, a
+    broadcast's) would name neither the layer nor the size it expects. `index`: which
+    input of the call `inputs` is, for the message."""
+    spec = spec if spec is not None else layer._input_spec()
+    if spec is None:
+        return
+    rank, axes = spec
+    shape = tuple(None if size is None else int(size) for size in _shape(inputs))
+    incompatible = f"Input {index} of layer \"{layer.name}\" is incompatible with the layer"
+    if rank is not None and len(shape) != rank:
+        raise ValueError(f"{incompatible}: expected ndim={rank}, found ndim={len(shape)}. "
+                         f"Full shape received: {shape}")
+    for axis, size in axes.items():
+        if -len(shape) <= axis < len(shape) and shape[axis] not in (None, size):
+            raise ValueError(f"{incompatible}: expected axis {axis} of input shape to have "
+                             f"value {size}, but received input with shape {shape}")
+
+
+def _as_array(layer: Layer, inputs: list):
+    """A list given to a layer that takes one array, as the array NumPy makes of it (as Keras
+    takes nested lists of numbers); traced values in it are stacked, as converted code's
+    np.asarray stacks them."""
+    try:
+        array = as_array(inputs)
+    except ValueError as error:  # NumPy's "inhomogeneous shape", np.stack's "same shape"
+        raise TypeError(f"{type(layer).__name__} {layer.name!r}: argument `inputs` must be an "
+                        f"array or a nested list of numbers that NumPy makes one array of; "
+                        f"got a list of rows of different lengths") from error
+    if np.dtype(array.dtype).kind not in "biuf":
+        raise TypeError(f"{type(layer).__name__} {layer.name!r}: argument `inputs` must be an "
+                        f"array or a nested list of numbers; got a list NumPy reads as dtype "
+                        f"{array.dtype}")
+    return array
 
 
 _FEATURES = ("at least 2 (batch, ..., features)", lambda rank: rank >= 2)

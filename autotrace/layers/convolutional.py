@@ -38,6 +38,7 @@ class Conv2D(Layer):
 
     default_name = "conv2d"
     input_rank = _IMAGES
+    takes_one_array = True
     casts_weights = True
 
     def __init__(self, filters: int, kernel_size, strides=(1, 1), padding: str = "valid",
@@ -66,6 +67,10 @@ class Conv2D(Layer):
             self.add_weight("bias", (self.filters,), self.bias_initializer,
                             dtype=self.weight_dtype)
 
+    def _input_spec(self):
+        channel_axis = -1 if self.data_format == "channels_last" else 1
+        return None, {channel_axis: self.kernel.shape[2]}
+
     def call(self, inputs):
         kernel = dilated(self.compute(self.kernel), self.dilation_rate)
         outputs = conv2d(inputs, kernel, strides=self.strides, padding=self.padding,
@@ -81,6 +86,7 @@ class Conv2D(Layer):
 
 class _Pool2D(Layer):
     input_rank = _IMAGES
+    takes_one_array = True
     pool = None  # the autotrace.nn function
 
     def __init__(self, pool_size=(2, 2), strides=None, padding: str = "valid",
@@ -151,6 +157,7 @@ class GlobalAveragePooling2D(Layer):
 
     default_name = "global_average_pooling2d"
     input_rank = _IMAGES
+    takes_one_array = True
 
     def __init__(self, data_format: str = "channels_last", keepdims: bool = False,
                  name: str | None = None, dtype=None):
@@ -194,6 +201,7 @@ class Conv1D(Layer):
     default_name = "conv1d"
     input_rank = ("3 (batch, steps, channels) or (batch, channels, steps)",
                   lambda rank: rank == 3)
+    takes_one_array = True
     casts_weights = True
 
     def __init__(self, filters: int, kernel_size, strides=1, padding: str = "valid",
@@ -224,6 +232,10 @@ class Conv1D(Layer):
         if self.use_bias:
             self.add_weight("bias", (self.filters,), self.bias_initializer,
                             dtype=self.weight_dtype)
+
+    def _input_spec(self):
+        channel_axis = -1 if self.data_format == "channels_last" else 1
+        return None, {channel_axis: self.kernel.shape[1]}
 
     def call(self, inputs):
         # A sequence is an image of height 1: (batch, 1, steps, channels), or (batch,
@@ -282,6 +294,7 @@ class Conv2DTranspose(Layer):
 
     default_name = "conv2d_transpose"
     input_rank = _IMAGES
+    takes_one_array = True
     casts_weights = True
 
     def __init__(self, filters: int, kernel_size, strides=(1, 1), padding: str = "valid",
@@ -312,6 +325,10 @@ class Conv2DTranspose(Layer):
         if self.use_bias:
             self.add_weight("bias", (self.filters,), self.bias_initializer,
                             dtype=self.weight_dtype)
+
+    def _input_spec(self):
+        channel_axis = -1 if self.data_format == "channels_last" else 1
+        return None, {channel_axis: self.kernel.shape[3]}
 
     def call(self, inputs):
         height, width = (inputs.shape[1:3] if self.data_format == "channels_last" else

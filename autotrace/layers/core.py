@@ -34,6 +34,7 @@ class Dense(Layer):
 
     default_name = "dense"
     input_rank = _FEATURES
+    takes_one_array = True
     casts_weights = True
     supports_masking = True  # on (batch, steps, features), step by step
 
@@ -53,6 +54,9 @@ class Dense(Layer):
         if self.use_bias:
             self.add_weight("bias", (self.units,), self.bias_initializer,
                             dtype=self.weight_dtype)
+
+    def _input_spec(self):
+        return None, {-1: self.kernel.shape[0]}
 
     def call(self, inputs):
         outputs = inputs @ self.compute(self.kernel)
@@ -77,6 +81,7 @@ class Flatten(Layer):
 
     default_name = "flatten"
     input_rank = ("at least 1 (batch, ...)", lambda rank: rank >= 1)
+    takes_one_array = True
 
     def __init__(self, data_format: str = "channels_last", name: str | None = None, dtype=None):
         super().__init__(name, dtype)
@@ -105,6 +110,7 @@ class Reshape(Layer):
 
     default_name = "reshape"
     input_rank = ("at least 1 (batch, ...)", lambda rank: rank >= 1)
+    takes_one_array = True
 
     def __init__(self, target_shape, name: str | None = None, dtype=None):
         super().__init__(name, dtype)
@@ -154,6 +160,7 @@ class Embedding(Layer):
     """
 
     default_name = "embedding"
+    takes_one_array = True
     casts_weights = True
 
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer=None,

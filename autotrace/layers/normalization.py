@@ -41,6 +41,7 @@ class BatchNormalization(Layer):
     """
 
     default_name = "batch_normalization"
+    takes_one_array = True
     casts_weights = True
 
     def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3,
@@ -74,6 +75,9 @@ class BatchNormalization(Layer):
             self.add_weight("beta", features, "zeros", dtype=dtype)
         self.add_weight("moving_mean", features, "zeros", trainable=False, dtype=dtype)
         self.add_weight("moving_variance", features, "ones", trainable=False, dtype=dtype)
+
+    def _input_spec(self):
+        return len(self.broadcast_shape), {self.axis: self.moving_mean.shape[0]}
 
     def call(self, inputs, training=False):
         # under a mixed policy the statistics are computed in float32, the variables' dtype
@@ -126,6 +130,7 @@ class LayerNormalization(Layer):
     """
 
     default_name = "layer_normalization"
+    takes_one_array = True
     casts_weights = True
 
     def __init__(self, axis=-1, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
@@ -166,6 +171,11 @@ class LayerNormalization(Layer):
             self.add_weight("gamma", features, self.gamma_initializer, dtype=self.weight_dtype)
         if self.center:
             self.add_weight("beta", features, self.beta_initializer, dtype=self.weight_dtype)
+
+    def _input_spec(self):
+        # (the rank too: the axes normalized over were found for the rank it was built for)
+        rank = len(self.broadcast_shape)
+        return rank, {axis: self.broadcast_shape[axis % rank] for axis in self.axis}
 
     def call(self, inputs):
         # under a mixed policy the statistics are computed in float32, the variables' dtype

@@ -44,6 +44,7 @@ class _Recurrent(Layer):
     """What SimpleRNN, LSTM and GRU share: arguments, weights, and the loop over time."""
 
     input_rank = _SEQUENCES
+    takes_one_array = True
     casts_weights = True
     gates = 1  # the kernels' column blocks, each `units` wide
     state_count = 1
@@ -84,6 +85,9 @@ class _Recurrent(Layer):
             for index in range(self.state_count):
                 self.add_weight(f"states_{index}", (input_shape[0], self.units), "zeros",
                                 dtype=self.weight_dtype, trainable=False)
+
+    def _input_spec(self):
+        return None, {-1: self.kernel.shape[0]}
 
     def reset_states(self) -> None:
         """Set the states a stateful layer keeps between calls back to zeros."""

@@ -29,6 +29,7 @@ class Dropout(Layer):
     """
 
     default_name = "dropout"
+    takes_one_array = True
     supports_masking = True  # elementwise, or per step: the mask still holds
 
     def __init__(self, rate: float, seed: int | None = None, name: str | None = None, dtype=None):
