@@ -181,29 +181,31 @@ class Variable(StateCell):
         return self.assign(self.read() - self._checked(delta, "assign_sub"))
 
     def _checked(self, value, verb: str):
-        """`value` (as an array unless it is one, or a traced value) if `verb` may take it:
-        numbers of the Variable's shape or a scalar, that cast safely (same kind) to its
-        dtype. Checked before anything is computed, so that NumPy's broadcasting never makes
-        a shape of its own and the error names the Variable."""
+        """`value` (a list or tuple as an array) if `verb` may take it: numbers of the
+        Variable's shape or a scalar, that cast safely (same kind) to its dtype. Checked
+        before anything is computed, so that NumPy's broadcasting never makes a shape of its
+        own and the error names the Variable."""
         value = _unwrap(value)
         if isinstance(value, (list, tuple)):
             value = array_module(self._value).asarray(value)
-        elif not (isinstance(value, Tracer) or hasattr(value, "dtype")):
-            # numbers, and what is not one (np.result_type would read a str as a dtype name)
-            value = np.asarray(value)
-        if value.dtype.kind not in "biufc":
-            item = value.item() if value.ndim == 0 else None
-            shown = (f"an array of dtype {value.dtype}" if value.ndim else "None"
+        # Python numbers stay as they are (a GPU array takes them, not NumPy's arrays); what
+        # is not a number is checked as NumPy reads it (np.result_type would read a str as a
+        # dtype's name).
+        checked = value if isinstance(value, Tracer) or hasattr(value, "dtype") else \
+            np.asarray(value)
+        if checked.dtype.kind not in "biufc":
+            item = checked.item() if checked.ndim == 0 else None
+            shown = (f"an array of dtype {checked.dtype}" if checked.ndim else "None"
                      if item is None else f"{item!r}, a {type(item).__name__}")
             raise TypeError(f"Variable {self.name!r} holds numbers (dtype {self.dtype}); "
                             f"cannot {verb} {shown}")
-        shape, new_shape = tuple(self.shape), tuple(value.shape)
+        shape, new_shape = tuple(self.shape), tuple(checked.shape)
         if new_shape not in (shape, ()):
             raise ValueError(f"Variable {self.name!r} has shape {shape}; cannot {verb} a "
                              f"value of shape {new_shape}")
-        if not np.can_cast(value.dtype, self.dtype, casting="same_kind"):
+        if not np.can_cast(checked.dtype, self.dtype, casting="same_kind"):
             raise TypeError(f"Variable {self.name!r} has dtype {self.dtype}; cannot {verb} a "
-                            f"value of dtype {value.dtype} (cast it first)")
+                            f"value of dtype {checked.dtype} (cast it first)")
         return value
 
     def ref(self) -> VariableReference:
