@@ -160,7 +160,9 @@ class Module:
         Arguments:
             initializer: "zeros", "ones", "glorot_uniform", "he_normal", "random_normal", a
                 number, or a function `(shape, dtype, rng) -> array`.
-            rng: a numpy Generator for random initializers (default: a fresh one).
+            rng: a numpy Generator for random initializers (default: the one
+                `autotrace.random.set_seed` restarts, seeded from the operating system
+                before any set_seed).
         """
         from autotrace.initializers import initial_value
         value = initial_value(initializer, tuple(int(size) for size in shape), dtype, rng)
