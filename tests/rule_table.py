@@ -30,7 +30,7 @@ import numpy as np
 
 from autotrace.runtime.derivatives import adjoint_ops as ops
 from autotrace.runtime.derivatives import adjoint_products as products
-from autotrace.runtime.derivatives import scans, structural_adjoints, triangles
+from autotrace.runtime.derivatives import exponent_logs, scans, structural_adjoints, triangles
 from tests.rule_table_nn import nn_table
 
 
@@ -222,6 +222,8 @@ TABLE += [
                                             away_from_zero(rng, (4,))),
       wrt=(0,), note="x2 gets no gradient: its sign bit is a step"),
     E("floor_divide", np.floor_divide, ratio_args, note="piecewise constant: zero derivative"),
+    E("sign", np.sign, lambda rng: (away_from_zero(rng, (3, 4)),),
+      note="a step: zero derivative (of complex values, z / |z|, refused)"),
     E("multiply/int-argument", np.multiply, lambda rng: (rng.standard_normal((2, 3)),
                                                          np.arange(3)),
       note="an integer array gets a zero gradient"),
@@ -686,10 +688,10 @@ TABLE += [
     E("helper:norm_slope/p3", ops.norm_slope, lambda rng: (away_from_zero(rng, (4,)),),
       dict(p=3.0), wrt=(0,)),
     E("helper:sinc_slope", ops.sinc_slope, lambda rng: (np.array([0.0, 0.3, -1.7, 2.5]),)),
-    E("helper:log_where_positive", ops.log_where_positive,
+    E("helper:log_of_base", exponent_logs.log_of_base,
       lambda rng: (np.array([0.4, 1.5, -0.8, 2.5, -1.2]) * rng.uniform(1.0, 1.5, 5),),
       dict(power=None), note="0 where x is not positive: constant there"),
-    E("helper:log_where_positive/float", ops.log_where_positive, uniform(0.5, 2.0, None),
+    E("helper:log_of_base/float", exponent_logs.log_of_base, uniform(0.5, 2.0, None),
       dict(power=None)),
     E("helper:tril_half_diagonal", ops.tril_half_diagonal, normal((2, 3, 3))),
     E("helper:symmetric_read", triangles.symmetric_read, normal((2, 3, 3))),

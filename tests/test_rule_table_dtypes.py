@@ -81,6 +81,7 @@ REAL_RULES = {
     "helper:join/hstack": "the gradient of the Python float 0.5 is a Python float",
     "insert/int-axis-broadcast": "the gradient of the Python float value is a Python float",
     "absolute": "the absolute value of complex values is refused (not holomorphic)",
+    "sign": "the sign of complex values, z / |z|, is refused (not holomorphic)",
     **dict.fromkeys(["linalg.svd/tall", "linalg.svd/wide-batched", "linalg.svd/square-full",
                      "linalg.svdvals", "linalg.svdvals/batched", "helper:svd_gap_inverse",
                      "helper:real_singular_values"],
@@ -96,9 +97,6 @@ REAL_RULES = {
     **dict.fromkeys(["vecdot", "vecdot/axis", "linalg.vecdot", "vdot"],
                     "the gradient needs the conjugate of the first argument: refused"),
     "np.astype": "a cast to float64 keeps the real part: refused for complex values",
-    **dict.fromkeys(["power/broadcast", "float_power"],
-                    "a complex power is differentiated in its exponent where every base has a "
-                    "positive real part, which a trace does not know: refused there"),
 }
 
 # Corpus functions that autotrace.function traces in float64 but not in float32 (none now:

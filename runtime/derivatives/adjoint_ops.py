@@ -22,14 +22,12 @@ broadcast view: gradients are never written in place.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..abstract import UnknownDimensionError
 from .dtypes import as_weights, dtype_beside, gradient_dtype, real_dtype
 from .objects import operator_on_object
-from .real_only import is_complex, refuse_complex
+from .real_only import refuse_complex
 from .structure import _is_traced
 # The structural adjoints live beside this module; rules and tests name them from here too.
 from .structural_adjoints import (  # noqa: F401
@@ -492,20 +490,6 @@ def real_sign(x):
             "not differentiate np.real or np.conj): keep the real and imaginary parts as real "
             "arrays, re and im, and write np.sqrt(re ** 2 + im ** 2)")
     return array_module(x).sign(x) if hasattr(x, "dtype") else float(np.sign(x))
-
-
-def log_where_positive(x, power=None):
-    """log(x) where x > 0, else 0 (the derivative of power = x ** p in p is power times it);
-    a Python float of a Python number, weak as NumPy 2 keeps it. A complex power is refused
-    unless each x has a positive real part, where `x > 0` holds (NumPy orders complex numbers
-    by real part first) and log(x) is the principal branch's."""
-    if (is_complex(x) or is_complex(power)) and (_is_traced(x) or np.any(np.real(x) <= 0)):
-        refuse_complex(1j, "x ** p in p", "that derivative reads a branch of log(x)",
-                       "a complex power whose base x has a real part that is not positive")
-    if type(x) in (float, int):
-        return math.log(x) if x > 0 else 0.0
-    xp = array_module(x)
-    return xp.log(xp.where(xp.greater(x, 0), x, 1.0))
 
 
 def sinc_slope(x):

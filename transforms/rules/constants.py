@@ -11,8 +11,8 @@ import numpy as np
 
 from .core import constant
 
-# Rounding and signs.
-constant(np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix, np.sign, np.signbit,
+# Rounding and signs (np.sign has rules, in elementwise.py: it refuses complex values).
+constant(np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix, np.signbit,
          np.heaviside, np.floor_divide, math.floor, math.ceil, math.trunc)
 
 # Comparisons, logic and tests.

@@ -20,7 +20,7 @@ from ...runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like,
                                                 first_given, flat_axis, hstack_axis,
                                                 initial_weight,
                                                 insert_places, inverse_permutation, join,
-                                                log_where_positive, negate_shift,
+                                                negate_shift,
                                                 real_singular_values,
                                                 norm_direction, norm_exponent, norm_power,
                                                 norm_slope, norm_ties, real_sign, reduced_last,
@@ -41,6 +41,7 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
                                                      matmul_adjoint_a, matmul_adjoint_b,
                                                      tensordot_adjoint_a, tensordot_adjoint_b)
 from ...runtime.derivatives.dtypes import as_weights
+from ...runtime.derivatives.exponent_logs import has_log, log_of_base
 from ...runtime.derivatives.scans import (forward_scan, products_after, products_before,
                                           reverse_scan, shift)
 from ...runtime.derivatives.structural_adjoints import meshgrid_adjoint, meshgrid_tangent
@@ -55,7 +56,7 @@ from .declarations import bilinear, linear, partials
 constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, initial_weight,
          clip_weights, diff_pad_width, diff_part, inverse_permutation, negate_shift, hstack_axis,
          eye_like, norm_power, insert_places, delete_sources, vector_norm_power, as_weights,
-         norm_exponent, norm_ties, refuse_complex)
+         norm_exponent, norm_ties, refuse_complex, has_log)
 
 # Broadcasting and reductions. unbroadcast(g, x) is zero for an integer x, so its adjoint passes
 # the incoming gradient through unbroadcast again before broadcasting it back.
@@ -134,8 +135,7 @@ def products_after_tangent(z, rows):
 
 # Elementwise pieces of the power, norm, cholesky and eigh rules.
 
-partials(log_where_positive, x="d[y] / np.where(np.greater(x, 0), x, np.inf)",
-         power=None)
+partials(log_of_base, x="d[y] / np.where(has_log(x, power), x, np.inf)", power=None)
 constant(real_sign)  # (a step: zero almost everywhere)
 
 

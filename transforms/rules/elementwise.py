@@ -19,9 +19,10 @@ import numpy as np
 
 from ...runtime.derivatives.adjoint_ops import clip_weights, first_given, unbroadcast
 # Named in partials' expressions.
-from ...runtime.derivatives.adjoint_ops import (log_where_positive, real_sign,  # noqa: F401
-                                                sinc_slope, tie_weights)
+from ...runtime.derivatives.adjoint_ops import real_sign, sinc_slope, tie_weights  # noqa: F401
 from ...runtime.derivatives.dtypes import as_weights
+from ...runtime.derivatives.exponent_logs import log_of_base  # noqa: F401
+from ...runtime.derivatives.real_only import refuse_complex
 from ...runtime.derivatives.structure import add, zeros_like
 from .core import adjoint, d, other_calls, tangent
 from .declarations import partials
@@ -31,9 +32,10 @@ from .declarations import partials
 partials(np.add, x1="d[y]", x2="d[y]")
 partials(np.subtract, x1="d[y]", x2="-d[y]")
 partials(np.multiply, x1="d[y] * x2", x2="d[y] * x1")
-# The exponent's gradient is taken as 0 where the base is not positive.
+# The exponent's gradient reads log(x1): of real powers, 0 where the base is not positive; of
+# complex ones, NumPy's branch of the complex log (runtime/derivatives/exponent_logs.py).
 partials(np.power, np.float_power, math.pow, x1="d[y] * x2 * x1 ** (x2 - 1)",
-         x2="d[y] * y * log_where_positive(x1, y)")
+         x2="d[y] * y * log_of_base(x1, y)")
 partials(np.negative, x="-d[y]")
 partials(np.positive, x="d[y]")
 partials(np.mod, np.remainder, x1="d[y]", x2="-d[y] * np.floor_divide(x1, x2)")
@@ -73,6 +75,20 @@ def floor_divide_rule(y, x1, x2):
 
 @tangent(np.floor_divide)
 def floor_divide_tangent(y, x1, x2):
+    d[y] = zeros_like(y)
+
+
+# The sign of a real x is a step, zero almost everywhere. NumPy's sign of a complex z is z / |z|,
+# which is not holomorphic (it reads |z|): refused, as np.abs of complex values is.
+@adjoint(np.sign)
+def sign_rule(y, x):
+    refuse_complex(x, "numpy.sign", "np.sign(z) is z / |z|, which is not holomorphic")
+    d[x] = zeros_like(x)
+
+
+@tangent(np.sign)
+def sign_tangent(y, x):
+    refuse_complex(x, "numpy.sign", "np.sign(z) is z / |z|, which is not holomorphic")
     d[y] = zeros_like(y)
 
 
