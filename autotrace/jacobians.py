@@ -18,6 +18,7 @@ from autotrace.api import grad
 from autotrace.batching import vmap
 from autotrace.operators import (as_run_now, forward, reverse, reverse_with_aux,
                                  value_and_aux)
+from autotrace.runtime.derivatives.real_only import is_complex
 from autotrace.runtime.derivatives.structure import as_registered_types
 from autotrace.runtime.containers import (field_names, is_dataclass_instance, new_dataclass,
                                           zeros_like)
@@ -107,10 +108,18 @@ def _over_basis(function, count: int, names: tuple, batched: dict, out_axes: int
     return batched[key]
 
 
+def _two_seeds_a_row(dtype, x) -> bool:
+    """Whether a reverse-mode Jacobian of a complex output (of `dtype`) with respect to a real
+    `x` takes two gradients a row: a real argument's gradient is real, Re(u J) for the seed u
+    (as JAX's is), so the row J is the gradient for the seed e plus 1j times the gradient for
+    the seed -1j e."""
+    return np.dtype(dtype).kind == "c" and not is_complex(x)
+
+
 # A Jacobian differentiated again (jacfwd(jacrev(f))) differentiates the source of jacrev's
 # and jacfwd's functions: what they read of the shapes, and the vmaps they keep, carry no
 # gradient.
-constant(_array_point, _basis, _float_dtype, _output_of, _over_basis)
+constant(_array_point, _basis, _float_dtype, _output_of, _over_basis, _two_seeds_a_row)
 
 
 def jacrev(f: Callable, wrt: int = 0) -> Callable:
@@ -146,6 +155,8 @@ def jacrev(f: Callable, wrt: int = 0) -> Callable:
         names = tuple(kwargs)
         rows = _over_basis(row, len(args), names, batched, 0)
         result = rows(_basis(shape, dtype), *args, *kwargs.values())
+        if _two_seeds_a_row(dtype, args[wrt]):
+            result = result + 1j * rows(-1j * _basis(shape, dtype), *args, *kwargs.values())
         return np.reshape(result, (*shape, *np.shape(args[wrt])))
     jacobian.__name__ = f"jacrev_{python_name(getattr(f, '__name__', 'f'))}"
     return jacobian
@@ -247,6 +258,9 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
             if not has_aux and not kwargs and batched.serves(value, x):
                 # the gradient of each unit seed, at once
                 rows = batched(_basis(np.shape(value), value.dtype), args)
+                if rows is not None and _two_seeds_a_row(value.dtype, x):
+                    imaginary = batched(-1j * _basis(np.shape(value), value.dtype), args)
+                    rows = None if imaginary is None else rows + 1j * imaginary
                 if rows is not None:
                     return xp.reshape(_inexact(rows), np.shape(value) + np.shape(x))
             zeros = [zeros_like(output) for output in outputs]
@@ -256,6 +270,10 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
                 for e in _unit_vectors(output):
                     seed = unflatten(zeros[:index] + [e] + zeros[index + 1:])
                     gradient = derivative(*args, **kwargs, **{seed_keyword: seed})[1]
+                    if _two_seeds_a_row(getattr(output, "dtype", type(output)), x):
+                        seed = unflatten(zeros[:index] + [-1j * e] + zeros[index + 1:])
+                        gradient = gradient + 1j * derivative(
+                            *args, **kwargs, **{seed_keyword: seed})[1]
                     rows.append(_inexact(gradient))  # in the dtype of x
                 blocks.append(xp.stack(rows).reshape(np.shape(output) + np.shape(x)) if rows
                               else xp.zeros(np.shape(output) + np.shape(x)))

@@ -17,6 +17,7 @@ import numpy as np
 from .objects import (ObjectGradient, check_stored, field_names,
                                                    is_dataclass_instance, is_plain_object,
                                                    with_attribute)
+from .real_only import real_part
 from .structure import (_ARGUMENT_KINDS, ClearedList, is_namedtuple,
                                                      _is_traced, rebuild, add, like_container,
                                                      zeros_like)
@@ -41,7 +42,7 @@ def _sum_to(gradient, value):
         gradient = gradient.sum(axis=axes, keepdims=True)
     if not hasattr(value, "shape"):
         if isinstance(value, (float, int)) and not _is_traced(gradient):
-            return float(gradient)
+            return float(real_part(gradient))
         return gradient
     return gradient
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numbers
 
+from ..devices import array_module
+
 
 def is_complex(value) -> bool:
     """Whether `value` (an array of any array library, a traced value, a number) is complex."""
@@ -20,6 +22,17 @@ def is_complex(value) -> bool:
     if isinstance(value, (list, tuple)):
         return any(is_complex(item) for item in value)
     return isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real)
+
+
+def real_part(gradient):
+    """The real part of a complex `gradient` of a real value, `gradient` itself where it is
+    real: a real value's gradient is real, as JAX's is (the gradient of a real x of a complex
+    f(x) given the cotangent u is Re(u f'(x))), a Python float or a real array alike."""
+    if not is_complex(gradient):
+        return gradient
+    if isinstance(gradient, complex):
+        return gradient.real
+    return array_module(gradient).real(gradient)
 
 
 def refuse_complex(value, function: str, why: str = "", values: str = "complex values") -> None:
@@ -42,3 +55,15 @@ def refuse_real_part(value, result, function: str) -> None:
     if is_complex(value) and not is_complex(result):
         refuse_complex(value, function, "a real result keeps its real part alone, which is "
                        "not holomorphic", "complex values into a real array")
+
+
+def refuse_real_gradient(gradient, result) -> None:
+    """Raise where reverse mode differentiates a real argument's gradient `result` that is the
+    real part of a complex `gradient` (real_part): not holomorphic in what made `gradient`.
+    Its tangent, the real part of the tangent, is right: forward mode takes it."""
+    if is_complex(gradient) and not is_complex(result):
+        refuse_complex(gradient, "a real argument's gradient", "in reverse mode again: that "
+                       "gradient is the real part of a complex one (a real value's gradient is "
+                       "real, as in JAX), which is not holomorphic; take the outer derivative "
+                       "in forward mode (autotrace.jacfwd, autotrace.hessian)",
+                       "a complex function")

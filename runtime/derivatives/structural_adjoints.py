@@ -15,6 +15,7 @@ import numpy as np
 
 from ..array_api import numpy_dtype
 from .dtypes import gradient_dtype, real_dtype
+from .real_only import real_part
 from .structure import _is_traced
 from ..devices import add_at as add_at_in_place, array_module, set_at
 from ..primitives.grids import check_indexing, grid_axis
@@ -46,9 +47,10 @@ def _float_zeros(x, g=None):
 
 
 def _as_float(g):
-    """`g` (0-d) as the Python float a float argument's gradient is; inside autotrace.function,
-    where float arguments are constants, a traced `g` stays as it is."""
-    return g if _is_traced(g) else float(g)
+    """`g` (0-d) as the Python float a float argument's gradient is, its real part where it is
+    complex (real_only.real_part); inside autotrace.function, where float arguments are
+    constants, a traced `g` stays traced."""
+    return real_part(g) if _is_traced(g) else float(real_part(g))
 
 
 def _sort_order(a, axis):

@@ -19,6 +19,7 @@ from ..containers import (ClearedList, float_dtype, instance_fields,  # noqa: F4
                           is_namedtuple, rebuild, zeros_like)
 from ..pytrees import any_registered, registered
 from .no_gradient import check_output, refuse_text_argument
+from .real_only import real_part
 from ..state import StateCell, StateError, current_sink, holds_state
 
 
@@ -36,7 +37,8 @@ def ones_like(value):
         return rebuild(value, [ones_like(v) for v in value])
     if isinstance(value, dict):
         return rebuild(value, ((k, ones_like(v)) for k, v in value.items()))
-    if isinstance(value, (bool, numbers.Integral, float)) and not hasattr(value, "dtype"):
+    if isinstance(value, (bool, numbers.Integral, float, complex)) and not hasattr(value,
+                                                                                "dtype"):
         return 1.0
     if hasattr(value, "dtype") and hasattr(value, "shape"):
         if isinstance(value, np.generic):
@@ -503,13 +505,14 @@ def _match(gradient, value):
         return gradient if gradient.dtype == value.dtype else in_dtype_of(gradient, value)
     if isinstance(value, float) and not hasattr(value, "dtype"):
         # Inside a trace a float argument is a constant; its gradient stays traced.
-        return gradient if _is_traced(gradient) else float(gradient)
+        return real_part(gradient) if _is_traced(gradient) else float(real_part(gradient))
     if isinstance(value, (tuple, list)):
         return rebuild(value, [_match(g, v) for g, v in zip(gradient, value)])
     if isinstance(value, dict):
         return rebuild(value, ((k, _match(gradient[k], v)) for k, v in value.items()))
     if isinstance(value, np.ndarray) and isinstance(gradient, (float, int, np.generic)):
-        return np.asarray(gradient, dtype=float_dtype(value.dtype)).reshape(value.shape)
+        return np.asarray(real_part(gradient), dtype=float_dtype(value.dtype)).reshape(
+            value.shape)
     if gradient is None and current_sink() is None and not isinstance(value, StateCell) \
             and holds_state(value):
         _raise_holds_state(value)
@@ -530,7 +533,7 @@ def in_dtype_of(gradient, value):
     """`gradient` (or a tangent) in the dtype of `value` where both are floating or complex,
     containers item by item: as in JAX, a float32 argument of a function that computes in
     float64 gets a float32 gradient, and a float64 one of a float32 computation a float64 one.
-    A complex gradient of a real value is left as it is (its imaginary part is no rounding)."""
+    A complex gradient of a real value is its real part (real_only.real_part)."""
     return item_by_item(_leaf_in_dtype_of, gradient, value)
 
 
@@ -550,9 +553,10 @@ def _leaf_in_dtype_of(gradient, value):
     dtype, given = getattr(value, "dtype", None), getattr(gradient, "dtype", None)
     if dtype is None or given is None or given == dtype or not hasattr(gradient, "astype"):
         return gradient
-    if np.dtype(dtype).kind + np.dtype(given).kind not in ("ff", "cc", "cf"):
+    kinds = np.dtype(dtype).kind + np.dtype(given).kind
+    if kinds not in ("ff", "cc", "cf", "fc"):
         return gradient
-    return gradient.astype(dtype)
+    return (real_part(gradient) if kinds == "fc" else gradient).astype(dtype)
 
 
 def _is_traced(value) -> bool:

@@ -41,7 +41,7 @@ from ...runtime.derivatives.structure import (accumulate, add, cast_like, fresh_
                                               refuse_integral_argument, seed, zero_seed,
                                               zeros_like)
 from ...runtime.derivatives.given_checks import check_tangents
-from ...runtime.derivatives.real_only import refuse_real_part
+from ...runtime.derivatives.real_only import refuse_real_gradient, refuse_real_part
 from ...runtime.derivatives.snapshots import argument_snapshot, snapshot
 from ...runtime.derivatives.sweeps import sent_object_gradient
 from ...runtime.derivatives.tangent_ops import (extremum_tangent, iteration_tangent, seed_tangent,
@@ -53,12 +53,12 @@ from .core import adjoint, constant, d, other_calls, tangent
 from .declarations import identity, linear, partials
 
 # shape_only's result is read for its shape alone (transforms/codegen/cleanup.py);
-# refuse_integral_argument, check_tangents and refuse_real_part check values and give nothing;
-# the replaced_*_fields give the names of fields. (transforms/front/inplace.py declares its
-# refuse_shared_write and refuse_shared_item so.)
+# refuse_integral_argument, check_tangents, refuse_real_part and refuse_real_gradient check
+# values and give nothing; the replaced_*_fields give the names of fields.
+# (transforms/front/inplace.py declares its refuse_shared_write and refuse_shared_item so.)
 constant(zeros_like, zero_seed, ones_like, dict_keys, draw, shape_only, sort_order,
-         refuse_integral_argument, check_tangents, refuse_real_part, replaced_dataclass_fields,
-         replaced_namedtuple_fields, indexes_a_view)
+         refuse_integral_argument, check_tangents, refuse_real_part, refuse_real_gradient,
+         replaced_dataclass_fields, replaced_namedtuple_fields, indexes_a_view)
 
 
 @adjoint(seed)
@@ -81,8 +81,11 @@ def _sent_object_gradient_tangent(y, after, value):
     d[y] = seed_tangent(d[after], value, after)
 
 
+# A real value's gradient of a complex one is its real part: a tangent keeps the real part of
+# the tangent; a gradient of it is refused (real_only.refuse_real_gradient).
 @adjoint(match, match_for_caller)
 def _match(y, gradient, value):
+    refuse_real_gradient(gradient, y)
     d[gradient] = d[y]
 
 
