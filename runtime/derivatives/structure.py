@@ -37,8 +37,7 @@ def ones_like(value):
         return rebuild(value, [ones_like(v) for v in value])
     if isinstance(value, dict):
         return rebuild(value, ((k, ones_like(v)) for k, v in value.items()))
-    if isinstance(value, (bool, numbers.Integral, float, complex)) and not hasattr(value,
-                                                                                "dtype"):
+    if isinstance(value, (bool, numbers.Integral, float, complex)) and not hasattr(value, "dtype"):
         return 1.0
     if hasattr(value, "dtype") and hasattr(value, "shape"):
         if isinstance(value, np.generic):
@@ -511,8 +510,7 @@ def _match(gradient, value):
     if isinstance(value, dict):
         return rebuild(value, ((k, _match(gradient[k], v)) for k, v in value.items()))
     if isinstance(value, np.ndarray) and isinstance(gradient, (float, int, np.generic)):
-        return np.asarray(real_part(gradient), dtype=float_dtype(value.dtype)).reshape(
-            value.shape)
+        return np.asarray(real_part(gradient), dtype=float_dtype(value.dtype)).reshape(value.shape)
     if gradient is None and current_sink() is None and not isinstance(value, StateCell) \
             and holds_state(value):
         _raise_holds_state(value)
@@ -554,9 +552,8 @@ def _leaf_in_dtype_of(gradient, value):
     if dtype is None or given is None or given == dtype or not hasattr(gradient, "astype"):
         return gradient
     kinds = np.dtype(dtype).kind + np.dtype(given).kind
-    if kinds not in ("ff", "cc", "cf", "fc"):
-        return gradient
-    return (real_part(gradient) if kinds == "fc" else gradient).astype(dtype)
+    return gradient if kinds not in ("ff", "cc", "cf", "fc") else \
+        (real_part(gradient) if kinds == "fc" else gradient).astype(dtype)
 
 
 def _is_traced(value) -> bool:
@@ -572,8 +569,7 @@ def like_container(gradient, value):
     if hasattr(value, "shape") and isinstance(gradient, (list, tuple)):
         return array_module(value).stack(gradient) if len(gradient) else zeros_like(value)
     if iterates_by_its_methods(value):
-        refuse_object_iteration(value, gradient)
-        return None
+        return refuse_object_iteration(value, gradient)  # raises, or None: none reached it
     return gradient
 
 
