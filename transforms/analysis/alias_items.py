@@ -22,6 +22,7 @@ from .alias_calls import _text
 from .argument_writes import base_name
 from ..codegen.naming import walk_scope
 from ..codegen.nodes import walk
+from ..codegen.templates import index_value
 from ..front.parsing import resolve
 
 
@@ -34,40 +35,66 @@ class UnpackedItem(NamedTuple):
     container: str
 
 
+class WrittenItem(NamedTuple):
+    """The run-time check (transforms/front/inplace.py's refuse_shared_item) of `item`, a name
+    bound to an item of an array (`pivot = A[k]`), read after the write `array[index] = v`
+    into that array's memory: `array` and `index` are the sources of what the write indexes
+    (`A`, `i`), evaluated before it; the check refuses only where the part written meets the
+    item (i == k)."""
+    item: str
+    array: str
+    index: str
+
+
 class ArrayItems:
     """Mixed into aliases.Sharing: items of arrays (see the module docstring)."""
 
-    def is_an_item_of_an_array(self, other, memory, bound) -> bool:
-        """Whether `other` was bound to `memory` by `bound`: `other = A[i]` with integers for
-        the index, A that memory or a view of it, not a container holding it. Where A is an
-        array, `other` is a NumPy number or a view with a dimension at least; where A is a
-        list, one of its items, which a write into the list leaves as it was."""
+    def checked_when_run(self, other, memory, bound, target, statement):
+        """What checks, when the write into `target` (by `statement`) runs, `other`, read after
+        it and bound to `memory` by `bound`; None where the write is refused now. `s = A[2]`
+        (an item of A by integers, A that memory or a view of it) is a NumPy number where A
+        has one dimension, which the write leaves as it was, and a view where it has more:
+        refused where it is a view (`other` alone), or, where the write is into a part of an
+        array (`A[i] = v`), where it meets that part (a WrittenItem). A view by slices too
+        (`row = A[k, :]`) is checked where the write is into a part."""
         if not (isinstance(bound, gast.Assign) and len(bound.targets) == 1
                 and isinstance(bound.targets[0], gast.Name) and bound.targets[0].id == other):
-            return False
-        return self.indexes_an_item(bound.value, memory)
+            return None
+        item = self.indexes_an_item(bound.value, memory)
+        if not (item or self.indexes_an_item(bound.value, memory, views=True)):
+            return None
+        part = None
+        if isinstance(target, gast.Subscript) and not any(
+                isinstance(n, (gast.Call, gast.NamedExpr)) for n in walk(statement)):
+            # (the check evaluates the target's array and index once more, before the write)
+            part = WrittenItem(other, _text(target.value), _text(index_value(target.slice)))
+        return part or (other if item else None)
 
-    def indexes_an_item(self, node, memory) -> bool:
+    def indexes_an_item(self, node, memory, views=False) -> bool:
         """Whether expression `node` is `A[i]` with integers for the index (no slice, `...`
-        or None), A `memory` or a view of it, not a container holding it."""
+        or None; with `views`, those too: basic indexing, which gives a view), A `memory` or
+        a view of it, not a container holding it."""
         if not isinstance(node, gast.Subscript):
             return False
         index = node.slice
         parts = index.elts if isinstance(index, gast.Tuple) else [index]
-        if any(isinstance(part, (gast.Slice, gast.Tuple, gast.List, gast.Starred)) or (
-                isinstance(part, gast.Constant) and not isinstance(part.value, int))
-                for part in parts):
-            return False  # `A[1:]`, `A[...]`, `A[None]`: views
+        views_only = (gast.Tuple, gast.List, gast.Starred) if views else (
+            gast.Slice, gast.Tuple, gast.List, gast.Starred)
+        if any(isinstance(part, views_only) or (
+                isinstance(part, gast.Constant) and not isinstance(part.value, int) and not (
+                views and part.value in (None, Ellipsis))) for part in parts):
+            return False  # `A[1:]`, `A[...]`, `A[None]`: views; `A[[0, 1]]`: a copy
         return memory[1] not in self.base_held.get(id(node), {memory[1]})
 
     def item_depth(self, name: str, parameter: str) -> int:
         """How many integer indices `name` takes of the argument of `parameter`, where `name`
         op= v may write into that argument: k where every binding of `name` is `name =
         parameter[i, ...]` with k indices, each an integer written in the source or a name
-        that a `for` over `range(...)` alone binds (or a new value: a number, arithmetic), and
-        the parameter is never bound anew. Such an item is a NumPy number, which `op=` binds
-        anew, where the argument has k dimensions or fewer; a view of it where it has more.
-        0 where not known: in place wherever the argument is an array."""
+        that a `for` over `range(...)` alone binds (or a new value: a number, arithmetic), or
+        `for name in parameter:` (one index), and the parameter is never bound anew. Such an
+        item is a NumPy number, which `op=` binds anew, where the argument has k dimensions or
+        fewer; a view of it where it has more. 0 where not known: in place wherever the
+        argument is an array."""
         depths = set()
         bindings = 0
         for node in (n for statement in self.body for n in walk_scope(statement)):

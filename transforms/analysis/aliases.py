@@ -14,7 +14,9 @@ write is checked when it runs: `check_writes` returns it with its message, and t
 gets a call of `refuse_shared_write` before it (transforms/front/inplace.py). So is a name
 read afterwards that was bound to an item of the array (`s = A[2]`): a NumPy number, which
 the write leaves as it was, where A has one dimension, and a view of A where it has more
-(`refuse_shared_item`).
+(`refuse_shared_item`); where the write is into a part of A (`A[i] = v`), the check refuses
+such a view, or one by slices (`row = A[k, :]`), only where it meets the part written
+(Gaussian elimination's `pivot = A[k]`, then `A[i] = A[i] - f * pivot` for i > k).
 
 The analysis reads the function's own source, statement by statement. Each place where a value
 is made (an expression, a parameter) is one memory; a name holds the memories it may be or view
@@ -273,7 +275,9 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
             return self.new(node, array=True, plain=True)
         if isinstance(node, gast.Subscript) and slices(node.slice):
             self.value(node.slice)
-            return self.sliced(node, self.value(node.value))
+            base = self.value(node.value)
+            self.base_held.setdefault(id(node), set()).update(m[1] for m in self.held(base))
+            return self.sliced(node, base)
         if isinstance(node, (gast.Subscript, gast.Starred)):
             key = key_of(node.slice) if isinstance(node, gast.Subscript) else NO_KEY
             base = self.value(node.value)
@@ -520,10 +524,10 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
                     bound = self.taking(memory, shared) or bound
                 message = (self.item_message(other, shared, node, what) if item else
                            self.message(name, other, bound, shared, node, what, target))
-                if memory in shared and self.is_an_item_of_an_array(other, memory, bound):
-                    # `s = A[2]` is a NumPy number where A has one dimension, a view where it
-                    # has more: checked when it runs
-                    self.guards.setdefault(id(node), []).append((node, message, other))
+                checked = self.checked_when_run(other, memory, bound, target, node) \
+                    if memory in shared else None
+                if checked is not None:
+                    self.guards.setdefault(id(node), []).append((node, message, checked))
                     continue
                 if in_place:
                     raise self.location.error(node, message, "write into shared memory")

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..analysis import aliases
 from ..analysis.alias_calls import CalledWith
-from ..analysis.alias_items import UnpackedItem
+from ..analysis.alias_items import UnpackedItem, WrittenItem
 from ..analysis.alias_keys import OtherItems
 from ..analysis.call_results import numpy_name
 from ..analysis.written_by_calls import arguments_calls_write
@@ -40,6 +40,7 @@ from ..codegen.nodes import walk
 from ..codegen.codegen import to_source
 from ..codegen.templates import index_value
 from ..rules.core import constant
+from .shared_items import shares_written_part
 from ...runtime.derivatives.items import shallow_copy
 from ...runtime.derivatives.snapshots import is_mutable_array
 
@@ -146,6 +147,9 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                 elif isinstance(subject, UnpackedItem):
                     check = (f"{helper('refuse_shared_item')}({subject.item}, {where}, "
                              f"container={subject.container})")
+                elif isinstance(subject, WrittenItem):  # `pivot = A[k]`, then `A[i] = v`
+                    check = (f"{helper('refuse_shared_item')}({subject.item}, {where}, "
+                             f"written={subject.array}, index={subject.index})")
                 elif isinstance(subject, CalledWith):  # a call writing `x op= v` into it
                     items = f", items={subject.items}" if subject.items else ""
                     check = f"{helper('refuse_shared_write')}({subject.argument}, {where}{items})"
@@ -270,17 +274,25 @@ def _has_own_in_place(value, method: str) -> bool:
 
 
 def refuse_shared_item(item, message: str, filename: str, line: int,
-                       container=None) -> None:
+                       container=None, written=None, index=None) -> None:
     """Raise TransformError where `item`, bound to an item of an array (`s = A[2]`) and read
     after a write into that array, is an array: a view of it, where A has more than one
     dimension. Of a one-dimensional array it is a number, which the write leaves as it was.
     (A view with no dimension, `A[i]` with `i = Ellipsis`, is refused too: an array, or a
     traced value with a view link, runtime/tracing/views.py.) Given the `container` it was
-    taken from (`A[0], A[1] = A[1], A[0]`), an item of a list, tuple or dict is no view."""
+    taken from (`A[0], A[1] = A[1], A[0]`), an item of a list, tuple or dict is no view.
+    Given the array `written` into by `written[index] = v` (`A[i] = A[i] - f * pivot`, with
+    `pivot = A[k]`), a view that shares no element with the part written is left as it
+    was, and so is refused only where the parts meet (i == k)."""
     if isinstance(container, (list, tuple, dict)):
         return
-    if np.ndim(item) > 0 or is_mutable_array(item) or getattr(item, "_link", None) is not None:
-        raise TransformError(message, filename, line, "write into shared memory")
+    if not (np.ndim(item) > 0 or is_mutable_array(item)
+            or getattr(item, "_link", None) is not None):
+        return
+    if written is not None and is_mutable_array(written) and not shares_written_part(
+            item, written, index):
+        return
+    raise TransformError(message, filename, line, "write into shared memory")
 
 
 # They check a value and give nothing: constants to the gradient.

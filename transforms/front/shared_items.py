@@ -131,6 +131,40 @@ def _shares_an_element(item, root, other) -> bool:
     return _traced_overlap(item, root, other)
 
 
+def shares_written_part(item, array, index) -> bool:
+    """Whether the array `item` shares an element with the part of `array` that `array[index]
+    = v` writes: the view `array[index]`, an integer index read as a slice one wide (so that
+    `A[i, j]` gives a view, not a number); all of `array` where the part is no view (an
+    advanced index) or cannot be made. A traced `item`'s trace asks which arrays share
+    memory (note_memory_read)."""
+    note_memory_read(item)
+    part = array
+    try:
+        part = array[_one_wide(index)]
+    except (TypeError, ValueError, IndexError):
+        pass
+    if part is not array and not _views(part, array):
+        part = array  # a copy: the write's part is not known from it
+    return _shares_an_element(item, _root(item), part)
+
+
+def _one_wide(index):
+    """`index` with each integer (Python's or NumPy's) made a slice one wide: `i` ->
+    `slice(i, i + 1)`, the same elements as a view."""
+    parts = index if isinstance(index, tuple) else (index,)
+    wide = tuple(slice(part, int(part) + 1 or None) if isinstance(part, (int, np.integer))
+                 and not isinstance(part, bool) else part for part in parts)
+    return wide if isinstance(index, tuple) else wide[0]
+
+
+def _views(part, array) -> bool:
+    """Whether `part`, just read from `array` by an index, is a view of it: a NumPy array
+    sharing its memory, or a traced value with a view link."""
+    if isinstance(part, np.ndarray) and isinstance(array, np.ndarray):
+        return bool(np.may_share_memory(part, array))
+    return getattr(part, "_link", None) is not None
+
+
 def may_share(first, second) -> bool:
     """Whether two traced values may share memory: views of one array (even of parts that do
     not meet), or of arguments the caller passed sharing memory."""
